@@ -1,0 +1,23 @@
+//! stackless-tui: a terminal operations console for stackless state stores.
+//!
+//! Architecture (one guess per folder):
+//! - [`model`]: the pure core's data (snapshot rows, names, liveness,
+//!   envelopes, countdown text). No I/O.
+//! - [`reaper`]: the reap decision and backoff (pure, `reaper::decision`),
+//!   the teardown runner and the reaper thread (adapters).
+//! - [`store`]: the SQLite adapter and the watcher thread.
+//! - [`supervisor`]: the helper supervisor thread (succession).
+//! - [`ui`]: the view model, each pane, the terminal.
+//! - [`event`]: the one event enum flowing into the render loop.
+//! - [`console`]: wiring: threads, channel, render loop.
+//! - [`demo`]: the seeded demo store, demo teardown and demo helper.
+
+pub mod cli;
+pub mod console;
+pub mod demo;
+pub mod event;
+pub mod model;
+pub mod reaper;
+pub mod store;
+pub mod supervisor;
+pub mod ui;

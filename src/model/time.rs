@@ -1,0 +1,109 @@
+//! Human countdowns over unix seconds. Pure: `now` is always a parameter, so
+//! a test fixes the clock instead of sleeping.
+
+/// A span of seconds in the two largest units, the second zero-padded:
+/// `45s`, `3m 12s`, `1m 04s`, `4h 12m`, `2d 03h`, `3y 041d`.
+/// Negative spans are shown as `0s` (callers pass magnitudes).
+#[must_use]
+pub fn span(secs: i64) -> String {
+    const MINUTE: i64 = 60;
+    const HOUR: i64 = 60 * MINUTE;
+    const DAY: i64 = 24 * HOUR;
+    const YEAR: i64 = 365 * DAY;
+    let secs = secs.max(0);
+    if secs < MINUTE {
+        format!("{secs}s")
+    } else if secs < HOUR {
+        format!("{}m {:02}s", secs / MINUTE, secs % MINUTE)
+    } else if secs < DAY {
+        format!("{}h {:02}m", secs / HOUR, (secs % HOUR) / MINUTE)
+    } else if secs < YEAR {
+        format!("{}d {:02}h", secs / DAY, (secs % DAY) / HOUR)
+    } else {
+        format!("{}y {:03}d", secs / YEAR, (secs % YEAR) / DAY)
+    }
+}
+
+/// A lease countdown at `now`: `4h 12m left`, or `expired 3m 12s ago` once
+/// `expires_at <= now` (stackless §6). Saturating: hostile values such as
+/// `i64::MIN` or `i64::MAX` never overflow.
+#[must_use]
+pub fn lease_text(expires_at: i64, now: i64) -> String {
+    if expires_at > now {
+        format!("{} left", span(expires_at.saturating_sub(now)))
+    } else {
+        format!("expired {} ago", span(now.saturating_sub(expires_at)))
+    }
+}
+
+/// A reap-backoff countdown at `now`: `retry in 1m 04s` while
+/// `next_retry_at > now`, else `due` (the reaper retries on its next tick).
+#[must_use]
+pub fn retry_text(next_retry_at: i64, now: i64) -> String {
+    if next_retry_at > now {
+        format!("retry in {}", span(next_retry_at.saturating_sub(now)))
+    } else {
+        "due".to_owned()
+    }
+}
+
+/// How long ago `at` was: `3m 12s ago` (`in the future` when `at > now`,
+/// which a wall-clock jump can cause).
+#[must_use]
+pub fn ago(at: i64, now: i64) -> String {
+    if at > now {
+        "in the future".to_owned()
+    } else {
+        format!("{} ago", span(now.saturating_sub(at)))
+    }
+}
+
+/// Seconds since the unix epoch from the system clock. The only clock read in
+/// `model`; everything else takes `now` as a parameter.
+#[must_use]
+pub fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans() {
+        assert_eq!(span(0), "0s");
+        assert_eq!(span(45), "45s");
+        assert_eq!(span(64), "1m 04s");
+        assert_eq!(span(192), "3m 12s");
+        assert_eq!(span(4 * 3600 + 12 * 60 + 59), "4h 12m");
+        assert_eq!(span(2 * 86400 + 3 * 3600), "2d 03h");
+        assert_eq!(span(8 * 86400), "8d 00h");
+        assert_eq!(span(365 * 86400 * 3 + 41 * 86400), "3y 041d");
+        assert_eq!(span(-5), "0s");
+    }
+
+    #[test]
+    fn lease_countdowns() {
+        assert_eq!(lease_text(1000 + 4 * 3600 + 12 * 60, 1000), "4h 12m left");
+        assert_eq!(lease_text(1000, 1000 + 192), "expired 3m 12s ago");
+        assert_eq!(lease_text(1000, 1000), "expired 0s ago");
+    }
+
+    #[test]
+    fn retry_countdowns() {
+        assert_eq!(retry_text(1064, 1000), "retry in 1m 04s");
+        assert_eq!(retry_text(1000, 1000), "due");
+        assert_eq!(retry_text(900, 1000), "due");
+    }
+
+    #[test]
+    fn hostile_extremes_do_not_overflow() {
+        assert_eq!(lease_text(i64::MIN, i64::MAX), "expired 292471208677y 195d ago");
+        assert_eq!(lease_text(i64::MAX, 0), "292471208677y 195d left");
+        assert_eq!(lease_text(0, 1_795_960_686), "expired 56y 346d ago");
+        assert_eq!(retry_text(i64::MAX, i64::MIN), "retry in 292471208677y 195d");
+        assert_eq!(ago(10, 5), "in the future");
+    }
+}

@@ -1,0 +1,83 @@
+//! Typed store errors: callers branch on them (the watcher shows `Busy` as a
+//! banner and keeps the last snapshot; start-up turns the rest into a
+//! one-paragraph message and exit status 2).
+
+use std::path::{Path, PathBuf};
+
+/// Why the store could not be opened, read or written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// The path does not exist.
+    #[error(
+        "no stackless state store at {0}: the file does not exist. Check the --state path, \
+         or omit --state to use the stackless default path."
+    )]
+    NotFound(PathBuf),
+    /// The path is a directory.
+    #[error(
+        "{0} is a directory, not a stackless state store. Point --state at the state.db file \
+         inside it (usually <dir>/state.db)."
+    )]
+    IsDirectory(PathBuf),
+    /// SQLite says the file is not a database (or is encrypted/corrupt).
+    #[error(
+        "{0} is not a SQLite database (the file is corrupt or something else). Point --state at \
+         stackless's state.db; do not let this console or stackless write to this file."
+    )]
+    NotADatabase(PathBuf),
+    /// A SQLite database without the stackless tables.
+    #[error(
+        "{0} is a SQLite database but not a stackless state store (no `{1}` table). Point --state \
+         at stackless's state.db (default: $XDG_STATE_HOME/stackless/state.db)."
+    )]
+    NotStackless(PathBuf, String),
+    /// The file or its directory cannot be read (permissions, I/O).
+    #[error(
+        "cannot read {0}: {1}. Check the file's permissions, or use --read-only for a store \
+         owned by another user."
+    )]
+    Unreadable(PathBuf, String),
+    /// Another process held a lock past the busy timeout.
+    #[error("the store {0} is busy: another process holds a write transaction")]
+    Busy(PathBuf),
+    /// A write was refused by this console's own rules.
+    #[error("write refused: {0}")]
+    ReadOnly(String),
+    /// `STACKLESS_STATE_URL` is set: the remote fleet plane is not supported.
+    #[error(
+        "STACKLESS_STATE_URL is set ({0}): stackless-tui does not support remote (libsql) state \
+         stores yet, and will not silently open a local file instead. Unset STACKLESS_STATE_URL \
+         to watch this machine's local store, or use the stackless CLI for the fleet plane."
+    )]
+    RemoteUnsupported(String),
+    /// Any other SQLite failure.
+    #[error("state store {0}: {1}")]
+    Sqlite(PathBuf, String),
+}
+
+impl StoreError {
+    /// Classify a `rusqlite` error for `path`.
+    #[must_use]
+    pub fn sqlite(path: &Path, error: &rusqlite::Error) -> Self {
+        use rusqlite::ErrorCode;
+        if let rusqlite::Error::SqliteFailure(failure, _) = error {
+            match failure.code {
+                ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => {
+                    return Self::Busy(path.to_owned());
+                }
+                ErrorCode::NotADatabase => return Self::NotADatabase(path.to_owned()),
+                ErrorCode::CannotOpen | ErrorCode::PermissionDenied | ErrorCode::ReadOnly => {
+                    return Self::Unreadable(path.to_owned(), error.to_string());
+                }
+                _ => {}
+            }
+        }
+        Self::Sqlite(path.to_owned(), error.to_string())
+    }
+
+    /// Whether this is a transient lock conflict (retry on the next tick).
+    #[must_use]
+    pub const fn is_busy(&self) -> bool {
+        matches!(self, Self::Busy(_))
+    }
+}

@@ -1,0 +1,594 @@
+//! The state-store adapter: opens stackless's SQLite file exactly as stackless
+//! does (WAL, `busy_timeout` 5 s, `foreign_keys = ON`), reads whole
+//! consistent snapshots, and writes only the reaper's own rows
+//! (`reap_attempts`, and GC deletes). Everything here is I/O; decisions live
+//! in `crate::reaper::decision` and `crate::model`.
+
+pub mod error;
+pub mod probe;
+pub mod schema;
+pub mod watcher;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+
+pub use error::StoreError;
+use probe::HostProbe;
+
+use crate::model::liveness::liveness;
+use crate::model::{Generation, Instance, Lease, OpLock, ReapAttempt, Snapshot, Status};
+
+/// How long a statement waits on another process's lock before failing with
+/// `SQLITE_BUSY` (stackless opens with 5 s).
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Whether the console may write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// The reaper's rows may be written.
+    ReadWrite,
+    /// Opened with `SQLITE_OPEN_READONLY`: nothing is written, not even the
+    /// journal mode.
+    ReadOnly,
+}
+
+/// The stackless default store path: `$XDG_STATE_HOME/stackless/state.db`
+/// when `XDG_STATE_HOME` is set and absolute, else
+/// `$HOME/.local/state/stackless/state.db` (contract, "Where the file is").
+/// `None` when neither variable gives an absolute directory.
+#[must_use]
+pub fn default_path(xdg_state_home: Option<&str>, home: Option<&str>) -> Option<PathBuf> {
+    if let Some(xdg) = xdg_state_home.filter(|x| Path::new(x).is_absolute()) {
+        return Some(Path::new(xdg).join("stackless").join("state.db"));
+    }
+    home.filter(|h| Path::new(h).is_absolute())
+        .map(|h| Path::new(h).join(".local/state/stackless/state.db"))
+}
+
+/// Which optional columns and tables the store has (they depend on its
+/// migrations: a v2 store has no `reap_attempts` and no `holder_host`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Layout {
+    reap_attempts: bool,
+    holder_host: bool,
+}
+
+/// An open state store.
+#[derive(Debug)]
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+    generation: Generation,
+    layout: Layout,
+    access: Access,
+}
+
+/// An instance's rows as re-read immediately before a teardown (stackless
+/// §6 has a check-then-act window; this closes it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recheck {
+    /// `instances.status`.
+    pub status: Status,
+    /// The lease row, if any.
+    pub lease: Option<Lease>,
+    /// The lock row, if any.
+    pub lock: Option<OpLock>,
+    /// The `reap_attempts` row, if any.
+    pub attempt: Option<ReapAttempt>,
+}
+
+impl Store {
+    /// Open an existing store at `path`.
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`], [`StoreError::IsDirectory`],
+    /// [`StoreError::NotADatabase`], [`StoreError::NotStackless`],
+    /// [`StoreError::Unreadable`] (permissions), or another SQLite error.
+    pub fn open(path: &Path, access: Access) -> Result<Self, StoreError> {
+        match std::fs::metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(StoreError::NotFound(path.to_owned()));
+            }
+            Err(e) => return Err(StoreError::Unreadable(path.to_owned(), e.to_string())),
+            Ok(m) if m.is_dir() => return Err(StoreError::IsDirectory(path.to_owned())),
+            Ok(_) => {}
+        }
+        let conn = Self::connect(path, access, false)?;
+        let generation = read_generation(&conn, path)?;
+        let layout = read_layout(&conn, path)?;
+        Ok(Self {
+            conn,
+            path: path.to_owned(),
+            generation,
+            layout,
+            access,
+        })
+    }
+
+    /// Open the store at `path`, creating it with the stackless v4 schema when
+    /// the file does not exist (as stackless does on first run). Used for the
+    /// default path and for `--demo`; an existing file is opened as it is.
+    ///
+    /// # Errors
+    /// As [`Store::open`], plus I/O errors creating the parent directory.
+    pub fn open_or_create(path: &Path) -> Result<Self, StoreError> {
+        if path.exists() {
+            return Self::open(path, Access::ReadWrite);
+        }
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| StoreError::Unreadable(parent.to_owned(), e.to_string()))?;
+        }
+        let mut conn = Self::connect(path, Access::ReadWrite, true)?;
+        for (index, sql) in schema::MIGRATIONS.iter().enumerate() {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(|e| StoreError::sqlite(path, &e))?;
+            tx.execute_batch(sql)
+                .map_err(|e| StoreError::sqlite(path, &e))?;
+            tx.pragma_update(None, "user_version", index + 1)
+                .map_err(|e| StoreError::sqlite(path, &e))?;
+            tx.commit().map_err(|e| StoreError::sqlite(path, &e))?;
+        }
+        drop(conn);
+        Self::open(path, Access::ReadWrite)
+    }
+
+    fn connect(path: &Path, access: Access, create: bool) -> Result<Connection, StoreError> {
+        let mut flags = OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+        flags |= match access {
+            Access::ReadWrite => OpenFlags::SQLITE_OPEN_READ_WRITE,
+            Access::ReadOnly => OpenFlags::SQLITE_OPEN_READ_ONLY,
+        };
+        if create {
+            flags |= OpenFlags::SQLITE_OPEN_CREATE;
+        }
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| StoreError::sqlite(path, &e))?;
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(|e| StoreError::sqlite(path, &e))?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(|e| StoreError::sqlite(path, &e))?;
+        if access == Access::ReadWrite {
+            // stackless opens in WAL; a store it wrote is WAL already, so this
+            // is a no-op there. It is what lets readers and the reaper's
+            // writes proceed side by side.
+            let _mode: String = conn
+                .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+                .map_err(|e| StoreError::sqlite(path, &e))?;
+        }
+        Ok(conn)
+    }
+
+    /// The file this store was opened from.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// `<state_dir>`: the store file's parent directory (per-instance logs
+    /// live in `<state_dir>/logs/<instance>/`).
+    #[must_use]
+    pub fn state_dir(&self) -> PathBuf {
+        self.path
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+    }
+
+    /// The schema generation read at open.
+    #[must_use]
+    pub fn generation(&self) -> Generation {
+        self.generation
+    }
+
+    /// How the store was opened.
+    #[must_use]
+    pub fn access(&self) -> Access {
+        self.access
+    }
+
+    /// Set a different busy timeout for this connection (the watcher uses a
+    /// short one so a long write transaction elsewhere shows as "busy"
+    /// quickly instead of stalling the snapshot thread for 5 s).
+    ///
+    /// # Errors
+    /// The SQLite error.
+    pub fn set_busy_timeout(&self, timeout: Duration) -> Result<(), StoreError> {
+        self.conn
+            .busy_timeout(timeout)
+            .map_err(|e| StoreError::sqlite(&self.path, &e))
+    }
+
+    /// `PRAGMA data_version`: changes whenever another connection commits.
+    ///
+    /// # Errors
+    /// The SQLite error (`StoreError::Busy` when locked).
+    pub fn data_version(&self) -> Result<i64, StoreError> {
+        self.conn
+            .query_row("PRAGMA data_version", [], |r| r.get(0))
+            .map_err(|e| StoreError::sqlite(&self.path, &e))
+    }
+
+    /// Read instances, leases, locks and reap attempts in one read
+    /// transaction, then probe each lock holder's liveness.
+    ///
+    /// Rows are read leniently: a NULL or a value of the wrong type (possible
+    /// only in hand-made non-STRICT stores) becomes an entry in
+    /// [`Instance::anomalies`], never a panic or an error.
+    ///
+    /// # Errors
+    /// SQLite errors, `StoreError::Busy` when the store stays locked past the
+    /// busy timeout.
+    pub fn snapshot(&mut self, probe: &mut dyn HostProbe) -> Result<Snapshot, StoreError> {
+        let path = self.path.clone();
+        let err = |e: rusqlite::Error| StoreError::sqlite(&path, &e);
+        let host_col = if self.layout.holder_host {
+            "k.holder_host"
+        } else {
+            "NULL"
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Deferred)
+            .map_err(err)?;
+        let mut instances = Vec::new();
+        {
+            let sql = format!(
+                "SELECT i.name, i.substrate, i.status, i.created_at, i.tombstoned_at,
+                        l.instance, l.duration_secs, l.expires_at,
+                        k.instance, k.operation, k.holder_pid, k.holder_start_time,
+                        k.acquired_at, {host_col}
+                 FROM instances i
+                 LEFT JOIN leases l ON l.instance = i.name
+                 LEFT JOIN op_locks k ON k.instance = i.name
+                 ORDER BY i.name"
+            );
+            let mut stmt = tx.prepare(&sql).map_err(err)?;
+            let mut rows = stmt.query([]).map_err(err)?;
+            while let Some(row) = rows.next().map_err(err)? {
+                instances.push(instance_from_row(row));
+            }
+        }
+        let mut reap_attempts = Vec::new();
+        if self.layout.reap_attempts {
+            let mut stmt = tx
+                .prepare(
+                    "SELECT instance, attempts, last_error, next_retry_at
+                     FROM reap_attempts ORDER BY instance",
+                )
+                .map_err(err)?;
+            let mut rows = stmt.query([]).map_err(err)?;
+            while let Some(row) = rows.next().map_err(err)? {
+                reap_attempts.push(attempt_from_row(row, 0));
+            }
+        }
+        tx.commit().map_err(err)?;
+        // Lossy UTF-8 decoding can reorder; binary search needs byte order.
+        instances.sort_by(|a, b| a.name.cmp(&b.name));
+        reap_attempts.sort_by(|a, b| a.instance.cmp(&b.instance));
+        let mut snapshot = Snapshot {
+            generation: self.generation,
+            instances,
+            reap_attempts,
+            liveness: std::collections::HashMap::new(),
+        };
+        probe_liveness(&mut snapshot, probe);
+        Ok(snapshot)
+    }
+
+    /// Re-read one instance's status, lease, lock and reap attempt in a fresh
+    /// transaction, immediately before a teardown. `None` when the instance
+    /// row is gone.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn recheck(&mut self, name: &str) -> Result<Option<Recheck>, StoreError> {
+        let path = self.path.clone();
+        let err = |e: rusqlite::Error| StoreError::sqlite(&path, &e);
+        let host_col = if self.layout.holder_host {
+            "k.holder_host"
+        } else {
+            "NULL"
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Deferred)
+            .map_err(err)?;
+        let sql = format!(
+            "SELECT i.name, i.substrate, i.status, i.created_at, i.tombstoned_at,
+                    l.instance, l.duration_secs, l.expires_at,
+                    k.instance, k.operation, k.holder_pid, k.holder_start_time,
+                    k.acquired_at, {host_col}
+             FROM instances i
+             LEFT JOIN leases l ON l.instance = i.name
+             LEFT JOIN op_locks k ON k.instance = i.name
+             WHERE i.name = ?1"
+        );
+        let instance = tx
+            .query_row(&sql, [name], |row| Ok(instance_from_row(row)))
+            .optional()
+            .map_err(err)?;
+        let attempt = if self.layout.reap_attempts {
+            tx.query_row(
+                "SELECT instance, attempts, last_error, next_retry_at
+                 FROM reap_attempts WHERE instance = ?1",
+                [name],
+                |row| Ok(attempt_from_row(row, 0)),
+            )
+            .optional()
+            .map_err(err)?
+        } else {
+            None
+        };
+        tx.commit().map_err(err)?;
+        Ok(instance.map(|i| Recheck {
+            status: i.status,
+            lease: i.lease,
+            lock: i.lock,
+            attempt,
+        }))
+    }
+
+    /// Record a failed reap at `now` (§6 step 4): `attempts = previous + 1`,
+    /// `last_error = reason`, `next_retry_at = now + backoff(attempts)`, in
+    /// one immediate transaction. Returns the row written.
+    ///
+    /// # Errors
+    /// [`StoreError::ReadOnly`] on a read-only store or an older generation;
+    /// SQLite errors (`Busy` when another writer holds the store past the
+    /// busy timeout: retry on the next tick).
+    pub fn record_reap_failure(
+        &mut self,
+        name: &str,
+        reason: &str,
+        now: i64,
+    ) -> Result<ReapAttempt, StoreError> {
+        self.check_writable()?;
+        let path = self.path.clone();
+        let err = |e: rusqlite::Error| StoreError::sqlite(&path, &e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        let previous: Option<i64> = tx
+            .query_row(
+                "SELECT attempts FROM reap_attempts WHERE instance = ?1",
+                [name],
+                |r| Ok(lenient_int(r.get_ref(0)?)),
+            )
+            .optional()
+            .map_err(err)?
+            .flatten();
+        let (attempts, next_retry_at) =
+            crate::reaper::decision::next_failure(previous, now);
+        tx.execute(
+            "INSERT INTO reap_attempts (instance, attempts, last_error, next_retry_at)
+             VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT(instance) DO UPDATE SET
+               attempts = excluded.attempts,
+               last_error = excluded.last_error,
+               next_retry_at = excluded.next_retry_at",
+            params![name, attempts, reason, next_retry_at],
+        )
+        .map_err(err)?;
+        tx.commit().map_err(err)?;
+        Ok(ReapAttempt {
+            instance: name.to_owned(),
+            attempts,
+            last_error: reason.to_owned(),
+            next_retry_at,
+        })
+    }
+
+    /// Delete an instance's `reap_attempts` row after a successful teardown
+    /// (§6 step 4; `down` does this itself too, so it is usually a no-op).
+    ///
+    /// # Errors
+    /// As [`Store::record_reap_failure`].
+    pub fn clear_reap_failure(&mut self, name: &str) -> Result<(), StoreError> {
+        self.check_writable()?;
+        self.conn
+            .execute("DELETE FROM reap_attempts WHERE instance = ?1", [name])
+            .map_err(|e| StoreError::sqlite(&self.path, &e))?;
+        Ok(())
+    }
+
+    /// Garbage-collect a tombstone (D14): delete its instance row (FK cascade
+    /// removes leases, locks, checkpoints, reap attempts), but only if it is
+    /// still a tombstone at least `older_than` (unix seconds) old. Returns
+    /// whether a row was deleted. The caller removes the logs dir first.
+    ///
+    /// # Errors
+    /// As [`Store::record_reap_failure`]; GC on a newer generation is refused.
+    pub fn delete_tombstone(&mut self, name: &str, older_than: i64) -> Result<bool, StoreError> {
+        self.check_writable()?;
+        if !self.generation.allows_gc() {
+            return Err(StoreError::ReadOnly(
+                "tombstone GC is left to stackless on this schema generation".into(),
+            ));
+        }
+        let deleted = self
+            .conn
+            .execute(
+                "DELETE FROM instances WHERE name = ?1 AND status = 'tombstoned'
+                 AND tombstoned_at IS NOT NULL AND tombstoned_at <= ?2",
+                params![name, older_than],
+            )
+            .map_err(|e| StoreError::sqlite(&self.path, &e))?;
+        Ok(deleted > 0)
+    }
+
+    fn check_writable(&self) -> Result<(), StoreError> {
+        if self.access == Access::ReadOnly {
+            return Err(StoreError::ReadOnly("the store was opened read-only".into()));
+        }
+        if !self.generation.allows_reaper() {
+            return Err(StoreError::ReadOnly(format!(
+                "schema v{} predates reap bookkeeping; run any stackless command to upgrade",
+                self.generation.user_version
+            )));
+        }
+        Ok(())
+    }
+
+    /// Direct access for tests and the demo seeder.
+    #[must_use]
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+}
+
+fn read_generation(conn: &Connection, path: &Path) -> Result<Generation, StoreError> {
+    let user_version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(|e| StoreError::sqlite(path, &e))?;
+    Ok(Generation::new(user_version))
+}
+
+fn read_layout(conn: &Connection, path: &Path) -> Result<Layout, StoreError> {
+    let err = |e: rusqlite::Error| StoreError::sqlite(path, &e);
+    let tables: Vec<String> = {
+        let mut stmt = conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+            .map_err(err)?;
+        let names = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .map_err(err)?
+            .collect::<Result<_, _>>()
+            .map_err(err)?;
+        names
+    };
+    let has = |t: &str| tables.iter().any(|n| n == t);
+    for required in ["instances", "leases", "op_locks"] {
+        if !has(required) {
+            return Err(StoreError::NotStackless(path.to_owned(), required.to_owned()));
+        }
+    }
+    let lock_columns: Vec<String> = {
+        let mut stmt = conn
+            .prepare("SELECT name FROM pragma_table_info('op_locks')")
+            .map_err(err)?;
+        let names = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .map_err(err)?
+            .collect::<Result<_, _>>()
+            .map_err(err)?;
+        names
+    };
+    Ok(Layout {
+        reap_attempts: has("reap_attempts"),
+        holder_host: lock_columns.iter().any(|c| c == "holder_host"),
+    })
+}
+
+/// Lock-holder liveness for every locked instance of `snapshot`.
+pub fn probe_liveness(snapshot: &mut Snapshot, probe: &mut dyn HostProbe) {
+    let host = probe.host_name().map(str::to_owned);
+    snapshot.liveness.clear();
+    for instance in &snapshot.instances {
+        if let Some(lock) = &instance.lock {
+            let l = liveness(lock, host.as_deref(), |pid| probe.start_time(pid));
+            snapshot.liveness.insert(instance.name.clone(), l);
+        }
+    }
+}
+
+/// An integer read leniently: INTEGER as is, REAL truncated, TEXT parsed,
+/// NULL/BLOB/unparsable as `None`.
+fn lenient_int(value: ValueRef<'_>) -> Option<i64> {
+    match value {
+        ValueRef::Integer(i) => Some(i),
+        #[allow(clippy::cast_possible_truncation)]
+        ValueRef::Real(f) if f.is_finite() => Some(f as i64),
+        ValueRef::Text(t) => std::str::from_utf8(t).ok()?.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// Text read leniently: TEXT decoded lossily (invalid UTF-8 becomes U+FFFD,
+/// which no DNS-safe check accepts), numbers formatted, NULL/BLOB `None`.
+fn lenient_text(value: ValueRef<'_>) -> Option<String> {
+    match value {
+        ValueRef::Text(t) => Some(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Integer(i) => Some(i.to_string()),
+        ValueRef::Real(f) => Some(f.to_string()),
+        ValueRef::Null | ValueRef::Blob(_) => None,
+    }
+}
+
+fn col<'a>(row: &'a rusqlite::Row<'_>, index: usize) -> ValueRef<'a> {
+    row.get_ref(index).unwrap_or(ValueRef::Null)
+}
+
+fn instance_from_row(row: &rusqlite::Row<'_>) -> Instance {
+    let mut anomalies = Vec::new();
+    let mut text = |index: usize, what: &str| {
+        lenient_text(col(row, index)).unwrap_or_else(|| {
+            anomalies.push(format!("{what} is not text"));
+            String::new()
+        })
+    };
+    let name = text(0, "name");
+    let substrate = text(1, "substrate");
+    let status = Status::parse(&text(2, "status"));
+    let created_at = lenient_int(col(row, 3));
+    let tombstoned_at = lenient_int(col(row, 4));
+    let lease = if matches!(col(row, 5), ValueRef::Null) {
+        None
+    } else {
+        match (lenient_int(col(row, 6)), lenient_int(col(row, 7))) {
+            (Some(duration_secs), Some(expires_at)) => Some(Lease {
+                duration_secs,
+                expires_at,
+            }),
+            _ => {
+                anomalies.push("lease row has no integer duration/expiry".into());
+                None
+            }
+        }
+    };
+    let lock = if matches!(col(row, 8), ValueRef::Null) {
+        None
+    } else {
+        let holder_pid = lenient_int(col(row, 10));
+        let holder_start_time = lenient_int(col(row, 11));
+        if holder_pid.is_none() || holder_start_time.is_none() {
+            anomalies.push("lock row has no integer holder pid/start time".into());
+        }
+        // A lock row is never dropped for being malformed: an unreadable
+        // holder pid (-1) reads as gone, but the row is still shown.
+        Some(OpLock {
+            operation: lenient_text(col(row, 9)).unwrap_or_default(),
+            holder_pid: holder_pid.unwrap_or(-1),
+            holder_start_time: holder_start_time.unwrap_or(-1),
+            acquired_at: lenient_int(col(row, 12)).unwrap_or(0),
+            holder_host: lenient_text(col(row, 13)),
+        })
+    };
+    if created_at.is_none() {
+        anomalies.push("created_at is not an integer".into());
+    }
+    Instance {
+        name,
+        substrate,
+        status,
+        created_at,
+        tombstoned_at,
+        lease,
+        lock,
+        anomalies,
+    }
+}
+
+fn attempt_from_row(row: &rusqlite::Row<'_>, base: usize) -> ReapAttempt {
+    ReapAttempt {
+        instance: lenient_text(col(row, base)).unwrap_or_default(),
+        attempts: lenient_int(col(row, base + 1)).unwrap_or(0),
+        last_error: lenient_text(col(row, base + 2)).unwrap_or_default(),
+        // An unreadable gate reads as "due now": the reaper may retry, which
+        // is what stackless's `next_retry_at > now` comparison does with NULL.
+        next_retry_at: lenient_int(col(row, base + 3)).unwrap_or(i64::MIN),
+    }
+}
