@@ -1,1 +1,5 @@
-pub fn main() -> std::process::ExitCode { std::process::ExitCode::SUCCESS }
+//! Temporary: wiring lands when the UI does.
+#[must_use]
+pub fn main() -> std::process::ExitCode {
+    std::process::ExitCode::SUCCESS
+}

@@ -3,3 +3,8 @@
 //! tick ([`runner`]).
 
 pub mod decision;
+pub mod runner;
+pub mod teardown;
+
+pub use runner::{InFlight, Intent, PassSummary, Reaper, ReaperConfig};
+pub use teardown::DownCommand;

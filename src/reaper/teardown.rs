@@ -1,0 +1,347 @@
+//! The teardown runner: runs the `down` command for one instance as a child
+//! process in its own process group, with a deadline and capped output.
+//! Never through a shell: the instance name is one argv element.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Command;
+
+use crate::model::envelope::Exit;
+use crate::model::name::is_dns_safe;
+
+/// The placeholder replaced by the instance name.
+pub const NAME_PLACEHOLDER: &str = "{name}";
+/// At most this much stdout is kept (the envelope is small; a runaway `down`
+/// printing 100 MB must not grow the console's memory).
+pub const STDOUT_CAP: usize = 256 * 1024;
+/// At most this much of the end of stderr is kept, for the activity log.
+pub const STDERR_TAIL: usize = 4 * 1024;
+/// After a deadline's TERM, how long before KILL.
+pub const KILL_GRACE: Duration = Duration::from_secs(5);
+/// After the child exits, how long to keep draining its pipes (a grandchild
+/// may hold them open forever).
+const DRAIN: Duration = Duration::from_millis(300);
+
+/// The teardown command as argv, split once at start-up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DownCommand {
+    argv: Vec<String>,
+}
+
+/// Why a `--down-cmd` was rejected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DownCommandError {
+    /// shell-words could not split it (an unclosed quote).
+    #[error("--down-cmd cannot be split into arguments: {0}")]
+    Split(String),
+    /// Nothing to run.
+    #[error("--down-cmd is empty")]
+    Empty,
+    /// `{name}` appears nowhere, so the command could not know the instance.
+    #[error("--down-cmd must contain {{name}} (e.g. `stackless down {{name}} --json`)")]
+    NoPlaceholder,
+}
+
+impl DownCommand {
+    /// Split `template` with POSIX shell-word rules (quotes respected, nothing
+    /// expanded, no shell run), e.g. the default `stackless down {name} --json`.
+    ///
+    /// # Errors
+    /// [`DownCommandError`] when it cannot be split, is empty, or lacks
+    /// `{name}`.
+    pub fn parse(template: &str) -> Result<Self, DownCommandError> {
+        let argv = shell_words::split(template).map_err(|e| DownCommandError::Split(e.to_string()))?;
+        Self::from_argv(argv)
+    }
+
+    /// Use an argv template as it is (the demo builds one from paths that may
+    /// contain spaces).
+    ///
+    /// # Errors
+    /// As [`DownCommand::parse`].
+    pub fn from_argv(argv: Vec<String>) -> Result<Self, DownCommandError> {
+        if argv.is_empty() {
+            return Err(DownCommandError::Empty);
+        }
+        if !argv.iter().any(|a| a.contains(NAME_PLACEHOLDER)) {
+            return Err(DownCommandError::NoPlaceholder);
+        }
+        Ok(Self { argv })
+    }
+
+    /// The argv for `name`: each `{name}` replaced inside its own element, so
+    /// the name is never split or interpreted. `None` when the name is not
+    /// DNS-safe: such a name never reaches a command line.
+    #[must_use]
+    pub fn argv_for(&self, name: &str) -> Option<Vec<String>> {
+        if !is_dns_safe(name) {
+            return None;
+        }
+        Some(
+            self.argv
+                .iter()
+                .map(|a| a.replace(NAME_PLACEHOLDER, name))
+                .collect(),
+        )
+    }
+
+    /// The template argv.
+    #[must_use]
+    pub fn template(&self) -> &[String] {
+        &self.argv
+    }
+}
+
+/// What a teardown did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TeardownResult {
+    /// How it ended.
+    pub exit: Exit,
+    /// Captured stdout (at most [`STDOUT_CAP`] bytes, lossily decoded).
+    pub stdout: String,
+    /// The last [`STDERR_TAIL`] bytes of stderr.
+    pub stderr_tail: String,
+    /// Wall time from spawn to exit.
+    pub took: Duration,
+}
+
+impl TeardownResult {
+    /// `down` exited 0: success (contract: "Exit status 0 is success").
+    #[must_use]
+    pub fn succeeded(&self) -> bool {
+        self.exit == Exit::Code(0)
+    }
+}
+
+/// Run `argv` with a deadline. The child gets its own process group; at the
+/// deadline the whole group gets SIGTERM, then SIGKILL after
+/// [`KILL_GRACE`]. A spawn failure is reported as exit code 127 with the
+/// error on stderr, like a shell would.
+pub async fn run(argv: &[String], deadline: Duration) -> TeardownResult {
+    let started = Instant::now();
+    let mut command = Command::new(&argv[0]);
+    command
+        .args(&argv[1..])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(false);
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(error) => {
+            return TeardownResult {
+                exit: Exit::Code(127),
+                stdout: String::new(),
+                stderr_tail: format!("cannot run {}: {error}", argv[0]),
+                took: started.elapsed(),
+            };
+        }
+    };
+    let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+    let stdout = child.stdout.take().map(|s| Capture::spawn(s, STDOUT_CAP, false));
+    let stderr = child.stderr.take().map(|s| Capture::spawn(s, STDERR_TAIL, true));
+
+    let exit = match tokio::time::timeout(deadline, child.wait()).await {
+        Ok(Ok(status)) => exit_of(status),
+        Ok(Err(error)) => {
+            return TeardownResult {
+                exit: Exit::Code(127),
+                stdout: String::new(),
+                stderr_tail: format!("waiting for {} failed: {error}", argv[0]),
+                took: started.elapsed(),
+            };
+        }
+        Err(_) => {
+            signal_group(pgid, nix::sys::signal::Signal::SIGTERM);
+            if tokio::time::timeout(KILL_GRACE, child.wait()).await.is_err() {
+                signal_group(pgid, nix::sys::signal::Signal::SIGKILL);
+                let _ = child.wait().await;
+            }
+            Exit::TimedOut(deadline.as_secs())
+        }
+    };
+    let took = started.elapsed();
+    let stdout = Capture::finish(stdout).await;
+    let stderr_tail = Capture::finish(stderr).await;
+    TeardownResult {
+        exit,
+        stdout,
+        stderr_tail,
+        took,
+    }
+}
+
+/// A pipe being read in the background into a capped buffer.
+struct Capture {
+    buffer: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Capture {
+    /// Read everything from `reader`, keeping at most `cap` bytes: the head,
+    /// or the tail when `keep_tail`. Reading continues past the cap
+    /// (discarding) so the child never blocks on a full pipe.
+    fn spawn(mut reader: impl AsyncRead + Unpin + Send + 'static, cap: usize, keep_tail: bool) -> Self {
+        let buffer = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = std::sync::Arc::clone(&buffer);
+        let task = tokio::spawn(async move {
+            let mut chunk = vec![0u8; 16 * 1024];
+            loop {
+                match reader.read(&mut chunk).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        let mut kept = sink.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                        kept.extend_from_slice(&chunk[..n]);
+                        if kept.len() > cap {
+                            if keep_tail {
+                                let excess = kept.len() - cap;
+                                kept.drain(..excess);
+                            } else {
+                                kept.truncate(cap);
+                            }
+                        }
+                    }
+                }
+            }
+        });
+        Self { buffer, task }
+    }
+
+    /// Wait up to [`DRAIN`] for the pipe to close, then take what was read.
+    /// A grandchild holding the pipe open is given up on rather than allowed
+    /// to hang the reaper.
+    async fn finish(capture: Option<Self>) -> String {
+        let Some(mut capture) = capture else {
+            return String::new();
+        };
+        if tokio::time::timeout(DRAIN, &mut capture.task).await.is_err() {
+            capture.task.abort();
+        }
+        let bytes = capture
+            .buffer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+}
+
+fn signal_group(pgid: Option<i32>, signal: nix::sys::signal::Signal) {
+    if let Some(pgid) = pgid.filter(|p| *p > 1) {
+        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), signal);
+    }
+}
+
+fn exit_of(status: std::process::ExitStatus) -> Exit {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(code) = status.code() {
+        return Exit::Code(code);
+    }
+    match status.signal() {
+        Some(signal) => Exit::Signal(
+            nix::sys::signal::Signal::try_from(signal)
+                .map_or_else(|_| format!("signal {signal}"), |s| s.as_str().to_owned()),
+        ),
+        None => Exit::Code(-1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_is_one_argv_element() {
+        let cmd = DownCommand::parse("stackless down {name} --json").unwrap();
+        assert_eq!(
+            cmd.argv_for("golf").unwrap(),
+            vec!["stackless", "down", "golf", "--json"]
+        );
+        let quoted = DownCommand::parse("'/opt/my tools/stackless' down --instance={name}").unwrap();
+        assert_eq!(
+            quoted.argv_for("golf").unwrap(),
+            vec!["/opt/my tools/stackless", "down", "--instance=golf"]
+        );
+    }
+
+    #[test]
+    fn hostile_names_never_become_argv() {
+        let cmd = DownCommand::parse("stackless down {name} --json").unwrap();
+        assert_eq!(cmd.argv_for("x; touch /tmp/pwned"), None);
+        assert_eq!(cmd.argv_for("--help"), None);
+        assert_eq!(cmd.argv_for("$(reboot)"), None);
+    }
+
+    #[test]
+    fn bad_templates_are_rejected() {
+        assert_eq!(DownCommand::parse(""), Err(DownCommandError::Empty));
+        assert_eq!(
+            DownCommand::parse("stackless down --json"),
+            Err(DownCommandError::NoPlaceholder)
+        );
+        assert!(matches!(
+            DownCommand::parse("stackless 'down {name}"),
+            Err(DownCommandError::Split(_))
+        ));
+    }
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    fn sh(script: &str) -> Vec<String> {
+        vec!["/bin/sh".into(), "-c".into(), script.into()]
+    }
+
+    #[test]
+    fn captures_exit_stdout_and_stderr() {
+        let r = rt().block_on(run(&sh("echo out; echo err >&2; exit 3"), Duration::from_secs(10)));
+        assert_eq!(r.exit, Exit::Code(3));
+        assert_eq!(r.stdout, "out\n");
+        assert_eq!(r.stderr_tail, "err\n");
+        assert!(!r.succeeded());
+    }
+
+    #[test]
+    fn deadline_kills_the_group() {
+        let r = rt().block_on(run(&sh("sleep 30"), Duration::from_millis(300)));
+        assert_eq!(r.exit, Exit::TimedOut(0));
+        assert!(r.took < Duration::from_secs(5), "took {:?}", r.took);
+    }
+
+    #[test]
+    fn grandchild_holding_stdout_does_not_hang() {
+        let r = rt().block_on(run(&sh("sleep 30 & echo started; exit 0"), Duration::from_secs(10)));
+        assert_eq!(r.exit, Exit::Code(0));
+        assert_eq!(r.stdout, "started\n");
+        assert!(r.took < Duration::from_secs(5), "took {:?}", r.took);
+    }
+
+    #[test]
+    fn huge_output_is_capped() {
+        let r = rt().block_on(run(
+            &sh("head -c 20000000 /dev/zero | tr '\\0' x; exit 1"),
+            Duration::from_secs(30),
+        ));
+        assert_eq!(r.exit, Exit::Code(1));
+        assert_eq!(r.stdout.len(), STDOUT_CAP);
+    }
+
+    #[test]
+    fn killed_by_signal_is_named() {
+        let r = rt().block_on(run(&sh("kill -KILL $$"), Duration::from_secs(10)));
+        assert_eq!(r.exit, Exit::Signal("SIGKILL".into()));
+    }
+
+    #[test]
+    fn spawn_failure_is_reported() {
+        let r = rt().block_on(run(&["/nonexistent/down".to_owned()], Duration::from_secs(1)));
+        assert_eq!(r.exit, Exit::Code(127));
+        assert!(r.stderr_tail.starts_with("cannot run /nonexistent/down"));
+    }
+}

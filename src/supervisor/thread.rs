@@ -1,0 +1,229 @@
+//! The supervisor thread: drives `succession::supervision::Supervisor` for the
+//! helper role, converts its borrowed events into owned
+//! [`SupervisorNote`]s for the render loop, evicts a verified tenant of an
+//! earlier run, and stops the helper it started when the console quits.
+
+use std::io;
+use std::os::unix::process::CommandExt as _;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use succession::eviction::{self, AnonymousOutcome, Outcome, Policy};
+use succession::supervision::{Event as SupEvent, Restart, Supervisor};
+use succession::{Role, Run};
+
+use super::{ENV_ROLES_DIR, ENV_RUN, ROLE};
+use crate::event::{Event, EventSender, SupervisorKind, SupervisorNote};
+use crate::model::time::unix_now;
+
+/// What to supervise.
+#[derive(Debug, Clone)]
+pub struct HelperConfig {
+    /// The helper's argv (`--helper CMD`, split once with shell-words rules).
+    pub argv: Vec<String>,
+    /// `<state_dir>/stackless-tui/roles/`.
+    pub roles_dir: PathBuf,
+    /// Restart backoff (succession's default: 2 s doubling to 60 s, reset
+    /// after a 30 s run).
+    pub restart: Restart,
+    /// How long an unidentified tenant is left alone before it may be
+    /// evicted by image.
+    pub grace: Duration,
+}
+
+/// Shared between the supervisor thread and the console: which helper is
+/// running (its pid, which is also its process group), and whether the
+/// console is shutting down.
+#[derive(Debug, Default)]
+pub struct HelperHandle {
+    pid: AtomicU32,
+    stopping: AtomicBool,
+}
+
+impl HelperHandle {
+    /// The running helper's pid, if one is running.
+    #[must_use]
+    pub fn pid(&self) -> Option<u32> {
+        match self.pid.load(Ordering::SeqCst) {
+            0 => None,
+            pid => Some(pid),
+        }
+    }
+
+    /// Stop supervising and stop the helper: SIGTERM to its process group,
+    /// then SIGKILL after `grace`. Waits until the supervisor thread has
+    /// reaped it (no zombie, no orphan), up to `grace` + 1 s. Returns whether
+    /// a helper was running.
+    pub fn stop(&self, grace: Duration) -> bool {
+        self.stopping.store(true, Ordering::SeqCst);
+        let Some(pid) = self.pid() else {
+            return false;
+        };
+        let group = nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap_or(i32::MAX));
+        let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGTERM);
+        let started = Instant::now();
+        let mut killed = false;
+        while self.pid().is_some() {
+            if !killed && started.elapsed() >= grace {
+                killed = true;
+                let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+            }
+            if started.elapsed() >= grace + Duration::from_secs(1) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Whatever else is left in the group (a grandchild) goes too.
+        let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+        true
+    }
+
+    fn stopping(&self) -> bool {
+        self.stopping.load(Ordering::SeqCst)
+    }
+}
+
+/// Start the supervisor thread for `config`, reporting to `tx`.
+///
+/// # Errors
+/// The thread could not be spawned.
+pub fn spawn(
+    config: HelperConfig,
+    tx: EventSender,
+    handle: Arc<HelperHandle>,
+) -> io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("helper-supervisor".into())
+        .spawn(move || run(&config, &tx, &handle))
+}
+
+fn note(kind: SupervisorKind, text: String, until: Option<Instant>) -> Event {
+    Event::Supervisor(SupervisorNote {
+        at: unix_now(),
+        kind,
+        text: crate::model::text::sanitize(&text).into_owned(),
+        until,
+    })
+}
+
+fn run(config: &HelperConfig, tx: &EventSender, handle: &Arc<HelperHandle>) {
+    let role = Role::new(&config.roles_dir, ROLE);
+    let mine = Run::mint();
+    let mut supervisor = Supervisor::new(role, mine)
+        .restart(config.restart)
+        .grace(config.grace);
+    let image = resolve_image(&config.argv[0]);
+    let mut spawn = || -> io::Result<Child> {
+        if handle.stopping() {
+            return Err(io::Error::other("the console is quitting"));
+        }
+        let mut command = Command::new(&config.argv[0]);
+        command
+            .args(&config.argv[1..])
+            .env(ENV_RUN, mine.get().to_string())
+            .env(ENV_ROLES_DIR, &config.roles_dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0);
+        let child = command.spawn()?;
+        handle.pid.store(child.id(), Ordering::SeqCst);
+        if handle.stopping() {
+            // `stop` ran between the check above and the spawn: it may have
+            // seen no pid, so stop this child here (the supervisor reaps it).
+            if let Ok(group) = i32::try_from(child.id()) {
+                let _ = nix::sys::signal::killpg(
+                    nix::unistd::Pid::from_raw(group),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+        }
+        Ok(child)
+    };
+    let mut report = |event: SupEvent<'_>| {
+        let text = event.to_string();
+        let message = match &event {
+            SupEvent::Occupied(_) => note(SupervisorKind::Occupied, text, None),
+            SupEvent::Superseded(record) => {
+                let _ = tx.send(note(SupervisorKind::Superseded, text, None));
+                // A tenant of an earlier run: verify pid + start time + image
+                // before signalling it (succession::eviction).
+                let outcome = eviction::evict(record, &Policy::default());
+                let text = match outcome {
+                    Outcome::AlreadyGone => "earlier tenant already gone".to_owned(),
+                    Outcome::Left => format!("evicted earlier tenant pid {}", record.tenant.pid),
+                    Outcome::Refused(why) => format!(
+                        "did not evict pid {}: it is not the recorded process ({why:?})",
+                        record.tenant.pid
+                    ),
+                    Outcome::Stubborn => format!("pid {} ignored TERM and KILL", record.tenant.pid),
+                };
+                note(SupervisorKind::Evicted, text, None)
+            }
+            SupEvent::SupersededAnonymously => {
+                let _ = tx.send(note(SupervisorKind::SupersededAnonymously, text, None));
+                let text = match image.as_deref().map(|p| eviction::evict_anonymous(p, &Policy::default())) {
+                    None => "cannot evict an unidentified tenant: helper image unknown".to_owned(),
+                    Some(AnonymousOutcome::NoCandidate) => {
+                        "unidentified tenant is not our helper: left alone".to_owned()
+                    }
+                    Some(AnonymousOutcome::Ambiguous { running }) => {
+                        format!("{running} helpers run from the same image: none evicted")
+                    }
+                    Some(AnonymousOutcome::Left) => "evicted an unidentified tenant".to_owned(),
+                    Some(AnonymousOutcome::Stubborn) => {
+                        "unidentified tenant ignored TERM and KILL".to_owned()
+                    }
+                };
+                note(SupervisorKind::Evicted, text, None)
+            }
+            SupEvent::Started(_) => note(SupervisorKind::Started, text, None),
+            SupEvent::Exited { .. } => {
+                handle.pid.store(0, Ordering::SeqCst);
+                if handle.stopping() {
+                    note(SupervisorKind::Stopped, format!("{text} (stopped by the console)"), None)
+                } else {
+                    note(SupervisorKind::Exited, text, None)
+                }
+            }
+            SupEvent::SpawnFailed(_) => {
+                handle.pid.store(0, Ordering::SeqCst);
+                note(SupervisorKind::SpawnFailed, text, None)
+            }
+            SupEvent::BackingOff(delay) => {
+                note(SupervisorKind::BackingOff, text, Some(Instant::now() + *delay))
+            }
+        };
+        let _ = tx.send(message);
+    };
+    while !handle.stopping() {
+        if let Err(error) = supervisor.tick(&mut spawn, &mut report) {
+            // succession: treat a probe error as "free" and try again.
+            let _ = tx.send(note(
+                SupervisorKind::SpawnFailed,
+                format!("cannot probe the helper role: {error}"),
+                None,
+            ));
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    }
+}
+
+/// The absolute, resolved path of the helper executable (for eviction of an
+/// unidentified tenant by image): as given when it contains a `/`, else
+/// looked up on `PATH`.
+fn resolve_image(program: &str) -> Option<PathBuf> {
+    let path = if program.contains('/') {
+        PathBuf::from(program)
+    } else {
+        std::env::var_os("PATH")
+            .iter()
+            .flat_map(std::env::split_paths)
+            .map(|dir| dir.join(program))
+            .find(|p| p.is_file())?
+    };
+    std::fs::canonicalize(path).ok()
+}

@@ -1,0 +1,101 @@
+//! Shared test helpers: fixture copies, fake teardown scripts, a reaper with
+//! a fixed clock.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use stackless_tui::event::Activity;
+use stackless_tui::reaper::{DownCommand, InFlight, Reaper, ReaperConfig};
+use stackless_tui::store::probe::HostProbe;
+use stackless_tui::store::{Access, Store};
+
+/// When the fixture stores were captured (tests/fixtures/README.md).
+pub const CAPTURE: i64 = 1_795_960_686;
+
+/// Copy `tests/fixtures/<name>` into a fresh temporary directory (SQLite
+/// writes -wal/-shm beside a store, and fixtures must stay pristine).
+pub fn fixture(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
+    let target = dir.path().join("state.db");
+    std::fs::copy(&source, &target).expect("copy fixture");
+    let mut perms = std::fs::metadata(&target).expect("meta").permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perms.set_readonly(false);
+    std::fs::set_permissions(&target, perms).expect("chmod");
+    (dir, target)
+}
+
+/// A fake `down`: a shell script that logs its argv (one line per call, each
+/// element in brackets) to `<dir>/argv.log`, then runs `body`. `$NAME` is
+/// the instance (the second argument).
+pub fn fake_down(dir: &Path, body: &str) -> DownCommand {
+    let script = dir.join("fake-down.sh");
+    let log = dir.join("argv.log");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nfor a in \"$@\"; do printf '[%s]' \"$a\" >> '{}'; done\necho >> '{}'\nNAME=\"$2\"\n{body}\n",
+            log.display(),
+            log.display()
+        ),
+    )
+    .expect("write script");
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    DownCommand::from_argv(vec![
+        script.display().to_string(),
+        "down".into(),
+        "{name}".into(),
+        "--json".into(),
+    ])
+    .expect("template")
+}
+
+/// The argv lines the fake `down` logged.
+pub fn argv_log(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join("argv.log"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A reaper over `path` with a fixed clock and a collecting report.
+pub fn reaper(
+    path: &Path,
+    down: DownCommand,
+    probe: Box<dyn HostProbe + Send>,
+    now: i64,
+    runtime: &tokio::runtime::Runtime,
+) -> (Reaper, Arc<Mutex<Vec<Activity>>>) {
+    let store = Store::open(path, Access::ReadWrite).expect("open");
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&log);
+    let reaper = Reaper::new(
+        store,
+        probe,
+        ReaperConfig {
+            down,
+            tick: Duration::from_secs(60),
+            down_timeout: Duration::from_secs(20),
+            dry_run: false,
+        },
+        InFlight::default(),
+        runtime.handle().clone(),
+        Box::new(move || now),
+        Box::new(move |a| sink.lock().unwrap().push(a)),
+    );
+    (reaper, log)
+}
+
+/// A tokio runtime for teardown subprocesses.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}

@@ -1,0 +1,276 @@
+//! The reaper against real fixture stores and fake teardown scripts: every
+//! §6 branch, with exact values.
+
+mod common;
+
+use common::{CAPTURE, argv_log, fake_down, fixture, reaper, runtime};
+use stackless_tui::event::{ActivityKind, Actor};
+use stackless_tui::model::Liveness;
+use stackless_tui::reaper::Intent;
+use stackless_tui::store::probe::{FixedProbe, SysinfoProbe};
+use stackless_tui::store::{Access, Store};
+
+fn vm_probe() -> Box<FixedProbe> {
+    Box::new(FixedProbe {
+        host: Some("vm".into()),
+        processes: vec![],
+    })
+}
+
+fn snapshot(path: &std::path::Path) -> stackless_tui::model::Snapshot {
+    Store::open(path, Access::ReadOnly)
+        .unwrap()
+        .snapshot(&mut FixedProbe {
+            host: Some("vm".into()),
+            processes: vec![],
+        })
+        .unwrap()
+}
+
+const PRETTY_ENVELOPE: &str = include_str!("fixtures/envelopes/down-survivors-error.json");
+
+#[test]
+fn backoff_not_elapsed_is_waited_out_and_nothing_runs() {
+    let rt = runtime();
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let down = fake_down(dir.path(), "exit 0");
+    // At CAPTURE golf's next retry is 173 s away; nothing else is expired.
+    let (mut reaper, activities) = reaper(&path, down, vm_probe(), CAPTURE, &rt);
+    let summary = reaper.pass();
+    assert_eq!(summary.reaped + summary.failed, 0);
+    assert!(argv_log(dir.path()).is_empty());
+    let log = activities.lock().unwrap();
+    assert_eq!(log.len(), 1);
+    assert_eq!(log[0].instance, "golf");
+    assert_eq!(log[0].kind, ActivityKind::WaitingBackoff);
+    assert_eq!(log[0].detail, "until 2026-11-29T14:00:59Z");
+    drop(log);
+    // A second pass reports nothing new (skips are reported on change).
+    reaper.pass();
+    assert_eq!(activities.lock().unwrap().len(), 1);
+}
+
+#[test]
+fn failure_records_attempt_backoff_and_whole_envelope() {
+    let rt = runtime();
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let envelope_file = dir.path().join("envelope.json");
+    std::fs::write(&envelope_file, PRETTY_ENVELOPE).unwrap();
+    let down = fake_down(
+        dir.path(),
+        &format!("cat '{}'; echo 'teardown failed' >&2; exit 1", envelope_file.display()),
+    );
+    let now = CAPTURE + 400; // golf due (retry was at +173)
+    let (mut reaper, log) = reaper(&path, down, vm_probe(), now, &rt);
+    let summary = reaper.pass();
+    assert_eq!(summary.failed, 1);
+    assert_eq!(argv_log(dir.path()), vec!["[down][golf][--json]"]);
+    let snap = snapshot(&path);
+    let row = snap.reap_attempt("golf").expect("row kept");
+    assert_eq!(row.attempts, 4);
+    assert_eq!(row.next_retry_at, now + 480);
+    let expected: serde_json::Value = serde_json::from_str(PRETTY_ENVELOPE).unwrap();
+    assert_eq!(row.last_error, expected.to_string());
+    assert!(!row.last_error.contains('\n'));
+    let log = log.lock().unwrap();
+    let failed = log.iter().find(|a| a.kind == ActivityKind::Failed).unwrap();
+    assert!(failed.detail.starts_with("engine.teardown.survivors: teardown of \"golf\" left survivors"));
+    assert!(failed.detail.ends_with("(attempt 4, retry at 2026-11-29T14:12:46Z)"), "{}", failed.detail);
+    assert_eq!(failed.stderr_tail, "teardown failed\n");
+    assert_eq!(failed.actor, Actor::Reaper);
+}
+
+#[test]
+fn success_clears_the_reap_attempt() {
+    let rt = runtime();
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let down = fake_down(dir.path(), "echo 'tore down' >&2; exit 0");
+    let (mut reaper, log) = reaper(&path, down, vm_probe(), CAPTURE + 400, &rt);
+    let summary = reaper.pass();
+    assert_eq!(summary.reaped, 1);
+    assert!(snapshot(&path).reap_attempt("golf").is_none());
+    let kinds: Vec<_> = log.lock().unwrap().iter().map(|a| (a.instance.clone(), a.kind)).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            ("golf".to_owned(), ActivityKind::Started),
+            ("golf".to_owned(), ActivityKind::Reaped)
+        ]
+    );
+}
+
+#[test]
+fn lock_held_envelope_is_a_skip_not_a_failure() {
+    let rt = runtime();
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let down = fake_down(
+        dir.path(),
+        r#"echo '{"ok": false, "error": {"schema_version": 1, "code": "state.lock.held", "message": "locked"}}'; exit 1"#,
+    );
+    let (mut reaper, log) = reaper(&path, down, vm_probe(), CAPTURE + 400, &rt);
+    let summary = reaper.pass();
+    assert_eq!(summary.failed, 0);
+    let row = snapshot(&path).reap_attempt("golf").cloned().unwrap();
+    assert_eq!(row.attempts, 3, "the backoff must not grow");
+    assert_eq!(row.last_error, "}");
+    assert!(log.lock().unwrap().iter().any(|a| a.kind == ActivityKind::SkippedLocked));
+}
+
+#[test]
+fn locked_instance_is_skipped_stale_lock_is_reaped() {
+    let rt = runtime();
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let down = fake_down(dir.path(), "exit 0");
+    // Late enough that echo (and everything else active) has expired.
+    let now = CAPTURE + 90_000;
+    // echo's holder (pid 15180, started 1795959972 on vm) is alive here.
+    let probe = Box::new(FixedProbe {
+        host: Some("vm".into()),
+        processes: vec![(15180, 1_795_959_972)],
+    });
+    let (mut reaper, log) = reaper(&path, down.clone(), probe, now, &rt);
+    reaper.pass();
+    let calls = argv_log(dir.path());
+    assert!(!calls.iter().any(|c| c.contains("[echo]")), "{calls:?}");
+    assert_eq!(
+        calls,
+        vec![
+            "[down][alpha][--json]",
+            "[down][bravo][--json]",
+            "[down][duo-79882653-fd55-4b17-bf19-d4afc89a2b5e][--json]",
+            "[down][golf][--json]",
+            "[down][hotel][--json]",
+        ]
+    );
+    let skipped = log
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|a| a.instance == "echo")
+        .cloned()
+        .unwrap();
+    assert_eq!(skipped.kind, ActivityKind::SkippedLocked);
+    assert_eq!(skipped.detail, Liveness::Alive.to_string());
+
+    // The same store with the holder dead: the stale lock does not protect it.
+    let (dir2, path2) = fixture("stackless-real-v4.db");
+    let down2 = fake_down(dir2.path(), "exit 0");
+    let (mut reaper2, _) = common::reaper(&path2, down2, vm_probe(), now, &rt);
+    reaper2.pass();
+    assert!(argv_log(dir2.path()).iter().any(|c| c == "[down][echo][--json]"));
+}
+
+#[test]
+fn changed_since_decision_aborts_without_running() {
+    let rt = runtime();
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let down = fake_down(dir.path(), "exit 0");
+    let before = snapshot(&path);
+    let golf = before.instance("golf").unwrap().clone();
+    let attempt = before.reap_attempt("golf").cloned();
+    // Another process renews golf's lease between the decision and the act.
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute("UPDATE leases SET expires_at = expires_at + 3600 WHERE instance = 'golf'", [])
+            .unwrap();
+    }
+    let (mut reaper, log) = reaper(&path, down, vm_probe(), CAPTURE + 400, &rt);
+    let kind = reaper.reap(&golf, attempt.as_ref(), Actor::Operator, Intent::Reap);
+    assert_eq!(kind, Some(ActivityKind::Aborted));
+    assert!(argv_log(dir.path()).is_empty());
+    assert_eq!(
+        log.lock().unwrap()[0].detail,
+        "lease changed since the decision; not torn down"
+    );
+}
+
+#[test]
+fn tombstones_past_seven_days_are_collected_with_their_logs() {
+    let rt = runtime();
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let logs = dir.path().join("logs/charlie");
+    std::fs::create_dir_all(&logs).unwrap();
+    std::fs::write(logs.join("up.log"), "x").unwrap();
+    let down = fake_down(dir.path(), "exit 0");
+    // charlie was tombstoned at 1795959971, delta at 1795960380.
+    let now = 1_795_959_971 + 7 * 86_400;
+    let (mut reaper, log) = reaper(&path, down, vm_probe(), now, &rt);
+    let summary = reaper.pass();
+    assert_eq!(summary.collected, 1);
+    assert!(!logs.exists());
+    let snap = snapshot(&path);
+    assert!(snap.instance("charlie").is_none());
+    assert!(snap.instance("delta").is_some(), "delta is 409 s short of 7 days");
+    let collected: Vec<_> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|a| a.kind == ActivityKind::Collected)
+        .map(|a| a.instance.clone())
+        .collect();
+    assert_eq!(collected, vec!["charlie"]);
+}
+
+#[test]
+fn hostile_names_never_reach_a_command_line() {
+    let rt = runtime();
+    let (dir, path) = fixture("hostile.db");
+    let down = fake_down(dir.path(), "exit 1");
+    // Everything in hostile.db has expired by now.
+    let (mut reaper, log) = reaper(&path, down, vm_probe(), CAPTURE + 8000, &rt);
+    reaper.pass();
+    assert_eq!(argv_log(dir.path()), vec!["[down][ok-neighbour][--json]"]);
+    assert!(!std::path::Path::new("/tmp/stackless-tui-pwned-a").exists());
+    let refused = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|a| a.kind == ActivityKind::Refused)
+        .count();
+    assert_eq!(refused, 6);
+}
+
+#[test]
+fn a_lock_held_by_a_live_process_of_this_test_is_never_torn_down() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    let store = Store::open_or_create(&path).unwrap();
+    let me = std::process::id();
+    let mut system = sysinfo::System::new();
+    let spid = sysinfo::Pid::from_u32(me);
+    system.refresh_processes(sysinfo::ProcessesToUpdate::Some(&[spid]), true);
+    let start = system.process(spid).unwrap().start_time();
+    let host = sysinfo::System::host_name().unwrap();
+    // A dead holder: a child that has exited and been waited for.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let conn = store.connection();
+    for (name, pid) in [("held", me), ("orphaned", dead)] {
+        conn.execute(
+            "INSERT INTO instances (name, substrate, definition, created_at) VALUES (?1, 'local', '', 1)",
+            [name],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO leases (instance, duration_secs, expires_at) VALUES (?1, 60, 100)",
+            [name],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO op_locks (instance, operation, holder_pid, holder_start_time, acquired_at, holder_host)
+             VALUES (?1, 'up', ?2, ?3, 50, ?4)",
+            rusqlite::params![name, pid, start as i64, host],
+        )
+        .unwrap();
+    }
+    drop(store);
+    let down = fake_down(dir.path(), "exit 0");
+    let (mut reaper, log) = reaper(&path, down, Box::new(SysinfoProbe::new()), CAPTURE, &rt);
+    reaper.pass();
+    assert_eq!(argv_log(dir.path()), vec!["[down][orphaned][--json]"]);
+    let held = log.lock().unwrap().iter().find(|a| a.instance == "held").cloned().unwrap();
+    assert_eq!(held.kind, ActivityKind::SkippedLocked);
+    assert_eq!(held.detail, "alive");
+}
