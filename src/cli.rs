@@ -130,7 +130,11 @@ mod tests {
             if arg.get_id() == "help" || arg.get_id() == "version" {
                 continue;
             }
-            assert!(arg.get_long().is_some(), "{} has no long name", arg.get_id());
+            assert!(
+                arg.get_long().is_some(),
+                "{} has no long name",
+                arg.get_id()
+            );
             assert!(arg.get_help().is_some(), "{} has no help", arg.get_id());
         }
     }

@@ -130,7 +130,13 @@ pub struct Activity {
 impl Activity {
     /// An entry with no stderr.
     #[must_use]
-    pub fn new(at: i64, actor: Actor, instance: &str, kind: ActivityKind, detail: impl Into<String>) -> Self {
+    pub fn new(
+        at: i64,
+        actor: Actor,
+        instance: &str,
+        kind: ActivityKind,
+        detail: impl Into<String>,
+    ) -> Self {
         Self {
             at,
             actor,

@@ -58,7 +58,10 @@ fn failure_records_attempt_backoff_and_whole_envelope() {
     std::fs::write(&envelope_file, PRETTY_ENVELOPE).unwrap();
     let down = fake_down(
         dir.path(),
-        &format!("cat '{}'; echo 'teardown failed' >&2; exit 1", envelope_file.display()),
+        &format!(
+            "cat '{}'; echo 'teardown failed' >&2; exit 1",
+            envelope_file.display()
+        ),
     );
     let now = CAPTURE + 400; // golf due (retry was at +173)
     let (mut reaper, log) = reaper(&path, down, vm_probe(), now, &rt);
@@ -74,8 +77,18 @@ fn failure_records_attempt_backoff_and_whole_envelope() {
     assert!(!row.last_error.contains('\n'));
     let log = log.lock().unwrap();
     let failed = log.iter().find(|a| a.kind == ActivityKind::Failed).unwrap();
-    assert!(failed.detail.starts_with("engine.teardown.survivors: teardown of \"golf\" left survivors"));
-    assert!(failed.detail.ends_with("(attempt 4, retry at 2026-11-29T14:12:46Z)"), "{}", failed.detail);
+    assert!(
+        failed
+            .detail
+            .starts_with("engine.teardown.survivors: teardown of \"golf\" left survivors")
+    );
+    assert!(
+        failed
+            .detail
+            .ends_with("(attempt 4, retry at 2026-11-29T14:12:46Z)"),
+        "{}",
+        failed.detail
+    );
     assert_eq!(failed.stderr_tail, "teardown failed\n");
     assert_eq!(failed.actor, Actor::Reaper);
 }
@@ -89,7 +102,12 @@ fn success_clears_the_reap_attempt() {
     let summary = reaper.pass();
     assert_eq!(summary.reaped, 1);
     assert!(snapshot(&path).reap_attempt("golf").is_none());
-    let kinds: Vec<_> = log.lock().unwrap().iter().map(|a| (a.instance.clone(), a.kind)).collect();
+    let kinds: Vec<_> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|a| (a.instance.clone(), a.kind))
+        .collect();
     assert_eq!(
         kinds,
         vec![
@@ -113,7 +131,12 @@ fn lock_held_envelope_is_a_skip_not_a_failure() {
     let row = snapshot(&path).reap_attempt("golf").cloned().unwrap();
     assert_eq!(row.attempts, 3, "the backoff must not grow");
     assert_eq!(row.last_error, "}");
-    assert!(log.lock().unwrap().iter().any(|a| a.kind == ActivityKind::SkippedLocked));
+    assert!(
+        log.lock()
+            .unwrap()
+            .iter()
+            .any(|a| a.kind == ActivityKind::SkippedLocked)
+    );
 }
 
 #[test]
@@ -157,7 +180,11 @@ fn locked_instance_is_skipped_stale_lock_is_reaped() {
     let down2 = fake_down(dir2.path(), "exit 0");
     let (mut reaper2, _) = common::reaper(&path2, down2, vm_probe(), now, &rt);
     reaper2.pass();
-    assert!(argv_log(dir2.path()).iter().any(|c| c == "[down][echo][--json]"));
+    assert!(
+        argv_log(dir2.path())
+            .iter()
+            .any(|c| c == "[down][echo][--json]")
+    );
 }
 
 #[test]
@@ -171,8 +198,11 @@ fn changed_since_decision_aborts_without_running() {
     // Another process renews golf's lease between the decision and the act.
     {
         let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.execute("UPDATE leases SET expires_at = expires_at + 3600 WHERE instance = 'golf'", [])
-            .unwrap();
+        conn.execute(
+            "UPDATE leases SET expires_at = expires_at + 3600 WHERE instance = 'golf'",
+            [],
+        )
+        .unwrap();
     }
     let (mut reaper, log) = reaper(&path, down, vm_probe(), CAPTURE + 400, &rt);
     let kind = reaper.reap(&golf, attempt.as_ref(), Actor::Operator, Intent::Reap);
@@ -200,7 +230,10 @@ fn tombstones_past_seven_days_are_collected_with_their_logs() {
     assert!(!logs.exists());
     let snap = snapshot(&path);
     assert!(snap.instance("charlie").is_none());
-    assert!(snap.instance("delta").is_some(), "delta is 409 s short of 7 days");
+    assert!(
+        snap.instance("delta").is_some(),
+        "delta is 409 s short of 7 days"
+    );
     let collected: Vec<_> = log
         .lock()
         .unwrap()
@@ -270,7 +303,13 @@ fn a_lock_held_by_a_live_process_of_this_test_is_never_torn_down() {
     let (mut reaper, log) = reaper(&path, down, Box::new(SysinfoProbe::new()), CAPTURE, &rt);
     reaper.pass();
     assert_eq!(argv_log(dir.path()), vec!["[down][orphaned][--json]"]);
-    let held = log.lock().unwrap().iter().find(|a| a.instance == "held").cloned().unwrap();
+    let held = log
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|a| a.instance == "held")
+        .cloned()
+        .unwrap();
     assert_eq!(held.kind, ActivityKind::SkippedLocked);
     assert_eq!(held.detail, "alive");
 }

@@ -44,7 +44,11 @@ fn real_v4_store_reads_exactly() {
     let echo = snap.instance("echo").unwrap();
     let lock = echo.lock.as_ref().unwrap();
     assert_eq!(
-        (lock.operation.as_str(), lock.holder_pid, lock.holder_host.as_deref()),
+        (
+            lock.operation.as_str(),
+            lock.holder_pid,
+            lock.holder_host.as_deref()
+        ),
         ("up", 15180, Some("vm"))
     );
     assert_eq!(snap.lock_liveness("echo"), Some(&Liveness::StalePidGone));
@@ -81,15 +85,24 @@ fn older_v2_store_is_shown_with_reaper_off() {
     let snap = store.snapshot(&mut vm()).unwrap();
     assert_eq!(snap.instances.len(), 3);
     assert!(snap.reap_attempts.is_empty());
-    let lock = snap.instance("legacy-expired").unwrap().lock.clone().unwrap();
+    let lock = snap
+        .instance("legacy-expired")
+        .unwrap()
+        .lock
+        .clone()
+        .unwrap();
     assert_eq!(lock.holder_host, None);
     assert_eq!(lock.holder_pid, 4242);
     // Writes are refused, and user_version is untouched.
-    let err = store.record_reap_failure("legacy-expired", "x", CAPTURE).unwrap_err();
+    let err = store
+        .record_reap_failure("legacy-expired", "x", CAPTURE)
+        .unwrap_err();
     assert!(matches!(err, StoreError::ReadOnly(_)));
     drop(store);
     let conn = rusqlite::Connection::open(&path).unwrap();
-    let v: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    let v: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(v, 2);
 }
 
@@ -106,17 +119,24 @@ fn newer_v6_store_keeps_reaper_leaves_gc() {
     let attempt = snap.reap_attempt("future-expired").unwrap();
     assert_eq!(attempt.attempts, 2);
     let reason = stackless_tui::model::envelope::read_reason(&attempt.last_error);
-    assert_eq!(reason.summary, "render.api.unavailable: Render API answered 503");
+    assert_eq!(
+        reason.summary,
+        "render.api.unavailable: Render API answered 503"
+    );
     assert_eq!(reason.remediation.as_deref(), Some("retry later"));
     assert!(matches!(
         store.delete_tombstone("future-old", i64::MAX),
         Err(StoreError::ReadOnly(_))
     ));
     // The reaper's own row can still be written, and user_version stays 6.
-    store.record_reap_failure("future-expired", "boom", CAPTURE).unwrap();
+    store
+        .record_reap_failure("future-expired", "boom", CAPTURE)
+        .unwrap();
     drop(store);
     let conn = rusqlite::Connection::open(&path).unwrap();
-    let v: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    let v: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(v, 6);
     let tables: i64 = conn
         .query_row(
@@ -156,7 +176,9 @@ fn created_schema_matches_real_stackless() {
     };
     assert_eq!(schema(&created), schema(&real));
     let conn = rusqlite::Connection::open(&created).unwrap();
-    let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(mode, "wal");
 }
 
@@ -197,7 +219,10 @@ fn sqlite_without_stackless_tables_is_refused() {
         .execute_batch("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT);")
         .unwrap();
     let err = Store::open(&path, Access::ReadWrite).unwrap_err();
-    assert_eq!(err, StoreError::NotStackless(path.clone(), "instances".into()));
+    assert_eq!(
+        err,
+        StoreError::NotStackless(path.clone(), "instances".into())
+    );
 }
 
 #[test]
@@ -210,7 +235,10 @@ fn read_only_store_reads_and_refuses_writes() {
         store.record_reap_failure("golf", "x", CAPTURE),
         Err(StoreError::ReadOnly(_))
     ));
-    assert!(matches!(store.clear_reap_failure("golf"), Err(StoreError::ReadOnly(_))));
+    assert!(matches!(
+        store.clear_reap_failure("golf"),
+        Err(StoreError::ReadOnly(_))
+    ));
     drop(store);
     assert_eq!(std::fs::read(&path).unwrap(), before);
 }
@@ -219,9 +247,13 @@ fn read_only_store_reads_and_refuses_writes() {
 fn busy_store_is_a_typed_error_and_reads_continue() {
     let (_dir, path) = fixture("stackless-real-v4.db");
     let mut store = Store::open(&path, Access::ReadWrite).unwrap();
-    store.set_busy_timeout(std::time::Duration::from_millis(100)).unwrap();
+    store
+        .set_busy_timeout(std::time::Duration::from_millis(100))
+        .unwrap();
     let other = rusqlite::Connection::open(&path).unwrap();
-    other.execute_batch("BEGIN IMMEDIATE; UPDATE instances SET substrate = substrate;").unwrap();
+    other
+        .execute_batch("BEGIN IMMEDIATE; UPDATE instances SET substrate = substrate;")
+        .unwrap();
     // WAL: the snapshot still reads while another process writes.
     assert_eq!(store.snapshot(&mut vm()).unwrap().instances.len(), 8);
     let err = store.record_reap_failure("golf", "x", CAPTURE).unwrap_err();

@@ -74,9 +74,7 @@ pub fn failure_reason(stdout: &str, exit: &Exit) -> String {
         );
     }
     if let Ok(value) = serde_json::from_str::<serde_json::Value>(stdout.trim()) {
-        if !stdout.trim().is_empty() {
-            return value.to_string();
-        }
+        return value.to_string();
     }
     if let Some(line) = stdout.lines().rev().map(str::trim).find(|l| !l.is_empty()) {
         return line.to_owned();
@@ -146,7 +144,10 @@ mod tests {
 
     #[test]
     fn empty_stdout_names_the_status_or_signal() {
-        assert_eq!(failure_reason("", &Exit::Code(2)), "down exited with status 2");
+        assert_eq!(
+            failure_reason("", &Exit::Code(2)),
+            "down exited with status 2"
+        );
         assert_eq!(
             failure_reason("\n", &Exit::Signal("SIGKILL".into())),
             "down was killed by SIGKILL"
@@ -171,10 +172,9 @@ mod tests {
 
     #[test]
     fn lock_held_is_recognized() {
-        let e = parse_error(
-            r#"{"ok":false,"error":{"code":"state.lock.held","message":"locked"}}"#,
-        )
-        .unwrap();
+        let e =
+            parse_error(r#"{"ok":false,"error":{"code":"state.lock.held","message":"locked"}}"#)
+                .unwrap();
         assert_eq!(e.code, LOCK_HELD_CODE);
     }
 }

@@ -60,10 +60,10 @@ pub fn liveness(
     this_host: Option<&str>,
     probe: impl FnOnce(u32) -> Option<u64>,
 ) -> Liveness {
-    if let Some(host) = &lock.holder_host {
-        if this_host != Some(host.as_str()) {
-            return Liveness::ForeignHost(host.clone());
-        }
+    if let Some(host) = &lock.holder_host
+        && this_host != Some(host.as_str())
+    {
+        return Liveness::ForeignHost(host.clone());
     }
     let Ok(pid) = u32::try_from(lock.holder_pid) else {
         return Liveness::StalePidGone;

@@ -69,7 +69,10 @@ mod tests {
 
     #[test]
     fn escape_sequences_become_visible() {
-        assert_eq!(sanitize("evil\u{1b}[2J\u{1b}]0;pwned\u{7}"), "evil␛[2J␛]0;pwned␇");
+        assert_eq!(
+            sanitize("evil\u{1b}[2J\u{1b}]0;pwned\u{7}"),
+            "evil␛[2J␛]0;pwned␇"
+        );
     }
 
     #[test]
@@ -79,7 +82,10 @@ mod tests {
 
     #[test]
     fn bidi_overrides_are_replaced() {
-        assert_eq!(sanitize("bidi-\u{202e}evil\u{2066}x"), "bidi-\u{fffd}evil\u{fffd}x");
+        assert_eq!(
+            sanitize("bidi-\u{202e}evil\u{2066}x"),
+            "bidi-\u{fffd}evil\u{fffd}x"
+        );
     }
 
     #[test]

@@ -100,10 +100,16 @@ mod tests {
 
     #[test]
     fn hostile_extremes_do_not_overflow() {
-        assert_eq!(lease_text(i64::MIN, i64::MAX), "expired 292471208677y 195d ago");
+        assert_eq!(
+            lease_text(i64::MIN, i64::MAX),
+            "expired 292471208677y 195d ago"
+        );
         assert_eq!(lease_text(i64::MAX, 0), "292471208677y 195d left");
         assert_eq!(lease_text(0, 1_795_960_686), "expired 56y 346d ago");
-        assert_eq!(retry_text(i64::MAX, i64::MIN), "retry in 292471208677y 195d");
+        assert_eq!(
+            retry_text(i64::MAX, i64::MIN),
+            "retry in 292471208677y 195d"
+        );
         assert_eq!(ago(10, 5), "in the future");
     }
 }

@@ -166,7 +166,9 @@ impl std::fmt::Display for KeyRefusal {
         match self {
             Self::NotDnsSafe => f.write_str(crate::model::name::REFUSED_NOT_DNS_SAFE),
             Self::NotActive => f.write_str("refused: not active"),
-            Self::LeaseNotExpired => f.write_str("refused: lease has not expired (use d to tear down)"),
+            Self::LeaseNotExpired => {
+                f.write_str("refused: lease has not expired (use d to tear down)")
+            }
             Self::Locked(l) => write!(f, "refused: locked ({l})"),
         }
     }
@@ -304,10 +306,7 @@ mod tests {
             decide("golf", NOW, None, Some(&attempt("golf", 3, NOW))),
             Decision::Reap
         );
-        assert_eq!(
-            decide("x; rm -rf /", NOW, None, None),
-            Decision::RefuseName
-        );
+        assert_eq!(decide("x; rm -rf /", NOW, None, None), Decision::RefuseName);
         assert_eq!(decide("--help", NOW, None, None), Decision::RefuseName);
     }
 
@@ -343,9 +342,7 @@ mod tests {
         };
         snapshot.instances.push(tomb_bad);
         snapshot.instances.sort_by(|a, b| a.name.cmp(&b.name));
-        snapshot
-            .liveness
-            .insert("locked".into(), Liveness::Alive);
+        snapshot.liveness.insert("locked".into(), Liveness::Alive);
         let plan = plan(&snapshot, NOW, true);
         assert_eq!(
             plan.reaps,
@@ -365,7 +362,6 @@ mod tests {
         assert!(super::plan(&snapshot, NOW, false).gc.is_empty());
     }
 
-
     #[test]
     fn key_rules() {
         let expired = instance("golf", Status::Active, Some(NOW - 1));
@@ -382,7 +378,10 @@ mod tests {
             may_reap_now(&expired, Some(&Liveness::Alive), NOW),
             Err(KeyRefusal::Locked(Liveness::Alive))
         );
-        assert_eq!(may_reap_now(&expired, Some(&Liveness::StalePidGone), NOW), Ok(()));
+        assert_eq!(
+            may_reap_now(&expired, Some(&Liveness::StalePidGone), NOW),
+            Ok(())
+        );
         let hostile = instance("--help", Status::Active, Some(NOW - 1));
         assert_eq!(
             may_reap_now(&hostile, None, NOW),

@@ -193,7 +193,9 @@ impl Reaper {
                 )),
                 Decision::RefuseName => Some((
                     ActivityKind::Refused,
-                    crate::model::name::REFUSED_NOT_DNS_SAFE.trim_start_matches("refused: ").to_owned(),
+                    crate::model::name::REFUSED_NOT_DNS_SAFE
+                        .trim_start_matches("refused: ")
+                        .to_owned(),
                 )),
                 Decision::Reap => None,
             };
@@ -201,7 +203,13 @@ impl Reaper {
                 // Report a skip once, and again only when it changes: a
                 // locked instance must not flood the log every tick.
                 if self.last_quiet.get(&name) != Some(&quiet) {
-                    self.emit(Activity::new(now, Actor::Reaper, &name, quiet.0, quiet.1.clone()));
+                    self.emit(Activity::new(
+                        now,
+                        Actor::Reaper,
+                        &name,
+                        quiet.0,
+                        quiet.1.clone(),
+                    ));
                     self.last_quiet.insert(name, quiet);
                 }
                 continue;
@@ -224,7 +232,13 @@ impl Reaper {
                 GcDecision::RefuseName => {
                     let quiet = (ActivityKind::Refused, "GC: not a DNS-safe name".to_owned());
                     if self.last_quiet.get(&name) != Some(&quiet) {
-                        self.emit(Activity::new(now, Actor::Reaper, &name, quiet.0, quiet.1.clone()));
+                        self.emit(Activity::new(
+                            now,
+                            Actor::Reaper,
+                            &name,
+                            quiet.0,
+                            quiet.1.clone(),
+                        ));
                         self.last_quiet.insert(name, quiet);
                     }
                 }
@@ -251,7 +265,13 @@ impl Reaper {
                 ));
             }
         } else {
-            self.emit(Activity::new(now, Actor::Reaper, "", ActivityKind::Error, error.to_string()));
+            self.emit(Activity::new(
+                now,
+                Actor::Reaper,
+                "",
+                ActivityKind::Error,
+                error.to_string(),
+            ));
         }
     }
 
@@ -260,7 +280,13 @@ impl Reaper {
     /// a row was deleted.
     fn collect(&mut self, name: &str, now: i64) -> Result<bool, ()> {
         if self.config.dry_run {
-            self.emit(Activity::new(now, Actor::Reaper, name, ActivityKind::WouldReap, "would GC tombstone"));
+            self.emit(Activity::new(
+                now,
+                Actor::Reaper,
+                name,
+                ActivityKind::WouldReap,
+                "would GC tombstone",
+            ));
             return Ok(false);
         }
         // `name` is DNS-safe here (GcDecision::Collect), so it is one plain
@@ -365,20 +391,32 @@ impl Reaper {
             }
         }
         if self.config.dry_run {
-            self.emit(Activity::new(now, actor, name, ActivityKind::WouldReap, "dry run: nothing run"));
+            self.emit(Activity::new(
+                now,
+                actor,
+                name,
+                ActivityKind::WouldReap,
+                "dry run: nothing run",
+            ));
             return Some(ActivityKind::WouldReap);
         }
-        self.emit(Activity::new(now, actor, name, ActivityKind::Started, argv.join(" ")));
+        self.emit(Activity::new(
+            now,
+            actor,
+            name,
+            ActivityKind::Started,
+            argv.join(" "),
+        ));
         let deadline = self.config.down_timeout;
         let result = self.runtime.block_on(teardown::run(&argv, deadline));
         let done = (self.clock)();
         let secs = result.took.as_secs_f64();
         if result.succeeded() {
             let detail = format!("down succeeded in {secs:.1}s");
-            if let Err(error) = self.store.clear_reap_failure(name) {
-                if !matches!(error, StoreError::ReadOnly(_)) {
-                    self.store_error(done, &error);
-                }
+            if let Err(error) = self.store.clear_reap_failure(name)
+                && !matches!(error, StoreError::ReadOnly(_))
+            {
+                self.store_error(done, &error);
             }
             let mut a = Activity::new(done, actor, name, ActivityKind::Reaped, detail);
             a.stderr_tail = result.stderr_tail;
@@ -425,7 +463,11 @@ impl Reaper {
 
 /// What differs between the decision's view and the fresh re-read, if
 /// anything.
-fn changed(seen: &Instance, seen_attempt: Option<&ReapAttempt>, now: &Recheck) -> Option<&'static str> {
+fn changed(
+    seen: &Instance,
+    seen_attempt: Option<&ReapAttempt>,
+    now: &Recheck,
+) -> Option<&'static str> {
     if seen.status != now.status {
         Some("status")
     } else if seen.lease != now.lease {
@@ -455,21 +497,26 @@ fn iso_time(at: i64) -> String {
 ///
 /// # Errors
 /// The thread could not be spawned.
-pub fn spawn(mut reaper: Reaper, stop: Arc<AtomicBool>) -> std::io::Result<std::thread::JoinHandle<()>> {
-    std::thread::Builder::new().name("reaper".into()).spawn(move || {
-        while !stop.load(Ordering::Relaxed) {
-            let started = Instant::now();
-            reaper.pass();
-            // Monotonic wait: a wall-clock jump neither shortens nor
-            // lengthens the tick.
-            while started.elapsed() < reaper.config.tick {
-                if stop.load(Ordering::Relaxed) {
-                    return;
+pub fn spawn(
+    mut reaper: Reaper,
+    stop: Arc<AtomicBool>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("reaper".into())
+        .spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let started = Instant::now();
+                reaper.pass();
+                // Monotonic wait: a wall-clock jump neither shortens nor
+                // lengthens the tick.
+                while started.elapsed() < reaper.config.tick {
+                    if stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
                 }
-                std::thread::sleep(Duration::from_millis(100));
             }
-        }
-    })
+        })
 }
 
 /// Where the reaper's store is, for operator actions that open their own

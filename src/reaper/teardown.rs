@@ -52,7 +52,8 @@ impl DownCommand {
     /// [`DownCommandError`] when it cannot be split, is empty, or lacks
     /// `{name}`.
     pub fn parse(template: &str) -> Result<Self, DownCommandError> {
-        let argv = shell_words::split(template).map_err(|e| DownCommandError::Split(e.to_string()))?;
+        let argv =
+            shell_words::split(template).map_err(|e| DownCommandError::Split(e.to_string()))?;
         Self::from_argv(argv)
     }
 
@@ -141,8 +142,14 @@ pub async fn run(argv: &[String], deadline: Duration) -> TeardownResult {
         }
     };
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
-    let stdout = child.stdout.take().map(|s| Capture::spawn(s, STDOUT_CAP, false));
-    let stderr = child.stderr.take().map(|s| Capture::spawn(s, STDERR_TAIL, true));
+    let stdout = child
+        .stdout
+        .take()
+        .map(|s| Capture::spawn(s, STDOUT_CAP, false));
+    let stderr = child
+        .stderr
+        .take()
+        .map(|s| Capture::spawn(s, STDERR_TAIL, true));
 
     let exit = match tokio::time::timeout(deadline, child.wait()).await {
         Ok(Ok(status)) => exit_of(status),
@@ -156,7 +163,10 @@ pub async fn run(argv: &[String], deadline: Duration) -> TeardownResult {
         }
         Err(_) => {
             signal_group(pgid, nix::sys::signal::Signal::SIGTERM);
-            if tokio::time::timeout(KILL_GRACE, child.wait()).await.is_err() {
+            if tokio::time::timeout(KILL_GRACE, child.wait())
+                .await
+                .is_err()
+            {
                 signal_group(pgid, nix::sys::signal::Signal::SIGKILL);
                 let _ = child.wait().await;
             }
@@ -184,7 +194,11 @@ impl Capture {
     /// Read everything from `reader`, keeping at most `cap` bytes: the head,
     /// or the tail when `keep_tail`. Reading continues past the cap
     /// (discarding) so the child never blocks on a full pipe.
-    fn spawn(mut reader: impl AsyncRead + Unpin + Send + 'static, cap: usize, keep_tail: bool) -> Self {
+    fn spawn(
+        mut reader: impl AsyncRead + Unpin + Send + 'static,
+        cap: usize,
+        keep_tail: bool,
+    ) -> Self {
         let buffer = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let sink = std::sync::Arc::clone(&buffer);
         let task = tokio::spawn(async move {
@@ -193,7 +207,9 @@ impl Capture {
                 match reader.read(&mut chunk).await {
                     Ok(0) | Err(_) => break,
                     Ok(n) => {
-                        let mut kept = sink.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                        let mut kept = sink
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner);
                         kept.extend_from_slice(&chunk[..n]);
                         if kept.len() > cap {
                             if keep_tail {
@@ -217,7 +233,10 @@ impl Capture {
         let Some(mut capture) = capture else {
             return String::new();
         };
-        if tokio::time::timeout(DRAIN, &mut capture.task).await.is_err() {
+        if tokio::time::timeout(DRAIN, &mut capture.task)
+            .await
+            .is_err()
+        {
             capture.task.abort();
         }
         let bytes = capture
@@ -259,7 +278,8 @@ mod tests {
             cmd.argv_for("golf").unwrap(),
             vec!["stackless", "down", "golf", "--json"]
         );
-        let quoted = DownCommand::parse("'/opt/my tools/stackless' down --instance={name}").unwrap();
+        let quoted =
+            DownCommand::parse("'/opt/my tools/stackless' down --instance={name}").unwrap();
         assert_eq!(
             quoted.argv_for("golf").unwrap(),
             vec!["/opt/my tools/stackless", "down", "--instance=golf"]
@@ -300,7 +320,10 @@ mod tests {
 
     #[test]
     fn captures_exit_stdout_and_stderr() {
-        let r = rt().block_on(run(&sh("echo out; echo err >&2; exit 3"), Duration::from_secs(10)));
+        let r = rt().block_on(run(
+            &sh("echo out; echo err >&2; exit 3"),
+            Duration::from_secs(10),
+        ));
         assert_eq!(r.exit, Exit::Code(3));
         assert_eq!(r.stdout, "out\n");
         assert_eq!(r.stderr_tail, "err\n");
@@ -316,7 +339,10 @@ mod tests {
 
     #[test]
     fn grandchild_holding_stdout_does_not_hang() {
-        let r = rt().block_on(run(&sh("sleep 30 & echo started; exit 0"), Duration::from_secs(10)));
+        let r = rt().block_on(run(
+            &sh("sleep 30 & echo started; exit 0"),
+            Duration::from_secs(10),
+        ));
         assert_eq!(r.exit, Exit::Code(0));
         assert_eq!(r.stdout, "started\n");
         assert!(r.took < Duration::from_secs(5), "took {:?}", r.took);
@@ -340,7 +366,10 @@ mod tests {
 
     #[test]
     fn spawn_failure_is_reported() {
-        let r = rt().block_on(run(&["/nonexistent/down".to_owned()], Duration::from_secs(1)));
+        let r = rt().block_on(run(
+            &["/nonexistent/down".to_owned()],
+            Duration::from_secs(1),
+        ));
         assert_eq!(r.exit, Exit::Code(127));
         assert!(r.stderr_tail.starts_with("cannot run /nonexistent/down"));
     }

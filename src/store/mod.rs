@@ -146,7 +146,8 @@ impl Store {
         if create {
             flags |= OpenFlags::SQLITE_OPEN_CREATE;
         }
-        let conn = Connection::open_with_flags(path, flags).map_err(|e| StoreError::sqlite(path, &e))?;
+        let conn =
+            Connection::open_with_flags(path, flags).map_err(|e| StoreError::sqlite(path, &e))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| StoreError::sqlite(path, &e))?;
         conn.pragma_update(None, "foreign_keys", "ON")
@@ -361,8 +362,7 @@ impl Store {
             .optional()
             .map_err(err)?
             .flatten();
-        let (attempts, next_retry_at) =
-            crate::reaper::decision::next_failure(previous, now);
+        let (attempts, next_retry_at) = crate::reaper::decision::next_failure(previous, now);
         tx.execute(
             "INSERT INTO reap_attempts (instance, attempts, last_error, next_retry_at)
              VALUES (?1, ?2, ?3, ?4)
@@ -422,7 +422,9 @@ impl Store {
 
     fn check_writable(&self) -> Result<(), StoreError> {
         if self.access == Access::ReadOnly {
-            return Err(StoreError::ReadOnly("the store was opened read-only".into()));
+            return Err(StoreError::ReadOnly(
+                "the store was opened read-only".into(),
+            ));
         }
         if !self.generation.allows_reaper() {
             return Err(StoreError::ReadOnly(format!(
@@ -453,29 +455,28 @@ fn read_layout(conn: &Connection, path: &Path) -> Result<Layout, StoreError> {
         let mut stmt = conn
             .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
             .map_err(err)?;
-        let names = stmt
-            .query_map([], |r| r.get::<_, String>(0))
+        stmt.query_map([], |r| r.get::<_, String>(0))
             .map_err(err)?
             .collect::<Result<_, _>>()
-            .map_err(err)?;
-        names
+            .map_err(err)?
     };
     let has = |t: &str| tables.iter().any(|n| n == t);
     for required in ["instances", "leases", "op_locks"] {
         if !has(required) {
-            return Err(StoreError::NotStackless(path.to_owned(), required.to_owned()));
+            return Err(StoreError::NotStackless(
+                path.to_owned(),
+                required.to_owned(),
+            ));
         }
     }
     let lock_columns: Vec<String> = {
         let mut stmt = conn
             .prepare("SELECT name FROM pragma_table_info('op_locks')")
             .map_err(err)?;
-        let names = stmt
-            .query_map([], |r| r.get::<_, String>(0))
+        stmt.query_map([], |r| r.get::<_, String>(0))
             .map_err(err)?
             .collect::<Result<_, _>>()
-            .map_err(err)?;
-        names
+            .map_err(err)?
     };
     Ok(Layout {
         reap_attempts: has("reap_attempts"),

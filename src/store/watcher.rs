@@ -51,7 +51,10 @@ fn run(path: &std::path::Path, access: Access, tx: &EventSender, stop: &AtomicBo
                     last_version = None;
                 }
                 Err(e) => {
-                    if tx.send(Event::StoreHealth(StoreHealth::Error(e.to_string()))).is_err() {
+                    if tx
+                        .send(Event::StoreHealth(StoreHealth::Error(e.to_string())))
+                        .is_err()
+                    {
                         return;
                     }
                     std::thread::sleep(Duration::from_secs(1));
@@ -82,12 +85,18 @@ fn run(path: &std::path::Path, access: Access, tx: &EventSender, stop: &AtomicBo
                 }
                 Err(StoreError::Busy(_)) => {
                     let since = *busy_since.get_or_insert_with(Instant::now);
-                    if tx.send(Event::StoreHealth(StoreHealth::Busy(since))).is_err() {
+                    if tx
+                        .send(Event::StoreHealth(StoreHealth::Busy(since)))
+                        .is_err()
+                    {
                         return;
                     }
                 }
                 Err(e) => {
-                    if tx.send(Event::StoreHealth(StoreHealth::Error(e.to_string()))).is_err() {
+                    if tx
+                        .send(Event::StoreHealth(StoreHealth::Error(e.to_string())))
+                        .is_err()
+                    {
                         return;
                     }
                     store = None;

@@ -7,8 +7,8 @@ use std::io;
 use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use succession::eviction::{self, AnonymousOutcome, Outcome, Policy};
@@ -165,7 +165,10 @@ fn run(config: &HelperConfig, tx: &EventSender, handle: &Arc<HelperHandle>) {
             }
             SupEvent::SupersededAnonymously => {
                 let _ = tx.send(note(SupervisorKind::SupersededAnonymously, text, None));
-                let text = match image.as_deref().map(|p| eviction::evict_anonymous(p, &Policy::default())) {
+                let text = match image
+                    .as_deref()
+                    .map(|p| eviction::evict_anonymous(p, &Policy::default()))
+                {
                     None => "cannot evict an unidentified tenant: helper image unknown".to_owned(),
                     Some(AnonymousOutcome::NoCandidate) => {
                         "unidentified tenant is not our helper: left alone".to_owned()
@@ -184,7 +187,11 @@ fn run(config: &HelperConfig, tx: &EventSender, handle: &Arc<HelperHandle>) {
             SupEvent::Exited { .. } => {
                 handle.pid.store(0, Ordering::SeqCst);
                 if handle.stopping() {
-                    note(SupervisorKind::Stopped, format!("{text} (stopped by the console)"), None)
+                    note(
+                        SupervisorKind::Stopped,
+                        format!("{text} (stopped by the console)"),
+                        None,
+                    )
                 } else {
                     note(SupervisorKind::Exited, text, None)
                 }
@@ -193,9 +200,11 @@ fn run(config: &HelperConfig, tx: &EventSender, handle: &Arc<HelperHandle>) {
                 handle.pid.store(0, Ordering::SeqCst);
                 note(SupervisorKind::SpawnFailed, text, None)
             }
-            SupEvent::BackingOff(delay) => {
-                note(SupervisorKind::BackingOff, text, Some(Instant::now() + *delay))
-            }
+            SupEvent::BackingOff(delay) => note(
+                SupervisorKind::BackingOff,
+                text,
+                Some(Instant::now() + *delay),
+            ),
         };
         let _ = tx.send(message);
     };

@@ -1,1 +1,93 @@
+//! The terminal UI: the view model ([`view`]), the UI state and key handling
+//! ([`app`]), one module per pane ([`panes`]) and the styles ([`theme`]).
+//!
+//! Layout, top to bottom: the header (title, store, schema, reaper, helper,
+//! banners), Instances (the biggest), a row with Backoffs (left) and
+//! Supervisor (right), Activity, and a one-line footer of keys. Below
+//! [`MIN_WIDTH`] x [`MIN_HEIGHT`] only a one-line notice is drawn.
 
+pub mod app;
+pub mod panes;
+pub mod theme;
+pub mod view;
+
+pub use app::{App, AppConfig, Command, Focus};
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::Line;
+use ratatui::widgets::Paragraph;
+
+/// The narrowest terminal (columns) the full layout is drawn in.
+pub const MIN_WIDTH: u16 = 60;
+/// The shortest terminal (rows) the full layout is drawn in.
+pub const MIN_HEIGHT: u16 = 15;
+
+/// The areas of the full layout for a frame of `area`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Areas {
+    /// Header (2 lines plus banners).
+    pub header: Rect,
+    /// Instances pane.
+    pub instances: Rect,
+    /// Backoffs pane (middle left).
+    pub backoffs: Rect,
+    /// Supervisor pane (middle right).
+    pub supervisor: Rect,
+    /// Activity pane.
+    pub activity: Rect,
+    /// Footer (1 line).
+    pub footer: Rect,
+}
+
+/// Split `area` into the console's regions. The header never takes more
+/// than a third of the height, so the panes always get room.
+#[must_use]
+pub fn layout(app: &App, area: Rect) -> Areas {
+    let header = panes::header::height(app, area.width).min((area.height / 3).max(2));
+    let [header, instances, middle, activity, footer] = Layout::vertical([
+        Constraint::Length(header),
+        Constraint::Fill(5),
+        Constraint::Fill(3),
+        Constraint::Fill(3),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let [backoffs, supervisor] =
+        Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(middle);
+    Areas {
+        header,
+        instances,
+        backoffs,
+        supervisor,
+        activity,
+        footer,
+    }
+}
+
+/// Draw the whole console for `app` into `frame` (one ratatui layout,
+/// recomputed every frame, so a resize needs nothing else). Never panics,
+/// whatever the frame size: below [`MIN_WIDTH`] x [`MIN_HEIGHT`] it draws
+/// `terminal too small: WxH, needs 60x15`.
+pub fn draw(frame: &mut Frame, app: &App) {
+    let area = frame.area();
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        frame.render_widget(
+            Paragraph::new(Line::raw(view::too_small(area.width, area.height))),
+            area,
+        );
+        return;
+    }
+    let areas = layout(app, area);
+    panes::header::render(frame, areas.header, app);
+    panes::instances::render(frame, areas.instances, app);
+    panes::backoffs::render(frame, areas.backoffs, app);
+    panes::supervisor::render(frame, areas.supervisor, app);
+    panes::activity::render(frame, areas.activity, app);
+    panes::footer::render(frame, areas.footer, app);
+    if let Some(instance) = app.confirming() {
+        panes::overlay::render_confirm(frame, area, instance);
+    } else if app.help_open() {
+        panes::overlay::render_help(frame, area);
+    }
+}

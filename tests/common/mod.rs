@@ -18,7 +18,9 @@ pub const CAPTURE: i64 = 1_795_960_686;
 /// writes -wal/-shm beside a store, and fixtures must stay pristine).
 pub fn fixture(name: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
     let target = dir.path().join("state.db");
     std::fs::copy(&source, &target).expect("copy fixture");
     let mut perms = std::fs::metadata(&target).expect("meta").permissions();

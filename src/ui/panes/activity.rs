@@ -1,0 +1,55 @@
+//! The Activity pane: what the reaper and the operator did,
+//! `HH:MM:SS actor instance kind: detail`, coalesced (` x3`), newest last,
+//! following the bottom unless the operator scrolled up.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::{focused, log_window, pane_block, title};
+use crate::ui::app::{App, Focus};
+use crate::ui::theme;
+use crate::ui::view;
+
+/// Shown before the first entry.
+pub const EMPTY: &str = "no activity yet";
+
+/// Draw the Activity pane into `area`.
+pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+    let is_focused = focused(app, Focus::Activity);
+    let log = app.activity();
+    let entries = log.entries();
+    let rows = usize::from(area.height.saturating_sub(2));
+    let mut viewport = app.viewport.get();
+    viewport.activity_rows = rows;
+    app.viewport.set(viewport);
+    let (start, end) = log_window(entries.len(), rows, log.scroll_up());
+    let suffix = if end < entries.len() {
+        format!("↓ {} newer (End follows)", entries.len() - end)
+    } else {
+        String::new()
+    };
+    let block = pane_block(title("Activity", &suffix, is_focused), is_focused);
+    if entries.is_empty() {
+        frame.render_widget(
+            Paragraph::new(Line::styled(EMPTY, theme::muted())).block(block),
+            area,
+        );
+        return;
+    }
+    let width = usize::from(area.width.saturating_sub(2));
+    let lines: Vec<Line> = entries
+        .range(start..end)
+        .map(|logged| {
+            let text = view::activity_line(&logged.entry, logged.count);
+            let text = view::fit(&text, width);
+            let (clock, rest) = super::split_clock(&text);
+            Line::from(vec![
+                Span::styled(clock.to_owned(), theme::muted()),
+                Span::styled(rest.to_owned(), theme::activity(logged.entry.kind)),
+            ])
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines).block(block), area);
+}

@@ -1,0 +1,138 @@
+//! The Backoffs pane: every `reap_attempts` row (INSTANCE, ATTEMPTS, RETRY,
+//! LAST ERROR), and under the table the selected row's remediation.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, HighlightSpacing, Paragraph, Row, Table, TableState};
+use unicode_width::UnicodeWidthStr;
+
+use super::{HIGHLIGHT_SYMBOL, focused, pane_block, scroll_window, title};
+use crate::model::generation::Era;
+use crate::ui::app::{App, Focus};
+use crate::ui::theme;
+use crate::ui::view::{self, BackoffRow};
+
+/// Column headers, in order.
+pub const HEADERS: [&str; 4] = ["INSTANCE", "ATTEMPTS", "RETRY", "LAST ERROR"];
+
+const SPACING: u16 = 1;
+
+/// Draw the Backoffs pane into `area`.
+pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+    let is_focused = focused(app, Focus::Backoffs);
+    let snapshot = app.snapshot();
+    let attempts = &snapshot.reap_attempts;
+    let len = attempts.len();
+    let block = pane_block(
+        title("Backoffs", &format!("({len})"), is_focused),
+        is_focused,
+    );
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    if inner.width == 0 || inner.height == 0 {
+        return;
+    }
+    if len == 0 {
+        let text = if snapshot.generation.era() == Era::Older {
+            format!(
+                "no reap_attempts table (schema v{})",
+                snapshot.generation.user_version
+            )
+        } else {
+            "no reap backoffs".to_owned()
+        };
+        frame.render_widget(Paragraph::new(Line::styled(text, theme::muted())), inner);
+        return;
+    }
+    let now = app.now();
+    let selected = app.backoff_index().min(len - 1);
+    let selected_row = view::backoff_row(&attempts[selected], now);
+    let (table_area, detail_area) = match &selected_row.remediation {
+        Some(_) if inner.height >= 3 => {
+            let [t, d] =
+                Layout::vertical([Constraint::Fill(1), Constraint::Length(1)]).areas(inner);
+            (t, Some(d))
+        }
+        _ => (inner, None),
+    };
+    let rows_fit = usize::from(table_area.height.saturating_sub(1));
+    let mut viewport = app.viewport.get();
+    let offset = scroll_window(viewport.backoffs_offset, selected, len, rows_fit);
+    viewport.backoffs_offset = offset;
+    viewport.backoffs_rows = rows_fit;
+    app.viewport.set(viewport);
+
+    let end = (offset + rows_fit).min(len);
+    let built: Vec<BackoffRow> = attempts[offset..end]
+        .iter()
+        .map(|a| view::backoff_row(a, now))
+        .collect();
+    let widths = column_widths(table_area.width, &built);
+    let rows: Vec<Row> = built
+        .into_iter()
+        .map(|r| {
+            let retry_style = if r.due { theme::due() } else { Style::new() };
+            let cell = |text: &str, i: usize| -> Cell<'static> {
+                Cell::from(view::fit(text, usize::from(widths[i])).into_owned())
+            };
+            Row::new([
+                cell(&r.instance, 0),
+                cell(&r.attempts, 1).style(theme::failure()),
+                cell(&r.retry, 2).style(retry_style),
+                cell(&r.last_error, 3),
+            ])
+        })
+        .collect();
+    let table = Table::new(rows, widths.map(Constraint::Length))
+        .header(
+            Row::new(
+                HEADERS
+                    .iter()
+                    .zip(widths)
+                    .map(|(h, w)| Cell::from(view::fit(h, usize::from(w)))),
+            )
+            .style(theme::table_header()),
+        )
+        .column_spacing(SPACING)
+        .highlight_symbol(HIGHLIGHT_SYMBOL)
+        .highlight_spacing(HighlightSpacing::Always)
+        .row_highlight_style(if is_focused {
+            theme::selected_focused()
+        } else {
+            theme::selected_unfocused()
+        });
+    let mut state = TableState::default().with_selected(Some(selected - offset));
+    frame.render_stateful_widget(table, table_area, &mut state);
+
+    if let (Some(detail_area), Some(remediation)) = (detail_area, selected_row.remediation) {
+        let line = Line::from(vec![
+            Span::styled("remediation: ", theme::muted()),
+            Span::raw(remediation),
+        ]);
+        frame.render_widget(Paragraph::new(line), detail_area);
+    }
+}
+
+/// Column widths for a table `width` columns wide: INSTANCE as wide as its
+/// widest visible name (8 to 24), ATTEMPTS 8, RETRY as wide as its widest
+/// visible text (5 to 16), LAST ERROR the rest.
+#[must_use]
+pub fn column_widths(width: u16, rows: &[BackoffRow]) -> [u16; 4] {
+    let symbol = u16::try_from(HIGHLIGHT_SYMBOL.width()).unwrap_or(2);
+    let available = width.saturating_sub(symbol + SPACING * 3);
+    let widest = |f: fn(&BackoffRow) -> &str| {
+        rows.iter()
+            .map(|r| f(r).width())
+            .max()
+            .map_or(0, |w| u16::try_from(w).unwrap_or(u16::MAX))
+    };
+    let name = widest(|r| &r.instance).clamp(8, 24).min(available);
+    let attempts = 8.min(available - name);
+    let retry = widest(|r| &r.retry)
+        .clamp(5, 16)
+        .min(available - name - attempts);
+    let error = available - name - attempts - retry;
+    [name, attempts, retry, error]
+}

@@ -1,0 +1,110 @@
+//! The header: title, store, schema generation, reaper and helper state,
+//! then one banner per condition the operator must know
+//! about (schema generation, store busy or unreadable).
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+use unicode_width::UnicodeWidthStr;
+
+use crate::event::StoreHealth;
+use crate::model::text::sanitize_short;
+use crate::ui::app::App;
+use crate::ui::theme;
+use crate::ui::view;
+
+/// The title shown first in the header.
+pub const TITLE: &str = "stackless-tui";
+
+/// The banners to show, in order, each with its style: the schema
+/// generation's banner, then the store's health (busy, error).
+#[must_use]
+pub fn banners(app: &App) -> Vec<(String, Style)> {
+    let mut out = Vec::new();
+    if let Some(banner) = app.snapshot().generation.banner() {
+        out.push((format!("! {banner}"), theme::banner_warning()));
+    }
+    match app.health() {
+        StoreHealth::Ok => {}
+        StoreHealth::Busy(since) => {
+            let secs = app.clock().saturating_duration_since(*since).as_secs();
+            out.push((
+                format!("! {}", view::busy_banner(secs)),
+                theme::banner_warning(),
+            ));
+        }
+        StoreHealth::Error(message) => {
+            out.push((
+                format!("! {}", view::error_banner(message)),
+                theme::banner_error(),
+            ));
+        }
+    }
+    out
+}
+
+/// Lines a banner of `text` takes at `width` columns: 1, or 2 when it does
+/// not fit on one (longer text is cut).
+#[must_use]
+pub fn banner_height(text: &str, width: u16) -> u16 {
+    if width == 0 || text.width() <= usize::from(width) {
+        1
+    } else {
+        2
+    }
+}
+
+/// The header's height at `width` columns: 2 lines plus the banners.
+#[must_use]
+pub fn height(app: &App, width: u16) -> u16 {
+    2 + banners(app)
+        .iter()
+        .map(|(text, _)| banner_height(text, width))
+        .sum::<u16>()
+}
+
+/// Draw the header into `area` (see [`height`]).
+pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+    if area.height == 0 || area.width == 0 {
+        return;
+    }
+    let config = app.config();
+    let snapshot = app.snapshot();
+    let sep = || Span::styled("  │  ", theme::muted());
+    let first = Line::from(vec![
+        Span::styled(TITLE, theme::title()),
+        sep(),
+        Span::raw(sanitize_short(&config.store_label, view::CUT_LONG)),
+        sep(),
+        Span::raw(format!("schema v{}", snapshot.generation.user_version)),
+    ]);
+    let second = Line::from(vec![
+        Span::raw(sanitize_short(&config.reaper_line, view::CUT_SHORT)),
+        sep(),
+        Span::raw(sanitize_short(&config.helper_line, view::CUT_SHORT)),
+    ]);
+    let mut y = area.y;
+    let bottom = area.y + area.height;
+    for line in [first, second] {
+        if y >= bottom {
+            return;
+        }
+        frame.render_widget(Paragraph::new(line), Rect::new(area.x, y, area.width, 1));
+        y += 1;
+    }
+    for (text, style) in banners(app) {
+        if y >= bottom {
+            return;
+        }
+        let h = banner_height(&text, area.width).min(bottom - y);
+        frame.render_widget(
+            Paragraph::new(Line::styled(text, style))
+                .style(style)
+                .wrap(Wrap { trim: true }),
+            Rect::new(area.x, y, area.width, h),
+        );
+        y += h;
+    }
+}

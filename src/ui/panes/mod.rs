@@ -1,0 +1,122 @@
+//! One module per screen region. Each `render` draws its region into `area`
+//! of `frame` from `&App` alone, so a test can draw any pane by itself.
+
+pub mod activity;
+pub mod backoffs;
+pub mod footer;
+pub mod header;
+pub mod instances;
+pub mod overlay;
+pub mod supervisor;
+
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Block;
+
+use super::app::{App, Focus};
+use super::theme;
+
+/// The symbol in front of the selected table row (2 columns).
+pub const HIGHLIGHT_SYMBOL: &str = "▶ ";
+
+/// A pane's bordered block: double border and bold title when focused.
+#[must_use]
+pub fn pane_block<'a>(title: impl Into<Line<'a>>, focused: bool) -> Block<'a> {
+    let block = Block::bordered().title(title);
+    if focused {
+        block
+            .border_type(theme::FOCUSED_BORDER)
+            .border_style(theme::focused_border())
+    } else {
+        block
+            .border_type(theme::UNFOCUSED_BORDER)
+            .border_style(theme::unfocused_border())
+    }
+}
+
+/// A pane title: ` Name ` plus a muted suffix (counts, position).
+#[must_use]
+pub fn title(name: &str, suffix: &str, focused: bool) -> Line<'static> {
+    let name_style = if focused {
+        theme::focused_border()
+    } else {
+        ratatui::style::Style::new().add_modifier(ratatui::style::Modifier::BOLD)
+    };
+    let mut spans = vec![Span::styled(format!(" {name} "), name_style)];
+    if !suffix.is_empty() {
+        spans.push(Span::styled(format!("{suffix} "), theme::muted()));
+    }
+    Line::from(spans)
+}
+
+/// Whether `pane` has the keyboard in `app`.
+#[must_use]
+pub fn focused(app: &App, pane: Focus) -> bool {
+    app.focus() == pane
+}
+
+/// The first row to draw so that `selected` is visible in `rows` rows,
+/// moving the previous window `previous` as little as possible. `len` is the
+/// number of rows in the table.
+#[must_use]
+pub fn scroll_window(previous: usize, selected: usize, len: usize, rows: usize) -> usize {
+    if rows == 0 || len <= rows {
+        return 0;
+    }
+    let mut offset = previous.min(len - rows);
+    if selected < offset {
+        offset = selected;
+    } else if selected >= offset + rows {
+        offset = selected + 1 - rows;
+    }
+    offset.min(len - rows)
+}
+
+/// The window of a log of `len` entries that shows `rows` lines ending
+/// `scroll_up` entries above the newest: `(start, end)` (end exclusive).
+#[must_use]
+pub fn log_window(len: usize, rows: usize, scroll_up: usize) -> (usize, usize) {
+    let scroll = scroll_up.min(len.saturating_sub(rows));
+    let end = len - scroll;
+    (end.saturating_sub(rows), end)
+}
+
+/// Split a log line into its `HH:MM:SS` prefix and the rest, at a character
+/// boundary even when the line was cut short.
+#[must_use]
+pub fn split_clock(line: &str) -> (&str, &str) {
+    let cut = (0..=8.min(line.len()))
+        .rev()
+        .find(|&i| line.is_char_boundary(i))
+        .unwrap_or(0);
+    line.split_at(cut)
+}
+
+/// `rect` shrunk by its border (zero-sized when too small).
+#[must_use]
+pub fn inner(rect: Rect) -> Rect {
+    Block::bordered().inner(rect)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows() {
+        assert_eq!(scroll_window(0, 0, 5, 10), 0);
+        assert_eq!(scroll_window(0, 12, 100, 10), 3);
+        assert_eq!(scroll_window(3, 5, 100, 10), 3);
+        assert_eq!(scroll_window(3, 1, 100, 10), 1);
+        assert_eq!(scroll_window(95, 99, 100, 10), 90);
+        assert_eq!(scroll_window(5, 0, 100, 0), 0);
+        assert_eq!(log_window(3, 10, 0), (0, 3));
+        assert_eq!(log_window(30, 10, 0), (20, 30));
+        assert_eq!(log_window(30, 10, 5), (15, 25));
+        assert_eq!(log_window(30, 10, 500), (0, 10));
+        assert_eq!(log_window(0, 0, 0), (0, 0));
+        assert_eq!(split_clock("13:57:… x"), ("13:57:", "… x"));
+        assert_eq!(split_clock("13:57:26 a"), ("13:57:26", " a"));
+        assert_eq!(split_clock("1…"), ("1…", ""));
+    }
+}

@@ -1,0 +1,101 @@
+//! The Supervisor pane: the helper supervisor's events, `HH:MM:SS text`,
+//! newest last, following the bottom unless the operator scrolled up. A
+//! back-off that is the newest entry counts down live (`restart in 3s`).
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::{focused, log_window, pane_block, title};
+use crate::event::SupervisorKind;
+use crate::model::time;
+use crate::ui::app::{App, Focus};
+use crate::ui::theme;
+use crate::ui::view;
+
+/// Shown before any event when no helper is configured.
+pub const NO_HELPER: &str = "no helper configured (--helper)";
+/// Shown before any event when a helper is configured.
+pub const WAITING: &str = "waiting for the supervisor…";
+
+/// Draw the Supervisor pane into `area`.
+pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+    let is_focused = focused(app, Focus::Supervisor);
+    let log = app.supervisor();
+    let entries = log.entries();
+    let rows = usize::from(area.height.saturating_sub(2));
+    let mut viewport = app.viewport.get();
+    viewport.supervisor_rows = rows;
+    app.viewport.set(viewport);
+    let (start, end) = log_window(entries.len(), rows, log.scroll_up());
+    let mut suffix = match entries.back() {
+        Some(newest) if newest.entry.kind == SupervisorKind::BackingOff => newest
+            .entry
+            .until
+            .map(|until| countdown(until.saturating_duration_since(app.clock())))
+            .map(|c| c.trim().to_owned())
+            .unwrap_or_default(),
+        _ => String::new(),
+    };
+    if end < entries.len() {
+        if !suffix.is_empty() {
+            suffix.push_str(" · ");
+        }
+        let _ = write!(suffix, "↓ {} newer (End follows)", entries.len() - end);
+    }
+    let block = pane_block(title("Supervisor", &suffix, is_focused), is_focused);
+    if entries.is_empty() {
+        let helper = app.config().helper_line.trim_end();
+        let text = if helper.ends_with("none") || helper.is_empty() {
+            NO_HELPER
+        } else {
+            WAITING
+        };
+        frame.render_widget(
+            Paragraph::new(Line::styled(text, theme::muted())).block(block),
+            area,
+        );
+        return;
+    }
+    let width = usize::from(area.width.saturating_sub(2));
+    let lines: Vec<Line> = entries
+        .range(start..end)
+        .enumerate()
+        .map(|(i, logged)| {
+            let note = &logged.entry;
+            let mut text = view::supervisor_line(note, logged.count);
+            let newest = start + i + 1 == entries.len();
+            if newest
+                && note.kind == SupervisorKind::BackingOff
+                && let Some(until) = note.until
+            {
+                text.push_str(&countdown(until.saturating_duration_since(app.clock())));
+            }
+            let text = view::fit(&text, width);
+            let (clock, rest) = super::split_clock(&text);
+            Line::from(vec![
+                Span::styled(clock.to_owned(), theme::muted()),
+                Span::styled(rest.to_owned(), theme::supervisor(note.kind)),
+            ])
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+/// ` (restart in 3s)` for a back-off with `left` to go (rounded up), or
+/// ` (restarting)` once it ran out.
+#[must_use]
+pub fn countdown(left: Duration) -> String {
+    if left.is_zero() {
+        return " (restarting)".to_owned();
+    }
+    let secs = left.as_secs() + u64::from(left.subsec_nanos() > 0);
+    format!(
+        " (restart in {})",
+        time::span(i64::try_from(secs).unwrap_or(i64::MAX))
+    )
+}

@@ -1,0 +1,160 @@
+//! Styles, in one place. Colour is never the only signal: every state also
+//! shows as text (`expired … ago`, `tombstoned`, `stale: pid gone`) or as a
+//! modifier/border that survives `NO_COLOR` (crossterm drops the colours
+//! themselves when `NO_COLOR` is set; bold, dim, reverse and the border
+//! shapes remain).
+
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::widgets::BorderType;
+
+/// The border of the focused pane (double lines: visible without colour).
+pub const FOCUSED_BORDER: BorderType = BorderType::Double;
+/// The border of every other pane.
+pub const UNFOCUSED_BORDER: BorderType = BorderType::Plain;
+
+/// Border style of the focused pane.
+#[must_use]
+pub fn focused_border() -> Style {
+    Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
+}
+
+/// Border style of the other panes.
+#[must_use]
+pub fn unfocused_border() -> Style {
+    Style::new().fg(Color::DarkGray)
+}
+
+/// Table header rows (`NAME`, `SUBSTRATE`, ...).
+#[must_use]
+pub fn table_header() -> Style {
+    Style::new().add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
+}
+
+/// The selected row when its pane has focus.
+#[must_use]
+pub fn selected_focused() -> Style {
+    Style::new().add_modifier(Modifier::REVERSED)
+}
+
+/// The selected row when its pane does not have focus.
+#[must_use]
+pub fn selected_unfocused() -> Style {
+    Style::new().add_modifier(Modifier::BOLD)
+}
+
+/// A tombstoned instance's whole row.
+#[must_use]
+pub fn tombstoned() -> Style {
+    Style::new().fg(Color::DarkGray).add_modifier(Modifier::DIM)
+}
+
+/// A status this console does not know (`Status::Other`).
+#[must_use]
+pub fn unknown_status() -> Style {
+    Style::new()
+        .fg(Color::Magenta)
+        .add_modifier(Modifier::ITALIC)
+}
+
+/// An expired lease.
+#[must_use]
+pub fn expired() -> Style {
+    Style::new().fg(Color::Red).add_modifier(Modifier::BOLD)
+}
+
+/// A lock whose holder is alive or on a foreign host (held).
+#[must_use]
+pub fn lock_held() -> Style {
+    Style::new().fg(Color::Yellow)
+}
+
+/// A lock whose holder is gone or whose pid was reused (stale).
+#[must_use]
+pub fn lock_stale() -> Style {
+    Style::new()
+        .fg(Color::Magenta)
+        .add_modifier(Modifier::ITALIC)
+}
+
+/// Failure counts and error text.
+#[must_use]
+pub fn failure() -> Style {
+    Style::new().fg(Color::Red)
+}
+
+/// A backoff that is due (the reaper retries on its next tick).
+#[must_use]
+pub fn due() -> Style {
+    Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD)
+}
+
+/// Secondary text: timestamps, hints, empty-state messages.
+#[must_use]
+pub fn muted() -> Style {
+    Style::new().fg(Color::DarkGray)
+}
+
+/// The title line of the header.
+#[must_use]
+pub fn title() -> Style {
+    Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
+}
+
+/// A warning banner (store busy, schema generation).
+#[must_use]
+pub fn banner_warning() -> Style {
+    Style::new()
+        .fg(Color::Black)
+        .bg(Color::Yellow)
+        .add_modifier(Modifier::BOLD)
+}
+
+/// An error banner (store unreadable).
+#[must_use]
+pub fn banner_error() -> Style {
+    Style::new()
+        .fg(Color::White)
+        .bg(Color::Red)
+        .add_modifier(Modifier::BOLD)
+}
+
+/// A key name in the footer and the help overlay.
+#[must_use]
+pub fn key() -> Style {
+    Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
+}
+
+/// A key that is currently disabled (read-only store).
+#[must_use]
+pub fn key_disabled() -> Style {
+    Style::new()
+        .fg(Color::DarkGray)
+        .add_modifier(Modifier::CROSSED_OUT)
+}
+
+/// Activity lines, by what happened.
+#[must_use]
+pub fn activity(kind: crate::event::ActivityKind) -> Style {
+    use crate::event::ActivityKind as K;
+    match kind {
+        K::Reaped | K::Collected => Style::new().fg(Color::Green),
+        K::Failed | K::Error => Style::new().fg(Color::Red),
+        K::Refused | K::Aborted => Style::new().fg(Color::Yellow),
+        K::SkippedLocked | K::WaitingBackoff => Style::new().fg(Color::DarkGray),
+        K::Started | K::WouldReap => Style::new().fg(Color::Cyan),
+    }
+}
+
+/// Supervisor lines, by what happened.
+#[must_use]
+pub fn supervisor(kind: crate::event::SupervisorKind) -> Style {
+    use crate::event::SupervisorKind as K;
+    match kind {
+        K::Started => Style::new().fg(Color::Green),
+        K::SpawnFailed => Style::new().fg(Color::Red),
+        K::Exited | K::BackingOff | K::Superseded | K::SupersededAnonymously | K::Evicted => {
+            Style::new().fg(Color::Yellow)
+        }
+        K::Occupied | K::Stopped => Style::new(),
+    }
+}

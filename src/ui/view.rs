@@ -1,0 +1,453 @@
+//! The view model: every piece of text the panes draw, built from the
+//! snapshot and the logs as plain `String`s. Pure (no terminal, no clock:
+//! `now` is a parameter, unix seconds), so each rule is testable on its own.
+//!
+//! Every string that came from the store (or from a process whose output may
+//! echo store text) passes through [`crate::model::text::sanitize_short`]
+//! here, before any span is built: nothing raw reaches the terminal, and a
+//! 5,000-character `last_error` is cut before it costs anything per frame.
+
+use std::borrow::Cow;
+
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+use crate::event::{Activity, SupervisorNote};
+use crate::model::text::sanitize_short;
+use crate::model::{Instance, Liveness, OpLock, ReapAttempt, Status, envelope, time};
+
+/// Longest text kept for short store fields (names, substrate, status,
+/// operation, host), in characters. A DNS-safe name is at most 63.
+pub const CUT_SHORT: usize = 96;
+/// Longest text kept for long fields (error summaries, remediation,
+/// activity details, supervisor lines), in characters.
+pub const CUT_LONG: usize = 400;
+
+/// `HH:MM:SS`, the UTC time of day of `at` (unix seconds). Negative times
+/// wrap correctly (`-1` is `23:59:59`).
+#[must_use]
+pub fn clock(at: i64) -> String {
+    let secs = at.rem_euclid(86_400);
+    format!(
+        "{:02}:{:02}:{:02}",
+        secs / 3600,
+        (secs % 3600) / 60,
+        secs % 60
+    )
+}
+
+/// ` x12` for an entry coalesced `count` times; empty for 1 (or 0).
+#[must_use]
+pub fn count_suffix(count: u32) -> String {
+    if count > 1 {
+        format!(" x{count}")
+    } else {
+        String::new()
+    }
+}
+
+/// `text` fitted to `width` terminal columns: as it is when it fits, else cut
+/// and ended with `…` so the operator sees that something is missing.
+#[must_use]
+pub fn fit(text: &str, width: usize) -> Cow<'_, str> {
+    if text.width() <= width {
+        return Cow::Borrowed(text);
+    }
+    if width == 0 {
+        return Cow::Borrowed("");
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w > width - 1 {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
+    // Multi-character sequences (emoji with a variation selector) can be
+    // wider than their characters: trim until the whole fits.
+    while !out.is_empty() && out.width() > width - 1 {
+        out.pop();
+    }
+    out.push('…');
+    Cow::Owned(out)
+}
+
+/// How an instance's lease reads at `now`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LeaseState {
+    /// Active, lease still running.
+    Running,
+    /// Lease ran out (`expires_at <= now`) on an instance that is not
+    /// tombstoned: a reaper candidate.
+    Expired,
+    /// Tombstoned (no lease: `down` deleted it).
+    Tombstoned,
+    /// No lease row.
+    NoLease,
+}
+
+/// How an instance's operation lock reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LockState {
+    /// No `op_locks` row.
+    Free,
+    /// Held: the holder is alive, or on a foreign host (cannot be probed).
+    Held,
+    /// Stale: the holder's pid is gone or was reused.
+    Stale,
+    /// A lock row without a probed liveness (should not happen: the store
+    /// adapter probes every lock).
+    Unprobed,
+}
+
+/// One row of the Instances pane, as text (all sanitized) plus the states
+/// the pane styles by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstanceRow {
+    /// NAME column.
+    pub name: String,
+    /// SUBSTRATE column.
+    pub substrate: String,
+    /// STATUS column: `active`, `tombstoned`, `? <other>`; ` (!)` appended when
+    /// the row had read anomalies.
+    pub status: String,
+    /// LEASE column: `4h 12m left`, `expired 3m 12s ago`,
+    /// `tombstoned 8d 00h ago`, `no lease`.
+    pub lease: String,
+    /// LOCK column: `up by pid 15180 on vm, stale: pid gone`, or empty.
+    pub lock: String,
+    /// REAP column: the `reap_attempts.attempts` count, or empty.
+    pub reap: String,
+    /// The lease state (styles the LEASE cell).
+    pub lease_state: LeaseState,
+    /// The lock state (styles the LOCK cell).
+    pub lock_state: LockState,
+    /// Whether the status is neither `active` nor `tombstoned`.
+    pub unknown_status: bool,
+}
+
+impl InstanceRow {
+    /// Whether the row is a tombstone (drawn dim).
+    #[must_use]
+    pub fn tombstoned(&self) -> bool {
+        self.lease_state == LeaseState::Tombstoned
+    }
+}
+
+/// The LOCK text: `{operation} by pid {pid} on {host}, {liveness}`.
+/// `holder_host` `None` (a store before migration 4) omits ` on {host}`; an
+/// empty host reads `on ?`; a missing liveness reads `unprobed`.
+#[must_use]
+pub fn lock_text(lock: &OpLock, liveness: Option<&Liveness>) -> String {
+    let operation = sanitize_short(&lock.operation, CUT_SHORT);
+    let mut text = format!("{operation} by pid {}", lock.holder_pid);
+    match lock.holder_host.as_deref() {
+        None => {}
+        Some("") => text.push_str(" on ?"),
+        Some(host) => {
+            text.push_str(" on ");
+            text.push_str(&sanitize_short(host, CUT_SHORT));
+        }
+    }
+    text.push_str(", ");
+    match liveness {
+        Some(l) => text.push_str(&l.to_string()),
+        None => text.push_str("unprobed"),
+    }
+    text
+}
+
+/// The LEASE text and state of `instance` at `now`.
+#[must_use]
+pub fn lease_cell(instance: &Instance, now: i64) -> (String, LeaseState) {
+    if instance.status == Status::Tombstoned {
+        let text = match instance.tombstoned_at {
+            Some(at) => format!("tombstoned {}", time::ago(at, now)),
+            None => "tombstoned".to_owned(),
+        };
+        return (text, LeaseState::Tombstoned);
+    }
+    match instance.lease {
+        Some(lease) => {
+            let state = if lease.expired(now) {
+                LeaseState::Expired
+            } else {
+                LeaseState::Running
+            };
+            (time::lease_text(lease.expires_at, now), state)
+        }
+        None => ("no lease".to_owned(), LeaseState::NoLease),
+    }
+}
+
+/// Build one Instances row. `liveness` is `snapshot.lock_liveness(name)`,
+/// `attempt` is `snapshot.reap_attempt(name)`.
+#[must_use]
+pub fn instance_row(
+    instance: &Instance,
+    liveness: Option<&Liveness>,
+    attempt: Option<&ReapAttempt>,
+    now: i64,
+) -> InstanceRow {
+    let (lease, lease_state) = lease_cell(instance, now);
+    let (lock, lock_state) = match &instance.lock {
+        None => (String::new(), LockState::Free),
+        Some(lock) => {
+            let state = match liveness {
+                None => LockState::Unprobed,
+                Some(l) if l.held() => LockState::Held,
+                Some(_) => LockState::Stale,
+            };
+            (lock_text(lock, liveness), state)
+        }
+    };
+    let unknown_status = matches!(instance.status, Status::Other(_));
+    let mut status = match &instance.status {
+        Status::Active => "active".to_owned(),
+        Status::Tombstoned => "tombstoned".to_owned(),
+        Status::Other(other) => format!("? {}", sanitize_short(other, CUT_SHORT)),
+    };
+    if !instance.anomalies.is_empty() {
+        status.push_str(" (!)");
+    }
+    InstanceRow {
+        name: sanitize_short(&instance.name, CUT_SHORT),
+        substrate: sanitize_short(&instance.substrate, CUT_SHORT),
+        status,
+        lease,
+        lock,
+        reap: attempt.map(|a| a.attempts.to_string()).unwrap_or_default(),
+        lease_state,
+        lock_state,
+        unknown_status,
+    }
+}
+
+/// One row of the Backoffs pane, as sanitized text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackoffRow {
+    /// INSTANCE column.
+    pub instance: String,
+    /// ATTEMPTS column.
+    pub attempts: String,
+    /// RETRY column: `retry in 1m 04s` or `due`.
+    pub retry: String,
+    /// Whether the retry is due (`next_retry_at <= now`).
+    pub due: bool,
+    /// LAST ERROR column: `code: message` for an envelope, else the raw text
+    /// (a lone `}` from the stackless daemon), on one line.
+    pub last_error: String,
+    /// The envelope's remediation, when present.
+    pub remediation: Option<String>,
+}
+
+/// Build one Backoffs row at `now`.
+#[must_use]
+pub fn backoff_row(attempt: &ReapAttempt, now: i64) -> BackoffRow {
+    let reason = envelope::read_reason(&attempt.last_error);
+    BackoffRow {
+        instance: sanitize_short(&attempt.instance, CUT_SHORT),
+        attempts: attempt.attempts.to_string(),
+        retry: time::retry_text(attempt.next_retry_at, now),
+        due: attempt.next_retry_at <= now,
+        last_error: sanitize_short(&reason.summary, CUT_LONG),
+        remediation: reason
+            .remediation
+            .as_deref()
+            .map(|r| sanitize_short(r, CUT_LONG)),
+    }
+}
+
+/// One Activity line: `HH:MM:SS actor instance kind: detail` plus ` xN`.
+/// The instance is omitted when empty (pass-wide entries); a detail that
+/// repeats the kind (`refused: …` on a `refused` entry) is not said twice.
+#[must_use]
+pub fn activity_line(activity: &Activity, count: u32) -> String {
+    let mut line = clock(activity.at);
+    line.push(' ');
+    line.push_str(&activity.actor.to_string());
+    if !activity.instance.is_empty() {
+        line.push(' ');
+        line.push_str(&sanitize_short(&activity.instance, CUT_SHORT));
+    }
+    line.push(' ');
+    let kind = activity.kind.to_string();
+    line.push_str(&kind);
+    let detail = activity.detail.trim();
+    let detail = detail
+        .strip_prefix(kind.as_str())
+        .and_then(|rest| rest.strip_prefix(':'))
+        .map_or(detail, str::trim_start);
+    if !detail.is_empty() {
+        line.push_str(": ");
+        line.push_str(&sanitize_short(detail, CUT_LONG));
+    }
+    line.push_str(&count_suffix(count));
+    line
+}
+
+/// One Supervisor line: `HH:MM:SS text` plus ` xN`.
+#[must_use]
+pub fn supervisor_line(note: &SupervisorNote, count: u32) -> String {
+    format!(
+        "{} {}{}",
+        clock(note.at),
+        sanitize_short(note.text.trim(), CUT_LONG),
+        count_suffix(count)
+    )
+}
+
+/// The banner while the store is busy: `store busy for 7s: showing the last
+/// snapshot`.
+#[must_use]
+pub fn busy_banner(secs: u64) -> String {
+    format!("store busy for {secs}s: showing the last snapshot")
+}
+
+/// The banner while the store cannot be read (message sanitized).
+#[must_use]
+pub fn error_banner(message: &str) -> String {
+    format!(
+        "store error: {} (showing the last snapshot)",
+        sanitize_short(message, CUT_LONG)
+    )
+}
+
+/// The one line shown when the terminal is below the minimum size.
+#[must_use]
+pub fn too_small(width: u16, height: u16) -> String {
+    format!(
+        "terminal too small: {width}x{height}, needs {}x{}",
+        super::MIN_WIDTH,
+        super::MIN_HEIGHT
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{ActivityKind, Actor};
+    use crate::model::Lease;
+
+    fn lock(host: Option<&str>) -> OpLock {
+        OpLock {
+            operation: "up".into(),
+            holder_pid: 15180,
+            holder_start_time: 1,
+            acquired_at: 1,
+            holder_host: host.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn clock_is_utc_time_of_day() {
+        assert_eq!(clock(1_795_960_686), "13:58:06");
+        assert_eq!(clock(0), "00:00:00");
+        assert_eq!(clock(-1), "23:59:59");
+    }
+
+    #[test]
+    fn lock_texts() {
+        assert_eq!(
+            lock_text(&lock(Some("vm")), Some(&Liveness::StalePidGone)),
+            "up by pid 15180 on vm, stale: pid gone"
+        );
+        assert_eq!(
+            lock_text(&lock(None), Some(&Liveness::Alive)),
+            "up by pid 15180, alive"
+        );
+        assert_eq!(
+            lock_text(&lock(Some("")), Some(&Liveness::ForeignHost(String::new()))),
+            "up by pid 15180 on ?, foreign host"
+        );
+        assert_eq!(
+            lock_text(&lock(Some("h\u{1b}[2J")), None),
+            "up by pid 15180 on h␛[2J, unprobed"
+        );
+    }
+
+    #[test]
+    fn lease_cells() {
+        let mut i = Instance {
+            name: "a".into(),
+            substrate: "local".into(),
+            status: Status::Active,
+            created_at: Some(0),
+            tombstoned_at: None,
+            lease: Some(Lease {
+                duration_secs: 60,
+                expires_at: 1000,
+            }),
+            lock: None,
+            anomalies: vec![],
+        };
+        assert_eq!(
+            lease_cell(&i, 1192),
+            ("expired 3m 12s ago".into(), LeaseState::Expired)
+        );
+        assert_eq!(
+            lease_cell(&i, 940),
+            ("1m 00s left".into(), LeaseState::Running)
+        );
+        i.lease = None;
+        assert_eq!(
+            lease_cell(&i, 940),
+            ("no lease".into(), LeaseState::NoLease)
+        );
+        i.status = Status::Tombstoned;
+        i.tombstoned_at = Some(0);
+        assert_eq!(
+            lease_cell(&i, 8 * 86_400),
+            ("tombstoned 8d 00h ago".into(), LeaseState::Tombstoned)
+        );
+    }
+
+    #[test]
+    fn activity_lines() {
+        let a = Activity::new(
+            1_795_960_686,
+            Actor::Operator,
+            "alpha",
+            ActivityKind::Refused,
+            "refused: lease has not expired (use d to tear down)",
+        );
+        assert_eq!(
+            activity_line(&a, 1),
+            "13:58:06 operator alpha refused: lease has not expired (use d to tear down)"
+        );
+        let b = Activity::new(0, Actor::Reaper, "", ActivityKind::Error, "busy\nstore");
+        assert_eq!(
+            activity_line(&b, 12),
+            "00:00:00 reaper error: busy␊store x12"
+        );
+        let c = Activity::new(0, Actor::Reaper, "golf", ActivityKind::Reaped, "");
+        assert_eq!(activity_line(&c, 1), "00:00:00 reaper golf reaped");
+    }
+
+    #[test]
+    fn fit_cuts_with_an_ellipsis() {
+        assert_eq!(fit("alpha", 5), "alpha");
+        assert_eq!(fit("alphabet", 5), "alph…");
+        assert_eq!(fit("wide-測試", 7), "wide-…");
+        assert_eq!(fit("wide-測試", 8), "wide-測…");
+        assert_eq!(fit("abc", 0), "");
+        assert_eq!(fit("abc", 1), "…");
+    }
+
+    #[test]
+    fn long_text_is_cut() {
+        let attempt = ReapAttempt {
+            instance: "x".repeat(5000),
+            attempts: 1,
+            last_error: "e".repeat(5000),
+            next_retry_at: 0,
+        };
+        let row = backoff_row(&attempt, 1);
+        assert_eq!(row.instance.chars().count(), CUT_SHORT);
+        assert_eq!(row.last_error.chars().count(), CUT_LONG);
+        assert!(row.due);
+        assert_eq!(row.retry, "due");
+    }
+}
