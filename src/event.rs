@@ -73,6 +73,8 @@ pub enum ActivityKind {
     /// A teardown succeeded (`down` exited 0); the reap-attempt row was
     /// cleared.
     Reaped,
+    /// The operator's `d` succeeded (`down` exited 0).
+    TornDown,
     /// Skipped: a live operation (or a foreign host) holds the lock, or `down`
     /// answered `state.lock.held`.
     SkippedLocked,
@@ -97,6 +99,7 @@ impl fmt::Display for ActivityKind {
         f.write_str(match self {
             Self::Started => "tearing down",
             Self::Reaped => "reaped",
+            Self::TornDown => "torn down",
             Self::SkippedLocked => "skipped: locked",
             Self::WaitingBackoff => "waiting out backoff",
             Self::Failed => "failed",

@@ -204,7 +204,7 @@ impl Reaper {
                 // locked instance must not flood the log every tick.
                 if self.last_quiet.get(&name) != Some(&quiet) {
                     self.emit(Activity::new(
-                        now,
+                        (self.clock)(),
                         Actor::Reaper,
                         &name,
                         quiet.0,
@@ -233,7 +233,7 @@ impl Reaper {
                     let quiet = (ActivityKind::Refused, "GC: not a DNS-safe name".to_owned());
                     if self.last_quiet.get(&name) != Some(&quiet) {
                         self.emit(Activity::new(
-                            now,
+                            (self.clock)(),
                             Actor::Reaper,
                             &name,
                             quiet.0,
@@ -312,7 +312,7 @@ impl Reaper {
         {
             Ok(true) => {
                 self.emit(Activity::new(
-                    now,
+                    (self.clock)(),
                     Actor::Reaper,
                     name,
                     ActivityKind::Collected,
@@ -405,7 +405,7 @@ impl Reaper {
             actor,
             name,
             ActivityKind::Started,
-            argv.join(" "),
+            shown_command(&argv),
         ));
         let deadline = self.config.down_timeout;
         let result = self.runtime.block_on(teardown::run(&argv, deadline));
@@ -418,10 +418,14 @@ impl Reaper {
             {
                 self.store_error(done, &error);
             }
-            let mut a = Activity::new(done, actor, name, ActivityKind::Reaped, detail);
+            let kind = match intent {
+                Intent::Reap => ActivityKind::Reaped,
+                Intent::TearDown => ActivityKind::TornDown,
+            };
+            let mut a = Activity::new(done, actor, name, kind, detail);
             a.stderr_tail = result.stderr_tail;
             self.emit(a);
-            return Some(ActivityKind::Reaped);
+            return Some(kind);
         }
         if envelope::parse_error(&result.stdout).is_some_and(|e| e.code == LOCK_HELD_CODE) {
             // Another operation holds the lock: not a teardown failure, so
@@ -459,6 +463,18 @@ impl Reaper {
         self.emit(a);
         Some(ActivityKind::Failed)
     }
+}
+
+/// The argv as shown in the activity log: the program's file name, then its
+/// arguments (the full path is noise at 80 columns).
+fn shown_command(argv: &[String]) -> String {
+    let program = std::path::Path::new(&argv[0])
+        .file_name()
+        .map_or_else(|| argv[0].clone(), |n| n.to_string_lossy().into_owned());
+    std::iter::once(program)
+        .chain(argv[1..].iter().cloned())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// What differs between the decision's view and the fresh re-read, if
