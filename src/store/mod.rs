@@ -212,6 +212,27 @@ impl Store {
             .map_err(|e| StoreError::sqlite(&self.path, &e))
     }
 
+    /// Whether another connection holds the write lock right now: tries
+    /// `BEGIN IMMEDIATE` with this connection's busy timeout and rolls back
+    /// at once, writing nothing. In WAL mode readers are never blocked, so
+    /// this is the only way to tell the operator that the store is busy (and
+    /// that the reaper's writes will wait). Read-only stores answer `Ok`.
+    ///
+    /// # Errors
+    /// [`StoreError::Busy`] while another process holds a write transaction;
+    /// other SQLite errors.
+    pub fn probe_write_lock(&mut self) -> Result<(), StoreError> {
+        if self.access == Access::ReadOnly {
+            return Ok(());
+        }
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| StoreError::sqlite(&self.path, &e))?;
+        tx.rollback()
+            .map_err(|e| StoreError::sqlite(&self.path, &e))
+    }
+
     /// Read instances, leases, locks and reap attempts in one read
     /// transaction, then probe each lock holder's liveness.
     ///

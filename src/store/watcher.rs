@@ -1,9 +1,11 @@
 //! The watcher thread: notices commits by other processes (`PRAGMA
 //! data_version` on its own connection, polled every 100 ms) and sends a fresh
 //! snapshot; re-probes lock liveness every second so a holder that dies shows
-//! as stale without any commit.
+//! as stale without any commit; and tells the render loop when another
+//! process has held the store's write lock for a while.
 
-use std::path::PathBuf;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -11,19 +13,26 @@ use std::time::{Duration, Instant};
 use super::probe::{HostProbe, SysinfoProbe};
 use super::{Access, Store, StoreError};
 use crate::event::{Event, EventSender, StoreHealth};
+use crate::model::Snapshot;
+use crate::model::liveness::liveness;
 
-/// How often `data_version` is polled (issue: "at most every 100 ms").
+/// How often `data_version` is polled (at most every 100 ms).
 pub const POLL: Duration = Duration::from_millis(100);
-/// How often lock liveness is re-probed without a commit.
-pub const LIVENESS_EVERY: Duration = Duration::from_secs(1);
+/// How often lock liveness and the write lock are re-probed without a commit.
+pub const PROBE_EVERY: Duration = Duration::from_secs(1);
+/// How long the write lock must stay taken before the store shows as busy.
+pub const BUSY_AFTER: Duration = Duration::from_millis(900);
+/// The watcher's own busy timeout: short, so a long write elsewhere is
+/// noticed quickly instead of stalling this thread for stackless's 5 s.
+pub const WATCHER_BUSY_TIMEOUT: Duration = Duration::from_millis(20);
 
 /// Start the watcher on its own thread. It opens its own connection (so
 /// `data_version` sees every other connection's commits, the reaper's
-/// included) and stops when `stop` is set or the receiver is gone.
+/// included) and stops when `stop` is set or the receiver is gone. Open and
+/// read errors are sent as [`Event::StoreHealth`] and retried every second.
 ///
 /// # Errors
-/// The error from the first open; later errors are sent as
-/// [`Event::StoreHealth`] and retried.
+/// The thread could not be spawned.
 pub fn spawn(
     path: PathBuf,
     access: Access,
@@ -32,92 +41,157 @@ pub fn spawn(
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name("store-watcher".into())
-        .spawn(move || run(&path, access, &tx, &stop))
+        .spawn(move || Watcher::new(path, access, tx).run(&stop))
 }
 
-fn run(path: &std::path::Path, access: Access, tx: &EventSender, stop: &AtomicBool) {
-    let mut probe = SysinfoProbe::new();
-    let mut store: Option<Store> = None;
-    let mut last_version: Option<i64> = None;
-    let mut last_probe = Instant::now();
-    let mut busy_since: Option<Instant> = None;
-    let mut last_snapshot = None;
-    while !stop.load(Ordering::Relaxed) {
-        if store.is_none() {
-            match Store::open(path, access) {
-                Ok(s) => {
-                    let _ = s.set_busy_timeout(Duration::from_millis(50));
-                    store = Some(s);
-                    last_version = None;
-                }
-                Err(e) => {
-                    if tx
-                        .send(Event::StoreHealth(StoreHealth::Error(e.to_string())))
-                        .is_err()
-                    {
-                        return;
-                    }
-                    std::thread::sleep(Duration::from_secs(1));
-                    continue;
-                }
-            }
+struct Watcher {
+    path: PathBuf,
+    access: Access,
+    tx: EventSender,
+    probe: SysinfoProbe,
+    store: Option<Store>,
+    last_version: Option<i64>,
+    last_probe: Instant,
+    busy_since: Option<Instant>,
+    health: StoreHealth,
+    last: Option<Arc<Snapshot>>,
+}
+
+/// The receiver is gone: stop.
+struct Gone;
+
+impl Watcher {
+    fn new(path: PathBuf, access: Access, tx: EventSender) -> Self {
+        Self {
+            path,
+            access,
+            tx,
+            probe: SysinfoProbe::new(),
+            store: None,
+            last_version: None,
+            last_probe: Instant::now(),
+            busy_since: None,
+            health: StoreHealth::Ok,
+            last: None,
         }
-        let Some(s) = store.as_mut() else { continue };
-        let version = s.data_version();
-        let changed = match &version {
-            Ok(v) => last_version != Some(*v),
-            Err(_) => true,
-        };
-        let reprobe = last_probe.elapsed() >= LIVENESS_EVERY;
-        if changed {
-            match s.snapshot(&mut probe) {
-                Ok(snapshot) => {
-                    last_version = version.ok();
-                    last_probe = Instant::now();
-                    if busy_since.take().is_some() {
-                        let _ = tx.send(Event::StoreHealth(StoreHealth::Ok));
-                    }
-                    let snapshot = Arc::new(snapshot);
-                    last_snapshot = Some(Arc::clone(&snapshot));
-                    if tx.send(Event::Snapshot(snapshot)).is_err() {
-                        return;
-                    }
-                }
-                Err(StoreError::Busy(_)) => {
-                    let since = *busy_since.get_or_insert_with(Instant::now);
-                    if tx
-                        .send(Event::StoreHealth(StoreHealth::Busy(since)))
-                        .is_err()
-                    {
-                        return;
-                    }
-                }
-                Err(e) => {
-                    if tx
-                        .send(Event::StoreHealth(StoreHealth::Error(e.to_string())))
-                        .is_err()
-                    {
-                        return;
-                    }
-                    store = None;
-                    std::thread::sleep(Duration::from_secs(1));
-                    continue;
-                }
-            }
-        } else if reprobe {
-            last_probe = Instant::now();
-            if let Some(previous) = &last_snapshot {
-                let mut next: crate::model::Snapshot = (**previous).clone();
-                super::probe_liveness(&mut next, &mut probe as &mut dyn HostProbe);
-                if next.liveness != previous.liveness {
-                    let next = Arc::new(next);
-                    last_snapshot = Some(Arc::clone(&next));
-                    if tx.send(Event::Snapshot(next)).is_err() {
-                        return;
-                    }
-                }
-            }
-        }
-        std::thread::sleep(POLL);
     }
+
+    fn run(mut self, stop: &AtomicBool) {
+        while !stop.load(Ordering::Relaxed) {
+            match self.step() {
+                Ok(pause) => std::thread::sleep(pause),
+                Err(Gone) => return,
+            }
+        }
+    }
+
+    fn send(&self, event: Event) -> Result<(), Gone> {
+        self.tx.send(event).map_err(|_| Gone)
+    }
+
+    fn set_health(&mut self, health: StoreHealth) -> Result<(), Gone> {
+        if self.health != health {
+            self.health = health.clone();
+            self.send(Event::StoreHealth(health))?;
+        }
+        Ok(())
+    }
+
+    /// Another process holds the write lock. Reported once it has been held
+    /// across two probes (a second or more), so the reaper's own brief
+    /// writes never flash a banner.
+    fn busy(&mut self) -> Result<(), Gone> {
+        let since = *self.busy_since.get_or_insert_with(Instant::now);
+        if since.elapsed() >= BUSY_AFTER {
+            self.set_health(StoreHealth::Busy(since))?;
+        }
+        Ok(())
+    }
+
+    /// One poll; returns how long to sleep before the next.
+    fn step(&mut self) -> Result<Duration, Gone> {
+        if self.store.is_none() {
+            match open(&self.path, self.access) {
+                Ok(store) => {
+                    self.store = Some(store);
+                    self.last_version = None;
+                }
+                Err(error) => {
+                    self.set_health(StoreHealth::Error(error.to_string()))?;
+                    return Ok(Duration::from_secs(1));
+                }
+            }
+        }
+        let Some(store) = self.store.as_mut() else {
+            return Ok(POLL);
+        };
+        let version = store.data_version();
+        let changed = version
+            .as_ref()
+            .map_or(true, |v| self.last_version != Some(*v));
+        if changed {
+            match store.snapshot(&mut self.probe) {
+                Ok(snapshot) => {
+                    self.last_version = version.ok();
+                    self.last_probe = Instant::now();
+                    let snapshot = Arc::new(snapshot);
+                    self.last = Some(Arc::clone(&snapshot));
+                    self.send(Event::Snapshot(snapshot))?;
+                    if self.busy_since.is_none() {
+                        self.set_health(StoreHealth::Ok)?;
+                    }
+                }
+                Err(StoreError::Busy(_)) => self.busy()?,
+                Err(error) => {
+                    self.store = None;
+                    self.set_health(StoreHealth::Error(error.to_string()))?;
+                    return Ok(Duration::from_secs(1));
+                }
+            }
+        } else if self.last_probe.elapsed() >= PROBE_EVERY {
+            self.last_probe = Instant::now();
+            match store.probe_write_lock() {
+                Ok(()) => {
+                    if self.busy_since.take().is_some() {
+                        self.set_health(StoreHealth::Ok)?;
+                    }
+                }
+                Err(StoreError::Busy(_)) => self.busy()?,
+                Err(_) => {}
+            }
+            self.reprobe_liveness()?;
+        }
+        Ok(POLL)
+    }
+
+    /// Re-probe lock holders; send a new snapshot only when a case changed.
+    /// Only the locked instances are probed, and the snapshot is copied only
+    /// when something changed.
+    fn reprobe_liveness(&mut self) -> Result<(), Gone> {
+        let Some(previous) = self.last.clone() else {
+            return Ok(());
+        };
+        let host = self.probe.host_name().map(str::to_owned);
+        let mut fresh = HashMap::with_capacity(previous.liveness.len());
+        for instance in &previous.instances {
+            if let Some(lock) = &instance.lock {
+                let case = liveness(lock, host.as_deref(), |pid| self.probe.start_time(pid));
+                fresh.insert(instance.name.clone(), case);
+            }
+        }
+        if fresh != previous.liveness {
+            let mut next = (*previous).clone();
+            next.liveness = fresh;
+            let next = Arc::new(next);
+            self.last = Some(Arc::clone(&next));
+            self.send(Event::Snapshot(next))?;
+        }
+        Ok(())
+    }
+}
+
+fn open(path: &Path, access: Access) -> Result<Store, StoreError> {
+    let store = Store::open(path, access)?;
+    store.set_busy_timeout(WATCHER_BUSY_TIMEOUT)?;
+    Ok(store)
 }

@@ -1,0 +1,87 @@
+//! The watcher thread against a real store: commits by another process show
+//! up as fresh snapshots; a long write transaction elsewhere shows as busy.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use common::fixture;
+use stackless_tui::event::{Event, StoreHealth};
+use stackless_tui::store::Access;
+
+fn next_matching(
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<Event>,
+    within: Duration,
+    mut want: impl FnMut(&Event) -> bool,
+) -> Option<(Event, Duration)> {
+    let started = Instant::now();
+    while started.elapsed() < within {
+        match rx.try_recv() {
+            Ok(event) if want(&event) => return Some((event, started.elapsed())),
+            Ok(_) => {}
+            Err(_) => std::thread::sleep(Duration::from_millis(5)),
+        }
+    }
+    None
+}
+
+#[test]
+fn commits_elsewhere_arrive_and_busy_is_reported() {
+    let (_dir, path) = fixture("stackless-real-v4.db");
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let stop = Arc::new(AtomicBool::new(false));
+    let handle = stackless_tui::store::watcher::spawn(
+        path.clone(),
+        Access::ReadWrite,
+        tx,
+        Arc::clone(&stop),
+    )
+    .unwrap();
+
+    let (first, _) = next_matching(&mut rx, Duration::from_secs(10), |e| {
+        matches!(e, Event::Snapshot(_))
+    })
+    .expect("an initial snapshot");
+    let Event::Snapshot(first) = first else {
+        unreachable!()
+    };
+    assert_eq!(first.instances.len(), 8);
+
+    // Another process renews alpha's lease.
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other
+        .execute(
+            "UPDATE leases SET expires_at = 42 WHERE instance = 'alpha'",
+            [],
+        )
+        .unwrap();
+    let (changed, took) = next_matching(&mut rx, Duration::from_secs(5), |e| {
+        matches!(e, Event::Snapshot(s) if s.instance("alpha").and_then(|i| i.lease).map(|l| l.expires_at) == Some(42))
+    })
+    .expect("the change arrives");
+    assert!(matches!(changed, Event::Snapshot(_)));
+    assert!(took < Duration::from_secs(2), "took {took:?}");
+
+    // Another process holds a write transaction: busy, then back to normal.
+    other
+        .execute_batch("BEGIN IMMEDIATE; UPDATE instances SET substrate = substrate;")
+        .unwrap();
+    let (busy, _) = next_matching(&mut rx, Duration::from_secs(6), |e| {
+        matches!(e, Event::StoreHealth(StoreHealth::Busy(_)))
+    })
+    .expect("busy is reported");
+    let Event::StoreHealth(StoreHealth::Busy(since)) = busy else {
+        unreachable!()
+    };
+    assert!(since.elapsed() >= Duration::from_millis(900));
+    other.execute_batch("ROLLBACK").unwrap();
+    next_matching(&mut rx, Duration::from_secs(6), |e| {
+        matches!(e, Event::StoreHealth(StoreHealth::Ok))
+    })
+    .expect("healthy again");
+
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    handle.join().unwrap();
+}
