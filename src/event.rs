@@ -32,6 +32,24 @@ pub enum Event {
     Supervisor(SupervisorNote),
     /// A termination signal arrived (SIGTERM, SIGHUP, SIGINT): quit cleanly.
     Terminate(&'static str),
+    /// This console became the active one for its store, or is standing by.
+    Role(RoleState),
+}
+
+/// Whether this console runs the reaper and the helper supervisor. One
+/// console per store does (it holds the succession role `console` in
+/// `<state_dir>/stackless-tui/roles/`); any other watches and takes keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RoleState {
+    /// This console holds the `console` role: reaper and helper run here
+    /// (unless turned off by flags).
+    Active,
+    /// Another console holds the role; this one runs neither and takes over
+    /// within a tick of that console exiting or dying.
+    Standby {
+        /// The active console's pid, when its claim record says.
+        pid: Option<u32>,
+    },
 }
 
 /// The store watcher's view of the store.
@@ -128,6 +146,8 @@ pub struct Activity {
     pub detail: String,
     /// The teardown's stderr tail, kept for the log (not drawn in the row).
     pub stderr_tail: String,
+    /// How long the action took (teardowns), for the audit trail.
+    pub duration: Option<std::time::Duration>,
 }
 
 impl Activity {
@@ -147,6 +167,7 @@ impl Activity {
             kind,
             detail: detail.into(),
             stderr_tail: String::new(),
+            duration: None,
         }
     }
 }

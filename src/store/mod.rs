@@ -64,6 +64,27 @@ pub struct Store {
     generation: Generation,
     layout: Layout,
     access: Access,
+    /// `(device, inode)` of the file when it was opened: a store deleted or
+    /// replaced under us is noticed by comparing (the open connection would
+    /// otherwise go on reading the unlinked file forever).
+    identity: Option<(u64, u64)>,
+}
+
+/// Whether the file at a store's path is still the one it opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileState {
+    /// Same file.
+    Same,
+    /// Nothing at the path any more (file or directory removed).
+    Gone,
+    /// A different file is at the path now (deleted and re-created, or
+    /// moved into place): reopen it.
+    Replaced,
+}
+
+fn file_identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// An instance's rows as re-read immediately before a teardown (stackless
@@ -96,6 +117,7 @@ impl Store {
             Ok(m) if m.is_dir() => return Err(StoreError::IsDirectory(path.to_owned())),
             Ok(_) => {}
         }
+        let identity = file_identity(path);
         let conn = Self::connect(path, access, false)?;
         let generation = read_generation(&conn, path)?;
         let layout = read_layout(&conn, path)?;
@@ -105,6 +127,7 @@ impl Store {
             generation,
             layout,
             access,
+            identity,
         })
     }
 
@@ -161,6 +184,16 @@ impl Store {
                 .map_err(|e| StoreError::sqlite(path, &e))?;
         }
         Ok(conn)
+    }
+
+    /// Whether the path still names the file this store opened.
+    #[must_use]
+    pub fn file_state(&self) -> FileState {
+        match file_identity(&self.path) {
+            None => FileState::Gone,
+            Some(now) if Some(now) == self.identity => FileState::Same,
+            Some(_) => FileState::Replaced,
+        }
     }
 
     /// The file this store was opened from.

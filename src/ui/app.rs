@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use crate::event::{Activity, ActivityKind, Actor, Event, StoreHealth, SupervisorNote};
+use crate::event::{Activity, ActivityKind, Actor, Event, RoleState, StoreHealth, SupervisorNote};
 use crate::model::{Instance, Snapshot, Status};
 use crate::reaper::decision::{may_reap_now, may_tear_down};
 
@@ -208,6 +208,8 @@ pub struct App {
     snapshot: Arc<Snapshot>,
     loaded: bool,
     health: StoreHealth,
+    role: RoleState,
+    outbox: Vec<Activity>,
     focus: Focus,
     selected: usize,
     selected_name: Option<String>,
@@ -234,6 +236,8 @@ impl App {
             snapshot: Arc::new(Snapshot::default()),
             loaded: false,
             health: StoreHealth::Ok,
+            role: RoleState::Active,
+            outbox: Vec::new(),
             focus: Focus::Instances,
             selected: 0,
             selected_name: None,
@@ -274,6 +278,10 @@ impl App {
             Event::Supervisor(note) => {
                 self.supervisor
                     .push(note, |a, b| a.kind == b.kind && a.text == b.text);
+                None
+            }
+            Event::Role(role) => {
+                self.role = role;
                 None
             }
             Event::Terminate(_) => {
@@ -328,6 +336,12 @@ impl App {
     #[must_use]
     pub fn clock(&self) -> Instant {
         self.clock
+    }
+
+    /// Whether this console is the active one for its store.
+    #[must_use]
+    pub fn role(&self) -> &RoleState {
+        &self.role
     }
 
     /// The store's health as last reported.
@@ -453,8 +467,21 @@ impl App {
         });
     }
 
+    /// Log an operator action decided here (a refusal, a cancel) and keep
+    /// it for the console to append to the audit trail.
+    fn log_local(&mut self, activity: Activity) {
+        self.outbox.push(activity.clone());
+        self.log_activity(activity);
+    }
+
+    /// Operator actions the UI decided by itself since the last call
+    /// (refusals, cancelled confirmations), for the audit trail.
+    pub fn drain_outbox(&mut self) -> Vec<Activity> {
+        std::mem::take(&mut self.outbox)
+    }
+
     fn refuse(&mut self, instance: &str, detail: String) {
-        self.log_activity(Activity::new(
+        self.log_local(Activity::new(
             self.now,
             Actor::Operator,
             instance,
@@ -512,7 +539,7 @@ impl App {
 
     fn confirm_key(&mut self, key: KeyEvent, instance: &Instance) -> Option<Command> {
         if !matches!(key.code, KeyCode::Char('y' | 'Y')) {
-            self.log_activity(Activity::new(
+            self.log_local(Activity::new(
                 self.now,
                 Actor::Operator,
                 &instance.name,

@@ -23,6 +23,13 @@ pub const TITLE: &str = "stackless-tui";
 #[must_use]
 pub fn banners(app: &App) -> Vec<(String, Style)> {
     let mut out = Vec::new();
+    if let crate::event::RoleState::Standby { pid } = app.role() {
+        let who = pid.map_or_else(|| "another console".to_owned(), |p| format!("pid {p}"));
+        out.push((
+            format!("! standby: active console is {who}; this one watches and takes keys, and takes over when it exits"),
+            theme::banner_warning(),
+        ));
+    }
     if let Some(banner) = app.snapshot().generation.banner() {
         out.push((format!("! {banner}"), theme::banner_warning()));
     }
