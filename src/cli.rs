@@ -1,10 +1,18 @@
-//! Command-line flags (clap derive). Durations take the usual human form
-//! (`1s`, `90s`, `5m`, `1h`; humantime).
+//! Command-line flags (clap derive), their environment variables, and the
+//! config file. Durations take the usual human form (`1s`, `90s`, `5m`,
+//! `1h`; humantime).
+//!
+//! Precedence, highest first: a flag on the command line, its environment
+//! variable (`STACKLESS_TUI_<FLAG>`), the config file
+//! (`$XDG_CONFIG_HOME/stackless-tui/config.toml`, else
+//! `~/.config/stackless-tui/config.toml`), the built-in default.
 
-use std::path::PathBuf;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use clap::{Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 /// The default teardown command (contract §6 step 3).
 pub const DEFAULT_DOWN_CMD: &str = "stackless down {name} --json";
@@ -17,7 +25,7 @@ pub const DEFAULT_DOWN_CMD: &str = "stackless down {name} --json";
 pub struct Cli {
     /// The state store to open (default: $XDG_STATE_HOME/stackless/state.db,
     /// else ~/.local/state/stackless/state.db, created on first run).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", env = "STACKLESS_TUI_STATE", global = true)]
     pub state: Option<PathBuf>,
 
     /// Run on a freshly seeded demo store in a temporary directory, with a
@@ -26,54 +34,113 @@ pub struct Cli {
     pub demo: bool,
 
     /// Time between reaper passes (stackless's daemon uses 60s).
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, env = "STACKLESS_TUI_TICK")]
     pub tick: Duration,
 
     /// Do not run the reaper (leave reaping to the stackless daemon); the
     /// panes and the r/d keys still work.
-    #[arg(long)]
+    #[arg(long, env = "STACKLESS_TUI_NO_REAPER")]
     pub no_reaper: bool,
 
     /// The teardown command, split into argv once at start-up (never run
     /// through a shell); `{name}` is replaced by the instance name as one
     /// whole argument.
-    #[arg(long, value_name = "CMD", default_value = DEFAULT_DOWN_CMD)]
+    #[arg(long, value_name = "CMD", default_value = DEFAULT_DOWN_CMD, env = "STACKLESS_TUI_DOWN_CMD", global = true)]
     pub down_cmd: String,
 
     /// A teardown still running after this long is killed (its process
     /// group gets TERM, then KILL) and counted as a failed attempt.
-    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration, env = "STACKLESS_TUI_DOWN_TIMEOUT", global = true)]
     pub down_timeout: Duration,
+
+    /// At most this many teardowns run at once; a hung one never delays the
+    /// others.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=64), env = "STACKLESS_TUI_REAP_CONCURRENCY", global = true)]
+    pub reap_concurrency: u16,
 
     /// A helper command to supervise as the role `helper` (restarted with
     /// backoff when it exits; stopped when the console quits).
-    #[arg(long, value_name = "CMD")]
+    #[arg(long, value_name = "CMD", env = "STACKLESS_TUI_HELPER")]
     pub helper: Option<String>,
 
     /// Open the store read-only: no reaper, no helper, no write keys.
-    #[arg(long)]
+    #[arg(long, env = "STACKLESS_TUI_READ_ONLY", global = true)]
     pub read_only: bool,
 
     /// The reaper decides and logs `would reap`, but runs and writes nothing.
-    #[arg(long)]
+    #[arg(long, env = "STACKLESS_TUI_DRY_RUN", global = true)]
     pub dry_run: bool,
 
-    /// Internal subcommands (the demo's teardown and helper).
+    /// How much the console logs to <state_dir>/stackless-tui/console.log
+    /// (stdout belongs to the TUI).
+    #[arg(
+        long,
+        value_name = "LEVEL",
+        default_value = "info",
+        env = "STACKLESS_TUI_LOG_LEVEL",
+        global = true
+    )]
+    pub log_level: LogLevel,
+
+    /// Read flag defaults from this file instead of
+    /// $XDG_CONFIG_HOME/stackless-tui/config.toml.
+    #[arg(long, value_name = "PATH", env = "STACKLESS_TUI_CONFIG", global = true)]
+    pub config: Option<PathBuf>,
+
+    /// Headless subcommands (snapshot, reap), shell completions, the man
+    /// page; without one, the console runs.
     #[command(subcommand)]
     pub command: Option<Sub>,
 }
 
-/// Subcommands. The demo ones are what `--demo` runs in place of
-/// `stackless down` and a real helper.
+/// Log levels for `--log-level`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogLevel {
+    /// Nothing.
+    Off,
+    /// Errors only.
+    Error,
+    /// Errors and warnings.
+    Warn,
+    /// Every action (the default).
+    Info,
+    /// Also the watcher's and supervisor's detail.
+    Debug,
+}
+
+/// Subcommands.
 #[derive(Debug, Clone, Subcommand)]
 pub enum Sub {
+    /// Print what the panes show (instances with lease, lock liveness,
+    /// backoff state, due time) and exit.
+    Snapshot {
+        /// One JSON document (with a `schema_version`) instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Evaluate countdowns at this unix time instead of now (for
+        /// reproducible output).
+        #[arg(long, value_name = "UNIX_SECONDS")]
+        now: Option<i64>,
+    },
+    /// Run the reaper and exit: 0 when every decision succeeded, 1 when a
+    /// teardown failed, 2 on a usage or store error.
+    Reap {
+        /// Exactly one pass (required: the console is the long-running
+        /// reaper).
+        #[arg(long, required = true)]
+        once: bool,
+    },
+    /// Print a shell completion script.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), generated from these same definitions.
+    Man,
     /// The demo's stand-in for `stackless down NAME --json`.
     #[command(hide = true)]
     DemoDown {
-        /// The demo store.
-        #[arg(long, value_name = "PATH")]
-        state: PathBuf,
-        /// The instance to tear down.
+        /// The instance to tear down (the store is the global `--state`).
         name: String,
         /// Accepted for parity with `stackless down --json` (output is
         /// always JSON).
@@ -107,10 +174,142 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(parsed)
 }
 
+/// The default config file: `$XDG_CONFIG_HOME/stackless-tui/config.toml`
+/// when `XDG_CONFIG_HOME` is absolute, else
+/// `$HOME/.config/stackless-tui/config.toml`.
+#[must_use]
+pub fn default_config_path(xdg_config_home: Option<&str>, home: Option<&str>) -> Option<PathBuf> {
+    if let Some(xdg) = xdg_config_home.filter(|x| Path::new(x).is_absolute()) {
+        return Some(Path::new(xdg).join("stackless-tui/config.toml"));
+    }
+    home.filter(|h| Path::new(h).is_absolute())
+        .map(|h| Path::new(h).join(".config/stackless-tui/config.toml"))
+}
+
+/// The flags a config file may set (their long names, as TOML keys).
+pub const CONFIG_KEYS: [&str; 10] = [
+    "state",
+    "tick",
+    "no-reaper",
+    "down-cmd",
+    "down-timeout",
+    "reap-concurrency",
+    "helper",
+    "read-only",
+    "dry-run",
+    "log-level",
+];
+
+/// Turn a config file's text into `--flag value` arguments.
+///
+/// # Errors
+/// A message naming the file and the bad key or value.
+pub fn config_args(text: &str, file: &Path) -> Result<Vec<(String, Option<String>)>, String> {
+    let table: toml::Table = text
+        .parse()
+        .map_err(|e| format!("{}: not valid TOML: {e}", file.display()))?;
+    let mut out = Vec::new();
+    for (key, value) in &table {
+        if !CONFIG_KEYS.contains(&key.as_str()) {
+            return Err(format!(
+                "{}: unknown key `{key}` (known: {})",
+                file.display(),
+                CONFIG_KEYS.join(", ")
+            ));
+        }
+        let text = match value {
+            toml::Value::String(s) => Some(s.clone()),
+            toml::Value::Integer(i) => Some(i.to_string()),
+            toml::Value::Boolean(true) => None,
+            toml::Value::Boolean(false) => continue,
+            other => {
+                return Err(format!(
+                    "{}: `{key}` must be a string, number or boolean, not {}",
+                    file.display(),
+                    other.type_str()
+                ));
+            }
+        };
+        out.push((key.clone(), text));
+    }
+    Ok(out)
+}
+
+/// Parse `args` with the precedence flag > environment > config file >
+/// built-in default. `read_file` reads the config file (`Ok(None)` when it
+/// does not exist).
+///
+/// # Errors
+/// clap's own error (usage, `--help`, `--version`), or a config-file
+/// message.
+pub fn parse_with_config(
+    args: Vec<OsString>,
+    default_config: Option<PathBuf>,
+    read_file: impl Fn(&Path) -> std::io::Result<Option<String>>,
+) -> Result<Cli, CliError> {
+    let command = Cli::command();
+    let matches = command
+        .clone()
+        .try_get_matches_from(args.clone())
+        .map_err(CliError::Clap)?;
+    let first = Cli::from_arg_matches(&matches).map_err(CliError::Clap)?;
+    let (file, explicit) = match &first.config {
+        Some(path) => (Some(path.clone()), true),
+        None => (default_config, false),
+    };
+    let Some(file) = file else {
+        return Ok(first);
+    };
+    let text = match read_file(&file) {
+        Ok(Some(text)) => text,
+        Ok(None) if !explicit => return Ok(first),
+        Ok(None) => {
+            return Err(CliError::Config(format!(
+                "{}: the config file does not exist",
+                file.display()
+            )));
+        }
+        Err(e) => return Err(CliError::Config(format!("{}: {e}", file.display()))),
+    };
+    let mut extra: Vec<OsString> = Vec::new();
+    for (key, value) in config_args(&text, &file).map_err(CliError::Config)? {
+        let id = key.replace('-', "_");
+        // Only where neither the command line nor the environment spoke.
+        if matches!(
+            matches.value_source(&id),
+            None | Some(ValueSource::DefaultValue)
+        ) {
+            extra.push(format!("--{key}").into());
+            if let Some(value) = value {
+                extra.push(value.into());
+            }
+        }
+    }
+    if extra.is_empty() {
+        return Ok(first);
+    }
+    let mut merged = args;
+    let tail = merged.split_off(1.min(merged.len()));
+    merged.extend(extra);
+    merged.extend(tail);
+    let matches = command
+        .try_get_matches_from(merged)
+        .map_err(|e| CliError::Config(format!("{}: {e}", file.display())))?;
+    Cli::from_arg_matches(&matches).map_err(CliError::Clap)
+}
+
+/// Why the command line could not be turned into a [`Cli`].
+#[derive(Debug)]
+pub enum CliError {
+    /// clap's error (also `--help` and `--version`, which print and exit 0).
+    Clap(clap::Error),
+    /// The config file is unreadable or wrong.
+    Config(String),
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn durations() {
@@ -145,6 +344,68 @@ mod tests {
         assert_eq!(cli.tick, Duration::from_secs(60));
         assert_eq!(cli.down_timeout, Duration::from_secs(600));
         assert_eq!(cli.down_cmd, DEFAULT_DOWN_CMD);
+        assert_eq!(cli.reap_concurrency, 2);
         assert!(!cli.demo && !cli.no_reaper && !cli.read_only && !cli.dry_run);
+    }
+
+    fn args(list: &[&str]) -> Vec<OsString> {
+        list.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn config_file_fills_defaults_but_flags_win() {
+        let file = PathBuf::from("/cfg/config.toml");
+        let text = "tick = \"5m\"\nno-reaper = true\nreap-concurrency = 4\ndry-run = false\n";
+        let read = |_: &Path| Ok(Some(text.to_owned()));
+        let cli = parse_with_config(args(&["stackless-tui"]), Some(file.clone()), read).unwrap();
+        assert_eq!(cli.tick, Duration::from_secs(300));
+        assert!(cli.no_reaper);
+        assert_eq!(cli.reap_concurrency, 4);
+        assert!(!cli.dry_run);
+        let cli = parse_with_config(
+            args(&["stackless-tui", "--tick", "7s", "snapshot"]),
+            Some(file.clone()),
+            read,
+        )
+        .unwrap();
+        assert_eq!(cli.tick, Duration::from_secs(7));
+        assert_eq!(cli.reap_concurrency, 4);
+        assert!(matches!(cli.command, Some(Sub::Snapshot { .. })));
+    }
+
+    #[test]
+    fn a_missing_default_config_is_fine_a_bad_one_is_not() {
+        let none = |_: &Path| Ok(None);
+        assert!(parse_with_config(args(&["stackless-tui"]), Some("/x.toml".into()), none).is_ok());
+        let bad = |_: &Path| Ok(Some("colour = \"red\"".to_owned()));
+        let Err(CliError::Config(message)) =
+            parse_with_config(args(&["stackless-tui"]), Some("/x.toml".into()), bad)
+        else {
+            panic!("an unknown key is an error");
+        };
+        assert!(
+            message.starts_with("/x.toml: unknown key `colour`"),
+            "{message}"
+        );
+        let Err(CliError::Config(message)) = parse_with_config(
+            args(&["stackless-tui", "--config", "/nope.toml"]),
+            None,
+            none,
+        ) else {
+            panic!("an explicit missing config is an error");
+        };
+        assert_eq!(message, "/nope.toml: the config file does not exist");
+    }
+
+    #[test]
+    fn config_paths() {
+        assert_eq!(
+            default_config_path(Some("/xdg"), Some("/home/o")),
+            Some(PathBuf::from("/xdg/stackless-tui/config.toml"))
+        );
+        assert_eq!(
+            default_config_path(None, Some("/home/o")),
+            Some(PathBuf::from("/home/o/.config/stackless-tui/config.toml"))
+        );
     }
 }

@@ -10,18 +10,23 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use clap::Parser as _;
 use color_eyre::eyre::{Result, WrapErr as _};
 use futures::StreamExt as _;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use tokio::signal::unix::{SignalKind, signal};
 
-use crate::cli::{Cli, DEFAULT_DOWN_CMD, Sub};
-use crate::event::{Actor, Event, EventReceiver, EventSender};
+use std::sync::Mutex;
+
+use succession::{ClaimError, Identity, Occupancy, Record, Role, Run, Tenant};
+
+use crate::audit::{self, AuditLog};
+use crate::cli::{Cli, CliError, DEFAULT_DOWN_CMD, Sub};
+use crate::event::{Activity, ActivityKind, Actor, Event, EventReceiver, EventSender, RoleState};
 use crate::model::Generation;
 use crate::model::time::unix_now;
-use crate::reaper::{DownCommand, InFlight, Intent, Reaper, ReaperConfig};
+use crate::reaper::runner::Sink;
+use crate::reaper::{DownCommand, InFlight, Intent, Reaper, ReaperConfig, Teardowns};
 use crate::store::probe::SysinfoProbe;
 use crate::store::{Access, Store, StoreError};
 use crate::supervisor::{HelperConfig, HelperHandle};
@@ -39,10 +44,62 @@ pub const EXIT_USAGE: u8 = 2;
 #[must_use]
 pub fn main() -> ExitCode {
     let _ = color_eyre::install();
-    let cli = Cli::parse();
+    let config = crate::cli::default_config_path(
+        std::env::var("XDG_CONFIG_HOME").ok().as_deref(),
+        std::env::var("HOME").ok().as_deref(),
+    );
+    let cli = match crate::cli::parse_with_config(std::env::args_os().collect(), config, |path| {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Ok(Some(text)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }) {
+        Ok(cli) => cli,
+        Err(CliError::Clap(error)) => {
+            let _ = error.print();
+            return if error.use_stderr() {
+                ExitCode::from(EXIT_USAGE)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+        Err(CliError::Config(message)) => {
+            let _ = writeln!(io::stderr(), "stackless-tui: {message}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
     match &cli.command {
-        Some(Sub::DemoDown { state, name, .. }) => return crate::demo::down::run(state, name),
+        Some(Sub::DemoDown { name, .. }) => {
+            let Some(state) = &cli.state else {
+                let _ = writeln!(io::stderr(), "stackless-tui: demo-down needs --state");
+                return ExitCode::from(EXIT_USAGE);
+            };
+            return crate::demo::down::run(state, name);
+        }
         Some(Sub::DemoHelper) => return crate::demo::helper::run(),
+        Some(Sub::Snapshot { json, now }) => return crate::headless::snapshot(&cli, *json, *now),
+        Some(Sub::Reap { .. }) => return crate::headless::reap_once(&cli),
+        Some(Sub::Completions { shell }) => {
+            clap_complete::generate(
+                *shell,
+                &mut <Cli as clap::CommandFactory>::command(),
+                "stackless-tui",
+                &mut io::stdout(),
+            );
+            return ExitCode::SUCCESS;
+        }
+        Some(Sub::Man) => {
+            return match clap_mangen::Man::new(<Cli as clap::CommandFactory>::command())
+                .render(&mut io::stdout())
+            {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    let _ = writeln!(io::stderr(), "stackless-tui: {error}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
         None => {}
     }
     let setup = match prepare(&cli) {
@@ -61,9 +118,48 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// Open the store the flags name: `--state PATH` (which must exist), else
+/// stackless's default path (created with the v4 schema on first run, as
+/// stackless does, unless `access` is read-only). Refuses
+/// `STACKLESS_STATE_URL` (the remote fleet plane). Errors are one paragraph
+/// for exit status 2.
+///
+/// # Errors
+/// The message to print.
+pub fn open_store(cli: &Cli, access: Access) -> Result<(PathBuf, Store), String> {
+    if let Ok(url) = std::env::var("STACKLESS_STATE_URL")
+        && !url.is_empty()
+    {
+        return Err(
+            StoreError::RemoteUnsupported(crate::model::text::sanitize(&url).into_owned())
+                .to_string(),
+        );
+    }
+    if let Some(path) = &cli.state {
+        let store = Store::open(path, access).map_err(|e| e.to_string())?;
+        return Ok((path.clone(), store));
+    }
+    let path = crate::store::default_path(
+        std::env::var("XDG_STATE_HOME").ok().as_deref(),
+        std::env::var("HOME").ok().as_deref(),
+    )
+    .ok_or("cannot find the default stackless store: neither XDG_STATE_HOME nor HOME is an absolute path. Pass --state PATH.")?;
+    let store = if access == Access::ReadOnly {
+        Store::open(&path, access)
+    } else {
+        // stackless creates its store on first run; so does this console at
+        // the default path (never at a --state path).
+        Store::open_or_create(&path)
+    }
+    .map_err(|e| e.to_string())?;
+    Ok((path, store))
+}
+
 /// Everything decided before the terminal is touched.
 struct Setup {
+    log_level: crate::cli::LogLevel,
     path: PathBuf,
+    state_dir: PathBuf,
     access: Access,
     reaper: Option<ReaperConfig>,
     action: ReaperConfig,
@@ -89,40 +185,13 @@ fn prepare(cli: &Cli) -> Result<Setup, String> {
         demo_dir = Some(dir);
         (path, Access::ReadWrite, store)
     } else {
-        if let Ok(url) = std::env::var("STACKLESS_STATE_URL")
-            && !url.is_empty()
-        {
-            {
-                return Err(StoreError::RemoteUnsupported(
-                    crate::model::text::sanitize(&url).into_owned(),
-                )
-                .to_string());
-            }
-        }
         let access = if cli.read_only {
             Access::ReadOnly
         } else {
             Access::ReadWrite
         };
-        if let Some(path) = &cli.state {
-            let store = Store::open(path, access).map_err(|e| e.to_string())?;
-            (path.clone(), access, store)
-        } else {
-            let path = crate::store::default_path(
-                std::env::var("XDG_STATE_HOME").ok().as_deref(),
-                std::env::var("HOME").ok().as_deref(),
-            )
-            .ok_or("cannot find the default stackless store: neither XDG_STATE_HOME nor HOME is an absolute path. Pass --state PATH.")?;
-            let store = if access == Access::ReadOnly {
-                Store::open(&path, access)
-            } else {
-                // stackless creates its store on first run; so does this
-                // console at the default path (never at a --state path).
-                Store::open_or_create(&path)
-            }
-            .map_err(|e| e.to_string())?;
-            (path, access, store)
-        }
+        let (path, store) = open_store(cli, access)?;
+        (path, access, store)
     };
     let generation = store.generation();
     let state_dir = store.state_dir();
@@ -153,6 +222,7 @@ fn prepare(cli: &Cli) -> Result<Setup, String> {
         tick,
         down_timeout: cli.down_timeout,
         dry_run: cli.dry_run,
+        concurrency: usize::from(cli.reap_concurrency),
     };
     let reaper_off = reaper_off_reason(cli, access, generation);
     let reaper = reaper_off.is_none().then(|| action.clone());
@@ -228,7 +298,9 @@ fn prepare(cli: &Cli) -> Result<Setup, String> {
     };
     let _ = DEFAULT_DOWN_CMD;
     Ok(Setup {
+        log_level: cli.log_level,
         path,
+        state_dir,
         access,
         reaper,
         action,
@@ -270,6 +342,7 @@ fn enter_terminal() -> Result<Term> {
     crossterm::execute!(
         io::stdout(),
         crossterm::terminal::EnterAlternateScreen,
+        crossterm::event::EnableMouseCapture,
         crossterm::cursor::Hide
     )
     .wrap_err("cannot enter the alternate screen")?;
@@ -282,6 +355,7 @@ pub fn restore_terminal() {
     let _ = crossterm::terminal::disable_raw_mode();
     let _ = crossterm::execute!(
         io::stdout(),
+        crossterm::event::DisableMouseCapture,
         crossterm::terminal::LeaveAlternateScreen,
         crossterm::cursor::Show
     );
@@ -297,14 +371,71 @@ fn run(setup: Setup) -> Result<()> {
     let stop = Arc::new(AtomicBool::new(false));
     let inflight = InFlight::default();
     let helper_handle = Arc::new(HelperHandle::default());
+    init_log(&setup.state_dir, setup.log_level);
+    tracing::info!(store = %setup.path.display(), pid = std::process::id(), "console started");
+
+    // The audit trail: only a console that may write keeps one.
+    let audit = if setup.access == Access::ReadWrite {
+        AuditLog::open(&audit::default_path(&setup.state_dir), audit::DEFAULT_CAP)
+            .map(|log| Arc::new(Mutex::new(log)))
+            .map_err(|e| {
+                let _ = tx.send(Event::Activity(Activity::new(
+                    unix_now(),
+                    Actor::Reaper,
+                    "",
+                    ActivityKind::Error,
+                    format!("audit trail unavailable: {e}"),
+                )));
+            })
+            .ok()
+    } else {
+        None
+    };
+    let sink: Sink = {
+        let tx = tx.clone();
+        let audit = audit.clone();
+        Arc::new(move |activity: Activity| {
+            if let Some(log) = &audit {
+                let _ = audit::record(log, &activity);
+            }
+            tracing::info!(
+                actor = %activity.actor,
+                instance = %crate::model::text::sanitize(&activity.instance),
+                "{}: {}",
+                activity.kind,
+                crate::model::text::sanitize(&activity.detail)
+            );
+            let _ = tx.send(Event::Activity(activity));
+        })
+    };
+    let teardowns = Teardowns {
+        path: setup.path.clone(),
+        config: setup.action.clone(),
+        inflight: inflight.clone(),
+        runtime: runtime.handle().clone(),
+        clock: Arc::new(unix_now),
+        report: Arc::clone(&sink),
+    };
+    if let Some(log) = &audit {
+        let _ = log
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .console(unix_now(), "start", &format!("pid {}", std::process::id()));
+    }
 
     // A panic in any thread: restore the terminal, stop the helper, print
     // color-eyre's report, exit non-zero.
     let previous = std::panic::take_hook();
     let hook_helper = Arc::clone(&helper_handle);
+    let hook_audit = audit.clone();
     std::panic::set_hook(Box::new(move |info| {
         restore_terminal();
         hook_helper.stop(Duration::from_secs(1));
+        if let Some(log) = &hook_audit
+            && let Ok(mut log) = log.try_lock()
+        {
+            let _ = log.console(unix_now(), "stop", &format!("panic: {info}"));
+        }
         previous(info);
         std::process::exit(101);
     }));
@@ -316,41 +447,54 @@ fn run(setup: Setup) -> Result<()> {
         Arc::clone(&stop),
     )
     .wrap_err("cannot start the store watcher")?;
-    if let Some(config) = setup.reaper.clone() {
-        let store = Store::open(&setup.path, Access::ReadWrite)
-            .wrap_err("cannot open the store for the reaper")?;
-        let reaper = Reaper::new(
-            store,
-            Box::new(SysinfoProbe::new()),
-            config,
-            inflight.clone(),
-            runtime.handle().clone(),
-            Box::new(unix_now),
-            activity_sink(tx.clone()),
-        );
-        crate::reaper::runner::spawn(reaper, Arc::clone(&stop))
-            .wrap_err("cannot start the reaper")?;
-    }
-    if let Some(config) = setup.helper.clone() {
-        crate::supervisor::thread::spawn(config, tx.clone(), Arc::clone(&helper_handle))
-            .wrap_err("cannot start the helper supervisor")?;
+
+    // The reaper and the helper run only in the one active console per
+    // store (succession role `console`); others stand by.
+    if setup.reaper.is_some() || setup.helper.is_some() {
+        let leader = Leader {
+            roles_dir: crate::supervisor::roles_dir(&setup.state_dir),
+            path: setup.path.clone(),
+            run_reaper: setup.reaper.is_some(),
+            helper: setup.helper.clone(),
+            teardowns: teardowns.clone(),
+            tx: tx.clone(),
+            stop: Arc::clone(&stop),
+            helper_handle: Arc::clone(&helper_handle),
+        };
+        std::thread::Builder::new()
+            .name("console-role".into())
+            .spawn(move || leader.run())
+            .wrap_err("cannot start the console role thread")?;
     }
 
     let mut terminal = enter_terminal()?;
     let app = App::new(setup.app.clone(), unix_now());
-    let context = ActionContext {
-        path: setup.path.clone(),
-        config: setup.action.clone(),
-        inflight: inflight.clone(),
-        runtime: runtime.handle().clone(),
-        tx: tx.clone(),
-    };
-    let outcome = runtime.block_on(render_loop(&mut terminal, app, rx, &context));
+    let outcome = runtime.block_on(render_loop(
+        &mut terminal,
+        app,
+        rx,
+        &teardowns,
+        audit.as_ref(),
+    ));
 
     stop.store(true, Ordering::SeqCst);
     let stopped_helper = helper_handle.stop(HELPER_STOP_GRACE);
     restore_terminal();
     let running = inflight.names();
+    let reason = outcome
+        .as_ref()
+        .map_or_else(|e| format!("error: {e}"), |why| (*why).to_owned());
+    if let Some(log) = &audit {
+        let detail = if running.is_empty() {
+            reason
+        } else {
+            format!("{reason}; left running: {}", running.join(", "))
+        };
+        let _ = log
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .console(unix_now(), "stop", &detail);
+    }
     if !running.is_empty() {
         let names: Vec<String> = running
             .iter()
@@ -366,75 +510,111 @@ fn run(setup: Setup) -> Result<()> {
     if stopped_helper {
         let _ = writeln!(io::stderr(), "stackless-tui: stopped the helper");
     }
+    tracing::info!("console stopped");
     runtime.shutdown_timeout(Duration::from_millis(200));
-    outcome
+    outcome.map(|_| ())
 }
 
-fn activity_sink(tx: EventSender) -> Box<dyn FnMut(crate::event::Activity) + Send> {
-    Box::new(move |activity| {
-        let _ = tx.send(Event::Activity(activity));
-    })
-}
-
-/// What an operator key needs to act on its own thread.
-struct ActionContext {
+/// Takes (or waits for) the succession role `console` for this store, then
+/// starts the reaper and the helper supervisor.
+struct Leader {
+    roles_dir: PathBuf,
     path: PathBuf,
-    config: ReaperConfig,
-    inflight: InFlight,
-    runtime: tokio::runtime::Handle,
+    run_reaper: bool,
+    helper: Option<HelperConfig>,
+    teardowns: Teardowns,
     tx: EventSender,
+    stop: Arc<AtomicBool>,
+    helper_handle: Arc<HelperHandle>,
 }
 
-impl ActionContext {
-    /// Run `r` or `d` on a thread of its own, with its own store connection,
-    /// through the reaper's own path (re-check, teardown, record).
-    fn spawn(
-        &self,
-        instance: crate::model::Instance,
-        attempt: Option<crate::model::ReapAttempt>,
-        intent: Intent,
-    ) {
-        let path = self.path.clone();
-        let config = self.config.clone();
-        let inflight = self.inflight.clone();
-        let runtime = self.runtime.clone();
-        let tx = self.tx.clone();
-        let spawned = std::thread::Builder::new()
-            .name("operator-action".into())
-            .spawn(move || {
-                let store = match Store::open(&path, Access::ReadWrite) {
-                    Ok(store) => store,
-                    Err(error) => {
-                        let _ = tx.send(Event::Activity(crate::event::Activity::new(
-                            unix_now(),
-                            Actor::Operator,
-                            &instance.name,
-                            crate::event::ActivityKind::Error,
-                            error.to_string(),
-                        )));
-                        return;
+/// The role this console claims to run the reaper and the helper.
+pub const CONSOLE_ROLE: &str = "console";
+/// How often a standby console tries to take over.
+pub const STANDBY_POLL: Duration = Duration::from_millis(500);
+
+impl Leader {
+    fn run(self) {
+        let role = Role::new(&self.roles_dir, CONSOLE_ROLE);
+        let record = Record::new(
+            Identity::new(Run::mint(), crate::supervisor::COMPAT),
+            Tenant::current(),
+        );
+        let mut last: Option<RoleState> = None;
+        let mut last_error: Option<String> = None;
+        while !self.stop.load(Ordering::SeqCst) {
+            match role.claim(&record) {
+                Ok(tenancy) => {
+                    let _ = self.tx.send(Event::Role(RoleState::Active));
+                    self.start();
+                    while !self.stop.load(Ordering::SeqCst) {
+                        std::thread::sleep(Duration::from_millis(100));
                     }
-                };
-                let mut reaper = Reaper::new(
-                    store,
-                    Box::new(SysinfoProbe::new()),
-                    config,
-                    inflight,
-                    runtime,
-                    Box::new(unix_now),
-                    activity_sink(tx),
-                );
-                reaper.reap(&instance, attempt.as_ref(), Actor::Operator, intent);
-            });
-        if let Err(error) = spawned {
-            let _ = self.tx.send(Event::Activity(crate::event::Activity::new(
-                unix_now(),
-                Actor::Operator,
-                "",
-                crate::event::ActivityKind::Error,
-                format!("cannot start the action: {error}"),
-            )));
+                    drop(tenancy);
+                    return;
+                }
+                Err(ClaimError::Occupied) => {
+                    let pid = match role.occupancy() {
+                        Ok(Occupancy::HeldBy(holder)) => Some(holder.tenant.pid),
+                        _ => None,
+                    };
+                    let state = RoleState::Standby { pid };
+                    if last.as_ref() != Some(&state) {
+                        let _ = self.tx.send(Event::Role(state.clone()));
+                        last = Some(state);
+                    }
+                }
+                Err(error) => {
+                    let text = format!("cannot take the console role: {error}");
+                    if last_error.as_ref() != Some(&text) {
+                        (self.teardowns.report)(Activity::new(
+                            unix_now(),
+                            Actor::Reaper,
+                            "",
+                            ActivityKind::Error,
+                            text.clone(),
+                        ));
+                        last_error = Some(text);
+                    }
+                }
+            }
+            std::thread::sleep(STANDBY_POLL);
         }
+    }
+
+    fn start(&self) {
+        if self.run_reaper {
+            match Store::open(&self.path, Access::ReadWrite) {
+                Ok(store) => {
+                    let reaper =
+                        Reaper::new(store, Box::new(SysinfoProbe::new()), self.teardowns.clone());
+                    if let Err(error) = crate::reaper::runner::spawn(reaper, Arc::clone(&self.stop))
+                    {
+                        self.error(format!("cannot start the reaper: {error}"));
+                    }
+                }
+                Err(error) => self.error(format!("cannot open the store for the reaper: {error}")),
+            }
+        }
+        if let Some(config) = self.helper.clone()
+            && let Err(error) = crate::supervisor::thread::spawn(
+                config,
+                self.tx.clone(),
+                Arc::clone(&self.helper_handle),
+            )
+        {
+            self.error(format!("cannot start the helper supervisor: {error}"));
+        }
+    }
+
+    fn error(&self, text: String) {
+        (self.teardowns.report)(Activity::new(
+            unix_now(),
+            Actor::Reaper,
+            "",
+            ActivityKind::Error,
+            text,
+        ));
     }
 }
 
@@ -442,8 +622,9 @@ async fn render_loop(
     terminal: &mut Term,
     mut app: App,
     mut rx: EventReceiver,
-    context: &ActionContext,
-) -> Result<()> {
+    teardowns: &Teardowns,
+    audit: Option<&audit::Shared>,
+) -> Result<&'static str> {
     let mut input = crossterm::event::EventStream::new();
     let mut ticker = tokio::time::interval(Duration::from_secs(1));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -451,7 +632,13 @@ async fn render_loop(
     let mut sighup = signal(SignalKind::hangup()).wrap_err("cannot watch SIGHUP")?;
     let mut sigint = signal(SignalKind::interrupt()).wrap_err("cannot watch SIGINT")?;
     terminal.draw(|frame| crate::ui::draw(frame, &app))?;
+    let mut why = "quit";
+    let mut details = DetailReader {
+        path: teardowns.path.clone(),
+        store: None,
+    };
     loop {
+        crate::fault::inject("render");
         let event = tokio::select! {
             Some(event) = rx.recv() => event,
             Some(Ok(event)) = input.next() => Event::Input(event),
@@ -461,29 +648,116 @@ async fn render_loop(
             _ = sigint.recv() => Event::Terminate("SIGINT"),
             else => break,
         };
-        handle(&mut app, event, context);
+        if let Event::Terminate(signal) = &event {
+            why = signal;
+        }
+        handle(&mut app, event, teardowns, audit, &mut details);
         // Apply whatever else is already queued before drawing once.
         while let Ok(event) = rx.try_recv() {
-            handle(&mut app, event, context);
+            handle(&mut app, event, teardowns, audit, &mut details);
         }
         if app.quitting() {
             break;
         }
         terminal.draw(|frame| crate::ui::draw(frame, &app))?;
     }
-    Ok(())
+    Ok(why)
 }
 
-fn handle(app: &mut App, event: Event, context: &ActionContext) {
-    match app.handle(event, unix_now()) {
-        Some(Command::Reap { instance }) => {
-            let attempt = app.snapshot().reap_attempt(&instance.name).cloned();
-            context.spawn(instance, attempt, Intent::Reap);
+/// Reads an instance's detail rows for the detail view, on a read-only
+/// connection of its own with a short busy timeout (the render loop must not
+/// stall behind another process's lock).
+struct DetailReader {
+    path: PathBuf,
+    store: Option<Store>,
+}
+
+impl DetailReader {
+    fn read(&mut self, name: &str) -> Result<Option<crate::store::detail::InstanceDetail>, String> {
+        if self.store.is_none() {
+            let store = Store::open(&self.path, Access::ReadOnly).map_err(|e| e.to_string())?;
+            let _ = store.set_busy_timeout(Duration::from_millis(50));
+            self.store = Some(store);
         }
-        Some(Command::TearDown { instance }) => {
-            let attempt = app.snapshot().reap_attempt(&instance.name).cloned();
-            context.spawn(instance, attempt, Intent::TearDown);
-        }
-        Some(Command::Quit) | None => {}
+        let Some(store) = self.store.as_mut() else {
+            return Err("the store is not open".into());
+        };
+        store.instance_detail(name).map_err(|e| {
+            self.store = None;
+            e.to_string()
+        })
     }
+}
+
+/// Log to `<state_dir>/stackless-tui/console.log` (stdout belongs to the
+/// TUI). A log that cannot be opened is skipped: logging never stops the
+/// console.
+fn init_log(state_dir: &Path, level: crate::cli::LogLevel) {
+    use crate::cli::LogLevel;
+    let filter = match level {
+        LogLevel::Off => return,
+        LogLevel::Error => tracing::Level::ERROR,
+        LogLevel::Warn => tracing::Level::WARN,
+        LogLevel::Info => tracing::Level::INFO,
+        LogLevel::Debug => tracing::Level::DEBUG,
+    };
+    let path = state_dir.join("stackless-tui").join("console.log");
+    let file = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+        });
+    if let Ok(file) = file {
+        let _ = tracing_subscriber::fmt()
+            .with_writer(Mutex::new(file))
+            .with_ansi(false)
+            .with_max_level(filter)
+            .try_init();
+    }
+}
+
+fn trace_event(event: &Event) {
+    match event {
+        Event::Supervisor(note) => tracing::info!(kind = ?note.kind, "helper: {}", note.text),
+        Event::StoreHealth(health) => tracing::warn!("store health: {health:?}"),
+        Event::Role(role) => tracing::info!("console role: {role:?}"),
+        Event::Terminate(signal) => tracing::info!("{signal} received: quitting"),
+        Event::Snapshot(snapshot) => {
+            tracing::debug!(instances = snapshot.instances.len(), "snapshot")
+        }
+        Event::Input(_) | Event::Tick | Event::Activity(_) => {}
+    }
+}
+
+fn handle(
+    app: &mut App,
+    event: Event,
+    teardowns: &Teardowns,
+    audit: Option<&audit::Shared>,
+    details: &mut DetailReader,
+) {
+    trace_event(&event);
+    let command = app.handle(event, unix_now());
+    if let Some(log) = audit {
+        for activity in app.drain_outbox() {
+            let _ = audit::record(log, &activity);
+        }
+    }
+    let (instance, intent) = match command {
+        Some(Command::Reap { instance }) => (instance, Intent::Reap),
+        Some(Command::TearDown { instance }) => (instance, Intent::TearDown),
+        Some(Command::OpenDetail { name }) => {
+            let result = details.read(&name);
+            app.show_detail(&name, result);
+            return;
+        }
+        Some(Command::Quit) | None => return,
+    };
+    let attempt = app.snapshot().reap_attempt(&instance.name).cloned();
+    // Refusals (in flight, not DNS-safe) are reported by `spawn` itself.
+    let _ = teardowns.spawn(instance, attempt, Actor::Operator, intent);
 }

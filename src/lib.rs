@@ -12,10 +12,16 @@
 //! - [`console`]: wiring: threads, channel, render loop.
 //! - [`demo`]: the seeded demo store, demo teardown and demo helper.
 
+pub mod audit;
+#[doc(hidden)]
+pub mod bench_support;
 pub mod cli;
 pub mod console;
 pub mod demo;
 pub mod event;
+#[doc(hidden)]
+pub mod fault;
+pub mod headless;
 pub mod model;
 pub mod reaper;
 pub mod store;

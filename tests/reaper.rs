@@ -151,9 +151,18 @@ fn locked_instance_is_skipped_stale_lock_is_reaped() {
         host: Some("vm".into()),
         processes: vec![(15180, 1_795_959_972)],
     });
-    let (mut reaper, log) = reaper(&path, down.clone(), probe, now, &rt);
+    let (mut reaper, log) = common::reaper_with(
+        &path,
+        down.clone(),
+        probe,
+        std::sync::Arc::new(move || now),
+        &rt,
+        |c| c.concurrency = 8,
+    );
     reaper.pass();
-    let calls = argv_log(dir.path());
+    // Teardowns run concurrently: compare as a set, in name order.
+    let mut calls = argv_log(dir.path());
+    calls.sort();
     assert!(!calls.iter().any(|c| c.contains("[echo]")), "{calls:?}");
     assert_eq!(
         calls,
@@ -178,7 +187,14 @@ fn locked_instance_is_skipped_stale_lock_is_reaped() {
     // The same store with the holder dead: the stale lock does not protect it.
     let (dir2, path2) = fixture("stackless-real-v4.db");
     let down2 = fake_down(dir2.path(), "exit 0");
-    let (mut reaper2, _) = common::reaper(&path2, down2, vm_probe(), now, &rt);
+    let (mut reaper2, _) = common::reaper_with(
+        &path2,
+        down2,
+        vm_probe(),
+        std::sync::Arc::new(move || now),
+        &rt,
+        |c| c.concurrency = 8,
+    );
     reaper2.pass();
     assert!(
         argv_log(dir2.path())

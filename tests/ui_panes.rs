@@ -101,8 +101,9 @@ fn press(app: &mut App, code: KeyCode) -> Option<Command> {
     app.handle(key(code), CAPTURE)
 }
 
-/// Move the instance selection to `name` with `j`.
+/// Move the instance selection to `name`: `g` to the first row, then `j`.
 fn select(app: &mut App, name: &str) {
+    press(app, KeyCode::Char('g'));
     for _ in 0..app.snapshot().instances.len() {
         if app.selected_instance().map(|i| i.name.as_str()) == Some(name) {
             return;
@@ -398,7 +399,10 @@ fn full_layout_120x40() {
     assert!(text.contains("retry in 2m 53s"));
     assert!(text.contains("up by pid 15180 on vm, stale: pid gone"));
     assert!(text.contains("duo-79882653"));
-    assert!(text.contains("↑↓/jk select  Tab pane  r reap  d down  ? help  q quit"));
+    assert!(text.contains("sort: lease expiry"));
+    assert!(text.contains(
+        "↑↓/jk select  Tab pane  r reap  d down  ? help  q quit  Enter detail  / filter  s sort"
+    ));
 }
 
 #[test]
@@ -410,7 +414,11 @@ fn full_layout_80x24() {
     assert!(text.contains("retry in 2m 53s"));
     assert!(text.contains("duo-7988"), "duo's name shows, maybe cut");
     assert!(text.contains("tombstoned 11m 55s ago"));
-    assert!(text.contains("↑↓/jk select  Tab pane  r reap  d down  ? help  q quit"));
+    // 80 columns: the newest keys give way first; the long-standing ones stay.
+    assert!(text.contains(
+        "↑↓/jk select  Tab pane  r reap  d down  ? help  q quit  Enter detail  / filter"
+    ));
+    assert!(!text.contains("s sort"));
 }
 
 #[test]
@@ -528,7 +536,8 @@ fn panes_alone_at_tiny_sizes_do_not_panic() {
 
 /// The colours and modifiers mark states (and text marks them too, see the
 /// snapshots): golf's expired lease is red, tombstones are dim, echo's stale
-/// lock is magenta, the focused pane has a double border.
+/// lock is magenta, the focused pane has a double border, the selection
+/// (golf, the soonest expiry) is reversed.
 #[test]
 fn styles_mark_states() {
     use ratatui::style::{Color, Modifier};
@@ -556,10 +565,10 @@ fn styles_mark_states() {
     assert!(buffer[(x, y)].modifier.contains(Modifier::DIM));
     let (x, y) = find("stale: pid gone");
     assert_eq!(buffer[(x, y)].fg, Color::Magenta);
-    let (x, y) = find("alpha");
+    let (x, y) = find("golf");
     assert!(
         buffer[(x, y)].modifier.contains(Modifier::REVERSED),
-        "focused selection"
+        "focused selection: soonest expiry first"
     );
     assert_eq!(buffer[(0, 0)].symbol(), "╔", "focused pane: double border");
 }
@@ -857,6 +866,11 @@ fn read_only_refuses_with_the_reason() {
         text.contains("operator golf refused: read-only x2"),
         "{text}"
     );
+    assert!(text.contains("[warn] refused: read-only"), "{text}");
+    // The flash clears itself; the footer shows the keys and why r/d are off.
+    app.handle(Event::Tick, CAPTURE + 4);
+    let text = render_app(&app, 120, 40);
+    assert!(!text.contains("[warn]"), "{text}");
     assert!(text.contains("(r/d off: read-only)"), "{text}");
 }
 

@@ -1,21 +1,30 @@
 //! The reaper thread: every tick, read a snapshot, decide (pure,
-//! [`super::decision`]), re-check each candidate in a fresh transaction, run
-//! its teardown, record the outcome (stackless §6), and GC old tombstones
-//! (D14). Operator keys (`r`, `d`) go through the same [`Reaper::reap`].
+//! [`super::decision`]), and hand each instance to reap to a teardown job on
+//! a thread of its own (at most `concurrency` at once, never two for one
+//! instance). A job re-checks its instance in a fresh transaction, runs the
+//! teardown, and records the outcome (stackless §6). Old tombstones are
+//! garbage-collected (D14). Operator keys (`r`, `d`) run the same jobs.
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use super::clock::{Jump, TimeGuard};
 use super::decision::{self, Decision, GcDecision, TOMBSTONE_GC_WINDOW_SECS};
 use super::teardown::{self, DownCommand};
 use crate::event::{Activity, ActivityKind, Actor};
 use crate::model::envelope::{self, LOCK_HELD_CODE};
 use crate::model::{Instance, ReapAttempt};
 use crate::store::probe::HostProbe;
-use crate::store::{Recheck, Store, StoreError};
+use crate::store::{Access, FileState, Recheck, Store, StoreError};
+
+/// Where activities go (the event channel, the audit trail, a test's Vec).
+pub type Sink = Arc<dyn Fn(Activity) + Send + Sync>;
+/// Unix seconds now (the system clock, or a fixed one in tests).
+pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
 
 /// How the reaper runs.
 #[derive(Debug, Clone)]
@@ -28,6 +37,8 @@ pub struct ReaperConfig {
     pub down_timeout: Duration,
     /// Decide and report `would reap`, but run and write nothing.
     pub dry_run: bool,
+    /// At most this many teardowns at once (`--reap-concurrency`, at least 1).
+    pub concurrency: usize,
 }
 
 /// Instances with a teardown in flight, shared by the reaper and the keys so
@@ -111,65 +122,342 @@ pub struct PassSummary {
     pub errors: usize,
 }
 
-/// The reaper: a store connection of its own, the probe, and where to report.
+/// Everything a teardown job needs; cheap to clone, shared by the reaper
+/// and the operator keys.
+#[derive(Clone)]
+pub struct Teardowns {
+    /// The store file (each job opens its own connection).
+    pub path: PathBuf,
+    /// Down command, timeout, dry run.
+    pub config: ReaperConfig,
+    /// The shared in-flight set.
+    pub inflight: InFlight,
+    /// Runs the teardown subprocesses.
+    pub runtime: tokio::runtime::Handle,
+    /// Unix seconds now.
+    pub clock: Clock,
+    /// Where activities go.
+    pub report: Sink,
+}
+
+impl std::fmt::Debug for Teardowns {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Teardowns")
+            .field("path", &self.path)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Teardowns {
+    fn emit(&self, activity: Activity) {
+        (self.report)(activity);
+    }
+
+    fn refuse(&self, name: &str, actor: Actor, detail: &str) -> Option<ActivityKind> {
+        self.emit(Activity::new(
+            (self.clock)(),
+            actor,
+            name,
+            ActivityKind::Refused,
+            detail,
+        ));
+        Some(ActivityKind::Refused)
+    }
+
+    /// Start a teardown of `seen` on a thread of its own, with its own store
+    /// connection. Refused (and reported) when the name is not DNS-safe or a
+    /// teardown of it is already running.
+    ///
+    /// # Errors
+    /// `Err(kind)` with the [`ActivityKind`] already reported when nothing
+    /// was started.
+    pub fn spawn(
+        &self,
+        seen: Instance,
+        attempt: Option<ReapAttempt>,
+        actor: Actor,
+        intent: Intent,
+    ) -> Result<JoinHandle<Option<ActivityKind>>, Option<ActivityKind>> {
+        let guard = self.admit(&seen.name, actor)?;
+        let jobs = self.clone();
+        let name = seen.name.clone();
+        std::thread::Builder::new()
+            .name("teardown".into())
+            .spawn(move || {
+                let mut store = match Store::open(&jobs.path, Access::ReadWrite) {
+                    Ok(store) => store,
+                    Err(error) => {
+                        jobs.emit(Activity::new(
+                            (jobs.clock)(),
+                            actor,
+                            &seen.name,
+                            ActivityKind::Error,
+                            error.to_string(),
+                        ));
+                        return Some(ActivityKind::Error);
+                    }
+                };
+                jobs.execute(&mut store, &seen, attempt.as_ref(), actor, intent, guard)
+            })
+            .map_err(|error| {
+                self.emit(Activity::new(
+                    (self.clock)(),
+                    actor,
+                    &name,
+                    ActivityKind::Error,
+                    format!("cannot start a teardown thread: {error}"),
+                ));
+                Some(ActivityKind::Error)
+            })
+    }
+
+    /// The name checks and the in-flight claim that come before any job.
+    fn admit(&self, name: &str, actor: Actor) -> Result<InFlightGuard, Option<ActivityKind>> {
+        if self.config.down.argv_for(name).is_none() {
+            return Err(self.refuse(name, actor, "not a DNS-safe name"));
+        }
+        self.inflight.claim(name).ok_or_else(|| {
+            self.refuse(
+                name,
+                actor,
+                "a teardown of this instance is already running",
+            )
+        })
+    }
+
+    /// Tear `seen` down now on this thread, using `store`. The instance is
+    /// re-read in a fresh transaction first and the teardown aborted if its
+    /// status, lease, lock or reap attempt changed since `seen` was read (no
+    /// check-then-act race). Returns the final [`ActivityKind`] reported.
+    fn execute(
+        &self,
+        store: &mut Store,
+        seen: &Instance,
+        seen_attempt: Option<&ReapAttempt>,
+        actor: Actor,
+        intent: Intent,
+        _guard: InFlightGuard,
+    ) -> Option<ActivityKind> {
+        let now = (self.clock)();
+        let name = seen.name.as_str();
+        let Some(argv) = self.config.down.argv_for(name) else {
+            return self.refuse(name, actor, "not a DNS-safe name");
+        };
+        let aborted = |detail: String| {
+            self.emit(Activity::new(
+                now,
+                actor,
+                name,
+                ActivityKind::Aborted,
+                detail,
+            ));
+            Some(ActivityKind::Aborted)
+        };
+        match store.recheck(name) {
+            Ok(Some(current)) => {
+                if let Some(what) = changed(seen, seen_attempt, &current) {
+                    return aborted(format!("{what} changed since the decision; not torn down"));
+                }
+            }
+            Ok(None) => return aborted("the instance is gone from the store".into()),
+            Err(error) => {
+                self.emit(Activity::new(
+                    now,
+                    actor,
+                    name,
+                    ActivityKind::Error,
+                    error.to_string(),
+                ));
+                return Some(ActivityKind::Error);
+            }
+        }
+        if self.config.dry_run {
+            self.emit(Activity::new(
+                now,
+                actor,
+                name,
+                ActivityKind::WouldReap,
+                "dry run: nothing run",
+            ));
+            return Some(ActivityKind::WouldReap);
+        }
+        self.emit(Activity::new(
+            now,
+            actor,
+            name,
+            ActivityKind::Started,
+            shown_command(&argv),
+        ));
+        let result = self
+            .runtime
+            .block_on(teardown::run(&argv, self.config.down_timeout));
+        let done = (self.clock)();
+        let secs = result.took.as_secs_f64();
+        let finish = |kind: ActivityKind, detail: String, stderr_tail: String| {
+            let mut activity = Activity::new(done, actor, name, kind, detail);
+            activity.stderr_tail = stderr_tail;
+            activity.duration = Some(result.took);
+            self.emit(activity);
+            Some(kind)
+        };
+        if result.succeeded() {
+            let mut detail = format!("down succeeded in {secs:.1}s");
+            if let Err(error) = store.clear_reap_failure(name)
+                && !matches!(error, StoreError::ReadOnly(_))
+            {
+                detail.push_str(&format!(" (reap attempt not cleared: {error})"));
+            }
+            let kind = match intent {
+                Intent::Reap => ActivityKind::Reaped,
+                Intent::TearDown => ActivityKind::TornDown,
+            };
+            return finish(kind, detail, result.stderr_tail.clone());
+        }
+        if envelope::parse_error(&result.stdout).is_some_and(|e| e.code == LOCK_HELD_CODE) {
+            // Another operation holds the lock: not a teardown failure, so
+            // no attempt is recorded and the backoff does not grow.
+            return finish(
+                ActivityKind::SkippedLocked,
+                "down answered state.lock.held".into(),
+                result.stderr_tail.clone(),
+            );
+        }
+        let reason = envelope::failure_reason(&result.stdout, &result.exit);
+        let shown = envelope::read_reason(&reason).summary;
+        let detail = if intent == Intent::Reap {
+            match store.record_reap_failure(name, &reason, done) {
+                Ok(row) => format!(
+                    "{shown} (attempt {}, retry at {})",
+                    row.attempts,
+                    iso_time(row.next_retry_at)
+                ),
+                // Busy: the failure is not recorded now; the instance is
+                // still expired, so the next tick tries (and records) again.
+                Err(error) => format!("{shown} (not recorded: {error})"),
+            }
+        } else {
+            shown
+        };
+        finish(ActivityKind::Failed, detail, result.stderr_tail.clone())
+    }
+}
+
+/// The reaper: a store connection of its own, the probe, and the jobs.
 pub struct Reaper {
     store: Store,
     probe: Box<dyn HostProbe + Send>,
-    config: ReaperConfig,
-    inflight: InFlight,
-    runtime: tokio::runtime::Handle,
-    clock: Box<dyn Fn() -> i64 + Send>,
-    report: Box<dyn FnMut(Activity) + Send>,
+    jobs: Teardowns,
     /// Last skip/wait reported per instance, so a pass reports changes only.
     last_quiet: HashMap<String, (ActivityKind, String)>,
     busy_reported: bool,
+    running: Vec<JoinHandle<Option<ActivityKind>>>,
+    time: TimeGuard,
 }
 
 impl std::fmt::Debug for Reaper {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Reaper")
             .field("store", &self.store.path())
-            .field("config", &self.config)
+            .field("jobs", &self.jobs)
             .finish_non_exhaustive()
     }
 }
 
 impl Reaper {
-    /// Build a reaper. `clock` gives unix seconds (a fixed one in tests);
-    /// `report` receives every [`Activity`]; `runtime` runs the teardown
-    /// subprocesses.
+    /// Build a reaper over `store`. `jobs.clock` gives unix seconds (a fixed
+    /// one in tests); `jobs.report` receives every [`Activity`].
     #[must_use]
-    pub fn new(
-        store: Store,
-        probe: Box<dyn HostProbe + Send>,
-        config: ReaperConfig,
-        inflight: InFlight,
-        runtime: tokio::runtime::Handle,
-        clock: Box<dyn Fn() -> i64 + Send>,
-        report: Box<dyn FnMut(Activity) + Send>,
-    ) -> Self {
+    pub fn new(store: Store, probe: Box<dyn HostProbe + Send>, jobs: Teardowns) -> Self {
         Self {
             store,
             probe,
-            config,
-            inflight,
-            runtime,
-            clock,
-            report,
+            jobs,
             last_quiet: HashMap::new(),
             busy_reported: false,
+            running: Vec::new(),
+            time: TimeGuard::default(),
         }
     }
 
-    fn emit(&mut self, activity: Activity) {
-        (self.report)(activity);
+    fn emit(&self, activity: Activity) {
+        self.jobs.emit(activity);
     }
 
-    /// One pass of stackless §6: worklist, lock skip, backoff wait, teardown,
-    /// record/clear, then GC (D14) when the generation allows it.
+    fn now(&self) -> i64 {
+        (self.jobs.clock)()
+    }
+
+    /// One pass of stackless §6, waiting for every teardown it started:
+    /// worklist, lock skip, backoff wait, teardown, record/clear, then GC
+    /// (D14). For `reap --once` and tests.
     pub fn pass(&mut self) -> PassSummary {
+        let mut summary = self.dispatch();
+        for handle in std::mem::take(&mut self.running) {
+            count(&mut summary, handle.join().ok().flatten());
+        }
+        summary
+    }
+
+    /// One tick of the reaper thread: like [`Reaper::pass`], but teardowns
+    /// keep running in the background (a hung one delays nothing).
+    fn tick(&mut self) {
+        let (finished, running): (Vec<_>, Vec<_>) = std::mem::take(&mut self.running)
+            .into_iter()
+            .partition(JoinHandle::is_finished);
+        for handle in finished {
+            let _ = handle.join();
+        }
+        self.running = running;
+        self.dispatch();
+    }
+
+    /// Report a skip once, and again only when it changes: a locked
+    /// instance must not flood the log every tick.
+    fn quiet(&mut self, name: &str, kind: ActivityKind, detail: String) {
+        let entry = (kind, detail);
+        if self.last_quiet.get(name) != Some(&entry) {
+            self.emit(Activity::new(
+                self.now(),
+                Actor::Reaper,
+                name,
+                entry.0,
+                entry.1.clone(),
+            ));
+            self.last_quiet.insert(name.to_owned(), entry);
+        }
+    }
+
+    fn dispatch(&mut self) -> PassSummary {
         let mut summary = PassSummary::default();
-        let now = (self.clock)();
+        let (now, jump) = self.time.now(self.now());
+        match jump {
+            Some(Jump::Forward(secs)) => self.emit(Activity::new(
+                now,
+                Actor::Reaper,
+                "",
+                ActivityKind::Error,
+                format!(
+                    "the wall clock jumped {} ahead: leases and GC keep following the monotonic clock",
+                    crate::model::time::span(secs)
+                ),
+            )),
+            Some(Jump::Back(secs)) => self.emit(Activity::new(
+                now,
+                Actor::Reaper,
+                "",
+                ActivityKind::Error,
+                format!(
+                    "the wall clock jumped {} back: reaping and GC wait for it",
+                    crate::model::time::span(secs)
+                ),
+            )),
+            None => {}
+        }
+        if !self.ensure_store(now) {
+            summary.errors += 1;
+            return summary;
+        }
         let snapshot = match self.store.snapshot(self.probe.as_mut()) {
             Ok(s) => {
                 self.busy_reported = false;
@@ -185,33 +473,54 @@ impl Reaper {
         let mut seen_now = HashSet::new();
         for (name, decision) in plan.reaps {
             seen_now.insert(name.clone());
-            let quiet = match &decision {
-                Decision::SkipLocked(l) => Some((ActivityKind::SkippedLocked, l.to_string())),
-                Decision::WaitBackoff { until } => Some((
-                    ActivityKind::WaitingBackoff,
-                    format!("until {}", iso_time(*until)),
-                )),
-                Decision::RefuseName => Some((
-                    ActivityKind::Refused,
-                    crate::model::name::REFUSED_NOT_DNS_SAFE
-                        .trim_start_matches("refused: ")
-                        .to_owned(),
-                )),
-                Decision::Reap => None,
-            };
-            if let Some(quiet) = quiet {
-                // Report a skip once, and again only when it changes: a
-                // locked instance must not flood the log every tick.
-                if self.last_quiet.get(&name) != Some(&quiet) {
-                    self.emit(Activity::new(
-                        (self.clock)(),
-                        Actor::Reaper,
-                        &name,
-                        quiet.0,
-                        quiet.1.clone(),
-                    ));
-                    self.last_quiet.insert(name, quiet);
+            match decision {
+                Decision::SkipLocked(l) => {
+                    self.quiet(&name, ActivityKind::SkippedLocked, l.to_string());
+                    continue;
                 }
+                Decision::WaitBackoff { until } => {
+                    self.quiet(
+                        &name,
+                        ActivityKind::WaitingBackoff,
+                        format!("until {}", iso_time(until)),
+                    );
+                    continue;
+                }
+                Decision::RefuseName => {
+                    self.quiet(&name, ActivityKind::Refused, "not a DNS-safe name".into());
+                    continue;
+                }
+                Decision::Reap => {}
+            }
+            if self.jobs.config.dry_run {
+                // Nothing runs, so nothing needs a slot or a thread.
+                self.last_quiet.remove(&name);
+                if let Some(seen) = snapshot.instance(&name) {
+                    let kind = self.reap(
+                        seen,
+                        snapshot.reap_attempt(&name),
+                        Actor::Reaper,
+                        Intent::Reap,
+                    );
+                    count(&mut summary, kind);
+                }
+                continue;
+            }
+            if self.jobs.inflight.contains(&name) {
+                // Still being torn down (by an earlier tick or a key).
+                continue;
+            }
+            if self.running.len() >= self.jobs.config.concurrency.max(1) {
+                // No free teardown slot: it stays on the worklist for the
+                // next tick.
+                self.quiet(
+                    &name,
+                    ActivityKind::WaitingBackoff,
+                    format!(
+                        "waiting for a teardown slot (--reap-concurrency {})",
+                        self.jobs.config.concurrency
+                    ),
+                );
                 continue;
             }
             self.last_quiet.remove(&name);
@@ -219,28 +528,23 @@ impl Reaper {
             else {
                 continue;
             };
-            match self.reap(seen, attempt, Actor::Reaper, Intent::Reap) {
-                Some(ActivityKind::Reaped) => summary.reaped += 1,
-                Some(ActivityKind::Failed) => summary.failed += 1,
-                Some(ActivityKind::Error) => summary.errors += 1,
-                _ => {}
+            match self
+                .jobs
+                .spawn(seen.clone(), attempt.cloned(), Actor::Reaper, Intent::Reap)
+            {
+                Ok(handle) => self.running.push(handle),
+                Err(kind) => count(&mut summary, kind),
             }
         }
-        self.last_quiet.retain(|name, _| seen_now.contains(name));
         for (name, gc) in plan.gc {
+            seen_now.insert(name.clone());
             match gc {
                 GcDecision::RefuseName => {
-                    let quiet = (ActivityKind::Refused, "GC: not a DNS-safe name".to_owned());
-                    if self.last_quiet.get(&name) != Some(&quiet) {
-                        self.emit(Activity::new(
-                            (self.clock)(),
-                            Actor::Reaper,
-                            &name,
-                            quiet.0,
-                            quiet.1.clone(),
-                        ));
-                        self.last_quiet.insert(name, quiet);
-                    }
+                    self.quiet(
+                        &name,
+                        ActivityKind::Refused,
+                        "GC: not a DNS-safe name".into(),
+                    );
                 }
                 GcDecision::Collect => match self.collect(&name, now) {
                     Ok(true) => summary.collected += 1,
@@ -249,7 +553,45 @@ impl Reaper {
                 },
             }
         }
+        self.last_quiet.retain(|name, _| seen_now.contains(name));
         summary
+    }
+
+    /// Make sure the store connection still reads the file at the path
+    /// (deleted → report and wait; replaced → reopen).
+    fn ensure_store(&mut self, now: i64) -> bool {
+        match self.store.file_state() {
+            FileState::Same => true,
+            FileState::Gone => {
+                self.quiet(
+                    "",
+                    ActivityKind::Error,
+                    format!(
+                        "the store file {} is gone: reaping paused until it returns",
+                        self.store.path().display()
+                    ),
+                );
+                false
+            }
+            FileState::Replaced => match Store::open(self.store.path(), Access::ReadWrite) {
+                Ok(store) => {
+                    self.store = store;
+                    self.last_quiet.remove("");
+                    self.emit(Activity::new(
+                        now,
+                        Actor::Reaper,
+                        "",
+                        ActivityKind::Error,
+                        "the store file was replaced: reopened it",
+                    ));
+                    true
+                }
+                Err(error) => {
+                    self.store_error(now, &error);
+                    false
+                }
+            },
+        }
     }
 
     fn store_error(&mut self, now: i64, error: &StoreError) {
@@ -279,14 +621,8 @@ impl Reaper {
     /// row (only if it is still a tombstone past the window). `Ok(true)` when
     /// a row was deleted.
     fn collect(&mut self, name: &str, now: i64) -> Result<bool, ()> {
-        if self.config.dry_run {
-            self.emit(Activity::new(
-                now,
-                Actor::Reaper,
-                name,
-                ActivityKind::WouldReap,
-                "would GC tombstone",
-            ));
+        if self.jobs.config.dry_run {
+            self.quiet(name, ActivityKind::WouldReap, "would GC tombstone".into());
             return Ok(false);
         }
         // `name` is DNS-safe here (GcDecision::Collect), so it is one plain
@@ -296,13 +632,11 @@ impl Reaper {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => {
-                self.emit(Activity::new(
-                    now,
-                    Actor::Reaper,
+                self.quiet(
                     name,
                     ActivityKind::Error,
                     format!("GC: cannot remove {}: {e}", logs.display()),
-                ));
+                );
                 return Err(());
             }
         }
@@ -312,7 +646,7 @@ impl Reaper {
         {
             Ok(true) => {
                 self.emit(Activity::new(
-                    (self.clock)(),
+                    self.now(),
                     Actor::Reaper,
                     name,
                     ActivityKind::Collected,
@@ -328,11 +662,9 @@ impl Reaper {
         }
     }
 
-    /// Tear `seen` down now, as the reaper or the operator. The instance is
-    /// re-read in a fresh transaction first and the teardown aborted if its
-    /// status, lease, lock or reap attempt changed since `seen` was read (no
-    /// check-then-act race). Returns the final [`ActivityKind`] reported, or
-    /// `None` when nothing was attempted.
+    /// Tear `seen` down now, on this thread, with this reaper's store (the
+    /// operator path in tests; the console runs keys through
+    /// [`Teardowns::spawn`]). Returns the final [`ActivityKind`] reported.
     pub fn reap(
         &mut self,
         seen: &Instance,
@@ -340,128 +672,28 @@ impl Reaper {
         actor: Actor,
         intent: Intent,
     ) -> Option<ActivityKind> {
-        let now = (self.clock)();
-        let name = seen.name.as_str();
-        let Some(argv) = self.config.down.argv_for(name) else {
-            self.emit(Activity::new(
-                now,
-                actor,
-                name,
-                ActivityKind::Refused,
-                "not a DNS-safe name",
-            ));
-            return Some(ActivityKind::Refused);
-        };
-        let Some(_guard) = self.inflight.claim(name) else {
-            self.emit(Activity::new(
-                now,
-                actor,
-                name,
-                ActivityKind::Refused,
-                "a teardown of this instance is already running",
-            ));
-            return Some(ActivityKind::Refused);
-        };
-        match self.store.recheck(name) {
-            Ok(Some(current)) => {
-                if let Some(what) = changed(seen, seen_attempt, &current) {
-                    self.emit(Activity::new(
-                        now,
-                        actor,
-                        name,
-                        ActivityKind::Aborted,
-                        format!("{what} changed since the decision; not torn down"),
-                    ));
-                    return Some(ActivityKind::Aborted);
-                }
+        match self.jobs.admit(&seen.name, actor) {
+            Ok(guard) => {
+                self.jobs
+                    .execute(&mut self.store, seen, seen_attempt, actor, intent, guard)
             }
-            Ok(None) => {
-                self.emit(Activity::new(
-                    now,
-                    actor,
-                    name,
-                    ActivityKind::Aborted,
-                    "the instance is gone from the store",
-                ));
-                return Some(ActivityKind::Aborted);
-            }
-            Err(error) => {
-                self.store_error(now, &error);
-                return Some(ActivityKind::Error);
-            }
+            Err(kind) => kind,
         }
-        if self.config.dry_run {
-            self.emit(Activity::new(
-                now,
-                actor,
-                name,
-                ActivityKind::WouldReap,
-                "dry run: nothing run",
-            ));
-            return Some(ActivityKind::WouldReap);
-        }
-        self.emit(Activity::new(
-            now,
-            actor,
-            name,
-            ActivityKind::Started,
-            shown_command(&argv),
-        ));
-        let deadline = self.config.down_timeout;
-        let result = self.runtime.block_on(teardown::run(&argv, deadline));
-        let done = (self.clock)();
-        let secs = result.took.as_secs_f64();
-        if result.succeeded() {
-            let detail = format!("down succeeded in {secs:.1}s");
-            if let Err(error) = self.store.clear_reap_failure(name)
-                && !matches!(error, StoreError::ReadOnly(_))
-            {
-                self.store_error(done, &error);
-            }
-            let kind = match intent {
-                Intent::Reap => ActivityKind::Reaped,
-                Intent::TearDown => ActivityKind::TornDown,
-            };
-            let mut a = Activity::new(done, actor, name, kind, detail);
-            a.stderr_tail = result.stderr_tail;
-            self.emit(a);
-            return Some(kind);
-        }
-        if envelope::parse_error(&result.stdout).is_some_and(|e| e.code == LOCK_HELD_CODE) {
-            // Another operation holds the lock: not a teardown failure, so
-            // no attempt is recorded and the backoff does not grow.
-            let mut a = Activity::new(
-                done,
-                actor,
-                name,
-                ActivityKind::SkippedLocked,
-                "down answered state.lock.held",
-            );
-            a.stderr_tail = result.stderr_tail;
-            self.emit(a);
-            return Some(ActivityKind::SkippedLocked);
-        }
-        let reason = envelope::failure_reason(&result.stdout, &result.exit);
-        let shown = envelope::read_reason(&reason).summary;
-        let detail = if intent == Intent::Reap {
-            match self.store.record_reap_failure(name, &reason, done) {
-                Ok(row) => format!(
-                    "{shown} (attempt {}, retry at {})",
-                    row.attempts,
-                    iso_time(row.next_retry_at)
-                ),
-                Err(error) => {
-                    self.store_error(done, &error);
-                    format!("{shown} (not recorded: {error})")
-                }
-            }
-        } else {
-            shown
-        };
-        let mut a = Activity::new(done, actor, name, ActivityKind::Failed, detail);
-        a.stderr_tail = result.stderr_tail;
-        self.emit(a);
-        Some(ActivityKind::Failed)
+    }
+
+    /// The jobs this reaper dispatches to (shared with the operator keys).
+    #[must_use]
+    pub fn teardowns(&self) -> &Teardowns {
+        &self.jobs
+    }
+}
+
+fn count(summary: &mut PassSummary, kind: Option<ActivityKind>) {
+    match kind {
+        Some(ActivityKind::Reaped) => summary.reaped += 1,
+        Some(ActivityKind::Failed) => summary.failed += 1,
+        Some(ActivityKind::Error) => summary.errors += 1,
+        _ => {}
     }
 }
 
@@ -497,7 +729,8 @@ fn changed(
     }
 }
 
-/// `HH:MM:SSZ` for a unix-seconds time today, else the full RFC 3339 time.
+/// RFC 3339 (UTC, seconds) for a unix-seconds time; the raw number when it
+/// is out of the printable range.
 fn iso_time(at: i64) -> String {
     match u64::try_from(at) {
         Ok(secs) if secs < 253_402_300_800 => {
@@ -508,24 +741,21 @@ fn iso_time(at: i64) -> String {
     }
 }
 
-/// Run `reaper` on a thread of its own: a pass at once, then one per tick,
-/// until `stop` is set.
+/// Run `reaper` on a thread of its own: a pass at once, then one per tick
+/// (measured on the monotonic clock), until `stop` is set. Teardowns run on
+/// their own threads, so a hung one never delays a tick.
 ///
 /// # Errors
 /// The thread could not be spawned.
-pub fn spawn(
-    mut reaper: Reaper,
-    stop: Arc<AtomicBool>,
-) -> std::io::Result<std::thread::JoinHandle<()>> {
+pub fn spawn(mut reaper: Reaper, stop: Arc<AtomicBool>) -> std::io::Result<JoinHandle<()>> {
     std::thread::Builder::new()
         .name("reaper".into())
         .spawn(move || {
             while !stop.load(Ordering::Relaxed) {
                 let started = Instant::now();
-                reaper.pass();
-                // Monotonic wait: a wall-clock jump neither shortens nor
-                // lengthens the tick.
-                while started.elapsed() < reaper.config.tick {
+                crate::fault::inject("reaper");
+                reaper.tick();
+                while started.elapsed() < reaper.jobs.config.tick {
                     if stop.load(Ordering::Relaxed) {
                         return;
                     }
@@ -533,18 +763,4 @@ pub fn spawn(
                 }
             }
         })
-}
-
-/// Where the reaper's store is, for operator actions that open their own
-/// connection.
-#[derive(Debug, Clone)]
-pub struct ActionContext {
-    /// The store file.
-    pub path: PathBuf,
-    /// The reaper configuration (down command, timeout, dry run).
-    pub config: ReaperConfig,
-    /// The shared in-flight set.
-    pub inflight: InFlight,
-    /// Runs the teardown subprocess.
-    pub runtime: tokio::runtime::Handle,
 }

@@ -4,6 +4,7 @@
 //! (`reap_attempts`, and GC deletes). Everything here is I/O; decisions live
 //! in `crate::reaper::decision` and `crate::model`.
 
+pub mod detail;
 pub mod error;
 pub mod probe;
 pub mod schema;

@@ -110,6 +110,7 @@ impl Watcher {
 
     /// One poll; returns how long to sleep before the next.
     fn step(&mut self) -> Result<Duration, Gone> {
+        crate::fault::inject("watcher");
         if self.store.is_none() {
             match open(&self.path, self.access) {
                 Ok(store) => {

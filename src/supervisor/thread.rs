@@ -209,6 +209,7 @@ fn run(config: &HelperConfig, tx: &EventSender, handle: &Arc<HelperHandle>) {
         let _ = tx.send(message);
     };
     while !handle.stopping() {
+        crate::fault::inject("supervisor");
         if let Err(error) = supervisor.tick(&mut spawn, &mut report) {
             // succession: treat a probe error as "free" and try again.
             let _ = tx.send(note(

@@ -3,18 +3,27 @@
 //!
 //! Layout, top to bottom: the header (title, store, schema, reaper, helper,
 //! banners), Instances (the biggest), a row with Backoffs (left) and
-//! Supervisor (right), Activity, and a one-line footer of keys. Below
-//! [`MIN_WIDTH`] x [`MIN_HEIGHT`] only a one-line notice is drawn.
+//! Supervisor (right), Activity, and a one-line footer of keys (or the
+//! latest flash message). The detail view ([`detail`]) replaces the four
+//! panes while it is open. Below [`MIN_WIDTH`] x [`MIN_HEIGHT`] only a
+//! one-line notice is drawn.
+//!
+//! With `NO_COLOR` ([`App::no_color`]) every colour is dropped after
+//! drawing, in one place ([`strip_colours`]); bold, dim, reversed and the
+//! border shapes remain, and every state also has a mark or a word.
 
 pub mod app;
+pub mod detail;
 pub mod panes;
 pub mod theme;
 pub mod view;
 
-pub use app::{App, AppConfig, Command, Focus};
+pub use app::{App, AppConfig, Command, Flash, FlashLevel, Focus, SortKey};
 
 use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Color;
 use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
@@ -65,13 +74,23 @@ pub fn layout(app: &App, area: Rect) -> Areas {
     }
 }
 
+impl Areas {
+    /// Where the detail view goes: everything between header and footer.
+    #[must_use]
+    pub fn body(&self) -> Rect {
+        self.instances.union(self.activity)
+    }
+}
+
 /// Draw the whole console for `app` into `frame` (one ratatui layout,
 /// recomputed every frame, so a resize needs nothing else). Never panics,
 /// whatever the frame size: below [`MIN_WIDTH`] x [`MIN_HEIGHT`] it draws
-/// `terminal too small: WxH, needs 60x15`.
+/// `terminal too small: WxH, needs 60x15`. The layout is remembered in the
+/// app for mouse events.
 pub fn draw(frame: &mut Frame, app: &App) {
     let area = frame.area();
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        app.areas.set(None);
         frame.render_widget(
             Paragraph::new(Line::raw(view::too_small(area.width, area.height))),
             area,
@@ -79,15 +98,32 @@ pub fn draw(frame: &mut Frame, app: &App) {
         return;
     }
     let areas = layout(app, area);
+    app.areas.set(Some(areas));
     panes::header::render(frame, areas.header, app);
-    panes::instances::render(frame, areas.instances, app);
-    panes::backoffs::render(frame, areas.backoffs, app);
-    panes::supervisor::render(frame, areas.supervisor, app);
-    panes::activity::render(frame, areas.activity, app);
+    if app.detail().is_some() {
+        panes::detail::render(frame, areas.body(), app);
+    } else {
+        panes::instances::render(frame, areas.instances, app);
+        panes::backoffs::render(frame, areas.backoffs, app);
+        panes::supervisor::render(frame, areas.supervisor, app);
+        panes::activity::render(frame, areas.activity, app);
+    }
     panes::footer::render(frame, areas.footer, app);
     if let Some(instance) = app.confirming() {
         panes::overlay::render_confirm(frame, area, instance);
     } else if app.help_open() {
         panes::overlay::render_help(frame, area);
+    }
+    if app.no_color() {
+        strip_colours(frame.buffer_mut());
+    }
+}
+
+/// Reset every cell's foreground and background colour (`NO_COLOR`),
+/// keeping the modifiers (bold, dim, reversed, ...).
+pub fn strip_colours(buffer: &mut Buffer) {
+    for cell in &mut buffer.content {
+        cell.fg = Color::Reset;
+        cell.bg = Color::Reset;
     }
 }

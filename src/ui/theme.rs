@@ -1,8 +1,9 @@
 //! Styles, in one place. Colour is never the only signal: every state also
-//! shows as text (`expired … ago`, `tombstoned`, `stale: pid gone`) or as a
-//! modifier/border that survives `NO_COLOR` (crossterm drops the colours
-//! themselves when `NO_COLOR` is set; bold, dim, reverse and the border
-//! shapes remain).
+//! shows as text (`expired … ago`, `tombstoned`, `stale: pid gone`), as a
+//! mark in the Instances state column (`✗ † - L F ? … !`), or as a
+//! modifier/border that survives `NO_COLOR` (with `NO_COLOR` set,
+//! [`crate::ui::draw`] resets every colour after drawing; bold, dim,
+//! reverse and the border shapes remain).
 
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::widgets::BorderType;
@@ -157,4 +158,47 @@ pub fn supervisor(kind: crate::event::SupervisorKind) -> Style {
         }
         K::Occupied | K::Stopped => Style::new(),
     }
+}
+
+/// A section heading in the detail view.
+#[must_use]
+pub fn section() -> Style {
+    Style::new()
+        .fg(Color::Cyan)
+        .add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
+}
+
+/// Store text shown verbatim (definition TOML, JSON payloads).
+#[must_use]
+pub fn code() -> Style {
+    Style::new().fg(Color::Gray)
+}
+
+/// The state column's marks.
+#[must_use]
+pub fn state_marks() -> Style {
+    Style::new().add_modifier(Modifier::BOLD)
+}
+
+/// A flash message in the footer, by level.
+#[must_use]
+pub fn flash(level: crate::ui::app::FlashLevel) -> Style {
+    use crate::ui::app::FlashLevel as L;
+    match level {
+        L::Info => Style::new().fg(Color::Green).add_modifier(Modifier::BOLD),
+        L::Warning => Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+        L::Error => Style::new()
+            .fg(Color::White)
+            .bg(Color::Red)
+            .add_modifier(Modifier::BOLD),
+    }
+}
+
+/// The filter prompt (`/text▏`) in the Instances title.
+#[must_use]
+pub fn prompt() -> Style {
+    Style::new()
+        .fg(Color::Black)
+        .bg(Color::Cyan)
+        .add_modifier(Modifier::BOLD)
 }

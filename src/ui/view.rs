@@ -126,6 +126,9 @@ pub struct InstanceRow {
     pub lock_state: LockState,
     /// Whether the status is neither `active` nor `tombstoned`.
     pub unknown_status: bool,
+    /// The state column: three marks, lease / lock / reap (see
+    /// [`state_marks`]), so no state depends on colour alone.
+    pub state: String,
 }
 
 impl InstanceRow {
@@ -204,6 +207,7 @@ pub fn instance_row(
         }
     };
     let unknown_status = matches!(instance.status, Status::Other(_));
+    let state = state_marks(lease_state, instance.lock.is_some(), liveness, attempt, now);
     let mut status = match &instance.status {
         Status::Active => "active".to_owned(),
         Status::Tombstoned => "tombstoned".to_owned(),
@@ -222,7 +226,68 @@ pub fn instance_row(
         lease_state,
         lock_state,
         unknown_status,
+        state,
     }
+}
+
+/// State mark: the lease ran out on an instance that is not tombstoned.
+pub const MARK_EXPIRED: char = '✗';
+/// State mark: tombstoned.
+pub const MARK_TOMBSTONED: char = '†';
+/// State mark: an active instance without a lease row.
+pub const MARK_NO_LEASE: char = '-';
+/// State mark: the lock holder is alive on this host (held).
+pub const MARK_LOCK_ALIVE: char = 'L';
+/// State mark: the lock holder is on another host (cannot be probed: held).
+pub const MARK_LOCK_FOREIGN: char = 'F';
+/// State mark: a stale lock (holder gone or pid reused; or not probed).
+pub const MARK_LOCK_STALE: char = '?';
+/// State mark: a failed reap is backing off (`next_retry_at > now`).
+pub const MARK_BACKING_OFF: char = '…';
+/// State mark: a failed reap whose retry is due.
+pub const MARK_RETRY_DUE: char = '!';
+
+/// The legend of the state column, for the help overlay.
+pub const STATE_LEGEND: [(char, &str); 8] = [
+    (MARK_EXPIRED, "lease expired"),
+    (MARK_TOMBSTONED, "tombstoned"),
+    (MARK_NO_LEASE, "no lease row"),
+    (MARK_LOCK_ALIVE, "locked, holder alive"),
+    (MARK_LOCK_FOREIGN, "locked on a foreign host"),
+    (MARK_LOCK_STALE, "stale lock"),
+    (MARK_BACKING_OFF, "reap backing off"),
+    (MARK_RETRY_DUE, "reap retry due"),
+];
+
+/// The three state marks of a row: lease (`✗` expired, `†` tombstoned, `-`
+/// no lease, blank running), lock (`L` alive, `F` foreign host, `?` stale or
+/// unprobed, blank free), reap (`…` backing off, `!` retry due, blank none).
+#[must_use]
+pub fn state_marks(
+    lease: LeaseState,
+    locked: bool,
+    liveness: Option<&Liveness>,
+    attempt: Option<&ReapAttempt>,
+    now: i64,
+) -> String {
+    let lease = match lease {
+        LeaseState::Running => ' ',
+        LeaseState::Expired => MARK_EXPIRED,
+        LeaseState::Tombstoned => MARK_TOMBSTONED,
+        LeaseState::NoLease => MARK_NO_LEASE,
+    };
+    let lock = match (locked, liveness) {
+        (false, _) => ' ',
+        (true, Some(Liveness::Alive)) => MARK_LOCK_ALIVE,
+        (true, Some(Liveness::ForeignHost(_))) => MARK_LOCK_FOREIGN,
+        (true, _) => MARK_LOCK_STALE,
+    };
+    let reap = match attempt {
+        None => ' ',
+        Some(a) if a.next_retry_at > now => MARK_BACKING_OFF,
+        Some(_) => MARK_RETRY_DUE,
+    };
+    [lease, lock, reap].into_iter().collect()
 }
 
 /// One row of the Backoffs pane, as sanitized text.
@@ -424,6 +489,53 @@ mod tests {
         );
         let c = Activity::new(0, Actor::Reaper, "golf", ActivityKind::Reaped, "");
         assert_eq!(activity_line(&c, 1), "00:00:00 reaper golf reaped");
+    }
+
+    #[test]
+    fn state_marks_tell_every_state_apart() {
+        let attempt = |next_retry_at| ReapAttempt {
+            instance: "a".into(),
+            attempts: 1,
+            last_error: "}".into(),
+            next_retry_at,
+        };
+        let marks = |lease, locked, liveness: Option<Liveness>, retry: Option<i64>| {
+            state_marks(
+                lease,
+                locked,
+                liveness.as_ref(),
+                retry.map(attempt).as_ref(),
+                100,
+            )
+        };
+        assert_eq!(marks(LeaseState::Running, false, None, None), "   ");
+        assert_eq!(marks(LeaseState::Expired, false, None, Some(160)), "✗ …");
+        assert_eq!(marks(LeaseState::Expired, false, None, Some(100)), "✗ !");
+        assert_eq!(marks(LeaseState::Tombstoned, false, None, None), "†  ");
+        assert_eq!(marks(LeaseState::NoLease, false, None, None), "-  ");
+        assert_eq!(
+            marks(LeaseState::Running, true, Some(Liveness::Alive), None),
+            " L "
+        );
+        assert_eq!(
+            marks(
+                LeaseState::Running,
+                true,
+                Some(Liveness::ForeignHost("b".into())),
+                None
+            ),
+            " F "
+        );
+        assert_eq!(
+            marks(
+                LeaseState::Running,
+                true,
+                Some(Liveness::StalePidReused),
+                None
+            ),
+            " ? "
+        );
+        assert_eq!(marks(LeaseState::Running, true, None, None), " ? ");
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use stackless_tui::event::Activity;
-use stackless_tui::reaper::{DownCommand, InFlight, Reaper, ReaperConfig};
+use stackless_tui::reaper::{DownCommand, InFlight, Reaper, ReaperConfig, Teardowns};
 use stackless_tui::store::probe::HostProbe;
 use stackless_tui::store::{Access, Store};
 
@@ -73,24 +73,39 @@ pub fn reaper(
     now: i64,
     runtime: &tokio::runtime::Runtime,
 ) -> (Reaper, Arc<Mutex<Vec<Activity>>>) {
+    reaper_with(path, down, probe, Arc::new(move || now), runtime, |_| {})
+}
+
+/// A reaper over `path` with any clock and a config tweak, and a collecting
+/// report.
+pub fn reaper_with(
+    path: &Path,
+    down: DownCommand,
+    probe: Box<dyn HostProbe + Send>,
+    clock: stackless_tui::reaper::runner::Clock,
+    runtime: &tokio::runtime::Runtime,
+    tweak: impl FnOnce(&mut ReaperConfig),
+) -> (Reaper, Arc<Mutex<Vec<Activity>>>) {
     let store = Store::open(path, Access::ReadWrite).expect("open");
     let log = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&log);
-    let reaper = Reaper::new(
-        store,
-        probe,
-        ReaperConfig {
-            down,
-            tick: Duration::from_secs(60),
-            down_timeout: Duration::from_secs(20),
-            dry_run: false,
-        },
-        InFlight::default(),
-        runtime.handle().clone(),
-        Box::new(move || now),
-        Box::new(move |a| sink.lock().unwrap().push(a)),
-    );
-    (reaper, log)
+    let mut config = ReaperConfig {
+        down,
+        tick: Duration::from_secs(60),
+        down_timeout: Duration::from_secs(20),
+        dry_run: false,
+        concurrency: 2,
+    };
+    tweak(&mut config);
+    let jobs = Teardowns {
+        path: path.to_owned(),
+        config,
+        inflight: InFlight::default(),
+        runtime: runtime.handle().clone(),
+        clock,
+        report: Arc::new(move |a| sink.lock().unwrap().push(a)),
+    };
+    (Reaper::new(store, probe, jobs), log)
 }
 
 /// A tokio runtime for teardown subprocesses.

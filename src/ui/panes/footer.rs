@@ -1,27 +1,110 @@
-//! The footer: the keys, on one line.
+//! The footer: the latest flash message while it is live (about 4 s), else
+//! the keys of the current mode, on one line.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
+use unicode_width::UnicodeWidthStr;
 
-use crate::ui::app::App;
+use crate::model::text::sanitize_short;
+use crate::ui::app::{App, FlashLevel};
 use crate::ui::theme;
+use crate::ui::view::{CUT_LONG, fit};
 
-/// Draw the footer into `area` (one line):
-/// `↑↓/jk select  Tab pane  r reap  d down  ? help  q quit`. `r` and `d` are
-/// struck through while the write keys are disabled.
-pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+/// The word in front of a flash message, so its level reads without colour.
+#[must_use]
+pub const fn flash_tag(level: FlashLevel) -> &'static str {
+    match level {
+        FlashLevel::Info => "[info]",
+        FlashLevel::Warning => "[warn]",
+        FlashLevel::Error => "[error]",
+    }
+}
+
+/// One footer entry: the key, what it does, whether it is enabled, and its
+/// rank (entries of the highest rank are dropped first when the line is too
+/// narrow).
+type Entry = (&'static str, &'static str, bool, u8);
+
+/// The keys of the current mode, in display order.
+fn entries(app: &App) -> Vec<Entry> {
     let writable = app.config().write_keys.is_ok() && app.snapshot().generation.allows_write_keys();
+    if app.filter_editing() {
+        return vec![
+            ("type", "filter", true, 0),
+            ("Backspace", "edit", true, 1),
+            ("Enter", "keep", true, 0),
+            ("Esc", "clear", true, 0),
+            ("↑↓", "select", true, 2),
+        ];
+    }
+    if app.detail().is_some() {
+        return vec![
+            ("Esc", "back", true, 0),
+            ("↑↓/jk", "scroll", true, 1),
+            ("PgUp/PgDn", "page", true, 3),
+            ("p", "payloads", true, 1),
+            ("r", "reap", writable, 2),
+            ("d", "down", writable, 2),
+            ("?", "help", true, 0),
+            ("q", "quit", true, 0),
+        ];
+    }
+    // The long-standing keys first (scripts and tests read this prefix),
+    // then the newer ones, which give way first on a narrow terminal.
+    vec![
+        ("↑↓/jk", "select", true, 1),
+        ("Tab", "pane", true, 1),
+        ("r", "reap", writable, 0),
+        ("d", "down", writable, 0),
+        ("?", "help", true, 0),
+        ("q", "quit", true, 0),
+        ("Enter", "detail", true, 2),
+        ("/", "filter", true, 3),
+        ("s", "sort", true, 4),
+    ]
+}
+
+/// Draw the footer into `area` (one line). Keys are struck through while
+/// the write keys are disabled; the least important keys are left out when
+/// the line is too narrow.
+pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+    let width = usize::from(area.width);
+    if let Some(flash) = app.flash() {
+        let text = format!(
+            "{} {}",
+            flash_tag(flash.level),
+            sanitize_short(&flash.text, CUT_LONG)
+        );
+        frame.render_widget(
+            Paragraph::new(Line::styled(
+                fit(&text, width).into_owned(),
+                theme::flash(flash.level),
+            )),
+            area,
+        );
+        return;
+    }
+    let mut entries = entries(app);
+    let used = |entries: &[Entry]| {
+        entries
+            .iter()
+            .map(|(k, w, _, _)| k.width() + 1 + w.width())
+            .sum::<usize>()
+            + 2 * entries.len().saturating_sub(1)
+    };
+    while used(&entries) > width {
+        let Some(lowest) = entries.iter().map(|e| e.3).max().filter(|&r| r > 0) else {
+            break;
+        };
+        let Some(drop) = entries.iter().rposition(|e| e.3 == lowest) else {
+            break;
+        };
+        entries.remove(drop);
+    }
     let mut spans = Vec::new();
-    for (key, what, enabled) in [
-        ("↑↓/jk", "select", true),
-        ("Tab", "pane", true),
-        ("r", "reap", writable),
-        ("d", "down", writable),
-        ("?", "help", true),
-        ("q", "quit", true),
-    ] {
+    for (key, what, enabled, _) in entries {
         if !spans.is_empty() {
             spans.push(Span::raw("  "));
         }
@@ -34,10 +117,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     }
     if let Err(reason) = &app.config().write_keys {
         spans.push(Span::styled(
-            format!(
-                "  (r/d off: {})",
-                crate::model::text::sanitize_short(reason, 60)
-            ),
+            format!("  (r/d off: {})", sanitize_short(reason, 60)),
             theme::muted(),
         ));
     }

@@ -1,5 +1,5 @@
 //! The header: title, store, schema generation, reaper and helper state,
-//! then one banner per condition the operator must know
+//! the Instances sort, then one banner per condition the operator must know
 //! about (schema generation, store busy or unreadable).
 
 use ratatui::Frame;
@@ -91,6 +91,8 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         Span::raw(sanitize_short(&config.reaper_line, view::CUT_SHORT)),
         sep(),
         Span::raw(sanitize_short(&config.helper_line, view::CUT_SHORT)),
+        sep(),
+        Span::raw(format!("sort: {}", app.sort().label())),
     ]);
     let mut y = area.y;
     let bottom = area.y + area.height;

@@ -1,55 +1,110 @@
-//! The Instances pane: one row per instance (NAME, SUBSTRATE, STATUS, LEASE,
-//! LOCK, REAP). Only the rows that fit are built, so a 100,000-instance store
+//! The Instances pane: one row per instance (NAME, ST, SUBSTRATE, STATUS,
+//! LEASE, LOCK, REAP), filtered (`/`) and sorted (`s`) through the app's
+//! row index. Only the rows that fit are built, so a 100,000-instance store
 //! costs the same per frame as an 8-instance one.
 
 use std::fmt::Write as _;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
-use ratatui::style::Style;
-use ratatui::text::Line;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, HighlightSpacing, Paragraph, Row, Table, TableState};
 use unicode_width::UnicodeWidthStr;
 
-use super::{HIGHLIGHT_SYMBOL, focused, pane_block, scroll_window, title};
+use super::{HIGHLIGHT_SYMBOL, focused, pane_block, scroll_window};
+use crate::model::text::sanitize_short;
 use crate::ui::app::{App, Focus};
 use crate::ui::theme;
-use crate::ui::view::{self, InstanceRow, LeaseState, LockState};
+use crate::ui::view::{self, CUT_SHORT, InstanceRow, LeaseState, LockState};
 
 /// Column headers, in order.
-pub const HEADERS: [&str; 6] = ["NAME", "SUBSTRATE", "STATUS", "LEASE", "LOCK", "REAP"];
+pub const HEADERS: [&str; 7] = ["NAME", "ST", "SUBSTRATE", "STATUS", "LEASE", "LOCK", "REAP"];
 
 const SPACING: u16 = 1;
 
-/// Draw the Instances pane into `area`.
-pub fn render(frame: &mut Frame, area: Rect, app: &App) {
-    let is_focused = focused(app, Focus::Instances);
-    let instances = &app.snapshot().instances;
-    let len = instances.len();
+/// The cursor drawn at the end of the filter prompt.
+pub const PROMPT_CURSOR: &str = "▏";
+
+/// The title's counts: `3 of 11 match "ren" · row 1` with a filter,
+/// `1 of 8` without, then the store-wide `· 6 active (1 expired) · 2
+/// tombstoned`.
+#[must_use]
+pub fn title_suffix(app: &App) -> String {
+    let total = app.snapshot().instances.len();
+    let len = app.visible().len();
     let counts = app.counts();
-    let mut position = if len == 0 {
+    let mut suffix = if !app.filter().is_empty() {
+        let mut s = format!(
+            "{len} of {total} match \"{}\"",
+            sanitize_short(app.filter(), CUT_SHORT)
+        );
+        if len > 0 {
+            let _ = write!(s, " · row {}", app.selected_index() + 1);
+        }
+        s
+    } else if len == 0 {
         String::from("(0)")
     } else {
         format!("{} of {len}", app.selected_index() + 1)
     };
-    if len > 0 {
-        let _ = write!(position, " · {} active", counts.active);
+    if total > 0 {
+        let _ = write!(suffix, " · {} active", counts.active);
         if counts.expired > 0 {
-            let _ = write!(position, " ({} expired)", counts.expired);
+            let _ = write!(suffix, " ({} expired)", counts.expired);
         }
-        let _ = write!(position, " · {} tombstoned", counts.tombstoned);
+        let _ = write!(suffix, " · {} tombstoned", counts.tombstoned);
     }
-    let block = pane_block(title("Instances", &position, is_focused), is_focused);
+    suffix
+}
+
+fn title_line(app: &App, is_focused: bool) -> Line<'static> {
+    let name_style = if is_focused {
+        theme::focused_border()
+    } else {
+        Style::new().add_modifier(Modifier::BOLD)
+    };
+    let mut spans = vec![Span::styled(" Instances ", name_style)];
+    if app.filter_editing() {
+        spans.push(Span::styled(
+            format!(
+                "/{}{PROMPT_CURSOR}",
+                sanitize_short(app.filter(), CUT_SHORT)
+            ),
+            theme::prompt(),
+        ));
+        spans.push(Span::raw(" "));
+    }
+    spans.push(Span::styled(
+        format!("{} ", title_suffix(app)),
+        theme::muted(),
+    ));
+    Line::from(spans)
+}
+
+/// Draw the Instances pane into `area`.
+pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+    let is_focused = focused(app, Focus::Instances);
+    let snapshot = app.snapshot();
+    let instances = &snapshot.instances;
+    let visible = app.visible();
+    let len = visible.len();
+    let block = pane_block(title_line(app, is_focused), is_focused);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     if inner.width == 0 || inner.height == 0 {
         return;
     }
     if len == 0 {
-        let text = if app.loaded() {
-            "no instances in this store"
+        let text = if !app.loaded() {
+            "reading the store…".to_owned()
+        } else if instances.is_empty() {
+            "no instances in this store".to_owned()
         } else {
-            "reading the store…"
+            format!(
+                "no instance matches \"{}\" (Esc clears the filter)",
+                sanitize_short(app.filter(), CUT_SHORT)
+            )
         };
         frame.render_widget(Paragraph::new(Line::styled(text, theme::muted())), inner);
         return;
@@ -63,10 +118,10 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     app.viewport.set(viewport);
 
     let end = (offset + rows_fit).min(len);
-    let snapshot = app.snapshot();
     let now = app.now();
-    let built: Vec<InstanceRow> = instances[offset..end]
+    let built: Vec<InstanceRow> = visible[offset..end]
         .iter()
+        .filter_map(|&p| instances.get(p as usize))
         .map(|i| {
             view::instance_row(
                 i,
@@ -99,7 +154,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     frame.render_stateful_widget(table, inner, &mut state);
 }
 
-fn row(r: InstanceRow, widths: [u16; 6]) -> Row<'static> {
+fn row(r: InstanceRow, widths: [u16; 7]) -> Row<'static> {
     let cell = |text: String, i: usize| -> Cell<'static> {
         Cell::from(view::fit(&text, usize::from(widths[i])).into_owned())
     };
@@ -130,23 +185,26 @@ fn row(r: InstanceRow, widths: [u16; 6]) -> Row<'static> {
     };
     Row::new([
         cell(r.name, 0),
-        cell(r.substrate, 1),
-        cell(r.status, 2).style(status_style),
-        cell(r.lease, 3).style(lease_style),
-        cell(r.lock, 4).style(lock_style),
-        cell(r.reap, 5).style(reap_style),
+        cell(r.state, 1).style(theme::state_marks()),
+        cell(r.substrate, 2),
+        cell(r.status, 3).style(status_style),
+        cell(r.lease, 4).style(lease_style),
+        cell(r.lock, 5).style(lock_style),
+        cell(r.reap, 6).style(reap_style),
     ])
     .style(row_style)
 }
 
-/// Column widths for a table `width` columns wide showing `rows`: fixed
+/// Column widths (in [`HEADERS`] order) for a table `width` columns wide
+/// showing `rows`: fixed ST,
 /// SUBSTRATE, STATUS, LEASE and REAP (SUBSTRATE narrower below ~90 columns), the rest
 /// shared by NAME and LOCK, LOCK first up to its longest visible text but
 /// NAME never squeezed below two fifths of the share (or 12 columns).
 #[must_use]
-pub fn column_widths(width: u16, rows: &[InstanceRow]) -> [u16; 6] {
+pub fn column_widths(width: u16, rows: &[InstanceRow]) -> [u16; 7] {
     let symbol = u16::try_from(HIGHLIGHT_SYMBOL.width()).unwrap_or(2);
-    let available = width.saturating_sub(symbol + SPACING * 5);
+    let state = 3;
+    let available = width.saturating_sub(symbol + SPACING * 6 + state);
     let (substrate, status, lease, reap) = if available >= 90 {
         (9, 10, 22, 4)
     } else {
@@ -169,5 +227,5 @@ pub fn column_widths(width: u16, rows: &[InstanceRow]) -> [u16; 6] {
             .min(share)
     };
     let lock = share - name;
-    [name, substrate, status, lease, lock, reap]
+    [name, state, substrate, status, lease, lock, reap]
 }

@@ -14,22 +14,36 @@ use crate::ui::theme;
 use crate::ui::view;
 
 /// Every key, as (keys, what it does); the help overlay lists these.
-pub const KEYS: [(&str, &str); 10] = [
+pub const KEYS: [(&str, &str); 18] = [
     (
         "↑ / k, ↓ / j",
-        "select a row; scroll the Supervisor and Activity logs",
+        "select a row; scroll logs and the detail view",
     ),
     ("PgUp / PgDn", "move by one page"),
-    ("Home / g", "first row; oldest log line"),
-    ("End / G", "last row; newest log line (follow)"),
-    ("Tab / Shift-Tab", "next / previous pane"),
     (
-        "r",
-        "reap the selected instance now (lease expired, lock not held)",
+        "Home / g, End / G",
+        "first / last row; oldest / newest log line",
     ),
+    ("Tab / Shift-Tab", "next / previous pane"),
+    ("Enter", "detail view of the selected instance (or backoff)"),
+    (
+        "Esc",
+        "back from the detail view; clear the filter; close help",
+    ),
+    ("p", "detail view: show / hide checkpoint payloads"),
+    ("/", "filter instances by name, substrate or status"),
+    (
+        "  typing, Backspace",
+        "edit the filter (rows follow each key)",
+    ),
+    ("  Enter / Esc", "keep the filter / clear it"),
+    ("s", "sort: lease expiry, name, substrate, reap attempts"),
+    ("r", "reap the selected instance now (expired, not locked)"),
     ("d", "tear the selected instance down (asks y/N)"),
     ("y / other key", "confirm / cancel a teardown"),
-    ("? / Esc", "open / close this help"),
+    ("mouse click", "focus a pane; select a table row"),
+    ("mouse wheel", "scroll the pane under the pointer"),
+    ("?", "open / close this help"),
     ("q / Ctrl-C", "quit"),
 ];
 
@@ -87,11 +101,21 @@ pub fn render_help(frame: &mut Frame, area: Rect) {
         .collect();
     lines.push(Line::raw(""));
     lines.push(Line::styled(
-        " Marks: `expired … ago` lease, `tombstoned …` row (dim),",
+        " State column (ST, after NAME): lease, lock, reap marks",
         theme::muted(),
     ));
+    for pair in view::STATE_LEGEND.chunks(3) {
+        let text: Vec<String> = pair
+            .iter()
+            .map(|(mark, what)| format!("{mark} {what}"))
+            .collect();
+        lines.push(Line::styled(
+            format!("   {}", text.join(" · ")),
+            theme::muted(),
+        ));
+    }
     lines.push(Line::styled(
-        " `stale: …` / `alive` / `foreign host` lock, `(!)` unreadable row.",
+        " STATUS (!): unreadable row · flash: [info] [warn] [error]",
         theme::muted(),
     ));
     let width = lines

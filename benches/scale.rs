@@ -1,0 +1,241 @@
+//! Benchmarks at scale: snapshot read (with the sqlite3 CLI running the same
+//! queries on the same file as the baseline), view model build, one frame
+//! rendered to a 200x60 `TestBackend`, and one reaper planning pass, each at
+//! 1k, 10k and 100k instances (stores from `bench_support::generate`, seed
+//! 42, fixed `now`).
+//!
+//! `cargo bench --bench scale` runs everything (about 3 minutes on 2 cores).
+//! Under `cargo test --all-targets` criterion runs each benchmark once, and
+//! only at 1k (no `--bench` argument), so tests stay fast.
+//! `STACKLESS_BENCH_SIZES=1000,10000` picks sizes.
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use stackless_tui::bench_support::{BENCH_NOW, GenSpec, app_config, generate};
+use stackless_tui::event::Event;
+use stackless_tui::model::Snapshot;
+use stackless_tui::reaper::decision;
+use stackless_tui::store::probe::{FixedProbe, SysinfoProbe};
+use stackless_tui::store::{Access, Store};
+use stackless_tui::ui::{self, App, view};
+
+/// The sqlite3 CLI used as the baseline.
+const SQLITE3: &str = "/usr/bin/sqlite3";
+
+/// Exactly the two statements `Store::snapshot` runs on a v4 store, in one
+/// read transaction (keep in step with src/store/mod.rs).
+const SNAPSHOT_SQL: &str = "BEGIN;
+SELECT i.name, i.substrate, i.status, i.created_at, i.tombstoned_at,
+       l.instance, l.duration_secs, l.expires_at,
+       k.instance, k.operation, k.holder_pid, k.holder_start_time,
+       k.acquired_at, k.holder_host
+FROM instances i
+LEFT JOIN leases l ON l.instance = i.name
+LEFT JOIN op_locks k ON k.instance = i.name
+ORDER BY i.name;
+SELECT instance, attempts, last_error, next_retry_at
+FROM reap_attempts ORDER BY instance;
+COMMIT;";
+
+fn full_run() -> bool {
+    std::env::args().any(|a| a == "--bench")
+}
+
+fn sizes() -> Vec<usize> {
+    if let Ok(list) = std::env::var("STACKLESS_BENCH_SIZES") {
+        return list
+            .split(',')
+            .filter_map(|s| s.trim().parse().ok())
+            .collect();
+    }
+    if full_run() {
+        vec![1_000, 10_000, 100_000]
+    } else {
+        vec![1_000]
+    }
+}
+
+fn host() -> String {
+    sysinfo::System::host_name().unwrap_or_else(|| "localhost".to_owned())
+}
+
+struct Fixture {
+    n: usize,
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+    snapshot: Arc<Snapshot>,
+}
+
+fn fixture(n: usize) -> Fixture {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("state.db");
+    generate(
+        &path,
+        &GenSpec {
+            instances: n,
+            seed: 42,
+            now: BENCH_NOW,
+            host: host(),
+        },
+    )
+    .expect("generate");
+    let mut store = Store::open(&path, Access::ReadOnly).expect("open");
+    let snapshot = Arc::new(store.snapshot(&mut fixed_probe()).expect("snapshot"));
+    Fixture {
+        n,
+        _dir: dir,
+        path,
+        snapshot,
+    }
+}
+
+fn fixed_probe() -> FixedProbe {
+    FixedProbe {
+        host: Some(host()),
+        processes: Vec::new(),
+    }
+}
+
+fn sqlite3_cli(path: &Path) {
+    let status = Command::new(SQLITE3)
+        .arg(path)
+        .arg(SNAPSHOT_SQL)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("run sqlite3");
+    assert!(status.success());
+}
+
+fn app_with(snapshot: &Arc<Snapshot>) -> App {
+    let mut app = App::new(app_config("/tmp/bench/state.db"), BENCH_NOW);
+    app.handle(Event::Snapshot(Arc::clone(snapshot)), BENCH_NOW);
+    app
+}
+
+fn tune(
+    c: &mut Criterion,
+    n: usize,
+) -> criterion::BenchmarkGroup<'_, criterion::measurement::WallTime> {
+    let _ = n;
+    let mut group = c.benchmark_group("scale");
+    group
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    if n >= 100_000 {
+        group.sample_size(20);
+    } else {
+        group.sample_size(50);
+    }
+    group
+}
+
+fn benches(c: &mut Criterion) {
+    let have_cli = Path::new(SQLITE3).exists();
+    for n in sizes() {
+        let f = fixture(n);
+        let mut group = tune(c, n);
+
+        // 1. Snapshot read: what the watcher does on every change.
+        {
+            let mut store = Store::open(&f.path, Access::ReadOnly).expect("open");
+            let mut probe = fixed_probe();
+            group.bench_function(BenchmarkId::new("snapshot_read", n), |b| {
+                b.iter(|| black_box(store.snapshot(&mut probe).expect("snapshot")));
+            });
+            // The same with the real sysinfo probe (the local half of the
+            // locks, pids that cannot exist).
+            let mut sys = SysinfoProbe::new();
+            group.bench_function(BenchmarkId::new("snapshot_read_sysinfo", n), |b| {
+                b.iter(|| black_box(store.snapshot(&mut sys).expect("snapshot")));
+            });
+        }
+        // Baseline: the sqlite3 CLI running the same statements on the same
+        // file (a process per run, output to /dev/null).
+        if have_cli {
+            group.bench_function(BenchmarkId::new("sqlite3_cli", n), |b| {
+                b.iter(|| sqlite3_cli(&f.path));
+            });
+        }
+
+        // 2. View model build: a new snapshot applied to the UI state
+        // (selection, counts), then the rows a frame shows.
+        {
+            let mut app = app_with(&f.snapshot);
+            group.bench_function(BenchmarkId::new("view_model_apply", n), |b| {
+                b.iter(|| {
+                    app.handle(Event::Snapshot(Arc::clone(&f.snapshot)), BENCH_NOW);
+                    black_box(app.counts())
+                });
+            });
+            let snapshot = &f.snapshot;
+            group.bench_function(BenchmarkId::new("view_rows_visible", n), |b| {
+                b.iter(|| {
+                    let rows: Vec<_> = snapshot.instances[..snapshot.instances.len().min(25)]
+                        .iter()
+                        .map(|i| {
+                            view::instance_row(
+                                i,
+                                snapshot.lock_liveness(&i.name),
+                                snapshot.reap_attempt(&i.name),
+                                BENCH_NOW,
+                            )
+                        })
+                        .collect();
+                    black_box(rows)
+                });
+            });
+            // A countdown tick: what the render loop does every second
+            // before drawing.
+            group.bench_function(BenchmarkId::new("tick_event", n), |b| {
+                b.iter(|| black_box(app.handle(Event::Tick, BENCH_NOW)));
+            });
+        }
+
+        // 3. One frame to a 200x60 TestBackend.
+        {
+            let app = app_with(&f.snapshot);
+            let mut terminal = Terminal::new(TestBackend::new(200, 60)).expect("terminal");
+            terminal.draw(|frame| ui::draw(frame, &app)).expect("draw");
+            group.bench_function(BenchmarkId::new("frame_200x60", n), |b| {
+                b.iter(|| {
+                    terminal.draw(|frame| ui::draw(frame, &app)).expect("draw");
+                });
+            });
+            // A tick followed by its frame, with the clock moving (so
+            // countdown cells change and the diff is not empty).
+            let mut app = app_with(&f.snapshot);
+            let mut now = BENCH_NOW;
+            group.bench_function(BenchmarkId::new("tick_and_frame_200x60", n), |b| {
+                b.iter(|| {
+                    now += 1;
+                    app.handle(Event::Tick, now);
+                    terminal.draw(|frame| ui::draw(frame, &app)).expect("draw");
+                });
+            });
+        }
+
+        // 4. One reaper planning pass.
+        group.bench_function(BenchmarkId::new("reaper_plan", n), |b| {
+            b.iter(|| black_box(decision::plan(&f.snapshot, BENCH_NOW, true)));
+        });
+        group.finish();
+        eprintln!(
+            "scale: {} instances, {} locks, {} backoffs",
+            f.n,
+            f.snapshot.liveness.len(),
+            f.snapshot.reap_attempts.len()
+        );
+    }
+}
+
+criterion_group!(scale, benches);
+criterion_main!(scale);

@@ -1,0 +1,135 @@
+//! Headless modes for scripts and cron: `snapshot` prints what the panes
+//! show, `reap --once` runs one reaper pass with the console's own rules.
+//! Exit codes: 0 success, 1 a teardown failed, 2 a usage or store error.
+
+pub mod report;
+
+use std::io::Write as _;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+use crate::cli::Cli;
+use crate::console::{EXIT_USAGE, open_store};
+use crate::event::{Activity, ActivityKind};
+use crate::model::time::unix_now;
+use crate::reaper::{DownCommand, InFlight, Reaper, ReaperConfig, Teardowns};
+use crate::store::Access;
+use crate::store::probe::SysinfoProbe;
+
+/// `stackless-tui snapshot [--json] [--now UNIX]`.
+#[must_use]
+pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
+    let (path, mut store) = match open_store(cli, Access::ReadOnly) {
+        Ok(opened) => opened,
+        Err(message) => return usage(&message),
+    };
+    let snapshot = match store.snapshot(&mut SysinfoProbe::new()) {
+        Ok(snapshot) => snapshot,
+        Err(error) => return usage(&error.to_string()),
+    };
+    let report = report::build(
+        &snapshot,
+        now.unwrap_or_else(unix_now),
+        &path.display().to_string(),
+    );
+    let text = if json {
+        match serde_json::to_string_pretty(&report) {
+            Ok(mut text) => {
+                text.push('\n');
+                text
+            }
+            Err(error) => return usage(&error.to_string()),
+        }
+    } else {
+        report::table(&report)
+    };
+    let _ = std::io::stdout().write_all(text.as_bytes());
+    ExitCode::SUCCESS
+}
+
+/// `stackless-tui reap --once [--dry-run]`: one pass of the reaper, waiting
+/// for its teardowns. Each activity is printed as a line. Exits 0 when every
+/// decision succeeded, 1 when a teardown failed or the store failed mid-pass,
+/// 2 on a usage or store error. When a console is active on this store (it
+/// holds the `console` role), nothing is done: that console reaps.
+#[must_use]
+pub fn reap_once(cli: &Cli) -> ExitCode {
+    if cli.read_only {
+        return usage("reap --once writes the store; it cannot run with --read-only");
+    }
+    let (path, store) = match open_store(cli, Access::ReadWrite) {
+        Ok(opened) => opened,
+        Err(message) => return usage(&message),
+    };
+    if !store.generation().allows_reaper() {
+        return usage(&store.generation().banner().unwrap_or_default());
+    }
+    let down = match DownCommand::parse(&cli.down_cmd) {
+        Ok(down) => down,
+        Err(error) => return usage(&error.to_string()),
+    };
+    let roles = crate::supervisor::roles_dir(&store.state_dir());
+    let role = succession::Role::new(&roles, crate::console::CONSOLE_ROLE);
+    let record = succession::Record::new(
+        succession::Identity::new(succession::Run::mint(), crate::supervisor::COMPAT),
+        succession::Tenant::current(),
+    );
+    let _tenancy = match role.claim(&record) {
+        Ok(tenancy) => tenancy,
+        Err(succession::ClaimError::Occupied) => {
+            println!("an active stackless-tui console reaps this store; nothing done");
+            return ExitCode::SUCCESS;
+        }
+        Err(error) => return usage(&format!("cannot take the console role: {error}")),
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => return usage(&error.to_string()),
+    };
+    let seen: Arc<Mutex<Vec<ActivityKind>>> = Arc::default();
+    let sink = Arc::clone(&seen);
+    let jobs = Teardowns {
+        path,
+        config: ReaperConfig {
+            down,
+            tick: cli.tick,
+            down_timeout: cli.down_timeout,
+            dry_run: cli.dry_run,
+            concurrency: usize::from(cli.reap_concurrency),
+        },
+        inflight: InFlight::default(),
+        runtime: runtime.handle().clone(),
+        clock: Arc::new(unix_now),
+        report: Arc::new(move |activity: Activity| {
+            println!("{}", line(&activity));
+            sink.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(activity.kind);
+        }),
+    };
+    let mut reaper = Reaper::new(store, Box::new(SysinfoProbe::new()), jobs);
+    let summary = reaper.pass();
+    if summary.failed > 0 || summary.errors > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// One activity as a log line: `actor instance kind: detail` (sanitized).
+fn line(activity: &Activity) -> String {
+    let text = format!(
+        "{} {} {}: {}",
+        activity.actor, activity.instance, activity.kind, activity.detail
+    );
+    crate::model::text::sanitize(&text).into_owned()
+}
+
+fn usage(message: &str) -> ExitCode {
+    let _ = writeln!(std::io::stderr(), "stackless-tui: {message}");
+    ExitCode::from(EXIT_USAGE)
+}

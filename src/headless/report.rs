@@ -1,0 +1,248 @@
+//! The machine-readable model of what the panes show, built purely from a
+//! [`Snapshot`] and `now` (unix seconds). Serialized by `stackless-tui
+//! snapshot --json`; its shape is versioned by [`SCHEMA_VERSION`].
+
+use serde::Serialize;
+
+use crate::model::Snapshot;
+use crate::model::envelope::read_reason;
+use crate::model::name::is_dns_safe;
+use crate::model::time::{lease_text, retry_text};
+use crate::reaper::decision::{self, Decision};
+
+/// The version of this document's shape. Bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The whole document.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Report {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The store file.
+    pub store: String,
+    /// The store's `PRAGMA user_version`.
+    pub store_user_version: i64,
+    /// The time countdowns were evaluated at (unix seconds).
+    pub now: i64,
+    /// Every instance, by name.
+    pub instances: Vec<InstanceReport>,
+}
+
+/// One instance.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct InstanceReport {
+    /// The name as stored (JSON-escaped; may be hostile).
+    pub name: String,
+    /// Whether the name is DNS-safe (only such names are ever acted upon).
+    pub dns_safe: bool,
+    /// `local`, `render`, `vercel`, ...
+    pub substrate: String,
+    /// `active`, `tombstoned`, or what the store says.
+    pub status: String,
+    /// Unix seconds.
+    pub created_at: Option<i64>,
+    /// Unix seconds.
+    pub tombstoned_at: Option<i64>,
+    /// The lease, when it has one.
+    pub lease: Option<LeaseReport>,
+    /// The operation lock, when one is held.
+    pub lock: Option<LockReport>,
+    /// The reap backoff, when a teardown has failed.
+    pub reap_attempt: Option<AttemptReport>,
+    /// What the reaper would do now: `reap`, `skip: locked`,
+    /// `wait: backoff`, `refuse: not DNS-safe`, or `null` when it is not on
+    /// the worklist (lease not expired, tombstoned).
+    pub reaper: Option<String>,
+}
+
+/// A lease.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct LeaseReport {
+    /// Seconds.
+    pub duration_secs: i64,
+    /// Unix seconds.
+    pub expires_at: i64,
+    /// Seconds left, never negative.
+    pub remaining_secs: i64,
+    /// `expires_at <= now`.
+    pub expired: bool,
+    /// As the pane shows it: `4h 12m left`, `expired 3m 12s ago`.
+    pub text: String,
+}
+
+/// An operation lock.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct LockReport {
+    /// `up`, `down`, `verify`, ...
+    pub operation: String,
+    /// As stored.
+    pub holder_pid: i64,
+    /// Unix seconds.
+    pub holder_start_time: i64,
+    /// `null` for stores older than migration 4.
+    pub holder_host: Option<String>,
+    /// Unix seconds.
+    pub acquired_at: i64,
+    /// `alive`, `stale: pid gone`, `stale: pid reused`, `foreign host`.
+    pub liveness: String,
+    /// Whether it blocks the reaper.
+    pub held: bool,
+}
+
+/// A reap backoff.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct AttemptReport {
+    /// Consecutive failures.
+    pub attempts: i64,
+    /// As stored.
+    pub last_error: String,
+    /// The envelope's code, when `last_error` is an envelope.
+    pub code: Option<String>,
+    /// `code: message`, or the raw text.
+    pub summary: String,
+    /// The envelope's remediation.
+    pub remediation: Option<String>,
+    /// Unix seconds.
+    pub next_retry_at: i64,
+    /// `next_retry_at <= now`.
+    pub due: bool,
+    /// `retry in 1m 04s` or `due`.
+    pub text: String,
+}
+
+/// Build the report. Pure.
+#[must_use]
+pub fn build(snapshot: &Snapshot, now: i64, store: &str) -> Report {
+    let plan = decision::plan(snapshot, now, false);
+    let instances = snapshot
+        .instances
+        .iter()
+        .map(|instance| {
+            let liveness = snapshot.lock_liveness(&instance.name);
+            let reaper = plan
+                .reaps
+                .iter()
+                .find(|(name, _)| *name == instance.name)
+                .map(|(_, d)| {
+                    match d {
+                        Decision::Reap => "reap",
+                        Decision::SkipLocked(_) => "skip: locked",
+                        Decision::WaitBackoff { .. } => "wait: backoff",
+                        Decision::RefuseName => "refuse: not DNS-safe",
+                    }
+                    .to_owned()
+                });
+            InstanceReport {
+                name: instance.name.clone(),
+                dns_safe: is_dns_safe(&instance.name),
+                substrate: instance.substrate.clone(),
+                status: instance.status.as_str().to_owned(),
+                created_at: instance.created_at,
+                tombstoned_at: instance.tombstoned_at,
+                lease: instance.lease.map(|l| LeaseReport {
+                    duration_secs: l.duration_secs,
+                    expires_at: l.expires_at,
+                    remaining_secs: l.remaining(now),
+                    expired: l.expired(now),
+                    text: lease_text(l.expires_at, now),
+                }),
+                lock: instance.lock.as_ref().map(|l| LockReport {
+                    operation: l.operation.clone(),
+                    holder_pid: l.holder_pid,
+                    holder_start_time: l.holder_start_time,
+                    holder_host: l.holder_host.clone(),
+                    acquired_at: l.acquired_at,
+                    liveness: liveness.map_or_else(|| "unknown".to_owned(), ToString::to_string),
+                    held: liveness.is_some_and(crate::model::Liveness::held),
+                }),
+                reap_attempt: snapshot.reap_attempt(&instance.name).map(|a| {
+                    let reason = read_reason(&a.last_error);
+                    AttemptReport {
+                        attempts: a.attempts,
+                        last_error: a.last_error.clone(),
+                        code: reason.code,
+                        summary: reason.summary,
+                        remediation: reason.remediation,
+                        next_retry_at: a.next_retry_at,
+                        due: a.next_retry_at <= now,
+                        text: retry_text(a.next_retry_at, now),
+                    }
+                }),
+                reaper,
+            }
+        })
+        .collect();
+    Report {
+        schema_version: SCHEMA_VERSION,
+        store: store.to_owned(),
+        store_user_version: snapshot.generation.user_version,
+        now,
+        instances,
+    }
+}
+
+/// The report as a plain-text table (every store string sanitized, cut to
+/// a width).
+#[must_use]
+pub fn table(report: &Report) -> String {
+    use crate::model::text::sanitize_short;
+    let rows: Vec<[String; 7]> = report
+        .instances
+        .iter()
+        .map(|i| {
+            [
+                sanitize_short(&i.name, 48),
+                sanitize_short(&i.substrate, 12),
+                sanitize_short(&i.status, 12),
+                match (&i.lease, i.status.as_str()) {
+                    (Some(l), _) => l.text.clone(),
+                    (None, "tombstoned") => "tombstoned".to_owned(),
+                    (None, _) => "no lease".to_owned(),
+                },
+                i.lock.as_ref().map_or_else(String::new, |l| {
+                    sanitize_short(
+                        &format!("{} by pid {}, {}", l.operation, l.holder_pid, l.liveness),
+                        48,
+                    )
+                }),
+                i.reap_attempt
+                    .as_ref()
+                    .map_or_else(String::new, |a| format!("{} ({})", a.attempts, a.text)),
+                i.reaper.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    let header = [
+        "NAME",
+        "SUBSTRATE",
+        "STATUS",
+        "LEASE",
+        "LOCK",
+        "BACKOFF",
+        "REAPER",
+    ];
+    let mut widths = header.map(unicode_width::UnicodeWidthStr::width);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(unicode_width::UnicodeWidthStr::width(cell.as_str()));
+        }
+    }
+    let mut out = String::new();
+    let mut line = |cells: &[String]| {
+        let mut text = String::new();
+        for (index, (cell, width)) in cells.iter().zip(widths).enumerate() {
+            text.push_str(cell);
+            if index + 1 < cells.len() {
+                let pad = width - unicode_width::UnicodeWidthStr::width(cell.as_str()) + 2;
+                text.extend(std::iter::repeat_n(' ', pad));
+            }
+        }
+        out.push_str(text.trim_end());
+        out.push('\n');
+    };
+    line(&header.map(str::to_owned));
+    for row in &rows {
+        line(row);
+    }
+    out
+}

@@ -1,0 +1,207 @@
+//! One instance's full record for the detail view: the definition TOML,
+//! `definition_dir`, `source_overrides` and its checkpoints, read in one read
+//! transaction. The snapshot already carries the lease, lock and reap
+//! attempt; this adds what is too big to read for every instance every
+//! second.
+//!
+//! Read leniently, like the snapshot: a hand-made store may hold NULLs or
+//! values of the wrong type, an older one may lack `definition_dir` (added by
+//! migration 2) and a stripped-down one the whole `checkpoints` table. A
+//! missing column reads as empty text, never as an error.
+
+use rusqlite::{OptionalExtension, TransactionBehavior};
+
+use super::{Store, StoreError, col, lenient_int, lenient_text};
+
+/// One `checkpoints` row: a resource the instance owns, recorded before
+/// stackless moved on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checkpoint {
+    /// `step_id`, e.g. `start:web` (empty when NULL).
+    pub step_id: String,
+    /// `resource_kind`: `source`, `source-override`, `process`, `action`, ...
+    pub resource_kind: String,
+    /// `resource_id`: a path, a pid, a step name, ...
+    pub resource_id: String,
+    /// `payload`: JSON as stored (empty when NULL).
+    pub payload: String,
+    /// `recorded_at`, unix seconds (`None` when it holds no integer).
+    pub recorded_at: Option<i64>,
+}
+
+/// Everything about one instance that the snapshot does not carry. Texts
+/// are as stored (not sanitized: the UI sanitizes when it draws).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InstanceDetail {
+    /// `definition`: the stack definition (TOML) snapshotted at creation.
+    pub definition: String,
+    /// `definition_dir` (migration 2); empty when the column is missing.
+    pub definition_dir: String,
+    /// `source_overrides`: JSON object, service -> local path.
+    pub source_overrides: String,
+    /// The instance's checkpoints, oldest first (by `recorded_at`, then in
+    /// the order they were written).
+    pub checkpoints: Vec<Checkpoint>,
+}
+
+/// The names of `table`'s columns (empty when there is no such table).
+fn columns(tx: &rusqlite::Transaction<'_>, table: &str) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = tx.prepare("SELECT name FROM pragma_table_info(?1)")?;
+    stmt.query_map([table], |r| r.get::<_, String>(0))?
+        .collect()
+}
+
+/// `column` when `present` has it, else `NULL` (so the query still runs).
+fn or_null<'a>(present: &[String], column: &'a str) -> &'a str {
+    if present.iter().any(|c| c == column) {
+        column
+    } else {
+        "NULL"
+    }
+}
+
+impl Store {
+    /// Read `name`'s definition, `definition_dir`, `source_overrides` and
+    /// checkpoints in one read transaction. `Ok(None)` when no instance of
+    /// that name exists (any more).
+    ///
+    /// # Errors
+    /// SQLite errors (`StoreError::Busy` when the store stays locked past the
+    /// busy timeout).
+    pub fn instance_detail(&mut self, name: &str) -> Result<Option<InstanceDetail>, StoreError> {
+        let path = self.path.clone();
+        let err = |e: rusqlite::Error| StoreError::sqlite(&path, &e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Deferred)
+            .map_err(err)?;
+        let instance_columns = columns(&tx, "instances").map_err(err)?;
+        let sql = format!(
+            "SELECT {}, {}, {} FROM instances WHERE name = ?1",
+            or_null(&instance_columns, "definition"),
+            or_null(&instance_columns, "definition_dir"),
+            or_null(&instance_columns, "source_overrides"),
+        );
+        let detail = tx
+            .query_row(&sql, [name], |row| {
+                Ok(InstanceDetail {
+                    definition: lenient_text(col(row, 0)).unwrap_or_default(),
+                    definition_dir: lenient_text(col(row, 1)).unwrap_or_default(),
+                    source_overrides: lenient_text(col(row, 2)).unwrap_or_default(),
+                    checkpoints: Vec::new(),
+                })
+            })
+            .optional()
+            .map_err(err)?;
+        let Some(mut detail) = detail else {
+            tx.commit().map_err(err)?;
+            return Ok(None);
+        };
+        let checkpoint_columns = columns(&tx, "checkpoints").map_err(err)?;
+        if checkpoint_columns.iter().any(|c| c == "instance") {
+            let select = format!(
+                "SELECT {}, {}, {}, {}, {} FROM checkpoints WHERE instance = ?1",
+                or_null(&checkpoint_columns, "step_id"),
+                or_null(&checkpoint_columns, "resource_kind"),
+                or_null(&checkpoint_columns, "resource_id"),
+                or_null(&checkpoint_columns, "payload"),
+                or_null(&checkpoint_columns, "recorded_at"),
+            );
+            // Written order (rowid) when the table has one; a WITHOUT ROWID
+            // table falls back to its key order.
+            let mut stmt = match tx.prepare(&format!("{select} ORDER BY rowid")) {
+                Ok(stmt) => stmt,
+                Err(_) => tx.prepare(&select).map_err(err)?,
+            };
+            let mut rows = stmt.query([name]).map_err(err)?;
+            while let Some(row) = rows.next().map_err(err)? {
+                detail.checkpoints.push(Checkpoint {
+                    step_id: lenient_text(col(row, 0)).unwrap_or_default(),
+                    resource_kind: lenient_text(col(row, 1)).unwrap_or_default(),
+                    resource_id: lenient_text(col(row, 2)).unwrap_or_default(),
+                    payload: lenient_text(col(row, 3)).unwrap_or_default(),
+                    recorded_at: lenient_int(col(row, 4)),
+                });
+            }
+        }
+        tx.commit().map_err(err)?;
+        // Stable: rows recorded in the same second keep their written order.
+        detail
+            .checkpoints
+            .sort_by_key(|c| c.recorded_at.unwrap_or(i64::MAX));
+        Ok(Some(detail))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Access;
+
+    fn store_with(sql: &str) -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("state.db");
+        let conn = rusqlite::Connection::open(&path).expect("create");
+        conn.execute_batch(sql).expect("schema");
+        drop(conn);
+        let store = Store::open(&path, Access::ReadOnly).expect("open");
+        (dir, store)
+    }
+
+    const BASE: &str =
+        "CREATE TABLE leases (instance TEXT, duration_secs INTEGER, expires_at INTEGER);
+         CREATE TABLE op_locks (instance TEXT, operation TEXT, holder_pid INTEGER,
+           holder_start_time INTEGER, acquired_at INTEGER);";
+
+    #[test]
+    fn old_store_without_definition_dir_or_checkpoints() {
+        let (_dir, mut store) = store_with(&format!(
+            "{BASE}
+             CREATE TABLE instances (name TEXT PRIMARY KEY, substrate TEXT, status TEXT,
+               definition TEXT, source_overrides TEXT, created_at INTEGER, tombstoned_at INTEGER);
+             INSERT INTO instances VALUES ('a', 'local', 'active', NULL, '{{}}', 1, NULL);"
+        ));
+        let detail = store.instance_detail("a").expect("read").expect("a exists");
+        assert_eq!(
+            detail,
+            InstanceDetail {
+                definition: String::new(),
+                definition_dir: String::new(),
+                source_overrides: "{}".into(),
+                checkpoints: vec![],
+            }
+        );
+        assert_eq!(store.instance_detail("missing").expect("read"), None);
+    }
+
+    #[test]
+    fn checkpoints_in_written_order_with_nulls() {
+        let (_dir, mut store) = store_with(&format!(
+            "{BASE}
+             CREATE TABLE instances (name TEXT PRIMARY KEY, substrate TEXT, status TEXT,
+               definition TEXT, source_overrides TEXT, created_at INTEGER, tombstoned_at INTEGER,
+               definition_dir TEXT);
+             CREATE TABLE checkpoints (instance TEXT, step_id TEXT, resource_kind TEXT,
+               resource_id TEXT, payload TEXT, recorded_at INTEGER, PRIMARY KEY (instance, step_id));
+             INSERT INTO instances VALUES ('a', 'local', 'active', '[stack]', NULL, 1, NULL, '/d');
+             INSERT INTO checkpoints VALUES ('a', 'z-first', 'source', '/p', '{{}}', 5);
+             INSERT INTO checkpoints VALUES ('a', 'a-second', 'process', 42, NULL, 5);
+             INSERT INTO checkpoints VALUES ('a', 'm-undated', NULL, NULL, NULL, 'soon');
+             INSERT INTO checkpoints VALUES ('a', 'b-earliest', 'action', 'x', '{{}}', 1);
+             INSERT INTO checkpoints VALUES ('b', 'other', 'action', 'x', '{{}}', 1);"
+        ));
+        let detail = store.instance_detail("a").expect("read").expect("a exists");
+        assert_eq!(detail.definition, "[stack]");
+        assert_eq!(detail.definition_dir, "/d");
+        assert_eq!(detail.source_overrides, "");
+        let steps: Vec<&str> = detail
+            .checkpoints
+            .iter()
+            .map(|c| c.step_id.as_str())
+            .collect();
+        assert_eq!(steps, ["b-earliest", "z-first", "a-second", "m-undated"]);
+        assert_eq!(detail.checkpoints[2].resource_id, "42");
+        assert_eq!(detail.checkpoints[2].payload, "");
+        assert_eq!(detail.checkpoints[3].recorded_at, None);
+    }
+}

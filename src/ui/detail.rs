@@ -1,0 +1,630 @@
+//! The detail view's text: everything the store knows about one instance,
+//! as a scrollable document of labelled lines.
+//!
+//! The console reads [`InstanceDetail`] (definition, `definition_dir`,
+//! `source_overrides`, checkpoints) off the UI thread and hands it to
+//! [`crate::ui::App::show_detail`]; [`DetailText::new`] sanitizes it once
+//! there (multi-line text is split on `\n` first, then each line is
+//! sanitized), so drawing a frame only borrows. The lease, lock and reap
+//! attempt come from the live snapshot, so their countdowns move with the
+//! clock like the panes do.
+
+use std::borrow::Cow;
+use std::time::{Duration, UNIX_EPOCH};
+
+use unicode_width::UnicodeWidthStr;
+
+use super::view::{CUT_LONG, CUT_SHORT, fit};
+use crate::model::envelope;
+use crate::model::text::sanitize_short;
+use crate::model::{Instance, Liveness, ReapAttempt, Status, time};
+use crate::store::detail::InstanceDetail;
+
+/// Longest line kept from multi-line store text (definition, payloads,
+/// errors), in characters.
+pub const MAX_LINE_CHARS: usize = 1000;
+/// Most definition lines kept (a hostile store could hold megabytes).
+pub const MAX_DEFINITION_LINES: usize = 10_000;
+/// Most lines kept per checkpoint payload, `source_overrides` or
+/// `last_error`.
+pub const MAX_BLOCK_LINES: usize = 200;
+/// Indentation, borrowed by unlabelled lines.
+const SPACES: &str = "                                ";
+
+/// Width of the label column, leading and trailing spaces included.
+pub const LABEL_WIDTH: usize = 20;
+
+/// `2026-11-29T13:58:06Z` for unix seconds `at`; `@<at>` when outside what
+/// RFC 3339 can show (before 1970 or after 9999).
+#[must_use]
+pub fn rfc3339(at: i64) -> String {
+    match u64::try_from(at) {
+        Ok(secs) if secs < 253_402_300_800 => {
+            humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_secs(secs)).to_string()
+        }
+        _ => format!("@{at}"),
+    }
+}
+
+/// `3m 12s ago`, or `in 2m 53s` for a time after `now`.
+#[must_use]
+pub fn relative(at: i64, now: i64) -> String {
+    if at > now {
+        format!("in {}", time::span(at.saturating_sub(now)))
+    } else {
+        time::ago(at, now)
+    }
+}
+
+/// `2026-11-29T13:58:06Z (3m 12s ago)`.
+#[must_use]
+pub fn when(at: i64, now: i64) -> String {
+    format!("{} ({})", rfc3339(at), relative(at, now))
+}
+
+/// Multi-line store text as drawable lines: split on `\n` first (a trailing
+/// `\r` dropped, tabs expanded), then each line sanitized and cut to
+/// [`MAX_LINE_CHARS`]; at most `max_lines`, the rest counted in a last line.
+#[must_use]
+pub fn text_lines(text: &str, max_lines: usize) -> Vec<String> {
+    let text = text.trim_end_matches(['\n', '\r']);
+    let mut out = Vec::new();
+    let mut lines = text.split('\n');
+    for line in lines.by_ref().take(max_lines) {
+        let line = line
+            .strip_suffix('\r')
+            .unwrap_or(line)
+            .replace('\t', "    ");
+        out.push(sanitize_short(&line, MAX_LINE_CHARS));
+    }
+    let rest = lines.count();
+    if rest > 0 {
+        out.push(format!("… {rest} more lines"));
+    }
+    out
+}
+
+/// JSON pretty-printed (keys in stored order) when it parses, else as
+/// [`text_lines`].
+#[must_use]
+pub fn json_lines(text: &str, max_lines: usize) -> Vec<String> {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(value) => {
+            let pretty = serde_json::to_string_pretty(&value).unwrap_or_else(|_| text.to_owned());
+            text_lines(&pretty, max_lines)
+        }
+        Err(_) => text_lines(text, max_lines),
+    }
+}
+
+/// One checkpoint, sanitized.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointText {
+    /// `step_id`.
+    pub step_id: String,
+    /// `resource_kind`.
+    pub resource_kind: String,
+    /// `resource_id`.
+    pub resource_id: String,
+    /// `recorded_at`.
+    pub recorded_at: Option<i64>,
+    /// The payload, pretty-printed when it is JSON.
+    pub payload: Vec<String>,
+}
+
+/// [`InstanceDetail`] sanitized once, ready to draw every frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DetailText {
+    /// `definition_dir` (empty when the store has no such column).
+    pub definition_dir: String,
+    /// `source_overrides`, pretty-printed when it is JSON.
+    pub source_overrides: Vec<String>,
+    /// The checkpoints, oldest first.
+    pub checkpoints: Vec<CheckpointText>,
+    /// The definition TOML, one entry per line.
+    pub definition: Vec<String>,
+}
+
+impl DetailText {
+    /// Sanitize `detail` for drawing.
+    #[must_use]
+    pub fn new(detail: &InstanceDetail) -> Self {
+        Self {
+            definition_dir: sanitize_short(&detail.definition_dir, CUT_LONG),
+            source_overrides: json_lines(&detail.source_overrides, MAX_BLOCK_LINES),
+            checkpoints: detail
+                .checkpoints
+                .iter()
+                .map(|c| CheckpointText {
+                    step_id: sanitize_short(&c.step_id, CUT_SHORT),
+                    resource_kind: sanitize_short(&c.resource_kind, CUT_SHORT),
+                    resource_id: sanitize_short(&c.resource_id, CUT_LONG),
+                    recorded_at: c.recorded_at,
+                    payload: json_lines(&c.payload, MAX_BLOCK_LINES),
+                })
+                .collect(),
+            definition: if detail.definition.is_empty() {
+                Vec::new()
+            } else {
+                text_lines(&detail.definition, MAX_DEFINITION_LINES)
+            },
+        }
+    }
+}
+
+/// Where the store read for the detail view stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Loaded {
+    /// Asked for ([`crate::ui::Command::OpenDetail`]), not answered yet.
+    Loading,
+    /// Read and sanitized.
+    Ready(Box<DetailText>),
+    /// The store has no instance of that name (any more).
+    Gone,
+    /// The read failed (message as the console gave it; sanitized when
+    /// drawn).
+    Failed(String),
+}
+
+/// The open detail view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Detail {
+    /// The instance, as stored.
+    pub name: String,
+    /// The store read.
+    pub loaded: Loaded,
+    /// First document line shown.
+    pub scroll: usize,
+    /// Whether checkpoint payloads are shown (`p`).
+    pub payloads: bool,
+}
+
+/// How a document line is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Tone {
+    /// A section heading.
+    Section,
+    /// Ordinary text.
+    Plain,
+    /// Secondary text (hints, "none").
+    Muted,
+    /// Store text shown verbatim (TOML, JSON).
+    Code,
+    /// Needs attention (stale lock, backing off).
+    Warning,
+    /// Something is wrong (expired lease, failure, read error).
+    Error,
+}
+
+/// One line of the detail document: a label column (may be blank) and text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocLine<'a> {
+    /// The label, padded to [`LABEL_WIDTH`] (empty for unlabelled lines).
+    pub label: Cow<'a, str>,
+    /// The text.
+    pub text: Cow<'a, str>,
+    /// How to draw the text.
+    pub tone: Tone,
+}
+
+impl DocLine<'_> {
+    /// The whole line as plain text.
+    #[must_use]
+    pub fn plain(&self) -> String {
+        format!("{}{}", self.label, self.text)
+    }
+}
+
+struct Doc<'a> {
+    lines: Vec<DocLine<'a>>,
+}
+
+impl<'a> Doc<'a> {
+    fn section(&mut self, title: String) {
+        if !self.lines.is_empty() {
+            self.blank();
+        }
+        self.lines.push(DocLine {
+            label: Cow::Borrowed(""),
+            text: Cow::Owned(format!(" {title}")),
+            tone: Tone::Section,
+        });
+    }
+
+    fn blank(&mut self) {
+        self.lines.push(DocLine {
+            label: Cow::Borrowed(""),
+            text: Cow::Borrowed(""),
+            tone: Tone::Plain,
+        });
+    }
+
+    fn kv(&mut self, label: &str, text: impl Into<Cow<'a, str>>, tone: Tone) {
+        self.lines.push(DocLine {
+            label: Cow::Owned(format!("   {label:<width$} ", width = LABEL_WIDTH - 4)),
+            text: text.into(),
+            tone,
+        });
+    }
+
+    /// A labelled block: the first line beside the label, the rest under it.
+    fn block(&mut self, label: &str, lines: &'a [String], tone: Tone) {
+        if lines.is_empty() {
+            self.kv(label, "(empty)", Tone::Muted);
+            return;
+        }
+        for (i, line) in lines.iter().enumerate() {
+            if i == 0 {
+                self.kv(label, line.as_str(), tone);
+            } else {
+                self.indented(LABEL_WIDTH, line.as_str(), tone);
+            }
+        }
+    }
+
+    fn indented(&mut self, indent: usize, text: impl Into<Cow<'a, str>>, tone: Tone) {
+        self.lines.push(DocLine {
+            // Borrowed: a long definition costs no allocation per line.
+            label: SPACES
+                .get(..indent)
+                .map_or_else(|| Cow::Owned(" ".repeat(indent)), Cow::Borrowed),
+            text: text.into(),
+            tone,
+        });
+    }
+}
+
+/// `text` cut or padded to exactly `width` columns.
+fn pad(text: &str, width: usize) -> String {
+    let fitted = fit(text, width);
+    let used = fitted.width();
+    format!("{fitted}{}", " ".repeat(width.saturating_sub(used)))
+}
+
+/// The lines the instance's own rows contribute (from the snapshot).
+fn instance_section<'a>(
+    doc: &mut Doc<'a>,
+    detail: &'a Detail,
+    instance: Option<&Instance>,
+    now: i64,
+) {
+    doc.section("Instance".into());
+    doc.kv("name", sanitize_short(&detail.name, CUT_LONG), Tone::Plain);
+    let Some(instance) = instance else {
+        doc.kv(
+            "status",
+            "not in the current snapshot (gone from the store?)",
+            Tone::Warning,
+        );
+        return;
+    };
+    doc.kv(
+        "substrate",
+        sanitize_short(&instance.substrate, CUT_SHORT),
+        Tone::Plain,
+    );
+    let (status, tone) = match &instance.status {
+        Status::Active => ("active".to_owned(), Tone::Plain),
+        Status::Tombstoned => ("tombstoned".to_owned(), Tone::Muted),
+        Status::Other(other) => (
+            format!(
+                "? {} (unknown to this console)",
+                sanitize_short(other, CUT_SHORT)
+            ),
+            Tone::Warning,
+        ),
+    };
+    doc.kv("status", status, tone);
+    match instance.created_at {
+        Some(at) => doc.kv("created_at", when(at, now), Tone::Plain),
+        None => doc.kv("created_at", "(not an integer)", Tone::Warning),
+    }
+    match instance.tombstoned_at {
+        Some(at) => doc.kv("tombstoned_at", when(at, now), Tone::Plain),
+        None => doc.kv("tombstoned_at", "-", Tone::Muted),
+    }
+    for anomaly in &instance.anomalies {
+        doc.kv("anomaly", sanitize_short(anomaly, CUT_LONG), Tone::Warning);
+    }
+}
+
+fn lease_section(doc: &mut Doc<'_>, instance: Option<&Instance>, now: i64) {
+    doc.section("Lease".into());
+    match instance.and_then(|i| i.lease) {
+        Some(lease) => {
+            doc.kv(
+                "duration",
+                format!(
+                    "{} ({}s)",
+                    time::span(lease.duration_secs),
+                    lease.duration_secs
+                ),
+                Tone::Plain,
+            );
+            let expired = lease.expired(now);
+            let tone = if expired { Tone::Error } else { Tone::Plain };
+            let expires = if expired {
+                format!(
+                    "{} (expired {})",
+                    rfc3339(lease.expires_at),
+                    time::ago(lease.expires_at, now)
+                )
+            } else {
+                when(lease.expires_at, now)
+            };
+            doc.kv("expires_at", expires, tone);
+            let remaining = time::span(lease.remaining(now));
+            if expired {
+                doc.kv(
+                    "remaining",
+                    format!("{remaining} (expired: a reaper candidate)"),
+                    Tone::Error,
+                );
+            } else {
+                doc.kv("remaining", remaining, Tone::Plain);
+            }
+        }
+        None => {
+            let why = match instance.map(|i| &i.status) {
+                Some(Status::Tombstoned) => "none (down deleted it)",
+                _ => "none",
+            };
+            doc.kv("lease", why, Tone::Muted);
+        }
+    }
+}
+
+fn lock_section(
+    doc: &mut Doc<'_>,
+    instance: Option<&Instance>,
+    liveness: Option<&Liveness>,
+    now: i64,
+) {
+    doc.section("Lock".into());
+    let Some(lock) = instance.and_then(|i| i.lock.as_ref()) else {
+        doc.kv("lock", "none", Tone::Muted);
+        return;
+    };
+    doc.kv(
+        "operation",
+        sanitize_short(&lock.operation, CUT_SHORT),
+        Tone::Plain,
+    );
+    let host = match lock.holder_host.as_deref() {
+        None => " (store has no holder_host)".to_owned(),
+        Some("") => " on ?".to_owned(),
+        Some(host) => format!(" on {}", sanitize_short(host, CUT_SHORT)),
+    };
+    doc.kv(
+        "holder",
+        format!("pid {}{host}", lock.holder_pid),
+        Tone::Plain,
+    );
+    doc.kv(
+        "holder started",
+        when(lock.holder_start_time, now),
+        Tone::Plain,
+    );
+    let (text, tone) = match liveness {
+        Some(Liveness::Alive) => (
+            "alive: the holder runs on this host (held)".to_owned(),
+            Tone::Warning,
+        ),
+        Some(Liveness::ForeignHost(_)) => (
+            "foreign host: cannot be probed, counts as held".to_owned(),
+            Tone::Warning,
+        ),
+        Some(stale @ (Liveness::StalePidGone | Liveness::StalePidReused)) => {
+            (format!("{stale} (the lock does not block)"), Tone::Warning)
+        }
+        None => ("unprobed".to_owned(), Tone::Warning),
+    };
+    doc.kv("liveness", text, tone);
+    doc.kv("acquired_at", when(lock.acquired_at, now), Tone::Plain);
+}
+
+fn reap_section<'a>(doc: &mut Doc<'a>, attempt: Option<&ReapAttempt>, now: i64) {
+    doc.section("Reap attempt".into());
+    let Some(attempt) = attempt else {
+        doc.kv("reap", "none", Tone::Muted);
+        return;
+    };
+    doc.kv("attempts", attempt.attempts.to_string(), Tone::Error);
+    let (retry, tone) = if attempt.next_retry_at > now {
+        (
+            format!(
+                "{} (retry {})",
+                rfc3339(attempt.next_retry_at),
+                relative(attempt.next_retry_at, now)
+            ),
+            Tone::Warning,
+        )
+    } else {
+        (
+            format!(
+                "{} (due: retried on the reaper's next tick)",
+                rfc3339(attempt.next_retry_at)
+            ),
+            Tone::Warning,
+        )
+    };
+    doc.kv("next_retry_at", retry, tone);
+    match envelope::parse_error(&attempt.last_error) {
+        Some(error) => {
+            doc.kv("code", sanitize_short(&error.code, CUT_SHORT), Tone::Error);
+            doc.kv(
+                "message",
+                sanitize_short(&error.message, CUT_LONG),
+                Tone::Error,
+            );
+            if let Some(step) = &error.step {
+                doc.kv("step", sanitize_short(step, CUT_SHORT), Tone::Plain);
+            }
+            match &error.remediation {
+                Some(r) => doc.kv("remediation", sanitize_short(r, CUT_LONG), Tone::Plain),
+                None => doc.kv("remediation", "-", Tone::Muted),
+            }
+        }
+        None => {
+            let lines = text_lines(&attempt.last_error, MAX_BLOCK_LINES);
+            if lines.is_empty() {
+                doc.kv("last_error", "(empty)", Tone::Muted);
+            }
+            for (i, line) in lines.into_iter().enumerate() {
+                if i == 0 {
+                    doc.kv("last_error", line, Tone::Error);
+                } else {
+                    doc.indented(LABEL_WIDTH, line, Tone::Error);
+                }
+            }
+            let note = if matches!(attempt.last_error.trim(), "}" | "]") {
+                "not an envelope: the stackless daemon keeps only the last line of `down --json`"
+            } else {
+                "not a JSON envelope"
+            };
+            doc.kv("", note, Tone::Muted);
+        }
+    }
+}
+
+fn checkpoints_section<'a>(doc: &mut Doc<'a>, text: &'a DetailText, payloads: bool) {
+    let hint = if payloads {
+        "p hides payloads"
+    } else {
+        "p shows payloads"
+    };
+    doc.section(format!("Checkpoints ({}) · {hint}", text.checkpoints.len()));
+    if text.checkpoints.is_empty() {
+        doc.kv("checkpoints", "none", Tone::Muted);
+        return;
+    }
+    let widest = |f: fn(&CheckpointText) -> &str, min: usize, max: usize| {
+        text.checkpoints
+            .iter()
+            .map(|c| f(c).width())
+            .max()
+            .unwrap_or(0)
+            .clamp(min, max)
+    };
+    let step = widest(|c| &c.step_id, 4, 32);
+    let kind = widest(|c| &c.resource_kind, 4, 20);
+    let recorded: Vec<String> = text
+        .checkpoints
+        .iter()
+        .map(|c| c.recorded_at.map_or_else(|| "-".to_owned(), rfc3339))
+        .collect();
+    let recorded_width = recorded.iter().map(String::len).max().unwrap_or(0).max(8);
+    doc.indented(
+        3,
+        format!(
+            "{}  {}  {}  RESOURCE",
+            pad("STEP", step),
+            pad("KIND", kind),
+            pad("RECORDED", recorded_width)
+        ),
+        Tone::Muted,
+    );
+    for (c, recorded) in text.checkpoints.iter().zip(&recorded) {
+        doc.indented(
+            3,
+            format!(
+                "{}  {}  {}  {}",
+                pad(&c.step_id, step),
+                pad(&c.resource_kind, kind),
+                pad(recorded, recorded_width),
+                c.resource_id
+            ),
+            Tone::Plain,
+        );
+        if payloads {
+            for line in &c.payload {
+                doc.indented(6, line.as_str(), Tone::Code);
+            }
+        }
+    }
+}
+
+/// The whole detail document for `detail`, with the instance's live rows
+/// from the snapshot (`instance`, its lock `liveness`, its reap `attempt`)
+/// at `now`.
+#[must_use]
+pub fn document<'a>(
+    detail: &'a Detail,
+    instance: Option<&Instance>,
+    liveness: Option<&Liveness>,
+    attempt: Option<&ReapAttempt>,
+    now: i64,
+) -> Vec<DocLine<'a>> {
+    let mut doc = Doc { lines: Vec::new() };
+    instance_section(&mut doc, detail, instance, now);
+    match &detail.loaded {
+        Loaded::Ready(text) => {
+            let dir = if text.definition_dir.is_empty() {
+                Cow::Borrowed("(not recorded)")
+            } else {
+                Cow::Borrowed(text.definition_dir.as_str())
+            };
+            doc.kv("definition_dir", dir, Tone::Plain);
+            doc.block("source_overrides", &text.source_overrides, Tone::Code);
+        }
+        Loaded::Loading => doc.kv("definition_dir", "reading the store…", Tone::Muted),
+        Loaded::Gone => doc.kv(
+            "definition_dir",
+            "the store has no such instance",
+            Tone::Warning,
+        ),
+        Loaded::Failed(message) => doc.kv(
+            "definition_dir",
+            format!(
+                "cannot read the store: {}",
+                sanitize_short(message, CUT_LONG)
+            ),
+            Tone::Error,
+        ),
+    }
+    lease_section(&mut doc, instance, now);
+    lock_section(&mut doc, instance, liveness, now);
+    reap_section(&mut doc, attempt, now);
+    if let Loaded::Ready(text) = &detail.loaded {
+        checkpoints_section(&mut doc, text, detail.payloads);
+        doc.section(format!("Definition ({} lines)", text.definition.len()));
+        if text.definition.is_empty() {
+            doc.kv("definition", "(empty)", Tone::Muted);
+        }
+        for line in &text.definition {
+            doc.indented(3, line.as_str(), Tone::Code);
+        }
+    }
+    doc.lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(rfc3339(1_795_960_686), "2026-11-29T13:58:06Z");
+        assert_eq!(rfc3339(-1), "@-1");
+        assert_eq!(rfc3339(i64::MAX), format!("@{}", i64::MAX));
+        assert_eq!(rfc3339(253_402_300_799), "9999-12-31T23:59:59Z");
+        assert_eq!(relative(100, 292), "3m 12s ago");
+        assert_eq!(relative(292, 100), "in 3m 12s");
+        assert_eq!(when(0, 60), "1970-01-01T00:00:00Z (1m 00s ago)");
+    }
+
+    #[test]
+    fn multi_line_text_is_split_then_sanitized() {
+        assert_eq!(
+            text_lines("a\r\n\tb\u{1b}[2J\nc\n\n", 10),
+            ["a", "    b␛[2J", "c"]
+        );
+        assert_eq!(text_lines("1\n2\n3\n4", 2), ["1", "2", "… 2 more lines"]);
+        assert_eq!(
+            json_lines(r#"{"b":1,"a":[2]}"#, 10),
+            ["{", r#"  "b": 1,"#, r#"  "a": ["#, "    2", "  ]", "}"]
+        );
+        assert_eq!(json_lines("not json\u{7}", 10), ["not json␇"]);
+        assert_eq!(json_lines("{}", 10), ["{}"]);
+    }
+}

@@ -1,0 +1,586 @@
+//! A pseudo-terminal harness for end-to-end tests of the real binary: spawn
+//! `stackless-tui` in a PTY of a given size with a clean environment, feed
+//! everything it writes into a `vt100` terminal emulator (and keep the raw
+//! bytes), type keys, resize, and wait for text to appear or for the process
+//! to exit. The child is killed when the harness is dropped, so a failing
+//! test leaves no process behind.
+
+use std::io::{Read as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
+
+/// The binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_stackless-tui");
+
+/// How often the screen and the process are polled.
+pub const POLL: Duration = Duration::from_millis(50);
+
+/// What a wait for the UI gets: generous, CI is a 2-core machine running
+/// several of these consoles at once.
+pub const UI: Duration = Duration::from_secs(30);
+
+/// Enter / leave the alternate screen (what crossterm writes).
+pub const ENTER_ALT: &[u8] = b"\x1b[?1049h";
+/// See [`ENTER_ALT`].
+pub const LEAVE_ALT: &[u8] = b"\x1b[?1049l";
+
+/// A fixture store copied into a temporary directory (the shared fixtures
+/// stay pristine; SQLite writes `-wal`/`-shm` beside a store).
+pub fn fixture(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    let target = dir.path().join("state.db");
+    std::fs::copy(&source, &target).expect("copy fixture");
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = std::fs::metadata(&target)
+        .expect("metadata")
+        .permissions()
+        .mode();
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(mode | 0o200))
+        .expect("chmod u+w");
+    (dir, target)
+}
+
+/// Everything the child wrote, parsed and raw.
+struct Output {
+    parser: vt100::Parser,
+    raw: Vec<u8>,
+    /// The reader saw end of file (every slave fd closed).
+    eof: bool,
+    /// The emulator panicked on the output (its screen is no longer
+    /// trustworthy; the raw bytes are still collected).
+    emulator_panic: Option<String>,
+}
+
+/// The real binary in a pseudo-terminal.
+pub struct Tui {
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    master: Box<dyn MasterPty + Send>,
+    writer: Box<dyn std::io::Write + Send>,
+    output: Arc<Mutex<Output>>,
+    reader: Option<JoinHandle<()>>,
+    pid: u32,
+    status: Option<portable_pty::ExitStatus>,
+    size: (u16, u16),
+    /// HOME, XDG_STATE_HOME, TMPDIR and the working directory of the child;
+    /// every descendant's environment mentions it.
+    home: tempfile::TempDir,
+}
+
+impl Tui {
+    /// Spawn the binary with `args` in a `cols` x `rows` PTY.
+    pub fn spawn(args: &[&str], cols: u16, rows: u16) -> Self {
+        Self::spawn_env(args, &[], cols, rows)
+    }
+
+    /// [`Tui::spawn`] with extra environment variables. The environment is
+    /// otherwise clean: `TERM=xterm-256color`, a `PATH`, and `HOME`,
+    /// `XDG_STATE_HOME`, `TMPDIR` pointing into a fresh temporary directory,
+    /// so nothing touches the real user's store (the demo's own temporary
+    /// store lands there too).
+    pub fn spawn_env(args: &[&str], env: &[(&str, &str)], cols: u16, rows: u16) -> Self {
+        let home = tempfile::Builder::new()
+            .prefix("stackless-tui-e2e-")
+            .tempdir()
+            .expect("tempdir");
+        let state = home.path().join("state");
+        let tmp = home.path().join("tmp");
+        std::fs::create_dir_all(&state).expect("mkdir state");
+        std::fs::create_dir_all(&tmp).expect("mkdir tmp");
+
+        let pty = native_pty_system()
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("openpty");
+        let mut cmd = CommandBuilder::new(BIN);
+        cmd.args(args);
+        cmd.env_clear();
+        cmd.env("TERM", "xterm-256color");
+        cmd.env("PATH", "/usr/local/bin:/usr/bin:/bin");
+        cmd.env("HOME", home.path());
+        cmd.env("XDG_STATE_HOME", &state);
+        cmd.env("TMPDIR", &tmp);
+        cmd.env("RUST_BACKTRACE", "1");
+        for (key, value) in env {
+            cmd.env(key, value);
+        }
+        cmd.cwd(home.path());
+        let child = pty.slave.spawn_command(cmd).expect("spawn in the pty");
+        // Only the child may hold the slave side: the reader sees EOF when
+        // the child (and anything that inherited the terminal) is gone.
+        drop(pty.slave);
+        let pid = child.process_id().expect("child pid");
+        let mut reader = pty.master.try_clone_reader().expect("pty reader");
+        let writer = pty.master.take_writer().expect("pty writer");
+
+        let output = Arc::new(Mutex::new(Output {
+            parser: vt100::Parser::new(rows, cols, 0),
+            raw: Vec::new(),
+            eof: false,
+            emulator_panic: None,
+        }));
+        let sink = Arc::clone(&output);
+        let reader = std::thread::Builder::new()
+            .name(format!("pty-reader-{pid}"))
+            .spawn(move || {
+                let mut buf = [0u8; 16 * 1024];
+                loop {
+                    match reader.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => {
+                            let mut out = sink.lock().unwrap_or_else(|e| e.into_inner());
+                            out.raw.extend_from_slice(&buf[..n]);
+                            if out.emulator_panic.is_some() {
+                                continue;
+                            }
+                            let parsed =
+                                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                    out.parser.process(&buf[..n])
+                                }));
+                            if let Err(panic) = parsed {
+                                out.emulator_panic = Some(
+                                    panic
+                                        .downcast_ref::<String>()
+                                        .cloned()
+                                        .or_else(|| {
+                                            panic.downcast_ref::<&str>().map(|s| (*s).to_owned())
+                                        })
+                                        .unwrap_or_default(),
+                                );
+                            }
+                        }
+                    }
+                }
+                sink.lock().unwrap_or_else(|e| e.into_inner()).eof = true;
+            })
+            .expect("reader thread");
+        Self {
+            child,
+            master: pty.master,
+            writer,
+            output,
+            reader: Some(reader),
+            pid,
+            status: None,
+            size: (cols, rows),
+            home,
+        }
+    }
+
+    fn out(&self) -> MutexGuard<'_, Output> {
+        self.output.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The child's process id.
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// The temporary directory standing in for HOME (and TMPDIR).
+    pub fn home(&self) -> &Path {
+        self.home.path()
+    }
+
+    /// A copy of the emulated screen as it is now.
+    pub fn screen(&self) -> vt100::Screen {
+        let out = self.out();
+        if let Some(panic) = &out.emulator_panic {
+            panic!("the vt100 emulator panicked on the output: {panic}");
+        }
+        out.parser.screen().clone()
+    }
+
+    /// The screen's text as it is now.
+    pub fn contents(&self) -> String {
+        self.screen().contents()
+    }
+
+    /// Every byte the child wrote so far.
+    pub fn raw(&self) -> Vec<u8> {
+        self.out().raw.clone()
+    }
+
+    /// Type `keys` (bytes as a terminal sends them).
+    pub fn send(&mut self, keys: impl AsRef<[u8]>) {
+        self.writer
+            .write_all(keys.as_ref())
+            .expect("write to the pty");
+        self.writer.flush().expect("flush the pty");
+    }
+
+    /// Resize the terminal (the emulator and the PTY, under one lock so no
+    /// output is parsed at a size in between; the child gets SIGWINCH).
+    ///
+    /// The emulator is kept at least 2x2 (the PTY gets the size as asked):
+    /// vt100 0.16 panics with `attempt to subtract with overflow` on a 0x0
+    /// screen, and in `Grid::col_wrap` when text wraps on a 1-row screen or
+    /// a wide character arrives on a 1-column one (output drawn for a larger
+    /// size, parsed after a shrink).
+    pub fn resize(&mut self, cols: u16, rows: u16) {
+        let mut out = self.output.lock().unwrap_or_else(|e| e.into_inner());
+        out.parser.screen_mut().set_size(rows.max(2), cols.max(2));
+        self.master
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("resize the pty");
+        self.size = (cols, rows);
+    }
+
+    /// Whether the child is still running.
+    pub fn alive(&mut self) -> bool {
+        if self.status.is_some() {
+            return false;
+        }
+        match self.child.try_wait().expect("try_wait") {
+            Some(status) => {
+                self.status = Some(status);
+                false
+            }
+            None => true,
+        }
+    }
+
+    fn describe_exit(&mut self) -> String {
+        if self.alive() {
+            "still running".into()
+        } else {
+            format!("exited: {}", self.status.as_ref().expect("status"))
+        }
+    }
+
+    /// Poll the screen every [`POLL`] until `ready(screen)`; return that
+    /// screen. Panics with `what`, the process state and the last screen on
+    /// timeout, or as soon as the child is gone and its output drained.
+    pub fn wait_until(
+        &mut self,
+        what: &str,
+        timeout: Duration,
+        mut ready: impl FnMut(&vt100::Screen) -> bool,
+    ) -> vt100::Screen {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let (screen, eof) = {
+                let out = self.out();
+                if let Some(panic) = &out.emulator_panic {
+                    panic!("the vt100 emulator panicked on the output: {panic}");
+                }
+                (out.parser.screen().clone(), out.eof)
+            };
+            if ready(&screen) {
+                return screen;
+            }
+            let gone = eof && !self.alive();
+            if gone || Instant::now() >= deadline {
+                let why = if gone {
+                    "the process is gone".to_owned()
+                } else {
+                    format!("timed out after {timeout:?}")
+                };
+                let state = self.describe_exit();
+                let raw = self.raw();
+                let tail =
+                    String::from_utf8_lossy(&raw[raw.len().saturating_sub(600)..]).into_owned();
+                panic!(
+                    "waiting for {what}: {why} (pid {}, {state})\n--- last screen ({}x{}) ---\n{}\n--- end of screen; raw tail: {tail:?}",
+                    self.pid,
+                    self.size.0,
+                    self.size.1,
+                    screen.contents()
+                );
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+
+    /// Wait until `text` is on screen; return the screen's contents.
+    pub fn wait_for(&mut self, text: &str, timeout: Duration) -> String {
+        self.wait_until(&format!("{text:?} on screen"), timeout, |s| {
+            s.contents().contains(text)
+        })
+        .contents()
+    }
+
+    /// Wait until `text` is no longer on screen; return the screen's
+    /// contents.
+    pub fn wait_gone(&mut self, text: &str, timeout: Duration) -> String {
+        self.wait_until(&format!("{text:?} to leave the screen"), timeout, |s| {
+            !s.contents().contains(text)
+        })
+        .contents()
+    }
+
+    /// Wait until a line of the pane titled `title` contains `text`; return
+    /// the pane's lines.
+    pub fn wait_in_pane(&mut self, title: &str, text: &str, timeout: Duration) -> Vec<String> {
+        let screen = self.wait_until(&format!("{text:?} in the {title} pane"), timeout, |s| {
+            pane(s, title).is_some_and(|lines| lines.iter().any(|l| l.contains(text)))
+        });
+        pane(&screen, title).expect("pane")
+    }
+
+    /// Wait up to `timeout` for the child to exit, then for its output to
+    /// be drained (the reader's end of file); return its exit code. Panics
+    /// on timeout, or when a signal killed it.
+    pub fn wait_exit(&mut self, timeout: Duration) -> u32 {
+        let deadline = Instant::now() + timeout;
+        while self.alive() {
+            if Instant::now() >= deadline {
+                panic!(
+                    "pid {} still running {timeout:?} after it was asked to quit; last screen:\n{}",
+                    self.pid,
+                    self.contents()
+                );
+            }
+            std::thread::sleep(POLL);
+        }
+        // The child is gone; whatever it wrote is in the PTY's buffer.
+        let drained = Instant::now() + Duration::from_secs(10);
+        while !self.out().eof && Instant::now() < drained {
+            std::thread::sleep(POLL);
+        }
+        assert!(
+            self.out().eof,
+            "the PTY never reached end of file after pid {} exited: something else still holds the terminal",
+            self.pid
+        );
+        if let Some(reader) = self.reader.take() {
+            reader.join().expect("reader thread");
+        }
+        let status = self.status.clone().expect("exit status");
+        assert!(
+            status.signal().is_none(),
+            "pid {} was killed by a signal: {status}; output:\n{}",
+            self.pid,
+            String::from_utf8_lossy(&self.raw())
+        );
+        status.exit_code()
+    }
+
+    /// The child and its descendants: every live process whose environment
+    /// mentions this harness's temporary directory, as `(pid, command line)`.
+    pub fn family(&self) -> Vec<(u32, String)> {
+        processes_with_env(self.home.path().as_os_str().as_encoded_bytes())
+    }
+
+    /// Wait (up to `timeout`) until no process carries this harness's
+    /// temporary directory in its environment and `what` in its command
+    /// line (`""`: any): the child and its descendants (helper, teardowns)
+    /// have exited. Panics listing the survivors.
+    pub fn wait_family_gone(&self, what: &str, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let survivors: Vec<_> = self
+                .family()
+                .into_iter()
+                .filter(|(_, cmdline)| cmdline.contains(what))
+                .collect();
+            if survivors.is_empty() {
+                return;
+            }
+            if Instant::now() >= deadline {
+                panic!(
+                    "processes started by pid {} survive {timeout:?} after it exited: {survivors:#?}",
+                    self.pid
+                );
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+}
+
+impl Drop for Tui {
+    fn drop(&mut self) {
+        if self.alive() {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(i32::try_from(self.pid).unwrap_or(i32::MAX)),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            let _ = self.child.wait();
+        }
+        // The reader thread ends by itself at end of file; not joined here so
+        // a failing test never hangs in drop.
+    }
+}
+
+/// `(pid, command line)` of every live process whose environment contains
+/// `marker` (skipping zombies and processes that cannot be read).
+pub fn processes_with_env(marker: &[u8]) -> Vec<(u32, String)> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    let me = std::process::id();
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let dir = entry.path();
+        let Ok(environ) = std::fs::read(dir.join("environ")) else {
+            continue;
+        };
+        if !environ.windows(marker.len()).any(|w| w == marker) {
+            continue;
+        }
+        let stat = std::fs::read_to_string(dir.join("stat")).unwrap_or_default();
+        let state = stat
+            .rsplit(')')
+            .next()
+            .and_then(|s| s.split_whitespace().next());
+        if state == Some("Z") {
+            continue;
+        }
+        let cmdline = std::fs::read(dir.join("cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        found.push((pid, cmdline.trim_end().to_owned()));
+    }
+    found
+}
+
+/// The command line of `pid` (arguments separated by spaces), if it is a
+/// live process.
+pub fn cmdline(pid: u32) -> Option<String> {
+    let bytes = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    if bytes.is_empty() {
+        return None;
+    }
+    Some(String::from_utf8_lossy(&bytes).replace('\0', " "))
+}
+
+/// The inside of the bordered pane whose top border starts `┌ <title>` or
+/// `╔ <title>` (focused): one string per row, borders stripped, located by
+/// terminal columns (so side-by-side panes come apart).
+pub fn pane(screen: &vt100::Screen, title: &str) -> Option<Vec<String>> {
+    let (rows, cols) = screen.size();
+    let cell = |r: u16, c: u16| screen.cell(r, c).map_or("", vt100::Cell::contents);
+    let heading = |r: u16, c: u16| -> bool {
+        let text: String = screen
+            .rows(c, cols - c)
+            .nth(usize::from(r))
+            .unwrap_or_default();
+        text.strip_prefix(['┌', '╔'])
+            .and_then(|t| t.strip_prefix(' '))
+            .is_some_and(|t| t.starts_with(title))
+    };
+    for top in 0..rows {
+        for left in 0..cols {
+            if !matches!(cell(top, left), "┌" | "╔") || !heading(top, left) {
+                continue;
+            }
+            let right = (left + 1..cols).find(|&c| matches!(cell(top, c), "┐" | "╗"))?;
+            let bottom = (top + 1..rows).find(|&r| matches!(cell(r, left), "└" | "╚"))?;
+            let inner: Vec<String> = screen
+                .rows(left + 1, right - left - 1)
+                .skip(usize::from(top) + 1)
+                .take(usize::from(bottom - top - 1))
+                .collect();
+            return Some(inner);
+        }
+    }
+    None
+}
+
+/// The Instances pane's rows: `(selected, name)` in screen order (the
+/// column header skipped).
+pub fn instance_rows(screen: &vt100::Screen) -> Vec<(bool, String)> {
+    pane(screen, "Instances")
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|line| {
+            let selected = line.starts_with('▶');
+            let name = line.trim_start_matches('▶').split_whitespace().next()?;
+            (name != "NAME").then(|| (selected, name.to_owned()))
+        })
+        .collect()
+}
+
+/// The name on the Instances row carrying the selection marker `▶`.
+pub fn selected_instance(screen: &vt100::Screen) -> Option<String> {
+    instance_rows(screen)
+        .into_iter()
+        .find_map(|(selected, name)| selected.then_some(name))
+}
+
+impl Tui {
+    /// Move the Instances selection to `name` with `j`/`k`, one key at a
+    /// time, reading the marker back after each (rows may come and go while
+    /// the reaper works).
+    pub fn select(&mut self, name: &str) {
+        for _ in 0..40 {
+            let screen = self.screen();
+            let rows = instance_rows(&screen);
+            let at = rows.iter().position(|(selected, _)| *selected);
+            let target = rows.iter().position(|(_, n)| n == name);
+            let (Some(at), Some(target)) = (at, target) else {
+                panic!(
+                    "cannot find the selection or {name:?} in the Instances pane:\n{}",
+                    screen.contents()
+                );
+            };
+            if at == target {
+                return;
+            }
+            let before = rows[at].1.clone();
+            self.send(if target > at { "j" } else { "k" });
+            self.wait_until(&format!("the selection to move off {before:?}"), UI, |s| {
+                selected_instance(s).as_deref() != Some(before.as_str())
+            });
+        }
+        panic!("could not select {name:?}:\n{}", self.contents());
+    }
+}
+
+/// Run the binary without a terminal: `(exit code, stdout, stderr)`.
+pub fn run_plain(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, Vec<u8>, Vec<u8>) {
+    let home = tempfile::tempdir().expect("tempdir");
+    let mut cmd = std::process::Command::new(BIN);
+    cmd.args(args)
+        .env_clear()
+        .env("TERM", "xterm-256color")
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", home.path())
+        .env("XDG_STATE_HOME", home.path().join("state"))
+        .env("TMPDIR", home.path())
+        .current_dir(home.path())
+        .stdin(std::process::Stdio::null());
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
+    let output = cmd.output().expect("run the binary");
+    (output.status.code(), output.stdout, output.stderr)
+}
+
+/// Whether `haystack` contains `needle`.
+pub fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Where `needle` last occurs in `haystack`.
+pub fn rfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).rposition(|w| w == needle)
+}
+
+/// A path as `&str` (test paths are UTF-8).
+pub fn utf8(path: &Path) -> &str {
+    path.to_str().expect("UTF-8 path")
+}

@@ -1,0 +1,674 @@
+//! End-to-end: the real `stackless-tui` binary in a pseudo-terminal, read
+//! back through a terminal emulator (vt100). Each test drives what an
+//! operator would do and asserts the exact text the console shows, its exit
+//! status, and that the terminal is given back as it was found.
+
+mod e2e;
+
+use std::time::Duration;
+
+use e2e::{ENTER_ALT, LEAVE_ALT, Tui, UI, contains, fixture, pane, rfind, run_plain, utf8};
+
+/// How long a quit may take (the helper gets up to 3 s between TERM and
+/// KILL).
+const QUIT: Duration = Duration::from_secs(10);
+
+/// The demo store's instances (src/demo/seed.rs).
+const DEMO_NAMES: [&str; 12] = [
+    "api-gateway-dev",
+    "billing-sandbox",
+    "checkout-preview",
+    "docs-site-pr-412",
+    "feature-flags-demo",
+    "flaky-gpu-worker",
+    "inventory-sync",
+    "legacy-auth-spike",
+    "marketing-preview",
+    "ml-feature-store",
+    "orders-e2e",
+    "payments-staging",
+];
+
+/// The footer's keys (the line may go on with more).
+const FOOTER: &str = "↑↓/jk select  Tab pane  r reap  d down  ? help  q quit";
+
+/// `text` with every run of spaces folded into one (for lines laid out in
+/// padded columns).
+fn squeeze(text: &str) -> String {
+    text.split(' ')
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// How long a demo helper may outlive the console (it should not at all:
+/// the console stops it before exiting; an orphaned helper notices within
+/// 200 ms).
+const HELPER_GONE: Duration = Duration::from_secs(1);
+
+/// How long a teardown the console left running may take to finish (the
+/// demo's takes 1.5 s).
+const DESCENDANTS_GONE: Duration = Duration::from_secs(10);
+
+/// After exit: the emulator is back on the main screen with the cursor
+/// shown, and the last thing the alternate screen saw was it being left.
+fn assert_terminal_restored(tui: &Tui) {
+    let screen = tui.screen();
+    assert!(
+        !screen.alternate_screen(),
+        "still on the alternate screen after exit:\n{}",
+        screen.contents()
+    );
+    assert!(
+        !screen.hide_cursor(),
+        "the cursor is still hidden after exit"
+    );
+    let raw = tui.raw();
+    let entered = rfind(&raw, ENTER_ALT).expect("the console never entered the alternate screen");
+    let left = rfind(&raw, LEAVE_ALT).expect("the console never left the alternate screen");
+    assert!(
+        left > entered,
+        "the last alternate-screen sequence is an enter, not a leave"
+    );
+    assert!(
+        contains(&raw[left..], b"\x1b[?25h"),
+        "the cursor is not shown again after leaving the alternate screen: {:?}",
+        String::from_utf8_lossy(&raw[left..])
+    );
+}
+
+/// Quit with `q` and check the exit status and the terminal.
+fn quit(tui: &mut Tui) {
+    tui.send("q");
+    assert_eq!(tui.wait_exit(QUIT), 0, "q must exit 0");
+    assert_terminal_restored(tui);
+}
+
+/// The pid in the Supervisor pane's newest `helper started, pid N` line.
+fn helper_pid(lines: &[String]) -> u32 {
+    lines
+        .iter()
+        .rev()
+        .find_map(|l| l.split("helper started, pid ").nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|pid| pid.parse().ok())
+        .unwrap_or_else(|| panic!("no `helper started, pid N` line in {lines:#?}"))
+}
+
+/// The Instances row of `name`, borders stripped, if it is on screen.
+fn find_row(screen: &vt100::Screen, name: &str) -> Option<String> {
+    pane(screen, "Instances")?
+        .into_iter()
+        .find(|l| l.trim_start_matches('▶').split_whitespace().next() == Some(name))
+}
+
+/// The Instances row of `name`; panics when it is not on screen.
+fn instance_row(screen: &vt100::Screen, name: &str) -> String {
+    find_row(screen, name).unwrap_or_else(|| panic!("no {name} row:\n{}", screen.contents()))
+}
+
+/// flaky-gpu-worker's Backoffs row: (ATTEMPTS, RETRY), e.g. `(2, "retry in
+/// 9s")` or `(3, "retry in 3m 50s")`.
+fn flaky_backoff(screen: &vt100::Screen) -> Option<(u32, String)> {
+    pane(screen, "Backoffs")?.iter().find_map(|l| {
+        let rest = l.trim_start_matches('▶').trim_start();
+        let rest = rest.strip_prefix("flaky-gpu-worker ")?.trim_start();
+        let (attempts, rest) = rest.split_once(' ')?;
+        Some((attempts.parse().ok()?, rest.trim_start().to_owned()))
+    })
+}
+
+/// Whether a RETRY cell says the retry is at least 4 s away.
+fn retry_far(retry: &str) -> bool {
+    let Some(after) = retry.strip_prefix("retry in ") else {
+        return false;
+    };
+    let first = after.split_whitespace().next().unwrap_or_default();
+    first.ends_with('m')
+        || first.ends_with('h')
+        || first.ends_with('d')
+        || first
+            .strip_suffix('s')
+            .and_then(|n| n.parse::<u32>().ok())
+            .is_some_and(|n| n >= 4)
+}
+
+/// The whole operator story on the demo store at 120x40: the reaper's first
+/// pass, the helper, `r` on an instance whose teardown fails, `d` cancelled
+/// then confirmed, help, `q`; then a clean terminal and no process left.
+#[test]
+fn demo_end_to_end_120x40() {
+    let mut tui = Tui::spawn(&["--demo"], 120, 40);
+
+    // Header and the seeded store.
+    let screen = tui.wait_for("api-gateway-dev", UI);
+    let header = tui.wait_for("schema v4", UI);
+    let top: Vec<&str> = header.lines().take(2).collect();
+    assert!(
+        top[0].starts_with("stackless-tui  │  demo store ")
+            && top[0].contains(utf8(tui.home()))
+            && top[0].ends_with("/state.db  │  schema v4"),
+        "header line 1: {:?}",
+        top[0]
+    );
+    assert!(
+        top[1].starts_with("reaper: every 5s  │  helper: stackless-tui demo-helper"),
+        "header line 2: {:?}",
+        top[1]
+    );
+    let footer = screen.lines().last().unwrap_or_default();
+    assert!(footer.starts_with(FOOTER), "footer: {footer:?}");
+
+    // The reaper's first pass: the long-expired instance is reaped, the
+    // 8-day-old tombstone garbage-collected.
+    tui.wait_in_pane(
+        "Activity",
+        "reaper orders-e2e reaped: down succeeded in",
+        UI,
+    );
+    let activity = tui.wait_in_pane(
+        "Activity",
+        "reaper legacy-auth-spike GC'd: tombstone older than 7 days deleted with its logs",
+        UI,
+    );
+    assert!(
+        activity
+            .iter()
+            .any(|l| l.contains("reaper orders-e2e tearing down: stackless-tui demo-down --state ")),
+        "no `tearing down` before `reaped`: {activity:#?}"
+    );
+    // GC'd: the row leaves the Instances pane.
+    tui.wait_until("legacy-auth-spike to leave the Instances pane", UI, |s| {
+        !e2e::instance_rows(s)
+            .iter()
+            .any(|(_, n)| n == "legacy-auth-spike")
+    });
+    // Reaped: the row stays, tombstoned (once the watcher has re-read the
+    // store).
+    tui.wait_until("orders-e2e tombstoned in the Instances pane", UI, |s| {
+        find_row(s, "orders-e2e").is_some_and(|r| r.contains(" tombstoned "))
+    });
+
+    // The helper supervisor started the demo helper; the process scan used
+    // at the end finds the console by its environment.
+    let supervisor = tui.wait_in_pane("Supervisor", "helper started, pid ", UI);
+    helper_pid(&supervisor);
+    let family = tui.family();
+    assert!(
+        family.iter().any(|(pid, _)| *pid == tui.pid()),
+        "the console pid {} is not found by its environment: {family:#?}",
+        tui.pid()
+    );
+
+    // `r` on the flaky instance: its teardown always leaves a survivor.
+    tui.select("flaky-gpu-worker");
+    assert!(
+        instance_row(&tui.screen(), "flaky-gpu-worker").starts_with("▶ flaky-gpu-worker "),
+        "flaky-gpu-worker is not selected"
+    );
+    // The seed's backoff runs out 12 s after start, when the reaper retries
+    // (and fails) on its own. Press `r` while that retry is not about to
+    // happen, so the operator's teardown does not meet the reaper's (on a
+    // fast machine this is at once: `retry in 9s`).
+    let screen = tui.wait_until(
+        "flaky-gpu-worker's retry to be at least 4 s away",
+        UI,
+        |s| flaky_backoff(s).is_some_and(|(_, retry)| retry_far(&retry)),
+    );
+    let (attempts_before, _) = flaky_backoff(&screen).expect("flaky-gpu-worker in Backoffs");
+    assert!(attempts_before >= 2, "the seed has 2 failed attempts");
+    tui.send("r");
+    let activity = tui.wait_in_pane(
+        "Activity",
+        "operator flaky-gpu-worker failed: engine.teardown.survivors: teardown of \"flaky-gpu-worker\" left survivors",
+        UI,
+    );
+    assert!(
+        activity
+            .iter()
+            .any(|l| l.contains("operator flaky-gpu-worker tearing down: stackless-tui demo-down")),
+        "{activity:#?}"
+    );
+    // The failure is recorded: one more attempt, and a new backoff.
+    tui.wait_until(
+        "flaky-gpu-worker's attempts to go up in Backoffs",
+        UI,
+        |s| {
+            flaky_backoff(s).is_some_and(|(n, retry)| n == attempts_before + 1 && retry_far(&retry))
+        },
+    );
+
+    // `d` on a healthy instance, cancelled with `n`.
+    tui.select("checkout-preview");
+    tui.send("d");
+    let dialog = "Tear down checkout-preview? This runs stackless down. [y/N]";
+    let screen = tui.wait_for(dialog, UI);
+    assert!(screen.contains("Confirm teardown"), "{screen}");
+    tui.send("n");
+    tui.wait_in_pane(
+        "Activity",
+        "operator checkout-preview aborted: cancelled",
+        UI,
+    );
+    let screen = tui.screen();
+    assert!(
+        !screen.contents().contains("Tear down checkout-preview?")
+            && !screen.contents().contains("Confirm teardown"),
+        "the dialog is still open:\n{}",
+        screen.contents()
+    );
+    let row = instance_row(&screen, "checkout-preview");
+    assert!(
+        row.contains(" active "),
+        "cancelled but not active: {row:?}"
+    );
+
+    // `d` again, confirmed with `y`.
+    tui.send("d");
+    tui.wait_for(dialog, UI);
+    tui.send("y");
+    tui.wait_gone("Confirm teardown", UI);
+    let activity = tui.wait_in_pane(
+        "Activity",
+        "operator checkout-preview torn down: down succeeded in",
+        UI,
+    );
+    assert!(
+        activity
+            .iter()
+            .any(|l| l.contains("operator checkout-preview tearing down: stackless-tui demo-down")),
+        "{activity:#?}"
+    );
+    tui.wait_until("checkout-preview tombstoned", UI, |s| {
+        find_row(s, "checkout-preview").is_some_and(|r| r.contains(" tombstoned "))
+    });
+
+    // Help opens and closes.
+    tui.send("?");
+    let screen = tui.wait_for("Help (Esc or ? closes)", UI);
+    let help = squeeze(&screen);
+    assert!(
+        help.contains("q / Ctrl-C quit")
+            && help.contains("d tear the selected instance down (asks y/N)")
+            && help.contains("y / other key confirm / cancel a teardown"),
+        "{screen}"
+    );
+    tui.send("\x1b");
+    let screen = tui.wait_gone("Help (Esc or ? closes)", UI);
+    assert!(screen.contains("api-gateway-dev"), "{screen}");
+
+    // Quit while a helper is running (it lives 8 s, then restarts after a
+    // backoff), so there is one to stop.
+    let screen = tui.wait_until("a running helper", UI, |s| running_helper(s).is_some());
+    let helper = running_helper(&screen).expect("running helper");
+    assert!(
+        tui.family().iter().any(|(pid, _)| *pid == helper),
+        "helper pid {helper} not found by its environment: {:#?}",
+        tui.family()
+    );
+
+    quit(&mut tui);
+    // The console stops its helper before it exits; every other descendant
+    // (a teardown still finishing) is gone soon after.
+    tui.wait_family_gone("demo-helper", HELPER_GONE);
+    if let Some(cmdline) = e2e::cmdline(helper) {
+        assert!(
+            !cmdline.contains("demo-helper"),
+            "helper pid {helper} survives the console: {cmdline}"
+        );
+    }
+    tui.wait_family_gone("", DESCENDANTS_GONE);
+}
+
+/// The helper pid when the Supervisor pane's newest line is `helper
+/// started, pid N` and that process is alive.
+fn running_helper(screen: &vt100::Screen) -> Option<u32> {
+    let lines = pane(screen, "Supervisor")?;
+    let newest = lines.iter().rev().find(|l| !l.trim().is_empty())?;
+    let pid: u32 = newest
+        .split("helper started, pid ")
+        .nth(1)?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    e2e::cmdline(pid)
+        .is_some_and(|c| c.contains("demo-helper"))
+        .then_some(pid)
+}
+
+/// The demo at 80x24 (every column cut to fit) renders without a panic,
+/// shows the footer, and quits with 0.
+#[test]
+fn demo_at_80x24() {
+    let mut tui = Tui::spawn(&["--demo"], 80, 24);
+    let screen = tui.wait_for(FOOTER, UI);
+    assert!(screen.contains("Instances"), "{screen}");
+    // Long names are cut with an ellipsis at this width; one row selected.
+    let screen = tui.wait_until("the instance rows, names cut", UI, |s| {
+        e2e::instance_rows(s)
+            .iter()
+            .any(|(_, name)| name.ends_with('…'))
+    });
+    let rows = e2e::instance_rows(&screen);
+    assert!(rows.len() >= 5, "{}", screen.contents());
+    for (_, name) in &rows {
+        let stem = name.trim_end_matches('…');
+        assert!(
+            DEMO_NAMES.iter().any(|n| n.starts_with(stem)) && stem.len() >= 10,
+            "{name:?} is not a demo instance name cut to fit:\n{}",
+            screen.contents()
+        );
+    }
+    assert_eq!(
+        rows.iter().filter(|(selected, _)| *selected).count(),
+        1,
+        "{}",
+        screen.contents()
+    );
+    // The first reaper pass draws into the narrow Activity pane too.
+    tui.wait_in_pane(
+        "Activity",
+        "reaper orders-e2e reaped: down succeeded in",
+        UI,
+    );
+    let last = tui.contents();
+    let lines: Vec<&str> = last.lines().collect();
+    assert_eq!(lines.len(), 24, "{last}");
+    assert!(lines[23].starts_with(FOOTER), "footer: {:?}", lines[23]);
+    assert!(tui.alive(), "the console died at 80x24");
+    quit(&mut tui);
+}
+
+/// Resizing: down to the minimum, below it (a message), back up, then a
+/// storm of resizes; the console survives and quits with 0.
+#[test]
+fn resizes() {
+    let mut tui = Tui::spawn(&["--demo"], 120, 40);
+    tui.wait_for("api-gateway-dev", UI);
+
+    tui.resize(60, 15);
+    let screen = tui.wait_until("the 60x15 layout", UI, |s| {
+        let text = s.contents();
+        text.lines().count() == 15
+            && text.contains("Instances")
+            && text.lines().last().is_some_and(|l| l.starts_with(FOOTER))
+    });
+    assert!(!screen.contents().contains("terminal too small"));
+
+    tui.resize(40, 10);
+    let screen = tui.wait_until("the too-small message", UI, |s| {
+        s.contents()
+            .contains("terminal too small: 40x10, needs 60x15")
+    });
+    assert!(
+        !screen.contents().contains("Instances"),
+        "panes drawn at 40x10:\n{}",
+        screen.contents()
+    );
+
+    tui.resize(100, 30);
+    let screen = tui.wait_until("the Instances pane back at 100x30", UI, |s| {
+        pane(s, "Instances").is_some_and(|p| p.iter().any(|l| l.contains("api-gateway-dev")))
+    });
+    assert!(
+        !screen.contents().contains("terminal too small"),
+        "{}",
+        screen.contents()
+    );
+
+    // 50 resizes as fast as the PTY takes them, through tiny (down to the
+    // 0x0 some containers report), odd and large sizes.
+    let sizes = [
+        (1, 1),
+        (59, 15),
+        (60, 14),
+        (200, 60),
+        (61, 16),
+        (20, 5),
+        (132, 43),
+        (80, 24),
+        (2, 200),
+        (300, 3),
+        (0, 0),
+    ];
+    for i in 0..50 {
+        let (cols, rows) = sizes[i % sizes.len()];
+        tui.resize(cols, rows);
+    }
+    assert!(tui.alive(), "the console died during the resize storm");
+    tui.resize(120, 40);
+    let screen = tui.wait_until("a full redraw at 120x40", UI, |s| {
+        pane(s, "Instances").is_some_and(|p| p.iter().any(|l| l.contains("api-gateway-dev")))
+            && s.contents().lines().count() == 40
+            && pane(s, "Activity").is_some()
+    });
+    assert!(
+        !screen.contents().contains("terminal too small"),
+        "{}",
+        screen.contents()
+    );
+    assert!(tui.alive());
+    quit(&mut tui);
+}
+
+/// Ctrl-C (a key in raw mode), SIGTERM and SIGHUP all quit with 0 and give
+/// the terminal back.
+#[test]
+fn ctrl_c_and_signals_quit_cleanly() {
+    let mut tui = Tui::spawn(&["--demo"], 120, 40);
+    tui.wait_for("api-gateway-dev", UI);
+    tui.send([0x03]);
+    assert_eq!(tui.wait_exit(QUIT), 0, "Ctrl-C must exit 0");
+    assert_terminal_restored(&tui);
+    tui.wait_family_gone("demo-helper", HELPER_GONE);
+    tui.wait_family_gone("", DESCENDANTS_GONE);
+
+    for signal in [
+        nix::sys::signal::Signal::SIGTERM,
+        nix::sys::signal::Signal::SIGHUP,
+    ] {
+        let mut tui = Tui::spawn(&["--demo"], 120, 40);
+        tui.wait_for("api-gateway-dev", UI);
+        tui.wait_in_pane("Supervisor", "helper started, pid ", UI);
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(i32::try_from(tui.pid()).expect("pid")),
+            signal,
+        )
+        .expect("kill");
+        assert_eq!(tui.wait_exit(QUIT), 0, "{signal} must exit 0");
+        assert_terminal_restored(&tui);
+        tui.wait_family_gone("demo-helper", HELPER_GONE);
+        tui.wait_family_gone("", DESCENDANTS_GONE);
+    }
+}
+
+/// A store error exits 2 before the terminal is touched: the message names
+/// the path and the cause, and not one escape byte is written.
+#[test]
+fn store_errors_leave_the_terminal_untouched() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let garbage = dir.path().join("garbage.db");
+    std::fs::write(&garbage, "this is not a database\n".repeat(400)).expect("write");
+    let missing = "/nonexistent/x.db";
+    // (arguments, extra environment, what the message must say)
+    type Case<'a> = (Vec<&'a str>, Vec<(&'a str, &'a str)>, Vec<&'a str>);
+    let cases: [Case; 4] = [
+        (
+            vec!["--state", missing],
+            vec![],
+            vec![missing, "does not exist"],
+        ),
+        (
+            vec!["--state", utf8(dir.path())],
+            vec![],
+            vec![utf8(dir.path()), "is a directory"],
+        ),
+        (
+            vec!["--state", utf8(&garbage)],
+            vec![],
+            vec![utf8(&garbage), "is not a SQLite database"],
+        ),
+        (
+            vec![],
+            vec![("STACKLESS_STATE_URL", "libsql://x")],
+            vec![
+                "libsql://x",
+                "does not support remote (libsql) state stores",
+            ],
+        ),
+    ];
+    for (args, env, expected) in &cases {
+        // In a terminal: nothing but the message.
+        let mut tui = Tui::spawn_env(args, env, 120, 40);
+        assert_eq!(tui.wait_exit(UI), 2, "{args:?} {env:?}");
+        let raw = tui.raw();
+        let text = String::from_utf8_lossy(&raw);
+        assert!(
+            text.starts_with("stackless-tui: "),
+            "{args:?} {env:?}: {text:?}"
+        );
+        for needle in expected {
+            assert!(
+                text.contains(needle),
+                "{args:?} {env:?}: no {needle:?} in {text:?}"
+            );
+        }
+        assert!(
+            !raw.contains(&0x1b),
+            "{args:?} {env:?}: an escape byte reached the terminal: {text:?}"
+        );
+        assert!(!tui.screen().alternate_screen());
+
+        // Without a terminal: stdout empty, the message on stderr.
+        let (code, stdout, stderr) = run_plain(args, env);
+        assert_eq!(code, Some(2), "{args:?} {env:?}");
+        assert!(
+            stdout.is_empty(),
+            "{args:?} {env:?}: stdout {:?}",
+            String::from_utf8_lossy(&stdout)
+        );
+        let stderr = String::from_utf8_lossy(&stderr);
+        for needle in expected {
+            assert!(stderr.contains(needle), "{args:?}: {stderr:?}");
+        }
+        assert!(!stderr.contains('\x1b'), "{args:?}: {stderr:?}");
+    }
+}
+
+/// A store full of terminal escapes, NULs and bidi overrides: none of them
+/// reaches the terminal raw; each is drawn as a visible placeholder, and the
+/// well-behaved neighbour is still shown.
+#[test]
+fn hostile_store_is_drawn_inert() {
+    let (_dir, path) = fixture("hostile.db");
+    let pwned = std::path::Path::new("/tmp/stackless-tui-pwned-a");
+    let pwned_before = pwned.exists();
+    let mut tui = Tui::spawn(&["--state", utf8(&path), "--no-reaper"], 120, 40);
+    // Every pane that shows store text has drawn: all 7 names in Instances,
+    // the hostile last_error's row in Backoffs.
+    let screen = tui.wait_until("the 7 instances and the backoff", UI, |s| {
+        e2e::instance_rows(s).len() == 7
+            && pane(s, "Backoffs").is_some_and(|p| p.iter().any(|l| l.contains("ok-neighbour")))
+    });
+    let raw = tui.raw();
+    for (what, needle) in [
+        ("clear-screen sequence", &b"\x1b[2J"[..]),
+        ("window-title sequence", b"\x1b]0;pwned"),
+        ("colour sequence", b"\x1b[31mRED"),
+        ("RTL override U+202E", "\u{202e}".as_bytes()),
+        ("NUL", b"\0"),
+    ] {
+        assert!(
+            !contains(&raw, needle),
+            "the store's {what} {needle:?} reached the terminal raw; screen:\n{}",
+            screen.contents()
+        );
+    }
+    // Each is drawn as a visible placeholder instead.
+    let text = screen.contents();
+    assert!(text.contains("reaper: off (--no-reaper)"), "{text}");
+    assert!(
+        instance_row(&screen, "evil␛[2J␛]0;pwned␇").contains(" active "),
+        "{text}"
+    );
+    assert!(
+        pane(&screen, "Backoffs")
+            .expect("Backoffs")
+            .iter()
+            .any(|l| l.contains("ok-neighbour") && l.contains("line one␊line two␛[31mRED␛[0m␍␀")),
+        "{text}"
+    );
+    // U+202E becomes U+FFFD, which vt100 declines to draw: look at the bytes.
+    assert!(
+        contains(&raw, "bidi-\u{fffd}evil".as_bytes()),
+        "the bidi override was not replaced by U+FFFD"
+    );
+
+    // The keys refuse a name that is not DNS-safe; nothing is run.
+    tui.select("x;");
+    tui.send("r");
+    tui.wait_in_pane(
+        "Activity",
+        "operator x; touch /tmp/stackless-tui-pwned-a refused: not a DNS-safe name",
+        UI,
+    );
+    tui.send("d");
+    let activity = tui.wait_in_pane(
+        "Activity",
+        "operator x; touch /tmp/stackless-tui-pwned-a refused: not a DNS-safe name x2",
+        UI,
+    );
+    assert!(
+        !activity.iter().any(|l| l.contains("tearing down")),
+        "{activity:#?}"
+    );
+    assert!(!tui.contents().contains("Confirm teardown"));
+    // The well-behaved neighbour still works (its lease has time left, so
+    // `r` is refused for that reason, not for its name).
+    tui.select("ok-neighbour");
+    tui.send("r");
+    tui.wait_in_pane(
+        "Activity",
+        "operator ok-neighbour refused: lease has not expired (use d to tear down)",
+        UI,
+    );
+    quit(&mut tui);
+    if !pwned_before {
+        assert!(!pwned.exists(), "a store name was run as a shell command");
+    }
+}
+
+/// `--read-only`: no reaper, `r` and `d` refused with the reason, and the
+/// store file byte-for-byte unchanged.
+#[test]
+fn read_only_refuses_writes_and_changes_nothing() {
+    let (_dir, path) = fixture("stackless-real-v4.db");
+    let before = std::fs::read(&path).expect("read store");
+    let mut tui = Tui::spawn(&["--state", utf8(&path), "--read-only"], 120, 40);
+    let screen = tui.wait_for("reaper: off (read-only)", UI);
+    assert!(screen.contains("helper: none"), "{screen}");
+    // golf's lease expired long ago: in a writable store `r` would reap it.
+    tui.wait_until("the fixture's instances", UI, |s| {
+        e2e::instance_rows(s).iter().any(|(_, n)| n == "golf")
+    });
+    tui.select("golf");
+    tui.send("r");
+    let refusal =
+        "operator golf refused: the store is open read-only (--read-only): r and d are off";
+    let activity = tui.wait_in_pane("Activity", refusal, UI);
+    assert!(
+        !activity.iter().any(|l| l.contains("tearing down")),
+        "{activity:#?}"
+    );
+    // `d` is refused the same way (folded into the same line), no dialog.
+    tui.send("d");
+    tui.wait_in_pane("Activity", &format!("{refusal} x2"), UI);
+    assert!(!tui.contents().contains("Confirm teardown"));
+    quit(&mut tui);
+    let after = std::fs::read(&path).expect("read store");
+    assert!(
+        before == after,
+        "the read-only console changed the store file"
+    );
+}

@@ -1,0 +1,255 @@
+//! The reaper under faults: hung teardowns, concurrency, crashes, dry run,
+//! wall-clock jumps, a store that disappears.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::{Duration, Instant};
+
+use common::{CAPTURE, argv_log, fake_down, fixture, reaper, reaper_with, runtime};
+use stackless_tui::event::{ActivityKind, Actor};
+use stackless_tui::reaper::Intent;
+use stackless_tui::store::probe::FixedProbe;
+use stackless_tui::store::{Access, Store};
+
+fn vm() -> Box<FixedProbe> {
+    Box::new(FixedProbe {
+        host: Some("vm".into()),
+        processes: vec![],
+    })
+}
+
+/// The real v4 fixture at a time when golf (due) and duo (expired) are both
+/// on the worklist, and nothing else.
+const BOTH_DUE: i64 = CAPTURE + 2000;
+
+fn attempt(path: &std::path::Path, name: &str) -> Option<stackless_tui::model::ReapAttempt> {
+    Store::open(path, Access::ReadOnly)
+        .unwrap()
+        .snapshot(&mut FixedProbe::default())
+        .unwrap()
+        .reap_attempt(name)
+        .cloned()
+}
+
+#[test]
+fn hung_teardown_is_killed_at_its_deadline_and_recorded() {
+    let rt = runtime();
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let down = fake_down(
+        dir.path(),
+        r#"if [ "$NAME" = golf ]; then sleep 60; fi; exit 0"#,
+    );
+    let (mut reaper, log) = reaper_with(&path, down, vm(), Arc::new(|| BOTH_DUE), &rt, |c| {
+        c.down_timeout = Duration::from_secs(1)
+    });
+    let started = Instant::now();
+    let summary = reaper.pass();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!((summary.reaped, summary.failed), (1, 1));
+    let row = attempt(&path, "golf").unwrap();
+    assert_eq!(row.attempts, 4);
+    assert_eq!(row.last_error, "timed out after 1s");
+    assert_eq!(row.next_retry_at, BOTH_DUE + 480);
+    // The hung one did not delay the other: duo finished first.
+    let order: Vec<_> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|a| matches!(a.kind, ActivityKind::Reaped | ActivityKind::Failed))
+        .map(|a| a.instance.clone())
+        .collect();
+    assert_eq!(
+        order,
+        vec!["duo-79882653-fd55-4b17-bf19-d4afc89a2b5e", "golf"]
+    );
+}
+
+#[test]
+fn concurrency_limit_defers_the_rest_to_the_next_tick() {
+    let rt = runtime();
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let down = fake_down(dir.path(), "exit 0");
+    let (mut reaper, log) = reaper_with(&path, down, vm(), Arc::new(|| BOTH_DUE), &rt, |c| {
+        c.concurrency = 1
+    });
+    let summary = reaper.pass();
+    assert_eq!(summary.reaped, 1);
+    assert_eq!(
+        argv_log(dir.path()),
+        vec!["[down][duo-79882653-fd55-4b17-bf19-d4afc89a2b5e][--json]"]
+    );
+    assert!(log.lock().unwrap().iter().any(|a| a.instance == "golf"
+        && a.detail == "waiting for a teardown slot (--reap-concurrency 1)"));
+    reaper.pass();
+    assert_eq!(argv_log(dir.path()).len(), 2);
+}
+
+#[test]
+fn an_instance_is_never_torn_down_twice_at_once() {
+    let rt = runtime();
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let down = fake_down(dir.path(), "sleep 2; exit 0");
+    let (reaper, log) = reaper(&path, down, vm(), BOTH_DUE, &rt);
+    let snapshot = Store::open(&path, Access::ReadOnly)
+        .unwrap()
+        .snapshot(&mut FixedProbe::default())
+        .unwrap();
+    let golf = snapshot.instance("golf").unwrap().clone();
+    let attempt = snapshot.reap_attempt("golf").cloned();
+    let jobs = reaper.teardowns().clone();
+    let first = jobs
+        .spawn(golf.clone(), attempt.clone(), Actor::Operator, Intent::Reap)
+        .unwrap();
+    let second = jobs.spawn(golf, attempt, Actor::Operator, Intent::Reap);
+    assert_eq!(second.err(), Some(Some(ActivityKind::Refused)));
+    assert_eq!(first.join().unwrap(), Some(ActivityKind::Reaped));
+    assert_eq!(argv_log(dir.path()).len(), 1);
+    assert!(
+        log.lock()
+            .unwrap()
+            .iter()
+            .any(|a| a.kind == ActivityKind::Refused
+                && a.detail == "a teardown of this instance is already running")
+    );
+}
+
+#[test]
+fn teardown_killed_by_a_signal_is_a_named_failure() {
+    let rt = runtime();
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let down = fake_down(dir.path(), "kill -KILL $$");
+    let (mut reaper, _) = reaper(&path, down, vm(), CAPTURE + 400, &rt);
+    assert_eq!(reaper.pass().failed, 1);
+    assert_eq!(
+        attempt(&path, "golf").unwrap().last_error,
+        "down was killed by SIGKILL"
+    );
+}
+
+#[test]
+fn teardown_that_cannot_be_spawned_is_a_failure() {
+    let rt = runtime();
+    let (_dir, path) = fixture("stackless-real-v4.db");
+    let down =
+        stackless_tui::reaper::DownCommand::parse("/nonexistent/stackless down {name} --json")
+            .unwrap();
+    let (mut reaper, log) = reaper(&path, down, vm(), CAPTURE + 400, &rt);
+    assert_eq!(reaper.pass().failed, 1);
+    assert_eq!(
+        attempt(&path, "golf").unwrap().last_error,
+        "down exited with status 127"
+    );
+    let failed = log
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|a| a.kind == ActivityKind::Failed)
+        .cloned()
+        .unwrap();
+    assert!(
+        failed
+            .stderr_tail
+            .starts_with("cannot run /nonexistent/stackless")
+    );
+}
+
+#[test]
+fn dry_run_decides_and_writes_nothing() {
+    let rt = runtime();
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let before = std::fs::read(&path).unwrap();
+    let down = fake_down(dir.path(), "exit 0");
+    // Late enough for GC of charlie too.
+    let now = 1_795_959_971 + 7 * 86_400 + 10;
+    let (mut reaper, log) = reaper_with(&path, down, vm(), Arc::new(move || now), &rt, |c| {
+        c.dry_run = true
+    });
+    reaper.pass();
+    assert!(argv_log(dir.path()).is_empty());
+    let would: Vec<_> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|a| a.kind == ActivityKind::WouldReap)
+        .map(|a| a.instance.clone())
+        .collect();
+    assert_eq!(
+        would,
+        vec![
+            "alpha",
+            "bravo",
+            "duo-79882653-fd55-4b17-bf19-d4afc89a2b5e",
+            "echo",
+            "golf",
+            "hotel",
+            "charlie",
+        ]
+    );
+    drop(reaper);
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+#[test]
+fn a_wall_clock_jump_forward_neither_reaps_nor_collects_early() {
+    let rt = runtime();
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let down = fake_down(dir.path(), "exit 0");
+    let wall = Arc::new(AtomicI64::new(CAPTURE));
+    let clock = Arc::clone(&wall);
+    let (mut reaper, log) = reaper_with(
+        &path,
+        down,
+        vm(),
+        Arc::new(move || clock.load(Ordering::SeqCst)),
+        &rt,
+        |_| {},
+    );
+    reaper.pass();
+    // Thirty days forward: every lease would look expired, every tombstone
+    // due for GC.
+    wall.store(CAPTURE + 30 * 86_400, Ordering::SeqCst);
+    reaper.pass();
+    reaper.pass();
+    assert!(argv_log(dir.path()).is_empty());
+    let log = log.lock().unwrap();
+    assert!(log.iter().all(|a| a.kind != ActivityKind::Collected));
+    assert!(log.iter().any(|a| a.kind == ActivityKind::Error
+        && a.detail
+            == "the wall clock jumped 30d 00h ahead: leases and GC keep following the monotonic clock"));
+    // And back: nothing panics, nothing runs.
+    drop(log);
+    wall.store(CAPTURE - 86_400, Ordering::SeqCst);
+    reaper.pass();
+    assert!(argv_log(dir.path()).is_empty());
+}
+
+#[test]
+fn a_store_that_disappears_pauses_the_reaper_until_it_returns() {
+    let rt = runtime();
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let saved = dir.path().join("saved.db");
+    std::fs::copy(&path, &saved).unwrap();
+    let down = fake_down(dir.path(), "exit 0");
+    let (mut reaper, log) = reaper(&path, down, vm(), CAPTURE + 400, &rt);
+    std::fs::remove_file(&path).unwrap();
+    let _ = std::fs::remove_file(dir.path().join("state.db-wal"));
+    let _ = std::fs::remove_file(dir.path().join("state.db-shm"));
+    let summary = reaper.pass();
+    assert_eq!(summary.errors, 1);
+    assert!(argv_log(dir.path()).is_empty());
+    assert!(log.lock().unwrap().iter().any(|a| a.detail
+        == format!(
+            "the store file {} is gone: reaping paused until it returns",
+            path.display()
+        )));
+    std::fs::copy(&saved, &path).unwrap();
+    let summary = reaper.pass();
+    assert_eq!(summary.reaped, 1);
+    assert_eq!(argv_log(dir.path()), vec!["[down][golf][--json]"]);
+}

@@ -1,0 +1,283 @@
+//! The headless modes through the real binary: `snapshot`, `reap --once`,
+//! completions, the man page, exit codes.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::{CAPTURE, fixture};
+
+fn bin() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_stackless-tui"));
+    // Nothing from the developer's environment leaks in.
+    command
+        .env_remove("STACKLESS_STATE_URL")
+        .env("XDG_CONFIG_HOME", "/nonexistent-config")
+        .env("XDG_STATE_HOME", "/nonexistent-state");
+    for (key, _) in std::env::vars() {
+        if key.starts_with("STACKLESS_TUI_") {
+            command.env_remove(key);
+        }
+    }
+    command
+}
+
+fn run(command: &mut Command) -> Output {
+    command.output().expect("run the binary")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn snapshot_json_on_the_real_store_field_by_field() {
+    let (_dir, path) = fixture("stackless-real-v4.db");
+    let out = run(bin()
+        .args([
+            "snapshot",
+            "--json",
+            "--now",
+            &CAPTURE.to_string(),
+            "--state",
+        ])
+        .arg(&path));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["store_user_version"], 4);
+    assert_eq!(doc["now"], CAPTURE);
+    assert_eq!(doc["store"], path.display().to_string());
+    let instances = doc["instances"].as_array().unwrap();
+    assert_eq!(instances.len(), 8);
+    let by = |name: &str| {
+        instances
+            .iter()
+            .find(|i| i["name"] == name)
+            .unwrap()
+            .clone()
+    };
+
+    let golf = by("golf");
+    assert_eq!(golf["status"], "active");
+    assert_eq!(golf["substrate"], "local");
+    assert_eq!(golf["dns_safe"], true);
+    assert_eq!(golf["lease"]["duration_secs"], 60);
+    assert_eq!(golf["lease"]["expires_at"], CAPTURE - 332);
+    assert_eq!(golf["lease"]["remaining_secs"], 0);
+    assert_eq!(golf["lease"]["expired"], true);
+    assert_eq!(golf["lease"]["text"], "expired 5m 32s ago");
+    assert_eq!(golf["reap_attempt"]["attempts"], 3);
+    assert_eq!(golf["reap_attempt"]["last_error"], "}");
+    assert_eq!(golf["reap_attempt"]["code"], serde_json::Value::Null);
+    assert_eq!(golf["reap_attempt"]["summary"], "}");
+    assert_eq!(golf["reap_attempt"]["next_retry_at"], CAPTURE + 173);
+    assert_eq!(golf["reap_attempt"]["due"], false);
+    assert_eq!(golf["reap_attempt"]["text"], "retry in 2m 53s");
+    assert_eq!(golf["reaper"], "wait: backoff");
+    assert_eq!(golf["lock"], serde_json::Value::Null);
+
+    let alpha = by("alpha");
+    assert_eq!(alpha["lease"]["remaining_secs"], 85674);
+    assert_eq!(alpha["lease"]["text"], "23h 47m left");
+    assert_eq!(alpha["reaper"], serde_json::Value::Null);
+    assert_eq!(alpha["reap_attempt"], serde_json::Value::Null);
+
+    let echo = by("echo");
+    assert_eq!(echo["lock"]["operation"], "up");
+    assert_eq!(echo["lock"]["holder_pid"], 15180);
+    assert_eq!(echo["lock"]["holder_start_time"], 1_795_959_972);
+    assert_eq!(echo["lock"]["holder_host"], "vm");
+    // The probe is this machine's: "vm" is another host unless we are it.
+    let here = sysinfo::System::host_name();
+    if here.as_deref() == Some("vm") {
+        assert_ne!(echo["lock"]["liveness"], "foreign host");
+    } else {
+        assert_eq!(echo["lock"]["liveness"], "foreign host");
+        assert_eq!(echo["lock"]["held"], true);
+    }
+
+    let charlie = by("charlie");
+    assert_eq!(charlie["status"], "tombstoned");
+    assert_eq!(charlie["tombstoned_at"], 1_795_959_971);
+    assert_eq!(charlie["lease"], serde_json::Value::Null);
+
+    let duo = by("duo-79882653-fd55-4b17-bf19-d4afc89a2b5e");
+    assert_eq!(duo["lease"]["text"], "33m 01s left");
+}
+
+#[test]
+fn snapshot_table_is_plain_text() {
+    let (_dir, path) = fixture("stackless-real-v4.db");
+    let out = run(bin()
+        .args(["snapshot", "--now", &CAPTURE.to_string(), "--state"])
+        .arg(&path));
+    assert_eq!(out.status.code(), Some(0));
+    let table = text(&out.stdout);
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 9);
+    assert!(lines[0].starts_with("NAME"));
+    let golf = lines.iter().find(|l| l.starts_with("golf ")).unwrap();
+    assert!(golf.contains("expired 5m 32s ago"), "{golf}");
+    assert!(golf.contains("3 (retry in 2m 53s)"), "{golf}");
+    assert!(golf.ends_with("wait: backoff"), "{golf}");
+    assert!(!table.contains('\u{1b}'));
+}
+
+#[test]
+fn snapshot_of_hostile_store_is_safe_text_and_valid_json() {
+    let (_dir, path) = fixture("hostile.db");
+    let out = run(bin().args(["snapshot", "--state"]).arg(&path));
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!out.stdout.contains(&0x1b), "no raw escape in the table");
+    assert!(!text(&out.stdout).contains('\u{202e}'));
+    let out = run(bin().args(["snapshot", "--json", "--state"]).arg(&path));
+    assert!(
+        !out.stdout.contains(&0x1b),
+        "JSON escapes control characters"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<_> = doc["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["dns_safe"] == true)
+        .map(|i| i["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, vec!["ok-neighbour"]);
+}
+
+fn script(dir: &Path, body: &str) -> String {
+    let path = dir.join("down.sh");
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    format!("'{}' down {{name}} --json", path.display())
+}
+
+#[test]
+fn reap_once_exits_0_when_every_teardown_succeeds() {
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let down = script(dir.path(), "exit 0");
+    let out = run(bin()
+        .args(["reap", "--once", "--down-cmd", &down, "--state"])
+        .arg(&path));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    // Whatever "now" is, golf (expired at capture) was reaped.
+    assert!(
+        text(&out.stdout).contains("reaper golf reaped: down succeeded"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn reap_once_exits_1_when_a_teardown_fails() {
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let down = script(dir.path(), "echo 'no luck'; exit 1");
+    let out = run(bin()
+        .args(["reap", "--once", "--down-cmd", &down, "--state"])
+        .arg(&path));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stdout).contains("reaper golf failed: no luck (attempt 4"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn reap_once_dry_run_runs_nothing() {
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let marker = dir.path().join("ran");
+    let down = script(dir.path(), &format!("touch '{}'; exit 0", marker.display()));
+    let before = std::fs::read(&path).unwrap();
+    let out = run(bin()
+        .args([
+            "reap",
+            "--once",
+            "--dry-run",
+            "--down-cmd",
+            &down,
+            "--state",
+        ])
+        .arg(&path));
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stdout).contains("reaper golf would reap: dry run: nothing run"));
+    assert!(!marker.exists());
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+#[test]
+fn reap_once_exits_2_on_a_bad_store_or_usage() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.db");
+    let out = run(bin().args(["reap", "--once", "--state"]).arg(&missing));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("does not exist"));
+    let garbage = dir.path().join("garbage.db");
+    std::fs::write(&garbage, b"definitely not sqlite".repeat(100)).unwrap();
+    let out = run(bin().args(["reap", "--once", "--state"]).arg(&garbage));
+    assert_eq!(out.status.code(), Some(2));
+    let out = run(bin().args(["reap", "--state"]).arg(&garbage));
+    assert_eq!(out.status.code(), Some(2), "--once is required");
+    let (_fx, older) = fixture("older-v2.db");
+    let out = run(bin().args(["reap", "--once", "--state"]).arg(&older));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("schema v2 is older"));
+}
+
+#[test]
+fn completions_and_man_page_come_from_the_same_definitions() {
+    let out = run(bin().args(["completions", "bash"]));
+    assert_eq!(out.status.code(), Some(0));
+    let script = text(&out.stdout);
+    assert!(script.contains("--down-timeout"));
+    assert!(script.contains("complete -F"));
+    let out = run(bin().arg("man"));
+    assert_eq!(out.status.code(), Some(0));
+    let man = text(&out.stdout);
+    assert!(
+        man.starts_with(".ie") || man.contains(".TH stackless-tui"),
+        "{}",
+        &man[..200.min(man.len())]
+    );
+    assert!(man.contains("reap\\-concurrency"));
+}
+
+#[test]
+fn config_file_and_environment_precedence() {
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let cfg_home = dir.path().join("cfg");
+    std::fs::create_dir_all(cfg_home.join("stackless-tui")).unwrap();
+    std::fs::write(
+        cfg_home.join("stackless-tui/config.toml"),
+        format!("state = \"{}\"\nlog-level = \"bogus\"\n", path.display()),
+    )
+    .unwrap();
+    // The file's bad value is reported, naming the file.
+    let out = run(bin().env("XDG_CONFIG_HOME", &cfg_home).args(["snapshot"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("config.toml"),
+        "{}",
+        text(&out.stderr)
+    );
+    // The environment beats the file.
+    let out = run(bin()
+        .env("XDG_CONFIG_HOME", &cfg_home)
+        .env("STACKLESS_TUI_LOG_LEVEL", "warn")
+        .args(["snapshot", "--now", &CAPTURE.to_string()]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).lines().any(|l| l.starts_with("golf ")),
+        "the file's state was used"
+    );
+}
