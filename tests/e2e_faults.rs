@@ -1,0 +1,213 @@
+//! End-to-end faults with the real binary in pseudo-terminals: two consoles
+//! on one store, `kill -9` of the active one (also mid-teardown), a panic in
+//! each thread, and the audit trail on a signal.
+
+mod e2e;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use e2e::{BIN, ENTER_ALT, LEAVE_ALT, Tui, UI, contains, fixture, rfind, utf8};
+
+const QUIT: Duration = Duration::from_secs(10);
+
+fn kill9(tui: &Tui) {
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(tui.pid()).expect("pid")),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .expect("kill -9");
+}
+
+fn restored(tui: &Tui) {
+    let raw = tui.raw();
+    let entered = rfind(&raw, ENTER_ALT).expect("the console entered the alternate screen");
+    let left = rfind(&raw, LEAVE_ALT).expect("and left it");
+    assert!(left > entered, "the alternate screen was left last");
+    assert!(!tui.screen().alternate_screen());
+}
+
+/// A teardown script that succeeds at once and logs its argv.
+fn fast_down(dir: &Path) -> String {
+    let script = dir.join("down.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"$2\" >> '{}'\nexit 0\n",
+            dir.join("calls.log").display()
+        ),
+    )
+    .expect("script");
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    format!("{} down {{name}} --json", script.display())
+}
+
+#[test]
+fn a_second_console_stands_by_and_takes_over_after_kill_9() {
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let down = fast_down(dir.path());
+    // The first console's reaper waits an hour between passes after its
+    // first one, so anything reaped later is the second console's doing.
+    let first = Tui::spawn(
+        &["--state", utf8(&path), "--tick", "1h", "--down-cmd", &down],
+        120,
+        40,
+    );
+    let mut first = first;
+    first.wait_for("schema v4", UI);
+    first.wait_for("golf", UI);
+    let mut second = Tui::spawn(
+        &["--state", utf8(&path), "--tick", "1s", "--down-cmd", &down],
+        120,
+        40,
+    );
+    let banner = format!("standby: active console is pid {}", first.pid());
+    second.wait_for(&banner, UI);
+    assert!(!first.contents().contains("standby"));
+
+    // Renew-and-expire bravo behind both consoles' backs: only an active
+    // reaper with a 1 s tick can reap it.
+    let conn = rusqlite::Connection::open(&path).expect("open");
+    let past = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs() as i64
+        - 10;
+    conn.execute(
+        "UPDATE leases SET expires_at = ?1 WHERE instance = 'bravo'",
+        [past],
+    )
+    .expect("expire bravo");
+    std::thread::sleep(Duration::from_secs(3));
+    let calls = std::fs::read_to_string(dir.path().join("calls.log")).unwrap_or_default();
+    assert!(
+        !calls.contains("bravo"),
+        "a standby console never reaps: {calls}"
+    );
+
+    let killed = Instant::now();
+    kill9(&first);
+    second.wait_gone("standby", Duration::from_secs(10));
+    second.wait_for("bravo", UI);
+    second.wait_until(
+        "the new active console reaps bravo",
+        Duration::from_secs(15),
+        |s| s.contents().contains("reaper bravo reaped"),
+    );
+    assert!(killed.elapsed() < Duration::from_secs(15));
+    second.send("q");
+    assert_eq!(second.wait_exit(QUIT), 0);
+}
+
+#[test]
+fn kill_9_mid_teardown_leaves_a_consistent_store() {
+    let (_dir, path) = fixture("stackless-real-v4.db");
+    // The demo's teardown: 1.5 s, then it tombstones the instance itself.
+    let down = format!("{BIN} demo-down --state {} {{name}} --json", utf8(&path));
+    let mut console = Tui::spawn(
+        &[
+            "--state",
+            utf8(&path),
+            "--down-cmd",
+            &down,
+            "--reap-concurrency",
+            "1",
+        ],
+        120,
+        40,
+    );
+    console.wait_until("a teardown starts", UI, |s| {
+        s.contents().contains("tearing down")
+    });
+    kill9(&console);
+    // The teardown is in its own process group: it finishes on its own.
+    std::thread::sleep(Duration::from_secs(3));
+    let conn = rusqlite::Connection::open(&path).expect("open");
+    let tombstoned: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM instances WHERE status = 'tombstoned' AND name NOT IN ('charlie', 'delta')",
+            [],
+            |r| r.get(0),
+        )
+        .expect("count");
+    assert_eq!(tombstoned, 1, "the interrupted teardown completed");
+    let (ok,): (String,) = conn
+        .query_row("PRAGMA integrity_check", [], |r| Ok((r.get(0)?,)))
+        .expect("integrity");
+    assert_eq!(ok, "ok");
+    drop(conn);
+    // The next console picks up where it stopped.
+    let mut next = Tui::spawn(
+        &[
+            "--state",
+            utf8(&path),
+            "--down-cmd",
+            &down,
+            "--reap-concurrency",
+            "1",
+        ],
+        120,
+        40,
+    );
+    next.wait_for("schema v4", UI);
+    assert!(
+        !next.contents().contains("standby"),
+        "the dead console's role is free"
+    );
+    next.send("q");
+    assert_eq!(next.wait_exit(QUIT), 0);
+}
+
+#[test]
+fn a_panic_in_any_thread_restores_the_terminal_and_exits_101() {
+    for point in ["render", "reaper", "watcher", "supervisor"] {
+        let fault = format!("panic:{point}");
+        let mut tui = Tui::spawn_env(&["--demo"], &[("STACKLESS_TUI_FAULT", &fault)], 120, 40);
+        let code = tui.wait_exit(Duration::from_secs(30));
+        assert_eq!(code, 101, "a panic in the {point} thread exits 101");
+        restored(&tui);
+        let raw = tui.raw();
+        assert!(
+            contains(
+                &raw,
+                format!("injected fault: panic in the {point} thread").as_bytes()
+            ),
+            "the report is printed for {point}"
+        );
+        tui.wait_family_gone("demo-helper", Duration::from_secs(5));
+    }
+}
+
+#[test]
+fn sigterm_is_written_to_the_audit_trail() {
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let down = fast_down(dir.path());
+    let mut tui = Tui::spawn(&["--state", utf8(&path), "--down-cmd", &down], 120, 40);
+    tui.wait_until("golf is reaped", UI, |s| {
+        s.contents().contains("reaper golf reaped")
+    });
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(tui.pid()).expect("pid")),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .expect("SIGTERM");
+    assert_eq!(tui.wait_exit(QUIT), 0);
+    restored(&tui);
+    let audit =
+        std::fs::read_to_string(dir.path().join("stackless-tui/audit.jsonl")).expect("audit");
+    let lines: Vec<serde_json::Value> = audit
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(lines.first().unwrap()["action"], "start");
+    let golf: Vec<_> = lines.iter().filter(|l| l["instance"] == "golf").collect();
+    assert!(golf.iter().any(|l| l["action"] == "teardown"
+        && l["outcome"] == "succeeded"
+        && l["actor"] == "reaper"
+        && l["duration_ms"].is_number()));
+    let last = lines.last().unwrap();
+    assert_eq!(last["actor"], "console");
+    assert_eq!(last["action"], "stop");
+    assert_eq!(last["reason"], "SIGTERM");
+}
