@@ -4,6 +4,8 @@
 //! bytes), type keys, resize, and wait for text to appear or for the process
 //! to exit. The child is killed when the harness is dropped, so a failing
 //! test leaves no process behind.
+// Shared by several test binaries, each using a different part of it.
+#![allow(dead_code)]
 
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
