@@ -141,9 +141,8 @@ fn demo_end_to_end_120x40() {
     let mut tui = Tui::spawn(&["--demo"], 120, 40);
 
     // Header and the seeded store.
-    let screen = tui.wait_for("api-gateway-dev", UI);
-    let header = tui.wait_for("schema v4", UI);
-    let top: Vec<&str> = header.lines().take(2).collect();
+    let screen = tui.wait_for_all(&["schema v4", "api-gateway-dev", FOOTER], UI);
+    let top: Vec<&str> = screen.lines().take(2).collect();
     assert!(
         top[0].starts_with("stackless-tui  │  demo store ")
             && top[0].contains(utf8(tui.home()))
@@ -285,17 +284,20 @@ fn demo_end_to_end_120x40() {
 
     // Help opens and closes.
     tui.send("?");
-    let screen = tui.wait_for("Help (Esc or ? closes)", UI);
-    let help = squeeze(&screen);
-    assert!(
-        help.contains("q / Ctrl-C quit")
+    tui.wait_until("the help overlay", UI, |s| {
+        let help = squeeze(&s.contents());
+        help.contains("Help (Esc or ? closes)")
+            && help.contains("q / Ctrl-C quit")
             && help.contains("d tear the selected instance down (asks y/N)")
-            && help.contains("y / other key confirm / cancel a teardown"),
-        "{screen}"
-    );
+            && help.contains("y / other key confirm / cancel a teardown")
+    });
     tui.send("\x1b");
-    let screen = tui.wait_gone("Help (Esc or ? closes)", UI);
-    assert!(screen.contains("api-gateway-dev"), "{screen}");
+    tui.wait_until("the help overlay to close", UI, |s| {
+        let text = s.contents();
+        !text.contains("Help (Esc or ? closes)")
+            && !text.contains("q / Ctrl-C")
+            && text.contains("api-gateway-dev")
+    });
 
     // Quit while a helper is running (it lives 8 s, then restarts after a
     // backoff), so there is one to stop.
@@ -556,6 +558,22 @@ fn store_errors_leave_the_terminal_untouched() {
     }
 }
 
+/// The raw output holds none of hostile.db's control strings.
+fn assert_inert(raw: &[u8], screen: &str) {
+    for (what, needle) in [
+        ("clear-screen sequence", &b"\x1b[2J"[..]),
+        ("window-title sequence", b"\x1b]0;pwned"),
+        ("colour sequence", b"\x1b[31mRED"),
+        ("RTL override U+202E", "\u{202e}".as_bytes()),
+        ("NUL", b"\0"),
+    ] {
+        assert!(
+            !contains(raw, needle),
+            "the store's {what} {needle:?} reached the terminal raw; screen:\n{screen}"
+        );
+    }
+}
+
 /// A store full of terminal escapes, NULs and bidi overrides: none of them
 /// reaches the terminal raw; each is drawn as a visible placeholder, and the
 /// well-behaved neighbour is still shown.
@@ -567,41 +585,33 @@ fn hostile_store_is_drawn_inert() {
     let mut tui = Tui::spawn(&["--state", utf8(&path), "--no-reaper"], 120, 40);
     // Every pane that shows store text has drawn: all 7 names in Instances,
     // the hostile last_error's row in Backoffs.
-    let screen = tui.wait_until("the 7 instances and the backoff", UI, |s| {
+    tui.wait_until("the 7 instances and the backoff", UI, |s| {
         e2e::instance_rows(s).len() == 7
             && pane(s, "Backoffs").is_some_and(|p| p.iter().any(|l| l.contains("ok-neighbour")))
     });
-    let raw = tui.raw();
-    for (what, needle) in [
-        ("clear-screen sequence", &b"\x1b[2J"[..]),
-        ("window-title sequence", b"\x1b]0;pwned"),
-        ("colour sequence", b"\x1b[31mRED"),
-        ("RTL override U+202E", "\u{202e}".as_bytes()),
-        ("NUL", b"\0"),
-    ] {
-        assert!(
-            !contains(&raw, needle),
-            "the store's {what} {needle:?} reached the terminal raw; screen:\n{}",
-            screen.contents()
+    // Each hostile string is drawn as visible placeholders (the rest of the
+    // frame is already in the PTY: a short wait).
+    let drawn = tui.poll_until(Duration::from_secs(5), |s| {
+        let text = s.contents();
+        text.contains("reaper: off (--no-reaper)")
+            && find_row(s, "evil␛[2J␛]0;pwned␇").is_some_and(|r| r.contains(" active "))
+            && find_row(s, "x;").is_some_and(|r| r.contains("x; touch /tmp/stackless-tui-pwned-a"))
+            && pane(s, "Backoffs").is_some_and(|p| {
+                p.iter().any(|l| {
+                    l.contains("ok-neighbour") && l.contains("line one␊line two␛[31mRED␛[0m␍␀")
+                })
+            })
+    });
+    assert_inert(&tui.raw(), &tui.contents());
+    if drawn.is_none() {
+        panic!(
+            "the hostile strings are not drawn as placeholders:\n{}",
+            tui.contents()
         );
     }
-    // Each is drawn as a visible placeholder instead.
-    let text = screen.contents();
-    assert!(text.contains("reaper: off (--no-reaper)"), "{text}");
-    assert!(
-        instance_row(&screen, "evil␛[2J␛]0;pwned␇").contains(" active "),
-        "{text}"
-    );
-    assert!(
-        pane(&screen, "Backoffs")
-            .expect("Backoffs")
-            .iter()
-            .any(|l| l.contains("ok-neighbour") && l.contains("line one␊line two␛[31mRED␛[0m␍␀")),
-        "{text}"
-    );
     // U+202E becomes U+FFFD, which vt100 declines to draw: look at the bytes.
     assert!(
-        contains(&raw, "bidi-\u{fffd}evil".as_bytes()),
+        contains(&tui.raw(), "bidi-\u{fffd}evil".as_bytes()),
         "the bidi override was not replaced by U+FFFD"
     );
 
@@ -634,6 +644,8 @@ fn hostile_store_is_drawn_inert() {
         UI,
     );
     quit(&mut tui);
+    // Nothing raw in the whole session either.
+    assert_inert(&tui.raw(), "(after exit)");
     if !pwned_before {
         assert!(!pwned.exists(), "a store name was run as a shell command");
     }
@@ -646,8 +658,7 @@ fn read_only_refuses_writes_and_changes_nothing() {
     let (_dir, path) = fixture("stackless-real-v4.db");
     let before = std::fs::read(&path).expect("read store");
     let mut tui = Tui::spawn(&["--state", utf8(&path), "--read-only"], 120, 40);
-    let screen = tui.wait_for("reaper: off (read-only)", UI);
-    assert!(screen.contains("helper: none"), "{screen}");
+    tui.wait_for_all(&["reaper: off (read-only)  │  helper: none"], UI);
     // golf's lease expired long ago: in a writable store `r` would reap it.
     tui.wait_until("the fixture's instances", UI, |s| {
         e2e::instance_rows(s).iter().any(|(_, n)| n == "golf")

@@ -308,10 +308,41 @@ impl Tui {
         }
     }
 
+    /// Poll the screen until `ready(screen)` or `timeout`, without
+    /// panicking: the screen, or `None` on timeout.
+    pub fn poll_until(
+        &mut self,
+        timeout: Duration,
+        mut ready: impl FnMut(&vt100::Screen) -> bool,
+    ) -> Option<vt100::Screen> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let screen = self.screen();
+            if ready(&screen) {
+                return Some(screen);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+
     /// Wait until `text` is on screen; return the screen's contents.
     pub fn wait_for(&mut self, text: &str, timeout: Duration) -> String {
         self.wait_until(&format!("{text:?} on screen"), timeout, |s| {
             s.contents().contains(text)
+        })
+        .contents()
+    }
+
+    /// Wait until every one of `texts` is on screen at once (one
+    /// assertion-free way past a frame still being drawn); return the
+    /// screen's contents.
+    pub fn wait_for_all(&mut self, texts: &[&str], timeout: Duration) -> String {
+        self.wait_until(&format!("all of {texts:?} on screen"), timeout, |s| {
+            let contents = s.contents();
+            texts.iter().all(|t| contents.contains(t))
         })
         .contents()
     }
