@@ -337,6 +337,52 @@ fn own_holder() -> crate::demo::LiveHolder {
 
 type Term = Terminal<CrosstermBackend<io::Stdout>>;
 
+/// `true` while the TUI may use the terminal. The panic hook turns it off
+/// (under this lock) before restoring the terminal, so no other thread
+/// enters the alternate screen or draws a frame over the panic report.
+static TERMINAL_GATE: Mutex<bool> = Mutex::new(true);
+
+/// Run `f` with the terminal, unless a panic has taken it back (`None`).
+fn with_terminal<R>(f: impl FnOnce() -> R) -> Option<R> {
+    let gate = TERMINAL_GATE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !*gate {
+        return None;
+    }
+    let result = f();
+    drop(gate);
+    Some(result)
+}
+
+/// For the panic hook: close the gate and restore the terminal. Waits a
+/// moment for a frame being drawn; when the panicking thread is the one
+/// drawing (it holds the gate), restores without it.
+fn close_terminal_for_panic() {
+    let deadline = std::time::Instant::now() + Duration::from_millis(500);
+    loop {
+        match TERMINAL_GATE.try_lock() {
+            Ok(mut gate) => {
+                *gate = false;
+                restore_terminal();
+                return;
+            }
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => {
+                *poisoned.into_inner() = false;
+                restore_terminal();
+                return;
+            }
+            Err(std::sync::TryLockError::WouldBlock) => {
+                if std::time::Instant::now() >= deadline {
+                    restore_terminal();
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+    }
+}
+
 fn enter_terminal() -> Result<Term> {
     crossterm::terminal::enable_raw_mode().wrap_err("cannot switch the terminal to raw mode")?;
     crossterm::execute!(
@@ -429,7 +475,7 @@ fn run(setup: Setup) -> Result<()> {
     let hook_helper = Arc::clone(&helper_handle);
     let hook_audit = audit.clone();
     std::panic::set_hook(Box::new(move |info| {
-        restore_terminal();
+        close_terminal_for_panic();
         hook_helper.stop(Duration::from_secs(1));
         if let Some(log) = &hook_audit
             && let Ok(mut log) = log.try_lock()
@@ -467,7 +513,13 @@ fn run(setup: Setup) -> Result<()> {
             .wrap_err("cannot start the console role thread")?;
     }
 
-    let mut terminal = enter_terminal()?;
+    let Some(entered) = with_terminal(enter_terminal) else {
+        // A background thread panicked already; its hook exits the process.
+        loop {
+            std::thread::park();
+        }
+    };
+    let mut terminal = entered?;
     let app = App::new(setup.app.clone(), unix_now());
     let outcome = runtime.block_on(render_loop(
         &mut terminal,
@@ -480,6 +532,9 @@ fn run(setup: Setup) -> Result<()> {
     stop.store(true, Ordering::SeqCst);
     let stopped_helper = helper_handle.stop(HELPER_STOP_GRACE);
     restore_terminal();
+    // The terminal may be gone (the window was closed): ratatui's own drop
+    // would try to show the cursor and print the failure to a dead stderr.
+    std::mem::forget(terminal);
     let running = inflight.names();
     let reason = outcome
         .as_ref()
@@ -631,7 +686,9 @@ async fn render_loop(
     let mut sigterm = signal(SignalKind::terminate()).wrap_err("cannot watch SIGTERM")?;
     let mut sighup = signal(SignalKind::hangup()).wrap_err("cannot watch SIGHUP")?;
     let mut sigint = signal(SignalKind::interrupt()).wrap_err("cannot watch SIGINT")?;
-    terminal.draw(|frame| crate::ui::draw(frame, &app))?;
+    if !draw(terminal, &app)? {
+        return Ok("terminal closed");
+    }
     let mut why = "quit";
     let mut details = DetailReader {
         path: teardowns.path.clone(),
@@ -659,9 +716,33 @@ async fn render_loop(
         if app.quitting() {
             break;
         }
-        terminal.draw(|frame| crate::ui::draw(frame, &app))?;
+        if !draw(terminal, &app)? {
+            why = "terminal closed";
+            break;
+        }
     }
     Ok(why)
+}
+
+/// Draw one frame. `Ok(false)` when the terminal is gone (the window was
+/// closed: writes fail with an I/O error), which ends the console like a
+/// hang-up. While a panic is being reported, nothing is drawn and this
+/// thread waits for the hook to end the process.
+fn draw(terminal: &mut Term, app: &App) -> Result<bool> {
+    match with_terminal(|| {
+        terminal
+            .draw(|frame| crate::ui::draw(frame, app))
+            .map(|_| ())
+    }) {
+        None => loop {
+            std::thread::park();
+        },
+        Some(Ok(())) => Ok(true),
+        Some(Err(error)) => {
+            tracing::warn!("terminal write failed: {error}; quitting");
+            Ok(false)
+        }
+    }
 }
 
 /// Reads an instance's detail rows for the detail view, on a read-only

@@ -63,6 +63,11 @@ fn assert_terminal_restored(tui: &Tui) {
         !screen.hide_cursor(),
         "the cursor is still hidden after exit"
     );
+    assert_eq!(
+        tui.raw_mode(),
+        Some(false),
+        "the terminal is left in raw mode (no echo or no line editing)"
+    );
     let raw = tui.raw();
     let entered = rfind(&raw, ENTER_ALT).expect("the console never entered the alternate screen");
     let left = rfind(&raw, LEAVE_ALT).expect("the console never left the alternate screen");
@@ -142,6 +147,7 @@ fn demo_end_to_end_120x40() {
 
     // Header and the seeded store.
     let screen = tui.wait_for_all(&["schema v4", "api-gateway-dev", FOOTER], UI);
+    assert_eq!(tui.raw_mode(), Some(true), "the console runs in raw mode");
     let top: Vec<&str> = screen.lines().take(2).collect();
     assert!(
         top[0].starts_with("stackless-tui  │  demo store ")
@@ -382,6 +388,12 @@ fn demo_at_80x24() {
     quit(&mut tui);
 }
 
+/// Whether the pane titled `title` spans all `cols` columns (drawn for this
+/// width, not left over from another).
+fn full_width(screen: &vt100::Screen, title: &str, cols: u16) -> bool {
+    e2e::pane_rect(screen, title).is_some_and(|(_, left, _, right)| left == 0 && right == cols - 1)
+}
+
 /// Resizing: down to the minimum, below it (a message), back up, then a
 /// storm of resizes; the console survives and quits with 0.
 #[test]
@@ -393,7 +405,7 @@ fn resizes() {
     let screen = tui.wait_until("the 60x15 layout", UI, |s| {
         let text = s.contents();
         text.lines().count() == 15
-            && text.contains("Instances")
+            && full_width(s, "Instances", 60)
             && text.lines().last().is_some_and(|l| l.starts_with(FOOTER))
     });
     assert!(!screen.contents().contains("terminal too small"));
@@ -411,7 +423,8 @@ fn resizes() {
 
     tui.resize(100, 30);
     let screen = tui.wait_until("the Instances pane back at 100x30", UI, |s| {
-        pane(s, "Instances").is_some_and(|p| p.iter().any(|l| l.contains("api-gateway-dev")))
+        full_width(s, "Instances", 100)
+            && pane(s, "Instances").is_some_and(|p| p.iter().any(|l| l.contains("api-gateway-dev")))
     });
     assert!(
         !screen.contents().contains("terminal too small"),
@@ -441,9 +454,10 @@ fn resizes() {
     assert!(tui.alive(), "the console died during the resize storm");
     tui.resize(120, 40);
     let screen = tui.wait_until("a full redraw at 120x40", UI, |s| {
-        pane(s, "Instances").is_some_and(|p| p.iter().any(|l| l.contains("api-gateway-dev")))
+        full_width(s, "Instances", 120)
+            && full_width(s, "Activity", 120)
+            && pane(s, "Instances").is_some_and(|p| p.iter().any(|l| l.contains("api-gateway-dev")))
             && s.contents().lines().count() == 40
-            && pane(s, "Activity").is_some()
     });
     assert!(
         !screen.contents().contains("terminal too small"),
@@ -483,6 +497,38 @@ fn ctrl_c_and_signals_quit_cleanly() {
         tui.wait_family_gone("demo-helper", HELPER_GONE);
         tui.wait_family_gone("", DESCENDANTS_GONE);
     }
+}
+
+/// Closing the terminal (its window, an ssh connection): the console gets
+/// SIGHUP with a terminal it can no longer write to, and must still exit 0,
+/// stop its helper and remove the demo's temporary store.
+#[test]
+fn terminal_hang_up_exits_cleanly() {
+    let mut tui = Tui::spawn(&["--demo"], 120, 40);
+    tui.wait_for("api-gateway-dev", UI);
+    tui.wait_in_pane("Supervisor", "helper started, pid ", UI);
+    let tmp = tui.home().join("tmp");
+    let demo_dirs = || -> Vec<String> {
+        std::fs::read_dir(&tmp)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.starts_with("stackless-tui-demo-"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(demo_dirs().len(), 1, "the demo store is in TMPDIR");
+    tui.hang_up();
+    assert_eq!(tui.wait_exit(QUIT), 0, "a hung-up console must exit 0");
+    tui.wait_family_gone("demo-helper", HELPER_GONE);
+    tui.wait_family_gone("", DESCENDANTS_GONE);
+    assert_eq!(
+        demo_dirs(),
+        Vec::<String>::new(),
+        "the demo's temporary store is left behind"
+    );
 }
 
 /// A store error exits 2 before the terminal is touched: the message names

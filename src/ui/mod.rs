@@ -91,8 +91,11 @@ pub fn draw(frame: &mut Frame, app: &App) {
     let area = frame.area();
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         app.areas.set(None);
+        // Wrapped, so a very narrow terminal still shows the whole message
+        // when it has the rows for it.
         frame.render_widget(
-            Paragraph::new(Line::raw(view::too_small(area.width, area.height))),
+            Paragraph::new(Line::raw(view::too_small(area.width, area.height)))
+                .wrap(ratatui::widgets::Wrap { trim: true }),
             area,
         );
         return;

@@ -2,8 +2,15 @@
 //! `stackless-tui` in a PTY of a given size with a clean environment, feed
 //! everything it writes into a `vt100` terminal emulator (and keep the raw
 //! bytes), type keys, resize, and wait for text to appear or for the process
-//! to exit. The child is killed when the harness is dropped, so a failing
-//! test leaves no process behind.
+//! to exit. The child and every descendant are killed when the harness is
+//! dropped, so a failing test leaves no process behind.
+//!
+//! A screen read while a frame is arriving can be half old, half new:
+//! ratatui writes a frame's changes top to bottom, left to right, so what is
+//! above or left of the awaited text is current, what is below or right of
+//! it may not be yet. Wait for everything to be asserted at once
+//! ([`Tui::wait_for_all`], [`Tui::wait_until`]) rather than asserting on
+//! other parts of the screen after waiting for one string.
 // Shared by several test binaries, each using a different part of it.
 #![allow(dead_code)]
 
@@ -63,8 +70,11 @@ struct Output {
 /// The real binary in a pseudo-terminal.
 pub struct Tui {
     child: Box<dyn portable_pty::Child + Send + Sync>,
-    master: Box<dyn MasterPty + Send>,
-    writer: Box<dyn std::io::Write + Send>,
+    /// `None` once [`Tui::hang_up`] closed the terminal.
+    master: Option<Box<dyn MasterPty + Send>>,
+    writer: Option<Box<dyn std::io::Write + Send>>,
+    /// Tells the reader thread to drop its end of the PTY.
+    hang_up: Arc<std::sync::atomic::AtomicBool>,
     output: Arc<Mutex<Output>>,
     reader: Option<JoinHandle<()>>,
     pid: u32,
@@ -132,11 +142,16 @@ impl Tui {
             emulator_panic: None,
         }));
         let sink = Arc::clone(&output);
+        let hang_up = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let hung_up = Arc::clone(&hang_up);
         let reader = std::thread::Builder::new()
             .name(format!("pty-reader-{pid}"))
             .spawn(move || {
                 let mut buf = [0u8; 16 * 1024];
                 loop {
+                    if hung_up.load(std::sync::atomic::Ordering::SeqCst) {
+                        break;
+                    }
                     match reader.read(&mut buf) {
                         Ok(0) | Err(_) => break,
                         Ok(n) => {
@@ -168,8 +183,9 @@ impl Tui {
             .expect("reader thread");
         Self {
             child,
-            master: pty.master,
-            writer,
+            master: Some(pty.master),
+            writer: Some(writer),
+            hang_up,
             output,
             reader: Some(reader),
             pid,
@@ -214,10 +230,9 @@ impl Tui {
 
     /// Type `keys` (bytes as a terminal sends them).
     pub fn send(&mut self, keys: impl AsRef<[u8]>) {
-        self.writer
-            .write_all(keys.as_ref())
-            .expect("write to the pty");
-        self.writer.flush().expect("flush the pty");
+        let writer = self.writer.as_mut().expect("the terminal is hung up");
+        writer.write_all(keys.as_ref()).expect("write to the pty");
+        writer.flush().expect("flush the pty");
     }
 
     /// Resize the terminal (the emulator and the PTY, under one lock so no
@@ -232,6 +247,8 @@ impl Tui {
         let mut out = self.output.lock().unwrap_or_else(|e| e.into_inner());
         out.parser.screen_mut().set_size(rows.max(2), cols.max(2));
         self.master
+            .as_ref()
+            .expect("the terminal is hung up")
             .resize(PtySize {
                 rows,
                 cols,
@@ -240,6 +257,33 @@ impl Tui {
             })
             .expect("resize the pty");
         self.size = (cols, rows);
+    }
+
+    /// Close the terminal, as closing its window or losing an ssh
+    /// connection does: every master file descriptor is closed, the kernel
+    /// hangs the terminal up (SIGHUP to the child's session; its reads and
+    /// writes fail with EIO from then on). The reader thread's descriptor
+    /// goes when its blocked read next returns, i.e. on the child's next
+    /// output (the console redraws countdowns every second), so this needs a
+    /// child that keeps drawing. The screen is frozen from here on.
+    pub fn hang_up(&mut self) {
+        self.hang_up
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.writer = None;
+        self.master = None;
+    }
+
+    /// Whether the terminal is in raw mode now (canonical input or echo
+    /// off), read from the PTY's line discipline; `None` once hung up.
+    pub fn raw_mode(&self) -> Option<bool> {
+        // Linux's values (termbits.h): the test scans /proc and is Linux-only
+        // anyway; portable-pty's termios comes from a nix this crate does not
+        // name.
+        const ICANON: u32 = 0o0000002;
+        const ECHO: u32 = 0o0000010;
+        let termios = self.master.as_ref()?.get_termios()?;
+        let local: u32 = termios.local_flags.bits();
+        Some(local & ICANON == 0 || local & ECHO == 0)
     }
 
     /// Whether the child is still running.
@@ -394,12 +438,14 @@ impl Tui {
             reader.join().expect("reader thread");
         }
         let status = self.status.clone().expect("exit status");
-        assert!(
-            status.signal().is_none(),
-            "pid {} was killed by a signal: {status}; output:\n{}",
-            self.pid,
-            String::from_utf8_lossy(&self.raw())
-        );
+        if status.signal().is_some() {
+            let raw = self.raw();
+            panic!(
+                "pid {} was killed by a signal: {status}; last output: {:?}",
+                self.pid,
+                String::from_utf8_lossy(&raw[raw.len().saturating_sub(1500)..])
+            );
+        }
         status.exit_code()
     }
 
@@ -437,12 +483,20 @@ impl Tui {
 
 impl Drop for Tui {
     fn drop(&mut self) {
-        if self.alive() {
+        let kill = |pid: u32| {
             let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(i32::try_from(self.pid).unwrap_or(i32::MAX)),
+                nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap_or(i32::MAX)),
                 nix::sys::signal::Signal::SIGKILL,
             );
+        };
+        if self.alive() {
+            kill(self.pid);
             let _ = self.child.wait();
+        }
+        // Descendants too (a helper, a teardown) when a test failed midway:
+        // only they carry this harness's temporary directory.
+        for (pid, _) in self.family() {
+            kill(pid);
         }
         // The reader thread ends by itself at end of file; not joined here so
         // a failing test never hangs in drop.
@@ -500,10 +554,10 @@ pub fn cmdline(pid: u32) -> Option<String> {
     Some(String::from_utf8_lossy(&bytes).replace('\0', " "))
 }
 
-/// The inside of the bordered pane whose top border starts `┌ <title>` or
-/// `╔ <title>` (focused): one string per row, borders stripped, located by
-/// terminal columns (so side-by-side panes come apart).
-pub fn pane(screen: &vt100::Screen, title: &str) -> Option<Vec<String>> {
+/// Where the bordered pane whose top border starts `┌ <title>` or
+/// `╔ <title>` (focused) is: `(top, left, bottom, right)`, the border cells
+/// included, located by terminal columns (so side-by-side panes come apart).
+pub fn pane_rect(screen: &vt100::Screen, title: &str) -> Option<(u16, u16, u16, u16)> {
     let (rows, cols) = screen.size();
     let cell = |r: u16, c: u16| screen.cell(r, c).map_or("", vt100::Cell::contents);
     let heading = |r: u16, c: u16| -> bool {
@@ -522,15 +576,23 @@ pub fn pane(screen: &vt100::Screen, title: &str) -> Option<Vec<String>> {
             }
             let right = (left + 1..cols).find(|&c| matches!(cell(top, c), "┐" | "╗"))?;
             let bottom = (top + 1..rows).find(|&r| matches!(cell(r, left), "└" | "╚"))?;
-            let inner: Vec<String> = screen
-                .rows(left + 1, right - left - 1)
-                .skip(usize::from(top) + 1)
-                .take(usize::from(bottom - top - 1))
-                .collect();
-            return Some(inner);
+            return Some((top, left, bottom, right));
         }
     }
     None
+}
+
+/// The inside of the pane titled `title` ([`pane_rect`]): one string per
+/// row, borders stripped.
+pub fn pane(screen: &vt100::Screen, title: &str) -> Option<Vec<String>> {
+    let (top, left, bottom, right) = pane_rect(screen, title)?;
+    Some(
+        screen
+            .rows(left + 1, right - left - 1)
+            .skip(usize::from(top) + 1)
+            .take(usize::from(bottom - top - 1))
+            .collect(),
+    )
 }
 
 /// The Instances pane's rows: `(selected, name)` in screen order (the
