@@ -51,7 +51,9 @@ pub fn main() -> ExitCode {
     let cli = match crate::cli::parse_with_config(std::env::args_os().collect(), config, |path| {
         match std::fs::read_to_string(path) {
             Ok(text) => Ok(Some(text)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            // Absent, or in a directory this user cannot look into (HOME of
+            // another user under sudo): there is no config file to honour.
+            Err(_) if std::fs::metadata(path).is_err() => Ok(None),
             Err(e) => Err(e),
         }
     }) {
