@@ -299,6 +299,17 @@ fn prepare(cli: &Cli) -> Result<Setup, String> {
         write_keys,
     };
     let _ = DEFAULT_DOWN_CMD;
+    // Last of the checks, so a bad store or flag is reported as such; and
+    // before anything runs, so a console without a terminal changes nothing.
+    use std::io::IsTerminal as _;
+    if !io::stdout().is_terminal() || !io::stdin().is_terminal() {
+        return Err(
+            "the console needs a terminal (stdin and stdout are not both a TTY). \
+            For scripts and cron use `stackless-tui snapshot` or `stackless-tui reap --once`; \
+            over ssh, use `ssh -t`."
+                .into(),
+        );
+    }
     Ok(Setup {
         log_level: cli.log_level,
         path,
@@ -397,6 +408,15 @@ fn enter_terminal() -> Result<Term> {
     Terminal::new(CrosstermBackend::new(io::stdout())).wrap_err("cannot start the terminal backend")
 }
 
+/// Restores the terminal when dropped (an early `?` return included).
+struct RestoreOnDrop;
+
+impl Drop for RestoreOnDrop {
+    fn drop(&mut self) {
+        restore_terminal();
+    }
+}
+
 /// Put the terminal back as it was. Safe to call more than once, from any
 /// thread (the panic hook calls it).
 pub fn restore_terminal() {
@@ -488,6 +508,18 @@ fn run(setup: Setup) -> Result<()> {
         std::process::exit(101);
     }));
 
+    // The terminal first: nothing below (watcher, reaper, helper) may act
+    // before the console can show what it does.
+    let Some(entered) = with_terminal(enter_terminal) else {
+        // A background thread panicked already; its hook exits the process.
+        loop {
+            std::thread::park();
+        }
+    };
+    let mut terminal = entered?;
+    // Whatever goes wrong from here on, the terminal is given back.
+    let restore_guard = RestoreOnDrop;
+
     crate::store::watcher::spawn(
         setup.path.clone(),
         setup.access,
@@ -498,11 +530,21 @@ fn run(setup: Setup) -> Result<()> {
 
     // The reaper and the helper run only in the one active console per
     // store (succession role `console`); others stand by.
-    if setup.reaper.is_some() || setup.helper.is_some() {
+    let dry_run = setup.action.dry_run;
+    if dry_run && setup.reaper.is_some() {
+        // A dry run changes nothing, so it needs no role and blocks nobody.
+        let store =
+            Store::open(&setup.path, Access::ReadWrite).wrap_err("cannot open the store")?;
+        let reaper = Reaper::new(store, Box::new(SysinfoProbe::new()), teardowns.clone());
+        crate::reaper::runner::spawn(reaper, Arc::clone(&stop))
+            .wrap_err("cannot start the reaper")?;
+    }
+    let run_reaper = setup.reaper.is_some() && !dry_run;
+    if run_reaper || setup.helper.is_some() {
         let leader = Leader {
             roles_dir: crate::supervisor::roles_dir(&setup.state_dir),
             path: setup.path.clone(),
-            run_reaper: setup.reaper.is_some(),
+            run_reaper,
             helper: setup.helper.clone(),
             teardowns: teardowns.clone(),
             tx: tx.clone(),
@@ -515,13 +557,6 @@ fn run(setup: Setup) -> Result<()> {
             .wrap_err("cannot start the console role thread")?;
     }
 
-    let Some(entered) = with_terminal(enter_terminal) else {
-        // A background thread panicked already; its hook exits the process.
-        loop {
-            std::thread::park();
-        }
-    };
-    let mut terminal = entered?;
     let app = App::new(setup.app.clone(), unix_now());
     let outcome = runtime.block_on(render_loop(
         &mut terminal,
@@ -534,6 +569,9 @@ fn run(setup: Setup) -> Result<()> {
     stop.store(true, Ordering::SeqCst);
     let stopped_helper = helper_handle.stop(HELPER_STOP_GRACE);
     restore_terminal();
+    // Restored once, here: a second "leave the alternate screen" would move
+    // the cursor back over the lines printed below.
+    std::mem::forget(restore_guard);
     // The terminal may be gone (the window was closed): ratatui's own drop
     // would try to show the cursor and print the failure to a dead stderr.
     std::mem::forget(terminal);
@@ -587,72 +625,139 @@ struct Leader {
 
 /// The role this console claims to run the reaper and the helper.
 pub const CONSOLE_ROLE: &str = "console";
+/// The role a console claims to supervise the helper.
+pub const SUPERVISOR_ROLE: &str = "helper-supervisor";
 /// How often a standby console tries to take over.
 pub const STANDBY_POLL: Duration = Duration::from_millis(500);
 
+/// One role this console wants, and whether it holds it.
+struct Wanted {
+    role: Role,
+    name: &'static str,
+    held: Option<succession::Tenancy>,
+    last_holder: Option<Option<u32>>,
+    last_error: Option<String>,
+}
+
+impl Wanted {
+    fn new(roles_dir: &Path, name: &'static str) -> Self {
+        Self {
+            role: Role::new(roles_dir, name),
+            name,
+            held: None,
+            last_holder: None,
+            last_error: None,
+        }
+    }
+
+    /// Try to take the role. `Ok(true)` when it was just taken; `Err(pid)`
+    /// when another process holds it (its pid when its record says).
+    fn try_take(&mut self, record: &Record) -> Result<bool, Option<u32>> {
+        if self.held.is_some() {
+            return Ok(false);
+        }
+        match self.role.claim(record) {
+            Ok(tenancy) => {
+                self.held = Some(tenancy);
+                Ok(true)
+            }
+            Err(ClaimError::Occupied) => Err(match self.role.occupancy() {
+                Ok(Occupancy::HeldBy(holder)) => Some(holder.tenant.pid),
+                _ => None,
+            }),
+            Err(error) => {
+                self.last_error = Some(format!("cannot take the {} role: {error}", self.name));
+                Err(None)
+            }
+        }
+    }
+}
+
 impl Leader {
+    /// Take the roles this console needs and start each part once its role
+    /// is held: the reaper needs `console`, the helper supervisor needs
+    /// `helper-supervisor`. A console that runs neither (watch only,
+    /// `--no-reaper`, `--dry-run`) takes no role and blocks nobody.
     fn run(self) {
-        let role = Role::new(&self.roles_dir, CONSOLE_ROLE);
         let record = Record::new(
             Identity::new(Run::mint(), crate::supervisor::COMPAT),
             Tenant::current(),
         );
-        let mut last: Option<RoleState> = None;
-        let mut last_error: Option<String> = None;
+        let mut reaper = self
+            .run_reaper
+            .then(|| Wanted::new(&self.roles_dir, CONSOLE_ROLE));
+        let mut supervisor = self
+            .helper
+            .is_some()
+            .then(|| Wanted::new(&self.roles_dir, SUPERVISOR_ROLE));
         while !self.stop.load(Ordering::SeqCst) {
-            match role.claim(&record) {
-                Ok(tenancy) => {
-                    let _ = self.tx.send(Event::Role(RoleState::Active));
-                    self.start();
-                    while !self.stop.load(Ordering::SeqCst) {
-                        std::thread::sleep(Duration::from_millis(100));
+            if let Some(wanted) = reaper.as_mut() {
+                match wanted.try_take(&record) {
+                    Ok(true) => {
+                        let _ = self.tx.send(Event::Role(RoleState::Active));
+                        self.start_reaper();
                     }
-                    drop(tenancy);
-                    return;
-                }
-                Err(ClaimError::Occupied) => {
-                    let pid = match role.occupancy() {
-                        Ok(Occupancy::HeldBy(holder)) => Some(holder.tenant.pid),
-                        _ => None,
-                    };
-                    let state = RoleState::Standby { pid };
-                    if last.as_ref() != Some(&state) {
-                        let _ = self.tx.send(Event::Role(state.clone()));
-                        last = Some(state);
+                    Ok(false) => {}
+                    Err(pid) => {
+                        if wanted.last_holder != Some(pid) {
+                            wanted.last_holder = Some(pid);
+                            let _ = self.tx.send(Event::Role(RoleState::Standby { pid }));
+                        }
                     }
                 }
-                Err(error) => {
-                    let text = format!("cannot take the console role: {error}");
-                    if last_error.as_ref() != Some(&text) {
-                        (self.teardowns.report)(Activity::new(
-                            unix_now(),
-                            Actor::Reaper,
-                            "",
-                            ActivityKind::Error,
-                            text.clone(),
-                        ));
-                        last_error = Some(text);
+                self.report_role_error(wanted);
+            }
+            if let Some(wanted) = supervisor.as_mut() {
+                match wanted.try_take(&record) {
+                    Ok(true) => self.start_supervisor(),
+                    Ok(false) => {}
+                    Err(pid) => {
+                        if wanted.last_holder != Some(pid) {
+                            wanted.last_holder = Some(pid);
+                            let who = pid.map_or_else(
+                                || "another console".to_owned(),
+                                |p| format!("console pid {p}"),
+                            );
+                            let _ = self
+                                .tx
+                                .send(Event::Supervisor(crate::event::SupervisorNote {
+                                    at: unix_now(),
+                                    kind: crate::event::SupervisorKind::Occupied,
+                                    text: format!("standby: the helper is supervised by {who}"),
+                                    until: None,
+                                }));
+                        }
                     }
                 }
+                self.report_role_error(wanted);
             }
             std::thread::sleep(STANDBY_POLL);
         }
+        // Dropping the tenancies gives the roles back.
+        drop(reaper);
+        drop(supervisor);
     }
 
-    fn start(&self) {
-        if self.run_reaper {
-            match Store::open(&self.path, Access::ReadWrite) {
-                Ok(store) => {
-                    let reaper =
-                        Reaper::new(store, Box::new(SysinfoProbe::new()), self.teardowns.clone());
-                    if let Err(error) = crate::reaper::runner::spawn(reaper, Arc::clone(&self.stop))
-                    {
-                        self.error(format!("cannot start the reaper: {error}"));
-                    }
-                }
-                Err(error) => self.error(format!("cannot open the store for the reaper: {error}")),
-            }
+    fn report_role_error(&self, wanted: &mut Wanted) {
+        if let Some(text) = wanted.last_error.take() {
+            self.error(text);
         }
+    }
+
+    fn start_reaper(&self) {
+        match Store::open(&self.path, Access::ReadWrite) {
+            Ok(store) => {
+                let reaper =
+                    Reaper::new(store, Box::new(SysinfoProbe::new()), self.teardowns.clone());
+                if let Err(error) = crate::reaper::runner::spawn(reaper, Arc::clone(&self.stop)) {
+                    self.error(format!("cannot start the reaper: {error}"));
+                }
+            }
+            Err(error) => self.error(format!("cannot open the store for the reaper: {error}")),
+        }
+    }
+
+    fn start_supervisor(&self) {
         if let Some(config) = self.helper.clone()
             && let Err(error) = crate::supervisor::thread::spawn(
                 config,

@@ -71,23 +71,32 @@ fn hung_teardown_is_killed_at_its_deadline_and_recorded() {
 }
 
 #[test]
-fn concurrency_limit_defers_the_rest_to_the_next_tick() {
+fn a_pass_works_through_its_whole_worklist_within_the_concurrency_limit() {
     let rt = runtime();
     let (dir, path) = fixture("stackless-real-v4.db");
-    let down = fake_down(dir.path(), "exit 0");
-    let (mut reaper, log) = reaper_with(&path, down, vm(), Arc::new(|| BOTH_DUE), &rt, |c| {
+    // Each teardown notes an overlap if another one is running.
+    let running = dir.path().join("running");
+    let overlap = dir.path().join("overlap");
+    let down = fake_down(
+        dir.path(),
+        &format!(
+            "if [ -e '{r}' ]; then touch '{o}'; fi; touch '{r}'; sleep 0.3; rm -f '{r}'; exit 0",
+            r = running.display(),
+            o = overlap.display()
+        ),
+    );
+    // Late enough that six instances are on the worklist.
+    let now = CAPTURE + 90_000;
+    let (mut reaper, _) = reaper_with(&path, down, vm(), Arc::new(move || now), &rt, |c| {
         c.concurrency = 1
     });
     let summary = reaper.pass();
-    assert_eq!(summary.reaped, 1);
-    assert_eq!(
-        argv_log(dir.path()),
-        vec!["[down][duo-79882653-fd55-4b17-bf19-d4afc89a2b5e][--json]"]
+    assert_eq!(summary.reaped, 6, "the whole worklist in one pass");
+    assert_eq!(argv_log(dir.path()).len(), 6);
+    assert!(
+        !overlap.exists(),
+        "never two at once with --reap-concurrency 1"
     );
-    assert!(log.lock().unwrap().iter().any(|a| a.instance == "golf"
-        && a.detail == "waiting for a teardown slot (--reap-concurrency 1)"));
-    reaper.pass();
-    assert_eq!(argv_log(dir.path()).len(), 2);
 }
 
 #[test]
@@ -133,29 +142,27 @@ fn teardown_killed_by_a_signal_is_a_named_failure() {
 }
 
 #[test]
-fn teardown_that_cannot_be_spawned_is_a_failure() {
+fn teardown_that_cannot_be_spawned_is_an_error_not_a_recorded_failure() {
     let rt = runtime();
     let (_dir, path) = fixture("stackless-real-v4.db");
     let down =
         stackless_tui::reaper::DownCommand::parse("/nonexistent/stackless down {name} --json")
             .unwrap();
     let (mut reaper, log) = reaper(&path, down, vm(), CAPTURE + 400, &rt);
-    assert_eq!(reaper.pass().failed, 1);
-    assert_eq!(
-        attempt(&path, "golf").unwrap().last_error,
-        "down exited with status 127"
-    );
-    let failed = log
+    let summary = reaper.pass();
+    assert_eq!((summary.failed, summary.errors), (0, 1));
+    // `down` never ran: nothing is recorded against golf.
+    assert_eq!(attempt(&path, "golf").unwrap().attempts, 3);
+    let error = log
         .lock()
         .unwrap()
         .iter()
-        .find(|a| a.kind == ActivityKind::Failed)
+        .find(|a| a.kind == ActivityKind::Error)
         .cloned()
         .unwrap();
-    assert!(
-        failed
-            .stderr_tail
-            .starts_with("cannot run /nonexistent/stackless")
+    assert_eq!(
+        error.detail,
+        "cannot run /nonexistent/stackless: No such file or directory (os error 2); nothing recorded (check --down-cmd)"
     );
 }
 

@@ -322,3 +322,41 @@ fn non_strict_store_with_nulls_and_extremes_renders_safely() {
     let plan = stackless_tui::reaper::decision::plan(&snap, CAPTURE, true);
     assert!(plan.reaps.is_empty(), "far's lease runs until i64::MAX");
 }
+
+#[test]
+fn an_empty_file_is_a_new_store_and_gets_the_v4_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    std::fs::write(&path, b"").unwrap();
+    assert!(matches!(
+        Store::open(&path, Access::ReadOnly),
+        Err(StoreError::NotStackless(..))
+    ));
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().len(),
+        0,
+        "read-only never creates"
+    );
+    let store = Store::open(&path, Access::ReadWrite).unwrap();
+    assert_eq!(store.generation().user_version, 4);
+}
+
+#[test]
+fn devices_and_fifos_are_not_stores() {
+    let err = Store::open(std::path::Path::new("/dev/null"), Access::ReadWrite).unwrap_err();
+    assert_eq!(err, StoreError::NotAFile("/dev/null".into()));
+    assert!(err.to_string().contains("not a regular file"));
+}
+
+#[test]
+fn a_symlinked_store_lives_in_its_real_directory() {
+    let (dir, real) = fixture("stackless-real-v4.db");
+    let home = tempfile::tempdir().unwrap();
+    let link = home.path().join("state.db");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let store = Store::open(&link, Access::ReadOnly).unwrap();
+    assert_eq!(
+        store.state_dir(),
+        std::fs::canonicalize(dir.path()).unwrap()
+    );
+}

@@ -1258,7 +1258,7 @@ fn too_small_and_resize_storm() {
             let first = text.lines().next().unwrap_or_default();
             assert!(
                 first.starts_with("\"terminal too small")
-                    || "terminal too small".starts_with(first.trim_matches('"')),
+                    || "terminal too small".starts_with(first.trim_matches('"').trim_end()),
                 "{w}x{h}: {first}"
             );
         }

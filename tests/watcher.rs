@@ -85,3 +85,65 @@ fn commits_elsewhere_arrive_and_busy_is_reported() {
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     handle.join().unwrap();
 }
+
+#[test]
+fn a_deleted_store_shows_a_banner_and_reconnects_when_it_returns() {
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let saved = dir.path().join("saved.db");
+    std::fs::copy(&path, &saved).unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let stop = Arc::new(AtomicBool::new(false));
+    let handle = stackless_tui::store::watcher::spawn(
+        path.clone(),
+        Access::ReadWrite,
+        tx,
+        Arc::clone(&stop),
+    )
+    .unwrap();
+    next_matching(&mut rx, Duration::from_secs(10), |e| {
+        matches!(e, Event::Snapshot(_))
+    })
+    .expect("an initial snapshot");
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+    let (gone, _) = next_matching(&mut rx, Duration::from_secs(5), |e| {
+        matches!(e, Event::StoreHealth(StoreHealth::Error(_)))
+    })
+    .expect("the banner");
+    let Event::StoreHealth(StoreHealth::Error(message)) = gone else {
+        unreachable!()
+    };
+    let canonical = std::fs::canonicalize(dir.path()).unwrap().join("state.db");
+    assert!(
+        message
+            == format!(
+                "the store file {} is gone: showing the last snapshot; reconnecting when it returns",
+                path.display()
+            )
+            || message.contains(&canonical.display().to_string()),
+        "{message}"
+    );
+    // It comes back with one more instance.
+    std::fs::copy(&saved, &path).unwrap();
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute(
+            "INSERT INTO instances (name, substrate, definition, created_at) VALUES ('brand-new', 'local', '', 1)",
+            [],
+        )
+        .unwrap();
+    let (back, _) = next_matching(
+        &mut rx,
+        Duration::from_secs(10),
+        |e| matches!(e, Event::Snapshot(s) if s.instance("brand-new").is_some()),
+    )
+    .expect("the returned store is read");
+    assert!(matches!(back, Event::Snapshot(_)));
+    next_matching(&mut rx, Duration::from_secs(5), |e| {
+        matches!(e, Event::StoreHealth(StoreHealth::Ok))
+    })
+    .expect("healthy again");
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    handle.join().unwrap();
+}

@@ -56,6 +56,11 @@ pub enum Exit {
     Signal(String),
     /// Killed by this console at its deadline, after this many seconds.
     TimedOut(u64),
+    /// Killed by this console for writing more than this many bytes.
+    TooMuchOutput(u64),
+    /// The command could not be started at all (the reason): `down` never
+    /// ran, so nothing is recorded against the instance.
+    NotStarted(String),
 }
 
 /// The failure reason to store in `reap_attempts.last_error`.
@@ -67,11 +72,23 @@ pub enum Exit {
 /// signal named when killed).
 #[must_use]
 pub fn failure_reason(stdout: &str, exit: &Exit) -> String {
-    if let Exit::TimedOut(secs) = exit {
-        return format!(
-            "timed out after {}",
-            humantime::format_duration(std::time::Duration::from_secs(*secs))
-        );
+    // Killed or never started by this console: its own reason, whatever the
+    // partial output said.
+    match exit {
+        Exit::TimedOut(secs) => {
+            return format!(
+                "timed out after {}",
+                humantime::format_duration(std::time::Duration::from_secs(*secs))
+            );
+        }
+        Exit::TooMuchOutput(bytes) => {
+            return format!(
+                "down wrote more than {} MiB and was killed",
+                bytes / (1024 * 1024)
+            );
+        }
+        Exit::NotStarted(why) => return why.clone(),
+        Exit::Code(_) | Exit::Signal(_) => {}
     }
     if let Ok(value) = serde_json::from_str::<serde_json::Value>(stdout.trim()) {
         return value.to_string();
@@ -80,9 +97,9 @@ pub fn failure_reason(stdout: &str, exit: &Exit) -> String {
         return line.to_owned();
     }
     match exit {
-        Exit::Code(code) => format!("down exited with status {code}"),
         Exit::Signal(signal) => format!("down was killed by {signal}"),
-        Exit::TimedOut(_) => unreachable!("handled above"),
+        Exit::Code(code) => format!("down exited with status {code}"),
+        Exit::TimedOut(_) | Exit::TooMuchOutput(_) | Exit::NotStarted(_) => String::new(),
     }
 }
 

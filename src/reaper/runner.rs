@@ -301,6 +301,16 @@ impl Teardowns {
             self.emit(activity);
             Some(kind)
         };
+        if let crate::model::envelope::Exit::NotStarted(why) = &result.exit {
+            // `down` never ran: a problem of this console's set-up, not of
+            // the instance, so nothing is recorded in the shared store (a
+            // backoff here would delay the stackless daemon's own reaping).
+            return finish(
+                ActivityKind::Error,
+                format!("{why}; nothing recorded (check --down-cmd)"),
+                String::new(),
+            );
+        }
         if result.succeeded() {
             let mut detail = format!("down succeeded in {secs:.1}s");
             if let Err(error) = store.clear_reap_failure(name)
@@ -352,6 +362,10 @@ pub struct Reaper {
     last_quiet: HashMap<String, (ActivityKind, String)>,
     busy_reported: bool,
     running: Vec<JoinHandle<Option<ActivityKind>>>,
+    /// Instances decided `Reap` this tick and not started yet: started as
+    /// teardown slots free up, so a tick's whole worklist is worked through
+    /// (stackless §6) with at most `concurrency` teardowns at once.
+    queue: std::collections::VecDeque<(Instance, Option<ReapAttempt>)>,
     time: TimeGuard,
 }
 
@@ -376,6 +390,7 @@ impl Reaper {
             last_quiet: HashMap::new(),
             busy_reported: false,
             running: Vec::new(),
+            queue: std::collections::VecDeque::new(),
             time: TimeGuard::default(),
         }
     }
@@ -393,23 +408,51 @@ impl Reaper {
     /// (D14). For `reap --once` and tests.
     pub fn pass(&mut self) -> PassSummary {
         let mut summary = self.dispatch();
-        for handle in std::mem::take(&mut self.running) {
-            count(&mut summary, handle.join().ok().flatten());
+        loop {
+            for kind in self.fill() {
+                count(&mut summary, kind);
+            }
+            if self.queue.is_empty() && self.running.is_empty() {
+                return summary;
+            }
+            std::thread::sleep(Duration::from_millis(10));
         }
-        summary
     }
 
     /// One tick of the reaper thread: like [`Reaper::pass`], but teardowns
-    /// keep running in the background (a hung one delays nothing).
+    /// keep running in the background (a hung one delays nothing); the
+    /// thread calls [`Reaper::fill`] between ticks.
     fn tick(&mut self) {
+        self.fill();
+        self.dispatch();
+        self.fill();
+    }
+
+    /// Join finished teardowns and start queued ones while slots are free.
+    /// Returns the outcomes of the teardowns that finished.
+    fn fill(&mut self) -> Vec<Option<ActivityKind>> {
         let (finished, running): (Vec<_>, Vec<_>) = std::mem::take(&mut self.running)
             .into_iter()
             .partition(JoinHandle::is_finished);
-        for handle in finished {
-            let _ = handle.join();
-        }
         self.running = running;
-        self.dispatch();
+        let mut outcomes: Vec<_> = finished
+            .into_iter()
+            .map(|handle| handle.join().ok().flatten())
+            .collect();
+        while self.running.len() < self.jobs.config.concurrency.max(1) {
+            let Some((seen, attempt)) = self.queue.pop_front() else {
+                break;
+            };
+            if self.jobs.inflight.contains(&seen.name) {
+                // Being torn down already (by a key, or an earlier tick).
+                continue;
+            }
+            match self.jobs.spawn(seen, attempt, Actor::Reaper, Intent::Reap) {
+                Ok(handle) => self.running.push(handle),
+                Err(kind) => outcomes.push(kind),
+            }
+        }
+        outcomes
     }
 
     /// Report a skip once, and again only when it changes: a locked
@@ -471,6 +514,7 @@ impl Reaper {
         };
         let plan = decision::plan(&snapshot, now, self.store.generation().allows_gc());
         let mut seen_now = HashSet::new();
+        let mut queue = std::collections::VecDeque::new();
         for (name, decision) in plan.reaps {
             seen_now.insert(name.clone());
             match decision {
@@ -510,32 +554,12 @@ impl Reaper {
                 // Still being torn down (by an earlier tick or a key).
                 continue;
             }
-            if self.running.len() >= self.jobs.config.concurrency.max(1) {
-                // No free teardown slot: it stays on the worklist for the
-                // next tick.
-                self.quiet(
-                    &name,
-                    ActivityKind::WaitingBackoff,
-                    format!(
-                        "waiting for a teardown slot (--reap-concurrency {})",
-                        self.jobs.config.concurrency
-                    ),
-                );
-                continue;
-            }
             self.last_quiet.remove(&name);
-            let (Some(seen), attempt) = (snapshot.instance(&name), snapshot.reap_attempt(&name))
-            else {
-                continue;
-            };
-            match self
-                .jobs
-                .spawn(seen.clone(), attempt.cloned(), Actor::Reaper, Intent::Reap)
-            {
-                Ok(handle) => self.running.push(handle),
-                Err(kind) => count(&mut summary, kind),
+            if let Some(seen) = snapshot.instance(&name) {
+                queue.push_back((seen.clone(), snapshot.reap_attempt(&name).cloned()));
             }
         }
+        self.queue = queue;
         for (name, gc) in plan.gc {
             seen_now.insert(name.clone());
             match gc {
@@ -760,6 +784,7 @@ pub fn spawn(mut reaper: Reaper, stop: Arc<AtomicBool>) -> std::io::Result<JoinH
                         return;
                     }
                     std::thread::sleep(Duration::from_millis(100));
+                    reaper.fill();
                 }
             }
         })

@@ -5,7 +5,6 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
 use crate::model::envelope::Exit;
@@ -20,9 +19,6 @@ pub const STDOUT_CAP: usize = 256 * 1024;
 pub const STDERR_TAIL: usize = 4 * 1024;
 /// After a deadline's TERM, how long before KILL.
 pub const KILL_GRACE: Duration = Duration::from_secs(5);
-/// After the child exits, how long to keep draining its pipes (a grandchild
-/// may hold them open forever).
-const DRAIN: Duration = Duration::from_millis(300);
 
 /// The teardown command as argv, split once at start-up.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,52 +112,68 @@ impl TeardownResult {
     }
 }
 
+/// Above this much stdout or stderr on disk the teardown is killed: the
+/// output goes to unlinked temporary files (so a console that exits never
+/// leaves a `down` to die of SIGPIPE), and this bounds their size.
+pub const OUTPUT_LIMIT: u64 = 256 * 1024 * 1024;
+/// How often the deadline and the output size are checked.
+const WATCH: Duration = Duration::from_millis(100);
+
 /// Run `argv` with a deadline. The child gets its own process group; at the
 /// deadline the whole group gets SIGTERM, then SIGKILL after
-/// [`KILL_GRACE`]. A spawn failure is reported as exit code 127 with the
-/// error on stderr, like a shell would.
+/// [`KILL_GRACE`]. Its stdout and stderr go to unlinked temporary files, not
+/// pipes: a teardown outlives this console intact (no SIGPIPE when the
+/// console exits), a grandchild holding them open delays nothing, and only
+/// the first [`STDOUT_CAP`] bytes of stdout and the last [`STDERR_TAIL`]
+/// bytes of stderr are ever read into memory. A command that cannot be
+/// started is [`Exit::NotStarted`].
 pub async fn run(argv: &[String], deadline: Duration) -> TeardownResult {
     let started = Instant::now();
+    let not_started = |why: String| TeardownResult {
+        exit: Exit::NotStarted(why),
+        stdout: String::new(),
+        stderr_tail: String::new(),
+        took: started.elapsed(),
+    };
+    let files = tempfile::tempfile().and_then(|out| {
+        let err = tempfile::tempfile()?;
+        Ok((out, err))
+    });
+    let (out, err) = match files {
+        Ok(files) => files,
+        Err(error) => return not_started(format!("cannot create output files: {error}")),
+    };
+    let handles = out.try_clone().and_then(|o| Ok((o, err.try_clone()?)));
+    let (out_child, err_child) = match handles {
+        Ok(handles) => handles,
+        Err(error) => return not_started(format!("cannot create output files: {error}")),
+    };
     let mut command = Command::new(&argv[0]);
     command
         .args(&argv[1..])
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stdout(Stdio::from(out_child))
+        .stderr(Stdio::from(err_child))
         .process_group(0)
         .kill_on_drop(false);
     let mut child = match command.spawn() {
         Ok(child) => child,
-        Err(error) => {
-            return TeardownResult {
-                exit: Exit::Code(127),
-                stdout: String::new(),
-                stderr_tail: format!("cannot run {}: {error}", argv[0]),
-                took: started.elapsed(),
-            };
-        }
+        Err(error) => return not_started(format!("cannot run {}: {error}", argv[0])),
     };
+    // The parent's copies of the child's ends are gone with `command`.
+    drop(command);
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
-    let stdout = child
-        .stdout
-        .take()
-        .map(|s| Capture::spawn(s, STDOUT_CAP, false));
-    let stderr = child
-        .stderr
-        .take()
-        .map(|s| Capture::spawn(s, STDERR_TAIL, true));
-
-    let exit = match tokio::time::timeout(deadline, child.wait()).await {
-        Ok(Ok(status)) => exit_of(status),
-        Ok(Err(error)) => {
-            return TeardownResult {
-                exit: Exit::Code(127),
-                stdout: String::new(),
-                stderr_tail: format!("waiting for {} failed: {error}", argv[0]),
-                took: started.elapsed(),
-            };
+    let size = |file: &std::fs::File| file.metadata().map_or(0, |m| m.len());
+    let exit = loop {
+        match tokio::time::timeout(WATCH, child.wait()).await {
+            Ok(Ok(status)) => break exit_of(status),
+            Ok(Err(error)) => {
+                return not_started(format!("waiting for {} failed: {error}", argv[0]));
+            }
+            Err(_) => {}
         }
-        Err(_) => {
+        let too_much = size(&out).max(size(&err)) > OUTPUT_LIMIT;
+        if too_much || started.elapsed() >= deadline {
             signal_group(pgid, nix::sys::signal::Signal::SIGTERM);
             if tokio::time::timeout(KILL_GRACE, child.wait())
                 .await
@@ -170,81 +182,46 @@ pub async fn run(argv: &[String], deadline: Duration) -> TeardownResult {
                 signal_group(pgid, nix::sys::signal::Signal::SIGKILL);
                 let _ = child.wait().await;
             }
-            Exit::TimedOut(deadline.as_secs())
+            break if too_much {
+                Exit::TooMuchOutput(OUTPUT_LIMIT)
+            } else {
+                Exit::TimedOut(deadline.as_secs())
+            };
         }
     };
     let took = started.elapsed();
-    let stdout = Capture::finish(stdout).await;
-    let stderr_tail = Capture::finish(stderr).await;
     TeardownResult {
         exit,
-        stdout,
-        stderr_tail,
+        stdout: read_head(&out, STDOUT_CAP),
+        stderr_tail: read_tail(&err, STDERR_TAIL),
         took,
     }
 }
 
-/// A pipe being read in the background into a capped buffer.
-struct Capture {
-    buffer: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
-    task: tokio::task::JoinHandle<()>,
+/// At most `cap` bytes from the start of `file`, lossily decoded.
+fn read_head(file: &std::fs::File, cap: usize) -> String {
+    use std::io::{Read as _, Seek as _};
+    let mut file = file;
+    let mut bytes = Vec::new();
+    if file.rewind().is_ok() {
+        let _ = file.take(cap as u64).read_to_end(&mut bytes);
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
-impl Capture {
-    /// Read everything from `reader`, keeping at most `cap` bytes: the head,
-    /// or the tail when `keep_tail`. Reading continues past the cap
-    /// (discarding) so the child never blocks on a full pipe.
-    fn spawn(
-        mut reader: impl AsyncRead + Unpin + Send + 'static,
-        cap: usize,
-        keep_tail: bool,
-    ) -> Self {
-        let buffer = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let sink = std::sync::Arc::clone(&buffer);
-        let task = tokio::spawn(async move {
-            let mut chunk = vec![0u8; 16 * 1024];
-            loop {
-                match reader.read(&mut chunk).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        let mut kept = sink
-                            .lock()
-                            .unwrap_or_else(std::sync::PoisonError::into_inner);
-                        kept.extend_from_slice(&chunk[..n]);
-                        if kept.len() > cap {
-                            if keep_tail {
-                                let excess = kept.len() - cap;
-                                kept.drain(..excess);
-                            } else {
-                                kept.truncate(cap);
-                            }
-                        }
-                    }
-                }
-            }
-        });
-        Self { buffer, task }
+/// At most the last `cap` bytes of `file`, lossily decoded.
+fn read_tail(file: &std::fs::File, cap: usize) -> String {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let mut file = file;
+    let len = file.metadata().map_or(0, |m| m.len());
+    let mut bytes = Vec::new();
+    if file
+        .seek(SeekFrom::Start(len.saturating_sub(cap as u64)))
+        .is_ok()
+    {
+        let _ = file.take(cap as u64).read_to_end(&mut bytes);
     }
-
-    /// Wait up to [`DRAIN`] for the pipe to close, then take what was read.
-    /// A grandchild holding the pipe open is given up on rather than allowed
-    /// to hang the reaper.
-    async fn finish(capture: Option<Self>) -> String {
-        let Some(mut capture) = capture else {
-            return String::new();
-        };
-        if tokio::time::timeout(DRAIN, &mut capture.task)
-            .await
-            .is_err()
-        {
-            capture.task.abort();
-        }
-        let bytes = capture
-            .buffer
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        String::from_utf8_lossy(&bytes).into_owned()
-    }
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 fn signal_group(pgid: Option<i32>, signal: nix::sys::signal::Signal) {
@@ -370,7 +347,24 @@ mod tests {
             &["/nonexistent/down".to_owned()],
             Duration::from_secs(1),
         ));
-        assert_eq!(r.exit, Exit::Code(127));
-        assert!(r.stderr_tail.starts_with("cannot run /nonexistent/down"));
+        assert_eq!(
+            r.exit,
+            Exit::NotStarted(
+                "cannot run /nonexistent/down: No such file or directory (os error 2)".into()
+            )
+        );
+    }
+
+    #[test]
+    fn output_outlives_the_reader() {
+        // stdout goes to a file: a teardown writing after a pause is never
+        // killed by SIGPIPE, whoever reads (or stopped reading).
+        let r = rt().block_on(run(
+            &sh("sleep 0.3; echo late; echo err >&2"),
+            Duration::from_secs(10),
+        ));
+        assert_eq!(r.exit, Exit::Code(0));
+        assert_eq!(r.stdout, "late\n");
+        assert_eq!(r.stderr_tail, "err\n");
     }
 }

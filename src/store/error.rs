@@ -19,6 +19,12 @@ pub enum StoreError {
          inside it (usually <dir>/state.db)."
     )]
     IsDirectory(PathBuf),
+    /// Not a regular file (a FIFO, a device such as /dev/null, a socket).
+    #[error(
+        "{0} is not a regular file (a device, FIFO or socket), so it cannot be a stackless \
+         state store. Point --state at stackless's state.db."
+    )]
+    NotAFile(PathBuf),
     /// SQLite says the file is not a database (or is encrypted/corrupt).
     #[error(
         "{0} is not a SQLite database (the file is corrupt or something else). Point --state at \

@@ -39,8 +39,7 @@ pub fn fake_down(dir: &Path, body: &str) -> DownCommand {
     std::fs::write(
         &script,
         format!(
-            "#!/bin/sh\nfor a in \"$@\"; do printf '[%s]' \"$a\" >> '{}'; done\necho >> '{}'\nNAME=\"$2\"\n{body}\n",
-            log.display(),
+            "#!/bin/sh\nline=''\nfor a in \"$@\"; do line=\"$line[$a]\"; done\n# One write per call, so concurrent teardowns never interleave lines.\nprintf '%s\\n' \"$line\" >> '{}'\nNAME=\"$2\"\n{body}\n",
             log.display()
         ),
     )
