@@ -97,7 +97,8 @@ impl AuditLog {
     /// # Errors
     /// The I/O error.
     pub fn append(&mut self, line: &Line<'_>) -> std::io::Result<()> {
-        let mut text = serde_json::to_string(line).map_err(std::io::Error::other)?;
+        let mut text =
+            escape_for_terminals(&serde_json::to_string(line).map_err(std::io::Error::other)?);
         text.push('\n');
         let len = text.len() as u64;
         if self.size > 0 && self.size + len > self.cap {
@@ -105,6 +106,29 @@ impl AuditLog {
             let mut rotated = self.path.clone().into_os_string();
             rotated.push(".1");
             std::fs::rename(&self.path, &rotated)?;
+            self.file = Some(
+                OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&self.path)?,
+            );
+            self.size = 0;
+        }
+        if self.file.is_some() && !self.path.exists() {
+            // The file (or its directory) was removed: start a new one
+            // rather than write into a deleted inode, but only while the
+            // state directory itself exists (a removed store directory is
+            // not re-created by the audit trail).
+            let dir = self.path.parent();
+            if dir
+                .and_then(Path::parent)
+                .is_some_and(|state| !state.is_dir())
+            {
+                return Err(std::io::Error::other("the state directory is gone"));
+            }
+            if let Some(dir) = dir {
+                std::fs::create_dir_all(dir)?;
+            }
             self.file = Some(
                 OpenOptions::new()
                     .create(true)
@@ -155,7 +179,13 @@ impl AuditLog {
             actor: "console",
             instance: "",
             action,
-            outcome: "ok",
+            outcome: if reason.starts_with("panic") {
+                "panic"
+            } else if reason.starts_with("error") {
+                "error"
+            } else {
+                "ok"
+            },
             reason,
             duration_ms: None,
             stderr_tail: "",
@@ -174,6 +204,25 @@ pub fn record(log: &Shared, activity: &Activity) -> std::io::Result<()> {
     log.lock()
         .unwrap_or_else(PoisonError::into_inner)
         .activity(activity)
+}
+
+/// JSON with DEL, C1 controls and bidirectional controls written as
+/// `\uXXXX` escapes: the same JSON value, but safe to `cat` or `tail` in a
+/// terminal (serde_json escapes only C0 controls).
+fn escape_for_terminals(json: &str) -> String {
+    json.chars()
+        .map(|c| match c {
+            '\u{7f}'..='\u{9f}'
+            | '\u{200e}'
+            | '\u{200f}'
+            | '\u{061c}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}' => format!("\\u{:04x}", u32::from(c)),
+            other => other.to_string(),
+        })
+        .collect()
 }
 
 fn rfc3339(at: i64) -> String {
@@ -224,5 +273,40 @@ mod tests {
             let value: serde_json::Value = serde_json::from_str(line).unwrap();
             assert_eq!(value["instance"], "golf");
         }
+    }
+
+    #[test]
+    fn hostile_text_is_escaped_but_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let mut log = AuditLog::open(&path, DEFAULT_CAP).unwrap();
+        let name = "bidi-\u{202e}evil\u{1b}[2J\u{7f}";
+        log.activity(&Activity::new(
+            0,
+            Actor::Operator,
+            name,
+            ActivityKind::Refused,
+            "x",
+        ))
+        .unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("bidi-\\u202eevil\\u001b[2J\\u007f"), "{text}");
+        assert!(!text.contains('\u{202e}') && !text.contains('\u{1b}'));
+        let value: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+        assert_eq!(value["instance"], name, "nothing is lost");
+    }
+
+    #[test]
+    fn a_removed_log_is_started_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state/sub/audit.jsonl");
+        let mut log = AuditLog::open(&path, DEFAULT_CAP).unwrap();
+        std::fs::remove_dir_all(dir.path().join("state/sub")).unwrap();
+        log.console(1, "stop", "test").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 1);
+        // The whole state directory removed: nothing is re-created.
+        std::fs::remove_dir_all(dir.path().join("state")).unwrap();
+        assert!(log.console(2, "stop", "test").is_err());
+        assert!(!dir.path().join("state").exists());
     }
 }

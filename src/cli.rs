@@ -39,7 +39,7 @@ pub struct Cli {
 
     /// Do not run the reaper (leave reaping to the stackless daemon); the
     /// panes and the r/d keys still work.
-    #[arg(long, env = "STACKLESS_TUI_NO_REAPER")]
+    #[arg(long, env = "STACKLESS_TUI_NO_REAPER", value_parser = clap::builder::BoolishValueParser::new())]
     pub no_reaper: bool,
 
     /// The teardown command, split into argv once at start-up (never run
@@ -64,11 +64,11 @@ pub struct Cli {
     pub helper: Option<String>,
 
     /// Open the store read-only: no reaper, no helper, no write keys.
-    #[arg(long, env = "STACKLESS_TUI_READ_ONLY", global = true)]
+    #[arg(long, env = "STACKLESS_TUI_READ_ONLY", global = true, value_parser = clap::builder::BoolishValueParser::new())]
     pub read_only: bool,
 
     /// The reaper decides and logs `would reap`, but runs and writes nothing.
-    #[arg(long, env = "STACKLESS_TUI_DRY_RUN", global = true)]
+    #[arg(long, env = "STACKLESS_TUI_DRY_RUN", global = true, value_parser = clap::builder::BoolishValueParser::new())]
     pub dry_run: bool,
 
     /// How much the console logs to <state_dir>/stackless-tui/console.log
@@ -217,18 +217,30 @@ pub fn config_args(text: &str, file: &Path) -> Result<Vec<(String, Option<String
                 CONFIG_KEYS.join(", ")
             ));
         }
-        let text = match value {
-            toml::Value::String(s) => Some(s.clone()),
-            toml::Value::Integer(i) => Some(i.to_string()),
-            toml::Value::Boolean(true) => None,
-            toml::Value::Boolean(false) => continue,
-            other => {
-                return Err(format!(
-                    "{}: `{key}` must be a string, number or boolean, not {}",
-                    file.display(),
-                    other.type_str()
-                ));
-            }
+        // Each key has one TOML type; anything else is an error naming the
+        // file (never passed on to be read as some other argument).
+        let wrong = |want: &str| {
+            let shown = match value {
+                toml::Value::String(s) => format!("{s:?}"),
+                toml::Value::Integer(i) => i.to_string(),
+                toml::Value::Float(f) => f.to_string(),
+                toml::Value::Boolean(b) => b.to_string(),
+                other => other.type_str().to_owned(),
+            };
+            Err(format!(
+                "{}: `{key}` must be {want}, not {} `{shown}`",
+                file.display(),
+                value.type_str()
+            ))
+        };
+        let text = match (key.as_str(), value) {
+            ("no-reaper" | "read-only" | "dry-run", toml::Value::Boolean(true)) => None,
+            ("no-reaper" | "read-only" | "dry-run", toml::Value::Boolean(false)) => continue,
+            ("no-reaper" | "read-only" | "dry-run", _) => return wrong("true or false"),
+            ("reap-concurrency", toml::Value::Integer(i)) => Some(i.to_string()),
+            ("reap-concurrency", _) => return wrong("a whole number"),
+            (_, toml::Value::String(s)) => Some(s.clone()),
+            (_, _) => return wrong("a string"),
         };
         out.push((key.clone(), text));
     }
@@ -279,10 +291,12 @@ pub fn parse_with_config(
             matches.value_source(&id),
             None | Some(ValueSource::DefaultValue)
         ) {
-            extra.push(format!("--{key}").into());
-            if let Some(value) = value {
-                extra.push(value.into());
-            }
+            // `--key=value` as one argument: a value can never be taken for
+            // a subcommand or a flag.
+            extra.push(match value {
+                Some(value) => format!("--{key}={value}").into(),
+                None => format!("--{key}").into(),
+            });
         }
     }
     if extra.is_empty() {
@@ -395,6 +409,43 @@ mod tests {
             panic!("an explicit missing config is an error");
         };
         assert_eq!(message, "/nope.toml: the config file does not exist");
+    }
+
+    #[test]
+    fn config_values_of_the_wrong_type_name_the_file() {
+        for (text, expected) in [
+            (
+                "read-only = \"man\"",
+                "/c.toml: `read-only` must be true or false, not string `\"man\"`",
+            ),
+            (
+                "reap-concurrency = \"4\"",
+                "/c.toml: `reap-concurrency` must be a whole number, not string `\"4\"`",
+            ),
+            (
+                "tick = 5",
+                "/c.toml: `tick` must be a string, not integer `5`",
+            ),
+        ] {
+            let read = |_: &Path| Ok(Some(text.to_owned()));
+            let Err(CliError::Config(message)) =
+                parse_with_config(args(&["stackless-tui"]), Some("/c.toml".into()), read)
+            else {
+                panic!("{text} must be refused");
+            };
+            assert_eq!(message, expected);
+        }
+        // A negative number is a value, not a flag.
+        let read = |_: &Path| Ok(Some("reap-concurrency = -1".to_owned()));
+        let Err(CliError::Config(message)) =
+            parse_with_config(args(&["stackless-tui"]), Some("/c.toml".into()), read)
+        else {
+            panic!("-1 is out of range");
+        };
+        assert!(
+            message.starts_with("/c.toml: error: invalid value '-1'"),
+            "{message}"
+        );
     }
 
     #[test]

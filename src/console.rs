@@ -466,13 +466,7 @@ fn run(setup: Setup) -> Result<()> {
             if let Some(log) = &audit {
                 let _ = audit::record(log, &activity);
             }
-            tracing::info!(
-                actor = %activity.actor,
-                instance = %crate::model::text::sanitize(&activity.instance),
-                "{}: {}",
-                activity.kind,
-                crate::model::text::sanitize(&activity.detail)
-            );
+            log_activity(&activity);
             let _ = tx.send(Event::Activity(activity));
         })
     };
@@ -575,6 +569,14 @@ fn run(setup: Setup) -> Result<()> {
     // The terminal may be gone (the window was closed): ratatui's own drop
     // would try to show the cursor and print the failure to a dead stderr.
     std::mem::forget(terminal);
+    if setup._demo_dir.is_some() {
+        // The demo's store is deleted on exit: let its (1.5 s) teardowns
+        // finish first rather than pull the store from under them.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while !inflight.names().is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
     let running = inflight.names();
     let reason = outcome
         .as_ref()
@@ -635,6 +637,10 @@ struct Wanted {
     role: Role,
     name: &'static str,
     held: Option<succession::Tenancy>,
+    /// `(device, inode)` of the lock file when it was taken.
+    lock_file: Option<(u64, u64)>,
+    /// Stops what this role started (the reaper), if the role is lost.
+    part_stop: Option<Arc<AtomicBool>>,
     last_holder: Option<Option<u32>>,
     last_error: Option<String>,
 }
@@ -645,6 +651,8 @@ impl Wanted {
             role: Role::new(roles_dir, name),
             name,
             held: None,
+            lock_file: None,
+            part_stop: None,
             last_holder: None,
             last_error: None,
         }
@@ -659,6 +667,7 @@ impl Wanted {
         match self.role.claim(record) {
             Ok(tenancy) => {
                 self.held = Some(tenancy);
+                self.lock_file = lock_identity(self.role.lock_path());
                 Ok(true)
             }
             Err(ClaimError::Occupied) => Err(match self.role.occupancy() {
@@ -670,6 +679,29 @@ impl Wanted {
                 Err(None)
             }
         }
+    }
+}
+
+fn lock_identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+impl Wanted {
+    /// Whether a held role's lock file was deleted or replaced (its
+    /// directory removed and restored): the lock no longer excludes anyone,
+    /// so the role is given up, what it started is stopped, and it is taken
+    /// again (a new lock file) on the next round.
+    fn lost(&mut self) -> bool {
+        if self.held.is_none() || lock_identity(self.role.lock_path()) == self.lock_file {
+            return false;
+        }
+        self.held = None;
+        self.lock_file = None;
+        if let Some(stop) = self.part_stop.take() {
+            stop.store(true, Ordering::SeqCst);
+        }
+        true
     }
 }
 
@@ -692,10 +724,16 @@ impl Leader {
             .then(|| Wanted::new(&self.roles_dir, SUPERVISOR_ROLE));
         while !self.stop.load(Ordering::SeqCst) {
             if let Some(wanted) = reaper.as_mut() {
+                if wanted.lost() {
+                    self.error(format!(
+                        "the {} role's lock file was removed: reaper stopped, taking the role again",
+                        wanted.name
+                    ));
+                }
                 match wanted.try_take(&record) {
                     Ok(true) => {
                         let _ = self.tx.send(Event::Role(RoleState::Active));
-                        self.start_reaper();
+                        wanted.part_stop = Some(self.start_reaper());
                     }
                     Ok(false) => {}
                     Err(pid) => {
@@ -708,6 +746,9 @@ impl Leader {
                 self.report_role_error(wanted);
             }
             if let Some(wanted) = supervisor.as_mut() {
+                // The supervisor keeps running; the role is simply taken
+                // again with a fresh lock file.
+                let _ = wanted.lost();
                 match wanted.try_take(&record) {
                     Ok(true) => self.start_supervisor(),
                     Ok(false) => {}
@@ -744,17 +785,32 @@ impl Leader {
         }
     }
 
-    fn start_reaper(&self) {
+    /// Start the reaper; returns the flag that stops it (also set when the
+    /// console stops).
+    fn start_reaper(&self) -> Arc<AtomicBool> {
+        let stop = Arc::new(AtomicBool::new(false));
+        // The console's own stop reaches this reaper too.
+        let console_stop = Arc::clone(&self.stop);
+        let both = Arc::clone(&stop);
+        let _ = std::thread::Builder::new()
+            .name("reaper-stop".into())
+            .spawn(move || {
+                while !console_stop.load(Ordering::SeqCst) && !both.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                both.store(true, Ordering::SeqCst);
+            });
         match Store::open(&self.path, Access::ReadWrite) {
             Ok(store) => {
                 let reaper =
                     Reaper::new(store, Box::new(SysinfoProbe::new()), self.teardowns.clone());
-                if let Err(error) = crate::reaper::runner::spawn(reaper, Arc::clone(&self.stop)) {
+                if let Err(error) = crate::reaper::runner::spawn(reaper, Arc::clone(&stop)) {
                     self.error(format!("cannot start the reaper: {error}"));
                 }
             }
             Err(error) => self.error(format!("cannot open the store for the reaper: {error}")),
         }
+        stop
     }
 
     fn start_supervisor(&self) {
@@ -908,10 +964,40 @@ fn init_log(state_dir: &Path, level: crate::cli::LogLevel) {
     }
 }
 
+/// One activity in the log file, at a level that matches it: failures and
+/// aborts warn, errors are errors, the rest is info.
+fn log_activity(activity: &Activity) {
+    let instance = crate::model::text::sanitize(&activity.instance);
+    let detail = crate::model::text::sanitize(&activity.detail);
+    let actor = activity.actor;
+    let kind = activity.kind;
+    match kind {
+        ActivityKind::Error => tracing::error!(%actor, %instance, "{kind}: {detail}"),
+        ActivityKind::Failed | ActivityKind::Aborted => {
+            tracing::warn!(%actor, %instance, "{kind}: {detail}");
+        }
+        _ => tracing::info!(%actor, %instance, "{kind}: {detail}"),
+    }
+}
+
 fn trace_event(event: &Event) {
     match event {
-        Event::Supervisor(note) => tracing::info!(kind = ?note.kind, "helper: {}", note.text),
-        Event::StoreHealth(health) => tracing::warn!("store health: {health:?}"),
+        Event::Supervisor(note) => match note.kind {
+            crate::event::SupervisorKind::SpawnFailed => {
+                tracing::error!("helper: {}", note.text);
+            }
+            crate::event::SupervisorKind::Exited => tracing::warn!("helper: {}", note.text),
+            _ => tracing::info!("helper: {}", note.text),
+        },
+        Event::StoreHealth(crate::event::StoreHealth::Ok) => {
+            tracing::info!("store: readable again")
+        }
+        Event::StoreHealth(crate::event::StoreHealth::Busy(since)) => {
+            tracing::warn!("store: busy for {}s", since.elapsed().as_secs());
+        }
+        Event::StoreHealth(crate::event::StoreHealth::Error(message)) => {
+            tracing::error!("store: {}", crate::model::text::sanitize(message));
+        }
         Event::Role(role) => tracing::info!("console role: {role:?}"),
         Event::Terminate(signal) => tracing::info!("{signal} received: quitting"),
         Event::Snapshot(snapshot) => {
@@ -930,8 +1016,9 @@ fn handle(
 ) {
     trace_event(&event);
     let command = app.handle(event, unix_now());
-    if let Some(log) = audit {
-        for activity in app.drain_outbox() {
+    for activity in app.drain_outbox() {
+        log_activity(&activity);
+        if let Some(log) = audit {
             let _ = audit::record(log, &activity);
         }
     }

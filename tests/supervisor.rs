@@ -223,3 +223,36 @@ fn an_unverifiable_pid_is_never_signalled() {
     drop(tenancy);
     handle.stop(Duration::from_millis(200));
 }
+
+#[test]
+fn a_crashed_helpers_children_do_not_outlive_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("child.pid");
+    let script = format!("sleep 300 & echo $! > '{}'; exit 1", pidfile.display());
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = Arc::new(HelperHandle::default());
+    stackless_tui::supervisor::thread::spawn(
+        config(&dir.path().join("roles"), &["/bin/sh", "-c", &script]),
+        tx,
+        Arc::clone(&handle),
+    )
+    .unwrap();
+    wait_note(&mut rx, Duration::from_secs(10), |n| {
+        n.kind == SupervisorKind::Exited
+    });
+    // The supervisor cleans the group up before it backs off.
+    wait_note(&mut rx, Duration::from_secs(10), |n| {
+        n.kind == SupervisorKind::BackingOff
+    });
+    let child: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let started = Instant::now();
+    while alive(child) && started.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!alive(child), "the crashed helper's child was stopped");
+    handle.stop(Duration::from_millis(200));
+}

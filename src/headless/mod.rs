@@ -68,19 +68,35 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
         Ok(down) => down,
         Err(error) => return usage(&error.to_string()),
     };
-    let roles = crate::supervisor::roles_dir(&store.state_dir());
-    let role = succession::Role::new(&roles, crate::console::CONSOLE_ROLE);
-    let record = succession::Record::new(
-        succession::Identity::new(succession::Run::mint(), crate::supervisor::COMPAT),
-        succession::Tenant::current(),
-    );
-    let _tenancy = match role.claim(&record) {
-        Ok(tenancy) => tenancy,
-        Err(succession::ClaimError::Occupied) => {
-            println!("an active stackless-tui console reaps this store; nothing done");
-            return ExitCode::SUCCESS;
+    let state_dir = store.state_dir();
+    // A dry run changes nothing: it needs no role and leaves no files.
+    let _tenancy = if cli.dry_run {
+        None
+    } else {
+        let roles = crate::supervisor::roles_dir(&state_dir);
+        let role = succession::Role::new(&roles, crate::console::CONSOLE_ROLE);
+        let record = succession::Record::new(
+            succession::Identity::new(succession::Run::mint(), crate::supervisor::COMPAT),
+            succession::Tenant::current(),
+        );
+        match role.claim(&record) {
+            Ok(tenancy) => Some(tenancy),
+            Err(succession::ClaimError::Occupied) => {
+                println!("an active stackless-tui console reaps this store; nothing done");
+                return ExitCode::SUCCESS;
+            }
+            Err(error) => return usage(&format!("cannot take the console role: {error}")),
         }
-        Err(error) => return usage(&format!("cannot take the console role: {error}")),
+    };
+    let audit = if cli.dry_run {
+        None
+    } else {
+        crate::audit::AuditLog::open(
+            &crate::audit::default_path(&state_dir),
+            crate::audit::DEFAULT_CAP,
+        )
+        .ok()
+        .map(|log| Arc::new(Mutex::new(log)))
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -105,6 +121,9 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
         runtime: runtime.handle().clone(),
         clock: Arc::new(unix_now),
         report: Arc::new(move |activity: Activity| {
+            if let Some(log) = &audit {
+                let _ = crate::audit::record(log, &activity);
+            }
             println!("{}", line(&activity));
             sink.lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)

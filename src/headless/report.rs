@@ -113,7 +113,12 @@ pub struct AttemptReport {
 /// Build the report. Pure.
 #[must_use]
 pub fn build(snapshot: &Snapshot, now: i64, store: &str) -> Report {
-    let plan = decision::plan(snapshot, now, false);
+    // What the reaper would do, only where it may run (not on older stores).
+    let plan = if snapshot.generation.allows_reaper() {
+        decision::plan(snapshot, now, false)
+    } else {
+        decision::Plan::default()
+    };
     let instances = snapshot
         .instances
         .iter()

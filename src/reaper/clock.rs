@@ -29,38 +29,47 @@ pub enum Jump {
 }
 
 /// Tracks the wall clock against the monotonic clock across passes.
+///
+/// The anchor (a wall reading and the monotonic instant it was taken) moves
+/// only while the two clocks agree (within [`JUMP_SLACK_SECS`]). A jump
+/// forward is then ignored (decisions follow the anchor's extrapolation); a
+/// jump back is followed (decisions wait); and when the wall clock comes
+/// back into agreement (a wrong setting corrected), the anchor moves again.
 #[derive(Debug, Default)]
 pub struct TimeGuard {
-    base: Option<(Instant, i64)>,
-    ahead: bool,
+    anchor: Option<(Instant, i64)>,
+    reported: Option<Jump>,
 }
 
 impl TimeGuard {
     /// The decision time for wall-clock reading `wall`, and a jump when one
     /// is first seen.
     pub fn now(&mut self, wall: i64) -> (i64, Option<Jump>) {
-        let Some((at, base_wall)) = self.base else {
-            self.base = Some((Instant::now(), wall));
+        let Some((at, base_wall)) = self.anchor else {
+            self.anchor = Some((Instant::now(), wall));
             return (wall, None);
         };
         let elapsed = i64::try_from(at.elapsed().as_secs()).unwrap_or(i64::MAX);
         let extrapolated = base_wall.saturating_add(elapsed);
         let now = effective_now(base_wall, elapsed, wall);
-        let mut jump = None;
-        if wall.saturating_sub(extrapolated) > JUMP_SLACK_SECS {
-            if !self.ahead {
-                self.ahead = true;
-                jump = Some(Jump::Forward(wall.saturating_sub(extrapolated)));
-            }
+        let jump = if wall.saturating_sub(extrapolated) > JUMP_SLACK_SECS {
+            Some(Jump::Forward(wall.saturating_sub(extrapolated)))
+        } else if extrapolated.saturating_sub(wall) > JUMP_SLACK_SECS {
+            Some(Jump::Back(extrapolated.saturating_sub(wall)))
         } else {
-            if extrapolated.saturating_sub(wall) > JUMP_SLACK_SECS {
-                jump = Some(Jump::Back(extrapolated.saturating_sub(wall)));
-            }
-            // The wall clock is not ahead: trust it from here on.
-            self.ahead = false;
-            self.base = Some((Instant::now(), wall));
-        }
-        (now, jump)
+            // The clocks agree: trust the wall clock from here on.
+            self.anchor = Some((Instant::now(), wall));
+            None
+        };
+        // Report a jump when it starts (or changes direction), once.
+        let new = match (jump, self.reported) {
+            (Some(Jump::Forward(_)), Some(Jump::Forward(_)))
+            | (Some(Jump::Back(_)), Some(Jump::Back(_)))
+            | (None, _) => None,
+            (jump, _) => jump,
+        };
+        self.reported = jump;
+        (now, new)
     }
 }
 
@@ -94,5 +103,15 @@ mod tests {
         guard.now(10_000);
         assert_eq!(guard.now(4_000), (4_000, Some(Jump::Back(6_000))));
         assert_eq!(guard.now(4_000), (4_000, None));
+    }
+
+    #[test]
+    fn a_corrected_clock_is_trusted_again() {
+        // Back an hour, then corrected: decisions follow the wall clock
+        // again at once, not an hour late for ever.
+        let mut guard = TimeGuard::default();
+        guard.now(10_000);
+        assert_eq!(guard.now(10_000 - 3_600).0, 10_000 - 3_600);
+        assert_eq!(guard.now(10_000), (10_000, None));
     }
 }

@@ -336,7 +336,16 @@ impl Teardowns {
         let reason = envelope::failure_reason(&result.stdout, &result.exit);
         let shown = envelope::read_reason(&reason).summary;
         let detail = if intent == Intent::Reap {
-            match store.record_reap_failure(name, &reason, done) {
+            // Each try already waits out stackless's 5 s busy timeout; a
+            // failure that is not recorded would undercount the attempts.
+            let mut recorded = store.record_reap_failure(name, &reason, done);
+            for _ in 0..2 {
+                if !recorded.as_ref().is_err_and(StoreError::is_busy) {
+                    break;
+                }
+                recorded = store.record_reap_failure(name, &reason, done);
+            }
+            match recorded {
                 Ok(row) => format!(
                     "{shown} (attempt {}, retry at {})",
                     row.attempts,

@@ -143,6 +143,8 @@ fn run(config: &HelperConfig, tx: &EventSender, handle: &Arc<HelperHandle>) {
         }
         Ok(child)
     };
+    let mut standing: std::collections::HashMap<SupervisorKind, String> =
+        std::collections::HashMap::new();
     let mut report = |event: SupEvent<'_>| {
         let text = event.to_string();
         let message = match &event {
@@ -154,7 +156,14 @@ fn run(config: &HelperConfig, tx: &EventSender, handle: &Arc<HelperHandle>) {
                 let outcome = eviction::evict(record, &Policy::default());
                 let text = match outcome {
                     Outcome::AlreadyGone => "earlier tenant already gone".to_owned(),
-                    Outcome::Left => format!("evicted earlier tenant pid {}", record.tenant.pid),
+                    Outcome::Left => {
+                        // Our helpers lead their own process group (pgid =
+                        // pid): whatever the evicted one left behind goes
+                        // with it. A group id is never reused while any
+                        // member lives, so this reaches no stranger.
+                        clean_up_group(record.tenant.pid, Duration::from_millis(500));
+                        format!("evicted earlier tenant pid {}", record.tenant.pid)
+                    }
                     Outcome::Refused(why) => format!(
                         "did not evict pid {}: it is not the recorded process ({why:?})",
                         record.tenant.pid
@@ -185,7 +194,12 @@ fn run(config: &HelperConfig, tx: &EventSender, handle: &Arc<HelperHandle>) {
             }
             SupEvent::Started(_) => note(SupervisorKind::Started, text, None),
             SupEvent::Exited { .. } => {
-                handle.pid.store(0, Ordering::SeqCst);
+                let pid = handle.pid.swap(0, Ordering::SeqCst);
+                // The helper is gone; children it left in its group go too,
+                // so a crash loop never piles up orphans.
+                if pid != 0 {
+                    clean_up_group(pid, Duration::from_millis(500));
+                }
                 if handle.stopping() {
                     note(
                         SupervisorKind::Stopped,
@@ -206,6 +220,24 @@ fn run(config: &HelperConfig, tx: &EventSender, handle: &Arc<HelperHandle>) {
                 Some(Instant::now() + *delay),
             ),
         };
+        // The same standing report (role held, tenant gone, eviction
+        // refused) is sent once, not twice a second for as long as it lasts.
+        if let Event::Supervisor(note) = &message {
+            if matches!(
+                note.kind,
+                SupervisorKind::Occupied
+                    | SupervisorKind::Superseded
+                    | SupervisorKind::SupersededAnonymously
+                    | SupervisorKind::Evicted
+            ) {
+                if standing.get(&note.kind) == Some(&note.text) {
+                    return;
+                }
+                standing.insert(note.kind, note.text.clone());
+            } else if note.kind == SupervisorKind::Started {
+                standing.clear();
+            }
+        }
         let _ = tx.send(message);
     };
     while !handle.stopping() {
@@ -220,6 +252,30 @@ fn run(config: &HelperConfig, tx: &EventSender, handle: &Arc<HelperHandle>) {
             std::thread::sleep(Duration::from_secs(1));
         }
     }
+}
+
+/// Stop every process left in process group `pgid`: TERM, then KILL after
+/// `grace` if any is still there.
+fn clean_up_group(pgid: u32, grace: Duration) {
+    use nix::sys::signal::{Signal, killpg};
+    let Ok(raw) = i32::try_from(pgid) else {
+        return;
+    };
+    if raw <= 1 {
+        return;
+    }
+    let group = nix::unistd::Pid::from_raw(raw);
+    if killpg(group, Signal::SIGTERM).is_err() {
+        return; // Nobody left.
+    }
+    let started = Instant::now();
+    while started.elapsed() < grace {
+        if killpg(group, None).is_err() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = killpg(group, Signal::SIGKILL);
 }
 
 /// The absolute, resolved path of the helper executable (for eviction of an

@@ -88,7 +88,11 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         Span::raw(format!("schema v{}", snapshot.generation.user_version)),
     ]);
     let second = Line::from(vec![
-        Span::raw(sanitize_short(&config.reaper_line, view::CUT_SHORT)),
+        Span::raw(match app.role() {
+            // A standby console runs no reaper, whatever its flags say.
+            crate::event::RoleState::Standby { .. } => "reaper: standby".into(),
+            crate::event::RoleState::Active => sanitize_short(&config.reaper_line, view::CUT_SHORT),
+        }),
         sep(),
         Span::raw(sanitize_short(&config.helper_line, view::CUT_SHORT)),
         sep(),
