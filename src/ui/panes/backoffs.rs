@@ -49,13 +49,29 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let now = app.now();
     let selected = app.backoff_index().min(len - 1);
     let selected_row = view::backoff_row(&attempts[selected], now);
-    let (table_area, detail_area) = match &selected_row.remediation {
-        Some(_) if inner.height >= 3 => {
-            let [t, d] =
-                Layout::vertical([Constraint::Fill(1), Constraint::Length(1)]).areas(inner);
-            (t, Some(d))
-        }
-        _ => (inner, None),
+    // Under the table, for the selected row: its last error when the
+    // LAST ERROR column is too narrow to read, and its remediation.
+    let narrow = column_widths(inner.width, std::slice::from_ref(&selected_row))[3] < 14;
+    let mut details: Vec<Line> = Vec::new();
+    if narrow {
+        details.push(Line::from(vec![
+            Span::styled("error: ", theme::muted()),
+            Span::raw(selected_row.last_error.clone()),
+        ]));
+    }
+    if let Some(remediation) = &selected_row.remediation {
+        details.push(Line::from(vec![
+            Span::styled("remediation: ", theme::muted()),
+            Span::raw(remediation.clone()),
+        ]));
+    }
+    let lines = u16::try_from(details.len()).unwrap_or(0);
+    let (table_area, detail_area) = if lines > 0 && inner.height >= 2 + lines {
+        let [t, d] =
+            Layout::vertical([Constraint::Fill(1), Constraint::Length(lines)]).areas(inner);
+        (t, Some(d))
+    } else {
+        (inner, None)
     };
     let rows_fit = usize::from(table_area.height.saturating_sub(1));
     let mut viewport = app.viewport.get();
@@ -106,12 +122,8 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let mut state = TableState::default().with_selected(Some(selected - offset));
     frame.render_stateful_widget(table, table_area, &mut state);
 
-    if let (Some(detail_area), Some(remediation)) = (detail_area, selected_row.remediation) {
-        let line = Line::from(vec![
-            Span::styled("remediation: ", theme::muted()),
-            Span::raw(remediation),
-        ]);
-        frame.render_widget(Paragraph::new(line), detail_area);
+    if let Some(detail_area) = detail_area {
+        frame.render_widget(Paragraph::new(details), detail_area);
     }
 }
 
@@ -128,11 +140,18 @@ pub fn column_widths(width: u16, rows: &[BackoffRow]) -> [u16; 4] {
             .max()
             .map_or(0, |w| u16::try_from(w).unwrap_or(u16::MAX))
     };
-    let name = widest(|r| &r.instance).clamp(8, 24).min(available);
-    let attempts = 8.min(available - name);
-    let retry = widest(|r| &r.retry)
-        .clamp(5, 16)
-        .min(available - name - attempts);
+    // LAST ERROR keeps at least this much: the reason is what the operator
+    // needs; a long name gives way first (down to 8 columns, cut with `…`).
+    const ERROR_MIN: u16 = 14;
+    let attempts = 8.min(available);
+    let retry = widest(|r| &r.retry).clamp(5, 16).min(available - attempts);
+    let room_for_name = available
+        .saturating_sub(attempts + retry + ERROR_MIN)
+        .max(8);
+    let name = widest(|r| &r.instance)
+        .clamp(8, 24)
+        .min(room_for_name)
+        .min(available - attempts - retry);
     let error = available - name - attempts - retry;
     [name, attempts, retry, error]
 }
