@@ -65,8 +65,10 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
             Span::raw(remediation.clone()),
         ]));
     }
+    // As many detail lines as fit under a header and one row (error first).
+    details.truncate(usize::from(inner.height.saturating_sub(2)));
     let lines = u16::try_from(details.len()).unwrap_or(0);
-    let (table_area, detail_area) = if lines > 0 && inner.height >= 2 + lines {
+    let (table_area, detail_area) = if lines > 0 {
         let [t, d] =
             Layout::vertical([Constraint::Fill(1), Constraint::Length(lines)]).areas(inner);
         (t, Some(d))
