@@ -67,6 +67,17 @@ fn fast_down(dir: &Path) -> String {
 fn a_second_console_stands_by_and_takes_over_after_kill_9() {
     let (dir, path) = fixture("stackless-real-v4.db");
     let down = fast_down(dir.path());
+    let unix_now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("clock")
+            .as_secs() as i64
+    };
+    // Whenever this runs, nothing is expired at first (the fixture's leases
+    // run out one by one after its capture).
+    let conn = rusqlite::Connection::open(&path).expect("open");
+    conn.execute("UPDATE leases SET expires_at = ?1", [unix_now() + 86_400])
+        .expect("renew every lease");
     // The first console's reaper waits an hour between passes after its
     // first one, so anything reaped later is the second console's doing.
     let first = Tui::spawn(
@@ -88,12 +99,7 @@ fn a_second_console_stands_by_and_takes_over_after_kill_9() {
 
     // Renew-and-expire bravo behind both consoles' backs: only an active
     // reaper with a 1 s tick can reap it.
-    let conn = rusqlite::Connection::open(&path).expect("open");
-    let past = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock")
-        .as_secs() as i64
-        - 10;
+    let past = unix_now() - 10;
     conn.execute(
         "UPDATE leases SET expires_at = ?1 WHERE instance = 'bravo'",
         [past],

@@ -626,6 +626,20 @@ fn assert_inert(raw: &[u8], screen: &str) {
 #[test]
 fn hostile_store_is_drawn_inert() {
     let (_dir, path) = fixture("hostile.db");
+    // ok-neighbour's lease ran out after the fixture's capture; renew it so
+    // that `r` meets a live lease whenever this runs.
+    let later = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs()
+        + 86_400;
+    rusqlite::Connection::open(&path)
+        .expect("open the copy")
+        .execute(
+            "UPDATE leases SET expires_at = ?1 WHERE instance = 'ok-neighbour'",
+            [i64::try_from(later).expect("time")],
+        )
+        .expect("renew ok-neighbour");
     let pwned = std::path::Path::new("/tmp/stackless-tui-pwned-a");
     let pwned_before = pwned.exists();
     let mut tui = Tui::spawn(&["--state", utf8(&path), "--no-reaper"], 120, 40);
