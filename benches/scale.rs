@@ -22,8 +22,8 @@ use stackless_tui::bench_support::{BENCH_NOW, GenSpec, app_config, generate};
 use stackless_tui::event::Event;
 use stackless_tui::model::Snapshot;
 use stackless_tui::reaper::decision;
-use stackless_tui::store::probe::{FixedProbe, SysinfoProbe};
-use stackless_tui::store::watcher::ProcFiltered;
+use stackless_tui::store::probe::{FixedProbe, HostProbe, SysinfoProbe};
+use stackless_tui::store::watcher::CheckedProbe;
 use stackless_tui::store::{Access, Store};
 use stackless_tui::ui::{self, App, view};
 
@@ -165,27 +165,40 @@ fn benches(c: &mut Criterion) {
         {
             let mut store = Store::open(&f.path, Access::ReadOnly).expect("open");
             let mut probe = fixed_probe();
+            // The snapshots are dropped outside the timing (the console
+            // drops a snapshot on the render thread when the next one
+            // replaces it: `snapshot_drop` below).
             group.bench_function(BenchmarkId::new("snapshot_read", n), |b| {
-                b.iter(|| black_box(store.snapshot(&mut probe).expect("snapshot")));
+                b.iter_with_large_drop(|| store.snapshot(&mut probe).expect("snapshot"));
             });
-            // With the probe the watcher uses: sysinfo behind a /proc check
-            // (the local half of the locks name pids that cannot exist).
+            // With the probe the watcher uses: sysinfo behind a kill(pid, 0)
+            // check (the local half of the locks name pids that cannot
+            // exist).
             let mut sys = SysinfoProbe::new();
             group.bench_function(BenchmarkId::new("snapshot_read_watcher_probe", n), |b| {
-                b.iter(|| {
-                    black_box(
-                        store
-                            .snapshot(&mut ProcFiltered::new(&mut sys))
-                            .expect("snapshot"),
-                    )
+                b.iter_with_large_drop(|| {
+                    store
+                        .snapshot(&mut CheckedProbe::new(&mut sys))
+                        .expect("snapshot")
                 });
             });
-            // With sysinfo alone (what the watcher did before the /proc
-            // check).
+            // With sysinfo alone (what the watcher did before).
             group.bench_function(BenchmarkId::new("snapshot_read_sysinfo_only", n), |b| {
-                b.iter(|| black_box(store.snapshot(&mut sys).expect("snapshot")));
+                b.iter_with_large_drop(|| store.snapshot(&mut sys).expect("snapshot"));
             });
         }
+        // What a replaced snapshot costs to free, and to copy (the watcher
+        // copies the whole snapshot when only a lock's liveness changed).
+        group.bench_function(BenchmarkId::new("snapshot_drop", n), |b| {
+            b.iter_batched(
+                || (*f.snapshot).clone(),
+                drop,
+                criterion::BatchSize::LargeInput,
+            );
+        });
+        group.bench_function(BenchmarkId::new("snapshot_clone", n), |b| {
+            b.iter_with_large_drop(|| (*f.snapshot).clone());
+        });
         // Baseline: the sqlite3 CLI running the same statements on the same
         // file (a process per run, output to /dev/null).
         if have_cli {
@@ -268,5 +281,24 @@ fn benches(c: &mut Criterion) {
     }
 }
 
-criterion_group!(scale, benches);
+/// One liveness probe of a pid that no process has: what the watcher pays
+/// per dead local lock holder, every second and on every snapshot.
+fn probes(c: &mut Criterion) {
+    let mut group = c.benchmark_group("probe");
+    group
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(2));
+    let mut sys = SysinfoProbe::new();
+    let dead = u32::try_from(stackless_tui::bench_support::IMPOSSIBLE_PID_BASE).expect("pid");
+    group.bench_function("dead_pid_sysinfo", |b| {
+        b.iter(|| black_box(sys.start_time(black_box(dead))));
+    });
+    group.bench_function("dead_pid_checked", |b| {
+        let mut checked = CheckedProbe::new(&mut sys);
+        b.iter(|| black_box(checked.start_time(black_box(dead))));
+    });
+    group.finish();
+}
+
+criterion_group!(scale, benches, probes);
 criterion_main!(scale);

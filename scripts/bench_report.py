@@ -79,9 +79,20 @@ def main():
 
     bench_rows("snapshot_read", "snapshot read (`Store::snapshot`, fixed probe)",
                "<= 2x sqlite3 CLI", lambda v, n: cli[n] is not None and v <= 2 * cli[n], at=100_000)
-    bench_rows("snapshot_read_watcher_probe", "snapshot read with the watcher's probe (sysinfo behind /proc)")
-    bench_rows("snapshot_read_sysinfo_only", "snapshot read with sysinfo alone (before the /proc check)")
+    bench_rows("snapshot_read_watcher_probe", "snapshot read with the watcher's probe (sysinfo behind `kill(pid, 0)`)")
+    bench_rows("snapshot_read_sysinfo_only", "snapshot read with sysinfo alone (the watcher's probe before)")
+    bench_rows("snapshot_drop", "freeing a replaced snapshot (render thread)")
+    bench_rows("snapshot_clone", "copying a snapshot (watcher, when only a liveness changed)")
     bench_rows("sqlite3_cli_join", "sqlite3 CLI, the old LEFT JOIN query (for comparison)")
+    for bench, title in [("dead_pid_sysinfo", "one liveness probe of a dead pid, sysinfo alone"),
+                         ("dead_pid_checked", "one liveness probe of a dead pid, `CheckedProbe` (watcher)")]:
+        path = os.path.join(args.criterion, "probe", bench, "new", "estimates.json")
+        try:
+            with open(path) as f:
+                v = json.load(f)["median"]["point_estimate"] / 1e6
+            rows.append(f"| {title} | any | {ms(v)} | | | | | {BENCH_CMD} |")
+        except (OSError, KeyError, ValueError):
+            pass
     bench_rows("view_model_apply", "view model build (new snapshot into `App`: sort, filter, counts)")
     bench_rows("view_rows_visible", "view rows for one screen (25 `instance_row`s)")
     bench_rows("tick_event", "countdown tick (`Event::Tick` into `App`)")
@@ -121,12 +132,37 @@ def main():
         r = e2e["startup_10k"]
         rows.append(f"| start-up to first complete frame (median of {r['runs']}; max {r['max_ms']} ms) | 10k | {r['median_ms']} ms | <= 150 ms | {verdict(r['median_ms'] <= 150)} | {ms(b10)} | {ratio(r['median_ms'], b10)} | {E2E_CMD} |")
 
+    # The six targets of the performance issue, first.
+    targets = []
+
+    def target(name, value, shown, limit, limit_text):
+        if value is None:
+            targets.append(f"| {name} | n/a | {limit_text} | n/a | |")
+            return
+        targets.append(f"| {name} | {shown} | {limit_text} | {verdict(value <= limit)} | {limit / value:.1f}x headroom |" if value else f"| {name} | {shown} | {limit_text} | met | |")
+
+    lat = e2e.get("latency_10k", {})
+    target("change-to-screen p95 at 10k", lat.get("p95_ms"), f"{lat.get('p95_ms')} ms", 150, "<= 150 ms")
+    frame = criterion(args.criterion, "frame_200x60", 100_000)
+    target("one frame at 100k (200x60)", frame, ms(frame), 2.0, "<= 2 ms")
+    snap = criterion(args.criterion, "snapshot_read", 100_000)
+    if snap is not None and cli[100_000]:
+        r = snap / cli[100_000]
+        target("snapshot read at 100k vs sqlite3 CLI", r, f"{ms(snap)} = {r:.2f}x the CLI's {ms(cli[100_000])}", 2.0, "<= 2x")
+    idle = e2e.get("idle_10k", {})
+    target("idle CPU at 10k", idle.get("cpu_percent_of_one_core"), f"{idle.get('cpu_percent_of_one_core')} % of one core", 1.0, "<= 1 %")
+    rss = e2e.get("rss_100k", {})
+    target("peak RSS at 100k", rss.get("peak_rss_mb"), f"{rss.get('peak_rss_mb')} MB", 100, "<= 100 MB")
+    start = e2e.get("startup_10k", {})
+    target("start-up to first frame at 10k", start.get("median_ms"), f"{start.get('median_ms')} ms", 150, "<= 150 ms")
+
     machine = e2e.get("machine", {})
     note = (f"\nMachine: {machine.get('cpus', os.cpu_count())} CPUs, Linux {machine.get('kernel', os.uname().release)}; "
             f"load average at the start and end of the end-to-end run: "
             f"{', '.join(f'{x:.2f}' for x in machine.get('loadavg_at_start', [])[:1])} / "
             f"{', '.join(f'{x:.2f}' for x in machine.get('loadavg_at_end', [])[:1])}.\n")
-    table = "\n".join([head, sep, *rows]) + "\n" + note
+    summary = "\n".join(["| target | measured | limit | verdict | |", "|---|---|---|---|---|", *targets])
+    table = summary + "\n\nEvery figure:\n\n" + "\n".join([head, sep, *rows]) + "\n" + note
     if args.write:
         with open(args.write) as f:
             text = f.read()

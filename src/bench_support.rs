@@ -183,7 +183,7 @@ fn envelope(name: &str, attempts: i64) -> String {
 /// One transaction; the WAL is checkpointed into the file at the end.
 ///
 /// # Errors
-/// The path exists, or any SQLite error.
+/// The path exists, or any `SQLite` error.
 pub fn generate(
     path: &Path,
     spec: &GenSpec,
@@ -399,6 +399,86 @@ pub fn app_config(store_label: &str) -> crate::ui::AppConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{Instance, Lease, OpLock, Status};
+    use crate::store::Access;
+    use crate::store::probe::FixedProbe;
+
+    /// The snapshot's table scans and hash join give exactly the rows the
+    /// SQL `LEFT JOIN ... ORDER BY name` gives, on a generated store.
+    #[test]
+    fn snapshot_matches_the_sql_join() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.db");
+        let spec = GenSpec {
+            instances: 400,
+            seed: 9,
+            now: BENCH_NOW,
+            host: "vm".into(),
+        };
+        let summary = generate(&path, &spec).unwrap();
+        let mut store = Store::open(&path, Access::ReadOnly).unwrap();
+        let mut probe = FixedProbe {
+            host: Some("vm".into()),
+            processes: Vec::new(),
+        };
+        let snapshot = store.snapshot(&mut probe).unwrap();
+        let mut stmt = store
+            .connection()
+            .prepare(
+                "SELECT i.name, i.substrate, i.status, i.created_at, i.tombstoned_at,
+                        l.duration_secs, l.expires_at,
+                        k.operation, k.holder_pid, k.holder_start_time, k.acquired_at,
+                        k.holder_host
+                 FROM instances i
+                 LEFT JOIN leases l ON l.instance = i.name
+                 LEFT JOIN op_locks k ON k.instance = i.name
+                 ORDER BY i.name",
+            )
+            .unwrap();
+        let expected: Vec<Instance> = stmt
+            .query_map([], |r| {
+                let lease = match (r.get(5)?, r.get(6)?) {
+                    (Some(duration_secs), Some(expires_at)) => Some(Lease {
+                        duration_secs,
+                        expires_at,
+                    }),
+                    _ => None,
+                };
+                let lock = match r.get::<_, Option<String>>(7)? {
+                    Some(operation) => Some(OpLock {
+                        operation,
+                        holder_pid: r.get(8)?,
+                        holder_start_time: r.get(9)?,
+                        acquired_at: r.get(10)?,
+                        holder_host: r.get(11)?,
+                    }),
+                    None => None,
+                };
+                Ok(Instance {
+                    name: r.get(0)?,
+                    substrate: r.get(1)?,
+                    status: Status::parse(&r.get::<_, String>(2)?),
+                    created_at: r.get(3)?,
+                    tombstoned_at: r.get(4)?,
+                    lease,
+                    lock,
+                    anomalies: Vec::new(),
+                })
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(snapshot.instances.len(), summary.instances);
+        assert_eq!(snapshot.instances, expected);
+        assert_eq!(snapshot.liveness.len(), summary.locked);
+        assert_eq!(snapshot.reap_attempts.len(), summary.backoffs);
+        assert!(
+            snapshot
+                .reap_attempts
+                .windows(2)
+                .all(|w| w[0].instance < w[1].instance)
+        );
+    }
 
     #[test]
     fn base36_pads_and_counts() {

@@ -348,7 +348,9 @@ fn own_holder() -> crate::demo::LiveHolder {
     }
 }
 
-type Term = Terminal<CrosstermBackend<io::Stdout>>;
+/// Frames go out in one write each (stdout's own buffer is 1 KiB, which
+/// would split a frame into many writes and tear it on a slow terminal).
+type Term = Terminal<CrosstermBackend<io::BufWriter<io::Stdout>>>;
 
 /// `true` while the TUI may use the terminal. The panic hook turns it off
 /// (under this lock) before restoring the terminal, so no other thread
@@ -405,7 +407,19 @@ fn enter_terminal() -> Result<Term> {
         crossterm::cursor::Hide
     )
     .wrap_err("cannot enter the alternate screen")?;
-    Terminal::new(CrosstermBackend::new(io::stdout())).wrap_err("cannot start the terminal backend")
+    Terminal::new(CrosstermBackend::new(io::BufWriter::with_capacity(
+        1 << 16,
+        io::stdout(),
+    )))
+    .wrap_err("cannot start the terminal backend")
+}
+
+/// The reaper's lock-liveness probe: `kill(pid, 0)` before asking sysinfo,
+/// as the watcher does (a dead pid costs microseconds, not a /proc walk).
+fn checked_probe() -> Box<dyn crate::store::probe::HostProbe + Send> {
+    Box::new(crate::store::watcher::CheckedProbe::new(Box::new(
+        SysinfoProbe::new(),
+    )))
 }
 
 /// Restores the terminal when dropped (an early `?` return included).
@@ -529,7 +543,7 @@ fn run(setup: Setup) -> Result<()> {
         // A dry run changes nothing, so it needs no role and blocks nobody.
         let store =
             Store::open(&setup.path, Access::ReadWrite).wrap_err("cannot open the store")?;
-        let reaper = Reaper::new(store, Box::new(SysinfoProbe::new()), teardowns.clone());
+        let reaper = Reaper::new(store, checked_probe(), teardowns.clone());
         crate::reaper::runner::spawn(reaper, Arc::clone(&stop))
             .wrap_err("cannot start the reaper")?;
     }
@@ -802,8 +816,7 @@ impl Leader {
             });
         match Store::open(&self.path, Access::ReadWrite) {
             Ok(store) => {
-                let reaper =
-                    Reaper::new(store, Box::new(SysinfoProbe::new()), self.teardowns.clone());
+                let reaper = Reaper::new(store, checked_probe(), self.teardowns.clone());
                 if let Err(error) = crate::reaper::runner::spawn(reaper, Arc::clone(&stop)) {
                     self.error(format!("cannot start the reaper: {error}"));
                 }

@@ -130,7 +130,13 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
                 .push(activity.kind);
         }),
     };
-    let mut reaper = Reaper::new(store, Box::new(SysinfoProbe::new()), jobs);
+    let mut reaper = Reaper::new(
+        store,
+        Box::new(crate::store::watcher::CheckedProbe::new(Box::new(
+            SysinfoProbe::new(),
+        ))),
+        jobs,
+    );
     let summary = reaper.pass();
     if summary.failed > 0 || summary.errors > 0 {
         ExitCode::from(1)

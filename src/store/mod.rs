@@ -784,8 +784,8 @@ fn sort_by_name(instances: &mut [Instance]) {
 }
 
 /// A fast hash for instance names (multiply-rotate over 8-byte words, as
-/// rustc's FxHash), seeded per process so that a crafted store cannot
-/// aim collisions at it. SipHash cost a sixth of a 100,000-row snapshot.
+/// rustc's `FxHash`), seeded per process so that a crafted store cannot
+/// aim collisions at it. `SipHash` cost a sixth of a 100,000-row snapshot.
 #[derive(Clone, Copy)]
 struct NameHash(u64);
 
@@ -842,8 +842,8 @@ fn text_or_note(value: ValueRef<'_>, what: &str, anomalies: &mut Vec<String>) ->
     })
 }
 
-/// The `instances` columns at 1..=4 (substrate, status, created_at,
-/// tombstoned_at) around an already-read `name`; no lease, no lock.
+/// The `instances` columns at 1..=4 (`substrate`, `status`, `created_at`,
+/// `tombstoned_at`) around an already-read `name`; no lease, no lock.
 fn instance_columns(row: &rusqlite::Row<'_>, name: String, mut anomalies: Vec<String>) -> Instance {
     let substrate = text_or_note(col(row, 1), "substrate", &mut anomalies);
     let status = match col(row, 2) {
@@ -882,7 +882,7 @@ fn lease_columns(
     }
 }
 
-/// A lock row's operation, pid, start time, acquired_at and host from
+/// A lock row's operation, pid, start time, `acquired_at` and host from
 /// `base` on.
 fn lock_columns(row: &rusqlite::Row<'_>, base: usize, anomalies: &mut Vec<String>) -> OpLock {
     let holder_pid = lenient_int(col(row, base + 1));

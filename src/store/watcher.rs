@@ -4,7 +4,6 @@
 //! as stale without any commit; and tells the render loop when another
 //! process has held the store's write lock for a while.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -55,6 +54,14 @@ struct Watcher {
     busy_since: Option<Instant>,
     health: StoreHealth,
     last: Option<Arc<Snapshot>>,
+    /// Indices in `last` of the instances whose lock holder is probed
+    /// locally (this host, or a store without `holder_host`): the only
+    /// liveness that can change without a commit. Found once per snapshot,
+    /// so the once-a-second re-probe never walks every instance. `None`
+    /// when two locked instances share a name (a hand-made store): the
+    /// liveness map keeps one case per name, so every lock is re-probed in
+    /// order, as the snapshot did.
+    probed: Option<Vec<usize>>,
 }
 
 /// The receiver is gone: stop.
@@ -73,7 +80,30 @@ impl Watcher {
             busy_since: None,
             health: StoreHealth::Ok,
             last: None,
+            probed: None,
         }
+    }
+
+    /// Keep `snapshot` as the last one sent, with its locally probed locks.
+    fn remember(&mut self, snapshot: &Arc<Snapshot>) {
+        let host = self.probe.host_name();
+        let mut probed = self.probed.take().unwrap_or_default();
+        probed.clear();
+        let mut last_locked: Option<&str> = None;
+        let mut unique = true;
+        for (index, instance) in snapshot.instances.iter().enumerate() {
+            let Some(lock) = &instance.lock else {
+                continue;
+            };
+            // Sorted by name: equal names are neighbours among the locked.
+            unique &= last_locked != Some(instance.name.as_str());
+            last_locked = Some(&instance.name);
+            if probed_here(lock, host) {
+                probed.push(index);
+            }
+        }
+        self.probed = unique.then_some(probed);
+        self.last = Some(Arc::clone(snapshot));
     }
 
     fn run(mut self, stop: &AtomicBool) {
@@ -135,12 +165,12 @@ impl Watcher {
             .as_ref()
             .map_or(true, |v| self.last_version != Some(*v));
         if changed {
-            match store.snapshot(&mut ProcFiltered::new(&mut self.probe)) {
+            match store.snapshot(&mut CheckedProbe::new(&mut self.probe)) {
                 Ok(snapshot) => {
                     self.last_version = version.ok();
                     self.last_probe = Instant::now();
                     let snapshot = Arc::new(snapshot);
-                    self.last = Some(Arc::clone(&snapshot));
+                    self.remember(&snapshot);
                     self.send(Event::Snapshot(snapshot))?;
                     if self.busy_since.is_none() {
                         self.set_health(StoreHealth::Ok)?;
@@ -184,73 +214,117 @@ impl Watcher {
     }
 
     /// Re-probe lock holders; send a new snapshot only when a case changed.
-    /// Only the locked instances are probed, and the snapshot is copied only
-    /// when something changed.
+    /// Only the locally probed locks are asked about (a foreign holder's
+    /// case cannot change without a commit), nothing is allocated while
+    /// nothing changed, and the snapshot is copied only when something did.
     fn reprobe_liveness(&mut self) -> Result<(), Gone> {
         let Some(previous) = self.last.clone() else {
             return Ok(());
         };
         let host = self.probe.host_name().map(str::to_owned);
-        let mut probe = ProcFiltered::new(&mut self.probe);
-        let mut fresh = HashMap::with_capacity(previous.liveness.len());
-        for instance in &previous.instances {
-            if let Some(lock) = &instance.lock {
-                let case = liveness(lock, host.as_deref(), |pid| probe.start_time(pid));
-                fresh.insert(instance.name.clone(), case);
+        let mut probe = CheckedProbe::new(&mut self.probe);
+        let Some(probed) = &self.probed else {
+            // Shared names: re-probe every lock into a fresh map, in order.
+            let mut fresh = std::collections::HashMap::with_capacity(previous.liveness.len());
+            for instance in &previous.instances {
+                if let Some(lock) = &instance.lock {
+                    let case = liveness(lock, host.as_deref(), |pid| probe.start_time(pid));
+                    fresh.insert(instance.name.clone(), case);
+                }
+            }
+            if fresh != previous.liveness {
+                let mut next = (*previous).clone();
+                next.liveness = fresh;
+                let next = Arc::new(next);
+                self.remember(&next);
+                self.send(Event::Snapshot(next))?;
+            }
+            return Ok(());
+        };
+        let mut changed = Vec::new();
+        for &index in probed {
+            let Some(instance) = previous.instances.get(index) else {
+                continue;
+            };
+            let Some(lock) = &instance.lock else {
+                continue;
+            };
+            let case = liveness(lock, host.as_deref(), |pid| probe.start_time(pid));
+            if previous.liveness.get(&instance.name) != Some(&case) {
+                changed.push((index, case));
             }
         }
-        if fresh != previous.liveness {
+        if !changed.is_empty() {
             let mut next = (*previous).clone();
-            next.liveness = fresh;
+            for (index, case) in changed {
+                let name = next.instances[index].name.clone();
+                next.liveness.insert(name, case);
+            }
             let next = Arc::new(next);
-            self.last = Some(Arc::clone(&next));
+            self.remember(&next);
             self.send(Event::Snapshot(next))?;
         }
         Ok(())
     }
 }
 
-/// The sysinfo probe behind a one-`stat` check of `/proc/<pid>`: a pid with
-/// no `/proc` entry has no process, which is the answer sysinfo would give
-/// after opening and reading several files. Most locks left behind at scale
-/// name dead holders, and re-probing them every second through sysinfo was
-/// nearly all of the console's idle CPU (250 local locks: about 1 % of a
-/// core; a 100,000-instance snapshot spent 100 ms probing). Where `/proc` is
-/// not mounted every question goes to sysinfo. The watcher probes through
-/// this; public for the benchmarks.
-pub struct ProcFiltered<'a> {
-    inner: &'a mut SysinfoProbe,
-    proc_mounted: bool,
-}
-
-impl<'a> ProcFiltered<'a> {
-    /// Wrap `inner`.
-    pub fn new(inner: &'a mut SysinfoProbe) -> Self {
-        Self {
-            inner,
-            proc_mounted: cfg!(target_os = "linux") && Path::new("/proc/self").exists(),
-        }
+/// Whether `lock`'s holder is probed on this machine (the rule of
+/// [`liveness`]): its host is this host, or the store has no `holder_host`.
+fn probed_here(lock: &crate::model::OpLock, this_host: Option<&str>) -> bool {
+    match &lock.holder_host {
+        Some(host) => this_host == Some(host.as_str()),
+        None => true,
     }
 }
 
-impl std::fmt::Debug for ProcFiltered<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ProcFiltered")
-            .field("proc_mounted", &self.proc_mounted)
-            .finish_non_exhaustive()
+/// A probe that asks the kernel first whether the pid exists at all
+/// (`kill(pid, 0)`, one cheap syscall) and answers "no such process"
+/// itself when it does not; only pids that exist reach the wrapped probe
+/// (sysinfo opens and reads several `/proc` files per pid). Most locks left
+/// behind at scale name dead holders, and re-probing them every second
+/// through sysinfo was nearly all of the console's idle CPU (250 local
+/// locks: about 1 % of a core), and 100 ms of every 100,000-instance
+/// snapshot. The watcher probes through this; public so the reaper can
+/// too, and for the benchmarks.
+#[derive(Debug)]
+pub struct CheckedProbe<P> {
+    inner: P,
+}
+
+impl<P> CheckedProbe<P> {
+    /// Wrap a probe (`&mut SysinfoProbe`, `Box<SysinfoProbe>`, ...).
+    pub const fn new(inner: P) -> Self {
+        Self { inner }
     }
 }
 
-impl HostProbe for ProcFiltered<'_> {
+impl<P> HostProbe for CheckedProbe<P>
+where
+    P: std::ops::DerefMut,
+    P::Target: HostProbe,
+{
     fn host_name(&self) -> Option<&str> {
         self.inner.host_name()
     }
 
     fn start_time(&mut self, pid: u32) -> Option<u64> {
-        if self.proc_mounted && !Path::new(&format!("/proc/{pid}")).exists() {
+        if !may_exist(pid) {
             return None;
         }
         self.inner.start_time(pid)
+    }
+}
+
+/// False only when the kernel says there is no process (or thread) with
+/// this id (`ESRCH`); a pid that exists but belongs to another user
+/// (`EPERM`) or does not fit a `pid_t` is left to the wrapped probe.
+fn may_exist(pid: u32) -> bool {
+    match i32::try_from(pid) {
+        Ok(raw) if raw > 0 => !matches!(
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(raw), None),
+            Err(nix::errno::Errno::ESRCH)
+        ),
+        _ => true,
     }
 }
 
