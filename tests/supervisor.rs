@@ -256,3 +256,58 @@ fn a_crashed_helpers_children_do_not_outlive_it() {
     assert!(!alive(child), "the crashed helper's child was stopped");
     handle.stop(Duration::from_millis(200));
 }
+
+#[test]
+fn an_unidentified_tenant_is_evicted_by_image_after_the_grace() {
+    let dir = tempfile::tempdir().unwrap();
+    let roles = dir.path().join("roles");
+    std::fs::create_dir_all(&roles).unwrap();
+    // This console's helper image: a copy of sleep with a path of its own.
+    let image = dir.path().join("helper");
+    std::fs::copy("/bin/sleep", &image).unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&image, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // A tenant from an install that published no record: it runs the
+    // helper's image, and the role's lock is held with no claim file.
+    let mut tenant = std::process::Command::new(&image)
+        .arg("300")
+        .spawn()
+        .unwrap();
+    let tenant_pid = tenant.id();
+    let reaped = std::thread::spawn(move || tenant.wait().unwrap());
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(roles.join(format!("{ROLE}.lock")))
+        .unwrap();
+    lock.try_lock().unwrap();
+
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = Arc::new(HelperHandle::default());
+    let started = Instant::now();
+    stackless_tui::supervisor::thread::spawn(
+        config(&roles, &[image.to_str().unwrap(), "300"]),
+        tx,
+        Arc::clone(&handle),
+    )
+    .unwrap();
+    wait_note(&mut rx, Duration::from_secs(10), |n| {
+        n.kind == SupervisorKind::SupersededAnonymously
+    });
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "only after the grace"
+    );
+    let evicted = wait_note(&mut rx, Duration::from_secs(10), |n| {
+        n.kind == SupervisorKind::Evicted
+    });
+    assert_eq!(evicted.text, "evicted an unidentified tenant");
+    let status = reaped.join().unwrap();
+    assert!(!status.success(), "pid {tenant_pid} was signalled");
+    drop(lock);
+    wait_note(&mut rx, Duration::from_secs(10), |n| {
+        n.kind == SupervisorKind::Started
+    });
+    handle.stop(Duration::from_millis(200));
+}
