@@ -685,35 +685,24 @@ fn scan_instances(conn: &Connection, holder_host: bool) -> rusqlite::Result<Opti
     // Lease and lock rows are matched through a hash of the names (a binary
     // search per row costs a cache miss per step at 100,000 instances), and
     // applied once the map is gone.
-    let mut leases: Vec<(usize, Option<Lease>, Vec<String>)> = Vec::new();
-    let mut locks: Vec<(usize, OpLock, Vec<String>)> = Vec::new();
+    let leases: Keyed<Option<Lease>>;
+    let locks: Keyed<OpLock>;
     {
         let mut positions: std::collections::HashMap<&[u8], usize, NameHash> =
             std::collections::HashMap::with_capacity_and_hasher(instances.len(), NameHash::new());
         for (index, instance) in instances.iter().enumerate() {
             positions.insert(instance.name.as_bytes(), index);
         }
-        let mut seen = vec![false; instances.len()];
-        let mut stmt =
-            conn.prepare_cached("SELECT instance, duration_secs, expires_at FROM leases")?;
-        let mut rows = stmt.query([])?;
-        while let Some(row) = rows.next()? {
-            let key = match col(row, 0) {
-                ValueRef::Null => continue,
-                ValueRef::Text(key) => key,
-                _ => return Ok(None),
-            };
-            let Some(&index) = positions.get(key) else {
-                continue;
-            };
-            if std::mem::replace(&mut seen[index], true) {
-                return Ok(None);
-            }
-            let mut notes = Vec::new();
-            let lease = lease_columns(row, 1, &mut notes);
-            leases.push((index, lease, notes));
-        }
-        seen.fill(false);
+        let Some(found) = scan_keyed(
+            conn,
+            "SELECT instance, duration_secs, expires_at FROM leases",
+            &positions,
+            lease_columns,
+        )?
+        else {
+            return Ok(None);
+        };
+        leases = found;
         let sql = if holder_host {
             "SELECT instance, operation, holder_pid, holder_start_time, acquired_at, holder_host
              FROM op_locks"
@@ -721,24 +710,10 @@ fn scan_instances(conn: &Connection, holder_host: bool) -> rusqlite::Result<Opti
             "SELECT instance, operation, holder_pid, holder_start_time, acquired_at, NULL
              FROM op_locks"
         };
-        let mut stmt = conn.prepare_cached(sql)?;
-        let mut rows = stmt.query([])?;
-        while let Some(row) = rows.next()? {
-            let key = match col(row, 0) {
-                ValueRef::Null => continue,
-                ValueRef::Text(key) => key,
-                _ => return Ok(None),
-            };
-            let Some(&index) = positions.get(key) else {
-                continue;
-            };
-            if std::mem::replace(&mut seen[index], true) {
-                return Ok(None);
-            }
-            let mut notes = Vec::new();
-            let lock = lock_columns(row, 1, &mut notes);
-            locks.push((index, lock, notes));
-        }
+        let Some(found) = scan_keyed(conn, sql, &positions, lock_columns)? else {
+            return Ok(None);
+        };
+        locks = found;
     }
     for (index, lease, notes) in leases {
         let instance = &mut instances[index];
@@ -754,6 +729,43 @@ fn scan_instances(conn: &Connection, holder_host: bool) -> rusqlite::Result<Opti
         note_created_at(instance);
     }
     Ok(Some(instances))
+}
+
+/// Per matched row: the instance's position, the value read, and anomalies.
+type Keyed<T> = Vec<(usize, T, Vec<String>)>;
+
+/// Rows of a table keyed by instance name (column 0), matched to their
+/// instance's position through `positions`, each read by `read` from column
+/// 1 on. Rows naming no instance are skipped (the join would drop them).
+/// `Ok(None)` when the fast path cannot be trusted: a key that is neither
+/// text nor NULL, or two rows for one instance.
+fn scan_keyed<T>(
+    conn: &Connection,
+    sql: &str,
+    positions: &std::collections::HashMap<&[u8], usize, NameHash>,
+    read: fn(&rusqlite::Row<'_>, usize, &mut Vec<String>) -> T,
+) -> rusqlite::Result<Option<Keyed<T>>> {
+    let mut seen = vec![false; positions.len()];
+    let mut found = Vec::new();
+    let mut stmt = conn.prepare_cached(sql)?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let key = match col(row, 0) {
+            ValueRef::Null => continue,
+            ValueRef::Text(key) => key,
+            _ => return Ok(None),
+        };
+        let Some(&index) = positions.get(key) else {
+            continue;
+        };
+        if std::mem::replace(&mut seen[index], true) {
+            return Ok(None);
+        }
+        let mut notes = Vec::new();
+        let value = read(row, 1, &mut notes);
+        found.push((index, value, notes));
+    }
+    Ok(Some(found))
 }
 
 /// Sort by name (byte order) without moving 100,000 rows through every
