@@ -5,7 +5,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, HighlightSpacing, Paragraph, Row, Table, TableState};
+use ratatui::widgets::{Cell, Paragraph, Row};
 use unicode_width::UnicodeWidthStr;
 
 use super::{HIGHLIGHT_SYMBOL, focused, pane_block, scroll_window, title};
@@ -17,7 +17,7 @@ use crate::ui::view::{self, BackoffRow};
 /// Column headers, in order.
 pub const HEADERS: [&str; 4] = ["INSTANCE", "ATTEMPTS", "RETRY", "LAST ERROR"];
 
-const SPACING: u16 = 1;
+const SPACING: u16 = super::TABLE_SPACING;
 
 /// Draw the Backoffs pane into `area`.
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
@@ -103,26 +103,15 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
             ])
         })
         .collect();
-    let table = Table::new(rows, widths.map(Constraint::Length))
-        .header(
-            Row::new(
-                HEADERS
-                    .iter()
-                    .zip(widths)
-                    .map(|(h, w)| Cell::from(view::fit(h, usize::from(w)))),
-            )
-            .style(theme::table_header()),
-        )
-        .column_spacing(SPACING)
-        .highlight_symbol(HIGHLIGHT_SYMBOL)
-        .highlight_spacing(HighlightSpacing::Always)
-        .row_highlight_style(if is_focused {
-            theme::selected_focused()
-        } else {
-            theme::selected_unfocused()
-        });
-    let mut state = TableState::default().with_selected(Some(selected - offset));
-    frame.render_stateful_widget(table, table_area, &mut state);
+    super::render_table(
+        frame,
+        table_area,
+        &HEADERS,
+        rows,
+        &widths,
+        selected - offset,
+        is_focused,
+    );
 
     if let Some(detail_area) = detail_area {
         frame.render_widget(Paragraph::new(details), detail_area);

@@ -6,10 +6,10 @@
 use std::fmt::Write as _;
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, HighlightSpacing, Paragraph, Row, Table, TableState};
+use ratatui::widgets::{Cell, Paragraph, Row};
 use unicode_width::UnicodeWidthStr;
 
 use super::{HIGHLIGHT_SYMBOL, focused, pane_block, scroll_window};
@@ -21,7 +21,7 @@ use crate::ui::view::{self, CUT_SHORT, InstanceRow, LeaseState, LockState};
 /// Column headers, in order.
 pub const HEADERS: [&str; 7] = ["NAME", "ST", "SUBSTRATE", "STATUS", "LEASE", "LOCK", "REAP"];
 
-const SPACING: u16 = 1;
+const SPACING: u16 = super::TABLE_SPACING;
 
 /// The cursor drawn at the end of the filter prompt.
 pub const PROMPT_CURSOR: &str = "▏";
@@ -133,25 +133,15 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         .collect();
     let widths = column_widths(inner.width, &built);
     let rows: Vec<Row> = built.into_iter().map(|r| row(r, widths)).collect();
-    let header = Row::new(
-        HEADERS
-            .iter()
-            .zip(widths)
-            .map(|(h, w)| Cell::from(view::fit(h, usize::from(w)))),
-    )
-    .style(theme::table_header());
-    let table = Table::new(rows, widths.map(Constraint::Length))
-        .header(header)
-        .column_spacing(SPACING)
-        .highlight_symbol(HIGHLIGHT_SYMBOL)
-        .highlight_spacing(HighlightSpacing::Always)
-        .row_highlight_style(if is_focused {
-            theme::selected_focused()
-        } else {
-            theme::selected_unfocused()
-        });
-    let mut state = TableState::default().with_selected(Some(selected - offset));
-    frame.render_stateful_widget(table, inner, &mut state);
+    super::render_table(
+        frame,
+        inner,
+        &HEADERS,
+        rows,
+        &widths,
+        selected - offset,
+        is_focused,
+    );
 }
 
 fn row(r: InstanceRow, widths: [u16; 7]) -> Row<'static> {

@@ -99,6 +99,44 @@ pub fn inner(rect: Rect) -> Rect {
     Block::bordered().inner(rect)
 }
 
+/// Columns between table cells, in both table panes.
+pub const TABLE_SPACING: u16 = 1;
+
+/// A selectable table as both table panes draw it: headers cut to their
+/// column widths, the shared spacing, highlight symbol and selection style,
+/// the selection at `selected` (a row index within `rows`).
+pub fn render_table(
+    frame: &mut ratatui::Frame,
+    area: Rect,
+    headers: &[&str],
+    rows: Vec<ratatui::widgets::Row<'static>>,
+    widths: &[u16],
+    selected: usize,
+    is_focused: bool,
+) {
+    use ratatui::layout::Constraint;
+    use ratatui::widgets::{Cell, HighlightSpacing, Row, Table, TableState};
+    let header = Row::new(
+        headers
+            .iter()
+            .zip(widths)
+            .map(|(h, w)| Cell::from(crate::ui::view::fit(h, usize::from(*w)))),
+    )
+    .style(crate::ui::theme::table_header());
+    let table = Table::new(rows, widths.iter().map(|w| Constraint::Length(*w)))
+        .header(header)
+        .column_spacing(TABLE_SPACING)
+        .highlight_symbol(HIGHLIGHT_SYMBOL)
+        .highlight_spacing(HighlightSpacing::Always)
+        .row_highlight_style(if is_focused {
+            crate::ui::theme::selected_focused()
+        } else {
+            crate::ui::theme::selected_unfocused()
+        });
+    let mut state = TableState::default().with_selected(Some(selected));
+    frame.render_stateful_widget(table, area, &mut state);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
