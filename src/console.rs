@@ -544,7 +544,7 @@ fn run(setup: Setup) -> Result<()> {
         let store =
             Store::open(&setup.path, Access::ReadWrite).wrap_err("cannot open the store")?;
         let reaper = Reaper::new(store, checked_probe(), teardowns.clone());
-        crate::reaper::runner::spawn(reaper, Arc::clone(&stop))
+        crate::reaper::runner::spawn(reaper, vec![Arc::clone(&stop)])
             .wrap_err("cannot start the reaper")?;
     }
     let run_reaper = setup.reaper.is_some() && !dry_run;
@@ -799,25 +799,17 @@ impl Leader {
         }
     }
 
-    /// Start the reaper; returns the flag that stops it (also set when the
-    /// console stops).
+    /// Start the reaper; returns the flag that stops it when the role is
+    /// lost (the console's own stop flag stops it too).
     fn start_reaper(&self) -> Arc<AtomicBool> {
         let stop = Arc::new(AtomicBool::new(false));
-        // The console's own stop reaches this reaper too.
-        let console_stop = Arc::clone(&self.stop);
-        let both = Arc::clone(&stop);
-        let _ = std::thread::Builder::new()
-            .name("reaper-stop".into())
-            .spawn(move || {
-                while !console_stop.load(Ordering::SeqCst) && !both.load(Ordering::SeqCst) {
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-                both.store(true, Ordering::SeqCst);
-            });
         match Store::open(&self.path, Access::ReadWrite) {
             Ok(store) => {
                 let reaper = Reaper::new(store, checked_probe(), self.teardowns.clone());
-                if let Err(error) = crate::reaper::runner::spawn(reaper, Arc::clone(&stop)) {
+                if let Err(error) = crate::reaper::runner::spawn(
+                    reaper,
+                    vec![Arc::clone(&stop), Arc::clone(&self.stop)],
+                ) {
                     self.error(format!("cannot start the reaper: {error}"));
                 }
             }

@@ -3,11 +3,14 @@
 //! Drawn into ratatui's `TestBackend` from the fixture stores at a fixed
 //! clock; snapshots live in `tests/snapshots/`.
 
-use std::path::Path;
+mod common;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use common::CAPTURE;
+use common::ui::{fixture_snapshot, fixture_store, press, render_app, render_pane, select};
+use crossterm::event::{KeyCode, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
@@ -17,41 +20,12 @@ use stackless_tui::event::{Activity, ActivityKind, Actor, Event, StoreHealth};
 use stackless_tui::model::{Instance, Lease, Liveness, OpLock, ReapAttempt, Snapshot, Status};
 use stackless_tui::store::detail::InstanceDetail;
 use stackless_tui::store::probe::FixedProbe;
-use stackless_tui::store::{Access, Store};
 use stackless_tui::ui::detail::Loaded;
 use stackless_tui::ui::{self, App, AppConfig, Command, FlashLevel, Focus, SortKey, panes};
 
-/// When the fixture rows were written (tests/fixtures/README.md).
-const CAPTURE: i64 = 1_795_960_686;
+/// The real stackless store fixture.
 const REAL: &str = "stackless-real-v4.db";
 const DUO: &str = "duo-79882653-fd55-4b17-bf19-d4afc89a2b5e";
-
-/// A read-only store over a copy of `tests/fixtures/<name>` (the fixture
-/// itself is never opened: `SQLite` would create `-wal`/`-shm` beside it).
-fn fixture_store(name: &str) -> (tempfile::TempDir, Store) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let copy = dir.path().join(name);
-    std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures")
-            .join(name),
-        &copy,
-    )
-    .expect("copy fixture");
-    let store = Store::open(&copy, Access::ReadOnly).expect("open fixture copy");
-    (dir, store)
-}
-
-/// A snapshot of a fixture copy with a fixed probe (host `vm`, no live
-/// processes).
-fn fixture_snapshot(name: &str) -> Snapshot {
-    let (_dir, mut store) = fixture_store(name);
-    let mut probe = FixedProbe {
-        host: Some("vm".into()),
-        processes: vec![],
-    };
-    store.snapshot(&mut probe).expect("snapshot")
-}
 
 /// `name`'s detail rows from a copy of the real store.
 fn real_detail(name: &str) -> InstanceDetail {
@@ -85,41 +59,11 @@ fn real_app() -> App {
     app_with(fixture_snapshot(REAL))
 }
 
+/// The console drawn into a test terminal, for looking at cell styles.
 fn terminal(app: &App, width: u16, height: u16) -> Terminal<TestBackend> {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("terminal");
     terminal.draw(|f| ui::draw(f, app)).expect("draw");
     terminal
-}
-
-/// The whole console drawn at `width` x `height`, as quoted lines.
-fn render_app(app: &App, width: u16, height: u16) -> String {
-    if width == 0 {
-        let _ = terminal(app, width, height);
-        return String::new();
-    }
-    terminal(app, width, height).backend().to_string()
-}
-
-fn render_pane(
-    app: &App,
-    width: u16,
-    height: u16,
-    pane: fn(&mut ratatui::Frame, ratatui::layout::Rect, &App),
-) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("terminal");
-    terminal.draw(|f| pane(f, f.area(), app)).expect("draw");
-    terminal.backend().to_string()
-}
-
-fn key(code: KeyCode) -> Event {
-    Event::Input(crossterm::event::Event::Key(KeyEvent::new(
-        code,
-        KeyModifiers::NONE,
-    )))
-}
-
-fn press(app: &mut App, code: KeyCode) -> Option<Command> {
-    app.handle(key(code), CAPTURE)
 }
 
 fn type_text(app: &mut App, text: &str) {
@@ -130,18 +74,6 @@ fn type_text(app: &mut App, text: &str) {
 
 fn selected_name(app: &App) -> Option<String> {
     app.selected_instance().map(|i| i.name.clone())
-}
-
-/// Move the instance selection to `name`: `g`, then `j` until there.
-fn select(app: &mut App, name: &str) {
-    press(app, KeyCode::Char('g'));
-    for _ in 0..app.visible().len() {
-        if selected_name(app).as_deref() == Some(name) {
-            return;
-        }
-        press(app, KeyCode::Char('j'));
-    }
-    assert_eq!(selected_name(app).as_deref(), Some(name), "cannot select");
 }
 
 /// The names in table order.

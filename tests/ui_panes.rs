@@ -1,10 +1,13 @@
 //! The UI, drawn into ratatui's `TestBackend` from the fixture stores at a
 //! fixed clock, and its key handling. Snapshots live in `tests/snapshots/`.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::CAPTURE;
+use common::ui::{fixture_snapshot, press, render_app, render_pane, select};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -14,33 +17,7 @@ use stackless_tui::event::{
     Activity, ActivityKind, Actor, Event, StoreHealth, SupervisorKind, SupervisorNote,
 };
 use stackless_tui::model::{Instance, Lease, Snapshot, Status};
-use stackless_tui::store::probe::FixedProbe;
-use stackless_tui::store::{Access, Store};
 use stackless_tui::ui::{self, App, AppConfig, Command, Focus, panes};
-
-/// When the fixture rows were written (tests/fixtures/README.md).
-const CAPTURE: i64 = 1_795_960_686;
-
-/// Open a copy of `tests/fixtures/<name>` read-only and take a snapshot with
-/// a fixed probe (host `vm`, no live processes). The fixture itself is never
-/// opened: `SQLite` would create `-wal`/`-shm` files beside it.
-fn fixture_snapshot(name: &str) -> Snapshot {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let copy = dir.path().join(name);
-    std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures")
-            .join(name),
-        &copy,
-    )
-    .expect("copy fixture");
-    let mut store = Store::open(&copy, Access::ReadOnly).expect("open fixture copy");
-    let mut probe = FixedProbe {
-        host: Some("vm".into()),
-        processes: vec![],
-    };
-    store.snapshot(&mut probe).expect("snapshot")
-}
 
 fn config() -> AppConfig {
     AppConfig {
@@ -62,59 +39,6 @@ fn app_with(config: AppConfig, snapshot: Snapshot) -> App {
 
 fn real_app() -> App {
     app_with(config(), fixture_snapshot("stackless-real-v4.db"))
-}
-
-/// Render with `draw` into a `width` x `height` test terminal; the buffer as
-/// text, one quoted line per row (ratatui's `TestBackend` display).
-fn render(width: u16, height: u16, draw: impl FnOnce(&mut ratatui::Frame)) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("terminal");
-    terminal.draw(draw).expect("draw");
-    if width == 0 {
-        // TestBackend's display cannot show a zero-width buffer.
-        return String::new();
-    }
-    terminal.backend().to_string()
-}
-
-fn render_app(app: &App, width: u16, height: u16) -> String {
-    render(width, height, |f| ui::draw(f, app))
-}
-
-/// Render one pane alone, filling the whole test terminal.
-fn render_pane(
-    app: &App,
-    width: u16,
-    height: u16,
-    pane: fn(&mut ratatui::Frame, Rect, &App),
-) -> String {
-    render(width, height, |f| pane(f, f.area(), app))
-}
-
-fn key(code: KeyCode) -> Event {
-    Event::Input(crossterm::event::Event::Key(KeyEvent::new(
-        code,
-        KeyModifiers::NONE,
-    )))
-}
-
-fn press(app: &mut App, code: KeyCode) -> Option<Command> {
-    app.handle(key(code), CAPTURE)
-}
-
-/// Move the instance selection to `name`: `g` to the first row, then `j`.
-fn select(app: &mut App, name: &str) {
-    press(app, KeyCode::Char('g'));
-    for _ in 0..app.snapshot().instances.len() {
-        if app.selected_instance().map(|i| i.name.as_str()) == Some(name) {
-            return;
-        }
-        press(app, KeyCode::Char('j'));
-    }
-    assert_eq!(
-        app.selected_instance().map(|i| i.name.as_str()),
-        Some(name),
-        "could not select {name}"
-    );
 }
 
 fn last_activity(app: &App) -> (Actor, String, ActivityKind, String, u32) {

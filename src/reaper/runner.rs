@@ -775,21 +775,23 @@ fn iso_time(at: i64) -> String {
 }
 
 /// Run `reaper` on a thread of its own: a pass at once, then one per tick
-/// (measured on the monotonic clock), until `stop` is set. Teardowns run on
+/// (measured on the monotonic clock), until any of `stops` is set (the
+/// console quitting, or the `console` role being lost). Teardowns run on
 /// their own threads, so a hung one never delays a tick.
 ///
 /// # Errors
 /// The thread could not be spawned.
-pub fn spawn(mut reaper: Reaper, stop: Arc<AtomicBool>) -> std::io::Result<JoinHandle<()>> {
+pub fn spawn(mut reaper: Reaper, stops: Vec<Arc<AtomicBool>>) -> std::io::Result<JoinHandle<()>> {
+    let stopped = move || stops.iter().any(|s| s.load(Ordering::Relaxed));
     std::thread::Builder::new()
         .name("reaper".into())
         .spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
+            while !stopped() {
                 let started = Instant::now();
                 crate::fault::inject("reaper");
                 reaper.tick();
                 while started.elapsed() < reaper.jobs.config.tick {
-                    if stop.load(Ordering::Relaxed) {
+                    if stopped() {
                         return;
                     }
                     std::thread::sleep(Duration::from_millis(100));

@@ -2,6 +2,8 @@
 //! a fixed clock.
 #![allow(dead_code)]
 
+pub mod ui;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
