@@ -22,8 +22,8 @@ use stackless_tui::bench_support::{BENCH_NOW, GenSpec, app_config, generate};
 use stackless_tui::event::Event;
 use stackless_tui::model::Snapshot;
 use stackless_tui::reaper::decision;
+use stackless_tui::store::probe::CheckedProbe;
 use stackless_tui::store::probe::{FixedProbe, HostProbe, SysinfoProbe};
-use stackless_tui::store::watcher::CheckedProbe;
 use stackless_tui::store::{Access, Store};
 use stackless_tui::ui::{self, App, view};
 

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::Serialize;
 
-use crate::event::{Activity, ActivityKind, Actor};
+use crate::model::activity::{Activity, ActivityKind, Actor};
 
 /// Rotate when the file would grow past this (bytes).
 pub const DEFAULT_CAP: u64 = 5 * 1024 * 1024;

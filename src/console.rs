@@ -417,7 +417,7 @@ fn enter_terminal() -> Result<Term> {
 /// The reaper's lock-liveness probe: `kill(pid, 0)` before asking sysinfo,
 /// as the watcher does (a dead pid costs microseconds, not a /proc walk).
 fn checked_probe() -> Box<dyn crate::store::probe::HostProbe + Send> {
-    Box::new(crate::store::watcher::CheckedProbe::new(Box::new(
+    Box::new(crate::store::probe::CheckedProbe::new(Box::new(
         SysinfoProbe::new(),
     )))
 }

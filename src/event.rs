@@ -3,11 +3,11 @@
 //! terminal send [`Event`]s over one unbounded channel; the loop applies them
 //! to the UI state in arrival order.
 
-use std::fmt;
 use std::sync::Arc;
 use std::time::Instant;
 
 use crate::model::Snapshot;
+pub use crate::model::activity::{Activity, ActivityKind, Actor};
 
 /// The sending half every producer holds.
 pub type EventSender = tokio::sync::mpsc::UnboundedSender<Event>;
@@ -63,113 +63,6 @@ pub enum StoreHealth {
     /// The store cannot be read right now (the message says why); the watcher
     /// retries every second.
     Error(String),
-}
-
-/// Who did something.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Actor {
-    /// The background reaper (stackless §6 rules).
-    Reaper,
-    /// The operator, from a key.
-    Operator,
-}
-
-impl fmt::Display for Actor {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Reaper => "reaper",
-            Self::Operator => "operator",
-        })
-    }
-}
-
-/// What happened to an instance.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ActivityKind {
-    /// A teardown started.
-    Started,
-    /// A teardown succeeded (`down` exited 0); the reap-attempt row was
-    /// cleared.
-    Reaped,
-    /// The operator's `d` succeeded (`down` exited 0).
-    TornDown,
-    /// Skipped: a live operation (or a foreign host) holds the lock, or `down`
-    /// answered `state.lock.held`.
-    SkippedLocked,
-    /// Skipped: a previous failure's backoff has not run out.
-    WaitingBackoff,
-    /// The teardown failed; the attempt was recorded with a backoff.
-    Failed,
-    /// A tombstone past 7 days was garbage-collected (D14).
-    Collected,
-    /// Refused without acting (hostile name, key rules, store generation).
-    Refused,
-    /// Aborted: the instance changed between the decision and the teardown.
-    Aborted,
-    /// `--dry-run`: the reaper would have reaped this instance.
-    WouldReap,
-    /// The reaper itself hit an error (store busy, unreadable).
-    Error,
-}
-
-impl fmt::Display for ActivityKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Started => "tearing down",
-            Self::Reaped => "reaped",
-            Self::TornDown => "torn down",
-            Self::SkippedLocked => "skipped: locked",
-            Self::WaitingBackoff => "waiting out backoff",
-            Self::Failed => "failed",
-            Self::Collected => "GC'd",
-            Self::Refused => "refused",
-            Self::Aborted => "aborted",
-            Self::WouldReap => "would reap",
-            Self::Error => "error",
-        })
-    }
-}
-
-/// One line of the activity pane (and, later, of the audit trail).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Activity {
-    /// Unix seconds when it happened.
-    pub at: i64,
-    /// Who acted.
-    pub actor: Actor,
-    /// The instance name as stored (sanitized only when drawn). Empty for
-    /// pass-wide entries such as a busy store.
-    pub instance: String,
-    /// What happened.
-    pub kind: ActivityKind,
-    /// Details: the failure reason, the lock case, the retry time, ...
-    pub detail: String,
-    /// The teardown's stderr tail, kept for the log (not drawn in the row).
-    pub stderr_tail: String,
-    /// How long the action took (teardowns), for the audit trail.
-    pub duration: Option<std::time::Duration>,
-}
-
-impl Activity {
-    /// An entry with no stderr.
-    #[must_use]
-    pub fn new(
-        at: i64,
-        actor: Actor,
-        instance: &str,
-        kind: ActivityKind,
-        detail: impl Into<String>,
-    ) -> Self {
-        Self {
-            at,
-            actor,
-            instance: instance.to_owned(),
-            kind,
-            detail: detail.into(),
-            stderr_tail: String::new(),
-            duration: None,
-        }
-    }
 }
 
 /// What kind of thing the helper supervisor reported (succession's

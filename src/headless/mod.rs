@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::cli::Cli;
 use crate::console::{EXIT_USAGE, open_store};
-use crate::event::{Activity, ActivityKind};
+use crate::model::activity::{Activity, ActivityKind};
 use crate::model::time::unix_now;
 use crate::reaper::{DownCommand, InFlight, Reaper, ReaperConfig, Teardowns};
 use crate::store::Access;
@@ -132,7 +132,7 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
     };
     let mut reaper = Reaper::new(
         store,
-        Box::new(crate::store::watcher::CheckedProbe::new(Box::new(
+        Box::new(crate::store::probe::CheckedProbe::new(Box::new(
             SysinfoProbe::new(),
         ))),
         jobs,

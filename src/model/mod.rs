@@ -6,6 +6,9 @@
 //! throughout, as in the store itself (stackless schema, "Times are unix
 //! seconds").
 
+pub mod activity;
+pub mod backoff;
+pub mod detail;
 pub mod envelope;
 pub mod generation;
 pub mod liveness;

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use super::clock::{Jump, TimeGuard};
 use super::decision::{self, Decision, GcDecision, TOMBSTONE_GC_WINDOW_SECS};
 use super::teardown::{self, DownCommand};
-use crate::event::{Activity, ActivityKind, Actor};
+use crate::model::activity::{Activity, ActivityKind, Actor};
 use crate::model::envelope::{self, LOCK_HELD_CODE};
 use crate::model::{Instance, ReapAttempt};
 use crate::store::probe::HostProbe;

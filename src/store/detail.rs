@@ -12,37 +12,7 @@
 use rusqlite::{OptionalExtension, TransactionBehavior};
 
 use super::{Store, StoreError, col, lenient_int, lenient_text};
-
-/// One `checkpoints` row: a resource the instance owns, recorded before
-/// stackless moved on.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Checkpoint {
-    /// `step_id`, e.g. `start:web` (empty when NULL).
-    pub step_id: String,
-    /// `resource_kind`: `source`, `source-override`, `process`, `action`, ...
-    pub resource_kind: String,
-    /// `resource_id`: a path, a pid, a step name, ...
-    pub resource_id: String,
-    /// `payload`: JSON as stored (empty when NULL).
-    pub payload: String,
-    /// `recorded_at`, unix seconds (`None` when it holds no integer).
-    pub recorded_at: Option<i64>,
-}
-
-/// Everything about one instance that the snapshot does not carry. Texts
-/// are as stored (not sanitized: the UI sanitizes when it draws).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct InstanceDetail {
-    /// `definition`: the stack definition (TOML) snapshotted at creation.
-    pub definition: String,
-    /// `definition_dir` (migration 2); empty when the column is missing.
-    pub definition_dir: String,
-    /// `source_overrides`: JSON object, service -> local path.
-    pub source_overrides: String,
-    /// The instance's checkpoints, oldest first (by `recorded_at`, then in
-    /// the order they were written).
-    pub checkpoints: Vec<Checkpoint>,
-}
+pub use crate::model::detail::{Checkpoint, InstanceDetail};
 
 /// The names of `table`'s columns (empty when there is no such table).
 fn columns(tx: &rusqlite::Transaction<'_>, table: &str) -> rusqlite::Result<Vec<String>> {

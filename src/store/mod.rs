@@ -425,7 +425,7 @@ impl Store {
             .optional()
             .map_err(err)?
             .flatten();
-        let (attempts, next_retry_at) = crate::reaper::decision::next_failure(previous, now);
+        let (attempts, next_retry_at) = crate::model::backoff::next_failure(previous, now);
         tx.execute(
             "INSERT INTO reap_attempts (instance, attempts, last_error, next_retry_at)
              VALUES (?1, ?2, ?3, ?4)

@@ -1,0 +1,112 @@
+//! What the reaper, the operator's keys and other processes did to an
+//! instance: one [`Activity`] is one line of the Activity pane, one audit
+//! line and one log line (see `crate::recorder`). Pure data, no I/O.
+
+use std::fmt;
+
+/// Who did something.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Actor {
+    /// The background reaper (stackless §6 rules).
+    Reaper,
+    /// The operator, from a key.
+    Operator,
+}
+
+impl fmt::Display for Actor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Reaper => "reaper",
+            Self::Operator => "operator",
+        })
+    }
+}
+
+/// What happened to an instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ActivityKind {
+    /// A teardown started.
+    Started,
+    /// A teardown succeeded (`down` exited 0); the reap-attempt row was
+    /// cleared.
+    Reaped,
+    /// The operator's `d` succeeded (`down` exited 0).
+    TornDown,
+    /// Skipped: a live operation (or a foreign host) holds the lock, or `down`
+    /// answered `state.lock.held`.
+    SkippedLocked,
+    /// Skipped: a previous failure's backoff has not run out.
+    WaitingBackoff,
+    /// The teardown failed; the attempt was recorded with a backoff.
+    Failed,
+    /// A tombstone past 7 days was garbage-collected (D14).
+    Collected,
+    /// Refused without acting (hostile name, key rules, store generation).
+    Refused,
+    /// Aborted: the instance changed between the decision and the teardown.
+    Aborted,
+    /// `--dry-run`: the reaper would have reaped this instance.
+    WouldReap,
+    /// The reaper itself hit an error (store busy, unreadable).
+    Error,
+}
+
+impl fmt::Display for ActivityKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Started => "tearing down",
+            Self::Reaped => "reaped",
+            Self::TornDown => "torn down",
+            Self::SkippedLocked => "skipped: locked",
+            Self::WaitingBackoff => "waiting out backoff",
+            Self::Failed => "failed",
+            Self::Collected => "GC'd",
+            Self::Refused => "refused",
+            Self::Aborted => "aborted",
+            Self::WouldReap => "would reap",
+            Self::Error => "error",
+        })
+    }
+}
+
+/// One line of the activity pane (and, later, of the audit trail).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Activity {
+    /// Unix seconds when it happened.
+    pub at: i64,
+    /// Who acted.
+    pub actor: Actor,
+    /// The instance name as stored (sanitized only when drawn). Empty for
+    /// pass-wide entries such as a busy store.
+    pub instance: String,
+    /// What happened.
+    pub kind: ActivityKind,
+    /// Details: the failure reason, the lock case, the retry time, ...
+    pub detail: String,
+    /// The teardown's stderr tail, kept for the log (not drawn in the row).
+    pub stderr_tail: String,
+    /// How long the action took (teardowns), for the audit trail.
+    pub duration: Option<std::time::Duration>,
+}
+
+impl Activity {
+    /// An entry with no stderr.
+    #[must_use]
+    pub fn new(
+        at: i64,
+        actor: Actor,
+        instance: &str,
+        kind: ActivityKind,
+        detail: impl Into<String>,
+    ) -> Self {
+        Self {
+            at,
+            actor,
+            instance: instance.to_owned(),
+            kind,
+            detail: detail.into(),
+            stderr_tail: String::new(),
+            duration: None,
+        }
+    }
+}
