@@ -17,6 +17,9 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 /// The default teardown command (contract §6 step 3).
 pub const DEFAULT_DOWN_CMD: &str = "stackless down {name} --json";
 
+/// Exit status for a usage or store error (the terminal is left untouched).
+pub const EXIT_USAGE: u8 = 2;
+
 /// A live operations console for stackless state stores: instances, leases,
 /// operation locks, reap backoffs and a helper supervisor, with a reaper you
 /// can watch.

@@ -15,6 +15,7 @@
 pub mod audit;
 #[doc(hidden)]
 pub mod bench_support;
+pub mod cancel;
 pub mod cli;
 pub mod console;
 pub mod demo;
@@ -24,6 +25,9 @@ pub mod fault;
 pub mod headless;
 pub mod model;
 pub mod reaper;
+pub mod recorder;
+pub mod roles;
+pub mod startup;
 pub mod store;
 pub mod supervisor;
 pub mod ui;

@@ -3,8 +3,6 @@
 
 mod common;
 
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use common::fixture;
@@ -31,14 +29,10 @@ fn next_matching(
 fn commits_elsewhere_arrive_and_busy_is_reported() {
     let (_dir, path) = fixture("stackless-real-v4.db");
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let stop = Arc::new(AtomicBool::new(false));
-    let handle = stackless_tui::store::watcher::spawn(
-        path.clone(),
-        Access::ReadWrite,
-        tx,
-        Arc::clone(&stop),
-    )
-    .unwrap();
+    let stop = stackless_tui::cancel::CancelToken::new();
+    let handle =
+        stackless_tui::store::watcher::spawn(path.clone(), Access::ReadWrite, tx, stop.clone())
+            .unwrap();
 
     let (first, _) = next_matching(&mut rx, Duration::from_secs(10), |e| {
         matches!(e, Event::Snapshot(_))
@@ -82,7 +76,7 @@ fn commits_elsewhere_arrive_and_busy_is_reported() {
     })
     .expect("healthy again");
 
-    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    stop.cancel();
     handle.join().unwrap();
 }
 
@@ -92,14 +86,10 @@ fn a_deleted_store_shows_a_banner_and_reconnects_when_it_returns() {
     let saved = dir.path().join("saved.db");
     std::fs::copy(&path, &saved).unwrap();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let stop = Arc::new(AtomicBool::new(false));
-    let handle = stackless_tui::store::watcher::spawn(
-        path.clone(),
-        Access::ReadWrite,
-        tx,
-        Arc::clone(&stop),
-    )
-    .unwrap();
+    let stop = stackless_tui::cancel::CancelToken::new();
+    let handle =
+        stackless_tui::store::watcher::spawn(path.clone(), Access::ReadWrite, tx, stop.clone())
+            .unwrap();
     next_matching(&mut rx, Duration::from_secs(10), |e| {
         matches!(e, Event::Snapshot(_))
     })
@@ -144,6 +134,6 @@ fn a_deleted_store_shows_a_banner_and_reconnects_when_it_returns() {
         matches!(e, Event::StoreHealth(StoreHealth::Ok))
     })
     .expect("healthy again");
-    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    stop.cancel();
     handle.join().unwrap();
 }

@@ -8,11 +8,12 @@ use std::io::Write as _;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
-use crate::cli::Cli;
-use crate::console::{EXIT_USAGE, open_store};
-use crate::model::activity::{Activity, ActivityKind};
+use crate::cli::{Cli, EXIT_USAGE};
 use crate::model::time::unix_now;
-use crate::reaper::{DownCommand, InFlight, Reaper, ReaperConfig, Teardowns};
+use crate::reaper::{DownCommand, InFlight, Reaper, Teardowns};
+use crate::recorder::{Forward, Recorder};
+use crate::roles::{CONSOLE_ROLE, Refused, Wanted};
+use crate::startup::{open_store, reaper_config};
 use crate::store::Access;
 use crate::store::probe::SysinfoProbe;
 
@@ -21,7 +22,7 @@ use crate::store::probe::SysinfoProbe;
 pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
     let (path, mut store) = match open_store(cli, Access::ReadOnly) {
         Ok(opened) => opened,
-        Err(message) => return usage(&message),
+        Err(error) => return usage(&error.to_string()),
     };
     let snapshot = match store.snapshot(&mut SysinfoProbe::new()) {
         Ok(snapshot) => snapshot,
@@ -59,7 +60,7 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
     }
     let (path, store) = match open_store(cli, Access::ReadWrite) {
         Ok(opened) => opened,
-        Err(message) => return usage(&message),
+        Err(error) => return usage(&error.to_string()),
     };
     if !store.generation().allows_reaper() {
         return usage(&store.generation().banner().unwrap_or_default());
@@ -70,24 +71,17 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
     };
     let state_dir = store.state_dir();
     // A dry run changes nothing: it needs no role and leaves no files.
-    let _tenancy = if cli.dry_run {
-        None
-    } else {
-        let roles = crate::supervisor::roles_dir(&state_dir);
-        let role = succession::Role::new(&roles, crate::console::CONSOLE_ROLE);
-        let record = succession::Record::new(
-            succession::Identity::new(succession::Run::mint(), crate::supervisor::COMPAT),
-            succession::Tenant::current(),
-        );
-        match role.claim(&record) {
-            Ok(tenancy) => Some(tenancy),
-            Err(succession::ClaimError::Occupied) => {
+    let mut role = Wanted::new(&crate::supervisor::roles_dir(&state_dir), CONSOLE_ROLE);
+    if !cli.dry_run {
+        match role.try_take(&crate::roles::record()) {
+            Ok(_) => {}
+            Err(Refused::Occupied(_)) => {
                 println!("an active stackless-tui console reaps this store; nothing done");
                 return ExitCode::SUCCESS;
             }
-            Err(error) => return usage(&format!("cannot take the console role: {error}")),
+            Err(Refused::Error(text)) => return usage(&text),
         }
-    };
+    }
     let audit = if cli.dry_run {
         None
     } else {
@@ -106,52 +100,23 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
         Ok(runtime) => runtime,
         Err(error) => return usage(&error.to_string()),
     };
-    let seen: Arc<Mutex<Vec<ActivityKind>>> = Arc::default();
-    let sink = Arc::clone(&seen);
+    let recorder = Recorder::new(audit, Forward::Stdout);
     let jobs = Teardowns {
         path,
-        config: ReaperConfig {
-            down,
-            tick: cli.tick,
-            down_timeout: cli.down_timeout,
-            dry_run: cli.dry_run,
-            concurrency: usize::from(cli.reap_concurrency),
-        },
+        config: reaper_config(cli, down, cli.tick),
         inflight: InFlight::default(),
         runtime: runtime.handle().clone(),
         clock: Arc::new(unix_now),
-        report: Arc::new(move |activity: Activity| {
-            if let Some(log) = &audit {
-                let _ = crate::audit::record(log, &activity);
-            }
-            println!("{}", line(&activity));
-            sink.lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .push(activity.kind);
-        }),
+        report: recorder.sink(),
     };
-    let mut reaper = Reaper::new(
-        store,
-        Box::new(crate::store::probe::CheckedProbe::new(Box::new(
-            SysinfoProbe::new(),
-        ))),
-        jobs,
-    );
+    let mut reaper = Reaper::new(store, crate::store::probe::checked_sysinfo(), jobs);
     let summary = reaper.pass();
+    drop(role);
     if summary.failed > 0 || summary.errors > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     }
-}
-
-/// One activity as a log line: `actor instance kind: detail` (sanitized).
-fn line(activity: &Activity) -> String {
-    let text = format!(
-        "{} {} {}: {}",
-        activity.actor, activity.instance, activity.kind, activity.detail
-    );
-    crate::model::text::sanitize(&text).into_owned()
 }
 
 fn usage(message: &str) -> ExitCode {

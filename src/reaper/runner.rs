@@ -7,7 +7,6 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -15,6 +14,7 @@ use std::time::{Duration, Instant};
 use super::clock::{Jump, TimeGuard};
 use super::decision::{self, Decision, GcDecision, TOMBSTONE_GC_WINDOW_SECS};
 use super::teardown::{self, DownCommand};
+use crate::cancel::CancelToken;
 use crate::model::activity::{Activity, ActivityKind, Actor};
 use crate::model::envelope::{self, LOCK_HELD_CODE};
 use crate::model::{Instance, ReapAttempt};
@@ -775,26 +775,25 @@ fn iso_time(at: i64) -> String {
 }
 
 /// Run `reaper` on a thread of its own: a pass at once, then one per tick
-/// (measured on the monotonic clock), until any of `stops` is set (the
-/// console quitting, or the `console` role being lost). Teardowns run on
-/// their own threads, so a hung one never delays a tick.
+/// (measured on the monotonic clock), until `stop` is cancelled (the
+/// console quitting, or the `console` role being lost): the wait wakes at
+/// once. Teardowns run on their own threads, so a hung one never delays a
+/// tick; finished ones are collected every 100 ms to start queued ones.
 ///
 /// # Errors
 /// The thread could not be spawned.
-pub fn spawn(mut reaper: Reaper, stops: Vec<Arc<AtomicBool>>) -> std::io::Result<JoinHandle<()>> {
-    let stopped = move || stops.iter().any(|s| s.load(Ordering::Relaxed));
+pub fn spawn(mut reaper: Reaper, stop: CancelToken) -> std::io::Result<JoinHandle<()>> {
     std::thread::Builder::new()
         .name("reaper".into())
         .spawn(move || {
-            while !stopped() {
+            while !stop.is_cancelled() {
                 let started = Instant::now();
                 crate::fault::inject("reaper");
                 reaper.tick();
                 while started.elapsed() < reaper.jobs.config.tick {
-                    if stopped() {
+                    if stop.sleep(Duration::from_millis(100)) {
                         return;
                     }
-                    std::thread::sleep(Duration::from_millis(100));
                     reaper.fill();
                 }
             }

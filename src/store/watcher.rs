@@ -6,11 +6,11 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::probe::{CheckedProbe, HostProbe, SysinfoProbe};
 use super::{Access, FileState, Store, StoreError};
+use crate::cancel::CancelToken;
 use crate::event::{Event, EventSender, StoreHealth};
 use crate::model::Snapshot;
 use crate::model::liveness::liveness;
@@ -27,7 +27,7 @@ pub const WATCHER_BUSY_TIMEOUT: Duration = Duration::from_millis(20);
 
 /// Start the watcher on its own thread. It opens its own connection (so
 /// `data_version` sees every other connection's commits, the reaper's
-/// included) and stops when `stop` is set or the receiver is gone. Open and
+/// included) and stops when `stop` is cancelled or the receiver is gone. Open and
 /// read errors are sent as [`Event::StoreHealth`] and retried every second.
 ///
 /// # Errors
@@ -36,7 +36,7 @@ pub fn spawn(
     path: PathBuf,
     access: Access,
     tx: EventSender,
-    stop: Arc<AtomicBool>,
+    stop: CancelToken,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name("store-watcher".into())
@@ -106,10 +106,14 @@ impl Watcher {
         self.last = Some(Arc::clone(snapshot));
     }
 
-    fn run(mut self, stop: &AtomicBool) {
-        while !stop.load(Ordering::Relaxed) {
+    fn run(mut self, stop: &CancelToken) {
+        while !stop.is_cancelled() {
             match self.step() {
-                Ok(pause) => std::thread::sleep(pause),
+                Ok(pause) => {
+                    if stop.sleep(pause) {
+                        return;
+                    }
+                }
                 Err(Gone) => return,
             }
         }

@@ -1,0 +1,169 @@
+//! The role thread: takes (or waits for) this console's succession roles
+//! (`crate::roles`) and starts each part once its role is held: the reaper
+//! needs `console`, the helper supervisor needs `helper-supervisor`. A
+//! standby console retries every [`STANDBY_POLL`] and takes over within
+//! that of the active one exiting or dying. Stops when the console's
+//! cancellation token is cancelled (woken at once, not at the next poll).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::cancel::CancelToken;
+use crate::event::{Event, EventSender, RoleState, SupervisorKind, SupervisorNote};
+use crate::model::activity::{Activity, ActivityKind, Actor};
+use crate::model::time::unix_now;
+use crate::reaper::{Reaper, Teardowns};
+use crate::recorder::Recorder;
+use crate::roles::{CONSOLE_ROLE, Refused, SUPERVISOR_ROLE, Wanted};
+use crate::store::{Access, Store};
+use crate::supervisor::{HelperConfig, HelperHandle};
+
+/// How often a standby console tries to take over.
+pub const STANDBY_POLL: Duration = Duration::from_millis(500);
+
+/// What the role thread needs to start the reaper and the helper.
+pub struct Leader {
+    pub roles_dir: PathBuf,
+    /// The store file (the reaper opens its own connection).
+    pub path: PathBuf,
+    pub run_reaper: bool,
+    pub helper: Option<HelperConfig>,
+    pub teardowns: Teardowns,
+    pub tx: EventSender,
+    pub recorder: Recorder,
+    /// The console's token: cancelled on quit.
+    pub stop: CancelToken,
+    pub helper_handle: Arc<HelperHandle>,
+}
+
+impl Leader {
+    /// Spawn the role thread.
+    ///
+    /// # Errors
+    /// The thread could not be spawned.
+    pub fn spawn(self) -> std::io::Result<std::thread::JoinHandle<()>> {
+        std::thread::Builder::new()
+            .name("console-role".into())
+            .spawn(move || self.run())
+    }
+
+    /// Take the roles this console needs, until the console quits. A
+    /// console that runs neither part (watch only, `--no-reaper`,
+    /// `--dry-run`) takes no role and blocks nobody.
+    fn run(self) {
+        let record = crate::roles::record();
+        let mut reaper = self
+            .run_reaper
+            .then(|| Wanted::new(&self.roles_dir, CONSOLE_ROLE));
+        let mut supervisor = self
+            .helper
+            .is_some()
+            .then(|| Wanted::new(&self.roles_dir, SUPERVISOR_ROLE));
+        loop {
+            if let Some(wanted) = reaper.as_mut() {
+                self.round_reaper(wanted, &record);
+            }
+            if let Some(wanted) = supervisor.as_mut() {
+                self.round_supervisor(wanted, &record);
+            }
+            if self.stop.sleep(STANDBY_POLL) {
+                break;
+            }
+        }
+        // Dropping the tenancies gives the roles back.
+        drop(reaper);
+        drop(supervisor);
+    }
+
+    fn round_reaper(&self, wanted: &mut Wanted, record: &succession::Record) {
+        if wanted.lost() {
+            self.error(format!(
+                "the {} role's lock file was removed: reaper stopped, taking the role again",
+                wanted.name
+            ));
+        }
+        match wanted.try_take(record) {
+            Ok(true) => {
+                let _ = self.tx.send(Event::Role(RoleState::Active));
+                wanted.part = Some(self.start_reaper());
+            }
+            Ok(false) => {}
+            Err(Refused::Occupied(pid)) => {
+                if wanted.last_holder != Some(pid) {
+                    wanted.last_holder = Some(pid);
+                    let _ = self.tx.send(Event::Role(RoleState::Standby { pid }));
+                }
+            }
+            Err(Refused::Error(text)) => self.error(text),
+        }
+    }
+
+    fn round_supervisor(&self, wanted: &mut Wanted, record: &succession::Record) {
+        // The supervisor keeps running; the role is simply taken again with
+        // a fresh lock file.
+        let _ = wanted.lost();
+        match wanted.try_take(record) {
+            Ok(true) => self.start_supervisor(),
+            Ok(false) => {}
+            Err(Refused::Occupied(pid)) => {
+                if wanted.last_holder != Some(pid) {
+                    wanted.last_holder = Some(pid);
+                    let who = pid.map_or_else(
+                        || "another console".to_owned(),
+                        |p| format!("console pid {p}"),
+                    );
+                    let _ = self.tx.send(Event::Supervisor(SupervisorNote {
+                        at: unix_now(),
+                        kind: SupervisorKind::Occupied,
+                        text: format!("standby: the helper is supervised by {who}"),
+                        until: None,
+                    }));
+                }
+            }
+            Err(Refused::Error(text)) => self.error(text),
+        }
+    }
+
+    /// Start the reaper; returns the token that stops it when the role is
+    /// lost (a child of the console's, so quitting stops it too).
+    fn start_reaper(&self) -> CancelToken {
+        let part = self.stop.child();
+        match Store::open(&self.path, Access::ReadWrite) {
+            Ok(store) => {
+                let reaper = Reaper::new(
+                    store,
+                    crate::store::probe::checked_sysinfo(),
+                    self.teardowns.clone(),
+                );
+                if let Err(error) = crate::reaper::runner::spawn(reaper, part.clone()) {
+                    self.error(format!("cannot start the reaper: {error}"));
+                }
+            }
+            Err(error) => self.error(format!("cannot open the store for the reaper: {error}")),
+        }
+        part
+    }
+
+    fn start_supervisor(&self) {
+        if let Some(config) = self.helper.clone()
+            && let Err(error) = crate::supervisor::thread::spawn(
+                config,
+                self.tx.clone(),
+                Arc::clone(&self.helper_handle),
+            )
+        {
+            self.error(format!("cannot start the helper supervisor: {error}"));
+        }
+    }
+
+    fn error(&self, text: String) {
+        self.recorder.record(Activity::new(
+            unix_now(),
+            Actor::Reaper,
+            "",
+            ActivityKind::Error,
+            text,
+        ));
+    }
+}

@@ -1,0 +1,62 @@
+//! The console's log file, `<state_dir>/stackless-tui/console.log` (stdout
+//! belongs to the TUI), and the log line of each event. Activities are
+//! logged by `crate::recorder`.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use crate::cli::LogLevel;
+use crate::event::{Event, StoreHealth, SupervisorKind};
+
+/// Start logging at `level`. A log that cannot be opened is skipped:
+/// logging never stops the console.
+pub fn init(state_dir: &Path, level: LogLevel) {
+    let filter = match level {
+        LogLevel::Off => return,
+        LogLevel::Error => tracing::Level::ERROR,
+        LogLevel::Warn => tracing::Level::WARN,
+        LogLevel::Info => tracing::Level::INFO,
+        LogLevel::Debug => tracing::Level::DEBUG,
+    };
+    let path = state_dir.join("stackless-tui").join("console.log");
+    let file = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+        });
+    if let Ok(file) = file {
+        let _ = tracing_subscriber::fmt()
+            .with_writer(Mutex::new(file))
+            .with_ansi(false)
+            .with_max_level(filter)
+            .try_init();
+    }
+}
+
+/// One event's log line (store text sanitized), at a level that matches it.
+pub fn trace(event: &Event) {
+    match event {
+        Event::Supervisor(note) => match note.kind {
+            SupervisorKind::SpawnFailed => tracing::error!("helper: {}", note.text),
+            SupervisorKind::Exited => tracing::warn!("helper: {}", note.text),
+            _ => tracing::info!("helper: {}", note.text),
+        },
+        Event::StoreHealth(StoreHealth::Ok) => tracing::info!("store: readable again"),
+        Event::StoreHealth(StoreHealth::Busy(since)) => {
+            tracing::warn!("store: busy for {}s", since.elapsed().as_secs());
+        }
+        Event::StoreHealth(StoreHealth::Error(message)) => {
+            tracing::error!("store: {}", crate::model::text::sanitize(message));
+        }
+        Event::Role(role) => tracing::info!("console role: {role:?}"),
+        Event::Terminate(signal) => tracing::info!("{signal} received: quitting"),
+        Event::Snapshot(snapshot) => {
+            tracing::debug!(instances = snapshot.instances.len(), "snapshot");
+        }
+        Event::Input(_) | Event::Tick | Event::Activity(_) => {}
+    }
+}

@@ -1,0 +1,122 @@
+//! The console's wiring, one room each:
+//! - this file: the binary's entry point (flags -> mode);
+//! - [`setup`]: everything decided before the terminal is touched;
+//! - [`run`]: the threads, the one event channel, shutting down;
+//! - [`leader`]: the role thread (takes `console` / `helper-supervisor`,
+//!   starts the reaper and the helper supervisor);
+//! - [`render_loop`]: the one loop that applies events and draws;
+//! - [`terminal`]: raw mode, the alternate screen, the panic gate;
+//! - [`logging`]: the log file.
+//!
+//! `docs/ARCHITECTURE.md` maps the threads and the data flow.
+
+mod leader;
+mod logging;
+mod render_loop;
+mod run;
+mod setup;
+mod terminal;
+
+use std::io::{self, Write as _};
+use std::process::ExitCode;
+
+use crate::cli::{Cli, CliError, EXIT_USAGE, Sub};
+
+pub use terminal::restore_terminal;
+
+/// The binary's entry point: parse the flags (and the config file), then run
+/// the mode they choose. Exit status: 0 done, 1 a failure while running
+/// (a failed teardown in `reap --once`, a crash report), 2 a usage or store
+/// error (the terminal untouched).
+#[must_use]
+pub fn main() -> ExitCode {
+    let _ = color_eyre::install();
+    match parse() {
+        Ok(cli) => dispatch(&cli),
+        Err(code) => code,
+    }
+}
+
+/// The flags over the config file (`$XDG_CONFIG_HOME/stackless-tui/config.toml`).
+fn parse() -> Result<Cli, ExitCode> {
+    let config = crate::cli::default_config_path(
+        std::env::var("XDG_CONFIG_HOME").ok().as_deref(),
+        std::env::var("HOME").ok().as_deref(),
+    );
+    let parsed = crate::cli::parse_with_config(std::env::args_os().collect(), config, |path| {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Ok(Some(text)),
+            // Absent, or in a directory this user cannot look into (HOME of
+            // another user under sudo): there is no config file to honour.
+            Err(_) if std::fs::metadata(path).is_err() => Ok(None),
+            Err(e) => Err(e),
+        }
+    });
+    match parsed {
+        Ok(cli) => Ok(cli),
+        Err(CliError::Clap(error)) => {
+            let _ = error.print();
+            Err(if error.use_stderr() {
+                ExitCode::from(EXIT_USAGE)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        Err(CliError::Config(message)) => Err(usage(&message)),
+    }
+}
+
+/// Run the mode the flags chose.
+fn dispatch(cli: &Cli) -> ExitCode {
+    match &cli.command {
+        Some(Sub::DemoDown { name, .. }) => match &cli.state {
+            Some(state) => crate::demo::down::run(state, name),
+            None => usage("demo-down needs --state"),
+        },
+        Some(Sub::DemoHelper) => crate::demo::helper::run(),
+        Some(Sub::Snapshot { json, now }) => crate::headless::snapshot(cli, *json, *now),
+        Some(Sub::Reap { .. }) => crate::headless::reap_once(cli),
+        Some(Sub::Completions { shell }) => {
+            clap_complete::generate(
+                *shell,
+                &mut <Cli as clap::CommandFactory>::command(),
+                "stackless-tui",
+                &mut io::stdout(),
+            );
+            ExitCode::SUCCESS
+        }
+        Some(Sub::Man) => {
+            match clap_mangen::Man::new(<Cli as clap::CommandFactory>::command())
+                .render(&mut io::stdout())
+            {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    let _ = writeln!(io::stderr(), "stackless-tui: {error}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        None => console(cli),
+    }
+}
+
+/// The interactive console.
+fn console(cli: &Cli) -> ExitCode {
+    let setup = match setup::prepare(cli) {
+        Ok(setup) => setup,
+        Err(error) => return usage(&error.to_string()),
+    };
+    match run::run(setup) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(report) => {
+            let _ = writeln!(io::stderr(), "{report:?}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Print `stackless-tui: {message}` and return [`EXIT_USAGE`].
+fn usage(message: &str) -> ExitCode {
+    let _ = writeln!(io::stderr(), "stackless-tui: {message}");
+    ExitCode::from(EXIT_USAGE)
+}

@@ -1,0 +1,164 @@
+//! The one render loop: it owns the UI state ([`App`]), takes every
+//! [`Event`] (terminal input, the one-second tick, signals, and what the
+//! background threads send over the one channel) in arrival order, applies
+//! whatever else is already queued, then draws one frame. Commands the UI
+//! returns (reap, tear down, open a detail) are carried out here: teardowns
+//! on their own threads, the detail read on this loop (a short-timeout
+//! read-only connection of its own).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use color_eyre::eyre::{Result, WrapErr as _};
+use futures::StreamExt as _;
+use tokio::signal::unix::{SignalKind, signal};
+
+use super::terminal::{Term, with_terminal};
+use crate::event::{Event, EventReceiver};
+use crate::model::activity::Actor;
+use crate::model::detail::InstanceDetail;
+use crate::model::time::unix_now;
+use crate::reaper::{Intent, Teardowns};
+use crate::recorder::Recorder;
+use crate::store::{Access, Store};
+use crate::ui::{App, Command};
+
+/// Run until the operator quits, a signal arrives or the terminal closes;
+/// returns why (`quit`, `SIGTERM`, `terminal closed`, ...).
+///
+/// # Errors
+/// A signal handler could not be installed, or a frame failed to draw for a
+/// reason other than a closed terminal.
+pub async fn run(
+    terminal: &mut Term,
+    mut app: App,
+    mut rx: EventReceiver,
+    teardowns: &Teardowns,
+    recorder: &Recorder,
+) -> Result<&'static str> {
+    let mut input = crossterm::event::EventStream::new();
+    let mut ticker = tokio::time::interval(Duration::from_secs(1));
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut sigterm = signal(SignalKind::terminate()).wrap_err("cannot watch SIGTERM")?;
+    let mut sighup = signal(SignalKind::hangup()).wrap_err("cannot watch SIGHUP")?;
+    let mut sigint = signal(SignalKind::interrupt()).wrap_err("cannot watch SIGINT")?;
+    if !draw(terminal, &app)? {
+        return Ok("terminal closed");
+    }
+    let mut why = "quit";
+    let mut actions = Actions {
+        teardowns,
+        recorder,
+        details: DetailReader {
+            path: teardowns.path.clone(),
+            store: None,
+        },
+    };
+    loop {
+        crate::fault::inject("render");
+        let event = tokio::select! {
+            Some(event) = rx.recv() => event,
+            Some(Ok(event)) = input.next() => Event::Input(event),
+            _ = ticker.tick() => Event::Tick,
+            _ = sigterm.recv() => Event::Terminate("SIGTERM"),
+            _ = sighup.recv() => Event::Terminate("SIGHUP"),
+            _ = sigint.recv() => Event::Terminate("SIGINT"),
+            else => break,
+        };
+        if let Event::Terminate(signal) = &event {
+            why = signal;
+        }
+        actions.handle(&mut app, event);
+        // Apply whatever else is already queued before drawing once.
+        while let Ok(event) = rx.try_recv() {
+            actions.handle(&mut app, event);
+        }
+        if app.quitting() {
+            break;
+        }
+        if !draw(terminal, &app)? {
+            why = "terminal closed";
+            break;
+        }
+    }
+    Ok(why)
+}
+
+/// Draw one frame. `Ok(false)` when the terminal is gone (the window was
+/// closed: writes fail with an I/O error), which ends the console like a
+/// hang-up. While a panic is being reported, nothing is drawn and this
+/// thread waits for the hook to end the process.
+fn draw(terminal: &mut Term, app: &App) -> Result<bool> {
+    match with_terminal(|| {
+        terminal
+            .draw(|frame| crate::ui::draw(frame, app))
+            .map(|_| ())
+    }) {
+        None => loop {
+            std::thread::park();
+        },
+        Some(Ok(())) => Ok(true),
+        Some(Err(error)) => {
+            tracing::warn!("terminal write failed: {error}; quitting");
+            Ok(false)
+        }
+    }
+}
+
+/// What the loop does with the UI's commands.
+struct Actions<'a> {
+    teardowns: &'a Teardowns,
+    recorder: &'a Recorder,
+    details: DetailReader,
+}
+
+impl Actions<'_> {
+    fn handle(&mut self, app: &mut App, event: Event) {
+        super::logging::trace(&event);
+        let command = app.handle(event, unix_now());
+        // The UI showed these itself (refusals): audit and log them.
+        for activity in app.drain_outbox() {
+            self.recorder.persist(&activity);
+        }
+        let (instance, intent) = match command {
+            Some(Command::Reap { instance }) => (instance, Intent::Reap),
+            Some(Command::TearDown { instance }) => (instance, Intent::TearDown),
+            Some(Command::OpenDetail { name }) => {
+                let result = self.details.read(&name);
+                app.show_detail(&name, result);
+                return;
+            }
+            Some(Command::Quit) | None => return,
+        };
+        let attempt = app.snapshot().reap_attempt(&instance.name).cloned();
+        // Refusals (in flight, not DNS-safe) are reported by `spawn` itself.
+        let _ = self
+            .teardowns
+            .spawn(instance, attempt, Actor::Operator, intent);
+    }
+}
+
+/// Reads an instance's detail rows for the detail view, on a read-only
+/// connection of its own with a short busy timeout (50 ms: the render loop
+/// must not stall behind another process's lock).
+struct DetailReader {
+    path: PathBuf,
+    store: Option<Store>,
+}
+
+impl DetailReader {
+    fn read(&mut self, name: &str) -> Result<Option<InstanceDetail>, String> {
+        if self.store.is_none() {
+            let store = Store::open(&self.path, Access::ReadOnly).map_err(|e| e.to_string())?;
+            let _ = store.set_busy_timeout(Duration::from_millis(50));
+            self.store = Some(store);
+        }
+        let Some(store) = self.store.as_mut() else {
+            return Err("the store is not open".into());
+        };
+        store.instance_detail(name).map_err(|e| {
+            self.store = None;
+            e.to_string()
+        })
+    }
+}

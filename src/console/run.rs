@@ -1,0 +1,229 @@
+//! The console's threads and the one event channel: start-up in order
+//! (audit, panic hook, terminal, watcher, roles), the render loop, and a
+//! clean shutdown (cancel the token, stop the helper, restore the
+//! terminal, say what was left running).
+
+use std::io::{self, Write as _};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use color_eyre::eyre::{Result, WrapErr as _};
+
+use super::leader::Leader;
+use super::setup::Setup;
+use super::terminal::{self, RestoreOnDrop, with_terminal};
+use crate::audit::{self, AuditLog};
+use crate::cancel::CancelToken;
+use crate::event::{Event, EventSender};
+use crate::model::activity::{Activity, ActivityKind, Actor};
+use crate::model::time::unix_now;
+use crate::reaper::{InFlight, Reaper, Teardowns};
+use crate::recorder::{Forward, Recorder};
+use crate::store::{Access, Store};
+use crate::supervisor::HelperHandle;
+use crate::ui::App;
+
+/// How long the helper gets between TERM and KILL when the console quits.
+pub const HELPER_STOP_GRACE: Duration = Duration::from_secs(3);
+
+/// Run the console until it quits.
+///
+/// # Errors
+/// The runtime, the terminal or a thread could not be started, or the
+/// render loop failed.
+pub fn run(setup: Setup) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .wrap_err("cannot start the async runtime")?;
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let stop = CancelToken::new();
+    let helper_handle = Arc::new(HelperHandle::default());
+    super::logging::init(&setup.state_dir, setup.log_level);
+    tracing::info!(store = %setup.path.display(), pid = std::process::id(), "console started");
+
+    let recorder = Recorder::new(open_audit(&setup, &tx), Forward::Console(tx.clone()));
+    let teardowns = Teardowns {
+        path: setup.path.clone(),
+        config: setup.action.clone(),
+        inflight: InFlight::default(),
+        runtime: runtime.handle().clone(),
+        clock: Arc::new(unix_now),
+        report: recorder.sink(),
+    };
+    audit_console(&recorder, "start", &format!("pid {}", std::process::id()));
+    install_panic_hook(Arc::clone(&helper_handle), recorder.audit().cloned());
+
+    // The terminal first: nothing below (watcher, reaper, helper) may act
+    // before the console can show what it does.
+    let Some(entered) = with_terminal(terminal::enter) else {
+        // A background thread panicked already; its hook exits the process.
+        loop {
+            std::thread::park();
+        }
+    };
+    let mut term = entered?;
+    // Whatever goes wrong from here on, the terminal is given back.
+    let restore_guard = RestoreOnDrop;
+
+    start_threads(&setup, &teardowns, &tx, &recorder, &stop, &helper_handle)?;
+    let app = App::new(setup.app.clone(), unix_now());
+    let outcome = runtime.block_on(super::render_loop::run(
+        &mut term, app, rx, &teardowns, &recorder,
+    ));
+
+    stop.cancel();
+    let stopped_helper = helper_handle.stop(HELPER_STOP_GRACE);
+    terminal::restore_terminal();
+    // Restored once, here: a second "leave the alternate screen" would move
+    // the cursor back over the lines printed below.
+    std::mem::forget(restore_guard);
+    // The terminal may be gone (the window was closed): ratatui's own drop
+    // would try to show the cursor and print the failure to a dead stderr.
+    std::mem::forget(term);
+    let reason = outcome
+        .as_ref()
+        .map_or_else(|e| format!("error: {e}"), |why| (*why).to_owned());
+    report_exit(
+        &setup,
+        &teardowns.inflight,
+        &recorder,
+        &reason,
+        stopped_helper,
+    );
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    outcome.map(|_| ())
+}
+
+/// The audit trail: only a console that may write keeps one. An audit that
+/// cannot be opened is said in the Activity pane, and the console runs on.
+fn open_audit(setup: &Setup, tx: &EventSender) -> Option<audit::Shared> {
+    if setup.access != Access::ReadWrite {
+        return None;
+    }
+    match AuditLog::open(&audit::default_path(&setup.state_dir), audit::DEFAULT_CAP) {
+        Ok(log) => Some(Arc::new(Mutex::new(log))),
+        Err(e) => {
+            let _ = tx.send(Event::Activity(Activity::new(
+                unix_now(),
+                Actor::Reaper,
+                "",
+                ActivityKind::Error,
+                format!("audit trail unavailable: {e}"),
+            )));
+            None
+        }
+    }
+}
+
+/// One console line in the audit trail (`start`, `stop`).
+fn audit_console(recorder: &Recorder, action: &str, detail: &str) {
+    if let Some(log) = recorder.audit() {
+        let _ = log
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .console(unix_now(), action, detail);
+    }
+}
+
+/// A panic in any thread: restore the terminal, stop the helper, print
+/// color-eyre's report, exit 101.
+fn install_panic_hook(helper: Arc<HelperHandle>, audit: Option<audit::Shared>) {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        terminal::close_for_panic();
+        helper.stop(Duration::from_secs(1));
+        if let Some(log) = &audit
+            && let Ok(mut log) = log.try_lock()
+        {
+            let _ = log.console(unix_now(), "stop", &format!("panic: {info}"));
+        }
+        previous(info);
+        std::process::exit(101);
+    }));
+}
+
+/// The store watcher, then the reaper and the helper: these run only in
+/// the one active console per store (succession role `console`); others
+/// stand by. A dry run changes nothing, so its reaper needs no role.
+fn start_threads(
+    setup: &Setup,
+    teardowns: &Teardowns,
+    tx: &EventSender,
+    recorder: &Recorder,
+    stop: &CancelToken,
+    helper_handle: &Arc<HelperHandle>,
+) -> Result<()> {
+    crate::store::watcher::spawn(setup.path.clone(), setup.access, tx.clone(), stop.clone())
+        .wrap_err("cannot start the store watcher")?;
+    let dry_run = setup.action.dry_run;
+    if dry_run && setup.reaper.is_some() {
+        let store =
+            Store::open(&setup.path, Access::ReadWrite).wrap_err("cannot open the store")?;
+        let reaper = Reaper::new(
+            store,
+            crate::store::probe::checked_sysinfo(),
+            teardowns.clone(),
+        );
+        crate::reaper::runner::spawn(reaper, stop.clone()).wrap_err("cannot start the reaper")?;
+    }
+    let run_reaper = setup.reaper.is_some() && !dry_run;
+    if run_reaper || setup.helper.is_some() {
+        Leader {
+            roles_dir: crate::supervisor::roles_dir(&setup.state_dir),
+            path: setup.path.clone(),
+            run_reaper,
+            helper: setup.helper.clone(),
+            teardowns: teardowns.clone(),
+            tx: tx.clone(),
+            recorder: recorder.clone(),
+            stop: stop.clone(),
+            helper_handle: Arc::clone(helper_handle),
+        }
+        .spawn()
+        .wrap_err("cannot start the console role thread")?;
+    }
+    Ok(())
+}
+
+/// After the terminal is restored: let the demo's teardowns finish (its
+/// store is deleted on exit), audit the stop, and say on stderr what was
+/// left running.
+fn report_exit(
+    setup: &Setup,
+    inflight: &InFlight,
+    recorder: &Recorder,
+    reason: &str,
+    stopped_helper: bool,
+) {
+    if setup.demo_dir.is_some() {
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while !inflight.names().is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    let running = inflight.names();
+    let detail = if running.is_empty() {
+        reason.to_owned()
+    } else {
+        format!("{reason}; left running: {}", running.join(", "))
+    };
+    audit_console(recorder, "stop", &detail);
+    if !running.is_empty() {
+        let names: Vec<String> = running
+            .iter()
+            .map(|n| crate::model::text::sanitize(n).into_owned())
+            .collect();
+        let _ = writeln!(
+            io::stderr(),
+            "stackless-tui: left {} teardown(s) to finish on their own: {} (each is a `down` in its own process group holding its own lock)",
+            names.len(),
+            names.join(", ")
+        );
+    }
+    if stopped_helper {
+        let _ = writeln!(io::stderr(), "stackless-tui: stopped the helper");
+    }
+    tracing::info!("console stopped");
+}

@@ -1,0 +1,239 @@
+//! Everything the console decides before the terminal is touched: the store
+//! (or the demo's), the teardown command, the reaper's and the helper's
+//! configuration, and the header texts. Every failure is a
+//! [`StartupError`] printed with exit status 2.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::cli::Cli;
+use crate::model::Generation;
+use crate::model::time::unix_now;
+use crate::reaper::{DownCommand, ReaperConfig};
+use crate::startup::{StartupError, open_store, reaper_config};
+use crate::store::{Access, Store};
+use crate::supervisor::HelperConfig;
+use crate::ui::AppConfig;
+
+/// The demo's reaper tick (the default 60 s would keep a newcomer waiting).
+pub const DEMO_TICK: Duration = Duration::from_secs(5);
+
+/// Everything decided before the terminal is touched.
+pub struct Setup {
+    pub log_level: crate::cli::LogLevel,
+    /// The store file.
+    pub path: PathBuf,
+    /// The directory holding it (stackless's `<state_dir>`).
+    pub state_dir: PathBuf,
+    pub access: Access,
+    /// The background reaper's configuration; `None` when it is off.
+    pub reaper: Option<ReaperConfig>,
+    /// The configuration the keys' teardowns use (same command and limits).
+    pub action: ReaperConfig,
+    pub helper: Option<HelperConfig>,
+    pub app: AppConfig,
+    /// Keeps the demo's temporary directory alive until exit.
+    pub demo_dir: Option<tempfile::TempDir>,
+}
+
+/// Resolve the store, the teardown command and the helper.
+///
+/// # Errors
+/// The store cannot be opened, a flag is unusable, or there is no terminal
+/// (checked last, so a bad store or flag is reported as such, and before
+/// anything runs, so a console without a terminal changes nothing).
+pub fn prepare(cli: &Cli) -> Result<Setup, StartupError> {
+    let (path, access, store, demo_dir) = open(cli)?;
+    let generation = store.generation();
+    let state_dir = store.state_dir();
+    drop(store);
+
+    let down = if cli.demo {
+        demo_command(vec![
+            "demo-down".into(),
+            "--state".into(),
+            path.display().to_string(),
+            "{name}".into(),
+            "--json".into(),
+        ])?
+    } else {
+        DownCommand::parse(&cli.down_cmd)?
+    };
+    let tick = if cli.demo && cli.tick == Duration::from_secs(60) {
+        DEMO_TICK
+    } else {
+        cli.tick
+    };
+    let action = reaper_config(cli, down, tick);
+    let reaper_off = reaper_off_reason(cli, access, generation);
+    let reaper = reaper_off.is_none().then(|| action.clone());
+    let helper = helper_config(cli, access, &state_dir)?;
+    let app = AppConfig {
+        store_label: if cli.demo {
+            format!("demo store {}", path.display())
+        } else {
+            path.display().to_string()
+        },
+        reaper_line: reaper_line(reaper_off.as_deref(), cli.dry_run, tick),
+        helper_line: helper_line(cli, helper.as_ref(), access),
+        write_keys: write_keys(access, generation),
+    };
+    use std::io::IsTerminal as _;
+    if !io::stdout().is_terminal() || !io::stdin().is_terminal() {
+        return Err(StartupError::NoTerminal);
+    }
+    Ok(Setup {
+        log_level: cli.log_level,
+        path,
+        state_dir,
+        access,
+        reaper,
+        action,
+        helper,
+        app,
+        demo_dir,
+    })
+}
+
+type Opened = (PathBuf, Access, Store, Option<tempfile::TempDir>);
+
+/// The demo's freshly seeded store, or the store the flags name.
+fn open(cli: &Cli) -> Result<Opened, StartupError> {
+    if !cli.demo {
+        let access = if cli.read_only {
+            Access::ReadOnly
+        } else {
+            Access::ReadWrite
+        };
+        let (path, store) = open_store(cli, access)?;
+        return Ok((path, access, store, None));
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("stackless-tui-demo-")
+        .tempdir()
+        .map_err(|e| {
+            StartupError::Demo(format!("cannot create the demo's temporary directory: {e}"))
+        })?;
+    let path = dir.path().join("state.db");
+    crate::demo::seed(&path, unix_now(), &own_holder()).map_err(|e| {
+        StartupError::Demo(format!(
+            "cannot seed the demo store at {}: {e}",
+            path.display()
+        ))
+    })?;
+    let store = Store::open(&path, Access::ReadWrite)?;
+    Ok((path, Access::ReadWrite, store, Some(dir)))
+}
+
+/// This executable with `args` (the demo's `down` and helper).
+fn demo_command(args: Vec<String>) -> Result<DownCommand, StartupError> {
+    let exe = std::env::current_exe().map_err(StartupError::CurrentExe)?;
+    let mut argv = vec![exe.display().to_string()];
+    argv.extend(args);
+    Ok(DownCommand::from_argv(argv)?)
+}
+
+/// The helper to supervise: `--helper` split into argv (never through a
+/// shell), the demo's own helper, or none. A read-only console runs none.
+fn helper_config(
+    cli: &Cli,
+    access: Access,
+    state_dir: &Path,
+) -> Result<Option<HelperConfig>, StartupError> {
+    let argv = if cli.demo && cli.helper.is_none() {
+        let exe = std::env::current_exe().map_err(StartupError::CurrentExe)?;
+        Some(vec![exe.display().to_string(), "demo-helper".into()])
+    } else if let Some(cmd) = &cli.helper {
+        let argv = shell_words::split(cmd).map_err(|e| {
+            StartupError::Helper(format!("--helper cannot be split into arguments: {e}"))
+        })?;
+        if argv.is_empty() {
+            return Err(StartupError::Helper("--helper is empty".into()));
+        }
+        Some(argv)
+    } else {
+        None
+    };
+    Ok(match (argv, access) {
+        (Some(argv), Access::ReadWrite) => Some(HelperConfig {
+            argv,
+            roles_dir: crate::supervisor::roles_dir(state_dir),
+            restart: succession::supervision::Restart::default(),
+            grace: Duration::from_secs(15),
+        }),
+        _ => None,
+    })
+}
+
+fn reaper_off_reason(cli: &Cli, access: Access, generation: Generation) -> Option<String> {
+    if access == Access::ReadOnly {
+        Some("read-only".into())
+    } else if cli.no_reaper {
+        Some("--no-reaper".into())
+    } else if !generation.allows_reaper() {
+        Some(format!("schema v{}", generation.user_version))
+    } else {
+        None
+    }
+}
+
+/// The header's reaper text: `reaper: every 1m`, `... (dry run)`, or
+/// `reaper: off (why)`.
+fn reaper_line(off: Option<&str>, dry_run: bool, tick: Duration) -> String {
+    match off {
+        Some(why) => format!("reaper: off ({why})"),
+        None if dry_run => format!(
+            "reaper: every {} (dry run)",
+            humantime::format_duration(tick)
+        ),
+        None => format!("reaper: every {}", humantime::format_duration(tick)),
+    }
+}
+
+/// The header's helper text: the program's file name, `off (read-only)`,
+/// or `none`.
+fn helper_line(cli: &Cli, helper: Option<&HelperConfig>, access: Access) -> String {
+    match (helper, &cli.helper, access) {
+        (Some(h), _, _) => format!(
+            "helper: {}",
+            Path::new(&h.argv[0])
+                .file_name()
+                .map_or_else(|| h.argv[0].clone(), |n| n.to_string_lossy().into_owned())
+                + if cli.demo && cli.helper.is_none() {
+                    " demo-helper"
+                } else {
+                    ""
+                }
+        ),
+        (None, Some(_), Access::ReadOnly) => "helper: off (read-only)".into(),
+        _ => "helper: none".into(),
+    }
+}
+
+/// Whether `r` and `d` may act, and if not the reason the footer gives.
+fn write_keys(access: Access, generation: Generation) -> Result<(), String> {
+    if access == Access::ReadOnly {
+        Err("the store is open read-only (--read-only): r and d are off".to_owned())
+    } else if !generation.allows_write_keys() {
+        Err(format!(
+            "schema v{} is older than this console: r and d are off until stackless upgrades the store",
+            generation.user_version
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// This process as a lock holder (the demo's "locked by a live process").
+fn own_holder() -> crate::demo::LiveHolder {
+    let pid = std::process::id();
+    let mut system = sysinfo::System::new();
+    let spid = sysinfo::Pid::from_u32(pid);
+    system.refresh_processes(sysinfo::ProcessesToUpdate::Some(&[spid]), true);
+    crate::demo::LiveHolder {
+        pid,
+        start_time: system.process(spid).map_or(0, sysinfo::Process::start_time),
+        host: sysinfo::System::host_name().unwrap_or_default(),
+    }
+}

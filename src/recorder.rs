@@ -1,0 +1,98 @@
+//! The one place an outcome becomes a record: every [`Activity`] (a
+//! teardown's result, a refusal, a reaper error, from the reaper, the keys
+//! or `reap --once`) goes through a [`Recorder`], which writes the audit
+//! line (when this process keeps the audit trail), the log line, and
+//! forwards it: to the render loop's channel in the console, to stdout in
+//! `reap --once`.
+
+use std::sync::Arc;
+
+use crate::audit;
+use crate::event::{Event, EventSender};
+use crate::model::activity::{Activity, ActivityKind};
+use crate::reaper::runner::Sink;
+
+/// Where an activity goes after the audit and the log.
+#[derive(Debug, Clone)]
+pub enum Forward {
+    /// To the render loop (the Activity pane).
+    Console(EventSender),
+    /// One sanitized line on stdout (`reap --once`).
+    Stdout,
+}
+
+/// Audit + log + forward, for one process.
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    audit: Option<audit::Shared>,
+    forward: Forward,
+}
+
+impl Recorder {
+    /// A recorder writing to `audit` (none for a read-only console or a dry
+    /// run) and forwarding as `forward` says.
+    #[must_use]
+    pub const fn new(audit: Option<audit::Shared>, forward: Forward) -> Self {
+        Self { audit, forward }
+    }
+
+    /// The audit trail, if this process keeps one.
+    #[must_use]
+    pub const fn audit(&self) -> Option<&audit::Shared> {
+        self.audit.as_ref()
+    }
+
+    /// Audit and log an activity that is already shown (the UI adds its own
+    /// refusals to the Activity pane as the key is pressed).
+    pub fn persist(&self, activity: &Activity) {
+        if let Some(log) = &self.audit {
+            let _ = audit::record(log, activity);
+        }
+        log(activity);
+    }
+
+    /// Audit, log and forward an activity.
+    pub fn record(&self, activity: Activity) {
+        self.persist(&activity);
+        match &self.forward {
+            Forward::Console(tx) => {
+                let _ = tx.send(Event::Activity(activity));
+            }
+            Forward::Stdout => println!("{}", line(&activity)),
+        }
+    }
+
+    /// This recorder as the reaper's and teardown jobs' [`Sink`].
+    #[must_use]
+    pub fn sink(&self) -> Sink {
+        let recorder = self.clone();
+        Arc::new(move |activity: Activity| recorder.record(activity))
+    }
+}
+
+/// One activity as a plain line: `actor instance kind: detail`, sanitized
+/// (no control or escape characters reach the terminal).
+#[must_use]
+pub fn line(activity: &Activity) -> String {
+    let text = format!(
+        "{} {} {}: {}",
+        activity.actor, activity.instance, activity.kind, activity.detail
+    );
+    crate::model::text::sanitize(&text).into_owned()
+}
+
+/// One activity in the log file, at a level that matches it: failures and
+/// aborts warn, errors are errors, the rest is info.
+fn log(activity: &Activity) {
+    let instance = crate::model::text::sanitize(&activity.instance);
+    let detail = crate::model::text::sanitize(&activity.detail);
+    let actor = activity.actor;
+    let kind = activity.kind;
+    match kind {
+        ActivityKind::Error => tracing::error!(%actor, %instance, "{kind}: {detail}"),
+        ActivityKind::Failed | ActivityKind::Aborted => {
+            tracing::warn!(%actor, %instance, "{kind}: {detail}");
+        }
+        _ => tracing::info!(%actor, %instance, "{kind}: {detail}"),
+    }
+}

@@ -1,0 +1,111 @@
+//! The one place that claims this console's succession roles under
+//! `<state_dir>/stackless-tui/roles/`: [`CONSOLE_ROLE`] (whoever holds it
+//! runs the reaper: one console per store, and `reap --once` takes it for
+//! its pass) and [`SUPERVISOR_ROLE`] (whoever holds it supervises the
+//! helper). A role is held while its [`succession::Tenancy`] lives.
+
+use std::path::Path;
+
+use succession::{ClaimError, Identity, Occupancy, Record, Role, Run, Tenant};
+
+use crate::cancel::CancelToken;
+
+/// The role a console (or `reap --once`) claims to run the reaper.
+pub const CONSOLE_ROLE: &str = "console";
+/// The role a console claims to supervise the helper.
+pub const SUPERVISOR_ROLE: &str = "helper-supervisor";
+
+/// This process's claim record: a fresh run id and this process as tenant.
+#[must_use]
+pub fn record() -> Record {
+    Record::new(
+        Identity::new(Run::mint(), crate::supervisor::COMPAT),
+        Tenant::current(),
+    )
+}
+
+/// Why a role could not be taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    /// Another live process holds it (its pid when its record says).
+    Occupied(Option<u32>),
+    /// The role files could not be read or written (the text says why).
+    Error(String),
+}
+
+/// One role this process wants, and whether it holds it.
+#[derive(Debug)]
+pub struct Wanted {
+    role: Role,
+    /// The role's name ([`CONSOLE_ROLE`] or [`SUPERVISOR_ROLE`]).
+    pub name: &'static str,
+    held: Option<succession::Tenancy>,
+    /// `(device, inode)` of the lock file when it was taken.
+    lock_file: Option<(u64, u64)>,
+    /// Cancels what this role started (the reaper), if the role is lost.
+    pub part: Option<CancelToken>,
+    /// The holder last reported, so a standby is reported once per holder.
+    pub last_holder: Option<Option<u32>>,
+}
+
+impl Wanted {
+    /// The role `name` in `roles_dir`, not yet claimed.
+    #[must_use]
+    pub fn new(roles_dir: &Path, name: &'static str) -> Self {
+        Self {
+            role: Role::new(roles_dir, name),
+            name,
+            held: None,
+            lock_file: None,
+            part: None,
+            last_holder: None,
+        }
+    }
+
+    /// Try to take the role. `Ok(true)` when it was just taken, `Ok(false)`
+    /// when it was already held by this process.
+    ///
+    /// # Errors
+    /// [`Refused`]: another process holds it, or the role files failed.
+    pub fn try_take(&mut self, record: &Record) -> Result<bool, Refused> {
+        if self.held.is_some() {
+            return Ok(false);
+        }
+        match self.role.claim(record) {
+            Ok(tenancy) => {
+                self.held = Some(tenancy);
+                self.lock_file = lock_identity(self.role.lock_path());
+                Ok(true)
+            }
+            Err(ClaimError::Occupied) => Err(Refused::Occupied(match self.role.occupancy() {
+                Ok(Occupancy::HeldBy(holder)) => Some(holder.tenant.pid),
+                _ => None,
+            })),
+            Err(error) => Err(Refused::Error(format!(
+                "cannot take the {} role: {error}",
+                self.name
+            ))),
+        }
+    }
+
+    /// Whether a held role's lock file was deleted or replaced (its
+    /// directory removed and restored): the lock no longer excludes anyone,
+    /// so the role is given up, what it started is cancelled, and it is
+    /// taken again (a new lock file) on the next [`Wanted::try_take`].
+    pub fn lost(&mut self) -> bool {
+        if self.held.is_none() || lock_identity(self.role.lock_path()) == self.lock_file {
+            return false;
+        }
+        self.held = None;
+        self.lock_file = None;
+        if let Some(part) = self.part.take() {
+            part.cancel();
+        }
+        true
+    }
+}
+
+fn lock_identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}

@@ -1,0 +1,99 @@
+//! What every mode does before it acts, in one place so the console and the
+//! headless modes cannot drift: find and open the store the flags name, and
+//! build the reaper's configuration from the flags. Failures are typed
+//! ([`StartupError`]); the entry point prints them and exits with
+//! [`crate::cli::EXIT_USAGE`] without touching the terminal.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::cli::Cli;
+use crate::reaper::teardown::DownCommandError;
+use crate::reaper::{DownCommand, ReaperConfig};
+use crate::store::{Access, Store, StoreError};
+
+/// Why the console or a headless mode could not start. Each message is one
+/// paragraph that names the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    /// The store could not be opened (missing, not stackless, unknown
+    /// schema, remote URL, ...).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Neither `XDG_STATE_HOME` nor `HOME` gives an absolute default path.
+    #[error(
+        "cannot find the default stackless store: neither XDG_STATE_HOME nor HOME is an absolute path. Pass --state PATH."
+    )]
+    NoDefaultPath,
+    /// `--down-cmd` is unusable.
+    #[error(transparent)]
+    DownCommand(#[from] DownCommandError),
+    /// `--helper` is unusable (the text says why).
+    #[error("{0}")]
+    Helper(String),
+    /// The demo's temporary store could not be made.
+    #[error("{0}")]
+    Demo(String),
+    /// This executable's path is unknown (the demo runs itself as `down`).
+    #[error("cannot find this executable: {0}")]
+    CurrentExe(std::io::Error),
+    /// The console was started without a terminal.
+    #[error(
+        "the console needs a terminal (stdin and stdout are not both a TTY). For scripts and cron use `stackless-tui snapshot` or `stackless-tui reap --once`; over ssh, use `ssh -t`."
+    )]
+    NoTerminal,
+    /// A flag contradicts the mode (e.g. `reap --once --read-only`).
+    #[error("{0}")]
+    Usage(String),
+}
+
+/// Open the store the flags name: `--state PATH` (which must exist), else
+/// stackless's default path (`$XDG_STATE_HOME/stackless/state.db`, else
+/// `~/.local/state/stackless/state.db`), created with the v4 schema on first
+/// run as stackless does, unless `access` is read-only. Refuses
+/// `STACKLESS_STATE_URL` (the remote fleet plane). Returns the path opened
+/// and the store.
+///
+/// # Errors
+/// [`StartupError::Store`] or [`StartupError::NoDefaultPath`].
+pub fn open_store(cli: &Cli, access: Access) -> Result<(PathBuf, Store), StartupError> {
+    if let Ok(url) = std::env::var("STACKLESS_STATE_URL")
+        && !url.is_empty()
+    {
+        return Err(
+            StoreError::RemoteUnsupported(crate::model::text::sanitize(&url).into_owned()).into(),
+        );
+    }
+    if let Some(path) = &cli.state {
+        let store = Store::open(path, access)?;
+        return Ok((path.clone(), store));
+    }
+    let path = crate::store::default_path(
+        std::env::var("XDG_STATE_HOME").ok().as_deref(),
+        std::env::var("HOME").ok().as_deref(),
+    )
+    .ok_or(StartupError::NoDefaultPath)?;
+    let store = if access == Access::ReadOnly {
+        Store::open(&path, access)
+    } else {
+        // stackless creates its store on first run; so does this console at
+        // the default path (never at a --state path).
+        Store::open_or_create(&path)
+    }?;
+    Ok((path, store))
+}
+
+/// The reaper's configuration from the flags (`--tick`, `--down-timeout`,
+/// `--dry-run`, `--reap-concurrency`), with `down` the teardown command to
+/// run and `tick` the time between passes (the console's demo shortens it).
+/// The console's reaper, its keys and `reap --once` all use this.
+#[must_use]
+pub fn reaper_config(cli: &Cli, down: DownCommand, tick: Duration) -> ReaperConfig {
+    ReaperConfig {
+        down,
+        tick,
+        down_timeout: cli.down_timeout,
+        dry_run: cli.dry_run,
+        concurrency: usize::from(cli.reap_concurrency),
+    }
+}
