@@ -515,8 +515,12 @@ fn create_schema(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
             .map_err(|e| StoreError::sqlite(path, &e))?;
         tx.execute_batch(sql)
             .map_err(|e| StoreError::sqlite(path, &e))?;
-        tx.pragma_update(None, "user_version", index + 1)
-            .map_err(|e| StoreError::sqlite(path, &e))?;
+        tx.pragma_update(
+            None,
+            "user_version",
+            i64::try_from(index + 1).unwrap_or(i64::MAX),
+        )
+        .map_err(|e| StoreError::sqlite(path, &e))?;
         tx.commit().map_err(|e| StoreError::sqlite(path, &e))?;
     }
     Ok(())
