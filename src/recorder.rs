@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::audit;
 use crate::event::{Event, EventSender};
 use crate::model::activity::{Activity, ActivityKind};
-use crate::reaper::runner::Sink;
+use crate::reaper::jobs::Sink;
 
 /// Where an activity goes after the audit and the log.
 #[derive(Debug, Clone)]

@@ -4,8 +4,10 @@
 
 pub mod clock;
 pub mod decision;
+pub mod jobs;
 pub mod runner;
 pub mod teardown;
 
-pub use runner::{InFlight, Intent, PassSummary, Reaper, ReaperConfig, Teardowns};
+pub use jobs::{InFlight, Intent, ReaperConfig, Teardowns};
+pub use runner::{PassSummary, Reaper};
 pub use teardown::DownCommand;

@@ -11,7 +11,8 @@
 
 use rusqlite::{OptionalExtension, TransactionBehavior};
 
-use super::{Store, StoreError, col, lenient_int, lenient_text};
+use super::read::{col, lenient_int, lenient_text};
+use super::{Store, StoreError};
 pub use crate::model::detail::{Checkpoint, InstanceDetail};
 
 /// The names of `table`'s columns (empty when there is no such table).

@@ -83,7 +83,7 @@ pub fn reaper_with(
     path: &Path,
     down: DownCommand,
     probe: Box<dyn HostProbe + Send>,
-    clock: stackless_tui::reaper::runner::Clock,
+    clock: stackless_tui::reaper::jobs::Clock,
     runtime: &tokio::runtime::Runtime,
     tweak: impl FnOnce(&mut ReaperConfig),
 ) -> (Reaper, Arc<Mutex<Vec<Activity>>>) {

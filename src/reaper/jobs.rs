@@ -1,0 +1,394 @@
+//! Teardown jobs: each instance to reap or tear down runs on a thread of
+//! its own (never two for one instance: [`InFlight`]). A job re-checks its
+//! instance in a fresh transaction, runs the teardown (`stackless down NAME
+//! --json`), and records the outcome (docs/stackless-state-store.md §6).
+//! The reaper (`super::runner`) and the operator keys (`r`, `d`) run the
+//! same jobs.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use super::teardown::{self, DownCommand};
+use crate::model::activity::{Activity, ActivityKind, Actor};
+use crate::model::envelope::{self, LOCK_HELD_CODE};
+use crate::model::{Instance, ReapAttempt};
+use crate::store::{Access, Recheck, Store, StoreError};
+
+/// Where activities go (the event channel, the audit trail, a test's Vec).
+pub type Sink = Arc<dyn Fn(Activity) + Send + Sync>;
+/// Unix seconds now (the system clock, or a fixed one in tests).
+pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
+
+/// How the reaper runs.
+#[derive(Debug, Clone)]
+pub struct ReaperConfig {
+    /// The teardown command (`stackless down {name} --json` by default).
+    pub down: DownCommand,
+    /// Time between passes (stackless's daemon: 60 s).
+    pub tick: Duration,
+    /// A teardown still running after this is killed and counted as failed.
+    pub down_timeout: Duration,
+    /// Decide and report `would reap`, but run and write nothing.
+    pub dry_run: bool,
+    /// At most this many teardowns at once (`--reap-concurrency`, at least 1).
+    pub concurrency: usize,
+}
+
+/// Instances with a teardown in flight, shared by the reaper and the keys so
+/// one instance is never torn down twice at once.
+#[derive(Debug, Clone, Default)]
+pub struct InFlight(Arc<Mutex<HashSet<String>>>);
+
+/// Holds an instance in the [`InFlight`] set until dropped.
+#[derive(Debug)]
+pub struct InFlightGuard {
+    set: InFlight,
+    name: String,
+}
+
+impl InFlight {
+    /// Claim `name`; `None` when a teardown of it is already running.
+    #[must_use]
+    pub fn claim(&self, name: &str) -> Option<InFlightGuard> {
+        let mut set = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        set.insert(name.to_owned()).then(|| InFlightGuard {
+            set: self.clone(),
+            name: name.to_owned(),
+        })
+    }
+
+    /// The names with a teardown running, sorted.
+    #[must_use]
+    pub fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Whether `name` has a teardown running.
+    #[must_use]
+    pub fn contains(&self, name: &str) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(name)
+    }
+}
+
+impl Drop for InFlightGuard {
+    fn drop(&mut self) {
+        self.set
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.name);
+    }
+}
+
+/// What the operator (or the reaper) asked for one instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Intent {
+    /// A reap: failures are recorded in `reap_attempts` with a backoff.
+    Reap,
+    /// The operator's `d`: a teardown of an active instance before its lease
+    /// runs out; a failure is reported but not recorded as a reap attempt
+    /// (stackless's own `down` does not record one either).
+    TearDown,
+}
+
+/// Everything a teardown job needs; cheap to clone, shared by the reaper
+/// and the operator keys.
+#[derive(Clone)]
+pub struct Teardowns {
+    /// The store file (each job opens its own connection).
+    pub path: PathBuf,
+    /// Down command, timeout, dry run.
+    pub config: ReaperConfig,
+    /// The shared in-flight set.
+    pub inflight: InFlight,
+    /// Runs the teardown subprocesses.
+    pub runtime: tokio::runtime::Handle,
+    /// Unix seconds now.
+    pub clock: Clock,
+    /// Where activities go.
+    pub report: Sink,
+}
+
+impl std::fmt::Debug for Teardowns {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Teardowns")
+            .field("path", &self.path)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Teardowns {
+    pub(super) fn emit(&self, activity: Activity) {
+        (self.report)(activity);
+    }
+
+    fn refuse(&self, name: &str, actor: Actor, detail: &str) -> Option<ActivityKind> {
+        self.emit(Activity::new(
+            (self.clock)(),
+            actor,
+            name,
+            ActivityKind::Refused,
+            detail,
+        ));
+        Some(ActivityKind::Refused)
+    }
+
+    /// Start a teardown of `seen` on a thread of its own, with its own store
+    /// connection. Refused (and reported) when the name is not DNS-safe or a
+    /// teardown of it is already running.
+    ///
+    /// # Errors
+    /// `Err(kind)` with the [`ActivityKind`] already reported when nothing
+    /// was started.
+    pub fn spawn(
+        &self,
+        seen: Instance,
+        attempt: Option<ReapAttempt>,
+        actor: Actor,
+        intent: Intent,
+    ) -> Result<JoinHandle<Option<ActivityKind>>, Option<ActivityKind>> {
+        let guard = self.admit(&seen.name, actor)?;
+        let jobs = self.clone();
+        let name = seen.name.clone();
+        std::thread::Builder::new()
+            .name("teardown".into())
+            .spawn(move || {
+                let mut store = match Store::open(&jobs.path, Access::ReadWrite) {
+                    Ok(store) => store,
+                    Err(error) => {
+                        jobs.emit(Activity::new(
+                            (jobs.clock)(),
+                            actor,
+                            &seen.name,
+                            ActivityKind::Error,
+                            error.to_string(),
+                        ));
+                        return Some(ActivityKind::Error);
+                    }
+                };
+                jobs.execute(&mut store, &seen, attempt.as_ref(), actor, intent, guard)
+            })
+            .map_err(|error| {
+                self.emit(Activity::new(
+                    (self.clock)(),
+                    actor,
+                    &name,
+                    ActivityKind::Error,
+                    format!("cannot start a teardown thread: {error}"),
+                ));
+                Some(ActivityKind::Error)
+            })
+    }
+
+    /// The name checks and the in-flight claim that come before any job.
+    pub(super) fn admit(
+        &self,
+        name: &str,
+        actor: Actor,
+    ) -> Result<InFlightGuard, Option<ActivityKind>> {
+        if self.config.down.argv_for(name).is_none() {
+            return Err(self.refuse(name, actor, "not a DNS-safe name"));
+        }
+        self.inflight.claim(name).ok_or_else(|| {
+            self.refuse(
+                name,
+                actor,
+                "a teardown of this instance is already running",
+            )
+        })
+    }
+
+    /// Tear `seen` down now on this thread, using `store`. The instance is
+    /// re-read in a fresh transaction first and the teardown aborted if its
+    /// status, lease, lock or reap attempt changed since `seen` was read (no
+    /// check-then-act race). Returns the final [`ActivityKind`] reported.
+    pub(super) fn execute(
+        &self,
+        store: &mut Store,
+        seen: &Instance,
+        seen_attempt: Option<&ReapAttempt>,
+        actor: Actor,
+        intent: Intent,
+        _guard: InFlightGuard,
+    ) -> Option<ActivityKind> {
+        let now = (self.clock)();
+        let name = seen.name.as_str();
+        let Some(argv) = self.config.down.argv_for(name) else {
+            return self.refuse(name, actor, "not a DNS-safe name");
+        };
+        let aborted = |detail: String| {
+            self.emit(Activity::new(
+                now,
+                actor,
+                name,
+                ActivityKind::Aborted,
+                detail,
+            ));
+            Some(ActivityKind::Aborted)
+        };
+        match store.recheck(name) {
+            Ok(Some(current)) => {
+                if let Some(what) = changed(seen, seen_attempt, &current) {
+                    return aborted(format!("{what} changed since the decision; not torn down"));
+                }
+            }
+            Ok(None) => return aborted("the instance is gone from the store".into()),
+            Err(error) => {
+                self.emit(Activity::new(
+                    now,
+                    actor,
+                    name,
+                    ActivityKind::Error,
+                    error.to_string(),
+                ));
+                return Some(ActivityKind::Error);
+            }
+        }
+        if self.config.dry_run {
+            self.emit(Activity::new(
+                now,
+                actor,
+                name,
+                ActivityKind::WouldReap,
+                "dry run: nothing run",
+            ));
+            return Some(ActivityKind::WouldReap);
+        }
+        self.emit(Activity::new(
+            now,
+            actor,
+            name,
+            ActivityKind::Started,
+            shown_command(&argv),
+        ));
+        let result = self
+            .runtime
+            .block_on(teardown::run(&argv, self.config.down_timeout));
+        let done = (self.clock)();
+        let secs = result.took.as_secs_f64();
+        let finish = |kind: ActivityKind, detail: String, stderr_tail: String| {
+            let mut activity = Activity::new(done, actor, name, kind, detail);
+            activity.stderr_tail = stderr_tail;
+            activity.duration = Some(result.took);
+            self.emit(activity);
+            Some(kind)
+        };
+        if let crate::model::envelope::Exit::NotStarted(why) = &result.exit {
+            // `down` never ran: a problem of this console's set-up, not of
+            // the instance, so nothing is recorded in the shared store (a
+            // backoff here would delay the stackless daemon's own reaping).
+            return finish(
+                ActivityKind::Error,
+                format!("{why}; nothing recorded (check --down-cmd)"),
+                String::new(),
+            );
+        }
+        if result.succeeded() {
+            let mut detail = format!("down succeeded in {secs:.1}s");
+            if let Err(error) = store.clear_reap_failure(name)
+                && !matches!(error, StoreError::ReadOnly(_))
+            {
+                detail.push_str(&format!(" (reap attempt not cleared: {error})"));
+            }
+            let kind = match intent {
+                Intent::Reap => ActivityKind::Reaped,
+                Intent::TearDown => ActivityKind::TornDown,
+            };
+            return finish(kind, detail, result.stderr_tail.clone());
+        }
+        if envelope::parse_error(&result.stdout).is_some_and(|e| e.code == LOCK_HELD_CODE) {
+            // Another operation holds the lock: not a teardown failure, so
+            // no attempt is recorded and the backoff does not grow.
+            return finish(
+                ActivityKind::SkippedLocked,
+                "down answered state.lock.held".into(),
+                result.stderr_tail.clone(),
+            );
+        }
+        let reason = envelope::failure_reason(&result.stdout, &result.exit);
+        let shown = envelope::read_reason(&reason).summary;
+        let detail = if intent == Intent::Reap {
+            // Each try already waits out stackless's 5 s busy timeout; a
+            // failure that is not recorded would undercount the attempts.
+            let mut recorded = store.record_reap_failure(name, &reason, done);
+            for _ in 0..2 {
+                if !recorded.as_ref().is_err_and(StoreError::is_busy) {
+                    break;
+                }
+                recorded = store.record_reap_failure(name, &reason, done);
+            }
+            match recorded {
+                Ok(row) => format!(
+                    "{shown} (attempt {}, retry at {})",
+                    row.attempts,
+                    iso_time(row.next_retry_at)
+                ),
+                // Busy: the failure is not recorded now; the instance is
+                // still expired, so the next tick tries (and records) again.
+                Err(error) => format!("{shown} (not recorded: {error})"),
+            }
+        } else {
+            shown
+        };
+        finish(ActivityKind::Failed, detail, result.stderr_tail.clone())
+    }
+}
+
+/// The argv as shown in the activity log: the program's file name, then its
+/// arguments (the full path is noise at 80 columns).
+fn shown_command(argv: &[String]) -> String {
+    let program = std::path::Path::new(&argv[0])
+        .file_name()
+        .map_or_else(|| argv[0].clone(), |n| n.to_string_lossy().into_owned());
+    std::iter::once(program)
+        .chain(argv[1..].iter().cloned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// What differs between the decision's view and the fresh re-read, if
+/// anything.
+fn changed(
+    seen: &Instance,
+    seen_attempt: Option<&ReapAttempt>,
+    now: &Recheck,
+) -> Option<&'static str> {
+    if seen.status != now.status {
+        Some("status")
+    } else if seen.lease != now.lease {
+        Some("lease")
+    } else if seen.lock != now.lock {
+        Some("lock")
+    } else if seen_attempt != now.attempt.as_ref() {
+        Some("reap attempt")
+    } else {
+        None
+    }
+}
+
+/// RFC 3339 (UTC, seconds) for a unix-seconds time; the raw number when it
+/// is out of the printable range.
+pub(super) fn iso_time(at: i64) -> String {
+    match u64::try_from(at) {
+        Ok(secs) if secs < 253_402_300_800 => {
+            humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + Duration::from_secs(secs))
+                .to_string()
+        }
+        _ => at.to_string(),
+    }
+}

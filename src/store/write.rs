@@ -1,0 +1,153 @@
+//! The only rows this console writes (docs/stackless-state-store.md §6):
+//! the pre-teardown re-check, `reap_attempts` bookkeeping, and the GC
+//! delete of a tombstone past its window. Each write is its own short
+//! IMMEDIATE transaction, as stackless's daemon writes them.
+
+use rusqlite::{OptionalExtension, TransactionBehavior, params};
+
+use super::read::{attempt_from_row, instance_from_row, lenient_int};
+use super::{Recheck, Store, StoreError};
+use crate::model::ReapAttempt;
+
+impl Store {
+    /// Re-read one instance's status, lease, lock and reap attempt in a fresh
+    /// transaction, immediately before a teardown. `None` when the instance
+    /// row is gone.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn recheck(&mut self, name: &str) -> Result<Option<Recheck>, StoreError> {
+        let path = self.path.clone();
+        let err = |e: rusqlite::Error| StoreError::sqlite(&path, &e);
+        let host_col = if self.layout.holder_host {
+            "k.holder_host"
+        } else {
+            "NULL"
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Deferred)
+            .map_err(err)?;
+        let sql = format!(
+            "SELECT i.name, i.substrate, i.status, i.created_at, i.tombstoned_at,
+                    l.instance, l.duration_secs, l.expires_at,
+                    k.instance, k.operation, k.holder_pid, k.holder_start_time,
+                    k.acquired_at, {host_col}
+             FROM instances i
+             LEFT JOIN leases l ON l.instance = i.name
+             LEFT JOIN op_locks k ON k.instance = i.name
+             WHERE i.name = ?1"
+        );
+        let instance = tx
+            .query_row(&sql, [name], |row| Ok(instance_from_row(row)))
+            .optional()
+            .map_err(err)?;
+        let attempt = if self.layout.reap_attempts {
+            tx.query_row(
+                "SELECT instance, attempts, last_error, next_retry_at
+                 FROM reap_attempts WHERE instance = ?1",
+                [name],
+                |row| Ok(attempt_from_row(row, 0)),
+            )
+            .optional()
+            .map_err(err)?
+        } else {
+            None
+        };
+        tx.commit().map_err(err)?;
+        Ok(instance.map(|i| Recheck {
+            status: i.status,
+            lease: i.lease,
+            lock: i.lock,
+            attempt,
+        }))
+    }
+
+    /// Record a failed reap at `now` (§6 step 4): `attempts = previous + 1`,
+    /// `last_error = reason`, `next_retry_at = now + backoff(attempts)`, in
+    /// one immediate transaction. Returns the row written.
+    ///
+    /// # Errors
+    /// [`StoreError::ReadOnly`] on a read-only store or an older generation;
+    /// SQLite errors (`Busy` when another writer holds the store past the
+    /// busy timeout: retry on the next tick).
+    pub fn record_reap_failure(
+        &mut self,
+        name: &str,
+        reason: &str,
+        now: i64,
+    ) -> Result<ReapAttempt, StoreError> {
+        self.check_writable()?;
+        let path = self.path.clone();
+        let err = |e: rusqlite::Error| StoreError::sqlite(&path, &e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        let previous: Option<i64> = tx
+            .query_row(
+                "SELECT attempts FROM reap_attempts WHERE instance = ?1",
+                [name],
+                |r| Ok(lenient_int(r.get_ref(0)?)),
+            )
+            .optional()
+            .map_err(err)?
+            .flatten();
+        let (attempts, next_retry_at) = crate::model::backoff::next_failure(previous, now);
+        tx.execute(
+            "INSERT INTO reap_attempts (instance, attempts, last_error, next_retry_at)
+             VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT(instance) DO UPDATE SET
+               attempts = excluded.attempts,
+               last_error = excluded.last_error,
+               next_retry_at = excluded.next_retry_at",
+            params![name, attempts, reason, next_retry_at],
+        )
+        .map_err(err)?;
+        tx.commit().map_err(err)?;
+        Ok(ReapAttempt {
+            instance: name.to_owned(),
+            attempts,
+            last_error: reason.to_owned(),
+            next_retry_at,
+        })
+    }
+
+    /// Delete an instance's `reap_attempts` row after a successful teardown
+    /// (§6 step 4; `down` does this itself too, so it is usually a no-op).
+    ///
+    /// # Errors
+    /// As [`Store::record_reap_failure`].
+    pub fn clear_reap_failure(&mut self, name: &str) -> Result<(), StoreError> {
+        self.check_writable()?;
+        self.conn
+            .execute("DELETE FROM reap_attempts WHERE instance = ?1", [name])
+            .map_err(|e| StoreError::sqlite(&self.path, &e))?;
+        Ok(())
+    }
+
+    /// Garbage-collect a tombstone (D14): delete its instance row (FK cascade
+    /// removes leases, locks, checkpoints, reap attempts), but only if it is
+    /// still a tombstone at least `older_than` (unix seconds) old. Returns
+    /// whether a row was deleted. The caller removes the logs dir first.
+    ///
+    /// # Errors
+    /// As [`Store::record_reap_failure`]; GC on a newer generation is refused.
+    pub fn delete_tombstone(&mut self, name: &str, older_than: i64) -> Result<bool, StoreError> {
+        self.check_writable()?;
+        if !self.generation.allows_gc() {
+            return Err(StoreError::ReadOnly(
+                "tombstone GC is left to stackless on this schema generation".into(),
+            ));
+        }
+        let deleted = self
+            .conn
+            .execute(
+                "DELETE FROM instances WHERE name = ?1 AND status = 'tombstoned'
+                 AND tombstoned_at IS NOT NULL AND tombstoned_at <= ?2",
+                params![name, older_than],
+            )
+            .map_err(|e| StoreError::sqlite(&self.path, &e))?;
+        Ok(deleted > 0)
+    }
+}
