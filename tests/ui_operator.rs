@@ -17,7 +17,9 @@ use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier};
 
 use stackless_tui::event::{Activity, ActivityKind, Actor, Event, StoreHealth};
-use stackless_tui::model::{Instance, Lease, Liveness, OpLock, ReapAttempt, Snapshot, Status};
+use stackless_tui::model::{
+    Instance, Lease, Liveness, OpLock, ReapAttempt, Rows, Snapshot, Status,
+};
 use stackless_tui::store::detail::InstanceDetail;
 use stackless_tui::store::probe::FixedProbe;
 use stackless_tui::ui::detail::Loaded;
@@ -474,14 +476,14 @@ fn mixed_app() -> App {
     ];
     instances[0].name = "a-Render".into();
     instances.sort_by(|a, b| a.name.cmp(&b.name));
-    app_with(Snapshot {
+    app_with(Snapshot::from(Rows {
         instances,
         reap_attempts: vec![
             attempt("b-local", 5, CAPTURE + 60),
             attempt("c-vercel", 2, CAPTURE - 1),
         ],
-        ..Snapshot::default()
-    })
+        ..Rows::default()
+    }))
 }
 
 #[test]
@@ -698,11 +700,11 @@ fn a_hundred_thousand_instances_filter_and_sort_fast() {
             instance
         })
         .collect();
-    let mut app = app_with(Snapshot {
+    let mut app = app_with(Snapshot::from(Rows {
         instances,
         reap_attempts: vec![attempt("i050000", 7, CAPTURE)],
-        ..Snapshot::default()
-    });
+        ..Rows::default()
+    }));
     let started = Instant::now();
     // Lease order: the newest names expire first; tombstones last.
     assert_eq!(app.instance_at(0).map(|i| i.name.as_str()), Some("i099999"));
@@ -956,10 +958,10 @@ fn click_in_a_scrolled_table() {
     let instances: Vec<Instance> = (0..100)
         .map(|i| instance(&format!("i{i:03}"), "local", Some(CAPTURE + i)))
         .collect();
-    let mut app = app_with(Snapshot {
+    let mut app = app_with(Snapshot::from(Rows {
         instances,
-        ..Snapshot::default()
-    });
+        ..Rows::default()
+    }));
     let _ = render_app(&app, 100, 30);
     press(&mut app, KeyCode::End);
     let text = render_app(&app, 100, 30);
@@ -975,10 +977,10 @@ fn wheel_scrolls_the_pane_under_the_pointer() {
     let instances: Vec<Instance> = (0..50)
         .map(|i| instance(&format!("i{i:03}"), "local", Some(CAPTURE + i)))
         .collect();
-    let mut app = app_with(Snapshot {
+    let mut app = app_with(Snapshot::from(Rows {
         instances,
-        ..Snapshot::default()
-    });
+        ..Rows::default()
+    }));
     for i in 0..40 {
         app.handle(
             Event::Activity(Activity::new(
@@ -1051,7 +1053,9 @@ fn colourless(buffer: &Buffer) -> bool {
 /// (hotel), a store error banner, activity and a flash.
 fn every_state_app() -> App {
     let mut snapshot = fixture_snapshot(REAL);
-    snapshot.liveness.insert("echo".into(), Liveness::Alive);
+    snapshot
+        .liveness_mut()
+        .insert("echo".into(), Liveness::Alive);
     let hotel = snapshot
         .instances
         .iter_mut()
@@ -1065,7 +1069,7 @@ fn every_state_app() -> App {
         holder_host: Some("build-box".into()),
     });
     snapshot
-        .liveness
+        .liveness_mut()
         .insert("hotel".into(), Liveness::ForeignHost("build-box".into()));
     let mut app = app_with(snapshot);
     app.handle(

@@ -16,7 +16,7 @@ use ratatui::layout::Rect;
 use stackless_tui::event::{
     Activity, ActivityKind, Actor, Event, StoreHealth, SupervisorKind, SupervisorNote,
 };
-use stackless_tui::model::{Instance, Lease, Snapshot, Status};
+use stackless_tui::model::{Instance, Lease, Rows, Snapshot, Status};
 use stackless_tui::ui::{self, App, AppConfig, Command, Focus, panes};
 
 fn config() -> AppConfig {
@@ -913,10 +913,10 @@ fn a_hundred_thousand_instances_scroll() {
             anomalies: vec![],
         })
         .collect();
-    let snapshot = Snapshot {
+    let snapshot = Snapshot::from(Rows {
         instances,
-        ..Snapshot::default()
-    };
+        ..Rows::default()
+    });
     let mut app = app_with(config(), snapshot);
     let started = Instant::now();
     let text = render_app(&app, 120, 40);

@@ -5,7 +5,10 @@
 
 use std::fmt;
 
-use super::snapshot::OpLock;
+use super::rows::OpLock;
+
+/// Probed liveness of every locked instance, keyed by instance name.
+pub type LockLiveness = std::collections::HashMap<String, Liveness>;
 
 /// Which case applies to a lock holder.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

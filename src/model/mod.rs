@@ -13,10 +13,12 @@ pub mod envelope;
 pub mod generation;
 pub mod liveness;
 pub mod name;
+pub mod rows;
 pub mod snapshot;
 pub mod text;
 pub mod time;
 
 pub use generation::Generation;
 pub use liveness::Liveness;
-pub use snapshot::{Instance, Lease, OpLock, ReapAttempt, Snapshot, Status};
+pub use rows::{Instance, Lease, OpLock, ReapAttempt, Rows, Status};
+pub use snapshot::Snapshot;

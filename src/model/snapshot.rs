@@ -1,172 +1,76 @@
-//! One consistent read of the state store (instances, leases, operation locks,
-//! reap attempts), taken in a single read transaction by `crate::store`.
+//! One snapshot of the state store: the rows of one read transaction
+//! ([`Rows`]) and the liveness of their lock holders probed right after it
+//! ([`LockLiveness`]), each shared on its own: a re-probe that finds a
+//! holder dead replaces only the liveness, never copies the rows.
 
-use std::collections::HashMap;
+use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
 
-use super::generation::Generation;
-use super::liveness::Liveness;
+use super::liveness::{Liveness, LockLiveness};
+use super::rows::Rows;
 
-/// An instance's lifecycle status (`instances.status`, stackless schema).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Status {
-    /// `'active'`: running, leased, a reaper candidate once the lease expires.
-    Active,
-    /// `'tombstoned'`: torn down; the row is kept 7 days for `logs`/`status`
-    /// (stackless D14), then garbage-collected.
-    Tombstoned,
-    /// Anything else (a hand-made non-STRICT store, a newer stackless). Shown
-    /// as it is (sanitized), never acted upon.
-    Other(String),
-}
-
-impl Status {
-    /// Parse the stored text; unknown values are kept, not rejected.
-    #[must_use]
-    pub fn parse(text: &str) -> Self {
-        match text {
-            "active" => Self::Active,
-            "tombstoned" => Self::Tombstoned,
-            other => Self::Other(other.to_owned()),
-        }
-    }
-
-    /// The text as stored.
-    #[must_use]
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Active => "active",
-            Self::Tombstoned => "tombstoned",
-            Self::Other(other) => other,
-        }
-    }
-}
-
-/// A lease row (`leases`): every instance has one from birth (stackless §6);
-/// `down` deletes it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Lease {
-    /// Full lease length in seconds; mutating verbs renew to this.
-    pub duration_secs: i64,
-    /// Unix seconds at which the lease expires (the reaper acts when
-    /// `expires_at <= now`).
-    pub expires_at: i64,
-}
-
-impl Lease {
-    /// Seconds left, never negative (stackless §6: "Remaining = expires_at -
-    /// now, never negative"). Saturates instead of overflowing on hostile
-    /// values such as `i64::MAX`.
-    #[must_use]
-    pub fn remaining(&self, now: i64) -> i64 {
-        self.expires_at.saturating_sub(now).max(0)
-    }
-
-    /// Whether the lease has run out at `now` (`expires_at <= now`, the
-    /// worklist rule of stackless §6).
-    #[must_use]
-    pub fn expired(&self, now: i64) -> bool {
-        self.expires_at <= now
-    }
-}
-
-/// An operation lock row (`op_locks`, stackless §2): one operation at a time
-/// per instance.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct OpLock {
-    /// The verb holding it: `up`, `down`, `verify`, ...
-    pub operation: String,
-    /// The holder's process id as stored (may be out of range in a hostile
-    /// store; liveness treats such a pid as gone).
-    pub holder_pid: i64,
-    /// Unix seconds the holder process started, as `sysinfo`'s
-    /// `Process::start_time()` reported it.
-    pub holder_start_time: i64,
-    /// Unix seconds the lock was taken.
-    pub acquired_at: i64,
-    /// `holder_host` (migration 4): the holder's hostname as
-    /// `sysinfo::System::host_name()` reported it. `None` when the store
-    /// predates migration 4 and has no such column.
-    pub holder_host: Option<String>,
-}
-
-/// A failed-reap record (`reap_attempts`, migration 3; stackless §6 step 4).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ReapAttempt {
-    /// Instance name (as stored: may be hostile).
-    pub instance: String,
-    /// Consecutive failed attempts, 1 or more.
-    pub attempts: i64,
-    /// The failure reason: a JSON envelope on one line when this console
-    /// wrote it, the last stdout line (often a lone `}`) when the stackless
-    /// daemon did, or prose.
-    pub last_error: String,
-    /// Unix seconds before which the reaper does not retry.
-    pub next_retry_at: i64,
-}
-
-/// One instance with the rows hanging off it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Instance {
-    /// `instances.name`, as stored. DNS-safe when stackless wrote it; check
-    /// with [`crate::model::name::is_dns_safe`] before acting on it.
-    pub name: String,
-    /// `local`, `render`, `vercel`, or a newer substrate.
-    pub substrate: String,
-    /// Lifecycle status.
-    pub status: Status,
-    /// Unix seconds of creation (`None` when the row holds no integer).
-    pub created_at: Option<i64>,
-    /// Unix seconds of the tombstone, if tombstoned.
-    pub tombstoned_at: Option<i64>,
-    /// The lease, when the instance has a well-formed one.
-    pub lease: Option<Lease>,
-    /// The operation lock, when one is held in the store.
-    pub lock: Option<OpLock>,
-    /// What was wrong with this instance's rows when they were read (a NULL
-    /// where stackless never writes one, a value of the wrong type). Empty for
-    /// every row stackless itself wrote.
-    pub anomalies: Vec<String>,
-}
-
-/// A whole consistent read of the store, plus lock liveness probed right
-/// after it.
+/// Rows plus probed liveness; cheap to clone (two `Arc`s). Reads of the
+/// rows go through `Deref` (`snapshot.instances`, `snapshot.instance(name)`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Snapshot {
-    /// The schema generation (`PRAGMA user_version`) and what it allows.
-    pub generation: Generation,
-    /// Every instance, ordered by name.
-    pub instances: Vec<Instance>,
-    /// Every `reap_attempts` row, ordered by instance name. Empty when the
-    /// store predates migration 3.
-    pub reap_attempts: Vec<ReapAttempt>,
+    /// The rows, as read.
+    pub rows: Arc<Rows>,
     /// Liveness of each instance's lock holder, keyed by instance name,
     /// probed by the store adapter (stackless §2). Instances without a lock
     /// have no entry.
-    pub liveness: HashMap<String, Liveness>,
+    pub liveness: Arc<LockLiveness>,
 }
 
 impl Snapshot {
-    /// The reap attempt for `instance`, if any.
+    /// A snapshot of `rows` with `liveness`.
     #[must_use]
-    pub fn reap_attempt(&self, instance: &str) -> Option<&ReapAttempt> {
-        self.reap_attempts
-            .binary_search_by(|row| row.instance.as_str().cmp(instance))
-            .ok()
-            .map(|index| &self.reap_attempts[index])
+    pub fn new(rows: Rows, liveness: LockLiveness) -> Self {
+        Self {
+            rows: Arc::new(rows),
+            liveness: Arc::new(liveness),
+        }
     }
 
-    /// The instance called `name`, if any.
+    /// The same rows with another liveness (the watcher's re-probe).
     #[must_use]
-    pub fn instance(&self, name: &str) -> Option<&Instance> {
-        self.instances
-            .binary_search_by(|row| row.name.as_str().cmp(name))
-            .ok()
-            .map(|index| &self.instances[index])
+    pub fn with_liveness(&self, liveness: LockLiveness) -> Self {
+        Self {
+            rows: Arc::clone(&self.rows),
+            liveness: Arc::new(liveness),
+        }
     }
 
     /// The probed liveness of `name`'s lock holder, if it has a lock.
     #[must_use]
     pub fn lock_liveness(&self, name: &str) -> Option<&Liveness> {
         self.liveness.get(name)
+    }
+
+    /// The liveness map, to change (copied first if shared).
+    pub fn liveness_mut(&mut self) -> &mut LockLiveness {
+        Arc::make_mut(&mut self.liveness)
+    }
+}
+
+impl From<Rows> for Snapshot {
+    /// Rows with no probed liveness (every lock reads `unprobed`).
+    fn from(rows: Rows) -> Self {
+        Self::new(rows, LockLiveness::default())
+    }
+}
+
+impl Deref for Snapshot {
+    type Target = Rows;
+
+    fn deref(&self) -> &Rows {
+        &self.rows
+    }
+}
+
+impl DerefMut for Snapshot {
+    /// Copy-on-write: the rows are copied only if another snapshot shares
+    /// them (tests and the demo build snapshots by hand).
+    fn deref_mut(&mut self) -> &mut Rows {
+        Arc::make_mut(&mut self.rows)
     }
 }

@@ -184,7 +184,7 @@ pub fn may_tear_down(instance: &Instance, lock: Option<&Liveness>) -> Result<(),
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Lease, OpLock};
+    use crate::model::{Lease, OpLock, Rows};
 
     const NOW: i64 = 1_795_960_686;
 
@@ -272,7 +272,7 @@ mod tests {
             acquired_at: 1,
             holder_host: Some("vm".into()),
         });
-        let mut snapshot = Snapshot {
+        let mut snapshot = Snapshot::from(Rows {
             instances: vec![
                 instance("alpha", Status::Active, Some(NOW + 1)),
                 instance("backing", Status::Active, Some(NOW - 100)),
@@ -284,11 +284,13 @@ mod tests {
                 tomb_old,
             ],
             reap_attempts: vec![attempt("backing", 2, NOW + 50)],
-            ..Snapshot::default()
-        };
+            ..Rows::default()
+        });
         snapshot.instances.push(tomb_bad);
         snapshot.instances.sort_by(|a, b| a.name.cmp(&b.name));
-        snapshot.liveness.insert("locked".into(), Liveness::Alive);
+        snapshot
+            .liveness_mut()
+            .insert("locked".into(), Liveness::Alive);
         let plan = plan(&snapshot, NOW, true);
         assert_eq!(
             plan.reaps,

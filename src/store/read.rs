@@ -8,8 +8,8 @@ use rusqlite::{Connection, TransactionBehavior};
 
 use super::probe::HostProbe;
 use super::{Store, StoreError};
-use crate::model::liveness::liveness;
-use crate::model::{Instance, Lease, OpLock, ReapAttempt, Snapshot, Status};
+use crate::model::liveness::{LockLiveness, liveness};
+use crate::model::{Instance, Lease, OpLock, ReapAttempt, Rows, Snapshot, Status};
 
 impl Store {
     /// Read instances, leases, locks and reap attempts in one read
@@ -61,27 +61,28 @@ impl Store {
         if !reap_attempts.is_sorted_by(|a, b| a.instance <= b.instance) {
             reap_attempts.sort_by(|a, b| a.instance.cmp(&b.instance));
         }
-        let mut snapshot = Snapshot {
+        let rows = Rows {
             generation: self.generation,
             instances,
             reap_attempts,
-            liveness: std::collections::HashMap::new(),
         };
-        probe_liveness(&mut snapshot, probe);
-        Ok(snapshot)
+        let liveness = probe_liveness(&rows, probe);
+        Ok(Snapshot::new(rows, liveness))
     }
 }
 
-/// Lock-holder liveness for every locked instance of `snapshot`.
-pub fn probe_liveness(snapshot: &mut Snapshot, probe: &mut dyn HostProbe) {
+/// Lock-holder liveness for every locked instance of `rows`
+/// (docs/stackless-state-store.md §2).
+pub fn probe_liveness(rows: &Rows, probe: &mut dyn HostProbe) -> LockLiveness {
     let host = probe.host_name().map(str::to_owned);
-    snapshot.liveness.clear();
-    for instance in &snapshot.instances {
+    let mut found = LockLiveness::new();
+    for instance in &rows.instances {
         if let Some(lock) = &instance.lock {
             let l = liveness(lock, host.as_deref(), |pid| probe.start_time(pid));
-            snapshot.liveness.insert(instance.name.clone(), l);
+            found.insert(instance.name.clone(), l);
         }
     }
+    found
 }
 
 /// An integer read leniently: INTEGER as is, REAL truncated, TEXT parsed,

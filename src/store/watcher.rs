@@ -220,7 +220,8 @@ impl Watcher {
     /// Re-probe lock holders; send a new snapshot only when a case changed.
     /// Only the locally probed locks are asked about (a foreign holder's
     /// case cannot change without a commit), nothing is allocated while
-    /// nothing changed, and the snapshot is copied only when something did.
+    /// nothing changed, and only the liveness map is copied when something did
+    /// (the rows stay shared).
     fn reprobe_liveness(&mut self) -> Result<(), Gone> {
         let Some(previous) = self.last.clone() else {
             return Ok(());
@@ -236,10 +237,8 @@ impl Watcher {
                     fresh.insert(instance.name.clone(), case);
                 }
             }
-            if fresh != previous.liveness {
-                let mut next = (*previous).clone();
-                next.liveness = fresh;
-                let next = Arc::new(next);
+            if fresh != *previous.liveness {
+                let next = Arc::new(previous.with_liveness(fresh));
                 self.remember(&next);
                 self.send(Event::Snapshot(next))?;
             }
@@ -259,12 +258,12 @@ impl Watcher {
             }
         }
         if !changed.is_empty() {
-            let mut next = (*previous).clone();
+            // Only the liveness map is copied; the rows stay shared.
+            let mut fresh = (*previous.liveness).clone();
             for (index, case) in changed {
-                let name = next.instances[index].name.clone();
-                next.liveness.insert(name, case);
+                fresh.insert(previous.instances[index].name.clone(), case);
             }
-            let next = Arc::new(next);
+            let next = Arc::new(previous.with_liveness(fresh));
             self.remember(&next);
             self.send(Event::Snapshot(next))?;
         }
