@@ -1,8 +1,6 @@
 //! What the operator's keys act on and the rules they pass first: the
 //! detail view (Enter), reap now (`r`), teardown (`d`, confirmed with `y`).
 
-use crossterm::event::{KeyCode, KeyEvent};
-
 use super::{App, Command, FlashLevel, Focus};
 use crate::event::{Activity, ActivityKind, Actor};
 use crate::model::Instance;
@@ -75,19 +73,11 @@ impl App {
         Some(Command::OpenDetail { name })
     }
 
-    pub(super) fn confirm_key(&mut self, key: KeyEvent, instance: &Instance) -> Option<Command> {
-        if !matches!(key.code, KeyCode::Char('y' | 'Y')) {
-            self.log_local(Activity::new(
-                self.now,
-                Actor::Operator,
-                &instance.name,
-                ActivityKind::Aborted,
-                "cancelled",
-            ));
-            return None;
-        }
-        // Re-check against the snapshot shown now: it may have changed while
-        // the dialog was open.
+    /// `y` in the teardown dialog: close it and ask the console to tear the
+    /// instance down, if it still passes the teardown rules on the snapshot
+    /// shown now (it may have changed while the dialog was open).
+    pub(super) fn confirm_tear_down(&mut self) -> Option<Command> {
+        let instance = self.confirm.take()?;
         let Some(current) = self.snapshot.instance(&instance.name).cloned() else {
             self.refuse(&instance.name, "refused: no longer in the store".into());
             return None;
@@ -101,6 +91,20 @@ impl App {
             format!("teardown requested for {}", current.name),
         );
         Some(Command::TearDown { instance: current })
+    }
+
+    /// Any other key in the teardown dialog: close it, logging the cancel.
+    pub(super) fn cancel_tear_down(&mut self) {
+        let Some(instance) = self.confirm.take() else {
+            return;
+        };
+        self.log_local(Activity::new(
+            self.now,
+            Actor::Operator,
+            &instance.name,
+            ActivityKind::Aborted,
+            "cancelled",
+        ));
     }
 
     /// The instance `r` and `d` act on: the detail view's instance while it

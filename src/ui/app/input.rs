@@ -1,13 +1,13 @@
-//! Key and mouse handling: which key does what in which mode, and moving the
-//! selection or scroll of a pane.
+//! Key and mouse handling: the current [`Context`], the lookup of a press
+//! in the key table ([`crate::ui::keys`]) and what each [`Action`] does,
+//! plus moving the selection or scroll of a pane.
 
-use crossterm::event::{
-    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
-};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::{Position, Rect};
 
 use super::rows::step;
 use super::{App, Command, FlashLevel, Focus};
+use crate::ui::keys::{self, Action, Context, Input};
 
 /// Rows moved by PgUp/PgDn before the first frame reports a pane height.
 const DEFAULT_PAGE: usize = 10;
@@ -16,138 +16,207 @@ const DEFAULT_PAGE: usize = 10;
 pub const WHEEL_STEP: isize = 3;
 
 impl App {
+    /// Which key bindings apply now: the dialog or the help when open,
+    /// else [`App::base_context`].
+    #[must_use]
+    pub fn context(&self) -> Context {
+        if self.confirm.is_some() {
+            Context::Confirm
+        } else if self.help {
+            Context::Help
+        } else {
+            self.base_context()
+        }
+    }
+
+    /// The mode under any dialog or help overlay, whose keys the footer
+    /// shows: the filter prompt, else the detail view, else the panes.
+    #[must_use]
+    pub fn base_context(&self) -> Context {
+        if self.filter_editing {
+            Context::Filter
+        } else if self.detail.is_some() {
+            Context::Detail
+        } else {
+            Context::Panes
+        }
+    }
+
+    /// A key event: looked up in the key table ([`keys::resolve`]) for the
+    /// current context, then carried out. Releases are ignored.
     pub(super) fn key(&mut self, key: KeyEvent) -> Option<Command> {
         if key.kind == KeyEventKind::Release {
             return None;
         }
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        if ctrl && matches!(key.code, KeyCode::Char('c' | 'C')) {
-            self.quitting = true;
-            return Some(Command::Quit);
-        }
-        if let Some(instance) = self.confirm.take() {
-            return self.confirm_key(key, &instance);
-        }
-        if self.help {
-            match key.code {
-                KeyCode::Esc | KeyCode::Char('?') => self.help = false,
-                KeyCode::Char('q') if !ctrl => {
-                    self.quitting = true;
-                    return Some(Command::Quit);
-                }
-                _ => {}
-            }
-            return None;
-        }
-        if self.filter_editing {
-            self.filter_key(key, ctrl);
-            return None;
-        }
-        if ctrl || key.modifiers.contains(KeyModifiers::ALT) {
-            return None;
-        }
-        if self.detail.is_some() {
-            return self.detail_key(key);
-        }
-        match key.code {
-            KeyCode::Char('q') => {
+        let input = Input::Key(key.code, key.modifiers);
+        let action = keys::resolve(self.context(), input)?;
+        self.act(action, input)
+    }
+
+    /// A mouse event, located with the layout of the last frame (ignored
+    /// before it, or while the terminal is too small). The key table binds
+    /// no mouse gesture while a dialog or the help is open: a stray click
+    /// must never answer the teardown question.
+    pub(super) fn mouse(&mut self, mouse: MouseEvent) -> Option<Command> {
+        self.areas.get()?;
+        let at = Position::new(mouse.column, mouse.row);
+        let input = match mouse.kind {
+            MouseEventKind::Down(MouseButton::Left) => Input::Click(at),
+            MouseEventKind::ScrollUp => Input::WheelUp(at),
+            MouseEventKind::ScrollDown => Input::WheelDown(at),
+            _ => return None,
+        };
+        let action = keys::resolve(self.context(), input)?;
+        self.act(action, input)
+    }
+
+    /// Carry out `action`, which the key table gave for `input`.
+    fn act(&mut self, action: Action, input: Input) -> Option<Command> {
+        match action {
+            Action::Quit => {
                 self.quitting = true;
                 return Some(Command::Quit);
             }
-            KeyCode::Char('?') => self.help = true,
-            KeyCode::Tab => self.focus = self.focus.next(),
-            KeyCode::BackTab => self.focus = self.focus.previous(),
-            KeyCode::Up | KeyCode::Char('k') => self.move_by(-1),
-            KeyCode::Down | KeyCode::Char('j') => self.move_by(1),
-            KeyCode::PageUp => self.move_by(-self.page()),
-            KeyCode::PageDown => self.move_by(self.page()),
-            KeyCode::Home | KeyCode::Char('g') => self.move_by(isize::MIN / 2),
-            KeyCode::End | KeyCode::Char('G') => self.move_by(isize::MAX / 2),
-            KeyCode::Char('r') => return self.reap_key(),
-            KeyCode::Char('d') => self.down_key(),
-            KeyCode::Char('/') => {
+            Action::Up => self.move_or_scroll(-1),
+            Action::Down => self.move_or_scroll(1),
+            Action::PageUp => self.move_or_scroll(-self.page_rows()),
+            Action::PageDown => self.move_or_scroll(self.page_rows()),
+            Action::First => self.move_or_scroll(isize::MIN / 2),
+            Action::Last => self.move_or_scroll(isize::MAX / 2),
+            Action::NextPane => self.focus = self.focus.next(),
+            Action::PreviousPane => self.focus = self.focus.previous(),
+            Action::OpenDetail => return self.open_detail(),
+            Action::CloseDetail => self.detail = None,
+            Action::ClearFilter => self.clear_filter(),
+            Action::OpenHelp => self.help = true,
+            Action::CloseHelp => self.help = false,
+            Action::TogglePayloads => self.toggle_payloads(),
+            Action::EditFilter => {
                 self.focus = Focus::Instances;
                 self.filter_editing = true;
             }
-            KeyCode::Char('s') => {
-                self.sort = self.sort.next();
-                self.resort();
-                self.set_flash(FlashLevel::Info, format!("sort: {}", self.sort.label()));
+            Action::FilterText => {
+                if let Input::Key(KeyCode::Char(c), _) = input {
+                    self.filter.push(c);
+                    self.narrow_order();
+                }
             }
-            KeyCode::Enter => return self.open_detail(),
-            KeyCode::Esc if !self.filter.is_empty() => self.clear_filter(),
-            _ => {}
-        }
-        None
-    }
-
-    /// Keys while the filter prompt is open: text edits the filter (the rows
-    /// follow every key), Enter keeps it, Esc clears it, arrows move the
-    /// selection.
-    fn filter_key(&mut self, key: KeyEvent, ctrl: bool) {
-        match key.code {
-            KeyCode::Enter => {
-                self.filter_editing = false;
-                let text = if self.filter.is_empty() {
-                    "no filter".to_owned()
-                } else {
-                    format!(
-                        "filter \"{}\": {} of {} match",
-                        self.filter,
-                        self.order.len(),
-                        self.snapshot.instances.len()
-                    )
-                };
-                self.set_flash(FlashLevel::Info, text);
+            Action::FilterBackspace => {
+                if self.filter.pop().is_some() {
+                    self.refilter();
+                }
             }
-            KeyCode::Esc => {
+            Action::FilterKeep => self.keep_filter(),
+            Action::FilterClear => {
                 self.filter_editing = false;
                 self.clear_filter();
             }
-            KeyCode::Backspace if self.filter.pop().is_some() => self.refilter(),
-            KeyCode::Up => self.move_by(-1),
-            KeyCode::Down => self.move_by(1),
-            KeyCode::PageUp => self.move_by(-self.page()),
-            KeyCode::PageDown => self.move_by(self.page()),
-            KeyCode::Char(c) if !ctrl && !c.is_control() => {
-                self.filter.push(c);
-                self.narrow_order();
-            }
-            _ => {}
+            Action::CycleSort => self.cycle_sort(),
+            Action::Reap => return self.reap_key(),
+            Action::TearDown => self.down_key(),
+            Action::ConfirmTearDown => return self.confirm_tear_down(),
+            Action::CancelTearDown => self.cancel_tear_down(),
+            Action::Click => self.click(input),
+            Action::WheelUp => self.wheel(input, -WHEEL_STEP),
+            Action::WheelDown => self.wheel(input, WHEEL_STEP),
+        }
+        None
+    }
+
+    /// Enter in the filter prompt: close it, keep the filter, and say how
+    /// many rows match.
+    fn keep_filter(&mut self) {
+        self.filter_editing = false;
+        let text = if self.filter.is_empty() {
+            "no filter".to_owned()
+        } else {
+            format!(
+                "filter \"{}\": {} of {} match",
+                self.filter,
+                self.order.len(),
+                self.snapshot.instances.len()
+            )
+        };
+        self.set_flash(FlashLevel::Info, text);
+    }
+
+    fn cycle_sort(&mut self) {
+        self.sort = self.sort.next();
+        self.resort();
+        self.set_flash(FlashLevel::Info, format!("sort: {}", self.sort.label()));
+    }
+
+    fn toggle_payloads(&mut self) {
+        if let Some(detail) = &mut self.detail {
+            detail.payloads = !detail.payloads;
+            let text = if detail.payloads {
+                "payloads shown"
+            } else {
+                "payloads hidden"
+            };
+            self.set_flash(FlashLevel::Info, text.into());
         }
     }
 
-    /// Keys while the detail view is open.
-    fn detail_key(&mut self, key: KeyEvent) -> Option<Command> {
-        match key.code {
-            KeyCode::Esc => self.detail = None,
-            KeyCode::Char('q') => {
-                self.quitting = true;
-                return Some(Command::Quit);
-            }
-            KeyCode::Char('?') => self.help = true,
-            KeyCode::Up | KeyCode::Char('k') => self.scroll_detail(-1),
-            KeyCode::Down | KeyCode::Char('j') => self.scroll_detail(1),
-            KeyCode::PageUp => self.scroll_detail(-self.detail_page()),
-            KeyCode::PageDown => self.scroll_detail(self.detail_page()),
-            KeyCode::Home | KeyCode::Char('g') => self.scroll_detail(isize::MIN / 2),
-            KeyCode::End | KeyCode::Char('G') => self.scroll_detail(isize::MAX / 2),
-            KeyCode::Char('p') => {
-                if let Some(detail) = &mut self.detail {
-                    detail.payloads = !detail.payloads;
-                    let text = if detail.payloads {
-                        "payloads shown"
-                    } else {
-                        "payloads hidden"
-                    };
-                    self.set_flash(FlashLevel::Info, text.into());
-                }
-            }
-            KeyCode::Char('r') => return self.reap_key(),
-            KeyCode::Char('d') => self.down_key(),
-            _ => {}
+    /// Move by `delta` rows in what the movement keys drive: the detail
+    /// document while it is open, else the focused pane.
+    fn move_or_scroll(&mut self, delta: isize) {
+        if self.detail.is_some() {
+            self.scroll_detail(delta);
+        } else {
+            self.move_by(delta);
         }
-        None
+    }
+
+    /// A page of what [`App::move_or_scroll`] moves.
+    fn page_rows(&self) -> isize {
+        if self.detail.is_some() {
+            self.detail_page()
+        } else {
+            self.page()
+        }
+    }
+
+    /// The pane drawn at `at` in the last frame, with its area.
+    fn pane_at(&self, at: Position) -> Option<(Focus, Rect)> {
+        let areas = self.areas.get()?;
+        [
+            (Focus::Instances, areas.instances),
+            (Focus::Backoffs, areas.backoffs),
+            (Focus::Supervisor, areas.supervisor),
+            (Focus::Activity, areas.activity),
+        ]
+        .into_iter()
+        .find(|(_, rect)| rect.contains(at))
+    }
+
+    /// A left click: leave the filter prompt (keeping the filter), focus the
+    /// pane under the pointer and select the table row clicked.
+    fn click(&mut self, input: Input) {
+        let Input::Click(at) = input else {
+            return;
+        };
+        let Some((pane, rect)) = self.pane_at(at) else {
+            return;
+        };
+        self.filter_editing = false;
+        self.focus = pane;
+        if let Some(row) = self.table_row_at(pane, rect, at.y) {
+            self.move_in(pane, row_delta(row, self.table_selected(pane)));
+        }
+    }
+
+    /// A wheel notch of `delta` rows: the detail document while it is open,
+    /// else the pane under the pointer.
+    fn wheel(&mut self, input: Input, delta: isize) {
+        let (Input::WheelUp(at) | Input::WheelDown(at)) = input else {
+            return;
+        };
+        if self.detail.is_some() {
+            self.scroll_detail(delta);
+        } else if let Some((pane, _)) = self.pane_at(at) {
+            self.move_in(pane, delta);
+        }
     }
 
     fn detail_page(&self) -> isize {
@@ -210,49 +279,6 @@ impl App {
             Focus::Activity => self
                 .activity
                 .scroll_by(delta.saturating_neg(), viewport.activity_rows),
-        }
-    }
-
-    /// A mouse event, located with the layout of the last frame. Ignored
-    /// while a dialog or the help is open (a stray click must never answer
-    /// the teardown question).
-    pub(super) fn mouse(&mut self, mouse: MouseEvent) {
-        if self.confirm.is_some() || self.help {
-            return;
-        }
-        let Some(areas) = self.areas.get() else {
-            return;
-        };
-        let at = Position::new(mouse.column, mouse.row);
-        if self.detail.is_some() {
-            match mouse.kind {
-                MouseEventKind::ScrollUp => self.scroll_detail(-WHEEL_STEP),
-                MouseEventKind::ScrollDown => self.scroll_detail(WHEEL_STEP),
-                _ => {}
-            }
-            return;
-        }
-        let Some((pane, rect)) = [
-            (Focus::Instances, areas.instances),
-            (Focus::Backoffs, areas.backoffs),
-            (Focus::Supervisor, areas.supervisor),
-            (Focus::Activity, areas.activity),
-        ]
-        .into_iter()
-        .find(|(_, rect)| rect.contains(at)) else {
-            return;
-        };
-        match mouse.kind {
-            MouseEventKind::Down(MouseButton::Left) => {
-                self.filter_editing = false;
-                self.focus = pane;
-                if let Some(row) = self.table_row_at(pane, rect, at.y) {
-                    self.move_in(pane, row_delta(row, self.table_selected(pane)));
-                }
-            }
-            MouseEventKind::ScrollUp => self.move_in(pane, -WHEEL_STEP),
-            MouseEventKind::ScrollDown => self.move_in(pane, WHEEL_STEP),
-            _ => {}
         }
     }
 

@@ -239,10 +239,7 @@ impl App {
                 Some(Command::Quit)
             }
             Event::Input(crossterm::event::Event::Key(key)) => self.key(key),
-            Event::Input(crossterm::event::Event::Mouse(mouse)) => {
-                self.mouse(mouse);
-                None
-            }
+            Event::Input(crossterm::event::Event::Mouse(mouse)) => self.mouse(mouse),
             // Resize: the next frame lays out again. Focus, paste: not used.
             Event::Input(_) => None,
         }
