@@ -12,9 +12,11 @@ pub struct AppConfig {
     /// The reaper's state for the header, e.g. `reaper: every 5s`,
     /// `reaper: off (--no-reaper)`, `reaper: off (read-only)`.
     pub reaper_line: String,
-    /// The helper for the header, e.g. `helper: demo-helper`, `helper: none`
-    /// (a line ending in `none` selects the "no helper configured" empty
-    /// state of the Supervisor pane).
+    /// The helper for the header, e.g. `helper: demo-helper`, `helper: none`.
+    /// [`App::new`](super::App::new) reads it once into a
+    /// [`crate::ui::view::HelperState`] (a line ending in `none`, or an empty
+    /// one: no helper configured), which picks the Supervisor pane's empty
+    /// state.
     pub helper_line: String,
     /// `Err(reason)` when `r` and `d` are disabled (read-only store, older
     /// schema); the reason is logged as a refusal when either is pressed.

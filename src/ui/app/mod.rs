@@ -36,6 +36,7 @@ use flash::flash_live;
 
 use super::Areas;
 use super::detail::Detail;
+use super::view::HelperState;
 use crate::event::{Activity, Event, RoleState, StoreHealth, SupervisorNote};
 use crate::model::{Instance, Snapshot};
 
@@ -151,6 +152,9 @@ pub struct App {
     no_color: bool,
     quitting: bool,
     counts: Counts,
+    /// Whether a helper is configured, read once from
+    /// [`AppConfig::helper_line`].
+    helper: HelperState,
     pub(crate) viewport: Cell<Viewport>,
     /// The layout of the last full frame (`None` before it, or while the
     /// terminal is too small): where mouse events land.
@@ -163,7 +167,9 @@ impl App {
     /// colours) once, here.
     #[must_use]
     pub fn new(config: AppConfig, now: i64) -> Self {
+        let helper = HelperState::from_helper_line(&config.helper_line);
         Self {
+            helper,
             config,
             now,
             clock: Instant::now(),
@@ -306,6 +312,12 @@ impl App {
         self.focus
     }
 
+    /// Whether a helper is configured (the Supervisor pane's empty state).
+    #[must_use]
+    pub fn helper(&self) -> HelperState {
+        self.helper
+    }
+
     /// Header counts.
     #[must_use]
     pub fn counts(&self) -> Counts {
@@ -376,8 +388,9 @@ impl App {
         self.no_color
     }
 
-    /// Override the `NO_COLOR` decision made at [`App::new`] (tests, a
-    /// `--no-color` flag).
+    /// Override the `NO_COLOR` decision made at [`App::new`]. There is no
+    /// command-line flag for colour: outside tests, only the `NO_COLOR`
+    /// environment variable (set and not empty) turns colour off.
     pub fn set_no_color(&mut self, no_color: bool) {
         self.no_color = no_color;
     }
