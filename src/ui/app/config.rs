@@ -38,8 +38,9 @@ pub enum Command {
         instance: Instance,
     },
     /// Read `name`'s detail (`Store::instance_detail`) and hand the result to
-    /// [`App::show_detail`]. Asked for by Enter, and again on every new
-    /// snapshot while the detail view is open (so it stays current).
+    /// [`App::show_detail`](super::App::show_detail). Asked for by Enter, and
+    /// again on every new snapshot while the detail view is open (so it stays
+    /// current).
     OpenDetail {
         /// The instance as stored (may be hostile: use it only as a SQL
         /// parameter, never on a command line).
