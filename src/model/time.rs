@@ -67,6 +67,26 @@ pub fn unix_now() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
+/// The first unix second RFC 3339 cannot show (`10000-01-01T00:00:00Z`).
+pub const RFC3339_END: i64 = 253_402_300_800;
+
+/// Unix seconds `at` as RFC 3339 in UTC, to the second:
+/// `2026-11-29T13:58:06Z`. `None` outside what RFC 3339 can show (before
+/// 1970, or from [`RFC3339_END`] on): each caller picks its own fallback
+/// (the detail view shows `@<at>`, the audit trail the raw number).
+#[must_use]
+pub fn rfc3339(at: i64) -> Option<String> {
+    u64::try_from(at)
+        .ok()
+        .filter(|&secs| secs < RFC3339_END.unsigned_abs())
+        .map(|secs| {
+            humantime::format_rfc3339_seconds(
+                std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs),
+            )
+            .to_string()
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,6 +116,22 @@ mod tests {
         assert_eq!(retry_text(1064, 1000), "retry in 1m 04s");
         assert_eq!(retry_text(1000, 1000), "due");
         assert_eq!(retry_text(900, 1000), "due");
+    }
+
+    #[test]
+    fn rfc3339_in_range_only() {
+        assert_eq!(rfc3339(0).as_deref(), Some("1970-01-01T00:00:00Z"));
+        assert_eq!(
+            rfc3339(1_795_960_686).as_deref(),
+            Some("2026-11-29T13:58:06Z")
+        );
+        assert_eq!(
+            rfc3339(RFC3339_END - 1).as_deref(),
+            Some("9999-12-31T23:59:59Z")
+        );
+        assert_eq!(rfc3339(RFC3339_END), None);
+        assert_eq!(rfc3339(-1), None);
+        assert_eq!(rfc3339(i64::MIN), None);
     }
 
     #[test]

@@ -1,16 +1,19 @@
 //! The detail view's text: everything the store knows about one instance,
 //! as a scrollable document of labelled lines.
 //!
-//! The console reads [`InstanceDetail`] (definition, `definition_dir`,
-//! `source_overrides`, checkpoints) off the UI thread and hands it to
-//! [`crate::ui::App::show_detail`]; [`DetailText::new`] sanitizes it once
-//! there (multi-line text is split on `\n` first, then each line is
-//! sanitized), so drawing a frame only borrows. The lease, lock and reap
+//! For every [`crate::ui::Command::OpenDetail`] (Enter, then every new
+//! snapshot while the view is open) the console reads [`InstanceDetail`]
+//! (definition, `definition_dir`, `source_overrides`, checkpoints)
+//! synchronously, on the render loop between two frames (the console's
+//! `DetailReader`, on a read-only connection of its own), and hands it to
+//! [`crate::ui::App::show_detail`]: a slow read delays the next frame.
+//! [`DetailText::new`] sanitizes it once there (multi-line text is split on
+//! `\n` first, then each line is sanitized), so drawing a frame only
+//! borrows. The lease, lock and reap
 //! attempt come from the live snapshot, so their countdowns move with the
 //! clock like the panes do.
 
 use std::borrow::Cow;
-use std::time::{Duration, UNIX_EPOCH};
 
 use unicode_width::UnicodeWidthStr;
 
@@ -34,16 +37,11 @@ const SPACES: &str = "                                ";
 /// Width of the label column, leading and trailing spaces included.
 pub const LABEL_WIDTH: usize = 20;
 
-/// `2026-11-29T13:58:06Z` for unix seconds `at`; `@<at>` when outside what
-/// RFC 3339 can show (before 1970 or after 9999).
+/// `2026-11-29T13:58:06Z` for unix seconds `at` ([`time::rfc3339`]);
+/// `@<at>` when outside what RFC 3339 can show (before 1970 or after 9999).
 #[must_use]
 pub fn rfc3339(at: i64) -> String {
-    match u64::try_from(at) {
-        Ok(secs) if secs < 253_402_300_800 => {
-            humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_secs(secs)).to_string()
-        }
-        _ => format!("@{at}"),
-    }
+    time::rfc3339(at).unwrap_or_else(|| format!("@{at}"))
 }
 
 /// `3m 12s ago`, or `in 2m 53s` for a time after `now`.

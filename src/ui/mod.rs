@@ -1,5 +1,6 @@
 //! The terminal UI: the view model ([`view`]), the UI state and key handling
-//! ([`app`]), one module per pane ([`panes`]) and the styles ([`theme`]).
+//! ([`app`]), the one key table the handler, the footer and the help share
+//! ([`keys`]), one module per pane ([`panes`]) and the styles ([`theme`]).
 //!
 //! Layout, top to bottom: the header (title, store, schema, reaper, helper,
 //! banners), Instances (the biggest), a row with Backoffs (left) and
@@ -14,6 +15,7 @@
 
 pub mod app;
 pub mod detail;
+pub mod keys;
 pub mod panes;
 pub mod theme;
 pub mod view;

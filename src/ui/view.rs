@@ -1,11 +1,27 @@
-//! The view model: every piece of text the panes draw, built from the
-//! snapshot and the logs as plain `String`s. Pure (no terminal, no clock:
-//! `now` is a parameter, unix seconds), so each rule is testable on its own.
+//! The view model: the text of the table rows ([`instance_row`],
+//! [`backoff_row`]), the log lines ([`activity_line`], [`supervisor_line`]),
+//! the state marks and their legend ([`state_marks`], [`STATE_LEGEND`]), the
+//! text of the store banners ([`busy_banner`], [`error_banner`]) and the
+//! too-small notice, built from the snapshot and the logs as plain
+//! `String`s. Pure (no terminal, no clock: `now` is a parameter, unix
+//! seconds), so each rule is testable on its own.
+//!
+//! Not built here: each pane builds its own title and title suffix (counts,
+//! position, the filter, `↓ n newer`) and its empty-state text; the header
+//! builds its two lines and its list of banners (the `! ` prefix, the
+//! standby banner; the schema banner's text is
+//! [`crate::model::generation::Generation::banner`]'s) around the two banner
+//! texts above; the
+//! footer and the help overlay take their key texts from
+//! [`super::keys`]; the detail view's document is [`super::detail`]'s.
 //!
 //! Every string that came from the store (or from a process whose output may
 //! echo store text) passes through [`crate::model::text::sanitize_short`]
-//! here, before any span is built: nothing raw reaches the terminal, and a
-//! 5,000-character `last_error` is cut before it costs anything per frame.
+//! before any span is built: here for the rows and lines above, and in the
+//! pane for the few such texts a pane builds itself (the detail view's and
+//! the dialog's instance name, the filter in the Instances title, a flash).
+//! Nothing raw reaches the terminal, and a 5,000-character `last_error` is
+//! cut before it costs anything per frame.
 
 use std::borrow::Cow;
 
@@ -364,6 +380,34 @@ pub fn supervisor_line(note: &SupervisorNote, count: u32) -> String {
     )
 }
 
+/// Whether the console runs a helper, which picks the Supervisor pane's
+/// empty state (before its first event).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HelperState {
+    /// No helper configured: `no helper configured (--helper)`.
+    NotConfigured,
+    /// A helper is configured (or asked for and off, e.g. read-only):
+    /// `waiting for the supervisor…`.
+    Configured,
+}
+
+impl HelperState {
+    /// From the header's helper line ([`crate::ui::AppConfig::helper_line`],
+    /// the only place the console states it): [`HelperState::NotConfigured`]
+    /// when it is empty or ends in `none` (`helper: none`), trailing
+    /// whitespace ignored; else [`HelperState::Configured`]. Read once, in
+    /// [`crate::ui::App::new`].
+    #[must_use]
+    pub fn from_helper_line(line: &str) -> Self {
+        let line = line.trim_end();
+        if line.ends_with("none") || line.is_empty() {
+            Self::NotConfigured
+        } else {
+            Self::Configured
+        }
+    }
+}
+
 /// The banner while the store is busy: `store busy for 7s: showing the last
 /// snapshot`.
 #[must_use]
@@ -404,6 +448,25 @@ mod tests {
             acquired_at: 1,
             holder_host: host.map(str::to_owned),
         }
+    }
+
+    #[test]
+    fn helper_state_from_the_helper_line() {
+        use HelperState::{Configured, NotConfigured};
+        assert_eq!(HelperState::from_helper_line("helper: none"), NotConfigured);
+        assert_eq!(
+            HelperState::from_helper_line("helper: none  "),
+            NotConfigured
+        );
+        assert_eq!(HelperState::from_helper_line(""), NotConfigured);
+        assert_eq!(
+            HelperState::from_helper_line("helper: demo-helper"),
+            Configured
+        );
+        assert_eq!(
+            HelperState::from_helper_line("helper: off (read-only)"),
+            Configured
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ use unicode_width::UnicodeWidthStr;
 
 use crate::model::text::sanitize_short;
 use crate::ui::app::{App, FlashLevel};
+use crate::ui::keys;
 use crate::ui::theme;
 use crate::ui::view::{CUT_LONG, fit};
 
@@ -27,43 +28,22 @@ pub const fn flash_tag(level: FlashLevel) -> &'static str {
 /// narrow).
 type Entry = (&'static str, &'static str, bool, u8);
 
-/// The keys of the current mode, in display order.
+/// The keys of the current mode ([`App::base_context`]), in display order,
+/// from the key table ([`keys::footer`]). Write keys are disabled while the
+/// configuration or the schema turns them off.
 fn entries(app: &App) -> Vec<Entry> {
     let writable = app.config().write_keys.is_ok() && app.snapshot().generation.allows_write_keys();
-    if app.filter_editing() {
-        return vec![
-            ("type", "filter", true, 0),
-            ("Backspace", "edit", true, 1),
-            ("Enter", "keep", true, 0),
-            ("Esc", "clear", true, 0),
-            ("↑↓", "select", true, 2),
-        ];
-    }
-    if app.detail().is_some() {
-        return vec![
-            ("Esc", "back", true, 0),
-            ("↑↓/jk", "scroll", true, 1),
-            ("PgUp/PgDn", "page", true, 3),
-            ("p", "payloads", true, 1),
-            ("r", "reap", writable, 2),
-            ("d", "down", writable, 2),
-            ("?", "help", true, 0),
-            ("q", "quit", true, 0),
-        ];
-    }
-    // The long-standing keys first (scripts and tests read this prefix),
-    // then the newer ones, which give way first on a narrow terminal.
-    vec![
-        ("↑↓/jk", "select", true, 1),
-        ("Tab", "pane", true, 1),
-        ("r", "reap", writable, 0),
-        ("d", "down", writable, 0),
-        ("?", "help", true, 0),
-        ("q", "quit", true, 0),
-        ("Enter", "detail", true, 2),
-        ("/", "filter", true, 3),
-        ("s", "sort", true, 4),
-    ]
+    keys::footer(app.base_context())
+        .into_iter()
+        .map(|(entry, label)| {
+            (
+                label.key,
+                label.label,
+                writable || !entry.writes(),
+                label.drop_rank,
+            )
+        })
+        .collect()
 }
 
 /// Draw the footer into `area` (one line). Keys are struck through while
@@ -117,7 +97,11 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     }
     if let Err(reason) = &app.config().write_keys {
         spans.push(Span::styled(
-            format!("  (r/d off: {})", sanitize_short(reason, 60)),
+            format!(
+                "  ({} off: {})",
+                keys::write_keys(),
+                sanitize_short(reason, 60)
+            ),
             theme::muted(),
         ));
     }

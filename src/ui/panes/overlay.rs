@@ -1,5 +1,5 @@
 //! Overlays drawn over the panes: the teardown confirmation dialog and the
-//! help listing every key.
+//! help listing every key of the key table ([`crate::ui::keys`]).
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
@@ -10,42 +10,21 @@ use unicode_width::UnicodeWidthStr;
 
 use crate::model::Instance;
 use crate::model::text::sanitize_short;
+use crate::ui::keys;
 use crate::ui::theme;
 use crate::ui::view;
 
-/// Every key, as (keys, what it does); the help overlay lists these.
-pub const KEYS: [(&str, &str); 18] = [
-    (
-        "↑ / k, ↓ / j",
-        "select a row; scroll logs and the detail view",
-    ),
-    ("PgUp / PgDn", "move by one page"),
-    (
-        "Home / g, End / G",
-        "first / last row; oldest / newest log line",
-    ),
-    ("Tab / Shift-Tab", "next / previous pane"),
-    ("Enter", "detail view of the selected instance (or backoff)"),
-    (
-        "Esc",
-        "back from the detail view; clear the filter; close help",
-    ),
-    ("p", "detail view: show / hide checkpoint payloads"),
-    ("/", "filter instances by name, substrate or status"),
-    (
-        "  typing, Backspace",
-        "edit the filter (rows follow each key)",
-    ),
-    ("  Enter / Esc", "keep the filter / clear it"),
-    ("s", "sort: lease expiry, name, substrate, reap attempts"),
-    ("r", "reap the selected instance now (expired, not locked)"),
-    ("d", "tear the selected instance down (asks y/N)"),
-    ("y / other key", "confirm / cancel a teardown"),
-    ("mouse click", "focus a pane; select a table row"),
-    ("mouse wheel", "scroll the pane under the pointer"),
-    ("?", "open / close this help"),
-    ("q / Ctrl-C", "quit"),
-];
+/// Every help line, as (keys, what they do): [`keys::ENTRIES`] in table
+/// order, which the help overlay lists.
+pub const KEYS: [(&str, &str); keys::ENTRIES.len()] = {
+    let mut out = [("", ""); keys::ENTRIES.len()];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = (keys::ENTRIES[i].keys, keys::ENTRIES[i].help);
+        i += 1;
+    }
+    out
+};
 
 /// The confirmation question for `instance`:
 /// `Tear down <name>? This runs stackless down. [y/N]`.

@@ -16,6 +16,7 @@ use crate::model::time;
 use crate::ui::app::{App, Focus};
 use crate::ui::theme;
 use crate::ui::view;
+use crate::ui::view::HelperState;
 
 /// Shown before any event when no helper is configured.
 pub const NO_HELPER: &str = "no helper configured (--helper)";
@@ -49,11 +50,9 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     }
     let block = pane_block(title("Supervisor", &suffix, is_focused), is_focused);
     if entries.is_empty() {
-        let helper = app.config().helper_line.trim_end();
-        let text = if helper.ends_with("none") || helper.is_empty() {
-            NO_HELPER
-        } else {
-            WAITING
+        let text = match app.helper() {
+            HelperState::NotConfigured => NO_HELPER,
+            HelperState::Configured => WAITING,
         };
         frame.render_widget(
             Paragraph::new(Line::styled(text, theme::muted())).block(block),

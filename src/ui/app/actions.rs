@@ -1,0 +1,201 @@
+//! What the operator's keys act on and the rules they pass first: the
+//! detail view (Enter), reap now (`r`), teardown (`d`, confirmed with `y`).
+
+use super::{App, Command, FlashLevel, Focus};
+use crate::event::{Activity, ActivityKind, Actor};
+use crate::model::Instance;
+use crate::reaper::decision::{may_reap_now, may_tear_down};
+use crate::store::detail::InstanceDetail;
+use crate::ui::detail::{Detail, DetailText, Loaded};
+
+impl App {
+    /// The answer to [`Command::OpenDetail`]: `Ok(Some(detail))` read,
+    /// `Ok(None)` no such instance, `Err(message)` the read failed (e.g.
+    /// `StoreError::to_string()`). Ignored when the detail view was closed or
+    /// moved to another instance meanwhile. The scroll position and the
+    /// payload toggle are kept (a refresh does not jump).
+    pub fn show_detail(&mut self, name: &str, result: Result<Option<InstanceDetail>, String>) {
+        let Some(detail) = self.detail.as_mut().filter(|d| d.name == name) else {
+            return;
+        };
+        let first = detail.loaded == Loaded::Loading;
+        let flash = match result {
+            Ok(Some(read)) => {
+                detail.loaded = Loaded::Ready(Box::new(DetailText::new(&read)));
+                None
+            }
+            Ok(None) => {
+                let was_gone = detail.loaded == Loaded::Gone;
+                detail.loaded = Loaded::Gone;
+                (!was_gone).then(|| {
+                    (
+                        FlashLevel::Warning,
+                        format!("{name} is no longer in the store"),
+                    )
+                })
+            }
+            // A failed refresh (a busy store) keeps what was read before,
+            // quietly: the header's store banner already says why.
+            Err(_) if !first => None,
+            Err(message) => {
+                let text = format!("cannot read {name}: {message}");
+                detail.loaded = Loaded::Failed(message);
+                Some((FlashLevel::Error, text))
+            }
+        };
+        if let Some((level, text)) = flash {
+            self.set_flash(level, text);
+        }
+    }
+
+    /// Enter: the detail view of the selected instance (or, in the Backoffs
+    /// pane, of the selected backoff's instance).
+    pub(super) fn open_detail(&mut self) -> Option<Command> {
+        let name = match self.focus {
+            Focus::Backoffs => self
+                .snapshot
+                .reap_attempts
+                .get(self.backoff_selected)
+                .map(|a| a.instance.clone()),
+            Focus::Instances => self.selected_instance().map(|i| i.name.clone()),
+            Focus::Supervisor | Focus::Activity => return None,
+        };
+        let Some(name) = name else {
+            self.set_flash(FlashLevel::Warning, "no instance selected".into());
+            return None;
+        };
+        self.detail = Some(Detail {
+            name: name.clone(),
+            loaded: Loaded::Loading,
+            scroll: 0,
+            payloads: false,
+        });
+        Some(Command::OpenDetail { name })
+    }
+
+    /// `y` in the teardown dialog: close it and ask the console to tear the
+    /// instance down, if it still passes the teardown rules on the snapshot
+    /// shown now (it may have changed while the dialog was open).
+    pub(super) fn confirm_tear_down(&mut self) -> Option<Command> {
+        let instance = self.confirm.take()?;
+        let Some(current) = self.snapshot.instance(&instance.name).cloned() else {
+            self.refuse(&instance.name, "refused: no longer in the store".into());
+            return None;
+        };
+        if let Err(refusal) = may_tear_down(&current, self.snapshot.lock_liveness(&current.name)) {
+            self.refuse(&current.name, refusal.to_string());
+            return None;
+        }
+        self.set_flash(
+            FlashLevel::Info,
+            format!("teardown requested for {}", current.name),
+        );
+        Some(Command::TearDown { instance: current })
+    }
+
+    /// Any other key in the teardown dialog: close it, logging the cancel.
+    pub(super) fn cancel_tear_down(&mut self) {
+        let Some(instance) = self.confirm.take() else {
+            return;
+        };
+        self.log_local(Activity::new(
+            self.now,
+            Actor::Operator,
+            &instance.name,
+            ActivityKind::Aborted,
+            "cancelled",
+        ));
+    }
+
+    /// The instance `r` and `d` act on: the detail view's instance while it
+    /// is open, the selected backoff's instance in the Backoffs pane, else
+    /// the selected instance. `Err(detail)` when there is none.
+    fn target(&self) -> Result<Instance, (String, String)> {
+        if let Some(detail) = &self.detail {
+            return self
+                .snapshot
+                .instance(&detail.name)
+                .cloned()
+                .ok_or_else(|| {
+                    (
+                        detail.name.clone(),
+                        "refused: no such instance in the store".into(),
+                    )
+                });
+        }
+        if self.focus == Focus::Backoffs {
+            let Some(attempt) = self.snapshot.reap_attempts.get(self.backoff_selected) else {
+                return Err((String::new(), "refused: no backoff selected".into()));
+            };
+            return self
+                .snapshot
+                .instance(&attempt.instance)
+                .cloned()
+                .ok_or_else(|| {
+                    (
+                        attempt.instance.clone(),
+                        "refused: no such instance in the store".into(),
+                    )
+                });
+        }
+        self.selected_instance()
+            .cloned()
+            .ok_or_else(|| (String::new(), "refused: no instance selected".into()))
+    }
+
+    /// The common gate of `r` and `d`: write keys enabled and a target.
+    fn writable_target(&mut self) -> Option<Instance> {
+        let instance = match self.target() {
+            Ok(instance) => instance,
+            Err((name, detail)) => {
+                self.refuse(&name, detail);
+                return None;
+            }
+        };
+        if let Err(reason) = &self.config.write_keys {
+            let reason = reason.clone();
+            self.refuse(&instance.name, reason);
+            return None;
+        }
+        let generation = self.snapshot.generation;
+        if !generation.allows_write_keys() {
+            self.refuse(
+                &instance.name,
+                format!(
+                    "store schema v{} is too old for write keys",
+                    generation.user_version
+                ),
+            );
+            return None;
+        }
+        Some(instance)
+    }
+
+    pub(super) fn reap_key(&mut self) -> Option<Command> {
+        let instance = self.writable_target()?;
+        let liveness = self.snapshot.lock_liveness(&instance.name);
+        match may_reap_now(&instance, liveness, self.now) {
+            Ok(()) => {
+                self.set_flash(
+                    FlashLevel::Info,
+                    format!("reap requested for {}", instance.name),
+                );
+                Some(Command::Reap { instance })
+            }
+            Err(refusal) => {
+                self.refuse(&instance.name, refusal.to_string());
+                None
+            }
+        }
+    }
+
+    pub(super) fn down_key(&mut self) {
+        let Some(instance) = self.writable_target() else {
+            return;
+        };
+        match may_tear_down(&instance, self.snapshot.lock_liveness(&instance.name)) {
+            Ok(()) => self.confirm = Some(instance),
+            Err(refusal) => self.refuse(&instance.name, refusal.to_string()),
+        }
+    }
+}

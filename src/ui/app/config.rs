@@ -1,0 +1,51 @@
+//! What the console and the UI exchange: the configuration given at start
+//! ([`AppConfig`]) and the commands the UI asks the console to carry out
+//! ([`Command`]).
+
+use crate::model::Instance;
+
+/// What the console wiring needs to know that the snapshot does not say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppConfig {
+    /// The store path as shown in the header (sanitized when drawn).
+    pub store_label: String,
+    /// The reaper's state for the header, e.g. `reaper: every 5s`,
+    /// `reaper: off (--no-reaper)`, `reaper: off (read-only)`.
+    pub reaper_line: String,
+    /// The helper for the header, e.g. `helper: demo-helper`, `helper: none`.
+    /// [`App::new`](super::App::new) reads it once into a
+    /// [`crate::ui::view::HelperState`] (a line ending in `none`, or an empty
+    /// one: no helper configured), which picks the Supervisor pane's empty
+    /// state.
+    pub helper_line: String,
+    /// `Err(reason)` when `r` and `d` are disabled (read-only store, older
+    /// schema); the reason is logged as a refusal when either is pressed.
+    pub write_keys: Result<(), String>,
+}
+
+/// Something the console must carry out for the UI.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// Reap this instance now (operator `r`; the key rules passed at the
+    /// time of the key press, on the snapshot then shown).
+    Reap {
+        /// The instance as the snapshot showed it.
+        instance: Instance,
+    },
+    /// Tear this instance down (operator `d`, confirmed with `y`).
+    TearDown {
+        /// The instance as the snapshot showed it at confirmation.
+        instance: Instance,
+    },
+    /// Read `name`'s detail (`Store::instance_detail`) and hand the result to
+    /// [`App::show_detail`](super::App::show_detail). Asked for by Enter, and
+    /// again on every new snapshot while the detail view is open (so it stays
+    /// current).
+    OpenDetail {
+        /// The instance as stored (may be hostile: use it only as a SQL
+        /// parameter, never on a command line).
+        name: String,
+    },
+    /// Quit (`q`, Ctrl-C, or a termination signal).
+    Quit,
+}

@@ -1,0 +1,173 @@
+//! What the operator is told: the footer's flash message and the operator's
+//! own entries in the activity log (refusals, cancels), which are also kept
+//! for the audit trail.
+
+use super::App;
+use crate::event::{Activity, ActivityKind, Actor};
+use crate::model::envelope;
+
+/// How long a flash message stays in the footer, in seconds of the app's
+/// clock (`now`).
+pub const FLASH_SECS: i64 = 4;
+
+/// How a flash message is styled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FlashLevel {
+    /// Something was done or asked for.
+    Info,
+    /// Refused, skipped, cancelled.
+    Warning,
+    /// Failed.
+    Error,
+}
+
+/// A one-line message in the footer that clears itself [`FLASH_SECS`] after
+/// `at`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flash {
+    /// How to style it.
+    pub level: FlashLevel,
+    /// The message (unsanitized: it may quote store text; drawing
+    /// sanitizes).
+    pub text: String,
+    /// When it was raised (unix seconds, the app's `now`).
+    pub at: i64,
+}
+
+impl App {
+    pub(super) fn set_flash(&mut self, level: FlashLevel, text: String) {
+        self.flash = Some(Flash {
+            level,
+            text,
+            at: self.now,
+        });
+    }
+
+    pub(super) fn log_activity(&mut self, activity: Activity) {
+        if activity.actor == Actor::Operator {
+            let (level, text) = flash_for(&activity);
+            self.set_flash(level, text);
+        }
+        self.activity.push(activity, |a, b| {
+            a.actor == b.actor
+                && a.instance == b.instance
+                && a.kind == b.kind
+                && a.detail == b.detail
+        });
+    }
+
+    /// Log an operator action decided here (a refusal, a cancel) and keep
+    /// it for the console to append to the audit trail.
+    pub(super) fn log_local(&mut self, activity: Activity) {
+        self.outbox.push(activity.clone());
+        self.log_activity(activity);
+    }
+
+    pub(super) fn refuse(&mut self, instance: &str, detail: String) {
+        self.log_local(Activity::new(
+            self.now,
+            Actor::Operator,
+            instance,
+            ActivityKind::Refused,
+            detail,
+        ));
+    }
+}
+
+/// Whether `flash` is still shown at `now`.
+pub(super) fn flash_live(flash: &Flash, now: i64) -> bool {
+    now < flash.at.saturating_add(FLASH_SECS)
+}
+
+/// The flash for an operator's activity: what the operator's own keys led
+/// to, in the operator's words.
+fn flash_for(activity: &Activity) -> (FlashLevel, String) {
+    let name = activity.instance.as_str();
+    let detail = activity.detail.trim();
+    let who = if name.is_empty() {
+        String::new()
+    } else {
+        format!("{name} ")
+    };
+    match activity.kind {
+        ActivityKind::Refused => {
+            let text = if detail.starts_with("refused") {
+                detail.to_owned()
+            } else {
+                format!("refused: {detail}")
+            };
+            (FlashLevel::Warning, text)
+        }
+        ActivityKind::Aborted if detail == "cancelled" => {
+            (FlashLevel::Info, format!("teardown of {name} cancelled"))
+        }
+        ActivityKind::Failed => {
+            let reason = envelope::read_reason(detail).summary;
+            (FlashLevel::Error, format!("{who}failed: {reason}"))
+        }
+        ActivityKind::Error => (FlashLevel::Error, format!("{who}error: {detail}")),
+        ActivityKind::Aborted | ActivityKind::SkippedLocked => (
+            FlashLevel::Warning,
+            with_detail(&who, activity.kind, detail),
+        ),
+        ActivityKind::Started => (FlashLevel::Info, format!("tearing down {name}")),
+        ActivityKind::Reaped
+        | ActivityKind::TornDown
+        | ActivityKind::Collected
+        | ActivityKind::WaitingBackoff
+        | ActivityKind::WouldReap => (FlashLevel::Info, with_detail(&who, activity.kind, detail)),
+    }
+}
+
+fn with_detail(who: &str, kind: ActivityKind, detail: &str) -> String {
+    if detail.is_empty() {
+        format!("{who}{kind}")
+    } else {
+        format!("{who}{kind}: {detail}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flashes_live_four_seconds() {
+        let flash = Flash {
+            level: FlashLevel::Info,
+            text: String::new(),
+            at: 100,
+        };
+        assert!(flash_live(&flash, 100));
+        assert!(flash_live(&flash, 103));
+        assert!(!flash_live(&flash, 104));
+        let far = Flash {
+            at: i64::MAX,
+            ..flash
+        };
+        assert!(flash_live(&far, i64::MAX - 1));
+    }
+
+    #[test]
+    fn operator_activity_flashes() {
+        let a = |kind, detail: &str| Activity::new(0, Actor::Operator, "golf", kind, detail);
+        assert_eq!(
+            flash_for(&a(ActivityKind::Refused, "read-only")),
+            (FlashLevel::Warning, "refused: read-only".into())
+        );
+        assert_eq!(
+            flash_for(&a(ActivityKind::Aborted, "cancelled")),
+            (FlashLevel::Info, "teardown of golf cancelled".into())
+        );
+        assert_eq!(
+            flash_for(&a(ActivityKind::Failed, "}")),
+            (FlashLevel::Error, "golf failed: }".into())
+        );
+        assert_eq!(
+            flash_for(&a(ActivityKind::Aborted, "lease renewed")),
+            (FlashLevel::Warning, "golf aborted: lease renewed".into())
+        );
+        let pass = Activity::new(0, Actor::Operator, "", ActivityKind::Error, "busy");
+        assert_eq!(flash_for(&pass), (FlashLevel::Error, "error: busy".into()));
+    }
+}

@@ -1,0 +1,340 @@
+//! Key and mouse handling: the current [`Context`], the lookup of a press
+//! in the key table ([`crate::ui::keys`]) and what each [`Action`] does,
+//! plus moving the selection or scroll of a pane.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::layout::{Position, Rect};
+
+use super::rows::step;
+use super::{App, Command, FlashLevel, Focus};
+use crate::ui::keys::{self, Action, Context, Input};
+
+/// Rows moved by PgUp/PgDn before the first frame reports a pane height.
+const DEFAULT_PAGE: usize = 10;
+
+/// Rows (or log lines) one mouse-wheel notch moves.
+pub const WHEEL_STEP: isize = 3;
+
+impl App {
+    /// Which key bindings apply now: the dialog or the help when open,
+    /// else [`App::base_context`].
+    #[must_use]
+    pub fn context(&self) -> Context {
+        if self.confirm.is_some() {
+            Context::Confirm
+        } else if self.help {
+            Context::Help
+        } else {
+            self.base_context()
+        }
+    }
+
+    /// The mode under any dialog or help overlay, whose keys the footer
+    /// shows: the filter prompt, else the detail view, else the panes.
+    #[must_use]
+    pub fn base_context(&self) -> Context {
+        if self.filter_editing {
+            Context::Filter
+        } else if self.detail.is_some() {
+            Context::Detail
+        } else {
+            Context::Panes
+        }
+    }
+
+    /// A key event: looked up in the key table ([`keys::resolve`]) for the
+    /// current context, then carried out. Releases are ignored.
+    pub(super) fn key(&mut self, key: KeyEvent) -> Option<Command> {
+        if key.kind == KeyEventKind::Release {
+            return None;
+        }
+        let input = Input::Key(key.code, key.modifiers);
+        let action = keys::resolve(self.context(), input)?;
+        self.act(action, input)
+    }
+
+    /// A mouse event, located with the layout of the last frame (ignored
+    /// before it, or while the terminal is too small). The key table binds
+    /// no mouse gesture while a dialog or the help is open: a stray click
+    /// must never answer the teardown question.
+    pub(super) fn mouse(&mut self, mouse: MouseEvent) -> Option<Command> {
+        self.areas.get()?;
+        let at = Position::new(mouse.column, mouse.row);
+        let input = match mouse.kind {
+            MouseEventKind::Down(MouseButton::Left) => Input::Click(at),
+            MouseEventKind::ScrollUp => Input::WheelUp(at),
+            MouseEventKind::ScrollDown => Input::WheelDown(at),
+            _ => return None,
+        };
+        let action = keys::resolve(self.context(), input)?;
+        self.act(action, input)
+    }
+
+    /// Carry out `action`, which the key table gave for `input`.
+    fn act(&mut self, action: Action, input: Input) -> Option<Command> {
+        match action {
+            Action::Quit => {
+                self.quitting = true;
+                return Some(Command::Quit);
+            }
+            Action::Up => self.move_or_scroll(-1),
+            Action::Down => self.move_or_scroll(1),
+            Action::PageUp => self.move_or_scroll(-self.page_rows()),
+            Action::PageDown => self.move_or_scroll(self.page_rows()),
+            Action::First => self.move_or_scroll(isize::MIN / 2),
+            Action::Last => self.move_or_scroll(isize::MAX / 2),
+            Action::NextPane => self.focus = self.focus.next(),
+            Action::PreviousPane => self.focus = self.focus.previous(),
+            Action::OpenDetail => return self.open_detail(),
+            Action::CloseDetail => self.detail = None,
+            Action::ClearFilter => self.clear_filter(),
+            Action::OpenHelp => self.help = true,
+            Action::CloseHelp => self.help = false,
+            Action::TogglePayloads => self.toggle_payloads(),
+            Action::EditFilter => {
+                self.focus = Focus::Instances;
+                self.filter_editing = true;
+            }
+            Action::FilterText => {
+                if let Input::Key(KeyCode::Char(c), _) = input {
+                    self.filter.push(c);
+                    self.narrow_order();
+                }
+            }
+            Action::FilterBackspace => {
+                if self.filter.pop().is_some() {
+                    self.refilter();
+                }
+            }
+            Action::FilterKeep => self.keep_filter(),
+            Action::FilterClear => {
+                self.filter_editing = false;
+                self.clear_filter();
+            }
+            Action::CycleSort => self.cycle_sort(),
+            Action::Reap => return self.reap_key(),
+            Action::TearDown => self.down_key(),
+            Action::ConfirmTearDown => return self.confirm_tear_down(),
+            Action::CancelTearDown => self.cancel_tear_down(),
+            Action::Click => self.click(input),
+            Action::WheelUp => self.wheel(input, -WHEEL_STEP),
+            Action::WheelDown => self.wheel(input, WHEEL_STEP),
+        }
+        None
+    }
+
+    /// Enter in the filter prompt: close it, keep the filter, and say how
+    /// many rows match.
+    fn keep_filter(&mut self) {
+        self.filter_editing = false;
+        let text = if self.filter.is_empty() {
+            "no filter".to_owned()
+        } else {
+            format!(
+                "filter \"{}\": {} of {} match",
+                self.filter,
+                self.order.len(),
+                self.snapshot.instances.len()
+            )
+        };
+        self.set_flash(FlashLevel::Info, text);
+    }
+
+    fn cycle_sort(&mut self) {
+        self.sort = self.sort.next();
+        self.resort();
+        self.set_flash(FlashLevel::Info, format!("sort: {}", self.sort.label()));
+    }
+
+    fn toggle_payloads(&mut self) {
+        if let Some(detail) = &mut self.detail {
+            detail.payloads = !detail.payloads;
+            let text = if detail.payloads {
+                "payloads shown"
+            } else {
+                "payloads hidden"
+            };
+            self.set_flash(FlashLevel::Info, text.into());
+        }
+    }
+
+    /// Move by `delta` rows in what the movement keys drive: the detail
+    /// document while it is open, else the focused pane.
+    fn move_or_scroll(&mut self, delta: isize) {
+        if self.detail.is_some() {
+            self.scroll_detail(delta);
+        } else {
+            self.move_by(delta);
+        }
+    }
+
+    /// A page of what [`App::move_or_scroll`] moves.
+    fn page_rows(&self) -> isize {
+        if self.detail.is_some() {
+            self.detail_page()
+        } else {
+            self.page()
+        }
+    }
+
+    /// The pane drawn at `at` in the last frame, with its area.
+    fn pane_at(&self, at: Position) -> Option<(Focus, Rect)> {
+        let areas = self.areas.get()?;
+        [
+            (Focus::Instances, areas.instances),
+            (Focus::Backoffs, areas.backoffs),
+            (Focus::Supervisor, areas.supervisor),
+            (Focus::Activity, areas.activity),
+        ]
+        .into_iter()
+        .find(|(_, rect)| rect.contains(at))
+    }
+
+    /// A left click: leave the filter prompt (keeping the filter), focus the
+    /// pane under the pointer and select the table row clicked.
+    fn click(&mut self, input: Input) {
+        let Input::Click(at) = input else {
+            return;
+        };
+        let Some((pane, rect)) = self.pane_at(at) else {
+            return;
+        };
+        self.filter_editing = false;
+        self.focus = pane;
+        if let Some(row) = self.table_row_at(pane, rect, at.y) {
+            self.move_in(pane, row_delta(row, self.table_selected(pane)));
+        }
+    }
+
+    /// A wheel notch of `delta` rows: the detail document while it is open,
+    /// else the pane under the pointer.
+    fn wheel(&mut self, input: Input, delta: isize) {
+        let (Input::WheelUp(at) | Input::WheelDown(at)) = input else {
+            return;
+        };
+        if self.detail.is_some() {
+            self.scroll_detail(delta);
+        } else if let Some((pane, _)) = self.pane_at(at) {
+            self.move_in(pane, delta);
+        }
+    }
+
+    fn detail_page(&self) -> isize {
+        let rows = self.viewport.get().detail_rows;
+        let rows = if rows == 0 { DEFAULT_PAGE } else { rows };
+        isize::try_from(rows).unwrap_or(isize::MAX)
+    }
+
+    /// Scroll the detail document, clamped to what the last frame drew.
+    fn scroll_detail(&mut self, delta: isize) {
+        let viewport = self.viewport.get();
+        let max = viewport
+            .detail_len
+            .saturating_sub(viewport.detail_rows.max(1));
+        if let Some(detail) = &mut self.detail {
+            detail.scroll = detail.scroll.min(max).saturating_add_signed(delta).min(max);
+        }
+    }
+
+    fn page(&self) -> isize {
+        let viewport = self.viewport.get();
+        let rows = match self.focus {
+            Focus::Instances => viewport.instances_rows,
+            Focus::Backoffs => viewport.backoffs_rows,
+            Focus::Supervisor => viewport.supervisor_rows,
+            Focus::Activity => viewport.activity_rows,
+        };
+        let rows = if rows == 0 { DEFAULT_PAGE } else { rows };
+        isize::try_from(rows).unwrap_or(isize::MAX)
+    }
+
+    /// Move the selection (tables) or scroll (logs) of the focused pane by
+    /// `delta` rows; positive is down/newer.
+    fn move_by(&mut self, delta: isize) {
+        self.move_in(self.focus, delta);
+    }
+
+    /// Move the selection or scroll of `pane` by `delta` rows.
+    fn move_in(&mut self, pane: Focus, delta: isize) {
+        let viewport = self.viewport.get();
+        match pane {
+            Focus::Instances => {
+                self.selected = step(self.selected, delta, self.order.len());
+                if let Some(name) = self.selected_instance().map(|i| i.name.clone()) {
+                    self.selected_name = Some(name);
+                }
+            }
+            Focus::Backoffs => {
+                let len = self.snapshot.reap_attempts.len();
+                self.backoff_selected = step(self.backoff_selected, delta, len);
+                self.backoff_name = self
+                    .snapshot
+                    .reap_attempts
+                    .get(self.backoff_selected)
+                    .map(|a| a.instance.clone());
+            }
+            Focus::Supervisor => self
+                .supervisor
+                .scroll_by(delta.saturating_neg(), viewport.supervisor_rows),
+            Focus::Activity => self
+                .activity
+                .scroll_by(delta.saturating_neg(), viewport.activity_rows),
+        }
+    }
+
+    fn table_selected(&self, pane: Focus) -> usize {
+        if pane == Focus::Backoffs {
+            self.backoff_selected
+        } else {
+            self.selected
+        }
+    }
+
+    /// The table row (an index into the table's rows) drawn at screen row
+    /// `y` of `pane` (whose area is `rect`), if `y` is a data row: below the
+    /// border and the column headers, within the rows the last frame drew.
+    fn table_row_at(&self, pane: Focus, rect: Rect, y: u16) -> Option<usize> {
+        let viewport = self.viewport.get();
+        let (offset, rows, len) = match pane {
+            Focus::Instances => (
+                viewport.instances_offset,
+                viewport.instances_rows,
+                self.order.len(),
+            ),
+            Focus::Backoffs => (
+                viewport.backoffs_offset,
+                viewport.backoffs_rows,
+                self.snapshot.reap_attempts.len(),
+            ),
+            Focus::Supervisor | Focus::Activity => return None,
+        };
+        let first = rect.y.checked_add(2)?;
+        let within = usize::from(y.checked_sub(first)?);
+        if within >= rows {
+            return None;
+        }
+        let row = offset + within;
+        (row < len).then_some(row)
+    }
+}
+
+/// The signed distance from row `from` to row `to`.
+fn row_delta(to: usize, from: usize) -> isize {
+    if to >= from {
+        isize::try_from(to - from).unwrap_or(isize::MAX)
+    } else {
+        isize::try_from(from - to).map_or(isize::MIN, |d| -d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn row_deltas() {
+        assert_eq!(row_delta(5, 2), 3);
+        assert_eq!(row_delta(2, 5), -3);
+        assert_eq!(row_delta(0, 0), 0);
+    }
+}

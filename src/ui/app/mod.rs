@@ -1,0 +1,433 @@
+//! The console's UI state and its reaction to events: selection, focus,
+//! scrolling, the bounded and coalesced logs, the operator keys and the
+//! confirmation dialog. Drawing lives in [`super::panes`]; this module never
+//! touches the terminal.
+//!
+//! Where to look:
+//! - this file: the [`App`] state, [`App::handle`] (one event in, maybe a
+//!   [`Command`] out) and the read-only accessors the panes draw from;
+//! - `config`: [`AppConfig`] (given at start) and [`Command`] (asked of the
+//!   console);
+//! - `input`: key and mouse handling, paging and scrolling;
+//! - `actions`: what Enter, `r`, `d` and `y` act on, and their checks;
+//! - `rows`: the Instances rows (sort, filter, selection across snapshots);
+//! - `flash`: the footer's flash message and the operator's own activity;
+//! - `log`: the bounded, coalescing [`Log`] of the Supervisor and Activity
+//!   panes.
+
+mod actions;
+mod config;
+mod flash;
+mod input;
+mod log;
+mod rows;
+
+use std::cell::Cell;
+use std::sync::Arc;
+use std::time::Instant;
+
+pub use config::{AppConfig, Command};
+pub use flash::{FLASH_SECS, Flash, FlashLevel};
+pub use input::WHEEL_STEP;
+pub use log::{LOG_CAPACITY, Log, Logged};
+pub use rows::SortKey;
+
+use flash::flash_live;
+
+use super::Areas;
+use super::detail::Detail;
+use super::view::HelperState;
+use crate::event::{Activity, Event, RoleState, StoreHealth, SupervisorNote};
+use crate::model::{Instance, Snapshot};
+
+/// Which pane has the keyboard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Focus {
+    /// The instances table (top).
+    #[default]
+    Instances,
+    /// The reap backoffs table (middle left).
+    Backoffs,
+    /// The helper supervisor log (middle right).
+    Supervisor,
+    /// The activity log (bottom).
+    Activity,
+}
+
+impl Focus {
+    /// The next pane in Tab order (Instances → Backoffs → Supervisor →
+    /// Activity → Instances).
+    #[must_use]
+    pub const fn next(self) -> Self {
+        match self {
+            Self::Instances => Self::Backoffs,
+            Self::Backoffs => Self::Supervisor,
+            Self::Supervisor => Self::Activity,
+            Self::Activity => Self::Instances,
+        }
+    }
+
+    /// The previous pane (Shift-Tab).
+    #[must_use]
+    pub const fn previous(self) -> Self {
+        match self {
+            Self::Instances => Self::Activity,
+            Self::Backoffs => Self::Instances,
+            Self::Supervisor => Self::Backoffs,
+            Self::Activity => Self::Supervisor,
+        }
+    }
+}
+
+/// Layout facts the last frame measured, so keys can page and the tables can
+/// keep a stable scroll window. Written by drawing (through `Cell`), read by
+/// key handling.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Viewport {
+    /// First instance row drawn.
+    pub instances_offset: usize,
+    /// Instance data rows that fit (0 before the first frame).
+    pub instances_rows: usize,
+    /// First backoff row drawn.
+    pub backoffs_offset: usize,
+    /// Backoff data rows that fit.
+    pub backoffs_rows: usize,
+    /// Supervisor lines that fit.
+    pub supervisor_rows: usize,
+    /// Activity lines that fit.
+    pub activity_rows: usize,
+    /// Detail document lines that fit.
+    pub detail_rows: usize,
+    /// Detail document length, as last drawn.
+    pub detail_len: usize,
+}
+
+/// Counts for the header, computed once per snapshot (and per tick for the
+/// expired count), never per frame.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Instances with status `active`.
+    pub active: usize,
+    /// Instances with status `tombstoned`.
+    pub tombstoned: usize,
+    /// Active instances whose lease has expired at `now`.
+    pub expired: usize,
+}
+
+/// The whole UI state.
+#[derive(Debug)]
+pub struct App {
+    config: AppConfig,
+    now: i64,
+    clock: Instant,
+    snapshot: Arc<Snapshot>,
+    loaded: bool,
+    health: StoreHealth,
+    role: RoleState,
+    outbox: Vec<Activity>,
+    focus: Focus,
+    /// Positions into `snapshot.instances` of the rows shown, filtered and
+    /// sorted. Rebuilt only when the snapshot, the filter or the sort
+    /// changes (never per frame, never on a tick: lease order does not
+    /// change with time).
+    order: Vec<u32>,
+    /// Every position, sorted by `sort` (rebuilt on a snapshot or a sort).
+    sorted: Vec<u32>,
+    /// What the filter searches, built on first use after a snapshot.
+    haystacks: Option<Arc<Vec<String>>>,
+    sort: SortKey,
+    filter: String,
+    filter_editing: bool,
+    /// The selected row (an index into `order`).
+    selected: usize,
+    selected_name: Option<String>,
+    backoff_selected: usize,
+    backoff_name: Option<String>,
+    supervisor: Log<SupervisorNote>,
+    activity: Log<Activity>,
+    confirm: Option<Instance>,
+    help: bool,
+    detail: Option<Detail>,
+    flash: Option<Flash>,
+    no_color: bool,
+    quitting: bool,
+    counts: Counts,
+    /// Whether a helper is configured, read once from
+    /// [`AppConfig::helper_line`].
+    helper: HelperState,
+    pub(crate) viewport: Cell<Viewport>,
+    /// The layout of the last full frame (`None` before it, or while the
+    /// terminal is too small): where mouse events land.
+    pub(crate) areas: Cell<Option<Areas>>,
+}
+
+impl App {
+    /// A fresh UI at `now` (unix seconds), showing an empty snapshot until the
+    /// watcher's first one arrives. Reads `NO_COLOR` (set and not empty: no
+    /// colours) once, here.
+    #[must_use]
+    pub fn new(config: AppConfig, now: i64) -> Self {
+        let helper = HelperState::from_helper_line(&config.helper_line);
+        Self {
+            helper,
+            config,
+            now,
+            clock: Instant::now(),
+            snapshot: Arc::new(Snapshot::default()),
+            loaded: false,
+            health: StoreHealth::Ok,
+            role: RoleState::Active,
+            outbox: Vec::new(),
+            focus: Focus::Instances,
+            order: Vec::new(),
+            sorted: Vec::new(),
+            haystacks: None,
+            sort: SortKey::default(),
+            filter: String::new(),
+            filter_editing: false,
+            selected: 0,
+            selected_name: None,
+            backoff_selected: 0,
+            backoff_name: None,
+            supervisor: Log::default(),
+            activity: Log::default(),
+            confirm: None,
+            help: false,
+            detail: None,
+            flash: None,
+            no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+            quitting: false,
+            counts: Counts::default(),
+            viewport: Cell::new(Viewport::default()),
+            areas: Cell::new(None),
+        }
+    }
+
+    /// Apply one event at time `now` (unix seconds). Returns a command for
+    /// the console to carry out, if the event asked for one.
+    pub fn handle(&mut self, event: Event, now: i64) -> Option<Command> {
+        self.now = now;
+        self.clock = Instant::now();
+        match event {
+            Event::Tick => {
+                self.recount_expired();
+                if self.flash.as_ref().is_some_and(|f| !flash_live(f, now)) {
+                    self.flash = None;
+                }
+                None
+            }
+            Event::Snapshot(snapshot) => {
+                self.set_snapshot(snapshot);
+                // Keep an open detail view current.
+                self.detail.as_ref().map(|d| Command::OpenDetail {
+                    name: d.name.clone(),
+                })
+            }
+            Event::StoreHealth(health) => {
+                self.health = health;
+                None
+            }
+            Event::Activity(activity) => {
+                self.log_activity(activity);
+                None
+            }
+            Event::Supervisor(note) => {
+                self.supervisor
+                    .push(note, |a, b| a.kind == b.kind && a.text == b.text);
+                None
+            }
+            Event::Role(role) => {
+                self.role = role;
+                None
+            }
+            Event::Terminate(_) => {
+                self.quitting = true;
+                Some(Command::Quit)
+            }
+            Event::Input(crossterm::event::Event::Key(key)) => self.key(key),
+            Event::Input(crossterm::event::Event::Mouse(mouse)) => self.mouse(mouse),
+            // Resize: the next frame lays out again. Focus, paste: not used.
+            Event::Input(_) => None,
+        }
+    }
+
+    /// Whether `q`, Ctrl-C or a termination signal asked to quit.
+    #[must_use]
+    pub fn quitting(&self) -> bool {
+        self.quitting
+    }
+
+    /// The snapshot on screen.
+    #[must_use]
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snapshot
+    }
+
+    /// The snapshot on screen, shared.
+    #[must_use]
+    pub fn snapshot_arc(&self) -> &Arc<Snapshot> {
+        &self.snapshot
+    }
+
+    /// Whether a snapshot has arrived yet.
+    #[must_use]
+    pub fn loaded(&self) -> bool {
+        self.loaded
+    }
+
+    /// The configuration given at start.
+    #[must_use]
+    pub fn config(&self) -> &AppConfig {
+        &self.config
+    }
+
+    /// The time of the last event (unix seconds): what countdowns count from.
+    #[must_use]
+    pub fn now(&self) -> i64 {
+        self.now
+    }
+
+    /// The monotonic instant of the last event (for the store-busy duration
+    /// and the supervisor's restart countdown).
+    #[must_use]
+    pub fn clock(&self) -> Instant {
+        self.clock
+    }
+
+    /// Whether this console is the active one for its store.
+    #[must_use]
+    pub fn role(&self) -> &RoleState {
+        &self.role
+    }
+
+    /// The store's health as last reported.
+    #[must_use]
+    pub fn health(&self) -> &StoreHealth {
+        &self.health
+    }
+
+    /// The focused pane.
+    #[must_use]
+    pub fn focus(&self) -> Focus {
+        self.focus
+    }
+
+    /// Whether a helper is configured (the Supervisor pane's empty state).
+    #[must_use]
+    pub fn helper(&self) -> HelperState {
+        self.helper
+    }
+
+    /// Header counts.
+    #[must_use]
+    pub fn counts(&self) -> Counts {
+        self.counts
+    }
+
+    /// The selected row of the Instances table: an index into
+    /// [`App::visible`] (meaningless when no row is shown).
+    #[must_use]
+    pub fn selected_index(&self) -> usize {
+        self.selected
+    }
+
+    /// The selected instance, if any row is shown.
+    #[must_use]
+    pub fn selected_instance(&self) -> Option<&Instance> {
+        self.instance_at(self.selected)
+    }
+
+    /// The rows of the Instances table, filtered and sorted: positions into
+    /// `snapshot().instances`.
+    #[must_use]
+    pub fn visible(&self) -> &[u32] {
+        &self.order
+    }
+
+    /// The instance shown in table row `row`.
+    #[must_use]
+    pub fn instance_at(&self, row: usize) -> Option<&Instance> {
+        let position = *self.order.get(row)?;
+        self.snapshot.instances.get(position as usize)
+    }
+
+    /// The active sort.
+    #[must_use]
+    pub fn sort(&self) -> SortKey {
+        self.sort
+    }
+
+    /// The filter text (empty: no filter).
+    #[must_use]
+    pub fn filter(&self) -> &str {
+        &self.filter
+    }
+
+    /// Whether the filter prompt has the keyboard (after `/`).
+    #[must_use]
+    pub fn filter_editing(&self) -> bool {
+        self.filter_editing
+    }
+
+    /// The open detail view, if any.
+    #[must_use]
+    pub fn detail(&self) -> Option<&Detail> {
+        self.detail.as_ref()
+    }
+
+    /// The flash message, while it is live (less than [`FLASH_SECS`] old at
+    /// `now`).
+    #[must_use]
+    pub fn flash(&self) -> Option<&Flash> {
+        self.flash.as_ref().filter(|f| flash_live(f, self.now))
+    }
+
+    /// Whether to draw without colours (`NO_COLOR`).
+    #[must_use]
+    pub fn no_color(&self) -> bool {
+        self.no_color
+    }
+
+    /// Override the `NO_COLOR` decision made at [`App::new`]. There is no
+    /// command-line flag for colour: outside tests, only the `NO_COLOR`
+    /// environment variable (set and not empty) turns colour off.
+    pub fn set_no_color(&mut self, no_color: bool) {
+        self.no_color = no_color;
+    }
+    /// Index of the selected row in `snapshot().reap_attempts`.
+    #[must_use]
+    pub fn backoff_index(&self) -> usize {
+        self.backoff_selected
+    }
+
+    /// The activity log.
+    #[must_use]
+    pub fn activity(&self) -> &Log<Activity> {
+        &self.activity
+    }
+
+    /// The supervisor log.
+    #[must_use]
+    pub fn supervisor(&self) -> &Log<SupervisorNote> {
+        &self.supervisor
+    }
+
+    /// The instance awaiting `y`/`N` confirmation of a teardown, if the
+    /// dialog is open.
+    #[must_use]
+    pub fn confirming(&self) -> Option<&Instance> {
+        self.confirm.as_ref()
+    }
+
+    /// Whether the help overlay is open.
+    #[must_use]
+    pub fn help_open(&self) -> bool {
+        self.help
+    }
+
+    /// Operator actions the UI decided by itself since the last call
+    /// (refusals, cancelled confirmations), for the audit trail.
+    pub fn drain_outbox(&mut self) -> Vec<Activity> {
+        std::mem::take(&mut self.outbox)
+    }
+}

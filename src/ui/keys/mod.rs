@@ -1,0 +1,284 @@
+//! The one key table: every key (and mouse gesture) the console reacts to,
+//! in which [`Context`], the [`Action`] it triggers, how the footer labels
+//! it and how the help overlay explains it.
+//!
+//! Three readers, one source:
+//! - the handler (`App`'s key and mouse handling) asks [`resolve`] for the
+//!   action of a press in the current context and matches on [`Action`];
+//! - the footer ([`super::panes::footer`]) draws [`footer`] for the mode
+//!   under any overlay;
+//! - the help overlay ([`super::panes::overlay`]) draws one line per
+//!   [`KeyEntry`] of [`ENTRIES`], in table order.
+//!
+//! A new key is one new [`KeyEntry`] in [`ENTRIES`] (`keys/table.rs`), plus
+//! an [`Action`] variant and its arm in the handler (`app/input.rs`), which
+//! the compiler asks for; the tests in `keys/tests.rs` check that the footer,
+//! the help and the handler agree with the table.
+
+use crossterm::event::{KeyCode, KeyModifiers};
+use ratatui::layout::Position;
+
+/// Where a binding applies. Exactly one of [`Context::Confirm`],
+/// [`Context::Help`], [`Context::Filter`], [`Context::Detail`] and
+/// [`Context::Panes`] is current, decided in that order
+/// ([`crate::ui::App::context`]); [`Context::Always`] bindings are tried
+/// first in every one of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Context {
+    /// Whatever is open (Ctrl-C).
+    Always,
+    /// The teardown confirmation dialog is open.
+    Confirm,
+    /// The help overlay is open.
+    Help,
+    /// The filter prompt has the keyboard (after `/`).
+    Filter,
+    /// The detail view is open.
+    Detail,
+    /// The four panes, nothing else open.
+    Panes,
+}
+
+/// Which modifiers a [`Key::Code`] accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mods {
+    /// Any combination, or none.
+    Any,
+    /// Anything but Ctrl (Alt and Shift allowed).
+    NoCtrl,
+    /// Neither Ctrl nor Alt (Shift allowed: `G` and Shift-Tab carry it).
+    Plain,
+    /// Ctrl held (other modifiers allowed).
+    Ctrl,
+}
+
+/// One key or mouse gesture a [`Bind`] matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Key {
+    /// This key code, with the modifiers [`Mods`] allows.
+    Code(KeyCode, Mods),
+    /// Any printable character typed without Ctrl (the filter's text).
+    Text,
+    /// Any key press at all (the teardown dialog's "other key": cancel).
+    Other,
+    /// A left mouse button press.
+    Click,
+    /// The mouse wheel turned up (away from the operator).
+    WheelUp,
+    /// The mouse wheel turned down.
+    WheelDown,
+}
+
+/// One press to look up: a key with its modifiers, or a mouse gesture at a
+/// terminal cell (column, row; 0-based, as crossterm reports it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Input {
+    /// A key press or repeat (releases are never looked up).
+    Key(KeyCode, KeyModifiers),
+    /// A left mouse button press.
+    Click(Position),
+    /// The mouse wheel turned up.
+    WheelUp(Position),
+    /// The mouse wheel turned down.
+    WheelDown(Position),
+}
+
+impl Key {
+    /// Whether `input` is this key.
+    #[must_use]
+    pub fn matches(self, input: Input) -> bool {
+        match (self, input) {
+            (Self::Code(code, mods), Input::Key(pressed, held)) => {
+                let ctrl = held.contains(KeyModifiers::CONTROL);
+                let alt = held.contains(KeyModifiers::ALT);
+                code == pressed
+                    && match mods {
+                        Mods::Any => true,
+                        Mods::NoCtrl => !ctrl,
+                        Mods::Plain => !ctrl && !alt,
+                        Mods::Ctrl => ctrl,
+                    }
+            }
+            (Self::Text, Input::Key(KeyCode::Char(c), held)) => {
+                !held.contains(KeyModifiers::CONTROL) && !c.is_control()
+            }
+            (Self::Other, Input::Key(..))
+            | (Self::Click, Input::Click(_))
+            | (Self::WheelUp, Input::WheelUp(_))
+            | (Self::WheelDown, Input::WheelDown(_)) => true,
+            _ => false,
+        }
+    }
+}
+
+/// What a key does; the handler matches on this. Movement actions apply to
+/// the detail document while it is open, else to the focused pane (select a
+/// table row, or scroll a log).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Action {
+    /// Quit the console.
+    Quit,
+    /// One row up (older log line).
+    Up,
+    /// One row down (newer log line).
+    Down,
+    /// One page up (a page: the rows the last frame showed).
+    PageUp,
+    /// One page down.
+    PageDown,
+    /// The first row (oldest log line, top of the document).
+    First,
+    /// The last row (newest log line, end of the document).
+    Last,
+    /// Focus the next pane (Tab order).
+    NextPane,
+    /// Focus the previous pane.
+    PreviousPane,
+    /// Open the detail view of the selected instance (or backoff).
+    OpenDetail,
+    /// Close the detail view.
+    CloseDetail,
+    /// Clear the kept filter.
+    ClearFilter,
+    /// Open the help overlay.
+    OpenHelp,
+    /// Close the help overlay.
+    CloseHelp,
+    /// Show or hide the checkpoint payloads in the detail view.
+    TogglePayloads,
+    /// Open the filter prompt.
+    EditFilter,
+    /// Add the typed character to the filter.
+    FilterText,
+    /// Remove the filter's last character.
+    FilterBackspace,
+    /// Close the prompt, keeping the filter.
+    FilterKeep,
+    /// Close the prompt, clearing the filter.
+    FilterClear,
+    /// Next Instances order.
+    CycleSort,
+    /// Reap the target instance now (a write key).
+    Reap,
+    /// Ask to tear the target instance down (a write key).
+    TearDown,
+    /// Answer yes to the teardown question.
+    ConfirmTearDown,
+    /// Answer no to the teardown question.
+    CancelTearDown,
+    /// Focus the pane under the pointer and select the row clicked.
+    Click,
+    /// Scroll the pane under the pointer (the detail view: the document) up.
+    WheelUp,
+    /// Scroll the pane under the pointer (or the document) down.
+    WheelDown,
+}
+
+impl Action {
+    /// Whether this is a write key (it changes the store or runs stackless):
+    /// struck through in the footer while the write keys are off
+    /// (`AppConfig::write_keys` is `Err`, or the schema is too old).
+    #[must_use]
+    pub const fn writes(self) -> bool {
+        matches!(self, Self::Reap | Self::TearDown)
+    }
+}
+
+/// Some keys that trigger `action` in some contexts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bind {
+    /// Where these keys do it.
+    pub contexts: &'static [Context],
+    /// Any of these does it.
+    pub keys: &'static [Key],
+    /// What they do.
+    pub action: Action,
+}
+
+/// A key as one footer shows it: `key label`, e.g. `r reap`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FooterLabel {
+    /// Which footer: [`Context::Filter`], [`Context::Detail`] or
+    /// [`Context::Panes`] (the mode under any overlay).
+    pub context: Context,
+    /// Position in that footer, left to right (unique per footer).
+    pub slot: u8,
+    /// The key as shown, e.g. `↑↓/jk`.
+    pub key: &'static str,
+    /// What it does, one word or two.
+    pub label: &'static str,
+    /// When the line is too narrow, labels of the highest rank are dropped
+    /// first (the rightmost of them first); rank 0 is never dropped.
+    pub drop_rank: u8,
+}
+
+/// One line of the help overlay, with the bindings it explains and the
+/// footer labels they get.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyEntry {
+    /// The keys as the help lists them, e.g. `q / Ctrl-C` (an indented entry
+    /// belongs to the one above it).
+    pub keys: &'static str,
+    /// What they do, as the help says it.
+    pub help: &'static str,
+    /// The keys and their actions, per context.
+    pub binds: &'static [Bind],
+    /// How the footers show them (empty: help only).
+    pub footer: &'static [FooterLabel],
+}
+
+impl KeyEntry {
+    /// Whether any of its actions is a write key ([`Action::writes`]).
+    #[must_use]
+    pub fn writes(&self) -> bool {
+        self.binds.iter().any(|b| b.action.writes())
+    }
+}
+
+mod table;
+
+pub use table::ENTRIES;
+
+/// The action of `input` in `context`: the first binding in table order
+/// that applies in [`Context::Always`] and matches, else the first that
+/// applies in `context` and matches; `None` when the key does nothing there.
+#[must_use]
+pub fn resolve(context: Context, input: Input) -> Option<Action> {
+    find(Context::Always, input).or_else(|| find(context, input))
+}
+
+fn find(context: Context, input: Input) -> Option<Action> {
+    ENTRIES
+        .iter()
+        .flat_map(|entry| entry.binds)
+        .find(|b| b.contexts.contains(&context) && b.keys.iter().any(|k| k.matches(input)))
+        .map(|b| b.action)
+}
+
+/// The labels of the footer for `context`, left to right, each with its
+/// entry.
+#[must_use]
+pub fn footer(context: Context) -> Vec<(&'static KeyEntry, &'static FooterLabel)> {
+    let mut labels: Vec<_> = ENTRIES
+        .iter()
+        .flat_map(|entry| entry.footer.iter().map(move |label| (entry, label)))
+        .filter(|(_, label)| label.context == context)
+        .collect();
+    labels.sort_by_key(|(_, label)| label.slot);
+    labels
+}
+
+/// The write keys as the footer names them when they are off: their help
+/// keys joined by `/`, e.g. `r/d`.
+#[must_use]
+pub fn write_keys() -> String {
+    ENTRIES
+        .iter()
+        .filter(|entry| entry.writes())
+        .map(|entry| entry.keys)
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+#[cfg(test)]
+mod tests;

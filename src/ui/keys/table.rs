@@ -1,0 +1,247 @@
+//! The table itself: one [`KeyEntry`] per help line, in help order.
+
+use crossterm::event::KeyCode;
+
+use super::Context::{Always, Confirm, Detail, Filter, Help, Panes};
+use super::{Action, Bind, Context, FooterLabel, Key, KeyEntry, Mods};
+
+const PANES_DETAIL: &[Context] = &[Panes, Detail];
+
+const fn bind(contexts: &'static [Context], keys: &'static [Key], action: Action) -> Bind {
+    Bind {
+        contexts,
+        keys,
+        action,
+    }
+}
+
+const fn foot(
+    context: Context,
+    slot: u8,
+    key: &'static str,
+    label: &'static str,
+    drop_rank: u8,
+) -> FooterLabel {
+    FooterLabel {
+        context,
+        slot,
+        key,
+        label,
+        drop_rank,
+    }
+}
+
+/// `code` without Ctrl or Alt.
+const fn plain(code: KeyCode) -> Key {
+    Key::Code(code, Mods::Plain)
+}
+
+/// Character `c` without Ctrl or Alt.
+const fn ch(c: char) -> Key {
+    plain(KeyCode::Char(c))
+}
+
+/// `code` whatever the modifiers.
+const fn any(code: KeyCode) -> Key {
+    Key::Code(code, Mods::Any)
+}
+
+/// Every key, in help order.
+pub const ENTRIES: &[KeyEntry] = &[
+    KeyEntry {
+        keys: "↑ / k, ↓ / j",
+        help: "select a row; scroll logs and the detail view",
+        binds: &[
+            bind(PANES_DETAIL, &[plain(KeyCode::Up), ch('k')], Action::Up),
+            bind(PANES_DETAIL, &[plain(KeyCode::Down), ch('j')], Action::Down),
+            bind(&[Filter], &[any(KeyCode::Up)], Action::Up),
+            bind(&[Filter], &[any(KeyCode::Down)], Action::Down),
+        ],
+        footer: &[
+            foot(Panes, 0, "↑↓/jk", "select", 1),
+            foot(Detail, 1, "↑↓/jk", "scroll", 1),
+            foot(Filter, 4, "↑↓", "select", 2),
+        ],
+    },
+    KeyEntry {
+        keys: "PgUp / PgDn",
+        help: "move by one page",
+        binds: &[
+            bind(PANES_DETAIL, &[plain(KeyCode::PageUp)], Action::PageUp),
+            bind(PANES_DETAIL, &[plain(KeyCode::PageDown)], Action::PageDown),
+            bind(&[Filter], &[any(KeyCode::PageUp)], Action::PageUp),
+            bind(&[Filter], &[any(KeyCode::PageDown)], Action::PageDown),
+        ],
+        footer: &[foot(Detail, 2, "PgUp/PgDn", "page", 3)],
+    },
+    KeyEntry {
+        keys: "Home / g, End / G",
+        help: "first / last row; oldest / newest log line",
+        binds: &[
+            bind(
+                PANES_DETAIL,
+                &[plain(KeyCode::Home), ch('g')],
+                Action::First,
+            ),
+            bind(PANES_DETAIL, &[plain(KeyCode::End), ch('G')], Action::Last),
+        ],
+        footer: &[],
+    },
+    KeyEntry {
+        keys: "Tab / Shift-Tab",
+        help: "next / previous pane",
+        binds: &[
+            bind(&[Panes], &[plain(KeyCode::Tab)], Action::NextPane),
+            bind(&[Panes], &[plain(KeyCode::BackTab)], Action::PreviousPane),
+        ],
+        footer: &[foot(Panes, 1, "Tab", "pane", 1)],
+    },
+    KeyEntry {
+        keys: "Enter",
+        help: "detail view of the selected instance (or backoff)",
+        binds: &[bind(&[Panes], &[plain(KeyCode::Enter)], Action::OpenDetail)],
+        footer: &[foot(Panes, 6, "Enter", "detail", 2)],
+    },
+    KeyEntry {
+        keys: "Esc",
+        help: "back from the detail view; clear the filter; close help",
+        binds: &[
+            bind(&[Help], &[any(KeyCode::Esc)], Action::CloseHelp),
+            bind(&[Detail], &[plain(KeyCode::Esc)], Action::CloseDetail),
+            bind(&[Panes], &[plain(KeyCode::Esc)], Action::ClearFilter),
+        ],
+        footer: &[foot(Detail, 0, "Esc", "back", 0)],
+    },
+    KeyEntry {
+        keys: "p",
+        help: "detail view: show / hide checkpoint payloads",
+        binds: &[bind(&[Detail], &[ch('p')], Action::TogglePayloads)],
+        footer: &[foot(Detail, 3, "p", "payloads", 1)],
+    },
+    KeyEntry {
+        keys: "/",
+        help: "filter instances by name, substrate or status",
+        binds: &[bind(&[Panes], &[ch('/')], Action::EditFilter)],
+        footer: &[foot(Panes, 7, "/", "filter", 3)],
+    },
+    KeyEntry {
+        keys: "  typing, Backspace",
+        help: "edit the filter (rows follow each key)",
+        binds: &[
+            bind(&[Filter], &[Key::Text], Action::FilterText),
+            bind(
+                &[Filter],
+                &[any(KeyCode::Backspace)],
+                Action::FilterBackspace,
+            ),
+        ],
+        footer: &[
+            foot(Filter, 0, "type", "filter", 0),
+            foot(Filter, 1, "Backspace", "edit", 1),
+        ],
+    },
+    KeyEntry {
+        keys: "  Enter / Esc",
+        help: "keep the filter / clear it",
+        binds: &[
+            bind(&[Filter], &[any(KeyCode::Enter)], Action::FilterKeep),
+            bind(&[Filter], &[any(KeyCode::Esc)], Action::FilterClear),
+        ],
+        footer: &[
+            foot(Filter, 2, "Enter", "keep", 0),
+            foot(Filter, 3, "Esc", "clear", 0),
+        ],
+    },
+    KeyEntry {
+        keys: "s",
+        help: "sort: lease expiry, name, substrate, reap attempts",
+        binds: &[bind(&[Panes], &[ch('s')], Action::CycleSort)],
+        footer: &[foot(Panes, 8, "s", "sort", 4)],
+    },
+    KeyEntry {
+        keys: "r",
+        help: "reap the selected instance now (expired, not locked)",
+        binds: &[bind(PANES_DETAIL, &[ch('r')], Action::Reap)],
+        footer: &[
+            foot(Panes, 2, "r", "reap", 0),
+            foot(Detail, 4, "r", "reap", 2),
+        ],
+    },
+    KeyEntry {
+        keys: "d",
+        help: "tear the selected instance down (asks y/N)",
+        binds: &[bind(PANES_DETAIL, &[ch('d')], Action::TearDown)],
+        footer: &[
+            foot(Panes, 3, "d", "down", 0),
+            foot(Detail, 5, "d", "down", 2),
+        ],
+    },
+    KeyEntry {
+        keys: "y / other key",
+        help: "confirm / cancel a teardown",
+        binds: &[
+            bind(
+                &[Confirm],
+                &[any(KeyCode::Char('y')), any(KeyCode::Char('Y'))],
+                Action::ConfirmTearDown,
+            ),
+            bind(&[Confirm], &[Key::Other], Action::CancelTearDown),
+        ],
+        footer: &[],
+    },
+    KeyEntry {
+        keys: "mouse click",
+        help: "focus a pane; select a table row",
+        binds: &[bind(&[Panes, Filter], &[Key::Click], Action::Click)],
+        footer: &[],
+    },
+    KeyEntry {
+        keys: "mouse wheel",
+        help: "scroll the pane under the pointer",
+        binds: &[
+            bind(&[Panes, Filter, Detail], &[Key::WheelUp], Action::WheelUp),
+            bind(
+                &[Panes, Filter, Detail],
+                &[Key::WheelDown],
+                Action::WheelDown,
+            ),
+        ],
+        footer: &[],
+    },
+    KeyEntry {
+        keys: "?",
+        help: "open / close this help",
+        binds: &[
+            bind(&[Help], &[any(KeyCode::Char('?'))], Action::CloseHelp),
+            bind(PANES_DETAIL, &[ch('?')], Action::OpenHelp),
+        ],
+        footer: &[
+            foot(Panes, 4, "?", "help", 0),
+            foot(Detail, 6, "?", "help", 0),
+        ],
+    },
+    KeyEntry {
+        keys: "q / Ctrl-C",
+        help: "quit",
+        binds: &[
+            bind(
+                &[Always],
+                &[
+                    Key::Code(KeyCode::Char('c'), Mods::Ctrl),
+                    Key::Code(KeyCode::Char('C'), Mods::Ctrl),
+                ],
+                Action::Quit,
+            ),
+            bind(
+                &[Help],
+                &[Key::Code(KeyCode::Char('q'), Mods::NoCtrl)],
+                Action::Quit,
+            ),
+            bind(PANES_DETAIL, &[ch('q')], Action::Quit),
+        ],
+        footer: &[
+            foot(Panes, 5, "q", "quit", 0),
+            foot(Detail, 7, "q", "quit", 0),
+        ],
+    },
+];

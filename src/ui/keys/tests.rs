@@ -1,0 +1,333 @@
+//! The table against itself, and against the footer, the help overlay
+//! and the handler.
+
+use super::Context::{Confirm, Detail, Filter, Help, Panes};
+use super::*;
+
+/// A press that `key` matches.
+fn example(key: Key) -> Input {
+    match key {
+        Key::Code(code, Mods::Ctrl) => Input::Key(code, KeyModifiers::CONTROL),
+        Key::Code(code, _) => Input::Key(code, KeyModifiers::NONE),
+        Key::Text => Input::Key(KeyCode::Char('x'), KeyModifiers::NONE),
+        Key::Other => Input::Key(KeyCode::F(12), KeyModifiers::NONE),
+        Key::Click => Input::Click(Position::default()),
+        Key::WheelUp => Input::WheelUp(Position::default()),
+        Key::WheelDown => Input::WheelDown(Position::default()),
+    }
+}
+
+/// Every binding resolves to its own action: none is shadowed by an
+/// earlier one.
+#[test]
+fn every_binding_resolves_to_its_action() {
+    for entry in ENTRIES {
+        for bind in entry.binds {
+            for &context in bind.contexts {
+                for &key in bind.keys {
+                    assert!(key.matches(example(key)), "{key:?}");
+                    assert_eq!(
+                        resolve(context, example(key)),
+                        Some(bind.action),
+                        "{} {key:?} in {context:?}",
+                        entry.keys
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn footer_slots_are_unique_and_labels_are_reachable() {
+    for context in [Filter, Detail, Panes] {
+        let labels = footer(context);
+        assert!(!labels.is_empty(), "{context:?}");
+        let slots: Vec<u8> = labels.iter().map(|(_, l)| l.slot).collect();
+        let mut unique = slots.clone();
+        unique.dedup();
+        assert_eq!(slots, unique, "{context:?}");
+        // A footer only shows keys that do something in its context.
+        for (entry, label) in labels {
+            assert!(
+                entry.binds.iter().any(|b| b.contexts.contains(&context)),
+                "{} in {context:?}",
+                label.key
+            );
+        }
+    }
+    for entry in ENTRIES {
+        for label in entry.footer {
+            assert!(matches!(label.context, Filter | Detail | Panes));
+        }
+    }
+}
+
+#[test]
+fn modifiers() {
+    let q = |mods| Input::Key(KeyCode::Char('q'), mods);
+    assert_eq!(resolve(Panes, q(KeyModifiers::NONE)), Some(Action::Quit));
+    assert_eq!(resolve(Panes, q(KeyModifiers::ALT)), None);
+    assert_eq!(resolve(Help, q(KeyModifiers::ALT)), Some(Action::Quit));
+    assert_eq!(resolve(Help, q(KeyModifiers::CONTROL)), None);
+    let shift_g = Input::Key(KeyCode::Char('G'), KeyModifiers::SHIFT);
+    assert_eq!(resolve(Panes, shift_g), Some(Action::Last));
+    let ctrl_c = Input::Key(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    for context in [Confirm, Help, Filter, Detail, Panes] {
+        assert_eq!(resolve(context, ctrl_c), Some(Action::Quit));
+    }
+    let tab = Input::Key(KeyCode::Tab, KeyModifiers::NONE);
+    assert_eq!(resolve(Confirm, tab), Some(Action::CancelTearDown));
+    assert_eq!(resolve(Confirm, Input::Click(Position::default())), None);
+    let ctrl_x = Input::Key(KeyCode::Char('x'), KeyModifiers::CONTROL);
+    assert_eq!(resolve(Filter, ctrl_x), None);
+    assert_eq!(write_keys(), "r/d");
+}
+
+mod against_the_ui {
+    //! The footer, the help overlay and the handler all show or do
+    //! exactly what the table says.
+
+    use std::sync::Arc;
+
+    use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use unicode_width::UnicodeWidthStr;
+
+    use super::super::Context::{Always, Confirm, Detail, Filter, Help, Panes};
+    use super::super::*;
+    use super::example;
+    use crate::event::Event;
+    use crate::model::{Instance, Lease, Snapshot, Status};
+    use crate::ui::panes;
+    use crate::ui::{App, AppConfig, Command, Focus};
+
+    const NOW: i64 = 1_000;
+
+    fn instance(name: &str) -> Instance {
+        Instance {
+            name: name.into(),
+            substrate: "local".into(),
+            status: Status::Active,
+            created_at: Some(1),
+            tombstoned_at: None,
+            lease: Some(Lease {
+                duration_secs: 100,
+                expires_at: 900,
+            }),
+            lock: None,
+            anomalies: vec![],
+        }
+    }
+
+    fn press(app: &mut App, code: KeyCode) -> Option<Command> {
+        app.handle(
+            Event::Input(crossterm::event::Event::Key(
+                crossterm::event::KeyEvent::new(code, KeyModifiers::NONE),
+            )),
+            NOW,
+        )
+    }
+
+    /// An app with three instances, put into `context` with keys.
+    fn app_in(context: Context) -> App {
+        let config = AppConfig {
+            store_label: "store".into(),
+            reaper_line: "reaper: every 5s".into(),
+            helper_line: "helper: demo-helper".into(),
+            write_keys: Ok(()),
+        };
+        let mut app = App::new(config, NOW);
+        let snapshot = Snapshot {
+            instances: vec![instance("alpha"), instance("bravo"), instance("charlie")],
+            ..Snapshot::default()
+        };
+        app.handle(Event::Snapshot(Arc::new(snapshot)), NOW);
+        press(&mut app, KeyCode::Down);
+        match context {
+            Always | Panes => {}
+            Confirm => {
+                press(&mut app, KeyCode::Char('d'));
+            }
+            Help => {
+                press(&mut app, KeyCode::Char('?'));
+            }
+            Filter => {
+                press(&mut app, KeyCode::Char('/'));
+            }
+            Detail => {
+                assert!(press(&mut app, KeyCode::Enter).is_some());
+            }
+        }
+        if context != Always {
+            assert_eq!(app.context(), context);
+        }
+        app
+    }
+
+    fn rows(buffer: &ratatui::buffer::Buffer) -> Vec<String> {
+        (0..buffer.area.height)
+            .map(|y| {
+                (0..buffer.area.width)
+                    .map(|x| buffer[(x, y)].symbol())
+                    .collect::<String>()
+            })
+            .collect()
+    }
+
+    /// The help overlay's key lines are the table's entries, one each,
+    /// in table order: keys in the left column, help text after it.
+    #[test]
+    fn help_lists_exactly_the_table() {
+        let mut terminal = Terminal::new(TestBackend::new(100, 34)).unwrap();
+        terminal
+            .draw(|f| panes::overlay::render_help(f, f.area()))
+            .unwrap();
+        let rows = rows(terminal.backend().buffer());
+        let top = rows.iter().position(|r| r.contains("Help (")).unwrap();
+        let width = ENTRIES.iter().map(|e| e.keys.width()).max().unwrap();
+        let shown: Vec<(String, String)> = rows[top + 1..]
+            .iter()
+            .map(|row| {
+                let inner = row.trim().trim_matches('║');
+                inner.strip_prefix(' ').unwrap_or(inner).to_owned()
+            })
+            .take_while(|line| !line.trim().is_empty())
+            .map(|line| {
+                let keys: String = line.chars().take(width).collect();
+                let rest: String = line.chars().skip(width + 2).collect();
+                (keys.trim_end().to_owned(), rest.trim_end().to_owned())
+            })
+            .collect();
+        let table: Vec<(String, String)> = ENTRIES
+            .iter()
+            .map(|e| (e.keys.to_owned(), e.help.to_owned()))
+            .collect();
+        assert_eq!(shown, table);
+    }
+
+    /// Each footer shows the table's labels for its context, in slot
+    /// order, and nothing else.
+    #[test]
+    fn footers_show_exactly_the_table() {
+        for context in [Filter, Detail, Panes] {
+            let app = app_in(context);
+            assert_eq!(app.base_context(), context);
+            let mut terminal = Terminal::new(TestBackend::new(300, 1)).unwrap();
+            terminal
+                .draw(|f| panes::footer::render(f, f.area(), &app))
+                .unwrap();
+            let row = rows(terminal.backend().buffer()).remove(0);
+            let shown: Vec<&str> = row.trim().split("  ").collect();
+            let table: Vec<String> = footer(context)
+                .iter()
+                .map(|(_, l)| format!("{} {}", l.key, l.label))
+                .collect();
+            assert_eq!(shown, table, "{context:?}");
+        }
+    }
+
+    /// Every binding reaches the handler: in an app put into each of its
+    /// contexts, the press resolves to the binding's action, and handling
+    /// it does what the action says.
+    #[test]
+    fn handler_handles_every_binding() {
+        for entry in ENTRIES {
+            for bind in entry.binds {
+                for &context in bind.contexts {
+                    for &key in bind.keys {
+                        let mut app = app_in(context);
+                        let input = example(key);
+                        assert_eq!(resolve(app.context(), input), Some(bind.action));
+                        let event = match input {
+                            Input::Key(code, mods) => crossterm::event::Event::Key(
+                                crossterm::event::KeyEvent::new(code, mods),
+                            ),
+                            Input::Click(_) => mouse(&app, MouseEventKind::Down(MouseButton::Left)),
+                            Input::WheelUp(_) => mouse(&app, MouseEventKind::ScrollUp),
+                            Input::WheelDown(_) => mouse(&app, MouseEventKind::ScrollDown),
+                        };
+                        let before = app.selected_index();
+                        let command = app.handle(Event::Input(event), NOW);
+                        check(bind.action, &app, command, before, context);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A mouse event on the first data row of the Instances pane, after
+    /// drawing a frame (mouse events land where the last frame drew).
+    fn mouse(app: &App, kind: MouseEventKind) -> crossterm::event::Event {
+        let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
+        terminal.draw(|f| crate::ui::draw(f, app)).unwrap();
+        let instances = app.areas.get().unwrap().instances;
+        crossterm::event::Event::Mouse(MouseEvent {
+            kind,
+            column: instances.x + 3,
+            row: instances.y + 2,
+            modifiers: KeyModifiers::NONE,
+        })
+    }
+
+    /// What `action` must have done to `app` (in `context`, with row
+    /// `before` selected), returning `command`.
+    fn check(action: Action, app: &App, command: Option<Command>, before: usize, context: Context) {
+        let what = format!("{action:?} in {context:?}");
+        let moved = app.selected_index() != before;
+        match action {
+            Action::Quit => assert_eq!(command, Some(Command::Quit), "{what}"),
+            // Row 1 of 3: every move changes the selection; the detail
+            // document before its first frame has nothing to scroll.
+            Action::Up
+            | Action::Down
+            | Action::PageUp
+            | Action::PageDown
+            | Action::First
+            | Action::Last => assert!(moved || context == Detail, "{what}"),
+            Action::NextPane => assert_eq!(app.focus(), Focus::Backoffs, "{what}"),
+            Action::PreviousPane => assert_eq!(app.focus(), Focus::Activity, "{what}"),
+            Action::OpenDetail => {
+                assert!(
+                    matches!(command, Some(Command::OpenDetail { .. })),
+                    "{what}"
+                );
+            }
+            Action::CloseDetail => assert!(app.detail().is_none(), "{what}"),
+            // No filter to clear: nothing happens.
+            Action::ClearFilter => {
+                assert!(app.filter().is_empty() && app.flash().is_none(), "{what}");
+            }
+            Action::OpenHelp => assert!(app.help_open(), "{what}"),
+            Action::CloseHelp => assert!(!app.help_open(), "{what}"),
+            Action::TogglePayloads => {
+                assert!(app.detail().is_some_and(|d| d.payloads), "{what}");
+            }
+            Action::EditFilter => assert!(app.filter_editing(), "{what}"),
+            Action::FilterText => assert_eq!(app.filter(), "x", "{what}"),
+            Action::FilterBackspace => assert_eq!(app.filter(), "", "{what}"),
+            Action::FilterKeep => {
+                assert!(!app.filter_editing() && app.flash().is_some(), "{what}");
+            }
+            Action::FilterClear => assert!(!app.filter_editing(), "{what}"),
+            Action::CycleSort => {
+                assert_ne!(app.sort(), crate::ui::SortKey::default(), "{what}")
+            }
+            Action::Reap => assert!(matches!(command, Some(Command::Reap { .. })), "{what}"),
+            Action::TearDown => assert!(app.confirming().is_some(), "{what}"),
+            Action::ConfirmTearDown => {
+                assert!(matches!(command, Some(Command::TearDown { .. })), "{what}");
+            }
+            Action::CancelTearDown => {
+                assert!(app.confirming().is_none() && command.is_none(), "{what}");
+            }
+            // Row 0 clicked; the wheel moves 3 rows, clamped.
+            Action::Click => {
+                assert!(app.selected_index() == 0 && !app.filter_editing(), "{what}");
+            }
+            Action::WheelUp => assert!(moved || context == Detail, "{what}"),
+            Action::WheelDown => assert!(moved || context == Detail, "{what}"),
+        }
+    }
+}
