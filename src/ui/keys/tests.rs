@@ -139,10 +139,10 @@ mod against_the_ui {
             write_keys: Ok(()),
         };
         let mut app = App::new(config, NOW);
-        let snapshot = Snapshot {
+        let snapshot = Snapshot::from(crate::model::Rows {
             instances: vec![instance("alpha"), instance("bravo"), instance("charlie")],
-            ..Snapshot::default()
-        };
+            ..crate::model::Rows::default()
+        });
         app.handle(Event::Snapshot(Arc::new(snapshot)), NOW);
         press(&mut app, KeyCode::Down);
         match context {
