@@ -3,8 +3,12 @@
 
 Standard library only. Run from the repository root after a release build:
 
-    cargo build --release --bin stackless-tui --example gen_store
+    cargo build --release --example gen_store
+    cargo build --release --bin stackless-tui
     python3 scripts/e2e_bench.py --json target/e2e-bench.json
+
+(Two builds: a binary built together with an example, a bench or a test
+gets their test-only features, see Cargo.toml.)
 
 What it measures (terminal 200x60, `--no-reaper`, stores written by
 examples/gen_store.rs with seed 42 around the current time):

@@ -1,7 +1,8 @@
 //! Load-test support, shared by `examples/gen_store.rs` and `benches/scale.rs`:
 //! a seeded generator of large stackless v4 stores with a realistic mix of
-//! rows. Not part of the console (hidden from the docs); nothing in `src/`
-//! calls it.
+//! rows. Not part of the console: compiled only with the `bench-support`
+//! feature, which the benches, examples and tests turn on (Cargo.toml);
+//! nothing in `src/` calls it.
 //!
 //! The mix, for `N` instances (exact counts, positions chosen by the seed):
 //!

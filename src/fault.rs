@@ -1,10 +1,13 @@
 //! Fault injection for the end-to-end tests of crash handling: with
 //! `STACKLESS_TUI_FAULT=panic:<point>` set, the named thread panics at its
-//! next step (`render`, `reaper`, `watcher`, `supervisor`). Unset (always,
-//! outside tests), this is one cached environment lookup.
+//! next step (`render`, `reaper`, `watcher`, `supervisor`).
+//!
+//! Only in test builds: the `fault-injection` feature, which this crate's
+//! own tests turn on (a self dev-dependency in Cargo.toml). Without it (any
+//! `cargo build`, the release binary), [`inject`] is an empty inline
+//! function and the variable is never read.
 
-use std::sync::OnceLock;
-
+#[cfg(feature = "fault-injection")]
 /// The environment variable naming the fault to inject.
 pub const ENV: &str = "STACKLESS_TUI_FAULT";
 
@@ -12,7 +15,9 @@ pub const ENV: &str = "STACKLESS_TUI_FAULT";
 ///
 /// # Panics
 /// Exactly when the fault names `point`: that is its purpose.
+#[cfg(feature = "fault-injection")]
 pub fn inject(point: &str) {
+    use std::sync::OnceLock;
     static FAULT: OnceLock<Option<String>> = OnceLock::new();
     let fault = FAULT.get_or_init(|| std::env::var(ENV).ok());
     if let Some(target) = fault.as_deref().and_then(|f| f.strip_prefix("panic:"))
@@ -21,3 +26,8 @@ pub fn inject(point: &str) {
         panic!("injected fault: panic in the {point} thread ({ENV})");
     }
 }
+
+/// Fault injection is compiled out (no `fault-injection` feature): nothing.
+#[cfg(not(feature = "fault-injection"))]
+#[inline(always)]
+pub fn inject(_point: &str) {}

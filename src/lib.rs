@@ -13,6 +13,9 @@
 //! - [`demo`]: the seeded demo store, demo teardown and demo helper.
 
 pub mod audit;
+// Only for the benches and examples/gen_store.rs (Cargo.toml: the
+// `bench-support` feature, on for dev targets only).
+#[cfg(feature = "bench-support")]
 #[doc(hidden)]
 pub mod bench_support;
 pub mod cancel;
@@ -20,6 +23,7 @@ pub mod cli;
 pub mod console;
 pub mod demo;
 pub mod event;
+// Test-only unless the `fault-injection` feature is on (Cargo.toml).
 #[doc(hidden)]
 pub mod fault;
 pub mod headless;

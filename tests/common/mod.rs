@@ -1,5 +1,6 @@
 //! Shared test helpers: fixture copies, fake teardown scripts, a reaper with
-//! a fixed clock.
+//! a fixed clock; UI helpers in [`ui`]. Every test binary (tests/*/main.rs)
+//! includes this folder as its `common` module.
 #![allow(dead_code)]
 
 pub mod ui;
@@ -16,19 +17,30 @@ use stackless_tui::store::{Access, Store};
 /// When the fixture stores were captured (tests/fixtures/README.md).
 pub const CAPTURE: i64 = 1_795_960_686;
 
-/// Copy `tests/fixtures/<name>` into a fresh temporary directory (SQLite
-/// writes -wal/-shm beside a store, and fixtures must stay pristine).
+/// Copy `tests/fixtures/<name>` into a fresh temporary directory as
+/// `state.db` (SQLite writes -wal/-shm beside a store, and fixtures must stay
+/// pristine).
 pub fn fixture(name: &str) -> (tempfile::TempDir, PathBuf) {
+    fixture_as(name, "state.db")
+}
+
+/// Copy `tests/fixtures/<name>` into a fresh temporary directory as `file`,
+/// writable by its owner (a fixture checked out read-only stays usable).
+/// Every test's fixture copy is made here.
+pub fn fixture_as(name: &str, file: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().expect("tempdir");
     let source = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(name);
-    let target = dir.path().join("state.db");
+    let target = dir.path().join(file);
     std::fs::copy(&source, &target).expect("copy fixture");
-    let mut perms = std::fs::metadata(&target).expect("meta").permissions();
-    #[allow(clippy::permissions_set_readonly_false)]
-    perms.set_readonly(false);
-    std::fs::set_permissions(&target, perms).expect("chmod");
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = std::fs::metadata(&target)
+        .expect("metadata")
+        .permissions()
+        .mode();
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(mode | 0o200))
+        .expect("chmod u+w");
     (dir, target)
 }
 

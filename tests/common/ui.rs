@@ -1,8 +1,6 @@
 //! Helpers shared by the UI tests: fixture snapshots at a fixed probe,
 //! rendering to `TestBackend` as text, keys.
 
-use std::path::Path;
-
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -18,15 +16,7 @@ use super::CAPTURE;
 /// A read-only store over a copy of `tests/fixtures/<name>` (the fixture
 /// itself is never opened: SQLite would create `-wal`/`-shm` beside it).
 pub fn fixture_store(name: &str) -> (tempfile::TempDir, Store) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let copy = dir.path().join(name);
-    std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures")
-            .join(name),
-        &copy,
-    )
-    .expect("copy fixture");
+    let (dir, copy) = super::fixture_as(name, name);
     let store = Store::open(&copy, Access::ReadOnly).expect("open fixture copy");
     (dir, store)
 }

@@ -3,13 +3,11 @@
 //! Drawn into ratatui's `TestBackend` from the fixture stores at a fixed
 //! clock; snapshots live in `tests/snapshots/`.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::CAPTURE;
-use common::ui::{fixture_snapshot, fixture_store, press, render_app, render_pane, select};
+use crate::common::CAPTURE;
+use crate::common::ui::{fixture_snapshot, fixture_store, press, render_app, render_pane, select};
 use crossterm::event::{KeyCode, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -210,7 +208,7 @@ fn detail_of_golf() {
     let mut app = real_app();
     open_detail(&mut app, "golf");
     let text = render_app(&app, 120, 50);
-    insta::assert_snapshot!("detail_golf_120x50", text);
+    assert_snapshot!("detail_golf_120x50", text);
     for needle in [
         "╔ golf ",
         "created_at       2026-11-29T13:51:34Z (6m 32s ago)",
@@ -248,7 +246,7 @@ fn detail_of_duo_with_payloads() {
     press(&mut app, KeyCode::Char('p'));
     assert!(app.detail().is_some_and(|d| d.payloads));
     let text = render_app(&app, 120, 60);
-    insta::assert_snapshot!("detail_duo_payloads_120x60", text);
+    assert_snapshot!("detail_duo_payloads_120x60", text);
     assert!(
         text.contains("Checkpoints (6) · p hides payloads"),
         "{text}"
@@ -605,7 +603,7 @@ fn filter_with_no_match() {
     // not quit.
     type_text(&mut app, "zzz");
     let text = render_pane(&app, 100, 6, panes::instances::render);
-    insta::assert_snapshot!("filter_no_match_100x6", text);
+    assert_snapshot!("filter_no_match_100x6", text);
     assert!(text.contains("/zzz▏"), "{text}");
     assert!(text.contains("0 of 8 match \"zzz\""), "{text}");
     assert!(
@@ -674,7 +672,7 @@ fn each_sort_on_the_real_store() {
         }
         assert_eq!(visible_names(&app), names, "{label}");
         let text = render_pane(&app, 140, 12, panes::instances::render);
-        insta::assert_snapshot!(snapshot, text);
+        assert_snapshot!(snapshot, text);
         let rows: Vec<&str> = text.lines().skip(2).take(8).collect();
         for (row, name) in rows.iter().zip(names) {
             assert!(row.contains(name), "{label}: {row} should be {name}");
@@ -754,7 +752,7 @@ fn help_lists_every_key_and_mark() {
     let mut app = real_app();
     press(&mut app, KeyCode::Char('?'));
     let text = render_app(&app, 100, 34);
-    insta::assert_snapshot!("help_100x34", text);
+    assert_snapshot!("help_100x34", text);
     for needle in [
         " / ",
         " s ",
@@ -1103,7 +1101,7 @@ fn no_color_draws_without_colours() {
     let buffer = terminal.backend().buffer();
     assert!(colourless(buffer), "a cell kept a colour");
     let text = terminal.backend().to_string();
-    insta::assert_snapshot!("no_color_120x40", text);
+    assert_snapshot!("no_color_120x40", text);
     // Selection still shows (reversed), and every state has a mark.
     let alpha_row = row_of(&text, "▶ alpha");
     assert!(
@@ -1149,7 +1147,7 @@ fn no_color_draws_without_colours() {
 fn too_small_and_resize_storm() {
     let mut app = every_state_app();
     let text = render_app(&app, 59, 15);
-    insta::assert_snapshot!("too_small_59x15", text);
+    assert_snapshot!("too_small_59x15", text);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
         lines[0],

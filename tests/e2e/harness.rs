@@ -11,11 +11,11 @@
 //! it may not be yet. Wait for everything to be asserted at once
 //! ([`Tui::wait_for_all`], [`Tui::wait_until`]) rather than asserting on
 //! other parts of the screen after waiting for one string.
-// Shared by several test binaries, each using a different part of it.
+// Not every helper is used by every test file.
 #![allow(dead_code)]
 
 use std::io::{Read as _, Write as _};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -36,25 +36,6 @@ pub const UI: Duration = Duration::from_secs(30);
 pub const ENTER_ALT: &[u8] = b"\x1b[?1049h";
 /// See [`ENTER_ALT`].
 pub const LEAVE_ALT: &[u8] = b"\x1b[?1049l";
-
-/// A fixture store copied into a temporary directory (the shared fixtures
-/// stay pristine; SQLite writes `-wal`/`-shm` beside a store).
-pub fn fixture(name: &str) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name);
-    let target = dir.path().join("state.db");
-    std::fs::copy(&source, &target).expect("copy fixture");
-    use std::os::unix::fs::PermissionsExt as _;
-    let mode = std::fs::metadata(&target)
-        .expect("metadata")
-        .permissions()
-        .mode();
-    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(mode | 0o200))
-        .expect("chmod u+w");
-    (dir, target)
-}
 
 /// Everything the child wrote, parsed and raw.
 struct Output {
@@ -202,6 +183,11 @@ impl Tui {
     /// The child's process id.
     pub fn pid(&self) -> u32 {
         self.pid
+    }
+
+    /// Send `signal` to the child (`kill -9` is `Signal::SIGKILL`).
+    pub fn signal(&self, signal: nix::sys::signal::Signal) -> nix::Result<()> {
+        signal_pid(self.pid, signal)
     }
 
     /// The temporary directory standing in for HOME (and TMPDIR).
@@ -484,10 +470,7 @@ impl Tui {
 impl Drop for Tui {
     fn drop(&mut self) {
         let kill = |pid: u32| {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap_or(i32::MAX)),
-                nix::sys::signal::Signal::SIGKILL,
-            );
+            let _ = signal_pid(pid, nix::sys::signal::Signal::SIGKILL);
         };
         if self.alive() {
             kill(self.pid);
@@ -501,6 +484,12 @@ impl Drop for Tui {
         // The reader thread ends by itself at end of file; not joined here so
         // a failing test never hangs in drop.
     }
+}
+
+/// Send `signal` to process `pid` (a pid beyond `i32` is no process: ESRCH).
+pub fn signal_pid(pid: u32, signal: nix::sys::signal::Signal) -> nix::Result<()> {
+    let pid = i32::try_from(pid).map_err(|_| nix::errno::Errno::ESRCH)?;
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal)
 }
 
 /// `(pid, command line)` of every live process whose environment contains

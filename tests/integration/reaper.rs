@@ -1,9 +1,7 @@
 //! The reaper against real fixture stores and fake teardown scripts: every
 //! §6 branch, with exact values.
 
-mod common;
-
-use common::{CAPTURE, argv_log, fake_down, fixture, reaper, runtime};
+use crate::common::{self, CAPTURE, argv_log, fake_down, fixture, reaper, runtime};
 use stackless_tui::event::{ActivityKind, Actor};
 use stackless_tui::model::Liveness;
 use stackless_tui::reaper::Intent;
@@ -27,7 +25,7 @@ fn snapshot(path: &std::path::Path) -> stackless_tui::model::Snapshot {
         .unwrap()
 }
 
-const PRETTY_ENVELOPE: &str = include_str!("fixtures/envelopes/down-survivors-error.json");
+const PRETTY_ENVELOPE: &str = include_str!("../fixtures/envelopes/down-survivors-error.json");
 
 #[test]
 fn backoff_not_elapsed_is_waited_out_and_nothing_runs() {

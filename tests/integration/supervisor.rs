@@ -269,10 +269,20 @@ fn an_unidentified_tenant_is_evicted_by_image_after_the_grace() {
     std::fs::set_permissions(&image, std::fs::Permissions::from_mode(0o755)).unwrap();
     // A tenant from an install that published no record: it runs the
     // helper's image, and the role's lock is held with no claim file.
-    let mut tenant = std::process::Command::new(&image)
-        .arg("300")
-        .spawn()
-        .unwrap();
+    // Another test thread forking while the copy's write descriptor was
+    // open leaves the file "busy" (ETXTBSY) in that child until it execs:
+    // retry for a moment instead of failing on the race.
+    let mut tries = 0;
+    let mut tenant = loop {
+        match std::process::Command::new(&image).arg("300").spawn() {
+            Ok(child) => break child,
+            Err(e) if e.raw_os_error() == Some(26) && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("spawn the tenant: {e}"),
+        }
+    };
     let tenant_pid = tenant.id();
     let reaped = std::thread::spawn(move || tenant.wait().unwrap());
     let lock = std::fs::OpenOptions::new()

@@ -1,11 +1,10 @@
 //! End-to-end operator flows in a pseudo-terminal: filter, detail view and
 //! back, and a mouse click selecting a row.
 
-mod e2e;
-
 use std::time::Duration;
 
-use e2e::{Tui, UI, fixture, selected_instance, utf8};
+use crate::common::fixture;
+use crate::harness::{Tui, UI, selected_instance, utf8};
 
 const QUIT: Duration = Duration::from_secs(10);
 

@@ -1,12 +1,10 @@
 //! The headless modes through the real binary: `snapshot`, `reap --once`,
 //! completions, the man page, exit codes.
 
-mod common;
-
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::{CAPTURE, fixture};
+use crate::common::{CAPTURE, fixture};
 
 fn bin() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_stackless-tui"));

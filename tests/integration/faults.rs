@@ -1,13 +1,11 @@
 //! The reaper under faults: hung teardowns, concurrency, crashes, dry run,
 //! wall-clock jumps, a store that disappears.
 
-mod common;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{CAPTURE, argv_log, fake_down, fixture, reaper, reaper_with, runtime};
+use crate::common::{CAPTURE, argv_log, fake_down, fixture, reaper, reaper_with, runtime};
 use stackless_tui::event::{ActivityKind, Actor};
 use stackless_tui::reaper::Intent;
 use stackless_tui::store::probe::FixedProbe;

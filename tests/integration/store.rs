@@ -1,8 +1,6 @@
 //! The store adapter on every fixture generation and every broken-store case.
 
-mod common;
-
-use common::{CAPTURE, fixture};
+use crate::common::{CAPTURE, fixture};
 use stackless_tui::model::generation::Era;
 use stackless_tui::model::{Liveness, Status};
 use stackless_tui::store::probe::FixedProbe;

@@ -1,11 +1,9 @@
 //! The watcher thread against a real store: commits by another process show
 //! up as fresh snapshots; a long write transaction elsewhere shows as busy.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::fixture;
+use crate::common::fixture;
 use stackless_tui::event::{Event, StoreHealth};
 use stackless_tui::store::Access;
 

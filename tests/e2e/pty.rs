@@ -3,11 +3,10 @@
 //! operator would do and asserts the exact text the console shows, its exit
 //! status, and that the terminal is given back as it was found.
 
-mod e2e;
-
 use std::time::Duration;
 
-use e2e::{ENTER_ALT, LEAVE_ALT, Tui, UI, contains, fixture, pane, rfind, run_plain, utf8};
+use crate::common::fixture;
+use crate::harness::{self, ENTER_ALT, LEAVE_ALT, Tui, UI, contains, pane, rfind, run_plain, utf8};
 
 /// How long a quit may take (the helper gets up to 3 s between TERM and
 /// KILL).
@@ -184,7 +183,7 @@ fn demo_end_to_end_120x40() {
     );
     // GC'd: the row leaves the Instances pane.
     tui.wait_until("legacy-auth-spike to leave the Instances pane", UI, |s| {
-        !e2e::instance_rows(s)
+        !harness::instance_rows(s)
             .iter()
             .any(|(_, n)| n == "legacy-auth-spike")
     });
@@ -319,7 +318,7 @@ fn demo_end_to_end_120x40() {
     // The console stops its helper before it exits; every other descendant
     // (a teardown still finishing) is gone soon after.
     tui.wait_family_gone("demo-helper", HELPER_GONE);
-    if let Some(cmdline) = e2e::cmdline(helper) {
+    if let Some(cmdline) = harness::cmdline(helper) {
         assert!(
             !cmdline.contains("demo-helper"),
             "helper pid {helper} survives the console: {cmdline}"
@@ -340,7 +339,7 @@ fn running_helper(screen: &vt100::Screen) -> Option<u32> {
         .next()?
         .parse()
         .ok()?;
-    e2e::cmdline(pid)
+    harness::cmdline(pid)
         .is_some_and(|c| c.contains("demo-helper"))
         .then_some(pid)
 }
@@ -354,11 +353,11 @@ fn demo_at_80x24() {
     assert!(screen.contains("Instances"), "{screen}");
     // Long names are cut with an ellipsis at this width; one row selected.
     let screen = tui.wait_until("the instance rows, names cut", UI, |s| {
-        e2e::instance_rows(s)
+        harness::instance_rows(s)
             .iter()
             .any(|(_, name)| name.ends_with('…'))
     });
-    let rows = e2e::instance_rows(&screen);
+    let rows = harness::instance_rows(&screen);
     assert!(rows.len() >= 5, "{}", screen.contents());
     for (_, name) in &rows {
         let stem = name.trim_end_matches('…');
@@ -391,7 +390,8 @@ fn demo_at_80x24() {
 /// Whether the pane titled `title` spans all `cols` columns (drawn for this
 /// width, not left over from another).
 fn full_width(screen: &vt100::Screen, title: &str, cols: u16) -> bool {
-    e2e::pane_rect(screen, title).is_some_and(|(_, left, _, right)| left == 0 && right == cols - 1)
+    harness::pane_rect(screen, title)
+        .is_some_and(|(_, left, _, right)| left == 0 && right == cols - 1)
 }
 
 /// Resizing: down to the minimum, below it (a message), back up, then a
@@ -487,11 +487,7 @@ fn ctrl_c_and_signals_quit_cleanly() {
         let mut tui = Tui::spawn(&["--demo"], 120, 40);
         tui.wait_for("api-gateway-dev", UI);
         tui.wait_in_pane("Supervisor", "helper started, pid ", UI);
-        nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(i32::try_from(tui.pid()).expect("pid")),
-            signal,
-        )
-        .expect("kill");
+        tui.signal(signal).expect("kill");
         assert_eq!(tui.wait_exit(QUIT), 0, "{signal} must exit 0");
         assert_terminal_restored(&tui);
         tui.wait_family_gone("demo-helper", HELPER_GONE);
@@ -646,7 +642,7 @@ fn hostile_store_is_drawn_inert() {
     // Every pane that shows store text has drawn: all 7 names in Instances,
     // the hostile last_error's row in Backoffs.
     tui.wait_until("the 7 instances and the backoff", UI, |s| {
-        e2e::instance_rows(s).len() == 7
+        harness::instance_rows(s).len() == 7
             && pane(s, "Backoffs").is_some_and(|p| p.iter().any(|l| l.contains("ok-neighbour")))
     });
     // Each hostile string is drawn as visible placeholders (the rest of the
@@ -721,7 +717,7 @@ fn read_only_refuses_writes_and_changes_nothing() {
     tui.wait_for_all(&["reaper: off (read-only)  │  helper: none"], UI);
     // golf's lease expired long ago: in a writable store `r` would reap it.
     tui.wait_until("the fixture's instances", UI, |s| {
-        e2e::instance_rows(s).iter().any(|(_, n)| n == "golf")
+        harness::instance_rows(s).iter().any(|(_, n)| n == "golf")
     });
     tui.select("golf");
     tui.send("r");

@@ -4,10 +4,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-mod common;
-
-use common::CAPTURE;
-use common::ui::{fixture_snapshot, press, render_app, render_pane, select};
+use crate::common::CAPTURE;
+use crate::common::ui::{fixture_snapshot, press, render_app, render_pane, select};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -158,7 +156,7 @@ fn with_activity(app: &mut App) {
 fn instances_pane_real_store() {
     let app = real_app();
     let text = render_pane(&app, 140, 12, panes::instances::render);
-    insta::assert_snapshot!("instances_real_140x12", text);
+    assert_snapshot!("instances_real_140x12", text);
     let golf = text.lines().find(|l| l.contains("golf")).expect("golf row");
     assert!(golf.contains("expired 5m 32s ago"), "{golf}");
     assert!(golf.contains(" 3 "), "golf shows 3 reap attempts: {golf}");
@@ -184,7 +182,7 @@ fn instances_pane_real_store() {
 fn backoffs_pane_real_store() {
     let app = real_app();
     let text = render_pane(&app, 70, 6, panes::backoffs::render);
-    insta::assert_snapshot!("backoffs_real_70x6", text);
+    assert_snapshot!("backoffs_real_70x6", text);
     let golf = text
         .lines()
         .find(|l| l.contains("golf"))
@@ -204,7 +202,7 @@ fn backoffs_pane_shows_envelope_summary_and_remediation() {
     snapshot.reap_attempts[0].next_retry_at = CAPTURE - 1;
     let app = app_with(config(), snapshot);
     let text = render_pane(&app, 100, 6, panes::backoffs::render);
-    insta::assert_snapshot!("backoffs_envelope_100x6", text);
+    assert_snapshot!("backoffs_envelope_100x6", text);
     assert!(text.contains("engine.teardown.survivors: 2 resources survived"));
     assert!(text.contains("remediation: run stackless down golf again"));
     assert!(text.contains(" due "));
@@ -217,7 +215,7 @@ fn supervisor_pane_coalesces_and_counts_down() {
     assert!(empty.contains("waiting for the supervisor…"), "{empty}");
     with_supervisor_notes(&mut app);
     let text = render_pane(&app, 70, 8, panes::supervisor::render);
-    insta::assert_snapshot!("supervisor_70x8", text);
+    assert_snapshot!("supervisor_70x8", text);
     assert!(text.contains("13:57:26 demo-helper started (pid 4242)"));
     assert!(text.contains("13:58:01 role demo-helper is held by our helper x3"));
     assert!(text.contains("13:58:05 demo-helper restarts after a back-off (restart in 3s)"));
@@ -237,7 +235,7 @@ fn supervisor_pane_without_helper() {
     cfg.helper_line = "helper: none".into();
     let app = app_with(cfg, fixture_snapshot("stackless-real-v4.db"));
     let text = render_pane(&app, 50, 4, panes::supervisor::render);
-    insta::assert_snapshot!("supervisor_no_helper_50x4", text);
+    assert_snapshot!("supervisor_no_helper_50x4", text);
     assert!(text.contains("no helper configured (--helper)"));
 }
 
@@ -246,7 +244,7 @@ fn activity_pane_coalesces() {
     let mut app = real_app();
     with_activity(&mut app);
     let text = render_pane(&app, 90, 7, panes::activity::render);
-    insta::assert_snapshot!("activity_90x7", text);
+    assert_snapshot!("activity_90x7", text);
     assert!(text.contains("13:53:06 reaper delta reaped"));
     assert!(text.contains("13:54:46 reaper golf failed: }"));
     assert!(text.contains("13:57:17 reaper golf waiting out backoff: until 14:00:59 x12"));
@@ -314,7 +312,7 @@ fn busy_app() -> App {
 fn full_layout_120x40() {
     let app = busy_app();
     let text = render_app(&app, 120, 40);
-    insta::assert_snapshot!("full_120x40", text);
+    assert_snapshot!("full_120x40", text);
     assert!(text.contains("stackless-tui"));
     assert!(text.contains("schema v4"));
     assert!(text.contains("reaper: every 5s"));
@@ -333,7 +331,7 @@ fn full_layout_120x40() {
 fn full_layout_80x24() {
     let app = busy_app();
     let text = render_app(&app, 80, 24);
-    insta::assert_snapshot!("full_80x24", text);
+    assert_snapshot!("full_80x24", text);
     assert!(text.contains("expired 5m 32s ago"));
     assert!(text.contains("retry in 2m 53s"));
     assert!(text.contains("duo-7988"), "duo's name shows, maybe cut");
@@ -391,7 +389,7 @@ fn too_small_terminals() {
         text.contains("terminal too small: 40x10, needs 60x15"),
         "{text}"
     );
-    insta::assert_snapshot!("too_small_40x10", text);
+    assert_snapshot!("too_small_40x10", text);
     for (w, h) in [
         (1, 1),
         (0, 0),
@@ -567,7 +565,7 @@ fn hostile_store_never_reaches_the_terminal_raw() {
     assert_clean(&app, 120, 40);
     assert_clean(&app, 80, 24);
     assert_clean(&app, 250, 60);
-    insta::assert_snapshot!("hostile_120x40", render_app(&app, 120, 40));
+    assert_snapshot!("hostile_120x40", render_app(&app, 120, 40));
 
     // Wide characters keep the columns aligned: the STATUS column starts at
     // the same display column on every instance row.
@@ -686,7 +684,7 @@ fn d_asks_and_n_cancels() {
         text.contains("Tear down alpha? This runs stackless down. [y/N]"),
         "{text}"
     );
-    insta::assert_snapshot!("confirm_dialog_80x24", render_app(&app, 80, 24));
+    assert_snapshot!("confirm_dialog_80x24", render_app(&app, 80, 24));
     assert_eq!(press(&mut app, KeyCode::Char('n')), None);
     assert!(app.confirming().is_none());
     assert_eq!(
@@ -828,7 +826,7 @@ fn help_overlay_toggles() {
     press(&mut app, KeyCode::Char('?'));
     assert!(app.help_open());
     let text = render_app(&app, 100, 30);
-    insta::assert_snapshot!("help_100x30", text);
+    assert_snapshot!("help_100x30", text);
     for (keys, _) in panes::overlay::KEYS {
         assert!(text.contains(keys), "help lists {keys}");
     }

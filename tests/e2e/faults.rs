@@ -2,21 +2,17 @@
 //! on one store, `kill -9` of the active one (also mid-teardown), a panic in
 //! each thread, and the audit trail on a signal.
 
-mod e2e;
-
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use e2e::{BIN, ENTER_ALT, LEAVE_ALT, Tui, UI, contains, fixture, rfind, utf8};
+use crate::common::fixture;
+use crate::harness::{BIN, ENTER_ALT, LEAVE_ALT, Tui, UI, contains, rfind, utf8};
 
 const QUIT: Duration = Duration::from_secs(10);
 
 fn kill9(tui: &Tui) {
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(i32::try_from(tui.pid()).expect("pid")),
-        nix::sys::signal::Signal::SIGKILL,
-    )
-    .expect("kill -9");
+    tui.signal(nix::sys::signal::Signal::SIGKILL)
+        .expect("kill -9");
 }
 
 fn restored(tui: &Tui) {
@@ -206,11 +202,8 @@ fn sigterm_is_written_to_the_audit_trail() {
     tui.wait_until("golf is reaped", UI, |s| {
         s.contents().contains("reaper golf reaped")
     });
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(i32::try_from(tui.pid()).expect("pid")),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .expect("SIGTERM");
+    tui.signal(nix::sys::signal::Signal::SIGTERM)
+        .expect("SIGTERM");
     assert_eq!(tui.wait_exit(QUIT), 0);
     restored(&tui);
     let audit =

@@ -20,14 +20,7 @@ fn another_users_store_is_readable_read_only() {
         eprintln!("skipped: needs root and setpriv to act as another user");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("state.db");
-    std::fs::copy(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/stackless-real-v4.db"),
-        &path,
-    )
-    .unwrap();
+    let (dir, path) = crate::common::fixture("stackless-real-v4.db");
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     // The owner (root) has the store open: -wal and -shm exist, root's.

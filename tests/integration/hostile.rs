@@ -1,11 +1,9 @@
 //! hostile.db: nothing from the store reaches the terminal raw (checked on
 //! the bytes a real crossterm backend writes) or a command line.
 
-mod common;
-
 use std::sync::Arc;
 
-use common::{CAPTURE, argv_log, fake_down, fixture, reaper, runtime};
+use crate::common::{CAPTURE, argv_log, fake_down, fixture, reaper, runtime};
 use ratatui::backend::CrosstermBackend;
 use ratatui::layout::Rect;
 use ratatui::{Terminal, TerminalOptions, Viewport};

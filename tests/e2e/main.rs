@@ -1,0 +1,14 @@
+//! End-to-end tests of the real `stackless-tui` binary in pseudo-terminals
+//! (the harness: [`harness`]), in one test binary. The binary under test is
+//! the one `cargo test` builds, with the `fault-injection` feature (see
+//! Cargo.toml), which [`faults`] needs.
+//!
+//! `cargo test --test e2e <module>::` runs one file.
+
+#[path = "../common/mod.rs"]
+mod common;
+mod harness;
+
+mod faults;
+mod operator;
+mod pty;

@@ -1,0 +1,19 @@
+//! The integration tests that need neither a terminal nor a pseudo-terminal,
+//! in one test binary (each test binary links the whole crate): the store,
+//! the watcher, the reaper (also under faults), the supervisor, the headless
+//! modes, hostile stores, the demo.
+//!
+//! `cargo test --test integration <module>::` runs one file.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod demo;
+mod faults;
+mod headless;
+mod hostile;
+mod read_only_other_user;
+mod reaper;
+mod store;
+mod supervisor;
+mod watcher;

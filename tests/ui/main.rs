@@ -1,0 +1,28 @@
+//! The UI drawn into ratatui's `TestBackend` (no terminal), in one test
+//! binary: the panes and the operator flows, with insta snapshots in
+//! `tests/snapshots/`.
+//!
+//! `cargo test --test ui <module>::` runs one file.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+/// `insta::assert_snapshot!(name, value)` against
+/// `tests/snapshots/<module>__<name>.snap`, `<module>` being the calling
+/// module's name (`ui_panes`, `ui_operator`): the names these snapshots had
+/// when each file was its own test binary (insta would otherwise prefix the
+/// whole module path, `ui__ui_panes__`, and look in `tests/ui/snapshots/`).
+macro_rules! assert_snapshot {
+    ($name:expr, $value:expr $(,)?) => {{
+        let module = module_path!().rsplit("::").next().expect("a module");
+        insta::with_settings!({
+            snapshot_path => "../snapshots",
+            prepend_module_to_snapshot => false,
+        }, {
+            insta::assert_snapshot!(format!("{module}__{}", $name), $value);
+        });
+    }};
+}
+
+mod ui_operator;
+mod ui_panes;
