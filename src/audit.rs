@@ -208,7 +208,7 @@ pub fn record(log: &Shared, activity: &Activity) -> std::io::Result<()> {
 
 /// JSON with DEL, C1 controls and bidirectional controls written as
 /// `\uXXXX` escapes: the same JSON value, but safe to `cat` or `tail` in a
-/// terminal (serde_json escapes only C0 controls).
+/// terminal (`serde_json` escapes only C0 controls).
 fn escape_for_terminals(json: &str) -> String {
     json.chars()
         .map(|c| match c {

@@ -26,7 +26,7 @@ pub const EXIT_USAGE: u8 = 2;
 #[derive(Debug, Clone, Parser)]
 #[command(name = "stackless-tui", version, about, long_about = None)]
 pub struct Cli {
-    /// The state store to open (default: $XDG_STATE_HOME/stackless/state.db,
+    /// The state store to open (default: $`XDG_STATE_HOME/stackless/state.db`,
     /// else ~/.local/state/stackless/state.db, created on first run).
     #[arg(long, value_name = "PATH", env = "STACKLESS_TUI_STATE", global = true)]
     pub state: Option<PathBuf>,

@@ -5,12 +5,14 @@
 //!   envelopes, countdown text). No I/O.
 //! - [`reaper`]: the reap decision and backoff (pure, `reaper::decision`),
 //!   the teardown runner and the reaper thread (adapters).
-//! - [`store`]: the SQLite adapter and the watcher thread.
+//! - [`store`]: the `SQLite` adapter and the watcher thread.
 //! - [`supervisor`]: the helper supervisor thread (succession).
 //! - [`ui`]: the view model, each pane, the terminal.
 //! - [`event`]: the one event enum flowing into the render loop.
 //! - [`console`]: wiring: threads, channel, render loop.
 //! - [`demo`]: the seeded demo store, demo teardown and demo helper.
+
+#![warn(unreachable_pub)]
 
 pub mod audit;
 // Only for the benches and examples/gen_store.rs (Cargo.toml: the

@@ -20,10 +20,10 @@ use crate::store::{Access, Store};
 use crate::supervisor::{HelperConfig, HelperHandle};
 
 /// How often a standby console tries to take over.
-pub const STANDBY_POLL: Duration = Duration::from_millis(500);
+pub(super) const STANDBY_POLL: Duration = Duration::from_millis(500);
 
 /// What the role thread needs to start the reaper and the helper.
-pub struct Leader {
+pub(super) struct Leader {
     pub roles_dir: PathBuf,
     /// The store file (the reaper opens its own connection).
     pub path: PathBuf,
@@ -42,7 +42,7 @@ impl Leader {
     ///
     /// # Errors
     /// The thread could not be spawned.
-    pub fn spawn(self) -> std::io::Result<std::thread::JoinHandle<()>> {
+    pub(super) fn spawn(self) -> std::io::Result<std::thread::JoinHandle<()>> {
         std::thread::Builder::new()
             .name("console-role".into())
             .spawn(move || self.run())

@@ -10,7 +10,7 @@ use crate::event::{Event, StoreHealth, SupervisorKind};
 
 /// Start logging at `level`. A log that cannot be opened is skipped:
 /// logging never stops the console.
-pub fn init(state_dir: &Path, level: LogLevel) {
+pub(super) fn init(state_dir: &Path, level: LogLevel) {
     let filter = match level {
         LogLevel::Off => return,
         LogLevel::Error => tracing::Level::ERROR,
@@ -38,7 +38,7 @@ pub fn init(state_dir: &Path, level: LogLevel) {
 }
 
 /// One event's log line (store text sanitized), at a level that matches it.
-pub fn trace(event: &Event) {
+pub(super) fn trace(event: &Event) {
     match event {
         Event::Supervisor(note) => match note.kind {
             SupervisorKind::SpawnFailed => tracing::error!("helper: {}", note.text),

@@ -29,7 +29,7 @@ use crate::ui::{App, Command};
 /// # Errors
 /// A signal handler could not be installed, or a frame failed to draw for a
 /// reason other than a closed terminal.
-pub async fn run(
+pub(super) async fn run(
     terminal: &mut Term,
     mut app: App,
     mut rx: EventReceiver,

@@ -24,14 +24,14 @@ use crate::supervisor::HelperHandle;
 use crate::ui::App;
 
 /// How long the helper gets between TERM and KILL when the console quits.
-pub const HELPER_STOP_GRACE: Duration = Duration::from_secs(3);
+pub(super) const HELPER_STOP_GRACE: Duration = Duration::from_secs(3);
 
 /// Run the console until it quits.
 ///
 /// # Errors
 /// The runtime, the terminal or a thread could not be started, or the
 /// render loop failed.
-pub fn run(setup: Setup) -> Result<()> {
+pub(super) fn run(setup: Setup) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

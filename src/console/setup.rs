@@ -17,10 +17,10 @@ use crate::supervisor::HelperConfig;
 use crate::ui::AppConfig;
 
 /// The demo's reaper tick (the default 60 s would keep a newcomer waiting).
-pub const DEMO_TICK: Duration = Duration::from_secs(5);
+pub(super) const DEMO_TICK: Duration = Duration::from_secs(5);
 
 /// Everything decided before the terminal is touched.
-pub struct Setup {
+pub(super) struct Setup {
     pub log_level: crate::cli::LogLevel,
     /// The store file.
     pub path: PathBuf,
@@ -43,7 +43,7 @@ pub struct Setup {
 /// The store cannot be opened, a flag is unusable, or there is no terminal
 /// (checked last, so a bad store or flag is reported as such, and before
 /// anything runs, so a console without a terminal changes nothing).
-pub fn prepare(cli: &Cli) -> Result<Setup, StartupError> {
+pub(super) fn prepare(cli: &Cli) -> Result<Setup, StartupError> {
     let (path, access, store, demo_dir) = open(cli)?;
     let generation = store.generation();
     let state_dir = store.state_dir();

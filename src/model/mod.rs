@@ -1,7 +1,7 @@
 //! The pure core's data: what a stackless state store holds, as plain values.
 //!
 //! Nothing in `model` does I/O. The store adapter (`crate::store`) fills these
-//! types from SQLite; the reaper's decision (`crate::reaper::decision`) and the
+//! types from `SQLite`; the reaper's decision (`crate::reaper::decision`) and the
 //! view model (`crate::ui::view`) read them. Times are **unix seconds** (i64)
 //! throughout, as in the store itself (stackless schema, "Times are unix
 //! seconds").

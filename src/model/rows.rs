@@ -53,7 +53,7 @@ pub struct Lease {
 }
 
 impl Lease {
-    /// Seconds left, never negative (stackless §6: "Remaining = expires_at -
+    /// Seconds left, never negative (stackless §6: "Remaining = `expires_at` -
     /// now, never negative"). Saturates instead of overflowing on hostile
     /// values such as `i64::MAX`.
     #[must_use]

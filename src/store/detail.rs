@@ -37,7 +37,7 @@ impl Store {
     /// that name exists (any more).
     ///
     /// # Errors
-    /// SQLite errors (`StoreError::Busy` when the store stays locked past the
+    /// `SQLite` errors (`StoreError::Busy` when the store stays locked past the
     /// busy timeout).
     pub fn instance_detail(&mut self, name: &str) -> Result<Option<InstanceDetail>, StoreError> {
         let path = self.path.clone();

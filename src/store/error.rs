@@ -25,13 +25,13 @@ pub enum StoreError {
          state store. Point --state at stackless's state.db."
     )]
     NotAFile(PathBuf),
-    /// SQLite says the file is not a database (or is encrypted/corrupt).
+    /// `SQLite` says the file is not a database (or is encrypted/corrupt).
     #[error(
         "{0} is not a SQLite database (the file is corrupt or something else). Point --state at \
          stackless's state.db; do not let this console or stackless write to this file."
     )]
     NotADatabase(PathBuf),
-    /// A SQLite database without the stackless tables.
+    /// A `SQLite` database without the stackless tables.
     #[error(
         "{0} is a SQLite database but not a stackless state store (no `{1}` table). Point --state \
          at stackless's state.db (default: $XDG_STATE_HOME/stackless/state.db)."
@@ -56,7 +56,7 @@ pub enum StoreError {
          to watch this machine's local store, or use the stackless CLI for the fleet plane."
     )]
     RemoteUnsupported(String),
-    /// Any other SQLite failure.
+    /// Any other `SQLite` failure.
     #[error("state store {0}: {1}")]
     Sqlite(PathBuf, String),
 }

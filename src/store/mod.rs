@@ -1,4 +1,4 @@
-//! The state-store adapter: opens stackless's SQLite file exactly as stackless
+//! The state-store adapter: opens stackless's `SQLite` file exactly as stackless
 //! does (WAL, `busy_timeout` 5 s, `foreign_keys = ON`), reads whole
 //! consistent snapshots, and writes only the reaper's own rows
 //! (`reap_attempts`, and GC deletes). Everything here is I/O; decisions live
@@ -108,7 +108,7 @@ impl Store {
     /// # Errors
     /// [`StoreError::NotFound`], [`StoreError::IsDirectory`],
     /// [`StoreError::NotADatabase`], [`StoreError::NotStackless`],
-    /// [`StoreError::Unreadable`] (permissions), or another SQLite error.
+    /// [`StoreError::Unreadable`] (permissions), or another `SQLite` error.
     pub fn open(path: &Path, access: Access) -> Result<Self, StoreError> {
         match std::fs::metadata(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -245,7 +245,7 @@ impl Store {
     /// quickly instead of stalling the snapshot thread for 5 s).
     ///
     /// # Errors
-    /// The SQLite error.
+    /// The `SQLite` error.
     pub fn set_busy_timeout(&self, timeout: Duration) -> Result<(), StoreError> {
         self.conn
             .busy_timeout(timeout)
@@ -255,7 +255,7 @@ impl Store {
     /// `PRAGMA data_version`: changes whenever another connection commits.
     ///
     /// # Errors
-    /// The SQLite error (`StoreError::Busy` when locked).
+    /// The `SQLite` error (`StoreError::Busy` when locked).
     pub fn data_version(&self) -> Result<i64, StoreError> {
         self.conn
             .query_row("PRAGMA data_version", [], |r| r.get(0))
@@ -270,7 +270,7 @@ impl Store {
     ///
     /// # Errors
     /// [`StoreError::Busy`] while another process holds a write transaction;
-    /// other SQLite errors.
+    /// other `SQLite` errors.
     pub fn probe_write_lock(&mut self) -> Result<(), StoreError> {
         if self.access == Access::ReadOnly {
             return Ok(());

@@ -20,7 +20,7 @@ impl Store {
     /// [`Instance::anomalies`], never a panic or an error.
     ///
     /// # Errors
-    /// SQLite errors, `StoreError::Busy` when the store stays locked past the
+    /// `SQLite` errors, `StoreError::Busy` when the store stays locked past the
     /// busy timeout.
     pub fn snapshot(&mut self, probe: &mut dyn HostProbe) -> Result<Snapshot, StoreError> {
         let path = &self.path;

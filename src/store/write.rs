@@ -15,7 +15,7 @@ impl Store {
     /// row is gone.
     ///
     /// # Errors
-    /// SQLite errors.
+    /// `SQLite` errors.
     pub fn recheck(&mut self, name: &str) -> Result<Option<Recheck>, StoreError> {
         let path = self.path.clone();
         let err = |e: rusqlite::Error| StoreError::sqlite(&path, &e);
@@ -69,7 +69,7 @@ impl Store {
     ///
     /// # Errors
     /// [`StoreError::ReadOnly`] on a read-only store or an older generation;
-    /// SQLite errors (`Busy` when another writer holds the store past the
+    /// `SQLite` errors (`Busy` when another writer holds the store past the
     /// busy timeout: retry on the next tick).
     pub fn record_reap_failure(
         &mut self,

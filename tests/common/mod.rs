@@ -18,7 +18,7 @@ use stackless_tui::store::{Access, Store};
 pub const CAPTURE: i64 = 1_795_960_686;
 
 /// Copy `tests/fixtures/<name>` into a fresh temporary directory as
-/// `state.db` (SQLite writes -wal/-shm beside a store, and fixtures must stay
+/// `state.db` (`SQLite` writes -wal/-shm beside a store, and fixtures must stay
 /// pristine).
 pub fn fixture(name: &str) -> (tempfile::TempDir, PathBuf) {
     fixture_as(name, "state.db")

@@ -14,7 +14,7 @@ use stackless_tui::ui::{self, App, Command};
 use super::CAPTURE;
 
 /// A read-only store over a copy of `tests/fixtures/<name>` (the fixture
-/// itself is never opened: SQLite would create `-wal`/`-shm` beside it).
+/// itself is never opened: `SQLite` would create `-wal`/`-shm` beside it).
 pub fn fixture_store(name: &str) -> (tempfile::TempDir, Store) {
     let (dir, copy) = super::fixture_as(name, name);
     let store = Store::open(&copy, Access::ReadOnly).expect("open fixture copy");

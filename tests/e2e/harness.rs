@@ -61,7 +61,7 @@ pub struct Tui {
     pid: u32,
     status: Option<portable_pty::ExitStatus>,
     size: (u16, u16),
-    /// HOME, XDG_STATE_HOME, TMPDIR and the working directory of the child;
+    /// HOME, `XDG_STATE_HOME`, TMPDIR and the working directory of the child;
     /// every descendant's environment mentions it.
     home: tempfile::TempDir,
 }
@@ -136,14 +136,16 @@ impl Tui {
                     match reader.read(&mut buf) {
                         Ok(0) | Err(_) => break,
                         Ok(n) => {
-                            let mut out = sink.lock().unwrap_or_else(|e| e.into_inner());
+                            let mut out = sink
+                                .lock()
+                                .unwrap_or_else(std::sync::PoisonError::into_inner);
                             out.raw.extend_from_slice(&buf[..n]);
                             if out.emulator_panic.is_some() {
                                 continue;
                             }
                             let parsed =
                                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                    out.parser.process(&buf[..n])
+                                    out.parser.process(&buf[..n]);
                                 }));
                             if let Err(panic) = parsed {
                                 out.emulator_panic = Some(
@@ -159,7 +161,9 @@ impl Tui {
                         }
                     }
                 }
-                sink.lock().unwrap_or_else(|e| e.into_inner()).eof = true;
+                sink.lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .eof = true;
             })
             .expect("reader thread");
         Self {
@@ -177,7 +181,9 @@ impl Tui {
     }
 
     fn out(&self) -> MutexGuard<'_, Output> {
-        self.output.lock().unwrap_or_else(|e| e.into_inner())
+        self.output
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The child's process id.
@@ -230,7 +236,10 @@ impl Tui {
     /// a wide character arrives on a 1-column one (output drawn for a larger
     /// size, parsed after a shrink).
     pub fn resize(&mut self, cols: u16, rows: u16) {
-        let mut out = self.output.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = self
+            .output
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         out.parser.screen_mut().set_size(rows.max(2), cols.max(2));
         self.master
             .as_ref()

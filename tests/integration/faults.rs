@@ -40,7 +40,7 @@ fn hung_teardown_is_killed_at_its_deadline_and_recorded() {
         r#"if [ "$NAME" = golf ]; then sleep 60; fi; exit 0"#,
     );
     let (mut reaper, log) = reaper_with(&path, down, vm(), Arc::new(|| BOTH_DUE), &rt, |c| {
-        c.down_timeout = Duration::from_secs(1)
+        c.down_timeout = Duration::from_secs(1);
     });
     let started = Instant::now();
     let summary = reaper.pass();
@@ -86,7 +86,7 @@ fn a_pass_works_through_its_whole_worklist_within_the_concurrency_limit() {
     // Late enough that six instances are on the worklist.
     let now = CAPTURE + 90_000;
     let (mut reaper, _) = reaper_with(&path, down, vm(), Arc::new(move || now), &rt, |c| {
-        c.concurrency = 1
+        c.concurrency = 1;
     });
     let summary = reaper.pass();
     assert_eq!(summary.reaped, 6, "the whole worklist in one pass");
@@ -173,7 +173,7 @@ fn dry_run_decides_and_writes_nothing() {
     // Late enough for GC of charlie too.
     let now = 1_795_959_971 + 7 * 86_400 + 10;
     let (mut reaper, log) = reaper_with(&path, down, vm(), Arc::new(move || now), &rt, |c| {
-        c.dry_run = true
+        c.dry_run = true;
     });
     reaper.pass();
     assert!(argv_log(dir.path()).is_empty());

@@ -312,7 +312,7 @@ mod against_the_ui {
             }
             Action::FilterClear => assert!(!app.filter_editing(), "{what}"),
             Action::CycleSort => {
-                assert_ne!(app.sort(), crate::ui::SortKey::default(), "{what}")
+                assert_ne!(app.sort(), crate::ui::SortKey::default(), "{what}");
             }
             Action::Reap => assert!(matches!(command, Some(Command::Reap { .. })), "{what}"),
             Action::TearDown => assert!(app.confirming().is_some(), "{what}"),
