@@ -452,6 +452,7 @@ mod tests {
                         holder_start_time: r.get(9)?,
                         acquired_at: r.get(10)?,
                         holder_host: r.get(11)?,
+                        claim_id: None,
                     }),
                     None => None,
                 };
@@ -464,6 +465,8 @@ mod tests {
                     lease,
                     lock,
                     anomalies: Vec::new(),
+                    dirty: None,
+                    birth: None,
                 })
             })
             .unwrap()

@@ -185,6 +185,7 @@ fn try_tear_down(
                     holder_start_time: r.get(2)?,
                     acquired_at: r.get(3)?,
                     holder_host: Some(r.get(4)?),
+                    claim_id: None,
                 })
             },
         )

@@ -94,6 +94,7 @@ mod tests {
             holder_start_time: start,
             acquired_at: 0,
             holder_host: host.map(str::to_owned),
+            claim_id: None,
         }
     }
 

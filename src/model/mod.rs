@@ -8,11 +8,13 @@
 
 pub mod activity;
 pub mod backoff;
+pub mod controller;
 pub mod detail;
 pub mod envelope;
 pub mod generation;
 pub mod liveness;
 pub mod name;
+pub mod operation;
 pub mod rows;
 pub mod snapshot;
 pub mod text;
@@ -20,5 +22,6 @@ pub mod time;
 
 pub use generation::Generation;
 pub use liveness::Liveness;
-pub use rows::{Instance, Lease, OpLock, ReapAttempt, Rows, Status};
+pub use operation::{OpStatus, Operation};
+pub use rows::{Birth, Instance, Lease, OpLock, ReapAttempt, Rows, Status};
 pub use snapshot::Snapshot;

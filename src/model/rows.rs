@@ -5,6 +5,7 @@
 //! [`super::Snapshot`].
 
 use super::generation::Generation;
+use super::operation::Operation;
 
 /// An instance's lifecycle status (`instances.status`, stackless schema).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -87,6 +88,10 @@ pub struct OpLock {
     /// `sysinfo::System::host_name()` reported it. `None` when the store
     /// predates migration 4 and has no such column.
     pub holder_host: Option<String>,
+    /// `claim_id` (migration 6, stackless 0.4.0): which of the holder's
+    /// operations holds the lock (one controller process holds many). `None`
+    /// before migration 6; empty for rows written before it.
+    pub claim_id: Option<String>,
 }
 
 /// A failed-reap record (`reap_attempts`, migration 3; stackless §6 step 4).
@@ -126,6 +131,27 @@ pub struct Instance {
     /// where stackless never writes one, a value of the wrong type). Empty for
     /// every row stackless itself wrote.
     pub anomalies: Vec<String>,
+    /// `dirty` (migration 5, stackless 0.2.0+): a `--source` pin whose dirty
+    /// working tree was snapshotted. `None` before migration 5.
+    pub dirty: Option<bool>,
+    /// The birth this row is (migration 7, stackless 0.4.0). `None` before
+    /// migration 7.
+    pub birth: Option<Birth>,
+}
+
+/// Which birth of a name a row is (migration 7, stackless 0.4.0: names are
+/// aliases). A name torn down and brought up again is a new birth with a new
+/// `instance_id`, updated in place in the same row, so the console never
+/// acts on a name alone: a teardown's re-check and any GC compare the birth
+/// (docs/stackless-releases.md, "Schema 14").
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Birth {
+    /// `instance_id`: 32 lowercase hex, unique, new for every birth.
+    pub instance_id: String,
+    /// `resource_namespace`: `sl-<instance_id>` for births under 0.4.0, the
+    /// name for rows migrated from before. Names the logs directory
+    /// `logs/<resource_namespace>/`.
+    pub resource_namespace: String,
 }
 
 /// Every row of one read transaction.
@@ -138,9 +164,24 @@ pub struct Rows {
     /// Every `reap_attempts` row, ordered by instance name. Empty when the
     /// store predates migration 3.
     pub reap_attempts: Vec<ReapAttempt>,
+    /// The controller's operations (migration 8, stackless 0.4.0): every
+    /// pending one (queued, running), oldest first, then the most recent
+    /// finished ones, newest first ([`super::operation::FINISHED_SHOWN`] at
+    /// most). Empty before migration 8.
+    pub operations: Vec<Operation>,
 }
 
 impl Rows {
+    /// The pending (queued or running) operation on `instance`, if any: the
+    /// controller's reaper skips such an instance (0.4.0 controller,
+    /// docs/stackless-releases.md). Matched by name, as the controller does.
+    #[must_use]
+    pub fn pending_operation(&self, instance: &str) -> Option<&Operation> {
+        self.operations
+            .iter()
+            .find(|op| op.status.is_pending() && op.instance == instance)
+    }
+
     /// The reap attempt for `instance`, if any (binary search: rows are
     /// ordered by name).
     #[must_use]

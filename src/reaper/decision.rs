@@ -201,6 +201,8 @@ mod tests {
             }),
             lock: None,
             anomalies: vec![],
+            dirty: None,
+            birth: None,
         }
     }
 
@@ -271,6 +273,7 @@ mod tests {
             holder_start_time: 1,
             acquired_at: 1,
             holder_host: Some("vm".into()),
+            claim_id: None,
         });
         let mut snapshot = Snapshot::from(Rows {
             instances: vec![

@@ -65,6 +65,8 @@ impl Store {
             generation: self.generation,
             instances,
             reap_attempts,
+            // The controller's queue is read by the schema-14 adapter.
+            operations: Vec::new(),
         };
         let liveness = probe_liveness(&rows, probe);
         Ok(Snapshot::new(rows, liveness))
@@ -374,6 +376,8 @@ fn instance_columns(row: &rusqlite::Row<'_>, name: String, mut anomalies: Vec<St
         lease: None,
         lock: None,
         anomalies,
+        dirty: None,
+        birth: None,
     }
 }
 
@@ -411,6 +415,7 @@ fn lock_columns(row: &rusqlite::Row<'_>, base: usize, anomalies: &mut Vec<String
         holder_start_time: holder_start_time.unwrap_or(-1),
         acquired_at: lenient_int(col(row, base + 3)).unwrap_or(0),
         holder_host: lenient_text(col(row, base + 4)),
+        claim_id: None,
     }
 }
 

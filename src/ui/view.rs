@@ -447,6 +447,7 @@ mod tests {
             holder_start_time: 1,
             acquired_at: 1,
             holder_host: host.map(str::to_owned),
+            claim_id: None,
         }
     }
 
@@ -510,6 +511,8 @@ mod tests {
             }),
             lock: None,
             anomalies: vec![],
+            dirty: None,
+            birth: None,
         };
         assert_eq!(
             lease_cell(&i, 1192),

@@ -109,7 +109,7 @@ fn newer_v6_store_keeps_reaper_leaves_gc() {
     let (_dir, path) = fixture("newer-v6.db");
     let mut store = Store::open(&path, Access::ReadWrite).unwrap();
     let generation = store.generation();
-    assert_eq!(generation.era(), Era::Newer);
+    assert_eq!(generation.era(), Era::Unreleased);
     assert!(generation.allows_reaper());
     assert!(!generation.allows_gc());
     let snap = store.snapshot(&mut vm()).unwrap();

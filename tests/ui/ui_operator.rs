@@ -135,6 +135,8 @@ fn instance(name: &str, substrate: &str, expires_at: Option<i64>) -> Instance {
         }),
         lock: None,
         anomalies: vec![],
+        dirty: None,
+        birth: None,
     }
 }
 
@@ -1065,6 +1067,7 @@ fn every_state_app() -> App {
         holder_start_time: 1,
         acquired_at: CAPTURE - 60,
         holder_host: Some("build-box".into()),
+        claim_id: None,
     });
     snapshot
         .liveness_mut()

@@ -378,7 +378,10 @@ fn banners_for_busy_store_error_and_generation() {
     );
     let newer = app_with(config(), fixture_snapshot("newer-v6.db"));
     let text = render_app(&newer, 120, 30);
-    assert!(text.contains("store schema v6 is newer than v4"), "{text}");
+    assert!(
+        text.contains("store schema v6 was never released"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -860,6 +863,8 @@ fn selection_follows_the_name_across_snapshots() {
             }),
             lock: None,
             anomalies: vec![],
+            dirty: None,
+            birth: None,
         },
     );
     app.handle(Event::Snapshot(Arc::new(snapshot)), CAPTURE);
@@ -909,6 +914,8 @@ fn a_hundred_thousand_instances_scroll() {
             }),
             lock: None,
             anomalies: vec![],
+            dirty: None,
+            birth: None,
         })
         .collect();
     let snapshot = Snapshot::from(Rows {

@@ -118,6 +118,8 @@ mod against_the_ui {
             }),
             lock: None,
             anomalies: vec![],
+            dirty: None,
+            birth: None,
         }
     }
 
