@@ -34,6 +34,9 @@ pub enum Event {
     Terminate(&'static str),
     /// This console became the active one for its store, or is standing by.
     Role(RoleState),
+    /// The stackless controller serving the store changed (started, stopped,
+    /// another pid, its persistence warning); sent by the watcher.
+    Controller(crate::model::controller::ControllerState),
 }
 
 /// Whether this console runs the reaper and the helper supervisor. One

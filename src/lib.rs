@@ -23,6 +23,7 @@ pub mod bench_support;
 pub mod cancel;
 pub mod cli;
 pub mod console;
+pub mod controller;
 pub mod demo;
 pub mod event;
 // Test-only unless the `fault-injection` feature is on (Cargo.toml).

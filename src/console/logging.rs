@@ -53,6 +53,7 @@ pub(super) fn trace(event: &Event) {
             tracing::error!("store: {}", crate::model::text::sanitize(message));
         }
         Event::Role(role) => tracing::info!("console role: {role:?}"),
+        Event::Controller(state) => tracing::info!("controller: {state:?}"),
         Event::Terminate(signal) => tracing::info!("{signal} received: quitting"),
         Event::Snapshot(snapshot) => {
             tracing::debug!(instances = snapshot.instances.len(), "snapshot");

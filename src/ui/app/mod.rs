@@ -38,6 +38,7 @@ use super::Areas;
 use super::detail::Detail;
 use super::view::HelperState;
 use crate::event::{Activity, Event, RoleState, StoreHealth, SupervisorNote};
+use crate::model::controller::ControllerState;
 use crate::model::{Instance, Snapshot};
 
 /// Which pane has the keyboard.
@@ -124,6 +125,7 @@ pub struct App {
     loaded: bool,
     health: StoreHealth,
     role: RoleState,
+    controller: ControllerState,
     outbox: Vec<Activity>,
     focus: Focus,
     /// Positions into `snapshot.instances` of the rows shown, filtered and
@@ -177,6 +179,7 @@ impl App {
             loaded: false,
             health: StoreHealth::Ok,
             role: RoleState::Active,
+            controller: ControllerState::default(),
             outbox: Vec::new(),
             focus: Focus::Instances,
             order: Vec::new(),
@@ -240,6 +243,10 @@ impl App {
                 self.role = role;
                 None
             }
+            Event::Controller(controller) => {
+                self.controller = controller;
+                None
+            }
             Event::Terminate(_) => {
                 self.quitting = true;
                 Some(Command::Quit)
@@ -298,6 +305,12 @@ impl App {
     #[must_use]
     pub fn role(&self) -> &RoleState {
         &self.role
+    }
+
+    /// The stackless controller serving the store, as last probed.
+    #[must_use]
+    pub const fn controller(&self) -> &ControllerState {
+        &self.controller
     }
 
     /// The store's health as last reported.

@@ -1,0 +1,1 @@
+//! `stackless operation cancel ID --json` (stackless 0.4.0).

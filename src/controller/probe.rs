@@ -1,0 +1,1 @@
+//! The controller serving a store: `<state_dir>/controller.lock` holder and `daemon.persistence`.
