@@ -225,19 +225,9 @@ fn escape_for_terminals(json: &str) -> String {
         .collect()
 }
 
+/// RFC 3339 (UTC, seconds), or the raw number out of the printable range.
 fn rfc3339(at: i64) -> String {
-    u64::try_from(at)
-        .ok()
-        .filter(|s| *s < 253_402_300_800)
-        .map_or_else(
-            || at.to_string(),
-            |s| {
-                humantime::format_rfc3339_seconds(
-                    std::time::UNIX_EPOCH + std::time::Duration::from_secs(s),
-                )
-                .to_string()
-            },
-        )
+    crate::model::time::rfc3339(at).unwrap_or_else(|| at.to_string())
 }
 
 #[cfg(test)]

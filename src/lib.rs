@@ -1,16 +1,30 @@
 //! stackless-tui: a terminal operations console for stackless state stores.
 //!
-//! Architecture (one guess per folder):
-//! - [`model`]: the pure core's data (snapshot rows, names, liveness,
-//!   envelopes, countdown text). No I/O.
-//! - [`reaper`]: the reap decision and backoff (pure, `reaper::decision`),
-//!   the teardown runner and the reaper thread (adapters).
-//! - [`store`]: the `SQLite` adapter and the watcher thread.
+//! Architecture (one guess per folder; `docs/ARCHITECTURE.md` maps the
+//! threads and the data flow):
+//! - [`model`]: the pure core: rows, snapshot, liveness, backoff, schema
+//!   generations, the controller's operations, activities, envelopes,
+//!   names, text, countdowns. No I/O.
+//! - [`reaper`]: the reap decision (pure, `reaper::decision`), the teardown
+//!   jobs, the reaper thread and the `down` subprocess (adapters).
+//! - [`store`]: the `SQLite` adapter (open, read, write, detail), the
+//!   watcher thread, the process probe.
 //! - [`supervisor`]: the helper supervisor thread (succession).
-//! - [`ui`]: the view model, each pane, the terminal.
+//! - [`controller`]: the stackless controller beside a store (probe,
+//!   cancel an operation).
+//! - [`audit`], [`recorder`]: the audit trail, and the one place an outcome
+//!   becomes an audit, log and Activity line.
+//! - [`ui`]: the App state, the one key table, the view model, each pane.
 //! - [`event`]: the one event enum flowing into the render loop.
-//! - [`console`]: wiring: threads, channel, render loop.
+//! - [`startup`], [`roles`], [`cancel`]: shared by the wiring: open the
+//!   store the flags name, claim succession roles, stop threads.
+//! - [`console`], [`headless`]: wiring: the interactive console; `snapshot`
+//!   and `reap --once`.
 //! - [`demo`]: the seeded demo store, demo teardown and demo helper.
+//!
+//! Rule citations: "§2", "§6", "D14" are sections of the state-store
+//! contract, `docs/stackless-state-store.md`; "schema 5", "schema 14",
+//! "0.4.0 controller" are sections of `docs/stackless-releases.md`.
 
 #![warn(unreachable_pub)]
 

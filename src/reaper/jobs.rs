@@ -384,11 +384,5 @@ fn changed(
 /// RFC 3339 (UTC, seconds) for a unix-seconds time; the raw number when it
 /// is out of the printable range.
 pub(super) fn iso_time(at: i64) -> String {
-    match u64::try_from(at) {
-        Ok(secs) if secs < 253_402_300_800 => {
-            humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + Duration::from_secs(secs))
-                .to_string()
-        }
-        _ => at.to_string(),
-    }
+    crate::model::time::rfc3339(at).unwrap_or_else(|| at.to_string())
 }
