@@ -44,6 +44,7 @@ impl App {
     }
 
     pub(super) fn log_activity(&mut self, activity: Activity) {
+        self.note_own(&activity);
         if activity.actor == Actor::Operator {
             let (level, text) = flash_for(&activity);
             self.set_flash(level, text);
