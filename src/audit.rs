@@ -61,6 +61,11 @@ pub fn classify(kind: ActivityKind) -> (&'static str, &'static str) {
         ActivityKind::Collected => ("gc", "collected"),
         ActivityKind::Refused => ("refuse", "refused"),
         ActivityKind::Error => ("error", "error"),
+        ActivityKind::Cancelled => ("operation", "cancelled"),
+        ActivityKind::Succeeded => ("operation", "succeeded"),
+        ActivityKind::Interrupted => ("operation", "interrupted"),
+        ActivityKind::Appeared => ("observe", "appeared"),
+        ActivityKind::Tombstoned => ("observe", "tombstoned"),
     }
 }
 
@@ -154,6 +159,8 @@ impl AuditLog {
         let actor = match activity.actor {
             Actor::Reaper => "reaper",
             Actor::Operator => "operator",
+            Actor::Controller => "controller",
+            Actor::Observed => "observed",
         };
         self.append(&Line {
             time: rfc3339(activity.at),

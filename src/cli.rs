@@ -66,6 +66,11 @@ pub struct Cli {
     #[arg(long, value_name = "CMD", env = "STACKLESS_TUI_HELPER")]
     pub helper: Option<String>,
 
+    /// The stackless CLI the `c` key runs (`PATH operation cancel ID
+    /// --json`, stackless 0.4.0); a bare name is looked up in PATH.
+    #[arg(long, value_name = "PATH", default_value = crate::controller::cancel::DEFAULT_PROGRAM, env = "STACKLESS_BIN")]
+    pub stackless: PathBuf,
+
     /// Open the store read-only: no reaper, no helper, no write keys.
     #[arg(long, env = "STACKLESS_TUI_READ_ONLY", global = true, value_parser = clap::builder::BoolishValueParser::new())]
     pub read_only: bool,
@@ -362,6 +367,7 @@ mod tests {
         assert_eq!(cli.down_timeout, Duration::from_secs(600));
         assert_eq!(cli.down_cmd, DEFAULT_DOWN_CMD);
         assert_eq!(cli.reap_concurrency, 2);
+        assert_eq!(cli.stackless, PathBuf::from("stackless"));
         assert!(!cli.demo && !cli.no_reaper && !cli.read_only && !cli.dry_run);
     }
 

@@ -2,10 +2,12 @@
 //! [`Event`] (terminal input, the one-second tick, signals, and what the
 //! background threads send over the one channel) in arrival order, applies
 //! whatever else is already queued, then draws one frame. Commands the UI
-//! returns (reap, tear down, open a detail) are carried out here: teardowns
-//! on their own threads, the detail read on this loop (a short-timeout
-//! read-only connection of its own).
+//! returns (reap, tear down, open a detail, cancel an operation) are carried
+//! out here: teardowns on their own threads, a cancel on a tokio task
+//! (`crate::controller::cancel`), the detail read on this loop (a
+//! short-timeout read-only connection of its own).
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -14,6 +16,7 @@ use futures::StreamExt as _;
 use tokio::signal::unix::{SignalKind, signal};
 
 use super::terminal::{Term, with_terminal};
+use crate::controller::cancel::{self, CancelRequest};
 use crate::event::{Event, EventReceiver};
 use crate::model::activity::Actor;
 use crate::model::detail::InstanceDetail;
@@ -35,6 +38,7 @@ pub(super) async fn run(
     mut rx: EventReceiver,
     teardowns: &Teardowns,
     recorder: &Recorder,
+    stackless: OsString,
 ) -> Result<&'static str> {
     let mut input = crossterm::event::EventStream::new();
     let mut ticker = tokio::time::interval(Duration::from_secs(1));
@@ -49,6 +53,7 @@ pub(super) async fn run(
     let mut actions = Actions {
         teardowns,
         recorder,
+        stackless,
         details: DetailReader {
             path: teardowns.path.clone(),
             store: None,
@@ -109,6 +114,8 @@ fn draw(terminal: &mut Term, app: &App) -> Result<bool> {
 struct Actions<'a> {
     teardowns: &'a Teardowns,
     recorder: &'a Recorder,
+    /// The stackless CLI `c` runs.
+    stackless: OsString,
     details: DetailReader,
 }
 
@@ -126,6 +133,17 @@ impl Actions<'_> {
             Some(Command::OpenDetail { name }) => {
                 let result = self.details.read(&name);
                 app.show_detail(&name, result);
+                return;
+            }
+            Some(Command::CancelOperation { id, instance, verb }) => {
+                // On a task: the render loop never waits for stackless.
+                cancel::spawn(
+                    &self.teardowns.runtime,
+                    self.stackless.clone(),
+                    CancelRequest { id, instance, verb },
+                    self.recorder.clone(),
+                    unix_now,
+                );
                 return;
             }
             Some(Command::Quit) | None => return,

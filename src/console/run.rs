@@ -70,7 +70,12 @@ pub(super) fn run(setup: Setup) -> Result<()> {
     start_threads(&setup, &teardowns, &tx, &recorder, &stop, &helper_handle)?;
     let app = App::new(setup.app.clone(), unix_now());
     let outcome = runtime.block_on(super::render_loop::run(
-        &mut term, app, rx, &teardowns, &recorder,
+        &mut term,
+        app,
+        rx,
+        &teardowns,
+        &recorder,
+        setup.stackless.clone(),
     ));
 
     stop.cancel();

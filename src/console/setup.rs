@@ -33,6 +33,8 @@ pub(super) struct Setup {
     pub action: ReaperConfig,
     pub helper: Option<HelperConfig>,
     pub app: AppConfig,
+    /// The stackless CLI `c` runs (`--stackless`, `STACKLESS_BIN`).
+    pub stackless: std::ffi::OsString,
     /// Keeps the demo's temporary directory alive until exit.
     pub demo_dir: Option<tempfile::TempDir>,
 }
@@ -92,6 +94,7 @@ pub(super) fn prepare(cli: &Cli) -> Result<Setup, StartupError> {
         action,
         helper,
         app,
+        stackless: cli.stackless.clone().into_os_string(),
         demo_dir,
     })
 }

@@ -11,6 +11,12 @@ pub enum Actor {
     Reaper,
     /// The operator, from a key.
     Operator,
+    /// The stackless controller (0.4.0), as observed in the store: an
+    /// operation of its queue that finished between two snapshots.
+    Controller,
+    /// Someone else, as observed in the store between two snapshots (an
+    /// instance that appeared or was tombstoned by another process).
+    Observed,
 }
 
 impl fmt::Display for Actor {
@@ -18,6 +24,8 @@ impl fmt::Display for Actor {
         f.write_str(match self {
             Self::Reaper => "reaper",
             Self::Operator => "operator",
+            Self::Controller => "controller",
+            Self::Observed => "observed",
         })
     }
 }
@@ -49,6 +57,20 @@ pub enum ActivityKind {
     WouldReap,
     /// The reaper itself hit an error (store busy, unreadable).
     Error,
+    /// A controller operation was cancelled (`stackless operation cancel`
+    /// took: a queued one is cancelled, a running `up` stops at its next
+    /// step), or one was observed to end cancelled.
+    Cancelled,
+    /// A controller operation was observed to succeed.
+    Succeeded,
+    /// A controller operation was observed to end interrupted (a controller
+    /// restart under an unjournaled `verify`).
+    Interrupted,
+    /// An instance was observed to appear (or a tombstoned name to be born
+    /// again).
+    Appeared,
+    /// An instance was observed to be tombstoned by another process.
+    Tombstoned,
 }
 
 impl fmt::Display for ActivityKind {
@@ -65,6 +87,11 @@ impl fmt::Display for ActivityKind {
             Self::Aborted => "aborted",
             Self::WouldReap => "would reap",
             Self::Error => "error",
+            Self::Cancelled => "cancelled",
+            Self::Succeeded => "succeeded",
+            Self::Interrupted => "interrupted",
+            Self::Appeared => "appeared",
+            Self::Tombstoned => "tombstoned",
         })
     }
 }

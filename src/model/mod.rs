@@ -14,6 +14,8 @@ pub mod envelope;
 pub mod generation;
 pub mod liveness;
 pub mod name;
+pub mod observe;
+pub mod op_rules;
 pub mod operation;
 pub mod rows;
 pub mod snapshot;

@@ -313,6 +313,27 @@ fn instance_section<'a>(
         ),
     };
     doc.kv("status", status, tone);
+    if let Some(birth) = &instance.birth {
+        doc.kv(
+            "instance_id",
+            sanitize_short(&birth.instance_id, CUT_SHORT),
+            Tone::Plain,
+        );
+        // `resource_namespace` (the label column is 16 wide).
+        doc.kv(
+            "namespace",
+            sanitize_short(&birth.resource_namespace, CUT_SHORT),
+            Tone::Plain,
+        );
+    }
+    if let Some(dirty) = instance.dirty {
+        let (text, tone) = if dirty {
+            ("yes: a dirty working tree was snapshotted", Tone::Warning)
+        } else {
+            ("no", Tone::Plain)
+        };
+        doc.kv("dirty", text, tone);
+    }
     match instance.created_at {
         Some(at) => doc.kv("created_at", when(at, now), Tone::Plain),
         None => doc.kv("created_at", "(not an integer)", Tone::Warning),
@@ -419,6 +440,15 @@ fn lock_section(
     };
     doc.kv("liveness", text, tone);
     doc.kv("acquired_at", when(lock.acquired_at, now), Tone::Plain);
+    match lock.claim_id.as_deref() {
+        None => {}
+        Some("") => doc.kv(
+            "claim_id",
+            "(empty: written before migration 6)",
+            Tone::Muted,
+        ),
+        Some(claim) => doc.kv("claim_id", sanitize_short(claim, CUT_SHORT), Tone::Plain),
+    }
 }
 
 fn reap_section<'a>(doc: &mut Doc<'a>, attempt: Option<&ReapAttempt>, now: i64) {

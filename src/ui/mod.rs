@@ -3,10 +3,13 @@
 //! ([`keys`]), one module per pane ([`panes`]) and the styles ([`theme`]).
 //!
 //! Layout, top to bottom: the header (title, store, schema, reaper, helper,
-//! banners), Instances (the biggest), a row with Backoffs (left) and
-//! Supervisor (right), Activity, and a one-line footer of keys (or the
-//! latest flash message). The detail view ([`detail`]) replaces the four
-//! panes while it is open. Below [`MIN_WIDTH`] x [`MIN_HEIGHT`] only a
+//! controller, banners), Instances (the biggest), Operations (only on
+//! stores with the controller's `operations` table, stackless 0.4.0; on
+//! others the pane is absent and its room goes to the rest), a row with
+//! Backoffs (left) and Supervisor (right), Activity, and a one-line footer
+//! of keys (or the latest flash message). The detail view ([`detail`])
+//! replaces the panes while it is open; the operation overlay (Enter on
+//! Operations) is drawn over them. Below [`MIN_WIDTH`] x [`MIN_HEIGHT`] only a
 //! one-line notice is drawn.
 //!
 //! With `NO_COLOR` ([`App::no_color`]) every colour is dropped after
@@ -16,6 +19,7 @@
 pub mod app;
 pub mod detail;
 pub mod keys;
+pub mod opview;
 pub mod panes;
 pub mod theme;
 pub mod view;
@@ -41,6 +45,8 @@ pub struct Areas {
     pub header: Rect,
     /// Instances pane.
     pub instances: Rect,
+    /// Operations pane (zero-sized when the store has no operations).
+    pub operations: Rect,
     /// Backoffs pane (middle left).
     pub backoffs: Rect,
     /// Supervisor pane (middle right).
@@ -56,19 +62,35 @@ pub struct Areas {
 #[must_use]
 pub fn layout(app: &App, area: Rect) -> Areas {
     let header = panes::header::height(app, area.width).min((area.height / 3).max(2));
-    let [header, instances, middle, activity, footer] = Layout::vertical([
-        Constraint::Length(header),
-        Constraint::Fill(5),
-        Constraint::Fill(3),
-        Constraint::Fill(3),
-        Constraint::Length(1),
-    ])
-    .areas(area);
+    let (header, instances, operations, middle, activity, footer) =
+        if app.snapshot().generation.has_operations() {
+            let [header, instances, operations, middle, activity, footer] = Layout::vertical([
+                Constraint::Length(header),
+                Constraint::Fill(5),
+                Constraint::Fill(4),
+                Constraint::Fill(2),
+                Constraint::Fill(3),
+                Constraint::Length(1),
+            ])
+            .areas(area);
+            (header, instances, operations, middle, activity, footer)
+        } else {
+            let [header, instances, middle, activity, footer] = Layout::vertical([
+                Constraint::Length(header),
+                Constraint::Fill(5),
+                Constraint::Fill(3),
+                Constraint::Fill(3),
+                Constraint::Length(1),
+            ])
+            .areas(area);
+            (header, instances, Rect::default(), middle, activity, footer)
+        };
     let [backoffs, supervisor] =
         Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(middle);
     Areas {
         header,
         instances,
+        operations,
         backoffs,
         supervisor,
         activity,
@@ -109,13 +131,21 @@ pub fn draw(frame: &mut Frame, app: &App) {
         panes::detail::render(frame, areas.body(), app);
     } else {
         panes::instances::render(frame, areas.instances, app);
+        if !areas.operations.is_empty() {
+            panes::operations::render(frame, areas.operations, app);
+        }
         panes::backoffs::render(frame, areas.backoffs, app);
         panes::supervisor::render(frame, areas.supervisor, app);
         panes::activity::render(frame, areas.activity, app);
     }
     panes::footer::render(frame, areas.footer, app);
+    if let Some((id, op)) = app.operation_open() {
+        panes::operation::render(frame, area, app, id, op);
+    }
     if let Some(instance) = app.confirming() {
         panes::overlay::render_confirm(frame, area, instance);
+    } else if let Some(op) = app.confirming_cancel() {
+        panes::overlay::render_confirm_cancel(frame, area, op);
     } else if app.help_open() {
         panes::overlay::render_help(frame, area);
     }

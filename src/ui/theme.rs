@@ -138,11 +138,11 @@ pub fn key_disabled() -> Style {
 pub fn activity(kind: crate::event::ActivityKind) -> Style {
     use crate::event::ActivityKind as K;
     match kind {
-        K::Reaped | K::TornDown | K::Collected => Style::new().fg(Color::Green),
+        K::Reaped | K::TornDown | K::Collected | K::Succeeded => Style::new().fg(Color::Green),
         K::Failed | K::Error => Style::new().fg(Color::Red),
-        K::Refused | K::Aborted => Style::new().fg(Color::Yellow),
+        K::Refused | K::Aborted | K::Cancelled | K::Interrupted => Style::new().fg(Color::Yellow),
         K::SkippedLocked | K::WaitingBackoff => Style::new().fg(Color::DarkGray),
-        K::Started | K::WouldReap => Style::new().fg(Color::Cyan),
+        K::Started | K::WouldReap | K::Appeared | K::Tombstoned => Style::new().fg(Color::Cyan),
     }
 }
 

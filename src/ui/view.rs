@@ -145,9 +145,30 @@ pub struct InstanceRow {
     /// The state column: three marks, lease / lock / reap (see
     /// [`state_marks`]), so no state depends on colour alone.
     pub state: String,
+    /// Whether a controller operation is pending on the instance (shown
+    /// first in the LOCK column; see [`InstanceRow::with_pending`]).
+    pub pending: bool,
 }
 
 impl InstanceRow {
+    /// The row with the instance's pending controller operation (stackless
+    /// 0.4.0; `Rows::pending_operation`) in front of its LOCK text:
+    /// `down running 3s`, `up queued 12s; up by pid 4242, alive`. The NAME
+    /// column keeps its share (LOCK is the column that gives way).
+    #[must_use]
+    pub fn with_pending(mut self, op: Option<&crate::model::Operation>, now: i64) -> Self {
+        if let Some(op) = op {
+            let text = super::opview::pending_text(op, now);
+            self.lock = if self.lock.is_empty() {
+                text
+            } else {
+                format!("{text}; {}", self.lock)
+            };
+            self.pending = true;
+        }
+        self
+    }
+
     /// Whether the row is a tombstone (drawn dim).
     #[must_use]
     pub fn tombstoned(&self) -> bool {
@@ -243,6 +264,7 @@ pub fn instance_row(
         lock_state,
         unknown_status,
         state,
+        pending: false,
     }
 }
 

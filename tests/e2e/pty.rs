@@ -294,7 +294,7 @@ fn demo_end_to_end_120x40() {
         help.contains("Help (Esc or ? closes)")
             && help.contains("q / Ctrl-C quit")
             && help.contains("d tear the selected instance down (asks y/N)")
-            && help.contains("y / other key confirm / cancel a teardown")
+            && help.contains("y / other key confirm / refuse a teardown or a cancel")
     });
     tui.send("\x1b");
     tui.wait_until("the help overlay to close", UI, |s| {

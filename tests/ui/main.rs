@@ -24,5 +24,6 @@ macro_rules! assert_snapshot {
     }};
 }
 
+mod ui_operations;
 mod ui_operator;
 mod ui_panes;

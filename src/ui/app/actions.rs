@@ -58,6 +58,10 @@ impl App {
                 .get(self.backoff_selected)
                 .map(|a| a.instance.clone()),
             Focus::Instances => self.selected_instance().map(|i| i.name.clone()),
+            Focus::Operations => {
+                self.open_operation();
+                return None;
+            }
             Focus::Supervisor | Focus::Activity => return None,
         };
         let Some(name) = name else {
@@ -90,6 +94,7 @@ impl App {
             FlashLevel::Info,
             format!("teardown requested for {}", current.name),
         );
+        self.own_until(&current.name);
         Some(Command::TearDown { instance: current })
     }
 
@@ -110,7 +115,7 @@ impl App {
     /// The instance `r` and `d` act on: the detail view's instance while it
     /// is open, the selected backoff's instance in the Backoffs pane, else
     /// the selected instance. `Err(detail)` when there is none.
-    fn target(&self) -> Result<Instance, (String, String)> {
+    pub(super) fn target(&self) -> Result<Instance, (String, String)> {
         if let Some(detail) = &self.detail {
             return self
                 .snapshot
@@ -180,6 +185,7 @@ impl App {
                     FlashLevel::Info,
                     format!("reap requested for {}", instance.name),
                 );
+                self.own_until(&instance.name);
                 Some(Command::Reap { instance })
             }
             Err(refusal) => {
@@ -187,6 +193,14 @@ impl App {
                 None
             }
         }
+    }
+
+    /// A teardown of `name` was asked for here: what is observed on it for
+    /// a while is this console's own doing.
+    fn own_until(&mut self, name: &str) {
+        let until = self.now.saturating_add(super::operations::OWN_GRACE_SECS);
+        let entry = self.own.entry(name.to_owned()).or_insert(until);
+        *entry = (*entry).max(until);
     }
 
     pub(super) fn down_key(&mut self) {

@@ -46,6 +46,18 @@ pub enum Command {
         /// parameter, never on a command line).
         name: String,
     },
+    /// Cancel a controller operation (operator `c`, confirmed with `y`):
+    /// `stackless operation cancel ID --json` (stackless 0.4.0), run by
+    /// `crate::controller::cancel`. The key rules passed on the snapshot
+    /// shown at confirmation (queued, or a running `up`/`verify`).
+    CancelOperation {
+        /// `operations.id`, checked to be 1-64 characters of `[0-9A-Za-z-]`.
+        id: String,
+        /// `operations.instance`, for the report.
+        instance: String,
+        /// `operations.verb`, for the report.
+        verb: String,
+    },
     /// Quit (`q`, Ctrl-C, or a termination signal).
     Quit,
 }

@@ -44,6 +44,7 @@ impl App {
     }
 
     pub(super) fn log_activity(&mut self, activity: Activity) {
+        self.note_own(&activity);
         if activity.actor == Actor::Operator {
             let (level, text) = flash_for(&activity);
             self.set_flash(level, text);
@@ -91,7 +92,7 @@ fn flash_for(activity: &Activity) -> (FlashLevel, String) {
     };
     match activity.kind {
         ActivityKind::Refused => {
-            let text = if detail.starts_with("refused") {
+            let text = if detail.starts_with("refused") || detail.starts_with("cancel refused") {
                 detail.to_owned()
             } else {
                 format!("refused: {detail}")
@@ -111,11 +112,21 @@ fn flash_for(activity: &Activity) -> (FlashLevel, String) {
             with_detail(&who, activity.kind, detail),
         ),
         ActivityKind::Started => (FlashLevel::Info, format!("tearing down {name}")),
+        // The operator's cancel: `cancelled down alpha (op 3f2c…)`, or
+        // `cancel requested: up alpha stops at its next step (op 3f2c…)`.
+        ActivityKind::Cancelled if detail.starts_with("cancel") => {
+            (FlashLevel::Info, detail.to_owned())
+        }
+        ActivityKind::Cancelled => (FlashLevel::Info, format!("cancelled {detail}")),
         ActivityKind::Reaped
         | ActivityKind::TornDown
         | ActivityKind::Collected
         | ActivityKind::WaitingBackoff
-        | ActivityKind::WouldReap => (FlashLevel::Info, with_detail(&who, activity.kind, detail)),
+        | ActivityKind::WouldReap
+        | ActivityKind::Succeeded
+        | ActivityKind::Interrupted
+        | ActivityKind::Appeared
+        | ActivityKind::Tombstoned => (FlashLevel::Info, with_detail(&who, activity.kind, detail)),
     }
 }
 
@@ -166,6 +177,20 @@ mod tests {
         assert_eq!(
             flash_for(&a(ActivityKind::Aborted, "lease renewed")),
             (FlashLevel::Warning, "golf aborted: lease renewed".into())
+        );
+        assert_eq!(
+            flash_for(&a(ActivityKind::Cancelled, "down golf (op 3f2c…)")),
+            (FlashLevel::Info, "cancelled down golf (op 3f2c…)".into())
+        );
+        assert_eq!(
+            flash_for(&a(
+                ActivityKind::Refused,
+                "cancel refused: cli.bad_argument: bad argument"
+            )),
+            (
+                FlashLevel::Warning,
+                "cancel refused: cli.bad_argument: bad argument".into()
+            )
         );
         let pass = Activity::new(0, Actor::Operator, "", ActivityKind::Error, "busy");
         assert_eq!(flash_for(&pass), (FlashLevel::Error, "error: busy".into()));

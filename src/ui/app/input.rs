@@ -20,10 +20,12 @@ impl App {
     /// else [`App::base_context`].
     #[must_use]
     pub fn context(&self) -> Context {
-        if self.confirm.is_some() {
+        if self.confirm.is_some() || self.confirm_cancel.is_some() {
             Context::Confirm
         } else if self.help {
             Context::Help
+        } else if self.op_open.is_some() {
+            Context::Operation
         } else {
             self.base_context()
         }
@@ -83,8 +85,14 @@ impl App {
             Action::PageDown => self.move_or_scroll(self.page_rows()),
             Action::First => self.move_or_scroll(isize::MIN / 2),
             Action::Last => self.move_or_scroll(isize::MAX / 2),
-            Action::NextPane => self.focus = self.focus.next(),
-            Action::PreviousPane => self.focus = self.focus.previous(),
+            Action::NextPane => {
+                self.focus = self.focus.next(self.snapshot.generation.has_operations());
+            }
+            Action::PreviousPane => {
+                self.focus = self
+                    .focus
+                    .previous(self.snapshot.generation.has_operations());
+            }
             Action::OpenDetail => return self.open_detail(),
             Action::CloseDetail => self.detail = None,
             Action::ClearFilter => self.clear_filter(),
@@ -114,8 +122,16 @@ impl App {
             Action::CycleSort => self.cycle_sort(),
             Action::Reap => return self.reap_key(),
             Action::TearDown => self.down_key(),
+            Action::ConfirmTearDown if self.confirm_cancel.is_some() => {
+                return self.confirm_cancel_operation();
+            }
             Action::ConfirmTearDown => return self.confirm_tear_down(),
+            Action::CancelTearDown if self.confirm_cancel.is_some() => {
+                self.refuse_cancel_operation();
+            }
             Action::CancelTearDown => self.cancel_tear_down(),
+            Action::CancelOperation => self.cancel_operation_key(),
+            Action::CloseOperation => self.op_open = None,
             Action::Click => self.click(input),
             Action::WheelUp => self.wheel(input, -WHEEL_STEP),
             Action::WheelDown => self.wheel(input, WHEEL_STEP),
@@ -182,6 +198,7 @@ impl App {
         let areas = self.areas.get()?;
         [
             (Focus::Instances, areas.instances),
+            (Focus::Operations, areas.operations),
             (Focus::Backoffs, areas.backoffs),
             (Focus::Supervisor, areas.supervisor),
             (Focus::Activity, areas.activity),
@@ -240,6 +257,7 @@ impl App {
         let viewport = self.viewport.get();
         let rows = match self.focus {
             Focus::Instances => viewport.instances_rows,
+            Focus::Operations => viewport.operations_rows,
             Focus::Backoffs => viewport.backoffs_rows,
             Focus::Supervisor => viewport.supervisor_rows,
             Focus::Activity => viewport.activity_rows,
@@ -264,6 +282,15 @@ impl App {
                     self.selected_name = Some(name);
                 }
             }
+            Focus::Operations => {
+                let len = self.snapshot.operations.len();
+                self.op_selected = step(self.op_selected, delta, len);
+                self.op_id = self
+                    .snapshot
+                    .operations
+                    .get(self.op_selected)
+                    .map(|op| op.id.clone());
+            }
             Focus::Backoffs => {
                 let len = self.snapshot.reap_attempts.len();
                 self.backoff_selected = step(self.backoff_selected, delta, len);
@@ -283,10 +310,10 @@ impl App {
     }
 
     fn table_selected(&self, pane: Focus) -> usize {
-        if pane == Focus::Backoffs {
-            self.backoff_selected
-        } else {
-            self.selected
+        match pane {
+            Focus::Backoffs => self.backoff_selected,
+            Focus::Operations => self.op_selected,
+            _ => self.selected,
         }
     }
 
@@ -305,6 +332,11 @@ impl App {
                 viewport.backoffs_offset,
                 viewport.backoffs_rows,
                 self.snapshot.reap_attempts.len(),
+            ),
+            Focus::Operations => (
+                viewport.operations_offset,
+                viewport.operations_rows,
+                self.snapshot.operations.len(),
             ),
             Focus::Supervisor | Focus::Activity => return None,
         };

@@ -11,6 +11,8 @@
 //! - `input`: key and mouse handling, paging and scrolling;
 //! - `actions`: what Enter, `r`, `d` and `y` act on, and their checks;
 //! - `rows`: the Instances rows (sort, filter, selection across snapshots);
+//! - `operations`: the Operations pane's selection and overlay, `c` (cancel
+//!   an operation) and the changes observed between snapshots;
 //! - `flash`: the footer's flash message and the operator's own activity;
 //! - `log`: the bounded, coalescing [`Log`] of the Supervisor and Activity
 //!   panes.
@@ -20,6 +22,7 @@ mod config;
 mod flash;
 mod input;
 mod log;
+mod operations;
 mod rows;
 
 use std::cell::Cell;
@@ -39,7 +42,7 @@ use super::detail::Detail;
 use super::view::HelperState;
 use crate::event::{Activity, Event, RoleState, StoreHealth, SupervisorNote};
 use crate::model::controller::ControllerState;
-use crate::model::{Instance, Snapshot};
+use crate::model::{Instance, Operation, Snapshot};
 
 /// Which pane has the keyboard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -47,6 +50,9 @@ pub enum Focus {
     /// The instances table (top).
     #[default]
     Instances,
+    /// The controller's operations (under Instances; only on stores with
+    /// an `operations` table, stackless 0.4.0).
+    Operations,
     /// The reap backoffs table (middle left).
     Backoffs,
     /// The helper supervisor log (middle right).
@@ -56,24 +62,27 @@ pub enum Focus {
 }
 
 impl Focus {
-    /// The next pane in Tab order (Instances → Backoffs → Supervisor →
-    /// Activity → Instances).
+    /// The next pane in Tab order (Instances → Operations → Backoffs →
+    /// Supervisor → Activity → Instances); `operations` false (a store
+    /// without the pane) skips Operations.
     #[must_use]
-    pub const fn next(self) -> Self {
+    pub const fn next(self, operations: bool) -> Self {
         match self {
-            Self::Instances => Self::Backoffs,
+            Self::Instances if operations => Self::Operations,
+            Self::Instances | Self::Operations => Self::Backoffs,
             Self::Backoffs => Self::Supervisor,
             Self::Supervisor => Self::Activity,
             Self::Activity => Self::Instances,
         }
     }
 
-    /// The previous pane (Shift-Tab).
+    /// The previous pane (Shift-Tab); `operations` as for [`Focus::next`].
     #[must_use]
-    pub const fn previous(self) -> Self {
+    pub const fn previous(self, operations: bool) -> Self {
         match self {
             Self::Instances => Self::Activity,
-            Self::Backoffs => Self::Instances,
+            Self::Backoffs if operations => Self::Operations,
+            Self::Backoffs | Self::Operations => Self::Instances,
             Self::Supervisor => Self::Backoffs,
             Self::Activity => Self::Supervisor,
         }
@@ -93,6 +102,10 @@ pub(crate) struct Viewport {
     pub backoffs_offset: usize,
     /// Backoff data rows that fit.
     pub backoffs_rows: usize,
+    /// First operation row drawn.
+    pub operations_offset: usize,
+    /// Operation data rows that fit.
+    pub operations_rows: usize,
     /// Supervisor lines that fit.
     pub supervisor_rows: usize,
     /// Activity lines that fit.
@@ -148,6 +161,18 @@ pub struct App {
     supervisor: Log<SupervisorNote>,
     activity: Log<Activity>,
     confirm: Option<Instance>,
+    /// The operation awaiting `y`/`N` confirmation of a cancel.
+    confirm_cancel: Option<Operation>,
+    /// The selected row of the Operations pane (an index into
+    /// `snapshot.operations`), and its id to follow across snapshots.
+    op_selected: usize,
+    op_id: Option<String>,
+    /// The id of the operation shown in the operation overlay.
+    op_open: Option<String>,
+    /// Names this console is tearing down (or did lately), with the unix
+    /// time until which a change observed on them is its own (`i64::MAX`
+    /// while in flight): observed events leave them out.
+    own: std::collections::HashMap<String, i64>,
     help: bool,
     detail: Option<Detail>,
     flash: Option<Flash>,
@@ -195,6 +220,11 @@ impl App {
             supervisor: Log::default(),
             activity: Log::default(),
             confirm: None,
+            confirm_cancel: None,
+            op_selected: 0,
+            op_id: None,
+            op_open: None,
+            own: std::collections::HashMap::new(),
             help: false,
             detail: None,
             flash: None,
@@ -220,6 +250,7 @@ impl App {
                 None
             }
             Event::Snapshot(snapshot) => {
+                self.observe(&snapshot);
                 self.set_snapshot(snapshot);
                 // Keep an open detail view current.
                 self.detail.as_ref().map(|d| Command::OpenDetail {

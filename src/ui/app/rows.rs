@@ -79,6 +79,7 @@ impl App {
         self.counts.active = active;
         self.counts.tombstoned = tombstoned;
         self.recount_expired();
+        self.reselect_operation();
     }
 
     /// Sort every instance by the active key into `sorted` (on a new

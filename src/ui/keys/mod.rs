@@ -19,18 +19,21 @@ use crossterm::event::{KeyCode, KeyModifiers};
 use ratatui::layout::Position;
 
 /// Where a binding applies. Exactly one of [`Context::Confirm`],
-/// [`Context::Help`], [`Context::Filter`], [`Context::Detail`] and
-/// [`Context::Panes`] is current, decided in that order
+/// [`Context::Help`], [`Context::Operation`], [`Context::Filter`],
+/// [`Context::Detail`] and [`Context::Panes`] is current, decided in that
+/// order
 /// ([`crate::ui::App::context`]); [`Context::Always`] bindings are tried
 /// first in every one of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Context {
     /// Whatever is open (Ctrl-C).
     Always,
-    /// The teardown confirmation dialog is open.
+    /// A confirmation dialog is open (teardown, or cancel an operation).
     Confirm,
     /// The help overlay is open.
     Help,
+    /// The operation overlay is open (Enter on the Operations pane).
+    Operation,
     /// The filter prompt has the keyboard (after `/`).
     Filter,
     /// The detail view is open.
@@ -59,7 +62,7 @@ pub enum Key {
     Code(KeyCode, Mods),
     /// Any printable character typed without Ctrl (the filter's text).
     Text,
-    /// Any key press at all (the teardown dialog's "other key": cancel).
+    /// Any key press at all (a dialog's "other key": no).
     Other,
     /// A left mouse button press.
     Click,
@@ -162,10 +165,15 @@ pub enum Action {
     Reap,
     /// Ask to tear the target instance down (a write key).
     TearDown,
-    /// Answer yes to the teardown question.
+    /// Answer yes to the open question (teardown, or cancel an operation).
     ConfirmTearDown,
-    /// Answer no to the teardown question.
+    /// Answer no to the open question.
     CancelTearDown,
+    /// Ask to cancel the target operation (a write key; stackless 0.4.0
+    /// stores only).
+    CancelOperation,
+    /// Close the operation overlay.
+    CloseOperation,
     /// Focus the pane under the pointer and select the row clicked.
     Click,
     /// Scroll the pane under the pointer (the detail view: the document) up.
@@ -180,7 +188,14 @@ impl Action {
     /// (`AppConfig::write_keys` is `Err`, or the schema is too old).
     #[must_use]
     pub const fn writes(self) -> bool {
-        matches!(self, Self::Reap | Self::TearDown)
+        matches!(self, Self::Reap | Self::TearDown | Self::CancelOperation)
+    }
+
+    /// Whether it acts on the controller's operations, so the footer shows
+    /// it only on stores that have them (`Generation::has_operations`).
+    #[must_use]
+    pub const fn needs_operations(self) -> bool {
+        matches!(self, Self::CancelOperation)
     }
 }
 
@@ -233,6 +248,13 @@ impl KeyEntry {
     pub fn writes(&self) -> bool {
         self.binds.iter().any(|b| b.action.writes())
     }
+
+    /// Whether any of its actions needs the controller's operations
+    /// ([`Action::needs_operations`]).
+    #[must_use]
+    pub fn needs_operations(&self) -> bool {
+        self.binds.iter().any(|b| b.action.needs_operations())
+    }
 }
 
 mod table;
@@ -269,12 +291,13 @@ pub fn footer(context: Context) -> Vec<(&'static KeyEntry, &'static FooterLabel)
 }
 
 /// The write keys as the footer names them when they are off: their help
-/// keys joined by `/`, e.g. `r/d`.
+/// keys joined by `/`, e.g. `r/d`, or `r/d/c` on a store with `operations`
+/// (`operations` true).
 #[must_use]
-pub fn write_keys() -> String {
+pub fn write_keys(operations: bool) -> String {
     ENTRIES
         .iter()
-        .filter(|entry| entry.writes())
+        .filter(|entry| entry.writes() && (operations || !entry.needs_operations()))
         .map(|entry| entry.keys)
         .collect::<Vec<_>>()
         .join("/")

@@ -2,10 +2,12 @@
 
 use crossterm::event::KeyCode;
 
-use super::Context::{Always, Confirm, Detail, Filter, Help, Panes};
+use super::Context::{Always, Confirm, Detail, Filter, Help, Operation, Panes};
 use super::{Action, Bind, Context, FooterLabel, Key, KeyEntry, Mods};
 
 const PANES_DETAIL: &[Context] = &[Panes, Detail];
+/// The panes, the detail view and the operation overlay.
+const PANES_DETAIL_OPERATION: &[Context] = &[Panes, Detail, Operation];
 
 const fn bind(contexts: &'static [Context], keys: &'static [Key], action: Action) -> Bind {
     Bind {
@@ -98,15 +100,19 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "Enter",
-        help: "detail view of the selected instance (or backoff)",
-        binds: &[bind(&[Panes], &[plain(KeyCode::Enter)], Action::OpenDetail)],
-        footer: &[foot(Panes, 6, "Enter", "detail", 2)],
+        help: "detail of the selected instance, backoff or operation",
+        binds: &[
+            bind(&[Panes], &[plain(KeyCode::Enter)], Action::OpenDetail),
+            bind(&[Operation], &[any(KeyCode::Enter)], Action::CloseOperation),
+        ],
+        footer: &[foot(Panes, 7, "Enter", "detail", 2)],
     },
     KeyEntry {
         keys: "Esc",
-        help: "back from the detail view; clear the filter; close help",
+        help: "back: detail view, operation, help; clear the filter",
         binds: &[
             bind(&[Help], &[any(KeyCode::Esc)], Action::CloseHelp),
+            bind(&[Operation], &[any(KeyCode::Esc)], Action::CloseOperation),
             bind(&[Detail], &[plain(KeyCode::Esc)], Action::CloseDetail),
             bind(&[Panes], &[plain(KeyCode::Esc)], Action::ClearFilter),
         ],
@@ -122,7 +128,7 @@ pub const ENTRIES: &[KeyEntry] = &[
         keys: "/",
         help: "filter instances by name, substrate or status",
         binds: &[bind(&[Panes], &[ch('/')], Action::EditFilter)],
-        footer: &[foot(Panes, 7, "/", "filter", 3)],
+        footer: &[foot(Panes, 8, "/", "filter", 3)],
     },
     KeyEntry {
         keys: "  typing, Backspace",
@@ -156,7 +162,7 @@ pub const ENTRIES: &[KeyEntry] = &[
         keys: "s",
         help: "sort: lease expiry, name, substrate, reap attempts",
         binds: &[bind(&[Panes], &[ch('s')], Action::CycleSort)],
-        footer: &[foot(Panes, 8, "s", "sort", 4)],
+        footer: &[foot(Panes, 9, "s", "sort", 4)],
     },
     KeyEntry {
         keys: "r",
@@ -177,8 +183,21 @@ pub const ENTRIES: &[KeyEntry] = &[
         ],
     },
     KeyEntry {
+        keys: "c",
+        help: "cancel an operation: queued, or a running up (asks y/N)",
+        binds: &[bind(
+            PANES_DETAIL_OPERATION,
+            &[ch('c')],
+            Action::CancelOperation,
+        )],
+        footer: &[
+            foot(Panes, 4, "c", "cancel op", 2),
+            foot(Detail, 6, "c", "cancel op", 2),
+        ],
+    },
+    KeyEntry {
         keys: "y / other key",
-        help: "confirm / cancel a teardown",
+        help: "confirm / refuse a teardown or a cancel",
         binds: &[
             bind(
                 &[Confirm],
@@ -213,11 +232,11 @@ pub const ENTRIES: &[KeyEntry] = &[
         help: "open / close this help",
         binds: &[
             bind(&[Help], &[any(KeyCode::Char('?'))], Action::CloseHelp),
-            bind(PANES_DETAIL, &[ch('?')], Action::OpenHelp),
+            bind(PANES_DETAIL_OPERATION, &[ch('?')], Action::OpenHelp),
         ],
         footer: &[
-            foot(Panes, 4, "?", "help", 0),
-            foot(Detail, 6, "?", "help", 0),
+            foot(Panes, 5, "?", "help", 0),
+            foot(Detail, 7, "?", "help", 0),
         ],
     },
     KeyEntry {
@@ -237,11 +256,11 @@ pub const ENTRIES: &[KeyEntry] = &[
                 &[Key::Code(KeyCode::Char('q'), Mods::NoCtrl)],
                 Action::Quit,
             ),
-            bind(PANES_DETAIL, &[ch('q')], Action::Quit),
+            bind(PANES_DETAIL_OPERATION, &[ch('q')], Action::Quit),
         ],
         footer: &[
-            foot(Panes, 5, "q", "quit", 0),
-            foot(Detail, 7, "q", "quit", 0),
+            foot(Panes, 6, "q", "quit", 0),
+            foot(Detail, 8, "q", "quit", 0),
         ],
     },
 ];

@@ -1,7 +1,7 @@
 //! The table against itself, and against the footer, the help overlay
 //! and the handler.
 
-use super::Context::{Confirm, Detail, Filter, Help, Panes};
+use super::Context::{Confirm, Detail, Filter, Help, Operation, Panes};
 use super::*;
 
 /// A press that `key` matches.
@@ -81,7 +81,12 @@ fn modifiers() {
     assert_eq!(resolve(Confirm, Input::Click(Position::default())), None);
     let ctrl_x = Input::Key(KeyCode::Char('x'), KeyModifiers::CONTROL);
     assert_eq!(resolve(Filter, ctrl_x), None);
-    assert_eq!(write_keys(), "r/d");
+    assert_eq!(write_keys(false), "r/d");
+    assert_eq!(write_keys(true), "r/d/c");
+    let c = Input::Key(KeyCode::Char('c'), KeyModifiers::NONE);
+    assert_eq!(resolve(Panes, c), Some(Action::CancelOperation));
+    assert_eq!(resolve(Operation, c), Some(Action::CancelOperation));
+    assert_eq!(resolve(Confirm, c), Some(Action::CancelTearDown));
 }
 
 mod against_the_ui {
@@ -95,11 +100,11 @@ mod against_the_ui {
     use ratatui::backend::TestBackend;
     use unicode_width::UnicodeWidthStr;
 
-    use super::super::Context::{Always, Confirm, Detail, Filter, Help, Panes};
+    use super::super::Context::{Always, Confirm, Detail, Filter, Help, Operation, Panes};
     use super::super::*;
     use super::example;
     use crate::event::Event;
-    use crate::model::{Instance, Lease, Snapshot, Status};
+    use crate::model::{Generation, Instance, Lease, OpStatus, Operation as Op, Snapshot, Status};
     use crate::ui::panes;
     use crate::ui::{App, AppConfig, Command, Focus};
 
@@ -132,7 +137,24 @@ mod against_the_ui {
         )
     }
 
-    /// An app with three instances, put into `context` with keys.
+    /// A queued `down` on `name`.
+    fn queued(id: &str, name: &str) -> Op {
+        Op {
+            id: id.into(),
+            instance: name.into(),
+            instance_id: None,
+            verb: "down".into(),
+            status: OpStatus::Queued,
+            cancel_requested: false,
+            created_at: NOW - 5,
+            updated_at: NOW - 5,
+            error_json: None,
+            progress: None,
+        }
+    }
+
+    /// An app with three instances on a stackless 0.4.0 store (schema 14),
+    /// each with a queued operation, put into `context` with keys.
     fn app_in(context: Context) -> App {
         let config = AppConfig {
             store_label: "store".into(),
@@ -142,7 +164,13 @@ mod against_the_ui {
         };
         let mut app = App::new(config, NOW);
         let snapshot = Snapshot::from(crate::model::Rows {
+            generation: Generation::new(14),
             instances: vec![instance("alpha"), instance("bravo"), instance("charlie")],
+            operations: vec![
+                queued("op-a", "alpha"),
+                queued("op-b", "bravo"),
+                queued("op-c", "charlie"),
+            ],
             ..crate::model::Rows::default()
         });
         app.handle(Event::Snapshot(Arc::new(snapshot)), NOW);
@@ -160,6 +188,10 @@ mod against_the_ui {
             }
             Detail => {
                 assert!(press(&mut app, KeyCode::Enter).is_some());
+            }
+            Operation => {
+                press(&mut app, KeyCode::Tab);
+                assert!(press(&mut app, KeyCode::Enter).is_none());
             }
         }
         if context != Always {
@@ -288,7 +320,7 @@ mod against_the_ui {
             | Action::PageDown
             | Action::First
             | Action::Last => assert!(moved || context == Detail, "{what}"),
-            Action::NextPane => assert_eq!(app.focus(), Focus::Backoffs, "{what}"),
+            Action::NextPane => assert_eq!(app.focus(), Focus::Operations, "{what}"),
             Action::PreviousPane => assert_eq!(app.focus(), Focus::Activity, "{what}"),
             Action::OpenDetail => {
                 assert!(
@@ -324,6 +356,10 @@ mod against_the_ui {
             Action::CancelTearDown => {
                 assert!(app.confirming().is_none() && command.is_none(), "{what}");
             }
+            Action::CancelOperation => {
+                assert!(app.confirming_cancel().is_some(), "{what}");
+            }
+            Action::CloseOperation => assert!(app.operation_open().is_none(), "{what}"),
             // Row 0 clicked; the wheel moves 3 rows, clamped.
             Action::Click => {
                 assert!(app.selected_index() == 0 && !app.filter_editing(), "{what}");

@@ -30,11 +30,14 @@ type Entry = (&'static str, &'static str, bool, u8);
 
 /// The keys of the current mode ([`App::base_context`]), in display order,
 /// from the key table ([`keys::footer`]). Write keys are disabled while the
-/// configuration or the schema turns them off.
+/// configuration or the schema turns them off; keys on the controller's
+/// operations (`c`) are left out on stores without them.
 fn entries(app: &App) -> Vec<Entry> {
     let writable = app.config().write_keys.is_ok() && app.snapshot().generation.allows_write_keys();
+    let operations = app.snapshot().generation.has_operations();
     keys::footer(app.base_context())
         .into_iter()
+        .filter(|(entry, _)| operations || !entry.needs_operations())
         .map(|(entry, label)| {
             (
                 label.key,
@@ -99,7 +102,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         spans.push(Span::styled(
             format!(
                 "  ({} off: {})",
-                keys::write_keys(),
+                keys::write_keys(app.snapshot().generation.has_operations()),
                 sanitize_short(reason, 60)
             ),
             theme::muted(),

@@ -1,6 +1,7 @@
 //! The header: title, store, schema generation, reaper and helper state,
-//! the Instances sort, then one banner per condition the operator must know
-//! about (schema generation, store busy or unreadable).
+//! the controller (schema 14), the Instances sort, then one banner per
+//! condition the operator must know about (schema generation, stackless's
+//! persistence warning, store busy or unreadable).
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -33,6 +34,12 @@ pub fn banners(app: &App) -> Vec<(String, Style)> {
     if let Some(banner) = app.snapshot().generation.banner() {
         out.push((format!("! {banner}"), theme::banner_warning()));
     }
+    if let Some(warning) = &app.controller().persistence_warning {
+        out.push((
+            format!("! stackless: {}", sanitize_short(warning, view::CUT_LONG)),
+            theme::banner_warning(),
+        ));
+    }
     match app.health() {
         StoreHealth::Ok => {}
         StoreHealth::Busy(since) => {
@@ -50,6 +57,21 @@ pub fn banners(app: &App) -> Vec<(String, Style)> {
         }
     }
     out
+}
+
+/// The controller in the header: `controller: pid 4242` or `controller:
+/// not running`, on stores of generation 14 only (stackless 0.4.0 holds
+/// `controller.lock`; the 0.2/0.3 daemon cannot be seen by a lock, so
+/// nothing is said on 4/5).
+#[must_use]
+pub fn controller_text(app: &App) -> Option<String> {
+    if app.snapshot().generation.era() != crate::model::generation::Era::Controller {
+        return None;
+    }
+    Some(match app.controller().pid {
+        Some(pid) => format!("controller: pid {pid}"),
+        None => "controller: not running".to_owned(),
+    })
 }
 
 /// Lines a banner of `text` takes at `width` columns: 1, or 2 when it does
@@ -96,8 +118,15 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         sep(),
         Span::raw(sanitize_short(&config.helper_line, view::CUT_SHORT)),
         sep(),
-        Span::raw(format!("sort: {}", app.sort().label())),
     ]);
+    let mut second = second;
+    if let Some(text) = controller_text(app) {
+        second.spans.push(Span::raw(text));
+        second.spans.push(sep());
+    }
+    second
+        .spans
+        .push(Span::raw(format!("sort: {}", app.sort().label())));
     let mut y = area.y;
     let bottom = area.y + area.height;
     for line in [first, second] {

@@ -129,6 +129,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
                 snapshot.reap_attempt(&i.name),
                 now,
             )
+            .with_pending(snapshot.pending_operation(&i.name), now)
         })
         .collect();
     let widths = column_widths(inner.width, &built);
@@ -154,6 +155,7 @@ fn row(r: InstanceRow, widths: [u16; 7]) -> Row<'static> {
     };
     let lock_style = match r.lock_state {
         LockState::Held => theme::lock_held(),
+        LockState::Free if r.pending => theme::lock_held(),
         LockState::Stale | LockState::Unprobed => theme::lock_stale(),
         LockState::Free => Style::new(),
     };

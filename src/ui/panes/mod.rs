@@ -7,6 +7,8 @@ pub mod detail;
 pub mod footer;
 pub mod header;
 pub mod instances;
+pub mod operation;
+pub mod operations;
 pub mod overlay;
 pub mod supervisor;
 

@@ -1,4 +1,5 @@
-//! Overlays drawn over the panes: the teardown confirmation dialog and the
+//! Overlays drawn over the panes: the teardown and cancel confirmation
+//! dialogs and the
 //! help listing every key of the key table ([`crate::ui::keys`]).
 
 use ratatui::Frame;
@@ -8,8 +9,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 use unicode_width::UnicodeWidthStr;
 
-use crate::model::Instance;
 use crate::model::text::sanitize_short;
+use crate::model::{Instance, Operation};
 use crate::ui::keys;
 use crate::ui::theme;
 use crate::ui::view;
@@ -47,11 +48,25 @@ pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
 
 /// Draw the teardown confirmation dialog for `instance`, centred in `area`.
 pub fn render_confirm(frame: &mut Frame, area: Rect, instance: &Instance) {
-    let text = confirm_text(instance);
+    render_question(frame, area, " Confirm teardown ", confirm_text(instance));
+}
+
+/// Draw the cancel confirmation dialog for `op` (`cancel down alpha (op
+/// 3f2c…)? y/N`), centred in `area`.
+pub fn render_confirm_cancel(frame: &mut Frame, area: Rect, op: &Operation) {
+    render_question(
+        frame,
+        area,
+        " Confirm cancel ",
+        crate::ui::opview::cancel_question(op),
+    );
+}
+
+fn render_question(frame: &mut Frame, area: Rect, title: &'static str, text: String) {
     let width = u16::try_from(text.width() + 4).unwrap_or(u16::MAX);
     let rect = centered(area, width, 5);
     let block = Block::bordered()
-        .title(Span::styled(" Confirm teardown ", theme::focused_border()))
+        .title(Span::styled(title, theme::focused_border()))
         .border_type(theme::FOCUSED_BORDER)
         .border_style(theme::expired());
     frame.render_widget(Clear, rect);

@@ -1,0 +1,245 @@
+//! What changed in the store between two snapshots that this console did
+//! not do itself: an instance that appeared (or a tombstoned name born
+//! again), an instance tombstoned by someone else, a controller operation
+//! that finished. The UI turns them into Activity lines (`observed`,
+//! `controller`); it leaves out its own teardowns. Pure.
+
+use std::collections::HashMap;
+
+use super::activity::{Activity, ActivityKind, Actor};
+use super::op_rules::parse_op_error;
+use super::operation::{OpStatus, Operation};
+use super::rows::{Rows, Status};
+use super::time;
+
+/// One change seen between two snapshots.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Observed {
+    /// A name that was not in the store, or a tombstoned name that is active
+    /// again (`reborn`: stackless 0.4.0 updates the row in place with a new
+    /// `instance_id`).
+    Appeared {
+        /// The instance name, as stored.
+        name: String,
+        /// Whether the row was there before, tombstoned or of another birth.
+        reborn: bool,
+    },
+    /// An instance that was not tombstoned and now is.
+    Tombstoned {
+        /// The instance name, as stored.
+        name: String,
+    },
+    /// A controller operation that was pending (or not shown) and is now
+    /// finished.
+    Finished(Box<Operation>),
+}
+
+impl Observed {
+    /// The instance the change is about.
+    #[must_use]
+    pub fn instance(&self) -> &str {
+        match self {
+            Self::Appeared { name, .. } | Self::Tombstoned { name } => name,
+            Self::Finished(op) => &op.instance,
+        }
+    }
+
+    /// The Activity line for it at `at` (unix seconds): `observed alpha
+    /// appeared`, `observed alpha tombstoned`, `controller alpha succeeded:
+    /// down in 2s`, `controller bravo failed: up in 5s: code: message`.
+    #[must_use]
+    pub fn activity(&self, at: i64) -> Activity {
+        match self {
+            Self::Appeared { name, reborn } => Activity::new(
+                at,
+                Actor::Observed,
+                name,
+                ActivityKind::Appeared,
+                if *reborn { "born again" } else { "" },
+            ),
+            Self::Tombstoned { name } => {
+                Activity::new(at, Actor::Observed, name, ActivityKind::Tombstoned, "")
+            }
+            Self::Finished(op) => {
+                let kind = match op.status {
+                    OpStatus::Succeeded => ActivityKind::Succeeded,
+                    OpStatus::Failed => ActivityKind::Failed,
+                    OpStatus::Cancelled => ActivityKind::Cancelled,
+                    _ => ActivityKind::Interrupted,
+                };
+                let mut detail = format!("{} in {}", op.verb, time::span(op.age(at)));
+                if let OpStatus::Other(status) = &op.status {
+                    detail.push_str(&format!(" ({status})"));
+                }
+                if let Some(error) = op.error_json.as_deref().and_then(parse_op_error) {
+                    detail.push_str(": ");
+                    detail.push_str(&error.summary());
+                }
+                Activity::new(at, Actor::Controller, &op.instance, kind, detail)
+            }
+        }
+    }
+}
+
+/// What changed from `prev` to `next`, instances first (by name), then
+/// operations (in `next`'s order). An operation counts as finished when it
+/// is finished in `next` and was pending in `prev` or not in `prev` at all
+/// (it ran between the two snapshots); one already finished in `prev` is
+/// never reported again.
+#[must_use]
+pub fn changes(prev: &Rows, next: &Rows) -> Vec<Observed> {
+    let mut out = Vec::new();
+    for instance in &next.instances {
+        let before = prev.instance(&instance.name);
+        let active = instance.status == Status::Active;
+        match before {
+            None => out.push(Observed::Appeared {
+                name: instance.name.clone(),
+                reborn: false,
+            }),
+            Some(old) => {
+                let new_birth = match (&old.birth, &instance.birth) {
+                    (Some(a), Some(b)) => a.instance_id != b.instance_id,
+                    _ => false,
+                };
+                if active && (old.status == Status::Tombstoned || new_birth) {
+                    out.push(Observed::Appeared {
+                        name: instance.name.clone(),
+                        reborn: true,
+                    });
+                } else if instance.status == Status::Tombstoned && old.status != Status::Tombstoned
+                {
+                    out.push(Observed::Tombstoned {
+                        name: instance.name.clone(),
+                    });
+                }
+            }
+        }
+    }
+    let before: HashMap<&str, &OpStatus> = prev
+        .operations
+        .iter()
+        .map(|op| (op.id.as_str(), &op.status))
+        .collect();
+    for op in &next.operations {
+        if op.status.is_pending() {
+            continue;
+        }
+        if before.get(op.id.as_str()).is_none_or(|s| s.is_pending()) {
+            out.push(Observed::Finished(Box::new(op.clone())));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::rows::{Birth, Instance, Lease};
+
+    fn instance(name: &str, status: Status, birth: &str) -> Instance {
+        Instance {
+            name: name.into(),
+            substrate: "local".into(),
+            status,
+            created_at: Some(1),
+            tombstoned_at: None,
+            lease: Some(Lease {
+                duration_secs: 60,
+                expires_at: 2_000,
+            }),
+            lock: None,
+            anomalies: vec![],
+            dirty: Some(false),
+            birth: Some(Birth {
+                instance_id: birth.into(),
+                resource_namespace: format!("sl-{birth}"),
+            }),
+        }
+    }
+
+    fn op(id: &str, name: &str, verb: &str, status: OpStatus) -> Operation {
+        Operation {
+            id: id.into(),
+            instance: name.into(),
+            instance_id: None,
+            verb: verb.into(),
+            status,
+            cancel_requested: false,
+            created_at: 1_000,
+            updated_at: 1_002,
+            error_json: None,
+            progress: None,
+        }
+    }
+
+    fn lines(prev: &Rows, next: &Rows) -> Vec<String> {
+        changes(prev, next)
+            .iter()
+            .map(|c| {
+                let a = c.activity(1_010);
+                format!("{} {} {}: {}", a.actor, a.instance, a.kind, a.detail)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn two_snapshots_give_exact_lines() {
+        let prev = Rows {
+            instances: vec![
+                instance("alpha", Status::Active, "a1"),
+                instance("bravo", Status::Active, "b1"),
+                instance("delta", Status::Tombstoned, "d1"),
+            ],
+            operations: vec![
+                op("op-1", "alpha", "down", OpStatus::Running),
+                op("op-2", "bravo", "up", OpStatus::Queued),
+                op("op-0", "delta", "down", OpStatus::Succeeded),
+            ],
+            ..Rows::default()
+        };
+        let mut failed = op("op-2", "bravo", "up", OpStatus::Failed);
+        failed.error_json = Some(
+            r#"{"schema_version":2,"code":"engine.source_override.shared","message":"service \"web\" --source path \"/src\" is already pinned by active instance \"alpha\""}"#
+                .into(),
+        );
+        let next = Rows {
+            instances: vec![
+                instance("alpha", Status::Tombstoned, "a1"),
+                instance("bravo", Status::Active, "b1"),
+                instance("charlie", Status::Active, "c1"),
+                instance("delta", Status::Active, "d2"),
+            ],
+            operations: vec![
+                op("op-3", "charlie", "up", OpStatus::Running),
+                failed,
+                op("op-1", "alpha", "down", OpStatus::Succeeded),
+                op("op-0", "delta", "down", OpStatus::Succeeded),
+            ],
+            ..Rows::default()
+        };
+        assert_eq!(
+            lines(&prev, &next),
+            [
+                "observed alpha tombstoned: ",
+                "observed charlie appeared: ",
+                "observed delta appeared: born again",
+                "controller bravo failed: up in 2s: engine.source_override.shared: service \"web\" --source path \"/src\" is already pinned by active instance \"alpha\"",
+                "controller alpha succeeded: down in 2s",
+            ]
+        );
+        // The same snapshot again: nothing new.
+        assert!(changes(&next, &next).is_empty());
+    }
+
+    #[test]
+    fn an_operation_that_ran_between_snapshots_is_reported_once() {
+        let prev = Rows::default();
+        let next = Rows {
+            operations: vec![op("op-9", "echo", "gc", OpStatus::Cancelled)],
+            ..Rows::default()
+        };
+        assert_eq!(lines(&prev, &next), ["controller echo cancelled: gc in 2s"]);
+        assert!(lines(&next, &next).is_empty());
+    }
+}

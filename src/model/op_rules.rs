@@ -1,0 +1,197 @@
+//! What the console reads out of a controller operation and what it may ask
+//! of one (stackless 0.4.0; docs/stackless-releases.md, "Schema 14"): the
+//! stored failure (`operations.error_json`, a Report v2), the operation id
+//! check before an id goes on a command line, and the rule for `c`
+//! (`stackless operation cancel ID`). Pure.
+//!
+//! Note: the store engineer is adding a Report v2 parser to
+//! [`super::envelope`]; [`parse_op_error`] is this console's own small,
+//! tolerant reader until the two are merged.
+
+use serde::Deserialize;
+
+use super::operation::{OpStatus, Operation};
+
+/// The parts of a stored failure (Report v2, core-0.4.0/src/fault.rs) the
+/// console shows. Unknown fields are ignored.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct OpError {
+    /// Stable machine code, e.g. `engine.source_override.shared`.
+    #[serde(default)]
+    pub code: String,
+    /// One-sentence human message.
+    #[serde(default)]
+    pub message: String,
+    /// What the operator can do about it.
+    #[serde(default)]
+    pub remediation: Option<String>,
+    /// The engine step that failed, when known.
+    #[serde(default)]
+    pub step: Option<String>,
+}
+
+impl OpError {
+    /// `code: message` (or whichever of the two exists).
+    #[must_use]
+    pub fn summary(&self) -> String {
+        match (self.code.is_empty(), self.message.is_empty()) {
+            (false, false) => format!("{}: {}", self.code, self.message),
+            (false, true) => self.code.clone(),
+            (true, _) => self.message.clone(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Wrapped {
+    error: OpError,
+}
+
+/// Read a stored `error_json`: a bare Report object
+/// `{"schema_version":2,"code","message","remediation",...}` or, tolerated,
+/// a whole failure envelope `{"ok":false,"error":{...}}`. `None` when it is
+/// not JSON or carries neither a code nor a message (not sanitized: callers
+/// sanitize for display).
+#[must_use]
+pub fn parse_op_error(text: &str) -> Option<OpError> {
+    let value: serde_json::Value = serde_json::from_str(text.trim()).ok()?;
+    let error = if value.get("error").is_some_and(serde_json::Value::is_object) {
+        serde_json::from_value::<Wrapped>(value).ok()?.error
+    } else {
+        serde_json::from_value::<OpError>(value).ok()?
+    };
+    (!error.code.is_empty() || !error.message.is_empty()).then_some(error)
+}
+
+/// The longest operation id passed to `stackless` (uuids are 36).
+pub const MAX_OPERATION_ID: usize = 64;
+
+/// Whether `id` may be passed to `stackless operation cancel`: 1 to
+/// [`MAX_OPERATION_ID`] characters of `[0-9A-Za-z-]`, not starting with `-`
+/// (so it can never read as a flag). Ids come from the store, which another
+/// process may have written.
+#[must_use]
+pub fn is_valid_operation_id(id: &str) -> bool {
+    (1..=MAX_OPERATION_ID).contains(&id.len())
+        && !id.starts_with('-')
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+}
+
+/// `3f2c…`: the first 4 characters of an id and an ellipsis (the whole id
+/// when it is that short).
+#[must_use]
+pub fn short_id(id: &str) -> String {
+    let mut chars = id.chars();
+    let head: String = chars.by_ref().take(4).collect();
+    if chars.next().is_some() {
+        format!("{head}…")
+    } else {
+        head
+    }
+}
+
+/// Why `c` refuses to cancel `op`, or `None` when it may ask stackless to.
+/// The controller's own rule (core-0.4.0/src/state/operation.rs:265-272):
+/// a queued operation of any verb is cancelled; a running `up` (or a
+/// journaled `verify`) is asked to stop at its next step; a running `down`
+/// or `gc` cannot be cancelled (it must reach a safe completion point). A
+/// running `verify` is left to stackless to decide (only a journaled one can
+/// be cancelled, which the store does not say).
+#[must_use]
+pub fn cancel_refusal(op: &Operation) -> Option<String> {
+    if !is_valid_operation_id(&op.id) {
+        return Some("operation id is not safe to pass to stackless".into());
+    }
+    match &op.status {
+        OpStatus::Queued => None,
+        OpStatus::Running if op.cancel_requested => {
+            Some(format!("cancel already requested for {}", op.verb))
+        }
+        OpStatus::Running if matches!(op.verb.as_str(), "up" | "verify") => None,
+        OpStatus::Running => Some(format!(
+            "a running {} cannot be cancelled: it must reach a safe completion point",
+            op.verb
+        )),
+        finished => Some(format!("operation already {finished}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(verb: &str, status: OpStatus) -> Operation {
+        Operation {
+            id: "3f2c9a1e-0000-4000-8000-000000000001".into(),
+            instance: "alpha".into(),
+            instance_id: None,
+            verb: verb.into(),
+            status,
+            cancel_requested: false,
+            created_at: 100,
+            updated_at: 100,
+            error_json: None,
+            progress: None,
+        }
+    }
+
+    #[test]
+    fn errors_bare_or_wrapped() {
+        let bare = r#"{"schema_version":2,"code":"engine.source_override.shared","message":"service \"web\" is pinned","remediation":"run `stackless down a`","context":{"service":null}}"#;
+        let e = parse_op_error(bare).unwrap();
+        assert_eq!(e.code, "engine.source_override.shared");
+        assert_eq!(
+            e.summary(),
+            "engine.source_override.shared: service \"web\" is pinned"
+        );
+        assert_eq!(e.remediation.as_deref(), Some("run `stackless down a`"));
+        let wrapped = r#"{"ok":false,"error":{"code":"state.lock.held","message":""}}"#;
+        assert_eq!(
+            parse_op_error(wrapped).unwrap().summary(),
+            "state.lock.held"
+        );
+        assert_eq!(parse_op_error("}"), None);
+        assert_eq!(parse_op_error("{}"), None);
+        assert_eq!(parse_op_error(r#"{"code":5}"#), None);
+    }
+
+    #[test]
+    fn operation_ids() {
+        assert!(is_valid_operation_id(
+            "3f2c9a1e-0000-4000-8000-000000000001"
+        ));
+        assert!(is_valid_operation_id("A"));
+        assert!(!is_valid_operation_id(""));
+        assert!(!is_valid_operation_id("-rf"));
+        assert!(!is_valid_operation_id("a b"));
+        assert!(!is_valid_operation_id("a;b"));
+        assert!(!is_valid_operation_id(&"a".repeat(65)));
+        assert!(is_valid_operation_id(&"a".repeat(64)));
+        assert_eq!(short_id("3f2c9a1e"), "3f2c…");
+        assert_eq!(short_id("3f2c"), "3f2c");
+    }
+
+    #[test]
+    fn the_cancel_rule() {
+        assert_eq!(cancel_refusal(&op("down", OpStatus::Queued)), None);
+        assert_eq!(cancel_refusal(&op("up", OpStatus::Running)), None);
+        assert_eq!(
+            cancel_refusal(&op("down", OpStatus::Running)).as_deref(),
+            Some("a running down cannot be cancelled: it must reach a safe completion point")
+        );
+        assert!(cancel_refusal(&op("gc", OpStatus::Running)).is_some());
+        assert_eq!(
+            cancel_refusal(&op("up", OpStatus::Failed)).as_deref(),
+            Some("operation already failed")
+        );
+        let mut requested = op("up", OpStatus::Running);
+        requested.cancel_requested = true;
+        assert_eq!(
+            cancel_refusal(&requested).as_deref(),
+            Some("cancel already requested for up")
+        );
+        let mut hostile = op("down", OpStatus::Queued);
+        hostile.id = "--help".into();
+        assert!(cancel_refusal(&hostile).is_some());
+    }
+}

@@ -1,0 +1,221 @@
+//! The controller's operations (stackless 0.4.0): the Operations pane's
+//! selection and its overlay (Enter), `c` (cancel an operation, confirmed
+//! with `y`) and the changes observed between two snapshots
+//! ([`crate::model::observe`]), shown in Activity.
+
+use std::sync::Arc;
+
+use super::{App, Command, FlashLevel, Focus};
+use crate::event::{Activity, ActivityKind, Actor};
+use crate::model::op_rules::{cancel_refusal, short_id};
+use crate::model::{Operation, Snapshot, observe};
+
+/// How long after one of this console's teardowns ends a change observed on
+/// that instance still counts as its own (the snapshot showing the
+/// tombstone may arrive after the teardown's result), in seconds.
+pub(super) const OWN_GRACE_SECS: i64 = 120;
+
+impl App {
+    /// The operation selected in the Operations pane, if any.
+    #[must_use]
+    pub fn selected_operation(&self) -> Option<&Operation> {
+        self.snapshot.operations.get(self.op_selected)
+    }
+
+    /// The row selected in the Operations pane (an index into
+    /// `snapshot().operations`).
+    #[must_use]
+    pub fn operation_index(&self) -> usize {
+        self.op_selected
+    }
+
+    /// The operation overlay: the id asked for, and the operation with that
+    /// id in the current snapshot (`None` once it is no longer shown).
+    #[must_use]
+    pub fn operation_open(&self) -> Option<(&str, Option<&Operation>)> {
+        let id = self.op_open.as_deref()?;
+        Some((id, self.snapshot.operations.iter().find(|op| op.id == id)))
+    }
+
+    /// The operation awaiting `y`/`N` confirmation of a cancel.
+    #[must_use]
+    pub fn confirming_cancel(&self) -> Option<&Operation> {
+        self.confirm_cancel.as_ref()
+    }
+
+    /// Enter on the Operations pane: open the overlay of the selected one.
+    pub(super) fn open_operation(&mut self) {
+        match self.selected_operation().map(|op| op.id.clone()) {
+            Some(id) => self.op_open = Some(id),
+            None => self.set_flash(FlashLevel::Warning, "no operation selected".into()),
+        }
+    }
+
+    /// Follow the selected operation by id into a new snapshot.
+    pub(super) fn reselect_operation(&mut self) {
+        let ops = &self.snapshot.operations;
+        if let Some(index) = self
+            .op_id
+            .as_deref()
+            .and_then(|id| ops.iter().position(|op| op.id == id))
+        {
+            self.op_selected = index;
+        } else {
+            self.op_selected = self.op_selected.min(ops.len().saturating_sub(1));
+        }
+        self.op_id = ops.get(self.op_selected).map(|op| op.id.clone());
+    }
+
+    /// The operation `c` acts on: the overlay's, the selected one in the
+    /// Operations pane, else the pending one of the instance `r`/`d` would
+    /// act on. `Err((instance, why))` when there is none.
+    fn cancel_target(&self) -> Result<Operation, (String, String)> {
+        if let Some((id, op)) = self.operation_open() {
+            return op.cloned().ok_or_else(|| {
+                (
+                    String::new(),
+                    format!("operation {} is no longer shown", short_id(id)),
+                )
+            });
+        }
+        if self.detail.is_none() && self.focus == Focus::Operations {
+            return self
+                .selected_operation()
+                .cloned()
+                .ok_or_else(|| (String::new(), "no operation selected".into()));
+        }
+        let instance = self.target()?;
+        self.snapshot
+            .pending_operation(&instance.name)
+            .cloned()
+            .ok_or_else(|| {
+                (
+                    instance.name.clone(),
+                    format!("no queued or running operation on {}", instance.name),
+                )
+            })
+    }
+
+    /// `c`: the cancel rules, then the `y`/`N` question.
+    pub(super) fn cancel_operation_key(&mut self) {
+        if let Err(reason) = &self.config.write_keys {
+            let reason = reason.clone();
+            self.refuse("", reason);
+            return;
+        }
+        let generation = self.snapshot.generation;
+        if !generation.has_operations() {
+            self.refuse(
+                "",
+                format!(
+                    "store schema v{} has no controller operations",
+                    generation.user_version
+                ),
+            );
+            return;
+        }
+        match self.cancel_target() {
+            Err((name, why)) => self.refuse(&name, why),
+            Ok(op) => match cancel_refusal(&op) {
+                Some(why) => self.refuse(&op.instance, why),
+                None => self.confirm_cancel = Some(op),
+            },
+        }
+    }
+
+    /// `y` to the cancel question: ask the console to cancel it, if it
+    /// still passes the rules on the snapshot shown now.
+    pub(super) fn confirm_cancel_operation(&mut self) -> Option<Command> {
+        let asked = self.confirm_cancel.take()?;
+        let Some(current) = self
+            .snapshot
+            .operations
+            .iter()
+            .find(|op| op.id == asked.id)
+            .cloned()
+        else {
+            self.refuse(&asked.instance, "operation no longer shown".into());
+            return None;
+        };
+        if let Some(why) = cancel_refusal(&current) {
+            self.refuse(&current.instance, why);
+            return None;
+        }
+        self.set_flash(
+            FlashLevel::Info,
+            format!(
+                "cancel requested for {} {} (op {})",
+                current.verb,
+                current.instance,
+                short_id(&current.id)
+            ),
+        );
+        Some(Command::CancelOperation {
+            id: current.id,
+            instance: current.instance,
+            verb: current.verb,
+        })
+    }
+
+    /// Any other key to the cancel question: close it, logging it.
+    pub(super) fn refuse_cancel_operation(&mut self) {
+        let Some(op) = self.confirm_cancel.take() else {
+            return;
+        };
+        self.log_local(Activity::new(
+            self.now,
+            Actor::Operator,
+            &op.instance,
+            ActivityKind::Aborted,
+            format!("cancel of {} not confirmed", op.verb),
+        ));
+    }
+
+    /// Remember what this console's own teardowns are doing, so their
+    /// effects are not reported as observed.
+    pub(super) fn note_own(&mut self, activity: &Activity) {
+        if !matches!(activity.actor, Actor::Reaper | Actor::Operator)
+            || activity.instance.is_empty()
+        {
+            return;
+        }
+        match activity.kind {
+            ActivityKind::Started => {
+                self.own.insert(activity.instance.clone(), i64::MAX);
+            }
+            ActivityKind::Reaped
+            | ActivityKind::TornDown
+            | ActivityKind::Failed
+            | ActivityKind::Aborted
+            | ActivityKind::Collected
+            | ActivityKind::Error => {
+                if let Some(until) = self.own.get_mut(&activity.instance) {
+                    *until = self.now.saturating_add(OWN_GRACE_SECS);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Before `next` replaces the snapshot shown: log what changed that this
+    /// console did not do. Nothing for the first snapshot (no flood), nor
+    /// for a re-probe of the same rows.
+    pub(super) fn observe(&mut self, next: &Arc<Snapshot>) {
+        if !self.loaded || Arc::ptr_eq(&self.snapshot.rows, &next.rows) {
+            return;
+        }
+        let now = self.now;
+        self.own.retain(|_, until| *until > now);
+        for change in observe::changes(&self.snapshot.rows, &next.rows) {
+            let own = self.own.contains_key(change.instance())
+                && match &change {
+                    observe::Observed::Tombstoned { .. } => true,
+                    observe::Observed::Finished(op) => op.verb == "down",
+                    observe::Observed::Appeared { .. } => false,
+                };
+            if !own {
+                self.log_activity(change.activity(now));
+            }
+        }
+    }
+}

@@ -1,0 +1,242 @@
+//! The view model of the controller's operations (stackless 0.4.0): the
+//! Operations pane's rows ([`operation_row`]), the pending operation on an
+//! Instances row ([`pending_text`]), the operation overlay's lines
+//! ([`operation_lines`]) and the cancel question ([`cancel_question`]).
+//! Pure: `now` is a parameter (unix seconds); every stored string is
+//! sanitized here ([`crate::model::text::sanitize_short`]).
+
+use super::view::{CUT_LONG, CUT_SHORT};
+use crate::model::op_rules::{parse_op_error, short_id};
+use crate::model::text::sanitize_short;
+use crate::model::{OpStatus, Operation, time};
+
+/// Shown in the DETAIL column (and after the pending text) when a cancel
+/// was asked for.
+pub const CANCEL_REQUESTED: &str = "cancel requested";
+
+/// One row of the Operations pane, as sanitized text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OperationRow {
+    /// VERB column: `up`, `down`, `verify`, `gc`.
+    pub verb: String,
+    /// INSTANCE column: the name at submit time.
+    pub instance: String,
+    /// STATUS column.
+    pub status: String,
+    /// AGE column: how long it has been pending (`3s`, `2m 05s`), or how
+    /// long ago it finished (`5m 02s ago`).
+    pub age: String,
+    /// TOOK column: how long a finished one took (`2s`); empty while
+    /// pending.
+    pub took: String,
+    /// DETAIL column: the step progress (`start:web 2/3`) and `cancel
+    /// requested` of a pending one; `code: message` of a failure.
+    pub detail: String,
+    /// The status, for styling.
+    pub state: OpStatus,
+}
+
+/// `code: message` of a stored failure, else the raw text (cut), else
+/// empty.
+fn failure_summary(op: &Operation) -> String {
+    match op.error_json.as_deref() {
+        None => String::new(),
+        Some(text) => parse_op_error(text).map_or_else(
+            || sanitize_short(text.trim(), CUT_LONG),
+            |e| sanitize_short(&e.summary(), CUT_LONG),
+        ),
+    }
+}
+
+/// Build one Operations row at `now`.
+#[must_use]
+pub fn operation_row(op: &Operation, now: i64) -> OperationRow {
+    let pending = op.status.is_pending();
+    let mut detail = Vec::new();
+    if pending && let Some(progress) = &op.progress {
+        detail.push(sanitize_short(&progress.text(), CUT_SHORT));
+    }
+    if op.cancel_requested && op.status != OpStatus::Cancelled {
+        detail.push(CANCEL_REQUESTED.to_owned());
+    }
+    let failure = failure_summary(op);
+    if !failure.is_empty() {
+        detail.push(failure);
+    }
+    OperationRow {
+        verb: sanitize_short(&op.verb, CUT_SHORT),
+        instance: sanitize_short(&op.instance, CUT_SHORT),
+        status: sanitize_short(op.status.as_str(), CUT_SHORT),
+        age: if pending {
+            time::span(op.age(now))
+        } else {
+            time::ago(op.updated_at, now)
+        },
+        took: if pending {
+            String::new()
+        } else {
+            time::span(op.age(now))
+        },
+        detail: detail.join(" · "),
+        state: op.status.clone(),
+    }
+}
+
+/// A pending operation as the Instances row shows it: `down running 3s`,
+/// `up queued 12s`, with ` · cancel requested` when asked.
+#[must_use]
+pub fn pending_text(op: &Operation, now: i64) -> String {
+    let mut text = format!(
+        "{} {} {}",
+        sanitize_short(&op.verb, CUT_SHORT),
+        op.status,
+        time::span(op.age(now))
+    );
+    if op.cancel_requested {
+        text.push_str(" · ");
+        text.push_str(CANCEL_REQUESTED);
+    }
+    text
+}
+
+/// The cancel question: `cancel down alpha (op 3f2c…)? y/N`.
+#[must_use]
+pub fn cancel_question(op: &Operation) -> String {
+    format!(
+        "cancel {} {} (op {})? y/N",
+        sanitize_short(&op.verb, CUT_SHORT),
+        sanitize_short(&op.instance, CUT_SHORT),
+        sanitize_short(&short_id(&op.id), CUT_SHORT)
+    )
+}
+
+fn at(at: i64, now: i64) -> String {
+    let stamp = time::rfc3339(at).unwrap_or_else(|| format!("@{at}"));
+    format!("{stamp} ({})", time::ago(at, now))
+}
+
+/// The operation overlay's lines, `(label, text)`: id, verb, instance,
+/// birth id, status, times, progress, cancel, and for a failure its code,
+/// message, step and remediation.
+#[must_use]
+pub fn operation_lines(op: &Operation, now: i64) -> Vec<(&'static str, String)> {
+    let mut lines = vec![
+        ("id", sanitize_short(&op.id, CUT_SHORT)),
+        ("verb", sanitize_short(&op.verb, CUT_SHORT)),
+        ("instance", sanitize_short(&op.instance, CUT_SHORT)),
+        (
+            "birth",
+            op.instance_id.as_deref().map_or_else(
+                || "- (not bound)".to_owned(),
+                |id| sanitize_short(id, CUT_SHORT),
+            ),
+        ),
+        ("status", sanitize_short(op.status.as_str(), CUT_SHORT)),
+        ("submitted", at(op.created_at, now)),
+    ];
+    if op.status.is_pending() {
+        lines.push(("pending for", time::span(op.age(now))));
+    } else {
+        lines.push(("finished", at(op.updated_at, now)));
+        lines.push(("took", time::span(op.age(now))));
+    }
+    if let Some(progress) = &op.progress {
+        lines.push((
+            "progress",
+            format!(
+                "{} ({})",
+                sanitize_short(&progress.text(), CUT_SHORT),
+                sanitize_short(&progress.event, CUT_SHORT)
+            ),
+        ));
+    }
+    lines.push((
+        "cancel",
+        if op.cancel_requested {
+            "requested".to_owned()
+        } else {
+            "no".to_owned()
+        },
+    ));
+    if let Some(text) = op.error_json.as_deref() {
+        match parse_op_error(text) {
+            Some(error) => {
+                lines.push(("code", sanitize_short(&error.code, CUT_SHORT)));
+                lines.push(("message", sanitize_short(&error.message, CUT_LONG)));
+                if let Some(step) = &error.step {
+                    lines.push(("step", sanitize_short(step, CUT_SHORT)));
+                }
+                lines.push((
+                    "remediation",
+                    error
+                        .remediation
+                        .as_deref()
+                        .map_or_else(|| "-".to_owned(), |r| sanitize_short(r, CUT_LONG)),
+                ));
+            }
+            None => lines.push(("error", sanitize_short(text.trim(), CUT_LONG))),
+        }
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::operation::StepProgress;
+
+    fn op(status: OpStatus) -> Operation {
+        Operation {
+            id: "3f2c9a1e-5b7d-4c1e-9f00-0123456789ab".into(),
+            instance: "alpha".into(),
+            instance_id: Some("0123456789abcdef0123456789abcdef".into()),
+            verb: "down".into(),
+            status,
+            cancel_requested: false,
+            created_at: 1_000,
+            updated_at: 1_002,
+            error_json: None,
+            progress: None,
+        }
+    }
+
+    #[test]
+    fn rows_pending_and_finished() {
+        let mut running = op(OpStatus::Running);
+        running.verb = "up".into();
+        running.cancel_requested = true;
+        running.progress = Some(StepProgress {
+            event: "Started".into(),
+            step_id: "start:web".into(),
+            index: 2,
+            total: 3,
+        });
+        let row = operation_row(&running, 1_125);
+        assert_eq!(
+            (row.age.as_str(), row.took.as_str(), row.detail.as_str()),
+            ("2m 05s", "", "start:web 2/3 · cancel requested")
+        );
+        assert_eq!(
+            pending_text(&running, 1_003),
+            "up running 3s · cancel requested"
+        );
+        let mut failed = op(OpStatus::Failed);
+        failed.error_json = Some(
+            r#"{"schema_version":2,"code":"engine.teardown.survivors","message":"1 resource\u001b[2J survived"}"#
+                .into(),
+        );
+        let row = operation_row(&failed, 1_062);
+        assert_eq!(
+            (row.age.as_str(), row.took.as_str(), row.detail.as_str()),
+            (
+                "1m 00s ago",
+                "2s",
+                "engine.teardown.survivors: 1 resource␛[2J survived"
+            )
+        );
+        assert_eq!(
+            cancel_question(&op(OpStatus::Queued)),
+            "cancel down alpha (op 3f2c…)? y/N"
+        );
+    }
+}

@@ -1,0 +1,540 @@
+//! The controller's operations in the UI (stackless 0.4.0, schema 14), on
+//! hand-made snapshots at a fixed clock: the Operations pane, the header's
+//! controller, `c` and its rules, the operation overlay, the pending
+//! operation on an Instances row, and the changes observed between
+//! snapshots in Activity.
+
+use std::sync::Arc;
+
+use crate::common::CAPTURE;
+use crate::common::ui::{fixture_snapshot, press, render_app, render_pane, select};
+use crossterm::event::KeyCode;
+
+use stackless_tui::event::{Activity, ActivityKind, Actor, Event};
+use stackless_tui::model::controller::ControllerState;
+use stackless_tui::model::liveness::LockLiveness;
+use stackless_tui::model::operation::StepProgress;
+use stackless_tui::model::{
+    Birth, Generation, Instance, Lease, Liveness, OpLock, OpStatus, Operation, Rows, Snapshot,
+    Status,
+};
+use stackless_tui::ui::{self, App, AppConfig, Command, Focus, panes};
+
+fn config() -> AppConfig {
+    AppConfig {
+        store_label: "/home/operator/.local/state/stackless/state.db".into(),
+        reaper_line: "reaper: every 1m".into(),
+        helper_line: "helper: none".into(),
+        write_keys: Ok(()),
+    }
+}
+
+fn instance(name: &str, status: Status, birth: &str) -> Instance {
+    let tombstoned = status == Status::Tombstoned;
+    Instance {
+        name: name.into(),
+        substrate: "local".into(),
+        status,
+        created_at: Some(CAPTURE - 3_600),
+        tombstoned_at: tombstoned.then_some(CAPTURE - 8 * 86_400),
+        lease: (!tombstoned).then_some(Lease {
+            duration_secs: 3_600,
+            expires_at: CAPTURE + 1_800,
+        }),
+        lock: None,
+        anomalies: vec![],
+        dirty: Some(false),
+        birth: Some(Birth {
+            instance_id: birth.into(),
+            resource_namespace: format!("sl-{birth}"),
+        }),
+    }
+}
+
+fn op(id: &str, name: &str, verb: &str, status: OpStatus, created: i64, updated: i64) -> Operation {
+    Operation {
+        id: id.into(),
+        instance: name.into(),
+        instance_id: None,
+        verb: verb.into(),
+        status,
+        cancel_requested: false,
+        created_at: CAPTURE - created,
+        updated_at: CAPTURE - updated,
+        error_json: None,
+        progress: None,
+    }
+}
+
+const SHARED: &str = r#"{"schema_version":2,"code":"engine.source_override.shared","message":"service \"web\" --source path \"/src/web\" is already pinned by active instance \"alpha\"","remediation":"run `stackless down alpha` first, or pass --dirty","context":{"service":"web","hook":null,"command":null,"source_dir":null,"log_path":null,"log_hint":null,"exit_status":null,"log_tail":null}}"#;
+
+/// The operations of [`rows`]: pending first (oldest first), then finished
+/// (newest first), as the store adapter orders them.
+fn operations() -> Vec<Operation> {
+    let mut up = op(
+        "7d41c0de-0000-4000-8000-000000000001",
+        "charlie",
+        "up",
+        OpStatus::Running,
+        125,
+        1,
+    );
+    up.cancel_requested = true;
+    up.instance_id = Some("cccccccccccccccccccccccccccccccc".into());
+    up.progress = Some(StepProgress {
+        event: "Started".into(),
+        step_id: "start:web".into(),
+        index: 2,
+        total: 3,
+    });
+    let mut down = op(
+        "3f2c9a1e-0000-4000-8000-000000000002",
+        "alpha",
+        "down",
+        OpStatus::Running,
+        3,
+        3,
+    );
+    down.instance_id = Some("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa".into());
+    let queued = op(
+        "9b0e5a77-0000-4000-8000-000000000003",
+        "alpha",
+        "up",
+        OpStatus::Queued,
+        2,
+        2,
+    );
+    let mut failed = op(
+        "c0ffee00-0000-4000-8000-000000000004",
+        "bravo",
+        "up",
+        OpStatus::Failed,
+        600,
+        595,
+    );
+    failed.error_json = Some(SHARED.into());
+    let succeeded = op(
+        "d00dfeed-0000-4000-8000-000000000005",
+        "delta",
+        "down",
+        OpStatus::Succeeded,
+        900,
+        898,
+    );
+    let mut cancelled = op(
+        "e1e10000-0000-4000-8000-000000000006",
+        "echo",
+        "gc",
+        OpStatus::Cancelled,
+        1_000,
+        1_000,
+    );
+    cancelled.cancel_requested = true;
+    vec![up, down, queued, failed, succeeded, cancelled]
+}
+
+fn rows() -> Rows {
+    let mut alpha = instance("alpha", Status::Active, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+    alpha.lock = Some(OpLock {
+        operation: "down".into(),
+        holder_pid: 4242,
+        holder_start_time: CAPTURE - 86_400,
+        acquired_at: CAPTURE - 3,
+        holder_host: Some("vm".into()),
+        claim_id: Some("5a1d2c3b-4e5f-4a6b-8c7d-9e0f1a2b3c4d".into()),
+    });
+    let mut bravo = instance("bravo", Status::Active, "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb");
+    bravo.lease = None;
+    Rows {
+        generation: Generation::new(14),
+        instances: vec![
+            alpha,
+            bravo,
+            instance(
+                "charlie",
+                Status::Active,
+                "cccccccccccccccccccccccccccccccc",
+            ),
+            instance(
+                "delta",
+                Status::Tombstoned,
+                "dddddddddddddddddddddddddddddddd",
+            ),
+            instance(
+                "echo",
+                Status::Tombstoned,
+                "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee",
+            ),
+        ],
+        reap_attempts: vec![],
+        operations: operations(),
+    }
+}
+
+fn snapshot(rows: Rows) -> Arc<Snapshot> {
+    let mut liveness = LockLiveness::default();
+    liveness.insert("alpha".into(), Liveness::Alive);
+    Arc::new(Snapshot::new(rows, liveness))
+}
+
+fn app() -> App {
+    let mut app = App::new(config(), CAPTURE);
+    assert_eq!(app.handle(Event::Snapshot(snapshot(rows())), CAPTURE), None);
+    app.handle(
+        Event::Controller(ControllerState {
+            pid: Some(4242),
+            persistence_warning: Some(
+                "leases enforced only while the daemon happens to be running: cannot run launchctl: No such file or directory (os error 2)".into(),
+            ),
+        }),
+        CAPTURE,
+    );
+    app
+}
+
+fn focus_operations(app: &mut App) {
+    press(app, KeyCode::Tab);
+    assert_eq!(app.focus(), Focus::Operations);
+}
+
+fn last_activity(app: &App) -> (Actor, String, ActivityKind, String) {
+    let logged = app.activity().last().expect("an activity entry");
+    (
+        logged.entry.actor,
+        logged.entry.instance.clone(),
+        logged.entry.kind,
+        logged.entry.detail.clone(),
+    )
+}
+
+#[test]
+fn operations_pane_at_120x40_and_80x24() {
+    let app = app();
+    let text = render_app(&app, 120, 40);
+    assert_snapshot!("operations_120x40", text);
+    assert!(text.contains("start:web 2/3 · cancel requested"), "{text}");
+    assert!(
+        text.contains("engine.source_override.shared: service"),
+        "{text}"
+    );
+    assert!(text.contains("controller: pid 4242"), "{text}");
+    assert!(text.contains("c cancel op"), "{text}");
+    assert_snapshot!("operations_80x24", render_app(&app, 80, 24));
+    // The pane alone: every state in one table.
+    assert_snapshot!(
+        "operations_pane_120x9",
+        render_pane(&app, 120, 9, panes::operations::render)
+    );
+}
+
+#[test]
+fn operations_pane_is_absent_on_a_v4_store() {
+    let mut app = App::new(config(), CAPTURE);
+    app.handle(
+        Event::Snapshot(Arc::new(fixture_snapshot("stackless-real-v4.db"))),
+        CAPTURE,
+    );
+    let text = render_app(&app, 120, 40);
+    assert!(!text.contains("Operations"), "{text}");
+    assert!(!text.contains("controller:"), "{text}");
+    assert!(!text.contains("cancel op"), "{text}");
+    let areas = ui::layout(&app, ratatui::layout::Rect::new(0, 0, 120, 40));
+    assert!(areas.operations.is_empty());
+    // Tab skips the absent pane.
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.focus(), Focus::Backoffs);
+    press(&mut app, KeyCode::BackTab);
+    assert_eq!(app.focus(), Focus::Instances);
+    // And `c` refuses without asking anything.
+    assert_eq!(press(&mut app, KeyCode::Char('c')), None);
+    assert!(app.confirming_cancel().is_none());
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("refused: store schema v4 has no controller operations")
+    );
+}
+
+#[test]
+fn header_shows_the_controller_and_its_persistence_warning() {
+    let mut app = app();
+    assert_snapshot!(
+        "header_controller_120x4",
+        render_pane(&app, 120, 4, panes::header::render)
+    );
+    app.handle(Event::Controller(ControllerState::default()), CAPTURE);
+    let text = render_pane(&app, 120, 3, panes::header::render);
+    assert!(text.contains("controller: not running"), "{text}");
+    assert!(!text.contains("stackless:"), "{text}");
+}
+
+#[test]
+fn c_asks_naming_the_operation_and_y_asks_the_console() {
+    let mut app = app();
+    focus_operations(&mut app);
+    // Row 3: the queued `up` on alpha.
+    press(&mut app, KeyCode::Char('j'));
+    press(&mut app, KeyCode::Char('j'));
+    assert_eq!(press(&mut app, KeyCode::Char('c')), None);
+    let asked = app.confirming_cancel().expect("a question").clone();
+    assert_eq!(
+        ui::opview::cancel_question(&asked),
+        "cancel up alpha (op 9b0e…)? y/N"
+    );
+    let text = render_app(&app, 80, 24);
+    assert!(text.contains("cancel up alpha (op 9b0e…)? y/N"), "{text}");
+    assert_snapshot!("confirm_cancel_80x24", text);
+    assert_eq!(
+        press(&mut app, KeyCode::Char('y')),
+        Some(Command::CancelOperation {
+            id: "9b0e5a77-0000-4000-8000-000000000003".into(),
+            instance: "alpha".into(),
+            verb: "up".into(),
+        })
+    );
+    assert!(app.confirming_cancel().is_none());
+    // Default No: any other key closes it, and nothing runs.
+    press(&mut app, KeyCode::Char('c'));
+    assert!(app.confirming_cancel().is_some());
+    assert_eq!(press(&mut app, KeyCode::Enter), None);
+    assert!(app.confirming_cancel().is_none());
+    assert_eq!(
+        last_activity(&app),
+        (
+            Actor::Operator,
+            "alpha".into(),
+            ActivityKind::Aborted,
+            "cancel of up not confirmed".into()
+        )
+    );
+}
+
+#[test]
+fn c_on_an_instance_cancels_its_pending_operation() {
+    let mut app = app();
+    select(&mut app, "charlie");
+    // charlie's running `up` already has a cancel requested.
+    assert_eq!(press(&mut app, KeyCode::Char('c')), None);
+    assert!(app.confirming_cancel().is_none());
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("refused: cancel already requested for up")
+    );
+    select(&mut app, "delta");
+    press(&mut app, KeyCode::Char('c'));
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("refused: no queued or running operation on delta")
+    );
+}
+
+#[test]
+fn c_refuses_a_running_down_before_running_anything() {
+    let mut app = app();
+    focus_operations(&mut app);
+    press(&mut app, KeyCode::Char('j'));
+    assert_eq!(
+        app.selected_operation().map(|o| o.verb.as_str()),
+        Some("down")
+    );
+    assert_eq!(press(&mut app, KeyCode::Char('c')), None);
+    assert!(app.confirming_cancel().is_none());
+    let flash =
+        "refused: a running down cannot be cancelled: it must reach a safe completion point";
+    assert_eq!(app.flash().map(|f| f.text.as_str()), Some(flash));
+    assert_eq!(
+        last_activity(&app),
+        (
+            Actor::Operator,
+            "alpha".into(),
+            ActivityKind::Refused,
+            "a running down cannot be cancelled: it must reach a safe completion point".into()
+        )
+    );
+    let drained = app.drain_outbox();
+    assert_eq!(drained.len(), 1, "the refusal is audited");
+}
+
+#[test]
+fn c_is_off_on_a_read_only_console() {
+    let mut config = config();
+    config.write_keys = Err("the store is open read-only (--read-only): r and d are off".into());
+    let mut app = App::new(config, CAPTURE);
+    app.handle(Event::Snapshot(snapshot(rows())), CAPTURE);
+    focus_operations(&mut app);
+    press(&mut app, KeyCode::Char('j'));
+    press(&mut app, KeyCode::Char('j'));
+    assert_eq!(press(&mut app, KeyCode::Char('c')), None);
+    assert!(app.confirming_cancel().is_none());
+    // Once the refusal's flash is gone, the footer says why.
+    app.handle(Event::Tick, CAPTURE + 5);
+    let text = render_pane(&app, 250, 1, panes::footer::render);
+    assert!(
+        text.contains("(r/d/c off: the store is open read-only"),
+        "{text}"
+    );
+}
+
+#[test]
+fn enter_opens_a_failed_operation_with_its_remediation() {
+    let mut app = app();
+    focus_operations(&mut app);
+    for _ in 0..3 {
+        press(&mut app, KeyCode::Char('j'));
+    }
+    assert_eq!(press(&mut app, KeyCode::Enter), None);
+    let (id, op) = app.operation_open().expect("the overlay");
+    assert_eq!(id, "c0ffee00-0000-4000-8000-000000000004");
+    let lines = panes::operation::lines(id, op, CAPTURE);
+    assert_eq!(
+        lines,
+        [
+            "id            c0ffee00-0000-4000-8000-000000000004",
+            "verb          up",
+            "instance      bravo",
+            "birth         - (not bound)",
+            "status        failed",
+            "submitted     2026-11-29T13:48:06Z (10m 00s ago)",
+            "finished      2026-11-29T13:48:11Z (9m 55s ago)",
+            "took          5s",
+            "cancel        no",
+            "code          engine.source_override.shared",
+            "message       service \"web\" --source path \"/src/web\" is already pinned by active instance \"alpha\"",
+            "remediation   run `stackless down alpha` first, or pass --dirty",
+        ]
+    );
+    assert_snapshot!("operation_failed_120x40", render_app(&app, 120, 40));
+    // `c` in the overlay names this (finished) operation and refuses.
+    press(&mut app, KeyCode::Char('c'));
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("refused: operation already failed")
+    );
+    press(&mut app, KeyCode::Esc);
+    assert!(app.operation_open().is_none());
+}
+
+#[test]
+fn instances_rows_show_the_pending_operation() {
+    let app = app();
+    let text = render_pane(&app, 120, 9, panes::instances::render);
+    assert_snapshot!("instances_pending_120x9", text);
+    assert!(
+        text.contains("down running 3s; down by pid 4242 on vm, alive"),
+        "{text}"
+    );
+    assert!(
+        text.contains("up running 2m 05s · cancel requested"),
+        "{text}"
+    );
+}
+
+#[test]
+fn detail_shows_the_birth_dirty_and_claim_id() {
+    let mut app = app();
+    select(&mut app, "alpha");
+    assert!(matches!(
+        press(&mut app, KeyCode::Enter),
+        Some(Command::OpenDetail { .. })
+    ));
+    let text = render_app(&app, 120, 60);
+    for want in [
+        "   instance_id      aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa ",
+        "   namespace        sl-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa ",
+        "   dirty            no ",
+        "   claim_id         5a1d2c3b-4e5f-4a6b-8c7d-9e0f1a2b3c4d ",
+    ] {
+        assert!(text.contains(want), "{want} in {text}");
+    }
+}
+
+fn activity_lines(app: &App) -> Vec<String> {
+    app.activity()
+        .entries()
+        .iter()
+        .map(|l| ui::view::activity_line(&l.entry, l.count))
+        .collect()
+}
+
+#[test]
+fn observed_events_from_two_snapshots() {
+    let mut app = app();
+    // The first snapshot reports nothing.
+    assert!(activity_lines(&app).is_empty());
+    let mut next = rows();
+    // alpha's down finished: alpha tombstoned; its queued up now runs.
+    next.instances[0].status = Status::Tombstoned;
+    next.instances[0].lease = None;
+    next.instances[0].lock = None;
+    next.instances[0].tombstoned_at = Some(CAPTURE + 5);
+    next.instances.push(instance(
+        "foxtrot",
+        Status::Active,
+        "ffffffffffffffffffffffffffffffff",
+    ));
+    let mut ops = operations();
+    let mut down = ops.remove(1);
+    down.status = OpStatus::Succeeded;
+    down.updated_at = CAPTURE + 2;
+    let mut up = ops.remove(1);
+    up.status = OpStatus::Running;
+    let mut failed_up = ops.remove(0);
+    failed_up.status = OpStatus::Failed;
+    failed_up.updated_at = CAPTURE + 4;
+    failed_up.cancel_requested = false;
+    failed_up.error_json =
+        Some(SHARED.replace("engine.source_override.shared", "local.service_died"));
+    next.operations = vec![up, failed_up, down];
+    next.operations.extend(ops);
+    let later = CAPTURE + 10;
+    app.handle(Event::Snapshot(snapshot(next.clone())), later);
+    assert_eq!(
+        activity_lines(&app),
+        [
+            "13:58:16 observed alpha tombstoned",
+            "13:58:16 observed foxtrot appeared",
+            "13:58:16 controller charlie failed: up in 2m 09s: local.service_died: service \"web\" --source path \"/src/web\" is already pinned by active instance \"alpha\"",
+            "13:58:16 controller alpha succeeded: down in 5s",
+        ]
+    );
+    // The same rows again: nothing is repeated.
+    app.handle(Event::Snapshot(snapshot(next)), later + 1);
+    assert_eq!(activity_lines(&app).len(), 4);
+}
+
+#[test]
+fn the_consoles_own_teardown_is_not_reported_as_observed() {
+    let mut app = app();
+    app.handle(
+        Event::Activity(Activity::new(
+            CAPTURE,
+            Actor::Reaper,
+            "alpha",
+            ActivityKind::Started,
+            "",
+        )),
+        CAPTURE,
+    );
+    app.handle(
+        Event::Activity(Activity::new(
+            CAPTURE + 3,
+            Actor::Reaper,
+            "alpha",
+            ActivityKind::Reaped,
+            "",
+        )),
+        CAPTURE + 3,
+    );
+    let mut next = rows();
+    next.instances[0].status = Status::Tombstoned;
+    next.operations[1].status = OpStatus::Succeeded;
+    app.handle(Event::Snapshot(snapshot(next)), CAPTURE + 4);
+    let lines = activity_lines(&app);
+    assert_eq!(
+        lines,
+        [
+            "13:58:06 reaper alpha tearing down",
+            "13:58:09 reaper alpha reaped"
+        ],
+        "{lines:?}"
+    );
+}
