@@ -10,6 +10,7 @@ mod common;
 
 mod demo;
 mod faults;
+mod generations;
 mod headless;
 mod hostile;
 mod read_only_other_user;
