@@ -132,6 +132,7 @@ pub fn build(snapshot: &Snapshot, now: i64, store: &str) -> Report {
                     match d {
                         Decision::Reap => "reap",
                         Decision::SkipLocked(_) => "skip: locked",
+                        Decision::SkipPending { .. } => "skip: operation pending",
                         Decision::WaitBackoff { .. } => "wait: backoff",
                         Decision::RefuseName => "refuse: not DNS-safe",
                     }

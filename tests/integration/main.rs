@@ -15,6 +15,7 @@ mod headless;
 mod hostile;
 mod read_only_other_user;
 mod reaper;
+mod reaper_releases;
 mod store;
 mod supervisor;
 mod watcher;
