@@ -264,3 +264,77 @@ fn v14_queue_reads_use_indices_never_a_full_scan() {
     );
     assert!(!event.contains("TEMP B-TREE"), "{event}");
 }
+
+#[test]
+fn v14_detail_reads_the_birth_never_payloads_or_secrets() {
+    use stackless_tui::model::detail::{Placement, Resource, Revision};
+    let (_dir, path) = stores::v14();
+    let mut store = Store::open(&path, Access::ReadOnly).unwrap();
+    let detail = store.instance_detail("alpha").unwrap().unwrap();
+    assert_eq!(
+        detail.resources,
+        vec![
+            Resource {
+                kind: "process".into(),
+                id: "4242".into(),
+                phase: "ready".into(),
+                ownership: "owned".into(),
+                provider: "local".into(),
+                step_id: "start:web".into(),
+                updated_at: Some(CAPTURE - 900),
+            },
+            Resource {
+                kind: "stripe-environment".into(),
+                id: "prj_1".into(),
+                phase: "created".into(),
+                ownership: "shared".into(),
+                provider: "stripe".into(),
+                step_id: String::new(),
+                updated_at: Some(CAPTURE - 1000),
+            },
+        ]
+    );
+    assert_eq!(
+        detail.placements,
+        vec![
+            Placement {
+                node: "integration:stripe".into(),
+                provider: "stripe".into()
+            },
+            Placement {
+                node: "service:web".into(),
+                provider: "local".into()
+            },
+        ]
+    );
+    let revision = detail.revision.clone().unwrap();
+    assert_eq!(
+        revision,
+        Revision {
+            desired: "rev-2".into(),
+            applied: Some("rev-1".into())
+        }
+    );
+    assert!(revision.drift());
+    let web = &detail.observations[1];
+    assert_eq!(web.node, "service:web");
+    assert_eq!(web.readiness.as_deref(), Some("ready"));
+    assert_eq!(web.existence.as_deref(), Some("present"));
+    assert_eq!(web.configuration.as_deref(), Some("pending"));
+    assert_eq!(web.observed_at, Some(CAPTURE - 86));
+    // Evidence that is not JSON reads as unknown, not an error.
+    assert_eq!(detail.observations[0].readiness, None);
+    assert!(!format!("{detail:?}").contains("SECRET"));
+    // delta: applied == desired, no drift; no resources.
+    let delta = store.instance_detail("delta").unwrap().unwrap();
+    assert!(!delta.revision.unwrap().drift());
+    assert!(delta.resources.is_empty());
+    // A v5 store has none of it.
+    let (_d5, v5) = stores::v5();
+    let detail = Store::open(&v5, Access::ReadOnly)
+        .unwrap()
+        .instance_detail("alpha")
+        .unwrap()
+        .unwrap();
+    assert!(detail.resources.is_empty() && detail.revision.is_none());
+}
