@@ -338,3 +338,44 @@ fn v14_detail_reads_the_birth_never_payloads_or_secrets() {
         .unwrap();
     assert!(detail.resources.is_empty() && detail.revision.is_none());
 }
+
+/// Scale: 1,000,000 operations (10 pending) and 3,000,000 events; the
+/// snapshot must stay bounded by the indices. `cargo test --release --test
+/// integration -- --ignored v14_snapshot_scale --nocapture` prints the time.
+#[test]
+#[ignore = "builds a 4,000,000-row store; run by hand"]
+fn v14_snapshot_scale() {
+    let (_dir, path) = stores::v14();
+    stores::exec(
+        &path,
+        "BEGIN;
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000000)
+         INSERT INTO operations (id, instance, verb, status, request_json, created_at, updated_at)
+         SELECT 'gen-' || i, 'echo', 'verify',
+                CASE WHEN i % 100000 = 0 THEN 'queued' ELSE 'succeeded' END,
+                'null', i, i FROM n;
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000000)
+         INSERT INTO operation_events (operation_id, event_json, recorded_at)
+         SELECT 'gen-' || (1 + (i - 1) / 3),
+                '{\"event\":\"Started\",\"step_id\":\"start:web\",\"index\":' || (1 + (i - 1) % 3) || ',\"total\":3}',
+                i FROM n;
+         COMMIT;",
+    );
+    let mut store = Store::open(&path, Access::ReadOnly).unwrap();
+    let started = std::time::Instant::now();
+    let snap = store.snapshot(&mut vm()).unwrap();
+    let took = started.elapsed();
+    eprintln!("v14 snapshot, 1M operations / 3M events: {took:?}");
+    assert_eq!(snap.pending_operations().len(), 12);
+    assert_eq!(snap.finished_operations().len(), 50);
+    assert_eq!(snap.finished_operations()[0].id, "gen-999999");
+    assert_eq!(
+        snap.finished_operations()[0]
+            .progress
+            .as_ref()
+            .unwrap()
+            .text(),
+        "start:web 3/3"
+    );
+    assert!(took < std::time::Duration::from_secs(1), "{took:?}");
+}
