@@ -58,6 +58,7 @@ pub fn classify(kind: ActivityKind) -> (&'static str, &'static str) {
         ActivityKind::WouldReap => ("teardown", "would-reap"),
         ActivityKind::SkippedLocked => ("skip", "locked"),
         ActivityKind::WaitingBackoff => ("skip", "backoff"),
+        ActivityKind::Skipped => ("skip", "controller"),
         ActivityKind::Collected => ("gc", "collected"),
         ActivityKind::Refused => ("refuse", "refused"),
         ActivityKind::Error => ("error", "error"),

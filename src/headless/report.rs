@@ -4,10 +4,10 @@
 
 use serde::Serialize;
 
-use crate::model::Snapshot;
-use crate::model::envelope::read_reason;
+use crate::model::envelope::{EnvelopeError, parse_error, read_reason};
 use crate::model::name::is_dns_safe;
 use crate::model::time::{lease_text, retry_text};
+use crate::model::{Operation, Snapshot};
 use crate::reaper::decision::{self, Decision};
 
 /// The version of this document's shape. Bumped on any incompatible change.
@@ -26,6 +26,41 @@ pub struct Report {
     pub now: i64,
     /// Every instance, by name.
     pub instances: Vec<InstanceReport>,
+    /// The controller's operations (v14; empty before v8): every pending
+    /// one (queued, running; oldest first), then the
+    /// [`crate::model::operation::FINISHED_SHOWN`] most recent finished ones
+    /// (newest first).
+    pub operations: Vec<OperationReport>,
+}
+
+/// One `operations` row (never its `request_json`).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct OperationReport {
+    /// The operation id (a uuid).
+    pub id: String,
+    /// The instance name at submit time.
+    pub instance: String,
+    /// `up`, `down`, `verify`, `gc`.
+    pub verb: String,
+    /// `queued`, `running`, `succeeded`, `failed`, `cancelled`,
+    /// `interrupted`.
+    pub status: String,
+    /// Unix seconds.
+    pub created_at: i64,
+    /// Unix seconds.
+    pub updated_at: i64,
+    /// The parsed `error_json` (schema-2 error object: `code`, `message`,
+    /// `remediation`, ...), `null` when there is none or it does not parse.
+    pub error: Option<EnvelopeError>,
+}
+
+/// Which birth an instance row is (v7+).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct BirthReport {
+    /// 32 lowercase hex.
+    pub instance_id: String,
+    /// `sl-<instance_id>`, or the name for migrated rows.
+    pub resource_namespace: String,
 }
 
 /// One instance.
@@ -50,9 +85,14 @@ pub struct InstanceReport {
     /// The reap backoff, when a teardown has failed.
     pub reap_attempt: Option<AttemptReport>,
     /// What the reaper would do now: `reap`, `skip: locked`,
-    /// `wait: backoff`, `refuse: not DNS-safe`, or `null` when it is not on
-    /// the worklist (lease not expired, tombstoned).
+    /// `skip: operation pending`, `wait: backoff`, `refuse: not DNS-safe`,
+    /// or `null` when it is not on the worklist (lease not expired,
+    /// tombstoned).
     pub reaper: Option<String>,
+    /// The birth (v7+, stackless 0.4.0), `null` before.
+    pub birth: Option<BirthReport>,
+    /// `dirty` (v5+), `null` before.
+    pub dirty: Option<bool>,
 }
 
 /// A lease.
@@ -124,14 +164,17 @@ pub fn build(snapshot: &Snapshot, now: i64, store: &str) -> Report {
         .iter()
         .map(|instance| {
             let liveness = snapshot.lock_liveness(&instance.name);
+            // Both are ordered by name: a binary search, never a scan.
             let reaper = plan
                 .reaps
-                .iter()
-                .find(|(name, _)| *name == instance.name)
-                .map(|(_, d)| {
+                .binary_search_by(|(name, _)| name.as_str().cmp(&instance.name))
+                .ok()
+                .map(|index| &plan.reaps[index].1)
+                .map(|d| {
                     match d {
                         Decision::Reap => "reap",
                         Decision::SkipLocked(_) => "skip: locked",
+                        Decision::SkipPending { .. } => "skip: operation pending",
                         Decision::WaitBackoff { .. } => "wait: backoff",
                         Decision::RefuseName => "refuse: not DNS-safe",
                     }
@@ -174,6 +217,11 @@ pub fn build(snapshot: &Snapshot, now: i64, store: &str) -> Report {
                     }
                 }),
                 reaper,
+                birth: instance.birth.as_ref().map(|b| BirthReport {
+                    instance_id: b.instance_id.clone(),
+                    resource_namespace: b.resource_namespace.clone(),
+                }),
+                dirty: instance.dirty,
             }
         })
         .collect();
@@ -183,6 +231,19 @@ pub fn build(snapshot: &Snapshot, now: i64, store: &str) -> Report {
         store_user_version: snapshot.generation.user_version,
         now,
         instances,
+        operations: snapshot.operations.iter().map(operation_report).collect(),
+    }
+}
+
+fn operation_report(op: &Operation) -> OperationReport {
+    OperationReport {
+        id: op.id.clone(),
+        instance: op.instance.clone(),
+        verb: op.verb.clone(),
+        status: op.status.as_str().to_owned(),
+        created_at: op.created_at,
+        updated_at: op.updated_at,
+        error: op.error_json.as_deref().and_then(parse_error),
     }
 }
 
@@ -249,5 +310,36 @@ pub fn table(report: &Report) -> String {
     for row in &rows {
         line(row);
     }
+    operations_table(report, &mut out);
     out
+}
+
+/// The pending operations and the failed ones, one compact line each
+/// (`running down alpha (since 50s)`, `failed up bravo: code: message`),
+/// after the instances; nothing when there are none.
+fn operations_table(report: &Report, out: &mut String) {
+    use crate::model::text::sanitize_short;
+    let shown: Vec<&OperationReport> = report
+        .operations
+        .iter()
+        .filter(|op| matches!(op.status.as_str(), "queued" | "running" | "failed"))
+        .collect();
+    if shown.is_empty() {
+        return;
+    }
+    out.push_str("\nOPERATIONS\n");
+    for op in shown {
+        let what = format!("{} {} {}", op.status, op.verb, op.instance);
+        let tail = match &op.error {
+            Some(error) if error.message.is_empty() => format!(": {}", error.code),
+            Some(error) => format!(": {}: {}", error.code, error.message),
+            None if op.status == "failed" => String::new(),
+            None => format!(
+                " (since {})",
+                crate::model::time::span(report.now.saturating_sub(op.created_at).max(0))
+            ),
+        };
+        out.push_str(&sanitize_short(&format!("{what}{tail}"), 160));
+        out.push('\n');
+    }
 }

@@ -45,6 +45,10 @@ pub enum ActivityKind {
     SkippedLocked,
     /// Skipped: a previous failure's backoff has not run out.
     WaitingBackoff,
+    /// Skipped: left to the stackless controller (v14): a queued or running
+    /// operation on the instance (`operation pending (down running)`), or
+    /// tombstones due that the controller collects.
+    Skipped,
     /// The teardown failed; the attempt was recorded with a backoff.
     Failed,
     /// A tombstone past 7 days was garbage-collected (D14).
@@ -81,6 +85,7 @@ impl fmt::Display for ActivityKind {
             Self::TornDown => "torn down",
             Self::SkippedLocked => "skipped: locked",
             Self::WaitingBackoff => "waiting out backoff",
+            Self::Skipped => "skipped",
             Self::Failed => "failed",
             Self::Collected => "GC'd",
             Self::Refused => "refused",

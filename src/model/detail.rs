@@ -1,6 +1,7 @@
 //! One instance's full record for the detail view: what the snapshot does
 //! not carry (the definition, `definition_dir`, `source_overrides`, the
-//! checkpoints). Filled by `crate::store::detail`, drawn by `crate::ui::detail`.
+//! checkpoints; on v14 the birth's resources, placements, revision and
+//! observations). Filled by `crate::store::detail`, drawn by `crate::ui::detail`.
 //! Pure data: texts are as stored (the UI sanitizes when it draws).
 
 /// One `checkpoints` row: a resource the instance owns, recorded before
@@ -32,4 +33,93 @@ pub struct InstanceDetail {
     /// The instance's checkpoints, oldest first (by `recorded_at`, then in
     /// the order they were written).
     pub checkpoints: Vec<Checkpoint>,
+    /// The birth's resources (v7+; keyed by `owner_id` = `instance_id`),
+    /// by `resource_key`. Empty before v7.
+    pub resources: Vec<Resource>,
+    /// The birth's placements (v14), by node.
+    pub placements: Vec<Placement>,
+    /// The birth's revision (v11+), when recorded.
+    pub revision: Option<Revision>,
+    /// The birth's observations (v11+), by node.
+    pub observations: Vec<Observation>,
+}
+
+/// One `resources` row of the instance's birth (v7+, stackless 0.4.0),
+/// never its `payload` (it holds credentials).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resource {
+    /// `resource_kind`: `process`, `verification-command`, ...
+    pub kind: String,
+    /// `resource_id`: the provider's handle.
+    pub id: String,
+    /// `phase`: `intent`, `created`, `ready`, `absent`.
+    pub phase: String,
+    /// `ownership`: `owned`, `borrowed`, `shared`.
+    pub ownership: String,
+    /// `provider`.
+    pub provider: String,
+    /// `step_id` (empty: instance-scoped).
+    pub step_id: String,
+    /// Unix seconds.
+    pub updated_at: Option<i64>,
+}
+
+/// One `placements` row (v14): which provider hosts a node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placement {
+    /// `service:<name>` or `integration:<name>`.
+    pub node: String,
+    /// The provider.
+    pub provider: String,
+}
+
+/// `instance_revisions` (v11+): the configuration the instance should have
+/// and the one last applied by a successful `up`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Revision {
+    /// `desired_revision`.
+    pub desired: String,
+    /// `applied_revision` (`None`: never applied).
+    pub applied: Option<String>,
+}
+
+impl Revision {
+    /// Drift: applied differs from desired, or was never applied.
+    #[must_use]
+    pub fn drift(&self) -> bool {
+        self.applied.as_deref() != Some(self.desired.as_str())
+    }
+}
+
+/// One `observations` row (v11+), its `evidence_json` parsed (fields that
+/// are missing or of another type read as `None`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Observation {
+    /// `service:<name>` or `integration:<name>`.
+    pub node: String,
+    /// `ready`, `unready`, `unknown`, `not_applicable`.
+    pub readiness: Option<String>,
+    /// `present`, `absent`, `unknown`.
+    pub existence: Option<String>,
+    /// `applied`, `pending`, `drifted`, `unknown`.
+    pub configuration: Option<String>,
+    /// `observed_at`, unix seconds (the column; the evidence's own is ms).
+    pub observed_at: Option<i64>,
+}
+
+impl Observation {
+    /// An observation from its row: `evidence_json` as stored.
+    #[must_use]
+    pub fn parse(node: String, evidence_json: &str, observed_at: Option<i64>) -> Self {
+        let value: serde_json::Value =
+            serde_json::from_str(evidence_json).unwrap_or(serde_json::Value::Null);
+        let field = |name: &str| value.get(name).and_then(|v| v.as_str()).map(str::to_owned);
+        Self {
+            node,
+            readiness: field("readiness"),
+            existence: field("existence"),
+            configuration: field("configuration"),
+            observed_at,
+        }
+    }
 }

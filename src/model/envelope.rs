@@ -1,17 +1,30 @@
-//! `stackless down --json` output: the error envelope, and the failure reason
-//! this console records.
+//! `stackless down --json` output: the envelopes, the error objects of the
+//! controller's queue, and the failure reason this console records.
 //!
-//! Contract ("`down --json` output"): stdout carries one JSON envelope,
-//! `{"ok": false, "error": {"schema_version": 1, "code", "message", "step"?,
-//! "instance"?, "context"?, "remediation"}}` on failure; success prints
-//! nothing on stdout and exits 0.
+//! What the releases print (docs/stackless-releases.md, "CLI JSON outputs";
+//! cli-0.4.0/src/output.rs:458-488, 577-600; core-0.3.3/src/fault.rs:233-256),
+//! always pretty-printed (multi-line) on stdout:
+//! - success, exit 0, in **every** release:
+//!   `{"schema_version": 1|2, "ok": true, "instance": N, "outcome":
+//!   "destroyed"|"already_down"}` (`"spend"` only when present);
+//! - failure, exit 1: `{"ok": false, "error": {"schema_version": 1|2,
+//!   "code", "message", "step"?, "instance"?, "remediation", "context":
+//!   {...}}}` (0.2/0.3 write 1, 0.4.0 writes 2; the same code space).
+//!
+//! The 0.4.0 controller stores the bare error object (the envelope's
+//! `error`) in `operations.error_json`. [`parse_error`] reads either form.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
-/// The `error` object of a failure envelope. Unknown fields are ignored
-/// (codes and fields are stable API; new ones may come).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+/// The error object of a failure envelope, or a bare one
+/// (`operations.error_json`). Unknown fields are ignored (codes and fields
+/// are stable API; new ones may come). Texts are as stored: sanitize before
+/// display.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 pub struct EnvelopeError {
+    /// 1 (stackless 0.2/0.3) or 2 (0.4.0); `None` when absent.
+    #[serde(default)]
+    pub schema_version: Option<i64>,
     /// Stable machine code, e.g. `state.lock.held`.
     pub code: String,
     /// One-sentence human message.
@@ -23,6 +36,9 @@ pub struct EnvelopeError {
     /// The engine step that failed, when known.
     #[serde(default)]
     pub step: Option<String>,
+    /// The instance name, when the error names one.
+    #[serde(default)]
+    pub instance: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -32,19 +48,53 @@ struct Envelope {
     error: Option<EnvelopeError>,
 }
 
+/// What a successful `down --json` says it did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DownOutcome {
+    /// `"destroyed"`: the instance was torn down.
+    Destroyed,
+    /// `"already_down"`: it was already a tombstone.
+    AlreadyDown,
+}
+
 /// The code `down` uses when another operation holds the instance's lock.
 /// Not a teardown failure: "try again later" (contract).
 pub const LOCK_HELD_CODE: &str = "state.lock.held";
 
-/// Parse a failure envelope from text (pretty-printed or on one line).
-/// `None` when the text is not JSON or carries no `error` object.
+/// Parse an error from text (pretty-printed or on one line): a failure
+/// envelope `{"ok":false,"error":{...}}` of any schema version, or a bare
+/// error object `{"schema_version":2,"code":...}` as the controller stores
+/// it in `operations.error_json`. `None` when the text is not JSON, is a
+/// success envelope, or carries no error with a `code`.
 #[must_use]
 pub fn parse_error(text: &str) -> Option<EnvelopeError> {
-    let envelope: Envelope = serde_json::from_str(text.trim()).ok()?;
-    if envelope.ok == Some(true) {
-        return None;
+    let value: serde_json::Value = serde_json::from_str(text.trim()).ok()?;
+    let object = value.as_object()?;
+    if object.contains_key("error") || object.contains_key("ok") {
+        let envelope: Envelope = serde_json::from_value(value).ok()?;
+        if envelope.ok == Some(true) {
+            return None;
+        }
+        return envelope.error;
     }
-    envelope.error
+    serde_json::from_value(value).ok()
+}
+
+/// Parse a success envelope of `down --json` (any schema version): its
+/// outcome. `None` for anything else (a failure, prose, an unknown
+/// outcome).
+#[must_use]
+pub fn parse_down_success(text: &str) -> Option<DownOutcome> {
+    let value: serde_json::Value = serde_json::from_str(text.trim()).ok()?;
+    if value.get("ok")?.as_bool()? {
+        match value.get("outcome")?.as_str()? {
+            "destroyed" => Some(DownOutcome::Destroyed),
+            "already_down" => Some(DownOutcome::AlreadyDown),
+            _ => None,
+        }
+    } else {
+        None
+    }
 }
 
 /// How a teardown process ended, as far as the reason needs it.
@@ -65,8 +115,9 @@ pub enum Exit {
 
 /// The failure reason to store in `reap_attempts.last_error`.
 ///
-/// Better than stackless's daemon, which keeps only the last stdout line (a
-/// lone `}` for a pretty-printed envelope): when stdout parses as JSON it is
+/// Better than stackless's 0.2 daemon, which keeps only the last stdout
+/// line (a lone `}` for a pretty-printed envelope): when stdout parses as
+/// JSON (an envelope of schema 1 or 2) it is
 /// re-serialized on one line, keeping the whole envelope; otherwise the last
 /// non-empty line; when stdout is empty, `down exited with <status>` (the
 /// signal named when killed).
@@ -103,8 +154,9 @@ pub fn failure_reason(stdout: &str, exit: &Exit) -> String {
     }
 }
 
-/// A stored `last_error` made readable: `code: message` plus the remediation
-/// when it is an envelope, else the text as it is.
+/// A stored `last_error` (or an `operations.error_json`) made readable:
+/// `code: message` plus the remediation when it is an envelope (schema 1
+/// or 2) or a bare error object, else the text as it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reason {
     /// `code: message`, or the raw text.
@@ -115,7 +167,9 @@ pub struct Reason {
     pub code: Option<String>,
 }
 
-/// Read a stored `last_error` (not sanitized: callers sanitize for display).
+/// Read a stored `last_error` or `error_json`: an envelope of schema 1 or
+/// 2, a bare error object, or prose such as the 0.2 daemon's lone `}` or the
+/// 0.3 daemon's `code: message` (not sanitized: callers sanitize).
 #[must_use]
 pub fn read_reason(last_error: &str) -> Reason {
     match parse_error(last_error) {
@@ -141,6 +195,60 @@ mod tests {
     use super::*;
 
     const PRETTY: &str = include_str!("../../tests/fixtures/envelopes/down-survivors-error.json");
+    const V2_FAILURE: &str =
+        include_str!("../../tests/fixtures/envelopes/v2-down-source-override-shared-error.json");
+    const V2_SUCCESS: &str = include_str!("../../tests/fixtures/envelopes/v2-down-destroyed.json");
+    const V1_SUCCESS: &str =
+        include_str!("../../tests/fixtures/envelopes/v1-down-already-down.json");
+    const V2_BARE: &str = include_str!("../../tests/fixtures/envelopes/v2-error-json-bare.json");
+
+    #[test]
+    fn schema_2_envelopes_and_bare_error_objects() {
+        let failure = parse_error(V2_FAILURE).expect("failure envelope");
+        assert_eq!(failure.schema_version, Some(2));
+        assert_eq!(failure.code, "engine.source_override.shared");
+        assert_eq!(failure.instance.as_deref(), Some("b"));
+        assert_eq!(
+            failure.remediation.as_deref(),
+            Some(
+                "use a separate git worktree per parallel agent, omit --source so stackless \
+                 materializes per-instance checkouts, or `stackless down a` before reusing \
+                 this checkout"
+            )
+        );
+        let bare = parse_error(V2_BARE).expect("bare error object");
+        assert_eq!(bare.code, "engine.teardown.survivors");
+        assert_eq!(bare.step.as_deref(), Some("start:web"));
+        assert_eq!(
+            read_reason(V2_BARE).summary,
+            "engine.teardown.survivors: teardown of \"demo\" left survivors: [\"process:web\"]; failures: []"
+        );
+        let one_line = failure_reason(V2_FAILURE, &Exit::Code(1));
+        assert_eq!(
+            read_reason(&one_line).code.as_deref(),
+            Some("engine.source_override.shared")
+        );
+        // Successes are envelopes too, never errors.
+        assert_eq!(parse_error(V2_SUCCESS), None);
+        assert_eq!(parse_error(V1_SUCCESS), None);
+        assert_eq!(parse_down_success(V2_SUCCESS), Some(DownOutcome::Destroyed));
+        assert_eq!(
+            parse_down_success(V1_SUCCESS),
+            Some(DownOutcome::AlreadyDown)
+        );
+        assert_eq!(parse_down_success(V2_FAILURE), None);
+        // JSON without a code is no error.
+        assert_eq!(parse_error(r#"{"message":"x"}"#), None);
+        assert_eq!(parse_error("[1]"), None);
+    }
+
+    #[test]
+    fn daemon_reasons_of_0_2_and_0_3_stay_prose() {
+        // 0.2.2 keeps the last line; 0.3.3 keeps `code: message`.
+        let r = read_reason("state.lock.held: instance \"golf\" is locked");
+        assert_eq!(r.code, None);
+        assert_eq!(r.summary, "state.lock.held: instance \"golf\" is locked");
+    }
 
     #[test]
     fn pretty_envelope_is_kept_whole_on_one_line() {

@@ -88,6 +88,23 @@ pub struct StepProgress {
 }
 
 impl StepProgress {
+    /// Parse one `operation_events.event_json`: the engine's step progress
+    /// (core-0.4.0/src/engine/progress.rs:7-31), e.g.
+    /// `{"event":"Started","step_id":"start:web","index":2,"total":3,...}`.
+    /// `None` for any other shape (the verify journal marker
+    /// `{"event":"VerificationJournal","version":1}`, a newer event, text
+    /// that is not JSON): such an event shows no progress.
+    #[must_use]
+    pub fn parse(event_json: &str) -> Option<Self> {
+        let value: serde_json::Value = serde_json::from_str(event_json).ok()?;
+        Some(Self {
+            event: value.get("event")?.as_str()?.to_owned(),
+            step_id: value.get("step_id")?.as_str()?.to_owned(),
+            index: value.get("index")?.as_i64()?,
+            total: value.get("total")?.as_i64()?,
+        })
+    }
+
     /// `start:web 2/3` (unsanitized: the UI sanitizes when it draws).
     #[must_use]
     pub fn text(&self) -> String {
@@ -155,6 +172,25 @@ mod tests {
         assert!(OpStatus::Running.is_pending());
         assert!(!OpStatus::Failed.is_pending());
         assert!(!OpStatus::Other("queued ".into()).is_pending());
+    }
+
+    #[test]
+    fn progress_parses_the_engine_shape_and_tolerates_others() {
+        let started = StepProgress::parse(
+            r#"{"event":"Started","instance":"demo","step_id":"start:web","step_kind":"start","node":"web","index":2,"total":3,"code":null,"at_epoch_ms":1760000000000,"duration_ms":null}"#,
+        )
+        .expect("a step event");
+        assert_eq!(started.event, "Started");
+        assert_eq!(started.text(), "start:web 2/3");
+        for other in [
+            r#"{"event":"VerificationJournal","version":1}"#,
+            r#"{"event":"Started","step_id":"x","index":"2","total":3}"#,
+            "[1,2]",
+            "not json",
+            "",
+        ] {
+            assert_eq!(StepProgress::parse(other), None, "{other}");
+        }
     }
 
     #[test]

@@ -175,11 +175,32 @@ impl Rows {
     /// The pending (queued or running) operation on `instance`, if any: the
     /// controller's reaper skips such an instance (0.4.0 controller,
     /// docs/stackless-releases.md). Matched by name, as the controller does.
+    /// The oldest when several are pending. Only the pending prefix of
+    /// [`Rows::operations`] is searched.
     #[must_use]
     pub fn pending_operation(&self, instance: &str) -> Option<&Operation> {
-        self.operations
+        self.pending_operations()
             .iter()
-            .find(|op| op.status.is_pending() && op.instance == instance)
+            .find(|op| op.instance == instance)
+    }
+
+    /// The pending (queued, running) operations: the prefix of
+    /// [`Rows::operations`], oldest first.
+    #[must_use]
+    pub fn pending_operations(&self) -> &[Operation] {
+        let end = self
+            .operations
+            .iter()
+            .position(|op| !op.status.is_pending())
+            .unwrap_or(self.operations.len());
+        &self.operations[..end]
+    }
+
+    /// The finished operations shown: the suffix of [`Rows::operations`]
+    /// after the pending ones, newest first.
+    #[must_use]
+    pub fn finished_operations(&self) -> &[Operation] {
+        &self.operations[self.pending_operations().len()..]
     }
 
     /// The reap attempt for `instance`, if any (binary search: rows are

@@ -1,9 +1,31 @@
 //! The reaper's decision, as a pure function of (now, rows): stackless §6
-//! re-implemented. No I/O here: the reaper thread (`super::runner`) reads the
-//! store, asks this module what to do, and acts.
+//! re-implemented, as each release decides. No I/O here: the reaper thread
+//! (`super::runner`) reads the store, asks this module what to do, and acts.
+//!
+//! Per release (docs/stackless-releases.md, "Reapers and GC"):
+//! - v4/v5 (the contract; stackless 0.2/0.3 daemons): worklist, lock skip,
+//!   backoff wait, reap; tombstones past 7 days are collected here.
+//! - v14 (the 0.4.0 controller, daemon-0.4.0/src/reaper.rs:6-26): the same
+//!   worklist minus every name with a queued or running operation (matched
+//!   by name, [`Decision::SkipPending`]), then lock and backoff as before.
+//!   Old `reap_attempts` rows are still honoured as backoff by the
+//!   controller, which clears them on a successful `down`.
+//! - **GC is off on v14**: tombstones due are listed
+//!   ([`Plan::tombstones_due`]) and left to the controller. Its collection
+//!   is guarded by far more than the row: the birth (`owner_id` must still
+//!   be the name's `instance_id`), the runtime-command lock under
+//!   `<state_dir>/locks/stripe/<hash>.lock` (keyed by a `DefaultHasher`
+//!   digest of a canonical path, under the state dir taken from the
+//!   environment), no checkpoint and no non-absent `resources` row, and its
+//!   own `gc` operation lock; it removes `logs/<resource_namespace>/` and
+//!   `runtime/<instance_id>/`. Reimplementing that guard here risks
+//!   deleting a row (and logs) that is still teardown evidence, for nothing:
+//!   the controller resubmits its `gc` every tick while a tombstone is due.
+
+use std::collections::HashMap;
 
 use crate::model::name::is_dns_safe;
-use crate::model::{Instance, Liveness, ReapAttempt, Snapshot, Status};
+use crate::model::{Instance, Liveness, OpStatus, Operation, ReapAttempt, Snapshot, Status};
 
 pub use crate::model::backoff::{
     BACKOFF_BASE_SECS, BACKOFF_CAP_SECS, TOMBSTONE_GC_WINDOW_SECS, backoff, backoff_secs,
@@ -18,6 +40,15 @@ pub enum Decision {
     /// A live operation holds the lock: never reap mid-operation, however long
     /// past expiry (§6 step 2).
     SkipLocked(Liveness),
+    /// The controller has a queued or running operation on this name
+    /// (v14; daemon-0.4.0/src/reaper.rs:10): it will run first, and a `down`
+    /// submitted now would only queue behind it.
+    SkipPending {
+        /// The pending operation's verb (`up`, `down`, `verify`, `gc`).
+        verb: String,
+        /// Queued or running.
+        status: OpStatus,
+    },
     /// A previous reap failed and its backoff runs until this unix second.
     WaitBackoff {
         /// `next_retry_at`.
@@ -28,19 +59,27 @@ pub enum Decision {
     RefuseName,
 }
 
-/// The §6 step 2 decision for one instance already on the worklist: the lock
-/// first (`held`, from [`Liveness::held`]), then the backoff gate
+/// The §6 step 2 decision for one instance already on the worklist: a
+/// pending operation first (v14: the controller's rule; `None` elsewhere),
+/// then the lock (`held`, from [`Liveness::held`]), then the backoff gate
 /// (`next_retry_at > now` waits), else reap. The name check comes before
-/// both: a hostile name is never acted upon.
+/// all: a hostile name is never acted upon.
 #[must_use]
 pub fn decide(
     name: &str,
     now: i64,
+    pending: Option<&Operation>,
     lock: Option<&Liveness>,
     prior: Option<&ReapAttempt>,
 ) -> Decision {
     if !is_dns_safe(name) {
         return Decision::RefuseName;
+    }
+    if let Some(op) = pending {
+        return Decision::SkipPending {
+            verb: op.verb.clone(),
+            status: op.status.clone(),
+        };
     }
     if let Some(liveness) = lock.filter(|l| l.held()) {
         return Decision::SkipLocked(liveness.clone());
@@ -71,6 +110,10 @@ pub struct Plan {
     /// Tombstones past the 7-day window (D14), ordered by name. Empty when
     /// the generation leaves GC to stackless.
     pub gc: Vec<(String, GcDecision)>,
+    /// Tombstones past the 7-day window that this console leaves to
+    /// stackless (v14: the controller collects them; see the module docs),
+    /// ordered by name. Empty where the console collects them itself.
+    pub tombstones_due: Vec<String>,
 }
 
 /// Whether `instance` is on the §6 worklist at `now`: active, with a lease
@@ -93,20 +136,30 @@ pub fn gc_due(instance: &Instance, now: i64) -> bool {
 }
 
 /// Decide a whole pass over `snapshot` at `now`. `allow_gc` comes from the
-/// store's generation ([`crate::model::Generation::allows_gc`]).
+/// store's generation ([`crate::model::Generation::allows_gc`]). Pending
+/// operations come from [`crate::model::Rows::pending_operations`] (empty
+/// before v8), looked up through a map built once: linear in the rows.
 #[must_use]
 pub fn plan(snapshot: &Snapshot, now: i64, allow_gc: bool) -> Plan {
     let mut plan = Plan::default();
-    // `snapshot.instances` is ordered by name, so both lists are too.
+    let mut pending: HashMap<&str, &Operation> = HashMap::new();
+    for op in snapshot.pending_operations() {
+        // The oldest pending operation of a name is the one shown.
+        pending.entry(op.instance.as_str()).or_insert(op);
+    }
+    // `snapshot.instances` is ordered by name, so the lists are too.
     for instance in &snapshot.instances {
         if on_worklist(instance, now) {
             let decision = decide(
                 &instance.name,
                 now,
+                pending.get(instance.name.as_str()).copied(),
                 snapshot.lock_liveness(&instance.name),
                 snapshot.reap_attempt(&instance.name),
             );
             plan.reaps.push((instance.name.clone(), decision));
+        } else if !allow_gc && gc_due(instance, now) {
+            plan.tombstones_due.push(instance.name.clone());
         } else if allow_gc && gc_due(instance, now) {
             let decision = if is_dns_safe(&instance.name) {
                 GcDecision::Collect
@@ -130,6 +183,14 @@ pub enum KeyRefusal {
     LeaseNotExpired,
     /// A live operation (or a foreign host) holds the lock.
     Locked(Liveness),
+    /// v14: the controller has a queued or running operation on this name;
+    /// it runs first (cancel a queued one, or wait).
+    Pending {
+        /// The pending operation's verb.
+        verb: String,
+        /// Queued or running.
+        status: OpStatus,
+    },
 }
 
 impl std::fmt::Display for KeyRefusal {
@@ -141,22 +202,31 @@ impl std::fmt::Display for KeyRefusal {
                 f.write_str("refused: lease has not expired (use d to tear down)")
             }
             Self::Locked(l) => write!(f, "refused: locked ({l})"),
+            Self::Pending { verb, status } => {
+                write!(
+                    f,
+                    "refused: operation pending ({verb} {status}); the controller runs it first"
+                )
+            }
         }
     }
 }
 
 /// May the operator's `r` reap `instance` now? Only an active instance whose
-/// lease has expired and whose lock is not held. Unlike the reaper, `r` does
-/// not wait out a backoff: the operator asked for a retry now.
+/// lease has expired, with no pending operation (`pending`: pass
+/// [`crate::model::Rows::pending_operation`]), and whose lock is not held.
+/// Unlike the reaper, `r` does not wait out a backoff: the operator asked
+/// for a retry now.
 ///
 /// # Errors
 /// The [`KeyRefusal`] to show in the activity log.
 pub fn may_reap_now(
     instance: &Instance,
     lock: Option<&Liveness>,
+    pending: Option<&Operation>,
     now: i64,
 ) -> Result<(), KeyRefusal> {
-    may_tear_down(instance, lock)?;
+    may_tear_down(instance, lock, pending)?;
     if !instance.lease.is_some_and(|l| l.expired(now)) {
         return Err(KeyRefusal::LeaseNotExpired);
     }
@@ -164,16 +234,28 @@ pub fn may_reap_now(
 }
 
 /// May the operator's `d` tear `instance` down? Any active instance with a
-/// DNS-safe name whose lock is not held.
+/// DNS-safe name, no pending operation (v14: `pending` is
+/// [`crate::model::Rows::pending_operation`]; always `None` before v8) and
+/// a lock that is not held.
 ///
 /// # Errors
 /// The [`KeyRefusal`] to show in the activity log.
-pub fn may_tear_down(instance: &Instance, lock: Option<&Liveness>) -> Result<(), KeyRefusal> {
+pub fn may_tear_down(
+    instance: &Instance,
+    lock: Option<&Liveness>,
+    pending: Option<&Operation>,
+) -> Result<(), KeyRefusal> {
     if !is_dns_safe(&instance.name) {
         return Err(KeyRefusal::NotDnsSafe);
     }
     if instance.status != Status::Active {
         return Err(KeyRefusal::NotActive);
+    }
+    if let Some(op) = pending {
+        return Err(KeyRefusal::Pending {
+            verb: op.verb.clone(),
+            status: op.status.clone(),
+        });
     }
     if let Some(l) = lock.filter(|l| l.held()) {
         return Err(KeyRefusal::Locked(l.clone()));
@@ -217,22 +299,28 @@ mod tests {
 
     #[test]
     fn decide_each_branch() {
-        assert_eq!(decide("golf", NOW, None, None), Decision::Reap);
+        assert_eq!(decide("golf", NOW, None, None, None), Decision::Reap);
         assert_eq!(
-            decide("golf", NOW, Some(&Liveness::Alive), None),
+            decide("golf", NOW, None, Some(&Liveness::Alive), None),
             Decision::SkipLocked(Liveness::Alive)
         );
         assert_eq!(
-            decide("golf", NOW, Some(&Liveness::ForeignHost("b".into())), None),
+            decide(
+                "golf",
+                NOW,
+                None,
+                Some(&Liveness::ForeignHost("b".into())),
+                None
+            ),
             Decision::SkipLocked(Liveness::ForeignHost("b".into()))
         );
         // A stale lock does not block (the holder is dead).
         assert_eq!(
-            decide("golf", NOW, Some(&Liveness::StalePidGone), None),
+            decide("golf", NOW, None, Some(&Liveness::StalePidGone), None),
             Decision::Reap
         );
         assert_eq!(
-            decide("golf", NOW, Some(&Liveness::StalePidReused), None),
+            decide("golf", NOW, None, Some(&Liveness::StalePidReused), None),
             Decision::Reap
         );
         // The lock wins over the backoff.
@@ -240,22 +328,35 @@ mod tests {
             decide(
                 "golf",
                 NOW,
+                None,
                 Some(&Liveness::Alive),
                 Some(&attempt("golf", 3, NOW + 173))
             ),
             Decision::SkipLocked(Liveness::Alive)
         );
         assert_eq!(
-            decide("golf", NOW, None, Some(&attempt("golf", 3, NOW + 173))),
+            decide(
+                "golf",
+                NOW,
+                None,
+                None,
+                Some(&attempt("golf", 3, NOW + 173))
+            ),
             Decision::WaitBackoff { until: NOW + 173 }
         );
         // next_retry_at == now: the gate is `> now`, so it is due.
         assert_eq!(
-            decide("golf", NOW, None, Some(&attempt("golf", 3, NOW))),
+            decide("golf", NOW, None, None, Some(&attempt("golf", 3, NOW))),
             Decision::Reap
         );
-        assert_eq!(decide("x; rm -rf /", NOW, None, None), Decision::RefuseName);
-        assert_eq!(decide("--help", NOW, None, None), Decision::RefuseName);
+        assert_eq!(
+            decide("x; rm -rf /", NOW, None, None, None),
+            Decision::RefuseName
+        );
+        assert_eq!(
+            decide("--help", NOW, None, None, None),
+            Decision::RefuseName
+        );
     }
 
     #[test]
@@ -313,29 +414,125 @@ mod tests {
         assert!(super::plan(&snapshot, NOW, false).gc.is_empty());
     }
 
+    fn op(instance: &str, verb: &str, status: OpStatus) -> Operation {
+        Operation {
+            id: format!("op-{instance}"),
+            instance: instance.into(),
+            instance_id: None,
+            verb: verb.into(),
+            status,
+            cancel_requested: false,
+            created_at: NOW - 5,
+            updated_at: NOW - 5,
+            error_json: None,
+            progress: None,
+        }
+    }
+
+    #[test]
+    fn v14_skips_pending_names_and_leaves_gc_to_the_controller() {
+        let mut tomb_old = instance("old", Status::Tombstoned, None);
+        tomb_old.tombstoned_at = Some(NOW - TOMBSTONE_GC_WINDOW_SECS - 1);
+        let mut locked = instance("locked", Status::Active, Some(NOW - 10));
+        locked.lock = Some(OpLock {
+            operation: "down".into(),
+            holder_pid: 1,
+            holder_start_time: 1,
+            acquired_at: 1,
+            holder_host: Some("vm".into()),
+            claim_id: Some("c".into()),
+        });
+        let mut snapshot = Snapshot::from(Rows {
+            generation: crate::model::Generation::new(14),
+            instances: vec![
+                instance("alpha", Status::Active, Some(NOW - 1)),
+                instance("bravo", Status::Active, Some(NOW - 1)),
+                locked,
+                tomb_old,
+            ],
+            operations: vec![
+                op("alpha", "down", OpStatus::Running),
+                op("locked", "up", OpStatus::Queued),
+                op("bravo", "up", OpStatus::Failed),
+            ],
+            ..Rows::default()
+        });
+        snapshot
+            .liveness_mut()
+            .insert("locked".into(), Liveness::Alive);
+        let plan = plan(&snapshot, NOW, false);
+        assert_eq!(
+            plan.reaps,
+            vec![
+                (
+                    "alpha".into(),
+                    Decision::SkipPending {
+                        verb: "down".into(),
+                        status: OpStatus::Running
+                    }
+                ),
+                ("bravo".into(), Decision::Reap),
+                (
+                    "locked".into(),
+                    Decision::SkipPending {
+                        verb: "up".into(),
+                        status: OpStatus::Queued
+                    }
+                ),
+            ]
+        );
+        assert!(plan.gc.is_empty());
+        assert_eq!(plan.tombstones_due, vec!["old".to_owned()]);
+        // Where the console collects (v4/v5), nothing is "left".
+        assert!(super::plan(&snapshot, NOW, true).tombstones_due.is_empty());
+
+        let alpha = snapshot.instance("alpha").unwrap();
+        let refusal = may_tear_down(alpha, None, snapshot.pending_operation("alpha"));
+        assert_eq!(
+            refusal,
+            Err(KeyRefusal::Pending {
+                verb: "down".into(),
+                status: OpStatus::Running
+            })
+        );
+        assert_eq!(
+            refusal.unwrap_err().to_string(),
+            "refused: operation pending (down running); the controller runs it first"
+        );
+        assert!(matches!(
+            may_reap_now(alpha, None, snapshot.pending_operation("alpha"), NOW),
+            Err(KeyRefusal::Pending { .. })
+        ));
+        let bravo = snapshot.instance("bravo").unwrap();
+        assert_eq!(
+            may_reap_now(bravo, None, snapshot.pending_operation("bravo"), NOW),
+            Ok(())
+        );
+    }
+
     #[test]
     fn key_rules() {
         let expired = instance("golf", Status::Active, Some(NOW - 1));
         let fresh = instance("alpha", Status::Active, Some(NOW + 100));
         let tomb = instance("charlie", Status::Tombstoned, None);
-        assert_eq!(may_reap_now(&expired, None, NOW), Ok(()));
+        assert_eq!(may_reap_now(&expired, None, None, NOW), Ok(()));
         assert_eq!(
-            may_reap_now(&fresh, None, NOW),
+            may_reap_now(&fresh, None, None, NOW),
             Err(KeyRefusal::LeaseNotExpired)
         );
-        assert_eq!(may_tear_down(&fresh, None), Ok(()));
-        assert_eq!(may_tear_down(&tomb, None), Err(KeyRefusal::NotActive));
+        assert_eq!(may_tear_down(&fresh, None, None), Ok(()));
+        assert_eq!(may_tear_down(&tomb, None, None), Err(KeyRefusal::NotActive));
         assert_eq!(
-            may_reap_now(&expired, Some(&Liveness::Alive), NOW),
+            may_reap_now(&expired, Some(&Liveness::Alive), None, NOW),
             Err(KeyRefusal::Locked(Liveness::Alive))
         );
         assert_eq!(
-            may_reap_now(&expired, Some(&Liveness::StalePidGone), NOW),
+            may_reap_now(&expired, Some(&Liveness::StalePidGone), None, NOW),
             Ok(())
         );
         let hostile = instance("--help", Status::Active, Some(NOW - 1));
         assert_eq!(
-            may_reap_now(&hostile, None, NOW),
+            may_reap_now(&hostile, None, None, NOW),
             Err(KeyRefusal::NotDnsSafe)
         );
         assert_eq!(

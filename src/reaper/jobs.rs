@@ -215,8 +215,9 @@ impl Teardowns {
 
     /// Tear `seen` down now on this thread, using `store`. The instance is
     /// re-read in a fresh transaction first and the teardown aborted if its
-    /// status, lease, lock or reap attempt changed since `seen` was read (no
-    /// check-then-act race). Returns the final [`ActivityKind`] reported.
+    /// birth (v14), status, lease, lock or reap attempt changed since `seen`
+    /// was read, or an operation is now pending on it (v14): no
+    /// check-then-act race. Returns the final [`ActivityKind`] reported.
     pub(super) fn execute(
         &self,
         store: &mut Store,
@@ -244,7 +245,7 @@ impl Teardowns {
         match store.recheck(name) {
             Ok(Some(current)) => {
                 if let Some(what) = changed(seen, seen_attempt, &current) {
-                    return aborted(format!("{what} changed since the decision; not torn down"));
+                    return aborted(format!("{what} since the decision; not torn down"));
                 }
             }
             Ok(None) => return aborted("the instance is gone from the store".into()),
@@ -362,20 +363,22 @@ fn shown_command(argv: &[String]) -> String {
 }
 
 /// What differs between the decision's view and the fresh re-read, if
-/// anything.
-fn changed(
-    seen: &Instance,
-    seen_attempt: Option<&ReapAttempt>,
-    now: &Recheck,
-) -> Option<&'static str> {
-    if seen.status != now.status {
-        Some("status")
+/// anything, as the abort says it (`instance changed (birth)`: the name
+/// was torn down and brought up again, a new birth the decision never saw;
+/// `operation pending (up queued)`: the controller got work for it).
+fn changed(seen: &Instance, seen_attempt: Option<&ReapAttempt>, now: &Recheck) -> Option<String> {
+    if seen.birth != now.birth {
+        Some("instance changed (birth)".into())
+    } else if seen.status != now.status {
+        Some("status changed".into())
     } else if seen.lease != now.lease {
-        Some("lease")
+        Some("lease changed".into())
     } else if seen.lock != now.lock {
-        Some("lock")
+        Some("lock changed".into())
     } else if seen_attempt != now.attempt.as_ref() {
-        Some("reap attempt")
+        Some("reap attempt changed".into())
+    } else if let Some((verb, status)) = &now.pending {
+        Some(format!("operation pending ({verb} {status})"))
     } else {
         None
     }

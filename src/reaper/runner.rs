@@ -1,7 +1,9 @@
 //! The reaper thread: every tick, read a snapshot, decide (pure,
 //! [`super::decision`]), and hand each instance to reap to a teardown job
 //! ([`super::jobs`]; at most `concurrency` at once, never two for one
-//! instance). Old tombstones are garbage-collected (D14).
+//! instance). Old tombstones are garbage-collected (D14) where the console
+//! owns GC (v4/v5); on v14 the controller collects them and the pass only
+//! reports how many are due (see `super::decision` for why).
 
 use std::collections::{HashMap, HashSet};
 use std::thread::JoinHandle;
@@ -25,6 +27,9 @@ pub struct PassSummary {
     pub failed: usize,
     /// Tombstones collected.
     pub collected: usize,
+    /// Tombstones past 7 days left to stackless (v14: the controller
+    /// collects them; v6-13, >14: stackless does). Not collected here.
+    pub tombstones_due: usize,
     /// Store errors that stopped part of the pass.
     pub errors: usize,
 }
@@ -37,6 +42,9 @@ pub struct Reaper {
     /// Last skip/wait reported per instance, so a pass reports changes only.
     last_quiet: HashMap<String, (ActivityKind, String)>,
     busy_reported: bool,
+    /// The last "tombstones due" note reported, so it is said once per
+    /// change.
+    last_due_note: Option<String>,
     running: Vec<JoinHandle<Option<ActivityKind>>>,
     /// Instances decided `Reap` this tick and not started yet: started as
     /// teardown slots free up, so a tick's whole worklist is worked through
@@ -65,6 +73,7 @@ impl Reaper {
             jobs,
             last_quiet: HashMap::new(),
             busy_reported: false,
+            last_due_note: None,
             running: Vec::new(),
             queue: std::collections::VecDeque::new(),
             time: TimeGuard::default(),
@@ -198,6 +207,14 @@ impl Reaper {
                     self.quiet(&name, ActivityKind::SkippedLocked, l.to_string());
                     continue;
                 }
+                Decision::SkipPending { verb, status } => {
+                    self.quiet(
+                        &name,
+                        ActivityKind::Skipped,
+                        format!("operation pending ({verb} {status})"),
+                    );
+                    continue;
+                }
                 Decision::WaitBackoff { until } => {
                     self.quiet(
                         &name,
@@ -236,6 +253,8 @@ impl Reaper {
             }
         }
         self.queue = queue;
+        summary.tombstones_due = plan.tombstones_due.len();
+        self.note_tombstones_due(plan.tombstones_due.len());
         for (name, gc) in plan.gc {
             seen_now.insert(name.clone());
             match gc {
@@ -255,6 +274,30 @@ impl Reaper {
         }
         self.last_quiet.retain(|name, _| seen_now.contains(name));
         summary
+    }
+
+    /// Say (once per change) how many tombstones are due that the v14
+    /// controller collects: `GC: 3 tombstones due: the controller collects
+    /// them`. (v6-13 and >14 stay silent, as their banner already says GC is
+    /// left to stackless.)
+    fn note_tombstones_due(&mut self, due: usize) {
+        let controller = self.store.generation().era() == crate::model::generation::Era::Controller;
+        let note = (controller && due > 0).then(|| {
+            let plural = if due == 1 { "" } else { "s" };
+            format!("GC: {due} tombstone{plural} due: the controller collects them")
+        });
+        if note != self.last_due_note {
+            if let Some(text) = &note {
+                self.emit(Activity::new(
+                    self.now(),
+                    Actor::Reaper,
+                    "",
+                    ActivityKind::Skipped,
+                    text.clone(),
+                ));
+            }
+            self.last_due_note = note;
+        }
     }
 
     /// Make sure the store connection still reads the file at the path

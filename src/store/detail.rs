@@ -13,7 +13,9 @@ use rusqlite::{OptionalExtension, TransactionBehavior};
 
 use super::read::{col, lenient_int, lenient_text};
 use super::{Store, StoreError};
-pub use crate::model::detail::{Checkpoint, InstanceDetail};
+pub use crate::model::detail::{
+    Checkpoint, InstanceDetail, Observation, Placement, Resource, Revision,
+};
 
 /// The names of `table`'s columns (empty when there is no such table).
 fn columns(tx: &rusqlite::Transaction<'_>, table: &str) -> rusqlite::Result<Vec<String>> {
@@ -60,6 +62,7 @@ impl Store {
                     definition_dir: lenient_text(col(row, 1)).unwrap_or_default(),
                     source_overrides: lenient_text(col(row, 2)).unwrap_or_default(),
                     checkpoints: Vec::new(),
+                    ..InstanceDetail::default()
                 })
             })
             .optional()
@@ -95,6 +98,20 @@ impl Store {
                 });
             }
         }
+        if instance_columns.iter().any(|c| c == "instance_id") {
+            let owner: Option<String> = tx
+                .query_row(
+                    "SELECT instance_id FROM instances WHERE name = ?1",
+                    [name],
+                    |row| Ok(lenient_text(col(row, 0))),
+                )
+                .optional()
+                .map_err(err)?
+                .flatten();
+            if let Some(owner) = owner.filter(|o| !o.is_empty()) {
+                read_birth(&tx, &owner, &mut detail).map_err(err)?;
+            }
+        }
         tx.commit().map_err(err)?;
         // Stable: rows recorded in the same second keep their written order.
         detail
@@ -102,6 +119,95 @@ impl Store {
             .sort_by_key(|c| c.recorded_at.unwrap_or(i64::MAX));
         Ok(Some(detail))
     }
+}
+
+/// The tables keyed by the birth (`owner_id`), read leniently: a missing
+/// table or column reads as empty. Never `resources.payload`, never
+/// `secret_history`.
+fn read_birth(
+    tx: &rusqlite::Transaction<'_>,
+    owner: &str,
+    detail: &mut InstanceDetail,
+) -> rusqlite::Result<()> {
+    let has = |table: &str, wanted: &[&str]| -> rusqlite::Result<bool> {
+        let present = columns(tx, table)?;
+        Ok(wanted.iter().all(|w| present.iter().any(|c| c == w)))
+    };
+    if has("resources", &["owner_id", "resource_key"])? {
+        let present = columns(tx, "resources")?;
+        let sql = format!(
+            "SELECT {}, {}, {}, {}, {}, {}, {} FROM resources WHERE owner_id = ?1
+             ORDER BY resource_key",
+            or_null(&present, "resource_kind"),
+            or_null(&present, "resource_id"),
+            or_null(&present, "phase"),
+            or_null(&present, "ownership"),
+            or_null(&present, "provider"),
+            or_null(&present, "step_id"),
+            or_null(&present, "updated_at"),
+        );
+        let mut stmt = tx.prepare(&sql)?;
+        let mut rows = stmt.query([owner])?;
+        while let Some(row) = rows.next()? {
+            let text = |i| lenient_text(col(row, i)).unwrap_or_default();
+            detail.resources.push(Resource {
+                kind: text(0),
+                id: text(1),
+                phase: text(2),
+                ownership: text(3),
+                provider: text(4),
+                step_id: text(5),
+                updated_at: lenient_int(col(row, 6)),
+            });
+        }
+    }
+    if has("placements", &["owner_id", "node", "provider"])? {
+        let mut stmt =
+            tx.prepare("SELECT node, provider FROM placements WHERE owner_id = ?1 ORDER BY node")?;
+        let mut rows = stmt.query([owner])?;
+        while let Some(row) = rows.next()? {
+            detail.placements.push(Placement {
+                node: lenient_text(col(row, 0)).unwrap_or_default(),
+                provider: lenient_text(col(row, 1)).unwrap_or_default(),
+            });
+        }
+    }
+    if has(
+        "instance_revisions",
+        &["owner_id", "desired_revision", "applied_revision"],
+    )? {
+        detail.revision = tx
+            .query_row(
+                "SELECT desired_revision, applied_revision FROM instance_revisions
+                 WHERE owner_id = ?1",
+                [owner],
+                |row| {
+                    Ok(Revision {
+                        desired: lenient_text(col(row, 0)).unwrap_or_default(),
+                        applied: lenient_text(col(row, 1)),
+                    })
+                },
+            )
+            .optional()?;
+    }
+    if has(
+        "observations",
+        &["owner_id", "node", "evidence_json", "observed_at"],
+    )? {
+        let mut stmt = tx.prepare(
+            "SELECT node, evidence_json, observed_at FROM observations WHERE owner_id = ?1
+             ORDER BY node",
+        )?;
+        let mut rows = stmt.query([owner])?;
+        while let Some(row) = rows.next()? {
+            detail.observations.push(Observation::parse(
+                lenient_text(col(row, 0)).unwrap_or_default(),
+                &lenient_text(col(row, 1)).unwrap_or_default(),
+                lenient_int(col(row, 2)),
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -140,6 +246,7 @@ mod tests {
                 definition_dir: String::new(),
                 source_overrides: "{}".into(),
                 checkpoints: vec![],
+                ..InstanceDetail::default()
             }
         );
         assert_eq!(store.instance_detail("missing").expect("read"), None);

@@ -6,6 +6,7 @@
 
 pub mod detail;
 pub mod error;
+pub mod operations;
 pub mod probe;
 mod read;
 pub mod schema;
@@ -20,7 +21,7 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 pub use error::StoreError;
 pub use read::probe_liveness;
 
-use crate::model::{Generation, Lease, OpLock, ReapAttempt, Status};
+use crate::model::{Birth, Generation, Lease, OpLock, OpStatus, ReapAttempt, Status};
 
 /// How long a statement waits on another process's lock before failing with
 /// `SQLITE_BUSY` (stackless opens with 5 s).
@@ -50,11 +51,27 @@ pub fn default_path(xdg_state_home: Option<&str>, home: Option<&str>) -> Option<
 }
 
 /// Which optional columns and tables the store has (they depend on its
-/// migrations: a v2 store has no `reap_attempts` and no `holder_host`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// migrations: a v2 store has no `reap_attempts` and no `holder_host`). Each
+/// is read only where the generation says it is known *and* the column is
+/// there: "read what you know" (docs/stackless-releases.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 struct Layout {
+    /// `reap_attempts` (migration 3).
     reap_attempts: bool,
+    /// `op_locks.holder_host` (migration 4).
     holder_host: bool,
+    /// `instances.dirty` (migration 5, stackless 0.2.0+; read on v5+).
+    dirty: bool,
+    /// `op_locks.claim_id` (migration 6).
+    claim_id: bool,
+    /// `instances.instance_id` and `resource_namespace` (migration 7).
+    birth: bool,
+    /// `operations` with the columns of migration 8 (read on v8+).
+    operations: bool,
+    /// `operations.instance_id` (migration 10).
+    operation_birth: bool,
+    /// `operation_events` with the columns of migration 8.
+    operation_events: bool,
 }
 
 /// An open state store.
@@ -100,6 +117,14 @@ pub struct Recheck {
     pub lock: Option<OpLock>,
     /// The `reap_attempts` row, if any.
     pub attempt: Option<ReapAttempt>,
+    /// The birth (migration 7, stackless 0.4.0): a name reborn between the
+    /// decision and the teardown has another `instance_id`. `None` before
+    /// migration 7.
+    pub birth: Option<Birth>,
+    /// A queued or running operation on this name (0.4.0 controller, matched
+    /// by name): its verb and status. `None` before migration 8 or when
+    /// nothing is pending.
+    pub pending: Option<(String, OpStatus)>,
 }
 
 impl Store {
@@ -144,7 +169,7 @@ impl Store {
             drop(conn);
             return Self::open(path, access);
         }
-        let layout = read_layout(&probe, path)?;
+        let layout = read_layout(&probe, path, generation)?;
         drop(probe);
         let conn = Self::connect(path, access, false)?;
         Ok(Self {
@@ -341,7 +366,20 @@ fn read_generation(conn: &Connection, path: &Path) -> Result<Generation, StoreEr
     Ok(Generation::new(user_version))
 }
 
-fn read_layout(conn: &Connection, path: &Path) -> Result<Layout, StoreError> {
+/// The names of `table`'s columns (empty when there is no such table).
+fn table_columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare("SELECT name FROM pragma_table_info(?1)")?;
+    stmt.query_map([table], |r| r.get::<_, String>(0))?
+        .collect()
+}
+
+/// What the store has that this console knows how to read. Never an error
+/// for an unknown table or column (v6-13, >14): those are left alone.
+fn read_layout(
+    conn: &Connection,
+    path: &Path,
+    generation: Generation,
+) -> Result<Layout, StoreError> {
     let err = |e: rusqlite::Error| StoreError::sqlite(path, &e);
     let tables: Vec<String> = {
         let mut stmt = conn
@@ -361,17 +399,41 @@ fn read_layout(conn: &Connection, path: &Path) -> Result<Layout, StoreError> {
             ));
         }
     }
-    let lock_columns: Vec<String> = {
-        let mut stmt = conn
-            .prepare("SELECT name FROM pragma_table_info('op_locks')")
-            .map_err(err)?;
-        stmt.query_map([], |r| r.get::<_, String>(0))
-            .map_err(err)?
-            .collect::<Result<_, _>>()
-            .map_err(err)?
+    let lock_columns = table_columns(conn, "op_locks").map_err(err)?;
+    let instance_columns = table_columns(conn, "instances").map_err(err)?;
+    let all =
+        |present: &[String], wanted: &[&str]| wanted.iter().all(|w| present.iter().any(|c| c == w));
+    let uv = generation.user_version;
+    let (operations, operation_birth, operation_events) = if generation.has_operations() {
+        let columns = table_columns(conn, "operations").map_err(err)?;
+        let events = table_columns(conn, "operation_events").map_err(err)?;
+        let operations = all(
+            &columns,
+            &[
+                "id",
+                "instance",
+                "verb",
+                "status",
+                "created_at",
+                "updated_at",
+            ],
+        );
+        (
+            operations,
+            operations && all(&columns, &["instance_id"]),
+            operations && all(&events, &["sequence", "operation_id", "event_json"]),
+        )
+    } else {
+        (false, false, false)
     };
     Ok(Layout {
         reap_attempts: has("reap_attempts"),
-        holder_host: lock_columns.iter().any(|c| c == "holder_host"),
+        holder_host: all(&lock_columns, &["holder_host"]),
+        dirty: uv >= 5 && all(&instance_columns, &["dirty"]),
+        claim_id: uv >= 6 && all(&lock_columns, &["claim_id"]),
+        birth: uv >= 7 && all(&instance_columns, &["instance_id", "resource_namespace"]),
+        operations,
+        operation_birth,
+        operation_events,
     })
 }

@@ -7,9 +7,9 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::probe::HostProbe;
-use super::{Store, StoreError};
+use super::{Layout, Store, StoreError};
 use crate::model::liveness::{LockLiveness, liveness};
-use crate::model::{Instance, Lease, OpLock, ReapAttempt, Rows, Snapshot, Status};
+use crate::model::{Birth, Instance, Lease, OpLock, ReapAttempt, Rows, Snapshot, Status};
 
 impl Store {
     /// Read instances, leases, locks and reap attempts in one read
@@ -25,7 +25,7 @@ impl Store {
     pub fn snapshot(&mut self, probe: &mut dyn HostProbe) -> Result<Snapshot, StoreError> {
         let path = &self.path;
         let err = |e: rusqlite::Error| StoreError::sqlite(path, &e);
-        let holder_host = self.layout.holder_host;
+        let layout = self.layout;
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Deferred)
@@ -34,9 +34,9 @@ impl Store {
         // cheaper than SQLite's LEFT JOIN at scale (two index seeks per
         // instance plus a sort); the join query remains for the stores where
         // a byte-wise merge could differ from SQL's `=` (see `scan_instances`).
-        let mut instances = match scan_instances(&tx, holder_host).map_err(err)? {
+        let mut instances = match scan_instances(&tx, layout).map_err(err)? {
             Some(instances) => instances,
-            None => join_instances(&tx, holder_host).map_err(err)?,
+            None => join_instances(&tx, layout).map_err(err)?,
         };
         let mut reap_attempts = Vec::new();
         if self.layout.reap_attempts {
@@ -51,6 +51,11 @@ impl Store {
                 reap_attempts.push(attempt_from_row(row, 0));
             }
         }
+        let operations = if layout.operations {
+            super::operations::read_operations(&tx, layout).map_err(err)?
+        } else {
+            Vec::new()
+        };
         tx.commit().map_err(err)?;
         // Lossy UTF-8 decoding can reorder; binary search needs byte order.
         // (Checked first: a stable sort of sorted rows changes nothing, and
@@ -65,8 +70,7 @@ impl Store {
             generation: self.generation,
             instances,
             reap_attempts,
-            // The controller's queue is read by the schema-14 adapter.
-            operations: Vec::new(),
+            operations,
         };
         let liveness = probe_liveness(&rows, probe);
         Ok(Snapshot::new(rows, liveness))
@@ -114,20 +118,34 @@ pub(super) fn col<'a>(row: &'a rusqlite::Row<'_>, index: usize) -> ValueRef<'a> 
     row.get_ref(index).unwrap_or(ValueRef::Null)
 }
 
-/// The instances with their lease and lock, in SQL's `LEFT JOIN` form
-/// (one query, ordered by name). Used where [`scan_instances`] declines.
-fn join_instances(conn: &Connection, holder_host: bool) -> rusqlite::Result<Vec<Instance>> {
-    let host_col = if holder_host { "k.holder_host" } else { "NULL" };
-    let sql = format!(
+/// The `LEFT JOIN` of an instance with its lease and lock, in the column
+/// order [`instance_from_row`] reads (instance 0..=4, lease 5..=7, lock
+/// 8..=14, then `dirty`, `instance_id`, `resource_namespace` at 15..=17),
+/// followed by `tail` (a `WHERE` or `ORDER BY`). Columns the store lacks
+/// read as NULL.
+pub(super) fn join_sql(layout: Layout, tail: &str) -> String {
+    let pick = |present: bool, column: &'static str| if present { column } else { "NULL" };
+    format!(
         "SELECT i.name, i.substrate, i.status, i.created_at, i.tombstoned_at,
                 l.instance, l.duration_secs, l.expires_at,
                 k.instance, k.operation, k.holder_pid, k.holder_start_time,
-                k.acquired_at, {host_col}
+                k.acquired_at, {}, {}, {}, {}, {}
          FROM instances i
          LEFT JOIN leases l ON l.instance = i.name
          LEFT JOIN op_locks k ON k.instance = i.name
-         ORDER BY i.name"
-    );
+         {tail}",
+        pick(layout.holder_host, "k.holder_host"),
+        pick(layout.claim_id, "k.claim_id"),
+        pick(layout.dirty, "i.dirty"),
+        pick(layout.birth, "i.instance_id"),
+        pick(layout.birth, "i.resource_namespace"),
+    )
+}
+
+/// The instances with their lease and lock, in SQL's `LEFT JOIN` form
+/// (one query, ordered by name). Used where [`scan_instances`] declines.
+fn join_instances(conn: &Connection, layout: Layout) -> rusqlite::Result<Vec<Instance>> {
+    let sql = join_sql(layout, "ORDER BY i.name");
     let mut instances = Vec::new();
     let mut stmt = conn.prepare_cached(&sql)?;
     let mut rows = stmt.query([])?;
@@ -145,7 +163,7 @@ fn join_instances(conn: &Connection, holder_host: bool) -> rusqlite::Result<Vec<
 /// two), a join key is neither text nor NULL (SQL's type rules would apply),
 /// or a name, lease or lock appears twice (the join would repeat the
 /// instance). stackless's own stores never hit any of these.
-fn scan_instances(conn: &Connection, holder_host: bool) -> rusqlite::Result<Option<Vec<Instance>>> {
+fn scan_instances(conn: &Connection, layout: Layout) -> rusqlite::Result<Option<Vec<Instance>>> {
     {
         let mut stmt = conn.prepare_cached(
             "SELECT sql FROM sqlite_master
@@ -167,9 +185,15 @@ fn scan_instances(conn: &Connection, holder_host: bool) -> rusqlite::Result<Opti
         .query_row([], |r| r.get(0))?;
     let mut instances = Vec::with_capacity(usize::try_from(count).unwrap_or(0));
     {
-        let mut stmt = conn.prepare_cached(
-            "SELECT name, substrate, status, created_at, tombstoned_at FROM instances",
-        )?;
+        let pick = |present: bool, column: &'static str| if present { column } else { "NULL" };
+        let sql = format!(
+            "SELECT name, substrate, status, created_at, tombstoned_at, {}, {}, {}
+             FROM instances",
+            pick(layout.dirty, "dirty"),
+            pick(layout.birth, "instance_id"),
+            pick(layout.birth, "resource_namespace"),
+        );
+        let mut stmt = conn.prepare_cached(&sql)?;
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
             let ValueRef::Text(raw) = col(row, 0) else {
@@ -178,7 +202,9 @@ fn scan_instances(conn: &Connection, holder_host: bool) -> rusqlite::Result<Opti
             let Ok(name) = std::str::from_utf8(raw) else {
                 return Ok(None);
             };
-            instances.push(instance_columns(row, name.to_owned(), Vec::new()));
+            let mut instance = instance_columns(row, name.to_owned(), Vec::new());
+            instance_extras(row, 5, &mut instance);
+            instances.push(instance);
         }
     }
     sort_by_name(&mut instances);
@@ -206,14 +232,17 @@ fn scan_instances(conn: &Connection, holder_host: bool) -> rusqlite::Result<Opti
             return Ok(None);
         };
         leases = found;
-        let sql = if holder_host {
-            "SELECT instance, operation, holder_pid, holder_start_time, acquired_at, holder_host
-             FROM op_locks"
-        } else {
-            "SELECT instance, operation, holder_pid, holder_start_time, acquired_at, NULL
-             FROM op_locks"
-        };
-        let Some(found) = scan_keyed(conn, sql, &positions, lock_columns)? else {
+        let sql = format!(
+            "SELECT instance, operation, holder_pid, holder_start_time, acquired_at, {}, {}
+             FROM op_locks",
+            if layout.holder_host {
+                "holder_host"
+            } else {
+                "NULL"
+            },
+            if layout.claim_id { "claim_id" } else { "NULL" },
+        );
+        let Some(found) = scan_keyed(conn, &sql, &positions, lock_columns)? else {
             return Ok(None);
         };
         locks = found;
@@ -415,7 +444,20 @@ fn lock_columns(row: &rusqlite::Row<'_>, base: usize, anomalies: &mut Vec<String
         holder_start_time: holder_start_time.unwrap_or(-1),
         acquired_at: lenient_int(col(row, base + 3)).unwrap_or(0),
         holder_host: lenient_text(col(row, base + 4)),
-        claim_id: None,
+        claim_id: lenient_text(col(row, base + 5)),
+    }
+}
+
+/// The columns of later migrations at `base..=base + 2`: `dirty` (5),
+/// `instance_id` and `resource_namespace` (7); NULL where the store has
+/// none (the field stays `None`).
+fn instance_extras(row: &rusqlite::Row<'_>, base: usize, instance: &mut Instance) {
+    instance.dirty = lenient_int(col(row, base)).map(|d| d != 0);
+    if let Some(instance_id) = lenient_text(col(row, base + 1)) {
+        instance.birth = Some(Birth {
+            instance_id,
+            resource_namespace: lenient_text(col(row, base + 2)).unwrap_or_default(),
+        });
     }
 }
 
@@ -428,8 +470,8 @@ fn note_created_at(instance: &mut Instance) {
     }
 }
 
-/// One row of the join query (`recheck`, [`join_instances`]): instance
-/// columns 0..=4, lease 5..=7, lock 8..=13.
+/// One row of the join query ([`join_sql`]: `recheck`, [`join_instances`]):
+/// instance columns 0..=4, lease 5..=7, lock 8..=14, later columns 15..=17.
 pub(super) fn instance_from_row(row: &rusqlite::Row<'_>) -> Instance {
     let mut anomalies = Vec::new();
     let name = text_or_note(col(row, 0), "name", &mut anomalies);
@@ -440,6 +482,7 @@ pub(super) fn instance_from_row(row: &rusqlite::Row<'_>) -> Instance {
     if !matches!(col(row, 8), ValueRef::Null) {
         instance.lock = Some(lock_columns(row, 9, &mut instance.anomalies));
     }
+    instance_extras(row, 15, &mut instance);
     note_created_at(&mut instance);
     instance
 }

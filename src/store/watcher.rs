@@ -1,8 +1,11 @@
 //! The watcher thread: notices commits by other processes (`PRAGMA
 //! data_version` on its own connection, polled every 100 ms) and sends a fresh
 //! snapshot; re-probes lock liveness every second so a holder that dies shows
-//! as stale without any commit; and tells the render loop when another
-//! process has held the store's write lock for a while.
+//! as stale without any commit; tells the render loop when another
+//! process has held the store's write lock for a while; and probes the
+//! stackless controller beside the store every second
+//! ([`crate::controller::probe`]), sending [`Event::Controller`] when it
+//! changes.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -62,6 +65,10 @@ struct Watcher {
     /// liveness map keeps one case per name, so every lock is re-probed in
     /// order, as the snapshot did.
     probed: Option<Vec<usize>>,
+    /// The controller state last sent (`None` before the first probe).
+    controller: Option<crate::model::controller::ControllerState>,
+    /// When the controller was last probed.
+    controller_probed: Option<Instant>,
 }
 
 /// The receiver is gone: stop.
@@ -81,7 +88,35 @@ impl Watcher {
             health: StoreHealth::Ok,
             last: None,
             probed: None,
+            controller: None,
+            controller_probed: None,
         }
+    }
+
+    /// Probe the controller at most every [`PROBE_EVERY`]; send
+    /// [`Event::Controller`] on the first probe and on every change.
+    fn probe_controller(&mut self) -> Result<(), Gone> {
+        if self
+            .controller_probed
+            .is_some_and(|at| at.elapsed() < PROBE_EVERY)
+        {
+            return Ok(());
+        }
+        self.controller_probed = Some(Instant::now());
+        let state_dir = self.store.as_ref().map_or_else(
+            || {
+                self.path
+                    .parent()
+                    .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+            },
+            Store::state_dir,
+        );
+        let state = crate::controller::probe::probe(&state_dir);
+        if self.controller.as_ref() != Some(&state) {
+            self.controller = Some(state.clone());
+            self.send(Event::Controller(state))?;
+        }
+        Ok(())
     }
 
     /// Keep `snapshot` as the last one sent, with its locally probed locks.
@@ -161,6 +196,7 @@ impl Watcher {
                 }
             }
         }
+        self.probe_controller()?;
         let Some(store) = self.store.as_mut() else {
             return Ok(POLL);
         };

@@ -5,7 +5,7 @@
 
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
-use super::read::{attempt_from_row, instance_from_row, lenient_int};
+use super::read::{attempt_from_row, instance_from_row, join_sql, lenient_int};
 use super::{Recheck, Store, StoreError};
 use crate::model::ReapAttempt;
 
@@ -19,25 +19,12 @@ impl Store {
     pub fn recheck(&mut self, name: &str) -> Result<Option<Recheck>, StoreError> {
         let path = self.path.clone();
         let err = |e: rusqlite::Error| StoreError::sqlite(&path, &e);
-        let host_col = if self.layout.holder_host {
-            "k.holder_host"
-        } else {
-            "NULL"
-        };
+        let layout = self.layout;
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Deferred)
             .map_err(err)?;
-        let sql = format!(
-            "SELECT i.name, i.substrate, i.status, i.created_at, i.tombstoned_at,
-                    l.instance, l.duration_secs, l.expires_at,
-                    k.instance, k.operation, k.holder_pid, k.holder_start_time,
-                    k.acquired_at, {host_col}
-             FROM instances i
-             LEFT JOIN leases l ON l.instance = i.name
-             LEFT JOIN op_locks k ON k.instance = i.name
-             WHERE i.name = ?1"
-        );
+        let sql = join_sql(layout, "WHERE i.name = ?1");
         let instance = tx
             .query_row(&sql, [name], |row| Ok(instance_from_row(row)))
             .optional()
@@ -54,12 +41,19 @@ impl Store {
         } else {
             None
         };
+        let pending = if layout.operations {
+            super::operations::pending_on(&tx, name).map_err(err)?
+        } else {
+            None
+        };
         tx.commit().map_err(err)?;
         Ok(instance.map(|i| Recheck {
             status: i.status,
             lease: i.lease,
             lock: i.lock,
             attempt,
+            birth: i.birth,
+            pending,
         }))
     }
 

@@ -279,3 +279,76 @@ fn config_file_and_environment_precedence() {
         "the file's state was used"
     );
 }
+
+#[test]
+fn snapshot_json_on_a_v14_store_carries_operations_births_and_dirty() {
+    let (_dir, path) = crate::common::stores::v14();
+    let out = run(bin()
+        .args([
+            "snapshot",
+            "--json",
+            "--now",
+            &CAPTURE.to_string(),
+            "--state",
+        ])
+        .arg(&path));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["store_user_version"], 14);
+    let ops = doc["operations"].as_array().unwrap();
+    let ids: Vec<&str> = ops.iter().map(|o| o["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        [
+            "op-alpha-down",
+            "op-delta-up",
+            "op-echo-verify",
+            "op-bravo-up",
+            "op-charlie-down"
+        ]
+    );
+    assert_eq!(
+        ops[0],
+        serde_json::json!({
+            "id": "op-alpha-down", "instance": "alpha", "verb": "down", "status": "running",
+            "created_at": CAPTURE - 50, "updated_at": CAPTURE - 45, "error": null
+        })
+    );
+    let failed = &ops[3]["error"];
+    assert_eq!(failed["code"], "engine.source_override.shared");
+    assert_eq!(failed["schema_version"], 2);
+    assert_eq!(failed["instance"], "bravo");
+    assert!(
+        failed["remediation"]
+            .as_str()
+            .unwrap()
+            .contains("`stackless down alpha`")
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("do-not-read"));
+    let instances = doc["instances"].as_array().unwrap();
+    let alpha = &instances[0];
+    assert_eq!(alpha["name"], "alpha");
+    assert_eq!(
+        alpha["birth"]["instance_id"],
+        crate::common::stores::ALPHA_ID
+    );
+    assert_eq!(alpha["dirty"], false);
+    assert_eq!(alpha["reaper"], "skip: operation pending");
+    assert_eq!(instances[1]["reaper"], "reap");
+    assert_eq!(instances[3]["dirty"], true);
+
+    let out = run(bin()
+        .args(["snapshot", "--now", &CAPTURE.to_string(), "--state"])
+        .arg(&path));
+    let table = text(&out.stdout);
+    let tail: Vec<&str> = table.lines().skip_while(|l| *l != "OPERATIONS").collect();
+    assert_eq!(
+        tail,
+        [
+            "OPERATIONS",
+            "running down alpha (since 50s)",
+            "queued up delta (since 10s)",
+            "failed up bravo: engine.source_override.shared: service \"web\" --source path \"/srv/web\" is already pinned by active instance \"alpha\"",
+        ]
+    );
+}

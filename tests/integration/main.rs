@@ -10,10 +10,12 @@ mod common;
 
 mod demo;
 mod faults;
+mod generations;
 mod headless;
 mod hostile;
 mod read_only_other_user;
 mod reaper;
+mod reaper_releases;
 mod store;
 mod supervisor;
 mod watcher;

@@ -135,3 +135,96 @@ fn a_deleted_store_shows_a_banner_and_reconnects_when_it_returns() {
     stop.cancel();
     handle.join().unwrap();
 }
+
+/// A child process holding an exclusive flock on `<state_dir>/controller.lock`,
+/// as the 0.4.0 controller does; killed on drop.
+struct LockHolder(std::process::Child);
+
+impl LockHolder {
+    fn start(lock: &std::path::Path) -> Self {
+        let child = std::process::Command::new("flock")
+            // -o: `sleep` does not inherit the locked file, so killing
+            // `flock` releases the lock.
+            .args(["-x", "-o"])
+            .arg(lock)
+            .args(["sleep", "60"])
+            .spawn()
+            .expect("flock(1)");
+        Self(child)
+    }
+}
+
+impl Drop for LockHolder {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The pid /proc/locks names for the lock on `<state_dir>/controller.lock`.
+fn wait_for_holder(state_dir: &std::path::Path) -> Option<u32> {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(10) {
+        if let Some(pid) = stackless_tui::controller::probe::probe(state_dir).pid {
+            return Some(pid);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+#[test]
+fn controller_lock_holder_is_found_and_sent_when_it_changes() {
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let lock = dir.path().join("controller.lock");
+    std::fs::write(&lock, "").unwrap();
+    std::fs::write(
+        dir.path().join("daemon.persistence"),
+        "cannot run launchctl: No such file or directory (os error 2)\n",
+    )
+    .unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let stop = stackless_tui::cancel::CancelToken::new();
+    let handle =
+        stackless_tui::store::watcher::spawn(path.clone(), Access::ReadOnly, tx, stop.clone())
+            .unwrap();
+    let (first, _) = next_matching(&mut rx, Duration::from_secs(10), |e| {
+        matches!(e, Event::Controller(_))
+    })
+    .expect("a first controller state");
+    let Event::Controller(first) = first else {
+        unreachable!()
+    };
+    assert_eq!(first.pid, None);
+    assert_eq!(
+        first.persistence_warning.as_deref(),
+        Some(
+            "leases enforced only while the daemon happens to be running: cannot run launchctl: No such file or directory (os error 2)"
+        )
+    );
+
+    let holder = LockHolder::start(&lock);
+    let pid = wait_for_holder(dir.path()).expect("the holder in /proc/locks");
+    assert_eq!(pid, holder.0.id(), "the flock process holds it");
+    let (held, _) = next_matching(
+        &mut rx,
+        Duration::from_secs(10),
+        |e| matches!(e, Event::Controller(c) if c.pid.is_some()),
+    )
+    .expect("the watcher sees the holder");
+    let Event::Controller(held) = held else {
+        unreachable!()
+    };
+    assert_eq!(held.pid, Some(pid));
+
+    drop(holder);
+    assert!(
+        next_matching(&mut rx, Duration::from_secs(10), |e| {
+            matches!(e, Event::Controller(c) if c.pid.is_none())
+        })
+        .is_some(),
+        "the holder's exit is seen"
+    );
+    stop.cancel();
+    handle.join().unwrap();
+}

@@ -86,7 +86,11 @@ impl App {
             self.refuse(&instance.name, "refused: no longer in the store".into());
             return None;
         };
-        if let Err(refusal) = may_tear_down(&current, self.snapshot.lock_liveness(&current.name)) {
+        if let Err(refusal) = may_tear_down(
+            &current,
+            self.snapshot.lock_liveness(&current.name),
+            self.snapshot.pending_operation(&current.name),
+        ) {
             self.refuse(&current.name, refusal.to_string());
             return None;
         }
@@ -179,7 +183,8 @@ impl App {
     pub(super) fn reap_key(&mut self) -> Option<Command> {
         let instance = self.writable_target()?;
         let liveness = self.snapshot.lock_liveness(&instance.name);
-        match may_reap_now(&instance, liveness, self.now) {
+        let pending = self.snapshot.pending_operation(&instance.name);
+        match may_reap_now(&instance, liveness, pending, self.now) {
             Ok(()) => {
                 self.set_flash(
                     FlashLevel::Info,
@@ -207,7 +212,11 @@ impl App {
         let Some(instance) = self.writable_target() else {
             return;
         };
-        match may_tear_down(&instance, self.snapshot.lock_liveness(&instance.name)) {
+        match may_tear_down(
+            &instance,
+            self.snapshot.lock_liveness(&instance.name),
+            self.snapshot.pending_operation(&instance.name),
+        ) {
             Ok(()) => self.confirm = Some(instance),
             Err(refusal) => self.refuse(&instance.name, refusal.to_string()),
         }

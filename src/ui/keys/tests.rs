@@ -154,8 +154,10 @@ mod against_the_ui {
     }
 
     /// An app with three instances on a stackless 0.4.0 store (schema 14),
-    /// each with a queued operation, put into `context` with keys.
-    fn app_in(context: Context) -> App {
+    /// alpha and charlie with a queued operation, bravo (the row selected
+    /// below) with one only when `bravo_pending` (a pending operation
+    /// refuses `r` and `d`: 0.4.0 controller), put into `context` with keys.
+    fn app_in(context: Context, bravo_pending: bool) -> App {
         let config = AppConfig {
             store_label: "store".into(),
             reaper_line: "reaper: every 5s".into(),
@@ -166,11 +168,15 @@ mod against_the_ui {
         let snapshot = Snapshot::from(crate::model::Rows {
             generation: Generation::new(14),
             instances: vec![instance("alpha"), instance("bravo"), instance("charlie")],
-            operations: vec![
-                queued("op-a", "alpha"),
-                queued("op-b", "bravo"),
-                queued("op-c", "charlie"),
-            ],
+            operations: if bravo_pending {
+                vec![
+                    queued("op-a", "alpha"),
+                    queued("op-b", "bravo"),
+                    queued("op-c", "charlie"),
+                ]
+            } else {
+                vec![queued("op-a", "alpha"), queued("op-c", "charlie")]
+            },
             ..crate::model::Rows::default()
         });
         app.handle(Event::Snapshot(Arc::new(snapshot)), NOW);
@@ -246,7 +252,7 @@ mod against_the_ui {
     #[test]
     fn footers_show_exactly_the_table() {
         for context in [Filter, Detail, Panes] {
-            let app = app_in(context);
+            let app = app_in(context, true);
             assert_eq!(app.base_context(), context);
             let mut terminal = Terminal::new(TestBackend::new(300, 1)).unwrap();
             terminal
@@ -271,7 +277,7 @@ mod against_the_ui {
             for bind in entry.binds {
                 for &context in bind.contexts {
                     for &key in bind.keys {
-                        let mut app = app_in(context);
+                        let mut app = app_in(context, bind.action == Action::CancelOperation);
                         let input = example(key);
                         assert_eq!(resolve(app.context(), input), Some(bind.action));
                         let event = match input {
