@@ -20,7 +20,8 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::model::activity::{Activity, ActivityKind, Actor};
-use crate::model::op_rules::{OpError, is_valid_operation_id, short_id};
+use crate::model::envelope::EnvelopeError;
+use crate::model::op_rules::{is_valid_operation_id, short_id};
 use crate::recorder::Recorder;
 
 /// The program run when neither `--stackless` nor `STACKLESS_BIN` names one.
@@ -55,7 +56,7 @@ pub enum Outcome {
     /// The operation had already finished with this status; nothing changed.
     AlreadyFinished(String),
     /// stackless refused (`ok: false`).
-    Refused(OpError),
+    Refused(EnvelopeError),
     /// The command did not run or did not answer as stackless does (could
     /// not start, timed out, killed, unreadable output).
     Failed(String),
@@ -68,7 +69,7 @@ struct Answer {
     #[serde(default)]
     operation: Option<AnsweredOperation>,
     #[serde(default)]
-    error: Option<OpError>,
+    error: Option<EnvelopeError>,
 }
 
 #[derive(Deserialize)]

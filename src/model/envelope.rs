@@ -41,6 +41,18 @@ pub struct EnvelopeError {
     pub instance: Option<String>,
 }
 
+impl EnvelopeError {
+    /// `code: message` (the code alone when there is no message).
+    #[must_use]
+    pub fn summary(&self) -> String {
+        if self.message.is_empty() {
+            self.code.clone()
+        } else {
+            format!("{}: {}", self.code, self.message)
+        }
+    }
+}
+
 #[derive(Deserialize)]
 struct Envelope {
     #[serde(default)]

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use super::activity::{Activity, ActivityKind, Actor};
-use super::op_rules::parse_op_error;
+use super::envelope::parse_error;
 use super::operation::{OpStatus, Operation};
 use super::rows::{Rows, Status};
 use super::time;
@@ -71,7 +71,7 @@ impl Observed {
                 if let OpStatus::Other(status) = &op.status {
                     detail.push_str(&format!(" ({status})"));
                 }
-                if let Some(error) = op.error_json.as_deref().and_then(parse_op_error) {
+                if let Some(error) = op.error_json.as_deref().and_then(parse_error) {
                     detail.push_str(": ");
                     detail.push_str(&error.summary());
                 }

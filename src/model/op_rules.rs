@@ -4,64 +4,10 @@
 //! check before an id goes on a command line, and the rule for `c`
 //! (`stackless operation cancel ID`). Pure.
 //!
-//! Note: the store engineer is adding a Report v2 parser to
-//! [`super::envelope`]; [`parse_op_error`] is this console's own small,
-//! tolerant reader until the two are merged.
-
-use serde::Deserialize;
+//! A stored failure is read with [`super::envelope::parse_error`] (a bare
+//! Report v2 object or a whole failure envelope).
 
 use super::operation::{OpStatus, Operation};
-
-/// The parts of a stored failure (Report v2, core-0.4.0/src/fault.rs) the
-/// console shows. Unknown fields are ignored.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-pub struct OpError {
-    /// Stable machine code, e.g. `engine.source_override.shared`.
-    #[serde(default)]
-    pub code: String,
-    /// One-sentence human message.
-    #[serde(default)]
-    pub message: String,
-    /// What the operator can do about it.
-    #[serde(default)]
-    pub remediation: Option<String>,
-    /// The engine step that failed, when known.
-    #[serde(default)]
-    pub step: Option<String>,
-}
-
-impl OpError {
-    /// `code: message` (or whichever of the two exists).
-    #[must_use]
-    pub fn summary(&self) -> String {
-        match (self.code.is_empty(), self.message.is_empty()) {
-            (false, false) => format!("{}: {}", self.code, self.message),
-            (false, true) => self.code.clone(),
-            (true, _) => self.message.clone(),
-        }
-    }
-}
-
-#[derive(Deserialize)]
-struct Wrapped {
-    error: OpError,
-}
-
-/// Read a stored `error_json`: a bare Report object
-/// `{"schema_version":2,"code","message","remediation",...}` or, tolerated,
-/// a whole failure envelope `{"ok":false,"error":{...}}`. `None` when it is
-/// not JSON or carries neither a code nor a message (not sanitized: callers
-/// sanitize for display).
-#[must_use]
-pub fn parse_op_error(text: &str) -> Option<OpError> {
-    let value: serde_json::Value = serde_json::from_str(text.trim()).ok()?;
-    let error = if value.get("error").is_some_and(serde_json::Value::is_object) {
-        serde_json::from_value::<Wrapped>(value).ok()?.error
-    } else {
-        serde_json::from_value::<OpError>(value).ok()?
-    };
-    (!error.code.is_empty() || !error.message.is_empty()).then_some(error)
-}
 
 /// The longest operation id passed to `stackless` (uuids are 36).
 pub const MAX_OPERATION_ID: usize = 64;
@@ -138,7 +84,7 @@ mod tests {
     #[test]
     fn errors_bare_or_wrapped() {
         let bare = r#"{"schema_version":2,"code":"engine.source_override.shared","message":"service \"web\" is pinned","remediation":"run `stackless down a`","context":{"service":null}}"#;
-        let e = parse_op_error(bare).unwrap();
+        let e = crate::model::envelope::parse_error(bare).unwrap();
         assert_eq!(e.code, "engine.source_override.shared");
         assert_eq!(
             e.summary(),
@@ -147,12 +93,14 @@ mod tests {
         assert_eq!(e.remediation.as_deref(), Some("run `stackless down a`"));
         let wrapped = r#"{"ok":false,"error":{"code":"state.lock.held","message":""}}"#;
         assert_eq!(
-            parse_op_error(wrapped).unwrap().summary(),
+            crate::model::envelope::parse_error(wrapped)
+                .unwrap()
+                .summary(),
             "state.lock.held"
         );
-        assert_eq!(parse_op_error("}"), None);
-        assert_eq!(parse_op_error("{}"), None);
-        assert_eq!(parse_op_error(r#"{"code":5}"#), None);
+        assert_eq!(crate::model::envelope::parse_error("}"), None);
+        assert_eq!(crate::model::envelope::parse_error("{}"), None);
+        assert_eq!(crate::model::envelope::parse_error(r#"{"code":5}"#), None);
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! sanitized here ([`crate::model::text::sanitize_short`]).
 
 use super::view::{CUT_LONG, CUT_SHORT};
-use crate::model::op_rules::{parse_op_error, short_id};
+use crate::model::envelope::parse_error;
+use crate::model::op_rules::short_id;
 use crate::model::text::sanitize_short;
 use crate::model::{OpStatus, Operation, time};
 
@@ -41,7 +42,7 @@ pub struct OperationRow {
 fn failure_summary(op: &Operation) -> String {
     match op.error_json.as_deref() {
         None => String::new(),
-        Some(text) => parse_op_error(text).map_or_else(
+        Some(text) => parse_error(text).map_or_else(
             || sanitize_short(text.trim(), CUT_LONG),
             |e| sanitize_short(&e.summary(), CUT_LONG),
         ),
@@ -159,7 +160,7 @@ pub fn operation_lines(op: &Operation, now: i64) -> Vec<(&'static str, String)> 
         },
     ));
     if let Some(text) = op.error_json.as_deref() {
-        match parse_op_error(text) {
+        match parse_error(text) {
             Some(error) => {
                 lines.push(("code", sanitize_short(&error.code, CUT_SHORT)));
                 lines.push(("message", sanitize_short(&error.message, CUT_LONG)));
