@@ -52,8 +52,10 @@ impl HostProbe for SysinfoProbe {
     }
 }
 
-/// A fixed probe for tests and headless checks: a hostname and a table of
-/// `pid -> start time`.
+/// A fixed probe for tests and benches: a hostname and a table of
+/// `pid -> start time`. Compiled only for dev targets (the `bench-support`
+/// feature, which the self dev-dependency turns on), never in a release.
+#[cfg(any(test, feature = "bench-support"))]
 #[derive(Debug, Clone, Default)]
 pub struct FixedProbe {
     /// What `host_name` answers.
@@ -62,6 +64,7 @@ pub struct FixedProbe {
     pub processes: Vec<(u32, u64)>,
 }
 
+#[cfg(any(test, feature = "bench-support"))]
 impl HostProbe for FixedProbe {
     fn host_name(&self) -> Option<&str> {
         self.host.as_deref()

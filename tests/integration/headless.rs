@@ -352,3 +352,36 @@ fn snapshot_json_on_a_v14_store_carries_operations_births_and_dirty() {
         ]
     );
 }
+
+#[test]
+fn snapshot_json_on_a_real_0_4_0_store_lists_its_failed_ups() {
+    let (_dir, path) = crate::common::fixture("real-0.4.0-v14.db");
+    let out = run(bin()
+        .args(["snapshot", "--json", "--now", "1796118148", "--state"])
+        .arg(&path));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["store_user_version"], 14);
+    let ops = doc["operations"].as_array().unwrap();
+    assert_eq!(ops.len(), 18);
+    let failed_ups: Vec<(&str, &str)> = ops
+        .iter()
+        .filter(|o| o["verb"] == "up" && o["status"] == "failed")
+        .map(|o| {
+            (
+                o["instance"].as_str().unwrap(),
+                o["error"]["code"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        failed_ups,
+        [
+            ("bravo", "engine.source_override.shared"),
+            ("hotel", "local.health_failed")
+        ]
+    );
+    let out = run(bin().args(["snapshot", "--state"]).arg(&path));
+    let table = text(&out.stdout);
+    assert!(table.contains("engine.source_override.shared"), "{table}");
+}

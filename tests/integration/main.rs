@@ -14,6 +14,7 @@ mod generations;
 mod headless;
 mod hostile;
 mod read_only_other_user;
+mod real_fixtures;
 mod reaper;
 mod reaper_releases;
 mod store;

@@ -1,0 +1,146 @@
+//! Stores written by the released CLIs (tests/fixtures/README.md:
+//! `real-0.3.0-v5.db` by stackless 0.3.0, `real-0.4.0-v14.db` by 0.4.0 and
+//! its controller): what the console reads of each, and what its reaper
+//! decides on each, with exact values.
+
+use crate::common::fixture;
+use stackless_tui::model::generation::Era;
+use stackless_tui::model::{Birth, OpStatus, Status};
+use stackless_tui::reaper::decision::{Decision, plan};
+use stackless_tui::store::probe::FixedProbe;
+use stackless_tui::store::{Access, Store};
+
+/// When `real-0.4.0-v14.db` was captured (its README section).
+const CAPTURE_V14: i64 = 1_796_118_148;
+/// When `real-0.3.0-v5.db` was captured.
+const CAPTURE_V5: i64 = 1_796_118_757;
+
+fn snapshot(name: &str) -> stackless_tui::model::Snapshot {
+    let (_dir, path) = fixture(name);
+    Store::open(&path, Access::ReadOnly)
+        .unwrap()
+        .snapshot(&mut FixedProbe {
+            host: Some("vm".into()),
+            processes: vec![],
+        })
+        .unwrap()
+}
+
+#[test]
+fn a_real_0_4_0_store_is_known_in_full() {
+    let snap = snapshot("real-0.4.0-v14.db");
+    assert_eq!(snap.generation.user_version, 14);
+    assert_eq!(snap.generation.era(), Era::Controller);
+    assert_eq!(snap.generation.banner(), None);
+    let names: Vec<(&str, &Status)> = snap
+        .instances
+        .iter()
+        .map(|i| (i.name.as_str(), &i.status))
+        .collect();
+    assert_eq!(names.len(), 8);
+    assert_eq!(names[0], ("alpha", &Status::Active));
+    assert_eq!(names[2], ("charlie", &Status::Tombstoned));
+    let alpha = snap.instance("alpha").unwrap();
+    assert_eq!(
+        alpha.birth,
+        Some(Birth {
+            instance_id: "70aa7461da17489bb88e709a64f291aa".into(),
+            resource_namespace: "sl-70aa7461da17489bb88e709a64f291aa".into(),
+        })
+    );
+    assert_eq!(alpha.dirty, Some(false));
+    assert_eq!(snap.instance("foxtrot").unwrap().dirty, Some(true));
+    // bravo's `up` was refused before its lease was written.
+    assert_eq!(snap.instance("bravo").unwrap().lease, None);
+    assert!(snap.reap_attempts.is_empty(), "0.4.0 never writes them");
+
+    // 18 operations, none pending: all of them are finished and shown.
+    assert!(snap.pending_operations().is_empty());
+    let finished = snap.finished_operations();
+    assert_eq!(finished.len(), 18);
+    assert_eq!(
+        (finished[0].instance.as_str(), finished[0].verb.as_str()),
+        ("golf", "up")
+    );
+    assert_eq!(finished[0].status, OpStatus::Succeeded);
+    let failed_up = finished
+        .iter()
+        .find(|op| op.instance == "bravo")
+        .expect("bravo's up");
+    assert_eq!(failed_up.status, OpStatus::Failed);
+    let error =
+        stackless_tui::model::envelope::parse_error(failed_up.error_json.as_deref().unwrap())
+            .unwrap();
+    assert_eq!(error.code, "engine.source_override.shared");
+    assert_eq!(error.schema_version, Some(2));
+    assert!(
+        error
+            .remediation
+            .as_deref()
+            .unwrap()
+            .contains("stackless down alpha"),
+        "{error:?}"
+    );
+    let reaper_downs = finished
+        .iter()
+        .filter(|op| op.instance == "foxtrot" && op.verb == "down")
+        .count();
+    assert_eq!(reaper_downs, 6, "the operator's down and five reaps");
+    let cancelled = finished.iter().find(|op| op.instance == "india").unwrap();
+    assert_eq!(cancelled.status, OpStatus::Cancelled);
+    assert!(cancelled.cancel_requested);
+}
+
+#[test]
+fn on_a_real_0_4_0_store_the_reaper_reaps_the_expired_and_collects_nothing() {
+    let snap = snapshot("real-0.4.0-v14.db");
+    let now = CAPTURE_V14 + 8 * 86_400;
+    let plan = plan(&snap, now, snap.generation.allows_gc());
+    // Past a week every lease of the store has run out: alpha (24 h),
+    // hotel (6 h), india (3 h), golf and foxtrot (seconds). bravo has no
+    // lease row, so it is not on the worklist.
+    let names: Vec<&str> = plan.reaps.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["alpha", "foxtrot", "golf", "hotel", "india"]);
+    assert!(plan.reaps.iter().all(|(_, d)| *d == Decision::Reap));
+    assert!(
+        plan.gc.is_empty(),
+        "v14: the controller collects tombstones"
+    );
+    assert_eq!(plan.tombstones_due, ["charlie", "delta"]);
+}
+
+#[test]
+fn a_real_0_3_0_store_reaps_and_collects_as_the_contract_says() {
+    let snap = snapshot("real-0.3.0-v5.db");
+    assert_eq!(snap.generation.user_version, 5);
+    assert_eq!(snap.generation.era(), Era::Contract);
+    assert_eq!(snap.generation.banner(), None);
+    assert!(snap.generation.allows_gc());
+    assert!(snap.operations.is_empty());
+    let alpha = snap.instance("alpha").unwrap();
+    assert_eq!(alpha.dirty, Some(false));
+    assert_eq!(alpha.birth, None, "births came with 0.4.0");
+    let foxtrot = snap.reap_attempt("foxtrot").unwrap();
+    assert_eq!((foxtrot.attempts, foxtrot.last_error.as_str()), (1, "}"));
+    assert_eq!(foxtrot.next_retry_at, CAPTURE_V5 + 12);
+
+    // At capture foxtrot backs off (12 s left), golf is due.
+    let at_capture = plan(&snap, CAPTURE_V5, true);
+    assert_eq!(
+        at_capture.reaps,
+        vec![
+            (
+                "foxtrot".to_owned(),
+                Decision::WaitBackoff {
+                    until: CAPTURE_V5 + 12
+                }
+            ),
+            ("golf".to_owned(), Decision::Reap),
+        ]
+    );
+    // A week and a day later both tombstones are collected by the console.
+    let later = plan(&snap, CAPTURE_V5 + 8 * 86_400, true);
+    let gc: Vec<&str> = later.gc.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(gc, ["charlie", "delta"]);
+    assert!(later.tombstones_due.is_empty());
+}
