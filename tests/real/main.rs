@@ -1,0 +1,21 @@
+//! Tests against the real stackless 0.4.0 (built from crates.io as
+//! `examples/real_stackless`, see [`harness`]): real `up`/`down`, a real
+//! failed `up`, a real queued operation cancelled by the CLI, the real
+//! controller's lease reaper, each read back through this crate's store,
+//! reaper and headless `snapshot`.
+//!
+//! Each test gets its own stackless (a temporary root, a free proxy port)
+//! and the tests run one at a time. They need `python3` on `PATH` (the
+//! local service is `python3 -m http.server`).
+//!
+//! `cargo test --locked` builds the example first; run alone with
+//! `cargo build --locked --example real_stackless && cargo test --locked --test real`.
+
+#[path = "../common/mod.rs"]
+mod common;
+mod harness;
+
+mod cancel;
+mod failed_up;
+mod reap;
+mod up;

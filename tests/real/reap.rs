@@ -1,0 +1,194 @@
+//! Expired leases of the real stackless, reaped by this crate's reaper
+//! through the real `down`, and by the real controller's own reaper.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use stackless_tui::event::{ActivityKind, Actor};
+use stackless_tui::model::Status;
+use stackless_tui::model::envelope;
+use stackless_tui::store::probe::SysinfoProbe;
+use stackless_tui::store::{Access, Store};
+
+use crate::common;
+use crate::harness::{Role, Stack, WAIT, unix_now, wait_until};
+
+/// The lease's `expires_at` as stored.
+fn expires_at(stack: &Stack, name: &str) -> i64 {
+    stack
+        .db()
+        .query_row(
+            "SELECT expires_at FROM leases WHERE instance = ?1",
+            [name],
+            |r| r.get(0),
+        )
+        .expect("lease")
+}
+
+/// `(status, tombstoned_at)` of `name`'s row, and whether a lease is left.
+fn row_state(stack: &Stack, name: &str) -> (String, Option<i64>, i64) {
+    stack
+        .db()
+        .query_row(
+            "SELECT status, tombstoned_at,
+                    (SELECT count(*) FROM leases WHERE instance = ?1)
+             FROM instances WHERE name = ?1",
+            [name],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .expect("instance row")
+}
+
+/// An embedded controller (no reaper of its own) and `--lease 5s`: once it
+/// has expired, one pass of OUR reaper runs the real `down` and the row is
+/// a tombstone.
+#[test]
+fn our_reaper_reaps_an_expired_lease_through_the_real_down() {
+    let stack = Stack::new(Role::Embedded);
+    stack.up("short", "5s").expect_code(0);
+    let expires = expires_at(&stack, "short");
+    wait_until("the lease to expire", WAIT, || {
+        (unix_now() > expires).then_some(())
+    });
+
+    let runtime = common::runtime();
+    let (mut reaper, log) = common::reaper_with(
+        &stack.db_path(),
+        stack.down_command(),
+        Box::new(SysinfoProbe::new()),
+        Arc::new(unix_now),
+        &runtime,
+        |config| config.down_timeout = Duration::from_secs(180),
+    );
+    let summary = reaper.pass();
+    let log = log.lock().unwrap().clone();
+    assert_eq!(
+        (summary.reaped, summary.failed, summary.errors),
+        (1, 0, 0),
+        "{log:#?}"
+    );
+    let kinds: Vec<_> = log
+        .iter()
+        .map(|a| (a.actor, a.kind, a.instance.as_str()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (Actor::Reaper, ActivityKind::Started, "short"),
+            (Actor::Reaper, ActivityKind::Reaped, "short"),
+        ]
+    );
+    assert_eq!(
+        log[0].detail,
+        format!(
+            "real_stackless --state-dir {} --proxy-port {} down short --json",
+            stack.state_dir().display(),
+            stack.port
+        )
+    );
+    assert!(
+        log[1].detail.starts_with("down succeeded in "),
+        "{}",
+        log[1].detail
+    );
+
+    let (status, tombstoned_at, leases) = row_state(&stack, "short");
+    assert_eq!((status.as_str(), leases), ("tombstoned", 0));
+    assert!(tombstoned_at.is_some_and(|t| t >= expires));
+    // The down the reaper ran is the controller's `down` operation.
+    let downs: Vec<(String, String)> = {
+        let conn = stack.db();
+        let mut stmt = conn
+            .prepare("SELECT status, result_json FROM operations WHERE instance = 'short' AND verb = 'down'")
+            .expect("prepare");
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows")
+    };
+    assert_eq!(downs.len(), 1, "{downs:?}");
+    assert_eq!(downs[0].0, "succeeded");
+    let result: serde_json::Value = serde_json::from_str(&downs[0].1).expect("result_json");
+    assert_eq!(result["name"], "short");
+    assert_eq!(result["status"], "Destroyed");
+
+    let mut store = Store::open(&stack.db_path(), Access::ReadOnly).expect("open");
+    let snapshot = store.snapshot(&mut SysinfoProbe::new()).expect("snapshot");
+    let row = snapshot.rows.instance("short").expect("row");
+    assert_eq!(row.status, Status::Tombstoned);
+    assert_eq!(row.lease, None);
+    assert!(snapshot.rows.reap_attempts.is_empty());
+
+    // The real `down --json` envelope (0.4.0, spec §4.2), as our envelope
+    // reader sees it: a success, not an error.
+    let again = stack.down("short");
+    again.expect_code(0);
+    assert_eq!(
+        again.json(),
+        serde_json::json!({
+            "schema_version": 2,
+            "ok": true,
+            "instance": "short",
+            "outcome": "already_down"
+        })
+    );
+    assert_eq!(envelope::parse_error(&again.stdout), None);
+    // A second pass finds nothing to do.
+    assert_eq!(reaper.pass().reaped, 0);
+    drop(reaper);
+    stack.shutdown();
+}
+
+/// An Operator controller with `--lease 5s`: restarted after the lease
+/// expired (its first tick is immediate), its own reaper submits a `down`
+/// operation, which succeeds and tombstones the row.
+#[test]
+fn the_controller_reaps_an_expired_lease() {
+    let stack = Stack::new(Role::Operator);
+    stack.up("ctl", "5s").expect_code(0);
+    let expires = expires_at(&stack, "ctl");
+    stack.stop_controller();
+    wait_until("the lease to expire", WAIT, || {
+        (unix_now() > expires).then_some(())
+    });
+    // Any lifecycle call spawns the controller again; `controller --json`
+    // also says its reaper is on (spec §4.4).
+    let info = stack.stackless(&["controller", "--json"]);
+    info.expect_code(0);
+    let info = info.json();
+    assert_eq!(info["ok"], true);
+    assert_eq!(info["result"]["version"], "0.4.0");
+    assert_eq!(info["result"]["protocol"], 2);
+    assert_eq!(info["result"]["lease_reaper"], true);
+    assert!(stack.controller_pid().is_some());
+
+    // The first tick is immediate; a 60 s tick is the fallback.
+    wait_until(
+        "the controller to reap ctl",
+        Duration::from_secs(90),
+        || (row_state(&stack, "ctl").0 == "tombstoned").then_some(()),
+    );
+    let (_, tombstoned_at, leases) = row_state(&stack, "ctl");
+    assert_eq!(leases, 0);
+    assert!(tombstoned_at.is_some_and(|t| t >= expires));
+    let (status, result, cancel): (String, String, i64) = stack
+        .db()
+        .query_row(
+            "SELECT status, result_json, cancel_requested FROM operations
+             WHERE instance = 'ctl' AND verb = 'down'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .expect("exactly one down operation");
+    assert_eq!((status.as_str(), cancel), ("succeeded", 0));
+    let result: serde_json::Value = serde_json::from_str(&result).expect("result_json");
+    assert_eq!(result["name"], "ctl");
+    assert_eq!(result["status"], "Destroyed");
+    // No backoff rows in 0.4.0 (spec TL;DR 3).
+    let attempts: i64 = stack
+        .db()
+        .query_row("SELECT count(*) FROM reap_attempts", [], |r| r.get(0))
+        .expect("count");
+    assert_eq!(attempts, 0);
+    stack.shutdown();
+}
