@@ -6,7 +6,7 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, Clear, Paragraph};
 
 use super::overlay::centered;
 use crate::model::Operation;
@@ -24,37 +24,66 @@ const LABEL: usize = 13;
 /// operation `id` is no longer in the snapshot).
 #[must_use]
 pub fn lines(id: &str, op: Option<&Operation>, now: i64) -> Vec<String> {
-    match op {
-        None => vec![format!(
-            "operation {} is no longer shown",
-            sanitize_short(&short_id(id), CUT_SHORT)
-        )],
-        Some(op) => opview::operation_lines(op, now)
-            .into_iter()
-            .map(|(label, text)| format!("{label:<LABEL$} {text}"))
-            .collect(),
+    lines_of(id, op, now)
+        .into_iter()
+        .map(|(label, text)| {
+            if label.is_empty() {
+                text
+            } else {
+                format!("{label:<LABEL$} {text}")
+            }
+        })
+        .collect()
+}
+
+/// Split `text` into pieces of at most `width` columns, at spaces where it
+/// can (a word longer than a line is cut inside). At least one piece.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    use unicode_width::UnicodeWidthChar as _;
+    let width = width.max(1);
+    let mut pieces = vec![String::new()];
+    let mut used = 0;
+    for word in text.split(' ') {
+        let word_width: usize = word.chars().map(|c| c.width().unwrap_or(0)).sum();
+        let last = pieces.last_mut().expect("one piece");
+        if used > 0 && used + 1 + word_width <= width {
+            last.push(' ');
+            used += 1;
+        } else if used > 0 {
+            pieces.push(String::new());
+            used = 0;
+        }
+        for c in word.chars() {
+            let w = c.width().unwrap_or(0);
+            if used + w > width {
+                pieces.push(String::new());
+                used = 0;
+            }
+            pieces.last_mut().expect("one piece").push(c);
+            used += w;
+        }
     }
+    pieces
 }
 
 /// Draw the overlay for operation `id` (`op` as in the current snapshot)
-/// centred in `area`.
+/// centred in `area`: each value wrapped under its label, the box as tall
+/// as the wrapped text (up to the whole area).
 pub fn render(frame: &mut Frame, area: Rect, app: &App, id: &str, op: Option<&Operation>) {
-    let text = lines(id, op, app.now());
-    let lines: Vec<Line> = text
-        .iter()
-        .map(|line| {
-            let cut = line
-                .char_indices()
-                .nth(LABEL + 1)
-                .map_or(line.len(), |(i, _)| i);
-            let (label, rest) = line.split_at(cut);
-            Line::from(vec![
-                Span::styled(format!(" {label}"), theme::muted()),
-                Span::raw(rest.to_owned()),
-            ])
-        })
-        .collect();
     let width = area.width.saturating_sub(4).min(110);
+    // Inside the borders, after " {label} ".
+    let value_width = usize::from(width.saturating_sub(2)).saturating_sub(LABEL + 2);
+    let mut lines: Vec<Line> = Vec::new();
+    for line in lines_of(id, op, app.now()) {
+        let (label, value) = line;
+        for (n, piece) in wrap(&value, value_width).into_iter().enumerate() {
+            let label = if n == 0 { label.as_str() } else { "" };
+            lines.push(Line::from(vec![
+                Span::styled(format!(" {label:<LABEL$} "), theme::muted()),
+                Span::raw(piece),
+            ]));
+        }
+    }
     let height = u16::try_from(lines.len() + 2)
         .unwrap_or(u16::MAX)
         .min(area.height);
@@ -67,10 +96,38 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, id: &str, op: Option<&Op
         .border_type(theme::FOCUSED_BORDER)
         .border_style(theme::focused_border());
     frame.render_widget(Clear, rect);
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(block),
-        rect,
-    );
+    frame.render_widget(Paragraph::new(lines).block(block), rect);
+}
+
+/// `(label, value)` pairs for `op`, or the notice when it is gone.
+fn lines_of(id: &str, op: Option<&Operation>, now: i64) -> Vec<(String, String)> {
+    match op {
+        None => vec![(
+            String::new(),
+            format!(
+                "operation {} is no longer shown",
+                sanitize_short(&short_id(id), CUT_SHORT)
+            ),
+        )],
+        Some(op) => opview::operation_lines(op, now)
+            .into_iter()
+            .map(|(label, text)| (label.to_owned(), text))
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn wrap_at_spaces_and_inside_long_words() {
+        assert_eq!(wrap("a bb ccc", 4), ["a bb", "ccc"]);
+        assert_eq!(wrap("abcdefgh", 3), ["abc", "def", "gh"]);
+        assert_eq!(wrap("", 5), [""]);
+        assert_eq!(
+            wrap("use `stackless down alpha` first", 12),
+            ["use", "`stackless", "down alpha`", "first"]
+        );
+    }
 }
