@@ -43,13 +43,13 @@ fn prepare_started(stack: &Stack, id: &str) -> bool {
     })
 }
 
-/// A slow `up` (`prepare = "sleep 30"`) runs; `down --no-wait` queues behind
+/// A slow `up` (`prepare = "sleep 60"`) runs; `down --no-wait` queues behind
 /// it (one op per name at a time); `operation cancel` of the queued down
 /// exits 0 and the row is `cancelled`, the running up untouched.
 #[test]
 fn a_queued_operation_is_cancelled_by_the_cli() {
     let stack = Stack::new(Role::Embedded);
-    stack.write_app("slow", Some("sleep 30"));
+    stack.write_app("slow", Some("sleep 60"));
     let up = stack.up_app("demo", "10m", "slow", &["--no-wait"]);
     up.expect_code(0);
     let up = operation(&up);

@@ -121,6 +121,28 @@ pub fn real_stackless() -> PathBuf {
     bin
 }
 
+/// Panics with a clear message unless `python3` runs (the local service of
+/// [`DEFINITION`]); checked once per test binary.
+fn require_python() {
+    static FOUND: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    let found = FOUND.get_or_init(|| {
+        match Command::new("python3")
+            .arg("--version")
+            .stdin(Stdio::null())
+            .output()
+        {
+            Ok(out) if out.status.success() => Ok(()),
+            Ok(out) => Err(format!("`python3 --version` exited {}", out.status)),
+            Err(e) => Err(format!("cannot run python3: {e}")),
+        }
+    });
+    if let Err(why) = found {
+        panic!(
+            "tests/real need python3 on PATH (the local service is `python3 -m http.server`): {why}"
+        );
+    }
+}
+
 /// Poll `probe` every 100 ms until it returns `Some`, for at most `timeout`.
 ///
 /// # Panics
@@ -175,6 +197,7 @@ impl Stack {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let bin = real_stackless();
+        require_python();
         let root = tempfile::Builder::new()
             .prefix("sl-real-")
             .tempdir()

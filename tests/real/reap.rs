@@ -162,26 +162,40 @@ fn the_controller_reaps_an_expired_lease() {
     assert_eq!(info["result"]["lease_reaper"], true);
     assert!(stack.controller_pid().is_some());
 
-    // The first tick is immediate; a 60 s tick is the fallback.
-    wait_until(
-        "the controller to reap ctl",
+    // The first tick is immediate; a 60 s tick is the fallback. The engine
+    // tombstones the row before the operation is finished, so wait for both.
+    let (status, result, cancel) = wait_until(
+        "the controller's down of ctl to finish",
         Duration::from_secs(90),
-        || (row_state(&stack, "ctl").0 == "tombstoned").then_some(()),
+        || {
+            let finished: Option<(String, Option<String>, i64)> = stack
+                .db()
+                .query_row(
+                    "SELECT status, result_json, cancel_requested FROM operations
+                     WHERE instance = 'ctl' AND verb = 'down'
+                       AND status NOT IN ('queued', 'running')",
+                    [],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .ok();
+            finished
+        },
     );
-    let (_, tombstoned_at, leases) = row_state(&stack, "ctl");
-    assert_eq!(leases, 0);
-    assert!(tombstoned_at.is_some_and(|t| t >= expires));
-    let (status, result, cancel): (String, String, i64) = stack
+    let downs: i64 = stack
         .db()
         .query_row(
-            "SELECT status, result_json, cancel_requested FROM operations
-             WHERE instance = 'ctl' AND verb = 'down'",
+            "SELECT count(*) FROM operations WHERE instance = 'ctl' AND verb = 'down'",
             [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            |r| r.get(0),
         )
-        .expect("exactly one down operation");
+        .expect("count");
+    assert_eq!(downs, 1, "one down submitted by the controller's reaper");
+    let (row_status, tombstoned_at, leases) = row_state(&stack, "ctl");
+    assert_eq!((row_status.as_str(), leases), ("tombstoned", 0));
+    assert!(tombstoned_at.is_some_and(|t| t >= expires));
     assert_eq!((status.as_str(), cancel), ("succeeded", 0));
-    let result: serde_json::Value = serde_json::from_str(&result).expect("result_json");
+    let result: serde_json::Value =
+        serde_json::from_str(result.as_deref().expect("result_json")).expect("JSON");
     assert_eq!(result["name"], "ctl");
     assert_eq!(result["status"], "Destroyed");
     // No backoff rows in 0.4.0 (spec TL;DR 3).
