@@ -82,6 +82,29 @@ fn a_failed_up_leaves_a_failed_operation() {
         ]
     );
     assert_eq!(instances[1]["reaper"], serde_json::Value::Null);
+    // The failed up, with its real envelope, under `operations`.
+    let ops = report["operations"].as_array().expect("operations");
+    let failed: Vec<_> = ops
+        .iter()
+        .filter(|o| o["status"] == "failed")
+        .map(|o| {
+            (
+                o["instance"].clone(),
+                o["verb"].clone(),
+                o["error"]["code"].clone(),
+                o["error"]["schema_version"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        failed,
+        [(
+            "b".into(),
+            "up".into(),
+            "engine.source_override.shared".into(),
+            2.into()
+        )]
+    );
 
     stack.down("a").expect_code(0);
     stack.down("b").expect_code(0);

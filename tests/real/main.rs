@@ -17,5 +17,6 @@ mod harness;
 
 mod cancel;
 mod failed_up;
+mod pending;
 mod reap;
 mod up;

@@ -151,6 +151,10 @@ fn the_controller_reaps_an_expired_lease() {
     wait_until("the lease to expire", WAIT, || {
         (unix_now() > expires).then_some(())
     });
+    let before = Store::open(&stack.db_path(), Access::ReadOnly)
+        .expect("open")
+        .snapshot(&mut SysinfoProbe::new())
+        .expect("snapshot");
     // Any lifecycle call spawns the controller again; `controller --json`
     // also says its reaper is on (spec §4.4).
     let info = stack.stackless(&["controller", "--json"]);
@@ -198,6 +202,31 @@ fn the_controller_reaps_an_expired_lease() {
         serde_json::from_str(result.as_deref().expect("result_json")).expect("JSON");
     assert_eq!(result["name"], "ctl");
     assert_eq!(result["status"], "Destroyed");
+
+    // What the console shows of it: observed events, not its own reap.
+    let after = Store::open(&stack.db_path(), Access::ReadOnly)
+        .expect("open")
+        .snapshot(&mut SysinfoProbe::new())
+        .expect("snapshot");
+    let lines: Vec<(Actor, ActivityKind, String, String)> =
+        stackless_tui::model::observe::changes(&before.rows, &after.rows)
+            .iter()
+            .map(|o| {
+                let a = o.activity(0);
+                (a.actor, a.kind, a.instance, a.detail)
+            })
+            .filter(|(_, _, name, _)| name == "ctl")
+            .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(
+        (lines[0].0, lines[0].1, lines[0].2.as_str()),
+        (Actor::Observed, ActivityKind::Tombstoned, "ctl")
+    );
+    assert_eq!(
+        (lines[1].0, lines[1].1, lines[1].2.as_str()),
+        (Actor::Controller, ActivityKind::Succeeded, "ctl")
+    );
+    assert!(lines[1].3.starts_with("down in "), "{lines:?}");
     // No backoff rows in 0.4.0 (spec TL;DR 3).
     let attempts: i64 = stack
         .db()

@@ -85,12 +85,10 @@ fn up_appears_in_the_snapshot_with_its_birth() {
     );
     assert_eq!(namespace, format!("sl-{id}"));
     assert_eq!(dirty, 0);
-    // `Instance.birth` is read by the schema-14 adapter; until then it is
-    // `None`, after it the same pair as the SQL above.
-    if let Some(birth) = &demo.birth {
-        assert_eq!(birth.instance_id, id);
-        assert_eq!(birth.resource_namespace, namespace);
-    }
+    // Our snapshot reads the same birth.
+    let birth = demo.birth.as_ref().expect("a v14 row has a birth");
+    assert_eq!(birth.instance_id, id);
+    assert_eq!(birth.resource_namespace, namespace);
 
     // The up operation the controller ran, succeeded and bound to the birth.
     let (verb, status, bound): (String, String, Option<String>) = stack
