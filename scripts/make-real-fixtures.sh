@@ -240,6 +240,7 @@ c.close()
 print(f'rewrote {changed} value(s); journal_mode={mode}; user_version={uv}', file=sys.stderr)
 EOF
   rm -f "$tmp-wal" "$tmp-shm"
+  chmod 644 "$tmp"
   mv "$tmp" "$dest"
   log "wrote $dest"
 }
