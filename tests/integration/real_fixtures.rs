@@ -1,5 +1,6 @@
 //! Stores written by the released CLIs (tests/fixtures/README.md:
-//! `real-0.3.0-v5.db` by stackless 0.3.0, `real-0.4.0-v14.db` by 0.4.0 and
+//! `real-0.2.0-v5.db` and `real-0.3.0-v5.db` by stackless 0.2.0 and 0.3.0,
+//! `real-0.4.0-v14.db` by 0.4.0 and
 //! its controller): what the console reads of each, and what its reaper
 //! decides on each, with exact values.
 
@@ -14,6 +15,8 @@ use stackless_tui::store::{Access, Store};
 const CAPTURE_V14: i64 = 1_796_118_148;
 /// When `real-0.3.0-v5.db` was captured.
 const CAPTURE_V5: i64 = 1_796_118_757;
+/// When `real-0.2.0-v5.db` was captured.
+const CAPTURE_V5_020: i64 = 1_796_119_903;
 
 fn snapshot(name: &str) -> stackless_tui::model::Snapshot {
     let (_dir, path) = fixture(name);
@@ -110,37 +113,45 @@ fn on_a_real_0_4_0_store_the_reaper_reaps_the_expired_and_collects_nothing() {
 }
 
 #[test]
-fn a_real_0_3_0_store_reaps_and_collects_as_the_contract_says() {
-    let snap = snapshot("real-0.3.0-v5.db");
-    assert_eq!(snap.generation.user_version, 5);
-    assert_eq!(snap.generation.era(), Era::Contract);
-    assert_eq!(snap.generation.banner(), None);
-    assert!(snap.generation.allows_gc());
-    assert!(snap.operations.is_empty());
-    let alpha = snap.instance("alpha").unwrap();
-    assert_eq!(alpha.dirty, Some(false));
-    assert_eq!(alpha.birth, None, "births came with 0.4.0");
-    let foxtrot = snap.reap_attempt("foxtrot").unwrap();
-    assert_eq!((foxtrot.attempts, foxtrot.last_error.as_str()), (1, "}"));
-    assert_eq!(foxtrot.next_retry_at, CAPTURE_V5 + 12);
+fn real_0_2_0_and_0_3_0_stores_reap_and_collect_as_the_contract_says() {
+    // (fixture, its capture time, foxtrot's retry after capture)
+    for (name, capture, retry) in [
+        ("real-0.3.0-v5.db", CAPTURE_V5, 12),
+        ("real-0.2.0-v5.db", CAPTURE_V5_020, 10),
+    ] {
+        let snap = snapshot(name);
+        assert_eq!(snap.generation.user_version, 5, "{name}");
+        assert_eq!(snap.generation.era(), Era::Contract, "{name}");
+        assert_eq!(snap.generation.banner(), None, "{name}");
+        assert!(snap.generation.allows_gc(), "{name}");
+        assert!(snap.operations.is_empty(), "{name}");
+        let alpha = snap.instance("alpha").unwrap();
+        assert_eq!(alpha.dirty, Some(false), "{name}");
+        assert_eq!(alpha.birth, None, "{name}: births came with 0.4.0");
+        let foxtrot = snap.reap_attempt("foxtrot").unwrap();
+        assert_eq!((foxtrot.attempts, foxtrot.last_error.as_str()), (1, "}"));
+        assert_eq!(foxtrot.next_retry_at, capture + retry, "{name}");
 
-    // At capture foxtrot backs off (12 s left), golf is due.
-    let at_capture = plan(&snap, CAPTURE_V5, true);
-    assert_eq!(
-        at_capture.reaps,
-        vec![
-            (
-                "foxtrot".to_owned(),
-                Decision::WaitBackoff {
-                    until: CAPTURE_V5 + 12
-                }
-            ),
-            ("golf".to_owned(), Decision::Reap),
-        ]
-    );
-    // A week and a day later both tombstones are collected by the console.
-    let later = plan(&snap, CAPTURE_V5 + 8 * 86_400, true);
-    let gc: Vec<&str> = later.gc.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(gc, ["charlie", "delta"]);
-    assert!(later.tombstones_due.is_empty());
+        // At capture foxtrot backs off, golf is due.
+        let at_capture = plan(&snap, capture, true);
+        assert_eq!(
+            at_capture.reaps,
+            vec![
+                (
+                    "foxtrot".to_owned(),
+                    Decision::WaitBackoff {
+                        until: capture + retry
+                    }
+                ),
+                ("golf".to_owned(), Decision::Reap),
+            ],
+            "{name}"
+        );
+        // A week and a day later both tombstones are collected by the
+        // console itself.
+        let later = plan(&snap, capture + 8 * 86_400, true);
+        let gc: Vec<&str> = later.gc.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(gc, ["charlie", "delta"], "{name}");
+        assert!(later.tombstones_due.is_empty(), "{name}");
+    }
 }

@@ -538,3 +538,49 @@ fn the_consoles_own_teardown_is_not_reported_as_observed() {
         "{lines:?}"
     );
 }
+
+/// The store the released stackless 0.4.0 and its controller wrote
+/// (tests/fixtures/README.md, `real-0.4.0-v14.db`), at its capture time:
+/// no "newer" banner, its 18 operations (the controller's failed reaps of
+/// foxtrot first), and Enter on bravo's failed `up` shows the real code and
+/// remediation.
+#[test]
+fn a_real_0_4_0_store_at_120x40() {
+    const CAPTURE_V14: i64 = 1_796_118_148;
+    let mut app = App::new(config(), CAPTURE_V14);
+    app.handle(
+        Event::Snapshot(Arc::new(fixture_snapshot("real-0.4.0-v14.db"))),
+        CAPTURE_V14,
+    );
+    let text = render_app(&app, 120, 40);
+    assert!(!text.contains("newer"), "{text}");
+    assert!(text.contains("schema v14"), "{text}");
+    assert!(
+        text.contains("Operations 0 pending · 18 finished"),
+        "{text}"
+    );
+    assert!(text.contains("engine.teardown.survivors"), "{text}");
+    assert_snapshot!("real_v14_120x40", text);
+    // Keys at the store's own clock (the shared `press` uses CAPTURE).
+    let key = |app: &mut App, code: KeyCode| {
+        app.handle(
+            Event::Input(crossterm::event::Event::Key(code.into())),
+            CAPTURE_V14,
+        )
+    };
+    key(&mut app, KeyCode::Tab);
+    assert_eq!(app.focus(), Focus::Operations);
+    let rows = app.snapshot().finished_operations().to_vec();
+    let bravo = rows
+        .iter()
+        .position(|op| op.instance == "bravo")
+        .expect("bravo's up");
+    for _ in 0..bravo {
+        key(&mut app, KeyCode::Down);
+    }
+    key(&mut app, KeyCode::Enter);
+    let text = render_app(&app, 120, 40);
+    assert!(text.contains("remediation"), "{text}");
+    assert!(text.contains("`stackless down alpha`"), "{text}");
+    assert_snapshot!("real_v14_bravo_failure_120x40", text);
+}
