@@ -121,13 +121,19 @@ pub struct DetailText {
     pub checkpoints: Vec<CheckpointText>,
     /// The definition TOML, one entry per line.
     pub definition: Vec<String>,
+    /// What a schema-14 birth owns and was observed to be
+    /// ([`crate::ui::detail_v14`]); empty before schema 7. Times relative to
+    /// when the detail was read.
+    pub birth_sections: Vec<crate::ui::detail_v14::Section>,
 }
 
 impl DetailText {
-    /// Sanitize `detail` for drawing.
+    /// Sanitize `detail` for drawing, with times relative to `now` (unix
+    /// seconds, when it was read).
     #[must_use]
-    pub fn new(detail: &InstanceDetail) -> Self {
+    pub fn new(detail: &InstanceDetail, now: i64) -> Self {
         Self {
+            birth_sections: crate::ui::detail_v14::sections(detail, now),
             definition_dir: sanitize_short(&detail.definition_dir, CUT_LONG),
             source_overrides: json_lines(&detail.source_overrides, MAX_BLOCK_LINES),
             checkpoints: detail
@@ -615,6 +621,12 @@ pub fn document<'a>(
     reap_section(&mut doc, attempt, now);
     if let Loaded::Ready(text) = &detail.loaded {
         checkpoints_section(&mut doc, text, detail.payloads);
+        for (title, lines) in &text.birth_sections {
+            doc.section(title.clone());
+            for line in lines {
+                doc.indented(3, line.as_str(), Tone::Plain);
+            }
+        }
         doc.section(format!("Definition ({} lines)", text.definition.len()));
         if text.definition.is_empty() {
             doc.kv("definition", "(empty)", Tone::Muted);

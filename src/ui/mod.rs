@@ -18,6 +18,7 @@
 
 pub mod app;
 pub mod detail;
+pub mod detail_v14;
 pub mod keys;
 pub mod opview;
 pub mod panes;

@@ -584,3 +584,44 @@ fn a_real_0_4_0_store_at_120x40() {
     assert!(text.contains("`stackless down alpha`"), "{text}");
     assert_snapshot!("real_v14_bravo_failure_120x40", text);
 }
+
+/// The detail view of a birth on the real 0.4.0 store: what it owns, where
+/// its service runs, its revision and what was last observed.
+#[test]
+fn detail_of_a_real_0_4_0_birth() {
+    const CAPTURE_V14: i64 = 1_796_118_148;
+    let (_dir, mut store) = crate::common::ui::fixture_store("real-0.4.0-v14.db");
+    let mut app = App::new(config(), CAPTURE_V14);
+    app.handle(
+        Event::Snapshot(Arc::new(fixture_snapshot("real-0.4.0-v14.db"))),
+        CAPTURE_V14,
+    );
+    let key = |app: &mut App, code: KeyCode| {
+        app.handle(
+            Event::Input(crossterm::event::Event::Key(code.into())),
+            CAPTURE_V14,
+        )
+    };
+    key(&mut app, KeyCode::Char('g'));
+    while app.selected_instance().map(|i| i.name.as_str()) != Some("alpha") {
+        key(&mut app, KeyCode::Char('j'));
+    }
+    assert_eq!(
+        key(&mut app, KeyCode::Enter),
+        Some(Command::OpenDetail {
+            name: "alpha".into()
+        })
+    );
+    app.show_detail("alpha", Ok(store.instance_detail("alpha").unwrap()));
+    let text = render_app(&app, 120, 70);
+    for want in [
+        "Resources (2)",
+        "created  owned     process              local    start:web          19240",
+        "ready    borrowed  source-override      local    materialize:web    /home/operator/src/alpha",
+        "service:web on local",
+        "desired  c77957b661eaf40b",
+        "service:web: readiness ready · existence present · configuration applied · 51s ago",
+    ] {
+        assert!(text.contains(want), "{want}\n{text}");
+    }
+}

@@ -21,7 +21,7 @@ impl App {
         let first = detail.loaded == Loaded::Loading;
         let flash = match result {
             Ok(Some(read)) => {
-                detail.loaded = Loaded::Ready(Box::new(DetailText::new(&read)));
+                detail.loaded = Loaded::Ready(Box::new(DetailText::new(&read, self.now)));
                 None
             }
             Ok(None) => {

@@ -1,0 +1,160 @@
+//! The detail view's schema-14 sections (stackless 0.4.0): what the birth
+//! owns (`resources`, never their payloads), where each service runs
+//! (`placements`), desired vs applied configuration (`instance_revisions`:
+//! drift), and what was last observed of each service (`observations`).
+//! Sanitized once when the detail is read, like the rest of the detail.
+
+use crate::model::detail::InstanceDetail;
+use crate::model::text::sanitize_short;
+use crate::ui::view::{CUT_LONG, CUT_SHORT};
+
+/// One section: its title and its lines (sanitized).
+pub type Section = (String, Vec<String>);
+
+/// The schema-14 sections of `detail`, each only when the store has rows
+/// for it (none at all before schema 7). `now` is unix seconds.
+#[must_use]
+pub fn sections(detail: &InstanceDetail, now: i64) -> Vec<Section> {
+    let mut out = Vec::new();
+    if !detail.resources.is_empty() {
+        let lines = detail
+            .resources
+            .iter()
+            .map(|r| {
+                format!(
+                    "{:<8} {:<9} {:<20} {:<8} {:<18} {}",
+                    sanitize_short(&r.phase, CUT_SHORT),
+                    sanitize_short(&r.ownership, CUT_SHORT),
+                    sanitize_short(&r.kind, CUT_SHORT),
+                    sanitize_short(&r.provider, CUT_SHORT),
+                    if r.step_id.is_empty() {
+                        "(instance)".to_owned()
+                    } else {
+                        sanitize_short(&r.step_id, CUT_SHORT)
+                    },
+                    sanitize_short(&r.id, CUT_LONG)
+                )
+            })
+            .collect();
+        out.push((format!("Resources ({})", detail.resources.len()), lines));
+    }
+    if !detail.placements.is_empty() {
+        let lines = detail
+            .placements
+            .iter()
+            .map(|p| {
+                format!(
+                    "{} on {}",
+                    sanitize_short(&p.node, CUT_SHORT),
+                    sanitize_short(&p.provider, CUT_SHORT)
+                )
+            })
+            .collect();
+        out.push(("Placements".to_owned(), lines));
+    }
+    if let Some(revision) = &detail.revision {
+        let applied = revision
+            .applied
+            .as_deref()
+            .map_or_else(|| "never".to_owned(), |a| sanitize_short(a, CUT_SHORT));
+        let state = if revision.drift() {
+            "drift: the desired configuration is not applied"
+        } else {
+            "applied"
+        };
+        out.push((
+            "Revision".to_owned(),
+            vec![
+                format!("desired  {}", sanitize_short(&revision.desired, CUT_SHORT)),
+                format!("applied  {applied}"),
+                state.to_owned(),
+            ],
+        ));
+    }
+    if !detail.observations.is_empty() {
+        let lines = detail
+            .observations
+            .iter()
+            .map(|o| {
+                let field = |v: &Option<String>| {
+                    v.as_deref()
+                        .map_or_else(|| "?".to_owned(), |s| sanitize_short(s, CUT_SHORT))
+                };
+                format!(
+                    "{}: readiness {} · existence {} · configuration {}{}",
+                    sanitize_short(&o.node, CUT_SHORT),
+                    field(&o.readiness),
+                    field(&o.existence),
+                    field(&o.configuration),
+                    o.observed_at.map_or_else(String::new, |at| format!(
+                        " · {}",
+                        crate::ui::detail::relative(at, now)
+                    ))
+                )
+            })
+            .collect();
+        out.push(("Observations".to_owned(), lines));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::detail::{Observation, Placement, Resource, Revision};
+
+    #[test]
+    fn sections_only_for_what_the_store_has() {
+        assert!(sections(&InstanceDetail::default(), 0).is_empty());
+        let detail = InstanceDetail {
+            resources: vec![Resource {
+                kind: "process".into(),
+                id: "4242\u{1b}[2J".into(),
+                phase: "ready".into(),
+                ownership: "owned".into(),
+                provider: "local".into(),
+                step_id: "start:web".into(),
+                updated_at: Some(90),
+            }],
+            placements: vec![Placement {
+                node: "service:web".into(),
+                provider: "local".into(),
+            }],
+            revision: Some(Revision {
+                desired: "r2".into(),
+                applied: Some("r1".into()),
+            }),
+            observations: vec![Observation {
+                node: "service:web".into(),
+                readiness: Some("ready".into()),
+                existence: Some("present".into()),
+                configuration: None,
+                observed_at: Some(40),
+            }],
+            ..InstanceDetail::default()
+        };
+        let got = sections(&detail, 100);
+        let titles: Vec<&str> = got.iter().map(|(t, _)| t.as_str()).collect();
+        assert_eq!(
+            titles,
+            ["Resources (1)", "Placements", "Revision", "Observations"]
+        );
+        assert_eq!(
+            got[0].1,
+            ["ready    owned     process              local    start:web          4242␛[2J"]
+        );
+        assert_eq!(got[1].1, ["service:web on local"]);
+        assert_eq!(
+            got[2].1,
+            [
+                "desired  r2",
+                "applied  r1",
+                "drift: the desired configuration is not applied"
+            ]
+        );
+        assert_eq!(
+            got[3].1,
+            ["service:web: readiness ready · existence present · configuration ? · 1m 00s ago"]
+        );
+    }
+}
