@@ -149,6 +149,8 @@ pub async fn run(program: &OsString, id: &str, timeout: Duration) -> Outcome {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .env("STACKLESS_NO_SELF_UPDATE", "1")
+        // Its own process group, so a timeout stops whatever it started.
+        .process_group(0)
         .kill_on_drop(true);
     let child = match command.spawn() {
         Ok(child) => child,
@@ -156,11 +158,22 @@ pub async fn run(program: &OsString, id: &str, timeout: Duration) -> Outcome {
             return Outcome::Failed(format!("cannot run {}: {error}", program.to_string_lossy()));
         }
     };
+    let group = child
+        .id()
+        .and_then(|pid| i32::try_from(pid).ok())
+        .filter(|&pid| pid > 1)
+        .map(nix::unistd::Pid::from_raw);
     match tokio::time::timeout(timeout, child.wait_with_output()).await {
-        Err(_) => Outcome::Failed(format!(
-            "timed out after {}",
-            humantime::format_duration(timeout)
-        )),
+        Err(_) => {
+            // The child itself is killed on drop; its group goes too.
+            if let Some(group) = group {
+                let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+            }
+            Outcome::Failed(format!(
+                "timed out after {}",
+                humantime::format_duration(timeout)
+            ))
+        }
         Ok(Err(error)) => Outcome::Failed(format!("cannot read its answer: {error}")),
         Ok(Ok(output)) => {
             let stdout = &output.stdout[..output.stdout.len().min(MAX_OUTPUT)];
@@ -328,6 +341,7 @@ JSON
 JSON
   exit 1 ;;
   slow) exec sleep 30 ;;
+  orphan) sleep 30 & echo $! > "$(dirname "$0")/orphan.pid"; wait ;;
   *) echo "unexpected id $3"; exit 3 ;;
 esac
 "#;
@@ -429,6 +443,25 @@ esac
             Outcome::Failed("timed out after 300ms".into())
         );
         assert!(started.elapsed() < Duration::from_secs(10));
+        // What it started goes with it (its own process group).
+        let (dir, program) = fake();
+        assert_eq!(
+            cancel(&program, "orphan", Duration::from_millis(500)),
+            Outcome::Failed("timed out after 500ms".into())
+        );
+        let pid: i32 = std::fs::read_to_string(dir.path().join("orphan.pid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let gone = (0..100).any(|_| {
+            std::thread::sleep(Duration::from_millis(20));
+            // Killed, then reaped by init (or a zombie of ours no longer).
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_err()
+                || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .is_ok_and(|stat| stat.contains(") Z "))
+        });
+        assert!(gone, "the grandchild {pid} outlived the deadline");
         let missing = OsString::from("/nonexistent/stackless");
         let Outcome::Failed(why) = cancel(&missing, "queued-1", TIMEOUT) else {
             panic!("cannot run");

@@ -52,6 +52,10 @@ pub struct OperationReport {
     /// The parsed `error_json` (schema-2 error object: `code`, `message`,
     /// `remediation`, ...), `null` when there is none or it does not parse.
     pub error: Option<EnvelopeError>,
+    /// `error_json` as stored (sanitized, at most 2,000 characters) when it
+    /// is there but does not parse; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_unparsed: Option<String>,
 }
 
 /// Which birth an instance row is (v7+).
@@ -244,6 +248,11 @@ fn operation_report(op: &Operation) -> OperationReport {
         created_at: op.created_at,
         updated_at: op.updated_at,
         error: op.error_json.as_deref().and_then(parse_error),
+        error_unparsed: op
+            .error_json
+            .as_deref()
+            .filter(|text| parse_error(text).is_none() && !text.trim().is_empty())
+            .map(|text| crate::model::text::sanitize_short(text.trim(), 2_000)),
     }
 }
 
@@ -333,7 +342,12 @@ fn operations_table(report: &Report, out: &mut String) {
         let tail = match &op.error {
             Some(error) if error.message.is_empty() => format!(": {}", error.code),
             Some(error) => format!(": {}: {}", error.code, error.message),
-            None if op.status == "failed" => String::new(),
+            None if op.status == "failed" => op
+                .error_unparsed
+                .as_deref()
+                .map_or_else(String::new, |raw| {
+                    format!(": {}", crate::model::text::sanitize_short(raw, 120))
+                }),
             None => format!(
                 " (since {})",
                 crate::model::time::span(report.now.saturating_sub(op.created_at).max(0))

@@ -426,6 +426,15 @@ fn read_layout(
     } else {
         (false, false, false)
     };
+    if generation.has_operations() && !operations {
+        // The 0.4.0 controller's rules need the queue: without it every
+        // instance would look free of pending operations and the reaper
+        // could race the controller. Refuse rather than guess.
+        return Err(StoreError::NotStackless(
+            path.to_path_buf(),
+            "operations".to_owned(),
+        ));
+    }
     Ok(Layout {
         reap_attempts: has("reap_attempts"),
         holder_host: all(&lock_columns, &["holder_host"]),

@@ -385,3 +385,41 @@ fn snapshot_json_on_a_real_0_4_0_store_lists_its_failed_ups() {
     let table = text(&out.stdout);
     assert!(table.contains("engine.source_override.shared"), "{table}");
 }
+
+#[test]
+fn an_error_json_that_does_not_parse_is_shown_as_stored_not_as_no_error() {
+    let (_dir, path) = crate::common::fixture("real-0.4.0-v14.db");
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute(
+            "UPDATE operations SET error_json = ?1 WHERE instance = 'bravo'",
+            ["not json \u{1b}[2J at all"],
+        )
+        .unwrap();
+    let out = run(bin()
+        .args(["snapshot", "--json", "--now", "1796118148", "--state"])
+        .arg(&path));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let bravo = doc["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["instance"] == "bravo")
+        .unwrap();
+    assert_eq!(bravo["error"], serde_json::Value::Null);
+    assert_eq!(bravo["error_unparsed"], "not json ␛[2J at all");
+    let ok = doc["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["instance"] == "hotel")
+        .unwrap();
+    assert!(ok.get("error_unparsed").is_none());
+    let out = run(bin().args(["snapshot", "--state"]).arg(&path));
+    assert!(
+        text(&out.stdout).contains("failed up bravo: not json ␛[2J at all"),
+        "{}",
+        text(&out.stdout)
+    );
+}

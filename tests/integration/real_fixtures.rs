@@ -155,3 +155,30 @@ fn real_0_2_0_and_0_3_0_stores_reap_and_collect_as_the_contract_says() {
         assert!(later.tombstones_due.is_empty(), "{name}");
     }
 }
+
+/// A schema-14 store whose controller queue is gone cannot be read as
+/// "nothing pending" (the reaper would race the controller): it is refused
+/// with the store error, exit 2 for the headless modes, nothing written.
+#[test]
+fn a_v14_store_without_its_operations_table_is_refused() {
+    let (_dir, path) = fixture("real-0.4.0-v14.db");
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("DROP TABLE operation_events; DROP TABLE operations;")
+        .unwrap();
+    let error = Store::open(&path, Access::ReadWrite).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "{} is a SQLite database but not a stackless state store (no `operations` table). Point --state at stackless's state.db (default: $XDG_STATE_HOME/stackless/state.db).",
+            path.display()
+        )
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_stackless-tui"))
+        .args(["reap", "--once", "--dry-run", "--state"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+}
