@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Times the console's headless commands as whole processes on schema-14
+# (stackless 0.4.0) stores of 1k, 10k and 100k instances (as many finished
+# operations), beside the sqlite3 CLI running the snapshot's join on the
+# same file in the same run. Best of 3 wall-clock runs, peak RSS of the
+# best run. Prints a Markdown table (for BENCHMARKS.md).
+#
+#   cargo build --release --locked && bash scripts/time_commands.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-target/release/stackless-tui}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+JOIN="SELECT i.name, i.substrate, i.status, i.created_at, i.tombstoned_at, i.dirty,
+  i.instance_id, i.resource_namespace, l.duration_secs, l.expires_at, o.operation,
+  o.holder_pid, o.holder_start_time, o.acquired_at, o.holder_host, o.claim_id,
+  r.attempts, r.last_error, r.next_retry_at
+  FROM instances i LEFT JOIN leases l ON l.instance = i.name
+  LEFT JOIN op_locks o ON o.instance = i.name
+  LEFT JOIN reap_attempts r ON r.instance = i.name ORDER BY i.name;"
+
+# best "seconds rss_kb" of 3 runs of the command
+best() {
+  local best_s=999 best_kb=0
+  for _ in 1 2 3; do
+    /usr/bin/time -f "%e %M" -o "$WORK/t" "$@" >/dev/null 2>"$WORK/err" || true
+    read -r s kb <"$WORK/t"
+    if awk "BEGIN{exit !($s < $best_s)}"; then best_s=$s; best_kb=$kb; fi
+  done
+  echo "$best_s $best_kb"
+}
+
+echo "| instances | command | seconds | peak RSS (MB) | sqlite3 join (s) | ratio |"
+echo "|---|---|---|---|---|---|"
+for n in 1000 10000 100000; do
+  db="$WORK/v14-$n.db"
+  python3 scripts/gen_v14_store.py "$db" "$n" "$n"
+  read -r base _ < <(best sqlite3 "$db" "$JOIN")
+  read -r base_json _ < <(best sqlite3 -json "$db" "$JOIN")
+  for cmd in "snapshot" "snapshot --json" "reap --once --dry-run"; do
+    # shellcheck disable=SC2086
+    read -r s kb < <(best "$BIN" --state "$db" $cmd --down-cmd "true {name}")
+    b=$base; [ "$cmd" = "snapshot --json" ] && b=$base_json
+    ratio=$(awk "BEGIN{ if ($b > 0) printf \"%.1fx\", $s / $b; else print \"-\" }")
+    echo "| $n | \`$cmd\` | $s | $(awk "BEGIN{printf \"%.1f\", $kb/1024}") | $b | $ratio |"
+  done
+done
