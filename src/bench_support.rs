@@ -394,6 +394,7 @@ pub fn app_config(store_label: &str) -> crate::ui::AppConfig {
         reaper_line: "reaper: off (--no-reaper)".to_owned(),
         helper_line: "helper: none".to_owned(),
         write_keys: Ok(()),
+        host: None,
     }
 }
 

@@ -95,6 +95,40 @@ pub struct Cli {
     #[arg(long, value_name = "PATH", env = "STACKLESS_TUI_CONFIG", global = true)]
     pub config: Option<PathBuf>,
 
+    /// Run the console (or `snapshot`, `reap --once`) on the controller's
+    /// host through OpenSSH: `ssh://HOST_ALIAS` or `ssh://USER@HOST`, as
+    /// stackless 0.4.0 takes it (also `STACKLESS_CONTROLLER`, stackless's
+    /// own variable, ignored beside --state or --demo). The other arguments
+    /// are passed on; ports and keys belong in the OpenSSH config.
+    #[arg(long, value_name = "ssh://HOST", global = true)]
+    pub controller: Option<String>,
+
+    /// The stackless-tui program on the controller's host (default
+    /// `stackless-tui`, looked up in the remote PATH; a relative path is
+    /// relative to the remote home; quoted, so `~` is not expanded).
+    #[arg(
+        long,
+        value_name = "PATH",
+        env = "STACKLESS_TUI_REMOTE_BIN",
+        global = true
+    )]
+    pub remote_bin: Option<String>,
+
+    /// The OpenSSH client config for --controller (`ssh -F FILE`; default:
+    /// ssh's own, ~/.ssh/config).
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "STACKLESS_TUI_SSH_CONFIG",
+        global = true
+    )]
+    pub ssh_config: Option<PathBuf>,
+
+    /// Set by --controller on the remote side: the host this console was
+    /// reached as over ssh (the header shows `on HOST`).
+    #[arg(long, value_name = "HOST", hide = true)]
+    pub reached_as: Option<String>,
+
     /// Headless subcommands (snapshot, reap), shell completions, the man
     /// page; without one, the console runs.
     #[command(subcommand)]

@@ -47,6 +47,7 @@ pub mod headless;
 pub mod model;
 pub mod reaper;
 pub mod recorder;
+pub mod remote;
 pub mod roles;
 pub mod startup;
 pub mod store;

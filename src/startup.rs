@@ -51,8 +51,9 @@ pub enum StartupError {
 /// stackless's default path (`$XDG_STATE_HOME/stackless/state.db`, else
 /// `~/.local/state/stackless/state.db`), created with the v4 schema on first
 /// run as stackless does, unless `access` is read-only. Refuses
-/// `STACKLESS_STATE_URL` (the remote fleet plane). Returns the path opened
-/// and the store.
+/// `STACKLESS_STATE_URL` (stackless 0.3.0's libsql remote store; 0.4.0
+/// fleets are reached with `--controller`). Returns the path opened and
+/// the store.
 ///
 /// # Errors
 /// [`StartupError::Store`] or [`StartupError::NoDefaultPath`].
@@ -60,9 +61,7 @@ pub fn open_store(cli: &Cli, access: Access) -> Result<(PathBuf, Store), Startup
     if let Ok(url) = std::env::var("STACKLESS_STATE_URL")
         && !url.is_empty()
     {
-        return Err(
-            StoreError::RemoteUnsupported(crate::model::text::sanitize(&url).into_owned()).into(),
-        );
+        return Err(StoreError::RemoteUnsupported(shown_url(&url)).into());
     }
     if let Some(path) = &cli.state {
         let store = Store::open(path, access)?;
@@ -83,6 +82,25 @@ pub fn open_store(cli: &Cli, access: Access) -> Result<(PathBuf, Store), Startup
     Ok((path, store))
 }
 
+/// `STACKLESS_STATE_URL` as the message shows it: without a query
+/// (`?authToken=...`) or a `user:password@` part, sanitized, cut to 120
+/// characters.
+#[must_use]
+pub fn shown_url(url: &str) -> String {
+    let url = url.split(['?', '#']).next().unwrap_or_default();
+    let url = match url.split_once("://") {
+        Some((scheme, rest)) => match rest.split_once('/') {
+            Some((authority, path)) => format!(
+                "{scheme}://{}/{path}",
+                authority.rsplit('@').next().unwrap_or_default()
+            ),
+            None => format!("{scheme}://{}", rest.rsplit('@').next().unwrap_or_default()),
+        },
+        None => url.to_owned(),
+    };
+    crate::model::text::sanitize_short(&url, 120)
+}
+
 /// The reaper's configuration from the flags (`--tick`, `--down-timeout`,
 /// `--dry-run`, `--reap-concurrency`), with `down` the teardown command to
 /// run and `tick` the time between passes (the console's demo shortens it).
@@ -95,5 +113,37 @@ pub fn reaper_config(cli: &Cli, down: DownCommand, tick: Duration) -> ReaperConf
         down_timeout: cli.down_timeout,
         dry_run: cli.dry_run,
         concurrency: usize::from(cli.reap_concurrency),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_state_url_is_shown_without_its_secrets() {
+        assert_eq!(shown_url("libsql://x"), "libsql://x");
+        assert_eq!(
+            shown_url("libsql://db-org.turso.io?authToken=SECRET"),
+            "libsql://db-org.turso.io"
+        );
+        assert_eq!(
+            shown_url("https://user:SECRET@db.example/v1#x"),
+            "https://db.example/v1"
+        );
+        assert_eq!(shown_url("\x1b[2J"), "␛[2J");
+    }
+
+    #[test]
+    fn the_state_url_message() {
+        assert_eq!(
+            StartupError::from(StoreError::RemoteUnsupported(shown_url("libsql://x"))).to_string(),
+            "STACKLESS_STATE_URL is set (libsql://x): stackless 0.4.0 moved fleets from a shared \
+             libsql database to a controller reached over SSH (STACKLESS_CONTROLLER=ssh://HOST), \
+             and a 0.3.0 libsql remote store cannot be read by this console. Run the console \
+             where the controller is: `stackless-tui --controller ssh://HOST` (or set \
+             STACKLESS_CONTROLLER), or unset STACKLESS_STATE_URL to open this machine's local \
+             store."
+        );
     }
 }

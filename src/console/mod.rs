@@ -17,6 +17,7 @@ mod run;
 mod setup;
 mod terminal;
 
+use std::ffi::OsString;
 use std::io::{self, Write as _};
 use std::process::ExitCode;
 
@@ -25,25 +26,35 @@ use crate::cli::{Cli, CliError, EXIT_USAGE, Sub};
 pub use terminal::restore_terminal;
 
 /// The binary's entry point: parse the flags (and the config file), then run
-/// the mode they choose. Exit status: 0 done, 1 a failure while running
-/// (a failed teardown in `reap --once`, a crash report), 2 a usage or store
-/// error (the terminal untouched).
+/// the mode they choose, here or (`--controller`) on the controller's host.
+/// Exit status: 0 done, 1 a failure while running (a failed teardown in
+/// `reap --once`, a crash report), 2 a usage or store error (the terminal
+/// untouched); through `--controller`, the remote status (ssh's 255 when
+/// ssh failed, 127 when the host has no stackless-tui).
 #[must_use]
 pub fn main() -> ExitCode {
     let _ = color_eyre::install();
-    match parse() {
-        Ok(cli) => dispatch(&cli),
-        Err(code) => code,
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let cli = match parse(args.clone()) {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
+    // `--controller`: the console runs on the controller's host, reached
+    // through ssh before anything here starts (`crate::remote`).
+    match crate::remote::plan(&cli, &args, std::env::var("STACKLESS_CONTROLLER").ok()) {
+        Ok(Some(plan)) => crate::remote::launch(&plan),
+        Ok(None) => dispatch(&cli),
+        Err(message) => usage(&message),
     }
 }
 
 /// The flags over the config file (`$XDG_CONFIG_HOME/stackless-tui/config.toml`).
-fn parse() -> Result<Cli, ExitCode> {
+fn parse(args: Vec<OsString>) -> Result<Cli, ExitCode> {
     let config = crate::cli::default_config_path(
         std::env::var("XDG_CONFIG_HOME").ok().as_deref(),
         std::env::var("HOME").ok().as_deref(),
     );
-    let parsed = crate::cli::parse_with_config(std::env::args_os().collect(), config, |path| {
+    let parsed = crate::cli::parse_with_config(args, config, |path| {
         match std::fs::read_to_string(path) {
             Ok(text) => Ok(Some(text)),
             // Absent, or in a directory this user cannot look into (HOME of

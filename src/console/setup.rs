@@ -80,6 +80,7 @@ pub(super) fn prepare(cli: &Cli) -> Result<Setup, StartupError> {
         reaper_line: reaper_line(reaper_off.as_deref(), cli.dry_run, tick),
         helper_line: helper_line(cli, helper.as_ref(), access),
         write_keys: write_keys(access, generation),
+        host: cli.reached_as.clone(),
     };
     use std::io::IsTerminal as _;
     if !io::stdout().is_terminal() || !io::stdin().is_terminal() {

@@ -17,6 +17,7 @@ pub mod name;
 pub mod observe;
 pub mod op_rules;
 pub mod operation;
+pub mod remote;
 pub mod rows;
 pub mod snapshot;
 pub mod text;

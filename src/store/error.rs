@@ -49,11 +49,18 @@ pub enum StoreError {
     /// A write was refused by this console's own rules.
     #[error("write refused: {0}")]
     ReadOnly(String),
-    /// `STACKLESS_STATE_URL` is set: the remote fleet plane is not supported.
+    /// `STACKLESS_STATE_URL` is set: stackless 0.3.0's libsql remote store.
+    /// stackless 0.4.0 refuses it too (`RemoteDisabled`: "use
+    /// `STACKLESS_CONTROLLER=ssh://host` and unset `STACKLESS_STATE_URL`",
+    /// `stackless-core-0.4.0/src/state/error.rs`); its fleets are a
+    /// controller reached over SSH, which `--controller` reaches. The text
+    /// is the URL without its query or user part (a token never shown).
     #[error(
-        "STACKLESS_STATE_URL is set ({0}): stackless-tui does not support remote (libsql) state \
-         stores yet, and will not silently open a local file instead. Unset STACKLESS_STATE_URL \
-         to watch this machine's local store, or use the stackless CLI for the fleet plane."
+        "STACKLESS_STATE_URL is set ({0}): stackless 0.4.0 moved fleets from a shared libsql \
+         database to a controller reached over SSH (STACKLESS_CONTROLLER=ssh://HOST), and a \
+         0.3.0 libsql remote store cannot be read by this console. Run the console where the \
+         controller is: `stackless-tui --controller ssh://HOST` (or set STACKLESS_CONTROLLER), \
+         or unset STACKLESS_STATE_URL to open this machine's local store."
     )]
     RemoteUnsupported(String),
     /// Any other `SQLite` failure.

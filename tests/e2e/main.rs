@@ -12,3 +12,5 @@ mod harness;
 mod faults;
 mod operator;
 mod pty;
+mod remote;
+mod sshd;

@@ -557,8 +557,9 @@ fn store_errors_leave_the_terminal_untouched() {
             vec![],
             vec![("STACKLESS_STATE_URL", "libsql://x")],
             vec![
-                "libsql://x",
-                "does not support remote (libsql) state stores",
+                "STACKLESS_STATE_URL is set (libsql://x): stackless 0.4.0 moved fleets",
+                "a 0.3.0 libsql remote store cannot be read by this console",
+                "`stackless-tui --controller ssh://HOST`",
             ],
         ),
     ];

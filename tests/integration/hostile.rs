@@ -72,6 +72,7 @@ fn store_text_never_reaches_the_terminal_raw() {
         reaper_line: "reaper: off (--no-reaper)".into(),
         helper_line: "helper: none".into(),
         write_keys: Ok(()),
+        host: None,
     };
     let mut app = App::new(config, CAPTURE);
     app.handle(Event::Snapshot(Arc::new(snapshot)), CAPTURE);

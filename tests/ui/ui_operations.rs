@@ -26,6 +26,7 @@ fn config() -> AppConfig {
         reaper_line: "reaper: every 1m".into(),
         helper_line: "helper: none".into(),
         write_keys: Ok(()),
+        host: None,
     }
 }
 
@@ -265,6 +266,25 @@ fn header_shows_the_controller_and_its_persistence_warning() {
     let text = render_pane(&app, 120, 3, panes::header::render);
     assert!(text.contains("controller: not running"), "{text}");
     assert!(!text.contains("stackless:"), "{text}");
+}
+
+/// Reached through `--controller`: the header says where the console runs
+/// (`on HOST`), and a hostile host text is drawn sanitized.
+#[test]
+fn header_shows_the_host_it_was_reached_on() {
+    let mut config = config();
+    config.host = Some("fleet-1.example".into());
+    let mut app = App::new(config, CAPTURE);
+    app.handle(Event::Snapshot(snapshot(rows())), CAPTURE);
+    assert_snapshot!(
+        "header_on_host_120x2",
+        render_pane(&app, 120, 2, panes::header::render)
+    );
+    let mut config = self::config();
+    config.host = Some("evil\x1b[2J".into());
+    let app = App::new(config, CAPTURE);
+    let text = render_pane(&app, 120, 2, panes::header::render);
+    assert!(text.contains("on evil␛[2J"), "{text}");
 }
 
 #[test]

@@ -42,6 +42,7 @@ fn config() -> AppConfig {
         reaper_line: "reaper: every 5s".into(),
         helper_line: "helper: demo-helper".into(),
         write_keys: Ok(()),
+        host: None,
     }
 }
 

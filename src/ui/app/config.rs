@@ -21,6 +21,10 @@ pub struct AppConfig {
     /// `Err(reason)` when `r` and `d` are disabled (read-only store, older
     /// schema); the reason is logged as a refusal when either is pressed.
     pub write_keys: Result<(), String>,
+    /// The host this console was reached as through `--controller`
+    /// (`--reached-as`, validated as stackless validates hosts); the header
+    /// shows `on HOST` (sanitized when drawn). `None`: run here.
+    pub host: Option<String>,
 }
 
 /// Something the console must carry out for the UI.

@@ -163,6 +163,7 @@ mod against_the_ui {
             reaper_line: "reaper: every 5s".into(),
             helper_line: "helper: demo-helper".into(),
             write_keys: Ok(()),
+            host: None,
         };
         let mut app = App::new(config, NOW);
         let snapshot = Snapshot::from(crate::model::Rows {

@@ -1,4 +1,4 @@
-//! The header: title, store, schema generation, reaper and helper state,
+//! The header: title, the host when reached over ssh (`on HOST`), store, schema generation, reaper and helper state,
 //! the controller (schema 14), the Instances sort, then one banner per
 //! condition the operator must know about (schema generation, stackless's
 //! persistence warning, store busy or unreadable).
@@ -74,6 +74,16 @@ pub fn controller_text(app: &App) -> Option<String> {
     })
 }
 
+/// Where the console runs when it was reached through `--controller`:
+/// `on HOST` (sanitized), after the title; `None` when it runs here.
+#[must_use]
+pub fn host_text(app: &App) -> Option<String> {
+    app.config()
+        .host
+        .as_deref()
+        .map(|host| format!("on {}", sanitize_short(host, view::CUT_SHORT)))
+}
+
 /// Lines a banner of `text` takes at `width` columns: 1, or 2 when it does
 /// not fit on one (longer text is cut).
 #[must_use]
@@ -102,13 +112,18 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let config = app.config();
     let snapshot = app.snapshot();
     let sep = || Span::styled("  │  ", theme::muted());
-    let first = Line::from(vec![
-        Span::styled(TITLE, theme::title()),
+    let mut first = vec![Span::styled(TITLE, theme::title())];
+    if let Some(text) = host_text(app) {
+        first.push(sep());
+        first.push(Span::styled(text, theme::title()));
+    }
+    first.extend([
         sep(),
         Span::raw(sanitize_short(&config.store_label, view::CUT_LONG)),
         sep(),
         Span::raw(format!("schema v{}", snapshot.generation.user_version)),
     ]);
+    let first = Line::from(first);
     let second = Line::from(vec![
         Span::raw(match app.role() {
             // A standby console runs no reaper, whatever its flags say.

@@ -1,0 +1,296 @@
+//! The remote launcher: `--controller ssh://HOST` (or stackless's
+//! `STACKLESS_CONTROLLER`) runs this console, or `snapshot` / `reap --once`,
+//! on the controller's host through OpenSSH, before anything local starts:
+//! no store is opened and no terminal is touched here (with `-t`, ssh itself
+//! puts the local terminal in raw mode). It spawns `ssh` (found in `PATH`)
+//! with an argv ([`Plan::ssh_args`], never a local shell), passes stdin and
+//! stdout through, copies ssh's stderr through while keeping its tail, and
+//! exits with ssh's status, explaining 126, 127 and 255
+//! ([`crate::model::remote::failure_message`]).
+
+use std::ffi::OsString;
+use std::io::{self, IsTerminal as _, Read as _, Write as _};
+use std::process::{Command, ExitCode, Stdio};
+
+use crate::cli::{Cli, EXIT_USAGE, Sub};
+use crate::model::remote::{
+    self, DEFAULT_REMOTE_BIN, Mode, Plan, Target, check_remote_bin, strip_launcher_args,
+};
+use crate::model::text::sanitize_short;
+
+/// The OpenSSH client, looked up in `PATH` (as stackless 0.4.0 runs it).
+pub const SSH: &str = "ssh";
+
+/// How much of ssh's stderr is kept for the message (the rest is only
+/// passed through).
+const TAIL_BYTES: usize = 4096;
+
+/// Decide whether this run goes to a controller's host: `Ok(None)` to run
+/// here. `args` is the whole command line (program name first);
+/// `env_controller` is `STACKLESS_CONTROLLER`.
+///
+/// - `--reached-as HOST` (the remote side): runs here, never hops again
+///   (`STACKLESS_CONTROLLER` on that host is ignored; `--controller` is
+///   refused); `HOST` must be a host stackless accepts.
+/// - `--controller TARGET` always names the host; `STACKLESS_CONTROLLER`
+///   does unless `--state` or `--demo` names a local store (stackless 0.4.0
+///   also ignores it when `--state-dir` is given: `ClientBuilder::build`,
+///   `stackless-0.4.0/src/client/mod.rs`). An empty variable is unset.
+/// - `completions`, `man` and the demo's helpers always run here.
+///
+/// # Errors
+/// The message (without the `stackless-tui: ` prefix) for a target, a
+/// remote program or an argument that cannot be used; nothing has run.
+pub fn plan(
+    cli: &Cli,
+    args: &[OsString],
+    env_controller: Option<String>,
+) -> Result<Option<Plan>, String> {
+    if let Some(host) = &cli.reached_as {
+        if !Target::parse(host).is_ok_and(|t| t.user.is_none() && t.host == *host) {
+            return Err(format!(
+                "--reached-as {:?}: not a host name stackless accepts",
+                sanitize_short(host, 80)
+            ));
+        }
+        if cli.controller.is_some() {
+            return Err(
+                "--controller cannot be combined with --reached-as: this console was \
+                 itself reached over ssh and does not hop again"
+                    .to_owned(),
+            );
+        }
+        return Ok(None);
+    }
+    let (text, source) = match (&cli.controller, env_controller) {
+        (Some(text), _) => (text.clone(), "--controller"),
+        (None, Some(text)) if !text.is_empty() && cli.state.is_none() && !cli.demo => {
+            (text, "STACKLESS_CONTROLLER")
+        }
+        _ => return Ok(None),
+    };
+    let mode = match &cli.command {
+        None => Mode::Console,
+        Some(Sub::Snapshot { .. } | Sub::Reap { .. }) => Mode::Headless,
+        Some(Sub::Completions { .. } | Sub::Man | Sub::DemoDown { .. } | Sub::DemoHelper) => {
+            return Ok(None);
+        }
+    };
+    let target = Target::parse(&text)
+        .map_err(|rule| format!("{source} {:?}: {rule}", sanitize_short(&text, 80)))?;
+    let remote_bin = cli
+        .remote_bin
+        .clone()
+        .unwrap_or_else(|| DEFAULT_REMOTE_BIN.to_owned());
+    check_remote_bin(&remote_bin).map_err(|why| {
+        format!(
+            "--remote-bin {:?} {why}: name the stackless-tui program on {}",
+            sanitize_short(&remote_bin, 80),
+            target.host
+        )
+    })?;
+    let forwarded = strip_launcher_args(args.get(1..).unwrap_or_default())
+        .into_iter()
+        .map(|arg| {
+            arg.into_string().map_err(|arg| {
+                format!(
+                    "the argument {:?} is not UTF-8 and cannot be passed to {} over ssh",
+                    arg.to_string_lossy(),
+                    target.host
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Some(Plan {
+        target,
+        remote_bin,
+        ssh_config: cli.ssh_config.clone().map(OsString::from),
+        forwarded,
+        mode,
+    }))
+}
+
+/// Run `plan` through ssh and exit with its status (see the module doc).
+/// The console needs a terminal here too: without one, exit 2 before ssh
+/// runs.
+#[must_use]
+pub fn launch(plan: &Plan) -> ExitCode {
+    let host = &plan.target.host;
+    if plan.mode == Mode::Console && !(io::stdin().is_terminal() && io::stdout().is_terminal()) {
+        return fail(
+            &format!(
+                "the console needs a terminal (stdin and stdout are not both a TTY), also when it \
+                 runs on {host}. For scripts and cron use `stackless-tui --controller ssh://{host} \
+                 snapshot` or `... reap --once`."
+            ),
+            EXIT_USAGE,
+        );
+    }
+    let spawned = Command::new(SSH)
+        .args(plan.ssh_args())
+        .stdin(Stdio::inherit())
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(error) => {
+            return fail(
+                &format!(
+                    "cannot run ssh to reach {host}: {error}. The OpenSSH client (`ssh`) must be \
+                     on PATH (Debian: apt-get install openssh-client)."
+                ),
+                EXIT_USAGE,
+            );
+        }
+    };
+    let copier = child.stderr.take().map(|stderr| {
+        std::thread::Builder::new()
+            .name("ssh-stderr".into())
+            .spawn(move || pass_through(stderr))
+    });
+    let status = child.wait();
+    let tail = match copier {
+        Some(Ok(handle)) => handle.join().unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    let code = match status {
+        Ok(status) => {
+            use std::os::unix::process::ExitStatusExt as _;
+            status
+                .code()
+                .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
+        }
+        Err(error) => {
+            return fail(&format!("waiting for ssh to {host}: {error}"), 1);
+        }
+    };
+    let stderr = String::from_utf8_lossy(&tail);
+    let exit = u8::try_from(code).unwrap_or(1);
+    match remote::classify(code, &stderr) {
+        None => ExitCode::from(exit),
+        Some(failure) => fail(
+            &remote::failure_message(failure, plan, code, &remote::stderr_tail(&stderr)),
+            exit,
+        ),
+    }
+}
+
+/// Copy ssh's stderr to ours as it comes; return its last [`TAIL_BYTES`].
+fn pass_through(mut stderr: std::process::ChildStderr) -> Vec<u8> {
+    let mut tail = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match stderr.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                let _ = io::stderr().write_all(&buf[..n]);
+                tail.extend_from_slice(&buf[..n]);
+                if tail.len() > TAIL_BYTES {
+                    tail.drain(..tail.len() - TAIL_BYTES);
+                }
+            }
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    tail
+}
+
+/// Print `stackless-tui: {message}` and exit with `code`.
+fn fail(message: &str, code: u8) -> ExitCode {
+    let _ = writeln!(io::stderr(), "stackless-tui: {message}");
+    ExitCode::from(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser as _;
+
+    fn decide(args: &[&str], env: Option<&str>) -> Result<Option<Plan>, String> {
+        let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+        let cli = Cli::parse_from(&args);
+        plan(&cli, &args, env.map(str::to_owned))
+    }
+
+    #[test]
+    fn who_goes_remote() {
+        let plan = decide(
+            &[
+                "stackless-tui",
+                "--controller",
+                "ssh://h",
+                "snapshot",
+                "--json",
+            ],
+            None,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(plan.mode, Mode::Headless);
+        assert_eq!(plan.remote_bin, "stackless-tui");
+        assert_eq!(plan.forwarded, ["snapshot", "--json"]);
+        let plan = decide(&["stackless-tui"], Some("ssh://u@h"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(plan.mode, Mode::Console);
+        assert_eq!(plan.target.destination(), "u@h");
+        // stackless ignores the variable beside a local state path; so do we.
+        assert_eq!(
+            decide(&["stackless-tui", "--state", "/s.db"], Some("h")),
+            Ok(None)
+        );
+        assert_eq!(decide(&["stackless-tui", "--demo"], Some("h")), Ok(None));
+        assert_eq!(decide(&["stackless-tui"], Some("")), Ok(None));
+        assert_eq!(decide(&["stackless-tui", "man"], Some("h")), Ok(None));
+        assert_eq!(
+            decide(&["stackless-tui", "--controller", "h", "man"], None),
+            Ok(None)
+        );
+        // The remote side never hops again.
+        assert_eq!(
+            decide(&["stackless-tui", "--reached-as", "h"], Some("h")),
+            Ok(None)
+        );
+        assert_eq!(
+            decide(&["stackless-tui", "--reached-as", "h;rm"], None),
+            Err("--reached-as \"h;rm\": not a host name stackless accepts".to_owned())
+        );
+        assert!(
+            decide(
+                &["stackless-tui", "--reached-as", "h", "--controller", "h"],
+                None
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn refusals_name_the_source() {
+        assert_eq!(
+            decide(&["stackless-tui", "--controller", "ssh://host;rm"], None),
+            Err(format!(
+                "--controller \"ssh://host;rm\": {}",
+                remote::TARGET_RULE
+            ))
+        );
+        assert_eq!(
+            decide(&["stackless-tui"], Some("ssh://user@")),
+            Err(format!(
+                "STACKLESS_CONTROLLER \"ssh://user@\": {}",
+                remote::TARGET_RULE
+            ))
+        );
+        assert_eq!(
+            decide(
+                &["stackless-tui", "--controller", "h", "--remote-bin=-x"],
+                None
+            ),
+            Err(
+                "--remote-bin \"-x\" starts with '-': name the stackless-tui program on h"
+                    .to_owned()
+            )
+        );
+    }
+}
