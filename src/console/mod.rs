@@ -35,16 +35,21 @@ pub use terminal::restore_terminal;
 pub fn main() -> ExitCode {
     let _ = color_eyre::install();
     let args: Vec<OsString> = std::env::args_os().collect();
-    let cli = match parse(args.clone()) {
-        Ok(cli) => cli,
-        Err(code) => return code,
-    };
     // `--controller`: the console runs on the controller's host, reached
-    // through ssh before anything here starts (`crate::remote`).
-    match crate::remote::plan(&cli, &args, std::env::var("STACKLESS_CONTROLLER").ok()) {
-        Ok(Some(plan)) => crate::remote::launch(&plan),
-        Ok(None) => dispatch(&cli),
-        Err(message) => usage(&message),
+    // through ssh before anything here starts (`crate::remote`). Decided
+    // from the command line and the environment only: the local config
+    // file is not read (the host's own applies there, and a forwarded
+    // `--config PATH` names a file there).
+    if let Ok(cli) = <Cli as clap::Parser>::try_parse_from(&args) {
+        match crate::remote::plan(&cli, &args, std::env::var("STACKLESS_CONTROLLER").ok()) {
+            Ok(Some(plan)) => return crate::remote::launch(&plan),
+            Ok(None) => {}
+            Err(message) => return usage(&message),
+        }
+    }
+    match parse(args) {
+        Ok(cli) => dispatch(&cli),
+        Err(code) => code,
     }
 }
 

@@ -168,6 +168,26 @@ fn ssh_gets_an_argv_and_its_status_passes_through() {
         assert_eq!(text(&err), format!("{stderr}stackless-tui: {message}\n"));
     }
 
+    // A forwarded `--config` names a file on the host: not read here.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = fake_ssh(dir.path(), "", 0);
+    let (code, _, stderr) = run_plain(
+        &[
+            "--controller",
+            "h",
+            "--config",
+            "/on/the/host.toml",
+            "snapshot",
+        ],
+        &[("PATH", &path)],
+    );
+    assert_eq!(code, Some(0), "{}", text(&stderr));
+    assert!(
+        ssh_calls(dir.path())
+            .expect("ssh ran")
+            .contains("\n--config\n/on/the/host.toml\nsnapshot\n"),
+    );
+
     // The console needs a terminal here too: refused before ssh runs.
     let dir = tempfile::tempdir().expect("tempdir");
     let path = fake_ssh(dir.path(), "", 0);
