@@ -5,7 +5,8 @@
 //! puts the local terminal in raw mode). It spawns `ssh` (found in `PATH`)
 //! with an argv ([`Plan::ssh_args`], never a local shell), passes stdin and
 //! stdout through, copies ssh's stderr through while keeping its tail, and
-//! exits with ssh's status, explaining 126, 127 and 255
+//! exits with ssh's status (TERM, HUP and INT sent to the launcher are
+//! forwarded to ssh meanwhile), explaining 126, 127 and 255
 //! ([`crate::model::remote::failure_message`]).
 
 use std::ffi::OsString;
@@ -126,6 +127,11 @@ pub fn launch(plan: &Plan) -> ExitCode {
             EXIT_USAGE,
         );
     }
+    // Registered before ssh starts (a signal from then on is held for it):
+    // TERM, HUP and INT sent to this launcher go to ssh, so the launcher
+    // still exits with ssh's status and never leaves an ssh behind holding
+    // the terminal.
+    let signals = Signals::register();
     let spawned = Command::new(SSH)
         .args(plan.ssh_args())
         .stdin(Stdio::inherit())
@@ -144,12 +150,16 @@ pub fn launch(plan: &Plan) -> ExitCode {
             );
         }
     };
+    let forwarder = signals.map(|signals| signals.forward_to(child.id()));
     let copier = child.stderr.take().map(|stderr| {
         std::thread::Builder::new()
             .name("ssh-stderr".into())
             .spawn(move || pass_through(stderr))
     });
     let status = child.wait();
+    if let Some(runtime) = forwarder {
+        runtime.shutdown_background();
+    }
     let tail = match copier {
         Some(Ok(handle)) => handle.join().unwrap_or_default(),
         _ => Vec::new(),
@@ -173,6 +183,58 @@ pub fn launch(plan: &Plan) -> ExitCode {
             &remote::failure_message(failure, plan, code, &remote::stderr_tail(&stderr)),
             exit,
         ),
+    }
+}
+
+/// SIGTERM, SIGHUP and SIGINT caught on a one-worker tokio runtime
+/// ([`Signals::register`]), then forwarded to ssh ([`Signals::forward_to`])
+/// until the runtime is shut down.
+struct Signals {
+    runtime: tokio::runtime::Runtime,
+    streams: Vec<(tokio::signal::unix::Signal, nix::sys::signal::Signal)>,
+}
+
+impl Signals {
+    /// Catch the signals from now on. `None` (they keep their default
+    /// action) when the runtime or a handler cannot be made.
+    fn register() -> Option<Self> {
+        use nix::sys::signal::Signal;
+        use tokio::signal::unix::{SignalKind, signal};
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("ssh-signals")
+            .enable_all()
+            .build()
+            .ok()?;
+        let streams = {
+            let _context = runtime.enter();
+            [
+                (SignalKind::terminate(), Signal::SIGTERM),
+                (SignalKind::hangup(), Signal::SIGHUP),
+                (SignalKind::interrupt(), Signal::SIGINT),
+            ]
+            .into_iter()
+            .map(|(kind, sig)| signal(kind).map(|stream| (stream, sig)))
+            .collect::<Result<Vec<_>, _>>()
+            .ok()?
+        };
+        Some(Self { runtime, streams })
+    }
+
+    /// Send every caught signal (one caught before this is held) to `pid`;
+    /// the runtime returned keeps doing so until it is shut down.
+    fn forward_to(self, pid: u32) -> tokio::runtime::Runtime {
+        if let Ok(raw) = i32::try_from(pid) {
+            let target = nix::unistd::Pid::from_raw(raw);
+            for (mut stream, sig) in self.streams {
+                self.runtime.spawn(async move {
+                    while stream.recv().await.is_some() {
+                        let _ = nix::sys::signal::kill(target, sig);
+                    }
+                });
+            }
+        }
+        self.runtime
     }
 }
 

@@ -350,3 +350,50 @@ fn the_console_through_a_real_sshd() {
     tui.send("q");
     assert_eq!(tui.wait_exit(UI), 0, "sshd: {}", sshd.log());
 }
+
+/// SIGTERM to the launcher goes to ssh, and the launcher exits with ssh's
+/// status (no ssh left behind).
+#[test]
+fn a_signal_to_the_launcher_goes_to_ssh() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = dir.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("mkdir");
+    let started = dir.path().join("started");
+    let script = format!(
+        "#!/bin/sh\ntrap 'exit 7' TERM\ntouch '{}'\nwhile :; do sleep 0.05; done\n",
+        started.display()
+    );
+    std::fs::write(bin.join("ssh"), script).expect("write fake ssh");
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(bin.join("ssh"), std::fs::Permissions::from_mode(0o755))
+        .expect("chmod");
+    let mut launcher = std::process::Command::new(BIN)
+        .args(["--controller", "ssh://h", "snapshot"])
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let deadline = std::time::Instant::now() + UI;
+    while !started.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the fake ssh never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    crate::harness::signal_pid(launcher.id(), nix::sys::signal::Signal::SIGTERM).expect("SIGTERM");
+    let deadline = std::time::Instant::now() + UI;
+    let status = loop {
+        if let Some(status) = launcher.try_wait().expect("try_wait") {
+            break status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the launcher did not exit"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(7), "{status:?}");
+}
