@@ -228,6 +228,10 @@ pub enum Failure {
     Auth,
     /// 255 with nothing recognisable.
     Ssh,
+    /// 2 with clap's `unexpected argument '--reached-as'`: the remote
+    /// stackless-tui predates `--controller` (seen by headless commands;
+    /// the console's stderr goes through the remote terminal).
+    OlderRemote,
 }
 
 /// Classify an ssh exit `code` with `stderr` (its last bytes). `None`: the
@@ -238,6 +242,7 @@ pub fn classify(code: i32, stderr: &str) -> Option<Failure> {
         127 => Some(Failure::NotInstalled),
         126 => Some(Failure::NotExecutable),
         255 => Some(classify_ssh(stderr)),
+        2 if stderr.contains("unexpected argument '--reached-as'") => Some(Failure::OlderRemote),
         _ => None,
     }
 }
@@ -328,6 +333,11 @@ pub fn failure_message(failure: Failure, plan: &Plan, code: i32, tail: &str) -> 
              BatchMode=yes, so no password is asked."
         ),
         Failure::Ssh => format!("ssh to {host} failed (exit {code}){said}."),
+        Failure::OlderRemote => format!(
+            "{bin} on {host} is older than this stackless-tui: it does not know --reached-as \
+             (exit {code}). Install this version there (from a checkout of stackless-tui: \
+             `cargo install --locked --path .`, or copy this binary to the host)."
+        ),
     }
 }
 
@@ -509,6 +519,13 @@ mod tests {
             Some(Failure::NotInstalled)
         );
         assert_eq!(classify(126, ""), Some(Failure::NotExecutable));
+        assert_eq!(
+            classify(
+                2,
+                "error: unexpected argument '--reached-as' found\n\nUsage: stackless-tui [OPTIONS]"
+            ),
+            Some(Failure::OlderRemote)
+        );
         for (stderr, failure) in [
             ("Host key verification failed.\n", Failure::HostKey),
             (

@@ -21,10 +21,13 @@ fn fake_ssh(dir: &Path, stderr: &str, code: i32) -> String {
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).expect("mkdir");
     let log = dir.join("ssh.argv");
+    let said = dir.join("ssh.stderr");
+    std::fs::write(&said, stderr).expect("write the fake's stderr");
     let script = format!(
         "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\" >> '{log}'; done\n\
-         echo --end-- >> '{log}'\nprintf '%s' '{stderr}' >&2\nexit {code}\n",
-        log = log.display()
+         echo --end-- >> '{log}'\ncat '{said}' >&2\nexit {code}\n",
+        log = log.display(),
+        said = said.display()
     );
     let path = bin.join("ssh");
     std::fs::write(&path, script).expect("write fake ssh");
@@ -156,6 +159,13 @@ fn ssh_gets_an_argv_and_its_status_passes_through() {
              fleet-1 port 22: Connection refused\". Check the host name, its port and the \
              network (ports and proxies belong in the OpenSSH config: ~/.ssh/config, or \
              --ssh-config FILE).",
+        ),
+        (
+            2,
+            "error: unexpected argument '--reached-as' found\n",
+            "stackless-tui on fleet-1 is older than this stackless-tui: it does not know \
+             --reached-as (exit 2). Install this version there (from a checkout of \
+             stackless-tui: `cargo install --locked --path .`, or copy this binary to the host).",
         ),
     ] {
         let dir = tempfile::tempdir().expect("tempdir");
