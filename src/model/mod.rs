@@ -11,6 +11,7 @@ pub mod backoff;
 pub mod controller;
 pub mod detail;
 pub mod envelope;
+pub mod fulltext;
 pub mod generation;
 pub mod liveness;
 pub mod name;

@@ -488,14 +488,18 @@ fn reap_section<'a>(doc: &mut Doc<'a>, attempt: Option<&ReapAttempt>, now: i64) 
             doc.kv("code", sanitize_short(&error.code, CUT_SHORT), Tone::Error);
             doc.kv(
                 "message",
-                sanitize_short(&error.message, CUT_LONG),
+                sanitize_short(&error.message, MAX_LINE_CHARS),
                 Tone::Error,
             );
             if let Some(step) = &error.step {
                 doc.kv("step", sanitize_short(step, CUT_SHORT), Tone::Plain);
             }
             match &error.remediation {
-                Some(r) => doc.kv("remediation", sanitize_short(r, CUT_LONG), Tone::Plain),
+                Some(r) => doc.kv(
+                    "remediation",
+                    sanitize_short(r, MAX_LINE_CHARS),
+                    Tone::Plain,
+                ),
                 None => doc.kv("remediation", "-", Tone::Muted),
             }
         }

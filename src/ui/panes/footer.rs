@@ -70,12 +70,22 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         return;
     }
     let mut entries = entries(app);
+    // Why the write keys are off is never dropped: the keys make room.
+    let off = app.config().write_keys.as_ref().err().map(|reason| {
+        format!(
+            "  ({} off: {})",
+            keys::write_keys(app.snapshot().generation.has_operations()),
+            sanitize_short(reason, 60)
+        )
+    });
+    let off_width = off.as_deref().map_or(0, UnicodeWidthStr::width);
     let used = |entries: &[Entry]| {
         entries
             .iter()
             .map(|(k, w, _, _)| k.width() + 1 + w.width())
             .sum::<usize>()
             + 2 * entries.len().saturating_sub(1)
+            + off_width
     };
     while used(&entries) > width {
         let Some(lowest) = entries.iter().map(|e| e.3).max().filter(|&r| r > 0) else {
@@ -98,15 +108,8 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
             spans.push(Span::styled(format!("{key} {what}"), theme::key_disabled()));
         }
     }
-    if let Err(reason) = &app.config().write_keys {
-        spans.push(Span::styled(
-            format!(
-                "  ({} off: {})",
-                keys::write_keys(app.snapshot().generation.has_operations()),
-                sanitize_short(reason, 60)
-            ),
-            theme::muted(),
-        ));
+    if let Some(off) = off {
+        spans.push(Span::styled(off, theme::muted()));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
