@@ -19,6 +19,7 @@ pub mod observe;
 pub mod op_rules;
 pub mod operation;
 pub mod rows;
+pub mod services;
 pub mod snapshot;
 pub mod text;
 pub mod time;

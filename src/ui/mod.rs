@@ -19,6 +19,7 @@
 
 pub mod app;
 pub mod detail;
+pub mod detail_services;
 pub mod detail_v14;
 pub mod fulltext;
 pub mod keys;

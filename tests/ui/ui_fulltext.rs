@@ -285,3 +285,51 @@ fn opens_whole_after_open(app: &mut App) -> String {
     assert!(seen.contains(&squeezed(STDERR)), "{seen}");
     first
 }
+
+/// The detail view's Services section (a dead process under an active
+/// instance, its origin and log) and its Last teardown section (the
+/// stderr tail of the reaper's failed teardown), issue 11 items 3 and 4.
+#[test]
+fn detail_shows_services_and_the_last_teardown_output() {
+    let mut app = app();
+    press(&mut app, KeyCode::Char('j'));
+    press(&mut app, KeyCode::Enter);
+    let state = tempfile::tempdir().expect("tempdir");
+    let logs = state.path().join("logs/sl-golf");
+    std::fs::create_dir_all(&logs).expect("mkdir");
+    std::fs::write(logs.join("web.log"), "serving\n").expect("log");
+    let mut detail = InstanceDetail {
+        substrate: "local".into(),
+        logs_dir_name: "sl-golf".into(),
+        checkpoints: vec![stackless_tui::model::detail::Checkpoint {
+            step_id: "start:web".into(),
+            resource_kind: "process".into(),
+            resource_id: "4242".into(),
+            payload: r#"{"pid":4242,"start_time":1796117794,"port":41325,"hosts":["web.golf.localhost"],"log":"/elsewhere"}"#.into(),
+            recorded_at: Some(CAPTURE - 600),
+        }],
+        ..InstanceDetail::default()
+    };
+    let mut probe = stackless_tui::store::probe::FixedProbe {
+        host: Some("vm".into()),
+        processes: vec![],
+    };
+    stackless_tui::store::services::observe(&mut detail, state.path(), &mut probe);
+    app.show_detail("golf", Ok(Some(detail)));
+    let mut seen = String::new();
+    for _ in 0..5 {
+        seen.push_str(&render_app(&app, 120, 40));
+        press(&mut app, KeyCode::PageDown);
+    }
+    for expected in [
+        "Services (1)",
+        "web              on local · pid 4242 dead · http://web.golf.localhost (through the stackless proxy) · port 41325",
+        "sl-golf/web.log · 8 B · last line",
+        "Last teardown (by this console)",
+        "result           reaper failed",
+        "stderr           warning: process:web did not exit after SIGTERM",
+        "killed pid 4242 with SIGKILL",
+    ] {
+        assert!(seen.contains(expected), "{expected}:\n{seen}");
+    }
+}

@@ -44,6 +44,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         instance,
         snapshot.lock_liveness(&open.name),
         snapshot.reap_attempt(&open.name),
+        app.last_teardown(&open.name),
         app.now(),
     );
     let inner = super::inner(area);
