@@ -61,7 +61,7 @@ fn probed_services(
 {
     let state_dir = store.state_dir();
     let mut probe = crate::store::probe::checked_sysinfo();
-    let rows = store.service_rows()?;
+    let rows = store.service_rows(false)?;
     Ok(rows
         .into_iter()
         .map(|(name, rows)| {

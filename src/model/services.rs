@@ -246,6 +246,22 @@ pub fn dead_count(services: &[Service]) -> usize {
         .count()
 }
 
+/// Dead service processes per instance, from `(instance, record)` pairs
+/// (the watcher's per-snapshot list), each probed once with `probe`; only
+/// instances with one or more dead are in the map.
+pub fn dead_by_instance(
+    records: &[(String, StartRecord)],
+    mut probe: impl FnMut(u32) -> Option<u64>,
+) -> super::snapshot::ServicesDead {
+    let mut out = super::snapshot::ServicesDead::new();
+    for (instance, record) in records {
+        if process_state(record, &mut probe).dead() {
+            *out.entry(instance.clone()).or_insert(0) += 1;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -334,5 +350,18 @@ mod tests {
         let zero = StartRecord { pid: 0, ..record };
         assert_eq!(process_state(&zero, |_| Some(100)), ProcessState::Dead);
         assert_eq!(zero.origin(), None);
+        let records = vec![
+            ("a".to_owned(), zero.clone()),
+            (
+                "a".to_owned(),
+                StartRecord {
+                    pid: 7,
+                    ..zero.clone()
+                },
+            ),
+            ("b".to_owned(), StartRecord { pid: 7, ..zero }),
+        ];
+        let dead = dead_by_instance(&records, |_| Some(100));
+        assert_eq!(dead, [("a".to_owned(), 1)].into_iter().collect());
     }
 }

@@ -89,12 +89,16 @@ pub struct ServiceRows {
 }
 
 impl Store {
-    /// Every instance's process checkpoints, by instance name, in one read
-    /// transaction (empty when the store has no `checkpoints` table).
+    /// Every instance's process checkpoints (only the active instances'
+    /// when `active_only`), by instance name, in one read transaction
+    /// (empty when the store has no `checkpoints` table).
     ///
     /// # Errors
     /// `SQLite` errors.
-    pub fn service_rows(&mut self) -> Result<HashMap<String, ServiceRows>, StoreError> {
+    pub fn service_rows(
+        &mut self,
+        active_only: bool,
+    ) -> Result<HashMap<String, ServiceRows>, StoreError> {
         let path = self.path.clone();
         let err = |e: rusqlite::Error| StoreError::sqlite(&path, &e);
         let tx = self.conn.transaction().map_err(err)?;
@@ -116,12 +120,17 @@ impl Store {
             "SELECT c.instance, c.step_id, c.resource_kind, c.resource_id, c.payload,
                     c.recorded_at, i.substrate, {}
              FROM checkpoints c JOIN instances i ON i.name = c.instance
-             WHERE c.resource_kind = 'process' AND c.step_id LIKE 'start:%'
+             WHERE c.resource_kind = 'process' AND c.step_id LIKE 'start:%' {}
              ORDER BY c.instance, c.step_id",
             if namespace {
                 "i.resource_namespace"
             } else {
                 "NULL"
+            },
+            if active_only {
+                "AND i.status = 'active'"
+            } else {
+                ""
             }
         );
         let mut out: HashMap<String, ServiceRows> = HashMap::new();
@@ -150,6 +159,27 @@ impl Store {
         tx.commit().map_err(err)?;
         Ok(out)
     }
+}
+
+/// The recorded service processes of the active instances, as the
+/// watcher re-probes them every second: `(instance, record)`. A read error
+/// reads as none (the Instances mark is advisory; the detail view reads
+/// again).
+#[must_use]
+pub fn active_records(store: &mut Store) -> Vec<(String, services::StartRecord)> {
+    let Ok(rows) = store.service_rows(true) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, services::StartRecord)> = rows
+        .into_iter()
+        .flat_map(|(name, rows)| {
+            services::start_records(&rows.checkpoints)
+                .into_iter()
+                .map(move |record| (name.clone(), record))
+        })
+        .collect();
+    out.sort_by(|a, b| (&a.0, &a.1.service).cmp(&(&b.0, &b.1.service)));
+    out
 }
 
 #[cfg(test)]

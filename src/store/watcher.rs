@@ -1,7 +1,10 @@
 //! The watcher thread: notices commits by other processes (`PRAGMA
 //! data_version` on its own connection, polled every 100 ms) and sends a fresh
 //! snapshot; re-probes lock liveness every second so a holder that dies shows
-//! as stale without any commit; tells the render loop when another
+//! as stale without any commit, and the active instances' recorded service
+//! processes (`Snapshot::services_dead`, read with each new snapshot by
+//! [`super::services::active_records`]) so a `kill -9`ed service is marked
+//! on its Instances row within a second; tells the render loop when another
 //! process has held the store's write lock for a while; and probes the
 //! stackless controller beside the store every second
 //! ([`crate::controller::probe`]), sending [`Event::Controller`] when it
@@ -17,6 +20,7 @@ use crate::cancel::CancelToken;
 use crate::event::{Event, EventSender, StoreHealth};
 use crate::model::Snapshot;
 use crate::model::liveness::liveness;
+use crate::model::services::dead_by_instance;
 
 /// How often `data_version` is polled (at most every 100 ms).
 pub const POLL: Duration = Duration::from_millis(100);
@@ -65,6 +69,9 @@ struct Watcher {
     /// liveness map keeps one case per name, so every lock is re-probed in
     /// order, as the snapshot did.
     probed: Option<Vec<usize>>,
+    /// The recorded service processes of the active instances in `last`
+    /// (read with each new snapshot), re-probed with the locks.
+    services: Vec<(String, crate::model::services::StartRecord)>,
     /// The controller state last sent (`None` before the first probe).
     controller: Option<crate::model::controller::ControllerState>,
     /// When the controller was last probed.
@@ -88,6 +95,7 @@ impl Watcher {
             health: StoreHealth::Ok,
             last: None,
             probed: None,
+            services: Vec::new(),
             controller: None,
             controller_probed: None,
         }
@@ -206,9 +214,16 @@ impl Watcher {
             .map_or(true, |v| self.last_version != Some(*v));
         if changed {
             match store.snapshot(&mut CheckedProbe::new(&mut self.probe)) {
-                Ok(snapshot) => {
+                Ok(mut snapshot) => {
                     self.last_version = version.ok();
                     self.last_probe = Instant::now();
+                    // Outside the snapshot's transaction: the services'
+                    // checkpoints are advisory (the Instances mark).
+                    self.services = super::services::active_records(store);
+                    let mut probe = CheckedProbe::new(&mut self.probe);
+                    snapshot.services_dead = Arc::new(dead_by_instance(&self.services, |pid| {
+                        probe.live_start_time(pid)
+                    }));
                     let snapshot = Arc::new(snapshot);
                     self.remember(&snapshot);
                     self.send(Event::Snapshot(snapshot))?;
@@ -249,8 +264,28 @@ impl Watcher {
                 Err(_) => {}
             }
             self.reprobe_liveness()?;
+            self.reprobe_services()?;
         }
         Ok(POLL)
+    }
+
+    /// Re-probe the active instances' service processes; send a new
+    /// snapshot (same rows and liveness) only when a count changed.
+    fn reprobe_services(&mut self) -> Result<(), Gone> {
+        let Some(previous) = self.last.clone() else {
+            return Ok(());
+        };
+        if self.services.is_empty() && previous.services_dead.is_empty() {
+            return Ok(());
+        }
+        let mut probe = CheckedProbe::new(&mut self.probe);
+        let dead = dead_by_instance(&self.services, |pid| probe.live_start_time(pid));
+        if dead != *previous.services_dead {
+            let next = Arc::new(previous.with_services_dead(dead));
+            self.remember(&next);
+            self.send(Event::Snapshot(next))?;
+        }
+        Ok(())
     }
 
     /// Re-probe lock holders; send a new snapshot only when a case changed.

@@ -333,3 +333,25 @@ fn detail_shows_services_and_the_last_teardown_output() {
         assert!(seen.contains(expected), "{expected}:\n{seen}");
     }
 }
+
+/// A service that died under an active instance is marked on its
+/// Instances row (`1 svc dead`, before any lock text), from the counts the
+/// watcher probed into the snapshot.
+#[test]
+fn instances_row_marks_a_dead_service() {
+    let mut app = app();
+    let dead = [("golf".to_owned(), 1)].into_iter().collect();
+    let next = app.snapshot().with_services_dead(dead);
+    app.handle(Event::Snapshot(Arc::new(next)), CAPTURE);
+    let screen = render_app(&app, 120, 40);
+    let golf = screen
+        .lines()
+        .find(|l| l.contains(" golf "))
+        .expect("golf's row");
+    assert!(golf.contains("1 svc dead"), "{screen}");
+    let other = screen
+        .lines()
+        .find(|l| l.contains("an-instance-name"))
+        .expect("the other row");
+    assert!(!other.contains("svc dead"), "{screen}");
+}

@@ -130,6 +130,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
                 now,
             )
             .with_pending(snapshot.pending_operation(&i.name), now)
+            .with_dead_services(snapshot.dead_services(&i.name))
         })
         .collect();
     let widths = column_widths(inner.width, &built);
@@ -154,6 +155,7 @@ fn row(r: InstanceRow, widths: [u16; 7]) -> Row<'static> {
         _ => Style::new(),
     };
     let lock_style = match r.lock_state {
+        _ if r.dead_services > 0 => theme::failure(),
         LockState::Held => theme::lock_held(),
         LockState::Free if r.pending => theme::lock_held(),
         LockState::Stale | LockState::Unprobed => theme::lock_stale(),
