@@ -53,11 +53,11 @@ impl Snapshot {
     /// The same rows and liveness with other dead-service counts (the
     /// watcher's re-probe).
     #[must_use]
-    pub fn with_services_dead(&self, services_dead: ServicesDead) -> Self {
+    pub fn with_services_dead(&self, services_dead: Arc<ServicesDead>) -> Self {
         Self {
             rows: Arc::clone(&self.rows),
             liveness: Arc::clone(&self.liveness),
-            services_dead: Arc::new(services_dead),
+            services_dead,
         }
     }
 

@@ -2,8 +2,9 @@
 //! (the lock holders' probe, [`HostProbe`]: pid plus start time) and look
 //! at its log file (`<state_dir>/logs/<dir>/<service>.log`, metadata only,
 //! never following a symlink), for the detail view and `snapshot --json`;
-//! plus the one query `snapshot --json` needs: every instance's process
-//! checkpoints.
+//! plus the two queries of the process checkpoints: every instance's
+//! (`snapshot --json`) and the active instances' pids and start times (the
+//! watcher's Instances mark).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -162,24 +163,58 @@ impl Store {
 }
 
 /// The recorded service processes of the active instances, as the
-/// watcher re-probes them every second: `(instance, record)`. A read error
-/// reads as none (the Instances mark is advisory; the detail view reads
-/// again).
+/// watcher probes them: `(instance, record)` with only the pid and start
+/// time (extracted by `SQLite`, `json_extract`: no payload crosses into
+/// this process), by instance then service. A read error reads as none
+/// (the Instances mark is advisory; the detail view reads again).
 #[must_use]
 pub fn active_records(store: &mut Store) -> Vec<(String, services::StartRecord)> {
-    let Ok(rows) = store.service_rows(true) else {
-        return Vec::new();
-    };
-    let mut out: Vec<(String, services::StartRecord)> = rows
-        .into_iter()
-        .flat_map(|(name, rows)| {
-            services::start_records(&rows.checkpoints)
-                .into_iter()
-                .map(move |record| (name.clone(), record))
-        })
-        .collect();
-    out.sort_by(|a, b| (&a.0, &a.1.service).cmp(&(&b.0, &b.1.service)));
-    out
+    read_active_records(store).unwrap_or_default()
+}
+
+fn read_active_records(
+    store: &mut Store,
+) -> rusqlite::Result<Vec<(String, services::StartRecord)>> {
+    let tx = store.conn.transaction()?;
+    let exists: i64 = tx.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'checkpoints'",
+        [],
+        |row| row.get(0),
+    )?;
+    if exists == 0 {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    {
+        let mut stmt = tx.prepare(
+            "SELECT c.instance, substr(c.step_id, 7), json_extract(c.payload, '$.pid'),
+                    json_extract(c.payload, '$.start_time')
+             FROM checkpoints c JOIN instances i ON i.name = c.instance
+             WHERE c.resource_kind = 'process' AND c.step_id LIKE 'start:%'
+               AND i.status = 'active' AND json_valid(c.payload)
+             ORDER BY c.instance, c.step_id",
+        )?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let (Some(pid), Some(start_time)) =
+                (lenient_int(col(row, 2)), lenient_int(col(row, 3)))
+            else {
+                continue;
+            };
+            out.push((
+                lenient_text(col(row, 0)).unwrap_or_default(),
+                services::StartRecord {
+                    service: lenient_text(col(row, 1)).unwrap_or_default(),
+                    pid,
+                    start_time,
+                    port: None,
+                    hosts: Vec::new(),
+                },
+            ));
+        }
+    }
+    tx.commit()?;
+    Ok(out)
 }
 
 #[cfg(test)]

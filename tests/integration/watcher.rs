@@ -232,7 +232,8 @@ fn controller_lock_holder_is_found_and_sent_when_it_changes() {
 /// A service process that dies under an active instance is counted on the
 /// next re-probe (within a second or two), with no commit to the store: the
 /// Instances row's `1 svc dead` (issue 11). The other recorded services of
-/// the real 0.4.0 store run nowhere here: dead from the first snapshot.
+/// the real 0.4.0 store run nowhere here: counted at once, in a snapshot of
+/// the same rows sent right after the first.
 #[test]
 fn a_service_that_dies_is_counted_without_a_commit() {
     use stackless_tui::store::probe::{HostProbe as _, SysinfoProbe};
@@ -259,13 +260,25 @@ fn a_service_that_dies_is_counted_without_a_commit() {
     let handle =
         stackless_tui::store::watcher::spawn(path.clone(), Access::ReadOnly, tx, stop.clone())
             .unwrap();
-    let (first, _) = next_matching(&mut rx, Duration::from_secs(10), |e| {
+    // The rows first; the counts right after them (same rows).
+    let (rows, _) = next_matching(&mut rx, Duration::from_secs(10), |e| {
         matches!(e, Event::Snapshot(_))
     })
     .expect("an initial snapshot");
+    let Event::Snapshot(rows) = rows else {
+        unreachable!()
+    };
+    let (first, took) = next_matching(
+        &mut rx,
+        Duration::from_secs(5),
+        |e| matches!(e, Event::Snapshot(s) if !s.services_dead.is_empty()),
+    )
+    .expect("the counts");
     let Event::Snapshot(first) = first else {
         unreachable!()
     };
+    assert!(took < Duration::from_secs(1), "took {took:?}");
+    assert!(std::sync::Arc::ptr_eq(&rows.rows, &first.rows));
     assert_eq!(first.dead_services("alpha"), 0);
     for name in ["hotel", "india", "golf"] {
         assert_eq!(first.dead_services(name), 1, "{name}");

@@ -341,7 +341,7 @@ fn detail_shows_services_and_the_last_teardown_output() {
 fn instances_row_marks_a_dead_service() {
     let mut app = app();
     let dead = [("golf".to_owned(), 1)].into_iter().collect();
-    let next = app.snapshot().with_services_dead(dead);
+    let next = app.snapshot().with_services_dead(Arc::new(dead));
     app.handle(Event::Snapshot(Arc::new(next)), CAPTURE);
     let screen = render_app(&app, 120, 40);
     let golf = screen

@@ -130,7 +130,12 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
                 now,
             )
             .with_pending(snapshot.pending_operation(&i.name), now)
-            .with_dead_services(snapshot.dead_services(&i.name))
+            // The counts may lag a teardown by a few seconds: active only.
+            .with_dead_services(if i.status == crate::model::Status::Active {
+                snapshot.dead_services(&i.name)
+            } else {
+                0
+            })
         })
         .collect();
     let widths = column_widths(inner.width, &built);
