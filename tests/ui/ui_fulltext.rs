@@ -355,3 +355,34 @@ fn instances_row_marks_a_dead_service() {
         .expect("the other row");
     assert!(!other.contains("svc dead"), "{screen}");
 }
+
+/// With the write keys off, the footer keeps the keys a reader needs (rank
+/// 0 and 1: `Tab pane`) and cuts the long reason rather than dropping them;
+/// the new `e full text` gives way first.
+#[test]
+fn read_only_footer_keeps_tab_and_cuts_the_reason() {
+    let config = AppConfig {
+        store_label: "/state/state.db".into(),
+        reaper_line: "reaper: off (read-only)".into(),
+        helper_line: "helper: none".into(),
+        write_keys: Err("the store is open read-only (--read-only): r and d are off".into()),
+    };
+    let mut app = App::new(config, CAPTURE);
+    app.handle(
+        Event::Snapshot(Arc::new(Snapshot::from(Rows {
+            generation: Generation::new(14),
+            instances: vec![instance("golf")],
+            reap_attempts: vec![],
+            operations: vec![],
+        }))),
+        CAPTURE,
+    );
+    let screen = render_app(&app, 120, 40);
+    let footer = screen.lines().last().expect("a footer");
+    assert!(footer.contains("Tab pane"), "{footer}");
+    assert!(
+        footer.contains("(r/d/c off: the store is open read-only"),
+        "{footer}"
+    );
+    assert!(!footer.contains("e full text"), "{footer}");
+}

@@ -70,7 +70,8 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         return;
     }
     let mut entries = entries(app);
-    // Why the write keys are off is never dropped: the keys make room.
+    // Why the write keys are off: the keys of rank 2 and up make room for
+    // it; what still does not fit of it is cut.
     let off = app.config().write_keys.as_ref().err().map(|reason| {
         format!(
             "  ({} off: {})",
@@ -85,17 +86,20 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
             .map(|(k, w, _, _)| k.width() + 1 + w.width())
             .sum::<usize>()
             + 2 * entries.len().saturating_sub(1)
-            + off_width
     };
-    while used(&entries) > width {
-        let Some(lowest) = entries.iter().map(|e| e.3).max().filter(|&r| r > 0) else {
-            break;
-        };
-        let Some(drop) = entries.iter().rposition(|e| e.3 == lowest) else {
-            break;
-        };
-        entries.remove(drop);
+    for (reserve, keep) in [(off_width, 1), (0, 0)] {
+        while used(&entries) + reserve > width {
+            let Some(lowest) = entries.iter().map(|e| e.3).max().filter(|&r| r > keep) else {
+                break;
+            };
+            let Some(drop) = entries.iter().rposition(|e| e.3 == lowest) else {
+                break;
+            };
+            entries.remove(drop);
+        }
     }
+    let room = width.saturating_sub(used(&entries));
+    let off = off.map(|off| fit(&off, room).into_owned());
     let mut spans = Vec::new();
     for (key, what, enabled, _) in entries {
         if !spans.is_empty() {
