@@ -4,7 +4,7 @@
 //! threads and the data flow):
 //! - [`model`]: the pure core: rows, snapshot, liveness, backoff, schema
 //!   generations, the controller's operations, activities, envelopes,
-//!   names, text, countdowns. No I/O.
+//!   services, full text, names, text, countdowns. No I/O.
 //! - [`reaper`]: the reap decision (pure, `reaper::decision`), the teardown
 //!   jobs, the reaper thread and the `down` subprocess (adapters).
 //! - [`store`]: the `SQLite` adapter (open, read, write, detail), the

@@ -57,6 +57,7 @@ pub(super) async fn run(
         details: DetailReader {
             path: teardowns.path.clone(),
             store: None,
+            probe: crate::store::probe::checked_sysinfo(),
         },
     };
     loop {
@@ -162,6 +163,9 @@ impl Actions<'_> {
 struct DetailReader {
     path: PathBuf,
     store: Option<Store>,
+    /// Probes the services' processes (pid plus start time, like lock
+    /// holders).
+    probe: Box<dyn crate::store::probe::HostProbe + Send>,
 }
 
 impl DetailReader {
@@ -174,9 +178,17 @@ impl DetailReader {
         let Some(store) = self.store.as_mut() else {
             return Err("the store is not open".into());
         };
-        store.instance_detail(name).map_err(|e| {
-            self.store = None;
-            e.to_string()
-        })
+        let state_dir = store.state_dir();
+        let mut detail = match store.instance_detail(name) {
+            Ok(detail) => detail,
+            Err(e) => {
+                self.store = None;
+                return Err(e.to_string());
+            }
+        };
+        if let Some(detail) = &mut detail {
+            crate::store::services::observe(detail, &state_dir, self.probe.as_mut());
+        }
+        Ok(detail)
     }
 }

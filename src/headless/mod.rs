@@ -28,10 +28,15 @@ pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
         Ok(snapshot) => snapshot,
         Err(error) => return usage(&error.to_string()),
     };
-    let report = report::build(
+    let services = match probed_services(&mut store) {
+        Ok(services) => services,
+        Err(error) => return usage(&error.to_string()),
+    };
+    let report = report::build_with(
         &snapshot,
         now.unwrap_or_else(unix_now),
         &path.display().to_string(),
+        &services,
     );
     let text = if json {
         match serde_json::to_string_pretty(&report) {
@@ -46,6 +51,35 @@ pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
     };
     let _ = std::io::stdout().write_all(text.as_bytes());
     ExitCode::SUCCESS
+}
+
+/// Every instance's recorded service processes, probed on this machine
+/// (pid plus start time) with their log paths.
+fn probed_services(
+    store: &mut crate::store::Store,
+) -> Result<std::collections::HashMap<String, Vec<report::ServiceReport>>, crate::store::StoreError>
+{
+    let state_dir = store.state_dir();
+    let mut probe = crate::store::probe::checked_sysinfo();
+    let rows = store.service_rows(false)?;
+    Ok(rows
+        .into_iter()
+        .map(|(name, rows)| {
+            let mut detail = crate::model::detail::InstanceDetail {
+                checkpoints: rows.checkpoints,
+                substrate: rows.substrate,
+                logs_dir_name: rows.logs_dir_name,
+                ..crate::model::detail::InstanceDetail::default()
+            };
+            crate::store::services::observe(&mut detail, &state_dir, probe.as_mut());
+            let services = detail
+                .services
+                .iter()
+                .map(report::ServiceReport::new)
+                .collect();
+            (name, services)
+        })
+        .collect())
 }
 
 /// `stackless-tui reap --once [--dry-run]`: one pass of the reaper, waiting

@@ -97,6 +97,48 @@ pub struct InstanceReport {
     pub birth: Option<BirthReport>,
     /// `dirty` (v5+), `null` before.
     pub dirty: Option<bool>,
+    /// The services whose process stackless recorded (a `start:<service>`
+    /// checkpoint of kind `process`), by name; absent when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub services: Vec<ServiceReport>,
+}
+
+/// One service process (issue 11): what the checkpoint records, probed.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ServiceReport {
+    /// The service name.
+    pub name: String,
+    /// The pid stackless started.
+    pub pid: Option<i64>,
+    /// Whether that process still runs (pid plus start time, probed on
+    /// this machine when the snapshot was taken).
+    pub alive: Option<bool>,
+    /// `http://<host>` routed to it through the stackless proxy (whose
+    /// port the store does not record); `null` when no host is.
+    pub origin: Option<String>,
+    /// The port it listens on (127.0.0.1).
+    pub port: Option<u16>,
+    /// `<state_dir>/logs/<dir>/<service>.log` (`null` for a name that is
+    /// not DNS-safe).
+    pub log_path: Option<String>,
+}
+
+impl ServiceReport {
+    /// The report of one probed service.
+    #[must_use]
+    pub fn new(service: &crate::model::services::Service) -> Self {
+        Self {
+            name: service.name.clone(),
+            pid: service.start.as_ref().map(|s| s.pid),
+            alive: service.process.map(|p| !p.dead()),
+            origin: service
+                .start
+                .as_ref()
+                .and_then(crate::model::services::StartRecord::origin),
+            port: service.start.as_ref().and_then(|s| s.port),
+            log_path: service.log_path.clone(),
+        }
+    }
 }
 
 /// A lease.
@@ -154,9 +196,21 @@ pub struct AttemptReport {
     pub text: String,
 }
 
-/// Build the report. Pure.
+/// Build the report without services. Pure.
 #[must_use]
 pub fn build(snapshot: &Snapshot, now: i64, store: &str) -> Report {
+    build_with(snapshot, now, store, &std::collections::HashMap::new())
+}
+
+/// Build the report, with each instance's probed `services` (by instance
+/// name; see `crate::store::services`). Pure.
+#[must_use]
+pub fn build_with(
+    snapshot: &Snapshot,
+    now: i64,
+    store: &str,
+    services: &std::collections::HashMap<String, Vec<ServiceReport>>,
+) -> Report {
     // What the reaper would do, only where it may run (not on older stores).
     let plan = if snapshot.generation.allows_reaper() {
         decision::plan(snapshot, now, false)
@@ -226,6 +280,7 @@ pub fn build(snapshot: &Snapshot, now: i64, store: &str) -> Report {
                     resource_namespace: b.resource_namespace.clone(),
                 }),
                 dirty: instance.dirty,
+                services: services.get(&instance.name).cloned().unwrap_or_default(),
             }
         })
         .collect();

@@ -42,6 +42,15 @@ pub struct InstanceDetail {
     pub revision: Option<Revision>,
     /// The birth's observations (v11+), by node.
     pub observations: Vec<Observation>,
+    /// `instances.substrate` as stored.
+    pub substrate: String,
+    /// The directory under `<state_dir>/logs/` that holds the instance's
+    /// service logs: `resource_namespace` from schema 7 on, else the name
+    /// (docs/stackless-releases.md).
+    pub logs_dir_name: String,
+    /// The services, their processes probed and their logs found
+    /// (`crate::store::services::observe`; empty until then).
+    pub services: Vec<super::services::Service>,
 }
 
 /// One `resources` row of the instance's birth (v7+, stackless 0.4.0),

@@ -19,7 +19,15 @@ pub struct Snapshot {
     /// probed by the store adapter (stackless §2). Instances without a lock
     /// have no entry.
     pub liveness: Arc<LockLiveness>,
+    /// How many recorded service processes are dead, per active instance
+    /// (only instances with one or more; [`crate::model::services`]),
+    /// probed by the watcher with the locks, so a frame never probes.
+    pub services_dead: Arc<ServicesDead>,
 }
+
+/// Dead service processes per instance name (absent: none dead, or none
+/// recorded).
+pub type ServicesDead = std::collections::HashMap<String, u32>;
 
 impl Snapshot {
     /// A snapshot of `rows` with `liveness`.
@@ -28,6 +36,7 @@ impl Snapshot {
         Self {
             rows: Arc::new(rows),
             liveness: Arc::new(liveness),
+            services_dead: Arc::default(),
         }
     }
 
@@ -37,7 +46,26 @@ impl Snapshot {
         Self {
             rows: Arc::clone(&self.rows),
             liveness: Arc::new(liveness),
+            services_dead: Arc::clone(&self.services_dead),
         }
+    }
+
+    /// The same rows and liveness with other dead-service counts (the
+    /// watcher's re-probe).
+    #[must_use]
+    pub fn with_services_dead(&self, services_dead: Arc<ServicesDead>) -> Self {
+        Self {
+            rows: Arc::clone(&self.rows),
+            liveness: Arc::clone(&self.liveness),
+            services_dead,
+        }
+    }
+
+    /// How many of `name`'s recorded service processes are dead (0: none,
+    /// or none recorded).
+    #[must_use]
+    pub fn dead_services(&self, name: &str) -> u32 {
+        self.services_dead.get(name).copied().unwrap_or(0)
     }
 
     /// The probed liveness of `name`'s lock holder, if it has a lock.

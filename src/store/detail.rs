@@ -50,17 +50,24 @@ impl Store {
             .map_err(err)?;
         let instance_columns = columns(&tx, "instances").map_err(err)?;
         let sql = format!(
-            "SELECT {}, {}, {} FROM instances WHERE name = ?1",
+            "SELECT {}, {}, {}, {}, {} FROM instances WHERE name = ?1",
             or_null(&instance_columns, "definition"),
             or_null(&instance_columns, "definition_dir"),
             or_null(&instance_columns, "source_overrides"),
+            or_null(&instance_columns, "substrate"),
+            or_null(&instance_columns, "resource_namespace"),
         );
         let detail = tx
             .query_row(&sql, [name], |row| {
+                // Logs live under the name before schema 7, under the
+                // resource namespace from then on.
+                let namespace = lenient_text(col(row, 4)).filter(|n| !n.is_empty());
                 Ok(InstanceDetail {
                     definition: lenient_text(col(row, 0)).unwrap_or_default(),
                     definition_dir: lenient_text(col(row, 1)).unwrap_or_default(),
                     source_overrides: lenient_text(col(row, 2)).unwrap_or_default(),
+                    substrate: lenient_text(col(row, 3)).unwrap_or_default(),
+                    logs_dir_name: namespace.unwrap_or_else(|| name.to_owned()),
                     checkpoints: Vec::new(),
                     ..InstanceDetail::default()
                 })
@@ -245,6 +252,8 @@ mod tests {
                 definition: String::new(),
                 definition_dir: String::new(),
                 source_overrides: "{}".into(),
+                substrate: "local".into(),
+                logs_dir_name: "a".into(),
                 checkpoints: vec![],
                 ..InstanceDetail::default()
             }

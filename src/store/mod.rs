@@ -10,6 +10,7 @@ pub mod operations;
 pub mod probe;
 mod read;
 pub mod schema;
+pub mod services;
 pub mod watcher;
 mod write;
 

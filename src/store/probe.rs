@@ -10,6 +10,14 @@ pub trait HostProbe {
     fn host_name(&self) -> Option<&str>;
     /// Start time (unix seconds) of the live process `pid`, or `None`.
     fn start_time(&mut self, pid: u32) -> Option<u64>;
+
+    /// As [`HostProbe::start_time`], but a zombie (exited, not yet waited
+    /// for by its parent: a `kill -9`ed service whose parent has not reaped
+    /// it) counts as gone, as stackless decides a service process alive
+    /// (core-0.4.0 src/process.rs `start_time_of`). For service processes.
+    fn live_start_time(&mut self, pid: u32) -> Option<u64> {
+        self.start_time(pid)
+    }
 }
 
 /// The real probe, backed by `sysinfo`.
@@ -49,6 +57,19 @@ impl HostProbe for SysinfoProbe {
             ProcessRefreshKind::nothing(),
         );
         self.system.process(pid).map(sysinfo::Process::start_time)
+    }
+
+    fn live_start_time(&mut self, pid: u32) -> Option<u64> {
+        let pid = Pid::from_u32(pid);
+        self.system.refresh_processes_specifics(
+            ProcessesToUpdate::Some(&[pid]),
+            true,
+            ProcessRefreshKind::nothing(),
+        );
+        self.system
+            .process(pid)
+            .filter(|p| p.status() != sysinfo::ProcessStatus::Zombie)
+            .map(sysinfo::Process::start_time)
     }
 }
 
@@ -113,6 +134,13 @@ where
             return None;
         }
         self.inner.start_time(pid)
+    }
+
+    fn live_start_time(&mut self, pid: u32) -> Option<u64> {
+        if !may_exist(pid) {
+            return None;
+        }
+        self.inner.live_start_time(pid)
     }
 }
 

@@ -121,6 +121,8 @@ pub struct DetailText {
     pub checkpoints: Vec<CheckpointText>,
     /// The definition TOML, one entry per line.
     pub definition: Vec<String>,
+    /// The services, probed when read (`store::services::observe`).
+    pub services: Vec<crate::model::services::Service>,
     /// What a schema-14 birth owns and was observed to be
     /// ([`crate::ui::detail_v14`]); empty before schema 7. Times relative to
     /// when the detail was read.
@@ -133,6 +135,7 @@ impl DetailText {
     #[must_use]
     pub fn new(detail: &InstanceDetail, now: i64) -> Self {
         Self {
+            services: detail.services.clone(),
             birth_sections: crate::ui::detail_v14::sections(detail, now),
             definition_dir: sanitize_short(&detail.definition_dir, CUT_LONG),
             source_overrides: json_lines(&detail.source_overrides, MAX_BLOCK_LINES),
@@ -488,14 +491,18 @@ fn reap_section<'a>(doc: &mut Doc<'a>, attempt: Option<&ReapAttempt>, now: i64) 
             doc.kv("code", sanitize_short(&error.code, CUT_SHORT), Tone::Error);
             doc.kv(
                 "message",
-                sanitize_short(&error.message, CUT_LONG),
+                sanitize_short(&error.message, MAX_LINE_CHARS),
                 Tone::Error,
             );
             if let Some(step) = &error.step {
                 doc.kv("step", sanitize_short(step, CUT_SHORT), Tone::Plain);
             }
             match &error.remediation {
-                Some(r) => doc.kv("remediation", sanitize_short(r, CUT_LONG), Tone::Plain),
+                Some(r) => doc.kv(
+                    "remediation",
+                    sanitize_short(r, MAX_LINE_CHARS),
+                    Tone::Plain,
+                ),
                 None => doc.kv("remediation", "-", Tone::Muted),
             }
         }
@@ -580,13 +587,15 @@ fn checkpoints_section<'a>(doc: &mut Doc<'a>, text: &'a DetailText, payloads: bo
 
 /// The whole detail document for `detail`, with the instance's live rows
 /// from the snapshot (`instance`, its lock `liveness`, its reap `attempt`)
-/// at `now`.
+/// and the last teardown this console ran on it (`last_teardown`, from
+/// Activity) at `now`.
 #[must_use]
 pub fn document<'a>(
     detail: &'a Detail,
     instance: Option<&Instance>,
     liveness: Option<&Liveness>,
     attempt: Option<&ReapAttempt>,
+    last_teardown: Option<&crate::event::Activity>,
     now: i64,
 ) -> Vec<DocLine<'a>> {
     let mut doc = Doc { lines: Vec::new() };
@@ -619,7 +628,22 @@ pub fn document<'a>(
     lease_section(&mut doc, instance, now);
     lock_section(&mut doc, instance, liveness, now);
     reap_section(&mut doc, attempt, now);
+    if let Some(last) = last_teardown {
+        doc.section("Last teardown (by this console)".into());
+        for (label, text, tone) in crate::ui::detail_services::last_teardown(last, now) {
+            doc.kv(&label, text, tone);
+        }
+    }
     if let Loaded::Ready(text) = &detail.loaded {
+        if !text.services.is_empty() {
+            doc.section(format!("Services ({})", text.services.len()));
+            let active = instance.is_some_and(|i| i.status == Status::Active);
+            for (label, line, tone) in
+                crate::ui::detail_services::lines(&text.services, active, now)
+            {
+                doc.kv(&label, line, tone);
+            }
+        }
         checkpoints_section(&mut doc, text, detail.payloads);
         for (title, lines) in &text.birth_sections {
             doc.section(title.clone());

@@ -9,7 +9,8 @@
 //! Backoffs (left) and Supervisor (right), Activity, and a one-line footer
 //! of keys (or the latest flash message). The detail view ([`detail`])
 //! replaces the panes while it is open; the operation overlay (Enter on
-//! Operations) is drawn over them. Below [`MIN_WIDTH`] x [`MIN_HEIGHT`] only a
+//! Operations) is drawn over them, and the full-text view ([`fulltext`],
+//! Enter on a log line or `e` anywhere) over all of them. Below [`MIN_WIDTH`] x [`MIN_HEIGHT`] only a
 //! one-line notice is drawn.
 //!
 //! With `NO_COLOR` ([`App::no_color`]) every colour is dropped after
@@ -18,7 +19,9 @@
 
 pub mod app;
 pub mod detail;
+pub mod detail_services;
 pub mod detail_v14;
+pub mod fulltext;
 pub mod keys;
 pub mod opview;
 pub mod panes;
@@ -142,6 +145,9 @@ pub fn draw(frame: &mut Frame, app: &App) {
     panes::footer::render(frame, areas.footer, app);
     if let Some((id, op)) = app.operation_open() {
         panes::operation::render(frame, area, app, id, op);
+    }
+    if app.full_text().is_some() {
+        panes::fulltext::render(frame, areas.body(), app);
     }
     if let Some(instance) = app.confirming() {
         panes::overlay::render_confirm(frame, area, instance);

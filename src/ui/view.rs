@@ -148,6 +148,9 @@ pub struct InstanceRow {
     /// Whether a controller operation is pending on the instance (shown
     /// first in the LOCK column; see [`InstanceRow::with_pending`]).
     pub pending: bool,
+    /// Dead service processes under the instance (shown first in the LOCK
+    /// column; see [`InstanceRow::with_dead_services`]).
+    pub dead_services: u32,
 }
 
 impl InstanceRow {
@@ -165,6 +168,23 @@ impl InstanceRow {
                 format!("{text}; {}", self.lock)
             };
             self.pending = true;
+        }
+        self
+    }
+
+    /// The row with `dead` service processes of an active instance
+    /// (`Snapshot::dead_services`, probed by the watcher) in front of its
+    /// LOCK text: `1 svc dead`, `2 svc dead; up by pid 4242, alive`.
+    #[must_use]
+    pub fn with_dead_services(mut self, dead: u32) -> Self {
+        if dead > 0 {
+            let text = format!("{dead} svc dead");
+            self.lock = if self.lock.is_empty() {
+                text
+            } else {
+                format!("{text}; {}", self.lock)
+            };
+            self.dead_services = dead;
         }
         self
     }
@@ -265,6 +285,7 @@ pub fn instance_row(
         unknown_status,
         state,
         pending: false,
+        dead_services: 0,
     }
 }
 

@@ -423,3 +423,40 @@ fn an_error_json_that_does_not_parse_is_shown_as_stored_not_as_no_error() {
         text(&out.stdout)
     );
 }
+
+/// `snapshot --json` gains `services` where the store records a process
+/// (issue 11): the real 0.4.0 store's alpha, its logs under the resource
+/// namespace; its recorded process is not running here: dead.
+#[test]
+fn snapshot_json_services_on_the_real_0_4_0_store() {
+    let (dir, path) = fixture("real-0.4.0-v14.db");
+    let out = run(bin()
+        .args([
+            "snapshot",
+            "--json",
+            "--now",
+            &CAPTURE.to_string(),
+            "--state",
+        ])
+        .arg(&path));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let instances = doc["instances"].as_array().unwrap();
+    let by = |name: &str| instances.iter().find(|i| i["name"] == name).unwrap();
+    let logs = dir
+        .path()
+        .join("logs/sl-70aa7461da17489bb88e709a64f291aa/web.log");
+    assert_eq!(
+        by("alpha")["services"],
+        serde_json::json!([{
+            "name": "web",
+            "pid": 19240,
+            "alive": false,
+            "origin": "http://alpha.localhost",
+            "port": 41325,
+            "log_path": logs.display().to_string(),
+        }])
+    );
+    // No process recorded: no key at all (existing fields unchanged).
+    assert!(by("charlie").get("services").is_none());
+}

@@ -228,3 +228,70 @@ fn controller_lock_holder_is_found_and_sent_when_it_changes() {
     stop.cancel();
     handle.join().unwrap();
 }
+
+/// A service process that dies under an active instance is counted on the
+/// next re-probe (within a second or two), with no commit to the store: the
+/// Instances row's `1 svc dead` (issue 11). The other recorded services of
+/// the real 0.4.0 store run nowhere here: counted at once, in a snapshot of
+/// the same rows sent right after the first.
+#[test]
+fn a_service_that_dies_is_counted_without_a_commit() {
+    use stackless_tui::store::probe::{HostProbe as _, SysinfoProbe};
+    let (_dir, path) = fixture("real-0.4.0-v14.db");
+    let mut child = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .expect("spawn sleep");
+    let pid = child.id();
+    let started = SysinfoProbe::new().start_time(pid).expect("its start time");
+    let payload = serde_json::json!({
+        "pid": pid, "start_time": started, "port": 41325,
+        "hosts": ["web.alpha.localhost"], "log": "/elsewhere/web.log"
+    });
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute(
+            "UPDATE checkpoints SET payload = ?1 WHERE instance = 'alpha' AND step_id = 'start:web'",
+            [payload.to_string()],
+        )
+        .unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let stop = stackless_tui::cancel::CancelToken::new();
+    let handle =
+        stackless_tui::store::watcher::spawn(path.clone(), Access::ReadOnly, tx, stop.clone())
+            .unwrap();
+    // The rows first; the counts right after them (same rows).
+    let (rows, _) = next_matching(&mut rx, Duration::from_secs(10), |e| {
+        matches!(e, Event::Snapshot(_))
+    })
+    .expect("an initial snapshot");
+    let Event::Snapshot(rows) = rows else {
+        unreachable!()
+    };
+    let (first, took) = next_matching(
+        &mut rx,
+        Duration::from_secs(5),
+        |e| matches!(e, Event::Snapshot(s) if !s.services_dead.is_empty()),
+    )
+    .expect("the counts");
+    let Event::Snapshot(first) = first else {
+        unreachable!()
+    };
+    assert!(took < Duration::from_secs(1), "took {took:?}");
+    assert!(std::sync::Arc::ptr_eq(&rows.rows, &first.rows));
+    assert_eq!(first.dead_services("alpha"), 0);
+    for name in ["hotel", "india", "golf"] {
+        assert_eq!(first.dead_services(name), 1, "{name}");
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let (_, took) = next_matching(
+        &mut rx,
+        Duration::from_secs(5),
+        |e| matches!(e, Event::Snapshot(s) if s.dead_services("alpha") == 1),
+    )
+    .expect("the death is seen");
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    stop.cancel();
+    handle.join().unwrap();
+}

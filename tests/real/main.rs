@@ -19,4 +19,5 @@ mod cancel;
 mod failed_up;
 mod pending;
 mod reap;
+mod services;
 mod up;

@@ -301,10 +301,20 @@ fn detail_scrolls() {
 }
 
 #[test]
-fn detail_from_backoffs_and_refresh_on_snapshots() {
+fn backoffs_enter_shows_the_whole_error_then_detail_refreshes_on_snapshots() {
     let mut app = real_app();
     press(&mut app, KeyCode::Tab);
     assert_eq!(app.focus(), Focus::Backoffs);
+    // Enter on a backoff opens its whole line (issue 11), not the detail.
+    assert_eq!(press(&mut app, KeyCode::Enter), None);
+    assert_eq!(
+        app.full_text().map(|f| f.text.title.as_str()),
+        Some("Backoff · golf")
+    );
+    press(&mut app, KeyCode::Esc);
+    assert!(app.full_text().is_none());
+    press(&mut app, KeyCode::BackTab);
+    assert_eq!(app.focus(), Focus::Instances);
     assert_eq!(
         press(&mut app, KeyCode::Enter),
         Some(Command::OpenDetail {

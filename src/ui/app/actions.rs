@@ -48,21 +48,20 @@ impl App {
         }
     }
 
-    /// Enter: the detail view of the selected instance (or, in the Backoffs
-    /// pane, of the selected backoff's instance).
+    /// Enter: the detail view of the selected instance (Instances), the
+    /// operation overlay (Operations), else the full text of the focused
+    /// pane's selected line (Backoffs, Supervisor, Activity).
     pub(super) fn open_detail(&mut self) -> Option<Command> {
         let name = match self.focus {
-            Focus::Backoffs => self
-                .snapshot
-                .reap_attempts
-                .get(self.backoff_selected)
-                .map(|a| a.instance.clone()),
             Focus::Instances => self.selected_instance().map(|i| i.name.clone()),
             Focus::Operations => {
                 self.open_operation();
                 return None;
             }
-            Focus::Supervisor | Focus::Activity => return None,
+            Focus::Backoffs | Focus::Supervisor | Focus::Activity => {
+                self.open_full_text();
+                return None;
+            }
         };
         let Some(name) = name else {
             self.set_flash(FlashLevel::Warning, "no instance selected".into());

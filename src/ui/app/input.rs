@@ -24,6 +24,8 @@ impl App {
             Context::Confirm
         } else if self.help {
             Context::Help
+        } else if self.full.is_some() {
+            Context::FullText
         } else if self.op_open.is_some() {
             Context::Operation
         } else {
@@ -32,10 +34,13 @@ impl App {
     }
 
     /// The mode under any dialog or help overlay, whose keys the footer
-    /// shows: the filter prompt, else the detail view, else the panes.
+    /// shows: the full-text view, else the filter prompt, else the detail
+    /// view, else the panes.
     #[must_use]
     pub fn base_context(&self) -> Context {
-        if self.filter_editing {
+        if self.full.is_some() {
+            Context::FullText
+        } else if self.filter_editing {
             Context::Filter
         } else if self.detail.is_some() {
             Context::Detail
@@ -132,6 +137,8 @@ impl App {
             Action::CancelTearDown => self.cancel_tear_down(),
             Action::CancelOperation => self.cancel_operation_key(),
             Action::CloseOperation => self.op_open = None,
+            Action::OpenFullText => self.open_full_text(),
+            Action::CloseFullText => self.close_full_text(),
             Action::Click => self.click(input),
             Action::WheelUp => self.wheel(input, -WHEEL_STEP),
             Action::WheelDown => self.wheel(input, WHEEL_STEP),
@@ -177,7 +184,9 @@ impl App {
     /// Move by `delta` rows in what the movement keys drive: the detail
     /// document while it is open, else the focused pane.
     fn move_or_scroll(&mut self, delta: isize) {
-        if self.detail.is_some() {
+        if self.full.is_some() {
+            self.scroll_full(delta);
+        } else if self.detail.is_some() {
             self.scroll_detail(delta);
         } else {
             self.move_by(delta);
@@ -186,7 +195,10 @@ impl App {
 
     /// A page of what [`App::move_or_scroll`] moves.
     fn page_rows(&self) -> isize {
-        if self.detail.is_some() {
+        if self.full.is_some() {
+            let rows = self.viewport.get().full_rows;
+            isize::try_from(if rows == 0 { DEFAULT_PAGE } else { rows }).unwrap_or(isize::MAX)
+        } else if self.detail.is_some() {
             self.detail_page()
         } else {
             self.page()
@@ -229,7 +241,9 @@ impl App {
         let (Input::WheelUp(at) | Input::WheelDown(at)) = input else {
             return;
         };
-        if self.detail.is_some() {
+        if self.full.is_some() {
+            self.scroll_full(delta);
+        } else if self.detail.is_some() {
             self.scroll_detail(delta);
         } else if let Some((pane, _)) = self.pane_at(at) {
             self.move_in(pane, delta);

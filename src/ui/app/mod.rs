@@ -15,11 +15,13 @@
 //!   an operation) and the changes observed between snapshots;
 //! - `flash`: the footer's flash message and the operator's own activity;
 //! - `log`: the bounded, coalescing [`Log`] of the Supervisor and Activity
-//!   panes.
+//!   panes;
+//! - `fulltext`: the full-text view of a cut line ([`FullView`]).
 
 mod actions;
 mod config;
 mod flash;
+mod fulltext;
 mod input;
 mod log;
 mod operations;
@@ -31,6 +33,7 @@ use std::time::Instant;
 
 pub use config::{AppConfig, Command};
 pub use flash::{FLASH_SECS, Flash, FlashLevel};
+pub use fulltext::FullView;
 pub use input::WHEEL_STEP;
 pub use log::{LOG_CAPACITY, Log, Logged};
 pub use rows::SortKey;
@@ -114,6 +117,10 @@ pub(crate) struct Viewport {
     pub detail_rows: usize,
     /// Detail document length, as last drawn.
     pub detail_len: usize,
+    /// Full-text rows that fit.
+    pub full_rows: usize,
+    /// Full-text length in wrapped rows, as last drawn.
+    pub full_len: usize,
 }
 
 /// Counts for the header, computed once per snapshot (and per tick for the
@@ -175,6 +182,9 @@ pub struct App {
     own: std::collections::HashMap<String, i64>,
     help: bool,
     detail: Option<Detail>,
+    /// The full-text view (Enter on a log line, `e` anywhere), drawn over
+    /// everything but the dialogs and the help.
+    full: Option<FullView>,
     flash: Option<Flash>,
     no_color: bool,
     quitting: bool,
@@ -227,6 +237,7 @@ impl App {
             own: std::collections::HashMap::new(),
             help: false,
             detail: None,
+            full: None,
             flash: None,
             no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
             quitting: false,

@@ -19,7 +19,8 @@ use crossterm::event::{KeyCode, KeyModifiers};
 use ratatui::layout::Position;
 
 /// Where a binding applies. Exactly one of [`Context::Confirm`],
-/// [`Context::Help`], [`Context::Operation`], [`Context::Filter`],
+/// [`Context::Help`], [`Context::FullText`], [`Context::Operation`],
+/// [`Context::Filter`],
 /// [`Context::Detail`] and [`Context::Panes`] is current, decided in that
 /// order
 /// ([`crate::ui::App::context`]); [`Context::Always`] bindings are tried
@@ -32,6 +33,8 @@ pub enum Context {
     Confirm,
     /// The help overlay is open.
     Help,
+    /// The full-text view of a cut line is open (Enter on a log line, `e`).
+    FullText,
     /// The operation overlay is open (Enter on the Operations pane).
     Operation,
     /// The filter prompt has the keyboard (after `/`).
@@ -174,6 +177,11 @@ pub enum Action {
     CancelOperation,
     /// Close the operation overlay.
     CloseOperation,
+    /// Open the full text of the selected line (the focused pane's, the
+    /// detail view's instance, the operation overlay's operation).
+    OpenFullText,
+    /// Close the full-text view.
+    CloseFullText,
     /// Focus the pane under the pointer and select the row clicked.
     Click,
     /// Scroll the pane under the pointer (the detail view: the document) up.
@@ -213,8 +221,9 @@ pub struct Bind {
 /// A key as one footer shows it: `key label`, e.g. `r reap`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FooterLabel {
-    /// Which footer: [`Context::Filter`], [`Context::Detail`] or
-    /// [`Context::Panes`] (the mode under any overlay).
+    /// Which footer: [`Context::FullText`], [`Context::Filter`],
+    /// [`Context::Detail`] or [`Context::Panes`] (the mode under any
+    /// overlay).
     pub context: Context,
     /// Position in that footer, left to right (unique per footer).
     pub slot: u8,

@@ -2,10 +2,14 @@
 
 use crossterm::event::KeyCode;
 
-use super::Context::{Always, Confirm, Detail, Filter, Help, Operation, Panes};
+use super::Context::{Always, Confirm, Detail, Filter, FullText, Help, Operation, Panes};
 use super::{Action, Bind, Context, FooterLabel, Key, KeyEntry, Mods};
 
 const PANES_DETAIL: &[Context] = &[Panes, Detail];
+/// The panes, the detail view and the full-text view (movement keys).
+const MOVING: &[Context] = &[Panes, Detail, FullText];
+/// Everywhere a document or a pane has the keyboard (help, quit).
+const VIEWS: &[Context] = &[Panes, Detail, Operation, FullText];
 /// The panes, the detail view and the operation overlay.
 const PANES_DETAIL_OPERATION: &[Context] = &[Panes, Detail, Operation];
 
@@ -54,14 +58,15 @@ pub const ENTRIES: &[KeyEntry] = &[
         keys: "↑ / k, ↓ / j",
         help: "select a row; scroll logs and the detail view",
         binds: &[
-            bind(PANES_DETAIL, &[plain(KeyCode::Up), ch('k')], Action::Up),
-            bind(PANES_DETAIL, &[plain(KeyCode::Down), ch('j')], Action::Down),
+            bind(MOVING, &[plain(KeyCode::Up), ch('k')], Action::Up),
+            bind(MOVING, &[plain(KeyCode::Down), ch('j')], Action::Down),
             bind(&[Filter], &[any(KeyCode::Up)], Action::Up),
             bind(&[Filter], &[any(KeyCode::Down)], Action::Down),
         ],
         footer: &[
             foot(Panes, 0, "↑↓/jk", "select", 1),
             foot(Detail, 1, "↑↓/jk", "scroll", 1),
+            foot(FullText, 1, "↑↓/jk", "scroll", 1),
             foot(Filter, 4, "↑↓", "select", 2),
         ],
     },
@@ -69,23 +74,22 @@ pub const ENTRIES: &[KeyEntry] = &[
         keys: "PgUp / PgDn",
         help: "move by one page",
         binds: &[
-            bind(PANES_DETAIL, &[plain(KeyCode::PageUp)], Action::PageUp),
-            bind(PANES_DETAIL, &[plain(KeyCode::PageDown)], Action::PageDown),
+            bind(MOVING, &[plain(KeyCode::PageUp)], Action::PageUp),
+            bind(MOVING, &[plain(KeyCode::PageDown)], Action::PageDown),
             bind(&[Filter], &[any(KeyCode::PageUp)], Action::PageUp),
             bind(&[Filter], &[any(KeyCode::PageDown)], Action::PageDown),
         ],
-        footer: &[foot(Detail, 2, "PgUp/PgDn", "page", 3)],
+        footer: &[
+            foot(Detail, 2, "PgUp/PgDn", "page", 3),
+            foot(FullText, 2, "PgUp/PgDn", "page", 3),
+        ],
     },
     KeyEntry {
         keys: "Home / g, End / G",
         help: "first / last row; oldest / newest log line",
         binds: &[
-            bind(
-                PANES_DETAIL,
-                &[plain(KeyCode::Home), ch('g')],
-                Action::First,
-            ),
-            bind(PANES_DETAIL, &[plain(KeyCode::End), ch('G')], Action::Last),
+            bind(MOVING, &[plain(KeyCode::Home), ch('g')], Action::First),
+            bind(MOVING, &[plain(KeyCode::End), ch('G')], Action::Last),
         ],
         footer: &[],
     },
@@ -100,7 +104,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "Enter",
-        help: "detail of the selected instance, backoff or operation",
+        help: "detail; operation; a backoff, supervisor or activity line whole",
         binds: &[
             bind(&[Panes], &[plain(KeyCode::Enter)], Action::OpenDetail),
             bind(&[Operation], &[any(KeyCode::Enter)], Action::CloseOperation),
@@ -108,15 +112,35 @@ pub const ENTRIES: &[KeyEntry] = &[
         footer: &[foot(Panes, 7, "Enter", "detail", 2)],
     },
     KeyEntry {
+        keys: "e",
+        help: "the selected line whole (envelopes labelled, teardown output)",
+        binds: &[
+            bind(
+                &[Panes, Detail, Operation],
+                &[ch('e')],
+                Action::OpenFullText,
+            ),
+            bind(&[FullText], &[ch('e')], Action::CloseFullText),
+        ],
+        footer: &[
+            foot(Panes, 10, "e", "full text", 5),
+            foot(Detail, 9, "e", "full text", 5),
+        ],
+    },
+    KeyEntry {
         keys: "Esc",
-        help: "back: detail view, operation, help; clear the filter",
+        help: "back: full text, detail view, operation, help; clear the filter",
         binds: &[
             bind(&[Help], &[any(KeyCode::Esc)], Action::CloseHelp),
+            bind(&[FullText], &[any(KeyCode::Esc)], Action::CloseFullText),
             bind(&[Operation], &[any(KeyCode::Esc)], Action::CloseOperation),
             bind(&[Detail], &[plain(KeyCode::Esc)], Action::CloseDetail),
             bind(&[Panes], &[plain(KeyCode::Esc)], Action::ClearFilter),
         ],
-        footer: &[foot(Detail, 0, "Esc", "back", 0)],
+        footer: &[
+            foot(Detail, 0, "Esc", "back", 0),
+            foot(FullText, 0, "Esc", "back", 0),
+        ],
     },
     KeyEntry {
         keys: "p",
@@ -218,9 +242,13 @@ pub const ENTRIES: &[KeyEntry] = &[
         keys: "mouse wheel",
         help: "scroll the pane under the pointer",
         binds: &[
-            bind(&[Panes, Filter, Detail], &[Key::WheelUp], Action::WheelUp),
             bind(
-                &[Panes, Filter, Detail],
+                &[Panes, Filter, Detail, FullText],
+                &[Key::WheelUp],
+                Action::WheelUp,
+            ),
+            bind(
+                &[Panes, Filter, Detail, FullText],
                 &[Key::WheelDown],
                 Action::WheelDown,
             ),
@@ -232,11 +260,12 @@ pub const ENTRIES: &[KeyEntry] = &[
         help: "open / close this help",
         binds: &[
             bind(&[Help], &[any(KeyCode::Char('?'))], Action::CloseHelp),
-            bind(PANES_DETAIL_OPERATION, &[ch('?')], Action::OpenHelp),
+            bind(VIEWS, &[ch('?')], Action::OpenHelp),
         ],
         footer: &[
             foot(Panes, 5, "?", "help", 0),
             foot(Detail, 7, "?", "help", 0),
+            foot(FullText, 3, "?", "help", 0),
         ],
     },
     KeyEntry {
@@ -256,11 +285,12 @@ pub const ENTRIES: &[KeyEntry] = &[
                 &[Key::Code(KeyCode::Char('q'), Mods::NoCtrl)],
                 Action::Quit,
             ),
-            bind(PANES_DETAIL_OPERATION, &[ch('q')], Action::Quit),
+            bind(VIEWS, &[ch('q')], Action::Quit),
         ],
         footer: &[
             foot(Panes, 6, "q", "quit", 0),
             foot(Detail, 8, "q", "quit", 0),
+            foot(FullText, 4, "q", "quit", 0),
         ],
     },
 ];

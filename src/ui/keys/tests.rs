@@ -1,7 +1,7 @@
 //! The table against itself, and against the footer, the help overlay
 //! and the handler.
 
-use super::Context::{Confirm, Detail, Filter, Help, Operation, Panes};
+use super::Context::{Confirm, Detail, Filter, FullText, Help, Operation, Panes};
 use super::*;
 
 /// A press that `key` matches.
@@ -40,7 +40,7 @@ fn every_binding_resolves_to_its_action() {
 
 #[test]
 fn footer_slots_are_unique_and_labels_are_reachable() {
-    for context in [Filter, Detail, Panes] {
+    for context in [FullText, Filter, Detail, Panes] {
         let labels = footer(context);
         assert!(!labels.is_empty(), "{context:?}");
         let slots: Vec<u8> = labels.iter().map(|(_, l)| l.slot).collect();
@@ -58,7 +58,7 @@ fn footer_slots_are_unique_and_labels_are_reachable() {
     }
     for entry in ENTRIES {
         for label in entry.footer {
-            assert!(matches!(label.context, Filter | Detail | Panes));
+            assert!(matches!(label.context, FullText | Filter | Detail | Panes));
         }
     }
 }
@@ -73,7 +73,7 @@ fn modifiers() {
     let shift_g = Input::Key(KeyCode::Char('G'), KeyModifiers::SHIFT);
     assert_eq!(resolve(Panes, shift_g), Some(Action::Last));
     let ctrl_c = Input::Key(KeyCode::Char('c'), KeyModifiers::CONTROL);
-    for context in [Confirm, Help, Filter, Detail, Panes] {
+    for context in [Confirm, Help, FullText, Filter, Detail, Panes] {
         assert_eq!(resolve(context, ctrl_c), Some(Action::Quit));
     }
     let tab = Input::Key(KeyCode::Tab, KeyModifiers::NONE);
@@ -100,7 +100,9 @@ mod against_the_ui {
     use ratatui::backend::TestBackend;
     use unicode_width::UnicodeWidthStr;
 
-    use super::super::Context::{Always, Confirm, Detail, Filter, Help, Operation, Panes};
+    use super::super::Context::{
+        Always, Confirm, Detail, Filter, FullText, Help, Operation, Panes,
+    };
     use super::super::*;
     use super::example;
     use crate::event::Event;
@@ -200,6 +202,9 @@ mod against_the_ui {
                 press(&mut app, KeyCode::Tab);
                 assert!(press(&mut app, KeyCode::Enter).is_none());
             }
+            FullText => {
+                assert!(press(&mut app, KeyCode::Char('e')).is_none());
+            }
         }
         if context != Always {
             assert_eq!(app.context(), context);
@@ -252,7 +257,7 @@ mod against_the_ui {
     /// order, and nothing else.
     #[test]
     fn footers_show_exactly_the_table() {
-        for context in [Filter, Detail, Panes] {
+        for context in [FullText, Filter, Detail, Panes] {
             let app = app_in(context, true);
             assert_eq!(app.base_context(), context);
             let mut terminal = Terminal::new(TestBackend::new(300, 1)).unwrap();
@@ -326,7 +331,7 @@ mod against_the_ui {
             | Action::PageUp
             | Action::PageDown
             | Action::First
-            | Action::Last => assert!(moved || context == Detail, "{what}"),
+            | Action::Last => assert!(moved || matches!(context, Detail | FullText), "{what}"),
             Action::NextPane => assert_eq!(app.focus(), Focus::Operations, "{what}"),
             Action::PreviousPane => assert_eq!(app.focus(), Focus::Activity, "{what}"),
             Action::OpenDetail => {
@@ -371,8 +376,10 @@ mod against_the_ui {
             Action::Click => {
                 assert!(app.selected_index() == 0 && !app.filter_editing(), "{what}");
             }
-            Action::WheelUp => assert!(moved || context == Detail, "{what}"),
-            Action::WheelDown => assert!(moved || context == Detail, "{what}"),
+            Action::WheelUp => assert!(moved || matches!(context, Detail | FullText), "{what}"),
+            Action::WheelDown => assert!(moved || matches!(context, Detail | FullText), "{what}"),
+            Action::OpenFullText => assert!(app.full_text().is_some(), "{what}"),
+            Action::CloseFullText => assert!(app.full_text().is_none(), "{what}"),
         }
     }
 }

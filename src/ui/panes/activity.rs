@@ -1,6 +1,7 @@
 //! The Activity pane: what the reaper and the operator did,
 //! `HH:MM:SS actor instance kind: detail`, coalesced (` x3`), newest last,
-//! following the bottom unless the operator scrolled up.
+//! following the bottom unless the operator scrolled up. While focused, the
+//! newest line in view is drawn selected: Enter opens it whole.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -41,14 +42,21 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let width = usize::from(area.width.saturating_sub(2));
     let lines: Vec<Line> = entries
         .range(start..end)
-        .map(|logged| {
+        .enumerate()
+        .map(|(i, logged)| {
             let text = view::activity_line(&logged.entry, logged.count);
             let text = view::fit(&text, width);
             let (clock, rest) = super::split_clock(&text);
-            Line::from(vec![
+            let line = Line::from(vec![
                 Span::styled(clock.to_owned(), theme::muted()),
                 Span::styled(rest.to_owned(), theme::activity(logged.entry.kind)),
-            ])
+            ]);
+            // What Enter opens whole: the newest line in view.
+            if is_focused && start + i + 1 == end {
+                line.patch_style(theme::selected_focused())
+            } else {
+                line
+            }
         })
         .collect();
     frame.render_widget(Paragraph::new(lines).block(block), area);

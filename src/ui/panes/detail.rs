@@ -1,5 +1,8 @@
 //! The detail view: everything the store knows about one instance, in the
 //! space of the four panes, scrollable (j/k, PgUp/PgDn, g/G, the wheel).
+//! Long values are wrapped under their label, never cut.
+
+use std::borrow::Cow;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -9,6 +12,7 @@ use ratatui::widgets::Paragraph;
 use unicode_width::UnicodeWidthStr;
 
 use super::pane_block;
+use crate::model::fulltext::wrap;
 use crate::model::text::sanitize_short;
 use crate::ui::app::App;
 use crate::ui::detail::{self, Tone};
@@ -40,19 +44,22 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         instance,
         snapshot.lock_liveness(&open.name),
         snapshot.reap_attempt(&open.name),
+        app.last_teardown(&open.name),
         app.now(),
     );
-    let rows = usize::from(area.height.saturating_sub(2));
-    let max = doc.len().saturating_sub(rows.max(1));
+    let inner = super::inner(area);
+    let wrapped = wrap_document(&doc, usize::from(inner.width));
+    let rows = usize::from(inner.height);
+    let max = wrapped.len().saturating_sub(rows.max(1));
     let scroll = open.scroll.min(max);
     let mut viewport = app.viewport.get();
     viewport.detail_rows = rows;
-    viewport.detail_len = doc.len();
+    viewport.detail_len = wrapped.len();
     app.viewport.set(viewport);
 
-    let end = (scroll + rows).min(doc.len());
-    let position = if doc.len() > rows {
-        format!(" · lines {}-{end} of {}", scroll + 1, doc.len())
+    let end = (scroll + rows).min(wrapped.len());
+    let position = if wrapped.len() > rows {
+        format!(" · lines {}-{end} of {}", scroll + 1, wrapped.len())
     } else {
         String::new()
     };
@@ -66,26 +73,54 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
             theme::muted(),
         ),
     ]);
-    let block = pane_block(title, true);
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
+    frame.render_widget(pane_block(title, true), area);
     if inner.width == 0 || inner.height == 0 {
         return;
     }
-    let width = usize::from(inner.width);
-    let lines: Vec<Line> = doc[scroll..end]
+    let lines: Vec<Line> = wrapped[scroll..end]
         .iter()
-        .map(|line| {
-            let label = view::fit(&line.label, width);
-            let left = width.saturating_sub(label.width());
+        .map(|(label, text, tone)| {
             Line::from(vec![
-                Span::styled(label.into_owned(), theme::muted()),
-                Span::styled(
-                    view::fit(&line.text, left).into_owned(),
-                    tone_style(line.tone),
-                ),
+                Span::styled(label.clone().into_owned(), theme::muted()),
+                Span::styled(text.clone().into_owned(), tone_style(*tone)),
             ])
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// One drawn row of the detail document: label column, text, tone.
+pub type Row<'a> = (Cow<'a, str>, Cow<'a, str>, Tone);
+
+/// The document as drawn `width` columns wide: a line whose text does not
+/// fit beside its label is wrapped (at spaces where it can), its
+/// continuation rows indented under the text; nothing is cut.
+#[must_use]
+pub fn wrap_document<'a>(doc: &'a [detail::DocLine<'a>], width: usize) -> Vec<Row<'a>> {
+    let mut rows = Vec::with_capacity(doc.len());
+    for line in doc {
+        let label = view::fit(&line.label, width);
+        let label_width = label.width();
+        let left = width.saturating_sub(label_width);
+        if line.text.width() <= left {
+            rows.push((label, Cow::Borrowed(line.text.as_ref()), line.tone));
+            continue;
+        }
+        if left < 8 {
+            // Too narrow to wrap beside the label: the text under it.
+            for piece in wrap(&line.text, width) {
+                rows.push((Cow::Borrowed(""), Cow::Owned(piece), line.tone));
+            }
+            continue;
+        }
+        for (n, piece) in wrap(&line.text, left).into_iter().enumerate() {
+            let label = if n == 0 {
+                label.clone()
+            } else {
+                Cow::Owned(" ".repeat(label_width))
+            };
+            rows.push((label, Cow::Owned(piece), line.tone));
+        }
+    }
+    rows
 }

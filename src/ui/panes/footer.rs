@@ -70,6 +70,16 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         return;
     }
     let mut entries = entries(app);
+    // Why the write keys are off: the keys of rank 2 and up make room for
+    // it; what still does not fit of it is cut.
+    let off = app.config().write_keys.as_ref().err().map(|reason| {
+        format!(
+            "  ({} off: {})",
+            keys::write_keys(app.snapshot().generation.has_operations()),
+            sanitize_short(reason, 60)
+        )
+    });
+    let off_width = off.as_deref().map_or(0, UnicodeWidthStr::width);
     let used = |entries: &[Entry]| {
         entries
             .iter()
@@ -77,15 +87,19 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
             .sum::<usize>()
             + 2 * entries.len().saturating_sub(1)
     };
-    while used(&entries) > width {
-        let Some(lowest) = entries.iter().map(|e| e.3).max().filter(|&r| r > 0) else {
-            break;
-        };
-        let Some(drop) = entries.iter().rposition(|e| e.3 == lowest) else {
-            break;
-        };
-        entries.remove(drop);
+    for (reserve, keep) in [(off_width, 1), (0, 0)] {
+        while used(&entries) + reserve > width {
+            let Some(lowest) = entries.iter().map(|e| e.3).max().filter(|&r| r > keep) else {
+                break;
+            };
+            let Some(drop) = entries.iter().rposition(|e| e.3 == lowest) else {
+                break;
+            };
+            entries.remove(drop);
+        }
     }
+    let room = width.saturating_sub(used(&entries));
+    let off = off.map(|off| fit(&off, room).into_owned());
     let mut spans = Vec::new();
     for (key, what, enabled, _) in entries {
         if !spans.is_empty() {
@@ -98,15 +112,8 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
             spans.push(Span::styled(format!("{key} {what}"), theme::key_disabled()));
         }
     }
-    if let Err(reason) = &app.config().write_keys {
-        spans.push(Span::styled(
-            format!(
-                "  ({} off: {})",
-                keys::write_keys(app.snapshot().generation.has_operations()),
-                sanitize_short(reason, 60)
-            ),
-            theme::muted(),
-        ));
+    if let Some(off) = off {
+        spans.push(Span::styled(off, theme::muted()));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }

@@ -130,6 +130,12 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
                 now,
             )
             .with_pending(snapshot.pending_operation(&i.name), now)
+            // The counts may lag a teardown by a few seconds: active only.
+            .with_dead_services(if i.status == crate::model::Status::Active {
+                snapshot.dead_services(&i.name)
+            } else {
+                0
+            })
         })
         .collect();
     let widths = column_widths(inner.width, &built);
@@ -154,6 +160,7 @@ fn row(r: InstanceRow, widths: [u16; 7]) -> Row<'static> {
         _ => Style::new(),
     };
     let lock_style = match r.lock_state {
+        _ if r.dead_services > 0 => theme::failure(),
         LockState::Held => theme::lock_held(),
         LockState::Free if r.pending => theme::lock_held(),
         LockState::Stale | LockState::Unprobed => theme::lock_stale(),

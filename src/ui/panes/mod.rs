@@ -5,6 +5,7 @@ pub mod activity;
 pub mod backoffs;
 pub mod detail;
 pub mod footer;
+pub mod fulltext;
 pub mod header;
 pub mod instances;
 pub mod operation;

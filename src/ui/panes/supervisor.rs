@@ -1,6 +1,8 @@
 //! The Supervisor pane: the helper supervisor's events, `HH:MM:SS text`,
 //! newest last, following the bottom unless the operator scrolled up. A
 //! back-off that is the newest entry counts down live (`restart in 3s`).
+//! While focused, the newest line in view is drawn selected: Enter opens it
+//! whole.
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -76,10 +78,16 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
             }
             let text = view::fit(&text, width);
             let (clock, rest) = super::split_clock(&text);
-            Line::from(vec![
+            let line = Line::from(vec![
                 Span::styled(clock.to_owned(), theme::muted()),
                 Span::styled(rest.to_owned(), theme::supervisor(note.kind)),
-            ])
+            ]);
+            // What Enter opens whole: the newest line in view.
+            if is_focused && start + i + 1 == end {
+                line.patch_style(theme::selected_focused())
+            } else {
+                line
+            }
         })
         .collect();
     frame.render_widget(Paragraph::new(lines).block(block), area);

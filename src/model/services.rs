@@ -1,0 +1,367 @@
+//! An instance's services as the store records them, and what was found of
+//! each on this machine (issue 11, item 3). Pure: the process probe and the
+//! log file's metadata come in as closures (`crate::store::services` passes
+//! the real ones).
+//!
+//! Where the facts live (read from the real releases' sources):
+//! - the process: the `checkpoints` row `step_id = start:<service>`,
+//!   `resource_kind = process`, whose `payload` is stackless-core's
+//!   `StartCheckpoint` `{"pid","start_time","command"?,"port","hosts","log"}`
+//!   (core-0.2.0..0.4.0 src/checkpoint.rs; written by stackless-local
+//!   lib.rs `StepKind::Start`, the same shape on schemas 4, 5 and 14). The
+//!   0.4.0 `resources` row of kind `process` carries the same payload, which
+//!   this console never reads (`resources.payload` may hold credentials);
+//! - alive or dead: pid plus start time, as `stackless status` decides it
+//!   (cli-0.4.0 src/client/report.rs: `ProcessStamp::is_alive`) and as lock
+//!   holders are probed (§2);
+//! - the origin: stackless-local `local_service_origin`: `http://<host>:<proxy
+//!   port>`, the host the root host (the last of `hosts`) for a
+//!   `root_origin` service; the proxy port is the daemon's and is not in the
+//!   store, so it is left out; a service without hosts has none;
+//! - where it runs: `placements` (schema 14) `service:<name>`, else the
+//!   instance's substrate; readiness: `observations` (schema 11+); drift:
+//!   `instance_revisions` (per instance);
+//! - its log: `<state_dir>/logs/<dir>/<service>.log`, `<dir>` the name on
+//!   schemas 4 and 5 and `resource_namespace` on 14 (stackless-local
+//!   logging.rs, spawn.rs), never the path the payload names.
+
+use super::detail::{Checkpoint, InstanceDetail};
+use super::name::is_dns_safe;
+
+/// What a `start:<service>` process checkpoint records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartRecord {
+    /// The service (after `start:`), as stored.
+    pub service: String,
+    /// The pid stackless started.
+    pub pid: i64,
+    /// Its start time (unix seconds, sysinfo's `Process::start_time`).
+    pub start_time: i64,
+    /// The port the service listens on (127.0.0.1).
+    pub port: Option<u16>,
+    /// The proxy hosts routed to it (`web.alpha.localhost`, ...).
+    pub hosts: Vec<String>,
+}
+
+impl StartRecord {
+    /// `http://<host>` (the last host: the root host of a `root_origin`
+    /// service), without the proxy's port, which the store does not record;
+    /// `None` when no host is routed to it.
+    #[must_use]
+    pub fn origin(&self) -> Option<String> {
+        self.hosts.last().map(|host| format!("http://{host}"))
+    }
+}
+
+/// The process checkpoints of `checkpoints` (`start:<service>`, kind
+/// `process`), parsed; a payload that is not a `StartCheckpoint` is left
+/// out (its row still shows under Checkpoints).
+#[must_use]
+pub fn start_records(checkpoints: &[Checkpoint]) -> Vec<StartRecord> {
+    checkpoints
+        .iter()
+        .filter(|c| c.resource_kind == "process")
+        .filter_map(|c| {
+            let service = c.step_id.strip_prefix("start:")?;
+            let value: serde_json::Value = serde_json::from_str(&c.payload).ok()?;
+            Some(StartRecord {
+                service: service.to_owned(),
+                pid: value.get("pid")?.as_i64()?,
+                start_time: value.get("start_time")?.as_i64()?,
+                port: value
+                    .get("port")
+                    .and_then(serde_json::Value::as_u64)
+                    .and_then(|p| u16::try_from(p).ok()),
+                hosts: value
+                    .get("hosts")
+                    .and_then(serde_json::Value::as_array)
+                    .map(|hosts| {
+                        hosts
+                            .iter()
+                            .filter_map(|h| h.as_str().map(str::to_owned))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            })
+        })
+        .collect()
+}
+
+/// A service process, probed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProcessState {
+    /// The pid runs and started when the checkpoint says.
+    Alive,
+    /// No process with that pid.
+    Dead,
+    /// The pid runs but started at another time: the service's process is
+    /// gone and the pid was recycled.
+    PidReused,
+}
+
+impl ProcessState {
+    /// `alive`, `dead`, `dead (pid reused)`.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Alive => "alive",
+            Self::Dead => "dead",
+            Self::PidReused => "dead (pid reused)",
+        }
+    }
+
+    /// Whether the process is gone.
+    #[must_use]
+    pub const fn dead(self) -> bool {
+        !matches!(self, Self::Alive)
+    }
+}
+
+/// Decide a recorded process's state: `probe(pid)` answers the start time
+/// of the live process with that pid (`None`: none). A pid outside
+/// `1..=u32::MAX` names no process: dead.
+#[must_use]
+pub fn process_state(record: &StartRecord, probe: impl FnOnce(u32) -> Option<u64>) -> ProcessState {
+    let Some(pid) = u32::try_from(record.pid).ok().filter(|&p| p > 0) else {
+        return ProcessState::Dead;
+    };
+    match probe(pid) {
+        None => ProcessState::Dead,
+        Some(started) if i64::try_from(started).ok() == Some(record.start_time) => {
+            ProcessState::Alive
+        }
+        Some(_) => ProcessState::PidReused,
+    }
+}
+
+/// A service's log file, as found on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogState {
+    /// A regular file: its size in bytes and when it was last written
+    /// (its mtime, unix seconds: the time of its last line).
+    Present {
+        /// Bytes.
+        size: u64,
+        /// Unix seconds.
+        modified: Option<i64>,
+    },
+    /// No file there (not started yet, or removed by `down`/GC).
+    Missing,
+    /// Something that is not a regular file (a symlink is never followed),
+    /// or a name that cannot form a path safely; the reason.
+    Refused(String),
+    /// The substrate keeps logs elsewhere (not `local`).
+    Elsewhere,
+}
+
+/// One service of an instance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Service {
+    /// The service name, as stored.
+    pub name: String,
+    /// Where it runs: its placement's provider (schema 14), else the
+    /// instance's substrate.
+    pub runs_on: String,
+    /// Its process checkpoint, when stackless recorded one.
+    pub start: Option<StartRecord>,
+    /// The probed process (with `start`).
+    pub process: Option<ProcessState>,
+    /// The last observation of `service:<name>` (schema 11+): readiness,
+    /// configuration, unix seconds.
+    pub readiness: Option<String>,
+    /// `configuration` of the last observation (`applied`, `drifted`, ...).
+    pub configuration: Option<String>,
+    /// When it was observed (unix seconds).
+    pub observed_at: Option<i64>,
+    /// `<state_dir>/logs/<dir>/<name>.log` (`None` when a name is not
+    /// DNS-safe: no path is formed from it).
+    pub log_path: Option<String>,
+    /// The log file as found.
+    pub log: LogState,
+}
+
+/// The services of an instance on `substrate`: every service with a
+/// process checkpoint, a placement or an observation, by name. `probe`
+/// answers a pid's start time; `stat(path)` the log file at `path` (never
+/// following a symlink); `logs_dir` is `<state_dir>/logs/<dir>` (`dir`
+/// already checked by the caller), `None` when it cannot be formed.
+pub fn services(
+    detail: &InstanceDetail,
+    substrate: &str,
+    logs_dir: Option<&str>,
+    mut probe: impl FnMut(u32) -> Option<u64>,
+    mut stat: impl FnMut(&str) -> LogState,
+) -> Vec<Service> {
+    let starts = start_records(&detail.checkpoints);
+    let mut names: Vec<String> = starts.iter().map(|s| s.service.clone()).collect();
+    let nodes = detail
+        .placements
+        .iter()
+        .map(|p| p.node.as_str())
+        .chain(detail.observations.iter().map(|o| o.node.as_str()));
+    names.extend(nodes.filter_map(|n| n.strip_prefix("service:").map(str::to_owned)));
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .map(|name| {
+            let node = format!("service:{name}");
+            let start = starts.iter().find(|s| s.service == name).cloned();
+            let observation = detail.observations.iter().find(|o| o.node == node);
+            let runs_on = detail
+                .placements
+                .iter()
+                .find(|p| p.node == node)
+                .map_or(substrate, |p| p.provider.as_str())
+                .to_owned();
+            let log_path = logs_dir
+                .filter(|_| is_dns_safe(&name))
+                .map(|dir| format!("{dir}/{name}.log"));
+            let log = match &log_path {
+                _ if runs_on != "local" => LogState::Elsewhere,
+                Some(path) => stat(path),
+                None => LogState::Refused("not a DNS-safe name: no path formed".into()),
+            };
+            Service {
+                process: start.as_ref().map(|s| process_state(s, &mut probe)),
+                start,
+                readiness: observation.and_then(|o| o.readiness.clone()),
+                configuration: observation.and_then(|o| o.configuration.clone()),
+                observed_at: observation.and_then(|o| o.observed_at),
+                name,
+                runs_on,
+                log_path,
+                log,
+            }
+        })
+        .collect()
+}
+
+/// How many of `services` have a recorded process that is dead.
+#[must_use]
+pub fn dead_count(services: &[Service]) -> usize {
+    services
+        .iter()
+        .filter(|s| s.process.is_some_and(ProcessState::dead))
+        .count()
+}
+
+/// Dead service processes per instance, from `(instance, record)` pairs
+/// (the watcher's per-snapshot list), each probed once with `probe`; only
+/// instances with one or more dead are in the map.
+pub fn dead_by_instance(
+    records: &[(String, StartRecord)],
+    mut probe: impl FnMut(u32) -> Option<u64>,
+) -> super::snapshot::ServicesDead {
+    let mut out = super::snapshot::ServicesDead::new();
+    for (instance, record) in records {
+        if process_state(record, &mut probe).dead() {
+            *out.entry(instance.clone()).or_insert(0) += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::detail::{Observation, Placement};
+
+    fn checkpoint(step: &str, kind: &str, payload: &str) -> Checkpoint {
+        Checkpoint {
+            step_id: step.into(),
+            resource_kind: kind.into(),
+            resource_id: "19240".into(),
+            payload: payload.into(),
+            recorded_at: Some(1),
+        }
+    }
+
+    /// The payload the real 0.4.0 wrote (tests/fixtures/real-0.4.0-v14.db).
+    const REAL: &str = r#"{"pid":19240,"start_time":1796117794,"command":{"pid":19240,"start_time":1796117794,"cookie":"8c230466"},"port":41325,"hosts":["web.alpha.localhost","alpha.localhost"],"log":"/elsewhere/web.log"}"#;
+
+    #[test]
+    fn process_checkpoints_become_services_probed_and_stat_ed() {
+        let detail = InstanceDetail {
+            checkpoints: vec![
+                checkpoint("materialize:web", "source", "{}"),
+                checkpoint("start:web", "process", REAL),
+                checkpoint("start:api", "process", "not json"),
+                checkpoint("start:../../etc", "process", r#"{"pid":1,"start_time":1}"#),
+            ],
+            placements: vec![Placement {
+                node: "service:worker".into(),
+                provider: "render".into(),
+            }],
+            observations: vec![Observation {
+                node: "service:web".into(),
+                readiness: Some("ready".into()),
+                existence: Some("present".into()),
+                configuration: Some("applied".into()),
+                observed_at: Some(50),
+            }],
+            ..InstanceDetail::default()
+        };
+        let mut stats = vec![];
+        let got = services(
+            &detail,
+            "local",
+            Some("/s/logs/sl-1"),
+            |pid| (pid == 19240).then_some(1_796_117_795),
+            |path| {
+                stats.push(path.to_owned());
+                LogState::Present {
+                    size: 10,
+                    modified: Some(60),
+                }
+            },
+        );
+        let names: Vec<&str> = got.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["../../etc", "web", "worker"]);
+        assert_eq!(stats, ["/s/logs/sl-1/web.log"]);
+        assert_eq!(got[0].log_path, None);
+        assert_eq!(got[0].process, Some(ProcessState::Dead));
+        let web = &got[1];
+        assert_eq!(web.process, Some(ProcessState::PidReused));
+        assert_eq!(
+            web.start.as_ref().and_then(StartRecord::origin).as_deref(),
+            Some("http://alpha.localhost")
+        );
+        assert_eq!(web.start.as_ref().and_then(|s| s.port), Some(41325));
+        assert_eq!(web.readiness.as_deref(), Some("ready"));
+        assert_eq!(web.log_path.as_deref(), Some("/s/logs/sl-1/web.log"));
+        assert_eq!(got[2].runs_on, "render");
+        assert_eq!(got[2].log, LogState::Elsewhere);
+        assert_eq!(got[2].process, None);
+        assert_eq!(dead_count(&got), 2);
+    }
+
+    #[test]
+    fn alive_only_with_the_recorded_start_time() {
+        let record = StartRecord {
+            service: "web".into(),
+            pid: 7,
+            start_time: 100,
+            port: None,
+            hosts: vec![],
+        };
+        assert_eq!(process_state(&record, |_| Some(100)), ProcessState::Alive);
+        assert_eq!(process_state(&record, |_| None), ProcessState::Dead);
+        let zero = StartRecord { pid: 0, ..record };
+        assert_eq!(process_state(&zero, |_| Some(100)), ProcessState::Dead);
+        assert_eq!(zero.origin(), None);
+        let records = vec![
+            ("a".to_owned(), zero.clone()),
+            (
+                "a".to_owned(),
+                StartRecord {
+                    pid: 7,
+                    ..zero.clone()
+                },
+            ),
+            ("b".to_owned(), StartRecord { pid: 7, ..zero }),
+        ];
+        let dead = dead_by_instance(&records, |_| Some(100));
+        assert_eq!(dead, [("a".to_owned(), 1)].into_iter().collect());
+    }
+}

@@ -1,0 +1,256 @@
+//! The I/O half of [`crate::model::services`]: probe each service process
+//! (the lock holders' probe, [`HostProbe`]: pid plus start time) and look
+//! at its log file (`<state_dir>/logs/<dir>/<service>.log`, metadata only,
+//! never following a symlink), for the detail view and `snapshot --json`;
+//! plus the two queries of the process checkpoints: every instance's
+//! (`snapshot --json`) and the active instances' pids and start times (the
+//! watcher's Instances mark).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::probe::HostProbe;
+use super::read::{col, lenient_int, lenient_text};
+use super::{Store, StoreError};
+use crate::model::detail::{Checkpoint, InstanceDetail};
+use crate::model::name::is_dns_safe;
+use crate::model::services::{self, LogState};
+
+/// Fill `detail.services` from what it read (checkpoints, placements,
+/// observations): each process probed with `probe`, each log found under
+/// `state_dir`.
+pub fn observe(detail: &mut InstanceDetail, state_dir: &Path, probe: &mut dyn HostProbe) {
+    let logs = logs_dir(state_dir, &detail.logs_dir_name);
+    let found = services::services(
+        detail,
+        &detail.substrate,
+        logs.as_deref(),
+        |pid| probe.live_start_time(pid),
+        stat_log,
+    );
+    detail.services = found;
+}
+
+/// `<state_dir>/logs/<dir>` as text, when `dir` is DNS-safe (a namespace
+/// `sl-<hex>` or a name: nothing else forms a path) and the path is UTF-8.
+#[must_use]
+pub fn logs_dir(state_dir: &Path, dir: &str) -> Option<String> {
+    if !is_dns_safe(dir) {
+        return None;
+    }
+    state_dir.join("logs").join(dir).to_str().map(str::to_owned)
+}
+
+/// What is at `path`: its size and mtime when it is a regular file. Never
+/// follows a symlink, neither the file nor the two directories above it
+/// (`logs/` and `logs/<dir>/`, which stackless creates as plain
+/// directories).
+#[must_use]
+pub fn stat_log(path: &str) -> LogState {
+    let path = Path::new(path);
+    let dirs = [path.parent(), path.parent().and_then(Path::parent)];
+    for dir in dirs.into_iter().flatten() {
+        match std::fs::symlink_metadata(dir) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return LogState::Refused(format!("{} is a symlink: not followed", dir.display()));
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return LogState::Missing,
+            Err(e) => return LogState::Refused(e.to_string()),
+        }
+    }
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            LogState::Refused("a symlink: not followed".into())
+        }
+        Ok(meta) if !meta.is_file() => LogState::Refused("not a regular file".into()),
+        Ok(meta) => LogState::Present {
+            size: meta.len(),
+            modified: meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .and_then(|d| i64::try_from(d.as_secs()).ok()),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => LogState::Missing,
+        Err(e) => LogState::Refused(e.to_string()),
+    }
+}
+
+/// One instance's rows that `snapshot --json`'s `services` need.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServiceRows {
+    /// Its process checkpoints (`start:%`, kind `process`).
+    pub checkpoints: Vec<Checkpoint>,
+    /// `substrate`.
+    pub substrate: String,
+    /// `resource_namespace` when the store has it (schema 7+), else the
+    /// name.
+    pub logs_dir_name: String,
+}
+
+impl Store {
+    /// Every instance's process checkpoints (only the active instances'
+    /// when `active_only`), by instance name, in one read transaction
+    /// (empty when the store has no `checkpoints` table).
+    ///
+    /// # Errors
+    /// `SQLite` errors.
+    pub fn service_rows(
+        &mut self,
+        active_only: bool,
+    ) -> Result<HashMap<String, ServiceRows>, StoreError> {
+        let path = self.path.clone();
+        let err = |e: rusqlite::Error| StoreError::sqlite(&path, &e);
+        let tx = self.conn.transaction().map_err(err)?;
+        let has_table = |table: &str| -> rusqlite::Result<bool> {
+            tx.query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                [table],
+                |row| row.get::<_, i64>(0),
+            )
+            .map(|n| n > 0)
+        };
+        if !has_table("checkpoints").map_err(err)? {
+            return Ok(HashMap::new());
+        }
+        let namespace = tx
+            .prepare("SELECT resource_namespace FROM instances LIMIT 0")
+            .is_ok();
+        let sql = format!(
+            "SELECT c.instance, c.step_id, c.resource_kind, c.resource_id, c.payload,
+                    c.recorded_at, i.substrate, {}
+             FROM checkpoints c JOIN instances i ON i.name = c.instance
+             WHERE c.resource_kind = 'process' AND c.step_id LIKE 'start:%' {}
+             ORDER BY c.instance, c.step_id",
+            if namespace {
+                "i.resource_namespace"
+            } else {
+                "NULL"
+            },
+            if active_only {
+                "AND i.status = 'active'"
+            } else {
+                ""
+            }
+        );
+        let mut out: HashMap<String, ServiceRows> = HashMap::new();
+        {
+            let mut stmt = tx.prepare(&sql).map_err(err)?;
+            let mut rows = stmt.query([]).map_err(err)?;
+            while let Some(row) = rows.next().map_err(err)? {
+                let text = |i| lenient_text(col(row, i)).unwrap_or_default();
+                let name = text(0);
+                let entry = out.entry(name.clone()).or_insert_with(|| ServiceRows {
+                    checkpoints: Vec::new(),
+                    substrate: text(6),
+                    logs_dir_name: lenient_text(col(row, 7))
+                        .filter(|n| !n.is_empty())
+                        .unwrap_or(name),
+                });
+                entry.checkpoints.push(Checkpoint {
+                    step_id: text(1),
+                    resource_kind: text(2),
+                    resource_id: text(3),
+                    payload: text(4),
+                    recorded_at: lenient_int(col(row, 5)),
+                });
+            }
+        }
+        tx.commit().map_err(err)?;
+        Ok(out)
+    }
+}
+
+/// The recorded service processes of the active instances, as the
+/// watcher probes them: `(instance, record)` with only the pid and start
+/// time (extracted by `SQLite`, `json_extract`: no payload crosses into
+/// this process), by instance then service. A read error reads as none
+/// (the Instances mark is advisory; the detail view reads again).
+#[must_use]
+pub fn active_records(store: &mut Store) -> Vec<(String, services::StartRecord)> {
+    read_active_records(store).unwrap_or_default()
+}
+
+fn read_active_records(
+    store: &mut Store,
+) -> rusqlite::Result<Vec<(String, services::StartRecord)>> {
+    let tx = store.conn.transaction()?;
+    let exists: i64 = tx.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'checkpoints'",
+        [],
+        |row| row.get(0),
+    )?;
+    if exists == 0 {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    {
+        let mut stmt = tx.prepare(
+            "SELECT c.instance, substr(c.step_id, 7), json_extract(c.payload, '$.pid'),
+                    json_extract(c.payload, '$.start_time')
+             FROM checkpoints c JOIN instances i ON i.name = c.instance
+             WHERE c.resource_kind = 'process' AND c.step_id LIKE 'start:%'
+               AND i.status = 'active' AND json_valid(c.payload)
+             ORDER BY c.instance, c.step_id",
+        )?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let (Some(pid), Some(start_time)) =
+                (lenient_int(col(row, 2)), lenient_int(col(row, 3)))
+            else {
+                continue;
+            };
+            out.push((
+                lenient_text(col(row, 0)).unwrap_or_default(),
+                services::StartRecord {
+                    service: lenient_text(col(row, 1)).unwrap_or_default(),
+                    pid,
+                    start_time,
+                    port: None,
+                    hosts: Vec::new(),
+                },
+            ));
+        }
+    }
+    tx.commit()?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn logs_are_stat_ed_never_through_a_symlink() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let logs = dir.path().join("logs").join("sl-1");
+        std::fs::create_dir_all(&logs).expect("mkdir");
+        std::fs::write(logs.join("web.log"), "one\ntwo\n").expect("write");
+        std::os::unix::fs::symlink("/etc/passwd", logs.join("evil.log")).expect("symlink");
+        let path = |name: &str| logs.join(name).to_str().expect("utf-8").to_owned();
+        assert!(matches!(
+            stat_log(&path("web.log")),
+            LogState::Present {
+                size: 8,
+                modified: Some(_)
+            }
+        ));
+        assert_eq!(
+            stat_log(&path("evil.log")),
+            LogState::Refused("a symlink: not followed".into())
+        );
+        assert_eq!(stat_log(&path("api.log")), LogState::Missing);
+        std::os::unix::fs::symlink(&logs, dir.path().join("logs").join("sl-2")).expect("link");
+        let through = dir.path().join("logs/sl-2/web.log");
+        assert!(matches!(
+            stat_log(through.to_str().expect("utf-8")),
+            LogState::Refused(why) if why.ends_with("is a symlink: not followed")
+        ));
+        assert_eq!(logs_dir(dir.path(), "../etc"), None);
+        assert_eq!(
+            logs_dir(Path::new("/s"), "sl-abc").as_deref(),
+            Some("/s/logs/sl-abc")
+        );
+    }
+}

@@ -1,0 +1,152 @@
+//! The full-text view (Enter on Backoffs, Supervisor and Activity; `e` on
+//! every pane, the detail view and the operation overlay): the line the
+//! focused pane shows cut, whole, wrapped and scrollable, over whatever is
+//! open. Built once when it opens ([`crate::ui::fulltext`]).
+
+use super::{App, FlashLevel, Focus};
+use crate::model::fulltext::FullText;
+use crate::ui::fulltext;
+use crate::ui::panes::log_window;
+
+/// The open full-text view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FullView {
+    /// What it shows (sanitized).
+    pub text: FullText,
+    /// First wrapped row shown.
+    pub scroll: usize,
+}
+
+impl App {
+    /// The open full-text view, if any.
+    #[must_use]
+    pub fn full_text(&self) -> Option<&FullView> {
+        self.full.as_ref()
+    }
+
+    /// Enter or `e`: open the whole text of what is selected: the operation
+    /// overlay's operation, else the detail view's instance (its last error
+    /// and last teardown output), else the focused pane's selected row (the
+    /// newest line in view in Supervisor and Activity).
+    pub(super) fn open_full_text(&mut self) {
+        let text = if let Some((_, op)) = self.operation_open() {
+            op.map(|op| fulltext::operation(op, self.now))
+        } else if let Some(detail) = &self.detail {
+            Some(self.instance_text(&detail.name.clone()))
+        } else {
+            self.pane_text()
+        };
+        match text {
+            Some(text) => self.full = Some(FullView { text, scroll: 0 }),
+            None => self.set_flash(FlashLevel::Warning, "nothing selected to show".into()),
+        }
+    }
+
+    /// The selected line of the focused pane, whole.
+    fn pane_text(&self) -> Option<FullText> {
+        let now = self.now;
+        let viewport = self.viewport.get();
+        match self.focus {
+            Focus::Instances => {
+                let name = self.selected_instance()?.name.clone();
+                Some(self.instance_text(&name))
+            }
+            Focus::Operations => self
+                .selected_operation()
+                .map(|op| fulltext::operation(op, now)),
+            Focus::Backoffs => self
+                .snapshot
+                .reap_attempts
+                .get(self.backoff_selected)
+                .map(|a| fulltext::backoff(a, now)),
+            Focus::Supervisor => {
+                let log = &self.supervisor;
+                let (_, end) = log_window(
+                    log.entries().len(),
+                    viewport.supervisor_rows,
+                    log.scroll_up(),
+                );
+                let logged = log.entries().get(end.checked_sub(1)?)?;
+                Some(fulltext::supervisor(&logged.entry, logged.count))
+            }
+            Focus::Activity => {
+                let log = &self.activity;
+                let (_, end) =
+                    log_window(log.entries().len(), viewport.activity_rows, log.scroll_up());
+                let logged = log.entries().get(end.checked_sub(1)?)?;
+                Some(fulltext::activity(&logged.entry, logged.count))
+            }
+        }
+    }
+
+    /// An instance whole: its row, its last reap error, and the output of
+    /// the last teardown this console ran on it.
+    fn instance_text(&self, name: &str) -> FullText {
+        let snapshot = &self.snapshot;
+        let mut text = match snapshot.instance(name) {
+            Some(instance) => fulltext::instance(
+                instance,
+                snapshot.lock_liveness(name),
+                snapshot.reap_attempt(name),
+                self.now,
+            ),
+            None => {
+                let mut text = FullText::new(&format!("Instance · {name}"));
+                text.labelled("name", name);
+                text.labelled("status", "not in the current snapshot");
+                text
+            }
+        };
+        if let Some(last) = self.last_teardown(name) {
+            text.blank();
+            text.line(&format!(
+                "last teardown here: {} {} at {}",
+                last.actor,
+                last.kind,
+                crate::ui::detail::rfc3339(last.at)
+            ));
+            if !last.detail.trim().is_empty() {
+                text.error(last.detail.trim());
+            }
+            fulltext::teardown_output(&mut text, &last.stderr_tail);
+        }
+        text
+    }
+
+    /// Escape (or `e` again): close the full-text view.
+    pub(super) fn close_full_text(&mut self) {
+        self.full = None;
+    }
+
+    /// Scroll the full-text view, clamped to what the last frame drew.
+    pub(super) fn scroll_full(&mut self, delta: isize) {
+        let viewport = self.viewport.get();
+        let max = viewport.full_len.saturating_sub(viewport.full_rows.max(1));
+        if let Some(full) = &mut self.full {
+            full.scroll = full.scroll.min(max).saturating_add_signed(delta).min(max);
+        }
+    }
+}
+
+impl App {
+    /// The newest finished teardown of `name` this console ran (the
+    /// reaper's or the operator's: reaped, torn down or failed), from the
+    /// Activity log, with its stderr tail.
+    #[must_use]
+    pub fn last_teardown(&self, name: &str) -> Option<&crate::event::Activity> {
+        use crate::event::{ActivityKind, Actor};
+        self.activity
+            .entries()
+            .iter()
+            .rev()
+            .map(|logged| &logged.entry)
+            .find(|a| {
+                a.instance == name
+                    && matches!(a.actor, Actor::Reaper | Actor::Operator)
+                    && matches!(
+                        a.kind,
+                        ActivityKind::Reaped | ActivityKind::TornDown | ActivityKind::Failed
+                    )
+            })
+    }
+}

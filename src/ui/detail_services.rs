@@ -1,0 +1,226 @@
+//! The detail view's Services section (issue 11, item 3) and its Last
+//! teardown section (item 4): per service where it runs, its process (pid,
+//! alive or dead), its origin, the last observed readiness, its log's size
+//! and last line time; then the output of the last teardown this console
+//! ran on the instance. Sanitized here.
+
+use crate::event::Activity;
+use crate::model::envelope::read_reason;
+use crate::model::services::{LogState, Service};
+use crate::model::text::sanitize_short;
+use crate::ui::detail::{MAX_BLOCK_LINES, MAX_LINE_CHARS, Tone, relative, text_lines, when};
+use crate::ui::view::{CUT_LONG, CUT_SHORT};
+
+/// One labelled line of a section: label (may be empty), text, tone.
+pub type Labelled = (String, String, Tone);
+
+/// `812 B`, `12.3 KiB`, `4.0 MiB`, `1.2 GiB`.
+#[must_use]
+pub fn size(bytes: u64) -> String {
+    const UNITS: [&str; 3] = ["KiB", "MiB", "GiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    // Precision does not matter at one decimal.
+    #[allow(clippy::cast_precision_loss)]
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+/// The Services section's lines for `services`, times relative to `now`
+/// (unix seconds); `active` whether the instance is active (a dead process
+/// under an active instance is an error, under a tombstone expected).
+#[must_use]
+pub fn lines(services: &[Service], active: bool, now: i64) -> Vec<Labelled> {
+    let mut out = Vec::new();
+    for service in services {
+        let name = sanitize_short(&service.name, CUT_SHORT);
+        let mut first = format!("on {}", sanitize_short(&service.runs_on, CUT_SHORT));
+        let mut tone = Tone::Plain;
+        match (&service.start, service.process) {
+            (Some(start), Some(process)) => {
+                first.push_str(&format!(" · pid {} {}", start.pid, process.as_str()));
+                if process.dead() {
+                    tone = if active { Tone::Error } else { Tone::Muted };
+                }
+                if let Some(origin) = start.origin() {
+                    first.push_str(&format!(
+                        " · {} (through the stackless proxy)",
+                        sanitize_short(&origin, CUT_LONG)
+                    ));
+                }
+                if let Some(port) = start.port {
+                    first.push_str(&format!(" · port {port}"));
+                }
+            }
+            _ => first.push_str(" · no process recorded"),
+        }
+        out.push((name, first, tone));
+        if service.readiness.is_some() || service.configuration.is_some() {
+            let field = |v: &Option<String>| {
+                v.as_deref()
+                    .map_or_else(|| "?".to_owned(), |s| sanitize_short(s, CUT_SHORT))
+            };
+            let at = service
+                .observed_at
+                .map_or_else(String::new, |at| format!(" ({})", relative(at, now)));
+            out.push((
+                String::new(),
+                format!(
+                    "observed: readiness {} · configuration {}{at}",
+                    field(&service.readiness),
+                    field(&service.configuration)
+                ),
+                Tone::Plain,
+            ));
+        }
+        out.push((
+            String::new(),
+            log_line(service, now),
+            log_tone(&service.log),
+        ));
+    }
+    out
+}
+
+fn log_tone(log: &LogState) -> Tone {
+    match log {
+        LogState::Present { .. } => Tone::Plain,
+        LogState::Refused(_) => Tone::Warning,
+        LogState::Missing | LogState::Elsewhere => Tone::Muted,
+    }
+}
+
+fn log_line(service: &Service, now: i64) -> String {
+    let path = service
+        .log_path
+        .as_deref()
+        .map_or_else(String::new, |p| sanitize_short(p, CUT_LONG));
+    match &service.log {
+        LogState::Present {
+            size: bytes,
+            modified,
+        } => format!(
+            "log {path} · {} · last line {}",
+            size(*bytes),
+            modified.map_or_else(|| "?".to_owned(), |at| relative(at, now))
+        ),
+        LogState::Missing => format!("log {path}: not there (not started, or removed)"),
+        LogState::Refused(why) => format!("log {path}: {}", sanitize_short(why, CUT_LONG)),
+        LogState::Elsewhere => format!(
+            "log: kept by {}, not on this disk",
+            sanitize_short(&service.runs_on, CUT_SHORT)
+        ),
+    }
+}
+
+/// The Last teardown section: what the newest teardown this console ran on
+/// the instance did (`last`), when, its reason, and its stderr tail.
+#[must_use]
+pub fn last_teardown(last: &Activity, now: i64) -> Vec<Labelled> {
+    let tone = if last.kind == crate::event::ActivityKind::Failed {
+        Tone::Error
+    } else {
+        Tone::Plain
+    };
+    let mut out = vec![
+        (
+            "result".to_owned(),
+            format!("{} {}", last.actor, last.kind),
+            tone,
+        ),
+        ("at".to_owned(), when(last.at, now), Tone::Plain),
+    ];
+    let detail = last.detail.trim();
+    if !detail.is_empty() {
+        let reason = read_reason(detail);
+        out.push((
+            "reason".to_owned(),
+            sanitize_short(&reason.summary, MAX_LINE_CHARS),
+            tone,
+        ));
+        if let Some(remediation) = reason.remediation {
+            out.push((
+                "remediation".to_owned(),
+                sanitize_short(&remediation, MAX_LINE_CHARS),
+                Tone::Plain,
+            ));
+        }
+    }
+    let stderr = text_lines(&last.stderr_tail, MAX_BLOCK_LINES);
+    if stderr.is_empty() {
+        out.push(("stderr".to_owned(), "(empty)".to_owned(), Tone::Muted));
+    }
+    for (i, line) in stderr.into_iter().enumerate() {
+        let label = if i == 0 { "stderr" } else { "" };
+        out.push((label.to_owned(), line, Tone::Code));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::services::{ProcessState, StartRecord};
+
+    #[test]
+    fn sizes() {
+        assert_eq!(size(812), "812 B");
+        assert_eq!(size(12_595), "12.3 KiB");
+        assert_eq!(size(4 * 1024 * 1024), "4.0 MiB");
+        assert_eq!(size(3 * 1024 * 1024 * 1024 * 1024), "3072.0 GiB");
+    }
+
+    #[test]
+    fn a_dead_service_under_an_active_instance_is_an_error() {
+        let service = Service {
+            name: "web\u{1b}[2J".into(),
+            runs_on: "local".into(),
+            start: Some(StartRecord {
+                service: "web".into(),
+                pid: 4242,
+                start_time: 1,
+                port: Some(41325),
+                hosts: vec!["web.alpha.localhost".into(), "alpha.localhost".into()],
+            }),
+            process: Some(ProcessState::Dead),
+            readiness: Some("ready".into()),
+            configuration: Some("applied".into()),
+            observed_at: Some(40),
+            log_path: Some("/s/logs/sl-1/web.log".into()),
+            log: LogState::Present {
+                size: 2048,
+                modified: Some(70),
+            },
+        };
+        let got = lines(std::slice::from_ref(&service), true, 100);
+        assert_eq!(
+            got,
+            [
+                (
+                    "web␛[2J".to_owned(),
+                    "on local · pid 4242 dead · http://alpha.localhost (through the stackless \
+                     proxy) · port 41325"
+                        .to_owned(),
+                    Tone::Error
+                ),
+                (
+                    String::new(),
+                    "observed: readiness ready · configuration applied (1m 00s ago)".to_owned(),
+                    Tone::Plain
+                ),
+                (
+                    String::new(),
+                    "log /s/logs/sl-1/web.log · 2.0 KiB · last line 30s ago".to_owned(),
+                    Tone::Plain
+                ),
+            ]
+        );
+        assert_eq!(lines(&[service], false, 100)[0].2, Tone::Muted);
+    }
+}

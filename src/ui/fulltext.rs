@@ -1,0 +1,205 @@
+//! What the full-text view shows for the selected line of each pane
+//! (Enter or `e`): the line's every field whole, an error envelope
+//! labelled ([`crate::model::fulltext`]), a teardown's stderr tail. Built
+//! once when the view opens, from the snapshot and the logs; sanitized
+//! there ([`FullText`]), so drawing only wraps.
+
+use crate::event::{Activity, SupervisorNote};
+use crate::model::fulltext::FullText;
+use crate::model::{Instance, Liveness, Operation, ReapAttempt, time};
+use crate::ui::detail::{rfc3339, when};
+use crate::ui::opview;
+use crate::ui::view;
+
+/// Labels of [`opview::operation_lines`] that describe the error, which
+/// [`operation`] shows whole from `error_json` instead.
+const ERROR_LABELS: [&str; 5] = ["code", "message", "step", "remediation", "error"];
+
+/// An Activity entry (folded `count` times): when, who, what, the whole
+/// detail (an envelope labelled) and the teardown's stderr tail.
+#[must_use]
+pub fn activity(entry: &Activity, count: u32) -> FullText {
+    let mut full = FullText::new(&format!(
+        "Activity · {} {} {}",
+        view::clock(entry.at),
+        entry.actor,
+        entry.kind
+    ));
+    full.labelled("at", &rfc3339(entry.at));
+    full.labelled("actor", &entry.actor.to_string());
+    if !entry.instance.is_empty() {
+        full.labelled("instance", &entry.instance);
+    }
+    full.labelled("what", &entry.kind.to_string());
+    if count > 1 {
+        full.labelled("repeated", &format!("{count} times (the newest shown)"));
+    }
+    if let Some(took) = entry.duration {
+        full.labelled(
+            "took",
+            &time::span(i64::try_from(took.as_secs()).unwrap_or(i64::MAX)),
+        );
+    }
+    let detail = entry.detail.trim();
+    if !detail.is_empty() {
+        full.blank();
+        full.error(detail);
+    }
+    teardown_output(&mut full, &entry.stderr_tail);
+    full
+}
+
+/// The `stderr` section of a teardown: its last 4 KiB as `down` wrote
+/// them (nothing when it wrote none).
+pub fn teardown_output(full: &mut FullText, stderr_tail: &str) {
+    if stderr_tail.trim().is_empty() {
+        return;
+    }
+    full.blank();
+    full.line("stderr of the teardown (its last 4 KiB):");
+    full.text(stderr_tail);
+}
+
+/// A Supervisor entry: when, what kind, the whole text.
+#[must_use]
+pub fn supervisor(note: &SupervisorNote, count: u32) -> FullText {
+    let mut full = FullText::new(&format!("Supervisor · {}", view::clock(note.at)));
+    full.labelled("at", &rfc3339(note.at));
+    full.labelled("kind", &format!("{:?}", note.kind));
+    if count > 1 {
+        full.labelled("repeated", &format!("{count} times (the newest shown)"));
+    }
+    full.blank();
+    full.text(note.text.trim());
+    full
+}
+
+/// A Backoffs row: the attempts, the retry, the whole `last_error` (an
+/// envelope labelled).
+#[must_use]
+pub fn backoff(attempt: &ReapAttempt, now: i64) -> FullText {
+    let mut full = FullText::new(&format!("Backoff · {}", attempt.instance));
+    full.labelled("instance", &attempt.instance);
+    full.labelled("attempts", &attempt.attempts.to_string());
+    full.labelled(
+        "next retry",
+        &format!(
+            "{} ({})",
+            rfc3339(attempt.next_retry_at),
+            time::retry_text(attempt.next_retry_at, now)
+        ),
+    );
+    full.blank();
+    if attempt.last_error.trim().is_empty() {
+        full.line("last_error is empty");
+    } else {
+        full.error(&attempt.last_error);
+    }
+    if matches!(attempt.last_error.trim(), "}" | "]") {
+        full.blank();
+        full.line(
+            "not an envelope: the stackless daemon keeps only the last line of `down --json`",
+        );
+    }
+    full
+}
+
+/// An operation (Operations pane, operation overlay): its fields, then its
+/// whole `error_json` (labelled when it is an error object).
+#[must_use]
+pub fn operation(op: &Operation, now: i64) -> FullText {
+    let mut full = FullText::new(&format!("Operation · {} {}", op.verb, op.instance));
+    for (label, value) in opview::operation_lines(op, now) {
+        if !ERROR_LABELS.contains(&label) {
+            full.labelled(label, &value);
+        }
+    }
+    if let Some(error) = op.error_json.as_deref().filter(|e| !e.trim().is_empty()) {
+        full.blank();
+        full.error(error);
+    }
+    full
+}
+
+/// An Instances row: every column whole (name, substrate, status, lease,
+/// lock, the last reap error).
+#[must_use]
+pub fn instance(
+    instance: &Instance,
+    liveness: Option<&Liveness>,
+    attempt: Option<&ReapAttempt>,
+    now: i64,
+) -> FullText {
+    let mut full = FullText::new(&format!("Instance · {}", instance.name));
+    full.labelled("name", &instance.name);
+    full.labelled("substrate", &instance.substrate);
+    full.labelled("status", instance.status.as_str());
+    if let Some(at) = instance.created_at {
+        full.labelled("created", &when(at, now));
+    }
+    match instance.lease {
+        Some(lease) => full.labelled("lease", &time::lease_text(lease.expires_at, now)),
+        None => full.labelled("lease", "none"),
+    }
+    if let Some(lock) = &instance.lock {
+        let state = liveness.map_or_else(|| "unprobed".to_owned(), ToString::to_string);
+        full.labelled(
+            "lock",
+            &format!("{} by pid {} ({state})", lock.operation, lock.holder_pid),
+        );
+    }
+    for anomaly in &instance.anomalies {
+        full.labelled("anomaly", anomaly);
+    }
+    if let Some(attempt) = attempt {
+        full.labelled(
+            "reap",
+            &format!(
+                "{} attempts, {}",
+                attempt.attempts,
+                time::retry_text(attempt.next_retry_at, now)
+            ),
+        );
+        full.blank();
+        full.error(&attempt.last_error);
+    }
+    full
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{ActivityKind, Actor};
+
+    #[test]
+    fn activity_shows_the_whole_envelope_and_the_stderr_tail() {
+        let mut entry = Activity::new(
+            3_600,
+            Actor::Reaper,
+            "golf",
+            ActivityKind::Failed,
+            r#"{"ok":false,"error":{"code":"engine.teardown.survivors","message":"left survivors","remediation":"run down again"}}"#,
+        );
+        entry.stderr_tail = "warn: one\n\u{1b}[31mred\n".into();
+        let full = activity(&entry, 2);
+        assert_eq!(full.title, "Activity · 01:00:00 reaper failed");
+        assert_eq!(
+            full.lines,
+            [
+                "at           1970-01-01T01:00:00Z",
+                "actor        reaper",
+                "instance     golf",
+                "what         failed",
+                "repeated     2 times (the newest shown)",
+                "",
+                "code         engine.teardown.survivors",
+                "message      left survivors",
+                "remediation  run down again",
+                "",
+                "stderr of the teardown (its last 4 KiB):",
+                "warn: one",
+                "␛[31mred",
+            ]
+        );
+    }
+}

@@ -1,0 +1,388 @@
+//! Every cut line in the UI can be read whole (issue 11): one test per
+//! pane (Instances, Operations and the operation overlay, Backoffs,
+//! Supervisor, Activity, the detail view). Each draws a line the pane cuts
+//! with `…`, opens it (Enter or `e`) and finds the whole text on the
+//! screen, wrapped; Esc goes back.
+
+use std::sync::Arc;
+
+use crossterm::event::KeyCode;
+
+use crate::common::CAPTURE;
+use crate::common::ui::{press, render_app};
+use stackless_tui::event::{Activity, ActivityKind, Actor, Event, SupervisorKind, SupervisorNote};
+use stackless_tui::model::detail::InstanceDetail;
+use stackless_tui::model::{
+    Birth, Generation, Instance, Lease, OpStatus, Operation, ReapAttempt, Rows, Snapshot, Status,
+};
+use stackless_tui::ui::{App, AppConfig, Command, Focus};
+
+const LONG_NAME: &str = "an-instance-name-far-too-long-for-its-column-x9";
+const REMEDIATION: &str = "run `stackless down golf` once the lock holder has exited, then look at \
+    the service log under logs/sl-golf/web.log for the reason the teardown left survivors behind \
+    and remove them by hand if stackless cannot: kill the pid it names, then run down again";
+const STDERR: &str =
+    "warning: process:web did not exit after SIGTERM\nkilled pid 4242 with SIGKILL";
+
+fn envelope() -> String {
+    serde_json::json!({
+        "ok": false,
+        "error": {
+            "schema_version": 2,
+            "code": "engine.teardown.survivors",
+            "message": "teardown of \"golf\" left survivors: [\"process:web\"]",
+            "remediation": REMEDIATION,
+            "context": {"service": "web", "log_path": "/state/logs/sl-golf/web.log"}
+        }
+    })
+    .to_string()
+}
+
+fn instance(name: &str) -> Instance {
+    Instance {
+        name: name.into(),
+        substrate: "local".into(),
+        status: Status::Active,
+        created_at: Some(CAPTURE - 3_600),
+        tombstoned_at: None,
+        lease: Some(Lease {
+            duration_secs: 3_600,
+            expires_at: CAPTURE - 60,
+        }),
+        lock: None,
+        anomalies: vec![],
+        dirty: Some(false),
+        birth: Some(Birth {
+            instance_id: "0123456789abcdef0123456789abcdef".into(),
+            resource_namespace: "sl-0123456789abcdef0123456789abcdef".into(),
+        }),
+    }
+}
+
+fn failed_down() -> Operation {
+    Operation {
+        id: "7d41c0de-0000-4000-8000-000000000009".into(),
+        instance: "golf".into(),
+        instance_id: None,
+        verb: "down".into(),
+        status: OpStatus::Failed,
+        cancel_requested: false,
+        created_at: CAPTURE - 100,
+        updated_at: CAPTURE - 90,
+        error_json: Some(
+            serde_json::json!({
+                "schema_version": 2,
+                "code": "engine.teardown.survivors",
+                "message": "left survivors",
+                "remediation": REMEDIATION,
+            })
+            .to_string(),
+        ),
+        progress: None,
+    }
+}
+
+/// A schema-14 app: golf (expired, a backoff with a long envelope) and an
+/// instance whose name the Instances column cuts; a failed `down`; a long
+/// supervisor note and a failed teardown with stderr in Activity.
+fn app() -> App {
+    let config = AppConfig {
+        store_label: "/state/state.db".into(),
+        reaper_line: "reaper: every 5s".into(),
+        helper_line: "helper: demo-helper".into(),
+        write_keys: Ok(()),
+    };
+    let mut app = App::new(config, CAPTURE);
+    let rows = Rows {
+        generation: Generation::new(14),
+        instances: vec![instance(LONG_NAME), instance("golf")],
+        reap_attempts: vec![ReapAttempt {
+            instance: "golf".into(),
+            attempts: 3,
+            last_error: envelope(),
+            next_retry_at: CAPTURE + 60,
+        }],
+        operations: vec![failed_down()],
+    };
+    app.handle(Event::Snapshot(Arc::new(Snapshot::from(rows))), CAPTURE);
+    app.handle(
+        Event::Supervisor(SupervisorNote {
+            at: CAPTURE - 5,
+            kind: SupervisorKind::Exited,
+            text: format!("helper exited with status 3: {REMEDIATION}"),
+            until: None,
+        }),
+        CAPTURE,
+    );
+    let mut failed = Activity::new(
+        CAPTURE - 2,
+        Actor::Reaper,
+        "golf",
+        ActivityKind::Failed,
+        envelope(),
+    );
+    failed.stderr_tail = STDERR.into();
+    app.handle(Event::Activity(failed), CAPTURE);
+    app
+}
+
+/// The screen's text with every border, quote and space removed, so a
+/// wrapped text reads as one run.
+fn flat(screen: &str) -> String {
+    screen
+        .chars()
+        .filter(|c| !c.is_whitespace() && !matches!(c, '"' | '║' | '│'))
+        .collect()
+}
+
+/// `text` as [`flat`] sees it.
+fn squeezed(text: &str) -> String {
+    text.chars()
+        .filter(|c| !c.is_whitespace() && *c != '"')
+        .collect()
+}
+
+/// The pane shows `whole` cut; `key` opens it whole; Esc closes it.
+fn opens_whole(app: &mut App, key: KeyCode, whole: &str) -> String {
+    let before = render_app(app, 100, 30);
+    assert!(
+        !flat(&before).contains(&squeezed(whole)),
+        "not cut:\n{before}"
+    );
+    assert_eq!(press(app, key), None);
+    assert!(app.full_text().is_some(), "{key:?} opened nothing");
+    let mut screen = render_app(app, 100, 30);
+    // Scroll until the text has been seen whole (a long view pages).
+    let mut seen = flat(&screen);
+    for _ in 0..5 {
+        press(app, KeyCode::PageDown);
+        screen = render_app(app, 100, 30);
+        seen.push_str(&flat(&screen));
+    }
+    assert!(seen.contains(&squeezed(whole)), "not whole:\n{screen}");
+    press(app, KeyCode::Esc);
+    assert!(app.full_text().is_none());
+    screen
+}
+
+#[test]
+fn instances_row_opens_whole_with_e() {
+    let mut app = app();
+    assert_eq!(app.focus(), Focus::Instances);
+    assert_eq!(
+        app.selected_instance().map(|i| i.name.as_str()),
+        Some(LONG_NAME)
+    );
+    opens_whole(&mut app, KeyCode::Char('e'), LONG_NAME);
+    // Enter stays the detail view on Instances.
+    assert!(matches!(
+        press(&mut app, KeyCode::Enter),
+        Some(Command::OpenDetail { .. })
+    ));
+}
+
+#[test]
+fn operations_row_and_overlay_open_whole() {
+    let mut app = app();
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.focus(), Focus::Operations);
+    opens_whole(&mut app, KeyCode::Char('e'), REMEDIATION);
+    // From the overlay too; Esc returns to the overlay.
+    press(&mut app, KeyCode::Enter);
+    assert!(app.operation_open().is_some());
+    assert_eq!(press(&mut app, KeyCode::Char('e')), None);
+    let screen = render_app(&app, 100, 30);
+    assert!(flat(&screen).contains("remediation"), "{screen}");
+    assert!(screen.contains("Operation · down golf"), "{screen}");
+    press(&mut app, KeyCode::Esc);
+    assert!(app.full_text().is_none() && app.operation_open().is_some());
+}
+
+#[test]
+fn backoffs_row_opens_whole_with_enter_labelled() {
+    let mut app = app();
+    press(&mut app, KeyCode::Tab);
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.focus(), Focus::Backoffs);
+    opens_whole(&mut app, KeyCode::Enter, REMEDIATION);
+    press(&mut app, KeyCode::Enter);
+    let screen = render_app(&app, 100, 30);
+    for label in ["code", "message", "remediation", "context"] {
+        assert!(
+            screen.contains(&format!("║{label:<13}")),
+            "{label}:\n{screen}"
+        );
+    }
+    assert_snapshot!("fulltext_backoff_100x30", screen);
+}
+
+#[test]
+fn supervisor_line_opens_whole_with_enter() {
+    let mut app = app();
+    for _ in 0..3 {
+        press(&mut app, KeyCode::Tab);
+    }
+    assert_eq!(app.focus(), Focus::Supervisor);
+    opens_whole(
+        &mut app,
+        KeyCode::Enter,
+        &format!("helper exited with status 3: {REMEDIATION}"),
+    );
+}
+
+#[test]
+fn activity_line_opens_whole_with_its_stderr() {
+    let mut app = app();
+    press(&mut app, KeyCode::BackTab);
+    assert_eq!(app.focus(), Focus::Activity);
+    opens_whole(&mut app, KeyCode::Enter, REMEDIATION);
+    press(&mut app, KeyCode::Char('e'));
+    let mut seen = String::new();
+    for _ in 0..4 {
+        seen.push_str(&flat(&render_app(&app, 100, 30)));
+        press(&mut app, KeyCode::PageDown);
+    }
+    assert!(seen.contains(&squeezed(STDERR)), "{seen}");
+}
+
+#[test]
+fn detail_wraps_long_values_and_opens_the_last_error_whole() {
+    let mut app = app();
+    press(&mut app, KeyCode::Char('j'));
+    assert_eq!(
+        press(&mut app, KeyCode::Enter),
+        Some(Command::OpenDetail {
+            name: "golf".into()
+        })
+    );
+    app.show_detail("golf", Ok(Some(InstanceDetail::default())));
+    let mut seen = String::new();
+    for _ in 0..4 {
+        seen.push_str(&flat(&render_app(&app, 100, 30)));
+        press(&mut app, KeyCode::PageDown);
+    }
+    // The remediation is wrapped under its label, never cut.
+    assert!(seen.contains(&squeezed(REMEDIATION)), "{seen}");
+    press(&mut app, KeyCode::Char('g'));
+    assert_eq!(press(&mut app, KeyCode::Char('e')), None);
+    let screen = opens_whole_after_open(&mut app);
+    assert!(screen.contains("Instance · golf"), "{screen}");
+    // Esc goes back to the detail view.
+    press(&mut app, KeyCode::Esc);
+    assert!(app.full_text().is_none() && app.detail().is_some());
+}
+
+/// The screens of an open full-text view, paged through, as one flat text
+/// (it must hold the last error and the last teardown's stderr).
+fn opens_whole_after_open(app: &mut App) -> String {
+    let first = render_app(app, 100, 30);
+    let mut seen = flat(&first);
+    for _ in 0..5 {
+        press(app, KeyCode::PageDown);
+        seen.push_str(&flat(&render_app(app, 100, 30)));
+    }
+    assert!(seen.contains(&squeezed(REMEDIATION)), "{seen}");
+    assert!(seen.contains(&squeezed(STDERR)), "{seen}");
+    first
+}
+
+/// The detail view's Services section (a dead process under an active
+/// instance, its origin and log) and its Last teardown section (the
+/// stderr tail of the reaper's failed teardown), issue 11 items 3 and 4.
+#[test]
+fn detail_shows_services_and_the_last_teardown_output() {
+    let mut app = app();
+    press(&mut app, KeyCode::Char('j'));
+    press(&mut app, KeyCode::Enter);
+    let state = tempfile::tempdir().expect("tempdir");
+    let logs = state.path().join("logs/sl-golf");
+    std::fs::create_dir_all(&logs).expect("mkdir");
+    std::fs::write(logs.join("web.log"), "serving\n").expect("log");
+    let mut detail = InstanceDetail {
+        substrate: "local".into(),
+        logs_dir_name: "sl-golf".into(),
+        checkpoints: vec![stackless_tui::model::detail::Checkpoint {
+            step_id: "start:web".into(),
+            resource_kind: "process".into(),
+            resource_id: "4242".into(),
+            payload: r#"{"pid":4242,"start_time":1796117794,"port":41325,"hosts":["web.golf.localhost"],"log":"/elsewhere"}"#.into(),
+            recorded_at: Some(CAPTURE - 600),
+        }],
+        ..InstanceDetail::default()
+    };
+    let mut probe = stackless_tui::store::probe::FixedProbe {
+        host: Some("vm".into()),
+        processes: vec![],
+    };
+    stackless_tui::store::services::observe(&mut detail, state.path(), &mut probe);
+    app.show_detail("golf", Ok(Some(detail)));
+    let mut seen = String::new();
+    for _ in 0..5 {
+        seen.push_str(&render_app(&app, 120, 40));
+        press(&mut app, KeyCode::PageDown);
+    }
+    for expected in [
+        "Services (1)",
+        "web              on local · pid 4242 dead · http://web.golf.localhost (through the stackless proxy) · port 41325",
+        "sl-golf/web.log · 8 B · last line",
+        "Last teardown (by this console)",
+        "result           reaper failed",
+        "stderr           warning: process:web did not exit after SIGTERM",
+        "killed pid 4242 with SIGKILL",
+    ] {
+        assert!(seen.contains(expected), "{expected}:\n{seen}");
+    }
+}
+
+/// A service that died under an active instance is marked on its
+/// Instances row (`1 svc dead`, before any lock text), from the counts the
+/// watcher probed into the snapshot.
+#[test]
+fn instances_row_marks_a_dead_service() {
+    let mut app = app();
+    let dead = [("golf".to_owned(), 1)].into_iter().collect();
+    let next = app.snapshot().with_services_dead(Arc::new(dead));
+    app.handle(Event::Snapshot(Arc::new(next)), CAPTURE);
+    let screen = render_app(&app, 120, 40);
+    let golf = screen
+        .lines()
+        .find(|l| l.contains(" golf "))
+        .expect("golf's row");
+    assert!(golf.contains("1 svc dead"), "{screen}");
+    let other = screen
+        .lines()
+        .find(|l| l.contains("an-instance-name"))
+        .expect("the other row");
+    assert!(!other.contains("svc dead"), "{screen}");
+}
+
+/// With the write keys off, the footer keeps the keys a reader needs (rank
+/// 0 and 1: `Tab pane`) and cuts the long reason rather than dropping them;
+/// the new `e full text` gives way first.
+#[test]
+fn read_only_footer_keeps_tab_and_cuts_the_reason() {
+    let config = AppConfig {
+        store_label: "/state/state.db".into(),
+        reaper_line: "reaper: off (read-only)".into(),
+        helper_line: "helper: none".into(),
+        write_keys: Err("the store is open read-only (--read-only): r and d are off".into()),
+    };
+    let mut app = App::new(config, CAPTURE);
+    app.handle(
+        Event::Snapshot(Arc::new(Snapshot::from(Rows {
+            generation: Generation::new(14),
+            instances: vec![instance("golf")],
+            reap_attempts: vec![],
+            operations: vec![],
+        }))),
+        CAPTURE,
+    );
+    let screen = render_app(&app, 120, 40);
+    let footer = screen.lines().last().expect("a footer");
+    assert!(footer.contains("Tab pane"), "{footer}");
+    assert!(
+        footer.contains("(r/d/c off: the store is open read-only"),
+        "{footer}"
+    );
+    assert!(!footer.contains("e full text"), "{footer}");
+}
