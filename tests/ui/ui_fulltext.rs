@@ -91,6 +91,7 @@ fn app() -> App {
         reaper_line: "reaper: every 5s".into(),
         helper_line: "helper: demo-helper".into(),
         write_keys: Ok(()),
+        host: None,
     };
     let mut app = App::new(config, CAPTURE);
     let rows = Rows {
@@ -366,6 +367,7 @@ fn read_only_footer_keeps_tab_and_cuts_the_reason() {
         reaper_line: "reaper: off (read-only)".into(),
         helper_line: "helper: none".into(),
         write_keys: Err("the store is open read-only (--read-only): r and d are off".into()),
+        host: None,
     };
     let mut app = App::new(config, CAPTURE);
     app.handle(
