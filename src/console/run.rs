@@ -68,6 +68,7 @@ pub(super) fn run(setup: Setup) -> Result<()> {
     let restore_guard = RestoreOnDrop;
 
     start_threads(&setup, &teardowns, &tx, &recorder, &stop, &helper_handle)?;
+    super::input::spawn(tx.clone()).wrap_err("cannot start the terminal input thread")?;
     let app = App::new(setup.app.clone(), unix_now());
     let outcome = runtime.block_on(super::render_loop::run(
         &mut term,

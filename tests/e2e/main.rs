@@ -10,5 +10,6 @@ mod common;
 mod harness;
 
 mod faults;
+mod faults_round2;
 mod operator;
 mod pty;
