@@ -35,7 +35,8 @@ pub struct Line<'a> {
     /// `teardown`, `skip`, `gc`, `refuse`, `error`, `start`, `stop`.
     pub action: &'a str,
     /// `started`, `succeeded`, `failed`, `locked`, `backoff`, `aborted`,
-    /// `refused`, `would-reap`, `collected`, `error`, `ok`.
+    /// `refused`, `would-reap`, `collected`, `error`, `ok`, `left-running`
+    /// (a teardown still running when the console stopped).
     pub outcome: &'a str,
     /// The reason or detail.
     pub reason: &'a str,
@@ -173,6 +174,28 @@ impl AuditLog {
             reason: &activity.detail,
             duration_ms: activity.duration.map(|d| d.as_millis()),
             stderr_tail: &activity.stderr_tail,
+        })
+    }
+
+    /// Append a teardown the console left running when it stopped: actor
+    /// `console`, action `teardown`, outcome `left-running`. Its `down`
+    /// runs on in its own process group holding the instance's lock; its
+    /// outcome is in the store (the instance tombstoned, or a reap attempt
+    /// recorded by the next reaper), not in this trail.
+    ///
+    /// # Errors
+    /// The I/O error.
+    pub fn left_running(&mut self, at: i64, instance: &str, reason: &str) -> std::io::Result<()> {
+        self.append(&Line {
+            time: rfc3339(at),
+            unix: at,
+            actor: "console",
+            instance,
+            action: "teardown",
+            outcome: "left-running",
+            reason,
+            duration_ms: None,
+            stderr_tail: "",
         })
     }
 

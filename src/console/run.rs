@@ -215,6 +215,20 @@ fn report_exit(
     } else {
         format!("{reason}; left running: {}", running.join(", "))
     };
+    if let Some(log) = recorder.audit() {
+        let mut log = log
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for name in &running {
+            let _ = log.left_running(
+                unix_now(),
+                name,
+                &format!(
+                    "the console stopped ({reason}) while this teardown ran: its `down` is left to finish in its own process group, holding the instance's lock"
+                ),
+            );
+        }
+    }
     audit_console(recorder, "stop", &detail);
     if !running.is_empty() {
         let names: Vec<String> = running

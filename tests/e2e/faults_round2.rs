@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::common::fixture;
 use crate::common::stores::{exec, migrated};
 use crate::harness::{Tui, UI, selected_instance, utf8};
 
@@ -36,6 +37,31 @@ fn many_instances(dir: &Path, count: usize) -> PathBuf {
     path
 }
 
+/// A teardown script that counts its calls (one line each in
+/// `<dir>/calls.log`), then `body`.
+fn counting_down(dir: &Path, body: &str) -> String {
+    let script = dir.join("down.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"$2\" >> '{}'\n{body}\n",
+            dir.join("calls.log").display()
+        ),
+    )
+    .expect("script");
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    format!("{} down {{name}} --json", script.display())
+}
+
+fn calls(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join("calls.log"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
 #[test]
 fn a_burst_of_2000_keys_is_processed_without_another_key() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -52,4 +78,52 @@ fn a_burst_of_2000_keys_is_processed_without_another_key() {
     });
     tui.send("q");
     assert_eq!(tui.wait_exit(QUIT), 0);
+}
+
+#[test]
+fn a_signal_with_teardowns_running_records_them_as_left_running() {
+    for signal in [
+        nix::sys::signal::Signal::SIGTERM,
+        nix::sys::signal::Signal::SIGHUP,
+    ] {
+        let (dir, path) = fixture("stackless-real-v4.db");
+        let down = counting_down(dir.path(), "sleep 4\nexit 0");
+        let mut tui = Tui::spawn(
+            &[
+                "--state",
+                utf8(&path),
+                "--down-cmd",
+                &down,
+                "--reap-concurrency",
+                "1",
+            ],
+            120,
+            40,
+        );
+        tui.wait_until("a teardown starts", UI, |s| {
+            s.contents().contains("tearing down")
+        });
+        let running = calls(dir.path());
+        assert_eq!(running.len(), 1, "one teardown at a time: {running:?}");
+        let name = running[0].clone();
+        tui.signal(signal).expect("signal");
+        assert_eq!(tui.wait_exit(QUIT), 0);
+        let audit =
+            std::fs::read_to_string(dir.path().join("stackless-tui/audit.jsonl")).expect("audit");
+        let lines: Vec<serde_json::Value> = audit
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect();
+        let errors: Vec<_> = lines.iter().filter(|l| l["outcome"] == "error").collect();
+        assert!(errors.is_empty(), "no false errors on {signal}: {errors:?}");
+        assert!(
+            lines.iter().any(|l| l["instance"] == name.as_str()
+                && l["action"] == "teardown"
+                && l["outcome"] == "left-running"),
+            "{name}'s teardown is recorded as left running on {signal}: {audit}"
+        );
+        let last = lines.last().expect("a line");
+        assert_eq!(last["action"], "stop");
+        assert_eq!(last["reason"], format!("{signal}; left running: {name}"));
+    }
 }
