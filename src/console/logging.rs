@@ -58,6 +58,8 @@ pub(super) fn trace(event: &Event) {
         Event::Snapshot(snapshot) => {
             tracing::debug!(instances = snapshot.instances.len(), "snapshot");
         }
+        Event::Clock(Some(doubt)) => tracing::warn!("{doubt}"),
+        Event::Clock(None) => tracing::info!("the wall clock looks right"),
         Event::Input(_) | Event::Tick | Event::Activity(_) => {}
     }
 }

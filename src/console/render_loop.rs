@@ -49,6 +49,7 @@ pub(super) async fn run(
         return Ok("terminal closed");
     }
     let mut why = "quit";
+    let mut clock_doubt: Option<String> = None;
     let mut actions = Actions {
         teardowns,
         recorder,
@@ -70,6 +71,15 @@ pub(super) async fn run(
         };
         if let Event::Terminate(signal) = &event {
             why = signal;
+        }
+        if let Event::Tick = event {
+            // The wall clock against the kernel's, every second: the same
+            // check the reaper and the jobs make before they act.
+            let doubt = teardowns.clock_doubt().map(|d| d.to_string());
+            if doubt != clock_doubt {
+                clock_doubt.clone_from(&doubt);
+                actions.handle(&mut app, Event::Clock(doubt));
+            }
         }
         actions.handle(&mut app, event);
         // Apply whatever else is already queued before drawing once.

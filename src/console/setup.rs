@@ -174,10 +174,8 @@ fn reaper_off_reason(cli: &Cli, access: Access, generation: Generation) -> Optio
         Some("read-only".into())
     } else if cli.no_reaper {
         Some("--no-reaper".into())
-    } else if !generation.allows_reaper() {
-        Some(format!("schema v{}", generation.user_version))
     } else {
-        None
+        generation.reaper_off()
     }
 }
 

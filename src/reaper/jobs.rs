@@ -123,6 +123,10 @@ pub struct Teardowns {
     pub clock: Clock,
     /// Where activities go.
     pub report: Sink,
+    /// Whether `clock` is checked against the kernel's clock before acting
+    /// ([`super::clock::doubt`]): on in the console and `reap --once`; off
+    /// for a fixed test clock, which the kernel would always doubt.
+    pub clock_check: bool,
 }
 
 impl std::fmt::Debug for Teardowns {
@@ -135,6 +139,17 @@ impl std::fmt::Debug for Teardowns {
 }
 
 impl Teardowns {
+    /// Why the wall clock looks wrong now, if it does (and is checked):
+    /// nothing that depends on the time (a reap, GC) acts meanwhile.
+    #[must_use]
+    pub fn clock_doubt(&self) -> Option<super::clock::ClockDoubt> {
+        if self.clock_check {
+            super::kernel_clock::check((self.clock)())
+        } else {
+            None
+        }
+    }
+
     pub(super) fn emit(&self, activity: Activity) {
         (self.report)(activity);
     }
@@ -244,6 +259,21 @@ impl Teardowns {
             ));
             Some(ActivityKind::Aborted)
         };
+        if intent == Intent::Reap
+            && let Some(doubt) = self.clock_doubt()
+        {
+            return self.refuse(name, actor, &doubt.to_string());
+        }
+        if let Some(off) = store.generation().reaper_off() {
+            // The store as it is now (this job's own open), not as it was
+            // when the console started: a store swapped for an older schema
+            // is never torn down from.
+            return self.refuse(
+                name,
+                actor,
+                &format!("{off} predates reap bookkeeping: nothing is torn down until stackless upgrades the store"),
+            );
+        }
         match store.recheck(name) {
             Ok(Some(current)) => {
                 if let Some(what) = changed(seen, seen_attempt, &current) {

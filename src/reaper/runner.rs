@@ -51,6 +51,8 @@ pub struct Reaper {
     /// (stackless §6) with at most `concurrency` teardowns at once.
     queue: std::collections::VecDeque<(Instance, Option<ReapAttempt>)>,
     time: TimeGuard,
+    /// The store failed to read or open: open it again at the next pass.
+    reopen: bool,
 }
 
 impl std::fmt::Debug for Reaper {
@@ -77,6 +79,7 @@ impl Reaper {
             running: Vec::new(),
             queue: std::collections::VecDeque::new(),
             time: TimeGuard::default(),
+            reopen: false,
         }
     }
 
@@ -184,6 +187,13 @@ impl Reaper {
         }
         if !self.ensure_store(now) {
             summary.errors += 1;
+            return summary;
+        }
+        if let Some(why) = self.paused() {
+            // Said once (and again when it changes); nothing is read,
+            // reaped or collected while paused.
+            self.queue.clear();
+            self.quiet("", ActivityKind::Skipped, why);
             return summary;
         }
         let snapshot = match self.store.snapshot(self.probe.as_mut()) {
@@ -300,12 +310,19 @@ impl Reaper {
         }
     }
 
-    /// Make sure the store connection still reads the file at the path
-    /// (deleted → report and wait; replaced → reopen).
+    /// Make sure the store connection still reads the file at the path as
+    /// it is now (deleted → report and wait; replaced, rewritten in place,
+    /// migrated, or unreadable at the last pass → open it again, learning
+    /// its generation anew).
     fn ensure_store(&mut self, now: i64) -> bool {
-        match self.store.file_state() {
-            FileState::Same => true,
-            FileState::Gone => {
+        let state = if self.reopen {
+            None
+        } else {
+            Some(self.store.file_state())
+        };
+        let why = match state {
+            Some(FileState::Same) => return true,
+            Some(FileState::Gone) => {
                 self.quiet(
                     "",
                     ActivityKind::Error,
@@ -314,27 +331,53 @@ impl Reaper {
                         self.store.path().display()
                     ),
                 );
+                return false;
+            }
+            Some(FileState::Replaced) => "the store file was replaced: reopened it".to_owned(),
+            Some(FileState::Rewritten) => {
+                "the store file was rewritten in place (truncated or restored from a copy): reopened it"
+                    .to_owned()
+            }
+            Some(FileState::Migrated { was, now }) => {
+                format!("the store's schema changed from v{was} to v{now}: reopened it")
+            }
+            None => "the store is readable again: reopened it".to_owned(),
+        };
+        match Store::open(self.store.path(), Access::ReadWrite) {
+            Ok(store) => {
+                self.store = store;
+                self.reopen = false;
+                self.last_quiet.remove("");
+                self.emit(Activity::new(
+                    now,
+                    Actor::Reaper,
+                    "",
+                    ActivityKind::Error,
+                    why,
+                ));
+                true
+            }
+            Err(error) => {
+                // Opened again at the next pass, whatever this pass saw.
+                self.reopen = true;
+                self.store_error(now, &error);
                 false
             }
-            FileState::Replaced => match Store::open(self.store.path(), Access::ReadWrite) {
-                Ok(store) => {
-                    self.store = store;
-                    self.last_quiet.remove("");
-                    self.emit(Activity::new(
-                        now,
-                        Actor::Reaper,
-                        "",
-                        ActivityKind::Error,
-                        "the store file was replaced: reopened it",
-                    ));
-                    true
-                }
-                Err(error) => {
-                    self.store_error(now, &error);
-                    false
-                }
-            },
         }
+    }
+
+    /// Why this pass may not act on the store as it is now, if it may not:
+    /// its generation as read at the last open (so a store swapped for an
+    /// older schema stops the reaper at its next pass, and one upgraded in
+    /// place starts it again), or a wall clock that looks wrong
+    /// ([`super::clock::doubt`]: neither reaps nor GC act on it).
+    fn paused(&self) -> Option<String> {
+        if let Some(off) = self.store.generation().reaper_off() {
+            return Some(format!(
+                "reaper paused: {off} predates reap bookkeeping; nothing is torn down until stackless upgrades the store"
+            ));
+        }
+        self.jobs.clock_doubt().map(|doubt| doubt.to_string())
     }
 
     fn store_error(&mut self, now: i64, error: &StoreError) {
@@ -350,6 +393,11 @@ impl Reaper {
                 ));
             }
         } else {
+            // Whatever broke (a truncated or corrupt file, an I/O error),
+            // this connection is not trusted again: the next pass opens the
+            // file afresh, so a store restored in place is read as it is
+            // now, without waiting for another process to write.
+            self.reopen = true;
             self.emit(Activity::new(
                 now,
                 Actor::Reaper,

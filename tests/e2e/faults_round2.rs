@@ -127,3 +127,104 @@ fn a_signal_with_teardowns_running_records_them_as_left_running() {
         assert_eq!(last["reason"], format!("{signal}; left running: {name}"));
     }
 }
+
+#[test]
+fn a_store_swapped_for_an_older_schema_under_a_running_console_runs_no_teardown() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let now = unix_now();
+    let path = migrated(dir.path(), 5);
+    exec(
+        &path,
+        &format!(
+            "INSERT INTO instances (name, substrate, status, definition, created_at, tombstoned_at, dirty)
+               VALUES ('fresh', 'local', 'active', '[stack]', {now}, NULL, 0);
+             INSERT INTO leases VALUES ('fresh', 86400, {});",
+            now + 86_400
+        ),
+    );
+    let down = counting_down(dir.path(), "exit 1");
+    let mut tui = Tui::spawn(
+        &["--state", utf8(&path), "--tick", "1s", "--down-cmd", &down],
+        120,
+        40,
+    );
+    tui.wait_for_all(&["schema v5", "reaper: every 1s", "fresh"], UI);
+    // A schema-2 store (before reap bookkeeping) with two expired
+    // instances, written beside the store and renamed over it.
+    let older = tempfile::tempdir().expect("tempdir");
+    let v2 = migrated(older.path(), 2);
+    exec(
+        &v2,
+        &format!(
+            "INSERT INTO instances (name, substrate, status, definition, created_at, tombstoned_at)
+               VALUES ('old1', 'local', 'active', '[stack]', {now}, NULL),
+                      ('old2', 'local', 'active', '[stack]', {now}, NULL);
+             INSERT INTO leases VALUES ('old1', 60, {e}), ('old2', 60, {e});
+             PRAGMA wal_checkpoint(TRUNCATE);",
+            e = now - 600
+        ),
+    );
+    let beside = dir.path().join("state.db.new");
+    std::fs::copy(&v2, &beside).expect("copy beside");
+    std::fs::rename(&beside, &path).expect("rename over the store");
+    let screen = tui.wait_for_all(&["schema v2", "old1", "reaper: off (schema v2)"], UI);
+    assert!(!screen.contains("every 1s"), "{screen}");
+    std::thread::sleep(Duration::from_secs(5));
+    assert_eq!(calls(dir.path()), Vec::<String>::new(), "no teardown runs");
+    tui.send("q");
+    assert_eq!(tui.wait_exit(QUIT), 0);
+}
+
+#[test]
+fn a_console_started_with_the_clock_a_year_ahead_reaps_and_collects_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let now = unix_now();
+    let path = migrated(dir.path(), 5);
+    exec(
+        &path,
+        &format!(
+            "INSERT INTO instances (name, substrate, status, definition, created_at, tombstoned_at, dirty)
+               VALUES ('soon', 'local', 'active', '[stack]', {now}, NULL, 0),
+                      ('gone', 'local', 'tombstoned', '[stack]', {c}, {t}, 0);
+             INSERT INTO leases VALUES ('soon', 3600, {e});",
+            c = now - 2 * 86_400,
+            t = now - 86_400,
+            e = now + 50 * 60
+        ),
+    );
+    std::fs::create_dir_all(dir.path().join("logs/gone")).expect("logs");
+    let down = counting_down(dir.path(), "exit 0");
+    let year = (365 * 86_400).to_string();
+    let mut tui = Tui::spawn_env(
+        &["--state", utf8(&path), "--tick", "1s", "--down-cmd", &down],
+        &[("STACKLESS_TUI_CLOCK_OFFSET", &year)],
+        120,
+        40,
+    );
+    tui.wait_for_all(
+        &[
+            "reaper: paused (clock looks wrong)",
+            "clock looks wrong: the wall clock is 1y 000d ahead of the kernel",
+            "soon",
+        ],
+        UI,
+    );
+    // `r` on soon (its lease looks a year gone to this clock) is refused.
+    tui.select("soon");
+    tui.send("r");
+    tui.wait_for("r is off until it looks right", UI);
+    std::thread::sleep(Duration::from_secs(4));
+    assert_eq!(calls(dir.path()), Vec::<String>::new(), "nothing torn down");
+    let conn = rusqlite::Connection::open(&path).expect("open");
+    let tombstones: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM instances WHERE name = 'gone'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("count");
+    assert_eq!(tombstones, 1, "the one-day-old tombstone is not collected");
+    assert!(dir.path().join("logs/gone").is_dir(), "nor its logs");
+    tui.send("q");
+    assert_eq!(tui.wait_exit(QUIT), 0);
+}

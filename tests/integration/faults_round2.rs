@@ -72,3 +72,43 @@ fn an_operator_reap_that_fails_while_the_store_is_busy_is_still_recorded() {
         last.detail
     );
 }
+
+#[test]
+fn a_store_truncated_then_restored_in_place_is_reaped_again_without_another_writer() {
+    let rt = runtime();
+    let (dir, path) = stores::v5();
+    stores::exec(&path, "PRAGMA wal_checkpoint(TRUNCATE);");
+    let good = dir.path().join("good.db");
+    std::fs::copy(&path, &good).unwrap();
+    let down = fake_down(dir.path(), "exit 0");
+    let (mut reaper, log) = reaper(&path, down, vm_probe(), CAPTURE, &rt);
+    // A first pass on the whole store (the reaper has read it), with
+    // nothing to reap: every lease renewed.
+    stores::exec(
+        &path,
+        &format!("UPDATE leases SET expires_at = {}", CAPTURE + 3600),
+    );
+    assert_eq!(reaper.pass().reaped, 0);
+    // Everything in the main file, the write-ahead log empty: what a copy
+    // of the file alone restores is the whole store.
+    stores::exec(&path, "PRAGMA wal_checkpoint(TRUNCATE);");
+    // Truncated under the reaper: its passes fail.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(100)
+        .unwrap();
+    assert!(reaper.pass().errors > 0, "{:?}", log.lock().unwrap());
+    // A good copy put back over it, in place (same inode), and nobody else
+    // writes: the next pass reads the restored store and reaps what it has
+    // expired (alpha and bravo).
+    std::fs::copy(&good, &path).unwrap();
+    let summary = reaper.pass();
+    assert_eq!(
+        (summary.reaped, summary.errors),
+        (2, 0),
+        "{:#?}",
+        log.lock().unwrap()
+    );
+}

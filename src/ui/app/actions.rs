@@ -182,6 +182,15 @@ impl App {
 
     pub(super) fn reap_key(&mut self) -> Option<Command> {
         let instance = self.writable_target()?;
+        if self.clock_doubt.is_some() {
+            // Whether a lease ran out is a question of the time: not
+            // answered by a clock that looks wrong.
+            self.refuse(
+                &instance.name,
+                "the wall clock looks wrong (see the header): r is off until it looks right".into(),
+            );
+            return None;
+        }
         let liveness = self.snapshot.lock_liveness(&instance.name);
         let pending = self.snapshot.pending_operation(&instance.name);
         match may_reap_now(&instance, liveness, pending, self.now) {
