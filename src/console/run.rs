@@ -40,7 +40,16 @@ pub(super) fn run(setup: Setup) -> Result<()> {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let stop = CancelToken::new();
     let helper_handle = Arc::new(HelperHandle::default());
-    super::logging::init(&setup.state_dir, setup.log_level);
+    if let Some(why) = super::logging::init(&setup.state_dir, setup.log_level) {
+        // Said in the Activity pane; the console runs on without a log.
+        let _ = tx.send(Event::Activity(Activity::new(
+            unix_now(),
+            Actor::Reaper,
+            "",
+            ActivityKind::Error,
+            why,
+        )));
+    }
     tracing::info!(store = %setup.path.display(), pid = std::process::id(), "console started");
 
     let recorder = Recorder::new(open_audit(&setup, &tx), Forward::Console(tx.clone()));

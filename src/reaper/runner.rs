@@ -418,7 +418,22 @@ impl Reaper {
         }
         // `name` is DNS-safe here (GcDecision::Collect), so it is one plain
         // path component: no `..`, no `/`.
-        let logs = self.store.state_dir().join("logs").join(name);
+        let root = self.store.state_dir().join("logs");
+        let logs = root.join(name);
+        // A logs directory (or `<state_dir>/logs` itself) planted as a
+        // symbolic link is never followed: its target is not ours to
+        // delete. The tombstone is kept, and said once.
+        if let Err(error) = crate::nofollow::not_a_symlink(&root)
+            .and_then(|()| crate::nofollow::not_a_symlink(&logs))
+        {
+            self.quiet(
+                name,
+                ActivityKind::Refused,
+                format!("GC: {error}; the tombstone is kept"),
+            );
+            return Err(());
+        }
+        // std's remove_dir_all never follows a link inside the tree.
         match std::fs::remove_dir_all(&logs) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

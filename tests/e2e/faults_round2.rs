@@ -228,3 +228,31 @@ fn a_console_started_with_the_clock_a_year_ahead_reaps_and_collects_nothing() {
     tui.send("q");
     assert_eq!(tui.wait_exit(QUIT), 0);
 }
+
+#[test]
+fn audit_and_console_log_planted_as_symlinks_are_refused_on_screen() {
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let outside = tempfile::tempdir().expect("tempdir");
+    let precious = outside.path().join("precious");
+    std::fs::write(&precious, "keep").expect("bait");
+    let ours = dir.path().join("stackless-tui");
+    std::fs::create_dir_all(&ours).expect("dir");
+    std::os::unix::fs::symlink(&precious, ours.join("audit.jsonl")).expect("link");
+    std::os::unix::fs::symlink(&precious, ours.join("console.log")).expect("link");
+    let mut tui = Tui::spawn(
+        &["--state", utf8(&path), "--no-reaper", "--log-level", "info"],
+        160,
+        40,
+    );
+    tui.wait_for_all(
+        &[
+            "audit trail unavailable:",
+            "console log unavailable:",
+            "audit.jsonl is a symbolic link",
+        ],
+        UI,
+    );
+    tui.send("q");
+    assert_eq!(tui.wait_exit(QUIT), 0);
+    assert_eq!(std::fs::read_to_string(&precious).expect("bait"), "keep");
+}

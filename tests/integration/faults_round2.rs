@@ -112,3 +112,118 @@ fn a_store_truncated_then_restored_in_place_is_reaped_again_without_another_writ
         log.lock().unwrap()
     );
 }
+
+/// A file outside the state directory that a planted link points at.
+fn bait(dir: &Path) -> std::path::PathBuf {
+    let target = dir.join("outside");
+    std::fs::create_dir_all(&target).unwrap();
+    let file = target.join("precious");
+    std::fs::write(&file, "keep").unwrap();
+    file
+}
+
+#[test]
+fn an_audit_trail_planted_as_a_symlink_is_refused_not_followed() {
+    let outside = tempfile::tempdir().unwrap();
+    let precious = bait(outside.path());
+    // The file itself a link.
+    let state = tempfile::tempdir().unwrap();
+    let path = stackless_tui::audit::default_path(state.path());
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&precious, &path).unwrap();
+    let error = stackless_tui::audit::AuditLog::open(&path, 1 << 20).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("is a symbolic link: refusing to follow it"),
+        "{error}"
+    );
+    // Its directory a link.
+    let state = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("outside"),
+        state.path().join("stackless-tui"),
+    )
+    .unwrap();
+    let path = stackless_tui::audit::default_path(state.path());
+    assert!(stackless_tui::audit::AuditLog::open(&path, 1 << 20).is_err());
+    assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep");
+    assert!(!outside.path().join("outside/audit.jsonl").exists());
+}
+
+#[test]
+fn role_lock_files_and_the_roles_dir_planted_as_symlinks_are_refused() {
+    use stackless_tui::roles::{CONSOLE_ROLE, Refused, Wanted, record};
+    let outside = tempfile::tempdir().unwrap();
+    let precious = bait(outside.path());
+    let state = tempfile::tempdir().unwrap();
+    let roles = state.path().join("stackless-tui/roles");
+    std::fs::create_dir_all(&roles).unwrap();
+    std::os::unix::fs::symlink(&precious, roles.join("console.lock")).unwrap();
+    let mut wanted = Wanted::new(&roles, CONSOLE_ROLE);
+    match wanted.try_take(&record()) {
+        Err(Refused::Error(text)) => assert!(text.contains("is a symbolic link"), "{text}"),
+        other => panic!("{other:?}"),
+    }
+    // The roles directory itself a link.
+    let state = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(state.path().join("stackless-tui")).unwrap();
+    let roles = state.path().join("stackless-tui/roles");
+    std::os::unix::fs::symlink(outside.path().join("outside"), &roles).unwrap();
+    let mut wanted = Wanted::new(&roles, CONSOLE_ROLE);
+    assert!(matches!(wanted.try_take(&record()), Err(Refused::Error(_))));
+    assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep");
+    let planted: Vec<_> = std::fs::read_dir(outside.path().join("outside"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(planted, ["precious"], "nothing created through the links");
+}
+
+#[test]
+fn gc_never_follows_a_logs_dir_planted_as_a_symlink() {
+    let rt = runtime();
+    for planted in ["logs/charlie", "logs"] {
+        let outside = tempfile::tempdir().unwrap();
+        let precious = bait(outside.path());
+        let (dir, path) = stores::v5();
+        let link = dir.path().join(planted);
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        if planted == "logs" {
+            // <state_dir>/logs -> outside/, where charlie/ holds the bait.
+            std::fs::create_dir_all(outside.path().join("charlie")).unwrap();
+            std::fs::write(outside.path().join("charlie/precious"), "keep").unwrap();
+            std::os::unix::fs::symlink(outside.path(), &link).unwrap();
+        } else {
+            std::os::unix::fs::symlink(precious.parent().unwrap(), &link).unwrap();
+        }
+        let down = fake_down(dir.path(), "exit 0");
+        let (mut reaper, log) = reaper(&path, down, vm_probe(), CAPTURE, &rt);
+        let summary = reaper.pass();
+        assert_eq!(summary.collected, 0, "{planted}");
+        assert!(
+            snapshot(&path).instance("charlie").is_some(),
+            "tombstone kept"
+        );
+        assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep");
+        if planted == "logs" {
+            assert!(
+                outside.path().join("charlie/precious").exists(),
+                "{planted}"
+            );
+        }
+        let refused = log
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|a| a.instance == "charlie")
+            .cloned()
+            .expect("charlie reported");
+        assert_eq!(refused.kind, ActivityKind::Refused);
+        assert!(
+            refused.detail.contains("is a symbolic link"),
+            "{}",
+            refused.detail
+        );
+    }
+}
