@@ -227,3 +227,51 @@ fn gc_never_follows_a_logs_dir_planted_as_a_symlink() {
         );
     }
 }
+
+#[test]
+fn a_store_whose_schema_changes_in_place_is_learned_again_by_the_reaper() {
+    let rt = runtime();
+    let (dir, path) = stores::v5();
+    let down = fake_down(dir.path(), "exit 0");
+    let (mut reaper, log) = reaper(&path, down, vm_probe(), CAPTURE, &rt);
+    stores::exec(
+        &path,
+        &format!("UPDATE leases SET expires_at = {}", CAPTURE + 3600),
+    );
+    assert_eq!(reaper.pass().reaped, 0);
+    // Another process rewrites user_version to 2 in place (same inode),
+    // and alpha's lease runs out.
+    stores::exec(
+        &path,
+        &format!(
+            "PRAGMA user_version = 2; UPDATE leases SET expires_at = {} WHERE instance = 'alpha'",
+            CAPTURE - 10
+        ),
+    );
+    let summary = reaper.pass();
+    assert_eq!((summary.reaped, summary.failed), (0, 0));
+    assert!(
+        crate::common::argv_log(dir.path()).is_empty(),
+        "no teardown"
+    );
+    let details: Vec<String> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|a| a.detail.clone())
+        .collect();
+    assert!(
+        details.contains(&"the store's schema changed from v5 to v2: reopened it".to_owned()),
+        "{details:?}"
+    );
+    assert!(
+        details.contains(
+            &"reaper paused: schema v2 predates reap bookkeeping; nothing is torn down until stackless upgrades the store"
+                .to_owned()
+        ),
+        "{details:?}"
+    );
+    // Upgraded again: the reaper runs again at its next pass.
+    stores::exec(&path, "PRAGMA user_version = 5;");
+    assert_eq!(reaper.pass().reaped, 1);
+}
