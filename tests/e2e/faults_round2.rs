@@ -256,3 +256,49 @@ fn audit_and_console_log_planted_as_symlinks_are_refused_on_screen() {
     assert_eq!(tui.wait_exit(QUIT), 0);
     assert_eq!(std::fs::read_to_string(&precious).expect("bait"), "keep");
 }
+
+#[test]
+fn a_console_started_on_schema_2_reaps_once_stackless_upgrades_the_store_in_place() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let now = unix_now();
+    let path = migrated(dir.path(), 2);
+    exec(
+        &path,
+        &format!(
+            "INSERT INTO instances (name, substrate, status, definition, created_at, tombstoned_at)
+               VALUES ('old1', 'local', 'active', '[stack]', {now}, NULL);
+             INSERT INTO leases VALUES ('old1', 60, {});",
+            now - 600
+        ),
+    );
+    let down = counting_down(dir.path(), "exit 0");
+    let mut tui = Tui::spawn(
+        &["--state", utf8(&path), "--tick", "1s", "--down-cmd", &down],
+        120,
+        40,
+    );
+    tui.wait_for_all(&["schema v2", "reaper: off (schema v2)", "old1"], UI);
+    tui.wait_for("(r/d off: schema v2 is older", UI);
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(calls(dir.path()), Vec::<String>::new(), "nothing on v2");
+    // What any stackless command does on open: migrations 3-5 in place.
+    for (index, sql) in crate::common::stores::MIGRATIONS
+        .iter()
+        .enumerate()
+        .skip(2)
+        .take(3)
+    {
+        exec(
+            &path,
+            &format!(
+                "BEGIN; {sql} ; PRAGMA user_version = {}; COMMIT;",
+                index + 1
+            ),
+        );
+    }
+    tui.wait_for_all(&["schema v5", "reaper: every 1s"], UI);
+    tui.wait_until("old1 is torn down", UI, |_| !calls(dir.path()).is_empty());
+    assert_eq!(calls(dir.path())[0], "old1");
+    tui.send("q");
+    assert_eq!(tui.wait_exit(QUIT), 0);
+}

@@ -161,20 +161,9 @@ impl App {
                 return None;
             }
         };
-        if let Err(reason) = &self.config.write_keys {
-            let reason = reason.clone();
+        if let Some(reason) = self.write_keys_off() {
+            let reason = reason.into_owned();
             self.refuse(&instance.name, reason);
-            return None;
-        }
-        let generation = self.snapshot.generation;
-        if !generation.allows_write_keys() {
-            self.refuse(
-                &instance.name,
-                format!(
-                    "store schema v{} is too old for write keys",
-                    generation.user_version
-                ),
-            );
             return None;
         }
         Some(instance)

@@ -353,6 +353,26 @@ impl App {
         self.clock_doubt.as_deref()
     }
 
+    /// Why `r` and `d` are off, if they are: the access given at start
+    /// (`--read-only`), or the generation of the store on screen (a store
+    /// older than reap bookkeeping: `schema v2 is older than this console:
+    /// r and d are off until stackless upgrades the store`), which may
+    /// change while the console runs.
+    #[must_use]
+    pub fn write_keys_off(&self) -> Option<std::borrow::Cow<'_, str>> {
+        use std::borrow::Cow;
+        if let Err(reason) = &self.config.write_keys {
+            return Some(Cow::Borrowed(reason.as_str()));
+        }
+        let generation = self.snapshot.generation;
+        (!generation.allows_write_keys()).then(|| {
+            Cow::Owned(format!(
+                "schema v{} is older than this console: r and d are off until stackless upgrades the store",
+                generation.user_version
+            ))
+        })
+    }
+
     /// The header's reaper text, from the store and the clock as they are
     /// now, not only as they were at start-up: `reaper: standby`, the
     /// start-up line when the flags or the access turned it off

@@ -33,7 +33,7 @@ type Entry = (&'static str, &'static str, bool, u8);
 /// configuration or the schema turns them off; keys on the controller's
 /// operations (`c`) are left out on stores without them.
 fn entries(app: &App) -> Vec<Entry> {
-    let writable = app.config().write_keys.is_ok() && app.snapshot().generation.allows_write_keys();
+    let writable = app.write_keys_off().is_none();
     let operations = app.snapshot().generation.has_operations();
     keys::footer(app.base_context())
         .into_iter()
@@ -98,12 +98,12 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
             spans.push(Span::styled(format!("{key} {what}"), theme::key_disabled()));
         }
     }
-    if let Err(reason) = &app.config().write_keys {
+    if let Some(reason) = app.write_keys_off() {
         spans.push(Span::styled(
             format!(
                 "  ({} off: {})",
                 keys::write_keys(app.snapshot().generation.has_operations()),
-                sanitize_short(reason, 60)
+                sanitize_short(&reason, 60)
             ),
             theme::muted(),
         ));
