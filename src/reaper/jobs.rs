@@ -259,20 +259,19 @@ impl Teardowns {
             ));
             Some(ActivityKind::Aborted)
         };
-        if intent == Intent::Reap
-            && let Some(doubt) = self.clock_doubt()
+        // The store as it is now (this job's own open), not as it was when
+        // the console started: a store swapped for an older schema, or
+        // read-only, is never torn down from; a reap waits for a clock that
+        // looks right (`d` does not depend on the time).
+        let clock = if intent == Intent::Reap {
+            self.clock_doubt()
+        } else {
+            None
+        };
+        if let Some(why) =
+            super::decision::pause_reason(store.generation(), store.writable(), clock)
         {
-            return self.refuse(name, actor, &doubt.to_string());
-        }
-        if let Some(off) = store.generation().reaper_off() {
-            // The store as it is now (this job's own open), not as it was
-            // when the console started: a store swapped for an older schema
-            // is never torn down from.
-            return self.refuse(
-                name,
-                actor,
-                &format!("{off} predates reap bookkeeping: nothing is torn down until stackless upgrades the store"),
-            );
+            return self.refuse(name, actor, why.trim_start_matches("reaper paused: "));
         }
         match store.recheck(name) {
             Ok(Some(current)) => {

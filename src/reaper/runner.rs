@@ -366,18 +366,17 @@ impl Reaper {
         }
     }
 
-    /// Why this pass may not act on the store as it is now, if it may not:
-    /// its generation as read at the last open (so a store swapped for an
-    /// older schema stops the reaper at its next pass, and one upgraded in
-    /// place starts it again), or a wall clock that looks wrong
-    /// ([`super::clock::doubt`]: neither reaps nor GC act on it).
+    /// Why this pass may not act on the store as it is now, if it may not
+    /// ([`decision::pause_reason`] of the last open: a store swapped for an
+    /// older schema stops the reaper at its next pass, one upgraded in
+    /// place starts it again; a read-only file; a wall clock that looks
+    /// wrong).
     fn paused(&self) -> Option<String> {
-        if let Some(off) = self.store.generation().reaper_off() {
-            return Some(format!(
-                "reaper paused: {off} predates reap bookkeeping; nothing is torn down until stackless upgrades the store"
-            ));
-        }
-        self.jobs.clock_doubt().map(|doubt| doubt.to_string())
+        decision::pause_reason(
+            self.store.generation(),
+            self.store.writable(),
+            self.jobs.clock_doubt(),
+        )
     }
 
     fn store_error(&mut self, now: i64, error: &StoreError) {

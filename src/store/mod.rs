@@ -92,6 +92,9 @@ pub struct Store {
     /// it) changes the first while the second stays, and this connection's
     /// cache would go on serving the old pages.
     stamp: Option<(Stamp, Option<i64>)>,
+    /// Whether this connection can write: opened read-write and `SQLite` did
+    /// not fall back to read-only (file permissions, a read-only mount).
+    writable: bool,
 }
 
 /// A file's size and modification time (seconds, nanoseconds).
@@ -204,6 +207,10 @@ impl Store {
         drop(probe);
         let conn = Self::connect(path, access, false)?;
         let stamp = file_stamp(path).map(|s| (s, None));
+        let writable = access == Access::ReadWrite
+            && !conn
+                .is_readonly(rusqlite::MAIN_DB)
+                .map_err(|e| StoreError::sqlite(path, &e))?;
         Ok(Self {
             conn,
             path: path.to_owned(),
@@ -212,6 +219,7 @@ impl Store {
             access,
             identity,
             stamp,
+            writable,
         })
     }
 
@@ -312,6 +320,14 @@ impl Store {
     #[must_use]
     pub fn generation(&self) -> Generation {
         self.generation
+    }
+
+    /// Whether this connection can write the file (opened read-write, and
+    /// `SQLite` did not open it read-only because the file or its
+    /// directory is not writable by this process). Learned at each open.
+    #[must_use]
+    pub fn writable(&self) -> bool {
+        self.writable
     }
 
     /// How the store was opened.
