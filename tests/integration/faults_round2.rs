@@ -275,3 +275,60 @@ fn a_store_whose_schema_changes_in_place_is_learned_again_by_the_reaper() {
     stores::exec(&path, "PRAGMA user_version = 5;");
     assert_eq!(reaper.pass().reaped, 1);
 }
+
+#[test]
+fn the_watcher_shows_a_store_restored_in_place_without_another_writer() {
+    use stackless_tui::event::Event;
+    let (dir, path) = stores::v5();
+    stores::exec(&path, "PRAGMA wal_checkpoint(TRUNCATE);");
+    let good = dir.path().join("good.db");
+    std::fs::copy(&path, &good).unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let stop = stackless_tui::cancel::CancelToken::new();
+    let handle =
+        stackless_tui::store::watcher::spawn(path.clone(), Access::ReadWrite, tx, stop.clone())
+            .unwrap();
+    let mut next = |want: &dyn Fn(&Event) -> bool| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while std::time::Instant::now() < deadline {
+            match rx.try_recv() {
+                Ok(event) if want(&event) => return Some(event),
+                Ok(_) => {}
+                Err(_) => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
+        None
+    };
+    let alpha_expiry = |e: &Event| match e {
+        Event::Snapshot(s) => s
+            .instance("alpha")
+            .and_then(|i| i.lease)
+            .map(|l| l.expires_at),
+        _ => None,
+    };
+    assert_eq!(
+        alpha_expiry(&next(&|e| matches!(e, Event::Snapshot(_))).unwrap()),
+        Some(CAPTURE - 100)
+    );
+    // Renewed, then everything checkpointed into the main file.
+    stores::exec(
+        &path,
+        "UPDATE leases SET expires_at = 42 WHERE instance = 'alpha'; PRAGMA wal_checkpoint(TRUNCATE);",
+    );
+    assert!(next(&|e| alpha_expiry(e) == Some(42)).is_some());
+    // Truncated, then the good copy restored in place; nobody commits.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(100)
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    std::fs::copy(&good, &path).unwrap();
+    assert!(
+        next(&|e| alpha_expiry(e) == Some(CAPTURE - 100)).is_some(),
+        "the restored rows are shown"
+    );
+    stop.cancel();
+    handle.join().unwrap();
+}
