@@ -63,7 +63,7 @@ fn calls(dir: &Path) -> Vec<String> {
 }
 
 #[test]
-fn a_burst_of_2000_keys_is_processed_without_another_key() {
+fn a_burst_of_2000_keys_or_120_wheel_events_is_processed_without_another_key() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = many_instances(dir.path(), 1500);
     let mut tui = Tui::spawn(&["--state", utf8(&path), "--no-reaper"], 120, 40);
@@ -75,6 +75,16 @@ fn a_burst_of_2000_keys_is_processed_without_another_key() {
     tui.send("j".repeat(2000));
     tui.wait_until("the selection on the last row", UI, |s| {
         selected_instance(s).as_deref() == Some("n1500")
+    });
+    // 120 wheel-down events over the Instances pane in one write (SGR
+    // mouse, 11 bytes each: 1320 bytes), 3 rows each.
+    tui.send("g");
+    tui.wait_until("the first row selected again", UI, |s| {
+        selected_instance(s).as_deref() == Some("n0001")
+    });
+    tui.send("\x1b[<65;10;6M".repeat(120));
+    tui.wait_until("the selection 360 rows down", UI, |s| {
+        selected_instance(s).as_deref() == Some("n0361")
     });
     tui.send("q");
     assert_eq!(tui.wait_exit(QUIT), 0);
