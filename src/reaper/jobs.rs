@@ -230,6 +230,62 @@ impl Teardowns {
         })
     }
 
+    /// What must hold right before a teardown, on this job's own
+    /// connection: the store as it is now may be acted on
+    /// ([`super::decision::pause_reason`]: not a store swapped for an older
+    /// schema, not read-only; a reap also waits for a clock that looks
+    /// right, `d` does not depend on the time), and the instance is as the
+    /// decision saw it (a fresh re-read). `Err` with the kind already
+    /// reported otherwise.
+    fn gate(
+        &self,
+        store: &mut Store,
+        seen: &Instance,
+        seen_attempt: Option<&ReapAttempt>,
+        actor: Actor,
+        intent: Intent,
+        now: i64,
+    ) -> Result<(), Option<ActivityKind>> {
+        let name = seen.name.as_str();
+        let clock = if intent == Intent::Reap {
+            self.clock_doubt()
+        } else {
+            None
+        };
+        if let Some(why) =
+            super::decision::pause_reason(store.generation(), store.writable(), clock)
+        {
+            return Err(self.refuse(name, actor, why.trim_start_matches("reaper paused: ")));
+        }
+        let aborted = |detail: String| {
+            self.emit(Activity::new(
+                now,
+                actor,
+                name,
+                ActivityKind::Aborted,
+                detail,
+            ));
+            Some(ActivityKind::Aborted)
+        };
+        match store.recheck(name) {
+            Ok(Some(current)) => match changed(seen, seen_attempt, &current) {
+                Some(what) => Err(aborted(format!("{what} since the decision; not torn down"))),
+                None => Ok(()),
+            },
+            Ok(None) => Err(aborted("the instance is gone from the store".into())),
+            Err(error) => {
+                self.emit(Activity::new(
+                    now,
+                    actor,
+                    name,
+                    ActivityKind::Error,
+                    error.to_string(),
+                ));
+                Err(Some(ActivityKind::Error))
+            }
+        }
+    }
+
     /// Tear `seen` down now on this thread, using `store`. The instance is
     /// re-read in a fresh transaction first and the teardown aborted if its
     /// birth (v14), status, lease, lock or reap attempt changed since `seen`
@@ -249,47 +305,8 @@ impl Teardowns {
         let Some(argv) = self.config.down.argv_for(name) else {
             return self.refuse(name, actor, "not a DNS-safe name");
         };
-        let aborted = |detail: String| {
-            self.emit(Activity::new(
-                now,
-                actor,
-                name,
-                ActivityKind::Aborted,
-                detail,
-            ));
-            Some(ActivityKind::Aborted)
-        };
-        // The store as it is now (this job's own open), not as it was when
-        // the console started: a store swapped for an older schema, or
-        // read-only, is never torn down from; a reap waits for a clock that
-        // looks right (`d` does not depend on the time).
-        let clock = if intent == Intent::Reap {
-            self.clock_doubt()
-        } else {
-            None
-        };
-        if let Some(why) =
-            super::decision::pause_reason(store.generation(), store.writable(), clock)
-        {
-            return self.refuse(name, actor, why.trim_start_matches("reaper paused: "));
-        }
-        match store.recheck(name) {
-            Ok(Some(current)) => {
-                if let Some(what) = changed(seen, seen_attempt, &current) {
-                    return aborted(format!("{what} since the decision; not torn down"));
-                }
-            }
-            Ok(None) => return aborted("the instance is gone from the store".into()),
-            Err(error) => {
-                self.emit(Activity::new(
-                    now,
-                    actor,
-                    name,
-                    ActivityKind::Error,
-                    error.to_string(),
-                ));
-                return Some(ActivityKind::Error);
-            }
+        if let Err(kind) = self.gate(store, seen, seen_attempt, actor, intent, now) {
+            return kind;
         }
         if self.config.dry_run {
             self.emit(Activity::new(

@@ -159,11 +159,10 @@ impl Reaper {
         }
     }
 
-    fn dispatch(&mut self) -> PassSummary {
-        let mut summary = PassSummary::default();
-        let (now, jump) = self.time.now(self.now());
+    /// Say a wall-clock jump once, when it starts.
+    fn report_jump(&self, now: i64, jump: Jump) {
         match jump {
-            Some(Jump::Forward(secs)) => self.emit(Activity::new(
+            Jump::Forward(secs) => self.emit(Activity::new(
                 now,
                 Actor::Reaper,
                 "",
@@ -173,7 +172,7 @@ impl Reaper {
                     crate::model::time::span(secs)
                 ),
             )),
-            Some(Jump::Back(secs)) => self.emit(Activity::new(
+            Jump::Back(secs) => self.emit(Activity::new(
                 now,
                 Actor::Reaper,
                 "",
@@ -183,7 +182,14 @@ impl Reaper {
                     crate::model::time::span(secs)
                 ),
             )),
-            None => {}
+        }
+    }
+
+    fn dispatch(&mut self) -> PassSummary {
+        let mut summary = PassSummary::default();
+        let (now, jump) = self.time.now(self.now());
+        if let Some(jump) = jump {
+            self.report_jump(now, jump);
         }
         if !self.ensure_store(now) {
             summary.errors += 1;
