@@ -3,7 +3,7 @@
 //! `audit.jsonl.1` at a size cap. Append-only; a write failure is reported
 //! once and never stops the console.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -35,7 +35,8 @@ pub struct Line<'a> {
     /// `teardown`, `skip`, `gc`, `refuse`, `error`, `start`, `stop`.
     pub action: &'a str,
     /// `started`, `succeeded`, `failed`, `locked`, `backoff`, `aborted`,
-    /// `refused`, `would-reap`, `collected`, `error`, `ok`.
+    /// `refused`, `would-reap`, `collected`, `error`, `ok`, `left-running`
+    /// (a teardown still running when the console stopped).
     pub outcome: &'a str,
     /// The reason or detail.
     pub reason: &'a str,
@@ -80,15 +81,17 @@ pub struct AuditLog {
 }
 
 impl AuditLog {
-    /// Open (create) the log at `path`, creating its directory.
+    /// Open (create) the log at `path`, creating its directory. Neither is
+    /// ever followed through a symbolic link ([`crate::nofollow`]).
     ///
     /// # Errors
-    /// The I/O error.
+    /// The I/O error, or the refusal of a symbolic link at `path` or its
+    /// directory.
     pub fn open(path: &Path, cap: u64) -> std::io::Result<Self> {
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
+            crate::nofollow::real_dir(dir)?;
         }
-        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let file = crate::nofollow::append(path)?;
         let size = file.metadata()?.len();
         Ok(Self {
             path: path.to_owned(),
@@ -112,15 +115,10 @@ impl AuditLog {
             let mut rotated = self.path.clone().into_os_string();
             rotated.push(".1");
             std::fs::rename(&self.path, &rotated)?;
-            self.file = Some(
-                OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&self.path)?,
-            );
+            self.file = Some(crate::nofollow::append(&self.path)?);
             self.size = 0;
         }
-        if self.file.is_some() && !self.path.exists() {
+        if self.file.is_some() && std::fs::symlink_metadata(&self.path).is_err() {
             // The file (or its directory) was removed: start a new one
             // rather than write into a deleted inode, but only while the
             // state directory itself exists (a removed store directory is
@@ -133,14 +131,9 @@ impl AuditLog {
                 return Err(std::io::Error::other("the state directory is gone"));
             }
             if let Some(dir) = dir {
-                std::fs::create_dir_all(dir)?;
+                crate::nofollow::real_dir(dir)?;
             }
-            self.file = Some(
-                OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&self.path)?,
-            );
+            self.file = Some(crate::nofollow::append(&self.path)?);
             self.size = 0;
         }
         let Some(file) = self.file.as_mut() else {
@@ -173,6 +166,28 @@ impl AuditLog {
             reason: &activity.detail,
             duration_ms: activity.duration.map(|d| d.as_millis()),
             stderr_tail: &activity.stderr_tail,
+        })
+    }
+
+    /// Append a teardown the console left running when it stopped: actor
+    /// `console`, action `teardown`, outcome `left-running`. Its `down`
+    /// runs on in its own process group holding the instance's lock; its
+    /// outcome is in the store (the instance tombstoned, or a reap attempt
+    /// recorded by the next reaper), not in this trail.
+    ///
+    /// # Errors
+    /// The I/O error.
+    pub fn left_running(&mut self, at: i64, instance: &str, reason: &str) -> std::io::Result<()> {
+        self.append(&Line {
+            time: rfc3339(at),
+            unix: at,
+            actor: "console",
+            instance,
+            action: "teardown",
+            outcome: "left-running",
+            reason,
+            duration_ms: None,
+            stderr_tail: "",
         })
     }
 

@@ -37,6 +37,11 @@ pub enum Event {
     /// The stackless controller serving the store changed (started, stopped,
     /// another pid, its persistence warning); sent by the watcher.
     Controller(crate::model::controller::ControllerState),
+    /// The wall clock's plausibility, checked every second against the
+    /// kernel's own clock (`crate::reaper::clock::doubt`): `Some(text)`
+    /// while it looks wrong (the reaper and GC are paused, `r` is off),
+    /// `None` when it looks right. Sent by the render loop when it changes.
+    Clock(Option<String>),
 }
 
 /// Whether this console runs the reaper and the helper supervisor. One

@@ -1,6 +1,9 @@
 //! Fault injection for the end-to-end tests of crash handling: with
 //! `STACKLESS_TUI_FAULT=panic:<point>` set, the named thread panics at its
-//! next step (`render`, `reaper`, `watcher`, `supervisor`).
+//! next step (`render`, `reaper`, `watcher`, `supervisor`); with
+//! `STACKLESS_TUI_CLOCK_OFFSET=<seconds>` the wall clock this process reads
+//! ([`crate::model::time::unix_now`]) is that far off (a clock already
+//! wrong at start-up, as `faketime` makes one; the kernel's clock is not).
 //!
 //! Only in test builds: the `fault-injection` feature, which this crate's
 //! own tests turn on (a self dev-dependency in Cargo.toml). Without it (any
@@ -31,3 +34,30 @@ pub fn inject(point: &str) {
 #[cfg(not(feature = "fault-injection"))]
 #[inline(always)]
 pub fn inject(_point: &str) {}
+
+#[cfg(feature = "fault-injection")]
+/// The environment variable shifting this process's wall clock (seconds,
+/// may be negative).
+pub const CLOCK_ENV: &str = "STACKLESS_TUI_CLOCK_OFFSET";
+
+/// Seconds added to the wall clock: `STACKLESS_TUI_CLOCK_OFFSET`, read once
+/// (0 when unset or not a number).
+#[cfg(feature = "fault-injection")]
+pub fn clock_offset() -> i64 {
+    use std::sync::OnceLock;
+    static OFFSET: OnceLock<i64> = OnceLock::new();
+    *OFFSET.get_or_init(|| {
+        std::env::var(CLOCK_ENV)
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    })
+}
+
+/// Fault injection is compiled out: the wall clock is the system's.
+#[cfg(not(feature = "fault-injection"))]
+#[inline(always)]
+#[must_use]
+pub const fn clock_offset() -> i64 {
+    0
+}

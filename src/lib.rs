@@ -18,6 +18,8 @@
 //! - [`event`]: the one event enum flowing into the render loop.
 //! - [`startup`], [`roles`], [`cancel`]: shared by the wiring: open the
 //!   store the flags name, claim succession roles, stop threads.
+//! - [`nofollow`]: files the console creates, appends to or removes,
+//!   never through a planted symbolic link.
 //! - [`console`], [`headless`]: wiring: the interactive console; `snapshot`
 //!   and `reap --once`.
 //! - [`demo`]: the seeded demo store, demo teardown and demo helper.
@@ -45,6 +47,7 @@ pub mod event;
 pub mod fault;
 pub mod headless;
 pub mod model;
+pub mod nofollow;
 pub mod reaper;
 pub mod recorder;
 pub mod remote;

@@ -71,6 +71,9 @@ impl Wanted {
         if self.held.is_some() {
             return Ok(false);
         }
+        self.refuse_links().map_err(|error| {
+            Refused::Error(format!("cannot take the {} role: {error}", self.name))
+        })?;
         match self.role.claim(record) {
             Ok(tenancy) => {
                 self.held = Some(tenancy);
@@ -86,6 +89,23 @@ impl Wanted {
                 self.name
             ))),
         }
+    }
+
+    /// The roles directory (and the `stackless-tui` directory holding it)
+    /// must be real directories and the role's lock and claim files must
+    /// not be symbolic links: succession opens the lock file with
+    /// `O_CREAT`, which would follow a planted link and create or lock its
+    /// target. The directory is created here if missing.
+    fn refuse_links(&self) -> std::io::Result<()> {
+        let lock = self.role.lock_path();
+        if let Some(dir) = lock.parent() {
+            if let Some(parent) = dir.parent() {
+                crate::nofollow::not_a_symlink(parent)?;
+            }
+            crate::nofollow::real_dir(dir)?;
+        }
+        crate::nofollow::not_a_symlink(lock)?;
+        crate::nofollow::not_a_symlink(self.role.record_path())
     }
 
     /// Whether a held role's lock file was deleted or replaced (its

@@ -9,31 +9,32 @@ use crate::cli::LogLevel;
 use crate::event::{Event, StoreHealth, SupervisorKind};
 
 /// Start logging at `level`. A log that cannot be opened is skipped:
-/// logging never stops the console.
-pub(super) fn init(state_dir: &Path, level: LogLevel) {
+/// logging never stops the console. Returns why it could not be opened
+/// (a symbolic link refused, an I/O error), for the Activity pane.
+pub(super) fn init(state_dir: &Path, level: LogLevel) -> Option<String> {
     let filter = match level {
-        LogLevel::Off => return,
+        LogLevel::Off => return None,
         LogLevel::Error => tracing::Level::ERROR,
         LogLevel::Warn => tracing::Level::WARN,
         LogLevel::Info => tracing::Level::INFO,
         LogLevel::Debug => tracing::Level::DEBUG,
     };
     let path = state_dir.join("stackless-tui").join("console.log");
+    // Never through a symbolic link planted at the file or its directory.
     let file = path
         .parent()
-        .map_or(Ok(()), std::fs::create_dir_all)
-        .and_then(|()| {
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&path)
-        });
-    if let Ok(file) = file {
-        let _ = tracing_subscriber::fmt()
-            .with_writer(Mutex::new(file))
-            .with_ansi(false)
-            .with_max_level(filter)
-            .try_init();
+        .map_or(Ok(()), crate::nofollow::real_dir)
+        .and_then(|()| crate::nofollow::append(&path));
+    match file {
+        Ok(file) => {
+            let _ = tracing_subscriber::fmt()
+                .with_writer(Mutex::new(file))
+                .with_ansi(false)
+                .with_max_level(filter)
+                .try_init();
+            None
+        }
+        Err(error) => Some(format!("console log unavailable: {error}")),
     }
 }
 
@@ -58,6 +59,8 @@ pub(super) fn trace(event: &Event) {
         Event::Snapshot(snapshot) => {
             tracing::debug!(instances = snapshot.instances.len(), "snapshot");
         }
+        Event::Clock(Some(doubt)) => tracing::warn!("{doubt}"),
+        Event::Clock(None) => tracing::info!("the wall clock looks right"),
         Event::Input(_) | Event::Tick | Event::Activity(_) => {}
     }
 }

@@ -10,6 +10,7 @@
 //!
 //! `docs/ARCHITECTURE.md` maps the threads and the data flow.
 
+mod input;
 mod leader;
 mod logging;
 mod render_loop;

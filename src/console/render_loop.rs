@@ -1,6 +1,7 @@
 //! The one render loop: it owns the UI state ([`App`]), takes every
-//! [`Event`] (terminal input, the one-second tick, signals, and what the
-//! background threads send over the one channel) in arrival order, applies
+//! [`Event`] (the one-second tick, signals, and what the terminal's input
+//! thread and the background threads send over the one channel) in arrival
+//! order, applies
 //! whatever else is already queued, then draws one frame. Commands the UI
 //! returns (reap, tear down, open a detail, cancel an operation) are carried
 //! out here: teardowns on their own threads, a cancel on a tokio task
@@ -12,7 +13,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use color_eyre::eyre::{Result, WrapErr as _};
-use futures::StreamExt as _;
 use tokio::signal::unix::{SignalKind, signal};
 
 use super::terminal::{Term, with_terminal};
@@ -40,7 +40,6 @@ pub(super) async fn run(
     recorder: &Recorder,
     stackless: OsString,
 ) -> Result<&'static str> {
-    let mut input = crossterm::event::EventStream::new();
     let mut ticker = tokio::time::interval(Duration::from_secs(1));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut sigterm = signal(SignalKind::terminate()).wrap_err("cannot watch SIGTERM")?;
@@ -50,6 +49,7 @@ pub(super) async fn run(
         return Ok("terminal closed");
     }
     let mut why = "quit";
+    let mut clock_doubt: Option<String> = None;
     let mut actions = Actions {
         teardowns,
         recorder,
@@ -64,7 +64,6 @@ pub(super) async fn run(
         crate::fault::inject("render");
         let event = tokio::select! {
             Some(event) = rx.recv() => event,
-            Some(Ok(event)) = input.next() => Event::Input(event),
             _ = ticker.tick() => Event::Tick,
             _ = sigterm.recv() => Event::Terminate("SIGTERM"),
             _ = sighup.recv() => Event::Terminate("SIGHUP"),
@@ -73,6 +72,15 @@ pub(super) async fn run(
         };
         if let Event::Terminate(signal) = &event {
             why = signal;
+        }
+        if let Event::Tick = event {
+            // The wall clock against the kernel's, every second: the same
+            // check the reaper and the jobs make before they act.
+            let doubt = teardowns.clock_doubt().map(|d| d.to_string());
+            if doubt != clock_doubt {
+                clock_doubt.clone_from(&doubt);
+                actions.handle(&mut app, Event::Clock(doubt));
+            }
         }
         actions.handle(&mut app, event);
         // Apply whatever else is already queued before drawing once.

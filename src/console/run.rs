@@ -40,7 +40,16 @@ pub(super) fn run(setup: Setup) -> Result<()> {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let stop = CancelToken::new();
     let helper_handle = Arc::new(HelperHandle::default());
-    super::logging::init(&setup.state_dir, setup.log_level);
+    if let Some(why) = super::logging::init(&setup.state_dir, setup.log_level) {
+        // Said in the Activity pane; the console runs on without a log.
+        let _ = tx.send(Event::Activity(Activity::new(
+            unix_now(),
+            Actor::Reaper,
+            "",
+            ActivityKind::Error,
+            why,
+        )));
+    }
     tracing::info!(store = %setup.path.display(), pid = std::process::id(), "console started");
 
     let recorder = Recorder::new(open_audit(&setup, &tx), Forward::Console(tx.clone()));
@@ -51,6 +60,7 @@ pub(super) fn run(setup: Setup) -> Result<()> {
         runtime: runtime.handle().clone(),
         clock: Arc::new(unix_now),
         report: recorder.sink(),
+        clock_check: true,
     };
     audit_console(&recorder, "start", &format!("pid {}", std::process::id()));
     install_panic_hook(Arc::clone(&helper_handle), recorder.audit().cloned());
@@ -68,6 +78,7 @@ pub(super) fn run(setup: Setup) -> Result<()> {
     let restore_guard = RestoreOnDrop;
 
     start_threads(&setup, &teardowns, &tx, &recorder, &stop, &helper_handle)?;
+    super::input::spawn(tx.clone()).wrap_err("cannot start the terminal input thread")?;
     let app = App::new(setup.app.clone(), unix_now());
     let outcome = runtime.block_on(super::render_loop::run(
         &mut term,
@@ -214,6 +225,20 @@ fn report_exit(
     } else {
         format!("{reason}; left running: {}", running.join(", "))
     };
+    if let Some(log) = recorder.audit() {
+        let mut log = log
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for name in &running {
+            let _ = log.left_running(
+                unix_now(),
+                name,
+                &format!(
+                    "the console stopped ({reason}) while this teardown ran: its `down` is left to finish in its own process group, holding the instance's lock"
+                ),
+            );
+        }
+    }
     audit_console(recorder, "stop", &detail);
     if !running.is_empty() {
         let names: Vec<String> = running

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::cli::Cli;
-use crate::model::Generation;
 use crate::model::time::unix_now;
 use crate::reaper::{DownCommand, ReaperConfig};
 use crate::startup::{StartupError, open_store, reaper_config};
@@ -47,7 +46,6 @@ pub(super) struct Setup {
 /// anything runs, so a console without a terminal changes nothing).
 pub(super) fn prepare(cli: &Cli) -> Result<Setup, StartupError> {
     let (path, access, store, demo_dir) = open(cli)?;
-    let generation = store.generation();
     let state_dir = store.state_dir();
     drop(store);
 
@@ -68,7 +66,7 @@ pub(super) fn prepare(cli: &Cli) -> Result<Setup, StartupError> {
         cli.tick
     };
     let action = reaper_config(cli, down, tick);
-    let reaper_off = reaper_off_reason(cli, access, generation);
+    let reaper_off = reaper_off_reason(cli, access);
     let reaper = reaper_off.is_none().then(|| action.clone());
     let helper = helper_config(cli, access, &state_dir)?;
     let app = AppConfig {
@@ -79,7 +77,7 @@ pub(super) fn prepare(cli: &Cli) -> Result<Setup, StartupError> {
         },
         reaper_line: reaper_line(reaper_off.as_deref(), cli.dry_run, tick),
         helper_line: helper_line(cli, helper.as_ref(), access),
-        write_keys: write_keys(access, generation),
+        write_keys: write_keys(access),
         host: cli.reached_as.clone(),
     };
     use std::io::IsTerminal as _;
@@ -170,13 +168,16 @@ fn helper_config(
     })
 }
 
-fn reaper_off_reason(cli: &Cli, access: Access, generation: Generation) -> Option<String> {
+/// Why the reaper is never started: the flags and the access only. The
+/// store's generation is not a reason here: it can change under a running
+/// console (swapped, upgraded, restored), so the reaper is started and
+/// pauses itself while the store as it is now cannot be reaped
+/// (`Generation::reaper_off`), and the header says so from the snapshot.
+fn reaper_off_reason(cli: &Cli, access: Access) -> Option<String> {
     if access == Access::ReadOnly {
         Some("read-only".into())
     } else if cli.no_reaper {
         Some("--no-reaper".into())
-    } else if !generation.allows_reaper() {
-        Some(format!("schema v{}", generation.user_version))
     } else {
         None
     }
@@ -215,15 +216,13 @@ fn helper_line(cli: &Cli, helper: Option<&HelperConfig>, access: Access) -> Stri
     }
 }
 
-/// Whether `r` and `d` may act, and if not the reason the footer gives.
-fn write_keys(access: Access, generation: Generation) -> Result<(), String> {
+/// Whether `r` and `d` may act, and if not the reason the footer gives:
+/// the access only (fixed for the run). The generation is the snapshot's,
+/// checked at each key press (`App`), as it may change while the console
+/// runs.
+fn write_keys(access: Access) -> Result<(), String> {
     if access == Access::ReadOnly {
         Err("the store is open read-only (--read-only): r and d are off".to_owned())
-    } else if !generation.allows_write_keys() {
-        Err(format!(
-            "schema v{} is older than this console: r and d are off until stackless upgrades the store",
-            generation.user_version
-        ))
     } else {
         Ok(())
     }

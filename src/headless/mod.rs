@@ -142,6 +142,7 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
         runtime: runtime.handle().clone(),
         clock: Arc::new(unix_now),
         report: recorder.sink(),
+        clock_check: true,
     };
     let mut reaper = Reaper::new(store, crate::store::probe::checked_sysinfo(), jobs);
     let summary = reaper.pass();

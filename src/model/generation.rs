@@ -87,6 +87,16 @@ impl Generation {
         !matches!(self.era(), Era::Older)
     }
 
+    /// Why the reaper may not run on this generation, as the header says it
+    /// (`reaper: off (schema v2)`): `Some("schema v2")` where
+    /// [`Generation::allows_reaper`] is false, else `None`. The console
+    /// reads it from the generation of the store as it is now (the
+    /// snapshot's, the reaper's last open), never only from start-up.
+    #[must_use]
+    pub fn reaper_off(self) -> Option<String> {
+        (!self.allows_reaper()).then(|| format!("schema v{}", self.user_version))
+    }
+
     /// Whether the operator keys `r` and `d` may act.
     #[must_use]
     pub const fn allows_write_keys(self) -> bool {
@@ -145,6 +155,8 @@ mod tests {
         assert!(!older.allows_reaper());
         assert!(!older.allows_write_keys());
         assert!(!older.allows_gc());
+        assert_eq!(older.reaper_off().as_deref(), Some("schema v2"));
+        assert_eq!(Generation::new(5).reaper_off(), None);
 
         for v in [4, 5] {
             let known = Generation::new(v);

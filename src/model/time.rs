@@ -65,6 +65,8 @@ pub fn unix_now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+        // 0 outside test builds (`crate::fault`, feature `fault-injection`).
+        .saturating_add(crate::fault::clock_offset())
 }
 
 /// The first unix second RFC 3339 cannot show (`10000-01-01T00:00:00Z`).

@@ -3,6 +3,14 @@
 //! follows the wall clock only as far as the monotonic clock agrees: a jump
 //! forward is ignored (nothing is reaped or GC'd early), a jump back is
 //! accepted (which only delays).
+//!
+//! A clock already wrong when the console starts makes no jump: for that,
+//! [`doubt`] compares the wall clock with the kernel's own (boot time plus
+//! uptime, read by [`super::kernel_clock`]), which a process-local fake
+//! (`faketime`, a wrong `TZ`-less offset) does not move. While the wall
+//! clock reads more than [`PLAUSIBLE_AHEAD_SECS`] ahead of it, the reaper
+//! and GC are paused and `r` is off. A clock behind is not doubted: it only
+//! delays.
 
 use std::time::Instant;
 
@@ -73,9 +81,65 @@ impl TimeGuard {
     }
 }
 
+/// How far the wall clock may read ahead of the kernel's clock before it
+/// is doubted. The kernel's reading (boot time, whole seconds, plus
+/// uptime) is within 2 s of a correct wall clock; anything past this is a
+/// clock set wrong for this process.
+pub const PLAUSIBLE_AHEAD_SECS: i64 = 300;
+
+/// Why the wall clock looks wrong: it reads `ahead` seconds ahead of the
+/// kernel's clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClockDoubt {
+    /// Seconds the wall clock is ahead of the kernel's clock.
+    pub ahead: i64,
+}
+
+impl std::fmt::Display for ClockDoubt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "clock looks wrong: the wall clock is {} ahead of the kernel's clock (boot time + uptime); reaper and GC paused, r is off",
+            crate::model::time::span(self.ahead)
+        )
+    }
+}
+
+/// Whether the wall reading `wall` (unix seconds) is implausible given the
+/// kernel's reading `kernel` (unix seconds; `None` when unknown, e.g. no
+/// `/proc`: never doubted then). Pure.
+#[must_use]
+pub fn doubt(wall: i64, kernel: Option<i64>) -> Option<ClockDoubt> {
+    let ahead = wall.saturating_sub(kernel?);
+    (ahead > PLAUSIBLE_AHEAD_SECS).then_some(ClockDoubt { ahead })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wall_clock_far_ahead_of_the_kernel_is_doubted_a_correct_one_never() {
+        let kernel = 1_795_960_686;
+        assert_eq!(doubt(kernel, Some(kernel)), None);
+        assert_eq!(doubt(kernel + 2, Some(kernel)), None, "rounding");
+        assert_eq!(doubt(kernel + PLAUSIBLE_AHEAD_SECS, Some(kernel)), None);
+        assert_eq!(
+            doubt(kernel - 86_400, Some(kernel)),
+            None,
+            "behind only delays"
+        );
+        assert_eq!(doubt(kernel + 365 * 86_400, None), None, "no evidence");
+        let year = doubt(kernel + 365 * 86_400, Some(kernel)).expect("doubted");
+        assert_eq!(year.ahead, 365 * 86_400);
+        assert_eq!(
+            year.to_string(),
+            format!(
+                "clock looks wrong: the wall clock is {} ahead of the kernel's clock (boot time + uptime); reaper and GC paused, r is off",
+                crate::model::time::span(365 * 86_400)
+            )
+        );
+    }
 
     #[test]
     fn effective_time_never_runs_ahead_of_the_monotonic_clock() {

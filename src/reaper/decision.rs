@@ -263,6 +263,37 @@ pub fn may_tear_down(
     Ok(())
 }
 
+/// Why the reaper may not act on the store as it is now, if it may not:
+/// checked at every pass and by every teardown job, on its own open of the
+/// file (so a store swapped, restored or migrated under a running console
+/// is judged as it is, not as it was at start-up). In order:
+/// - the generation predates reap bookkeeping (`schema v2`): a failure
+///   could not be recorded, so nothing would back off;
+/// - the file cannot be written by this process (opened read-write, but
+///   `SQLite` fell back to read-only: permissions, a read-only mount): the
+///   same;
+/// - the wall clock looks wrong ([`super::clock::doubt`]): leases and the
+///   tombstone window cannot be judged.
+#[must_use]
+pub fn pause_reason(
+    generation: crate::model::Generation,
+    writable: bool,
+    clock: Option<super::clock::ClockDoubt>,
+) -> Option<String> {
+    if let Some(off) = generation.reaper_off() {
+        return Some(format!(
+            "reaper paused: {off} predates reap bookkeeping; nothing is torn down until stackless upgrades the store"
+        ));
+    }
+    if !writable {
+        return Some(
+            "reaper paused: the store file is read-only for this process; nothing is torn down (a failure could not be recorded)"
+                .into(),
+        );
+    }
+    clock.map(|doubt| doubt.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -538,6 +569,30 @@ mod tests {
         assert_eq!(
             KeyRefusal::NotDnsSafe.to_string(),
             "refused: not a DNS-safe name"
+        );
+    }
+
+    #[test]
+    fn pauses_in_order_schema_then_read_only_then_clock() {
+        use crate::model::Generation;
+        let doubt = Some(super::super::clock::ClockDoubt { ahead: 86_400 });
+        assert_eq!(pause_reason(Generation::new(5), true, None), None);
+        assert_eq!(pause_reason(Generation::new(14), true, None), None);
+        assert_eq!(
+            pause_reason(Generation::new(2), false, doubt).as_deref(),
+            Some(
+                "reaper paused: schema v2 predates reap bookkeeping; nothing is torn down until stackless upgrades the store"
+            )
+        );
+        assert_eq!(
+            pause_reason(Generation::new(5), false, doubt).as_deref(),
+            Some(
+                "reaper paused: the store file is read-only for this process; nothing is torn down (a failure could not be recorded)"
+            )
+        );
+        assert_eq!(
+            pause_reason(Generation::new(5), true, doubt),
+            doubt.map(|d| d.to_string())
         );
     }
 }

@@ -115,12 +115,18 @@ pub struct Teardowns {
     pub config: ReaperConfig,
     /// The shared in-flight set.
     pub inflight: InFlight,
-    /// Runs the teardown subprocesses.
+    /// The console's runtime (the operator's `c` runs on it). Teardowns do
+    /// not: each waits for its `down` on a runtime of its own, so one left
+    /// running at quit is not cut off when this runtime shuts down.
     pub runtime: tokio::runtime::Handle,
     /// Unix seconds now.
     pub clock: Clock,
     /// Where activities go.
     pub report: Sink,
+    /// Whether `clock` is checked against the kernel's clock before acting
+    /// ([`super::clock::doubt`]): on in the console and `reap --once`; off
+    /// for a fixed test clock, which the kernel would always doubt.
+    pub clock_check: bool,
 }
 
 impl std::fmt::Debug for Teardowns {
@@ -133,6 +139,17 @@ impl std::fmt::Debug for Teardowns {
 }
 
 impl Teardowns {
+    /// Why the wall clock looks wrong now, if it does (and is checked):
+    /// nothing that depends on the time (a reap, GC) acts meanwhile.
+    #[must_use]
+    pub fn clock_doubt(&self) -> Option<super::clock::ClockDoubt> {
+        if self.clock_check {
+            super::kernel_clock::check((self.clock)())
+        } else {
+            None
+        }
+    }
+
     pub(super) fn emit(&self, activity: Activity) {
         (self.report)(activity);
     }
@@ -213,6 +230,62 @@ impl Teardowns {
         })
     }
 
+    /// What must hold right before a teardown, on this job's own
+    /// connection: the store as it is now may be acted on
+    /// ([`super::decision::pause_reason`]: not a store swapped for an older
+    /// schema, not read-only; a reap also waits for a clock that looks
+    /// right, `d` does not depend on the time), and the instance is as the
+    /// decision saw it (a fresh re-read). `Err` with the kind already
+    /// reported otherwise.
+    fn gate(
+        &self,
+        store: &mut Store,
+        seen: &Instance,
+        seen_attempt: Option<&ReapAttempt>,
+        actor: Actor,
+        intent: Intent,
+        now: i64,
+    ) -> Result<(), Option<ActivityKind>> {
+        let name = seen.name.as_str();
+        let clock = if intent == Intent::Reap {
+            self.clock_doubt()
+        } else {
+            None
+        };
+        if let Some(why) =
+            super::decision::pause_reason(store.generation(), store.writable(), clock)
+        {
+            return Err(self.refuse(name, actor, why.trim_start_matches("reaper paused: ")));
+        }
+        let aborted = |detail: String| {
+            self.emit(Activity::new(
+                now,
+                actor,
+                name,
+                ActivityKind::Aborted,
+                detail,
+            ));
+            Some(ActivityKind::Aborted)
+        };
+        match store.recheck(name) {
+            Ok(Some(current)) => match changed(seen, seen_attempt, &current) {
+                Some(what) => Err(aborted(format!("{what} since the decision; not torn down"))),
+                None => Ok(()),
+            },
+            Ok(None) => Err(aborted("the instance is gone from the store".into())),
+            Err(error) => {
+                self.emit(Activity::new(
+                    now,
+                    actor,
+                    name,
+                    ActivityKind::Error,
+                    error.to_string(),
+                ));
+                Err(Some(ActivityKind::Error))
+            }
+        }
+    }
+
     /// Tear `seen` down now on this thread, using `store`. The instance is
     /// re-read in a fresh transaction first and the teardown aborted if its
     /// birth (v14), status, lease, lock or reap attempt changed since `seen`
@@ -232,33 +305,8 @@ impl Teardowns {
         let Some(argv) = self.config.down.argv_for(name) else {
             return self.refuse(name, actor, "not a DNS-safe name");
         };
-        let aborted = |detail: String| {
-            self.emit(Activity::new(
-                now,
-                actor,
-                name,
-                ActivityKind::Aborted,
-                detail,
-            ));
-            Some(ActivityKind::Aborted)
-        };
-        match store.recheck(name) {
-            Ok(Some(current)) => {
-                if let Some(what) = changed(seen, seen_attempt, &current) {
-                    return aborted(format!("{what} since the decision; not torn down"));
-                }
-            }
-            Ok(None) => return aborted("the instance is gone from the store".into()),
-            Err(error) => {
-                self.emit(Activity::new(
-                    now,
-                    actor,
-                    name,
-                    ActivityKind::Error,
-                    error.to_string(),
-                ));
-                return Some(ActivityKind::Error);
-            }
+        if let Err(kind) = self.gate(store, seen, seen_attempt, actor, intent, now) {
+            return kind;
         }
         if self.config.dry_run {
             self.emit(Activity::new(
@@ -277,9 +325,7 @@ impl Teardowns {
             ActivityKind::Started,
             shown_command(&argv),
         ));
-        let result = self
-            .runtime
-            .block_on(teardown::run(&argv, self.config.down_timeout));
+        let result = run_down(&argv, self.config.down_timeout);
         let done = (self.clock)();
         let secs = result.took.as_secs_f64();
         let finish = |kind: ActivityKind, detail: String, stderr_tail: String| {
@@ -324,29 +370,69 @@ impl Teardowns {
         let reason = envelope::failure_reason(&result.stdout, &result.exit);
         let shown = envelope::read_reason(&reason).summary;
         let detail = if intent == Intent::Reap {
-            // Each try already waits out stackless's 5 s busy timeout; a
-            // failure that is not recorded would undercount the attempts.
-            let mut recorded = store.record_reap_failure(name, &reason, done);
-            for _ in 0..2 {
-                if !recorded.as_ref().is_err_and(StoreError::is_busy) {
-                    break;
-                }
-                recorded = store.record_reap_failure(name, &reason, done);
-            }
-            match recorded {
+            match record_failure(store, name, &reason, done) {
                 Ok(row) => format!(
                     "{shown} (attempt {}, retry at {})",
                     row.attempts,
                     iso_time(row.next_retry_at)
                 ),
-                // Busy: the failure is not recorded now; the instance is
-                // still expired, so the next tick tries (and records) again.
+                // Busy past RECORD_RETRY_FOR, or another error: not
+                // recorded (the audit line says so).
                 Err(error) => format!("{shown} (not recorded: {error})"),
             }
         } else {
             shown
         };
         finish(ActivityKind::Failed, detail, result.stderr_tail.clone())
+    }
+}
+
+/// How long a failed reap's `reap_attempts` write is retried while another
+/// process holds the store's write lock (each try waits out stackless's 5 s
+/// busy timeout first). The operator's `r` and the reaper both record this
+/// way: a failure that is not recorded would undercount the attempts and
+/// keep the backoff from growing.
+pub const RECORD_RETRY_FOR: Duration = Duration::from_secs(60);
+
+/// Record a failed reap, retrying while the store is busy, for up to
+/// [`RECORD_RETRY_FOR`].
+fn record_failure(
+    store: &mut Store,
+    name: &str,
+    reason: &str,
+    at: i64,
+) -> Result<ReapAttempt, StoreError> {
+    let started = std::time::Instant::now();
+    loop {
+        match store.record_reap_failure(name, reason, at) {
+            Err(error) if error.is_busy() && started.elapsed() < RECORD_RETRY_FOR => {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Run one `down` to its end on a runtime of this job's own (one thread,
+/// this one). Never on the console's runtime: that one shuts down when the
+/// console quits, and a teardown still running then is left to finish (its
+/// `down` holds the instance's lock in its own process group); waiting for
+/// it on a runtime being shut down would report a false error ("A Tokio 1.x
+/// context ... is being shutdown") for a healthy teardown.
+fn run_down(argv: &[String], deadline: Duration) -> teardown::TeardownResult {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime.block_on(teardown::run(argv, deadline)),
+        Err(error) => teardown::TeardownResult {
+            exit: crate::model::envelope::Exit::NotStarted(format!(
+                "cannot start a runtime for the teardown: {error}"
+            )),
+            stdout: String::new(),
+            stderr_tail: String::new(),
+            took: Duration::ZERO,
+        },
     }
 }
 

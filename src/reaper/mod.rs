@@ -5,6 +5,7 @@
 pub mod clock;
 pub mod decision;
 pub mod jobs;
+pub mod kernel_clock;
 pub mod runner;
 pub mod teardown;
 

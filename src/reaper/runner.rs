@@ -51,6 +51,8 @@ pub struct Reaper {
     /// (stackless §6) with at most `concurrency` teardowns at once.
     queue: std::collections::VecDeque<(Instance, Option<ReapAttempt>)>,
     time: TimeGuard,
+    /// The store failed to read or open: open it again at the next pass.
+    reopen: bool,
 }
 
 impl std::fmt::Debug for Reaper {
@@ -77,6 +79,7 @@ impl Reaper {
             running: Vec::new(),
             queue: std::collections::VecDeque::new(),
             time: TimeGuard::default(),
+            reopen: false,
         }
     }
 
@@ -156,11 +159,10 @@ impl Reaper {
         }
     }
 
-    fn dispatch(&mut self) -> PassSummary {
-        let mut summary = PassSummary::default();
-        let (now, jump) = self.time.now(self.now());
+    /// Say a wall-clock jump once, when it starts.
+    fn report_jump(&self, now: i64, jump: Jump) {
         match jump {
-            Some(Jump::Forward(secs)) => self.emit(Activity::new(
+            Jump::Forward(secs) => self.emit(Activity::new(
                 now,
                 Actor::Reaper,
                 "",
@@ -170,7 +172,7 @@ impl Reaper {
                     crate::model::time::span(secs)
                 ),
             )),
-            Some(Jump::Back(secs)) => self.emit(Activity::new(
+            Jump::Back(secs) => self.emit(Activity::new(
                 now,
                 Actor::Reaper,
                 "",
@@ -180,10 +182,24 @@ impl Reaper {
                     crate::model::time::span(secs)
                 ),
             )),
-            None => {}
+        }
+    }
+
+    fn dispatch(&mut self) -> PassSummary {
+        let mut summary = PassSummary::default();
+        let (now, jump) = self.time.now(self.now());
+        if let Some(jump) = jump {
+            self.report_jump(now, jump);
         }
         if !self.ensure_store(now) {
             summary.errors += 1;
+            return summary;
+        }
+        if let Some(why) = self.paused() {
+            // Said once (and again when it changes); nothing is read,
+            // reaped or collected while paused.
+            self.queue.clear();
+            self.quiet("", ActivityKind::Skipped, why);
             return summary;
         }
         let snapshot = match self.store.snapshot(self.probe.as_mut()) {
@@ -300,12 +316,19 @@ impl Reaper {
         }
     }
 
-    /// Make sure the store connection still reads the file at the path
-    /// (deleted → report and wait; replaced → reopen).
+    /// Make sure the store connection still reads the file at the path as
+    /// it is now (deleted → report and wait; replaced, rewritten in place,
+    /// migrated, or unreadable at the last pass → open it again, learning
+    /// its generation anew).
     fn ensure_store(&mut self, now: i64) -> bool {
-        match self.store.file_state() {
-            FileState::Same => true,
-            FileState::Gone => {
+        let state = if self.reopen {
+            None
+        } else {
+            Some(self.store.file_state())
+        };
+        let why = match state {
+            Some(FileState::Same) => return true,
+            Some(FileState::Gone) => {
                 self.quiet(
                     "",
                     ActivityKind::Error,
@@ -314,27 +337,52 @@ impl Reaper {
                         self.store.path().display()
                     ),
                 );
+                return false;
+            }
+            Some(FileState::Replaced) => "the store file was replaced: reopened it".to_owned(),
+            Some(FileState::Rewritten) => {
+                "the store file was rewritten in place (truncated or restored from a copy): reopened it"
+                    .to_owned()
+            }
+            Some(FileState::Migrated { was, now }) => {
+                format!("the store's schema changed from v{was} to v{now}: reopened it")
+            }
+            None => "the store is readable again: reopened it".to_owned(),
+        };
+        match Store::open(self.store.path(), Access::ReadWrite) {
+            Ok(store) => {
+                self.store = store;
+                self.reopen = false;
+                self.last_quiet.remove("");
+                self.emit(Activity::new(
+                    now,
+                    Actor::Reaper,
+                    "",
+                    ActivityKind::Error,
+                    why,
+                ));
+                true
+            }
+            Err(error) => {
+                // Opened again at the next pass, whatever this pass saw.
+                self.reopen = true;
+                self.store_error(now, &error);
                 false
             }
-            FileState::Replaced => match Store::open(self.store.path(), Access::ReadWrite) {
-                Ok(store) => {
-                    self.store = store;
-                    self.last_quiet.remove("");
-                    self.emit(Activity::new(
-                        now,
-                        Actor::Reaper,
-                        "",
-                        ActivityKind::Error,
-                        "the store file was replaced: reopened it",
-                    ));
-                    true
-                }
-                Err(error) => {
-                    self.store_error(now, &error);
-                    false
-                }
-            },
         }
+    }
+
+    /// Why this pass may not act on the store as it is now, if it may not
+    /// ([`decision::pause_reason`] of the last open: a store swapped for an
+    /// older schema stops the reaper at its next pass, one upgraded in
+    /// place starts it again; a read-only file; a wall clock that looks
+    /// wrong).
+    fn paused(&self) -> Option<String> {
+        decision::pause_reason(
+            self.store.generation(),
+            self.store.writable(),
+            self.jobs.clock_doubt(),
+        )
     }
 
     fn store_error(&mut self, now: i64, error: &StoreError) {
@@ -350,6 +398,11 @@ impl Reaper {
                 ));
             }
         } else {
+            // Whatever broke (a truncated or corrupt file, an I/O error),
+            // this connection is not trusted again: the next pass opens the
+            // file afresh, so a store restored in place is read as it is
+            // now, without waiting for another process to write.
+            self.reopen = true;
             self.emit(Activity::new(
                 now,
                 Actor::Reaper,
@@ -370,7 +423,22 @@ impl Reaper {
         }
         // `name` is DNS-safe here (GcDecision::Collect), so it is one plain
         // path component: no `..`, no `/`.
-        let logs = self.store.state_dir().join("logs").join(name);
+        let root = self.store.state_dir().join("logs");
+        let logs = root.join(name);
+        // A logs directory (or `<state_dir>/logs` itself) planted as a
+        // symbolic link is never followed: its target is not ours to
+        // delete. The tombstone is kept, and said once.
+        if let Err(error) = crate::nofollow::not_a_symlink(&root)
+            .and_then(|()| crate::nofollow::not_a_symlink(&logs))
+        {
+            self.quiet(
+                name,
+                ActivityKind::Refused,
+                format!("GC: {error}; the tombstone is kept"),
+            );
+            return Err(());
+        }
+        // std's remove_dir_all never follows a link inside the tree.
         match std::fs::remove_dir_all(&logs) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

@@ -87,6 +87,25 @@ pub struct Store {
     /// replaced under us is noticed by comparing (the open connection would
     /// otherwise go on reading the unlinked file forever).
     identity: Option<(u64, u64)>,
+    /// The file's size and modification time, and this connection's
+    /// `data_version`, when [`Store::file_state`] last looked: a file
+    /// rewritten in place outside `SQLite` (truncated, a copy restored over
+    /// it) changes the first while the second stays, and this connection's
+    /// cache would go on serving the old pages.
+    stamp: Option<(Stamp, Option<i64>)>,
+    /// Whether this connection can write: opened read-write and `SQLite` did
+    /// not fall back to read-only (file permissions, a read-only mount).
+    writable: bool,
+}
+
+/// A file's size and modification time (seconds, nanoseconds).
+type Stamp = (u64, i64, i64);
+
+fn file_stamp(path: &Path) -> Option<Stamp> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata(path)
+        .ok()
+        .map(|m| (m.len(), m.mtime(), m.mtime_nsec()))
 }
 
 /// Whether the file at a store's path is still the one it opened.
@@ -99,6 +118,21 @@ pub enum FileState {
     /// A different file is at the path now (deleted and re-created, or
     /// moved into place): reopen it.
     Replaced,
+    /// The same file, rewritten outside `SQLite` (its size or modification
+    /// time changed while no other connection committed: truncated, or a
+    /// copy restored over it in place): reopen it, the connection's cache
+    /// is stale.
+    Rewritten,
+    /// Another process changed the schema in place (a stackless upgrade:
+    /// `PRAGMA user_version` is not the generation read at open): reopen
+    /// it, so the generation, the layout and what the console may do are
+    /// learned again.
+    Migrated {
+        /// The generation read at open.
+        was: i64,
+        /// `user_version` now.
+        now: i64,
+    },
 }
 
 fn file_identity(path: &Path) -> Option<(u64, u64)> {
@@ -173,6 +207,11 @@ impl Store {
         let layout = read_layout(&probe, path, generation)?;
         drop(probe);
         let conn = Self::connect(path, access, false)?;
+        let stamp = file_stamp(path).map(|s| (s, None));
+        let writable = access == Access::ReadWrite
+            && !conn
+                .is_readonly(rusqlite::MAIN_DB)
+                .map_err(|e| StoreError::sqlite(path, &e))?;
         Ok(Self {
             conn,
             path: path.to_owned(),
@@ -180,6 +219,8 @@ impl Store {
             layout,
             access,
             identity,
+            stamp,
+            writable,
         })
     }
 
@@ -229,14 +270,36 @@ impl Store {
         Ok(conn)
     }
 
-    /// Whether the path still names the file this store opened.
-    #[must_use]
-    pub fn file_state(&self) -> FileState {
+    /// Whether the path still names the file this store opened, as this
+    /// connection read it: not deleted, not replaced, not rewritten outside
+    /// `SQLite`, not migrated to another schema. Anything but
+    /// [`FileState::Same`] means: drop this store and open the path again
+    /// (or wait, when it is gone).
+    pub fn file_state(&mut self) -> FileState {
         match file_identity(&self.path) {
-            None => FileState::Gone,
-            Some(now) if Some(now) == self.identity => FileState::Same,
-            Some(_) => FileState::Replaced,
+            None => return FileState::Gone,
+            Some(now) if Some(now) == self.identity => {}
+            Some(_) => return FileState::Replaced,
         }
+        let version = self.data_version().ok();
+        if let Ok(user_version) = read_generation(&self.conn, &self.path)
+            && user_version.user_version != self.generation.user_version
+        {
+            return FileState::Migrated {
+                was: self.generation.user_version,
+                now: user_version.user_version,
+            };
+        }
+        let stamp = file_stamp(&self.path);
+        let previous = self.stamp.take();
+        let state = match (previous, stamp) {
+            // Another connection committed since: the file was written
+            // through SQLite, its new size and time are expected.
+            (Some((was, seen)), Some(now)) if was != now && seen == version => FileState::Rewritten,
+            _ => FileState::Same,
+        };
+        self.stamp = stamp.map(|s| (s, version));
+        state
     }
 
     /// The file this store was opened from.
@@ -258,6 +321,14 @@ impl Store {
     #[must_use]
     pub fn generation(&self) -> Generation {
         self.generation
+    }
+
+    /// Whether this connection can write the file (opened read-write, and
+    /// `SQLite` did not open it read-only because the file or its
+    /// directory is not writable by this process). Learned at each open.
+    #[must_use]
+    pub fn writable(&self) -> bool {
+        self.writable
     }
 
     /// How the store was opened.

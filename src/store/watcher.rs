@@ -265,7 +265,10 @@ impl Watcher {
                     self.set_health(StoreHealth::Error(gone_message(&self.path)))?;
                     return Ok(Duration::from_secs(1));
                 }
-                FileState::Replaced => {
+                // Another file, the same one rewritten outside SQLite, or
+                // another schema: open it again (its generation, layout and
+                // rows are learned anew; the snapshot says them to the UI).
+                FileState::Replaced | FileState::Rewritten | FileState::Migrated { .. } => {
                     self.store = None;
                     return Ok(POLL);
                 }

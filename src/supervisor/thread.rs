@@ -111,6 +111,19 @@ fn note(kind: SupervisorKind, text: String, until: Option<Instant>) -> Event {
 
 fn run(config: &HelperConfig, tx: &EventSender, handle: &Arc<HelperHandle>) {
     let role = Role::new(&config.roles_dir, ROLE);
+    // The helper's role files are opened by this thread too: never through
+    // a symbolic link planted in the roles directory (crate::nofollow).
+    let links = crate::nofollow::real_dir(&config.roles_dir)
+        .and_then(|()| crate::nofollow::not_a_symlink(role.lock_path()))
+        .and_then(|()| crate::nofollow::not_a_symlink(role.record_path()));
+    if let Err(error) = links {
+        let _ = tx.send(note(
+            SupervisorKind::SpawnFailed,
+            format!("helper not supervised: {error}"),
+            None,
+        ));
+        return;
+    }
     let mine = Run::mint();
     let mut supervisor = Supervisor::new(role, mine)
         .restart(config.restart)

@@ -10,6 +10,7 @@ mod common;
 mod harness;
 
 mod faults;
+mod faults_round2;
 mod operator;
 mod pty;
 mod remote;

@@ -10,6 +10,7 @@ mod common;
 
 mod demo;
 mod faults;
+mod faults_round2;
 mod generations;
 mod headless;
 mod hostile;

@@ -24,6 +24,7 @@ macro_rules! assert_snapshot {
     }};
 }
 
+mod ui_faults;
 mod ui_fulltext;
 mod ui_operations;
 mod ui_operator;

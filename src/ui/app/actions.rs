@@ -160,20 +160,9 @@ impl App {
                 return None;
             }
         };
-        if let Err(reason) = &self.config.write_keys {
-            let reason = reason.clone();
+        if let Some(reason) = self.write_keys_off() {
+            let reason = reason.into_owned();
             self.refuse(&instance.name, reason);
-            return None;
-        }
-        let generation = self.snapshot.generation;
-        if !generation.allows_write_keys() {
-            self.refuse(
-                &instance.name,
-                format!(
-                    "store schema v{} is too old for write keys",
-                    generation.user_version
-                ),
-            );
             return None;
         }
         Some(instance)
@@ -181,6 +170,15 @@ impl App {
 
     pub(super) fn reap_key(&mut self) -> Option<Command> {
         let instance = self.writable_target()?;
+        if self.clock_doubt.is_some() {
+            // Whether a lease ran out is a question of the time: not
+            // answered by a clock that looks wrong.
+            self.refuse(
+                &instance.name,
+                "the wall clock looks wrong (see the header): r is off until it looks right".into(),
+            );
+            return None;
+        }
         let liveness = self.snapshot.lock_liveness(&instance.name);
         let pending = self.snapshot.pending_operation(&instance.name);
         match may_reap_now(&instance, liveness, pending, self.now) {

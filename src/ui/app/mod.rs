@@ -189,6 +189,9 @@ pub struct App {
     no_color: bool,
     quitting: bool,
     counts: Counts,
+    /// The wall clock's doubt as last checked (`Event::Clock`): while set,
+    /// the reaper and GC are paused and `r` is off.
+    clock_doubt: Option<String>,
     /// Whether a helper is configured, read once from
     /// [`AppConfig::helper_line`].
     helper: HelperState,
@@ -242,6 +245,7 @@ impl App {
             no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
             quitting: false,
             counts: Counts::default(),
+            clock_doubt: None,
             viewport: Cell::new(Viewport::default()),
             areas: Cell::new(None),
         }
@@ -287,6 +291,10 @@ impl App {
             }
             Event::Controller(controller) => {
                 self.controller = controller;
+                None
+            }
+            Event::Clock(doubt) => {
+                self.clock_doubt = doubt;
                 None
             }
             Event::Terminate(_) => {
@@ -347,6 +355,62 @@ impl App {
     #[must_use]
     pub fn role(&self) -> &RoleState {
         &self.role
+    }
+
+    /// Why the wall clock looks wrong, while it does (the reaper and GC
+    /// are paused and `r` is off meanwhile).
+    #[must_use]
+    pub fn clock_doubt(&self) -> Option<&str> {
+        self.clock_doubt.as_deref()
+    }
+
+    /// Why `r` and `d` are off, if they are: the access given at start
+    /// (`--read-only`), or the generation of the store on screen (a store
+    /// older than reap bookkeeping: `schema v2 is older than this console:
+    /// r and d are off until stackless upgrades the store`), which may
+    /// change while the console runs.
+    #[must_use]
+    pub fn write_keys_off(&self) -> Option<std::borrow::Cow<'_, str>> {
+        use std::borrow::Cow;
+        if let Err(reason) = &self.config.write_keys {
+            return Some(Cow::Borrowed(reason.as_str()));
+        }
+        let generation = self.snapshot.generation;
+        (!generation.allows_write_keys()).then(|| {
+            Cow::Owned(format!(
+                "schema v{} is older than this console: r and d are off until stackless upgrades the store",
+                generation.user_version
+            ))
+        })
+    }
+
+    /// The header's reaper text, from the store and the clock as they are
+    /// now, not only as they were at start-up: `reaper: standby`, the
+    /// start-up line when the flags or the access turned it off
+    /// (`reaper: off (--no-reaper)`), `reaper: off (schema v2)` once the
+    /// store on screen is one the reaper cannot run on, `reaper: paused
+    /// (clock looks wrong)`, else the start-up line (`reaper: every 1s`).
+    #[must_use]
+    pub fn reaper_text(&self) -> std::borrow::Cow<'_, str> {
+        use std::borrow::Cow;
+        if let RoleState::Standby { .. } = self.role {
+            return Cow::Borrowed("reaper: standby");
+        }
+        let line = self.config.reaper_line.as_str();
+        if line.starts_with("reaper: off") {
+            return Cow::Borrowed(line);
+        }
+        if let Some(off) = self
+            .loaded
+            .then(|| self.snapshot.generation.reaper_off())
+            .flatten()
+        {
+            return Cow::Owned(format!("reaper: off ({off})"));
+        }
+        if self.clock_doubt.is_some() {
+            return Cow::Borrowed("reaper: paused (clock looks wrong)");
+        }
+        Cow::Borrowed(line)
     }
 
     /// The stackless controller serving the store, as last probed.

@@ -33,7 +33,7 @@ type Entry = (&'static str, &'static str, bool, u8);
 /// configuration or the schema turns them off; keys on the controller's
 /// operations (`c`) are left out on stores without them.
 fn entries(app: &App) -> Vec<Entry> {
-    let writable = app.config().write_keys.is_ok() && app.snapshot().generation.allows_write_keys();
+    let writable = app.write_keys_off().is_none();
     let operations = app.snapshot().generation.has_operations();
     keys::footer(app.base_context())
         .into_iter()
@@ -72,11 +72,11 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let mut entries = entries(app);
     // Why the write keys are off: the keys of rank 2 and up make room for
     // it; what still does not fit of it is cut.
-    let off = app.config().write_keys.as_ref().err().map(|reason| {
+    let off = app.write_keys_off().map(|reason| {
         format!(
             "  ({} off: {})",
             keys::write_keys(app.snapshot().generation.has_operations()),
-            sanitize_short(reason, 60)
+            sanitize_short(&reason, 60)
         )
     });
     let off_width = off.as_deref().map_or(0, UnicodeWidthStr::width);

@@ -19,8 +19,9 @@ use crate::ui::view;
 /// The title shown first in the header.
 pub const TITLE: &str = "stackless-tui";
 
-/// The banners to show, in order, each with its style: the schema
-/// generation's banner, then the store's health (busy, error).
+/// The banners to show, in order, each with its style: standby, a wall
+/// clock that looks wrong, the schema generation's banner, the controller's
+/// persistence warning, then the store's health (busy, error).
 #[must_use]
 pub fn banners(app: &App) -> Vec<(String, Style)> {
     let mut out = Vec::new();
@@ -30,6 +31,9 @@ pub fn banners(app: &App) -> Vec<(String, Style)> {
             format!("! standby: active console is {who}; this one watches and takes keys, and takes over when it exits"),
             theme::banner_warning(),
         ));
+    }
+    if let Some(doubt) = app.clock_doubt() {
+        out.push((format!("! {doubt}"), theme::banner_error()));
     }
     if let Some(banner) = app.snapshot().generation.banner() {
         out.push((format!("! {banner}"), theme::banner_warning()));
@@ -125,11 +129,9 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     ]);
     let first = Line::from(first);
     let second = Line::from(vec![
-        Span::raw(match app.role() {
-            // A standby console runs no reaper, whatever its flags say.
-            crate::event::RoleState::Standby { .. } => "reaper: standby".into(),
-            crate::event::RoleState::Active => sanitize_short(&config.reaper_line, view::CUT_SHORT),
-        }),
+        // A standby console runs no reaper, whatever its flags say; an
+        // active one says what its reaper does with the store as it is now.
+        Span::raw(sanitize_short(&app.reaper_text(), view::CUT_SHORT)),
         sep(),
         Span::raw(sanitize_short(&config.helper_line, view::CUT_SHORT)),
         sep(),

@@ -1,0 +1,334 @@
+//! Faults round 2 (issue 14) without a terminal: an operator `r` that fails
+//! while another process holds the store's write lock, a store truncated
+//! and restored under a running reaper, planted symlinks.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::common::stores;
+use crate::common::{CAPTURE, fake_down, reaper, runtime};
+use stackless_tui::event::{ActivityKind, Actor};
+use stackless_tui::reaper::Intent;
+use stackless_tui::store::probe::FixedProbe;
+use stackless_tui::store::{Access, Store};
+
+fn vm_probe() -> Box<FixedProbe> {
+    Box::new(FixedProbe {
+        host: Some("vm".into()),
+        processes: vec![],
+    })
+}
+
+fn snapshot(path: &Path) -> stackless_tui::model::Snapshot {
+    Store::open(path, Access::ReadOnly)
+        .unwrap()
+        .snapshot(&mut *vm_probe())
+        .unwrap()
+}
+
+/// Hold the store's write lock (`BEGIN IMMEDIATE`) on a connection of its
+/// own for `hold`, as another stackless process would; returns once taken.
+fn hold_write_lock(path: &Path, hold: Duration) -> std::thread::JoinHandle<()> {
+    let path = path.to_owned();
+    let (taken, wait) = std::sync::mpsc::channel();
+    let handle = std::thread::spawn(move || {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+        taken.send(()).unwrap();
+        std::thread::sleep(hold);
+        conn.execute_batch("COMMIT").unwrap();
+    });
+    wait.recv().unwrap();
+    handle
+}
+
+#[test]
+fn an_operator_reap_that_fails_while_the_store_is_busy_is_still_recorded() {
+    let rt = runtime();
+    let (dir, path) = stores::v5();
+    let down = fake_down(dir.path(), "echo boom >&2; exit 1");
+    let (reaper, log) = reaper(&path, down, vm_probe(), CAPTURE, &rt);
+    let seen = snapshot(&path);
+    let alpha = seen.instance("alpha").unwrap().clone();
+    // Longer than three tries at stackless's 5 s busy timeout.
+    let holder = hold_write_lock(&path, Duration::from_secs(17));
+    let job = reaper
+        .teardowns()
+        .spawn(alpha, None, Actor::Operator, Intent::Reap)
+        .expect("started");
+    let kind = job.join().unwrap();
+    holder.join().unwrap();
+    assert_eq!(kind, Some(ActivityKind::Failed));
+    let attempt = snapshot(&path)
+        .reap_attempt("alpha")
+        .cloned()
+        .expect("recorded");
+    assert_eq!(attempt.attempts, 1);
+    let last = log.lock().unwrap().last().cloned().unwrap();
+    assert_eq!(last.kind, ActivityKind::Failed);
+    assert!(
+        last.detail.contains("(attempt 1, retry at "),
+        "{}",
+        last.detail
+    );
+}
+
+#[test]
+fn a_store_truncated_then_restored_in_place_is_reaped_again_without_another_writer() {
+    let rt = runtime();
+    let (dir, path) = stores::v5();
+    stores::exec(&path, "PRAGMA wal_checkpoint(TRUNCATE);");
+    let good = dir.path().join("good.db");
+    std::fs::copy(&path, &good).unwrap();
+    let down = fake_down(dir.path(), "exit 0");
+    let (mut reaper, log) = reaper(&path, down, vm_probe(), CAPTURE, &rt);
+    // A first pass on the whole store (the reaper has read it), with
+    // nothing to reap: every lease renewed.
+    stores::exec(
+        &path,
+        &format!("UPDATE leases SET expires_at = {}", CAPTURE + 3600),
+    );
+    assert_eq!(reaper.pass().reaped, 0);
+    // Everything in the main file, the write-ahead log empty: what a copy
+    // of the file alone restores is the whole store.
+    stores::exec(&path, "PRAGMA wal_checkpoint(TRUNCATE);");
+    // Truncated under the reaper: its passes fail.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(100)
+        .unwrap();
+    assert!(reaper.pass().errors > 0, "{:?}", log.lock().unwrap());
+    // A good copy put back over it, in place (same inode), and nobody else
+    // writes: the next pass reads the restored store and reaps what it has
+    // expired (alpha and bravo).
+    std::fs::copy(&good, &path).unwrap();
+    let summary = reaper.pass();
+    assert_eq!(
+        (summary.reaped, summary.errors),
+        (2, 0),
+        "{:#?}",
+        log.lock().unwrap()
+    );
+}
+
+/// A file outside the state directory that a planted link points at.
+fn bait(dir: &Path) -> std::path::PathBuf {
+    let target = dir.join("outside");
+    std::fs::create_dir_all(&target).unwrap();
+    let file = target.join("precious");
+    std::fs::write(&file, "keep").unwrap();
+    file
+}
+
+#[test]
+fn an_audit_trail_planted_as_a_symlink_is_refused_not_followed() {
+    let outside = tempfile::tempdir().unwrap();
+    let precious = bait(outside.path());
+    // The file itself a link.
+    let state = tempfile::tempdir().unwrap();
+    let path = stackless_tui::audit::default_path(state.path());
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&precious, &path).unwrap();
+    let error = stackless_tui::audit::AuditLog::open(&path, 1 << 20).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("is a symbolic link: refusing to follow it"),
+        "{error}"
+    );
+    // Its directory a link.
+    let state = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("outside"),
+        state.path().join("stackless-tui"),
+    )
+    .unwrap();
+    let path = stackless_tui::audit::default_path(state.path());
+    assert!(stackless_tui::audit::AuditLog::open(&path, 1 << 20).is_err());
+    assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep");
+    assert!(!outside.path().join("outside/audit.jsonl").exists());
+}
+
+#[test]
+fn role_lock_files_and_the_roles_dir_planted_as_symlinks_are_refused() {
+    use stackless_tui::roles::{CONSOLE_ROLE, Refused, Wanted, record};
+    let outside = tempfile::tempdir().unwrap();
+    let precious = bait(outside.path());
+    let state = tempfile::tempdir().unwrap();
+    let roles = state.path().join("stackless-tui/roles");
+    std::fs::create_dir_all(&roles).unwrap();
+    std::os::unix::fs::symlink(&precious, roles.join("console.lock")).unwrap();
+    let mut wanted = Wanted::new(&roles, CONSOLE_ROLE);
+    match wanted.try_take(&record()) {
+        Err(Refused::Error(text)) => assert!(text.contains("is a symbolic link"), "{text}"),
+        other => panic!("{other:?}"),
+    }
+    // The roles directory itself a link.
+    let state = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(state.path().join("stackless-tui")).unwrap();
+    let roles = state.path().join("stackless-tui/roles");
+    std::os::unix::fs::symlink(outside.path().join("outside"), &roles).unwrap();
+    let mut wanted = Wanted::new(&roles, CONSOLE_ROLE);
+    assert!(matches!(wanted.try_take(&record()), Err(Refused::Error(_))));
+    assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep");
+    let planted: Vec<_> = std::fs::read_dir(outside.path().join("outside"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(planted, ["precious"], "nothing created through the links");
+}
+
+#[test]
+fn gc_never_follows_a_logs_dir_planted_as_a_symlink() {
+    let rt = runtime();
+    for planted in ["logs/charlie", "logs"] {
+        let outside = tempfile::tempdir().unwrap();
+        let precious = bait(outside.path());
+        let (dir, path) = stores::v5();
+        let link = dir.path().join(planted);
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        if planted == "logs" {
+            // <state_dir>/logs -> outside/, where charlie/ holds the bait.
+            std::fs::create_dir_all(outside.path().join("charlie")).unwrap();
+            std::fs::write(outside.path().join("charlie/precious"), "keep").unwrap();
+            std::os::unix::fs::symlink(outside.path(), &link).unwrap();
+        } else {
+            std::os::unix::fs::symlink(precious.parent().unwrap(), &link).unwrap();
+        }
+        let down = fake_down(dir.path(), "exit 0");
+        let (mut reaper, log) = reaper(&path, down, vm_probe(), CAPTURE, &rt);
+        let summary = reaper.pass();
+        assert_eq!(summary.collected, 0, "{planted}");
+        assert!(
+            snapshot(&path).instance("charlie").is_some(),
+            "tombstone kept"
+        );
+        assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep");
+        if planted == "logs" {
+            assert!(
+                outside.path().join("charlie/precious").exists(),
+                "{planted}"
+            );
+        }
+        let refused = log
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|a| a.instance == "charlie")
+            .cloned()
+            .expect("charlie reported");
+        assert_eq!(refused.kind, ActivityKind::Refused);
+        assert!(
+            refused.detail.contains("is a symbolic link"),
+            "{}",
+            refused.detail
+        );
+    }
+}
+
+#[test]
+fn a_store_whose_schema_changes_in_place_is_learned_again_by_the_reaper() {
+    let rt = runtime();
+    let (dir, path) = stores::v5();
+    let down = fake_down(dir.path(), "exit 0");
+    let (mut reaper, log) = reaper(&path, down, vm_probe(), CAPTURE, &rt);
+    stores::exec(
+        &path,
+        &format!("UPDATE leases SET expires_at = {}", CAPTURE + 3600),
+    );
+    assert_eq!(reaper.pass().reaped, 0);
+    // Another process rewrites user_version to 2 in place (same inode),
+    // and alpha's lease runs out.
+    stores::exec(
+        &path,
+        &format!(
+            "PRAGMA user_version = 2; UPDATE leases SET expires_at = {} WHERE instance = 'alpha'",
+            CAPTURE - 10
+        ),
+    );
+    let summary = reaper.pass();
+    assert_eq!((summary.reaped, summary.failed), (0, 0));
+    assert!(
+        crate::common::argv_log(dir.path()).is_empty(),
+        "no teardown"
+    );
+    let details: Vec<String> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|a| a.detail.clone())
+        .collect();
+    assert!(
+        details.contains(&"the store's schema changed from v5 to v2: reopened it".to_owned()),
+        "{details:?}"
+    );
+    assert!(
+        details.contains(
+            &"reaper paused: schema v2 predates reap bookkeeping; nothing is torn down until stackless upgrades the store"
+                .to_owned()
+        ),
+        "{details:?}"
+    );
+    // Upgraded again: the reaper runs again at its next pass.
+    stores::exec(&path, "PRAGMA user_version = 5;");
+    assert_eq!(reaper.pass().reaped, 1);
+}
+
+#[test]
+fn the_watcher_shows_a_store_restored_in_place_without_another_writer() {
+    use stackless_tui::event::Event;
+    let (dir, path) = stores::v5();
+    stores::exec(&path, "PRAGMA wal_checkpoint(TRUNCATE);");
+    let good = dir.path().join("good.db");
+    std::fs::copy(&path, &good).unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let stop = stackless_tui::cancel::CancelToken::new();
+    let handle =
+        stackless_tui::store::watcher::spawn(path.clone(), Access::ReadWrite, tx, stop.clone())
+            .unwrap();
+    let mut next = |want: &dyn Fn(&Event) -> bool| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while std::time::Instant::now() < deadline {
+            match rx.try_recv() {
+                Ok(event) if want(&event) => return Some(event),
+                Ok(_) => {}
+                Err(_) => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
+        None
+    };
+    let alpha_expiry = |e: &Event| match e {
+        Event::Snapshot(s) => s
+            .instance("alpha")
+            .and_then(|i| i.lease)
+            .map(|l| l.expires_at),
+        _ => None,
+    };
+    assert_eq!(
+        alpha_expiry(&next(&|e| matches!(e, Event::Snapshot(_))).unwrap()),
+        Some(CAPTURE - 100)
+    );
+    // Renewed, then everything checkpointed into the main file.
+    stores::exec(
+        &path,
+        "UPDATE leases SET expires_at = 42 WHERE instance = 'alpha'; PRAGMA wal_checkpoint(TRUNCATE);",
+    );
+    assert!(next(&|e| alpha_expiry(e) == Some(42)).is_some());
+    // Truncated, then the good copy restored in place; nobody commits.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(100)
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    std::fs::copy(&good, &path).unwrap();
+    assert!(
+        next(&|e| alpha_expiry(e) == Some(CAPTURE - 100)).is_some(),
+        "the restored rows are shown"
+    );
+    stop.cancel();
+    handle.join().unwrap();
+}

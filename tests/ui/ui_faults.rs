@@ -1,0 +1,78 @@
+//! The header as the store and the clock change under a running console
+//! (issue 14): it says what the reaper does with the store as it is now.
+
+use std::sync::Arc;
+
+use crate::common::CAPTURE;
+use crate::common::ui::{fixture_snapshot, press, render_app};
+use crossterm::event::KeyCode;
+use stackless_tui::event::{ActivityKind, Event};
+use stackless_tui::ui::{App, AppConfig, panes};
+
+fn app() -> App {
+    App::new(
+        AppConfig {
+            store_label: "/srv/state.db".into(),
+            reaper_line: "reaper: every 1s".into(),
+            helper_line: "helper: none".into(),
+            write_keys: Ok(()),
+            host: None,
+        },
+        CAPTURE,
+    )
+}
+
+fn header_lines(app: &App) -> Vec<String> {
+    render_app(app, 120, 40)
+        .lines()
+        .take(4)
+        .map(|l| l.trim_matches('"').trim_end().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_store_swapped_for_schema_2_turns_the_reaper_line_off() {
+    let mut app = app();
+    app.handle(
+        Event::Snapshot(Arc::new(fixture_snapshot("stackless-real-v4.db"))),
+        CAPTURE,
+    );
+    assert_eq!(app.reaper_text(), "reaper: every 1s");
+    app.handle(
+        Event::Snapshot(Arc::new(fixture_snapshot("older-v2.db"))),
+        CAPTURE,
+    );
+    assert_eq!(app.reaper_text(), "reaper: off (schema v2)");
+    let header = header_lines(&app);
+    assert_eq!(
+        header[1],
+        "reaper: off (schema v2)  │  helper: none  │  sort: lease expiry"
+    );
+}
+
+#[test]
+fn a_wall_clock_that_looks_wrong_pauses_the_reaper_line_and_refuses_r() {
+    let mut app = app();
+    app.handle(
+        Event::Snapshot(Arc::new(fixture_snapshot("stackless-real-v4.db"))),
+        CAPTURE,
+    );
+    let doubt = "clock looks wrong: the wall clock is 1y 000d ahead of the kernel's clock (boot time + uptime); reaper and GC paused, r is off";
+    app.handle(Event::Clock(Some(doubt.into())), CAPTURE);
+    assert_eq!(app.reaper_text(), "reaper: paused (clock looks wrong)");
+    let banners: Vec<String> = panes::header::banners(&app)
+        .into_iter()
+        .map(|(text, _)| text)
+        .collect();
+    assert_eq!(banners, [format!("! {doubt}")]);
+    assert_eq!(press(&mut app, KeyCode::Char('r')), None);
+    let refused = app.drain_outbox();
+    assert_eq!(refused.len(), 1);
+    assert_eq!(refused[0].kind, ActivityKind::Refused);
+    assert_eq!(
+        refused[0].detail,
+        "the wall clock looks wrong (see the header): r is off until it looks right"
+    );
+    app.handle(Event::Clock(None), CAPTURE);
+    assert_eq!(app.reaper_text(), "reaper: every 1s");
+}
