@@ -37,6 +37,9 @@ pub enum Event {
     /// The stackless controller serving the store changed (started, stopped,
     /// another pid, its persistence warning); sent by the watcher.
     Controller(crate::model::controller::ControllerState),
+    /// New lines, a rotation or truncation note, or the watch mode of the
+    /// open logs view; sent by the `logs-follower` thread (`crate::logs`).
+    Logs(crate::model::logview::LogUpdate),
 }
 
 /// Whether this console runs the reaper and the helper supervisor. One

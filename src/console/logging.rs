@@ -58,6 +58,9 @@ pub(super) fn trace(event: &Event) {
         Event::Snapshot(snapshot) => {
             tracing::debug!(instances = snapshot.instances.len(), "snapshot");
         }
-        Event::Input(_) | Event::Tick | Event::Activity(_) => {}
+        Event::Logs(crate::model::logview::LogUpdate::Note { service, note, .. }) => {
+            tracing::info!("logs: service {service}: {note:?}");
+        }
+        Event::Input(_) | Event::Tick | Event::Activity(_) | Event::Logs(_) => {}
     }
 }

@@ -12,6 +12,7 @@
 
 mod leader;
 mod logging;
+mod logs_session;
 mod render_loop;
 mod run;
 mod setup;

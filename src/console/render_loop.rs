@@ -5,7 +5,9 @@
 //! returns (reap, tear down, open a detail, cancel an operation) are carried
 //! out here: teardowns on their own threads, a cancel on a tokio task
 //! (`crate::controller::cancel`), the detail read on this loop (a
-//! short-timeout read-only connection of its own).
+//! short-timeout read-only connection of its own), the logs view's opens
+//! and scroll-back reads on this loop too (a few 64 KiB blocks read from a
+//! file's end: `super::logs_session`), its follower on a thread.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -15,6 +17,7 @@ use color_eyre::eyre::{Result, WrapErr as _};
 use futures::StreamExt as _;
 use tokio::signal::unix::{SignalKind, signal};
 
+use super::logs_session::LogsSession;
 use super::terminal::{Term, with_terminal};
 use crate::controller::cancel::{self, CancelRequest};
 use crate::event::{Event, EventReceiver};
@@ -39,6 +42,7 @@ pub(super) async fn run(
     teardowns: &Teardowns,
     recorder: &Recorder,
     stackless: OsString,
+    logs: LogsSession,
 ) -> Result<&'static str> {
     let mut input = crossterm::event::EventStream::new();
     let mut ticker = tokio::time::interval(Duration::from_secs(1));
@@ -58,6 +62,7 @@ pub(super) async fn run(
             path: teardowns.path.clone(),
             store: None,
         },
+        logs,
     };
     loop {
         crate::fault::inject("render");
@@ -117,6 +122,7 @@ struct Actions<'a> {
     /// The stackless CLI `c` runs.
     stackless: OsString,
     details: DetailReader,
+    logs: LogsSession,
 }
 
 impl Actions<'_> {
@@ -144,6 +150,22 @@ impl Actions<'_> {
                     self.recorder.clone(),
                     unix_now,
                 );
+                return;
+            }
+            Some(Command::OpenLogs { session, request }) => {
+                self.logs.open(app, session, &request);
+                return;
+            }
+            Some(Command::LogsOlder {
+                session,
+                service,
+                before,
+            }) => {
+                self.logs.older(app, session, service, before);
+                return;
+            }
+            Some(Command::CloseLogs) => {
+                self.logs.close();
                 return;
             }
             Some(Command::Quit) | None => return,

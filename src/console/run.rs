@@ -76,6 +76,7 @@ pub(super) fn run(setup: Setup) -> Result<()> {
         &teardowns,
         &recorder,
         setup.stackless.clone(),
+        super::logs_session::LogsSession::new(setup.state_dir.clone(), tx.clone()),
     ));
 
     stop.cancel();

@@ -13,6 +13,8 @@ pub mod detail;
 pub mod envelope;
 pub mod generation;
 pub mod liveness;
+pub mod logtext;
+pub mod logview;
 pub mod name;
 pub mod observe;
 pub mod op_rules;

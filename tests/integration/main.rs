@@ -13,6 +13,7 @@ mod faults;
 mod generations;
 mod headless;
 mod hostile;
+mod logs;
 mod read_only_other_user;
 mod real_fixtures;
 mod reaper;

@@ -24,6 +24,7 @@ macro_rules! assert_snapshot {
     }};
 }
 
+mod ui_logs;
 mod ui_operations;
 mod ui_operator;
 mod ui_panes;

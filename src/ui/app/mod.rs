@@ -13,6 +13,7 @@
 //! - `rows`: the Instances rows (sort, filter, selection across snapshots);
 //! - `operations`: the Operations pane's selection and overlay, `c` (cancel
 //!   an operation) and the changes observed between snapshots;
+//! - `logs`: the logs view (`l`): tabs, follow/pause, scroll-back, search;
 //! - `flash`: the footer's flash message and the operator's own activity;
 //! - `log`: the bounded, coalescing [`Log`] of the Supervisor and Activity
 //!   panes.
@@ -22,6 +23,7 @@ mod config;
 mod flash;
 mod input;
 mod log;
+mod logs;
 mod operations;
 mod rows;
 
@@ -33,6 +35,7 @@ pub use config::{AppConfig, Command};
 pub use flash::{FLASH_SECS, Flash, FlashLevel};
 pub use input::WHEEL_STEP;
 pub use log::{LOG_CAPACITY, Log, Logged};
+pub use logs::{LogsView, ServiceTab};
 pub use rows::SortKey;
 
 use flash::flash_live;
@@ -114,6 +117,8 @@ pub(crate) struct Viewport {
     pub detail_rows: usize,
     /// Detail document length, as last drawn.
     pub detail_len: usize,
+    /// Rows of log lines the logs view shows.
+    pub logs_rows: usize,
 }
 
 /// Counts for the header, computed once per snapshot (and per tick for the
@@ -175,6 +180,10 @@ pub struct App {
     own: std::collections::HashMap<String, i64>,
     help: bool,
     detail: Option<Detail>,
+    /// The open logs view (over the detail view, if that is open too).
+    logs: Option<LogsView>,
+    /// The last logs session number given out.
+    logs_session: u64,
     flash: Option<Flash>,
     no_color: bool,
     quitting: bool,
@@ -227,6 +236,8 @@ impl App {
             own: std::collections::HashMap::new(),
             help: false,
             detail: None,
+            logs: None,
+            logs_session: 0,
             flash: None,
             no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
             quitting: false,
@@ -276,6 +287,10 @@ impl App {
             }
             Event::Controller(controller) => {
                 self.controller = controller;
+                None
+            }
+            Event::Logs(update) => {
+                self.logs_update(update);
                 None
             }
             Event::Terminate(_) => {

@@ -19,9 +19,9 @@ use crossterm::event::{KeyCode, KeyModifiers};
 use ratatui::layout::Position;
 
 /// Where a binding applies. Exactly one of [`Context::Confirm`],
-/// [`Context::Help`], [`Context::Operation`], [`Context::Filter`],
-/// [`Context::Detail`] and [`Context::Panes`] is current, decided in that
-/// order
+/// [`Context::Help`], [`Context::Operation`], [`Context::LogSearch`],
+/// [`Context::Logs`], [`Context::Filter`], [`Context::Detail`] and
+/// [`Context::Panes`] is current, decided in that order
 /// ([`crate::ui::App::context`]); [`Context::Always`] bindings are tried
 /// first in every one of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -34,6 +34,11 @@ pub enum Context {
     Help,
     /// The operation overlay is open (Enter on the Operations pane).
     Operation,
+    /// The logs view's search prompt has the keyboard (`/` in the logs
+    /// view).
+    LogSearch,
+    /// The logs view is open (`l`).
+    Logs,
     /// The filter prompt has the keyboard (after `/`).
     Filter,
     /// The detail view is open.
@@ -180,6 +185,26 @@ pub enum Action {
     WheelUp,
     /// Scroll the pane under the pointer (or the document) down.
     WheelDown,
+    /// Open the logs view of the target instance (`l`).
+    OpenLogs,
+    /// Close the logs view (back to the panes or the detail view).
+    CloseLogs,
+    /// Logs view: wrap long lines on or off.
+    ToggleWrap,
+    /// Logs view: open the search prompt.
+    EditSearch,
+    /// Add the typed character to the search.
+    SearchText,
+    /// Remove the search's last character.
+    SearchBackspace,
+    /// Close the prompt and jump to the nearest older match.
+    SearchKeep,
+    /// Close the prompt, clearing the search.
+    SearchClear,
+    /// Logs view: the next older match (`n`).
+    SearchOlder,
+    /// Logs view: the next newer match (`N`).
+    SearchNewer,
 }
 
 impl Action {
@@ -213,8 +238,9 @@ pub struct Bind {
 /// A key as one footer shows it: `key label`, e.g. `r reap`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FooterLabel {
-    /// Which footer: [`Context::Filter`], [`Context::Detail`] or
-    /// [`Context::Panes`] (the mode under any overlay).
+    /// Which footer: [`Context::LogSearch`], [`Context::Logs`],
+    /// [`Context::Filter`], [`Context::Detail`] or [`Context::Panes`] (the
+    /// mode under any overlay).
     pub context: Context,
     /// Position in that footer, left to right (unique per footer).
     pub slot: u8,

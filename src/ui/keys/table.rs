@@ -2,12 +2,16 @@
 
 use crossterm::event::KeyCode;
 
-use super::Context::{Always, Confirm, Detail, Filter, Help, Operation, Panes};
+use super::Context::{Always, Confirm, Detail, Filter, Help, LogSearch, Logs, Operation, Panes};
 use super::{Action, Bind, Context, FooterLabel, Key, KeyEntry, Mods};
 
 const PANES_DETAIL: &[Context] = &[Panes, Detail];
+/// The panes, the detail view and the logs view.
+const PANES_DETAIL_LOGS: &[Context] = &[Panes, Detail, Logs];
 /// The panes, the detail view and the operation overlay.
 const PANES_DETAIL_OPERATION: &[Context] = &[Panes, Detail, Operation];
+/// The panes, the detail and logs views and the operation overlay.
+const PANES_DETAIL_LOGS_OPERATION: &[Context] = &[Panes, Detail, Logs, Operation];
 
 const fn bind(contexts: &'static [Context], keys: &'static [Key], action: Action) -> Bind {
     Bind {
@@ -54,14 +58,23 @@ pub const ENTRIES: &[KeyEntry] = &[
         keys: "↑ / k, ↓ / j",
         help: "select a row; scroll logs and the detail view",
         binds: &[
-            bind(PANES_DETAIL, &[plain(KeyCode::Up), ch('k')], Action::Up),
-            bind(PANES_DETAIL, &[plain(KeyCode::Down), ch('j')], Action::Down),
+            bind(
+                PANES_DETAIL_LOGS,
+                &[plain(KeyCode::Up), ch('k')],
+                Action::Up,
+            ),
+            bind(
+                PANES_DETAIL_LOGS,
+                &[plain(KeyCode::Down), ch('j')],
+                Action::Down,
+            ),
             bind(&[Filter], &[any(KeyCode::Up)], Action::Up),
             bind(&[Filter], &[any(KeyCode::Down)], Action::Down),
         ],
         footer: &[
             foot(Panes, 0, "↑↓/jk", "select", 1),
             foot(Detail, 1, "↑↓/jk", "scroll", 1),
+            foot(Logs, 1, "↑↓/jk", "scroll", 1),
             foot(Filter, 4, "↑↓", "select", 2),
         ],
     },
@@ -69,8 +82,12 @@ pub const ENTRIES: &[KeyEntry] = &[
         keys: "PgUp / PgDn",
         help: "move by one page",
         binds: &[
-            bind(PANES_DETAIL, &[plain(KeyCode::PageUp)], Action::PageUp),
-            bind(PANES_DETAIL, &[plain(KeyCode::PageDown)], Action::PageDown),
+            bind(PANES_DETAIL_LOGS, &[plain(KeyCode::PageUp)], Action::PageUp),
+            bind(
+                PANES_DETAIL_LOGS,
+                &[plain(KeyCode::PageDown)],
+                Action::PageDown,
+            ),
             bind(&[Filter], &[any(KeyCode::PageUp)], Action::PageUp),
             bind(&[Filter], &[any(KeyCode::PageDown)], Action::PageDown),
         ],
@@ -81,22 +98,33 @@ pub const ENTRIES: &[KeyEntry] = &[
         help: "first / last row; oldest / newest log line",
         binds: &[
             bind(
-                PANES_DETAIL,
+                PANES_DETAIL_LOGS,
                 &[plain(KeyCode::Home), ch('g')],
                 Action::First,
             ),
-            bind(PANES_DETAIL, &[plain(KeyCode::End), ch('G')], Action::Last),
+            bind(
+                PANES_DETAIL_LOGS,
+                &[plain(KeyCode::End), ch('G')],
+                Action::Last,
+            ),
         ],
-        footer: &[],
+        footer: &[foot(Logs, 3, "G", "follow", 0)],
     },
     KeyEntry {
         keys: "Tab / Shift-Tab",
         help: "next / previous pane",
         binds: &[
-            bind(&[Panes], &[plain(KeyCode::Tab)], Action::NextPane),
-            bind(&[Panes], &[plain(KeyCode::BackTab)], Action::PreviousPane),
+            bind(&[Panes, Logs], &[plain(KeyCode::Tab)], Action::NextPane),
+            bind(
+                &[Panes, Logs],
+                &[plain(KeyCode::BackTab)],
+                Action::PreviousPane,
+            ),
         ],
-        footer: &[foot(Panes, 1, "Tab", "pane", 1)],
+        footer: &[
+            foot(Panes, 1, "Tab", "pane", 1),
+            foot(Logs, 2, "Tab", "service", 1),
+        ],
     },
     KeyEntry {
         keys: "Enter",
@@ -109,20 +137,53 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "Esc",
-        help: "back: detail view, operation, help; clear the filter",
+        help: "back: logs, detail view, operation, help; clear the filter",
         binds: &[
             bind(&[Help], &[any(KeyCode::Esc)], Action::CloseHelp),
             bind(&[Operation], &[any(KeyCode::Esc)], Action::CloseOperation),
+            bind(&[Logs], &[plain(KeyCode::Esc)], Action::CloseLogs),
             bind(&[Detail], &[plain(KeyCode::Esc)], Action::CloseDetail),
             bind(&[Panes], &[plain(KeyCode::Esc)], Action::ClearFilter),
         ],
-        footer: &[foot(Detail, 0, "Esc", "back", 0)],
+        footer: &[
+            foot(Detail, 0, "Esc", "back", 0),
+            foot(Logs, 0, "Esc", "back", 0),
+        ],
     },
     KeyEntry {
         keys: "p",
         help: "detail view: show / hide checkpoint payloads",
         binds: &[bind(&[Detail], &[ch('p')], Action::TogglePayloads)],
         footer: &[foot(Detail, 3, "p", "payloads", 1)],
+    },
+    KeyEntry {
+        keys: "l",
+        help: "logs: G follow, Tab service, / n N search, w wrap",
+        binds: &[
+            bind(PANES_DETAIL, &[ch('l')], Action::OpenLogs),
+            bind(&[Logs], &[ch('/')], Action::EditSearch),
+            bind(&[Logs], &[ch('n')], Action::SearchOlder),
+            bind(&[Logs], &[ch('N')], Action::SearchNewer),
+            bind(&[Logs], &[ch('w')], Action::ToggleWrap),
+            bind(&[LogSearch], &[Key::Text], Action::SearchText),
+            bind(
+                &[LogSearch],
+                &[any(KeyCode::Backspace)],
+                Action::SearchBackspace,
+            ),
+            bind(&[LogSearch], &[any(KeyCode::Enter)], Action::SearchKeep),
+            bind(&[LogSearch], &[any(KeyCode::Esc)], Action::SearchClear),
+        ],
+        footer: &[
+            foot(Panes, 10, "l", "logs", 3),
+            foot(Detail, 9, "l", "logs", 1),
+            foot(Logs, 4, "/", "search", 1),
+            foot(Logs, 5, "n/N", "match", 2),
+            foot(Logs, 6, "w", "wrap", 2),
+            foot(LogSearch, 0, "type", "search", 0),
+            foot(LogSearch, 1, "Enter", "find", 0),
+            foot(LogSearch, 2, "Esc", "clear", 0),
+        ],
     },
     KeyEntry {
         keys: "/",
@@ -218,9 +279,13 @@ pub const ENTRIES: &[KeyEntry] = &[
         keys: "mouse wheel",
         help: "scroll the pane under the pointer",
         binds: &[
-            bind(&[Panes, Filter, Detail], &[Key::WheelUp], Action::WheelUp),
             bind(
-                &[Panes, Filter, Detail],
+                &[Panes, Filter, Detail, Logs],
+                &[Key::WheelUp],
+                Action::WheelUp,
+            ),
+            bind(
+                &[Panes, Filter, Detail, Logs],
                 &[Key::WheelDown],
                 Action::WheelDown,
             ),
@@ -232,11 +297,12 @@ pub const ENTRIES: &[KeyEntry] = &[
         help: "open / close this help",
         binds: &[
             bind(&[Help], &[any(KeyCode::Char('?'))], Action::CloseHelp),
-            bind(PANES_DETAIL_OPERATION, &[ch('?')], Action::OpenHelp),
+            bind(PANES_DETAIL_LOGS_OPERATION, &[ch('?')], Action::OpenHelp),
         ],
         footer: &[
             foot(Panes, 5, "?", "help", 0),
             foot(Detail, 7, "?", "help", 0),
+            foot(Logs, 7, "?", "help", 0),
         ],
     },
     KeyEntry {
@@ -256,11 +322,12 @@ pub const ENTRIES: &[KeyEntry] = &[
                 &[Key::Code(KeyCode::Char('q'), Mods::NoCtrl)],
                 Action::Quit,
             ),
-            bind(PANES_DETAIL_OPERATION, &[ch('q')], Action::Quit),
+            bind(PANES_DETAIL_LOGS_OPERATION, &[ch('q')], Action::Quit),
         ],
         footer: &[
             foot(Panes, 6, "q", "quit", 0),
             foot(Detail, 8, "q", "quit", 0),
+            foot(Logs, 8, "q", "quit", 0),
         ],
     },
 ];

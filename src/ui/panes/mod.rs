@@ -7,6 +7,7 @@ pub mod detail;
 pub mod footer;
 pub mod header;
 pub mod instances;
+pub mod logs;
 pub mod operation;
 pub mod operations;
 pub mod overlay;
