@@ -10,5 +10,6 @@ mod common;
 mod harness;
 
 mod faults;
+mod logs;
 mod operator;
 mod pty;
