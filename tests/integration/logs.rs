@@ -159,6 +159,10 @@ fn follow_through_everything(notify: bool) {
     let want = expected(1..=70);
     assert_eq!(shown, want.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(screen.contains("● following"), "{screen}");
+    assert!(
+        screen.contains("web.log truncated: read again from its start"),
+        "{screen}"
+    );
     let watch = if notify { "notify" } else { "poll 250ms" };
     assert!(screen.contains(watch), "{screen}");
     drop(handle);

@@ -183,17 +183,22 @@ impl App {
             LogUpdate::Lines { service, lines, .. } => view.push(service, &lines),
             LogUpdate::Watching { mode, .. } => view.watch = Some(mode),
             LogUpdate::Note { service, note, .. } => {
-                let text = match note {
-                    FollowNote::Rotated => "rotated: following the new file".to_owned(),
-                    FollowNote::Truncated => "truncated: reading again from the start".to_owned(),
-                    FollowNote::Refused => {
-                        "replaced by a symlink or a non-file: not followed".to_owned()
+                // A rotation is routine (stackless 0.4.0 rotates every
+                // MiB): said in the footer only. The rest stays on the tab.
+                let (text, keep) = match note {
+                    FollowNote::Rotated => ("rotated: following the new file".to_owned(), false),
+                    FollowNote::Truncated => {
+                        ("truncated: read again from its start".to_owned(), true)
                     }
-                    FollowNote::Error(e) => format!("read failed: {e}"),
+                    FollowNote::Refused => (
+                        "replaced by a symlink or a non-file: not followed".to_owned(),
+                        true,
+                    ),
+                    FollowNote::Error(e) => (format!("read failed: {e}"), true),
                 };
                 let name = view.service_name(service).to_owned();
-                if let Some(tab) = view.services.get_mut(usize::from(service)) {
-                    tab.note = Some(text.clone());
+                if keep && let Some(tab) = view.services.get_mut(usize::from(service)) {
+                    tab.note = Some(format!("{name}.log {text}"));
                 }
                 self.set_flash(FlashLevel::Info, format!("{name}.log {text}"));
             }
