@@ -9,7 +9,7 @@ after a release build of the binary alone:
 What it does, for each size (a fresh console each, terminal 200x60,
 `--no-reaper`, on a copy of tests/fixtures/stackless-real-v4.db):
 
-- writes `<state_dir>/logs/alpha/web.log` in /tmp: 1 KiB (20 lines) or
+- writes `<state_dir>/logs/alpha/web.log` in /tmp: 1 KiB (13 lines) or
   1 GiB (timestamped request lines, 1 MiB blocks), its last line a marker;
   evicts it from the page cache (posix_fadvise DONTNEED) before every open,
   so each open reads from disk;
@@ -40,7 +40,7 @@ LINE = b"2026-12-01T11:20:00Z INFO  GET /v1/orders/1234567 200 12ms upstream=ord
 def write_log(path, size):
     with open(path, "wb") as f:
         if size <= 1 << 10:
-            f.write(b"".join(b"2026-12-01T11:20:%02dZ small line %d\n" % (i, i) for i in range(19)))
+            f.write(LINE * 12)
         else:
             block = LINE * ((1 << 20) // len(LINE))
             written = 0
