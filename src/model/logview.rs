@@ -346,15 +346,19 @@ impl Buffer {
     }
 
     /// Scroll by `delta` lines (negative: up, older), for a view `rows`
-    /// high. Returns whether older lines should be read now (the top of the
-    /// window is within a page).
-    pub fn scroll(&mut self, delta: isize, rows: usize) -> bool {
-        let max = self.lines.len().saturating_sub(rows.max(1));
+    /// high. Cut lines (`wrap` false) take a row each, so the oldest line
+    /// is at the top once `rows` lines are below it; wrapped ones may take
+    /// more, so any line can be the bottom one. Returns whether older lines
+    /// should be read now (the top of the window is within a page).
+    pub fn scroll(&mut self, delta: isize, rows: usize, wrap: bool) -> bool {
+        let shown = if wrap { 1 } else { rows.max(1) };
+        let max = self.lines.len().saturating_sub(shown);
         self.scroll_up = if delta < 0 {
-            self.scroll_up.saturating_add(delta.unsigned_abs()).min(max)
+            self.scroll_up.saturating_add(delta.unsigned_abs())
         } else {
             self.scroll_up.saturating_sub(delta.unsigned_abs())
-        };
+        }
+        .min(max);
         self.wants_older(rows)
     }
 
@@ -437,7 +441,7 @@ mod tests {
     fn paused_view_stays_put_when_lines_arrive() {
         let mut b = Buffer::new(lines(20), Older::Start);
         assert!(b.following());
-        b.scroll(-5, 10);
+        b.scroll(-5, 10, false);
         assert!(!b.following());
         assert_eq!(b.window(10), (5, 15));
         b.push(&[line("new", 999)]);
@@ -451,8 +455,8 @@ mod tests {
     fn scrolling_near_the_top_asks_for_older() {
         let older = Older::Before(line("", 0).at);
         let mut b = Buffer::new(lines(50), older);
-        assert!(!b.scroll(-10, 10));
-        assert!(b.scroll(-25, 10));
+        assert!(!b.scroll(-10, 10, false));
+        assert!(b.scroll(-25, 10, false));
         b.loading = true;
         assert!(!b.wants_older(10));
         b.prepend(vec![line("older", 0)], Older::Start);
@@ -460,6 +464,12 @@ mod tests {
         assert_eq!(b.lines()[0].text, "older");
         assert_eq!(b.scroll_up, 35);
         assert!(!b.wants_older(10));
+        // Wrapped, any line can be the bottom one.
+        let mut b = Buffer::new(lines(50), Older::Start);
+        b.scroll(-100, 10, true);
+        assert_eq!(b.scroll_up, 49);
+        b.scroll(-100, 10, false);
+        assert_eq!(b.scroll_up, 40);
     }
 
     #[test]

@@ -217,8 +217,9 @@ impl App {
         let rows = self.viewport.get().logs_rows.max(1);
         let view = self.logs.as_mut()?;
         let tab = view.tab;
+        let wrap = view.wrap;
         let buffer = view.buffer_mut();
-        let wants = buffer.scroll(delta, rows);
+        let wants = buffer.scroll(delta, rows, wrap);
         older_command(view, tab, wants)
     }
 
@@ -251,8 +252,12 @@ impl App {
 
     /// `w`.
     pub(super) fn toggle_wrap(&mut self) {
+        let rows = self.viewport.get().logs_rows.max(1);
         if let Some(view) = self.logs.as_mut() {
             view.wrap = !view.wrap;
+            // Unwrapped, a line is a row: no further up than a page's top.
+            let wrap = view.wrap;
+            view.buffer_mut().scroll(0, rows, wrap);
             let text = if view.wrap { "wrap on" } else { "wrap off" };
             self.set_flash(FlashLevel::Info, text.into());
         }
