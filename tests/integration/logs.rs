@@ -440,3 +440,41 @@ fn hostile_log_bytes_never_reach_the_terminal() {
         press(&mut app, KeyCode::Tab);
     }
 }
+
+/// Opened before the instance wrote anything: the view looks again every
+/// tick and shows the logs once they are there.
+#[test]
+fn a_logs_dir_that_appears_later_is_picked_up() {
+    let state = tempfile::tempdir().unwrap();
+    let mut app = app_with(vec![instance("alpha", "local", None)], 5);
+    let (session, request) = press_l(&mut app);
+    let (opened, _) = logs::open(state.path(), &request);
+    app.show_logs(session, opened);
+    let screen = render_app(&app, 120, 20);
+    assert!(screen.contains("no logs directory"), "{screen}");
+    let again = |app: &mut App| match app.handle(Event::Tick, CAPTURE) {
+        Some(Command::OpenLogs { session, request }) => {
+            let (opened, _) = logs::open(state.path(), &request);
+            app.show_logs(session, opened);
+        }
+        other => panic!("a tick asked for {other:?}"),
+    };
+    again(&mut app);
+    assert!(matches!(
+        app.logs().unwrap().state,
+        LogsState::DirGone { .. }
+    ));
+    let dir = state.path().join("logs/alpha");
+    std::fs::create_dir_all(&dir).unwrap();
+    again(&mut app);
+    assert!(matches!(
+        app.logs().unwrap().state,
+        LogsState::NoFiles { .. }
+    ));
+    std::fs::write(dir.join("web.log"), lines(1..=2)).unwrap();
+    again(&mut app);
+    assert_eq!(app.logs().unwrap().state, LogsState::Ready);
+    assert_eq!(held(&app), expected(1..=2));
+    // Ready: ticks ask for nothing more.
+    assert_eq!(app.handle(Event::Tick, CAPTURE), None);
+}

@@ -205,6 +205,24 @@ impl App {
         }
     }
 
+    /// On each tick: a logs view that found no logs directory, or no log in
+    /// it, looks again (an instance still starting writes its logs soon).
+    pub(super) fn recheck_logs(&mut self) -> Option<Command> {
+        let view = self.logs.as_mut()?;
+        if !matches!(
+            view.state,
+            LogsState::DirGone { .. } | LogsState::NoFiles { .. }
+        ) {
+            return None;
+        }
+        self.logs_session += 1;
+        view.session = self.logs_session;
+        Some(Command::OpenLogs {
+            session: view.session,
+            request: view.request.clone(),
+        })
+    }
+
     /// Esc in the logs view.
     pub(super) fn close_logs(&mut self) -> Option<Command> {
         self.logs = None;

@@ -258,7 +258,7 @@ impl App {
                 if self.flash.as_ref().is_some_and(|f| !flash_live(f, now)) {
                     self.flash = None;
                 }
-                None
+                self.recheck_logs()
             }
             Event::Snapshot(snapshot) => {
                 self.observe(&snapshot);

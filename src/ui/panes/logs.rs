@@ -97,9 +97,11 @@ fn state_text(view: &LogsView) -> Option<(String, Style)> {
         ),
         LogsState::DirGone { path } => format!(
             "no logs directory: {path} does not exist (nothing was written here, \
-             or it was removed with the instance)"
+             or it was removed with the instance); looked for again every second"
         ),
-        LogsState::NoFiles { path } => format!("{path} holds no service log (*.log)"),
+        LogsState::NoFiles { path } => {
+            format!("{path} holds no service log (*.log); looked for again every second")
+        }
         LogsState::Failed(message) => message.clone(),
     };
     let style = match view.state {
