@@ -34,7 +34,11 @@ impl LogsSession {
     /// Open `request`'s logs for `session`, hand the tails to `app`, follow.
     pub(super) fn open(&mut self, app: &mut App, session: u64, request: &LogsRequest) {
         self.follower = None;
-        let (opened, follows) = logs::open(&self.state_dir, request);
+        let logs::Opening {
+            opened,
+            follows,
+            names,
+        } = logs::open_all(&self.state_dir, request);
         let dir = self.state_dir.join("logs").join(&request.dir);
         let mut bases = Vec::new();
         for (index, _) in opened.services.iter().enumerate() {
@@ -47,7 +51,7 @@ impl LogsSession {
         self.bases = (session, bases);
         app.show_logs(session, opened);
         if !follows.is_empty() {
-            match follower::spawn(session, dir, follows, self.tx.clone(), true) {
+            match follower::spawn(session, dir, names, follows, self.tx.clone(), true) {
                 Ok(handle) => self.follower = Some(handle),
                 Err(e) => tracing::warn!("cannot start the logs follower: {e}"),
             }
@@ -73,6 +77,14 @@ impl LogsSession {
             }
         };
         app.show_older_logs(session, service, lines, older);
+    }
+
+    /// A service log that appeared while following: where to read its
+    /// older lines.
+    pub(super) fn add_service(&mut self, session: u64, service: u16, base: PathBuf) {
+        if self.bases.0 == session && usize::from(service) == self.bases.1.len() {
+            self.bases.1.push(base);
+        }
     }
 
     /// Stop following.

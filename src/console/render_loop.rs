@@ -23,6 +23,7 @@ use crate::controller::cancel::{self, CancelRequest};
 use crate::event::{Event, EventReceiver};
 use crate::model::activity::Actor;
 use crate::model::detail::InstanceDetail;
+use crate::model::logview::LogUpdate;
 use crate::model::time::unix_now;
 use crate::reaper::{Intent, Teardowns};
 use crate::recorder::Recorder;
@@ -128,6 +129,15 @@ struct Actions<'a> {
 impl Actions<'_> {
     fn handle(&mut self, app: &mut App, event: Event) {
         super::logging::trace(&event);
+        if let Event::Logs(LogUpdate::NewService {
+            session,
+            service,
+            base,
+            ..
+        }) = &event
+        {
+            self.logs.add_service(*session, *service, base.clone());
+        }
         let command = app.handle(event, unix_now());
         // The UI showed these itself (refusals): audit and log them.
         for activity in app.drain_outbox() {

@@ -12,6 +12,9 @@
 //!   mid-line) is joined.
 //! - Truncation (the file shrank below what was read): read again from 0,
 //!   with a note.
+//! - A `<service>.log` that appears later (a service started after the
+//!   open) becomes a new tab, followed from its start (the directory is
+//!   listed again every [`RESCAN`]).
 //! - Stops when its [`Handle`] is dropped (the view closed, or the render
 //!   loop ended) or the event channel closed.
 
@@ -20,12 +23,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::{Follow, key_of, open_log};
 use crate::event::{Event, EventSender};
+use crate::model::logtext::Assembler;
 use crate::model::logtext::{LinePos, RawLine};
 use crate::model::logview::{FollowNote, LogLine, LogUpdate, WatchMode};
+use crate::model::text::sanitize;
 
 /// How often the files are polled when notifications are unavailable.
 pub const POLL_INTERVAL: Duration = Duration::from_millis(250);
@@ -49,14 +54,18 @@ impl Drop for Handle {
     }
 }
 
-/// Start following `follows` (files in `dir`) for logs session `session`.
-/// `notify` false: poll only (tests of the fallback).
+/// Start following `follows` (files in `dir`) for logs session `session`;
+/// `known` are the names of every service found at open, in index order
+/// (a `<service>.log` that appears later gets the next index and its own
+/// [`LogUpdate::NewService`]). `notify` false: poll only (tests of the
+/// fallback).
 ///
 /// # Errors
 /// The thread could not be spawned.
 pub fn spawn(
     session: u64,
     dir: PathBuf,
+    known: Vec<String>,
     follows: Vec<Follow>,
     tx: EventSender,
     notify: bool,
@@ -87,7 +96,21 @@ pub fn spawn(
             if !send(LogUpdate::Watching { session, mode }) {
                 return;
             }
+            let mut known = known;
+            let mut scanned = Instant::now();
             while !stop.load(Ordering::Acquire) {
+                if scanned.elapsed() >= RESCAN {
+                    scanned = Instant::now();
+                    for (update, follow) in new_services(session, &dir, &mut known) {
+                        if !send(update) {
+                            return;
+                        }
+                        tracked.extend(follow.map(|follow| Tracked {
+                            follow,
+                            refused: false,
+                        }));
+                    }
+                }
                 let mut more = false;
                 for t in &mut tracked {
                     let (lines, notes, rest) = t.poll();
@@ -125,6 +148,65 @@ pub fn spawn(
             drop(watcher);
         })?;
     Ok(handle)
+}
+
+/// How often the directory is listed for logs that appeared since.
+pub const RESCAN: Duration = Duration::from_secs(1);
+
+/// The `<service>.log` files in `dir` not in `known` (which they join):
+/// for each, its [`LogUpdate::NewService`] (and a refusal note when it
+/// cannot be opened) and, when it can, the file to follow from its start.
+fn new_services(
+    session: u64,
+    dir: &std::path::Path,
+    known: &mut Vec<String>,
+) -> Vec<(LogUpdate, Option<Follow>)> {
+    let Ok(names) = super::services(dir) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for name in names {
+        if known.contains(&name) || known.len() >= super::MAX_SERVICES {
+            continue;
+        }
+        let Ok(service) = u16::try_from(known.len()) else {
+            break;
+        };
+        known.push(name.clone());
+        let base = dir.join(format!("{name}.log"));
+        found.push((
+            LogUpdate::NewService {
+                session,
+                service,
+                name: sanitize(&name).into_owned(),
+                base: base.clone(),
+            },
+            None,
+        ));
+        match open_log(&base).and_then(|file| Ok((key_of(&file.metadata()?), file))) {
+            Ok((key, file)) => {
+                if let Some(last) = found.last_mut() {
+                    last.1 = Some(Follow {
+                        service,
+                        base,
+                        file,
+                        key,
+                        offset: 0,
+                        assembler: Assembler::default(),
+                    });
+                }
+            }
+            Err(e) => found.push((
+                LogUpdate::Note {
+                    session,
+                    service,
+                    note: FollowNote::Error(super::open_error(&e)),
+                },
+                None,
+            )),
+        }
+    }
+    found
 }
 
 /// Notifications on `dir` (not recursive), each one a wake.

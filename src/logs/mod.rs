@@ -131,18 +131,37 @@ pub struct Follow {
 /// each service, and the files for the follower.
 #[must_use]
 pub fn open(state_dir: &Path, request: &LogsRequest) -> (Opened, Vec<Follow>) {
+    let opening = open_all(state_dir, request);
+    (opening.opened, opening.follows)
+}
+
+/// What [`open_all`] found.
+#[derive(Debug)]
+pub struct Opening {
+    /// For the view.
+    pub opened: Opened,
+    /// For the follower.
+    pub follows: Vec<Follow>,
+    /// Every service's name as found on disk, in index order (including
+    /// the ones that could not be opened), so the follower can tell a new
+    /// one.
+    pub names: Vec<String>,
+}
+
+/// [`open`], with the services' names as found on disk.
+#[must_use]
+pub fn open_all(state_dir: &Path, request: &LogsRequest) -> Opening {
     let root = state_dir.join("logs");
     let dir = root.join(&request.dir);
     let path = sanitize(&dir.display().to_string()).into_owned();
-    let done = |state| {
-        (
-            Opened {
-                state,
-                path: path.clone(),
-                services: Vec::new(),
-            },
-            Vec::new(),
-        )
+    let done = |state| Opening {
+        opened: Opened {
+            state,
+            path: path.clone(),
+            services: Vec::new(),
+        },
+        follows: Vec::new(),
+        names: Vec::new(),
     };
     if !crate::model::logview::logs_on_disk(&request.substrate) {
         return done(LogsState::Elsewhere);
@@ -171,14 +190,24 @@ pub fn open(state_dir: &Path, request: &LogsRequest) -> (Opened, Vec<Follow>) {
         opened.push(service_open);
         follows.extend(follow);
     }
-    (
-        Opened {
+    Opening {
+        opened: Opened {
             state: LogsState::Ready,
             path,
             services: opened,
         },
         follows,
-    )
+        names,
+    }
+}
+
+/// Why a log cannot be opened, as said on its tab.
+fn open_error(e: &io::Error) -> String {
+    if e.raw_os_error() == Some(nix::libc::ELOOP) {
+        "a symlink: not followed".to_owned()
+    } else {
+        e.to_string()
+    }
 }
 
 fn open_service(service: u16, name: &str, base: PathBuf) -> (OpenedService, Option<Follow>) {
@@ -210,11 +239,7 @@ fn open_service(service: u16, name: &str, base: PathBuf) -> (OpenedService, Opti
             }),
         ),
         Err(e) => {
-            let why = if e.raw_os_error() == Some(nix::libc::ELOOP) {
-                "a symlink: not followed".to_owned()
-            } else {
-                e.to_string()
-            };
+            let why = open_error(&e);
             (
                 OpenedService {
                     error: Some(format!("cannot open {name}.log: {why}")),

@@ -209,6 +209,20 @@ pub enum LogUpdate {
         /// Notifications or polling.
         mode: WatchMode,
     },
+    /// A service log that appeared after the open (a service started
+    /// later): a new tab, followed from the file's start. Sent before any
+    /// of its lines.
+    NewService {
+        /// The session.
+        session: u64,
+        /// Its index: the next after every service known so far.
+        service: u16,
+        /// The service name, sanitized.
+        name: String,
+        /// `<dir>/<service>.log`, for scroll-back reads (used by the
+        /// console, never shown).
+        base: std::path::PathBuf,
+    },
 }
 
 impl LogUpdate {
@@ -218,7 +232,8 @@ impl LogUpdate {
         match self {
             Self::Lines { session, .. }
             | Self::Note { session, .. }
-            | Self::Watching { session, .. } => *session,
+            | Self::Watching { session, .. }
+            | Self::NewService { session, .. } => *session,
         }
     }
 }

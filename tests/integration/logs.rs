@@ -125,7 +125,15 @@ fn follow_through_everything(notify: bool) {
     press(&mut app, KeyCode::Tab);
     assert_eq!(held(&app), expected(1..=20));
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let handle = follower::spawn(session, dir.clone(), follows, tx, notify).unwrap();
+    let handle = follower::spawn(
+        session,
+        dir.clone(),
+        vec!["web".into()],
+        follows,
+        tx,
+        notify,
+    )
+    .unwrap();
 
     // The line being written at open ends now.
     append(&web, "21\n");
@@ -192,7 +200,7 @@ fn the_follower_says_rotation_and_truncation() {
     };
     let (_, follows) = logs::open(state.path(), &request);
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let _handle = follower::spawn(7, dir.clone(), follows, tx, false).unwrap();
+    let _handle = follower::spawn(7, dir.clone(), vec!["web".into()], follows, tx, false).unwrap();
     let mut notes = Vec::new();
     let mut wait_note = |rx: &mut EventReceiver| {
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -477,4 +485,40 @@ fn a_logs_dir_that_appears_later_is_picked_up() {
     assert_eq!(held(&app), expected(1..=2));
     // Ready: ticks ask for nothing more.
     assert_eq!(app.handle(Event::Tick, CAPTURE), None);
+}
+
+/// A service that starts after the view opened: its log becomes a new
+/// tab, read from its start, in the all-services tab too.
+#[test]
+fn a_service_log_that_appears_while_following_gets_a_tab() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path().join("logs/alpha");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("web.log"), lines(1..=2)).unwrap();
+    let mut app = app_with(vec![instance("alpha", "local", None)], 5);
+    let (session, request) = press_l(&mut app);
+    let opening = logs::open_all(state.path(), &request);
+    assert_eq!(opening.names, ["web"]);
+    app.show_logs(session, opening.opened);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let _handle = follower::spawn(
+        session,
+        dir.clone(),
+        opening.names,
+        opening.follows,
+        tx,
+        true,
+    )
+    .unwrap();
+    std::fs::write(dir.join("worker.log"), "job 1 done\njob 2 done\n").unwrap();
+    pump(&mut app, &mut rx, |a| {
+        a.logs().unwrap().tab_names() == ["all", "web", "worker"] && held(a).len() == 4
+    });
+    assert_eq!(
+        held(&app),
+        ["line 001", "line 002", "job 1 done", "job 2 done"]
+    );
+    press(&mut app, KeyCode::Tab);
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(held(&app), ["job 1 done", "job 2 done"]);
 }

@@ -63,7 +63,7 @@ fn a_real_up_writes_the_log_the_view_opens_and_follows() {
     let before = opened.services[0].lines.len();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let dir = stack.state_dir().join("logs").join(&request.dir);
-    let _handle = follower::spawn(1, dir, follows, tx, true).expect("follower");
+    let _handle = follower::spawn(1, dir, vec!["web".into()], follows, tx, true).expect("follower");
     stack.down("demo").expect_code(0);
     assert_eq!(instance(&stack, "demo").status, Status::Tombstoned);
     std::thread::sleep(Duration::from_millis(500));

@@ -182,6 +182,14 @@ impl App {
         match update {
             LogUpdate::Lines { service, lines, .. } => view.push(service, &lines),
             LogUpdate::Watching { mode, .. } => view.watch = Some(mode),
+            LogUpdate::NewService { service, name, .. } => {
+                if usize::from(service) == view.services.len() {
+                    let text = format!("{name}.log appeared: a new tab");
+                    view.services.push(ServiceTab { name, note: None });
+                    view.buffers.push(Buffer::new(Vec::new(), Older::Start));
+                    self.set_flash(FlashLevel::Info, text);
+                }
+            }
             LogUpdate::Note { service, note, .. } => {
                 // A rotation is routine (stackless 0.4.0 rotates every
                 // MiB): said in the footer only. The rest stays on the tab.
