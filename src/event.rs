@@ -42,6 +42,9 @@ pub enum Event {
     /// while it looks wrong (the reaper and GC are paused, `r` is off),
     /// `None` when it looks right. Sent by the render loop when it changes.
     Clock(Option<String>),
+    /// New lines, a rotation or truncation note, or the watch mode of the
+    /// open logs view; sent by the `logs-follower` thread (`crate::logs`).
+    Logs(crate::model::logview::LogUpdate),
 }
 
 /// Whether this console runs the reaper and the helper supervisor. One

@@ -12,6 +12,8 @@
 //! - [`supervisor`]: the helper supervisor thread (succession).
 //! - [`controller`]: the stackless controller beside a store (probe,
 //!   cancel an operation).
+//! - [`logs`]: an instance's service logs on disk: read from the end,
+//!   followed on a thread (`logs-follower`) across rotation and truncation.
 //! - [`audit`], [`recorder`]: the audit trail, and the one place an outcome
 //!   becomes an audit, log and Activity line.
 //! - [`ui`]: the App state, the one key table, the view model, each pane.
@@ -46,6 +48,7 @@ pub mod event;
 #[doc(hidden)]
 pub mod fault;
 pub mod headless;
+pub mod logs;
 pub mod model;
 pub mod nofollow;
 pub mod reaper;

@@ -61,6 +61,9 @@ pub(super) fn trace(event: &Event) {
         }
         Event::Clock(Some(doubt)) => tracing::warn!("{doubt}"),
         Event::Clock(None) => tracing::info!("the wall clock looks right"),
-        Event::Input(_) | Event::Tick | Event::Activity(_) => {}
+        Event::Logs(crate::model::logview::LogUpdate::Note { service, note, .. }) => {
+            tracing::info!("logs: service {service}: {note:?}");
+        }
+        Event::Input(_) | Event::Tick | Event::Activity(_) | Event::Logs(_) => {}
     }
 }

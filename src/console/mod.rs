@@ -13,6 +13,7 @@
 mod input;
 mod leader;
 mod logging;
+mod logs_session;
 mod render_loop;
 mod run;
 mod setup;

@@ -6,7 +6,9 @@
 //! returns (reap, tear down, open a detail, cancel an operation) are carried
 //! out here: teardowns on their own threads, a cancel on a tokio task
 //! (`crate::controller::cancel`), the detail read on this loop (a
-//! short-timeout read-only connection of its own).
+//! short-timeout read-only connection of its own), the logs view's opens
+//! and scroll-back reads on this loop too (a few 64 KiB blocks read from a
+//! file's end: `super::logs_session`), its follower on a thread.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -15,11 +17,13 @@ use std::time::Duration;
 use color_eyre::eyre::{Result, WrapErr as _};
 use tokio::signal::unix::{SignalKind, signal};
 
+use super::logs_session::LogsSession;
 use super::terminal::{Term, with_terminal};
 use crate::controller::cancel::{self, CancelRequest};
 use crate::event::{Event, EventReceiver};
 use crate::model::activity::Actor;
 use crate::model::detail::InstanceDetail;
+use crate::model::logview::LogUpdate;
 use crate::model::time::unix_now;
 use crate::reaper::{Intent, Teardowns};
 use crate::recorder::Recorder;
@@ -39,6 +43,7 @@ pub(super) async fn run(
     teardowns: &Teardowns,
     recorder: &Recorder,
     stackless: OsString,
+    logs: LogsSession,
 ) -> Result<&'static str> {
     let mut ticker = tokio::time::interval(Duration::from_secs(1));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -59,6 +64,7 @@ pub(super) async fn run(
             store: None,
             probe: crate::store::probe::checked_sysinfo(),
         },
+        logs,
     };
     loop {
         crate::fault::inject("render");
@@ -126,11 +132,21 @@ struct Actions<'a> {
     /// The stackless CLI `c` runs.
     stackless: OsString,
     details: DetailReader,
+    logs: LogsSession,
 }
 
 impl Actions<'_> {
     fn handle(&mut self, app: &mut App, event: Event) {
         super::logging::trace(&event);
+        if let Event::Logs(LogUpdate::NewService {
+            session,
+            service,
+            base,
+            ..
+        }) = &event
+        {
+            self.logs.add_service(*session, *service, base.clone());
+        }
         let command = app.handle(event, unix_now());
         // The UI showed these itself (refusals): audit and log them.
         for activity in app.drain_outbox() {
@@ -153,6 +169,22 @@ impl Actions<'_> {
                     self.recorder.clone(),
                     unix_now,
                 );
+                return;
+            }
+            Some(Command::OpenLogs { session, request }) => {
+                self.logs.open(app, session, &request);
+                return;
+            }
+            Some(Command::LogsOlder {
+                session,
+                service,
+                before,
+            }) => {
+                self.logs.older(app, session, service, before);
+                return;
+            }
+            Some(Command::CloseLogs) => {
+                self.logs.close();
                 return;
             }
             Some(Command::Quit) | None => return,

@@ -87,6 +87,7 @@ pub(super) fn run(setup: Setup) -> Result<()> {
         &teardowns,
         &recorder,
         setup.stackless.clone(),
+        super::logs_session::LogsSession::new(setup.state_dir.clone(), tx.clone()),
     ));
 
     stop.cancel();
@@ -173,6 +174,10 @@ fn start_threads(
 ) -> Result<()> {
     crate::store::watcher::spawn(setup.path.clone(), setup.access, tx.clone(), stop.clone())
         .wrap_err("cannot start the store watcher")?;
+    if setup.demo_dir.is_some() {
+        crate::demo::logs::spawn_writer(setup.state_dir.clone(), stop.clone())
+            .wrap_err("cannot start the demo's log writer")?;
+    }
     let dry_run = setup.action.dry_run;
     if dry_run && setup.reaper.is_some() {
         let store =

@@ -1,5 +1,6 @@
 //! The demo: a seeded state store that shows every state the console draws
-//! ([`seed()`]), a stand-in for `stackless down NAME --json` that works on it
+//! ([`seed()`]) with service logs for `l` ([`logs`], and a writer that
+//! keeps one of them growing), a stand-in for `stackless down NAME --json` that works on it
 //! ([`down`]), and a helper process built on succession for the supervisor
 //! pane ([`helper`]).
 //!
@@ -9,6 +10,7 @@
 
 pub mod down;
 pub mod helper;
+pub mod logs;
 pub mod seed;
 
 pub use seed::{LiveHolder, seed};

@@ -312,7 +312,8 @@ fn specs() -> Vec<Spec> {
 /// Create a fresh demo store at `path` with the stackless v4 schema and the
 /// seeded mix described in the module docs, times relative to `now` (unix
 /// seconds). Also creates `<state_dir>/logs/<name>/` with a small log file
-/// for every instance.
+/// for every instance, and service logs for the local ones
+/// ([`super::logs::seed`]).
 ///
 /// # Errors
 /// `path` already exists (a demo never writes into an existing store);
@@ -407,6 +408,7 @@ pub fn seed(path: &Path, now: i64, holder: &LiveHolder) -> Result<()> {
         std::fs::create_dir_all(&logs)?;
         std::fs::write(logs.join("stackless.log"), spec.log)?;
     }
+    super::logs::seed(&state_dir, now)?;
     tx.execute(
         "INSERT INTO reap_attempts (instance, attempts, last_error, next_retry_at)
          VALUES ('flaky-gpu-worker', 2, ?1, ?2)",

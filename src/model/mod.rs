@@ -14,6 +14,8 @@ pub mod envelope;
 pub mod fulltext;
 pub mod generation;
 pub mod liveness;
+pub mod logtext;
+pub mod logview;
 pub mod name;
 pub mod observe;
 pub mod op_rules;

@@ -8,7 +8,8 @@
 //! others the pane is absent and its room goes to the rest), a row with
 //! Backoffs (left) and Supervisor (right), Activity, and a one-line footer
 //! of keys (or the latest flash message). The detail view ([`detail`])
-//! replaces the panes while it is open; the operation overlay (Enter on
+//! replaces the panes while it is open, the logs view
+//! ([`panes::logs`], `l`) replaces both; the operation overlay (Enter on
 //! Operations) is drawn over them, and the full-text view ([`fulltext`],
 //! Enter on a log line or `e` anywhere) over all of them. Below [`MIN_WIDTH`] x [`MIN_HEIGHT`] only a
 //! one-line notice is drawn.
@@ -131,7 +132,9 @@ pub fn draw(frame: &mut Frame, app: &App) {
     let areas = layout(app, area);
     app.areas.set(Some(areas));
     panes::header::render(frame, areas.header, app);
-    if app.detail().is_some() {
+    if app.logs().is_some() {
+        panes::logs::render(frame, areas.body(), app);
+    } else if app.detail().is_some() {
         panes::detail::render(frame, areas.body(), app);
     } else {
         panes::instances::render(frame, areas.instances, app);

@@ -202,3 +202,18 @@ pub fn prompt() -> Style {
         .bg(Color::Cyan)
         .add_modifier(Modifier::BOLD)
 }
+
+/// A search match in the logs view (without colour: reversed).
+#[must_use]
+pub fn search_hit() -> Style {
+    Style::new()
+        .fg(Color::Black)
+        .bg(Color::Yellow)
+        .add_modifier(Modifier::REVERSED)
+}
+
+/// The matches of the current search match's line (bold too).
+#[must_use]
+pub fn search_current() -> Style {
+    search_hit().add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
+}

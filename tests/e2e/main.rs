@@ -11,6 +11,7 @@ mod harness;
 
 mod faults;
 mod faults_round2;
+mod logs;
 mod operator;
 mod pty;
 mod remote;

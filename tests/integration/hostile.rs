@@ -43,7 +43,8 @@ impl std::io::Write for Captured {
     }
 }
 
-fn render_bytes(app: &App, width: u16, height: u16) -> Vec<u8> {
+/// The bytes a real crossterm backend writes for one frame of `app`.
+pub(crate) fn render_bytes(app: &App, width: u16, height: u16) -> Vec<u8> {
     let captured = Captured::default();
     let backend = CrosstermBackend::new(captured.clone());
     let mut terminal = Terminal::with_options(
@@ -60,7 +61,8 @@ fn render_bytes(app: &App, width: u16, height: u16) -> Vec<u8> {
     bytes
 }
 
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+/// Whether `needle` occurs in `haystack`.
+pub(crate) fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
 

@@ -14,6 +14,7 @@ mod faults_round2;
 mod generations;
 mod headless;
 mod hostile;
+mod logs;
 mod read_only_other_user;
 mod real_fixtures;
 mod reaper;

@@ -17,6 +17,7 @@ mod harness;
 
 mod cancel;
 mod failed_up;
+mod logs;
 mod pending;
 mod reap;
 mod services;

@@ -924,7 +924,6 @@ fn a_hundred_thousand_instances_scroll() {
         ..Rows::default()
     });
     let mut app = app_with(config(), snapshot);
-    let started = Instant::now();
     let text = render_app(&app, 120, 40);
     assert!(
         text.contains("1 of 100000") && text.contains("i000000"),
@@ -942,9 +941,4 @@ fn a_hundred_thousand_instances_scroll() {
     assert!(index < 99_999 && index > 99_900, "{index}");
     let text = render_app(&app, 120, 40);
     assert!(text.contains(&format!("i{index:06}")), "{text}");
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        started.elapsed()
-    );
 }

@@ -3,6 +3,8 @@
 //! ([`Command`]).
 
 use crate::model::Instance;
+use crate::model::logtext::LinePos;
+use crate::model::logview::LogsRequest;
 
 /// What the console wiring needs to know that the snapshot does not say.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +64,30 @@ pub enum Command {
         /// `operations.verb`, for the report.
         verb: String,
     },
+    /// Open an instance's logs (`l`, or `G` after scrolling back so far
+    /// that newer lines were dropped): `crate::logs::open`, the answer to
+    /// [`App::show_logs`](super::App::show_logs), then follow them (the
+    /// follower's lines come as `Event::Logs` of this session). Replaces
+    /// any follower running.
+    OpenLogs {
+        /// Which open this is.
+        session: u64,
+        /// The logs directory to open.
+        request: LogsRequest,
+    },
+    /// Read older lines of one service, before `before`
+    /// (`crate::logs::history::older`), and hand them to
+    /// [`App::show_older_logs`](super::App::show_older_logs).
+    LogsOlder {
+        /// The session the service index belongs to.
+        session: u64,
+        /// The service index (as opened).
+        service: u16,
+        /// Read the lines before this position.
+        before: LinePos,
+    },
+    /// The logs view closed: stop following.
+    CloseLogs,
     /// Quit (`q`, Ctrl-C, or a termination signal).
     Quit,
 }

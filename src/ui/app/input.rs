@@ -34,12 +34,19 @@ impl App {
     }
 
     /// The mode under any dialog or help overlay, whose keys the footer
-    /// shows: the full-text view, else the filter prompt, else the detail
+    /// shows: the full-text view, else the logs view (its search prompt
+    /// first), else the filter prompt, else the detail
     /// view, else the panes.
     #[must_use]
     pub fn base_context(&self) -> Context {
         if self.full.is_some() {
             Context::FullText
+        } else if let Some(logs) = &self.logs {
+            if logs.editing.is_some() {
+                Context::LogSearch
+            } else {
+                Context::Logs
+            }
         } else if self.filter_editing {
             Context::Filter
         } else if self.detail.is_some() {
@@ -84,6 +91,16 @@ impl App {
                 self.quitting = true;
                 return Some(Command::Quit);
             }
+            Action::Up if self.logs.is_some() => return self.scroll_logs(-1),
+            Action::Down if self.logs.is_some() => return self.scroll_logs(1),
+            Action::PageUp if self.logs.is_some() => return self.scroll_logs(-self.logs_page()),
+            Action::PageDown if self.logs.is_some() => return self.scroll_logs(self.logs_page()),
+            Action::First if self.logs.is_some() => return self.scroll_logs(isize::MIN / 2),
+            Action::Last if self.logs.is_some() => return self.follow_logs(),
+            Action::WheelUp if self.logs.is_some() => return self.scroll_logs(-WHEEL_STEP),
+            Action::WheelDown if self.logs.is_some() => return self.scroll_logs(WHEEL_STEP),
+            Action::NextPane if self.logs.is_some() => self.logs_tab(true),
+            Action::PreviousPane if self.logs.is_some() => self.logs_tab(false),
             Action::Up => self.move_or_scroll(-1),
             Action::Down => self.move_or_scroll(1),
             Action::PageUp => self.move_or_scroll(-self.page_rows()),
@@ -142,6 +159,20 @@ impl App {
             Action::Click => self.click(input),
             Action::WheelUp => self.wheel(input, -WHEEL_STEP),
             Action::WheelDown => self.wheel(input, WHEEL_STEP),
+            Action::OpenLogs => return self.open_logs(),
+            Action::CloseLogs => return self.close_logs(),
+            Action::ToggleWrap => self.toggle_wrap(),
+            Action::EditSearch => self.search_prompt(true, false),
+            Action::SearchText => {
+                if let Input::Key(KeyCode::Char(c), _) = input {
+                    self.edit_search(Some(c));
+                }
+            }
+            Action::SearchBackspace => self.edit_search(None),
+            Action::SearchKeep => self.search_prompt(false, true),
+            Action::SearchClear => self.search_prompt(false, false),
+            Action::SearchOlder => self.find_in_logs(true),
+            Action::SearchNewer => self.find_in_logs(false),
         }
         None
     }
@@ -248,6 +279,12 @@ impl App {
         } else if let Some((pane, _)) = self.pane_at(at) {
             self.move_in(pane, delta);
         }
+    }
+
+    fn logs_page(&self) -> isize {
+        let rows = self.viewport.get().logs_rows;
+        let rows = if rows == 0 { DEFAULT_PAGE } else { rows };
+        isize::try_from(rows).unwrap_or(isize::MAX)
     }
 
     fn detail_page(&self) -> isize {

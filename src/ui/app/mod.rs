@@ -13,6 +13,7 @@
 //! - `rows`: the Instances rows (sort, filter, selection across snapshots);
 //! - `operations`: the Operations pane's selection and overlay, `c` (cancel
 //!   an operation) and the changes observed between snapshots;
+//! - `logs`: the logs view (`l`): tabs, follow/pause, scroll-back, search;
 //! - `flash`: the footer's flash message and the operator's own activity;
 //! - `log`: the bounded, coalescing [`Log`] of the Supervisor and Activity
 //!   panes;
@@ -24,6 +25,7 @@ mod flash;
 mod fulltext;
 mod input;
 mod log;
+mod logs;
 mod operations;
 mod rows;
 
@@ -36,6 +38,7 @@ pub use flash::{FLASH_SECS, Flash, FlashLevel};
 pub use fulltext::FullView;
 pub use input::WHEEL_STEP;
 pub use log::{LOG_CAPACITY, Log, Logged};
+pub use logs::{LogsView, ServiceTab};
 pub use rows::SortKey;
 
 use flash::flash_live;
@@ -121,6 +124,8 @@ pub(crate) struct Viewport {
     pub full_rows: usize,
     /// Full-text length in wrapped rows, as last drawn.
     pub full_len: usize,
+    /// Rows of log lines the logs view shows.
+    pub logs_rows: usize,
 }
 
 /// Counts for the header, computed once per snapshot (and per tick for the
@@ -185,6 +190,10 @@ pub struct App {
     /// The full-text view (Enter on a log line, `e` anywhere), drawn over
     /// everything but the dialogs and the help.
     full: Option<FullView>,
+    /// The open logs view (over the detail view, if that is open too).
+    logs: Option<LogsView>,
+    /// The last logs session number given out.
+    logs_session: u64,
     flash: Option<Flash>,
     no_color: bool,
     quitting: bool,
@@ -241,6 +250,8 @@ impl App {
             help: false,
             detail: None,
             full: None,
+            logs: None,
+            logs_session: 0,
             flash: None,
             no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
             quitting: false,
@@ -262,7 +273,7 @@ impl App {
                 if self.flash.as_ref().is_some_and(|f| !flash_live(f, now)) {
                     self.flash = None;
                 }
-                None
+                self.recheck_logs()
             }
             Event::Snapshot(snapshot) => {
                 self.observe(&snapshot);
@@ -295,6 +306,10 @@ impl App {
             }
             Event::Clock(doubt) => {
                 self.clock_doubt = doubt;
+                None
+            }
+            Event::Logs(update) => {
+                self.logs_update(update);
                 None
             }
             Event::Terminate(_) => {

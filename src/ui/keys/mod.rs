@@ -20,7 +20,7 @@ use ratatui::layout::Position;
 
 /// Where a binding applies. Exactly one of [`Context::Confirm`],
 /// [`Context::Help`], [`Context::FullText`], [`Context::Operation`],
-/// [`Context::Filter`],
+/// [`Context::LogSearch`], [`Context::Logs`], [`Context::Filter`],
 /// [`Context::Detail`] and [`Context::Panes`] is current, decided in that
 /// order
 /// ([`crate::ui::App::context`]); [`Context::Always`] bindings are tried
@@ -37,6 +37,11 @@ pub enum Context {
     FullText,
     /// The operation overlay is open (Enter on the Operations pane).
     Operation,
+    /// The logs view's search prompt has the keyboard (`/` in the logs
+    /// view).
+    LogSearch,
+    /// The logs view is open (`l`).
+    Logs,
     /// The filter prompt has the keyboard (after `/`).
     Filter,
     /// The detail view is open.
@@ -188,6 +193,26 @@ pub enum Action {
     WheelUp,
     /// Scroll the pane under the pointer (or the document) down.
     WheelDown,
+    /// Open the logs view of the target instance (`l`).
+    OpenLogs,
+    /// Close the logs view (back to the panes or the detail view).
+    CloseLogs,
+    /// Logs view: wrap long lines on or off.
+    ToggleWrap,
+    /// Logs view: open the search prompt.
+    EditSearch,
+    /// Add the typed character to the search.
+    SearchText,
+    /// Remove the search's last character.
+    SearchBackspace,
+    /// Close the prompt and jump to the nearest older match.
+    SearchKeep,
+    /// Close the prompt, clearing the search.
+    SearchClear,
+    /// Logs view: the next older match (`n`).
+    SearchOlder,
+    /// Logs view: the next newer match (`N`).
+    SearchNewer,
 }
 
 impl Action {
@@ -221,9 +246,9 @@ pub struct Bind {
 /// A key as one footer shows it: `key label`, e.g. `r reap`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FooterLabel {
-    /// Which footer: [`Context::FullText`], [`Context::Filter`],
-    /// [`Context::Detail`] or [`Context::Panes`] (the mode under any
-    /// overlay).
+    /// Which footer: [`Context::FullText`], [`Context::LogSearch`],
+    /// [`Context::Logs`], [`Context::Filter`], [`Context::Detail`] or
+    /// [`Context::Panes`] (the mode under any overlay).
     pub context: Context,
     /// Position in that footer, left to right (unique per footer).
     pub slot: u8,

@@ -2,14 +2,17 @@
 
 use crossterm::event::KeyCode;
 
-use super::Context::{Always, Confirm, Detail, Filter, FullText, Help, Operation, Panes};
+use super::Context::{
+    Always, Confirm, Detail, Filter, FullText, Help, LogSearch, Logs, Operation, Panes,
+};
 use super::{Action, Bind, Context, FooterLabel, Key, KeyEntry, Mods};
 
 const PANES_DETAIL: &[Context] = &[Panes, Detail];
-/// The panes, the detail view and the full-text view (movement keys).
-const MOVING: &[Context] = &[Panes, Detail, FullText];
+/// The panes, the detail view, the full-text view and the logs view
+/// (movement keys).
+const MOVING: &[Context] = &[Panes, Detail, FullText, Logs];
 /// Everywhere a document or a pane has the keyboard (help, quit).
-const VIEWS: &[Context] = &[Panes, Detail, Operation, FullText];
+const VIEWS: &[Context] = &[Panes, Detail, Operation, FullText, Logs];
 /// The panes, the detail view and the operation overlay.
 const PANES_DETAIL_OPERATION: &[Context] = &[Panes, Detail, Operation];
 
@@ -67,6 +70,7 @@ pub const ENTRIES: &[KeyEntry] = &[
             foot(Panes, 0, "↑↓/jk", "select", 1),
             foot(Detail, 1, "↑↓/jk", "scroll", 1),
             foot(FullText, 1, "↑↓/jk", "scroll", 1),
+            foot(Logs, 1, "↑↓/jk", "scroll", 1),
             foot(Filter, 4, "↑↓", "select", 2),
         ],
     },
@@ -91,16 +95,23 @@ pub const ENTRIES: &[KeyEntry] = &[
             bind(MOVING, &[plain(KeyCode::Home), ch('g')], Action::First),
             bind(MOVING, &[plain(KeyCode::End), ch('G')], Action::Last),
         ],
-        footer: &[],
+        footer: &[foot(Logs, 3, "G", "follow", 0)],
     },
     KeyEntry {
         keys: "Tab / Shift-Tab",
         help: "next / previous pane",
         binds: &[
-            bind(&[Panes], &[plain(KeyCode::Tab)], Action::NextPane),
-            bind(&[Panes], &[plain(KeyCode::BackTab)], Action::PreviousPane),
+            bind(&[Panes, Logs], &[plain(KeyCode::Tab)], Action::NextPane),
+            bind(
+                &[Panes, Logs],
+                &[plain(KeyCode::BackTab)],
+                Action::PreviousPane,
+            ),
         ],
-        footer: &[foot(Panes, 1, "Tab", "pane", 1)],
+        footer: &[
+            foot(Panes, 1, "Tab", "pane", 1),
+            foot(Logs, 2, "Tab", "service", 1),
+        ],
     },
     KeyEntry {
         keys: "Enter",
@@ -123,23 +134,25 @@ pub const ENTRIES: &[KeyEntry] = &[
             bind(&[FullText], &[ch('e')], Action::CloseFullText),
         ],
         footer: &[
-            foot(Panes, 10, "e", "full text", 5),
-            foot(Detail, 9, "e", "full text", 5),
+            foot(Panes, 11, "e", "full text", 5),
+            foot(Detail, 10, "e", "full text", 5),
         ],
     },
     KeyEntry {
         keys: "Esc",
-        help: "back: full text, detail view, operation, help; clear the filter",
+        help: "back: full text, logs, detail view, operation, help; clear the filter",
         binds: &[
             bind(&[Help], &[any(KeyCode::Esc)], Action::CloseHelp),
             bind(&[FullText], &[any(KeyCode::Esc)], Action::CloseFullText),
             bind(&[Operation], &[any(KeyCode::Esc)], Action::CloseOperation),
+            bind(&[Logs], &[plain(KeyCode::Esc)], Action::CloseLogs),
             bind(&[Detail], &[plain(KeyCode::Esc)], Action::CloseDetail),
             bind(&[Panes], &[plain(KeyCode::Esc)], Action::ClearFilter),
         ],
         footer: &[
             foot(Detail, 0, "Esc", "back", 0),
             foot(FullText, 0, "Esc", "back", 0),
+            foot(Logs, 0, "Esc", "back", 0),
         ],
     },
     KeyEntry {
@@ -147,6 +160,35 @@ pub const ENTRIES: &[KeyEntry] = &[
         help: "detail view: show / hide checkpoint payloads",
         binds: &[bind(&[Detail], &[ch('p')], Action::TogglePayloads)],
         footer: &[foot(Detail, 3, "p", "payloads", 1)],
+    },
+    KeyEntry {
+        keys: "l",
+        help: "logs: G follow, Tab service, / n N search, w wrap",
+        binds: &[
+            bind(PANES_DETAIL, &[ch('l')], Action::OpenLogs),
+            bind(&[Logs], &[ch('/')], Action::EditSearch),
+            bind(&[Logs], &[ch('n')], Action::SearchOlder),
+            bind(&[Logs], &[ch('N')], Action::SearchNewer),
+            bind(&[Logs], &[ch('w')], Action::ToggleWrap),
+            bind(&[LogSearch], &[Key::Text], Action::SearchText),
+            bind(
+                &[LogSearch],
+                &[any(KeyCode::Backspace)],
+                Action::SearchBackspace,
+            ),
+            bind(&[LogSearch], &[any(KeyCode::Enter)], Action::SearchKeep),
+            bind(&[LogSearch], &[any(KeyCode::Esc)], Action::SearchClear),
+        ],
+        footer: &[
+            foot(Panes, 10, "l", "logs", 3),
+            foot(Detail, 9, "l", "logs", 1),
+            foot(Logs, 4, "/", "search", 1),
+            foot(Logs, 5, "n/N", "match", 2),
+            foot(Logs, 6, "w", "wrap", 2),
+            foot(LogSearch, 0, "type", "search", 0),
+            foot(LogSearch, 1, "Enter", "find", 0),
+            foot(LogSearch, 2, "Esc", "clear", 0),
+        ],
     },
     KeyEntry {
         keys: "/",
@@ -243,12 +285,12 @@ pub const ENTRIES: &[KeyEntry] = &[
         help: "scroll the pane under the pointer",
         binds: &[
             bind(
-                &[Panes, Filter, Detail, FullText],
+                &[Panes, Filter, Detail, FullText, Logs],
                 &[Key::WheelUp],
                 Action::WheelUp,
             ),
             bind(
-                &[Panes, Filter, Detail, FullText],
+                &[Panes, Filter, Detail, FullText, Logs],
                 &[Key::WheelDown],
                 Action::WheelDown,
             ),
@@ -266,6 +308,7 @@ pub const ENTRIES: &[KeyEntry] = &[
             foot(Panes, 5, "?", "help", 0),
             foot(Detail, 7, "?", "help", 0),
             foot(FullText, 3, "?", "help", 0),
+            foot(Logs, 7, "?", "help", 0),
         ],
     },
     KeyEntry {
@@ -291,6 +334,7 @@ pub const ENTRIES: &[KeyEntry] = &[
             foot(Panes, 6, "q", "quit", 0),
             foot(Detail, 8, "q", "quit", 0),
             foot(FullText, 4, "q", "quit", 0),
+            foot(Logs, 8, "q", "quit", 0),
         ],
     },
 ];

@@ -1,7 +1,7 @@
 //! The table against itself, and against the footer, the help overlay
 //! and the handler.
 
-use super::Context::{Confirm, Detail, Filter, FullText, Help, Operation, Panes};
+use super::Context::{Confirm, Detail, Filter, FullText, Help, LogSearch, Logs, Operation, Panes};
 use super::*;
 
 /// A press that `key` matches.
@@ -40,7 +40,7 @@ fn every_binding_resolves_to_its_action() {
 
 #[test]
 fn footer_slots_are_unique_and_labels_are_reachable() {
-    for context in [FullText, Filter, Detail, Panes] {
+    for context in [FullText, LogSearch, Logs, Filter, Detail, Panes] {
         let labels = footer(context);
         assert!(!labels.is_empty(), "{context:?}");
         let slots: Vec<u8> = labels.iter().map(|(_, l)| l.slot).collect();
@@ -58,7 +58,10 @@ fn footer_slots_are_unique_and_labels_are_reachable() {
     }
     for entry in ENTRIES {
         for label in entry.footer {
-            assert!(matches!(label.context, FullText | Filter | Detail | Panes));
+            assert!(matches!(
+                label.context,
+                FullText | LogSearch | Logs | Filter | Detail | Panes
+            ));
         }
     }
 }
@@ -101,7 +104,7 @@ mod against_the_ui {
     use unicode_width::UnicodeWidthStr;
 
     use super::super::Context::{
-        Always, Confirm, Detail, Filter, FullText, Help, Operation, Panes,
+        Always, Confirm, Detail, Filter, FullText, Help, LogSearch, Logs, Operation, Panes,
     };
     use super::super::*;
     use super::example;
@@ -205,11 +208,47 @@ mod against_the_ui {
             FullText => {
                 assert!(press(&mut app, KeyCode::Char('e')).is_none());
             }
+            Logs | LogSearch => {
+                open_logs(&mut app);
+                if context == LogSearch {
+                    press(&mut app, KeyCode::Char('/'));
+                }
+            }
         }
         if context != Always {
             assert_eq!(app.context(), context);
         }
         app
+    }
+
+    /// `l`, answered with one service of 100 lines.
+    fn open_logs(app: &mut App) {
+        use crate::model::logtext::LinePos;
+        use crate::model::logview::{LogLine, LogsState, Older, Opened, OpenedService};
+        let Some(Command::OpenLogs { session, .. }) = press(app, KeyCode::Char('l')) else {
+            panic!("l opens the logs");
+        };
+        let lines = (0..100)
+            .map(|i| LogLine {
+                text: format!("line {i}"),
+                service: 0,
+                at: LinePos::default(),
+                cont: false,
+            })
+            .collect();
+        app.show_logs(
+            session,
+            Opened {
+                state: LogsState::Ready,
+                path: "/state/logs/bravo".into(),
+                services: vec![OpenedService {
+                    name: "web".into(),
+                    lines,
+                    older: Older::Start,
+                    error: None,
+                }],
+            },
+        );
     }
 
     fn rows(buffer: &ratatui::buffer::Buffer) -> Vec<String> {
@@ -239,7 +278,7 @@ mod against_the_ui {
                 let inner = row.trim().trim_matches('║');
                 inner.strip_prefix(' ').unwrap_or(inner).to_owned()
             })
-            .take_while(|line| !line.trim().is_empty())
+            .take_while(|line| !line.trim().is_empty() && !line.starts_with("State column"))
             .map(|line| {
                 let keys: String = line.chars().take(width).collect();
                 let rest: String = line.chars().skip(width + 2).collect();
@@ -257,7 +296,7 @@ mod against_the_ui {
     /// order, and nothing else.
     #[test]
     fn footers_show_exactly_the_table() {
-        for context in [FullText, Filter, Detail, Panes] {
+        for context in [FullText, LogSearch, Logs, Filter, Detail, Panes] {
             let app = app_in(context, true);
             assert_eq!(app.base_context(), context);
             let mut terminal = Terminal::new(TestBackend::new(300, 1)).unwrap();
@@ -322,6 +361,9 @@ mod against_the_ui {
     fn check(action: Action, app: &App, command: Option<Command>, before: usize, context: Context) {
         let what = format!("{action:?} in {context:?}");
         let moved = app.selected_index() != before;
+        if context == Logs && check_logs(action, app, &command, &what) {
+            return;
+        }
         match action {
             Action::Quit => assert_eq!(command, Some(Command::Quit), "{what}"),
             // Row 1 of 3: every move changes the selection; the detail
@@ -380,6 +422,48 @@ mod against_the_ui {
             Action::WheelDown => assert!(moved || matches!(context, Detail | FullText), "{what}"),
             Action::OpenFullText => assert!(app.full_text().is_some(), "{what}"),
             Action::CloseFullText => assert!(app.full_text().is_none(), "{what}"),
+            Action::OpenLogs => {
+                assert!(matches!(command, Some(Command::OpenLogs { .. })), "{what}");
+            }
+            Action::CloseLogs => {
+                assert!(app.logs().is_none(), "{what}");
+                assert_eq!(command, Some(Command::CloseLogs), "{what}");
+            }
+            Action::ToggleWrap => assert!(app.logs().unwrap().wrap, "{what}"),
+            Action::EditSearch => assert!(app.logs().unwrap().editing.is_some(), "{what}"),
+            Action::SearchText => {
+                assert_eq!(app.logs().unwrap().editing.as_deref(), Some("x"), "{what}");
+            }
+            Action::SearchBackspace => {
+                assert_eq!(app.logs().unwrap().editing.as_deref(), Some(""), "{what}");
+            }
+            Action::SearchKeep | Action::SearchClear => {
+                assert!(app.logs().unwrap().editing.is_none(), "{what}");
+                assert_eq!(app.context(), Logs, "{what}");
+            }
+            // No search yet: the flash says how to start one.
+            Action::SearchOlder | Action::SearchNewer => assert!(app.flash().is_some(), "{what}"),
         }
+    }
+
+    /// The movement keys in the logs view: up scrolls back (pausing),
+    /// down and `G` follow; Tab moves between service tabs. `true` when
+    /// `action` was one of them.
+    fn check_logs(action: Action, app: &App, command: &Option<Command>, what: &str) -> bool {
+        let Some(view) = app.logs() else {
+            return false;
+        };
+        let buffer = view.buffer();
+        match action {
+            Action::Up | Action::PageUp | Action::First | Action::WheelUp => {
+                assert!(buffer.scroll_up > 0 && !buffer.following(), "{what}");
+            }
+            Action::Down | Action::PageDown | Action::Last | Action::WheelDown => {
+                assert!(buffer.following() && command.is_none(), "{what}");
+            }
+            Action::NextPane | Action::PreviousPane => assert_eq!(view.tab, 1, "{what}"),
+            _ => return false,
+        }
+        true
     }
 }

@@ -8,6 +8,7 @@ pub mod footer;
 pub mod fulltext;
 pub mod header;
 pub mod instances;
+pub mod logs;
 pub mod operation;
 pub mod operations;
 pub mod overlay;

@@ -93,7 +93,6 @@ pub fn render_help(frame: &mut Frame, area: Rect) {
             ])
         })
         .collect();
-    lines.push(Line::raw(""));
     lines.push(Line::styled(
         " State column (ST, after NAME): lease, lock, reap marks",
         theme::muted(),

@@ -1,0 +1,94 @@
+//! The logs view's files, for the render loop: [`Command::OpenLogs`] opens
+//! them (`crate::logs::open`: a few blocks read from each file's end) and
+//! starts a `logs-follower` thread; [`Command::LogsOlder`] reads one
+//! scroll-back step (blocks read backwards); [`Command::CloseLogs`] (or a
+//! new open, or the loop ending) drops the follower's handle, which stops it.
+
+use std::path::PathBuf;
+
+use crate::event::EventSender;
+use crate::logs::{self, follower};
+use crate::model::logtext::LinePos;
+use crate::model::logview::{LogLine, LogsRequest, Older, TAIL_LINES};
+use crate::ui::App;
+
+/// The open logs: the follower and each service's log path.
+pub(super) struct LogsSession {
+    state_dir: PathBuf,
+    tx: EventSender,
+    follower: Option<follower::Handle>,
+    /// `(session, base path per service index)`.
+    bases: (u64, Vec<PathBuf>),
+}
+
+impl LogsSession {
+    pub(super) fn new(state_dir: PathBuf, tx: EventSender) -> Self {
+        Self {
+            state_dir,
+            tx,
+            follower: None,
+            bases: (0, Vec::new()),
+        }
+    }
+
+    /// Open `request`'s logs for `session`, hand the tails to `app`, follow.
+    pub(super) fn open(&mut self, app: &mut App, session: u64, request: &LogsRequest) {
+        self.follower = None;
+        let logs::Opening {
+            opened,
+            follows,
+            names,
+        } = logs::open_all(&self.state_dir, request);
+        let dir = self.state_dir.join("logs").join(&request.dir);
+        let mut bases = Vec::new();
+        for (index, _) in opened.services.iter().enumerate() {
+            let base = follows
+                .iter()
+                .find(|f| usize::from(f.service) == index)
+                .map(|f| f.base.clone());
+            bases.push(base.unwrap_or_default());
+        }
+        self.bases = (session, bases);
+        app.show_logs(session, opened);
+        if !follows.is_empty() {
+            match follower::spawn(session, dir, names, follows, self.tx.clone(), true) {
+                Ok(handle) => self.follower = Some(handle),
+                Err(e) => tracing::warn!("cannot start the logs follower: {e}"),
+            }
+        }
+    }
+
+    /// One scroll-back step of `service`.
+    pub(super) fn older(&self, app: &mut App, session: u64, service: u16, before: LinePos) {
+        if self.bases.0 != session {
+            return;
+        }
+        let Some(base) = self.bases.1.get(usize::from(service)) else {
+            return;
+        };
+        let (lines, older) = match logs::history::older(base, before, TAIL_LINES) {
+            Ok((raw, older)) => (
+                raw.iter().map(|r| LogLine::from_raw(r, service)).collect(),
+                older,
+            ),
+            Err(e) => {
+                tracing::warn!("cannot read older log lines: {e}");
+                (Vec::new(), Older::Start)
+            }
+        };
+        app.show_older_logs(session, service, lines, older);
+    }
+
+    /// A service log that appeared while following: where to read its
+    /// older lines.
+    pub(super) fn add_service(&mut self, session: u64, service: u16, base: PathBuf) {
+        if self.bases.0 == session && usize::from(service) == self.bases.1.len() {
+            self.bases.1.push(base);
+        }
+    }
+
+    /// Stop following.
+    pub(super) fn close(&mut self) {
+        self.follower = None;
+    }
+}

@@ -1,0 +1,176 @@
+//! Reading a log backwards in blocks ([`logtext::BLOCK`]), never the whole
+//! file: the tail at open ([`tail`]) and each scroll-back step
+//! ([`older`]), across the rotated generations `.log.1` .. `.log.3`.
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::{FileExt as _, MetadataExt as _};
+use std::path::Path;
+
+use super::{generation, key_of, open_log};
+use crate::model::logtext::{self, BLOCK, FileKey, LinePos, RawLine, scan_back};
+use crate::model::logview::{Older, TAIL_BYTES, TAIL_LINES};
+
+/// The newest generation index read back to (`.log.3`; stackless 0.4.0
+/// keeps `.log.1` and `.log.2`, see `stackless-local-0.4.0/src/logging.rs`).
+pub const OLDEST_GENERATION: u32 = 3;
+
+/// Lines read backwards from `top` in `file`, oldest first, until `want`
+/// lines or `max_bytes` read or the start; with the new top.
+///
+/// # Errors
+/// A read failed.
+pub fn read_back(
+    file: &File,
+    key: FileKey,
+    mut top: u64,
+    want: usize,
+    max_bytes: usize,
+) -> io::Result<(Vec<RawLine>, u64)> {
+    let mut chunks: Vec<Vec<RawLine>> = Vec::new();
+    let mut count = 0;
+    let mut read = 0;
+    let mut block = vec![0; BLOCK];
+    while top > 0 && count < want && read < max_bytes {
+        let start = top.saturating_sub(BLOCK as u64);
+        let len = usize::try_from(top - start).unwrap_or(BLOCK);
+        file.read_exact_at(&mut block[..len], start)?;
+        read += len;
+        let scan = scan_back(&block[..len], start, key);
+        count += scan.lines.len();
+        chunks.push(scan.lines);
+        top = scan.top;
+    }
+    let mut lines: Vec<RawLine> = chunks.into_iter().rev().flatten().collect();
+    if lines.len() > want {
+        let cut = lines.len() - want;
+        top = lines[cut].at.offset;
+        lines.drain(..cut);
+    }
+    Ok((lines, top))
+}
+
+/// What the tail of a log's current file holds at open.
+#[derive(Debug)]
+pub struct Tail {
+    /// The last complete lines (at most [`TAIL_LINES`]), oldest first.
+    pub lines: Vec<RawLine>,
+    /// The bytes after the last `\n` (a line still being written), for the
+    /// follower's assembler, and where they start.
+    pub carry: (Vec<u8>, LinePos),
+    /// Where the follower goes on: the file's length when read.
+    pub end: u64,
+    /// Where older lines are.
+    pub older: Older,
+}
+
+/// The tail of `file` (the current generation of `base`): one `fstat`, then
+/// blocks read backwards from its end. Older generations are read when the
+/// current file holds fewer lines than [`TAIL_LINES`].
+///
+/// # Errors
+/// A read failed.
+pub fn tail(base: &Path, file: &File) -> io::Result<Tail> {
+    let meta = file.metadata()?;
+    let key = key_of(&meta);
+    let end = meta.len();
+    // The bytes after the last newline wait in the follower's assembler.
+    let last = end.saturating_sub(logtext::MAX_LINE as u64);
+    let mut probe = vec![0; usize::try_from(end - last).unwrap_or(0)];
+    file.read_exact_at(&mut probe, last)?;
+    let carry_len = match probe.iter().rposition(|&b| b == b'\n') {
+        Some(newline) => probe.len() - newline - 1,
+        // No newline in the last MAX_LINE bytes (or the whole file is one
+        // unended line): those bytes wait; what is before is paged as pieces.
+        None => probe.len(),
+    };
+    let carry_at = end - carry_len as u64;
+    let carry = probe[probe.len() - carry_len..].to_vec();
+    let (mut lines, top) = read_back(file, key, carry_at, TAIL_LINES, TAIL_BYTES)?;
+    let mut older = Older::Before(LinePos {
+        file: key,
+        offset: top,
+    });
+    if lines.len() < TAIL_LINES {
+        let more = self::older(base, pos_of(older), TAIL_LINES - lines.len())?;
+        older = more.1;
+        let mut all = more.0;
+        all.append(&mut lines);
+        lines = all;
+    }
+    Ok(Tail {
+        lines,
+        carry: (
+            carry,
+            LinePos {
+                file: key,
+                offset: carry_at,
+            },
+        ),
+        end,
+        older,
+    })
+}
+
+fn pos_of(older: Older) -> LinePos {
+    match older {
+        Older::Before(pos) => pos,
+        Older::Start | Older::NotHere => LinePos::default(),
+    }
+}
+
+/// The generation of `base` that is the file `key` now (rotation renames
+/// it), with its index.
+fn find_generation(base: &Path, key: FileKey) -> Option<(u32, File)> {
+    (0..=OLDEST_GENERATION).find_map(|index| {
+        let file = open_log(&generation(base, index)).ok()?;
+        let meta = file.metadata().ok()?;
+        (key_of(&meta) == key).then_some((index, file))
+    })
+}
+
+/// Up to `want` lines before `before` (oldest first), walking into older
+/// generations at a file's start; with where to go on from.
+///
+/// # Errors
+/// A read failed.
+pub fn older(base: &Path, before: LinePos, want: usize) -> io::Result<(Vec<RawLine>, Older)> {
+    let Some((mut index, mut file)) = find_generation(base, before.file) else {
+        // The file is gone (rotated past the oldest kept, or removed).
+        return Ok((Vec::new(), Older::Start));
+    };
+    let mut top = before.offset;
+    let mut key = before.file;
+    let mut got: Vec<RawLine> = Vec::new();
+    loop {
+        if top > 0 {
+            let (mut lines, new_top) = read_back(&file, key, top, want - got.len(), TAIL_BYTES)?;
+            lines.append(&mut got);
+            got = lines;
+            top = new_top;
+        }
+        if top > 0 || got.len() >= want {
+            return Ok((
+                got,
+                Older::Before(LinePos {
+                    file: key,
+                    offset: top,
+                }),
+            ));
+        }
+        // The start of this generation: the next older one, from its end.
+        let next = (index + 1..=OLDEST_GENERATION)
+            .find_map(|i| open_log(&generation(base, i)).ok().map(|f| (i, f)));
+        let Some((i, f)) = next else {
+            return Ok((got, Older::Start));
+        };
+        let meta = f.metadata()?;
+        index = i;
+        key = key_of(&meta);
+        top = meta.size();
+        file = f;
+        if top == 0 {
+            continue;
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! The logs adapter: an instance's service logs on disk,
+//! `<state_dir>/logs/<dir>/<service>.log` (see [`crate::model::logview`]
+//! for which `<dir>`), opened without following symlinks, read from the
+//! end ([`history`]) and followed across rotation and truncation on a
+//! thread of its own ([`follower`]) that sends `Event::Logs`.
+//!
+//! Every file is opened with `O_NOFOLLOW | O_NONBLOCK` and checked to be an
+//! ordinary file (as stackless's own runner does), and the `logs` directory
+//! and the instance's directory are refused when they are symlinks: a log
+//! path planted to point elsewhere is never read.
+
+pub mod follower;
+pub mod history;
+
+use std::fs::{File, Metadata, OpenOptions};
+use std::io;
+use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
+use std::path::{Path, PathBuf};
+
+use crate::model::logtext::{Assembler, FileKey};
+use crate::model::logview::{LogLine, LogsRequest, LogsState, Older, Opened, OpenedService};
+use crate::model::text::sanitize;
+
+/// The most services (log files) one view opens.
+pub const MAX_SERVICES: usize = 32;
+
+/// Generation `index` of the log `base` (`web.log`): `web.log` itself for
+/// 0, `web.log.1` .. for older ones (stackless 0.4.0's rotation renames
+/// `.log.1` to `.log.2`, then `.log` to `.log.1`).
+#[must_use]
+pub fn generation(base: &Path, index: u32) -> PathBuf {
+    if index == 0 {
+        base.to_owned()
+    } else {
+        let mut name = base.as_os_str().to_owned();
+        name.push(format!(".{index}"));
+        PathBuf::from(name)
+    }
+}
+
+/// A file's identity.
+#[must_use]
+pub fn key_of(meta: &Metadata) -> FileKey {
+    FileKey {
+        dev: meta.dev(),
+        ino: meta.ino(),
+    }
+}
+
+/// Open a log for reading without following a symlink (`O_NOFOLLOW`) or
+/// blocking on a planted FIFO (`O_NONBLOCK`); anything but an ordinary file
+/// is refused.
+///
+/// # Errors
+/// It cannot be opened, is a symlink (`ELOOP`) or is not an ordinary file.
+pub fn open_log(path: &Path) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::other("not an ordinary file"));
+    }
+    Ok(file)
+}
+
+/// What a directory on the way to the logs is.
+fn check_dir(path: &Path) -> Result<(), LogsState> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(LogsState::Failed(format!(
+            "{} is a symlink: refused (logs are read only from ordinary directories)",
+            sanitize(&path.display().to_string())
+        ))),
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(LogsState::Failed(format!(
+            "{} is not a directory",
+            sanitize(&path.display().to_string())
+        ))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(LogsState::DirGone {
+            path: sanitize(&path.display().to_string()).into_owned(),
+        }),
+        Err(e) => Err(LogsState::Failed(format!(
+            "cannot read {}: {e}",
+            sanitize(&path.display().to_string())
+        ))),
+    }
+}
+
+/// The services of a logs directory: each ordinary `<service>.log` file
+/// (not `.log.1`, not the runner's `.log.lock`), sorted; symlinks are
+/// listed too, to be refused when opened.
+fn services(dir: &Path) -> io::Result<Vec<String>> {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let Some(stem) = name.strip_suffix(".log") else {
+            continue;
+        };
+        let kind = entry.file_type()?;
+        if stem.is_empty() || !(kind.is_file() || kind.is_symlink()) {
+            continue;
+        }
+        names.push(stem.to_owned());
+    }
+    names.sort();
+    names.truncate(MAX_SERVICES);
+    Ok(names)
+}
+
+/// One opened service log, handed to the follower: the file as read at
+/// open and where its tail ended, so nothing is lost or read twice.
+#[derive(Debug)]
+pub struct Follow {
+    /// The service index.
+    pub service: u16,
+    /// `<dir>/<service>.log`.
+    pub base: PathBuf,
+    /// The file read (its current generation at open).
+    pub file: File,
+    /// Its identity.
+    pub key: FileKey,
+    /// The next byte to read.
+    pub offset: u64,
+    /// The line being written when the tail was read.
+    pub assembler: Assembler,
+}
+
+/// Open `request`'s logs under `state_dir`: what was found, the tail of
+/// each service, and the files for the follower.
+#[must_use]
+pub fn open(state_dir: &Path, request: &LogsRequest) -> (Opened, Vec<Follow>) {
+    let opening = open_all(state_dir, request);
+    (opening.opened, opening.follows)
+}
+
+/// What [`open_all`] found.
+#[derive(Debug)]
+pub struct Opening {
+    /// For the view.
+    pub opened: Opened,
+    /// For the follower.
+    pub follows: Vec<Follow>,
+    /// Every service's name as found on disk, in index order (including
+    /// the ones that could not be opened), so the follower can tell a new
+    /// one.
+    pub names: Vec<String>,
+}
+
+/// [`open`], with the services' names as found on disk.
+#[must_use]
+pub fn open_all(state_dir: &Path, request: &LogsRequest) -> Opening {
+    let root = state_dir.join("logs");
+    let dir = root.join(&request.dir);
+    let path = sanitize(&dir.display().to_string()).into_owned();
+    let done = |state| Opening {
+        opened: Opened {
+            state,
+            path: path.clone(),
+            services: Vec::new(),
+        },
+        follows: Vec::new(),
+        names: Vec::new(),
+    };
+    if !crate::model::logview::logs_on_disk(&request.substrate) {
+        return done(LogsState::Elsewhere);
+    }
+    if let Err(state) = check_dir(&root).and_then(|()| check_dir(&dir)) {
+        // No `logs` directory at all: the instance's is gone too.
+        let state = match state {
+            LogsState::DirGone { .. } => LogsState::DirGone { path: path.clone() },
+            other => other,
+        };
+        return done(state);
+    }
+    let names = match services(&dir) {
+        Ok(names) if names.is_empty() => {
+            return done(LogsState::NoFiles { path: path.clone() });
+        }
+        Ok(names) => names,
+        Err(e) => return done(LogsState::Failed(format!("cannot list {path}: {e}"))),
+    };
+    let mut opened = Vec::new();
+    let mut follows = Vec::new();
+    for (index, name) in names.iter().enumerate() {
+        let service = u16::try_from(index).unwrap_or(u16::MAX);
+        let base = dir.join(format!("{name}.log"));
+        let (service_open, follow) = open_service(service, name, base);
+        opened.push(service_open);
+        follows.extend(follow);
+    }
+    Opening {
+        opened: Opened {
+            state: LogsState::Ready,
+            path,
+            services: opened,
+        },
+        follows,
+        names,
+    }
+}
+
+/// Why a log cannot be opened, as said on its tab.
+fn open_error(e: &io::Error) -> String {
+    if e.raw_os_error() == Some(nix::libc::ELOOP) {
+        "a symlink: not followed".to_owned()
+    } else {
+        e.to_string()
+    }
+}
+
+fn open_service(service: u16, name: &str, base: PathBuf) -> (OpenedService, Option<Follow>) {
+    let read = open_log(&base).and_then(|file| {
+        let tail = history::tail(&base, &file)?;
+        let key = key_of(&file.metadata()?);
+        Ok((file, key, tail))
+    });
+    let name = sanitize(name).into_owned();
+    match read {
+        Ok((file, key, tail)) => (
+            OpenedService {
+                name,
+                lines: tail
+                    .lines
+                    .iter()
+                    .map(|raw| LogLine::from_raw(raw, service))
+                    .collect(),
+                older: tail.older,
+                error: None,
+            },
+            Some(Follow {
+                service,
+                base,
+                file,
+                key,
+                offset: tail.end,
+                assembler: Assembler::with_carry(tail.carry.0, tail.carry.1),
+            }),
+        ),
+        Err(e) => {
+            let why = open_error(&e);
+            (
+                OpenedService {
+                    error: Some(format!("cannot open {name}.log: {why}")),
+                    name,
+                    lines: Vec::new(),
+                    older: Older::Start,
+                },
+                None,
+            )
+        }
+    }
+}

@@ -1,0 +1,525 @@
+//! The logs view's state, purely: where an instance's logs are
+//! ([`LogsRequest`]), what opening them found ([`LogsState`], [`Opened`]),
+//! what the follower sends ([`LogUpdate`]), and the bounded window of lines
+//! per tab ([`Buffer`]) with its scroll, follow/pause, scroll-back and
+//! search. The file I/O is `crate::logs`; drawing is `crate::ui::panes::logs`.
+//!
+//! Where the logs are (docs/stackless-releases.md, issue10-spec §5.1):
+//! `<state_dir>/logs/<dir>/<service>.log`, `<dir>` the instance name on
+//! schemas 4/5 (stackless 0.2/0.3) and the birth's `resource_namespace` on
+//! schema 14 (0.4.0, whose workload runner rotates at 1 MiB into `.log.1`,
+//! `.log.2`). Substrates `render` and `vercel` keep logs on their side.
+
+use std::collections::VecDeque;
+
+use super::Instance;
+use super::logtext::{LinePos, RawLine, find_all, line_text};
+use super::name::is_dns_safe;
+
+/// The most lines one tab keeps in memory (older ones are read again from
+/// the file when scrolled back to).
+pub const WINDOW_LINES: usize = 10_000;
+/// The most text bytes one tab keeps.
+pub const WINDOW_BYTES: usize = 8 << 20;
+/// Lines read from the end of each service's log at open (the last
+/// screenfuls), and per scroll-back step.
+pub const TAIL_LINES: usize = 400;
+/// The most bytes read backwards for one such step (bounds a file of very
+/// long lines).
+pub const TAIL_BYTES: usize = 1 << 20;
+
+/// Whether `substrate` writes its services' logs to the state dir: `render`
+/// and `vercel` keep them on their side (`stackless logs` fetches them).
+#[must_use]
+pub fn logs_on_disk(substrate: &str) -> bool {
+    !matches!(substrate, "render" | "vercel")
+}
+
+/// What `l` asks to open: an instance's logs directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogsRequest {
+    /// The instance name (as stored; shown sanitized).
+    pub instance: String,
+    /// The directory under `<state_dir>/logs/`: the name on schemas 4/5,
+    /// `resource_namespace` on schema 14. Checked DNS-safe (as stackless's
+    /// own workload runner requires), so it can never be `..` or a path.
+    pub dir: String,
+    /// The substrate, as stored.
+    pub substrate: String,
+}
+
+impl LogsRequest {
+    /// The request for `instance`'s logs. `Err(reason)` when its logs
+    /// directory name is not DNS-safe (a hostile row).
+    ///
+    /// # Errors
+    /// The directory name is not DNS-safe.
+    pub fn for_instance(instance: &Instance) -> Result<Self, String> {
+        let dir = instance
+            .birth
+            .as_ref()
+            .map(|b| b.resource_namespace.as_str())
+            .filter(|ns| !ns.is_empty())
+            .unwrap_or(&instance.name);
+        if !is_dns_safe(dir) {
+            return Err("its logs directory name is not DNS-safe: refused".into());
+        }
+        Ok(Self {
+            instance: instance.name.clone(),
+            dir: dir.to_owned(),
+            substrate: instance.substrate.clone(),
+        })
+    }
+}
+
+/// What opening the logs found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogsState {
+    /// Being opened.
+    Loading,
+    /// Following these services' logs.
+    Ready,
+    /// The substrate keeps logs elsewhere (render, vercel): not on disk.
+    Elsewhere,
+    /// The logs directory does not exist (never written, or removed by GC).
+    DirGone {
+        /// The directory looked for.
+        path: String,
+    },
+    /// The directory exists but holds no `*.log` file.
+    NoFiles {
+        /// The directory.
+        path: String,
+    },
+    /// Refused or failed (a symlinked logs dir, unreadable, ...), why.
+    Failed(String),
+}
+
+/// How the follower learns of new bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchMode {
+    /// File notifications (inotify through the `notify` crate), with a
+    /// 1 s safety poll.
+    Notify,
+    /// Polling every this many milliseconds (notifications unavailable).
+    Poll(u64),
+}
+
+/// One line as the view holds it: already sanitized.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogLine {
+    /// The sanitized text ([`line_text`]).
+    pub text: String,
+    /// The service's index in [`Opened::services`].
+    pub service: u16,
+    /// Where it starts in its file.
+    pub at: LinePos,
+    /// A later piece of a line longer than `logtext::MAX_LINE`.
+    pub cont: bool,
+}
+
+impl LogLine {
+    /// The view's line for `raw` of service `service`.
+    #[must_use]
+    pub fn from_raw(raw: &RawLine, service: u16) -> Self {
+        Self {
+            text: line_text(&raw.bytes),
+            service,
+            at: raw.at,
+            cont: raw.cont,
+        }
+    }
+}
+
+/// Where older lines are to be read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Older {
+    /// Before this position (in this file or an older generation).
+    Before(LinePos),
+    /// The oldest generation's start was reached.
+    Start,
+    /// Not in this tab (the all-services tab: scroll back per service).
+    NotHere,
+}
+
+/// One service as opened: its name and the tail read from its file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenedService {
+    /// The service name (the file stem), sanitized.
+    pub name: String,
+    /// The last lines, oldest first.
+    pub lines: Vec<LogLine>,
+    /// Where older lines are.
+    pub older: Older,
+    /// Why it could not be opened (a symlink, unreadable), if so.
+    pub error: Option<String>,
+}
+
+/// The answer to opening the logs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Opened {
+    /// What was found.
+    pub state: LogsState,
+    /// The logs directory, for the title.
+    pub path: String,
+    /// The services, sorted by name.
+    pub services: Vec<OpenedService>,
+}
+
+/// Something one service's log did, as the follower saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FollowNote {
+    /// Renamed away (rotation) and a new file started: the old one was
+    /// read to its end first.
+    Rotated,
+    /// It shrank: read again from its start.
+    Truncated,
+    /// Replaced by something that is not an ordinary file (a symlink): not
+    /// followed.
+    Refused,
+    /// Reading failed (the message).
+    Error(String),
+}
+
+/// What the follower thread sends (in `Event::Logs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogUpdate {
+    /// New complete lines of a service, oldest first.
+    Lines {
+        /// The logs session they belong to (stale ones are dropped).
+        session: u64,
+        /// The service index.
+        service: u16,
+        /// The lines.
+        lines: Vec<LogLine>,
+    },
+    /// A rotation, truncation or failure.
+    Note {
+        /// The session.
+        session: u64,
+        /// The service index.
+        service: u16,
+        /// What happened.
+        note: FollowNote,
+    },
+    /// How the follower watches.
+    Watching {
+        /// The session.
+        session: u64,
+        /// Notifications or polling.
+        mode: WatchMode,
+    },
+    /// A service log that appeared after the open (a service started
+    /// later): a new tab, followed from the file's start. Sent before any
+    /// of its lines.
+    NewService {
+        /// The session.
+        session: u64,
+        /// Its index: the next after every service known so far.
+        service: u16,
+        /// The service name, sanitized.
+        name: String,
+        /// `<dir>/<service>.log`, for scroll-back reads (used by the
+        /// console, never shown).
+        base: std::path::PathBuf,
+    },
+}
+
+impl LogUpdate {
+    /// The session it belongs to.
+    #[must_use]
+    pub const fn session(&self) -> u64 {
+        match self {
+            Self::Lines { session, .. }
+            | Self::Note { session, .. }
+            | Self::Watching { session, .. }
+            | Self::NewService { session, .. } => *session,
+        }
+    }
+}
+
+/// A tab's bounded window of lines, with its scroll position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Buffer {
+    lines: VecDeque<LogLine>,
+    bytes: usize,
+    /// Where older lines are.
+    pub older: Older,
+    /// Lines between the newest held and the bottom row shown (0: at the
+    /// bottom).
+    pub scroll_up: usize,
+    /// Newer lines were dropped to make room for older ones: new lines are
+    /// not appended until `G` reads the tail again.
+    pub newer_dropped: bool,
+    /// Lines that arrived while `newer_dropped`.
+    pub missed: usize,
+    /// An older read was asked for and has not come back.
+    pub loading: bool,
+    /// The current search match (an index into the lines).
+    pub current: Option<usize>,
+}
+
+impl Buffer {
+    /// A window holding `lines` (oldest first).
+    #[must_use]
+    pub fn new(lines: Vec<LogLine>, older: Older) -> Self {
+        let mut buffer = Self {
+            bytes: lines.iter().map(|l| l.text.len()).sum(),
+            lines: lines.into(),
+            older,
+            scroll_up: 0,
+            newer_dropped: false,
+            missed: 0,
+            loading: false,
+            current: None,
+        };
+        buffer.trim_front();
+        buffer
+    }
+
+    /// The lines held, oldest first.
+    #[must_use]
+    pub fn lines(&self) -> &VecDeque<LogLine> {
+        &self.lines
+    }
+
+    /// Whether new lines show as they come (at the bottom, nothing dropped).
+    #[must_use]
+    pub fn following(&self) -> bool {
+        self.scroll_up == 0 && !self.newer_dropped
+    }
+
+    /// Append new lines. While paused the view stays where it is; while
+    /// newer lines are dropped they are only counted.
+    pub fn push(&mut self, lines: &[LogLine]) {
+        if self.newer_dropped {
+            self.missed += lines.len();
+            return;
+        }
+        if self.scroll_up > 0 {
+            self.scroll_up += lines.len();
+        }
+        for line in lines {
+            self.bytes += line.text.len();
+            self.lines.push_back(line.clone());
+        }
+        self.trim_front();
+    }
+
+    /// Drop the oldest lines beyond the bounds; what is dropped can be read
+    /// again (older moves to the new first line).
+    fn trim_front(&mut self) {
+        let mut dropped = 0;
+        while self.lines.len() > WINDOW_LINES || self.bytes > WINDOW_BYTES {
+            let Some(line) = self.lines.pop_front() else {
+                break;
+            };
+            self.bytes -= line.text.len();
+            dropped += 1;
+        }
+        if dropped > 0 {
+            if self.older != Older::NotHere
+                && let Some(first) = self.lines.front()
+            {
+                self.older = Older::Before(first.at);
+            }
+            self.current = self.current.and_then(|c| c.checked_sub(dropped));
+            self.scroll_up = self.scroll_up.min(self.lines.len().saturating_sub(1));
+        }
+    }
+
+    /// Put older lines (oldest first) in front; the view does not move. The
+    /// newest lines are dropped beyond the bounds (then `newer_dropped`).
+    pub fn prepend(&mut self, lines: Vec<LogLine>, older: Older) {
+        self.loading = false;
+        self.older = older;
+        let added = lines.len();
+        for line in lines.into_iter().rev() {
+            self.bytes += line.text.len();
+            self.lines.push_front(line);
+        }
+        self.current = self.current.map(|c| c + added);
+        while self.lines.len() > WINDOW_LINES || self.bytes > WINDOW_BYTES {
+            let Some(line) = self.lines.pop_back() else {
+                break;
+            };
+            self.bytes -= line.text.len();
+            self.newer_dropped = true;
+            self.scroll_up = self.scroll_up.saturating_sub(1);
+        }
+        if self.current.is_some_and(|c| c >= self.lines.len()) {
+            self.current = None;
+        }
+    }
+
+    /// The lines to draw in `rows` rows (one row each): `(start, end)`.
+    #[must_use]
+    pub fn window(&self, rows: usize) -> (usize, usize) {
+        let len = self.lines.len();
+        let end = len - self.scroll_up.min(len);
+        (end.saturating_sub(rows), end)
+    }
+
+    /// Scroll by `delta` lines (negative: up, older), for a view `rows`
+    /// high. Cut lines (`wrap` false) take a row each, so the oldest line
+    /// is at the top once `rows` lines are below it; wrapped ones may take
+    /// more, so any line can be the bottom one. Returns whether older lines
+    /// should be read now (the top of the window is within a page).
+    pub fn scroll(&mut self, delta: isize, rows: usize, wrap: bool) -> bool {
+        let shown = if wrap { 1 } else { rows.max(1) };
+        let max = self.lines.len().saturating_sub(shown);
+        self.scroll_up = if delta < 0 {
+            self.scroll_up.saturating_add(delta.unsigned_abs())
+        } else {
+            self.scroll_up.saturating_sub(delta.unsigned_abs())
+        }
+        .min(max);
+        self.wants_older(rows)
+    }
+
+    /// Whether the top of what is shown is within a page of the oldest line
+    /// held and older lines can be read.
+    #[must_use]
+    pub fn wants_older(&self, rows: usize) -> bool {
+        let (start, _) = self.window(rows);
+        matches!(self.older, Older::Before(_)) && !self.loading && start <= rows
+    }
+
+    /// Back to the bottom, following (`G`). `false` when newer lines were
+    /// dropped: the tail must be read again.
+    pub fn follow(&mut self) -> bool {
+        self.scroll_up = 0;
+        !self.newer_dropped
+    }
+
+    /// Move to the next match of `query`, older (`n`) or newer (`N`) than
+    /// the current one (or the bottom line shown); it becomes the bottom
+    /// row. `false` when there is none among the lines held.
+    pub fn find(&mut self, query: &str, older: bool) -> bool {
+        let len = self.lines.len();
+        if len == 0 || query.is_empty() {
+            return false;
+        }
+        let bottom = len - 1 - self.scroll_up.min(len - 1);
+        let anchor = self.current.filter(|&c| c < len).unwrap_or(bottom);
+        let hit = |i: &usize| !find_all(&self.lines[*i].text, query).is_empty();
+        let found = if older {
+            let from = if self.current.is_some() {
+                anchor
+            } else {
+                anchor + 1
+            };
+            (0..from).rev().find(hit)
+        } else {
+            (anchor + 1..len).find(hit)
+        };
+        let Some(index) = found else {
+            return false;
+        };
+        self.current = Some(index);
+        self.scroll_up = len - 1 - index;
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::logtext::FileKey;
+
+    fn line(text: &str, offset: u64) -> LogLine {
+        LogLine {
+            text: text.into(),
+            service: 0,
+            at: LinePos {
+                file: FileKey { dev: 1, ino: 1 },
+                offset,
+            },
+            cont: false,
+        }
+    }
+
+    fn lines(n: usize) -> Vec<LogLine> {
+        (0..n)
+            .map(|i| line(&format!("l{i}"), i as u64 * 10))
+            .collect()
+    }
+
+    #[test]
+    fn substrates_with_logs_on_disk() {
+        assert!(logs_on_disk("local"));
+        assert!(!logs_on_disk("render"));
+        assert!(!logs_on_disk("vercel"));
+    }
+
+    #[test]
+    fn paused_view_stays_put_when_lines_arrive() {
+        let mut b = Buffer::new(lines(20), Older::Start);
+        assert!(b.following());
+        b.scroll(-5, 10, false);
+        assert!(!b.following());
+        assert_eq!(b.window(10), (5, 15));
+        b.push(&[line("new", 999)]);
+        assert_eq!(b.scroll_up, 6);
+        assert_eq!(b.window(10), (5, 15));
+        assert!(b.follow());
+        assert_eq!(b.window(10), (11, 21));
+    }
+
+    #[test]
+    fn scrolling_near_the_top_asks_for_older() {
+        let older = Older::Before(line("", 0).at);
+        let mut b = Buffer::new(lines(50), older);
+        assert!(!b.scroll(-10, 10, false));
+        assert!(b.scroll(-25, 10, false));
+        b.loading = true;
+        assert!(!b.wants_older(10));
+        b.prepend(vec![line("older", 0)], Older::Start);
+        assert!(!b.loading);
+        assert_eq!(b.lines()[0].text, "older");
+        assert_eq!(b.scroll_up, 35);
+        assert!(!b.wants_older(10));
+        // Wrapped, any line can be the bottom one.
+        let mut b = Buffer::new(lines(50), Older::Start);
+        b.scroll(-100, 10, true);
+        assert_eq!(b.scroll_up, 49);
+        b.scroll(-100, 10, false);
+        assert_eq!(b.scroll_up, 40);
+    }
+
+    #[test]
+    fn the_window_is_bounded_both_ways() {
+        let mut b = Buffer::new(lines(WINDOW_LINES), Older::Start);
+        b.push(&[line("next", 1)]);
+        assert_eq!(b.lines().len(), WINDOW_LINES);
+        assert_eq!(b.older, Older::Before(b.lines()[0].at));
+        b.prepend(vec![line("a", 0), line("b", 5)], Older::Start);
+        assert_eq!(b.lines().len(), WINDOW_LINES);
+        assert!(b.newer_dropped);
+        b.push(&[line("lost", 2)]);
+        assert_eq!(b.missed, 1);
+        assert!(!b.follow());
+    }
+
+    #[test]
+    fn search_moves_between_matches() {
+        let mut b = Buffer::new(
+            vec![
+                line("error one", 0),
+                line("ok", 1),
+                line("Error two", 2),
+                line("ok", 3),
+            ],
+            Older::Start,
+        );
+        assert!(b.find("error", true));
+        assert_eq!(b.current, Some(2));
+        assert_eq!(b.scroll_up, 1);
+        assert!(b.find("error", true));
+        assert_eq!(b.current, Some(0));
+        assert!(!b.find("error", true));
+        assert!(b.find("error", false));
+        assert_eq!(b.current, Some(2));
+        assert!(!b.find("missing", true));
+    }
+}

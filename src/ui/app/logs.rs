@@ -1,0 +1,359 @@
+//! The logs view's UI state (`l`): tab 0 is every service's lines (the
+//! service name on each), tabs 1.. one service each; each tab a bounded
+//! [`Buffer`]. Keys scroll, follow (`G`), switch tabs, wrap, search; what
+//! needs the files (open, read older lines) is asked of the console as a
+//! [`Command`]. Lines arrive as `Event::Logs` from the follower.
+
+use super::{App, Command, FlashLevel};
+use crate::model::logview::{
+    Buffer, FollowNote, LogLine, LogUpdate, LogsRequest, LogsState, Older, Opened, WatchMode,
+};
+
+/// One service tab's name and why it cannot be read, if so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceTab {
+    /// The service (file stem), sanitized.
+    pub name: String,
+    /// Why its file cannot be read (a symlink, unreadable), or the last
+    /// rotation/truncation note.
+    pub note: Option<String>,
+}
+
+/// The open logs view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogsView {
+    /// Which open this is: updates of an earlier one are dropped.
+    pub session: u64,
+    /// What was opened.
+    pub request: LogsRequest,
+    /// What was found.
+    pub state: LogsState,
+    /// The logs directory as shown.
+    pub path: String,
+    /// The services, in tab order after tab 0 (all).
+    pub services: Vec<ServiceTab>,
+    buffers: Vec<Buffer>,
+    /// The tab shown: 0 all services, `1 + i` service `i`.
+    pub tab: usize,
+    /// Whether long lines wrap (else they are cut at the edge).
+    pub wrap: bool,
+    /// The search (empty: none); highlighted in every line.
+    pub search: String,
+    /// The search being typed, while the prompt is open.
+    pub editing: Option<String>,
+    /// How the follower watches (`None` until it says).
+    pub watch: Option<WatchMode>,
+}
+
+impl LogsView {
+    fn loading(session: u64, request: LogsRequest) -> Self {
+        Self {
+            session,
+            request,
+            state: LogsState::Loading,
+            path: String::new(),
+            services: Vec::new(),
+            buffers: vec![Buffer::new(Vec::new(), Older::NotHere)],
+            tab: 0,
+            wrap: false,
+            search: String::new(),
+            editing: None,
+            watch: None,
+        }
+    }
+
+    /// The tab shown's buffer.
+    #[must_use]
+    pub fn buffer(&self) -> &Buffer {
+        &self.buffers[self.tab.min(self.buffers.len() - 1)]
+    }
+
+    fn buffer_mut(&mut self) -> &mut Buffer {
+        let tab = self.tab.min(self.buffers.len() - 1);
+        &mut self.buffers[tab]
+    }
+
+    /// The tab titles: `all`, then each service.
+    #[must_use]
+    pub fn tab_names(&self) -> Vec<&str> {
+        std::iter::once("all")
+            .chain(self.services.iter().map(|s| s.name.as_str()))
+            .collect()
+    }
+
+    /// The name of service `index`.
+    #[must_use]
+    pub fn service_name(&self, index: u16) -> &str {
+        self.services
+            .get(usize::from(index))
+            .map_or("?", |s| s.name.as_str())
+    }
+
+    fn push(&mut self, service: u16, lines: &[LogLine]) {
+        let tab = usize::from(service) + 1;
+        if let Some(buffer) = self.buffers.get_mut(tab) {
+            buffer.push(lines);
+            self.buffers[0].push(lines);
+        }
+    }
+}
+
+impl App {
+    /// The open logs view, if any.
+    #[must_use]
+    pub fn logs(&self) -> Option<&LogsView> {
+        self.logs.as_ref()
+    }
+
+    /// `l`: open the logs of the target instance (the detail view's, the
+    /// selected backoff's, or the selected row's).
+    pub(super) fn open_logs(&mut self) -> Option<Command> {
+        let instance = match self.target() {
+            Ok(instance) => instance,
+            Err((_, detail)) => {
+                self.set_flash(FlashLevel::Warning, detail.replace("refused: ", ""));
+                return None;
+            }
+        };
+        let request = match LogsRequest::for_instance(&instance) {
+            Ok(request) => request,
+            Err(reason) => {
+                self.set_flash(
+                    FlashLevel::Warning,
+                    format!("logs of {}: {reason}", instance.name),
+                );
+                return None;
+            }
+        };
+        self.logs_session += 1;
+        let session = self.logs_session;
+        self.logs = Some(LogsView::loading(session, request.clone()));
+        Some(Command::OpenLogs { session, request })
+    }
+
+    /// The answer to [`Command::OpenLogs`]: what was found and each
+    /// service's tail. Ignored when the view was closed or reopened since.
+    /// A re-open (`G` after scrolling far back) keeps the tab, wrap and
+    /// search.
+    pub fn show_logs(&mut self, session: u64, opened: Opened) {
+        let Some(view) = self.logs.as_mut().filter(|v| v.session == session) else {
+            return;
+        };
+        let mut all = Vec::new();
+        let mut buffers = Vec::new();
+        view.services.clear();
+        for service in opened.services {
+            all.extend(service.lines.iter().cloned());
+            view.services.push(ServiceTab {
+                name: service.name,
+                note: service.error,
+            });
+            buffers.push(Buffer::new(service.lines, service.older));
+        }
+        buffers.insert(0, Buffer::new(all, Older::NotHere));
+        view.buffers = buffers;
+        view.state = opened.state;
+        view.path = opened.path;
+        view.tab = view.tab.min(view.buffers.len() - 1);
+    }
+
+    /// The answer to [`Command::LogsOlder`]: older lines of `service`
+    /// (oldest first) and where to go on from.
+    pub fn show_older_logs(
+        &mut self,
+        session: u64,
+        service: u16,
+        lines: Vec<LogLine>,
+        older: Older,
+    ) {
+        let Some(view) = self.logs.as_mut().filter(|v| v.session == session) else {
+            return;
+        };
+        if let Some(buffer) = view.buffers.get_mut(usize::from(service) + 1) {
+            buffer.prepend(lines, older);
+        }
+    }
+
+    /// An update from the follower.
+    pub(super) fn logs_update(&mut self, update: LogUpdate) {
+        let Some(view) = self.logs.as_mut().filter(|v| v.session == update.session()) else {
+            return;
+        };
+        match update {
+            LogUpdate::Lines { service, lines, .. } => view.push(service, &lines),
+            LogUpdate::Watching { mode, .. } => view.watch = Some(mode),
+            LogUpdate::NewService { service, name, .. } => {
+                if usize::from(service) == view.services.len() {
+                    let text = format!("{name}.log appeared: a new tab");
+                    view.services.push(ServiceTab { name, note: None });
+                    view.buffers.push(Buffer::new(Vec::new(), Older::Start));
+                    self.set_flash(FlashLevel::Info, text);
+                }
+            }
+            LogUpdate::Note { service, note, .. } => {
+                // A rotation is routine (stackless 0.4.0 rotates every
+                // MiB): said in the footer only. The rest stays on the tab.
+                let (text, keep) = match note {
+                    FollowNote::Rotated => ("rotated: following the new file".to_owned(), false),
+                    FollowNote::Truncated => {
+                        ("truncated: read again from its start".to_owned(), true)
+                    }
+                    FollowNote::Refused => (
+                        "replaced by a symlink or a non-file: not followed".to_owned(),
+                        true,
+                    ),
+                    FollowNote::Error(e) => (format!("read failed: {e}"), true),
+                };
+                let name = view.service_name(service).to_owned();
+                if keep && let Some(tab) = view.services.get_mut(usize::from(service)) {
+                    tab.note = Some(format!("{name}.log {text}"));
+                }
+                self.set_flash(FlashLevel::Info, format!("{name}.log {text}"));
+            }
+        }
+    }
+
+    /// On each tick: a logs view that found no logs directory, or no log in
+    /// it, looks again (an instance still starting writes its logs soon).
+    pub(super) fn recheck_logs(&mut self) -> Option<Command> {
+        let view = self.logs.as_mut()?;
+        if !matches!(
+            view.state,
+            LogsState::DirGone { .. } | LogsState::NoFiles { .. }
+        ) {
+            return None;
+        }
+        self.logs_session += 1;
+        view.session = self.logs_session;
+        Some(Command::OpenLogs {
+            session: view.session,
+            request: view.request.clone(),
+        })
+    }
+
+    /// Esc in the logs view.
+    pub(super) fn close_logs(&mut self) -> Option<Command> {
+        self.logs = None;
+        Some(Command::CloseLogs)
+    }
+
+    /// Scroll the shown tab by `delta` lines; asks for older lines when
+    /// near the top of what is held.
+    pub(super) fn scroll_logs(&mut self, delta: isize) -> Option<Command> {
+        let rows = self.viewport.get().logs_rows.max(1);
+        let view = self.logs.as_mut()?;
+        let tab = view.tab;
+        let wrap = view.wrap;
+        let buffer = view.buffer_mut();
+        let wants = buffer.scroll(delta, rows, wrap);
+        older_command(view, tab, wants)
+    }
+
+    /// `G`: back to the bottom, following; reads the tail again when newer
+    /// lines were dropped for older ones.
+    pub(super) fn follow_logs(&mut self) -> Option<Command> {
+        let view = self.logs.as_mut()?;
+        if view.buffer_mut().follow() {
+            return None;
+        }
+        self.logs_session += 1;
+        view.session = self.logs_session;
+        Some(Command::OpenLogs {
+            session: view.session,
+            request: view.request.clone(),
+        })
+    }
+
+    /// Tab / Shift-Tab in the logs view.
+    pub(super) fn logs_tab(&mut self, forward: bool) {
+        if let Some(view) = self.logs.as_mut() {
+            let count = view.buffers.len();
+            view.tab = if forward {
+                (view.tab + 1) % count
+            } else {
+                (view.tab + count - 1) % count
+            };
+        }
+    }
+
+    /// `w`.
+    pub(super) fn toggle_wrap(&mut self) {
+        let rows = self.viewport.get().logs_rows.max(1);
+        if let Some(view) = self.logs.as_mut() {
+            view.wrap = !view.wrap;
+            // Unwrapped, a line is a row: no further up than a page's top.
+            let wrap = view.wrap;
+            view.buffer_mut().scroll(0, rows, wrap);
+            let text = if view.wrap { "wrap on" } else { "wrap off" };
+            self.set_flash(FlashLevel::Info, text.into());
+        }
+    }
+
+    /// The search prompt's keys: `Some(c)` a character, `None` Backspace.
+    pub(super) fn edit_search(&mut self, typed: Option<char>) {
+        if let Some(editing) = self.logs.as_mut().and_then(|v| v.editing.as_mut()) {
+            match typed {
+                Some(c) => editing.push(c),
+                None => {
+                    editing.pop();
+                }
+            }
+        }
+    }
+
+    /// `/`, Enter, Esc of the search prompt.
+    pub(super) fn search_prompt(&mut self, open: bool, keep: bool) {
+        let Some(view) = self.logs.as_mut() else {
+            return;
+        };
+        if open {
+            view.editing = Some(view.search.clone());
+            return;
+        }
+        let typed = view.editing.take().unwrap_or_default();
+        view.buffer_mut().current = None;
+        if keep {
+            view.search = typed;
+            self.find_in_logs(true);
+        } else {
+            view.search.clear();
+        }
+    }
+
+    /// `n` / `N`: the next older / newer match among the lines held.
+    pub(super) fn find_in_logs(&mut self, older: bool) {
+        let Some(view) = self.logs.as_mut() else {
+            return;
+        };
+        if view.search.is_empty() {
+            self.set_flash(FlashLevel::Info, "no search: / to search".into());
+            return;
+        }
+        let query = view.search.clone();
+        let held = view.buffer().lines().len();
+        if !view.buffer_mut().find(&query, older) {
+            let which = if older { "older" } else { "newer" };
+            self.set_flash(
+                FlashLevel::Info,
+                format!("\"{query}\": no {which} match in the {held} lines held"),
+            );
+        }
+    }
+}
+
+/// A read of older lines for tab `tab`, when wanted and possible.
+fn older_command(view: &mut LogsView, tab: usize, wants: bool) -> Option<Command> {
+    if !wants || tab == 0 {
+        return None;
+    }
+    let buffer = view.buffers.get_mut(tab)?;
+    let Older::Before(before) = buffer.older else {
+        return None;
+    };
+    buffer.loading = true;
+    Some(Command::LogsOlder {
+        session: view.session,
+        service: u16::try_from(tab - 1).unwrap_or(u16::MAX),
+        before,
+    })
+}

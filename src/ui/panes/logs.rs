@@ -1,0 +1,313 @@
+//! The logs view (`l`): in the space of the panes, a tab row (all
+//! services, then one per service), a "following"/"paused" mark with how
+//! the follower watches, the lines (cut at the edge or wrapped, `w`), the
+//! search matches highlighted, and the search prompt. When there is
+//! nothing to follow it says why: the substrate keeps the logs elsewhere,
+//! the logs directory is gone, it holds no logs.
+//!
+//! Every line was sanitized when read (`model::logtext::line_text`).
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use unicode_width::{UnicodeWidthChar as _, UnicodeWidthStr as _};
+
+use super::pane_block;
+use crate::model::Status;
+use crate::model::logtext::find_all;
+use crate::model::logview::{LogLine, LogsState, WatchMode};
+use crate::model::text::sanitize_short;
+use crate::ui::app::{App, LogsView};
+use crate::ui::theme;
+use crate::ui::view::{CUT_SHORT, fit};
+
+/// Draw the open logs view into `area` (nothing when none is open).
+pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+    let Some(view) = app.logs() else {
+        return;
+    };
+    let title = title(app, view);
+    let block = pane_block(title, true);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    if inner.width == 0 || inner.height < 2 {
+        return;
+    }
+    let width = usize::from(inner.width);
+    let mut lines = vec![tab_row(view, width)];
+    let prompt = prompt_line(view, width);
+    let rows = usize::from(inner.height) - 1 - usize::from(prompt.is_some());
+    let mut viewport = app.viewport.get();
+    viewport.logs_rows = rows;
+    app.viewport.set(viewport);
+    if let Some((text, style)) = state_text(view) {
+        frame.render_widget(
+            Paragraph::new(Line::styled(text, style)).wrap(ratatui::widgets::Wrap { trim: true }),
+            inner,
+        );
+        return;
+    }
+    lines.extend(body(view, width, rows));
+    lines.truncate(1 + rows);
+    if let Some(prompt) = prompt {
+        lines.resize(1 + rows, Line::raw(""));
+        lines.push(prompt);
+    }
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// ` Logs: NAME ` and the directory, and for a tombstoned instance that
+/// its logs are kept until GC.
+fn title(app: &App, view: &LogsView) -> Line<'static> {
+    let tombstoned = app
+        .snapshot()
+        .instance(&view.request.instance)
+        .is_some_and(|i| i.status == Status::Tombstoned);
+    let mut title = vec![
+        Span::styled(
+            format!(
+                " Logs: {} ",
+                sanitize_short(&view.request.instance, CUT_SHORT)
+            ),
+            theme::focused_border(),
+        ),
+        Span::styled(format!("{} ", view.path), theme::muted()),
+    ];
+    if tombstoned {
+        title.push(Span::styled(
+            "· tombstoned: stackless keeps its logs until GC ",
+            theme::muted(),
+        ));
+    }
+    Line::from(title)
+}
+
+/// What to say instead of lines, when the logs cannot be followed.
+fn state_text(view: &LogsView) -> Option<(String, Style)> {
+    let name = sanitize_short(&view.request.instance, CUT_SHORT);
+    let substrate = sanitize_short(&view.request.substrate, CUT_SHORT);
+    let text = match &view.state {
+        LogsState::Ready => return None,
+        LogsState::Loading => "reading the logs…".to_owned(),
+        LogsState::Elsewhere => format!(
+            "{substrate} keeps this instance's logs on its side: they are not on disk \
+             (`stackless logs {name}` fetches them)"
+        ),
+        LogsState::DirGone { path } => format!(
+            "no logs directory: {path} does not exist (nothing was written here, \
+             or it was removed with the instance); looked for again every second"
+        ),
+        LogsState::NoFiles { path } => {
+            format!("{path} holds no service log (*.log); looked for again every second")
+        }
+        LogsState::Failed(message) => message.clone(),
+    };
+    let style = match view.state {
+        LogsState::Loading => theme::muted(),
+        LogsState::Failed(_) => theme::failure(),
+        _ => theme::lock_held(),
+    };
+    Some((text, style))
+}
+
+/// The tab row, then the follow mark on the right.
+fn tab_row(view: &LogsView, width: usize) -> Line<'static> {
+    let mut spans = Vec::new();
+    for (index, name) in view.tab_names().into_iter().enumerate() {
+        let style = if index == view.tab {
+            theme::selected_focused()
+        } else {
+            Style::new()
+        };
+        spans.push(Span::styled(format!(" {name} "), style));
+        spans.push(Span::styled("│", theme::muted()));
+    }
+    let buffer = view.buffer();
+    let watch = match view.watch {
+        Some(WatchMode::Notify) => "notify".to_owned(),
+        Some(WatchMode::Poll(ms)) => format!("poll {ms}ms"),
+        None => "…".to_owned(),
+    };
+    let mark = if view.state != LogsState::Ready {
+        String::new()
+    } else if buffer.following() {
+        format!("● following · {watch}")
+    } else if buffer.newer_dropped {
+        format!("‖ paused · newer lines dropped · G reads the tail · {watch}")
+    } else {
+        format!(
+            "‖ paused · {} lines below · G follows · {watch}",
+            buffer.scroll_up
+        )
+    };
+    let used: usize = spans.iter().map(|s| s.content.width()).sum();
+    let gap = width.saturating_sub(used + mark.width()).max(1);
+    spans.push(Span::raw(" ".repeat(gap)));
+    let style = if buffer.following() {
+        Style::new().add_modifier(Modifier::BOLD)
+    } else {
+        theme::lock_held()
+    };
+    spans.push(Span::styled(mark, style));
+    Line::from(spans)
+}
+
+/// The search prompt, or the search kept, on the last row.
+fn prompt_line(view: &LogsView, width: usize) -> Option<Line<'static>> {
+    if let Some(editing) = &view.editing {
+        let text = format!("/{}█", sanitize_short(editing, 200));
+        return Some(Line::styled(
+            fit(&text, width).into_owned(),
+            theme::prompt(),
+        ));
+    }
+    if view.search.is_empty() {
+        return None;
+    }
+    let held = view.buffer().lines().len();
+    let text = format!(
+        "search \"{}\" in the {held} lines held · n older · N newer",
+        sanitize_short(&view.search, 60)
+    );
+    Some(Line::styled(fit(&text, width).into_owned(), theme::muted()))
+}
+
+/// The rows of lines ending at the bottom of what is shown.
+fn body(view: &LogsView, width: usize, rows: usize) -> Vec<Line<'static>> {
+    let buffer = view.buffer();
+    let mut out: Vec<Line<'static>> = Vec::new();
+    if view.tab > 0
+        && let Some(note) = view
+            .services
+            .get(view.tab - 1)
+            .and_then(|s| s.note.as_ref())
+    {
+        out.push(Line::styled(
+            fit(note, width).into_owned(),
+            theme::lock_held(),
+        ));
+    }
+    let rows = rows.saturating_sub(out.len());
+    if buffer.lines().is_empty() {
+        out.push(Line::styled(
+            "no lines yet: quiet, and following",
+            theme::muted(),
+        ));
+        return out;
+    }
+    let (_, end) = buffer.window(rows);
+    let label_width = if view.tab == 0 {
+        view.services
+            .iter()
+            .map(|s| s.name.width())
+            .max()
+            .unwrap_or(0)
+    } else {
+        0
+    };
+    let mut stack: Vec<Line<'static>> = Vec::new();
+    for index in (0..end).rev() {
+        if stack.len() >= rows {
+            break;
+        }
+        let line = &buffer.lines()[index];
+        let prefix = prefix(view, line, label_width);
+        let current = buffer.current == Some(index);
+        let mut made = render_line(&prefix, line, &view.search, current, width, view.wrap);
+        while let Some(row) = made.pop() {
+            if stack.len() >= rows {
+                break;
+            }
+            stack.push(row);
+        }
+    }
+    stack.reverse();
+    out.extend(stack);
+    out
+}
+
+/// The service label (all tab) and the continuation mark.
+fn prefix(view: &LogsView, line: &LogLine, label_width: usize) -> String {
+    let mut prefix = String::new();
+    if label_width > 0 {
+        let name = view.service_name(line.service);
+        prefix.push_str(name);
+        prefix.push_str(&" ".repeat(label_width.saturating_sub(name.width())));
+        prefix.push_str(" │ ");
+    }
+    if line.cont {
+        prefix.push('↪');
+    }
+    prefix
+}
+
+/// One log line as rows: cut at `width` (no wrap) or wrapped; matches of
+/// `search` highlighted.
+fn render_line(
+    prefix: &str,
+    line: &LogLine,
+    search: &str,
+    current: bool,
+    width: usize,
+    wrap: bool,
+) -> Vec<Line<'static>> {
+    let hits = find_all(&line.text, search);
+    let hit_style = if current {
+        theme::search_current()
+    } else {
+        theme::search_hit()
+    };
+    // (text, style) pieces of the line.
+    let mut pieces: Vec<(String, Style)> = vec![(prefix.to_owned(), theme::muted())];
+    let mut at = 0;
+    for hit in &hits {
+        pieces.push((line.text[at..hit.start].to_owned(), Style::new()));
+        pieces.push((line.text[hit.clone()].to_owned(), hit_style));
+        at = hit.end;
+    }
+    pieces.push((line.text[at..].to_owned(), Style::new()));
+    let mut rows: Vec<Vec<Span<'static>>> = vec![Vec::new()];
+    let mut used = 0;
+    for (text, style) in pieces {
+        let mut run = String::new();
+        for c in text.chars() {
+            let w = c.width().unwrap_or(0);
+            if used + w > width {
+                let row = rows.last_mut().expect("one row at least");
+                row.push(Span::styled(std::mem::take(&mut run), style));
+                if !wrap {
+                    cut_with_ellipsis(row, width);
+                    return rows.into_iter().map(Line::from).collect();
+                }
+                rows.push(Vec::new());
+                used = 0;
+            }
+            used += w;
+            run.push(c);
+        }
+        if !run.is_empty()
+            && let Some(row) = rows.last_mut()
+        {
+            row.push(Span::styled(run, style));
+        }
+    }
+    rows.into_iter().map(Line::from).collect()
+}
+
+/// End a full row with `…` (the line goes on past the edge): characters
+/// are taken off its end until the mark fits in `width`.
+fn cut_with_ellipsis(row: &mut Vec<Span<'static>>, width: usize) {
+    let used = |row: &[Span<'_>]| row.iter().map(|s| s.content.width()).sum::<usize>();
+    while used(row) + 1 > width {
+        let Some(last) = row.last_mut() else { break };
+        let mut text = last.content.to_string();
+        if text.pop().is_none() {
+            row.pop();
+            continue;
+        }
+        last.content = text.into();
+    }
+    row.push(Span::styled("…", theme::muted()));
+}

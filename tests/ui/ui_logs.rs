@@ -1,0 +1,239 @@
+//! The logs view (`l`) drawn: tabs, the following / paused mark, search
+//! highlights, wrap, and what it says when there is nothing on disk.
+
+use std::sync::Arc;
+
+use crossterm::event::KeyCode;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::style::{Color, Modifier};
+use stackless_tui::event::Event;
+use stackless_tui::model::logtext::{FileKey, LinePos};
+use stackless_tui::model::logview::{
+    LogLine, LogUpdate, LogsState, Older, Opened, OpenedService, WatchMode,
+};
+use stackless_tui::model::{Instance, Lease, Rows, Snapshot, Status};
+use stackless_tui::ui::{self, App, AppConfig, Command};
+
+use crate::common::CAPTURE;
+use crate::common::ui::{press, render_app};
+
+fn instance(name: &str, substrate: &str, status: Status) -> Instance {
+    Instance {
+        name: name.into(),
+        substrate: substrate.into(),
+        tombstoned_at: (status == Status::Tombstoned).then_some(CAPTURE - 3600),
+        status,
+        created_at: Some(CAPTURE - 7200),
+        lease: Some(Lease {
+            duration_secs: 86_400,
+            expires_at: CAPTURE + 3600,
+        }),
+        lock: None,
+        anomalies: vec![],
+        dirty: Some(false),
+        birth: None,
+    }
+}
+
+fn app_with(instances: Vec<Instance>) -> App {
+    let config = AppConfig {
+        store_label: "/state/state.db".into(),
+        reaper_line: "reaper: off (--no-reaper)".into(),
+        helper_line: "helper: none".into(),
+        write_keys: Ok(()),
+        host: None,
+    };
+    let mut app = App::new(config, CAPTURE);
+    let snapshot = Snapshot::from(Rows {
+        generation: stackless_tui::model::Generation::new(5),
+        instances,
+        ..Rows::default()
+    });
+    app.handle(Event::Snapshot(Arc::new(snapshot)), CAPTURE);
+    app
+}
+
+fn line(service: u16, text: &str, offset: u64) -> LogLine {
+    LogLine {
+        text: text.into(),
+        service,
+        at: LinePos {
+            file: FileKey {
+                dev: 1,
+                ino: u64::from(service) + 10,
+            },
+            offset,
+        },
+        cont: false,
+    }
+}
+
+fn web_lines() -> Vec<LogLine> {
+    (0..30)
+        .map(|i| {
+            let what = if i % 7 == 3 {
+                format!("ERROR upstream timeout after 30s (request {i})")
+            } else {
+                format!("GET /api/items/{i} 200 {}ms", 3 + i % 5)
+            };
+            line(
+                0,
+                &format!("2026-12-01T11:{:02}:00Z {what}", 10 + i),
+                i * 64,
+            )
+        })
+        .collect()
+}
+
+fn worker_lines() -> Vec<LogLine> {
+    (0..4)
+        .map(|i| {
+            line(
+                1,
+                &format!("2026-12-01T11:{:02}:30Z job {i} done", 20 + i),
+                i * 40,
+            )
+        })
+        .collect()
+}
+
+/// `l` on alpha, answered with web and worker, watching by notify.
+fn opened_app() -> App {
+    let mut app = app_with(vec![instance("alpha", "local", Status::Active)]);
+    let Some(Command::OpenLogs { session, .. }) = press(&mut app, KeyCode::Char('l')) else {
+        panic!("l opens the logs");
+    };
+    app.show_logs(
+        session,
+        Opened {
+            state: LogsState::Ready,
+            path: "/state/logs/alpha".into(),
+            services: vec![
+                OpenedService {
+                    name: "web".into(),
+                    lines: web_lines(),
+                    older: Older::Start,
+                    error: None,
+                },
+                OpenedService {
+                    name: "worker".into(),
+                    lines: worker_lines(),
+                    older: Older::Start,
+                    error: None,
+                },
+            ],
+        },
+    );
+    app.handle(
+        Event::Logs(LogUpdate::Watching {
+            session,
+            mode: WatchMode::Notify,
+        }),
+        CAPTURE,
+    );
+    app
+}
+
+#[test]
+fn all_services_following() {
+    let app = opened_app();
+    assert_snapshot!("all_following_100x20", render_app(&app, 100, 20));
+}
+
+#[test]
+fn one_service_paused_with_a_search() {
+    let mut app = opened_app();
+    press(&mut app, KeyCode::Tab);
+    press(&mut app, KeyCode::Char('k'));
+    press(&mut app, KeyCode::Char('k'));
+    press(&mut app, KeyCode::Char('/'));
+    for c in "error".chars() {
+        press(&mut app, KeyCode::Char(c));
+    }
+    assert_snapshot!("search_prompt_100x20", render_app(&app, 100, 20));
+    press(&mut app, KeyCode::Enter);
+    let text = render_app(&app, 100, 20);
+    assert_snapshot!("web_paused_search_100x20", text);
+    // The matches are highlighted: the current one bold and underlined.
+    let mut terminal = Terminal::new(TestBackend::new(100, 20)).unwrap();
+    terminal.draw(|f| ui::draw(f, &app)).unwrap();
+    let buffer = terminal.backend().buffer();
+    let rows: Vec<String> = (0..20)
+        .map(|y| (0..100).map(|x| buffer[(x, y)].symbol()).collect())
+        .collect();
+    let hits: Vec<(u16, u16)> = rows
+        .iter()
+        .enumerate()
+        .filter_map(|(y, row)| {
+            let at = row.find("ERROR")?;
+            let x = row[..at].chars().count();
+            Some((u16::try_from(x).unwrap(), u16::try_from(y).unwrap()))
+        })
+        .collect();
+    assert!(hits.len() >= 2, "{text}");
+    for &(x, y) in &hits {
+        let cell = &buffer[(x, y)];
+        assert_eq!(cell.bg, Color::Yellow, "ERROR at {x},{y} highlighted");
+        assert!(cell.modifier.contains(Modifier::REVERSED));
+    }
+    let current = hits.last().unwrap();
+    assert!(buffer[*current].modifier.contains(Modifier::UNDERLINED));
+    // n: the next older match becomes current; N back.
+    press(&mut app, KeyCode::Char('n'));
+    assert_snapshot!("web_search_older_100x20", render_app(&app, 100, 20));
+    // G follows again.
+    press(&mut app, KeyCode::Char('G'));
+    assert!(render_app(&app, 100, 20).contains("● following · notify"));
+}
+
+#[test]
+fn long_lines_cut_or_wrapped() {
+    let mut app = opened_app();
+    let session = 1;
+    let long = format!("2026-12-01T11:59:00Z panic: {}", "stack frame ".repeat(12));
+    app.handle(
+        Event::Logs(LogUpdate::Lines {
+            session,
+            service: 1,
+            lines: vec![line(1, &long, 500)],
+        }),
+        CAPTURE,
+    );
+    press(&mut app, KeyCode::Tab);
+    press(&mut app, KeyCode::Tab);
+    assert_snapshot!("worker_cut_80x16", render_app(&app, 80, 16));
+    press(&mut app, KeyCode::Char('w'));
+    assert_snapshot!("worker_wrapped_80x16", render_app(&app, 80, 16));
+}
+
+fn opened_state(app: &mut App, state: LogsState) {
+    let Some(Command::OpenLogs { session, .. }) = press(app, KeyCode::Char('l')) else {
+        panic!("l opens the logs");
+    };
+    app.show_logs(
+        session,
+        Opened {
+            state,
+            path: "/state/logs/beta".into(),
+            services: vec![],
+        },
+    );
+}
+
+#[test]
+fn logs_on_the_substrate_and_a_gone_dir_are_said() {
+    let mut app = app_with(vec![instance("beta", "render", Status::Active)]);
+    opened_state(&mut app, LogsState::Elsewhere);
+    assert_snapshot!("render_elsewhere_100x16", render_app(&app, 100, 16));
+    let mut app = app_with(vec![instance("beta", "local", Status::Tombstoned)]);
+    opened_state(
+        &mut app,
+        LogsState::DirGone {
+            path: "/state/logs/beta".into(),
+        },
+    );
+    assert_snapshot!("dir_gone_100x16", render_app(&app, 100, 16));
+    press(&mut app, KeyCode::Esc);
+    assert!(app.logs().is_none());
+}
