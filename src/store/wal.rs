@@ -231,6 +231,30 @@ mod tests {
     }
 
     #[test]
+    fn a_read_only_failure_never_advises_read_only() {
+        let path = Path::new("/srv/st/state.db");
+        let failed = || StoreError::Unreadable(path.to_owned(), "denied".into());
+        let shm = read_only_failure(path, &CLEAN, failed());
+        let file = read_only_failure(
+            path,
+            &WalFacts {
+                dir_writable: true,
+                ..CLEAN
+            },
+            failed(),
+        );
+        assert!(matches!(shm, StoreError::ShmUnavailable { .. }), "{shm:?}");
+        assert_eq!(
+            file,
+            StoreError::UnreadableReadOnly(path.to_owned(), "denied".into())
+        );
+        for error in [shm, file, refusal(path)] {
+            assert!(!error.to_string().contains("--read-only"), "{error}");
+        }
+        assert!(failed().to_string().contains("--read-only"));
+    }
+
+    #[test]
     fn the_uri_encodes_what_a_uri_would_read() {
         assert_eq!(
             immutable_uri(Path::new("/srv/a b/st?te#1%.db")),
