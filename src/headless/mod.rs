@@ -5,6 +5,7 @@
 pub mod report;
 
 use std::io::Write as _;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
@@ -17,21 +18,72 @@ use crate::startup::{open_store, reaper_config};
 use crate::store::Access;
 use crate::store::probe::SysinfoProbe;
 
+/// Services per instance, as [`probed_services`] returns them.
+type Services = std::collections::HashMap<String, Vec<report::ServiceReport>>;
+
+/// How many times `snapshot` reads an immutably opened store again when
+/// it changed while it was read.
+const IMMUTABLE_READS: usize = 3;
+
+/// Open the store read-only and read its snapshot and services. A store
+/// read immutably ([`crate::store::Store::immutable`]) that changed while
+/// it was read (a writer started) is read again, up to
+/// [`IMMUTABLE_READS`] times.
+fn read_once(
+    cli: &Cli,
+) -> Result<
+    (
+        PathBuf,
+        crate::store::Store,
+        crate::model::Snapshot,
+        Services,
+    ),
+    String,
+> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let (path, mut store) = open_store(cli, Access::ReadOnly).map_err(|e| e.to_string())?;
+        let snapshot = store
+            .snapshot(&mut SysinfoProbe::new())
+            .map_err(|e| e.to_string())?;
+        let services = probed_services(&mut store).map_err(|e| e.to_string())?;
+        if !store.immutable() || store.file_state() == crate::store::FileState::Same {
+            return Ok((path, store, snapshot, services));
+        }
+        if attempt >= IMMUTABLE_READS {
+            return Err(format!(
+                "{} changed each time it was read as an immutable snapshot (a writer is at work, \
+                 and this user cannot create the -shm SQLite needs to read it while it is \
+                 written): run again when it is idle, or as a user who can write its directory",
+                path.display()
+            ));
+        }
+    }
+}
+
+/// The note `snapshot` prints on stderr when the store was read immutably.
+#[must_use]
+pub fn immutable_note(store: &crate::store::Store) -> String {
+    format!(
+        "stackless-tui: read-only (immutable: dir not writable): {} is not writable by this \
+         user, so SQLite cannot create the -shm a WAL store needs; the store has no commits \
+         waiting in its -wal, so {} was read as it is on disk, and nothing was written.",
+        store.state_dir().display(),
+        store.path().display()
+    )
+}
+
 /// `stackless-tui snapshot [--json] [--now UNIX]`.
 #[must_use]
 pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
-    let (path, mut store) = match open_store(cli, Access::ReadOnly) {
-        Ok(opened) => opened,
-        Err(error) => return usage(&error.to_string()),
+    let (path, store, snapshot, services) = match read_once(cli) {
+        Ok(read) => read,
+        Err(error) => return usage(&error),
     };
-    let snapshot = match store.snapshot(&mut SysinfoProbe::new()) {
-        Ok(snapshot) => snapshot,
-        Err(error) => return usage(&error.to_string()),
-    };
-    let services = match probed_services(&mut store) {
-        Ok(services) => services,
-        Err(error) => return usage(&error.to_string()),
-    };
+    if store.immutable() {
+        eprintln!("{}", immutable_note(&store));
+    }
     let report = report::build_with(
         &snapshot,
         now.unwrap_or_else(unix_now),

@@ -23,6 +23,11 @@ pub struct Snapshot {
     /// (only instances with one or more; [`crate::model::services`]),
     /// probed by the watcher with the locks, so a frame never probes.
     pub services_dead: Arc<ServicesDead>,
+    /// The rows were read through an immutable snapshot of the file
+    /// (`--read-only` on a WAL store whose directory this user cannot
+    /// write: `SQLite` cannot create its `-shm`), so changes are seen only
+    /// by reopening the file, which the watcher does when it changes.
+    pub immutable: bool,
 }
 
 /// Dead service processes per instance name (absent: none dead, or none
@@ -37,6 +42,7 @@ impl Snapshot {
             rows: Arc::new(rows),
             liveness: Arc::new(liveness),
             services_dead: Arc::default(),
+            immutable: false,
         }
     }
 
@@ -47,6 +53,7 @@ impl Snapshot {
             rows: Arc::clone(&self.rows),
             liveness: Arc::new(liveness),
             services_dead: Arc::clone(&self.services_dead),
+            immutable: self.immutable,
         }
     }
 
@@ -58,6 +65,7 @@ impl Snapshot {
             rows: Arc::clone(&self.rows),
             liveness: Arc::clone(&self.liveness),
             services_dead,
+            immutable: self.immutable,
         }
     }
 

@@ -43,6 +43,52 @@ pub enum StoreError {
          owned by another user."
     )]
     Unreadable(PathBuf, String),
+    /// A read-only open (`--read-only`, `snapshot`) of a store the file
+    /// permissions keep from this user: the advice never names
+    /// `--read-only`, which was given.
+    #[error(
+        "cannot read {0} even read-only: {1}. This user needs read permission on the file and \
+         search permission on every directory above it: run as the store's owner or a user in \
+         its group, or ask the owner to grant read access."
+    )]
+    UnreadableReadOnly(PathBuf, String),
+    /// A read-only open of a WAL store without a `-shm` index in a
+    /// directory this user cannot write, whose `-wal` holds frames
+    /// (commits not yet in the file): `SQLite` needs the index to read
+    /// them and cannot create it, and an immutable read of the file alone
+    /// would show stale rows ([`super::wal::ReadMode::Refuse`]).
+    #[error(
+        "cannot read {path} read-only: it is a WAL store whose {path}-wal holds commits not yet \
+         copied into it, and its directory {dir} is not writable by this user, so SQLite cannot \
+         create the {path}-shm index it needs to read them (reading the file alone would show \
+         stale rows; nothing was read or written). Run as a user who can write {dir} (the \
+         store's owner), or let the store's owner stop its writer or checkpoint it (sqlite3 \
+         {path} 'PRAGMA wal_checkpoint(TRUNCATE)') so it can be read as it is."
+    )]
+    WalUnreadable {
+        /// The store.
+        path: PathBuf,
+        /// Its directory.
+        dir: PathBuf,
+    },
+    /// A read-only open of a WAL store in a directory this user cannot
+    /// write that `SQLite` refused anyway (it needs `-shm`/`-wal` files it
+    /// cannot create there).
+    #[error(
+        "cannot read {path} read-only ({detail}): it is a WAL store and its directory {dir} is \
+         not writable by this user, so SQLite cannot create the -shm and -wal files it needs \
+         beside it. Run as a user who can write {dir} (the store's owner), or let the store's \
+         owner stop its writer or checkpoint it (sqlite3 {path} 'PRAGMA \
+         wal_checkpoint(TRUNCATE)') so it can be read as it is."
+    )]
+    ShmUnavailable {
+        /// The store.
+        path: PathBuf,
+        /// Its directory.
+        dir: PathBuf,
+        /// `SQLite`'s message.
+        detail: String,
+    },
     /// Another process held a lock past the busy timeout.
     #[error("the store {0} is busy: another process holds a write transaction")]
     Busy(PathBuf),

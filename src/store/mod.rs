@@ -11,6 +11,7 @@ pub mod probe;
 mod read;
 pub mod schema;
 pub mod services;
+pub mod wal;
 pub mod watcher;
 mod write;
 
@@ -96,6 +97,10 @@ pub struct Store {
     /// Whether this connection can write: opened read-write and `SQLite` did
     /// not fall back to read-only (file permissions, a read-only mount).
     writable: bool,
+    /// Read with `immutable=1` ([`wal::ReadMode::Immutable`]): a read-only
+    /// WAL store in a directory this user cannot write. `SQLite` does not
+    /// notice changes then; [`Store::file_state`] does.
+    immutable: bool,
 }
 
 /// A file's size and modification time (seconds, nanoseconds).
@@ -120,8 +125,9 @@ pub enum FileState {
     Replaced,
     /// The same file, rewritten outside `SQLite` (its size or modification
     /// time changed while no other connection committed: truncated, or a
-    /// copy restored over it in place): reopen it, the connection's cache
-    /// is stale.
+    /// copy restored over it in place), or, read immutably, changed at all
+    /// (its size or time, or frames in its `-wal`: a writer started):
+    /// reopen it, the connection's cache is stale.
     Rewritten,
     /// Another process changed the schema in place (a stackless upgrade:
     /// `PRAGMA user_version` is not the generation read at open): reopen
@@ -168,11 +174,21 @@ impl Store {
     /// # Errors
     /// [`StoreError::NotFound`], [`StoreError::IsDirectory`],
     /// [`StoreError::NotADatabase`], [`StoreError::NotStackless`],
-    /// [`StoreError::Unreadable`] (permissions), or another `SQLite` error.
+    /// [`StoreError::Unreadable`] (permissions; read-only:
+    /// [`StoreError::UnreadableReadOnly`]), read-only only
+    /// [`StoreError::WalUnreadable`] and [`StoreError::ShmUnavailable`]
+    /// (a WAL store in a directory this user cannot write, `wal`), or
+    /// another `SQLite` error. A read-only open creates no file.
     pub fn open(path: &Path, access: Access) -> Result<Self, StoreError> {
         match std::fs::metadata(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(StoreError::NotFound(path.to_owned()));
+            }
+            Err(e) if access == Access::ReadOnly => {
+                return Err(StoreError::UnreadableReadOnly(
+                    path.to_owned(),
+                    e.to_string(),
+                ));
             }
             Err(e) => return Err(StoreError::Unreadable(path.to_owned(), e.to_string())),
             Ok(m) if m.is_dir() => return Err(StoreError::IsDirectory(path.to_owned())),
@@ -184,11 +200,28 @@ impl Store {
         // logs and two consoles would not see each other.
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
         let path = path.as_path();
+        if access == Access::ReadWrite {
+            return Self::open_file(path, access, false);
+        }
+        // A read-only open never creates a file: a WAL store whose `-shm`
+        // this user cannot create is read as it is, or refused (`wal`).
+        let facts = wal::WalFacts::of(path);
+        let immutable = match wal::read_mode(&facts) {
+            wal::ReadMode::Normal => false,
+            wal::ReadMode::Immutable => true,
+            wal::ReadMode::Refuse => return Err(wal::refusal(path)),
+        };
+        Self::open_file(path, access, immutable)
+            .map_err(|e| wal::read_only_failure(path, &facts, e))
+    }
+
+    /// [`Store::open`] of the canonical `path`, immutably or not.
+    fn open_file(path: &Path, access: Access, immutable: bool) -> Result<Self, StoreError> {
         let identity = file_identity(path);
         // Everything is checked on a connection that writes nothing (no
         // journal-mode change), so a file that is not a stackless store is
         // left exactly as it was.
-        let probe = Self::connect(path, Access::ReadOnly, false)?;
+        let probe = Self::connect(path, Access::ReadOnly, false, immutable)?;
         let generation = read_generation(&probe, path)?;
         if generation.user_version == 0 && is_empty(&probe, path)? {
             drop(probe);
@@ -199,14 +232,14 @@ impl Store {
                 ));
             }
             // An empty database is a new store: stackless would migrate it.
-            let mut conn = Self::connect(path, Access::ReadWrite, false)?;
+            let mut conn = Self::connect(path, Access::ReadWrite, false, false)?;
             create_schema(&mut conn, path)?;
             drop(conn);
             return Self::open(path, access);
         }
         let layout = read_layout(&probe, path, generation)?;
         drop(probe);
-        let conn = Self::connect(path, access, false)?;
+        let conn = Self::connect(path, access, false, immutable)?;
         let stamp = file_stamp(path).map(|s| (s, None));
         let writable = access == Access::ReadWrite
             && !conn
@@ -221,6 +254,7 @@ impl Store {
             identity,
             stamp,
             writable,
+            immutable,
         })
     }
 
@@ -238,13 +272,20 @@ impl Store {
             std::fs::create_dir_all(parent)
                 .map_err(|e| StoreError::Unreadable(parent.to_owned(), e.to_string()))?;
         }
-        let mut conn = Self::connect(path, Access::ReadWrite, true)?;
+        let mut conn = Self::connect(path, Access::ReadWrite, true, false)?;
         create_schema(&mut conn, path)?;
         drop(conn);
         Self::open(path, Access::ReadWrite)
     }
 
-    fn connect(path: &Path, access: Access, create: bool) -> Result<Connection, StoreError> {
+    /// A connection to `path`; `immutable` (read-only only) opens
+    /// `file:<path>?immutable=1`, which takes no lock and creates nothing.
+    fn connect(
+        path: &Path,
+        access: Access,
+        create: bool,
+        immutable: bool,
+    ) -> Result<Connection, StoreError> {
         let mut flags = OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
         flags |= match access {
             Access::ReadWrite => OpenFlags::SQLITE_OPEN_READ_WRITE,
@@ -253,8 +294,12 @@ impl Store {
         if create {
             flags |= OpenFlags::SQLITE_OPEN_CREATE;
         }
-        let conn =
-            Connection::open_with_flags(path, flags).map_err(|e| StoreError::sqlite(path, &e))?;
+        let conn = if immutable && access == Access::ReadOnly {
+            Connection::open_with_flags(wal::immutable_uri(path), flags)
+        } else {
+            Connection::open_with_flags(path, flags)
+        }
+        .map_err(|e| StoreError::sqlite(path, &e))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| StoreError::sqlite(path, &e))?;
         conn.pragma_update(None, "foreign_keys", "ON")
@@ -281,6 +326,9 @@ impl Store {
             Some(now) if Some(now) == self.identity => {}
             Some(_) => return FileState::Replaced,
         }
+        if self.immutable {
+            return self.immutable_state();
+        }
         let version = self.data_version().ok();
         if let Ok(user_version) = read_generation(&self.conn, &self.path)
             && user_version.user_version != self.generation.user_version
@@ -300,6 +348,32 @@ impl Store {
         };
         self.stamp = stamp.map(|s| (s, version));
         state
+    }
+
+    /// [`Store::file_state`] of an immutable read, after the identity:
+    /// `SQLite` sees no change, so any change of the file's size or time,
+    /// or frames in its `-wal`, is [`FileState::Rewritten`].
+    fn immutable_state(&mut self) -> FileState {
+        let stamp = file_stamp(&self.path);
+        let was = self.stamp.as_ref().map(|(s, _)| *s);
+        let frames = wal::has_frames(
+            std::fs::symlink_metadata(wal::sibling(&self.path, "-wal"))
+                .ok()
+                .map(|m| m.len()),
+        );
+        if frames || stamp != was {
+            FileState::Rewritten
+        } else {
+            FileState::Same
+        }
+    }
+
+    /// Whether the store is read with `immutable=1` (read-only, a WAL
+    /// store in a directory this user cannot write,
+    /// [`wal::ReadMode::Immutable`]): changes are seen by reopening.
+    #[must_use]
+    pub fn immutable(&self) -> bool {
+        self.immutable
     }
 
     /// The file this store was opened from.

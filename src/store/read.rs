@@ -73,7 +73,9 @@ impl Store {
             operations,
         };
         let liveness = probe_liveness(&rows, probe);
-        Ok(Snapshot::new(rows, liveness))
+        let mut snapshot = Snapshot::new(rows, liveness);
+        snapshot.immutable = self.immutable;
+        Ok(snapshot)
     }
 }
 

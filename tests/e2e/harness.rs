@@ -78,10 +78,29 @@ impl Tui {
     /// so nothing touches the real user's store (the demo's own temporary
     /// store lands there too).
     pub fn spawn_env(args: &[&str], env: &[(&str, &str)], cols: u16, rows: u16) -> Self {
+        Self::spawn_with(&[BIN], args, env, cols, rows)
+    }
+
+    /// [`Tui::spawn_env`] of `program` (an argv prefix that ends with the
+    /// binary, e.g. `setpriv --reuid=65534 ... BIN`) followed by `args`.
+    /// Another program than [`BIN`] alone may drop privileges: the
+    /// temporary home is then made readable by everyone (mode 0755).
+    pub fn spawn_with(
+        program: &[&str],
+        args: &[&str],
+        env: &[(&str, &str)],
+        cols: u16,
+        rows: u16,
+    ) -> Self {
         let home = tempfile::Builder::new()
             .prefix("stackless-tui-e2e-")
             .tempdir()
             .expect("tempdir");
+        if program != [BIN] {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o755))
+                .expect("chmod home");
+        }
         let state = home.path().join("state");
         let tmp = home.path().join("tmp");
         std::fs::create_dir_all(&state).expect("mkdir state");
@@ -95,7 +114,8 @@ impl Tui {
                 pixel_height: 0,
             })
             .expect("openpty");
-        let mut cmd = CommandBuilder::new(BIN);
+        let mut cmd = CommandBuilder::new(program[0]);
+        cmd.args(&program[1..]);
         cmd.args(args);
         cmd.env_clear();
         cmd.env("TERM", "xterm-256color");

@@ -14,5 +14,6 @@ mod faults_round2;
 mod logs;
 mod operator;
 mod pty;
+mod read_only;
 mod remote;
 mod sshd;

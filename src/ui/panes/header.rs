@@ -1,7 +1,7 @@
 //! The header: title, the host when reached over ssh (`on HOST`), store, schema generation, reaper and helper state,
 //! the controller (schema 14), the Instances sort, then one banner per
-//! condition the operator must know about (schema generation, stackless's
-//! persistence warning, store busy or unreadable).
+//! condition the operator must know about (a store read immutably, schema
+//! generation, stackless's persistence warning, store busy or unreadable).
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -19,8 +19,13 @@ use crate::ui::view;
 /// The title shown first in the header.
 pub const TITLE: &str = "stackless-tui";
 
+/// The banner of a store read through an immutable snapshot
+/// ([`crate::model::Snapshot::immutable`]).
+pub const IMMUTABLE_BANNER: &str =
+    "read-only (immutable: dir not writable; changes seen by reopening)";
+
 /// The banners to show, in order, each with its style: standby, a wall
-/// clock that looks wrong, the schema generation's banner, the controller's
+/// clock that looks wrong, a store read immutably, the schema generation's banner, the controller's
 /// persistence warning, then the store's health (busy, error).
 #[must_use]
 pub fn banners(app: &App) -> Vec<(String, Style)> {
@@ -34,6 +39,9 @@ pub fn banners(app: &App) -> Vec<(String, Style)> {
     }
     if let Some(doubt) = app.clock_doubt() {
         out.push((format!("! {doubt}"), theme::banner_error()));
+    }
+    if app.snapshot().immutable {
+        out.push((format!("! {IMMUTABLE_BANNER}"), theme::banner_warning()));
     }
     if let Some(banner) = app.snapshot().generation.banner() {
         out.push((format!("! {banner}"), theme::banner_warning()));
