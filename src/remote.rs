@@ -1,17 +1,24 @@
 //! The remote launcher: `--controller ssh://HOST` (or stackless's
 //! `STACKLESS_CONTROLLER`) runs this console, or `snapshot` / `reap --once`,
 //! on the controller's host through OpenSSH, before anything local starts:
-//! no store is opened and no terminal is touched here (with `-t`, ssh itself
-//! puts the local terminal in raw mode). It spawns `ssh` (found in `PATH`)
-//! with an argv ([`Plan::ssh_args`], never a local shell), passes stdin and
-//! stdout through, copies ssh's stderr through while keeping its tail, and
-//! exits with ssh's status (TERM, HUP and INT sent to the launcher are
-//! forwarded to ssh meanwhile), explaining 126, 127 and 255
-//! ([`crate::model::remote::failure_message`]).
+//! no store is opened (with `-t`, ssh itself puts the local terminal in raw
+//! mode; the launcher puts the terminal back only when the session ends
+//! abnormally). It spawns `ssh` (found in `PATH`, with
+//! `PR_SET_PDEATHSIG`) with an argv ([`Plan::ssh_args`], never a local
+//! shell), passes stdout through (stdin too for the console; a headless
+//! command's ssh gets a pipe the launcher holds, whose closing tells the
+//! remote side to stop), copies ssh's stderr through while keeping its
+//! tail, and exits with ssh's status, explaining 126, 127 and 255
+//! ([`crate::model::remote::failure_message`]), or with 128 + the signal
+//! when the launcher was interrupted (TERM, HUP, INT).
 
 use std::ffi::OsString;
 use std::io::{self, IsTerminal as _, Read as _, Write as _};
 use std::process::{Command, ExitCode, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::Signal;
 
 use crate::cli::{Cli, EXIT_USAGE, Sub};
 use crate::model::remote::{
@@ -118,27 +125,16 @@ pub fn plan(
 pub fn launch(plan: &Plan) -> ExitCode {
     let host = &plan.target.host;
     if plan.mode == Mode::Console && !(io::stdin().is_terminal() && io::stdout().is_terminal()) {
-        return fail(
-            &format!(
-                "the console needs a terminal (stdin and stdout are not both a TTY), also when it \
-                 runs on {host}. For scripts and cron use `stackless-tui --controller ssh://{host} \
-                 snapshot` or `... reap --once`."
-            ),
-            EXIT_USAGE,
-        );
+        return fail(&needs_a_terminal(plan), EXIT_USAGE);
     }
-    // Registered before ssh starts (a signal from then on is held for it):
-    // TERM, HUP and INT sent to this launcher go to ssh, so the launcher
-    // still exits with ssh's status and never leaves an ssh behind holding
-    // the terminal.
+    // The terminal as it is now, put back if the console's session ends
+    // abnormally (the remote console cannot restore it then).
+    let saved = (plan.mode == Mode::Console)
+        .then(|| nix::sys::termios::tcgetattr(io::stdin()).ok())
+        .flatten();
+    // Registered before ssh starts (a signal from then on is held for it).
     let signals = Signals::register();
-    let spawned = Command::new(SSH)
-        .args(plan.ssh_args())
-        .stdin(Stdio::inherit())
-        .stdout(Stdio::inherit())
-        .stderr(Stdio::piped())
-        .spawn();
-    let mut child = match spawned {
+    let mut child = match spawn_ssh(plan) {
         Ok(child) => child,
         Err(error) => {
             return fail(
@@ -150,31 +146,47 @@ pub fn launch(plan: &Plan) -> ExitCode {
             );
         }
     };
-    let forwarder = signals.map(|signals| signals.forward_to(child.id()));
+    // Headless: ssh's stdin is a pipe this launcher holds and never writes
+    // (local stdin is not consumed); closing it tells the remote side to
+    // stop (it watches its stdin: `headless::reap_once`).
+    let pipe = Arc::new(Mutex::new(child.stdin.take()));
+    let caught: Arc<OnceLock<Signal>> = Arc::new(OnceLock::new());
+    let forwarder = signals.map(|signals| {
+        signals.watch(
+            child.id(),
+            plan.mode,
+            Arc::clone(&pipe),
+            Arc::clone(&caught),
+        )
+    });
     let copier = child.stderr.take().map(|stderr| {
         std::thread::Builder::new()
             .name("ssh-stderr".into())
             .spawn(move || pass_through(stderr))
     });
-    let status = child.wait();
+    let (status, killed) = wait_bounded(&mut child, &caught);
     if let Some(runtime) = forwarder {
         runtime.shutdown_background();
     }
+    drop(pipe);
     let tail = match copier {
         Some(Ok(handle)) => handle.join().unwrap_or_default(),
         _ => Vec::new(),
     };
-    let code = match status {
-        Ok(status) => {
-            use std::os::unix::process::ExitStatusExt as _;
-            status
-                .code()
-                .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
-        }
-        Err(error) => {
-            return fail(&format!("waiting for ssh to {host}: {error}"), 1);
-        }
+    let status = match status {
+        Ok(status) => status,
+        Err(error) => return fail(&format!("waiting for ssh to {host}: {error}"), 1),
     };
+    let code = exit_code(status);
+    if plan.mode == Mode::Console && (code != 0 || caught.get().is_some()) {
+        restore_local_terminal(saved.as_ref());
+    }
+    if let Some(signal) = caught.get() {
+        return fail(
+            &remote::interrupted_message(plan, *signal as i32, signal.as_str(), killed),
+            u8::try_from(128 + *signal as i32).unwrap_or(1),
+        );
+    }
     let stderr = String::from_utf8_lossy(&tail);
     let exit = u8::try_from(code).unwrap_or(1);
     match remote::classify(code, &stderr) {
@@ -186,19 +198,133 @@ pub fn launch(plan: &Plan) -> ExitCode {
     }
 }
 
+/// ssh's status as an exit code: its own, or 128 + the signal that killed
+/// it.
+fn exit_code(status: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt as _;
+    status
+        .code()
+        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
+}
+
+/// How long ssh may take to end after the launcher was interrupted (the
+/// remote pass stops its teardowns within their 5 s kill grace) before it
+/// is killed.
+pub const STOP_GRACE: Duration = Duration::from_secs(30);
+
+/// Start ssh: stdin passed through for the console, a pipe for a headless
+/// command (which also gets a process group of its own, so a terminal's
+/// Ctrl-C reaches only this launcher, which then stops the remote pass in
+/// order); stdout passed through, stderr piped. ssh gets SIGTERM when this
+/// launcher dies, even by SIGKILL (`PR_SET_PDEATHSIG`).
+fn spawn_ssh(plan: &Plan) -> io::Result<std::process::Child> {
+    use std::os::unix::process::CommandExt as _;
+    let mut command = Command::new(SSH);
+    command
+        .args(plan.ssh_args())
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::piped());
+    match plan.mode {
+        Mode::Console => command.stdin(Stdio::inherit()),
+        Mode::Headless => command.stdin(Stdio::piped()).process_group(0),
+    };
+    let parent = nix::unistd::getpid();
+    // SAFETY: between fork and exec only async-signal-safe calls are made
+    // (prctl, getppid), no allocation, no lock.
+    unsafe {
+        command.pre_exec(move || {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGTERM).map_err(io::Error::from)?;
+            // The launcher died before the line above: nobody would send it.
+            if nix::unistd::getppid() != parent {
+                return Err(io::Error::other("the launcher is gone"));
+            }
+            Ok(())
+        });
+    }
+    command.spawn()
+}
+
+/// Wait for ssh; once the launcher was interrupted (`caught`), at most
+/// [`STOP_GRACE`], then kill it. `true` when it had to be killed.
+fn wait_bounded(
+    child: &mut std::process::Child,
+    caught: &OnceLock<Signal>,
+) -> (io::Result<std::process::ExitStatus>, bool) {
+    let mut since: Option<Instant> = None;
+    let mut killed = false;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return (Ok(status), killed),
+            Ok(None) => {}
+            Err(error) => return (Err(error), killed),
+        }
+        if caught.get().is_some() {
+            let since = *since.get_or_insert_with(Instant::now);
+            if !killed && since.elapsed() >= STOP_GRACE {
+                let _ = child.kill();
+                killed = true;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Put the local terminal back after the console's session ended
+/// abnormally (the remote console could not): the terminal modes recorded
+/// before ssh started (raw mode off), then out of the alternate screen,
+/// mouse capture, bracketed paste and focus reporting off, the cursor
+/// shown.
+fn restore_local_terminal(saved: Option<&nix::sys::termios::Termios>) {
+    if let Some(saved) = saved {
+        let _ =
+            nix::sys::termios::tcsetattr(io::stdin(), nix::sys::termios::SetArg::TCSANOW, saved);
+    }
+    let _ = crossterm::execute!(
+        io::stdout(),
+        crossterm::event::DisableMouseCapture,
+        crossterm::event::DisableBracketedPaste,
+        crossterm::event::DisableFocusChange,
+        crossterm::terminal::LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
+}
+
+/// The "needs a terminal" refusal, with the command to use instead built
+/// from what was given (target, `--ssh-config`, `--remote-bin`), quoted.
+fn needs_a_terminal(plan: &Plan) -> String {
+    let mut words = vec![
+        "stackless-tui".to_owned(),
+        "--controller".to_owned(),
+        format!("ssh://{}", plan.target.destination()),
+    ];
+    if let Some(config) = &plan.ssh_config {
+        words.push("--ssh-config".to_owned());
+        words.push(config.to_string_lossy().into_owned());
+    }
+    if plan.remote_bin != DEFAULT_REMOTE_BIN {
+        words.push("--remote-bin".to_owned());
+        words.push(plan.remote_bin.clone());
+    }
+    let command = sanitize_short(&shell_words::join(&words), 600);
+    format!(
+        "the console needs a terminal (stdin and stdout are not both a TTY), also when it runs \
+         on {host}. For scripts and cron use `{command} snapshot` or `{command} reap --once`.",
+        host = plan.target.host
+    )
+}
+
 /// SIGTERM, SIGHUP and SIGINT caught on a one-worker tokio runtime
-/// ([`Signals::register`]), then forwarded to ssh ([`Signals::forward_to`])
-/// until the runtime is shut down.
+/// ([`Signals::register`]), then acted on ([`Signals::watch`]) until the
+/// runtime is shut down.
 struct Signals {
     runtime: tokio::runtime::Runtime,
-    streams: Vec<(tokio::signal::unix::Signal, nix::sys::signal::Signal)>,
+    streams: Vec<(tokio::signal::unix::Signal, Signal)>,
 }
 
 impl Signals {
     /// Catch the signals from now on. `None` (they keep their default
     /// action) when the runtime or a handler cannot be made.
     fn register() -> Option<Self> {
-        use nix::sys::signal::Signal;
         use tokio::signal::unix::{SignalKind, signal};
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -221,18 +347,38 @@ impl Signals {
         Some(Self { runtime, streams })
     }
 
-    /// Send every caught signal (one caught before this is held) to `pid`;
-    /// the runtime returned keeps doing so until it is shut down.
-    fn forward_to(self, pid: u32) -> tokio::runtime::Runtime {
-        if let Ok(raw) = i32::try_from(pid) {
-            let target = nix::unistd::Pid::from_raw(raw);
-            for (mut stream, sig) in self.streams {
-                self.runtime.spawn(async move {
-                    while stream.recv().await.is_some() {
-                        let _ = nix::sys::signal::kill(target, sig);
+    /// On every caught signal (one caught before this is held): keep the
+    /// first in `caught`; the console's ssh (`pid`) gets the signal (it
+    /// closes the connection and gives the terminal back); a headless
+    /// command's `pipe` is closed (the remote pass stops, its last lines
+    /// still come back). The runtime returned keeps doing so until it is
+    /// shut down.
+    fn watch(
+        self,
+        pid: u32,
+        mode: Mode,
+        pipe: Arc<Mutex<Option<std::process::ChildStdin>>>,
+        caught: Arc<OnceLock<Signal>>,
+    ) -> tokio::runtime::Runtime {
+        let target = i32::try_from(pid).ok().map(nix::unistd::Pid::from_raw);
+        for (mut stream, sig) in self.streams {
+            let (pipe, caught) = (Arc::clone(&pipe), Arc::clone(&caught));
+            self.runtime.spawn(async move {
+                while stream.recv().await.is_some() {
+                    let _ = caught.set(sig);
+                    match (mode, target) {
+                        (Mode::Console, Some(target)) => {
+                            let _ = nix::sys::signal::kill(target, sig);
+                        }
+                        (Mode::Console, None) => {}
+                        (Mode::Headless, _) => {
+                            pipe.lock()
+                                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                                .take();
+                        }
                     }
-                });
-            }
+                }
+            });
         }
         self.runtime
     }

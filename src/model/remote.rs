@@ -341,6 +341,33 @@ pub fn failure_message(failure: Failure, plan: &Plan, code: i32, tail: &str) -> 
     }
 }
 
+/// What the operator sees when the launcher itself was interrupted (the
+/// signal `number`, named `name`, e.g. `SIGTERM`): not an ssh failure. The
+/// console's ssh got the signal and closed the connection; a headless
+/// command was told to stop (its pipe closed: a `reap --once` pass stops
+/// its running teardowns and starts no more). `killed`: ssh did not end
+/// within the grace and was killed.
+#[must_use]
+pub fn interrupted_message(plan: &Plan, number: i32, name: &str, killed: bool) -> String {
+    let host = &plan.target.host;
+    let what = match plan.mode {
+        Mode::Console => format!("the console on {host} was stopped (ssh closed the connection)"),
+        Mode::Headless => format!(
+            "the remote command on {host} was told to stop (a `reap --once` pass stops its \
+             running teardowns and starts no more; its last lines are above)"
+        ),
+    };
+    let killed = if killed {
+        "; it did not end within 30 s, so ssh was killed"
+    } else {
+        ""
+    };
+    format!(
+        "interrupted by {name}: {what}{killed}. Exit {}.",
+        128 + number
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,6 +12,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::teardown::{self, DownCommand};
+use crate::cancel::CancelToken;
 use crate::model::activity::{Activity, ActivityKind, Actor};
 use crate::model::envelope::{self, LOCK_HELD_CODE};
 use crate::model::{Instance, ReapAttempt};
@@ -121,6 +122,12 @@ pub struct Teardowns {
     pub clock: Clock,
     /// Where activities go.
     pub report: Sink,
+    /// Cancelled when `reap --once` is interrupted (an operator's signal,
+    /// or, on the `--controller` remote side, the launcher's connection
+    /// closing): running teardowns are stopped ([`ActivityKind::Stopped`])
+    /// and no more start. The console passes one nobody cancels (its
+    /// teardowns outlive it).
+    pub stop: CancelToken,
 }
 
 impl std::fmt::Debug for Teardowns {
@@ -270,6 +277,16 @@ impl Teardowns {
             ));
             return Some(ActivityKind::WouldReap);
         }
+        if self.stop.is_cancelled() {
+            self.emit(Activity::new(
+                now,
+                actor,
+                name,
+                ActivityKind::Stopped,
+                "the reap pass was interrupted: not started, nothing recorded",
+            ));
+            return Some(ActivityKind::Stopped);
+        }
         self.emit(Activity::new(
             now,
             actor,
@@ -277,9 +294,9 @@ impl Teardowns {
             ActivityKind::Started,
             shown_command(&argv),
         ));
-        let result = self
-            .runtime
-            .block_on(teardown::run(&argv, self.config.down_timeout));
+        let result =
+            self.runtime
+                .block_on(teardown::run(&argv, self.config.down_timeout, &self.stop));
         let done = (self.clock)();
         let secs = result.took.as_secs_f64();
         let finish = |kind: ActivityKind, detail: String, stderr_tail: String| {
@@ -297,6 +314,17 @@ impl Teardowns {
                 ActivityKind::Error,
                 format!("{why}; nothing recorded (check --down-cmd)"),
                 String::new(),
+            );
+        }
+        if result.exit == crate::model::envelope::Exit::Interrupted {
+            // The operator stopped the pass: not the instance's failure, so
+            // no attempt is recorded and the backoff does not grow.
+            return finish(
+                ActivityKind::Stopped,
+                format!(
+                    "the reap pass was interrupted: down stopped after {secs:.1}s, nothing recorded"
+                ),
+                result.stderr_tail.clone(),
             );
         }
         if result.succeeded() {

@@ -118,6 +118,7 @@ pub fn reaper_with(
         runtime: runtime.handle().clone(),
         clock,
         report: Arc::new(move |a| sink.lock().unwrap().push(a)),
+        stop: stackless_tui::cancel::CancelToken::new(),
     };
     (Reaper::new(store, probe, jobs), log)
 }
