@@ -35,7 +35,11 @@ const TAIL_BYTES: usize = 4096;
 
 /// Decide whether this run goes to a controller's host: `Ok(None)` to run
 /// here. `args` is the whole command line (program name first);
-/// `env_controller` is `STACKLESS_CONTROLLER`.
+/// `env_controller` is `STACKLESS_CONTROLLER`; `from_env` the flags whose
+/// value came from their environment variable, as `(clap id, variable)`
+/// ([`env_sourced`]): the safety switches among them are passed on as
+/// flags, the rest named as not applied on the host
+/// ([`remote::env_on_the_host`]).
 ///
 /// - `--reached-as HOST` (the remote side): runs here, never hops again
 ///   (`STACKLESS_CONTROLLER` on that host is ignored; `--controller` is
@@ -53,6 +57,7 @@ pub fn plan(
     cli: &Cli,
     args: &[OsString],
     env_controller: Option<String>,
+    from_env: &[(String, String)],
 ) -> Result<Option<Plan>, String> {
     if let Some(host) = &cli.reached_as {
         if !Target::parse(host).is_ok_and(|t| t.user.is_none() && t.host == *host) {
@@ -109,13 +114,50 @@ pub fn plan(
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let mut flags = Vec::new();
+    let mut not_applied = Vec::new();
+    for (id, variable) in from_env {
+        match remote::env_on_the_host(id) {
+            remote::OnTheHost::Launcher => {}
+            remote::OnTheHost::Flag(flag) => {
+                let on = match id.as_str() {
+                    "dry_run" => cli.dry_run,
+                    "read_only" => cli.read_only,
+                    _ => cli.no_reaper,
+                };
+                if on {
+                    flags.push(flag.to_owned());
+                }
+            }
+            remote::OnTheHost::NotApplied => not_applied.push(variable.clone()),
+        }
+    }
+    // In front: before any subcommand or `--` (`--no-reaper` is not global).
+    flags.extend(forwarded);
     Ok(Some(Plan {
         target,
         remote_bin,
         ssh_config: cli.ssh_config.clone().map(OsString::from),
-        forwarded,
+        forwarded: flags,
         mode,
+        not_applied,
     }))
+}
+
+/// The flags of `matches` whose value came from their environment
+/// variable, as `(clap id, variable name)`.
+#[must_use]
+pub fn env_sourced(matches: &clap::ArgMatches) -> Vec<(String, String)> {
+    use clap::CommandFactory as _;
+    Cli::command()
+        .get_arguments()
+        .filter_map(|arg| {
+            let variable = arg.get_env()?.to_string_lossy().into_owned();
+            let id = arg.get_id().as_str();
+            (matches.value_source(id) == Some(clap::parser::ValueSource::EnvVariable))
+                .then(|| (id.to_owned(), variable))
+        })
+        .collect()
 }
 
 /// Run `plan` through ssh and exit with its status (see the module doc).
@@ -126,6 +168,13 @@ pub fn launch(plan: &Plan) -> ExitCode {
     let host = &plan.target.host;
     if plan.mode == Mode::Console && !(io::stdin().is_terminal() && io::stdout().is_terminal()) {
         return fail(&needs_a_terminal(plan), EXIT_USAGE);
+    }
+    if !plan.not_applied.is_empty() {
+        let _ = writeln!(
+            io::stderr(),
+            "stackless-tui: {}",
+            remote::not_applied_message(host, &plan.not_applied)
+        );
     }
     // The terminal as it is now, put back if the console's session ends
     // abnormally (the remote console cannot restore it then).
@@ -419,7 +468,7 @@ mod tests {
     fn decide(args: &[&str], env: Option<&str>) -> Result<Option<Plan>, String> {
         let args: Vec<OsString> = args.iter().map(OsString::from).collect();
         let cli = Cli::parse_from(&args);
-        plan(&cli, &args, env.map(str::to_owned))
+        plan(&cli, &args, env.map(str::to_owned), &[])
     }
 
     #[test]

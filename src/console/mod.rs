@@ -39,9 +39,16 @@ pub fn main() -> ExitCode {
     // through ssh before anything here starts (`crate::remote`). Decided
     // from the command line and the environment only: the local config
     // file is not read (the host's own applies there, and a forwarded
-    // `--config PATH` names a file there).
-    if let Ok(cli) = <Cli as clap::Parser>::try_parse_from(&args) {
-        match crate::remote::plan(&cli, &args, std::env::var("STACKLESS_CONTROLLER").ok()) {
+    // `--config PATH` names a file there). Local safety switches from the
+    // environment travel as flags; other local settings are named as not
+    // applied there.
+    let matches = <Cli as clap::CommandFactory>::command().try_get_matches_from(&args);
+    if let Ok(matches) = matches
+        && let Ok(cli) = <Cli as clap::FromArgMatches>::from_arg_matches(&matches)
+    {
+        let from_env = crate::remote::env_sourced(&matches);
+        let controller = std::env::var("STACKLESS_CONTROLLER").ok();
+        match crate::remote::plan(&cli, &args, controller, &from_env) {
             Ok(Some(plan)) => return crate::remote::launch(&plan),
             Ok(None) => {}
             Err(message) => return usage(&message),

@@ -127,6 +127,55 @@ pub struct Plan {
     pub forwarded: Vec<String>,
     /// Console or headless.
     pub mode: Mode,
+    /// The local environment variables this run read that do not reach
+    /// the host ([`env_on_the_host`]): named on stderr before ssh runs.
+    pub not_applied: Vec<String>,
+}
+
+/// What becomes of a local `STACKLESS_TUI_*` (or `STACKLESS_BIN`) setting
+/// on the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnTheHost {
+    /// The launcher's own (`--remote-bin`, `--ssh-config`): used here.
+    Launcher,
+    /// A safety switch passed on as this flag when it is on
+    /// (`STACKLESS_TUI_DRY_RUN` → `--dry-run`, `..._READ_ONLY` →
+    /// `--read-only`, `..._NO_REAPER` → `--no-reaper`): a local "do less"
+    /// must never be lost on the way.
+    Flag(&'static str),
+    /// Not applied there (the host's own environment and config file
+    /// apply): named on stderr.
+    NotApplied,
+}
+
+/// Where the setting of the flag with clap id `id` (read from its
+/// environment variable) goes.
+#[must_use]
+pub fn env_on_the_host(id: &str) -> OnTheHost {
+    match id {
+        "remote_bin" | "ssh_config" => OnTheHost::Launcher,
+        "dry_run" => OnTheHost::Flag("--dry-run"),
+        "read_only" => OnTheHost::Flag("--read-only"),
+        "no_reaper" => OnTheHost::Flag("--no-reaper"),
+        _ => OnTheHost::NotApplied,
+    }
+}
+
+/// The warning for settings that do not reach `host` (`names`: the
+/// environment variables).
+#[must_use]
+pub fn not_applied_message(host: &str, names: &[String]) -> String {
+    let (these, are) = if names.len() == 1 {
+        ("this local setting is", "it")
+    } else {
+        ("these local settings are", "them")
+    };
+    format!(
+        "warning: {these} not applied on {host}: {}. Only the command line travels (and \
+         STACKLESS_TUI_DRY_RUN, _READ_ONLY, _NO_REAPER as their flags); the host's own \
+         environment and config file apply there. Pass {are} as flags to apply {are} there.",
+        names.join(", ")
+    )
 }
 
 /// The launcher's own flags: removed from what is forwarded. Each takes
@@ -482,6 +531,7 @@ mod tests {
                 "$(id)".into(),
             ],
             mode,
+            not_applied: Vec::new(),
         }
     }
 

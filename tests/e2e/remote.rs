@@ -211,6 +211,41 @@ fn ssh_gets_an_argv_and_its_status_passes_through() {
     assert_eq!(ssh_calls(dir.path()), None);
 }
 
+/// Local safety switches from the environment travel as their flags (a
+/// local `STACKLESS_TUI_DRY_RUN=1` never tears down on the host); other
+/// local settings are named as not applied there.
+#[test]
+fn local_safety_settings_travel_as_flags() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = fake_ssh(dir.path(), "", 0);
+    let (code, _, stderr) = run_plain(
+        &["--controller", "ssh://fleet-1", "reap", "--once"],
+        &[
+            ("PATH", &path),
+            ("STACKLESS_TUI_DRY_RUN", "1"),
+            ("STACKLESS_TUI_READ_ONLY", "true"),
+            ("STACKLESS_TUI_NO_REAPER", "0"),
+            ("STACKLESS_TUI_TICK", "5s"),
+            ("STACKLESS_TUI_DOWN_CMD", "my-down {name}"),
+            ("STACKLESS_TUI_REMOTE_BIN", "/opt/st/stackless-tui"),
+        ],
+    );
+    assert_eq!(code, Some(0), "{}", text(&stderr));
+    assert_eq!(
+        ssh_calls(dir.path()).expect("ssh ran"),
+        "-T\n-o\nBatchMode=yes\n-o\nStrictHostKeyChecking=yes\n-o\nConnectTimeout=10\n--\n\
+         fleet-1\n/opt/st/stackless-tui\n--reached-as\nfleet-1\n--read-only\n--dry-run\nreap\n\
+         --once\n--end--\n"
+    );
+    assert_eq!(
+        text(&stderr),
+        "stackless-tui: warning: these local settings are not applied on fleet-1: \
+         STACKLESS_TUI_TICK, STACKLESS_TUI_DOWN_CMD. Only the command line travels (and \
+         STACKLESS_TUI_DRY_RUN, _READ_ONLY, _NO_REAPER as their flags); the host's own \
+         environment and config file apply there. Pass them as flags to apply them there.\n"
+    );
+}
+
 /// `STACKLESS_STATE_URL`: the exact message, exit 2.
 #[test]
 fn a_state_url_points_at_the_controller() {
