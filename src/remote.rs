@@ -45,7 +45,8 @@ const TAIL_BYTES: usize = 4096;
 ///   (`STACKLESS_CONTROLLER` on that host is ignored; `--controller` is
 ///   refused); `HOST` must be a host stackless accepts.
 /// - `--controller TARGET` always names the host; `STACKLESS_CONTROLLER`
-///   does unless `--state` or `--demo` names a local store (stackless 0.4.0
+///   does unless `--state` (flag, environment, or the local config file's
+///   `state`: [`apply_local_config`]) or `--demo` names a local store (stackless 0.4.0
 ///   also ignores it when `--state-dir` is given: `ClientBuilder::build`,
 ///   `stackless-0.4.0/src/client/mod.rs`). An empty variable is unset.
 /// - `completions`, `man` and the demo's helpers always run here.
@@ -142,6 +143,49 @@ pub fn plan(
         mode,
         not_applied,
     }))
+}
+
+/// What the launcher takes from the local config file `table` (read from
+/// `file`) where neither the command line nor the environment spoke:
+/// `state` (the console then stays local beside `STACKLESS_CONTROLLER`, as
+/// `--state` and `STACKLESS_TUI_STATE` keep it), and `dry-run`,
+/// `read-only`, `no-reaper` set to `true` (passed on as their flags, like
+/// the environment's: added to `from_env` as `key (FILE)`). Nothing else
+/// of it is read.
+pub fn apply_local_config(
+    cli: &mut Cli,
+    matches: &clap::ArgMatches,
+    file: &std::path::Path,
+    table: &toml::Table,
+    from_env: &mut Vec<(String, String)>,
+) {
+    let unset = |id: &str| {
+        matches!(
+            matches.value_source(id),
+            None | Some(clap::parser::ValueSource::DefaultValue)
+        )
+    };
+    if cli.state.is_none()
+        && let Some(toml::Value::String(state)) = table.get("state")
+    {
+        cli.state = Some(state.into());
+        // Beside --controller it is a path here: said not to apply there.
+        from_env.push(("state".to_owned(), format!("state ({})", file.display())));
+    }
+    for (key, id) in [
+        ("dry-run", "dry_run"),
+        ("read-only", "read_only"),
+        ("no-reaper", "no_reaper"),
+    ] {
+        if unset(id) && table.get(key) == Some(&toml::Value::Boolean(true)) {
+            match id {
+                "dry_run" => cli.dry_run = true,
+                "read_only" => cli.read_only = true,
+                _ => cli.no_reaper = true,
+            }
+            from_env.push((id.to_owned(), format!("{key} ({})", file.display())));
+        }
+    }
 }
 
 /// The flags of `matches` whose value came from their environment

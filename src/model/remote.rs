@@ -165,15 +165,21 @@ pub fn env_on_the_host(id: &str) -> OnTheHost {
 /// environment variables).
 #[must_use]
 pub fn not_applied_message(host: &str, names: &[String]) -> String {
-    let (these, are) = if names.len() == 1 {
-        ("this local setting is", "it")
+    let (these, pass) = if names.len() == 1 {
+        (
+            "this local setting is",
+            "Pass it as a flag to apply it there",
+        )
     } else {
-        ("these local settings are", "them")
+        (
+            "these local settings are",
+            "Pass them as flags to apply them there",
+        )
     };
     format!(
-        "warning: {these} not applied on {host}: {}. Only the command line travels (and \
-         STACKLESS_TUI_DRY_RUN, _READ_ONLY, _NO_REAPER as their flags); the host's own \
-         environment and config file apply there. Pass {are} as flags to apply {are} there.",
+        "warning: {these} not applied on {host}: {}. Only the command line travels, and the \
+         local safety switches (dry-run, read-only, no-reaper) as their flags; the host's own \
+         environment and config file apply there. {pass}.",
         names.join(", ")
     )
 }

@@ -240,9 +240,54 @@ fn local_safety_settings_travel_as_flags() {
     assert_eq!(
         text(&stderr),
         "stackless-tui: warning: these local settings are not applied on fleet-1: \
-         STACKLESS_TUI_TICK, STACKLESS_TUI_DOWN_CMD. Only the command line travels (and \
-         STACKLESS_TUI_DRY_RUN, _READ_ONLY, _NO_REAPER as their flags); the host's own \
+         STACKLESS_TUI_TICK, STACKLESS_TUI_DOWN_CMD. Only the command line travels, and the \
+         local safety switches (dry-run, read-only, no-reaper) as their flags; the host's own \
          environment and config file apply there. Pass them as flags to apply them there.\n"
+    );
+}
+
+/// The local config file: its `state` keeps the console local beside
+/// `STACKLESS_CONTROLLER` (as `--state` and `STACKLESS_TUI_STATE` do), and
+/// its safety switches travel as flags.
+#[test]
+fn the_local_config_state_keeps_the_console_local() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = fake_ssh(dir.path(), "", 0);
+    let (_fx, store) = fixture("real-0.4.0-v14.db");
+    let xdg = dir.path().join("xdg");
+    std::fs::create_dir_all(xdg.join("stackless-tui")).expect("mkdir");
+    std::fs::write(
+        xdg.join("stackless-tui/config.toml"),
+        format!("state = \"{}\"\ndry-run = true\n", store.display()),
+    )
+    .expect("config");
+    let env = [
+        ("PATH", path.as_str()),
+        ("XDG_CONFIG_HOME", utf8(&xdg)),
+        ("STACKLESS_CONTROLLER", "ssh://fleet-1"),
+    ];
+    let (code, stdout, stderr) = run_plain(&["snapshot", "--json", "--now", "1795960700"], &env);
+    assert_eq!(code, Some(0), "{}", text(&stderr));
+    assert!(text(&stdout).contains(utf8(&store)), "{}", text(&stdout));
+    assert_eq!(ssh_calls(dir.path()), None, "ssh ran");
+    // --controller names the host anyway; the safety switch travels, the
+    // local path is said not to apply there.
+    let (code, _, stderr) = run_plain(&["--controller", "ssh://fleet-1", "snapshot"], &env);
+    assert_eq!(code, Some(0), "{}", text(&stderr));
+    assert!(
+        ssh_calls(dir.path())
+            .expect("ssh ran")
+            .contains("\n--reached-as\nfleet-1\n--dry-run\nsnapshot\n--end--\n"),
+    );
+    assert_eq!(
+        text(&stderr),
+        format!(
+            "stackless-tui: warning: this local setting is not applied on fleet-1: state ({}). \
+             Only the command line travels, and the local safety switches (dry-run, read-only, \
+             no-reaper) as their flags; the host's own environment and config file apply there. \
+             Pass it as a flag to apply it there.\n",
+            xdg.join("stackless-tui/config.toml").display()
+        )
     );
 }
 
