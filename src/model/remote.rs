@@ -226,8 +226,9 @@ impl Plan {
     /// shell. `-F FILE` when a config is named; the console gets `-t`, a
     /// headless command `-T` and `BatchMode=yes` (no prompt a script could
     /// hang on, as stackless's own client); both get
-    /// `StrictHostKeyChecking=yes` (host key verification stays on, whatever
-    /// the config says) and `ConnectTimeout=10` as stackless passes them;
+    /// `StrictHostKeyChecking=yes` (on the command line it wins over the
+    /// config for the destination; a `ProxyJump` hop is a separate ssh that
+    /// reads only the config) and `ConnectTimeout=10` as stackless passes them;
     /// then `--`, the destination, and the remote command: the remote
     /// program, `--reached-as HOST`, the forwarded arguments, each quoted
     /// for the POSIX shell that ssh hands the joined command line to.
@@ -273,6 +274,16 @@ impl Plan {
 pub enum Failure {
     /// 127: the remote shell found no such program.
     NotInstalled,
+    /// 127 with the shell saying the file exists but `cannot execute` it
+    /// (`required file not found`, `bad interpreter`): its interpreter or
+    /// loader is missing.
+    CannotStart,
+    /// 255 and ssh said nothing: the remote program was killed by a signal
+    /// (ssh reports an `exit-signal` as 255 without a word).
+    Signalled,
+    /// 255: the connection was closed mid-session (`Connection to HOST
+    /// closed by remote host.`, a broken pipe).
+    Closed,
     /// 126: found but cannot be run.
     NotExecutable,
     /// 255 while connecting (name, network, refused, timed out).
@@ -294,6 +305,16 @@ pub enum Failure {
 #[must_use]
 pub fn classify(code: i32, stderr: &str) -> Option<Failure> {
     match code {
+        127 if [
+            "cannot execute",
+            "bad interpreter",
+            "required file not found",
+        ]
+        .iter()
+        .any(|needle| stderr.contains(needle)) =>
+        {
+            Some(Failure::CannotStart)
+        }
         127 => Some(Failure::NotInstalled),
         126 => Some(Failure::NotExecutable),
         255 => Some(classify_ssh(stderr)),
@@ -325,11 +346,20 @@ fn classify_ssh(stderr: &str) -> Failure {
         "Connection reset",
         "kex_exchange_identification",
     ];
+    const CLOSED: [&str; 3] = [
+        "closed by remote host",
+        "client_loop: send disconnect",
+        "Broken pipe",
+    ];
     let has = |list: &[&str]| list.iter().any(|needle| stderr.contains(needle));
-    if has(&HOST_KEY) {
+    if stderr.trim().is_empty() {
+        Failure::Signalled
+    } else if has(&HOST_KEY) {
         Failure::HostKey
     } else if has(&AUTH) {
         Failure::Auth
+    } else if has(&CLOSED) {
+        Failure::Closed
     } else if has(&CONNECT) {
         Failure::Connect
     } else {
@@ -360,12 +390,33 @@ pub fn failure_message(failure: Failure, plan: &Plan, code: i32, tail: &str) -> 
     } else {
         format!(": ssh said {tail:?}")
     };
+    let shell_said = if tail.is_empty() {
+        String::new()
+    } else {
+        format!(": the remote shell said {tail:?}")
+    };
     match failure {
         Failure::NotInstalled => format!(
             "{bin} is not installed on {host} (the remote shell cannot find it: exit 127). \
              Install it there (from a checkout of stackless-tui: `cargo install --locked --path .`, \
              or copy this binary to the host), or name where it is with --remote-bin PATH \
              (STACKLESS_TUI_REMOTE_BIN)."
+        ),
+        Failure::CannotStart => format!(
+            "{bin} on {host} was found but cannot be started (exit 127){shell_said}: its interpreter \
+             or dynamic loader is missing there (a binary built for another system or libc?). \
+             Check the file on the host, or name another with --remote-bin PATH."
+        ),
+        Failure::Signalled => format!(
+            "{bin} on {host} was killed by a signal (ssh exits {code} and says nothing when the \
+             remote program ends by a signal): by an operator's kill, or the OOM killer \
+             (`journalctl -k` on the host)."
+        ),
+        Failure::Closed => format!(
+            "the connection to {host} was closed (exit {code}){said}: the session ended before \
+             the remote program did (the host rebooted, sshd restarted, or the network \
+             dropped). Run it again; ServerAliveInterval in the OpenSSH config keeps an idle \
+             session open."
         ),
         Failure::NotExecutable => format!(
             "{bin} on {host} cannot be run (exit 126: not executable, or a directory){said}. \
@@ -602,6 +653,12 @@ mod tests {
             Some(Failure::NotInstalled)
         );
         assert_eq!(classify(126, ""), Some(Failure::NotExecutable));
+        for said in [
+            "bash: line 1: /x/stackless-tui: cannot execute: required file not found",
+            "bash: /x/stackless-tui: /nonexistent/interp: bad interpreter: No such file or directory",
+        ] {
+            assert_eq!(classify(127, said), Some(Failure::CannotStart), "{said}");
+        }
         assert_eq!(
             classify(
                 2,
@@ -628,6 +685,16 @@ mod tests {
                 Failure::Connect,
             ),
             ("something else", Failure::Ssh),
+            ("", Failure::Signalled),
+            (
+                "Connection to 127.0.0.1 closed by remote host.\n",
+                Failure::Closed,
+            ),
+            (
+                "client_loop: send disconnect: Broken pipe\n",
+                Failure::Closed,
+            ),
+            ("Connection closed by 127.0.0.1 port 22\n", Failure::Connect),
         ] {
             assert_eq!(classify(255, stderr), Some(failure), "{stderr}");
         }

@@ -161,6 +161,30 @@ fn ssh_gets_an_argv_and_its_status_passes_through() {
              --ssh-config FILE).",
         ),
         (
+            127,
+            "bash: line 1: /x/stackless-tui: cannot execute: required file not found\n",
+            "stackless-tui on fleet-1 was found but cannot be started (exit 127): the remote \
+             shell said \"bash: line 1: /x/stackless-tui: cannot execute: required file not \
+             found\": its interpreter or dynamic loader is missing there (a binary built for \
+             another system or libc?). Check the file on the host, or name another with \
+             --remote-bin PATH.",
+        ),
+        (
+            255,
+            "",
+            "stackless-tui on fleet-1 was killed by a signal (ssh exits 255 and says nothing \
+             when the remote program ends by a signal): by an operator's kill, or the OOM killer \
+             (`journalctl -k` on the host).",
+        ),
+        (
+            255,
+            "Connection to 10.0.0.1 closed by remote host.\n",
+            "the connection to fleet-1 was closed (exit 255): ssh said \"Connection to 10.0.0.1 \
+             closed by remote host.\": the session ended before the remote program did (the \
+             host rebooted, sshd restarted, or the network dropped). Run it again; \
+             ServerAliveInterval in the OpenSSH config keeps an idle session open.",
+        ),
+        (
             2,
             "error: unexpected argument '--reached-as' found\n",
             "stackless-tui on fleet-1 is older than this stackless-tui: it does not know \
@@ -201,12 +225,26 @@ fn ssh_gets_an_argv_and_its_status_passes_through() {
     // The console needs a terminal here too: refused before ssh runs.
     let dir = tempfile::tempdir().expect("tempdir");
     let path = fake_ssh(dir.path(), "", 0);
-    let (code, _, stderr) = run_plain(&["--controller", "fleet-1"], &[("PATH", &path)]);
+    let (code, _, stderr) = run_plain(
+        &[
+            "--controller",
+            "deploy@fleet-1",
+            "--ssh-config",
+            "/my ssh/config",
+            "--remote-bin=/opt/st/stackless-tui",
+        ],
+        &[("PATH", &path)],
+    );
     assert_eq!(code, Some(2));
-    assert!(
-        text(&stderr).starts_with("stackless-tui: the console needs a terminal"),
-        "{}",
-        text(&stderr)
+    let command = "stackless-tui --controller ssh://deploy@fleet-1 --ssh-config '/my ssh/config' \
+                   --remote-bin /opt/st/stackless-tui";
+    assert_eq!(
+        text(&stderr),
+        format!(
+            "stackless-tui: the console needs a terminal (stdin and stdout are not both a TTY), \
+             also when it runs on fleet-1. For scripts and cron use `{command} snapshot` or \
+             `{command} reap --once`.\n"
+        )
     );
     assert_eq!(ssh_calls(dir.path()), None);
 }
@@ -312,6 +350,25 @@ fn a_state_url_points_at_the_controller() {
          ssh://HOST` (or set STACKLESS_CONTROLLER), or unset STACKLESS_STATE_URL to open this \
          machine's local store.\n"
     );
+    // Malformed: nothing of it is echoed.
+    for url in [
+        "u:secretpw@db.example.com",
+        "libsql:u:pw@h",
+        "libsql://h/SECRET",
+    ] {
+        let (code, _, stderr) = run_plain(&["snapshot"], &[("STACKLESS_STATE_URL", url)]);
+        assert_eq!(code, Some(2));
+        let stderr = text(&stderr);
+        assert!(
+            !stderr.contains("SECRET") && !stderr.contains("pw"),
+            "{stderr}"
+        );
+        assert!(
+            stderr.starts_with("stackless-tui: STACKLESS_STATE_URL is set (value hidden): ")
+                || stderr.starts_with("stackless-tui: STACKLESS_STATE_URL is set (libsql://h): "),
+            "{stderr}"
+        );
+    }
 }
 
 /// The forwarded arguments every sshd test passes: the remote program (this
@@ -519,7 +576,8 @@ fn a_dropped_console_session_leaves_the_terminal_restored() {
     assert_eq!(tui.wait_exit(UI), 255);
     assert_restored(&tui);
     assert!(
-        tui.contents().contains("stackless-tui: "),
+        tui.contents()
+            .contains("stackless-tui: the connection to fleet-1 was closed (exit 255)"),
         "{}",
         tui.contents()
     );
