@@ -92,13 +92,20 @@ pub fn plan(
     };
     let target = Target::parse(&text)
         .map_err(|rule| format!("{source} {:?}: {rule}", sanitize_short(&text, 80)))?;
+    // An empty value (`STACKLESS_TUI_REMOTE_BIN=`) is unset.
     let remote_bin = cli
         .remote_bin
         .clone()
+        .filter(|bin| !bin.is_empty())
         .unwrap_or_else(|| DEFAULT_REMOTE_BIN.to_owned());
+    let bin_source = if from_env.iter().any(|(id, _)| id == "remote_bin") {
+        "STACKLESS_TUI_REMOTE_BIN"
+    } else {
+        "--remote-bin"
+    };
     check_remote_bin(&remote_bin).map_err(|why| {
         format!(
-            "--remote-bin {:?} {why}: name the stackless-tui program on {}",
+            "{bin_source} {:?} {why}: name the stackless-tui program on {}",
             sanitize_short(&remote_bin, 80),
             target.host
         )
@@ -138,7 +145,7 @@ pub fn plan(
     Ok(Some(Plan {
         target,
         remote_bin,
-        ssh_config: cli.ssh_config.clone().map(OsString::from),
+        ssh_config: cli.ssh_config.clone().filter(|file| !file.is_empty()),
         forwarded: flags,
         mode,
         not_applied,
@@ -185,6 +192,34 @@ pub fn apply_local_config(
             }
             from_env.push((id.to_owned(), format!("{key} ({})", file.display())));
         }
+    }
+}
+
+/// A local run given `--remote-bin` or `--ssh-config` on its command line
+/// (they only serve `--controller`): say on stderr that they are ignored.
+/// (Not refused: clap's `requires` cannot see `STACKLESS_CONTROLLER`, and
+/// their variables may be set for every command in a profile.)
+pub fn warn_unused_launcher_flags(matches: &clap::ArgMatches) {
+    let given: Vec<&str> = [
+        ("remote_bin", "--remote-bin"),
+        ("ssh_config", "--ssh-config"),
+    ]
+    .into_iter()
+    .filter(|(id, _)| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
+    .map(|(_, flag)| flag)
+    .collect();
+    if !given.is_empty() && matches.get_one::<String>("reached_as").is_none() {
+        let _ = writeln!(
+            io::stderr(),
+            "stackless-tui: warning: {} ignored: {} only used with --controller ssh://HOST (or \
+             STACKLESS_CONTROLLER), and this run is local",
+            given.join(" and "),
+            if given.len() == 1 {
+                "it is"
+            } else {
+                "they are"
+            }
+        );
     }
 }
 

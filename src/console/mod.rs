@@ -54,7 +54,7 @@ pub fn main() -> ExitCode {
         }
         match crate::remote::plan(&cli, &args, controller, &from_env) {
             Ok(Some(plan)) => return crate::remote::launch(&plan),
-            Ok(None) => {}
+            Ok(None) => crate::remote::warn_unused_launcher_flags(&matches),
             Err(message) => return usage(&message),
         }
     }
@@ -121,7 +121,7 @@ fn dispatch(cli: &Cli) -> ExitCode {
         Some(Sub::Completions { shell }) => {
             clap_complete::generate(
                 *shell,
-                &mut <Cli as clap::CommandFactory>::command(),
+                &mut for_completions(),
                 "stackless-tui",
                 &mut io::stdout(),
             );
@@ -155,6 +155,24 @@ fn console(cli: &Cli) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The command line as completions offer it: without the hidden flags
+/// (`--reached-as`) and subcommands (the demo's helpers), which clap's
+/// generators would list (they do not filter hidden items).
+fn for_completions() -> clap::Command {
+    let full = <Cli as clap::CommandFactory>::command();
+    let mut shown = clap::Command::new("stackless-tui").version(env!("CARGO_PKG_VERSION"));
+    if let Some(about) = full.get_about() {
+        shown = shown.about(about.clone());
+    }
+    for arg in full.get_arguments().filter(|arg| !arg.is_hide_set()) {
+        shown = shown.arg(arg.clone());
+    }
+    for sub in full.get_subcommands().filter(|sub| !sub.is_hide_set()) {
+        shown = shown.subcommand(sub.clone());
+    }
+    shown
 }
 
 /// Print `stackless-tui: {message}` and return [`EXIT_USAGE`].

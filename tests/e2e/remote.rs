@@ -329,6 +329,77 @@ fn the_local_config_state_keeps_the_console_local() {
     );
 }
 
+/// The launcher's flags and variables at the edges: `--reached-as` (and
+/// the demo's hidden helpers) are not offered by completions; an empty
+/// `STACKLESS_TUI_SSH_CONFIG=` or `STACKLESS_TUI_REMOTE_BIN=` is unset; a
+/// bad variable is named as the variable; `--ssh-config` on a local run is
+/// said to be ignored.
+#[test]
+fn launcher_flags_at_the_edges() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let (code, stdout, _) = run_plain(&["completions", shell], &[]);
+        assert_eq!(code, Some(0));
+        let script = text(&stdout);
+        assert!(script.contains("controller"), "{shell}");
+        assert!(!script.contains("reached-as"), "{shell}: {script}");
+        assert!(!script.contains("demo-helper"), "{shell}");
+    }
+    let (_fx, store) = fixture("real-0.4.0-v14.db");
+    let (code, stdout, stderr) = run_plain(
+        &["--state", utf8(&store), "snapshot", "--json"],
+        &[
+            ("STACKLESS_TUI_SSH_CONFIG", ""),
+            ("STACKLESS_TUI_REMOTE_BIN", ""),
+        ],
+    );
+    assert_eq!(code, Some(0), "{}", text(&stderr));
+    assert!(text(&stdout).contains("schema_version"));
+    assert!(stderr.is_empty(), "{}", text(&stderr));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = fake_ssh(dir.path(), "", 0);
+    let (code, _, stderr) = run_plain(
+        &["--controller", "h", "snapshot"],
+        &[
+            ("PATH", &path),
+            ("STACKLESS_TUI_SSH_CONFIG", ""),
+            ("STACKLESS_TUI_REMOTE_BIN", ""),
+        ],
+    );
+    assert_eq!(code, Some(0), "{}", text(&stderr));
+    assert!(
+        ssh_calls(dir.path())
+            .expect("ssh ran")
+            .starts_with("-T\n-o\nBatchMode=yes\n-o\nStrictHostKeyChecking=yes\n-o\nConnectTimeout=10\n--\nh\nstackless-tui\n"),
+    );
+    let (code, _, stderr) = run_plain(
+        &["--controller", "h", "snapshot"],
+        &[("PATH", &path), ("STACKLESS_TUI_REMOTE_BIN", "-x")],
+    );
+    assert_eq!(code, Some(2));
+    assert_eq!(
+        text(&stderr),
+        "stackless-tui: STACKLESS_TUI_REMOTE_BIN \"-x\" starts with '-': name the stackless-tui \
+         program on h\n"
+    );
+    let (code, _, stderr) = run_plain(
+        &[
+            "--state",
+            utf8(&store),
+            "--ssh-config",
+            "/c",
+            "snapshot",
+            "--json",
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        text(&stderr),
+        "stackless-tui: warning: --ssh-config ignored: it is only used with --controller \
+         ssh://HOST (or STACKLESS_CONTROLLER), and this run is local\n"
+    );
+}
+
 /// `STACKLESS_STATE_URL`: the exact message, exit 2.
 #[test]
 fn a_state_url_points_at_the_controller() {
