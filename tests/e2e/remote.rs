@@ -946,3 +946,76 @@ fn an_interrupted_remote_reap_stops_on_the_host() {
     );
     drop(sshd);
 }
+
+/// A local `reap --once` stopped by SIGINT (an operator's Ctrl-C): the
+/// running teardown's group is stopped, the queued ones never start, the
+/// audit says `interrupted`, nothing is recorded in the store (no reap
+/// attempt), exit 130.
+#[test]
+fn a_local_reap_once_stops_on_a_signal() {
+    let (dir, store) = fixture("stackless-real-v4.db");
+    let marks = dir.path().join("marks");
+    std::fs::create_dir_all(&marks).expect("mkdir");
+    let down = dir.path().join("slow-down.sh");
+    std::fs::write(
+        &down,
+        format!(
+            "#!/bin/sh\ntouch '{m}/started-'\"$2\"\nsleep 60\ntouch '{m}/finished-'\"$2\"\n",
+            m = marks.display()
+        ),
+    )
+    .expect("down");
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&down, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let empty = dir.path().join("empty.toml");
+    std::fs::write(&empty, "").expect("empty config");
+    let before = std::process::Command::new(BIN)
+        .args(["--config", utf8(&empty), "--state", utf8(&store)])
+        .args(["snapshot", "--json", "--now", "1795960700"])
+        .output()
+        .expect("snapshot");
+    let mut reap = std::process::Command::new(BIN)
+        .args(["--config", utf8(&empty), "--state", utf8(&store)])
+        .args(["--reap-concurrency", "1", "--down-cmd"])
+        .arg(format!("'{}' down {{name}} --json", down.display()))
+        .args(["reap", "--once"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let deadline = std::time::Instant::now() + UI;
+    while std::fs::read_dir(&marks).expect("marks").next().is_none() {
+        assert!(std::time::Instant::now() < deadline, "no teardown started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    crate::harness::signal_pid(reap.id(), nix::sys::signal::Signal::SIGINT).expect("SIGINT");
+    let status = wait_status(&mut reap);
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut reap.stderr.take().expect("stderr"), &mut stderr)
+        .expect("stderr");
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "stackless-tui: reap --once interrupted by SIGINT: the pass was stopped (6 \
+             teardown(s) stopped or not started, nothing recorded for them; 0 reaped, 0 failed)"
+        ),
+        "{stderr}"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert_eq!(std::fs::read_dir(&marks).expect("marks").count(), 1);
+    let audit =
+        std::fs::read_to_string(dir.path().join("stackless-tui/audit.jsonl")).expect("audit trail");
+    assert_eq!(
+        audit.matches("\"outcome\":\"interrupted\"").count(),
+        2,
+        "{audit}"
+    );
+    // No reap attempt recorded: the backoffs are as before.
+    let after = std::process::Command::new(BIN)
+        .args(["--config", utf8(&empty), "--state", utf8(&store)])
+        .args(["snapshot", "--json", "--now", "1795960700"])
+        .output()
+        .expect("snapshot");
+    assert_eq!(text(&after.stdout), text(&before.stdout));
+}
