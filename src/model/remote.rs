@@ -281,6 +281,9 @@ pub enum Failure {
     /// 255 and ssh said nothing: the remote program was killed by a signal
     /// (ssh reports an `exit-signal` as 255 without a word).
     Signalled,
+    /// 129-159: the remote shell reports its program ended by signal
+    /// `code - 128` (killed, or it exited that way after catching it).
+    BySignal,
     /// 255: the connection was closed mid-session (`Connection to HOST
     /// closed by remote host.`, a broken pipe).
     Closed,
@@ -317,6 +320,7 @@ pub fn classify(code: i32, stderr: &str) -> Option<Failure> {
         }
         127 => Some(Failure::NotInstalled),
         126 => Some(Failure::NotExecutable),
+        129..=159 => Some(Failure::BySignal),
         255 => Some(classify_ssh(stderr)),
         2 if stderr.contains("unexpected argument '--reached-as'") => Some(Failure::OlderRemote),
         _ => None,
@@ -412,6 +416,14 @@ pub fn failure_message(failure: Failure, plan: &Plan, code: i32, tail: &str) -> 
              remote program ends by a signal): by an operator's kill, or the OOM killer \
              (`journalctl -k` on the host)."
         ),
+        Failure::BySignal => {
+            let signal = signal_name(code - 128);
+            format!(
+                "{bin} on {host} was stopped by {signal} there (exit {code} = 128 + the \
+                 signal): someone or something on the host signalled it (an operator's kill, \
+                 the OOM killer, a shutdown)."
+            )
+        }
         Failure::Closed => format!(
             "the connection to {host} was closed (exit {code}){said}: the session ended before \
              the remote program did (the host rebooted, sshd restarted, or the network \
@@ -472,6 +484,20 @@ pub fn interrupted_message(plan: &Plan, number: i32, name: &str, killed: bool) -
         "interrupted by {name}: {what}{killed}. Exit {}.",
         128 + number
     )
+}
+
+/// The Linux name of signal `number` (`SIGKILL`), or `signal N`.
+#[must_use]
+pub fn signal_name(number: i32) -> String {
+    const NAMES: [&str; 15] = [
+        "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS", "SIGFPE",
+        "SIGKILL", "SIGUSR1", "SIGSEGV", "SIGUSR2", "SIGPIPE", "SIGALRM", "SIGTERM",
+    ];
+    usize::try_from(number)
+        .ok()
+        .and_then(|n| n.checked_sub(1))
+        .and_then(|i| NAMES.get(i))
+        .map_or_else(|| format!("signal {number}"), |name| (*name).to_owned())
 }
 
 #[cfg(test)]
@@ -653,6 +679,14 @@ mod tests {
             Some(Failure::NotInstalled)
         );
         assert_eq!(classify(126, ""), Some(Failure::NotExecutable));
+        assert_eq!(classify(137, ""), Some(Failure::BySignal));
+        assert_eq!(classify(128, ""), None);
+        assert_eq!(
+            failure_message(Failure::BySignal, &plan(Mode::Console), 137, ""),
+            "/opt/my tools/stackless-tui on fleet-1 was stopped by SIGKILL there (exit 137 = 128 \
+             + the signal): someone or something on the host signalled it (an operator's kill, \
+             the OOM killer, a shutdown)."
+        );
         for said in [
             "bash: line 1: /x/stackless-tui: cannot execute: required file not found",
             "bash: /x/stackless-tui: /nonexistent/interp: bad interpreter: No such file or directory",

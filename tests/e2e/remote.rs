@@ -170,6 +170,13 @@ fn ssh_gets_an_argv_and_its_status_passes_through() {
              --remote-bin PATH.",
         ),
         (
+            137,
+            "",
+            "stackless-tui on fleet-1 was stopped by SIGKILL there (exit 137 = 128 + the \
+             signal): someone or something on the host signalled it (an operator's kill, the OOM \
+             killer, a shutdown).",
+        ),
+        (
             255,
             "",
             "stackless-tui on fleet-1 was killed by a signal (ssh exits 255 and says nothing \
