@@ -29,8 +29,10 @@ pub use terminal::restore_terminal;
 /// the mode they choose, here or (`--controller`) on the controller's host.
 /// Exit status: 0 done, 1 a failure while running (a failed teardown in
 /// `reap --once`, a crash report), 2 a usage or store error (the terminal
-/// untouched); through `--controller`, the remote status (ssh's 255 when
-/// ssh failed, 127 when the host has no stackless-tui).
+/// untouched), 128 + N when `reap --once` was stopped by signal N; through
+/// `--controller`, the remote status (ssh's 255 when ssh failed, 127 when
+/// the host has no stackless-tui), or 128 + N when the launcher itself was
+/// interrupted by signal N.
 #[must_use]
 pub fn main() -> ExitCode {
     let _ = color_eyre::install();
