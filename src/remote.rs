@@ -122,6 +122,23 @@ pub fn plan(
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let (mut flags, not_applied) = local_settings(cli, from_env);
+    // In front: before any subcommand or `--` (`--no-reaper` is not global).
+    flags.extend(forwarded);
+    Ok(Some(Plan {
+        target,
+        remote_bin,
+        ssh_config: cli.ssh_config.clone().filter(|file| !file.is_empty()),
+        forwarded: flags,
+        mode,
+        not_applied,
+    }))
+}
+
+/// The local settings of `from_env` ([`plan`]): the safety switches that
+/// are on, as the flags to pass on, and the names of the rest, not applied
+/// on the host.
+fn local_settings(cli: &Cli, from_env: &[(String, String)]) -> (Vec<String>, Vec<String>) {
     let mut flags = Vec::new();
     let mut not_applied = Vec::new();
     for (id, variable) in from_env {
@@ -140,16 +157,7 @@ pub fn plan(
             remote::OnTheHost::NotApplied => not_applied.push(variable.clone()),
         }
     }
-    // In front: before any subcommand or `--` (`--no-reaper` is not global).
-    flags.extend(forwarded);
-    Ok(Some(Plan {
-        target,
-        remote_bin,
-        ssh_config: cli.ssh_config.clone().filter(|file| !file.is_empty()),
-        forwarded: flags,
-        mode,
-        not_applied,
-    }))
+    (flags, not_applied)
 }
 
 /// What the launcher takes from the local config file `table` (read from
@@ -264,15 +272,7 @@ pub fn launch(plan: &Plan) -> ExitCode {
     let signals = Signals::register();
     let mut child = match spawn_ssh(plan) {
         Ok(child) => child,
-        Err(error) => {
-            return fail(
-                &format!(
-                    "cannot run ssh to reach {host}: {error}. The OpenSSH client (`ssh`) must be \
-                     on PATH (Debian: apt-get install openssh-client)."
-                ),
-                EXIT_USAGE,
-            );
-        }
+        Err(error) => return fail(&cannot_run_ssh(host, &error), EXIT_USAGE),
     };
     // Headless: ssh's stdin is a pipe this launcher holds and never writes
     // (local stdin is not consumed); closing it tells the remote side to
@@ -324,6 +324,14 @@ pub fn launch(plan: &Plan) -> ExitCode {
             exit,
         ),
     }
+}
+
+/// ssh could not be started.
+fn cannot_run_ssh(host: &str, error: &io::Error) -> String {
+    format!(
+        "cannot run ssh to reach {host}: {error}. The OpenSSH client (`ssh`) must be on PATH \
+         (Debian: apt-get install openssh-client)."
+    )
 }
 
 /// ssh's status as an exit code: its own, or 128 + the signal that killed

@@ -155,6 +155,19 @@ impl Teardowns {
         Some(ActivityKind::Refused)
     }
 
+    /// The pass was interrupted before this teardown started: reported as
+    /// [`ActivityKind::Stopped`], nothing run or recorded.
+    fn stopped(&self, now: i64, actor: Actor, name: &str) -> Option<ActivityKind> {
+        self.emit(Activity::new(
+            now,
+            actor,
+            name,
+            ActivityKind::Stopped,
+            "the reap pass was interrupted: not started, nothing recorded",
+        ));
+        Some(ActivityKind::Stopped)
+    }
+
     /// Start a teardown of `seen` on a thread of its own, with its own store
     /// connection. Refused (and reported) when the name is not DNS-safe or a
     /// teardown of it is already running.
@@ -278,14 +291,7 @@ impl Teardowns {
             return Some(ActivityKind::WouldReap);
         }
         if self.stop.is_cancelled() {
-            self.emit(Activity::new(
-                now,
-                actor,
-                name,
-                ActivityKind::Stopped,
-                "the reap pass was interrupted: not started, nothing recorded",
-            ));
-            return Some(ActivityKind::Stopped);
+            return self.stopped(now, actor, name);
         }
         self.emit(Activity::new(
             now,
