@@ -68,6 +68,7 @@ pub fn classify(kind: ActivityKind) -> (&'static str, &'static str) {
         ActivityKind::Interrupted => ("operation", "interrupted"),
         ActivityKind::Appeared => ("observe", "appeared"),
         ActivityKind::Tombstoned => ("observe", "tombstoned"),
+        ActivityKind::Stopped => ("teardown", "interrupted"),
     }
 }
 

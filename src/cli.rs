@@ -105,7 +105,8 @@ pub struct Cli {
 
     /// The stackless-tui program on the controller's host (default
     /// `stackless-tui`, looked up in the remote PATH; a relative path is
-    /// relative to the remote home; quoted, so `~` is not expanded).
+    /// relative to the remote home; quoted, so `~` is not expanded; empty:
+    /// the default).
     #[arg(
         long,
         value_name = "PATH",
@@ -115,14 +116,15 @@ pub struct Cli {
     pub remote_bin: Option<String>,
 
     /// The OpenSSH client config for --controller (`ssh -F FILE`; default:
-    /// ssh's own, ~/.ssh/config).
+    /// ssh's own, ~/.ssh/config; empty: the default).
     #[arg(
         long,
         value_name = "FILE",
         env = "STACKLESS_TUI_SSH_CONFIG",
-        global = true
+        global = true,
+        value_parser = clap::value_parser!(OsString)
     )]
-    pub ssh_config: Option<PathBuf>,
+    pub ssh_config: Option<OsString>,
 
     /// Set by --controller on the remote side: the host this console was
     /// reached as over ssh (the header shows `on HOST`).

@@ -90,7 +90,7 @@ fn log(activity: &Activity) {
     let kind = activity.kind;
     match kind {
         ActivityKind::Error => tracing::error!(%actor, %instance, "{kind}: {detail}"),
-        ActivityKind::Failed | ActivityKind::Aborted => {
+        ActivityKind::Failed | ActivityKind::Aborted | ActivityKind::Stopped => {
             tracing::warn!(%actor, %instance, "{kind}: {detail}");
         }
         _ => tracing::info!(%actor, %instance, "{kind}: {detail}"),

@@ -1,17 +1,24 @@
 //! The remote launcher: `--controller ssh://HOST` (or stackless's
 //! `STACKLESS_CONTROLLER`) runs this console, or `snapshot` / `reap --once`,
 //! on the controller's host through OpenSSH, before anything local starts:
-//! no store is opened and no terminal is touched here (with `-t`, ssh itself
-//! puts the local terminal in raw mode). It spawns `ssh` (found in `PATH`)
-//! with an argv ([`Plan::ssh_args`], never a local shell), passes stdin and
-//! stdout through, copies ssh's stderr through while keeping its tail, and
-//! exits with ssh's status (TERM, HUP and INT sent to the launcher are
-//! forwarded to ssh meanwhile), explaining 126, 127 and 255
-//! ([`crate::model::remote::failure_message`]).
+//! no store is opened (with `-t`, ssh itself puts the local terminal in raw
+//! mode; the launcher puts the terminal back only when the session ends
+//! abnormally). It spawns `ssh` (found in `PATH`, with
+//! `PR_SET_PDEATHSIG`) with an argv ([`Plan::ssh_args`], never a local
+//! shell), passes stdout through (stdin too for the console; a headless
+//! command's ssh gets a pipe the launcher holds, whose closing tells the
+//! remote side to stop), copies ssh's stderr through while keeping its
+//! tail, and exits with ssh's status, explaining 126, 127 and 255
+//! ([`crate::model::remote::failure_message`]), or with 128 + the signal
+//! when the launcher was interrupted (TERM, HUP, INT).
 
 use std::ffi::OsString;
 use std::io::{self, IsTerminal as _, Read as _, Write as _};
 use std::process::{Command, ExitCode, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::Signal;
 
 use crate::cli::{Cli, EXIT_USAGE, Sub};
 use crate::model::remote::{
@@ -28,13 +35,18 @@ const TAIL_BYTES: usize = 4096;
 
 /// Decide whether this run goes to a controller's host: `Ok(None)` to run
 /// here. `args` is the whole command line (program name first);
-/// `env_controller` is `STACKLESS_CONTROLLER`.
+/// `env_controller` is `STACKLESS_CONTROLLER`; `from_env` the flags whose
+/// value came from their environment variable, as `(clap id, variable)`
+/// ([`env_sourced`]): the safety switches among them are passed on as
+/// flags, the rest named as not applied on the host
+/// ([`remote::env_on_the_host`]).
 ///
 /// - `--reached-as HOST` (the remote side): runs here, never hops again
 ///   (`STACKLESS_CONTROLLER` on that host is ignored; `--controller` is
 ///   refused); `HOST` must be a host stackless accepts.
 /// - `--controller TARGET` always names the host; `STACKLESS_CONTROLLER`
-///   does unless `--state` or `--demo` names a local store (stackless 0.4.0
+///   does unless `--state` (flag, environment, or the local config file's
+///   `state`: [`apply_local_config`]) or `--demo` names a local store (stackless 0.4.0
 ///   also ignores it when `--state-dir` is given: `ClientBuilder::build`,
 ///   `stackless-0.4.0/src/client/mod.rs`). An empty variable is unset.
 /// - `completions`, `man` and the demo's helpers always run here.
@@ -46,6 +58,7 @@ pub fn plan(
     cli: &Cli,
     args: &[OsString],
     env_controller: Option<String>,
+    from_env: &[(String, String)],
 ) -> Result<Option<Plan>, String> {
     if let Some(host) = &cli.reached_as {
         if !Target::parse(host).is_ok_and(|t| t.user.is_none() && t.host == *host) {
@@ -79,13 +92,20 @@ pub fn plan(
     };
     let target = Target::parse(&text)
         .map_err(|rule| format!("{source} {:?}: {rule}", sanitize_short(&text, 80)))?;
+    // An empty value (`STACKLESS_TUI_REMOTE_BIN=`) is unset.
     let remote_bin = cli
         .remote_bin
         .clone()
+        .filter(|bin| !bin.is_empty())
         .unwrap_or_else(|| DEFAULT_REMOTE_BIN.to_owned());
+    let bin_source = if from_env.iter().any(|(id, _)| id == "remote_bin") {
+        "STACKLESS_TUI_REMOTE_BIN"
+    } else {
+        "--remote-bin"
+    };
     check_remote_bin(&remote_bin).map_err(|why| {
         format!(
-            "--remote-bin {:?} {why}: name the stackless-tui program on {}",
+            "{bin_source} {:?} {why}: name the stackless-tui program on {}",
             sanitize_short(&remote_bin, 80),
             target.host
         )
@@ -102,13 +122,129 @@ pub fn plan(
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let (mut flags, not_applied) = local_settings(cli, from_env);
+    // In front: before any subcommand or `--` (`--no-reaper` is not global).
+    flags.extend(forwarded);
     Ok(Some(Plan {
         target,
         remote_bin,
-        ssh_config: cli.ssh_config.clone().map(OsString::from),
-        forwarded,
+        ssh_config: cli.ssh_config.clone().filter(|file| !file.is_empty()),
+        forwarded: flags,
         mode,
+        not_applied,
     }))
+}
+
+/// The local settings of `from_env` ([`plan`]): the safety switches that
+/// are on, as the flags to pass on, and the names of the rest, not applied
+/// on the host.
+fn local_settings(cli: &Cli, from_env: &[(String, String)]) -> (Vec<String>, Vec<String>) {
+    let mut flags = Vec::new();
+    let mut not_applied = Vec::new();
+    for (id, variable) in from_env {
+        match remote::env_on_the_host(id) {
+            remote::OnTheHost::Launcher => {}
+            remote::OnTheHost::Flag(flag) => {
+                let on = match id.as_str() {
+                    "dry_run" => cli.dry_run,
+                    "read_only" => cli.read_only,
+                    _ => cli.no_reaper,
+                };
+                if on {
+                    flags.push(flag.to_owned());
+                }
+            }
+            remote::OnTheHost::NotApplied => not_applied.push(variable.clone()),
+        }
+    }
+    (flags, not_applied)
+}
+
+/// What the launcher takes from the local config file `table` (read from
+/// `file`) where neither the command line nor the environment spoke:
+/// `state` (the console then stays local beside `STACKLESS_CONTROLLER`, as
+/// `--state` and `STACKLESS_TUI_STATE` keep it), and `dry-run`,
+/// `read-only`, `no-reaper` set to `true` (passed on as their flags, like
+/// the environment's: added to `from_env` as `key (FILE)`). Nothing else
+/// of it is read.
+pub fn apply_local_config(
+    cli: &mut Cli,
+    matches: &clap::ArgMatches,
+    file: &std::path::Path,
+    table: &toml::Table,
+    from_env: &mut Vec<(String, String)>,
+) {
+    let unset = |id: &str| {
+        matches!(
+            matches.value_source(id),
+            None | Some(clap::parser::ValueSource::DefaultValue)
+        )
+    };
+    if cli.state.is_none()
+        && let Some(toml::Value::String(state)) = table.get("state")
+    {
+        cli.state = Some(state.into());
+        // Beside --controller it is a path here: said not to apply there.
+        from_env.push(("state".to_owned(), format!("state ({})", file.display())));
+    }
+    for (key, id) in [
+        ("dry-run", "dry_run"),
+        ("read-only", "read_only"),
+        ("no-reaper", "no_reaper"),
+    ] {
+        if unset(id) && table.get(key) == Some(&toml::Value::Boolean(true)) {
+            match id {
+                "dry_run" => cli.dry_run = true,
+                "read_only" => cli.read_only = true,
+                _ => cli.no_reaper = true,
+            }
+            from_env.push((id.to_owned(), format!("{key} ({})", file.display())));
+        }
+    }
+}
+
+/// A local run given `--remote-bin` or `--ssh-config` on its command line
+/// (they only serve `--controller`): say on stderr that they are ignored.
+/// (Not refused: clap's `requires` cannot see `STACKLESS_CONTROLLER`, and
+/// their variables may be set for every command in a profile.)
+pub fn warn_unused_launcher_flags(matches: &clap::ArgMatches) {
+    let given: Vec<&str> = [
+        ("remote_bin", "--remote-bin"),
+        ("ssh_config", "--ssh-config"),
+    ]
+    .into_iter()
+    .filter(|(id, _)| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
+    .map(|(_, flag)| flag)
+    .collect();
+    if !given.is_empty() && matches.get_one::<String>("reached_as").is_none() {
+        let _ = writeln!(
+            io::stderr(),
+            "stackless-tui: warning: {} ignored: {} only used with --controller ssh://HOST (or \
+             STACKLESS_CONTROLLER), and this run is local",
+            given.join(" and "),
+            if given.len() == 1 {
+                "it is"
+            } else {
+                "they are"
+            }
+        );
+    }
+}
+
+/// The flags of `matches` whose value came from their environment
+/// variable, as `(clap id, variable name)`.
+#[must_use]
+pub fn env_sourced(matches: &clap::ArgMatches) -> Vec<(String, String)> {
+    use clap::CommandFactory as _;
+    Cli::command()
+        .get_arguments()
+        .filter_map(|arg| {
+            let variable = arg.get_env()?.to_string_lossy().into_owned();
+            let id = arg.get_id().as_str();
+            (matches.value_source(id) == Some(clap::parser::ValueSource::EnvVariable))
+                .then(|| (id.to_owned(), variable))
+        })
+        .collect()
 }
 
 /// Run `plan` through ssh and exit with its status (see the module doc).
@@ -118,63 +254,67 @@ pub fn plan(
 pub fn launch(plan: &Plan) -> ExitCode {
     let host = &plan.target.host;
     if plan.mode == Mode::Console && !(io::stdin().is_terminal() && io::stdout().is_terminal()) {
-        return fail(
-            &format!(
-                "the console needs a terminal (stdin and stdout are not both a TTY), also when it \
-                 runs on {host}. For scripts and cron use `stackless-tui --controller ssh://{host} \
-                 snapshot` or `... reap --once`."
-            ),
-            EXIT_USAGE,
+        return fail(&needs_a_terminal(plan), EXIT_USAGE);
+    }
+    if !plan.not_applied.is_empty() {
+        let _ = writeln!(
+            io::stderr(),
+            "stackless-tui: {}",
+            remote::not_applied_message(host, &plan.not_applied)
         );
     }
-    // Registered before ssh starts (a signal from then on is held for it):
-    // TERM, HUP and INT sent to this launcher go to ssh, so the launcher
-    // still exits with ssh's status and never leaves an ssh behind holding
-    // the terminal.
+    // The terminal as it is now, put back if the console's session ends
+    // abnormally (the remote console cannot restore it then).
+    let saved = (plan.mode == Mode::Console)
+        .then(|| nix::sys::termios::tcgetattr(io::stdin()).ok())
+        .flatten();
+    // Registered before ssh starts (a signal from then on is held for it).
     let signals = Signals::register();
-    let spawned = Command::new(SSH)
-        .args(plan.ssh_args())
-        .stdin(Stdio::inherit())
-        .stdout(Stdio::inherit())
-        .stderr(Stdio::piped())
-        .spawn();
-    let mut child = match spawned {
+    let mut child = match spawn_ssh(plan) {
         Ok(child) => child,
-        Err(error) => {
-            return fail(
-                &format!(
-                    "cannot run ssh to reach {host}: {error}. The OpenSSH client (`ssh`) must be \
-                     on PATH (Debian: apt-get install openssh-client)."
-                ),
-                EXIT_USAGE,
-            );
-        }
+        Err(error) => return fail(&cannot_run_ssh(host, &error), EXIT_USAGE),
     };
-    let forwarder = signals.map(|signals| signals.forward_to(child.id()));
+    // Headless: ssh's stdin is a pipe this launcher holds and never writes
+    // (local stdin is not consumed); closing it tells the remote side to
+    // stop (it watches its stdin: `headless::reap_once`).
+    let pipe = Arc::new(Mutex::new(child.stdin.take()));
+    let caught: Arc<OnceLock<Signal>> = Arc::new(OnceLock::new());
+    let forwarder = signals.map(|signals| {
+        signals.watch(
+            child.id(),
+            plan.mode,
+            Arc::clone(&pipe),
+            Arc::clone(&caught),
+        )
+    });
     let copier = child.stderr.take().map(|stderr| {
         std::thread::Builder::new()
             .name("ssh-stderr".into())
             .spawn(move || pass_through(stderr))
     });
-    let status = child.wait();
+    let (status, killed) = wait_bounded(&mut child, &caught);
     if let Some(runtime) = forwarder {
         runtime.shutdown_background();
     }
+    drop(pipe);
     let tail = match copier {
         Some(Ok(handle)) => handle.join().unwrap_or_default(),
         _ => Vec::new(),
     };
-    let code = match status {
-        Ok(status) => {
-            use std::os::unix::process::ExitStatusExt as _;
-            status
-                .code()
-                .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
-        }
-        Err(error) => {
-            return fail(&format!("waiting for ssh to {host}: {error}"), 1);
-        }
+    let status = match status {
+        Ok(status) => status,
+        Err(error) => return fail(&format!("waiting for ssh to {host}: {error}"), 1),
     };
+    let code = exit_code(status);
+    if plan.mode == Mode::Console && (code != 0 || caught.get().is_some()) {
+        restore_local_terminal(saved.as_ref());
+    }
+    if let Some(signal) = caught.get() {
+        return fail(
+            &remote::interrupted_message(plan, *signal as i32, signal.as_str(), killed),
+            u8::try_from(128 + *signal as i32).unwrap_or(1),
+        );
+    }
     let stderr = String::from_utf8_lossy(&tail);
     let exit = u8::try_from(code).unwrap_or(1);
     match remote::classify(code, &stderr) {
@@ -186,19 +326,141 @@ pub fn launch(plan: &Plan) -> ExitCode {
     }
 }
 
+/// ssh could not be started.
+fn cannot_run_ssh(host: &str, error: &io::Error) -> String {
+    format!(
+        "cannot run ssh to reach {host}: {error}. The OpenSSH client (`ssh`) must be on PATH \
+         (Debian: apt-get install openssh-client)."
+    )
+}
+
+/// ssh's status as an exit code: its own, or 128 + the signal that killed
+/// it.
+fn exit_code(status: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt as _;
+    status
+        .code()
+        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
+}
+
+/// How long ssh may take to end after the launcher was interrupted (the
+/// remote pass stops its teardowns within their 5 s kill grace) before it
+/// is killed.
+pub const STOP_GRACE: Duration = Duration::from_secs(30);
+
+/// Start ssh: stdin passed through for the console, a pipe for a headless
+/// command (which also gets a process group of its own, so a terminal's
+/// Ctrl-C reaches only this launcher, which then stops the remote pass in
+/// order); stdout passed through, stderr piped. ssh gets SIGTERM when this
+/// launcher dies, even by SIGKILL (`PR_SET_PDEATHSIG`).
+fn spawn_ssh(plan: &Plan) -> io::Result<std::process::Child> {
+    use std::os::unix::process::CommandExt as _;
+    let mut command = Command::new(SSH);
+    command
+        .args(plan.ssh_args())
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::piped());
+    match plan.mode {
+        Mode::Console => command.stdin(Stdio::inherit()),
+        Mode::Headless => command.stdin(Stdio::piped()).process_group(0),
+    };
+    let parent = nix::unistd::getpid();
+    // SAFETY: between fork and exec only async-signal-safe calls are made
+    // (prctl, getppid), no allocation, no lock.
+    unsafe {
+        command.pre_exec(move || {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGTERM).map_err(io::Error::from)?;
+            // The launcher died before the line above: nobody would send it.
+            if nix::unistd::getppid() != parent {
+                return Err(io::Error::other("the launcher is gone"));
+            }
+            Ok(())
+        });
+    }
+    command.spawn()
+}
+
+/// Wait for ssh; once the launcher was interrupted (`caught`), at most
+/// [`STOP_GRACE`], then kill it. `true` when it had to be killed.
+fn wait_bounded(
+    child: &mut std::process::Child,
+    caught: &OnceLock<Signal>,
+) -> (io::Result<std::process::ExitStatus>, bool) {
+    let mut since: Option<Instant> = None;
+    let mut killed = false;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return (Ok(status), killed),
+            Ok(None) => {}
+            Err(error) => return (Err(error), killed),
+        }
+        if caught.get().is_some() {
+            let since = *since.get_or_insert_with(Instant::now);
+            if !killed && since.elapsed() >= STOP_GRACE {
+                let _ = child.kill();
+                killed = true;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Put the local terminal back after the console's session ended
+/// abnormally (the remote console could not): the terminal modes recorded
+/// before ssh started (raw mode off), then out of the alternate screen,
+/// mouse capture, bracketed paste and focus reporting off, the cursor
+/// shown.
+fn restore_local_terminal(saved: Option<&nix::sys::termios::Termios>) {
+    if let Some(saved) = saved {
+        let _ =
+            nix::sys::termios::tcsetattr(io::stdin(), nix::sys::termios::SetArg::TCSANOW, saved);
+    }
+    let _ = crossterm::execute!(
+        io::stdout(),
+        crossterm::event::DisableMouseCapture,
+        crossterm::event::DisableBracketedPaste,
+        crossterm::event::DisableFocusChange,
+        crossterm::terminal::LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
+}
+
+/// The "needs a terminal" refusal, with the command to use instead built
+/// from what was given (target, `--ssh-config`, `--remote-bin`), quoted.
+fn needs_a_terminal(plan: &Plan) -> String {
+    let mut words = vec![
+        "stackless-tui".to_owned(),
+        "--controller".to_owned(),
+        format!("ssh://{}", plan.target.destination()),
+    ];
+    if let Some(config) = &plan.ssh_config {
+        words.push("--ssh-config".to_owned());
+        words.push(config.to_string_lossy().into_owned());
+    }
+    if plan.remote_bin != DEFAULT_REMOTE_BIN {
+        words.push("--remote-bin".to_owned());
+        words.push(plan.remote_bin.clone());
+    }
+    let command = sanitize_short(&shell_words::join(&words), 600);
+    format!(
+        "the console needs a terminal (stdin and stdout are not both a TTY), also when it runs \
+         on {host}. For scripts and cron use `{command} snapshot` or `{command} reap --once`.",
+        host = plan.target.host
+    )
+}
+
 /// SIGTERM, SIGHUP and SIGINT caught on a one-worker tokio runtime
-/// ([`Signals::register`]), then forwarded to ssh ([`Signals::forward_to`])
-/// until the runtime is shut down.
+/// ([`Signals::register`]), then acted on ([`Signals::watch`]) until the
+/// runtime is shut down.
 struct Signals {
     runtime: tokio::runtime::Runtime,
-    streams: Vec<(tokio::signal::unix::Signal, nix::sys::signal::Signal)>,
+    streams: Vec<(tokio::signal::unix::Signal, Signal)>,
 }
 
 impl Signals {
     /// Catch the signals from now on. `None` (they keep their default
     /// action) when the runtime or a handler cannot be made.
     fn register() -> Option<Self> {
-        use nix::sys::signal::Signal;
         use tokio::signal::unix::{SignalKind, signal};
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -221,18 +483,38 @@ impl Signals {
         Some(Self { runtime, streams })
     }
 
-    /// Send every caught signal (one caught before this is held) to `pid`;
-    /// the runtime returned keeps doing so until it is shut down.
-    fn forward_to(self, pid: u32) -> tokio::runtime::Runtime {
-        if let Ok(raw) = i32::try_from(pid) {
-            let target = nix::unistd::Pid::from_raw(raw);
-            for (mut stream, sig) in self.streams {
-                self.runtime.spawn(async move {
-                    while stream.recv().await.is_some() {
-                        let _ = nix::sys::signal::kill(target, sig);
+    /// On every caught signal (one caught before this is held): keep the
+    /// first in `caught`; the console's ssh (`pid`) gets the signal (it
+    /// closes the connection and gives the terminal back); a headless
+    /// command's `pipe` is closed (the remote pass stops, its last lines
+    /// still come back). The runtime returned keeps doing so until it is
+    /// shut down.
+    fn watch(
+        self,
+        pid: u32,
+        mode: Mode,
+        pipe: Arc<Mutex<Option<std::process::ChildStdin>>>,
+        caught: Arc<OnceLock<Signal>>,
+    ) -> tokio::runtime::Runtime {
+        let target = i32::try_from(pid).ok().map(nix::unistd::Pid::from_raw);
+        for (mut stream, sig) in self.streams {
+            let (pipe, caught) = (Arc::clone(&pipe), Arc::clone(&caught));
+            self.runtime.spawn(async move {
+                while stream.recv().await.is_some() {
+                    let _ = caught.set(sig);
+                    match (mode, target) {
+                        (Mode::Console, Some(target)) => {
+                            let _ = nix::sys::signal::kill(target, sig);
+                        }
+                        (Mode::Console, None) => {}
+                        (Mode::Headless, _) => {
+                            pipe.lock()
+                                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                                .take();
+                        }
                     }
-                });
-            }
+                }
+            });
         }
         self.runtime
     }
@@ -273,7 +555,7 @@ mod tests {
     fn decide(args: &[&str], env: Option<&str>) -> Result<Option<Plan>, String> {
         let args: Vec<OsString> = args.iter().map(OsString::from).collect();
         let cli = Cli::parse_from(&args);
-        plan(&cli, &args, env.map(str::to_owned))
+        plan(&cli, &args, env.map(str::to_owned), &[])
     }
 
     #[test]

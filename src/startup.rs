@@ -82,23 +82,40 @@ pub fn open_store(cli: &Cli, access: Access) -> Result<(PathBuf, Store), Startup
     Ok((path, store))
 }
 
-/// `STACKLESS_STATE_URL` as the message shows it: without a query
-/// (`?authToken=...`) or a `user:password@` part, sanitized, cut to 120
-/// characters.
+/// `STACKLESS_STATE_URL` as the message shows it: only `scheme://host`
+/// when the value parses cleanly as such (a scheme of letters, digits,
+/// `+.-`; after `://`, an optional `userinfo@`, dropped, a host of letters,
+/// digits, `.-_`, an optional numeric port, dropped; then nothing, or a
+/// `/`, `?`, `#` or `;` whose rest is dropped), else `value hidden`: a
+/// URL may carry a password, a token in its path, query or parameters, and
+/// nothing of those is ever echoed.
 #[must_use]
 pub fn shown_url(url: &str) -> String {
-    let url = url.split(['?', '#']).next().unwrap_or_default();
-    let url = match url.split_once("://") {
-        Some((scheme, rest)) => match rest.split_once('/') {
-            Some((authority, path)) => format!(
-                "{scheme}://{}/{path}",
-                authority.rsplit('@').next().unwrap_or_default()
-            ),
-            None => format!("{scheme}://{}", rest.rsplit('@').next().unwrap_or_default()),
-        },
-        None => url.to_owned(),
+    const HIDDEN: &str = "value hidden";
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return HIDDEN.to_owned();
     };
-    crate::model::text::sanitize_short(&url, 120)
+    let scheme_ok = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c));
+    let authority = rest.split(['/', '?', '#', ';']).next().unwrap_or_default();
+    let host_port = authority.rsplit('@').next().unwrap_or_default();
+    let host = match host_port.split_once(':') {
+        Some((host, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => host,
+        Some(_) => return HIDDEN.to_owned(),
+        None => host_port,
+    };
+    let host_ok = !host.is_empty()
+        && host.len() <= 253
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || ".-_".contains(c));
+    if scheme_ok && scheme.len() <= 32 && host_ok {
+        format!("{scheme}://{host}")
+    } else {
+        HIDDEN.to_owned()
+    }
 }
 
 /// The reaper's configuration from the flags (`--tick`, `--down-timeout`,
@@ -122,16 +139,28 @@ mod tests {
 
     #[test]
     fn a_state_url_is_shown_without_its_secrets() {
-        assert_eq!(shown_url("libsql://x"), "libsql://x");
-        assert_eq!(
-            shown_url("libsql://db-org.turso.io?authToken=SECRET"),
-            "libsql://db-org.turso.io"
-        );
-        assert_eq!(
-            shown_url("https://user:SECRET@db.example/v1#x"),
-            "https://db.example/v1"
-        );
-        assert_eq!(shown_url("\x1b[2J"), "␛[2J");
+        for (url, shown) in [
+            ("libsql://x", "libsql://x"),
+            (
+                "libsql://db-org.turso.io?authToken=SECRET",
+                "libsql://db-org.turso.io",
+            ),
+            ("https://user:SECRET@db.example/v1#x", "https://db.example"),
+            ("https://db.example:8080/SECRETTOKEN", "https://db.example"),
+            (
+                "libsql://db.example;authToken=SECRET",
+                "libsql://db.example",
+            ),
+            ("u:secretpw@db.example.com", "value hidden"),
+            ("libsql:/u:pw@h", "value hidden"),
+            ("libsql:u:pw@h", "value hidden"),
+            ("libsql://u:pw;authToken=SECRET", "value hidden"),
+            ("libsql://:SECRET", "value hidden"),
+            ("\x1b[2J", "value hidden"),
+            ("libsql://h\x1b[2J/x", "value hidden"),
+        ] {
+            assert_eq!(shown_url(url), shown, "{url:?}");
+        }
     }
 
     #[test]

@@ -31,21 +31,34 @@ pub use terminal::restore_terminal;
 /// the mode they choose, here or (`--controller`) on the controller's host.
 /// Exit status: 0 done, 1 a failure while running (a failed teardown in
 /// `reap --once`, a crash report), 2 a usage or store error (the terminal
-/// untouched); through `--controller`, the remote status (ssh's 255 when
-/// ssh failed, 127 when the host has no stackless-tui).
+/// untouched), 128 + N when `reap --once` was stopped by signal N; through
+/// `--controller`, the remote status (ssh's 255 when ssh failed, 127 when
+/// the host has no stackless-tui), or 128 + N when the launcher itself was
+/// interrupted by signal N.
 #[must_use]
 pub fn main() -> ExitCode {
     let _ = color_eyre::install();
     let args: Vec<OsString> = std::env::args_os().collect();
     // `--controller`: the console runs on the controller's host, reached
     // through ssh before anything here starts (`crate::remote`). Decided
-    // from the command line and the environment only: the local config
-    // file is not read (the host's own applies there, and a forwarded
-    // `--config PATH` names a file there).
-    if let Ok(cli) = <Cli as clap::Parser>::try_parse_from(&args) {
-        match crate::remote::plan(&cli, &args, std::env::var("STACKLESS_CONTROLLER").ok()) {
+    // from the command line and the environment; of the local config file
+    // only `state` (a local store: the console stays here beside
+    // STACKLESS_CONTROLLER) and the safety switches are read (the host's
+    // own config applies there, and a forwarded `--config PATH` names a
+    // file there). Local safety switches travel as flags; other local
+    // settings from the environment are named as not applied there.
+    let matches = <Cli as clap::CommandFactory>::command().try_get_matches_from(&args);
+    if let Ok(matches) = matches
+        && let Ok(mut cli) = <Cli as clap::FromArgMatches>::from_arg_matches(&matches)
+    {
+        let mut from_env = crate::remote::env_sourced(&matches);
+        let controller = std::env::var("STACKLESS_CONTROLLER").ok();
+        if let Some((file, table)) = local_config(&cli) {
+            crate::remote::apply_local_config(&mut cli, &matches, &file, &table, &mut from_env);
+        }
+        match crate::remote::plan(&cli, &args, controller, &from_env) {
             Ok(Some(plan)) => return crate::remote::launch(&plan),
-            Ok(None) => {}
+            Ok(None) => crate::remote::warn_unused_launcher_flags(&matches),
             Err(message) => return usage(&message),
         }
     }
@@ -53,6 +66,21 @@ pub fn main() -> ExitCode {
         Ok(cli) => dispatch(&cli),
         Err(code) => code,
     }
+}
+
+/// The local config file (`--config`, `STACKLESS_TUI_CONFIG`, else the
+/// default path) as a TOML table, for the launcher's few keys; `None` when
+/// there is none or it cannot be read or parsed (a local run reports that
+/// itself).
+fn local_config(cli: &Cli) -> Option<(std::path::PathBuf, toml::Table)> {
+    let file = cli.config.clone().or_else(|| {
+        crate::cli::default_config_path(
+            std::env::var("XDG_CONFIG_HOME").ok().as_deref(),
+            std::env::var("HOME").ok().as_deref(),
+        )
+    })?;
+    let table = std::fs::read_to_string(&file).ok()?.parse().ok()?;
+    Some((file, table))
 }
 
 /// The flags over the config file (`$XDG_CONFIG_HOME/stackless-tui/config.toml`).
@@ -97,7 +125,7 @@ fn dispatch(cli: &Cli) -> ExitCode {
         Some(Sub::Completions { shell }) => {
             clap_complete::generate(
                 *shell,
-                &mut <Cli as clap::CommandFactory>::command(),
+                &mut for_completions(),
                 "stackless-tui",
                 &mut io::stdout(),
             );
@@ -131,6 +159,24 @@ fn console(cli: &Cli) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The command line as completions offer it: without the hidden flags
+/// (`--reached-as`) and subcommands (the demo's helpers), which clap's
+/// generators would list (they do not filter hidden items).
+fn for_completions() -> clap::Command {
+    let full = <Cli as clap::CommandFactory>::command();
+    let mut shown = clap::Command::new("stackless-tui").version(env!("CARGO_PKG_VERSION"));
+    if let Some(about) = full.get_about() {
+        shown = shown.about(about.clone());
+    }
+    for arg in full.get_arguments().filter(|arg| !arg.is_hide_set()) {
+        shown = shown.arg(arg.clone());
+    }
+    for sub in full.get_subcommands().filter(|sub| !sub.is_hide_set()) {
+        shown = shown.subcommand(sub.clone());
+    }
+    shown
 }
 
 /// Print `stackless-tui: {message}` and return [`EXIT_USAGE`].

@@ -61,6 +61,8 @@ pub(super) fn run(setup: Setup) -> Result<()> {
         clock: Arc::new(unix_now),
         report: recorder.sink(),
         clock_check: true,
+        // The console's teardowns outlive it: never stopped.
+        stop: CancelToken::new(),
     };
     audit_console(&recorder, "start", &format!("pid {}", std::process::id()));
     install_panic_hook(Arc::clone(&helper_handle), recorder.audit().cloned());

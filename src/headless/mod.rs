@@ -4,11 +4,12 @@
 
 pub mod report;
 
-use std::io::Write as _;
+use std::io::{Read as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
+use crate::cancel::CancelToken;
 use crate::cli::{Cli, EXIT_USAGE};
 use crate::model::time::unix_now;
 use crate::reaper::{DownCommand, InFlight, Reaper, Teardowns};
@@ -139,6 +140,10 @@ fn probed_services(
 /// decision succeeded, 1 when a teardown failed or the store failed mid-pass,
 /// 2 on a usage or store error. When a console is active on this store (it
 /// holds the `console` role), nothing is done: that console reaps.
+/// SIGTERM, SIGINT or SIGHUP (and, reached by `--controller`, the end of
+/// stdin) stops the pass: running teardowns are stopped, queued ones not
+/// started (audited `teardown`/`interrupted`, nothing recorded in the
+/// store), and it exits 128 + the signal (129 for the launcher gone).
 #[must_use]
 pub fn reap_once(cli: &Cli) -> ExitCode {
     if cli.read_only {
@@ -187,6 +192,8 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
         Err(error) => return usage(&error.to_string()),
     };
     let recorder = Recorder::new(audit, Forward::Stdout);
+    let stop = CancelToken::new();
+    let why = watch_for_stop(&runtime, &stop, cli.reached_as.is_some());
     let jobs = Teardowns {
         path,
         config: reaper_config(cli, down, cli.tick),
@@ -195,15 +202,112 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
         clock: Arc::new(unix_now),
         report: recorder.sink(),
         clock_check: true,
+        stop,
     };
     let mut reaper = Reaper::new(store, crate::store::probe::checked_sysinfo(), jobs);
     let summary = reaper.pass();
     drop(role);
+    if let Some(why) = why.get() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "stackless-tui: reap --once {}: the pass was stopped ({} teardown(s) stopped or not \
+             started, nothing recorded for them; {} reaped, {} failed)",
+            why.said(),
+            summary.stopped,
+            summary.reaped,
+            summary.failed
+        );
+        return ExitCode::from(why.exit_code());
+    }
     if summary.failed > 0 || summary.errors > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// Why `reap --once` stopped early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// An operator's SIGTERM, SIGINT or SIGHUP.
+    Signal(nix::sys::signal::Signal),
+    /// On the `--controller` remote side (`--reached-as`): stdin reached
+    /// its end, so the launcher closed its pipe (interrupted) or is gone
+    /// (killed, the connection dropped).
+    LauncherGone,
+}
+
+impl Stop {
+    fn said(self) -> String {
+        match self {
+            Self::Signal(signal) => format!("interrupted by {}", signal.as_str()),
+            Self::LauncherGone => "interrupted: the --controller launcher closed the connection \
+                                   (it was interrupted, or the connection dropped)"
+                .to_owned(),
+        }
+    }
+
+    /// 128 + the signal; a launcher gone counts as a hang-up (129).
+    fn exit_code(self) -> u8 {
+        let signal = match self {
+            Self::Signal(signal) => signal,
+            Self::LauncherGone => nix::sys::signal::Signal::SIGHUP,
+        };
+        u8::try_from(128 + signal as i32).unwrap_or(1)
+    }
+}
+
+/// Cancel `stop` on SIGTERM, SIGINT or SIGHUP, and, when this run was
+/// reached over ssh by `--controller` (`remote`), when stdin ends: the
+/// launcher holds the write end of a pipe it never writes to and closes it
+/// when it is interrupted, and it closes by itself when the launcher or the
+/// connection dies (ssh -T sends the remote side no signal). The first
+/// reason is kept in the returned cell.
+fn watch_for_stop(
+    runtime: &tokio::runtime::Runtime,
+    stop: &CancelToken,
+    remote: bool,
+) -> Arc<OnceLock<Stop>> {
+    use nix::sys::signal::Signal;
+    use tokio::signal::unix::{SignalKind, signal};
+    let why = Arc::new(OnceLock::new());
+    for (kind, sig) in [
+        (SignalKind::terminate(), Signal::SIGTERM),
+        (SignalKind::interrupt(), Signal::SIGINT),
+        (SignalKind::hangup(), Signal::SIGHUP),
+    ] {
+        let stream = {
+            let _context = runtime.enter();
+            signal(kind)
+        };
+        let Ok(mut stream) = stream else { continue };
+        let (stop, why) = (stop.clone(), Arc::clone(&why));
+        runtime.spawn(async move {
+            if stream.recv().await.is_some() {
+                let _ = why.set(Stop::Signal(sig));
+                stop.cancel();
+            }
+        });
+    }
+    if remote {
+        let (stop, why) = (stop.clone(), Arc::clone(&why));
+        let _ = std::thread::Builder::new()
+            .name("launcher-watch".into())
+            .spawn(move || {
+                let mut buf = [0u8; 256];
+                loop {
+                    match std::io::stdin().read(&mut buf) {
+                        Ok(0) => break,
+                        Ok(_) => {}
+                        Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(_) => break,
+                    }
+                }
+                let _ = why.set(Stop::LauncherGone);
+                stop.cancel();
+            });
+    }
+    why
 }
 
 fn usage(message: &str) -> ExitCode {

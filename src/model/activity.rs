@@ -75,6 +75,11 @@ pub enum ActivityKind {
     Appeared,
     /// An instance was observed to be tombstoned by another process.
     Tombstoned,
+    /// `reap --once` was interrupted (an operator's signal, or the
+    /// `--controller` launcher gone): a running teardown was stopped (its
+    /// group got TERM, then KILL) or queued ones were not started; nothing
+    /// is recorded in the store. Audited as `teardown`/`interrupted`.
+    Stopped,
 }
 
 impl fmt::Display for ActivityKind {
@@ -97,6 +102,7 @@ impl fmt::Display for ActivityKind {
             Self::Interrupted => "interrupted",
             Self::Appeared => "appeared",
             Self::Tombstoned => "tombstoned",
+            Self::Stopped => "stopped",
         })
     }
 }

@@ -123,6 +123,11 @@ pub enum Exit {
     /// The command could not be started at all (the reason): `down` never
     /// ran, so nothing is recorded against the instance.
     NotStarted(String),
+    /// Stopped by this console (TERM, then KILL to its group) because the
+    /// `reap --once` pass was interrupted (an operator's signal, or the
+    /// `--controller` launcher gone): not the instance's failure, so
+    /// nothing is recorded against it.
+    Interrupted,
 }
 
 /// The failure reason to store in `reap_attempts.last_error`.
@@ -151,6 +156,7 @@ pub fn failure_reason(stdout: &str, exit: &Exit) -> String {
             );
         }
         Exit::NotStarted(why) => return why.clone(),
+        Exit::Interrupted => return "interrupted: the reap pass was stopped".to_owned(),
         Exit::Code(_) | Exit::Signal(_) => {}
     }
     if let Ok(value) = serde_json::from_str::<serde_json::Value>(stdout.trim()) {
@@ -162,7 +168,9 @@ pub fn failure_reason(stdout: &str, exit: &Exit) -> String {
     match exit {
         Exit::Signal(signal) => format!("down was killed by {signal}"),
         Exit::Code(code) => format!("down exited with status {code}"),
-        Exit::TimedOut(_) | Exit::TooMuchOutput(_) | Exit::NotStarted(_) => String::new(),
+        Exit::TimedOut(_) | Exit::TooMuchOutput(_) | Exit::NotStarted(_) | Exit::Interrupted => {
+            String::new()
+        }
     }
 }
 

@@ -11,7 +11,11 @@
 
 use std::ffi::OsString;
 
-use crate::model::text::sanitize_short;
+pub mod failure;
+
+pub use failure::{
+    Failure, classify, failure_message, interrupted_message, signal_name, stderr_tail,
+};
 
 /// The remote program when none is named (`--remote-bin`,
 /// `STACKLESS_TUI_REMOTE_BIN`): looked up in the remote `PATH`.
@@ -127,6 +131,61 @@ pub struct Plan {
     pub forwarded: Vec<String>,
     /// Console or headless.
     pub mode: Mode,
+    /// The local environment variables this run read that do not reach
+    /// the host ([`env_on_the_host`]): named on stderr before ssh runs.
+    pub not_applied: Vec<String>,
+}
+
+/// What becomes of a local `STACKLESS_TUI_*` (or `STACKLESS_BIN`) setting
+/// on the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnTheHost {
+    /// The launcher's own (`--remote-bin`, `--ssh-config`): used here.
+    Launcher,
+    /// A safety switch passed on as this flag when it is on
+    /// (`STACKLESS_TUI_DRY_RUN` → `--dry-run`, `..._READ_ONLY` →
+    /// `--read-only`, `..._NO_REAPER` → `--no-reaper`): a local "do less"
+    /// must never be lost on the way.
+    Flag(&'static str),
+    /// Not applied there (the host's own environment and config file
+    /// apply): named on stderr.
+    NotApplied,
+}
+
+/// Where the setting of the flag with clap id `id` (read from its
+/// environment variable) goes.
+#[must_use]
+pub fn env_on_the_host(id: &str) -> OnTheHost {
+    match id {
+        "remote_bin" | "ssh_config" => OnTheHost::Launcher,
+        "dry_run" => OnTheHost::Flag("--dry-run"),
+        "read_only" => OnTheHost::Flag("--read-only"),
+        "no_reaper" => OnTheHost::Flag("--no-reaper"),
+        _ => OnTheHost::NotApplied,
+    }
+}
+
+/// The warning for settings that do not reach `host` (`names`: the
+/// environment variables).
+#[must_use]
+pub fn not_applied_message(host: &str, names: &[String]) -> String {
+    let (these, pass) = if names.len() == 1 {
+        (
+            "this local setting is",
+            "Pass it as a flag to apply it there",
+        )
+    } else {
+        (
+            "these local settings are",
+            "Pass them as flags to apply them there",
+        )
+    };
+    format!(
+        "warning: {these} not applied on {host}: {}. Only the command line travels, and the \
+         local safety switches (dry-run, read-only, no-reaper) as their flags; the host's own \
+         environment and config file apply there. {pass}.",
+        names.join(", ")
+    )
 }
 
 /// The launcher's own flags: removed from what is forwarded. Each takes
@@ -171,8 +230,9 @@ impl Plan {
     /// shell. `-F FILE` when a config is named; the console gets `-t`, a
     /// headless command `-T` and `BatchMode=yes` (no prompt a script could
     /// hang on, as stackless's own client); both get
-    /// `StrictHostKeyChecking=yes` (host key verification stays on, whatever
-    /// the config says) and `ConnectTimeout=10` as stackless passes them;
+    /// `StrictHostKeyChecking=yes` (on the command line it wins over the
+    /// config for the destination; a `ProxyJump` hop is a separate ssh that
+    /// reads only the config) and `ConnectTimeout=10` as stackless passes them;
     /// then `--`, the destination, and the remote command: the remote
     /// program, `--reached-as HOST`, the forwarded arguments, each quoted
     /// for the POSIX shell that ssh hands the joined command line to.
@@ -209,135 +269,6 @@ impl Plan {
         ];
         words.extend(self.forwarded.iter().cloned());
         words
-    }
-}
-
-/// What went wrong, read from ssh's exit status and the tail of its
-/// stderr.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Failure {
-    /// 127: the remote shell found no such program.
-    NotInstalled,
-    /// 126: found but cannot be run.
-    NotExecutable,
-    /// 255 while connecting (name, network, refused, timed out).
-    Connect,
-    /// 255: the host key is unknown or changed.
-    HostKey,
-    /// 255: the login was refused.
-    Auth,
-    /// 255 with nothing recognisable.
-    Ssh,
-    /// 2 with clap's `unexpected argument '--reached-as'`: the remote
-    /// stackless-tui predates `--controller` (seen by headless commands;
-    /// the console's stderr goes through the remote terminal).
-    OlderRemote,
-}
-
-/// Classify an ssh exit `code` with `stderr` (its last bytes). `None`: the
-/// remote program ran and this is its own status (passed through as is).
-#[must_use]
-pub fn classify(code: i32, stderr: &str) -> Option<Failure> {
-    match code {
-        127 => Some(Failure::NotInstalled),
-        126 => Some(Failure::NotExecutable),
-        255 => Some(classify_ssh(stderr)),
-        2 if stderr.contains("unexpected argument '--reached-as'") => Some(Failure::OlderRemote),
-        _ => None,
-    }
-}
-
-fn classify_ssh(stderr: &str) -> Failure {
-    const HOST_KEY: [&str; 4] = [
-        "Host key verification failed",
-        "REMOTE HOST IDENTIFICATION HAS CHANGED",
-        "No matching host key",
-        "host key for",
-    ];
-    const AUTH: [&str; 3] = [
-        "Permission denied",
-        "Too many authentication failures",
-        "no more authentication methods",
-    ];
-    const CONNECT: [&str; 9] = [
-        "Could not resolve hostname",
-        "Connection refused",
-        "Connection timed out",
-        "Operation timed out",
-        "No route to host",
-        "Network is unreachable",
-        "Connection closed by",
-        "Connection reset",
-        "kex_exchange_identification",
-    ];
-    let has = |list: &[&str]| list.iter().any(|needle| stderr.contains(needle));
-    if has(&HOST_KEY) {
-        Failure::HostKey
-    } else if has(&AUTH) {
-        Failure::Auth
-    } else if has(&CONNECT) {
-        Failure::Connect
-    } else {
-        Failure::Ssh
-    }
-}
-
-/// The last non-empty line of ssh's stderr, sanitized and cut to 300
-/// characters (what the message quotes).
-#[must_use]
-pub fn stderr_tail(stderr: &str) -> String {
-    stderr
-        .lines()
-        .map(str::trim)
-        .rfind(|line| !line.is_empty())
-        .map(|line| sanitize_short(line, 300))
-        .unwrap_or_default()
-}
-
-/// The one paragraph the operator sees for `failure` (`code` is ssh's exit
-/// status, `tail` from [`stderr_tail`]).
-#[must_use]
-pub fn failure_message(failure: Failure, plan: &Plan, code: i32, tail: &str) -> String {
-    let host = &plan.target.host;
-    let bin = sanitize_short(&plan.remote_bin, 200);
-    let said = if tail.is_empty() {
-        String::new()
-    } else {
-        format!(": ssh said {tail:?}")
-    };
-    match failure {
-        Failure::NotInstalled => format!(
-            "{bin} is not installed on {host} (the remote shell cannot find it: exit 127). \
-             Install it there (from a checkout of stackless-tui: `cargo install --locked --path .`, \
-             or copy this binary to the host), or name where it is with --remote-bin PATH \
-             (STACKLESS_TUI_REMOTE_BIN)."
-        ),
-        Failure::NotExecutable => format!(
-            "{bin} on {host} cannot be run (exit 126: not executable, or a directory){said}. \
-             Check the file on the host, or name another with --remote-bin PATH."
-        ),
-        Failure::Connect => format!(
-            "ssh could not connect to {host} (exit {code}){said}. Check the host name, its \
-             port and the network (ports and proxies belong in the OpenSSH config: \
-             ~/.ssh/config, or --ssh-config FILE)."
-        ),
-        Failure::HostKey => format!(
-            "ssh could not verify the host key of {host} (exit {code}){said}. Host key \
-             verification stays on: connect once with `ssh {host}` and check its fingerprint, \
-             or add its key to known_hosts; a changed key may mean the host was replaced or \
-             an attack, ask its administrator."
-        ),
-        Failure::Auth => format!(
-            "ssh could not log in to {host} (exit {code}){said}. Check the user and the key \
-             (ssh-add, IdentityFile in the OpenSSH config); headless commands run with \
-             BatchMode=yes, so no password is asked."
-        ),
-        Failure::Ssh => format!("ssh to {host} failed (exit {code}){said}."),
-        Failure::OlderRemote => format!(
-            "{bin} on {host} is older than this stackless-tui: it does not know --reached-as \
-             (exit {code}). Install this version there (from a checkout of stackless-tui: \
-             `cargo install --locked --path .`, or copy this binary to the host)."
-        ),
     }
 }
 
@@ -455,6 +386,7 @@ mod tests {
                 "$(id)".into(),
             ],
             mode,
+            not_applied: Vec::new(),
         }
     }
 
@@ -507,59 +439,6 @@ mod tests {
         assert_eq!(
             shell_words::split(&line).unwrap(),
             plan(Mode::Console).remote_command()
-        );
-    }
-
-    #[test]
-    fn ssh_failures() {
-        assert_eq!(classify(0, ""), None);
-        assert_eq!(classify(2, "stackless-tui: bad"), None);
-        assert_eq!(
-            classify(127, "bash: stackless-tui: command not found"),
-            Some(Failure::NotInstalled)
-        );
-        assert_eq!(classify(126, ""), Some(Failure::NotExecutable));
-        assert_eq!(
-            classify(
-                2,
-                "error: unexpected argument '--reached-as' found\n\nUsage: stackless-tui [OPTIONS]"
-            ),
-            Some(Failure::OlderRemote)
-        );
-        for (stderr, failure) in [
-            ("Host key verification failed.\n", Failure::HostKey),
-            (
-                "No ED25519 host key is known for [127.0.0.1]:2222 and you have requested strict checking.\nHost key verification failed.\n",
-                Failure::HostKey,
-            ),
-            (
-                "root@127.0.0.1: Permission denied (publickey).",
-                Failure::Auth,
-            ),
-            (
-                "ssh: connect to host 127.0.0.1 port 1: Connection refused",
-                Failure::Connect,
-            ),
-            (
-                "ssh: Could not resolve hostname nope: Name or service not known",
-                Failure::Connect,
-            ),
-            ("something else", Failure::Ssh),
-        ] {
-            assert_eq!(classify(255, stderr), Some(failure), "{stderr}");
-        }
-        assert_eq!(stderr_tail("a\n\x1b[2Jb\n\n"), "␛[2Jb");
-        let plan = plan(Mode::Headless);
-        assert_eq!(
-            failure_message(
-                Failure::Auth,
-                &plan,
-                255,
-                "x: Permission denied (publickey)."
-            ),
-            "ssh could not log in to fleet-1 (exit 255): ssh said \"x: Permission denied (publickey).\". \
-             Check the user and the key (ssh-add, IdentityFile in the OpenSSH config); headless \
-             commands run with BatchMode=yes, so no password is asked."
         );
     }
 }

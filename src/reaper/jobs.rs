@@ -12,6 +12,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::teardown::{self, DownCommand};
+use crate::cancel::CancelToken;
 use crate::model::activity::{Activity, ActivityKind, Actor};
 use crate::model::envelope::{self, LOCK_HELD_CODE};
 use crate::model::{Instance, ReapAttempt};
@@ -127,6 +128,12 @@ pub struct Teardowns {
     /// ([`super::clock::doubt`]): on in the console and `reap --once`; off
     /// for a fixed test clock, which the kernel would always doubt.
     pub clock_check: bool,
+    /// Cancelled when `reap --once` is interrupted (an operator's signal,
+    /// or, on the `--controller` remote side, the launcher's connection
+    /// closing): running teardowns are stopped ([`ActivityKind::Stopped`])
+    /// and no more start. The console passes one nobody cancels (its
+    /// teardowns outlive it).
+    pub stop: CancelToken,
 }
 
 impl std::fmt::Debug for Teardowns {
@@ -163,6 +170,19 @@ impl Teardowns {
             detail,
         ));
         Some(ActivityKind::Refused)
+    }
+
+    /// The pass was interrupted before this teardown started: reported as
+    /// [`ActivityKind::Stopped`], nothing run or recorded.
+    fn stopped(&self, now: i64, actor: Actor, name: &str) -> Option<ActivityKind> {
+        self.emit(Activity::new(
+            now,
+            actor,
+            name,
+            ActivityKind::Stopped,
+            "the reap pass was interrupted: not started, nothing recorded",
+        ));
+        Some(ActivityKind::Stopped)
     }
 
     /// Start a teardown of `seen` on a thread of its own, with its own store
@@ -318,6 +338,9 @@ impl Teardowns {
             ));
             return Some(ActivityKind::WouldReap);
         }
+        if self.stop.is_cancelled() {
+            return self.stopped(now, actor, name);
+        }
         self.emit(Activity::new(
             now,
             actor,
@@ -325,7 +348,7 @@ impl Teardowns {
             ActivityKind::Started,
             shown_command(&argv),
         ));
-        let result = run_down(&argv, self.config.down_timeout);
+        let result = run_down(&argv, self.config.down_timeout, &self.stop);
         let done = (self.clock)();
         let secs = result.took.as_secs_f64();
         let finish = |kind: ActivityKind, detail: String, stderr_tail: String| {
@@ -343,6 +366,17 @@ impl Teardowns {
                 ActivityKind::Error,
                 format!("{why}; nothing recorded (check --down-cmd)"),
                 String::new(),
+            );
+        }
+        if result.exit == crate::model::envelope::Exit::Interrupted {
+            // The operator stopped the pass: not the instance's failure, so
+            // no attempt is recorded and the backoff does not grow.
+            return finish(
+                ActivityKind::Stopped,
+                format!(
+                    "the reap pass was interrupted: down stopped after {secs:.1}s, nothing recorded"
+                ),
+                result.stderr_tail.clone(),
             );
         }
         if result.succeeded() {
@@ -419,12 +453,12 @@ fn record_failure(
 /// `down` holds the instance's lock in its own process group); waiting for
 /// it on a runtime being shut down would report a false error ("A Tokio 1.x
 /// context ... is being shutdown") for a healthy teardown.
-fn run_down(argv: &[String], deadline: Duration) -> teardown::TeardownResult {
+fn run_down(argv: &[String], deadline: Duration, stop: &CancelToken) -> teardown::TeardownResult {
     match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
-        Ok(runtime) => runtime.block_on(teardown::run(argv, deadline)),
+        Ok(runtime) => runtime.block_on(teardown::run(argv, deadline, stop)),
         Err(error) => teardown::TeardownResult {
             exit: crate::model::envelope::Exit::NotStarted(format!(
                 "cannot start a runtime for the teardown: {error}"

@@ -32,6 +32,8 @@ pub struct PassSummary {
     pub tombstones_due: usize,
     /// Store errors that stopped part of the pass.
     pub errors: usize,
+    /// Teardowns stopped or never started because the pass was interrupted.
+    pub stopped: usize,
 }
 
 /// The reaper: a store connection of its own, the probe, and the jobs.
@@ -94,9 +96,30 @@ impl Reaper {
     /// One pass of stackless §6, waiting for every teardown it started:
     /// worklist, lock skip, backoff wait, teardown, record/clear, then GC
     /// (D14). For `reap --once` and tests.
+    /// When the jobs' `stop` token is cancelled (`reap --once`
+    /// interrupted), the queued teardowns are dropped (reported once as
+    /// [`ActivityKind::Stopped`], counted in [`PassSummary::stopped`]) and
+    /// the running ones are stopped by their runner; the pass returns once
+    /// they have.
     pub fn pass(&mut self) -> PassSummary {
         let mut summary = self.dispatch();
         loop {
+            if self.jobs.stop.is_cancelled() && !self.queue.is_empty() {
+                let dropped = std::mem::take(&mut self.queue);
+                let names: Vec<&str> = dropped.iter().map(|(i, _)| i.name.as_str()).collect();
+                summary.stopped += dropped.len();
+                self.emit(Activity::new(
+                    self.now(),
+                    Actor::Reaper,
+                    "",
+                    ActivityKind::Stopped,
+                    format!(
+                        "the reap pass was interrupted: {} queued teardown(s) not started ({})",
+                        names.len(),
+                        names.join(", ")
+                    ),
+                ));
+            }
             for kind in self.fill() {
                 count(&mut summary, kind);
             }
@@ -504,6 +527,7 @@ fn count(summary: &mut PassSummary, kind: Option<ActivityKind>) {
         Some(ActivityKind::Reaped) => summary.reaped += 1,
         Some(ActivityKind::Failed) => summary.failed += 1,
         Some(ActivityKind::Error) => summary.errors += 1,
+        Some(ActivityKind::Stopped) => summary.stopped += 1,
         _ => {}
     }
 }

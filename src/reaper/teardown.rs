@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use tokio::process::Command;
 
+use crate::cancel::CancelToken;
 use crate::model::envelope::Exit;
 use crate::model::name::is_dns_safe;
 
@@ -126,8 +127,10 @@ const WATCH: Duration = Duration::from_millis(100);
 /// console exits), a grandchild holding them open delays nothing, and only
 /// the first [`STDOUT_CAP`] bytes of stdout and the last [`STDERR_TAIL`]
 /// bytes of stderr are ever read into memory. A command that cannot be
-/// started is [`Exit::NotStarted`].
-pub async fn run(argv: &[String], deadline: Duration) -> TeardownResult {
+/// started is [`Exit::NotStarted`]. When `stop` is cancelled (`reap --once`
+/// interrupted) the group is stopped the same way and the result is
+/// [`Exit::Interrupted`].
+pub async fn run(argv: &[String], deadline: Duration, stop: &CancelToken) -> TeardownResult {
     let started = Instant::now();
     let not_started = |why: String| TeardownResult {
         exit: Exit::NotStarted(why),
@@ -173,7 +176,8 @@ pub async fn run(argv: &[String], deadline: Duration) -> TeardownResult {
             Err(_) => {}
         }
         let too_much = size(&out).max(size(&err)) > OUTPUT_LIMIT;
-        if too_much || started.elapsed() >= deadline {
+        let interrupted = stop.is_cancelled();
+        if too_much || interrupted || started.elapsed() >= deadline {
             signal_group(pgid, nix::sys::signal::Signal::SIGTERM);
             if tokio::time::timeout(KILL_GRACE, child.wait())
                 .await
@@ -182,7 +186,9 @@ pub async fn run(argv: &[String], deadline: Duration) -> TeardownResult {
                 signal_group(pgid, nix::sys::signal::Signal::SIGKILL);
                 let _ = child.wait().await;
             }
-            break if too_much {
+            break if interrupted {
+                Exit::Interrupted
+            } else if too_much {
                 Exit::TooMuchOutput(OUTPUT_LIMIT)
             } else {
                 Exit::TimedOut(deadline.as_secs())
@@ -300,6 +306,7 @@ mod tests {
         let r = rt().block_on(run(
             &sh("echo out; echo err >&2; exit 3"),
             Duration::from_secs(10),
+            &CancelToken::new(),
         ));
         assert_eq!(r.exit, Exit::Code(3));
         assert_eq!(r.stdout, "out\n");
@@ -309,7 +316,11 @@ mod tests {
 
     #[test]
     fn deadline_kills_the_group() {
-        let r = rt().block_on(run(&sh("sleep 30"), Duration::from_millis(300)));
+        let r = rt().block_on(run(
+            &sh("sleep 30"),
+            Duration::from_millis(300),
+            &CancelToken::new(),
+        ));
         assert_eq!(r.exit, Exit::TimedOut(0));
         assert!(r.took < Duration::from_secs(5), "took {:?}", r.took);
     }
@@ -319,6 +330,7 @@ mod tests {
         let r = rt().block_on(run(
             &sh("sleep 30 & echo started; exit 0"),
             Duration::from_secs(10),
+            &CancelToken::new(),
         ));
         assert_eq!(r.exit, Exit::Code(0));
         assert_eq!(r.stdout, "started\n");
@@ -330,14 +342,32 @@ mod tests {
         let r = rt().block_on(run(
             &sh("head -c 20000000 /dev/zero | tr '\\0' x; exit 1"),
             Duration::from_secs(30),
+            &CancelToken::new(),
         ));
         assert_eq!(r.exit, Exit::Code(1));
         assert_eq!(r.stdout.len(), STDOUT_CAP);
     }
 
     #[test]
+    fn a_stop_kills_the_group_as_interrupted() {
+        let stop = CancelToken::new();
+        let later = stop.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            later.cancel();
+        });
+        let r = rt().block_on(run(&sh("sleep 30"), Duration::from_secs(60), &stop));
+        assert_eq!(r.exit, Exit::Interrupted);
+        assert!(r.took < Duration::from_secs(5), "took {:?}", r.took);
+    }
+
+    #[test]
     fn killed_by_signal_is_named() {
-        let r = rt().block_on(run(&sh("kill -KILL $$"), Duration::from_secs(10)));
+        let r = rt().block_on(run(
+            &sh("kill -KILL $$"),
+            Duration::from_secs(10),
+            &CancelToken::new(),
+        ));
         assert_eq!(r.exit, Exit::Signal("SIGKILL".into()));
     }
 
@@ -346,6 +376,7 @@ mod tests {
         let r = rt().block_on(run(
             &["/nonexistent/down".to_owned()],
             Duration::from_secs(1),
+            &CancelToken::new(),
         ));
         assert_eq!(
             r.exit,
@@ -362,6 +393,7 @@ mod tests {
         let r = rt().block_on(run(
             &sh("sleep 0.3; echo late; echo err >&2"),
             Duration::from_secs(10),
+            &CancelToken::new(),
         ));
         assert_eq!(r.exit, Exit::Code(0));
         assert_eq!(r.stdout, "late\n");

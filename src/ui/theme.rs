@@ -140,7 +140,9 @@ pub fn activity(kind: crate::event::ActivityKind) -> Style {
     match kind {
         K::Reaped | K::TornDown | K::Collected | K::Succeeded => Style::new().fg(Color::Green),
         K::Failed | K::Error => Style::new().fg(Color::Red),
-        K::Refused | K::Aborted | K::Cancelled | K::Interrupted => Style::new().fg(Color::Yellow),
+        K::Refused | K::Aborted | K::Cancelled | K::Interrupted | K::Stopped => {
+            Style::new().fg(Color::Yellow)
+        }
         K::SkippedLocked | K::WaitingBackoff | K::Skipped => Style::new().fg(Color::DarkGray),
         K::Started | K::WouldReap | K::Appeared | K::Tombstoned => Style::new().fg(Color::Cyan),
     }

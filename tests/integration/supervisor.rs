@@ -98,15 +98,18 @@ fn stop_terms_then_kills_the_whole_process_group() {
         n.kind == SupervisorKind::Started
     });
     let helper = i32::try_from(handle.pid().unwrap()).unwrap();
+    // The shell creates the file before it writes the pid: wait for a
+    // whole number, not for the file.
     let started = Instant::now();
-    while !pidfile.exists() && started.elapsed() < Duration::from_secs(10) {
+    let read_pid = || {
+        std::fs::read_to_string(&pidfile)
+            .ok()
+            .and_then(|text| text.trim().parse::<i32>().ok())
+    };
+    while read_pid().is_none() && started.elapsed() < Duration::from_secs(10) {
         std::thread::sleep(Duration::from_millis(20));
     }
-    let grandchild: i32 = std::fs::read_to_string(&pidfile)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let grandchild: i32 = read_pid().expect("the helper wrote its child's pid");
     assert!(alive(helper) && alive(grandchild));
     let stopping = Instant::now();
     assert!(handle.stop(Duration::from_millis(500)));

@@ -285,6 +285,22 @@ fn header_shows_the_host_it_was_reached_on() {
     let app = App::new(config, CAPTURE);
     let text = render_pane(&app, 120, 2, panes::header::render);
     assert!(text.contains("on evil␛[2J"), "{text}");
+    // A long alias is cut, not the store path or the schema, at 80 columns.
+    let mut config = self::config();
+    config.store_label = "/srv/stackless/state.db".into();
+    let store = config.store_label.clone();
+    config.host = Some(format!("fleet-{}", "x".repeat(90)));
+    let mut app = App::new(config, CAPTURE);
+    app.handle(Event::Snapshot(snapshot(rows())), CAPTURE);
+    let text = render_pane(&app, 80, 2, panes::header::render);
+    let first = text.lines().next().unwrap_or_default();
+    assert!(first.contains("on fleet-xx"), "{text}");
+    assert!(first.contains('…'), "{text}");
+    assert!(first.contains(&store), "{text}");
+    assert!(
+        first.contains("/srv/stackless/state.db  │  schema v14"),
+        "{text}"
+    );
 }
 
 #[test]

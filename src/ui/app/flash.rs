@@ -107,7 +107,10 @@ fn flash_for(activity: &Activity) -> (FlashLevel, String) {
             (FlashLevel::Error, format!("{who}failed: {reason}"))
         }
         ActivityKind::Error => (FlashLevel::Error, format!("{who}error: {detail}")),
-        ActivityKind::Aborted | ActivityKind::SkippedLocked | ActivityKind::Skipped => (
+        ActivityKind::Aborted
+        | ActivityKind::SkippedLocked
+        | ActivityKind::Skipped
+        | ActivityKind::Stopped => (
             FlashLevel::Warning,
             with_detail(&who, activity.kind, detail),
         ),

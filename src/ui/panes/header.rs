@@ -96,6 +96,28 @@ pub fn host_text(app: &App) -> Option<String> {
         .map(|host| format!("on {}", sanitize_short(host, view::CUT_SHORT)))
 }
 
+/// The width of the header's `  │  ` separator.
+const SEP_WIDTH: usize = 5;
+
+/// The host (`on HOST`) is never cut below this many columns.
+const HOST_MIN: usize = 8;
+
+/// `text` cut to at most `width` columns, the cut marked with `…`.
+fn cut_to_width(text: &str, width: usize) -> String {
+    if text.width() <= width {
+        return text.to_owned();
+    }
+    let mut out = String::new();
+    for c in text.chars() {
+        if out.width() + c.to_string().width() + 1 > width {
+            break;
+        }
+        out.push(c);
+    }
+    out.push('…');
+    out
+}
+
 /// Lines a banner of `text` takes at `width` columns: 1, or 2 when it does
 /// not fit on one (longer text is cut).
 #[must_use]
@@ -125,16 +147,16 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let snapshot = app.snapshot();
     let sep = || Span::styled("  │  ", theme::muted());
     let mut first = vec![Span::styled(TITLE, theme::title())];
+    let store = sanitize_short(&config.store_label, view::CUT_LONG);
+    let schema = format!("schema v{}", snapshot.generation.user_version);
     if let Some(text) = host_text(app) {
+        // A long host alias is cut first: the store and schema stay seen.
+        let rest = TITLE.width() + 3 * SEP_WIDTH + store.width() + schema.width();
+        let room = usize::from(area.width).saturating_sub(rest).max(HOST_MIN);
         first.push(sep());
-        first.push(Span::styled(text, theme::title()));
+        first.push(Span::styled(cut_to_width(&text, room), theme::title()));
     }
-    first.extend([
-        sep(),
-        Span::raw(sanitize_short(&config.store_label, view::CUT_LONG)),
-        sep(),
-        Span::raw(format!("schema v{}", snapshot.generation.user_version)),
-    ]);
+    first.extend([sep(), Span::raw(store), sep(), Span::raw(schema)]);
     let first = Line::from(first);
     let second = Line::from(vec![
         // A standby console runs no reaper, whatever its flags say; an
