@@ -51,6 +51,16 @@ pub(super) fn run(setup: Setup) -> Result<()> {
         )));
     }
     tracing::info!(store = %setup.path.display(), pid = std::process::id(), "console started");
+    if let Some(missing) = &setup.teardown.missing {
+        // Said at start (and in the header), not first at an expiry.
+        let _ = tx.send(Event::Activity(Activity::new(
+            unix_now(),
+            Actor::Reaper,
+            "",
+            ActivityKind::Error,
+            format!("teardown command not found: {missing}: set --down-cmd"),
+        )));
+    }
 
     let recorder = Recorder::new(open_audit(&setup, &tx), Forward::Console(tx.clone()));
     let teardowns = Teardowns {
@@ -79,7 +89,8 @@ pub(super) fn run(setup: Setup) -> Result<()> {
 
     start_threads(&setup, &teardowns, &tx, &recorder, &stop, &helper_handle)?;
     super::input::spawn(tx.clone()).wrap_err("cannot start the terminal input thread")?;
-    let app = App::new(setup.app.clone(), unix_now());
+    let mut app = App::new(setup.app.clone(), unix_now());
+    app.set_teardown(setup.teardown.clone());
     let outcome = runtime.block_on(super::render_loop::run(
         &mut term,
         app,

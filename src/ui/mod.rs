@@ -28,7 +28,7 @@ pub mod panes;
 pub mod theme;
 pub mod view;
 
-pub use app::{App, AppConfig, Command, Flash, FlashLevel, Focus, SortKey};
+pub use app::{App, AppConfig, Command, Flash, FlashLevel, Focus, SortKey, TeardownInfo};
 
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
@@ -150,7 +150,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
         panes::fulltext::render(frame, areas.body(), app);
     }
     if let Some(instance) = app.confirming() {
-        panes::overlay::render_confirm(frame, area, instance);
+        panes::overlay::render_confirm(frame, area, instance, app.teardown());
     } else if let Some(op) = app.confirming_cancel() {
         panes::overlay::render_confirm_cancel(frame, area, op);
     } else if app.help_open() {

@@ -245,9 +245,13 @@ fn demo_end_to_end_120x40() {
     // `d` on a healthy instance, cancelled with `n`.
     tui.select("checkout-preview");
     tui.send("d");
-    let dialog = "Tear down checkout-preview? This runs stackless down. [y/N]";
+    // The dialog names the demo's real teardown command (this binary's
+    // `demo-down`), not a generic `stackless down`.
+    let dialog = "Tear down checkout-preview? This runs:";
     let screen = tui.wait_for(dialog, UI);
     assert!(screen.contains("Confirm teardown"), "{screen}");
+    assert!(screen.contains("demo-down"), "{screen}");
+    assert!(!screen.contains("This runs stackless down"), "{screen}");
     tui.send("n");
     tui.wait_in_pane(
         "Activity",

@@ -685,7 +685,24 @@ fn d_asks_and_n_cancels() {
     assert_eq!(app.confirming().map(|i| i.name.as_str()), Some("alpha"));
     let text = render_app(&app, 120, 40);
     assert!(
-        text.contains("Tear down alpha? This runs stackless down. [y/N]"),
+        text.contains("Tear down alpha? This runs: stackless down alpha --json [y/N]"),
+        "{text}"
+    );
+    // The dialog names the command as it will run (--down-cmd), quoted
+    // for reading.
+    app.set_teardown(stackless_tui::ui::TeardownInfo {
+        argv: vec![
+            "/opt/my tools/stackless".into(),
+            "--state-dir".into(),
+            "/srv/s".into(),
+            "down".into(),
+            "{name}".into(),
+        ],
+        missing: None,
+    });
+    let text = render_app(&app, 120, 40);
+    assert!(
+        text.contains("Tear down alpha? This runs: '/opt/my tools/stackless' --state-dir /srv/s down alpha [y/N]"),
         "{text}"
     );
     assert_snapshot!("confirm_dialog_80x24", render_app(&app, 80, 24));
@@ -927,13 +944,13 @@ fn a_hundred_thousand_instances_scroll() {
     let started = Instant::now();
     let text = render_app(&app, 120, 40);
     assert!(
-        text.contains("1 of 100000") && text.contains("i000000"),
+        text.contains("1/100000 ") && text.contains("i000000"),
         "{text}"
     );
     press(&mut app, KeyCode::End);
     let text = render_app(&app, 120, 40);
     assert!(
-        text.contains("100000 of 100000") && text.contains("i099999"),
+        text.contains("100000/100000 ") && text.contains("i099999"),
         "{text}"
     );
     assert!(!text.contains("i000000"));

@@ -31,7 +31,7 @@ use std::cell::Cell;
 use std::sync::Arc;
 use std::time::Instant;
 
-pub use config::{AppConfig, Command};
+pub use config::{AppConfig, Command, TeardownInfo};
 pub use flash::{FLASH_SECS, Flash, FlashLevel};
 pub use fulltext::FullView;
 pub use input::WHEEL_STEP;
@@ -195,6 +195,9 @@ pub struct App {
     /// Whether a helper is configured, read once from
     /// [`AppConfig::helper_line`].
     helper: HelperState,
+    /// The teardown command (`d`'s dialog, the header's missing-program
+    /// banner), set by the console at start.
+    teardown: TeardownInfo,
     pub(crate) viewport: Cell<Viewport>,
     /// The layout of the last full frame (`None` before it, or while the
     /// terminal is too small): where mouse events land.
@@ -210,6 +213,7 @@ impl App {
         let helper = HelperState::from_helper_line(&config.helper_line);
         Self {
             helper,
+            teardown: TeardownInfo::default(),
             config,
             now,
             clock: Instant::now(),
@@ -411,6 +415,19 @@ impl App {
             return Cow::Borrowed("reaper: paused (clock looks wrong)");
         }
         Cow::Borrowed(line)
+    }
+
+    /// The teardown command the console runs (its argv and whether its
+    /// program was found at start).
+    #[must_use]
+    pub const fn teardown(&self) -> &TeardownInfo {
+        &self.teardown
+    }
+
+    /// Set the teardown command (the console, once, before the first
+    /// frame).
+    pub fn set_teardown(&mut self, teardown: TeardownInfo) {
+        self.teardown = teardown;
     }
 
     /// The stackless controller serving the store, as last probed.

@@ -20,7 +20,7 @@ use crate::ui::view;
 pub const TITLE: &str = "stackless-tui";
 
 /// The banners to show, in order, each with its style: standby, a wall
-/// clock that looks wrong, the schema generation's banner, the controller's
+/// clock that looks wrong, a teardown program not found at start, the schema generation's banner, the controller's
 /// persistence warning, then the store's health (busy, error).
 #[must_use]
 pub fn banners(app: &App) -> Vec<(String, Style)> {
@@ -34,6 +34,12 @@ pub fn banners(app: &App) -> Vec<(String, Style)> {
     }
     if let Some(doubt) = app.clock_doubt() {
         out.push((format!("! {doubt}"), theme::banner_error()));
+    }
+    if let Some(missing) = &app.teardown().missing {
+        out.push((
+            format!("! teardown command not found: {missing}: expired instances cannot be torn down (set --down-cmd)"),
+            theme::banner_error(),
+        ));
     }
     if let Some(banner) = app.snapshot().generation.banner() {
         out.push((format!("! {banner}"), theme::banner_warning()));

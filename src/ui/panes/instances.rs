@@ -26,28 +26,28 @@ const SPACING: u16 = super::TABLE_SPACING;
 /// The cursor drawn at the end of the filter prompt.
 pub const PROMPT_CURSOR: &str = "▏";
 
-/// The title's counts: `3 of 11 match "ren" · row 1` with a filter,
-/// `1 of 8` without, then the store-wide `· 6 active (1 expired) · 2
-/// tombstoned`.
+/// The title's counts, one meaning with or without a filter: the cursor
+/// row / the rows shown (`3/11`), then with a filter ` match "ren"
+/// (filtered from 40)`, then the store-wide `· 6 active (1 expired) · 2
+/// tombstoned`. No row shown: `0/0`.
 #[must_use]
 pub fn title_suffix(app: &App) -> String {
     let total = app.snapshot().instances.len();
     let len = app.visible().len();
     let counts = app.counts();
-    let mut suffix = if !app.filter().is_empty() {
-        let mut s = format!(
-            "{len} of {total} match \"{}\"",
+    let row = if len == 0 {
+        0
+    } else {
+        app.selected_index() + 1
+    };
+    let mut suffix = format!("{row}/{len}");
+    if !app.filter().is_empty() {
+        let _ = write!(
+            suffix,
+            " match \"{}\" (filtered from {total})",
             sanitize_short(app.filter(), CUT_SHORT)
         );
-        if len > 0 {
-            let _ = write!(s, " · row {}", app.selected_index() + 1);
-        }
-        s
-    } else if len == 0 {
-        String::from("(0)")
-    } else {
-        format!("{} of {len}", app.selected_index() + 1)
-    };
+    }
     if total > 0 {
         let _ = write!(suffix, " · {} active", counts.active);
         if counts.expired > 0 {
