@@ -42,6 +42,11 @@ pub enum Event {
     /// while it looks wrong (the reaper and GC are paused, `r` is off),
     /// `None` when it looks right. Sent by the render loop when it changes.
     Clock(Option<String>),
+    /// This console's reaper thread: paused by the operator or not, when
+    /// its next pass is due, the last pass's totals
+    /// (`crate::reaper::control`). Sent at each pass start, when a pass
+    /// finishes and when the pause changes.
+    Reaper(crate::reaper::ReaperStatus),
 }
 
 /// Whether this console runs the reaper and the helper supervisor. One

@@ -39,6 +39,7 @@ pub(super) async fn run(
     teardowns: &Teardowns,
     recorder: &Recorder,
     stackless: OsString,
+    control: crate::reaper::ReaperControl,
 ) -> Result<&'static str> {
     let mut ticker = tokio::time::interval(Duration::from_secs(1));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -54,6 +55,7 @@ pub(super) async fn run(
         teardowns,
         recorder,
         stackless,
+        control,
         details: DetailReader {
             path: teardowns.path.clone(),
             store: None,
@@ -125,6 +127,8 @@ struct Actions<'a> {
     recorder: &'a Recorder,
     /// The stackless CLI `c` runs.
     stackless: OsString,
+    /// This console's reaper (`P`, `R`).
+    control: crate::reaper::ReaperControl,
     details: DetailReader,
 }
 
@@ -153,6 +157,14 @@ impl Actions<'_> {
                     self.recorder.clone(),
                     unix_now,
                 );
+                return;
+            }
+            Some(Command::PauseReaper(paused)) => {
+                self.control.set_paused(paused);
+                return;
+            }
+            Some(Command::ReaperPass) => {
+                self.control.request_pass();
                 return;
             }
             Some(Command::Quit) | None => return,

@@ -68,6 +68,8 @@ pub struct Reaper {
     last: Option<LastPass>,
     /// When the next pass is due (unix seconds), as last reported.
     next_pass_at: Option<i64>,
+    /// The status last sent (the same one is not sent twice).
+    reported: Option<ReaperStatus>,
 }
 
 impl std::fmt::Debug for Reaper {
@@ -100,6 +102,7 @@ impl Reaper {
             current: None,
             last: None,
             next_pass_at: None,
+            reported: None,
         }
     }
 
@@ -114,14 +117,18 @@ impl Reaper {
 
     /// Send the status now, `next_pass_at` the next pass's due time (unix
     /// seconds).
-    fn report_status(&self, next_pass_at: Option<i64>) {
+    fn report_status(&mut self, next_pass_at: Option<i64>) {
         if let Some(sink) = &self.status {
             let paused = self.control.paused();
-            sink(ReaperStatus {
+            let status = ReaperStatus {
                 paused,
                 next_pass_at: next_pass_at.filter(|_| !paused),
                 last: self.last,
-            });
+            };
+            if self.reported != Some(status) {
+                sink(status);
+                self.reported = Some(status);
+            }
         }
     }
 
@@ -609,9 +616,9 @@ pub fn spawn(mut reaper: Reaper, stop: CancelToken) -> std::io::Result<JoinHandl
             while !stop.is_cancelled() {
                 let started = Instant::now();
                 crate::fault::inject("reaper");
-                reaper.tick();
                 let tick = i64::try_from(reaper.jobs.config.tick.as_secs()).unwrap_or(i64::MAX);
                 reaper.next_pass_at = Some(reaper.now().saturating_add(tick));
+                reaper.tick();
                 reaper.report_status(reaper.next_pass_at);
                 let mut paused = reaper.control.paused();
                 while started.elapsed() < reaper.jobs.config.tick {

@@ -13,5 +13,6 @@ mod faults;
 mod faults_round2;
 mod operator;
 mod pty;
+mod reaper_keys;
 mod remote;
 mod sshd;

@@ -17,6 +17,7 @@ mod hostile;
 mod read_only_other_user;
 mod real_fixtures;
 mod reaper;
+mod reaper_control;
 mod reaper_releases;
 mod store;
 mod supervisor;

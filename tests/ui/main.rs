@@ -29,3 +29,4 @@ mod ui_fulltext;
 mod ui_operations;
 mod ui_operator;
 mod ui_panes;
+mod ui_reaper;

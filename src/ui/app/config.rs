@@ -102,6 +102,11 @@ pub enum Command {
         /// `operations.verb`, for the report.
         verb: String,
     },
+    /// Pause (`true`) or resume this console's reaper (operator `P`):
+    /// the wiring sets `crate::reaper::ReaperControl`.
+    PauseReaper(bool),
+    /// Run a reaper pass now (operator `R`).
+    ReaperPass,
     /// Quit (`q`, Ctrl-C, or a termination signal).
     Quit,
 }

@@ -142,6 +142,8 @@ impl App {
             Action::Click => self.click(input),
             Action::WheelUp => self.wheel(input, -WHEEL_STEP),
             Action::WheelDown => self.wheel(input, WHEEL_STEP),
+            Action::ToggleReaperPause => return self.pause_key(),
+            Action::ReaperPass => return self.pass_key(),
         }
         None
     }

@@ -25,6 +25,7 @@ mod fulltext;
 mod input;
 mod log;
 mod operations;
+mod reaper;
 mod rows;
 
 use std::cell::Cell;
@@ -36,6 +37,7 @@ pub use flash::{FLASH_SECS, Flash, FlashLevel};
 pub use fulltext::FullView;
 pub use input::WHEEL_STEP;
 pub use log::{LOG_CAPACITY, Log, Logged};
+pub use reaper::ReaperView;
 pub use rows::SortKey;
 
 use flash::flash_live;
@@ -198,6 +200,9 @@ pub struct App {
     /// The teardown command (`d`'s dialog, the header's missing-program
     /// banner), set by the console at start.
     teardown: TeardownInfo,
+    /// The reaper as this console controls it: the pause asked for (`P`)
+    /// and the thread's last report.
+    reaper: ReaperView,
     pub(crate) viewport: Cell<Viewport>,
     /// The layout of the last full frame (`None` before it, or while the
     /// terminal is too small): where mouse events land.
@@ -214,6 +219,7 @@ impl App {
         Self {
             helper,
             teardown: TeardownInfo::default(),
+            reaper: ReaperView::default(),
             config,
             now,
             clock: Instant::now(),
@@ -299,6 +305,10 @@ impl App {
             }
             Event::Clock(doubt) => {
                 self.clock_doubt = doubt;
+                None
+            }
+            Event::Reaper(status) => {
+                self.reaper.status = Some(status);
                 None
             }
             Event::Terminate(_) => {
@@ -413,6 +423,9 @@ impl App {
         }
         if self.clock_doubt.is_some() {
             return Cow::Borrowed("reaper: paused (clock looks wrong)");
+        }
+        if self.reaper.paused {
+            return Cow::Borrowed("reaper: paused (P resumes)");
         }
         Cow::Borrowed(line)
     }

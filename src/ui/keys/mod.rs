@@ -188,6 +188,10 @@ pub enum Action {
     WheelUp,
     /// Scroll the pane under the pointer (or the document) down.
     WheelDown,
+    /// Pause or resume this console's reaper (`P`).
+    ToggleReaperPause,
+    /// Run a reaper pass now (`R`).
+    ReaperPass,
 }
 
 impl Action {

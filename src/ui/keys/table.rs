@@ -220,6 +220,18 @@ pub const ENTRIES: &[KeyEntry] = &[
         ],
     },
     KeyEntry {
+        keys: "P",
+        help: "pause / resume this console's reaper (reap --once unaffected)",
+        binds: &[bind(&[Panes], &[ch('P')], Action::ToggleReaperPause)],
+        footer: &[foot(Panes, 11, "P", "pause", 5)],
+    },
+    KeyEntry {
+        keys: "R",
+        help: "run a reaper pass now",
+        binds: &[bind(&[Panes], &[ch('R')], Action::ReaperPass)],
+        footer: &[foot(Panes, 12, "R", "pass", 5)],
+    },
+    KeyEntry {
         keys: "y / other key",
         help: "confirm / refuse a teardown or a cancel",
         binds: &[

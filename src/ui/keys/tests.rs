@@ -380,6 +380,11 @@ mod against_the_ui {
             Action::WheelDown => assert!(moved || matches!(context, Detail | FullText), "{what}"),
             Action::OpenFullText => assert!(app.full_text().is_some(), "{what}"),
             Action::CloseFullText => assert!(app.full_text().is_none(), "{what}"),
+            Action::ToggleReaperPause => {
+                assert_eq!(command, Some(Command::PauseReaper(true)), "{what}");
+                assert!(app.reaper().paused, "{what}");
+            }
+            Action::ReaperPass => assert_eq!(command, Some(Command::ReaperPass), "{what}"),
         }
     }
 }

@@ -139,10 +139,16 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         // active one says what its reaper does with the store as it is now.
         Span::raw(sanitize_short(&app.reaper_text(), view::CUT_SHORT)),
         sep(),
+    ]);
+    let mut second = second;
+    if let Some(schedule) = app.reaper_schedule() {
+        second.spans.push(Span::raw(schedule));
+        second.spans.push(sep());
+    }
+    second.spans.extend([
         Span::raw(sanitize_short(&config.helper_line, view::CUT_SHORT)),
         sep(),
     ]);
-    let mut second = second;
     if let Some(text) = controller_text(app) {
         second.spans.push(Span::raw(text));
         second.spans.push(sep());
