@@ -144,6 +144,7 @@ impl App {
             Action::WheelDown => self.wheel(input, WHEEL_STEP),
             Action::ToggleReaperPause => return self.pause_key(),
             Action::ReaperPass => return self.pass_key(),
+            Action::ToggleZoom => self.zoom = !self.zoom,
         }
         None
     }

@@ -203,6 +203,8 @@ pub struct App {
     /// The reaper as this console controls it: the pause asked for (`P`)
     /// and the thread's last report.
     reaper: ReaperView,
+    /// The focused pane has the whole body (`z`).
+    zoom: bool,
     pub(crate) viewport: Cell<Viewport>,
     /// The layout of the last full frame (`None` before it, or while the
     /// terminal is too small): where mouse events land.
@@ -220,6 +222,7 @@ impl App {
             helper,
             teardown: TeardownInfo::default(),
             reaper: ReaperView::default(),
+            zoom: false,
             config,
             now,
             clock: Instant::now(),
@@ -566,6 +569,12 @@ impl App {
     #[must_use]
     pub fn confirming(&self) -> Option<&Instance> {
         self.confirm.as_ref()
+    }
+
+    /// Whether the focused pane is zoomed to the whole body (`z`).
+    #[must_use]
+    pub const fn zoomed(&self) -> bool {
+        self.zoom
     }
 
     /// Whether the help overlay is open.

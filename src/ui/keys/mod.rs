@@ -192,6 +192,8 @@ pub enum Action {
     ToggleReaperPause,
     /// Run a reaper pass now (`R`).
     ReaperPass,
+    /// Zoom the focused pane to the whole body, or back (`z`).
+    ToggleZoom,
 }
 
 impl Action {

@@ -220,6 +220,12 @@ pub const ENTRIES: &[KeyEntry] = &[
         ],
     },
     KeyEntry {
+        keys: "z",
+        help: "zoom the focused pane to the whole screen, and back",
+        binds: &[bind(&[Panes], &[ch('z')], Action::ToggleZoom)],
+        footer: &[foot(Panes, 13, "z", "zoom", 5)],
+    },
+    KeyEntry {
         keys: "P",
         help: "pause / resume this console's reaper (reap --once unaffected)",
         binds: &[bind(&[Panes], &[ch('P')], Action::ToggleReaperPause)],

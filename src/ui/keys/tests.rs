@@ -385,6 +385,7 @@ mod against_the_ui {
                 assert!(app.reaper().paused, "{what}");
             }
             Action::ReaperPass => assert_eq!(command, Some(Command::ReaperPass), "{what}"),
+            Action::ToggleZoom => assert!(app.zoomed(), "{what}"),
         }
     }
 }
