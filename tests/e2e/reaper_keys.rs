@@ -1,7 +1,8 @@
 //! `P` and `R` through the real binary in a pseudo-terminal (issue 12 item
 //! 4): the header's schedule and last pass, a pass at once on `R` (an
 //! instance expired behind the console's back is reaped long before the
-//! 1 h tick), and `P` pausing and resuming, said in the header.
+//! 1 h tick), and `P` pausing and resuming, said in the header; `z`
+//! zooming the focused pane (issue 12 item 1).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -86,6 +87,43 @@ fn r_runs_a_pass_at_once_and_p_pauses_and_resumes() {
     // P again: resumed, a pass at once, the countdown back.
     tui.send("P");
     tui.wait_for("reaper: every 1h  │  next pass in 59m 5", UI);
+    tui.send("q");
+    assert_eq!(tui.wait_exit(Duration::from_secs(10)), 0);
+}
+
+#[test]
+fn z_zooms_the_focused_pane_and_back() {
+    let (_dir, path) = fixture("stackless-real-v4.db");
+    let mut tui = Tui::spawn(
+        &["--state", utf8(&path), "--no-reaper", "--read-only"],
+        100,
+        30,
+    );
+    tui.wait_for("schema v4", UI);
+    tui.wait_for("golf", UI);
+    assert!(tui.contents().contains("Backoffs (1)"));
+    tui.send("z");
+    tui.wait_until("Instances zoomed", UI, |s| {
+        let text = s.contents();
+        text.contains("Instances") && !text.contains("Backoffs") && !text.contains("Activity")
+    });
+    // Every instance row fits, the 40-character auto name whole.
+    let screen = tui.contents();
+    assert!(
+        screen.contains("duo-79882653-fd55-4b17-bf19-d4afc89a2b5e "),
+        "{screen}"
+    );
+    // Tab: the zoom follows the focus.
+    tui.send("\t");
+    tui.wait_until("Backoffs zoomed", UI, |s| {
+        let text = s.contents();
+        text.contains("Backoffs (1)") && !text.contains("Instances")
+    });
+    tui.send("z");
+    tui.wait_until("back to every pane", UI, |s| {
+        let text = s.contents();
+        text.contains("Instances") && text.contains("Backoffs (1)") && text.contains("Activity")
+    });
     tui.send("q");
     assert_eq!(tui.wait_exit(Duration::from_secs(10)), 0);
 }
