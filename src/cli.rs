@@ -61,8 +61,9 @@ pub struct Cli {
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=64), env = "STACKLESS_TUI_REAP_CONCURRENCY", global = true)]
     pub reap_concurrency: u16,
 
-    /// A helper command to supervise as the role `helper` (restarted with
-    /// backoff when it exits; stopped when the console quits).
+    /// A helper command to supervise as the role `helper` (restarted 4 s
+    /// after it exits, doubling to 60 s, 2 s after a run of 30 s or more;
+    /// stopped when the console quits).
     #[arg(long, value_name = "CMD", env = "STACKLESS_TUI_HELPER")]
     pub helper: Option<String>,
 

@@ -45,6 +45,11 @@ pub enum Event {
     /// New lines, a rotation or truncation note, or the watch mode of the
     /// open logs view; sent by the `logs-follower` thread (`crate::logs`).
     Logs(crate::model::logview::LogUpdate),
+    /// This console's reaper thread: paused by the operator or not, when
+    /// its next pass is due, the last pass's totals
+    /// (`crate::reaper::control`). Sent at each pass start, when a pass
+    /// finishes and when the pause changes.
+    Reaper(crate::reaper::ReaperStatus),
 }
 
 /// Whether this console runs the reaper and the helper supervisor. One

@@ -34,12 +34,31 @@ pub fn not_a_symlink(path: &Path) -> io::Result<()> {
 }
 
 /// Create `dir` (and missing parents) unless it exists, and make sure it
-/// is a real directory, not a symbolic link to one.
+/// is a real directory, not a symbolic link to one. The console's own
+/// directories live in `<state_dir>/stackless-tui/`; `<state_dir>` itself
+/// (the store's directory) is never created: a console that takes over
+/// after the demo quit and deleted its temporary directory must not bring
+/// it back.
 ///
 /// # Errors
-/// The refusal when `dir` is a symbolic link; the I/O error.
+/// The refusal when `dir` is a symbolic link; `NotFound` when the store's
+/// directory is gone; the I/O error.
 pub fn real_dir(dir: &Path) -> io::Result<()> {
     not_a_symlink(dir)?;
+    if let Some(state_dir) = dir
+        .ancestors()
+        .find(|a| a.file_name().is_some_and(|n| n == "stackless-tui"))
+        .and_then(Path::parent)
+        .filter(|d| !d.as_os_str().is_empty() && !d.is_dir())
+    {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!(
+                "the store's directory {} is gone: not creating it again",
+                state_dir.display()
+            ),
+        ));
+    }
     std::fs::create_dir_all(dir)?;
     let meta = std::fs::symlink_metadata(dir)?;
     if meta.file_type().is_symlink() {
@@ -100,5 +119,24 @@ mod tests {
         append(&plain).unwrap();
         real_dir(&dir.path().join("sub")).unwrap();
         assert!(dir.path().join("sub").is_dir());
+    }
+
+    #[test]
+    fn the_store_directory_is_never_created_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join("stackless-tui-demo-x");
+        let error = real_dir(&gone.join("stackless-tui/roles")).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::NotFound);
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "the store's directory {} is gone: not creating it again",
+                gone.display()
+            )
+        );
+        assert!(!gone.exists());
+        std::fs::create_dir(&gone).unwrap();
+        real_dir(&gone.join("stackless-tui/roles")).unwrap();
+        assert!(gone.join("stackless-tui/roles").is_dir());
     }
 }

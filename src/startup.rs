@@ -25,6 +25,12 @@ pub enum StartupError {
         "cannot find the default stackless store: neither XDG_STATE_HOME nor HOME is an absolute path. Pass --state PATH."
     )]
     NoDefaultPath,
+    /// `--read-only` at stackless's default path, where no store exists yet
+    /// (nothing creates it read-only).
+    #[error(
+        "no stackless state store at {0} yet (stackless's default path): stackless creates it on first run, and so does stackless-tui without --read-only. Run any stackless command (or stackless-tui without --read-only) first, or pass --state PATH."
+    )]
+    NoDefaultStore(PathBuf),
     /// `--down-cmd` is unusable.
     #[error(transparent)]
     DownCommand(#[from] DownCommandError),
@@ -50,13 +56,15 @@ pub enum StartupError {
 /// Open the store the flags name: `--state PATH` (which must exist), else
 /// stackless's default path (`$XDG_STATE_HOME/stackless/state.db`, else
 /// `~/.local/state/stackless/state.db`), created with the v4 schema on first
-/// run as stackless does, unless `access` is read-only. Refuses
+/// run as stackless does, by every mode (console, `snapshot`, `reap
+/// --once`) unless `--read-only` is given; then opened with `access`. Refuses
 /// `STACKLESS_STATE_URL` (stackless 0.3.0's libsql remote store; 0.4.0
 /// fleets are reached with `--controller`). Returns the path opened and
 /// the store.
 ///
 /// # Errors
-/// [`StartupError::Store`] or [`StartupError::NoDefaultPath`].
+/// [`StartupError::Store`], [`StartupError::NoDefaultPath`] or
+/// [`StartupError::NoDefaultStore`].
 pub fn open_store(cli: &Cli, access: Access) -> Result<(PathBuf, Store), StartupError> {
     if let Ok(url) = std::env::var("STACKLESS_STATE_URL")
         && !url.is_empty()
@@ -72,14 +80,16 @@ pub fn open_store(cli: &Cli, access: Access) -> Result<(PathBuf, Store), Startup
         std::env::var("HOME").ok().as_deref(),
     )
     .ok_or(StartupError::NoDefaultPath)?;
-    let store = if access == Access::ReadOnly {
-        Store::open(&path, access)
-    } else {
-        // stackless creates its store on first run; so does this console at
-        // the default path (never at a --state path).
-        Store::open_or_create(&path)
-    }?;
-    Ok((path, store))
+    // One rule for the console, `snapshot` and `reap --once`: stackless
+    // creates its store on first run, and so does each of them at the
+    // default path (never at a --state path, never with --read-only).
+    if !cli.read_only && !path.exists() {
+        drop(Store::open_or_create(&path)?);
+    }
+    match Store::open(&path, access) {
+        Err(StoreError::NotFound(_)) => Err(StartupError::NoDefaultStore(path)),
+        other => Ok((path, other?)),
+    }
 }
 
 /// `STACKLESS_STATE_URL` as the message shows it: only `scheme://host`

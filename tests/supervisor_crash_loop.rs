@@ -59,7 +59,7 @@ fn fifty_crash_loops_leave_no_zombie() {
             Ok(Event::Supervisor(note)) if note.kind == SupervisorKind::Exited => {
                 assert_eq!(
                     note.text.split(" after ").next(),
-                    Some("helper exited exit status: 3")
+                    Some("helper exited (status 3)")
                 );
                 exits += 1;
             }

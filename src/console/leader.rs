@@ -35,6 +35,9 @@ pub(super) struct Leader {
     /// The console's token: cancelled on quit.
     pub stop: CancelToken,
     pub helper_handle: Arc<HelperHandle>,
+    /// The operator's hold on the reaper (`P`, `R`), kept across role
+    /// changes.
+    pub control: crate::reaper::ReaperControl,
 }
 
 impl Leader {
@@ -135,7 +138,8 @@ impl Leader {
                     store,
                     crate::store::probe::checked_sysinfo(),
                     self.teardowns.clone(),
-                );
+                )
+                .with_control(self.control.clone(), super::run::status_sink(&self.tx));
                 if let Err(error) = crate::reaper::runner::spawn(reaper, part.clone()) {
                     self.error(format!("cannot start the reaper: {error}"));
                 }

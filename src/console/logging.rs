@@ -64,6 +64,7 @@ pub(super) fn trace(event: &Event) {
         Event::Logs(crate::model::logview::LogUpdate::Note { service, note, .. }) => {
             tracing::info!("logs: service {service}: {note:?}");
         }
+        Event::Reaper(status) => tracing::debug!("reaper: {status:?}"),
         Event::Input(_) | Event::Tick | Event::Activity(_) | Event::Logs(_) => {}
     }
 }

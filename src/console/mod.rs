@@ -14,6 +14,7 @@ mod input;
 mod leader;
 mod logging;
 mod logs_session;
+mod man;
 mod render_loop;
 mod run;
 mod setup;
@@ -131,17 +132,13 @@ fn dispatch(cli: &Cli) -> ExitCode {
             );
             ExitCode::SUCCESS
         }
-        Some(Sub::Man) => {
-            match clap_mangen::Man::new(<Cli as clap::CommandFactory>::command())
-                .render(&mut io::stdout())
-            {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(error) => {
-                    let _ = writeln!(io::stderr(), "stackless-tui: {error}");
-                    ExitCode::FAILURE
-                }
+        Some(Sub::Man) => match man::render(&mut io::stdout()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                let _ = writeln!(io::stderr(), "stackless-tui: {error}");
+                ExitCode::FAILURE
             }
-        }
+        },
         None => console(cli),
     }
 }

@@ -30,6 +30,17 @@ use crate::recorder::Recorder;
 use crate::store::{Access, Store};
 use crate::ui::{App, Command};
 
+/// What the render loop hands the UI's commands to, besides the teardown
+/// jobs and the recorder.
+pub(super) struct Wiring {
+    /// The stackless program (`--stackless`), for `c`'s `operation cancel`.
+    pub(super) stackless: OsString,
+    /// The logs view's file side (`l`).
+    pub(super) logs: LogsSession,
+    /// This console's reaper control (`P`, `R`).
+    pub(super) control: crate::reaper::ReaperControl,
+}
+
 /// Run until the operator quits, a signal arrives or the terminal closes;
 /// returns why (`quit`, `SIGTERM`, `terminal closed`, ...).
 ///
@@ -42,9 +53,13 @@ pub(super) async fn run(
     mut rx: EventReceiver,
     teardowns: &Teardowns,
     recorder: &Recorder,
-    stackless: OsString,
-    logs: LogsSession,
+    wiring: Wiring,
 ) -> Result<&'static str> {
+    let Wiring {
+        stackless,
+        logs,
+        control,
+    } = wiring;
     let mut ticker = tokio::time::interval(Duration::from_secs(1));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut sigterm = signal(SignalKind::terminate()).wrap_err("cannot watch SIGTERM")?;
@@ -59,6 +74,7 @@ pub(super) async fn run(
         teardowns,
         recorder,
         stackless,
+        control,
         details: DetailReader {
             path: teardowns.path.clone(),
             store: None,
@@ -131,6 +147,8 @@ struct Actions<'a> {
     recorder: &'a Recorder,
     /// The stackless CLI `c` runs.
     stackless: OsString,
+    /// This console's reaper (`P`, `R`).
+    control: crate::reaper::ReaperControl,
     details: DetailReader,
     logs: LogsSession,
 }
@@ -185,6 +203,14 @@ impl Actions<'_> {
             }
             Some(Command::CloseLogs) => {
                 self.logs.close();
+                return;
+            }
+            Some(Command::PauseReaper(paused)) => {
+                self.control.set_paused(paused);
+                return;
+            }
+            Some(Command::ReaperPass) => {
+                self.control.request_pass();
                 return;
             }
             Some(Command::Quit) | None => return,

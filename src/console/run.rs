@@ -17,7 +17,7 @@ use crate::cancel::CancelToken;
 use crate::event::{Event, EventSender};
 use crate::model::activity::{Activity, ActivityKind, Actor};
 use crate::model::time::unix_now;
-use crate::reaper::{InFlight, Reaper, Teardowns};
+use crate::reaper::{InFlight, Reaper, ReaperControl, StatusSink, Teardowns};
 use crate::recorder::{Forward, Recorder};
 use crate::store::{Access, Store};
 use crate::supervisor::HelperHandle;
@@ -51,6 +51,16 @@ pub(super) fn run(setup: Setup) -> Result<()> {
         )));
     }
     tracing::info!(store = %setup.path.display(), pid = std::process::id(), "console started");
+    if let Some(missing) = &setup.teardown.missing {
+        // Said at start (and in the header), not first at an expiry.
+        let _ = tx.send(Event::Activity(Activity::new(
+            unix_now(),
+            Actor::Reaper,
+            "",
+            ActivityKind::Error,
+            format!("teardown command not found: {missing}: set --down-cmd"),
+        )));
+    }
 
     let recorder = Recorder::new(open_audit(&setup, &tx), Forward::Console(tx.clone()));
     let teardowns = Teardowns {
@@ -79,17 +89,32 @@ pub(super) fn run(setup: Setup) -> Result<()> {
     // Whatever goes wrong from here on, the terminal is given back.
     let restore_guard = RestoreOnDrop;
 
-    start_threads(&setup, &teardowns, &tx, &recorder, &stop, &helper_handle)?;
+    // The operator's hold on the reaper (`P`, `R`): in this process's
+    // memory only, so `reap --once` and other consoles are not affected.
+    let control = ReaperControl::default();
+    start_threads(
+        &setup,
+        &teardowns,
+        &tx,
+        &recorder,
+        &stop,
+        &helper_handle,
+        &control,
+    )?;
     super::input::spawn(tx.clone()).wrap_err("cannot start the terminal input thread")?;
-    let app = App::new(setup.app.clone(), unix_now());
+    let mut app = App::new(setup.app.clone(), unix_now());
+    app.set_teardown(setup.teardown.clone());
     let outcome = runtime.block_on(super::render_loop::run(
         &mut term,
         app,
         rx,
         &teardowns,
         &recorder,
-        setup.stackless.clone(),
-        super::logs_session::LogsSession::new(setup.state_dir.clone(), tx.clone()),
+        super::render_loop::Wiring {
+            stackless: setup.stackless.clone(),
+            logs: super::logs_session::LogsSession::new(setup.state_dir.clone(), tx.clone()),
+            control,
+        },
     ));
 
     stop.cancel();
@@ -113,6 +138,14 @@ pub(super) fn run(setup: Setup) -> Result<()> {
     );
     runtime.shutdown_timeout(Duration::from_millis(200));
     outcome.map(|_| ())
+}
+
+/// Where the reaper thread's status goes: `Event::Reaper` on the channel.
+pub(super) fn status_sink(tx: &EventSender) -> StatusSink {
+    let tx = tx.clone();
+    Arc::new(move |status| {
+        let _ = tx.send(Event::Reaper(status));
+    })
 }
 
 /// The audit trail: only a console that may write keeps one. An audit that
@@ -173,6 +206,7 @@ fn start_threads(
     recorder: &Recorder,
     stop: &CancelToken,
     helper_handle: &Arc<HelperHandle>,
+    control: &ReaperControl,
 ) -> Result<()> {
     crate::store::watcher::spawn(setup.path.clone(), setup.access, tx.clone(), stop.clone())
         .wrap_err("cannot start the store watcher")?;
@@ -188,7 +222,8 @@ fn start_threads(
             store,
             crate::store::probe::checked_sysinfo(),
             teardowns.clone(),
-        );
+        )
+        .with_control(control.clone(), status_sink(tx));
         crate::reaper::runner::spawn(reaper, stop.clone()).wrap_err("cannot start the reaper")?;
     }
     let run_reaper = setup.reaper.is_some() && !dry_run;
@@ -203,6 +238,7 @@ fn start_threads(
             recorder: recorder.clone(),
             stop: stop.clone(),
             helper_handle: Arc::clone(helper_handle),
+            control: control.clone(),
         }
         .spawn()
         .wrap_err("cannot start the console role thread")?;

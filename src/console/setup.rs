@@ -13,7 +13,7 @@ use crate::reaper::{DownCommand, ReaperConfig};
 use crate::startup::{StartupError, open_store, reaper_config};
 use crate::store::{Access, Store};
 use crate::supervisor::HelperConfig;
-use crate::ui::AppConfig;
+use crate::ui::{AppConfig, TeardownInfo};
 
 /// The demo's reaper tick (the default 60 s would keep a newcomer waiting).
 pub(super) const DEMO_TICK: Duration = Duration::from_secs(5);
@@ -32,6 +32,9 @@ pub(super) struct Setup {
     pub action: ReaperConfig,
     pub helper: Option<HelperConfig>,
     pub app: AppConfig,
+    /// The teardown command for the `d` dialog, and whether its program
+    /// was found (checked here, once: said at start, before any expiry).
+    pub teardown: TeardownInfo,
     /// The stackless CLI `c` runs (`--stackless`, `STACKLESS_BIN`).
     pub stackless: std::ffi::OsString,
     /// Keeps the demo's temporary directory alive until exit.
@@ -65,6 +68,13 @@ pub(super) fn prepare(cli: &Cli) -> Result<Setup, StartupError> {
     } else {
         cli.tick
     };
+    let teardown = TeardownInfo {
+        argv: down.template().to_vec(),
+        // Only a console that may tear down needs to find the program.
+        missing: (access == Access::ReadWrite)
+            .then(|| down.missing_program(std::env::var_os("PATH").as_deref()))
+            .flatten(),
+    };
     let action = reaper_config(cli, down, tick);
     let reaper_off = reaper_off_reason(cli, access);
     let reaper = reaper_off.is_none().then(|| action.clone());
@@ -93,6 +103,7 @@ pub(super) fn prepare(cli: &Cli) -> Result<Setup, StartupError> {
         action,
         helper,
         app,
+        teardown,
         stackless: cli.stackless.clone().into_os_string(),
         demo_dir,
     })

@@ -93,6 +93,9 @@ pub struct InstanceReport {
     /// or `null` when it is not on the worklist (lease not expired,
     /// tombstoned).
     pub reaper: Option<String>,
+    /// `reaper` as a machine value: `reap`, `skip_locked`, `skip_pending`,
+    /// `wait_backoff`, `refuse_name`, or `null` where `reaper` is.
+    pub reaper_action: Option<&'static str>,
     /// The birth (v7+, stackless 0.4.0), `null` before.
     pub birth: Option<BirthReport>,
     /// `dirty` (v5+), `null` before.
@@ -150,6 +153,8 @@ pub struct LeaseReport {
     pub expires_at: i64,
     /// Seconds left, never negative.
     pub remaining_secs: i64,
+    /// Seconds since it expired (`now - expires_at`), 0 while it runs.
+    pub overdue_secs: i64,
     /// `expires_at <= now`.
     pub expired: bool,
     /// As the pane shows it: `4h 12m left`, `expired 3m 12s ago`.
@@ -171,6 +176,9 @@ pub struct LockReport {
     pub acquired_at: i64,
     /// `alive`, `stale: pid gone`, `stale: pid reused`, `foreign host`.
     pub liveness: String,
+    /// `liveness` as a machine value: `alive`, `stale_pid_gone`,
+    /// `stale_pid_reused`, `foreign_host`, `unknown` (not probed).
+    pub liveness_state: &'static str,
     /// Whether it blocks the reaper.
     pub held: bool,
 }
@@ -228,15 +236,12 @@ pub fn build_with(
                 .binary_search_by(|(name, _)| name.as_str().cmp(&instance.name))
                 .ok()
                 .map(|index| &plan.reaps[index].1)
-                .map(|d| {
-                    match d {
-                        Decision::Reap => "reap",
-                        Decision::SkipLocked(_) => "skip: locked",
-                        Decision::SkipPending { .. } => "skip: operation pending",
-                        Decision::WaitBackoff { .. } => "wait: backoff",
-                        Decision::RefuseName => "refuse: not DNS-safe",
-                    }
-                    .to_owned()
+                .map(|d| match d {
+                    Decision::Reap => ("reap", "reap"),
+                    Decision::SkipLocked(_) => ("skip: locked", "skip_locked"),
+                    Decision::SkipPending { .. } => ("skip: operation pending", "skip_pending"),
+                    Decision::WaitBackoff { .. } => ("wait: backoff", "wait_backoff"),
+                    Decision::RefuseName => ("refuse: not DNS-safe", "refuse_name"),
                 });
             InstanceReport {
                 name: instance.name.clone(),
@@ -249,6 +254,7 @@ pub fn build_with(
                     duration_secs: l.duration_secs,
                     expires_at: l.expires_at,
                     remaining_secs: l.remaining(now),
+                    overdue_secs: now.saturating_sub(l.expires_at).max(0),
                     expired: l.expired(now),
                     text: lease_text(l.expires_at, now),
                 }),
@@ -259,6 +265,7 @@ pub fn build_with(
                     holder_host: l.holder_host.clone(),
                     acquired_at: l.acquired_at,
                     liveness: liveness.map_or_else(|| "unknown".to_owned(), ToString::to_string),
+                    liveness_state: liveness.map_or("unknown", liveness_state),
                     held: liveness.is_some_and(crate::model::Liveness::held),
                 }),
                 reap_attempt: snapshot.reap_attempt(&instance.name).map(|a| {
@@ -274,7 +281,8 @@ pub fn build_with(
                         text: retry_text(a.next_retry_at, now),
                     }
                 }),
-                reaper,
+                reaper: reaper.map(|(text, _)| text.to_owned()),
+                reaper_action: reaper.map(|(_, action)| action),
                 birth: instance.birth.as_ref().map(|b| BirthReport {
                     instance_id: b.instance_id.clone(),
                     resource_namespace: b.resource_namespace.clone(),
@@ -291,6 +299,17 @@ pub fn build_with(
         now,
         instances,
         operations: snapshot.operations.iter().map(operation_report).collect(),
+    }
+}
+
+/// The machine value of a probed liveness (`liveness_state`).
+const fn liveness_state(liveness: &crate::model::Liveness) -> &'static str {
+    use crate::model::Liveness;
+    match liveness {
+        Liveness::Alive => "alive",
+        Liveness::StalePidGone => "stale_pid_gone",
+        Liveness::StalePidReused => "stale_pid_reused",
+        Liveness::ForeignHost(_) => "foreign_host",
     }
 }
 
@@ -330,9 +349,16 @@ pub fn table(report: &Report) -> String {
                     (None, _) => "no lease".to_owned(),
                 },
                 i.lock.as_ref().map_or_else(String::new, |l| {
+                    let host = l
+                        .holder_host
+                        .as_deref()
+                        .map_or_else(String::new, |host| format!(" on {host}"));
                     sanitize_short(
-                        &format!("{} by pid {}, {}", l.operation, l.holder_pid, l.liveness),
-                        48,
+                        &format!(
+                            "{} by pid {}{host}, {}",
+                            l.operation, l.holder_pid, l.liveness
+                        ),
+                        64,
                     )
                 }),
                 i.reap_attempt
@@ -357,7 +383,13 @@ pub fn table(report: &Report) -> String {
             *w = (*w).max(unicode_width::UnicodeWidthStr::width(cell.as_str()));
         }
     }
-    let mut out = String::new();
+    let mut out = format!(
+        "store {} · schema v{} · now {} ({})\n",
+        sanitize_short(&report.store, 200),
+        report.store_user_version,
+        crate::model::time::rfc3339(report.now).unwrap_or_default(),
+        report.now
+    );
     let mut line = |cells: &[String]| {
         let mut text = String::new();
         for (index, (cell, width)) in cells.iter().zip(widths).enumerate() {

@@ -273,12 +273,16 @@ pub fn may_tear_down(
 ///   `SQLite` fell back to read-only: permissions, a read-only mount): the
 ///   same;
 /// - the wall clock looks wrong ([`super::clock::doubt`]): leases and the
-///   tombstone window cannot be judged.
+///   tombstone window cannot be judged;
+/// - the operator paused this console's reaper (`P`, `operator_paused`;
+///   [`super::control`]): the passes only, so a teardown job (an operator
+///   key) passes `false`.
 #[must_use]
 pub fn pause_reason(
     generation: crate::model::Generation,
     writable: bool,
     clock: Option<super::clock::ClockDoubt>,
+    operator_paused: bool,
 ) -> Option<String> {
     if let Some(off) = generation.reaper_off() {
         return Some(format!(
@@ -291,8 +295,15 @@ pub fn pause_reason(
                 .into(),
         );
     }
-    clock.map(|doubt| doubt.to_string())
+    if let Some(doubt) = clock {
+        return Some(doubt.to_string());
+    }
+    operator_paused.then(|| OPERATOR_PAUSE.to_owned())
 }
+
+/// The operator pause, as [`pause_reason`] says it.
+pub const OPERATOR_PAUSE: &str =
+    "reaper paused by the operator (P resumes); reap --once and other consoles are not affected";
 
 #[cfg(test)]
 mod tests {
@@ -576,22 +587,26 @@ mod tests {
     fn pauses_in_order_schema_then_read_only_then_clock() {
         use crate::model::Generation;
         let doubt = Some(super::super::clock::ClockDoubt { ahead: 86_400 });
-        assert_eq!(pause_reason(Generation::new(5), true, None), None);
-        assert_eq!(pause_reason(Generation::new(14), true, None), None);
+        assert_eq!(pause_reason(Generation::new(5), true, None, false), None);
         assert_eq!(
-            pause_reason(Generation::new(2), false, doubt).as_deref(),
+            pause_reason(Generation::new(5), true, None, true).as_deref(),
+            Some(OPERATOR_PAUSE)
+        );
+        assert_eq!(pause_reason(Generation::new(14), true, None, false), None);
+        assert_eq!(
+            pause_reason(Generation::new(2), false, doubt, true).as_deref(),
             Some(
                 "reaper paused: schema v2 predates reap bookkeeping; nothing is torn down until stackless upgrades the store"
             )
         );
         assert_eq!(
-            pause_reason(Generation::new(5), false, doubt).as_deref(),
+            pause_reason(Generation::new(5), false, doubt, true).as_deref(),
             Some(
                 "reaper paused: the store file is read-only for this process; nothing is torn down (a failure could not be recorded)"
             )
         );
         assert_eq!(
-            pause_reason(Generation::new(5), true, doubt),
+            pause_reason(Generation::new(5), true, doubt, true),
             doubt.map(|d| d.to_string())
         );
     }

@@ -273,7 +273,7 @@ impl Teardowns {
             None
         };
         if let Some(why) =
-            super::decision::pause_reason(store.generation(), store.writable(), clock)
+            super::decision::pause_reason(store.generation(), store.writable(), clock, false)
         {
             return Err(self.refuse(name, actor, why.trim_start_matches("reaper paused: ")));
         }
@@ -379,6 +379,28 @@ impl Teardowns {
                 result.stderr_tail.clone(),
             );
         }
+        if let Some(still) = result
+            .succeeded()
+            .then(|| still_active(store, seen))
+            .flatten()
+        {
+            // "Silence is not success": `down` said 0, the row says the
+            // instance is still there. Counted and recorded as a failure.
+            let detail =
+                format!("down exited 0 in {secs:.1}s but {still}; not counted as torn down");
+            let detail = match intent {
+                Intent::Reap => match record_failure(store, name, &detail, done) {
+                    Ok(row) => format!(
+                        "{detail} (attempt {}, retry at {})",
+                        row.attempts,
+                        iso_time(row.next_retry_at)
+                    ),
+                    Err(error) => format!("{detail} (not recorded: {error})"),
+                },
+                Intent::TearDown => detail,
+            };
+            return finish(ActivityKind::Failed, detail, result.stderr_tail.clone());
+        }
         if result.succeeded() {
             let mut detail = format!("down succeeded in {secs:.1}s");
             if let Err(error) = store.clear_reap_failure(name)
@@ -418,6 +440,20 @@ impl Teardowns {
             shown
         };
         finish(ActivityKind::Failed, detail, result.stderr_tail.clone())
+    }
+}
+
+/// After a `down` that exited 0: what the store says if the instance is
+/// still there (`the instance is still active`), read in a fresh
+/// transaction; `None` when it is gone, tombstoned, or born again (another
+/// birth: the old one was torn down). A read error is not a verdict
+/// (`None`): the exit status stands.
+fn still_active(store: &mut Store, seen: &Instance) -> Option<String> {
+    match store.recheck(&seen.name) {
+        Ok(Some(now)) if now.status == crate::model::Status::Active && now.birth == seen.birth => {
+            Some("the instance is still active in the store".to_owned())
+        }
+        _ => None,
     }
 }
 

@@ -10,6 +10,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::clock::{Jump, TimeGuard};
+use super::control::{LastPass, ReaperControl, ReaperStatus, StatusSink};
 use super::decision::{self, Decision, GcDecision, TOMBSTONE_GC_WINDOW_SECS};
 use super::jobs::{Intent, Teardowns, iso_time};
 use crate::cancel::CancelToken;
@@ -34,6 +35,10 @@ pub struct PassSummary {
     pub errors: usize,
     /// Teardowns stopped or never started because the pass was interrupted.
     pub stopped: usize,
+    /// Worklist entries not torn down: locked, an operation pending, inside
+    /// their backoff, a name refused, or a teardown aborted or answered
+    /// `state.lock.held`.
+    pub skipped: usize,
 }
 
 /// The reaper: a store connection of its own, the probe, and the jobs.
@@ -55,6 +60,18 @@ pub struct Reaper {
     time: TimeGuard,
     /// The store failed to read or open: open it again at the next pass.
     reopen: bool,
+    /// The operator's pause and pass-now requests ([`ReaperControl`]).
+    control: ReaperControl,
+    /// Where [`ReaperStatus`] goes (the console); `None`: not reported.
+    status: Option<StatusSink>,
+    /// The pass under way: its totals so far, until its teardowns finish.
+    current: Option<PassSummary>,
+    /// The last finished pass.
+    last: Option<LastPass>,
+    /// When the next pass is due (unix seconds), as last reported.
+    next_pass_at: Option<i64>,
+    /// The status last sent (the same one is not sent twice).
+    reported: Option<ReaperStatus>,
 }
 
 impl std::fmt::Debug for Reaper {
@@ -82,7 +99,61 @@ impl Reaper {
             queue: std::collections::VecDeque::new(),
             time: TimeGuard::default(),
             reopen: false,
+            control: ReaperControl::default(),
+            status: None,
+            current: None,
+            last: None,
+            next_pass_at: None,
+            reported: None,
         }
+    }
+
+    /// Take the operator's pause and pass-now requests from `control`, and
+    /// report [`ReaperStatus`] to `status` (the console's wiring).
+    #[must_use]
+    pub fn with_control(mut self, control: ReaperControl, status: StatusSink) -> Self {
+        self.control = control;
+        self.status = Some(status);
+        self
+    }
+
+    /// Send the status now, `next_pass_at` the next pass's due time (unix
+    /// seconds).
+    fn report_status(&mut self, next_pass_at: Option<i64>) {
+        if let Some(sink) = &self.status {
+            let paused = self.control.paused();
+            let status = ReaperStatus {
+                paused,
+                next_pass_at: next_pass_at.filter(|_| !paused),
+                last: self.last,
+            };
+            if self.reported != Some(status) {
+                sink(status);
+                self.reported = Some(status);
+            }
+        }
+    }
+
+    /// Count finished teardowns into the pass under way, and close it when
+    /// nothing of it is queued or running any more. Returns whether it
+    /// closed.
+    fn settle(&mut self, outcomes: &[Option<ActivityKind>]) -> bool {
+        let Some(current) = self.current.as_mut() else {
+            return false;
+        };
+        for kind in outcomes {
+            count(current, *kind);
+        }
+        if !self.queue.is_empty() || !self.running.is_empty() {
+            return false;
+        }
+        let summary = *current;
+        self.last = Some(LastPass {
+            at: self.now(),
+            summary,
+        });
+        self.current = None;
+        true
     }
 
     fn emit(&self, activity: Activity) {
@@ -135,7 +206,12 @@ impl Reaper {
     /// thread calls [`Reaper::fill`] between ticks.
     fn tick(&mut self) {
         self.fill();
-        self.dispatch();
+        // A paused pass does nothing: it is not the last pass shown.
+        let paused = self.paused().is_some();
+        let summary = self.dispatch();
+        if !paused {
+            self.current = Some(summary);
+        }
         self.fill();
     }
 
@@ -162,6 +238,9 @@ impl Reaper {
                 Ok(handle) => self.running.push(handle),
                 Err(kind) => outcomes.push(kind),
             }
+        }
+        if self.settle(&outcomes) {
+            self.report_status(self.next_pass_at);
         }
         outcomes
     }
@@ -243,10 +322,12 @@ impl Reaper {
             seen_now.insert(name.clone());
             match decision {
                 Decision::SkipLocked(l) => {
+                    summary.skipped += 1;
                     self.quiet(&name, ActivityKind::SkippedLocked, l.to_string());
                     continue;
                 }
                 Decision::SkipPending { verb, status } => {
+                    summary.skipped += 1;
                     self.quiet(
                         &name,
                         ActivityKind::Skipped,
@@ -255,6 +336,7 @@ impl Reaper {
                     continue;
                 }
                 Decision::WaitBackoff { until } => {
+                    summary.skipped += 1;
                     self.quiet(
                         &name,
                         ActivityKind::WaitingBackoff,
@@ -263,6 +345,7 @@ impl Reaper {
                     continue;
                 }
                 Decision::RefuseName => {
+                    summary.skipped += 1;
                     self.quiet(&name, ActivityKind::Refused, "not a DNS-safe name".into());
                     continue;
                 }
@@ -405,6 +488,7 @@ impl Reaper {
             self.store.generation(),
             self.store.writable(),
             self.jobs.clock_doubt(),
+            self.control.paused(),
         )
     }
 
@@ -528,6 +612,12 @@ fn count(summary: &mut PassSummary, kind: Option<ActivityKind>) {
         Some(ActivityKind::Failed) => summary.failed += 1,
         Some(ActivityKind::Error) => summary.errors += 1,
         Some(ActivityKind::Stopped) => summary.stopped += 1,
+        Some(
+            ActivityKind::SkippedLocked
+            | ActivityKind::Aborted
+            | ActivityKind::Refused
+            | ActivityKind::Skipped,
+        ) => summary.skipped += 1,
         _ => {}
     }
 }
@@ -537,6 +627,9 @@ fn count(summary: &mut PassSummary, kind: Option<ActivityKind>) {
 /// console quitting, or the `console` role being lost): the wait wakes at
 /// once. Teardowns run on their own threads, so a hung one never delays a
 /// tick; finished ones are collected every 100 ms to start queued ones.
+/// Every 100 ms the thread also reads its [`ReaperControl`]: a pass asked
+/// for (`R`) starts at once (a new tick); a pause or resume (`P`) is
+/// reported at once, and a resume starts a pass.
 ///
 /// # Errors
 /// The thread could not be spawned.
@@ -547,12 +640,27 @@ pub fn spawn(mut reaper: Reaper, stop: CancelToken) -> std::io::Result<JoinHandl
             while !stop.is_cancelled() {
                 let started = Instant::now();
                 crate::fault::inject("reaper");
+                let tick = i64::try_from(reaper.jobs.config.tick.as_secs()).unwrap_or(i64::MAX);
+                reaper.next_pass_at = Some(reaper.now().saturating_add(tick));
                 reaper.tick();
+                reaper.report_status(reaper.next_pass_at);
+                let mut paused = reaper.control.paused();
                 while started.elapsed() < reaper.jobs.config.tick {
                     if stop.sleep(Duration::from_millis(100)) {
                         return;
                     }
                     reaper.fill();
+                    if reaper.control.take_pass_request() {
+                        break;
+                    }
+                    if reaper.control.paused() != paused {
+                        paused = !paused;
+                        if paused {
+                            reaper.report_status(None);
+                        } else {
+                            break; // Resumed: a pass now.
+                        }
+                    }
                 }
             }
         })

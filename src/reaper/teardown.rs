@@ -90,6 +90,32 @@ impl DownCommand {
     pub fn template(&self) -> &[String] {
         &self.argv
     }
+
+    /// Why the program (`argv[0]`) cannot be run, if it cannot: a path
+    /// (it holds a `/`) that is not an executable file, or a bare name found
+    /// in no directory of `path` (the `PATH` value the teardown inherits).
+    /// Checked once at start-up, so a console says so before the first
+    /// expiry instead of at it: `` `stackless` is not on PATH ``.
+    #[must_use]
+    pub fn missing_program(&self, path: Option<&std::ffi::OsStr>) -> Option<String> {
+        let program = self.argv.first()?;
+        let shown = crate::model::text::sanitize_short(program, 120);
+        if program.contains('/') {
+            return (!is_executable(std::path::Path::new(program)))
+                .then(|| format!("`{shown}` is not an executable file"));
+        }
+        let found = path.is_some_and(|path| {
+            std::env::split_paths(path).any(|dir| is_executable(&dir.join(program)))
+        });
+        (!found).then(|| format!("`{shown}` is not on PATH"))
+    }
+}
+
+/// Whether `path` is a regular file with an execute bit (symbolic links
+/// followed, as `execve` does).
+fn is_executable(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// What a teardown did.
@@ -252,6 +278,36 @@ fn exit_of(status: std::process::ExitStatus) -> Exit {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_missing_program_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let down = super::DownCommand::parse("no-such-stackless down {name}").unwrap();
+        assert_eq!(
+            down.missing_program(Some(dir.path().as_os_str())),
+            Some("`no-such-stackless` is not on PATH".to_owned())
+        );
+        assert_eq!(
+            down.missing_program(None),
+            Some("`no-such-stackless` is not on PATH".to_owned())
+        );
+        let sh = super::DownCommand::parse("sh -c true {name}").unwrap();
+        assert_eq!(
+            sh.missing_program(Some("/nonexistent:/bin:/usr/bin".as_ref())),
+            None
+        );
+        let file = dir.path().join("down");
+        std::fs::write(&file, "#!/bin/sh\n").unwrap();
+        let at = super::DownCommand::from_argv(vec![file.display().to_string(), "{name}".into()])
+            .unwrap();
+        assert_eq!(
+            at.missing_program(None),
+            Some(format!("`{}` is not an executable file", file.display()))
+        );
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(at.missing_program(None), None);
+    }
+
     use super::*;
 
     #[test]

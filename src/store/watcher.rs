@@ -422,7 +422,7 @@ fn probed_here(lock: &crate::model::OpLock, this_host: Option<&str>) -> bool {
 
 fn gone_message(path: &Path) -> String {
     format!(
-        "the store file {} is gone: showing the last snapshot; reconnecting when it returns",
+        "the store file {} is gone: reconnecting when it returns",
         path.display()
     )
 }

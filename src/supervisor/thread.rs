@@ -26,8 +26,10 @@ pub struct HelperConfig {
     pub argv: Vec<String>,
     /// `<state_dir>/stackless-tui/roles/`.
     pub roles_dir: PathBuf,
-    /// Restart backoff (succession's default: 2 s doubling to 60 s, reset
-    /// after a 30 s run).
+    /// Restart backoff (succession's default: base 2 s, ceiling 60 s, reset
+    /// after a 30 s run). succession doubles the delay before the first
+    /// restart, so a helper that exits at once waits 4 s, then 8 s, 16 s,
+    /// ... 60 s; one that ran 30 s or more waits the 2 s base.
     pub restart: Restart,
     /// How long an unidentified tenant is left alone before it may be
     /// evicted by image.
@@ -206,7 +208,8 @@ fn run(config: &HelperConfig, tx: &EventSender, handle: &Arc<HelperHandle>) {
                 note(SupervisorKind::Evicted, text, None)
             }
             SupEvent::Started(_) => note(SupervisorKind::Started, text, None),
-            SupEvent::Exited { .. } => {
+            SupEvent::Exited { status, ran_for } => {
+                let text = exited_text(*status, *ran_for);
                 let pid = handle.pid.swap(0, Ordering::SeqCst);
                 // The helper is gone; children it left in its group go too,
                 // so a crash loop never piles up orphans.
@@ -267,6 +270,20 @@ fn run(config: &HelperConfig, tx: &EventSender, handle: &Arc<HelperHandle>) {
     }
 }
 
+/// The Supervisor line for a helper's exit: `helper exited (status 0)
+/// after 1.2s`, `helper exited (signal 9) after 300ms` (succession's own
+/// line reads `helper exited exit status: 0`).
+#[must_use]
+pub fn exited_text(status: std::process::ExitStatus, ran_for: Duration) -> String {
+    use std::os::unix::process::ExitStatusExt as _;
+    let how = match (status.code(), status.signal()) {
+        (Some(code), _) => format!("status {code}"),
+        (None, Some(signal)) => format!("signal {signal}"),
+        (None, None) => status.to_string(),
+    };
+    format!("helper exited ({how}) after {ran_for:.1?}")
+}
+
 /// Stop every process left in process group `pgid`: TERM, then KILL after
 /// `grace` if any is still there.
 fn clean_up_group(pgid: u32, grace: Duration) {
@@ -305,4 +322,45 @@ fn resolve_image(program: &str) -> Option<PathBuf> {
             .find(|p| p.is_file())?
     };
     std::fs::canonicalize(path).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::process::ExitStatusExt as _;
+    use std::process::ExitStatus;
+    use std::time::Duration;
+
+    #[test]
+    fn a_helper_exit_reads_as_a_status_or_a_signal() {
+        assert_eq!(
+            super::exited_text(ExitStatus::from_raw(0), Duration::from_millis(1200)),
+            "helper exited (status 0) after 1.2s"
+        );
+        assert_eq!(
+            super::exited_text(ExitStatus::from_raw(3 << 8), Duration::from_millis(300)),
+            "helper exited (status 3) after 300.0ms"
+        );
+        assert_eq!(
+            super::exited_text(ExitStatus::from_raw(9), Duration::from_secs(2)),
+            "helper exited (signal 9) after 2.0s"
+        );
+    }
+
+    #[test]
+    fn the_first_restart_waits_4s_as_the_readme_says() {
+        // succession doubles its 2 s base before the first restart; a run
+        // of 30 s or more goes back to the base.
+        let restart = succession::supervision::Restart::default();
+        assert_eq!(restart.base, Duration::from_secs(2));
+        let first = restart.next_delay(restart.base, Duration::from_millis(20));
+        assert_eq!(first, Duration::from_secs(4));
+        assert_eq!(
+            restart.next_delay(first, Duration::from_millis(20)),
+            Duration::from_secs(8)
+        );
+        assert_eq!(
+            restart.next_delay(Duration::from_secs(60), Duration::from_secs(30)),
+            Duration::from_secs(2)
+        );
+    }
 }

@@ -29,7 +29,7 @@ pub mod panes;
 pub mod theme;
 pub mod view;
 
-pub use app::{App, AppConfig, Command, Flash, FlashLevel, Focus, SortKey};
+pub use app::{App, AppConfig, Command, Flash, FlashLevel, Focus, SortKey, TeardownInfo};
 
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
@@ -44,7 +44,7 @@ pub const MIN_WIDTH: u16 = 60;
 pub const MIN_HEIGHT: u16 = 15;
 
 /// The areas of the full layout for a frame of `area`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Areas {
     /// Header (2 lines plus banners).
     pub header: Rect,
@@ -63,36 +63,48 @@ pub struct Areas {
 }
 
 /// Split `area` into the console's regions. The header never takes more
-/// than a third of the height, so the panes always get room.
+/// than a third of the height, so the panes always get room. A pane with
+/// nothing to show (no backoffs and no helper, no activity yet, no
+/// operations) keeps one line for its empty-state text and gives the rest
+/// of its room to the others. Zoomed (`z`), the focused pane has the whole
+/// body and the others none.
 #[must_use]
 pub fn layout(app: &App, area: Rect) -> Areas {
     let header = panes::header::height(app, area.width).min((area.height / 3).max(2));
-    let (header, instances, operations, middle, activity, footer) =
-        if app.snapshot().generation.has_operations() {
-            let [header, instances, operations, middle, activity, footer] = Layout::vertical([
-                Constraint::Length(header),
-                Constraint::Fill(5),
-                Constraint::Fill(4),
-                Constraint::Fill(2),
-                Constraint::Fill(3),
-                Constraint::Length(1),
-            ])
-            .areas(area);
-            (header, instances, operations, middle, activity, footer)
+    let snapshot = app.snapshot();
+    let operations_shown = snapshot.generation.has_operations();
+    // Three rows (borders and the empty-state line) for an empty pane.
+    let room = |empty: bool, share: u16| {
+        if empty {
+            Constraint::Length(3)
         } else {
-            let [header, instances, middle, activity, footer] = Layout::vertical([
-                Constraint::Length(header),
-                Constraint::Fill(5),
-                Constraint::Fill(3),
-                Constraint::Fill(3),
-                Constraint::Length(1),
-            ])
-            .areas(area);
-            (header, instances, Rect::default(), middle, activity, footer)
-        };
+            Constraint::Fill(share)
+        }
+    };
+    let middle_empty = snapshot.reap_attempts.is_empty()
+        && app.supervisor().entries().is_empty()
+        && app.helper() == view::HelperState::NotConfigured;
+    let activity_empty = app.activity().entries().is_empty();
+    let [header, body, footer] = Layout::vertical([
+        Constraint::Length(header),
+        Constraint::Fill(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let [instances, operations, middle, activity] = Layout::vertical([
+        Constraint::Fill(5),
+        if operations_shown {
+            room(snapshot.operations.is_empty(), 4)
+        } else {
+            Constraint::Length(0)
+        },
+        room(middle_empty, if operations_shown { 2 } else { 3 }),
+        room(activity_empty, 3),
+    ])
+    .areas(body);
     let [backoffs, supervisor] =
         Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(middle);
-    Areas {
+    let mut areas = Areas {
         header,
         instances,
         operations,
@@ -100,16 +112,54 @@ pub fn layout(app: &App, area: Rect) -> Areas {
         supervisor,
         activity,
         footer,
+    };
+    if app.zoomed() {
+        let zoomed = Areas {
+            header,
+            footer,
+            ..Areas::default()
+        };
+        areas = match app.focus() {
+            Focus::Instances => Areas {
+                instances: body,
+                ..zoomed
+            },
+            Focus::Operations => Areas {
+                operations: body,
+                ..zoomed
+            },
+            Focus::Backoffs => Areas {
+                backoffs: body,
+                ..zoomed
+            },
+            Focus::Supervisor => Areas {
+                supervisor: body,
+                ..zoomed
+            },
+            Focus::Activity => Areas {
+                activity: body,
+                ..zoomed
+            },
+        };
     }
+    areas
 }
 
 impl Areas {
     /// Where the detail view goes: everything between header and footer.
     #[must_use]
     pub fn body(&self) -> Rect {
-        self.instances.union(self.activity)
+        Rect::new(
+            self.header.x,
+            self.header.bottom(),
+            self.header.width,
+            self.footer.y.saturating_sub(self.header.bottom()),
+        )
     }
 }
+
+/// One pane's render function.
+type PaneRender = fn(&mut Frame, Rect, &App);
 
 /// Draw the whole console for `app` into `frame` (one ratatui layout,
 /// recomputed every frame, so a resize needs nothing else). Never panics,
@@ -137,13 +187,18 @@ pub fn draw(frame: &mut Frame, app: &App) {
     } else if app.detail().is_some() {
         panes::detail::render(frame, areas.body(), app);
     } else {
-        panes::instances::render(frame, areas.instances, app);
-        if !areas.operations.is_empty() {
-            panes::operations::render(frame, areas.operations, app);
+        let panes: [(Rect, PaneRender); 5] = [
+            (areas.instances, panes::instances::render),
+            (areas.operations, panes::operations::render),
+            (areas.backoffs, panes::backoffs::render),
+            (areas.supervisor, panes::supervisor::render),
+            (areas.activity, panes::activity::render),
+        ];
+        for (rect, render) in panes {
+            if !rect.is_empty() {
+                render(frame, rect, app);
+            }
         }
-        panes::backoffs::render(frame, areas.backoffs, app);
-        panes::supervisor::render(frame, areas.supervisor, app);
-        panes::activity::render(frame, areas.activity, app);
     }
     panes::footer::render(frame, areas.footer, app);
     if let Some((id, op)) = app.operation_open() {
@@ -153,7 +208,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
         panes::fulltext::render(frame, areas.body(), app);
     }
     if let Some(instance) = app.confirming() {
-        panes::overlay::render_confirm(frame, area, instance);
+        panes::overlay::render_confirm(frame, area, instance, app.teardown());
     } else if let Some(op) = app.confirming_cancel() {
         panes::overlay::render_confirm_cancel(frame, area, op);
     } else if app.help_open() {

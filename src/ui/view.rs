@@ -495,6 +495,15 @@ mod tests {
     }
 
     #[test]
+    fn the_store_gone_banner_says_showing_the_last_snapshot_once() {
+        assert_eq!(
+            error_banner("the store file /s/state.db is gone: reconnecting when it returns"),
+            "store error: the store file /s/state.db is gone: reconnecting when it returns \
+             (showing the last snapshot)"
+        );
+    }
+
+    #[test]
     fn helper_state_from_the_helper_line() {
         use HelperState::{Configured, NotConfigured};
         assert_eq!(HelperState::from_helper_line("helper: none"), NotConfigured);

@@ -48,15 +48,18 @@ pub fn fixture_as(name: &str, file: &str) -> (tempfile::TempDir, PathBuf) {
 
 /// A fake `down`: a shell script that logs its argv (one line per call, each
 /// element in brackets) to `<dir>/argv.log`, then runs `body`. `$NAME` is
-/// the instance (the second argument).
+/// the instance (the second argument). When it exits 0 it tombstones
+/// `$NAME` in `<dir>/state.db` (if there is one), as a real `down` does:
+/// the console verifies the row after a `down` that exited 0.
 pub fn fake_down(dir: &Path, body: &str) -> DownCommand {
     let script = dir.join("fake-down.sh");
     let log = dir.join("argv.log");
     std::fs::write(
         &script,
         format!(
-            "#!/bin/sh\nline=''\nfor a in \"$@\"; do line=\"$line[$a]\"; done\n# One write per call, so concurrent teardowns never interleave lines.\nprintf '%s\\n' \"$line\" >> '{}'\nNAME=\"$2\"\n{body}\n",
-            log.display()
+            "#!/bin/sh\nline=''\nfor a in \"$@\"; do line=\"$line[$a]\"; done\n# One write per call, so concurrent teardowns never interleave lines.\nprintf '%s\\n' \"$line\" >> '{}'\nNAME=\"$2\"\n{}\n{body}\n",
+            log.display(),
+            tombstone_on_success(&dir.join("state.db"))
         ),
     )
     .expect("write script");
@@ -69,6 +72,15 @@ pub fn fake_down(dir: &Path, body: &str) -> DownCommand {
         "--json".into(),
     ])
     .expect("template")
+}
+
+/// A shell `trap` that, when the script exits 0, tombstones `$NAME` in
+/// `store` (when the file exists) with python3's sqlite3, as `down` would.
+pub fn tombstone_on_success(store: &Path) -> String {
+    format!(
+        "tombstone() {{ status=$?; if [ \"$status\" = 0 ] && [ -f '{store}' ]; then python3 -c 'import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1], timeout=30); c.execute(\"UPDATE instances SET status = ? , tombstoned_at = ? WHERE name = ? AND status = ?\", (\"tombstoned\", int(time.time()), sys.argv[2], \"active\")); c.commit()' '{store}' \"$NAME\"; fi; exit $status; }}\ntrap tombstone EXIT",
+        store = store.display()
+    )
 }
 
 /// The argv lines the fake `down` logged.

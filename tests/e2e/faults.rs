@@ -43,13 +43,15 @@ fn restored_after_panic(tui: &Tui, report: &[u8]) {
     );
 }
 
-/// A teardown script that succeeds at once and logs its argv.
+/// A teardown script that succeeds at once (tombstoning the instance in
+/// `<dir>/state.db`, as `down` does) and logs its argv.
 fn fast_down(dir: &Path) -> String {
     let script = dir.join("down.sh");
     std::fs::write(
         &script,
         format!(
-            "#!/bin/sh\necho \"$2\" >> '{}'\nexit 0\n",
+            "#!/bin/sh\nNAME=\"$2\"\n{}\necho \"$2\" >> '{}'\nexit 0\n",
+            crate::common::tombstone_on_success(&dir.join("state.db")),
             dir.join("calls.log").display()
         ),
     )

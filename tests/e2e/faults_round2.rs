@@ -44,7 +44,8 @@ fn counting_down(dir: &Path, body: &str) -> String {
     std::fs::write(
         &script,
         format!(
-            "#!/bin/sh\necho \"$2\" >> '{}'\n{body}\n",
+            "#!/bin/sh\nNAME=\"$2\"\n{}\necho \"$2\" >> '{}'\n{body}\n",
+            crate::common::tombstone_on_success(&dir.join("state.db")),
             dir.join("calls.log").display()
         ),
     )

@@ -15,5 +15,6 @@ mod logs;
 mod operator;
 mod pty;
 mod read_only;
+mod reaper_keys;
 mod remote;
 mod sshd;

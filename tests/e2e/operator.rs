@@ -16,7 +16,7 @@ fn filter_then_enter_then_esc() {
     tui.wait_for("golf", UI);
     tui.send("/");
     tui.send("gol");
-    tui.wait_for("1 of 8 match \"gol\"", UI);
+    tui.wait_for("1/1 match \"gol\" (filtered from 8)", UI);
     let screen = tui.contents();
     assert!(!screen.contains("alpha"), "filtered out:\n{screen}");
     tui.send("\r"); // keep the filter
@@ -26,7 +26,7 @@ fn filter_then_enter_then_esc() {
     assert!(detail.contains("Reap attempt"), "{detail}");
     assert!(detail.contains("Esc back"), "{detail}");
     tui.send("\x1b"); // back
-    tui.wait_for("1 of 8 match \"gol\"", UI);
+    tui.wait_for("1/1 match \"gol\" (filtered from 8)", UI);
     tui.send("\x1b"); // clear the filter
     tui.wait_until("the filter is cleared", UI, |s| {
         let text = s.contents();

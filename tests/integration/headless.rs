@@ -64,6 +64,7 @@ fn snapshot_json_on_the_real_store_field_by_field() {
     assert_eq!(golf["lease"]["duration_secs"], 60);
     assert_eq!(golf["lease"]["expires_at"], CAPTURE - 332);
     assert_eq!(golf["lease"]["remaining_secs"], 0);
+    assert_eq!(golf["lease"]["overdue_secs"], 332);
     assert_eq!(golf["lease"]["expired"], true);
     assert_eq!(golf["lease"]["text"], "expired 5m 32s ago");
     assert_eq!(golf["reap_attempt"]["attempts"], 3);
@@ -74,12 +75,15 @@ fn snapshot_json_on_the_real_store_field_by_field() {
     assert_eq!(golf["reap_attempt"]["due"], false);
     assert_eq!(golf["reap_attempt"]["text"], "retry in 2m 53s");
     assert_eq!(golf["reaper"], "wait: backoff");
+    assert_eq!(golf["reaper_action"], "wait_backoff");
     assert_eq!(golf["lock"], serde_json::Value::Null);
 
     let alpha = by("alpha");
     assert_eq!(alpha["lease"]["remaining_secs"], 85674);
     assert_eq!(alpha["lease"]["text"], "23h 47m left");
+    assert_eq!(alpha["lease"]["overdue_secs"], 0);
     assert_eq!(alpha["reaper"], serde_json::Value::Null);
+    assert_eq!(alpha["reaper_action"], serde_json::Value::Null);
     assert_eq!(alpha["reap_attempt"], serde_json::Value::Null);
 
     let echo = by("echo");
@@ -93,6 +97,7 @@ fn snapshot_json_on_the_real_store_field_by_field() {
         assert_ne!(echo["lock"]["liveness"], "foreign host");
     } else {
         assert_eq!(echo["lock"]["liveness"], "foreign host");
+        assert_eq!(echo["lock"]["liveness_state"], "foreign_host");
         assert_eq!(echo["lock"]["held"], true);
     }
 
@@ -114,8 +119,19 @@ fn snapshot_table_is_plain_text() {
     assert_eq!(out.status.code(), Some(0));
     let table = text(&out.stdout);
     let lines: Vec<&str> = table.lines().collect();
-    assert_eq!(lines.len(), 9);
-    assert!(lines[0].starts_with("NAME"));
+    assert_eq!(lines.len(), 10);
+    assert_eq!(
+        lines[0],
+        format!(
+            "store {} · schema v4 · now {} ({CAPTURE})",
+            path.display(),
+            stackless_tui::model::time::rfc3339(CAPTURE).unwrap()
+        )
+    );
+    assert!(lines[1].starts_with("NAME"));
+    // The lock's host is kept: `up by pid 15180 on vm, <liveness>`.
+    let echo = lines.iter().find(|l| l.starts_with("echo ")).unwrap();
+    assert!(echo.contains("up by pid 15180 on vm, "), "{echo}");
     let golf = lines.iter().find(|l| l.starts_with("golf ")).unwrap();
     assert!(golf.contains("expired 5m 32s ago"), "{golf}");
     assert!(golf.contains("3 (retry in 2m 53s)"), "{golf}");
@@ -148,7 +164,14 @@ fn snapshot_of_hostile_store_is_safe_text_and_valid_json() {
 
 fn script(dir: &Path, body: &str) -> String {
     let path = dir.join("down.sh");
-    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::write(
+        &path,
+        format!(
+            "#!/bin/sh\nNAME=\"$2\"\n{}\n{body}\n",
+            crate::common::tombstone_on_success(&dir.join("state.db"))
+        ),
+    )
+    .unwrap();
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     format!("'{}' down {{name}} --json", path.display())
@@ -174,6 +197,30 @@ fn reap_once_exits_0_when_every_teardown_succeeds() {
         "{}",
         text(&out.stdout)
     );
+}
+
+#[test]
+fn reap_once_verifies_the_row_after_a_down_that_exited_0() {
+    let (dir, path) = fixture("stackless-real-v4.db");
+    // Exits 0 and changes nothing: silence is not success.
+    let silent = dir.path().join("silent.sh");
+    std::fs::write(&silent, "#!/bin/sh\nexit 0\n").unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&silent, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let down = format!("'{}' down {{name}} --json", silent.display());
+    let out = run(bin()
+        .args(["reap", "--once", "--down-cmd", &down, "--state"])
+        .arg(&path));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("reaper golf failed: down exited 0 in ")
+            && stdout.contains(
+                "s but the instance is still active in the store; not counted as torn down (attempt 4, retry at "
+            ),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("golf reaped"), "{stdout}");
 }
 
 #[test]
@@ -459,4 +506,60 @@ fn snapshot_json_services_on_the_real_0_4_0_store() {
     );
     // No process recorded: no key at all (existing fields unchanged).
     assert!(by("charlie").get("services").is_none());
+}
+
+#[test]
+fn the_default_path_is_created_alike_by_snapshot_reap_once_and_the_console() {
+    // One rule: a missing store at stackless's default path is created with
+    // the v4 schema (as stackless does on first run), unless --read-only.
+    let state = tempfile::tempdir().unwrap();
+    let path = state.path().join("stackless/state.db");
+    let out = run(bin()
+        .env("XDG_STATE_HOME", state.path())
+        .args(["snapshot", "--json", "--now", "100"]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["store"], path.display().to_string());
+    assert_eq!(doc["store_user_version"], 4);
+    assert_eq!(doc["instances"], serde_json::json!([]));
+    assert!(path.exists());
+
+    let other = tempfile::tempdir().unwrap();
+    let out = run(bin()
+        .env("XDG_STATE_HOME", other.path())
+        .args(["snapshot", "--read-only"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "stackless-tui: no stackless state store at {} yet (stackless's default path): stackless creates it on first run, and so does stackless-tui without --read-only. Run any stackless command (or stackless-tui without --read-only) first, or pass --state PATH.\n",
+            other.path().join("stackless/state.db").display()
+        )
+    );
+    assert!(!other.path().join("stackless").exists());
+
+    let third = tempfile::tempdir().unwrap();
+    let out = run(bin()
+        .env("XDG_STATE_HOME", third.path())
+        .args(["reap", "--once", "--dry-run"]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(third.path().join("stackless/state.db").exists());
+}
+
+#[test]
+fn the_man_page_has_keys_files_environment_and_exit_status() {
+    let out = run(bin().arg("man"));
+    assert_eq!(out.status.code(), Some(0));
+    let man = text(&out.stdout);
+    for heading in [
+        ".SH SUBCOMMANDS",
+        ".SH KEYS",
+        ".SH FILES",
+        ".SH ENVIRONMENT",
+        ".SH EXIT STATUS",
+    ] {
+        assert!(man.contains(heading), "{heading}");
+    }
+    assert!(!man.contains("stackless\\-tui\\-snapshot("), "{man}");
+    assert!(!man.contains("stackless\\-tui\\-reap("), "{man}");
 }

@@ -18,6 +18,7 @@ mod logs;
 mod read_only_other_user;
 mod real_fixtures;
 mod reaper;
+mod reaper_control;
 mod reaper_releases;
 mod store;
 mod supervisor;

@@ -75,7 +75,14 @@ fn a_cleanly_closed_wal_store_in_a_directory_the_reader_cannot_write_is_read_imm
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert_eq!(String::from_utf8_lossy(&out.stdout), V5_ROWS);
+    let header = format!(
+        "store {state} · schema v5 · now {} ({now})\n",
+        stackless_tui::model::time::rfc3339(crate::common::CAPTURE).unwrap()
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("{header}{V5_ROWS}")
+    );
     let shown = dir.path().display();
     assert_eq!(
         stderr,

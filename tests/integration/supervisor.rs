@@ -120,7 +120,11 @@ fn stop_terms_then_kills_the_whole_process_group() {
     let note = wait_note(&mut rx, Duration::from_secs(5), |n| {
         n.kind == SupervisorKind::Stopped
     });
-    assert!(note.text.contains("signal: 9"), "{}", note.text);
+    assert!(
+        note.text.starts_with("helper exited (signal 9) after "),
+        "{}",
+        note.text
+    );
     std::thread::sleep(Duration::from_millis(100));
     assert!(!alive(helper), "the helper was waited for and is gone");
     assert!(!alive(grandchild), "nothing of its process group survives");

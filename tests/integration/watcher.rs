@@ -106,7 +106,7 @@ fn a_deleted_store_shows_a_banner_and_reconnects_when_it_returns() {
     assert!(
         message
             == format!(
-                "the store file {} is gone: showing the last snapshot; reconnecting when it returns",
+                "the store file {} is gone: reconnecting when it returns",
                 path.display()
             )
             || message.contains(&canonical.display().to_string()),

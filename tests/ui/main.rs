@@ -26,7 +26,9 @@ macro_rules! assert_snapshot {
 
 mod ui_faults;
 mod ui_fulltext;
+mod ui_layout;
 mod ui_logs;
 mod ui_operations;
 mod ui_operator;
 mod ui_panes;
+mod ui_reaper;

@@ -401,7 +401,7 @@ fn keys_act_on_the_detail_instance() {
     assert_eq!(app.confirming().map(|i| i.name.as_str()), Some("alpha"));
     let text = render_app(&app, 100, 30);
     assert!(
-        text.contains("Tear down alpha? This runs stackless down. [y/N]"),
+        text.contains("Tear down alpha? This runs: stackless down alpha --json [y/N]"),
         "{text}"
     );
     // Default No.
@@ -577,7 +577,10 @@ fn filter_matches_name_substrate_and_status() {
     assert_eq!(visible_names(&app), ["a-Render"], "case-insensitive name");
     let pane = render_pane(&app, 100, 6, panes::instances::render);
     assert!(pane.contains("/render▏"), "{pane}");
-    assert!(pane.contains("1 of 5 match \"render\""), "{pane}");
+    assert!(
+        pane.contains("1/1 match \"render\" (filtered from 5)"),
+        "{pane}"
+    );
     // Enter keeps the filter and gives the keys back.
     press(&mut app, KeyCode::Enter);
     assert!(!app.filter_editing());
@@ -588,7 +591,10 @@ fn filter_matches_name_substrate_and_status() {
     );
     let pane = render_pane(&app, 100, 6, panes::instances::render);
     assert!(!pane.contains("▏"), "{pane}");
-    assert!(pane.contains("1 of 5 match \"render\" · row 1"), "{pane}");
+    assert!(
+        pane.contains("1/1 match \"render\" (filtered from 5)"),
+        "{pane}"
+    );
     // `/` again edits the same filter; Esc clears it.
     press(&mut app, KeyCode::Char('/'));
     type_text(&mut app, "x");
@@ -617,7 +623,10 @@ fn filter_with_no_match() {
     let text = render_pane(&app, 100, 6, panes::instances::render);
     assert_snapshot!("filter_no_match_100x6", text);
     assert!(text.contains("/zzz▏"), "{text}");
-    assert!(text.contains("0 of 8 match \"zzz\""), "{text}");
+    assert!(
+        text.contains("0/0 match \"zzz\" (filtered from 8)"),
+        "{text}"
+    );
     assert!(
         text.contains("no instance matches \"zzz\" (Esc clears the filter)"),
         "{text}"

@@ -320,8 +320,9 @@ fn full_layout_120x40() {
     assert!(text.contains("helper: demo-helper"));
     assert!(text.contains("expired 5m 32s ago"));
     assert!(text.contains("retry in 2m 53s"));
-    assert!(text.contains("up by pid 15180 on vm, stale: pid gone"));
-    assert!(text.contains("duo-79882653"));
+    // The 40-character auto name whole; LOCK gives way to its short form.
+    assert!(text.contains("duo-79882653-fd55-4b17-bf19-d4afc89a2b5e "));
+    assert!(text.contains("up pid 15180 gone"));
     assert!(text.contains("sort: lease expiry"));
     assert!(text.contains(
         "↑↓/jk select  Tab pane  r reap  d down  ? help  q quit  Enter detail  / filter  s sort"
@@ -333,10 +334,11 @@ fn full_layout_80x24() {
     let app = busy_app();
     let text = render_app(&app, 80, 24);
     assert_snapshot!("full_80x24", text);
-    assert!(text.contains("expired 5m 32s ago"));
+    // LEASE in its short form, so NAME keeps its room.
+    assert!(text.contains("-5m32s"));
     assert!(text.contains("retry in 2m 53s"));
     assert!(text.contains("duo-7988"), "duo's name shows, maybe cut");
-    assert!(text.contains("tombstoned 11m 55s ago"));
+    assert!(text.contains("†11m55s"));
     // 80 columns: the newest keys give way first; the long-standing ones stay.
     assert!(text.contains(
         "↑↓/jk select  Tab pane  r reap  d down  ? help  q quit  Enter detail  / filter"
@@ -685,7 +687,24 @@ fn d_asks_and_n_cancels() {
     assert_eq!(app.confirming().map(|i| i.name.as_str()), Some("alpha"));
     let text = render_app(&app, 120, 40);
     assert!(
-        text.contains("Tear down alpha? This runs stackless down. [y/N]"),
+        text.contains("Tear down alpha? This runs: stackless down alpha --json [y/N]"),
+        "{text}"
+    );
+    // The dialog names the command as it will run (--down-cmd), quoted
+    // for reading.
+    app.set_teardown(stackless_tui::ui::TeardownInfo {
+        argv: vec![
+            "/opt/my tools/stackless".into(),
+            "--state-dir".into(),
+            "/srv/s".into(),
+            "down".into(),
+            "{name}".into(),
+        ],
+        missing: None,
+    });
+    let text = render_app(&app, 120, 40);
+    assert!(
+        text.contains("Tear down alpha? This runs: '/opt/my tools/stackless' --state-dir /srv/s down alpha [y/N]"),
         "{text}"
     );
     assert_snapshot!("confirm_dialog_80x24", render_app(&app, 80, 24));
@@ -926,13 +945,13 @@ fn a_hundred_thousand_instances_scroll() {
     let mut app = app_with(config(), snapshot);
     let text = render_app(&app, 120, 40);
     assert!(
-        text.contains("1 of 100000") && text.contains("i000000"),
+        text.contains("1/100000 ") && text.contains("i000000"),
         "{text}"
     );
     press(&mut app, KeyCode::End);
     let text = render_app(&app, 120, 40);
     assert!(
-        text.contains("100000 of 100000") && text.contains("i099999"),
+        text.contains("100000/100000 ") && text.contains("i099999"),
         "{text}"
     );
     assert!(!text.contains("i000000"));

@@ -29,6 +29,46 @@ pub struct AppConfig {
     pub host: Option<String>,
 }
 
+/// The teardown command as the console runs it, for the `d` dialog and
+/// the header (set at start with [`App::set_teardown`](super::App::set_teardown)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TeardownInfo {
+    /// The argv template, `{name}` where the name goes (`--down-cmd`
+    /// split, or the demo's own `demo-down`).
+    pub argv: Vec<String>,
+    /// Why its program cannot be run, when start-up found it missing
+    /// ([`crate::reaper::DownCommand::missing_program`]): shown in the
+    /// header until the console quits.
+    pub missing: Option<String>,
+}
+
+impl Default for TeardownInfo {
+    /// stackless's own: `stackless down {name} --json`, found.
+    fn default() -> Self {
+        Self {
+            argv: ["stackless", "down", "{name}", "--json"]
+                .map(str::to_owned)
+                .to_vec(),
+            missing: None,
+        }
+    }
+}
+
+impl TeardownInfo {
+    /// The command line for `name` as one shell-quoted, sanitized line
+    /// (`stackless down alpha --json`): what the dialog says it runs. The
+    /// command itself is always run as argv, never through a shell.
+    #[must_use]
+    pub fn line_for(&self, name: &str) -> String {
+        let argv: Vec<String> = self
+            .argv
+            .iter()
+            .map(|a| a.replace(crate::reaper::teardown::NAME_PLACEHOLDER, name))
+            .collect();
+        crate::model::text::sanitize(&shell_words::join(argv)).into_owned()
+    }
+}
+
 /// Something the console must carry out for the UI.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
@@ -88,6 +128,11 @@ pub enum Command {
     },
     /// The logs view closed: stop following.
     CloseLogs,
+    /// Pause (`true`) or resume this console's reaper (operator `P`):
+    /// the wiring sets `crate::reaper::ReaperControl`.
+    PauseReaper(bool),
+    /// Run a reaper pass now (operator `R`).
+    ReaperPass,
     /// Quit (`q`, Ctrl-C, or a termination signal).
     Quit,
 }

@@ -173,6 +173,9 @@ impl App {
             Action::SearchClear => self.search_prompt(false, false),
             Action::SearchOlder => self.find_in_logs(true),
             Action::SearchNewer => self.find_in_logs(false),
+            Action::ToggleReaperPause => return self.pause_key(),
+            Action::ReaperPass => return self.pass_key(),
+            Action::ToggleZoom => self.zoom = !self.zoom,
         }
         None
     }

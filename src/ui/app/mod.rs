@@ -27,18 +27,20 @@ mod input;
 mod log;
 mod logs;
 mod operations;
+mod reaper;
 mod rows;
 
 use std::cell::Cell;
 use std::sync::Arc;
 use std::time::Instant;
 
-pub use config::{AppConfig, Command};
+pub use config::{AppConfig, Command, TeardownInfo};
 pub use flash::{FLASH_SECS, Flash, FlashLevel};
 pub use fulltext::FullView;
 pub use input::WHEEL_STEP;
 pub use log::{LOG_CAPACITY, Log, Logged};
 pub use logs::{LogsView, ServiceTab};
+pub use reaper::ReaperView;
 pub use rows::SortKey;
 
 use flash::flash_live;
@@ -204,6 +206,14 @@ pub struct App {
     /// Whether a helper is configured, read once from
     /// [`AppConfig::helper_line`].
     helper: HelperState,
+    /// The teardown command (`d`'s dialog, the header's missing-program
+    /// banner), set by the console at start.
+    teardown: TeardownInfo,
+    /// The reaper as this console controls it: the pause asked for (`P`)
+    /// and the thread's last report.
+    reaper: ReaperView,
+    /// The focused pane has the whole body (`z`).
+    zoom: bool,
     pub(crate) viewport: Cell<Viewport>,
     /// The layout of the last full frame (`None` before it, or while the
     /// terminal is too small): where mouse events land.
@@ -219,6 +229,9 @@ impl App {
         let helper = HelperState::from_helper_line(&config.helper_line);
         Self {
             helper,
+            teardown: TeardownInfo::default(),
+            reaper: ReaperView::default(),
+            zoom: false,
             config,
             now,
             clock: Instant::now(),
@@ -310,6 +323,10 @@ impl App {
             }
             Event::Logs(update) => {
                 self.logs_update(update);
+                None
+            }
+            Event::Reaper(status) => {
+                self.reaper.status = Some(status);
                 None
             }
             Event::Terminate(_) => {
@@ -425,7 +442,23 @@ impl App {
         if self.clock_doubt.is_some() {
             return Cow::Borrowed("reaper: paused (clock looks wrong)");
         }
+        if self.reaper.paused {
+            return Cow::Borrowed("reaper: paused (P resumes)");
+        }
         Cow::Borrowed(line)
+    }
+
+    /// The teardown command the console runs (its argv and whether its
+    /// program was found at start).
+    #[must_use]
+    pub const fn teardown(&self) -> &TeardownInfo {
+        &self.teardown
+    }
+
+    /// Set the teardown command (the console, once, before the first
+    /// frame).
+    pub fn set_teardown(&mut self, teardown: TeardownInfo) {
+        self.teardown = teardown;
     }
 
     /// The stackless controller serving the store, as last probed.
@@ -551,6 +584,12 @@ impl App {
     #[must_use]
     pub fn confirming(&self) -> Option<&Instance> {
         self.confirm.as_ref()
+    }
+
+    /// Whether the focused pane is zoomed to the whole body (`z`).
+    #[must_use]
+    pub const fn zoomed(&self) -> bool {
+        self.zoom
     }
 
     /// Whether the help overlay is open.

@@ -213,6 +213,12 @@ pub enum Action {
     SearchOlder,
     /// Logs view: the next newer match (`N`).
     SearchNewer,
+    /// Pause or resume this console's reaper (`P`).
+    ToggleReaperPause,
+    /// Run a reaper pass now (`R`).
+    ReaperPass,
+    /// Zoom the focused pane to the whole body, or back (`z`).
+    ToggleZoom,
 }
 
 impl Action {

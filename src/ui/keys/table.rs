@@ -262,6 +262,24 @@ pub const ENTRIES: &[KeyEntry] = &[
         ],
     },
     KeyEntry {
+        keys: "z",
+        help: "zoom the focused pane to the whole screen, and back",
+        binds: &[bind(&[Panes], &[ch('z')], Action::ToggleZoom)],
+        footer: &[foot(Panes, 14, "z", "zoom", 5)],
+    },
+    KeyEntry {
+        keys: "P",
+        help: "pause / resume this console's reaper (reap --once unaffected)",
+        binds: &[bind(&[Panes], &[ch('P')], Action::ToggleReaperPause)],
+        footer: &[foot(Panes, 12, "P", "pause", 5)],
+    },
+    KeyEntry {
+        keys: "R",
+        help: "run a reaper pass now",
+        binds: &[bind(&[Panes], &[ch('R')], Action::ReaperPass)],
+        footer: &[foot(Panes, 13, "R", "pass", 5)],
+    },
+    KeyEntry {
         keys: "y / other key",
         help: "confirm / refuse a teardown or a cancel",
         binds: &[

@@ -443,6 +443,12 @@ mod against_the_ui {
             }
             // No search yet: the flash says how to start one.
             Action::SearchOlder | Action::SearchNewer => assert!(app.flash().is_some(), "{what}"),
+            Action::ToggleReaperPause => {
+                assert_eq!(command, Some(Command::PauseReaper(true)), "{what}");
+                assert!(app.reaper().paused, "{what}");
+            }
+            Action::ReaperPass => assert_eq!(command, Some(Command::ReaperPass), "{what}"),
+            Action::ToggleZoom => assert!(app.zoomed(), "{what}"),
         }
     }
 

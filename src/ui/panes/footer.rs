@@ -72,13 +72,20 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let mut entries = entries(app);
     // Why the write keys are off: the keys of rank 2 and up make room for
     // it; what still does not fit of it is cut.
-    let off = app.write_keys_off().map(|reason| {
+    let mut off = app.write_keys_off().map(|reason| {
         format!(
             "  ({} off: {})",
             keys::write_keys(app.snapshot().generation.has_operations()),
             sanitize_short(&reason, 60)
         )
     });
+    if app.reaper().paused {
+        // A paused reaper says so here too, first.
+        off = Some(format!(
+            "  (reaper paused: P resumes){}",
+            off.unwrap_or_default()
+        ));
+    }
     let off_width = off.as_deref().map_or(0, UnicodeWidthStr::width);
     let used = |entries: &[Entry]| {
         entries

@@ -25,7 +25,7 @@ pub const IMMUTABLE_BANNER: &str =
     "read-only (immutable: dir not writable; changes seen by reopening)";
 
 /// The banners to show, in order, each with its style: standby, a wall
-/// clock that looks wrong, a store read immutably, the schema generation's banner, the controller's
+/// clock that looks wrong, a store read immutably, a teardown program not found at start, the schema generation's banner, the controller's
 /// persistence warning, then the store's health (busy, error).
 #[must_use]
 pub fn banners(app: &App) -> Vec<(String, Style)> {
@@ -42,6 +42,12 @@ pub fn banners(app: &App) -> Vec<(String, Style)> {
     }
     if app.snapshot().immutable {
         out.push((format!("! {IMMUTABLE_BANNER}"), theme::banner_warning()));
+    }
+    if let Some(missing) = &app.teardown().missing {
+        out.push((
+            format!("! teardown command not found: {missing}: expired instances cannot be torn down (set --down-cmd)"),
+            theme::banner_error(),
+        ));
     }
     if let Some(banner) = app.snapshot().generation.banner() {
         out.push((format!("! {banner}"), theme::banner_warning()));
@@ -138,42 +144,76 @@ pub fn height(app: &App, width: u16) -> u16 {
         .sum::<u16>()
 }
 
-/// Draw the header into `area` (see [`height`]).
+/// The items of one header line, each with the rank at which it is
+/// dropped (lowest first) when the line does not fit: whole items go,
+/// never part of a word. Rank `u8::MAX` is never dropped.
+fn fitted(items: Vec<(Span<'static>, u8)>, width: usize) -> Line<'static> {
+    let sep = "  │  ";
+    let mut items = items;
+    let used = |items: &[(Span<'static>, u8)]| {
+        items.iter().map(|(s, _)| s.width()).sum::<usize>()
+            + sep.width() * items.len().saturating_sub(1)
+    };
+    while used(&items) > width {
+        let Some((index, _)) = items
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, rank))| *rank < u8::MAX)
+            .min_by_key(|(_, (_, rank))| *rank)
+        else {
+            break;
+        };
+        items.remove(index);
+    }
+    let mut spans = Vec::new();
+    for (span, _) in items {
+        if !spans.is_empty() {
+            spans.push(Span::styled(sep, theme::muted()));
+        }
+        spans.push(span);
+    }
+    Line::from(spans)
+}
+
+/// Draw the header into `area` (see [`height`]). Each line drops whole
+/// items when it is too narrow: the store path first, then the host; the
+/// sort, then the helper, the controller and the reaper's schedule.
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     if area.height == 0 || area.width == 0 {
         return;
     }
     let config = app.config();
     let snapshot = app.snapshot();
-    let sep = || Span::styled("  │  ", theme::muted());
-    let mut first = vec![Span::styled(TITLE, theme::title())];
+    let mut first = vec![(Span::styled(TITLE, theme::title()), u8::MAX)];
     let store = sanitize_short(&config.store_label, view::CUT_LONG);
     let schema = format!("schema v{}", snapshot.generation.user_version);
     if let Some(text) = host_text(app) {
         // A long host alias is cut first: the store and schema stay seen.
         let rest = TITLE.width() + 3 * SEP_WIDTH + store.width() + schema.width();
         let room = usize::from(area.width).saturating_sub(rest).max(HOST_MIN);
-        first.push(sep());
-        first.push(Span::styled(cut_to_width(&text, room), theme::title()));
+        first.push((Span::styled(cut_to_width(&text, room), theme::title()), 1));
     }
-    first.extend([sep(), Span::raw(store), sep(), Span::raw(schema)]);
-    let first = Line::from(first);
-    let second = Line::from(vec![
-        // A standby console runs no reaper, whatever its flags say; an
-        // active one says what its reaper does with the store as it is now.
+    first.push((Span::raw(store), 0));
+    first.push((Span::raw(schema), 2));
+    // A standby console runs no reaper, whatever its flags say; an active
+    // one says what its reaper does with the store as it is now.
+    let mut second = vec![(
         Span::raw(sanitize_short(&app.reaper_text(), view::CUT_SHORT)),
-        sep(),
-        Span::raw(sanitize_short(&config.helper_line, view::CUT_SHORT)),
-        sep(),
-    ]);
-    let mut second = second;
-    if let Some(text) = controller_text(app) {
-        second.spans.push(Span::raw(text));
-        second.spans.push(sep());
+        u8::MAX,
+    )];
+    if let Some(schedule) = app.reaper_schedule() {
+        second.push((Span::raw(schedule), 3));
     }
-    second
-        .spans
-        .push(Span::raw(format!("sort: {}", app.sort().label())));
+    second.push((
+        Span::raw(sanitize_short(&config.helper_line, view::CUT_SHORT)),
+        1,
+    ));
+    if let Some(text) = controller_text(app) {
+        second.push((Span::raw(text), 2));
+    }
+    second.push((Span::raw(format!("sort: {}", app.sort().label())), 0));
+    let width = usize::from(area.width);
+    let (first, second) = (fitted(first, width), fitted(second, width));
     let mut y = area.y;
     let bottom = area.y + area.height;
     for line in [first, second] {

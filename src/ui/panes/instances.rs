@@ -26,28 +26,28 @@ const SPACING: u16 = super::TABLE_SPACING;
 /// The cursor drawn at the end of the filter prompt.
 pub const PROMPT_CURSOR: &str = "▏";
 
-/// The title's counts: `3 of 11 match "ren" · row 1` with a filter,
-/// `1 of 8` without, then the store-wide `· 6 active (1 expired) · 2
-/// tombstoned`.
+/// The title's counts, one meaning with or without a filter: the cursor
+/// row / the rows shown (`3/11`), then with a filter ` match "ren"
+/// (filtered from 40)`, then the store-wide `· 6 active (1 expired) · 2
+/// tombstoned`. No row shown: `0/0`.
 #[must_use]
 pub fn title_suffix(app: &App) -> String {
     let total = app.snapshot().instances.len();
     let len = app.visible().len();
     let counts = app.counts();
-    let mut suffix = if !app.filter().is_empty() {
-        let mut s = format!(
-            "{len} of {total} match \"{}\"",
+    let row = if len == 0 {
+        0
+    } else {
+        app.selected_index() + 1
+    };
+    let mut suffix = format!("{row}/{len}");
+    if !app.filter().is_empty() {
+        let _ = write!(
+            suffix,
+            " match \"{}\" (filtered from {total})",
             sanitize_short(app.filter(), CUT_SHORT)
         );
-        if len > 0 {
-            let _ = write!(s, " · row {}", app.selected_index() + 1);
-        }
-        s
-    } else if len == 0 {
-        String::from("(0)")
-    } else {
-        format!("{} of {len}", app.selected_index() + 1)
-    };
+    }
     if total > 0 {
         let _ = write!(suffix, " · {} active", counts.active);
         if counts.expired > 0 {
@@ -119,27 +119,30 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
 
     let end = (offset + rows_fit).min(len);
     let now = app.now();
-    let built: Vec<InstanceRow> = visible[offset..end]
+    let built: Vec<(InstanceRow, Short)> = visible[offset..end]
         .iter()
         .filter_map(|&p| instances.get(p as usize))
         .map(|i| {
-            view::instance_row(
-                i,
-                snapshot.lock_liveness(&i.name),
-                snapshot.reap_attempt(&i.name),
-                now,
-            )
-            .with_pending(snapshot.pending_operation(&i.name), now)
+            let liveness = snapshot.lock_liveness(&i.name);
+            let pending = snapshot.pending_operation(&i.name);
             // The counts may lag a teardown by a few seconds: active only.
-            .with_dead_services(if i.status == crate::model::Status::Active {
+            let dead = if i.status == crate::model::Status::Active {
                 snapshot.dead_services(&i.name)
             } else {
                 0
-            })
+            };
+            let row = view::instance_row(i, liveness, snapshot.reap_attempt(&i.name), now)
+                .with_pending(pending, now)
+                .with_dead_services(dead);
+            let short = Short::of(i, liveness, pending, dead, now);
+            (row, short)
         })
         .collect();
     let widths = column_widths(inner.width, &built);
-    let rows: Vec<Row> = built.into_iter().map(|r| row(r, widths)).collect();
+    let rows: Vec<Row> = built
+        .into_iter()
+        .map(|(r, short)| row(r, &short, widths))
+        .collect();
     super::render_table(
         frame,
         inner,
@@ -151,10 +154,17 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     );
 }
 
-fn row(r: InstanceRow, widths: [u16; 7]) -> Row<'static> {
+fn row(mut r: InstanceRow, short: &Short, widths: [u16; 7]) -> Row<'static> {
     let cell = |text: String, i: usize| -> Cell<'static> {
         Cell::from(view::fit(&text, usize::from(widths[i])).into_owned())
     };
+    // A cell too narrow for its whole text shows the short form.
+    if r.lease.width() > usize::from(widths[4]) {
+        r.lease.clone_from(&short.lease);
+    }
+    if r.lock.width() > usize::from(widths[5]) {
+        r.lock.clone_from(&short.lock);
+    }
     let lease_style = match r.lease_state {
         LeaseState::Expired => theme::expired(),
         _ => Style::new(),
@@ -194,37 +204,122 @@ fn row(r: InstanceRow, widths: [u16; 7]) -> Row<'static> {
     .style(row_style)
 }
 
+/// The short forms LEASE and LOCK fall back to before NAME is cut:
+/// `4h12m`, `-3m12s` (expired that long ago), `†8d00h` (tombstoned that
+/// long ago), `none`; `up pid 4242 alive` (`gone`, `reused`, `foreign`),
+/// after `1 dead` and a pending operation (`down running 3s`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Short {
+    /// LEASE, short.
+    pub lease: String,
+    /// LOCK, short.
+    pub lock: String,
+}
+
+impl Short {
+    /// The short forms for `instance` at `now` (unix seconds).
+    #[must_use]
+    pub fn of(
+        instance: &crate::model::Instance,
+        liveness: Option<&crate::model::Liveness>,
+        pending: Option<&crate::model::Operation>,
+        dead: u32,
+        now: i64,
+    ) -> Self {
+        use crate::model::{Liveness, Status};
+        let compact = |secs: i64| crate::model::time::span(secs).replace(' ', "");
+        let lease = match (&instance.status, instance.lease) {
+            (Status::Tombstoned, _) => instance
+                .tombstoned_at
+                .map_or_else(|| "†".to_owned(), |at| format!("†{}", compact(now - at))),
+            (_, Some(lease)) if lease.expired(now) => {
+                format!("-{}", compact(now - lease.expires_at))
+            }
+            (_, Some(lease)) => compact(lease.expires_at - now),
+            (_, None) => "none".to_owned(),
+        };
+        let mut parts = Vec::new();
+        if dead > 0 {
+            parts.push(format!("{dead} dead"));
+        }
+        if let Some(op) = pending {
+            parts.push(crate::ui::opview::pending_text(op, now));
+        }
+        if let Some(lock) = &instance.lock {
+            let state = match liveness {
+                Some(Liveness::Alive) => "alive",
+                Some(Liveness::StalePidGone) => "gone",
+                Some(Liveness::StalePidReused) => "reused",
+                Some(Liveness::ForeignHost(_)) => "foreign",
+                None => "unprobed",
+            };
+            parts.push(format!(
+                "{} pid {} {state}",
+                sanitize_short(&lock.operation, CUT_SHORT),
+                lock.holder_pid
+            ));
+        }
+        Self {
+            lease,
+            lock: parts.join("; "),
+        }
+    }
+}
+
 /// Column widths (in [`HEADERS`] order) for a table `width` columns wide
-/// showing `rows`: fixed ST,
-/// SUBSTRATE, STATUS, LEASE and REAP (SUBSTRATE narrower below ~90 columns), the rest
-/// shared by NAME and LOCK, LOCK first up to its longest visible text but
-/// NAME never squeezed below two fifths of the share (or 12 columns).
+/// showing `rows`. Every column is at least as wide as its header (no
+/// header is ever cut: `SUBSTRATE`, not `SUBST…`). ST, SUBSTRATE, STATUS
+/// and REAP take what their texts need; NAME then takes what its longest
+/// visible name needs before LEASE and LOCK get anything: they take their
+/// whole texts if the rest allows, else their short forms ([`Short`]), and
+/// when even those do not fit LOCK goes (the ST column still marks the
+/// lock), and only then is NAME cut. Slack goes to LOCK.
 #[must_use]
-pub fn column_widths(width: u16, rows: &[InstanceRow]) -> [u16; 7] {
+pub fn column_widths(width: u16, rows: &[(InstanceRow, Short)]) -> [u16; 7] {
     let symbol = u16::try_from(HIGHLIGHT_SYMBOL.width()).unwrap_or(2);
-    let state = 3;
-    let available = width.saturating_sub(symbol + SPACING * 6 + state);
-    let (substrate, status, lease, reap) = if available >= 90 {
-        (9, 10, 22, 4)
-    } else {
-        (6, 10, 22, 4)
-    };
-    let share = available.saturating_sub(substrate + status + lease + reap);
-    let widest = |f: fn(&InstanceRow) -> &str| {
+    let widest = |f: &dyn Fn(&(InstanceRow, Short)) -> &str, header: &str| {
         rows.iter()
             .map(|r| f(r).width())
+            .chain(std::iter::once(header.width()))
             .max()
             .map_or(0, |w| u16::try_from(w).unwrap_or(u16::MAX))
     };
-    let name_need = widest(|r| &r.name).max(4);
-    let lock_need = widest(|r| &r.lock).max(4);
-    let name = if name_need.saturating_add(lock_need) <= share {
-        name_need
-    } else {
-        name_need
-            .min(share.saturating_sub(lock_need).max(share * 2 / 5).max(12))
-            .min(share)
-    };
-    let lock = share - name;
+    let state = 3;
+    let substrate = widest(&|r| &r.0.substrate, HEADERS[2]).min(NARROW_CAP);
+    let status = widest(&|r| &r.0.status, HEADERS[3]).min(NARROW_CAP);
+    let reap = widest(&|r| &r.0.reap, HEADERS[6]);
+    let share = width
+        .saturating_sub(symbol + SPACING * 6 + state)
+        .saturating_sub(substrate + status + reap);
+    let name_need = widest(&|r| &r.0.name, HEADERS[0]);
+    let (lease_full, lease_short) = (
+        widest(&|r| &r.0.lease, HEADERS[4]),
+        widest(&|r| &r.1.lease, HEADERS[4]),
+    );
+    let (lock_full, lock_short) = (
+        widest(&|r| &r.0.lock, HEADERS[5]),
+        widest(&|r| &r.1.lock, HEADERS[5]),
+    );
+    let lock_min = u16::try_from(HEADERS[5].width()).unwrap_or(4);
+    let lease = [
+        (lease_full, lock_full),
+        (lease_full, lock_short),
+        (lease_short, lock_short),
+    ]
+    .into_iter()
+    .find(|(lease, lock)| name_need + lease + lock <= share)
+    .map_or(lease_short, |(lease, _)| lease);
+    let name = name_need.min(share.saturating_sub(lease));
+    let mut lease = lease;
+    let mut lock = share.saturating_sub(name + lease);
+    if lock < lock_min {
+        // Too narrow for even its header: LOCK goes (the ST column still
+        // marks a held or stale lock) rather than the name.
+        lease += lock;
+        lock = 0;
+    }
     [name, state, substrate, status, lease, lock, reap]
 }
+
+/// The widest SUBSTRATE and STATUS get (a longer text is cut).
+const NARROW_CAP: u16 = 24;

@@ -11,6 +11,7 @@ use unicode_width::UnicodeWidthStr;
 
 use crate::model::text::sanitize_short;
 use crate::model::{Instance, Operation};
+use crate::ui::TeardownInfo;
 use crate::ui::keys;
 use crate::ui::theme;
 use crate::ui::view;
@@ -27,13 +28,15 @@ pub const KEYS: [(&str, &str); keys::ENTRIES.len()] = {
     out
 };
 
-/// The confirmation question for `instance`:
-/// `Tear down <name>? This runs stackless down. [y/N]`.
+/// The confirmation question for `instance`, naming the command as it
+/// will run: `Tear down <name>? This runs: stackless down <name> --json
+/// [y/N]` (the real `--down-cmd` argv, shell-quoted for reading).
 #[must_use]
-pub fn confirm_text(instance: &Instance) -> String {
+pub fn confirm_text(instance: &Instance, teardown: &TeardownInfo) -> String {
     format!(
-        "Tear down {}? This runs stackless down. [y/N]",
-        sanitize_short(&instance.name, view::CUT_SHORT)
+        "Tear down {}? This runs: {} [y/N]",
+        sanitize_short(&instance.name, view::CUT_SHORT),
+        sanitize_short(&teardown.line_for(&instance.name), view::CUT_LONG)
     )
 }
 
@@ -47,8 +50,13 @@ pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
 }
 
 /// Draw the teardown confirmation dialog for `instance`, centred in `area`.
-pub fn render_confirm(frame: &mut Frame, area: Rect, instance: &Instance) {
-    render_question(frame, area, " Confirm teardown ", confirm_text(instance));
+pub fn render_confirm(frame: &mut Frame, area: Rect, instance: &Instance, teardown: &TeardownInfo) {
+    render_question(
+        frame,
+        area,
+        " Confirm teardown ",
+        confirm_text(instance, teardown),
+    );
 }
 
 /// Draw the cancel confirmation dialog for `op` (`cancel down alpha (op
@@ -64,7 +72,10 @@ pub fn render_confirm_cancel(frame: &mut Frame, area: Rect, op: &Operation) {
 
 fn render_question(frame: &mut Frame, area: Rect, title: &'static str, text: String) {
     let width = u16::try_from(text.width() + 4).unwrap_or(u16::MAX);
-    let rect = centered(area, width, 5);
+    // Wrapped inside the borders: one more row per line the text needs.
+    let inner = usize::from(width.min(area.width).saturating_sub(4)).max(1);
+    let rows = u16::try_from(text.width().div_ceil(inner)).unwrap_or(u16::MAX);
+    let rect = centered(area, width, rows.saturating_add(4));
     let block = Block::bordered()
         .title(Span::styled(title, theme::focused_border()))
         .border_type(theme::FOCUSED_BORDER)

@@ -1,0 +1,98 @@
+//! `P` (pause / resume this console's reaper) and `R` (a pass now), and
+//! what the header says of the reaper's schedule: `next pass in 42s ·
+//! last: 2 reaped, 1 failed, 3 skipped`. The keys only return a
+//! [`Command`]; the console wiring sets `crate::reaper::ReaperControl`,
+//! and the reaper thread reports back (`Event::Reaper`).
+
+use super::{App, Command, FlashLevel};
+use crate::event::RoleState;
+use crate::reaper::ReaperStatus;
+
+/// The reaper as this console sees it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReaperView {
+    /// The operator paused it (`P`): the console's own state, in memory
+    /// only (not the store's; `reap --once` and other consoles go on).
+    pub paused: bool,
+    /// The reaper thread's last report.
+    pub status: Option<ReaperStatus>,
+}
+
+impl App {
+    /// The reaper as this console controls it.
+    #[must_use]
+    pub const fn reaper(&self) -> &ReaperView {
+        &self.reaper
+    }
+
+    /// Why `P` and `R` have nothing to act on here: the reaper is off
+    /// (`--no-reaper`, `--read-only`) or another console runs it.
+    fn reaper_elsewhere(&self) -> Option<String> {
+        if let RoleState::Standby { .. } = self.role {
+            return Some("this console stands by: the active console runs the reaper".into());
+        }
+        let line = self.config.reaper_line.as_str();
+        line.starts_with("reaper: off")
+            .then(|| format!("the reaper does not run in this console ({line})"))
+    }
+
+    /// `P`: pause the reaper, or resume it.
+    pub(super) fn pause_key(&mut self) -> Option<Command> {
+        if let Some(why) = self.reaper_elsewhere() {
+            self.set_flash(FlashLevel::Warning, why);
+            return None;
+        }
+        self.reaper.paused = !self.reaper.paused;
+        let text = if self.reaper.paused {
+            "reaper paused: no pass runs until P resumes it (running teardowns finish; reap --once is not affected)"
+        } else {
+            "reaper resumed: a pass runs now"
+        };
+        self.set_flash(FlashLevel::Info, text.to_owned());
+        Some(Command::PauseReaper(self.reaper.paused))
+    }
+
+    /// `R`: a reaper pass now.
+    pub(super) fn pass_key(&mut self) -> Option<Command> {
+        if let Some(why) = self.reaper_elsewhere() {
+            self.set_flash(FlashLevel::Warning, why);
+            return None;
+        }
+        if self.reaper.paused {
+            self.set_flash(
+                FlashLevel::Warning,
+                "the reaper is paused: P resumes it (and runs a pass)".to_owned(),
+            );
+            return None;
+        }
+        self.set_flash(
+            FlashLevel::Info,
+            "reaper pass asked for: it runs now".to_owned(),
+        );
+        Some(Command::ReaperPass)
+    }
+
+    /// The header's schedule, while this console's reaper runs and has
+    /// reported: `next pass in 42s · last: 2 reaped, 1 failed, 3 skipped`
+    /// (`next pass now` once due, `last: none yet` before the first pass
+    /// finished). `None` while paused, off, or elsewhere.
+    #[must_use]
+    pub fn reaper_schedule(&self) -> Option<String> {
+        if self.reaper.paused || self.reaper_elsewhere().is_some() {
+            return None;
+        }
+        let status = self.reaper.status?;
+        let next = status.next_pass_at.map(|at| {
+            let secs = at.saturating_sub(self.now);
+            if secs <= 0 {
+                "next pass now".to_owned()
+            } else {
+                format!("next pass in {}", crate::model::time::span(secs))
+            }
+        })?;
+        let last = status
+            .last
+            .map_or_else(|| "none yet".to_owned(), |last| last.summary.text());
+        Some(format!("{next} · last: {last}"))
+    }
+}

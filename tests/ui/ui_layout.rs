@@ -1,0 +1,141 @@
+//! Layout that serves the name (issue 12 item 1), on the demo's own store
+//! (`src/demo/seed.rs`): at 80x24, 100x30, 120x40 and 60x15 every demo name
+//! shown is whole (LEASE and LOCK give way to their short forms first), no
+//! column header is cut, and `z` zooms the focused pane to the whole body
+//! and back.
+
+use std::sync::Arc;
+
+use crossterm::event::KeyCode;
+use stackless_tui::demo::{LiveHolder, seed};
+use stackless_tui::event::Event;
+use stackless_tui::store::probe::FixedProbe;
+use stackless_tui::store::{Access, Store};
+use stackless_tui::ui::{App, AppConfig, Focus};
+
+use crate::common::ui::{press, render_app};
+
+const NOW: i64 = 1_795_960_686;
+
+/// Every name the demo seeds, but the 8-day tombstone the first pass
+/// collects.
+const DEMO_NAMES: [&str; 12] = [
+    "api-gateway-dev",
+    "checkout-preview",
+    "docs-site-pr-412",
+    "billing-sandbox",
+    "feature-flags-demo",
+    "orders-e2e",
+    "payments-staging",
+    "flaky-gpu-worker",
+    "inventory-sync",
+    "ml-feature-store",
+    "legacy-auth-spike",
+    "marketing-preview",
+];
+
+fn demo_app() -> App {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    let holder = LiveHolder {
+        pid: 4242,
+        start_time: 1_795_950_000,
+        host: "demo-box".into(),
+    };
+    seed(&path, NOW, &holder).unwrap();
+    let snapshot = Store::open(&path, Access::ReadOnly)
+        .unwrap()
+        .snapshot(&mut FixedProbe {
+            host: Some(holder.host.clone()),
+            processes: vec![(holder.pid, holder.start_time)],
+        })
+        .unwrap();
+    let mut app = App::new(
+        AppConfig {
+            store_label: "demo store /tmp/stackless-tui-demo-x/state.db".into(),
+            reaper_line: "reaper: every 5s".into(),
+            helper_line: "helper: stackless-tui demo-helper".into(),
+            write_keys: Ok(()),
+            host: None,
+        },
+        NOW,
+    );
+    app.handle(Event::Snapshot(Arc::new(snapshot)), NOW);
+    app
+}
+
+/// The demo names on `screen`, each checked whole: a name that shows at
+/// all shows with a space after it, never with `…`.
+fn names_shown(screen: &str) -> Vec<&'static str> {
+    assert!(!screen.contains("SUBST…"), "{screen}");
+    DEMO_NAMES
+        .iter()
+        .copied()
+        .filter(|name| {
+            let prefix = &name[..name.len().min(8)];
+            let shown = screen.contains(prefix);
+            if shown {
+                assert!(
+                    screen.contains(&format!("{name} ")),
+                    "{name} cut:\n{screen}"
+                );
+            }
+            shown
+        })
+        .collect()
+}
+
+#[test]
+fn every_demo_name_is_whole_at_every_size() {
+    let app = demo_app();
+    for (width, height, all) in [
+        (80, 24, false),
+        (100, 30, true),
+        (120, 40, true),
+        (60, 15, false),
+    ] {
+        let screen = render_app(&app, width, height);
+        assert_snapshot!(format!("demo_{width}x{height}"), screen);
+        let shown = names_shown(&screen);
+        if all {
+            assert_eq!(shown.len(), DEMO_NAMES.len(), "{width}x{height}:\n{screen}");
+        } else {
+            assert!(!shown.is_empty(), "{screen}");
+        }
+    }
+}
+
+#[test]
+fn z_zooms_the_focused_pane_and_back() {
+    let mut app = demo_app();
+    // 60x15 shows a few rows; zoomed, the Instances pane has the body.
+    let before = render_app(&app, 60, 15);
+    assert!(before.contains("Activity"), "{before}");
+    press(&mut app, KeyCode::Char('z'));
+    assert!(app.zoomed());
+    let zoomed = render_app(&app, 60, 15);
+    assert_snapshot!("demo_zoomed_60x15", zoomed);
+    assert!(
+        !zoomed.contains("Activity") && !zoomed.contains("Backoffs"),
+        "{zoomed}"
+    );
+    assert!(
+        names_shown(&zoomed).len() > names_shown(&before).len(),
+        "{zoomed}"
+    );
+    // Tab moves the zoom to the next pane.
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.focus(), Focus::Backoffs);
+    let backoffs = render_app(&app, 60, 15);
+    assert!(
+        backoffs.contains("Backoffs") && !backoffs.contains("Instances"),
+        "{backoffs}"
+    );
+    press(&mut app, KeyCode::Char('z'));
+    assert!(!app.zoomed());
+    let back = render_app(&app, 60, 15);
+    assert!(
+        back.contains("Instances") && back.contains("Backoffs"),
+        "{back}"
+    );
+}

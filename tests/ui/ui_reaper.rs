@@ -1,0 +1,154 @@
+//! `P` and `R` (issue 12 item 4): the header's schedule (`next pass in 42s
+//! · last: 2 reaped, 1 failed, 3 skipped`), a paused reaper said in the
+//! header and the footer, the commands the keys return, and refusals
+//! where this console runs no reaper.
+
+use std::sync::Arc;
+
+use crossterm::event::KeyCode;
+use stackless_tui::event::{Event, RoleState};
+use stackless_tui::reaper::{LastPass, PassSummary, ReaperStatus};
+use stackless_tui::ui::{App, AppConfig, Command, panes};
+
+use crate::common::CAPTURE;
+use crate::common::ui::{fixture_snapshot, press, render_pane};
+
+fn console_app(reaper_line: &str) -> App {
+    let mut app = App::new(
+        AppConfig {
+            store_label: "/home/operator/.local/state/stackless/state.db".into(),
+            reaper_line: reaper_line.into(),
+            helper_line: "helper: none".into(),
+            write_keys: Ok(()),
+            host: None,
+        },
+        CAPTURE,
+    );
+    app.handle(
+        Event::Snapshot(Arc::new(fixture_snapshot("stackless-real-v4.db"))),
+        CAPTURE,
+    );
+    app
+}
+
+fn status(paused: bool) -> ReaperStatus {
+    ReaperStatus {
+        paused,
+        next_pass_at: (!paused).then_some(CAPTURE + 42),
+        last: Some(LastPass {
+            at: CAPTURE - 18,
+            summary: PassSummary {
+                reaped: 2,
+                failed: 1,
+                skipped: 3,
+                ..PassSummary::default()
+            },
+        }),
+    }
+}
+
+fn header(app: &App) -> String {
+    render_pane(app, 120, 2, panes::header::render)
+}
+
+fn footer(app: &App) -> String {
+    render_pane(app, 120, 1, panes::footer::render)
+}
+
+#[test]
+fn the_header_counts_down_to_the_next_pass_and_says_the_last_one() {
+    let mut app = console_app("reaper: every 1m");
+    // Before the reaper's first report: the start-up line only.
+    assert!(!header(&app).contains("next pass"), "{}", header(&app));
+    app.handle(Event::Reaper(status(false)), CAPTURE);
+    let text = header(&app);
+    assert!(
+        text.contains(
+            "reaper: every 1m  │  next pass in 42s · last: 2 reaped, 1 failed, 3 skipped  │  helper: none"
+        ),
+        "{text}"
+    );
+    // It counts down with the clock.
+    app.handle(Event::Tick, CAPTURE + 30);
+    assert!(header(&app).contains("next pass in 12s · last: "));
+    app.handle(Event::Tick, CAPTURE + 50);
+    assert!(header(&app).contains("next pass now · last: "));
+}
+
+#[test]
+fn p_pauses_and_resumes_and_a_paused_reaper_says_so_in_header_and_footer() {
+    let mut app = console_app("reaper: every 1m");
+    app.handle(Event::Reaper(status(false)), CAPTURE);
+    assert_eq!(
+        press(&mut app, KeyCode::Char('P')),
+        Some(Command::PauseReaper(true))
+    );
+    assert!(app.reaper().paused);
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some(
+            "reaper paused: no pass runs until P resumes it (running teardowns finish; reap --once is not affected)"
+        )
+    );
+    let text = header(&app);
+    assert!(
+        text.contains("reaper: paused (P resumes)  │  helper: none"),
+        "{text}"
+    );
+    assert!(!text.contains("next pass"), "{text}");
+    // Once the flash is gone, the footer says it too.
+    app.handle(Event::Tick, CAPTURE + 10);
+    assert!(app.flash().is_none());
+    let text = footer(&app);
+    assert!(text.contains("(reaper paused: P resumes)"), "{text}");
+    // R while paused runs nothing and says why.
+    assert_eq!(press(&mut app, KeyCode::Char('R')), None);
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("the reaper is paused: P resumes it (and runs a pass)")
+    );
+    // P again resumes.
+    assert_eq!(
+        press(&mut app, KeyCode::Char('P')),
+        Some(Command::PauseReaper(false))
+    );
+    assert!(!app.reaper().paused);
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("reaper resumed: a pass runs now")
+    );
+    assert!(header(&app).contains("reaper: every 1m  │  next pass in "));
+    app.handle(Event::Tick, CAPTURE + 20);
+    assert!(!footer(&app).contains("reaper paused"));
+}
+
+#[test]
+fn r_asks_for_a_pass_now() {
+    let mut app = console_app("reaper: every 1m");
+    assert_eq!(
+        press(&mut app, KeyCode::Char('R')),
+        Some(Command::ReaperPass)
+    );
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("reaper pass asked for: it runs now")
+    );
+}
+
+#[test]
+fn p_and_r_are_refused_where_this_console_runs_no_reaper() {
+    let mut app = console_app("reaper: off (--no-reaper)");
+    assert_eq!(press(&mut app, KeyCode::Char('P')), None);
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("the reaper does not run in this console (reaper: off (--no-reaper))")
+    );
+    assert!(!app.reaper().paused);
+    let mut app = console_app("reaper: every 1m");
+    app.handle(Event::Role(RoleState::Standby { pid: Some(7) }), CAPTURE);
+    assert_eq!(press(&mut app, KeyCode::Char('R')), None);
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("this console stands by: the active console runs the reaper")
+    );
+}
