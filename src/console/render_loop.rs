@@ -18,9 +18,10 @@ use tokio::signal::unix::{SignalKind, signal};
 use super::terminal::{Term, with_terminal};
 use crate::controller::cancel::{self, CancelRequest};
 use crate::event::{Event, EventReceiver};
-use crate::model::activity::Actor;
+use crate::model::activity::{ActivityKind, Actor};
 use crate::model::detail::InstanceDetail;
 use crate::model::time::unix_now;
+use crate::model::{Instance, ReapAttempt};
 use crate::reaper::{Intent, Teardowns};
 use crate::recorder::Recorder;
 use crate::store::{Access, Store};
@@ -59,6 +60,7 @@ pub(super) async fn run(
             store: None,
             probe: crate::store::probe::checked_sysinfo(),
         },
+        bulk: BulkQueue::default(),
     };
     loop {
         crate::fault::inject("render");
@@ -87,6 +89,7 @@ pub(super) async fn run(
         while let Ok(event) = rx.try_recv() {
             actions.handle(&mut app, event);
         }
+        actions.bulk.pump(teardowns);
         if app.quitting() {
             break;
         }
@@ -126,6 +129,33 @@ struct Actions<'a> {
     /// The stackless CLI `c` runs.
     stackless: OsString,
     details: DetailReader,
+    /// The bulk `r`/`d` jobs not started yet, and those running.
+    bulk: BulkQueue,
+}
+
+/// A bulk `r`/`d` ([`Command::Bulk`]): its jobs start at most
+/// `--reap-concurrency` at once, the next ones as running ones end (checked
+/// after each batch of events: a job's last Activity line, or the tick,
+/// wakes the loop). Jobs not started at quit are never started.
+#[derive(Default)]
+struct BulkQueue {
+    waiting: std::collections::VecDeque<(Instance, Option<ReapAttempt>, Intent)>,
+    running: Vec<std::thread::JoinHandle<Option<ActivityKind>>>,
+}
+
+impl BulkQueue {
+    fn pump(&mut self, teardowns: &Teardowns) {
+        self.running.retain(|job| !job.is_finished());
+        while self.running.len() < teardowns.config.concurrency.max(1) {
+            let Some((instance, attempt, intent)) = self.waiting.pop_front() else {
+                return;
+            };
+            // A refusal (in flight, not DNS-safe) is reported by `spawn`.
+            if let Ok(job) = teardowns.spawn(instance, attempt, Actor::Operator, intent) {
+                self.running.push(job);
+            }
+        }
+    }
 }
 
 impl Actions<'_> {
@@ -152,6 +182,13 @@ impl Actions<'_> {
                     CancelRequest { id, instance, verb },
                     self.recorder.clone(),
                     unix_now,
+                );
+                return;
+            }
+            Some(Command::Bulk { intent, jobs }) => {
+                self.bulk.waiting.extend(
+                    jobs.into_iter()
+                        .map(|(instance, attempt)| (instance, attempt, intent)),
                 );
                 return;
             }

@@ -21,6 +21,7 @@ pub mod app;
 pub mod detail;
 pub mod detail_services;
 pub mod detail_v14;
+pub mod filter;
 pub mod fulltext;
 pub mod keys;
 pub mod opview;
@@ -151,10 +152,12 @@ pub fn draw(frame: &mut Frame, app: &App) {
     }
     if let Some(instance) = app.confirming() {
         panes::overlay::render_confirm(frame, area, instance);
+    } else if let Some(bulk) = app.confirming_bulk() {
+        panes::overlay::render_confirm_bulk(frame, area, bulk);
     } else if let Some(op) = app.confirming_cancel() {
         panes::overlay::render_confirm_cancel(frame, area, op);
     } else if app.help_open() {
-        panes::overlay::render_help(frame, area);
+        panes::help::render(frame, area, app);
     }
     if app.no_color() {
         strip_colours(frame.buffer_mut());

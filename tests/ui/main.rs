@@ -26,6 +26,7 @@ macro_rules! assert_snapshot {
 
 mod ui_faults;
 mod ui_fulltext;
+mod ui_marks;
 mod ui_operations;
 mod ui_operator;
 mod ui_panes;

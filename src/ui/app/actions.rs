@@ -169,6 +169,10 @@ impl App {
     }
 
     pub(super) fn reap_key(&mut self) -> Option<Command> {
+        if self.bulk_applies() {
+            self.bulk_key(crate::reaper::Intent::Reap);
+            return None;
+        }
         let instance = self.writable_target()?;
         if self.clock_doubt.is_some() {
             // Whether a lease ran out is a question of the time: not
@@ -199,13 +203,17 @@ impl App {
 
     /// A teardown of `name` was asked for here: what is observed on it for
     /// a while is this console's own doing.
-    fn own_until(&mut self, name: &str) {
+    pub(super) fn own_until(&mut self, name: &str) {
         let until = self.now.saturating_add(super::operations::OWN_GRACE_SECS);
         let entry = self.own.entry(name.to_owned()).or_insert(until);
         *entry = (*entry).max(until);
     }
 
     pub(super) fn down_key(&mut self) {
+        if self.bulk_applies() {
+            self.bulk_key(crate::reaper::Intent::TearDown);
+            return;
+        }
         let Some(instance) = self.writable_target() else {
             return;
         };

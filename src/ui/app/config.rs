@@ -41,6 +41,16 @@ pub enum Command {
         /// The instance as the snapshot showed it at confirmation.
         instance: Instance,
     },
+    /// Run these teardowns (a bulk `r` or `d` on the marked instances,
+    /// confirmed with `y`; each passed the single key's rules on the
+    /// snapshot shown at confirmation), at most `--reap-concurrency` at
+    /// once, each a job of its own with its own Activity lines.
+    Bulk {
+        /// Reap or tear down.
+        intent: crate::reaper::Intent,
+        /// Each instance with its reap attempt, as the snapshot showed them.
+        jobs: Vec<(Instance, Option<crate::model::ReapAttempt>)>,
+    },
     /// Read `name`'s detail (`Store::instance_detail`) and hand the result to
     /// [`App::show_detail`](super::App::show_detail). Asked for by Enter, and
     /// again on every new snapshot while the detail view is open (so it stays

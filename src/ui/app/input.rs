@@ -20,8 +20,10 @@ impl App {
     /// else [`App::base_context`].
     #[must_use]
     pub fn context(&self) -> Context {
-        if self.confirm.is_some() || self.confirm_cancel.is_some() {
+        if self.confirm.is_some() || self.confirm_cancel.is_some() || self.confirm_bulk.is_some() {
             Context::Confirm
+        } else if self.help_typing() {
+            Context::HelpSearch
         } else if self.help {
             Context::Help
         } else if self.full.is_some() {
@@ -100,8 +102,26 @@ impl App {
             }
             Action::OpenDetail => return self.open_detail(),
             Action::CloseDetail => self.detail = None,
-            Action::ClearFilter => self.clear_filter(),
-            Action::OpenHelp => self.help = true,
+            Action::ClearFilter => {
+                if !self.clear_marks() {
+                    self.clear_filter();
+                }
+            }
+            Action::ToggleMark => self.toggle_mark(),
+            Action::MarkAll => self.mark_all(),
+            Action::ReverseSort => self.reverse_sort(),
+            Action::OpenHelp => self.open_help(),
+            Action::HelpUp => self.scroll_help(-1),
+            Action::HelpDown => self.scroll_help(1),
+            Action::HelpPageUp => self.scroll_help(-self.help_page()),
+            Action::HelpPageDown => self.scroll_help(self.help_page()),
+            Action::HelpTop => self.scroll_help(isize::MIN / 2),
+            Action::HelpBottom => self.scroll_help(isize::MAX / 2),
+            Action::HelpSearch => self.search_help(),
+            Action::HelpText => self.help_text(input),
+            Action::HelpBackspace => self.help_backspace(),
+            Action::HelpKeep => self.help_done(true),
+            Action::HelpClear => self.help_done(false),
             Action::CloseHelp => self.help = false,
             Action::TogglePayloads => self.toggle_payloads(),
             Action::EditFilter => {
@@ -127,6 +147,8 @@ impl App {
             Action::CycleSort => self.cycle_sort(),
             Action::Reap => return self.reap_key(),
             Action::TearDown => self.down_key(),
+            Action::ConfirmTearDown if self.confirm_bulk.is_some() => return self.confirm_bulk(),
+            Action::CancelTearDown if self.confirm_bulk.is_some() => self.cancel_bulk(),
             Action::ConfirmTearDown if self.confirm_cancel.is_some() => {
                 return self.confirm_cancel_operation();
             }
@@ -165,8 +187,20 @@ impl App {
 
     fn cycle_sort(&mut self) {
         self.sort = self.sort.next();
+        self.reversed = false;
         self.resort();
         self.set_flash(FlashLevel::Info, format!("sort: {}", self.sort.label()));
+    }
+
+    fn reverse_sort(&mut self) {
+        self.reversed = !self.reversed;
+        self.resort();
+        let text = if self.reversed {
+            format!("sort: {}, reversed", self.sort.label())
+        } else {
+            format!("sort: {}", self.sort.label())
+        };
+        self.set_flash(FlashLevel::Info, text);
     }
 
     fn toggle_payloads(&mut self) {

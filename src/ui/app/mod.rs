@@ -22,8 +22,10 @@ mod actions;
 mod config;
 mod flash;
 mod fulltext;
+mod help;
 mod input;
 mod log;
+mod marks;
 mod operations;
 mod rows;
 
@@ -34,8 +36,10 @@ use std::time::Instant;
 pub use config::{AppConfig, Command};
 pub use flash::{FLASH_SECS, Flash, FlashLevel};
 pub use fulltext::FullView;
+pub use help::HelpView;
 pub use input::WHEEL_STEP;
 pub use log::{LOG_CAPACITY, Log, Logged};
+pub use marks::{BULK_NAMES_SHOWN, Bulk};
 pub use rows::SortKey;
 
 use flash::flash_live;
@@ -121,6 +125,10 @@ pub(crate) struct Viewport {
     pub full_rows: usize,
     /// Full-text length in wrapped rows, as last drawn.
     pub full_len: usize,
+    /// Help lines that fit.
+    pub help_rows: usize,
+    /// Help length in lines, as last drawn.
+    pub help_len: usize,
 }
 
 /// Counts for the header, computed once per snapshot (and per tick for the
@@ -160,6 +168,16 @@ pub struct App {
     sort: SortKey,
     filter: String,
     filter_editing: bool,
+    /// Why the filter cannot be read, while it cannot (no row is shown).
+    filter_error: Option<String>,
+    /// The sort's order reversed (`S`).
+    reversed: bool,
+    /// Marked instance names (`space`, Ctrl-A), kept sorted; `r` and `d`
+    /// act on them when there are any. Names no longer in the store are
+    /// dropped on each snapshot.
+    marks: std::collections::BTreeSet<String>,
+    /// The bulk `r`/`d` awaiting `y`/`N` confirmation.
+    confirm_bulk: Option<marks::Bulk>,
     /// The selected row (an index into `order`).
     selected: usize,
     selected_name: Option<String>,
@@ -181,6 +199,8 @@ pub struct App {
     /// while in flight): observed events leave them out.
     own: std::collections::HashMap<String, i64>,
     help: bool,
+    /// The help's scroll and search.
+    help_view: HelpView,
     detail: Option<Detail>,
     /// The full-text view (Enter on a log line, `e` anywhere), drawn over
     /// everything but the dialogs and the help.
@@ -226,6 +246,10 @@ impl App {
             sort: SortKey::default(),
             filter: String::new(),
             filter_editing: false,
+            filter_error: None,
+            reversed: false,
+            marks: std::collections::BTreeSet::new(),
+            confirm_bulk: None,
             selected: 0,
             selected_name: None,
             backoff_selected: 0,
@@ -239,6 +263,7 @@ impl App {
             op_open: None,
             own: std::collections::HashMap::new(),
             help: false,
+            help_view: HelpView::default(),
             detail: None,
             full: None,
             flash: None,

@@ -19,7 +19,7 @@ use crossterm::event::{KeyCode, KeyModifiers};
 use ratatui::layout::Position;
 
 /// Where a binding applies. Exactly one of [`Context::Confirm`],
-/// [`Context::Help`], [`Context::FullText`], [`Context::Operation`],
+/// [`Context::HelpSearch`], [`Context::Help`], [`Context::FullText`], [`Context::Operation`],
 /// [`Context::Filter`],
 /// [`Context::Detail`] and [`Context::Panes`] is current, decided in that
 /// order
@@ -31,6 +31,8 @@ pub enum Context {
     Always,
     /// A confirmation dialog is open (teardown, or cancel an operation).
     Confirm,
+    /// The help overlay's search prompt has the keyboard (`/` in help).
+    HelpSearch,
     /// The help overlay is open.
     Help,
     /// The full-text view of a cut line is open (Enter on a log line, `e`).
@@ -150,6 +152,28 @@ pub enum Action {
     OpenHelp,
     /// Close the help overlay.
     CloseHelp,
+    /// Scroll the help one line up.
+    HelpUp,
+    /// Scroll the help one line down.
+    HelpDown,
+    /// Scroll the help one page up.
+    HelpPageUp,
+    /// Scroll the help one page down.
+    HelpPageDown,
+    /// The top of the help.
+    HelpTop,
+    /// The end of the help.
+    HelpBottom,
+    /// Type a query that filters the help (`/` in help).
+    HelpSearch,
+    /// Add the typed character to the help's query.
+    HelpText,
+    /// Remove the query's last character.
+    HelpBackspace,
+    /// Close the help's prompt, keeping the query.
+    HelpKeep,
+    /// Close the help's prompt, clearing the query.
+    HelpClear,
     /// Show or hide the checkpoint payloads in the detail view.
     TogglePayloads,
     /// Open the filter prompt.
@@ -164,6 +188,12 @@ pub enum Action {
     FilterClear,
     /// Next Instances order.
     CycleSort,
+    /// Reverse the Instances order (`S`).
+    ReverseSort,
+    /// Mark or unmark the selected instance (`space`).
+    ToggleMark,
+    /// Mark every instance the filter shows (Ctrl-A).
+    MarkAll,
     /// Reap the target instance now (a write key).
     Reap,
     /// Ask to tear the target instance down (a write key).

@@ -2,7 +2,9 @@
 
 use crossterm::event::KeyCode;
 
-use super::Context::{Always, Confirm, Detail, Filter, FullText, Help, Operation, Panes};
+use super::Context::{
+    Always, Confirm, Detail, Filter, FullText, Help, HelpSearch, Operation, Panes,
+};
 use super::{Action, Bind, Context, FooterLabel, Key, KeyEntry, Mods};
 
 const PANES_DETAIL: &[Context] = &[Panes, Detail];
@@ -184,9 +186,37 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "s",
-        help: "sort: lease expiry, name, substrate, reap attempts",
+        help: "sort: lease expiry, name, substrate, reap attempts, status, lock",
         binds: &[bind(&[Panes], &[ch('s')], Action::CycleSort)],
         footer: &[foot(Panes, 9, "s", "sort", 4)],
+    },
+    KeyEntry {
+        keys: "S",
+        help: "reverse the sort (▲ / ▼ on the sorted column)",
+        binds: &[bind(&[Panes], &[ch('S')], Action::ReverseSort)],
+        footer: &[],
+    },
+    KeyEntry {
+        keys: "Space / Ctrl-A",
+        help: "mark / unmark the row; mark every row shown (Esc clears marks)",
+        binds: &[
+            bind(&[Panes], &[ch(' ')], Action::ToggleMark),
+            bind(
+                &[Panes],
+                &[
+                    Key::Code(KeyCode::Char('a'), Mods::Ctrl),
+                    Key::Code(KeyCode::Char('A'), Mods::Ctrl),
+                ],
+                Action::MarkAll,
+            ),
+        ],
+        footer: &[],
+    },
+    KeyEntry {
+        keys: "  r / d with marks",
+        help: "reap / tear down every marked instance (asks y/N once)",
+        binds: &[],
+        footer: &[],
     },
     KeyEntry {
         keys: "r",
@@ -267,6 +297,28 @@ pub const ENTRIES: &[KeyEntry] = &[
             foot(Detail, 7, "?", "help", 0),
             foot(FullText, 3, "?", "help", 0),
         ],
+    },
+    KeyEntry {
+        keys: "  (help) ↑↓ jk /",
+        help: "scroll, PgUp/PgDn page; / searches (Enter keeps it, Esc clears)",
+        binds: &[
+            bind(&[Help], &[plain(KeyCode::Up), ch('k')], Action::HelpUp),
+            bind(&[Help], &[plain(KeyCode::Down), ch('j')], Action::HelpDown),
+            bind(&[Help], &[plain(KeyCode::PageUp)], Action::HelpPageUp),
+            bind(&[Help], &[plain(KeyCode::PageDown)], Action::HelpPageDown),
+            bind(&[Help], &[plain(KeyCode::Home), ch('g')], Action::HelpTop),
+            bind(&[Help], &[plain(KeyCode::End), ch('G')], Action::HelpBottom),
+            bind(&[Help], &[ch('/')], Action::HelpSearch),
+            bind(&[HelpSearch], &[Key::Text], Action::HelpText),
+            bind(
+                &[HelpSearch],
+                &[any(KeyCode::Backspace)],
+                Action::HelpBackspace,
+            ),
+            bind(&[HelpSearch], &[any(KeyCode::Enter)], Action::HelpKeep),
+            bind(&[HelpSearch], &[any(KeyCode::Esc)], Action::HelpClear),
+        ],
+        footer: &[],
     },
     KeyEntry {
         keys: "q / Ctrl-C",

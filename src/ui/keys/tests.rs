@@ -101,7 +101,7 @@ mod against_the_ui {
     use unicode_width::UnicodeWidthStr;
 
     use super::super::Context::{
-        Always, Confirm, Detail, Filter, FullText, Help, Operation, Panes,
+        Always, Confirm, Detail, Filter, FullText, Help, HelpSearch, Operation, Panes,
     };
     use super::super::*;
     use super::example;
@@ -192,6 +192,10 @@ mod against_the_ui {
             Help => {
                 press(&mut app, KeyCode::Char('?'));
             }
+            HelpSearch => {
+                press(&mut app, KeyCode::Char('?'));
+                press(&mut app, KeyCode::Char('/'));
+            }
             Filter => {
                 press(&mut app, KeyCode::Char('/'));
             }
@@ -226,7 +230,7 @@ mod against_the_ui {
     /// in table order: keys in the left column, help text after it.
     #[test]
     fn help_lists_exactly_the_table() {
-        let mut terminal = Terminal::new(TestBackend::new(100, 34)).unwrap();
+        let mut terminal = Terminal::new(TestBackend::new(100, 60)).unwrap();
         terminal
             .draw(|f| panes::overlay::render_help(f, f.area()))
             .unwrap();
@@ -360,6 +364,21 @@ mod against_the_ui {
             Action::CycleSort => {
                 assert_ne!(app.sort(), crate::ui::SortKey::default(), "{what}");
             }
+            Action::HelpUp
+            | Action::HelpDown
+            | Action::HelpPageUp
+            | Action::HelpPageDown
+            | Action::HelpTop
+            | Action::HelpBottom => assert!(app.help_open(), "{what}"),
+            Action::HelpSearch => assert!(app.help_view().typing(), "{what}"),
+            Action::HelpText => assert_eq!(app.help_view().query(), "x", "{what}"),
+            Action::HelpBackspace => assert_eq!(app.help_view().query(), "", "{what}"),
+            Action::HelpKeep | Action::HelpClear => {
+                assert!(app.help_open() && !app.help_view().typing(), "{what}");
+            }
+            Action::ReverseSort => assert!(app.sort_reversed(), "{what}"),
+            Action::ToggleMark => assert_eq!(app.marks().len(), 1, "{what}"),
+            Action::MarkAll => assert_eq!(app.marks().len(), 3, "{what}"),
             Action::Reap => assert!(matches!(command, Some(Command::Reap { .. })), "{what}"),
             Action::TearDown => assert!(app.confirming().is_some(), "{what}"),
             Action::ConfirmTearDown => {

@@ -141,9 +141,11 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         second.spans.push(Span::raw(text));
         second.spans.push(sep());
     }
-    second
-        .spans
-        .push(Span::raw(format!("sort: {}", app.sort().label())));
+    second.spans.push(Span::raw(if app.sort_reversed() {
+        format!("sort: {}, reversed", app.sort().label())
+    } else {
+        format!("sort: {}", app.sort().label())
+    }));
     let mut y = area.y;
     let bottom = area.y + area.height;
     for line in [first, second] {

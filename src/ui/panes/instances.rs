@@ -23,6 +23,29 @@ pub const HEADERS: [&str; 7] = ["NAME", "ST", "SUBSTRATE", "STATUS", "LEASE", "L
 
 const SPACING: u16 = super::TABLE_SPACING;
 
+/// Drawn before a marked instance's name (`space`, Ctrl-A).
+pub const MARK: &str = "●";
+
+/// The headers as drawn in columns `widths` wide: [`HEADERS`] with `▲`
+/// (or `▼`, high to low) after the sorted column's; where the column is too
+/// narrow for both, the mark takes the header's last letter (`REA▼`), so it
+/// is never cut away.
+#[must_use]
+pub fn headers(app: &App, widths: &[u16; 7]) -> [String; 7] {
+    let column = app.sort().column();
+    let mark = if app.sort_descending() { '▼' } else { '▲' };
+    std::array::from_fn(|i| {
+        let header = HEADERS[i];
+        if i != column {
+            return header.to_owned();
+        }
+        let room = usize::from(widths[i]).saturating_sub(1);
+        let mut text: String = header.chars().take(room).collect();
+        text.push(mark);
+        text
+    })
+}
+
 /// The cursor drawn at the end of the filter prompt.
 pub const PROMPT_CURSOR: &str = "▏";
 
@@ -48,6 +71,9 @@ pub fn title_suffix(app: &App) -> String {
     } else {
         format!("{} of {len}", app.selected_index() + 1)
     };
+    if !app.marks().is_empty() {
+        let _ = write!(suffix, " · {} marked", app.marks().len());
+    }
     if total > 0 {
         let _ = write!(suffix, " · {} active", counts.active);
         if counts.expired > 0 {
@@ -96,7 +122,9 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         return;
     }
     if len == 0 {
-        let text = if !app.loaded() {
+        let text = if let Some(error) = app.filter_error() {
+            format!("filter: {}", sanitize_short(error, CUT_SHORT * 2))
+        } else if !app.loaded() {
             "reading the store…".to_owned()
         } else if instances.is_empty() {
             "no instances in this store".to_owned()
@@ -123,7 +151,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         .iter()
         .filter_map(|&p| instances.get(p as usize))
         .map(|i| {
-            view::instance_row(
+            let row = view::instance_row(
                 i,
                 snapshot.lock_liveness(&i.name),
                 snapshot.reap_attempt(&i.name),
@@ -135,20 +163,31 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
                 snapshot.dead_services(&i.name)
             } else {
                 0
-            })
+            });
+            marked(row, app.is_marked(&i.name))
         })
         .collect();
     let widths = column_widths(inner.width, &built);
     let rows: Vec<Row> = built.into_iter().map(|r| row(r, widths)).collect();
+    let headers = headers(app, &widths);
+    let headers: [&str; 7] = std::array::from_fn(|i| headers[i].as_str());
     super::render_table(
         frame,
         inner,
-        &HEADERS,
+        &headers,
         rows,
         &widths,
         selected - offset,
         is_focused,
     );
+}
+
+/// `row` with [`MARK`] before its name when `marked`.
+fn marked(mut row: InstanceRow, marked: bool) -> InstanceRow {
+    if marked {
+        row.name = format!("{MARK} {}", row.name);
+    }
+    row
 }
 
 fn row(r: InstanceRow, widths: [u16; 7]) -> Row<'static> {

@@ -7,6 +7,7 @@ pub mod detail;
 pub mod footer;
 pub mod fulltext;
 pub mod header;
+pub mod help;
 pub mod instances;
 pub mod operation;
 pub mod operations;
