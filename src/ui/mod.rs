@@ -18,6 +18,7 @@
 //! border shapes remain, and every state also has a mark or a word.
 
 pub mod app;
+pub mod command;
 pub mod detail;
 pub mod detail_services;
 pub mod detail_v14;
@@ -143,7 +144,11 @@ pub fn draw(frame: &mut Frame, app: &App) {
         panes::supervisor::render(frame, areas.supervisor, app);
         panes::activity::render(frame, areas.activity, app);
     }
-    panes::footer::render(frame, areas.footer, app);
+    if app.command_line().text().is_some() {
+        panes::command::render(frame, areas.footer, app);
+    } else {
+        panes::footer::render(frame, areas.footer, app);
+    }
     if let Some((id, op)) = app.operation_open() {
         panes::operation::render(frame, area, app, id, op);
     }

@@ -232,3 +232,125 @@ fn help_scrolls_and_searches_at_60x15() {
     press(&mut app, KeyCode::Esc);
     assert!(!app.help_open());
 }
+
+fn command(app: &mut App, line: &str) -> Option<Command> {
+    assert_eq!(press(app, KeyCode::Char(':')), None);
+    type_text(app, line);
+    press(app, KeyCode::Enter)
+}
+
+#[test]
+fn command_line_completes_commands_then_names() {
+    let mut app = app();
+    press(&mut app, KeyCode::Char(':'));
+    type_text(&mut app, "re");
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.command_line().text(), Some("reap"));
+    let text = render_app(&app, 100, 20);
+    assert_snapshot!("command_completion_100x20", text);
+    let footer = text.lines().last().unwrap_or_default();
+    assert!(footer.starts_with("\":reap▏  [reap] resume "), "{footer}");
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.command_line().text(), Some("resume"));
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.command_line().text(), Some("reap"));
+    type_text(&mut app, " al");
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.command_line().text(), Some("reap alpha "));
+    type_text(&mut app, "de");
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.command_line().text(), Some("reap alpha delta "));
+    assert_eq!(press(&mut app, KeyCode::Enter), None);
+    assert_eq!(
+        app.confirming_bulk()
+            .map(stackless_tui::ui::app::Bulk::question),
+        Some("Reap 2 marked instances (alpha, delta)? [y/N]".to_owned())
+    );
+    press(&mut app, KeyCode::Char('n'));
+    // History: Up brings the line back.
+    press(&mut app, KeyCode::Char(':'));
+    press(&mut app, KeyCode::Up);
+    assert_eq!(app.command_line().text(), Some("reap alpha delta"));
+    press(&mut app, KeyCode::Down);
+    assert_eq!(app.command_line().text(), Some(""));
+    press(&mut app, KeyCode::Esc);
+    assert!(app.command_line().text().is_none());
+}
+
+#[test]
+fn commands_act_like_the_keys() {
+    let mut app = app();
+    let Some(Command::Reap { instance }) = command(&mut app, "reap alpha") else {
+        panic!("no reap");
+    };
+    assert_eq!(instance.name, "alpha");
+    assert_eq!(command(&mut app, "reap bravo"), None);
+    let last = app
+        .activity()
+        .entries()
+        .back()
+        .map(|e| e.entry.detail.clone());
+    assert_eq!(last.as_deref(), Some("refused: locked (alive)"));
+    assert_eq!(command(&mut app, "down charlie"), None);
+    assert_eq!(app.confirming().map(|i| i.name.as_str()), Some("charlie"));
+    press(&mut app, KeyCode::Char('n'));
+    assert_eq!(command(&mut app, "down Bad_Name"), None);
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some(":down Bad_Name: \"Bad_Name\" is not a DNS-safe name")
+    );
+    command(&mut app, "filter substrate:render");
+    assert_eq!(names(&app), ["echo"]);
+    command(&mut app, "filter");
+    assert_eq!(names(&app).len(), 5);
+    command(&mut app, "sort lease desc");
+    assert_eq!(app.sort(), SortKey::LeaseExpiry);
+    assert_eq!(names(&app), ["charlie", "echo", "delta", "bravo", "alpha"]);
+    command(&mut app, "sort name");
+    assert_eq!(names(&app), ["alpha", "bravo", "charlie", "delta", "echo"]);
+    for (line, flash) in [
+        (
+            "pause",
+            ":pause (reaper control, P) is not available yet in this build",
+        ),
+        (
+            "resume",
+            ":resume (reaper control, P) is not available yet in this build",
+        ),
+        (
+            "pass",
+            ":pass (run a pass now, R) is not available yet in this build",
+        ),
+        (
+            "logs alpha",
+            ":logs (the logs view, l) is not available yet in this build",
+        ),
+        (
+            "ops",
+            "no operations on this store (schema v4: stackless 0.4.0 has them)",
+        ),
+    ] {
+        command(&mut app, line);
+        assert_eq!(app.flash().map(|f| f.text.as_str()), Some(flash), "{line}");
+    }
+    command(&mut app, "chrl");
+    assert_eq!(
+        app.selected_instance().map(|i| i.name.as_str()),
+        Some("charlie")
+    );
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("jumped to charlie")
+    );
+    ctrl(&mut app, 'f');
+    type_text(&mut app, "ech");
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(
+        app.selected_instance().map(|i| i.name.as_str()),
+        Some("echo")
+    );
+    command(&mut app, "help");
+    assert!(app.help_open());
+    press(&mut app, KeyCode::Esc);
+    assert_eq!(command(&mut app, "q"), Some(Command::Quit));
+}

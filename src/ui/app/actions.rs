@@ -174,6 +174,12 @@ impl App {
             return None;
         }
         let instance = self.writable_target()?;
+        self.reap_instance(instance)
+    }
+
+    /// `r`'s rules for `instance` (the write keys are on): the clock, then
+    /// [`may_reap_now`] on the snapshot shown.
+    pub(super) fn reap_instance(&mut self, instance: Instance) -> Option<Command> {
         if self.clock_doubt.is_some() {
             // Whether a lease ran out is a question of the time: not
             // answered by a clock that looks wrong.
@@ -217,6 +223,12 @@ impl App {
         let Some(instance) = self.writable_target() else {
             return;
         };
+        self.down_instance(instance);
+    }
+
+    /// `d`'s rules for `instance` (the write keys are on): the
+    /// confirmation opens when [`may_tear_down`] passes.
+    pub(super) fn down_instance(&mut self, instance: Instance) {
         match may_tear_down(
             &instance,
             self.snapshot.lock_liveness(&instance.name),

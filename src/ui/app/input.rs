@@ -26,6 +26,8 @@ impl App {
             Context::HelpSearch
         } else if self.help {
             Context::Help
+        } else if self.command_open() {
+            Context::CommandLine
         } else if self.full.is_some() {
             Context::FullText
         } else if self.op_open.is_some() {
@@ -107,6 +109,14 @@ impl App {
                     self.clear_filter();
                 }
             }
+            Action::OpenCommand => self.open_command(),
+            Action::CommandText => self.command_edit(Some(input)),
+            Action::CommandBackspace => self.command_edit(None),
+            Action::CommandComplete => self.command_complete(),
+            Action::CommandPrevious => self.command_history(-1),
+            Action::CommandNext => self.command_history(1),
+            Action::CommandRun => return self.command_run(),
+            Action::CommandCancel => self.command_cancel(),
             Action::ToggleMark => self.toggle_mark(),
             Action::MarkAll => self.mark_all(),
             Action::ReverseSort => self.reverse_sort(),
@@ -170,7 +180,7 @@ impl App {
 
     /// Enter in the filter prompt: close it, keep the filter, and say how
     /// many rows match.
-    fn keep_filter(&mut self) {
+    pub(super) fn keep_filter(&mut self) {
         self.filter_editing = false;
         let text = if self.filter.is_empty() {
             "no filter".to_owned()

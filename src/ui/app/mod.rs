@@ -19,6 +19,7 @@
 //! - `fulltext`: the full-text view of a cut line ([`FullView`]).
 
 mod actions;
+mod command;
 mod config;
 mod flash;
 mod fulltext;
@@ -33,6 +34,7 @@ use std::cell::Cell;
 use std::sync::Arc;
 use std::time::Instant;
 
+pub use command::CommandLine;
 pub use config::{AppConfig, Command};
 pub use flash::{FLASH_SECS, Flash, FlashLevel};
 pub use fulltext::FullView;
@@ -198,6 +200,8 @@ pub struct App {
     /// time until which a change observed on them is its own (`i64::MAX`
     /// while in flight): observed events leave them out.
     own: std::collections::HashMap<String, i64>,
+    /// Command mode (`:`): the line and its history.
+    command: CommandLine,
     help: bool,
     /// The help's scroll and search.
     help_view: HelpView,
@@ -262,6 +266,7 @@ impl App {
             op_id: None,
             op_open: None,
             own: std::collections::HashMap::new(),
+            command: CommandLine::default(),
             help: false,
             help_view: HelpView::default(),
             detail: None,

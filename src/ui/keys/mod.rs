@@ -19,7 +19,8 @@ use crossterm::event::{KeyCode, KeyModifiers};
 use ratatui::layout::Position;
 
 /// Where a binding applies. Exactly one of [`Context::Confirm`],
-/// [`Context::HelpSearch`], [`Context::Help`], [`Context::FullText`], [`Context::Operation`],
+/// [`Context::HelpSearch`], [`Context::Help`], [`Context::CommandLine`],
+/// [`Context::FullText`], [`Context::Operation`],
 /// [`Context::Filter`],
 /// [`Context::Detail`] and [`Context::Panes`] is current, decided in that
 /// order
@@ -35,6 +36,8 @@ pub enum Context {
     HelpSearch,
     /// The help overlay is open.
     Help,
+    /// The command line has the keyboard (after `:` or Ctrl-F).
+    CommandLine,
     /// The full-text view of a cut line is open (Enter on a log line, `e`).
     FullText,
     /// The operation overlay is open (Enter on the Operations pane).
@@ -188,6 +191,23 @@ pub enum Action {
     FilterClear,
     /// Next Instances order.
     CycleSort,
+    /// Open the command line (`:`, Ctrl-F).
+    OpenCommand,
+    /// Add the typed character to the command line.
+    CommandText,
+    /// Remove the command line's last character.
+    CommandBackspace,
+    /// Complete the command line's last word (Tab; again: the next
+    /// candidate).
+    CommandComplete,
+    /// The previous line of the history.
+    CommandPrevious,
+    /// The next line of the history.
+    CommandNext,
+    /// Run the command line.
+    CommandRun,
+    /// Close the command line.
+    CommandCancel,
     /// Reverse the Instances order (`S`).
     ReverseSort,
     /// Mark or unmark the selected instance (`space`).

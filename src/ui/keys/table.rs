@@ -3,7 +3,7 @@
 use crossterm::event::KeyCode;
 
 use super::Context::{
-    Always, Confirm, Detail, Filter, FullText, Help, HelpSearch, Operation, Panes,
+    Always, CommandLine, Confirm, Detail, Filter, FullText, Help, HelpSearch, Operation, Panes,
 };
 use super::{Action, Bind, Context, FooterLabel, Key, KeyEntry, Mods};
 
@@ -189,6 +189,44 @@ pub const ENTRIES: &[KeyEntry] = &[
         help: "sort: lease expiry, name, substrate, reap attempts, status, lock",
         binds: &[bind(&[Panes], &[ch('s')], Action::CycleSort)],
         footer: &[foot(Panes, 9, "s", "sort", 4)],
+    },
+    KeyEntry {
+        keys: ": / Ctrl-F",
+        help: "command line: reap/down NAME..., filter, sort, ops, help, q; a name jumps",
+        binds: &[
+            bind(&[Panes], &[ch(':')], Action::OpenCommand),
+            bind(
+                &[Panes],
+                &[
+                    Key::Code(KeyCode::Char('f'), Mods::Ctrl),
+                    Key::Code(KeyCode::Char('F'), Mods::Ctrl),
+                ],
+                Action::OpenCommand,
+            ),
+        ],
+        footer: &[],
+    },
+    KeyEntry {
+        keys: "  Tab, ↑ / ↓",
+        help: "complete the command or instance name; the command history",
+        binds: &[
+            bind(
+                &[CommandLine],
+                &[any(KeyCode::Tab)],
+                Action::CommandComplete,
+            ),
+            bind(&[CommandLine], &[any(KeyCode::Up)], Action::CommandPrevious),
+            bind(&[CommandLine], &[any(KeyCode::Down)], Action::CommandNext),
+            bind(&[CommandLine], &[Key::Text], Action::CommandText),
+            bind(
+                &[CommandLine],
+                &[any(KeyCode::Backspace)],
+                Action::CommandBackspace,
+            ),
+            bind(&[CommandLine], &[any(KeyCode::Enter)], Action::CommandRun),
+            bind(&[CommandLine], &[any(KeyCode::Esc)], Action::CommandCancel),
+        ],
+        footer: &[],
     },
     KeyEntry {
         keys: "S",

@@ -101,7 +101,7 @@ mod against_the_ui {
     use unicode_width::UnicodeWidthStr;
 
     use super::super::Context::{
-        Always, Confirm, Detail, Filter, FullText, Help, HelpSearch, Operation, Panes,
+        Always, CommandLine, Confirm, Detail, Filter, FullText, Help, HelpSearch, Operation, Panes,
     };
     use super::super::*;
     use super::example;
@@ -191,6 +191,9 @@ mod against_the_ui {
             }
             Help => {
                 press(&mut app, KeyCode::Char('?'));
+            }
+            CommandLine => {
+                press(&mut app, KeyCode::Char(':'));
             }
             HelpSearch => {
                 press(&mut app, KeyCode::Char('?'));
@@ -375,6 +378,20 @@ mod against_the_ui {
             Action::HelpBackspace => assert_eq!(app.help_view().query(), "", "{what}"),
             Action::HelpKeep | Action::HelpClear => {
                 assert!(app.help_open() && !app.help_view().typing(), "{what}");
+            }
+            Action::OpenCommand => {
+                assert_eq!(app.command_line().text(), Some(""), "{what}");
+            }
+            Action::CommandText => assert_eq!(app.command_line().text(), Some("x"), "{what}"),
+            Action::CommandBackspace | Action::CommandNext | Action::CommandPrevious => {
+                assert_eq!(app.command_line().text(), Some(""), "{what}");
+            }
+            // An empty line: completed among the command names.
+            Action::CommandComplete => {
+                assert_eq!(app.command_line().text(), Some("down"), "{what}");
+            }
+            Action::CommandRun | Action::CommandCancel => {
+                assert!(app.command_line().text().is_none(), "{what}");
             }
             Action::ReverseSort => assert!(app.sort_reversed(), "{what}"),
             Action::ToggleMark => assert_eq!(app.marks().len(), 1, "{what}"),

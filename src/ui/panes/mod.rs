@@ -3,6 +3,7 @@
 
 pub mod activity;
 pub mod backoffs;
+pub mod command;
 pub mod detail;
 pub mod footer;
 pub mod fulltext;
