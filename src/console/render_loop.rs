@@ -61,6 +61,7 @@ pub(super) async fn run(
             probe: crate::store::probe::checked_sysinfo(),
         },
         bulk: BulkQueue::default(),
+        copies: Vec::new(),
     };
     loop {
         crate::fault::inject("render");
@@ -90,6 +91,11 @@ pub(super) async fn run(
             actions.handle(&mut app, event);
         }
         actions.bulk.pump(teardowns);
+        let copies = std::mem::take(&mut actions.copies);
+        if !copies.iter().all(|text| copy(terminal, text)) {
+            why = "terminal closed";
+            break;
+        }
         if app.quitting() {
             break;
         }
@@ -131,6 +137,31 @@ struct Actions<'a> {
     details: DetailReader,
     /// The bulk `r`/`d` jobs not started yet, and those running.
     bulk: BulkQueue,
+    /// Texts `y`/`Y` asked to copy, written before the next frame.
+    copies: Vec<String>,
+}
+
+/// Write the OSC 52 sequence for `text` to the terminal (through its
+/// handle, so it is ordered with the frames); `false` when the terminal
+/// is gone.
+fn copy(terminal: &mut Term, text: &str) -> bool {
+    use std::io::Write as _;
+    let sequence = crate::ui::clipboard::osc52(text);
+    match with_terminal(|| {
+        let backend = terminal.backend_mut();
+        backend
+            .write_all(sequence.as_bytes())
+            .and_then(|()| backend.flush())
+    }) {
+        None => loop {
+            std::thread::park();
+        },
+        Some(Ok(())) => true,
+        Some(Err(error)) => {
+            tracing::warn!("terminal write failed: {error}; quitting");
+            false
+        }
+    }
 }
 
 /// A bulk `r`/`d` ([`Command::Bulk`]): its jobs start at most
@@ -190,6 +221,10 @@ impl Actions<'_> {
                     jobs.into_iter()
                         .map(|(instance, attempt)| (instance, attempt, intent)),
                 );
+                return;
+            }
+            Some(Command::Copy { text }) => {
+                self.copies.push(text);
                 return;
             }
             Some(Command::Quit) | None => return,

@@ -79,7 +79,8 @@ pub(super) fn run(setup: Setup) -> Result<()> {
 
     start_threads(&setup, &teardowns, &tx, &recorder, &stop, &helper_handle)?;
     super::input::spawn(tx.clone()).wrap_err("cannot start the terminal input thread")?;
-    let app = App::new(setup.app.clone(), unix_now());
+    let mut app = App::new(setup.app.clone(), unix_now());
+    app.set_down_command(teardowns.config.down.clone());
     let outcome = runtime.block_on(super::render_loop::run(
         &mut term,
         app,

@@ -18,6 +18,7 @@
 //! border shapes remain, and every state also has a mark or a word.
 
 pub mod app;
+pub mod clipboard;
 pub mod command;
 pub mod detail;
 pub mod detail_services;

@@ -72,6 +72,13 @@ pub enum Command {
         /// `operations.verb`, for the report.
         verb: String,
     },
+    /// Put `text` on the clipboard (`y`, `Y`): the console writes the OSC
+    /// 52 sequence ([`crate::ui::clipboard::osc52`], of the sanitized text)
+    /// to its terminal.
+    Copy {
+        /// What to copy, as the UI decided it (sanitized when written).
+        text: String,
+    },
     /// Quit (`q`, Ctrl-C, or a termination signal).
     Quit,
 }

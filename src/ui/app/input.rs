@@ -109,6 +109,8 @@ impl App {
                     self.clear_filter();
                 }
             }
+            Action::CopyName => return self.copy_name(),
+            Action::CopyDown => return self.copy_down(),
             Action::OpenCommand => self.open_command(),
             Action::CommandText => self.command_edit(Some(input)),
             Action::CommandBackspace => self.command_edit(None),

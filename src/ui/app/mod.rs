@@ -21,6 +21,7 @@
 mod actions;
 mod command;
 mod config;
+mod copy;
 mod flash;
 mod fulltext;
 mod help;
@@ -200,6 +201,8 @@ pub struct App {
     /// time until which a change observed on them is its own (`i64::MAX`
     /// while in flight): observed events leave them out.
     own: std::collections::HashMap<String, i64>,
+    /// The teardown command `Y` copies (`None`: the default template).
+    down: Option<crate::reaper::DownCommand>,
     /// Command mode (`:`): the line and its history.
     command: CommandLine,
     help: bool,
@@ -266,6 +269,7 @@ impl App {
             op_id: None,
             op_open: None,
             own: std::collections::HashMap::new(),
+            down: None,
             command: CommandLine::default(),
             help: false,
             help_view: HelpView::default(),

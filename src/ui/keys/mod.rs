@@ -191,6 +191,10 @@ pub enum Action {
     FilterClear,
     /// Next Instances order.
     CycleSort,
+    /// Copy the target instance's name to the clipboard (`y`, OSC 52).
+    CopyName,
+    /// Copy the `down` command line for the target instance (`Y`).
+    CopyDown,
     /// Open the command line (`:`, Ctrl-F).
     OpenCommand,
     /// Add the typed character to the command line.

@@ -288,6 +288,15 @@ pub const ENTRIES: &[KeyEntry] = &[
         ],
     },
     KeyEntry {
+        keys: "y / Y",
+        help: "copy the instance's name / its down command line (OSC 52)",
+        binds: &[
+            bind(PANES_DETAIL, &[ch('y')], Action::CopyName),
+            bind(PANES_DETAIL, &[ch('Y')], Action::CopyDown),
+        ],
+        footer: &[],
+    },
+    KeyEntry {
         keys: "y / other key",
         help: "confirm / refuse a teardown or a cancel",
         binds: &[

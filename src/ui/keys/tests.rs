@@ -379,6 +379,16 @@ mod against_the_ui {
             Action::HelpKeep | Action::HelpClear => {
                 assert!(app.help_open() && !app.help_view().typing(), "{what}");
             }
+            Action::CopyName => {
+                assert!(matches!(command, Some(Command::Copy { .. })), "{what}");
+            }
+            Action::CopyDown => assert_eq!(
+                command,
+                Some(Command::Copy {
+                    text: "stackless down bravo --json".into()
+                }),
+                "{what}"
+            ),
             Action::OpenCommand => {
                 assert_eq!(app.command_line().text(), Some(""), "{what}");
             }
