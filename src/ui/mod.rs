@@ -28,6 +28,7 @@ pub mod fulltext;
 pub mod keys;
 pub mod opview;
 pub mod panes;
+pub mod spark;
 pub mod theme;
 pub mod view;
 
