@@ -120,3 +120,21 @@ fn y_copies_the_name_and_capital_y_the_down_command_through_osc_52() {
     tui.send("q");
     assert_eq!(tui.wait_exit(QUIT), 0);
 }
+
+#[test]
+fn log_times_are_local_with_the_zone_named_and_utc_with_the_flag() {
+    let (_dir, path) = fixture("stackless-real-v4.db");
+    let args = ["--state", utf8(&path), "--no-reaper"];
+    let tz = [("TZ", "CET-1CEST,M3.5.0,M10.5.0/3")];
+    let mut tui = Tui::spawn_env(&args, &tz, 120, 40);
+    tui.wait_for("Activity (CET)", UI);
+    tui.wait_for("Supervisor (CET)", UI);
+    tui.send("q");
+    assert_eq!(tui.wait_exit(QUIT), 0);
+    let mut args = args.to_vec();
+    args.push("--utc");
+    let mut tui = Tui::spawn_env(&args, &tz, 120, 40);
+    tui.wait_for("Activity (UTC)", UI);
+    tui.send("q");
+    assert_eq!(tui.wait_exit(QUIT), 0);
+}

@@ -201,6 +201,9 @@ pub struct App {
     /// time until which a change observed on them is its own (`i64::MAX`
     /// while in flight): observed events leave them out.
     own: std::collections::HashMap<String, i64>,
+    /// The zone log times are shown in (UTC until the console sets the
+    /// local one; `--utc` keeps UTC).
+    zone: jiff::tz::TimeZone,
     /// The teardown command `Y` copies (`None`: the default template).
     down: Option<crate::reaper::DownCommand>,
     /// Command mode (`:`): the line and its history.
@@ -269,6 +272,7 @@ impl App {
             op_id: None,
             op_open: None,
             own: std::collections::HashMap::new(),
+            zone: jiff::tz::TimeZone::UTC,
             down: None,
             command: CommandLine::default(),
             help: false,
@@ -576,6 +580,24 @@ impl App {
     #[must_use]
     pub fn help_open(&self) -> bool {
         self.help
+    }
+
+    /// Show log times in `zone` (the console: the local zone, `TZ`
+    /// honoured, unless `--utc`).
+    pub fn set_zone(&mut self, zone: jiff::tz::TimeZone) {
+        self.zone = zone;
+    }
+
+    /// The zone log times are shown in.
+    #[must_use]
+    pub fn zone(&self) -> &jiff::tz::TimeZone {
+        &self.zone
+    }
+
+    /// The zone's name now (`CET`, `UTC`), as pane titles mark it.
+    #[must_use]
+    pub fn zone_label(&self) -> String {
+        crate::model::time::zone_label(self.now, &self.zone)
     }
 
     /// Operator actions the UI decided by itself since the last call

@@ -57,7 +57,8 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         }
         suffix.push_str(&spark);
     }
-    let block = pane_block(title("Activity", &suffix, is_focused), is_focused);
+    let name = format!("Activity ({})", app.zone_label());
+    let block = pane_block(title(&name, &suffix, is_focused), is_focused);
     if entries.is_empty() {
         frame.render_widget(
             Paragraph::new(Line::styled(EMPTY, theme::muted())).block(block),
@@ -70,7 +71,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         .range(start..end)
         .enumerate()
         .map(|(i, logged)| {
-            let text = view::activity_line(&logged.entry, logged.count);
+            let text = view::activity_line(&logged.entry, logged.count, app.zone());
             let text = view::fit(&text, width);
             let (clock, rest) = super::split_clock(&text);
             let line = Line::from(vec![
