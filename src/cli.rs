@@ -40,6 +40,10 @@ pub struct Cli {
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, env = "STACKLESS_TUI_TICK")]
     pub tick: Duration,
 
+    /// Show log times in UTC instead of the local zone (`TZ` honoured).
+    #[arg(long, env = "STACKLESS_TUI_UTC", value_parser = clap::builder::BoolishValueParser::new())]
+    pub utc: bool,
+
     /// Do not run the reaper (leave reaping to the stackless daemon); the
     /// panes and the r/d keys still work.
     #[arg(long, env = "STACKLESS_TUI_NO_REAPER", value_parser = clap::builder::BoolishValueParser::new())]

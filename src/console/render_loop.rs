@@ -21,10 +21,11 @@ use super::logs_session::LogsSession;
 use super::terminal::{Term, with_terminal};
 use crate::controller::cancel::{self, CancelRequest};
 use crate::event::{Event, EventReceiver};
-use crate::model::activity::Actor;
+use crate::model::activity::{ActivityKind, Actor};
 use crate::model::detail::InstanceDetail;
 use crate::model::logview::LogUpdate;
 use crate::model::time::unix_now;
+use crate::model::{Instance, ReapAttempt};
 use crate::reaper::{Intent, Teardowns};
 use crate::recorder::Recorder;
 use crate::store::{Access, Store};
@@ -81,6 +82,8 @@ pub(super) async fn run(
             probe: crate::store::probe::checked_sysinfo(),
         },
         logs,
+        bulk: BulkQueue::default(),
+        copies: Vec::new(),
     };
     loop {
         crate::fault::inject("render");
@@ -108,6 +111,12 @@ pub(super) async fn run(
         // Apply whatever else is already queued before drawing once.
         while let Ok(event) = rx.try_recv() {
             actions.handle(&mut app, event);
+        }
+        actions.bulk.pump(teardowns);
+        let copies = std::mem::take(&mut actions.copies);
+        if !copies.iter().all(|text| copy(terminal, text)) {
+            why = "terminal closed";
+            break;
         }
         if app.quitting() {
             break;
@@ -151,6 +160,58 @@ struct Actions<'a> {
     control: crate::reaper::ReaperControl,
     details: DetailReader,
     logs: LogsSession,
+    /// The bulk `r`/`d` jobs not started yet, and those running.
+    bulk: BulkQueue,
+    /// Texts `y`/`Y` asked to copy, written before the next frame.
+    copies: Vec<String>,
+}
+
+/// Write the OSC 52 sequence for `text` to the terminal (through its
+/// handle, so it is ordered with the frames); `false` when the terminal
+/// is gone.
+fn copy(terminal: &mut Term, text: &str) -> bool {
+    use std::io::Write as _;
+    let sequence = crate::ui::clipboard::osc52(text);
+    match with_terminal(|| {
+        let backend = terminal.backend_mut();
+        backend
+            .write_all(sequence.as_bytes())
+            .and_then(|()| backend.flush())
+    }) {
+        None => loop {
+            std::thread::park();
+        },
+        Some(Ok(())) => true,
+        Some(Err(error)) => {
+            tracing::warn!("terminal write failed: {error}; quitting");
+            false
+        }
+    }
+}
+
+/// A bulk `r`/`d` ([`Command::Bulk`]): its jobs start at most
+/// `--reap-concurrency` at once, the next ones as running ones end (checked
+/// after each batch of events: a job's last Activity line, or the tick,
+/// wakes the loop). Jobs not started at quit are never started.
+#[derive(Default)]
+struct BulkQueue {
+    waiting: std::collections::VecDeque<(Instance, Option<ReapAttempt>, Intent)>,
+    running: Vec<std::thread::JoinHandle<Option<ActivityKind>>>,
+}
+
+impl BulkQueue {
+    fn pump(&mut self, teardowns: &Teardowns) {
+        self.running.retain(|job| !job.is_finished());
+        while self.running.len() < teardowns.config.concurrency.max(1) {
+            let Some((instance, attempt, intent)) = self.waiting.pop_front() else {
+                return;
+            };
+            // A refusal (in flight, not DNS-safe) is reported by `spawn`.
+            if let Ok(job) = teardowns.spawn(instance, attempt, Actor::Operator, intent) {
+                self.running.push(job);
+            }
+        }
+    }
 }
 
 impl Actions<'_> {
@@ -211,6 +272,17 @@ impl Actions<'_> {
             }
             Some(Command::ReaperPass) => {
                 self.control.request_pass();
+                return;
+            }
+            Some(Command::Bulk { intent, jobs }) => {
+                self.bulk.waiting.extend(
+                    jobs.into_iter()
+                        .map(|(instance, attempt)| (instance, attempt, intent)),
+                );
+                return;
+            }
+            Some(Command::Copy { text }) => {
+                self.copies.push(text);
                 return;
             }
             Some(Command::Quit) | None => return,

@@ -104,6 +104,8 @@ pub(super) fn run(setup: Setup) -> Result<()> {
     super::input::spawn(tx.clone()).wrap_err("cannot start the terminal input thread")?;
     let mut app = App::new(setup.app.clone(), unix_now());
     app.set_teardown(setup.teardown.clone());
+    app.set_down_command(teardowns.config.down.clone());
+    app.set_zone(setup.zone.clone());
     let outcome = runtime.block_on(super::render_loop::run(
         &mut term,
         app,

@@ -39,6 +39,9 @@ pub(super) struct Setup {
     pub stackless: std::ffi::OsString,
     /// Keeps the demo's temporary directory alive until exit.
     pub demo_dir: Option<tempfile::TempDir>,
+    /// The zone log times are shown in: UTC with `--utc`, else the local
+    /// one (`TZ` honoured; UTC when it cannot be read).
+    pub zone: jiff::tz::TimeZone,
 }
 
 /// Resolve the store, the teardown command and the helper.
@@ -106,6 +109,11 @@ pub(super) fn prepare(cli: &Cli) -> Result<Setup, StartupError> {
         teardown,
         stackless: cli.stackless.clone().into_os_string(),
         demo_dir,
+        zone: if cli.utc {
+            jiff::tz::TimeZone::UTC
+        } else {
+            jiff::tz::TimeZone::try_system().unwrap_or(jiff::tz::TimeZone::UTC)
+        },
     })
 }
 

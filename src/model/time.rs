@@ -69,6 +69,39 @@ pub fn unix_now() -> i64 {
         .saturating_add(crate::fault::clock_offset())
 }
 
+/// `HH:MM:SS`, the time of day of `at` (unix seconds) in `zone` (the
+/// console's display zone: local, `TZ` honoured, or UTC with `--utc`).
+/// Outside what jiff can show, the UTC time of day (`-1` is `23:59:59`).
+#[must_use]
+pub fn clock_in(at: i64, zone: &jiff::tz::TimeZone) -> String {
+    jiff::Timestamp::from_second(at).map_or_else(
+        |_| {
+            let secs = at.rem_euclid(86_400);
+            format!(
+                "{:02}:{:02}:{:02}",
+                secs / 3600,
+                (secs % 3600) / 60,
+                secs % 60
+            )
+        },
+        |ts| ts.to_zoned(zone.clone()).strftime("%H:%M:%S").to_string(),
+    )
+}
+
+/// How `zone` is named at `at`: its abbreviation (`CET`, `CEST`, `UTC`),
+/// else its offset (`+05:30`).
+#[must_use]
+pub fn zone_label(at: i64, zone: &jiff::tz::TimeZone) -> String {
+    let ts = jiff::Timestamp::from_second(at).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    let info = zone.to_offset_info(ts);
+    let abbreviation = info.abbreviation();
+    if abbreviation.is_empty() {
+        info.offset().to_string()
+    } else {
+        abbreviation.to_owned()
+    }
+}
+
 /// The first unix second RFC 3339 cannot show (`10000-01-01T00:00:00Z`).
 pub const RFC3339_END: i64 = 253_402_300_800;
 
@@ -92,6 +125,21 @@ pub fn rfc3339(at: i64) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clocks_in_a_zone() {
+        let cet = jiff::tz::TimeZone::posix("CET-1CEST,M3.5.0,M10.5.0/3").unwrap();
+        let utc = jiff::tz::TimeZone::UTC;
+        // 2026-11-29T13:58:06Z: winter, CET is UTC+1.
+        assert_eq!(clock_in(1_795_960_686, &cet), "14:58:06");
+        assert_eq!(zone_label(1_795_960_686, &cet), "CET");
+        // 2026-07-01T12:00:00Z: summer time.
+        assert_eq!(clock_in(1_782_907_200, &cet), "14:00:00");
+        assert_eq!(zone_label(1_782_907_200, &cet), "CEST");
+        assert_eq!(clock_in(1_795_960_686, &utc), "13:58:06");
+        assert_eq!(zone_label(1_795_960_686, &utc), "UTC");
+        assert_eq!(clock_in(i64::MAX, &utc), clock_in(i64::MAX, &cet));
+    }
 
     #[test]
     fn spans() {

@@ -19,13 +19,17 @@
 //! border shapes remain, and every state also has a mark or a word.
 
 pub mod app;
+pub mod clipboard;
+pub mod command;
 pub mod detail;
 pub mod detail_services;
 pub mod detail_v14;
+pub mod filter;
 pub mod fulltext;
 pub mod keys;
 pub mod opview;
 pub mod panes;
+pub mod spark;
 pub mod theme;
 pub mod view;
 
@@ -200,7 +204,11 @@ pub fn draw(frame: &mut Frame, app: &App) {
             }
         }
     }
-    panes::footer::render(frame, areas.footer, app);
+    if app.command_line().text().is_some() {
+        panes::command::render(frame, areas.footer, app);
+    } else {
+        panes::footer::render(frame, areas.footer, app);
+    }
     if let Some((id, op)) = app.operation_open() {
         panes::operation::render(frame, area, app, id, op);
     }
@@ -209,10 +217,12 @@ pub fn draw(frame: &mut Frame, app: &App) {
     }
     if let Some(instance) = app.confirming() {
         panes::overlay::render_confirm(frame, area, instance, app.teardown());
+    } else if let Some(bulk) = app.confirming_bulk() {
+        panes::overlay::render_confirm_bulk(frame, area, bulk);
     } else if let Some(op) = app.confirming_cancel() {
         panes::overlay::render_confirm_cancel(frame, area, op);
     } else if app.help_open() {
-        panes::overlay::render_help(frame, area);
+        panes::help::render(frame, area, app);
     }
     if app.no_color() {
         strip_colours(frame.buffer_mut());

@@ -388,8 +388,8 @@ pub fn backoff_row(attempt: &ReapAttempt, now: i64) -> BackoffRow {
 /// The instance is omitted when empty (pass-wide entries); a detail that
 /// repeats the kind (`refused: …` on a `refused` entry) is not said twice.
 #[must_use]
-pub fn activity_line(activity: &Activity, count: u32) -> String {
-    let mut line = clock(activity.at);
+pub fn activity_line(activity: &Activity, count: u32, zone: &jiff::tz::TimeZone) -> String {
+    let mut line = crate::model::time::clock_in(activity.at, zone);
     line.push(' ');
     line.push_str(&activity.actor.to_string());
     if !activity.instance.is_empty() {
@@ -414,10 +414,10 @@ pub fn activity_line(activity: &Activity, count: u32) -> String {
 
 /// One Supervisor line: `HH:MM:SS text` plus ` xN`.
 #[must_use]
-pub fn supervisor_line(note: &SupervisorNote, count: u32) -> String {
+pub fn supervisor_line(note: &SupervisorNote, count: u32, zone: &jiff::tz::TimeZone) -> String {
     format!(
         "{} {}{}",
-        clock(note.at),
+        crate::model::time::clock_in(note.at, zone),
         sanitize_short(note.text.trim(), CUT_LONG),
         count_suffix(count)
     )
@@ -597,16 +597,19 @@ mod tests {
             "refused: lease has not expired (use d to tear down)",
         );
         assert_eq!(
-            activity_line(&a, 1),
+            activity_line(&a, 1, &jiff::tz::TimeZone::UTC),
             "13:58:06 operator alpha refused: lease has not expired (use d to tear down)"
         );
         let b = Activity::new(0, Actor::Reaper, "", ActivityKind::Error, "busy\nstore");
         assert_eq!(
-            activity_line(&b, 12),
+            activity_line(&b, 12, &jiff::tz::TimeZone::UTC),
             "00:00:00 reaper error: busy␊store x12"
         );
         let c = Activity::new(0, Actor::Reaper, "golf", ActivityKind::Reaped, "");
-        assert_eq!(activity_line(&c, 1), "00:00:00 reaper golf reaped");
+        assert_eq!(
+            activity_line(&c, 1, &jiff::tz::TimeZone::UTC),
+            "00:00:00 reaper golf reaped"
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@
 mod common;
 mod harness;
 
+mod bulk;
 mod faults;
 mod faults_round2;
 mod logs;

@@ -28,6 +28,7 @@ mod ui_faults;
 mod ui_fulltext;
 mod ui_layout;
 mod ui_logs;
+mod ui_marks;
 mod ui_operations;
 mod ui_operator;
 mod ui_panes;

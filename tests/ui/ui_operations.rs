@@ -487,7 +487,7 @@ fn activity_lines(app: &App) -> Vec<String> {
     app.activity()
         .entries()
         .iter()
-        .map(|l| ui::view::activity_line(&l.entry, l.count))
+        .map(|l| ui::view::activity_line(&l.entry, l.count, &jiff::tz::TimeZone::UTC))
         .collect()
 }
 

@@ -848,8 +848,10 @@ fn help_overlay_toggles() {
     let mut app = real_app();
     press(&mut app, KeyCode::Char('?'));
     assert!(app.help_open());
-    let text = render_app(&app, 100, 30);
-    assert_snapshot!("help_100x30", text);
+    let first = render_app(&app, 100, 30);
+    assert_snapshot!("help_100x30", first);
+    press(&mut app, KeyCode::PageDown);
+    let text = format!("{first}{}", render_app(&app, 100, 30));
     for (keys, _) in panes::overlay::KEYS {
         assert!(text.contains(keys), "help lists {keys}");
     }

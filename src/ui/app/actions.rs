@@ -169,7 +169,17 @@ impl App {
     }
 
     pub(super) fn reap_key(&mut self) -> Option<Command> {
+        if self.bulk_applies() {
+            self.bulk_key(crate::reaper::Intent::Reap);
+            return None;
+        }
         let instance = self.writable_target()?;
+        self.reap_instance(instance)
+    }
+
+    /// `r`'s rules for `instance` (the write keys are on): the clock, then
+    /// [`may_reap_now`] on the snapshot shown.
+    pub(super) fn reap_instance(&mut self, instance: Instance) -> Option<Command> {
         if self.clock_doubt.is_some() {
             // Whether a lease ran out is a question of the time: not
             // answered by a clock that looks wrong.
@@ -199,16 +209,26 @@ impl App {
 
     /// A teardown of `name` was asked for here: what is observed on it for
     /// a while is this console's own doing.
-    fn own_until(&mut self, name: &str) {
+    pub(super) fn own_until(&mut self, name: &str) {
         let until = self.now.saturating_add(super::operations::OWN_GRACE_SECS);
         let entry = self.own.entry(name.to_owned()).or_insert(until);
         *entry = (*entry).max(until);
     }
 
     pub(super) fn down_key(&mut self) {
+        if self.bulk_applies() {
+            self.bulk_key(crate::reaper::Intent::TearDown);
+            return;
+        }
         let Some(instance) = self.writable_target() else {
             return;
         };
+        self.down_instance(instance);
+    }
+
+    /// `d`'s rules for `instance` (the write keys are on): the
+    /// confirmation opens when [`may_tear_down`] passes.
+    pub(super) fn down_instance(&mut self, instance: Instance) {
         match may_tear_down(
             &instance,
             self.snapshot.lock_liveness(&instance.name),

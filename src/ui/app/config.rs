@@ -83,6 +83,16 @@ pub enum Command {
         /// The instance as the snapshot showed it at confirmation.
         instance: Instance,
     },
+    /// Run these teardowns (a bulk `r` or `d` on the marked instances,
+    /// confirmed with `y`; each passed the single key's rules on the
+    /// snapshot shown at confirmation), at most `--reap-concurrency` at
+    /// once, each a job of its own with its own Activity lines.
+    Bulk {
+        /// Reap or tear down.
+        intent: crate::reaper::Intent,
+        /// Each instance with its reap attempt, as the snapshot showed them.
+        jobs: Vec<(Instance, Option<crate::model::ReapAttempt>)>,
+    },
     /// Read `name`'s detail (`Store::instance_detail`) and hand the result to
     /// [`App::show_detail`](super::App::show_detail). Asked for by Enter, and
     /// again on every new snapshot while the detail view is open (so it stays
@@ -133,6 +143,13 @@ pub enum Command {
     PauseReaper(bool),
     /// Run a reaper pass now (operator `R`).
     ReaperPass,
+    /// Put `text` on the clipboard (`y`, `Y`): the console writes the OSC
+    /// 52 sequence ([`crate::ui::clipboard::osc52`], of the sanitized text)
+    /// to its terminal.
+    Copy {
+        /// What to copy, as the UI decided it (sanitized when written).
+        text: String,
+    },
     /// Quit (`q`, Ctrl-C, or a termination signal).
     Quit,
 }

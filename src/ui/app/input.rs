@@ -20,10 +20,14 @@ impl App {
     /// else [`App::base_context`].
     #[must_use]
     pub fn context(&self) -> Context {
-        if self.confirm.is_some() || self.confirm_cancel.is_some() {
+        if self.confirm.is_some() || self.confirm_cancel.is_some() || self.confirm_bulk.is_some() {
             Context::Confirm
+        } else if self.help_typing() {
+            Context::HelpSearch
         } else if self.help {
             Context::Help
+        } else if self.command_open() {
+            Context::CommandLine
         } else if self.full.is_some() {
             Context::FullText
         } else if self.op_open.is_some() {
@@ -117,41 +121,48 @@ impl App {
             }
             Action::OpenDetail => return self.open_detail(),
             Action::CloseDetail => self.detail = None,
-            Action::ClearFilter => self.clear_filter(),
-            Action::OpenHelp => self.help = true,
+            Action::ClearFilter => {
+                if !self.clear_marks() {
+                    self.clear_filter();
+                }
+            }
+            Action::CopyName => return self.copy_name(),
+            Action::CopyDown => return self.copy_down(),
+            Action::OpenCommand
+            | Action::CommandText
+            | Action::CommandBackspace
+            | Action::CommandComplete
+            | Action::CommandPrevious
+            | Action::CommandNext
+            | Action::CommandRun
+            | Action::CommandCancel => return self.act_command(action, input),
+            Action::ToggleMark => self.toggle_mark(),
+            Action::MarkAll => self.mark_all(),
+            Action::ReverseSort => self.reverse_sort(),
+            Action::OpenHelp => self.open_help(),
+            Action::HelpUp
+            | Action::HelpDown
+            | Action::HelpPageUp
+            | Action::HelpPageDown
+            | Action::HelpTop
+            | Action::HelpBottom
+            | Action::HelpSearch
+            | Action::HelpText
+            | Action::HelpBackspace
+            | Action::HelpKeep
+            | Action::HelpClear => self.act_help(action, input),
             Action::CloseHelp => self.help = false,
             Action::TogglePayloads => self.toggle_payloads(),
-            Action::EditFilter => {
-                self.focus = Focus::Instances;
-                self.filter_editing = true;
-            }
-            Action::FilterText => {
-                if let Input::Key(KeyCode::Char(c), _) = input {
-                    self.filter.push(c);
-                    self.narrow_order();
-                }
-            }
-            Action::FilterBackspace => {
-                if self.filter.pop().is_some() {
-                    self.refilter();
-                }
-            }
-            Action::FilterKeep => self.keep_filter(),
-            Action::FilterClear => {
-                self.filter_editing = false;
-                self.clear_filter();
-            }
+            Action::EditFilter
+            | Action::FilterText
+            | Action::FilterBackspace
+            | Action::FilterKeep
+            | Action::FilterClear => self.act_filter(action, input),
             Action::CycleSort => self.cycle_sort(),
             Action::Reap => return self.reap_key(),
             Action::TearDown => self.down_key(),
-            Action::ConfirmTearDown if self.confirm_cancel.is_some() => {
-                return self.confirm_cancel_operation();
-            }
-            Action::ConfirmTearDown => return self.confirm_tear_down(),
-            Action::CancelTearDown if self.confirm_cancel.is_some() => {
-                self.refuse_cancel_operation();
-            }
-            Action::CancelTearDown => self.cancel_tear_down(),
+            Action::ConfirmTearDown => return self.confirm_yes(),
+            Action::CancelTearDown => self.confirm_no(),
             Action::CancelOperation => self.cancel_operation_key(),
             Action::CloseOperation => self.op_open = None,
             Action::OpenFullText => self.open_full_text(),
@@ -180,9 +191,89 @@ impl App {
         None
     }
 
+    /// The filter prompt's keys; other actions do nothing.
+    fn act_filter(&mut self, action: Action, input: Input) {
+        match action {
+            Action::EditFilter => {
+                self.focus = Focus::Instances;
+                self.filter_editing = true;
+            }
+            Action::FilterText => {
+                if let Input::Key(KeyCode::Char(c), _) = input {
+                    self.filter.push(c);
+                    self.narrow_order();
+                }
+            }
+            // Backspace on an empty filter: nothing to refilter.
+            Action::FilterBackspace if self.filter.pop().is_some() => self.refilter(),
+            Action::FilterKeep => self.keep_filter(),
+            Action::FilterClear => {
+                self.filter_editing = false;
+                self.clear_filter();
+            }
+            _ => {}
+        }
+    }
+
+    /// `y` to the open question: a bulk action, a cancel, or a teardown.
+    fn confirm_yes(&mut self) -> Option<Command> {
+        if self.confirm_bulk.is_some() {
+            self.confirm_bulk()
+        } else if self.confirm_cancel.is_some() {
+            self.confirm_cancel_operation()
+        } else {
+            self.confirm_tear_down()
+        }
+    }
+
+    /// Any other key to the open question.
+    fn confirm_no(&mut self) {
+        if self.confirm_bulk.is_some() {
+            self.cancel_bulk();
+        } else if self.confirm_cancel.is_some() {
+            self.refuse_cancel_operation();
+        } else {
+            self.cancel_tear_down();
+        }
+    }
+
+    /// The help overlay's keys (scroll, search); other actions do nothing.
+    fn act_help(&mut self, action: Action, input: Input) {
+        match action {
+            Action::HelpUp => self.scroll_help(-1),
+            Action::HelpDown => self.scroll_help(1),
+            Action::HelpPageUp => self.scroll_help(-self.help_page()),
+            Action::HelpPageDown => self.scroll_help(self.help_page()),
+            Action::HelpTop => self.scroll_help(isize::MIN / 2),
+            Action::HelpBottom => self.scroll_help(isize::MAX / 2),
+            Action::HelpSearch => self.search_help(),
+            Action::HelpText => self.help_text(input),
+            Action::HelpBackspace => self.help_backspace(),
+            Action::HelpKeep => self.help_done(true),
+            Action::HelpClear => self.help_done(false),
+            _ => {}
+        }
+    }
+
+    /// The command line's keys; other actions do nothing.
+    fn act_command(&mut self, action: Action, input: Input) -> Option<Command> {
+        match action {
+            Action::OpenCommand => self.open_command(),
+            Action::CommandText => self.command_edit(Some(input)),
+            Action::CommandBackspace => self.command_edit(None),
+            Action::CommandComplete => self.command_complete(),
+            Action::CommandPrevious => self.command_history(-1),
+            Action::CommandNext => self.command_history(1),
+            Action::CommandRun => return self.command_run(),
+            Action::CommandCancel => self.command_cancel(),
+            _ => {}
+        }
+        None
+    }
+
     /// Enter in the filter prompt: close it, keep the filter, and say how
     /// many rows match.
-    fn keep_filter(&mut self) {
+    pub(super) fn keep_filter(&mut self) {
         self.filter_editing = false;
         let text = if self.filter.is_empty() {
             "no filter".to_owned()
@@ -199,8 +290,20 @@ impl App {
 
     fn cycle_sort(&mut self) {
         self.sort = self.sort.next();
+        self.reversed = false;
         self.resort();
         self.set_flash(FlashLevel::Info, format!("sort: {}", self.sort.label()));
+    }
+
+    fn reverse_sort(&mut self) {
+        self.reversed = !self.reversed;
+        self.resort();
+        let text = if self.reversed {
+            format!("sort: {}, reversed", self.sort.label())
+        } else {
+            format!("sort: {}", self.sort.label())
+        };
+        self.set_flash(FlashLevel::Info, text);
     }
 
     fn toggle_payloads(&mut self) {

@@ -20,12 +20,16 @@
 //! - `fulltext`: the full-text view of a cut line ([`FullView`]).
 
 mod actions;
+mod command;
 mod config;
+mod copy;
 mod flash;
 mod fulltext;
+mod help;
 mod input;
 mod log;
 mod logs;
+mod marks;
 mod operations;
 mod reaper;
 mod rows;
@@ -34,12 +38,15 @@ use std::cell::Cell;
 use std::sync::Arc;
 use std::time::Instant;
 
+pub use command::CommandLine;
 pub use config::{AppConfig, Command, TeardownInfo};
 pub use flash::{FLASH_SECS, Flash, FlashLevel};
 pub use fulltext::FullView;
+pub use help::HelpView;
 pub use input::WHEEL_STEP;
 pub use log::{LOG_CAPACITY, Log, Logged};
 pub use logs::{LogsView, ServiceTab};
+pub use marks::{BULK_NAMES_SHOWN, Bulk};
 pub use reaper::ReaperView;
 pub use rows::SortKey;
 
@@ -128,6 +135,10 @@ pub(crate) struct Viewport {
     pub full_len: usize,
     /// Rows of log lines the logs view shows.
     pub logs_rows: usize,
+    /// Help lines that fit.
+    pub help_rows: usize,
+    /// Help length in lines, as last drawn.
+    pub help_len: usize,
 }
 
 /// Counts for the header, computed once per snapshot (and per tick for the
@@ -167,6 +178,16 @@ pub struct App {
     sort: SortKey,
     filter: String,
     filter_editing: bool,
+    /// Why the filter cannot be read, while it cannot (no row is shown).
+    filter_error: Option<String>,
+    /// The sort's order reversed (`S`).
+    reversed: bool,
+    /// Marked instance names (`space`, Ctrl-A), kept sorted; `r` and `d`
+    /// act on them when there are any. Names no longer in the store are
+    /// dropped on each snapshot.
+    marks: std::collections::BTreeSet<String>,
+    /// The bulk `r`/`d` awaiting `y`/`N` confirmation.
+    confirm_bulk: Option<marks::Bulk>,
     /// The selected row (an index into `order`).
     selected: usize,
     selected_name: Option<String>,
@@ -187,7 +208,16 @@ pub struct App {
     /// time until which a change observed on them is its own (`i64::MAX`
     /// while in flight): observed events leave them out.
     own: std::collections::HashMap<String, i64>,
+    /// The zone log times are shown in (UTC until the console sets the
+    /// local one; `--utc` keeps UTC).
+    zone: jiff::tz::TimeZone,
+    /// The teardown command `Y` copies (`None`: the default template).
+    down: Option<crate::reaper::DownCommand>,
+    /// Command mode (`:`): the line and its history.
+    command: CommandLine,
     help: bool,
+    /// The help's scroll and search.
+    help_view: HelpView,
     detail: Option<Detail>,
     /// The full-text view (Enter on a log line, `e` anywhere), drawn over
     /// everything but the dialogs and the help.
@@ -248,6 +278,10 @@ impl App {
             sort: SortKey::default(),
             filter: String::new(),
             filter_editing: false,
+            filter_error: None,
+            reversed: false,
+            marks: std::collections::BTreeSet::new(),
+            confirm_bulk: None,
             selected: 0,
             selected_name: None,
             backoff_selected: 0,
@@ -260,7 +294,11 @@ impl App {
             op_id: None,
             op_open: None,
             own: std::collections::HashMap::new(),
+            zone: jiff::tz::TimeZone::UTC,
+            down: None,
+            command: CommandLine::default(),
             help: false,
+            help_view: HelpView::default(),
             detail: None,
             full: None,
             logs: None,
@@ -596,6 +634,24 @@ impl App {
     #[must_use]
     pub fn help_open(&self) -> bool {
         self.help
+    }
+
+    /// Show log times in `zone` (the console: the local zone, `TZ`
+    /// honoured, unless `--utc`).
+    pub fn set_zone(&mut self, zone: jiff::tz::TimeZone) {
+        self.zone = zone;
+    }
+
+    /// The zone log times are shown in.
+    #[must_use]
+    pub fn zone(&self) -> &jiff::tz::TimeZone {
+        &self.zone
+    }
+
+    /// The zone's name now (`CET`, `UTC`), as pane titles mark it.
+    #[must_use]
+    pub fn zone_label(&self) -> String {
+        crate::model::time::zone_label(self.now, &self.zone)
     }
 
     /// Operator actions the UI decided by itself since the last call

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use super::{App, FlashLevel};
 use crate::model::{Snapshot, Status};
+use crate::ui::filter::{Facts, Filter};
 
 /// The order of the Instances table (`s` cycles through them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -20,6 +21,11 @@ pub enum SortKey {
     Substrate,
     /// Most reap attempts first, then name.
     ReapAttempts,
+    /// By stored status (`active` before `tombstoned`), then name.
+    Status,
+    /// Locked instances first (held, then stale, then unprobed), then
+    /// name.
+    Lock,
 }
 
 impl SortKey {
@@ -30,7 +36,9 @@ impl SortKey {
             Self::LeaseExpiry => Self::Name,
             Self::Name => Self::Substrate,
             Self::Substrate => Self::ReapAttempts,
-            Self::ReapAttempts => Self::LeaseExpiry,
+            Self::ReapAttempts => Self::Status,
+            Self::Status => Self::Lock,
+            Self::Lock => Self::LeaseExpiry,
         }
     }
 
@@ -43,11 +51,78 @@ impl SortKey {
             Self::Name => "name",
             Self::Substrate => "substrate",
             Self::ReapAttempts => "reap attempts",
+            Self::Status => "status",
+            Self::Lock => "lock",
+        }
+    }
+
+    /// The key `:sort KEY` names: `lease`, `name`, `substrate`, `reap`,
+    /// `status`, `lock` (the column headers, lower-cased), or the label.
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text.to_lowercase().as_str() {
+            "lease" | "lease expiry" | "expiry" => Self::LeaseExpiry,
+            "name" => Self::Name,
+            "substrate" => Self::Substrate,
+            "reap" | "reap attempts" | "attempts" => Self::ReapAttempts,
+            "status" => Self::Status,
+            "lock" => Self::Lock,
+            _ => return None,
+        })
+    }
+
+    /// Whether its natural order runs from high to low (most reap attempts
+    /// first): drawn `▼` unless reversed.
+    #[must_use]
+    pub const fn descending(self) -> bool {
+        matches!(self, Self::ReapAttempts)
+    }
+
+    /// Which Instances column it sorts by (an index into
+    /// `panes::instances::HEADERS`).
+    #[must_use]
+    pub const fn column(self) -> usize {
+        match self {
+            Self::Name => 0,
+            Self::Substrate => 2,
+            Self::Status => 3,
+            Self::LeaseExpiry => 4,
+            Self::Lock => 5,
+            Self::ReapAttempts => 6,
         }
     }
 }
 
 impl App {
+    /// Whether the Instances rows run high to low in the sorted column
+    /// (drawn `▼`; `▲` otherwise): the key's natural direction, flipped by
+    /// `S`.
+    #[must_use]
+    pub fn sort_descending(&self) -> bool {
+        self.sort.descending() != self.reversed
+    }
+
+    /// Why the filter cannot be read, while it cannot
+    /// ([`crate::ui::filter::parse`]'s message; no row is shown).
+    #[must_use]
+    pub fn filter_error(&self) -> Option<&str> {
+        self.filter_error.as_deref()
+    }
+
+    /// Whether `S` reversed the sort.
+    #[must_use]
+    pub fn sort_reversed(&self) -> bool {
+        self.reversed
+    }
+
+    /// Sort by `key`, `descending` or not (`:sort KEY [asc|desc]`; `None`:
+    /// the key's natural direction).
+    pub fn set_sort(&mut self, key: SortKey, descending: Option<bool>) {
+        self.sort = key;
+        self.reversed = descending.is_some_and(|d| d != key.descending());
+        self.resort();
+    }
+
     pub(super) fn set_snapshot(&mut self, snapshot: Arc<Snapshot>) {
         self.snapshot = snapshot;
         self.loaded = true;
@@ -80,6 +155,7 @@ impl App {
         self.counts.tombstoned = tombstoned;
         self.recount_expired();
         self.reselect_operation();
+        self.prune_marks();
     }
 
     /// Sort every instance by the active key into `sorted` (on a new
@@ -106,28 +182,54 @@ impl App {
                 let attempts = snapshot.reap_attempt(&at(p).name).map_or(0, |a| a.attempts);
                 (Reverse(attempts), p)
             }),
+            SortKey::Status => {
+                sorted.sort_by(|&a, &b| at(a).status.as_str().cmp(at(b).status.as_str()));
+            }
+            SortKey::Lock => sorted.sort_by_cached_key(|&p| {
+                let i = at(p);
+                let rank = match (&i.lock, snapshot.lock_liveness(&i.name)) {
+                    (None, _) => 3,
+                    (Some(_), Some(l)) if l.held() => 0,
+                    (Some(_), Some(_)) => 1,
+                    (Some(_), None) => 2,
+                };
+                (rank, p)
+            }),
+        }
+        if self.reversed {
+            sorted.reverse();
         }
         self.sorted = sorted;
         self.refilter();
     }
 
     /// Filter `sorted` into the rows shown (on a new snapshot, sort, or a
-    /// filter that is not a longer version of the last one).
+    /// filter that is not a longer version of the last one). A filter that
+    /// cannot be read ([`crate::ui::filter::parse`]) shows no row and keeps
+    /// its message in `filter_error`.
     pub(super) fn refilter(&mut self) {
-        if self.filter.is_empty() {
+        let filter = match crate::ui::filter::parse(&self.filter) {
+            Ok(filter) => {
+                self.filter_error = None;
+                filter
+            }
+            Err(error) => {
+                self.filter_error = Some(error);
+                self.order.clear();
+                self.reselect_row();
+                return;
+            }
+        };
+        if filter.is_empty() {
             self.order.clone_from(&self.sorted);
         } else {
-            let needle = self.filter.to_lowercase();
             let haystacks = self.haystacks();
+            let matcher = Matcher::new(&filter, &self.snapshot, &haystacks, self.now);
             let order = self
                 .sorted
                 .iter()
                 .copied()
-                .filter(|&p| {
-                    haystacks
-                        .get(p as usize)
-                        .is_some_and(|h| h.contains(&needle))
-                })
+                .filter(|&p| matcher.matches(p))
                 .collect();
             self.order = order;
         }
@@ -135,16 +237,17 @@ impl App {
     }
 
     /// The filter grew by typing: keep only the rows that still match (the
-    /// order stays sorted).
+    /// order stays sorted) when the filter is plain words, else filter
+    /// again.
     pub(super) fn narrow_order(&mut self) {
-        let needle = self.filter.to_lowercase();
+        let filter = match crate::ui::filter::parse(&self.filter) {
+            Ok(filter) if filter.words_only() && self.filter_error.is_none() => filter,
+            _ => return self.refilter(),
+        };
         let haystacks = self.haystacks();
+        let matcher = Matcher::new(&filter, &self.snapshot, &haystacks, self.now);
         let mut order = std::mem::take(&mut self.order);
-        order.retain(|&p| {
-            haystacks
-                .get(p as usize)
-                .is_some_and(|h| h.contains(&needle))
-        });
+        order.retain(|&p| matcher.matches(p));
         self.order = order;
         self.reselect_row();
     }
@@ -211,6 +314,65 @@ impl App {
     }
 }
 
+/// A filter ready to test positions of one snapshot: which look-ups its
+/// terms need, decided once per filtering (a 100k store is filtered again
+/// on each key typed), not per row.
+struct Matcher<'a> {
+    filter: &'a Filter,
+    snapshot: &'a Snapshot,
+    haystacks: &'a [String],
+    now: i64,
+    liveness: bool,
+    attempts: bool,
+    operations: bool,
+    words_only: bool,
+}
+
+impl<'a> Matcher<'a> {
+    fn new(filter: &'a Filter, snapshot: &'a Snapshot, haystacks: &'a [String], now: i64) -> Self {
+        Self {
+            filter,
+            snapshot,
+            haystacks,
+            now,
+            liveness: filter.uses_liveness(),
+            attempts: filter.uses_attempts(),
+            operations: filter.uses_operations(),
+            words_only: filter.words_only(),
+        }
+    }
+
+    /// Whether the instance at position `p` matches.
+    fn matches(&self, p: u32) -> bool {
+        let Some(haystack) = self.haystacks.get(p as usize) else {
+            return false;
+        };
+        if self.words_only {
+            return self.filter.matches_words(haystack);
+        }
+        let Some(instance) = self.snapshot.instances.get(p as usize) else {
+            return false;
+        };
+        let snapshot = self.snapshot;
+        let name = instance.name.as_str();
+        let facts = Facts {
+            haystack,
+            liveness: self
+                .liveness
+                .then(|| snapshot.lock_liveness(name))
+                .flatten(),
+            attempt: self.attempts.then(|| snapshot.reap_attempt(name)).flatten(),
+            // A linear look-up among the pending operations: only when asked.
+            pending: self
+                .operations
+                .then(|| snapshot.pending_operation(name))
+                .flatten(),
+            now: self.now,
+        };
+        self.filter.matches(instance, &facts)
+    }
+}
+
 /// `index + delta` clamped to `0..len` (0 when empty).
 pub(super) fn step(index: usize, delta: isize, len: usize) -> usize {
     if len == 0 {
@@ -238,18 +400,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sort_keys_cycle_through_all_four() {
+    fn sort_keys_cycle_through_all_six() {
         let mut key = SortKey::default();
         let mut labels = vec![];
-        for _ in 0..4 {
+        for _ in 0..6 {
             labels.push(key.label());
             key = key.next();
         }
         assert_eq!(key, SortKey::LeaseExpiry);
         assert_eq!(
             labels,
-            ["lease expiry", "name", "substrate", "reap attempts"]
+            [
+                "lease expiry",
+                "name",
+                "substrate",
+                "reap attempts",
+                "status",
+                "lock"
+            ]
         );
+        assert_eq!(SortKey::parse("REAP"), Some(SortKey::ReapAttempts));
+        assert_eq!(SortKey::parse("lease"), Some(SortKey::LeaseExpiry));
+        assert_eq!(SortKey::parse("colour"), None);
+        assert_eq!(SortKey::Lock.column(), 5);
     }
 
     #[test]

@@ -19,8 +19,9 @@ use crossterm::event::{KeyCode, KeyModifiers};
 use ratatui::layout::Position;
 
 /// Where a binding applies. Exactly one of [`Context::Confirm`],
-/// [`Context::Help`], [`Context::FullText`], [`Context::Operation`],
-/// [`Context::LogSearch`], [`Context::Logs`], [`Context::Filter`],
+/// [`Context::HelpSearch`], [`Context::Help`], [`Context::CommandLine`],
+/// [`Context::FullText`], [`Context::Operation`], [`Context::LogSearch`],
+/// [`Context::Logs`], [`Context::Filter`],
 /// [`Context::Detail`] and [`Context::Panes`] is current, decided in that
 /// order
 /// ([`crate::ui::App::context`]); [`Context::Always`] bindings are tried
@@ -31,8 +32,12 @@ pub enum Context {
     Always,
     /// A confirmation dialog is open (teardown, or cancel an operation).
     Confirm,
+    /// The help overlay's search prompt has the keyboard (`/` in help).
+    HelpSearch,
     /// The help overlay is open.
     Help,
+    /// The command line has the keyboard (after `:` or Ctrl-F).
+    CommandLine,
     /// The full-text view of a cut line is open (Enter on a log line, `e`).
     FullText,
     /// The operation overlay is open (Enter on the Operations pane).
@@ -155,6 +160,28 @@ pub enum Action {
     OpenHelp,
     /// Close the help overlay.
     CloseHelp,
+    /// Scroll the help one line up.
+    HelpUp,
+    /// Scroll the help one line down.
+    HelpDown,
+    /// Scroll the help one page up.
+    HelpPageUp,
+    /// Scroll the help one page down.
+    HelpPageDown,
+    /// The top of the help.
+    HelpTop,
+    /// The end of the help.
+    HelpBottom,
+    /// Type a query that filters the help (`/` in help).
+    HelpSearch,
+    /// Add the typed character to the help's query.
+    HelpText,
+    /// Remove the query's last character.
+    HelpBackspace,
+    /// Close the help's prompt, keeping the query.
+    HelpKeep,
+    /// Close the help's prompt, clearing the query.
+    HelpClear,
     /// Show or hide the checkpoint payloads in the detail view.
     TogglePayloads,
     /// Open the filter prompt.
@@ -169,6 +196,33 @@ pub enum Action {
     FilterClear,
     /// Next Instances order.
     CycleSort,
+    /// Copy the target instance's name to the clipboard (`y`, OSC 52).
+    CopyName,
+    /// Copy the `down` command line for the target instance (`Y`).
+    CopyDown,
+    /// Open the command line (`:`, Ctrl-F).
+    OpenCommand,
+    /// Add the typed character to the command line.
+    CommandText,
+    /// Remove the command line's last character.
+    CommandBackspace,
+    /// Complete the command line's last word (Tab; again: the next
+    /// candidate).
+    CommandComplete,
+    /// The previous line of the history.
+    CommandPrevious,
+    /// The next line of the history.
+    CommandNext,
+    /// Run the command line.
+    CommandRun,
+    /// Close the command line.
+    CommandCancel,
+    /// Reverse the Instances order (`S`).
+    ReverseSort,
+    /// Mark or unmark the selected instance (`space`).
+    ToggleMark,
+    /// Mark every instance the filter shows (Ctrl-A).
+    MarkAll,
     /// Reap the target instance now (a write key).
     Reap,
     /// Ask to tear the target instance down (a write key).

@@ -3,7 +3,8 @@
 use crossterm::event::KeyCode;
 
 use super::Context::{
-    Always, Confirm, Detail, Filter, FullText, Help, LogSearch, Logs, Operation, Panes,
+    Always, CommandLine, Confirm, Detail, Filter, FullText, Help, HelpSearch, LogSearch, Logs,
+    Operation, Panes,
 };
 use super::{Action, Bind, Context, FooterLabel, Key, KeyEntry, Mods};
 
@@ -226,9 +227,75 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "s",
-        help: "sort: lease expiry, name, substrate, reap attempts",
+        help: "sort: lease expiry, name, substrate, reap attempts, status, lock",
         binds: &[bind(&[Panes], &[ch('s')], Action::CycleSort)],
         footer: &[foot(Panes, 9, "s", "sort", 4)],
+    },
+    KeyEntry {
+        keys: ": / Ctrl-F",
+        help: "command line: reap/down NAME..., filter, sort, ops, help, q; a name jumps",
+        binds: &[
+            bind(&[Panes], &[ch(':')], Action::OpenCommand),
+            bind(
+                &[Panes],
+                &[
+                    Key::Code(KeyCode::Char('f'), Mods::Ctrl),
+                    Key::Code(KeyCode::Char('F'), Mods::Ctrl),
+                ],
+                Action::OpenCommand,
+            ),
+        ],
+        footer: &[],
+    },
+    KeyEntry {
+        keys: "  Tab, ↑ / ↓",
+        help: "complete the command or instance name; the command history",
+        binds: &[
+            bind(
+                &[CommandLine],
+                &[any(KeyCode::Tab)],
+                Action::CommandComplete,
+            ),
+            bind(&[CommandLine], &[any(KeyCode::Up)], Action::CommandPrevious),
+            bind(&[CommandLine], &[any(KeyCode::Down)], Action::CommandNext),
+            bind(&[CommandLine], &[Key::Text], Action::CommandText),
+            bind(
+                &[CommandLine],
+                &[any(KeyCode::Backspace)],
+                Action::CommandBackspace,
+            ),
+            bind(&[CommandLine], &[any(KeyCode::Enter)], Action::CommandRun),
+            bind(&[CommandLine], &[any(KeyCode::Esc)], Action::CommandCancel),
+        ],
+        footer: &[],
+    },
+    KeyEntry {
+        keys: "S",
+        help: "reverse the sort (▲ / ▼ on the sorted column)",
+        binds: &[bind(&[Panes], &[ch('S')], Action::ReverseSort)],
+        footer: &[],
+    },
+    KeyEntry {
+        keys: "Space / Ctrl-A",
+        help: "mark / unmark the row; mark every row shown (Esc clears marks)",
+        binds: &[
+            bind(&[Panes], &[ch(' ')], Action::ToggleMark),
+            bind(
+                &[Panes],
+                &[
+                    Key::Code(KeyCode::Char('a'), Mods::Ctrl),
+                    Key::Code(KeyCode::Char('A'), Mods::Ctrl),
+                ],
+                Action::MarkAll,
+            ),
+        ],
+        footer: &[],
+    },
+    KeyEntry {
+        keys: "  r / d with marks",
+        help: "reap / tear down every marked instance (asks y/N once)",
+        binds: &[],
+        footer: &[],
     },
     KeyEntry {
         keys: "r",
@@ -280,6 +347,15 @@ pub const ENTRIES: &[KeyEntry] = &[
         footer: &[foot(Panes, 13, "R", "pass", 5)],
     },
     KeyEntry {
+        keys: "y / Y",
+        help: "copy the instance's name / its down command line (OSC 52)",
+        binds: &[
+            bind(PANES_DETAIL, &[ch('y')], Action::CopyName),
+            bind(PANES_DETAIL, &[ch('Y')], Action::CopyDown),
+        ],
+        footer: &[],
+    },
+    KeyEntry {
         keys: "y / other key",
         help: "confirm / refuse a teardown or a cancel",
         binds: &[
@@ -328,6 +404,28 @@ pub const ENTRIES: &[KeyEntry] = &[
             foot(FullText, 3, "?", "help", 0),
             foot(Logs, 7, "?", "help", 0),
         ],
+    },
+    KeyEntry {
+        keys: "  (help) ↑↓ jk /",
+        help: "scroll, PgUp/PgDn page; / searches (Enter keeps it, Esc clears)",
+        binds: &[
+            bind(&[Help], &[plain(KeyCode::Up), ch('k')], Action::HelpUp),
+            bind(&[Help], &[plain(KeyCode::Down), ch('j')], Action::HelpDown),
+            bind(&[Help], &[plain(KeyCode::PageUp)], Action::HelpPageUp),
+            bind(&[Help], &[plain(KeyCode::PageDown)], Action::HelpPageDown),
+            bind(&[Help], &[plain(KeyCode::Home), ch('g')], Action::HelpTop),
+            bind(&[Help], &[plain(KeyCode::End), ch('G')], Action::HelpBottom),
+            bind(&[Help], &[ch('/')], Action::HelpSearch),
+            bind(&[HelpSearch], &[Key::Text], Action::HelpText),
+            bind(
+                &[HelpSearch],
+                &[any(KeyCode::Backspace)],
+                Action::HelpBackspace,
+            ),
+            bind(&[HelpSearch], &[any(KeyCode::Enter)], Action::HelpKeep),
+            bind(&[HelpSearch], &[any(KeyCode::Esc)], Action::HelpClear),
+        ],
+        footer: &[],
     },
     KeyEntry {
         keys: "q / Ctrl-C",

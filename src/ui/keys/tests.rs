@@ -104,7 +104,8 @@ mod against_the_ui {
     use unicode_width::UnicodeWidthStr;
 
     use super::super::Context::{
-        Always, Confirm, Detail, Filter, FullText, Help, LogSearch, Logs, Operation, Panes,
+        Always, CommandLine, Confirm, Detail, Filter, FullText, Help, HelpSearch, LogSearch, Logs,
+        Operation, Panes,
     };
     use super::super::*;
     use super::example;
@@ -195,6 +196,13 @@ mod against_the_ui {
             Help => {
                 press(&mut app, KeyCode::Char('?'));
             }
+            CommandLine => {
+                press(&mut app, KeyCode::Char(':'));
+            }
+            HelpSearch => {
+                press(&mut app, KeyCode::Char('?'));
+                press(&mut app, KeyCode::Char('/'));
+            }
             Filter => {
                 press(&mut app, KeyCode::Char('/'));
             }
@@ -265,7 +273,7 @@ mod against_the_ui {
     /// in table order: keys in the left column, help text after it.
     #[test]
     fn help_lists_exactly_the_table() {
-        let mut terminal = Terminal::new(TestBackend::new(100, 34)).unwrap();
+        let mut terminal = Terminal::new(TestBackend::new(100, 60)).unwrap();
         terminal
             .draw(|f| panes::overlay::render_help(f, f.area()))
             .unwrap();
@@ -402,6 +410,45 @@ mod against_the_ui {
             Action::CycleSort => {
                 assert_ne!(app.sort(), crate::ui::SortKey::default(), "{what}");
             }
+            Action::HelpUp
+            | Action::HelpDown
+            | Action::HelpPageUp
+            | Action::HelpPageDown
+            | Action::HelpTop
+            | Action::HelpBottom => assert!(app.help_open(), "{what}"),
+            Action::HelpSearch => assert!(app.help_view().typing(), "{what}"),
+            Action::HelpText => assert_eq!(app.help_view().query(), "x", "{what}"),
+            Action::HelpBackspace => assert_eq!(app.help_view().query(), "", "{what}"),
+            Action::HelpKeep | Action::HelpClear => {
+                assert!(app.help_open() && !app.help_view().typing(), "{what}");
+            }
+            Action::CopyName => {
+                assert!(matches!(command, Some(Command::Copy { .. })), "{what}");
+            }
+            Action::CopyDown => assert_eq!(
+                command,
+                Some(Command::Copy {
+                    text: "stackless down bravo --json".into()
+                }),
+                "{what}"
+            ),
+            Action::OpenCommand => {
+                assert_eq!(app.command_line().text(), Some(""), "{what}");
+            }
+            Action::CommandText => assert_eq!(app.command_line().text(), Some("x"), "{what}"),
+            Action::CommandBackspace | Action::CommandNext | Action::CommandPrevious => {
+                assert_eq!(app.command_line().text(), Some(""), "{what}");
+            }
+            // An empty line: completed among the command names.
+            Action::CommandComplete => {
+                assert_eq!(app.command_line().text(), Some("down"), "{what}");
+            }
+            Action::CommandRun | Action::CommandCancel => {
+                assert!(app.command_line().text().is_none(), "{what}");
+            }
+            Action::ReverseSort => assert!(app.sort_reversed(), "{what}"),
+            Action::ToggleMark => assert_eq!(app.marks().len(), 1, "{what}"),
+            Action::MarkAll => assert_eq!(app.marks().len(), 3, "{what}"),
             Action::Reap => assert!(matches!(command, Some(Command::Reap { .. })), "{what}"),
             Action::TearDown => assert!(app.confirming().is_some(), "{what}"),
             Action::ConfirmTearDown => {

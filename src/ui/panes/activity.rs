@@ -16,6 +16,26 @@ use crate::ui::view;
 /// Shown before the first entry.
 pub const EMPTY: &str = "no activity yet";
 
+/// The last hour's reaps (`reaped`, `torn down`) and failures as
+/// sparklines ([`crate::ui::spark::last_hour`]), newest entries first until
+/// an hour back.
+fn history(app: &App) -> Option<String> {
+    use crate::event::ActivityKind;
+    let now = app.now();
+    let events = app
+        .activity()
+        .entries()
+        .iter()
+        .rev()
+        .take_while(|l| now.saturating_sub(l.entry.at) < 3600)
+        .filter_map(|l| match l.entry.kind {
+            ActivityKind::Reaped | ActivityKind::TornDown => Some((l.entry.at, false, l.count)),
+            ActivityKind::Failed => Some((l.entry.at, true, l.count)),
+            _ => None,
+        });
+    crate::ui::spark::last_hour(events, now)
+}
+
 /// Draw the Activity pane into `area`.
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let is_focused = focused(app, Focus::Activity);
@@ -26,12 +46,19 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     viewport.activity_rows = rows;
     app.viewport.set(viewport);
     let (start, end) = log_window(entries.len(), rows, log.scroll_up());
-    let suffix = if end < entries.len() {
+    let mut suffix = if end < entries.len() {
         format!("↓ {} newer (End follows)", entries.len() - end)
     } else {
         String::new()
     };
-    let block = pane_block(title("Activity", &suffix, is_focused), is_focused);
+    if let Some(spark) = history(app) {
+        if !suffix.is_empty() {
+            suffix.push_str(" · ");
+        }
+        suffix.push_str(&spark);
+    }
+    let name = format!("Activity ({})", app.zone_label());
+    let block = pane_block(title(&name, &suffix, is_focused), is_focused);
     if entries.is_empty() {
         frame.render_widget(
             Paragraph::new(Line::styled(EMPTY, theme::muted())).block(block),
@@ -44,7 +71,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         .range(start..end)
         .enumerate()
         .map(|(i, logged)| {
-            let text = view::activity_line(&logged.entry, logged.count);
+            let text = view::activity_line(&logged.entry, logged.count, app.zone());
             let text = view::fit(&text, width);
             let (clock, rest) = super::split_clock(&text);
             let line = Line::from(vec![

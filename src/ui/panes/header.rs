@@ -211,7 +211,12 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     if let Some(text) = controller_text(app) {
         second.push((Span::raw(text), 2));
     }
-    second.push((Span::raw(format!("sort: {}", app.sort().label())), 0));
+    let sort = if app.sort_reversed() {
+        format!("sort: {}, reversed", app.sort().label())
+    } else {
+        format!("sort: {}", app.sort().label())
+    };
+    second.push((Span::raw(sort), 0));
     let width = usize::from(area.width);
     let (first, second) = (fitted(first, width), fitted(second, width));
     let mut y = area.y;

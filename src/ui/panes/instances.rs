@@ -23,6 +23,29 @@ pub const HEADERS: [&str; 7] = ["NAME", "ST", "SUBSTRATE", "STATUS", "LEASE", "L
 
 const SPACING: u16 = super::TABLE_SPACING;
 
+/// Drawn before a marked instance's name (`space`, Ctrl-A).
+pub const MARK: &str = "●";
+
+/// The headers as drawn in columns `widths` wide: [`HEADERS`] with `▲`
+/// (or `▼`, high to low) after the sorted column's; where the column is too
+/// narrow for both, the mark takes the header's last letter (`REA▼`), so it
+/// is never cut away.
+#[must_use]
+pub fn headers(app: &App, widths: &[u16; 7]) -> [String; 7] {
+    let column = app.sort().column();
+    let mark = if app.sort_descending() { '▼' } else { '▲' };
+    std::array::from_fn(|i| {
+        let header = HEADERS[i];
+        if i != column {
+            return header.to_owned();
+        }
+        let room = usize::from(widths[i]).saturating_sub(1);
+        let mut text: String = header.chars().take(room).collect();
+        text.push(mark);
+        text
+    })
+}
+
 /// The cursor drawn at the end of the filter prompt.
 pub const PROMPT_CURSOR: &str = "▏";
 
@@ -47,6 +70,9 @@ pub fn title_suffix(app: &App) -> String {
             " match \"{}\" (filtered from {total})",
             sanitize_short(app.filter(), CUT_SHORT)
         );
+    }
+    if !app.marks().is_empty() {
+        let _ = write!(suffix, " · {} marked", app.marks().len());
     }
     if total > 0 {
         let _ = write!(suffix, " · {} active", counts.active);
@@ -96,7 +122,9 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         return;
     }
     if len == 0 {
-        let text = if !app.loaded() {
+        let text = if let Some(error) = app.filter_error() {
+            format!("filter: {}", sanitize_short(error, CUT_SHORT * 2))
+        } else if !app.loaded() {
             "reading the store…".to_owned()
         } else if instances.is_empty() {
             "no instances in this store".to_owned()
@@ -135,7 +163,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
                 .with_pending(pending, now)
                 .with_dead_services(dead);
             let short = Short::of(i, liveness, pending, dead, now);
-            (row, short)
+            (marked(row, app.is_marked(&i.name)), short)
         })
         .collect();
     let widths = column_widths(inner.width, &built);
@@ -143,15 +171,25 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         .into_iter()
         .map(|(r, short)| row(r, &short, widths))
         .collect();
+    let headers = headers(app, &widths);
+    let headers: [&str; 7] = std::array::from_fn(|i| headers[i].as_str());
     super::render_table(
         frame,
         inner,
-        &HEADERS,
+        &headers,
         rows,
         &widths,
         selected - offset,
         is_focused,
     );
+}
+
+/// `row` with [`MARK`] before its name when `marked`.
+fn marked(mut row: InstanceRow, marked: bool) -> InstanceRow {
+    if marked {
+        row.name = format!("{MARK} {}", row.name);
+    }
+    row
 }
 
 fn row(mut r: InstanceRow, short: &Short, widths: [u16; 7]) -> Row<'static> {

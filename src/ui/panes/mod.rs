@@ -3,10 +3,12 @@
 
 pub mod activity;
 pub mod backoffs;
+pub mod command;
 pub mod detail;
 pub mod footer;
 pub mod fulltext;
 pub mod header;
+pub mod help;
 pub mod instances;
 pub mod logs;
 pub mod operation;

@@ -40,6 +40,12 @@ pub fn confirm_text(instance: &Instance, teardown: &TeardownInfo) -> String {
     )
 }
 
+/// Draw the help overlay, unscrolled and without a query, centred in
+/// `area` ([`super::help`] draws the App's).
+pub fn render_help(frame: &mut Frame, area: Rect) {
+    super::help::draw(frame, area, &crate::ui::app::HelpView::default());
+}
+
 /// A rectangle `width` x `height`, centred in `area` and clipped to it.
 #[must_use]
 pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
@@ -57,6 +63,16 @@ pub fn render_confirm(frame: &mut Frame, area: Rect, instance: &Instance, teardo
         " Confirm teardown ",
         confirm_text(instance, teardown),
     );
+}
+
+/// Draw the bulk `r`/`d` confirmation dialog (how many, the first names),
+/// centred in `area`.
+pub fn render_confirm_bulk(frame: &mut Frame, area: Rect, bulk: &crate::ui::app::Bulk) {
+    let title = match bulk.intent {
+        crate::reaper::Intent::Reap => " Confirm reap ",
+        crate::reaper::Intent::TearDown => " Confirm teardown ",
+    };
+    render_question(frame, area, title, bulk.question());
 }
 
 /// Draw the cancel confirmation dialog for `op` (`cancel down alpha (op
@@ -90,57 +106,4 @@ fn render_question(frame: &mut Frame, area: Rect, title: &'static str, text: Str
         .block(block),
         rect,
     );
-}
-
-/// Draw the help overlay, centred in `area`.
-pub fn render_help(frame: &mut Frame, area: Rect) {
-    let key_width = KEYS.iter().map(|(k, _)| k.width()).max().unwrap_or(0);
-    let mut lines: Vec<Line> = KEYS
-        .iter()
-        .map(|(keys, what)| {
-            Line::from(vec![
-                Span::styled(format!(" {keys:<key_width$}  "), theme::key()),
-                Span::raw(*what),
-            ])
-        })
-        .collect();
-    lines.push(Line::styled(
-        " State column (ST, after NAME): lease, lock, reap marks",
-        theme::muted(),
-    ));
-    for pair in view::STATE_LEGEND.chunks(3) {
-        let text: Vec<String> = pair
-            .iter()
-            .map(|(mark, what)| format!("{mark} {what}"))
-            .collect();
-        lines.push(Line::styled(
-            format!("   {}", text.join(" · ")),
-            theme::muted(),
-        ));
-    }
-    lines.push(Line::styled(
-        " STATUS (!): unreadable row · flash: [info] [warn] [error]",
-        theme::muted(),
-    ));
-    let width = lines
-        .iter()
-        .map(Line::width)
-        .max()
-        .unwrap_or(0)
-        .saturating_add(3);
-    let height = lines.len() + 2;
-    let rect = centered(
-        area,
-        u16::try_from(width).unwrap_or(u16::MAX),
-        u16::try_from(height).unwrap_or(u16::MAX),
-    );
-    let block = Block::bordered()
-        .title(Span::styled(
-            " Help (Esc or ? closes) ",
-            theme::focused_border(),
-        ))
-        .border_type(theme::FOCUSED_BORDER)
-        .border_style(theme::focused_border());
-    frame.render_widget(Clear, rect);
-    frame.render_widget(Paragraph::new(lines).block(block), rect);
 }

@@ -50,7 +50,8 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         }
         let _ = write!(suffix, "↓ {} newer (End follows)", entries.len() - end);
     }
-    let block = pane_block(title("Supervisor", &suffix, is_focused), is_focused);
+    let name = format!("Supervisor ({})", app.zone_label());
+    let block = pane_block(title(&name, &suffix, is_focused), is_focused);
     if entries.is_empty() {
         let text = match app.helper() {
             HelperState::NotConfigured => NO_HELPER,
@@ -68,7 +69,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         .enumerate()
         .map(|(i, logged)| {
             let note = &logged.entry;
-            let mut text = view::supervisor_line(note, logged.count);
+            let mut text = view::supervisor_line(note, logged.count, app.zone());
             let newest = start + i + 1 == entries.len();
             if newest
                 && note.kind == SupervisorKind::BackingOff

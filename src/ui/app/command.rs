@@ -1,0 +1,292 @@
+//! Command mode's state and what each command does: the line typed after
+//! `:` (or Ctrl-F), its Tab completion and Up/Down history, and the
+//! [`UiCommand`] it parses to ([`crate::ui::command`]), carried out through
+//! the same paths as the keys (`:reap`/`:down`: the single key's rules, or
+//! the bulk confirmation for several names).
+
+use crossterm::event::KeyCode;
+
+use super::{App, Command, FlashLevel, Focus};
+use crate::reaper::Intent;
+use crate::ui::command::{self, UiCommand};
+use crate::ui::keys::Input;
+
+/// History keeps at most this many lines.
+const HISTORY: usize = 100;
+
+/// The command line while it is open, and the history.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CommandLine {
+    /// The text after `:` (`None`: closed).
+    text: Option<String>,
+    /// Lines run before, oldest first.
+    history: Vec<String>,
+    /// Where Up/Down is in `history` (`None`: the line being typed).
+    at: Option<usize>,
+    /// The Tab cycle: where the completed word starts, the candidates and
+    /// the one shown.
+    cycle: Option<(usize, Vec<String>, usize)>,
+}
+
+impl CommandLine {
+    /// The text typed, while the line is open.
+    #[must_use]
+    pub fn text(&self) -> Option<&str> {
+        self.text.as_deref()
+    }
+
+    /// The completion candidates of the running Tab cycle, with the one
+    /// shown.
+    #[must_use]
+    pub fn candidates(&self) -> Option<(&[String], usize)> {
+        self.cycle.as_ref().map(|(_, c, i)| (c.as_slice(), *i))
+    }
+}
+
+impl App {
+    /// Command mode's line and history.
+    #[must_use]
+    pub fn command_line(&self) -> &CommandLine {
+        &self.command
+    }
+
+    /// `:` or Ctrl-F: open the command line, empty.
+    pub(super) fn open_command(&mut self) {
+        self.command.text = Some(String::new());
+        self.command.at = None;
+        self.command.cycle = None;
+    }
+
+    /// Whether the command line has the keyboard.
+    pub(super) fn command_open(&self) -> bool {
+        self.command.text.is_some()
+    }
+
+    /// A character typed, or Backspace (`None`).
+    pub(super) fn command_edit(&mut self, input: Option<Input>) {
+        self.command.cycle = None;
+        let Some(text) = self.command.text.as_mut() else {
+            return;
+        };
+        match input {
+            Some(Input::Key(KeyCode::Char(c), _)) => text.push(c),
+            Some(_) => {}
+            None => {
+                text.pop();
+            }
+        }
+    }
+
+    /// Tab: complete the last word (command names, then instance names);
+    /// Tab again shows the next candidate.
+    pub(super) fn command_complete(&mut self) {
+        let Some(text) = self.command.text.clone() else {
+            return;
+        };
+        let (start, candidates, index) = match self.command.cycle.take() {
+            Some((start, candidates, i)) => {
+                let next = (i + 1) % candidates.len();
+                (start, candidates, next)
+            }
+            None => {
+                let names: Vec<&str> = self
+                    .snapshot
+                    .instances
+                    .iter()
+                    .map(|i| i.name.as_str())
+                    .collect();
+                let (start, candidates) = command::candidates(&text, &names);
+                if candidates.is_empty() {
+                    return;
+                }
+                (start, candidates, 0)
+            }
+        };
+        let mut line = text[..start].to_owned();
+        line.push_str(&candidates[index]);
+        if candidates.len() == 1 {
+            line.push(' ');
+        } else {
+            self.command.cycle = Some((start, candidates, index));
+        }
+        self.command.text = Some(line);
+    }
+
+    /// Up (`-1`) or Down (`1`) through the history.
+    pub(super) fn command_history(&mut self, delta: isize) {
+        let len = self.command.history.len();
+        if len == 0 || self.command.text.is_none() {
+            return;
+        }
+        self.command.cycle = None;
+        let at = match (self.command.at, delta < 0) {
+            (None, true) => Some(len - 1),
+            (None, false) => None,
+            (Some(i), true) => Some(i.saturating_sub(1)),
+            (Some(i), false) if i + 1 < len => Some(i + 1),
+            (Some(_), false) => None,
+        };
+        self.command.at = at;
+        self.command.text = Some(at.map_or_else(String::new, |i| self.command.history[i].clone()));
+    }
+
+    /// Esc: close the line.
+    pub(super) fn command_cancel(&mut self) {
+        self.command.text = None;
+        self.command.cycle = None;
+    }
+
+    /// Enter: close the line, keep it in the history and carry it out.
+    pub(super) fn command_run(&mut self) -> Option<Command> {
+        let line = self.command.text.take()?;
+        self.command.cycle = None;
+        let line = line.trim().to_owned();
+        if line.is_empty() {
+            return None;
+        }
+        if self.command.history.last() != Some(&line) {
+            self.command.history.push(line.clone());
+            if self.command.history.len() > HISTORY {
+                self.command.history.remove(0);
+            }
+        }
+        match command::parse(&line) {
+            Ok(parsed) => self.run(parsed),
+            Err(error) => {
+                self.set_flash(FlashLevel::Warning, format!(":{line}: {error}"));
+                None
+            }
+        }
+    }
+
+    fn run(&mut self, parsed: UiCommand) -> Option<Command> {
+        match parsed {
+            UiCommand::Reap(names) => return self.command_write(Intent::Reap, &names),
+            UiCommand::Down(names) => return self.command_write(Intent::TearDown, &names),
+            UiCommand::Filter(expr) => {
+                self.filter = expr;
+                self.refilter();
+                self.keep_filter();
+            }
+            UiCommand::Sort(key, descending) => {
+                self.set_sort(key, descending);
+                let text = if self.reversed {
+                    format!("sort: {}, reversed", key.label())
+                } else {
+                    format!("sort: {}", key.label())
+                };
+                self.set_flash(FlashLevel::Info, text);
+            }
+            // The same paths as the keys `P`, `R` and `l`.
+            UiCommand::Pause if self.reaper.paused => {
+                self.set_flash(FlashLevel::Info, "the reaper is already paused".to_owned());
+            }
+            UiCommand::Resume if !self.reaper.paused => {
+                self.set_flash(FlashLevel::Info, "the reaper is not paused".to_owned());
+            }
+            UiCommand::Pause | UiCommand::Resume => return self.pause_key(),
+            UiCommand::Pass => return self.pass_key(),
+            UiCommand::Logs(name) => {
+                if !self.snapshot.instances.iter().any(|i| i.name == name) {
+                    self.set_flash(
+                        FlashLevel::Warning,
+                        format!(
+                            "no instance named \"{}\"",
+                            crate::model::text::sanitize_short(&name, crate::ui::view::CUT_SHORT)
+                        ),
+                    );
+                    return None;
+                }
+                self.jump(&name);
+                return self.open_logs();
+            }
+            UiCommand::Ops => {
+                if self.snapshot.generation.has_operations() {
+                    self.focus = Focus::Operations;
+                } else {
+                    self.set_flash(
+                        FlashLevel::Warning,
+                        format!(
+                            "no operations on this store (schema v{}: stackless 0.4.0 has them)",
+                            self.snapshot.generation.user_version
+                        ),
+                    );
+                }
+            }
+            UiCommand::Help => self.open_help(),
+            UiCommand::Quit => {
+                self.quitting = true;
+                return Some(Command::Quit);
+            }
+            UiCommand::Jump(query) => self.jump(&query),
+        }
+        None
+    }
+
+    /// `:reap`/`:down`: one name is the single key on that instance;
+    /// several open the bulk confirmation. A name not in the store is
+    /// refused with its reason.
+    fn command_write(&mut self, intent: Intent, names: &[String]) -> Option<Command> {
+        if let Some(reason) = self.write_keys_off() {
+            let reason = reason.into_owned();
+            self.refuse("", reason);
+            return None;
+        }
+        let mut found = Vec::new();
+        for name in names {
+            match self.snapshot.instance(name) {
+                Some(instance) => found.push(instance.clone()),
+                None => self.refuse(name, "refused: no such instance in the store".into()),
+            }
+        }
+        match (found.len(), intent) {
+            (0, _) => None,
+            (1, Intent::Reap) => self.reap_instance(found.remove(0)),
+            (1, Intent::TearDown) => {
+                self.down_instance(found.remove(0));
+                None
+            }
+            _ => {
+                let mut names: Vec<String> = found.into_iter().map(|i| i.name).collect();
+                names.sort();
+                names.dedup();
+                self.confirm_bulk = Some(super::Bulk { intent, names });
+                None
+            }
+        }
+    }
+
+    /// `:NAME`: select the instance matching `query` best
+    /// ([`command::fuzzy`]), clearing a filter that hides it.
+    fn jump(&mut self, query: &str) {
+        let names = self.snapshot.instances.iter().map(|i| i.name.as_str());
+        let Some(at) = command::fuzzy(query, names) else {
+            self.set_flash(
+                FlashLevel::Warning,
+                format!(
+                    "no instance matches \"{}\"",
+                    crate::model::text::sanitize_short(query, crate::ui::view::CUT_SHORT)
+                ),
+            );
+            return;
+        };
+        let name = self.snapshot.instances[at].name.clone();
+        let position = u32::try_from(at).ok();
+        if !self.order.iter().any(|&p| Some(p) == position) {
+            self.filter.clear();
+            self.refilter();
+        }
+        self.focus = Focus::Instances;
+        self.selected_name = Some(name.clone());
+        if let Some(row) = self.order.iter().position(|&p| Some(p) == position) {
+            self.selected = row;
+        }
+        self.set_flash(
+            FlashLevel::Info,
+            format!(
+                "jumped to {}",
+                crate::model::text::sanitize_short(&name, crate::ui::view::CUT_SHORT)
+            ),
+        );
+    }
+}

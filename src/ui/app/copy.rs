@@ -1,0 +1,61 @@
+//! `y` and `Y`: copy the target instance's name, or the `down` command
+//! line that would tear it down (the real argv: `--down-cmd`, or
+//! `stackless down NAME --json`, shell-quoted for display), to the
+//! clipboard. The console writes the OSC 52 sequence
+//! ([`crate::ui::clipboard::osc52`]); this only decides the text.
+
+use super::{App, Command, FlashLevel};
+use crate::reaper::DownCommand;
+
+/// The teardown template when the console did not say (`--down-cmd`'s
+/// default).
+const DEFAULT_DOWN: &str = "stackless down {name} --json";
+
+impl App {
+    /// The teardown command `Y` shows (the console sets the one it runs).
+    pub fn set_down_command(&mut self, down: DownCommand) {
+        self.down = Some(down);
+    }
+
+    /// `y`: copy the target's name (the detail view's instance, else the
+    /// selected one).
+    pub(super) fn copy_name(&mut self) -> Option<Command> {
+        let name = match self.target() {
+            Ok(instance) => instance.name,
+            Err(_) => {
+                self.set_flash(FlashLevel::Warning, "nothing to copy".into());
+                return None;
+            }
+        };
+        let shown = crate::model::text::sanitize_short(&name, crate::ui::view::CUT_SHORT);
+        self.set_flash(FlashLevel::Info, format!("copied {shown}"));
+        Some(Command::Copy { text: name })
+    }
+
+    /// `Y`: copy the `down` command line for the target, shell-quoted.
+    pub(super) fn copy_down(&mut self) -> Option<Command> {
+        let Ok(instance) = self.target() else {
+            self.set_flash(FlashLevel::Warning, "nothing to copy".into());
+            return None;
+        };
+        let default;
+        let down = match &self.down {
+            Some(down) => down,
+            None => {
+                default = DownCommand::parse(DEFAULT_DOWN).ok()?;
+                &default
+            }
+        };
+        let Some(argv) = down.argv_for(&instance.name) else {
+            self.refuse(
+                &instance.name,
+                crate::model::name::REFUSED_NOT_DNS_SAFE.to_owned(),
+            );
+            return None;
+        };
+        let line = shell_words::join(&argv);
+        let shown = crate::model::text::sanitize_short(&line, crate::ui::view::CUT_SHORT * 2);
+        self.set_flash(FlashLevel::Info, format!("copied: {shown}"));
+        Some(Command::Copy { text: line })
+    }
+}

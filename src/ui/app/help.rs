@@ -1,0 +1,100 @@
+//! The help overlay's state: its scroll and its search (`/` inside help:
+//! only the entries whose keys or text contain the query are listed).
+
+use crossterm::event::KeyCode;
+
+use super::App;
+use crate::ui::keys::Input;
+
+/// Rows one help page moves before the first frame measured it.
+const DEFAULT_PAGE: usize = 10;
+
+/// Where the help is scrolled to and what it is searched for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HelpView {
+    scroll: usize,
+    query: String,
+    typing: bool,
+}
+
+impl HelpView {
+    /// The first line shown (clamped by drawing).
+    #[must_use]
+    pub fn scroll(&self) -> usize {
+        self.scroll
+    }
+
+    /// The search text (empty: every entry).
+    #[must_use]
+    pub fn query(&self) -> &str {
+        &self.query
+    }
+
+    /// Whether the search prompt has the keyboard.
+    #[must_use]
+    pub fn typing(&self) -> bool {
+        self.typing
+    }
+}
+
+impl App {
+    /// The help overlay's scroll and search.
+    #[must_use]
+    pub fn help_view(&self) -> &HelpView {
+        &self.help_view
+    }
+
+    /// Whether the help's search prompt has the keyboard.
+    pub(super) fn help_typing(&self) -> bool {
+        self.help && self.help_view.typing
+    }
+
+    /// Open the help at its top, without a query.
+    pub(super) fn open_help(&mut self) {
+        self.help = true;
+        self.help_view = HelpView::default();
+    }
+
+    /// Scroll the help by `delta` lines (`isize::MIN / 2`: the top),
+    /// clamped to what the last frame drew.
+    pub(super) fn scroll_help(&mut self, delta: isize) {
+        let viewport = self.viewport.get();
+        let max = viewport.help_len.saturating_sub(viewport.help_rows.max(1));
+        let view = &mut self.help_view;
+        view.scroll = view.scroll.min(max).saturating_add_signed(delta).min(max);
+    }
+
+    /// A help page, in lines.
+    pub(super) fn help_page(&self) -> isize {
+        let rows = self.viewport.get().help_rows;
+        isize::try_from(if rows == 0 { DEFAULT_PAGE } else { rows }).unwrap_or(isize::MAX)
+    }
+
+    /// `/` in help: type a query.
+    pub(super) fn search_help(&mut self) {
+        self.help_view.typing = true;
+    }
+
+    /// A character typed into the help's query.
+    pub(super) fn help_text(&mut self, input: Input) {
+        if let Input::Key(KeyCode::Char(c), _) = input {
+            self.help_view.query.push(c);
+            self.help_view.scroll = 0;
+        }
+    }
+
+    /// Backspace in the help's query.
+    pub(super) fn help_backspace(&mut self) {
+        self.help_view.query.pop();
+        self.help_view.scroll = 0;
+    }
+
+    /// Enter (keep the query) or Esc (clear it) in the help's prompt.
+    pub(super) fn help_done(&mut self, keep: bool) {
+        self.help_view.typing = false;
+        if !keep {
+            self.help_view.query.clear();
+        }
+        self.help_view.scroll = 0;
+    }
+}

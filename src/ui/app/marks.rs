@@ -1,0 +1,229 @@
+//! Marks and bulk actions: `space` marks the selected instance, Ctrl-A
+//! every instance the filter shows, Esc clears them; `r` and `d` then act
+//! on the marked set after one confirmation, each instance through the same
+//! rules as the single key (refusals listed one by one in Activity), run by
+//! the console at most `--reap-concurrency` at once.
+//!
+//! Marks are names in a sorted set (look-ups `O(log n)`), never positions:
+//! a 100k store with 100k marks costs `O(m log n)` per snapshot (marks of
+//! names no longer stored are dropped) and per bulk action.
+
+use super::{App, Command, FlashLevel, Focus};
+use crate::event::{Activity, ActivityKind, Actor};
+use crate::model::{Instance, ReapAttempt};
+use crate::reaper::Intent;
+use crate::reaper::decision::{may_reap_now, may_tear_down};
+
+/// How many names the bulk confirmation lists before `and N more`.
+pub const BULK_NAMES_SHOWN: usize = 3;
+
+/// A bulk `r` or `d` awaiting confirmation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bulk {
+    /// Reap (`r`) or tear down (`d`).
+    pub intent: Intent,
+    /// The marked names at the key press, sorted.
+    pub names: Vec<String>,
+}
+
+impl Bulk {
+    /// The question: `Reap 3 marked instances (alpha, bravo, charlie)?
+    /// [y/N]`, `Tear down 5 marked instances (alpha, bravo, charlie and 2
+    /// more)? [y/N]` (names sanitized and cut).
+    #[must_use]
+    pub fn question(&self) -> String {
+        use crate::model::text::sanitize_short;
+        let verb = match self.intent {
+            Intent::Reap => "Reap",
+            Intent::TearDown => "Tear down",
+        };
+        let count = self.names.len();
+        let noun = if count == 1 { "instance" } else { "instances" };
+        let mut list = self
+            .names
+            .iter()
+            .take(BULK_NAMES_SHOWN)
+            .map(|n| sanitize_short(n, crate::ui::view::CUT_SHORT))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if count > BULK_NAMES_SHOWN {
+            list = format!("{list} and {} more", count - BULK_NAMES_SHOWN);
+        }
+        format!("{verb} {count} marked {noun} ({list})? [y/N]")
+    }
+}
+
+impl App {
+    /// The marked names, sorted.
+    #[must_use]
+    pub fn marks(&self) -> &std::collections::BTreeSet<String> {
+        &self.marks
+    }
+
+    /// Whether `name` is marked.
+    #[must_use]
+    pub fn is_marked(&self, name: &str) -> bool {
+        self.marks.contains(name)
+    }
+
+    /// The bulk action awaiting `y`/`N`, if its dialog is open.
+    #[must_use]
+    pub fn confirming_bulk(&self) -> Option<&Bulk> {
+        self.confirm_bulk.as_ref()
+    }
+
+    /// `space`: mark or unmark the selected instance (Instances pane).
+    pub(super) fn toggle_mark(&mut self) {
+        self.focus = Focus::Instances;
+        let Some(name) = self.selected_instance().map(|i| i.name.clone()) else {
+            self.set_flash(FlashLevel::Warning, "no instance selected".into());
+            return;
+        };
+        if !self.marks.remove(&name) {
+            self.marks.insert(name);
+        }
+    }
+
+    /// Ctrl-A: mark every instance the filter shows.
+    pub(super) fn mark_all(&mut self) {
+        self.focus = Focus::Instances;
+        let instances = &self.snapshot.instances;
+        for &p in &self.order {
+            if let Some(instance) = instances.get(p as usize)
+                && !self.marks.contains(&instance.name)
+            {
+                self.marks.insert(instance.name.clone());
+            }
+        }
+        let text = format!("{} marked", self.marks.len());
+        self.set_flash(FlashLevel::Info, text);
+    }
+
+    /// Esc with marks: clear them. `false` when there were none.
+    pub(super) fn clear_marks(&mut self) -> bool {
+        if self.marks.is_empty() {
+            return false;
+        }
+        let count = self.marks.len();
+        self.marks.clear();
+        self.set_flash(FlashLevel::Info, format!("{count} marks cleared"));
+        true
+    }
+
+    /// After a new snapshot: drop the marks of names no longer stored.
+    pub(super) fn prune_marks(&mut self) {
+        if self.marks.is_empty() {
+            return;
+        }
+        let snapshot = &self.snapshot;
+        self.marks.retain(|name| snapshot.instance(name).is_some());
+    }
+
+    /// Whether `r`/`d` act on the marks: some are set and no detail view
+    /// names its own instance.
+    pub(super) fn bulk_applies(&self) -> bool {
+        !self.marks.is_empty() && self.detail.is_none()
+    }
+
+    /// `r`/`d` with marks: open the one confirmation (write keys on).
+    pub(super) fn bulk_key(&mut self, intent: Intent) {
+        if let Some(reason) = self.write_keys_off() {
+            let reason = reason.into_owned();
+            self.refuse("", reason);
+            return;
+        }
+        self.confirm_bulk = Some(Bulk {
+            intent,
+            names: self.marks.iter().cloned().collect(),
+        });
+    }
+
+    /// `y` to a bulk action: check each marked instance on the snapshot
+    /// shown now with the single key's rules, log each refusal with its
+    /// reason, clear the marks and ask the console to run the rest.
+    pub(super) fn confirm_bulk(&mut self) -> Option<Command> {
+        let bulk = self.confirm_bulk.take()?;
+        let mut jobs: Vec<(Instance, Option<ReapAttempt>)> = Vec::new();
+        let mut refused = 0_usize;
+        for name in &bulk.names {
+            match self.bulk_check(name, bulk.intent) {
+                Ok(job) => jobs.push(job),
+                Err(reason) => {
+                    refused += 1;
+                    self.refuse(name, reason);
+                }
+            }
+        }
+        for (instance, _) in &jobs {
+            let name = instance.name.clone();
+            self.own_until(&name);
+        }
+        self.marks.clear();
+        let verb = match bulk.intent {
+            Intent::Reap => "reap",
+            Intent::TearDown => "teardown",
+        };
+        let text = if refused == 0 {
+            format!("{verb} requested for {} instances", jobs.len())
+        } else {
+            format!(
+                "{verb} requested for {} instances, {refused} refused (see Activity)",
+                jobs.len()
+            )
+        };
+        let level = if refused == 0 {
+            FlashLevel::Info
+        } else {
+            FlashLevel::Warning
+        };
+        self.set_flash(level, text);
+        (!jobs.is_empty()).then_some(Command::Bulk {
+            intent: bulk.intent,
+            jobs,
+        })
+    }
+
+    /// The single key's rules for one marked instance: `Ok` with the
+    /// instance and its reap attempt as shown now, else the refusal.
+    fn bulk_check(
+        &self,
+        name: &str,
+        intent: Intent,
+    ) -> Result<(Instance, Option<ReapAttempt>), String> {
+        let Some(instance) = self.snapshot.instance(name) else {
+            return Err("refused: no longer in the store".into());
+        };
+        let liveness = self.snapshot.lock_liveness(name);
+        let pending = self.snapshot.pending_operation(name);
+        match intent {
+            Intent::Reap if self.clock_doubt.is_some() => Err(
+                "the wall clock looks wrong (see the header): r is off until it looks right".into(),
+            ),
+            Intent::Reap => {
+                may_reap_now(instance, liveness, pending, self.now).map_err(|r| r.to_string())
+            }
+            Intent::TearDown => {
+                may_tear_down(instance, liveness, pending).map_err(|r| r.to_string())
+            }
+        }?;
+        Ok((instance.clone(), self.snapshot.reap_attempt(name).cloned()))
+    }
+
+    /// Any other key to a bulk action: close it, logging the cancel.
+    pub(super) fn cancel_bulk(&mut self) {
+        let Some(bulk) = self.confirm_bulk.take() else {
+            return;
+        };
+        let verb = match bulk.intent {
+            Intent::Reap => "reap",
+            Intent::TearDown => "teardown",
+        };
+        self.log_local(Activity::new(
+            self.now,
+            Actor::Operator,
+            "",
+            ActivityKind::Aborted,
+            format!("{verb} of {} marked instances cancelled", bulk.names.len()),
+        ));
+    }
+}

@@ -1,0 +1,282 @@
+//! Command mode (`:`): the line parsed into a [`UiCommand`], its Tab
+//! completion (command names, then instance names) and the fuzzy jump to
+//! an instance by name, as pure functions of the text and the names.
+//!
+//! `:reap NAME...`, `:down NAME...`, `:filter EXPR`, `:sort KEY
+//! [asc|desc]`, `:pause`, `:resume`, `:pass`, `:logs NAME`, `:ops`,
+//! `:help`, `:q`; any other single word is a jump (`:NAME`). Names are
+//! checked DNS-safe ([`crate::model::name::is_dns_safe`]) before anything
+//! acts on them.
+
+use crate::model::name::is_dns_safe;
+use crate::ui::app::SortKey;
+
+/// The command names, in completion order.
+pub const COMMANDS: [&str; 12] = [
+    "down", "filter", "help", "logs", "ops", "pass", "pause", "q", "quit", "reap", "resume", "sort",
+];
+
+/// Completion offers at most this many instance names.
+pub const MAX_CANDIDATES: usize = 50;
+
+/// What a command line asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UiCommand {
+    /// `:reap NAME...`: what `r` does, for these instances.
+    Reap(Vec<String>),
+    /// `:down NAME...`: what `d` does, for these instances.
+    Down(Vec<String>),
+    /// `:filter EXPR`: the Instances filter (empty: none).
+    Filter(String),
+    /// `:sort KEY [asc|desc]` (`None`: the key's natural direction).
+    Sort(SortKey, Option<bool>),
+    /// `:pause`: pause the reaper.
+    Pause,
+    /// `:resume`: resume the reaper.
+    Resume,
+    /// `:pass`: run a reaper pass now.
+    Pass,
+    /// `:logs NAME`: the logs view of an instance.
+    Logs(String),
+    /// `:ops`: focus the Operations pane.
+    Ops,
+    /// `:help`: the help overlay.
+    Help,
+    /// `:q`, `:quit`.
+    Quit,
+    /// `:NAME` (or Ctrl-F): select the instance whose name matches best.
+    Jump(String),
+}
+
+/// Parse a command line (without its `:`).
+///
+/// # Errors
+/// A message for the footer: `no command`, `unknown sort key "x" (lease,
+/// name, substrate, reap, status, lock)`, `:reap needs instance names`,
+/// `"Bad_Name" is not a DNS-safe name`, ...
+pub fn parse(line: &str) -> Result<UiCommand, String> {
+    let mut words = line.split_whitespace();
+    let Some(first) = words.next() else {
+        return Err("no command".into());
+    };
+    let rest: Vec<&str> = words.collect();
+    let names = |verb: &str| -> Result<Vec<String>, String> {
+        if rest.is_empty() {
+            return Err(format!(":{verb} needs instance names"));
+        }
+        rest.iter().map(|n| checked(n)).collect()
+    };
+    let bare = |command: UiCommand| {
+        if rest.is_empty() {
+            Ok(command)
+        } else {
+            Err(format!(":{first} takes no arguments"))
+        }
+    };
+    match first {
+        "reap" => names("reap").map(UiCommand::Reap),
+        "down" => names("down").map(UiCommand::Down),
+        "filter" => Ok(UiCommand::Filter(rest.join(" "))),
+        "sort" => parse_sort(&rest),
+        "pause" => bare(UiCommand::Pause),
+        "resume" => bare(UiCommand::Resume),
+        "pass" => bare(UiCommand::Pass),
+        "logs" => match rest.as_slice() {
+            [name] => checked(name).map(UiCommand::Logs),
+            _ => Err(":logs needs one instance name".into()),
+        },
+        "ops" => bare(UiCommand::Ops),
+        "help" => bare(UiCommand::Help),
+        "q" | "quit" => bare(UiCommand::Quit),
+        word if rest.is_empty() => Ok(UiCommand::Jump(word.to_owned())),
+        word => Err(format!("unknown command \"{word}\"")),
+    }
+}
+
+fn checked(name: &str) -> Result<String, String> {
+    if is_dns_safe(name) {
+        Ok(name.to_owned())
+    } else {
+        Err(format!(
+            "\"{}\" is not a DNS-safe name",
+            crate::model::text::sanitize_short(name, 40)
+        ))
+    }
+}
+
+fn parse_sort(rest: &[&str]) -> Result<UiCommand, String> {
+    let keys = "lease, name, substrate, reap, status, lock";
+    let (key, direction) = match rest {
+        [key] => (key, None),
+        [key, dir] => (key, Some(dir)),
+        _ => return Err(format!(":sort KEY [asc|desc] ({keys})")),
+    };
+    let Some(sort) = SortKey::parse(key) else {
+        return Err(format!("unknown sort key \"{key}\" ({keys})"));
+    };
+    let descending = match direction.map(|d| d.to_lowercase()) {
+        None => None,
+        Some(d) if d == "asc" => Some(false),
+        Some(d) if d == "desc" => Some(true),
+        Some(d) => return Err(format!("unknown direction \"{d}\" (asc, desc)")),
+    };
+    Ok(UiCommand::Sort(sort, descending))
+}
+
+/// What Tab may put in place of the line's last word: `(start, candidates)`,
+/// `start` being the byte offset where that word begins. The first word is
+/// completed among [`COMMANDS`]; after `reap`, `down` and `logs`, a word is
+/// completed among `names` (sorted, as the snapshot holds them: the ones
+/// starting with the word are found by binary search, at most
+/// [`MAX_CANDIDATES`]).
+#[must_use]
+pub fn candidates(line: &str, names: &[&str]) -> (usize, Vec<String>) {
+    let start = line.rfind(' ').map_or(0, |i| i + 1);
+    let word = &line[start..];
+    if start == 0 {
+        let found = COMMANDS
+            .iter()
+            .filter(|c| c.starts_with(word))
+            .map(|c| (*c).to_owned())
+            .collect();
+        return (start, found);
+    }
+    let command = line.split_whitespace().next().unwrap_or("");
+    if !matches!(command, "reap" | "down" | "logs") {
+        return (start, Vec::new());
+    }
+    let from = names.partition_point(|n| *n < word);
+    let found = names[from..]
+        .iter()
+        .take_while(|n| n.starts_with(word))
+        .take(MAX_CANDIDATES)
+        .map(|n| (*n).to_owned())
+        .collect();
+    (start, found)
+}
+
+/// The position in `names` of the best fuzzy match for `query`: an exact
+/// name first, then the shortest name starting with it, then the shortest
+/// containing it, then the shortest holding its characters in order (any
+/// case). `None` when nothing matches.
+#[must_use]
+pub fn fuzzy<'a>(query: &str, names: impl IntoIterator<Item = &'a str>) -> Option<usize> {
+    let query = query.to_lowercase();
+    let mut best: Option<((u8, usize), usize)> = None;
+    for (i, name) in names.into_iter().enumerate() {
+        let lower = name.to_lowercase();
+        let rank = if lower == query {
+            0
+        } else if lower.starts_with(&query) {
+            1
+        } else if lower.contains(&query) {
+            2
+        } else if subsequence(&query, &lower) {
+            3
+        } else {
+            continue;
+        };
+        let score = (rank, name.len());
+        if best.is_none_or(|(b, _)| score < b) {
+            best = Some((score, i));
+        }
+    }
+    best.map(|(_, i)| i)
+}
+
+fn subsequence(query: &str, text: &str) -> bool {
+    let mut chars = text.chars();
+    query.chars().all(|q| chars.any(|c| c == q))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_command() {
+        assert_eq!(
+            parse("reap alpha bravo"),
+            Ok(UiCommand::Reap(vec!["alpha".into(), "bravo".into()]))
+        );
+        assert_eq!(
+            parse(" down  alpha "),
+            Ok(UiCommand::Down(vec!["alpha".into()]))
+        );
+        assert_eq!(
+            parse("filter status:expired !lock:held"),
+            Ok(UiCommand::Filter("status:expired !lock:held".into()))
+        );
+        assert_eq!(parse("filter"), Ok(UiCommand::Filter(String::new())));
+        assert_eq!(
+            parse("sort reap"),
+            Ok(UiCommand::Sort(SortKey::ReapAttempts, None))
+        );
+        assert_eq!(
+            parse("sort name desc"),
+            Ok(UiCommand::Sort(SortKey::Name, Some(true)))
+        );
+        assert_eq!(parse("pause"), Ok(UiCommand::Pause));
+        assert_eq!(parse("resume"), Ok(UiCommand::Resume));
+        assert_eq!(parse("pass"), Ok(UiCommand::Pass));
+        assert_eq!(parse("logs golf"), Ok(UiCommand::Logs("golf".into())));
+        assert_eq!(parse("ops"), Ok(UiCommand::Ops));
+        assert_eq!(parse("help"), Ok(UiCommand::Help));
+        assert_eq!(parse("q"), Ok(UiCommand::Quit));
+        assert_eq!(parse("quit"), Ok(UiCommand::Quit));
+        assert_eq!(parse("gol"), Ok(UiCommand::Jump("gol".into())));
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_read() {
+        assert_eq!(parse(""), Err("no command".into()));
+        assert_eq!(parse("reap"), Err(":reap needs instance names".into()));
+        assert_eq!(
+            parse("down alpha Bad_Name"),
+            Err("\"Bad_Name\" is not a DNS-safe name".into())
+        );
+        assert_eq!(
+            parse("sort colour"),
+            Err("unknown sort key \"colour\" (lease, name, substrate, reap, status, lock)".into())
+        );
+        assert_eq!(
+            parse("sort name up"),
+            Err("unknown direction \"up\" (asc, desc)".into())
+        );
+        assert_eq!(parse("pause now"), Err(":pause takes no arguments".into()));
+        assert_eq!(parse("logs"), Err(":logs needs one instance name".into()));
+        assert_eq!(
+            parse("frobnicate x"),
+            Err("unknown command \"frobnicate\"".into())
+        );
+    }
+
+    #[test]
+    fn completes_commands_then_names() {
+        let names = ["alpha", "bravo", "bravo-2", "charlie"];
+        assert_eq!(
+            candidates("re", &names),
+            (0, vec!["reap".into(), "resume".into()])
+        );
+        assert_eq!(
+            candidates("p", &names),
+            (0, vec!["pass".into(), "pause".into()])
+        );
+        assert_eq!(
+            candidates("reap alpha br", &names),
+            (11, vec!["bravo".into(), "bravo-2".into()])
+        );
+        assert_eq!(candidates("down ", &names).1.len(), 4);
+        assert_eq!(candidates("sort na", &names), (5, vec![]));
+    }
+
+    #[test]
+    fn fuzzy_prefers_exact_then_prefix_then_substring_then_subsequence() {
+        let names = ["bravo-long", "bravo", "checkout-preview", "abravo"];
+        assert_eq!(fuzzy("bravo", names), Some(1));
+        assert_eq!(fuzzy("brav", names), Some(1));
+        assert_eq!(fuzzy("RAVO", names), Some(1));
+        assert_eq!(fuzzy("chkprv", names), Some(2));
+        assert_eq!(fuzzy("zzz", names), None);
+    }
+}

@@ -1,0 +1,47 @@
+//! The command line (`:`), drawn over the footer while it is open: the
+//! text typed with a cursor, then the Tab candidates (the one shown
+//! first marked).
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use crate::model::text::sanitize_short;
+use crate::ui::app::App;
+use crate::ui::panes::instances::PROMPT_CURSOR;
+use crate::ui::{theme, view};
+
+/// Draw the command line into the footer's `area` (nothing when closed).
+pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+    let Some(text) = app.command_line().text() else {
+        return;
+    };
+    let mut spans = vec![Span::styled(
+        format!(
+            ":{}{PROMPT_CURSOR}",
+            sanitize_short(text, view::CUT_SHORT * 2)
+        ),
+        theme::prompt(),
+    )];
+    if let Some((candidates, shown)) = app.command_line().candidates() {
+        let list: Vec<String> = candidates
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let c = sanitize_short(c, view::CUT_SHORT);
+                if i == shown { format!("[{c}]") } else { c }
+            })
+            .collect();
+        spans.push(Span::styled(
+            format!("  {}", list.join(" ")),
+            theme::muted(),
+        ));
+    } else {
+        spans.push(Span::styled(
+            "  Tab completes · ↑↓ history · Enter runs · Esc closes",
+            theme::muted(),
+        ));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}

@@ -1,0 +1,353 @@
+//! Marks and bulk actions (`space`, Ctrl-A, Esc; `r`/`d` on the marked
+//! set), field filters and the sorted column's mark, the help scrolled and
+//! searched at the smallest terminal: drawn into `TestBackend` at a fixed
+//! clock.
+
+use std::sync::Arc;
+
+use crate::common::CAPTURE;
+use crate::common::ui::{press, render_app, select};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use stackless_tui::event::{ActivityKind, Event};
+use stackless_tui::model::{Instance, Lease, Liveness, OpLock, Rows, Snapshot, Status};
+use stackless_tui::reaper::Intent;
+use stackless_tui::ui::{App, AppConfig, Command, FlashLevel, SortKey};
+
+fn instance(name: &str, substrate: &str, expires_at: i64) -> Instance {
+    Instance {
+        name: name.into(),
+        substrate: substrate.into(),
+        status: Status::Active,
+        created_at: Some(CAPTURE - 1000),
+        tombstoned_at: None,
+        lease: Some(Lease {
+            duration_secs: 3600,
+            expires_at,
+        }),
+        lock: None,
+        anomalies: vec![],
+        dirty: None,
+        birth: None,
+    }
+}
+
+/// alpha, bravo (locked by a live holder), delta expired; charlie not;
+/// echo on render, expired.
+fn app() -> App {
+    let mut bravo = instance("bravo", "local", CAPTURE - 60);
+    bravo.lock = Some(OpLock {
+        operation: "up".into(),
+        holder_pid: 4242,
+        holder_start_time: CAPTURE - 30,
+        acquired_at: CAPTURE - 30,
+        holder_host: Some("vm".into()),
+        claim_id: None,
+    });
+    let rows = Rows {
+        instances: vec![
+            instance("alpha", "local", CAPTURE - 120),
+            bravo,
+            instance("charlie", "local", CAPTURE + 600),
+            instance("delta", "local", CAPTURE - 10),
+            instance("echo", "render", CAPTURE - 5),
+        ],
+        ..Rows::default()
+    };
+    let mut snapshot = Snapshot::from(rows);
+    snapshot
+        .liveness_mut()
+        .insert("bravo".into(), Liveness::Alive);
+    let config = AppConfig {
+        store_label: "/home/operator/.local/state/stackless/state.db".into(),
+        reaper_line: "reaper: every 5s".into(),
+        helper_line: "helper: none".into(),
+        write_keys: Ok(()),
+        host: None,
+    };
+    let mut app = App::new(config, CAPTURE);
+    app.set_no_color(false);
+    app.handle(Event::Snapshot(Arc::new(snapshot)), CAPTURE);
+    app.set_sort(SortKey::Name, None);
+    app
+}
+
+fn ctrl(app: &mut App, c: char) -> Option<Command> {
+    app.handle(
+        Event::Input(crossterm::event::Event::Key(KeyEvent::new(
+            KeyCode::Char(c),
+            KeyModifiers::CONTROL,
+        ))),
+        CAPTURE,
+    )
+}
+
+fn type_text(app: &mut App, text: &str) {
+    for c in text.chars() {
+        assert_eq!(press(app, KeyCode::Char(c)), None);
+    }
+}
+
+fn names(app: &App) -> Vec<String> {
+    (0..app.visible().len())
+        .filter_map(|row| app.instance_at(row).map(|i| i.name.clone()))
+        .collect()
+}
+
+fn marks(app: &App) -> Vec<String> {
+    app.marks().iter().cloned().collect()
+}
+
+#[test]
+fn space_marks_and_bulk_r_refuses_the_locked_one_with_its_reason() {
+    let mut app = app();
+    select(&mut app, "alpha");
+    press(&mut app, KeyCode::Char(' '));
+    select(&mut app, "bravo");
+    press(&mut app, KeyCode::Char(' '));
+    select(&mut app, "delta");
+    press(&mut app, KeyCode::Char(' '));
+    press(&mut app, KeyCode::Char(' '));
+    press(&mut app, KeyCode::Char(' '));
+    assert_eq!(marks(&app), ["alpha", "bravo", "delta"]);
+    let text = render_app(&app, 100, 20);
+    assert_snapshot!("marks_100x20", text);
+    assert!(text.contains("3 marked"), "{text}");
+    assert!(text.contains("● alpha"), "{text}");
+    assert!(text.contains("NAME▲"), "{text}");
+
+    assert_eq!(press(&mut app, KeyCode::Char('r')), None);
+    assert_eq!(
+        app.confirming_bulk()
+            .map(stackless_tui::ui::app::Bulk::question),
+        Some("Reap 3 marked instances (alpha, bravo, delta)? [y/N]".to_owned())
+    );
+    let text = render_app(&app, 100, 20);
+    assert_snapshot!("bulk_confirm_100x20", text);
+
+    let Some(Command::Bulk { intent, jobs }) = press(&mut app, KeyCode::Char('y')) else {
+        panic!("no bulk command");
+    };
+    assert_eq!(intent, Intent::Reap);
+    let started: Vec<&str> = jobs.iter().map(|(i, _)| i.name.as_str()).collect();
+    assert_eq!(started, ["alpha", "delta"]);
+    let refused: Vec<(String, String)> = app
+        .activity()
+        .entries()
+        .iter()
+        .map(|e| &e.entry)
+        .filter(|a| a.kind == ActivityKind::Refused)
+        .map(|a| (a.instance.clone(), a.detail.clone()))
+        .collect();
+    assert_eq!(
+        refused,
+        [("bravo".to_owned(), "refused: locked (alive)".to_owned())]
+    );
+    assert_eq!(
+        app.flash().map(|f| (f.level, f.text.as_str())),
+        Some((
+            FlashLevel::Warning,
+            "reap requested for 2 instances, 1 refused (see Activity)"
+        ))
+    );
+    assert!(app.marks().is_empty(), "marks cleared after the action");
+}
+
+#[test]
+fn bulk_d_defaults_to_no_and_esc_clears_marks() {
+    let mut app = app();
+    ctrl(&mut app, 'a');
+    assert_eq!(marks(&app).len(), 5);
+    press(&mut app, KeyCode::Char('d'));
+    assert_eq!(
+        app.confirming_bulk()
+            .map(stackless_tui::ui::app::Bulk::question),
+        Some("Tear down 5 marked instances (alpha, bravo, charlie and 2 more)? [y/N]".to_owned())
+    );
+    // Any other key: no.
+    assert_eq!(press(&mut app, KeyCode::Enter), None);
+    assert!(app.confirming_bulk().is_none());
+    assert_eq!(marks(&app).len(), 5, "a refused dialog keeps the marks");
+    press(&mut app, KeyCode::Esc);
+    assert!(app.marks().is_empty());
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("5 marks cleared")
+    );
+}
+
+#[test]
+fn ctrl_a_marks_what_the_field_filter_shows() {
+    let mut app = app();
+    press(&mut app, KeyCode::Char('/'));
+    type_text(&mut app, "status:expired !lock:held");
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(names(&app), ["alpha", "delta", "echo"]);
+    ctrl(&mut app, 'a');
+    assert_eq!(marks(&app), ["alpha", "delta", "echo"]);
+    press(&mut app, KeyCode::Esc);
+    assert!(app.marks().is_empty());
+    press(&mut app, KeyCode::Esc);
+    assert_eq!(app.filter(), "");
+    press(&mut app, KeyCode::Char('/'));
+    type_text(&mut app, "!substrate:local");
+    assert_eq!(names(&app), ["echo"]);
+    press(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Char('/'));
+    type_text(&mut app, "lock:maybe");
+    assert!(names(&app).is_empty());
+    assert_eq!(
+        app.filter_error(),
+        Some("lock:maybe: values are alive, foreign, held, stale, none, any")
+    );
+}
+
+#[test]
+fn capital_s_reverses_with_the_mark_on_the_sorted_column() {
+    let mut app = app();
+    press(&mut app, KeyCode::Char('S'));
+    assert_eq!(names(&app), ["echo", "delta", "charlie", "bravo", "alpha"]);
+    let text = render_app(&app, 100, 20);
+    assert_snapshot!("sorted_name_desc_100x20", text);
+    assert!(text.contains("NAME▼"), "{text}");
+    assert!(text.contains("sort: name, reversed"), "{text}");
+}
+
+#[test]
+fn help_scrolls_and_searches_at_60x15() {
+    let mut app = app();
+    press(&mut app, KeyCode::Char('?'));
+    let top = render_app(&app, 60, 15);
+    press(&mut app, KeyCode::PageDown);
+    let scrolled = render_app(&app, 60, 15);
+    assert_ne!(top, scrolled);
+    assert_snapshot!("help_scrolled_60x15", scrolled);
+    press(&mut app, KeyCode::Char('/'));
+    type_text(&mut app, "mark");
+    press(&mut app, KeyCode::Enter);
+    let searched = render_app(&app, 60, 15);
+    assert_snapshot!("help_search_60x15", searched);
+    assert!(searched.contains("Space / Ctrl-A"), "{searched}");
+    assert!(!searched.contains("PgUp / PgDn"), "{searched}");
+    press(&mut app, KeyCode::Esc);
+    assert!(!app.help_open());
+}
+
+fn command(app: &mut App, line: &str) -> Option<Command> {
+    assert_eq!(press(app, KeyCode::Char(':')), None);
+    type_text(app, line);
+    press(app, KeyCode::Enter)
+}
+
+#[test]
+fn command_line_completes_commands_then_names() {
+    let mut app = app();
+    press(&mut app, KeyCode::Char(':'));
+    type_text(&mut app, "re");
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.command_line().text(), Some("reap"));
+    let text = render_app(&app, 100, 20);
+    assert_snapshot!("command_completion_100x20", text);
+    let footer = text.lines().last().unwrap_or_default();
+    assert!(footer.starts_with("\":reap▏  [reap] resume "), "{footer}");
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.command_line().text(), Some("resume"));
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.command_line().text(), Some("reap"));
+    type_text(&mut app, " al");
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.command_line().text(), Some("reap alpha "));
+    type_text(&mut app, "de");
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.command_line().text(), Some("reap alpha delta "));
+    assert_eq!(press(&mut app, KeyCode::Enter), None);
+    assert_eq!(
+        app.confirming_bulk()
+            .map(stackless_tui::ui::app::Bulk::question),
+        Some("Reap 2 marked instances (alpha, delta)? [y/N]".to_owned())
+    );
+    press(&mut app, KeyCode::Char('n'));
+    // History: Up brings the line back.
+    press(&mut app, KeyCode::Char(':'));
+    press(&mut app, KeyCode::Up);
+    assert_eq!(app.command_line().text(), Some("reap alpha delta"));
+    press(&mut app, KeyCode::Down);
+    assert_eq!(app.command_line().text(), Some(""));
+    press(&mut app, KeyCode::Esc);
+    assert!(app.command_line().text().is_none());
+}
+
+#[test]
+fn commands_act_like_the_keys() {
+    let mut app = app();
+    let Some(Command::Reap { instance }) = command(&mut app, "reap alpha") else {
+        panic!("no reap");
+    };
+    assert_eq!(instance.name, "alpha");
+    assert_eq!(command(&mut app, "reap bravo"), None);
+    let last = app
+        .activity()
+        .entries()
+        .back()
+        .map(|e| e.entry.detail.clone());
+    assert_eq!(last.as_deref(), Some("refused: locked (alive)"));
+    assert_eq!(command(&mut app, "down charlie"), None);
+    assert_eq!(app.confirming().map(|i| i.name.as_str()), Some("charlie"));
+    press(&mut app, KeyCode::Char('n'));
+    assert_eq!(command(&mut app, "down Bad_Name"), None);
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some(":down Bad_Name: \"Bad_Name\" is not a DNS-safe name")
+    );
+    command(&mut app, "filter substrate:render");
+    assert_eq!(names(&app), ["echo"]);
+    command(&mut app, "filter");
+    assert_eq!(names(&app).len(), 5);
+    command(&mut app, "sort lease desc");
+    assert_eq!(app.sort(), SortKey::LeaseExpiry);
+    assert_eq!(names(&app), ["charlie", "echo", "delta", "bravo", "alpha"]);
+    command(&mut app, "sort name");
+    assert_eq!(names(&app), ["alpha", "bravo", "charlie", "delta", "echo"]);
+    for (line, flash) in [
+        (
+            "pause",
+            "reaper paused: no pass runs until P resumes it (running teardowns finish; reap --once is not affected)",
+        ),
+        ("pause", "the reaper is already paused"),
+        (
+            "pass",
+            "the reaper is paused: P resumes it (and runs a pass)",
+        ),
+        ("resume", "reaper resumed: a pass runs now"),
+        ("resume", "the reaper is not paused"),
+        ("pass", "reaper pass asked for: it runs now"),
+        ("logs nobody", "no instance named \"nobody\""),
+        (
+            "ops",
+            "no operations on this store (schema v4: stackless 0.4.0 has them)",
+        ),
+    ] {
+        command(&mut app, line);
+        assert_eq!(app.flash().map(|f| f.text.as_str()), Some(flash), "{line}");
+    }
+    command(&mut app, "chrl");
+    assert_eq!(
+        app.selected_instance().map(|i| i.name.as_str()),
+        Some("charlie")
+    );
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("jumped to charlie")
+    );
+    ctrl(&mut app, 'f');
+    type_text(&mut app, "ech");
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(
+        app.selected_instance().map(|i| i.name.as_str()),
+        Some("echo")
+    );
+    command(&mut app, "help");
+    assert!(app.help_open());
+    press(&mut app, KeyCode::Esc);
+    assert_eq!(command(&mut app, "q"), Some(Command::Quit));
+}
