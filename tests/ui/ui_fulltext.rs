@@ -388,3 +388,152 @@ fn read_only_footer_keeps_tab_and_cuts_the_reason() {
     );
     assert!(!footer.contains("e full text"), "{footer}");
 }
+
+/// Rows of `pane` drawn alone at `width` x `height` whose first text
+/// cell is drawn reversed (the selected log line).
+fn reversed_rows(
+    app: &App,
+    width: u16,
+    height: u16,
+    pane: fn(&mut ratatui::Frame, ratatui::layout::Rect, &App),
+) -> Vec<String> {
+    let backend = ratatui::backend::TestBackend::new(width, height);
+    let mut terminal = ratatui::Terminal::new(backend).expect("terminal");
+    terminal.draw(|f| pane(f, f.area(), app)).expect("draw");
+    let buffer = terminal.backend().buffer();
+    (1..height.saturating_sub(1))
+        .filter(|&y| {
+            buffer[(1, y)]
+                .modifier
+                .contains(ratatui::style::Modifier::REVERSED)
+        })
+        .map(|y| {
+            (1..width - 1)
+                .map(|x| buffer[(x, y)].symbol())
+                .collect::<String>()
+                .trim_end()
+                .to_owned()
+        })
+        .collect()
+}
+
+fn reaped(at: i64, name: &str) -> Event {
+    Event::Activity(Activity::new(
+        at,
+        Actor::Reaper,
+        name,
+        ActivityKind::Reaped,
+        "",
+    ))
+}
+
+/// The full text open now: its `instance` line.
+fn opened_instance(app: &App) -> String {
+    let full = app.full_text().expect("a full-text view");
+    full.text
+        .lines
+        .iter()
+        .find(|l| l.starts_with("instance "))
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Issue 11 finding 1: Activity has a selected line. In a log shorter than
+/// the pane, k selects an older line and Enter opens it (not the newest);
+/// new lines keep the selection; the oldest of a long log can be opened;
+/// G follows the newest again; the selection is drawn reversed.
+#[test]
+fn activity_opens_the_selected_line_not_the_newest() {
+    let mut app = app();
+    app.handle(reaped(CAPTURE - 1, "alpha"), CAPTURE);
+    app.handle(reaped(CAPTURE, "bravo"), CAPTURE);
+    press(&mut app, KeyCode::BackTab);
+    assert_eq!(app.focus(), Focus::Activity);
+    render_app(&app, 100, 30);
+    press(&mut app, KeyCode::Char('k'));
+    press(&mut app, KeyCode::Char('k'));
+    let pane = stackless_tui::ui::panes::activity::render;
+    assert_eq!(
+        reversed_rows(&app, 80, 8, pane)
+            .iter()
+            .map(|r| &r[..26])
+            .collect::<Vec<_>>(),
+        ["13:58:04 reaper golf faile"]
+    );
+    // A new line arrives: the selection stays on golf.
+    app.handle(reaped(CAPTURE + 1, "charlie"), CAPTURE);
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(opened_instance(&app), "instance     golf");
+    press(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Char('j'));
+    press(&mut app, KeyCode::Char('e'));
+    assert_eq!(opened_instance(&app), "instance     alpha");
+    press(&mut app, KeyCode::Esc);
+    // A long log: the oldest line can be selected and opened.
+    for i in 0..60 {
+        app.handle(reaped(CAPTURE + 2 + i, &format!("n{i}")), CAPTURE);
+    }
+    render_app(&app, 100, 30);
+    press(&mut app, KeyCode::Char('g'));
+    let screen = render_app(&app, 100, 30);
+    assert!(screen.contains("reaper golf failed"), "{screen}");
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(opened_instance(&app), "instance     golf");
+    press(&mut app, KeyCode::Esc);
+    // G: the newest, followed as lines arrive.
+    press(&mut app, KeyCode::Char('G'));
+    app.handle(reaped(CAPTURE + 100, "last"), CAPTURE);
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(opened_instance(&app), "instance     last");
+}
+
+/// A click on an Activity line selects it; Enter opens it. Supervisor too:
+/// k selects the older note.
+#[test]
+fn a_click_selects_the_log_line_under_it() {
+    let mut app = app();
+    app.handle(reaped(CAPTURE - 1, "alpha"), CAPTURE);
+    app.handle(reaped(CAPTURE, "bravo"), CAPTURE);
+    let screen = render_app(&app, 100, 30);
+    let row = screen
+        .lines()
+        .position(|l| l.contains("reaper alpha reaped"))
+        .expect("alpha drawn");
+    let click = Event::Input(crossterm::event::Event::Mouse(
+        crossterm::event::MouseEvent {
+            kind: crossterm::event::MouseEventKind::Down(crossterm::event::MouseButton::Left),
+            column: 70,
+            row: u16::try_from(row).expect("row"),
+            modifiers: crossterm::event::KeyModifiers::NONE,
+        },
+    ));
+    assert_eq!(app.handle(click, CAPTURE), None);
+    assert_eq!(app.focus(), Focus::Activity);
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(opened_instance(&app), "instance     alpha");
+    press(&mut app, KeyCode::Esc);
+    // Supervisor: two notes, k selects the older one.
+    app.handle(
+        Event::Supervisor(SupervisorNote {
+            at: CAPTURE,
+            kind: SupervisorKind::Started,
+            text: "helper started (pid 7)".into(),
+            until: None,
+        }),
+        CAPTURE,
+    );
+    press(&mut app, KeyCode::BackTab);
+    assert_eq!(app.focus(), Focus::Supervisor);
+    render_app(&app, 100, 30);
+    press(&mut app, KeyCode::Char('k'));
+    press(&mut app, KeyCode::Enter);
+    let full = app.full_text().expect("open");
+    assert!(
+        full.text
+            .lines
+            .iter()
+            .any(|l| l.contains("helper exited with status 3")),
+        "{:?}",
+        full.text.lines
+    );
+}

@@ -6,7 +6,6 @@
 use super::{App, FlashLevel, Focus};
 use crate::model::fulltext::FullText;
 use crate::ui::fulltext;
-use crate::ui::panes::log_window;
 
 /// The open full-text view.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,7 +26,7 @@ impl App {
     /// Enter or `e`: open the whole text of what is selected: the operation
     /// overlay's operation, else the detail view's instance (its last error
     /// and last teardown output), else the focused pane's selected row (the
-    /// newest line in view in Supervisor and Activity).
+    /// selected line in Supervisor and Activity).
     pub(super) fn open_full_text(&mut self) {
         let text = if let Some((_, op)) = self.operation_open() {
             op.map(|op| fulltext::operation(op, self.now))
@@ -45,7 +44,6 @@ impl App {
     /// The selected line of the focused pane, whole.
     fn pane_text(&self) -> Option<FullText> {
         let now = self.now;
-        let viewport = self.viewport.get();
         match self.focus {
             Focus::Instances => {
                 let name = self.selected_instance()?.name.clone();
@@ -60,20 +58,11 @@ impl App {
                 .get(self.backoff_selected)
                 .map(|a| fulltext::backoff(a, now)),
             Focus::Supervisor => {
-                let log = &self.supervisor;
-                let (_, end) = log_window(
-                    log.entries().len(),
-                    viewport.supervisor_rows,
-                    log.scroll_up(),
-                );
-                let logged = log.entries().get(end.checked_sub(1)?)?;
+                let logged = self.supervisor.selected()?;
                 Some(fulltext::supervisor(&logged.entry, logged.count))
             }
             Focus::Activity => {
-                let log = &self.activity;
-                let (_, end) =
-                    log_window(log.entries().len(), viewport.activity_rows, log.scroll_up());
-                let logged = log.entries().get(end.checked_sub(1)?)?;
+                let logged = self.activity.selected()?;
                 Some(fulltext::activity(&logged.entry, logged.count))
             }
         }
