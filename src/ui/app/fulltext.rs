@@ -97,6 +97,7 @@ impl App {
             if !last.detail.trim().is_empty() {
                 text.error(last.detail.trim());
             }
+            fulltext::down_answer(&mut text, &last.envelope);
             fulltext::teardown_output(&mut text, &last.stderr_tail);
         }
         text
