@@ -27,6 +27,10 @@ pub struct FullText {
     pub title: String,
     /// The lines, sanitized, not wrapped.
     pub lines: Vec<String>,
+    /// Width of the label column the view wraps under (continuation rows
+    /// of a labelled line start there): [`LABEL`], or the detail view's
+    /// when it shows the detail document.
+    pub indent: usize,
 }
 
 impl FullText {
@@ -36,6 +40,7 @@ impl FullText {
         Self {
             title: sanitize_short(title, 200),
             lines: Vec::new(),
+            indent: LABEL,
         }
     }
 

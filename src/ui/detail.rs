@@ -17,15 +17,16 @@ use std::borrow::Cow;
 
 use unicode_width::UnicodeWidthStr;
 
-use super::view::{CUT_LONG, CUT_SHORT, fit};
 use crate::model::envelope;
 use crate::model::text::sanitize_short;
 use crate::model::{Instance, Liveness, ReapAttempt, Status, time};
 use crate::store::detail::InstanceDetail;
 
-/// Longest line kept from multi-line store text (definition, payloads,
-/// errors), in characters.
-pub const MAX_LINE_CHARS: usize = 1000;
+/// Longest value or line kept from store text (every field, and each line
+/// of the definition, payloads and errors), in characters: the full-text
+/// view's bound ([`crate::model::fulltext::MAX_LINE_CHARS`], 64 Ki), far
+/// beyond any real value, so the detail view wraps every field whole.
+pub const MAX_LINE_CHARS: usize = crate::model::fulltext::MAX_LINE_CHARS;
 /// Most definition lines kept (a hostile store could hold megabytes).
 pub const MAX_DEFINITION_LINES: usize = 10_000;
 /// Most lines kept per checkpoint payload, `source_overrides` or
@@ -137,15 +138,15 @@ impl DetailText {
         Self {
             services: detail.services.clone(),
             birth_sections: crate::ui::detail_v14::sections(detail, now),
-            definition_dir: sanitize_short(&detail.definition_dir, CUT_LONG),
+            definition_dir: sanitize_short(&detail.definition_dir, MAX_LINE_CHARS),
             source_overrides: json_lines(&detail.source_overrides, MAX_BLOCK_LINES),
             checkpoints: detail
                 .checkpoints
                 .iter()
                 .map(|c| CheckpointText {
-                    step_id: sanitize_short(&c.step_id, CUT_SHORT),
-                    resource_kind: sanitize_short(&c.resource_kind, CUT_SHORT),
-                    resource_id: sanitize_short(&c.resource_id, CUT_LONG),
+                    step_id: sanitize_short(&c.step_id, MAX_LINE_CHARS),
+                    resource_kind: sanitize_short(&c.resource_kind, MAX_LINE_CHARS),
+                    resource_id: sanitize_short(&c.resource_id, MAX_LINE_CHARS),
                     recorded_at: c.recorded_at,
                     payload: json_lines(&c.payload, MAX_BLOCK_LINES),
                 })
@@ -281,11 +282,11 @@ impl<'a> Doc<'a> {
     }
 }
 
-/// `text` cut or padded to exactly `width` columns.
+/// `text` padded to `width` columns; whole when wider (the row then leaves
+/// its column rather than cut the value).
 fn pad(text: &str, width: usize) -> String {
-    let fitted = fit(text, width);
-    let used = fitted.width();
-    format!("{fitted}{}", " ".repeat(width.saturating_sub(used)))
+    let used = text.width();
+    format!("{text}{}", " ".repeat(width.saturating_sub(used)))
 }
 
 /// The lines the instance's own rows contribute (from the snapshot).
@@ -296,7 +297,11 @@ fn instance_section<'a>(
     now: i64,
 ) {
     doc.section("Instance".into());
-    doc.kv("name", sanitize_short(&detail.name, CUT_LONG), Tone::Plain);
+    doc.kv(
+        "name",
+        sanitize_short(&detail.name, MAX_LINE_CHARS),
+        Tone::Plain,
+    );
     let Some(instance) = instance else {
         doc.kv(
             "status",
@@ -307,7 +312,7 @@ fn instance_section<'a>(
     };
     doc.kv(
         "substrate",
-        sanitize_short(&instance.substrate, CUT_SHORT),
+        sanitize_short(&instance.substrate, MAX_LINE_CHARS),
         Tone::Plain,
     );
     let (status, tone) = match &instance.status {
@@ -316,7 +321,7 @@ fn instance_section<'a>(
         Status::Other(other) => (
             format!(
                 "? {} (unknown to this console)",
-                sanitize_short(other, CUT_SHORT)
+                sanitize_short(other, MAX_LINE_CHARS)
             ),
             Tone::Warning,
         ),
@@ -325,13 +330,13 @@ fn instance_section<'a>(
     if let Some(birth) = &instance.birth {
         doc.kv(
             "instance_id",
-            sanitize_short(&birth.instance_id, CUT_SHORT),
+            sanitize_short(&birth.instance_id, MAX_LINE_CHARS),
             Tone::Plain,
         );
         // `resource_namespace` (the label column is 16 wide).
         doc.kv(
             "namespace",
-            sanitize_short(&birth.resource_namespace, CUT_SHORT),
+            sanitize_short(&birth.resource_namespace, MAX_LINE_CHARS),
             Tone::Plain,
         );
     }
@@ -352,7 +357,11 @@ fn instance_section<'a>(
         None => doc.kv("tombstoned_at", "-", Tone::Muted),
     }
     for anomaly in &instance.anomalies {
-        doc.kv("anomaly", sanitize_short(anomaly, CUT_LONG), Tone::Warning);
+        doc.kv(
+            "anomaly",
+            sanitize_short(anomaly, MAX_LINE_CHARS),
+            Tone::Warning,
+        );
     }
 }
 
@@ -415,13 +424,13 @@ fn lock_section(
     };
     doc.kv(
         "operation",
-        sanitize_short(&lock.operation, CUT_SHORT),
+        sanitize_short(&lock.operation, MAX_LINE_CHARS),
         Tone::Plain,
     );
     let host = match lock.holder_host.as_deref() {
         None => " (store has no holder_host)".to_owned(),
         Some("") => " on ?".to_owned(),
-        Some(host) => format!(" on {}", sanitize_short(host, CUT_SHORT)),
+        Some(host) => format!(" on {}", sanitize_short(host, MAX_LINE_CHARS)),
     };
     doc.kv(
         "holder",
@@ -456,7 +465,11 @@ fn lock_section(
             "(empty: written before migration 6)",
             Tone::Muted,
         ),
-        Some(claim) => doc.kv("claim_id", sanitize_short(claim, CUT_SHORT), Tone::Plain),
+        Some(claim) => doc.kv(
+            "claim_id",
+            sanitize_short(claim, MAX_LINE_CHARS),
+            Tone::Plain,
+        ),
     }
 }
 
@@ -488,14 +501,18 @@ fn reap_section<'a>(doc: &mut Doc<'a>, attempt: Option<&ReapAttempt>, now: i64) 
     doc.kv("next_retry_at", retry, tone);
     match envelope::parse_error(&attempt.last_error) {
         Some(error) => {
-            doc.kv("code", sanitize_short(&error.code, CUT_SHORT), Tone::Error);
+            doc.kv(
+                "code",
+                sanitize_short(&error.code, MAX_LINE_CHARS),
+                Tone::Error,
+            );
             doc.kv(
                 "message",
                 sanitize_short(&error.message, MAX_LINE_CHARS),
                 Tone::Error,
             );
             if let Some(step) = &error.step {
-                doc.kv("step", sanitize_short(step, CUT_SHORT), Tone::Plain);
+                doc.kv("step", sanitize_short(step, MAX_LINE_CHARS), Tone::Plain);
             }
             match &error.remediation {
                 Some(r) => doc.kv(
@@ -620,7 +637,7 @@ pub fn document<'a>(
             "definition_dir",
             format!(
                 "cannot read the store: {}",
-                sanitize_short(message, CUT_LONG)
+                sanitize_short(message, MAX_LINE_CHARS)
             ),
             Tone::Error,
         ),

@@ -6,7 +6,7 @@
 
 use crate::model::detail::InstanceDetail;
 use crate::model::text::sanitize_short;
-use crate::ui::view::{CUT_LONG, CUT_SHORT};
+use crate::ui::detail::MAX_LINE_CHARS;
 
 /// One section: its title and its lines (sanitized).
 pub type Section = (String, Vec<String>);
@@ -23,16 +23,16 @@ pub fn sections(detail: &InstanceDetail, now: i64) -> Vec<Section> {
             .map(|r| {
                 format!(
                     "{:<8} {:<9} {:<20} {:<8} {:<18} {}",
-                    sanitize_short(&r.phase, CUT_SHORT),
-                    sanitize_short(&r.ownership, CUT_SHORT),
-                    sanitize_short(&r.kind, CUT_SHORT),
-                    sanitize_short(&r.provider, CUT_SHORT),
+                    sanitize_short(&r.phase, MAX_LINE_CHARS),
+                    sanitize_short(&r.ownership, MAX_LINE_CHARS),
+                    sanitize_short(&r.kind, MAX_LINE_CHARS),
+                    sanitize_short(&r.provider, MAX_LINE_CHARS),
                     if r.step_id.is_empty() {
                         "(instance)".to_owned()
                     } else {
-                        sanitize_short(&r.step_id, CUT_SHORT)
+                        sanitize_short(&r.step_id, MAX_LINE_CHARS)
                     },
-                    sanitize_short(&r.id, CUT_LONG)
+                    sanitize_short(&r.id, MAX_LINE_CHARS)
                 )
             })
             .collect();
@@ -45,8 +45,8 @@ pub fn sections(detail: &InstanceDetail, now: i64) -> Vec<Section> {
             .map(|p| {
                 format!(
                     "{} on {}",
-                    sanitize_short(&p.node, CUT_SHORT),
-                    sanitize_short(&p.provider, CUT_SHORT)
+                    sanitize_short(&p.node, MAX_LINE_CHARS),
+                    sanitize_short(&p.provider, MAX_LINE_CHARS)
                 )
             })
             .collect();
@@ -56,7 +56,7 @@ pub fn sections(detail: &InstanceDetail, now: i64) -> Vec<Section> {
         let applied = revision
             .applied
             .as_deref()
-            .map_or_else(|| "never".to_owned(), |a| sanitize_short(a, CUT_SHORT));
+            .map_or_else(|| "never".to_owned(), |a| sanitize_short(a, MAX_LINE_CHARS));
         let state = if revision.drift() {
             "drift: the desired configuration is not applied"
         } else {
@@ -65,7 +65,10 @@ pub fn sections(detail: &InstanceDetail, now: i64) -> Vec<Section> {
         out.push((
             "Revision".to_owned(),
             vec![
-                format!("desired  {}", sanitize_short(&revision.desired, CUT_SHORT)),
+                format!(
+                    "desired  {}",
+                    sanitize_short(&revision.desired, MAX_LINE_CHARS)
+                ),
                 format!("applied  {applied}"),
                 state.to_owned(),
             ],
@@ -78,11 +81,11 @@ pub fn sections(detail: &InstanceDetail, now: i64) -> Vec<Section> {
             .map(|o| {
                 let field = |v: &Option<String>| {
                     v.as_deref()
-                        .map_or_else(|| "?".to_owned(), |s| sanitize_short(s, CUT_SHORT))
+                        .map_or_else(|| "?".to_owned(), |s| sanitize_short(s, MAX_LINE_CHARS))
                 };
                 format!(
                     "{}: readiness {} · existence {} · configuration {}{}",
-                    sanitize_short(&o.node, CUT_SHORT),
+                    sanitize_short(&o.node, MAX_LINE_CHARS),
                     field(&o.readiness),
                     field(&o.existence),
                     field(&o.configuration),

@@ -267,7 +267,7 @@ fn detail_wraps_long_values_and_opens_the_last_error_whole() {
     press(&mut app, KeyCode::Char('g'));
     assert_eq!(press(&mut app, KeyCode::Char('e')), None);
     let screen = opens_whole_after_open(&mut app);
-    assert!(screen.contains("Instance · golf"), "{screen}");
+    assert!(screen.contains("Detail · golf"), "{screen}");
     // Esc goes back to the detail view.
     press(&mut app, KeyCode::Esc);
     assert!(app.full_text().is_none() && app.detail().is_some());
@@ -536,4 +536,56 @@ fn a_click_selects_the_log_line_under_it() {
         "{:?}",
         full.text.lines
     );
+}
+
+/// Issue 11 finding 3: no detail field is cut. A 1,500-character
+/// `definition_dir`, a 600-character resource id, a 1,500-character
+/// definition line and a 200-character readiness show whole in the
+/// detail view (wrapped), and `e` there opens the whole document.
+#[test]
+fn detail_fields_are_whole_and_e_opens_the_whole_document() {
+    use stackless_tui::model::detail::{Observation, Resource};
+    let mut app = app();
+    press(&mut app, KeyCode::Char('j'));
+    press(&mut app, KeyCode::Enter);
+    let dir = format!("/srv/{}", "d".repeat(1_500));
+    let id = format!("res-{}", "i".repeat(600));
+    let line = format!("x = \"{}\"", "v".repeat(1_500));
+    let readiness = format!("ready-{}", "r".repeat(200));
+    let detail = InstanceDetail {
+        definition_dir: dir.clone(),
+        definition: format!("[svc]\n{line}\n"),
+        resources: vec![Resource {
+            kind: "process".into(),
+            id: id.clone(),
+            phase: "live".into(),
+            ownership: "owned".into(),
+            provider: "local".into(),
+            step_id: "start:web".into(),
+            updated_at: None,
+        }],
+        observations: vec![Observation {
+            node: "service:web".into(),
+            readiness: Some(readiness.clone()),
+            existence: Some("present".into()),
+            configuration: Some("applied".into()),
+            observed_at: None,
+        }],
+        ..InstanceDetail::default()
+    };
+    app.show_detail("golf", Ok(Some(detail)));
+    let seen = flat(&render_app(&app, 200, 150));
+    for whole in [&dir, &id, &line, &readiness] {
+        assert!(seen.contains(&squeezed(whole)), "cut: {}", &whole[..20]);
+    }
+    press(&mut app, KeyCode::Char('e'));
+    let full = app.full_text().expect("the detail document");
+    assert_eq!(full.text.title, "Detail · golf");
+    let text = full.text.lines.join("\n");
+    for whole in [&dir, &id, &line, &readiness] {
+        assert!(text.contains(whole.as_str()), "cut: {}", &whole[..20]);
+    }
+    assert!(text.contains("Last teardown (by this console)"), "{text}");
+    let seen = flat(&render_app(&app, 200, 150));
+    assert!(seen.contains(&squeezed(&dir)), "not drawn whole");
 }

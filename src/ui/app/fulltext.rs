@@ -24,14 +24,15 @@ impl App {
     }
 
     /// Enter or `e`: open the whole text of what is selected: the operation
-    /// overlay's operation, else the detail view's instance (its last error
-    /// and last teardown output), else the focused pane's selected row (the
+    /// overlay's operation, else the whole detail document (every field
+    /// whole, then the instance's row, its last error and last teardown
+    /// output), else the focused pane's selected row (the
     /// selected line in Supervisor and Activity).
     pub(super) fn open_full_text(&mut self) {
         let text = if let Some((_, op)) = self.operation_open() {
             op.map(|op| fulltext::operation(op, self.now))
         } else if let Some(detail) = &self.detail {
-            Some(self.instance_text(&detail.name.clone()))
+            Some(self.detail_text(detail))
         } else {
             self.pane_text()
         };
@@ -66,6 +67,31 @@ impl App {
                 Some(fulltext::activity(&logged.entry, logged.count))
             }
         }
+    }
+
+    /// The detail view's whole document (every field whole: the document
+    /// keeps values up to [`crate::ui::detail::MAX_LINE_CHARS`]), then the
+    /// instance's row and errors whole ([`App::instance_text`]).
+    fn detail_text(&self, open: &crate::ui::detail::Detail) -> FullText {
+        let snapshot = &self.snapshot;
+        let name = open.name.as_str();
+        let doc = crate::ui::detail::document(
+            open,
+            snapshot.instance(name),
+            snapshot.lock_liveness(name),
+            snapshot.reap_attempt(name),
+            self.last_teardown(name),
+            self.now,
+        );
+        let mut text = FullText::new(&format!("Detail · {name}"));
+        text.indent = crate::ui::detail::LABEL_WIDTH;
+        for line in &doc {
+            text.line(&line.plain());
+        }
+        text.blank();
+        text.line(" The row and its errors, whole");
+        text.lines.extend(self.instance_text(name).lines);
+        text
     }
 
     /// An instance whole: its row, its last reap error, and the output of

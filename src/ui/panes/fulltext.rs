@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
 use super::pane_block;
-use crate::model::fulltext::{LABEL, wrap_all};
+use crate::model::fulltext::wrap_all;
 use crate::ui::app::App;
 use crate::ui::theme;
 
@@ -16,7 +16,7 @@ use crate::ui::theme;
 #[must_use]
 pub fn rows(app: &App, width: usize) -> Vec<String> {
     app.full_text()
-        .map(|full| wrap_all(&full.text.lines, width, LABEL))
+        .map(|full| wrap_all(&full.text.lines, width, full.text.indent))
         .unwrap_or_default()
 }
 
