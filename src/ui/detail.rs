@@ -23,10 +23,10 @@ use crate::model::{Instance, Liveness, ReapAttempt, Status, time};
 use crate::store::detail::InstanceDetail;
 
 /// Longest value or line kept from store text (every field, and each line
-/// of the definition, payloads and errors), in characters: the full-text
-/// view's bound ([`crate::model::fulltext::MAX_LINE_CHARS`], 64 Ki), far
-/// beyond any real value, so the detail view wraps every field whole.
-pub const MAX_LINE_CHARS: usize = crate::model::fulltext::MAX_LINE_CHARS;
+/// of the definition, payloads and errors), in characters: 64 Ki, far
+/// beyond any real value, so the detail view wraps every field whole (a
+/// longer one, only from a hostile store, ends in `…`).
+pub const MAX_LINE_CHARS: usize = 65_536;
 /// Most definition lines kept (a hostile store could hold megabytes).
 pub const MAX_DEFINITION_LINES: usize = 10_000;
 /// Most lines kept per checkpoint payload, `source_overrides` or
@@ -83,15 +83,13 @@ pub fn text_lines(text: &str, max_lines: usize) -> Vec<String> {
     out
 }
 
-/// JSON pretty-printed (keys in stored order) when it parses, else as
+/// JSON pretty-printed (keys in stored order; a multi-line string as its
+/// lines: [`crate::model::fulltext::pretty`]) when it parses, else as
 /// [`text_lines`].
 #[must_use]
 pub fn json_lines(text: &str, max_lines: usize) -> Vec<String> {
     match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(value) => {
-            let pretty = serde_json::to_string_pretty(&value).unwrap_or_else(|_| text.to_owned());
-            text_lines(&pretty, max_lines)
-        }
+        Ok(value) => text_lines(&crate::model::fulltext::pretty(&value), max_lines),
         Err(_) => text_lines(text, max_lines),
     }
 }

@@ -589,3 +589,45 @@ fn detail_fields_are_whole_and_e_opens_the_whole_document() {
     let seen = flat(&render_app(&app, 200, 150));
     assert!(seen.contains(&squeezed(&dir)), "not drawn whole");
 }
+
+/// Issue 11 finding 6: the full-text view wraps its text once per width;
+/// frames at the same width (idle ticks, scrolling) wrap nothing again.
+/// Finding 4: a text past the 10 MiB bound says in the title what it left
+/// out.
+#[test]
+fn full_text_wraps_once_per_width_and_names_its_cut() {
+    let mut app = app();
+    press(&mut app, KeyCode::BackTab);
+    press(&mut app, KeyCode::Enter);
+    for _ in 0..3 {
+        render_app(&app, 100, 30);
+    }
+    press(&mut app, KeyCode::Char('j'));
+    render_app(&app, 100, 30);
+    assert_eq!(
+        app.full_text().map(stackless_tui::ui::app::FullView::wraps),
+        Some(1)
+    );
+    render_app(&app, 120, 30);
+    render_app(&app, 120, 30);
+    assert_eq!(
+        app.full_text().map(stackless_tui::ui::app::FullView::wraps),
+        Some(2)
+    );
+    press(&mut app, KeyCode::Esc);
+    // 11 MiB of stderr on one entry: 10 MiB shown, the rest counted.
+    let mut huge = Activity::new(CAPTURE, Actor::Operator, "golf", ActivityKind::Failed, "x");
+    huge.stderr_tail = format!("{}\n", "s".repeat(1023)).repeat(11 * 1024);
+    app.handle(Event::Activity(huge), CAPTURE);
+    press(&mut app, KeyCode::Char('G'));
+    press(&mut app, KeyCode::Enter);
+    let screen = render_app(&app, 160, 30);
+    let title = screen.lines().nth(2).unwrap_or_default();
+    // 11,264 lines of 1,023 bytes after 131 bytes of header lines: 10,249
+    // whole lines and part of one fit in 10 MiB; 1,014 lines and 1,037,443
+    // bytes do not.
+    assert!(
+        title.contains("10 MiB shown: 1014 more lines (1037443 bytes) not kept"),
+        "{title}"
+    );
+}
