@@ -173,6 +173,10 @@ pub struct Service {
     pub configuration: Option<String>,
     /// When it was observed (unix seconds).
     pub observed_at: Option<i64>,
+    /// The last observation's `error_code` (schema 14), `None` when null.
+    pub error_code: Option<String>,
+    /// The last observation's `drift` entries (schema 14).
+    pub drift: Vec<crate::model::detail::Drift>,
     /// `<state_dir>/logs/<dir>/<name>.log` (`None` when a name is not
     /// DNS-safe: no path is formed from it).
     pub log_path: Option<String>,
@@ -228,6 +232,8 @@ pub fn services(
                 readiness: observation.and_then(|o| o.readiness.clone()),
                 configuration: observation.and_then(|o| o.configuration.clone()),
                 observed_at: observation.and_then(|o| o.observed_at),
+                error_code: observation.and_then(|o| o.error_code.clone()),
+                drift: observation.map(|o| o.drift.clone()).unwrap_or_default(),
                 name,
                 runs_on,
                 log_path,
@@ -299,6 +305,8 @@ mod tests {
                 existence: Some("present".into()),
                 configuration: Some("applied".into()),
                 observed_at: Some(50),
+                error_code: None,
+                drift: vec![],
             }],
             ..InstanceDetail::default()
         };

@@ -68,15 +68,33 @@ pub fn lines(services: &[Service], active: bool, now: i64) -> Vec<Labelled> {
             let at = service
                 .observed_at
                 .map_or_else(String::new, |at| format!(" ({})", relative(at, now)));
+            let error = service
+                .error_code
+                .as_ref()
+                .map_or_else(String::new, |code| {
+                    format!(" · error {}", field(&Some(code.clone())))
+                });
+            let tone = if service.error_code.is_some() || !service.drift.is_empty() {
+                Tone::Warning
+            } else {
+                Tone::Plain
+            };
             out.push((
                 String::new(),
                 format!(
-                    "observed: readiness {} · configuration {}{at}",
+                    "observed: readiness {} · configuration {}{error}{at}",
                     field(&service.readiness),
                     field(&service.configuration)
                 ),
-                Tone::Plain,
+                tone,
             ));
+            for drift in &service.drift {
+                out.push((
+                    String::new(),
+                    crate::ui::detail_v14::drift_text(drift),
+                    Tone::Warning,
+                ));
+            }
         }
         out.push((
             String::new(),
@@ -191,6 +209,8 @@ mod tests {
             readiness: Some("ready".into()),
             configuration: Some("applied".into()),
             observed_at: Some(40),
+            error_code: None,
+            drift: vec![],
             log_path: Some("/s/logs/sl-1/web.log".into()),
             log: LogState::Present {
                 size: 2048,

@@ -70,7 +70,7 @@ pub fn sections(detail: &InstanceDetail, now: i64) -> Vec<Section> {
                     sanitize_short(&revision.desired, MAX_LINE_CHARS)
                 ),
                 format!("applied  {applied}"),
-                state.to_owned(),
+                format!("state    {state}"),
             ],
         ));
     }
@@ -78,12 +78,12 @@ pub fn sections(detail: &InstanceDetail, now: i64) -> Vec<Section> {
         let lines = detail
             .observations
             .iter()
-            .map(|o| {
+            .flat_map(|o| {
                 let field = |v: &Option<String>| {
                     v.as_deref()
                         .map_or_else(|| "?".to_owned(), |s| sanitize_short(s, MAX_LINE_CHARS))
                 };
-                format!(
+                let mut line = format!(
                     "{}: readiness {} · existence {} · configuration {}{}",
                     sanitize_short(&o.node, MAX_LINE_CHARS),
                     field(&o.readiness),
@@ -93,12 +93,30 @@ pub fn sections(detail: &InstanceDetail, now: i64) -> Vec<Section> {
                         " · {}",
                         crate::ui::detail::relative(at, now)
                     ))
-                )
+                );
+                if let Some(code) = &o.error_code {
+                    line.push_str(&format!(" · error {}", field(&Some(code.clone()))));
+                }
+                let mut lines = vec![line];
+                lines.extend(o.drift.iter().map(|d| format!("  {}", drift_text(d))));
+                lines
             })
             .collect();
         out.push(("Observations".to_owned(), lines));
     }
     out
+}
+
+/// `drift port: expected 8080, actual 9090` for one drift entry
+/// (sanitized).
+#[must_use]
+pub fn drift_text(drift: &crate::model::detail::Drift) -> String {
+    format!(
+        "drift {}: expected {}, actual {}",
+        sanitize_short(&drift.setting, MAX_LINE_CHARS),
+        sanitize_short(&drift.expected, MAX_LINE_CHARS),
+        sanitize_short(&drift.actual, MAX_LINE_CHARS)
+    )
 }
 
 #[cfg(test)]
@@ -133,6 +151,12 @@ mod tests {
                 existence: Some("present".into()),
                 configuration: None,
                 observed_at: Some(40),
+                error_code: Some("health.status_mismatch".into()),
+                drift: vec![crate::model::detail::Drift {
+                    setting: "port".into(),
+                    expected: "8080".into(),
+                    actual: "9090".into(),
+                }],
             }],
             ..InstanceDetail::default()
         };
@@ -152,12 +176,16 @@ mod tests {
             [
                 "desired  r2",
                 "applied  r1",
-                "drift: the desired configuration is not applied"
+                "state    drift: the desired configuration is not applied"
             ]
         );
         assert_eq!(
             got[3].1,
-            ["service:web: readiness ready · existence present · configuration ? · 1m 00s ago"]
+            [
+                "service:web: readiness ready · existence present · configuration ? · 1m 00s ago \
+                 · error health.status_mismatch",
+                "  drift port: expected 8080, actual 9090"
+            ]
         );
     }
 }

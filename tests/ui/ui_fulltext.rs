@@ -570,6 +570,8 @@ fn detail_fields_are_whole_and_e_opens_the_whole_document() {
             existence: Some("present".into()),
             configuration: Some("applied".into()),
             observed_at: None,
+            error_code: None,
+            drift: vec![],
         }],
         ..InstanceDetail::default()
     };
