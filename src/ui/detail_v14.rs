@@ -75,36 +75,41 @@ pub fn sections(detail: &InstanceDetail, now: i64) -> Vec<Section> {
         ));
     }
     if !detail.observations.is_empty() {
-        let lines = detail
-            .observations
-            .iter()
-            .flat_map(|o| {
-                let field = |v: &Option<String>| {
-                    v.as_deref()
-                        .map_or_else(|| "?".to_owned(), |s| sanitize_short(s, MAX_LINE_CHARS))
-                };
-                let mut line = format!(
-                    "{}: readiness {} · existence {} · configuration {}{}",
-                    sanitize_short(&o.node, MAX_LINE_CHARS),
-                    field(&o.readiness),
-                    field(&o.existence),
-                    field(&o.configuration),
-                    o.observed_at.map_or_else(String::new, |at| format!(
-                        " · {}",
-                        crate::ui::detail::relative(at, now)
-                    ))
-                );
-                if let Some(code) = &o.error_code {
-                    line.push_str(&format!(" · error {}", field(&Some(code.clone()))));
-                }
-                let mut lines = vec![line];
-                lines.extend(o.drift.iter().map(|d| format!("  {}", drift_text(d))));
-                lines
-            })
-            .collect();
-        out.push(("Observations".to_owned(), lines));
+        out.push(("Observations".to_owned(), observation_lines(detail, now)));
     }
     out
+}
+
+/// The Observations section: per node its readiness, existence,
+/// configuration and age, its `error_code`, then one line per drift entry.
+fn observation_lines(detail: &InstanceDetail, now: i64) -> Vec<String> {
+    detail
+        .observations
+        .iter()
+        .flat_map(|o| {
+            let field = |v: &Option<String>| {
+                v.as_deref()
+                    .map_or_else(|| "?".to_owned(), |s| sanitize_short(s, MAX_LINE_CHARS))
+            };
+            let mut line = format!(
+                "{}: readiness {} · existence {} · configuration {}{}",
+                sanitize_short(&o.node, MAX_LINE_CHARS),
+                field(&o.readiness),
+                field(&o.existence),
+                field(&o.configuration),
+                o.observed_at.map_or_else(String::new, |at| format!(
+                    " · {}",
+                    crate::ui::detail::relative(at, now)
+                ))
+            );
+            if let Some(code) = &o.error_code {
+                line.push_str(&format!(" · error {}", field(&Some(code.clone()))));
+            }
+            let mut lines = vec![line];
+            lines.extend(o.drift.iter().map(|d| format!("  {}", drift_text(d))));
+            lines
+        })
+        .collect()
 }
 
 /// `drift port: expected 8080, actual 9090` for one drift entry
