@@ -122,14 +122,21 @@ pub struct ServiceReport {
     /// The port it listens on (127.0.0.1).
     pub port: Option<u16>,
     /// `<state_dir>/logs/<dir>/<service>.log` (`null` for a name that is
-    /// not DNS-safe).
+    /// not DNS-safe, and for a service placed off this machine: see
+    /// `logs`).
     pub log_path: Option<String>,
+    /// Where the logs are when not on this disk, e.g. `kept by render, not
+    /// on this disk` (the detail view's rule: a service placed on another
+    /// provider than `local`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logs: Option<String>,
 }
 
 impl ServiceReport {
     /// The report of one probed service.
     #[must_use]
     pub fn new(service: &crate::model::services::Service) -> Self {
+        let elsewhere = service.log == crate::model::services::LogState::Elsewhere;
         Self {
             name: service.name.clone(),
             pid: service.start.as_ref().map(|s| s.pid),
@@ -139,7 +146,8 @@ impl ServiceReport {
                 .as_ref()
                 .and_then(crate::model::services::StartRecord::origin),
             port: service.start.as_ref().and_then(|s| s.port),
-            log_path: service.log_path.clone(),
+            log_path: service.log_path.clone().filter(|_| !elsewhere),
+            logs: elsewhere.then(|| format!("kept by {}, not on this disk", service.runs_on)),
         }
     }
 }
@@ -442,5 +450,42 @@ fn operations_table(report: &Report, out: &mut String) {
         };
         out.push_str(&sanitize_short(&format!("{what}{tail}"), 160));
         out.push('\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::services::{LogState, Service};
+
+    /// Finding 10: a service placed on render has no local `log_path` in
+    /// `snapshot --json`, and says where its logs are, as the detail view
+    /// does.
+    #[test]
+    fn a_service_off_this_machine_has_no_local_log_path() {
+        let mut service = Service {
+            name: "web".into(),
+            runs_on: "render".into(),
+            start: None,
+            process: None,
+            readiness: None,
+            configuration: None,
+            observed_at: None,
+            error_code: None,
+            drift: vec![],
+            log_path: Some("/s/logs/sl-1/web.log".into()),
+            log: LogState::Elsewhere,
+        };
+        let report = ServiceReport::new(&service);
+        assert_eq!(report.log_path, None);
+        assert_eq!(
+            report.logs.as_deref(),
+            Some("kept by render, not on this disk")
+        );
+        service.runs_on = "local".into();
+        service.log = LogState::Missing;
+        let report = ServiceReport::new(&service);
+        assert_eq!(report.log_path.as_deref(), Some("/s/logs/sl-1/web.log"));
+        assert_eq!(report.logs, None);
     }
 }

@@ -107,6 +107,25 @@ impl fmt::Display for ActivityKind {
     }
 }
 
+/// Most bytes of a failed teardown's envelope an entry keeps
+/// ([`Activity::envelope`]): 64 KiB, far beyond any real envelope, and
+/// bounded for the 500 entries the Activity log keeps.
+pub const ENVELOPE_KEPT: usize = 64 * 1024;
+
+impl Activity {
+    /// Keep `envelope` (a failed teardown's answer) on this entry, cut at a
+    /// character boundary to [`ENVELOPE_KEPT`] bytes.
+    #[must_use]
+    pub fn with_envelope(mut self, envelope: &str) -> Self {
+        let mut end = envelope.len().min(ENVELOPE_KEPT);
+        while !envelope.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.envelope = envelope[..end].to_owned();
+        self
+    }
+}
+
 /// One line of the activity pane (and, later, of the audit trail).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Activity {
@@ -123,6 +142,12 @@ pub struct Activity {
     pub detail: String,
     /// The teardown's stderr tail, kept for the log (not drawn in the row).
     pub stderr_tail: String,
+    /// A failed teardown's answer as `down --json` gave it (the whole
+    /// error envelope as compact JSON when stdout parsed, else its last
+    /// line or the exit reason: `envelope::failure_reason`), at most
+    /// [`ENVELOPE_KEPT`] bytes, for the full-text view (issue 11, item 4).
+    /// Empty for other entries.
+    pub envelope: String,
     /// How long the action took (teardowns), for the audit trail.
     pub duration: Option<std::time::Duration>,
 }
@@ -144,6 +169,7 @@ impl Activity {
             kind,
             detail: detail.into(),
             stderr_tail: String::new(),
+            envelope: String::new(),
             duration: None,
         }
     }

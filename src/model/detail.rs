@@ -114,6 +114,25 @@ pub struct Observation {
     pub configuration: Option<String>,
     /// `observed_at`, unix seconds (the column; the evidence's own is ms).
     pub observed_at: Option<i64>,
+    /// `error_code` of the evidence (e.g. `health.status_mismatch`,
+    /// `observation.timeout`; 0.4.0 `report.rs`), `None` when null.
+    pub error_code: Option<String>,
+    /// `drift` of the evidence: the settings whose applied value differs
+    /// from the desired one (schema 14, 0.4.0 `ObservedState`).
+    pub drift: Vec<Drift>,
+}
+
+/// One entry of an observation's `drift` array, `{setting, expected,
+/// actual}`: strings as stored, any other JSON value compact (`?` when
+/// missing).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Drift {
+    /// The setting that drifted.
+    pub setting: String,
+    /// What the desired configuration says.
+    pub expected: String,
+    /// What was observed.
+    pub actual: String,
 }
 
 impl Observation {
@@ -123,12 +142,66 @@ impl Observation {
         let value: serde_json::Value =
             serde_json::from_str(evidence_json).unwrap_or(serde_json::Value::Null);
         let field = |name: &str| value.get(name).and_then(|v| v.as_str()).map(str::to_owned);
+        let shown = |v: Option<&serde_json::Value>| match v {
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+            None => "?".to_owned(),
+        };
+        let drift = value
+            .get("drift")
+            .and_then(serde_json::Value::as_array)
+            .map(|items| {
+                items
+                    .iter()
+                    .map(|item| Drift {
+                        setting: shown(item.get("setting")),
+                        expected: shown(item.get("expected")),
+                        actual: shown(item.get("actual")),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         Self {
             node,
             readiness: field("readiness"),
             existence: field("existence"),
             configuration: field("configuration"),
             observed_at,
+            error_code: field("error_code"),
+            drift,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn observations_keep_their_drift_and_error_code() {
+        let evidence = r#"{"configuration":"drifted","drift":[{"setting":"port","expected":8080,"actual":"9090"},{"setting":"env"}],"error_code":"health.status_mismatch","existence":"present","observed_at":1796118096961,"readiness":"unready"}"#;
+        let o = Observation::parse("service:web".into(), evidence, Some(7));
+        assert_eq!(o.error_code.as_deref(), Some("health.status_mismatch"));
+        assert_eq!(
+            o.drift,
+            [
+                Drift {
+                    setting: "port".into(),
+                    expected: "8080".into(),
+                    actual: "9090".into()
+                },
+                Drift {
+                    setting: "env".into(),
+                    expected: "?".into(),
+                    actual: "?".into()
+                }
+            ]
+        );
+        let clean = Observation::parse(
+            "service:web".into(),
+            r#"{"error_code":null,"drift":[]}"#,
+            None,
+        );
+        assert_eq!((clean.error_code, clean.drift), (None, vec![]));
     }
 }

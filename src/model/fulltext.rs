@@ -1,21 +1,21 @@
 //! The full text of a line the panes cut short (issue 11, item 2): a
 //! titled list of sanitized lines, unwrapped; the full-text view wraps them
-//! to its width when it draws. Pure: no I/O.
+//! once per width ([`wrap_all`]) and draws only the rows in view. Pure: no
+//! I/O.
 //!
 //! Store and process text is untrusted: every line goes through
-//! [`crate::model::text::sanitize`] after splitting on `\n`, and a hostile
-//! store cannot make one view hold more than [`MAX_LINES`] lines of at most
-//! [`MAX_LINE_CHARS`] characters.
+//! [`crate::model::text::sanitize`] after splitting on `\n`. No line is
+//! cut and no line count is capped; one bound stays, for memory: a view
+//! holds at most [`MAX_BYTES`] of text, and what it did not keep is counted
+//! ([`FullText::cut_note`], shown in the view's title).
 
 use unicode_width::UnicodeWidthChar as _;
 
-use super::text::sanitize_short;
+use super::text::{sanitize, sanitize_short};
 
-/// Most characters kept of one line (a line longer than this is cut with
-/// `…`): 64 Ki, far beyond any envelope, bounded against a hostile store.
-pub const MAX_LINE_CHARS: usize = 65_536;
-/// Most lines kept in one full-text view (the rest counted in a last line).
-pub const MAX_LINES: usize = 10_000;
+/// Most bytes of text (as given, before sanitizing) one full-text view
+/// keeps: 10 MiB. The rest is counted, not kept ([`FullText::cut_note`]).
+pub const MAX_BYTES: usize = 10 * 1024 * 1024;
 /// Width of the label column of a labelled line (`remediation` + 2).
 pub const LABEL: usize = 13;
 
@@ -27,6 +27,17 @@ pub struct FullText {
     pub title: String,
     /// The lines, sanitized, not wrapped.
     pub lines: Vec<String>,
+    /// Width of the label column the view wraps under (continuation rows
+    /// of a labelled line start there): [`LABEL`], or the detail view's
+    /// when it shows the detail document.
+    pub indent: usize,
+    /// Bytes of text kept so far (as given, before sanitizing).
+    kept_bytes: usize,
+    /// Lines given past [`MAX_BYTES`] and not kept (a line cut there counts
+    /// in [`FullText::cut_bytes`] only).
+    cut_lines: usize,
+    /// Bytes given past [`MAX_BYTES`] and not kept.
+    cut_bytes: usize,
 }
 
 impl FullText {
@@ -35,31 +46,60 @@ impl FullText {
     pub fn new(title: &str) -> Self {
         Self {
             title: sanitize_short(title, 200),
-            lines: Vec::new(),
+            indent: LABEL,
+            ..Self::default()
         }
     }
 
     /// Append `text` (split on `\n`, a trailing `\r` dropped, tabs
-    /// expanded, each line sanitized), up to [`MAX_LINES`].
+    /// expanded, each line sanitized).
     pub fn text(&mut self, text: &str) {
         for line in text.trim_end_matches(['\n', '\r']).split('\n') {
             self.line(line);
         }
     }
 
-    /// Append one line (sanitized; a `\n` in it is shown as `␊`).
+    /// Append one line (sanitized; a `\n` in it is shown as `␊`), whole
+    /// while the view holds less than [`MAX_BYTES`]; past that, what is
+    /// not kept is counted.
     pub fn line(&mut self, line: &str) {
-        match self.lines.len() {
-            n if n < MAX_LINES => {
-                let line = line
-                    .strip_suffix('\r')
-                    .unwrap_or(line)
-                    .replace('\t', "    ");
-                self.lines.push(sanitize_short(&line, MAX_LINE_CHARS));
-            }
-            n if n == MAX_LINES => self.lines.push("… more lines not shown".to_owned()),
-            _ => {}
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let room = MAX_BYTES.saturating_sub(self.kept_bytes);
+        if self.cut_bytes > 0 || (room == 0 && !line.is_empty()) {
+            self.cut_lines += 1;
+            self.cut_bytes += line.len().max(1);
+            return;
         }
+        let mut end = line.len().min(room);
+        while !line.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.cut_bytes += line.len() - end;
+        self.kept_bytes += end;
+        let kept = &line[..end];
+        let kept = if kept.contains('\t') {
+            kept.replace('\t', "    ")
+        } else {
+            kept.to_owned()
+        };
+        self.lines.push(match sanitize(&kept) {
+            std::borrow::Cow::Borrowed(_) => kept,
+            std::borrow::Cow::Owned(clean) => clean,
+        });
+    }
+
+    /// What the [`MAX_BYTES`] bound left out, e.g. `10 MiB shown: 1024
+    /// more lines (1048576 bytes) not kept`; `None` when nothing was.
+    #[must_use]
+    pub fn cut_note(&self) -> Option<String> {
+        (self.cut_bytes > 0).then(|| {
+            format!(
+                "{} MiB shown: {} more lines ({} bytes) not kept",
+                MAX_BYTES / (1024 * 1024),
+                self.cut_lines,
+                self.cut_bytes
+            )
+        })
     }
 
     /// Append `label` and `value` as one labelled line (`label` padded to
@@ -104,7 +144,75 @@ pub fn pretty_json(text: &str) -> Option<String> {
     if !(value.is_object() || value.is_array()) {
         return None;
     }
-    serde_json::to_string_pretty(&value).ok()
+    Some(pretty(&value))
+}
+
+/// `value` pretty-printed as `serde_json::to_string_pretty` does (two
+/// spaces a level, keys in stored order), except that a string holding
+/// `\n` (a `context.log_tail`) is shown as its lines: `|` after its key,
+/// then each line indented under it (no quotes, no escapes; the caller
+/// sanitizes each line).
+#[must_use]
+pub fn pretty(value: &serde_json::Value) -> String {
+    let mut out = String::new();
+    write_pretty(value, 0, &mut out);
+    out
+}
+
+fn write_pretty(value: &serde_json::Value, indent: usize, out: &mut String) {
+    use serde_json::Value;
+    let compact = |v: &Value| serde_json::to_string(v).unwrap_or_default();
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            out.push_str("{\n");
+            for (n, (key, item)) in map.iter().enumerate() {
+                out.push_str(&" ".repeat(indent + 2));
+                out.push_str(&compact(&Value::String(key.clone())));
+                out.push_str(": ");
+                let block = write_item(item, indent + 2, out);
+                if n + 1 < map.len() && !block {
+                    out.push(',');
+                }
+                out.push('\n');
+            }
+            out.push_str(&" ".repeat(indent));
+            out.push('}');
+        }
+        Value::Array(items) if !items.is_empty() => {
+            out.push_str("[\n");
+            for (n, item) in items.iter().enumerate() {
+                out.push_str(&" ".repeat(indent + 2));
+                let block = write_item(item, indent + 2, out);
+                if n + 1 < items.len() && !block {
+                    out.push(',');
+                }
+                out.push('\n');
+            }
+            out.push_str(&" ".repeat(indent));
+            out.push(']');
+        }
+        other => out.push_str(&compact(other)),
+    }
+}
+
+/// One member or element: a multi-line string as a block of its lines
+/// (`true`: no comma follows it), else [`write_pretty`].
+fn write_item(item: &serde_json::Value, indent: usize, out: &mut String) -> bool {
+    match item {
+        serde_json::Value::String(text) if text.contains('\n') => {
+            out.push('|');
+            for line in text.trim_end_matches(['\n', '\r']).split('\n') {
+                out.push('\n');
+                out.push_str(&" ".repeat(indent + 2));
+                out.push_str(line.strip_suffix('\r').unwrap_or(line));
+            }
+            true
+        }
+        other => {
+            write_pretty(other, indent, out);
+            false
+        }
+    }
 }
 
 /// A stackless error envelope (`{"ok":false,"error":{...}}`, schema 1 or 2)
@@ -129,7 +237,7 @@ pub fn envelope_lines(text: &str) -> Option<Vec<(String, String)>> {
     error.get("code")?.as_str()?;
     let show = |value: &serde_json::Value| match value {
         serde_json::Value::String(s) => s.clone(),
-        other => serde_json::to_string_pretty(other).unwrap_or_default(),
+        other => pretty(other),
     };
     let order = [
         "code",
@@ -282,14 +390,66 @@ mod tests {
     }
 
     #[test]
+    fn multi_line_strings_show_as_their_lines() {
+        let error = r#"{"code":"local.health_failed","context":{"log_path":"/l/web.log","log_tail":"GET / 200\nGET /x 500\u001b[2J\n","n":[1,"a\nb"],"z":{}}}"#;
+        let mut full = FullText::new("t");
+        full.error(error);
+        assert_eq!(
+            full.lines,
+            [
+                "code         local.health_failed",
+                "context      {",
+                "               \"log_path\": \"/l/web.log\",",
+                "               \"log_tail\": |",
+                "                 GET / 200",
+                "                 GET /x 500␛[2J",
+                "               \"n\": [",
+                "                 1,",
+                "                 |",
+                "                   a",
+                "                   b",
+                "               ],",
+                "               \"z\": {}",
+                "             }",
+            ]
+        );
+        let plain = serde_json::json!({"a": [1, {"b": null}], "c": "d"});
+        assert_eq!(
+            pretty(&plain),
+            serde_json::to_string_pretty(&plain).expect("json")
+        );
+    }
+
+    #[test]
     fn hostile_text_is_split_then_sanitized_and_bounded() {
         let mut full = FullText::new("evil\u{1b}[2J");
         full.text("a\r\n\tb\u{1b}]0;x\u{7}\n");
         assert_eq!(full.title, "evil␛[2J");
         assert_eq!(full.lines, ["a", "    b␛]0;x␇"]);
+        // No line is cut and no line count capped below the byte bound.
+        let mut long = FullText::new("");
+        long.text(&format!("{}\n", "y".repeat(100_000)).repeat(3));
+        long.text(&"x\n".repeat(20_000));
+        assert_eq!(long.lines.len(), 20_003);
+        assert_eq!(long.lines[0].len(), 100_000);
+        assert_eq!(long.cut_note(), None);
+        // Past 10 MiB, what is left out is counted, exactly.
         let mut big = FullText::new("");
-        big.text(&"x\n".repeat(MAX_LINES + 5));
-        assert_eq!(big.lines.len(), MAX_LINES + 1);
-        assert_eq!(big.lines[MAX_LINES], "… more lines not shown");
+        let line = "z".repeat(1024);
+        big.text(&format!("{line}\n").repeat(10 * 1024 + 5));
+        assert_eq!(big.lines.len(), 10 * 1024);
+        assert_eq!(
+            big.cut_note().as_deref(),
+            Some("10 MiB shown: 5 more lines (5120 bytes) not kept")
+        );
+        let mut cut = FullText::new("");
+        cut.text(&format!("{line}\n").repeat(10 * 1024 - 1));
+        cut.line(&"w".repeat(1_500));
+        cut.line("abc");
+        assert_eq!(cut.lines.last().map(String::len), Some(1024));
+        assert_eq!(
+            cut.cut_note().as_deref(),
+            Some("10 MiB shown: 1 more lines (479 bytes) not kept")
+        );
     }
 }

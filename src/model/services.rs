@@ -54,37 +54,48 @@ impl StartRecord {
 }
 
 /// The process checkpoints of `checkpoints` (`start:<service>`, kind
-/// `process`), parsed; a payload that is not a `StartCheckpoint` is left
-/// out (its row still shows under Checkpoints).
+/// `process`), parsed ([`start_record`]); a payload that is not a
+/// `StartCheckpoint` is left out (its row still shows under Checkpoints).
 #[must_use]
 pub fn start_records(checkpoints: &[Checkpoint]) -> Vec<StartRecord> {
     checkpoints
         .iter()
-        .filter(|c| c.resource_kind == "process")
-        .filter_map(|c| {
-            let service = c.step_id.strip_prefix("start:")?;
-            let value: serde_json::Value = serde_json::from_str(&c.payload).ok()?;
-            Some(StartRecord {
-                service: service.to_owned(),
-                pid: value.get("pid")?.as_i64()?,
-                start_time: value.get("start_time")?.as_i64()?,
-                port: value
-                    .get("port")
-                    .and_then(serde_json::Value::as_u64)
-                    .and_then(|p| u16::try_from(p).ok()),
-                hosts: value
-                    .get("hosts")
-                    .and_then(serde_json::Value::as_array)
-                    .map(|hosts| {
-                        hosts
-                            .iter()
-                            .filter_map(|h| h.as_str().map(str::to_owned))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            })
-        })
+        .filter_map(|c| start_record(&c.step_id, &c.resource_kind, &c.payload))
         .collect()
+}
+
+/// One checkpoint row read as a `StartCheckpoint`: the one parser behind
+/// the detail view, `snapshot --json` and the Instances row's `N svc dead`
+/// count. `None` unless the kind is `process`, the step `start:<service>`
+/// and the payload JSON with `pid` and `start_time` as integers (a string
+/// or a float is not what stackless writes: such a service is left out
+/// everywhere).
+#[must_use]
+pub fn start_record(step_id: &str, resource_kind: &str, payload: &str) -> Option<StartRecord> {
+    if resource_kind != "process" {
+        return None;
+    }
+    let service = step_id.strip_prefix("start:")?;
+    let value: serde_json::Value = serde_json::from_str(payload).ok()?;
+    Some(StartRecord {
+        service: service.to_owned(),
+        pid: value.get("pid")?.as_i64()?,
+        start_time: value.get("start_time")?.as_i64()?,
+        port: value
+            .get("port")
+            .and_then(serde_json::Value::as_u64)
+            .and_then(|p| u16::try_from(p).ok()),
+        hosts: value
+            .get("hosts")
+            .and_then(serde_json::Value::as_array)
+            .map(|hosts| {
+                hosts
+                    .iter()
+                    .filter_map(|h| h.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    })
 }
 
 /// A service process, probed.
@@ -173,6 +184,10 @@ pub struct Service {
     pub configuration: Option<String>,
     /// When it was observed (unix seconds).
     pub observed_at: Option<i64>,
+    /// The last observation's `error_code` (schema 14), `None` when null.
+    pub error_code: Option<String>,
+    /// The last observation's `drift` entries (schema 14).
+    pub drift: Vec<crate::model::detail::Drift>,
     /// `<state_dir>/logs/<dir>/<name>.log` (`None` when a name is not
     /// DNS-safe: no path is formed from it).
     pub log_path: Option<String>,
@@ -228,6 +243,8 @@ pub fn services(
                 readiness: observation.and_then(|o| o.readiness.clone()),
                 configuration: observation.and_then(|o| o.configuration.clone()),
                 observed_at: observation.and_then(|o| o.observed_at),
+                error_code: observation.and_then(|o| o.error_code.clone()),
+                drift: observation.map(|o| o.drift.clone()).unwrap_or_default(),
                 name,
                 runs_on,
                 log_path,
@@ -299,6 +316,8 @@ mod tests {
                 existence: Some("present".into()),
                 configuration: Some("applied".into()),
                 observed_at: Some(50),
+                error_code: None,
+                drift: vec![],
             }],
             ..InstanceDetail::default()
         };

@@ -15,6 +15,11 @@ use std::borrow::Cow;
 /// - Bidirectional embeddings, overrides and isolates (U+202A-U+202E,
 ///   U+2066-U+2069), the marks U+200E, U+200F, U+061C, and the line/paragraph
 ///   separators U+2028/U+2029 become `�`.
+/// - Invisible characters become `�` too: the zero-width space, joiners
+///   and marks U+200B-U+200F (the emoji joiner U+200D included: a joined
+///   sequence's drawn width depends on the terminal, so it is shown as its
+///   parts), the word joiner and invisible operators U+2060-U+2064, the
+///   byte order mark U+FEFF and the tag characters U+E0000-U+E007F.
 ///
 /// Borrowed when nothing needed replacing (the common case).
 #[must_use]
@@ -36,8 +41,10 @@ fn replacement(c: char) -> char {
         '\u{80}'..='\u{9f}'
         | '\u{202a}'..='\u{202e}'
         | '\u{2066}'..='\u{2069}'
-        | '\u{200e}'
-        | '\u{200f}'
+        | '\u{200b}'..='\u{200f}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{feff}'
+        | '\u{e0000}'..='\u{e007f}'
         | '\u{061c}'
         | '\u{2028}'
         | '\u{2029}' => '\u{fffd}',
@@ -86,6 +93,18 @@ mod tests {
             sanitize("bidi-\u{202e}evil\u{2066}x"),
             "bidi-\u{fffd}evil\u{fffd}x"
         );
+    }
+
+    #[test]
+    fn invisible_characters_are_replaced() {
+        assert_eq!(
+            sanitize("a\u{200b}b\u{200d}c\u{2060}d\u{2064}e\u{feff}f\u{e0001}g\u{e007f}"),
+            "a\u{fffd}b\u{fffd}c\u{fffd}d\u{fffd}e\u{fffd}f\u{fffd}g\u{fffd}"
+        );
+        // An emoji ZWJ sequence is drawn as its parts (its width is then
+        // the sum of theirs, as unicode-width counts it).
+        assert_eq!(sanitize("👩\u{200d}💻"), "👩\u{fffd}💻");
+        assert_eq!(sanitize_short("x\u{200b}", 5), "x\u{fffd}");
     }
 
     #[test]

@@ -439,7 +439,12 @@ impl Teardowns {
         } else {
             shown
         };
-        finish(ActivityKind::Failed, detail, result.stderr_tail.clone())
+        let mut activity =
+            Activity::new(done, actor, name, ActivityKind::Failed, detail).with_envelope(&reason);
+        activity.stderr_tail = result.stderr_tail.clone();
+        activity.duration = Some(result.took);
+        self.emit(activity);
+        Some(ActivityKind::Failed)
     }
 }
 

@@ -187,30 +187,21 @@ fn read_active_records(
     let mut out = Vec::new();
     {
         let mut stmt = tx.prepare(
-            "SELECT c.instance, substr(c.step_id, 7), json_extract(c.payload, '$.pid'),
-                    json_extract(c.payload, '$.start_time')
+            "SELECT c.instance, c.step_id, c.payload
              FROM checkpoints c JOIN instances i ON i.name = c.instance
              WHERE c.resource_kind = 'process' AND c.step_id LIKE 'start:%'
-               AND i.status = 'active' AND json_valid(c.payload)
+               AND i.status = 'active'
              ORDER BY c.instance, c.step_id",
         )?;
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
-            let (Some(pid), Some(start_time)) =
-                (lenient_int(col(row, 2)), lenient_int(col(row, 3)))
-            else {
+            let step = lenient_text(col(row, 1)).unwrap_or_default();
+            let payload = lenient_text(col(row, 2)).unwrap_or_default();
+            // The one parser (the detail view's and snapshot --json's).
+            let Some(record) = services::start_record(&step, "process", &payload) else {
                 continue;
             };
-            out.push((
-                lenient_text(col(row, 0)).unwrap_or_default(),
-                services::StartRecord {
-                    service: lenient_text(col(row, 1)).unwrap_or_default(),
-                    pid,
-                    start_time,
-                    port: None,
-                    hosts: Vec::new(),
-                },
-            ));
+            out.push((lenient_text(col(row, 0)).unwrap_or_default(), record));
         }
     }
     tx.commit()?;
@@ -252,5 +243,34 @@ mod tests {
             logs_dir(Path::new("/s"), "sl-abc").as_deref(),
             Some("/s/logs/sl-abc")
         );
+    }
+
+    /// Finding 8: the Instances row's count reads start records with the
+    /// detail view's parser: a pid or start time written as a string or a
+    /// float is left out here too.
+    #[test]
+    fn active_records_use_the_one_parser() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("state.db");
+        let source = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/real-0.4.0-v14.db"
+        );
+        std::fs::copy(source, &path).expect("copy");
+        let conn = rusqlite::Connection::open(&path).expect("open");
+        conn.execute_batch(
+            r#"UPDATE checkpoints SET payload = '{"pid":"19240","start_time":1796117794}'
+                 WHERE instance = 'alpha' AND step_id = 'start:web';
+               UPDATE checkpoints SET payload = '{"pid":19261,"start_time":1796117795.5}'
+                 WHERE instance = 'hotel' AND step_id = 'start:web';"#,
+        )
+        .expect("update");
+        drop(conn);
+        let mut store = Store::open(&path, crate::store::Access::ReadOnly).expect("store");
+        let names: Vec<String> = active_records(&mut store)
+            .into_iter()
+            .map(|(name, record)| format!("{name}:{}:{}", record.service, record.pid))
+            .collect();
+        assert_eq!(names, ["golf:web:28530", "india:web:19587"]);
     }
 }

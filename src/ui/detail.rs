@@ -17,15 +17,16 @@ use std::borrow::Cow;
 
 use unicode_width::UnicodeWidthStr;
 
-use super::view::{CUT_LONG, CUT_SHORT, fit};
 use crate::model::envelope;
 use crate::model::text::sanitize_short;
 use crate::model::{Instance, Liveness, ReapAttempt, Status, time};
 use crate::store::detail::InstanceDetail;
 
-/// Longest line kept from multi-line store text (definition, payloads,
-/// errors), in characters.
-pub const MAX_LINE_CHARS: usize = 1000;
+/// Longest value or line kept from store text (every field, and each line
+/// of the definition, payloads and errors), in characters: 64 Ki, far
+/// beyond any real value, so the detail view wraps every field whole (a
+/// longer one, only from a hostile store, ends in `…`).
+pub const MAX_LINE_CHARS: usize = 65_536;
 /// Most definition lines kept (a hostile store could hold megabytes).
 pub const MAX_DEFINITION_LINES: usize = 10_000;
 /// Most lines kept per checkpoint payload, `source_overrides` or
@@ -82,15 +83,13 @@ pub fn text_lines(text: &str, max_lines: usize) -> Vec<String> {
     out
 }
 
-/// JSON pretty-printed (keys in stored order) when it parses, else as
+/// JSON pretty-printed (keys in stored order; a multi-line string as its
+/// lines: [`crate::model::fulltext::pretty`]) when it parses, else as
 /// [`text_lines`].
 #[must_use]
 pub fn json_lines(text: &str, max_lines: usize) -> Vec<String> {
     match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(value) => {
-            let pretty = serde_json::to_string_pretty(&value).unwrap_or_else(|_| text.to_owned());
-            text_lines(&pretty, max_lines)
-        }
+        Ok(value) => text_lines(&crate::model::fulltext::pretty(&value), max_lines),
         Err(_) => text_lines(text, max_lines),
     }
 }
@@ -137,15 +136,15 @@ impl DetailText {
         Self {
             services: detail.services.clone(),
             birth_sections: crate::ui::detail_v14::sections(detail, now),
-            definition_dir: sanitize_short(&detail.definition_dir, CUT_LONG),
+            definition_dir: sanitize_short(&detail.definition_dir, MAX_LINE_CHARS),
             source_overrides: json_lines(&detail.source_overrides, MAX_BLOCK_LINES),
             checkpoints: detail
                 .checkpoints
                 .iter()
                 .map(|c| CheckpointText {
-                    step_id: sanitize_short(&c.step_id, CUT_SHORT),
-                    resource_kind: sanitize_short(&c.resource_kind, CUT_SHORT),
-                    resource_id: sanitize_short(&c.resource_id, CUT_LONG),
+                    step_id: sanitize_short(&c.step_id, MAX_LINE_CHARS),
+                    resource_kind: sanitize_short(&c.resource_kind, MAX_LINE_CHARS),
+                    resource_id: sanitize_short(&c.resource_id, MAX_LINE_CHARS),
                     recorded_at: c.recorded_at,
                     payload: json_lines(&c.payload, MAX_BLOCK_LINES),
                 })
@@ -281,11 +280,11 @@ impl<'a> Doc<'a> {
     }
 }
 
-/// `text` cut or padded to exactly `width` columns.
+/// `text` padded to `width` columns; whole when wider (the row then leaves
+/// its column rather than cut the value).
 fn pad(text: &str, width: usize) -> String {
-    let fitted = fit(text, width);
-    let used = fitted.width();
-    format!("{fitted}{}", " ".repeat(width.saturating_sub(used)))
+    let used = text.width();
+    format!("{text}{}", " ".repeat(width.saturating_sub(used)))
 }
 
 /// The lines the instance's own rows contribute (from the snapshot).
@@ -296,7 +295,11 @@ fn instance_section<'a>(
     now: i64,
 ) {
     doc.section("Instance".into());
-    doc.kv("name", sanitize_short(&detail.name, CUT_LONG), Tone::Plain);
+    doc.kv(
+        "name",
+        sanitize_short(&detail.name, MAX_LINE_CHARS),
+        Tone::Plain,
+    );
     let Some(instance) = instance else {
         doc.kv(
             "status",
@@ -307,7 +310,7 @@ fn instance_section<'a>(
     };
     doc.kv(
         "substrate",
-        sanitize_short(&instance.substrate, CUT_SHORT),
+        sanitize_short(&instance.substrate, MAX_LINE_CHARS),
         Tone::Plain,
     );
     let (status, tone) = match &instance.status {
@@ -316,7 +319,7 @@ fn instance_section<'a>(
         Status::Other(other) => (
             format!(
                 "? {} (unknown to this console)",
-                sanitize_short(other, CUT_SHORT)
+                sanitize_short(other, MAX_LINE_CHARS)
             ),
             Tone::Warning,
         ),
@@ -325,13 +328,13 @@ fn instance_section<'a>(
     if let Some(birth) = &instance.birth {
         doc.kv(
             "instance_id",
-            sanitize_short(&birth.instance_id, CUT_SHORT),
+            sanitize_short(&birth.instance_id, MAX_LINE_CHARS),
             Tone::Plain,
         );
         // `resource_namespace` (the label column is 16 wide).
         doc.kv(
             "namespace",
-            sanitize_short(&birth.resource_namespace, CUT_SHORT),
+            sanitize_short(&birth.resource_namespace, MAX_LINE_CHARS),
             Tone::Plain,
         );
     }
@@ -352,7 +355,11 @@ fn instance_section<'a>(
         None => doc.kv("tombstoned_at", "-", Tone::Muted),
     }
     for anomaly in &instance.anomalies {
-        doc.kv("anomaly", sanitize_short(anomaly, CUT_LONG), Tone::Warning);
+        doc.kv(
+            "anomaly",
+            sanitize_short(anomaly, MAX_LINE_CHARS),
+            Tone::Warning,
+        );
     }
 }
 
@@ -415,13 +422,13 @@ fn lock_section(
     };
     doc.kv(
         "operation",
-        sanitize_short(&lock.operation, CUT_SHORT),
+        sanitize_short(&lock.operation, MAX_LINE_CHARS),
         Tone::Plain,
     );
     let host = match lock.holder_host.as_deref() {
         None => " (store has no holder_host)".to_owned(),
         Some("") => " on ?".to_owned(),
-        Some(host) => format!(" on {}", sanitize_short(host, CUT_SHORT)),
+        Some(host) => format!(" on {}", sanitize_short(host, MAX_LINE_CHARS)),
     };
     doc.kv(
         "holder",
@@ -456,7 +463,11 @@ fn lock_section(
             "(empty: written before migration 6)",
             Tone::Muted,
         ),
-        Some(claim) => doc.kv("claim_id", sanitize_short(claim, CUT_SHORT), Tone::Plain),
+        Some(claim) => doc.kv(
+            "claim_id",
+            sanitize_short(claim, MAX_LINE_CHARS),
+            Tone::Plain,
+        ),
     }
 }
 
@@ -488,14 +499,18 @@ fn reap_section<'a>(doc: &mut Doc<'a>, attempt: Option<&ReapAttempt>, now: i64) 
     doc.kv("next_retry_at", retry, tone);
     match envelope::parse_error(&attempt.last_error) {
         Some(error) => {
-            doc.kv("code", sanitize_short(&error.code, CUT_SHORT), Tone::Error);
+            doc.kv(
+                "code",
+                sanitize_short(&error.code, MAX_LINE_CHARS),
+                Tone::Error,
+            );
             doc.kv(
                 "message",
                 sanitize_short(&error.message, MAX_LINE_CHARS),
                 Tone::Error,
             );
             if let Some(step) = &error.step {
-                doc.kv("step", sanitize_short(step, CUT_SHORT), Tone::Plain);
+                doc.kv("step", sanitize_short(step, MAX_LINE_CHARS), Tone::Plain);
             }
             match &error.remediation {
                 Some(r) => doc.kv(
@@ -620,7 +635,7 @@ pub fn document<'a>(
             "definition_dir",
             format!(
                 "cannot read the store: {}",
-                sanitize_short(message, CUT_LONG)
+                sanitize_short(message, MAX_LINE_CHARS)
             ),
             Tone::Error,
         ),
@@ -663,32 +678,5 @@ pub fn document<'a>(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn timestamps() {
-        assert_eq!(rfc3339(1_795_960_686), "2026-11-29T13:58:06Z");
-        assert_eq!(rfc3339(-1), "@-1");
-        assert_eq!(rfc3339(i64::MAX), format!("@{}", i64::MAX));
-        assert_eq!(rfc3339(253_402_300_799), "9999-12-31T23:59:59Z");
-        assert_eq!(relative(100, 292), "3m 12s ago");
-        assert_eq!(relative(292, 100), "in 3m 12s");
-        assert_eq!(when(0, 60), "1970-01-01T00:00:00Z (1m 00s ago)");
-    }
-
-    #[test]
-    fn multi_line_text_is_split_then_sanitized() {
-        assert_eq!(
-            text_lines("a\r\n\tb\u{1b}[2J\nc\n\n", 10),
-            ["a", "    b␛[2J", "c"]
-        );
-        assert_eq!(text_lines("1\n2\n3\n4", 2), ["1", "2", "… 2 more lines"]);
-        assert_eq!(
-            json_lines(r#"{"b":1,"a":[2]}"#, 10),
-            ["{", r#"  "b": 1,"#, r#"  "a": ["#, "    2", "  ]", "}"]
-        );
-        assert_eq!(json_lines("not json\u{7}", 10), ["not json␇"]);
-        assert_eq!(json_lines("{}", 10), ["{}"]);
-    }
-}
+#[path = "detail_tests.rs"]
+mod tests;

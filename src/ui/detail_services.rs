@@ -9,7 +9,6 @@ use crate::model::envelope::read_reason;
 use crate::model::services::{LogState, Service};
 use crate::model::text::sanitize_short;
 use crate::ui::detail::{MAX_BLOCK_LINES, MAX_LINE_CHARS, Tone, relative, text_lines, when};
-use crate::ui::view::{CUT_LONG, CUT_SHORT};
 
 /// One labelled line of a section: label (may be empty), text, tone.
 pub type Labelled = (String, String, Tone);
@@ -39,8 +38,8 @@ pub fn size(bytes: u64) -> String {
 pub fn lines(services: &[Service], active: bool, now: i64) -> Vec<Labelled> {
     let mut out = Vec::new();
     for service in services {
-        let name = sanitize_short(&service.name, CUT_SHORT);
-        let mut first = format!("on {}", sanitize_short(&service.runs_on, CUT_SHORT));
+        let name = sanitize_short(&service.name, MAX_LINE_CHARS);
+        let mut first = format!("on {}", sanitize_short(&service.runs_on, MAX_LINE_CHARS));
         let mut tone = Tone::Plain;
         match (&service.start, service.process) {
             (Some(start), Some(process)) => {
@@ -51,7 +50,7 @@ pub fn lines(services: &[Service], active: bool, now: i64) -> Vec<Labelled> {
                 if let Some(origin) = start.origin() {
                     first.push_str(&format!(
                         " · {} (through the stackless proxy)",
-                        sanitize_short(&origin, CUT_LONG)
+                        sanitize_short(&origin, MAX_LINE_CHARS)
                     ));
                 }
                 if let Some(port) = start.port {
@@ -64,20 +63,38 @@ pub fn lines(services: &[Service], active: bool, now: i64) -> Vec<Labelled> {
         if service.readiness.is_some() || service.configuration.is_some() {
             let field = |v: &Option<String>| {
                 v.as_deref()
-                    .map_or_else(|| "?".to_owned(), |s| sanitize_short(s, CUT_SHORT))
+                    .map_or_else(|| "?".to_owned(), |s| sanitize_short(s, MAX_LINE_CHARS))
             };
             let at = service
                 .observed_at
                 .map_or_else(String::new, |at| format!(" ({})", relative(at, now)));
+            let error = service
+                .error_code
+                .as_ref()
+                .map_or_else(String::new, |code| {
+                    format!(" · error {}", field(&Some(code.clone())))
+                });
+            let tone = if service.error_code.is_some() || !service.drift.is_empty() {
+                Tone::Warning
+            } else {
+                Tone::Plain
+            };
             out.push((
                 String::new(),
                 format!(
-                    "observed: readiness {} · configuration {}{at}",
+                    "observed: readiness {} · configuration {}{error}{at}",
                     field(&service.readiness),
                     field(&service.configuration)
                 ),
-                Tone::Plain,
+                tone,
             ));
+            for drift in &service.drift {
+                out.push((
+                    String::new(),
+                    crate::ui::detail_v14::drift_text(drift),
+                    Tone::Warning,
+                ));
+            }
         }
         out.push((
             String::new(),
@@ -100,7 +117,7 @@ fn log_line(service: &Service, now: i64) -> String {
     let path = service
         .log_path
         .as_deref()
-        .map_or_else(String::new, |p| sanitize_short(p, CUT_LONG));
+        .map_or_else(String::new, |p| sanitize_short(p, MAX_LINE_CHARS));
     match &service.log {
         LogState::Present {
             size: bytes,
@@ -111,10 +128,10 @@ fn log_line(service: &Service, now: i64) -> String {
             modified.map_or_else(|| "?".to_owned(), |at| relative(at, now))
         ),
         LogState::Missing => format!("log {path}: not there (not started, or removed)"),
-        LogState::Refused(why) => format!("log {path}: {}", sanitize_short(why, CUT_LONG)),
+        LogState::Refused(why) => format!("log {path}: {}", sanitize_short(why, MAX_LINE_CHARS)),
         LogState::Elsewhere => format!(
             "log: kept by {}, not on this disk",
-            sanitize_short(&service.runs_on, CUT_SHORT)
+            sanitize_short(&service.runs_on, MAX_LINE_CHARS)
         ),
     }
 }
@@ -192,6 +209,8 @@ mod tests {
             readiness: Some("ready".into()),
             configuration: Some("applied".into()),
             observed_at: Some(40),
+            error_code: None,
+            drift: vec![],
             log_path: Some("/s/logs/sl-1/web.log".into()),
             log: LogState::Present {
                 size: 2048,

@@ -6,7 +6,7 @@
 
 use crate::model::detail::InstanceDetail;
 use crate::model::text::sanitize_short;
-use crate::ui::view::{CUT_LONG, CUT_SHORT};
+use crate::ui::detail::MAX_LINE_CHARS;
 
 /// One section: its title and its lines (sanitized).
 pub type Section = (String, Vec<String>);
@@ -23,16 +23,16 @@ pub fn sections(detail: &InstanceDetail, now: i64) -> Vec<Section> {
             .map(|r| {
                 format!(
                     "{:<8} {:<9} {:<20} {:<8} {:<18} {}",
-                    sanitize_short(&r.phase, CUT_SHORT),
-                    sanitize_short(&r.ownership, CUT_SHORT),
-                    sanitize_short(&r.kind, CUT_SHORT),
-                    sanitize_short(&r.provider, CUT_SHORT),
+                    sanitize_short(&r.phase, MAX_LINE_CHARS),
+                    sanitize_short(&r.ownership, MAX_LINE_CHARS),
+                    sanitize_short(&r.kind, MAX_LINE_CHARS),
+                    sanitize_short(&r.provider, MAX_LINE_CHARS),
                     if r.step_id.is_empty() {
                         "(instance)".to_owned()
                     } else {
-                        sanitize_short(&r.step_id, CUT_SHORT)
+                        sanitize_short(&r.step_id, MAX_LINE_CHARS)
                     },
-                    sanitize_short(&r.id, CUT_LONG)
+                    sanitize_short(&r.id, MAX_LINE_CHARS)
                 )
             })
             .collect();
@@ -45,8 +45,8 @@ pub fn sections(detail: &InstanceDetail, now: i64) -> Vec<Section> {
             .map(|p| {
                 format!(
                     "{} on {}",
-                    sanitize_short(&p.node, CUT_SHORT),
-                    sanitize_short(&p.provider, CUT_SHORT)
+                    sanitize_short(&p.node, MAX_LINE_CHARS),
+                    sanitize_short(&p.provider, MAX_LINE_CHARS)
                 )
             })
             .collect();
@@ -56,7 +56,7 @@ pub fn sections(detail: &InstanceDetail, now: i64) -> Vec<Section> {
         let applied = revision
             .applied
             .as_deref()
-            .map_or_else(|| "never".to_owned(), |a| sanitize_short(a, CUT_SHORT));
+            .map_or_else(|| "never".to_owned(), |a| sanitize_short(a, MAX_LINE_CHARS));
         let state = if revision.drift() {
             "drift: the desired configuration is not applied"
         } else {
@@ -65,37 +65,63 @@ pub fn sections(detail: &InstanceDetail, now: i64) -> Vec<Section> {
         out.push((
             "Revision".to_owned(),
             vec![
-                format!("desired  {}", sanitize_short(&revision.desired, CUT_SHORT)),
+                format!(
+                    "desired  {}",
+                    sanitize_short(&revision.desired, MAX_LINE_CHARS)
+                ),
                 format!("applied  {applied}"),
-                state.to_owned(),
+                format!("state    {state}"),
             ],
         ));
     }
     if !detail.observations.is_empty() {
-        let lines = detail
-            .observations
-            .iter()
-            .map(|o| {
-                let field = |v: &Option<String>| {
-                    v.as_deref()
-                        .map_or_else(|| "?".to_owned(), |s| sanitize_short(s, CUT_SHORT))
-                };
-                format!(
-                    "{}: readiness {} · existence {} · configuration {}{}",
-                    sanitize_short(&o.node, CUT_SHORT),
-                    field(&o.readiness),
-                    field(&o.existence),
-                    field(&o.configuration),
-                    o.observed_at.map_or_else(String::new, |at| format!(
-                        " · {}",
-                        crate::ui::detail::relative(at, now)
-                    ))
-                )
-            })
-            .collect();
-        out.push(("Observations".to_owned(), lines));
+        out.push(("Observations".to_owned(), observation_lines(detail, now)));
     }
     out
+}
+
+/// The Observations section: per node its readiness, existence,
+/// configuration and age, its `error_code`, then one line per drift entry.
+fn observation_lines(detail: &InstanceDetail, now: i64) -> Vec<String> {
+    detail
+        .observations
+        .iter()
+        .flat_map(|o| {
+            let field = |v: &Option<String>| {
+                v.as_deref()
+                    .map_or_else(|| "?".to_owned(), |s| sanitize_short(s, MAX_LINE_CHARS))
+            };
+            let mut line = format!(
+                "{}: readiness {} · existence {} · configuration {}{}",
+                sanitize_short(&o.node, MAX_LINE_CHARS),
+                field(&o.readiness),
+                field(&o.existence),
+                field(&o.configuration),
+                o.observed_at.map_or_else(String::new, |at| format!(
+                    " · {}",
+                    crate::ui::detail::relative(at, now)
+                ))
+            );
+            if let Some(code) = &o.error_code {
+                line.push_str(&format!(" · error {}", field(&Some(code.clone()))));
+            }
+            let mut lines = vec![line];
+            lines.extend(o.drift.iter().map(|d| format!("  {}", drift_text(d))));
+            lines
+        })
+        .collect()
+}
+
+/// `drift port: expected 8080, actual 9090` for one drift entry
+/// (sanitized).
+#[must_use]
+pub fn drift_text(drift: &crate::model::detail::Drift) -> String {
+    format!(
+        "drift {}: expected {}, actual {}",
+        sanitize_short(&drift.setting, MAX_LINE_CHARS),
+        sanitize_short(&drift.expected, MAX_LINE_CHARS),
+        sanitize_short(&drift.actual, MAX_LINE_CHARS)
+    )
 }
 
 #[cfg(test)]
@@ -130,6 +156,12 @@ mod tests {
                 existence: Some("present".into()),
                 configuration: None,
                 observed_at: Some(40),
+                error_code: Some("health.status_mismatch".into()),
+                drift: vec![crate::model::detail::Drift {
+                    setting: "port".into(),
+                    expected: "8080".into(),
+                    actual: "9090".into(),
+                }],
             }],
             ..InstanceDetail::default()
         };
@@ -149,12 +181,16 @@ mod tests {
             [
                 "desired  r2",
                 "applied  r1",
-                "drift: the desired configuration is not applied"
+                "state    drift: the desired configuration is not applied"
             ]
         );
         assert_eq!(
             got[3].1,
-            ["service:web: readiness ready · existence present · configuration ? · 1m 00s ago"]
+            [
+                "service:web: readiness ready · existence present · configuration ? · 1m 00s ago \
+                 · error health.status_mismatch",
+                "  drift port: expected 8080, actual 9090"
+            ]
         );
     }
 }

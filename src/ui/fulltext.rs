@@ -45,8 +45,21 @@ pub fn activity(entry: &Activity, count: u32) -> FullText {
         full.blank();
         full.error(detail);
     }
+    down_answer(&mut full, &entry.envelope);
     teardown_output(&mut full, &entry.stderr_tail);
     full
+}
+
+/// The `down --json` section of a failed teardown: its whole answer, an
+/// envelope labelled (code, message, remediation, context, ...); nothing
+/// when none was kept.
+pub fn down_answer(full: &mut FullText, envelope: &str) {
+    if envelope.trim().is_empty() {
+        return;
+    }
+    full.blank();
+    full.line("what `down --json` answered:");
+    full.error(envelope.trim());
 }
 
 /// The `stderr` section of a teardown: its last 4 KiB as `down` wrote
@@ -182,6 +195,32 @@ mod tests {
         );
         entry.stderr_tail = "warn: one\n\u{1b}[31mred\n".into();
         let full = activity(&entry, 2);
+        let envelope = r#"{"ok":false,"schema_version":2,"error":{"code":"engine.teardown.survivors","message":"left \u001b[31m","remediation":"re-run down \u202e","context":{"survivors":["local:1234"]}}}"#;
+        let summary = Activity::new(
+            3_600,
+            Actor::Reaper,
+            "golf",
+            ActivityKind::Failed,
+            "teardown left survivors (attempt 1, retry at 01:01:00)",
+        )
+        .with_envelope(envelope);
+        assert_eq!(
+            activity(&summary, 1).lines[4..],
+            [
+                "",
+                "teardown left survivors (attempt 1, retry at 01:01:00)",
+                "",
+                "what `down --json` answered:",
+                "code         engine.teardown.survivors",
+                "message      left ␛[31m",
+                "remediation  re-run down \u{fffd}",
+                "context      {",
+                "               \"survivors\": [",
+                "                 \"local:1234\"",
+                "               ]",
+                "             }",
+            ]
+        );
         assert_eq!(full.title, "Activity · 01:00:00 reaper failed");
         assert_eq!(
             full.lines,

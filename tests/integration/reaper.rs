@@ -88,6 +88,8 @@ fn failure_records_attempt_backoff_and_whole_envelope() {
         failed.detail
     );
     assert_eq!(failed.stderr_tail, "teardown failed\n");
+    // The whole envelope is kept on the entry for its full text (finding 2).
+    assert_eq!(failed.envelope, expected.to_string());
     assert_eq!(failed.actor, Actor::Reaper);
 }
 

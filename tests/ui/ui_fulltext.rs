@@ -267,7 +267,7 @@ fn detail_wraps_long_values_and_opens_the_last_error_whole() {
     press(&mut app, KeyCode::Char('g'));
     assert_eq!(press(&mut app, KeyCode::Char('e')), None);
     let screen = opens_whole_after_open(&mut app);
-    assert!(screen.contains("Instance · golf"), "{screen}");
+    assert!(screen.contains("Detail · golf"), "{screen}");
     // Esc goes back to the detail view.
     press(&mut app, KeyCode::Esc);
     assert!(app.full_text().is_none() && app.detail().is_some());
@@ -388,4 +388,249 @@ fn read_only_footer_keeps_tab_and_cuts_the_reason() {
         "{footer}"
     );
     assert!(!footer.contains("e full text"), "{footer}");
+}
+
+/// Rows of `pane` drawn alone at `width` x `height` whose first text
+/// cell is drawn reversed (the selected log line).
+fn reversed_rows(
+    app: &App,
+    width: u16,
+    height: u16,
+    pane: fn(&mut ratatui::Frame, ratatui::layout::Rect, &App),
+) -> Vec<String> {
+    let backend = ratatui::backend::TestBackend::new(width, height);
+    let mut terminal = ratatui::Terminal::new(backend).expect("terminal");
+    terminal.draw(|f| pane(f, f.area(), app)).expect("draw");
+    let buffer = terminal.backend().buffer();
+    (1..height.saturating_sub(1))
+        .filter(|&y| {
+            buffer[(1, y)]
+                .modifier
+                .contains(ratatui::style::Modifier::REVERSED)
+        })
+        .map(|y| {
+            (1..width - 1)
+                .map(|x| buffer[(x, y)].symbol())
+                .collect::<String>()
+                .trim_end()
+                .to_owned()
+        })
+        .collect()
+}
+
+fn reaped(at: i64, name: &str) -> Event {
+    Event::Activity(Activity::new(
+        at,
+        Actor::Reaper,
+        name,
+        ActivityKind::Reaped,
+        "",
+    ))
+}
+
+/// The full text open now: its `instance` line.
+fn opened_instance(app: &App) -> String {
+    let full = app.full_text().expect("a full-text view");
+    full.text
+        .lines
+        .iter()
+        .find(|l| l.starts_with("instance "))
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Issue 11 finding 1: Activity has a selected line. In a log shorter than
+/// the pane, k selects an older line and Enter opens it (not the newest);
+/// new lines keep the selection; the oldest of a long log can be opened;
+/// G follows the newest again; the selection is drawn reversed.
+#[test]
+fn activity_opens_the_selected_line_not_the_newest() {
+    let mut app = app();
+    app.handle(reaped(CAPTURE - 1, "alpha"), CAPTURE);
+    app.handle(reaped(CAPTURE, "bravo"), CAPTURE);
+    press(&mut app, KeyCode::BackTab);
+    assert_eq!(app.focus(), Focus::Activity);
+    render_app(&app, 100, 30);
+    press(&mut app, KeyCode::Char('k'));
+    press(&mut app, KeyCode::Char('k'));
+    let pane = stackless_tui::ui::panes::activity::render;
+    assert_eq!(
+        reversed_rows(&app, 80, 8, pane)
+            .iter()
+            .map(|r| &r[..26])
+            .collect::<Vec<_>>(),
+        ["13:58:04 reaper golf faile"]
+    );
+    // A new line arrives: the selection stays on golf.
+    app.handle(reaped(CAPTURE + 1, "charlie"), CAPTURE);
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(opened_instance(&app), "instance     golf");
+    press(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Char('j'));
+    press(&mut app, KeyCode::Char('e'));
+    assert_eq!(opened_instance(&app), "instance     alpha");
+    press(&mut app, KeyCode::Esc);
+    // A long log: the oldest line can be selected and opened.
+    for i in 0..60 {
+        app.handle(reaped(CAPTURE + 2 + i, &format!("n{i}")), CAPTURE);
+    }
+    render_app(&app, 100, 30);
+    press(&mut app, KeyCode::Char('g'));
+    let screen = render_app(&app, 100, 30);
+    assert!(screen.contains("reaper golf failed"), "{screen}");
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(opened_instance(&app), "instance     golf");
+    press(&mut app, KeyCode::Esc);
+    // G: the newest, followed as lines arrive.
+    press(&mut app, KeyCode::Char('G'));
+    app.handle(reaped(CAPTURE + 100, "last"), CAPTURE);
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(opened_instance(&app), "instance     last");
+}
+
+/// A click on an Activity line selects it; Enter opens it. Supervisor too:
+/// k selects the older note.
+#[test]
+fn a_click_selects_the_log_line_under_it() {
+    let mut app = app();
+    app.handle(reaped(CAPTURE - 1, "alpha"), CAPTURE);
+    app.handle(reaped(CAPTURE, "bravo"), CAPTURE);
+    let screen = render_app(&app, 100, 30);
+    let row = screen
+        .lines()
+        .position(|l| l.contains("reaper alpha reaped"))
+        .expect("alpha drawn");
+    let click = Event::Input(crossterm::event::Event::Mouse(
+        crossterm::event::MouseEvent {
+            kind: crossterm::event::MouseEventKind::Down(crossterm::event::MouseButton::Left),
+            column: 70,
+            row: u16::try_from(row).expect("row"),
+            modifiers: crossterm::event::KeyModifiers::NONE,
+        },
+    ));
+    assert_eq!(app.handle(click, CAPTURE), None);
+    assert_eq!(app.focus(), Focus::Activity);
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(opened_instance(&app), "instance     alpha");
+    press(&mut app, KeyCode::Esc);
+    // Supervisor: two notes, k selects the older one.
+    app.handle(
+        Event::Supervisor(SupervisorNote {
+            at: CAPTURE,
+            kind: SupervisorKind::Started,
+            text: "helper started (pid 7)".into(),
+            until: None,
+        }),
+        CAPTURE,
+    );
+    press(&mut app, KeyCode::BackTab);
+    assert_eq!(app.focus(), Focus::Supervisor);
+    render_app(&app, 100, 30);
+    press(&mut app, KeyCode::Char('k'));
+    press(&mut app, KeyCode::Enter);
+    let full = app.full_text().expect("open");
+    assert!(
+        full.text
+            .lines
+            .iter()
+            .any(|l| l.contains("helper exited with status 3")),
+        "{:?}",
+        full.text.lines
+    );
+}
+
+/// Issue 11 finding 3: no detail field is cut. A 1,500-character
+/// `definition_dir`, a 600-character resource id, a 1,500-character
+/// definition line and a 200-character readiness show whole in the
+/// detail view (wrapped), and `e` there opens the whole document.
+#[test]
+fn detail_fields_are_whole_and_e_opens_the_whole_document() {
+    use stackless_tui::model::detail::{Observation, Resource};
+    let mut app = app();
+    press(&mut app, KeyCode::Char('j'));
+    press(&mut app, KeyCode::Enter);
+    let dir = format!("/srv/{}", "d".repeat(1_500));
+    let id = format!("res-{}", "i".repeat(600));
+    let line = format!("x = \"{}\"", "v".repeat(1_500));
+    let readiness = format!("ready-{}", "r".repeat(200));
+    let detail = InstanceDetail {
+        definition_dir: dir.clone(),
+        definition: format!("[svc]\n{line}\n"),
+        resources: vec![Resource {
+            kind: "process".into(),
+            id: id.clone(),
+            phase: "live".into(),
+            ownership: "owned".into(),
+            provider: "local".into(),
+            step_id: "start:web".into(),
+            updated_at: None,
+        }],
+        observations: vec![Observation {
+            node: "service:web".into(),
+            readiness: Some(readiness.clone()),
+            existence: Some("present".into()),
+            configuration: Some("applied".into()),
+            observed_at: None,
+            error_code: None,
+            drift: vec![],
+        }],
+        ..InstanceDetail::default()
+    };
+    app.show_detail("golf", Ok(Some(detail)));
+    let seen = flat(&render_app(&app, 200, 150));
+    for whole in [&dir, &id, &line, &readiness] {
+        assert!(seen.contains(&squeezed(whole)), "cut: {}", &whole[..20]);
+    }
+    press(&mut app, KeyCode::Char('e'));
+    let full = app.full_text().expect("the detail document");
+    assert_eq!(full.text.title, "Detail · golf");
+    let text = full.text.lines.join("\n");
+    for whole in [&dir, &id, &line, &readiness] {
+        assert!(text.contains(whole.as_str()), "cut: {}", &whole[..20]);
+    }
+    assert!(text.contains("Last teardown (by this console)"), "{text}");
+    let seen = flat(&render_app(&app, 200, 150));
+    assert!(seen.contains(&squeezed(&dir)), "not drawn whole");
+}
+
+/// Issue 11 finding 6: the full-text view wraps its text once per width;
+/// frames at the same width (idle ticks, scrolling) wrap nothing again.
+/// Finding 4: a text past the 10 MiB bound says in the title what it left
+/// out.
+#[test]
+fn full_text_wraps_once_per_width_and_names_its_cut() {
+    let mut app = app();
+    press(&mut app, KeyCode::BackTab);
+    press(&mut app, KeyCode::Enter);
+    for _ in 0..3 {
+        render_app(&app, 100, 30);
+    }
+    press(&mut app, KeyCode::Char('j'));
+    render_app(&app, 100, 30);
+    assert_eq!(
+        app.full_text().map(stackless_tui::ui::app::FullView::wraps),
+        Some(1)
+    );
+    render_app(&app, 120, 30);
+    render_app(&app, 120, 30);
+    assert_eq!(
+        app.full_text().map(stackless_tui::ui::app::FullView::wraps),
+        Some(2)
+    );
+    press(&mut app, KeyCode::Esc);
+    // 11 MiB of stderr on one entry: 10 MiB shown, the rest counted.
+    let mut huge = Activity::new(CAPTURE, Actor::Operator, "golf", ActivityKind::Failed, "x");
+    huge.stderr_tail = format!("{}\n", "s".repeat(1023)).repeat(11 * 1024);
+    app.handle(Event::Activity(huge), CAPTURE);
+    press(&mut app, KeyCode::Char('G'));
+    press(&mut app, KeyCode::Enter);
+    let screen = render_app(&app, 160, 30);
+    let title = screen.lines().nth(2).unwrap_or_default();
+    // 11,264 lines of 1,023 bytes after 131 bytes of header lines: 10,249
+    // whole lines and part of one fit in 10 MiB; 1,014 lines and 1,037,443
+    // bytes do not.
+    assert!(
+        title.contains("10 MiB shown: 1014 more lines (1037443 bytes) not kept"),
+        "{title}"
+    );
 }

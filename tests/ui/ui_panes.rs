@@ -277,11 +277,18 @@ fn activity_pane_scrolls_and_stays_put() {
         press(&mut app, KeyCode::Tab);
     }
     assert_eq!(app.focus(), Focus::Activity);
+    // The cursor moves within the view first, then the view follows it.
+    press(&mut app, KeyCode::Up);
+    press(&mut app, KeyCode::Up);
+    let text = render_pane(&app, 60, 5, panes::activity::render);
+    assert!(text.contains("reaper i19 reaped"), "{text}");
     press(&mut app, KeyCode::Up);
     press(&mut app, KeyCode::Up);
     let text = render_pane(&app, 60, 5, panes::activity::render);
     assert!(
-        text.contains("reaper i17 reaped") && !text.contains("reaper i18 reaped"),
+        text.contains("reaper i15 reaped")
+            && text.contains("reaper i17 reaped")
+            && !text.contains("reaper i18 reaped"),
         "{text}"
     );
     assert!(text.contains("↓ 2 newer (End follows)"), "{text}");

@@ -3,10 +3,12 @@
 //! focused pane shows cut, whole, wrapped and scrollable, over whatever is
 //! open. Built once when it opens ([`crate::ui::fulltext`]).
 
+use std::cell::{Cell, Ref, RefCell};
+
 use super::{App, FlashLevel, Focus};
 use crate::model::fulltext::FullText;
+use crate::model::fulltext::wrap_all;
 use crate::ui::fulltext;
-use crate::ui::panes::log_window;
 
 /// The open full-text view.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,6 +17,45 @@ pub struct FullView {
     pub text: FullText,
     /// First wrapped row shown.
     pub scroll: usize,
+    /// The text wrapped at the width it was last drawn at (built once per
+    /// width: a frame at the same width only slices it).
+    wrapped: RefCell<Option<(usize, Vec<String>)>>,
+    /// How many times the text was wrapped (once per width drawn at).
+    wraps: Cell<usize>,
+}
+
+impl FullView {
+    /// A view of `text` at its top.
+    #[must_use]
+    pub fn new(text: FullText) -> Self {
+        Self {
+            text,
+            scroll: 0,
+            wrapped: RefCell::new(None),
+            wraps: Cell::new(0),
+        }
+    }
+
+    /// The text wrapped to `width` columns ([`wrap_all`]): wrapped the
+    /// first time it is drawn at that width, then kept.
+    #[must_use]
+    pub fn rows(&self, width: usize) -> Ref<'_, [String]> {
+        if self.wrapped.borrow().as_ref().map(|(w, _)| *w) != Some(width) {
+            let rows = wrap_all(&self.text.lines, width, self.text.indent);
+            self.wraps.set(self.wraps.get() + 1);
+            *self.wrapped.borrow_mut() = Some((width, rows));
+        }
+        Ref::map(self.wrapped.borrow(), |cache| {
+            cache.as_ref().map_or(&[][..], |(_, rows)| rows.as_slice())
+        })
+    }
+
+    /// How many times the text was wrapped so far (once per width it was
+    /// drawn at; a frame that changes nothing wraps nothing).
+    #[must_use]
+    pub fn wraps(&self) -> usize {
+        self.wraps.get()
+    }
 }
 
 impl App {
@@ -25,19 +66,20 @@ impl App {
     }
 
     /// Enter or `e`: open the whole text of what is selected: the operation
-    /// overlay's operation, else the detail view's instance (its last error
-    /// and last teardown output), else the focused pane's selected row (the
-    /// newest line in view in Supervisor and Activity).
+    /// overlay's operation, else the whole detail document (every field
+    /// whole, then the instance's row, its last error and last teardown
+    /// output), else the focused pane's selected row (the
+    /// selected line in Supervisor and Activity).
     pub(super) fn open_full_text(&mut self) {
         let text = if let Some((_, op)) = self.operation_open() {
             op.map(|op| fulltext::operation(op, self.now))
         } else if let Some(detail) = &self.detail {
-            Some(self.instance_text(&detail.name.clone()))
+            Some(self.detail_text(detail))
         } else {
             self.pane_text()
         };
         match text {
-            Some(text) => self.full = Some(FullView { text, scroll: 0 }),
+            Some(text) => self.full = Some(FullView::new(text)),
             None => self.set_flash(FlashLevel::Warning, "nothing selected to show".into()),
         }
     }
@@ -45,7 +87,6 @@ impl App {
     /// The selected line of the focused pane, whole.
     fn pane_text(&self) -> Option<FullText> {
         let now = self.now;
-        let viewport = self.viewport.get();
         match self.focus {
             Focus::Instances => {
                 let name = self.selected_instance()?.name.clone();
@@ -60,23 +101,39 @@ impl App {
                 .get(self.backoff_selected)
                 .map(|a| fulltext::backoff(a, now)),
             Focus::Supervisor => {
-                let log = &self.supervisor;
-                let (_, end) = log_window(
-                    log.entries().len(),
-                    viewport.supervisor_rows,
-                    log.scroll_up(),
-                );
-                let logged = log.entries().get(end.checked_sub(1)?)?;
+                let logged = self.supervisor.selected()?;
                 Some(fulltext::supervisor(&logged.entry, logged.count))
             }
             Focus::Activity => {
-                let log = &self.activity;
-                let (_, end) =
-                    log_window(log.entries().len(), viewport.activity_rows, log.scroll_up());
-                let logged = log.entries().get(end.checked_sub(1)?)?;
+                let logged = self.activity.selected()?;
                 Some(fulltext::activity(&logged.entry, logged.count))
             }
         }
+    }
+
+    /// The detail view's whole document (every field whole: the document
+    /// keeps values up to [`crate::ui::detail::MAX_LINE_CHARS`]), then the
+    /// instance's row and errors whole ([`App::instance_text`]).
+    fn detail_text(&self, open: &crate::ui::detail::Detail) -> FullText {
+        let snapshot = &self.snapshot;
+        let name = open.name.as_str();
+        let doc = crate::ui::detail::document(
+            open,
+            snapshot.instance(name),
+            snapshot.lock_liveness(name),
+            snapshot.reap_attempt(name),
+            self.last_teardown(name),
+            self.now,
+        );
+        let mut text = FullText::new(&format!("Detail · {name}"));
+        text.indent = crate::ui::detail::LABEL_WIDTH;
+        for line in &doc {
+            text.line(&line.plain());
+        }
+        text.blank();
+        text.line(" The row and its errors, whole");
+        text.lines.extend(self.instance_text(name).lines);
+        text
     }
 
     /// An instance whole: its row, its last reap error, and the output of
@@ -108,6 +165,7 @@ impl App {
             if !last.detail.trim().is_empty() {
                 text.error(last.detail.trim());
             }
+            fulltext::down_answer(&mut text, &last.envelope);
             fulltext::teardown_output(&mut text, &last.stderr_tail);
         }
         text

@@ -5,9 +5,11 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::{Position, Rect};
 
+use super::log::Log;
 use super::rows::step;
 use super::{App, Command, FlashLevel, Focus};
 use crate::ui::keys::{self, Action, Context, Input};
+use crate::ui::panes::{log_line_at, log_window};
 
 /// Rows moved by PgUp/PgDn before the first frame reports a pane height.
 const DEFAULT_PAGE: usize = 10;
@@ -357,7 +359,7 @@ impl App {
     }
 
     /// A left click: leave the filter prompt (keeping the filter), focus the
-    /// pane under the pointer and select the table row clicked.
+    /// pane under the pointer and select the table row or log line clicked.
     fn click(&mut self, input: Input) {
         let Input::Click(at) = input else {
             return;
@@ -369,6 +371,14 @@ impl App {
         self.focus = pane;
         if let Some(row) = self.table_row_at(pane, rect, at.y) {
             self.move_in(pane, row_delta(row, self.table_selected(pane)));
+        }
+        let viewport = self.viewport.get();
+        match pane {
+            Focus::Supervisor => {
+                select_drawn(&mut self.supervisor, rect, at.y, viewport.supervisor_rows);
+            }
+            Focus::Activity => select_drawn(&mut self.activity, rect, at.y, viewport.activity_rows),
+            _ => {}
         }
     }
 
@@ -383,7 +393,12 @@ impl App {
         } else if self.detail.is_some() {
             self.scroll_detail(delta);
         } else if let Some((pane, _)) = self.pane_at(at) {
-            self.move_in(pane, delta);
+            let viewport = self.viewport.get();
+            match pane {
+                Focus::Supervisor => self.supervisor.wheel(delta, viewport.supervisor_rows),
+                Focus::Activity => self.activity.wheel(delta, viewport.activity_rows),
+                _ => self.move_in(pane, delta),
+            }
         }
     }
 
@@ -423,13 +438,14 @@ impl App {
         isize::try_from(rows).unwrap_or(isize::MAX)
     }
 
-    /// Move the selection (tables) or scroll (logs) of the focused pane by
+    /// Move the selection (a table row, a log line) of the focused pane by
     /// `delta` rows; positive is down/newer.
     fn move_by(&mut self, delta: isize) {
         self.move_in(self.focus, delta);
     }
 
-    /// Move the selection or scroll of `pane` by `delta` rows.
+    /// Move the selection of `pane` by `delta` rows (a log pane scrolls to
+    /// keep its selected line in view).
     fn move_in(&mut self, pane: Focus, delta: isize) {
         let viewport = self.viewport.get();
         match pane {
@@ -457,12 +473,8 @@ impl App {
                     .get(self.backoff_selected)
                     .map(|a| a.instance.clone());
             }
-            Focus::Supervisor => self
-                .supervisor
-                .scroll_by(delta.saturating_neg(), viewport.supervisor_rows),
-            Focus::Activity => self
-                .activity
-                .scroll_by(delta.saturating_neg(), viewport.activity_rows),
+            Focus::Supervisor => self.supervisor.select_by(delta, viewport.supervisor_rows),
+            Focus::Activity => self.activity.select_by(delta, viewport.activity_rows),
         }
     }
 
@@ -504,6 +516,20 @@ impl App {
         }
         let row = offset + within;
         (row < len).then_some(row)
+    }
+}
+
+/// Select the line of `log` drawn at screen row `y` of its pane `rect`
+/// (`rows` lines high in the last frame), if a line is drawn there.
+fn select_drawn<T>(log: &mut Log<T>, rect: Rect, y: u16, rows: usize) {
+    let window = log_window(
+        log.entries().len(),
+        rows,
+        log.scroll_up(),
+        log.selected_up(),
+    );
+    if let Some(index) = log_line_at(rect, y, window) {
+        log.select_index(index, rows);
     }
 }
 

@@ -16,12 +16,17 @@ pub struct Logged<T> {
     pub count: u32,
 }
 
-/// A bounded log whose last entry absorbs equal newcomers, with a scroll
-/// position counted from the bottom (0 = following the newest entry).
+/// A bounded log whose last entry absorbs equal newcomers, with a selected
+/// line and a scroll position, both counted from the bottom (0 = the
+/// newest entry). A selection of 0 follows the newest entry; any other
+/// stays on the line the operator chose as new entries arrive, and so does
+/// the view. The window always holds the selection (see
+/// [`crate::ui::panes::log_window`]).
 #[derive(Debug, Clone)]
 pub struct Log<T> {
     entries: VecDeque<Logged<T>>,
     scroll_up: usize,
+    selected_up: usize,
 }
 
 impl<T> Default for Log<T> {
@@ -29,6 +34,7 @@ impl<T> Default for Log<T> {
         Self {
             entries: VecDeque::new(),
             scroll_up: 0,
+            selected_up: 0,
         }
     }
 }
@@ -44,13 +50,17 @@ impl<T> Log<T> {
             return;
         }
         self.entries.push_back(Logged { entry, count: 1 });
+        if self.selected_up > 0 {
+            // The operator chose a line: keep it selected, and the same
+            // lines in view.
+            self.selected_up += 1;
+            self.scroll_up += 1;
+        }
         if self.entries.len() > LOG_CAPACITY {
             self.entries.pop_front();
         }
-        if self.scroll_up > 0 {
-            // The operator scrolled up: keep the same lines in view.
-            self.scroll_up = (self.scroll_up + 1).min(self.entries.len().saturating_sub(1));
-        }
+        self.selected_up = self.selected_up.min(self.entries.len().saturating_sub(1));
+        self.scroll_up = self.scroll_up.min(self.selected_up);
     }
 
     /// The entries, oldest first.
@@ -72,10 +82,70 @@ impl<T> Log<T> {
         self.scroll_up
     }
 
-    pub(super) fn scroll_by(&mut self, delta: isize, visible: usize) {
-        let max = self.entries.len().saturating_sub(visible.max(1));
-        let current = self.scroll_up.min(max);
-        self.scroll_up = current.saturating_add_signed(delta).min(max);
+    /// How many entries the selected line is above the newest (0 = the
+    /// newest, following it).
+    #[must_use]
+    pub fn selected_up(&self) -> usize {
+        self.selected_up
+    }
+
+    /// The selected entry (what Enter and `e` open whole).
+    #[must_use]
+    pub fn selected(&self) -> Option<&Logged<T>> {
+        let index = self.entries.len().checked_sub(1 + self.selected_up)?;
+        self.entries.get(index)
+    }
+
+    /// Move the selection `delta` lines (negative: older), clamped to the
+    /// log, and scroll just enough to keep it in a window of `visible`
+    /// lines. Moving to the newest line follows it again.
+    pub(super) fn select_by(&mut self, delta: isize, visible: usize) {
+        let max = self.entries.len().saturating_sub(1);
+        let up = self.selected_up.min(max);
+        self.selected_up = if delta < 0 {
+            up.saturating_add(delta.unsigned_abs()).min(max)
+        } else {
+            up.saturating_sub(delta.unsigned_abs())
+        };
+        self.keep_in_view(visible);
+    }
+
+    /// A wheel notch of `delta` lines (negative: older): the view scrolls
+    /// by it, within the log, and the selection moves with it.
+    pub(super) fn wheel(&mut self, delta: isize, visible: usize) {
+        let len = self.entries.len();
+        let max_scroll = len.saturating_sub(visible.max(1));
+        let before = self.scroll_up.min(max_scroll);
+        self.scroll_up = if delta < 0 {
+            before.saturating_add(delta.unsigned_abs()).min(max_scroll)
+        } else {
+            before.saturating_sub(delta.unsigned_abs())
+        };
+        let max = len.saturating_sub(1);
+        self.selected_up = if self.scroll_up >= before {
+            self.selected_up
+                .saturating_add(self.scroll_up - before)
+                .min(max)
+        } else {
+            self.selected_up.saturating_sub(before - self.scroll_up)
+        };
+        self.keep_in_view(visible);
+    }
+
+    /// Select the entry at `index` (oldest first), clamped to the log.
+    pub(super) fn select_index(&mut self, index: usize, visible: usize) {
+        let len = self.entries.len();
+        self.selected_up = len.saturating_sub(1 + index.min(len.saturating_sub(1)));
+        self.keep_in_view(visible);
+    }
+
+    fn keep_in_view(&mut self, visible: usize) {
+        let rows = visible.max(1);
+        if self.scroll_up > self.selected_up {
+            self.scroll_up = self.selected_up;
+        } else if self.selected_up >= self.scroll_up + rows {
+            self.scroll_up = self.selected_up + 1 - rows;
+        }
     }
 }
 
@@ -99,18 +169,49 @@ mod tests {
     }
 
     #[test]
-    fn scrolled_log_keeps_its_place() {
+    fn selected_line_keeps_its_place() {
         let mut log = Log::default();
         for i in 0..20 {
             log.push(i, |a, b| a == b);
         }
-        log.scroll_by(3, 5);
-        assert_eq!(log.scroll_up(), 3);
+        // Following: the newest is selected, and stays so.
+        assert_eq!(log.selected().map(|l| l.entry), Some(19));
+        log.select_by(-3, 5);
+        assert_eq!((log.selected_up(), log.scroll_up()), (3, 0));
+        assert_eq!(log.selected().map(|l| l.entry), Some(16));
+        log.select_by(-4, 5);
+        assert_eq!((log.selected_up(), log.scroll_up()), (7, 3));
+        // A new entry moves neither the selection nor the view.
         log.push(100, |a, b| a == b);
-        assert_eq!(log.scroll_up(), 4);
-        log.scroll_by(-100, 5);
-        assert_eq!(log.scroll_up(), 0);
+        assert_eq!((log.selected_up(), log.scroll_up()), (8, 4));
+        assert_eq!(log.selected().map(|l| l.entry), Some(12));
+        // The oldest line can be selected.
+        log.select_by(isize::MIN / 2, 5);
+        assert_eq!(log.selected().map(|l| l.entry), Some(0));
+        assert_eq!((log.selected_up(), log.scroll_up()), (20, 16));
+        log.wheel(3, 5);
+        assert_eq!((log.selected_up(), log.scroll_up()), (17, 13));
+        log.wheel(-100, 5);
+        assert_eq!((log.selected_up(), log.scroll_up()), (20, 16));
+        log.select_index(5, 5);
+        assert_eq!(log.selected().map(|l| l.entry), Some(5));
+        // Back to the newest: following again.
+        log.select_by(isize::MAX / 2, 5);
+        assert_eq!((log.selected_up(), log.scroll_up()), (0, 0));
         log.push(101, |a, b| a == b);
-        assert_eq!(log.scroll_up(), 0);
+        assert_eq!(log.selected().map(|l| l.entry), Some(101));
+    }
+
+    #[test]
+    fn a_selected_line_dropped_at_capacity_moves_to_the_oldest() {
+        let mut log = Log::default();
+        for i in 0..LOG_CAPACITY {
+            log.push(i, |a, b| a == b);
+        }
+        log.select_by(isize::MIN / 2, 10);
+        assert_eq!(log.selected().map(|l| l.entry), Some(0));
+        log.push(LOG_CAPACITY, |a, b| a == b);
+        assert_eq!(log.selected().map(|l| l.entry), Some(1));
+        assert_eq!(log.selected_up(), LOG_CAPACITY - 1);
     }
 }

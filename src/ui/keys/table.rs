@@ -60,7 +60,7 @@ const fn any(code: KeyCode) -> Key {
 pub const ENTRIES: &[KeyEntry] = &[
     KeyEntry {
         keys: "↑ / k, ↓ / j",
-        help: "select a row; scroll logs and the detail view",
+        help: "select a row or a log line; scroll logs and the detail view",
         binds: &[
             bind(MOVING, &[plain(KeyCode::Up), ch('k')], Action::Up),
             bind(MOVING, &[plain(KeyCode::Down), ch('j')], Action::Down),
@@ -370,7 +370,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "mouse click",
-        help: "focus a pane; select a table row",
+        help: "focus a pane; select a table row or a log line",
         binds: &[bind(&[Panes, Filter], &[Key::Click], Action::Click)],
         footer: &[],
     },

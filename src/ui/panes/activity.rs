@@ -1,7 +1,8 @@
 //! The Activity pane: what the reaper and the operator did,
 //! `HH:MM:SS actor instance kind: detail`, coalesced (` x3`), newest last,
 //! following the bottom unless the operator scrolled up. While focused, the
-//! newest line in view is drawn selected: Enter opens it whole.
+//! selected line (j/k, a click; the newest while following) is drawn
+//! highlighted: Enter and `e` open it whole.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -45,7 +46,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let mut viewport = app.viewport.get();
     viewport.activity_rows = rows;
     app.viewport.set(viewport);
-    let (start, end) = log_window(entries.len(), rows, log.scroll_up());
+    let (start, end) = log_window(entries.len(), rows, log.scroll_up(), log.selected_up());
     let mut suffix = if end < entries.len() {
         format!("↓ {} newer (End follows)", entries.len() - end)
     } else {
@@ -78,8 +79,8 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
                 Span::styled(clock.to_owned(), theme::muted()),
                 Span::styled(rest.to_owned(), theme::activity(logged.entry.kind)),
             ]);
-            // What Enter opens whole: the newest line in view.
-            if is_focused && start + i + 1 == end {
+            // What Enter and `e` open whole: the selected line.
+            if is_focused && start + i + 1 + log.selected_up() == entries.len() {
                 line.patch_style(theme::selected_focused())
             } else {
                 line

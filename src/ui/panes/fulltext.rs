@@ -8,26 +8,27 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
 use super::pane_block;
-use crate::model::fulltext::{LABEL, wrap_all};
 use crate::ui::app::App;
 use crate::ui::theme;
 
-/// The rows `app`'s full text takes at `width` columns (wrapped).
+/// The rows `app`'s full text takes at `width` columns (wrapped; built
+/// once per width, see [`crate::ui::app::FullView::rows`]).
 #[must_use]
 pub fn rows(app: &App, width: usize) -> Vec<String> {
     app.full_text()
-        .map(|full| wrap_all(&full.text.lines, width, LABEL))
+        .map(|full| full.rows(width).to_vec())
         .unwrap_or_default()
 }
 
-/// Draw the open full-text view into `area` (nothing when none is open).
+/// Draw the open full-text view into `area` (nothing when none is open):
+/// only the rows in view are copied into the frame.
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let Some(full) = app.full_text() else {
         return;
     };
     let inner = super::inner(area);
     let width = usize::from(inner.width);
-    let wrapped = rows(app, width);
+    let wrapped = full.rows(width);
     let height = usize::from(inner.height);
     let max = wrapped.len().saturating_sub(height.max(1));
     let scroll = full.scroll.min(max);
@@ -41,14 +42,24 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     } else {
         String::new()
     };
-    let title = Line::from(vec![
-        Span::styled(format!(" {} ", full.text.title), theme::focused_border()),
-        Span::styled(format!("Esc back · j/k scroll{position} "), theme::muted()),
-    ]);
+    let mut spans = vec![Span::styled(
+        format!(" {} ", full.text.title),
+        theme::focused_border(),
+    )];
+    if let Some(note) = full.text.cut_note() {
+        spans.push(Span::styled(format!("{note} "), theme::failure()));
+    }
+    spans.push(Span::styled(
+        format!("Esc back · j/k scroll{position} "),
+        theme::muted(),
+    ));
     let lines: Vec<Line> = wrapped[scroll..end]
         .iter()
         .map(|row| Line::raw(row.clone()))
         .collect();
     frame.render_widget(Clear, area);
-    frame.render_widget(Paragraph::new(lines).block(pane_block(title, true)), area);
+    frame.render_widget(
+        Paragraph::new(lines).block(pane_block(Line::from(spans), true)),
+        area,
+    );
 }

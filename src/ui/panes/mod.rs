@@ -80,12 +80,28 @@ pub fn scroll_window(previous: usize, selected: usize, len: usize, rows: usize) 
 }
 
 /// The window of a log of `len` entries that shows `rows` lines ending
-/// `scroll_up` entries above the newest: `(start, end)` (end exclusive).
+/// `scroll_up` entries above the newest, moved as little as needed to hold
+/// the selected line (`selected_up` entries above the newest): `(start,
+/// end)` (end exclusive).
 #[must_use]
-pub fn log_window(len: usize, rows: usize, scroll_up: usize) -> (usize, usize) {
-    let scroll = scroll_up.min(len.saturating_sub(rows));
+pub fn log_window(len: usize, rows: usize, scroll_up: usize, selected_up: usize) -> (usize, usize) {
+    let selected = selected_up.min(len.saturating_sub(1));
+    let mut scroll = scroll_up.min(selected);
+    if rows > 0 && selected >= scroll + rows {
+        scroll = selected + 1 - rows;
+    }
+    let scroll = scroll.min(len.saturating_sub(rows));
     let end = len - scroll;
     (end.saturating_sub(rows), end)
+}
+
+/// The index (oldest first) of the line a log pane drew at screen row `y`
+/// of `rect`, given its window `(start, end)`.
+#[must_use]
+pub fn log_line_at(rect: Rect, y: u16, (start, end): (usize, usize)) -> Option<usize> {
+    let first = rect.y.checked_add(1)?;
+    let index = start + usize::from(y.checked_sub(first)?);
+    (index < end).then_some(index)
 }
 
 /// Split a log line into its `HH:MM:SS` prefix and the rest, at a character
@@ -155,11 +171,20 @@ mod tests {
         assert_eq!(scroll_window(3, 1, 100, 10), 1);
         assert_eq!(scroll_window(95, 99, 100, 10), 90);
         assert_eq!(scroll_window(5, 0, 100, 0), 0);
-        assert_eq!(log_window(3, 10, 0), (0, 3));
-        assert_eq!(log_window(30, 10, 0), (20, 30));
-        assert_eq!(log_window(30, 10, 5), (15, 25));
-        assert_eq!(log_window(30, 10, 500), (0, 10));
-        assert_eq!(log_window(0, 0, 0), (0, 0));
+        assert_eq!(log_window(3, 10, 0, 0), (0, 3));
+        assert_eq!(log_window(30, 10, 0, 0), (20, 30));
+        assert_eq!(log_window(30, 10, 5, 5), (15, 25));
+        assert_eq!(log_window(30, 10, 500, 500), (0, 10));
+        assert_eq!(log_window(0, 0, 0, 0), (0, 0));
+        // The selection pulls the window: up to it, or down to it.
+        assert_eq!(log_window(30, 10, 0, 29), (0, 10));
+        assert_eq!(log_window(30, 10, 20, 3), (17, 27));
+        assert_eq!(log_window(30, 10, 0, 9), (20, 30));
+        let rect = Rect::new(0, 10, 40, 5);
+        assert_eq!(log_line_at(rect, 11, (7, 10)), Some(7));
+        assert_eq!(log_line_at(rect, 13, (7, 10)), Some(9));
+        assert_eq!(log_line_at(rect, 14, (7, 10)), None);
+        assert_eq!(log_line_at(rect, 10, (7, 10)), None);
         assert_eq!(split_clock("13:57:… x"), ("13:57:", "… x"));
         assert_eq!(split_clock("13:57:26 a"), ("13:57:26", " a"));
         assert_eq!(split_clock("1…"), ("1…", ""));

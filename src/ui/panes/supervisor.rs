@@ -1,8 +1,8 @@
 //! The Supervisor pane: the helper supervisor's events, `HH:MM:SS text`,
 //! newest last, following the bottom unless the operator scrolled up. A
 //! back-off that is the newest entry counts down live (`restart in 3s`).
-//! While focused, the newest line in view is drawn selected: Enter opens it
-//! whole.
+//! While focused, the selected line (j/k, a click; the newest while
+//! following) is drawn highlighted: Enter and `e` open it whole.
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -34,7 +34,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let mut viewport = app.viewport.get();
     viewport.supervisor_rows = rows;
     app.viewport.set(viewport);
-    let (start, end) = log_window(entries.len(), rows, log.scroll_up());
+    let (start, end) = log_window(entries.len(), rows, log.scroll_up(), log.selected_up());
     let mut suffix = match entries.back() {
         Some(newest) if newest.entry.kind == SupervisorKind::BackingOff => newest
             .entry
@@ -83,8 +83,8 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
                 Span::styled(clock.to_owned(), theme::muted()),
                 Span::styled(rest.to_owned(), theme::supervisor(note.kind)),
             ]);
-            // What Enter opens whole: the newest line in view.
-            if is_focused && start + i + 1 == end {
+            // What Enter and `e` open whole: the selected line.
+            if is_focused && start + i + 1 + log.selected_up() == entries.len() {
                 line.patch_style(theme::selected_focused())
             } else {
                 line
