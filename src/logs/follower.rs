@@ -6,10 +6,15 @@
 //!   notifications cannot be set up, by polling every
 //!   [`POLL_INTERVAL`]; which one is sent first ([`LogUpdate::Watching`]).
 //! - Rotation (`web.log` renamed to `web.log.1`, a new `web.log`): seen as
-//!   another file at the path; the old file (still open) is read to its end
-//!   *before* switching, so nothing written in between is lost. A line
-//!   split across the two files (stackless 0.4.0 rotates at exactly 1 MiB,
-//!   mid-line) is joined.
+//!   another file at the path. Files are tracked by `(st_dev, st_ino)`: the
+//!   old file (still open) is read to its end, then every generation
+//!   rotated since (found among `.log.1` .. `.log.3` by identity, opened at
+//!   once so a later rotation cannot take it away) from its start, oldest
+//!   first, then the new `web.log`, so a burst of rotations loses nothing
+//!   still on disk. A line split across two generations (stackless 0.4.0
+//!   rotates at exactly 1 MiB, mid-line) is joined with its own
+//!   continuation only; when generations left the slots unseen, the cut
+//!   line ends there and [`FollowNote::Gap`] says so.
 //! - Truncation (the file shrank below what was read): read again from 0,
 //!   with a note.
 //! - A `<service>.log` that appears later (a service started after the
@@ -18,17 +23,19 @@
 //! - Stops when its [`Handle`] is dropped (the view closed, or the render
 //!   loop ended) or the event channel closed.
 
+use std::collections::VecDeque;
+use std::fs::File;
 use std::io::{self, Read as _, Seek as _, SeekFrom};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::{Follow, key_of, open_log};
 use crate::event::{Event, EventSender};
 use crate::model::logtext::Assembler;
-use crate::model::logtext::{LinePos, RawLine};
+use crate::model::logtext::{FileKey, LinePos, RawLine};
 use crate::model::logview::{FollowNote, LogLine, LogUpdate, WatchMode};
 use crate::model::text::sanitize;
 
@@ -37,8 +44,10 @@ pub const POLL_INTERVAL: Duration = Duration::from_millis(250);
 /// The safety poll while notifications work.
 pub const SAFETY_POLL: Duration = Duration::from_secs(1);
 /// The most bytes read from one file per wake (then it goes on at once):
-/// a burst never holds the thread or a message for long.
-const READ_PER_WAKE: u64 = 4 << 20;
+/// a burst never holds the thread or a message for long, and the path is
+/// looked at again (new generations opened) at least every this many
+/// bytes, far less than a rotation (1 MiB).
+const READ_PER_WAKE: u64 = 128 << 10;
 
 /// Stops the follower when dropped.
 #[derive(Debug)]
@@ -85,13 +94,7 @@ pub fn spawn(
             } else {
                 (WatchMode::Poll(250), POLL_INTERVAL)
             };
-            let mut tracked: Vec<Tracked> = follows
-                .into_iter()
-                .map(|follow| Tracked {
-                    follow,
-                    refused: false,
-                })
-                .collect();
+            let mut tracked: Vec<Tracked> = follows.into_iter().map(Tracked::new).collect();
             let send = |update| tx.send(Event::Logs(update)).is_ok();
             if !send(LogUpdate::Watching { session, mode }) {
                 return;
@@ -105,38 +108,15 @@ pub fn spawn(
                         if !send(update) {
                             return;
                         }
-                        tracked.extend(follow.map(|follow| Tracked {
-                            follow,
-                            refused: false,
-                        }));
+                        tracked.extend(follow.map(Tracked::new));
                     }
                 }
                 let mut more = false;
                 for t in &mut tracked {
                     let (lines, notes, rest) = t.poll();
                     more |= rest;
-                    let service = t.follow.service;
-                    for note in notes {
-                        if !send(LogUpdate::Note {
-                            session,
-                            service,
-                            note,
-                        }) {
-                            return;
-                        }
-                    }
-                    if !lines.is_empty() {
-                        let lines = lines
-                            .iter()
-                            .map(|l| LogLine::from_raw(l, service))
-                            .collect();
-                        if !send(LogUpdate::Lines {
-                            session,
-                            service,
-                            lines,
-                        }) {
-                            return;
-                        }
+                    if !send_poll(&send, session, t.follow.service, &lines, notes) {
+                        return;
                     }
                 }
                 let wait = if more { Duration::ZERO } else { interval };
@@ -148,6 +128,46 @@ pub fn spawn(
             drop(watcher);
         })?;
     Ok(handle)
+}
+
+/// Send one poll's lines and notes, each note where it happened among the
+/// lines (a gap note sits exactly where lines are missing). False when the
+/// channel closed.
+fn send_poll(
+    send: &impl Fn(LogUpdate) -> bool,
+    session: u64,
+    service: u16,
+    lines: &[RawLine],
+    notes: Vec<(usize, FollowNote)>,
+) -> bool {
+    let batch = |from: usize, to: usize| {
+        let lines: Vec<LogLine> = lines[from..to]
+            .iter()
+            .map(|l| LogLine::from_raw(l, service))
+            .collect();
+        lines.is_empty()
+            || send(LogUpdate::Lines {
+                session,
+                service,
+                lines,
+            })
+    };
+    let mut from = 0;
+    for (at, note) in notes {
+        let at = at.min(lines.len());
+        if !batch(from, at) {
+            return false;
+        }
+        from = at;
+        if !send(LogUpdate::Note {
+            session,
+            service,
+            note,
+        }) {
+            return false;
+        }
+    }
+    batch(from, lines.len())
 }
 
 /// How often the directory is listed for logs that appeared since.
@@ -222,79 +242,177 @@ fn watch(dir: &std::path::Path, wake: mpsc::Sender<()>) -> Option<notify::Recomm
     Some(watcher)
 }
 
-/// A followed file and whether its replacement was refused already (said
-/// once).
+/// A followed file, the newer generations opened but not read yet, and
+/// whether a replacement by a non-file was refused already (said once).
 struct Tracked {
     follow: Follow,
     refused: bool,
+    /// Newer generations (oldest first), held open from the moment they
+    /// are seen, so a later rotation cannot take them away unread.
+    queue: VecDeque<Next>,
 }
 
-/// What the path holds now, against the file being read.
-enum AtPath {
-    Same,
-    Replaced,
-    Missing,
-    Refused,
+/// A newer generation waiting to be read from its start.
+struct Next {
+    file: File,
+    key: FileKey,
+    /// Generations between the one read before and this one may have left
+    /// `.log.1` .. `.log.3` before they were seen.
+    gap: bool,
 }
+
+/// When `file` was last written (`None`: unknown, sorts first).
+fn modified(file: &File) -> Option<SystemTime> {
+    file.metadata().and_then(|m| m.modified()).ok()
+}
+
+/// The rotated slots looked at: `.log.1` .. `.log.3`.
+const SLOTS: u32 = 3;
 
 impl Tracked {
-    /// One wake: new complete lines, notes, and whether more bytes wait.
-    fn poll(&mut self) -> (Vec<RawLine>, Vec<FollowNote>, bool) {
+    fn new(follow: Follow) -> Self {
+        Self {
+            follow,
+            refused: false,
+            queue: VecDeque::new(),
+        }
+    }
+
+    /// When the newest known file was last written.
+    fn newest_modified(&self) -> Option<SystemTime> {
+        modified(
+            self.queue
+                .back()
+                .map_or(&self.follow.file, |next| &next.file),
+        )
+    }
+
+    /// The newest identity known: the last queued, or the file being read.
+    fn newest(&self) -> FileKey {
+        self.queue.back().map_or(self.follow.key, |next| next.key)
+    }
+
+    /// One wake: new complete lines, notes (each with the number of lines
+    /// before it), and whether more bytes wait.
+    fn poll(&mut self) -> (Vec<RawLine>, Vec<(usize, FollowNote)>, bool) {
         let mut lines = Vec::new();
         let mut notes = Vec::new();
         // What is at the path is looked at first: once another file is
         // there, the writer has left the old one, which is read to its end
-        // before switching.
-        let at_path = match std::fs::symlink_metadata(&self.follow.base) {
-            Ok(meta) if !meta.is_file() => AtPath::Refused,
-            Ok(meta) if key_of(&meta) != self.follow.key => AtPath::Replaced,
-            Ok(_) => AtPath::Same,
-            Err(_) => AtPath::Missing,
-        };
-        let mut more = match self.drain(&mut lines, &mut notes) {
-            Ok(more) => more,
-            Err(e) => {
-                notes.push(FollowNote::Error(e.to_string()));
-                false
+        // before the newer generations are read in order.
+        match std::fs::symlink_metadata(&self.follow.base) {
+            Ok(meta) if !meta.is_file() => self.refuse(lines.len(), &mut notes),
+            Ok(meta) if key_of(&meta) != self.newest() => {
+                self.refused = false;
+                self.discover();
             }
-        };
-        match at_path {
-            AtPath::Replaced if !more => match open_log(&self.follow.base) {
-                Ok(file) => {
-                    if let Ok(meta) = file.metadata() {
-                        self.follow.key = key_of(&meta);
-                    }
-                    self.follow.file = file;
-                    self.follow.offset = 0;
-                    self.refused = false;
-                    notes.push(FollowNote::Rotated);
-                    more = self.drain(&mut lines, &mut notes).unwrap_or(false);
+            Ok(_) => self.refused = false,
+            Err(_) => {}
+        }
+        let mut more;
+        loop {
+            more = match self.drain(&mut lines, &mut notes) {
+                Ok(more) => more,
+                Err(e) => {
+                    notes.push((lines.len(), FollowNote::Error(e.to_string())));
+                    false
                 }
-                Err(_) => self.refuse(&mut notes),
-            },
-            AtPath::Refused => self.refuse(&mut notes),
-            AtPath::Replaced | AtPath::Same | AtPath::Missing => {}
+            };
+            if more {
+                break;
+            }
+            let Some(next) = self.queue.pop_front() else {
+                break;
+            };
+            if next.gap {
+                // The line cut at the rotation continues in a generation
+                // that is gone: it ends here, never glued to another.
+                self.follow.assembler.flush(&mut lines);
+                notes.push((lines.len(), FollowNote::Gap));
+            } else {
+                notes.push((lines.len(), FollowNote::Rotated));
+            }
+            self.follow.file = next.file;
+            self.follow.key = next.key;
+            self.follow.offset = 0;
         }
         (lines, notes, more)
     }
 
-    fn refuse(&mut self, notes: &mut Vec<FollowNote>) {
+    /// The path holds a file not known yet: open every generation newer
+    /// than the newest known, from `.log` down to `.log.3` (a rotation only
+    /// moves files to higher slots, so scanning upwards never misses one;
+    /// the scan is taken again when `.log` changed during it), and queue
+    /// them oldest first.
+    fn discover(&mut self) {
+        let base = self.follow.base.clone();
+        let at_base = || std::fs::symlink_metadata(&base).ok().map(|m| key_of(&m));
+        let mut found: Vec<(u32, FileKey, File)> = Vec::new();
+        for _ in 0..4 {
+            found.clear();
+            let before = at_base();
+            for index in 0..=SLOTS {
+                let Ok(file) = open_log(&super::generation(&base, index)) else {
+                    continue;
+                };
+                let Ok(meta) = file.metadata() else { continue };
+                let key = key_of(&meta);
+                if !found.iter().any(|(_, k, _)| *k == key) {
+                    found.push((index, key, file));
+                }
+            }
+            if before.is_some() && before == at_base() {
+                break;
+            }
+        }
+        // `found` is newest first; what is newer than the newest known.
+        let newest = self.newest();
+        let known = found.iter().position(|(_, key, _)| *key == newest);
+        let fresh: Vec<(u32, FileKey, File)> = match known {
+            Some(at) => found.drain(..at).collect(),
+            // The newest known is in no slot (deleted, or rotated past
+            // `.log.3`): newer generations were last written no earlier
+            // than it (an older `.log.1` left by a `rm web.log` is not).
+            // Identities cannot tell: a freed inode number is reused.
+            None => {
+                let since = self.newest_modified();
+                found
+                    .drain(..)
+                    .filter(|(_, _, file)| modified(file) >= since)
+                    .collect()
+            }
+        };
+        // The newest known left every slot before its successors were seen:
+        // when the oldest of them was rotated already, some between may be
+        // gone.
+        let mut gap = known.is_none() && fresh.last().is_some_and(|(index, ..)| *index > 0);
+        for (_, key, file) in fresh.into_iter().rev() {
+            self.queue.push_back(Next { file, key, gap });
+            gap = false;
+        }
+    }
+
+    fn refuse(&mut self, at: usize, notes: &mut Vec<(usize, FollowNote)>) {
         if !self.refused {
             self.refused = true;
-            notes.push(FollowNote::Refused);
+            notes.push((at, FollowNote::Refused));
         }
     }
 
     /// Read the open file from the offset to its end (at most
     /// [`READ_PER_WAKE`]); a file shorter than the offset was truncated:
     /// from 0 again. `Ok(true)` when bytes remain.
-    fn drain(&mut self, lines: &mut Vec<RawLine>, notes: &mut Vec<FollowNote>) -> io::Result<bool> {
+    fn drain(
+        &mut self,
+        lines: &mut Vec<RawLine>,
+        notes: &mut Vec<(usize, FollowNote)>,
+    ) -> io::Result<bool> {
         let follow = &mut self.follow;
         let len = follow.file.metadata()?.len();
         if len < follow.offset {
             follow.assembler.flush(lines);
             follow.offset = 0;
-            notes.push(FollowNote::Truncated);
+            notes.push((lines.len(), FollowNote::Truncated));
         }
         if len == follow.offset {
             return Ok(false);

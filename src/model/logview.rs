@@ -172,6 +172,10 @@ pub enum FollowNote {
     /// Renamed away (rotation) and a new file started: the old one was
     /// read to its end first.
     Rotated,
+    /// The file read last left `.log.1` .. `.log.3` before the generations
+    /// after it were seen (a burst rotated faster than the follower read):
+    /// lines between may be missing here.
+    Gap,
     /// It shrank: read again from its start.
     Truncated,
     /// Replaced by something that is not an ordinary file (a symlink): not

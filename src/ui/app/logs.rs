@@ -195,6 +195,11 @@ impl App {
                 // MiB): said in the footer only. The rest stays on the tab.
                 let (text, keep) = match note {
                     FollowNote::Rotated => ("rotated: following the new file".to_owned(), false),
+                    FollowNote::Gap => (
+                        "rotated faster than read: earlier generations left .log.1-.log.3 unseen, lines may be missing"
+                            .to_owned(),
+                        true,
+                    ),
                     FollowNote::Truncated => {
                         ("truncated: read again from its start".to_owned(), true)
                     }
