@@ -15,6 +15,9 @@
 //!   rotates at exactly 1 MiB, mid-line) is joined with its own
 //!   continuation only; when generations left the slots unseen, the cut
 //!   line ends there and [`FollowNote::Gap`] says so.
+//! - A last line without its `\n` (a crashed service's last words) is sent
+//!   as [`LogUpdate::Partial`] once it has stayed the same for
+//!   `PARTIAL_AFTER` (200 ms); its line replaces it when the `\n` comes.
 //! - Truncation (the file shrank below what was read): read again from 0,
 //!   with a note.
 //! - A `<service>.log` that appears later (a service started after the
@@ -36,7 +39,7 @@ use super::{Follow, key_of, open_log};
 use crate::event::{Event, EventSender};
 use crate::model::logtext::Assembler;
 use crate::model::logtext::{FileKey, LinePos, RawLine};
-use crate::model::logview::{FollowNote, LogLine, LogUpdate, WatchMode};
+use crate::model::logview::{FollowNote, LogLine, LogUpdate, PARTIAL_AFTER, WatchMode};
 use crate::model::text::sanitize;
 
 /// How often the files are polled when notifications are unavailable.
@@ -111,15 +114,34 @@ pub fn spawn(
                         tracked.extend(follow.map(Tracked::new));
                     }
                 }
-                let mut more = false;
+                let (mut more, mut soon) = (false, false);
                 for t in &mut tracked {
                     let (lines, notes, rest) = t.poll();
                     more |= rest;
-                    if !send_poll(&send, session, t.follow.service, &lines, notes) {
+                    let service = t.follow.service;
+                    if !send_poll(&send, session, service, &lines, notes) {
                         return;
                     }
+                    let (partial, waits) = t.partial();
+                    soon |= waits;
+                    if let Some(line) = partial {
+                        let line = LogLine::from_raw(&line, service);
+                        if !send(LogUpdate::Partial {
+                            session,
+                            service,
+                            line,
+                        }) {
+                            return;
+                        }
+                    }
                 }
-                let wait = if more { Duration::ZERO } else { interval };
+                let wait = if more {
+                    Duration::ZERO
+                } else if soon {
+                    interval.min(PARTIAL_AFTER / 4)
+                } else {
+                    interval
+                };
                 if let Err(mpsc::RecvTimeoutError::Disconnected) = woken.recv_timeout(wait) {
                     return;
                 }
@@ -247,6 +269,10 @@ fn watch(dir: &std::path::Path, wake: mpsc::Sender<()>) -> Option<notify::Recomm
 struct Tracked {
     follow: Follow,
     refused: bool,
+    /// The unfinished line's (length, start) and since when it is so.
+    pending: ((usize, LinePos), Instant),
+    /// The unfinished line last sent as [`LogUpdate::Partial`].
+    partial_sent: Option<(usize, LinePos)>,
     /// Newer generations (oldest first), held open from the moment they
     /// are seen, so a later rotation cannot take them away unread.
     queue: VecDeque<Next>,
@@ -261,6 +287,12 @@ struct Next {
     gap: bool,
 }
 
+/// What identifies the unfinished line: its length and start.
+fn pending_sig(assembler: &Assembler) -> (usize, LinePos) {
+    let line = assembler.pending_line();
+    line.map_or((0, LinePos::default()), |l| (l.bytes.len(), l.at))
+}
+
 /// When `file` was last written (`None`: unknown, sorts first).
 fn modified(file: &File) -> Option<SystemTime> {
     file.metadata().and_then(|m| m.modified()).ok()
@@ -271,10 +303,14 @@ const SLOTS: u32 = 3;
 
 impl Tracked {
     fn new(follow: Follow) -> Self {
+        // The unfinished line at open is on the screen already.
+        let sig = pending_sig(&follow.assembler);
         Self {
             follow,
             refused: false,
             queue: VecDeque::new(),
+            pending: (sig, Instant::now()),
+            partial_sent: (sig.0 > 0).then_some(sig),
         }
     }
 
@@ -337,6 +373,24 @@ impl Tracked {
             self.follow.offset = 0;
         }
         (lines, notes, more)
+    }
+
+    /// The unfinished last line, once it has stayed the same for
+    /// [`PARTIAL_AFTER`] and was not sent as it is; and whether one waits
+    /// to become stable (the follower then wakes sooner).
+    fn partial(&mut self) -> (Option<RawLine>, bool) {
+        let sig = pending_sig(&self.follow.assembler);
+        if sig != self.pending.0 {
+            self.pending = (sig, Instant::now());
+        }
+        if sig.0 == 0 || self.partial_sent == Some(sig) {
+            return (None, false);
+        }
+        if self.pending.1.elapsed() < PARTIAL_AFTER {
+            return (None, true);
+        }
+        self.partial_sent = Some(sig);
+        (self.follow.assembler.pending_line(), false)
     }
 
     /// The path holds a file not known yet: open every generation newer

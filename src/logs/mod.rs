@@ -17,7 +17,7 @@ use std::io;
 use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 
-use crate::model::logtext::{Assembler, FileKey};
+use crate::model::logtext::{self, Assembler, FileKey};
 use crate::model::logview::{LogLine, LogsRequest, LogsState, Older, Opened, OpenedService};
 use crate::model::text::sanitize;
 
@@ -228,6 +228,16 @@ fn open_service(service: u16, name: &str, base: PathBuf) -> (OpenedService, Opti
                     .collect(),
                 older: tail.older,
                 error: None,
+                partial: (!tail.carry.0.is_empty()).then(|| {
+                    LogLine::from_raw(
+                        &logtext::RawLine {
+                            bytes: tail.carry.0.clone(),
+                            at: tail.carry.1,
+                            cont: false,
+                        },
+                        service,
+                    )
+                }),
             },
             Some(Follow {
                 service,
@@ -246,6 +256,7 @@ fn open_service(service: u16, name: &str, base: PathBuf) -> (OpenedService, Opti
                     name,
                     lines: Vec::new(),
                     older: Older::Start,
+                    partial: None,
                 },
                 None,
             )

@@ -523,3 +523,55 @@ fn a_service_log_that_appears_while_following_gets_a_tab() {
     press(&mut app, KeyCode::Tab);
     assert_eq!(held(&app), ["job 1 done", "job 2 done"]);
 }
+
+/// The rows of the screen showing `line ` or `panic`, trimmed.
+fn log_rows(app: &App) -> Vec<String> {
+    render_app(app, 80, 30)
+        .lines()
+        .filter(|row| row.contains("line ") || row.contains("panic"))
+        .map(|row| row.trim_matches(|c: char| " \"║│".contains(c)).to_owned())
+        .collect()
+}
+
+/// A last line without its `\n` (a crashed service's last words): shown at
+/// once on open, marked unfinished; when written further it is shown again
+/// once stable; when its `\n` comes it is replaced by the line, not doubled.
+#[test]
+fn an_unfinished_last_line_is_shown_and_replaced() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path().join("logs/alpha");
+    std::fs::create_dir_all(&dir).unwrap();
+    let web = dir.join("web.log");
+    append(&web, &lines(1..=2));
+    append(&web, "panic: boom");
+    let mut app = app_with(vec![instance("alpha", "local", None)], 5);
+    let (session, request) = press_l(&mut app);
+    let (opened, follows) = logs::open(state.path(), &request);
+    app.show_logs(session, opened);
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(held(&app), expected(1..=2));
+    assert_eq!(log_rows(&app), ["line 001", "line 002", "panic: boom ⏎?"]);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let _handle =
+        follower::spawn(session, dir.clone(), vec!["web".into()], follows, tx, true).unwrap();
+
+    append(&web, " at main.rs:3");
+    pump(&mut app, &mut rx, |a| {
+        log_rows(a).last().map(String::as_str) == Some("panic: boom at main.rs:3 ⏎?")
+    });
+    assert_eq!(
+        log_rows(&app),
+        ["line 001", "line 002", "panic: boom at main.rs:3 ⏎?"]
+    );
+    append(&web, "\nline 003\n");
+    pump(&mut app, &mut rx, |a| held(a).len() == 4);
+    assert_eq!(
+        log_rows(&app),
+        [
+            "line 001",
+            "line 002",
+            "panic: boom at main.rs:3",
+            "line 003"
+        ]
+    );
+}

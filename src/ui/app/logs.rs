@@ -96,6 +96,15 @@ impl LogsView {
             self.buffers[0].push(lines);
         }
     }
+
+    /// `service`'s unfinished last line, on its tab and the all tab.
+    fn partial(&mut self, service: u16, line: LogLine) {
+        let tab = usize::from(service) + 1;
+        if let Some(buffer) = self.buffers.get_mut(tab) {
+            buffer.set_partial(line.clone());
+            self.buffers[0].set_partial(line);
+        }
+    }
 }
 
 impl App {
@@ -142,15 +151,25 @@ impl App {
         let mut all = Vec::new();
         let mut buffers = Vec::new();
         view.services.clear();
+        let mut partials = Vec::new();
         for service in opened.services {
             all.extend(service.lines.iter().cloned());
             view.services.push(ServiceTab {
                 name: service.name,
                 note: service.error,
             });
-            buffers.push(Buffer::new(service.lines, service.older));
+            let mut buffer = Buffer::new(service.lines, service.older);
+            if let Some(partial) = service.partial {
+                buffer.set_partial(partial.clone());
+                partials.push(partial);
+            }
+            buffers.push(buffer);
         }
-        buffers.insert(0, Buffer::new(all, Older::NotHere));
+        let mut all = Buffer::new(all, Older::NotHere);
+        for partial in partials {
+            all.set_partial(partial);
+        }
+        buffers.insert(0, all);
         view.buffers = buffers;
         view.state = opened.state;
         view.path = opened.path;
@@ -182,6 +201,7 @@ impl App {
         match update {
             LogUpdate::Lines { service, lines, .. } => view.push(service, &lines),
             LogUpdate::Watching { mode, .. } => view.watch = Some(mode),
+            LogUpdate::Partial { service, line, .. } => view.partial(service, line),
             LogUpdate::NewService { service, name, .. } => {
                 if usize::from(service) == view.services.len() {
                     let text = format!("{name}.log appeared: a new tab");

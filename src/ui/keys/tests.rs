@@ -246,6 +246,7 @@ mod against_the_ui {
                     lines,
                     older: Older::Start,
                     error: None,
+                    partial: None,
                 }],
             },
         );
