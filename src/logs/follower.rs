@@ -18,8 +18,10 @@
 //! - A last line without its `\n` (a crashed service's last words) is sent
 //!   as [`LogUpdate::Partial`] once it has stayed the same for
 //!   `PARTIAL_AFTER` (200 ms); its line replaces it when the `\n` comes.
-//! - Truncation (the file shrank below what was read): read again from 0,
-//!   with a note.
+//! - Truncation (the file shrank below what was read, or no longer holds
+//!   the last 64 bytes read where they were: truncated and written again,
+//!   even to the same size, between two looks): read again from 0, with a
+//!   note.
 //! - A `<service>.log` that appears later (a service started after the
 //!   open) becomes a new tab, followed from its start (the directory is
 //!   listed again every [`RESCAN`]).
@@ -29,6 +31,7 @@
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, Read as _, Seek as _, SeekFrom};
+use std::os::unix::fs::FileExt as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -271,6 +274,10 @@ struct Tracked {
     refused: bool,
     /// The unfinished line's (length, start) and since when it is so.
     pending: ((usize, LinePos), Instant),
+    /// The last bytes read (at most [`PRINT`], ending at the offset): when
+    /// the file no longer holds them there it was truncated and written
+    /// again (even to the same size) between two looks.
+    print: Vec<u8>,
     /// The unfinished line last sent as [`LogUpdate::Partial`].
     partial_sent: Option<(usize, LinePos)>,
     /// Newer generations (oldest first), held open from the moment they
@@ -298,6 +305,10 @@ fn modified(file: &File) -> Option<SystemTime> {
     file.metadata().and_then(|m| m.modified()).ok()
 }
 
+/// How many of the last bytes read are compared on each look (truncation
+/// then a refill to the same size changes them).
+const PRINT: usize = 64;
+
 /// The rotated slots looked at: `.log.1` .. `.log.3`.
 const SLOTS: u32 = 3;
 
@@ -305,7 +316,13 @@ impl Tracked {
     fn new(follow: Follow) -> Self {
         // The unfinished line at open is on the screen already.
         let sig = pending_sig(&follow.assembler);
+        let from = follow.offset.saturating_sub(PRINT as u64);
+        let mut print = vec![0; usize::try_from(follow.offset - from).unwrap_or(0)];
+        if follow.file.read_exact_at(&mut print, from).is_err() {
+            print.clear();
+        }
         Self {
+            print,
             follow,
             refused: false,
             queue: VecDeque::new(),
@@ -371,6 +388,7 @@ impl Tracked {
             self.follow.file = next.file;
             self.follow.key = next.key;
             self.follow.offset = 0;
+            self.print.clear();
         }
         (lines, notes, more)
     }
@@ -446,6 +464,19 @@ impl Tracked {
         }
     }
 
+    /// Whether the file still holds the last bytes read where they were.
+    fn print_holds(&self) -> io::Result<bool> {
+        let Some(from) = self.follow.offset.checked_sub(self.print.len() as u64) else {
+            return Ok(false);
+        };
+        let mut now = vec![0; self.print.len()];
+        match self.follow.file.read_exact_at(&mut now, from) {
+            Ok(()) => Ok(now == self.print),
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
     fn refuse(&mut self, at: usize, notes: &mut Vec<(usize, FollowNote)>) {
         if !self.refused {
             self.refused = true;
@@ -461,13 +492,14 @@ impl Tracked {
         lines: &mut Vec<RawLine>,
         notes: &mut Vec<(usize, FollowNote)>,
     ) -> io::Result<bool> {
-        let follow = &mut self.follow;
-        let len = follow.file.metadata()?.len();
-        if len < follow.offset {
-            follow.assembler.flush(lines);
-            follow.offset = 0;
+        let len = self.follow.file.metadata()?.len();
+        if len < self.follow.offset || !self.print_holds()? {
+            self.follow.assembler.flush(lines);
+            self.follow.offset = 0;
+            self.print.clear();
             notes.push((lines.len(), FollowNote::Truncated));
         }
+        let follow = &mut self.follow;
         if len == follow.offset {
             return Ok(false);
         }
@@ -481,6 +513,10 @@ impl Tracked {
         };
         follow.assembler.push(&bytes, at, lines);
         follow.offset += bytes.len() as u64;
+        self.print
+            .extend_from_slice(&bytes[bytes.len().saturating_sub(PRINT)..]);
+        let excess = self.print.len().saturating_sub(PRINT);
+        self.print.drain(..excess);
         Ok(follow.offset < len)
     }
 }

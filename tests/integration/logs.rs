@@ -575,3 +575,34 @@ fn an_unfinished_last_line_is_shown_and_replaced() {
         ]
     );
 }
+
+/// Truncated and written again to the very same size before the follower
+/// looks: the last bytes read are no longer where they were, so it is
+/// taken as a truncation (said) and read again from the start.
+#[test]
+fn truncated_and_refilled_to_the_same_size_is_seen() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path().join("logs/alpha");
+    std::fs::create_dir_all(&dir).unwrap();
+    let web = dir.join("web.log");
+    append(&web, &lines(1..=5));
+    let mut app = app_with(vec![instance("alpha", "local", None)], 5);
+    let (session, request) = press_l(&mut app);
+    let (opened, follows) = logs::open(state.path(), &request);
+    app.show_logs(session, opened);
+    press(&mut app, KeyCode::Tab);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let _handle =
+        follower::spawn(session, dir.clone(), vec!["web".into()], follows, tx, false).unwrap();
+    pump(&mut app, &mut rx, |a| {
+        a.logs().is_some_and(|v| v.watch.is_some())
+    });
+    std::fs::write(&web, lines(6..=10)).unwrap();
+    assert_eq!(std::fs::metadata(&web).unwrap().len(), 45);
+    pump(&mut app, &mut rx, |a| held(a).len() == 10);
+    assert_eq!(held(&app), expected(1..=10));
+    assert!(
+        render_app(&app, 100, 30).contains("web.log truncated: read again from its start"),
+        "no note"
+    );
+}
