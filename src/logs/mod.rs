@@ -87,14 +87,56 @@ fn check_dir(path: &Path) -> Result<(), LogsState> {
 }
 
 /// The services of a logs directory: each ordinary `<service>.log` file
-/// (not `.log.1`, not the runner's `.log.lock`), sorted; symlinks are
-/// listed too, to be refused when opened.
+/// (not `.log.1`, not the runner's `.log.lock`), sorted, at most
+/// [`MAX_SERVICES`]; symlinks are listed too, to be refused when opened.
 fn services(dir: &Path) -> io::Result<Vec<String>> {
+    Ok(listing(dir)?.names)
+}
+
+/// What [`listing`] found.
+struct Listing {
+    /// The first [`MAX_SERVICES`] names, sorted.
+    names: Vec<String>,
+    /// How many `<service>.log` there are.
+    total: usize,
+    /// `.log` names that are not UTF-8, sanitized (never opened).
+    skipped: Vec<String>,
+}
+
+impl Listing {
+    /// What is left out, as said above the tabs.
+    fn notice(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.total > self.names.len() {
+            parts.push(format!(
+                "{} of {} services shown (the first {MAX_SERVICES} by name; the rest are not opened)",
+                self.names.len(),
+                self.total
+            ));
+        }
+        if !self.skipped.is_empty() {
+            parts.push(format!(
+                "not UTF-8, not opened: {}",
+                self.skipped.join(", ")
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+}
+
+fn listing(dir: &Path) -> io::Result<Listing> {
     let mut names = Vec::new();
+    let mut skipped = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
+        let Some(name) = name.to_str() else {
+            let lossy = name.to_string_lossy();
+            if lossy.ends_with(".log") {
+                skipped.push(sanitize(&lossy).into_owned());
+            }
+            continue;
+        };
         let Some(stem) = name.strip_suffix(".log") else {
             continue;
         };
@@ -105,8 +147,14 @@ fn services(dir: &Path) -> io::Result<Vec<String>> {
         names.push(stem.to_owned());
     }
     names.sort();
+    skipped.sort();
+    let total = names.len();
     names.truncate(MAX_SERVICES);
-    Ok(names)
+    Ok(Listing {
+        names,
+        total,
+        skipped,
+    })
 }
 
 /// One opened service log, handed to the follower: the file as read at
@@ -159,6 +207,7 @@ pub fn open_all(state_dir: &Path, request: &LogsRequest) -> Opening {
             state,
             path: path.clone(),
             services: Vec::new(),
+            notice: None,
         },
         follows: Vec::new(),
         names: Vec::new(),
@@ -174,11 +223,14 @@ pub fn open_all(state_dir: &Path, request: &LogsRequest) -> Opening {
         };
         return done(state);
     }
-    let names = match services(&dir) {
-        Ok(names) if names.is_empty() => {
+    let (names, notice) = match listing(&dir) {
+        Ok(list) if list.names.is_empty() && list.skipped.is_empty() => {
             return done(LogsState::NoFiles { path: path.clone() });
         }
-        Ok(names) => names,
+        Ok(list) => {
+            let notice = list.notice();
+            (list.names, notice)
+        }
         Err(e) => return done(LogsState::Failed(format!("cannot list {path}: {e}"))),
     };
     let mut opened = Vec::new();
@@ -195,6 +247,7 @@ pub fn open_all(state_dir: &Path, request: &LogsRequest) -> Opening {
             state: LogsState::Ready,
             path,
             services: opened,
+            notice,
         },
         follows,
         names,

@@ -167,6 +167,9 @@ pub struct Opened {
     pub path: String,
     /// The services, sorted by name.
     pub services: Vec<OpenedService>,
+    /// What was left out, said above every tab: services beyond the most
+    /// one view opens, names that are not UTF-8 (sanitized).
+    pub notice: Option<String>,
 }
 
 /// Something one service's log did, as the follower saw it.

@@ -606,3 +606,28 @@ fn truncated_and_refilled_to_the_same_size_is_seen() {
         "no note"
     );
 }
+
+/// More services than one view opens, and a name that is not UTF-8: both
+/// said above the tabs, the name sanitized.
+#[test]
+fn services_left_out_are_said() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path().join("logs/alpha");
+    std::fs::create_dir_all(&dir).unwrap();
+    for i in 0..40 {
+        append(&dir.join(format!("s{i:02}.log")), "up\n");
+    }
+    let odd = std::ffi::OsStr::from_bytes(b"b\xff\x1b[2Jad.log");
+    append(&dir.join(odd), "hidden\n");
+    let request = alpha();
+    let (opened, _) = logs::open(state.path(), &request);
+    assert_eq!(opened.services.len(), 32);
+    assert_eq!(
+        opened.notice.as_deref(),
+        Some(
+            "32 of 40 services shown (the first 32 by name; the rest are not opened); \
+             not UTF-8, not opened: b\u{fffd}␛[2Jad.log"
+        )
+    );
+}

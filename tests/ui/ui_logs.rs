@@ -125,6 +125,7 @@ fn opened_app() -> App {
                     partial: None,
                 },
             ],
+            notice: None,
         },
     );
     app.handle(
@@ -219,6 +220,7 @@ fn opened_state(app: &mut App, state: LogsState) {
             state,
             path: "/state/logs/beta".into(),
             services: vec![],
+            notice: None,
         },
     );
 }

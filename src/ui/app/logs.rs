@@ -43,6 +43,8 @@ pub struct LogsView {
     pub editing: Option<String>,
     /// How the follower watches (`None` until it says).
     pub watch: Option<WatchMode>,
+    /// What the open left out ([`Opened::notice`]).
+    pub notice: Option<String>,
 }
 
 impl LogsView {
@@ -59,6 +61,7 @@ impl LogsView {
             search: String::new(),
             editing: None,
             watch: None,
+            notice: None,
         }
     }
 
@@ -173,6 +176,7 @@ impl App {
         view.buffers = buffers;
         view.state = opened.state;
         view.path = opened.path;
+        view.notice = opened.notice;
         view.tab = view.tab.min(view.buffers.len() - 1);
     }
 

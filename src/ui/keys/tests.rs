@@ -248,6 +248,7 @@ mod against_the_ui {
                     error: None,
                     partial: None,
                 }],
+                notice: None,
             },
         );
     }

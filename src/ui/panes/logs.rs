@@ -178,6 +178,12 @@ fn prompt_line(view: &LogsView, width: usize) -> Option<Line<'static>> {
 fn body(view: &LogsView, width: usize, rows: usize) -> Vec<Line<'static>> {
     let buffer = view.buffer();
     let mut out: Vec<Line<'static>> = Vec::new();
+    if let Some(notice) = &view.notice {
+        out.push(Line::styled(
+            fit(notice, width).into_owned(),
+            theme::lock_held(),
+        ));
+    }
     if view.tab > 0
         && let Some(note) = view
             .services
