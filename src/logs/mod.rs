@@ -6,8 +6,11 @@
 //!
 //! Every file is opened with `O_NOFOLLOW | O_NONBLOCK` and checked to be an
 //! ordinary file (as stackless's own runner does), and the `logs` directory
-//! and the instance's directory are refused when they are symlinks: a log
-//! path planted to point elsewhere is never read.
+//! and the instance's directory are refused when they are symlinks; a file
+//! with more than one hard link is refused too (a link planted in the logs
+//! directory). The file's owner is not checked: a log path planted by the
+//! logs directory's owner as a hard link is refused, but one that user can
+//! read and copy in is theirs to show.
 
 pub mod follower;
 pub mod history;
@@ -49,7 +52,8 @@ pub fn key_of(meta: &Metadata) -> FileKey {
 
 /// Open a log for reading without following a symlink (`O_NOFOLLOW`) or
 /// blocking on a planted FIFO (`O_NONBLOCK`); anything but an ordinary file
-/// is refused.
+/// with one link is refused (a hard link planted in the logs directory can
+/// name any file its planter could link, e.g. `/etc/shadow`).
 ///
 /// # Errors
 /// It cannot be opened, is a symlink (`ELOOP`) or is not an ordinary file.
@@ -58,8 +62,17 @@ pub fn open_log(path: &Path) -> io::Result<File> {
         .read(true)
         .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
         .open(path)?;
-    if !file.metadata()?.is_file() {
+    let meta = file.metadata()?;
+    if !meta.is_file() {
         return Err(io::Error::other("not an ordinary file"));
+    }
+    // `ln /etc/shadow logs/x/web.log` would show another file: a log
+    // stackless writes has one link.
+    if meta.nlink() > 1 {
+        return Err(io::Error::other(format!(
+            "{} hard links: refused (it may be another file)",
+            meta.nlink()
+        )));
     }
     Ok(file)
 }

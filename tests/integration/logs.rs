@@ -631,3 +631,26 @@ fn services_left_out_are_said() {
         )
     );
 }
+
+/// A hard link planted in the logs directory (`ln /etc/shadow ...`) is
+/// refused, said on its tab; an ordinary log beside it opens.
+#[test]
+fn a_hard_link_is_refused() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path().join("logs/alpha");
+    std::fs::create_dir_all(&dir).unwrap();
+    let secret = state.path().join("secret");
+    std::fs::write(&secret, "root:$6$hash\n").unwrap();
+    std::fs::hard_link(&secret, dir.join("hard.log")).unwrap();
+    append(&dir.join("web.log"), "up\n");
+    let (opened, follows) = logs::open(state.path(), &alpha());
+    assert_eq!(follows.len(), 1);
+    let hard = &opened.services[0];
+    assert_eq!(hard.name, "hard");
+    assert!(hard.lines.is_empty());
+    assert_eq!(
+        hard.error.as_deref(),
+        Some("cannot open hard.log: 2 hard links: refused (it may be another file)")
+    );
+    assert_eq!(opened.services[1].lines[0].text, "up");
+}
