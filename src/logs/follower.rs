@@ -6,30 +6,43 @@
 //!   notifications cannot be set up, by polling every
 //!   [`POLL_INTERVAL`]; which one is sent first ([`LogUpdate::Watching`]).
 //! - Rotation (`web.log` renamed to `web.log.1`, a new `web.log`): seen as
-//!   another file at the path; the old file (still open) is read to its end
-//!   *before* switching, so nothing written in between is lost. A line
-//!   split across the two files (stackless 0.4.0 rotates at exactly 1 MiB,
-//!   mid-line) is joined.
-//! - Truncation (the file shrank below what was read): read again from 0,
-//!   with a note.
+//!   another file at the path. Files are tracked by `(st_dev, st_ino)`: the
+//!   old file (still open) is read to its end, then every generation
+//!   rotated since (found among `.log.1` .. `.log.3` by identity, opened at
+//!   once so a later rotation cannot take it away) from its start, oldest
+//!   first, then the new `web.log`, so a burst of rotations loses nothing
+//!   still on disk. A line split across two generations (stackless 0.4.0
+//!   rotates at exactly 1 MiB, mid-line) is joined with its own
+//!   continuation only; when generations left the slots unseen, the cut
+//!   line ends there and [`FollowNote::Gap`] says so.
+//! - A last line without its `\n` (a crashed service's last words) is sent
+//!   as [`LogUpdate::Partial`] once it has stayed the same for
+//!   `PARTIAL_AFTER` (200 ms); its line replaces it when the `\n` comes.
+//! - Truncation (the file shrank below what was read, or no longer holds
+//!   the last 64 bytes read where they were: truncated and written again,
+//!   even to the same size, between two looks): read again from 0, with a
+//!   note.
 //! - A `<service>.log` that appears later (a service started after the
 //!   open) becomes a new tab, followed from its start (the directory is
 //!   listed again every [`RESCAN`]).
 //! - Stops when its [`Handle`] is dropped (the view closed, or the render
 //!   loop ended) or the event channel closed.
 
+use std::collections::VecDeque;
+use std::fs::File;
 use std::io::{self, Read as _, Seek as _, SeekFrom};
+use std::os::unix::fs::FileExt as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::{Follow, key_of, open_log};
 use crate::event::{Event, EventSender};
 use crate::model::logtext::Assembler;
-use crate::model::logtext::{LinePos, RawLine};
-use crate::model::logview::{FollowNote, LogLine, LogUpdate, WatchMode};
+use crate::model::logtext::{FileKey, LinePos, RawLine};
+use crate::model::logview::{FollowNote, LogLine, LogUpdate, PARTIAL_AFTER, WatchMode};
 use crate::model::text::sanitize;
 
 /// How often the files are polled when notifications are unavailable.
@@ -37,8 +50,10 @@ pub const POLL_INTERVAL: Duration = Duration::from_millis(250);
 /// The safety poll while notifications work.
 pub const SAFETY_POLL: Duration = Duration::from_secs(1);
 /// The most bytes read from one file per wake (then it goes on at once):
-/// a burst never holds the thread or a message for long.
-const READ_PER_WAKE: u64 = 4 << 20;
+/// a burst never holds the thread or a message for long, and the path is
+/// looked at again (new generations opened) at least every this many
+/// bytes, far less than a rotation (1 MiB).
+const READ_PER_WAKE: u64 = 128 << 10;
 
 /// Stops the follower when dropped.
 #[derive(Debug)]
@@ -85,13 +100,7 @@ pub fn spawn(
             } else {
                 (WatchMode::Poll(250), POLL_INTERVAL)
             };
-            let mut tracked: Vec<Tracked> = follows
-                .into_iter()
-                .map(|follow| Tracked {
-                    follow,
-                    refused: false,
-                })
-                .collect();
+            let mut tracked: Vec<Tracked> = follows.into_iter().map(Tracked::new).collect();
             let send = |update| tx.send(Event::Logs(update)).is_ok();
             if !send(LogUpdate::Watching { session, mode }) {
                 return;
@@ -105,41 +114,37 @@ pub fn spawn(
                         if !send(update) {
                             return;
                         }
-                        tracked.extend(follow.map(|follow| Tracked {
-                            follow,
-                            refused: false,
-                        }));
+                        tracked.extend(follow.map(Tracked::new));
                     }
                 }
-                let mut more = false;
+                let (mut more, mut soon) = (false, false);
                 for t in &mut tracked {
                     let (lines, notes, rest) = t.poll();
                     more |= rest;
                     let service = t.follow.service;
-                    for note in notes {
-                        if !send(LogUpdate::Note {
-                            session,
-                            service,
-                            note,
-                        }) {
-                            return;
-                        }
+                    if !send_poll(&send, session, service, &lines, notes) {
+                        return;
                     }
-                    if !lines.is_empty() {
-                        let lines = lines
-                            .iter()
-                            .map(|l| LogLine::from_raw(l, service))
-                            .collect();
-                        if !send(LogUpdate::Lines {
+                    let (partial, waits) = t.partial();
+                    soon |= waits;
+                    if let Some(line) = partial {
+                        let line = LogLine::from_raw(&line, service);
+                        if !send(LogUpdate::Partial {
                             session,
                             service,
-                            lines,
+                            line,
                         }) {
                             return;
                         }
                     }
                 }
-                let wait = if more { Duration::ZERO } else { interval };
+                let wait = if more {
+                    Duration::ZERO
+                } else if soon {
+                    interval.min(PARTIAL_AFTER / 4)
+                } else {
+                    interval
+                };
                 if let Err(mpsc::RecvTimeoutError::Disconnected) = woken.recv_timeout(wait) {
                     return;
                 }
@@ -148,6 +153,46 @@ pub fn spawn(
             drop(watcher);
         })?;
     Ok(handle)
+}
+
+/// Send one poll's lines and notes, each note where it happened among the
+/// lines (a gap note sits exactly where lines are missing). False when the
+/// channel closed.
+fn send_poll(
+    send: &impl Fn(LogUpdate) -> bool,
+    session: u64,
+    service: u16,
+    lines: &[RawLine],
+    notes: Vec<(usize, FollowNote)>,
+) -> bool {
+    let batch = |from: usize, to: usize| {
+        let lines: Vec<LogLine> = lines[from..to]
+            .iter()
+            .map(|l| LogLine::from_raw(l, service))
+            .collect();
+        lines.is_empty()
+            || send(LogUpdate::Lines {
+                session,
+                service,
+                lines,
+            })
+    };
+    let mut from = 0;
+    for (at, note) in notes {
+        let at = at.min(lines.len());
+        if !batch(from, at) {
+            return false;
+        }
+        from = at;
+        if !send(LogUpdate::Note {
+            session,
+            service,
+            note,
+        }) {
+            return false;
+        }
+    }
+    batch(from, lines.len())
 }
 
 /// How often the directory is listed for logs that appeared since.
@@ -222,80 +267,239 @@ fn watch(dir: &std::path::Path, wake: mpsc::Sender<()>) -> Option<notify::Recomm
     Some(watcher)
 }
 
-/// A followed file and whether its replacement was refused already (said
-/// once).
+/// A followed file, the newer generations opened but not read yet, and
+/// whether a replacement by a non-file was refused already (said once).
 struct Tracked {
     follow: Follow,
     refused: bool,
+    /// The unfinished line's (length, start) and since when it is so.
+    pending: ((usize, LinePos), Instant),
+    /// The last bytes read (at most [`PRINT`], ending at the offset): when
+    /// the file no longer holds them there it was truncated and written
+    /// again (even to the same size) between two looks.
+    print: Vec<u8>,
+    /// The unfinished line last sent as [`LogUpdate::Partial`].
+    partial_sent: Option<(usize, LinePos)>,
+    /// Newer generations (oldest first), held open from the moment they
+    /// are seen, so a later rotation cannot take them away unread.
+    queue: VecDeque<Next>,
 }
 
-/// What the path holds now, against the file being read.
-enum AtPath {
-    Same,
-    Replaced,
-    Missing,
-    Refused,
+/// A newer generation waiting to be read from its start.
+struct Next {
+    file: File,
+    key: FileKey,
+    /// Generations between the one read before and this one may have left
+    /// `.log.1` .. `.log.3` before they were seen.
+    gap: bool,
 }
+
+/// What identifies the unfinished line: its length and start.
+fn pending_sig(assembler: &Assembler) -> (usize, LinePos) {
+    let line = assembler.pending_line();
+    line.map_or((0, LinePos::default()), |l| (l.bytes.len(), l.at))
+}
+
+/// When `file` was last written (`None`: unknown, sorts first).
+fn modified(file: &File) -> Option<SystemTime> {
+    file.metadata().and_then(|m| m.modified()).ok()
+}
+
+/// How many of the last bytes read are compared on each look (truncation
+/// then a refill to the same size changes them).
+const PRINT: usize = 64;
+
+/// The rotated slots looked at: `.log.1` .. `.log.3`.
+const SLOTS: u32 = 3;
 
 impl Tracked {
-    /// One wake: new complete lines, notes, and whether more bytes wait.
-    fn poll(&mut self) -> (Vec<RawLine>, Vec<FollowNote>, bool) {
+    fn new(follow: Follow) -> Self {
+        // The unfinished line at open is on the screen already.
+        let sig = pending_sig(&follow.assembler);
+        let from = follow.offset.saturating_sub(PRINT as u64);
+        let mut print = vec![0; usize::try_from(follow.offset - from).unwrap_or(0)];
+        if follow.file.read_exact_at(&mut print, from).is_err() {
+            print.clear();
+        }
+        Self {
+            print,
+            follow,
+            refused: false,
+            queue: VecDeque::new(),
+            pending: (sig, Instant::now()),
+            partial_sent: (sig.0 > 0).then_some(sig),
+        }
+    }
+
+    /// When the newest known file was last written.
+    fn newest_modified(&self) -> Option<SystemTime> {
+        modified(
+            self.queue
+                .back()
+                .map_or(&self.follow.file, |next| &next.file),
+        )
+    }
+
+    /// The newest identity known: the last queued, or the file being read.
+    fn newest(&self) -> FileKey {
+        self.queue.back().map_or(self.follow.key, |next| next.key)
+    }
+
+    /// One wake: new complete lines, notes (each with the number of lines
+    /// before it), and whether more bytes wait.
+    fn poll(&mut self) -> (Vec<RawLine>, Vec<(usize, FollowNote)>, bool) {
         let mut lines = Vec::new();
         let mut notes = Vec::new();
         // What is at the path is looked at first: once another file is
         // there, the writer has left the old one, which is read to its end
-        // before switching.
-        let at_path = match std::fs::symlink_metadata(&self.follow.base) {
-            Ok(meta) if !meta.is_file() => AtPath::Refused,
-            Ok(meta) if key_of(&meta) != self.follow.key => AtPath::Replaced,
-            Ok(_) => AtPath::Same,
-            Err(_) => AtPath::Missing,
-        };
-        let mut more = match self.drain(&mut lines, &mut notes) {
-            Ok(more) => more,
-            Err(e) => {
-                notes.push(FollowNote::Error(e.to_string()));
-                false
+        // before the newer generations are read in order.
+        match std::fs::symlink_metadata(&self.follow.base) {
+            Ok(meta) if !meta.is_file() => self.refuse(lines.len(), &mut notes),
+            Ok(meta) if key_of(&meta) != self.newest() => {
+                self.refused = false;
+                self.discover();
             }
-        };
-        match at_path {
-            AtPath::Replaced if !more => match open_log(&self.follow.base) {
-                Ok(file) => {
-                    if let Ok(meta) = file.metadata() {
-                        self.follow.key = key_of(&meta);
-                    }
-                    self.follow.file = file;
-                    self.follow.offset = 0;
-                    self.refused = false;
-                    notes.push(FollowNote::Rotated);
-                    more = self.drain(&mut lines, &mut notes).unwrap_or(false);
+            Ok(_) => self.refused = false,
+            Err(_) => {}
+        }
+        let mut more;
+        loop {
+            more = match self.drain(&mut lines, &mut notes) {
+                Ok(more) => more,
+                Err(e) => {
+                    notes.push((lines.len(), FollowNote::Error(e.to_string())));
+                    false
                 }
-                Err(_) => self.refuse(&mut notes),
-            },
-            AtPath::Refused => self.refuse(&mut notes),
-            AtPath::Replaced | AtPath::Same | AtPath::Missing => {}
+            };
+            if more {
+                break;
+            }
+            let Some(next) = self.queue.pop_front() else {
+                break;
+            };
+            if next.gap {
+                // The line cut at the rotation continues in a generation
+                // that is gone: it ends here, never glued to another.
+                self.follow.assembler.flush(&mut lines);
+                notes.push((lines.len(), FollowNote::Gap));
+            } else {
+                notes.push((lines.len(), FollowNote::Rotated));
+            }
+            self.follow.file = next.file;
+            self.follow.key = next.key;
+            self.follow.offset = 0;
+            self.print.clear();
         }
         (lines, notes, more)
     }
 
-    fn refuse(&mut self, notes: &mut Vec<FollowNote>) {
+    /// The unfinished last line, once it has stayed the same for
+    /// [`PARTIAL_AFTER`] and was not sent as it is; and whether one waits
+    /// to become stable (the follower then wakes sooner).
+    fn partial(&mut self) -> (Option<RawLine>, bool) {
+        let sig = pending_sig(&self.follow.assembler);
+        if sig != self.pending.0 {
+            self.pending = (sig, Instant::now());
+        }
+        if sig.0 == 0 || self.partial_sent == Some(sig) {
+            return (None, false);
+        }
+        if self.pending.1.elapsed() < PARTIAL_AFTER {
+            return (None, true);
+        }
+        self.partial_sent = Some(sig);
+        (self.follow.assembler.pending_line(), false)
+    }
+
+    /// The path holds a file not known yet: open every generation newer
+    /// than the newest known, from `.log` down to `.log.3` (a rotation only
+    /// moves files to higher slots, so scanning upwards never misses one;
+    /// the scan is taken again when `.log` changed during it), and queue
+    /// them oldest first.
+    fn discover(&mut self) {
+        let base = self.follow.base.clone();
+        let at_base = || std::fs::symlink_metadata(&base).ok().map(|m| key_of(&m));
+        let mut found: Vec<(u32, FileKey, File)> = Vec::new();
+        for _ in 0..4 {
+            found.clear();
+            let before = at_base();
+            for index in 0..=SLOTS {
+                let Ok(file) = open_log(&super::generation(&base, index)) else {
+                    continue;
+                };
+                let Ok(meta) = file.metadata() else { continue };
+                let key = key_of(&meta);
+                if !found.iter().any(|(_, k, _)| *k == key) {
+                    found.push((index, key, file));
+                }
+            }
+            if before.is_some() && before == at_base() {
+                break;
+            }
+        }
+        // `found` is newest first; what is newer than the newest known.
+        let newest = self.newest();
+        let known = found.iter().position(|(_, key, _)| *key == newest);
+        let fresh: Vec<(u32, FileKey, File)> = match known {
+            Some(at) => found.drain(..at).collect(),
+            // The newest known is in no slot (deleted, or rotated past
+            // `.log.3`): newer generations were last written no earlier
+            // than it (an older `.log.1` left by a `rm web.log` is not).
+            // Identities cannot tell: a freed inode number is reused.
+            None => {
+                let since = self.newest_modified();
+                found
+                    .drain(..)
+                    .filter(|(_, _, file)| modified(file) >= since)
+                    .collect()
+            }
+        };
+        // The newest known left every slot before its successors were seen:
+        // when the oldest of them was rotated already, some between may be
+        // gone.
+        let mut gap = known.is_none() && fresh.last().is_some_and(|(index, ..)| *index > 0);
+        for (_, key, file) in fresh.into_iter().rev() {
+            self.queue.push_back(Next { file, key, gap });
+            gap = false;
+        }
+    }
+
+    /// Whether the file still holds the last bytes read where they were.
+    fn print_holds(&self) -> io::Result<bool> {
+        let Some(from) = self.follow.offset.checked_sub(self.print.len() as u64) else {
+            return Ok(false);
+        };
+        let mut now = vec![0; self.print.len()];
+        match self.follow.file.read_exact_at(&mut now, from) {
+            Ok(()) => Ok(now == self.print),
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn refuse(&mut self, at: usize, notes: &mut Vec<(usize, FollowNote)>) {
         if !self.refused {
             self.refused = true;
-            notes.push(FollowNote::Refused);
+            notes.push((at, FollowNote::Refused));
         }
     }
 
     /// Read the open file from the offset to its end (at most
     /// [`READ_PER_WAKE`]); a file shorter than the offset was truncated:
     /// from 0 again. `Ok(true)` when bytes remain.
-    fn drain(&mut self, lines: &mut Vec<RawLine>, notes: &mut Vec<FollowNote>) -> io::Result<bool> {
-        let follow = &mut self.follow;
-        let len = follow.file.metadata()?.len();
-        if len < follow.offset {
-            follow.assembler.flush(lines);
-            follow.offset = 0;
-            notes.push(FollowNote::Truncated);
+    fn drain(
+        &mut self,
+        lines: &mut Vec<RawLine>,
+        notes: &mut Vec<(usize, FollowNote)>,
+    ) -> io::Result<bool> {
+        let len = self.follow.file.metadata()?.len();
+        if len < self.follow.offset || !self.print_holds()? {
+            self.follow.assembler.flush(lines);
+            self.follow.offset = 0;
+            self.print.clear();
+            notes.push((lines.len(), FollowNote::Truncated));
         }
+        let follow = &mut self.follow;
         if len == follow.offset {
             return Ok(false);
         }
@@ -309,6 +513,10 @@ impl Tracked {
         };
         follow.assembler.push(&bytes, at, lines);
         follow.offset += bytes.len() as u64;
+        self.print
+            .extend_from_slice(&bytes[bytes.len().saturating_sub(PRINT)..]);
+        let excess = self.print.len().saturating_sub(PRINT);
+        self.print.drain(..excess);
         Ok(follow.offset < len)
     }
 }

@@ -6,8 +6,11 @@
 //!
 //! Every file is opened with `O_NOFOLLOW | O_NONBLOCK` and checked to be an
 //! ordinary file (as stackless's own runner does), and the `logs` directory
-//! and the instance's directory are refused when they are symlinks: a log
-//! path planted to point elsewhere is never read.
+//! and the instance's directory are refused when they are symlinks; a file
+//! with more than one hard link is refused too (a link planted in the logs
+//! directory). The file's owner is not checked: a log path planted by the
+//! logs directory's owner as a hard link is refused, but one that user can
+//! read and copy in is theirs to show.
 
 pub mod follower;
 pub mod history;
@@ -17,7 +20,7 @@ use std::io;
 use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 
-use crate::model::logtext::{Assembler, FileKey};
+use crate::model::logtext::{self, Assembler, FileKey};
 use crate::model::logview::{LogLine, LogsRequest, LogsState, Older, Opened, OpenedService};
 use crate::model::text::sanitize;
 
@@ -49,7 +52,8 @@ pub fn key_of(meta: &Metadata) -> FileKey {
 
 /// Open a log for reading without following a symlink (`O_NOFOLLOW`) or
 /// blocking on a planted FIFO (`O_NONBLOCK`); anything but an ordinary file
-/// is refused.
+/// with one link is refused (a hard link planted in the logs directory can
+/// name any file its planter could link, e.g. `/etc/shadow`).
 ///
 /// # Errors
 /// It cannot be opened, is a symlink (`ELOOP`) or is not an ordinary file.
@@ -58,8 +62,17 @@ pub fn open_log(path: &Path) -> io::Result<File> {
         .read(true)
         .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
         .open(path)?;
-    if !file.metadata()?.is_file() {
+    let meta = file.metadata()?;
+    if !meta.is_file() {
         return Err(io::Error::other("not an ordinary file"));
+    }
+    // `ln /etc/shadow logs/x/web.log` would show another file: a log
+    // stackless writes has one link.
+    if meta.nlink() > 1 {
+        return Err(io::Error::other(format!(
+            "{} hard links: refused (it may be another file)",
+            meta.nlink()
+        )));
     }
     Ok(file)
 }
@@ -87,14 +100,56 @@ fn check_dir(path: &Path) -> Result<(), LogsState> {
 }
 
 /// The services of a logs directory: each ordinary `<service>.log` file
-/// (not `.log.1`, not the runner's `.log.lock`), sorted; symlinks are
-/// listed too, to be refused when opened.
+/// (not `.log.1`, not the runner's `.log.lock`), sorted, at most
+/// [`MAX_SERVICES`]; symlinks are listed too, to be refused when opened.
 fn services(dir: &Path) -> io::Result<Vec<String>> {
+    Ok(listing(dir)?.names)
+}
+
+/// What [`listing`] found.
+struct Listing {
+    /// The first [`MAX_SERVICES`] names, sorted.
+    names: Vec<String>,
+    /// How many `<service>.log` there are.
+    total: usize,
+    /// `.log` names that are not UTF-8, sanitized (never opened).
+    skipped: Vec<String>,
+}
+
+impl Listing {
+    /// What is left out, as said above the tabs.
+    fn notice(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.total > self.names.len() {
+            parts.push(format!(
+                "{} of {} services shown (the first {MAX_SERVICES} by name; the rest are not opened)",
+                self.names.len(),
+                self.total
+            ));
+        }
+        if !self.skipped.is_empty() {
+            parts.push(format!(
+                "not UTF-8, not opened: {}",
+                self.skipped.join(", ")
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+}
+
+fn listing(dir: &Path) -> io::Result<Listing> {
     let mut names = Vec::new();
+    let mut skipped = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
+        let Some(name) = name.to_str() else {
+            let lossy = name.to_string_lossy();
+            if lossy.ends_with(".log") {
+                skipped.push(sanitize(&lossy).into_owned());
+            }
+            continue;
+        };
         let Some(stem) = name.strip_suffix(".log") else {
             continue;
         };
@@ -105,8 +160,14 @@ fn services(dir: &Path) -> io::Result<Vec<String>> {
         names.push(stem.to_owned());
     }
     names.sort();
+    skipped.sort();
+    let total = names.len();
     names.truncate(MAX_SERVICES);
-    Ok(names)
+    Ok(Listing {
+        names,
+        total,
+        skipped,
+    })
 }
 
 /// One opened service log, handed to the follower: the file as read at
@@ -159,6 +220,7 @@ pub fn open_all(state_dir: &Path, request: &LogsRequest) -> Opening {
             state,
             path: path.clone(),
             services: Vec::new(),
+            notice: None,
         },
         follows: Vec::new(),
         names: Vec::new(),
@@ -174,11 +236,14 @@ pub fn open_all(state_dir: &Path, request: &LogsRequest) -> Opening {
         };
         return done(state);
     }
-    let names = match services(&dir) {
-        Ok(names) if names.is_empty() => {
+    let (names, notice) = match listing(&dir) {
+        Ok(list) if list.names.is_empty() && list.skipped.is_empty() => {
             return done(LogsState::NoFiles { path: path.clone() });
         }
-        Ok(names) => names,
+        Ok(list) => {
+            let notice = list.notice();
+            (list.names, notice)
+        }
         Err(e) => return done(LogsState::Failed(format!("cannot list {path}: {e}"))),
     };
     let mut opened = Vec::new();
@@ -195,6 +260,7 @@ pub fn open_all(state_dir: &Path, request: &LogsRequest) -> Opening {
             state: LogsState::Ready,
             path,
             services: opened,
+            notice,
         },
         follows,
         names,
@@ -228,6 +294,16 @@ fn open_service(service: u16, name: &str, base: PathBuf) -> (OpenedService, Opti
                     .collect(),
                 older: tail.older,
                 error: None,
+                partial: (!tail.carry.0.is_empty()).then(|| {
+                    LogLine::from_raw(
+                        &logtext::RawLine {
+                            bytes: tail.carry.0.clone(),
+                            at: tail.carry.1,
+                            cont: false,
+                        },
+                        service,
+                    )
+                }),
             },
             Some(Follow {
                 service,
@@ -246,6 +322,7 @@ fn open_service(service: u16, name: &str, base: PathBuf) -> (OpenedService, Opti
                     name,
                     lines: Vec::new(),
                     older: Older::Start,
+                    partial: None,
                 },
                 None,
             )

@@ -112,6 +112,17 @@ impl Assembler {
         &self.carry
     }
 
+    /// The bytes waiting for their `\n` as a line (none waiting: `None`):
+    /// what a service wrote last without ending it (a crash's last words).
+    #[must_use]
+    pub fn pending_line(&self) -> Option<RawLine> {
+        (!self.carry.is_empty()).then(|| RawLine {
+            bytes: self.carry.clone(),
+            at: self.carry_at,
+            cont: self.cont,
+        })
+    }
+
     /// Feed `bytes`, read at `at` (the position of `bytes[0]`); complete
     /// lines are appended to `out`, oldest first.
     pub fn push(&mut self, bytes: &[u8], at: LinePos, out: &mut Vec<RawLine>) {

@@ -153,6 +153,9 @@ pub struct OpenedService {
     pub older: Older,
     /// Why it could not be opened (a symlink, unreadable), if so.
     pub error: Option<String>,
+    /// The bytes after the last `\n` (a line not ended yet), shown at once
+    /// as an unfinished line.
+    pub partial: Option<LogLine>,
 }
 
 /// The answer to opening the logs.
@@ -164,6 +167,9 @@ pub struct Opened {
     pub path: String,
     /// The services, sorted by name.
     pub services: Vec<OpenedService>,
+    /// What was left out, said above every tab: services beyond the most
+    /// one view opens, names that are not UTF-8 (sanitized).
+    pub notice: Option<String>,
 }
 
 /// Something one service's log did, as the follower saw it.
@@ -172,6 +178,10 @@ pub enum FollowNote {
     /// Renamed away (rotation) and a new file started: the old one was
     /// read to its end first.
     Rotated,
+    /// The file read last left `.log.1` .. `.log.3` before the generations
+    /// after it were seen (a burst rotated faster than the follower read):
+    /// lines between may be missing here.
+    Gap,
     /// It shrank: read again from its start.
     Truncated,
     /// Replaced by something that is not an ordinary file (a symlink): not
@@ -209,6 +219,17 @@ pub enum LogUpdate {
         /// Notifications or polling.
         mode: WatchMode,
     },
+    /// The unfinished last line of a service (no `\n` yet), stable for
+    /// [`PARTIAL_AFTER`]: shown marked until its line ends (then it comes
+    /// again in [`LogUpdate::Lines`] and replaces it).
+    Partial {
+        /// The session.
+        session: u64,
+        /// The service index.
+        service: u16,
+        /// The line so far.
+        line: LogLine,
+    },
     /// A service log that appeared after the open (a service started
     /// later): a new tab, followed from the file's start. Sent before any
     /// of its lines.
@@ -233,10 +254,15 @@ impl LogUpdate {
             Self::Lines { session, .. }
             | Self::Note { session, .. }
             | Self::Watching { session, .. }
+            | Self::Partial { session, .. }
             | Self::NewService { session, .. } => *session,
         }
     }
 }
+
+/// How long a line without its `\n` stays unchanged before the follower
+/// shows it as unfinished.
+pub const PARTIAL_AFTER: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// A tab's bounded window of lines, with its scroll position.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -257,6 +283,9 @@ pub struct Buffer {
     pub loading: bool,
     /// The current search match (an index into the lines).
     pub current: Option<usize>,
+    /// Unfinished last lines (at most one per service), shown after the
+    /// held lines; a service's goes when its lines come.
+    partials: Vec<LogLine>,
 }
 
 impl Buffer {
@@ -272,6 +301,7 @@ impl Buffer {
             missed: 0,
             loading: false,
             current: None,
+            partials: Vec::new(),
         };
         buffer.trim_front();
         buffer
@@ -283,6 +313,19 @@ impl Buffer {
         &self.lines
     }
 
+    /// The unfinished last lines (one per service at most), oldest first.
+    #[must_use]
+    pub fn partials(&self) -> &[LogLine] {
+        &self.partials
+    }
+
+    /// Show `line` as its service's unfinished last line (replacing the one
+    /// shown before).
+    pub fn set_partial(&mut self, line: LogLine) {
+        self.partials.retain(|p| p.service != line.service);
+        self.partials.push(line);
+    }
+
     /// Whether new lines show as they come (at the bottom, nothing dropped).
     #[must_use]
     pub fn following(&self) -> bool {
@@ -292,6 +335,10 @@ impl Buffer {
     /// Append new lines. While paused the view stays where it is; while
     /// newer lines are dropped they are only counted.
     pub fn push(&mut self, lines: &[LogLine]) {
+        // What was unfinished has ended (it is among `lines`), or was
+        // written further: it comes again when it is stable.
+        self.partials
+            .retain(|p| lines.iter().all(|l| l.service != p.service));
         if self.newer_dropped {
             self.missed += lines.len();
             return;

@@ -523,3 +523,134 @@ fn a_service_log_that_appears_while_following_gets_a_tab() {
     press(&mut app, KeyCode::Tab);
     assert_eq!(held(&app), ["job 1 done", "job 2 done"]);
 }
+
+/// The rows of the screen showing `line ` or `panic`, trimmed.
+fn log_rows(app: &App) -> Vec<String> {
+    render_app(app, 80, 30)
+        .lines()
+        .filter(|row| row.contains("line ") || row.contains("panic"))
+        .map(|row| row.trim_matches(|c: char| " \"║│".contains(c)).to_owned())
+        .collect()
+}
+
+/// A last line without its `\n` (a crashed service's last words): shown at
+/// once on open, marked unfinished; when written further it is shown again
+/// once stable; when its `\n` comes it is replaced by the line, not doubled.
+#[test]
+fn an_unfinished_last_line_is_shown_and_replaced() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path().join("logs/alpha");
+    std::fs::create_dir_all(&dir).unwrap();
+    let web = dir.join("web.log");
+    append(&web, &lines(1..=2));
+    append(&web, "panic: boom");
+    let mut app = app_with(vec![instance("alpha", "local", None)], 5);
+    let (session, request) = press_l(&mut app);
+    let (opened, follows) = logs::open(state.path(), &request);
+    app.show_logs(session, opened);
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(held(&app), expected(1..=2));
+    assert_eq!(log_rows(&app), ["line 001", "line 002", "panic: boom ⏎?"]);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let _handle =
+        follower::spawn(session, dir.clone(), vec!["web".into()], follows, tx, true).unwrap();
+
+    append(&web, " at main.rs:3");
+    pump(&mut app, &mut rx, |a| {
+        log_rows(a).last().map(String::as_str) == Some("panic: boom at main.rs:3 ⏎?")
+    });
+    assert_eq!(
+        log_rows(&app),
+        ["line 001", "line 002", "panic: boom at main.rs:3 ⏎?"]
+    );
+    append(&web, "\nline 003\n");
+    pump(&mut app, &mut rx, |a| held(a).len() == 4);
+    assert_eq!(
+        log_rows(&app),
+        [
+            "line 001",
+            "line 002",
+            "panic: boom at main.rs:3",
+            "line 003"
+        ]
+    );
+}
+
+/// Truncated and written again to the very same size before the follower
+/// looks: the last bytes read are no longer where they were, so it is
+/// taken as a truncation (said) and read again from the start.
+#[test]
+fn truncated_and_refilled_to_the_same_size_is_seen() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path().join("logs/alpha");
+    std::fs::create_dir_all(&dir).unwrap();
+    let web = dir.join("web.log");
+    append(&web, &lines(1..=5));
+    let mut app = app_with(vec![instance("alpha", "local", None)], 5);
+    let (session, request) = press_l(&mut app);
+    let (opened, follows) = logs::open(state.path(), &request);
+    app.show_logs(session, opened);
+    press(&mut app, KeyCode::Tab);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let _handle =
+        follower::spawn(session, dir.clone(), vec!["web".into()], follows, tx, false).unwrap();
+    pump(&mut app, &mut rx, |a| {
+        a.logs().is_some_and(|v| v.watch.is_some())
+    });
+    std::fs::write(&web, lines(6..=10)).unwrap();
+    assert_eq!(std::fs::metadata(&web).unwrap().len(), 45);
+    pump(&mut app, &mut rx, |a| held(a).len() == 10);
+    assert_eq!(held(&app), expected(1..=10));
+    assert!(
+        render_app(&app, 100, 30).contains("web.log truncated: read again from its start"),
+        "no note"
+    );
+}
+
+/// More services than one view opens, and a name that is not UTF-8: both
+/// said above the tabs, the name sanitized.
+#[test]
+fn services_left_out_are_said() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path().join("logs/alpha");
+    std::fs::create_dir_all(&dir).unwrap();
+    for i in 0..40 {
+        append(&dir.join(format!("s{i:02}.log")), "up\n");
+    }
+    let odd = std::ffi::OsStr::from_bytes(b"b\xff\x1b[2Jad.log");
+    append(&dir.join(odd), "hidden\n");
+    let request = alpha();
+    let (opened, _) = logs::open(state.path(), &request);
+    assert_eq!(opened.services.len(), 32);
+    assert_eq!(
+        opened.notice.as_deref(),
+        Some(
+            "32 of 40 services shown (the first 32 by name; the rest are not opened); \
+             not UTF-8, not opened: b\u{fffd}␛[2Jad.log"
+        )
+    );
+}
+
+/// A hard link planted in the logs directory (`ln /etc/shadow ...`) is
+/// refused, said on its tab; an ordinary log beside it opens.
+#[test]
+fn a_hard_link_is_refused() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path().join("logs/alpha");
+    std::fs::create_dir_all(&dir).unwrap();
+    let secret = state.path().join("secret");
+    std::fs::write(&secret, "root:$6$hash\n").unwrap();
+    std::fs::hard_link(&secret, dir.join("hard.log")).unwrap();
+    append(&dir.join("web.log"), "up\n");
+    let (opened, follows) = logs::open(state.path(), &alpha());
+    assert_eq!(follows.len(), 1);
+    let hard = &opened.services[0];
+    assert_eq!(hard.name, "hard");
+    assert!(hard.lines.is_empty());
+    assert_eq!(
+        hard.error.as_deref(),
+        Some("cannot open hard.log: 2 hard links: refused (it may be another file)")
+    );
+    assert_eq!(opened.services[1].lines[0].text, "up");
+}

@@ -115,14 +115,17 @@ fn opened_app() -> App {
                     lines: web_lines(),
                     older: Older::Start,
                     error: None,
+                    partial: None,
                 },
                 OpenedService {
                     name: "worker".into(),
                     lines: worker_lines(),
                     older: Older::Start,
                     error: None,
+                    partial: None,
                 },
             ],
+            notice: None,
         },
     );
     app.handle(
@@ -217,6 +220,7 @@ fn opened_state(app: &mut App, state: LogsState) {
             state,
             path: "/state/logs/beta".into(),
             services: vec![],
+            notice: None,
         },
     );
 }

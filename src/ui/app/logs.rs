@@ -43,6 +43,8 @@ pub struct LogsView {
     pub editing: Option<String>,
     /// How the follower watches (`None` until it says).
     pub watch: Option<WatchMode>,
+    /// What the open left out ([`Opened::notice`]).
+    pub notice: Option<String>,
 }
 
 impl LogsView {
@@ -59,6 +61,7 @@ impl LogsView {
             search: String::new(),
             editing: None,
             watch: None,
+            notice: None,
         }
     }
 
@@ -94,6 +97,15 @@ impl LogsView {
         if let Some(buffer) = self.buffers.get_mut(tab) {
             buffer.push(lines);
             self.buffers[0].push(lines);
+        }
+    }
+
+    /// `service`'s unfinished last line, on its tab and the all tab.
+    fn partial(&mut self, service: u16, line: LogLine) {
+        let tab = usize::from(service) + 1;
+        if let Some(buffer) = self.buffers.get_mut(tab) {
+            buffer.set_partial(line.clone());
+            self.buffers[0].set_partial(line);
         }
     }
 }
@@ -142,18 +154,29 @@ impl App {
         let mut all = Vec::new();
         let mut buffers = Vec::new();
         view.services.clear();
+        let mut partials = Vec::new();
         for service in opened.services {
             all.extend(service.lines.iter().cloned());
             view.services.push(ServiceTab {
                 name: service.name,
                 note: service.error,
             });
-            buffers.push(Buffer::new(service.lines, service.older));
+            let mut buffer = Buffer::new(service.lines, service.older);
+            if let Some(partial) = service.partial {
+                buffer.set_partial(partial.clone());
+                partials.push(partial);
+            }
+            buffers.push(buffer);
         }
-        buffers.insert(0, Buffer::new(all, Older::NotHere));
+        let mut all = Buffer::new(all, Older::NotHere);
+        for partial in partials {
+            all.set_partial(partial);
+        }
+        buffers.insert(0, all);
         view.buffers = buffers;
         view.state = opened.state;
         view.path = opened.path;
+        view.notice = opened.notice;
         view.tab = view.tab.min(view.buffers.len() - 1);
     }
 
@@ -182,6 +205,7 @@ impl App {
         match update {
             LogUpdate::Lines { service, lines, .. } => view.push(service, &lines),
             LogUpdate::Watching { mode, .. } => view.watch = Some(mode),
+            LogUpdate::Partial { service, line, .. } => view.partial(service, line),
             LogUpdate::NewService { service, name, .. } => {
                 if usize::from(service) == view.services.len() {
                     let text = format!("{name}.log appeared: a new tab");
@@ -195,6 +219,11 @@ impl App {
                 // MiB): said in the footer only. The rest stays on the tab.
                 let (text, keep) = match note {
                     FollowNote::Rotated => ("rotated: following the new file".to_owned(), false),
+                    FollowNote::Gap => (
+                        "rotated faster than read: earlier generations left .log.1-.log.3 unseen, lines may be missing"
+                            .to_owned(),
+                        true,
+                    ),
                     FollowNote::Truncated => {
                         ("truncated: read again from its start".to_owned(), true)
                     }

@@ -254,7 +254,9 @@ mod against_the_ui {
                     lines,
                     older: Older::Start,
                     error: None,
+                    partial: None,
                 }],
+                notice: None,
             },
         );
     }

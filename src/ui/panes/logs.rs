@@ -178,6 +178,12 @@ fn prompt_line(view: &LogsView, width: usize) -> Option<Line<'static>> {
 fn body(view: &LogsView, width: usize, rows: usize) -> Vec<Line<'static>> {
     let buffer = view.buffer();
     let mut out: Vec<Line<'static>> = Vec::new();
+    if let Some(notice) = &view.notice {
+        out.push(Line::styled(
+            fit(notice, width).into_owned(),
+            theme::lock_held(),
+        ));
+    }
     if view.tab > 0
         && let Some(note) = view
             .services
@@ -190,7 +196,7 @@ fn body(view: &LogsView, width: usize, rows: usize) -> Vec<Line<'static>> {
         ));
     }
     let rows = rows.saturating_sub(out.len());
-    if buffer.lines().is_empty() {
+    if buffer.lines().is_empty() && buffer.partials().is_empty() {
         out.push(Line::styled(
             "no lines yet: quiet, and following",
             theme::muted(),
@@ -208,6 +214,20 @@ fn body(view: &LogsView, width: usize, rows: usize) -> Vec<Line<'static>> {
         0
     };
     let mut stack: Vec<Line<'static>> = Vec::new();
+    if buffer.scroll_up == 0 {
+        // Unfinished last lines (no `\n` yet), marked, at the bottom.
+        for line in buffer.partials().iter().rev() {
+            let mut shown = line.clone();
+            shown.text.push_str(PARTIAL_MARK);
+            let prefix = prefix(view, line, label_width);
+            let mut made = render_line(&prefix, &shown, &view.search, false, width, view.wrap);
+            while let Some(row) = made.pop() {
+                if stack.len() < rows {
+                    stack.push(row.patch_style(theme::muted()));
+                }
+            }
+        }
+    }
     for index in (0..end).rev() {
         if stack.len() >= rows {
             break;
@@ -227,6 +247,9 @@ fn body(view: &LogsView, width: usize, rows: usize) -> Vec<Line<'static>> {
     out.extend(stack);
     out
 }
+
+/// After a line shown before its `\n` came (it may go on).
+pub const PARTIAL_MARK: &str = " ⏎?";
 
 /// The service label (all tab) and the continuation mark.
 fn prefix(view: &LogsView, line: &LogLine, label_width: usize) -> String {
