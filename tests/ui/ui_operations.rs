@@ -136,14 +136,14 @@ fn operations() -> Vec<Operation> {
 
 fn rows() -> Rows {
     let mut alpha = instance("alpha", Status::Active, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
-    alpha.lock = Some(OpLock {
+    alpha.lock = Some(Box::new(OpLock {
         operation: "down".into(),
         holder_pid: 4242,
         holder_start_time: CAPTURE - 86_400,
         acquired_at: CAPTURE - 3,
         holder_host: Some("vm".into()),
         claim_id: Some("5a1d2c3b-4e5f-4a6b-8c7d-9e0f1a2b3c4d".into()),
-    });
+    }));
     let mut bravo = instance("bravo", Status::Active, "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb");
     bravo.lease = None;
     Rows {
