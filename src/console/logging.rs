@@ -61,6 +61,7 @@ pub(super) fn trace(event: &Event) {
         }
         Event::Clock(Some(doubt)) => tracing::warn!("{doubt}"),
         Event::Clock(None) => tracing::info!("the wall clock looks right"),
+        Event::Watch(mode) => tracing::info!("store {}", mode.label()),
         Event::Input(_) | Event::Tick | Event::Activity(_) => {}
     }
 }

@@ -645,3 +645,31 @@ fn detail_of_a_real_0_4_0_birth() {
         assert!(text.contains(want), "{want}\n{text}");
     }
 }
+
+/// The header says how the watcher notices commits once it has said:
+/// `watch: inotify`, or `watch: poll 100ms` where no watch could be set.
+#[test]
+fn header_says_how_commits_are_noticed() {
+    use stackless_tui::event::WatchMode;
+    let mut app = app();
+    let first_line = |app: &App| {
+        // The rendered text quotes each line.
+        render_app(app, 160, 40).lines().next().unwrap().to_owned()
+    };
+    assert!(!first_line(&app).contains("watch:"));
+    app.handle(Event::Watch(WatchMode::Notify), CAPTURE);
+    assert!(
+        first_line(&app).contains("│  schema v14  │  watch: inotify  "),
+        "{}",
+        first_line(&app)
+    );
+    app.handle(
+        Event::Watch(WatchMode::Poll(std::time::Duration::from_millis(100))),
+        CAPTURE,
+    );
+    assert!(
+        first_line(&app).contains("│  schema v14  │  watch: poll 100ms  "),
+        "{}",
+        first_line(&app)
+    );
+}

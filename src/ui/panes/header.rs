@@ -1,4 +1,5 @@
-//! The header: title, the host when reached over ssh (`on HOST`), store, schema generation, reaper and helper state,
+//! The header: title, the host when reached over ssh (`on HOST`), store, schema generation, how commits are noticed
+//! (`watch: inotify`, `watch: poll 100ms`), reaper and helper state,
 //! the controller (schema 14), the Instances sort, then one banner per
 //! condition the operator must know about (schema generation, stackless's
 //! persistence warning, store busy or unreadable).
@@ -127,6 +128,9 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         sep(),
         Span::raw(format!("schema v{}", snapshot.generation.user_version)),
     ]);
+    if let Some(mode) = app.watch() {
+        first.extend([sep(), Span::raw(mode.label())]);
+    }
     let first = Line::from(first);
     let second = Line::from(vec![
         // A standby console runs no reaper, whatever its flags say; an
