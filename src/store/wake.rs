@@ -82,24 +82,40 @@ impl Wake {
     }
 
     /// Sleep up to `timeout`, until a change is noticed (at once if one came
-    /// since the last call) or `stop` is cancelled. Returns whether `stop`
-    /// was cancelled.
-    pub fn wait(&self, stop: &CancelToken, timeout: Duration) -> bool {
+    /// since the last call) or `stop` is cancelled.
+    pub fn wait(&self, stop: &CancelToken, timeout: Duration) -> Woke {
         let sleeper = stop.child();
         {
             let mut slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
             if std::mem::take(&mut slot.pending) {
-                return stop.is_cancelled();
+                return Woke::Changed;
             }
             slot.sleeper = Some(sleeper.clone());
         }
         let _ = sleeper.sleep(timeout);
         let mut slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
         slot.sleeper = None;
-        slot.pending = false;
+        let changed = std::mem::take(&mut slot.pending);
         drop(slot);
-        stop.is_cancelled()
+        if stop.is_cancelled() {
+            Woke::Stopped
+        } else if changed {
+            Woke::Changed
+        } else {
+            Woke::Timeout
+        }
     }
+}
+
+/// Why [`Wake::wait`] returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Woke {
+    /// The store or its `-wal` changed.
+    Changed,
+    /// The time ran out.
+    Timeout,
+    /// The stop token was cancelled.
+    Stopped,
 }
 
 fn wake(slot: &Mutex<Slot>) {
@@ -124,10 +140,10 @@ mod tests {
         let stop = CancelToken::new();
         std::fs::write(dir.path().join("state.db-wal"), b"x").unwrap();
         // Returns because it was woken: an hour's timeout otherwise.
-        assert!(!wake.wait(&stop, Duration::from_secs(3600)));
+        assert_eq!(wake.wait(&stop, Duration::from_secs(3600)), Woke::Changed);
         let canceller = stop.clone();
         let thread = std::thread::spawn(move || canceller.cancel());
-        assert!(wake.wait(&stop, Duration::from_secs(3600)));
+        assert_eq!(wake.wait(&stop, Duration::from_secs(3600)), Woke::Stopped);
         thread.join().unwrap();
     }
 }

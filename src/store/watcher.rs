@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::probe::{CheckedProbe, HostProbe, SysinfoProbe};
+use super::wake::Woke;
 use super::{Access, FileState, Store, StoreError};
 use crate::cancel::CancelToken;
 use crate::event::{Event, EventSender, StoreHealth};
@@ -37,6 +38,15 @@ pub const MIN_GAP: Duration = Duration::from_millis(16);
 /// At most this often the services' checkpoints are read again after
 /// commits (a scan of `checkpoints`: 0.3 s on a 100,000-instance store).
 pub const SERVICES_EVERY: Duration = Duration::from_secs(5);
+
+/// After a change is noticed, `data_version` is checked again every
+/// [`RECHECK_EVERY`] for this long: the kernel reports the `-wal` write,
+/// but the commit becomes visible only when the writer then updates the
+/// shared-memory index (which reports nothing), so the wake-up can come a
+/// moment before the commit it announces.
+pub const RECHECK: Duration = Duration::from_millis(60);
+/// See [`RECHECK`].
+pub const RECHECK_EVERY: Duration = Duration::from_millis(4);
 
 /// How often lock liveness and the write lock are re-probed without a commit.
 pub const PROBE_EVERY: Duration = Duration::from_secs(1);
@@ -74,6 +84,9 @@ struct Watcher {
     last_probe: Instant,
     /// When the last snapshot read ended.
     read_at: Option<Instant>,
+    /// Until when `data_version` is re-checked after a change was noticed
+    /// ([`RECHECK`]).
+    recheck_until: Option<Instant>,
     busy_since: Option<Instant>,
     health: StoreHealth,
     last: Option<Arc<Snapshot>>,
@@ -114,6 +127,7 @@ impl Watcher {
             last_version: None,
             last_probe: Instant::now(),
             read_at: None,
+            recheck_until: None,
             busy_since: None,
             health: StoreHealth::Ok,
             last: None,
@@ -196,14 +210,31 @@ impl Watcher {
                 Some(wake)
                     if pause == POLL && self.store.is_some() && self.busy_since.is_none() =>
                 {
-                    let due = PROBE_EVERY.saturating_sub(self.last_probe.elapsed());
-                    wake.wait(stop, due.max(MIN_GAP)) || self.gap(stop)
+                    self.wait(wake, stop)
                 }
                 _ => stop.sleep(pause),
             };
             if stopped {
                 return;
             }
+        }
+    }
+
+    /// Wait for a change (see [`RECHECK`]), then out what is left of the
+    /// gap. Returns whether `stop` was cancelled.
+    fn wait(&mut self, wake: &super::wake::Wake, stop: &CancelToken) -> bool {
+        let due = PROBE_EVERY.saturating_sub(self.last_probe.elapsed());
+        let timeout = match self.recheck_until {
+            Some(until) if Instant::now() < until => RECHECK_EVERY,
+            _ => due.max(MIN_GAP),
+        };
+        match wake.wait(stop, timeout) {
+            Woke::Stopped => true,
+            Woke::Changed => {
+                self.recheck_until = Some(Instant::now() + RECHECK);
+                self.gap(stop)
+            }
+            Woke::Timeout => self.gap(stop),
         }
     }
 
