@@ -369,6 +369,11 @@ def sqlite3_baseline(store, sql=SNAPSHOT_SQL, runs=7):
 
 
 def generate(gen, n, out, seed):
+    if gen == "v14":
+        # scripts/gen_v14_store.py: a schema-14 store (stackless 0.4.0).
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen_v14_store.py")
+        subprocess.run([sys.executable, script, out, str(n), str(n)], check=True, stdout=sys.stderr)
+        return
     subprocess.run([gen, "--instances", str(n), "--seed", str(seed), "--out", out, "--force"],
                    check=True, stdout=sys.stderr)
 
@@ -376,7 +381,8 @@ def generate(gen, n, out, seed):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default="target/release/stackless-tui")
-    ap.add_argument("--gen", default="target/release/examples/gen_store")
+    ap.add_argument("--gen", default="target/release/examples/gen_store",
+                    help="the store generator, or v14 for scripts/gen_v14_store.py")
     ap.add_argument("--workdir", default="target/e2e-bench")
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--changes", type=int, default=100)
