@@ -4,9 +4,14 @@ console's whole commands: built from the real migrations in
 tests/fixtures/ddl/, every instance with a birth and a lease (a tenth
 expired), a dead-pid lock on one in 50, a reap attempt on one in 100, and
 OPS finished operations (one in 10 failed, with a real schema-2 error
-object) plus one step event each.
+object) plus EVENTS step events each (1 by default).
 
-    python3 scripts/gen_v14_store.py OUT.db N [OPS]
+    python3 scripts/gen_v14_store.py OUT.db N [OPS [EVENTS]]
+
+The history store of issue 13 (100k instances, 1M operations, 3M events,
+about 1 GB, a minute or two):
+
+    python3 scripts/gen_v14_store.py /tmp/v14-hist.db 100000 1000000 3
 """
 import os
 import sqlite3
@@ -22,6 +27,7 @@ ERROR = ('{"schema_version":2,"code":"engine.teardown.survivors","message":"tear
 def main():
     out, n = sys.argv[1], int(sys.argv[2])
     ops = int(sys.argv[3]) if len(sys.argv) > 3 else n
+    events = int(sys.argv[4]) if len(sys.argv) > 4 else 1
     if os.path.exists(out):
         os.remove(out)
     db = sqlite3.connect(out)
@@ -57,8 +63,9 @@ def main():
              for j in range(ops)))
         db.executemany(
             "INSERT INTO operation_events (operation_id, event_json, recorded_at) VALUES (?,?,?)",
-            ((f"op-{j:08d}", '{"event":"Completed","step_id":"start:web","index":3,"total":3}',
-              NOW - ops + j) for j in range(ops)))
+            ((f"op-{j:08d}", '{"event":"Completed","step_id":"start:web","index":%d,"total":%d}'
+              % (e + 1, events), NOW - ops + j)
+             for j in range(ops) for e in range(events)))
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()
 

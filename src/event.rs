@@ -50,6 +50,33 @@ pub enum Event {
     /// (`crate::reaper::control`). Sent at each pass start, when a pass
     /// finishes and when the pause changes.
     Reaper(crate::reaper::ReaperStatus),
+    /// How the watcher learns of commits (sent once it knows): woken by the
+    /// file system, or polling. Shown in the header.
+    Watch(WatchMode),
+}
+
+/// How the store watcher notices other processes' commits
+/// (`crate::store::watcher`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchMode {
+    /// Woken by the kernel (inotify through the `notify` crate) when the
+    /// store file or its `-wal` changes; `PRAGMA data_version` confirms.
+    Notify,
+    /// No watch could be set (a network file system, a directory that
+    /// cannot be watched, `STACKLESS_TUI_WATCH=poll`): `data_version`
+    /// polled every this long.
+    Poll(std::time::Duration),
+}
+
+impl WatchMode {
+    /// The header's text: `watch: inotify`, `watch: poll 100ms`.
+    #[must_use]
+    pub fn label(self) -> String {
+        match self {
+            Self::Notify => "watch: inotify".to_owned(),
+            Self::Poll(every) => format!("watch: poll {}ms", every.as_millis()),
+        }
+    }
 }
 
 /// Whether this console runs the reaper and the helper supervisor. One

@@ -65,6 +65,7 @@ pub(super) fn trace(event: &Event) {
             tracing::info!("logs: service {service}: {note:?}");
         }
         Event::Reaper(status) => tracing::debug!("reaper: {status:?}"),
+        Event::Watch(mode) => tracing::info!("store {}", mode.label()),
         Event::Input(_) | Event::Tick | Event::Activity(_) | Event::Logs(_) => {}
     }
 }

@@ -85,24 +85,29 @@ pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
     if store.immutable() {
         eprintln!("{}", immutable_note(&store));
     }
-    let report = report::build_with(
-        &snapshot,
-        now.unwrap_or_else(unix_now),
-        &path.display().to_string(),
-        &services,
-    );
-    let text = if json {
-        match serde_json::to_string_pretty(&report) {
-            Ok(mut text) => {
-                text.push('\n');
-                text
-            }
-            Err(error) => return usage(&error.to_string()),
-        }
+    let now = now.unwrap_or_else(unix_now);
+    // Streamed: neither the report nor its text is ever held whole.
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let written = if json {
+        let store = path.display().to_string();
+        report::write_json(&mut out, &snapshot, now, &store, &services)
+            .map_err(std::io::Error::from)
     } else {
-        report::table(&report)
+        report::write_table(
+            &mut out,
+            &snapshot,
+            now,
+            &path.display().to_string(),
+            &services,
+        )
     };
-    let _ = std::io::stdout().write_all(text.as_bytes());
+    // A closed pipe (`| head`) is not an error of ours.
+    match written.and_then(|()| out.flush()) {
+        Ok(()) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {}
+        Err(error) => return usage(&error.to_string()),
+    }
     ExitCode::SUCCESS
 }
 

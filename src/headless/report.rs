@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::model::envelope::{EnvelopeError, parse_error, read_reason};
 use crate::model::name::is_dns_safe;
 use crate::model::time::{lease_text, retry_text};
-use crate::model::{Operation, Snapshot};
+use crate::model::{Instance, Operation, Snapshot};
 use crate::reaper::decision::{self, Decision};
 
 /// The version of this document's shape. Bumped on any incompatible change.
@@ -219,7 +219,8 @@ pub fn build(snapshot: &Snapshot, now: i64, store: &str) -> Report {
 }
 
 /// Build the report, with each instance's probed `services` (by instance
-/// name; see `crate::store::services`). Pure.
+/// name; see `crate::store::services`). Pure. The whole document in
+/// memory: `snapshot --json` streams it instead ([`write_json`]).
 #[must_use]
 pub fn build_with(
     snapshot: &Snapshot,
@@ -227,85 +228,17 @@ pub fn build_with(
     store: &str,
     services: &std::collections::HashMap<String, Vec<ServiceReport>>,
 ) -> Report {
-    // What the reaper would do, only where it may run (not on older stores).
-    let plan = if snapshot.generation.allows_reaper() {
-        decision::plan(snapshot, now, false)
-    } else {
-        decision::Plan::default()
-    };
-    let instances = snapshot
-        .instances
-        .iter()
-        .map(|instance| {
-            let liveness = snapshot.lock_liveness(&instance.name);
-            // Both are ordered by name: a binary search, never a scan.
-            let reaper = plan
-                .reaps
-                .binary_search_by(|(name, _)| name.as_str().cmp(&instance.name))
-                .ok()
-                .map(|index| &plan.reaps[index].1)
-                .map(|d| match d {
-                    Decision::Reap => ("reap", "reap"),
-                    Decision::SkipLocked(_) => ("skip: locked", "skip_locked"),
-                    Decision::SkipPending { .. } => ("skip: operation pending", "skip_pending"),
-                    Decision::WaitBackoff { .. } => ("wait: backoff", "wait_backoff"),
-                    Decision::RefuseName => ("refuse: not DNS-safe", "refuse_name"),
-                });
-            InstanceReport {
-                name: instance.name.clone(),
-                dns_safe: is_dns_safe(&instance.name),
-                substrate: instance.substrate.clone(),
-                status: instance.status.as_str().to_owned(),
-                created_at: instance.created_at,
-                tombstoned_at: instance.tombstoned_at,
-                lease: instance.lease.map(|l| LeaseReport {
-                    duration_secs: l.duration_secs,
-                    expires_at: l.expires_at,
-                    remaining_secs: l.remaining(now),
-                    overdue_secs: now.saturating_sub(l.expires_at).max(0),
-                    expired: l.expired(now),
-                    text: lease_text(l.expires_at, now),
-                }),
-                lock: instance.lock.as_ref().map(|l| LockReport {
-                    operation: l.operation.clone(),
-                    holder_pid: l.holder_pid,
-                    holder_start_time: l.holder_start_time,
-                    holder_host: l.holder_host.clone(),
-                    acquired_at: l.acquired_at,
-                    liveness: liveness.map_or_else(|| "unknown".to_owned(), ToString::to_string),
-                    liveness_state: liveness.map_or("unknown", liveness_state),
-                    held: liveness.is_some_and(crate::model::Liveness::held),
-                }),
-                reap_attempt: snapshot.reap_attempt(&instance.name).map(|a| {
-                    let reason = read_reason(&a.last_error);
-                    AttemptReport {
-                        attempts: a.attempts,
-                        last_error: a.last_error.clone(),
-                        code: reason.code,
-                        summary: reason.summary,
-                        remediation: reason.remediation,
-                        next_retry_at: a.next_retry_at,
-                        due: a.next_retry_at <= now,
-                        text: retry_text(a.next_retry_at, now),
-                    }
-                }),
-                reaper: reaper.map(|(text, _)| text.to_owned()),
-                reaper_action: reaper.map(|(_, action)| action),
-                birth: instance.birth.as_ref().map(|b| BirthReport {
-                    instance_id: b.instance_id.clone(),
-                    resource_namespace: b.resource_namespace.clone(),
-                }),
-                dirty: instance.dirty,
-                services: services.get(&instance.name).cloned().unwrap_or_default(),
-            }
-        })
-        .collect();
+    let rules = Rules::new(snapshot);
     Report {
         schema_version: SCHEMA_VERSION,
         store: store.to_owned(),
         store_user_version: snapshot.generation.user_version,
         now,
-        instances,
+        instances: snapshot
+            .instances
+            .iter()
+            .map(|instance| instance_report(snapshot, &rules, instance, now, services))
+            .collect(),
         operations: snapshot.operations.iter().map(operation_report).collect(),
     }
 }
@@ -318,6 +251,180 @@ const fn liveness_state(liveness: &crate::model::Liveness) -> &'static str {
         Liveness::StalePidGone => "stale_pid_gone",
         Liveness::StalePidReused => "stale_pid_reused",
         Liveness::ForeignHost(_) => "foreign_host",
+    }
+}
+
+/// Services probed per instance name.
+pub type Services = std::collections::HashMap<String, Vec<ServiceReport>>;
+
+/// Write the JSON document of [`build_with`] to `out`, pretty-printed and
+/// ending with a newline, byte for byte what `serde_json::to_string_pretty`
+/// makes of it, but one instance at a time: the document is never held
+/// whole (at 100,000 instances it would be about 120 MB).
+///
+/// # Errors
+/// Writing to `out` failed.
+pub fn write_json(
+    out: &mut dyn std::io::Write,
+    snapshot: &Snapshot,
+    now: i64,
+    store: &str,
+    services: &Services,
+) -> serde_json::Result<()> {
+    let document = Streamed {
+        snapshot,
+        rules: Rules::new(snapshot),
+        now,
+        store,
+        services,
+    };
+    serde_json::to_writer_pretty(&mut *out, &document)?;
+    out.write_all(b"\n").map_err(serde_json::Error::io)
+}
+
+/// What the reaper would do, decided per instance with the rules of
+/// [`decision::plan`] (the same decisions, without building the plan):
+/// only where it may run (not on older stores).
+struct Rules<'a> {
+    reaper: bool,
+    /// The oldest pending operation of each name.
+    pending: std::collections::HashMap<&'a str, &'a Operation>,
+}
+
+impl<'a> Rules<'a> {
+    fn new(snapshot: &'a Snapshot) -> Self {
+        let mut pending = std::collections::HashMap::new();
+        for op in snapshot.pending_operations() {
+            pending.entry(op.instance.as_str()).or_insert(op);
+        }
+        Self {
+            reaper: snapshot.generation.allows_reaper(),
+            pending,
+        }
+    }
+
+    /// The reaper column of `instance` as its text and machine value
+    /// (`("skip: locked", "skip_locked")`; `None`: not on the worklist).
+    fn reaper(
+        &self,
+        snapshot: &Snapshot,
+        instance: &Instance,
+        now: i64,
+    ) -> Option<(&'static str, &'static str)> {
+        if !self.reaper || !decision::on_worklist(instance, now) {
+            return None;
+        }
+        let decided = decision::decide(
+            &instance.name,
+            now,
+            self.pending.get(instance.name.as_str()).copied(),
+            snapshot.lock_liveness(&instance.name),
+            snapshot.reap_attempt(&instance.name),
+        );
+        Some(match decided {
+            Decision::Reap => ("reap", "reap"),
+            Decision::SkipLocked(_) => ("skip: locked", "skip_locked"),
+            Decision::SkipPending { .. } => ("skip: operation pending", "skip_pending"),
+            Decision::WaitBackoff { .. } => ("wait: backoff", "wait_backoff"),
+            Decision::RefuseName => ("refuse: not DNS-safe", "refuse_name"),
+        })
+    }
+}
+
+/// The document of [`build_with`], serialized from the snapshot as it goes
+/// (same fields, same order as [`Report`]).
+struct Streamed<'a> {
+    snapshot: &'a Snapshot,
+    rules: Rules<'a>,
+    now: i64,
+    store: &'a str,
+    services: &'a Services,
+}
+
+impl Serialize for Streamed<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        struct Instances<'b>(&'b Streamed<'b>);
+        impl Serialize for Instances<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let d = self.0;
+                serializer.collect_seq(d.snapshot.instances.iter().map(|instance| {
+                    instance_report(d.snapshot, &d.rules, instance, d.now, d.services)
+                }))
+            }
+        }
+        struct Operations<'b>(&'b [Operation]);
+        impl Serialize for Operations<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.collect_seq(self.0.iter().map(operation_report))
+            }
+        }
+        let mut s = serializer.serialize_struct("Report", 6)?;
+        s.serialize_field("schema_version", &SCHEMA_VERSION)?;
+        s.serialize_field("store", self.store)?;
+        s.serialize_field("store_user_version", &self.snapshot.generation.user_version)?;
+        s.serialize_field("now", &self.now)?;
+        s.serialize_field("instances", &Instances(self))?;
+        s.serialize_field("operations", &Operations(&self.snapshot.operations))?;
+        s.end()
+    }
+}
+
+fn instance_report(
+    snapshot: &Snapshot,
+    rules: &Rules<'_>,
+    instance: &Instance,
+    now: i64,
+    services: &Services,
+) -> InstanceReport {
+    let liveness = snapshot.lock_liveness(&instance.name);
+    let reaper = rules.reaper(snapshot, instance, now);
+    InstanceReport {
+        name: instance.name.clone(),
+        dns_safe: is_dns_safe(&instance.name),
+        substrate: instance.substrate.clone(),
+        status: instance.status.as_str().to_owned(),
+        created_at: instance.created_at,
+        tombstoned_at: instance.tombstoned_at,
+        lease: instance.lease.map(|l| LeaseReport {
+            duration_secs: l.duration_secs,
+            expires_at: l.expires_at,
+            remaining_secs: l.remaining(now),
+            overdue_secs: now.saturating_sub(l.expires_at).max(0),
+            expired: l.expired(now),
+            text: lease_text(l.expires_at, now),
+        }),
+        lock: instance.lock.as_ref().map(|l| LockReport {
+            operation: l.operation.clone(),
+            holder_pid: l.holder_pid,
+            holder_start_time: l.holder_start_time,
+            holder_host: l.holder_host.clone(),
+            acquired_at: l.acquired_at,
+            liveness: liveness.map_or_else(|| "unknown".to_owned(), ToString::to_string),
+            liveness_state: liveness.map_or("unknown", liveness_state),
+            held: liveness.is_some_and(crate::model::Liveness::held),
+        }),
+        reap_attempt: snapshot.reap_attempt(&instance.name).map(|a| {
+            let reason = read_reason(&a.last_error);
+            AttemptReport {
+                attempts: a.attempts,
+                last_error: a.last_error.clone(),
+                code: reason.code,
+                summary: reason.summary,
+                remediation: reason.remediation,
+                next_retry_at: a.next_retry_at,
+                due: a.next_retry_at <= now,
+                text: retry_text(a.next_retry_at, now),
+            }
+        }),
+        reaper: reaper.map(|(text, _)| text.to_owned()),
+        reaper_action: reaper.map(|(_, action)| action),
+        birth: instance.birth.as_ref().map(|b| BirthReport {
+            instance_id: b.instance_id.clone(),
+            resource_namespace: b.resource_namespace.clone(),
+        }),
+        dirty: instance.dirty,
+        services: services.get(&instance.name).cloned().unwrap_or_default(),
     }
 }
 
@@ -338,100 +445,152 @@ fn operation_report(op: &Operation) -> OperationReport {
     }
 }
 
+/// The table's first line: `store PATH · schema vN · now RFC3339 (UNIX)`.
+fn table_header(store: &str, user_version: i64, now: i64) -> String {
+    format!(
+        "store {} · schema v{} · now {} ({})\n",
+        crate::model::text::sanitize_short(store, 200),
+        user_version,
+        crate::model::time::rfc3339(now).unwrap_or_default(),
+        now
+    )
+}
+
+/// The table's column titles.
+const HEADER: [&str; 7] = [
+    "NAME",
+    "SUBSTRATE",
+    "STATUS",
+    "LEASE",
+    "LOCK",
+    "BACKOFF",
+    "REAPER",
+];
+
+/// One instance's cells in the table (sanitized, cut to a width).
+fn table_cells(i: &InstanceReport) -> [String; 7] {
+    use crate::model::text::sanitize_short;
+    [
+        sanitize_short(&i.name, 48),
+        sanitize_short(&i.substrate, 12),
+        sanitize_short(&i.status, 12),
+        match (&i.lease, i.status.as_str()) {
+            (Some(l), _) => l.text.clone(),
+            (None, "tombstoned") => "tombstoned".to_owned(),
+            (None, _) => "no lease".to_owned(),
+        },
+        i.lock.as_ref().map_or_else(String::new, |l| {
+            let host = l
+                .holder_host
+                .as_deref()
+                .map_or_else(String::new, |host| format!(" on {host}"));
+            sanitize_short(
+                &format!(
+                    "{} by pid {}{host}, {}",
+                    l.operation, l.holder_pid, l.liveness
+                ),
+                64,
+            )
+        }),
+        i.reap_attempt
+            .as_ref()
+            .map_or_else(String::new, |a| format!("{} ({})", a.attempts, a.text)),
+        i.reaper.clone().unwrap_or_default(),
+    ]
+}
+
+/// Widen `widths` to fit `cells`.
+fn widen<S: AsRef<str>>(widths: &mut [usize; 7], cells: &[S; 7]) {
+    for (w, cell) in widths.iter_mut().zip(cells) {
+        *w = (*w).max(unicode_width::UnicodeWidthStr::width(cell.as_ref()));
+    }
+}
+
+/// One table line: cells padded to `widths` two spaces apart, trailing
+/// blanks cut.
+fn write_line<S: AsRef<str>>(
+    out: &mut dyn std::io::Write,
+    cells: &[S; 7],
+    widths: &[usize; 7],
+) -> std::io::Result<()> {
+    let mut text = String::new();
+    for (index, (cell, width)) in cells.iter().zip(widths).enumerate() {
+        let cell = cell.as_ref();
+        text.push_str(cell);
+        if index + 1 < cells.len() {
+            let pad = width - unicode_width::UnicodeWidthStr::width(cell) + 2;
+            text.extend(std::iter::repeat_n(' ', pad));
+        }
+    }
+    out.write_all(text.trim_end().as_bytes())?;
+    out.write_all(b"\n")
+}
+
 /// The report as a plain-text table (every store string sanitized, cut to
 /// a width).
 #[must_use]
 pub fn table(report: &Report) -> String {
-    use crate::model::text::sanitize_short;
-    let rows: Vec<[String; 7]> = report
-        .instances
-        .iter()
-        .map(|i| {
-            [
-                sanitize_short(&i.name, 48),
-                sanitize_short(&i.substrate, 12),
-                sanitize_short(&i.status, 12),
-                match (&i.lease, i.status.as_str()) {
-                    (Some(l), _) => l.text.clone(),
-                    (None, "tombstoned") => "tombstoned".to_owned(),
-                    (None, _) => "no lease".to_owned(),
-                },
-                i.lock.as_ref().map_or_else(String::new, |l| {
-                    let host = l
-                        .holder_host
-                        .as_deref()
-                        .map_or_else(String::new, |host| format!(" on {host}"));
-                    sanitize_short(
-                        &format!(
-                            "{} by pid {}{host}, {}",
-                            l.operation, l.holder_pid, l.liveness
-                        ),
-                        64,
-                    )
-                }),
-                i.reap_attempt
-                    .as_ref()
-                    .map_or_else(String::new, |a| format!("{} ({})", a.attempts, a.text)),
-                i.reaper.clone().unwrap_or_default(),
-            ]
-        })
-        .collect();
-    let header = [
-        "NAME",
-        "SUBSTRATE",
-        "STATUS",
-        "LEASE",
-        "LOCK",
-        "BACKOFF",
-        "REAPER",
-    ];
-    let mut widths = header.map(unicode_width::UnicodeWidthStr::width);
+    let rows: Vec<[String; 7]> = report.instances.iter().map(table_cells).collect();
+    let mut widths = HEADER.map(unicode_width::UnicodeWidthStr::width);
     for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(unicode_width::UnicodeWidthStr::width(cell.as_str()));
-        }
+        widen(&mut widths, row);
     }
-    let mut out = format!(
-        "store {} · schema v{} · now {} ({})\n",
-        sanitize_short(&report.store, 200),
-        report.store_user_version,
-        crate::model::time::rfc3339(report.now).unwrap_or_default(),
-        report.now
-    );
-    let mut line = |cells: &[String]| {
-        let mut text = String::new();
-        for (index, (cell, width)) in cells.iter().zip(widths).enumerate() {
-            text.push_str(cell);
-            if index + 1 < cells.len() {
-                let pad = width - unicode_width::UnicodeWidthStr::width(cell.as_str()) + 2;
-                text.extend(std::iter::repeat_n(' ', pad));
-            }
-        }
-        out.push_str(text.trim_end());
-        out.push('\n');
-    };
-    line(&header.map(str::to_owned));
+    let mut out = table_header(&report.store, report.store_user_version, report.now).into_bytes();
+    // Writing to a vector cannot fail.
+    let _ = write_line(&mut out, &HEADER, &widths);
     for row in &rows {
-        line(row);
+        let _ = write_line(&mut out, row, &widths);
     }
-    operations_table(report, &mut out);
-    out
+    let _ = operations_table(&mut out, &report.operations, report.now);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// [`table`] of [`build_with`], written to `out` without holding the
+/// report or its rows: one pass over the snapshot for the column widths,
+/// another to write the lines.
+///
+/// # Errors
+/// Writing to `out` failed.
+pub fn write_table(
+    out: &mut dyn std::io::Write,
+    snapshot: &Snapshot,
+    now: i64,
+    store: &str,
+    services: &Services,
+) -> std::io::Result<()> {
+    out.write_all(table_header(store, snapshot.generation.user_version, now).as_bytes())?;
+    let rules = Rules::new(snapshot);
+    let cells = |instance| table_cells(&instance_report(snapshot, &rules, instance, now, services));
+    let mut widths = HEADER.map(unicode_width::UnicodeWidthStr::width);
+    for instance in &snapshot.instances {
+        widen(&mut widths, &cells(instance));
+    }
+    write_line(out, &HEADER, &widths)?;
+    for instance in &snapshot.instances {
+        write_line(out, &cells(instance), &widths)?;
+    }
+    let operations: Vec<OperationReport> =
+        snapshot.operations.iter().map(operation_report).collect();
+    operations_table(out, &operations, now)
 }
 
 /// The pending operations and the failed ones, one compact line each
 /// (`running down alpha (since 50s)`, `failed up bravo: code: message`),
 /// after the instances; nothing when there are none.
-fn operations_table(report: &Report, out: &mut String) {
+fn operations_table(
+    out: &mut dyn std::io::Write,
+    operations: &[OperationReport],
+    now: i64,
+) -> std::io::Result<()> {
     use crate::model::text::sanitize_short;
-    let shown: Vec<&OperationReport> = report
-        .operations
+    let shown: Vec<&OperationReport> = operations
         .iter()
         .filter(|op| matches!(op.status.as_str(), "queued" | "running" | "failed"))
         .collect();
     if shown.is_empty() {
-        return;
+        return Ok(());
     }
-    out.push_str("\nOPERATIONS\n");
+    out.write_all(b"\nOPERATIONS\n")?;
     for op in shown {
         let what = format!("{} {} {}", op.status, op.verb, op.instance);
         let tail = match &op.error {
@@ -445,12 +604,13 @@ fn operations_table(report: &Report, out: &mut String) {
                 }),
             None => format!(
                 " (since {})",
-                crate::model::time::span(report.now.saturating_sub(op.created_at).max(0))
+                crate::model::time::span(now.saturating_sub(op.created_at).max(0))
             ),
         };
-        out.push_str(&sanitize_short(&format!("{what}{tail}"), 160));
-        out.push('\n');
+        out.write_all(sanitize_short(&format!("{what}{tail}"), 160).as_bytes())?;
+        out.write_all(b"\n")?;
     }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -125,8 +125,9 @@ pub struct Instance {
     pub tombstoned_at: Option<i64>,
     /// The lease, when the instance has a well-formed one.
     pub lease: Option<Lease>,
-    /// The operation lock, when one is held in the store.
-    pub lock: Option<OpLock>,
+    /// The operation lock, when one is held in the store (boxed: most
+    /// instances have none, and inline it would be a third of every row).
+    pub lock: Option<Box<OpLock>>,
     /// What was wrong with this instance's rows when they were read (a NULL
     /// where stackless never writes one, a value of the wrong type). Empty for
     /// every row stackless itself wrote.

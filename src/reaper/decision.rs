@@ -410,14 +410,14 @@ mod tests {
         let mut tomb_bad = instance("Bad/../x", Status::Tombstoned, None);
         tomb_bad.tombstoned_at = Some(0);
         let mut locked = instance("locked", Status::Active, Some(NOW - 10));
-        locked.lock = Some(OpLock {
+        locked.lock = Some(Box::new(OpLock {
             operation: "up".into(),
             holder_pid: 1,
             holder_start_time: 1,
             acquired_at: 1,
             holder_host: Some("vm".into()),
             claim_id: None,
-        });
+        }));
         let mut snapshot = Snapshot::from(Rows {
             instances: vec![
                 instance("alpha", Status::Active, Some(NOW + 1)),
@@ -476,14 +476,14 @@ mod tests {
         let mut tomb_old = instance("old", Status::Tombstoned, None);
         tomb_old.tombstoned_at = Some(NOW - TOMBSTONE_GC_WINDOW_SECS - 1);
         let mut locked = instance("locked", Status::Active, Some(NOW - 10));
-        locked.lock = Some(OpLock {
+        locked.lock = Some(Box::new(OpLock {
             operation: "down".into(),
             holder_pid: 1,
             holder_start_time: 1,
             acquired_at: 1,
             holder_host: Some("vm".into()),
             claim_id: Some("c".into()),
-        });
+        }));
         let mut snapshot = Snapshot::from(Rows {
             generation: crate::model::Generation::new(14),
             instances: vec![

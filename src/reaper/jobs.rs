@@ -534,7 +534,7 @@ fn changed(seen: &Instance, seen_attempt: Option<&ReapAttempt>, now: &Recheck) -
         Some("status changed".into())
     } else if seen.lease != now.lease {
         Some("lease changed".into())
-    } else if seen.lock != now.lock {
+    } else if seen.lock.as_deref() != now.lock.as_ref() {
         Some("lock changed".into())
     } else if seen_attempt != now.attempt.as_ref() {
         Some("reap attempt changed".into())

@@ -11,6 +11,7 @@ pub mod probe;
 mod read;
 pub mod schema;
 pub mod services;
+pub mod wake;
 pub mod wal;
 pub mod watcher;
 mod write;

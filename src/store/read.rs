@@ -249,15 +249,14 @@ fn scan_instances(conn: &Connection, layout: Layout) -> rusqlite::Result<Option<
         };
         locks = found;
     }
-    for (index, lease, notes) in leases {
-        let instance = &mut instances[index];
-        instance.lease = lease;
-        instance.anomalies.extend(notes);
+    for (index, lease) in leases.found {
+        instances[index].lease = lease;
     }
-    for (index, lock, notes) in locks {
-        let instance = &mut instances[index];
-        instance.lock = Some(lock);
-        instance.anomalies.extend(notes);
+    for (index, lock) in locks.found {
+        instances[index].lock = Some(Box::new(lock));
+    }
+    for (index, notes) in leases.notes.into_iter().chain(locks.notes) {
+        instances[index].anomalies.extend(notes);
     }
     for instance in &mut instances {
         note_created_at(instance);
@@ -265,8 +264,13 @@ fn scan_instances(conn: &Connection, layout: Layout) -> rusqlite::Result<Option<
     Ok(Some(instances))
 }
 
-/// Per matched row: the instance's position, the value read, and anomalies.
-type Keyed<T> = Vec<(usize, T, Vec<String>)>;
+/// Per matched row: the instance's position and the value read; apart,
+/// the anomalies of the few rows that have any (kept beside every row, an
+/// empty `Vec` would cost 24 bytes a row).
+struct Keyed<T> {
+    found: Vec<(usize, T)>,
+    notes: Vec<(usize, Vec<String>)>,
+}
 
 /// Rows of a table keyed by instance name (column 0), matched to their
 /// instance's position through `positions`, each read by `read` from column
@@ -280,7 +284,10 @@ fn scan_keyed<T>(
     read: fn(&rusqlite::Row<'_>, usize, &mut Vec<String>) -> T,
 ) -> rusqlite::Result<Option<Keyed<T>>> {
     let mut seen = vec![false; positions.len()];
-    let mut found = Vec::new();
+    let mut found = Keyed {
+        found: Vec::new(),
+        notes: Vec::new(),
+    };
     let mut stmt = conn.prepare_cached(sql)?;
     let mut rows = stmt.query([])?;
     while let Some(row) = rows.next()? {
@@ -297,7 +304,10 @@ fn scan_keyed<T>(
         }
         let mut notes = Vec::new();
         let value = read(row, 1, &mut notes);
-        found.push((index, value, notes));
+        found.found.push((index, value));
+        if !notes.is_empty() {
+            found.notes.push((index, notes));
+        }
     }
     Ok(Some(found))
 }
@@ -482,7 +492,7 @@ pub(super) fn instance_from_row(row: &rusqlite::Row<'_>) -> Instance {
         instance.lease = lease_columns(row, 6, &mut instance.anomalies);
     }
     if !matches!(col(row, 8), ValueRef::Null) {
-        instance.lock = Some(lock_columns(row, 9, &mut instance.anomalies));
+        instance.lock = Some(Box::new(lock_columns(row, 9, &mut instance.anomalies)));
     }
     instance_extras(row, 15, &mut instance);
     note_created_at(&mut instance);

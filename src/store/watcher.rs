@@ -1,6 +1,8 @@
-//! The watcher thread: notices commits by other processes (`PRAGMA
-//! data_version` on its own connection, polled every 100 ms) and sends a fresh
-//! snapshot; re-probes lock liveness every second so a holder that dies shows
+//! The watcher thread: notices commits by other processes (woken by the
+//! kernel when the store file or its `-wal` changes, [`super::wake`];
+//! `PRAGMA data_version` on its own connection confirms; polled every
+//! 100 ms where no watch can be set) and sends a fresh snapshot, at most
+//! one read every [`MIN_GAP`] however fast the commits come; re-probes lock liveness every second so a holder that dies shows
 //! as stale without any commit, and the active instances' recorded service
 //! processes (`Snapshot::services_dead`; their checkpoints read again by
 //! [`super::services::active_records`] after commits, at most every
@@ -17,6 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::probe::{CheckedProbe, HostProbe, SysinfoProbe};
+use super::wake::Woke;
 use super::{Access, FileState, Store, StoreError};
 use crate::cancel::CancelToken;
 use crate::event::{Event, EventSender, StoreHealth};
@@ -25,11 +28,25 @@ use crate::model::liveness::liveness;
 use crate::model::services::{StartRecord, process_state};
 use crate::model::snapshot::ServicesDead;
 
-/// How often `data_version` is polled (at most every 100 ms).
+/// How often `data_version` is polled where no watch can be set.
 pub const POLL: Duration = Duration::from_millis(100);
+/// Between the end of one snapshot read and the start of the next, at
+/// least this long: a writer committing 1,000 times a second makes the
+/// watcher read about 1,000 / (read time + 16 ms) times, each showing the
+/// latest state (the change that came during the wait is read at its end).
+pub const MIN_GAP: Duration = Duration::from_millis(16);
 /// At most this often the services' checkpoints are read again after
 /// commits (a scan of `checkpoints`: 0.3 s on a 100,000-instance store).
 pub const SERVICES_EVERY: Duration = Duration::from_secs(5);
+
+/// After a change is noticed, `data_version` is checked again every
+/// [`RECHECK_EVERY`] for this long: the kernel reports the `-wal` write,
+/// but the commit becomes visible only when the writer then updates the
+/// shared-memory index (which reports nothing), so the wake-up can come a
+/// moment before the commit it announces.
+pub const RECHECK: Duration = Duration::from_millis(60);
+/// See [`RECHECK`].
+pub const RECHECK_EVERY: Duration = Duration::from_millis(4);
 
 /// How often lock liveness and the write lock are re-probed without a commit.
 pub const PROBE_EVERY: Duration = Duration::from_secs(1);
@@ -65,6 +82,11 @@ struct Watcher {
     store: Option<Store>,
     last_version: Option<i64>,
     last_probe: Instant,
+    /// When the last snapshot read ended.
+    read_at: Option<Instant>,
+    /// Until when `data_version` is re-checked after a change was noticed
+    /// ([`RECHECK`]).
+    recheck_until: Option<Instant>,
     busy_since: Option<Instant>,
     health: StoreHealth,
     last: Option<Arc<Snapshot>>,
@@ -104,6 +126,8 @@ impl Watcher {
             store: None,
             last_version: None,
             last_probe: Instant::now(),
+            read_at: None,
+            recheck_until: None,
             busy_since: None,
             health: StoreHealth::Ok,
             last: None,
@@ -166,16 +190,59 @@ impl Watcher {
     }
 
     fn run(mut self, stop: &CancelToken) {
+        let wake = super::wake::Wake::watch(&self.path);
+        let mode = if wake.is_some() {
+            crate::event::WatchMode::Notify
+        } else {
+            crate::event::WatchMode::Poll(POLL)
+        };
+        if self.send(Event::Watch(mode)).is_err() {
+            return;
+        }
         while !stop.is_cancelled() {
-            match self.step() {
-                Ok(pause) => {
-                    if stop.sleep(pause) {
-                        return;
-                    }
+            let Ok(pause) = self.step() else {
+                return;
+            };
+            let stopped = match &wake {
+                // Woken by a change, or when the next once-a-second probe
+                // is due; an error's longer pause is slept whole, and a
+                // store to open again or a busy one is polled.
+                Some(wake)
+                    if pause == POLL && self.store.is_some() && self.busy_since.is_none() =>
+                {
+                    self.wait(wake, stop)
                 }
-                Err(Gone) => return,
+                _ => stop.sleep(pause),
+            };
+            if stopped {
+                return;
             }
         }
+    }
+
+    /// Wait for a change (see [`RECHECK`]), then out what is left of the
+    /// gap. Returns whether `stop` was cancelled.
+    fn wait(&mut self, wake: &super::wake::Wake, stop: &CancelToken) -> bool {
+        let due = PROBE_EVERY.saturating_sub(self.last_probe.elapsed());
+        let timeout = match self.recheck_until {
+            Some(until) if Instant::now() < until => RECHECK_EVERY,
+            _ => due.max(MIN_GAP),
+        };
+        match wake.wait(stop, timeout) {
+            Woke::Stopped => true,
+            Woke::Changed => {
+                self.recheck_until = Some(Instant::now() + RECHECK);
+                self.gap(stop)
+            }
+            Woke::Timeout => self.gap(stop),
+        }
+    }
+
+    /// Wait out what is left of [`MIN_GAP`] since the last read (bursts of
+    /// commits are read together). Returns whether `stop` was cancelled.
+    fn gap(&self, stop: &CancelToken) -> bool {
+        let since = self.read_at.map_or(MIN_GAP, |at| at.elapsed());
+        since < MIN_GAP && stop.sleep(MIN_GAP - since)
     }
 
     fn send(&self, event: Event) -> Result<(), Gone> {
@@ -231,6 +298,7 @@ impl Watcher {
         if changed {
             match store.snapshot(&mut CheckedProbe::new(&mut self.probe)) {
                 Ok(mut snapshot) => {
+                    self.read_at = Some(Instant::now());
                     self.last_version = version.ok();
                     self.last_probe = Instant::now();
                     // The last counts; the services' checkpoints are read

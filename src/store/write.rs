@@ -50,7 +50,7 @@ impl Store {
         Ok(instance.map(|i| Recheck {
             status: i.status,
             lease: i.lease,
-            lock: i.lock,
+            lock: i.lock.map(|lock| *lock),
             attempt,
             birth: i.birth,
             pending,

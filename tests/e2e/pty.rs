@@ -151,7 +151,9 @@ fn demo_end_to_end_120x40() {
     assert!(
         top[0].starts_with("stackless-tui  │  demo store ")
             && top[0].contains(utf8(tui.home()))
-            && top[0].ends_with("/state.db  │  schema v4"),
+            // `│  watch: inotify` is the first item dropped when the long
+            // demo path leaves no room for it.
+            && top[0].contains("/state.db  │  schema v4"),
         "header line 1: {:?}",
         top[0]
     );

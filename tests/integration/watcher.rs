@@ -295,3 +295,56 @@ fn a_service_that_dies_is_counted_without_a_commit() {
     stop.cancel();
     handle.join().unwrap();
 }
+
+/// The watcher is woken by the kernel (it says so first: `watch: inotify`
+/// in the header), and a burst of commits is read in a bounded number of
+/// reads (one per `MIN_GAP` at most), the last state always shown.
+#[test]
+fn woken_by_inotify_and_bursts_are_coalesced() {
+    use stackless_tui::event::WatchMode;
+    use stackless_tui::store::watcher::MIN_GAP;
+    let (_dir, path) = fixture("stackless-real-v4.db");
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let stop = stackless_tui::cancel::CancelToken::new();
+    let handle =
+        stackless_tui::store::watcher::spawn(path.clone(), Access::ReadOnly, tx, stop.clone())
+            .unwrap();
+    let (mode, _) = next_matching(&mut rx, Duration::from_secs(10), |e| {
+        matches!(e, Event::Watch(_))
+    })
+    .expect("the watch mode is said");
+    assert!(matches!(mode, Event::Watch(WatchMode::Notify)));
+    next_matching(&mut rx, Duration::from_secs(10), |e| {
+        matches!(e, Event::Snapshot(_))
+    })
+    .expect("an initial snapshot");
+
+    let other = rusqlite::Connection::open(&path).unwrap();
+    let started = Instant::now();
+    let commits = 300;
+    for n in 1..=commits {
+        other
+            .execute(
+                "UPDATE leases SET expires_at = ?1 WHERE instance = 'alpha'",
+                [n],
+            )
+            .unwrap();
+    }
+    let mut reads = 0u32;
+    let last = next_matching(&mut rx, Duration::from_secs(10), |e| {
+        let Event::Snapshot(s) = e else {
+            return false;
+        };
+        reads += 1;
+        s.instance("alpha")
+            .and_then(|i| i.lease)
+            .map(|l| l.expires_at)
+            == Some(commits)
+    });
+    assert!(last.is_some(), "the last commit is shown");
+    // A read starts at least MIN_GAP after the previous one ended.
+    let bound = started.elapsed().as_millis() / MIN_GAP.as_millis() + 2;
+    assert!(u128::from(reads) <= bound, "{reads} reads, at most {bound}");
+    stop.cancel();
+    handle.join().unwrap();
+}

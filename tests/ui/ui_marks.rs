@@ -36,14 +36,14 @@ fn instance(name: &str, substrate: &str, expires_at: i64) -> Instance {
 /// echo on render, expired.
 fn app() -> App {
     let mut bravo = instance("bravo", "local", CAPTURE - 60);
-    bravo.lock = Some(OpLock {
+    bravo.lock = Some(Box::new(OpLock {
         operation: "up".into(),
         holder_pid: 4242,
         holder_start_time: CAPTURE - 30,
         acquired_at: CAPTURE - 30,
         holder_host: Some("vm".into()),
         claim_id: None,
-    });
+    }));
     let rows = Rows {
         instances: vec![
             instance("alpha", "local", CAPTURE - 120),

@@ -136,14 +136,14 @@ fn operations() -> Vec<Operation> {
 
 fn rows() -> Rows {
     let mut alpha = instance("alpha", Status::Active, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
-    alpha.lock = Some(OpLock {
+    alpha.lock = Some(Box::new(OpLock {
         operation: "down".into(),
         holder_pid: 4242,
         holder_start_time: CAPTURE - 86_400,
         acquired_at: CAPTURE - 3,
         holder_host: Some("vm".into()),
         claim_id: Some("5a1d2c3b-4e5f-4a6b-8c7d-9e0f1a2b3c4d".into()),
-    });
+    }));
     let mut bravo = instance("bravo", Status::Active, "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb");
     bravo.lease = None;
     Rows {
@@ -660,4 +660,32 @@ fn detail_of_a_real_0_4_0_birth() {
     ] {
         assert!(text.contains(want), "{want}\n{text}");
     }
+}
+
+/// The header says how the watcher notices commits once it has said:
+/// `watch: inotify`, or `watch: poll 100ms` where no watch could be set.
+#[test]
+fn header_says_how_commits_are_noticed() {
+    use stackless_tui::event::WatchMode;
+    let mut app = app();
+    let first_line = |app: &App| {
+        // The rendered text quotes each line.
+        render_app(app, 160, 40).lines().next().unwrap().to_owned()
+    };
+    assert!(!first_line(&app).contains("watch:"));
+    app.handle(Event::Watch(WatchMode::Notify), CAPTURE);
+    assert!(
+        first_line(&app).contains("│  schema v14  │  watch: inotify  "),
+        "{}",
+        first_line(&app)
+    );
+    app.handle(
+        Event::Watch(WatchMode::Poll(std::time::Duration::from_millis(100))),
+        CAPTURE,
+    );
+    assert!(
+        first_line(&app).contains("│  schema v14  │  watch: poll 100ms  "),
+        "{}",
+        first_line(&app)
+    );
 }

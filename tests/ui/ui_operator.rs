@@ -1079,14 +1079,14 @@ fn every_state_app() -> App {
         .iter_mut()
         .find(|i| i.name == "hotel")
         .expect("hotel");
-    hotel.lock = Some(OpLock {
+    hotel.lock = Some(Box::new(OpLock {
         operation: "verify".into(),
         holder_pid: 7,
         holder_start_time: 1,
         acquired_at: CAPTURE - 60,
         holder_host: Some("build-box".into()),
         claim_id: None,
-    });
+    }));
     snapshot
         .liveness_mut()
         .insert("hotel".into(), Liveness::ForeignHost("build-box".into()));

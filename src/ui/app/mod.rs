@@ -164,6 +164,7 @@ pub struct App {
     health: StoreHealth,
     role: RoleState,
     controller: ControllerState,
+    watch: Option<crate::event::WatchMode>,
     outbox: Vec<Activity>,
     focus: Focus,
     /// Positions into `snapshot.instances` of the rows shown, filtered and
@@ -270,6 +271,7 @@ impl App {
             health: StoreHealth::Ok,
             role: RoleState::Active,
             controller: ControllerState::default(),
+            watch: None,
             outbox: Vec::new(),
             focus: Focus::Instances,
             order: Vec::new(),
@@ -365,6 +367,10 @@ impl App {
             }
             Event::Reaper(status) => {
                 self.reaper.status = Some(status);
+                None
+            }
+            Event::Watch(mode) => {
+                self.watch = Some(mode);
                 None
             }
             Event::Terminate(_) => {
@@ -503,6 +509,13 @@ impl App {
     #[must_use]
     pub const fn controller(&self) -> &ControllerState {
         &self.controller
+    }
+
+    /// How the watcher notices commits, once it has said (`None` before,
+    /// and where no watcher runs).
+    #[must_use]
+    pub const fn watch(&self) -> Option<crate::event::WatchMode> {
+        self.watch
     }
 
     /// The store's health as last reported.

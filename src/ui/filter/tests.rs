@@ -22,14 +22,14 @@ fn instance(name: &str, substrate: &str, status: Status, expires_at: i64) -> Ins
 }
 
 fn locked(mut i: Instance) -> Instance {
-    i.lock = Some(OpLock {
+    i.lock = Some(Box::new(OpLock {
         operation: "up".into(),
         holder_pid: 4242,
         holder_start_time: NOW - 10,
         acquired_at: NOW - 10,
         holder_host: Some("here".into()),
         claim_id: None,
-    });
+    }));
     i
 }
 

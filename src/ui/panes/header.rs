@@ -1,4 +1,5 @@
-//! The header: title, the host when reached over ssh (`on HOST`), store, schema generation, reaper and helper state,
+//! The header: title, the host when reached over ssh (`on HOST`), store, schema generation, how commits are noticed
+//! (`watch: inotify`, `watch: poll 100ms`), reaper and helper state,
 //! the controller (schema 14), the Instances sort, then one banner per
 //! condition the operator must know about (a store read immutably, schema
 //! generation, stackless's persistence warning, store busy or unreadable).
@@ -176,7 +177,8 @@ fn fitted(items: Vec<(Span<'static>, u8)>, width: usize) -> Line<'static> {
 }
 
 /// Draw the header into `area` (see [`height`]). Each line drops whole
-/// items when it is too narrow: the store path first, then the host; the
+/// items when it is too narrow: the watch mode first, then the store path,
+/// then the host; the
 /// sort, then the helper, the controller and the reaper's schedule.
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     if area.height == 0 || area.width == 0 {
@@ -191,10 +193,14 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         // A long host alias is cut first: the store and schema stay seen.
         let rest = TITLE.width() + 3 * SEP_WIDTH + store.width() + schema.width();
         let room = usize::from(area.width).saturating_sub(rest).max(HOST_MIN);
-        first.push((Span::styled(cut_to_width(&text, room), theme::title()), 1));
+        first.push((Span::styled(cut_to_width(&text, room), theme::title()), 2));
     }
-    first.push((Span::raw(store), 0));
-    first.push((Span::raw(schema), 2));
+    first.push((Span::raw(store), 1));
+    first.push((Span::raw(schema), 3));
+    // Dropped first when narrow: how commits are noticed.
+    if let Some(mode) = app.watch() {
+        first.push((Span::raw(mode.label()), 0));
+    }
     // A standby console runs no reaper, whatever its flags say; an active
     // one says what its reaper does with the store as it is now.
     let mut second = vec![(
