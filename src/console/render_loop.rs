@@ -55,6 +55,7 @@ pub(super) async fn run(
     }
     let mut why = "quit";
     let mut clock_doubt: Option<String> = None;
+    let mut unrecorded: Option<String> = None;
     let mut actions = Actions {
         teardowns,
         recorder,
@@ -86,6 +87,13 @@ pub(super) async fn run(
             if doubt != clock_doubt {
                 clock_doubt.clone_from(&doubt);
                 actions.handle(&mut app, Event::Clock(doubt));
+            }
+            // A failed reap the store would not record pauses the reaper
+            // (and r/d) until it is written.
+            let owed = teardowns.unrecorded_reason();
+            if owed != unrecorded {
+                unrecorded.clone_from(&owed);
+                actions.handle(&mut app, Event::Unrecorded(owed));
             }
         }
         actions.handle(&mut app, event);

@@ -61,6 +61,7 @@ pub(super) fn run(setup: Setup) -> Result<()> {
         clock: Arc::new(unix_now),
         report: recorder.sink(),
         clock_check: true,
+        unrecorded: Default::default(),
     };
     audit_console(&recorder, "start", &format!("pid {}", std::process::id()));
     install_panic_hook(Arc::clone(&helper_handle), recorder.audit().cloned());

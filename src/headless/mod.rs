@@ -195,6 +195,7 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
         clock: Arc::new(unix_now),
         report: recorder.sink(),
         clock_check: true,
+        unrecorded: Default::default(),
     };
     let mut reaper = Reaper::new(store, crate::store::probe::checked_sysinfo(), jobs);
     let summary = reaper.pass();

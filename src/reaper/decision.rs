@@ -272,12 +272,18 @@ pub fn may_tear_down(
 /// - the file cannot be written by this process (opened read-write, but
 ///   `SQLite` fell back to read-only: permissions, a read-only mount): the
 ///   same;
+/// - a failed reap could not be recorded (`unrecorded`: the store error,
+///   e.g. read-only since start-up, disk full, an I/O error): it did not
+///   back off, so the next pass would tear the same instance down again;
+///   the reaper writes the owed record at each pass and resumes when one
+///   is written;
 /// - the wall clock looks wrong ([`super::clock::doubt`]): leases and the
 ///   tombstone window cannot be judged.
 #[must_use]
 pub fn pause_reason(
     generation: crate::model::Generation,
     writable: bool,
+    unrecorded: Option<&str>,
     clock: Option<super::clock::ClockDoubt>,
 ) -> Option<String> {
     if let Some(off) = generation.reaper_off() {
@@ -290,6 +296,11 @@ pub fn pause_reason(
             "reaper paused: the store file is read-only for this process; nothing is torn down (a failure could not be recorded)"
                 .into(),
         );
+    }
+    if let Some(error) = unrecorded {
+        return Some(format!(
+            "reaper paused: failures cannot be recorded in the store ({error}); nothing is torn down until the store accepts writes"
+        ));
     }
     clock.map(|doubt| doubt.to_string())
 }
@@ -576,22 +587,28 @@ mod tests {
     fn pauses_in_order_schema_then_read_only_then_clock() {
         use crate::model::Generation;
         let doubt = Some(super::super::clock::ClockDoubt { ahead: 86_400 });
-        assert_eq!(pause_reason(Generation::new(5), true, None), None);
-        assert_eq!(pause_reason(Generation::new(14), true, None), None);
+        assert_eq!(pause_reason(Generation::new(5), true, None, None), None);
+        assert_eq!(pause_reason(Generation::new(14), true, None, None), None);
         assert_eq!(
-            pause_reason(Generation::new(2), false, doubt).as_deref(),
+            pause_reason(Generation::new(2), false, None, doubt).as_deref(),
             Some(
                 "reaper paused: schema v2 predates reap bookkeeping; nothing is torn down until stackless upgrades the store"
             )
         );
         assert_eq!(
-            pause_reason(Generation::new(5), false, doubt).as_deref(),
+            pause_reason(Generation::new(5), false, None, doubt).as_deref(),
             Some(
                 "reaper paused: the store file is read-only for this process; nothing is torn down (a failure could not be recorded)"
             )
         );
         assert_eq!(
-            pause_reason(Generation::new(5), true, doubt),
+            pause_reason(Generation::new(5), true, Some("disk full"), doubt).as_deref(),
+            Some(
+                "reaper paused: failures cannot be recorded in the store (disk full); nothing is torn down until the store accepts writes"
+            )
+        );
+        assert_eq!(
+            pause_reason(Generation::new(5), true, None, doubt),
             doubt.map(|d| d.to_string())
         );
     }

@@ -195,6 +195,7 @@ impl Reaper {
             summary.errors += 1;
             return summary;
         }
+        self.settle_owed(now);
         if let Some(why) = self.paused() {
             // Said once (and again when it changes); nothing is read,
             // reaped or collected while paused.
@@ -381,8 +382,61 @@ impl Reaper {
         decision::pause_reason(
             self.store.generation(),
             self.store.writable(),
+            self.jobs.unrecorded_reason().as_deref(),
             self.jobs.clock_doubt(),
         )
+    }
+
+    /// Write the failed reaps owed to the store ([`super::jobs::Unrecorded`]),
+    /// one try each: the probe that the store accepts writes again (a real
+    /// write, the one that is owed: a `BEGIN IMMEDIATE` alone succeeds on a
+    /// file that refuses the write itself). A name no longer active in the
+    /// store is owed nothing. When the last is written the reaper resumes,
+    /// and says so once.
+    fn settle_owed(&mut self, now: i64) {
+        let owed = self.jobs.unrecorded.owed();
+        if owed.is_empty() {
+            return;
+        }
+        let mut written = 0;
+        for record in owed {
+            match self.store.recheck(&record.name) {
+                Ok(Some(r)) if r.status == crate::model::Status::Active => {}
+                Ok(_) => {
+                    self.jobs.unrecorded.settle(&record.name);
+                    continue;
+                }
+                Err(_) => return,
+            }
+            match self
+                .store
+                .record_reap_failure(&record.name, &record.reason, record.at)
+            {
+                Ok(_) => {
+                    written += 1;
+                    self.jobs.unrecorded.settle(&record.name);
+                }
+                Err(error) => {
+                    // Still refused: the newest reason is shown.
+                    self.jobs.unrecorded.push(super::jobs::Owed {
+                        error: error.to_string(),
+                        ..record
+                    });
+                    return;
+                }
+            }
+        }
+        self.last_quiet.remove("");
+        let plural = if written == 1 { "" } else { "s" };
+        self.emit(Activity::new(
+            now,
+            Actor::Reaper,
+            "",
+            ActivityKind::Skipped,
+            format!(
+                "the store accepts writes again: {written} failed reap{plural} recorded; reaper resumed"
+            ),
+        ));
     }
 
     fn store_error(&mut self, now: i64, error: &StoreError) {

@@ -120,6 +120,7 @@ pub fn reaper_with(
         clock,
         report: Arc::new(move |a| sink.lock().unwrap().push(a)),
         clock_check: false,
+        unrecorded: Default::default(),
     };
     (Reaper::new(store, probe, jobs), log)
 }

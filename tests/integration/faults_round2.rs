@@ -332,3 +332,107 @@ fn the_watcher_shows_a_store_restored_in_place_without_another_writer() {
     stop.cancel();
     handle.join().unwrap();
 }
+
+/// A store that stops accepting writes (read-only, disk full, an I/O
+/// error) while the reaper runs: simulated by triggers that make every
+/// `reap_attempts` write fail, as a full disk would, on the store's own
+/// connection. The failed teardown cannot be recorded, so nothing backs
+/// off: the reaper must pause instead of tearing the same instances down
+/// every tick, and resume (recording what it owed) once writes succeed.
+#[test]
+fn a_reap_failure_that_cannot_be_recorded_pauses_the_reaper_until_writes_succeed() {
+    let rt = runtime();
+    let (dir, path) = stores::v5();
+    let down = fake_down(dir.path(), "echo boom >&2; exit 1");
+    // One teardown at a time, so the order is exact: alpha fails and is
+    // not recorded; bravo, next in the same pass, is refused.
+    let (mut reaper, log) = crate::common::reaper_with(
+        &path,
+        down,
+        vm_probe(),
+        std::sync::Arc::new(|| CAPTURE),
+        &rt,
+        |c| c.concurrency = 1,
+    );
+    stores::exec(
+        &path,
+        "CREATE TRIGGER full_i BEFORE INSERT ON reap_attempts BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;
+         CREATE TRIGGER full_u BEFORE UPDATE ON reap_attempts BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;",
+    );
+    let first = reaper.pass();
+    assert_eq!(
+        (first.reaped, first.failed),
+        (0, 1),
+        "{:#?}",
+        log.lock().unwrap()
+    );
+    assert_eq!(
+        crate::common::argv_log(dir.path()),
+        ["[down][alpha][--json]"]
+    );
+    let why = format!("state store {}: database or disk is full", path.display());
+    let bravo: Vec<(ActivityKind, String)> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|a| a.instance == "bravo")
+        .map(|a| (a.kind, a.detail.clone()))
+        .collect();
+    assert_eq!(
+        bravo,
+        [(
+            ActivityKind::Refused,
+            format!(
+                "failures cannot be recorded in the store ({why}); nothing is torn down until the store accepts writes"
+            )
+        )]
+    );
+    // Three more passes: nothing is torn down again.
+    for _ in 0..3 {
+        let summary = reaper.pass();
+        assert_eq!((summary.reaped, summary.failed), (0, 0));
+    }
+    assert_eq!(crate::common::argv_log(dir.path()).len(), 1);
+    let said: Vec<String> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|a| a.kind == ActivityKind::Skipped)
+        .map(|a| a.detail.clone())
+        .collect();
+    assert_eq!(
+        said,
+        [format!(
+            "reaper paused: failures cannot be recorded in the store ({why}); nothing is torn down until the store accepts writes"
+        )]
+    );
+    assert_eq!(reaper.teardowns().unrecorded_reason(), Some(why));
+    // The store accepts writes again: alpha's failure owed is recorded
+    // (attempt 1, backing off), and the reaper resumes: bravo, never torn
+    // down, is now, and its failure recorded.
+    stores::exec(&path, "DROP TRIGGER full_i; DROP TRIGGER full_u;");
+    let summary = reaper.pass();
+    assert_eq!((summary.reaped, summary.failed), (0, 1));
+    assert_eq!(reaper.teardowns().unrecorded_reason(), None);
+    let seen = snapshot(&path);
+    for name in ["alpha", "bravo"] {
+        let attempt = seen.reap_attempt(name).expect("recorded");
+        assert_eq!(attempt.attempts, 1, "{name}");
+        assert_eq!(attempt.next_retry_at, CAPTURE + 60, "{name}");
+    }
+    assert_eq!(
+        crate::common::argv_log(dir.path()),
+        ["[down][alpha][--json]", "[down][bravo][--json]"]
+    );
+    let resumed = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|a| a.detail.starts_with("the store accepts writes again"))
+        .map(|a| a.detail.clone())
+        .collect::<Vec<_>>();
+    assert_eq!(
+        resumed,
+        ["the store accepts writes again: 1 failed reap recorded; reaper resumed"]
+    );
+}
