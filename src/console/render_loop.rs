@@ -81,6 +81,7 @@ pub(super) async fn run(
             why = signal;
         }
         if let Event::Tick = event {
+            actions.details.release_if_stale();
             // The wall clock against the kernel's, every second: the same
             // check the reaper and the jobs make before they act.
             let doubt = teardowns.clock_doubt().map(|d| d.to_string());
@@ -217,7 +218,16 @@ struct DetailReader {
 }
 
 impl DetailReader {
+    /// Drop the connection when another of this console's connections saw
+    /// the file change (`store::epoch`); opened again at the next read.
+    fn release_if_stale(&mut self) {
+        if self.store.as_ref().is_some_and(Store::stale) {
+            self.store = None;
+        }
+    }
+
     fn read(&mut self, name: &str) -> Result<Option<InstanceDetail>, String> {
+        self.release_if_stale();
         if self.store.is_none() {
             let store = Store::open(&self.path, Access::ReadOnly).map_err(|e| e.to_string())?;
             let _ = store.set_busy_timeout(Duration::from_millis(50));
@@ -230,6 +240,9 @@ impl DetailReader {
         let mut detail = match store.instance_detail(name) {
             Ok(detail) => detail,
             Err(e) => {
+                if !e.is_busy() {
+                    store.invalidate();
+                }
                 self.store = None;
                 return Err(e.to_string());
             }

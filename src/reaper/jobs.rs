@@ -393,6 +393,14 @@ impl Teardowns {
             shown_command(&argv),
         ));
         let result = run_down(&argv, self.config.down_timeout);
+        if store.stale() {
+            // The file changed while `down` ran: the outcome is recorded on
+            // a fresh connection (a failure not recorded is owed).
+            store.close();
+            if let Ok(fresh) = Store::open(&self.path, Access::ReadWrite) {
+                *store = fresh;
+            }
+        }
         let done = (self.clock)();
         let secs = result.took.as_secs_f64();
         let finish = |kind: ActivityKind, detail: String, stderr_tail: String| {

@@ -322,7 +322,20 @@ impl Reaper {
     /// migrated, or unreadable at the last pass → open it again, learning
     /// its generation anew).
     fn ensure_store(&mut self, now: i64) -> bool {
-        let state = if self.reopen {
+        if (self.reopen || self.store.stale()) && !self.store.path().exists() {
+            self.store.close();
+            self.reopen = true;
+            self.quiet(
+                "",
+                ActivityKind::Error,
+                format!(
+                    "the store file {} is gone: reaping paused until it returns",
+                    self.store.path().display()
+                ),
+            );
+            return false;
+        }
+        let state = if self.reopen || self.store.stale() {
             None
         } else {
             Some(self.store.file_state())
@@ -350,7 +363,11 @@ impl Reaper {
             }
             None => "the store is readable again: reopened it".to_owned(),
         };
-        match Store::open(self.store.path(), Access::ReadWrite) {
+        // Closed first: the file is opened again only once every
+        // connection of this console to the old one is closed.
+        self.store.close();
+        let path = self.store.path().to_owned();
+        match Store::open(&path, Access::ReadWrite) {
             Ok(store) => {
                 self.store = store;
                 self.reopen = false;
@@ -455,7 +472,9 @@ impl Reaper {
             // Whatever broke (a truncated or corrupt file, an I/O error),
             // this connection is not trusted again: the next pass opens the
             // file afresh, so a store restored in place is read as it is
-            // now, without waiting for another process to write.
+            // now, without waiting for another process to write. Every
+            // other connection of this console to it is closed too.
+            self.store.invalidate();
             self.reopen = true;
             self.emit(Activity::new(
                 now,
@@ -546,6 +565,18 @@ impl Reaper {
         }
     }
 
+    /// Close the store connection now when another of this console's
+    /// connections saw the file change (`store::epoch`): it is opened again
+    /// at the next pass, once every old connection is closed. The thread
+    /// calls this between ticks, so a long tick never holds up the others'
+    /// reopening.
+    pub fn release_if_stale(&mut self) {
+        if self.store.stale() && !self.reopen {
+            self.store.close();
+            self.reopen = true;
+        }
+    }
+
     /// The jobs this reaper dispatches to (shared with the operator keys).
     #[must_use]
     pub fn teardowns(&self) -> &Teardowns {
@@ -583,6 +614,7 @@ pub fn spawn(mut reaper: Reaper, stop: CancelToken) -> std::io::Result<JoinHandl
                         return;
                     }
                     reaper.fill();
+                    reaper.release_if_stale();
                 }
             }
         })

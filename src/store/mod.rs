@@ -5,6 +5,7 @@
 //! in `crate::reaper::decision` and `crate::model`.
 
 pub mod detail;
+pub mod epoch;
 pub mod error;
 pub mod operations;
 pub mod probe;
@@ -101,7 +102,15 @@ pub struct Store {
     /// WAL store in a directory this user cannot write. `SQLite` does not
     /// notice changes then; [`Store::file_state`] does.
     immutable: bool,
+    /// This connection in the path's count of open connections
+    /// ([`epoch`]); `None` once [`Store::close`]d. Declared last: dropped
+    /// after `conn` is closed.
+    registration: Option<epoch::Registration>,
 }
+
+/// How long an open waits for this console's other connections to a file
+/// that changed to close ([`epoch`]) before giving up until its next try.
+pub const SETTLE: Duration = Duration::from_secs(1);
 
 /// A file's size and modification time (seconds, nanoseconds).
 type Stamp = (u64, i64, i64);
@@ -217,6 +226,13 @@ impl Store {
 
     /// [`Store::open`] of the canonical `path`, immutably or not.
     fn open_file(path: &Path, access: Access, immutable: bool) -> Result<Self, StoreError> {
+        if epoch::known(path) && file_stamp(path).is_some_and(|(len, _, _)| len == 0) {
+            // Opened before in this process, and now empty: truncated. Not
+            // a new store to create (that is for start-up only).
+            return Err(StoreError::Empty(path.to_owned()));
+        }
+        let registration = epoch::register_within(path, SETTLE)
+            .map_err(|n| StoreError::Settling(path.to_owned(), n))?;
         let identity = file_identity(path);
         // Everything is checked on a connection that writes nothing (no
         // journal-mode change), so a file that is not a stackless store is
@@ -245,6 +261,7 @@ impl Store {
             && !conn
                 .is_readonly(rusqlite::MAIN_DB)
                 .map_err(|e| StoreError::sqlite(path, &e))?;
+        registration.confirm();
         Ok(Self {
             conn,
             path: path.to_owned(),
@@ -255,7 +272,37 @@ impl Store {
             stamp,
             writable,
             immutable,
+            registration: Some(registration),
         })
+    }
+
+    /// Whether another of this console's connections saw the file broken or
+    /// changed since this one opened it ([`epoch`]): drop it (or
+    /// [`Store::close`] it) and open the path again.
+    #[must_use]
+    pub fn stale(&self) -> bool {
+        self.registration
+            .as_ref()
+            .is_none_or(epoch::Registration::stale)
+    }
+
+    /// Say the file is broken or changed (a read error that is not `Busy`):
+    /// every connection of this console to it is to be closed before any is
+    /// opened again ([`epoch`]).
+    pub fn invalidate(&self) {
+        if let Some(registration) = &self.registration {
+            registration.bump();
+        }
+    }
+
+    /// Close the connection now, keeping the rest (path, generation) for
+    /// what is said meanwhile; every later read fails until the holder opens
+    /// the path again. [`Store::stale`] is then `true`.
+    pub fn close(&mut self) {
+        if let Ok(memory) = Connection::open_in_memory() {
+            drop(std::mem::replace(&mut self.conn, memory));
+            self.registration = None;
+        }
     }
 
     /// Open the store at `path`, creating it with the stackless v4 schema when
@@ -321,6 +368,18 @@ impl Store {
     /// [`FileState::Same`] means: drop this store and open the path again
     /// (or wait, when it is gone).
     pub fn file_state(&mut self) -> FileState {
+        let state = self.file_state_now();
+        if state != FileState::Same {
+            self.invalidate();
+        }
+        state
+    }
+
+    fn file_state_now(&mut self) -> FileState {
+        if self.stale() {
+            // Another connection of this console saw the file change.
+            return FileState::Rewritten;
+        }
         match file_identity(&self.path) {
             None => return FileState::Gone,
             Some(now) if Some(now) == self.identity => {}

@@ -436,3 +436,84 @@ fn a_reap_failure_that_cannot_be_recorded_pauses_the_reaper_until_writes_succeed
         ["the store accepts writes again: 1 failed reap recorded; reaper resumed"]
     );
 }
+
+/// Truncate the store (to 0 bytes, or partly) under a running watcher and
+/// reaper, wait, then restore a good copy in place: every connection of
+/// the console to the broken file is closed before any is opened again, so
+/// no new one attaches to the stale shared index. A separate connection
+/// reads the restored store and the reaper reaps again.
+#[test]
+fn a_store_truncated_under_the_watcher_and_the_reaper_is_readable_by_all_once_restored() {
+    use stackless_tui::event::{Event, StoreHealth};
+    let rt = runtime();
+    for len in [0_u64, 20_000] {
+        let (dir, path) = stores::v5();
+        stores::exec(&path, "PRAGMA wal_checkpoint(TRUNCATE);");
+        let good = dir.path().join("good.db");
+        std::fs::copy(&path, &good).unwrap();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let stop = stackless_tui::cancel::CancelToken::new();
+        let watcher =
+            stackless_tui::store::watcher::spawn(path.clone(), Access::ReadWrite, tx, stop.clone())
+                .unwrap();
+        let down = fake_down(dir.path(), "exit 0");
+        let (mut reaper, log) = reaper(&path, down, vm_probe(), CAPTURE, &rt);
+        stores::exec(
+            &path,
+            &format!("UPDATE leases SET expires_at = {}", CAPTURE + 3600),
+        );
+        assert_eq!(reaper.pass().reaped, 0);
+        std::thread::sleep(Duration::from_millis(1500));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(len)
+            .unwrap();
+        let mut health = Vec::new();
+        let deadline = std::time::Instant::now() + Duration::from_secs(4);
+        while std::time::Instant::now() < deadline {
+            let summary = reaper.pass();
+            assert_eq!(summary.reaped, 0);
+            while let Ok(event) = rx.try_recv() {
+                if let Event::StoreHealth(StoreHealth::Error(text)) = event {
+                    health.push(text);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        if len == 0 {
+            // Said by whichever connection saw it first (here the reaper's
+            // pass; closing the last connection then checkpoints the old
+            // write-ahead log into the truncated file, which is lost
+            // anyway, and deletes the log).
+            let empty = format!("the store file {} is empty (truncated?)", path.display());
+            let said = log.lock().unwrap().iter().any(|a| a.detail == empty);
+            assert!(said || health.contains(&empty), "{health:?}");
+        }
+        assert!(
+            !health.iter().any(|h| h.contains("busy")),
+            "{len}: {health:?}"
+        );
+        std::fs::copy(&good, &path).unwrap();
+        // Within a few seconds (the watcher polls, the old connections
+        // close, then the file is opened afresh) the reaper reaps alpha and
+        // bravo, expired in the good copy.
+        let mut reaped = 0;
+        let deadline = std::time::Instant::now() + Duration::from_secs(8);
+        while reaped < 2 && std::time::Instant::now() < deadline {
+            reaped += reaper.pass().reaped;
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        assert_eq!(reaped, 2, "{len}: {:#?}", log.lock().unwrap());
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let count: i64 = conn
+            .query_row("SELECT count(*) FROM instances", [], |r| r.get(0))
+            .unwrap();
+        // charlie, a tombstone past 7 days, was collected too.
+        assert_eq!(count, 4, "{len}");
+        drop(conn);
+        stop.cancel();
+        watcher.join().unwrap();
+    }
+}
