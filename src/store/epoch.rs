@@ -28,6 +28,11 @@ struct Entry {
     open: HashMap<u64, usize>,
     /// A store was opened at the path (not only tried).
     opened: bool,
+    /// `(device, inode)` of the `-wal` that belonged to a file replaced
+    /// under the console ([`Registration::bump_replaced`]): while the same
+    /// log, with frames, is at the path, nothing is opened (it would be
+    /// replayed onto the new file).
+    old_wal: Option<(u64, u64)>,
 }
 
 fn registry() -> std::sync::MutexGuard<'static, HashMap<PathBuf, Entry>> {
@@ -72,6 +77,34 @@ impl Registration {
         {
             entry.epoch += 1;
         }
+    }
+}
+
+impl Registration {
+    /// [`Registration::bump`] for a file replaced at its path (another
+    /// inode): `wal` is the `(device, inode)` of the write-ahead log this
+    /// connection last saw beside the old file; it belongs to the old file.
+    pub fn bump_replaced(&self, wal: Option<(u64, u64)>) {
+        if let Some(entry) = registry().get_mut(&self.path)
+            && entry.epoch == self.epoch
+        {
+            entry.epoch += 1;
+            entry.old_wal = wal;
+        }
+    }
+}
+
+/// The `(device, inode)` of the write-ahead log that belonged to a file
+/// replaced at `path`, if one was seen.
+#[must_use]
+pub fn old_wal(path: &Path) -> Option<(u64, u64)> {
+    registry().get(path).and_then(|entry| entry.old_wal)
+}
+
+/// Forget the old write-ahead log of `path` (it is gone, or empty).
+pub fn forget_old_wal(path: &Path) {
+    if let Some(entry) = registry().get_mut(path) {
+        entry.old_wal = None;
     }
 }
 

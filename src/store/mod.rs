@@ -102,6 +102,10 @@ pub struct Store {
     /// WAL store in a directory this user cannot write. `SQLite` does not
     /// notice changes then; [`Store::file_state`] does.
     immutable: bool,
+    /// `(device, inode)` of the `-wal` beside the file, as last seen while
+    /// it was the same file: a log left by a file that was then replaced
+    /// is told from one the new file's writers made ([`epoch`]).
+    wal: Option<(u64, u64)>,
     /// This connection in the path's count of open connections
     /// ([`epoch`]); `None` once [`Store::close`]d. Declared last: dropped
     /// after `conn` is closed.
@@ -148,6 +152,23 @@ pub enum FileState {
         /// `user_version` now.
         now: i64,
     },
+}
+
+/// Refuse to open `path` while the write-ahead log beside it is the one a
+/// replaced file left ([`epoch::old_wal`]) and holds frames: `SQLite` would
+/// replay them onto the new file (a "malformed" store, or old rows merged
+/// silently). Gone or empty, it is forgotten.
+fn stale_wal_check(path: &Path) -> Result<(), StoreError> {
+    let Some(old) = epoch::old_wal(path) else {
+        return Ok(());
+    };
+    let wal_path = wal::sibling(path, "-wal");
+    let frames = wal::has_frames(std::fs::symlink_metadata(&wal_path).ok().map(|m| m.len()));
+    if frames && file_identity(&wal_path) == Some(old) {
+        return Err(StoreError::StaleWal(path.to_owned(), wal_path));
+    }
+    epoch::forget_old_wal(path);
+    Ok(())
 }
 
 fn file_identity(path: &Path) -> Option<(u64, u64)> {
@@ -233,6 +254,7 @@ impl Store {
         }
         let registration = epoch::register_within(path, SETTLE)
             .map_err(|n| StoreError::Settling(path.to_owned(), n))?;
+        stale_wal_check(path)?;
         let identity = file_identity(path);
         // Everything is checked on a connection that writes nothing (no
         // journal-mode change), so a file that is not a stackless store is
@@ -262,6 +284,7 @@ impl Store {
                 .is_readonly(rusqlite::MAIN_DB)
                 .map_err(|e| StoreError::sqlite(path, &e))?;
         registration.confirm();
+        let wal = file_identity(&wal::sibling(path, "-wal"));
         Ok(Self {
             conn,
             path: path.to_owned(),
@@ -272,6 +295,7 @@ impl Store {
             stamp,
             writable,
             immutable,
+            wal,
             registration: Some(registration),
         })
     }
@@ -369,8 +393,14 @@ impl Store {
     /// (or wait, when it is gone).
     pub fn file_state(&mut self) -> FileState {
         let state = self.file_state_now();
-        if state != FileState::Same {
-            self.invalidate();
+        match state {
+            FileState::Same => self.wal = file_identity(&wal::sibling(&self.path, "-wal")),
+            FileState::Replaced => {
+                if let Some(registration) = &self.registration {
+                    registration.bump_replaced(self.wal);
+                }
+            }
+            _ => self.invalidate(),
         }
         state
     }

@@ -517,3 +517,119 @@ fn a_store_truncated_under_the_watcher_and_the_reaper_is_readable_by_all_once_re
         watcher.join().unwrap();
     }
 }
+
+/// Move a copy of another store over the live one (`mv x.db state.db`)
+/// while the watcher and the reaper hold it, with commits still in the old
+/// file's write-ahead log: the console closes every connection to the old
+/// file before it opens the new one, so the old log is never replayed onto
+/// the new file. After the console reopened it and stopped, the new file
+/// is byte for byte what was moved in.
+#[test]
+fn a_store_moved_over_the_live_one_is_never_merged_with_the_old_write_ahead_log() {
+    use stackless_tui::event::{Event, StoreHealth};
+    let rt = runtime();
+    for (other, version) in [(stores::v14(), 14), (stores::v5(), 5)] {
+        let (dir, path) = stores::v5();
+        let (other_dir, other_path) = other;
+        stores::exec(
+            &other_path,
+            &format!(
+                // Nothing to reap or collect in it: the console must not
+                // write to it at all.
+                "UPDATE leases SET expires_at = {}; UPDATE instances SET tombstoned_at = {} WHERE status = 'tombstoned'; PRAGMA wal_checkpoint(TRUNCATE);",
+                CAPTURE + 7200,
+                CAPTURE - 60
+            ),
+        );
+        let moved_in = dir.path().join("x.db");
+        std::fs::copy(&other_path, &moved_in).unwrap();
+        let expected = std::fs::read(&moved_in).unwrap();
+        drop(other_dir);
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let stop = stackless_tui::cancel::CancelToken::new();
+        let watcher =
+            stackless_tui::store::watcher::spawn(path.clone(), Access::ReadWrite, tx, stop.clone())
+                .unwrap();
+        let down = fake_down(dir.path(), "exit 0");
+        let (mut reaper, log) = reaper(&path, down, vm_probe(), CAPTURE, &rt);
+        // Commits in the live file's log (renewed leases; and a v5 row the
+        // new file does not have).
+        {
+            let conn = rusqlite::Connection::open(&path).unwrap();
+            conn.execute_batch(&format!(
+                "PRAGMA wal_autocheckpoint = 0; UPDATE leases SET expires_at = {}; DELETE FROM instances WHERE name = 'echo';",
+                CAPTURE + 3600
+            ))
+            .unwrap();
+            // Closed without a checkpoint: the frames stay in the log.
+            conn.set_db_config(
+                rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+                true,
+            )
+            .unwrap();
+        }
+        assert_eq!(reaper.pass().reaped, 0);
+        std::thread::sleep(Duration::from_millis(1200));
+        std::fs::rename(&moved_in, &path).unwrap();
+        let stale = format!(
+            "the store file {p} was replaced, but {p}-wal (and its -shm) belong to the old file: opening it would apply the old file's commits to the new one. Stop stackless and this console, then remove {p}-wal and the -shm beside it (or put the old file back)",
+            p = path.display()
+        );
+        let mut health = Vec::new();
+        let mut seen = None;
+        let mut drain = |health: &mut Vec<String>, seen: &mut Option<i64>| {
+            while let Ok(event) = rx.try_recv() {
+                match event {
+                    Event::Snapshot(s) => *seen = Some(s.generation.user_version),
+                    Event::StoreHealth(StoreHealth::Error(h)) => health.push(h),
+                    _ => {}
+                }
+            }
+        };
+        // The snapshots the watcher sent of the old file are not of interest.
+        std::thread::sleep(Duration::from_millis(300));
+        drain(&mut health, &mut seen);
+        seen = None;
+        // The old log is still beside the new file: nothing is opened.
+        let deadline = std::time::Instant::now() + Duration::from_secs(4);
+        while std::time::Instant::now() < deadline {
+            assert_eq!(reaper.pass().reaped, 0, "{version}");
+            drain(&mut health, &mut seen);
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        assert_eq!(health, std::slice::from_ref(&stale), "v{version}");
+        assert!(
+            log.lock().unwrap().iter().any(|a| a.detail == stale),
+            "v{version}: {:#?}",
+            log.lock().unwrap()
+        );
+        assert_eq!(seen, None, "v{version}");
+        assert!(std::fs::read(&path).unwrap() == expected, "v{version}");
+        // The operator removes them, as told: the new file is opened.
+        std::fs::remove_file(dir.path().join("state.db-wal")).unwrap();
+        let _ = std::fs::remove_file(dir.path().join("state.db-shm"));
+        let deadline = std::time::Instant::now() + Duration::from_secs(8);
+        while seen != Some(version) && std::time::Instant::now() < deadline {
+            assert_eq!(reaper.pass().reaped, 0, "{version}");
+            drain(&mut health, &mut seen);
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        assert_eq!(
+            seen,
+            Some(version),
+            "v{version}: the watcher shows the new file"
+        );
+        stop.cancel();
+        watcher.join().unwrap();
+        drop(reaper);
+        assert!(
+            std::fs::read(&path).unwrap() == expected,
+            "v{version}: the file moved in is unchanged"
+        );
+        let wal = std::fs::metadata(dir.path().join("state.db-wal")).map_or(0, |m| m.len());
+        assert!(
+            wal <= 32,
+            "v{version}: no old frames left to replay ({wal} bytes)"
+        );
+    }
+}
