@@ -115,3 +115,20 @@ fn a_store_that_does_not_record_failures_pauses_the_reaper_line_and_refuses_r_an
     app.handle(Event::Unrecorded(None), CAPTURE);
     assert_eq!(app.reaper_text(), "reaper: every 1s");
 }
+
+#[test]
+fn pasted_text_types_into_the_filter_prompt_and_is_never_run_as_keys() {
+    let paste = |text: &str| Event::Input(crossterm::event::Event::Paste(text.into()));
+    let mut app = app();
+    app.handle(
+        Event::Snapshot(Arc::new(fixture_snapshot("stackless-real-v4.db"))),
+        CAPTURE,
+    );
+    // Outside a prompt: ignored (no dialog, nothing asked).
+    assert_eq!(app.handle(paste("dy"), CAPTURE), None);
+    assert!(app.confirming().is_none());
+    assert!(app.drain_outbox().is_empty());
+    assert_eq!(press(&mut app, KeyCode::Char('/')), None);
+    assert_eq!(app.handle(paste("al\u{1b}[2Jp\n"), CAPTURE), None);
+    assert_eq!(app.filter(), "al[2Jp");
+}

@@ -326,7 +326,12 @@ impl App {
             }
             Event::Input(crossterm::event::Event::Key(key)) => self.key(key),
             Event::Input(crossterm::event::Event::Mouse(mouse)) => self.mouse(mouse),
-            // Resize: the next frame lays out again. Focus, paste: not used.
+            // Bracketed paste: text for a prompt, never keys.
+            Event::Input(crossterm::event::Event::Paste(text)) => {
+                self.paste(&text);
+                None
+            }
+            // Resize: the next frame lays out again. Focus: not used.
             Event::Input(_) => None,
         }
     }
