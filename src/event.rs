@@ -42,6 +42,12 @@ pub enum Event {
     /// while it looks wrong (the reaper and GC are paused, `r` is off),
     /// `None` when it looks right. Sent by the render loop when it changes.
     Clock(Option<String>),
+    /// Whether the store takes the reaper's writes: `Some(error)` while a
+    /// failed reap could not be recorded (read-only, disk full, an I/O
+    /// error; `crate::reaper::jobs::Unrecorded`): the reaper is paused and
+    /// `r`/`d` are off until the owed record is written; `None` once it is.
+    /// Sent by the render loop when it changes.
+    Unrecorded(Option<String>),
     /// New lines, a rotation or truncation note, or the watch mode of the
     /// open logs view; sent by the `logs-follower` thread (`crate::logs`).
     Logs(crate::model::logview::LogUpdate),

@@ -61,6 +61,10 @@ pub(super) fn trace(event: &Event) {
         }
         Event::Clock(Some(doubt)) => tracing::warn!("{doubt}"),
         Event::Clock(None) => tracing::info!("the wall clock looks right"),
+        Event::Unrecorded(Some(error)) => {
+            tracing::warn!("reaper paused: failures cannot be recorded in the store ({error})");
+        }
+        Event::Unrecorded(None) => tracing::info!("the store accepts writes again"),
         Event::Logs(crate::model::logview::LogUpdate::Note { service, note, .. }) => {
             tracing::info!("logs: service {service}: {note:?}");
         }

@@ -71,6 +71,7 @@ pub(super) async fn run(
     }
     let mut why = "quit";
     let mut clock_doubt: Option<String> = None;
+    let mut unrecorded: Option<String> = None;
     let mut actions = Actions {
         teardowns,
         recorder,
@@ -99,12 +100,20 @@ pub(super) async fn run(
             why = signal;
         }
         if let Event::Tick = event {
+            actions.details.release_if_stale();
             // The wall clock against the kernel's, every second: the same
             // check the reaper and the jobs make before they act.
             let doubt = teardowns.clock_doubt().map(|d| d.to_string());
             if doubt != clock_doubt {
                 clock_doubt.clone_from(&doubt);
                 actions.handle(&mut app, Event::Clock(doubt));
+            }
+            // A failed reap the store would not record pauses the reaper
+            // (and r/d) until it is written.
+            let owed = teardowns.unrecorded_reason();
+            if owed != unrecorded {
+                unrecorded.clone_from(&owed);
+                actions.handle(&mut app, Event::Unrecorded(owed));
             }
         }
         actions.handle(&mut app, event);
@@ -307,7 +316,16 @@ struct DetailReader {
 }
 
 impl DetailReader {
+    /// Drop the connection when another of this console's connections saw
+    /// the file change (`store::epoch`); opened again at the next read.
+    fn release_if_stale(&mut self) {
+        if self.store.as_ref().is_some_and(Store::stale) {
+            self.store = None;
+        }
+    }
+
     fn read(&mut self, name: &str) -> Result<Option<InstanceDetail>, String> {
+        self.release_if_stale();
         if self.store.is_none() {
             let store = Store::open(&self.path, Access::ReadOnly).map_err(|e| e.to_string())?;
             let _ = store.set_busy_timeout(Duration::from_millis(50));
@@ -320,6 +338,9 @@ impl DetailReader {
         let mut detail = match store.instance_detail(name) {
             Ok(detail) => detail,
             Err(e) => {
+                if !e.is_busy() {
+                    store.invalidate();
+                }
                 self.store = None;
                 return Err(e.to_string());
             }

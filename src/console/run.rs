@@ -73,6 +73,7 @@ pub(super) fn run(setup: Setup) -> Result<()> {
         clock_check: true,
         // The console's teardowns outlive it: never stopped.
         stop: CancelToken::new(),
+        unrecorded: Default::default(),
     };
     audit_console(&recorder, "start", &format!("pid {}", std::process::id()));
     install_panic_hook(Arc::clone(&helper_handle), recorder.audit().cloned());

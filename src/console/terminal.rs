@@ -61,7 +61,8 @@ pub(super) fn close_for_panic() {
     }
 }
 
-/// Raw mode, the alternate screen, mouse capture, a hidden cursor.
+/// Raw mode, the alternate screen, mouse capture, bracketed paste (a
+/// paste arrives as one `Event::Paste`, never as keys), a hidden cursor.
 ///
 /// # Errors
 /// The terminal refused one of them.
@@ -71,6 +72,7 @@ pub(super) fn enter() -> Result<Term> {
         io::stdout(),
         crossterm::terminal::EnterAlternateScreen,
         crossterm::event::EnableMouseCapture,
+        crossterm::event::EnableBracketedPaste,
         crossterm::cursor::Hide
     )
     .wrap_err("cannot enter the alternate screen")?;
@@ -97,6 +99,7 @@ pub fn restore_terminal() {
     let _ = crossterm::execute!(
         io::stdout(),
         crossterm::event::DisableMouseCapture,
+        crossterm::event::DisableBracketedPaste,
         crossterm::terminal::LeaveAlternateScreen,
         crossterm::cursor::Show
     );

@@ -208,6 +208,7 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
         report: recorder.sink(),
         clock_check: true,
         stop,
+        unrecorded: Default::default(),
     };
     let mut reaper = Reaper::new(store, crate::store::probe::checked_sysinfo(), jobs);
     let summary = reaper.pass();

@@ -272,6 +272,11 @@ pub fn may_tear_down(
 /// - the file cannot be written by this process (opened read-write, but
 ///   `SQLite` fell back to read-only: permissions, a read-only mount): the
 ///   same;
+/// - a failed reap could not be recorded (`unrecorded`: the store error,
+///   e.g. read-only since start-up, disk full, an I/O error): it did not
+///   back off, so the next pass would tear the same instance down again;
+///   the reaper writes the owed record at each pass and resumes when one
+///   is written;
 /// - the wall clock looks wrong ([`super::clock::doubt`]): leases and the
 ///   tombstone window cannot be judged;
 /// - the operator paused this console's reaper (`P`, `operator_paused`;
@@ -281,6 +286,7 @@ pub fn may_tear_down(
 pub fn pause_reason(
     generation: crate::model::Generation,
     writable: bool,
+    unrecorded: Option<&str>,
     clock: Option<super::clock::ClockDoubt>,
     operator_paused: bool,
 ) -> Option<String> {
@@ -294,6 +300,11 @@ pub fn pause_reason(
             "reaper paused: the store file is read-only for this process; nothing is torn down (a failure could not be recorded)"
                 .into(),
         );
+    }
+    if let Some(error) = unrecorded {
+        return Some(format!(
+            "reaper paused: failures cannot be recorded in the store ({error}); nothing is torn down until the store accepts writes"
+        ));
     }
     if let Some(doubt) = clock {
         return Some(doubt.to_string());
@@ -587,26 +598,38 @@ mod tests {
     fn pauses_in_order_schema_then_read_only_then_clock() {
         use crate::model::Generation;
         let doubt = Some(super::super::clock::ClockDoubt { ahead: 86_400 });
-        assert_eq!(pause_reason(Generation::new(5), true, None, false), None);
         assert_eq!(
-            pause_reason(Generation::new(5), true, None, true).as_deref(),
+            pause_reason(Generation::new(5), true, None, None, false),
+            None
+        );
+        assert_eq!(
+            pause_reason(Generation::new(5), true, None, None, true).as_deref(),
             Some(OPERATOR_PAUSE)
         );
-        assert_eq!(pause_reason(Generation::new(14), true, None, false), None);
         assert_eq!(
-            pause_reason(Generation::new(2), false, doubt, true).as_deref(),
+            pause_reason(Generation::new(14), true, None, None, false),
+            None
+        );
+        assert_eq!(
+            pause_reason(Generation::new(2), false, None, doubt, true).as_deref(),
             Some(
                 "reaper paused: schema v2 predates reap bookkeeping; nothing is torn down until stackless upgrades the store"
             )
         );
         assert_eq!(
-            pause_reason(Generation::new(5), false, doubt, true).as_deref(),
+            pause_reason(Generation::new(5), false, None, doubt, true).as_deref(),
             Some(
                 "reaper paused: the store file is read-only for this process; nothing is torn down (a failure could not be recorded)"
             )
         );
         assert_eq!(
-            pause_reason(Generation::new(5), true, doubt, true),
+            pause_reason(Generation::new(5), true, Some("disk full"), doubt, true).as_deref(),
+            Some(
+                "reaper paused: failures cannot be recorded in the store (disk full); nothing is torn down until the store accepts writes"
+            )
+        );
+        assert_eq!(
+            pause_reason(Generation::new(5), true, None, doubt, true),
             doubt.map(|d| d.to_string())
         );
     }

@@ -95,6 +95,59 @@ impl Drop for InFlightGuard {
     }
 }
 
+/// A failed reap whose `reap_attempts` record could not be written (a
+/// read-only store, a full disk, an I/O error, busy past
+/// [`RECORD_RETRY_FOR`]): owed to the store, written by the reaper as soon
+/// as the store accepts writes again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owed {
+    /// The instance whose teardown failed.
+    pub name: String,
+    /// The failure reason, as it would have been recorded.
+    pub reason: String,
+    /// When it failed (unix seconds): the backoff runs from then.
+    pub at: i64,
+    /// Why the record could not be written (the store error, as shown).
+    pub error: String,
+}
+
+/// The failed reaps not recorded yet, shared by the jobs (which add) and
+/// the reaper (which writes them, and pauses while any is owed: a failure
+/// that is not recorded does not back off, so the next tick would tear the
+/// same instance down again).
+#[derive(Debug, Clone, Default)]
+pub struct Unrecorded(Arc<Mutex<Vec<Owed>>>);
+
+impl Unrecorded {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Owed>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Owe one more record (one per name: the newest failure wins).
+    pub fn push(&self, owed: Owed) {
+        let mut list = self.lock();
+        list.retain(|o| o.name != owed.name);
+        list.push(owed);
+    }
+
+    /// The records owed, oldest first.
+    #[must_use]
+    pub fn owed(&self) -> Vec<Owed> {
+        self.lock().clone()
+    }
+
+    /// Settle the record of `name` (written, or no longer owed).
+    pub fn settle(&self, name: &str) {
+        self.lock().retain(|o| o.name != name);
+    }
+
+    /// Why the newest owed record could not be written, while any is owed.
+    #[must_use]
+    pub fn reason(&self) -> Option<String> {
+        self.lock().last().map(|o| o.error.clone())
+    }
+}
+
 /// What the operator (or the reaper) asked for one instance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Intent {
@@ -134,6 +187,9 @@ pub struct Teardowns {
     /// and no more start. The console passes one nobody cancels (its
     /// teardowns outlive it).
     pub stop: CancelToken,
+    /// Failed reaps that could not be recorded: the reaper and the keys
+    /// pause while any is owed.
+    pub unrecorded: Unrecorded,
 }
 
 impl std::fmt::Debug for Teardowns {
@@ -155,6 +211,13 @@ impl Teardowns {
         } else {
             None
         }
+    }
+
+    /// Why the store does not take writes, while a failed reap's record is
+    /// owed to it ([`Unrecorded`]): nothing is torn down meanwhile.
+    #[must_use]
+    pub fn unrecorded_reason(&self) -> Option<String> {
+        self.unrecorded.reason()
     }
 
     pub(super) fn emit(&self, activity: Activity) {
@@ -272,9 +335,14 @@ impl Teardowns {
         } else {
             None
         };
-        if let Some(why) =
-            super::decision::pause_reason(store.generation(), store.writable(), clock, false)
-        {
+        let unrecorded = self.unrecorded_reason();
+        if let Some(why) = super::decision::pause_reason(
+            store.generation(),
+            store.writable(),
+            unrecorded.as_deref(),
+            clock,
+            false,
+        ) {
             return Err(self.refuse(name, actor, why.trim_start_matches("reaper paused: ")));
         }
         let aborted = |detail: String| {
@@ -349,6 +417,14 @@ impl Teardowns {
             shown_command(&argv),
         ));
         let result = run_down(&argv, self.config.down_timeout, &self.stop);
+        if store.stale() {
+            // The file changed while `down` ran: the outcome is recorded on
+            // a fresh connection (a failure not recorded is owed).
+            store.close();
+            if let Ok(fresh) = Store::open(&self.path, Access::ReadWrite) {
+                *store = fresh;
+            }
+        }
         let done = (self.clock)();
         let secs = result.took.as_secs_f64();
         let finish = |kind: ActivityKind, detail: String, stderr_tail: String| {
@@ -433,8 +509,19 @@ impl Teardowns {
                     iso_time(row.next_retry_at)
                 ),
                 // Busy past RECORD_RETRY_FOR, or another error: not
-                // recorded (the audit line says so).
-                Err(error) => format!("{shown} (not recorded: {error})"),
+                // recorded (the audit line says so). Owed: the reaper
+                // pauses until it is written.
+                Err(error) => {
+                    self.unrecorded.push(Owed {
+                        name: name.to_owned(),
+                        reason: reason.clone(),
+                        at: done,
+                        error: error.to_string(),
+                    });
+                    format!(
+                        "{shown} (not recorded: {error}; the reaper pauses until the store accepts writes)"
+                    )
+                }
             }
         } else {
             shown

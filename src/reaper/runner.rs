@@ -297,6 +297,7 @@ impl Reaper {
             summary.errors += 1;
             return summary;
         }
+        self.settle_owed(now);
         if let Some(why) = self.paused() {
             // Said once (and again when it changes); nothing is read,
             // reaped or collected while paused.
@@ -427,7 +428,20 @@ impl Reaper {
     /// migrated, or unreadable at the last pass → open it again, learning
     /// its generation anew).
     fn ensure_store(&mut self, now: i64) -> bool {
-        let state = if self.reopen {
+        if (self.reopen || self.store.stale()) && !self.store.path().exists() {
+            self.store.close();
+            self.reopen = true;
+            self.quiet(
+                "",
+                ActivityKind::Error,
+                format!(
+                    "the store file {} is gone: reaping paused until it returns",
+                    self.store.path().display()
+                ),
+            );
+            return false;
+        }
+        let state = if self.reopen || self.store.stale() {
             None
         } else {
             Some(self.store.file_state())
@@ -455,7 +469,11 @@ impl Reaper {
             }
             None => "the store is readable again: reopened it".to_owned(),
         };
-        match Store::open(self.store.path(), Access::ReadWrite) {
+        // Closed first: the file is opened again only once every
+        // connection of this console to the old one is closed.
+        self.store.close();
+        let path = self.store.path().to_owned();
+        match Store::open(&path, Access::ReadWrite) {
             Ok(store) => {
                 self.store = store;
                 self.reopen = false;
@@ -487,9 +505,62 @@ impl Reaper {
         decision::pause_reason(
             self.store.generation(),
             self.store.writable(),
+            self.jobs.unrecorded_reason().as_deref(),
             self.jobs.clock_doubt(),
             self.control.paused(),
         )
+    }
+
+    /// Write the failed reaps owed to the store ([`super::jobs::Unrecorded`]),
+    /// one try each: the probe that the store accepts writes again (a real
+    /// write, the one that is owed: a `BEGIN IMMEDIATE` alone succeeds on a
+    /// file that refuses the write itself). A name no longer active in the
+    /// store is owed nothing. When the last is written the reaper resumes,
+    /// and says so once.
+    fn settle_owed(&mut self, now: i64) {
+        let owed = self.jobs.unrecorded.owed();
+        if owed.is_empty() {
+            return;
+        }
+        let mut written = 0;
+        for record in owed {
+            match self.store.recheck(&record.name) {
+                Ok(Some(r)) if r.status == crate::model::Status::Active => {}
+                Ok(_) => {
+                    self.jobs.unrecorded.settle(&record.name);
+                    continue;
+                }
+                Err(_) => return,
+            }
+            match self
+                .store
+                .record_reap_failure(&record.name, &record.reason, record.at)
+            {
+                Ok(_) => {
+                    written += 1;
+                    self.jobs.unrecorded.settle(&record.name);
+                }
+                Err(error) => {
+                    // Still refused: the newest reason is shown.
+                    self.jobs.unrecorded.push(super::jobs::Owed {
+                        error: error.to_string(),
+                        ..record
+                    });
+                    return;
+                }
+            }
+        }
+        self.last_quiet.remove("");
+        let plural = if written == 1 { "" } else { "s" };
+        self.emit(Activity::new(
+            now,
+            Actor::Reaper,
+            "",
+            ActivityKind::Skipped,
+            format!(
+                "the store accepts writes again: {written} failed reap{plural} recorded; reaper resumed"
+            ),
+        ));
     }
 
     fn store_error(&mut self, now: i64, error: &StoreError) {
@@ -508,7 +579,9 @@ impl Reaper {
             // Whatever broke (a truncated or corrupt file, an I/O error),
             // this connection is not trusted again: the next pass opens the
             // file afresh, so a store restored in place is read as it is
-            // now, without waiting for another process to write.
+            // now, without waiting for another process to write. Every
+            // other connection of this console to it is closed too.
+            self.store.invalidate();
             self.reopen = true;
             self.emit(Activity::new(
                 now,
@@ -599,6 +672,18 @@ impl Reaper {
         }
     }
 
+    /// Close the store connection now when another of this console's
+    /// connections saw the file change (`store::epoch`): it is opened again
+    /// at the next pass, once every old connection is closed. The thread
+    /// calls this between ticks, so a long tick never holds up the others'
+    /// reopening.
+    pub fn release_if_stale(&mut self) {
+        if self.store.stale() && !self.reopen {
+            self.store.close();
+            self.reopen = true;
+        }
+    }
+
     /// The jobs this reaper dispatches to (shared with the operator keys).
     #[must_use]
     pub fn teardowns(&self) -> &Teardowns {
@@ -661,6 +746,7 @@ pub fn spawn(mut reaper: Reaper, stop: CancelToken) -> std::io::Result<JoinHandl
                             break; // Resumed: a pass now.
                         }
                     }
+                    reaper.release_if_stale();
                 }
             }
         })

@@ -89,6 +89,26 @@ pub enum StoreError {
         /// `SQLite`'s message.
         detail: String,
     },
+    /// A store this console had open is now an empty file: truncated (a
+    /// new, empty store is only created at start-up).
+    #[error("the store file {0} is empty (truncated?)")]
+    Empty(PathBuf),
+    /// The file changed under this console, and some of its connections to
+    /// the old file are still open: nothing is opened again until they are
+    /// closed (`store::epoch`), or the new connection would read a stale
+    /// index and fail.
+    #[error(
+        "the store file {0} changed: waiting for {1} of this console's connections to the old file to close before reopening it"
+    )]
+    Settling(PathBuf, usize),
+    /// The store file was replaced (another file moved over it) while its
+    /// write-ahead log, with commits of the old file, is still beside it:
+    /// opening the new file would replay the old file's commits onto it.
+    /// Nothing is opened, and nothing deleted.
+    #[error(
+        "the store file {0} was replaced, but {1} (and its -shm) belong to the old file: opening it would apply the old file's commits to the new one. Stop stackless and this console, then remove {1} and the -shm beside it (or put the old file back)"
+    )]
+    StaleWal(PathBuf, PathBuf),
     /// Another process held a lock past the busy timeout.
     #[error("the store {0} is busy: another process holds a write transaction")]
     Busy(PathBuf),

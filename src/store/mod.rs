@@ -5,6 +5,7 @@
 //! in `crate::reaper::decision` and `crate::model`.
 
 pub mod detail;
+pub mod epoch;
 pub mod error;
 pub mod operations;
 pub mod probe;
@@ -102,7 +103,19 @@ pub struct Store {
     /// WAL store in a directory this user cannot write. `SQLite` does not
     /// notice changes then; [`Store::file_state`] does.
     immutable: bool,
+    /// `(device, inode)` of the `-wal` beside the file, as last seen while
+    /// it was the same file: a log left by a file that was then replaced
+    /// is told from one the new file's writers made ([`epoch`]).
+    wal: Option<(u64, u64)>,
+    /// This connection in the path's count of open connections
+    /// ([`epoch`]); `None` once [`Store::close`]d. Declared last: dropped
+    /// after `conn` is closed.
+    registration: Option<epoch::Registration>,
 }
+
+/// How long an open waits for this console's other connections to a file
+/// that changed to close ([`epoch`]) before giving up until its next try.
+pub const SETTLE: Duration = Duration::from_secs(1);
 
 /// A file's size and modification time (seconds, nanoseconds).
 type Stamp = (u64, i64, i64);
@@ -140,6 +153,23 @@ pub enum FileState {
         /// `user_version` now.
         now: i64,
     },
+}
+
+/// Refuse to open `path` while the write-ahead log beside it is the one a
+/// replaced file left ([`epoch::old_wal`]) and holds frames: `SQLite` would
+/// replay them onto the new file (a "malformed" store, or old rows merged
+/// silently). Gone or empty, it is forgotten.
+fn stale_wal_check(path: &Path) -> Result<(), StoreError> {
+    let Some(old) = epoch::old_wal(path) else {
+        return Ok(());
+    };
+    let wal_path = wal::sibling(path, "-wal");
+    let frames = wal::has_frames(std::fs::symlink_metadata(&wal_path).ok().map(|m| m.len()));
+    if frames && file_identity(&wal_path) == Some(old) {
+        return Err(StoreError::StaleWal(path.to_owned(), wal_path));
+    }
+    epoch::forget_old_wal(path);
+    Ok(())
 }
 
 fn file_identity(path: &Path) -> Option<(u64, u64)> {
@@ -218,6 +248,14 @@ impl Store {
 
     /// [`Store::open`] of the canonical `path`, immutably or not.
     fn open_file(path: &Path, access: Access, immutable: bool) -> Result<Self, StoreError> {
+        if epoch::known(path) && file_stamp(path).is_some_and(|(len, _, _)| len == 0) {
+            // Opened before in this process, and now empty: truncated. Not
+            // a new store to create (that is for start-up only).
+            return Err(StoreError::Empty(path.to_owned()));
+        }
+        let registration = epoch::register_within(path, SETTLE)
+            .map_err(|n| StoreError::Settling(path.to_owned(), n))?;
+        stale_wal_check(path)?;
         let identity = file_identity(path);
         // Everything is checked on a connection that writes nothing (no
         // journal-mode change), so a file that is not a stackless store is
@@ -246,6 +284,8 @@ impl Store {
             && !conn
                 .is_readonly(rusqlite::MAIN_DB)
                 .map_err(|e| StoreError::sqlite(path, &e))?;
+        registration.confirm();
+        let wal = file_identity(&wal::sibling(path, "-wal"));
         Ok(Self {
             conn,
             path: path.to_owned(),
@@ -256,7 +296,38 @@ impl Store {
             stamp,
             writable,
             immutable,
+            wal,
+            registration: Some(registration),
         })
+    }
+
+    /// Whether another of this console's connections saw the file broken or
+    /// changed since this one opened it ([`epoch`]): drop it (or
+    /// [`Store::close`] it) and open the path again.
+    #[must_use]
+    pub fn stale(&self) -> bool {
+        self.registration
+            .as_ref()
+            .is_none_or(epoch::Registration::stale)
+    }
+
+    /// Say the file is broken or changed (a read error that is not `Busy`):
+    /// every connection of this console to it is to be closed before any is
+    /// opened again ([`epoch`]).
+    pub fn invalidate(&self) {
+        if let Some(registration) = &self.registration {
+            registration.bump();
+        }
+    }
+
+    /// Close the connection now, keeping the rest (path, generation) for
+    /// what is said meanwhile; every later read fails until the holder opens
+    /// the path again. [`Store::stale`] is then `true`.
+    pub fn close(&mut self) {
+        if let Ok(memory) = Connection::open_in_memory() {
+            drop(std::mem::replace(&mut self.conn, memory));
+            self.registration = None;
+        }
     }
 
     /// Open the store at `path`, creating it with the stackless v4 schema when
@@ -322,6 +393,24 @@ impl Store {
     /// [`FileState::Same`] means: drop this store and open the path again
     /// (or wait, when it is gone).
     pub fn file_state(&mut self) -> FileState {
+        let state = self.file_state_now();
+        match state {
+            FileState::Same => self.wal = file_identity(&wal::sibling(&self.path, "-wal")),
+            FileState::Replaced => {
+                if let Some(registration) = &self.registration {
+                    registration.bump_replaced(self.wal);
+                }
+            }
+            _ => self.invalidate(),
+        }
+        state
+    }
+
+    fn file_state_now(&mut self) -> FileState {
+        if self.stale() {
+            // Another connection of this console saw the file change.
+            return FileState::Rewritten;
+        }
         match file_identity(&self.path) {
             None => return FileState::Gone,
             Some(now) if Some(now) == self.identity => {}

@@ -23,6 +23,12 @@ impl Store {
     /// `SQLite` errors, `StoreError::Busy` when the store stays locked past the
     /// busy timeout.
     pub fn snapshot(&mut self, probe: &mut dyn HostProbe) -> Result<Snapshot, StoreError> {
+        if std::fs::metadata(&self.path).is_ok_and(|m| m.len() == 0) {
+            // Truncated under this connection: `SQLite` would call it busy
+            // or empty, neither true.
+            self.invalidate();
+            return Err(StoreError::Empty(self.path.clone()));
+        }
         let path = &self.path;
         let err = |e: rusqlite::Error| StoreError::sqlite(path, &e);
         let layout = self.layout;

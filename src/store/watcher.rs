@@ -271,6 +271,12 @@ impl Watcher {
     /// One poll; returns how long to sleep before the next.
     fn step(&mut self) -> Result<Duration, Gone> {
         crate::fault::inject("watcher");
+        if self.store.as_ref().is_some_and(Store::stale) {
+            // Another of this console's connections saw the file change:
+            // close this one, so that the file is opened afresh once all
+            // are closed (`store::epoch`).
+            self.store = None;
+        }
         if self.store.is_none() {
             match open(&self.path, self.access) {
                 Ok(store) => {
@@ -317,6 +323,7 @@ impl Watcher {
                 }
                 Err(StoreError::Busy(_)) => self.busy()?,
                 Err(error) => {
+                    store.invalidate();
                     self.store = None;
                     self.set_health(StoreHealth::Error(error.to_string()))?;
                     return Ok(Duration::from_secs(1));

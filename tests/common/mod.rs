@@ -133,6 +133,7 @@ pub fn reaper_with(
         report: Arc::new(move |a| sink.lock().unwrap().push(a)),
         clock_check: false,
         stop: stackless_tui::cancel::CancelToken::new(),
+        unrecorded: Default::default(),
     };
     (Reaper::new(store, probe, jobs), log)
 }

@@ -313,3 +313,28 @@ fn a_console_started_on_schema_2_reaps_once_stackless_upgrades_the_store_in_plac
     tui.send("q");
     assert_eq!(tui.wait_exit(QUIT), 0);
 }
+
+/// Pasted text is never run as keys: a paste of `dy` (bracketed, as a
+/// terminal sends it) opens no dialog and tears nothing down.
+#[test]
+fn a_pasted_dy_never_opens_or_answers_the_teardown_confirmation() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = many_instances(dir.path(), 3);
+    let down = counting_down(dir.path(), "exit 0");
+    let mut tui = Tui::spawn(
+        &["--state", utf8(&path), "--tick", "1s", "--down-cmd", &down],
+        120,
+        40,
+    );
+    tui.wait_until("the first row selected", UI, |s| {
+        selected_instance(s).as_deref() == Some("n0001")
+    });
+    // A bracketed paste: text, not keys. No dialog opens.
+    tui.send("\x1b[200~dy\x1b[201~");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(!tui.contents().contains("Tear down n0001?"));
+    assert_eq!(calls(dir.path()), Vec::<String>::new());
+    tui.send("q");
+    assert_eq!(tui.wait_exit(QUIT), 0);
+    assert_eq!(calls(dir.path()), Vec::<String>::new());
+}

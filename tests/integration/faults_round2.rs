@@ -332,3 +332,304 @@ fn the_watcher_shows_a_store_restored_in_place_without_another_writer() {
     stop.cancel();
     handle.join().unwrap();
 }
+
+/// A store that stops accepting writes (read-only, disk full, an I/O
+/// error) while the reaper runs: simulated by triggers that make every
+/// `reap_attempts` write fail, as a full disk would, on the store's own
+/// connection. The failed teardown cannot be recorded, so nothing backs
+/// off: the reaper must pause instead of tearing the same instances down
+/// every tick, and resume (recording what it owed) once writes succeed.
+#[test]
+fn a_reap_failure_that_cannot_be_recorded_pauses_the_reaper_until_writes_succeed() {
+    let rt = runtime();
+    let (dir, path) = stores::v5();
+    let down = fake_down(dir.path(), "echo boom >&2; exit 1");
+    // One teardown at a time, so the order is exact: alpha fails and is
+    // not recorded; bravo, next in the same pass, is refused.
+    let (mut reaper, log) = crate::common::reaper_with(
+        &path,
+        down,
+        vm_probe(),
+        std::sync::Arc::new(|| CAPTURE),
+        &rt,
+        |c| c.concurrency = 1,
+    );
+    stores::exec(
+        &path,
+        "CREATE TRIGGER full_i BEFORE INSERT ON reap_attempts BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;
+         CREATE TRIGGER full_u BEFORE UPDATE ON reap_attempts BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;",
+    );
+    let first = reaper.pass();
+    assert_eq!(
+        (first.reaped, first.failed),
+        (0, 1),
+        "{:#?}",
+        log.lock().unwrap()
+    );
+    assert_eq!(
+        crate::common::argv_log(dir.path()),
+        ["[down][alpha][--json]"]
+    );
+    let why = format!("state store {}: database or disk is full", path.display());
+    let bravo: Vec<(ActivityKind, String)> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|a| a.instance == "bravo")
+        .map(|a| (a.kind, a.detail.clone()))
+        .collect();
+    assert_eq!(
+        bravo,
+        [(
+            ActivityKind::Refused,
+            format!(
+                "failures cannot be recorded in the store ({why}); nothing is torn down until the store accepts writes"
+            )
+        )]
+    );
+    // Three more passes: nothing is torn down again.
+    for _ in 0..3 {
+        let summary = reaper.pass();
+        assert_eq!((summary.reaped, summary.failed), (0, 0));
+    }
+    assert_eq!(crate::common::argv_log(dir.path()).len(), 1);
+    let said: Vec<String> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|a| a.kind == ActivityKind::Skipped)
+        .map(|a| a.detail.clone())
+        .collect();
+    assert_eq!(
+        said,
+        [format!(
+            "reaper paused: failures cannot be recorded in the store ({why}); nothing is torn down until the store accepts writes"
+        )]
+    );
+    assert_eq!(reaper.teardowns().unrecorded_reason(), Some(why));
+    // The store accepts writes again: alpha's failure owed is recorded
+    // (attempt 1, backing off), and the reaper resumes: bravo, never torn
+    // down, is now, and its failure recorded.
+    stores::exec(&path, "DROP TRIGGER full_i; DROP TRIGGER full_u;");
+    let summary = reaper.pass();
+    assert_eq!((summary.reaped, summary.failed), (0, 1));
+    assert_eq!(reaper.teardowns().unrecorded_reason(), None);
+    let seen = snapshot(&path);
+    for name in ["alpha", "bravo"] {
+        let attempt = seen.reap_attempt(name).expect("recorded");
+        assert_eq!(attempt.attempts, 1, "{name}");
+        assert_eq!(attempt.next_retry_at, CAPTURE + 60, "{name}");
+    }
+    assert_eq!(
+        crate::common::argv_log(dir.path()),
+        ["[down][alpha][--json]", "[down][bravo][--json]"]
+    );
+    let resumed = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|a| a.detail.starts_with("the store accepts writes again"))
+        .map(|a| a.detail.clone())
+        .collect::<Vec<_>>();
+    assert_eq!(
+        resumed,
+        ["the store accepts writes again: 1 failed reap recorded; reaper resumed"]
+    );
+}
+
+/// Truncate the store (to 0 bytes, or partly) under a running watcher and
+/// reaper, wait, then restore a good copy in place: every connection of
+/// the console to the broken file is closed before any is opened again, so
+/// no new one attaches to the stale shared index. A separate connection
+/// reads the restored store and the reaper reaps again.
+#[test]
+fn a_store_truncated_under_the_watcher_and_the_reaper_is_readable_by_all_once_restored() {
+    use stackless_tui::event::{Event, StoreHealth};
+    let rt = runtime();
+    for len in [0_u64, 20_000] {
+        let (dir, path) = stores::v5();
+        stores::exec(&path, "PRAGMA wal_checkpoint(TRUNCATE);");
+        let good = dir.path().join("good.db");
+        std::fs::copy(&path, &good).unwrap();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let stop = stackless_tui::cancel::CancelToken::new();
+        let watcher =
+            stackless_tui::store::watcher::spawn(path.clone(), Access::ReadWrite, tx, stop.clone())
+                .unwrap();
+        let down = fake_down(dir.path(), "exit 0");
+        let (mut reaper, log) = reaper(&path, down, vm_probe(), CAPTURE, &rt);
+        stores::exec(
+            &path,
+            &format!("UPDATE leases SET expires_at = {}", CAPTURE + 3600),
+        );
+        assert_eq!(reaper.pass().reaped, 0);
+        std::thread::sleep(Duration::from_millis(1500));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(len)
+            .unwrap();
+        let mut health = Vec::new();
+        let deadline = std::time::Instant::now() + Duration::from_secs(4);
+        while std::time::Instant::now() < deadline {
+            let summary = reaper.pass();
+            assert_eq!(summary.reaped, 0);
+            while let Ok(event) = rx.try_recv() {
+                if let Event::StoreHealth(StoreHealth::Error(text)) = event {
+                    health.push(text);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        if len == 0 {
+            // Said by whichever connection saw it first (here the reaper's
+            // pass; closing the last connection then checkpoints the old
+            // write-ahead log into the truncated file, which is lost
+            // anyway, and deletes the log).
+            let empty = format!("the store file {} is empty (truncated?)", path.display());
+            let said = log.lock().unwrap().iter().any(|a| a.detail == empty);
+            assert!(said || health.contains(&empty), "{health:?}");
+        }
+        assert!(
+            !health.iter().any(|h| h.contains("busy")),
+            "{len}: {health:?}"
+        );
+        std::fs::copy(&good, &path).unwrap();
+        // Within a few seconds (the watcher polls, the old connections
+        // close, then the file is opened afresh) the reaper reaps alpha and
+        // bravo, expired in the good copy.
+        let mut reaped = 0;
+        let deadline = std::time::Instant::now() + Duration::from_secs(8);
+        while reaped < 2 && std::time::Instant::now() < deadline {
+            reaped += reaper.pass().reaped;
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        assert_eq!(reaped, 2, "{len}: {:#?}", log.lock().unwrap());
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let count: i64 = conn
+            .query_row("SELECT count(*) FROM instances", [], |r| r.get(0))
+            .unwrap();
+        // charlie, a tombstone past 7 days, was collected too.
+        assert_eq!(count, 4, "{len}");
+        drop(conn);
+        stop.cancel();
+        watcher.join().unwrap();
+    }
+}
+
+/// Move a copy of another store over the live one (`mv x.db state.db`)
+/// while the watcher and the reaper hold it, with commits still in the old
+/// file's write-ahead log: the console closes every connection to the old
+/// file before it opens the new one, so the old log is never replayed onto
+/// the new file. After the console reopened it and stopped, the new file
+/// is byte for byte what was moved in.
+#[test]
+fn a_store_moved_over_the_live_one_is_never_merged_with_the_old_write_ahead_log() {
+    use stackless_tui::event::{Event, StoreHealth};
+    let rt = runtime();
+    for (other, version) in [(stores::v14(), 14), (stores::v5(), 5)] {
+        let (dir, path) = stores::v5();
+        let (other_dir, other_path) = other;
+        stores::exec(
+            &other_path,
+            &format!(
+                // Nothing to reap or collect in it: the console must not
+                // write to it at all.
+                "UPDATE leases SET expires_at = {}; UPDATE instances SET tombstoned_at = {} WHERE status = 'tombstoned'; PRAGMA wal_checkpoint(TRUNCATE);",
+                CAPTURE + 7200,
+                CAPTURE - 60
+            ),
+        );
+        let moved_in = dir.path().join("x.db");
+        std::fs::copy(&other_path, &moved_in).unwrap();
+        let expected = std::fs::read(&moved_in).unwrap();
+        drop(other_dir);
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let stop = stackless_tui::cancel::CancelToken::new();
+        let watcher =
+            stackless_tui::store::watcher::spawn(path.clone(), Access::ReadWrite, tx, stop.clone())
+                .unwrap();
+        let down = fake_down(dir.path(), "exit 0");
+        let (mut reaper, log) = reaper(&path, down, vm_probe(), CAPTURE, &rt);
+        // Commits in the live file's log (renewed leases; and a v5 row the
+        // new file does not have).
+        {
+            let conn = rusqlite::Connection::open(&path).unwrap();
+            conn.execute_batch(&format!(
+                "PRAGMA wal_autocheckpoint = 0; UPDATE leases SET expires_at = {}; DELETE FROM instances WHERE name = 'echo';",
+                CAPTURE + 3600
+            ))
+            .unwrap();
+            // Closed without a checkpoint: the frames stay in the log.
+            conn.set_db_config(
+                rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+                true,
+            )
+            .unwrap();
+        }
+        assert_eq!(reaper.pass().reaped, 0);
+        std::thread::sleep(Duration::from_millis(1200));
+        std::fs::rename(&moved_in, &path).unwrap();
+        let stale = format!(
+            "the store file {p} was replaced, but {p}-wal (and its -shm) belong to the old file: opening it would apply the old file's commits to the new one. Stop stackless and this console, then remove {p}-wal and the -shm beside it (or put the old file back)",
+            p = path.display()
+        );
+        let mut health = Vec::new();
+        let mut seen = None;
+        let mut drain = |health: &mut Vec<String>, seen: &mut Option<i64>| {
+            while let Ok(event) = rx.try_recv() {
+                match event {
+                    Event::Snapshot(s) => *seen = Some(s.generation.user_version),
+                    Event::StoreHealth(StoreHealth::Error(h)) => health.push(h),
+                    _ => {}
+                }
+            }
+        };
+        // The snapshots the watcher sent of the old file are not of interest.
+        std::thread::sleep(Duration::from_millis(300));
+        drain(&mut health, &mut seen);
+        seen = None;
+        // The old log is still beside the new file: nothing is opened.
+        let deadline = std::time::Instant::now() + Duration::from_secs(4);
+        while std::time::Instant::now() < deadline {
+            assert_eq!(reaper.pass().reaped, 0, "{version}");
+            drain(&mut health, &mut seen);
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        assert_eq!(health, std::slice::from_ref(&stale), "v{version}");
+        assert!(
+            log.lock().unwrap().iter().any(|a| a.detail == stale),
+            "v{version}: {:#?}",
+            log.lock().unwrap()
+        );
+        assert_eq!(seen, None, "v{version}");
+        assert!(std::fs::read(&path).unwrap() == expected, "v{version}");
+        // The operator removes them, as told: the new file is opened.
+        std::fs::remove_file(dir.path().join("state.db-wal")).unwrap();
+        let _ = std::fs::remove_file(dir.path().join("state.db-shm"));
+        let deadline = std::time::Instant::now() + Duration::from_secs(8);
+        while seen != Some(version) && std::time::Instant::now() < deadline {
+            assert_eq!(reaper.pass().reaped, 0, "{version}");
+            drain(&mut health, &mut seen);
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        assert_eq!(
+            seen,
+            Some(version),
+            "v{version}: the watcher shows the new file"
+        );
+        stop.cancel();
+        watcher.join().unwrap();
+        drop(reaper);
+        assert!(
+            std::fs::read(&path).unwrap() == expected,
+            "v{version}: the file moved in is unchanged"
+        );
+        let wal = std::fs::metadata(dir.path().join("state.db-wal")).map_or(0, |m| m.len());
+        assert!(
+            wal <= 32,
+            "v{version}: no old frames left to replay ({wal} bytes)"
+        );
+    }
+}

@@ -76,3 +76,59 @@ fn a_wall_clock_that_looks_wrong_pauses_the_reaper_line_and_refuses_r() {
     app.handle(Event::Clock(None), CAPTURE);
     assert_eq!(app.reaper_text(), "reaper: every 1s");
 }
+
+#[test]
+fn a_store_that_does_not_record_failures_pauses_the_reaper_line_and_refuses_r_and_d() {
+    let mut app = app();
+    app.handle(
+        Event::Snapshot(Arc::new(fixture_snapshot("stackless-real-v4.db"))),
+        CAPTURE,
+    );
+    let error = "state store /s/state.db: attempt to write a readonly database";
+    app.handle(Event::Unrecorded(Some(error.into())), CAPTURE);
+    assert_eq!(
+        app.reaper_text(),
+        "reaper: paused (failures cannot be recorded)"
+    );
+    let banners: Vec<String> = panes::header::banners(&app)
+        .into_iter()
+        .map(|(text, _)| text)
+        .collect();
+    assert_eq!(
+        banners,
+        [
+            "! reaper paused: failures cannot be recorded in the store (state store /s/state.db: attempt to write a readonly database); nothing is torn down until the store accepts writes"
+        ]
+    );
+    for key in ['r', 'd'] {
+        assert_eq!(press(&mut app, KeyCode::Char(key)), None);
+        let refused = app.drain_outbox();
+        assert_eq!(refused.len(), 1, "{key}");
+        assert_eq!(refused[0].kind, ActivityKind::Refused);
+        assert_eq!(
+            refused[0].detail,
+            format!(
+                "the store does not record failures ({error}): r and d are off until it accepts writes"
+            )
+        );
+    }
+    app.handle(Event::Unrecorded(None), CAPTURE);
+    assert_eq!(app.reaper_text(), "reaper: every 1s");
+}
+
+#[test]
+fn pasted_text_types_into_the_filter_prompt_and_is_never_run_as_keys() {
+    let paste = |text: &str| Event::Input(crossterm::event::Event::Paste(text.into()));
+    let mut app = app();
+    app.handle(
+        Event::Snapshot(Arc::new(fixture_snapshot("stackless-real-v4.db"))),
+        CAPTURE,
+    );
+    // Outside a prompt: ignored (no dialog, nothing asked).
+    assert_eq!(app.handle(paste("dy"), CAPTURE), None);
+    assert!(app.confirming().is_none());
+    assert!(app.drain_outbox().is_empty());
+    assert_eq!(press(&mut app, KeyCode::Char('/')), None);
+    assert_eq!(app.handle(paste("al\u{1b}[2Jp\n"), CAPTURE), None);
+    assert_eq!(app.filter(), "al[2Jp");
+}

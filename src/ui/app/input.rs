@@ -73,6 +73,25 @@ impl App {
         self.act(action, input)
     }
 
+    /// Pasted text (bracketed paste): typed into the filter or the logs
+    /// search prompt when one is being edited, control characters dropped;
+    /// ignored anywhere else. Never run as keys.
+    pub(super) fn paste(&mut self, text: &str) {
+        let chars = text.chars().filter(|c| !c.is_control());
+        match self.context() {
+            Context::Filter => {
+                self.filter.extend(chars);
+                self.narrow_order();
+            }
+            Context::LogSearch => {
+                for c in chars {
+                    self.edit_search(Some(c));
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// A mouse event, located with the layout of the last frame (ignored
     /// before it, or while the terminal is too small). The key table binds
     /// no mouse gesture while a dialog or the help is open: a stray click

@@ -234,6 +234,9 @@ pub struct App {
     /// The wall clock's doubt as last checked (`Event::Clock`): while set,
     /// the reaper and GC are paused and `r` is off.
     clock_doubt: Option<String>,
+    /// Why the store does not record the reaper's failures, while it does
+    /// not (`Event::Unrecorded`): the reaper is paused and `r`/`d` are off.
+    unrecorded: Option<String>,
     /// Whether a helper is configured, read once from
     /// [`AppConfig::helper_line`].
     helper: HelperState,
@@ -310,6 +313,7 @@ impl App {
             quitting: false,
             counts: Counts::default(),
             clock_doubt: None,
+            unrecorded: None,
             viewport: Cell::new(Viewport::default()),
             areas: Cell::new(None),
         }
@@ -361,6 +365,10 @@ impl App {
                 self.clock_doubt = doubt;
                 None
             }
+            Event::Unrecorded(error) => {
+                self.unrecorded = error;
+                None
+            }
             Event::Logs(update) => {
                 self.logs_update(update);
                 None
@@ -379,7 +387,12 @@ impl App {
             }
             Event::Input(crossterm::event::Event::Key(key)) => self.key(key),
             Event::Input(crossterm::event::Event::Mouse(mouse)) => self.mouse(mouse),
-            // Resize: the next frame lays out again. Focus, paste: not used.
+            // Bracketed paste: text for a prompt, never keys.
+            Event::Input(crossterm::event::Event::Paste(text)) => {
+                self.paste(&text);
+                None
+            }
+            // Resize: the next frame lays out again. Focus: not used.
             Event::Input(_) => None,
         }
     }
@@ -440,6 +453,13 @@ impl App {
         self.clock_doubt.as_deref()
     }
 
+    /// Why a failed reap could not be recorded in the store, while it
+    /// could not (the reaper is paused and `r`/`d` are off meanwhile).
+    #[must_use]
+    pub fn unrecorded(&self) -> Option<&str> {
+        self.unrecorded.as_deref()
+    }
+
     /// Why `r` and `d` are off, if they are: the access given at start
     /// (`--read-only`), or the generation of the store on screen (a store
     /// older than reap bookkeeping: `schema v2 is older than this console:
@@ -450,6 +470,11 @@ impl App {
         use std::borrow::Cow;
         if let Err(reason) = &self.config.write_keys {
             return Some(Cow::Borrowed(reason.as_str()));
+        }
+        if let Some(error) = &self.unrecorded {
+            return Some(Cow::Owned(format!(
+                "the store does not record failures ({error}): r and d are off until it accepts writes"
+            )));
         }
         let generation = self.snapshot.generation;
         (!generation.allows_write_keys()).then(|| {
@@ -465,7 +490,7 @@ impl App {
     /// start-up line when the flags or the access turned it off
     /// (`reaper: off (--no-reaper)`), `reaper: off (schema v2)` once the
     /// store on screen is one the reaper cannot run on, `reaper: paused
-    /// (clock looks wrong)`, else the start-up line (`reaper: every 1s`).
+    /// (clock looks wrong)`, `reaper: paused (failures cannot be recorded)`, else the start-up line (`reaper: every 1s`).
     #[must_use]
     pub fn reaper_text(&self) -> std::borrow::Cow<'_, str> {
         use std::borrow::Cow;
@@ -482,6 +507,9 @@ impl App {
             .flatten()
         {
             return Cow::Owned(format!("reaper: off ({off})"));
+        }
+        if self.unrecorded.is_some() {
+            return Cow::Borrowed("reaper: paused (failures cannot be recorded)");
         }
         if self.clock_doubt.is_some() {
             return Cow::Borrowed("reaper: paused (clock looks wrong)");

@@ -38,6 +38,15 @@ pub fn banners(app: &App) -> Vec<(String, Style)> {
             theme::banner_warning(),
         ));
     }
+    if let Some(error) = app.unrecorded() {
+        out.push((
+            format!(
+                "! reaper paused: failures cannot be recorded in the store ({}); nothing is torn down until the store accepts writes",
+                sanitize_short(error, view::CUT_LONG)
+            ),
+            theme::banner_error(),
+        ));
+    }
     if let Some(doubt) = app.clock_doubt() {
         out.push((format!("! {doubt}"), theme::banner_error()));
     }

@@ -1,0 +1,197 @@
+//! The console's connections on one store file, counted per *epoch*.
+//!
+//! `SQLite` shares one wal-index (`-shm` mapping, the inode's lock state)
+//! among every connection of a process on the same file. When the file is
+//! rewritten outside `SQLite` (truncated, a copy restored in place) or
+//! replaced, a connection opened again while another connection of this
+//! process is still open attaches to that stale index and fails (`disk I/O
+//! error`, `malformed`) for as long as any old connection stays open: the
+//! watcher, the reaper, the detail reader and the jobs reopening in turn
+//! kept one open at every moment, and the store stayed unreadable until the
+//! console quit.
+//!
+//! So: the connection that sees a broken or changed file bumps the path's
+//! epoch ([`Registration::bump`]); every holder drops its connection when
+//! it sees its epoch is old ([`Registration::stale`], checked at each use
+//! and each poll); and [`register`] (a new open) waits until no connection
+//! of an older epoch is open. Process-wide, keyed by the canonical path.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+#[derive(Debug, Default)]
+struct Entry {
+    /// The current epoch: opens register under it.
+    epoch: u64,
+    /// Open connections per epoch.
+    open: HashMap<u64, usize>,
+    /// A store was opened at the path (not only tried).
+    opened: bool,
+    /// `(device, inode)` of the `-wal` that belonged to a file replaced
+    /// under the console ([`Registration::bump_replaced`]): while the same
+    /// log, with frames, is at the path, nothing is opened (it would be
+    /// replayed onto the new file).
+    old_wal: Option<(u64, u64)>,
+}
+
+fn registry() -> std::sync::MutexGuard<'static, HashMap<PathBuf, Entry>> {
+    static REGISTRY: OnceLock<Mutex<HashMap<PathBuf, Entry>>> = OnceLock::new();
+    REGISTRY
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+}
+
+/// One open connection, counted until dropped (drop it after the
+/// connection itself: `Store` declares it after its `conn`).
+#[derive(Debug)]
+pub struct Registration {
+    path: PathBuf,
+    epoch: u64,
+}
+
+impl Registration {
+    /// Whether another connection saw the file broken or changed since this
+    /// one was opened: drop it (and open again once the others have).
+    #[must_use]
+    pub fn stale(&self) -> bool {
+        registry()
+            .get(&self.path)
+            .is_some_and(|entry| entry.epoch != self.epoch)
+    }
+
+    /// Mark the path as a store this process has opened ([`known`]).
+    pub fn confirm(&self) {
+        if let Some(entry) = registry().get_mut(&self.path) {
+            entry.opened = true;
+        }
+    }
+
+    /// Say the file is broken or changed: every connection of this epoch
+    /// is to be dropped before any is opened again. A second bump by
+    /// another holder of the same epoch is a no-op.
+    pub fn bump(&self) {
+        if let Some(entry) = registry().get_mut(&self.path)
+            && entry.epoch == self.epoch
+        {
+            entry.epoch += 1;
+        }
+    }
+}
+
+impl Registration {
+    /// [`Registration::bump`] for a file replaced at its path (another
+    /// inode): `wal` is the `(device, inode)` of the write-ahead log this
+    /// connection last saw beside the old file; it belongs to the old file.
+    pub fn bump_replaced(&self, wal: Option<(u64, u64)>) {
+        if let Some(entry) = registry().get_mut(&self.path)
+            && entry.epoch == self.epoch
+        {
+            entry.epoch += 1;
+            entry.old_wal = wal;
+        }
+    }
+}
+
+/// The `(device, inode)` of the write-ahead log that belonged to a file
+/// replaced at `path`, if one was seen.
+#[must_use]
+pub fn old_wal(path: &Path) -> Option<(u64, u64)> {
+    registry().get(path).and_then(|entry| entry.old_wal)
+}
+
+/// Forget the old write-ahead log of `path` (it is gone, or empty).
+pub fn forget_old_wal(path: &Path) {
+    if let Some(entry) = registry().get_mut(path) {
+        entry.old_wal = None;
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let mut registry = registry();
+        if let Some(entry) = registry.get_mut(&self.path)
+            && let Some(count) = entry.open.get_mut(&self.epoch)
+        {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                entry.open.remove(&self.epoch);
+            }
+        }
+    }
+}
+
+/// Whether this process opened `path` before (then a file found empty is a
+/// truncation, not a new store).
+#[must_use]
+pub fn known(path: &Path) -> bool {
+    registry().get(path).is_some_and(|entry| entry.opened)
+}
+
+/// Register a new connection on `path` under its current epoch.
+///
+/// # Errors
+/// `Err(n)` while `n` connections of an older epoch are still open: open
+/// nothing yet (their holders drop them at their next poll).
+pub fn register(path: &Path) -> Result<Registration, usize> {
+    let mut registry = registry();
+    let entry = registry.entry(path.to_owned()).or_default();
+    let epoch = entry.epoch;
+    let older: usize = entry
+        .open
+        .iter()
+        .filter(|(e, _)| **e != epoch)
+        .map(|(_, n)| n)
+        .sum();
+    if older > 0 {
+        return Err(older);
+    }
+    *entry.open.entry(epoch).or_default() += 1;
+    Ok(Registration {
+        path: path.to_owned(),
+        epoch,
+    })
+}
+
+/// Wait up to `settle` for the connections of older epochs to close, then
+/// register.
+///
+/// # Errors
+/// As [`register`], once `settle` has passed.
+pub fn register_within(path: &Path, settle: std::time::Duration) -> Result<Registration, usize> {
+    let started = std::time::Instant::now();
+    loop {
+        match register(path) {
+            Err(_) if started.elapsed() < settle => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => return other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bump_holds_new_opens_until_every_old_connection_is_dropped() {
+        let path = Path::new("/epoch-test/state.db");
+        let a = register(path).unwrap();
+        let b = register(path).unwrap();
+        assert!(!a.stale());
+        a.bump();
+        b.bump();
+        assert!(a.stale() && b.stale());
+        assert_eq!(register(path).unwrap_err(), 2);
+        drop(a);
+        assert_eq!(register(path).unwrap_err(), 1);
+        drop(b);
+        let c = register(path).unwrap();
+        assert!(!c.stale());
+        assert!(!known(path), "tried, not opened");
+        c.confirm();
+        assert!(known(path));
+    }
+}
