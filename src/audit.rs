@@ -323,4 +323,21 @@ mod tests {
         assert!(log.console(2, "stop", "test").is_err());
         assert!(!dir.path().join("state").exists());
     }
+
+    #[test]
+    fn a_hard_link_is_refused_and_nothing_is_appended_to_its_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "keep\n").unwrap();
+        let path = dir.path().join("stackless-tui/audit.jsonl");
+        std::fs::create_dir(dir.path().join("stackless-tui")).unwrap();
+        std::fs::hard_link(&victim, &path).unwrap();
+        let refusal = format!(
+            "{} has 2 hard links: refusing to append to it (remove the link; the console creates a plain file there)",
+            path.display()
+        );
+        let error = AuditLog::open(&path, DEFAULT_CAP).err().unwrap();
+        assert_eq!(error.to_string(), refusal);
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep\n");
+    }
 }

@@ -6,10 +6,18 @@
 //! delete its target, as root when it runs as root. Each refusal is an
 //! [`std::io::Error`] whose message names the path and says what to do.
 
+use std::ffi::OsStr;
 use std::fs::{File, OpenOptions};
 use std::io;
+use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStringExt as _;
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::Path;
+
+use nix::errno::Errno;
+use nix::fcntl::AtFlags;
+use nix::sys::stat::{Mode, SFlag, fstatat};
+use nix::unistd::{UnlinkatFlags, unlinkat};
 
 /// The refusal for `path`, a symbolic link.
 fn refused(path: &Path) -> io::Error {
@@ -97,6 +105,134 @@ pub fn append(path: &Path) -> io::Result<File> {
                 e
             }
         })
+        .and_then(|file| one_link(path, file))
+}
+
+/// `file` (opened at `path`) unless it has more than one hard link: a hard
+/// link planted at `path` is another file's name, and appending would write
+/// to that file (`fstat` of the opened file, so no race).
+fn one_link(path: &Path, file: File) -> io::Result<File> {
+    use std::os::unix::fs::MetadataExt as _;
+    let links = file.metadata()?.nlink();
+    if links > 1 {
+        return Err(io::Error::other(format!(
+            "{} has {links} hard links: refusing to append to it (remove the link; the console creates a plain file there)",
+            path.display()
+        )));
+    }
+    Ok(file)
+}
+
+/// Why [`remove_logs`] did not remove a directory.
+#[derive(Debug)]
+pub enum RemoveError {
+    /// `<state_dir>/logs` or `logs/<name>` is a symbolic link: never
+    /// followed, nothing removed ([`not_a_symlink`]'s message).
+    Refused(io::Error),
+    /// Another I/O error (the path named is the one asked to remove).
+    Io(io::Error),
+}
+
+/// Nesting past which [`remove_at`] gives up (each level holds one open
+/// directory).
+const MAX_DEPTH: usize = 64;
+
+/// Open `dir` as a directory with `O_NOFOLLOW`: `Ok(None)` when nothing is
+/// there; the refusal when it is a symbolic link.
+///
+/// # Errors
+/// The refusal; `ENOTDIR` or another open error.
+pub fn open_dir(dir: &Path) -> io::Result<Option<OwnedFd>> {
+    use nix::fcntl::OFlag;
+    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    match nix::fcntl::open(dir, flags, Mode::empty()) {
+        Ok(fd) => Ok(Some(fd)),
+        Err(Errno::ENOENT) => Ok(None),
+        // Linux says ENOTDIR (not ELOOP) for a link under O_DIRECTORY.
+        Err(e @ (Errno::ELOOP | Errno::ENOTDIR)) => match not_a_symlink(dir) {
+            Ok(()) => Err(e.into()),
+            Err(refusal) => Err(refusal),
+        },
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// GC's removal of `<root>/<name>` (`root` is `<state_dir>/logs`, `name`
+/// one path component): `root` is opened once without following a link,
+/// and everything below it is removed relative to that handle
+/// ([`remove_at`]), so a link swapped in at `root` or anywhere in the tree
+/// after the check is never followed. Nothing there is `Ok`.
+///
+/// # Errors
+/// [`RemoveError::Refused`] when `root` or `<root>/<name>` is a symbolic
+/// link at the start; [`RemoveError::Io`] otherwise.
+pub fn remove_logs(root: &Path, name: &OsStr) -> Result<(), RemoveError> {
+    let io = RemoveError::Io;
+    let fd = match open_dir(root) {
+        Ok(Some(fd)) => fd,
+        Ok(None) => return Ok(()),
+        Err(e) if e.raw_os_error().is_none() => return Err(RemoveError::Refused(e)),
+        Err(e) => return Err(io(e)),
+    };
+    match fstatat(&fd, name, AtFlags::AT_SYMLINK_NOFOLLOW) {
+        Ok(st) if SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT == SFlag::S_IFLNK => {
+            return Err(RemoveError::Refused(refused(&root.join(name))));
+        }
+        Ok(_) => {}
+        Err(Errno::ENOENT) => return Ok(()),
+        Err(e) => return Err(io(e.into())),
+    }
+    remove_at(&fd, name).map_err(io)
+}
+
+/// Remove the entry `name` of the directory `parent` and, when it is a
+/// directory, everything in it: each subdirectory is opened relative to
+/// its parent with `O_DIRECTORY | O_NOFOLLOW` and each entry removed with
+/// `unlinkat`, so a symbolic link anywhere (even one swapped in during the
+/// removal) is unlinked itself, never followed. Nothing there is `Ok`.
+///
+/// # Errors
+/// The first `openat`/`unlinkat`/`readdir` error; nesting past 64 levels.
+pub fn remove_at(parent: &OwnedFd, name: &OsStr) -> io::Result<()> {
+    remove_nested(parent.as_fd(), name, 0)
+}
+
+fn remove_nested(parent: BorrowedFd<'_>, name: &OsStr, depth: usize) -> io::Result<()> {
+    use nix::fcntl::OFlag;
+    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let dir = match nix::fcntl::openat(parent, name, flags, Mode::empty()) {
+        Ok(fd) => fd,
+        // Not a directory (a file, or a symbolic link: ELOOP): unlink it.
+        Err(Errno::ENOTDIR | Errno::ELOOP) => {
+            return match unlinkat(parent, name, UnlinkatFlags::NoRemoveDir) {
+                Ok(()) | Err(Errno::ENOENT) => Ok(()),
+                Err(e) => Err(e.into()),
+            };
+        }
+        Err(Errno::ENOENT) => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    if depth >= MAX_DEPTH {
+        return Err(io::Error::other("nested more than 64 directories deep"));
+    }
+    let mut names = Vec::new();
+    {
+        let mut list = nix::dir::Dir::from_fd(nix::unistd::dup(&dir)?)?;
+        for entry in list.iter() {
+            let bytes = entry?.file_name().to_bytes().to_vec();
+            if bytes != b"." && bytes != b".." {
+                names.push(std::ffi::OsString::from_vec(bytes));
+            }
+        }
+    }
+    for child in &names {
+        remove_nested(dir.as_fd(), child, depth + 1)?;
+    }
+    drop(dir);
+    match unlinkat(parent, name, UnlinkatFlags::RemoveDir) {
+        Ok(()) | Err(Errno::ENOENT) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
 }
 
 #[cfg(test)]
@@ -138,5 +274,108 @@ mod tests {
         std::fs::create_dir(&gone).unwrap();
         real_dir(&gone.join("stackless-tui/roles")).unwrap();
         assert!(gone.join("stackless-tui/roles").is_dir());
+    }
+
+    /// A victim directory holding one file, outside the logs tree.
+    fn victim(dir: &Path) -> std::path::PathBuf {
+        let victim = dir.join("victim");
+        std::fs::create_dir(&victim).unwrap();
+        std::fs::write(victim.join("precious"), "keep").unwrap();
+        victim
+    }
+
+    #[test]
+    fn a_link_inside_the_logs_is_unlinked_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = victim(dir.path());
+        let logs = dir.path().join("logs");
+        std::fs::create_dir_all(logs.join("web/sub")).unwrap();
+        std::fs::write(logs.join("web/sub/out.log"), "x").unwrap();
+        std::os::unix::fs::symlink(&victim, logs.join("web/link")).unwrap();
+        std::os::unix::fs::symlink(&victim, logs.join("web/sub/link")).unwrap();
+        remove_logs(&logs, OsStr::new("web")).unwrap();
+        assert!(!logs.join("web").exists());
+        assert!(logs.is_dir());
+        assert_eq!(
+            std::fs::read_to_string(victim.join("precious")).unwrap(),
+            "keep"
+        );
+        // Nothing there: Ok.
+        remove_logs(&logs, OsStr::new("web")).unwrap();
+        remove_logs(&dir.path().join("none"), OsStr::new("web")).unwrap();
+    }
+
+    #[test]
+    fn links_at_the_start_are_refused_with_the_message() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = victim(dir.path());
+        let logs = dir.path().join("logs");
+        std::fs::create_dir(&logs).unwrap();
+        std::os::unix::fs::symlink(&victim, logs.join("web")).unwrap();
+        let Err(RemoveError::Refused(error)) = remove_logs(&logs, OsStr::new("web")) else {
+            panic!("logs/web, a link, was not refused");
+        };
+        assert_eq!(error.to_string(), refused(&logs.join("web")).to_string());
+        let planted = dir.path().join("planted");
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        let Err(RemoveError::Refused(error)) = remove_logs(&planted, OsStr::new("precious")) else {
+            panic!("a logs link was not refused");
+        };
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "{} is a symbolic link: refusing to follow it (remove the link; the console creates a plain file or directory there)",
+                planted.display()
+            )
+        );
+        assert_eq!(
+            std::fs::read_to_string(victim.join("precious")).unwrap(),
+            "keep"
+        );
+    }
+
+    #[test]
+    fn the_removal_goes_through_the_handle_opened_before_a_swap() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = victim(dir.path());
+        std::fs::create_dir(victim.join("web")).unwrap();
+        std::fs::write(victim.join("web/precious"), "keep").unwrap();
+        let logs = dir.path().join("logs");
+        std::fs::create_dir_all(logs.join("web")).unwrap();
+        std::fs::write(logs.join("web/out.log"), "x").unwrap();
+        let handle = open_dir(&logs).unwrap().unwrap();
+        // The race: the real directory moved away, a link put in its place.
+        let moved = dir.path().join("moved");
+        std::fs::rename(&logs, &moved).unwrap();
+        std::os::unix::fs::symlink(&victim, &logs).unwrap();
+        remove_at(&handle, OsStr::new("web")).unwrap();
+        assert!(!moved.join("web").exists());
+        assert!(moved.is_dir());
+        assert_eq!(
+            std::fs::read_to_string(victim.join("web/precious")).unwrap(),
+            "keep"
+        );
+        assert_eq!(
+            std::fs::read_to_string(victim.join("precious")).unwrap(),
+            "keep"
+        );
+    }
+
+    #[test]
+    fn a_hard_link_is_refused_and_its_target_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("target");
+        std::fs::write(&target, "keep").unwrap();
+        let link = dir.path().join("console.log");
+        std::fs::hard_link(&target, &link).unwrap();
+        let error = append(&link).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "{} has 2 hard links: refusing to append to it (remove the link; the console creates a plain file there)",
+                link.display()
+            )
+        );
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
     }
 }

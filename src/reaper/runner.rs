@@ -607,22 +607,20 @@ impl Reaper {
         let logs = root.join(name);
         // A logs directory (or `<state_dir>/logs` itself) planted as a
         // symbolic link is never followed: its target is not ours to
-        // delete. The tombstone is kept, and said once.
-        if let Err(error) = crate::nofollow::not_a_symlink(&root)
-            .and_then(|()| crate::nofollow::not_a_symlink(&logs))
-        {
-            self.quiet(
-                name,
-                ActivityKind::Refused,
-                format!("GC: {error}; the tombstone is kept"),
-            );
-            return Err(());
-        }
-        // std's remove_dir_all never follows a link inside the tree.
-        match std::fs::remove_dir_all(&logs) {
+        // delete. The tombstone is kept, and said once. The removal goes
+        // through one handle on `<state_dir>/logs`, so a link swapped in
+        // after the check is not followed either.
+        match crate::nofollow::remove_logs(&root, std::ffi::OsStr::new(name)) {
             Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => {
+            Err(crate::nofollow::RemoveError::Refused(error)) => {
+                self.quiet(
+                    name,
+                    ActivityKind::Refused,
+                    format!("GC: {error}; the tombstone is kept"),
+                );
+                return Err(());
+            }
+            Err(crate::nofollow::RemoveError::Io(e)) => {
                 self.quiet(
                     name,
                     ActivityKind::Error,
