@@ -279,6 +279,9 @@ pub struct Buffer {
     pub newer_dropped: bool,
     /// Lines that arrived while `newer_dropped`.
     pub missed: usize,
+    /// The cursor line, in lines above the bottom row shown (0: the bottom
+    /// one). Always 0 while lines wrap (the cursor is the bottom line).
+    pub cursor: usize,
     /// An older read was asked for and has not come back.
     pub loading: bool,
     /// The current search match (an index into the lines).
@@ -299,6 +302,7 @@ impl Buffer {
             scroll_up: 0,
             newer_dropped: false,
             missed: 0,
+            cursor: 0,
             loading: false,
             current: None,
             partials: Vec::new(),
@@ -329,7 +333,52 @@ impl Buffer {
     /// Whether new lines show as they come (at the bottom, nothing dropped).
     #[must_use]
     pub fn following(&self) -> bool {
-        self.scroll_up == 0 && !self.newer_dropped
+        self.scroll_up == 0 && self.cursor == 0 && !self.newer_dropped
+    }
+
+    /// Lines held below the cursor line (shown as "lines below").
+    #[must_use]
+    pub fn below(&self) -> usize {
+        self.scroll_up + self.cursor
+    }
+
+    /// The cursor line's index into [`Buffer::lines`], if any is held.
+    #[must_use]
+    pub fn selected(&self) -> Option<usize> {
+        let len = self.lines.len();
+        let end = len - self.scroll_up.min(len);
+        let last = end.checked_sub(1)?;
+        Some(last - self.cursor.min(last))
+    }
+
+    /// The cursor line (↑/↓, `k`/`j`): moves by `delta` lines (negative:
+    /// up, older) within the `rows` shown, scrolling when it reaches the
+    /// top or bottom. While lines wrap (`wrap`) the cursor is the bottom
+    /// line and the lines scroll. Returns whether older lines should be
+    /// read now, as [`Buffer::scroll`].
+    pub fn move_cursor(&mut self, delta: isize, rows: usize, wrap: bool) -> bool {
+        let page = if wrap { 1 } else { rows.max(1) };
+        let end = self.lines.len() - self.scroll_up.min(self.lines.len());
+        // The most the cursor can be above the bottom row.
+        let top = page.min(end.max(1)) - 1;
+        let mut scroll = 0isize;
+        if delta < 0 {
+            let up = delta.unsigned_abs();
+            let moved = up.min(top.saturating_sub(self.cursor));
+            self.cursor += moved;
+            scroll = -isize::try_from(up - moved).unwrap_or(isize::MAX);
+        } else if delta > 0 {
+            let down = delta.unsigned_abs();
+            let moved = down.min(self.cursor);
+            self.cursor -= moved;
+            scroll = isize::try_from(down - moved).unwrap_or(isize::MAX);
+        }
+        // What does not fit the page (wrap turned on) scrolls instead.
+        if self.cursor > top {
+            self.scroll_up += self.cursor - top;
+            self.cursor = top;
+        }
+        self.scroll(scroll, rows, wrap)
     }
 
     /// Append new lines. While paused the view stays where it is; while
@@ -343,7 +392,7 @@ impl Buffer {
             self.missed += lines.len();
             return;
         }
-        if self.scroll_up > 0 {
+        if !self.following() {
             self.scroll_up += lines.len();
         }
         for line in lines {
@@ -436,6 +485,7 @@ impl Buffer {
     /// dropped: the tail must be read again.
     pub fn follow(&mut self) -> bool {
         self.scroll_up = 0;
+        self.cursor = 0;
         !self.newer_dropped
     }
 
@@ -447,7 +497,7 @@ impl Buffer {
         if len == 0 || query.is_empty() {
             return false;
         }
-        let bottom = len - 1 - self.scroll_up.min(len - 1);
+        let bottom = self.selected().unwrap_or(len - 1);
         let anchor = self.current.filter(|&c| c < len).unwrap_or(bottom);
         let hit = |i: &usize| !find_all(&self.lines[*i].text, query).is_empty();
         let found = if older {
@@ -465,6 +515,7 @@ impl Buffer {
         };
         self.current = Some(index);
         self.scroll_up = len - 1 - index;
+        self.cursor = 0;
         true
     }
 }
@@ -546,6 +597,25 @@ mod tests {
         b.push(&[line("lost", 2)]);
         assert_eq!(b.missed, 1);
         assert!(!b.follow());
+    }
+
+    #[test]
+    fn the_cursor_moves_then_scrolls() {
+        let mut b = Buffer::new(lines(20), Older::Start);
+        assert_eq!(b.selected(), Some(19));
+        b.move_cursor(-2, 5, false);
+        assert_eq!((b.cursor, b.scroll_up, b.selected()), (2, 0, Some(17)));
+        assert!(!b.following());
+        b.push(&[line("new", 999)]);
+        assert_eq!((b.cursor, b.scroll_up, b.selected()), (2, 1, Some(17)));
+        b.move_cursor(-4, 5, false);
+        assert_eq!((b.cursor, b.scroll_up, b.selected()), (4, 3, Some(13)));
+        b.move_cursor(9, 5, false);
+        assert_eq!((b.cursor, b.scroll_up, b.selected()), (0, 0, Some(20)));
+        assert!(b.following());
+        b.move_cursor(-3, 5, false);
+        b.move_cursor(0, 5, true);
+        assert_eq!((b.cursor, b.scroll_up, b.selected()), (0, 3, Some(17)));
     }
 
     #[test]

@@ -241,3 +241,94 @@ fn logs_on_the_substrate_and_a_gone_dir_are_said() {
     press(&mut app, KeyCode::Esc);
     assert!(app.logs().is_none());
 }
+
+#[test]
+fn enter_opens_the_cursor_line_whole() {
+    let mut app = opened_app();
+    let mut long = format!("2026-12-01T11:59:00Z {}", "payload=ok ".repeat(30));
+    long.truncate(300);
+    assert_eq!(long.len(), 300);
+    app.handle(
+        Event::Logs(LogUpdate::Lines {
+            session: 1,
+            service: 0,
+            lines: vec![
+                line(0, &long, 5000),
+                line(0, "2026-12-01T12:00:00Z GET /health 200 1ms", 5400),
+                line(0, "2026-12-01T12:00:01Z GET /health 200 1ms", 5500),
+            ],
+        }),
+        CAPTURE,
+    );
+    // A frame first: the cursor moves within the rows it drew.
+    render_app(&app, 80, 24);
+    press(&mut app, KeyCode::Char('k'));
+    press(&mut app, KeyCode::Char('k'));
+    assert_snapshot!("cursor_two_up_80x24", render_app(&app, 80, 24));
+    press(&mut app, KeyCode::Enter);
+    let full = app.full_text().expect("Enter opens the line whole");
+    assert_eq!(full.text.title, "Log: web");
+    assert_eq!(full.text.lines, vec![long.clone()]);
+    assert_snapshot!("line_whole_80x24", render_app(&app, 80, 24));
+    press(&mut app, KeyCode::Esc);
+    assert!(app.full_text().is_none());
+    assert!(app.logs().is_some(), "Esc goes back to the logs view");
+    press(&mut app, KeyCode::Char('e'));
+    assert_eq!(
+        app.full_text().map(|f| f.text.lines.clone()),
+        Some(vec![long])
+    );
+}
+
+#[test]
+fn eight_services_scroll_the_tab_bar() {
+    let mut app = app_with(vec![instance("alpha", "local", Status::Active)]);
+    let Some(Command::OpenLogs { session, .. }) = press(&mut app, KeyCode::Char('l')) else {
+        panic!("l opens the logs");
+    };
+    let names = [
+        "api",
+        "billing-reconciliation-worker-eu",
+        "cache",
+        "db-migrations",
+        "events",
+        "frontend",
+        "gateway-with-a-very-long-service-name",
+        "jobs",
+    ];
+    let services = names
+        .iter()
+        .zip(0u16..)
+        .map(|(name, i)| OpenedService {
+            name: (*name).into(),
+            lines: vec![line(i, &format!("2026-12-01T11:00:0{i}Z {name} up"), 0)],
+            older: Older::Start,
+            error: None,
+            partial: None,
+        })
+        .collect();
+    app.show_logs(
+        session,
+        Opened {
+            state: LogsState::Ready,
+            path: "/state/logs/alpha".into(),
+            services,
+            notice: None,
+        },
+    );
+    app.handle(
+        Event::Logs(LogUpdate::Watching {
+            session,
+            mode: WatchMode::Notify,
+        }),
+        CAPTURE,
+    );
+    assert_snapshot!("eight_services_80x24", render_app(&app, 80, 24));
+    for _ in 0..7 {
+        press(&mut app, KeyCode::Tab);
+    }
+    let text = render_app(&app, 80, 24);
+    assert!(text.contains(" gateway-with-a-very-lon… │"), "{text}");
+    assert!(text.contains("● following · notify"), "{text}");
+    assert_snapshot!("eight_services_tab7_80x24", text);
+}

@@ -65,13 +65,16 @@ impl App {
         self.full.as_ref()
     }
 
-    /// Enter or `e`: open the whole text of what is selected: the operation
+    /// Enter or `e`: open the whole text of what is selected: the logs
+    /// view's cursor line, else the operation
     /// overlay's operation, else the whole detail document (every field
     /// whole, then the instance's row, its last error and last teardown
     /// output), else the focused pane's selected row (the
     /// selected line in Supervisor and Activity).
     pub(super) fn open_full_text(&mut self) {
-        let text = if let Some((_, op)) = self.operation_open() {
+        let text = if self.logs.is_some() && self.op_open.is_none() {
+            self.log_line_text()
+        } else if let Some((_, op)) = self.operation_open() {
             op.map(|op| fulltext::operation(op, self.now))
         } else if let Some(detail) = &self.detail {
             Some(self.detail_text(detail))

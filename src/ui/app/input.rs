@@ -116,8 +116,8 @@ impl App {
                 self.quitting = true;
                 return Some(Command::Quit);
             }
-            Action::Up if self.logs.is_some() => return self.scroll_logs(-1),
-            Action::Down if self.logs.is_some() => return self.scroll_logs(1),
+            Action::Up if self.logs.is_some() => return self.move_logs_cursor(-1),
+            Action::Down if self.logs.is_some() => return self.move_logs_cursor(1),
             Action::PageUp if self.logs.is_some() => return self.scroll_logs(-self.logs_page()),
             Action::PageDown if self.logs.is_some() => return self.scroll_logs(self.logs_page()),
             Action::First if self.logs.is_some() => return self.scroll_logs(isize::MIN / 2),

@@ -5,6 +5,7 @@
 //! [`Command`]. Lines arrive as `Event::Logs` from the follower.
 
 use super::{App, Command, FlashLevel};
+use crate::model::fulltext::FullText;
 use crate::model::logview::{
     Buffer, FollowNote, LogLine, LogUpdate, LogsRequest, LogsState, Older, Opened, WatchMode,
 };
@@ -278,6 +279,33 @@ impl App {
         older_command(view, tab, wants)
     }
 
+    /// ↑/↓ (`k`/`j`): move the cursor line; scrolls when it reaches the
+    /// top (asking for older lines near the top of what is held).
+    pub(super) fn move_logs_cursor(&mut self, delta: isize) -> Option<Command> {
+        let rows = self.viewport.get().logs_rows.max(1);
+        let view = self.logs.as_mut()?;
+        let tab = view.tab;
+        let wrap = view.wrap;
+        let wants = view.buffer_mut().move_cursor(delta, rows, wrap);
+        older_command(view, tab, wants)
+    }
+
+    /// The cursor line whole, for the full-text view (Enter, `e`): titled
+    /// `Log: SERVICE`, its text (sanitized when read, and again here).
+    #[must_use]
+    pub(super) fn log_line_text(&self) -> Option<FullText> {
+        let view = self.logs.as_ref()?;
+        if view.state != LogsState::Ready {
+            return None;
+        }
+        let buffer = view.buffer();
+        let line = &buffer.lines()[buffer.selected()?];
+        let mut text = FullText::new(&format!("Log: {}", view.service_name(line.service)));
+        text.indent = 0;
+        text.line(&line.text);
+        Some(text)
+    }
+
     /// `G`: back to the bottom, following; reads the tail again when newer
     /// lines were dropped for older ones.
     pub(super) fn follow_logs(&mut self) -> Option<Command> {
@@ -312,7 +340,7 @@ impl App {
             view.wrap = !view.wrap;
             // Unwrapped, a line is a row: no further up than a page's top.
             let wrap = view.wrap;
-            view.buffer_mut().scroll(0, rows, wrap);
+            view.buffer_mut().move_cursor(0, rows, wrap);
             let text = if view.wrap { "wrap on" } else { "wrap off" };
             self.set_flash(FlashLevel::Info, text.into());
         }

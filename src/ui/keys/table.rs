@@ -120,15 +120,19 @@ pub const ENTRIES: &[KeyEntry] = &[
         binds: &[
             bind(&[Panes], &[plain(KeyCode::Enter)], Action::OpenDetail),
             bind(&[Operation], &[any(KeyCode::Enter)], Action::CloseOperation),
+            bind(&[Logs], &[plain(KeyCode::Enter)], Action::OpenFullText),
         ],
-        footer: &[foot(Panes, 7, "Enter", "detail", 2)],
+        footer: &[
+            foot(Panes, 7, "Enter", "detail", 2),
+            foot(Logs, 9, "Enter/e", "line", 3),
+        ],
     },
     KeyEntry {
         keys: "e",
         help: "the selected line whole (envelopes labelled, teardown output)",
         binds: &[
             bind(
-                &[Panes, Detail, Operation],
+                &[Panes, Detail, Operation, Logs],
                 &[ch('e')],
                 Action::OpenFullText,
             ),

@@ -1,6 +1,7 @@
 //! The logs view (`l`): in the space of the panes, a tab row (all
-//! services, then one per service), a "following"/"paused" mark with how
-//! the follower watches, the lines (cut at the edge or wrapped, `w`), the
+//! services, then one per service, scrolled to show the selected one), a
+//! "following"/"paused" mark with how the follower watches (always on the
+//! right), the lines with the cursor line highlighted (cut at the edge or wrapped, `w`), the
 //! search matches highlighted, and the search prompt. When there is
 //! nothing to follow it says why: the substrate keeps the logs elsewhere,
 //! the logs directory is gone, it holds no logs.
@@ -112,36 +113,43 @@ fn state_text(view: &LogsView) -> Option<(String, Style)> {
     Some((text, style))
 }
 
-/// The tab row, then the follow mark on the right.
+/// The widest a tab's name is shown; a longer one is cut with `…`.
+pub const TAB_NAME: usize = 24;
+
+/// The tab row: the follow mark on the right (its width reserved first),
+/// the tabs in the rest, scrolled so the selected one is shown.
 fn tab_row(view: &LogsView, width: usize) -> Line<'static> {
+    let buffer = view.buffer();
+    let mark = follow_mark(view);
+    let mark = fit(&mark, width).into_owned();
+    let room = width.saturating_sub(mark.width() + 1);
+    let tabs: Vec<String> = view
+        .tab_names()
+        .into_iter()
+        .map(|name| format!(" {} ", fit(name, TAB_NAME)))
+        .collect();
+    // Each tab and its `│`.
+    let widths: Vec<usize> = tabs.iter().map(|t| t.width() + 1).collect();
+    let selected = view.tab.min(tabs.len().saturating_sub(1));
+    let mut first = 0;
+    while first < selected && widths[first..=selected].iter().sum::<usize>() > room {
+        first += 1;
+    }
     let mut spans = Vec::new();
-    for (index, name) in view.tab_names().into_iter().enumerate() {
+    let mut used = 0;
+    for (index, tab) in tabs.into_iter().enumerate().skip(first) {
+        if index != first && used + widths[index] > room {
+            break;
+        }
+        used += widths[index];
         let style = if index == view.tab {
             theme::selected_focused()
         } else {
             Style::new()
         };
-        spans.push(Span::styled(format!(" {name} "), style));
+        spans.push(Span::styled(tab, style));
         spans.push(Span::styled("│", theme::muted()));
     }
-    let buffer = view.buffer();
-    let watch = match view.watch {
-        Some(WatchMode::Notify) => "notify".to_owned(),
-        Some(WatchMode::Poll(ms)) => format!("poll {ms}ms"),
-        None => "…".to_owned(),
-    };
-    let mark = if view.state != LogsState::Ready {
-        String::new()
-    } else if buffer.following() {
-        format!("● following · {watch}")
-    } else if buffer.newer_dropped {
-        format!("‖ paused · newer lines dropped · G reads the tail · {watch}")
-    } else {
-        format!(
-            "‖ paused · {} lines below · G follows · {watch}",
-            buffer.scroll_up
-        )
-    };
     let used: usize = spans.iter().map(|s| s.content.width()).sum();
     let gap = width.saturating_sub(used + mark.width()).max(1);
     spans.push(Span::raw(" ".repeat(gap)));
@@ -152,6 +160,29 @@ fn tab_row(view: &LogsView, width: usize) -> Line<'static> {
     };
     spans.push(Span::styled(mark, style));
     Line::from(spans)
+}
+
+/// "following" or "paused" and how the follower watches (nothing while
+/// the logs are not ready).
+fn follow_mark(view: &LogsView) -> String {
+    let buffer = view.buffer();
+    let watch = match view.watch {
+        Some(WatchMode::Notify) => "notify".to_owned(),
+        Some(WatchMode::Poll(ms)) => format!("poll {ms}ms"),
+        None => "…".to_owned(),
+    };
+    if view.state != LogsState::Ready {
+        String::new()
+    } else if buffer.following() {
+        format!("● following · {watch}")
+    } else if buffer.newer_dropped {
+        format!("‖ paused · newer lines dropped · G reads the tail · {watch}")
+    } else {
+        format!(
+            "‖ paused · {} lines below · G follows · {watch}",
+            buffer.below()
+        )
+    }
 }
 
 /// The search prompt, or the search kept, on the last row.
@@ -213,6 +244,7 @@ fn body(view: &LogsView, width: usize, rows: usize) -> Vec<Line<'static>> {
     } else {
         0
     };
+    let selected = buffer.selected();
     let mut stack: Vec<Line<'static>> = Vec::new();
     if buffer.scroll_up == 0 {
         // Unfinished last lines (no `\n` yet), marked, at the bottom.
@@ -236,11 +268,16 @@ fn body(view: &LogsView, width: usize, rows: usize) -> Vec<Line<'static>> {
         let prefix = prefix(view, line, label_width);
         let current = buffer.current == Some(index);
         let mut made = render_line(&prefix, line, &view.search, current, width, view.wrap);
+        let cursor = selected == Some(index);
         while let Some(row) = made.pop() {
             if stack.len() >= rows {
                 break;
             }
-            stack.push(row);
+            stack.push(if cursor {
+                row.style(theme::selected_focused())
+            } else {
+                row
+            });
         }
     }
     stack.reverse();
