@@ -17,8 +17,14 @@ pub type EventReceiver = tokio::sync::mpsc::UnboundedReceiver<Event>;
 /// Everything the render loop reacts to.
 #[derive(Debug, Clone)]
 pub enum Event {
-    /// A terminal event (key, mouse, resize).
+    /// A terminal event (key, mouse, resize) with no read instant: taken
+    /// as read now (tests, and anything not from the terminal thread).
     Input(crossterm::event::Event),
+    /// A terminal event from the `terminal-input` thread, with the instant
+    /// its burst was read (`console::input`): a key read before a
+    /// confirmation dialog was first drawn does not answer it
+    /// (`model::confirm`).
+    InputAt(crossterm::event::Event, Instant),
     /// One second passed: countdowns move, nothing is re-read.
     Tick,
     /// A fresh consistent snapshot from the watcher (shared, never copied per

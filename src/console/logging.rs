@@ -70,6 +70,10 @@ pub(super) fn trace(event: &Event) {
         }
         Event::Reaper(status) => tracing::debug!("reaper: {status:?}"),
         Event::Watch(mode) => tracing::info!("store {}", mode.label()),
-        Event::Input(_) | Event::Tick | Event::Activity(_) | Event::Logs(_) => {}
+        Event::Input(_)
+        | Event::InputAt(..)
+        | Event::Tick
+        | Event::Activity(_)
+        | Event::Logs(_) => {}
     }
 }

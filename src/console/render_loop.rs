@@ -66,7 +66,7 @@ pub(super) async fn run(
     let mut sigterm = signal(SignalKind::terminate()).wrap_err("cannot watch SIGTERM")?;
     let mut sighup = signal(SignalKind::hangup()).wrap_err("cannot watch SIGHUP")?;
     let mut sigint = signal(SignalKind::interrupt()).wrap_err("cannot watch SIGINT")?;
-    if !draw(terminal, &app)? {
+    if !draw(terminal, &mut app)? {
         return Ok("terminal closed");
     }
     let mut why = "quit";
@@ -130,7 +130,7 @@ pub(super) async fn run(
         if app.quitting() {
             break;
         }
-        if !draw(terminal, &app)? {
+        if !draw(terminal, &mut app)? {
             why = "terminal closed";
             break;
         }
@@ -141,8 +141,11 @@ pub(super) async fn run(
 /// Draw one frame. `Ok(false)` when the terminal is gone (the window was
 /// closed: writes fail with an I/O error), which ends the console like a
 /// hang-up. While a panic is being reported, nothing is drawn and this
-/// thread waits for the hook to end the process.
-fn draw(terminal: &mut Term, app: &App) -> Result<bool> {
+/// thread waits for the hook to end the process. The App is told when the
+/// frame began (`App::drawn`: a confirmation dialog shown from then on).
+fn draw(terminal: &mut Term, app: &mut App) -> Result<bool> {
+    app.drawn(std::time::Instant::now());
+    let app = &*app;
     match with_terminal(|| {
         terminal
             .draw(|frame| crate::ui::draw(frame, app))

@@ -8,6 +8,7 @@
 
 pub mod activity;
 pub mod backoff;
+pub mod confirm;
 pub mod controller;
 pub mod detail;
 pub mod envelope;

@@ -478,6 +478,13 @@ impl Reaper {
                 self.store = store;
                 self.reopen = false;
                 self.last_quiet.remove("");
+                let why = match crate::store::epoch::take_set_aside(&path) {
+                    Some(kept) => format!(
+                        "{why}; its old write-ahead log was set aside as {} (not replayed onto it)",
+                        kept.display()
+                    ),
+                    None => why,
+                };
                 self.emit(Activity::new(
                     now,
                     Actor::Reaper,

@@ -33,6 +33,12 @@ struct Entry {
     /// log, with frames, is at the path, nothing is opened (it would be
     /// replayed onto the new file).
     old_wal: Option<(u64, u64)>,
+    /// The write-ahead log beside the file when it was seen rewritten in
+    /// place ([`Registration::bump`]): checked before the file is opened
+    /// again (`store::walfile::check`).
+    rewritten_wal: Option<super::walfile::Mark>,
+    /// Where that log was set aside, until the reaper says so.
+    set_aside: Option<PathBuf>,
 }
 
 fn registry() -> std::sync::MutexGuard<'static, HashMap<PathBuf, Entry>> {
@@ -71,11 +77,21 @@ impl Registration {
     /// Say the file is broken or changed: every connection of this epoch
     /// is to be dropped before any is opened again. A second bump by
     /// another holder of the same epoch is a no-op.
+    ///
+    /// When the file is found truncated (`store::walfile::truncated`), the
+    /// write-ahead log beside it now is recorded: it holds page images of
+    /// the file as it was (`store::walfile`).
     pub fn bump(&self) {
+        let wal = super::walfile::truncated(&self.path)
+            .then(|| super::walfile::mark(&super::wal::sibling(&self.path, "-wal")))
+            .flatten();
         if let Some(entry) = registry().get_mut(&self.path)
             && entry.epoch == self.epoch
         {
             entry.epoch += 1;
+            if wal.is_some() {
+                entry.rewritten_wal = wal;
+            }
         }
     }
 }
@@ -106,6 +122,34 @@ pub fn forget_old_wal(path: &Path) {
     if let Some(entry) = registry().get_mut(path) {
         entry.old_wal = None;
     }
+}
+
+/// The write-ahead log recorded when `path` was seen rewritten in place.
+#[must_use]
+pub fn rewritten_wal(path: &Path) -> Option<super::walfile::Mark> {
+    registry().get(path).and_then(|entry| entry.rewritten_wal)
+}
+
+/// Forget it (gone, restarted, already in the file, or set aside).
+pub fn forget_rewritten_wal(path: &Path) {
+    if let Some(entry) = registry().get_mut(path) {
+        entry.rewritten_wal = None;
+    }
+}
+
+/// Say that the old log of `path` was set aside as `kept`.
+pub fn note_set_aside(path: &Path, kept: PathBuf) {
+    if let Some(entry) = registry().get_mut(path) {
+        entry.set_aside = Some(kept);
+    }
+}
+
+/// Where the old log of `path` was set aside since this was last asked.
+#[must_use]
+pub fn take_set_aside(path: &Path) -> Option<PathBuf> {
+    registry()
+        .get_mut(path)
+        .and_then(|entry| entry.set_aside.take())
 }
 
 impl Drop for Registration {

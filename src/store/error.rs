@@ -109,6 +109,14 @@ pub enum StoreError {
         "the store file {0} was replaced, but {1} (and its -shm) belong to the old file: opening it would apply the old file's commits to the new one. Stop stackless and this console, then remove {1} and the -shm beside it (or put the old file back)"
     )]
     StaleWal(PathBuf, PathBuf),
+    /// The store file was rewritten in place (truncated, a copy restored
+    /// over it) and its write-ahead log, with page images of the old file,
+    /// is open in another process: it can be neither replayed onto the new
+    /// file nor set aside (`store::walfile`). Nothing is opened.
+    #[error(
+        "the store file {0} was rewritten in place, but {1} holds the old file's commits and another process has it open: opening the store would apply them to the new file. Stop stackless (and any program using the store); the console then sets {1} aside and reads the file as it is"
+    )]
+    ForeignWal(PathBuf, PathBuf),
     /// Another process held a lock past the busy timeout.
     #[error("the store {0} is busy: another process holds a write transaction")]
     Busy(PathBuf),

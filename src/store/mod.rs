@@ -14,6 +14,7 @@ pub mod schema;
 pub mod services;
 pub mod wake;
 pub mod wal;
+pub mod walfile;
 pub mod watcher;
 mod write;
 
@@ -256,6 +257,7 @@ impl Store {
         let registration = epoch::register_within(path, SETTLE)
             .map_err(|n| StoreError::Settling(path.to_owned(), n))?;
         stale_wal_check(path)?;
+        walfile::check(path)?;
         let identity = file_identity(path);
         // Everything is checked on a connection that writes nothing (no
         // journal-mode change), so a file that is not a stackless store is
@@ -374,6 +376,13 @@ impl Store {
         .map_err(|e| StoreError::sqlite(path, &e))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| StoreError::sqlite(path, &e))?;
+        // Closing never checkpoints (`walfile`): the last close would
+        // write the log into whatever file is at the path by then.
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        )
+        .map_err(|e| StoreError::sqlite(path, &e))?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(|e| StoreError::sqlite(path, &e))?;
         if access == Access::ReadWrite {

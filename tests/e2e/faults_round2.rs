@@ -338,3 +338,53 @@ fn a_pasted_dy_never_opens_or_answers_the_teardown_confirmation() {
     assert_eq!(tui.wait_exit(QUIT), 0);
     assert_eq!(calls(dir.path()), Vec::<String>::new());
 }
+
+/// A destructive confirmation is answered only by a key pressed once it is
+/// on screen: `dy` written in one go (typed ahead, an unbracketed paste)
+/// opens the dialog and the `y` queued behind the `d` is dropped; the
+/// dialog stays and nothing is torn down until a `y` comes after it. The
+/// same for the bulk `d` on marked instances.
+#[test]
+fn a_dy_burst_in_one_write_opens_the_dialog_but_never_answers_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = many_instances(dir.path(), 3);
+    let down = counting_down(dir.path(), "exit 0");
+    let mut tui = Tui::spawn(
+        &["--state", utf8(&path), "--tick", "1s", "--down-cmd", &down],
+        120,
+        40,
+    );
+    tui.wait_until("the first row selected", UI, |s| {
+        selected_instance(s).as_deref() == Some("n0001")
+    });
+    tui.send("dy");
+    tui.wait_for("Tear down n0001?", UI);
+    std::thread::sleep(Duration::from_millis(1500));
+    let screen = tui.contents();
+    assert!(screen.contains("Tear down n0001?"), "still asked: {screen}");
+    assert_eq!(calls(dir.path()), Vec::<String>::new(), "nothing torn down");
+    // A `y` pressed once the dialog is on screen answers it.
+    tui.send("y");
+    tui.wait_until("n0001 torn down", UI, |_| calls(dir.path()) == ["n0001"]);
+    tui.wait_gone("Tear down n0001?", UI);
+    // The bulk `d`: mark n0002 and n0003, then `dy` in one write.
+    tui.select("n0002");
+    tui.send(" ");
+    tui.send("j");
+    tui.send(" ");
+    tui.wait_for("● n0003", UI);
+    tui.send("dy");
+    let question = "Tear down 2 marked instances (n0002, n0003)? [y/N]";
+    tui.wait_for(question, UI);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(tui.contents().contains(question), "still asked");
+    assert_eq!(calls(dir.path()), ["n0001"]);
+    tui.send("y");
+    tui.wait_until("the marked instances torn down", UI, |_| {
+        let mut seen = calls(dir.path());
+        seen.sort();
+        seen == ["n0001", "n0002", "n0003"]
+    });
+    tui.send("q");
+    assert_eq!(tui.wait_exit(QUIT), 0);
+}

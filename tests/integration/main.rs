@@ -23,4 +23,5 @@ mod reaper_control;
 mod reaper_releases;
 mod store;
 mod supervisor;
+mod wal_restore;
 mod watcher;

@@ -689,3 +689,33 @@ fn header_says_how_commits_are_noticed() {
         first_line(&app)
     );
 }
+
+/// The cancel confirmation, like every other: a `y` read before the dialog
+/// was first drawn (queued behind the `c`) is dropped; one read after it
+/// answers.
+#[test]
+fn a_y_queued_behind_c_does_not_answer_the_cancel_question() {
+    use std::time::{Duration, Instant};
+    let at = |read: Instant, c: char| {
+        Event::InputAt(
+            crossterm::event::Event::Key(crossterm::event::KeyEvent::from(KeyCode::Char(c))),
+            read,
+        )
+    };
+    let mut app = app();
+    focus_operations(&mut app);
+    press(&mut app, KeyCode::Char('j'));
+    press(&mut app, KeyCode::Char('j'));
+    let burst = Instant::now();
+    assert_eq!(app.handle(at(burst, 'c'), CAPTURE), None);
+    assert_eq!(app.handle(at(burst, 'y'), CAPTURE), None);
+    assert!(app.confirming_cancel().is_some(), "still asked");
+    app.drawn(burst + Duration::from_millis(5));
+    assert_eq!(app.handle(at(burst, 'y'), CAPTURE), None, "typed ahead");
+    assert!(app.confirming_cancel().is_some());
+    assert!(matches!(
+        app.handle(at(burst + Duration::from_millis(9), 'y'), CAPTURE),
+        Some(Command::CancelOperation { .. })
+    ));
+    assert!(app.confirming_cancel().is_none());
+}

@@ -62,6 +62,48 @@ impl App {
         }
     }
 
+    /// A terminal event with no read instant.
+    pub(super) fn input(&mut self, input: crossterm::event::Event) -> Option<Command> {
+        match input {
+            crossterm::event::Event::Key(key) => self.key(key),
+            crossterm::event::Event::Mouse(mouse) => self.mouse(mouse),
+            // Bracketed paste: text for a prompt, never keys.
+            crossterm::event::Event::Paste(text) => {
+                self.paste(&text);
+                None
+            }
+            // Resize: the next frame lays out again. Focus: not used.
+            _ => None,
+        }
+    }
+
+    /// A terminal event read at `read`: a key read before the open
+    /// confirmation dialog was first drawn is dropped, without effect
+    /// ([`crate::model::confirm::answers`]); anything else as
+    /// [`App::input`].
+    pub(super) fn input_at(
+        &mut self,
+        input: crossterm::event::Event,
+        read: std::time::Instant,
+    ) -> Option<Command> {
+        if matches!(input, crossterm::event::Event::Key(_))
+            && self.context() == Context::Confirm
+            && !crate::model::confirm::answers(read, self.confirm_shown)
+        {
+            return None;
+        }
+        self.input(input)
+    }
+
+    /// A frame began to be drawn at `at`: the first one with a
+    /// confirmation dialog open is when it was shown (keys read before
+    /// then do not answer it, [`App::input_at`]).
+    pub fn drawn(&mut self, at: std::time::Instant) {
+        if self.context() == Context::Confirm && self.confirm_shown.is_none() {
+            self.confirm_shown = Some(at);
+        }
+    }
+
     /// A key event: looked up in the key table ([`keys::resolve`]) for the
     /// current context, then carried out. Releases are ignored.
     pub(super) fn key(&mut self, key: KeyEvent) -> Option<Command> {

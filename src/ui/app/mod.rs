@@ -199,6 +199,9 @@ pub struct App {
     confirm: Option<Instance>,
     /// The operation awaiting `y`/`N` confirmation of a cancel.
     confirm_cancel: Option<Operation>,
+    /// When the open confirmation dialog began to be drawn first
+    /// ([`App::drawn`]); `None` while none is open or before its frame.
+    confirm_shown: Option<Instant>,
     /// The selected row of the Operations pane (an index into
     /// `snapshot.operations`), and its id to follow across snapshots.
     op_selected: usize,
@@ -295,6 +298,7 @@ impl App {
             activity: Log::default(),
             confirm: None,
             confirm_cancel: None,
+            confirm_shown: None,
             op_selected: 0,
             op_id: None,
             op_open: None,
@@ -322,6 +326,14 @@ impl App {
     /// Apply one event at time `now` (unix seconds). Returns a command for
     /// the console to carry out, if the event asked for one.
     pub fn handle(&mut self, event: Event, now: i64) -> Option<Command> {
+        let command = self.apply(event, now);
+        if self.context() != crate::ui::keys::Context::Confirm {
+            self.confirm_shown = None;
+        }
+        command
+    }
+
+    fn apply(&mut self, event: Event, now: i64) -> Option<Command> {
         self.now = now;
         self.clock = Instant::now();
         match event {
@@ -385,15 +397,8 @@ impl App {
                 self.quitting = true;
                 Some(Command::Quit)
             }
-            Event::Input(crossterm::event::Event::Key(key)) => self.key(key),
-            Event::Input(crossterm::event::Event::Mouse(mouse)) => self.mouse(mouse),
-            // Bracketed paste: text for a prompt, never keys.
-            Event::Input(crossterm::event::Event::Paste(text)) => {
-                self.paste(&text);
-                None
-            }
-            // Resize: the next frame lays out again. Focus: not used.
-            Event::Input(_) => None,
+            Event::Input(input) => self.input(input),
+            Event::InputAt(input, read) => self.input_at(input, read),
         }
     }
 
@@ -444,80 +449,6 @@ impl App {
     #[must_use]
     pub fn role(&self) -> &RoleState {
         &self.role
-    }
-
-    /// Why the wall clock looks wrong, while it does (the reaper and GC
-    /// are paused and `r` is off meanwhile).
-    #[must_use]
-    pub fn clock_doubt(&self) -> Option<&str> {
-        self.clock_doubt.as_deref()
-    }
-
-    /// Why a failed reap could not be recorded in the store, while it
-    /// could not (the reaper is paused and `r`/`d` are off meanwhile).
-    #[must_use]
-    pub fn unrecorded(&self) -> Option<&str> {
-        self.unrecorded.as_deref()
-    }
-
-    /// Why `r` and `d` are off, if they are: the access given at start
-    /// (`--read-only`), or the generation of the store on screen (a store
-    /// older than reap bookkeeping: `schema v2 is older than this console:
-    /// r and d are off until stackless upgrades the store`), which may
-    /// change while the console runs.
-    #[must_use]
-    pub fn write_keys_off(&self) -> Option<std::borrow::Cow<'_, str>> {
-        use std::borrow::Cow;
-        if let Err(reason) = &self.config.write_keys {
-            return Some(Cow::Borrowed(reason.as_str()));
-        }
-        if let Some(error) = &self.unrecorded {
-            return Some(Cow::Owned(format!(
-                "the store does not record failures ({error}): r and d are off until it accepts writes"
-            )));
-        }
-        let generation = self.snapshot.generation;
-        (!generation.allows_write_keys()).then(|| {
-            Cow::Owned(format!(
-                "schema v{} is older than this console: r and d are off until stackless upgrades the store",
-                generation.user_version
-            ))
-        })
-    }
-
-    /// The header's reaper text, from the store and the clock as they are
-    /// now, not only as they were at start-up: `reaper: standby`, the
-    /// start-up line when the flags or the access turned it off
-    /// (`reaper: off (--no-reaper)`), `reaper: off (schema v2)` once the
-    /// store on screen is one the reaper cannot run on, `reaper: paused
-    /// (clock looks wrong)`, `reaper: paused (failures cannot be recorded)`, else the start-up line (`reaper: every 1s`).
-    #[must_use]
-    pub fn reaper_text(&self) -> std::borrow::Cow<'_, str> {
-        use std::borrow::Cow;
-        if let RoleState::Standby { .. } = self.role {
-            return Cow::Borrowed("reaper: standby");
-        }
-        let line = self.config.reaper_line.as_str();
-        if line.starts_with("reaper: off") {
-            return Cow::Borrowed(line);
-        }
-        if let Some(off) = self
-            .loaded
-            .then(|| self.snapshot.generation.reaper_off())
-            .flatten()
-        {
-            return Cow::Owned(format!("reaper: off ({off})"));
-        }
-        if self.unrecorded.is_some() {
-            return Cow::Borrowed("reaper: paused (failures cannot be recorded)");
-        }
-        if self.clock_doubt.is_some() {
-            return Cow::Borrowed("reaper: paused (clock looks wrong)");
-        }
-        if self.reaper.paused {
-            return Cow::Borrowed("reaper: paused (P resumes)");
-        }
-        Cow::Borrowed(line)
     }
 
     /// The teardown command the console runs (its argv and whether its

@@ -1,0 +1,103 @@
+//! A store truncated and restored in place while one of the console's
+//! connections to the old file is still open (issue 14, review item 1):
+//! the old file's write-ahead log is never written into, nor replayed
+//! onto, the restored copy, however late the old connection closes.
+
+use crate::common::CAPTURE;
+use crate::common::stores;
+use stackless_tui::store::{Access, FileState, Store};
+
+fn expires(path: &std::path::Path) -> Vec<i64> {
+    let conn =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    let mut stmt = conn
+        .prepare("SELECT expires_at FROM leases ORDER BY instance")
+        .unwrap();
+    stmt.query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// The old connection closes *after* the good copy is back: before the fix
+/// its close checkpointed the old log (leases renewed 2 hours ahead) into
+/// the restored copy. Now nothing is written at close; the next open finds
+/// the old log, its pages not in the file, and sets it aside, kept.
+#[test]
+fn an_old_connection_closing_after_a_restore_in_place_writes_nothing_into_the_copy() {
+    let (dir, path) = stores::v5();
+    stores::exec(&path, "PRAGMA wal_checkpoint(TRUNCATE);");
+    let good = dir.path().join("good.db");
+    std::fs::copy(&path, &good).unwrap();
+    let good_expires = expires(&good);
+    let mut old = Store::open(&path, Access::ReadWrite).unwrap();
+    assert_eq!(old.file_state(), FileState::Same);
+    // Another process renews every lease; its frames stay in the log (the
+    // console's connection is open, so its close does not checkpoint).
+    stores::exec(
+        &path,
+        &format!("UPDATE leases SET expires_at = {}", CAPTURE + 7777),
+    );
+    assert_eq!(old.file_state(), FileState::Same);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(20_000)
+        .unwrap();
+    assert_eq!(old.file_state(), FileState::Rewritten);
+    std::fs::copy(&good, &path).unwrap();
+    // The last old connection closes now, late.
+    drop(old);
+    let bytes = std::fs::read(&path).unwrap();
+    assert!(
+        bytes == std::fs::read(&good).unwrap(),
+        "nothing written into the copy"
+    );
+    let store = Store::open(&path, Access::ReadWrite).unwrap();
+    drop(store);
+    let kept: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("state.db-wal.stale-"))
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(std::fs::metadata(dir.path().join(&kept[0])).unwrap().len() > 32);
+    assert_eq!(
+        stackless_tui::store::epoch::take_set_aside(&std::fs::canonicalize(&path).unwrap()),
+        Some(std::fs::canonicalize(dir.path()).unwrap().join(&kept[0]))
+    );
+    // The restored copy reads as it was copied: the renewals are not in it.
+    assert_eq!(expires(&path), good_expires);
+    assert!(
+        !good_expires.contains(&(CAPTURE + 7777)),
+        "{good_expires:?}"
+    );
+}
+
+/// A log that belongs to the file (nothing truncated: a schema changed in
+/// place, another process's commits pending in the log) is never set aside.
+#[test]
+fn a_log_with_pending_commits_is_kept_in_place_when_nothing_was_truncated() {
+    let (dir, path) = stores::v5();
+    let mut store = Store::open(&path, Access::ReadWrite).unwrap();
+    stores::exec(
+        &path,
+        &format!(
+            "PRAGMA user_version = 2; UPDATE leases SET expires_at = {}",
+            CAPTURE + 60
+        ),
+    );
+    assert!(matches!(store.file_state(), FileState::Migrated { .. }));
+    store.close();
+    drop(Store::open(&path, Access::ReadWrite).unwrap());
+    assert!(
+        !std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(Result::ok)
+            .any(|e| e.file_name().to_string_lossy().contains(".stale-"))
+    );
+    assert!(expires(&path).iter().all(|&e| e == CAPTURE + 60));
+}

@@ -1,0 +1,95 @@
+//! Confirmation dialogs answer only keys read once they were drawn
+//! (issue 14, review item 2; `model::confirm`): `dy` in one write opens
+//! the dialog and leaves it open.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::common::CAPTURE;
+use crate::common::ui::{fixture_snapshot, render_app, select};
+use crossterm::event::{KeyCode, KeyEvent};
+use stackless_tui::event::Event;
+use stackless_tui::ui::{App, AppConfig, Command};
+
+fn app() -> App {
+    let mut app = App::new(
+        AppConfig {
+            store_label: "/srv/state.db".into(),
+            reaper_line: "reaper: every 1s".into(),
+            helper_line: "helper: none".into(),
+            write_keys: Ok(()),
+            host: None,
+        },
+        CAPTURE,
+    );
+    app.handle(
+        Event::Snapshot(Arc::new(fixture_snapshot("stackless-real-v4.db"))),
+        CAPTURE,
+    );
+    app
+}
+
+fn at(read: Instant, code: KeyCode) -> Event {
+    Event::InputAt(crossterm::event::Event::Key(KeyEvent::from(code)), read)
+}
+
+#[test]
+fn a_y_read_with_the_d_never_answers_the_teardown_dialog() {
+    let mut app = app();
+    let name = app.selected_instance().expect("a row").name.clone();
+    let burst = Instant::now();
+    assert_eq!(app.handle(at(burst, KeyCode::Char('d')), CAPTURE), None);
+    assert_eq!(app.handle(at(burst, KeyCode::Char('y')), CAPTURE), None);
+    assert_eq!(app.confirming().map(|i| i.name.clone()), Some(name.clone()));
+    // Drawn; the typed-ahead `y` still does not count, nor does Esc read
+    // before the frame: the dialog stays.
+    app.drawn(burst + Duration::from_millis(3));
+    assert!(render_app(&app, 120, 40).contains(&format!("Tear down {name}?")));
+    assert_eq!(app.handle(at(burst, KeyCode::Char('y')), CAPTURE), None);
+    assert_eq!(app.handle(at(burst, KeyCode::Esc), CAPTURE), None);
+    assert!(app.confirming().is_some());
+    // A later frame does not move the instant it was first shown.
+    app.drawn(burst + Duration::from_secs(1));
+    let pressed = burst + Duration::from_millis(500);
+    assert!(matches!(
+        app.handle(at(pressed, KeyCode::Char('y')), CAPTURE),
+        Some(Command::TearDown { instance }) if instance.name == name
+    ));
+    assert!(app.confirming().is_none());
+    // The next dialog is shown anew: keys read before its own frame are
+    // dropped again.
+    assert_eq!(app.handle(at(pressed, KeyCode::Char('d')), CAPTURE), None);
+    assert_eq!(app.handle(at(pressed, KeyCode::Char('y')), CAPTURE), None);
+    assert!(app.confirming().is_some());
+}
+
+#[test]
+fn a_y_read_with_the_bulk_d_never_answers_it() {
+    let mut app = app();
+    let names: Vec<String> = app
+        .snapshot()
+        .rows
+        .instances
+        .iter()
+        .filter(|i| i.status == stackless_tui::model::Status::Active)
+        .map(|i| i.name.clone())
+        .take(2)
+        .collect();
+    for name in &names {
+        select(&mut app, name);
+        app.handle(at(Instant::now(), KeyCode::Char(' ')), CAPTURE);
+    }
+    let burst = Instant::now();
+    assert_eq!(app.handle(at(burst, KeyCode::Char('d')), CAPTURE), None);
+    assert_eq!(app.handle(at(burst, KeyCode::Char('y')), CAPTURE), None);
+    assert!(app.confirming_bulk().is_some(), "still asked");
+    app.drawn(burst + Duration::from_millis(2));
+    assert!(matches!(
+        app.handle(
+            at(burst + Duration::from_millis(4), KeyCode::Char('y')),
+            CAPTURE
+        ),
+        Some(Command::Bulk { .. })
+    ));
+    assert!(app.confirming_bulk().is_none());
+}
