@@ -271,6 +271,14 @@ impl Actions<'_> {
                 self.logs.older(app, session, service, before);
                 return;
             }
+            Some(Command::LogsOlderAll {
+                session,
+                reads,
+                want,
+            }) => {
+                self.logs.older_all(app, session, &reads, want);
+                return;
+            }
             Some(Command::CloseLogs) => {
                 self.logs.close();
                 return;

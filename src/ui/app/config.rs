@@ -136,6 +136,18 @@ pub enum Command {
         /// Read the lines before this position.
         before: LinePos,
     },
+    /// Read older lines of several services for the all-services tab:
+    /// up to `want` before each position
+    /// (`crate::logs::history::older_all`), handed to
+    /// [`App::show_older_all`](super::App::show_older_all).
+    LogsOlderAll {
+        /// The session the service indexes belong to.
+        session: u64,
+        /// Per service index, read the lines before this position.
+        reads: Vec<(u16, LinePos)>,
+        /// The most lines read per service.
+        want: usize,
+    },
     /// The logs view closed: stop following.
     CloseLogs,
     /// Pause (`true`) or resume this console's reaper (operator `P`):

@@ -1,0 +1,96 @@
+//! The logs view's all-services tab, its wrapped scrolling, search into
+//! older history and a logs directory recreated, against real files.
+
+use crossterm::event::KeyCode;
+use stackless_tui::logs;
+use stackless_tui::ui::{App, Command};
+
+use super::logs::{app_with, held, instance, press_l};
+use crate::common::ui::press;
+
+/// `g` (to the top) on the shown tab until no more older lines are asked
+/// for, each all-services step read from the files as the console does.
+fn scroll_all_to_start(app: &mut App, bases: &[std::path::PathBuf]) -> usize {
+    let mut steps = 0;
+    while let Some(command) = press(app, KeyCode::Char('g')) {
+        let Command::LogsOlderAll {
+            session,
+            reads,
+            want,
+        } = command
+        else {
+            panic!("g on the all tab asked for {command:?}");
+        };
+        let read = logs::history::older_all(bases, &reads, want);
+        app.show_older_all(session, read);
+        steps += 1;
+        assert!(steps < 100, "scroll-back never ends");
+    }
+    steps
+}
+
+/// Two services writing timestamped lines alternately (web on even
+/// seconds, api on odd ones), more than a tail of each, api's older half
+/// in `api.log.1`: the all tab shows them in time order, and scrolling
+/// back reaches the first lines of both.
+#[test]
+fn the_all_tab_interleaves_by_time_and_scrolls_back_to_both_starts() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path().join("logs/alpha");
+    std::fs::create_dir_all(&dir).unwrap();
+    let stamp = |i: usize| {
+        format!(
+            "2026-12-01T{:02}:{:02}:{:02}Z",
+            10 + i / 3600,
+            i / 60 % 60,
+            i % 60
+        )
+    };
+    let mut web = String::new();
+    let mut api = (String::new(), String::new());
+    let mut want = Vec::new();
+    for i in 0..1200 {
+        let (service, text) = if i % 2 == 0 {
+            ("web", format!("{} GET /{i}", stamp(i)))
+        } else {
+            ("api", format!("{} POST /{i}", stamp(i)))
+        };
+        match (service, i < 600) {
+            ("web", _) => web.push_str(&format!("{text}\n")),
+            (_, true) => api.0.push_str(&format!("{text}\n")),
+            _ => api.1.push_str(&format!("{text}\n")),
+        }
+        want.push(format!("{service} │ {text}"));
+    }
+    std::fs::write(dir.join("web.log"), web).unwrap();
+    std::fs::write(dir.join("api.log.1"), &api.0).unwrap();
+    std::fs::write(dir.join("api.log"), &api.1).unwrap();
+    let mut app = app_with(vec![instance("alpha", "local", None)], 5);
+    let (session, request) = press_l(&mut app);
+    let (opened, _follows) = logs::open(state.path(), &request);
+    app.show_logs(session, opened);
+    let shown = |app: &App| {
+        let view = app.logs().unwrap();
+        held(app)
+            .into_iter()
+            .zip(view.buffer().lines())
+            .map(|(text, line)| format!("{} │ {text}", view.service_name(line.service)))
+            .collect::<Vec<_>>()
+    };
+    // At open: the newest lines of both, interleaved, nothing older than
+    // a line of either not read yet.
+    let first = shown(&app);
+    assert!(first.len() >= 400, "{}", first.len());
+    assert_eq!(first[..], want[want.len() - first.len()..]);
+    let bases = vec![dir.join("api.log"), dir.join("web.log")];
+    let steps = scroll_all_to_start(&mut app, &bases);
+    assert!(steps >= 1);
+    assert_eq!(shown(&app), want, "every line of both, in time order");
+    assert_eq!(
+        shown(&app)[..2],
+        [
+            "web │ 2026-12-01T10:00:00Z GET /0",
+            "api │ 2026-12-01T10:00:01Z POST /1"
+        ]
+    );
+}
