@@ -17,6 +17,10 @@ pub struct Buffer {
     /// Lines between the newest held and the bottom row shown (0: at the
     /// bottom).
     pub scroll_up: usize,
+    /// While lines wrap: rows of the bottom line shown that are below the
+    /// view (0: its last row is the bottom row), so a line of many rows is
+    /// read row by row.
+    pub skip_rows: usize,
     /// Newer lines were dropped to make room for older ones: new lines are
     /// not appended until `G` reads the tail again.
     pub newer_dropped: bool,
@@ -43,6 +47,7 @@ impl Buffer {
             lines: lines.into(),
             older,
             scroll_up: 0,
+            skip_rows: 0,
             newer_dropped: false,
             missed: 0,
             cursor: 0,
@@ -76,7 +81,7 @@ impl Buffer {
     /// Whether new lines show as they come (at the bottom, nothing dropped).
     #[must_use]
     pub fn following(&self) -> bool {
-        self.scroll_up == 0 && self.cursor == 0 && !self.newer_dropped
+        self.scroll_up == 0 && self.skip_rows == 0 && self.cursor == 0 && !self.newer_dropped
     }
 
     /// Lines held below the cursor line (shown as "lines below").
@@ -222,6 +227,56 @@ impl Buffer {
         self.wants_older(rows)
     }
 
+    /// Scroll by `delta` screen rows (negative: up, older) while lines
+    /// wrap, `height` giving the rows a line takes: the bottom row moves
+    /// through a long line's rows one by one, then on to the next line.
+    /// The bottom line (the cursor line) always keeps a row on the screen;
+    /// any line can be the bottom one. Returns whether older lines should
+    /// be read now, as [`Buffer::scroll`].
+    pub fn scroll_rows(
+        &mut self,
+        delta: isize,
+        rows: usize,
+        height: impl Fn(&LogLine) -> usize,
+    ) -> bool {
+        let len = self.lines.len();
+        self.cursor = 0;
+        if len == 0 {
+            return false;
+        }
+        self.scroll_up = self.scroll_up.min(len - 1);
+        let bottom_height = |b: &Self| height(&b.lines[len - 1 - b.scroll_up]).max(1);
+        self.skip_rows = self.skip_rows.min(bottom_height(self) - 1);
+        let mut n = delta.unsigned_abs();
+        while n > 0 {
+            if delta < 0 {
+                let room = bottom_height(self) - 1 - self.skip_rows;
+                if n <= room {
+                    self.skip_rows += n;
+                    n = 0;
+                } else if self.scroll_up + 1 < len {
+                    n -= room + 1;
+                    self.scroll_up += 1;
+                    self.skip_rows = 0;
+                } else {
+                    self.skip_rows += room;
+                    n = 0;
+                }
+            } else if n <= self.skip_rows {
+                self.skip_rows -= n;
+                n = 0;
+            } else if self.scroll_up > 0 {
+                n -= self.skip_rows + 1;
+                self.scroll_up -= 1;
+                self.skip_rows = bottom_height(self) - 1;
+            } else {
+                self.skip_rows = 0;
+                n = 0;
+            }
+        }
+        self.wants_older(rows)
+    }
+
     /// Whether the top of what is shown is within a page of the oldest line
     /// held and older lines can be read.
     #[must_use]
@@ -234,6 +289,7 @@ impl Buffer {
     /// dropped: the tail must be read again.
     pub fn follow(&mut self) -> bool {
         self.scroll_up = 0;
+        self.skip_rows = 0;
         self.cursor = 0;
         !self.newer_dropped
     }
@@ -264,6 +320,7 @@ impl Buffer {
         };
         self.current = Some(index);
         self.scroll_up = len - 1 - index;
+        self.skip_rows = 0;
         self.cursor = 0;
         true
     }
@@ -358,6 +415,28 @@ mod tests {
         b.move_cursor(-3, 5, false);
         b.move_cursor(0, 5, true);
         assert_eq!((b.cursor, b.scroll_up, b.selected()), (0, 3, Some(17)));
+    }
+
+    #[test]
+    fn wrapped_lines_scroll_by_rows() {
+        let mut b = Buffer::new(lines(3), Older::Start);
+        // l2 takes 5 rows, the others 1.
+        let height = |l: &LogLine| if l.text == "l2" { 5 } else { 1 };
+        b.scroll_rows(-1, 4, height);
+        assert_eq!((b.scroll_up, b.skip_rows), (0, 1));
+        assert!(!b.following());
+        b.scroll_rows(-3, 4, height);
+        assert_eq!((b.scroll_up, b.skip_rows), (0, 4));
+        b.scroll_rows(-1, 4, height);
+        assert_eq!((b.scroll_up, b.skip_rows), (1, 0));
+        b.scroll_rows(-9, 4, height);
+        assert_eq!((b.scroll_up, b.skip_rows), (2, 0));
+        b.scroll_rows(2, 4, height);
+        assert_eq!((b.scroll_up, b.skip_rows), (0, 4));
+        b.scroll_rows(3, 4, height);
+        assert_eq!((b.scroll_up, b.skip_rows), (0, 1));
+        b.scroll_rows(5, 4, height);
+        assert!(b.following());
     }
 
     #[test]

@@ -12,6 +12,7 @@ use crate::model::logmerge::{AllBack, per_service};
 use crate::model::logview::{
     Buffer, FollowNote, LogLine, LogUpdate, LogsRequest, LogsState, Older, Opened, WatchMode,
 };
+use crate::ui::panes::logs::row_counter;
 
 /// One service tab's name and why it cannot be read, if so.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -309,26 +310,34 @@ impl App {
         Some(Command::CloseLogs)
     }
 
-    /// Scroll the shown tab by `delta` lines; asks for older lines when
-    /// near the top of what is held.
+    /// Scroll the shown tab by `delta` lines (by screen rows while lines
+    /// wrap); asks for older lines when near the top of what is held.
     pub(super) fn scroll_logs(&mut self, delta: isize) -> Option<Command> {
         let rows = self.viewport.get().logs_rows.max(1);
         let view = self.logs.as_mut()?;
         let tab = view.tab;
-        let wrap = view.wrap;
-        let buffer = view.buffer_mut();
-        let wants = buffer.scroll(delta, rows, wrap);
+        let wants = if view.wrap {
+            // Wrapped: by screen rows, so a very long line is read row by
+            // row (the bottom line, the cursor, stays on the screen).
+            let height = row_counter(view, self.viewport.get().logs_width);
+            view.buffer_mut().scroll_rows(delta, rows, height)
+        } else {
+            view.buffer_mut().scroll(delta, rows, false)
+        };
         older_command(view, tab, wants)
     }
 
     /// ↑/↓ (`k`/`j`): move the cursor line; scrolls when it reaches the
-    /// top (asking for older lines near the top of what is held).
+    /// top (asking for older lines near the top of what is held). While
+    /// lines wrap, scrolls by one screen row instead.
     pub(super) fn move_logs_cursor(&mut self, delta: isize) -> Option<Command> {
         let rows = self.viewport.get().logs_rows.max(1);
+        if self.logs.as_ref()?.wrap {
+            return self.scroll_logs(delta);
+        }
         let view = self.logs.as_mut()?;
         let tab = view.tab;
-        let wrap = view.wrap;
-        let wants = view.buffer_mut().move_cursor(delta, rows, wrap);
+        let wants = view.buffer_mut().move_cursor(delta, rows, false);
         older_command(view, tab, wants)
     }
 
@@ -380,6 +389,7 @@ impl App {
         let rows = self.viewport.get().logs_rows.max(1);
         if let Some(view) = self.logs.as_mut() {
             view.wrap = !view.wrap;
+            view.buffer_mut().skip_rows = 0;
             // Unwrapped, a line is a row: no further up than a page's top.
             let wrap = view.wrap;
             view.buffer_mut().move_cursor(0, rows, wrap);
