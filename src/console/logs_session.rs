@@ -96,6 +96,26 @@ impl LogsSession {
         app.show_older_all(session, read);
     }
 
+    /// Search `service`'s older history for `query` (bounded).
+    pub(super) fn search_older(
+        &self,
+        app: &mut App,
+        session: u64,
+        service: u16,
+        before: LinePos,
+        query: &str,
+    ) {
+        if self.bases.0 != session {
+            return;
+        }
+        let Some(base) = self.bases.1.get(usize::from(service)) else {
+            return;
+        };
+        let result =
+            logs::search::search_history(base, service, before, query, logs::search::SEARCH_BYTES);
+        app.show_search_older(session, service, result);
+    }
+
     /// A service log that appeared while following: where to read its
     /// older lines.
     pub(super) fn add_service(&mut self, session: u64, service: u16, base: PathBuf) {

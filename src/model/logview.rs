@@ -256,6 +256,21 @@ impl LogUpdate {
     }
 }
 
+/// What a search into a service's older history found
+/// (`crate::logs::search::search_back`, for `n` past the lines held).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistorySearch {
+    /// When a line matched: the lines to show (oldest first, the match
+    /// among them), where the lines before them are, and whether they end
+    /// just before the lines held (else they replace them).
+    pub found: Option<(Vec<LogLine>, Older, bool)>,
+    /// Bytes of lines searched.
+    pub searched: u64,
+    /// It stopped at its bound (this many bytes), not at the start of the
+    /// oldest generation.
+    pub bound: Option<u64>,
+}
+
 /// How long a line without its `\n` stays unchanged before the follower
 /// shows it as unfinished.
 pub const PARTIAL_AFTER: std::time::Duration = std::time::Duration::from_millis(200);

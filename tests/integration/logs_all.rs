@@ -94,3 +94,101 @@ fn the_all_tab_interleaves_by_time_and_scrolls_back_to_both_starts() {
         ]
     );
 }
+
+/// `l`, the web tab, then `/QUERY` Enter: the search command it asks for.
+fn search(app: &mut App, query: &str) -> Option<Command> {
+    press(app, KeyCode::Char('/'));
+    for c in query.chars() {
+        press(app, KeyCode::Char(c));
+    }
+    press(app, KeyCode::Enter)
+}
+
+/// The search line (the last row of the logs view) and the current match.
+fn search_line(app: &App) -> (String, Option<String>) {
+    let screen = crate::common::ui::render_app(app, 120, 20);
+    let row = screen.lines().rev().nth(2).unwrap_or_default().to_owned();
+    let view = app.logs().unwrap();
+    let current = view
+        .buffer()
+        .current
+        .map(|i| view.buffer().lines()[i].text.clone());
+    (row, current)
+}
+
+/// `n` past the lines held goes on into the current file's older part,
+/// then `.log.1` and `.log.2`, read backwards in blocks: near matches are
+/// put in front of the lines held, far ones (past half a tab) replace
+/// them; a search that reaches its bound or the oldest start says so.
+#[test]
+fn search_goes_on_into_older_history() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path().join("logs/alpha");
+    std::fs::create_dir_all(&dir).unwrap();
+    let lines = |from: usize, to: usize| -> String {
+        (from..to).map(|i| format!("GET /{i} 200\n")).collect()
+    };
+    std::fs::write(
+        dir.join("web.log.2"),
+        format!("needle far {}\n{}", 0, lines(1, 8000)),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("web.log.1"),
+        format!("{}needle near\n{}", lines(8000, 8100), lines(8100, 8500)),
+    )
+    .unwrap();
+    std::fs::write(dir.join("web.log"), lines(8500, 9500)).unwrap();
+    let mut app = app_with(vec![instance("alpha", "local", None)], 5);
+    let (session, request) = press_l(&mut app);
+    let (opened, _follows) = logs::open(state.path(), &request);
+    app.show_logs(session, opened);
+    press(&mut app, KeyCode::Tab);
+    let base = dir.join("web.log");
+    let answer = |app: &mut App, command: Option<Command>, max: u64| {
+        let Some(Command::LogsSearchOlder {
+            session,
+            service,
+            before,
+            query,
+        }) = command
+        else {
+            panic!("the search goes on into the files: {command:?}");
+        };
+        let result = logs::search::search_history(&base, service, before, &query, max);
+        app.show_search_older(session, service, result);
+    };
+    let command = search(&mut app, "needle");
+    answer(&mut app, command, logs::search::SEARCH_BYTES);
+    let (row, current) = search_line(&app);
+    assert_eq!(current.as_deref(), Some("needle near"));
+    assert!(row.contains("\"needle\": found in older history"), "{row}");
+    assert!(held(&app).len() > 1000, "put in front of the lines held");
+    // Further back than half a tab: the lines around it replace the held.
+    let command = press(&mut app, KeyCode::Char('n'));
+    answer(&mut app, command, logs::search::SEARCH_BYTES);
+    let (row, current) = search_line(&app);
+    assert_eq!(current.as_deref(), Some("needle far 0"));
+    assert!(
+        row.contains("newer lines dropped: G reads the tail"),
+        "{row}"
+    );
+    assert_eq!(held(&app)[0], "needle far 0");
+    // Nothing older: said, with how far it searched.
+    assert_eq!(press(&mut app, KeyCode::Char('n')), None);
+    let (row, _) = search_line(&app);
+    assert!(row.contains("\"needle\": no older match in the"), "{row}");
+    // A bound reached is said as such.
+    press(&mut app, KeyCode::Esc);
+    let (session, request) = press_l(&mut app);
+    let (opened, _follows) = logs::open(state.path(), &request);
+    app.show_logs(session, opened);
+    press(&mut app, KeyCode::Tab);
+    let command = search(&mut app, "absent");
+    answer(&mut app, command, 64 << 10);
+    let (row, _) = search_line(&app);
+    assert!(
+        row.contains("searched 64 KiB back: no more matches"),
+        "{row}"
+    );
+}

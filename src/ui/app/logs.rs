@@ -37,7 +37,7 @@ pub struct LogsView {
     pub path: String,
     /// The services, in tab order after tab 0 (all).
     pub services: Vec<ServiceTab>,
-    buffers: Vec<Buffer>,
+    pub(super) buffers: Vec<Buffer>,
     /// The tab shown: 0 all services, `1 + i` service `i`.
     pub tab: usize,
     /// Whether long lines wrap (else they are cut at the edge).
@@ -52,6 +52,9 @@ pub struct LogsView {
     pub notice: Option<String>,
     /// The all-services tab's scroll-back through every service.
     all_back: AllBack,
+    /// Where the last search stopped (no match held, searched back so
+    /// far), said on the search line until the next search.
+    pub search_note: Option<String>,
 }
 
 impl LogsView {
@@ -70,6 +73,7 @@ impl LogsView {
             watch: None,
             notice: None,
             all_back: AllBack::default(),
+            search_note: None,
         }
     }
 
@@ -79,7 +83,7 @@ impl LogsView {
         &self.buffers[self.tab.min(self.buffers.len() - 1)]
     }
 
-    fn buffer_mut(&mut self) -> &mut Buffer {
+    pub(super) fn buffer_mut(&mut self) -> &mut Buffer {
         let tab = self.tab.min(self.buffers.len() - 1);
         &mut self.buffers[tab]
     }
@@ -410,43 +414,23 @@ impl App {
         }
     }
 
-    /// `/`, Enter, Esc of the search prompt.
-    pub(super) fn search_prompt(&mut self, open: bool, keep: bool) {
-        let Some(view) = self.logs.as_mut() else {
-            return;
-        };
+    /// `/`, Enter, Esc of the search prompt; Enter searches (which may
+    /// ask for older history, as `n`).
+    pub(super) fn search_prompt(&mut self, open: bool, keep: bool) -> Option<Command> {
+        let view = self.logs.as_mut()?;
         if open {
             view.editing = Some(view.search.clone());
-            return;
+            return None;
         }
         let typed = view.editing.take().unwrap_or_default();
         view.buffer_mut().current = None;
+        view.search_note = None;
         if keep {
             view.search = typed;
-            self.find_in_logs(true);
-        } else {
-            view.search.clear();
+            return self.find_in_logs(true);
         }
-    }
-
-    /// `n` / `N`: the next older / newer match among the lines held.
-    pub(super) fn find_in_logs(&mut self, older: bool) {
-        let Some(view) = self.logs.as_mut() else {
-            return;
-        };
-        if view.search.is_empty() {
-            self.set_flash(FlashLevel::Info, "no search: / to search".into());
-            return;
-        }
-        let query = view.search.clone();
-        let held = view.buffer().lines().len();
-        if !view.buffer_mut().find(&query, older) {
-            let which = if older { "older" } else { "newer" };
-            self.set_flash(
-                FlashLevel::Info,
-                format!("\"{query}\": no {which} match in the {held} lines held"),
-            );
-        }
+        view.search.clear();
+        None
     }
 }
 

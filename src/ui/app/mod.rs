@@ -29,6 +29,7 @@ mod help;
 mod input;
 mod log;
 mod logs;
+mod logs_search;
 mod marks;
 mod operations;
 mod reaper;

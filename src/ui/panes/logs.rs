@@ -205,10 +205,13 @@ fn prompt_line(view: &LogsView, width: usize) -> Option<Line<'static>> {
         return None;
     }
     let held = view.buffer().lines().len();
-    let text = format!(
-        "search \"{}\" in the {held} lines held · n older · N newer",
-        sanitize_short(&view.search, 60)
-    );
+    let text = match &view.search_note {
+        Some(note) => format!("{} · n older · N newer", sanitize_short(note, 200)),
+        None => format!(
+            "search \"{}\" in the {held} lines held · n older · N newer",
+            sanitize_short(&view.search, 60)
+        ),
+    };
     Some(Line::styled(fit(&text, width).into_owned(), theme::muted()))
 }
 
