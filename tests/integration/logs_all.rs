@@ -192,3 +192,68 @@ fn search_goes_on_into_older_history() {
         "{row}"
     );
 }
+
+/// The logs directory removed and made again (and then `<state_dir>/logs`
+/// too): notifications are armed again on the new directories, so lines
+/// written to the new file arrive with no safety poll at all (it is set
+/// to an hour here); no timing is asserted, only that they come.
+#[test]
+fn a_recreated_logs_dir_is_watched_again() {
+    use super::logs::{append, pump};
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path().join("logs/alpha");
+    std::fs::create_dir_all(&dir).unwrap();
+    let web = dir.join("web.log");
+    let numbered = |from: usize, to: usize| -> String {
+        (from..=to).map(|i| format!("line {i:03}\n")).collect()
+    };
+    append(&web, &numbered(1, 5));
+    let mut app = app_with(vec![instance("alpha", "local", None)], 5);
+    let (session, request) = press_l(&mut app);
+    let (opened, follows) = logs::open(state.path(), &request);
+    app.show_logs(session, opened);
+    press(&mut app, KeyCode::Tab);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let options = logs::follower::Options {
+        notify: true,
+        safety_poll: std::time::Duration::from_secs(3600),
+    };
+    let handle = logs::follower::spawn_with(
+        session,
+        dir.clone(),
+        vec!["web".into()],
+        follows,
+        tx,
+        options,
+    )
+    .unwrap();
+    append(&web, &numbered(6, 10));
+    pump(&mut app, &mut rx, |a| held(a).len() == 10);
+    // The instance's logs directory goes and comes back.
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    append(&web, &numbered(11, 15));
+    pump(&mut app, &mut rx, |a| {
+        held(a).last().map(String::as_str) == Some("line 015")
+    });
+    append(&web, &numbered(16, 20));
+    pump(&mut app, &mut rx, |a| {
+        held(a).last().map(String::as_str) == Some("line 020")
+    });
+    // And `<state_dir>/logs` itself.
+    std::fs::remove_dir_all(state.path().join("logs")).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    append(&web, &numbered(21, 25));
+    pump(&mut app, &mut rx, |a| {
+        held(a).last().map(String::as_str) == Some("line 025")
+    });
+    append(&web, &numbered(26, 30));
+    pump(&mut app, &mut rx, |a| {
+        held(a).last().map(String::as_str) == Some("line 030")
+    });
+    let got = held(&app);
+    let want: Vec<String> = (1..=30).map(|i| format!("line {i:03}")).collect();
+    let lines: Vec<&String> = got.iter().filter(|l| l.starts_with("line ")).collect();
+    assert_eq!(lines, want.iter().collect::<Vec<_>>());
+    drop(handle);
+}
