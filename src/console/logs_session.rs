@@ -1,7 +1,8 @@
 //! The logs view's files, for the render loop: [`Command::OpenLogs`] opens
 //! them (`crate::logs::open`: a few blocks read from each file's end) and
 //! starts a `logs-follower` thread; [`Command::LogsOlder`] reads one
-//! scroll-back step (blocks read backwards); [`Command::CloseLogs`] (or a
+//! scroll-back step (blocks read backwards), [`Command::LogsOlderAll`] one
+//! for every service of the all tab; [`Command::CloseLogs`] (or a
 //! new open, or the loop ending) drops the follower's handle, which stops it.
 
 use std::path::PathBuf;
@@ -77,6 +78,42 @@ impl LogsSession {
             }
         };
         app.show_older_logs(session, service, lines, older);
+    }
+
+    /// One all-services scroll-back step: `want` older lines of each
+    /// service in `reads`.
+    pub(super) fn older_all(
+        &self,
+        app: &mut App,
+        session: u64,
+        reads: &[(u16, LinePos)],
+        want: usize,
+    ) {
+        if self.bases.0 != session {
+            return;
+        }
+        let read = logs::history::older_all(&self.bases.1, reads, want);
+        app.show_older_all(session, read);
+    }
+
+    /// Search `service`'s older history for `query` (bounded).
+    pub(super) fn search_older(
+        &self,
+        app: &mut App,
+        session: u64,
+        service: u16,
+        before: LinePos,
+        query: &str,
+    ) {
+        if self.bases.0 != session {
+            return;
+        }
+        let Some(base) = self.bases.1.get(usize::from(service)) else {
+            return;
+        };
+        let result =
+            logs::search::search_history(base, service, before, query, logs::search::SEARCH_BYTES);
+        app.show_search_older(session, service, result);
     }
 
     /// A service log that appeared while following: where to read its

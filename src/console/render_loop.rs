@@ -274,6 +274,24 @@ impl Actions<'_> {
                 self.logs.older(app, session, service, before);
                 return;
             }
+            Some(Command::LogsOlderAll {
+                session,
+                reads,
+                want,
+            }) => {
+                self.logs.older_all(app, session, &reads, want);
+                return;
+            }
+            Some(Command::LogsSearchOlder {
+                session,
+                service,
+                before,
+                query,
+            }) => {
+                self.logs
+                    .search_older(app, session, service, before, &query);
+                return;
+            }
             Some(Command::CloseLogs) => {
                 self.logs.close();
                 return;

@@ -104,6 +104,9 @@ pub(super) fn run(setup: Setup) -> Result<()> {
     )?;
     super::input::spawn(tx.clone()).wrap_err("cannot start the terminal input thread")?;
     let mut app = App::new(setup.app.clone(), unix_now());
+    // The last teardowns' output survives a restart in the audit trail.
+    let audit_path = audit::default_path(&setup.state_dir);
+    app.restore_teardowns(audit::last_teardowns(&audit_path, audit::READ_BACK));
     app.set_teardown(setup.teardown.clone());
     app.set_down_command(teardowns.config.down.clone());
     app.set_zone(setup.zone.clone());

@@ -5,6 +5,10 @@
 //!   crate: inotify on Linux) with a 1 s safety poll, or, when
 //!   notifications cannot be set up, by polling every
 //!   [`POLL_INTERVAL`]; which one is sent first ([`LogUpdate::Watching`]).
+//!   The logs directory's parent is watched too, so a logs directory
+//!   removed and made again (another inode: the old watch is dead) is
+//!   watched again at once (`Watches::rearm`), not only at the next poll;
+//!   while the parent itself is missing, the state dir is watched for it.
 //! - Rotation (`web.log` renamed to `web.log.1`, a new `web.log`): seen as
 //!   another file at the path. Files are tracked by `(st_dev, st_ino)`: the
 //!   old file (still open) is read to its end, then every generation
@@ -85,6 +89,35 @@ pub fn spawn(
     tx: EventSender,
     notify: bool,
 ) -> io::Result<Handle> {
+    let options = Options {
+        notify,
+        safety_poll: SAFETY_POLL,
+    };
+    spawn_with(session, dir, known, follows, tx, options)
+}
+
+/// How a follower is woken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Use file notifications (else poll every [`POLL_INTERVAL`]).
+    pub notify: bool,
+    /// The safety poll while notifications work ([`SAFETY_POLL`]; tests
+    /// make it long to see that notifications alone keep up).
+    pub safety_poll: Duration,
+}
+
+/// [`spawn`] with `options`.
+///
+/// # Errors
+/// The thread could not be spawned.
+pub fn spawn_with(
+    session: u64,
+    dir: PathBuf,
+    known: Vec<String>,
+    follows: Vec<Follow>,
+    tx: EventSender,
+    options: Options,
+) -> io::Result<Handle> {
     let (wake, woken) = mpsc::channel();
     let stop = Arc::new(AtomicBool::new(false));
     let handle = Handle {
@@ -94,9 +127,13 @@ pub fn spawn(
     std::thread::Builder::new()
         .name("logs-follower".into())
         .spawn(move || {
-            let watcher = if notify { watch(&dir, wake) } else { None };
+            let mut watcher = if options.notify {
+                Watches::new(&dir, wake)
+            } else {
+                None
+            };
             let (mode, interval) = if watcher.is_some() {
-                (WatchMode::Notify, SAFETY_POLL)
+                (WatchMode::Notify, options.safety_poll)
             } else {
                 (WatchMode::Poll(250), POLL_INTERVAL)
             };
@@ -108,6 +145,9 @@ pub fn spawn(
             let mut known = known;
             let mut scanned = Instant::now();
             while !stop.load(Ordering::Acquire) {
+                if let Some(watches) = watcher.as_mut() {
+                    watches.rearm();
+                }
                 if scanned.elapsed() >= RESCAN {
                     scanned = Instant::now();
                     for (update, follow) in new_services(session, &dir, &mut known) {
@@ -254,17 +294,84 @@ fn new_services(
     found
 }
 
-/// Notifications on `dir` (not recursive), each one a wake.
-fn watch(dir: &std::path::Path, wake: mpsc::Sender<()>) -> Option<notify::RecommendedWatcher> {
-    use notify::Watcher as _;
-    let mut watcher = notify::recommended_watcher(move |_: notify::Result<notify::Event>| {
-        let _ = wake.send(());
-    })
-    .ok()?;
-    watcher
-        .watch(dir, notify::RecursiveMode::NonRecursive)
+/// The identity of the directory at `path` (not through a symlink).
+fn dir_key(path: &std::path::Path) -> Option<FileKey> {
+    std::fs::symlink_metadata(path)
+        .ok()
+        .filter(std::fs::Metadata::is_dir)
+        .map(|meta| key_of(&meta))
+}
+
+/// Notifications (not recursive), each one a wake, on the instance's logs
+/// directory and on its parent (`<state_dir>/logs`, which sees the
+/// directory removed and made again), and on the state dir while that
+/// parent is missing. A directory made again is another inode, whose
+/// events the old watch never gets: [`Watches::rearm`], on every wake,
+/// watches each path again when what is there changed.
+struct Watches {
+    watcher: notify::RecommendedWatcher,
+    /// The logs dir, its parent, that one's parent; each with the identity
+    /// watched (`None`: not watched).
+    paths: [(PathBuf, Option<FileKey>); 3],
+}
+
+impl Watches {
+    /// Watch `dir` (and the rest): `None` when notifications cannot be
+    /// set up on `dir` (then the follower polls).
+    fn new(dir: &std::path::Path, wake: mpsc::Sender<()>) -> Option<Self> {
+        use notify::Watcher as _;
+        let mut watcher = notify::recommended_watcher(move |_: notify::Result<notify::Event>| {
+            let _ = wake.send(());
+        })
         .ok()?;
-    Some(watcher)
+        watcher
+            .watch(dir, notify::RecursiveMode::NonRecursive)
+            .ok()?;
+        let parent = dir.parent().map(std::path::Path::to_path_buf)?;
+        let top = parent.parent().map(std::path::Path::to_path_buf)?;
+        let mut watches = Self {
+            watcher,
+            paths: [
+                (dir.to_path_buf(), dir_key(dir)),
+                (parent, None),
+                (top, None),
+            ],
+        };
+        watches.rearm();
+        Some(watches)
+    }
+
+    /// Watch again each directory made again since it was watched (the
+    /// state dir only while the logs dir's parent is missing). Whether
+    /// anything changed.
+    fn rearm(&mut self) -> bool {
+        use notify::Watcher as _;
+        let mut changed = false;
+        for index in 0..self.paths.len() {
+            let (path, armed) = &self.paths[index];
+            let now = dir_key(path);
+            let wanted = if index == 2 {
+                self.paths[1].1.is_none().then_some(now).flatten()
+            } else {
+                now
+            };
+            if wanted == *armed {
+                continue;
+            }
+            let path = path.clone();
+            if armed.is_some() {
+                let _ = self.watcher.unwatch(&path);
+            }
+            let watched = wanted.is_some()
+                && self
+                    .watcher
+                    .watch(&path, notify::RecursiveMode::NonRecursive)
+                    .is_ok();
+            self.paths[index].1 = wanted.filter(|_| watched);
+            changed = true;
+        }
+        changed
+    }
 }
 
 /// A followed file, the newer generations opened but not read yet, and

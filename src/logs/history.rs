@@ -1,6 +1,7 @@
 //! Reading a log backwards in blocks ([`logtext::BLOCK`]), never the whole
 //! file: the tail at open ([`tail`]) and each scroll-back step
-//! ([`older`]), across the rotated generations `.log.1` .. `.log.3`.
+//! ([`older`], and [`older_all`] for the all-services tab), across the
+//! rotated generations `.log.1` .. `.log.3`.
 
 use std::fs::File;
 use std::io;
@@ -9,7 +10,7 @@ use std::path::Path;
 
 use super::{generation, key_of, open_log};
 use crate::model::logtext::{self, BLOCK, FileKey, LinePos, RawLine, scan_back};
-use crate::model::logview::{Older, TAIL_BYTES, TAIL_LINES};
+use crate::model::logview::{LogLine, Older, TAIL_BYTES, TAIL_LINES};
 
 /// The newest generation index read back to (`.log.3`; stackless 0.4.0
 /// keeps `.log.1` and `.log.2`, see `stackless-local-0.4.0/src/logging.rs`).
@@ -115,7 +116,7 @@ pub fn tail(base: &Path, file: &File) -> io::Result<Tail> {
 fn pos_of(older: Older) -> LinePos {
     match older {
         Older::Before(pos) => pos,
-        Older::Start | Older::NotHere => LinePos::default(),
+        Older::Start => LinePos::default(),
     }
 }
 
@@ -173,4 +174,35 @@ pub fn older(base: &Path, before: LinePos, want: usize) -> io::Result<(Vec<RawLi
             continue;
         }
     }
+}
+
+/// One all-services scroll-back step: for each `(service, before)` in
+/// `reads`, up to `want` lines before it in `bases[service]` (its
+/// `<service>.log`), through its older generations, as the view's lines.
+/// A service whose read fails gives no lines and no more (logged).
+#[must_use]
+pub fn older_all(
+    bases: &[std::path::PathBuf],
+    reads: &[(u16, LinePos)],
+    want: usize,
+) -> Vec<(u16, Vec<LogLine>, Older)> {
+    reads
+        .iter()
+        .map(|&(service, before)| {
+            let Some(base) = bases.get(usize::from(service)) else {
+                return (service, Vec::new(), Older::Start);
+            };
+            match older(base, before, want) {
+                Ok((raw, older)) => (
+                    service,
+                    raw.iter().map(|r| LogLine::from_raw(r, service)).collect(),
+                    older,
+                ),
+                Err(e) => {
+                    tracing::warn!("cannot read older log lines: {e}");
+                    (service, Vec::new(), Older::Start)
+                }
+            }
+        })
+        .collect()
 }

@@ -14,6 +14,7 @@
 
 pub mod follower;
 pub mod history;
+pub mod search;
 
 use std::fs::{File, Metadata, OpenOptions};
 use std::io;

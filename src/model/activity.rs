@@ -150,6 +150,9 @@ pub struct Activity {
     pub envelope: String,
     /// How long the action took (teardowns), for the audit trail.
     pub duration: Option<std::time::Duration>,
+    /// Read back from the audit trail when the console started (a teardown
+    /// an earlier console ran), not something that happened since.
+    pub restored: bool,
 }
 
 impl Activity {
@@ -171,6 +174,7 @@ impl Activity {
             stderr_tail: String::new(),
             envelope: String::new(),
             duration: None,
+            restored: false,
         }
     }
 }

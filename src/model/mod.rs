@@ -15,6 +15,8 @@ pub mod envelope;
 pub mod fulltext;
 pub mod generation;
 pub mod liveness;
+pub mod logbuffer;
+pub mod logmerge;
 pub mod logtext;
 pub mod logview;
 pub mod name;

@@ -644,7 +644,11 @@ pub fn document<'a>(
     lock_section(&mut doc, instance, liveness, now);
     reap_section(&mut doc, attempt, now);
     if let Some(last) = last_teardown {
-        doc.section("Last teardown (by this console)".into());
+        doc.section(if last.restored {
+            "Last teardown (by an earlier console, from audit.jsonl)".into()
+        } else {
+            "Last teardown (by this console)".into()
+        });
         for (label, text, tone) in crate::ui::detail_services::last_teardown(last, now) {
             doc.kv(&label, text, tone);
         }

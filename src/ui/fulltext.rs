@@ -31,6 +31,12 @@ pub fn activity(entry: &Activity, count: u32) -> FullText {
         full.labelled("instance", &entry.instance);
     }
     full.labelled("what", &entry.kind.to_string());
+    if entry.restored {
+        full.labelled(
+            "recorded",
+            "by an earlier console: read back from the audit trail (audit.jsonl) at start",
+        );
+    }
     if count > 1 {
         full.labelled("repeated", &format!("{count} times (the newest shown)"));
     }

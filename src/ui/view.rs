@@ -399,6 +399,9 @@ pub fn activity_line(activity: &Activity, count: u32, zone: &jiff::tz::TimeZone)
     line.push(' ');
     let kind = activity.kind.to_string();
     line.push_str(&kind);
+    if activity.restored {
+        line.push_str(RESTORED_MARK);
+    }
     let detail = activity.detail.trim();
     let detail = detail
         .strip_prefix(kind.as_str())
@@ -411,6 +414,10 @@ pub fn activity_line(activity: &Activity, count: u32, zone: &jiff::tz::TimeZone)
     line.push_str(&count_suffix(count));
     line
 }
+
+/// After the kind of an Activity line read back from the audit trail at
+/// start ([`Activity::restored`]).
+pub const RESTORED_MARK: &str = " (from audit.jsonl, before this console started)";
 
 /// One Supervisor line: `HH:MM:SS text` plus ` xN`.
 #[must_use]

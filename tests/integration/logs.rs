@@ -20,7 +20,7 @@ use stackless_tui::ui::{App, AppConfig, Command};
 use crate::common::CAPTURE;
 use crate::common::ui::{press, render_app};
 
-fn instance(name: &str, substrate: &str, birth: Option<Birth>) -> Instance {
+pub(super) fn instance(name: &str, substrate: &str, birth: Option<Birth>) -> Instance {
     Instance {
         name: name.into(),
         substrate: substrate.into(),
@@ -39,7 +39,7 @@ fn instance(name: &str, substrate: &str, birth: Option<Birth>) -> Instance {
 }
 
 /// An app showing `instances` on a schema-`version` store.
-fn app_with(instances: Vec<Instance>, version: i64) -> App {
+pub(super) fn app_with(instances: Vec<Instance>, version: i64) -> App {
     let config = AppConfig {
         store_label: "state.db".into(),
         reaper_line: "reaper: off (--no-reaper)".into(),
@@ -59,7 +59,7 @@ fn app_with(instances: Vec<Instance>, version: i64) -> App {
 }
 
 /// `l` on the selected row: the session and request it asks for.
-fn press_l(app: &mut App) -> (u64, LogsRequest) {
+pub(super) fn press_l(app: &mut App) -> (u64, LogsRequest) {
     match press(app, KeyCode::Char('l')) {
         Some(Command::OpenLogs { session, request }) => (session, request),
         other => panic!("l asked for {other:?}"),
@@ -70,7 +70,7 @@ fn lines(range: std::ops::RangeInclusive<usize>) -> String {
     range.map(|i| format!("line {i:03}\n")).collect()
 }
 
-fn append(path: &Path, text: &str) {
+pub(super) fn append(path: &Path, text: &str) {
     let mut file = OpenOptions::new()
         .create(true)
         .append(true)
@@ -80,7 +80,7 @@ fn append(path: &Path, text: &str) {
 }
 
 /// The texts of the shown tab's lines.
-fn held(app: &App) -> Vec<String> {
+pub(super) fn held(app: &App) -> Vec<String> {
     let view = app.logs().expect("logs open");
     view.buffer()
         .lines()
@@ -90,7 +90,7 @@ fn held(app: &App) -> Vec<String> {
 }
 
 /// Apply events to `app` until `done` holds (or 10 s pass: a failure).
-fn pump(app: &mut App, rx: &mut EventReceiver, done: impl Fn(&App) -> bool) {
+pub(super) fn pump(app: &mut App, rx: &mut EventReceiver, done: impl Fn(&App) -> bool) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while !done(app) {
         assert!(Instant::now() < deadline, "timed out; held {:?}", held(app));
@@ -309,7 +309,7 @@ fn a_huge_log_opens_at_its_tail() {
     assert!(matches!(opened.services[0].older, Older::Before(_)));
 }
 
-fn alpha() -> LogsRequest {
+pub(super) fn alpha() -> LogsRequest {
     LogsRequest {
         instance: "alpha".into(),
         dir: "alpha".into(),

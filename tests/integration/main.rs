@@ -15,6 +15,7 @@ mod generations;
 mod headless;
 mod hostile;
 mod logs;
+mod logs_all;
 mod logs_burst;
 mod read_only_other_user;
 mod real_fixtures;

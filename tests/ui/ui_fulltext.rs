@@ -634,3 +634,87 @@ fn full_text_wraps_once_per_width_and_names_its_cut() {
         "{title}"
     );
 }
+
+/// The last teardown's output survives a restart: recorded in the audit
+/// trail by one console, read back from its end by the next, shown on the
+/// Activity line (marked), whole with Enter, and in the detail view.
+#[test]
+fn the_last_teardown_output_survives_a_restart() {
+    let state = tempfile::tempdir().expect("tempdir");
+    let path = stackless_tui::audit::default_path(state.path());
+    {
+        let mut log = stackless_tui::audit::AuditLog::open(&path, 1 << 20).expect("audit");
+        let mut failed = Activity::new(
+            CAPTURE - 3600,
+            Actor::Reaper,
+            "golf",
+            ActivityKind::Failed,
+            envelope(),
+        );
+        failed.stderr_tail = STDERR.into();
+        log.activity(&failed).expect("append");
+    }
+    // The next console: nothing in memory, the trail read back at start.
+    let mut app = app_without_activity();
+    app.restore_teardowns(stackless_tui::audit::last_teardowns(
+        &path,
+        stackless_tui::audit::READ_BACK,
+    ));
+    let screen = render_app(&app, 200, 30);
+    assert!(
+        screen.contains("reaper golf failed (from audit.jsonl, before this console started)"),
+        "{screen}"
+    );
+    press(&mut app, KeyCode::BackTab);
+    assert_eq!(app.focus(), Focus::Activity);
+    assert_eq!(press(&mut app, KeyCode::Enter), None);
+    let mut seen = String::new();
+    for _ in 0..4 {
+        seen.push_str(&flat(&render_app(&app, 100, 30)));
+        press(&mut app, KeyCode::PageDown);
+    }
+    assert!(seen.contains(&squeezed(STDERR)), "{seen}");
+    assert!(
+        seen.contains(&squeezed(
+            "by an earlier console: read back from the audit trail"
+        )),
+        "{seen}"
+    );
+    press(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Tab);
+    press(&mut app, KeyCode::Char('j'));
+    press(&mut app, KeyCode::Enter);
+    app.show_detail("golf", Ok(Some(InstanceDetail::default())));
+    let mut seen = String::new();
+    for _ in 0..5 {
+        seen.push_str(&render_app(&app, 120, 40));
+        press(&mut app, KeyCode::PageDown);
+    }
+    for expected in [
+        "Last teardown (by an earlier console, from audit.jsonl)",
+        "result           reaper failed",
+        "stderr           warning: process:web did not exit after SIGTERM",
+        "killed pid 4242 with SIGKILL",
+    ] {
+        assert!(seen.contains(expected), "{expected}:\n{seen}");
+    }
+}
+
+/// [`app`] before any Activity: a console just started.
+fn app_without_activity() -> App {
+    let config = AppConfig {
+        store_label: "/state/state.db".into(),
+        reaper_line: "reaper: every 5s".into(),
+        helper_line: "helper: demo-helper".into(),
+        write_keys: Ok(()),
+        host: None,
+    };
+    let mut app = App::new(config, CAPTURE);
+    let rows = Rows {
+        generation: Generation::new(14),
+        instances: vec![instance(LONG_NAME), instance("golf")],
+        ..Rows::default()
+    };
+    app.handle(Event::Snapshot(Arc::new(Snapshot::from(rows))), CAPTURE);
+    app
+}

@@ -332,3 +332,69 @@ fn eight_services_scroll_the_tab_bar() {
     assert!(text.contains("● following · notify"), "{text}");
     assert_snapshot!("eight_services_tab7_80x24", text);
 }
+
+/// The `cNNN` marks of a 2002-column line that are on the screen.
+fn marks_shown(screen: &str) -> Vec<usize> {
+    let mut seen = Vec::new();
+    for (at, _) in screen.match_indices('c') {
+        if let Some(n) = screen.get(at + 1..at + 4).and_then(|d| d.parse().ok()) {
+            seen.push(n);
+        }
+    }
+    seen
+}
+
+/// Wrapped (`w`), `k`/`j`, `PgUp`/`PgDn` and the wheel scroll by screen
+/// rows: a 2002-column line is read row by row from its end to its start,
+/// while it stays the cursor line.
+#[test]
+fn wrapped_lines_scroll_by_rows() {
+    let mut app = opened_app();
+    let long: String = (0..154).map(|i| format!("c{i:03}-xxxxxxxx")).collect();
+    app.handle(
+        Event::Logs(LogUpdate::Lines {
+            session: 1,
+            service: 1,
+            lines: vec![line(1, &long, 500)],
+        }),
+        CAPTURE,
+    );
+    press(&mut app, KeyCode::Tab);
+    press(&mut app, KeyCode::Tab);
+    press(&mut app, KeyCode::Char('w'));
+    let mut seen = marks_shown(&render_app(&app, 80, 16));
+    assert!(seen.contains(&153) && !seen.contains(&0), "{seen:?}");
+    let mut presses = 0;
+    while !seen.contains(&0) {
+        press(&mut app, KeyCode::Char('k'));
+        presses += 1;
+        assert!(presses <= 26, "the line's start is never shown");
+        seen.extend(marks_shown(&render_app(&app, 80, 16)));
+    }
+    seen.sort_unstable();
+    seen.dedup();
+    assert_eq!(
+        seen,
+        (0..154).collect::<Vec<_>>(),
+        "every row of it was shown"
+    );
+    let view = app.logs().unwrap();
+    let cursor = view.buffer().selected().unwrap();
+    assert_eq!(
+        view.buffer().lines()[cursor].text,
+        long,
+        "still the cursor line"
+    );
+    assert_snapshot!("worker_wrapped_line_start_80x16", render_app(&app, 80, 16));
+    // One row further up: the line before it, the long one's first row
+    // still at the bottom.
+    press(&mut app, KeyCode::PageUp);
+    let screen = render_app(&app, 80, 16);
+    assert!(screen.contains("job 3 done"), "{screen}");
+    // Down again row by row, then to the bottom: following.
+    press(&mut app, KeyCode::Char('j'));
+    press(&mut app, KeyCode::PageDown);
+    press(&mut app, KeyCode::PageDown);
+    press(&mut app, KeyCode::PageDown);
+    assert!(app.logs().unwrap().buffer().following());
+}

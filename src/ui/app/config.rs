@@ -136,6 +136,32 @@ pub enum Command {
         /// Read the lines before this position.
         before: LinePos,
     },
+    /// Read older lines of several services for the all-services tab:
+    /// up to `want` before each position
+    /// (`crate::logs::history::older_all`), handed to
+    /// [`App::show_older_all`](super::App::show_older_all).
+    LogsOlderAll {
+        /// The session the service indexes belong to.
+        session: u64,
+        /// Per service index, read the lines before this position.
+        reads: Vec<(u16, LinePos)>,
+        /// The most lines read per service.
+        want: usize,
+    },
+    /// Search one service's older history (`n` past the lines held):
+    /// backwards from `before` (`crate::logs::search::search_back`,
+    /// bounded), answered by
+    /// [`App::show_search_older`](super::App::show_search_older).
+    LogsSearchOlder {
+        /// The session the service index belongs to.
+        session: u64,
+        /// The service index (as opened).
+        service: u16,
+        /// Search the lines before this position.
+        before: LinePos,
+        /// The search, as typed.
+        query: String,
+    },
     /// The logs view closed: stop following.
     CloseLogs,
     /// Pause (`true`) or resume this console's reaper (operator `P`):

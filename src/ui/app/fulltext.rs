@@ -190,9 +190,22 @@ impl App {
 }
 
 impl App {
+    /// At start: the last teardown of each instance an earlier console
+    /// recorded in the audit trail (oldest first, each
+    /// [`Activity::restored`](crate::event::Activity::restored)), put in
+    /// the Activity log before anything this console does (Enter on one
+    /// opens it whole, with its stderr tail; the detail view shows it as
+    /// the last teardown). Never written to the audit trail again.
+    pub fn restore_teardowns(&mut self, restored: Vec<crate::event::Activity>) {
+        for activity in restored {
+            self.activity.push(activity, |_, _| false);
+        }
+    }
+
     /// The newest finished teardown of `name` this console ran (the
     /// reaper's or the operator's: reaped, torn down or failed), from the
-    /// Activity log, with its stderr tail.
+    /// Activity log, with its stderr tail; or, when it ran none yet, the
+    /// one an earlier console recorded ([`App::restore_teardowns`]).
     #[must_use]
     pub fn last_teardown(&self, name: &str) -> Option<&crate::event::Activity> {
         use crate::event::{ActivityKind, Actor};

@@ -236,17 +236,21 @@ impl App {
             Action::OpenLogs => return self.open_logs(),
             Action::CloseLogs => return self.close_logs(),
             Action::ToggleWrap => self.toggle_wrap(),
-            Action::EditSearch => self.search_prompt(true, false),
+            Action::EditSearch => {
+                self.search_prompt(true, false);
+            }
             Action::SearchText => {
                 if let Input::Key(KeyCode::Char(c), _) = input {
                     self.edit_search(Some(c));
                 }
             }
             Action::SearchBackspace => self.edit_search(None),
-            Action::SearchKeep => self.search_prompt(false, true),
-            Action::SearchClear => self.search_prompt(false, false),
-            Action::SearchOlder => self.find_in_logs(true),
-            Action::SearchNewer => self.find_in_logs(false),
+            Action::SearchKeep => return self.search_prompt(false, true),
+            Action::SearchClear => {
+                self.search_prompt(false, false);
+            }
+            Action::SearchOlder => return self.find_in_logs(true),
+            Action::SearchNewer => return self.find_in_logs(false),
             Action::ToggleReaperPause => return self.pause_key(),
             Action::ReaperPass => return self.pass_key(),
             Action::ToggleZoom => self.zoom = !self.zoom,

@@ -1,14 +1,18 @@
 //! The logs view's UI state (`l`): tab 0 is every service's lines (the
-//! service name on each), tabs 1.. one service each; each tab a bounded
+//! service name on each; history merged by timestamp, lines that arrive
+//! while following in arrival order, scroll-back through every service's
+//! files by [`AllBack`]), tabs 1.. one service each; each tab a bounded
 //! [`Buffer`]. Keys scroll, follow (`G`), switch tabs, wrap, search; what
 //! needs the files (open, read older lines) is asked of the console as a
 //! [`Command`]. Lines arrive as `Event::Logs` from the follower.
 
 use super::{App, Command, FlashLevel};
 use crate::model::fulltext::FullText;
+use crate::model::logmerge::{AllBack, per_service};
 use crate::model::logview::{
     Buffer, FollowNote, LogLine, LogUpdate, LogsRequest, LogsState, Older, Opened, WatchMode,
 };
+use crate::ui::panes::logs::row_counter;
 
 /// One service tab's name and why it cannot be read, if so.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,7 +37,7 @@ pub struct LogsView {
     pub path: String,
     /// The services, in tab order after tab 0 (all).
     pub services: Vec<ServiceTab>,
-    buffers: Vec<Buffer>,
+    pub(super) buffers: Vec<Buffer>,
     /// The tab shown: 0 all services, `1 + i` service `i`.
     pub tab: usize,
     /// Whether long lines wrap (else they are cut at the edge).
@@ -46,6 +50,11 @@ pub struct LogsView {
     pub watch: Option<WatchMode>,
     /// What the open left out ([`Opened::notice`]).
     pub notice: Option<String>,
+    /// The all-services tab's scroll-back through every service.
+    all_back: AllBack,
+    /// Where the last search stopped (no match held, searched back so
+    /// far), said on the search line until the next search.
+    pub search_note: Option<String>,
 }
 
 impl LogsView {
@@ -56,13 +65,15 @@ impl LogsView {
             state: LogsState::Loading,
             path: String::new(),
             services: Vec::new(),
-            buffers: vec![Buffer::new(Vec::new(), Older::NotHere)],
+            buffers: vec![Buffer::new(Vec::new(), Older::Start)],
             tab: 0,
             wrap: false,
             search: String::new(),
             editing: None,
             watch: None,
             notice: None,
+            all_back: AllBack::default(),
+            search_note: None,
         }
     }
 
@@ -72,7 +83,7 @@ impl LogsView {
         &self.buffers[self.tab.min(self.buffers.len() - 1)]
     }
 
-    fn buffer_mut(&mut self) -> &mut Buffer {
+    pub(super) fn buffer_mut(&mut self) -> &mut Buffer {
         let tab = self.tab.min(self.buffers.len() - 1);
         &mut self.buffers[tab]
     }
@@ -97,8 +108,28 @@ impl LogsView {
         let tab = usize::from(service) + 1;
         if let Some(buffer) = self.buffers.get_mut(tab) {
             buffer.push(lines);
-            self.buffers[0].push(lines);
+            let dropped = self.buffers[0].push_trimmed(lines);
+            if !dropped.is_empty() {
+                self.all_back.trimmed(&dropped, self.buffers[0].lines());
+            }
         }
+    }
+
+    /// Where the all-services tab's older lines are, as its buffer keeps
+    /// it: a mark that some are left (the positions are in `all_back`).
+    fn all_older(&self) -> Older {
+        if self.all_back.more() {
+            Older::Before(crate::model::logtext::LinePos::default())
+        } else {
+            Older::Start
+        }
+    }
+
+    /// Put one all-services scroll-back step in front of the all tab.
+    fn all_step(&mut self, read: Vec<(u16, Vec<LogLine>, Older)>) {
+        let lines = self.all_back.step(read);
+        let older = self.all_older();
+        self.buffers[0].prepend(lines, older);
     }
 
     /// `service`'s unfinished last line, on its tab and the all tab.
@@ -152,12 +183,15 @@ impl App {
         let Some(view) = self.logs.as_mut().filter(|v| v.session == session) else {
             return;
         };
-        let mut all = Vec::new();
+        let mut tails = Vec::new();
         let mut buffers = Vec::new();
         view.services.clear();
+        view.all_back = AllBack::default();
         let mut partials = Vec::new();
-        for service in opened.services {
-            all.extend(service.lines.iter().cloned());
+        for (index, service) in opened.services.into_iter().enumerate() {
+            view.all_back.add_service(Older::Start);
+            let index = u16::try_from(index).unwrap_or(u16::MAX);
+            tails.push((index, service.lines.clone(), service.older));
             view.services.push(ServiceTab {
                 name: service.name,
                 note: service.error,
@@ -169,12 +203,14 @@ impl App {
             }
             buffers.push(buffer);
         }
-        let mut all = Buffer::new(all, Older::NotHere);
-        for partial in partials {
-            all.set_partial(partial);
-        }
-        buffers.insert(0, all);
+        buffers.insert(0, Buffer::new(Vec::new(), Older::Start));
         view.buffers = buffers;
+        // The tails, merged by their timestamps (what may belong between
+        // older lines not read yet waits for the scroll-back).
+        view.all_step(tails);
+        for partial in partials {
+            view.buffers[0].set_partial(partial);
+        }
         view.state = opened.state;
         view.path = opened.path;
         view.notice = opened.notice;
@@ -198,6 +234,16 @@ impl App {
         }
     }
 
+    /// The answer to [`Command::LogsOlderAll`]: each service's older page
+    /// (service, lines oldest first, where to go on from), merged into the
+    /// all-services tab.
+    pub fn show_older_all(&mut self, session: u64, read: Vec<(u16, Vec<LogLine>, Older)>) {
+        let Some(view) = self.logs.as_mut().filter(|v| v.session == session) else {
+            return;
+        };
+        view.all_step(read);
+    }
+
     /// An update from the follower.
     pub(super) fn logs_update(&mut self, update: LogUpdate) {
         let Some(view) = self.logs.as_mut().filter(|v| v.session == update.session()) else {
@@ -212,6 +258,7 @@ impl App {
                     let text = format!("{name}.log appeared: a new tab");
                     view.services.push(ServiceTab { name, note: None });
                     view.buffers.push(Buffer::new(Vec::new(), Older::Start));
+                    view.all_back.add_service(Older::Start);
                     self.set_flash(FlashLevel::Info, text);
                 }
             }
@@ -267,26 +314,34 @@ impl App {
         Some(Command::CloseLogs)
     }
 
-    /// Scroll the shown tab by `delta` lines; asks for older lines when
-    /// near the top of what is held.
+    /// Scroll the shown tab by `delta` lines (by screen rows while lines
+    /// wrap); asks for older lines when near the top of what is held.
     pub(super) fn scroll_logs(&mut self, delta: isize) -> Option<Command> {
         let rows = self.viewport.get().logs_rows.max(1);
         let view = self.logs.as_mut()?;
         let tab = view.tab;
-        let wrap = view.wrap;
-        let buffer = view.buffer_mut();
-        let wants = buffer.scroll(delta, rows, wrap);
+        let wants = if view.wrap {
+            // Wrapped: by screen rows, so a very long line is read row by
+            // row (the bottom line, the cursor, stays on the screen).
+            let height = row_counter(view, self.viewport.get().logs_width);
+            view.buffer_mut().scroll_rows(delta, rows, height)
+        } else {
+            view.buffer_mut().scroll(delta, rows, false)
+        };
         older_command(view, tab, wants)
     }
 
     /// ↑/↓ (`k`/`j`): move the cursor line; scrolls when it reaches the
-    /// top (asking for older lines near the top of what is held).
+    /// top (asking for older lines near the top of what is held). While
+    /// lines wrap, scrolls by one screen row instead.
     pub(super) fn move_logs_cursor(&mut self, delta: isize) -> Option<Command> {
         let rows = self.viewport.get().logs_rows.max(1);
+        if self.logs.as_ref()?.wrap {
+            return self.scroll_logs(delta);
+        }
         let view = self.logs.as_mut()?;
         let tab = view.tab;
-        let wrap = view.wrap;
-        let wants = view.buffer_mut().move_cursor(delta, rows, wrap);
+        let wants = view.buffer_mut().move_cursor(delta, rows, false);
         older_command(view, tab, wants)
     }
 
@@ -338,6 +393,7 @@ impl App {
         let rows = self.viewport.get().logs_rows.max(1);
         if let Some(view) = self.logs.as_mut() {
             view.wrap = !view.wrap;
+            view.buffer_mut().skip_rows = 0;
             // Unwrapped, a line is a row: no further up than a page's top.
             let wrap = view.wrap;
             view.buffer_mut().move_cursor(0, rows, wrap);
@@ -358,50 +414,44 @@ impl App {
         }
     }
 
-    /// `/`, Enter, Esc of the search prompt.
-    pub(super) fn search_prompt(&mut self, open: bool, keep: bool) {
-        let Some(view) = self.logs.as_mut() else {
-            return;
-        };
+    /// `/`, Enter, Esc of the search prompt; Enter searches (which may
+    /// ask for older history, as `n`).
+    pub(super) fn search_prompt(&mut self, open: bool, keep: bool) -> Option<Command> {
+        let view = self.logs.as_mut()?;
         if open {
             view.editing = Some(view.search.clone());
-            return;
+            return None;
         }
         let typed = view.editing.take().unwrap_or_default();
         view.buffer_mut().current = None;
+        view.search_note = None;
         if keep {
             view.search = typed;
-            self.find_in_logs(true);
-        } else {
-            view.search.clear();
+            return self.find_in_logs(true);
         }
-    }
-
-    /// `n` / `N`: the next older / newer match among the lines held.
-    pub(super) fn find_in_logs(&mut self, older: bool) {
-        let Some(view) = self.logs.as_mut() else {
-            return;
-        };
-        if view.search.is_empty() {
-            self.set_flash(FlashLevel::Info, "no search: / to search".into());
-            return;
-        }
-        let query = view.search.clone();
-        let held = view.buffer().lines().len();
-        if !view.buffer_mut().find(&query, older) {
-            let which = if older { "older" } else { "newer" };
-            self.set_flash(
-                FlashLevel::Info,
-                format!("\"{query}\": no {which} match in the {held} lines held"),
-            );
-        }
+        view.search.clear();
+        None
     }
 }
 
-/// A read of older lines for tab `tab`, when wanted and possible.
+/// A read of older lines for tab `tab`, when wanted and possible. On the
+/// all tab, a step whose lines were all read already is taken at once.
 fn older_command(view: &mut LogsView, tab: usize, wants: bool) -> Option<Command> {
-    if !wants || tab == 0 {
+    if !wants {
         return None;
+    }
+    if tab == 0 {
+        let reads = view.all_back.reads();
+        if reads.is_empty() {
+            view.all_step(Vec::new());
+            return None;
+        }
+        view.buffers[0].loading = true;
+        return Some(Command::LogsOlderAll {
+            session: view.session,
+            reads,
+            want: per_service(view.services.len()),
+        });
     }
     let buffer = view.buffers.get_mut(tab)?;
     let Older::Before(before) = buffer.older else {

@@ -29,10 +29,12 @@ mod help;
 mod input;
 mod log;
 mod logs;
+mod logs_search;
 mod marks;
 mod operations;
 mod reaper;
 mod rows;
+mod viewport;
 
 use std::cell::Cell;
 use std::sync::Arc;
@@ -49,6 +51,7 @@ pub use logs::{LogsView, ServiceTab};
 pub use marks::{BULK_NAMES_SHOWN, Bulk};
 pub use reaper::ReaperView;
 pub use rows::SortKey;
+pub(crate) use viewport::Viewport;
 
 use flash::flash_live;
 
@@ -102,43 +105,6 @@ impl Focus {
             Self::Activity => Self::Supervisor,
         }
     }
-}
-
-/// Layout facts the last frame measured, so keys can page and the tables can
-/// keep a stable scroll window. Written by drawing (through `Cell`), read by
-/// key handling.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Viewport {
-    /// First instance row drawn.
-    pub instances_offset: usize,
-    /// Instance data rows that fit (0 before the first frame).
-    pub instances_rows: usize,
-    /// First backoff row drawn.
-    pub backoffs_offset: usize,
-    /// Backoff data rows that fit.
-    pub backoffs_rows: usize,
-    /// First operation row drawn.
-    pub operations_offset: usize,
-    /// Operation data rows that fit.
-    pub operations_rows: usize,
-    /// Supervisor lines that fit.
-    pub supervisor_rows: usize,
-    /// Activity lines that fit.
-    pub activity_rows: usize,
-    /// Detail document lines that fit.
-    pub detail_rows: usize,
-    /// Detail document length, as last drawn.
-    pub detail_len: usize,
-    /// Full-text rows that fit.
-    pub full_rows: usize,
-    /// Full-text length in wrapped rows, as last drawn.
-    pub full_len: usize,
-    /// Rows of log lines the logs view shows.
-    pub logs_rows: usize,
-    /// Help lines that fit.
-    pub help_rows: usize,
-    /// Help length in lines, as last drawn.
-    pub help_len: usize,
 }
 
 /// Counts for the header, computed once per snapshot (and per tick for the

@@ -42,6 +42,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let rows = usize::from(inner.height) - 1 - usize::from(prompt.is_some());
     let mut viewport = app.viewport.get();
     viewport.logs_rows = rows;
+    viewport.logs_width = width;
     app.viewport.set(viewport);
     if let Some((text, style)) = state_text(view) {
         frame.render_widget(
@@ -177,6 +178,12 @@ fn follow_mark(view: &LogsView) -> String {
         format!("● following · {watch}")
     } else if buffer.newer_dropped {
         format!("‖ paused · newer lines dropped · G reads the tail · {watch}")
+    } else if buffer.skip_rows > 0 {
+        format!(
+            "‖ paused · {} rows and {} lines below · G follows · {watch}",
+            buffer.skip_rows,
+            buffer.below()
+        )
     } else {
         format!(
             "‖ paused · {} lines below · G follows · {watch}",
@@ -198,10 +205,13 @@ fn prompt_line(view: &LogsView, width: usize) -> Option<Line<'static>> {
         return None;
     }
     let held = view.buffer().lines().len();
-    let text = format!(
-        "search \"{}\" in the {held} lines held · n older · N newer",
-        sanitize_short(&view.search, 60)
-    );
+    let text = match &view.search_note {
+        Some(note) => format!("{} · n older · N newer", sanitize_short(note, 200)),
+        None => format!(
+            "search \"{}\" in the {held} lines held · n older · N newer",
+            sanitize_short(&view.search, 60)
+        ),
+    };
     Some(Line::styled(fit(&text, width).into_owned(), theme::muted()))
 }
 
@@ -235,18 +245,10 @@ fn body(view: &LogsView, width: usize, rows: usize) -> Vec<Line<'static>> {
         return out;
     }
     let (_, end) = buffer.window(rows);
-    let label_width = if view.tab == 0 {
-        view.services
-            .iter()
-            .map(|s| s.name.width())
-            .max()
-            .unwrap_or(0)
-    } else {
-        0
-    };
+    let label_width = label_width(view);
     let selected = buffer.selected();
     let mut stack: Vec<Line<'static>> = Vec::new();
-    if buffer.scroll_up == 0 {
+    if buffer.scroll_up == 0 && buffer.skip_rows == 0 {
         // Unfinished last lines (no `\n` yet), marked, at the bottom.
         for line in buffer.partials().iter().rev() {
             let mut shown = line.clone();
@@ -268,6 +270,12 @@ fn body(view: &LogsView, width: usize, rows: usize) -> Vec<Line<'static>> {
         let prefix = prefix(view, line, label_width);
         let current = buffer.current == Some(index);
         let mut made = render_line(&prefix, line, &view.search, current, width, view.wrap);
+        if index + 1 == end && view.wrap {
+            // Scrolled by rows into the bottom line: its last rows are
+            // below the view (one row of it is always shown).
+            let keep = made.len().saturating_sub(buffer.skip_rows).max(1);
+            made.truncate(keep);
+        }
         let cursor = selected == Some(index);
         while let Some(row) = made.pop() {
             if stack.len() >= rows {
@@ -283,6 +291,42 @@ fn body(view: &LogsView, width: usize, rows: usize) -> Vec<Line<'static>> {
     stack.reverse();
     out.extend(stack);
     out
+}
+
+/// The service label's width on the all tab (0 on a service's tab).
+fn label_width(view: &LogsView) -> usize {
+    if view.tab == 0 {
+        view.services
+            .iter()
+            .map(|s| s.name.width())
+            .max()
+            .unwrap_or(0)
+    } else {
+        0
+    }
+}
+
+/// How many rows each line of the shown tab takes wrapped at `width`, as
+/// drawn (the label and marks included): for scrolling by rows. Owns what
+/// it needs, so the view can be changed while it is used.
+pub fn row_counter(view: &LogsView, width: usize) -> impl Fn(&LogLine) -> usize + use<> {
+    let names: Vec<String> = view.services.iter().map(|s| s.name.clone()).collect();
+    let label_width = label_width(view);
+    move |line: &LogLine| {
+        let mut prefix = String::new();
+        if label_width > 0 {
+            let name = names
+                .get(usize::from(line.service))
+                .map_or("?", String::as_str);
+            prefix.push_str(name);
+            prefix.push_str(&" ".repeat(label_width.saturating_sub(name.width())));
+            prefix.push_str(" │ ");
+        }
+        if line.cont {
+            prefix.push('↪');
+        }
+        render_line(&prefix, line, "", false, width.max(1), true).len()
+    }
 }
 
 /// After a line shown before its `\n` came (it may go on).

@@ -1,0 +1,133 @@
+//! The logs view's search into older history (`n` past the lines held):
+//! one service's log read backwards a page at a time
+//! ([`super::history::older`]: blocks of [`crate::model::logtext::BLOCK`]
+//! through the current file then `.log.1` .. `.log.3`), never whole,
+//! until a line matches or [`SEARCH_BYTES`] were searched.
+
+use std::collections::VecDeque;
+use std::io;
+use std::path::Path;
+
+use super::history;
+use crate::model::logtext::{LinePos, RawLine, find_all, line_text};
+use crate::model::logview::{HistorySearch, LogLine, Older, TAIL_LINES, WINDOW_LINES};
+
+/// The most bytes one search reads back before it stops and says so.
+pub const SEARCH_BYTES: u64 = 64 << 20;
+
+/// What a search back found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchBack {
+    /// Whether a line matched.
+    pub found: bool,
+    /// Lines to show, oldest first: when found, from the page with the
+    /// match on (up to the position searched from when `contiguous`);
+    /// empty when nothing matched.
+    pub lines: Vec<RawLine>,
+    /// Where the lines before `lines` are.
+    pub older: Older,
+    /// Whether `lines` end just before the position searched from (they
+    /// can be put in front of the lines held; else they replace them).
+    pub contiguous: bool,
+    /// Bytes of lines searched.
+    pub searched: u64,
+    /// The search stopped at its bound ([`SEARCH_BYTES`]), not at the
+    /// start of the oldest generation.
+    pub bounded: bool,
+}
+
+/// Search `base` (`<service>.log` and its generations) backwards from
+/// `before` for the newest line whose sanitized text holds `query`
+/// (smart case, as the view's search), reading at most `max` bytes.
+///
+/// # Errors
+/// A read failed.
+pub fn search_back(base: &Path, before: LinePos, query: &str, max: u64) -> io::Result<SearchBack> {
+    let mut pages: VecDeque<Vec<RawLine>> = VecDeque::new();
+    let mut kept = 0;
+    let mut contiguous = true;
+    let mut searched = 0;
+    let mut pos = before;
+    loop {
+        if searched >= max {
+            return Ok(missed(searched, true));
+        }
+        let (page, older) = history::older(base, pos, TAIL_LINES)?;
+        if page.is_empty() && older == Older::Before(pos) {
+            return Ok(missed(searched, false));
+        }
+        searched += page.iter().map(|l| l.bytes.len() as u64 + 1).sum::<u64>();
+        let hit = page
+            .iter()
+            .any(|l| !find_all(&line_text(&l.bytes), query).is_empty());
+        kept += page.len();
+        pages.push_front(page);
+        // Keep at most half a tab's lines; beyond, what is shown no longer
+        // meets the lines held.
+        while kept > WINDOW_LINES / 2 && pages.len() > 1 {
+            if let Some(newest) = pages.pop_back() {
+                kept -= newest.len();
+                contiguous = false;
+            }
+        }
+        if hit {
+            return Ok(SearchBack {
+                found: true,
+                lines: pages.into_iter().flatten().collect(),
+                older,
+                contiguous,
+                searched,
+                bounded: false,
+            });
+        }
+        match older {
+            Older::Before(next) => pos = next,
+            Older::Start => return Ok(missed(searched, false)),
+        }
+    }
+}
+
+fn missed(searched: u64, bounded: bool) -> SearchBack {
+    SearchBack {
+        found: false,
+        lines: Vec::new(),
+        older: Older::Start,
+        contiguous: false,
+        searched,
+        bounded,
+    }
+}
+
+/// [`search_back`] for the view: service `service`'s lines, sanitized, as
+/// [`HistorySearch`] (a failed read is logged and searched nothing).
+#[must_use]
+pub fn search_history(
+    base: &Path,
+    service: u16,
+    before: LinePos,
+    query: &str,
+    max: u64,
+) -> HistorySearch {
+    match search_back(base, before, query, max) {
+        Ok(back) => HistorySearch {
+            found: back.found.then(|| {
+                let lines = back
+                    .lines
+                    .iter()
+                    .map(|r| LogLine::from_raw(r, service))
+                    .collect();
+                (lines, back.older, back.contiguous)
+            }),
+            searched: back.searched,
+            bound: back.bounded.then_some(max),
+        },
+        Err(e) => {
+            tracing::warn!("cannot search older log lines: {e}");
+            HistorySearch {
+                found: None,
+                searched: 0,
+                bound: None,
+            }
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! The logs view's search keys (`n`, `N`, and Enter at the `/` prompt):
+//! among the lines held first; `n` past the oldest held line of a
+//! service's tab goes on into its older history (the console reads it
+//! backwards in blocks, bounded: `crate::logs::search`) and says where it
+//! stopped.
+
+use super::{App, Command, FlashLevel};
+use crate::model::logbuffer::Buffer;
+use crate::model::logview::{HistorySearch, Older};
+
+impl App {
+    /// `n` / `N`: the next older / newer match among the lines held; `n`
+    /// with none older held, on a service's tab with older lines in its
+    /// files, asks the console to search them.
+    pub(super) fn find_in_logs(&mut self, older: bool) -> Option<Command> {
+        let view = self.logs.as_mut()?;
+        if view.search.is_empty() {
+            self.set_flash(FlashLevel::Info, "no search: / to search".into());
+            return None;
+        }
+        let query = view.search.clone();
+        let held = view.buffer().lines().len();
+        view.search_note = None;
+        if view.buffer_mut().find(&query, older) {
+            return None;
+        }
+        if older
+            && view.tab > 0
+            && let Older::Before(before) = view.buffer().older
+        {
+            return Some(Command::LogsSearchOlder {
+                session: view.session,
+                service: u16::try_from(view.tab - 1).unwrap_or(u16::MAX),
+                before,
+                query,
+            });
+        }
+        let which = if older { "older" } else { "newer" };
+        let text = format!("\"{query}\": no {which} match in the {held} lines held");
+        view.search_note = Some(text.clone());
+        self.set_flash(FlashLevel::Info, text);
+        None
+    }
+
+    /// The answer to [`Command::LogsSearchOlder`]: the match's lines are
+    /// put in front of the tab's (or, far back, in place of them: `G`
+    /// then reads the tail again) and it becomes the current match; or
+    /// where the search stopped, said on the search line.
+    pub fn show_search_older(&mut self, session: u64, service: u16, result: HistorySearch) {
+        let Some(view) = self.logs.as_mut().filter(|v| v.session == session) else {
+            return;
+        };
+        let query = view.search.clone();
+        let tab = usize::from(service) + 1;
+        let Some(buffer) = view.buffers.get_mut(tab) else {
+            return;
+        };
+        let searched = crate::ui::detail_services::size(result.searched);
+        let text = match result.found {
+            Some((lines, older, true)) => {
+                buffer.prepend(lines, older);
+                buffer.find(&query, true);
+                format!("\"{query}\": found in older history ({searched} searched)")
+            }
+            Some((lines, older, false)) => {
+                *buffer = Buffer::new(lines, older);
+                buffer.newer_dropped = true;
+                buffer.find(&query, true);
+                format!(
+                    "\"{query}\": found {searched} back in older history (newer lines dropped: G reads the tail)"
+                )
+            }
+            None => match result.bound {
+                Some(bound) => format!("searched {} back: no more matches", whole_size(bound)),
+                None => format!(
+                    "searched back to the start of the oldest log ({searched}): no more matches"
+                ),
+            },
+        };
+        view.search_note = Some(text.clone());
+        self.set_flash(FlashLevel::Info, text);
+    }
+}
+
+/// A bound as written: `64 MiB`, `64 KiB` (else as `size` says).
+fn whole_size(bytes: u64) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else if bytes >= 1 << 10 && bytes.is_multiple_of(1 << 10) {
+        format!("{} KiB", bytes >> 10)
+    } else {
+        crate::ui::detail_services::size(bytes)
+    }
+}
