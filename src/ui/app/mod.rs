@@ -10,6 +10,7 @@
 //!   console);
 //! - `input`: key and mouse handling, paging and scrolling;
 //! - `actions`: what Enter, `r`, `d` and `y` act on, and their checks;
+//! - `detail`: the detail view's field cursor (`j`/`k`) and `y` on a field;
 //! - `rows`: the Instances rows (sort, filter, selection across snapshots);
 //! - `operations`: the Operations pane's selection and overlay, `c` (cancel
 //!   an operation) and the changes observed between snapshots;
@@ -25,6 +26,7 @@ mod actions;
 mod command;
 mod config;
 mod copy;
+mod detail;
 mod flash;
 mod fulltext;
 mod help;
@@ -132,6 +134,8 @@ pub(crate) struct Viewport {
     pub detail_rows: usize,
     /// Detail document length, as last drawn.
     pub detail_len: usize,
+    /// Detail document width in columns, as last drawn (0 before).
+    pub detail_width: usize,
     /// Full-text rows that fit.
     pub full_rows: usize,
     /// Full-text length in wrapped rows, as last drawn.
