@@ -40,8 +40,10 @@ pub struct Cli {
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, env = "STACKLESS_TUI_TICK")]
     pub tick: Duration,
 
-    /// Show log times in UTC instead of the local zone (`TZ` honoured).
-    #[arg(long, env = "STACKLESS_TUI_UTC", value_parser = clap::builder::BoolishValueParser::new())]
+    /// Show times in UTC (RFC 3339, `Z`) instead of the local zone (`TZ`
+    /// honoured, the zone named: `2026-11-29 19:28:06 IST`): the panes, the
+    /// detail, full-text and operation views, and `snapshot`'s table.
+    #[arg(long, env = "STACKLESS_TUI_UTC", global = true, value_parser = clap::builder::BoolishValueParser::new())]
     pub utc: bool,
 
     /// Do not run the reaper (leave reaping to the stackless daemon); the

@@ -39,13 +39,6 @@ const SPACES: &str = "                                ";
 /// Width of the label column, leading and trailing spaces included.
 pub const LABEL_WIDTH: usize = 20;
 
-/// `2026-11-29T13:58:06Z` for unix seconds `at` ([`time::rfc3339`]);
-/// `@<at>` when outside what RFC 3339 can show (before 1970 or after 9999).
-#[must_use]
-pub fn rfc3339(at: i64) -> String {
-    time::rfc3339(at).unwrap_or_else(|| format!("@{at}"))
-}
-
 /// `3m 12s ago`, or `in 2m 53s` for a time after `now`.
 #[must_use]
 pub fn relative(at: i64, now: i64) -> String {
@@ -56,11 +49,15 @@ pub fn relative(at: i64, now: i64) -> String {
     }
 }
 
-/// `2026-11-29T13:58:06Z (3m 12s ago)`.
+/// `2026-11-29 19:28:06 IST (3m 12s ago)`: [`time::stamp`] in `zone`, then
+/// how long ago (or `in …`).
 #[must_use]
-pub fn when(at: i64, now: i64) -> String {
-    format!("{} ({})", rfc3339(at), relative(at, now))
+pub fn when(at: i64, now: i64, zone: &Zone) -> String {
+    format!("{} ({})", time::stamp(at, zone), relative(at, now))
 }
+
+/// The zone times are shown in.
+pub type Zone = jiff::tz::TimeZone;
 
 /// Where the store read for the detail view stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -253,7 +250,7 @@ fn instance_section<'a>(
     doc: &mut Doc<'a>,
     detail: &'a Detail,
     instance: Option<&Instance>,
-    now: i64,
+    (now, zone): (i64, &Zone),
 ) {
     doc.section("Instance".into());
     doc.kv(
@@ -308,11 +305,21 @@ fn instance_section<'a>(
         doc.kv("dirty", text, tone);
     }
     match instance.created_at {
-        Some(at) => doc.kv_time("created_at", when(at, now), rfc3339(at), Tone::Plain),
+        Some(at) => doc.kv_time(
+            "created_at",
+            when(at, now, zone),
+            time::stamp(at, zone),
+            Tone::Plain,
+        ),
         None => doc.kv("created_at", "(not an integer)", Tone::Warning),
     }
     match instance.tombstoned_at {
-        Some(at) => doc.kv_time("tombstoned_at", when(at, now), rfc3339(at), Tone::Plain),
+        Some(at) => doc.kv_time(
+            "tombstoned_at",
+            when(at, now, zone),
+            time::stamp(at, zone),
+            Tone::Plain,
+        ),
         None => doc.kv("tombstoned_at", "-", Tone::Muted),
     }
     for anomaly in &instance.anomalies {
@@ -324,7 +331,7 @@ fn instance_section<'a>(
     }
 }
 
-fn lease_section(doc: &mut Doc<'_>, instance: Option<&Instance>, now: i64) {
+fn lease_section(doc: &mut Doc<'_>, instance: Option<&Instance>, now: i64, zone: &Zone) {
     doc.section("Lease".into());
     match instance.and_then(|i| i.lease) {
         Some(lease) => {
@@ -342,13 +349,18 @@ fn lease_section(doc: &mut Doc<'_>, instance: Option<&Instance>, now: i64) {
             let expires = if expired {
                 format!(
                     "{} (expired {})",
-                    rfc3339(lease.expires_at),
+                    time::stamp(lease.expires_at, zone),
                     time::ago(lease.expires_at, now)
                 )
             } else {
-                when(lease.expires_at, now)
+                when(lease.expires_at, now, zone)
             };
-            doc.kv_time("expires_at", expires, rfc3339(lease.expires_at), tone);
+            doc.kv_time(
+                "expires_at",
+                expires,
+                time::stamp(lease.expires_at, zone),
+                tone,
+            );
             let remaining = time::span(lease.remaining(now));
             if expired {
                 doc.kv(
@@ -374,7 +386,7 @@ fn lock_section(
     doc: &mut Doc<'_>,
     instance: Option<&Instance>,
     liveness: Option<&Liveness>,
-    now: i64,
+    (now, zone): (i64, &Zone),
 ) {
     doc.section("Lock".into());
     let Some(lock) = instance.and_then(|i| i.lock.as_ref()) else {
@@ -398,8 +410,8 @@ fn lock_section(
     );
     doc.kv_time(
         "holder started",
-        when(lock.holder_start_time, now),
-        rfc3339(lock.holder_start_time),
+        when(lock.holder_start_time, now, zone),
+        time::stamp(lock.holder_start_time, zone),
         Tone::Plain,
     );
     let (text, tone) = match liveness {
@@ -419,8 +431,8 @@ fn lock_section(
     doc.kv("liveness", text, tone);
     doc.kv_time(
         "acquired_at",
-        when(lock.acquired_at, now),
-        rfc3339(lock.acquired_at),
+        when(lock.acquired_at, now, zone),
+        time::stamp(lock.acquired_at, zone),
         Tone::Plain,
     );
     match lock.claim_id.as_deref() {
@@ -438,7 +450,7 @@ fn lock_section(
     }
 }
 
-fn reap_section<'a>(doc: &mut Doc<'a>, attempt: Option<&ReapAttempt>, now: i64) {
+fn reap_section<'a>(doc: &mut Doc<'a>, attempt: Option<&ReapAttempt>, now: i64, zone: &Zone) {
     doc.section("Reap attempt".into());
     let Some(attempt) = attempt else {
         doc.kv("reap", "none", Tone::Muted);
@@ -449,7 +461,7 @@ fn reap_section<'a>(doc: &mut Doc<'a>, attempt: Option<&ReapAttempt>, now: i64) 
         (
             format!(
                 "{} (retry {})",
-                rfc3339(attempt.next_retry_at),
+                time::stamp(attempt.next_retry_at, zone),
                 relative(attempt.next_retry_at, now)
             ),
             Tone::Warning,
@@ -458,12 +470,17 @@ fn reap_section<'a>(doc: &mut Doc<'a>, attempt: Option<&ReapAttempt>, now: i64) 
         (
             format!(
                 "{} (due: retried on the reaper's next tick)",
-                rfc3339(attempt.next_retry_at)
+                time::stamp(attempt.next_retry_at, zone)
             ),
             Tone::Warning,
         )
     };
-    doc.kv_time("next_retry_at", retry, rfc3339(attempt.next_retry_at), tone);
+    doc.kv_time(
+        "next_retry_at",
+        retry,
+        time::stamp(attempt.next_retry_at, zone),
+        tone,
+    );
     match envelope::parse_error(&attempt.last_error) {
         Some(error) => {
             doc.kv(
@@ -510,7 +527,7 @@ fn reap_section<'a>(doc: &mut Doc<'a>, attempt: Option<&ReapAttempt>, now: i64) 
     }
 }
 
-fn checkpoints_section<'a>(doc: &mut Doc<'a>, text: &'a DetailText, payloads: bool) {
+fn checkpoints_section<'a>(doc: &mut Doc<'a>, text: &'a DetailText, payloads: bool, zone: &Zone) {
     let hint = if payloads {
         "p hides payloads"
     } else {
@@ -534,7 +551,10 @@ fn checkpoints_section<'a>(doc: &mut Doc<'a>, text: &'a DetailText, payloads: bo
     let recorded: Vec<String> = text
         .checkpoints
         .iter()
-        .map(|c| c.recorded_at.map_or_else(|| "-".to_owned(), rfc3339))
+        .map(|c| {
+            c.recorded_at
+                .map_or_else(|| "-".to_owned(), |at| time::stamp(at, zone))
+        })
         .collect();
     let recorded_width = recorded.iter().map(String::len).max().unwrap_or(0).max(8);
     doc.indented(
@@ -570,7 +590,7 @@ fn checkpoints_section<'a>(doc: &mut Doc<'a>, text: &'a DetailText, payloads: bo
 /// The whole detail document for `detail`, with the instance's live rows
 /// from the snapshot (`instance`, its lock `liveness`, its reap `attempt`)
 /// and the last teardown this console ran on it (`last_teardown`, from
-/// Activity) at `now`.
+/// Activity) at `now`, times shown in `zone`.
 #[must_use]
 pub fn document<'a>(
     detail: &'a Detail,
@@ -578,13 +598,13 @@ pub fn document<'a>(
     liveness: Option<&Liveness>,
     attempt: Option<&ReapAttempt>,
     last_teardown: Option<&crate::event::Activity>,
-    now: i64,
+    (now, zone): (i64, &Zone),
 ) -> Vec<DocLine<'a>> {
     let mut doc = Doc {
         lines: Vec::new(),
         section: String::new(),
     };
-    instance_section(&mut doc, detail, instance, now);
+    instance_section(&mut doc, detail, instance, (now, zone));
     match &detail.loaded {
         Loaded::Ready(text) => {
             let dir = if text.definition_dir.is_empty() {
@@ -610,12 +630,12 @@ pub fn document<'a>(
             Tone::Error,
         ),
     }
-    lease_section(&mut doc, instance, now);
-    lock_section(&mut doc, instance, liveness, now);
-    reap_section(&mut doc, attempt, now);
+    lease_section(&mut doc, instance, now, zone);
+    lock_section(&mut doc, instance, liveness, (now, zone));
+    reap_section(&mut doc, attempt, now, zone);
     if let Some(last) = last_teardown {
         doc.section("Last teardown (by this console)".into());
-        for (label, text, tone) in crate::ui::detail_services::last_teardown(last, now) {
+        for (label, text, tone) in crate::ui::detail_services::last_teardown(last, now, zone) {
             doc.kv(&label, text, tone);
         }
     }
@@ -629,7 +649,7 @@ pub fn document<'a>(
                 doc.kv(&label, line, tone);
             }
         }
-        checkpoints_section(&mut doc, text, detail.payloads);
+        checkpoints_section(&mut doc, text, detail.payloads, zone);
         for (title, lines) in &text.birth_sections {
             doc.section(title.clone());
             for line in lines {

@@ -125,7 +125,8 @@ fn y_copies_the_name_and_capital_y_the_down_command_through_osc_52() {
 
 #[test]
 fn y_in_the_detail_view_copies_the_field_under_the_cursor_through_osc_52() {
-    let (_dir, mut tui, _) = console(&[]);
+    // --utc: the copied time does not depend on the machine's zone.
+    let (_dir, mut tui, _) = console(&["--utc"]);
     tui.wait_for("golf", UI);
     tui.send(":golf\r");
     tui.wait_until("golf selected", UI, |s| {
@@ -159,12 +160,30 @@ fn log_times_are_local_with_the_zone_named_and_utc_with_the_flag() {
     let mut tui = Tui::spawn_env(&args, &tz, 120, 40);
     tui.wait_for("Activity (CET)", UI);
     tui.wait_for("Supervisor (CET)", UI);
+    // The detail view: golf's lease (expires_at 1795960354) in CET.
+    tui.send(":golf\r");
+    tui.wait_until("golf selected", UI, |s| {
+        selected_instance(s).as_deref() == Some("golf")
+    });
+    tui.send("\r");
+    tui.wait_for("expires_at       2026-11-29 14:52:34 CET (expired", UI);
+    tui.wait_for("materialize:web  source  2026-11-29 14:51:34 CET", UI);
+    // The full text of the detail view.
+    tui.send("e");
+    tui.wait_for("Detail · golf", UI);
+    tui.wait_for("2026-11-29 14:52:34 CET", UI);
     tui.send("q");
     assert_eq!(tui.wait_exit(QUIT), 0);
     let mut args = args.to_vec();
     args.push("--utc");
     let mut tui = Tui::spawn_env(&args, &tz, 120, 40);
     tui.wait_for("Activity (UTC)", UI);
+    tui.send(":golf\r");
+    tui.wait_until("golf selected", UI, |s| {
+        selected_instance(s).as_deref() == Some("golf")
+    });
+    tui.send("\r");
+    tui.wait_for("expires_at       2026-11-29T13:52:34Z (expired", UI);
     tui.send("q");
     assert_eq!(tui.wait_exit(QUIT), 0);
 }

@@ -405,6 +405,38 @@ fn detail_cursor_moves_over_fields_and_y_copies_the_one_under_it() {
 }
 
 #[test]
+fn detail_and_full_text_times_are_in_the_zone_given() {
+    let mut app = real_app();
+    app.set_zone(jiff::tz::TimeZone::posix("IST-5:30").unwrap());
+    open_detail(&mut app, "golf");
+    let text = render_app(&app, 120, 50);
+    assert_snapshot!("detail_golf_ist_120x50", text);
+    for needle in [
+        "created_at       2026-11-29 19:21:34 IST (6m 32s ago)",
+        "expires_at       2026-11-29 19:22:34 IST (expired 5m 32s ago)",
+        "next_retry_at    2026-11-29 19:30:59 IST (retry in 2m 53s)",
+        "materialize:web  source  2026-11-29 19:21:34 IST  /home/operator/",
+    ] {
+        assert!(text.contains(needle), "{needle:?} missing:\n{text}");
+    }
+    // The full text of the detail view, and of a Backoffs row.
+    press(&mut app, KeyCode::Char('e'));
+    let text = render_app(&app, 120, 50);
+    assert!(text.contains("2026-11-29 19:22:34 IST"), "{text}");
+    press(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Esc);
+    while app.focus() != Focus::Backoffs {
+        press(&mut app, KeyCode::Tab);
+    }
+    press(&mut app, KeyCode::Char('e'));
+    let text = render_app(&app, 120, 50);
+    assert!(
+        text.contains("2026-11-29 19:30:59 IST (retry in 2m 53s)"),
+        "{text}"
+    );
+}
+
+#[test]
 fn detail_read_failures_show() {
     let mut app = real_app();
     select(&mut app, "alpha");

@@ -24,7 +24,7 @@ impl App {
             self.snapshot.lock_liveness(name),
             self.snapshot.reap_attempt(name),
             self.last_teardown(name),
-            self.now,
+            (self.now, &self.zone),
         ))
     }
 

@@ -47,7 +47,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         snapshot.lock_liveness(&open.name),
         snapshot.reap_attempt(&open.name),
         app.last_teardown(&open.name),
-        app.now(),
+        (app.now(), app.zone()),
     );
     let inner = super::inner(area);
     let wrapped = wrap_document(&doc, usize::from(inner.width));
