@@ -238,9 +238,10 @@ pub fn default_config_path(xdg_config_home: Option<&str>, home: Option<&str>) ->
 }
 
 /// The flags a config file may set (their long names, as TOML keys).
-pub const CONFIG_KEYS: [&str; 10] = [
+pub const CONFIG_KEYS: [&str; 11] = [
     "state",
     "tick",
+    "utc",
     "no-reaper",
     "down-cmd",
     "down-timeout",
@@ -285,9 +286,11 @@ pub fn config_args(text: &str, file: &Path) -> Result<Vec<(String, Option<String
             ))
         };
         let text = match (key.as_str(), value) {
-            ("no-reaper" | "read-only" | "dry-run", toml::Value::Boolean(true)) => None,
-            ("no-reaper" | "read-only" | "dry-run", toml::Value::Boolean(false)) => continue,
-            ("no-reaper" | "read-only" | "dry-run", _) => return wrong("true or false"),
+            ("utc" | "no-reaper" | "read-only" | "dry-run", toml::Value::Boolean(true)) => None,
+            ("utc" | "no-reaper" | "read-only" | "dry-run", toml::Value::Boolean(false)) => {
+                continue;
+            }
+            ("utc" | "no-reaper" | "read-only" | "dry-run", _) => return wrong("true or false"),
             ("reap-concurrency", toml::Value::Integer(i)) => Some(i.to_string()),
             ("reap-concurrency", _) => return wrong("a whole number"),
             (_, toml::Value::String(s)) => Some(s.clone()),
@@ -416,6 +419,36 @@ mod tests {
 
     fn args(list: &[&str]) -> Vec<OsString> {
         list.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn utc_in_the_config_file_and_the_flag_over_it() {
+        let file = PathBuf::from("/cfg/config.toml");
+        let parse = |argv: &[&str], text: &'static str| {
+            parse_with_config(args(argv), Some(file.clone()), move |_: &Path| {
+                Ok(Some(text.to_owned()))
+            })
+        };
+        assert!(parse(&["stackless-tui"], "utc = true\n").unwrap().utc);
+        assert!(!parse(&["stackless-tui"], "utc = false\n").unwrap().utc);
+        // The flag wins over `utc = false`, also after a subcommand.
+        assert!(
+            parse(&["stackless-tui", "--utc"], "utc = false\n")
+                .unwrap()
+                .utc
+        );
+        assert!(
+            parse(&["stackless-tui", "snapshot", "--utc"], "utc = false\n")
+                .unwrap()
+                .utc
+        );
+        match parse(&["stackless-tui"], "utc = \"yes\"\n") {
+            Err(CliError::Config(message)) => assert_eq!(
+                message,
+                "/cfg/config.toml: `utc` must be true or false, not string `\"yes\"`"
+            ),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

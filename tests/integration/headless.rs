@@ -150,6 +150,36 @@ fn snapshot_table_time_is_local_with_the_zone_or_utc_with_the_flag() {
 }
 
 #[test]
+fn utc_in_the_config_file_and_the_flag_or_environment_over_it() {
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let config = dir.path().join("config.toml");
+    let now = CAPTURE.to_string();
+    let header = |config_text: &str, extra: &[&str], env: &[(&str, &str)]| {
+        std::fs::write(&config, config_text).unwrap();
+        let mut command = bin();
+        command.env("TZ", "IST-5:30").envs(env.iter().copied());
+        let out = run(command
+            .arg("--config")
+            .arg(&config)
+            .args(["snapshot", "--now", &now, "--state"])
+            .arg(&path)
+            .args(extra));
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let first = text(&out.stdout).lines().next().unwrap().to_owned();
+        first.split(" · now ").nth(1).unwrap().to_owned()
+    };
+    let utc = format!("2026-11-29T13:58:06Z ({CAPTURE})");
+    let ist = format!("2026-11-29 19:28:06 IST ({CAPTURE})");
+    assert_eq!(header("utc = true\n", &[], &[]), utc);
+    assert_eq!(header("utc = false\n", &[], &[]), ist);
+    assert_eq!(header("utc = false\n", &["--utc"], &[]), utc);
+    assert_eq!(
+        header("utc = true\n", &[], &[("STACKLESS_TUI_UTC", "0")]),
+        ist
+    );
+}
+
+#[test]
 fn snapshot_table_is_plain_text() {
     let (_dir, path) = fixture("stackless-real-v4.db");
     let out = run(bin()
