@@ -433,8 +433,12 @@ mod tests {
         let expected = serde_json::to_string_pretty(&whole).unwrap() + "\n";
         assert_eq!(String::from_utf8(json).unwrap(), expected);
         let mut table = Vec::new();
-        report::write_table(&mut table, &snapshot, BENCH_NOW, "s.db", &services).unwrap();
-        assert_eq!(String::from_utf8(table).unwrap(), report::table(&whole));
+        let utc = jiff::tz::TimeZone::UTC;
+        report::write_table(&mut table, &snapshot, BENCH_NOW, "s.db", &services, &utc).unwrap();
+        assert_eq!(
+            String::from_utf8(table).unwrap(),
+            report::table(&whole, &utc)
+        );
         assert!(whole.instances.iter().any(|i| i.reaper.is_some()));
     }
 

@@ -40,8 +40,10 @@ pub struct Cli {
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, env = "STACKLESS_TUI_TICK")]
     pub tick: Duration,
 
-    /// Show log times in UTC instead of the local zone (`TZ` honoured).
-    #[arg(long, env = "STACKLESS_TUI_UTC", value_parser = clap::builder::BoolishValueParser::new())]
+    /// Show times in UTC (RFC 3339, `Z`) instead of the local zone (`TZ`
+    /// honoured, the zone named: `2026-11-29 19:28:06 IST`): the panes, the
+    /// detail, full-text and operation views, and `snapshot`'s table.
+    #[arg(long, env = "STACKLESS_TUI_UTC", global = true, value_parser = clap::builder::BoolishValueParser::new())]
     pub utc: bool,
 
     /// Do not run the reaper (leave reaping to the stackless daemon); the
@@ -236,9 +238,10 @@ pub fn default_config_path(xdg_config_home: Option<&str>, home: Option<&str>) ->
 }
 
 /// The flags a config file may set (their long names, as TOML keys).
-pub const CONFIG_KEYS: [&str; 10] = [
+pub const CONFIG_KEYS: [&str; 11] = [
     "state",
     "tick",
+    "utc",
     "no-reaper",
     "down-cmd",
     "down-timeout",
@@ -283,9 +286,11 @@ pub fn config_args(text: &str, file: &Path) -> Result<Vec<(String, Option<String
             ))
         };
         let text = match (key.as_str(), value) {
-            ("no-reaper" | "read-only" | "dry-run", toml::Value::Boolean(true)) => None,
-            ("no-reaper" | "read-only" | "dry-run", toml::Value::Boolean(false)) => continue,
-            ("no-reaper" | "read-only" | "dry-run", _) => return wrong("true or false"),
+            ("utc" | "no-reaper" | "read-only" | "dry-run", toml::Value::Boolean(true)) => None,
+            ("utc" | "no-reaper" | "read-only" | "dry-run", toml::Value::Boolean(false)) => {
+                continue;
+            }
+            ("utc" | "no-reaper" | "read-only" | "dry-run", _) => return wrong("true or false"),
             ("reap-concurrency", toml::Value::Integer(i)) => Some(i.to_string()),
             ("reap-concurrency", _) => return wrong("a whole number"),
             (_, toml::Value::String(s)) => Some(s.clone()),
@@ -414,6 +419,36 @@ mod tests {
 
     fn args(list: &[&str]) -> Vec<OsString> {
         list.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn utc_in_the_config_file_and_the_flag_over_it() {
+        let file = PathBuf::from("/cfg/config.toml");
+        let parse = |argv: &[&str], text: &'static str| {
+            parse_with_config(args(argv), Some(file.clone()), move |_: &Path| {
+                Ok(Some(text.to_owned()))
+            })
+        };
+        assert!(parse(&["stackless-tui"], "utc = true\n").unwrap().utc);
+        assert!(!parse(&["stackless-tui"], "utc = false\n").unwrap().utc);
+        // The flag wins over `utc = false`, also after a subcommand.
+        assert!(
+            parse(&["stackless-tui", "--utc"], "utc = false\n")
+                .unwrap()
+                .utc
+        );
+        assert!(
+            parse(&["stackless-tui", "snapshot", "--utc"], "utc = false\n")
+                .unwrap()
+                .utc
+        );
+        match parse(&["stackless-tui"], "utc = \"yes\"\n") {
+            Err(CliError::Config(message)) => assert_eq!(
+                message,
+                "/cfg/config.toml: `utc` must be true or false, not string `\"yes\"`"
+            ),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -143,6 +143,19 @@ pub fn reaper_config(cli: &Cli, down: DownCommand, tick: Duration) -> ReaperConf
     }
 }
 
+/// The zone times are shown in (the console and `snapshot`'s table): UTC
+/// with `--utc`, else the local zone (`TZ` honoured: an IANA name, read
+/// from the system's tz database, or a POSIX string such as `IST-5:30`,
+/// which needs none), UTC when it cannot be found.
+#[must_use]
+pub fn display_zone(utc: bool) -> jiff::tz::TimeZone {
+    if utc {
+        jiff::tz::TimeZone::UTC
+    } else {
+        jiff::tz::TimeZone::try_system().unwrap_or(jiff::tz::TimeZone::UTC)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

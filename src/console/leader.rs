@@ -38,6 +38,12 @@ pub(super) struct Leader {
     /// The operator's hold on the reaper (`P`, `R`), kept across role
     /// changes.
     pub control: crate::reaper::ReaperControl,
+    /// Keep the roles after `stop` until the process exits (the demo: its
+    /// temporary directory, roles and all, is deleted on the way out, and
+    /// a standby console on the demo's store must not take over meanwhile
+    /// and write into it; once the directory is gone it refuses to create
+    /// it again, `crate::nofollow::real_dir`).
+    pub hold_roles_to_exit: bool,
 }
 
 impl Leader {
@@ -72,6 +78,12 @@ impl Leader {
             }
             if self.stop.sleep(STANDBY_POLL) {
                 break;
+            }
+        }
+        if self.hold_roles_to_exit {
+            // The kernel gives the locks back when the process exits.
+            loop {
+                std::thread::park();
             }
         }
         // Dropping the tenancies gives the roles back.

@@ -20,7 +20,7 @@ const FILES: &[(&str, &str)] = &[
     ),
     (
         "$XDG_CONFIG_HOME/stackless-tui/config.toml (else ~/.config/stackless-tui/config.toml)",
-        "flag defaults; keys are the long flag names (tick = \"5m\")",
+        "flag defaults; keys are the long flag names (tick = \"5m\", utc = true, no-reaper = true); a flag or its STACKLESS_TUI_<FLAG> variable wins over the file",
     ),
     (
         "<state_dir>/stackless-tui/audit.jsonl",
@@ -58,6 +58,10 @@ const ENVIRONMENT: &[(&str, &str)] = &[
         "stackless 0.3.0's libsql remote store: refused, with a pointer to --controller",
     ),
     ("NO_COLOR", "set and not empty: no colours"),
+    (
+        "TZ",
+        "the local zone times are shown in (an IANA name, from the system's tz database, or a POSIX string such as IST-5:30); --utc (or utc = true in the config file) shows UTC",
+    ),
     (
         "PATH",
         "where a bare --down-cmd or --helper program is found",
@@ -175,6 +179,9 @@ mod tests {
             assert!(page.contains(heading), "{heading}");
         }
         assert!(page.contains(".TP\n\\fBstackless\\-tui snapshot\\fR\n"));
+        // The config file's utc key and the zone's variable are documented.
+        assert!(page.contains("utc = true"), "{page}");
+        assert!(page.contains(".TP\n\\fBTZ\\fR\n"), "{page}");
         // KEYS is the key table, line for line.
         for entry in crate::ui::keys::ENTRIES {
             assert!(

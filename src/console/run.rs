@@ -245,6 +245,7 @@ fn start_threads(
             stop: stop.clone(),
             helper_handle: Arc::clone(helper_handle),
             control: control.clone(),
+            hold_roles_to_exit: setup.demo_dir.is_some(),
         }
         .spawn()
         .wrap_err("cannot start the console role thread")?;

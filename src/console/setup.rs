@@ -109,11 +109,7 @@ pub(super) fn prepare(cli: &Cli) -> Result<Setup, StartupError> {
         teardown,
         stackless: cli.stackless.clone().into_os_string(),
         demo_dir,
-        zone: if cli.utc {
-            jiff::tz::TimeZone::UTC
-        } else {
-            jiff::tz::TimeZone::try_system().unwrap_or(jiff::tz::TimeZone::UTC)
-        },
+        zone: crate::startup::display_zone(cli.utc),
     })
 }
 

@@ -100,6 +100,7 @@ pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
             now,
             &path.display().to_string(),
             &services,
+            &crate::startup::display_zone(cli.utc),
         )
     };
     // A closed pipe (`| head`) is not an error of ours.

@@ -445,13 +445,15 @@ fn operation_report(op: &Operation) -> OperationReport {
     }
 }
 
-/// The table's first line: `store PATH · schema vN · now RFC3339 (UNIX)`.
-fn table_header(store: &str, user_version: i64, now: i64) -> String {
+/// The table's first line: `store PATH · schema vN · now TIME (UNIX)`, the
+/// time in `zone` ([`crate::model::time::stamp`]: local, `TZ` honoured,
+/// or RFC 3339 UTC with `--utc`).
+fn table_header(store: &str, user_version: i64, now: i64, zone: &jiff::tz::TimeZone) -> String {
     format!(
         "store {} · schema v{} · now {} ({})\n",
         crate::model::text::sanitize_short(store, 200),
         user_version,
-        crate::model::time::rfc3339(now).unwrap_or_default(),
+        crate::model::time::stamp(now, zone),
         now
     )
 }
@@ -527,15 +529,16 @@ fn write_line<S: AsRef<str>>(
 }
 
 /// The report as a plain-text table (every store string sanitized, cut to
-/// a width).
+/// a width), its header's time in `zone`.
 #[must_use]
-pub fn table(report: &Report) -> String {
+pub fn table(report: &Report, zone: &jiff::tz::TimeZone) -> String {
     let rows: Vec<[String; 7]> = report.instances.iter().map(table_cells).collect();
     let mut widths = HEADER.map(unicode_width::UnicodeWidthStr::width);
     for row in &rows {
         widen(&mut widths, row);
     }
-    let mut out = table_header(&report.store, report.store_user_version, report.now).into_bytes();
+    let mut out =
+        table_header(&report.store, report.store_user_version, report.now, zone).into_bytes();
     // Writing to a vector cannot fail.
     let _ = write_line(&mut out, &HEADER, &widths);
     for row in &rows {
@@ -557,8 +560,9 @@ pub fn write_table(
     now: i64,
     store: &str,
     services: &Services,
+    zone: &jiff::tz::TimeZone,
 ) -> std::io::Result<()> {
-    out.write_all(table_header(store, snapshot.generation.user_version, now).as_bytes())?;
+    out.write_all(table_header(store, snapshot.generation.user_version, now, zone).as_bytes())?;
     let rules = Rules::new(snapshot);
     let cells = |instance| table_cells(&instance_report(snapshot, &rules, instance, now, services));
     let mut widths = HEADER.map(unicode_width::UnicodeWidthStr::width);

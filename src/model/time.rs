@@ -102,6 +102,30 @@ pub fn zone_label(at: i64, zone: &jiff::tz::TimeZone) -> String {
     }
 }
 
+/// A moment as the console shows it, in `zone` (the display zone: local,
+/// `TZ` honoured, or UTC with `--utc`; the one function every absolute
+/// time on screen goes through): `2026-11-29 19:28:06 IST` (the zone's
+/// abbreviation, else its offset: `2026-11-29 19:28:06 +05:30`) where the
+/// zone is not UTC at that moment, else RFC 3339 (`2026-11-29T13:58:06Z`,
+/// the `Z` marking UTC). `@<at>` outside what RFC 3339 can show.
+#[must_use]
+pub fn stamp(at: i64, zone: &jiff::tz::TimeZone) -> String {
+    let Some(utc) = rfc3339(at) else {
+        return format!("@{at}");
+    };
+    let Ok(ts) = jiff::Timestamp::from_second(at) else {
+        return utc;
+    };
+    if zone.to_offset(ts).seconds() == 0 {
+        return utc;
+    }
+    format!(
+        "{} {}",
+        ts.to_zoned(zone.clone()).strftime("%Y-%m-%d %H:%M:%S"),
+        zone_label(at, zone)
+    )
+}
+
 /// The first unix second RFC 3339 cannot show (`10000-01-01T00:00:00Z`).
 pub const RFC3339_END: i64 = 253_402_300_800;
 
@@ -139,6 +163,23 @@ mod tests {
         assert_eq!(clock_in(1_795_960_686, &utc), "13:58:06");
         assert_eq!(zone_label(1_795_960_686, &utc), "UTC");
         assert_eq!(clock_in(i64::MAX, &utc), clock_in(i64::MAX, &cet));
+    }
+
+    #[test]
+    fn stamps_in_a_zone() {
+        // POSIX TZ strings: no tz database needed (a fresh CI machine may
+        // have no /usr/share/zoneinfo).
+        let ist = jiff::tz::TimeZone::posix("IST-5:30").unwrap();
+        let cet = jiff::tz::TimeZone::posix("CET-1CEST,M3.5.0,M10.5.0/3").unwrap();
+        let odd = jiff::tz::TimeZone::fixed(jiff::tz::offset(-3));
+        let utc = jiff::tz::TimeZone::UTC;
+        assert_eq!(stamp(1_795_960_686, &ist), "2026-11-29 19:28:06 IST");
+        assert_eq!(stamp(1_795_960_686, &cet), "2026-11-29 14:58:06 CET");
+        assert_eq!(stamp(1_782_907_200, &cet), "2026-07-01 14:00:00 CEST");
+        assert_eq!(stamp(1_795_960_686, &odd), "2026-11-29 10:58:06 -03");
+        assert_eq!(stamp(1_795_960_686, &utc), "2026-11-29T13:58:06Z");
+        assert_eq!(stamp(-1, &ist), "@-1");
+        assert_eq!(stamp(i64::MAX, &ist), format!("@{}", i64::MAX));
     }
 
     #[test]

@@ -20,7 +20,8 @@ use unicode_width::UnicodeWidthStr;
 use crate::model::envelope;
 use crate::model::text::sanitize_short;
 use crate::model::{Instance, Liveness, ReapAttempt, Status, time};
-use crate::store::detail::InstanceDetail;
+
+pub use super::detail_text::{CheckpointText, DetailText, json_lines, text_lines};
 
 /// Longest value or line kept from store text (every field, and each line
 /// of the definition, payloads and errors), in characters: 64 Ki, far
@@ -38,13 +39,6 @@ const SPACES: &str = "                                ";
 /// Width of the label column, leading and trailing spaces included.
 pub const LABEL_WIDTH: usize = 20;
 
-/// `2026-11-29T13:58:06Z` for unix seconds `at` ([`time::rfc3339`]);
-/// `@<at>` when outside what RFC 3339 can show (before 1970 or after 9999).
-#[must_use]
-pub fn rfc3339(at: i64) -> String {
-    time::rfc3339(at).unwrap_or_else(|| format!("@{at}"))
-}
-
 /// `3m 12s ago`, or `in 2m 53s` for a time after `now`.
 #[must_use]
 pub fn relative(at: i64, now: i64) -> String {
@@ -55,108 +49,15 @@ pub fn relative(at: i64, now: i64) -> String {
     }
 }
 
-/// `2026-11-29T13:58:06Z (3m 12s ago)`.
+/// `2026-11-29 19:28:06 IST (3m 12s ago)`: [`time::stamp`] in `zone`, then
+/// how long ago (or `in …`).
 #[must_use]
-pub fn when(at: i64, now: i64) -> String {
-    format!("{} ({})", rfc3339(at), relative(at, now))
+pub fn when(at: i64, now: i64, zone: &Zone) -> String {
+    format!("{} ({})", time::stamp(at, zone), relative(at, now))
 }
 
-/// Multi-line store text as drawable lines: split on `\n` first (a trailing
-/// `\r` dropped, tabs expanded), then each line sanitized and cut to
-/// [`MAX_LINE_CHARS`]; at most `max_lines`, the rest counted in a last line.
-#[must_use]
-pub fn text_lines(text: &str, max_lines: usize) -> Vec<String> {
-    let text = text.trim_end_matches(['\n', '\r']);
-    let mut out = Vec::new();
-    let mut lines = text.split('\n');
-    for line in lines.by_ref().take(max_lines) {
-        let line = line
-            .strip_suffix('\r')
-            .unwrap_or(line)
-            .replace('\t', "    ");
-        out.push(sanitize_short(&line, MAX_LINE_CHARS));
-    }
-    let rest = lines.count();
-    if rest > 0 {
-        out.push(format!("… {rest} more lines"));
-    }
-    out
-}
-
-/// JSON pretty-printed (keys in stored order; a multi-line string as its
-/// lines: [`crate::model::fulltext::pretty`]) when it parses, else as
-/// [`text_lines`].
-#[must_use]
-pub fn json_lines(text: &str, max_lines: usize) -> Vec<String> {
-    match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(value) => text_lines(&crate::model::fulltext::pretty(&value), max_lines),
-        Err(_) => text_lines(text, max_lines),
-    }
-}
-
-/// One checkpoint, sanitized.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CheckpointText {
-    /// `step_id`.
-    pub step_id: String,
-    /// `resource_kind`.
-    pub resource_kind: String,
-    /// `resource_id`.
-    pub resource_id: String,
-    /// `recorded_at`.
-    pub recorded_at: Option<i64>,
-    /// The payload, pretty-printed when it is JSON.
-    pub payload: Vec<String>,
-}
-
-/// [`InstanceDetail`] sanitized once, ready to draw every frame.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DetailText {
-    /// `definition_dir` (empty when the store has no such column).
-    pub definition_dir: String,
-    /// `source_overrides`, pretty-printed when it is JSON.
-    pub source_overrides: Vec<String>,
-    /// The checkpoints, oldest first.
-    pub checkpoints: Vec<CheckpointText>,
-    /// The definition TOML, one entry per line.
-    pub definition: Vec<String>,
-    /// The services, probed when read (`store::services::observe`).
-    pub services: Vec<crate::model::services::Service>,
-    /// What a schema-14 birth owns and was observed to be
-    /// ([`crate::ui::detail_v14`]); empty before schema 7. Times relative to
-    /// when the detail was read.
-    pub birth_sections: Vec<crate::ui::detail_v14::Section>,
-}
-
-impl DetailText {
-    /// Sanitize `detail` for drawing, with times relative to `now` (unix
-    /// seconds, when it was read).
-    #[must_use]
-    pub fn new(detail: &InstanceDetail, now: i64) -> Self {
-        Self {
-            services: detail.services.clone(),
-            birth_sections: crate::ui::detail_v14::sections(detail, now),
-            definition_dir: sanitize_short(&detail.definition_dir, MAX_LINE_CHARS),
-            source_overrides: json_lines(&detail.source_overrides, MAX_BLOCK_LINES),
-            checkpoints: detail
-                .checkpoints
-                .iter()
-                .map(|c| CheckpointText {
-                    step_id: sanitize_short(&c.step_id, MAX_LINE_CHARS),
-                    resource_kind: sanitize_short(&c.resource_kind, MAX_LINE_CHARS),
-                    resource_id: sanitize_short(&c.resource_id, MAX_LINE_CHARS),
-                    recorded_at: c.recorded_at,
-                    payload: json_lines(&c.payload, MAX_BLOCK_LINES),
-                })
-                .collect(),
-            definition: if detail.definition.is_empty() {
-                Vec::new()
-            } else {
-                text_lines(&detail.definition, MAX_DEFINITION_LINES)
-            },
-        }
-    }
-}
+/// The zone times are shown in.
+pub type Zone = jiff::tz::TimeZone;
 
 /// Where the store read for the detail view stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -179,8 +80,12 @@ pub struct Detail {
     pub name: String,
     /// The store read.
     pub loaded: Loaded,
-    /// First document line shown.
+    /// First drawn row shown (of the document wrapped to the pane's
+    /// width).
     pub scroll: usize,
+    /// The field under the cursor (`j`/`k`; `y` copies it): an index into
+    /// the document's fields ([`DocLine::field`]), in document order.
+    pub cursor: usize,
     /// Whether checkpoint payloads are shown (`p`).
     pub payloads: bool,
 }
@@ -211,6 +116,21 @@ pub struct DocLine<'a> {
     pub text: Cow<'a, str>,
     /// How to draw the text.
     pub tone: Tone,
+    /// What `y` copies when the cursor is on this line (`None`: the cursor
+    /// skips it: headings, blank lines, hints, continuation lines).
+    pub field: Option<Field<'a>>,
+}
+
+/// A field of the detail document: a labelled value the cursor stops on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field<'a> {
+    /// The section and the label, as the copy flash names it:
+    /// `lease expires_at`, `lock holder`, `instance name`.
+    pub name: String,
+    /// The value copied: sanitized text as shown, without a relative time
+    /// (`2026-11-29T13:58:06Z`, not `… (in 2m 53s)`); a block's lines
+    /// joined with spaces.
+    pub value: Cow<'a, str>,
 }
 
 impl DocLine<'_> {
@@ -223,6 +143,9 @@ impl DocLine<'_> {
 
 struct Doc<'a> {
     lines: Vec<DocLine<'a>>,
+    /// The current section's name for field names: its title up to ` (` or
+    /// ` ·`, lower case (`lease`, `reap attempt`, `services`).
+    section: String,
 }
 
 impl<'a> Doc<'a> {
@@ -230,10 +153,16 @@ impl<'a> Doc<'a> {
         if !self.lines.is_empty() {
             self.blank();
         }
+        let end = title
+            .find(" (")
+            .or_else(|| title.find(" ·"))
+            .unwrap_or(title.len());
+        self.section = title[..end].to_lowercase();
         self.lines.push(DocLine {
             label: Cow::Borrowed(""),
             text: Cow::Owned(format!(" {title}")),
             tone: Tone::Section,
+            field: None,
         });
     }
 
@@ -242,15 +171,41 @@ impl<'a> Doc<'a> {
             label: Cow::Borrowed(""),
             text: Cow::Borrowed(""),
             tone: Tone::Plain,
+            field: None,
         });
     }
 
+    /// A labelled line; a field (its text copied) unless the label is
+    /// empty or the text muted (`none`, `-`, hints).
     fn kv(&mut self, label: &str, text: impl Into<Cow<'a, str>>, tone: Tone) {
+        let text = text.into();
+        let value = (!label.is_empty() && tone != Tone::Muted).then(|| text.clone());
+        self.kv_value(label, text, value, tone);
+    }
+
+    /// A labelled line whose field copies `value` (`None`: not a field).
+    fn kv_value(
+        &mut self,
+        label: &str,
+        text: impl Into<Cow<'a, str>>,
+        value: Option<Cow<'a, str>>,
+        tone: Tone,
+    ) {
+        let field = value.map(|value| Field {
+            name: format!("{} {label}", self.section),
+            value,
+        });
         self.lines.push(DocLine {
             label: Cow::Owned(format!("   {label:<width$} ", width = LABEL_WIDTH - 4)),
             text: text.into(),
             tone,
+            field,
         });
+    }
+
+    /// A time field: `text` shown, the bare `stamp` copied.
+    fn kv_time(&mut self, label: &str, text: String, stamp: String, tone: Tone) {
+        self.kv_value(label, text, Some(Cow::Owned(stamp)), tone);
     }
 
     /// A labelled block: the first line beside the label, the rest under it.
@@ -259,9 +214,11 @@ impl<'a> Doc<'a> {
             self.kv(label, "(empty)", Tone::Muted);
             return;
         }
+        let joined: Vec<&str> = lines.iter().map(|l| l.trim()).collect();
+        let value: Cow<'a, str> = Cow::Owned(joined.join(" "));
         for (i, line) in lines.iter().enumerate() {
             if i == 0 {
-                self.kv(label, line.as_str(), tone);
+                self.kv_value(label, line.as_str(), Some(value.clone()), tone);
             } else {
                 self.indented(LABEL_WIDTH, line.as_str(), tone);
             }
@@ -276,6 +233,7 @@ impl<'a> Doc<'a> {
                 .map_or_else(|| Cow::Owned(" ".repeat(indent)), Cow::Borrowed),
             text: text.into(),
             tone,
+            field: None,
         });
     }
 }
@@ -292,7 +250,7 @@ fn instance_section<'a>(
     doc: &mut Doc<'a>,
     detail: &'a Detail,
     instance: Option<&Instance>,
-    now: i64,
+    (now, zone): (i64, &Zone),
 ) {
     doc.section("Instance".into());
     doc.kv(
@@ -347,11 +305,21 @@ fn instance_section<'a>(
         doc.kv("dirty", text, tone);
     }
     match instance.created_at {
-        Some(at) => doc.kv("created_at", when(at, now), Tone::Plain),
+        Some(at) => doc.kv_time(
+            "created_at",
+            when(at, now, zone),
+            time::stamp(at, zone),
+            Tone::Plain,
+        ),
         None => doc.kv("created_at", "(not an integer)", Tone::Warning),
     }
     match instance.tombstoned_at {
-        Some(at) => doc.kv("tombstoned_at", when(at, now), Tone::Plain),
+        Some(at) => doc.kv_time(
+            "tombstoned_at",
+            when(at, now, zone),
+            time::stamp(at, zone),
+            Tone::Plain,
+        ),
         None => doc.kv("tombstoned_at", "-", Tone::Muted),
     }
     for anomaly in &instance.anomalies {
@@ -363,7 +331,7 @@ fn instance_section<'a>(
     }
 }
 
-fn lease_section(doc: &mut Doc<'_>, instance: Option<&Instance>, now: i64) {
+fn lease_section(doc: &mut Doc<'_>, instance: Option<&Instance>, now: i64, zone: &Zone) {
     doc.section("Lease".into());
     match instance.and_then(|i| i.lease) {
         Some(lease) => {
@@ -381,13 +349,18 @@ fn lease_section(doc: &mut Doc<'_>, instance: Option<&Instance>, now: i64) {
             let expires = if expired {
                 format!(
                     "{} (expired {})",
-                    rfc3339(lease.expires_at),
+                    time::stamp(lease.expires_at, zone),
                     time::ago(lease.expires_at, now)
                 )
             } else {
-                when(lease.expires_at, now)
+                when(lease.expires_at, now, zone)
             };
-            doc.kv("expires_at", expires, tone);
+            doc.kv_time(
+                "expires_at",
+                expires,
+                time::stamp(lease.expires_at, zone),
+                tone,
+            );
             let remaining = time::span(lease.remaining(now));
             if expired {
                 doc.kv(
@@ -413,7 +386,7 @@ fn lock_section(
     doc: &mut Doc<'_>,
     instance: Option<&Instance>,
     liveness: Option<&Liveness>,
-    now: i64,
+    (now, zone): (i64, &Zone),
 ) {
     doc.section("Lock".into());
     let Some(lock) = instance.and_then(|i| i.lock.as_ref()) else {
@@ -435,9 +408,10 @@ fn lock_section(
         format!("pid {}{host}", lock.holder_pid),
         Tone::Plain,
     );
-    doc.kv(
+    doc.kv_time(
         "holder started",
-        when(lock.holder_start_time, now),
+        when(lock.holder_start_time, now, zone),
+        time::stamp(lock.holder_start_time, zone),
         Tone::Plain,
     );
     let (text, tone) = match liveness {
@@ -455,7 +429,12 @@ fn lock_section(
         None => ("unprobed".to_owned(), Tone::Warning),
     };
     doc.kv("liveness", text, tone);
-    doc.kv("acquired_at", when(lock.acquired_at, now), Tone::Plain);
+    doc.kv_time(
+        "acquired_at",
+        when(lock.acquired_at, now, zone),
+        time::stamp(lock.acquired_at, zone),
+        Tone::Plain,
+    );
     match lock.claim_id.as_deref() {
         None => {}
         Some("") => doc.kv(
@@ -471,7 +450,7 @@ fn lock_section(
     }
 }
 
-fn reap_section<'a>(doc: &mut Doc<'a>, attempt: Option<&ReapAttempt>, now: i64) {
+fn reap_section<'a>(doc: &mut Doc<'a>, attempt: Option<&ReapAttempt>, now: i64, zone: &Zone) {
     doc.section("Reap attempt".into());
     let Some(attempt) = attempt else {
         doc.kv("reap", "none", Tone::Muted);
@@ -482,7 +461,7 @@ fn reap_section<'a>(doc: &mut Doc<'a>, attempt: Option<&ReapAttempt>, now: i64) 
         (
             format!(
                 "{} (retry {})",
-                rfc3339(attempt.next_retry_at),
+                time::stamp(attempt.next_retry_at, zone),
                 relative(attempt.next_retry_at, now)
             ),
             Tone::Warning,
@@ -491,12 +470,17 @@ fn reap_section<'a>(doc: &mut Doc<'a>, attempt: Option<&ReapAttempt>, now: i64) 
         (
             format!(
                 "{} (due: retried on the reaper's next tick)",
-                rfc3339(attempt.next_retry_at)
+                time::stamp(attempt.next_retry_at, zone)
             ),
             Tone::Warning,
         )
     };
-    doc.kv("next_retry_at", retry, tone);
+    doc.kv_time(
+        "next_retry_at",
+        retry,
+        time::stamp(attempt.next_retry_at, zone),
+        tone,
+    );
     match envelope::parse_error(&attempt.last_error) {
         Some(error) => {
             doc.kv(
@@ -543,7 +527,7 @@ fn reap_section<'a>(doc: &mut Doc<'a>, attempt: Option<&ReapAttempt>, now: i64) 
     }
 }
 
-fn checkpoints_section<'a>(doc: &mut Doc<'a>, text: &'a DetailText, payloads: bool) {
+fn checkpoints_section<'a>(doc: &mut Doc<'a>, text: &'a DetailText, payloads: bool, zone: &Zone) {
     let hint = if payloads {
         "p hides payloads"
     } else {
@@ -567,7 +551,10 @@ fn checkpoints_section<'a>(doc: &mut Doc<'a>, text: &'a DetailText, payloads: bo
     let recorded: Vec<String> = text
         .checkpoints
         .iter()
-        .map(|c| c.recorded_at.map_or_else(|| "-".to_owned(), rfc3339))
+        .map(|c| {
+            c.recorded_at
+                .map_or_else(|| "-".to_owned(), |at| time::stamp(at, zone))
+        })
         .collect();
     let recorded_width = recorded.iter().map(String::len).max().unwrap_or(0).max(8);
     doc.indented(
@@ -603,7 +590,7 @@ fn checkpoints_section<'a>(doc: &mut Doc<'a>, text: &'a DetailText, payloads: bo
 /// The whole detail document for `detail`, with the instance's live rows
 /// from the snapshot (`instance`, its lock `liveness`, its reap `attempt`)
 /// and the last teardown this console ran on it (`last_teardown`, from
-/// Activity) at `now`.
+/// Activity) at `now`, times shown in `zone`.
 #[must_use]
 pub fn document<'a>(
     detail: &'a Detail,
@@ -611,10 +598,13 @@ pub fn document<'a>(
     liveness: Option<&Liveness>,
     attempt: Option<&ReapAttempt>,
     last_teardown: Option<&crate::event::Activity>,
-    now: i64,
+    (now, zone): (i64, &Zone),
 ) -> Vec<DocLine<'a>> {
-    let mut doc = Doc { lines: Vec::new() };
-    instance_section(&mut doc, detail, instance, now);
+    let mut doc = Doc {
+        lines: Vec::new(),
+        section: String::new(),
+    };
+    instance_section(&mut doc, detail, instance, (now, zone));
     match &detail.loaded {
         Loaded::Ready(text) => {
             let dir = if text.definition_dir.is_empty() {
@@ -640,16 +630,16 @@ pub fn document<'a>(
             Tone::Error,
         ),
     }
-    lease_section(&mut doc, instance, now);
-    lock_section(&mut doc, instance, liveness, now);
-    reap_section(&mut doc, attempt, now);
+    lease_section(&mut doc, instance, now, zone);
+    lock_section(&mut doc, instance, liveness, (now, zone));
+    reap_section(&mut doc, attempt, now, zone);
     if let Some(last) = last_teardown {
         doc.section(if last.restored {
             "Last teardown (by an earlier console, from audit.jsonl)".into()
         } else {
             "Last teardown (by this console)".into()
         });
-        for (label, text, tone) in crate::ui::detail_services::last_teardown(last, now) {
+        for (label, text, tone) in crate::ui::detail_services::last_teardown(last, now, zone) {
             doc.kv(&label, text, tone);
         }
     }
@@ -663,7 +653,7 @@ pub fn document<'a>(
                 doc.kv(&label, line, tone);
             }
         }
-        checkpoints_section(&mut doc, text, detail.payloads);
+        checkpoints_section(&mut doc, text, detail.payloads, zone);
         for (title, lines) in &text.birth_sections {
             doc.section(title.clone());
             for line in lines {

@@ -139,7 +139,7 @@ fn log_line(service: &Service, now: i64) -> String {
 /// The Last teardown section: what the newest teardown this console ran on
 /// the instance did (`last`), when, its reason, and its stderr tail.
 #[must_use]
-pub fn last_teardown(last: &Activity, now: i64) -> Vec<Labelled> {
+pub fn last_teardown(last: &Activity, now: i64, zone: &crate::ui::detail::Zone) -> Vec<Labelled> {
     let tone = if last.kind == crate::event::ActivityKind::Failed {
         Tone::Error
     } else {
@@ -151,7 +151,7 @@ pub fn last_teardown(last: &Activity, now: i64) -> Vec<Labelled> {
             format!("{} {}", last.actor, last.kind),
             tone,
         ),
-        ("at".to_owned(), when(last.at, now), Tone::Plain),
+        ("at".to_owned(), when(last.at, now, zone), Tone::Plain),
     ];
     let detail = last.detail.trim();
     if !detail.is_empty() {

@@ -7,9 +7,8 @@
 use crate::event::{Activity, SupervisorNote};
 use crate::model::fulltext::FullText;
 use crate::model::{Instance, Liveness, Operation, ReapAttempt, time};
-use crate::ui::detail::{rfc3339, when};
+use crate::ui::detail::{Zone, when};
 use crate::ui::opview;
-use crate::ui::view;
 
 /// Labels of [`opview::operation_lines`] that describe the error, which
 /// [`operation`] shows whole from `error_json` instead.
@@ -18,14 +17,14 @@ const ERROR_LABELS: [&str; 5] = ["code", "message", "step", "remediation", "erro
 /// An Activity entry (folded `count` times): when, who, what, the whole
 /// detail (an envelope labelled) and the teardown's stderr tail.
 #[must_use]
-pub fn activity(entry: &Activity, count: u32) -> FullText {
+pub fn activity(entry: &Activity, count: u32, zone: &Zone) -> FullText {
     let mut full = FullText::new(&format!(
         "Activity · {} {} {}",
-        view::clock(entry.at),
+        time::clock_in(entry.at, zone),
         entry.actor,
         entry.kind
     ));
-    full.labelled("at", &rfc3339(entry.at));
+    full.labelled("at", &time::stamp(entry.at, zone));
     full.labelled("actor", &entry.actor.to_string());
     if !entry.instance.is_empty() {
         full.labelled("instance", &entry.instance);
@@ -81,9 +80,9 @@ pub fn teardown_output(full: &mut FullText, stderr_tail: &str) {
 
 /// A Supervisor entry: when, what kind, the whole text.
 #[must_use]
-pub fn supervisor(note: &SupervisorNote, count: u32) -> FullText {
-    let mut full = FullText::new(&format!("Supervisor · {}", view::clock(note.at)));
-    full.labelled("at", &rfc3339(note.at));
+pub fn supervisor(note: &SupervisorNote, count: u32, zone: &Zone) -> FullText {
+    let mut full = FullText::new(&format!("Supervisor · {}", time::clock_in(note.at, zone)));
+    full.labelled("at", &time::stamp(note.at, zone));
     full.labelled("kind", &format!("{:?}", note.kind));
     if count > 1 {
         full.labelled("repeated", &format!("{count} times (the newest shown)"));
@@ -96,7 +95,7 @@ pub fn supervisor(note: &SupervisorNote, count: u32) -> FullText {
 /// A Backoffs row: the attempts, the retry, the whole `last_error` (an
 /// envelope labelled).
 #[must_use]
-pub fn backoff(attempt: &ReapAttempt, now: i64) -> FullText {
+pub fn backoff(attempt: &ReapAttempt, now: i64, zone: &Zone) -> FullText {
     let mut full = FullText::new(&format!("Backoff · {}", attempt.instance));
     full.labelled("instance", &attempt.instance);
     full.labelled("attempts", &attempt.attempts.to_string());
@@ -104,7 +103,7 @@ pub fn backoff(attempt: &ReapAttempt, now: i64) -> FullText {
         "next retry",
         &format!(
             "{} ({})",
-            rfc3339(attempt.next_retry_at),
+            time::stamp(attempt.next_retry_at, zone),
             time::retry_text(attempt.next_retry_at, now)
         ),
     );
@@ -126,9 +125,9 @@ pub fn backoff(attempt: &ReapAttempt, now: i64) -> FullText {
 /// An operation (Operations pane, operation overlay): its fields, then its
 /// whole `error_json` (labelled when it is an error object).
 #[must_use]
-pub fn operation(op: &Operation, now: i64) -> FullText {
+pub fn operation(op: &Operation, now: i64, zone: &Zone) -> FullText {
     let mut full = FullText::new(&format!("Operation · {} {}", op.verb, op.instance));
-    for (label, value) in opview::operation_lines(op, now) {
+    for (label, value) in opview::operation_lines(op, now, zone) {
         if !ERROR_LABELS.contains(&label) {
             full.labelled(label, &value);
         }
@@ -147,14 +146,14 @@ pub fn instance(
     instance: &Instance,
     liveness: Option<&Liveness>,
     attempt: Option<&ReapAttempt>,
-    now: i64,
+    (now, zone): (i64, &Zone),
 ) -> FullText {
     let mut full = FullText::new(&format!("Instance · {}", instance.name));
     full.labelled("name", &instance.name);
     full.labelled("substrate", &instance.substrate);
     full.labelled("status", instance.status.as_str());
     if let Some(at) = instance.created_at {
-        full.labelled("created", &when(at, now));
+        full.labelled("created", &when(at, now, zone));
     }
     match instance.lease {
         Some(lease) => full.labelled("lease", &time::lease_text(lease.expires_at, now)),
@@ -200,7 +199,7 @@ mod tests {
             r#"{"ok":false,"error":{"code":"engine.teardown.survivors","message":"left survivors","remediation":"run down again"}}"#,
         );
         entry.stderr_tail = "warn: one\n\u{1b}[31mred\n".into();
-        let full = activity(&entry, 2);
+        let full = activity(&entry, 2, &Zone::UTC);
         let envelope = r#"{"ok":false,"schema_version":2,"error":{"code":"engine.teardown.survivors","message":"left \u001b[31m","remediation":"re-run down \u202e","context":{"survivors":["local:1234"]}}}"#;
         let summary = Activity::new(
             3_600,
@@ -211,7 +210,7 @@ mod tests {
         )
         .with_envelope(envelope);
         assert_eq!(
-            activity(&summary, 1).lines[4..],
+            activity(&summary, 1, &Zone::UTC).lines[4..],
             [
                 "",
                 "teardown left survivors (attempt 1, retry at 01:01:00)",

@@ -111,16 +111,19 @@ pub fn cancel_question(op: &Operation) -> String {
     )
 }
 
-fn at(at: i64, now: i64) -> String {
-    let stamp = time::rfc3339(at).unwrap_or_else(|| format!("@{at}"));
-    format!("{stamp} ({})", time::ago(at, now))
+fn at(at: i64, now: i64, zone: &jiff::tz::TimeZone) -> String {
+    format!("{} ({})", time::stamp(at, zone), time::ago(at, now))
 }
 
 /// The operation overlay's lines, `(label, text)`: id, verb, instance,
 /// birth id, status, times, progress, cancel, and for a failure its code,
 /// message, step and remediation.
 #[must_use]
-pub fn operation_lines(op: &Operation, now: i64) -> Vec<(&'static str, String)> {
+pub fn operation_lines(
+    op: &Operation,
+    now: i64,
+    zone: &jiff::tz::TimeZone,
+) -> Vec<(&'static str, String)> {
     let mut lines = vec![
         ("id", sanitize_short(&op.id, CUT_SHORT)),
         ("verb", sanitize_short(&op.verb, CUT_SHORT)),
@@ -133,12 +136,12 @@ pub fn operation_lines(op: &Operation, now: i64) -> Vec<(&'static str, String)> 
             ),
         ),
         ("status", sanitize_short(op.status.as_str(), CUT_SHORT)),
-        ("submitted", at(op.created_at, now)),
+        ("submitted", at(op.created_at, now, zone)),
     ];
     if op.status.is_pending() {
         lines.push(("pending for", time::span(op.age(now))));
     } else {
-        lines.push(("finished", at(op.updated_at, now)));
+        lines.push(("finished", at(op.updated_at, now, zone)));
         lines.push(("took", time::span(op.age(now))));
     }
     if let Some(progress) = &op.progress {

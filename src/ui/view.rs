@@ -38,19 +38,6 @@ pub const CUT_SHORT: usize = 96;
 /// activity details, supervisor lines), in characters.
 pub const CUT_LONG: usize = 400;
 
-/// `HH:MM:SS`, the UTC time of day of `at` (unix seconds). Negative times
-/// wrap correctly (`-1` is `23:59:59`).
-#[must_use]
-pub fn clock(at: i64) -> String {
-    let secs = at.rem_euclid(86_400);
-    format!(
-        "{:02}:{:02}:{:02}",
-        secs / 3600,
-        (secs % 3600) / 60,
-        secs % 60
-    )
-}
-
 /// ` x12` for an entry coalesced `count` times; empty for 1 (or 0).
 #[must_use]
 pub fn count_suffix(count: u32) -> String {
@@ -527,13 +514,6 @@ mod tests {
             HelperState::from_helper_line("helper: off (read-only)"),
             Configured
         );
-    }
-
-    #[test]
-    fn clock_is_utc_time_of_day() {
-        assert_eq!(clock(1_795_960_686), "13:58:06");
-        assert_eq!(clock(0), "00:00:00");
-        assert_eq!(clock(-1), "23:59:59");
     }
 
     #[test]

@@ -97,6 +97,8 @@ pub fn as_reader(root: bool, args: &[&str]) -> std::process::Output {
         .env_remove("XDG_CONFIG_HOME")
         .env_remove("XDG_STATE_HOME")
         .env_remove("STACKLESS_STATE_URL")
+        // Times in UTC whatever the machine's zone.
+        .env("TZ", "UTC0")
         .output()
         .unwrap()
 }

@@ -1,6 +1,7 @@
 //! End-to-end (the real binary in a pseudo-terminal): marks and a bulk `r`
 //! with a refused member, command mode, field filters, and `y`/`Y` copying
-//! through OSC 52 (the exact bytes read from the PTY).
+//! through OSC 52 (the exact bytes read from the PTY), also `y` on a detail
+//! field.
 
 use std::time::Duration;
 
@@ -123,6 +124,35 @@ fn y_copies_the_name_and_capital_y_the_down_command_through_osc_52() {
 }
 
 #[test]
+fn y_in_the_detail_view_copies_the_field_under_the_cursor_through_osc_52() {
+    // --utc: the copied time does not depend on the machine's zone.
+    let (_dir, mut tui, _) = console(&["--utc"]);
+    tui.wait_for("golf", UI);
+    tui.send(":golf\r");
+    tui.wait_until("golf selected", UI, |s| {
+        selected_instance(s).as_deref() == Some("golf")
+    });
+    tui.send("\r");
+    tui.wait_for("▶ name", UI);
+    let mut moves = 0;
+    while !tui.contents().contains("▶ expires_at") {
+        tui.send("j");
+        moves += 1;
+        assert!(moves < 20, "no expires_at field:\n{}", tui.contents());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    tui.send("y");
+    // golf's lease (the fixture): expires_at 1795960354.
+    tui.wait_for("copied lease expires_at: 2026-11-29T13:52:34Z", UI);
+    assert!(
+        contains(&tui.raw(), b"\x1b]52;c;MjAyNi0xMS0yOVQxMzo1MjozNFo=\x07"),
+        "no OSC 52 for the expires_at field"
+    );
+    tui.send("q");
+    assert_eq!(tui.wait_exit(QUIT), 0);
+}
+
+#[test]
 fn log_times_are_local_with_the_zone_named_and_utc_with_the_flag() {
     let (_dir, path) = fixture("stackless-real-v4.db");
     let args = ["--state", utf8(&path), "--no-reaper"];
@@ -130,12 +160,30 @@ fn log_times_are_local_with_the_zone_named_and_utc_with_the_flag() {
     let mut tui = Tui::spawn_env(&args, &tz, 120, 40);
     tui.wait_for("Activity (CET)", UI);
     tui.wait_for("Supervisor (CET)", UI);
+    // The detail view: golf's lease (expires_at 1795960354) in CET.
+    tui.send(":golf\r");
+    tui.wait_until("golf selected", UI, |s| {
+        selected_instance(s).as_deref() == Some("golf")
+    });
+    tui.send("\r");
+    tui.wait_for("expires_at       2026-11-29 14:52:34 CET (expired", UI);
+    tui.wait_for("materialize:web  source  2026-11-29 14:51:34 CET", UI);
+    // The full text of the detail view.
+    tui.send("e");
+    tui.wait_for("Detail · golf", UI);
+    tui.wait_for("2026-11-29 14:52:34 CET", UI);
     tui.send("q");
     assert_eq!(tui.wait_exit(QUIT), 0);
     let mut args = args.to_vec();
     args.push("--utc");
     let mut tui = Tui::spawn_env(&args, &tz, 120, 40);
     tui.wait_for("Activity (UTC)", UI);
+    tui.send(":golf\r");
+    tui.wait_until("golf selected", UI, |s| {
+        selected_instance(s).as_deref() == Some("golf")
+    });
+    tui.send("\r");
+    tui.wait_for("expires_at       2026-11-29T13:52:34Z (expired", UI);
     tui.send("q");
     assert_eq!(tui.wait_exit(QUIT), 0);
 }

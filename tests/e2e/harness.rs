@@ -124,6 +124,8 @@ impl Tui {
         cmd.env("XDG_STATE_HOME", &state);
         cmd.env("TMPDIR", &tmp);
         cmd.env("RUST_BACKTRACE", "1");
+        // Times in UTC whatever the machine's zone (a test may set TZ).
+        cmd.env("TZ", "UTC0");
         for (key, value) in env {
             cmd.env(key, value);
         }

@@ -532,6 +532,61 @@ fn terminal_hang_up_exits_cleanly() {
     );
 }
 
+/// A second console on the demo's store stands by; when the demo quits
+/// (and deletes its temporary directory) the standby must not take the
+/// console role in the directory being deleted and bring it back: the demo
+/// keeps its roles until it has exited (issue 12 item 9).
+#[test]
+fn a_console_taking_over_after_the_demo_quits_leaves_its_directory_gone() {
+    let mut demo = Tui::spawn(&["--demo"], 120, 40);
+    demo.wait_for("api-gateway-dev", UI);
+    let tmp = demo.home().join("tmp");
+    let dirs: Vec<std::path::PathBuf> = std::fs::read_dir(&tmp)
+        .expect("TMPDIR")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("stackless-tui-demo-"))
+        })
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    let store = dirs[0].join("state.db");
+    let mut other = Tui::spawn(&["--state", utf8(&store)], 120, 40);
+    other.wait_for("standby: active console is pid", UI);
+    // A teardown in flight when the demo quits: it waits for it (up to 5 s)
+    // before deleting its directory, time enough for the standby's polls.
+    demo.send(":api-gateway-dev\r");
+    demo.send("d");
+    demo.wait_for("Tear down api-gateway-dev?", UI);
+    demo.send("y");
+    demo.wait_for("operator api-gateway-dev tearing down", UI);
+    demo.send("q");
+    // The standby never becomes the active console while the demo's
+    // directory is still there.
+    let deadline = std::time::Instant::now() + QUIT;
+    while dirs[0].exists() {
+        assert!(
+            !other.contents().contains("reaper: every"),
+            "took over while the demo's directory was being deleted:\n{}",
+            other.contents()
+        );
+        assert!(std::time::Instant::now() < deadline, "the demo never left");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(demo.wait_exit(QUIT), 0);
+    other.wait_for("is gone", UI);
+    // Several of the standby's polls (500 ms) after the demo exited.
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        !dirs[0].exists(),
+        "the demo's directory came back: {:?}",
+        std::fs::read_dir(&dirs[0]).map(|d| d.flatten().map(|e| e.path()).collect::<Vec<_>>())
+    );
+    other.send("q");
+    assert_eq!(other.wait_exit(QUIT), 0);
+}
+
 /// A store error exits 2 before the terminal is touched: the message names
 /// the path and the cause, and not one escape byte is written.
 #[test]

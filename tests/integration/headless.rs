@@ -12,7 +12,10 @@ fn bin() -> Command {
     command
         .env_remove("STACKLESS_STATE_URL")
         .env("XDG_CONFIG_HOME", "/nonexistent-config")
-        .env("XDG_STATE_HOME", "/nonexistent-state");
+        .env("XDG_STATE_HOME", "/nonexistent-state")
+        // Times in UTC whatever the machine's zone (tests that want a zone
+        // set their own).
+        .env("TZ", "UTC0");
     for (key, _) in std::env::vars() {
         if key.starts_with("STACKLESS_TUI_") {
             command.env_remove(key);
@@ -108,6 +111,72 @@ fn snapshot_json_on_the_real_store_field_by_field() {
 
     let duo = by("duo-79882653-fd55-4b17-bf19-d4afc89a2b5e");
     assert_eq!(duo["lease"]["text"], "33m 01s left");
+}
+
+#[test]
+fn snapshot_table_time_is_local_with_the_zone_or_utc_with_the_flag() {
+    let (_dir, path) = fixture("stackless-real-v4.db");
+    let header = |extra: &[&str], tz: &str| {
+        let out = run(bin()
+            .env("TZ", tz)
+            .args(["snapshot", "--now", &CAPTURE.to_string(), "--state"])
+            .arg(&path)
+            .args(extra));
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        text(&out.stdout).lines().next().unwrap().to_owned()
+    };
+    let store = path.display();
+    // A POSIX TZ string: no tz database needed.
+    assert_eq!(
+        header(&[], "IST-5:30"),
+        format!("store {store} · schema v4 · now 2026-11-29 19:28:06 IST ({CAPTURE})")
+    );
+    assert_eq!(
+        header(&["--utc"], "IST-5:30"),
+        format!("store {store} · schema v4 · now 2026-11-29T13:58:06Z ({CAPTURE})")
+    );
+    // The JSON keeps unix seconds and RFC 3339 UTC whatever the zone.
+    let out = run(bin()
+        .env("TZ", "IST-5:30")
+        .args([
+            "snapshot",
+            "--json",
+            "--now",
+            &CAPTURE.to_string(),
+            "--state",
+        ])
+        .arg(&path));
+    assert!(!text(&out.stdout).contains("IST"));
+}
+
+#[test]
+fn utc_in_the_config_file_and_the_flag_or_environment_over_it() {
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let config = dir.path().join("config.toml");
+    let now = CAPTURE.to_string();
+    let header = |config_text: &str, extra: &[&str], env: &[(&str, &str)]| {
+        std::fs::write(&config, config_text).unwrap();
+        let mut command = bin();
+        command.env("TZ", "IST-5:30").envs(env.iter().copied());
+        let out = run(command
+            .arg("--config")
+            .arg(&config)
+            .args(["snapshot", "--now", &now, "--state"])
+            .arg(&path)
+            .args(extra));
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let first = text(&out.stdout).lines().next().unwrap().to_owned();
+        first.split(" · now ").nth(1).unwrap().to_owned()
+    };
+    let utc = format!("2026-11-29T13:58:06Z ({CAPTURE})");
+    let ist = format!("2026-11-29 19:28:06 IST ({CAPTURE})");
+    assert_eq!(header("utc = true\n", &[], &[]), utc);
+    assert_eq!(header("utc = false\n", &[], &[]), ist);
+    assert_eq!(header("utc = false\n", &["--utc"], &[]), utc);
+    assert_eq!(
+        header("utc = true\n", &[], &[("STACKLESS_TUI_UTC", "0")]),
+        ist
+    );
 }
 
 #[test]

@@ -22,6 +22,7 @@ mod real_fixtures;
 mod reaper;
 mod reaper_control;
 mod reaper_releases;
+mod source_size;
 mod store;
 mod supervisor;
 mod wal_restore;

@@ -420,7 +420,7 @@ fn enter_opens_a_failed_operation_with_its_remediation() {
     assert_eq!(press(&mut app, KeyCode::Enter), None);
     let (id, op) = app.operation_open().expect("the overlay");
     assert_eq!(id, "c0ffee00-0000-4000-8000-000000000004");
-    let lines = panes::operation::lines(id, op, CAPTURE);
+    let lines = panes::operation::lines(id, op, CAPTURE, &jiff::tz::TimeZone::UTC);
     assert_eq!(
         lines,
         [
@@ -437,6 +437,17 @@ fn enter_opens_a_failed_operation_with_its_remediation() {
             "message       service \"web\" --source path \"/src/web\" is already pinned by active instance \"alpha\"",
             "remediation   run `stackless down alpha` first, or pass --dirty",
         ]
+    );
+    // In another zone, the times say it.
+    let ist = jiff::tz::TimeZone::posix("IST-5:30").unwrap();
+    let lines = panes::operation::lines(id, op, CAPTURE, &ist);
+    assert_eq!(
+        lines[5],
+        "submitted     2026-11-29 19:18:06 IST (10m 00s ago)"
+    );
+    assert_eq!(
+        lines[6],
+        "finished      2026-11-29 19:18:11 IST (9m 55s ago)"
     );
     assert_snapshot!("operation_failed_120x40", render_app(&app, 120, 40));
     // `c` in the overlay names this (finished) operation and refuses.

@@ -266,15 +266,16 @@ fn detail_scrolls() {
     open_detail(&mut app, DUO);
     press(&mut app, KeyCode::Char('p'));
     let top = render_app(&app, 100, 30);
-    let name_line = format!("   {:<16} duo-", "name");
+    let name_line = format!("{:<16} duo-", "name");
     assert!(top.contains(&name_line), "{top}");
     let last_line = "run = \"/usr/bin/python3 -m http.server $PORT --bind 127.0.0.1\"";
     assert!(!top.contains("[services.api.local]"), "{top}");
+    // j moves the field cursor; the view scrolls only to show it.
     press(&mut app, KeyCode::Char('j'));
-    assert_eq!(app.detail().map(|d| d.scroll), Some(1));
+    assert_eq!(app.detail().map(|d| (d.cursor, d.scroll)), Some((1, 0)));
     press(&mut app, KeyCode::PageDown);
     // 30 rows: header 2 + footer 1 + borders 2 leave 25 document lines.
-    assert_eq!(app.detail().map(|d| d.scroll), Some(26));
+    assert_eq!(app.detail().map(|d| d.scroll), Some(25));
     press(&mut app, KeyCode::PageUp);
     press(&mut app, KeyCode::Char('k'));
     assert_eq!(app.detail().map(|d| d.scroll), Some(0));
@@ -332,7 +333,7 @@ fn backoffs_enter_shows_the_whole_error_then_detail_refreshes_on_snapshots() {
         })
     );
     app.show_detail("golf", Ok(Some(real_detail("golf"))));
-    assert_eq!(app.detail().map(|d| d.scroll), Some(1));
+    assert_eq!(app.detail().map(|d| (d.cursor, d.scroll)), Some((1, 0)));
     // An answer for another instance (a detail closed meanwhile) is ignored.
     app.show_detail("alpha", Ok(None));
     assert_eq!(app.detail().map(|d| d.name.as_str()), Some("golf"));
@@ -352,6 +353,87 @@ fn backoffs_enter_shows_the_whole_error_then_detail_refreshes_on_snapshots() {
     press(&mut app, KeyCode::Tab);
     assert_eq!(press(&mut app, KeyCode::Enter), None);
     assert!(app.detail().is_none());
+}
+
+#[test]
+fn detail_cursor_moves_over_fields_and_y_copies_the_one_under_it() {
+    let mut app = real_app();
+    open_detail(&mut app, "golf");
+    let text = render_app(&app, 120, 50);
+    assert!(text.contains(" ▶ name             golf"), "{text}");
+    let mut moves = 0;
+    while !render_app(&app, 120, 50).contains(" ▶ expires_at ") {
+        assert_eq!(press(&mut app, KeyCode::Char('j')), None);
+        moves += 1;
+        assert!(moves < 20, "no expires_at field");
+    }
+    let terminal = terminal(&app, 120, 50);
+    let text = terminal.backend().to_string();
+    assert_snapshot!("detail_golf_cursor_expires_at_120x50", text);
+    // The row under the cursor is reversed; the others are not.
+    let buffer = terminal.backend().buffer();
+    let row = row_of(&text, "▶ expires_at");
+    assert!(buffer[(30, row)].modifier.contains(Modifier::REVERSED));
+    assert!(!buffer[(30, row + 1)].modifier.contains(Modifier::REVERSED));
+    // y copies the field's value (the time, without its countdown).
+    assert_eq!(
+        press(&mut app, KeyCode::Char('y')),
+        Some(Command::Copy {
+            text: "2026-11-29T13:52:34Z".into()
+        })
+    );
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("copied lease expires_at: 2026-11-29T13:52:34Z")
+    );
+    // k goes back up; y on the name copies the name.
+    for _ in 0..moves {
+        press(&mut app, KeyCode::Char('k'));
+    }
+    assert_eq!(
+        press(&mut app, KeyCode::Char('y')),
+        Some(Command::Copy {
+            text: "golf".into()
+        })
+    );
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("copied instance name: golf")
+    );
+    // The footer and the help say so (from the key table).
+    assert!(render_app(&app, 120, 50).contains("y copy"));
+}
+
+#[test]
+fn detail_and_full_text_times_are_in_the_zone_given() {
+    let mut app = real_app();
+    app.set_zone(jiff::tz::TimeZone::posix("IST-5:30").unwrap());
+    open_detail(&mut app, "golf");
+    let text = render_app(&app, 120, 50);
+    assert_snapshot!("detail_golf_ist_120x50", text);
+    for needle in [
+        "created_at       2026-11-29 19:21:34 IST (6m 32s ago)",
+        "expires_at       2026-11-29 19:22:34 IST (expired 5m 32s ago)",
+        "next_retry_at    2026-11-29 19:30:59 IST (retry in 2m 53s)",
+        "materialize:web  source  2026-11-29 19:21:34 IST  /home/operator/",
+    ] {
+        assert!(text.contains(needle), "{needle:?} missing:\n{text}");
+    }
+    // The full text of the detail view, and of a Backoffs row.
+    press(&mut app, KeyCode::Char('e'));
+    let text = render_app(&app, 120, 50);
+    assert!(text.contains("2026-11-29 19:22:34 IST"), "{text}");
+    press(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Esc);
+    while app.focus() != Focus::Backoffs {
+        press(&mut app, KeyCode::Tab);
+    }
+    press(&mut app, KeyCode::Char('e'));
+    let text = render_app(&app, 120, 50);
+    assert!(
+        text.contains("2026-11-29 19:30:59 IST (retry in 2m 53s)"),
+        "{text}"
+    );
 }
 
 #[test]

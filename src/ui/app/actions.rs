@@ -71,6 +71,7 @@ impl App {
             name: name.clone(),
             loaded: Loaded::Loading,
             scroll: 0,
+            cursor: 0,
             payloads: false,
         });
         Some(Command::OpenDetail { name })

@@ -75,7 +75,7 @@ impl App {
         let text = if self.logs.is_some() && self.op_open.is_none() {
             self.log_line_text()
         } else if let Some((_, op)) = self.operation_open() {
-            op.map(|op| fulltext::operation(op, self.now))
+            op.map(|op| fulltext::operation(op, self.now, &self.zone))
         } else if let Some(detail) = &self.detail {
             Some(self.detail_text(detail))
         } else {
@@ -90,6 +90,7 @@ impl App {
     /// The selected line of the focused pane, whole.
     fn pane_text(&self) -> Option<FullText> {
         let now = self.now;
+        let zone = &self.zone;
         match self.focus {
             Focus::Instances => {
                 let name = self.selected_instance()?.name.clone();
@@ -97,19 +98,19 @@ impl App {
             }
             Focus::Operations => self
                 .selected_operation()
-                .map(|op| fulltext::operation(op, now)),
+                .map(|op| fulltext::operation(op, now, zone)),
             Focus::Backoffs => self
                 .snapshot
                 .reap_attempts
                 .get(self.backoff_selected)
-                .map(|a| fulltext::backoff(a, now)),
+                .map(|a| fulltext::backoff(a, now, zone)),
             Focus::Supervisor => {
                 let logged = self.supervisor.selected()?;
-                Some(fulltext::supervisor(&logged.entry, logged.count))
+                Some(fulltext::supervisor(&logged.entry, logged.count, zone))
             }
             Focus::Activity => {
                 let logged = self.activity.selected()?;
-                Some(fulltext::activity(&logged.entry, logged.count))
+                Some(fulltext::activity(&logged.entry, logged.count, zone))
             }
         }
     }
@@ -126,7 +127,7 @@ impl App {
             snapshot.lock_liveness(name),
             snapshot.reap_attempt(name),
             self.last_teardown(name),
-            self.now,
+            (self.now, &self.zone),
         );
         let mut text = FullText::new(&format!("Detail · {name}"));
         text.indent = crate::ui::detail::LABEL_WIDTH;
@@ -148,7 +149,7 @@ impl App {
                 instance,
                 snapshot.lock_liveness(name),
                 snapshot.reap_attempt(name),
-                self.now,
+                (self.now, &self.zone),
             ),
             None => {
                 let mut text = FullText::new(&format!("Instance · {name}"));
@@ -163,7 +164,7 @@ impl App {
                 "last teardown here: {} {} at {}",
                 last.actor,
                 last.kind,
-                crate::ui::detail::rfc3339(last.at)
+                crate::model::time::stamp(last.at, &self.zone)
             ));
             if !last.detail.trim().is_empty() {
                 text.error(last.detail.trim());

@@ -8,6 +8,7 @@ use ratatui::layout::{Position, Rect};
 use super::log::Log;
 use super::rows::step;
 use super::{App, Command, FlashLevel, Focus};
+use crate::ui::detail_cursor::Move;
 use crate::ui::keys::{self, Action, Context, Input};
 use crate::ui::panes::{log_line_at, log_window};
 
@@ -168,6 +169,12 @@ impl App {
             Action::WheelDown if self.logs.is_some() => return self.scroll_logs(WHEEL_STEP),
             Action::NextPane if self.logs.is_some() => self.logs_tab(true),
             Action::PreviousPane if self.logs.is_some() => self.logs_tab(false),
+            Action::Up if self.full.is_none() && self.detail.is_some() => {
+                self.move_detail(Move::Field(false));
+            }
+            Action::Down if self.full.is_none() && self.detail.is_some() => {
+                self.move_detail(Move::Field(true));
+            }
             Action::Up => self.move_or_scroll(-1),
             Action::Down => self.move_or_scroll(1),
             Action::PageUp => self.move_or_scroll(-self.page_rows()),
@@ -190,6 +197,7 @@ impl App {
                 }
             }
             Action::CopyName => return self.copy_name(),
+            Action::CopyField => return self.copy_field(),
             Action::CopyDown => return self.copy_down(),
             Action::OpenCommand
             | Action::CommandText
@@ -479,15 +487,10 @@ impl App {
         isize::try_from(rows).unwrap_or(isize::MAX)
     }
 
-    /// Scroll the detail document, clamped to what the last frame drew.
+    /// Scroll the detail document, clamped to what the last frame drew;
+    /// the field cursor follows into view.
     fn scroll_detail(&mut self, delta: isize) {
-        let viewport = self.viewport.get();
-        let max = viewport
-            .detail_len
-            .saturating_sub(viewport.detail_rows.max(1));
-        if let Some(detail) = &mut self.detail {
-            detail.scroll = detail.scroll.min(max).saturating_add_signed(delta).min(max);
-        }
+        self.move_detail(Move::Scroll(delta));
     }
 
     fn page(&self) -> isize {

@@ -10,6 +10,7 @@
 //!   console);
 //! - `input`: key and mouse handling, paging and scrolling;
 //! - `actions`: what Enter, `r`, `d` and `y` act on, and their checks;
+//! - `detail`: the detail view's field cursor (`j`/`k`) and `y` on a field;
 //! - `rows`: the Instances rows (sort, filter, selection across snapshots);
 //! - `operations`: the Operations pane's selection and overlay, `c` (cancel
 //!   an operation) and the changes observed between snapshots;
@@ -17,12 +18,15 @@
 //! - `flash`: the footer's flash message and the operator's own activity;
 //! - `log`: the bounded, coalescing [`Log`] of the Supervisor and Activity
 //!   panes;
-//! - `fulltext`: the full-text view of a cut line ([`FullView`]).
+//! - `fulltext`: the full-text view of a cut line ([`FullView`]);
+//! - `status`: what the header and its banners read (role, clock doubt,
+//!   why `r`/`d` are off, the reaper's text, teardown, health, zone).
 
 mod actions;
 mod command;
 mod config;
 mod copy;
+mod detail;
 mod flash;
 mod fulltext;
 mod help;
@@ -34,6 +38,7 @@ mod marks;
 mod operations;
 mod reaper;
 mod rows;
+mod status;
 mod viewport;
 
 use std::cell::Cell;
@@ -411,44 +416,6 @@ impl App {
         self.clock
     }
 
-    /// Whether this console is the active one for its store.
-    #[must_use]
-    pub fn role(&self) -> &RoleState {
-        &self.role
-    }
-
-    /// The teardown command the console runs (its argv and whether its
-    /// program was found at start).
-    #[must_use]
-    pub const fn teardown(&self) -> &TeardownInfo {
-        &self.teardown
-    }
-
-    /// Set the teardown command (the console, once, before the first
-    /// frame).
-    pub fn set_teardown(&mut self, teardown: TeardownInfo) {
-        self.teardown = teardown;
-    }
-
-    /// The stackless controller serving the store, as last probed.
-    #[must_use]
-    pub const fn controller(&self) -> &ControllerState {
-        &self.controller
-    }
-
-    /// How the watcher notices commits, once it has said (`None` before,
-    /// and where no watcher runs).
-    #[must_use]
-    pub const fn watch(&self) -> Option<crate::event::WatchMode> {
-        self.watch
-    }
-
-    /// The store's health as last reported.
-    #[must_use]
-    pub fn health(&self) -> &StoreHealth {
-        &self.health
-    }
-
     /// The focused pane.
     #[must_use]
     pub fn focus(&self) -> Focus {
@@ -572,24 +539,6 @@ impl App {
     #[must_use]
     pub fn help_open(&self) -> bool {
         self.help
-    }
-
-    /// Show log times in `zone` (the console: the local zone, `TZ`
-    /// honoured, unless `--utc`).
-    pub fn set_zone(&mut self, zone: jiff::tz::TimeZone) {
-        self.zone = zone;
-    }
-
-    /// The zone log times are shown in.
-    #[must_use]
-    pub fn zone(&self) -> &jiff::tz::TimeZone {
-        &self.zone
-    }
-
-    /// The zone's name now (`CET`, `UTC`), as pane titles mark it.
-    #[must_use]
-    pub fn zone_label(&self) -> String {
-        crate::model::time::zone_label(self.now, &self.zone)
     }
 
     /// Operator actions the UI decided by itself since the last call

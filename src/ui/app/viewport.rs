@@ -25,6 +25,8 @@ pub(crate) struct Viewport {
     pub detail_rows: usize,
     /// Detail document length, as last drawn.
     pub detail_len: usize,
+    /// Detail document width in columns, as last drawn (0 before).
+    pub detail_width: usize,
     /// Full-text rows that fit.
     pub full_rows: usize,
     /// Full-text length in wrapped rows, as last drawn.

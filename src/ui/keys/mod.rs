@@ -198,6 +198,8 @@ pub enum Action {
     CycleSort,
     /// Copy the target instance's name to the clipboard (`y`, OSC 52).
     CopyName,
+    /// `y` in the detail view: copy the field under the cursor.
+    CopyField,
     /// Copy the `down` command line for the target instance (`Y`).
     CopyDown,
     /// Open the command line (`:`, Ctrl-F).

@@ -60,7 +60,7 @@ const fn any(code: KeyCode) -> Key {
 pub const ENTRIES: &[KeyEntry] = &[
     KeyEntry {
         keys: "↑ / k, ↓ / j",
-        help: "select a row or a log line; scroll logs and the detail view",
+        help: "select a row, a log line or a detail field; scroll the full text",
         binds: &[
             bind(MOVING, &[plain(KeyCode::Up), ch('k')], Action::Up),
             bind(MOVING, &[plain(KeyCode::Down), ch('j')], Action::Down),
@@ -69,7 +69,7 @@ pub const ENTRIES: &[KeyEntry] = &[
         ],
         footer: &[
             foot(Panes, 0, "↑↓/jk", "select", 1),
-            foot(Detail, 1, "↑↓/jk", "scroll", 1),
+            foot(Detail, 1, "↑↓/jk", "field", 1),
             foot(FullText, 1, "↑↓/jk", "scroll", 1),
             foot(Logs, 1, "↑↓/jk", "scroll", 1),
             foot(Filter, 4, "↑↓", "select", 2),
@@ -352,12 +352,13 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "y / Y",
-        help: "copy the instance's name / its down command line (OSC 52)",
+        help: "copy the name (in the detail view: the field) / the down command (OSC 52)",
         binds: &[
-            bind(PANES_DETAIL, &[ch('y')], Action::CopyName),
+            bind(&[Panes], &[ch('y')], Action::CopyName),
+            bind(&[Detail], &[ch('y')], Action::CopyField),
             bind(PANES_DETAIL, &[ch('Y')], Action::CopyDown),
         ],
-        footer: &[],
+        footer: &[foot(Detail, 11, "y", "copy", 1)],
     },
     KeyEntry {
         keys: "y / other key",

@@ -424,7 +424,7 @@ mod against_the_ui {
             Action::HelpKeep | Action::HelpClear => {
                 assert!(app.help_open() && !app.help_view().typing(), "{what}");
             }
-            Action::CopyName => {
+            Action::CopyName | Action::CopyField => {
                 assert!(matches!(command, Some(Command::Copy { .. })), "{what}");
             }
             Action::CopyDown => assert_eq!(

@@ -1,5 +1,6 @@
 //! The detail view: everything the store knows about one instance, in the
-//! space of the four panes, scrollable (j/k, PgUp/PgDn, g/G, the wheel).
+//! space of the four panes, scrollable (PgUp/PgDn, g/G, the wheel), with a
+//! cursor on its fields (j/k; `y` copies the field: `▶` and reversed).
 //! Long values are wrapped under their label, never cut.
 
 use std::borrow::Cow;
@@ -16,6 +17,7 @@ use crate::model::fulltext::wrap;
 use crate::model::text::sanitize_short;
 use crate::ui::app::App;
 use crate::ui::detail::{self, Tone};
+use crate::ui::detail_cursor;
 use crate::ui::theme;
 use crate::ui::view::{self, CUT_SHORT};
 
@@ -45,7 +47,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         snapshot.lock_liveness(&open.name),
         snapshot.reap_attempt(&open.name),
         app.last_teardown(&open.name),
-        app.now(),
+        (app.now(), app.zone()),
     );
     let inner = super::inner(area);
     let wrapped = wrap_document(&doc, usize::from(inner.width));
@@ -55,7 +57,9 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let mut viewport = app.viewport.get();
     viewport.detail_rows = rows;
     viewport.detail_len = wrapped.len();
+    viewport.detail_width = usize::from(inner.width);
     app.viewport.set(viewport);
+    let cursor = detail_cursor::cursor_line(&doc, open.cursor);
 
     let end = (scroll + rows).min(wrapped.len());
     let position = if wrapped.len() > rows {
@@ -69,7 +73,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
             theme::focused_border(),
         ),
         Span::styled(
-            format!("Esc back · p payloads · j/k scroll{position} "),
+            format!("Esc back · p payloads · j/k field · y copy{position} "),
             theme::muted(),
         ),
     ]);
@@ -77,9 +81,15 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     if inner.width == 0 || inner.height == 0 {
         return;
     }
+    let mut previous = None;
     let lines: Vec<Line> = wrapped[scroll..end]
         .iter()
-        .map(|(label, text, tone)| {
+        .map(|(label, text, tone, line)| {
+            let first = previous != Some(*line);
+            previous = Some(*line);
+            if cursor == Some(*line) {
+                return cursor_row(label, text, first);
+            }
             Line::from(vec![
                 Span::styled(label.clone().into_owned(), theme::muted()),
                 Span::styled(text.clone().into_owned(), tone_style(*tone)),
@@ -89,8 +99,24 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
-/// One drawn row of the detail document: label column, text, tone.
-pub type Row<'a> = (Cow<'a, str>, Cow<'a, str>, Tone);
+/// A drawn row of the field under the cursor: `▶` before the label on
+/// its first row, the whole row reversed (visible without colour too).
+fn cursor_row(label: &str, text: &str, first: bool) -> Line<'static> {
+    let label = match label.char_indices().nth(1) {
+        Some((at, _)) if first && label.starts_with("   ") => {
+            format!(" {CURSOR_MARK}{}", &label[at + 1..])
+        }
+        _ => label.to_owned(),
+    };
+    Line::from(vec![Span::raw(label), Span::raw(text.to_owned())]).style(theme::selected_focused())
+}
+
+/// The mark before the label of the field under the cursor.
+pub const CURSOR_MARK: char = '▶';
+
+/// One drawn row of the detail document: label column, text, tone, and the
+/// index of the document line it belongs to.
+pub type Row<'a> = (Cow<'a, str>, Cow<'a, str>, Tone, usize);
 
 /// The document as drawn `width` columns wide: a line whose text does not
 /// fit beside its label is wrapped (at spaces where it can), its
@@ -98,18 +124,18 @@ pub type Row<'a> = (Cow<'a, str>, Cow<'a, str>, Tone);
 #[must_use]
 pub fn wrap_document<'a>(doc: &'a [detail::DocLine<'a>], width: usize) -> Vec<Row<'a>> {
     let mut rows = Vec::with_capacity(doc.len());
-    for line in doc {
+    for (index, line) in doc.iter().enumerate() {
         let label = view::fit(&line.label, width);
         let label_width = label.width();
         let left = width.saturating_sub(label_width);
         if line.text.width() <= left {
-            rows.push((label, Cow::Borrowed(line.text.as_ref()), line.tone));
+            rows.push((label, Cow::Borrowed(line.text.as_ref()), line.tone, index));
             continue;
         }
         if left < 8 {
             // Too narrow to wrap beside the label: the text under it.
             for piece in wrap(&line.text, width) {
-                rows.push((Cow::Borrowed(""), Cow::Owned(piece), line.tone));
+                rows.push((Cow::Borrowed(""), Cow::Owned(piece), line.tone, index));
             }
             continue;
         }
@@ -119,7 +145,7 @@ pub fn wrap_document<'a>(doc: &'a [detail::DocLine<'a>], width: usize) -> Vec<Ro
             } else {
                 Cow::Owned(" ".repeat(label_width))
             };
-            rows.push((label, Cow::Owned(piece), line.tone));
+            rows.push((label, Cow::Owned(piece), line.tone, index));
         }
     }
     rows

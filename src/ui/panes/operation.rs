@@ -21,10 +21,10 @@ use crate::ui::view::CUT_SHORT;
 const LABEL: usize = 13;
 
 /// The overlay's lines as plain text (for `op`, or a notice when the
-/// operation `id` is no longer in the snapshot).
+/// operation `id` is no longer in the snapshot), times in `zone`.
 #[must_use]
-pub fn lines(id: &str, op: Option<&Operation>, now: i64) -> Vec<String> {
-    lines_of(id, op, now)
+pub fn lines(id: &str, op: Option<&Operation>, now: i64, zone: &jiff::tz::TimeZone) -> Vec<String> {
+    lines_of(id, op, now, zone)
         .into_iter()
         .map(|(label, text)| {
             if label.is_empty() {
@@ -74,7 +74,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, id: &str, op: Option<&Op
     // Inside the borders, after " {label} ".
     let value_width = usize::from(width.saturating_sub(2)).saturating_sub(LABEL + 2);
     let mut lines: Vec<Line> = Vec::new();
-    for line in lines_of(id, op, app.now()) {
+    for line in lines_of(id, op, app.now(), app.zone()) {
         let (label, value) = line;
         for (n, piece) in wrap(&value, value_width).into_iter().enumerate() {
             let label = if n == 0 { label.as_str() } else { "" };
@@ -100,7 +100,12 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, id: &str, op: Option<&Op
 }
 
 /// `(label, value)` pairs for `op`, or the notice when it is gone.
-fn lines_of(id: &str, op: Option<&Operation>, now: i64) -> Vec<(String, String)> {
+fn lines_of(
+    id: &str,
+    op: Option<&Operation>,
+    now: i64,
+    zone: &jiff::tz::TimeZone,
+) -> Vec<(String, String)> {
     match op {
         None => vec![(
             String::new(),
@@ -109,7 +114,7 @@ fn lines_of(id: &str, op: Option<&Operation>, now: i64) -> Vec<(String, String)>
                 sanitize_short(&short_id(id), CUT_SHORT)
             ),
         )],
-        Some(op) => opview::operation_lines(op, now)
+        Some(op) => opview::operation_lines(op, now, zone)
             .into_iter()
             .map(|(label, text)| (label.to_owned(), text))
             .collect(),

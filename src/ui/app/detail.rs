@@ -1,0 +1,77 @@
+//! The detail view's field cursor: `j`/`k` move it over the document's
+//! fields, paging and the wheel scroll (the cursor follows into view; see
+//! [`crate::ui::detail_cursor`]), and `y` copies the field under it:
+//! its value (sanitized, as shown, without a relative time), through the
+//! console's own OSC 52 ([`Command::Copy`]), with the flash `copied lease
+//! expires_at: 2026-11-29T13:58:06Z`.
+
+use super::{App, Command, FlashLevel};
+use crate::ui::detail::{self, DocLine};
+use crate::ui::detail_cursor::{self, Move};
+
+/// Characters of the copied value the flash shows (the rest is cut with
+/// `…`; the clipboard gets it whole).
+pub(super) const FLASH_VALUE_CHARS: usize = 40;
+
+impl App {
+    /// The open detail view's document at `now`, as the pane draws it.
+    fn detail_document(&self) -> Option<Vec<DocLine<'_>>> {
+        let open = self.detail.as_ref()?;
+        let name = open.name.as_str();
+        Some(detail::document(
+            open,
+            self.snapshot.instance(name),
+            self.snapshot.lock_liveness(name),
+            self.snapshot.reap_attempt(name),
+            self.last_teardown(name),
+            (self.now, &self.zone),
+        ))
+    }
+
+    /// Move the detail view's cursor or scroll it (`j`/`k`, paging, `g`/`G`,
+    /// the wheel), against the document wrapped as the last frame drew it.
+    pub(super) fn move_detail(&mut self, step: Move) {
+        let viewport = self.viewport.get();
+        let Some(doc) = self.detail_document() else {
+            return;
+        };
+        // Before the first frame: unwrapped, a page of 20 rows.
+        let width = if viewport.detail_width == 0 {
+            usize::MAX / 2
+        } else {
+            viewport.detail_width
+        };
+        let rows = if viewport.detail_rows == 0 {
+            20
+        } else {
+            viewport.detail_rows
+        };
+        let wrapped = crate::ui::panes::detail::wrap_document(&doc, width);
+        let lines: Vec<usize> = wrapped.iter().map(|row| row.3).collect();
+        let fields = detail_cursor::field_rows(&doc, &lines);
+        let total = wrapped.len();
+        drop(wrapped);
+        drop(doc);
+        if let Some(open) = &mut self.detail {
+            (open.cursor, open.scroll) =
+                detail_cursor::step(&fields, total, rows, (open.cursor, open.scroll), step);
+        }
+    }
+
+    /// `y` in the detail view: copy the field under the cursor.
+    pub(super) fn copy_field(&mut self) -> Option<Command> {
+        let copied = self.detail_document().and_then(|doc| {
+            let cursor = self.detail.as_ref()?.cursor;
+            let line = detail_cursor::cursor_line(&doc, cursor)?;
+            let field = doc.get(line)?.field.as_ref()?;
+            Some((field.name.clone(), field.value.clone().into_owned()))
+        });
+        let Some((name, value)) = copied else {
+            self.set_flash(FlashLevel::Warning, "nothing to copy".into());
+            return None;
+        };
+        let shown = crate::model::text::sanitize_short(&value, FLASH_VALUE_CHARS);
+        self.set_flash(FlashLevel::Info, format!("copied {name}: {shown}"));
+        Some(Command::Copy { text: value })
+    }
+}

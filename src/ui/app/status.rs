@@ -1,0 +1,142 @@
+//! What the header and its banners read of the console's state: the
+//! role (active or standby), the clock's doubt, unrecorded failures, why
+//! `r` and `d` are off, the reaper's text, the teardown command, the
+//! controller, the watch mode, the store's health, and the zone times are
+//! shown in. Read-only accessors (and the setters the console calls once
+//! at start); no key handling here.
+
+use std::borrow::Cow;
+
+use super::{App, TeardownInfo};
+use crate::event::{RoleState, StoreHealth};
+use crate::model::controller::ControllerState;
+
+impl App {
+    /// Whether this console is the active one for its store.
+    #[must_use]
+    pub fn role(&self) -> &RoleState {
+        &self.role
+    }
+
+    /// Why the wall clock looks wrong, while it does (the reaper and GC
+    /// are paused and `r` is off meanwhile).
+    #[must_use]
+    pub fn clock_doubt(&self) -> Option<&str> {
+        self.clock_doubt.as_deref()
+    }
+
+    /// Why a failed reap could not be recorded in the store, while it
+    /// could not (the reaper is paused and `r`/`d` are off meanwhile).
+    #[must_use]
+    pub fn unrecorded(&self) -> Option<&str> {
+        self.unrecorded.as_deref()
+    }
+
+    /// Why `r` and `d` are off, if they are: the access given at start
+    /// (`--read-only`), or the generation of the store on screen (a store
+    /// older than reap bookkeeping: `schema v2 is older than this console:
+    /// r and d are off until stackless upgrades the store`), which may
+    /// change while the console runs.
+    #[must_use]
+    pub fn write_keys_off(&self) -> Option<Cow<'_, str>> {
+        if let Err(reason) = &self.config.write_keys {
+            return Some(Cow::Borrowed(reason.as_str()));
+        }
+        if let Some(error) = &self.unrecorded {
+            return Some(Cow::Owned(format!(
+                "the store does not record failures ({error}): r and d are off until it accepts writes"
+            )));
+        }
+        let generation = self.snapshot.generation;
+        (!generation.allows_write_keys()).then(|| {
+            Cow::Owned(format!(
+                "schema v{} is older than this console: r and d are off until stackless upgrades the store",
+                generation.user_version
+            ))
+        })
+    }
+
+    /// The header's reaper text, from the store and the clock as they are
+    /// now, not only as they were at start-up: `reaper: standby`, the
+    /// start-up line when the flags or the access turned it off
+    /// (`reaper: off (--no-reaper)`), `reaper: off (schema v2)` once the
+    /// store on screen is one the reaper cannot run on, `reaper: paused
+    /// (clock looks wrong)`, `reaper: paused (failures cannot be recorded)`, else the start-up line (`reaper: every 1s`).
+    #[must_use]
+    pub fn reaper_text(&self) -> Cow<'_, str> {
+        if let RoleState::Standby { .. } = self.role {
+            return Cow::Borrowed("reaper: standby");
+        }
+        let line = self.config.reaper_line.as_str();
+        if line.starts_with("reaper: off") {
+            return Cow::Borrowed(line);
+        }
+        if let Some(off) = self
+            .loaded
+            .then(|| self.snapshot.generation.reaper_off())
+            .flatten()
+        {
+            return Cow::Owned(format!("reaper: off ({off})"));
+        }
+        if self.unrecorded.is_some() {
+            return Cow::Borrowed("reaper: paused (failures cannot be recorded)");
+        }
+        if self.clock_doubt.is_some() {
+            return Cow::Borrowed("reaper: paused (clock looks wrong)");
+        }
+        if self.reaper.paused {
+            return Cow::Borrowed("reaper: paused (P resumes)");
+        }
+        Cow::Borrowed(line)
+    }
+
+    /// The teardown command the console runs (its argv and whether its
+    /// program was found at start).
+    #[must_use]
+    pub const fn teardown(&self) -> &TeardownInfo {
+        &self.teardown
+    }
+
+    /// Set the teardown command (the console, once, before the first
+    /// frame).
+    pub fn set_teardown(&mut self, teardown: TeardownInfo) {
+        self.teardown = teardown;
+    }
+
+    /// The stackless controller serving the store, as last probed.
+    #[must_use]
+    pub const fn controller(&self) -> &ControllerState {
+        &self.controller
+    }
+
+    /// How the watcher notices commits, once it has said (`None` before,
+    /// and where no watcher runs).
+    #[must_use]
+    pub const fn watch(&self) -> Option<crate::event::WatchMode> {
+        self.watch
+    }
+
+    /// The store's health as last reported.
+    #[must_use]
+    pub fn health(&self) -> &StoreHealth {
+        &self.health
+    }
+
+    /// Show log times in `zone` (the console: the local zone, `TZ`
+    /// honoured, unless `--utc`).
+    pub fn set_zone(&mut self, zone: jiff::tz::TimeZone) {
+        self.zone = zone;
+    }
+
+    /// The zone log times are shown in.
+    #[must_use]
+    pub fn zone(&self) -> &jiff::tz::TimeZone {
+        &self.zone
+    }
+
+    /// The zone's name now (`CET`, `UTC`), as pane titles mark it.
+    #[must_use]
+    pub fn zone_label(&self) -> String {
+        crate::model::time::zone_label(self.now, &self.zone)
+    }
+}
