@@ -150,6 +150,14 @@ pub struct Activity {
     pub envelope: String,
     /// How long the action took (teardowns), for the audit trail.
     pub duration: Option<std::time::Duration>,
+    /// A bulk action's refusals, each its own entry (issue 12: "refused
+    /// ones are listed with their reason"), when this entry stands for
+    /// them in the audit trail: the trail writes one line per entry of the
+    /// batch, in one write, and not this entry's own (issue 13, review
+    /// finding 5: one `lstat` and one `write` per refused line froze the
+    /// render thread). The log gets this entry's one line. Empty for every
+    /// other entry.
+    pub batch: Vec<Activity>,
 }
 
 impl Activity {
@@ -171,6 +179,7 @@ impl Activity {
             stderr_tail: String::new(),
             envelope: String::new(),
             duration: None,
+            batch: Vec::new(),
         }
     }
 }
