@@ -111,18 +111,61 @@ impl AuditLog {
     /// # Errors
     /// The I/O error.
     pub fn append(&mut self, line: &Line<'_>) -> std::io::Result<()> {
-        let mut text =
-            escape_for_terminals(&serde_json::to_string(line).map_err(std::io::Error::other)?);
-        text.push('\n');
-        let len = text.len() as u64;
-        if self.size > 0 && self.size + len > self.cap {
-            self.file = None;
-            let mut rotated = self.path.clone().into_os_string();
-            rotated.push(".1");
-            std::fs::rename(&self.path, &rotated)?;
-            self.file = Some(crate::nofollow::append(&self.path)?);
-            self.size = 0;
+        let mut text = String::new();
+        encode(line, &mut text)?;
+        if self.size > 0 && self.size + text.len() as u64 > self.cap {
+            self.rotate()?;
         }
+        self.write(&text)
+    }
+
+    /// Append many lines in as few writes as the cap allows: one, unless
+    /// the lines pass the cap, where the file is rotated between two lines
+    /// exactly as [`AuditLog::append`] line by line would (issue 13, review
+    /// finding 5: a bulk action's refusals).
+    ///
+    /// # Errors
+    /// The I/O error; lines after it are not written.
+    pub fn append_all<'a>(
+        &mut self,
+        lines: impl IntoIterator<Item = Line<'a>>,
+    ) -> std::io::Result<()> {
+        let mut text = String::new();
+        let mut line_text = String::new();
+        for line in lines {
+            line_text.clear();
+            encode(&line, &mut line_text)?;
+            let pending = self.size + text.len() as u64;
+            if pending > 0 && pending + line_text.len() as u64 > self.cap {
+                if !text.is_empty() {
+                    self.write(&text)?;
+                    text.clear();
+                }
+                self.rotate()?;
+            }
+            text.push_str(&line_text);
+        }
+        if text.is_empty() {
+            return Ok(());
+        }
+        self.write(&text)
+    }
+
+    /// Move the file to `<path>.1` and start a new one.
+    fn rotate(&mut self) -> std::io::Result<()> {
+        self.file = None;
+        let mut rotated = self.path.clone().into_os_string();
+        rotated.push(".1");
+        std::fs::rename(&self.path, &rotated)?;
+        self.file = Some(crate::nofollow::append(&self.path)?);
+        self.size = 0;
+        Ok(())
+    }
+
+    /// Write `text` (whole lines) at the end of the file, starting a new
+    /// file first when this one was removed.
+    fn write(&mut self, text: &str) -> std::io::Result<()> {
+        let len = text.len() as u64;
         if self.file.is_some() && std::fs::symlink_metadata(&self.path).is_err() {
             // The file (or its directory) was removed: start a new one
             // rather than write into a deleted inode, but only while the
@@ -150,29 +193,17 @@ impl AuditLog {
     }
 
     /// Append an [`Activity`].
+    /// An entry with a [`Activity::batch`] appends the batch's lines
+    /// instead, in one write ([`AuditLog::append_all`]).
     ///
     /// # Errors
     /// The I/O error.
     pub fn activity(&mut self, activity: &Activity) -> std::io::Result<()> {
-        let (action, outcome) = classify(activity.kind);
-        let actor = match activity.actor {
-            Actor::Reaper => "reaper",
-            Actor::Operator => "operator",
-            Actor::Controller => "controller",
-            Actor::Observed => "observed",
-        };
-        self.append(&Line {
-            time: rfc3339(activity.at),
-            unix: activity.at,
-            actor,
-            instance: &activity.instance,
-            action,
-            outcome,
-            reason: &activity.detail,
-            duration_ms: activity.duration.map(|d| d.as_millis()),
-            stderr_tail: &activity.stderr_tail,
-            envelope: &activity.envelope,
-        })
+        if activity.batch.is_empty() {
+            self.append(&activity_line(activity))
+        } else {
+            self.append_all(activity.batch.iter().map(activity_line))
+        }
     }
 
     /// Append a teardown the console left running when it stopped: actor
@@ -345,6 +376,38 @@ pub fn last_teardowns(path: &Path, budget: u64) -> Vec<Activity> {
     out
 }
 
+/// The audit line of one activity.
+fn activity_line(activity: &Activity) -> Line<'_> {
+    let (action, outcome) = classify(activity.kind);
+    let actor = match activity.actor {
+        Actor::Reaper => "reaper",
+        Actor::Operator => "operator",
+        Actor::Controller => "controller",
+        Actor::Observed => "observed",
+    };
+    Line {
+        time: rfc3339(activity.at),
+        unix: activity.at,
+        actor,
+        instance: &activity.instance,
+        action,
+        outcome,
+        reason: &activity.detail,
+        duration_ms: activity.duration.map(|d| d.as_millis()),
+        stderr_tail: &activity.stderr_tail,
+        envelope: &activity.envelope,
+    }
+}
+
+/// `line` as JSON, escaped for terminals, plus a newline, appended to
+/// `out`.
+fn encode(line: &Line<'_>, out: &mut String) -> std::io::Result<()> {
+    let json = serde_json::to_string(line).map_err(std::io::Error::other)?;
+    escape_for_terminals(&json, out);
+    out.push('\n');
+    Ok(())
+}
+
 /// A shared audit log (the reaper, its jobs and the render loop all write).
 pub type Shared = Arc<Mutex<AuditLog>>;
 
@@ -358,12 +421,16 @@ pub fn record(log: &Shared, activity: &Activity) -> std::io::Result<()> {
         .activity(activity)
 }
 
-/// JSON with DEL, C1 controls and bidirectional controls written as
-/// `\uXXXX` escapes: the same JSON value, but safe to `cat` or `tail` in a
-/// terminal (`serde_json` escapes only C0 controls).
-fn escape_for_terminals(json: &str) -> String {
-    json.chars()
-        .map(|c| match c {
+/// `json` with DEL, C1 controls and bidirectional controls written as
+/// `\uXXXX` escapes, appended to `out`: the same JSON value, but safe to
+/// `cat` or `tail` in a terminal (`serde_json` escapes only C0 controls).
+/// No allocation beyond `out`'s growth (issue 13, review finding 5: it made
+/// a `String` per character).
+fn escape_for_terminals(json: &str, out: &mut String) {
+    use std::fmt::Write as _;
+    out.reserve(json.len());
+    for c in json.chars() {
+        match c {
             '\u{7f}'..='\u{9f}'
             | '\u{200e}'
             | '\u{200f}'
@@ -371,10 +438,13 @@ fn escape_for_terminals(json: &str) -> String {
             | '\u{2028}'
             | '\u{2029}'
             | '\u{202a}'..='\u{202e}'
-            | '\u{2066}'..='\u{2069}' => format!("\\u{:04x}", u32::from(c)),
-            other => other.to_string(),
-        })
-        .collect()
+            | '\u{2066}'..='\u{2069}' => {
+                // Writing to a `String` cannot fail.
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
+            }
+            other => out.push(other),
+        }
+    }
 }
 
 /// RFC 3339 (UTC, seconds), or the raw number out of the printable range.
@@ -478,6 +548,43 @@ mod tests {
             let value: serde_json::Value = serde_json::from_str(line).unwrap();
             assert_eq!(value["instance"], "golf");
         }
+    }
+
+    /// Issue 13, review finding 5: a batch is written as the same bytes,
+    /// and rotated at the same lines, as line by line.
+    #[test]
+    fn a_batch_writes_and_rotates_as_line_by_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let entries: Vec<Activity> = (0..9)
+            .map(|n| {
+                Activity::new(
+                    1_795_960_686 + n,
+                    Actor::Operator,
+                    &format!("inst-{n}\u{202e}"),
+                    ActivityKind::Refused,
+                    "refused: locked (alive)",
+                )
+            })
+            .collect();
+        let mut single = AuditLog::open(&dir.path().join("a/audit.jsonl"), 700).unwrap();
+        for entry in &entries {
+            single.activity(entry).unwrap();
+        }
+        let mut batched = AuditLog::open(&dir.path().join("b/audit.jsonl"), 700).unwrap();
+        let mut summary = Activity::new(0, Actor::Operator, "", ActivityKind::Refused, "9 refused");
+        summary.batch = entries;
+        batched.activity(&summary).unwrap();
+        for name in ["audit.jsonl", "audit.jsonl.1"] {
+            let a = std::fs::read_to_string(dir.path().join("a").join(name)).unwrap();
+            let b = std::fs::read_to_string(dir.path().join("b").join(name)).unwrap();
+            assert_eq!(a, b, "{name}");
+            assert!(a.contains("\\u202e\","), "{a}");
+        }
+        assert!(
+            !std::fs::read_to_string(dir.path().join("b/audit.jsonl"))
+                .unwrap()
+                .contains("9 refused")
+        );
     }
 
     #[test]

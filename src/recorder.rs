@@ -43,7 +43,9 @@ impl Recorder {
     }
 
     /// Audit and log an activity that is already shown (the UI adds its own
-    /// refusals to the Activity pane as the key is pressed).
+    /// refusals to the Activity pane as the key is pressed). An entry with a
+    /// [`Activity::batch`] (a bulk action's refusals) is audited as the
+    /// batch's lines in one write and logged as its own one line.
     pub fn persist(&self, activity: &Activity) {
         if let Some(log) = &self.audit {
             let _ = audit::record(log, activity);

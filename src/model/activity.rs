@@ -153,6 +153,14 @@ pub struct Activity {
     /// Read back from the audit trail when the console started (a teardown
     /// an earlier console ran), not something that happened since.
     pub restored: bool,
+    /// A bulk action's refusals, each its own entry (issue 12: "refused
+    /// ones are listed with their reason"), when this entry stands for
+    /// them in the audit trail: the trail writes one line per entry of the
+    /// batch, in one write, and not this entry's own (issue 13, review
+    /// finding 5: one `lstat` and one `write` per refused line froze the
+    /// render thread). The log gets this entry's one line. Empty for every
+    /// other entry.
+    pub batch: Vec<Activity>,
 }
 
 impl Activity {
@@ -175,6 +183,7 @@ impl Activity {
             envelope: String::new(),
             duration: None,
             restored: false,
+            batch: Vec::new(),
         }
     }
 }

@@ -168,33 +168,117 @@ pub struct Rows {
     /// The controller's operations (migration 8, stackless 0.4.0): every
     /// pending one (queued, running), oldest first, then the most recent
     /// finished ones, newest first ([`super::operation::FINISHED_SHOWN`] at
-    /// most). Empty before migration 8.
+    /// most, plus any that were pending in the previous read: see
+    /// `store::operations`). Empty before migration 8.
     pub operations: Vec<Operation>,
+    /// Look-ups derived from [`Rows::operations`], built once on first use
+    /// (the store adapter builds it on the watcher's thread). Leave it
+    /// `Default` when building rows by hand; after changing `operations`
+    /// of rows already looked up, call [`Rows::reindex`] (a
+    /// [`super::Snapshot`]'s `DerefMut` does).
+    pub operation_index: OperationIndex,
 }
 
+/// The pending operations' look-ups (issue 13, review finding 4: the `op:`
+/// filter and bulk confirm asked [`Rows::pending_operation`] once per
+/// instance, and each call scanned the pending prefix twice, `O(N x P)`):
+/// the pending count and the pending positions sorted by instance name,
+/// built once per snapshot in `O(P log P)`, so a look-up is `O(log P)` and
+/// [`Rows::pending_operations`] is `O(1)`. Derived data: it never makes two
+/// [`Rows`] unequal.
+#[derive(Clone, Default)]
+pub struct OperationIndex(std::sync::OnceLock<PendingIndex>);
+
+#[derive(Clone)]
+struct PendingIndex {
+    /// How many of `operations` are pending (the prefix).
+    len: usize,
+    /// Positions into the pending prefix, by instance name, then position
+    /// (so the first of a name is its oldest).
+    by_name: Vec<usize>,
+}
+
+impl PendingIndex {
+    fn new(operations: &[Operation]) -> Self {
+        let len = operations
+            .iter()
+            .position(|op| !op.status.is_pending())
+            .unwrap_or(operations.len());
+        let mut by_name: Vec<usize> = (0..len).collect();
+        // Stable: equal names keep their (oldest first) order.
+        by_name.sort_by(|&a, &b| operations[a].instance.cmp(&operations[b].instance));
+        Self { len, by_name }
+    }
+}
+
+impl OperationIndex {
+    /// Forget what was built (the operations changed).
+    pub fn reset(&mut self) {
+        self.0 = std::sync::OnceLock::new();
+    }
+}
+
+impl std::fmt::Debug for OperationIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.get().is_some() {
+            "OperationIndex(built)"
+        } else {
+            "OperationIndex"
+        })
+    }
+}
+
+impl PartialEq for OperationIndex {
+    /// Always equal: the index is derived from the operations, which
+    /// [`Rows`] compares.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for OperationIndex {}
+
 impl Rows {
+    fn pending_index(&self) -> &PendingIndex {
+        self.operation_index
+            .0
+            .get_or_init(|| PendingIndex::new(&self.operations))
+    }
+
+    /// Rebuild the operation look-ups on next use, after `operations`
+    /// changed.
+    pub fn reindex(&mut self) {
+        self.operation_index.reset();
+    }
+
     /// The pending (queued or running) operation on `instance`, if any: the
     /// controller's reaper skips such an instance (0.4.0 controller,
     /// docs/stackless-releases.md). Matched by name, as the controller does.
-    /// The oldest when several are pending. Only the pending prefix of
-    /// [`Rows::operations`] is searched.
+    /// The oldest when several are pending. `O(log P)` through
+    /// [`OperationIndex`].
     #[must_use]
     pub fn pending_operation(&self, instance: &str) -> Option<&Operation> {
-        self.pending_operations()
-            .iter()
-            .find(|op| op.instance == instance)
+        let pending = self.pending_operations();
+        let by_name = &self.pending_index().by_name;
+        // `get`: an index left stale by a hand-made change never panics.
+        let at = by_name.partition_point(|&p| {
+            pending
+                .get(p)
+                .is_some_and(|op| op.instance.as_str() < instance)
+        });
+        by_name
+            .get(at)
+            .and_then(|&p| pending.get(p))
+            .filter(|op| op.instance == instance)
     }
 
     /// The pending (queued, running) operations: the prefix of
-    /// [`Rows::operations`], oldest first.
+    /// [`Rows::operations`], oldest first (`O(1)`: its length is kept in
+    /// [`OperationIndex`]).
     #[must_use]
     pub fn pending_operations(&self) -> &[Operation] {
-        let end = self
-            .operations
-            .iter()
-            .position(|op| !op.status.is_pending())
-            .unwrap_or(self.operations.len());
-        &self.operations[..end]
+        let len = self.pending_index().len.min(self.operations.len());
+        &self.operations[..len]
     }
 
     /// The finished operations shown: the suffix of [`Rows::operations`]
@@ -221,5 +305,90 @@ impl Rows {
             .binary_search_by(|row| row.name.as_str().cmp(name))
             .ok()
             .map(|index| &self.instances[index])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::operation::OpStatus;
+
+    fn op(id: &str, instance: &str, status: OpStatus) -> Operation {
+        Operation {
+            id: id.into(),
+            instance: instance.into(),
+            instance_id: None,
+            verb: "up".into(),
+            status,
+            cancel_requested: false,
+            created_at: 0,
+            updated_at: 0,
+            error_json: None,
+            progress: None,
+        }
+    }
+
+    /// The linear look-up the index replaced (review finding 4): the first
+    /// pending operation of the name in store order.
+    fn linear<'a>(rows: &'a Rows, name: &str) -> Option<&'a Operation> {
+        rows.operations
+            .iter()
+            .take_while(|op| op.status.is_pending())
+            .find(|op| op.instance == name)
+    }
+
+    #[test]
+    fn the_index_finds_what_the_linear_search_found() {
+        let mut rows = Rows {
+            operations: vec![
+                op("1", "delta", OpStatus::Running),
+                op("2", "alpha", OpStatus::Queued),
+                op("3", "delta", OpStatus::Queued),
+                op("4", "alpha", OpStatus::Queued),
+                op("5", "charlie", OpStatus::Failed),
+                op("6", "bravo", OpStatus::Succeeded),
+            ],
+            ..Rows::default()
+        };
+        assert_eq!(rows.pending_operations().len(), 4);
+        assert_eq!(rows.finished_operations().len(), 2);
+        for name in ["alpha", "bravo", "charlie", "delta", "echo", ""] {
+            assert_eq!(rows.pending_operation(name), linear(&rows, name), "{name}");
+        }
+        assert_eq!(
+            rows.pending_operation("delta").map(|o| o.id.as_str()),
+            Some("1")
+        );
+        assert_eq!(
+            rows.pending_operation("alpha").map(|o| o.id.as_str()),
+            Some("2")
+        );
+        // Changed by hand: rebuilt after `reindex`.
+        rows.operations
+            .insert(0, op("0", "bravo", OpStatus::Running));
+        rows.reindex();
+        assert_eq!(rows.pending_operations().len(), 5);
+        assert_eq!(
+            rows.pending_operation("bravo").map(|o| o.id.as_str()),
+            Some("0")
+        );
+        // Through a snapshot's `DerefMut`, the index follows the change.
+        let mut snapshot = crate::model::Snapshot::from(rows.clone());
+        assert!(snapshot.pending_operation("echo").is_none());
+        snapshot
+            .operations
+            .insert(0, op("e", "echo", OpStatus::Queued));
+        assert_eq!(
+            snapshot.pending_operation("echo").map(|o| o.id.as_str()),
+            Some("e")
+        );
+        // A clone compares equal whether or not its index is built.
+        assert_eq!(
+            rows.clone(),
+            Rows {
+                operations: rows.operations.clone(),
+                ..Rows::default()
+            }
+        );
     }
 }

@@ -105,8 +105,11 @@ impl Deref for Snapshot {
 
 impl DerefMut for Snapshot {
     /// Copy-on-write: the rows are copied only if another snapshot shares
-    /// them (tests and the demo build snapshots by hand).
+    /// them (tests and the demo build snapshots by hand). The operation
+    /// look-ups are rebuilt on next use ([`Rows::reindex`]).
     fn deref_mut(&mut self) -> &mut Rows {
-        Arc::make_mut(&mut self.rows)
+        let rows = Arc::make_mut(&mut self.rows);
+        rows.reindex();
+        rows
     }
 }

@@ -77,7 +77,10 @@ impl Store {
             instances,
             reap_attempts,
             operations,
+            operation_index: crate::model::OperationIndex::default(),
         };
+        // Built here, on the reading thread, not on the render thread.
+        let _ = rows.pending_operations();
         let liveness = probe_liveness(&rows, probe);
         let mut snapshot = Snapshot::new(rows, liveness);
         snapshot.immutable = self.immutable;

@@ -104,6 +104,7 @@ fn app() -> App {
             next_retry_at: CAPTURE + 60,
         }],
         operations: vec![failed_down()],
+        ..Rows::default()
     };
     app.handle(Event::Snapshot(Arc::new(Snapshot::from(rows))), CAPTURE);
     app.handle(
@@ -377,6 +378,7 @@ fn read_only_footer_keeps_tab_and_cuts_the_reason() {
             instances: vec![instance("golf")],
             reap_attempts: vec![],
             operations: vec![],
+            ..Rows::default()
         }))),
         CAPTURE,
     );

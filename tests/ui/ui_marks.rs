@@ -151,6 +151,94 @@ fn space_marks_and_bulk_r_refuses_the_locked_one_with_its_reason() {
         ))
     );
     assert!(app.marks().is_empty(), "marks cleared after the action");
+    // The audit trail gets the refusals as one batch (issue 13, review
+    // finding 5), each line as the single key's refusal writes it.
+    let outbox = app.drain_outbox();
+    assert_eq!(outbox.len(), 1);
+    assert_eq!(
+        outbox[0].detail,
+        "reap: 1 of 3 marked instances refused (bravo)"
+    );
+    let batch: Vec<(&str, &str)> = outbox[0]
+        .batch
+        .iter()
+        .map(|a| (a.instance.as_str(), a.detail.as_str()))
+        .collect();
+    assert_eq!(batch, [("bravo", "refused: locked (alive)")]);
+    let dir = tempfile::tempdir().unwrap();
+    let audit =
+        |name: &str| stackless_tui::audit::AuditLog::open(&dir.path().join(name), 1 << 20).unwrap();
+    let recorder = stackless_tui::recorder::Recorder::new(
+        Some(std::sync::Arc::new(std::sync::Mutex::new(audit(
+            "batch.jsonl",
+        )))),
+        stackless_tui::recorder::Forward::Stdout,
+    );
+    recorder.persist(&outbox[0]);
+    let mut single = audit("single.jsonl");
+    single.activity(&outbox[0].batch[0]).unwrap();
+    let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+    assert_eq!(read("batch.jsonl"), read("single.jsonl"));
+    assert_eq!(
+        read("batch.jsonl"),
+        format!(
+            "{{\"time\":\"2026-11-29T13:58:06Z\",\"unix\":{CAPTURE},\"actor\":\"operator\",\"instance\":\"bravo\",\"action\":\"refuse\",\"outcome\":\"refused\",\"reason\":\"refused: locked (alive)\"}}\n"
+        )
+    );
+}
+
+#[test]
+fn bulk_d_lists_every_refusal_and_audits_them_in_one_batch() {
+    let mut app = app();
+    // Tombstone two instances: `d` refuses them as not active.
+    let mut rows = (*app.snapshot().rows).clone();
+    for i in [0, 2] {
+        rows.instances[i].status = Status::Tombstoned;
+        rows.instances[i].lease = None;
+    }
+    let liveness = (*app.snapshot().liveness).clone();
+    app.handle(
+        Event::Snapshot(Arc::new(Snapshot::new(rows, liveness))),
+        CAPTURE,
+    );
+    ctrl(&mut app, 'a');
+    assert_eq!(press(&mut app, KeyCode::Char('d')), None);
+    let Some(Command::Bulk { jobs, .. }) = press(&mut app, KeyCode::Char('y')) else {
+        panic!("no bulk command");
+    };
+    let started: Vec<&str> = jobs.iter().map(|(i, _)| i.name.as_str()).collect();
+    assert_eq!(started, ["delta", "echo"]);
+    let refused: Vec<(String, String)> = app
+        .activity()
+        .entries()
+        .iter()
+        .map(|e| &e.entry)
+        .filter(|a| a.kind == ActivityKind::Refused)
+        .map(|a| (a.instance.clone(), a.detail.clone()))
+        .collect();
+    let expected = [
+        ("alpha", "refused: not active"),
+        ("bravo", "refused: locked (alive)"),
+        ("charlie", "refused: not active"),
+    ];
+    let mut shown: Vec<(&str, &str)> = refused
+        .iter()
+        .map(|(n, d)| (n.as_str(), d.as_str()))
+        .collect();
+    shown.sort_unstable();
+    assert_eq!(shown, expected, "every refused instance has its own line");
+    let outbox = app.drain_outbox();
+    assert_eq!(outbox.len(), 1);
+    assert_eq!(
+        outbox[0].detail,
+        "teardown: 3 of 5 marked instances refused (alpha, bravo, charlie)"
+    );
+    let batch: Vec<(&str, &str)> = outbox[0]
+        .batch
+        .iter()
+        .map(|a| (a.instance.as_str(), a.detail.as_str()))
+        .collect();
+    assert_eq!(batch, expected);
 }
 
 #[test]
@@ -350,4 +438,49 @@ fn commands_act_like_the_keys() {
     assert!(app.help_open());
     press(&mut app, KeyCode::Esc);
     assert_eq!(command(&mut app, "q"), Some(Command::Quit));
+}
+
+/// Issue 13, review finding 4: `op:` looks the pending operation up
+/// through the snapshot's index; it matches what it matched before: the
+/// oldest pending operation of each name.
+#[test]
+fn op_filters_match_the_oldest_pending_operation_of_each_name() {
+    use stackless_tui::model::{Generation, OpStatus, Operation};
+    let op = |id: &str, instance: &str, status: OpStatus| Operation {
+        id: id.into(),
+        instance: instance.into(),
+        instance_id: None,
+        verb: "up".into(),
+        status,
+        cancel_requested: false,
+        created_at: CAPTURE - 10,
+        updated_at: CAPTURE - 10,
+        error_json: None,
+        progress: None,
+    };
+    let mut app = app();
+    let mut rows = (*app.snapshot().rows).clone();
+    rows.generation = Generation::new(14);
+    rows.operations = vec![
+        op("1", "echo", OpStatus::Running),
+        op("2", "charlie", OpStatus::Queued),
+        op("3", "echo", OpStatus::Queued),
+        op("4", "alpha", OpStatus::Succeeded),
+    ];
+    app.handle(Event::Snapshot(Arc::new(Snapshot::from(rows))), CAPTURE);
+    for (filter, shown) in [
+        ("op:running", &["echo"][..]),
+        ("op:queued", &["charlie"][..]),
+        ("op:pending", &["charlie", "echo"][..]),
+        ("!op:pending", &["alpha", "bravo", "delta"][..]),
+    ] {
+        assert_eq!(press(&mut app, KeyCode::Char('/')), None);
+        type_text(&mut app, filter);
+        assert_eq!(press(&mut app, KeyCode::Enter), None);
+        let mut names = names(&app);
+        names.sort_unstable();
+        assert_eq!(names, shown, "{filter}");
+        press(&mut app, KeyCode::Esc);
+        assert_eq!(app.filter(), "", "{filter}");
+    }
 }

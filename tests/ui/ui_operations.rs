@@ -169,6 +169,7 @@ fn rows() -> Rows {
         ],
         reap_attempts: vec![],
         operations: operations(),
+        ..Rows::default()
     }
 }
 

@@ -57,6 +57,17 @@ impl App {
         });
     }
 
+    /// Show `activity` in the Activity pane only: no flash, not audited
+    /// (a bulk action's refusals, audited as one batch).
+    pub(super) fn show_activity(&mut self, activity: Activity) {
+        self.activity.push(activity, |a, b| {
+            a.actor == b.actor
+                && a.instance == b.instance
+                && a.kind == b.kind
+                && a.detail == b.detail
+        });
+    }
+
     /// Log an operator action decided here (a refusal, a cancel) and keep
     /// it for the console to append to the audit trail.
     pub(super) fn log_local(&mut self, activity: Activity) {

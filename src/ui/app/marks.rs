@@ -139,19 +139,25 @@ impl App {
     }
 
     /// `y` to a bulk action: check each marked instance on the snapshot
-    /// shown now with the single key's rules, log each refusal with its
-    /// reason, clear the marks and ask the console to run the rest.
+    /// shown now with the single key's rules, list each refusal with its
+    /// reason in Activity (issue 12), clear the marks and ask the console
+    /// to run the rest. The refusals reach the audit trail as one batch
+    /// ([`Activity::batch`]: one write, not one per refusal; issue 13,
+    /// review finding 5).
     pub(super) fn confirm_bulk(&mut self) -> Option<Command> {
         let bulk = self.confirm_bulk.take()?;
         let mut jobs: Vec<(Instance, Option<ReapAttempt>)> = Vec::new();
-        let mut refused = 0_usize;
+        let mut refusals: Vec<Activity> = Vec::new();
         for name in &bulk.names {
             match self.bulk_check(name, bulk.intent) {
                 Ok(job) => jobs.push(job),
-                Err(reason) => {
-                    refused += 1;
-                    self.refuse(name, reason);
-                }
+                Err(reason) => refusals.push(Activity::new(
+                    self.now,
+                    Actor::Operator,
+                    name,
+                    ActivityKind::Refused,
+                    reason,
+                )),
             }
         }
         for (instance, _) in &jobs {
@@ -163,6 +169,8 @@ impl App {
             Intent::Reap => "reap",
             Intent::TearDown => "teardown",
         };
+        let refused = refusals.len();
+        self.log_bulk_refusals(verb, bulk.names.len(), refusals);
         let text = if refused == 0 {
             format!("{verb} requested for {} instances", jobs.len())
         } else {
@@ -181,6 +189,37 @@ impl App {
             intent: bulk.intent,
             jobs,
         })
+    }
+
+    /// Each refusal of a bulk action as its own Activity line, and all of
+    /// them as one batch for the audit trail, whose log line reads
+    /// `teardown: 2 of 5 marked instances refused (alpha, bravo)`.
+    fn log_bulk_refusals(&mut self, verb: &str, marked: usize, refusals: Vec<Activity>) {
+        if refusals.is_empty() {
+            return;
+        }
+        let count = refusals.len();
+        let mut names = refusals
+            .iter()
+            .take(BULK_NAMES_SHOWN)
+            .map(|a| crate::model::text::sanitize_short(&a.instance, crate::ui::view::CUT_SHORT))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if count > BULK_NAMES_SHOWN {
+            names = format!("{names} and {} more", count - BULK_NAMES_SHOWN);
+        }
+        for activity in &refusals {
+            self.show_activity(activity.clone());
+        }
+        let mut summary = Activity::new(
+            self.now,
+            Actor::Operator,
+            "",
+            ActivityKind::Refused,
+            format!("{verb}: {count} of {marked} marked instances refused ({names})"),
+        );
+        summary.batch = refusals;
+        self.outbox.push(summary);
     }
 
     /// The single key's rules for one marked instance: `Ok` with the

@@ -362,7 +362,7 @@ impl<'a> Matcher<'a> {
                 .then(|| snapshot.lock_liveness(name))
                 .flatten(),
             attempt: self.attempts.then(|| snapshot.reap_attempt(name)).flatten(),
-            // A linear look-up among the pending operations: only when asked.
+            // `O(log P)` (`model::OperationIndex`), only when asked.
             pending: self
                 .operations
                 .then(|| snapshot.pending_operation(name))

@@ -29,9 +29,12 @@ const SPACING: u16 = super::TABLE_SPACING;
 /// The title's counts: `2 pending · 3 finished`.
 #[must_use]
 pub fn title_suffix(app: &App) -> String {
-    let ops = &app.snapshot().operations;
-    let pending = ops.iter().filter(|op| op.status.is_pending()).count();
-    format!("{pending} pending · {} finished", ops.len() - pending)
+    let snapshot = app.snapshot();
+    let pending = snapshot.pending_operations().len();
+    format!(
+        "{pending} pending · {} finished",
+        snapshot.operations.len() - pending
+    )
 }
 
 /// How a status is styled.
