@@ -135,15 +135,22 @@ pub(super) fn col<'a>(row: &'a rusqlite::Row<'_>, index: usize) -> ValueRef<'a> 
 /// followed by `tail` (a `WHERE` or `ORDER BY`). Columns the store lacks
 /// read as NULL.
 pub(super) fn join_sql(layout: Layout, tail: &str) -> String {
+    join_sql_with(layout, "", "", tail)
+}
+
+/// [`join_sql`] with `more` columns after its own (`more` starts with a
+/// comma) and another `join` after its own.
+pub(super) fn join_sql_with(layout: Layout, more: &str, join: &str, tail: &str) -> String {
     let pick = |present: bool, column: &'static str| if present { column } else { "NULL" };
     format!(
         "SELECT i.name, i.substrate, i.status, i.created_at, i.tombstoned_at,
                 l.instance, l.duration_secs, l.expires_at,
                 k.instance, k.operation, k.holder_pid, k.holder_start_time,
-                k.acquired_at, {}, {}, {}, {}, {}
+                k.acquired_at, {}, {}, {}, {}, {}{more}
          FROM instances i
          LEFT JOIN leases l ON l.instance = i.name
          LEFT JOIN op_locks k ON k.instance = i.name
+         {join}
          {tail}",
         pick(layout.holder_host, "k.holder_host"),
         pick(layout.claim_id, "k.claim_id"),

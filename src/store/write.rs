@@ -3,9 +3,11 @@
 //! delete of a tombstone past its window. Each write is its own short
 //! IMMEDIATE transaction, as stackless's daemon writes them.
 
+use rusqlite::types::ValueRef;
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
-use super::read::{attempt_from_row, instance_from_row, join_sql, lenient_int};
+use super::Layout;
+use super::read::{attempt_from_row, col, instance_from_row, join_sql, join_sql_with, lenient_int};
 use super::{Recheck, Store, StoreError};
 use crate::model::ReapAttempt;
 
@@ -17,6 +19,45 @@ impl Store {
     /// # Errors
     /// `SQLite` errors.
     pub fn recheck(&mut self, name: &str) -> Result<Option<Recheck>, StoreError> {
+        // One cached statement, which is a read transaction of its own: a
+        // `reap --once` pass re-checks every expired instance, and the
+        // three statements prepared afresh each time (with a sorter for
+        // the pending lookup, and `BEGIN`/`COMMIT`) were most of its time
+        // (issue 13). Only an instance with an operation pending, whose
+        // verb and status are reported, is read again the long way.
+        let path = self.path.clone();
+        let err = |e: rusqlite::Error| StoreError::sqlite(&path, &e);
+        let found = self
+            .conn
+            .prepare_cached(&recheck_sql(self.layout))
+            .and_then(|mut stmt| {
+                stmt.query_row([name], |row| {
+                    let attempt = (!matches!(col(row, ATTEMPT), ValueRef::Null))
+                        .then(|| attempt_from_row(row, ATTEMPT));
+                    let pending = lenient_int(col(row, PENDING)).is_some_and(|p| p != 0);
+                    Ok((instance_from_row(row), attempt, pending))
+                })
+                .optional()
+            })
+            .map_err(err)?;
+        match found {
+            None => Ok(None),
+            Some((_, _, true)) => self.recheck_pending(name),
+            Some((i, attempt, false)) => Ok(Some(Recheck {
+                status: i.status,
+                lease: i.lease,
+                lock: i.lock.map(|lock| *lock),
+                attempt,
+                birth: i.birth,
+                pending: None,
+            })),
+        }
+    }
+
+    /// [`Store::recheck`] of an instance with an operation pending: the
+    /// same rows, read in one transaction with the oldest pending
+    /// operation's verb and status.
+    fn recheck_pending(&mut self, name: &str) -> Result<Option<Recheck>, StoreError> {
         let path = self.path.clone();
         let err = |e: rusqlite::Error| StoreError::sqlite(&path, &e);
         let layout = self.layout;
@@ -144,4 +185,37 @@ impl Store {
             .map_err(|e| StoreError::sqlite(&self.path, &e))?;
         Ok(deleted > 0)
     }
+}
+
+/// The column of [`recheck_sql`] where the `reap_attempts` row begins
+/// (after the 18 of [`join_sql`]).
+const ATTEMPT: usize = 18;
+/// The column of [`recheck_sql`] saying whether an operation is pending.
+const PENDING: usize = 22;
+
+/// [`join_sql`] for one name (`?1`), with its `reap_attempts` row (columns
+/// [`ATTEMPT`]`..`, NULL before migration 3) and whether a queued or
+/// running operation names it ([`PENDING`], 0 before migration 8): the
+/// same predicates the transaction of [`Store::recheck_pending`] runs.
+fn recheck_sql(layout: Layout) -> String {
+    let (attempt, join) = if layout.reap_attempts {
+        (
+            "r.instance, r.attempts, r.last_error, r.next_retry_at",
+            "LEFT JOIN reap_attempts r ON r.instance = ?1",
+        )
+    } else {
+        ("NULL, NULL, NULL, NULL", "")
+    };
+    let pending = if layout.operations {
+        "EXISTS (SELECT 1 FROM operations
+                 WHERE status IN ('queued', 'running') AND instance = ?1)"
+    } else {
+        "0"
+    };
+    join_sql_with(
+        layout,
+        &format!(", {attempt}, {pending}"),
+        join,
+        "WHERE i.name = ?1",
+    )
 }
