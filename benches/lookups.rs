@@ -258,6 +258,7 @@ fn lookups(c: &mut Criterion) {
                     BENCH_NOW,
                     "/tmp/bench/state.db",
                     &std::collections::HashMap::new(),
+                    &jiff::tz::TimeZone::UTC,
                 )
                 .expect("write");
                 black_box(out.len())
