@@ -134,6 +134,16 @@ pub(super) async fn run(
             why = "terminal closed";
             break;
         }
+        // What the frame did not wait for: the Activity lines of what a
+        // new snapshot changed (drawn in a second frame when there are
+        // any), then freeing the snapshot it replaced.
+        if let Some((previous, logged)) = app.settle() {
+            if logged && !draw(terminal, &app)? {
+                why = "terminal closed";
+                break;
+            }
+            drop(previous);
+        }
     }
     Ok(why)
 }
@@ -238,7 +248,12 @@ impl Actions<'_> {
         {
             self.logs.add_service(*session, *service, base.clone());
         }
-        let command = app.handle(event, unix_now());
+        let command = match event {
+            // The rows first: the frame does not wait for the Activity
+            // lines or the old snapshot's freeing (`App::settle`, after it).
+            Event::Snapshot(snapshot) => app.show_snapshot(snapshot, unix_now()),
+            event => app.handle(event, unix_now()),
+        };
         // The UI showed these itself (refusals): audit and log them.
         for activity in app.drain_outbox() {
             self.recorder.persist(&activity);

@@ -89,8 +89,28 @@ impl Observed {
 #[must_use]
 pub fn changes(prev: &Rows, next: &Rows) -> Vec<Observed> {
     let mut out = Vec::new();
+    // Both in strict name order (every snapshot of a store stackless
+    // wrote): one walk side by side instead of a binary search per
+    // instance, which cost 100,000 cache-missing searches at 100k (issue
+    // 13). Otherwise (duplicate names, rows made by hand) as before.
+    let strict = |rows: &Rows| rows.instances.is_sorted_by(|a, b| a.name < b.name);
+    let merge = strict(prev) && strict(next);
+    let mut cursor = 0;
     for instance in &next.instances {
-        let before = prev.instance(&instance.name);
+        let before = if merge {
+            while prev
+                .instances
+                .get(cursor)
+                .is_some_and(|old| old.name < instance.name)
+            {
+                cursor += 1;
+            }
+            prev.instances
+                .get(cursor)
+                .filter(|old| old.name == instance.name)
+        } else {
+            prev.instance(&instance.name)
+        };
         let active = instance.status == Status::Active;
         match before {
             None => out.push(Observed::Appeared {

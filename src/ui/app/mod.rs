@@ -132,6 +132,8 @@ pub struct App {
     clock: Instant,
     snapshot: Arc<Snapshot>,
     loaded: bool,
+    /// The snapshot replaced, until [`App::settle`] observes and frees it.
+    retired: Option<Arc<Snapshot>>,
     health: StoreHealth,
     role: RoleState,
     controller: ControllerState,
@@ -173,15 +175,13 @@ pub struct App {
     /// When the open confirmation dialog began to be drawn first
     /// ([`App::drawn`]); `None` while none is open or before its frame.
     confirm_shown: Option<Instant>,
-    /// The selected row of the Operations pane (an index into
-    /// `snapshot.operations`), and its id to follow across snapshots.
+    /// The Operations pane's row (in `snapshot.operations`) and its id.
     op_selected: usize,
     op_id: Option<String>,
     /// The id of the operation shown in the operation overlay.
     op_open: Option<String>,
-    /// Names this console is tearing down (or did lately), with the unix
-    /// time until which a change observed on them is its own (`i64::MAX`
-    /// while in flight): observed events leave them out.
+    /// Names this console tears down (or did lately), with the unix time
+    /// until which a change seen on them is its own (`i64::MAX` in flight).
     own: std::collections::HashMap<String, i64>,
     /// The zone log times are shown in (UTC until the console sets the
     /// local one; `--utc` keeps UTC).
@@ -194,8 +194,7 @@ pub struct App {
     /// The help's scroll and search.
     help_view: HelpView,
     detail: Option<Detail>,
-    /// The full-text view (Enter on a log line, `e` anywhere), drawn over
-    /// everything but the dialogs and the help.
+    /// The full-text view (Enter on a log line, `e`): over all but dialogs, help.
     full: Option<FullView>,
     /// The open logs view (over the detail view, if that is open too).
     logs: Option<LogsView>,
@@ -245,6 +244,7 @@ impl App {
             clock: Instant::now(),
             snapshot: Arc::new(Snapshot::default()),
             loaded: false,
+            retired: None,
             health: StoreHealth::Ok,
             role: RoleState::Active,
             controller: ControllerState::default(),
@@ -305,6 +305,7 @@ impl App {
     }
 
     fn apply(&mut self, event: Event, now: i64) -> Option<Command> {
+        drop(self.settle());
         self.now = now;
         self.clock = Instant::now();
         match event {
@@ -316,12 +317,9 @@ impl App {
                 self.recheck_logs()
             }
             Event::Snapshot(snapshot) => {
-                self.observe(&snapshot);
-                self.set_snapshot(snapshot);
-                // Keep an open detail view current.
-                self.detail.as_ref().map(|d| Command::OpenDetail {
-                    name: d.name.clone(),
-                })
+                let command = self.show_snapshot(snapshot, now);
+                drop(self.settle());
+                command
             }
             Event::StoreHealth(health) => {
                 self.health = health;

@@ -197,16 +197,19 @@ impl App {
         }
     }
 
-    /// Before `next` replaces the snapshot shown: log what changed that this
-    /// console did not do. Nothing for the first snapshot (no flood), nor
-    /// for a re-probe of the same rows.
-    pub(super) fn observe(&mut self, next: &Arc<Snapshot>) {
-        if !self.loaded || Arc::ptr_eq(&self.snapshot.rows, &next.rows) {
-            return;
+    /// After the snapshot shown replaced `previous`: log what changed that
+    /// this console did not do. Nothing for the first snapshot (no flood:
+    /// it replaces none), nor for a re-probe of the same rows. Whether a
+    /// line was logged.
+    pub(super) fn observe(&mut self, previous: &Arc<Snapshot>) -> bool {
+        if Arc::ptr_eq(&self.snapshot.rows, &previous.rows) {
+            return false;
         }
+        let mut logged = false;
         let now = self.now;
         self.own.retain(|_, until| *until > now);
-        for change in observe::changes(&self.snapshot.rows, &next.rows) {
+        let next = Arc::clone(&self.snapshot);
+        for change in observe::changes(&previous.rows, &next.rows) {
             let own = self.own.contains_key(change.instance())
                 && match &change {
                     observe::Observed::Tombstoned { .. } => true,
@@ -215,7 +218,9 @@ impl App {
                 };
             if !own {
                 self.log_activity(change.activity(now));
+                logged = true;
             }
         }
+        logged
     }
 }

@@ -123,8 +123,46 @@ impl App {
         self.resort();
     }
 
-    pub(super) fn set_snapshot(&mut self, snapshot: Arc<Snapshot>) {
-        self.snapshot = snapshot;
+    /// [`App::handle`] of [`Event::Snapshot`](crate::event::Event::Snapshot)
+    /// without what the frame does not show: the rows, sort, filter,
+    /// selection and counts are the new snapshot's at once, while the
+    /// Activity lines of what changed since the one replaced (`observed`,
+    /// `controller`) and freeing it wait for [`App::settle`] (the render
+    /// loop calls it after the frame; any other event settles first, so
+    /// lines keep their order). Returns the command that keeps an open
+    /// detail view current.
+    pub fn show_snapshot(
+        &mut self,
+        snapshot: Arc<Snapshot>,
+        now: i64,
+    ) -> Option<crate::ui::Command> {
+        drop(self.settle());
+        self.now = now;
+        self.clock = std::time::Instant::now();
+        self.set_snapshot(snapshot);
+        self.detail
+            .as_ref()
+            .map(|d| crate::ui::Command::OpenDetail {
+                name: d.name.clone(),
+            })
+    }
+
+    /// Log what changed between the snapshot [`App::show_snapshot`]
+    /// replaced and the one shown, and hand the replaced one back to be
+    /// freed (100,000 rows take milliseconds to free: the render loop does
+    /// it after the frame), with whether a line was logged (the frame is
+    /// then drawn again). `None` when nothing waits.
+    pub fn settle(&mut self) -> Option<(Arc<Snapshot>, bool)> {
+        let previous = self.retired.take()?;
+        let logged = self.observe(&previous);
+        Some((previous, logged))
+    }
+
+    fn set_snapshot(&mut self, snapshot: Arc<Snapshot>) {
+        let previous = std::mem::replace(&mut self.snapshot, snapshot);
+        if self.loaded {
+            self.retired = Some(previous);
+        }
         self.loaded = true;
         self.haystacks = None;
         self.resort();
@@ -166,7 +204,19 @@ impl App {
         // A store cannot hold 2^32 instances in memory; the rest are cut
         // rather than wrapped.
         let len = u32::try_from(instances.len()).unwrap_or(u32::MAX);
-        let mut sorted: Vec<u32> = (0..len).collect();
+        // The keys that end in the position are unique, so any order in
+        // gives the same order out: start from the last one (a permutation
+        // of these positions when the count is unchanged), which a new
+        // snapshot rarely changes and the sort then only checks.
+        let unique = matches!(
+            self.sort,
+            SortKey::LeaseExpiry | SortKey::ReapAttempts | SortKey::Lock
+        );
+        let mut sorted: Vec<u32> = if unique && self.sorted.len() == len as usize {
+            std::mem::take(&mut self.sorted)
+        } else {
+            (0..len).collect()
+        };
         let at = |p: u32| &instances[p as usize];
         // Ties by position: name order (the snapshot is sorted by name).
         match self.sort {
