@@ -9,6 +9,7 @@ pub mod epoch;
 pub mod error;
 pub mod operations;
 pub mod probe;
+mod queue_seen;
 mod read;
 pub mod schema;
 pub mod services;
@@ -107,6 +108,10 @@ pub struct Store {
     /// it was the same file: a log left by a file that was then replaced
     /// is told from one the new file's writers made ([`epoch`]).
     wal: Option<(u64, u64)>,
+    /// The ids of the operations pending at this connection's last
+    /// snapshot, re-read by id on the next so their finish is always seen
+    /// (`operations::read_operations`).
+    pending_ids: Vec<String>,
     /// This connection in the path's count of open connections
     /// ([`epoch`]); `None` once [`Store::close`]d. Declared last: dropped
     /// after `conn` is closed.
@@ -297,6 +302,7 @@ impl Store {
             writable,
             immutable,
             wal,
+            pending_ids: Vec::new(),
             registration: Some(registration),
         })
     }
