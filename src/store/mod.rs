@@ -108,10 +108,9 @@ pub struct Store {
     /// it was the same file: a log left by a file that was then replaced
     /// is told from one the new file's writers made ([`epoch`]).
     wal: Option<(u64, u64)>,
-    /// The ids of the operations pending at this connection's last
-    /// snapshot, re-read by id on the next so their finish is always seen
-    /// (`operations::read_operations`).
-    pending_ids: Vec<String>,
+    /// What this connection's last snapshot read of the controller's
+    /// queue (`operations::QueueMemory`).
+    queue: operations::QueueMemory,
     /// This connection in the path's count of open connections
     /// ([`epoch`]); `None` once [`Store::close`]d. Declared last: dropped
     /// after `conn` is closed.
@@ -302,7 +301,7 @@ impl Store {
             writable,
             immutable,
             wal,
-            pending_ids: Vec::new(),
+            queue: operations::QueueMemory::default(),
             registration: Some(registration),
         })
     }

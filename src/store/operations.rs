@@ -14,7 +14,8 @@
 //!   each, so every finish is observed once;
 //! - each listed row's newest event through
 //!   `operation_event_cursor(operation_id, sequence)`, `ORDER BY sequence
-//!   DESC LIMIT 1`.
+//!   DESC LIMIT 1`, except for the rows already finished at the
+//!   connection's previous read (their events are final: [`QueueMemory`]).
 //!
 //! `request_json` is never selected: it may carry secrets (the definition).
 
@@ -60,15 +61,31 @@ fn with_birth(sql: &str, layout: Layout) -> String {
     )
 }
 
+/// What one connection keeps of the queue from its last read.
+#[derive(Debug, Default)]
+pub(super) struct QueueMemory {
+    /// The ids pending then: re-read by id on the next read, so their
+    /// finish is always seen (issue 13, review finding 10).
+    pending: Vec<String>,
+    /// The finished operations listed then, with their newest step event.
+    /// A finished operation's events are final (the controller writes them
+    /// from the running operation's progress sink, stackless-0.4.0
+    /// src/controller.rs:528-531, before `finish_operation`, :416-418; the
+    /// journal marker only while running, core-0.4.0
+    /// src/state/operation.rs:241-250), so they are not read again.
+    finished: std::collections::HashMap<String, Option<StepProgress>>,
+}
+
 /// Every pending operation (oldest first), then the [`FINISHED_SHOWN`]
-/// newest finished ones (newest first), then those of `previous` (the ids
-/// pending at the last read, replaced by the ids pending now) that are
-/// finished but not among them (newest first), each with its newest step
-/// event. Read leniently: a value of the wrong type reads as empty / 0.
+/// newest finished ones (newest first), then those pending at the last
+/// read (`memory`) that are finished but not among them (newest first),
+/// each with its newest step event (read again only for the operations
+/// not already finished at the last read). Read leniently: a value of the
+/// wrong type reads as empty / 0.
 pub(super) fn read_operations(
     conn: &Connection,
     layout: Layout,
-    previous: &mut Vec<String>,
+    memory: &mut QueueMemory,
 ) -> rusqlite::Result<Vec<Operation>> {
     let mut operations = Vec::new();
     {
@@ -91,22 +108,30 @@ pub(super) fn read_operations(
             }
         }
     }
-    let finished_late = finished_since(conn, layout, previous, &operations)?;
+    let finished_late = finished_since(conn, layout, &memory.pending, &operations)?;
     operations.extend(finished_late);
-    previous.clear();
-    previous.extend(
-        operations
-            .iter()
-            .take_while(|op| op.status.is_pending())
-            .map(|op| op.id.clone()),
-    );
     if layout.operation_events {
         let mut stmt = conn.prepare_cached(NEWEST_EVENT_SQL)?;
         for op in &mut operations {
+            if !op.status.is_pending()
+                && let Some(progress) = memory.finished.get(&op.id)
+            {
+                op.progress.clone_from(progress);
+                continue;
+            }
             let newest: Option<Option<String>> = stmt
                 .query_row([op.id.as_str()], |row| Ok(lenient_text(col(row, 0))))
                 .optional()?;
             op.progress = newest.flatten().as_deref().and_then(StepProgress::parse);
+        }
+    }
+    memory.pending.clear();
+    memory.finished.clear();
+    for op in &operations {
+        if op.status.is_pending() {
+            memory.pending.push(op.id.clone());
+        } else {
+            memory.finished.insert(op.id.clone(), op.progress.clone());
         }
     }
     Ok(operations)

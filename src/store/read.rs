@@ -58,7 +58,7 @@ impl Store {
             }
         }
         let operations = if layout.operations {
-            super::operations::read_operations(&tx, layout, &mut self.pending_ids).map_err(err)?
+            super::operations::read_operations(&tx, layout, &mut self.queue).map_err(err)?
         } else {
             Vec::new()
         };

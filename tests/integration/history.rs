@@ -218,3 +218,56 @@ fn the_re_checks_look_ups_are_index_seeks() {
         "SEARCH operations USING INTEGER PRIMARY KEY (rowid>?) | USE TEMP B-TREE FOR ORDER BY"
     );
 }
+
+/// A finished operation's events are final (the 0.4.0 controller writes
+/// them while it runs), so a connection reads its newest event once: the
+/// read that first lists it finished. An operation that finishes between
+/// two reads gets its last event.
+#[test]
+fn a_finished_operations_newest_event_is_read_once_per_connection() {
+    let (_dir, path) = stores::v14();
+    let mut store = Store::open(&path, Access::ReadOnly).unwrap();
+    let progress = |snapshot: &stackless_tui::model::Snapshot, id: &str| {
+        snapshot
+            .operations
+            .iter()
+            .find(|op| op.id == id)
+            .and_then(|op| op.progress.as_ref())
+            .map(|p| format!("{} {}", p.event, p.text()))
+    };
+    let first = store.snapshot(&mut vm()).unwrap();
+    assert_eq!(
+        progress(&first, "op-alpha-down").as_deref(),
+        Some("Started start:web 2/3")
+    );
+    assert_eq!(
+        progress(&first, "op-bravo-up").as_deref().map(|p| &p[..6]),
+        Some("Failed")
+    );
+    let before = progress(&first, "op-bravo-up");
+    stores::exec(
+        &path,
+        r#"INSERT INTO operation_events (operation_id, event_json, recorded_at)
+           VALUES ('op-alpha-down', '{"event":"Completed","step_id":"start:web","index":3,"total":3}', 1),
+                  ('op-bravo-up', '{"event":"Started","step_id":"late:web","index":1,"total":1}', 1);
+           UPDATE operations SET status = 'succeeded' WHERE id = 'op-alpha-down';"#,
+    );
+    let second = store.snapshot(&mut vm()).unwrap();
+    assert_eq!(
+        progress(&second, "op-alpha-down").as_deref(),
+        Some("Completed start:web 3/3"),
+        "finished since the last read: its last event is read"
+    );
+    assert_eq!(
+        progress(&second, "op-bravo-up"),
+        before,
+        "finished at the last read: not read again"
+    );
+    let mut fresh = Store::open(&path, Access::ReadOnly).unwrap();
+    let third = fresh.snapshot(&mut vm()).unwrap();
+    assert_eq!(
+        progress(&third, "op-bravo-up").as_deref(),
+        Some("Started late:web 1/1"),
+        "a new connection reads every listed operation's newest event"
+    );
+}
