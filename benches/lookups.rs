@@ -9,9 +9,10 @@
 //!   `N/10` refused (operation pending), then the render loop's audit of
 //!   the refusals (finding 5: `M x P` checks, one `lstat` + `write` per
 //!   refused line);
-//! - `lookups/recheck/P`: the pre-teardown re-check on a schema-14 store
-//!   with `P` pending operations (finding 6: two uncached `prepare`s and a
-//!   scan of every pending row per call);
+//! - `lookups/recheck_100/N`: 100 pre-teardown re-checks after a snapshot,
+//!   on a schema-14 store of `N` instances each with a queued operation
+//!   (finding 6: two uncached `prepare`s and a walk of every pending row
+//!   per call);
 //! - `lookups/table/N`: `snapshot`'s table written for `N` instances
 //!   (finding 11: each instance's report built twice).
 //!
@@ -241,6 +242,12 @@ fn lookups(c: &mut Criterion) {
         let store_dir = tempfile::tempdir().expect("tempdir");
         let path = v14_store(store_dir.path(), n, n);
         let mut store = Store::open(&path, Access::ReadOnly).expect("open");
+        // A pass reads a snapshot, then re-checks each instance it acts on.
+        let mut probe = stackless_tui::store::probe::FixedProbe {
+            host: Some("vm".into()),
+            processes: vec![],
+        };
+        store.snapshot(&mut probe).expect("snapshot");
         let names: Vec<String> = (0..n).step_by((n / 100).max(1)).map(name).collect();
         group.bench_with_input(BenchmarkId::new("recheck_100", n), &n, |b, _| {
             b.iter(|| {

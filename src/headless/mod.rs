@@ -17,7 +17,6 @@ use crate::recorder::{Forward, Recorder};
 use crate::roles::{CONSOLE_ROLE, Refused, Wanted};
 use crate::startup::{open_store, reaper_config};
 use crate::store::Access;
-use crate::store::probe::SysinfoProbe;
 
 /// Services per instance, as [`probed_services`] returns them.
 type Services = std::collections::HashMap<String, Vec<report::ServiceReport>>;
@@ -45,8 +44,11 @@ fn read_once(
     loop {
         attempt += 1;
         let (path, mut store) = open_store(cli, Access::ReadOnly).map_err(|e| e.to_string())?;
+        // The console's probe (`kill(pid, 0)` before sysinfo: issue 13,
+        // review finding 11); the same answers, a dead holder in
+        // microseconds.
         let snapshot = store
-            .snapshot(&mut SysinfoProbe::new())
+            .snapshot(crate::store::probe::checked_sysinfo().as_mut())
             .map_err(|e| e.to_string())?;
         let services = probed_services(&mut store).map_err(|e| e.to_string())?;
         if !store.immutable() || store.file_state() == crate::store::FileState::Same {

@@ -10,6 +10,9 @@ use crate::model::time::{lease_text, retry_text};
 use crate::model::{Instance, Operation, Snapshot};
 use crate::reaper::decision::{self, Decision};
 
+mod table;
+pub use table::{table, write_table};
+
 /// The version of this document's shape. Bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -237,7 +240,11 @@ pub fn build_with(
         instances: snapshot
             .instances
             .iter()
-            .map(|instance| instance_report(snapshot, &rules, instance, now, services))
+            .map(|instance| {
+                let mut report = instance_report(snapshot, &rules, instance, now);
+                report.services = services.get(&instance.name).cloned().unwrap_or_default();
+                report
+            })
             .collect(),
         operations: snapshot.operations.iter().map(operation_report).collect(),
     }
@@ -348,8 +355,12 @@ impl Serialize for Streamed<'_> {
         impl Serialize for Instances<'_> {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
                 let d = self.0;
-                serializer.collect_seq(d.snapshot.instances.iter().map(|instance| {
-                    instance_report(d.snapshot, &d.rules, instance, d.now, d.services)
+                // The services borrowed, not cloned per instance (issue 13,
+                // review finding 11); flattened, the same fields in the same
+                // order as [`InstanceReport`]'s.
+                serializer.collect_seq(d.snapshot.instances.iter().map(|instance| WithServices {
+                    report: instance_report(d.snapshot, &d.rules, instance, d.now),
+                    services: d.services.get(&instance.name).map_or(&[], Vec::as_slice),
                 }))
             }
         }
@@ -370,12 +381,22 @@ impl Serialize for Streamed<'_> {
     }
 }
 
+/// One instance's report with its services borrowed (`services` of
+/// `report` left empty, so skipped).
+#[derive(Serialize)]
+struct WithServices<'a> {
+    #[serde(flatten)]
+    report: InstanceReport,
+    #[serde(skip_serializing_if = "<[ServiceReport]>::is_empty")]
+    services: &'a [ServiceReport],
+}
+
+/// One instance's report, without its services (empty).
 fn instance_report(
     snapshot: &Snapshot,
     rules: &Rules<'_>,
     instance: &Instance,
     now: i64,
-    services: &Services,
 ) -> InstanceReport {
     let liveness = snapshot.lock_liveness(&instance.name);
     let reaper = rules.reaper(snapshot, instance, now);
@@ -424,7 +445,7 @@ fn instance_report(
             resource_namespace: b.resource_namespace.clone(),
         }),
         dirty: instance.dirty,
-        services: services.get(&instance.name).cloned().unwrap_or_default(),
+        services: Vec::new(),
     }
 }
 
@@ -443,178 +464,6 @@ fn operation_report(op: &Operation) -> OperationReport {
             .filter(|text| parse_error(text).is_none() && !text.trim().is_empty())
             .map(|text| crate::model::text::sanitize_short(text.trim(), 2_000)),
     }
-}
-
-/// The table's first line: `store PATH · schema vN · now TIME (UNIX)`, the
-/// time in `zone` ([`crate::model::time::stamp`]: local, `TZ` honoured,
-/// or RFC 3339 UTC with `--utc`).
-fn table_header(store: &str, user_version: i64, now: i64, zone: &jiff::tz::TimeZone) -> String {
-    format!(
-        "store {} · schema v{} · now {} ({})\n",
-        crate::model::text::sanitize_short(store, 200),
-        user_version,
-        crate::model::time::stamp(now, zone),
-        now
-    )
-}
-
-/// The table's column titles.
-const HEADER: [&str; 7] = [
-    "NAME",
-    "SUBSTRATE",
-    "STATUS",
-    "LEASE",
-    "LOCK",
-    "BACKOFF",
-    "REAPER",
-];
-
-/// One instance's cells in the table (sanitized, cut to a width).
-fn table_cells(i: &InstanceReport) -> [String; 7] {
-    use crate::model::text::sanitize_short;
-    [
-        sanitize_short(&i.name, 48),
-        sanitize_short(&i.substrate, 12),
-        sanitize_short(&i.status, 12),
-        match (&i.lease, i.status.as_str()) {
-            (Some(l), _) => l.text.clone(),
-            (None, "tombstoned") => "tombstoned".to_owned(),
-            (None, _) => "no lease".to_owned(),
-        },
-        i.lock.as_ref().map_or_else(String::new, |l| {
-            let host = l
-                .holder_host
-                .as_deref()
-                .map_or_else(String::new, |host| format!(" on {host}"));
-            sanitize_short(
-                &format!(
-                    "{} by pid {}{host}, {}",
-                    l.operation, l.holder_pid, l.liveness
-                ),
-                64,
-            )
-        }),
-        i.reap_attempt
-            .as_ref()
-            .map_or_else(String::new, |a| format!("{} ({})", a.attempts, a.text)),
-        i.reaper.clone().unwrap_or_default(),
-    ]
-}
-
-/// Widen `widths` to fit `cells`.
-fn widen<S: AsRef<str>>(widths: &mut [usize; 7], cells: &[S; 7]) {
-    for (w, cell) in widths.iter_mut().zip(cells) {
-        *w = (*w).max(unicode_width::UnicodeWidthStr::width(cell.as_ref()));
-    }
-}
-
-/// One table line: cells padded to `widths` two spaces apart, trailing
-/// blanks cut.
-fn write_line<S: AsRef<str>>(
-    out: &mut dyn std::io::Write,
-    cells: &[S; 7],
-    widths: &[usize; 7],
-) -> std::io::Result<()> {
-    let mut text = String::new();
-    for (index, (cell, width)) in cells.iter().zip(widths).enumerate() {
-        let cell = cell.as_ref();
-        text.push_str(cell);
-        if index + 1 < cells.len() {
-            let pad = width - unicode_width::UnicodeWidthStr::width(cell) + 2;
-            text.extend(std::iter::repeat_n(' ', pad));
-        }
-    }
-    out.write_all(text.trim_end().as_bytes())?;
-    out.write_all(b"\n")
-}
-
-/// The report as a plain-text table (every store string sanitized, cut to
-/// a width), its header's time in `zone`.
-#[must_use]
-pub fn table(report: &Report, zone: &jiff::tz::TimeZone) -> String {
-    let rows: Vec<[String; 7]> = report.instances.iter().map(table_cells).collect();
-    let mut widths = HEADER.map(unicode_width::UnicodeWidthStr::width);
-    for row in &rows {
-        widen(&mut widths, row);
-    }
-    let mut out =
-        table_header(&report.store, report.store_user_version, report.now, zone).into_bytes();
-    // Writing to a vector cannot fail.
-    let _ = write_line(&mut out, &HEADER, &widths);
-    for row in &rows {
-        let _ = write_line(&mut out, row, &widths);
-    }
-    let _ = operations_table(&mut out, &report.operations, report.now);
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// [`table`] of [`build_with`], written to `out` without holding the
-/// report or its rows: one pass over the snapshot for the column widths,
-/// another to write the lines.
-///
-/// # Errors
-/// Writing to `out` failed.
-pub fn write_table(
-    out: &mut dyn std::io::Write,
-    snapshot: &Snapshot,
-    now: i64,
-    store: &str,
-    services: &Services,
-    zone: &jiff::tz::TimeZone,
-) -> std::io::Result<()> {
-    out.write_all(table_header(store, snapshot.generation.user_version, now, zone).as_bytes())?;
-    let rules = Rules::new(snapshot);
-    let cells = |instance| table_cells(&instance_report(snapshot, &rules, instance, now, services));
-    let mut widths = HEADER.map(unicode_width::UnicodeWidthStr::width);
-    for instance in &snapshot.instances {
-        widen(&mut widths, &cells(instance));
-    }
-    write_line(out, &HEADER, &widths)?;
-    for instance in &snapshot.instances {
-        write_line(out, &cells(instance), &widths)?;
-    }
-    let operations: Vec<OperationReport> =
-        snapshot.operations.iter().map(operation_report).collect();
-    operations_table(out, &operations, now)
-}
-
-/// The pending operations and the failed ones, one compact line each
-/// (`running down alpha (since 50s)`, `failed up bravo: code: message`),
-/// after the instances; nothing when there are none.
-fn operations_table(
-    out: &mut dyn std::io::Write,
-    operations: &[OperationReport],
-    now: i64,
-) -> std::io::Result<()> {
-    use crate::model::text::sanitize_short;
-    let shown: Vec<&OperationReport> = operations
-        .iter()
-        .filter(|op| matches!(op.status.as_str(), "queued" | "running" | "failed"))
-        .collect();
-    if shown.is_empty() {
-        return Ok(());
-    }
-    out.write_all(b"\nOPERATIONS\n")?;
-    for op in shown {
-        let what = format!("{} {} {}", op.status, op.verb, op.instance);
-        let tail = match &op.error {
-            Some(error) if error.message.is_empty() => format!(": {}", error.code),
-            Some(error) => format!(": {}: {}", error.code, error.message),
-            None if op.status == "failed" => op
-                .error_unparsed
-                .as_deref()
-                .map_or_else(String::new, |raw| {
-                    format!(": {}", crate::model::text::sanitize_short(raw, 120))
-                }),
-            None => format!(
-                " (since {})",
-                crate::model::time::span(now.saturating_sub(op.created_at).max(0))
-            ),
-        };
-        out.write_all(sanitize_short(&format!("{what}{tail}"), 160).as_bytes())?;
-        out.write_all(b"\n")?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -651,5 +500,105 @@ mod tests {
         let report = ServiceReport::new(&service);
         assert_eq!(report.log_path.as_deref(), Some("/s/logs/sl-1/web.log"));
         assert_eq!(report.logs, None);
+    }
+
+    /// Issue 13, review finding 11: the table made from the snapshot
+    /// without building reports, and the JSON with the services borrowed,
+    /// are byte for byte what the whole report gives, with services,
+    /// locks, a backoff, a pending operation and a hostile name.
+    #[test]
+    fn streamed_json_and_table_match_the_whole_report_with_services() {
+        use crate::model::liveness::LockLiveness;
+        use crate::model::{
+            Generation, Lease, Liveness, OpLock, OpStatus, ReapAttempt, Rows, Status,
+        };
+        const NOW: i64 = 1_795_960_686;
+        let instance = |name: &str, status: Status| Instance {
+            name: name.into(),
+            substrate: "local".into(),
+            lease: (status == Status::Active).then_some(Lease {
+                duration_secs: 60,
+                expires_at: NOW - 30,
+            }),
+            tombstoned_at: (status == Status::Tombstoned).then_some(NOW - 100),
+            status,
+            created_at: Some(NOW - 1_000),
+            lock: None,
+            anomalies: vec![],
+            dirty: Some(false),
+            birth: None,
+        };
+        let mut alpha = instance("alpha", Status::Active);
+        alpha.lock = Some(Box::new(OpLock {
+            operation: "up".into(),
+            holder_pid: 42,
+            holder_start_time: NOW - 50,
+            acquired_at: NOW - 40,
+            holder_host: Some("vm".into()),
+            claim_id: None,
+        }));
+        let rows = Rows {
+            generation: Generation::new(14),
+            instances: vec![
+                instance("alpha", Status::Active),
+                instance("bad\u{1b}[2Jname", Status::Active),
+                instance("bravo", Status::Active),
+                instance("charlie", Status::Tombstoned),
+                instance("delta", Status::Active),
+            ],
+            reap_attempts: vec![ReapAttempt {
+                instance: "bravo".into(),
+                attempts: 2,
+                last_error: r#"{"code":"engine.teardown.survivors","message":"left web"}"#.into(),
+                next_retry_at: NOW + 64,
+            }],
+            operations: vec![Operation {
+                id: "op-1".into(),
+                instance: "delta".into(),
+                instance_id: None,
+                verb: "down".into(),
+                status: OpStatus::Queued,
+                cancel_requested: false,
+                created_at: NOW - 5,
+                updated_at: NOW - 5,
+                error_json: None,
+                progress: None,
+            }],
+            ..Rows::default()
+        };
+        let mut rows = rows;
+        rows.instances[0] = alpha;
+        let mut liveness = LockLiveness::default();
+        liveness.insert("alpha".into(), Liveness::Alive);
+        let snapshot = Snapshot::new(rows, liveness);
+        let service = |name: &str, alive: bool| ServiceReport {
+            name: name.into(),
+            pid: Some(7),
+            alive: Some(alive),
+            origin: None,
+            port: Some(3000),
+            log_path: Some(format!("/s/logs/alpha/{name}.log")),
+            logs: None,
+        };
+        let mut services = Services::new();
+        services.insert(
+            "alpha".into(),
+            vec![service("web", true), service("db", false)],
+        );
+        services.insert("delta".into(), vec![service("api", true)]);
+        let whole = build_with(&snapshot, NOW, "s.db", &services);
+        let mut json = Vec::new();
+        write_json(&mut json, &snapshot, NOW, "s.db", &services).unwrap();
+        let expected = serde_json::to_string_pretty(&whole).unwrap() + "\n";
+        assert_eq!(String::from_utf8(json).unwrap(), expected);
+        assert!(expected.contains("\"services\": ["), "{expected}");
+        let mut text = Vec::new();
+        let utc = jiff::tz::TimeZone::UTC;
+        write_table(&mut text, &snapshot, NOW, "s.db", &services, &utc).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert_eq!(text, table(&whole, &utc));
+        assert!(text.contains("up by pid 42 on vm, alive"), "{text}");
+        assert!(text.contains("skip: operation pending"), "{text}");
+        assert!(!text.contains('\u{1b}'), "{text}");
     }
 }

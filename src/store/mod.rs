@@ -9,6 +9,7 @@ pub mod epoch;
 pub mod error;
 pub mod operations;
 pub mod probe;
+mod queue_seen;
 mod read;
 pub mod schema;
 pub mod services;
@@ -108,6 +109,9 @@ pub struct Store {
     /// it was the same file: a log left by a file that was then replaced
     /// is told from one the new file's writers made ([`epoch`]).
     wal: Option<(u64, u64)>,
+    /// What this connection's last snapshot read of the controller's
+    /// queue (`operations::QueueMemory`).
+    queue: operations::QueueMemory,
     /// This connection in the path's count of open connections
     /// ([`epoch`]); `None` once [`Store::close`]d. Declared last: dropped
     /// after `conn` is closed.
@@ -299,6 +303,7 @@ impl Store {
             writable,
             immutable,
             wal,
+            queue: operations::QueueMemory::default(),
             registration: Some(registration),
         })
     }

@@ -8,9 +8,14 @@
 //! - pending rows through `operations_pending(status, created_at)`;
 //! - the newest finished rows from the highest rowid down, `LIMIT`
 //!   [`FINISHED_SHOWN`];
+//! - the rows pending at the previous read that are in neither list now
+//!   (a long `up` that finished after more than [`FINISHED_SHOWN`] newer
+//!   rows were created: issue 13, review finding 10), one primary-key seek
+//!   each, so every finish is observed once;
 //! - each listed row's newest event through
 //!   `operation_event_cursor(operation_id, sequence)`, `ORDER BY sequence
-//!   DESC LIMIT 1`.
+//!   DESC LIMIT 1`, except for the rows already finished at the
+//!   connection's previous read (their events are final: [`QueueMemory`]).
 //!
 //! `request_json` is never selected: it may carry secrets (the definition).
 
@@ -34,6 +39,12 @@ pub(super) const FINISHED_SQL: &str =
  FROM operations WHERE status NOT IN ('queued', 'running')
  ORDER BY rowid DESC LIMIT ?1";
 
+/// One operation by id (`sqlite_autoindex_operations_1`), with its rowid
+/// (column 9) to order it among the finished rows.
+pub(super) const BY_ID_SQL: &str = "SELECT id, instance, {birth}, verb, status, cancel_requested,
+        created_at, updated_at, error_json, rowid
+ FROM operations WHERE id = ?1";
+
 /// One operation's newest event.
 pub(super) const NEWEST_EVENT_SQL: &str =
     "SELECT event_json FROM operation_events WHERE operation_id = ?1
@@ -50,12 +61,31 @@ fn with_birth(sql: &str, layout: Layout) -> String {
     )
 }
 
+/// What one connection keeps of the queue from its last read.
+#[derive(Debug, Default)]
+pub(super) struct QueueMemory {
+    /// The ids pending then: re-read by id on the next read, so their
+    /// finish is always seen (issue 13, review finding 10).
+    pending: Vec<String>,
+    /// The finished operations listed then, with their newest step event.
+    /// A finished operation's events are final (the controller writes them
+    /// from the running operation's progress sink, stackless-0.4.0
+    /// src/controller.rs:528-531, before `finish_operation`, :416-418; the
+    /// journal marker only while running, core-0.4.0
+    /// src/state/operation.rs:241-250), so they are not read again.
+    finished: std::collections::HashMap<String, Option<StepProgress>>,
+}
+
 /// Every pending operation (oldest first), then the [`FINISHED_SHOWN`]
-/// newest finished ones (newest first), each with its newest step event.
-/// Read leniently: a value of the wrong type reads as empty / 0.
+/// newest finished ones (newest first), then those pending at the last
+/// read (`memory`) that are finished but not among them (newest first),
+/// each with its newest step event (read again only for the operations
+/// not already finished at the last read). Read leniently: a value of the
+/// wrong type reads as empty / 0.
 pub(super) fn read_operations(
     conn: &Connection,
     layout: Layout,
+    memory: &mut QueueMemory,
 ) -> rusqlite::Result<Vec<Operation>> {
     let mut operations = Vec::new();
     {
@@ -78,25 +108,81 @@ pub(super) fn read_operations(
             }
         }
     }
+    let finished_late = finished_since(conn, layout, &memory.pending, &operations)?;
+    operations.extend(finished_late);
     if layout.operation_events {
         let mut stmt = conn.prepare_cached(NEWEST_EVENT_SQL)?;
         for op in &mut operations {
+            if !op.status.is_pending()
+                && let Some(progress) = memory.finished.get(&op.id)
+            {
+                op.progress.clone_from(progress);
+                continue;
+            }
             let newest: Option<Option<String>> = stmt
                 .query_row([op.id.as_str()], |row| Ok(lenient_text(col(row, 0))))
                 .optional()?;
             op.progress = newest.flatten().as_deref().and_then(StepProgress::parse);
         }
     }
+    memory.pending.clear();
+    memory.finished.clear();
+    for op in &operations {
+        if op.status.is_pending() {
+            memory.pending.push(op.id.clone());
+        } else {
+            memory.finished.insert(op.id.clone(), op.progress.clone());
+        }
+    }
     Ok(operations)
+}
+
+/// The operations of `previous` (pending at the last read) that are in
+/// neither list of `listed` and are finished now, newest (highest rowid)
+/// first: one primary-key seek each, only for those.
+fn finished_since(
+    conn: &Connection,
+    layout: Layout,
+    previous: &[String],
+    listed: &[Operation],
+) -> rusqlite::Result<Vec<Operation>> {
+    if previous.is_empty() {
+        return Ok(Vec::new());
+    }
+    let listed: std::collections::HashSet<&str> = listed.iter().map(|op| op.id.as_str()).collect();
+    let mut found: Vec<(i64, Operation)> = Vec::new();
+    let mut stmt = conn.prepare_cached(&with_birth(BY_ID_SQL, layout))?;
+    for id in previous.iter().filter(|id| !listed.contains(id.as_str())) {
+        let row = stmt
+            .query_row([id.as_str()], |row| {
+                Ok((
+                    lenient_int(col(row, 9)).unwrap_or(0),
+                    operation_from_row(row),
+                ))
+            })
+            .optional()?;
+        if let Some((rowid, op)) = row.filter(|(_, op)| !op.status.is_pending()) {
+            found.push((rowid, op));
+        }
+    }
+    found.sort_by_key(|(rowid, _)| std::cmp::Reverse(*rowid));
+    Ok(found.into_iter().map(|(_, op)| op).collect())
 }
 
 /// The first pending operation on `name` (matched by name, as the
 /// controller's reaper does: daemon-0.4.0/src/reaper.rs:7-12): verb and
 /// status.
+/// Through what the last snapshot of `file` saw when it can
+/// ([`super::queue_seen`]: a few index seeks), else a walk of the pending
+/// rows.
 pub(super) fn pending_on(
     conn: &Connection,
+    file: Option<(u64, u64)>,
     name: &str,
 ) -> rusqlite::Result<Option<(String, OpStatus)>> {
+    if let Some(found) = super::queue_seen::pending_on(conn, file, name) {
+        return Ok(found);
+    }
     conn.prepare_cached(
         "SELECT verb, status FROM operations
          WHERE status IN ('queued', 'running') AND instance = ?1
@@ -130,7 +216,8 @@ fn operation_from_row(row: &rusqlite::Row<'_>) -> Operation {
 impl super::Store {
     /// The plans `SQLite` chooses for the queue's reads (`EXPLAIN QUERY
     /// PLAN` detail lines, per read: `pending`, `finished`,
-    /// `newest_event`), for the tests that check no read scans the queue.
+    /// `newest_event`, `by_id`, `still_pending`, `pending_since`), for the
+    /// tests that check no read scans the queue.
     ///
     /// # Errors
     /// `SQLite` errors (a store without the queue's tables).
@@ -149,6 +236,17 @@ fn query_plans(conn: &Connection) -> rusqlite::Result<Vec<(String, Vec<String>)>
         ("pending", with_birth(PENDING_SQL, layout), None),
         ("finished", with_birth(FINISHED_SQL, layout), Some("50")),
         ("newest_event", NEWEST_EVENT_SQL.to_owned(), Some("x")),
+        ("by_id", with_birth(BY_ID_SQL, layout), Some("x")),
+        (
+            "still_pending",
+            super::queue_seen::STILL_PENDING_SQL.replace("?2", "'n'"),
+            Some("x"),
+        ),
+        (
+            "pending_since",
+            super::queue_seen::PENDING_SINCE_SQL.replace("?2", "'n'"),
+            Some("1"),
+        ),
     ];
     let mut plans = Vec::new();
     for (what, sql, param) in queries {

@@ -58,9 +58,17 @@ impl Store {
             }
         }
         let operations = if layout.operations {
-            super::operations::read_operations(&tx, layout).map_err(err)?
+            super::operations::read_operations(&tx, layout, &mut self.queue).map_err(err)?
         } else {
             Vec::new()
+        };
+        // What the re-checks of this file may rely on (`queue_seen`); an
+        // immutable read may lag the file, so it publishes nothing.
+        let seen = match (layout.operations, self.identity) {
+            (true, Some(file)) if !self.immutable => {
+                Some((file, super::queue_seen::watermark(&tx).ok().flatten()))
+            }
+            _ => None,
         };
         tx.commit().map_err(err)?;
         // Lossy UTF-8 decoding can reorder; binary search needs byte order.
@@ -81,6 +89,16 @@ impl Store {
         };
         // Built here, on the reading thread, not on the render thread.
         let _ = rows.pending_operations();
+        match seen {
+            Some((file, watermark)) => {
+                super::queue_seen::publish(file, watermark, &rows.operations);
+            }
+            None => {
+                if let Some(file) = self.identity {
+                    super::queue_seen::forget(file);
+                }
+            }
+        }
         let liveness = probe_liveness(&rows, probe);
         let mut snapshot = Snapshot::new(rows, liveness);
         snapshot.immutable = self.immutable;

@@ -65,25 +65,30 @@ impl Store {
             .conn
             .transaction_with_behavior(TransactionBehavior::Deferred)
             .map_err(err)?;
-        let sql = join_sql(layout, "WHERE i.name = ?1");
+        // Cached statements (issue 13, review finding 6: two `prepare`s
+        // per re-check, one per teardown).
         let instance = tx
-            .query_row(&sql, [name], |row| Ok(instance_from_row(row)))
-            .optional()
+            .prepare_cached(&join_sql(layout, "WHERE i.name = ?1"))
+            .and_then(|mut stmt| {
+                stmt.query_row([name], |row| Ok(instance_from_row(row)))
+                    .optional()
+            })
             .map_err(err)?;
         let attempt = if self.layout.reap_attempts {
-            tx.query_row(
+            tx.prepare_cached(
                 "SELECT instance, attempts, last_error, next_retry_at
                  FROM reap_attempts WHERE instance = ?1",
-                [name],
-                |row| Ok(attempt_from_row(row, 0)),
             )
-            .optional()
+            .and_then(|mut stmt| {
+                stmt.query_row([name], |row| Ok(attempt_from_row(row, 0)))
+                    .optional()
+            })
             .map_err(err)?
         } else {
             None
         };
         let pending = if layout.operations {
-            super::operations::pending_on(&tx, name).map_err(err)?
+            super::operations::pending_on(&tx, self.identity, name).map_err(err)?
         } else {
             None
         };

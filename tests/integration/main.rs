@@ -13,6 +13,7 @@ mod faults;
 mod faults_round2;
 mod generations;
 mod headless;
+mod history;
 mod hostile;
 mod logs;
 mod logs_all;

@@ -1,0 +1,225 @@
+//! `snapshot`'s plain-text table: one line per instance, then the pending
+//! and failed operations, every store string sanitized and cut to a width.
+
+use super::{
+    Instance, InstanceReport, OperationReport, Report, Rules, Services, Snapshot, operation_report,
+};
+use crate::model::time::{lease_text, retry_text};
+
+/// The table's first line: `store PATH · schema vN · now TIME (UNIX)`, the
+/// time in `zone` ([`crate::model::time::stamp`]: local, `TZ` honoured,
+/// or RFC 3339 UTC with `--utc`).
+fn table_header(store: &str, user_version: i64, now: i64, zone: &jiff::tz::TimeZone) -> String {
+    format!(
+        "store {} · schema v{} · now {} ({})\n",
+        crate::model::text::sanitize_short(store, 200),
+        user_version,
+        crate::model::time::stamp(now, zone),
+        now
+    )
+}
+
+/// The table's column titles.
+const HEADER: [&str; 7] = [
+    "NAME",
+    "SUBSTRATE",
+    "STATUS",
+    "LEASE",
+    "LOCK",
+    "BACKOFF",
+    "REAPER",
+];
+
+/// One instance's cells in the table (sanitized, cut to a width).
+fn table_cells(i: &InstanceReport) -> [String; 7] {
+    use crate::model::text::sanitize_short;
+    [
+        sanitize_short(&i.name, 48),
+        sanitize_short(&i.substrate, 12),
+        sanitize_short(&i.status, 12),
+        match (&i.lease, i.status.as_str()) {
+            (Some(l), _) => l.text.clone(),
+            (None, "tombstoned") => "tombstoned".to_owned(),
+            (None, _) => "no lease".to_owned(),
+        },
+        i.lock.as_ref().map_or_else(String::new, |l| {
+            let host = l
+                .holder_host
+                .as_deref()
+                .map_or_else(String::new, |host| format!(" on {host}"));
+            sanitize_short(
+                &format!(
+                    "{} by pid {}{host}, {}",
+                    l.operation, l.holder_pid, l.liveness
+                ),
+                64,
+            )
+        }),
+        i.reap_attempt
+            .as_ref()
+            .map_or_else(String::new, |a| format!("{} ({})", a.attempts, a.text)),
+        i.reaper.clone().unwrap_or_default(),
+    ]
+}
+
+/// [`table_cells`] of the instance's report, made from the snapshot
+/// without building the report (issue 13, review finding 11: the table
+/// built each instance's whole report twice, with its clones and the
+/// reap attempt's envelope parse, for two cells' worth of text).
+fn instance_cells(
+    snapshot: &Snapshot,
+    rules: &Rules<'_>,
+    instance: &Instance,
+    now: i64,
+) -> [String; 7] {
+    use crate::model::text::sanitize_short;
+    let status = instance.status.as_str();
+    [
+        sanitize_short(&instance.name, 48),
+        sanitize_short(&instance.substrate, 12),
+        sanitize_short(status, 12),
+        match (&instance.lease, status) {
+            (Some(l), _) => lease_text(l.expires_at, now),
+            (None, "tombstoned") => "tombstoned".to_owned(),
+            (None, _) => "no lease".to_owned(),
+        },
+        instance.lock.as_ref().map_or_else(String::new, |l| {
+            let host = l
+                .holder_host
+                .as_deref()
+                .map_or_else(String::new, |host| format!(" on {host}"));
+            let liveness = snapshot
+                .lock_liveness(&instance.name)
+                .map_or_else(|| "unknown".to_owned(), ToString::to_string);
+            sanitize_short(
+                &format!("{} by pid {}{host}, {liveness}", l.operation, l.holder_pid),
+                64,
+            )
+        }),
+        snapshot
+            .reap_attempt(&instance.name)
+            .map_or_else(String::new, |a| {
+                format!("{} ({})", a.attempts, retry_text(a.next_retry_at, now))
+            }),
+        rules
+            .reaper(snapshot, instance, now)
+            .map_or_else(String::new, |(text, _)| text.to_owned()),
+    ]
+}
+
+/// Widen `widths` to fit `cells`.
+fn widen<S: AsRef<str>>(widths: &mut [usize; 7], cells: &[S; 7]) {
+    for (w, cell) in widths.iter_mut().zip(cells) {
+        *w = (*w).max(unicode_width::UnicodeWidthStr::width(cell.as_ref()));
+    }
+}
+
+/// One table line: cells padded to `widths` two spaces apart, trailing
+/// blanks cut.
+fn write_line<S: AsRef<str>>(
+    out: &mut dyn std::io::Write,
+    cells: &[S; 7],
+    widths: &[usize; 7],
+) -> std::io::Result<()> {
+    let mut text = String::new();
+    for (index, (cell, width)) in cells.iter().zip(widths).enumerate() {
+        let cell = cell.as_ref();
+        text.push_str(cell);
+        if index + 1 < cells.len() {
+            let pad = width - unicode_width::UnicodeWidthStr::width(cell) + 2;
+            text.extend(std::iter::repeat_n(' ', pad));
+        }
+    }
+    out.write_all(text.trim_end().as_bytes())?;
+    out.write_all(b"\n")
+}
+
+/// The report as a plain-text table (every store string sanitized, cut to
+/// a width), its header's time in `zone`.
+#[must_use]
+pub fn table(report: &Report, zone: &jiff::tz::TimeZone) -> String {
+    let rows: Vec<[String; 7]> = report.instances.iter().map(table_cells).collect();
+    let mut widths = HEADER.map(unicode_width::UnicodeWidthStr::width);
+    for row in &rows {
+        widen(&mut widths, row);
+    }
+    let mut out = table_header(&report.store, report.store_user_version, report.now, zone).into_bytes();
+    // Writing to a vector cannot fail.
+    let _ = write_line(&mut out, &HEADER, &widths);
+    for row in &rows {
+        let _ = write_line(&mut out, row, &widths);
+    }
+    let _ = operations_table(&mut out, &report.operations, report.now);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// [`table`] of [`build_with`], written to `out` without holding the
+/// report or its rows: one pass over the snapshot for the column widths,
+/// another to write the lines.
+///
+/// # Errors
+/// Writing to `out` failed.
+pub fn write_table(
+    out: &mut dyn std::io::Write,
+    snapshot: &Snapshot,
+    now: i64,
+    store: &str,
+    services: &Services,
+    zone: &jiff::tz::TimeZone,
+) -> std::io::Result<()> {
+    out.write_all(table_header(store, snapshot.generation.user_version, now, zone).as_bytes())?;
+    // The services are not in the table.
+    let _ = services;
+    let rules = Rules::new(snapshot);
+    let cells = |instance| instance_cells(snapshot, &rules, instance, now);
+    let mut widths = HEADER.map(unicode_width::UnicodeWidthStr::width);
+    for instance in &snapshot.instances {
+        widen(&mut widths, &cells(instance));
+    }
+    write_line(out, &HEADER, &widths)?;
+    for instance in &snapshot.instances {
+        write_line(out, &cells(instance), &widths)?;
+    }
+    let operations: Vec<OperationReport> =
+        snapshot.operations.iter().map(operation_report).collect();
+    operations_table(out, &operations, now)
+}
+
+/// The pending operations and the failed ones, one compact line each
+/// (`running down alpha (since 50s)`, `failed up bravo: code: message`),
+/// after the instances; nothing when there are none.
+fn operations_table(
+    out: &mut dyn std::io::Write,
+    operations: &[OperationReport],
+    now: i64,
+) -> std::io::Result<()> {
+    use crate::model::text::sanitize_short;
+    let shown: Vec<&OperationReport> = operations
+        .iter()
+        .filter(|op| matches!(op.status.as_str(), "queued" | "running" | "failed"))
+        .collect();
+    if shown.is_empty() {
+        return Ok(());
+    }
+    out.write_all(b"\nOPERATIONS\n")?;
+    for op in shown {
+        let what = format!("{} {} {}", op.status, op.verb, op.instance);
+        let tail = match &op.error {
+            Some(error) if error.message.is_empty() => format!(": {}", error.code),
+            Some(error) => format!(": {}: {}", error.code, error.message),
+            None if op.status == "failed" => op
+                .error_unparsed
+                .as_deref()
+                .map_or_else(String::new, |raw| {
+                    format!(": {}", crate::model::text::sanitize_short(raw, 120))
+                }),
+            None => format!(
+                " (since {})",
+                crate::model::time::span(now.saturating_sub(op.created_at).max(0))
+            ),
+        };
+        out.write_all(sanitize_short(&format!("{what}{tail}"), 160).as_bytes())?;
+        out.write_all(b"\n")?;
+    }
+    Ok(())
+}
