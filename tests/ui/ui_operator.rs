@@ -402,6 +402,24 @@ fn detail_cursor_moves_over_fields_and_y_copies_the_one_under_it() {
     );
     // The footer and the help say so (from the key table).
     assert!(render_app(&app, 120, 50).contains("y copy"));
+    let text = render_app(&app, 80, 24);
+    let title = text.lines().nth(2).expect("title row");
+    assert!(
+        title.starts_with(
+            "\"╔ golf Esc back · p payloads · j/k field · y copy · lines 1-19 of 40 ═"
+        ),
+        "{title}"
+    );
+    // A longer name: the title drops hints whole, never the position.
+    press(&mut app, KeyCode::Esc);
+    open_detail(&mut app, DUO);
+    let text = render_app(&app, 80, 24);
+    let title = text.lines().nth(2).expect("title row");
+    let expected = format!("\"╔ {DUO} Esc back · lines 1-19 of ");
+    assert!(title.starts_with(&expected), "{title}");
+    let rest = &title[expected.len()..];
+    let digits = rest.chars().take_while(char::is_ascii_digit).count();
+    assert!(digits > 0 && rest[digits..].starts_with(" ═"), "{title}");
 }
 
 #[test]
