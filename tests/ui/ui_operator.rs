@@ -452,6 +452,23 @@ fn detail_and_full_text_times_are_in_the_zone_given() {
         text.contains("2026-11-29 19:30:59 IST (retry in 2m 53s)"),
         "{text}"
     );
+    press(&mut app, KeyCode::Esc);
+    // The reaper's UTC times inside an Activity detail follow the zone.
+    app.handle(
+        Event::Activity(Activity::new(
+            CAPTURE,
+            Actor::Reaper,
+            "golf",
+            ActivityKind::WaitingBackoff,
+            "until 2026-11-29T14:00:59Z",
+        )),
+        CAPTURE,
+    );
+    let text = render_app(&app, 120, 50);
+    assert!(
+        text.contains("19:28:06 reaper golf waiting out backoff: until 2026-11-29 19:30:59 IST"),
+        "{text}"
+    );
 }
 
 #[test]
