@@ -126,6 +126,53 @@ pub fn stamp(at: i64, zone: &jiff::tz::TimeZone) -> String {
     )
 }
 
+/// `text` with each RFC 3339 UTC time in it (`2026-12-01T14:33:31Z`, as
+/// the reaper writes them into Activity details and the audit trail:
+/// `until …`, `retry at …`) shown in `zone` as [`stamp`] shows it;
+/// unchanged (borrowed) when `zone` is UTC at those times or there are
+/// none.
+#[must_use]
+pub fn restamp<'a>(text: &'a str, zone: &jiff::tz::TimeZone) -> std::borrow::Cow<'a, str> {
+    const LEN: usize = "2026-12-01T14:33:31Z".len();
+    let bytes = text.as_bytes();
+    let is_stamp = |at: usize| {
+        let Some(b) = bytes.get(at..at + LEN) else {
+            return false;
+        };
+        let shape = b"dddd-dd-ddTdd:dd:ddZ";
+        b.iter().zip(shape).all(|(c, s)| {
+            if *s == b'd' {
+                c.is_ascii_digit()
+            } else {
+                c == s
+            }
+        })
+    };
+    let mut out = String::new();
+    let mut copied = 0;
+    let mut at = 0;
+    while at + LEN <= bytes.len() {
+        if is_stamp(at)
+            && let Ok(ts) = text[at..at + LEN].parse::<jiff::Timestamp>()
+        {
+            let shown = stamp(ts.as_second(), zone);
+            if shown != text[at..at + LEN] {
+                out.push_str(&text[copied..at]);
+                out.push_str(&shown);
+                copied = at + LEN;
+            }
+            at += LEN;
+        } else {
+            at += 1;
+        }
+    }
+    if copied == 0 {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    out.push_str(&text[copied..]);
+    std::borrow::Cow::Owned(out)
+}
+
 /// The first unix second RFC 3339 cannot show (`10000-01-01T00:00:00Z`).
 pub const RFC3339_END: i64 = 253_402_300_800;
 
@@ -180,6 +227,26 @@ mod tests {
         assert_eq!(stamp(1_795_960_686, &utc), "2026-11-29T13:58:06Z");
         assert_eq!(stamp(-1, &ist), "@-1");
         assert_eq!(stamp(i64::MAX, &ist), format!("@{}", i64::MAX));
+    }
+
+    #[test]
+    fn restamps_utc_times_in_text() {
+        let ist = jiff::tz::TimeZone::posix("IST-5:30").unwrap();
+        let utc = jiff::tz::TimeZone::UTC;
+        let text = "until 2026-12-01T14:33:31Z (attempt 2, retry at 2026-12-01T14:34:03Z)";
+        assert_eq!(
+            restamp(text, &ist),
+            "until 2026-12-01 20:03:31 IST (attempt 2, retry at 2026-12-01 20:04:03 IST)"
+        );
+        assert!(matches!(restamp(text, &utc), std::borrow::Cow::Borrowed(_)));
+        assert_eq!(
+            restamp("no time here: 2026-12-01", &ist),
+            "no time here: 2026-12-01"
+        );
+        assert_eq!(
+            restamp("é 2026-13-01T14:33:31Z ü", &ist),
+            "é 2026-13-01T14:33:31Z ü"
+        );
     }
 
     #[test]

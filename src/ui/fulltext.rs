@@ -45,10 +45,10 @@ pub fn activity(entry: &Activity, count: u32, zone: &Zone) -> FullText {
             &time::span(i64::try_from(took.as_secs()).unwrap_or(i64::MAX)),
         );
     }
-    let detail = entry.detail.trim();
+    let detail = time::restamp(entry.detail.trim(), zone);
     if !detail.is_empty() {
         full.blank();
-        full.error(detail);
+        full.error(&detail);
     }
     down_answer(&mut full, &entry.envelope);
     teardown_output(&mut full, &entry.stderr_tail);

@@ -373,7 +373,9 @@ pub fn backoff_row(attempt: &ReapAttempt, now: i64) -> BackoffRow {
 
 /// One Activity line: `HH:MM:SS actor instance kind: detail` plus ` xN`.
 /// The instance is omitted when empty (pass-wide entries); a detail that
-/// repeats the kind (`refused: …` on a `refused` entry) is not said twice.
+/// repeats the kind (`refused: …` on a `refused` entry) is not said twice;
+/// the detail's UTC times (`until 2026-12-01T14:33:31Z`) are shown in
+/// `zone` ([`crate::model::time::restamp`]).
 #[must_use]
 pub fn activity_line(activity: &Activity, count: u32, zone: &jiff::tz::TimeZone) -> String {
     let mut line = crate::model::time::clock_in(activity.at, zone);
@@ -396,7 +398,8 @@ pub fn activity_line(activity: &Activity, count: u32, zone: &jiff::tz::TimeZone)
         .map_or(detail, str::trim_start);
     if !detail.is_empty() {
         line.push_str(": ");
-        line.push_str(&sanitize_short(detail, CUT_LONG));
+        let detail = crate::model::time::restamp(detail, zone);
+        line.push_str(&sanitize_short(&detail, CUT_LONG));
     }
     line.push_str(&count_suffix(count));
     line

@@ -402,6 +402,24 @@ fn detail_cursor_moves_over_fields_and_y_copies_the_one_under_it() {
     );
     // The footer and the help say so (from the key table).
     assert!(render_app(&app, 120, 50).contains("y copy"));
+    let text = render_app(&app, 80, 24);
+    let title = text.lines().nth(2).expect("title row");
+    assert!(
+        title.starts_with(
+            "\"╔ golf Esc back · p payloads · j/k field · y copy · lines 1-19 of 40 ═"
+        ),
+        "{title}"
+    );
+    // A longer name: the title drops hints whole, never the position.
+    press(&mut app, KeyCode::Esc);
+    open_detail(&mut app, DUO);
+    let text = render_app(&app, 80, 24);
+    let title = text.lines().nth(2).expect("title row");
+    let expected = format!("\"╔ {DUO} Esc back · lines 1-19 of ");
+    assert!(title.starts_with(&expected), "{title}");
+    let rest = &title[expected.len()..];
+    let digits = rest.chars().take_while(char::is_ascii_digit).count();
+    assert!(digits > 0 && rest[digits..].starts_with(" ═"), "{title}");
 }
 
 #[test]
@@ -432,6 +450,23 @@ fn detail_and_full_text_times_are_in_the_zone_given() {
     let text = render_app(&app, 120, 50);
     assert!(
         text.contains("2026-11-29 19:30:59 IST (retry in 2m 53s)"),
+        "{text}"
+    );
+    press(&mut app, KeyCode::Esc);
+    // The reaper's UTC times inside an Activity detail follow the zone.
+    app.handle(
+        Event::Activity(Activity::new(
+            CAPTURE,
+            Actor::Reaper,
+            "golf",
+            ActivityKind::WaitingBackoff,
+            "until 2026-11-29T14:00:59Z",
+        )),
+        CAPTURE,
+    );
+    let text = render_app(&app, 120, 50);
+    assert!(
+        text.contains("19:28:06 reaper golf waiting out backoff: until 2026-11-29 19:30:59 IST"),
         "{text}"
     );
 }

@@ -62,20 +62,15 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let cursor = detail_cursor::cursor_line(&doc, open.cursor);
 
     let end = (scroll + rows).min(wrapped.len());
-    let position = if wrapped.len() > rows {
-        format!(" · lines {}-{end} of {}", scroll + 1, wrapped.len())
-    } else {
-        String::new()
-    };
+    let position =
+        (wrapped.len() > rows).then(|| format!("lines {}-{end} of {}", scroll + 1, wrapped.len()));
+    let name = format!(" {} ", sanitize_short(&open.name, CUT_SHORT));
+    let room = usize::from(area.width)
+        .saturating_sub(2)
+        .saturating_sub(name.width());
     let title = Line::from(vec![
-        Span::styled(
-            format!(" {} ", sanitize_short(&open.name, CUT_SHORT)),
-            theme::focused_border(),
-        ),
-        Span::styled(
-            format!("Esc back · p payloads · j/k field · y copy{position} "),
-            theme::muted(),
-        ),
+        Span::styled(name, theme::focused_border()),
+        Span::styled(title_hints(position, room), theme::muted()),
     ]);
     frame.render_widget(pane_block(title, true), area);
     if inner.width == 0 || inner.height == 0 {
@@ -97,6 +92,24 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The title after the name: the key hints, then the position (`lines
+/// 1-19 of 48`), within `room` columns: hints dropped whole from the last
+/// (`y copy` first), never the position, never a word cut.
+fn title_hints(position: Option<String>, room: usize) -> String {
+    let mut hints = vec!["Esc back", "p payloads", "j/k field", "y copy"];
+    loop {
+        let mut parts: Vec<&str> = hints.clone();
+        if let Some(position) = &position {
+            parts.push(position);
+        }
+        let text = format!("{} ", parts.join(" · "));
+        if text.width() <= room || hints.is_empty() {
+            return text;
+        }
+        hints.pop();
+    }
 }
 
 /// A drawn row of the field under the cursor: `▶` before the label on
