@@ -138,7 +138,7 @@ pub(super) async fn run(
         // new snapshot changed (drawn in a second frame when there are
         // any), then freeing the snapshot it replaced.
         if let Some((previous, logged)) = app.settle() {
-            if logged && !draw(terminal, &app)? {
+            if logged && !draw(terminal, &mut app)? {
                 why = "terminal closed";
                 break;
             }
