@@ -267,7 +267,18 @@ fn body(view: &LogsView, width: usize, rows: usize) -> Vec<Line<'static>> {
             break;
         }
         let line = &buffer.lines()[index];
-        let prefix = prefix(view, line, label_width);
+        let mut prefix = prefix(view, line, label_width);
+        // The oldest piece held of a line cut at the start (never read
+        // whole backwards): how much of the file is before it.
+        if line.cut
+            && buffer
+                .lines()
+                .iter()
+                .position(|l| l.service == line.service)
+                == Some(index)
+        {
+            prefix.push_str(&cut_mark(line));
+        }
         let current = buffer.current == Some(index);
         let mut made = render_line(&prefix, line, &view.search, current, width, view.wrap);
         if index + 1 == end && view.wrap {
@@ -325,8 +336,21 @@ pub fn row_counter(view: &LogsView, width: usize) -> impl Fn(&LogLine) -> usize 
         if line.cont {
             prefix.push('↪');
         }
+        if line.cut {
+            prefix.push_str(&cut_mark(line));
+        }
         render_line(&prefix, line, "", false, width.max(1), true).len()
     }
+}
+
+/// `… (line continues before: 1.0 GiB) `: the bytes of the file before a
+/// piece whose line was not read to its start.
+#[must_use]
+pub fn cut_mark(line: &LogLine) -> String {
+    format!(
+        "… (line continues before: {}) ",
+        crate::ui::detail_services::size(line.at.offset)
+    )
 }
 
 /// After a line shown before its `\n` came (it may go on).
