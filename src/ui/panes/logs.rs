@@ -1,8 +1,11 @@
 //! The logs view (`l`): in the space of the panes, a tab row (all
 //! services, then one per service, scrolled to show the selected one), a
 //! "following"/"paused" mark with how the follower watches (always on the
-//! right), the lines with the cursor line highlighted (cut at the edge or wrapped, `w`), the
-//! search matches highlighted, and the search prompt. When there is
+//! right), the lines with the cursor line highlighted (cut at the edge or
+//! wrapped, `w`: then scrolled by screen rows, the bottom line's rows
+//! below the view left out), a line not read back to its start marked
+//! `… (line continues before: SIZE)`, the search matches highlighted, and
+//! the search prompt (or where the last search stopped). When there is
 //! nothing to follow it says why: the substrate keeps the logs elsewhere,
 //! the logs directory is gone, it holds no logs.
 //!
