@@ -11,6 +11,8 @@ What it does, for each size (a fresh console each, terminal 200x60,
 
 - writes `<state_dir>/logs/alpha/web.log` in /tmp: 1 KiB (13 lines) or
   1 GiB (timestamped request lines, 1 MiB blocks), its last line a marker;
+  or 1 GiB of one line (no newline at all), the marker starting its last
+  4 KiB (the unended last part the view shows first);
   evicts it from the page cache (posix_fadvise DONTNEED) before every open,
   so each open reads from disk;
 - sorts by name (`s`), selects alpha (`g`), then 5 times: presses `l` and
@@ -37,8 +39,18 @@ MARKER = b"tail-marker-end-of-log"
 LINE = b"2026-12-01T11:20:00Z INFO  GET /v1/orders/1234567 200 12ms upstream=orders-7f9c\n"
 
 
-def write_log(path, size):
+def write_log(path, size, one_line=False):
     with open(path, "wb") as f:
+        if one_line:
+            block = (LINE[:-1] + b" ") * ((1 << 20) // len(LINE))
+            written = 0
+            tail = MARKER + b" " * (4096 - len(MARKER))
+            while written + len(block) + len(tail) < size:
+                f.write(block)
+                written += len(block)
+            f.write(b"x" * (size - written - len(tail)))
+            f.write(tail)
+            return
         if size <= 1 << 10:
             f.write(LINE * 12)
         else:
@@ -60,7 +72,7 @@ def evict(path):
         os.close(fd)
 
 
-def measure(binary, size, runs=5):
+def measure(binary, size, runs=5, one_line=False):
     root = tempfile.mkdtemp(prefix="logs-bench-", dir="/tmp")
     try:
         store = os.path.join(root, "state.db")
@@ -68,7 +80,7 @@ def measure(binary, size, runs=5):
         logs = os.path.join(root, "logs", "alpha")
         os.makedirs(logs)
         web = os.path.join(logs, "web.log")
-        write_log(web, size)
+        write_log(web, size, one_line)
         actual = os.path.getsize(web)
         console = Console(binary, store)
         console.wait_for([b"alpha", b"golf"])
@@ -106,7 +118,11 @@ def measure(binary, size, runs=5):
 
 def main():
     binary = sys.argv[1] if len(sys.argv) > 1 else "target/release/stackless-tui"
-    results = [("1 KiB", measure(binary, 1 << 10)), ("1 GiB", measure(binary, 1 << 30))]
+    results = [
+        ("1 KiB", measure(binary, 1 << 10)),
+        ("1 GiB", measure(binary, 1 << 30)),
+        ("1 GiB, one line", measure(binary, 1 << 30, one_line=True)),
+    ]
     print("| log | size (bytes) | `l` to first screen, median of 5 (max) | peak RSS before `l` | peak RSS after 5 opens | RSS after |")
     print("|---|---|---|---|---|---|")
     for label, r in results:

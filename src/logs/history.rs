@@ -17,7 +17,9 @@ use crate::model::logview::{LogLine, Older, TAIL_BYTES, TAIL_LINES};
 pub const OLDEST_GENERATION: u32 = 3;
 
 /// Lines read backwards from `top` in `file`, oldest first, until `want`
-/// lines or `max_bytes` read or the start; with the new top.
+/// lines or `max_bytes` read or the start, or a block wholly inside one
+/// line (its pieces given, the first marked [`RawLine::cut`]); with the
+/// new top.
 ///
 /// # Errors
 /// A read failed.
@@ -41,12 +43,21 @@ pub fn read_back(
         count += scan.lines.len();
         chunks.push(scan.lines);
         top = scan.top;
+        if scan.inside {
+            // Inside a line longer than a block: its last part is enough;
+            // its start is never searched for (a file of one 1 GiB line).
+            break;
+        }
     }
     let mut lines: Vec<RawLine> = chunks.into_iter().rev().flatten().collect();
     if lines.len() > want {
         let cut = lines.len() - want;
         top = lines[cut].at.offset;
         lines.drain(..cut);
+        // A piece first: its line goes on before, unread.
+        if let Some(first) = lines.first_mut().filter(|l| l.cont) {
+            first.cut = true;
+        }
     }
     Ok((lines, top))
 }
@@ -92,7 +103,8 @@ pub fn tail(base: &Path, file: &File) -> io::Result<Tail> {
         file: key,
         offset: top,
     });
-    if lines.len() < TAIL_LINES {
+    // The current file read to its start and short: older generations.
+    if lines.len() < TAIL_LINES && top == 0 {
         let more = self::older(base, pos_of(older), TAIL_LINES - lines.len())?;
         older = more.1;
         let mut all = more.0;

@@ -301,6 +301,7 @@ fn open_service(service: u16, name: &str, base: PathBuf) -> (OpenedService, Opti
                             bytes: tail.carry.0.clone(),
                             at: tail.carry.1,
                             cont: false,
+                            cut: false,
                         },
                         service,
                     )

@@ -340,6 +340,7 @@ mod tests {
                 offset,
             },
             cont: false,
+            cut: false,
         }
     }
 

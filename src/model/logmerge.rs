@@ -289,6 +289,7 @@ mod tests {
                 offset,
             },
             cont: false,
+            cut: false,
         }
     }
 

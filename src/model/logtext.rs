@@ -48,6 +48,10 @@ pub struct RawLine {
     pub at: LinePos,
     /// Whether this is a later piece of a line longer than [`MAX_LINE`].
     pub cont: bool,
+    /// The line goes on before this piece, unread: the backward reader
+    /// stopped at a block wholly inside one line (a file of one huge line
+    /// is never scanned for its start).
+    pub cut: bool,
 }
 
 /// The text to show for a line's bytes: invalid UTF-8 as `�`, one trailing
@@ -69,6 +73,7 @@ fn pieces(segment: &[u8], at: LinePos, first_cont: bool, out: &mut Vec<RawLine>)
             bytes: Vec::new(),
             at,
             cont: first_cont,
+            cut: false,
         });
         return;
     }
@@ -78,6 +83,7 @@ fn pieces(segment: &[u8], at: LinePos, first_cont: bool, out: &mut Vec<RawLine>)
             bytes: chunk.to_vec(),
             at: LinePos { offset, ..at },
             cont: first_cont || index > 0,
+            cut: false,
         });
         offset += chunk.len() as u64;
     }
@@ -120,6 +126,7 @@ impl Assembler {
             bytes: self.carry.clone(),
             at: self.carry_at,
             cont: self.cont,
+            cut: false,
         })
     }
 
@@ -152,6 +159,7 @@ impl Assembler {
                 bytes: piece,
                 at: self.carry_at,
                 cont: self.cont,
+                cut: false,
             });
             self.cont = true;
             self.carry_at.offset += MAX_LINE as u64;
@@ -177,6 +185,9 @@ pub struct BackScan {
     /// Where the oldest line found starts: the next backward read ends here
     /// (0: the file's start was reached).
     pub top: u64,
+    /// The block lies wholly inside one line (its first piece is marked
+    /// [`RawLine::cut`]): a backward reader stops here.
+    pub inside: bool,
 }
 
 /// Scan one block read backwards: `block` is the bytes `[start, top)` of
@@ -189,13 +200,18 @@ pub struct BackScan {
 ///   line that starts further back: they are left for the next block (the
 ///   new `top` is just after that `\n`).
 /// - A block without any `\n` (and `start > 0`) lies inside one long line:
-///   it is given out whole as pieces, so a file without newlines is still
-///   paged through in bounded steps.
+///   it is given out whole as pieces, the first marked [`RawLine::cut`]
+///   (`inside`), so a file without newlines is still paged through in
+///   bounded steps and never scanned for the line's start.
 #[must_use]
 pub fn scan_back(block: &[u8], start: u64, file: FileKey) -> BackScan {
     let mut lines = Vec::new();
     if block.is_empty() {
-        return BackScan { lines, top: start };
+        return BackScan {
+            lines,
+            top: start,
+            inside: false,
+        };
     }
     let body = block.strip_suffix(b"\n").unwrap_or(block);
     let (first, top) = if start == 0 {
@@ -212,7 +228,14 @@ pub fn scan_back(block: &[u8], start: u64, file: FileKey) -> BackScan {
             true,
             &mut lines,
         );
-        return BackScan { lines, top: start };
+        if let Some(first) = lines.first_mut() {
+            first.cut = true;
+        }
+        return BackScan {
+            lines,
+            top: start,
+            inside: true,
+        };
     };
     let mut offset = first;
     for segment in body[first..].split(|&b| b == b'\n') {
@@ -223,7 +246,11 @@ pub fn scan_back(block: &[u8], start: u64, file: FileKey) -> BackScan {
         pieces(segment, at, false, &mut lines);
         offset += segment.len() + 1;
     }
-    BackScan { lines, top }
+    BackScan {
+        lines,
+        top,
+        inside: false,
+    }
 }
 
 /// Where `query` occurs in `text`: byte ranges, left to right, not
@@ -331,6 +358,7 @@ mod tests {
         let scan = scan_back(&block, 1000, F);
         assert_eq!(scan.lines.len(), BLOCK / MAX_LINE);
         assert!(scan.lines.iter().all(|l| l.cont));
+        assert!(scan.inside && scan.lines[0].cut && !scan.lines[1].cut);
         assert_eq!(scan.top, 1000);
         assert_eq!(scan.lines[1].at, at(1000 + MAX_LINE as u64));
     }

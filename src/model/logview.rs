@@ -114,6 +114,9 @@ pub struct LogLine {
     pub at: LinePos,
     /// A later piece of a line longer than `logtext::MAX_LINE`.
     pub cont: bool,
+    /// The line goes on before this piece, unread ([`RawLine::cut`]):
+    /// shown with `… (line continues before: SIZE)`.
+    pub cut: bool,
 }
 
 impl LogLine {
@@ -125,6 +128,7 @@ impl LogLine {
             service,
             at: raw.at,
             cont: raw.cont,
+            cut: raw.cut,
         }
     }
 }

@@ -26,9 +26,10 @@ fn l_shows_the_logs_and_follows_an_appended_line() {
         })
         .collect();
     std::fs::write(&web, text).unwrap();
+    // After web's last line: the all tab merges the tails by timestamp.
     std::fs::write(
         logs.join("worker.log"),
-        "2026-12-01T10:00:00Z worker ready\n",
+        "2026-12-01T10:01:30Z worker ready\n",
     )
     .unwrap();
     let mut tui = Tui::spawn(&["--state", utf8(&path), "--no-reaper"], 120, 40);

@@ -257,3 +257,45 @@ fn a_recreated_logs_dir_is_watched_again() {
     assert_eq!(lines, want.iter().collect::<Vec<_>>());
     drop(handle);
 }
+
+/// A 1 GiB log of one line (no newline at all): the tail is the line's
+/// last block, its oldest piece marked as cut at the start; the file is
+/// never scanned for the line's start (one block read, not the 1 MiB
+/// bound twice over).
+#[test]
+fn a_one_line_gigabyte_log_shows_its_end_cut_at_the_start() {
+    use stackless_tui::model::logtext::{BLOCK, MAX_LINE};
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path().join("logs/alpha");
+    std::fs::create_dir_all(&dir).unwrap();
+    let web = dir.join("web.log");
+    let file = std::fs::File::create(&web).unwrap();
+    file.set_len(1 << 30).unwrap();
+    drop(file);
+    super::logs::append(&web, &format!("{}tail-marker", "x".repeat(200 << 10)));
+    let mut app = app_with(vec![instance("alpha", "local", None)], 5);
+    let (session, request) = press_l(&mut app);
+    let (opened, _follows) = logs::open(state.path(), &request);
+    let service = &opened.services[0];
+    assert!(
+        service.lines.len() <= BLOCK / MAX_LINE,
+        "{}",
+        service.lines.len()
+    );
+    assert!(service.lines[0].cut && service.lines.iter().skip(1).all(|l| !l.cut));
+    assert!(service.lines.iter().all(|l| l.cont));
+    assert!(matches!(
+        service.older,
+        stackless_tui::model::logview::Older::Before(_)
+    ));
+    let partial = service.partial.as_ref().expect("the unended last part");
+    assert!(partial.text.ends_with("tail-marker"));
+    app.show_logs(session, opened);
+    press(&mut app, KeyCode::Tab);
+    press(&mut app, KeyCode::Char('g'));
+    let screen = crate::common::ui::render_app(&app, 100, 24);
+    assert!(
+        screen.contains("↪… (line continues before: 1.0 GiB) xxxx"),
+        "{screen}"
+    );
+}

@@ -66,6 +66,7 @@ fn line(service: u16, text: &str, offset: u64) -> LogLine {
             offset,
         },
         cont: false,
+        cut: false,
     }
 }
 

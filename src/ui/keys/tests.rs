@@ -242,6 +242,7 @@ mod against_the_ui {
                 service: 0,
                 at: LinePos::default(),
                 cont: false,
+                cut: false,
             })
             .collect();
         app.show_logs(

@@ -1,8 +1,11 @@
 //! The logs view (`l`): in the space of the panes, a tab row (all
 //! services, then one per service, scrolled to show the selected one), a
 //! "following"/"paused" mark with how the follower watches (always on the
-//! right), the lines with the cursor line highlighted (cut at the edge or wrapped, `w`), the
-//! search matches highlighted, and the search prompt. When there is
+//! right), the lines with the cursor line highlighted (cut at the edge or
+//! wrapped, `w`: then scrolled by screen rows, the bottom line's rows
+//! below the view left out), a line not read back to its start marked
+//! `… (line continues before: SIZE)`, the search matches highlighted, and
+//! the search prompt (or where the last search stopped). When there is
 //! nothing to follow it says why: the substrate keeps the logs elsewhere,
 //! the logs directory is gone, it holds no logs.
 //!
@@ -267,7 +270,18 @@ fn body(view: &LogsView, width: usize, rows: usize) -> Vec<Line<'static>> {
             break;
         }
         let line = &buffer.lines()[index];
-        let prefix = prefix(view, line, label_width);
+        let mut prefix = prefix(view, line, label_width);
+        // The oldest piece held of a line cut at the start (never read
+        // whole backwards): how much of the file is before it.
+        if line.cut
+            && buffer
+                .lines()
+                .iter()
+                .position(|l| l.service == line.service)
+                == Some(index)
+        {
+            prefix.push_str(&cut_mark(line));
+        }
         let current = buffer.current == Some(index);
         let mut made = render_line(&prefix, line, &view.search, current, width, view.wrap);
         if index + 1 == end && view.wrap {
@@ -325,8 +339,21 @@ pub fn row_counter(view: &LogsView, width: usize) -> impl Fn(&LogLine) -> usize 
         if line.cont {
             prefix.push('↪');
         }
+        if line.cut {
+            prefix.push_str(&cut_mark(line));
+        }
         render_line(&prefix, line, "", false, width.max(1), true).len()
     }
+}
+
+/// `… (line continues before: 1.0 GiB) `: the bytes of the file before a
+/// piece whose line was not read to its start.
+#[must_use]
+pub fn cut_mark(line: &LogLine) -> String {
+    format!(
+        "… (line continues before: {}) ",
+        crate::ui::detail_services::size(line.at.offset)
+    )
 }
 
 /// After a line shown before its `\n` came (it may go on).
