@@ -150,6 +150,7 @@ impl App {
             Action::CopyName => return self.copy_name(),
             Action::CopyDown => return self.copy_down(),
             Action::OpenCommand
+            | Action::OpenJump
             | Action::CommandText
             | Action::CommandBackspace
             | Action::CommandComplete
@@ -279,7 +280,8 @@ impl App {
     /// The command line's keys; other actions do nothing.
     fn act_command(&mut self, action: Action, input: Input) -> Option<Command> {
         match action {
-            Action::OpenCommand => self.open_command(),
+            Action::OpenCommand => self.open_command(false),
+            Action::OpenJump => self.open_command(true),
             Action::CommandText => self.command_edit(Some(input)),
             Action::CommandBackspace => self.command_edit(None),
             Action::CommandComplete => self.command_complete(),

@@ -200,8 +200,10 @@ pub enum Action {
     CopyName,
     /// Copy the `down` command line for the target instance (`Y`).
     CopyDown,
-    /// Open the command line (`:`, Ctrl-F).
+    /// Open the command line (`:`).
     OpenCommand,
+    /// Open the jump line (Ctrl-F): a name to select, never a command.
+    OpenJump,
     /// Add the typed character to the command line.
     CommandText,
     /// Remove the command line's last character.

@@ -236,19 +236,22 @@ pub const ENTRIES: &[KeyEntry] = &[
         footer: &[foot(Panes, 9, "s", "sort", 4)],
     },
     KeyEntry {
-        keys: ": / Ctrl-F",
+        keys: ":",
         help: "command line: reap/down NAME..., filter, sort, ops, help, q; a name jumps",
-        binds: &[
-            bind(&[Panes], &[ch(':')], Action::OpenCommand),
-            bind(
-                &[Panes],
-                &[
-                    Key::Code(KeyCode::Char('f'), Mods::Ctrl),
-                    Key::Code(KeyCode::Char('F'), Mods::Ctrl),
-                ],
-                Action::OpenCommand,
-            ),
-        ],
+        binds: &[bind(&[Panes], &[ch(':')], Action::OpenCommand)],
+        footer: &[],
+    },
+    KeyEntry {
+        keys: "Ctrl-F",
+        help: "jump to an instance by name (fuzzy; never runs a command)",
+        binds: &[bind(
+            &[Panes],
+            &[
+                Key::Code(KeyCode::Char('f'), Mods::Ctrl),
+                Key::Code(KeyCode::Char('F'), Mods::Ctrl),
+            ],
+            Action::OpenJump,
+        )],
         footer: &[],
     },
     KeyEntry {

@@ -436,6 +436,11 @@ mod against_the_ui {
             ),
             Action::OpenCommand => {
                 assert_eq!(app.command_line().text(), Some(""), "{what}");
+                assert!(!app.command_line().jumping(), "{what}");
+            }
+            Action::OpenJump => {
+                assert_eq!(app.command_line().text(), Some(""), "{what}");
+                assert!(app.command_line().jumping(), "{what}");
             }
             Action::CommandText => assert_eq!(app.command_line().text(), Some("x"), "{what}"),
             Action::CommandBackspace | Action::CommandNext | Action::CommandPrevious => {

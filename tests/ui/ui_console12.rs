@@ -1,0 +1,151 @@
+//! Issue 12's review findings: a jump (Ctrl-F) never runs a command,
+//! bulk actions and the filter, the prompts' editing keys: drawn into
+//! `TestBackend` at a fixed clock.
+
+use std::sync::Arc;
+
+use crate::common::CAPTURE;
+use crate::common::ui::{press, render_app, select};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use stackless_tui::event::Event;
+use stackless_tui::model::{Instance, Lease, Rows, Snapshot, Status};
+use stackless_tui::ui::{App, AppConfig, Command, SortKey};
+
+fn instance(name: &str, substrate: &str, expires_at: i64) -> Instance {
+    Instance {
+        name: name.into(),
+        substrate: substrate.into(),
+        status: Status::Active,
+        created_at: Some(CAPTURE - 1000),
+        tombstoned_at: None,
+        lease: Some(Lease {
+            duration_secs: 3600,
+            expires_at,
+        }),
+        lock: None,
+        anomalies: vec![],
+        dirty: None,
+        birth: None,
+    }
+}
+
+/// An app over instances named `names` (sorted by name), all on `local`
+/// and expired, but those starting with `r` on `render`.
+fn app_with(names: &[&str]) -> App {
+    let mut sorted: Vec<&str> = names.to_vec();
+    sorted.sort_unstable();
+    let rows = Rows {
+        instances: sorted
+            .iter()
+            .map(|n| {
+                let substrate = if n.starts_with('r') {
+                    "render"
+                } else {
+                    "local"
+                };
+                instance(n, substrate, CAPTURE - 60)
+            })
+            .collect(),
+        ..Rows::default()
+    };
+    let config = AppConfig {
+        store_label: "/home/operator/.local/state/stackless/state.db".into(),
+        reaper_line: "reaper: every 5s".into(),
+        helper_line: "helper: none".into(),
+        write_keys: Ok(()),
+        host: None,
+    };
+    let mut app = App::new(config, CAPTURE);
+    app.set_no_color(false);
+    app.handle(Event::Snapshot(Arc::new(Snapshot::from(rows))), CAPTURE);
+    app.set_sort(SortKey::Name, None);
+    app
+}
+
+fn ctrl(app: &mut App, c: char) -> Option<Command> {
+    app.handle(
+        Event::Input(crossterm::event::Event::Key(KeyEvent::new(
+            KeyCode::Char(c),
+            KeyModifiers::CONTROL,
+        ))),
+        CAPTURE,
+    )
+}
+
+fn type_text(app: &mut App, text: &str) {
+    for c in text.chars() {
+        assert_eq!(press(app, KeyCode::Char(c)), None);
+    }
+}
+
+fn selected(app: &App) -> Option<&str> {
+    app.selected_instance().map(|i| i.name.as_str())
+}
+
+fn flash(app: &App) -> Option<&str> {
+    app.flash().map(|f| f.text.as_str())
+}
+
+/// Finding 5: instances named like commands. Ctrl-F only ever jumps.
+#[test]
+fn ctrl_f_jumps_to_an_instance_named_like_a_command_and_never_runs_it() {
+    let mut app = app_with(&["alpha", "help", "pass", "q", "reap"]);
+    for name in ["q", "pass", "help", "reap"] {
+        select(&mut app, "alpha");
+        assert_eq!(ctrl(&mut app, 'f'), None);
+        type_text(&mut app, name);
+        assert_eq!(press(&mut app, KeyCode::Enter), None, "{name}");
+        assert!(!app.quitting() && !app.help_open(), "{name}");
+        assert!(app.command_line().text().is_none(), "{name}");
+        assert_eq!(selected(&app), Some(name), "{name}");
+        assert_eq!(flash(&app), Some(format!("jumped to {name}").as_str()));
+    }
+    // `pause` names no instance: nothing is paused, the footer says so.
+    ctrl(&mut app, 'f');
+    type_text(&mut app, "pause");
+    assert_eq!(press(&mut app, KeyCode::Enter), None);
+    assert!(!app.reaper().paused);
+    assert_eq!(flash(&app), Some("no instance matches \"pause\""));
+    ctrl(&mut app, 'f');
+    type_text(&mut app, "p");
+    let text = render_app(&app, 100, 20);
+    let footer = text.lines().last().unwrap_or_default();
+    assert!(
+        footer.starts_with("\"jump to: p▏  Tab completes · Enter jumps · Esc closes"),
+        "{footer}"
+    );
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.command_line().text(), Some("pass "));
+    press(&mut app, KeyCode::Esc);
+
+    // `:WORD`: the command wins, and the footer says how to jump.
+    select(&mut app, "alpha");
+    command(&mut app, "pass");
+    assert_eq!(
+        flash(&app),
+        Some(
+            "reaper pass asked for: it runs now · \"pass\" is also an instance: \
+             Ctrl-F pass Enter jumps to it (:pass runs the command)"
+        )
+    );
+    assert_eq!(selected(&app), Some("alpha"));
+    command(&mut app, "reap");
+    assert_eq!(
+        flash(&app),
+        Some(
+            ":reap: :reap needs instance names · \"reap\" is also an instance: \
+             Ctrl-F reap Enter jumps to it (:reap runs the command)"
+        )
+    );
+    // A word that is no command still jumps.
+    command(&mut app, "alph");
+    assert_eq!(selected(&app), Some("alpha"));
+    assert_eq!(command(&mut app, "q"), Some(Command::Quit));
+}
+
+fn command(app: &mut App, line: &str) -> Option<Command> {
+    assert_eq!(press(app, KeyCode::Char(':')), None);
+    type_text(app, line);
+    press(app, KeyCode::Enter)
+}
