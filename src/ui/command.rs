@@ -193,6 +193,18 @@ pub fn fuzzy<'a>(query: &str, names: impl IntoIterator<Item = &'a str>) -> Optio
     best.map(|(_, i)| i)
 }
 
+/// Ctrl-W in a prompt: remove the last word of `text` and the spaces after
+/// it (`"status:expired !lock:held "` becomes `"status:expired "`).
+pub fn delete_word(text: &mut String) {
+    let end = text.trim_end().len();
+    let start = text[..end]
+        .char_indices()
+        .rev()
+        .find(|(_, c)| c.is_whitespace())
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    text.truncate(start);
+}
+
 fn subsequence(query: &str, text: &str) -> bool {
     let mut chars = text.chars();
     query.chars().all(|q| chars.any(|c| c == q))
@@ -277,6 +289,21 @@ mod tests {
         );
         assert_eq!(candidates("down ", &names).1.len(), 4);
         assert_eq!(candidates("sort na", &names), (5, vec![]));
+    }
+
+    #[test]
+    fn ctrl_w_deletes_the_last_word() {
+        for (before, after) in [
+            ("status:expired !lock:held", "status:expired "),
+            ("status:expired !lock:held  ", "status:expired "),
+            ("render", ""),
+            ("", ""),
+            ("a  b", "a  "),
+        ] {
+            let mut text = before.to_owned();
+            delete_word(&mut text);
+            assert_eq!(text, after, "{before:?}");
+        }
     }
 
     #[test]

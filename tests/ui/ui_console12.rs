@@ -149,3 +149,91 @@ fn command(app: &mut App, line: &str) -> Option<Command> {
     type_text(app, line);
     press(app, KeyCode::Enter)
 }
+
+fn marks(app: &App) -> Vec<String> {
+    app.marks().iter().cloned().collect()
+}
+
+fn question(app: &App) -> Option<String> {
+    app.confirming_bulk()
+        .map(stackless_tui::ui::app::Bulk::question)
+}
+
+/// Finding 6: `r`/`d` act on the marked rows the filter shows; the
+/// question says how many marked ones it hides and what `d` runs.
+#[test]
+fn bulk_d_acts_on_the_marked_rows_shown_and_says_how_many_are_hidden() {
+    let mut app = app_with(&["alpha", "bravo", "charlie", "rho", "rita"]);
+    press(&mut app, KeyCode::Char('/'));
+    type_text(&mut app, "render");
+    press(&mut app, KeyCode::Enter);
+    ctrl(&mut app, 'a');
+    assert_eq!(marks(&app), ["rho", "rita"]);
+    // `/` again: the old filter is there; Ctrl-U clears it, Ctrl-W a word.
+    press(&mut app, KeyCode::Char('/'));
+    assert_eq!(app.filter(), "render");
+    ctrl(&mut app, 'u');
+    assert_eq!(app.filter(), "");
+    assert_eq!(app.visible().len(), 5);
+    type_text(&mut app, "status:active alp");
+    ctrl(&mut app, 'w');
+    assert_eq!(app.filter(), "status:active ");
+    type_text(&mut app, "alp");
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.visible().len(), 1);
+    press(&mut app, KeyCode::Char(' '));
+    assert_eq!(marks(&app), ["alpha", "rho", "rita"]);
+    press(&mut app, KeyCode::Char('d'));
+    assert_eq!(
+        question(&app).as_deref(),
+        Some(
+            "Tear down 1 marked instance (alpha)? 2 other marked instances are hidden by \
+             the filter: this leaves them alone. This runs: stackless down alpha --json [y/N]"
+        )
+    );
+    let text = render_app(&app, 80, 24);
+    assert_snapshot!("bulk_down_hidden_marks_80x24", text);
+    let Some(Command::Bulk { jobs, .. }) = press(&mut app, KeyCode::Char('y')) else {
+        panic!("no bulk command");
+    };
+    let started: Vec<&str> = jobs.iter().map(|(i, _)| i.name.as_str()).collect();
+    assert_eq!(started, ["alpha"]);
+    assert_eq!(marks(&app), ["rho", "rita"], "hidden marks are kept");
+
+    // Every mark hidden: nothing opens, the footer says why.
+    press(&mut app, KeyCode::Char('r'));
+    assert!(app.confirming_bulk().is_none());
+    assert_eq!(
+        flash(&app),
+        Some(
+            "the 2 marked instances are all hidden by the filter \"status:active alp\": \
+             nothing to act on (Esc clears the filter)"
+        )
+    );
+    // Esc: the filter first (as the pane's hint says), then the marks.
+    press(&mut app, KeyCode::Esc);
+    assert_eq!(app.filter(), "");
+    assert_eq!(marks(&app), ["rho", "rita"]);
+    assert_eq!(flash(&app), Some("filter cleared"));
+    press(&mut app, KeyCode::Esc);
+    assert!(app.marks().is_empty());
+    assert_eq!(flash(&app), Some("2 marks cleared"));
+
+    // Typed names are not "marked"; the command the first runs is shown.
+    command(&mut app, "down alpha bravo");
+    assert_eq!(
+        question(&app).as_deref(),
+        Some(
+            "Tear down 2 instances (alpha, bravo)? This runs: stackless down alpha --json, \
+             then the same with {name} = each other name [y/N]"
+        )
+    );
+    press(&mut app, KeyCode::Char('n'));
+    // Ctrl-U and Ctrl-W in the `:` line.
+    press(&mut app, KeyCode::Char(':'));
+    type_text(&mut app, "down alpha bravo");
+    ctrl(&mut app, 'w');
+    assert_eq!(app.command_line().text(), Some("down alpha "));
+    ctrl(&mut app, 'u');
+    assert_eq!(app.command_line().text(), Some(""));
+}

@@ -88,6 +88,28 @@ impl App {
         }
     }
 
+    /// Ctrl-U (`word` false: clear the line) or Ctrl-W (`word` true: delete
+    /// the last word) in the `:` line or the `/` prompt (rows follow).
+    pub(super) fn prompt_erase(&mut self, word: bool) {
+        let filter = !self.command_open();
+        self.command.cycle = None;
+        let text = if filter {
+            &mut self.filter
+        } else if let Some(text) = self.command.text.as_mut() {
+            text
+        } else {
+            return;
+        };
+        if word {
+            command::delete_word(text);
+        } else {
+            text.clear();
+        }
+        if filter {
+            self.refilter();
+        }
+    }
+
     /// Tab: complete the last word (command names, then instance names);
     /// Tab again shows the next candidate.
     pub(super) fn command_complete(&mut self) {
@@ -291,7 +313,7 @@ impl App {
                 let mut names: Vec<String> = found.into_iter().map(|i| i.name).collect();
                 names.sort();
                 names.dedup();
-                self.confirm_bulk = Some(super::Bulk { intent, names });
+                self.confirm_bulk = Some(self.bulk(intent, names, false, 0));
                 None
             }
         }

@@ -142,8 +142,11 @@ impl App {
             }
             Action::OpenDetail => return self.open_detail(),
             Action::CloseDetail => self.detail = None,
+            // The filter first (as the empty pane's hint says), then marks.
             Action::ClearFilter => {
-                if !self.clear_marks() {
+                if self.filter.is_empty() {
+                    self.clear_marks();
+                } else {
                     self.clear_filter();
                 }
             }
@@ -158,6 +161,8 @@ impl App {
             | Action::CommandNext
             | Action::CommandRun
             | Action::CommandCancel => return self.act_command(action, input),
+            Action::PromptClearLine => self.prompt_erase(false),
+            Action::PromptDeleteWord => self.prompt_erase(true),
             Action::ToggleMark => self.toggle_mark(),
             Action::MarkAll => self.mark_all(),
             Action::ReverseSort => self.reverse_sort(),

@@ -219,6 +219,10 @@ pub enum Action {
     CommandRun,
     /// Close the command line.
     CommandCancel,
+    /// Clear the `/` or `:` prompt's line (Ctrl-U).
+    PromptClearLine,
+    /// Delete the `/` or `:` prompt's last word (Ctrl-W).
+    PromptDeleteWord,
     /// Reverse the Instances order (`S`).
     ReverseSort,
     /// Mark or unmark the selected instance (`space`).

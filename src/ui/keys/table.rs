@@ -145,7 +145,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "Esc",
-        help: "back: full text, logs, detail view, operation, help; clear the filter",
+        help: "back: full text, logs, detail, operation, help; the filter, then marks",
         binds: &[
             bind(&[Help], &[any(KeyCode::Esc)], Action::CloseHelp),
             bind(&[FullText], &[any(KeyCode::Esc)], Action::CloseFullText),
@@ -230,6 +230,29 @@ pub const ENTRIES: &[KeyEntry] = &[
         ],
     },
     KeyEntry {
+        keys: "  Ctrl-U / Ctrl-W",
+        help: "in / and : prompts: clear the line / delete the last word",
+        binds: &[
+            bind(
+                &[Filter, CommandLine],
+                &[
+                    Key::Code(KeyCode::Char('u'), Mods::Ctrl),
+                    Key::Code(KeyCode::Char('U'), Mods::Ctrl),
+                ],
+                Action::PromptClearLine,
+            ),
+            bind(
+                &[Filter, CommandLine],
+                &[
+                    Key::Code(KeyCode::Char('w'), Mods::Ctrl),
+                    Key::Code(KeyCode::Char('W'), Mods::Ctrl),
+                ],
+                Action::PromptDeleteWord,
+            ),
+        ],
+        footer: &[],
+    },
+    KeyEntry {
         keys: "s",
         help: "sort: lease expiry, name, substrate, reap attempts, status, lock",
         binds: &[bind(&[Panes], &[ch('s')], Action::CycleSort)],
@@ -300,7 +323,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "  r / d with marks",
-        help: "reap / tear down every marked instance (asks y/N once)",
+        help: "act on the marked rows shown (y/N once; says how many are hidden)",
         binds: &[],
         footer: &[],
     },

@@ -453,6 +453,14 @@ mod against_the_ui {
             Action::CommandRun | Action::CommandCancel => {
                 assert!(app.command_line().text().is_none(), "{what}");
             }
+            Action::PromptClearLine | Action::PromptDeleteWord => {
+                assert!(app.filter().is_empty(), "{what}");
+                assert_eq!(
+                    app.command_line().text().is_some(),
+                    context == CommandLine,
+                    "{what}"
+                );
+            }
             Action::ReverseSort => assert!(app.sort_reversed(), "{what}"),
             Action::ToggleMark => assert_eq!(app.marks().len(), 1, "{what}"),
             Action::MarkAll => assert_eq!(app.marks().len(), 3, "{what}"),
