@@ -59,6 +59,10 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ),
     ("NO_COLOR", "set and not empty: no colours"),
     (
+        "TZ",
+        "the zone the console shows times in (local time by default, marked with the zone; --utc for UTC)",
+    ),
+    (
         "PATH",
         "where a bare --down-cmd or --helper program is found",
     ),

@@ -61,28 +61,6 @@ pub fn count_suffix(count: u32) -> String {
     }
 }
 
-/// `text` in at most `width` columns, cut only between words: as many
-/// whole words from the start as fit with `…` after them (`None` when not
-/// even the first word fits; `text` itself when it fits whole).
-#[must_use]
-pub fn fit_words(text: &str, width: usize) -> Option<String> {
-    if text.width() <= width {
-        return Some(text.to_owned());
-    }
-    let mut out = String::new();
-    for word in text.split(' ') {
-        let sep = usize::from(!out.is_empty());
-        if out.width() + sep + word.width() + 1 > width {
-            break;
-        }
-        if sep == 1 {
-            out.push(' ');
-        }
-        out.push_str(word);
-    }
-    (!out.is_empty()).then(|| format!("{out}…"))
-}
-
 /// `text` fitted to `width` terminal columns: as it is when it fits, else cut
 /// and ended with `…` so the operator sees that something is missing.
 #[must_use]

@@ -237,3 +237,56 @@ fn bulk_d_acts_on_the_marked_rows_shown_and_says_how_many_are_hidden() {
     ctrl(&mut app, 'u');
     assert_eq!(app.command_line().text(), Some(""));
 }
+
+/// Finding 7: a filter that cannot be read flashes why; `op:` on a store
+/// without operations says it has none; the help teaches the field terms
+/// and every `:` command.
+#[test]
+fn filter_errors_flash_and_the_help_teaches_fields_and_commands() {
+    let mut app = app_with(&["alpha", "rho"]);
+    press(&mut app, KeyCode::Char('/'));
+    type_text(&mut app, "statu:expired");
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(
+        app.flash().map(|f| (f.level, f.text.as_str())),
+        Some((
+            stackless_tui::ui::FlashLevel::Warning,
+            "filter \"statu:expired\": unknown field \"statu\" (fields: status, substrate, \
+             name, lock, backoff, op)"
+        ))
+    );
+    press(&mut app, KeyCode::Char('/'));
+    ctrl(&mut app, 'u');
+    type_text(&mut app, "op:running");
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(
+        flash(&app),
+        Some(
+            "filter \"op:running\": 0 of 2 match: this store has no operations (schema v4: \
+             stackless 0.4.0 has them)"
+        )
+    );
+    let help: String = stackless_tui::ui::keys::ENTRIES
+        .iter()
+        .map(|e| format!("{} {}\n", e.keys, e.help))
+        .collect();
+    for taught in [
+        "status:expired",
+        "substrate:render",
+        "lock:alive",
+        "backoff:due",
+        "op:running",
+        "!term negates",
+        ":pause",
+        ":resume",
+        ":pass",
+        ":logs NAME",
+        ":sort KEY",
+        ":filter EXPR",
+        ":ops",
+        ":help",
+        ":q",
+    ] {
+        assert!(help.contains(taught), "{taught} not in the help:\n{help}");
+    }
+}

@@ -300,9 +300,30 @@ impl App {
     }
 
     /// Enter in the filter prompt: close it, keep the filter, and say how
-    /// many rows match.
+    /// many rows match; a filter that cannot be read says why (a warning),
+    /// and `op:` on a store without operations says it has none.
     pub(super) fn keep_filter(&mut self) {
         self.filter_editing = false;
+        let shown = crate::model::text::sanitize_short(&self.filter, crate::ui::view::CUT_SHORT);
+        if let Some(error) = &self.filter_error {
+            let text = format!("filter \"{shown}\": {error}");
+            self.set_flash(FlashLevel::Warning, text);
+            return;
+        }
+        let generation = &self.snapshot.generation;
+        if !generation.has_operations()
+            && crate::ui::filter::parse(&self.filter).is_ok_and(|f| f.uses_operations())
+        {
+            let text = format!(
+                "filter \"{shown}\": {} of {} match: this store has no operations (schema v{}: \
+                 stackless 0.4.0 has them)",
+                self.order.len(),
+                self.snapshot.instances.len(),
+                generation.user_version
+            );
+            self.set_flash(FlashLevel::Warning, text);
+            return;
+        }
         let text = if self.filter.is_empty() {
             "no filter".to_owned()
         } else {

@@ -197,9 +197,27 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "/",
-        help: "filter instances by name, substrate or status",
+        help: "filter: words match name, substrate or status; field terms:",
         binds: &[bind(&[Panes], &[ch('/')], Action::EditFilter)],
         footer: &[foot(Panes, 8, "/", "filter", 3)],
+    },
+    KeyEntry {
+        keys: "  status: name:",
+        help: "status:expired (active, tombstoned), substrate:render, name:PART",
+        binds: &[],
+        footer: &[],
+    },
+    KeyEntry {
+        keys: "  lock: backoff:",
+        help: "lock:alive (foreign, held, stale, none, any), backoff:due (waiting, any)",
+        binds: &[],
+        footer: &[],
+    },
+    KeyEntry {
+        keys: "  op: ! (spaces)",
+        help: "op:running (queued, pending; 0.4.0); !term negates; all terms apply",
+        binds: &[],
+        footer: &[],
     },
     KeyEntry {
         keys: "  typing, Backspace",
@@ -260,8 +278,20 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: ":",
-        help: "command line: reap/down NAME..., filter, sort, ops, help, q; a name jumps",
+        help: "command line: :reap NAME..., :down NAME..., :filter EXPR",
         binds: &[bind(&[Panes], &[ch(':')], Action::OpenCommand)],
+        footer: &[],
+    },
+    KeyEntry {
+        keys: "  :sort :pause",
+        help: ":sort KEY [asc|desc]; :pause, :resume (P); :pass (R)",
+        binds: &[],
+        footer: &[],
+    },
+    KeyEntry {
+        keys: "  :logs :ops :q",
+        help: ":logs NAME (l); :ops; :help; :q; :WORD jumps (a command wins)",
+        binds: &[],
         footer: &[],
     },
     KeyEntry {

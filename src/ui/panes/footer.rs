@@ -11,7 +11,7 @@ use crate::model::text::sanitize_short;
 use crate::ui::app::{App, FlashLevel};
 use crate::ui::keys;
 use crate::ui::theme;
-use crate::ui::view::{self, CUT_LONG, fit};
+use crate::ui::view::{CUT_LONG, fit};
 
 /// The word in front of a flash message, so its level reads without colour.
 #[must_use]
@@ -118,7 +118,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     {
         let others = off_width(&off[..off.len() - 1]);
         let left = room.saturating_sub(others + 2 + head.width() + 1);
-        if let Some(cut) = view::fit_words(why, left)
+        if let Some(cut) = fit_words(why, left)
             && let Some(last) = off.last_mut()
         {
             *last = format!("{head}{cut})");
@@ -157,4 +157,26 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         spans.push(Span::styled(off, theme::muted()));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// `text` in at most `width` columns, cut only between words: as many
+/// whole words from the start as fit with `…` after them (`None` when not
+/// even the first word fits; `text` itself when it fits whole).
+#[must_use]
+fn fit_words(text: &str, width: usize) -> Option<String> {
+    if text.width() <= width {
+        return Some(text.to_owned());
+    }
+    let mut out = String::new();
+    for word in text.split(' ') {
+        let sep = usize::from(!out.is_empty());
+        if out.width() + sep + word.width() + 1 > width {
+            break;
+        }
+        if sep == 1 {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    (!out.is_empty()).then(|| format!("{out}…"))
 }
