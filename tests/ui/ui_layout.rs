@@ -195,3 +195,22 @@ fn titles_headers_and_footer_never_cut_mid_word() {
         );
     }
 }
+
+/// Finding 8: at 80x24 the Backoffs pane gives INSTANCE its name whole
+/// first (the error then shows under the table), as Instances does.
+#[test]
+fn backoffs_name_is_whole_at_80x24() {
+    let app = demo_app();
+    let screen = render_app(&app, 80, 24);
+    let backoffs: Vec<&str> = screen
+        .lines()
+        .skip_while(|l| !l.contains("Backoffs"))
+        .take(7)
+        .collect();
+    let row = backoffs.iter().find(|l| l.contains('▶')).expect("a row");
+    assert!(row.contains("▶ flaky-gpu-worker "), "{backoffs:#?}");
+    let error = backoffs
+        .iter()
+        .any(|l| l.contains("error: engine.teardown"));
+    assert!(error, "the error under the table: {backoffs:#?}");
+}

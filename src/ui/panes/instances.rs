@@ -35,8 +35,15 @@ pub fn headers(app: &App, widths: &[u16; 7]) -> [String; 7] {
     let column = app.sort().column();
     let mark = if app.sort_descending() { '▼' } else { '▲' };
     std::array::from_fn(|i| {
+        let width = usize::from(widths[i]);
         let header = HEADERS[i];
-        if i != column || usize::from(widths[i]) < header.width() + 1 {
+        // The defined short header (`SUB`) when the column took it.
+        let header = if header.width() > width {
+            super::header_in(header, width)
+        } else {
+            header
+        };
+        if i != column || width < header.width() + 1 {
             return header.to_owned();
         }
         format!("{header}{mark}")
@@ -345,7 +352,8 @@ impl Short {
 /// LOCK get anything: they take their whole texts if the rest allows, else
 /// their short forms ([`Short`]), and when even those do not fit LOCK goes
 /// (the ST column still marks the lock), and only then is NAME cut. Slack
-/// goes to LOCK.
+/// goes to LOCK. Tight, SUBSTRATE first gives up its header's slack
+/// (`SUB` over `local`).
 #[must_use]
 pub fn column_widths(width: u16, rows: &[(InstanceRow, Short)], sorted: Option<usize>) -> [u16; 7] {
     let symbol = u16::try_from(HIGHLIGHT_SYMBOL.width()).unwrap_or(2);
@@ -361,18 +369,28 @@ pub fn column_widths(width: u16, rows: &[(InstanceRow, Short)], sorted: Option<u
             .unwrap_or(0)
     };
     let state = 3;
-    let substrate = widest(&|r| &r.0.substrate, 2)
+    let mut substrate = widest(&|r| &r.0.substrate, 2)
         .min(NARROW_CAP)
         .max(header[2]);
     let status = widest(&|r| &r.0.status, 3).min(NARROW_CAP).max(header[3]);
     let reap = widest(&|r| &r.0.reap, 6);
-    let share = width
-        .saturating_sub(symbol + SPACING * 6 + state)
-        .saturating_sub(substrate + status + reap);
     let name_need = widest(&|r| &r.0.name, 0);
     let (lease_full, lease_short) = (widest(&|r| &r.0.lease, 4), widest(&|r| &r.1.lease, 4));
     let (lock_full, lock_short) = (widest(&|r| &r.0.lock, 5), widest(&|r| &r.1.lock, 5));
     let lock_tiny = widest(&|r| &r.1.tiny, 5);
+    let fixed = symbol + SPACING * 6 + state + status + reap;
+    if name_need + lease_short + lock_tiny + fixed + substrate > width {
+        // Tight: SUBSTRATE gives up its header's slack first (`SUB`).
+        let mark = u16::from(sorted == Some(2));
+        let values = rows
+            .iter()
+            .map(|r| u16::try_from(r.0.substrate.width()).unwrap_or(u16::MAX))
+            .max()
+            .unwrap_or(0)
+            .min(NARROW_CAP);
+        substrate = substrate.min(values.max(SHORT_SUBSTRATE + mark));
+    }
+    let share = width.saturating_sub(fixed + substrate);
     let lease = [
         (lease_full, lock_full),
         (lease_full, lock_short),
@@ -394,6 +412,9 @@ pub fn column_widths(width: u16, rows: &[(InstanceRow, Short)], sorted: Option<u
     }
     [name, state, substrate, status, lease, lock, reap]
 }
+
+/// The width of SUBSTRATE's short header, `SUB` ([`super::SHORT_HEADERS`]).
+const SHORT_SUBSTRATE: u16 = 3;
 
 /// The widest SUBSTRATE and STATUS get (a longer text is cut).
 const NARROW_CAP: u16 = 24;

@@ -155,6 +155,7 @@ pub const SHORT_HEADERS: &[(&str, &str)] = &[
     ("LAST ERROR", "ERROR"),
     ("ATTEMPTS", "TRIES"),
     ("INSTANCE", "NAME"),
+    ("SUBSTRATE", "SUB"),
 ];
 
 /// A column header in a column `width` wide, never cut mid-word: the
