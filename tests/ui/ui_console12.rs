@@ -290,3 +290,49 @@ fn filter_errors_flash_and_the_help_teaches_fields_and_commands() {
         assert!(help.contains(taught), "{taught} not in the help:\n{help}");
     }
 }
+
+/// Finding 11: `:reap`/`:down` complete active names only; marked rows
+/// keep the names aligned; a zoomed pane says so in its border.
+#[test]
+fn completion_skips_tombstones_marks_align_and_zoom_is_said() {
+    let mut rows = Rows {
+        instances: ["alpha", "alto", "bravo"]
+            .iter()
+            .map(|n| instance(n, "local", CAPTURE - 60))
+            .collect(),
+        ..Rows::default()
+    };
+    rows.instances[1].status = Status::Tombstoned;
+    rows.instances[1].tombstoned_at = Some(CAPTURE - 30);
+    let mut app = app_with(&[]);
+    app.handle(Event::Snapshot(Arc::new(Snapshot::from(rows))), CAPTURE);
+    press(&mut app, KeyCode::Char(':'));
+    type_text(&mut app, "down al");
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.command_line().text(), Some("down alpha "));
+    ctrl(&mut app, 'u');
+    type_text(&mut app, "logs al");
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(
+        app.command_line().candidates().map(|(c, _)| c.len()),
+        Some(2)
+    );
+    press(&mut app, KeyCode::Esc);
+
+    select(&mut app, "alpha");
+    press(&mut app, KeyCode::Char(' '));
+    let screen = render_app(&app, 100, 20);
+    let column = |name: &str| {
+        let line = screen.lines().find(|l| l.contains(name)).unwrap();
+        line[..line.find(name).unwrap()].chars().count()
+    };
+    assert_eq!(column("alpha"), column("bravo"), "{screen}");
+    assert!(screen.contains("● alpha"), "{screen}");
+
+    press(&mut app, KeyCode::Char('z'));
+    let zoomed = render_app(&app, 100, 20);
+    let top = zoomed.lines().find(|l| l.contains("Instances")).unwrap();
+    assert!(top.contains(" zoomed (z) "), "{zoomed}");
+    press(&mut app, KeyCode::Char('z'));
+    assert!(!render_app(&app, 100, 20).contains("zoomed (z)"));
+}

@@ -122,10 +122,15 @@ impl App {
                 (start, candidates, next)
             }
             None => {
+                // `:reap`/`:down` complete active names only (a tombstone
+                // has nothing to tear down).
+                let verb = text.split_whitespace().next().unwrap_or("");
+                let active_only = !self.command.jump && matches!(verb, "reap" | "down");
                 let names: Vec<&str> = self
                     .snapshot
                     .instances
                     .iter()
+                    .filter(|i| !active_only || i.status == crate::model::Status::Active)
                     .map(|i| i.name.as_str())
                     .collect();
                 let (start, candidates) = if self.command.jump {

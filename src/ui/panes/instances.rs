@@ -175,7 +175,12 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
                 .with_pending(pending, now)
                 .with_dead_services(dead);
             let short = Short::of(i, liveness, pending, dead, now);
-            (marked(row, app.is_marked(&i.name)), short)
+            let mark = if app.is_marked(&i.name) {
+                Some(true)
+            } else {
+                (!app.marks().is_empty()).then_some(false)
+            };
+            (marked(row, mark), short)
         })
         .collect();
     let widths = column_widths(inner.width, &built, Some(app.sort().column()));
@@ -196,10 +201,13 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     );
 }
 
-/// `row` with [`MARK`] before its name when `marked`.
-fn marked(mut row: InstanceRow, marked: bool) -> InstanceRow {
-    if marked {
-        row.name = format!("{MARK} {}", row.name);
+/// `row` with [`MARK`] before its name when marked (`Some(true)`), or as
+/// many spaces when other rows are (`Some(false)`): names stay aligned.
+fn marked(mut row: InstanceRow, mark: Option<bool>) -> InstanceRow {
+    match mark {
+        Some(true) => row.name = format!("{MARK} {}", row.name),
+        Some(false) => row.name = format!("{} {}", " ".repeat(MARK.width()), row.name),
+        None => {}
     }
     row
 }
