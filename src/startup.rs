@@ -53,6 +53,19 @@ pub enum StartupError {
     Usage(String),
 }
 
+/// stackless's default store path (`$XDG_STATE_HOME/stackless/state.db`,
+/// else `~/.local/state/stackless/state.db`), whether or not it exists.
+///
+/// # Errors
+/// [`StartupError::NoDefaultPath`] when neither variable is absolute.
+pub fn default_store_path() -> Result<PathBuf, StartupError> {
+    crate::store::default_path(
+        std::env::var("XDG_STATE_HOME").ok().as_deref(),
+        std::env::var("HOME").ok().as_deref(),
+    )
+    .ok_or(StartupError::NoDefaultPath)
+}
+
 /// Open the store the flags name: `--state PATH` (which must exist), else
 /// stackless's default path (`$XDG_STATE_HOME/stackless/state.db`, else
 /// `~/.local/state/stackless/state.db`), created with the v4 schema on first
@@ -75,14 +88,12 @@ pub fn open_store(cli: &Cli, access: Access) -> Result<(PathBuf, Store), Startup
         let store = Store::open(path, access)?;
         return Ok((path.clone(), store));
     }
-    let path = crate::store::default_path(
-        std::env::var("XDG_STATE_HOME").ok().as_deref(),
-        std::env::var("HOME").ok().as_deref(),
-    )
-    .ok_or(StartupError::NoDefaultPath)?;
+    let path = default_store_path()?;
     // One rule for the console, `snapshot` and `reap --once`: stackless
     // creates its store on first run, and so does each of them at the
-    // default path (never at a --state path, never with --read-only).
+    // default path (never at a --state path, never with --read-only; `reap
+    // --once --dry-run` writes nothing either, and checks first:
+    // `headless::reap_once`).
     if !cli.read_only && !path.exists() {
         drop(Store::open_or_create(&path)?);
     }

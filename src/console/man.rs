@@ -16,7 +16,7 @@ use crate::cli::Cli;
 const FILES: &[(&str, &str)] = &[
     (
         "$XDG_STATE_HOME/stackless/state.db (else ~/.local/state/stackless/state.db)",
-        "stackless's state store, used when --state is not given; created with the v4 schema on first run by the console, snapshot and reap --once alike (never with --read-only, never at a --state path)",
+        "stackless's state store, used when --state is not given; created with the v4 schema on first run by the console, snapshot and reap --once alike (never with --read-only, never by reap --once --dry-run, which writes nothing, never at a --state path)",
     ),
     (
         "$XDG_CONFIG_HOME/stackless-tui/config.toml (else ~/.config/stackless-tui/config.toml)",
@@ -80,7 +80,7 @@ const EXIT_STATUS: &[(&str, &str)] = &[
     ),
     (
         "2",
-        "a usage or store error (a missing --state path, not a stackless store, a bad config file, no terminal for the console)",
+        "a usage or store error (a missing --state path, not a stackless store, a bad config file, no terminal for the console, a reap --once teardown command that cannot be found)",
     ),
     ("101", "a panic in any thread"),
     (

@@ -51,8 +51,12 @@ pub(super) fn run(setup: Setup) -> Result<()> {
         )));
     }
     tracing::info!(store = %setup.path.display(), pid = std::process::id(), "console started");
-    if let Some(missing) = &setup.teardown.missing {
-        // Said at start (and in the header), not first at an expiry.
+    if let Some(missing) = &setup.teardown.missing
+        && setup.reaper.is_some()
+    {
+        // Said at start (and in the header), not first at an expiry; with
+        // no reaper (--no-reaper, read-only) the header's banner says it
+        // once, and no reaper error is logged.
         let _ = tx.send(Event::Activity(Activity::new(
             unix_now(),
             Actor::Reaper,

@@ -157,6 +157,24 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
     if cli.read_only {
         return usage("reap --once writes the store; it cannot run with --read-only");
     }
+    // A dry run writes nothing, not even the default store it would create.
+    if cli.dry_run
+        && cli.state.is_none()
+        && std::env::var_os("STACKLESS_STATE_URL").is_none_or(|u| u.is_empty())
+        && let Ok(path) = crate::startup::default_store_path()
+        && !path.exists()
+    {
+        println!(
+            "no stackless state store at {} (stackless's default path): nothing to reap; \
+             a dry run creates nothing",
+            crate::model::text::sanitize(&path.display().to_string())
+        );
+        return ExitCode::SUCCESS;
+    }
+    let down = match DownCommand::parse(&cli.down_cmd) {
+        Ok(down) => down,
+        Err(error) => return usage(&error.to_string()),
+    };
     let (path, store) = match open_store(cli, Access::ReadWrite) {
         Ok(opened) => opened,
         Err(error) => return usage(&error.to_string()),
@@ -164,10 +182,15 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
     if !store.generation().allows_reaper() {
         return usage(&store.generation().banner().unwrap_or_default());
     }
-    let down = match DownCommand::parse(&cli.down_cmd) {
-        Ok(down) => down,
-        Err(error) => return usage(&error.to_string()),
-    };
+    // The teardown command is checked once, before any instance.
+    let missing = missing_teardown(&down);
+    if let Some(missing) = &missing
+        && !cli.dry_run
+    {
+        return usage(&format!(
+            "reap --once: {missing}: nothing was torn down (check --down-cmd, or PATH)"
+        ));
+    }
     let state_dir = store.state_dir();
     // A dry run changes nothing: it needs no role and leaves no files.
     let mut role = Wanted::new(&crate::supervisor::roles_dir(&state_dir), CONSOLE_ROLE);
@@ -208,7 +231,7 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
         inflight: InFlight::default(),
         runtime: runtime.handle().clone(),
         clock: Arc::new(unix_now),
-        report: recorder.sink(),
+        report: dry_run_note(recorder.sink(), missing),
         clock_check: true,
         stop,
         unrecorded: Default::default(),
@@ -233,6 +256,40 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// Why the teardown command cannot run, as `reap --once` says it:
+/// `teardown command 'no-such-stackless' not found on PATH`, `teardown
+/// command '/opt/x/down' is not an executable file` (`None`: found).
+fn missing_teardown(down: &DownCommand) -> Option<String> {
+    let path = std::env::var_os("PATH");
+    down.missing_program(path.as_deref())?;
+    let program = down
+        .argv_for("x")
+        .and_then(|argv| argv.into_iter().next())?;
+    let shown = crate::model::text::sanitize_short(&program, 120);
+    Some(if program.contains('/') {
+        format!("teardown command '{shown}' is not an executable file")
+    } else {
+        format!("teardown command '{shown}' not found on PATH")
+    })
+}
+
+/// The dry run's `would reap` lines with why the teardown would not run
+/// (`missing`), when it would not.
+fn dry_run_note(
+    sink: crate::reaper::jobs::Sink,
+    missing: Option<String>,
+) -> crate::reaper::jobs::Sink {
+    let Some(missing) = missing else {
+        return sink;
+    };
+    Arc::new(move |mut activity: crate::event::Activity| {
+        if activity.kind == crate::event::ActivityKind::WouldReap {
+            activity.detail = format!("{} ({missing})", activity.detail);
+        }
+        sink(activity);
+    })
 }
 
 /// Why `reap --once` stopped early.

@@ -598,16 +598,10 @@ fn run_down(argv: &[String], deadline: Duration, stop: &CancelToken) -> teardown
     }
 }
 
-/// The argv as shown in the activity log: the program's file name, then its
-/// arguments (the full path is noise at 80 columns).
+/// The argv as shown in the activity log: the whole argv, quoted as the
+/// `d` dialog and `Y` show it ([`teardown::shell_line`]).
 fn shown_command(argv: &[String]) -> String {
-    let program = std::path::Path::new(&argv[0])
-        .file_name()
-        .map_or_else(|| argv[0].clone(), |n| n.to_string_lossy().into_owned());
-    std::iter::once(program)
-        .chain(argv[1..].iter().cloned())
-        .collect::<Vec<_>>()
-        .join(" ")
+    teardown::shell_line(argv)
 }
 
 /// What differs between the decision's view and the fresh re-read, if

@@ -13,6 +13,20 @@ use crate::model::name::is_dns_safe;
 
 /// The placeholder replaced by the instance name.
 pub const NAME_PLACEHOLDER: &str = "{name}";
+
+/// An argv as one line a shell would split back into the same argv: each
+/// element through `shell_words::quote` (`sh -c 'sleep 3' golf`), joined by
+/// spaces. The one rendering of a teardown command: the `d` dialogs, `Y`
+/// and the Activity line's `tearing down: …` all use it. Only for reading
+/// (sanitize before drawing): the command is always run as argv, never
+/// through a shell.
+#[must_use]
+pub fn shell_line<S: AsRef<str>>(argv: &[S]) -> String {
+    argv.iter()
+        .map(|a| shell_words::quote(a.as_ref()).into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
 /// At most this much stdout is kept (the envelope is small; a runaway `down`
 /// printing 100 MB must not grow the console's memory).
 pub const STDOUT_CAP: usize = 256 * 1024;

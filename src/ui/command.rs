@@ -4,7 +4,9 @@
 //!
 //! `:reap NAME...`, `:down NAME...`, `:filter EXPR`, `:sort KEY
 //! [asc|desc]`, `:pause`, `:resume`, `:pass`, `:logs NAME`, `:ops`,
-//! `:help`, `:q`; any other single word is a jump (`:NAME`). Names are
+//! `:help`, `:q`; any other single word is a jump (`:NAME`): a word that
+//! is a command runs the command, even when an instance has that name
+//! (Ctrl-F jumps to it: its line is never parsed as a command). Names are
 //! checked DNS-safe ([`crate::model::name::is_dns_safe`]) before anything
 //! acts on them.
 
@@ -145,14 +147,21 @@ pub fn candidates(line: &str, names: &[&str]) -> (usize, Vec<String>) {
     if !matches!(command, "reap" | "down" | "logs") {
         return (start, Vec::new());
     }
+    (start, name_candidates(word, names))
+}
+
+/// The names in `names` (sorted) starting with `word`, found by binary
+/// search, at most [`MAX_CANDIDATES`]: what Tab offers after `reap`,
+/// `down`, `logs`, and for a jump (Ctrl-F).
+#[must_use]
+pub fn name_candidates(word: &str, names: &[&str]) -> Vec<String> {
     let from = names.partition_point(|n| *n < word);
-    let found = names[from..]
+    names[from..]
         .iter()
         .take_while(|n| n.starts_with(word))
         .take(MAX_CANDIDATES)
         .map(|n| (*n).to_owned())
-        .collect();
-    (start, found)
+        .collect()
 }
 
 /// The position in `names` of the best fuzzy match for `query`: an exact
@@ -182,6 +191,18 @@ pub fn fuzzy<'a>(query: &str, names: impl IntoIterator<Item = &'a str>) -> Optio
         }
     }
     best.map(|(_, i)| i)
+}
+
+/// Ctrl-W in a prompt: remove the last word of `text` and the spaces after
+/// it (`"status:expired !lock:held "` becomes `"status:expired "`).
+pub fn delete_word(text: &mut String) {
+    let end = text.trim_end().len();
+    let start = text[..end]
+        .char_indices()
+        .rev()
+        .find(|(_, c)| c.is_whitespace())
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    text.truncate(start);
 }
 
 fn subsequence(query: &str, text: &str) -> bool {
@@ -268,6 +289,21 @@ mod tests {
         );
         assert_eq!(candidates("down ", &names).1.len(), 4);
         assert_eq!(candidates("sort na", &names), (5, vec![]));
+    }
+
+    #[test]
+    fn ctrl_w_deletes_the_last_word() {
+        for (before, after) in [
+            ("status:expired !lock:held", "status:expired "),
+            ("status:expired !lock:held  ", "status:expired "),
+            ("render", ""),
+            ("", ""),
+            ("a  b", "a  "),
+        ] {
+            let mut text = before.to_owned();
+            delete_word(&mut text);
+            assert_eq!(text, after, "{before:?}");
+        }
     }
 
     #[test]

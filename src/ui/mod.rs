@@ -205,6 +205,9 @@ pub fn draw(frame: &mut Frame, app: &App) {
                 render(frame, rect, app);
             }
         }
+        if app.zoomed() {
+            zoom_mark(frame, areas.body());
+        }
     }
     if app.command_line().text().is_some() {
         panes::command::render(frame, areas.footer, app);
@@ -229,6 +232,28 @@ pub fn draw(frame: &mut Frame, app: &App) {
     if app.no_color() {
         strip_colours(frame.buffer_mut());
     }
+}
+
+/// The zoomed pane says so at the right of its top border: ` zoomed (z) `,
+/// only over border (never over its title: nothing when they would meet).
+fn zoom_mark(frame: &mut Frame, pane: Rect) {
+    const MARK: &str = " zoomed (z) ";
+    let width = u16::try_from(MARK.len()).unwrap_or(u16::MAX);
+    if pane.width < width + 3 || pane.height == 0 {
+        return;
+    }
+    let at = Rect::new(pane.right() - width - 1, pane.y, width, 1);
+    let buffer = frame.buffer_mut();
+    // One border cell kept between the title and the mark.
+    let free = (at.x - 1..at.right()).all(|x| {
+        buffer
+            .cell((x, at.y))
+            .is_some_and(|c| matches!(c.symbol(), "═" | "─"))
+    });
+    if !free {
+        return;
+    }
+    frame.render_widget(Paragraph::new(Line::styled(MARK, theme::muted())), at);
 }
 
 /// Reset every cell's foreground and background colour (`NO_COLOR`),

@@ -14,6 +14,18 @@ const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█']
 /// `None` when the last hour holds neither.
 #[must_use]
 pub fn last_hour(events: impl IntoIterator<Item = (i64, bool, u32)>, now: i64) -> Option<String> {
+    last_hour_items(events, now).map(|[full, _]| full.join(" · "))
+}
+
+/// [`last_hour`] as whole title items, in two forms: with the bars
+/// (`["1h reaped ▁▁▃█ 5", "failed ▁▂▁▁ 2"]`) and compact, for a narrow
+/// title (`["1h reaped 5", "failed 2"]`): a title drops items whole,
+/// never cutting a count off.
+#[must_use]
+pub fn last_hour_items(
+    events: impl IntoIterator<Item = (i64, bool, u32)>,
+    now: i64,
+) -> Option<[Vec<String>; 2]> {
     let mut reaped = [0_u32; BUCKETS];
     let mut failed = [0_u32; BUCKETS];
     for (at, failure, count) in events {
@@ -28,11 +40,13 @@ pub fn last_hour(events: impl IntoIterator<Item = (i64, bool, u32)>, now: i64) -
     let total = |c: &[u32; BUCKETS]| c.iter().copied().fold(0_u32, u32::saturating_add);
     let (r, f) = (total(&reaped), total(&failed));
     (r + f > 0).then(|| {
-        format!(
-            "1h reaped {} {r} · failed {} {f}",
-            bars(&reaped),
-            bars(&failed)
-        )
+        [
+            vec![
+                format!("1h reaped {} {r}", bars(&reaped)),
+                format!("failed {} {f}", bars(&failed)),
+            ],
+            vec![format!("1h reaped {r}"), format!("failed {f}")],
+        ]
     })
 }
 

@@ -80,7 +80,7 @@ fn commands_and_field_filters() {
     assert!(tui.contents().contains(" echo "));
     tui.send(":filter\r");
     tui.send(":sort reap desc\r");
-    tui.wait_for("REA▼", UI);
+    tui.wait_for("REAP▼", UI);
     tui.send(":pause\r");
     // This console runs no reaper (--no-reaper): `:pause` says so, as `P` does.
     tui.wait_for("the reaper does not run in this console", UI);

@@ -183,7 +183,8 @@ fn demo_end_to_end_120x40() {
     assert!(
         activity
             .iter()
-            .any(|l| l.contains("reaper orders-e2e tearing down: stackless-tui demo-down --state ")),
+            .any(|l| l.contains("reaper orders-e2e tearing down: /")
+                && l.contains("/stackless-tui demo-down --state ")),
         "no `tearing down` before `reaped`: {activity:#?}"
     );
     // GC'd: the row leaves the Instances pane.
@@ -235,7 +236,8 @@ fn demo_end_to_end_120x40() {
     assert!(
         activity
             .iter()
-            .any(|l| l.contains("operator flaky-gpu-worker tearing down: stackless-tui demo-down")),
+            .any(|l| l.contains("operator flaky-gpu-worker tearing down: /")
+                && l.contains("/stackless-tui demo-down")),
         "{activity:#?}"
     );
     // The failure is recorded: one more attempt, and a new backoff.
@@ -289,7 +291,8 @@ fn demo_end_to_end_120x40() {
     assert!(
         activity
             .iter()
-            .any(|l| l.contains("operator checkout-preview tearing down: stackless-tui demo-down")),
+            .any(|l| l.contains("operator checkout-preview tearing down: /")
+                && l.contains("/stackless-tui demo-down")),
         "{activity:#?}"
     );
     tui.wait_until("checkout-preview tombstoned", UI, |s| {

@@ -608,11 +608,69 @@ fn the_default_path_is_created_alike_by_snapshot_reap_once_and_the_console() {
     assert!(!other.path().join("stackless").exists());
 
     let third = tempfile::tempdir().unwrap();
-    let out = run(bin()
-        .env("XDG_STATE_HOME", third.path())
-        .args(["reap", "--once", "--dry-run"]));
+    let out = run(bin().env("XDG_STATE_HOME", third.path()).args([
+        "reap",
+        "--once",
+        "--down-cmd",
+        "sh -c true {name}",
+    ]));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(third.path().join("stackless/state.db").exists());
+
+    // A dry run writes nothing: no store is created, and it says so.
+    let fourth = tempfile::tempdir().unwrap();
+    let out = run(bin()
+        .env("XDG_STATE_HOME", fourth.path())
+        .args(["reap", "--once", "--dry-run"]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        format!(
+            "no stackless state store at {} (stackless's default path): nothing to reap; a dry run creates nothing\n",
+            fourth.path().join("stackless/state.db").display()
+        )
+    );
+    assert_eq!(std::fs::read_dir(fourth.path()).unwrap().count(), 0);
+}
+
+/// Finding 9: the teardown command is checked once, before any instance.
+#[test]
+fn reap_once_checks_the_teardown_command_before_any_teardown() {
+    let (_dir, path) = fixture("stackless-real-v4.db");
+    let path = path.to_str().unwrap();
+    let down = "no-such-stackless down {name}";
+    let out = run(bin().args([
+        "reap",
+        "--once",
+        "--dry-run",
+        "--state",
+        path,
+        "--down-cmd",
+        down,
+    ]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("would reap"))
+        .collect();
+    assert!(!lines.is_empty(), "{stdout}");
+    for line in lines {
+        assert!(
+            line.ends_with(
+                "would reap: dry run: nothing run (teardown command 'no-such-stackless' not found on PATH)"
+            ),
+            "{line}"
+        );
+    }
+    let out = run(bin().args(["reap", "--once", "--state", path, "--down-cmd", down]));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(text(&out.stdout), "");
+    assert_eq!(
+        text(&out.stderr),
+        "stackless-tui: reap --once: teardown command 'no-such-stackless' not found on PATH: \
+         nothing was torn down (check --down-cmd, or PATH)\n"
+    );
 }
 
 #[test]

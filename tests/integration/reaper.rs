@@ -329,3 +329,27 @@ fn a_lock_held_by_a_live_process_of_this_test_is_never_torn_down() {
     assert_eq!(held.kind, ActivityKind::SkippedLocked);
     assert_eq!(held.detail, "alive");
 }
+
+/// Finding 10: the Activity line's argv is quoted as the `d` dialog and
+/// `Y` quote it (one function), so it reads as the argv that ran.
+#[test]
+fn tearing_down_line_quotes_the_argv_as_the_dialog_does() {
+    let rt = runtime();
+    let (_dir, path) = fixture("stackless-real-v4.db");
+    let down =
+        stackless_tui::reaper::DownCommand::parse("sh -c 'exit 3' {name}").expect("template");
+    let (mut reaper, log) = reaper(&path, down, vm_probe(), CAPTURE + 400, &rt);
+    reaper.pass();
+    let started = log
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|a| a.kind == ActivityKind::Started)
+        .map(|a| a.detail.clone());
+    assert_eq!(started.as_deref(), Some("sh -c 'exit 3' golf"));
+    let info = stackless_tui::ui::TeardownInfo {
+        argv: ["sh", "-c", "exit 3", "{name}"].map(str::to_owned).to_vec(),
+        missing: None,
+    };
+    assert_eq!(info.line_for("golf"), "sh -c 'exit 3' golf");
+}

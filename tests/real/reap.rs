@@ -80,8 +80,10 @@ fn our_reaper_reaps_an_expired_lease_through_the_real_down() {
     );
     assert_eq!(
         log[0].detail,
+        // The whole argv, quoted as the `d` dialog shows it.
         format!(
-            "real_stackless --state-dir {} --proxy-port {} down short --json",
+            "{} --state-dir {} --proxy-port {} down short --json",
+            stack.down_command().argv_for("short").expect("argv")[0],
             stack.state_dir().display(),
             stack.port
         )

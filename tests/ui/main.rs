@@ -25,6 +25,7 @@ macro_rules! assert_snapshot {
 }
 
 mod ui_confirm;
+mod ui_console12;
 mod ui_faults;
 mod ui_fulltext;
 mod ui_layout;

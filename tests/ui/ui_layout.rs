@@ -139,3 +139,78 @@ fn z_zooms_the_focused_pane_and_back() {
         "{back}"
     );
 }
+
+/// Finding 4: titles, column headers and the footer drop whole items
+/// (or take a defined short form), never cut mid-word: checked on every
+/// border line, the table header lines and the footer, at 60x15 and 80x24
+/// with the reap sort, marks, a paused reaper and failures in Activity.
+#[test]
+fn titles_headers_and_footer_never_cut_mid_word() {
+    use stackless_tui::event::{Activity, ActivityKind, Actor};
+    let mut app = demo_app();
+    for (kind, name) in [
+        (ActivityKind::Reaped, "orders-e2e"),
+        (ActivityKind::Failed, "flaky-gpu-worker"),
+    ] {
+        app.handle(
+            Event::Activity(Activity::new(NOW - 60, Actor::Reaper, name, kind, "x")),
+            NOW,
+        );
+    }
+    app.set_sort(stackless_tui::ui::SortKey::ReapAttempts, Some(true));
+    press(&mut app, KeyCode::Char(' '));
+    press(&mut app, KeyCode::Char('P'));
+    // The pause's flash expires: the footer shows the keys again.
+    let later = NOW + stackless_tui::ui::app::FLASH_SECS + 1;
+    app.handle(Event::Tick, later);
+    assert!(app.reaper().paused && app.flash().is_none());
+    for (width, height) in [(60, 15), (80, 24)] {
+        let screen = render_app(&app, width, height);
+        assert_snapshot!(format!("demo_paused_reap_sort_{width}x{height}"), screen);
+        let lines: Vec<&str> = screen.lines().collect();
+        for line in &lines {
+            if line.contains('╔') || line.contains('┌') {
+                assert!(!line.contains('…'), "{width}x{height} cut: {line}");
+            }
+            // A table's header row (the pane beside it may cut its text).
+            for cell in line.split(['│', '║']) {
+                if cell.contains("NAME") || cell.contains("INSTANCE") {
+                    assert!(!cell.contains('…'), "{width}x{height} cut: {line}");
+                }
+            }
+        }
+        let footer = lines.last().unwrap();
+        assert!(!footer.contains('…'), "{footer}");
+        assert!(screen.contains("REAP▼"), "{screen}");
+        assert!(
+            footer.contains("(reaper paused: P resumes)") || footer.contains("(paused)"),
+            "{footer}"
+        );
+        let activity = lines.iter().find(|l| l.contains("Activity")).unwrap();
+        assert!(
+            activity.contains("failed ▁") && activity.contains("█ 1")
+                || activity.contains("failed 1")
+                || !activity.contains("failed"),
+            "{activity}"
+        );
+    }
+}
+
+/// Finding 8: at 80x24 the Backoffs pane gives INSTANCE its name whole
+/// first (the error then shows under the table), as Instances does.
+#[test]
+fn backoffs_name_is_whole_at_80x24() {
+    let app = demo_app();
+    let screen = render_app(&app, 80, 24);
+    let backoffs: Vec<&str> = screen
+        .lines()
+        .skip_while(|l| !l.contains("Backoffs"))
+        .take(7)
+        .collect();
+    let row = backoffs.iter().find(|l| l.contains('▶')).expect("a row");
+    assert!(row.contains("▶ flaky-gpu-worker "), "{backoffs:#?}");
+    let error = backoffs
+        .iter()
+        .any(|l| l.contains("error: engine.teardown"));
+    assert!(error, "the error under the table: {backoffs:#?}");
+}

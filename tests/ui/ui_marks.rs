@@ -250,7 +250,11 @@ fn bulk_d_defaults_to_no_and_esc_clears_marks() {
     assert_eq!(
         app.confirming_bulk()
             .map(stackless_tui::ui::app::Bulk::question),
-        Some("Tear down 5 marked instances (alpha, bravo, charlie and 2 more)? [y/N]".to_owned())
+        Some(
+            "Tear down 5 marked instances (alpha, bravo, charlie and 2 more)? This runs: \
+             stackless down alpha --json, then the same with {name} = each other name [y/N]"
+                .to_owned()
+        )
     );
     // Any other key: no.
     assert_eq!(press(&mut app, KeyCode::Enter), None);
@@ -273,10 +277,12 @@ fn ctrl_a_marks_what_the_field_filter_shows() {
     assert_eq!(names(&app), ["alpha", "delta", "echo"]);
     ctrl(&mut app, 'a');
     assert_eq!(marks(&app), ["alpha", "delta", "echo"]);
-    press(&mut app, KeyCode::Esc);
-    assert!(app.marks().is_empty());
+    // Esc: the filter first, then the marks.
     press(&mut app, KeyCode::Esc);
     assert_eq!(app.filter(), "");
+    assert_eq!(marks(&app).len(), 3);
+    press(&mut app, KeyCode::Esc);
+    assert!(app.marks().is_empty());
     press(&mut app, KeyCode::Char('/'));
     type_text(&mut app, "!substrate:local");
     assert_eq!(names(&app), ["echo"]);
@@ -352,7 +358,7 @@ fn command_line_completes_commands_then_names() {
     assert_eq!(
         app.confirming_bulk()
             .map(stackless_tui::ui::app::Bulk::question),
-        Some("Reap 2 marked instances (alpha, delta)? [y/N]".to_owned())
+        Some("Reap 2 instances (alpha, delta)? [y/N]".to_owned())
     );
     press(&mut app, KeyCode::Char('n'));
     // History: Up brings the line back.

@@ -26,6 +26,8 @@ pub struct CommandLine {
     /// The Tab cycle: where the completed word starts, the candidates and
     /// the one shown.
     cycle: Option<(usize, Vec<String>, usize)>,
+    /// Opened by Ctrl-F: the line is a name to jump to, never a command.
+    jump: bool,
 }
 
 impl CommandLine {
@@ -41,6 +43,13 @@ impl CommandLine {
     pub fn candidates(&self) -> Option<(&[String], usize)> {
         self.cycle.as_ref().map(|(_, c, i)| (c.as_slice(), *i))
     }
+
+    /// Whether the line is a jump (Ctrl-F): Enter selects the instance
+    /// matching it best and never runs a command, whatever the text.
+    #[must_use]
+    pub fn jumping(&self) -> bool {
+        self.jump
+    }
 }
 
 impl App {
@@ -50,11 +59,13 @@ impl App {
         &self.command
     }
 
-    /// `:` or Ctrl-F: open the command line, empty.
-    pub(super) fn open_command(&mut self) {
+    /// `:` (`jump` false) or Ctrl-F (`jump` true): open the command line,
+    /// empty.
+    pub(super) fn open_command(&mut self, jump: bool) {
         self.command.text = Some(String::new());
         self.command.at = None;
         self.command.cycle = None;
+        self.command.jump = jump;
     }
 
     /// Whether the command line has the keyboard.
@@ -77,6 +88,28 @@ impl App {
         }
     }
 
+    /// Ctrl-U (`word` false: clear the line) or Ctrl-W (`word` true: delete
+    /// the last word) in the `:` line or the `/` prompt (rows follow).
+    pub(super) fn prompt_erase(&mut self, word: bool) {
+        let filter = !self.command_open();
+        self.command.cycle = None;
+        let text = if filter {
+            &mut self.filter
+        } else if let Some(text) = self.command.text.as_mut() {
+            text
+        } else {
+            return;
+        };
+        if word {
+            command::delete_word(text);
+        } else {
+            text.clear();
+        }
+        if filter {
+            self.refilter();
+        }
+    }
+
     /// Tab: complete the last word (command names, then instance names);
     /// Tab again shows the next candidate.
     pub(super) fn command_complete(&mut self) {
@@ -89,13 +122,22 @@ impl App {
                 (start, candidates, next)
             }
             None => {
+                // `:reap`/`:down` complete active names only (a tombstone
+                // has nothing to tear down).
+                let verb = text.split_whitespace().next().unwrap_or("");
+                let active_only = !self.command.jump && matches!(verb, "reap" | "down");
                 let names: Vec<&str> = self
                     .snapshot
                     .instances
                     .iter()
+                    .filter(|i| !active_only || i.status == crate::model::Status::Active)
                     .map(|i| i.name.as_str())
                     .collect();
-                let (start, candidates) = command::candidates(&text, &names);
+                let (start, candidates) = if self.command.jump {
+                    (0, command::name_candidates(&text, &names))
+                } else {
+                    command::candidates(&text, &names)
+                };
                 if candidates.is_empty() {
                     return;
                 }
@@ -115,7 +157,7 @@ impl App {
     /// Up (`-1`) or Down (`1`) through the history.
     pub(super) fn command_history(&mut self, delta: isize) {
         let len = self.command.history.len();
-        if len == 0 || self.command.text.is_none() {
+        if len == 0 || self.command.text.is_none() || self.command.jump {
             return;
         }
         self.command.cycle = None;
@@ -136,12 +178,19 @@ impl App {
         self.command.cycle = None;
     }
 
-    /// Enter: close the line, keep it in the history and carry it out.
+    /// Enter: close the line, keep it in the history and carry it out. A
+    /// jump line (Ctrl-F) only ever jumps. A `:` line that is one word
+    /// naming both a command and an instance runs the command, and the
+    /// flash says how to jump to the instance instead.
     pub(super) fn command_run(&mut self) -> Option<Command> {
         let line = self.command.text.take()?;
         self.command.cycle = None;
         let line = line.trim().to_owned();
         if line.is_empty() {
+            return None;
+        }
+        if self.command.jump {
+            self.jump(&line);
             return None;
         }
         if self.command.history.last() != Some(&line) {
@@ -150,13 +199,32 @@ impl App {
                 self.command.history.remove(0);
             }
         }
-        match command::parse(&line) {
+        let result = match command::parse(&line) {
             Ok(parsed) => self.run(parsed),
             Err(error) => {
                 self.set_flash(FlashLevel::Warning, format!(":{line}: {error}"));
                 None
             }
+        };
+        if command::COMMANDS.contains(&line.as_str()) && self.snapshot.instance(&line).is_some() {
+            self.note_shadowed(&line);
         }
+        result
+    }
+
+    /// `:WORD` ran the command although an instance is named `WORD` too:
+    /// add how to jump to it to the flash.
+    fn note_shadowed(&mut self, word: &str) {
+        let hint = format!(
+            "\"{word}\" is also an instance: Ctrl-F {word} Enter jumps to it (:{word} runs the command)"
+        );
+        let (level, text) = match self.flash.take() {
+            Some(flash) if super::flash_live(&flash, self.now) => {
+                (flash.level, format!("{} · {hint}", flash.text))
+            }
+            _ => (FlashLevel::Info, hint),
+        };
+        self.set_flash(level, text);
     }
 
     fn run(&mut self, parsed: UiCommand) -> Option<Command> {
@@ -250,7 +318,7 @@ impl App {
                 let mut names: Vec<String> = found.into_iter().map(|i| i.name).collect();
                 names.sort();
                 names.dedup();
-                self.confirm_bulk = Some(super::Bulk { intent, names });
+                self.confirm_bulk = Some(self.bulk(intent, names, false, 0));
                 None
             }
         }

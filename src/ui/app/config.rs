@@ -65,7 +65,7 @@ impl TeardownInfo {
             .iter()
             .map(|a| a.replace(crate::reaper::teardown::NAME_PLACEHOLDER, name))
             .collect();
-        crate::model::text::sanitize(&shell_words::join(argv)).into_owned()
+        crate::model::text::sanitize(&crate::reaper::teardown::shell_line(&argv)).into_owned()
     }
 }
 

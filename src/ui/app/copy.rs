@@ -53,7 +53,7 @@ impl App {
             );
             return None;
         };
-        let line = shell_words::join(&argv);
+        let line = crate::reaper::teardown::shell_line(&argv);
         let shown = crate::model::text::sanitize_short(&line, crate::ui::view::CUT_SHORT * 2);
         self.set_flash(FlashLevel::Info, format!("copied: {shown}"));
         Some(Command::Copy { text: line })

@@ -191,8 +191,11 @@ impl App {
             }
             Action::OpenDetail => return self.open_detail(),
             Action::CloseDetail => self.detail = None,
+            // The filter first (as the empty pane's hint says), then marks.
             Action::ClearFilter => {
-                if !self.clear_marks() {
+                if self.filter.is_empty() {
+                    self.clear_marks();
+                } else {
                     self.clear_filter();
                 }
             }
@@ -200,6 +203,7 @@ impl App {
             Action::CopyField => return self.copy_field(),
             Action::CopyDown => return self.copy_down(),
             Action::OpenCommand
+            | Action::OpenJump
             | Action::CommandText
             | Action::CommandBackspace
             | Action::CommandComplete
@@ -207,6 +211,8 @@ impl App {
             | Action::CommandNext
             | Action::CommandRun
             | Action::CommandCancel => return self.act_command(action, input),
+            Action::PromptClearLine => self.prompt_erase(false),
+            Action::PromptDeleteWord => self.prompt_erase(true),
             Action::ToggleMark => self.toggle_mark(),
             Action::MarkAll => self.mark_all(),
             Action::ReverseSort => self.reverse_sort(),
@@ -333,7 +339,8 @@ impl App {
     /// The command line's keys; other actions do nothing.
     fn act_command(&mut self, action: Action, input: Input) -> Option<Command> {
         match action {
-            Action::OpenCommand => self.open_command(),
+            Action::OpenCommand => self.open_command(false),
+            Action::OpenJump => self.open_command(true),
             Action::CommandText => self.command_edit(Some(input)),
             Action::CommandBackspace => self.command_edit(None),
             Action::CommandComplete => self.command_complete(),
@@ -347,9 +354,30 @@ impl App {
     }
 
     /// Enter in the filter prompt: close it, keep the filter, and say how
-    /// many rows match.
+    /// many rows match; a filter that cannot be read says why (a warning),
+    /// and `op:` on a store without operations says it has none.
     pub(super) fn keep_filter(&mut self) {
         self.filter_editing = false;
+        let shown = crate::model::text::sanitize_short(&self.filter, crate::ui::view::CUT_SHORT);
+        if let Some(error) = &self.filter_error {
+            let text = format!("filter \"{shown}\": {error}");
+            self.set_flash(FlashLevel::Warning, text);
+            return;
+        }
+        let generation = &self.snapshot.generation;
+        if !generation.has_operations()
+            && crate::ui::filter::parse(&self.filter).is_ok_and(|f| f.uses_operations())
+        {
+            let text = format!(
+                "filter \"{shown}\": {} of {} match: this store has no operations (schema v{}: \
+                 stackless 0.4.0 has them)",
+                self.order.len(),
+                self.snapshot.instances.len(),
+                generation.user_version
+            );
+            self.set_flash(FlashLevel::Warning, text);
+            return;
+        }
         let text = if self.filter.is_empty() {
             "no filter".to_owned()
         } else {

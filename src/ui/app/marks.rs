@@ -1,8 +1,10 @@
 //! Marks and bulk actions: `space` marks the selected instance, Ctrl-A
-//! every instance the filter shows, Esc clears them; `r` and `d` then act
-//! on the marked set after one confirmation, each instance through the same
-//! rules as the single key (refusals listed one by one in Activity), run by
-//! the console at most `--reap-concurrency` at once.
+//! every instance the filter shows, Esc clears them (after the filter); `r`
+//! and `d` then act on the marked rows the filter shows after one
+//! confirmation (which says how many marked ones the filter hides: those
+//! are left alone and stay marked), each instance through the same rules
+//! as the single key (refusals listed one by one in Activity), run by the
+//! console at most `--reap-concurrency` at once.
 //!
 //! Marks are names in a sorted set (look-ups `O(log n)`), never positions:
 //! a 100k store with 100k marks costs `O(m log n)` per snapshot (marks of
@@ -22,14 +24,24 @@ pub const BULK_NAMES_SHOWN: usize = 3;
 pub struct Bulk {
     /// Reap (`r`) or tear down (`d`).
     pub intent: Intent,
-    /// The marked names at the key press, sorted.
+    /// The names acted on, sorted: the marked rows the filter shows (`r`,
+    /// `d`), or the names typed (`:reap`, `:down`).
     pub names: Vec<String>,
+    /// Whether `names` are marks (`r`/`d`) rather than typed names.
+    pub marked: bool,
+    /// Marked instances the filter hides: left alone, kept marked.
+    pub hidden: usize,
+    /// For a teardown: the command line for the first name, as the single
+    /// `d` dialog shows it ([`super::TeardownInfo::line_for`]).
+    pub runs: Option<String>,
 }
 
 impl Bulk {
     /// The question: `Reap 3 marked instances (alpha, bravo, charlie)?
-    /// [y/N]`, `Tear down 5 marked instances (alpha, bravo, charlie and 2
-    /// more)? [y/N]` (names sanitized and cut).
+    /// [y/N]`; `Tear down 2 instances (alpha, bravo)? This runs: stackless
+    /// down alpha --json, then the same with {name} = each other name
+    /// [y/N]`; with marks the filter hides, `… 2 other marked instances are
+    /// hidden by the filter and left alone. …` (names sanitized and cut).
     #[must_use]
     pub fn question(&self) -> String {
         use crate::model::text::sanitize_short;
@@ -39,6 +51,7 @@ impl Bulk {
         };
         let count = self.names.len();
         let noun = if count == 1 { "instance" } else { "instances" };
+        let marked = if self.marked { "marked " } else { "" };
         let mut list = self
             .names
             .iter()
@@ -49,7 +62,29 @@ impl Bulk {
         if count > BULK_NAMES_SHOWN {
             list = format!("{list} and {} more", count - BULK_NAMES_SHOWN);
         }
-        format!("{verb} {count} marked {noun} ({list})? [y/N]")
+        let mut text = format!("{verb} {count} {marked}{noun} ({list})?");
+        if self.hidden > 0 {
+            let (n, verb) = if self.hidden == 1 {
+                ("instance is", "it")
+            } else {
+                ("instances are", "them")
+            };
+            text.push_str(&format!(
+                " {} other marked {n} hidden by the filter: this leaves {verb} alone.",
+                self.hidden
+            ));
+        }
+        if let Some(line) = &self.runs {
+            text.push_str(&format!(
+                " This runs: {}",
+                sanitize_short(line, crate::ui::view::CUT_LONG)
+            ));
+            if count > 1 {
+                text.push_str(", then the same with {name} = each other name");
+            }
+        }
+        text.push_str(" [y/N]");
+        text
     }
 }
 
@@ -125,17 +160,55 @@ impl App {
         !self.marks.is_empty() && self.detail.is_none()
     }
 
-    /// `r`/`d` with marks: open the one confirmation (write keys on).
+    /// `r`/`d` with marks: open the one confirmation (write keys on) for
+    /// the marked rows the filter shows; the question says how many marked
+    /// ones the filter hides (left alone). All hidden: nothing opens, the
+    /// footer says so.
     pub(super) fn bulk_key(&mut self, intent: Intent) {
         if let Some(reason) = self.write_keys_off() {
             let reason = reason.into_owned();
             self.refuse("", reason);
             return;
         }
-        self.confirm_bulk = Some(Bulk {
+        let instances = &self.snapshot.instances;
+        let mut names: Vec<String> = self
+            .order
+            .iter()
+            .filter_map(|&p| instances.get(p as usize))
+            .filter(|i| self.marks.contains(&i.name))
+            .map(|i| i.name.clone())
+            .collect();
+        names.sort();
+        let hidden = self.marks.len() - names.len();
+        if names.is_empty() {
+            let text = format!(
+                "the {hidden} marked instances are all hidden by the filter \"{}\": nothing to act on (Esc clears the filter)",
+                crate::model::text::sanitize_short(&self.filter, crate::ui::view::CUT_SHORT)
+            );
+            self.set_flash(FlashLevel::Warning, text);
+            return;
+        }
+        self.confirm_bulk = Some(self.bulk(intent, names, true, hidden));
+    }
+
+    /// The bulk question's content for `names` (sorted).
+    pub(super) fn bulk(
+        &self,
+        intent: Intent,
+        names: Vec<String>,
+        marked: bool,
+        hidden: usize,
+    ) -> Bulk {
+        let runs = (intent == Intent::TearDown)
+            .then(|| names.first().map(|n| self.teardown.line_for(n)))
+            .flatten();
+        Bulk {
             intent,
-            names: self.marks.iter().cloned().collect(),
-        });
+            names,
+            marked,
+            hidden,
+            runs,
+        }
     }
 
     /// `y` to a bulk action: check each marked instance on the snapshot
@@ -164,7 +237,10 @@ impl App {
             let name = instance.name.clone();
             self.own_until(&name);
         }
-        self.marks.clear();
+        // The marks acted on (refused ones too); hidden ones stay marked.
+        for name in &bulk.names {
+            self.marks.remove(name);
+        }
         let verb = match bulk.intent {
             Intent::Reap => "reap",
             Intent::TearDown => "teardown",
@@ -262,7 +338,11 @@ impl App {
             Actor::Operator,
             "",
             ActivityKind::Aborted,
-            format!("{verb} of {} marked instances cancelled", bulk.names.len()),
+            format!(
+                "{verb} of {} {}instances cancelled",
+                bulk.names.len(),
+                if bulk.marked { "marked " } else { "" }
+            ),
         ));
     }
 }

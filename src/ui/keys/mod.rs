@@ -202,8 +202,10 @@ pub enum Action {
     CopyField,
     /// Copy the `down` command line for the target instance (`Y`).
     CopyDown,
-    /// Open the command line (`:`, Ctrl-F).
+    /// Open the command line (`:`).
     OpenCommand,
+    /// Open the jump line (Ctrl-F): a name to select, never a command.
+    OpenJump,
     /// Add the typed character to the command line.
     CommandText,
     /// Remove the command line's last character.
@@ -219,6 +221,10 @@ pub enum Action {
     CommandRun,
     /// Close the command line.
     CommandCancel,
+    /// Clear the `/` or `:` prompt's line (Ctrl-U).
+    PromptClearLine,
+    /// Delete the `/` or `:` prompt's last word (Ctrl-W).
+    PromptDeleteWord,
     /// Reverse the Instances order (`S`).
     ReverseSort,
     /// Mark or unmark the selected instance (`space`).

@@ -145,7 +145,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "Esc",
-        help: "back: full text, logs, detail view, operation, help; clear the filter",
+        help: "back: full text, logs, detail, operation, help; the filter, then marks",
         binds: &[
             bind(&[Help], &[any(KeyCode::Esc)], Action::CloseHelp),
             bind(&[FullText], &[any(KeyCode::Esc)], Action::CloseFullText),
@@ -197,9 +197,27 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "/",
-        help: "filter instances by name, substrate or status",
+        help: "filter: words match name, substrate or status; field terms:",
         binds: &[bind(&[Panes], &[ch('/')], Action::EditFilter)],
         footer: &[foot(Panes, 8, "/", "filter", 3)],
+    },
+    KeyEntry {
+        keys: "  status: name:",
+        help: "status:expired (active, tombstoned), substrate:render, name:PART",
+        binds: &[],
+        footer: &[],
+    },
+    KeyEntry {
+        keys: "  lock: backoff:",
+        help: "lock:alive (foreign, held, stale, none, any), backoff:due (waiting, any)",
+        binds: &[],
+        footer: &[],
+    },
+    KeyEntry {
+        keys: "  op: ! (spaces)",
+        help: "op:running (queued, pending; 0.4.0); !term negates; all terms apply",
+        binds: &[],
+        footer: &[],
     },
     KeyEntry {
         keys: "  typing, Backspace",
@@ -230,25 +248,63 @@ pub const ENTRIES: &[KeyEntry] = &[
         ],
     },
     KeyEntry {
+        keys: "  Ctrl-U / Ctrl-W",
+        help: "in / and : prompts: clear the line / delete the last word",
+        binds: &[
+            bind(
+                &[Filter, CommandLine],
+                &[
+                    Key::Code(KeyCode::Char('u'), Mods::Ctrl),
+                    Key::Code(KeyCode::Char('U'), Mods::Ctrl),
+                ],
+                Action::PromptClearLine,
+            ),
+            bind(
+                &[Filter, CommandLine],
+                &[
+                    Key::Code(KeyCode::Char('w'), Mods::Ctrl),
+                    Key::Code(KeyCode::Char('W'), Mods::Ctrl),
+                ],
+                Action::PromptDeleteWord,
+            ),
+        ],
+        footer: &[],
+    },
+    KeyEntry {
         keys: "s",
         help: "sort: lease expiry, name, substrate, reap attempts, status, lock",
         binds: &[bind(&[Panes], &[ch('s')], Action::CycleSort)],
         footer: &[foot(Panes, 9, "s", "sort", 4)],
     },
     KeyEntry {
-        keys: ": / Ctrl-F",
-        help: "command line: reap/down NAME..., filter, sort, ops, help, q; a name jumps",
-        binds: &[
-            bind(&[Panes], &[ch(':')], Action::OpenCommand),
-            bind(
-                &[Panes],
-                &[
-                    Key::Code(KeyCode::Char('f'), Mods::Ctrl),
-                    Key::Code(KeyCode::Char('F'), Mods::Ctrl),
-                ],
-                Action::OpenCommand,
-            ),
-        ],
+        keys: ":",
+        help: "command line: :reap NAME..., :down NAME..., :filter EXPR",
+        binds: &[bind(&[Panes], &[ch(':')], Action::OpenCommand)],
+        footer: &[],
+    },
+    KeyEntry {
+        keys: "  :sort :pause",
+        help: ":sort KEY [asc|desc]; :pause, :resume (P); :pass (R)",
+        binds: &[],
+        footer: &[],
+    },
+    KeyEntry {
+        keys: "  :logs :ops :q",
+        help: ":logs NAME (l); :ops; :help; :q; :WORD jumps (a command wins)",
+        binds: &[],
+        footer: &[],
+    },
+    KeyEntry {
+        keys: "Ctrl-F",
+        help: "jump to an instance by name (fuzzy; never runs a command)",
+        binds: &[bind(
+            &[Panes],
+            &[
+                Key::Code(KeyCode::Char('f'), Mods::Ctrl),
+                Key::Code(KeyCode::Char('F'), Mods::Ctrl),
+            ],
+            Action::OpenJump,
+        )],
         footer: &[],
     },
     KeyEntry {
@@ -297,7 +353,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "  r / d with marks",
-        help: "reap / tear down every marked instance (asks y/N once)",
+        help: "act on the marked rows shown (y/N once; says how many are hidden)",
         binds: &[],
         footer: &[],
     },

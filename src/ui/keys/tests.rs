@@ -437,6 +437,11 @@ mod against_the_ui {
             ),
             Action::OpenCommand => {
                 assert_eq!(app.command_line().text(), Some(""), "{what}");
+                assert!(!app.command_line().jumping(), "{what}");
+            }
+            Action::OpenJump => {
+                assert_eq!(app.command_line().text(), Some(""), "{what}");
+                assert!(app.command_line().jumping(), "{what}");
             }
             Action::CommandText => assert_eq!(app.command_line().text(), Some("x"), "{what}"),
             Action::CommandBackspace | Action::CommandNext | Action::CommandPrevious => {
@@ -448,6 +453,14 @@ mod against_the_ui {
             }
             Action::CommandRun | Action::CommandCancel => {
                 assert!(app.command_line().text().is_none(), "{what}");
+            }
+            Action::PromptClearLine | Action::PromptDeleteWord => {
+                assert!(app.filter().is_empty(), "{what}");
+                assert_eq!(
+                    app.command_line().text().is_some(),
+                    context == CommandLine,
+                    "{what}"
+                );
             }
             Action::ReverseSort => assert!(app.sort_reversed(), "{what}"),
             Action::ToggleMark => assert_eq!(app.marks().len(), 1, "{what}"),

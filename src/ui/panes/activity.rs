@@ -18,9 +18,9 @@ use crate::ui::view;
 pub const EMPTY: &str = "no activity yet";
 
 /// The last hour's reaps (`reaped`, `torn down`) and failures as
-/// sparklines ([`crate::ui::spark::last_hour`]), newest entries first until
+/// sparklines ([`crate::ui::spark::last_hour_items`]), newest entries first until
 /// an hour back.
-fn history(app: &App) -> Option<String> {
+fn history(app: &App) -> Option<[Vec<String>; 2]> {
     use crate::event::ActivityKind;
     let now = app.now();
     let events = app
@@ -34,7 +34,7 @@ fn history(app: &App) -> Option<String> {
             ActivityKind::Failed => Some((l.entry.at, true, l.count)),
             _ => None,
         });
-    crate::ui::spark::last_hour(events, now)
+    crate::ui::spark::last_hour_items(events, now)
 }
 
 /// Draw the Activity pane into `area`.
@@ -47,18 +47,25 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     viewport.activity_rows = rows;
     app.viewport.set(viewport);
     let (start, end) = log_window(entries.len(), rows, log.scroll_up(), log.selected_up());
-    let mut suffix = if end < entries.len() {
-        format!("↓ {} newer (End follows)", entries.len() - end)
-    } else {
-        String::new()
-    };
-    if let Some(spark) = history(app) {
-        if !suffix.is_empty() {
-            suffix.push_str(" · ");
-        }
-        suffix.push_str(&spark);
-    }
     let name = format!("Activity ({})", app.zone_label());
+    // Whole items only: the bars, else the counts alone, else fewer items.
+    let mut items: Vec<String> = Vec::new();
+    if end < entries.len() {
+        items.push(format!("↓ {} newer (End follows)", entries.len() - end));
+    }
+    let room = super::title_room(area.width, &name);
+    let suffix = match history(app) {
+        Some([full, compact]) => {
+            let with = |spark: Vec<String>| [items.clone(), spark].concat();
+            let full = with(full).join(" · ");
+            if unicode_width::UnicodeWidthStr::width(full.as_str()) <= room {
+                full
+            } else {
+                super::whole_items(&with(compact), room)
+            }
+        }
+        None => super::whole_items(&items, room),
+    };
     let block = pane_block(title(&name, &suffix, is_focused), is_focused);
     if entries.is_empty() {
         frame.render_widget(

@@ -118,11 +118,15 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     }
 }
 
-/// Column widths for a table `width` columns wide: INSTANCE as wide as its
-/// widest visible name (8 to 24), ATTEMPTS 8, RETRY as wide as its widest
-/// visible text (5 to 16), LAST ERROR the rest.
+/// Column widths for a table `width` columns wide. INSTANCE first takes
+/// what its widest visible name needs (at least 8), as NAME does in
+/// Instances; ATTEMPTS is 8 (5, `TRIES`, when tight), RETRY as wide as its
+/// widest visible text (5 to 16), LAST ERROR the rest (none below 5
+/// columns: the error is then shown whole under the table).
 #[must_use]
 pub fn column_widths(width: u16, rows: &[BackoffRow]) -> [u16; 4] {
+    // The error column's narrowest: `ERROR`.
+    const ERROR_MIN: u16 = 5;
     let symbol = u16::try_from(HIGHLIGHT_SYMBOL.width()).unwrap_or(2);
     let available = width.saturating_sub(symbol + SPACING * 3);
     let widest = |f: fn(&BackoffRow) -> &str| {
@@ -131,18 +135,23 @@ pub fn column_widths(width: u16, rows: &[BackoffRow]) -> [u16; 4] {
             .max()
             .map_or(0, |w| u16::try_from(w).unwrap_or(u16::MAX))
     };
-    // LAST ERROR keeps at least this much: the reason is what the operator
-    // needs; a long name gives way first (down to 8 columns, cut with `…`).
-    const ERROR_MIN: u16 = 14;
-    let attempts = 8.min(available);
-    let retry = widest(|r| &r.retry).clamp(5, 16).min(available - attempts);
-    let room_for_name = available
-        .saturating_sub(attempts + retry + ERROR_MIN)
-        .max(8);
-    let name = widest(|r| &r.instance)
-        .clamp(8, 24)
-        .min(room_for_name)
-        .min(available - attempts - retry);
-    let error = available - name - attempts - retry;
+    let name_need = widest(|r| &r.instance).max(8);
+    let retry = widest(|r| &r.retry).clamp(5, 16).min(available);
+    let attempts: u16 = if name_need + 8 + retry + ERROR_MIN <= available {
+        8
+    } else {
+        5
+    };
+    let attempts = attempts.min(available - retry);
+    let mut name = name_need.min(available - attempts - retry);
+    let mut error = available - name - attempts - retry;
+    if error < ERROR_MIN {
+        // No room for the error column (shown under the table instead):
+        // ATTEMPTS gets its header back, the rest goes to the name.
+        let back = (8 - attempts).min(error);
+        name += error - back;
+        error = 0;
+        return [name, attempts + back, retry, error];
+    }
     [name, attempts, retry, error]
 }

@@ -1,6 +1,6 @@
-//! The command line (`:`), drawn over the footer while it is open: the
-//! text typed with a cursor, then the Tab candidates (the one shown
-//! first marked).
+//! The command line (`:`) or the jump line (Ctrl-F, `jump to: `), drawn
+//! over the footer while it is open: the text typed with a cursor, then
+//! the Tab candidates (the one shown first marked).
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -17,9 +17,11 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let Some(text) = app.command_line().text() else {
         return;
     };
+    let jump = app.command_line().jumping();
     let mut spans = vec![Span::styled(
         format!(
-            ":{}{PROMPT_CURSOR}",
+            "{}{}{PROMPT_CURSOR}",
+            if jump { "jump to: " } else { ":" },
             sanitize_short(text, view::CUT_SHORT * 2)
         ),
         theme::prompt(),
@@ -35,6 +37,11 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
             .collect();
         spans.push(Span::styled(
             format!("  {}", list.join(" ")),
+            theme::muted(),
+        ));
+    } else if jump {
+        spans.push(Span::styled(
+            "  Tab completes · Enter jumps · Esc closes",
             theme::muted(),
         ));
     } else {

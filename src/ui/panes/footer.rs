@@ -70,23 +70,26 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         return;
     }
     let mut entries = entries(app);
-    // Why the write keys are off: the keys of rank 2 and up make room for
-    // it; what still does not fit of it is cut.
-    let mut off = app.write_keys_off().map(|reason| {
-        format!(
-            "  ({} off: {})",
-            keys::write_keys(app.snapshot().generation.has_operations()),
-            sanitize_short(&reason, 60)
-        )
-    });
+    // After the keys: the reaper paused, and why the write keys are off,
+    // each a whole item (never cut mid-word: an item that does not fit
+    // takes its short form, then goes).
+    // (full, short) forms.
+    let mut items: Vec<(String, String)> = Vec::new();
     if app.reaper().paused {
-        // A paused reaper says so here too, first.
-        off = Some(format!(
-            "  (reaper paused: P resumes){}",
-            off.unwrap_or_default()
+        items.push((
+            "(reaper paused: P resumes)".to_owned(),
+            "(paused)".to_owned(),
         ));
     }
-    let off_width = off.as_deref().map_or(0, UnicodeWidthStr::width);
+    let mut reason = None;
+    if let Some(why) = app.write_keys_off() {
+        let keys = keys::write_keys(app.snapshot().generation.has_operations());
+        let why = sanitize_short(&why, 60);
+        items.push((format!("({keys} off: {why})"), format!("({keys} off)")));
+        reason = Some((format!("({keys} off: "), why));
+    }
+    let mut off: Vec<String> = items.iter().map(|(full, _)| full.clone()).collect();
+    let off_width = |off: &[String]| off.iter().map(|o| 2 + o.width()).sum::<usize>();
     let used = |entries: &[Entry]| {
         entries
             .iter()
@@ -94,7 +97,9 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
             .sum::<usize>()
             + 2 * entries.len().saturating_sub(1)
     };
-    for (reserve, keep) in [(off_width, 1), (0, 0)] {
+    // The keys of rank 2 and up make room for the items; then the keys of
+    // rank 1 and up make room for the keys of rank 0.
+    for (reserve, keep) in [(off_width(&off), 1), (0, 0)] {
         while used(&entries) + reserve > width {
             let Some(lowest) = entries.iter().map(|e| e.3).max().filter(|&r| r > keep) else {
                 break;
@@ -106,7 +111,36 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         }
     }
     let room = width.saturating_sub(used(&entries));
-    let off = off.map(|off| fit(&off, room).into_owned());
+    // Too wide: the reason is cut between words (`(r/d off: the store
+    // is open…)`); the last item takes its short form, then goes.
+    if off_width(&off) > room
+        && let Some((head, why)) = &reason
+    {
+        let others = off_width(&off[..off.len() - 1]);
+        let left = room.saturating_sub(others + 2 + head.width() + 1);
+        if let Some(cut) = fit_words(why, left)
+            && let Some(last) = off.last_mut()
+        {
+            *last = format!("{head}{cut})");
+        }
+    }
+    let mut room = room;
+    while off_width(&off) > room && !off.is_empty() {
+        let last = off.len() - 1;
+        if off[last] != items[last].1 {
+            off[last].clone_from(&items[last].1);
+        } else if last == 0
+            && app.reaper().paused
+            && let Some(drop) = entries.iter().rposition(|e| e.3 > 0)
+        {
+            // A paused reaper says so, short, before a key of rank 1.
+            entries.remove(drop);
+            room = width.saturating_sub(used(&entries));
+        } else {
+            off.pop();
+        }
+    }
+    let off = (!off.is_empty()).then(|| format!("  {}", off.join("  ")));
     let mut spans = Vec::new();
     for (key, what, enabled, _) in entries {
         if !spans.is_empty() {
@@ -123,4 +157,26 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         spans.push(Span::styled(off, theme::muted()));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// `text` in at most `width` columns, cut only between words: as many
+/// whole words from the start as fit with `…` after them (`None` when not
+/// even the first word fits; `text` itself when it fits whole).
+#[must_use]
+fn fit_words(text: &str, width: usize) -> Option<String> {
+    if text.width() <= width {
+        return Some(text.to_owned());
+    }
+    let mut out = String::new();
+    for word in text.split(' ') {
+        let sep = usize::from(!out.is_empty());
+        if out.width() + sep + word.width() + 1 > width {
+            break;
+        }
+        if sep == 1 {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    (!out.is_empty()).then(|| format!("{out}…"))
 }

@@ -27,22 +27,26 @@ const SPACING: u16 = super::TABLE_SPACING;
 pub const MARK: &str = "●";
 
 /// The headers as drawn in columns `widths` wide: [`HEADERS`] with `▲`
-/// (or `▼`, high to low) after the sorted column's; where the column is too
-/// narrow for both, the mark takes the header's last letter (`REA▼`), so it
-/// is never cut away.
+/// (or `▼`, high to low) after the sorted column's. [`column_widths`]
+/// keeps room for the mark; were a column still too narrow, the mark goes,
+/// never a letter of the header (`REAP`, not `REA▼`).
 #[must_use]
 pub fn headers(app: &App, widths: &[u16; 7]) -> [String; 7] {
     let column = app.sort().column();
     let mark = if app.sort_descending() { '▼' } else { '▲' };
     std::array::from_fn(|i| {
+        let width = usize::from(widths[i]);
         let header = HEADERS[i];
-        if i != column {
+        // The defined short header (`SUB`) when the column took it.
+        let header = if header.width() > width {
+            super::header_in(header, width)
+        } else {
+            header
+        };
+        if i != column || width < header.width() + 1 {
             return header.to_owned();
         }
-        let room = usize::from(widths[i]).saturating_sub(1);
-        let mut text: String = header.chars().take(room).collect();
-        text.push(mark);
-        text
+        format!("{header}{mark}")
     })
 }
 
@@ -55,6 +59,12 @@ pub const PROMPT_CURSOR: &str = "▏";
 /// tombstoned`. No row shown: `0/0`.
 #[must_use]
 pub fn title_suffix(app: &App) -> String {
+    title_items(app).join(" · ")
+}
+
+/// [`title_suffix`] as whole items, which a narrow title drops from the
+/// end (`· 4 tombstoned` goes whole, never `· 4 tomb`).
+fn title_items(app: &App) -> Vec<String> {
     let total = app.snapshot().instances.len();
     let len = app.visible().len();
     let counts = app.counts();
@@ -63,46 +73,48 @@ pub fn title_suffix(app: &App) -> String {
     } else {
         app.selected_index() + 1
     };
-    let mut suffix = format!("{row}/{len}");
+    let mut first = format!("{row}/{len}");
     if !app.filter().is_empty() {
         let _ = write!(
-            suffix,
+            first,
             " match \"{}\" (filtered from {total})",
             sanitize_short(app.filter(), CUT_SHORT)
         );
     }
+    let mut items = vec![first];
     if !app.marks().is_empty() {
-        let _ = write!(suffix, " · {} marked", app.marks().len());
+        items.push(format!("{} marked", app.marks().len()));
     }
     if total > 0 {
-        let _ = write!(suffix, " · {} active", counts.active);
+        let mut active = format!("{} active", counts.active);
         if counts.expired > 0 {
-            let _ = write!(suffix, " ({} expired)", counts.expired);
+            let _ = write!(active, " ({} expired)", counts.expired);
         }
-        let _ = write!(suffix, " · {} tombstoned", counts.tombstoned);
+        items.push(active);
+        items.push(format!("{} tombstoned", counts.tombstoned));
     }
-    suffix
+    items
 }
 
-fn title_line(app: &App, is_focused: bool) -> Line<'static> {
+fn title_line(app: &App, is_focused: bool, width: u16) -> Line<'static> {
     let name_style = if is_focused {
         theme::focused_border()
     } else {
         Style::new().add_modifier(Modifier::BOLD)
     };
     let mut spans = vec![Span::styled(" Instances ", name_style)];
+    let mut room = super::title_room(width, "Instances");
     if app.filter_editing() {
-        spans.push(Span::styled(
-            format!(
-                "/{}{PROMPT_CURSOR}",
-                sanitize_short(app.filter(), CUT_SHORT)
-            ),
-            theme::prompt(),
-        ));
+        let prompt = format!(
+            "/{}{PROMPT_CURSOR}",
+            sanitize_short(app.filter(), CUT_SHORT)
+        );
+        room = room.saturating_sub(prompt.width() + 1);
+        spans.push(Span::styled(prompt, theme::prompt()));
         spans.push(Span::raw(" "));
     }
     spans.push(Span::styled(
-        format!("{} ", title_suffix(app)),
+        format!("{} ", super::whole_items(&title_items(app), room)),
         theme::muted(),
     ));
     Line::from(spans)
@@ -115,7 +127,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let instances = &snapshot.instances;
     let visible = app.visible();
     let len = visible.len();
-    let block = pane_block(title_line(app, is_focused), is_focused);
+    let block = pane_block(title_line(app, is_focused, area.width), is_focused);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     if inner.width == 0 || inner.height == 0 {
@@ -163,10 +175,15 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
                 .with_pending(pending, now)
                 .with_dead_services(dead);
             let short = Short::of(i, liveness, pending, dead, now);
-            (marked(row, app.is_marked(&i.name)), short)
+            let mark = if app.is_marked(&i.name) {
+                Some(true)
+            } else {
+                (!app.marks().is_empty()).then_some(false)
+            };
+            (marked(row, mark), short)
         })
         .collect();
-    let widths = column_widths(inner.width, &built);
+    let widths = column_widths(inner.width, &built, Some(app.sort().column()));
     let rows: Vec<Row> = built
         .into_iter()
         .map(|(r, short)| row(r, &short, widths))
@@ -184,10 +201,13 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     );
 }
 
-/// `row` with [`MARK`] before its name when `marked`.
-fn marked(mut row: InstanceRow, marked: bool) -> InstanceRow {
-    if marked {
-        row.name = format!("{MARK} {}", row.name);
+/// `row` with [`MARK`] before its name when marked (`Some(true)`), or as
+/// many spaces when other rows are (`Some(false)`): names stay aligned.
+fn marked(mut row: InstanceRow, mark: Option<bool>) -> InstanceRow {
+    match mark {
+        Some(true) => row.name = format!("{MARK} {}", row.name),
+        Some(false) => row.name = format!("{} {}", " ".repeat(MARK.width()), row.name),
+        None => {}
     }
     row
 }
@@ -202,6 +222,10 @@ fn row(mut r: InstanceRow, short: &Short, widths: [u16; 7]) -> Row<'static> {
     }
     if r.lock.width() > usize::from(widths[5]) {
         r.lock.clone_from(&short.lock);
+    }
+    if r.lock.width() > usize::from(widths[5]) {
+        r.lock =
+            whole_parts(&short.lock, usize::from(widths[5])).unwrap_or_else(|| short.tiny.clone());
     }
     let lease_style = match r.lease_state {
         LeaseState::Expired => theme::expired(),
@@ -242,6 +266,20 @@ fn row(mut r: InstanceRow, short: &Short, widths: [u16; 7]) -> Row<'static> {
     .style(row_style)
 }
 
+/// The whole parts of a short LOCK text (`down running 3s; up pid 4242
+/// alive`, parts split at `; ` and ` · `) that fit in `width`, from the
+/// first (`None`: not even the first).
+fn whole_parts(text: &str, width: usize) -> Option<String> {
+    let ends = text
+        .match_indices("; ")
+        .chain(text.match_indices(" · "))
+        .map(|(i, _)| i)
+        .chain(std::iter::once(text.len()));
+    ends.filter(|&end| text[..end].width() <= width)
+        .max()
+        .map(|end| text[..end].to_owned())
+}
+
 /// The short forms LEASE and LOCK fall back to before NAME is cut:
 /// `4h12m`, `-3m12s` (expired that long ago), `†8d00h` (tombstoned that
 /// long ago), `none`; `up pid 4242 alive` (`gone`, `reused`, `foreign`),
@@ -252,6 +290,9 @@ pub struct Short {
     pub lease: String,
     /// LOCK, short.
     pub lock: String,
+    /// LOCK, shortest: the holder's state only (`alive`, `gone`, `1 dead`),
+    /// when even [`Short::lock`] does not fit.
+    pub tiny: String,
 }
 
 impl Short {
@@ -277,8 +318,10 @@ impl Short {
             (_, None) => "none".to_owned(),
         };
         let mut parts = Vec::new();
+        let mut tiny = Vec::new();
         if dead > 0 {
             parts.push(format!("{dead} dead"));
+            tiny.push(format!("{dead} dead"));
         }
         if let Some(op) = pending {
             parts.push(crate::ui::opview::pending_text(op, now));
@@ -296,68 +339,90 @@ impl Short {
                 sanitize_short(&lock.operation, CUT_SHORT),
                 lock.holder_pid
             ));
+            tiny.push(state.to_owned());
+        } else if pending.is_some() {
+            tiny.push("op".to_owned());
         }
         Self {
             lease,
             lock: parts.join("; "),
+            tiny: tiny.join(" "),
         }
     }
 }
 
 /// Column widths (in [`HEADERS`] order) for a table `width` columns wide
-/// showing `rows`. Every column is at least as wide as its header (no
-/// header is ever cut: `SUBSTRATE`, not `SUBST…`). ST, SUBSTRATE, STATUS
-/// and REAP take what their texts need; NAME then takes what its longest
-/// visible name needs before LEASE and LOCK get anything: they take their
-/// whole texts if the rest allows, else their short forms ([`Short`]), and
-/// when even those do not fit LOCK goes (the ST column still marks the
-/// lock), and only then is NAME cut. Slack goes to LOCK.
+/// showing `rows`, the column `sorted` (if any) carrying the sort mark.
+/// Every column is at least as wide as its header, the sorted one's with
+/// its `▲`/`▼` (no header is ever cut: `SUBSTRATE`, not `SUBST…`; `REAP▼`,
+/// not `REA▼`). ST, SUBSTRATE, STATUS and REAP take what their texts need;
+/// NAME then takes what its longest visible name needs before LEASE and
+/// LOCK get anything: they take their whole texts if the rest allows, else
+/// their short forms ([`Short`]), and when even those do not fit LOCK goes
+/// (the ST column still marks the lock), and only then is NAME cut. Slack
+/// goes to LOCK. Tight, SUBSTRATE first gives up its header's slack
+/// (`SUB` over `local`).
 #[must_use]
-pub fn column_widths(width: u16, rows: &[(InstanceRow, Short)]) -> [u16; 7] {
+pub fn column_widths(width: u16, rows: &[(InstanceRow, Short)], sorted: Option<usize>) -> [u16; 7] {
     let symbol = u16::try_from(HIGHLIGHT_SYMBOL.width()).unwrap_or(2);
-    let widest = |f: &dyn Fn(&(InstanceRow, Short)) -> &str, header: &str| {
+    let header: [u16; 7] = std::array::from_fn(|i| {
+        let mark = usize::from(sorted == Some(i));
+        u16::try_from(HEADERS[i].width() + mark).unwrap_or(u16::MAX)
+    });
+    let widest = |f: &dyn Fn(&(InstanceRow, Short)) -> &str, column: usize| {
         rows.iter()
-            .map(|r| f(r).width())
-            .chain(std::iter::once(header.width()))
+            .map(|r| u16::try_from(f(r).width()).unwrap_or(u16::MAX))
+            .chain(std::iter::once(header[column]))
             .max()
-            .map_or(0, |w| u16::try_from(w).unwrap_or(u16::MAX))
+            .unwrap_or(0)
     };
     let state = 3;
-    let substrate = widest(&|r| &r.0.substrate, HEADERS[2]).min(NARROW_CAP);
-    let status = widest(&|r| &r.0.status, HEADERS[3]).min(NARROW_CAP);
-    let reap = widest(&|r| &r.0.reap, HEADERS[6]);
-    let share = width
-        .saturating_sub(symbol + SPACING * 6 + state)
-        .saturating_sub(substrate + status + reap);
-    let name_need = widest(&|r| &r.0.name, HEADERS[0]);
-    let (lease_full, lease_short) = (
-        widest(&|r| &r.0.lease, HEADERS[4]),
-        widest(&|r| &r.1.lease, HEADERS[4]),
-    );
-    let (lock_full, lock_short) = (
-        widest(&|r| &r.0.lock, HEADERS[5]),
-        widest(&|r| &r.1.lock, HEADERS[5]),
-    );
-    let lock_min = u16::try_from(HEADERS[5].width()).unwrap_or(4);
+    let mut substrate = widest(&|r| &r.0.substrate, 2)
+        .min(NARROW_CAP)
+        .max(header[2]);
+    let status = widest(&|r| &r.0.status, 3).min(NARROW_CAP).max(header[3]);
+    let reap = widest(&|r| &r.0.reap, 6);
+    let name_need = widest(&|r| &r.0.name, 0);
+    let (lease_full, lease_short) = (widest(&|r| &r.0.lease, 4), widest(&|r| &r.1.lease, 4));
+    let (lock_full, lock_short) = (widest(&|r| &r.0.lock, 5), widest(&|r| &r.1.lock, 5));
+    let lock_tiny = widest(&|r| &r.1.tiny, 5);
+    let fixed = symbol + SPACING * 6 + state + status + reap;
+    if name_need + lease_short + lock_tiny + fixed + substrate > width {
+        // Tight: SUBSTRATE gives up its header's slack first (`SUB`).
+        let mark = u16::from(sorted == Some(2));
+        let values = rows
+            .iter()
+            .map(|r| u16::try_from(r.0.substrate.width()).unwrap_or(u16::MAX))
+            .max()
+            .unwrap_or(0)
+            .min(NARROW_CAP);
+        substrate = substrate.min(values.max(SHORT_SUBSTRATE + mark));
+    }
+    let share = width.saturating_sub(fixed + substrate);
     let lease = [
         (lease_full, lock_full),
         (lease_full, lock_short),
         (lease_short, lock_short),
+        (lease_short, lock_tiny),
     ]
     .into_iter()
     .find(|(lease, lock)| name_need + lease + lock <= share)
     .map_or(lease_short, |(lease, _)| lease);
-    let name = name_need.min(share.saturating_sub(lease));
+    let name = name_need.min(share.saturating_sub(lease)).max(header[0]);
     let mut lease = lease;
     let mut lock = share.saturating_sub(name + lease);
-    if lock < lock_min {
-        // Too narrow for even its header: LOCK goes (the ST column still
-        // marks a held or stale lock) rather than the name.
+    if lock < lock_tiny.max(header[5]) {
+        // Too narrow for its shortest texts: LOCK goes (the ST column
+        // still marks a held or stale lock) rather than the name, and
+        // rather than a cut `up p…`.
         lease += lock;
         lock = 0;
     }
     [name, state, substrate, status, lease, lock, reap]
 }
+
+/// The width of SUBSTRATE's short header, `SUB` ([`super::SHORT_HEADERS`]).
+const SHORT_SUBSTRATE: u16 = 3;
 
 /// The widest SUBSTRATE and STATUS get (a longer text is cut).
 const NARROW_CAP: u16 = 24;

@@ -56,6 +56,34 @@ pub fn title(name: &str, suffix: &str, focused: bool) -> Line<'static> {
     Line::from(spans)
 }
 
+/// `items` joined by ` · `, as many whole items from the first as fit in
+/// `room` columns: a title or a footer drops whole items, never cutting one
+/// mid-word.
+#[must_use]
+pub fn whole_items(items: &[String], room: usize) -> String {
+    use unicode_width::UnicodeWidthStr as _;
+    let mut out = String::new();
+    for item in items {
+        let sep = if out.is_empty() { 0 } else { 3 };
+        if out.width() + sep + item.width() > room {
+            break;
+        }
+        if sep > 0 {
+            out.push_str(" · ");
+        }
+        out.push_str(item);
+    }
+    out
+}
+
+/// The room a pane `width` wide leaves for the title suffix after
+/// ` {name} ` (borders and the suffix's trailing space counted).
+#[must_use]
+pub fn title_room(width: u16, name: &str) -> usize {
+    use unicode_width::UnicodeWidthStr as _;
+    usize::from(width).saturating_sub(2 + name.width() + 2 + 1)
+}
+
 /// Whether `pane` has the keyboard in `app`.
 #[must_use]
 pub fn focused(app: &App, pane: Focus) -> bool {
@@ -121,11 +149,34 @@ pub fn inner(rect: Rect) -> Rect {
     Block::bordered().inner(rect)
 }
 
+/// Short headers, as (header, short): what a column too narrow for its
+/// header shows instead.
+pub const SHORT_HEADERS: &[(&str, &str)] = &[
+    ("LAST ERROR", "ERROR"),
+    ("ATTEMPTS", "TRIES"),
+    ("INSTANCE", "NAME"),
+    ("SUBSTRATE", "SUB"),
+];
+
+/// A column header in a column `width` wide, never cut mid-word: the
+/// header, else its short form ([`SHORT_HEADERS`]), else nothing.
+#[must_use]
+pub fn header_in(header: &str, width: usize) -> &str {
+    use unicode_width::UnicodeWidthStr as _;
+    if header.width() <= width {
+        return header;
+    }
+    SHORT_HEADERS
+        .iter()
+        .find(|(long, short)| *long == header && short.width() <= width)
+        .map_or("", |(_, short)| short)
+}
+
 /// Columns between table cells, in both table panes.
 pub const TABLE_SPACING: u16 = 1;
 
-/// A selectable table as both table panes draw it: headers cut to their
-/// column widths, the shared spacing, highlight symbol and selection style,
+/// A selectable table as both table panes draw it: headers fitted to their
+/// column widths by [`header_in`] (never cut mid-word), the shared spacing, highlight symbol and selection style,
 /// the selection at `selected` (a row index within `rows`).
 pub fn render_table(
     frame: &mut ratatui::Frame,
@@ -142,7 +193,7 @@ pub fn render_table(
         headers
             .iter()
             .zip(widths)
-            .map(|(h, w)| Cell::from(crate::ui::view::fit(h, usize::from(*w)))),
+            .map(|(h, w)| Cell::from(header_in(h, usize::from(*w)))),
     )
     .style(crate::ui::theme::table_header());
     let table = Table::new(rows, widths.iter().map(|w| Constraint::Length(*w)))
@@ -188,5 +239,17 @@ mod tests {
         assert_eq!(split_clock("13:57:… x"), ("13:57:", "… x"));
         assert_eq!(split_clock("13:57:26 a"), ("13:57:26", " a"));
         assert_eq!(split_clock("1…"), ("1…", ""));
+        assert_eq!(header_in("LAST ERROR", 10), "LAST ERROR");
+        assert_eq!(header_in("LAST ERROR", 7), "ERROR");
+        assert_eq!(header_in("LAST ERROR", 4), "");
+        assert_eq!(header_in("RETRY", 4), "");
+        let items = [
+            "4/8".to_owned(),
+            "6 active".to_owned(),
+            "4 tombstoned".to_owned(),
+        ];
+        assert_eq!(whole_items(&items, 40), "4/8 · 6 active · 4 tombstoned");
+        assert_eq!(whole_items(&items, 20), "4/8 · 6 active");
+        assert_eq!(whole_items(&items, 2), "");
     }
 }
