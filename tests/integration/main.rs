@@ -21,6 +21,7 @@ mod real_fixtures;
 mod reaper;
 mod reaper_control;
 mod reaper_releases;
+mod size;
 mod store;
 mod supervisor;
 mod wal_restore;
