@@ -209,6 +209,7 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
         clock_check: true,
         stop,
         unrecorded: Default::default(),
+        store_times: Default::default(),
     };
     let mut reaper = Reaper::new(store, crate::store::probe::checked_sysinfo(), jobs);
     let summary = reaper.pass();

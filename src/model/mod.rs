@@ -8,6 +8,7 @@
 
 pub mod activity;
 pub mod backoff;
+pub mod clock_evidence;
 pub mod confirm;
 pub mod controller;
 pub mod detail;

@@ -597,7 +597,7 @@ mod tests {
     #[test]
     fn pauses_in_order_schema_then_read_only_then_clock() {
         use crate::model::Generation;
-        let doubt = Some(super::super::clock::ClockDoubt { ahead: 86_400 });
+        let doubt = Some(super::super::clock::ClockDoubt::AheadOfKernel { ahead: 86_400 });
         assert_eq!(
             pause_reason(Generation::new(5), true, None, None, false),
             None
@@ -611,25 +611,32 @@ mod tests {
             None
         );
         assert_eq!(
-            pause_reason(Generation::new(2), false, None, doubt, true).as_deref(),
+            pause_reason(Generation::new(2), false, None, doubt.clone(), true).as_deref(),
             Some(
                 "reaper paused: schema v2 predates reap bookkeeping; nothing is torn down until stackless upgrades the store"
             )
         );
         assert_eq!(
-            pause_reason(Generation::new(5), false, None, doubt, true).as_deref(),
+            pause_reason(Generation::new(5), false, None, doubt.clone(), true).as_deref(),
             Some(
                 "reaper paused: the store file is read-only for this process; nothing is torn down (a failure could not be recorded)"
             )
         );
         assert_eq!(
-            pause_reason(Generation::new(5), true, Some("disk full"), doubt, true).as_deref(),
+            pause_reason(
+                Generation::new(5),
+                true,
+                Some("disk full"),
+                doubt.clone(),
+                true
+            )
+            .as_deref(),
             Some(
                 "reaper paused: failures cannot be recorded in the store (disk full); nothing is torn down until the store accepts writes"
             )
         );
         assert_eq!(
-            pause_reason(Generation::new(5), true, None, doubt, true),
+            pause_reason(Generation::new(5), true, None, doubt.clone(), true),
             doubt.map(|d| d.to_string())
         );
     }

@@ -191,6 +191,32 @@ pub struct Teardowns {
     /// Failed reaps that could not be recorded: the reaper and the keys
     /// pause while any is owed.
     pub unrecorded: Unrecorded,
+    /// The newest write time in the store, as the reaper's last pass read
+    /// it: evidence against a wall clock set wrong for the whole machine
+    /// ([`super::clock::doubt_from_store`]).
+    pub store_times: StoreTimes,
+}
+
+/// The newest write time the reaper's last pass read from the store
+/// ([`crate::model::clock_evidence::newest_write`]), shared by the reaper,
+/// the jobs and the render loop.
+#[derive(Debug, Clone, Default)]
+pub struct StoreTimes(Arc<Mutex<Option<crate::model::clock_evidence::NewestWrite>>>);
+
+impl StoreTimes {
+    /// Keep `newest` (read from the snapshot of a pass).
+    pub fn note(&self, newest: Option<crate::model::clock_evidence::NewestWrite>) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = newest;
+    }
+
+    /// The newest write last noted.
+    #[must_use]
+    pub fn newest(&self) -> Option<crate::model::clock_evidence::NewestWrite> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
 }
 
 impl std::fmt::Debug for Teardowns {
@@ -204,14 +230,17 @@ impl std::fmt::Debug for Teardowns {
 
 impl Teardowns {
     /// Why the wall clock looks wrong now, if it does (and is checked):
-    /// nothing that depends on the time (a reap, GC) acts meanwhile.
+    /// ahead of the kernel's clock, or behind the store's newest write
+    /// ([`StoreTimes`]). Nothing that depends on the time (a reap, GC)
+    /// acts meanwhile.
     #[must_use]
     pub fn clock_doubt(&self) -> Option<super::clock::ClockDoubt> {
-        if self.clock_check {
-            super::kernel_clock::check((self.clock)())
-        } else {
-            None
+        if !self.clock_check {
+            return None;
         }
+        let wall = (self.clock)();
+        super::kernel_clock::check(wall)
+            .or_else(|| super::clock::doubt_from_store(wall, self.store_times.newest().as_ref()))
     }
 
     /// Why the store does not take writes, while a failed reap's record is

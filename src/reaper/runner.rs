@@ -318,6 +318,16 @@ impl Reaper {
                 return summary;
             }
         };
+        // The store's newest write is evidence against a wall clock set
+        // wrong for the whole machine (the kernel agrees with it).
+        self.jobs
+            .store_times
+            .note(crate::model::clock_evidence::newest_write(&snapshot.rows));
+        if let Some(why) = self.paused() {
+            self.queue.clear();
+            self.quiet("", ActivityKind::Skipped, why);
+            return summary;
+        }
         let plan = decision::plan(&snapshot, now, self.store.generation().allows_gc());
         let mut seen_now = HashSet::new();
         let mut queue = std::collections::VecDeque::new();

@@ -134,6 +134,7 @@ pub fn reaper_with(
         clock_check: false,
         stop: stackless_tui::cancel::CancelToken::new(),
         unrecorded: Default::default(),
+        store_times: Default::default(),
     };
     (Reaper::new(store, probe, jobs), log)
 }

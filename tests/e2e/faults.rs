@@ -223,5 +223,11 @@ fn sigterm_is_written_to_the_audit_trail() {
     let last = lines.last().unwrap();
     assert_eq!(last["actor"], "console");
     assert_eq!(last["action"], "stop");
-    assert_eq!(last["reason"], "SIGTERM");
+    // A teardown the reaper started after golf's may still run at the
+    // signal: it is named (`SIGTERM; left running: hotel`).
+    let reason = last["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason == "SIGTERM" || reason.starts_with("SIGTERM; left running: "),
+        "{reason}"
+    );
 }

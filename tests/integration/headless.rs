@@ -563,3 +563,35 @@ fn the_man_page_has_keys_files_environment_and_exit_status() {
     assert!(!man.contains("stackless\\-tui\\-snapshot("), "{man}");
     assert!(!man.contains("stackless\\-tui\\-reap("), "{man}");
 }
+
+/// A machine whose whole clock reads a year behind (the kernel agrees, so
+/// only the store can tell): the store's newest write is a year after the
+/// wall clock, and `reap --once` reaps nothing, naming the evidence.
+#[test]
+fn reap_once_refuses_when_the_wall_clock_is_far_behind_the_stores_newest_write() {
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let written = i64::try_from(now).unwrap() + 365 * 86_400 + 12 * 3600;
+    crate::common::stores::exec(
+        &path,
+        &format!("UPDATE instances SET created_at = {written} WHERE name = 'alpha'"),
+    );
+    let down = script(dir.path(), "exit 0");
+    let out = run(bin()
+        .args(["reap", "--once", "--down-cmd", &down, "--state"])
+        .arg(&path));
+    let stdout = text(&out.stdout);
+    assert!(!stdout.contains("reaped"), "{stdout}");
+    let iso = jiff::Timestamp::from_second(written)
+        .unwrap()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
+    let said = format!(
+        "clock looks wrong: the wall clock is 1y 000d behind the store's newest write (instances.created_at of alpha, {iso}); reaper and GC paused, r is off"
+    );
+    assert!(stdout.contains(&said), "{stdout}\n{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+}
