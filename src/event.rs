@@ -54,6 +54,10 @@ pub enum Event {
     /// `r`/`d` are off until the owed record is written; `None` once it is.
     /// Sent by the render loop when it changes.
     Unrecorded(Option<String>),
+    /// Whether the audit trail takes writes: `Some(error)` while an append
+    /// fails (`crate::audit::Health`): the reaper is paused until an owed
+    /// line is written. Sent by the render loop when it changes.
+    Audit(Option<String>),
     /// New lines, a rotation or truncation note, or the watch mode of the
     /// open logs view; sent by the `logs-follower` thread (`crate::logs`).
     Logs(crate::model::logview::LogUpdate),

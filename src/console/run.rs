@@ -75,6 +75,7 @@ pub(super) fn run(setup: Setup) -> Result<()> {
         stop: CancelToken::new(),
         unrecorded: Default::default(),
         store_times: Default::default(),
+        audit: recorder.health(),
     };
     audit_console(&recorder, "start", &format!("pid {}", std::process::id()));
     install_panic_hook(Arc::clone(&helper_handle), recorder.audit().cloned());

@@ -210,6 +210,7 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
         stop,
         unrecorded: Default::default(),
         store_times: Default::default(),
+        audit: recorder.health(),
     };
     let mut reaper = Reaper::new(store, crate::store::probe::checked_sysinfo(), jobs);
     let summary = reaper.pass();

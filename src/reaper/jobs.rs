@@ -195,6 +195,9 @@ pub struct Teardowns {
     /// it: evidence against a wall clock set wrong for the whole machine
     /// ([`super::clock::doubt_from_store`]).
     pub store_times: StoreTimes,
+    /// Whether the audit trail takes writes (the recorder's
+    /// [`crate::audit::Health`]): the reaper pauses while it does not.
+    pub audit: crate::audit::Health,
 }
 
 /// The newest write time the reaper's last pass read from the store
@@ -241,6 +244,14 @@ impl Teardowns {
         let wall = (self.clock)();
         super::kernel_clock::check(wall)
             .or_else(|| super::clock::doubt_from_store(wall, self.store_times.newest().as_ref()))
+    }
+
+    /// Why the audit trail does not take writes, while it does not (its
+    /// owed lines tried again first).
+    #[must_use]
+    pub fn audit_failure(&self) -> Option<String> {
+        self.audit.retry();
+        self.audit.failure()
     }
 
     /// Why the store does not take writes, while a failed reap's record is
@@ -370,6 +381,9 @@ impl Teardowns {
             store.generation(),
             store.writable(),
             unrecorded.as_deref(),
+            // The audit trail pauses the reaper's passes, not a key: the
+            // operator sees the banner and acts knowingly.
+            None,
             clock,
             false,
         ) {

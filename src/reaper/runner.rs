@@ -445,6 +445,7 @@ impl Reaper {
             self.store.generation(),
             self.store.writable(),
             self.jobs.unrecorded_reason().as_deref(),
+            self.jobs.audit_failure().as_deref(),
             self.jobs.clock_doubt(),
             self.control.paused(),
         )

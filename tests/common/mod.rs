@@ -135,6 +135,7 @@ pub fn reaper_with(
         stop: stackless_tui::cancel::CancelToken::new(),
         unrecorded: Default::default(),
         store_times: Default::default(),
+        audit: Default::default(),
     };
     (Reaper::new(store, probe, jobs), log)
 }

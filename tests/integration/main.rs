@@ -8,6 +8,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod audit_pause;
 mod demo;
 mod faults;
 mod faults_round2;

@@ -106,6 +106,13 @@ impl App {
         self.clock_doubt.as_deref()
     }
 
+    /// Why the audit trail does not take writes, while it does not (the
+    /// reaper is paused meanwhile).
+    #[must_use]
+    pub fn audit_failure(&self) -> Option<&str> {
+        self.audit_failure.as_deref()
+    }
+
     /// Why a failed reap could not be recorded in the store, while it
     /// could not (the reaper is paused and `r`/`d` are off meanwhile).
     #[must_use]
@@ -163,6 +170,9 @@ impl App {
         }
         if self.unrecorded.is_some() {
             return Cow::Borrowed("reaper: paused (failures cannot be recorded)");
+        }
+        if self.audit_failure.is_some() {
+            return Cow::Borrowed("reaper: paused (audit trail cannot be written)");
         }
         if self.clock_doubt.is_some() {
             return Cow::Borrowed("reaper: paused (clock looks wrong)");

@@ -47,6 +47,15 @@ pub fn banners(app: &App) -> Vec<(String, Style)> {
             theme::banner_error(),
         ));
     }
+    if let Some(error) = app.audit_failure() {
+        out.push((
+            format!(
+                "! reaper paused: the audit trail cannot be written ({}); nothing is torn down until it can",
+                sanitize_short(error, view::CUT_LONG)
+            ),
+            theme::banner_error(),
+        ));
+    }
     if let Some(doubt) = app.clock_doubt() {
         out.push((format!("! {doubt}"), theme::banner_error()));
     }
