@@ -109,6 +109,13 @@ pub enum RoleState {
         /// The active console's pid, when its claim record says.
         pid: Option<u32>,
     },
+    /// The role could not be taken for another reason (a planted link,
+    /// permissions: `crate::roles::Refused::Error`): the reaper does not
+    /// run here; the role thread tries again every poll.
+    Unavailable {
+        /// Why, as the role thread said it.
+        reason: String,
+    },
 }
 
 /// The store watcher's view of the store.

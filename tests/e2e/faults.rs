@@ -93,6 +93,11 @@ fn a_second_console_stands_by_and_takes_over_after_kill_9() {
     );
     let banner = format!("standby: active console is pid {}", first.pid());
     second.wait_for(&banner, UI);
+    // The header says who runs the reaper: the role lock's holder.
+    second.wait_for(
+        &format!("reaper: run by another console (pid {})", first.pid()),
+        UI,
+    );
     assert!(!first.contents().contains("standby"));
 
     // Renew-and-expire bravo behind both consoles' backs: only an active

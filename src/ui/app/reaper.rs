@@ -28,8 +28,17 @@ impl App {
     /// Why `P` and `R` have nothing to act on here: the reaper is off
     /// (`--no-reaper`, `--read-only`) or another console runs it.
     fn reaper_elsewhere(&self) -> Option<String> {
-        if let RoleState::Standby { .. } = self.role {
-            return Some("this console stands by: the active console runs the reaper".into());
+        match &self.role {
+            RoleState::Standby { .. } => {
+                return Some("this console stands by: the active console runs the reaper".into());
+            }
+            RoleState::Unavailable { reason } => {
+                return Some(format!(
+                    "the reaper does not run in this console: {}",
+                    crate::model::text::sanitize_short(reason, crate::ui::view::CUT_LONG)
+                ));
+            }
+            RoleState::Active => {}
         }
         let line = self.config.reaper_line.as_str();
         line.starts_with("reaper: off")
@@ -146,7 +155,10 @@ impl App {
     }
 
     /// The header's reaper text, from the store and the clock as they are
-    /// now, not only as they were at start-up: `reaper: standby`, the
+    /// now, not only as they were at start-up: who runs it when this
+    /// console does not (`reaper: run by another console (pid 4242)`, from
+    /// the role lock's holder; `reaper: not running (console role not
+    /// taken)` when the role could not be taken at all), the
     /// start-up line when the flags or the access turned it off
     /// (`reaper: off (--no-reaper)`), `reaper: off (schema v2)` once the
     /// store on screen is one the reaper cannot run on, `reaper: paused
@@ -154,8 +166,17 @@ impl App {
     #[must_use]
     pub fn reaper_text(&self) -> std::borrow::Cow<'_, str> {
         use std::borrow::Cow;
-        if let RoleState::Standby { .. } = self.role {
-            return Cow::Borrowed("reaper: standby");
+        match &self.role {
+            RoleState::Standby { pid: Some(pid) } => {
+                return Cow::Owned(format!("reaper: run by another console (pid {pid})"));
+            }
+            RoleState::Standby { pid: None } => {
+                return Cow::Borrowed("reaper: run by another console");
+            }
+            RoleState::Unavailable { .. } => {
+                return Cow::Borrowed("reaper: not running (console role not taken)");
+            }
+            RoleState::Active => {}
         }
         let line = self.config.reaper_line.as_str();
         if line.starts_with("reaper: off") {

@@ -38,6 +38,15 @@ pub fn banners(app: &App) -> Vec<(String, Style)> {
             theme::banner_warning(),
         ));
     }
+    if let crate::event::RoleState::Unavailable { reason } = app.role() {
+        out.push((
+            format!(
+                "! the reaper does not run in this console: {}; tried again every 0.5s",
+                sanitize_short(reason, view::CUT_LONG)
+            ),
+            theme::banner_error(),
+        ));
+    }
     if let Some(error) = app.unrecorded() {
         out.push((
             format!(
