@@ -23,6 +23,7 @@ pub mod observe;
 pub mod op_rules;
 pub mod operation;
 pub mod remote;
+pub mod repeats;
 pub mod rows;
 pub mod services;
 pub mod snapshot;

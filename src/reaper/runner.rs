@@ -51,6 +51,9 @@ pub struct Reaper {
     /// Last skip/wait reported per instance, so a pass reports changes only.
     last_quiet: HashMap<String, (ActivityKind, String)>,
     busy_reported: bool,
+    /// The store error being repeated pass after pass: said when it
+    /// appears, changes and clears ([`crate::model::repeats`]).
+    store_errors: crate::model::repeats::Repeats,
     /// The last "tombstones due" note reported, so it is said once per
     /// change.
     last_due_note: Option<String>,
@@ -96,6 +99,7 @@ impl Reaper {
             jobs,
             last_quiet: HashMap::new(),
             busy_reported: false,
+            store_errors: crate::model::repeats::Repeats::default(),
             last_due_note: None,
             running: Vec::new(),
             queue: std::collections::VecDeque::new(),
@@ -310,6 +314,15 @@ impl Reaper {
         let snapshot = match self.store.snapshot(self.probe.as_mut()) {
             Ok(s) => {
                 self.busy_reported = false;
+                if let Some(cleared) = self.store_errors.cleared() {
+                    self.emit(Activity::new(
+                        now,
+                        Actor::Reaper,
+                        "",
+                        ActivityKind::Skipped,
+                        cleared,
+                    ));
+                }
                 s
             }
             Err(error) => {

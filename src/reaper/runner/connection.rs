@@ -161,13 +161,17 @@ impl Reaper {
             // other connection of this console to it is closed too.
             self.store.invalidate();
             self.reopen = true;
-            self.emit(Activity::new(
-                now,
-                Actor::Reaper,
-                "",
-                ActivityKind::Error,
-                error.to_string(),
-            ));
+            // Said (and audited) when it appears, changes or clears, not
+            // at every pass that meets it again.
+            if let Some(said) = self.store_errors.seen(&error.to_string()) {
+                self.emit(Activity::new(
+                    now,
+                    Actor::Reaper,
+                    "",
+                    ActivityKind::Error,
+                    said,
+                ));
+            }
         }
     }
 }
