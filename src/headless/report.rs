@@ -8,6 +8,7 @@ use crate::model::envelope::{EnvelopeError, parse_error, read_reason};
 use crate::model::name::is_dns_safe;
 use crate::model::time::{lease_text, retry_text};
 use crate::model::{Instance, Operation, Snapshot};
+use crate::reaper::clock::ClockDoubt;
 use crate::reaper::decision::{self, Decision};
 
 /// The version of this document's shape. Bumped on any incompatible change.
@@ -94,7 +95,8 @@ pub struct InstanceReport {
     /// tombstoned).
     pub reaper: Option<String>,
     /// `reaper` as a machine value: `reap`, `skip_locked`, `skip_pending`,
-    /// `wait_backoff`, `refuse_name`, or `null` where `reaper` is.
+    /// `wait_backoff`, `refuse_name`, `paused_clock` (the wall clock looks
+    /// wrong: the reaper would not act), or `null` where `reaper` is.
     pub reaper_action: Option<&'static str>,
     /// The birth (v7+, stackless 0.4.0), `null` before.
     pub birth: Option<BirthReport>,
@@ -215,7 +217,13 @@ pub struct AttemptReport {
 /// Build the report without services. Pure.
 #[must_use]
 pub fn build(snapshot: &Snapshot, now: i64, store: &str) -> Report {
-    build_with(snapshot, now, store, &std::collections::HashMap::new())
+    build_with(
+        snapshot,
+        now,
+        store,
+        &std::collections::HashMap::new(),
+        None,
+    )
 }
 
 /// Build the report, with each instance's probed `services` (by instance
@@ -227,8 +235,9 @@ pub fn build_with(
     now: i64,
     store: &str,
     services: &std::collections::HashMap<String, Vec<ServiceReport>>,
+    clock: Option<&ClockDoubt>,
 ) -> Report {
-    let rules = Rules::new(snapshot);
+    let rules = Rules::new(snapshot, clock);
     Report {
         schema_version: SCHEMA_VERSION,
         store: store.to_owned(),
@@ -270,10 +279,11 @@ pub fn write_json(
     now: i64,
     store: &str,
     services: &Services,
+    clock: Option<&ClockDoubt>,
 ) -> serde_json::Result<()> {
     let document = Streamed {
         snapshot,
-        rules: Rules::new(snapshot),
+        rules: Rules::new(snapshot, clock),
         now,
         store,
         services,
@@ -287,18 +297,23 @@ pub fn write_json(
 /// only where it may run (not on older stores).
 struct Rules<'a> {
     reaper: bool,
+    /// The wall clock looks wrong (`crate::reaper::clock::ClockDoubt`):
+    /// the reaper would not act, whatever the row (`paused: clock`, as
+    /// `reap --once` and the console's reaper pause).
+    clock_paused: bool,
     /// The oldest pending operation of each name.
     pending: std::collections::HashMap<&'a str, &'a Operation>,
 }
 
 impl<'a> Rules<'a> {
-    fn new(snapshot: &'a Snapshot) -> Self {
+    fn new(snapshot: &'a Snapshot, clock: Option<&ClockDoubt>) -> Self {
         let mut pending = std::collections::HashMap::new();
         for op in snapshot.pending_operations() {
             pending.entry(op.instance.as_str()).or_insert(op);
         }
         Self {
             reaper: snapshot.generation.allows_reaper(),
+            clock_paused: clock.is_some(),
             pending,
         }
     }
@@ -313,6 +328,9 @@ impl<'a> Rules<'a> {
     ) -> Option<(&'static str, &'static str)> {
         if !self.reaper || !decision::on_worklist(instance, now) {
             return None;
+        }
+        if self.clock_paused {
+            return Some(("paused: clock", "paused_clock"));
         }
         let decided = decision::decide(
             &instance.name,
@@ -557,9 +575,10 @@ pub fn write_table(
     now: i64,
     store: &str,
     services: &Services,
+    clock: Option<&ClockDoubt>,
 ) -> std::io::Result<()> {
     out.write_all(table_header(store, snapshot.generation.user_version, now).as_bytes())?;
-    let rules = Rules::new(snapshot);
+    let rules = Rules::new(snapshot, clock);
     let cells = |instance| table_cells(&instance_report(snapshot, &rules, instance, now, services));
     let mut widths = HEADER.map(unicode_width::UnicodeWidthStr::width);
     for instance in &snapshot.instances {
