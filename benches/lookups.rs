@@ -266,6 +266,7 @@ fn lookups(c: &mut Criterion) {
                     "/tmp/bench/state.db",
                     &std::collections::HashMap::new(),
                     &jiff::tz::TimeZone::UTC,
+                    None,
                 )
                 .expect("write");
                 black_box(out.len())

@@ -639,3 +639,86 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep\n");
     }
 }
+
+/// How many activities not yet written are kept to write once the audit
+/// trail takes writes again (the oldest is dropped past this).
+pub const OWED_KEPT: usize = 1000;
+
+/// Whether the audit trail takes writes, shared by the recorder (which
+/// writes through it) and the reaper (which pauses while it does not:
+/// acting without a record of it is what the audit trail exists to
+/// prevent). An append that fails (disk full, an I/O error, a rotation
+/// refused: a symbolic or hard link planted at the path, a name it cannot
+/// take) keeps the line owed and the error; [`Health::retry`] (each reaper
+/// pass) and every later append write the owed lines first, in order, and
+/// clear the error once one succeeds.
+#[derive(Debug, Clone, Default)]
+pub struct Health(Arc<Mutex<HealthState>>);
+
+#[derive(Debug, Default)]
+struct HealthState {
+    log: Option<Shared>,
+    owed: std::collections::VecDeque<Activity>,
+    error: Option<String>,
+}
+
+impl Health {
+    /// The health of `log` (none: nothing to write, never failing).
+    #[must_use]
+    pub fn new(log: Option<Shared>) -> Self {
+        Self(Arc::new(Mutex::new(HealthState {
+            log,
+            ..HealthState::default()
+        })))
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, HealthState> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Append `activity` after the lines owed; kept owed when it fails.
+    pub fn record(&self, activity: &Activity) {
+        let mut state = self.state();
+        if state.log.is_none() {
+            return;
+        }
+        state.owed.push_back(activity.clone());
+        if state.owed.len() > OWED_KEPT {
+            state.owed.pop_front();
+        }
+        flush(&mut state);
+    }
+
+    /// Write the lines owed, if any (the probe that the trail takes
+    /// writes again).
+    pub fn retry(&self) {
+        let mut state = self.state();
+        if !state.owed.is_empty() {
+            flush(&mut state);
+        }
+    }
+
+    /// Why the audit trail does not take writes, while it does not.
+    #[must_use]
+    pub fn failure(&self) -> Option<String> {
+        self.state().error.clone()
+    }
+}
+
+fn flush(state: &mut HealthState) {
+    let Some(log) = state.log.clone() else {
+        return;
+    };
+    while let Some(next) = state.owed.front() {
+        match record(&log, next) {
+            Ok(()) => {
+                state.owed.pop_front();
+                state.error = None;
+            }
+            Err(error) => {
+                state.error = Some(error.to_string());
+                return;
+            }
+        }
+    }
+}

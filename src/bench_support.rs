@@ -427,14 +427,17 @@ mod tests {
         };
         let snapshot = store.snapshot(&mut probe).unwrap();
         let services = report::Services::new();
-        let whole = report::build_with(&snapshot, BENCH_NOW, "s.db", &services);
+        let whole = report::build_with(&snapshot, BENCH_NOW, "s.db", &services, None);
         let mut json = Vec::new();
-        report::write_json(&mut json, &snapshot, BENCH_NOW, "s.db", &services).unwrap();
+        report::write_json(&mut json, &snapshot, BENCH_NOW, "s.db", &services, None).unwrap();
         let expected = serde_json::to_string_pretty(&whole).unwrap() + "\n";
         assert_eq!(String::from_utf8(json).unwrap(), expected);
         let mut table = Vec::new();
         let utc = jiff::tz::TimeZone::UTC;
-        report::write_table(&mut table, &snapshot, BENCH_NOW, "s.db", &services, &utc).unwrap();
+        report::write_table(
+            &mut table, &snapshot, BENCH_NOW, "s.db", &services, &utc, None,
+        )
+        .unwrap();
         assert_eq!(
             String::from_utf8(table).unwrap(),
             report::table(&whole, &utc)

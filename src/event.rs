@@ -54,6 +54,10 @@ pub enum Event {
     /// `r`/`d` are off until the owed record is written; `None` once it is.
     /// Sent by the render loop when it changes.
     Unrecorded(Option<String>),
+    /// Whether the audit trail takes writes: `Some(error)` while an append
+    /// fails (`crate::audit::Health`): the reaper is paused until an owed
+    /// line is written. Sent by the render loop when it changes.
+    Audit(Option<String>),
     /// New lines, a rotation or truncation note, or the watch mode of the
     /// open logs view; sent by the `logs-follower` thread (`crate::logs`).
     Logs(crate::model::logview::LogUpdate),
@@ -104,6 +108,13 @@ pub enum RoleState {
     Standby {
         /// The active console's pid, when its claim record says.
         pid: Option<u32>,
+    },
+    /// The role could not be taken for another reason (a planted link,
+    /// permissions: `crate::roles::Refused::Error`): the reaper does not
+    /// run here; the role thread tries again every poll.
+    Unavailable {
+        /// Why, as the role thread said it.
+        reason: String,
     },
 }
 

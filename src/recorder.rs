@@ -25,6 +25,7 @@ pub enum Forward {
 #[derive(Debug, Clone)]
 pub struct Recorder {
     audit: Option<audit::Shared>,
+    health: audit::Health,
     forward: Forward,
 }
 
@@ -32,8 +33,20 @@ impl Recorder {
     /// A recorder writing to `audit` (none for a read-only console or a dry
     /// run) and forwarding as `forward` says.
     #[must_use]
-    pub const fn new(audit: Option<audit::Shared>, forward: Forward) -> Self {
-        Self { audit, forward }
+    pub fn new(audit: Option<audit::Shared>, forward: Forward) -> Self {
+        let health = audit::Health::new(audit.clone());
+        Self {
+            audit,
+            health,
+            forward,
+        }
+    }
+
+    /// Whether the audit trail takes writes ([`audit::Health`]), for the
+    /// reaper to pause on.
+    #[must_use]
+    pub fn health(&self) -> audit::Health {
+        self.health.clone()
     }
 
     /// The audit trail, if this process keeps one.
@@ -47,9 +60,9 @@ impl Recorder {
     /// [`Activity::batch`] (a bulk action's refusals) is audited as the
     /// batch's lines in one write and logged as its own one line.
     pub fn persist(&self, activity: &Activity) {
-        if let Some(log) = &self.audit {
-            let _ = audit::record(log, activity);
-        }
+        // Written through the health: a line that fails is kept owed and
+        // the reaper pauses until it is written.
+        self.health.record(activity);
         log(activity);
     }
 

@@ -46,6 +46,8 @@ pub struct Wanted {
     pub part: Option<CancelToken>,
     /// The holder last reported, so a standby is reported once per holder.
     pub last_holder: Option<Option<u32>>,
+    /// The error last reported, so it is reported once until it changes.
+    pub last_error: Option<String>,
 }
 
 impl Wanted {
@@ -58,6 +60,7 @@ impl Wanted {
             held: None,
             lock_file: None,
             part: None,
+            last_error: None,
             last_holder: None,
         }
     }

@@ -100,17 +100,31 @@ impl Leader {
         }
         match wanted.try_take(record) {
             Ok(true) => {
+                // Whoever holds it next is reported again (the same
+                // console taking it back included).
+                wanted.last_holder = None;
+                wanted.last_error = None;
                 let _ = self.tx.send(Event::Role(RoleState::Active));
                 wanted.part = Some(self.start_reaper());
             }
             Ok(false) => {}
             Err(Refused::Occupied(pid)) => {
+                wanted.last_error = None;
                 if wanted.last_holder != Some(pid) {
                     wanted.last_holder = Some(pid);
                     let _ = self.tx.send(Event::Role(RoleState::Standby { pid }));
                 }
             }
-            Err(Refused::Error(text)) => self.error(text),
+            Err(Refused::Error(text)) => {
+                wanted.last_holder = None;
+                if wanted.last_error.as_deref() != Some(text.as_str()) {
+                    wanted.last_error = Some(text.clone());
+                    let _ = self.tx.send(Event::Role(RoleState::Unavailable {
+                        reason: text.clone(),
+                    }));
+                }
+                self.error(text);
+            }
         }
     }
 

@@ -65,6 +65,10 @@ pub(super) fn trace(event: &Event) {
             tracing::warn!("reaper paused: failures cannot be recorded in the store ({error})");
         }
         Event::Unrecorded(None) => tracing::info!("the store accepts writes again"),
+        Event::Audit(Some(error)) => {
+            tracing::warn!("reaper paused: the audit trail cannot be written ({error})");
+        }
+        Event::Audit(None) => tracing::info!("the audit trail takes writes again"),
         Event::Logs(crate::model::logview::LogUpdate::Note { service, note, .. }) => {
             tracing::info!("logs: service {service}: {note:?}");
         }

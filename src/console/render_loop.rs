@@ -72,6 +72,7 @@ pub(super) async fn run(
     let mut why = "quit";
     let mut clock_doubt: Option<String> = None;
     let mut unrecorded: Option<String> = None;
+    let mut audit_failure: Option<String> = None;
     let mut actions = Actions {
         teardowns,
         recorder,
@@ -114,6 +115,12 @@ pub(super) async fn run(
             if owed != unrecorded {
                 unrecorded.clone_from(&owed);
                 actions.handle(&mut app, Event::Unrecorded(owed));
+            }
+            // An audit trail that does not take writes pauses the reaper.
+            let audit = teardowns.audit.failure();
+            if audit != audit_failure {
+                audit_failure.clone_from(&audit);
+                actions.handle(&mut app, Event::Audit(audit));
             }
         }
         actions.handle(&mut app, event);

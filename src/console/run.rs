@@ -78,6 +78,8 @@ pub(super) fn run(setup: Setup) -> Result<()> {
         // The console's teardowns outlive it: never stopped.
         stop: CancelToken::new(),
         unrecorded: Default::default(),
+        store_times: Default::default(),
+        audit: recorder.health(),
     };
     audit_console(&recorder, "start", &format!("pid {}", std::process::id()));
     install_panic_hook(Arc::clone(&helper_handle), recorder.audit().cloned());

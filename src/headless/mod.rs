@@ -87,13 +87,30 @@ pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
     if store.immutable() {
         eprintln!("{}", immutable_note(&store));
     }
+    // What the reaper would do now includes whether it would act at all:
+    // a wall clock that looks wrong pauses it (`reap --once` refuses the
+    // same way). An explicit `--now` is the operator's time, not doubted.
+    let clock = if now.is_some() {
+        None
+    } else {
+        let wall = unix_now();
+        crate::reaper::kernel_clock::check(wall).or_else(|| {
+            crate::reaper::clock::doubt_from_store(
+                wall,
+                crate::model::clock_evidence::newest_write(&snapshot.rows).as_ref(),
+            )
+        })
+    };
+    if let Some(doubt) = &clock {
+        eprintln!("stackless-tui: {doubt}");
+    }
     let now = now.unwrap_or_else(unix_now);
     // Streamed: neither the report nor its text is ever held whole.
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let written = if json {
         let store = path.display().to_string();
-        report::write_json(&mut out, &snapshot, now, &store, &services)
+        report::write_json(&mut out, &snapshot, now, &store, &services, clock.as_ref())
             .map_err(std::io::Error::from)
     } else {
         report::write_table(
@@ -103,6 +120,7 @@ pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
             &path.display().to_string(),
             &services,
             &crate::startup::display_zone(cli.utc),
+            clock.as_ref(),
         )
     };
     // A closed pipe (`| head`) is not an error of ours.
@@ -235,6 +253,8 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
         clock_check: true,
         stop,
         unrecorded: Default::default(),
+        store_times: Default::default(),
+        audit: recorder.health(),
     };
     let mut reaper = Reaper::new(store, crate::store::probe::checked_sysinfo(), jobs);
     let summary = reaper.pass();

@@ -8,6 +8,7 @@ use crate::model::envelope::{EnvelopeError, parse_error, read_reason};
 use crate::model::name::is_dns_safe;
 use crate::model::time::{lease_text, retry_text};
 use crate::model::{Instance, Operation, Snapshot};
+use crate::reaper::clock::ClockDoubt;
 use crate::reaper::decision::{self, Decision};
 
 mod table;
@@ -97,7 +98,8 @@ pub struct InstanceReport {
     /// tombstoned).
     pub reaper: Option<String>,
     /// `reaper` as a machine value: `reap`, `skip_locked`, `skip_pending`,
-    /// `wait_backoff`, `refuse_name`, or `null` where `reaper` is.
+    /// `wait_backoff`, `refuse_name`, `paused_clock` (the wall clock looks
+    /// wrong: the reaper would not act), or `null` where `reaper` is.
     pub reaper_action: Option<&'static str>,
     /// The birth (v7+, stackless 0.4.0), `null` before.
     pub birth: Option<BirthReport>,
@@ -218,7 +220,13 @@ pub struct AttemptReport {
 /// Build the report without services. Pure.
 #[must_use]
 pub fn build(snapshot: &Snapshot, now: i64, store: &str) -> Report {
-    build_with(snapshot, now, store, &std::collections::HashMap::new())
+    build_with(
+        snapshot,
+        now,
+        store,
+        &std::collections::HashMap::new(),
+        None,
+    )
 }
 
 /// Build the report, with each instance's probed `services` (by instance
@@ -230,8 +238,9 @@ pub fn build_with(
     now: i64,
     store: &str,
     services: &std::collections::HashMap<String, Vec<ServiceReport>>,
+    clock: Option<&ClockDoubt>,
 ) -> Report {
-    let rules = Rules::new(snapshot);
+    let rules = Rules::new(snapshot, clock);
     Report {
         schema_version: SCHEMA_VERSION,
         store: store.to_owned(),
@@ -277,10 +286,11 @@ pub fn write_json(
     now: i64,
     store: &str,
     services: &Services,
+    clock: Option<&ClockDoubt>,
 ) -> serde_json::Result<()> {
     let document = Streamed {
         snapshot,
-        rules: Rules::new(snapshot),
+        rules: Rules::new(snapshot, clock),
         now,
         store,
         services,
@@ -294,18 +304,23 @@ pub fn write_json(
 /// only where it may run (not on older stores).
 struct Rules<'a> {
     reaper: bool,
+    /// The wall clock looks wrong (`crate::reaper::clock::ClockDoubt`):
+    /// the reaper would not act, whatever the row (`paused: clock`, as
+    /// `reap --once` and the console's reaper pause).
+    clock_paused: bool,
     /// The oldest pending operation of each name.
     pending: std::collections::HashMap<&'a str, &'a Operation>,
 }
 
 impl<'a> Rules<'a> {
-    fn new(snapshot: &'a Snapshot) -> Self {
+    fn new(snapshot: &'a Snapshot, clock: Option<&ClockDoubt>) -> Self {
         let mut pending = std::collections::HashMap::new();
         for op in snapshot.pending_operations() {
             pending.entry(op.instance.as_str()).or_insert(op);
         }
         Self {
             reaper: snapshot.generation.allows_reaper(),
+            clock_paused: clock.is_some(),
             pending,
         }
     }
@@ -320,6 +335,9 @@ impl<'a> Rules<'a> {
     ) -> Option<(&'static str, &'static str)> {
         if !self.reaper || !decision::on_worklist(instance, now) {
             return None;
+        }
+        if self.clock_paused {
+            return Some(("paused: clock", "paused_clock"));
         }
         let decided = decision::decide(
             &instance.name,
@@ -586,15 +604,15 @@ mod tests {
             vec![service("web", true), service("db", false)],
         );
         services.insert("delta".into(), vec![service("api", true)]);
-        let whole = build_with(&snapshot, NOW, "s.db", &services);
+        let whole = build_with(&snapshot, NOW, "s.db", &services, None);
         let mut json = Vec::new();
-        write_json(&mut json, &snapshot, NOW, "s.db", &services).unwrap();
+        write_json(&mut json, &snapshot, NOW, "s.db", &services, None).unwrap();
         let expected = serde_json::to_string_pretty(&whole).unwrap() + "\n";
         assert_eq!(String::from_utf8(json).unwrap(), expected);
         assert!(expected.contains("\"services\": ["), "{expected}");
         let mut text = Vec::new();
         let utc = jiff::tz::TimeZone::UTC;
-        write_table(&mut text, &snapshot, NOW, "s.db", &services, &utc).unwrap();
+        write_table(&mut text, &snapshot, NOW, "s.db", &services, &utc, None).unwrap();
         let text = String::from_utf8(text).unwrap();
         assert_eq!(text, table(&whole, &utc));
         assert!(text.contains("up by pid 42 on vm, alive"), "{text}");

@@ -8,6 +8,7 @@
 
 pub mod activity;
 pub mod backoff;
+pub mod clock_evidence;
 pub mod confirm;
 pub mod controller;
 pub mod detail;
@@ -24,6 +25,7 @@ pub mod observe;
 pub mod op_rules;
 pub mod operation;
 pub mod remote;
+pub mod repeats;
 pub mod rows;
 pub mod services;
 pub mod snapshot;

@@ -87,22 +87,57 @@ impl TimeGuard {
 /// clock set wrong for this process.
 pub const PLAUSIBLE_AHEAD_SECS: i64 = 300;
 
-/// Why the wall clock looks wrong: it reads `ahead` seconds ahead of the
-/// kernel's clock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ClockDoubt {
-    /// Seconds the wall clock is ahead of the kernel's clock.
-    pub ahead: i64,
+/// Why the wall clock looks wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClockDoubt {
+    /// It reads `ahead` seconds ahead of the kernel's clock ([`doubt`]).
+    AheadOfKernel {
+        /// Seconds ahead.
+        ahead: i64,
+    },
+    /// It reads `behind` seconds behind the newest time a writer put in
+    /// the store ([`crate::model::clock_evidence`]: the kernel agrees with
+    /// a machine whose whole clock is wrong, the store's rows do not).
+    BehindStore {
+        /// Seconds behind.
+        behind: i64,
+        /// That write.
+        newest: crate::model::clock_evidence::NewestWrite,
+    },
 }
 
 impl std::fmt::Display for ClockDoubt {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "clock looks wrong: the wall clock is {} ahead of the kernel's clock (boot time + uptime); reaper and GC paused, r is off",
-            crate::model::time::span(self.ahead)
-        )
+        match self {
+            Self::AheadOfKernel { ahead } => write!(
+                f,
+                "clock looks wrong: the wall clock is {} ahead of the kernel's clock (boot time + uptime); reaper and GC paused, r is off",
+                crate::model::time::span(*ahead)
+            ),
+            Self::BehindStore { behind, newest } => write!(
+                f,
+                "clock looks wrong: the wall clock is {} behind the store's newest write ({}, {}); reaper and GC paused, r is off",
+                crate::model::time::span(*behind),
+                newest.what,
+                super::jobs::iso_time(newest.at)
+            ),
+        }
     }
+}
+
+/// The store's evidence against the wall reading `wall`: doubted when it
+/// reads more than 5 minutes behind `newest`
+/// ([`crate::model::clock_evidence::behind`]). Pure.
+#[must_use]
+pub fn doubt_from_store(
+    wall: i64,
+    newest: Option<&crate::model::clock_evidence::NewestWrite>,
+) -> Option<ClockDoubt> {
+    let newest = newest?;
+    crate::model::clock_evidence::behind(wall, newest).map(|behind| ClockDoubt::BehindStore {
+        behind,
+        newest: newest.clone(),
+    })
 }
 
 /// Whether the wall reading `wall` (unix seconds) is implausible given the
@@ -111,7 +146,7 @@ impl std::fmt::Display for ClockDoubt {
 #[must_use]
 pub fn doubt(wall: i64, kernel: Option<i64>) -> Option<ClockDoubt> {
     let ahead = wall.saturating_sub(kernel?);
-    (ahead > PLAUSIBLE_AHEAD_SECS).then_some(ClockDoubt { ahead })
+    (ahead > PLAUSIBLE_AHEAD_SECS).then_some(ClockDoubt::AheadOfKernel { ahead })
 }
 
 #[cfg(test)]
@@ -131,7 +166,12 @@ mod tests {
         );
         assert_eq!(doubt(kernel + 365 * 86_400, None), None, "no evidence");
         let year = doubt(kernel + 365 * 86_400, Some(kernel)).expect("doubted");
-        assert_eq!(year.ahead, 365 * 86_400);
+        assert_eq!(
+            year,
+            ClockDoubt::AheadOfKernel {
+                ahead: 365 * 86_400
+            }
+        );
         assert_eq!(
             year.to_string(),
             format!(

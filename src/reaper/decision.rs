@@ -277,6 +277,10 @@ pub fn may_tear_down(
 ///   back off, so the next pass would tear the same instance down again;
 ///   the reaper writes the owed record at each pass and resumes when one
 ///   is written;
+/// - the audit trail cannot be written (`audit`, [`crate::audit::Health`]:
+///   disk full, an I/O error, a rotation refused): nothing is done that
+///   would go unrecorded; resumes once an owed line is written (issue 14,
+///   review item 5);
 /// - the wall clock looks wrong ([`super::clock::doubt`]): leases and the
 ///   tombstone window cannot be judged;
 /// - the operator paused this console's reaper (`P`, `operator_paused`;
@@ -287,6 +291,7 @@ pub fn pause_reason(
     generation: crate::model::Generation,
     writable: bool,
     unrecorded: Option<&str>,
+    audit: Option<&str>,
     clock: Option<super::clock::ClockDoubt>,
     operator_paused: bool,
 ) -> Option<String> {
@@ -304,6 +309,11 @@ pub fn pause_reason(
     if let Some(error) = unrecorded {
         return Some(format!(
             "reaper paused: failures cannot be recorded in the store ({error}); nothing is torn down until the store accepts writes"
+        ));
+    }
+    if let Some(error) = audit {
+        return Some(format!(
+            "reaper paused: the audit trail cannot be written ({error}); nothing is torn down until it can"
         ));
     }
     if let Some(doubt) = clock {
@@ -597,39 +607,61 @@ mod tests {
     #[test]
     fn pauses_in_order_schema_then_read_only_then_clock() {
         use crate::model::Generation;
-        let doubt = Some(super::super::clock::ClockDoubt { ahead: 86_400 });
+        let doubt = Some(super::super::clock::ClockDoubt::AheadOfKernel { ahead: 86_400 });
         assert_eq!(
-            pause_reason(Generation::new(5), true, None, None, false),
+            pause_reason(Generation::new(5), true, None, None, None, false),
             None
         );
         assert_eq!(
-            pause_reason(Generation::new(5), true, None, None, true).as_deref(),
+            pause_reason(Generation::new(5), true, None, None, None, true).as_deref(),
             Some(OPERATOR_PAUSE)
         );
         assert_eq!(
-            pause_reason(Generation::new(14), true, None, None, false),
+            pause_reason(Generation::new(14), true, None, None, None, false),
             None
         );
         assert_eq!(
-            pause_reason(Generation::new(2), false, None, doubt, true).as_deref(),
+            pause_reason(Generation::new(2), false, None, None, doubt.clone(), true).as_deref(),
             Some(
                 "reaper paused: schema v2 predates reap bookkeeping; nothing is torn down until stackless upgrades the store"
             )
         );
         assert_eq!(
-            pause_reason(Generation::new(5), false, None, doubt, true).as_deref(),
+            pause_reason(Generation::new(5), false, None, None, doubt.clone(), true).as_deref(),
             Some(
                 "reaper paused: the store file is read-only for this process; nothing is torn down (a failure could not be recorded)"
             )
         );
         assert_eq!(
-            pause_reason(Generation::new(5), true, Some("disk full"), doubt, true).as_deref(),
+            pause_reason(
+                Generation::new(5),
+                true,
+                Some("disk full"),
+                Some("No space left on device (os error 28)"),
+                doubt.clone(),
+                true
+            )
+            .as_deref(),
             Some(
                 "reaper paused: failures cannot be recorded in the store (disk full); nothing is torn down until the store accepts writes"
             )
         );
         assert_eq!(
-            pause_reason(Generation::new(5), true, None, doubt, true),
+            pause_reason(
+                Generation::new(5),
+                true,
+                None,
+                Some("No space left on device (os error 28)"),
+                doubt.clone(),
+                true
+            )
+            .as_deref(),
+            Some(
+                "reaper paused: the audit trail cannot be written (No space left on device (os error 28)); nothing is torn down until it can"
+            )
+        );
+        assert_eq!(
+            pause_reason(Generation::new(5), true, None, None, doubt.clone(), true),
             doubt.map(|d| d.to_string())
         );
     }

@@ -12,11 +12,12 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::teardown::{self, DownCommand};
+
+mod outcome;
 use crate::cancel::CancelToken;
 use crate::model::activity::{Activity, ActivityKind, Actor};
-use crate::model::envelope::{self, LOCK_HELD_CODE};
 use crate::model::{Instance, ReapAttempt};
-use crate::store::{Access, Recheck, Store, StoreError};
+use crate::store::{Access, Recheck, Store};
 
 /// Where activities go (the event channel, the audit trail, a test's Vec).
 pub type Sink = Arc<dyn Fn(Activity) + Send + Sync>;
@@ -190,6 +191,35 @@ pub struct Teardowns {
     /// Failed reaps that could not be recorded: the reaper and the keys
     /// pause while any is owed.
     pub unrecorded: Unrecorded,
+    /// The newest write time in the store, as the reaper's last pass read
+    /// it: evidence against a wall clock set wrong for the whole machine
+    /// ([`super::clock::doubt_from_store`]).
+    pub store_times: StoreTimes,
+    /// Whether the audit trail takes writes (the recorder's
+    /// [`crate::audit::Health`]): the reaper pauses while it does not.
+    pub audit: crate::audit::Health,
+}
+
+/// The newest write time the reaper's last pass read from the store
+/// ([`crate::model::clock_evidence::newest_write`]), shared by the reaper,
+/// the jobs and the render loop.
+#[derive(Debug, Clone, Default)]
+pub struct StoreTimes(Arc<Mutex<Option<crate::model::clock_evidence::NewestWrite>>>);
+
+impl StoreTimes {
+    /// Keep `newest` (read from the snapshot of a pass).
+    pub fn note(&self, newest: Option<crate::model::clock_evidence::NewestWrite>) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = newest;
+    }
+
+    /// The newest write last noted.
+    #[must_use]
+    pub fn newest(&self) -> Option<crate::model::clock_evidence::NewestWrite> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
 }
 
 impl std::fmt::Debug for Teardowns {
@@ -203,14 +233,25 @@ impl std::fmt::Debug for Teardowns {
 
 impl Teardowns {
     /// Why the wall clock looks wrong now, if it does (and is checked):
-    /// nothing that depends on the time (a reap, GC) acts meanwhile.
+    /// ahead of the kernel's clock, or behind the store's newest write
+    /// ([`StoreTimes`]). Nothing that depends on the time (a reap, GC)
+    /// acts meanwhile.
     #[must_use]
     pub fn clock_doubt(&self) -> Option<super::clock::ClockDoubt> {
-        if self.clock_check {
-            super::kernel_clock::check((self.clock)())
-        } else {
-            None
+        if !self.clock_check {
+            return None;
         }
+        let wall = (self.clock)();
+        super::kernel_clock::check(wall)
+            .or_else(|| super::clock::doubt_from_store(wall, self.store_times.newest().as_ref()))
+    }
+
+    /// Why the audit trail does not take writes, while it does not (its
+    /// owed lines tried again first).
+    #[must_use]
+    pub fn audit_failure(&self) -> Option<String> {
+        self.audit.retry();
+        self.audit.failure()
     }
 
     /// Why the store does not take writes, while a failed reap's record is
@@ -340,6 +381,9 @@ impl Teardowns {
             store.generation(),
             store.writable(),
             unrecorded.as_deref(),
+            // The audit trail pauses the reaper's passes, not a key: the
+            // operator sees the banner and acts knowingly.
+            None,
             clock,
             false,
         ) {
@@ -379,6 +423,11 @@ impl Teardowns {
     /// birth (v14), status, lease, lock or reap attempt changed since `seen`
     /// was read, or an operation is now pending on it (v14): no
     /// check-then-act race. Returns the final [`ActivityKind`] reported.
+    ///
+    /// The steps: [`Teardowns::prepare`] (name, gate, dry run, stop; the
+    /// `tearing down` line), `down`, [`Teardowns::reconnect_if_stale`],
+    /// [`Teardowns::outcome`] (what it means, recorded where it must be),
+    /// and one Activity line.
     pub(super) fn execute(
         &self,
         store: &mut Store,
@@ -389,13 +438,43 @@ impl Teardowns {
         _guard: InFlightGuard,
     ) -> Option<ActivityKind> {
         let now = (self.clock)();
+        let argv = match self.prepare(store, seen, seen_attempt, actor, intent, now) {
+            Ok(argv) => argv,
+            Err(kind) => return kind,
+        };
+        let result = run_down(&argv, self.config.down_timeout, &self.stop);
+        self.reconnect_if_stale(store);
+        let done = (self.clock)();
+        let outcome = self.outcome(store, seen, intent, &result, done);
+        let mut activity = Activity::new(done, actor, &seen.name, outcome.kind, outcome.detail);
+        if let Some(reason) = &outcome.envelope {
+            activity = activity.with_envelope(reason);
+        }
+        if outcome.stderr {
+            activity.stderr_tail.clone_from(&result.stderr_tail);
+        }
+        activity.duration = Some(result.took);
+        self.emit(activity);
+        Some(outcome.kind)
+    }
+
+    /// Before `down`: the name is DNS-safe, the instance passes its gate
+    /// (re-read), not a dry run, the job not stopped; then the `tearing
+    /// down` line. `Ok(argv)` to run, `Err(kind)` once said why not.
+    fn prepare(
+        &self,
+        store: &mut Store,
+        seen: &Instance,
+        seen_attempt: Option<&ReapAttempt>,
+        actor: Actor,
+        intent: Intent,
+        now: i64,
+    ) -> Result<Vec<String>, Option<ActivityKind>> {
         let name = seen.name.as_str();
         let Some(argv) = self.config.down.argv_for(name) else {
-            return self.refuse(name, actor, "not a DNS-safe name");
+            return Err(self.refuse(name, actor, "not a DNS-safe name"));
         };
-        if let Err(kind) = self.gate(store, seen, seen_attempt, actor, intent, now) {
-            return kind;
-        }
+        self.gate(store, seen, seen_attempt, actor, intent, now)?;
         if self.config.dry_run {
             self.emit(Activity::new(
                 now,
@@ -404,10 +483,10 @@ impl Teardowns {
                 ActivityKind::WouldReap,
                 "dry run: nothing run",
             ));
-            return Some(ActivityKind::WouldReap);
+            return Err(Some(ActivityKind::WouldReap));
         }
         if self.stop.is_cancelled() {
-            return self.stopped(now, actor, name);
+            return Err(self.stopped(now, actor, name));
         }
         self.emit(Activity::new(
             now,
@@ -416,136 +495,18 @@ impl Teardowns {
             ActivityKind::Started,
             shown_command(&argv),
         ));
-        let result = run_down(&argv, self.config.down_timeout, &self.stop);
+        Ok(argv)
+    }
+
+    /// The file changed while `down` ran: the outcome is recorded on a
+    /// fresh connection (a failure not recorded is owed).
+    fn reconnect_if_stale(&self, store: &mut Store) {
         if store.stale() {
-            // The file changed while `down` ran: the outcome is recorded on
-            // a fresh connection (a failure not recorded is owed).
             store.close();
             if let Ok(fresh) = Store::open(&self.path, Access::ReadWrite) {
                 *store = fresh;
             }
         }
-        let done = (self.clock)();
-        let secs = result.took.as_secs_f64();
-        let finish = |kind: ActivityKind, detail: String, stderr_tail: String| {
-            let mut activity = Activity::new(done, actor, name, kind, detail);
-            activity.stderr_tail = stderr_tail;
-            activity.duration = Some(result.took);
-            self.emit(activity);
-            Some(kind)
-        };
-        if let crate::model::envelope::Exit::NotStarted(why) = &result.exit {
-            // `down` never ran: a problem of this console's set-up, not of
-            // the instance, so nothing is recorded in the shared store (a
-            // backoff here would delay the stackless daemon's own reaping).
-            return finish(
-                ActivityKind::Error,
-                format!("{why}; nothing recorded (check --down-cmd)"),
-                String::new(),
-            );
-        }
-        if result.exit == crate::model::envelope::Exit::Interrupted {
-            // The operator stopped the pass: not the instance's failure, so
-            // no attempt is recorded and the backoff does not grow.
-            return finish(
-                ActivityKind::Stopped,
-                format!(
-                    "the reap pass was interrupted: down stopped after {secs:.1}s, nothing recorded"
-                ),
-                result.stderr_tail.clone(),
-            );
-        }
-        if let Some(still) = result
-            .succeeded()
-            .then(|| still_active(store, seen))
-            .flatten()
-        {
-            // "Silence is not success": `down` said 0, the row says the
-            // instance is still there. Counted and recorded as a failure.
-            let detail =
-                format!("down exited 0 in {secs:.1}s but {still}; not counted as torn down");
-            let detail = match intent {
-                Intent::Reap => match record_failure(store, name, &detail, done) {
-                    Ok(row) => format!(
-                        "{detail} (attempt {}, retry at {})",
-                        row.attempts,
-                        iso_time(row.next_retry_at)
-                    ),
-                    Err(error) => format!("{detail} (not recorded: {error})"),
-                },
-                Intent::TearDown => detail,
-            };
-            return finish(ActivityKind::Failed, detail, result.stderr_tail.clone());
-        }
-        if result.succeeded() {
-            let mut detail = format!("down succeeded in {secs:.1}s");
-            if let Err(error) = store.clear_reap_failure(name)
-                && !matches!(error, StoreError::ReadOnly(_))
-            {
-                detail.push_str(&format!(" (reap attempt not cleared: {error})"));
-            }
-            let kind = match intent {
-                Intent::Reap => ActivityKind::Reaped,
-                Intent::TearDown => ActivityKind::TornDown,
-            };
-            return finish(kind, detail, result.stderr_tail.clone());
-        }
-        if envelope::parse_error(&result.stdout).is_some_and(|e| e.code == LOCK_HELD_CODE) {
-            // Another operation holds the lock: not a teardown failure, so
-            // no attempt is recorded and the backoff does not grow.
-            return finish(
-                ActivityKind::SkippedLocked,
-                "down answered state.lock.held".into(),
-                result.stderr_tail.clone(),
-            );
-        }
-        let reason = envelope::failure_reason(&result.stdout, &result.exit);
-        let shown = envelope::read_reason(&reason).summary;
-        let detail = if intent == Intent::Reap {
-            match record_failure(store, name, &reason, done) {
-                Ok(row) => format!(
-                    "{shown} (attempt {}, retry at {})",
-                    row.attempts,
-                    iso_time(row.next_retry_at)
-                ),
-                // Busy past RECORD_RETRY_FOR, or another error: not
-                // recorded (the audit line says so). Owed: the reaper
-                // pauses until it is written.
-                Err(error) => {
-                    self.unrecorded.push(Owed {
-                        name: name.to_owned(),
-                        reason: reason.clone(),
-                        at: done,
-                        error: error.to_string(),
-                    });
-                    format!(
-                        "{shown} (not recorded: {error}; the reaper pauses until the store accepts writes)"
-                    )
-                }
-            }
-        } else {
-            shown
-        };
-        let mut activity =
-            Activity::new(done, actor, name, ActivityKind::Failed, detail).with_envelope(&reason);
-        activity.stderr_tail = result.stderr_tail.clone();
-        activity.duration = Some(result.took);
-        self.emit(activity);
-        Some(ActivityKind::Failed)
-    }
-}
-
-/// After a `down` that exited 0: what the store says if the instance is
-/// still there (`the instance is still active`), read in a fresh
-/// transaction; `None` when it is gone, tombstoned, or born again (another
-/// birth: the old one was torn down). A read error is not a verdict
-/// (`None`): the exit status stands.
-fn still_active(store: &mut Store, seen: &Instance) -> Option<String> {
-    match store.recheck(&seen.name) {
-        Ok(Some(now)) if now.status == crate::model::Status::Active && now.birth == seen.birth => {
-            Some("the instance is still active in the store".to_owned())
-        }
-        _ => None,
     }
 }
 
@@ -555,25 +516,6 @@ fn still_active(store: &mut Store, seen: &Instance) -> Option<String> {
 /// way: a failure that is not recorded would undercount the attempts and
 /// keep the backoff from growing.
 pub const RECORD_RETRY_FOR: Duration = Duration::from_secs(60);
-
-/// Record a failed reap, retrying while the store is busy, for up to
-/// [`RECORD_RETRY_FOR`].
-fn record_failure(
-    store: &mut Store,
-    name: &str,
-    reason: &str,
-    at: i64,
-) -> Result<ReapAttempt, StoreError> {
-    let started = std::time::Instant::now();
-    loop {
-        match store.record_reap_failure(name, reason, at) {
-            Err(error) if error.is_busy() && started.elapsed() < RECORD_RETRY_FOR => {
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            other => return other,
-        }
-    }
-}
 
 /// Run one `down` to its end on a runtime of this job's own (one thread,
 /// this one). Never on the console's runtime: that one shuts down when the

@@ -16,8 +16,10 @@ use super::jobs::{Intent, Teardowns, iso_time};
 use crate::cancel::CancelToken;
 use crate::model::activity::{Activity, ActivityKind, Actor};
 use crate::model::{Instance, ReapAttempt};
+use crate::store::Store;
 use crate::store::probe::HostProbe;
-use crate::store::{Access, FileState, Store, StoreError};
+
+mod connection;
 
 /// The totals of one pass, for `reap --once` exit codes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -49,6 +51,9 @@ pub struct Reaper {
     /// Last skip/wait reported per instance, so a pass reports changes only.
     last_quiet: HashMap<String, (ActivityKind, String)>,
     busy_reported: bool,
+    /// The store error being repeated pass after pass: said when it
+    /// appears, changes and clears ([`crate::model::repeats`]).
+    store_errors: crate::model::repeats::Repeats,
     /// The last "tombstones due" note reported, so it is said once per
     /// change.
     last_due_note: Option<String>,
@@ -94,6 +99,7 @@ impl Reaper {
             jobs,
             last_quiet: HashMap::new(),
             busy_reported: false,
+            store_errors: crate::model::repeats::Repeats::default(),
             last_due_note: None,
             running: Vec::new(),
             queue: std::collections::VecDeque::new(),
@@ -308,6 +314,15 @@ impl Reaper {
         let snapshot = match self.store.snapshot(self.probe.as_mut()) {
             Ok(s) => {
                 self.busy_reported = false;
+                if let Some(cleared) = self.store_errors.cleared() {
+                    self.emit(Activity::new(
+                        now,
+                        Actor::Reaper,
+                        "",
+                        ActivityKind::Skipped,
+                        cleared,
+                    ));
+                }
                 s
             }
             Err(error) => {
@@ -316,6 +331,16 @@ impl Reaper {
                 return summary;
             }
         };
+        // The store's newest write is evidence against a wall clock set
+        // wrong for the whole machine (the kernel agrees with it).
+        self.jobs
+            .store_times
+            .note(crate::model::clock_evidence::newest_write(&snapshot.rows));
+        if let Some(why) = self.paused() {
+            self.queue.clear();
+            self.quiet("", ActivityKind::Skipped, why);
+            return summary;
+        }
         let plan = decision::plan(&snapshot, now, self.store.generation().allows_gc());
         let mut seen_now = HashSet::new();
         let mut queue = std::collections::VecDeque::new();
@@ -423,86 +448,6 @@ impl Reaper {
         }
     }
 
-    /// Make sure the store connection still reads the file at the path as
-    /// it is now (deleted → report and wait; replaced, rewritten in place,
-    /// migrated, or unreadable at the last pass → open it again, learning
-    /// its generation anew).
-    fn ensure_store(&mut self, now: i64) -> bool {
-        if (self.reopen || self.store.stale()) && !self.store.path().exists() {
-            self.store.close();
-            self.reopen = true;
-            self.quiet(
-                "",
-                ActivityKind::Error,
-                format!(
-                    "the store file {} is gone: reaping paused until it returns",
-                    self.store.path().display()
-                ),
-            );
-            return false;
-        }
-        let state = if self.reopen || self.store.stale() {
-            None
-        } else {
-            Some(self.store.file_state())
-        };
-        let why = match state {
-            Some(FileState::Same) => return true,
-            Some(FileState::Gone) => {
-                self.quiet(
-                    "",
-                    ActivityKind::Error,
-                    format!(
-                        "the store file {} is gone: reaping paused until it returns",
-                        self.store.path().display()
-                    ),
-                );
-                return false;
-            }
-            Some(FileState::Replaced) => "the store file was replaced: reopened it".to_owned(),
-            Some(FileState::Rewritten) => {
-                "the store file was rewritten in place (truncated or restored from a copy): reopened it"
-                    .to_owned()
-            }
-            Some(FileState::Migrated { was, now }) => {
-                format!("the store's schema changed from v{was} to v{now}: reopened it")
-            }
-            None => "the store is readable again: reopened it".to_owned(),
-        };
-        // Closed first: the file is opened again only once every
-        // connection of this console to the old one is closed.
-        self.store.close();
-        let path = self.store.path().to_owned();
-        match Store::open(&path, Access::ReadWrite) {
-            Ok(store) => {
-                self.store = store;
-                self.reopen = false;
-                self.last_quiet.remove("");
-                let why = match crate::store::epoch::take_set_aside(&path) {
-                    Some(kept) => format!(
-                        "{why}; its old write-ahead log was set aside as {} (not replayed onto it)",
-                        kept.display()
-                    ),
-                    None => why,
-                };
-                self.emit(Activity::new(
-                    now,
-                    Actor::Reaper,
-                    "",
-                    ActivityKind::Error,
-                    why,
-                ));
-                true
-            }
-            Err(error) => {
-                // Opened again at the next pass, whatever this pass saw.
-                self.reopen = true;
-                self.store_error(now, &error);
-                false
-            }
-        }
-    }
-
     /// Why this pass may not act on the store as it is now, if it may not
     /// ([`decision::pause_reason`] of the last open: a store swapped for an
     /// older schema stops the reaper at its next pass, one upgraded in
@@ -513,91 +458,10 @@ impl Reaper {
             self.store.generation(),
             self.store.writable(),
             self.jobs.unrecorded_reason().as_deref(),
+            self.jobs.audit_failure().as_deref(),
             self.jobs.clock_doubt(),
             self.control.paused(),
         )
-    }
-
-    /// Write the failed reaps owed to the store ([`super::jobs::Unrecorded`]),
-    /// one try each: the probe that the store accepts writes again (a real
-    /// write, the one that is owed: a `BEGIN IMMEDIATE` alone succeeds on a
-    /// file that refuses the write itself). A name no longer active in the
-    /// store is owed nothing. When the last is written the reaper resumes,
-    /// and says so once.
-    fn settle_owed(&mut self, now: i64) {
-        let owed = self.jobs.unrecorded.owed();
-        if owed.is_empty() {
-            return;
-        }
-        let mut written = 0;
-        for record in owed {
-            match self.store.recheck(&record.name) {
-                Ok(Some(r)) if r.status == crate::model::Status::Active => {}
-                Ok(_) => {
-                    self.jobs.unrecorded.settle(&record.name);
-                    continue;
-                }
-                Err(_) => return,
-            }
-            match self
-                .store
-                .record_reap_failure(&record.name, &record.reason, record.at)
-            {
-                Ok(_) => {
-                    written += 1;
-                    self.jobs.unrecorded.settle(&record.name);
-                }
-                Err(error) => {
-                    // Still refused: the newest reason is shown.
-                    self.jobs.unrecorded.push(super::jobs::Owed {
-                        error: error.to_string(),
-                        ..record
-                    });
-                    return;
-                }
-            }
-        }
-        self.last_quiet.remove("");
-        let plural = if written == 1 { "" } else { "s" };
-        self.emit(Activity::new(
-            now,
-            Actor::Reaper,
-            "",
-            ActivityKind::Skipped,
-            format!(
-                "the store accepts writes again: {written} failed reap{plural} recorded; reaper resumed"
-            ),
-        ));
-    }
-
-    fn store_error(&mut self, now: i64, error: &StoreError) {
-        if error.is_busy() {
-            if !self.busy_reported {
-                self.busy_reported = true;
-                self.emit(Activity::new(
-                    now,
-                    Actor::Reaper,
-                    "",
-                    ActivityKind::Error,
-                    "store busy: retrying on the next tick",
-                ));
-            }
-        } else {
-            // Whatever broke (a truncated or corrupt file, an I/O error),
-            // this connection is not trusted again: the next pass opens the
-            // file afresh, so a store restored in place is read as it is
-            // now, without waiting for another process to write. Every
-            // other connection of this console to it is closed too.
-            self.store.invalidate();
-            self.reopen = true;
-            self.emit(Activity::new(
-                now,
-                Actor::Reaper,
-                "",
-                ActivityKind::Error,
-                error.to_string(),
-            ));
-        }
     }
 
     /// GC one tombstone: remove `<state_dir>/logs/<name>/`, then delete the

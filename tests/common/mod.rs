@@ -134,6 +134,8 @@ pub fn reaper_with(
         clock_check: false,
         stop: stackless_tui::cancel::CancelToken::new(),
         unrecorded: Default::default(),
+        store_times: Default::default(),
+        audit: Default::default(),
     };
     (Reaper::new(store, probe, jobs), log)
 }

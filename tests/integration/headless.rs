@@ -690,3 +690,125 @@ fn the_man_page_has_keys_files_environment_and_exit_status() {
     assert!(!man.contains("stackless\\-tui\\-snapshot("), "{man}");
     assert!(!man.contains("stackless\\-tui\\-reap("), "{man}");
 }
+
+/// A machine whose whole clock reads a year behind (the kernel agrees, so
+/// only the store can tell): the store's newest write is a year after the
+/// wall clock, and `reap --once` reaps nothing, naming the evidence.
+#[test]
+fn reap_once_refuses_when_the_wall_clock_is_far_behind_the_stores_newest_write() {
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let written = i64::try_from(now).unwrap() + 365 * 86_400 + 12 * 3600;
+    crate::common::stores::exec(
+        &path,
+        &format!("UPDATE instances SET created_at = {written} WHERE name = 'alpha'"),
+    );
+    let down = script(dir.path(), "exit 0");
+    let out = run(bin()
+        .args(["reap", "--once", "--down-cmd", &down, "--state"])
+        .arg(&path));
+    let stdout = text(&out.stdout);
+    assert!(!stdout.contains("reaped"), "{stdout}");
+    let iso = jiff::Timestamp::from_second(written)
+        .unwrap()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
+    let said = format!(
+        "clock looks wrong: the wall clock is 1y 000d behind the store's newest write (instances.created_at of alpha, {iso}); reaper and GC paused, r is off"
+    );
+    assert!(stdout.contains(&said), "{stdout}\n{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+}
+
+/// While the clock looks wrong (here: a year behind the store's newest
+/// write), `snapshot` says the reaper would not act, in the table and in
+/// JSON, as `reap --once` refuses (issue 14, review item 8).
+#[test]
+fn snapshot_says_paused_clock_for_the_expired_while_the_clock_looks_wrong() {
+    let (_dir, path) = fixture("stackless-real-v4.db");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let written = i64::try_from(now).unwrap() + 365 * 86_400 + 12 * 3600;
+    crate::common::stores::exec(
+        &path,
+        &format!("UPDATE instances SET created_at = {written} WHERE name = 'alpha'"),
+    );
+    let out = run(bin().args(["snapshot", "--json", "--state"]).arg(&path));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let find = |json: &serde_json::Value| {
+        json["instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["name"] == "golf")
+            .cloned()
+            .unwrap()
+    };
+    let golf = find(&json);
+    assert_eq!(golf["reaper"], "paused: clock", "{golf}");
+    assert_eq!(golf["reaper_action"], "paused_clock");
+    assert!(
+        text(&out.stderr).contains("clock looks wrong: the wall clock is 1y 000d behind the store's newest write (instances.created_at of alpha, "),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(bin().args(["snapshot", "--state"]).arg(&path));
+    let table = text(&out.stdout);
+    let golf_row = table
+        .lines()
+        .find(|l| l.starts_with("golf"))
+        .unwrap_or_default();
+    assert!(golf_row.contains("paused: clock"), "{table}");
+    // Without the doubt (an explicit --now), the same row says what the
+    // rules decide (at capture: golf waits out its backoff).
+    let out = run(bin()
+        .args([
+            "snapshot",
+            "--json",
+            "--now",
+            &CAPTURE.to_string(),
+            "--state",
+        ])
+        .arg(&path));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(find(&json)["reaper_action"], "wait_backoff");
+}
+
+/// The kernel check too: a wall clock a year ahead of the kernel's
+/// (`STACKLESS_TUI_CLOCK_OFFSET`, as `faketime` makes one) is `paused:
+/// clock` in `snapshot`, and `reap --once` reaps nothing.
+#[test]
+fn snapshot_and_reap_once_agree_on_a_clock_ahead_of_the_kernel() {
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let out = run(bin()
+        .env("STACKLESS_TUI_CLOCK_OFFSET", "31536000")
+        .args(["snapshot", "--json", "--state"])
+        .arg(&path));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let actions: Vec<&serde_json::Value> = json["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| &i["reaper_action"])
+        .filter(|a| !a.is_null())
+        .collect();
+    assert!(!actions.is_empty());
+    assert!(actions.iter().all(|a| *a == "paused_clock"), "{actions:?}");
+    let down = script(dir.path(), "exit 0");
+    let out = run(bin()
+        .env("STACKLESS_TUI_CLOCK_OFFSET", "31536000")
+        .args(["reap", "--once", "--down-cmd", &down, "--state"])
+        .arg(&path));
+    let stdout = text(&out.stdout);
+    assert!(!stdout.contains("reaped"), "{stdout}");
+    assert!(
+        stdout.contains("clock looks wrong: the wall clock is 1y 000d ahead of the kernel's clock"),
+        "{stdout}"
+    );
+}

@@ -8,6 +8,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod audit_pause;
 mod demo;
 mod faults;
 mod faults_round2;
@@ -23,6 +24,7 @@ mod real_fixtures;
 mod reaper;
 mod reaper_control;
 mod reaper_releases;
+mod size;
 mod source_size;
 mod store;
 mod supervisor;

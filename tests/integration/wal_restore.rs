@@ -101,3 +101,70 @@ fn a_log_with_pending_commits_is_kept_in_place_when_nothing_was_truncated() {
     );
     assert!(expires(&path).iter().all(|&e| e == CAPTURE + 60));
 }
+
+/// A store error the reaper meets at every pass is said (and audited)
+/// once, then once more when it clears, with the count of repeats, never
+/// once per tick (issue 14, review item 7).
+#[test]
+fn a_store_error_is_said_once_and_again_when_it_clears_with_its_repeats() {
+    let rt = crate::common::runtime();
+    let (dir, path) = stores::v5();
+    stores::exec(&path, "PRAGMA wal_checkpoint(TRUNCATE);");
+    let good = dir.path().join("good.db");
+    std::fs::copy(&path, &good).unwrap();
+    let down = crate::common::fake_down(dir.path(), "exit 0");
+    let probe = Box::new(stackless_tui::store::probe::FixedProbe {
+        host: Some("vm".into()),
+        processes: vec![],
+    });
+    let (mut reaper, log) = crate::common::reaper(&path, down, probe, CAPTURE, &rt);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(0)
+        .unwrap();
+    for _ in 0..6 {
+        assert_eq!(reaper.pass().reaped, 0);
+    }
+    let canonical = std::fs::canonicalize(&path).unwrap();
+    let empty = format!(
+        "the store file {} is empty (truncated?)",
+        canonical.display()
+    );
+    let errors: Vec<String> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|a| a.kind == stackless_tui::event::ActivityKind::Error)
+        .map(|a| a.detail.clone())
+        .collect();
+    assert_eq!(
+        errors.iter().filter(|e| **e == empty).count(),
+        1,
+        "{errors:#?}"
+    );
+    std::fs::copy(&good, &path).unwrap();
+    let mut reaped = 0;
+    for _ in 0..5 {
+        reaped += reaper.pass().reaped;
+        if reaped == 2 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert_eq!(reaped, 2);
+    let cleared: Vec<String> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|a| a.detail.starts_with("the store error cleared"))
+        .map(|a| a.detail.clone())
+        .collect();
+    assert_eq!(cleared.len(), 1, "{:#?}", log.lock().unwrap());
+    assert!(
+        cleared[0].ends_with(&format!("after it was said): {empty}")),
+        "{}",
+        cleared[0]
+    );
+}

@@ -132,3 +132,30 @@ fn pasted_text_types_into_the_filter_prompt_and_is_never_run_as_keys() {
     assert_eq!(app.handle(paste("al\u{1b}[2Jp\n"), CAPTURE), None);
     assert_eq!(app.filter(), "al[2Jp");
 }
+
+#[test]
+fn an_audit_trail_that_cannot_be_written_pauses_the_reaper_in_the_header() {
+    let mut app = app();
+    app.handle(
+        Event::Snapshot(Arc::new(fixture_snapshot("stackless-real-v4.db"))),
+        CAPTURE,
+    );
+    let error = "No space left on device (os error 28)";
+    app.handle(Event::Audit(Some(error.into())), CAPTURE);
+    assert_eq!(
+        app.reaper_text(),
+        "reaper: paused (audit trail cannot be written)"
+    );
+    let banner = format!(
+        "! reaper paused: the audit trail cannot be written ({error}); nothing is torn down until it can"
+    );
+    assert!(
+        panes::header::banners(&app)
+            .iter()
+            .any(|(text, _)| *text == banner),
+        "{:?}",
+        panes::header::banners(&app)
+    );
+    app.handle(Event::Audit(None), CAPTURE);
+    assert_eq!(app.reaper_text(), "reaper: every 1s");
+}

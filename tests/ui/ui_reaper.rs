@@ -152,3 +152,45 @@ fn p_and_r_are_refused_where_this_console_runs_no_reaper() {
         Some("this console stands by: the active console runs the reaper")
     );
 }
+
+/// When the console role is held by another console, the header says who
+/// runs the reaper (the role lock's holder); when it could not be taken at
+/// all, that the reaper does not run here, and why.
+#[test]
+fn the_header_says_who_runs_the_reaper_when_this_console_does_not() {
+    let mut app = console_app("reaper: every 1m");
+    app.handle(Event::Role(RoleState::Standby { pid: Some(4242) }), CAPTURE);
+    assert_eq!(
+        app.reaper_text(),
+        "reaper: run by another console (pid 4242)"
+    );
+    let header = render_pane(&app, 120, 3, panes::header::render);
+    assert!(
+        header.contains("reaper: run by another console (pid 4242)"),
+        "{header}"
+    );
+    app.handle(Event::Role(RoleState::Standby { pid: None }), CAPTURE);
+    assert_eq!(app.reaper_text(), "reaper: run by another console");
+    let reason = "cannot take the console role: /s/stackless-tui/roles/console.lock is a symbolic link: refusing to follow it";
+    app.handle(
+        Event::Role(RoleState::Unavailable {
+            reason: reason.into(),
+        }),
+        CAPTURE,
+    );
+    assert_eq!(
+        app.reaper_text(),
+        "reaper: not running (console role not taken)"
+    );
+    let banner =
+        format!("! the reaper does not run in this console: {reason}; tried again every 0.5s");
+    assert!(
+        panes::header::banners(&app)
+            .iter()
+            .any(|(t, _)| *t == banner),
+        "{:?}",
+        panes::header::banners(&app)
+    );
+    app.handle(Event::Role(RoleState::Active), CAPTURE);
+    assert_eq!(app.reaper_text(), "reaper: every 1m");
+}

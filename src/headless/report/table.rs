@@ -5,6 +5,7 @@ use super::{
     Instance, InstanceReport, OperationReport, Report, Rules, Services, Snapshot, operation_report,
 };
 use crate::model::time::{lease_text, retry_text};
+use crate::reaper::clock::ClockDoubt;
 
 /// The table's first line: `store PATH · schema vN · now TIME (UNIX)`, the
 /// time in `zone` ([`crate::model::time::stamp`]: local, `TZ` honoured,
@@ -143,7 +144,8 @@ pub fn table(report: &Report, zone: &jiff::tz::TimeZone) -> String {
     for row in &rows {
         widen(&mut widths, row);
     }
-    let mut out = table_header(&report.store, report.store_user_version, report.now, zone).into_bytes();
+    let mut out =
+        table_header(&report.store, report.store_user_version, report.now, zone).into_bytes();
     // Writing to a vector cannot fail.
     let _ = write_line(&mut out, &HEADER, &widths);
     for row in &rows {
@@ -166,11 +168,12 @@ pub fn write_table(
     store: &str,
     services: &Services,
     zone: &jiff::tz::TimeZone,
+    clock: Option<&ClockDoubt>,
 ) -> std::io::Result<()> {
     out.write_all(table_header(store, snapshot.generation.user_version, now, zone).as_bytes())?;
     // The services are not in the table.
     let _ = services;
-    let rules = Rules::new(snapshot);
+    let rules = Rules::new(snapshot, clock);
     let cells = |instance| instance_cells(snapshot, &rules, instance, now);
     let mut widths = HEADER.map(unicode_width::UnicodeWidthStr::width);
     for instance in &snapshot.instances {

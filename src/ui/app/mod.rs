@@ -207,6 +207,8 @@ pub struct App {
     /// The wall clock's doubt as last checked (`Event::Clock`): while set,
     /// the reaper and GC are paused and `r` is off.
     clock_doubt: Option<String>,
+    /// Why the audit trail does not take writes, while it does not.
+    audit_failure: Option<String>,
     /// Why the store does not record the reaper's failures, while it does
     /// not (`Event::Unrecorded`): the reaper is paused and `r`/`d` are off.
     unrecorded: Option<String>,
@@ -288,6 +290,7 @@ impl App {
             quitting: false,
             counts: Counts::default(),
             clock_doubt: None,
+            audit_failure: None,
             unrecorded: None,
             viewport: Cell::new(Viewport::default()),
             areas: Cell::new(None),
@@ -348,6 +351,10 @@ impl App {
             }
             Event::Unrecorded(error) => {
                 self.unrecorded = error;
+                None
+            }
+            Event::Audit(error) => {
+                self.audit_failure = error;
                 None
             }
             Event::Logs(update) => {

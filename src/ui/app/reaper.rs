@@ -28,8 +28,17 @@ impl App {
     /// Why `P` and `R` have nothing to act on here: the reaper is off
     /// (`--no-reaper`, `--read-only`) or another console runs it.
     fn reaper_elsewhere(&self) -> Option<String> {
-        if let RoleState::Standby { .. } = self.role {
-            return Some("this console stands by: the active console runs the reaper".into());
+        match &self.role {
+            RoleState::Standby { .. } => {
+                return Some("this console stands by: the active console runs the reaper".into());
+            }
+            RoleState::Unavailable { reason } => {
+                return Some(format!(
+                    "the reaper does not run in this console: {}",
+                    crate::model::text::sanitize_short(reason, crate::ui::view::CUT_LONG)
+                ));
+            }
+            RoleState::Active => {}
         }
         let line = self.config.reaper_line.as_str();
         line.starts_with("reaper: off")

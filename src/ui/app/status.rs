@@ -25,6 +25,13 @@ impl App {
         self.clock_doubt.as_deref()
     }
 
+    /// Why the audit trail does not take writes, while it does not (the
+    /// reaper is paused meanwhile).
+    #[must_use]
+    pub fn audit_failure(&self) -> Option<&str> {
+        self.audit_failure.as_deref()
+    }
+
     /// Why a failed reap could not be recorded in the store, while it
     /// could not (the reaper is paused and `r`/`d` are off meanwhile).
     #[must_use]
@@ -57,15 +64,27 @@ impl App {
     }
 
     /// The header's reaper text, from the store and the clock as they are
-    /// now, not only as they were at start-up: `reaper: standby`, the
+    /// now, not only as they were at start-up: who runs it when this
+    /// console does not (`reaper: run by another console (pid 4242)`, from
+    /// the role lock's holder; `reaper: not running (console role not
+    /// taken)` when the role could not be taken at all), the
     /// start-up line when the flags or the access turned it off
     /// (`reaper: off (--no-reaper)`), `reaper: off (schema v2)` once the
     /// store on screen is one the reaper cannot run on, `reaper: paused
     /// (clock looks wrong)`, `reaper: paused (failures cannot be recorded)`, else the start-up line (`reaper: every 1s`).
     #[must_use]
     pub fn reaper_text(&self) -> Cow<'_, str> {
-        if let RoleState::Standby { .. } = self.role {
-            return Cow::Borrowed("reaper: standby");
+        match &self.role {
+            RoleState::Standby { pid: Some(pid) } => {
+                return Cow::Owned(format!("reaper: run by another console (pid {pid})"));
+            }
+            RoleState::Standby { pid: None } => {
+                return Cow::Borrowed("reaper: run by another console");
+            }
+            RoleState::Unavailable { .. } => {
+                return Cow::Borrowed("reaper: not running (console role not taken)");
+            }
+            RoleState::Active => {}
         }
         let line = self.config.reaper_line.as_str();
         if line.starts_with("reaper: off") {
@@ -80,6 +99,9 @@ impl App {
         }
         if self.unrecorded.is_some() {
             return Cow::Borrowed("reaper: paused (failures cannot be recorded)");
+        }
+        if self.audit_failure.is_some() {
+            return Cow::Borrowed("reaper: paused (audit trail cannot be written)");
         }
         if self.clock_doubt.is_some() {
             return Cow::Borrowed("reaper: paused (clock looks wrong)");

@@ -38,10 +38,28 @@ pub fn banners(app: &App) -> Vec<(String, Style)> {
             theme::banner_warning(),
         ));
     }
+    if let crate::event::RoleState::Unavailable { reason } = app.role() {
+        out.push((
+            format!(
+                "! the reaper does not run in this console: {}; tried again every 0.5s",
+                sanitize_short(reason, view::CUT_LONG)
+            ),
+            theme::banner_error(),
+        ));
+    }
     if let Some(error) = app.unrecorded() {
         out.push((
             format!(
                 "! reaper paused: failures cannot be recorded in the store ({}); nothing is torn down until the store accepts writes",
+                sanitize_short(error, view::CUT_LONG)
+            ),
+            theme::banner_error(),
+        ));
+    }
+    if let Some(error) = app.audit_failure() {
+        out.push((
+            format!(
+                "! reaper paused: the audit trail cannot be written ({}); nothing is torn down until it can",
                 sanitize_short(error, view::CUT_LONG)
             ),
             theme::banner_error(),

@@ -1,0 +1,191 @@
+//! What a finished `down` means ([`Teardowns::outcome`]): the kind and
+//! line of its Activity, and, for a failed reap, the `reap_attempts` row
+//! written (retried while the store is busy) or owed ([`Unrecorded`]).
+
+use std::time::Duration;
+
+use super::{Intent, Owed, RECORD_RETRY_FOR, Teardowns, iso_time};
+use crate::model::activity::ActivityKind;
+use crate::model::envelope::{self, LOCK_HELD_CODE};
+use crate::model::{Instance, ReapAttempt};
+use crate::store::{Store, StoreError};
+
+impl Teardowns {
+    /// What a finished `down` means, with its failure recorded (a reap)
+    /// or owed when the store refuses it ([`Unrecorded`]).
+    pub(super) fn outcome(
+        &self,
+        store: &mut Store,
+        seen: &Instance,
+        intent: Intent,
+        result: &super::teardown::TeardownResult,
+        done: i64,
+    ) -> Outcome {
+        let name = seen.name.as_str();
+        let secs = result.took.as_secs_f64();
+        if let crate::model::envelope::Exit::NotStarted(why) = &result.exit {
+            // `down` never ran: a problem of this console's set-up, not of
+            // the instance, so nothing is recorded in the shared store (a
+            // backoff here would delay the stackless daemon's own reaping).
+            let detail = format!("{why}; nothing recorded (check --down-cmd)");
+            return Outcome::new(ActivityKind::Error, detail).without_stderr();
+        }
+        if result.exit == crate::model::envelope::Exit::Interrupted {
+            // The operator stopped the pass: not the instance's failure, so
+            // no attempt is recorded and the backoff does not grow.
+            return Outcome::new(
+                ActivityKind::Stopped,
+                format!(
+                    "the reap pass was interrupted: down stopped after {secs:.1}s, nothing recorded"
+                ),
+            );
+        }
+        if let Some(still) = result
+            .succeeded()
+            .then(|| still_active(store, seen))
+            .flatten()
+        {
+            // "Silence is not success": `down` said 0, the row says the
+            // instance is still there. Counted and recorded as a failure.
+            let detail =
+                format!("down exited 0 in {secs:.1}s but {still}; not counted as torn down");
+            let detail = match intent {
+                Intent::Reap => match record_failure(store, name, &detail, done) {
+                    Ok(row) => format!(
+                        "{detail} (attempt {}, retry at {})",
+                        row.attempts,
+                        iso_time(row.next_retry_at)
+                    ),
+                    Err(error) => format!("{detail} (not recorded: {error})"),
+                },
+                Intent::TearDown => detail,
+            };
+            return Outcome::new(ActivityKind::Failed, detail);
+        }
+        if result.succeeded() {
+            let mut detail = format!("down succeeded in {secs:.1}s");
+            if let Err(error) = store.clear_reap_failure(name)
+                && !matches!(error, StoreError::ReadOnly(_))
+            {
+                detail.push_str(&format!(" (reap attempt not cleared: {error})"));
+            }
+            let kind = match intent {
+                Intent::Reap => ActivityKind::Reaped,
+                Intent::TearDown => ActivityKind::TornDown,
+            };
+            return Outcome::new(kind, detail);
+        }
+        if envelope::parse_error(&result.stdout).is_some_and(|e| e.code == LOCK_HELD_CODE) {
+            // Another operation holds the lock: not a teardown failure, so
+            // no attempt is recorded and the backoff does not grow.
+            return Outcome::new(
+                ActivityKind::SkippedLocked,
+                "down answered state.lock.held".into(),
+            );
+        }
+        let reason = envelope::failure_reason(&result.stdout, &result.exit);
+        let detail = self.failed(store, name, intent, &reason, done);
+        Outcome {
+            envelope: Some(reason),
+            ..Outcome::new(ActivityKind::Failed, detail)
+        }
+    }
+
+    /// A failed `down`'s line: its reason shown short, and for a reap the
+    /// attempt recorded (or owed: the reaper pauses until it is written).
+    fn failed(
+        &self,
+        store: &mut Store,
+        name: &str,
+        intent: Intent,
+        reason: &str,
+        done: i64,
+    ) -> String {
+        let shown = envelope::read_reason(reason).summary;
+        if intent != Intent::Reap {
+            return shown;
+        }
+        match record_failure(store, name, reason, done) {
+            Ok(row) => format!(
+                "{shown} (attempt {}, retry at {})",
+                row.attempts,
+                iso_time(row.next_retry_at)
+            ),
+            // Busy past RECORD_RETRY_FOR, or another error: not recorded
+            // (the audit line says so). Owed: the reaper pauses until it
+            // is written.
+            Err(error) => {
+                self.unrecorded.push(Owed {
+                    name: name.to_owned(),
+                    reason: reason.to_owned(),
+                    at: done,
+                    error: error.to_string(),
+                });
+                format!(
+                    "{shown} (not recorded: {error}; the reaper pauses until the store accepts writes)"
+                )
+            }
+        }
+    }
+}
+
+/// What a finished `down` means ([`Teardowns::outcome`]): the Activity
+/// line's kind and detail, the failure envelope it carries, and whether
+/// `down`'s stderr tail goes with it.
+pub(super) struct Outcome {
+    pub(super) kind: ActivityKind,
+    pub(super) detail: String,
+    pub(super) envelope: Option<String>,
+    pub(super) stderr: bool,
+}
+
+impl Outcome {
+    const fn new(kind: ActivityKind, detail: String) -> Self {
+        Self {
+            kind,
+            detail,
+            envelope: None,
+            stderr: true,
+        }
+    }
+
+    fn without_stderr(self) -> Self {
+        Self {
+            stderr: false,
+            ..self
+        }
+    }
+}
+
+/// After a `down` that exited 0: what the store says if the instance is
+/// still there (`the instance is still active`), read in a fresh
+/// transaction; `None` when it is gone, tombstoned, or born again (another
+/// birth: the old one was torn down). A read error is not a verdict
+/// (`None`): the exit status stands.
+fn still_active(store: &mut Store, seen: &Instance) -> Option<String> {
+    match store.recheck(&seen.name) {
+        Ok(Some(now)) if now.status == crate::model::Status::Active && now.birth == seen.birth => {
+            Some("the instance is still active in the store".to_owned())
+        }
+        _ => None,
+    }
+}
+
+/// Record a failed reap, retrying while the store is busy, for up to
+/// [`RECORD_RETRY_FOR`].
+fn record_failure(
+    store: &mut Store,
+    name: &str,
+    reason: &str,
+    at: i64,
+) -> Result<ReapAttempt, StoreError> {
+    let started = std::time::Instant::now();
+    loop {
+        match store.record_reap_failure(name, reason, at) {
+            Err(error) if error.is_busy() && started.elapsed() < RECORD_RETRY_FOR => {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            other => return other,
+        }
+    }
+}
