@@ -12,6 +12,9 @@ use serde::Serialize;
 
 use crate::model::activity::{Activity, ActivityKind, Actor};
 
+mod read_back;
+pub use read_back::{READ_BACK, READ_BACK_INSTANCES, last_teardowns};
+
 /// Rotate when the file would grow past this (bytes).
 pub const DEFAULT_CAP: u64 = 5 * 1024 * 1024;
 
@@ -253,127 +256,6 @@ impl AuditLog {
             envelope: "",
         })
     }
-}
-
-/// How many bytes from the end of the audit trail [`last_teardowns`] reads
-/// (then from the end of `audit.jsonl.1`, in what is left of it).
-pub const READ_BACK: u64 = 1 << 20;
-
-/// The most instances [`last_teardowns`] gives back.
-pub const READ_BACK_INSTANCES: usize = 200;
-
-/// An audit line as read back (owned; unknown fields ignored).
-#[derive(Debug, serde::Deserialize)]
-struct Recorded {
-    unix: i64,
-    actor: String,
-    instance: String,
-    action: String,
-    outcome: String,
-    #[serde(default)]
-    reason: String,
-    #[serde(default)]
-    duration_ms: Option<u64>,
-    #[serde(default)]
-    stderr_tail: String,
-    #[serde(default)]
-    envelope: String,
-}
-
-impl Recorded {
-    /// The finished teardown (the reaper's or the operator's) it records.
-    fn teardown(self) -> Option<Activity> {
-        if self.action != "teardown" || self.instance.is_empty() {
-            return None;
-        }
-        let actor = match self.actor.as_str() {
-            "reaper" => Actor::Reaper,
-            "operator" => Actor::Operator,
-            _ => return None,
-        };
-        let kind = match (self.outcome.as_str(), actor) {
-            ("succeeded", Actor::Reaper) => ActivityKind::Reaped,
-            ("succeeded", _) => ActivityKind::TornDown,
-            ("failed", _) => ActivityKind::Failed,
-            _ => return None,
-        };
-        let mut activity = Activity::new(self.unix, actor, &self.instance, kind, self.reason)
-            .with_envelope(&self.envelope);
-        activity.stderr_tail = self.stderr_tail;
-        activity.duration = self.duration_ms.map(std::time::Duration::from_millis);
-        activity.restored = true;
-        Some(activity)
-    }
-}
-
-/// The last `budget` bytes of the file at `path` (not followed through a
-/// symlink; an ordinary file only), from the first whole line.
-fn read_end(path: &Path, budget: u64) -> std::io::Result<(Vec<u8>, u64)> {
-    use std::os::unix::fs::{FileExt as _, OpenOptionsExt as _};
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
-        .open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(std::io::Error::other("not an ordinary file"));
-    }
-    let start = meta.len().saturating_sub(budget);
-    let mut bytes = vec![0; usize::try_from(meta.len() - start).unwrap_or(0)];
-    file.read_exact_at(&mut bytes, start)?;
-    if start > 0 {
-        let first = bytes
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(bytes.len(), |n| n + 1);
-        bytes.drain(..first);
-    }
-    Ok((bytes, meta.len() - start))
-}
-
-/// The newest finished teardown of each instance (the reaper's and the
-/// operator's: reaped, torn down, failed; with its stderr tail and
-/// `down --json` answer) recorded in the audit trail at `path`, read from
-/// its end: at most `budget` bytes, from `audit.jsonl` then, for what is
-/// left, `audit.jsonl.1`; at most [`READ_BACK_INSTANCES`], oldest first,
-/// each marked [`Activity::restored`]. What cannot be read or parsed is
-/// skipped (a console without its trail just starts without them).
-#[must_use]
-pub fn last_teardowns(path: &Path, budget: u64) -> Vec<Activity> {
-    let mut rotated = path.as_os_str().to_owned();
-    rotated.push(".1");
-    let mut left = budget;
-    let mut newest: std::collections::HashMap<String, Activity> = std::collections::HashMap::new();
-    for file in [path.to_path_buf(), PathBuf::from(rotated)] {
-        if left == 0 {
-            break;
-        }
-        let Ok((bytes, read)) = read_end(&file, left) else {
-            continue;
-        };
-        left -= read.min(left);
-        // Lines are in time order: a later one of an instance wins, and
-        // the newer file's are never replaced by the older file's.
-        let mut here: std::collections::HashMap<String, Activity> =
-            std::collections::HashMap::new();
-        for line in bytes.split(|&b| b == b'\n') {
-            let Some(activity) = serde_json::from_slice::<Recorded>(line)
-                .ok()
-                .and_then(Recorded::teardown)
-            else {
-                continue;
-            };
-            here.insert(activity.instance.clone(), activity);
-        }
-        for (name, activity) in here {
-            newest.entry(name).or_insert(activity);
-        }
-    }
-    let mut out: Vec<Activity> = newest.into_values().collect();
-    out.sort_by(|a, b| b.at.cmp(&a.at).then_with(|| a.instance.cmp(&b.instance)));
-    out.truncate(READ_BACK_INSTANCES);
-    out.reverse();
-    out
 }
 
 /// The audit line of one activity.

@@ -343,11 +343,26 @@ impl Watches {
 
     /// Watch again each directory made again since it was watched (the
     /// state dir only while the logs dir's parent is missing). Whether
-    /// anything changed.
+    /// anything changed. A pass that changed something is run again (at
+    /// most [`REARM_PASSES`] times): a directory made after a watch on its
+    /// parent was added wakes the follower, one made before is seen by the
+    /// next pass, so none falls between the two.
     fn rearm(&mut self) -> bool {
+        let mut changed = false;
+        for _ in 0..REARM_PASSES {
+            if !self.rearm_pass() {
+                break;
+            }
+            changed = true;
+        }
+        changed
+    }
+
+    /// One pass of [`Watches::rearm`], parents first.
+    fn rearm_pass(&mut self) -> bool {
         use notify::Watcher as _;
         let mut changed = false;
-        for index in 0..self.paths.len() {
+        for index in [1, 2, 0] {
             let (path, armed) = &self.paths[index];
             let now = dir_key(path);
             let wanted = if index == 2 {
@@ -373,6 +388,10 @@ impl Watches {
         changed
     }
 }
+
+/// How many passes [`Watches::rearm`] makes at most on one wake (each
+/// level of the three directories can appear during the one before).
+const REARM_PASSES: usize = 4;
 
 /// A followed file, the newer generations opened but not read yet, and
 /// whether a replacement by a non-file was refused already (said once).

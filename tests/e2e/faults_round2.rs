@@ -374,7 +374,7 @@ fn a_dy_burst_in_one_write_opens_the_dialog_but_never_answers_it() {
     tui.send(" ");
     tui.wait_for("● n0003", UI);
     tui.send("dy");
-    let question = "Tear down 2 marked instances (n0002, n0003)? [y/N]";
+    let question = "Tear down 2 marked instances (n0002, n0003)?";
     tui.wait_for(question, UI);
     std::thread::sleep(Duration::from_millis(1500));
     assert!(tui.contents().contains(question), "still asked");
