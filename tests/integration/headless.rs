@@ -32,9 +32,8 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-#[test]
-fn snapshot_json_on_the_real_store_field_by_field() {
-    let (_dir, path) = fixture("stackless-real-v4.db");
+/// `snapshot --json --now CAPTURE --state PATH`, which must exit 0, parsed.
+fn snapshot_json(path: &std::path::Path) -> serde_json::Value {
     let out = run(bin()
         .args([
             "snapshot",
@@ -43,9 +42,15 @@ fn snapshot_json_on_the_real_store_field_by_field() {
             &CAPTURE.to_string(),
             "--state",
         ])
-        .arg(&path));
+        .arg(path));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn snapshot_json_on_the_real_store_field_by_field() {
+    let (_dir, path) = fixture("stackless-real-v4.db");
+    let doc = snapshot_json(&path);
     assert_eq!(doc["schema_version"], 1);
     assert_eq!(doc["store_user_version"], 4);
     assert_eq!(doc["now"], CAPTURE);
@@ -399,17 +404,7 @@ fn config_file_and_environment_precedence() {
 #[test]
 fn snapshot_json_on_a_v14_store_carries_operations_births_and_dirty() {
     let (_dir, path) = crate::common::stores::v14();
-    let out = run(bin()
-        .args([
-            "snapshot",
-            "--json",
-            "--now",
-            &CAPTURE.to_string(),
-            "--state",
-        ])
-        .arg(&path));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = snapshot_json(&path);
     assert_eq!(doc["store_user_version"], 14);
     let ops = doc["operations"].as_array().unwrap();
     let ids: Vec<&str> = ops.iter().map(|o| o["id"].as_str().unwrap()).collect();
@@ -440,7 +435,7 @@ fn snapshot_json_on_a_v14_store_carries_operations_births_and_dirty() {
             .unwrap()
             .contains("`stackless down alpha`")
     );
-    assert!(!String::from_utf8_lossy(&out.stdout).contains("do-not-read"));
+    assert!(!doc.to_string().contains("do-not-read"));
     let instances = doc["instances"].as_array().unwrap();
     let alpha = &instances[0];
     assert_eq!(alpha["name"], "alpha");
@@ -546,17 +541,7 @@ fn an_error_json_that_does_not_parse_is_shown_as_stored_not_as_no_error() {
 #[test]
 fn snapshot_json_services_on_the_real_0_4_0_store() {
     let (dir, path) = fixture("real-0.4.0-v14.db");
-    let out = run(bin()
-        .args([
-            "snapshot",
-            "--json",
-            "--now",
-            &CAPTURE.to_string(),
-            "--state",
-        ])
-        .arg(&path));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = snapshot_json(&path);
     let instances = doc["instances"].as_array().unwrap();
     let by = |name: &str| instances.iter().find(|i| i["name"] == name).unwrap();
     let logs = dir
