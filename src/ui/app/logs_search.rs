@@ -22,6 +22,7 @@ impl App {
         let held = view.buffer().lines().len();
         view.search_note = None;
         if view.buffer_mut().find(&query, older) {
+            self.fill_logs_screen();
             return None;
         }
         if older
@@ -78,7 +79,24 @@ impl App {
             },
         };
         view.search_note = Some(text.clone());
+        let shown = view.tab == tab;
         self.set_flash(FlashLevel::Info, text);
+        if shown {
+            self.fill_logs_screen();
+        }
+    }
+
+    /// After a jump to a match: the lines after it fill the screen (see
+    /// [`Buffer::fill_screen`]), not blank rows under a lone line.
+    fn fill_logs_screen(&mut self) {
+        let viewport = self.viewport.get();
+        let rows = viewport.logs_rows.max(1);
+        let Some(view) = self.logs.as_mut() else {
+            return;
+        };
+        let wrap = view.wrap;
+        let height = crate::ui::panes::logs::row_counter(view, viewport.logs_width);
+        view.buffer_mut().fill_screen(rows, wrap, height);
     }
 }
 
