@@ -314,6 +314,15 @@ impl Actions<'_> {
                     .search_older(app, session, service, before, &query);
                 return;
             }
+            Some(Command::LogsSearchNewer {
+                session,
+                service,
+                after,
+                query,
+            }) => {
+                self.logs.search_newer(app, session, service, after, &query);
+                return;
+            }
             Some(Command::CloseLogs) => {
                 self.logs.close();
                 return;

@@ -134,7 +134,7 @@ fn pos_of(older: Older) -> LinePos {
 
 /// The generation of `base` that is the file `key` now (rotation renames
 /// it), with its index.
-fn find_generation(base: &Path, key: FileKey) -> Option<(u32, File)> {
+pub(super) fn find_generation(base: &Path, key: FileKey) -> Option<(u32, File)> {
     (0..=OLDEST_GENERATION).find_map(|index| {
         let file = open_log(&generation(base, index)).ok()?;
         let meta = file.metadata().ok()?;

@@ -325,6 +325,33 @@ impl Buffer {
         }
     }
 
+    /// Put lines read again after the newest held (oldest first: a
+    /// search forward after newer lines were dropped); the view does not
+    /// move. The oldest lines are dropped beyond the bounds.
+    pub fn append_read(&mut self, lines: &[LogLine]) {
+        for line in lines {
+            self.bytes += line.text.len();
+            self.lines.push_back(line.clone());
+        }
+        self.scroll_up += lines.len();
+        let _dropped = self.trim_front();
+    }
+
+    /// Make the oldest match of `query` the current one (the bottom row).
+    /// `false` when none is held.
+    pub fn find_oldest(&mut self, query: &str) -> bool {
+        let Some(index) =
+            (0..self.lines.len()).find(|&i| !find_all(&self.lines[i].text, query).is_empty())
+        else {
+            return false;
+        };
+        self.current = Some(index);
+        self.scroll_up = self.lines.len() - 1 - index;
+        self.skip_rows = 0;
+        self.cursor = 0;
+        true
+    }
+
     /// Move to the next match of `query`, older (`n`) or newer (`N`) than
     /// the current one (or the bottom line shown); it becomes the bottom
     /// row. `false` when there is none among the lines held.

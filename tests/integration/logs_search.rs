@@ -10,7 +10,8 @@ use super::logs::{app_with, held, instance, press_l};
 use crate::common::ui::{press, render_app};
 
 /// `web.log.2` starts with `needle far 0`, then `GET /1..` (8000 lines);
-/// `web.log.1` holds `needle near` among 500 lines, `web.log` 1000 more.
+/// `web.log.1` holds `needle near` among 500 lines, `web.log` 1000 more
+/// with `needle newest` among its last 400 (held at open).
 fn three_generations() -> (tempfile::TempDir, std::path::PathBuf) {
     let state = tempfile::tempdir().unwrap();
     let dir = state.path().join("logs/alpha");
@@ -28,7 +29,11 @@ fn three_generations() -> (tempfile::TempDir, std::path::PathBuf) {
         format!("{}needle near\n{}", lines(8000, 8100), lines(8100, 8500)),
     )
     .unwrap();
-    std::fs::write(dir.join("web.log"), lines(8500, 9500)).unwrap();
+    std::fs::write(
+        dir.join("web.log"),
+        format!("{}needle newest\n{}", lines(8500, 9400), lines(9400, 9500)),
+    )
+    .unwrap();
     let base = dir.join("web.log");
     (state, base)
 }
@@ -67,6 +72,15 @@ fn answer(app: &mut App, base: &std::path::Path, command: Option<Command>, max: 
             let result = logs::search::search_history(base, service, before, &query, max);
             app.show_search_older(session, service, result);
         }
+        Some(Command::LogsSearchNewer {
+            session,
+            service,
+            after,
+            query,
+        }) => {
+            let result = logs::search::search_newer(base, service, after, &query, max);
+            app.show_search_newer(session, service, result);
+        }
         other => panic!("the search goes on into the files: {other:?}"),
     }
 }
@@ -88,14 +102,21 @@ fn current(app: &App) -> Option<String> {
 
 /// A match found far back, at the first line held: the lines after it
 /// fill the screen at once (not the match over blank rows until j/k).
+/// `/needle` (the newest, held), then `n` twice into older history.
+fn jump_far_back(app: &mut App, base: &std::path::Path) {
+    assert_eq!(search(app, "needle"), None, "needle newest is held");
+    assert_eq!(current(app).as_deref(), Some("needle newest"));
+    for _ in 0..2 {
+        let command = press(app, KeyCode::Char('n'));
+        answer(app, base, command, logs::search::SEARCH_BYTES);
+    }
+}
+
 #[test]
 fn a_jump_far_back_fills_the_screen_with_the_lines_after() {
     let (state, base) = three_generations();
     let mut app = open_web(state.path());
-    let command = search(&mut app, "needle");
-    answer(&mut app, &base, command, logs::search::SEARCH_BYTES);
-    let command = press(&mut app, KeyCode::Char('n'));
-    answer(&mut app, &base, command, logs::search::SEARCH_BYTES);
+    jump_far_back(&mut app, &base);
     assert_eq!(current(&app).as_deref(), Some("needle far 0"));
     assert_eq!(held(&app)[0], "needle far 0");
     let rows = screen_rows(&app);
@@ -107,4 +128,51 @@ fn a_jump_far_back_fills_the_screen_with_the_lines_after() {
     assert!(rows[at + 5].contains("GET /5 200"), "{rows:#?}");
     let blank = rows[at..].iter().filter(|r| r.trim().is_empty()).count();
     assert_eq!(blank, 0, "{rows:#?}");
+}
+
+/// The search line (the last row of the logs view).
+fn search_row(app: &App) -> String {
+    let rows = screen_rows(app);
+    rows[rows.len() - 3].clone()
+}
+
+/// After `n` went far back (newer lines dropped), `N` reads forward again
+/// from the newest line held, through `.log.1` to `web.log`: the newer
+/// matches are found (the bottom row, as `n` puts them); past the last it says it
+/// searched on to the tail.
+#[test]
+fn n_upper_comes_back_through_the_newer_lines_dropped() {
+    let (state, base) = three_generations();
+    let mut app = open_web(state.path());
+    jump_far_back(&mut app, &base);
+    assert!(app.logs().unwrap().buffer().newer_dropped);
+    let command = press(&mut app, KeyCode::Char('N'));
+    assert!(
+        matches!(command, Some(Command::LogsSearchNewer { .. })),
+        "{command:?}"
+    );
+    answer(&mut app, &base, command, logs::search::SEARCH_BYTES);
+    assert_eq!(current(&app).as_deref(), Some("needle near"));
+    let row = search_row(&app);
+    assert!(
+        row.contains("\"needle\": found in newer history (")
+            && row.contains("searched; G reads the tail)"),
+        "{row}"
+    );
+    let rows = screen_rows(&app);
+    let at = rows.iter().position(|r| r.contains("needle near")).unwrap();
+    assert!(rows[at - 1].contains("GET /8099 200"), "{rows:#?}");
+    let command = press(&mut app, KeyCode::Char('N'));
+    answer(&mut app, &base, command, logs::search::SEARCH_BYTES);
+    assert_eq!(current(&app).as_deref(), Some("needle newest"));
+    // Nothing newer: said, after reading on to the tail.
+    let command = press(&mut app, KeyCode::Char('N'));
+    answer(&mut app, &base, command, logs::search::SEARCH_BYTES);
+    assert_eq!(current(&app).as_deref(), Some("needle newest"));
+    let row = search_row(&app);
+    assert!(row.contains("searched on to the tail ("), "{row}");
+    assert!(row.contains("): no newer match"), "{row}");
+    // And back older again, through what is now held.
+    assert_eq!(press(&mut app, KeyCode::Char('n')), None);
+    assert_eq!(current(&app).as_deref(), Some("needle near"));
 }

@@ -162,6 +162,20 @@ pub enum Command {
         /// The search, as typed.
         query: String,
     },
+    /// Search one service's newer history (`N` past the lines held when
+    /// newer lines were dropped): forwards from after `after`
+    /// (`crate::logs::search::search_forward`, bounded), answered by
+    /// [`App::show_search_newer`](super::App::show_search_newer).
+    LogsSearchNewer {
+        /// The session the service index belongs to.
+        session: u64,
+        /// The service index (as opened).
+        service: u16,
+        /// Search the lines after this one (the newest held).
+        after: LinePos,
+        /// The search, as typed.
+        query: String,
+    },
     /// The logs view closed: stop following.
     CloseLogs,
     /// Pause (`true`) or resume this console's reaper (operator `P`):

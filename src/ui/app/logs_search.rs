@@ -36,6 +36,19 @@ impl App {
                 query,
             });
         }
+        if !older
+            && view.tab > 0
+            && view.buffer().newer_dropped
+            && let Some(last) = view.buffer().lines().back()
+        {
+            // Newer lines were dropped for older ones: read them again.
+            return Some(Command::LogsSearchNewer {
+                session: view.session,
+                service: u16::try_from(view.tab - 1).unwrap_or(u16::MAX),
+                after: last.at,
+                query,
+            });
+        }
         let which = if older { "older" } else { "newer" };
         let text = format!("\"{query}\": no {which} match in the {held} lines held");
         view.search_note = Some(text.clone());
@@ -76,6 +89,50 @@ impl App {
                 None => format!(
                     "searched back to the start of the oldest log ({searched}): no more matches"
                 ),
+            },
+        };
+        view.search_note = Some(text.clone());
+        let shown = view.tab == tab;
+        self.set_flash(FlashLevel::Info, text);
+        if shown {
+            self.fill_logs_screen();
+        }
+    }
+
+    /// The answer to [`Command::LogsSearchNewer`]: the lines read after
+    /// the newest held are put after them (or, far on, in place of them)
+    /// and the first match among them becomes the current one; or where
+    /// the search stopped, said on the search line. The tail is still not
+    /// held: `G` reads it.
+    pub fn show_search_newer(&mut self, session: u64, service: u16, result: HistorySearch) {
+        let Some(view) = self.logs.as_mut().filter(|v| v.session == session) else {
+            return;
+        };
+        let query = view.search.clone();
+        let tab = usize::from(service) + 1;
+        let Some(buffer) = view.buffers.get_mut(tab) else {
+            return;
+        };
+        let searched = crate::ui::detail_services::size(result.searched);
+        let text = match result.found {
+            Some((lines, _, true)) => {
+                buffer.append_read(&lines);
+                buffer.find(&query, false);
+                format!(
+                    "\"{query}\": found in newer history ({searched} searched; G reads the tail)"
+                )
+            }
+            Some((lines, older, false)) => {
+                *buffer = Buffer::new(lines, older);
+                buffer.newer_dropped = true;
+                buffer.find_oldest(&query);
+                format!(
+                    "\"{query}\": found {searched} on in newer history (older lines dropped; G reads the tail)"
+                )
+            }
+            None => match result.bound {
+                Some(bound) => format!("searched {} on: no newer match", whole_size(bound)),
+                None => format!("searched on to the tail ({searched}): no newer match"),
             },
         };
         view.search_note = Some(text.clone());
