@@ -34,6 +34,8 @@ pub struct SearchBack {
     /// The search stopped at its bound ([`SEARCH_BYTES`]), not at the
     /// start of the oldest generation.
     pub bounded: bool,
+    /// Where it stopped at its bound: a next search goes on from there.
+    pub resume: Option<LinePos>,
 }
 
 /// Search `base` (`<service>.log` and its generations) backwards from
@@ -50,7 +52,9 @@ pub fn search_back(base: &Path, before: LinePos, query: &str, max: u64) -> io::R
     let mut pos = before;
     loop {
         if searched >= max {
-            return Ok(missed(searched, true));
+            let mut back = missed(searched, true);
+            back.resume = Some(pos);
+            return Ok(back);
         }
         let (page, older) = history::older(base, pos, TAIL_LINES)?;
         if page.is_empty() && older == Older::Before(pos) {
@@ -78,6 +82,7 @@ pub fn search_back(base: &Path, before: LinePos, query: &str, max: u64) -> io::R
                 contiguous,
                 searched,
                 bounded: false,
+                resume: None,
             });
         }
         match older {
@@ -95,6 +100,7 @@ fn missed(searched: u64, bounded: bool) -> SearchBack {
         contiguous: false,
         searched,
         bounded,
+        resume: None,
     }
 }
 
@@ -116,6 +122,7 @@ pub fn search_history(
                 found: None,
                 searched: 0,
                 bound: None,
+                resume: None,
             }
         }
     }
@@ -202,6 +209,7 @@ pub fn search_forward(
         contiguous,
         searched,
         bounded: false,
+        resume: None,
     })
 }
 
@@ -223,6 +231,7 @@ pub fn search_newer(
                 found: None,
                 searched: 0,
                 bound: None,
+                resume: None,
             }
         }
     }
@@ -240,5 +249,6 @@ fn view_search(back: &SearchBack, service: u16, max: u64) -> HistorySearch {
         }),
         searched: back.searched,
         bound: back.bounded.then_some(max),
+        resume: back.resume,
     }
 }

@@ -273,6 +273,9 @@ pub struct HistorySearch {
     /// It stopped at its bound (this many bytes), not at the start of the
     /// oldest generation.
     pub bound: Option<u64>,
+    /// Where a search stopped at its bound: the next `n` goes on from
+    /// there (before this position), not from the lines held again.
+    pub resume: Option<LinePos>,
 }
 
 /// How long a line without its `\n` stays unchanged before the follower

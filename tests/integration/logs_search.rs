@@ -176,3 +176,79 @@ fn n_upper_comes_back_through_the_newer_lines_dropped() {
     assert_eq!(press(&mut app, KeyCode::Char('n')), None);
     assert_eq!(current(&app).as_deref(), Some("needle near"));
 }
+
+/// A search that stops at its bound says so, and `n` goes on from where
+/// it stopped (not the same bytes again): 64 KiB, 128 KiB, then the match
+/// 184.6 KiB back (the bound is 64 KiB here, 64 MiB in the console), the
+/// lines about it in place of those held (not joined to them: the bytes
+/// between were searched, not kept).
+#[test]
+fn n_after_the_bound_goes_on_from_where_it_stopped() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path().join("logs/alpha");
+    std::fs::create_dir_all(&dir).unwrap();
+    let lines = |from: usize, to: usize| -> String {
+        (from..to).map(|i| format!("GET /{i:05} 200\n")).collect()
+    };
+    std::fs::write(
+        dir.join("web.log.1"),
+        format!("needle old\n{}", lines(0, 12000)),
+    )
+    .unwrap();
+    std::fs::write(dir.join("web.log"), lines(12000, 13000)).unwrap();
+    let base = dir.join("web.log");
+    let mut app = open_web(state.path());
+    let bound = 64 << 10;
+    let command = search(&mut app, "needle");
+    answer(&mut app, &base, command, bound);
+    let row = search_row(&app);
+    assert!(
+        row.contains("searched 64 KiB back: no more matches (n searches on)"),
+        "{row}"
+    );
+    let command = press(&mut app, KeyCode::Char('n'));
+    answer(&mut app, &base, command, bound);
+    let row = search_row(&app);
+    assert!(
+        row.contains("searched 128 KiB back: no more matches (n searches on)"),
+        "{row}"
+    );
+    let command = press(&mut app, KeyCode::Char('n'));
+    answer(&mut app, &base, command, bound);
+    assert_eq!(current(&app).as_deref(), Some("needle old"));
+    let row = search_row(&app);
+    assert!(
+        row.contains("\"needle\": found 184.6")
+            && row.contains(" KiB back in older history (newer lines dropped"),
+        "{row}"
+    );
+    assert_eq!(held(&app)[..2], ["needle old", "GET /00000 200"]);
+    let held = held(&app);
+    let last = held.last().unwrap();
+    assert!(
+        last.as_str() < "GET /12000 200",
+        "{last}: not joined to the lines held"
+    );
+    assert_eq!(
+        press(&mut app, KeyCode::Char('n')),
+        None,
+        "nothing older than the oldest log's first line"
+    );
+    // A search for what is not there: on to the start, every byte
+    // searched counted (not `0 B`, the last round's).
+    press(&mut app, KeyCode::Esc);
+    let mut app = open_web(state.path());
+    let command = search(&mut app, "absent");
+    answer(&mut app, &base, command, bound);
+    for _ in 0..2 {
+        let command = press(&mut app, KeyCode::Char('n'));
+        answer(&mut app, &base, command, bound);
+    }
+    let row = search_row(&app);
+    assert!(
+        row.contains(
+            "searched back to the start of the oldest log (184.6 KiB searched in all): no more matches"
+        ),
+        "{row}"
+    );
+}

@@ -9,6 +9,7 @@
 use super::{App, Command, FlashLevel};
 use crate::model::fulltext::FullText;
 use crate::model::logmerge::{AllBack, per_service};
+use crate::model::logtext::LinePos;
 use crate::model::logview::{
     Buffer, FollowNote, LogLine, LogUpdate, LogsRequest, LogsState, Older, Opened, WatchMode,
 };
@@ -55,6 +56,23 @@ pub struct LogsView {
     /// Where the last search stopped (no match held, searched back so
     /// far), said on the search line until the next search.
     pub search_note: Option<String>,
+    /// This search's reads of older history: bytes searched in all, and
+    /// where one stopped at its bound (`tab`, position), for `n` to go on.
+    pub(super) search_far: SearchFar,
+}
+
+/// A search's reads of older history so far (since `/` Enter).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct SearchFar {
+    /// Bytes searched in the files, every `n` and `N` counted.
+    pub(super) total: u64,
+    /// Where a search back stopped at its bound: the tab and the position
+    /// the next `n` goes on before.
+    pub(super) resume: Option<(usize, LinePos)>,
+    /// Bytes searched back since the last match.
+    pub(super) back: u64,
+    /// Searches back that stopped at their bound since the last match.
+    pub(super) rounds: u64,
 }
 
 impl LogsView {
@@ -74,6 +92,7 @@ impl LogsView {
             notice: None,
             all_back: AllBack::default(),
             search_note: None,
+            search_far: SearchFar::default(),
         }
     }
 
@@ -425,6 +444,7 @@ impl App {
         let typed = view.editing.take().unwrap_or_default();
         view.buffer_mut().current = None;
         view.search_note = None;
+        view.search_far = SearchFar::default();
         if keep {
             view.search = typed;
             return self.find_in_logs(true);

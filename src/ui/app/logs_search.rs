@@ -25,9 +25,20 @@ impl App {
             self.fill_logs_screen();
             return None;
         }
+        // Where the last search back stopped at its bound, else before
+        // the oldest line held.
+        let resume = view
+            .search_far
+            .resume
+            .filter(|&(tab, _)| tab == view.tab)
+            .map(|(_, pos)| pos);
+        let from = match view.buffer().older {
+            Older::Before(before) => Some(resume.unwrap_or(before)),
+            Older::Start => None,
+        };
         if older
             && view.tab > 0
-            && let Older::Before(before) = view.buffer().older
+            && let Some(before) = from
         {
             return Some(Command::LogsSearchOlder {
                 session: view.session,
@@ -69,25 +80,44 @@ impl App {
         let Some(buffer) = view.buffers.get_mut(tab) else {
             return;
         };
+        let far = &mut view.search_far;
+        // Found after a search that stopped at its bound: the lines end
+        // where that one stopped, not at the lines held.
+        let resumed = far.resume.is_some_and(|(t, _)| t == tab);
+        far.total += result.searched;
+        far.back += result.searched;
+        far.resume = result.resume.map(|pos| (tab, pos));
         let searched = crate::ui::detail_services::size(result.searched);
+        let back = crate::ui::detail_services::size(far.back);
+        if result.found.is_some() {
+            far.back = 0;
+            far.rounds = 0;
+        }
         let text = match result.found {
-            Some((lines, older, true)) => {
+            Some((lines, older, true)) if !resumed => {
                 buffer.prepend(lines, older);
                 buffer.find(&query, true);
                 format!("\"{query}\": found in older history ({searched} searched)")
             }
-            Some((lines, older, false)) => {
+            Some((lines, older, _)) => {
                 *buffer = Buffer::new(lines, older);
                 buffer.newer_dropped = true;
                 buffer.find(&query, true);
                 format!(
-                    "\"{query}\": found {searched} back in older history (newer lines dropped: G reads the tail)"
+                    "\"{query}\": found {back} back in older history (newer lines dropped: G reads the tail)"
                 )
             }
             None => match result.bound {
-                Some(bound) => format!("searched {} back: no more matches", whole_size(bound)),
+                Some(bound) => {
+                    far.rounds += 1;
+                    format!(
+                        "searched {} back: no more matches (n searches on)",
+                        whole_size(bound.saturating_mul(far.rounds))
+                    )
+                }
                 None => format!(
-                    "searched back to the start of the oldest log ({searched}): no more matches"
+                    "searched back to the start of the oldest log ({} searched in all): no more matches",
+                    crate::ui::detail_services::size(far.total)
                 ),
             },
         };
@@ -113,6 +143,7 @@ impl App {
         let Some(buffer) = view.buffers.get_mut(tab) else {
             return;
         };
+        view.search_far.total += result.searched;
         let searched = crate::ui::detail_services::size(result.searched);
         let text = match result.found {
             Some((lines, _, true)) => {
