@@ -244,6 +244,14 @@ pub enum LogUpdate {
         /// console, never shown).
         base: std::path::PathBuf,
     },
+    /// The logs directory followed went (`gone`: removed under the open
+    /// view, by GC or by hand) or came back; sent when it changes.
+    DirGone {
+        /// The session.
+        session: u64,
+        /// Whether it is missing now.
+        gone: bool,
+    },
 }
 
 impl LogUpdate {
@@ -255,7 +263,8 @@ impl LogUpdate {
             | Self::Note { session, .. }
             | Self::Watching { session, .. }
             | Self::Partial { session, .. }
-            | Self::NewService { session, .. } => *session,
+            | Self::NewService { session, .. }
+            | Self::DirGone { session, .. } => *session,
         }
     }
 }

@@ -19,6 +19,7 @@ mod hostile;
 mod logs;
 mod logs_all;
 mod logs_burst;
+mod logs_gone;
 mod logs_search;
 mod read_only_other_user;
 mod real_fixtures;

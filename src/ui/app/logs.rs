@@ -59,6 +59,9 @@ pub struct LogsView {
     /// This search's reads of older history: bytes searched in all, and
     /// where one stopped at its bound (`tab`, position), for `n` to go on.
     pub(super) search_far: SearchFar,
+    /// The logs directory was removed while followed (the lines read
+    /// before stay shown); cleared when it is back.
+    pub dir_gone: bool,
 }
 
 /// A search's reads of older history so far (since `/` Enter).
@@ -93,6 +96,7 @@ impl LogsView {
             all_back: AllBack::default(),
             search_note: None,
             search_far: SearchFar::default(),
+            dir_gone: false,
         }
     }
 
@@ -271,6 +275,15 @@ impl App {
         match update {
             LogUpdate::Lines { service, lines, .. } => view.push(service, &lines),
             LogUpdate::Watching { mode, .. } => view.watch = Some(mode),
+            LogUpdate::DirGone { gone, .. } => {
+                view.dir_gone = gone;
+                let text = if gone {
+                    "the logs directory was removed: the lines read are kept"
+                } else {
+                    "the logs directory is back: following"
+                };
+                self.set_flash(FlashLevel::Info, text.into());
+            }
             LogUpdate::Partial { service, line, .. } => view.partial(service, line),
             LogUpdate::NewService { service, name, .. } => {
                 if usize::from(service) == view.services.len() {

@@ -228,6 +228,16 @@ fn body(view: &LogsView, width: usize, rows: usize) -> Vec<Line<'static>> {
             theme::lock_held(),
         ));
     }
+    if view.dir_gone {
+        let text = format!(
+            "no logs directory: {} does not exist (removed while shown: the lines below were read before); looked for again every second",
+            view.path
+        );
+        out.push(Line::styled(
+            fit(&text, width).into_owned(),
+            theme::lock_held(),
+        ));
+    }
     if view.tab > 0
         && let Some(note) = view
             .services
