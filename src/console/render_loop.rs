@@ -323,6 +323,15 @@ impl Actions<'_> {
                 self.logs.search_newer(app, session, service, after, &query);
                 return;
             }
+            Some(Command::LogsLineWhole {
+                session,
+                service,
+                piece,
+                title,
+            }) => {
+                self.logs.line_whole(app, session, service, piece, &title);
+                return;
+            }
             Some(Command::CloseLogs) => {
                 self.logs.close();
                 return;

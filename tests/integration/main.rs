@@ -21,6 +21,7 @@ mod logs_all;
 mod logs_burst;
 mod logs_gone;
 mod logs_search;
+mod logs_whole;
 mod read_only_other_user;
 mod real_fixtures;
 mod reaper;

@@ -176,6 +176,20 @@ pub enum Command {
         /// The search, as typed.
         query: String,
     },
+    /// Read the whole line that a piece of a long line belongs to (Enter
+    /// or `e` on a `↪` piece) from its file
+    /// (`crate::logs::history::whole_line_text`), shown by
+    /// [`App::show_log_line`](super::App::show_log_line).
+    LogsLineWhole {
+        /// The session the service index belongs to.
+        session: u64,
+        /// The service index (as opened).
+        service: u16,
+        /// Where the piece starts.
+        piece: LinePos,
+        /// The full-text view's title.
+        title: String,
+    },
     /// The logs view closed: stop following.
     CloseLogs,
     /// Pause (`true`) or resume this console's reaper (operator `P`):

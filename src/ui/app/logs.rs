@@ -393,6 +393,41 @@ impl App {
         Some(text)
     }
 
+    /// Enter/`e` on a piece of a line longer than a piece (4 KiB, shown
+    /// `↪`): the whole line is read again from its file
+    /// ([`Command::LogsLineWhole`]). `None` for a line held whole.
+    pub(super) fn log_line_whole(&self) -> Option<Command> {
+        let view = self.logs.as_ref()?;
+        if view.state != LogsState::Ready || self.op_open.is_some() || self.full.is_some() {
+            return None;
+        }
+        let buffer = view.buffer();
+        let index = buffer.selected()?;
+        let line = &buffer.lines()[index];
+        let next_piece = buffer
+            .lines()
+            .get(index + 1)
+            .is_some_and(|n| n.cont && n.service == line.service && n.at.file == line.at.file);
+        if !line.cont && !next_piece {
+            return None;
+        }
+        let name = view.service_name(line.service);
+        Some(Command::LogsLineWhole {
+            session: view.session,
+            service: line.service,
+            piece: line.at,
+            title: format!("Log: {name} (the whole line, read again from its file)"),
+        })
+    }
+
+    /// The answer to [`Command::LogsLineWhole`]: the whole line, in the
+    /// full-text view.
+    pub fn show_log_line(&mut self, session: u64, text: FullText) {
+        if self.logs.as_ref().is_some_and(|v| v.session == session) {
+            self.full = Some(super::fulltext::FullView::new(text));
+        }
+    }
+
     /// `G`: back to the bottom, following; reads the tail again when newer
     /// lines were dropped for older ones.
     pub(super) fn follow_logs(&mut self) -> Option<Command> {
