@@ -116,6 +116,46 @@ impl LogsSession {
         app.show_search_older(session, service, result);
     }
 
+    /// Search `service`'s newer history for `query` (bounded), after the
+    /// newest line held.
+    pub(super) fn search_newer(
+        &self,
+        app: &mut App,
+        session: u64,
+        service: u16,
+        after: LinePos,
+        query: &str,
+    ) {
+        if self.bases.0 != session {
+            return;
+        }
+        let Some(base) = self.bases.1.get(usize::from(service)) else {
+            return;
+        };
+        let result =
+            logs::search::search_newer(base, service, after, query, logs::search::SEARCH_BYTES);
+        app.show_search_newer(session, service, result);
+    }
+
+    /// The whole line a piece at `piece` of `service` belongs to, read
+    /// from its file, into the full-text view.
+    pub(super) fn line_whole(
+        &self,
+        app: &mut App,
+        session: u64,
+        service: u16,
+        piece: LinePos,
+        title: &str,
+    ) {
+        if self.bases.0 != session {
+            return;
+        }
+        let Some(base) = self.bases.1.get(usize::from(service)) else {
+            return;
+        };
+        app.show_log_line(session, logs::history::whole_line_text(base, piece, title));
+    }
+
     /// A service log that appeared while following: where to read its
     /// older lines.
     pub(super) fn add_service(&mut self, session: u64, service: u16, base: PathBuf) {

@@ -314,6 +314,24 @@ impl Actions<'_> {
                     .search_older(app, session, service, before, &query);
                 return;
             }
+            Some(Command::LogsSearchNewer {
+                session,
+                service,
+                after,
+                query,
+            }) => {
+                self.logs.search_newer(app, session, service, after, &query);
+                return;
+            }
+            Some(Command::LogsLineWhole {
+                session,
+                service,
+                piece,
+                title,
+            }) => {
+                self.logs.line_whole(app, session, service, piece, &title);
+                return;
+            }
             Some(Command::CloseLogs) => {
                 self.logs.close();
                 return;

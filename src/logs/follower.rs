@@ -29,6 +29,9 @@
 //! - A `<service>.log` that appears later (a service started after the
 //!   open) becomes a new tab, followed from its start (the directory is
 //!   listed again every [`RESCAN`]).
+//! - The logs directory removed while followed (GC, by hand) is said
+//!   ([`LogUpdate::DirGone`], looked at on every wake: at least every
+//!   second), and again when it is back.
 //! - Stops when its [`Handle`] is dropped (the view closed, or the render
 //!   loop ended) or the event channel closed.
 
@@ -144,9 +147,19 @@ pub fn spawn_with(
             }
             let mut known = known;
             let mut scanned = Instant::now();
+            let mut gone = false;
             while !stop.load(Ordering::Acquire) {
                 if let Some(watches) = watcher.as_mut() {
                     watches.rearm();
+                }
+                // The directory removed under the view (or back): said.
+                let missing = matches!(std::fs::symlink_metadata(&dir),
+                    Err(e) if e.kind() == io::ErrorKind::NotFound);
+                if missing != gone {
+                    gone = missing;
+                    if !send(LogUpdate::DirGone { session, gone }) {
+                        return;
+                    }
                 }
                 if scanned.elapsed() >= RESCAN {
                     scanned = Instant::now();

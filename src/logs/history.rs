@@ -134,7 +134,7 @@ fn pos_of(older: Older) -> LinePos {
 
 /// The generation of `base` that is the file `key` now (rotation renames
 /// it), with its index.
-fn find_generation(base: &Path, key: FileKey) -> Option<(u32, File)> {
+pub(super) fn find_generation(base: &Path, key: FileKey) -> Option<(u32, File)> {
     (0..=OLDEST_GENERATION).find_map(|index| {
         let file = open_log(&generation(base, index)).ok()?;
         let meta = file.metadata().ok()?;
@@ -217,4 +217,98 @@ pub fn older_all(
             }
         })
         .collect()
+}
+
+/// A whole line read again from its file (Enter on a piece of a line
+/// longer than [`logtext::MAX_LINE`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WholeLine {
+    /// Its bytes, at most the bound asked for.
+    pub bytes: Vec<u8>,
+    /// Its start is further back than the bound: read from there.
+    pub start_cut: bool,
+    /// It goes on past the bound: cut there.
+    pub end_cut: bool,
+}
+
+/// The whole line that the piece at `piece` belongs to, read from its
+/// file (found by identity among `base`'s generations): backwards from the
+/// piece for the `\n` before it (at most `max` bytes back), then forwards
+/// to its `\n`, at most `max` bytes kept. `None` when the file is gone.
+///
+/// # Errors
+/// A read failed.
+pub fn whole_line(base: &Path, piece: LinePos, max: usize) -> io::Result<Option<WholeLine>> {
+    let Some((_, file)) = find_generation(base, piece.file) else {
+        return Ok(None);
+    };
+    let mut block = vec![0; BLOCK];
+    let (mut start, mut start_cut) = (piece.offset, false);
+    while start > 0 {
+        if piece.offset - start >= max as u64 {
+            start_cut = true;
+            break;
+        }
+        let from = start.saturating_sub(BLOCK as u64);
+        let len = usize::try_from(start - from).unwrap_or(BLOCK);
+        file.read_exact_at(&mut block[..len], from)?;
+        if let Some(newline) = block[..len].iter().rposition(|&b| b == b'\n') {
+            start = from + newline as u64 + 1;
+            break;
+        }
+        start = from;
+    }
+    let (mut bytes, mut at) = (Vec::new(), start);
+    while bytes.len() <= max {
+        let read = file.read_at(&mut block, at)?;
+        if read == 0 {
+            break;
+        }
+        if let Some(newline) = block[..read].iter().position(|&b| b == b'\n') {
+            bytes.extend_from_slice(&block[..newline]);
+            break;
+        }
+        bytes.extend_from_slice(&block[..read]);
+        at += read as u64;
+    }
+    let end_cut = bytes.len() > max;
+    bytes.truncate(max);
+    Ok(Some(WholeLine {
+        bytes,
+        start_cut,
+        end_cut,
+    }))
+}
+
+/// [`whole_line`] as the full-text view shows it, titled `title`:
+/// sanitized, bounded by the view's [`crate::model::fulltext::MAX_BYTES`],
+/// what was cut said.
+#[must_use]
+pub fn whole_line_text(
+    base: &Path,
+    piece: LinePos,
+    title: &str,
+) -> crate::model::fulltext::FullText {
+    use crate::model::fulltext::{FullText, MAX_BYTES};
+    let mut text = FullText::new(title);
+    text.indent = 0;
+    match whole_line(base, piece, MAX_BYTES) {
+        Ok(Some(line)) => {
+            if line.start_cut {
+                text.line(
+                    "… (the line starts more than 10 MiB before this piece: shown from there)",
+                );
+            }
+            if line.end_cut {
+                text.title.push_str(" · cut at 10 MiB: the line goes on");
+            }
+            text.line(&logtext::line_text(&line.bytes));
+        }
+        Ok(None) => text.line("the file this line was in is gone (rotated away or removed)"),
+        Err(e) => text.line(&format!(
+            "cannot read the line again: {}",
+            crate::model::text::sanitize(&e.to_string())
+        )),
+    }
+    text
 }

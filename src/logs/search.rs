@@ -34,6 +34,8 @@ pub struct SearchBack {
     /// The search stopped at its bound ([`SEARCH_BYTES`]), not at the
     /// start of the oldest generation.
     pub bounded: bool,
+    /// Where it stopped at its bound: a next search goes on from there.
+    pub resume: Option<LinePos>,
 }
 
 /// Search `base` (`<service>.log` and its generations) backwards from
@@ -50,7 +52,9 @@ pub fn search_back(base: &Path, before: LinePos, query: &str, max: u64) -> io::R
     let mut pos = before;
     loop {
         if searched >= max {
-            return Ok(missed(searched, true));
+            let mut back = missed(searched, true);
+            back.resume = Some(pos);
+            return Ok(back);
         }
         let (page, older) = history::older(base, pos, TAIL_LINES)?;
         if page.is_empty() && older == Older::Before(pos) {
@@ -78,6 +82,7 @@ pub fn search_back(base: &Path, before: LinePos, query: &str, max: u64) -> io::R
                 contiguous,
                 searched,
                 bounded: false,
+                resume: None,
             });
         }
         match older {
@@ -95,6 +100,7 @@ fn missed(searched: u64, bounded: bool) -> SearchBack {
         contiguous: false,
         searched,
         bounded,
+        resume: None,
     }
 }
 
@@ -109,25 +115,140 @@ pub fn search_history(
     max: u64,
 ) -> HistorySearch {
     match search_back(base, before, query, max) {
-        Ok(back) => HistorySearch {
-            found: back.found.then(|| {
-                let lines = back
-                    .lines
-                    .iter()
-                    .map(|r| LogLine::from_raw(r, service))
-                    .collect();
-                (lines, back.older, back.contiguous)
-            }),
-            searched: back.searched,
-            bound: back.bounded.then_some(max),
-        },
+        Ok(back) => view_search(&back, service, max),
         Err(e) => {
             tracing::warn!("cannot search older log lines: {e}");
             HistorySearch {
                 found: None,
                 searched: 0,
                 bound: None,
+                resume: None,
             }
         }
+    }
+}
+
+/// Search `base`'s lines after `after` (the newest line held, when newer
+/// ones were dropped for older) forwards, towards the tail: from its file
+/// (by identity, wherever rotation put it) on through the newer
+/// generations to `<service>.log`, read in blocks of
+/// [`crate::model::logtext::BLOCK`], until a line matches `query` (then
+/// a page more is read, to fill a screen after it) or `max` bytes were
+/// searched. The lines kept are at most half a tab's, oldest dropped
+/// (then not `contiguous`). The last unended line of the current file is
+/// not searched (the follower shows it).
+///
+/// # Errors
+/// A read failed.
+pub fn search_forward(
+    base: &Path,
+    after: LinePos,
+    query: &str,
+    max: u64,
+) -> io::Result<SearchBack> {
+    let Some((mut index, mut file)) = history::find_generation(base, after.file) else {
+        return Ok(missed(0, false));
+    };
+    let mut key = after.file;
+    let mut offset = after.offset;
+    let mut assembler = crate::model::logtext::Assembler::default();
+    let mut kept: VecDeque<RawLine> = VecDeque::new();
+    let (mut contiguous, mut searched) = (true, 0u64);
+    let mut hit: Option<usize> = None;
+    let mut block = vec![0; crate::model::logtext::BLOCK];
+    loop {
+        let read = std::os::unix::fs::FileExt::read_at(&file, &mut block, offset)?;
+        let mut out = Vec::new();
+        if read == 0 {
+            if index == 0 {
+                break;
+            }
+            // The end of an older generation: its last line, then the next
+            // newer generation from its start.
+            assembler.flush(&mut out);
+            let Some(f) = super::open_log(&super::generation(base, index - 1)).ok() else {
+                break;
+            };
+            index -= 1;
+            key = super::key_of(&f.metadata()?);
+            (file, offset) = (f, 0);
+            assembler = crate::model::logtext::Assembler::default();
+        } else {
+            assembler.push(&block[..read], LinePos { file: key, offset }, &mut out);
+            offset += read as u64;
+        }
+        for line in out {
+            if line.at.file == after.file && line.at.offset <= after.offset {
+                continue;
+            }
+            searched += line.bytes.len() as u64 + 1;
+            if hit.is_none() && !find_all(&line_text(&line.bytes), query).is_empty() {
+                hit = Some(kept.len());
+            }
+            kept.push_back(line);
+            if kept.len() > WINDOW_LINES / 2 {
+                kept.pop_front();
+                contiguous = false;
+                hit = hit.map(|h| h.saturating_sub(1));
+            }
+        }
+        match hit {
+            Some(h) if kept.len() - h > TAIL_LINES => break,
+            None if searched >= max => return Ok(missed(searched, true)),
+            _ => {}
+        }
+    }
+    if hit.is_none() {
+        return Ok(missed(searched, false));
+    }
+    let older = kept.front().map_or(Older::Start, |l| Older::Before(l.at));
+    Ok(SearchBack {
+        found: true,
+        lines: kept.into(),
+        older,
+        contiguous,
+        searched,
+        bounded: false,
+        resume: None,
+    })
+}
+
+/// [`search_forward`] for the view, as [`search_history`] is for
+/// [`search_back`].
+#[must_use]
+pub fn search_newer(
+    base: &Path,
+    service: u16,
+    after: LinePos,
+    query: &str,
+    max: u64,
+) -> HistorySearch {
+    match search_forward(base, after, query, max) {
+        Ok(forward) => view_search(&forward, service, max),
+        Err(e) => {
+            tracing::warn!("cannot search newer log lines: {e}");
+            HistorySearch {
+                found: None,
+                searched: 0,
+                bound: None,
+                resume: None,
+            }
+        }
+    }
+}
+
+fn view_search(back: &SearchBack, service: u16, max: u64) -> HistorySearch {
+    HistorySearch {
+        found: back.found.then(|| {
+            let lines = back
+                .lines
+                .iter()
+                .map(|r| LogLine::from_raw(r, service))
+                .collect();
+            (lines, back.older, back.contiguous)
+        }),
+        searched: back.searched,
+        bound: back.bounded.then_some(max),
+        resume: back.resume,
     }
 }

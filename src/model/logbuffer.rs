@@ -294,6 +294,64 @@ impl Buffer {
         !self.newer_dropped
     }
 
+    /// Fill the screen when the lines from the oldest held down to the
+    /// bottom row take fewer than `rows` rows (a search jumped to a line
+    /// near the start of what is held): the bottom moves down over the
+    /// lines after it until the screen is full, the cursor staying on its
+    /// line (cut lines); wrapped (`height` giving a line's rows), the
+    /// bottom line moves down, the cursor being the bottom line.
+    pub fn fill_screen(&mut self, rows: usize, wrap: bool, height: impl Fn(&LogLine) -> usize) {
+        let len = self.lines.len();
+        if len == 0 || self.scroll_up == 0 {
+            return;
+        }
+        let end = len - self.scroll_up.min(len);
+        if wrap {
+            let mut used: usize = self.lines.range(..end).map(|l| height(l).max(1)).sum();
+            used = used.saturating_sub(self.skip_rows);
+            while self.scroll_up > 0 {
+                let next = height(&self.lines[len - self.scroll_up]).max(1);
+                if used + next > rows {
+                    break;
+                }
+                used += next;
+                self.scroll_up -= 1;
+                self.skip_rows = 0;
+            }
+        } else if end < rows {
+            let shift = (rows.min(len) - end).min(self.scroll_up);
+            self.scroll_up -= shift;
+            self.cursor += shift;
+        }
+    }
+
+    /// Put lines read again after the newest held (oldest first: a
+    /// search forward after newer lines were dropped); the view does not
+    /// move. The oldest lines are dropped beyond the bounds.
+    pub fn append_read(&mut self, lines: &[LogLine]) {
+        for line in lines {
+            self.bytes += line.text.len();
+            self.lines.push_back(line.clone());
+        }
+        self.scroll_up += lines.len();
+        let _dropped = self.trim_front();
+    }
+
+    /// Make the oldest match of `query` the current one (the bottom row).
+    /// `false` when none is held.
+    pub fn find_oldest(&mut self, query: &str) -> bool {
+        let Some(index) =
+            (0..self.lines.len()).find(|&i| !find_all(&self.lines[i].text, query).is_empty())
+        else {
+            return false;
+        };
+        self.current = Some(index);
+        self.scroll_up = self.lines.len() - 1 - index;
+        self.skip_rows = 0;
+        self.cursor = 0;
+        true
+    }
+
     /// Move to the next match of `query`, older (`n`) or newer (`N`) than
     /// the current one (or the bottom line shown); it becomes the bottom
     /// row. `false` when there is none among the lines held.
@@ -460,5 +518,35 @@ mod tests {
         assert!(b.find("error", false));
         assert_eq!(b.current, Some(2));
         assert!(!b.find("missing", true));
+    }
+
+    #[test]
+    fn a_match_near_the_oldest_line_fills_the_screen() {
+        let mut b = Buffer::new(
+            vec![
+                line("needle", 0),
+                line("a", 1),
+                line("b", 2),
+                line("c", 3),
+                line("d", 4),
+            ],
+            Older::Start,
+        );
+        assert!(b.find("needle", true));
+        assert_eq!(b.window(3), (0, 1));
+        b.fill_screen(3, false, |_| 1);
+        assert_eq!(b.window(3), (0, 3));
+        assert_eq!(
+            (b.selected(), b.current, b.cursor, b.scroll_up),
+            (Some(0), Some(0), 2, 2)
+        );
+        // Wrapped: lines after the bottom one fill what is left.
+        let mut b = Buffer::new(
+            vec![line("needle", 0), line("a", 1), line("b", 2), line("c", 3)],
+            Older::Start,
+        );
+        assert!(b.find("needle", true));
+        b.fill_screen(4, true, |l| if l.text == "a" { 2 } else { 1 });
+        assert_eq!((b.scroll_up, b.cursor), (1, 0));
     }
 }

@@ -244,6 +244,14 @@ pub enum LogUpdate {
         /// console, never shown).
         base: std::path::PathBuf,
     },
+    /// The logs directory followed went (`gone`: removed under the open
+    /// view, by GC or by hand) or came back; sent when it changes.
+    DirGone {
+        /// The session.
+        session: u64,
+        /// Whether it is missing now.
+        gone: bool,
+    },
 }
 
 impl LogUpdate {
@@ -255,7 +263,8 @@ impl LogUpdate {
             | Self::Note { session, .. }
             | Self::Watching { session, .. }
             | Self::Partial { session, .. }
-            | Self::NewService { session, .. } => *session,
+            | Self::NewService { session, .. }
+            | Self::DirGone { session, .. } => *session,
         }
     }
 }
@@ -273,6 +282,9 @@ pub struct HistorySearch {
     /// It stopped at its bound (this many bytes), not at the start of the
     /// oldest generation.
     pub bound: Option<u64>,
+    /// Where a search stopped at its bound: the next `n` goes on from
+    /// there (before this position), not from the lines held again.
+    pub resume: Option<LinePos>,
 }
 
 /// How long a line without its `\n` stays unchanged before the follower

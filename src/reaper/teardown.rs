@@ -256,18 +256,26 @@ fn read_head(file: &std::fs::File, cap: usize) -> String {
 }
 
 /// At most the last `cap` bytes of `file`, lossily decoded.
+/// The last `cap` bytes of `file` as text; when more was written, the
+/// tail starts with `…` unless it starts a line (it was cut mid-line).
 fn read_tail(file: &std::fs::File, cap: usize) -> String {
     use std::io::{Read as _, Seek as _, SeekFrom};
     let mut file = file;
     let len = file.metadata().map_or(0, |m| m.len());
+    // One byte more when cut: whether the tail starts a line.
+    let cut = len > cap as u64;
+    let from = len.saturating_sub(cap as u64 + u64::from(cut));
     let mut bytes = Vec::new();
-    if file
-        .seek(SeekFrom::Start(len.saturating_sub(cap as u64)))
-        .is_ok()
-    {
-        let _ = file.take(cap as u64).read_to_end(&mut bytes);
+    if file.seek(SeekFrom::Start(from)).is_ok() {
+        let _ = file
+            .take(cap as u64 + u64::from(cut))
+            .read_to_end(&mut bytes);
     }
-    String::from_utf8_lossy(&bytes).into_owned()
+    if !cut || bytes.is_empty() {
+        return String::from_utf8_lossy(&bytes).into_owned();
+    }
+    let mark = if bytes[0] == b'\n' { "" } else { "…" };
+    format!("{mark}{}", String::from_utf8_lossy(&bytes[1..]))
 }
 
 fn signal_group(pgid: Option<i32>, signal: nix::sys::signal::Signal) {
@@ -468,5 +476,15 @@ mod tests {
         assert_eq!(r.exit, Exit::Code(0));
         assert_eq!(r.stdout, "late\n");
         assert_eq!(r.stderr_tail, "err\n");
+    }
+
+    #[test]
+    fn a_cut_stderr_tail_is_marked_where_it_starts_mid_line() {
+        use std::io::Write as _;
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(b"first line\nsecond line\n").unwrap();
+        assert_eq!(read_tail(&file, 64), "first line\nsecond line\n");
+        assert_eq!(read_tail(&file, 8), "…nd line\n");
+        assert_eq!(read_tail(&file, 12), "second line\n");
     }
 }

@@ -246,4 +246,28 @@ mod tests {
             ]
         );
     }
+
+    /// The real 0.4.0 `down --json` failure (issue10-spec §2: the
+    /// `schema_version` inside `error`, `step` and `instance` given).
+    #[test]
+    fn the_real_down_failure_envelope_is_labelled() {
+        let envelope = r#"{"ok":false,"error":{"schema_version":2,"code":"engine.teardown.survivors","message":"teardown left survivors","step":"stop","instance":"golf","remediation":"run `stackless down golf` again","context":{"survivors":["local:1234"]}}}"#;
+        let mut full = FullText::new("t");
+        down_answer(&mut full, envelope);
+        let text = full.lines.join("\n");
+        assert!(text.starts_with("\nwhat `down --json` answered:\ncode         engine.teardown.survivors\nmessage      teardown left survivors\n"), "{text}");
+        assert!(
+            text.contains("\nremediation  run `stackless down golf` again\n"),
+            "{text}"
+        );
+        assert!(text.contains("\ncontext      {\n"), "{text}");
+        assert!(
+            !text.contains(r#"{"ok""#),
+            "not the raw one-line JSON: {text}"
+        );
+        assert!(
+            text.contains("\nstep         stop\n") && text.contains("\ninstance     golf\n"),
+            "{text}"
+        );
+    }
 }

@@ -399,3 +399,62 @@ fn wrapped_lines_scroll_by_rows() {
     press(&mut app, KeyCode::PageDown);
     assert!(app.logs().unwrap().buffer().following());
 }
+
+/// The mark row's text (the tab row).
+fn mark_row(app: &App) -> String {
+    render_app(app, 80, 16)
+        .lines()
+        .nth(3)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// While lines wrap, what is below is counted in screen rows, whatever
+/// the keys (row by row, or a page): never rows and lines mixed; one is
+/// `1 row` (and unwrapped `1 line`).
+#[test]
+fn wrapped_below_is_counted_in_rows() {
+    let mut app = opened_app();
+    let long: String = (0..154).map(|i| format!("c{i:03}-xxxxxxxx")).collect();
+    app.handle(
+        Event::Logs(LogUpdate::Lines {
+            session: 1,
+            service: 1,
+            lines: vec![line(1, &long, 500), line(1, "line-after", 2500)],
+        }),
+        CAPTURE,
+    );
+    press(&mut app, KeyCode::Tab);
+    press(&mut app, KeyCode::Tab);
+    press(&mut app, KeyCode::Char('w'));
+    render_app(&app, 80, 16);
+    press(&mut app, KeyCode::Char('k'));
+    assert!(
+        mark_row(&app).contains("‖ paused · 1 row below · G follows"),
+        "{}",
+        mark_row(&app)
+    );
+    press(&mut app, KeyCode::Char('k'));
+    press(&mut app, KeyCode::Char('k'));
+    assert!(
+        mark_row(&app).contains("‖ paused · 3 rows below · G follows"),
+        "{}",
+        mark_row(&app)
+    );
+    // A page up: 10 rows more, counted as rows too.
+    press(&mut app, KeyCode::PageUp);
+    let mark = mark_row(&app);
+    assert!(
+        mark.contains("‖ paused · 13 rows below · G follows"),
+        "{mark}"
+    );
+    // Unwrapped: lines, singular too.
+    press(&mut app, KeyCode::Char('G'));
+    press(&mut app, KeyCode::Char('w'));
+    press(&mut app, KeyCode::Char('k'));
+    assert!(
+        mark_row(&app).contains("‖ paused · 1 line below · G follows"),
+        "{}",
+        mark_row(&app)
+    );
+}

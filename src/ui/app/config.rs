@@ -162,6 +162,34 @@ pub enum Command {
         /// The search, as typed.
         query: String,
     },
+    /// Search one service's newer history (`N` past the lines held when
+    /// newer lines were dropped): forwards from after `after`
+    /// (`crate::logs::search::search_forward`, bounded), answered by
+    /// [`App::show_search_newer`](super::App::show_search_newer).
+    LogsSearchNewer {
+        /// The session the service index belongs to.
+        session: u64,
+        /// The service index (as opened).
+        service: u16,
+        /// Search the lines after this one (the newest held).
+        after: LinePos,
+        /// The search, as typed.
+        query: String,
+    },
+    /// Read the whole line that a piece of a long line belongs to (Enter
+    /// or `e` on a `↪` piece) from its file
+    /// (`crate::logs::history::whole_line_text`), shown by
+    /// [`App::show_log_line`](super::App::show_log_line).
+    LogsLineWhole {
+        /// The session the service index belongs to.
+        session: u64,
+        /// The service index (as opened).
+        service: u16,
+        /// Where the piece starts.
+        piece: LinePos,
+        /// The full-text view's title.
+        title: String,
+    },
     /// The logs view closed: stop following.
     CloseLogs,
     /// Pause (`true`) or resume this console's reaper (operator `P`):

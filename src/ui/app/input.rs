@@ -242,7 +242,12 @@ impl App {
             Action::CancelTearDown => self.confirm_no(),
             Action::CancelOperation => self.cancel_operation_key(),
             Action::CloseOperation => self.op_open = None,
-            Action::OpenFullText => self.open_full_text(),
+            Action::OpenFullText => {
+                if let Some(command) = self.log_line_whole() {
+                    return Some(command);
+                }
+                self.open_full_text();
+            }
             Action::CloseFullText => self.close_full_text(),
             Action::Click => self.click(input),
             Action::WheelUp => self.wheel(input, -WHEEL_STEP),

@@ -9,6 +9,7 @@
 use super::{App, Command, FlashLevel};
 use crate::model::fulltext::FullText;
 use crate::model::logmerge::{AllBack, per_service};
+use crate::model::logtext::LinePos;
 use crate::model::logview::{
     Buffer, FollowNote, LogLine, LogUpdate, LogsRequest, LogsState, Older, Opened, WatchMode,
 };
@@ -55,6 +56,26 @@ pub struct LogsView {
     /// Where the last search stopped (no match held, searched back so
     /// far), said on the search line until the next search.
     pub search_note: Option<String>,
+    /// This search's reads of older history: bytes searched in all, and
+    /// where one stopped at its bound (`tab`, position), for `n` to go on.
+    pub(super) search_far: SearchFar,
+    /// The logs directory was removed while followed (the lines read
+    /// before stay shown); cleared when it is back.
+    pub dir_gone: bool,
+}
+
+/// A search's reads of older history so far (since `/` Enter).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct SearchFar {
+    /// Bytes searched in the files, every `n` and `N` counted.
+    pub(super) total: u64,
+    /// Where a search back stopped at its bound: the tab and the position
+    /// the next `n` goes on before.
+    pub(super) resume: Option<(usize, LinePos)>,
+    /// Bytes searched back since the last match.
+    pub(super) back: u64,
+    /// Searches back that stopped at their bound since the last match.
+    pub(super) rounds: u64,
 }
 
 impl LogsView {
@@ -74,6 +95,8 @@ impl LogsView {
             notice: None,
             all_back: AllBack::default(),
             search_note: None,
+            search_far: SearchFar::default(),
+            dir_gone: false,
         }
     }
 
@@ -252,6 +275,15 @@ impl App {
         match update {
             LogUpdate::Lines { service, lines, .. } => view.push(service, &lines),
             LogUpdate::Watching { mode, .. } => view.watch = Some(mode),
+            LogUpdate::DirGone { gone, .. } => {
+                view.dir_gone = gone;
+                let text = if gone {
+                    "the logs directory was removed: the lines read are kept"
+                } else {
+                    "the logs directory is back: following"
+                };
+                self.set_flash(FlashLevel::Info, text.into());
+            }
             LogUpdate::Partial { service, line, .. } => view.partial(service, line),
             LogUpdate::NewService { service, name, .. } => {
                 if usize::from(service) == view.services.len() {
@@ -361,6 +393,41 @@ impl App {
         Some(text)
     }
 
+    /// Enter/`e` on a piece of a line longer than a piece (4 KiB, shown
+    /// `↪`): the whole line is read again from its file
+    /// ([`Command::LogsLineWhole`]). `None` for a line held whole.
+    pub(super) fn log_line_whole(&self) -> Option<Command> {
+        let view = self.logs.as_ref()?;
+        if view.state != LogsState::Ready || self.op_open.is_some() || self.full.is_some() {
+            return None;
+        }
+        let buffer = view.buffer();
+        let index = buffer.selected()?;
+        let line = &buffer.lines()[index];
+        let next_piece = buffer
+            .lines()
+            .get(index + 1)
+            .is_some_and(|n| n.cont && n.service == line.service && n.at.file == line.at.file);
+        if !line.cont && !next_piece {
+            return None;
+        }
+        let name = view.service_name(line.service);
+        Some(Command::LogsLineWhole {
+            session: view.session,
+            service: line.service,
+            piece: line.at,
+            title: format!("Log: {name} (the whole line, read again from its file)"),
+        })
+    }
+
+    /// The answer to [`Command::LogsLineWhole`]: the whole line, in the
+    /// full-text view.
+    pub fn show_log_line(&mut self, session: u64, text: FullText) {
+        if self.logs.as_ref().is_some_and(|v| v.session == session) {
+            self.full = Some(super::fulltext::FullView::new(text));
+        }
+    }
+
     /// `G`: back to the bottom, following; reads the tail again when newer
     /// lines were dropped for older ones.
     pub(super) fn follow_logs(&mut self) -> Option<Command> {
@@ -425,6 +492,7 @@ impl App {
         let typed = view.editing.take().unwrap_or_default();
         view.buffer_mut().current = None;
         view.search_note = None;
+        view.search_far = SearchFar::default();
         if keep {
             view.search = typed;
             return self.find_in_logs(true);

@@ -22,16 +22,41 @@ impl App {
         let held = view.buffer().lines().len();
         view.search_note = None;
         if view.buffer_mut().find(&query, older) {
+            self.fill_logs_screen();
             return None;
         }
+        // Where the last search back stopped at its bound, else before
+        // the oldest line held.
+        let resume = view
+            .search_far
+            .resume
+            .filter(|&(tab, _)| tab == view.tab)
+            .map(|(_, pos)| pos);
+        let from = match view.buffer().older {
+            Older::Before(before) => Some(resume.unwrap_or(before)),
+            Older::Start => None,
+        };
         if older
             && view.tab > 0
-            && let Older::Before(before) = view.buffer().older
+            && let Some(before) = from
         {
             return Some(Command::LogsSearchOlder {
                 session: view.session,
                 service: u16::try_from(view.tab - 1).unwrap_or(u16::MAX),
                 before,
+                query,
+            });
+        }
+        if !older
+            && view.tab > 0
+            && view.buffer().newer_dropped
+            && let Some(last) = view.buffer().lines().back()
+        {
+            // Newer lines were dropped for older ones: read them again.
+            return Some(Command::LogsSearchNewer {
+                session: view.session,
+                service: u16::try_from(view.tab - 1).unwrap_or(u16::MAX),
+                after: last.at,
                 query,
             });
         }
@@ -55,30 +80,111 @@ impl App {
         let Some(buffer) = view.buffers.get_mut(tab) else {
             return;
         };
+        let far = &mut view.search_far;
+        // Found after a search that stopped at its bound: the lines end
+        // where that one stopped, not at the lines held.
+        let resumed = far.resume.is_some_and(|(t, _)| t == tab);
+        far.total += result.searched;
+        far.back += result.searched;
+        far.resume = result.resume.map(|pos| (tab, pos));
         let searched = crate::ui::detail_services::size(result.searched);
+        let back = crate::ui::detail_services::size(far.back);
+        if result.found.is_some() {
+            far.back = 0;
+            far.rounds = 0;
+        }
         let text = match result.found {
-            Some((lines, older, true)) => {
+            Some((lines, older, true)) if !resumed => {
                 buffer.prepend(lines, older);
                 buffer.find(&query, true);
                 format!("\"{query}\": found in older history ({searched} searched)")
             }
-            Some((lines, older, false)) => {
+            Some((lines, older, _)) => {
                 *buffer = Buffer::new(lines, older);
                 buffer.newer_dropped = true;
                 buffer.find(&query, true);
                 format!(
-                    "\"{query}\": found {searched} back in older history (newer lines dropped: G reads the tail)"
+                    "\"{query}\": found {back} back in older history (newer lines dropped: G reads the tail)"
                 )
             }
             None => match result.bound {
-                Some(bound) => format!("searched {} back: no more matches", whole_size(bound)),
+                Some(bound) => {
+                    far.rounds += 1;
+                    format!(
+                        "searched {} back: no more matches (n searches on)",
+                        whole_size(bound.saturating_mul(far.rounds))
+                    )
+                }
                 None => format!(
-                    "searched back to the start of the oldest log ({searched}): no more matches"
+                    "searched back to the start of the oldest log ({} searched in all): no more matches",
+                    crate::ui::detail_services::size(far.total)
                 ),
             },
         };
         view.search_note = Some(text.clone());
+        let shown = view.tab == tab;
         self.set_flash(FlashLevel::Info, text);
+        if shown {
+            self.fill_logs_screen();
+        }
+    }
+
+    /// The answer to [`Command::LogsSearchNewer`]: the lines read after
+    /// the newest held are put after them (or, far on, in place of them)
+    /// and the first match among them becomes the current one; or where
+    /// the search stopped, said on the search line. The tail is still not
+    /// held: `G` reads it.
+    pub fn show_search_newer(&mut self, session: u64, service: u16, result: HistorySearch) {
+        let Some(view) = self.logs.as_mut().filter(|v| v.session == session) else {
+            return;
+        };
+        let query = view.search.clone();
+        let tab = usize::from(service) + 1;
+        let Some(buffer) = view.buffers.get_mut(tab) else {
+            return;
+        };
+        view.search_far.total += result.searched;
+        let searched = crate::ui::detail_services::size(result.searched);
+        let text = match result.found {
+            Some((lines, _, true)) => {
+                buffer.append_read(&lines);
+                buffer.find(&query, false);
+                format!(
+                    "\"{query}\": found in newer history ({searched} searched; G reads the tail)"
+                )
+            }
+            Some((lines, older, false)) => {
+                *buffer = Buffer::new(lines, older);
+                buffer.newer_dropped = true;
+                buffer.find_oldest(&query);
+                format!(
+                    "\"{query}\": found {searched} on in newer history (older lines dropped; G reads the tail)"
+                )
+            }
+            None => match result.bound {
+                Some(bound) => format!("searched {} on: no newer match", whole_size(bound)),
+                None => format!("searched on to the tail ({searched}): no newer match"),
+            },
+        };
+        view.search_note = Some(text.clone());
+        let shown = view.tab == tab;
+        self.set_flash(FlashLevel::Info, text);
+        if shown {
+            self.fill_logs_screen();
+        }
+    }
+
+    /// After a jump to a match: the lines after it fill the screen (see
+    /// [`Buffer::fill_screen`]), not blank rows under a lone line.
+    fn fill_logs_screen(&mut self) {
+        let viewport = self.viewport.get();
+        let rows = viewport.logs_rows.max(1);
+        let Some(view) = self.logs.as_mut() else {
+            return;
+        };
+        let wrap = view.wrap;
+        let height = crate::ui::panes::logs::row_counter(view, viewport.logs_width);
+        view.buffer_mut().fill_screen(rows, wrap, height);
     }
 }
 

@@ -124,7 +124,7 @@ pub const TAB_NAME: usize = 24;
 /// the tabs in the rest, scrolled so the selected one is shown.
 fn tab_row(view: &LogsView, width: usize) -> Line<'static> {
     let buffer = view.buffer();
-    let mark = follow_mark(view);
+    let mark = follow_mark(view, width);
     let mark = fit(&mark, width).into_owned();
     let room = width.saturating_sub(mark.width() + 1);
     let tabs: Vec<String> = view
@@ -168,7 +168,7 @@ fn tab_row(view: &LogsView, width: usize) -> Line<'static> {
 
 /// "following" or "paused" and how the follower watches (nothing while
 /// the logs are not ready).
-fn follow_mark(view: &LogsView) -> String {
+fn follow_mark(view: &LogsView, width: usize) -> String {
     let buffer = view.buffer();
     let watch = match view.watch {
         Some(WatchMode::Notify) => "notify".to_owned(),
@@ -181,17 +181,51 @@ fn follow_mark(view: &LogsView) -> String {
         format!("● following · {watch}")
     } else if buffer.newer_dropped {
         format!("‖ paused · newer lines dropped · G reads the tail · {watch}")
-    } else if buffer.skip_rows > 0 {
+    } else if view.wrap {
         format!(
-            "‖ paused · {} rows and {} lines below · G follows · {watch}",
-            buffer.skip_rows,
-            buffer.below()
+            "‖ paused · {} below · G follows · {watch}",
+            rows_below(view, width)
         )
     } else {
         format!(
-            "‖ paused · {} lines below · G follows · {watch}",
-            buffer.below()
+            "‖ paused · {} below · G follows · {watch}",
+            count(buffer.below(), "line")
         )
+    }
+}
+
+/// The most lines below whose wrapped rows are counted for the mark (each
+/// is laid out); past them, the count is a lower bound.
+const ROWS_COUNTED: usize = 500;
+
+/// While lines wrap: the screen rows below the bottom row, `N rows` (the
+/// bottom line's rows below the view, then every line's after it), `more
+/// than N rows` past [`ROWS_COUNTED`] lines.
+fn rows_below(view: &LogsView, width: usize) -> String {
+    let buffer = view.buffer();
+    let height = row_counter(view, width);
+    let len = buffer.lines().len();
+    let below = buffer.scroll_up.min(len);
+    let counted = below.min(ROWS_COUNTED);
+    let rows: usize = buffer.skip_rows
+        + buffer
+            .lines()
+            .range(len - below..len - below + counted)
+            .map(|l| height(l).max(1))
+            .sum::<usize>();
+    if counted < below {
+        format!("more than {}", count(rows + below - counted, "row"))
+    } else {
+        count(rows, "row")
+    }
+}
+
+/// `1 line`, `2 lines`.
+fn count(n: usize, unit: &str) -> String {
+    if n == 1 {
+        format!("1 {unit}")
+    } else {
+        format!("{n} {unit}s")
     }
 }
 
@@ -225,6 +259,16 @@ fn body(view: &LogsView, width: usize, rows: usize) -> Vec<Line<'static>> {
     if let Some(notice) = &view.notice {
         out.push(Line::styled(
             fit(notice, width).into_owned(),
+            theme::lock_held(),
+        ));
+    }
+    if view.dir_gone {
+        let text = format!(
+            "no logs directory: {} does not exist (removed while shown: the lines below were read before); looked for again every second",
+            view.path
+        );
+        out.push(Line::styled(
+            fit(&text, width).into_owned(),
             theme::lock_held(),
         ));
     }
