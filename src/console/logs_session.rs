@@ -61,10 +61,7 @@ impl LogsSession {
 
     /// One scroll-back step of `service`.
     pub(super) fn older(&self, app: &mut App, session: u64, service: u16, before: LinePos) {
-        if self.bases.0 != session {
-            return;
-        }
-        let Some(base) = self.bases.1.get(usize::from(service)) else {
+        let Some(base) = self.base(session, service) else {
             return;
         };
         let (lines, older) = match logs::history::older(base, before, TAIL_LINES) {
@@ -96,6 +93,15 @@ impl LogsSession {
         app.show_older_all(session, read);
     }
 
+    /// Where `service`'s log of the open view `session` is read from
+    /// (`None` for another session's request or an unknown service).
+    fn base(&self, session: u64, service: u16) -> Option<&PathBuf> {
+        if self.bases.0 != session {
+            return None;
+        }
+        self.bases.1.get(usize::from(service))
+    }
+
     /// Search `service`'s older history for `query` (bounded).
     pub(super) fn search_older(
         &self,
@@ -105,10 +111,7 @@ impl LogsSession {
         before: LinePos,
         query: &str,
     ) {
-        if self.bases.0 != session {
-            return;
-        }
-        let Some(base) = self.bases.1.get(usize::from(service)) else {
+        let Some(base) = self.base(session, service) else {
             return;
         };
         let result =
@@ -126,10 +129,7 @@ impl LogsSession {
         after: LinePos,
         query: &str,
     ) {
-        if self.bases.0 != session {
-            return;
-        }
-        let Some(base) = self.bases.1.get(usize::from(service)) else {
+        let Some(base) = self.base(session, service) else {
             return;
         };
         let result =
@@ -147,10 +147,7 @@ impl LogsSession {
         piece: LinePos,
         title: &str,
     ) {
-        if self.bases.0 != session {
-            return;
-        }
-        let Some(base) = self.bases.1.get(usize::from(service)) else {
+        let Some(base) = self.base(session, service) else {
             return;
         };
         app.show_log_line(session, logs::history::whole_line_text(base, piece, title));
