@@ -58,6 +58,24 @@ pub(super) fn app_with(instances: Vec<Instance>, version: i64) -> App {
     app
 }
 
+/// alpha's logs view (a schema-5 store at `state`), on its `web` tab and
+/// followed with `options`: the app, the follower's events, its handle.
+pub(super) fn follow_web(
+    state: &Path,
+    options: follower::Options,
+) -> (App, EventReceiver, follower::Handle) {
+    let mut app = app_with(vec![instance("alpha", "local", None)], 5);
+    let (session, request) = press_l(&mut app);
+    let (opened, follows) = logs::open(state, &request);
+    app.show_logs(session, opened);
+    press(&mut app, KeyCode::Tab);
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let dir = state.join("logs/alpha");
+    let handle =
+        follower::spawn_with(session, dir, vec!["web".into()], follows, tx, options).unwrap();
+    (app, rx, handle)
+}
+
 /// `l` on the selected row: the session and request it asks for.
 pub(super) fn press_l(app: &mut App) -> (u64, LogsRequest) {
     match press(app, KeyCode::Char('l')) {
@@ -586,14 +604,11 @@ fn truncated_and_refilled_to_the_same_size_is_seen() {
     std::fs::create_dir_all(&dir).unwrap();
     let web = dir.join("web.log");
     append(&web, &lines(1..=5));
-    let mut app = app_with(vec![instance("alpha", "local", None)], 5);
-    let (session, request) = press_l(&mut app);
-    let (opened, follows) = logs::open(state.path(), &request);
-    app.show_logs(session, opened);
-    press(&mut app, KeyCode::Tab);
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let _handle =
-        follower::spawn(session, dir.clone(), vec!["web".into()], follows, tx, false).unwrap();
+    let options = follower::Options {
+        notify: false,
+        safety_poll: follower::SAFETY_POLL,
+    };
+    let (mut app, mut rx, _handle) = follow_web(state.path(), options);
     pump(&mut app, &mut rx, |a| {
         a.logs().is_some_and(|v| v.watch.is_some())
     });

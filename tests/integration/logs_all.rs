@@ -208,25 +208,11 @@ fn a_recreated_logs_dir_is_watched_again() {
         (from..=to).map(|i| format!("line {i:03}\n")).collect()
     };
     append(&web, &numbered(1, 5));
-    let mut app = app_with(vec![instance("alpha", "local", None)], 5);
-    let (session, request) = press_l(&mut app);
-    let (opened, follows) = logs::open(state.path(), &request);
-    app.show_logs(session, opened);
-    press(&mut app, KeyCode::Tab);
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let options = logs::follower::Options {
         notify: true,
         safety_poll: std::time::Duration::from_secs(3600),
     };
-    let handle = logs::follower::spawn_with(
-        session,
-        dir.clone(),
-        vec!["web".into()],
-        follows,
-        tx,
-        options,
-    )
-    .unwrap();
+    let (mut app, mut rx, handle) = super::logs::follow_web(state.path(), options);
     append(&web, &numbered(6, 10));
     pump(&mut app, &mut rx, |a| held(a).len() == 10);
     // The instance's logs directory goes and comes back.

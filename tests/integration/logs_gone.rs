@@ -1,11 +1,10 @@
 //! The logs directory removed under an open, following view: said in the
 //! view (the lines read before kept), and the note gone when it is back.
 
-use crossterm::event::KeyCode;
 use stackless_tui::logs;
 
-use super::logs::{app_with, append, held, instance, press_l, pump};
-use crate::common::ui::{press, render_app};
+use super::logs::{append, held, pump};
+use crate::common::ui::render_app;
 
 const GONE: &str = "no logs directory: ";
 
@@ -16,25 +15,11 @@ fn a_logs_dir_removed_while_followed_is_said_and_its_return_too() {
     std::fs::create_dir_all(&dir).unwrap();
     let web = dir.join("web.log");
     append(&web, "line 1\nline 2\n");
-    let mut app = app_with(vec![instance("alpha", "local", None)], 5);
-    let (session, request) = press_l(&mut app);
-    let (opened, follows) = logs::open(state.path(), &request);
-    app.show_logs(session, opened);
-    press(&mut app, KeyCode::Tab);
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let options = logs::follower::Options {
         notify: true,
         safety_poll: std::time::Duration::from_millis(200),
     };
-    let handle = logs::follower::spawn_with(
-        session,
-        dir.clone(),
-        vec!["web".into()],
-        follows,
-        tx,
-        options,
-    )
-    .unwrap();
+    let (mut app, mut rx, handle) = super::logs::follow_web(state.path(), options);
     pump(&mut app, &mut rx, |a| a.logs().unwrap().watch.is_some());
     assert!(!render_app(&app, 120, 16).contains(GONE));
     std::fs::remove_dir_all(&dir).unwrap();
