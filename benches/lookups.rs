@@ -93,10 +93,7 @@ fn snapshot(n: usize) -> Arc<Snapshot> {
             lock: None,
             anomalies: vec![],
             dirty: Some(false),
-            birth: Some(Birth {
-                instance_id: format!("{i:032x}"),
-                resource_namespace: format!("sl-{i:032x}"),
-            }),
+            birth: Some(Birth::new(&format!("{i:032x}"), &format!("sl-{i:032x}"))),
         })
         .collect();
     let op = |i: usize, status: OpStatus| Operation {

@@ -223,8 +223,10 @@ fn benches(c: &mut Criterion) {
             let snapshot = &f.snapshot;
             group.bench_function(BenchmarkId::new("view_rows_visible", n), |b| {
                 b.iter(|| {
-                    let rows: Vec<_> = snapshot.instances[..snapshot.instances.len().min(25)]
+                    let rows: Vec<_> = snapshot
+                        .instances
                         .iter()
+                        .take(25)
                         .map(|i| {
                             view::instance_row(
                                 i,

@@ -514,7 +514,7 @@ mod tests {
             .collect::<Result<_, _>>()
             .unwrap();
         assert_eq!(snapshot.instances.len(), summary.instances);
-        assert_eq!(snapshot.instances, expected);
+        assert_eq!(snapshot.instances, crate::model::Instances::from(expected));
         assert_eq!(snapshot.liveness.len(), summary.locked);
         assert_eq!(snapshot.reap_attempts.len(), summary.backoffs);
         assert!(

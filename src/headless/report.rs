@@ -421,7 +421,7 @@ fn instance_report(
     InstanceReport {
         name: instance.name.clone(),
         dns_safe: is_dns_safe(&instance.name),
-        substrate: instance.substrate.clone(),
+        substrate: instance.substrate.to_string(),
         status: instance.status.as_str().to_owned(),
         created_at: instance.created_at,
         tombstoned_at: instance.tombstoned_at,
@@ -459,8 +459,8 @@ fn instance_report(
         reaper: reaper.map(|(text, _)| text.to_owned()),
         reaper_action: reaper.map(|(_, action)| action),
         birth: instance.birth.as_ref().map(|b| BirthReport {
-            instance_id: b.instance_id.clone(),
-            resource_namespace: b.resource_namespace.clone(),
+            instance_id: b.instance_id().to_owned(),
+            resource_namespace: b.resource_namespace().to_owned(),
         }),
         dirty: instance.dirty,
         services: Vec::new(),
@@ -563,7 +563,8 @@ mod tests {
                 instance("bravo", Status::Active),
                 instance("charlie", Status::Tombstoned),
                 instance("delta", Status::Active),
-            ],
+            ]
+            .into(),
             reap_attempts: vec![ReapAttempt {
                 instance: "bravo".into(),
                 attempts: 2,

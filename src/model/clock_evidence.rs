@@ -107,7 +107,8 @@ mod tests {
             instances: vec![
                 instance("alpha", NOW - 100, None),
                 instance("bravo", NOW - 9_000, Some(NOW - 50)),
-            ],
+            ]
+            .into(),
             ..Rows::default()
         };
         let newest = newest_write(&rows).unwrap();

@@ -10,9 +10,9 @@
 //! schema 14 (0.4.0, whose workload runner rotates at 1 MiB into `.log.1`,
 //! `.log.2`). Substrates `render` and `vercel` keep logs on their side.
 
-use super::Instance;
 use super::logtext::{LinePos, RawLine, line_text};
 use super::name::is_dns_safe;
+use super::{Birth, Instance};
 
 /// The most lines one tab keeps in memory (older ones are read again from
 /// the file when scrolled back to).
@@ -56,7 +56,7 @@ impl LogsRequest {
         let dir = instance
             .birth
             .as_ref()
-            .map(|b| b.resource_namespace.as_str())
+            .map(Birth::resource_namespace)
             .filter(|ns| !ns.is_empty())
             .unwrap_or(&instance.name);
         if !is_dns_safe(dir) {
@@ -65,7 +65,7 @@ impl LogsRequest {
         Ok(Self {
             instance: instance.name.clone(),
             dir: dir.to_owned(),
-            substrate: instance.substrate.clone(),
+            substrate: instance.substrate.to_string(),
         })
     }
 }

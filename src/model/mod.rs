@@ -35,5 +35,7 @@ pub mod time;
 pub use generation::Generation;
 pub use liveness::Liveness;
 pub use operation::{OpStatus, Operation};
-pub use rows::{Birth, Instance, Lease, OpLock, OperationIndex, ReapAttempt, Rows, Status};
+pub use rows::{
+    Birth, Instance, Instances, Lease, OpLock, OperationIndex, ReapAttempt, Rows, Status,
+};
 pub use snapshot::Snapshot;

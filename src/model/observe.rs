@@ -105,9 +105,13 @@ pub fn changes(prev: &Rows, next: &Rows) -> Vec<Observed> {
             {
                 cursor += 1;
             }
-            prev.instances
-                .get(cursor)
-                .filter(|old| old.name == instance.name)
+            let old = prev.instances.get(cursor);
+            if old.is_some_and(|old| std::sync::Arc::ptr_eq(old, instance)) {
+                // The same row, shared by the two reads: nothing changed.
+                continue;
+            }
+            old.filter(|old| old.name == instance.name)
+                .map(std::sync::Arc::as_ref)
         } else {
             prev.instance(&instance.name)
         };
@@ -119,7 +123,7 @@ pub fn changes(prev: &Rows, next: &Rows) -> Vec<Observed> {
             }),
             Some(old) => {
                 let new_birth = match (&old.birth, &instance.birth) {
-                    (Some(a), Some(b)) => a.instance_id != b.instance_id,
+                    (Some(a), Some(b)) => a.instance_id() != b.instance_id(),
                     _ => false,
                 };
                 if active && (old.status == Status::Tombstoned || new_birth) {
@@ -171,10 +175,7 @@ mod tests {
             lock: None,
             anomalies: vec![],
             dirty: Some(false),
-            birth: Some(Birth {
-                instance_id: birth.into(),
-                resource_namespace: format!("sl-{birth}"),
-            }),
+            birth: Some(Birth::new(birth, &format!("sl-{birth}"))),
         }
     }
 
@@ -210,7 +211,8 @@ mod tests {
                 instance("alpha", Status::Active, "a1"),
                 instance("bravo", Status::Active, "b1"),
                 instance("delta", Status::Tombstoned, "d1"),
-            ],
+            ]
+            .into(),
             operations: vec![
                 op("op-1", "alpha", "down", OpStatus::Running),
                 op("op-2", "bravo", "up", OpStatus::Queued),
@@ -229,7 +231,8 @@ mod tests {
                 instance("bravo", Status::Active, "b1"),
                 instance("charlie", Status::Active, "c1"),
                 instance("delta", Status::Active, "d2"),
-            ],
+            ]
+            .into(),
             operations: vec![
                 op("op-3", "charlie", "up", OpStatus::Running),
                 failed,

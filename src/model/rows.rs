@@ -115,8 +115,9 @@ pub struct Instance {
     /// `instances.name`, as stored. DNS-safe when stackless wrote it; check
     /// with [`crate::model::name::is_dns_safe`] before acting on it.
     pub name: String,
-    /// `local`, `render`, `vercel`, or a newer substrate.
-    pub substrate: String,
+    /// `local`, `render`, `vercel`, or a newer substrate. Shared: a read
+    /// keeps one copy of each substrate's text for all its rows (issue 13).
+    pub substrate: std::sync::Arc<str>,
     /// Lifecycle status.
     pub status: Status,
     /// Unix seconds of creation (`None` when the row holds no integer).
@@ -145,14 +146,171 @@ pub struct Instance {
 /// `instance_id`, updated in place in the same row, so the console never
 /// acts on a name alone: a teardown's re-check and any GC compare the birth
 /// (docs/stackless-releases.md, "Schema 14").
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+///
+/// Both texts live in one allocation, and a namespace that is
+/// `sl-<instance_id>` (every birth under 0.4.0) holds the id inside it
+/// (issue 13: two strings a row were a sixth of a 100,000-row snapshot).
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Birth {
+    /// `sl-<id>` when `derived`; otherwise `<id><namespace>`.
+    text: Box<str>,
+    /// Where the id ends in `text` (when not `derived`).
+    split: u32,
+    /// The namespace is `sl-` followed by the id.
+    derived: bool,
+}
+
+impl Birth {
+    /// The birth with this `instance_id` and `resource_namespace`.
+    #[must_use]
+    pub fn new(instance_id: &str, resource_namespace: &str) -> Self {
+        if resource_namespace.strip_prefix("sl-") == Some(instance_id) {
+            return Self {
+                text: resource_namespace.into(),
+                split: 0,
+                derived: true,
+            };
+        }
+        match u32::try_from(instance_id.len()) {
+            Ok(split) => Self {
+                text: format!("{instance_id}{resource_namespace}").into_boxed_str(),
+                split,
+                derived: false,
+            },
+            // Past 4 GiB: keep the id alone rather than fail a read.
+            Err(_) => Self {
+                text: instance_id.into(),
+                split: u32::MAX,
+                derived: false,
+            },
+        }
+    }
+
     /// `instance_id`: 32 lowercase hex, unique, new for every birth.
-    pub instance_id: String,
+    #[must_use]
+    pub fn instance_id(&self) -> &str {
+        if self.derived {
+            return self.text.get(3..).unwrap_or_default();
+        }
+        self.text.get(..self.split as usize).unwrap_or(&self.text)
+    }
+
     /// `resource_namespace`: `sl-<instance_id>` for births under 0.4.0, the
     /// name for rows migrated from before. Names the logs directory
     /// `logs/<resource_namespace>/`.
-    pub resource_namespace: String,
+    #[must_use]
+    pub fn resource_namespace(&self) -> &str {
+        if self.derived {
+            return &self.text;
+        }
+        self.text.get(self.split as usize..).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Debug for Birth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Birth")
+            .field("instance_id", &self.instance_id())
+            .field("resource_namespace", &self.resource_namespace())
+            .finish()
+    }
+}
+
+/// The instances of one read, ordered by name, each row behind an `Arc`:
+/// a re-read of the store keeps the rows that did not change from the
+/// read before it (`store::row_reuse`, issue 13: at 100,000 instances two
+/// whole copies, the one on screen and the one being read, did not fit the
+/// console's 60 MB), so consecutive snapshots share them, and a row is
+/// copied only when changed through [`Instances::make_mut`]. Reads go
+/// through `Deref` to `[Arc<Instance>]` (`instances.iter()`,
+/// `instances[i].name`, `instances.len()`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Instances(Vec<std::sync::Arc<Instance>>);
+
+impl Instances {
+    /// Rows already shared (the store adapter's read).
+    #[must_use]
+    pub fn from_shared(rows: Vec<std::sync::Arc<Instance>>) -> Self {
+        Self(rows)
+    }
+
+    /// Append one row (kept in the order given: callers keep name order).
+    pub fn push(&mut self, instance: Instance) {
+        self.0.push(std::sync::Arc::new(instance));
+    }
+
+    /// Insert one row at `index` (callers keep name order).
+    ///
+    /// # Panics
+    /// When `index > len`, as `Vec::insert`.
+    pub fn insert(&mut self, index: usize, instance: Instance) {
+        self.0.insert(index, std::sync::Arc::new(instance));
+    }
+
+    /// The row at `index` to change, copied first if another snapshot
+    /// shares it; `None` past the end.
+    pub fn make_mut(&mut self, index: usize) -> Option<&mut Instance> {
+        self.0.get_mut(index).map(std::sync::Arc::make_mut)
+    }
+
+    /// Every row to change, each copied first if shared.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut Instance> {
+        self.0.iter_mut().map(std::sync::Arc::make_mut)
+    }
+
+    /// Keep the rows `keep` accepts, in order.
+    pub fn retain(&mut self, mut keep: impl FnMut(&Instance) -> bool) {
+        self.0.retain(|row| keep(row));
+    }
+
+    /// Sort the rows with `compare` (stable).
+    pub fn sort_by(&mut self, mut compare: impl FnMut(&Instance, &Instance) -> std::cmp::Ordering) {
+        self.0.sort_by(|a, b| compare(a, b));
+    }
+}
+
+impl std::ops::Index<usize> for Instances {
+    type Output = Instance;
+
+    fn index(&self, index: usize) -> &Instance {
+        &self.0[index]
+    }
+}
+
+impl std::ops::IndexMut<usize> for Instances {
+    /// The row at `index` to change, copied first if shared.
+    fn index_mut(&mut self, index: usize) -> &mut Instance {
+        std::sync::Arc::make_mut(&mut self.0[index])
+    }
+}
+
+impl std::ops::Deref for Instances {
+    type Target = [std::sync::Arc<Instance>];
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl From<Vec<Instance>> for Instances {
+    fn from(rows: Vec<Instance>) -> Self {
+        rows.into_iter().collect()
+    }
+}
+
+impl FromIterator<Instance> for Instances {
+    fn from_iter<I: IntoIterator<Item = Instance>>(rows: I) -> Self {
+        Self(rows.into_iter().map(std::sync::Arc::new).collect())
+    }
+}
+
+impl<'a> IntoIterator for &'a Instances {
+    type Item = &'a std::sync::Arc<Instance>;
+    type IntoIter = std::slice::Iter<'a, std::sync::Arc<Instance>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
 }
 
 /// Every row of one read transaction.
@@ -160,8 +318,9 @@ pub struct Birth {
 pub struct Rows {
     /// The schema generation (`PRAGMA user_version`) and what it allows.
     pub generation: Generation,
-    /// Every instance, ordered by name.
-    pub instances: Vec<Instance>,
+    /// Every instance, ordered by name; each row shared (`Arc`) with the
+    /// previous read of the same file when it did not change (issue 13).
+    pub instances: Instances,
     /// Every `reap_attempts` row, ordered by instance name. Empty when the
     /// store predates migration 3.
     pub reap_attempts: Vec<ReapAttempt>,
@@ -312,6 +471,38 @@ impl Rows {
 mod tests {
     use super::*;
     use crate::model::operation::OpStatus;
+
+    #[test]
+    fn a_birth_keeps_both_texts_in_one_allocation() {
+        let id = "0123456789abcdef0123456789abcdef";
+        // Under 0.4.0: the namespace is `sl-<id>`, the id read inside it.
+        let born = Birth::new(id, "sl-0123456789abcdef0123456789abcdef");
+        assert_eq!(born.instance_id(), id);
+        assert_eq!(
+            born.resource_namespace(),
+            "sl-0123456789abcdef0123456789abcdef"
+        );
+        // Migrated from before 0.4.0: the namespace is the name.
+        let migrated = Birth::new(id, "golf");
+        assert_eq!(migrated.instance_id(), id);
+        assert_eq!(migrated.resource_namespace(), "golf");
+        // Hostile or empty texts come back exactly.
+        let odd = Birth::new("", "sl-");
+        assert_eq!((odd.instance_id(), odd.resource_namespace()), ("", "sl-"));
+        let odd = Birth::new("x", "");
+        assert_eq!((odd.instance_id(), odd.resource_namespace()), ("x", ""));
+        let odd = Birth::new("é", "sl-é/../x");
+        assert_eq!(
+            (odd.instance_id(), odd.resource_namespace()),
+            ("é", "sl-é/../x")
+        );
+        assert_ne!(Birth::new("ab", "c"), Birth::new("a", "bc"));
+        assert_eq!(
+            format!("{born:?}"),
+            "Birth { instance_id: \"0123456789abcdef0123456789abcdef\", \
+             resource_namespace: \"sl-0123456789abcdef0123456789abcdef\" }"
+        );
+    }
 
     fn op(id: &str, instance: &str, status: OpStatus) -> Operation {
         Operation {

@@ -449,7 +449,8 @@ mod tests {
                 instance("nolease", Status::Active, None),
                 tomb_new,
                 tomb_old,
-            ],
+            ]
+            .into(),
             reap_attempts: vec![attempt("backing", 2, NOW + 50)],
             ..Rows::default()
         });
@@ -512,7 +513,8 @@ mod tests {
                 instance("bravo", Status::Active, Some(NOW - 1)),
                 locked,
                 tomb_old,
-            ],
+            ]
+            .into(),
             operations: vec![
                 op("alpha", "down", OpStatus::Running),
                 op("locked", "up", OpStatus::Queued),

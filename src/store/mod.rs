@@ -11,6 +11,7 @@ pub mod operations;
 pub mod probe;
 mod queue_seen;
 mod read;
+mod row_reuse;
 pub mod schema;
 pub mod services;
 pub mod wake;

@@ -6,10 +6,14 @@
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, TransactionBehavior};
 
+use std::sync::Arc;
+
 use super::probe::HostProbe;
 use super::{Layout, Store, StoreError};
 use crate::model::liveness::{LockLiveness, liveness};
 use crate::model::{Birth, Instance, Lease, OpLock, ReapAttempt, Rows, Snapshot, Status};
+
+mod scan;
 
 impl Store {
     /// Read instances, leases, locks and reap attempts in one read
@@ -40,10 +44,20 @@ impl Store {
         // cheaper than SQLite's LEFT JOIN at scale (two index seeks per
         // instance plus a sort); the join query remains for the stores where
         // a byte-wise merge could differ from SQL's `=` (see `scan_instances`).
-        let mut instances = match scan_instances(&tx, layout).map_err(err)? {
-            Some(instances) => instances,
-            None => join_instances(&tx, layout).map_err(err)?,
-        };
+        let previous = self.identity.and_then(super::row_reuse::previous);
+        let (mut instances, places) =
+            match scan::scan_instances(&tx, layout, previous.as_ref()).map_err(err)? {
+                Some(found) => found,
+                None => (
+                    join_instances(&tx, layout)
+                        .map_err(err)?
+                        .into_iter()
+                        .map(Arc::new)
+                        .collect(),
+                    Vec::new(),
+                ),
+            };
+        drop(previous);
         let mut reap_attempts = Vec::new();
         if self.layout.reap_attempts {
             let mut stmt = tx
@@ -82,7 +96,7 @@ impl Store {
         }
         let rows = Rows {
             generation: self.generation,
-            instances,
+            instances: crate::model::Instances::from_shared(instances),
             reap_attempts,
             operations,
             operation_index: crate::model::OperationIndex::default(),
@@ -102,6 +116,13 @@ impl Store {
         let liveness = probe_liveness(&rows, probe);
         let mut snapshot = Snapshot::new(rows, liveness);
         snapshot.immutable = self.immutable;
+        if let Some(file) = self.identity {
+            if places.is_empty() {
+                super::row_reuse::forget(file);
+            } else {
+                super::row_reuse::publish(file, &snapshot.rows, places);
+            }
+        }
         Ok(snapshot)
     }
 }
@@ -143,6 +164,14 @@ pub(super) fn lenient_text(value: ValueRef<'_>) -> Option<String> {
     }
 }
 
+/// [`lenient_text`] borrowed from the row when it is valid UTF-8 text.
+fn lenient_str(value: ValueRef<'_>) -> Option<std::borrow::Cow<'_, str>> {
+    match value {
+        ValueRef::Text(t) => Some(String::from_utf8_lossy(t)),
+        other => lenient_text(other).map(std::borrow::Cow::Owned),
+    }
+}
+
 pub(super) fn col<'a>(row: &'a rusqlite::Row<'_>, index: usize) -> ValueRef<'a> {
     row.get_ref(index).unwrap_or(ValueRef::Null)
 }
@@ -179,248 +208,17 @@ pub(super) fn join_sql_with(layout: Layout, more: &str, join: &str, tail: &str) 
 }
 
 /// The instances with their lease and lock, in SQL's `LEFT JOIN` form
-/// (one query, ordered by name). Used where [`scan_instances`] declines.
+/// (one query, ordered by name). Used where [`scan::scan_instances`] declines.
 fn join_instances(conn: &Connection, layout: Layout) -> rusqlite::Result<Vec<Instance>> {
     let sql = join_sql(layout, "ORDER BY i.name");
     let mut instances = Vec::new();
     let mut stmt = conn.prepare_cached(&sql)?;
     let mut rows = stmt.query([])?;
+    let mut substrates = Substrates::default();
     while let Some(row) = rows.next()? {
-        instances.push(instance_from_row(row));
+        instances.push(instance_from_row_with(row, &mut substrates));
     }
     Ok(instances)
-}
-
-/// The same rows as [`join_instances`], read as three plain table scans
-/// (rowid order, no index seeks), sorted by name here and joined through a
-/// hash of the names. `None` when the result could differ from the SQL join, which then
-/// runs instead: a table declares a collation (`=` would not be byte
-/// equality), a name is not valid UTF-8 text (lossy decoding could merge
-/// two), a join key is neither text nor NULL (SQL's type rules would apply),
-/// or a name, lease or lock appears twice (the join would repeat the
-/// instance). stackless's own stores never hit any of these.
-fn scan_instances(conn: &Connection, layout: Layout) -> rusqlite::Result<Option<Vec<Instance>>> {
-    {
-        let mut stmt = conn.prepare_cached(
-            "SELECT sql FROM sqlite_master
-             WHERE type = 'table' AND name IN ('instances', 'leases', 'op_locks')",
-        )?;
-        let mut rows = stmt.query([])?;
-        while let Some(row) = rows.next()? {
-            if let ValueRef::Text(sql) = col(row, 0)
-                && sql.windows(7).any(|w| w.eq_ignore_ascii_case(b"collate"))
-            {
-                return Ok(None);
-            }
-        }
-    }
-    // Sized up front: growing a vector of 100,000 rows by doubling would
-    // hold two copies at once (the count comes from the small name index).
-    let count: i64 = conn
-        .prepare_cached("SELECT count(*) FROM instances")?
-        .query_row([], |r| r.get(0))?;
-    let mut instances = Vec::with_capacity(usize::try_from(count).unwrap_or(0));
-    {
-        let pick = |present: bool, column: &'static str| if present { column } else { "NULL" };
-        let sql = format!(
-            "SELECT name, substrate, status, created_at, tombstoned_at, {}, {}, {}
-             FROM instances",
-            pick(layout.dirty, "dirty"),
-            pick(layout.birth, "instance_id"),
-            pick(layout.birth, "resource_namespace"),
-        );
-        let mut stmt = conn.prepare_cached(&sql)?;
-        let mut rows = stmt.query([])?;
-        while let Some(row) = rows.next()? {
-            let ValueRef::Text(raw) = col(row, 0) else {
-                return Ok(None);
-            };
-            let Ok(name) = std::str::from_utf8(raw) else {
-                return Ok(None);
-            };
-            let mut instance = instance_columns(row, name.to_owned(), Vec::new());
-            instance_extras(row, 5, &mut instance);
-            instances.push(instance);
-        }
-    }
-    sort_by_name(&mut instances);
-    if instances.windows(2).any(|w| w[0].name == w[1].name) {
-        return Ok(None);
-    }
-    // Lease and lock rows are matched through a hash of the names (a binary
-    // search per row costs a cache miss per step at 100,000 instances), and
-    // applied once the map is gone.
-    let leases: Keyed<Option<Lease>>;
-    let locks: Keyed<OpLock>;
-    {
-        let mut positions: std::collections::HashMap<&[u8], usize, NameHash> =
-            std::collections::HashMap::with_capacity_and_hasher(instances.len(), NameHash::new());
-        for (index, instance) in instances.iter().enumerate() {
-            positions.insert(instance.name.as_bytes(), index);
-        }
-        let Some(found) = scan_keyed(
-            conn,
-            "SELECT instance, duration_secs, expires_at FROM leases",
-            &positions,
-            lease_columns,
-        )?
-        else {
-            return Ok(None);
-        };
-        leases = found;
-        let sql = format!(
-            "SELECT instance, operation, holder_pid, holder_start_time, acquired_at, {}, {}
-             FROM op_locks",
-            if layout.holder_host {
-                "holder_host"
-            } else {
-                "NULL"
-            },
-            if layout.claim_id { "claim_id" } else { "NULL" },
-        );
-        let Some(found) = scan_keyed(conn, &sql, &positions, lock_columns)? else {
-            return Ok(None);
-        };
-        locks = found;
-    }
-    for (index, lease) in leases.found {
-        instances[index].lease = lease;
-    }
-    for (index, lock) in locks.found {
-        instances[index].lock = Some(Box::new(lock));
-    }
-    for (index, notes) in leases.notes.into_iter().chain(locks.notes) {
-        instances[index].anomalies.extend(notes);
-    }
-    for instance in &mut instances {
-        note_created_at(instance);
-    }
-    Ok(Some(instances))
-}
-
-/// Per matched row: the instance's position and the value read; apart,
-/// the anomalies of the few rows that have any (kept beside every row, an
-/// empty `Vec` would cost 24 bytes a row).
-struct Keyed<T> {
-    found: Vec<(usize, T)>,
-    notes: Vec<(usize, Vec<String>)>,
-}
-
-/// Rows of a table keyed by instance name (column 0), matched to their
-/// instance's position through `positions`, each read by `read` from column
-/// 1 on. Rows naming no instance are skipped (the join would drop them).
-/// `Ok(None)` when the fast path cannot be trusted: a key that is neither
-/// text nor NULL, or two rows for one instance.
-fn scan_keyed<T>(
-    conn: &Connection,
-    sql: &str,
-    positions: &std::collections::HashMap<&[u8], usize, NameHash>,
-    read: fn(&rusqlite::Row<'_>, usize, &mut Vec<String>) -> T,
-) -> rusqlite::Result<Option<Keyed<T>>> {
-    let mut seen = vec![false; positions.len()];
-    let mut found = Keyed {
-        found: Vec::new(),
-        notes: Vec::new(),
-    };
-    let mut stmt = conn.prepare_cached(sql)?;
-    let mut rows = stmt.query([])?;
-    while let Some(row) = rows.next()? {
-        let key = match col(row, 0) {
-            ValueRef::Null => continue,
-            ValueRef::Text(key) => key,
-            _ => return Ok(None),
-        };
-        let Some(&index) = positions.get(key) else {
-            continue;
-        };
-        if std::mem::replace(&mut seen[index], true) {
-            return Ok(None);
-        }
-        let mut notes = Vec::new();
-        let value = read(row, 1, &mut notes);
-        found.found.push((index, value));
-        if !notes.is_empty() {
-            found.notes.push((index, notes));
-        }
-    }
-    Ok(Some(found))
-}
-
-/// Sort by name (byte order) without moving 100,000 rows through every
-/// comparison: order a compact key (the name's first 16 bytes) with the
-/// rows' indices, move each row once, then order each run of rows whose
-/// first 16 bytes tie by the whole name.
-fn sort_by_name(instances: &mut [Instance]) {
-    fn prefix(name: &str) -> u128 {
-        let mut bytes = [0u8; 16];
-        let n = name.len().min(16);
-        bytes[..n].copy_from_slice(&name.as_bytes()[..n]);
-        // Zero padding keeps byte order: a name sorts before its extensions.
-        u128::from_be_bytes(bytes)
-    }
-    instances.sort_by_cached_key(|i| prefix(&i.name));
-    let mut start = 0;
-    while start < instances.len() {
-        let key = prefix(&instances[start].name);
-        let mut end = start + 1;
-        while end < instances.len() && prefix(&instances[end].name) == key {
-            end += 1;
-        }
-        if end - start > 1 {
-            instances[start..end].sort_unstable_by(|a, b| a.name.cmp(&b.name));
-        }
-        start = end;
-    }
-}
-
-/// A fast hash for instance names (multiply-rotate over 8-byte words, as
-/// rustc's `FxHash`), seeded per process so that a crafted store cannot
-/// aim collisions at it. `SipHash` cost a sixth of a 100,000-row snapshot.
-#[derive(Clone, Copy)]
-struct NameHash(u64);
-
-impl NameHash {
-    fn new() -> Self {
-        use std::hash::BuildHasher as _;
-        Self(std::collections::hash_map::RandomState::new().hash_one(0x5eed_u64))
-    }
-}
-
-impl std::hash::BuildHasher for NameHash {
-    type Hasher = NameHasher;
-    fn build_hasher(&self) -> NameHasher {
-        NameHasher(self.0)
-    }
-}
-
-struct NameHasher(u64);
-
-impl std::hash::Hasher for NameHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0x517c_c1b7_2722_0a95;
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(K);
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut word = [0u8; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(K);
-        }
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.write(&n.to_le_bytes());
-    }
-
-    fn finish(&self) -> u64 {
-        // Fold the high bits down: hashbrown takes its bucket from the low
-        // bits and its tag from the top seven.
-        self.0 ^ (self.0 >> 29)
-    }
 }
 
 /// Text read leniently; a value that is not text is noted as an anomaly
@@ -432,10 +230,43 @@ fn text_or_note(value: ValueRef<'_>, what: &str, anomalies: &mut Vec<String>) ->
     })
 }
 
+/// One shared copy of each substrate's text for the rows of a read (there
+/// are a handful: `local`, `render`, `vercel`); at most [`Substrates::KEPT`]
+/// kept, so a hand-made store with a substrate per row is not searched
+/// through thousands.
+#[derive(Default)]
+pub(super) struct Substrates(Vec<Arc<str>>);
+
+impl Substrates {
+    const KEPT: usize = 16;
+
+    /// The shared text equal to `text`.
+    pub(super) fn get(&mut self, text: &str) -> Arc<str> {
+        if let Some(found) = self.0.iter().find(|kept| ***kept == *text) {
+            return Arc::clone(found);
+        }
+        let made: Arc<str> = text.into();
+        if self.0.len() < Self::KEPT {
+            self.0.push(Arc::clone(&made));
+        }
+        made
+    }
+}
+
 /// The `instances` columns at 1..=4 (`substrate`, `status`, `created_at`,
 /// `tombstoned_at`) around an already-read `name`; no lease, no lock.
-fn instance_columns(row: &rusqlite::Row<'_>, name: String, mut anomalies: Vec<String>) -> Instance {
-    let substrate = text_or_note(col(row, 1), "substrate", &mut anomalies);
+fn instance_columns(
+    row: &rusqlite::Row<'_>,
+    name: String,
+    mut anomalies: Vec<String>,
+    substrates: &mut Substrates,
+) -> Instance {
+    let substrate = if let Some(text) = lenient_str(col(row, 1)) {
+        substrates.get(&text)
+    } else {
+        anomalies.push("substrate is not text".into());
+        substrates.get("")
+    };
     let status = match col(row, 2) {
         // The two values stackless writes, without an allocation.
         ValueRef::Text(b"active") => Status::Active,
@@ -499,11 +330,11 @@ fn lock_columns(row: &rusqlite::Row<'_>, base: usize, anomalies: &mut Vec<String
 /// none (the field stays `None`).
 fn instance_extras(row: &rusqlite::Row<'_>, base: usize, instance: &mut Instance) {
     instance.dirty = lenient_int(col(row, base)).map(|d| d != 0);
-    if let Some(instance_id) = lenient_text(col(row, base + 1)) {
-        instance.birth = Some(Birth {
-            instance_id,
-            resource_namespace: lenient_text(col(row, base + 2)).unwrap_or_default(),
-        });
+    // Borrowed from the row where it is valid UTF-8 text: the birth is
+    // one allocation, not three.
+    if let Some(instance_id) = lenient_str(col(row, base + 1)) {
+        let namespace = lenient_str(col(row, base + 2)).unwrap_or_default();
+        instance.birth = Some(Birth::new(&instance_id, &namespace));
     }
 }
 
@@ -519,9 +350,14 @@ fn note_created_at(instance: &mut Instance) {
 /// One row of the join query ([`join_sql`]: `recheck`, [`join_instances`]):
 /// instance columns 0..=4, lease 5..=7, lock 8..=14, later columns 15..=17.
 pub(super) fn instance_from_row(row: &rusqlite::Row<'_>) -> Instance {
+    instance_from_row_with(row, &mut Substrates::default())
+}
+
+/// [`instance_from_row`] sharing substrates across the rows of one read.
+fn instance_from_row_with(row: &rusqlite::Row<'_>, substrates: &mut Substrates) -> Instance {
     let mut anomalies = Vec::new();
     let name = text_or_note(col(row, 0), "name", &mut anomalies);
-    let mut instance = instance_columns(row, name, anomalies);
+    let mut instance = instance_columns(row, name, anomalies, substrates);
     if !matches!(col(row, 5), ValueRef::Null) {
         instance.lease = lease_columns(row, 6, &mut instance.anomalies);
     }

@@ -146,15 +146,12 @@ fn v14_reads_births_locks_and_the_queue_exactly() {
     let alpha = snap.instance("alpha").unwrap();
     assert_eq!(
         alpha.birth,
-        Some(Birth {
-            instance_id: ALPHA_ID.into(),
-            resource_namespace: format!("sl-{ALPHA_ID}"),
-        })
+        Some(Birth::new(ALPHA_ID, &format!("sl-{ALPHA_ID}")))
     );
     let charlie = snap.instance("charlie").unwrap();
-    assert_eq!(charlie.birth.as_ref().unwrap().instance_id, CHARLIE_ID);
+    assert_eq!(charlie.birth.as_ref().unwrap().instance_id(), CHARLIE_ID);
     assert_eq!(
-        charlie.birth.as_ref().unwrap().resource_namespace,
+        charlie.birth.as_ref().unwrap().resource_namespace(),
         "charlie"
     );
     let delta = snap.instance("delta").unwrap();

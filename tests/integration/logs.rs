@@ -51,7 +51,7 @@ pub(super) fn app_with(instances: Vec<Instance>, version: i64) -> App {
     app.set_no_color(true);
     let snapshot = Snapshot::from(Rows {
         generation: Generation::new(version),
-        instances,
+        instances: instances.into(),
         ..Rows::default()
     });
     app.handle(Event::Snapshot(Arc::new(snapshot)), CAPTURE);
@@ -258,10 +258,7 @@ fn scroll_back_walks_the_rotated_generations() {
     std::fs::write(dir.join("web.log.1"), lines(301..=600)).unwrap();
     std::fs::write(dir.join("web.log"), lines(601..=700)).unwrap();
     std::fs::write(dir.join("web.log.lock"), "").unwrap();
-    let birth = Birth {
-        instance_id: "0123".into(),
-        resource_namespace: "sl-0123".into(),
-    };
+    let birth = Birth::new("0123", "sl-0123");
     let mut app = app_with(vec![instance("alpha", "local", Some(birth))], 14);
     let (session, request) = press_l(&mut app);
     assert_eq!(request.dir, "sl-0123");
@@ -406,10 +403,7 @@ fn no_dir_no_files_and_logs_elsewhere_are_said() {
 /// before any path is built.
 #[test]
 fn a_hostile_namespace_is_refused() {
-    let birth = Birth {
-        instance_id: "x".into(),
-        resource_namespace: "../../etc".into(),
-    };
+    let birth = Birth::new("x", "../../etc");
     let mut app = app_with(vec![instance("alpha", "local", Some(birth))], 14);
     assert_eq!(press(&mut app, KeyCode::Char('l')), None);
     assert!(app.logs().is_none());

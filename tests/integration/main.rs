@@ -27,6 +27,7 @@ mod real_fixtures;
 mod reaper;
 mod reaper_control;
 mod reaper_releases;
+mod row_reuse;
 mod size;
 mod source_size;
 mod store;

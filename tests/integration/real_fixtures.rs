@@ -46,10 +46,10 @@ fn a_real_0_4_0_store_is_known_in_full() {
     let alpha = snap.instance("alpha").unwrap();
     assert_eq!(
         alpha.birth,
-        Some(Birth {
-            instance_id: "70aa7461da17489bb88e709a64f291aa".into(),
-            resource_namespace: "sl-70aa7461da17489bb88e709a64f291aa".into(),
-        })
+        Some(Birth::new(
+            "70aa7461da17489bb88e709a64f291aa",
+            "sl-70aa7461da17489bb88e709a64f291aa"
+        ))
     );
     assert_eq!(alpha.dirty, Some(false));
     assert_eq!(snap.instance("foxtrot").unwrap().dirty, Some(true));

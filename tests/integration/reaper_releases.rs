@@ -128,7 +128,7 @@ fn v14_a_name_reborn_between_decision_and_teardown_aborts() {
     let (dir, path) = stores::v14();
     let down = down_printing(dir.path(), V2_SUCCESS, 0);
     let seen = snapshot(&path).instance("bravo").unwrap().clone();
-    assert_eq!(seen.birth.as_ref().unwrap().instance_id, BRAVO_ID);
+    assert_eq!(seen.birth.as_ref().unwrap().instance_id(), BRAVO_ID);
     // bravo is torn down and brought up again: same row, new birth.
     stores::exec(
         &path,

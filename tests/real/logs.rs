@@ -40,7 +40,7 @@ fn a_real_up_writes_the_log_the_view_opens_and_follows() {
     let demo = instance(&stack, "demo");
     let request = LogsRequest::for_instance(&demo).expect("DNS-safe");
     let birth = demo.birth.expect("a birth on schema 14");
-    assert_eq!(request.dir, birth.resource_namespace);
+    assert_eq!(request.dir, birth.resource_namespace());
     assert!(request.dir.starts_with("sl-"), "{}", request.dir);
     // The health check's request, as python's http.server logs it.
     let lines = wait_until(

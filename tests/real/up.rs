@@ -49,7 +49,7 @@ fn up_appears_in_the_snapshot_with_its_birth() {
     assert_eq!(rows.generation.user_version, 14);
     assert_eq!(rows.instances.len(), 1);
     let demo = rows.instance("demo").expect("demo");
-    assert_eq!(demo.substrate, "local");
+    assert_eq!(&*demo.substrate, "local");
     assert_eq!(demo.status, Status::Active);
     assert_eq!(demo.tombstoned_at, None);
     assert!(demo.anomalies.is_empty(), "{:?}", demo.anomalies);
@@ -87,8 +87,8 @@ fn up_appears_in_the_snapshot_with_its_birth() {
     assert_eq!(dirty, 0);
     // Our snapshot reads the same birth.
     let birth = demo.birth.as_ref().expect("a v14 row has a birth");
-    assert_eq!(birth.instance_id, id);
-    assert_eq!(birth.resource_namespace, namespace);
+    assert_eq!(birth.instance_id(), id);
+    assert_eq!(birth.resource_namespace(), namespace);
 
     // The up operation the controller ran, succeeded and bound to the birth.
     let (verb, status, bound): (String, String, Option<String>) = stack

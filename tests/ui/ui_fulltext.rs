@@ -52,10 +52,10 @@ fn instance(name: &str) -> Instance {
         lock: None,
         anomalies: vec![],
         dirty: Some(false),
-        birth: Some(Birth {
-            instance_id: "0123456789abcdef0123456789abcdef".into(),
-            resource_namespace: "sl-0123456789abcdef0123456789abcdef".into(),
-        }),
+        birth: Some(Birth::new(
+            "0123456789abcdef0123456789abcdef",
+            "sl-0123456789abcdef0123456789abcdef",
+        )),
     }
 }
 
@@ -96,7 +96,7 @@ fn app() -> App {
     let mut app = App::new(config, CAPTURE);
     let rows = Rows {
         generation: Generation::new(14),
-        instances: vec![instance(LONG_NAME), instance("golf")],
+        instances: vec![instance(LONG_NAME), instance("golf")].into(),
         reap_attempts: vec![ReapAttempt {
             instance: "golf".into(),
             attempts: 3,
@@ -382,7 +382,7 @@ fn read_only_footer_keeps_tab_and_cuts_the_reason() {
     app.handle(
         Event::Snapshot(Arc::new(Snapshot::from(Rows {
             generation: Generation::new(14),
-            instances: vec![instance("golf")],
+            instances: vec![instance("golf")].into(),
             reap_attempts: vec![],
             operations: vec![],
             ..Rows::default()
@@ -721,7 +721,7 @@ fn app_without_activity() -> App {
     let mut app = App::new(config, CAPTURE);
     let rows = Rows {
         generation: Generation::new(14),
-        instances: vec![instance(LONG_NAME), instance("golf")],
+        instances: vec![instance(LONG_NAME), instance("golf")].into(),
         ..Rows::default()
     };
     app.handle(Event::Snapshot(Arc::new(Snapshot::from(rows))), CAPTURE);

@@ -47,7 +47,7 @@ fn app_with(instances: Vec<Instance>) -> App {
     let mut app = App::new(config, CAPTURE);
     let snapshot = Snapshot::from(Rows {
         generation: stackless_tui::model::Generation::new(5),
-        instances,
+        instances: instances.into(),
         ..Rows::default()
     });
     app.handle(Event::Snapshot(Arc::new(snapshot)), CAPTURE);

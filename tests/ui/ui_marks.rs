@@ -51,7 +51,8 @@ fn app() -> App {
             instance("charlie", "local", CAPTURE + 600),
             instance("delta", "local", CAPTURE - 10),
             instance("echo", "render", CAPTURE - 5),
-        ],
+        ]
+        .into(),
         ..Rows::default()
     };
     let mut snapshot = Snapshot::from(rows);

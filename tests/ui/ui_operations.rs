@@ -45,10 +45,7 @@ fn instance(name: &str, status: Status, birth: &str) -> Instance {
         lock: None,
         anomalies: vec![],
         dirty: Some(false),
-        birth: Some(Birth {
-            instance_id: birth.into(),
-            resource_namespace: format!("sl-{birth}"),
-        }),
+        birth: Some(Birth::new(birth, &format!("sl-{birth}"))),
     }
 }
 
@@ -166,7 +163,8 @@ fn rows() -> Rows {
                 Status::Tombstoned,
                 "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee",
             ),
-        ],
+        ]
+        .into(),
         reap_attempts: vec![],
         operations: operations(),
         ..Rows::default()

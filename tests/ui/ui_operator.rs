@@ -604,7 +604,7 @@ fn mixed_app() -> App {
     instances[0].name = "a-Render".into();
     instances.sort_by(|a, b| a.name.cmp(&b.name));
     app_with(Snapshot::from(Rows {
-        instances,
+        instances: instances.into(),
         reap_attempts: vec![
             attempt("b-local", 5, CAPTURE + 60),
             attempt("c-vercel", 2, CAPTURE - 1),
@@ -841,7 +841,7 @@ fn a_hundred_thousand_instances_filter_and_sort_fast() {
         })
         .collect();
     let mut app = app_with(Snapshot::from(Rows {
-        instances,
+        instances: instances.into(),
         reap_attempts: vec![attempt("i050000", 7, CAPTURE)],
         ..Rows::default()
     }));
@@ -1094,7 +1094,7 @@ fn click_in_a_scrolled_table() {
         .map(|i| instance(&format!("i{i:03}"), "local", Some(CAPTURE + i)))
         .collect();
     let mut app = app_with(Snapshot::from(Rows {
-        instances,
+        instances: instances.into(),
         ..Rows::default()
     }));
     let _ = render_app(&app, 100, 30);
@@ -1113,7 +1113,7 @@ fn wheel_scrolls_the_pane_under_the_pointer() {
         .map(|i| instance(&format!("i{i:03}"), "local", Some(CAPTURE + i)))
         .collect();
     let mut app = app_with(Snapshot::from(Rows {
-        instances,
+        instances: instances.into(),
         ..Rows::default()
     }));
     for i in 0..40 {

@@ -948,7 +948,7 @@ fn a_hundred_thousand_instances_scroll() {
         })
         .collect();
     let snapshot = Snapshot::from(Rows {
-        instances,
+        instances: instances.into(),
         ..Rows::default()
     });
     let mut app = app_with(config(), snapshot);

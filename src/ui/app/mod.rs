@@ -463,7 +463,10 @@ impl App {
     #[must_use]
     pub fn instance_at(&self, row: usize) -> Option<&Instance> {
         let position = *self.order.get(row)?;
-        self.snapshot.instances.get(position as usize)
+        self.snapshot
+            .instances
+            .get(position as usize)
+            .map(std::sync::Arc::as_ref)
     }
 
     /// The active sort.

@@ -174,7 +174,7 @@ mod against_the_ui {
         let mut app = App::new(config, NOW);
         let snapshot = Snapshot::from(crate::model::Rows {
             generation: Generation::new(14),
-            instances: vec![instance("alpha"), instance("bravo"), instance("charlie")],
+            instances: vec![instance("alpha"), instance("bravo"), instance("charlie")].into(),
             operations: if bravo_pending {
                 vec![
                     queued("op-a", "alpha"),

@@ -1,0 +1,113 @@
+//! The instance rows of a store file's last read, offered to its next read
+//! (issue 13: at 100,000 instances the console held two whole copies of the
+//! rows, the snapshot on screen and the one being read, 95.5 MB against a
+//! 60 MB target; and every re-read allocated and freed some 400,000 strings
+//! for rows that had not changed).
+//!
+//! Each snapshot of a file publishes a weak reference to its rows and, for
+//! each instance row, its `rowid` and its position. The next read of the
+//! same file (any connection of this process: the watcher's, the reaper's)
+//! walks the `instances` table in rowid order beside that list, and where
+//! the row at the same rowid has the same name and every column the same as
+//! the row read last time (`read::unchanged`), it keeps the earlier row's
+//! `Arc` instead of building a new one. The rowid is only a hint for where
+//! to look: nothing is kept unless every column compares equal, so a
+//! `VACUUM` that renumbers rowids, a file replaced at the same inode, or a
+//! hand-made table without rowids costs the saving, never correctness.
+//!
+//! The reference is weak: once no snapshot holds those rows, they are freed
+//! as before and the next read builds every row afresh.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+
+use crate::model::Rows;
+
+/// One instance row of a published read: its `rowid` in `instances` and its
+/// position in [`Rows::instances`], ordered by rowid.
+pub(super) type RowPlace = (i64, u32);
+
+/// The rows of a file's last read, while some snapshot still holds them.
+pub(super) struct Previous {
+    /// The rows.
+    pub rows: Arc<Rows>,
+    /// Where each row was, by rowid.
+    pub places: Arc<[RowPlace]>,
+}
+
+struct Kept {
+    rows: Weak<Rows>,
+    places: Arc<[RowPlace]>,
+}
+
+/// Store files (`(device, inode)`) this process has read, at most
+/// [`FILES_KEPT`]: a process watches one store, tests open many.
+static REGISTRY: Mutex<Option<HashMap<(u64, u64), Kept>>> = Mutex::new(None);
+
+const FILES_KEPT: usize = 16;
+
+/// The last read of `file`, if a snapshot still holds its rows.
+pub(super) fn previous(file: (u64, u64)) -> Option<Previous> {
+    let registry = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
+    let kept = registry.as_ref()?.get(&file)?;
+    Some(Previous {
+        rows: kept.rows.upgrade()?,
+        places: Arc::clone(&kept.places),
+    })
+}
+
+/// Publish `rows`, just read from `file`, with each instance row's place.
+pub(super) fn publish(file: (u64, u64), rows: &Arc<Rows>, places: Vec<RowPlace>) {
+    let kept = Kept {
+        rows: Arc::downgrade(rows),
+        places: places.into(),
+    };
+    let mut registry = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
+    let registry = registry.get_or_insert_with(HashMap::new);
+    if registry.len() >= FILES_KEPT && !registry.contains_key(&file) {
+        registry.clear();
+    }
+    registry.insert(file, kept);
+}
+
+/// Forget `file`'s last read (this read could not say where its rows were).
+pub(super) fn forget(file: (u64, u64)) {
+    let mut registry = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(registry) = registry.as_mut() {
+        registry.remove(&file);
+    }
+}
+
+/// Walks a [`Previous`] read's rows in rowid order beside a scan of the
+/// table in rowid order: each look-up is a step forward, not a search.
+pub(super) struct Candidates<'a> {
+    previous: &'a Previous,
+    cursor: usize,
+}
+
+impl<'a> Candidates<'a> {
+    pub(super) fn new(previous: &'a Previous) -> Self {
+        Self {
+            previous,
+            cursor: 0,
+        }
+    }
+
+    /// The earlier row at `rowid`, if there was one. Rowids asked for out
+    /// of order find nothing (the scan is in rowid order; anything else only
+    /// loses the saving).
+    pub(super) fn at(&mut self, rowid: i64) -> Option<&'a Arc<crate::model::Instance>> {
+        let places = &self.previous.places;
+        while places.get(self.cursor).is_some_and(|&(r, _)| r < rowid) {
+            self.cursor += 1;
+        }
+        let &(found, position) = places.get(self.cursor)?;
+        if found != rowid {
+            return None;
+        }
+        self.previous
+            .rows
+            .instances
+            .get(usize::try_from(position).ok()?)
+    }
+}
