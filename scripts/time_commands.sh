@@ -2,7 +2,8 @@
 # Times the console's headless commands as whole processes on schema-14
 # (stackless 0.4.0) stores of 1k, 10k and 100k instances (as many finished
 # operations), beside the sqlite3 CLI running the snapshot's join on the
-# same file in the same run. Median of RUNS (5) wall-clock runs, the
+# same file in the same run (and, in the last column, the very statements
+# the snapshot runs). Median of RUNS (5) wall-clock runs, the
 # highest peak RSS of them. Then the same on the history store of issue 13
 # (100k instances, 1M operations, 3M events; about 0.5 GB, deleted after;
 # HISTORY=0 skips it). Prints a Markdown table (for BENCHMARKS.md).
@@ -21,14 +22,26 @@ JOIN="SELECT i.name, i.substrate, i.status, i.created_at, i.tombstoned_at, i.dir
   LEFT JOIN op_locks o ON o.instance = i.name
   LEFT JOIN reap_attempts r ON r.instance = i.name ORDER BY i.name;"
 
+# The statements the snapshot itself runs (scripts/e2e_bench.py keeps them
+# in step with the code): the second baseline column.
+STATEMENTS=$(python3 -c 'import sys; sys.path.insert(0, "scripts"); import e2e_bench; print(e2e_bench.SNAPSHOT_SQL_V14)')
+
 RUNS=${RUNS:-5}
-# median "seconds rss_kb" of RUNS runs of the command (rss: the highest)
+# median "seconds rss_kb" of RUNS runs of the command (rss: the highest).
+# A run that fails is not timed as a success: its exit status and stderr
+# end the script.
 best() {
-  local kb_max=0
+  local kb_max=0 status
   : >"$WORK/all"
   for _ in $(seq "$RUNS"); do
-    /usr/bin/time -f "%e %M" -o "$WORK/t" "$@" >/dev/null 2>"$WORK/err" || true
-    read -r s kb <"$WORK/t"
+    status=0
+    /usr/bin/time -f "%e %M" -o "$WORK/t" "$@" >/dev/null 2>"$WORK/err" || status=$?
+    if [ "$status" != 0 ]; then
+      echo "time_commands.sh: '$*' exited $status:" >&2
+      cat "$WORK/err" >&2
+      exit 1
+    fi
+    read -r s kb < <(tail -n 1 "$WORK/t")
     echo "$s" >>"$WORK/all"
     [ "$kb" -gt "$kb_max" ] && kb_max=$kb
   done
@@ -39,17 +52,18 @@ row() { # label db
   local label=$1 db=$2
   read -r base _ < <(best sqlite3 "$db" "$JOIN")
   read -r base_json _ < <(best sqlite3 -json "$db" "$JOIN")
+  read -r statements _ < <(best sqlite3 "$db" "$STATEMENTS")
   for cmd in "snapshot" "snapshot --json" "reap --once --dry-run"; do
     # shellcheck disable=SC2086
     read -r s kb < <(best "$BIN" --state "$db" $cmd --down-cmd "true {name}")
     b=$base; [ "$cmd" = "snapshot --json" ] && b=$base_json
     ratio=$(awk "BEGIN{ if ($b > 0) printf \"%.1fx\", $s / $b; else print \"-\" }")
-    echo "| $label | \`$cmd\` | $s | $(awk "BEGIN{printf \"%.1f\", $kb/1024}") | $b | $ratio |"
+    echo "| $label | \`$cmd\` | $s | $(awk "BEGIN{printf \"%.1f\", $kb/1024}") | $b | $ratio | $statements |"
   done
 }
 
-echo "| instances | command | seconds | peak RSS (MB) | sqlite3 join (s) | ratio |"
-echo "|---|---|---|---|---|---|"
+echo "| instances | command | seconds | peak RSS (MB) | sqlite3 join (s) | ratio | sqlite3, the snapshot's statements (s) |"
+echo "|---|---|---|---|---|---|---|"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for n in 1000 10000 100000; do
   db="$WORK/v14-$n.db"
