@@ -93,10 +93,10 @@ impl<'a> Candidates<'a> {
         }
     }
 
-    /// The earlier row at `rowid`, if there was one. Rowids asked for out
-    /// of order find nothing (the scan is in rowid order; anything else only
-    /// loses the saving).
-    pub(super) fn at(&mut self, rowid: i64) -> Option<&'a Arc<crate::model::Instance>> {
+    /// The earlier row at `rowid` and its position in the earlier read, if
+    /// there was one. Rowids asked for out of order find nothing (the scan
+    /// is in rowid order; anything else only loses the saving).
+    pub(super) fn at(&mut self, rowid: i64) -> Option<(u32, &'a Arc<crate::model::Instance>)> {
         let places = &self.previous.places;
         while places.get(self.cursor).is_some_and(|&(r, _)| r < rowid) {
             self.cursor += 1;
@@ -105,9 +105,16 @@ impl<'a> Candidates<'a> {
         if found != rowid {
             return None;
         }
-        self.previous
+        let row = self
+            .previous
             .rows
             .instances
-            .get(usize::try_from(position).ok()?)
+            .get(usize::try_from(position).ok()?)?;
+        Some((position, row))
+    }
+
+    /// How many rows the earlier read had.
+    pub(super) fn len(&self) -> usize {
+        self.previous.rows.instances.len()
     }
 }

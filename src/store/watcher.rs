@@ -302,9 +302,16 @@ impl Watcher {
             .as_ref()
             .map_or(true, |v| self.last_version != Some(*v));
         if changed {
+            let started = Instant::now();
             match store.snapshot(&mut CheckedProbe::new(&mut self.probe)) {
                 Ok(mut snapshot) => {
                     self.read_at = Some(Instant::now());
+                    // `--log-level debug`: what each read costs.
+                    tracing::debug!(
+                        instances = snapshot.instances.len(),
+                        micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+                        "store read"
+                    );
                     self.last_version = version.ok();
                     self.last_probe = Instant::now();
                     // The last counts; the services' checkpoints are read

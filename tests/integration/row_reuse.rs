@@ -88,6 +88,14 @@ fn changed_rows_are_read_afresh_and_the_earlier_snapshot_is_untouched() {
         before,
         "the earlier snapshot is as it was read"
     );
+    // The same names: the earlier order, unsorted, still by name.
+    let names: Vec<_> = next.instances.iter().map(|i| i.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "alpha", "bravo", "charlie", "delta", "foxtrot", "golf", "hotel", "india"
+        ]
+    );
     for name in ["alpha", "hotel", "india", "foxtrot", "golf"] {
         assert!(
             !Arc::ptr_eq(row(&first, name), row(&next, name)),
@@ -167,4 +175,30 @@ fn a_sharing_read_equals_a_read_that_shares_nothing() {
             expires_at: 1_796_003_600
         })
     );
+}
+
+#[test]
+fn names_that_swap_rowids_are_sorted_again() {
+    let (_dir, path) = fixture("real-0.4.0-v14.db");
+    let first = read(&path);
+    // A hand-made swap (stackless never renames): the same names, each at
+    // the other's rowid, so the earlier read's name order no longer holds.
+    exec(
+        &path,
+        "PRAGMA foreign_keys = OFF;
+         UPDATE instances SET name = 'swap' WHERE name = 'alpha';
+         UPDATE instances SET name = 'alpha' WHERE name = 'india';
+         UPDATE instances SET name = 'india' WHERE name = 'swap';",
+    );
+    let swapped = read(&path);
+    let names: Vec<_> = swapped.instances.iter().map(|i| i.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "alpha", "bravo", "charlie", "delta", "foxtrot", "golf", "hotel", "india"
+        ]
+    );
+    let shared_rows = owned(&swapped);
+    drop((first, swapped));
+    assert_eq!(shared_rows, owned(&read(&path)));
 }

@@ -152,6 +152,10 @@ fn scan_instance_table(
         pick(layout.birth, "resource_namespace"),
         pick(rowids, "rowid"),
     );
+    // Each row's position in the earlier read while every row so far is
+    // the same name at the same rowid (then the name order is the earlier
+    // one, and no sort is needed).
+    let mut earlier: Option<Vec<u32>> = candidates.as_ref().map(|_| Vec::with_capacity(count));
     let mut stmt = conn.prepare_cached(&sql)?;
     let mut rows = stmt.query([])?;
     while let Some(row) = rows.next()? {
@@ -162,9 +166,17 @@ fn scan_instance_table(
             return Ok(None);
         };
         let rowid = lenient_int(col(row, 8));
-        let kept = rowid
+        let candidate = rowid
             .zip(candidates.as_mut())
             .and_then(|(rowid, candidates)| candidates.at(rowid))
+            .filter(|(_, old)| old.name.as_bytes() == raw);
+        match (&mut earlier, candidate) {
+            (Some(positions), Some((position, _))) => positions.push(position),
+            (Some(_), None) => earlier = None,
+            _ => {}
+        }
+        let kept = candidate
+            .map(|(_, old)| old)
             .filter(|old| unchanged(row, old));
         let instance = match kept {
             Some(old) => Arc::clone(old),
@@ -178,7 +190,21 @@ fn scan_instance_table(
         scanned.push(Some(instance));
         scanned_rowids.push(rowid.unwrap_or(i64::MIN));
     }
-    let order = name_order(&scanned);
+    let order = match earlier {
+        // The same names at the same rowids as the earlier read: its order.
+        Some(positions)
+            if candidates
+                .as_ref()
+                .is_some_and(|c| c.len() == positions.len()) =>
+        {
+            let mut order = vec![0u32; positions.len()];
+            for (at, &position) in positions.iter().enumerate() {
+                order[position as usize] = at as u32;
+            }
+            order
+        }
+        _ => name_order(&scanned),
+    };
     let mut places = Vec::new();
     if rowids {
         places = vec![(0, 0); order.len()];
@@ -198,9 +224,9 @@ fn scan_instance_table(
 
 /// Whether the `instances` row at hand (the columns of
 /// [`scan_instance_table`]) is exactly `old`, as read last time: the same
-/// name, substrate, status, times, `dirty` and birth, each of the type
-/// stackless writes, and `old` read without anomalies (which a lease or a
-/// lock could have added). Allocates nothing.
+/// name (compared by the caller), substrate, status, times, `dirty` and
+/// birth, each of the type stackless writes, and `old` read without
+/// anomalies (which a lease or a lock could have added). Allocates nothing.
 fn unchanged(row: &rusqlite::Row<'_>, old: &Instance) -> bool {
     let text = |index: usize, value: &str| col(row, index) == ValueRef::Text(value.as_bytes());
     let int = |index: usize, value: Option<i64>| match col(row, index) {
@@ -216,7 +242,6 @@ fn unchanged(row: &rusqlite::Row<'_>, old: &Instance) -> bool {
         _ => false,
     };
     old.anomalies.is_empty()
-        && text(0, &old.name)
         && text(1, &old.substrate)
         && text(2, old.status.as_str())
         && int(3, old.created_at)
