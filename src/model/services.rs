@@ -270,13 +270,11 @@ pub fn dead_by_instance(
     records: &[(String, StartRecord)],
     mut probe: impl FnMut(u32) -> Option<u64>,
 ) -> super::snapshot::ServicesDead {
-    let mut out = super::snapshot::ServicesDead::new();
-    for (instance, record) in records {
-        if process_state(record, &mut probe).dead() {
-            *out.entry(instance.clone()).or_insert(0) += 1;
-        }
-    }
-    out
+    records
+        .iter()
+        .filter(|(_, record)| process_state(record, &mut probe).dead())
+        .map(|(instance, _)| (instance.as_str(), 1))
+        .collect()
 }
 
 #[cfg(test)]

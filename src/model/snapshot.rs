@@ -31,8 +31,97 @@ pub struct Snapshot {
 }
 
 /// Dead service processes per instance name (absent: none dead, or none
-/// recorded).
-pub type ServicesDead = std::collections::HashMap<String, u32>;
+/// recorded), for the Instances row's `N svc dead` mark.
+///
+/// Kept compact (issue 13: after a reboot every recorded process of every
+/// active instance is dead, 70,000 at 100,000 instances, and a map of
+/// names was 6.5 MB, twice over while a new count replaced it): each entry
+/// is a 64-bit hash of the name (seeded once per process, so a store
+/// cannot aim collisions at it) and the count, sorted by hash. Two names
+/// share a count only if their hashes collide, about one chance in 10^10
+/// at 100,000 names; the mark is advisory (the detail view probes each
+/// service itself).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServicesDead {
+    /// `(hash of the name, dead count)`, sorted by hash, one per name,
+    /// counts above 0.
+    by_hash: Vec<(u64, u32)>,
+}
+
+impl ServicesDead {
+    /// No dead services.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn hash(name: &str) -> u64 {
+        use std::hash::BuildHasher as _;
+        static SEED: std::sync::OnceLock<std::collections::hash_map::RandomState> =
+            std::sync::OnceLock::new();
+        SEED.get_or_init(std::collections::hash_map::RandomState::new)
+            .hash_one(name)
+    }
+
+    /// `count` more dead services under `name` (`O(n)` for a name not
+    /// there yet: for the few that die between reads; build a whole set
+    /// with `collect`).
+    pub fn add(&mut self, name: &str, count: u32) {
+        if count == 0 {
+            return;
+        }
+        let key = Self::hash(name);
+        match self.by_hash.binary_search_by_key(&key, |&(k, _)| k) {
+            Ok(at) => self.by_hash[at].1 = self.by_hash[at].1.saturating_add(count),
+            Err(at) => self.by_hash.insert(at, (key, count)),
+        }
+    }
+
+    /// How many of `name`'s recorded service processes are dead (0: none,
+    /// or none recorded).
+    #[must_use]
+    pub fn get(&self, name: &str) -> u32 {
+        let key = Self::hash(name);
+        self.by_hash
+            .binary_search_by_key(&key, |&(k, _)| k)
+            .map_or(0, |at| self.by_hash[at].1)
+    }
+
+    /// Whether no service is dead.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.by_hash.is_empty()
+    }
+
+    /// How many instances have a dead service (names whose hashes collide
+    /// count once).
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.by_hash.len()
+    }
+}
+
+impl<S: AsRef<str>> FromIterator<(S, u32)> for ServicesDead {
+    /// The counts of `(name, count)` pairs, summed per name (`O(n log n)`).
+    fn from_iter<I: IntoIterator<Item = (S, u32)>>(pairs: I) -> Self {
+        let mut by_hash: Vec<(u64, u32)> = pairs
+            .into_iter()
+            .filter(|(_, count)| *count > 0)
+            .map(|(name, count)| (Self::hash(name.as_ref()), count))
+            .collect();
+        by_hash.sort_unstable_by_key(|&(k, _)| k);
+        by_hash.dedup_by(|later, kept| {
+            if later.0 == kept.0 {
+                kept.1 = kept.1.saturating_add(later.1);
+                true
+            } else {
+                false
+            }
+        });
+        by_hash.shrink_to_fit();
+        Self { by_hash }
+    }
+}
 
 impl Snapshot {
     /// A snapshot of `rows` with `liveness`.
@@ -73,7 +162,7 @@ impl Snapshot {
     /// or none recorded).
     #[must_use]
     pub fn dead_services(&self, name: &str) -> u32 {
-        self.services_dead.get(name).copied().unwrap_or(0)
+        self.services_dead.get(name)
     }
 
     /// The probed liveness of `name`'s lock holder, if it has a lock.
@@ -111,5 +200,29 @@ impl DerefMut for Snapshot {
         let rows = Arc::make_mut(&mut self.rows);
         rows.reindex();
         rows
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ServicesDead;
+
+    #[test]
+    fn dead_counts_sum_per_name_whichever_way_they_are_built() {
+        let collected: ServicesDead = [("golf", 1), ("alpha", 2), ("golf", 1), ("hotel", 0)]
+            .into_iter()
+            .collect();
+        assert_eq!(collected.get("golf"), 2);
+        assert_eq!(collected.get("alpha"), 2);
+        assert_eq!(collected.get("hotel"), 0, "a zero count is no entry");
+        assert_eq!(collected.get("india"), 0);
+        assert_eq!(collected.len(), 2);
+        let mut added = ServicesDead::new();
+        added.add("alpha", 1);
+        added.add("golf", 2);
+        added.add("alpha", 1);
+        added.add("hotel", 0);
+        assert_eq!(added, collected, "one canonical form");
+        assert!(ServicesDead::new().is_empty());
     }
 }

@@ -14,6 +14,7 @@ mod read;
 mod row_reuse;
 pub mod schema;
 pub mod services;
+mod services_reader;
 pub mod wake;
 pub mod wal;
 pub mod walfile;

@@ -9,6 +9,8 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use rusqlite::types::ValueRef;
+
 use super::probe::HostProbe;
 use super::read::{col, lenient_int, lenient_text};
 use super::{Store, StoreError};
@@ -163,18 +165,24 @@ impl Store {
 }
 
 /// The recorded service processes of the active instances, as the
-/// watcher probes them: `(instance, record)` with only the pid and start
-/// time (extracted by `SQLite`, `json_extract`: no payload crosses into
-/// this process), by instance then service. A read error reads as none
-/// (the Instances mark is advisory; the detail view reads again).
-#[must_use]
-pub fn active_records(store: &mut Store) -> Vec<(String, services::StartRecord)> {
-    read_active_records(store).unwrap_or_default()
+/// watcher probes them: each `(instance, record)` handed to `each` as it is
+/// read (nothing is collected: at 100,000 instances there are 70,000), by
+/// instance then service; `stop` is checked between rows. A read error
+/// ends the read early (the Instances mark is advisory; the detail view
+/// reads again).
+pub fn each_active_record(
+    store: &mut Store,
+    stop: &crate::cancel::CancelToken,
+    each: impl FnMut(String, services::StartRecord),
+) {
+    let _ = read_active_records(store, stop, each);
 }
 
 fn read_active_records(
     store: &mut Store,
-) -> rusqlite::Result<Vec<(String, services::StartRecord)>> {
+    stop: &crate::cancel::CancelToken,
+    mut each: impl FnMut(String, services::StartRecord),
+) -> rusqlite::Result<()> {
     let tx = store.conn.transaction()?;
     let exists: i64 = tx.query_row(
         "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'checkpoints'",
@@ -182,9 +190,8 @@ fn read_active_records(
         |row| row.get(0),
     )?;
     if exists == 0 {
-        return Ok(Vec::new());
+        return Ok(());
     }
-    let mut out = Vec::new();
     {
         let mut stmt = tx.prepare(
             "SELECT c.instance, c.step_id, c.payload
@@ -195,17 +202,29 @@ fn read_active_records(
         )?;
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
-            let step = lenient_text(col(row, 1)).unwrap_or_default();
-            let payload = lenient_text(col(row, 2)).unwrap_or_default();
+            if stop.is_cancelled() {
+                break;
+            }
+            let ValueRef::Text(step) = col(row, 1) else {
+                continue;
+            };
+            let ValueRef::Text(payload) = col(row, 2) else {
+                continue;
+            };
+            // Decoded as `lenient_text` does, borrowed when valid UTF-8.
+            let (step, payload) = (
+                String::from_utf8_lossy(step),
+                String::from_utf8_lossy(payload),
+            );
             // The one parser (the detail view's and snapshot --json's).
             let Some(record) = services::start_record(&step, "process", &payload) else {
                 continue;
             };
-            out.push((lenient_text(col(row, 0)).unwrap_or_default(), record));
+            each(lenient_text(col(row, 0)).unwrap_or_default(), record);
         }
     }
     tx.commit()?;
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -267,10 +286,16 @@ mod tests {
         .expect("update");
         drop(conn);
         let mut store = Store::open(&path, crate::store::Access::ReadOnly).expect("store");
-        let names: Vec<String> = active_records(&mut store)
-            .into_iter()
-            .map(|(name, record)| format!("{name}:{}:{}", record.service, record.pid))
-            .collect();
+        let mut names: Vec<String> = Vec::new();
+        let stop = crate::cancel::CancelToken::new();
+        each_active_record(&mut store, &stop, |name, record| {
+            names.push(format!("{name}:{}:{}", record.service, record.pid));
+        });
         assert_eq!(names, ["golf:web:28530", "india:web:19587"]);
+        // A cancelled read stops before its first row.
+        stop.cancel();
+        let mut after_stop = 0;
+        each_active_record(&mut store, &stop, |_, _| after_stop += 1);
+        assert_eq!(after_stop, 0);
     }
 }

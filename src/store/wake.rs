@@ -25,6 +25,8 @@ pub const ENV: &str = "STACKLESS_TUI_WATCH";
 struct Slot {
     /// A change came since the last [`Wake::wait`] returned.
     pending: bool,
+    /// Woken by this process ([`Nudge`]), not by a change.
+    nudged: bool,
     /// The token the watcher sleeps on now (a child of its stop token).
     sleeper: Option<CancelToken>,
 }
@@ -88,7 +90,11 @@ impl Wake {
         {
             let mut slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
             if std::mem::take(&mut slot.pending) {
+                slot.nudged = false;
                 return Woke::Changed;
+            }
+            if std::mem::take(&mut slot.nudged) {
+                return Woke::Nudged;
             }
             slot.sleeper = Some(sleeper.clone());
         }
@@ -96,13 +102,39 @@ impl Wake {
         let mut slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
         slot.sleeper = None;
         let changed = std::mem::take(&mut slot.pending);
+        let nudged = std::mem::take(&mut slot.nudged);
         drop(slot);
         if stop.is_cancelled() {
             Woke::Stopped
         } else if changed {
             Woke::Changed
+        } else if nudged {
+            Woke::Nudged
         } else {
             Woke::Timeout
+        }
+    }
+
+    /// A handle another thread of this process wakes [`Wake::wait`] with
+    /// ([`Woke::Nudged`]: something of its own is ready; the store has not
+    /// changed).
+    #[must_use]
+    pub fn nudger(&self) -> Nudge {
+        Nudge(Arc::clone(&self.slot))
+    }
+}
+
+/// Wakes a [`Wake::wait`] from another thread (see [`Wake::nudger`]).
+#[derive(Clone)]
+pub struct Nudge(Arc<Mutex<Slot>>);
+
+impl Nudge {
+    /// Wake the waiter now, or its next wait at once.
+    pub fn nudge(&self) {
+        let mut slot = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        slot.nudged = true;
+        if let Some(sleeper) = &slot.sleeper {
+            sleeper.cancel();
         }
     }
 }
@@ -114,6 +146,8 @@ pub enum Woke {
     Changed,
     /// The time ran out.
     Timeout,
+    /// Another thread of this process has something ready ([`Nudge`]).
+    Nudged,
     /// The stop token was cancelled.
     Stopped,
 }

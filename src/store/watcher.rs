@@ -5,7 +5,7 @@
 //! one read every [`MIN_GAP`] however fast the commits come; re-probes lock liveness every second so a holder that dies shows
 //! as stale without any commit, and the active instances' recorded service
 //! processes (`Snapshot::services_dead`; their checkpoints read again by
-//! [`super::services::active_records`] after commits, at most every
+//! [`super::services_reader`], on its own thread, after commits, at most every
 //! [`SERVICES_EVERY`]; only the ones still alive re-probed, a dead one
 //! stays dead) so a `kill -9`ed service is marked on its Instances row
 //! within a second; tells the render loop when another
@@ -103,8 +103,14 @@ struct Watcher {
     services: Vec<(String, StartRecord)>,
     /// The dead counts last put into a snapshot.
     services_dead: Arc<ServicesDead>,
-    /// When the services' checkpoints were last read (`None`: never).
+    /// When the services' checkpoints were last asked for (`None`:
+    /// never).
     services_read: Option<Instant>,
+    /// The thread that reads and probes them
+    /// ([`super::services_reader`]), started on first use.
+    services_reader: Option<super::services_reader::ServicesReader>,
+    /// Wakes this thread's wait when the reader has answered.
+    nudge: Option<super::wake::Nudge>,
     /// A commit came since they were read.
     services_stale: bool,
     /// The controller state last sent (`None` before the first probe).
@@ -135,6 +141,8 @@ impl Watcher {
             services: Vec::new(),
             services_dead: Arc::default(),
             services_read: None,
+            services_reader: None,
+            nudge: None,
             services_stale: true,
             controller: None,
             controller_probed: None,
@@ -191,6 +199,7 @@ impl Watcher {
 
     fn run(mut self, stop: &CancelToken) {
         let wake = super::wake::Wake::watch(&self.path);
+        self.nudge = wake.as_ref().map(super::wake::Wake::nudger);
         let mode = if wake.is_some() {
             crate::event::WatchMode::Notify
         } else {
@@ -235,6 +244,8 @@ impl Watcher {
                 self.gap(stop)
             }
             Woke::Timeout => self.gap(stop),
+            // The services' answer is ready: take it at once.
+            Woke::Nudged => false,
         }
     }
 
@@ -294,6 +305,10 @@ impl Watcher {
             }
         }
         self.probe_controller()?;
+        // The services reader answered (it nudged this thread awake).
+        if self.take_services() {
+            self.send_services_dead()?;
+        }
         let Some(store) = self.store.as_mut() else {
             return Ok(POLL);
         };
@@ -370,10 +385,13 @@ impl Watcher {
         Ok(POLL)
     }
 
-    /// Read the services' checkpoints again when a commit came since the
-    /// last read and [`SERVICES_EVERY`] has passed, probing each once: the
-    /// dead are counted, the alive kept to re-probe.
+    /// Take the services reader's answer when there is one (the dead
+    /// counted, the alive kept to re-probe); ask it to read the checkpoints
+    /// again when a commit came since the last request and
+    /// [`SERVICES_EVERY`] has passed. The read itself runs on the reader's
+    /// thread, never on this one.
     fn read_services_when_due(&mut self) {
+        self.take_services();
         if !self.services_stale
             || self
                 .services_read
@@ -381,26 +399,55 @@ impl Watcher {
         {
             return;
         }
-        let Some(store) = self.store.as_mut() else {
-            return;
+        if self.services_reader.is_none() {
+            self.services_reader = super::services_reader::ServicesReader::spawn(
+                self.path.clone(),
+                Access::ReadOnly,
+                self.nudge.clone(),
+            )
+            .ok();
+        }
+        if self
+            .services_reader
+            .as_mut()
+            .is_some_and(super::services_reader::ServicesReader::request)
+        {
+            self.services_read = Some(Instant::now());
+            self.services_stale = false;
+        }
+    }
+
+    /// The services reader's answer, if it came: the dead counted, the
+    /// alive kept to re-probe. Returns whether one came.
+    fn take_services(&mut self) -> bool {
+        let Some(read) = self
+            .services_reader
+            .as_mut()
+            .and_then(super::services_reader::ServicesReader::take)
+        else {
+            return false;
         };
-        let records = super::services::active_records(store);
-        self.services_read = Some(Instant::now());
-        self.services_stale = false;
-        let mut probe = CheckedProbe::new(&mut self.probe);
-        let mut dead = ServicesDead::new();
-        let mut alive = Vec::new();
-        for (name, record) in records {
-            if process_state(&record, |pid| probe.live_start_time(pid)).dead() {
-                *dead.entry(name).or_insert(0) += 1;
-            } else {
-                alive.push((name, record));
-            }
+        self.services = read.alive;
+        if read.dead != *self.services_dead {
+            self.services_dead = Arc::new(read.dead);
         }
-        self.services = alive;
-        if dead != *self.services_dead {
-            self.services_dead = Arc::new(dead);
+        true
+    }
+
+    /// Send the rows last sent with the services' new dead counts, when
+    /// they differ from the counts those rows went out with.
+    fn send_services_dead(&mut self) -> Result<(), Gone> {
+        let Some(previous) = self.last.clone() else {
+            return Ok(());
+        };
+        if !Arc::ptr_eq(&self.services_dead, &previous.services_dead)
+            && *self.services_dead != *previous.services_dead
+        {
+            let next = Arc::new(previous.with_services_dead(Arc::clone(&self.services_dead)));
+            self.remember(&next);
+            self.send(Event::Snapshot(next))?;
         }
+        Ok(())
     }
 
     /// Re-probe the service processes that were alive (a dead one cannot
@@ -408,9 +455,9 @@ impl Watcher {
     /// due; send a new snapshot (same rows and liveness) only when a count
     /// changed.
     fn reprobe_services(&mut self) -> Result<(), Gone> {
-        let Some(previous) = self.last.clone() else {
+        if self.last.is_none() {
             return Ok(());
-        };
+        }
         self.read_services_when_due();
         let mut probe = CheckedProbe::new(&mut self.probe);
         let before = self.services.len();
@@ -425,18 +472,11 @@ impl Watcher {
         if self.services.len() != before {
             let mut counts = (*self.services_dead).clone();
             for name in died {
-                *counts.entry(name).or_insert(0) += 1;
+                counts.add(&name, 1);
             }
             self.services_dead = Arc::new(counts);
         }
-        if !Arc::ptr_eq(&self.services_dead, &previous.services_dead)
-            && *self.services_dead != *previous.services_dead
-        {
-            let next = Arc::new(previous.with_services_dead(Arc::clone(&self.services_dead)));
-            self.remember(&next);
-            self.send(Event::Snapshot(next))?;
-        }
-        Ok(())
+        self.send_services_dead()
     }
 
     /// Re-probe lock holders; send a new snapshot only when a case changed.

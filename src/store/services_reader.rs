@@ -1,0 +1,183 @@
+//! The active instances' recorded service processes, read and probed on a
+//! thread and connection of their own (issue 13: on a 100,000-instance
+//! store the `checkpoints` scan, 70,000 payloads parsed and probed, took
+//! 0.47 s on the watcher's thread, where every commit in the meantime
+//! waited for it).
+//!
+//! The watcher asks ([`ServicesReader::request`]) after a commit, at most
+//! every [`super::watcher::SERVICES_EVERY`]; the reader opens the store
+//! afresh (so a replaced file is never read through a stale connection),
+//! hands each record to the probe as it is read (nothing is collected but
+//! the answer), and sends back the dead counts and the records still alive
+//! ([`ServicesRead`]), then nudges the watcher awake so the counts reach
+//! the screen at once. The watcher keeps re-probing the alive ones every
+//! second, as before.
+
+use std::path::PathBuf;
+use std::sync::mpsc;
+
+use super::probe::{CheckedProbe, HostProbe as _, SysinfoProbe};
+use super::wake::Nudge;
+use super::{Access, Store};
+use crate::cancel::CancelToken;
+use crate::model::services::{StartRecord, process_state};
+use crate::model::snapshot::ServicesDead;
+
+/// One read of the services' checkpoints, probed.
+#[derive(Debug, Default)]
+pub(super) struct ServicesRead {
+    /// Dead recorded processes per active instance (only those with one
+    /// or more).
+    pub dead: ServicesDead,
+    /// The records whose process was alive, to re-probe.
+    pub alive: Vec<(String, StartRecord)>,
+}
+
+/// The watcher's handle on the reading thread. Dropping it stops the
+/// thread (a read in progress stops at its next row) and waits for it.
+pub(super) struct ServicesReader {
+    requests: Option<mpsc::Sender<()>>,
+    results: mpsc::Receiver<ServicesRead>,
+    in_flight: bool,
+    stop: CancelToken,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ServicesReader {
+    /// Start the thread for the store at `path`, opened with `access`;
+    /// `nudge` wakes the watcher when an answer is ready.
+    ///
+    /// # Errors
+    /// The thread could not be spawned.
+    pub(super) fn spawn(
+        path: PathBuf,
+        access: Access,
+        nudge: Option<Nudge>,
+    ) -> std::io::Result<Self> {
+        let (requests, asked) = mpsc::channel::<()>();
+        let (answer, results) = mpsc::channel();
+        let stop = CancelToken::new();
+        let reading = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("store-services".into())
+            .spawn(move || {
+                let mut probe = SysinfoProbe::new();
+                while asked.recv().is_ok() {
+                    let read = read(&path, access, &mut probe, &reading);
+                    if reading.is_cancelled() || answer.send(read).is_err() {
+                        return;
+                    }
+                    if let Some(nudge) = &nudge {
+                        nudge.nudge();
+                    }
+                }
+            })?;
+        Ok(Self {
+            requests: Some(requests),
+            results,
+            in_flight: false,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// Ask for a read, unless one is already under way. Returns whether
+    /// one was asked for.
+    pub(super) fn request(&mut self) -> bool {
+        if self.in_flight {
+            return false;
+        }
+        self.in_flight = self
+            .requests
+            .as_ref()
+            .is_some_and(|requests| requests.send(()).is_ok());
+        self.in_flight
+    }
+
+    /// The answer to the last request, once it is there.
+    pub(super) fn take(&mut self) -> Option<ServicesRead> {
+        let read = self.results.try_recv().ok()?;
+        self.in_flight = false;
+        Some(read)
+    }
+}
+
+impl Drop for ServicesReader {
+    fn drop(&mut self) {
+        self.stop.cancel();
+        self.requests = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// One read: the store opened afresh, each record probed as it comes. A
+/// store that cannot be opened reads as no services (the mark is
+/// advisory).
+fn read(
+    path: &std::path::Path,
+    access: Access,
+    probe: &mut SysinfoProbe,
+    stop: &CancelToken,
+) -> ServicesRead {
+    let mut out = ServicesRead::default();
+    let Ok(mut store) = Store::open(path, access) else {
+        return out;
+    };
+    let mut probe = CheckedProbe::new(probe);
+    // Runs of one name (the rows come by instance): one count each.
+    let mut dead: Vec<(String, u32)> = Vec::new();
+    super::services::each_active_record(&mut store, stop, |name, record| {
+        if process_state(&record, |pid| probe.live_start_time(pid)).dead() {
+            match dead.last_mut() {
+                Some((last, count)) if *last == name => *count += 1,
+                _ => dead.push((name, 1)),
+            }
+        } else {
+            out.alive.push((name, record));
+        }
+    });
+    out.dead = dead.into_iter().collect();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The real 0.4.0 store's recorded processes run nowhere here: one read
+    /// on the reader's thread counts each active instance's dead service,
+    /// one request at a time.
+    #[test]
+    fn one_read_at_a_time_off_the_asking_thread() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("state.db");
+        let source = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/real-0.4.0-v14.db"
+        );
+        std::fs::copy(source, &path).expect("copy");
+        let mut reader = ServicesReader::spawn(path, Access::ReadOnly, None).expect("spawn");
+        assert!(reader.request());
+        assert!(!reader.request(), "one already under way");
+        let started = std::time::Instant::now();
+        let read = loop {
+            if let Some(read) = reader.take() {
+                break read;
+            }
+            assert!(started.elapsed() < std::time::Duration::from_secs(10));
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        assert_eq!(read.dead.len(), 4);
+        for name in ["alpha", "golf", "hotel", "india"] {
+            assert_eq!(read.dead.get(name), 1, "{name}");
+        }
+        for name in ["bravo", "charlie", "delta", "foxtrot"] {
+            assert_eq!(read.dead.get(name), 0, "{name}");
+        }
+        assert!(read.alive.is_empty());
+        assert!(reader.request(), "answered: another may be asked for");
+        drop(reader);
+    }
+}
