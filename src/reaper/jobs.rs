@@ -342,7 +342,8 @@ impl Teardowns {
         name: &str,
         actor: Actor,
     ) -> Result<InFlightGuard, Option<ActivityKind>> {
-        if self.config.down.argv_for(name).is_none() {
+        // `argv_for` is `None` exactly for these names; not built here.
+        if !crate::model::name::is_dns_safe(name) {
             return Err(self.refuse(name, actor, "not a DNS-safe name"));
         }
         self.inflight.claim(name).ok_or_else(|| {
@@ -471,9 +472,11 @@ impl Teardowns {
         now: i64,
     ) -> Result<Vec<String>, Option<ActivityKind>> {
         let name = seen.name.as_str();
-        let Some(argv) = self.config.down.argv_for(name) else {
+        // The same check as `argv_for`'s; the argv itself is built only
+        // for a teardown that runs (not for each line of a dry run).
+        if !crate::model::name::is_dns_safe(name) {
             return Err(self.refuse(name, actor, "not a DNS-safe name"));
-        };
+        }
         self.gate(store, seen, seen_attempt, actor, intent, now)?;
         if self.config.dry_run {
             self.emit(Activity::new(
@@ -488,6 +491,9 @@ impl Teardowns {
         if self.stop.is_cancelled() {
             return Err(self.stopped(now, actor, name));
         }
+        let Some(argv) = self.config.down.argv_for(name) else {
+            return Err(self.refuse(name, actor, "not a DNS-safe name"));
+        };
         self.emit(Activity::new(
             now,
             actor,

@@ -344,6 +344,10 @@ impl Reaper {
         let plan = decision::plan(&snapshot, now, self.store.generation().allows_gc());
         let mut seen_now = HashSet::new();
         let mut queue = std::collections::VecDeque::new();
+        // A dry run re-checks every instance in one read transaction
+        // (`Store::begin_read`: nothing is torn down between its re-checks);
+        // a real pass re-checks each in its own, right before its teardown.
+        let held = self.jobs.config.dry_run && self.store.begin_read().is_ok();
         for (name, decision) in plan.reaps {
             seen_now.insert(name.clone());
             match decision {
@@ -378,17 +382,7 @@ impl Reaper {
                 Decision::Reap => {}
             }
             if self.jobs.config.dry_run {
-                // Nothing runs, so nothing needs a slot or a thread.
-                self.last_quiet.remove(&name);
-                if let Some(seen) = snapshot.instance(&name) {
-                    let kind = self.reap(
-                        seen,
-                        snapshot.reap_attempt(&name),
-                        Actor::Reaper,
-                        Intent::Reap,
-                    );
-                    count(&mut summary, kind);
-                }
+                self.dry_reap(&snapshot, &name, &mut summary);
                 continue;
             }
             if self.jobs.inflight.contains(&name) {
@@ -399,6 +393,9 @@ impl Reaper {
             if let Some(seen) = snapshot.instance(&name) {
                 queue.push_back((seen.clone(), snapshot.reap_attempt(&name).cloned()));
             }
+        }
+        if held {
+            self.store.end_read();
         }
         self.queue = queue;
         summary.tombstones_due = plan.tombstones_due.len();
@@ -422,6 +419,27 @@ impl Reaper {
         }
         self.last_quiet.retain(|name, _| seen_now.contains(name));
         summary
+    }
+
+    /// A dry run's `Reap` decision: the same job as a real one up to the
+    /// teardown (name, gate, re-check), then `would reap`. Nothing runs, so
+    /// nothing needs a slot or a thread.
+    fn dry_reap(
+        &mut self,
+        snapshot: &crate::model::Snapshot,
+        name: &str,
+        summary: &mut PassSummary,
+    ) {
+        self.last_quiet.remove(name);
+        if let Some(seen) = snapshot.instance(name) {
+            let kind = self.reap(
+                seen,
+                snapshot.reap_attempt(name),
+                Actor::Reaper,
+                Intent::Reap,
+            );
+            count(summary, kind);
+        }
     }
 
     /// Say (once per change) how many tombstones are due that the v14
