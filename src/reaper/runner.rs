@@ -345,9 +345,10 @@ impl Reaper {
         let mut seen_now = HashSet::new();
         let mut queue = std::collections::VecDeque::new();
         // A dry run re-checks every instance in one read transaction
-        // (`Store::begin_read`: nothing is torn down between its re-checks);
-        // a real pass re-checks each in its own, right before its teardown.
-        let held = self.jobs.config.dry_run && self.store.begin_read().is_ok();
+        // (`Store::begin_read_of`: nothing is torn down between its
+        // re-checks; a large worklist is read at once); a real pass
+        // re-checks each in its own, right before its teardown.
+        let held = self.jobs.config.dry_run && self.begin_dry_read(&snapshot, &plan);
         for (name, decision) in plan.reaps {
             seen_now.insert(name.clone());
             match decision {
@@ -419,6 +420,23 @@ impl Reaper {
         }
         self.last_quiet.retain(|name, _| seen_now.contains(name));
         summary
+    }
+
+    /// Open the dry run's one read transaction for the re-checks of the
+    /// pass's `Reap` decisions. Whether it is open.
+    fn begin_dry_read(&mut self, snapshot: &crate::model::Snapshot, plan: &decision::Plan) -> bool {
+        let seen: Vec<crate::store::Seen<'_>> = plan
+            .reaps
+            .iter()
+            .filter(|(_, decision)| matches!(decision, Decision::Reap))
+            .filter_map(|(name, _)| {
+                let instance = snapshot.instance(name)?;
+                Some((instance, snapshot.reap_attempt(name)))
+            })
+            .collect();
+        self.store
+            .begin_read_of(&seen, snapshot.rows.instances.len())
+            .is_ok()
     }
 
     /// A dry run's `Reap` decision: the same job as a real one up to the

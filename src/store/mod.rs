@@ -11,6 +11,7 @@ pub mod operations;
 pub mod probe;
 mod queue_seen;
 mod read;
+mod recheck_all;
 pub mod schema;
 pub mod services;
 pub mod wake;
@@ -26,6 +27,7 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 pub use error::StoreError;
 pub use read::probe_liveness;
+pub use recheck_all::{BULK_SHARE, Seen};
 pub use write::Recheck;
 
 use crate::model::Generation;
@@ -116,6 +118,9 @@ pub struct Store {
     /// [`Store::recheck`]'s statement for this layout, built once (issue
     /// 13: formatting it per re-check was 5 % of a dry run).
     recheck_sql: String,
+    /// The names a dry run's scans found unchanged
+    /// ([`Store::begin_read_of`]), until [`Store::end_read`].
+    held: Option<recheck_all::Held>,
     /// This connection in the path's count of open connections
     /// ([`epoch`]); `None` once [`Store::close`]d. Declared last: dropped
     /// after `conn` is closed.
@@ -287,6 +292,7 @@ impl Store {
             wal,
             queue: operations::QueueMemory::default(),
             recheck_sql: write::recheck_sql(layout),
+            held: None,
             registration: Some(registration),
         })
     }

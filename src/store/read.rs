@@ -434,7 +434,11 @@ fn text_or_note(value: ValueRef<'_>, what: &str, anomalies: &mut Vec<String>) ->
 
 /// The `instances` columns at 1..=4 (`substrate`, `status`, `created_at`,
 /// `tombstoned_at`) around an already-read `name`; no lease, no lock.
-fn instance_columns(row: &rusqlite::Row<'_>, name: String, mut anomalies: Vec<String>) -> Instance {
+pub(super) fn instance_columns(
+    row: &rusqlite::Row<'_>,
+    name: String,
+    mut anomalies: Vec<String>,
+) -> Instance {
     let substrate = text_or_note(col(row, 1), "substrate", &mut anomalies);
     let status = match col(row, 2) {
         // The two values stackless writes, without an allocation.
@@ -457,7 +461,7 @@ fn instance_columns(row: &rusqlite::Row<'_>, name: String, mut anomalies: Vec<St
 }
 
 /// A lease row's duration and expiry at `base`, `base + 1`.
-fn lease_columns(
+pub(super) fn lease_columns(
     row: &rusqlite::Row<'_>,
     base: usize,
     anomalies: &mut Vec<String>,
@@ -476,7 +480,11 @@ fn lease_columns(
 
 /// A lock row's operation, pid, start time, `acquired_at` and host from
 /// `base` on.
-fn lock_columns(row: &rusqlite::Row<'_>, base: usize, anomalies: &mut Vec<String>) -> OpLock {
+pub(super) fn lock_columns(
+    row: &rusqlite::Row<'_>,
+    base: usize,
+    anomalies: &mut Vec<String>,
+) -> OpLock {
     let holder_pid = lenient_int(col(row, base + 1));
     let holder_start_time = lenient_int(col(row, base + 2));
     if holder_pid.is_none() || holder_start_time.is_none() {
@@ -497,7 +505,7 @@ fn lock_columns(row: &rusqlite::Row<'_>, base: usize, anomalies: &mut Vec<String
 /// The columns of later migrations at `base..=base + 2`: `dirty` (5),
 /// `instance_id` and `resource_namespace` (7); NULL where the store has
 /// none (the field stays `None`).
-fn instance_extras(row: &rusqlite::Row<'_>, base: usize, instance: &mut Instance) {
+pub(super) fn instance_extras(row: &rusqlite::Row<'_>, base: usize, instance: &mut Instance) {
     instance.dirty = lenient_int(col(row, base)).map(|d| d != 0);
     if let Some(instance_id) = lenient_text(col(row, base + 1)) {
         instance.birth = Some(Birth {

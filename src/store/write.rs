@@ -98,6 +98,7 @@ impl Store {
     /// End the read transaction of [`Store::begin_read`] (it wrote
     /// nothing: rolled back). Nothing to do when none is open.
     pub fn end_read(&mut self) {
+        self.held = None;
         if !self.conn.is_autocommit() {
             let _ = self.conn.execute_batch("ROLLBACK");
         }

@@ -12,7 +12,7 @@ use crate::common::stores;
 use crate::common::{CAPTURE, argv_log, fake_down, reaper_with, runtime};
 use stackless_tui::model::OpStatus;
 use stackless_tui::store::probe::{FixedProbe, HostProbe};
-use stackless_tui::store::{Access, Store};
+use stackless_tui::store::{Access, Recheck, Store};
 
 /// A probe that commits `sql` on a connection of its own the first time the
 /// snapshot asks for the host name: after the snapshot's read transaction,
@@ -43,9 +43,23 @@ const CHANGE: &str = "UPDATE leases SET expires_at = expires_at + 3600 WHERE ins
  INSERT INTO operations (id, instance, verb, status, request_json, created_at, updated_at)
  VALUES ('late', 'foxtrot', 'up', 'queued', 'null', 1795960686, 1795960686);";
 
-/// The v14 scenario plus foxtrot and golf, both expired at [`CAPTURE`].
-fn store() -> (tempfile::TempDir, PathBuf) {
+/// The v14 scenario plus foxtrot and golf, both expired at [`CAPTURE`],
+/// and `padding` active instances with an hour left (`pad-000`, ...).
+fn store_with(padding: usize) -> (tempfile::TempDir, PathBuf) {
     let (dir, path) = stores::v14();
+    for i in 0..padding {
+        stores::exec(
+            &path,
+            &format!(
+                "INSERT INTO instances (name, substrate, status, definition, created_at, dirty,
+                   instance_id, resource_namespace)
+                 VALUES ('pad-{i:03}', 'local', 'active', '[stack]', {c}, 0, '{i:032x}', 'sl-{i:032x}');
+                 INSERT INTO leases VALUES ('pad-{i:03}', 3600, {e});",
+                c = CAPTURE - 1000,
+                e = CAPTURE + 3600,
+            ),
+        );
+    }
     stores::exec(
         &path,
         &format!(
@@ -63,12 +77,16 @@ fn store() -> (tempfile::TempDir, PathBuf) {
     (dir, path)
 }
 
-/// One pass over a fresh [`store`] changed by [`CHANGE`] between decision
-/// and re-checks: the lines `reap --once` prints, and the fake `down`'s
-/// argv log.
-fn pass(dry_run: bool) -> (Vec<String>, Vec<String>) {
+fn store() -> (tempfile::TempDir, PathBuf) {
+    store_with(0)
+}
+
+/// One pass over a fresh [`store_with`] `padding` changed by [`CHANGE`]
+/// between decision and re-checks: the lines `reap --once` prints, and the
+/// fake `down`'s argv log.
+fn pass(dry_run: bool, padding: usize) -> (Vec<String>, Vec<String>) {
     let rt = runtime();
-    let (dir, path) = store();
+    let (dir, path) = store_with(padding);
     let probe = ChangesTheStore {
         path: path.clone(),
         sql: CHANGE,
@@ -97,24 +115,28 @@ fn pass(dry_run: bool) -> (Vec<String>, Vec<String>) {
     (lines, argv_log(dir.path()))
 }
 
+/// What the dry run of [`pass`] prints, the worklist read at once (3 of 7
+/// instances, `BULK_SHARE`) or re-checked name by name (3 of 27).
+const DRY: [&str; 5] = [
+    "reaper alpha skipped: operation pending (down running)",
+    "reaper bravo aborted: lease changed since the decision; not torn down",
+    "reaper foxtrot aborted: operation pending (up queued) since the decision; not torn down",
+    "reaper golf would reap: dry run: nothing run",
+    "reaper  skipped: GC: 1 tombstone due: the controller collects them",
+];
+
 #[test]
 fn a_dry_run_reports_a_change_since_the_decision_as_a_real_pass_does() {
-    let (dry, ran) = pass(true);
+    let (dry, ran) = pass(true, 0);
     assert!(ran.is_empty(), "{ran:?}");
-    assert_eq!(
-        dry,
-        [
-            "reaper alpha skipped: operation pending (down running)",
-            "reaper bravo aborted: lease changed since the decision; not torn down",
-            "reaper foxtrot aborted: operation pending (up queued) since the decision; not torn down",
-            "reaper golf would reap: dry run: nothing run",
-            "reaper  skipped: GC: 1 tombstone due: the controller collects them",
-        ]
-    );
+    assert_eq!(dry, DRY);
+    let (dry, ran) = pass(true, 20);
+    assert!(ran.is_empty(), "{ran:?}");
+    assert_eq!(dry, DRY);
     // The real pass re-checks each instance in a fresh transaction right
     // before its teardown, and aborts the same two with the same words
     // (its teardown jobs run side by side: in either order).
-    let (real, ran) = pass(false);
+    let (real, ran) = pass(false, 0);
     assert_eq!(ran, ["[down][golf][--json]"]);
     let aborted = |lines: &[String]| -> Vec<String> {
         let mut found: Vec<String> = lines
@@ -156,6 +178,67 @@ fn rechecks_inside_one_read_see_the_state_it_began_with() {
     );
     // Ended twice, or never begun: nothing to do.
     store.end_read();
+}
+
+/// The scans of `Store::begin_read_of` call a name unchanged exactly when
+/// its `Store::recheck` in the same read equals the decision's rows with
+/// nothing pending, on every kind of store there is; on the hostile one
+/// (declined or not) never a name that differs.
+#[test]
+fn a_name_read_at_once_is_unchanged_exactly_when_its_recheck_says_so() {
+    let probe = || FixedProbe {
+        host: Some("vm".into()),
+        processes: vec![],
+    };
+    let mut stores: Vec<(String, tempfile::TempDir, PathBuf)> = [
+        "stackless-real-v4.db",
+        "real-0.2.0-v5.db",
+        "real-0.3.0-v5.db",
+        "real-0.4.0-v14.db",
+        "hostile.db",
+    ]
+    .into_iter()
+    .map(|name| {
+        let (dir, path) = crate::common::fixture(name);
+        (name.to_owned(), dir, path)
+    })
+    .collect();
+    let (dir, path) = store();
+    stores.push(("v14 scenario".into(), dir, path));
+    for (what, _dir, path) in &stores {
+        let mut store = Store::open(path, Access::ReadWrite).unwrap();
+        let snapshot = store.snapshot(&mut probe()).unwrap();
+        let seen: Vec<_> = snapshot
+            .rows
+            .instances
+            .iter()
+            .map(|i| (i, snapshot.reap_attempt(&i.name)))
+            .collect();
+        store.begin_read_of(&seen, seen.len()).unwrap();
+        let mut unchanged = 0;
+        for (instance, attempt) in &seen {
+            let decided = Recheck {
+                status: instance.status.clone(),
+                lease: instance.lease,
+                lock: instance.lock.as_deref().cloned(),
+                attempt: attempt.cloned(),
+                birth: instance.birth.clone(),
+                pending: None,
+            };
+            let same = store.recheck(&instance.name).unwrap() == Some(decided);
+            let said = store.unchanged_in_read(&instance.name);
+            assert!(same || !said, "{what}: {} said unchanged", instance.name);
+            if what != "hostile.db" {
+                assert_eq!(said, same, "{what}: {}", instance.name);
+            }
+            unchanged += usize::from(said);
+        }
+        if what != "hostile.db" {
+            assert!(unchanged > 0, "{what}: nothing read at once");
+        }
+        store.end_read();
+        assert!(seen.iter().all(|(i, _)| !store.unchanged_in_read(&i.name)));
+    }
 }
 
 /// Expired instances `inst-0000`.. (leases ran out a minute ago, real
