@@ -306,12 +306,130 @@ impl Rows {
             .ok()
             .map(|index| &self.instances[index])
     }
+
+    /// [`Rows::instance`] and [`Rows::reap_attempt`] for names asked in
+    /// name order (a pass's worklist), each search starting where the
+    /// previous one ended (`cursor`): a step or two through memory read in
+    /// order instead of a binary search's cache misses (issue 13: a tenth
+    /// of a 100,000-instance dry run). A name asked out of order is found
+    /// by binary search all the same.
+    #[must_use]
+    pub fn instance_in_order(
+        &self,
+        name: &str,
+        cursor: &mut Cursor,
+    ) -> (Option<&Instance>, Option<&ReapAttempt>) {
+        (
+            search_from(&self.instances, |i| &i.name, name, &mut cursor.instance),
+            search_from(
+                &self.reap_attempts,
+                |a| &a.instance,
+                name,
+                &mut cursor.attempt,
+            ),
+        )
+    }
+}
+
+/// Where [`Rows::instance_in_order`] left off: a position in the
+/// instances and one in the reap attempts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cursor {
+    instance: usize,
+    attempt: usize,
+}
+
+/// The row of `rows` (ordered by `key`, byte order) keyed `name`, searched
+/// from `*from` on: a few steps forward, then a binary search of the rest;
+/// `*from` is left at the first row not before `name`. A `name` before
+/// `*from` is searched in the whole slice, `*from` unchanged.
+fn search_from<'a, T>(
+    rows: &'a [T],
+    key: impl Fn(&T) -> &str,
+    name: &str,
+    from: &mut usize,
+) -> Option<&'a T> {
+    let start = (*from).min(rows.len());
+    if start > 0 && key(&rows[start - 1]) >= name {
+        return rows
+            .binary_search_by(|row| key(row).cmp(name))
+            .ok()
+            .map(|index| &rows[index]);
+    }
+    let rest = &rows[start..];
+    let step = rest
+        .iter()
+        .take(8)
+        .position(|row| key(row) >= name)
+        .unwrap_or_else(|| rest.partition_point(|row| key(row) < name));
+    *from = start + step;
+    rows.get(*from).filter(|row| key(row) == name)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::operation::OpStatus;
+
+    #[test]
+    fn names_asked_in_order_or_not_find_the_same_rows() {
+        let names: Vec<String> = (0..40).map(|i| format!("n{i:02}")).collect();
+        let rows = Rows {
+            instances: names
+                .iter()
+                .step_by(2)
+                .map(|name| Instance {
+                    name: name.clone(),
+                    substrate: String::new(),
+                    status: Status::Active,
+                    created_at: None,
+                    tombstoned_at: None,
+                    lease: None,
+                    lock: None,
+                    anomalies: Vec::new(),
+                    dirty: None,
+                    birth: None,
+                })
+                .collect(),
+            reap_attempts: names
+                .iter()
+                .step_by(3)
+                .map(|name| ReapAttempt {
+                    instance: name.clone(),
+                    attempts: 1,
+                    last_error: String::new(),
+                    next_retry_at: 0,
+                })
+                .collect(),
+            ..Rows::default()
+        };
+        let expect = |name: &str| (rows.instance(name), rows.reap_attempt(name));
+        let mut cursor = Cursor::default();
+        for name in &names {
+            assert_eq!(
+                rows.instance_in_order(name, &mut cursor),
+                expect(name),
+                "{name}"
+            );
+        }
+        // Out of order, repeated, and past the end.
+        for name in ["n04", "n04", "n39", "n00", "n30", "zz", "n31", ""] {
+            assert_eq!(
+                rows.instance_in_order(name, &mut cursor),
+                expect(name),
+                "{name}"
+            );
+        }
+        let hits = names
+            .iter()
+            .filter(|n| {
+                rows.instance_in_order(n, &mut Cursor::default())
+                    .0
+                    .is_some()
+            })
+            .count();
+        assert_eq!(hits, 20);
+    }
 
     fn op(id: &str, instance: &str, status: OpStatus) -> Operation {
         Operation {

@@ -349,6 +349,7 @@ impl Reaper {
         // re-checks; a large worklist is read at once); a real pass
         // re-checks each in its own, right before its teardown.
         let held = self.jobs.config.dry_run && self.begin_dry_read(&snapshot, &plan);
+        let mut cursor = crate::model::rows::Cursor::default();
         for (name, decision) in plan.reaps {
             seen_now.insert(name.clone());
             match decision {
@@ -383,7 +384,7 @@ impl Reaper {
                 Decision::Reap => {}
             }
             if self.jobs.config.dry_run {
-                self.dry_reap(&snapshot, &name, &mut summary);
+                self.dry_reap(&snapshot, &name, &mut cursor, &mut summary);
                 continue;
             }
             if self.jobs.inflight.contains(&name) {
@@ -425,14 +426,17 @@ impl Reaper {
     /// Open the dry run's one read transaction for the re-checks of the
     /// pass's `Reap` decisions. Whether it is open.
     fn begin_dry_read(&mut self, snapshot: &crate::model::Snapshot, plan: &decision::Plan) -> bool {
+        let mut cursor = crate::model::rows::Cursor::default();
         let seen: Vec<crate::store::Seen<'_>> = plan
             .reaps
             .iter()
             .filter(|(_, decision)| matches!(decision, Decision::Reap))
-            .filter_map(|(name, _)| {
-                let instance = snapshot.instance(name)?;
-                Some((instance, snapshot.reap_attempt(name)))
-            })
+            .filter_map(
+                |(name, _)| match snapshot.instance_in_order(name, &mut cursor) {
+                    (Some(instance), attempt) => Some((instance, attempt)),
+                    (None, _) => None,
+                },
+            )
             .collect();
         self.store
             .begin_read_of(&seen, snapshot.rows.instances.len())
@@ -446,16 +450,13 @@ impl Reaper {
         &mut self,
         snapshot: &crate::model::Snapshot,
         name: &str,
+        cursor: &mut crate::model::rows::Cursor,
         summary: &mut PassSummary,
     ) {
         self.last_quiet.remove(name);
-        if let Some(seen) = snapshot.instance(name) {
-            let kind = self.reap(
-                seen,
-                snapshot.reap_attempt(name),
-                Actor::Reaper,
-                Intent::Reap,
-            );
+        // The worklist is in name order, as the snapshot's rows are.
+        if let (Some(seen), attempt) = snapshot.instance_in_order(name, cursor) {
+            let kind = self.reap(seen, attempt, Actor::Reaper, Intent::Reap);
             count(summary, kind);
         }
     }
