@@ -19,8 +19,9 @@
 //!
 //! Where a scan could pair rows differently from the per-name query (a
 //! table declares a collation, a name or key is neither text nor NULL, a
-//! key appears twice for a name, a statement fails) nothing is known and
-//! every name is re-checked by [`Store::recheck`].
+//! key appears twice for a name, the decision saw a name twice, a
+//! statement fails) nothing is known and every name is re-checked by
+//! [`Store::recheck`].
 
 use std::collections::HashMap;
 
@@ -138,20 +139,22 @@ fn read_all(
     if collates(conn)? {
         return Ok(None);
     }
-    let mut found: HashMap<&str, Entry<'_>> = seen
-        .iter()
-        .map(|&(instance, attempt)| {
-            let entry = Entry {
-                seen: (instance, attempt),
-                row: false,
-                lease: false,
-                lock: false,
-                attempt: false,
-                differs: false,
-            };
-            (instance.name.as_str(), entry)
-        })
-        .collect();
+    let mut found: HashMap<&str, Entry<'_>> = HashMap::with_capacity(seen.len());
+    for &(instance, attempt) in seen {
+        let entry = Entry {
+            seen: (instance, attempt),
+            row: false,
+            lease: false,
+            lock: false,
+            attempt: false,
+            differs: false,
+        };
+        // A name seen twice (a hand-made table without a key, read by the
+        // join): which row each saw is not known here.
+        if found.insert(instance.name.as_str(), entry).is_some() {
+            return Ok(None);
+        }
+    }
     let pick = |present: bool, column: &'static str| if present { column } else { "NULL" };
     let instances = format!(
         "SELECT name, substrate, status, created_at, tombstoned_at, {}, {}, {} FROM instances",

@@ -241,6 +241,76 @@ fn a_name_read_at_once_is_unchanged_exactly_when_its_recheck_says_so() {
     }
 }
 
+/// A hand-made store without keys: `twin` twice (with different leases),
+/// a lease keyed by a number, a lock row twice. Nothing there is called
+/// unchanged that its re-check does not find unchanged.
+#[test]
+fn a_store_without_keys_is_left_to_the_rechecks_where_rows_could_pair_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    stores::exec(
+        &path,
+        "CREATE TABLE instances (name, substrate, status, definition, source_overrides, created_at, tombstoned_at, definition_dir);
+         CREATE TABLE leases (instance, duration_secs, expires_at);
+         CREATE TABLE op_locks (instance, operation, holder_pid, holder_start_time, acquired_at, holder_host);
+         CREATE TABLE reap_attempts (instance, attempts, last_error, next_retry_at);
+         INSERT INTO instances VALUES ('twin', 'local', 'active', '', '{}', 1, NULL, '');
+         INSERT INTO instances VALUES ('twin', 'local', 'active', '', '{}', 2, NULL, '');
+         INSERT INTO instances VALUES ('solo', 'local', 'active', '', '{}', 1, NULL, '');
+         INSERT INTO leases VALUES ('twin', 60, 10), ('twin', 60, 20), ('solo', 60, 10);
+         PRAGMA user_version = 4;",
+    );
+    let mut store = Store::open(&path, Access::ReadWrite).unwrap();
+    let snapshot = store
+        .snapshot(&mut FixedProbe {
+            host: Some("vm".into()),
+            processes: vec![],
+        })
+        .unwrap();
+    let seen: Vec<_> = snapshot.rows.instances.iter().map(|i| (i, None)).collect();
+    // The join repeats twin (two rows, each with two leases).
+    assert_eq!(seen.iter().filter(|(i, _)| i.name == "twin").count(), 4);
+    store.begin_read_of(&seen, seen.len()).unwrap();
+    for (instance, _) in &seen {
+        assert!(
+            !store.unchanged_in_read(&instance.name),
+            "{}",
+            instance.name
+        );
+    }
+    store.end_read();
+    // Without the twin, the lease keyed by a number stops the scans too.
+    stores::exec(
+        &path,
+        "DELETE FROM instances WHERE name = 'twin'; DELETE FROM leases WHERE instance = 'twin';
+         INSERT INTO leases VALUES (7, 60, 10);",
+    );
+    let mut store = Store::open(&path, Access::ReadWrite).unwrap();
+    let snapshot = store
+        .snapshot(&mut FixedProbe {
+            host: Some("vm".into()),
+            processes: vec![],
+        })
+        .unwrap();
+    let seen: Vec<_> = snapshot.rows.instances.iter().map(|i| (i, None)).collect();
+    store.begin_read_of(&seen, seen.len()).unwrap();
+    assert!(!store.unchanged_in_read("solo"));
+    store.end_read();
+    // And without it, solo is read at once.
+    stores::exec(&path, "DELETE FROM leases WHERE instance = 7;");
+    let mut store = Store::open(&path, Access::ReadWrite).unwrap();
+    let snapshot = store
+        .snapshot(&mut FixedProbe {
+            host: Some("vm".into()),
+            processes: vec![],
+        })
+        .unwrap();
+    let seen: Vec<_> = snapshot.rows.instances.iter().map(|i| (i, None)).collect();
+    store.begin_read_of(&seen, seen.len()).unwrap();
+    assert!(store.unchanged_in_read("solo"));
+    store.end_read();
+}
+
 /// Expired instances `inst-0000`.. (leases ran out a minute ago, real
 /// time), enough lines for several of the dry run's 64 KiB buffers.
 const MANY: usize = 3000;
