@@ -5,7 +5,7 @@
 //! forwards it: to the render loop's channel in the console, to stdout in
 //! `reap --once`.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::audit;
 use crate::event::{Event, EventSender};
@@ -17,8 +17,65 @@ use crate::reaper::jobs::Sink;
 pub enum Forward {
     /// To the render loop (the Activity pane).
     Console(EventSender),
-    /// One sanitized line on stdout (`reap --once`).
+    /// One sanitized line on stdout, written as it happens (`reap --once`).
     Stdout,
+    /// The same lines, gathered in a buffer and written in large blocks,
+    /// and whatever is left by [`Recorder::flush`] (`reap --once
+    /// --dry-run`, issue 13: a write per line was a tenth of the pass).
+    /// Only for output that nothing waits on between lines: a dry run runs
+    /// no teardown, so its lines come in one burst and the pass ends; a
+    /// real pass's `tearing down` must be seen while its `down` runs.
+    /// Flush before writing anything else (stderr) and before exiting.
+    StdoutBuffered(Buffered),
+}
+
+/// The buffer of [`Forward::StdoutBuffered`], shared by the clones of one
+/// recorder (64 KiB, then written through).
+#[derive(Debug, Clone)]
+pub struct Buffered(Arc<Mutex<std::io::BufWriter<std::io::Stdout>>>);
+
+impl Default for Buffered {
+    fn default() -> Self {
+        Self(Arc::new(Mutex::new(std::io::BufWriter::with_capacity(
+            1 << 16,
+            std::io::stdout(),
+        ))))
+    }
+}
+
+impl Buffered {
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::io::BufWriter<std::io::Stdout>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Add one line (and its newline).
+    ///
+    /// # Panics
+    /// When stdout cannot be written, as `println!` does (the same
+    /// message): what `reap --once` did before its output was buffered.
+    fn line(&self, text: &str) {
+        use std::io::Write as _;
+        let mut out = self.lock();
+        if let Err(error) = out
+            .write_all(text.as_bytes())
+            .and_then(|()| out.write_all(b"\n"))
+        {
+            panic!("failed printing to stdout: {error}");
+        }
+    }
+
+    /// Write out what is buffered.
+    ///
+    /// # Panics
+    /// As [`Buffered::line`].
+    fn flush(&self) {
+        use std::io::Write as _;
+        if let Err(error) = self.lock().flush() {
+            panic!("failed printing to stdout: {error}");
+        }
+    }
 }
 
 /// Audit + log + forward, for one process.
@@ -74,6 +131,16 @@ impl Recorder {
                 let _ = tx.send(Event::Activity(activity));
             }
             Forward::Stdout => println!("{}", line(&activity)),
+            Forward::StdoutBuffered(out) => out.line(&line(&activity)),
+        }
+    }
+
+    /// Write out the lines [`Forward::StdoutBuffered`] still holds (nothing
+    /// to do for the other forwards). Call it before anything else is
+    /// written (stderr) and before the process exits.
+    pub fn flush(&self) {
+        if let Forward::StdoutBuffered(out) = &self.forward {
+            out.flush();
         }
     }
 
@@ -93,7 +160,11 @@ pub fn line(activity: &Activity) -> String {
         "{} {} {}: {}",
         activity.actor, activity.instance, activity.kind, activity.detail
     );
-    crate::model::text::sanitize(&text).into_owned()
+    match crate::model::text::sanitize(&text) {
+        // Nothing replaced (the common case): the text itself, not a copy.
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(safe) => safe,
+    }
 }
 
 /// One activity in the log file, at a level that matches it: failures and

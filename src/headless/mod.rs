@@ -240,7 +240,14 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
         Ok(runtime) => runtime,
         Err(error) => return usage(&error.to_string()),
     };
-    let recorder = Recorder::new(audit, Forward::Stdout);
+    // A dry run's lines come in one burst (no teardown runs between them):
+    // buffered, and flushed before stderr is written and before exit.
+    let forward = if cli.dry_run {
+        Forward::StdoutBuffered(crate::recorder::Buffered::default())
+    } else {
+        Forward::Stdout
+    };
+    let recorder = Recorder::new(audit, forward);
     let stop = CancelToken::new();
     let why = watch_for_stop(&runtime, &stop, cli.reached_as.is_some());
     let jobs = Teardowns {
@@ -258,6 +265,7 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
     };
     let mut reaper = Reaper::new(store, crate::store::probe::checked_sysinfo(), jobs);
     let summary = reaper.pass();
+    recorder.flush();
     drop(role);
     if let Some(why) = why.get() {
         let _ = writeln!(

@@ -43,24 +43,30 @@ pub fn newest_write(rows: &Rows) -> Option<NewestWrite> {
             newest = Some(NewestWrite { at, what: what() });
         }
     };
+    // A name or id is sanitized only when its row is the newest so far,
+    // not for every row (issue 13: that was 5 % of a 100k dry run).
     for instance in &rows.instances {
-        let name = super::text::sanitize_short(&instance.name, 40);
+        let name = || super::text::sanitize_short(&instance.name, 40);
         if let Some(at) = instance.created_at {
-            offer(at, &|| format!("instances.created_at of {name}"));
+            offer(at, &|| format!("instances.created_at of {}", name()));
         }
         if let Some(at) = instance.tombstoned_at {
-            offer(at, &|| format!("instances.tombstoned_at of {name}"));
+            offer(at, &|| format!("instances.tombstoned_at of {}", name()));
         }
         if let Some(lock) = &instance.lock {
             offer(lock.acquired_at, &|| {
-                format!("op_locks.acquired_at of {name}")
+                format!("op_locks.acquired_at of {}", name())
             });
         }
     }
     for op in &rows.operations {
-        let id = super::text::sanitize_short(&op.id, 40);
-        offer(op.created_at, &|| format!("operations.created_at of {id}"));
-        offer(op.updated_at, &|| format!("operations.updated_at of {id}"));
+        let id = || super::text::sanitize_short(&op.id, 40);
+        offer(op.created_at, &|| {
+            format!("operations.created_at of {}", id())
+        });
+        offer(op.updated_at, &|| {
+            format!("operations.updated_at of {}", id())
+        });
     }
     newest
 }

@@ -7,6 +7,9 @@
 use super::generation::Generation;
 use super::operation::Operation;
 
+mod instances;
+pub use instances::Instances;
+
 /// An instance's lifecycle status (`instances.status`, stackless schema).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Status {
@@ -216,103 +219,6 @@ impl std::fmt::Debug for Birth {
     }
 }
 
-/// The instances of one read, ordered by name, each row behind an `Arc`:
-/// a re-read of the store keeps the rows that did not change from the
-/// read before it (`store::row_reuse`, issue 13: at 100,000 instances two
-/// whole copies, the one on screen and the one being read, did not fit the
-/// console's 60 MB), so consecutive snapshots share them, and a row is
-/// copied only when changed through [`Instances::make_mut`]. Reads go
-/// through `Deref` to `[Arc<Instance>]` (`instances.iter()`,
-/// `instances[i].name`, `instances.len()`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Instances(Vec<std::sync::Arc<Instance>>);
-
-impl Instances {
-    /// Rows already shared (the store adapter's read).
-    #[must_use]
-    pub fn from_shared(rows: Vec<std::sync::Arc<Instance>>) -> Self {
-        Self(rows)
-    }
-
-    /// Append one row (kept in the order given: callers keep name order).
-    pub fn push(&mut self, instance: Instance) {
-        self.0.push(std::sync::Arc::new(instance));
-    }
-
-    /// Insert one row at `index` (callers keep name order).
-    ///
-    /// # Panics
-    /// When `index > len`, as `Vec::insert`.
-    pub fn insert(&mut self, index: usize, instance: Instance) {
-        self.0.insert(index, std::sync::Arc::new(instance));
-    }
-
-    /// The row at `index` to change, copied first if another snapshot
-    /// shares it; `None` past the end.
-    pub fn make_mut(&mut self, index: usize) -> Option<&mut Instance> {
-        self.0.get_mut(index).map(std::sync::Arc::make_mut)
-    }
-
-    /// Every row to change, each copied first if shared.
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut Instance> {
-        self.0.iter_mut().map(std::sync::Arc::make_mut)
-    }
-
-    /// Keep the rows `keep` accepts, in order.
-    pub fn retain(&mut self, mut keep: impl FnMut(&Instance) -> bool) {
-        self.0.retain(|row| keep(row));
-    }
-
-    /// Sort the rows with `compare` (stable).
-    pub fn sort_by(&mut self, mut compare: impl FnMut(&Instance, &Instance) -> std::cmp::Ordering) {
-        self.0.sort_by(|a, b| compare(a, b));
-    }
-}
-
-impl std::ops::Index<usize> for Instances {
-    type Output = Instance;
-
-    fn index(&self, index: usize) -> &Instance {
-        &self.0[index]
-    }
-}
-
-impl std::ops::IndexMut<usize> for Instances {
-    /// The row at `index` to change, copied first if shared.
-    fn index_mut(&mut self, index: usize) -> &mut Instance {
-        std::sync::Arc::make_mut(&mut self.0[index])
-    }
-}
-
-impl std::ops::Deref for Instances {
-    type Target = [std::sync::Arc<Instance>];
-
-    fn deref(&self) -> &Self::Target {
-        &self.0
-    }
-}
-
-impl From<Vec<Instance>> for Instances {
-    fn from(rows: Vec<Instance>) -> Self {
-        rows.into_iter().collect()
-    }
-}
-
-impl FromIterator<Instance> for Instances {
-    fn from_iter<I: IntoIterator<Item = Instance>>(rows: I) -> Self {
-        Self(rows.into_iter().map(std::sync::Arc::new).collect())
-    }
-}
-
-impl<'a> IntoIterator for &'a Instances {
-    type Item = &'a std::sync::Arc<Instance>;
-    type IntoIter = std::slice::Iter<'a, std::sync::Arc<Instance>>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        self.0.iter()
-    }
-}
-
 /// Every row of one read transaction.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Rows {
@@ -465,6 +371,70 @@ impl Rows {
             .ok()
             .map(|index| &self.instances[index])
     }
+
+    /// [`Rows::instance`] and [`Rows::reap_attempt`] for names asked in
+    /// name order (a pass's worklist), each search starting where the
+    /// previous one ended (`cursor`): a step or two through memory read in
+    /// order instead of a binary search's cache misses (issue 13: a tenth
+    /// of a 100,000-instance dry run). A name asked out of order is found
+    /// by binary search all the same.
+    #[must_use]
+    pub fn instance_in_order(
+        &self,
+        name: &str,
+        cursor: &mut Cursor,
+    ) -> (Option<&Instance>, Option<&ReapAttempt>) {
+        (
+            search_from(
+                &self.instances,
+                |i: &std::sync::Arc<Instance>| &i.name,
+                name,
+                &mut cursor.instance,
+            )
+            .map(std::sync::Arc::as_ref),
+            search_from(
+                &self.reap_attempts,
+                |a| &a.instance,
+                name,
+                &mut cursor.attempt,
+            ),
+        )
+    }
+}
+
+/// Where [`Rows::instance_in_order`] left off: a position in the
+/// instances and one in the reap attempts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cursor {
+    instance: usize,
+    attempt: usize,
+}
+
+/// The row of `rows` (ordered by `key`, byte order) keyed `name`, searched
+/// from `*from` on: a few steps forward, then a binary search of the rest;
+/// `*from` is left at the first row not before `name`. A `name` before
+/// `*from` is searched in the whole slice, `*from` unchanged.
+fn search_from<'a, T>(
+    rows: &'a [T],
+    key: impl Fn(&T) -> &str,
+    name: &str,
+    from: &mut usize,
+) -> Option<&'a T> {
+    let start = (*from).min(rows.len());
+    if start > 0 && key(&rows[start - 1]) >= name {
+        return rows
+            .binary_search_by(|row| key(row).cmp(name))
+            .ok()
+            .map(|index| &rows[index]);
+    }
+    let rest = &rows[start..];
+    let step = rest
+        .iter()
+        .take(8)
+        .position(|row| key(row) >= name)
+        .unwrap_or_else(|| rest.partition_point(|row| key(row) < name));
+    *from = start + step;
+    rows.get(*from).filter(|row| key(row) == name)
 }
 
 #[cfg(test)]
@@ -502,6 +472,66 @@ mod tests {
             "Birth { instance_id: \"0123456789abcdef0123456789abcdef\", \
              resource_namespace: \"sl-0123456789abcdef0123456789abcdef\" }"
         );
+    }
+
+    #[test]
+    fn names_asked_in_order_or_not_find_the_same_rows() {
+        let names: Vec<String> = (0..40).map(|i| format!("n{i:02}")).collect();
+        let rows = Rows {
+            instances: names
+                .iter()
+                .step_by(2)
+                .map(|name| Instance {
+                    name: name.clone(),
+                    substrate: "".into(),
+                    status: Status::Active,
+                    created_at: None,
+                    tombstoned_at: None,
+                    lease: None,
+                    lock: None,
+                    anomalies: Vec::new(),
+                    dirty: None,
+                    birth: None,
+                })
+                .collect(),
+            reap_attempts: names
+                .iter()
+                .step_by(3)
+                .map(|name| ReapAttempt {
+                    instance: name.clone(),
+                    attempts: 1,
+                    last_error: String::new(),
+                    next_retry_at: 0,
+                })
+                .collect(),
+            ..Rows::default()
+        };
+        let expect = |name: &str| (rows.instance(name), rows.reap_attempt(name));
+        let mut cursor = Cursor::default();
+        for name in &names {
+            assert_eq!(
+                rows.instance_in_order(name, &mut cursor),
+                expect(name),
+                "{name}"
+            );
+        }
+        // Out of order, repeated, and past the end.
+        for name in ["n04", "n04", "n39", "n00", "n30", "zz", "n31", ""] {
+            assert_eq!(
+                rows.instance_in_order(name, &mut cursor),
+                expect(name),
+                "{name}"
+            );
+        }
+        let hits = names
+            .iter()
+            .filter(|n| {
+                rows.instance_in_order(n, &mut Cursor::default())
+                    .0
+                    .is_some()
+            })
+            .count();
+        assert_eq!(hits, 20);
     }
 
     fn op(id: &str, instance: &str, status: OpStatus) -> Operation {

@@ -24,7 +24,10 @@ use std::borrow::Cow;
 /// Borrowed when nothing needed replacing (the common case).
 #[must_use]
 pub fn sanitize(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(needs_replacing) {
+    // Printable ASCII (U+0020-U+007E) is never replaced: one byte test per
+    // character instead of the whole table (issue 13: every line `reap
+    // --once` prints goes through here).
+    if text.bytes().all(|b| (b' '..=b'~').contains(&b)) || !text.chars().any(needs_replacing) {
         return Cow::Borrowed(text);
     }
     Cow::Owned(text.chars().map(replacement).collect())

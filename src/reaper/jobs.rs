@@ -342,7 +342,8 @@ impl Teardowns {
         name: &str,
         actor: Actor,
     ) -> Result<InFlightGuard, Option<ActivityKind>> {
-        if self.config.down.argv_for(name).is_none() {
+        // `argv_for` is `None` exactly for these names; not built here.
+        if !crate::model::name::is_dns_safe(name) {
             return Err(self.refuse(name, actor, "not a DNS-safe name"));
         }
         self.inflight.claim(name).ok_or_else(|| {
@@ -399,6 +400,12 @@ impl Teardowns {
             ));
             Some(ActivityKind::Aborted)
         };
+        // A dry run's rows read at once (`Store::begin_read_of`) found
+        // exactly what the decision saw, nothing pending: this re-check
+        // would find nothing changed.
+        if store.unchanged_in_read(name) {
+            return Ok(());
+        }
         match store.recheck(name) {
             Ok(Some(current)) => match changed(seen, seen_attempt, &current) {
                 Some(what) => Err(aborted(format!("{what} since the decision; not torn down"))),
@@ -471,9 +478,11 @@ impl Teardowns {
         now: i64,
     ) -> Result<Vec<String>, Option<ActivityKind>> {
         let name = seen.name.as_str();
-        let Some(argv) = self.config.down.argv_for(name) else {
+        // The same check as `argv_for`'s; the argv itself is built only
+        // for a teardown that runs (not for each line of a dry run).
+        if !crate::model::name::is_dns_safe(name) {
             return Err(self.refuse(name, actor, "not a DNS-safe name"));
-        };
+        }
         self.gate(store, seen, seen_attempt, actor, intent, now)?;
         if self.config.dry_run {
             self.emit(Activity::new(
@@ -488,6 +497,9 @@ impl Teardowns {
         if self.stop.is_cancelled() {
             return Err(self.stopped(now, actor, name));
         }
+        let Some(argv) = self.config.down.argv_for(name) else {
+            return Err(self.refuse(name, actor, "not a DNS-safe name"));
+        };
         self.emit(Activity::new(
             now,
             actor,
@@ -572,4 +584,74 @@ fn changed(seen: &Instance, seen_attempt: Option<&ReapAttempt>, now: &Recheck) -
 /// is out of the printable range.
 pub(super) fn iso_time(at: i64) -> String {
     crate::model::time::rfc3339(at).unwrap_or_else(|| at.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::changed;
+    use crate::model::{Birth, Instance, Lease, OpLock, ReapAttempt, Status};
+    use crate::store::Recheck;
+
+    /// What a dry run's scans rely on (`Store::unchanged_in_read`): a
+    /// re-read equal to the decision's rows, nothing pending, is no change.
+    /// Any difference is one.
+    #[test]
+    fn a_recheck_equal_to_the_decision_is_no_change_and_any_difference_is() {
+        let seen = Instance {
+            name: "golf".into(),
+            substrate: "local".into(),
+            status: Status::Active,
+            created_at: Some(1),
+            tombstoned_at: None,
+            lease: Some(Lease {
+                duration_secs: 60,
+                expires_at: 100,
+            }),
+            lock: Some(Box::new(OpLock {
+                operation: "up".into(),
+                holder_pid: 7,
+                holder_start_time: 8,
+                acquired_at: 9,
+                holder_host: Some("vm".into()),
+                claim_id: Some("c".into()),
+            })),
+            anomalies: Vec::new(),
+            dirty: Some(false),
+            birth: Some(Birth::new("a9", "sl-a9")),
+        };
+        let attempt = ReapAttempt {
+            instance: "golf".into(),
+            attempts: 2,
+            last_error: "e".into(),
+            next_retry_at: 50,
+        };
+        let same = Recheck {
+            status: seen.status.clone(),
+            lease: seen.lease,
+            lock: seen.lock.as_deref().cloned(),
+            attempt: Some(attempt.clone()),
+            birth: seen.birth.clone(),
+            pending: None,
+        };
+        assert_eq!(changed(&seen, Some(&attempt), &same), None);
+        let differs = |recheck: Recheck| changed(&seen, Some(&attempt), &recheck);
+        let mut other = same.clone();
+        other.lease = None;
+        assert_eq!(differs(other), Some("lease changed".into()));
+        let mut other = same.clone();
+        other.lock = None;
+        assert_eq!(differs(other), Some("lock changed".into()));
+        let mut other = same.clone();
+        other.attempt = None;
+        assert_eq!(differs(other), Some("reap attempt changed".into()));
+        let mut other = same.clone();
+        other.birth = None;
+        assert_eq!(differs(other), Some("instance changed (birth)".into()));
+        let mut other = same.clone();
+        other.status = Status::Tombstoned;
+        assert_eq!(differs(other), Some("status changed".into()));
+        let mut other = same;
+        other.pending = Some(("up".into(), crate::model::OpStatus::Queued));
+        assert_eq!(differs(other), Some("operation pending (up queued)".into()));
+    }
 }

@@ -344,6 +344,12 @@ impl Reaper {
         let plan = decision::plan(&snapshot, now, self.store.generation().allows_gc());
         let mut seen_now = HashSet::new();
         let mut queue = std::collections::VecDeque::new();
+        // A dry run re-checks every instance in one read transaction
+        // (`Store::begin_read_of`: nothing is torn down between its
+        // re-checks; a large worklist is read at once); a real pass
+        // re-checks each in its own, right before its teardown.
+        let held = self.jobs.config.dry_run && self.begin_dry_read(&snapshot, &plan);
+        let mut cursor = crate::model::rows::Cursor::default();
         for (name, decision) in plan.reaps {
             seen_now.insert(name.clone());
             match decision {
@@ -378,17 +384,7 @@ impl Reaper {
                 Decision::Reap => {}
             }
             if self.jobs.config.dry_run {
-                // Nothing runs, so nothing needs a slot or a thread.
-                self.last_quiet.remove(&name);
-                if let Some(seen) = snapshot.instance(&name) {
-                    let kind = self.reap(
-                        seen,
-                        snapshot.reap_attempt(&name),
-                        Actor::Reaper,
-                        Intent::Reap,
-                    );
-                    count(&mut summary, kind);
-                }
+                self.dry_reap(&snapshot, &name, &mut cursor, &mut summary);
                 continue;
             }
             if self.jobs.inflight.contains(&name) {
@@ -399,6 +395,9 @@ impl Reaper {
             if let Some(seen) = snapshot.instance(&name) {
                 queue.push_back((seen.clone(), snapshot.reap_attempt(&name).cloned()));
             }
+        }
+        if held {
+            self.store.end_read();
         }
         self.queue = queue;
         summary.tombstones_due = plan.tombstones_due.len();
@@ -422,6 +421,44 @@ impl Reaper {
         }
         self.last_quiet.retain(|name, _| seen_now.contains(name));
         summary
+    }
+
+    /// Open the dry run's one read transaction for the re-checks of the
+    /// pass's `Reap` decisions. Whether it is open.
+    fn begin_dry_read(&mut self, snapshot: &crate::model::Snapshot, plan: &decision::Plan) -> bool {
+        let mut cursor = crate::model::rows::Cursor::default();
+        let seen: Vec<crate::store::Seen<'_>> = plan
+            .reaps
+            .iter()
+            .filter(|(_, decision)| matches!(decision, Decision::Reap))
+            .filter_map(
+                |(name, _)| match snapshot.instance_in_order(name, &mut cursor) {
+                    (Some(instance), attempt) => Some((instance, attempt)),
+                    (None, _) => None,
+                },
+            )
+            .collect();
+        self.store
+            .begin_read_of(&seen, snapshot.rows.instances.len())
+            .is_ok()
+    }
+
+    /// A dry run's `Reap` decision: the same job as a real one up to the
+    /// teardown (name, gate, re-check), then `would reap`. Nothing runs, so
+    /// nothing needs a slot or a thread.
+    fn dry_reap(
+        &mut self,
+        snapshot: &crate::model::Snapshot,
+        name: &str,
+        cursor: &mut crate::model::rows::Cursor,
+        summary: &mut PassSummary,
+    ) {
+        self.last_quiet.remove(name);
+        // The worklist is in name order, as the snapshot's rows are.
+        if let (Some(seen), attempt) = snapshot.instance_in_order(name, cursor) {
+            let kind = self.reap(seen, attempt, Actor::Reaper, Intent::Reap);
+            count(summary, kind);
+        }
     }
 
     /// Say (once per change) how many tombstones are due that the v14

@@ -11,6 +11,7 @@ pub mod operations;
 pub mod probe;
 mod queue_seen;
 mod read;
+mod recheck_all;
 mod row_reuse;
 pub mod schema;
 pub mod services;
@@ -28,8 +29,10 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 pub use error::StoreError;
 pub use read::probe_liveness;
+pub use recheck_all::{BULK_SHARE, Seen};
+pub use write::Recheck;
 
-use crate::model::{Birth, Generation, Lease, OpLock, OpStatus, ReapAttempt, Status};
+use crate::model::Generation;
 
 /// How long a statement waits on another process's lock before failing with
 /// `SQLITE_BUSY` (stackless opens with 5 s).
@@ -114,6 +117,12 @@ pub struct Store {
     /// What this connection's last snapshot read of the controller's
     /// queue (`operations::QueueMemory`).
     queue: operations::QueueMemory,
+    /// [`Store::recheck`]'s statement for this layout, built once (issue
+    /// 13: formatting it per re-check was 5 % of a dry run).
+    recheck_sql: String,
+    /// The names a dry run's scans found unchanged
+    /// ([`Store::begin_read_of`]), until [`Store::end_read`].
+    held: Option<recheck_all::Held>,
     /// This connection in the path's count of open connections
     /// ([`epoch`]); `None` once [`Store::close`]d. Declared last: dropped
     /// after `conn` is closed.
@@ -182,28 +191,6 @@ fn stale_wal_check(path: &Path) -> Result<(), StoreError> {
 fn file_identity(path: &Path) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt as _;
     std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
-}
-
-/// An instance's rows as re-read immediately before a teardown (stackless
-/// §6 has a check-then-act window; this closes it).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Recheck {
-    /// `instances.status`.
-    pub status: Status,
-    /// The lease row, if any.
-    pub lease: Option<Lease>,
-    /// The lock row, if any.
-    pub lock: Option<OpLock>,
-    /// The `reap_attempts` row, if any.
-    pub attempt: Option<ReapAttempt>,
-    /// The birth (migration 7, stackless 0.4.0): a name reborn between the
-    /// decision and the teardown has another `instance_id`. `None` before
-    /// migration 7.
-    pub birth: Option<Birth>,
-    /// A queued or running operation on this name (0.4.0 controller, matched
-    /// by name): its verb and status. `None` before migration 8 or when
-    /// nothing is pending.
-    pub pending: Option<(String, OpStatus)>,
 }
 
 impl Store {
@@ -306,6 +293,8 @@ impl Store {
             immutable,
             wal,
             queue: operations::QueueMemory::default(),
+            recheck_sql: write::recheck_sql(layout),
+            held: None,
             registration: Some(registration),
         })
     }

@@ -255,7 +255,7 @@ impl Substrates {
 
 /// The `instances` columns at 1..=4 (`substrate`, `status`, `created_at`,
 /// `tombstoned_at`) around an already-read `name`; no lease, no lock.
-fn instance_columns(
+pub(super) fn instance_columns(
     row: &rusqlite::Row<'_>,
     name: String,
     mut anomalies: Vec<String>,
@@ -288,7 +288,7 @@ fn instance_columns(
 }
 
 /// A lease row's duration and expiry at `base`, `base + 1`.
-fn lease_columns(
+pub(super) fn lease_columns(
     row: &rusqlite::Row<'_>,
     base: usize,
     anomalies: &mut Vec<String>,
@@ -307,7 +307,11 @@ fn lease_columns(
 
 /// A lock row's operation, pid, start time, `acquired_at` and host from
 /// `base` on.
-fn lock_columns(row: &rusqlite::Row<'_>, base: usize, anomalies: &mut Vec<String>) -> OpLock {
+pub(super) fn lock_columns(
+    row: &rusqlite::Row<'_>,
+    base: usize,
+    anomalies: &mut Vec<String>,
+) -> OpLock {
     let holder_pid = lenient_int(col(row, base + 1));
     let holder_start_time = lenient_int(col(row, base + 2));
     if holder_pid.is_none() || holder_start_time.is_none() {
@@ -328,7 +332,7 @@ fn lock_columns(row: &rusqlite::Row<'_>, base: usize, anomalies: &mut Vec<String
 /// The columns of later migrations at `base..=base + 2`: `dirty` (5),
 /// `instance_id` and `resource_namespace` (7); NULL where the store has
 /// none (the field stays `None`).
-fn instance_extras(row: &rusqlite::Row<'_>, base: usize, instance: &mut Instance) {
+pub(super) fn instance_extras(row: &rusqlite::Row<'_>, base: usize, instance: &mut Instance) {
     instance.dirty = lenient_int(col(row, base)).map(|d| d != 0);
     // Borrowed from the row where it is valid UTF-8 text: the birth is
     // one allocation, not three.

@@ -8,8 +8,30 @@ use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
 use super::Layout;
 use super::read::{attempt_from_row, col, instance_from_row, join_sql, join_sql_with, lenient_int};
-use super::{Recheck, Store, StoreError};
-use crate::model::ReapAttempt;
+use super::{Store, StoreError};
+use crate::model::{Birth, Lease, OpLock, OpStatus, ReapAttempt, Status};
+
+/// An instance's rows as re-read immediately before a teardown (stackless
+/// §6 has a check-then-act window; this closes it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recheck {
+    /// `instances.status`.
+    pub status: Status,
+    /// The lease row, if any.
+    pub lease: Option<Lease>,
+    /// The lock row, if any.
+    pub lock: Option<OpLock>,
+    /// The `reap_attempts` row, if any.
+    pub attempt: Option<ReapAttempt>,
+    /// The birth (migration 7, stackless 0.4.0): a name reborn between the
+    /// decision and the teardown has another `instance_id`. `None` before
+    /// migration 7.
+    pub birth: Option<Birth>,
+    /// A queued or running operation on this name (0.4.0 controller, matched
+    /// by name): its verb and status. `None` before migration 8 or when
+    /// nothing is pending.
+    pub pending: Option<(String, OpStatus)>,
+}
 
 impl Store {
     /// Re-read one instance's status, lease, lock and reap attempt in a fresh
@@ -29,7 +51,7 @@ impl Store {
         let err = |e: rusqlite::Error| StoreError::sqlite(&path, &e);
         let found = self
             .conn
-            .prepare_cached(&recheck_sql(self.layout))
+            .prepare_cached(&self.recheck_sql)
             .and_then(|mut stmt| {
                 stmt.query_row([name], |row| {
                     let attempt = (!matches!(col(row, ATTEMPT), ValueRef::Null))
@@ -54,6 +76,34 @@ impl Store {
         }
     }
 
+    /// Hold one read transaction open until [`Store::end_read`], so that
+    /// every [`Store::recheck`] meanwhile reads the same consistent state
+    /// and the cost of a transaction (the `-shm` read lock taken and
+    /// released, the file's size read: two `fcntl` and one `fstat`) is
+    /// paid once, not per instance. For a dry run only (issue 13): it tears
+    /// nothing down, so nothing takes time between its re-checks and one
+    /// state read for all of them is what a re-check per instance would
+    /// have read. A real pass re-checks each instance in a fresh
+    /// transaction right before its teardown (issue 14: no check-then-act
+    /// race): never hold this across a teardown.
+    ///
+    /// # Errors
+    /// `SQLite` errors (a transaction already open).
+    pub fn begin_read(&mut self) -> Result<(), StoreError> {
+        self.conn
+            .execute_batch("BEGIN DEFERRED")
+            .map_err(|e| StoreError::sqlite(&self.path, &e))
+    }
+
+    /// End the read transaction of [`Store::begin_read`] (it wrote
+    /// nothing: rolled back). Nothing to do when none is open.
+    pub fn end_read(&mut self) {
+        self.held = None;
+        if !self.conn.is_autocommit() {
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
+    }
+
     /// [`Store::recheck`] of an instance with an operation pending: the
     /// same rows, read in one transaction with the oldest pending
     /// operation's verb and status.
@@ -61,10 +111,10 @@ impl Store {
         let path = self.path.clone();
         let err = |e: rusqlite::Error| StoreError::sqlite(&path, &e);
         let layout = self.layout;
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Deferred)
-            .map_err(err)?;
+        // A savepoint: a deferred transaction of its own, or, inside the
+        // one read transaction of a dry run ([`Store::begin_read`]), a part
+        // of it (a `BEGIN` there would fail).
+        let tx = self.conn.savepoint().map_err(err)?;
         // Cached statements (issue 13, review finding 6: two `prepare`s
         // per re-check, one per teardown).
         let instance = tx
@@ -202,7 +252,7 @@ const PENDING: usize = 22;
 /// [`ATTEMPT`]`..`, NULL before migration 3) and whether a queued or
 /// running operation names it ([`PENDING`], 0 before migration 8): the
 /// same predicates the transaction of [`Store::recheck_pending`] runs.
-fn recheck_sql(layout: Layout) -> String {
+pub(super) fn recheck_sql(layout: Layout) -> String {
     let (attempt, join) = if layout.reap_attempts {
         (
             "r.instance, r.attempts, r.last_error, r.next_retry_at",
@@ -211,9 +261,13 @@ fn recheck_sql(layout: Layout) -> String {
     } else {
         ("NULL, NULL, NULL, NULL", "")
     };
+    // Two `=` look-ups, not `status IN ('queued', 'running')`: the same
+    // rows (`=` and `IN` apply the same affinity and collation), but an
+    // `IN` list is built into an ephemeral b-tree each time the statement
+    // runs (opened and closed per re-check: 13 % of a dry run, issue 13).
     let pending = if layout.operations {
-        "EXISTS (SELECT 1 FROM operations
-                 WHERE status IN ('queued', 'running') AND instance = ?1)"
+        "(EXISTS (SELECT 1 FROM operations WHERE status = 'queued' AND instance = ?1)
+          OR EXISTS (SELECT 1 FROM operations WHERE status = 'running' AND instance = ?1))"
     } else {
         "0"
     };

@@ -10,6 +10,7 @@ mod common;
 
 mod audit_pause;
 mod demo;
+mod dry_run;
 mod faults;
 mod faults_round2;
 mod generations;

@@ -1,0 +1,278 @@
+//! A dry run's re-checks read at once (issue 13): when a quarter or more of
+//! the store's instances are on the worklist, five plain table scans in the
+//! pass's one read transaction ([`Store::begin_read`]) cost less than a
+//! re-check statement per name (measured on the 0.4.0 schema: about 7,000
+//! instructions per instance row scanned against 35,000 per re-check: its
+//! six index seeks, and the statement's set-up and reset).
+//!
+//! The scans only say, per name, whether its rows are exactly what the
+//! decision saw: the [`Recheck`] that [`Store::recheck`] would read in
+//! that transaction (the same rows, through the same column readers:
+//! `read::instance_columns`, `instance_extras`, `lease_columns`,
+//! `lock_columns`, `attempt_from_row`) equals the one of the snapshot's
+//! rows, with no operation pending. Such a name is not read again (the
+//! teardown job's `changed` finds nothing in an unchanged re-read); any
+//! other is re-checked by [`Store::recheck`] in the same transaction, so
+//! what is reported about it comes from the one re-check path a real pass
+//! takes. Only a bit per worklist name is kept: the pass holds no second
+//! snapshot.
+//!
+//! Where a scan could pair rows differently from the per-name query (a
+//! table declares a collation, a name or key is neither text nor NULL, a
+//! key appears twice for a name, the decision saw a name twice, a
+//! statement fails) nothing is known and every name is re-checked by
+//! [`Store::recheck`].
+
+use std::collections::HashMap;
+
+use rusqlite::Connection;
+use rusqlite::types::ValueRef;
+
+use super::read::{
+    Substrates, attempt_from_row, col, instance_columns, instance_extras, lease_columns,
+    lock_columns,
+};
+use super::{Layout, Recheck, Store, StoreError};
+use crate::model::{Instance, ReapAttempt};
+
+/// Re-check in bulk when the worklist is at least one in this many of the
+/// store's instances (see the module doc for the measurement).
+pub const BULK_SHARE: usize = 4;
+
+/// The worklist names whose rows, read at once, are as the decision saw
+/// them.
+pub(super) type Held = std::collections::HashSet<String>;
+
+/// What the decision saw of one name, as a dry run hands it to
+/// [`Store::begin_read_of`]: its instance row (with lease and lock) and
+/// its `reap_attempts` row.
+pub type Seen<'a> = (&'a Instance, Option<&'a ReapAttempt>);
+
+/// One name as the scans find it.
+struct Entry<'a> {
+    seen: Seen<'a>,
+    row: bool,
+    lease: bool,
+    lock: bool,
+    attempt: bool,
+    differs: bool,
+}
+
+impl Entry<'_> {
+    /// Every [`Recheck`] field read equal to the decision's (nothing
+    /// pending: a pending row sets `differs`). A field added to
+    /// [`Recheck`] fails to build [`COMPARED`] until it is compared here.
+    fn unchanged(&self) -> bool {
+        let (instance, attempt) = self.seen;
+        self.row
+            && !self.differs
+            && (self.lease || instance.lease.is_none())
+            && (self.lock || instance.lock.is_none())
+            && (self.attempt || attempt.is_none())
+    }
+}
+
+/// The fields [`Entry::unchanged`] covers, by name: this stops compiling
+/// when [`Recheck`] gains one.
+const COMPARED: fn(&Recheck) = |Recheck {
+                                    status: _,
+                                    lease: _,
+                                    lock: _,
+                                    attempt: _,
+                                    birth: _,
+                                    pending: _,
+                                }| {};
+
+impl Store {
+    /// [`Store::begin_read`], then, when the worklist `seen` is at least
+    /// one in [`BULK_SHARE`] of the store's `instances`, its rows read at
+    /// once in that transaction ([`Store::unchanged_in_read`] until
+    /// [`Store::end_read`]). For a dry run only, as [`Store::begin_read`] is.
+    ///
+    /// # Errors
+    /// As [`Store::begin_read`]; a scan that fails only leaves every name
+    /// to [`Store::recheck`].
+    pub fn begin_read_of(&mut self, seen: &[Seen<'_>], instances: usize) -> Result<(), StoreError> {
+        let _ = COMPARED;
+        self.begin_read()?;
+        if seen.len().saturating_mul(BULK_SHARE) >= instances {
+            self.held = read_all(&self.conn, self.layout, seen).ok().flatten();
+        }
+        Ok(())
+    }
+
+    /// Whether `name`'s rows, read at once by [`Store::begin_read_of`] in
+    /// the read transaction still open, are exactly what the decision saw
+    /// with nothing pending: its [`Store::recheck`] would find nothing
+    /// changed. `false` when that is not known: re-check it.
+    #[must_use]
+    pub fn unchanged_in_read(&self, name: &str) -> bool {
+        self.held.as_ref().is_some_and(|held| held.contains(name))
+    }
+}
+
+/// Whether any of the tables read declares a collation (`=` would not be
+/// byte equality).
+fn collates(conn: &Connection) -> rusqlite::Result<bool> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT sql FROM sqlite_master WHERE type = 'table'
+         AND name IN ('instances', 'leases', 'op_locks', 'reap_attempts', 'operations')",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        if let ValueRef::Text(sql) = col(row, 0)
+            && sql.windows(7).any(|w| w.eq_ignore_ascii_case(b"collate"))
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// The names of `seen` whose rows are unchanged; `Ok(None)` where a scan
+/// cannot be trusted to pair rows as the per-name query does (see the
+/// module doc).
+fn read_all(
+    conn: &Connection,
+    layout: Layout,
+    seen: &[Seen<'_>],
+) -> rusqlite::Result<Option<Held>> {
+    if collates(conn)? {
+        return Ok(None);
+    }
+    let mut found: HashMap<&str, Entry<'_>> = HashMap::with_capacity(seen.len());
+    for &(instance, attempt) in seen {
+        let entry = Entry {
+            seen: (instance, attempt),
+            row: false,
+            lease: false,
+            lock: false,
+            attempt: false,
+            differs: false,
+        };
+        // A name seen twice (a hand-made table without a key, read by the
+        // join): which row each saw is not known here.
+        if found.insert(instance.name.as_str(), entry).is_some() {
+            return Ok(None);
+        }
+    }
+    let pick = |present: bool, column: &'static str| if present { column } else { "NULL" };
+    let instances = format!(
+        "SELECT name, substrate, status, created_at, tombstoned_at, {}, {}, {} FROM instances",
+        pick(layout.dirty, "dirty"),
+        pick(layout.birth, "instance_id"),
+        pick(layout.birth, "resource_namespace"),
+    );
+    let mut substrates = Substrates::default();
+    let ok = scan(conn, &instances, &mut found, true, |row, entry| {
+        if std::mem::replace(&mut entry.row, true) {
+            return false;
+        }
+        let mut read = instance_columns(row, String::new(), Vec::new(), &mut substrates);
+        instance_extras(row, 5, &mut read);
+        let seen = entry.seen.0;
+        entry.differs |= read.status != seen.status || read.birth != seen.birth;
+        true
+    })?;
+    if !ok || !keyed(conn, layout, &mut found)? {
+        return Ok(None);
+    }
+    Ok(Some(
+        found
+            .into_iter()
+            .filter(|(_, entry)| entry.unchanged())
+            .map(|(name, _)| name.to_owned())
+            .collect(),
+    ))
+}
+
+/// Compare each found name's lease, lock and reap attempt, and note any
+/// pending operation; `false` where a key appears twice for one name.
+fn keyed(
+    conn: &Connection,
+    layout: Layout,
+    found: &mut HashMap<&str, Entry<'_>>,
+) -> rusqlite::Result<bool> {
+    let leases = "SELECT instance, duration_secs, expires_at FROM leases";
+    let ok = scan(conn, leases, found, false, |row, entry| {
+        if std::mem::replace(&mut entry.lease, true) {
+            return false;
+        }
+        entry.differs |= lease_columns(row, 1, &mut Vec::new()) != entry.seen.0.lease;
+        true
+    })?;
+    let locks = format!(
+        "SELECT instance, operation, holder_pid, holder_start_time, acquired_at, {}, {}
+         FROM op_locks",
+        if layout.holder_host {
+            "holder_host"
+        } else {
+            "NULL"
+        },
+        if layout.claim_id { "claim_id" } else { "NULL" },
+    );
+    let ok = ok
+        && scan(conn, &locks, found, false, |row, entry| {
+            if std::mem::replace(&mut entry.lock, true) {
+                return false;
+            }
+            let lock = lock_columns(row, 1, &mut Vec::new());
+            entry.differs |= entry.seen.0.lock.as_deref() != Some(&lock);
+            true
+        })?;
+    let attempts = "SELECT instance, attempts, last_error, next_retry_at FROM reap_attempts";
+    let ok = ok
+        && (!layout.reap_attempts
+            || scan(conn, attempts, found, false, |row, entry| {
+                if std::mem::replace(&mut entry.attempt, true) {
+                    return false;
+                }
+                entry.differs |= entry.seen.1 != Some(&attempt_from_row(row, 0));
+                true
+            })?);
+    // Any pending operation: `Store::recheck` says which.
+    let pending = "SELECT instance FROM operations WHERE status IN ('queued', 'running')";
+    Ok(ok
+        && (!layout.operations
+            || scan(conn, pending, found, false, |_, entry| {
+                entry.differs = true;
+                true
+            })?))
+}
+
+/// Every row of `sql`, keyed by its column 0, handed to `take` with the
+/// entry of the name it matches (rows of other names, and NULL keys, are
+/// skipped: the per-name query never pairs them; so are rows of a name
+/// whose instance row was not found: its re-check reads it as gone).
+/// `instances`: these are the instance rows themselves. `false` as soon as
+/// a key is neither text nor NULL, or `take` refuses a row (a key twice).
+fn scan(
+    conn: &Connection,
+    sql: &str,
+    found: &mut HashMap<&str, Entry<'_>>,
+    instances: bool,
+    mut take: impl FnMut(&rusqlite::Row<'_>, &mut Entry<'_>) -> bool,
+) -> rusqlite::Result<bool> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let key = match col(row, 0) {
+            ValueRef::Null => continue,
+            ValueRef::Text(key) => key,
+            _ => return Ok(false),
+        };
+        let Some(entry) = std::str::from_utf8(key)
+            .ok()
+            .and_then(|key| found.get_mut(key))
+        else {
+            continue;
+        };
+        if !instances && !entry.row {
+            continue;
+        }
+        if !take(row, entry) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
