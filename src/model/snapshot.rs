@@ -101,14 +101,23 @@ impl ServicesDead {
     }
 }
 
-impl<S: AsRef<str>> FromIterator<(S, u32)> for ServicesDead {
-    /// The counts of `(name, count)` pairs, summed per name (`O(n log n)`).
-    fn from_iter<I: IntoIterator<Item = (S, u32)>>(pairs: I) -> Self {
-        let mut by_hash: Vec<(u64, u32)> = pairs
-            .into_iter()
-            .filter(|(_, count)| *count > 0)
-            .map(|(name, count)| (Self::hash(name.as_ref()), count))
-            .collect();
+/// Dead counts added in any order, sorted once by
+/// [`DeadCounts::finish`] (`O(n log n)`; 16 bytes a name while counting).
+#[derive(Debug, Default)]
+pub struct DeadCounts(Vec<(u64, u32)>);
+
+impl DeadCounts {
+    /// `count` more dead services under `name`.
+    pub fn add(&mut self, name: &str, count: u32) {
+        if count > 0 {
+            self.0.push((ServicesDead::hash(name), count));
+        }
+    }
+
+    /// The counts, summed per name.
+    #[must_use]
+    pub fn finish(self) -> ServicesDead {
+        let mut by_hash = self.0;
         by_hash.sort_unstable_by_key(|&(k, _)| k);
         by_hash.dedup_by(|later, kept| {
             if later.0 == kept.0 {
@@ -119,7 +128,18 @@ impl<S: AsRef<str>> FromIterator<(S, u32)> for ServicesDead {
             }
         });
         by_hash.shrink_to_fit();
-        Self { by_hash }
+        ServicesDead { by_hash }
+    }
+}
+
+impl<S: AsRef<str>> FromIterator<(S, u32)> for ServicesDead {
+    /// The counts of `(name, count)` pairs, summed per name (`O(n log n)`).
+    fn from_iter<I: IntoIterator<Item = (S, u32)>>(pairs: I) -> Self {
+        let mut counts = DeadCounts::default();
+        for (name, count) in pairs {
+            counts.add(name.as_ref(), count);
+        }
+        counts.finish()
     }
 }
 

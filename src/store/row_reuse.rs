@@ -24,20 +24,22 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use crate::model::Rows;
 
 /// One instance row of a published read: its `rowid` in `instances` and its
-/// position in [`Rows::instances`], ordered by rowid.
-pub(super) type RowPlace = (i64, u32);
+/// position in [`Rows::instances`], ordered by rowid. A read with a rowid
+/// past `u32::MAX` (never in a store stackless wrote: rowids count rows)
+/// publishes no places.
+pub(super) type RowPlace = (u32, u32);
 
 /// The rows of a file's last read, while some snapshot still holds them.
 pub(super) struct Previous {
     /// The rows.
     pub rows: Arc<Rows>,
     /// Where each row was, by rowid.
-    pub places: Arc<[RowPlace]>,
+    pub places: Arc<Vec<RowPlace>>,
 }
 
 struct Kept {
     rows: Weak<Rows>,
-    places: Arc<[RowPlace]>,
+    places: Arc<Vec<RowPlace>>,
 }
 
 /// Store files (`(device, inode)`) this process has read, at most
@@ -60,7 +62,8 @@ pub(super) fn previous(file: (u64, u64)) -> Option<Previous> {
 pub(super) fn publish(file: (u64, u64), rows: &Arc<Rows>, places: Vec<RowPlace>) {
     let kept = Kept {
         rows: Arc::downgrade(rows),
-        places: places.into(),
+        // Not `into()` an `Arc<[_]>`: that would copy the list.
+        places: Arc::new(places),
     };
     let mut registry = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
     let registry = registry.get_or_insert_with(HashMap::new);
@@ -98,6 +101,9 @@ impl<'a> Candidates<'a> {
     /// is in rowid order; anything else only loses the saving).
     pub(super) fn at(&mut self, rowid: i64) -> Option<(u32, &'a Arc<crate::model::Instance>)> {
         let places = &self.previous.places;
+        let Ok(rowid) = u32::try_from(rowid) else {
+            return None;
+        };
         while places.get(self.cursor).is_some_and(|&(r, _)| r < rowid) {
             self.cursor += 1;
         }

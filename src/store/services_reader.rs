@@ -126,19 +126,16 @@ fn read(
         return out;
     };
     let mut probe = CheckedProbe::new(probe);
-    // Runs of one name (the rows come by instance): one count each.
-    let mut dead: Vec<(String, u32)> = Vec::new();
+    // Hashed as they come: no name is kept for a dead service.
+    let mut dead = crate::model::snapshot::DeadCounts::default();
     super::services::each_active_record(&mut store, stop, |name, record| {
         if process_state(&record, |pid| probe.live_start_time(pid)).dead() {
-            match dead.last_mut() {
-                Some((last, count)) if *last == name => *count += 1,
-                _ => dead.push((name, 1)),
-            }
+            dead.add(&name, 1);
         } else {
             out.alive.push((name, record));
         }
     });
-    out.dead = dead.into_iter().collect();
+    out.dead = dead.finish();
     out
 }
 

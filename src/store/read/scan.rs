@@ -140,7 +140,8 @@ fn scan_instance_table(
         .query_row([], |r| r.get(0))?;
     let count = usize::try_from(count).unwrap_or(0);
     let mut scanned: Vec<Option<Arc<Instance>>> = Vec::with_capacity(count);
-    let mut scanned_rowids: Vec<i64> = Vec::with_capacity(count);
+    // `None` once a rowid does not fit a `u32` (no places then).
+    let mut scanned_rowids: Option<Vec<u32>> = rowids.then(|| Vec::with_capacity(count));
     let mut candidates = previous.map(Candidates::new);
     let mut substrates = Substrates::default();
     let pick = |present: bool, column: &'static str| if present { column } else { "NULL" };
@@ -188,7 +189,12 @@ fn scan_instance_table(
             }
         };
         scanned.push(Some(instance));
-        scanned_rowids.push(rowid.unwrap_or(i64::MIN));
+        if let Some(list) = &mut scanned_rowids {
+            match rowid.and_then(|r| u32::try_from(r).ok()) {
+                Some(rowid) => list.push(rowid),
+                None => scanned_rowids = None,
+            }
+        }
     }
     let order = match earlier {
         // The same names at the same rowids as the earlier read: its order.
@@ -206,7 +212,7 @@ fn scan_instance_table(
         _ => name_order(&scanned),
     };
     let mut places = Vec::new();
-    if rowids {
+    if let Some(scanned_rowids) = scanned_rowids {
         places = vec![(0, 0); order.len()];
         for (position, &at) in order.iter().enumerate() {
             places[at as usize] = (scanned_rowids[at as usize], position as u32);
