@@ -45,8 +45,10 @@ pub const SERVICES_EVERY: Duration = Duration::from_secs(5);
 /// shared-memory index (which reports nothing), so the wake-up can come a
 /// moment before the commit it announces.
 pub const RECHECK: Duration = Duration::from_millis(60);
-/// See [`RECHECK`].
-pub const RECHECK_EVERY: Duration = Duration::from_millis(4);
+/// See [`RECHECK`]. Every millisecond: the check is a cached `PRAGMA
+/// data_version` (a few microseconds), and each millisecond waited is one
+/// more on the change-to-screen path (issue 13).
+pub const RECHECK_EVERY: Duration = Duration::from_millis(1);
 
 /// How often lock liveness and the write lock are re-probed without a commit.
 pub const PROBE_EVERY: Duration = Duration::from_secs(1);
