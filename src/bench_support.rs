@@ -429,7 +429,15 @@ mod tests {
         let services = report::Services::new();
         let whole = report::build_with(&snapshot, BENCH_NOW, "s.db", &services, None);
         let mut json = Vec::new();
-        report::write_json(&mut json, &snapshot, BENCH_NOW, "s.db", &services, None).unwrap();
+        report::write_json(
+            &mut json,
+            &snapshot,
+            BENCH_NOW,
+            "s.db",
+            &mut |name| services.get(name).cloned().unwrap_or_default(),
+            None,
+        )
+        .unwrap();
         let expected = serde_json::to_string_pretty(&whole).unwrap() + "\n";
         assert_eq!(String::from_utf8(json).unwrap(), expected);
         let mut table = Vec::new();

@@ -285,7 +285,7 @@ pub fn write_json(
     snapshot: &Snapshot,
     now: i64,
     store: &str,
-    services: &Services,
+    services: &mut dyn FnMut(&str) -> Vec<ServiceReport>,
     clock: Option<&ClockDoubt>,
 ) -> serde_json::Result<()> {
     let document = Streamed {
@@ -293,7 +293,7 @@ pub fn write_json(
         rules: Rules::new(snapshot, clock),
         now,
         store,
-        services,
+        services: std::cell::RefCell::new(services),
     };
     serde_json::to_writer_pretty(&mut *out, &document)?;
     out.write_all(b"\n").map_err(serde_json::Error::io)
@@ -363,22 +363,27 @@ struct Streamed<'a> {
     rules: Rules<'a>,
     now: i64,
     store: &'a str,
-    services: &'a Services,
+    /// Each instance's services, asked for in name order (the caller may
+    /// read them a batch at a time).
+    services: std::cell::RefCell<&'a mut ServicesOf<'a>>,
 }
+
+/// Where [`write_json`] gets an instance's services, by name.
+pub type ServicesOf<'a> = dyn FnMut(&str) -> Vec<ServiceReport> + 'a;
 
 impl Serialize for Streamed<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        struct Instances<'b>(&'b Streamed<'b>);
-        impl Serialize for Instances<'_> {
+        struct Instances<'b, 'c>(&'b Streamed<'c>);
+        impl Serialize for Instances<'_, '_> {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
                 let d = self.0;
-                // The services borrowed, not cloned per instance (issue 13,
-                // review finding 11); flattened, the same fields in the same
-                // order as [`InstanceReport`]'s.
+                // Each instance's services asked for as it is written (the
+                // caller reads them a batch at a time, issue 13); flattened,
+                // the same fields in the same order as [`InstanceReport`]'s.
                 serializer.collect_seq(d.snapshot.instances.iter().map(|instance| WithServices {
                     report: instance_report(d.snapshot, &d.rules, instance, d.now),
-                    services: d.services.get(&instance.name).map_or(&[], Vec::as_slice),
+                    services: (*d.services.borrow_mut())(&instance.name),
                 }))
             }
         }
@@ -399,14 +404,14 @@ impl Serialize for Streamed<'_> {
     }
 }
 
-/// One instance's report with its services borrowed (`services` of
-/// `report` left empty, so skipped).
+/// One instance's report with its services (`services` of `report` left
+/// empty, so skipped).
 #[derive(Serialize)]
-struct WithServices<'a> {
+struct WithServices {
     #[serde(flatten)]
     report: InstanceReport,
-    #[serde(skip_serializing_if = "<[ServiceReport]>::is_empty")]
-    services: &'a [ServiceReport],
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    services: Vec<ServiceReport>,
 }
 
 /// One instance's report, without its services (empty).
@@ -607,7 +612,15 @@ mod tests {
         services.insert("delta".into(), vec![service("api", true)]);
         let whole = build_with(&snapshot, NOW, "s.db", &services, None);
         let mut json = Vec::new();
-        write_json(&mut json, &snapshot, NOW, "s.db", &services, None).unwrap();
+        write_json(
+            &mut json,
+            &snapshot,
+            NOW,
+            "s.db",
+            &mut |name| services.get(name).cloned().unwrap_or_default(),
+            None,
+        )
+        .unwrap();
         let expected = serde_json::to_string_pretty(&whole).unwrap() + "\n";
         assert_eq!(String::from_utf8(json).unwrap(), expected);
         assert!(expected.contains("\"services\": ["), "{expected}");

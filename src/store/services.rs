@@ -102,6 +102,21 @@ impl Store {
         &mut self,
         active_only: bool,
     ) -> Result<HashMap<String, ServiceRows>, StoreError> {
+        self.service_rows_between(active_only, None)
+    }
+
+    /// [`Store::service_rows`] of the instances named `first..=last` only
+    /// (byte order, as `SQLite`'s `BINARY` compares; `None`: all), read
+    /// through the `checkpoints` primary key: `snapshot --json` reads a
+    /// batch of names at a time instead of every checkpoint at once.
+    ///
+    /// # Errors
+    /// `SQLite` errors.
+    pub fn service_rows_between(
+        &mut self,
+        active_only: bool,
+        range: Option<(&str, &str)>,
+    ) -> Result<HashMap<String, ServiceRows>, StoreError> {
         let path = self.path.clone();
         let err = |e: rusqlite::Error| StoreError::sqlite(&path, &e);
         let tx = self.conn.transaction().map_err(err)?;
@@ -123,7 +138,7 @@ impl Store {
             "SELECT c.instance, c.step_id, c.resource_kind, c.resource_id, c.payload,
                     c.recorded_at, i.substrate, {}
              FROM checkpoints c JOIN instances i ON i.name = c.instance
-             WHERE c.resource_kind = 'process' AND c.step_id LIKE 'start:%' {}
+             WHERE c.resource_kind = 'process' AND c.step_id LIKE 'start:%' {} {}
              ORDER BY c.instance, c.step_id",
             if namespace {
                 "i.resource_namespace"
@@ -134,12 +149,21 @@ impl Store {
                 "AND i.status = 'active'"
             } else {
                 ""
+            },
+            if range.is_some() {
+                "AND c.instance BETWEEN ?1 AND ?2"
+            } else {
+                ""
             }
         );
         let mut out: HashMap<String, ServiceRows> = HashMap::new();
         {
-            let mut stmt = tx.prepare(&sql).map_err(err)?;
-            let mut rows = stmt.query([]).map_err(err)?;
+            let mut stmt = tx.prepare_cached(&sql).map_err(err)?;
+            let mut rows = match range {
+                Some((first, last)) => stmt.query([first, last]),
+                None => stmt.query([]),
+            }
+            .map_err(err)?;
             while let Some(row) = rows.next().map_err(err)? {
                 let text = |i| lenient_text(col(row, i)).unwrap_or_default();
                 let name = text(0);

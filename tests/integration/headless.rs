@@ -797,3 +797,51 @@ fn snapshot_and_reap_once_agree_on_a_clock_ahead_of_the_kernel() {
         "{stdout}"
     );
 }
+
+/// `snapshot --json` reads the services a batch of names at a time as it
+/// writes (issue 13): every instance across the batch edges still carries
+/// exactly its own recorded service, tombstoned ones included, and the
+/// instances without one none.
+#[test]
+fn snapshot_json_services_are_whole_across_batches() {
+    let (_dir, path) = fixture("real-0.4.0-v14.db");
+    // 2,500 more instances `b-0000`.. (three batches of 1,000 and a bit,
+    // with the fixture's eight), each with one `start:web` checkpoint of a
+    // pid that cannot exist, except every seventh.
+    crate::common::stores::exec(
+        &path,
+        "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 2499)
+         INSERT INTO instances (name, substrate, status, definition, created_at, instance_id,
+                                resource_namespace)
+             SELECT printf('b-%04d', i), 'local', 'active', '{}', 1796000000,
+                    printf('%032x', i), printf('sl-%032x', i) FROM n;
+         WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 2499)
+         INSERT INTO checkpoints (instance, step_id, resource_kind, resource_id, payload, recorded_at)
+             SELECT printf('b-%04d', i), 'start:web', 'process', '4194305',
+                    '{\"pid\":4194305,\"start_time\":' || (1000 + i) || ',\"port\":' || (20000 + i) || '}',
+                    1796000000
+             FROM n WHERE i % 7 != 0;",
+    );
+    let json = snapshot_json(&path);
+    let instances = json["instances"].as_array().unwrap();
+    assert_eq!(instances.len(), 2508);
+    let mut with = 0;
+    for instance in instances {
+        let name = instance["name"].as_str().unwrap();
+        let Some(i) = name.strip_prefix("b-").map(|n| n.parse::<i64>().unwrap()) else {
+            continue;
+        };
+        let services = instance.get("services").and_then(|s| s.as_array());
+        if i % 7 == 0 {
+            assert!(services.is_none(), "{name}");
+            continue;
+        }
+        let services = services.unwrap_or_else(|| panic!("{name} has its service"));
+        assert_eq!(services.len(), 1, "{name}");
+        assert_eq!(services[0]["name"], "web", "{name}");
+        assert_eq!(services[0]["port"], 20000 + i, "{name}");
+        assert_eq!(services[0]["alive"], false, "{name}");
+        with += 1;
+    }
+    assert_eq!(with, 2500 - 358);
+}
