@@ -3,8 +3,10 @@
 # (stackless 0.4.0) stores of 1k, 10k and 100k instances (as many finished
 # operations), beside the sqlite3 CLI running the snapshot's join on the
 # same file in the same run (and, in the last column, the very statements
-# the snapshot runs). Median of RUNS (5) wall-clock runs, the
-# highest peak RSS of them. Then the same on the history store of issue 13
+# the snapshot runs). Each of RUNS (5) runs of a command comes right after
+# a run of the join (interleaved); the table gives the median seconds of
+# each, the median of the per-pair ratios, and the highest peak RSS. Then
+# the same on the history store of issue 13
 # (100k instances, 1M operations, 3M events; about 0.5 GB, deleted after;
 # HISTORY=0 skips it). Prints a Markdown table (for BENCHMARKS.md).
 #
@@ -48,17 +50,43 @@ best() {
   echo "$(sort -n "$WORK/all" | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}') $kb_max"
 }
 
+# One timed run: "seconds rss_kb" of the command (a failure ends the script).
+once() {
+  local status=0
+  /usr/bin/time -f "%e %M" -o "$WORK/t" "$@" >/dev/null 2>"$WORK/err" || status=$?
+  if [ "$status" != 0 ]; then
+    echo "time_commands.sh: '$*' exited $status:" >&2
+    cat "$WORK/err" >&2
+    exit 1
+  fi
+  tail -n 1 "$WORK/t"
+}
+
+median() { sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
+
 row() { # label db
   local label=$1 db=$2
-  read -r base _ < <(best sqlite3 "$db" "$JOIN")
-  read -r base_json _ < <(best sqlite3 -json "$db" "$JOIN")
   read -r statements _ < <(best sqlite3 "$db" "$STATEMENTS")
   for cmd in "snapshot" "snapshot --json" "reap --once --dry-run"; do
-    # shellcheck disable=SC2086
-    read -r s kb < <(best "$BIN" --state "$db" $cmd --down-cmd "true {name}")
-    b=$base; [ "$cmd" = "snapshot --json" ] && b=$base_json
-    ratio=$(awk "BEGIN{ if ($b > 0) printf \"%.1fx\", $s / $b; else print \"-\" }")
-    echo "| $label | \`$cmd\` | $s | $(awk "BEGIN{printf \"%.1f\", $kb/1024}") | $b | $ratio | $statements |"
+    # Interleaved: each run of the command right after a run of its
+    # baseline, so drift in the machine's speed moves both alike; the
+    # ratio is the median of the per-pair ratios.
+    local join=("$JOIN") flag=()
+    [ "$cmd" = "snapshot --json" ] && flag=(-json)
+    : >"$WORK/pairs"
+    local kb_max=0
+    for _ in $(seq "$RUNS"); do
+      read -r b _ < <(once sqlite3 "${flag[@]}" "$db" "${join[@]}")
+      # shellcheck disable=SC2086
+      read -r s kb < <(once "$BIN" --state "$db" $cmd --down-cmd "true {name}")
+      [ "$kb" -gt "$kb_max" ] && kb_max=$kb
+      echo "$s $b" >>"$WORK/pairs"
+    done
+    s=$(awk '{print $1}' "$WORK/pairs" | median)
+    b=$(awk '{print $2}' "$WORK/pairs" | median)
+    ratio=$(awk '$2 > 0 {print $1 / $2}' "$WORK/pairs" | median)
+    ratio=$(awk -v r="$ratio" 'BEGIN{ if (r != "") printf "%.1fx", r; else print "-" }')
+    echo "| $label | \`$cmd\` | $s | $(awk "BEGIN{printf \"%.1f\", $kb_max/1024}") | $b | $ratio | $statements |"
   done
 }
 

@@ -280,8 +280,11 @@ pub type Services = std::collections::HashMap<String, Vec<ServiceReport>>;
 ///
 /// # Errors
 /// Writing to `out` failed.
-pub fn write_json(
-    out: &mut dyn std::io::Write,
+pub fn write_json<W: std::io::Write>(
+    // Generic, not `dyn`: serde's many small writes (a key, a colon, an
+    // indent) then inline into the buffer (issue 13: a dynamic call each
+    // was a fifth of `snapshot --json` at 100,000 instances).
+    out: &mut W,
     snapshot: &Snapshot,
     now: i64,
     store: &str,
