@@ -434,7 +434,7 @@ mod tests {
             &snapshot,
             BENCH_NOW,
             "s.db",
-            &mut |name| services.get(name).cloned().unwrap_or_default(),
+            &mut |i| Ok(services.get(&i.name).cloned().unwrap_or_default()),
             None,
         )
         .unwrap();

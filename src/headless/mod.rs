@@ -101,19 +101,40 @@ pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
     let written = if json {
         let shown = path.display().to_string();
         let mut services = BatchedServices::new(&mut store, &snapshot);
+        // A store read immutably: its services read now, and the file
+        // checked to be the one the snapshot read.
+        if let Err(error) = services.read_whole() {
+            return usage(&error.to_string());
+        }
+        if services.store.immutable()
+            && services.store.file_state() != crate::store::FileState::Same
+        {
+            return usage(&format!(
+                "{} changed while it was read as an immutable snapshot: run again when it is idle",
+                crate::model::text::sanitize(&path.display().to_string())
+            ));
+        }
         let written = report::write_json(
             &mut out,
             &snapshot,
             now,
             &shown,
-            &mut |name| services.of(name),
+            &mut |instance| services.of(instance).map_err(|e| e.to_string()),
             clock.as_ref(),
-        )
-        .map_err(std::io::Error::from);
-        match services.error {
-            Some(error) => return usage(&error.to_string()),
-            None => written,
+        );
+        if let Err(error) = written {
+            if error.is_io() {
+                return match std::io::Error::from(error) {
+                    e if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+                    e => usage(&e.to_string()),
+                };
+            }
+            // A services read failed: the document stops unfinished (what
+            // is still buffered is dropped, never completed as if whole).
+            let _ = out.into_parts();
+            return usage(&format!("snapshot --json stopped: {error}"));
         }
+        Ok(())
     } else {
         report::write_table(
             &mut out,
@@ -140,64 +161,107 @@ pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
 /// writes them, in name order (issue 13: read whole, 70,000 services at
 /// 100,000 instances held 70 MB of checkpoints at once). Each batch is its
 /// own read transaction after the snapshot's: the services are probed
-/// live, not part of the snapshot.
+/// live, not part of the snapshot; a birth's services are only those
+/// recorded under its own namespace (a name torn down and born again while
+/// the document is written does not lend the new birth's services to the
+/// old row). Read whole, in one batch, where a range of names could miss
+/// rows: a store read immutably (checked like the snapshot), names that
+/// repeat or were decoded lossily, rows read with anomalies (a hand-made
+/// store), or a `checkpoints` table that declares a collation.
 struct BatchedServices<'a> {
     store: &'a mut crate::store::Store,
-    names: Vec<&'a str>,
+    instances: &'a [std::sync::Arc<crate::model::Instance>],
     state_dir: PathBuf,
     probe: Box<dyn crate::store::probe::HostProbe>,
-    /// The batch read last, and the index in `names` after it.
-    batch: Services,
+    /// The rows of the batch read last, by name.
+    batch: std::collections::HashMap<String, crate::store::services::ServiceRows>,
+    /// The index in `instances` after the batch read last.
     next: usize,
     /// The last name of the batch read last.
     last: Option<&'a str>,
-    /// The first read error (the command then fails).
-    error: Option<crate::store::StoreError>,
+    /// Read everything in one batch.
+    whole: bool,
 }
 
 impl<'a> BatchedServices<'a> {
     const BATCH: usize = 1000;
 
     fn new(store: &'a mut crate::store::Store, snapshot: &'a crate::model::Snapshot) -> Self {
+        let instances: &[std::sync::Arc<crate::model::Instance>] = &snapshot.instances;
+        let whole = store.immutable()
+            || store.checkpoints_collate()
+            || instances.windows(2).any(|w| w[0].name >= w[1].name)
+            || instances
+                .iter()
+                .any(|i| !i.anomalies.is_empty() || i.name.contains('\u{fffd}'));
         Self {
             state_dir: store.state_dir(),
             store,
-            names: snapshot.instances.iter().map(|i| i.name.as_str()).collect(),
+            instances,
             probe: crate::store::probe::checked_sysinfo(),
-            batch: Services::new(),
+            batch: std::collections::HashMap::new(),
             next: 0,
             last: None,
-            error: None,
+            whole,
         }
     }
 
-    /// `name`'s services, reading the batch that holds it when `name` is
-    /// past the last one read (names come in the snapshot's order).
-    fn of(&mut self, name: &str) -> Vec<report::ServiceReport> {
-        while self.error.is_none()
-            && self.next < self.names.len()
-            && self.last.is_none_or(|last| last < name)
-        {
-            self.read_batch();
+    /// `instance`'s services, reading the batch that holds it when its name
+    /// is past the last one read (instances come in the snapshot's order).
+    ///
+    /// # Errors
+    /// The batch could not be read (the document is then not finished).
+    fn of(
+        &mut self,
+        instance: &crate::model::Instance,
+    ) -> Result<Vec<report::ServiceReport>, crate::store::StoreError> {
+        let name = instance.name.as_str();
+        while self.next < self.instances.len() && self.last.is_none_or(|last| last < name) {
+            self.read_batch()?;
         }
-        self.batch.remove(name).unwrap_or_default()
+        let Some(rows) = self.batch.get(name) else {
+            return Ok(Vec::new());
+        };
+        let namespace = instance
+            .birth
+            .as_ref()
+            .map(crate::model::Birth::resource_namespace)
+            .filter(|ns| !ns.is_empty());
+        if namespace.is_some_and(|ns| ns != rows.logs_dir_name) {
+            return Ok(Vec::new());
+        }
+        Ok(probed(rows.clone(), &self.state_dir, self.probe.as_mut()))
     }
 
-    fn read_batch(&mut self) {
-        let end = (self.next + Self::BATCH).min(self.names.len());
-        let (first, last) = (self.names[self.next], self.names[end - 1]);
+    fn read_batch(&mut self) -> Result<(), crate::store::StoreError> {
+        let end = if self.whole {
+            self.instances.len()
+        } else {
+            (self.next + Self::BATCH).min(self.instances.len())
+        };
+        let range = (!self.whole).then(|| {
+            (
+                self.instances[self.next].name.as_str(),
+                self.instances[end - 1].name.as_str(),
+            )
+        });
+        self.last = Some(self.instances[end - 1].name.as_str());
+        if self.whole {
+            // Past every name: nothing more to read.
+            self.last = None;
+        }
         self.next = end;
-        self.last = Some(last);
-        match self.store.service_rows_between(false, Some((first, last))) {
-            Ok(rows) => {
-                let (state_dir, probe) = (&self.state_dir, self.probe.as_mut());
-                self.batch = rows
-                    .into_iter()
-                    .map(|(name, rows)| (name, probed(rows, state_dir, probe)))
-                    .collect();
-            }
-            Err(error) => self.error = Some(error),
+        self.batch = self.store.service_rows_between(false, range)?;
+        Ok(())
+    }
+
+    /// For a store read immutably: every service read now, before the
+    /// file is checked to be the one the snapshot read.
+    fn read_whole(&mut self) -> Result<(), crate::store::StoreError> {
+        if self.whole && self.next == 0 && !self.instances.is_empty() {
+            self.read_batch()?;
         }
+        Ok(())
     }
 }
 

@@ -288,7 +288,7 @@ pub fn write_json<W: std::io::Write>(
     snapshot: &Snapshot,
     now: i64,
     store: &str,
-    services: &mut dyn FnMut(&str) -> Vec<ServiceReport>,
+    services: &mut ServicesOf<'_>,
     clock: Option<&ClockDoubt>,
 ) -> serde_json::Result<()> {
     let document = Streamed {
@@ -371,8 +371,9 @@ struct Streamed<'a> {
     services: std::cell::RefCell<&'a mut ServicesOf<'a>>,
 }
 
-/// Where [`write_json`] gets an instance's services, by name.
-pub type ServicesOf<'a> = dyn FnMut(&str) -> Vec<ServiceReport> + 'a;
+/// Where [`write_json`] gets an instance's services; an `Err` (its
+/// message) stops the document, unfinished.
+pub type ServicesOf<'a> = dyn FnMut(&Instance) -> Result<Vec<ServiceReport>, String> + 'a;
 
 impl Serialize for Streamed<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -384,10 +385,17 @@ impl Serialize for Streamed<'_> {
                 // Each instance's services asked for as it is written (the
                 // caller reads them a batch at a time, issue 13); flattened,
                 // the same fields in the same order as [`InstanceReport`]'s.
-                serializer.collect_seq(d.snapshot.instances.iter().map(|instance| WithServices {
-                    report: instance_report(d.snapshot, &d.rules, instance, d.now),
-                    services: (*d.services.borrow_mut())(&instance.name),
-                }))
+                use serde::ser::{Error as _, SerializeSeq as _};
+                let mut seq = serializer.serialize_seq(Some(d.snapshot.instances.len()))?;
+                for instance in &d.snapshot.instances {
+                    let services =
+                        (*d.services.borrow_mut())(instance).map_err(S::Error::custom)?;
+                    seq.serialize_element(&WithServices {
+                        report: instance_report(d.snapshot, &d.rules, instance, d.now),
+                        services,
+                    })?;
+                }
+                seq.end()
             }
         }
         struct Operations<'b>(&'b [Operation]);
@@ -620,7 +628,7 @@ mod tests {
             &snapshot,
             NOW,
             "s.db",
-            &mut |name| services.get(name).cloned().unwrap_or_default(),
+            &mut |i| Ok(services.get(&i.name).cloned().unwrap_or_default()),
             None,
         )
         .unwrap();

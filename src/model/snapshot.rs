@@ -77,6 +77,44 @@ impl ServicesDead {
         }
     }
 
+    /// These counts plus `more` (`O(n + m log m)`: however many died at
+    /// once, one merge of two sorted lists).
+    #[must_use]
+    pub fn plus(&self, more: DeadCounts) -> Self {
+        let more = more.finish().by_hash;
+        let mut by_hash = Vec::with_capacity(self.by_hash.len() + more.len());
+        let (mut a, mut b) = (self.by_hash.iter().peekable(), more.iter().peekable());
+        loop {
+            let next = match (a.peek(), b.peek()) {
+                (Some(&&(ka, ca)), Some(&&(kb, cb))) if ka == kb => {
+                    a.next();
+                    b.next();
+                    (ka, ca.saturating_add(cb))
+                }
+                (Some(&&x), Some(&&y)) => {
+                    if x.0 < y.0 {
+                        a.next();
+                        x
+                    } else {
+                        b.next();
+                        y
+                    }
+                }
+                (Some(&&x), None) => {
+                    a.next();
+                    x
+                }
+                (None, Some(&&y)) => {
+                    b.next();
+                    y
+                }
+                (None, None) => break,
+            };
+            by_hash.push(next);
+        }
+        Self { by_hash }
+    }
+
     /// How many of `name`'s recorded service processes are dead (0: none,
     /// or none recorded).
     #[must_use]
@@ -243,6 +281,15 @@ mod tests {
         added.add("alpha", 1);
         added.add("hotel", 0);
         assert_eq!(added, collected, "one canonical form");
+        let mut more = super::DeadCounts::default();
+        more.add("golf", 1);
+        more.add("india", 3);
+        let merged = collected.plus(more);
+        assert_eq!(
+            (merged.get("golf"), merged.get("alpha"), merged.get("india")),
+            (3, 2, 3)
+        );
+        assert_eq!(merged.len(), 3);
         assert!(ServicesDead::new().is_empty());
     }
 }

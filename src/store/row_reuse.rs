@@ -43,19 +43,35 @@ struct Kept {
 }
 
 /// Store files (`(device, inode)`) this process has read, at most
-/// [`FILES_KEPT`]: a process watches one store, tests open many.
-static REGISTRY: Mutex<Option<HashMap<(u64, u64), Kept>>> = Mutex::new(None);
+/// [`FILES_KEPT`] (a process watches one store, tests open many), each with
+/// its last [`READS_KEPT`] reads, newest last.
+static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
+
+/// Each file's kept reads, newest last.
+type Registry = HashMap<(u64, u64), Vec<Kept>>;
 
 const FILES_KEPT: usize = 16;
 
-/// The last read of `file`, if a snapshot still holds its rows.
+/// Reads kept per file: the console's reaper reads the file too, and its
+/// rows are gone at the end of its pass; the watcher's, still on screen,
+/// must stay on offer after it (otherwise the watcher's next read shares
+/// nothing and two whole copies exist again, once per reaper tick).
+const READS_KEPT: usize = 2;
+
+/// The newest read of `file` whose rows a snapshot still holds.
 pub(super) fn previous(file: (u64, u64)) -> Option<Previous> {
     let registry = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
-    let kept = registry.as_ref()?.get(&file)?;
-    Some(Previous {
-        rows: kept.rows.upgrade()?,
-        places: Arc::clone(&kept.places),
-    })
+    registry
+        .as_ref()?
+        .get(&file)?
+        .iter()
+        .rev()
+        .find_map(|kept| {
+            Some(Previous {
+                rows: kept.rows.upgrade()?,
+                places: Arc::clone(&kept.places),
+            })
+        })
 }
 
 /// Publish `rows`, just read from `file`, with each instance row's place.
@@ -70,7 +86,13 @@ pub(super) fn publish(file: (u64, u64), rows: &Arc<Rows>, places: Vec<RowPlace>)
     if registry.len() >= FILES_KEPT && !registry.contains_key(&file) {
         registry.clear();
     }
-    registry.insert(file, kept);
+    let reads = registry.entry(file).or_default();
+    // Reads whose rows are gone are of no use (and hold their places).
+    reads.retain(|read| read.rows.strong_count() > 0);
+    reads.push(kept);
+    if reads.len() > READS_KEPT {
+        reads.remove(0);
+    }
 }
 
 /// Forget `file`'s last read (this read could not say where its rows were).

@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use rusqlite::OptionalExtension as _;
 use rusqlite::types::ValueRef;
 
 use super::probe::HostProbe;
@@ -105,6 +106,23 @@ impl Store {
         self.service_rows_between(active_only, None)
     }
 
+    /// Whether the `checkpoints` table declares a collation (then a range
+    /// of names, [`Store::service_rows_between`], need not match byte
+    /// order). An unreadable schema reads as `true` (read whole).
+    #[must_use]
+    pub fn checkpoints_collate(&self) -> bool {
+        self.conn
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'checkpoints'",
+                [],
+                |row| Ok(lenient_text(col(row, 0)).unwrap_or_default()),
+            )
+            .optional()
+            .map_or(true, |sql| {
+                sql.is_some_and(|sql| sql.to_ascii_lowercase().contains("collate"))
+            })
+    }
+
     /// [`Store::service_rows`] of the instances named `first..=last` only
     /// (byte order, as `SQLite`'s `BINARY` compares; `None`: all), read
     /// through the `checkpoints` primary key: `snapshot --json` reads a
@@ -191,15 +209,15 @@ impl Store {
 /// The recorded service processes of the active instances, as the
 /// watcher probes them: each `(instance, record)` handed to `each` as it is
 /// read (nothing is collected: at 100,000 instances there are 70,000), by
-/// instance then service; `stop` is checked between rows. A read error
-/// ends the read early (the Instances mark is advisory; the detail view
-/// reads again).
+/// instance then service; `stop` is checked between rows. Returns whether
+/// the read went to its end (`false`: an `SQLite` error or `stop` ended it
+/// early, and what was handed out is partial).
 pub fn each_active_record(
     store: &mut Store,
     stop: &crate::cancel::CancelToken,
     each: impl FnMut(String, services::StartRecord),
-) {
-    let _ = read_active_records(store, stop, each);
+) -> bool {
+    read_active_records(store, stop, each).is_ok() && !stop.is_cancelled()
 }
 
 fn read_active_records(
@@ -312,14 +330,14 @@ mod tests {
         let mut store = Store::open(&path, crate::store::Access::ReadOnly).expect("store");
         let mut names: Vec<String> = Vec::new();
         let stop = crate::cancel::CancelToken::new();
-        each_active_record(&mut store, &stop, |name, record| {
+        assert!(each_active_record(&mut store, &stop, |name, record| {
             names.push(format!("{name}:{}:{}", record.service, record.pid));
-        });
+        }));
         assert_eq!(names, ["golf:web:28530", "india:web:19587"]);
         // A cancelled read stops before its first row.
         stop.cancel();
         let mut after_stop = 0;
-        each_active_record(&mut store, &stop, |_, _| after_stop += 1);
+        assert!(!each_active_record(&mut store, &stop, |_, _| after_stop += 1));
         assert_eq!(after_stop, 0);
     }
 }

@@ -37,7 +37,7 @@ pub(super) struct ServicesRead {
 /// thread (a read in progress stops at its next row) and waits for it.
 pub(super) struct ServicesReader {
     requests: Option<mpsc::Sender<()>>,
-    results: mpsc::Receiver<ServicesRead>,
+    results: mpsc::Receiver<Option<ServicesRead>>,
     in_flight: bool,
     stop: CancelToken,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -95,8 +95,9 @@ impl ServicesReader {
         self.in_flight
     }
 
-    /// The answer to the last request, once it is there.
-    pub(super) fn take(&mut self) -> Option<ServicesRead> {
+    /// The answer to the last request, once it is there: `Some(None)` when
+    /// the read failed (the store could not be opened or read to its end).
+    pub(super) fn take(&mut self) -> Option<Option<ServicesRead>> {
         let read = self.results.try_recv().ok()?;
         self.in_flight = false;
         Some(read)
@@ -118,28 +119,31 @@ impl Drop for ServicesReader {
 /// the snapshot reads and frames the screen waits for. (On Linux the nice
 /// value is per thread.) A failure leaves the priority as it was.
 fn lower_priority() {
+    // Elsewhere `PRIO_PROCESS, 0` would renice the whole console.
+    #[cfg(target_os = "linux")]
     // SAFETY: `setpriority(PRIO_PROCESS, 0, n)` changes only the calling
     // thread's nice value; it reads and writes no memory of this process.
     let _ = unsafe { nix::libc::setpriority(nix::libc::PRIO_PROCESS, 0, 10) };
 }
 
-/// One read: the store opened afresh, each record probed as it comes. A
-/// store that cannot be opened reads as no services (the mark is
-/// advisory).
+/// One read: the store opened afresh (with the watcher's short busy
+/// timeout), each record probed as it comes. `None` when the store cannot
+/// be opened or read to its end: the watcher then keeps the last counts.
 fn read(
     path: &std::path::Path,
     access: Access,
     probe: &mut SysinfoProbe,
     stop: &CancelToken,
-) -> ServicesRead {
+) -> Option<ServicesRead> {
     let mut out = ServicesRead::default();
-    let Ok(mut store) = Store::open(path, access) else {
-        return out;
-    };
+    let mut store = Store::open(path, access).ok()?;
+    store
+        .set_busy_timeout(super::watcher::WATCHER_BUSY_TIMEOUT)
+        .ok()?;
     let mut probe = CheckedProbe::new(probe);
     // Hashed as they come: no name is kept for a dead service.
     let mut dead = crate::model::snapshot::DeadCounts::default();
-    super::services::each_active_record(&mut store, stop, |name, record| {
+    let whole = super::services::each_active_record(&mut store, stop, |name, record| {
         if process_state(&record, |pid| probe.live_start_time(pid)).dead() {
             dead.add(&name, 1);
         } else {
@@ -147,7 +151,7 @@ fn read(
         }
     });
     out.dead = dead.finish();
-    out
+    whole.then_some(out)
 }
 
 #[cfg(test)]
@@ -172,7 +176,7 @@ mod tests {
         let started = std::time::Instant::now();
         let read = loop {
             if let Some(read) = reader.take() {
-                break read;
+                break read.expect("the fixture reads whole");
             }
             assert!(started.elapsed() < std::time::Duration::from_secs(10));
             std::thread::sleep(std::time::Duration::from_millis(5));

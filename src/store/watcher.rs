@@ -422,11 +422,17 @@ impl Watcher {
     /// The services reader's answer, if it came: the dead counted, the
     /// alive kept to re-probe. Returns whether one came.
     fn take_services(&mut self) -> bool {
-        let Some(read) = self
+        let Some(answer) = self
             .services_reader
             .as_mut()
             .and_then(super::services_reader::ServicesReader::take)
         else {
+            return false;
+        };
+        // A read that failed keeps what the last good one said (and asks
+        // again after the next commit).
+        let Some(read) = answer else {
+            self.services_stale = true;
             return false;
         };
         self.services = read.alive;
@@ -472,11 +478,11 @@ impl Watcher {
             !dead
         });
         if self.services.len() != before {
-            let mut counts = (*self.services_dead).clone();
+            let mut more = crate::model::snapshot::DeadCounts::default();
             for name in died {
-                counts.add(&name, 1);
+                more.add(&name, 1);
             }
-            self.services_dead = Arc::new(counts);
+            self.services_dead = Arc::new(self.services_dead.plus(more));
         }
         self.send_services_dead()
     }

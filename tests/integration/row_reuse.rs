@@ -202,3 +202,34 @@ fn names_that_swap_rowids_are_sorted_again() {
     drop((first, swapped));
     assert_eq!(shared_rows, owned(&read(&path)));
 }
+
+#[test]
+fn a_table_without_rowids_or_with_a_rowid_column_is_read_without_the_hint() {
+    for ddl in [
+        "CREATE TABLE instances (name TEXT PRIMARY KEY, substrate TEXT, status TEXT,
+             created_at INTEGER, tombstoned_at INTEGER) WITHOUT ROWID",
+        "CREATE TABLE instances (name TEXT, substrate TEXT, status TEXT,
+             created_at INTEGER, tombstoned_at INTEGER, rowid INTEGER)",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.db");
+        exec(
+            &path,
+            &format!(
+                "{ddl};
+                 CREATE TABLE leases (instance TEXT PRIMARY KEY, duration_secs INTEGER,
+                     expires_at INTEGER);
+                 CREATE TABLE op_locks (instance TEXT PRIMARY KEY, operation TEXT,
+                     holder_pid INTEGER, holder_start_time INTEGER, acquired_at INTEGER);
+                 INSERT INTO instances (name, substrate, status, created_at)
+                     VALUES ('b', 'local', 'active', 1), ('a', 'local', 'active', 2);
+                 PRAGMA user_version = 4;"
+            ),
+        );
+        let first = read(&path);
+        let names: Vec<_> = first.instances.iter().map(|i| i.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"], "{ddl}");
+        let again = read(&path);
+        assert_eq!(owned(&first), owned(&again), "{ddl}");
+    }
+}

@@ -49,9 +49,10 @@ pub(super) fn scan_instances(
                     return Ok(None);
                 }
                 if col(row, 0) == ValueRef::Text(b"instances")
-                    && sql.windows(6).any(|w| w.eq_ignore_ascii_case(b"rowid"))
+                    && sql.windows(5).any(|w| w.eq_ignore_ascii_case(b"rowid"))
                 {
-                    // `WITHOUT ROWID`, or a column of that name: no hint.
+                    // `WITHOUT ROWID` (no `rowid` to select), or a column
+                    // named `rowid` (it would shadow the real one): no hint.
                     rowids = false;
                 }
             }
@@ -203,11 +204,7 @@ fn scan_instance_table(
                 .as_ref()
                 .is_some_and(|c| c.len() == positions.len()) =>
         {
-            let mut order = vec![0u32; positions.len()];
-            for (at, &position) in positions.iter().enumerate() {
-                order[position as usize] = at as u32;
-            }
-            order
+            earlier_order(&positions).unwrap_or_else(|| name_order(&scanned))
         }
         _ => name_order(&scanned),
     };
@@ -255,6 +252,23 @@ fn unchanged(row: &rusqlite::Row<'_>, old: &Instance) -> bool {
         && int(4, old.tombstoned_at)
         && lenient_int(col(row, 5)).map(|d| d != 0) == old.dirty
         && birth
+}
+
+/// The scan order of the rows whose positions in the earlier read are
+/// `positions` (one per row, in scan order): its inverse, when `positions`
+/// is a permutation of `0..len`; `None` otherwise (then the rows are
+/// sorted afresh: nothing is trusted that would drop or repeat a row).
+fn earlier_order(positions: &[u32]) -> Option<Vec<u32>> {
+    const UNSET: u32 = u32::MAX;
+    let mut order = vec![UNSET; positions.len()];
+    for (at, &position) in positions.iter().enumerate() {
+        let slot = order.get_mut(position as usize)?;
+        if *slot != UNSET {
+            return None;
+        }
+        *slot = u32::try_from(at).ok()?;
+    }
+    Some(order)
 }
 
 /// The positions of `rows` in name order (byte order), without comparing
@@ -401,5 +415,16 @@ impl std::hash::Hasher for NameHasher {
         // Fold the high bits down: hashbrown takes its bucket from the low
         // bits and its tag from the top seven.
         self.0 ^ (self.0 >> 29)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_earlier_order_is_used_only_when_it_is_a_permutation() {
+        assert_eq!(super::earlier_order(&[2, 0, 1]), Some(vec![1, 2, 0]));
+        assert_eq!(super::earlier_order(&[0, 1, 1]), None, "a position twice");
+        assert_eq!(super::earlier_order(&[0, 3, 1]), None, "past the end");
+        assert_eq!(super::earlier_order(&[]), Some(vec![]));
     }
 }
