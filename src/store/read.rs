@@ -44,7 +44,10 @@ impl Store {
         // cheaper than SQLite's LEFT JOIN at scale (two index seeks per
         // instance plus a sort); the join query remains for the stores where
         // a byte-wise merge could differ from SQL's `=` (see `scan_instances`).
-        let previous = self.identity.and_then(super::row_reuse::previous);
+        // Held to the end of this read (after it publishes its rows).
+        let (previous, _reading) = self
+            .identity
+            .map_or((None, None), super::row_reuse::previous_or_wait);
         let (mut instances, places) =
             match scan::scan_instances(&tx, layout, previous.as_ref()).map_err(err)? {
                 Some(found) => found,

@@ -233,3 +233,26 @@ fn a_table_without_rowids_or_with_a_rowid_column_is_read_without_the_hint() {
         assert_eq!(owned(&first), owned(&again), "{ddl}");
     }
 }
+
+/// Two first reads of one file at once (the console's watcher and its
+/// reaper at start-up) share their rows: the second waits for the first
+/// to publish instead of building every row again.
+#[test]
+fn two_first_reads_at_once_share_their_rows() {
+    let (_dir, path) = fixture("real-0.4.0-v14.db");
+    let start = Arc::new(std::sync::Barrier::new(2));
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let (path, start) = (path.clone(), Arc::clone(&start));
+            std::thread::spawn(move || {
+                let mut store = Store::open(&path, Access::ReadOnly).unwrap();
+                start.wait();
+                store.snapshot(&mut vm()).unwrap()
+            })
+        })
+        .collect();
+    let snapshots: Vec<Snapshot> = readers.into_iter().map(|r| r.join().unwrap()).collect();
+    for (a, b) in snapshots[0].instances.iter().zip(snapshots[1].instances.iter()) {
+        assert!(Arc::ptr_eq(a, b), "{} is shared", a.name);
+    }
+}
