@@ -252,7 +252,11 @@ fn two_first_reads_at_once_share_their_rows() {
         })
         .collect();
     let snapshots: Vec<Snapshot> = readers.into_iter().map(|r| r.join().unwrap()).collect();
-    for (a, b) in snapshots[0].instances.iter().zip(snapshots[1].instances.iter()) {
+    for (a, b) in snapshots[0]
+        .instances
+        .iter()
+        .zip(snapshots[1].instances.iter())
+    {
         assert!(Arc::ptr_eq(a, b), "{} is shared", a.name);
     }
 }
