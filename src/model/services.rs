@@ -380,7 +380,10 @@ mod tests {
         assert_eq!(read(r#"{"pid":7.5,"start_time":9}"#), None, "a float pid");
         assert_eq!(read(r#"[7, 9]"#), None, "not an object");
         assert_eq!(read(r#"{"pid":7,"start_time":9"#), None, "not JSON");
-        assert_eq!(read(r#"{"pid":7,"start_time":9,"port":70000}"#).map(|r| r.port), Some(None));
+        assert_eq!(
+            read(r#"{"pid":7,"start_time":9,"port":70000}"#).map(|r| r.port),
+            Some(None)
+        );
     }
     use crate::model::detail::{Observation, Placement};
 
