@@ -144,6 +144,22 @@ pub fn probe_liveness(rows: &Rows, probe: &mut dyn HostProbe) -> LockLiveness {
     found
 }
 
+/// Every lease row, in the column order [`lease_columns`] reads from 1 on
+/// (the snapshot's scan and a dry run's at-once re-check).
+pub(super) const LEASE_SCAN_SQL: &str = "SELECT instance, duration_secs, expires_at FROM leases";
+
+/// Every lock row, in the column order [`lock_columns`] reads from 1 on;
+/// the columns of later migrations read as NULL where the store has none.
+pub(super) fn lock_scan_sql(layout: Layout) -> String {
+    let pick = |present: bool, column: &'static str| if present { column } else { "NULL" };
+    format!(
+        "SELECT instance, operation, holder_pid, holder_start_time, acquired_at, {}, {}
+         FROM op_locks",
+        pick(layout.holder_host, "holder_host"),
+        pick(layout.claim_id, "claim_id"),
+    )
+}
+
 /// An integer read leniently: INTEGER as is, REAL truncated, TEXT parsed,
 /// NULL/BLOB/unparsable as `None`.
 pub(super) fn lenient_int(value: ValueRef<'_>) -> Option<i64> {

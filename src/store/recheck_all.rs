@@ -33,8 +33,8 @@ use rusqlite::Connection;
 use rusqlite::types::ValueRef;
 
 use super::read::{
-    Substrates, attempt_from_row, col, instance_columns, instance_extras, lease_columns,
-    lock_columns,
+    LEASE_SCAN_SQL, Substrates, attempt_from_row, col, instance_columns, instance_extras,
+    lease_columns, lock_columns, lock_scan_sql,
 };
 use super::{Layout, Recheck, Store, StoreError};
 use crate::model::{Instance, ReapAttempt};
@@ -198,7 +198,7 @@ fn keyed(
     layout: Layout,
     found: &mut HashMap<&str, Entry<'_>>,
 ) -> rusqlite::Result<bool> {
-    let leases = "SELECT instance, duration_secs, expires_at FROM leases";
+    let leases = LEASE_SCAN_SQL;
     let ok = scan(conn, leases, found, false, |row, entry| {
         if std::mem::replace(&mut entry.lease, true) {
             return false;
@@ -206,16 +206,7 @@ fn keyed(
         entry.differs |= lease_columns(row, 1, &mut Vec::new()) != entry.seen.0.lease;
         true
     })?;
-    let locks = format!(
-        "SELECT instance, operation, holder_pid, holder_start_time, acquired_at, {}, {}
-         FROM op_locks",
-        if layout.holder_host {
-            "holder_host"
-        } else {
-            "NULL"
-        },
-        if layout.claim_id { "claim_id" } else { "NULL" },
-    );
+    let locks = lock_scan_sql(layout);
     let ok = ok
         && scan(conn, &locks, found, false, |row, entry| {
             if std::mem::replace(&mut entry.lock, true) {

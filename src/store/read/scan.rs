@@ -9,8 +9,8 @@ use rusqlite::Connection;
 use rusqlite::types::ValueRef;
 
 use super::{
-    Substrates, col, instance_columns, instance_extras, lease_columns, lenient_int, lock_columns,
-    note_created_at,
+    LEASE_SCAN_SQL, Substrates, col, instance_columns, instance_extras, lease_columns, lenient_int,
+    lock_columns, lock_scan_sql, note_created_at,
 };
 use crate::model::Instance;
 use crate::store::Layout;
@@ -90,22 +90,13 @@ pub(super) fn scan_instances(
     };
     let leases = keyed.scan(
         conn,
-        "SELECT instance, duration_secs, expires_at FROM leases",
+        LEASE_SCAN_SQL,
         lease_columns,
         |instance, lease| instance.lease == *lease,
         |instance, lease| instance.lease = lease.flatten(),
         |instance| instance.lease.is_some(),
     )?;
-    let sql = format!(
-        "SELECT instance, operation, holder_pid, holder_start_time, acquired_at, {}, {}
-         FROM op_locks",
-        if layout.holder_host {
-            "holder_host"
-        } else {
-            "NULL"
-        },
-        if layout.claim_id { "claim_id" } else { "NULL" },
-    );
+    let sql = lock_scan_sql(layout);
     let locks = keyed.scan(
         conn,
         &sql,
