@@ -41,7 +41,10 @@ impl Store {
     /// # Errors
     /// `SQLite` errors (`StoreError::Busy` when the store stays locked past the
     /// busy timeout).
-    pub fn instance_detail(&mut self, name: &str) -> Result<Option<InstanceDetail>, StoreError> {
+    pub(super) fn instance_detail_once(
+        &mut self,
+        name: &str,
+    ) -> Result<Option<InstanceDetail>, StoreError> {
         let path = self.path.clone();
         let err = |e: rusqlite::Error| StoreError::sqlite(&path, &e);
         let tx = self

@@ -83,7 +83,7 @@ impl Registration {
     /// the file as it was (`store::walfile`).
     pub fn bump(&self) {
         let wal = super::walfile::truncated(&self.path)
-            .then(|| super::walfile::mark(&super::wal::sibling(&self.path, "-wal")))
+            .then(|| super::walfile::mark(&self.path))
             .flatten();
         if let Some(entry) = registry().get_mut(&self.path)
             && entry.epoch == self.epoch
@@ -162,7 +162,26 @@ impl Drop for Registration {
             if *count == 0 {
                 entry.open.remove(&self.epoch);
             }
+            if entry.open.is_empty() {
+                // The last connection of this process to the path is
+                // closed, and none opens before this lock is let go (an
+                // open registers first): the descriptors kept on its files
+                // can be closed without dropping any lock
+                // (`store::files`).
+                super::files::release(&self.path);
+            }
         }
+    }
+}
+
+/// Close the descriptors kept on `path`'s files (`store::files`) when no
+/// connection of this process to it is open: after an open that failed
+/// before it registered, so a console retrying a store it cannot open does
+/// not keep the files of every inode it met.
+pub fn release_if_idle(path: &Path) {
+    let registry = registry();
+    if registry.get(path).is_none_or(|entry| entry.open.is_empty()) {
+        super::files::release(path);
     }
 }
 

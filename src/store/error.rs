@@ -89,6 +89,15 @@ pub enum StoreError {
         /// `SQLite`'s message.
         detail: String,
     },
+    /// The store file has more than one name (a hard link): `SQLite` names
+    /// the `-wal` and `-shm` after the path, so each name would get its
+    /// own log and one would be checkpointed over the other's commits.
+    #[error(
+        "{0} has {1} names (hard links): SQLite keeps a write-ahead log per name, so reading \
+         it through this one could write an old log over stackless's commits. Open the \
+         store by its one real name (stackless's state.db), or remove the extra link."
+    )]
+    HardLinked(PathBuf, u64),
     /// A store this console had open is now an empty file: truncated (a
     /// new, empty store is only created at start-up).
     #[error("the store file {0} is empty (truncated?)")]
@@ -137,6 +146,12 @@ pub enum StoreError {
          or unset STACKLESS_STATE_URL to open this machine's local store."
     )]
     RemoteUnsupported(String),
+    /// The file under the connection failed it: an I/O error
+    /// (`SQLITE_IOERR`: a log cut short, a read past its end) or a corrupt
+    /// page (`SQLITE_CORRUPT`). The connection is not trusted again
+    /// ([`StoreError::breaks_connection`]).
+    #[error("state store {0}: {1}")]
+    Broken(PathBuf, String),
     /// Any other `SQLite` failure.
     #[error("state store {0}: {1}")]
     Sqlite(PathBuf, String),
@@ -153,6 +168,9 @@ impl StoreError {
                     return Self::Busy(path.to_owned());
                 }
                 ErrorCode::NotADatabase => return Self::NotADatabase(path.to_owned()),
+                ErrorCode::SystemIoFailure | ErrorCode::DatabaseCorrupt => {
+                    return Self::Broken(path.to_owned(), error.to_string());
+                }
                 ErrorCode::CannotOpen | ErrorCode::PermissionDenied | ErrorCode::ReadOnly => {
                     return Self::Unreadable(path.to_owned(), error.to_string());
                 }
@@ -162,9 +180,57 @@ impl StoreError {
         Self::Sqlite(path.to_owned(), error.to_string())
     }
 
+    /// Whether the connection that met this error is not to be trusted
+    /// again (issue 20): the file failed it (a `disk I/O error`, a corrupt
+    /// page), is not a database any more, or is empty. Every connection of
+    /// the process to the file is then dropped and opened afresh. A lock
+    /// conflict, a full disk, a constraint or this console's own refusal
+    /// leave the connection as it is.
+    #[must_use]
+    pub const fn breaks_connection(&self) -> bool {
+        matches!(
+            self,
+            Self::Broken(..) | Self::NotADatabase(_) | Self::Empty(_)
+        )
+    }
+
     /// Whether this is a transient lock conflict (retry on the next tick).
     #[must_use]
     pub const fn is_busy(&self) -> bool {
         matches!(self, Self::Busy(_))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failure(code: i32) -> rusqlite::Error {
+        rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None)
+    }
+
+    /// Only what the file did to the connection breaks it (issue 20); a
+    /// lock conflict, a full disk or a constraint leave it as it is.
+    #[test]
+    fn only_a_failing_file_breaks_the_connection() {
+        let path = Path::new("/s/state.db");
+        let broken = |code| StoreError::sqlite(path, &failure(code)).breaks_connection();
+        assert!(broken(rusqlite::ffi::SQLITE_IOERR_SHORT_READ));
+        assert!(broken(rusqlite::ffi::SQLITE_IOERR));
+        assert!(broken(rusqlite::ffi::SQLITE_CORRUPT));
+        assert!(broken(rusqlite::ffi::SQLITE_NOTADB));
+        assert!(StoreError::Empty(path.to_owned()).breaks_connection());
+        for kept in [
+            rusqlite::ffi::SQLITE_BUSY,
+            rusqlite::ffi::SQLITE_FULL,
+            rusqlite::ffi::SQLITE_CONSTRAINT_TRIGGER,
+            rusqlite::ffi::SQLITE_READONLY,
+        ] {
+            assert!(!broken(kept), "{kept}");
+        }
+        assert_eq!(
+            StoreError::sqlite(path, &failure(rusqlite::ffi::SQLITE_IOERR_SHORT_READ)).to_string(),
+            "state store /s/state.db: Error code 522: disk I/O error"
+        );
     }
 }

@@ -4,9 +4,12 @@
 //! (`reap_attempts`, and GC deletes). Everything here is I/O; decisions live
 //! in `crate::reaper::decision` and `crate::model`.
 
+mod checked;
 pub mod detail;
 pub mod epoch;
 pub mod error;
+pub mod files;
+mod layout;
 pub mod operations;
 pub mod probe;
 mod queue_seen;
@@ -33,6 +36,7 @@ pub use recheck_all::{BULK_SHARE, Seen};
 pub use write::Recheck;
 
 use crate::model::Generation;
+use layout::{Layout, create_schema, is_empty, read_generation, read_layout};
 
 /// How long a statement waits on another process's lock before failing with
 /// `SQLITE_BUSY` (stackless opens with 5 s).
@@ -59,30 +63,6 @@ pub fn default_path(xdg_state_home: Option<&str>, home: Option<&str>) -> Option<
     }
     home.filter(|h| Path::new(h).is_absolute())
         .map(|h| Path::new(h).join(".local/state/stackless/state.db"))
-}
-
-/// Which optional columns and tables the store has (they depend on its
-/// migrations: a v2 store has no `reap_attempts` and no `holder_host`). Each
-/// is read only where the generation says it is known *and* the column is
-/// there: "read what you know" (docs/stackless-releases.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-struct Layout {
-    /// `reap_attempts` (migration 3).
-    reap_attempts: bool,
-    /// `op_locks.holder_host` (migration 4).
-    holder_host: bool,
-    /// `instances.dirty` (migration 5, stackless 0.2.0+; read on v5+).
-    dirty: bool,
-    /// `op_locks.claim_id` (migration 6).
-    claim_id: bool,
-    /// `instances.instance_id` and `resource_namespace` (migration 7).
-    birth: bool,
-    /// `operations` with the columns of migration 8 (read on v8+).
-    operations: bool,
-    /// `operations.instance_id` (migration 10).
-    operation_birth: bool,
-    /// `operation_events` with the columns of migration 8.
-    operation_events: bool,
 }
 
 /// An open state store.
@@ -218,6 +198,16 @@ impl Store {
             Err(e) => return Err(StoreError::Unreadable(path.to_owned(), e.to_string())),
             Ok(m) if m.is_dir() => return Err(StoreError::IsDirectory(path.to_owned())),
             Ok(m) if !m.is_file() => return Err(StoreError::NotAFile(path.to_owned())),
+            // `SQLite` names the -wal and -shm after the path it was given:
+            // a file reached through two names has two logs, each replayed
+            // over the other's commits (issue 20). Refused, as stackless
+            // itself never makes one.
+            Ok(m) if std::os::unix::fs::MetadataExt::nlink(&m) > 1 => {
+                return Err(StoreError::HardLinked(
+                    path.to_owned(),
+                    std::os::unix::fs::MetadataExt::nlink(&m),
+                ));
+            }
             Ok(_) => {}
         }
         // A symlinked store lives where its target is: `<state_dir>` (logs,
@@ -225,6 +215,17 @@ impl Store {
         // logs and two consoles would not see each other.
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
         let path = path.as_path();
+        let opened = Self::open_canonical(path, access);
+        if opened.is_err() {
+            // The files looked at for an open that failed are let go when
+            // no other connection of this process needs them kept.
+            epoch::release_if_idle(path);
+        }
+        opened
+    }
+
+    /// [`Store::open`] of the canonical `path`.
+    fn open_canonical(path: &Path, access: Access) -> Result<Self, StoreError> {
         if access == Access::ReadWrite {
             return Self::open_file(path, access, false);
         }
@@ -258,18 +259,14 @@ impl Store {
         let probe = Self::connect(path, Access::ReadOnly, false, immutable)?;
         let generation = read_generation(&probe, path)?;
         if generation.user_version == 0 && is_empty(&probe, path)? {
-            drop(probe);
-            if access == Access::ReadOnly {
-                return Err(StoreError::NotStackless(
-                    path.to_owned(),
-                    "instances".into(),
-                ));
-            }
-            // An empty database is a new store: stackless would migrate it.
-            let mut conn = Self::connect(path, Access::ReadWrite, false, false)?;
-            create_schema(&mut conn, path)?;
-            drop(conn);
-            return Self::open(path, access);
+            // An existing file is never given a schema (issue 20: one
+            // written through a second name of stackless's store was
+            // checkpointed over it). Only `open_or_create` makes a store,
+            // in a file it created itself.
+            return Err(StoreError::NotStackless(
+                path.to_owned(),
+                "instances".into(),
+            ));
         }
         let layout = read_layout(&probe, path, generation)?;
         drop(probe);
@@ -335,14 +332,22 @@ impl Store {
     /// # Errors
     /// As [`Store::open`], plus I/O errors creating the parent directory.
     pub fn open_or_create(path: &Path) -> Result<Self, StoreError> {
-        if path.exists() {
+        if std::fs::symlink_metadata(path).is_ok() {
             return Self::open(path, Access::ReadWrite);
         }
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
                 .map_err(|e| StoreError::Unreadable(parent.to_owned(), e.to_string()))?;
         }
-        let mut conn = Self::connect(path, Access::ReadWrite, true, false)?;
+        match files::create_new(path) {
+            Ok(()) => {}
+            // Another process made it meanwhile: it is theirs, opened as is.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                return Self::open(path, Access::ReadWrite);
+            }
+            Err(e) => return Err(StoreError::Unreadable(path.to_owned(), e.to_string())),
+        }
+        let mut conn = Self::connect(path, Access::ReadWrite, false, false)?;
         create_schema(&mut conn, path)?;
         drop(conn);
         Self::open(path, Access::ReadWrite)
@@ -572,121 +577,4 @@ impl Store {
     pub fn connection(&self) -> &Connection {
         &self.conn
     }
-}
-
-/// Run migrations 1-4 on an empty database, each batch in its own
-/// transaction that also sets `user_version` (contract, "Schema"), then
-/// switch to WAL as stackless does.
-fn create_schema(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
-    for (index, sql) in schema::MIGRATIONS.iter().enumerate() {
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| StoreError::sqlite(path, &e))?;
-        tx.execute_batch(sql)
-            .map_err(|e| StoreError::sqlite(path, &e))?;
-        tx.pragma_update(
-            None,
-            "user_version",
-            i64::try_from(index + 1).unwrap_or(i64::MAX),
-        )
-        .map_err(|e| StoreError::sqlite(path, &e))?;
-        tx.commit().map_err(|e| StoreError::sqlite(path, &e))?;
-    }
-    Ok(())
-}
-
-/// Whether the database has no schema at all (a new, empty file).
-fn is_empty(conn: &Connection, path: &Path) -> Result<bool, StoreError> {
-    let objects: i64 = conn
-        .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
-        .map_err(|e| StoreError::sqlite(path, &e))?;
-    Ok(objects == 0)
-}
-
-fn read_generation(conn: &Connection, path: &Path) -> Result<Generation, StoreError> {
-    let user_version: i64 = conn
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .map_err(|e| StoreError::sqlite(path, &e))?;
-    Ok(Generation::new(user_version))
-}
-
-/// The names of `table`'s columns (empty when there is no such table).
-fn table_columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String>> {
-    let mut stmt = conn.prepare("SELECT name FROM pragma_table_info(?1)")?;
-    stmt.query_map([table], |r| r.get::<_, String>(0))?
-        .collect()
-}
-
-/// What the store has that this console knows how to read. Never an error
-/// for an unknown table or column (v6-13, >14): those are left alone.
-fn read_layout(
-    conn: &Connection,
-    path: &Path,
-    generation: Generation,
-) -> Result<Layout, StoreError> {
-    let err = |e: rusqlite::Error| StoreError::sqlite(path, &e);
-    let tables: Vec<String> = {
-        let mut stmt = conn
-            .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
-            .map_err(err)?;
-        stmt.query_map([], |r| r.get::<_, String>(0))
-            .map_err(err)?
-            .collect::<Result<_, _>>()
-            .map_err(err)?
-    };
-    let has = |t: &str| tables.iter().any(|n| n == t);
-    for required in ["instances", "leases", "op_locks"] {
-        if !has(required) {
-            return Err(StoreError::NotStackless(
-                path.to_owned(),
-                required.to_owned(),
-            ));
-        }
-    }
-    let lock_columns = table_columns(conn, "op_locks").map_err(err)?;
-    let instance_columns = table_columns(conn, "instances").map_err(err)?;
-    let all =
-        |present: &[String], wanted: &[&str]| wanted.iter().all(|w| present.iter().any(|c| c == w));
-    let uv = generation.user_version;
-    let (operations, operation_birth, operation_events) = if generation.has_operations() {
-        let columns = table_columns(conn, "operations").map_err(err)?;
-        let events = table_columns(conn, "operation_events").map_err(err)?;
-        let operations = all(
-            &columns,
-            &[
-                "id",
-                "instance",
-                "verb",
-                "status",
-                "created_at",
-                "updated_at",
-            ],
-        );
-        (
-            operations,
-            operations && all(&columns, &["instance_id"]),
-            operations && all(&events, &["sequence", "operation_id", "event_json"]),
-        )
-    } else {
-        (false, false, false)
-    };
-    if generation.has_operations() && !operations {
-        // The 0.4.0 controller's rules need the queue: without it every
-        // instance would look free of pending operations and the reaper
-        // could race the controller. Refuse rather than guess.
-        return Err(StoreError::NotStackless(
-            path.to_path_buf(),
-            "operations".to_owned(),
-        ));
-    }
-    Ok(Layout {
-        reap_attempts: has("reap_attempts"),
-        holder_host: all(&lock_columns, &["holder_host"]),
-        dirty: uv >= 5 && all(&instance_columns, &["dirty"]),
-        claim_id: uv >= 6 && all(&lock_columns, &["claim_id"]),
-        birth: uv >= 7 && all(&instance_columns, &["instance_id", "resource_namespace"]),
-        operations,
-        operation_birth,
-        operation_events,
-    })
 }

@@ -26,7 +26,10 @@ impl Store {
     /// # Errors
     /// `SQLite` errors, `StoreError::Busy` when the store stays locked past the
     /// busy timeout.
-    pub fn snapshot(&mut self, probe: &mut dyn HostProbe) -> Result<Snapshot, StoreError> {
+    pub(super) fn snapshot_once(
+        &mut self,
+        probe: &mut dyn HostProbe,
+    ) -> Result<Snapshot, StoreError> {
         if std::fs::metadata(&self.path).is_ok_and(|m| m.len() == 0) {
             // Truncated under this connection: `SQLite` would call it busy
             // or empty, neither true.

@@ -10,7 +10,6 @@
 //!
 //! [`read_mode`] is the pure rule; [`WalFacts::of`] gathers what it needs.
 
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use super::StoreError;
@@ -77,16 +76,16 @@ pub const fn has_frames(bytes: Option<u64>) -> bool {
 
 impl WalFacts {
     /// Look at `path` (the canonical store path), its `-shm` and `-wal`
-    /// and its directory. Reads the first 20 bytes of the file; writes
-    /// nothing.
+    /// and its directory. Reads the first 20 bytes of the file (through
+    /// `store::files`); writes nothing.
     #[must_use]
     pub fn of(path: &Path) -> Self {
-        let mut header = [0_u8; 20];
-        let wal_mode = std::fs::File::open(path)
-            .and_then(|mut f| f.read_exact(&mut header))
-            .is_ok()
-            && header[18] == 2
-            && header[19] == 2;
+        // Through `store::files`: a descriptor opened here and closed
+        // would drop this process's locks on the file (issue 20).
+        let wal_mode = matches!(
+            super::files::head::<20>(path, super::files::StoreFile::Db),
+            Some((Some(header), _)) if header[18] == 2 && header[19] == 2
+        );
         let dir = parent(path);
         Self {
             wal_mode,

@@ -31,29 +31,31 @@
 //! belongs to the new file and is read as usual.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::FileExt as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::StoreError;
+use super::files::{self, StoreFile};
 
 /// The identity of a write-ahead log: `(device, inode)` and its header's
 /// two salts (a log restarted by a writer gets new salts).
 pub type Mark = (u64, u64, u32, u32);
 
-/// [`Mark`] of the log at `wal`, `None` when there is none or its header
-/// is not a WAL header.
+/// [`Mark`] of the log beside the store at `store`, `None` when there is
+/// none or its header is not a WAL header. Read through `store::files`.
 #[must_use]
-pub fn mark(wal: &Path) -> Option<Mark> {
+pub fn mark(store: &Path) -> Option<Mark> {
     use std::os::unix::fs::MetadataExt as _;
-    let file = std::fs::File::open(wal).ok()?;
-    let meta = file.metadata().ok()?;
-    let mut header = [0_u8; 32];
-    file.read_exact_at(&mut header, 0).ok()?;
-    let (_, salts) = header_fields(&header)?;
-    Some((meta.dev(), meta.ino(), salts.0, salts.1))
+    files::with(store, |files| {
+        let file = files.get(StoreFile::Wal)?;
+        let meta = file.metadata().ok()?;
+        let mut header = [0_u8; 32];
+        files::read_at(file, &mut header, 0).ok()?;
+        let (_, salts) = header_fields(&header)?;
+        Some((meta.dev(), meta.ino(), salts.0, salts.1))
+    })
 }
 
-/// Whether the database file at `path` is cut short: empty, shorter than
+/// Whether the database file at `store` is cut short: empty, shorter than
 /// its 100-byte header, not a database header any more, or shorter than
 /// the page count its header gives (bytes 28..32 times the page size at
 /// 16..18, trusted when the version-valid-for number at 92 equals the
@@ -61,16 +63,21 @@ pub fn mark(wal: &Path) -> Option<Mark> {
 /// leaves a file so (it writes every page up to the committed size), so
 /// this is evidence of a rewrite outside `SQLite`, where a changed size or
 /// time alone is not (another process's checkpoint changes them too).
+/// Read through `store::files` (never a descriptor opened and closed).
 #[must_use]
-pub fn truncated(path: &Path) -> bool {
-    let Ok(file) = std::fs::File::open(path) else {
+pub fn truncated(store: &Path) -> bool {
+    let Some((header, len)) = files::head::<100>(store, StoreFile::Db) else {
         return false;
     };
-    let len = file.metadata().map_or(0, |m| m.len());
-    let mut header = [0_u8; 100];
-    if len < 100 || file.read_exact_at(&mut header, 0).is_err() {
+    let Some(header) = header.filter(|_| len >= 100) else {
         return true;
-    }
+    };
+    truncated_header(&header, len)
+}
+
+/// [`truncated`]'s rule on a file's first 100 bytes and its length. Pure.
+#[must_use]
+pub fn truncated_header(header: &[u8; 100], len: u64) -> bool {
     if &header[..16] != b"SQLite format 3\0" {
         return true;
     }
@@ -120,109 +127,95 @@ fn checksum(data: &[u8], big_endian: bool, (mut s1, mut s2): (u32, u32)) -> (u32
     (s1, s2)
 }
 
+/// Bytes read at an offset: a kept descriptor (`store::files`) or, in
+/// tests, a slice. `None` past the end or on an error.
+pub trait ReadAt {
+    /// Fill `buf` from `offset`.
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> Option<()>;
+}
+
+impl ReadAt for [u8] {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> Option<()> {
+        let at = usize::try_from(offset).ok()?;
+        buf.copy_from_slice(self.get(at..at.checked_add(buf.len())?)?);
+        Some(())
+    }
+}
+
+impl ReadAt for std::fs::File {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> Option<()> {
+        files::read_at(self, buf, offset).ok()
+    }
+}
+
 /// The pages a log's committed frames hold: page size, and for each page
-/// number the byte offset in `wal` of its newest image up to the last
+/// number the byte offset in the log of its newest image up to the last
 /// valid commit frame. A frame is valid while its salts are the header's
 /// and its cumulative checksum matches (`SQLite`'s recovery stops at the
 /// first that is not, fileformat2.html §4.3). `None` for no WAL header.
-/// Pure.
+/// Reads one frame at a time (at most a page and its 24-byte header in
+/// memory, whatever the log's size: issue 20 found a 309 MB log read
+/// whole).
 #[must_use]
-pub fn committed_pages(wal: &[u8]) -> Option<(u32, BTreeMap<u32, usize>)> {
-    let header = wal.get(..32)?;
-    let (page_size, salts) = header_fields(header)?;
+pub fn committed_pages<R: ReadAt + ?Sized>(wal: &R) -> Option<(u32, BTreeMap<u32, u64>)> {
+    let mut header = [0_u8; 32];
+    wal.read_at(&mut header, 0)?;
+    let (page_size, salts) = header_fields(&header)?;
     let big_endian = header[3] & 1 == 1;
     let be = |b: &[u8], at: usize| u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
     let mut sums = checksum(&header[..24], big_endian, (0, 0));
-    if sums != (be(header, 24), be(header, 28)) {
+    if sums != (be(&header, 24), be(&header, 28)) {
         return None;
     }
     let page = usize::try_from(page_size).ok()?;
+    if !(512..=65_536).contains(&page) || !page.is_power_of_two() {
+        return None;
+    }
     let (mut pending, mut committed) = (BTreeMap::new(), BTreeMap::new());
-    let mut at = 32;
-    while let Some(frame) = wal.get(at..at + 24 + page) {
-        if (be(frame, 8), be(frame, 12)) != salts {
+    let mut frame = vec![0_u8; 24 + page];
+    let mut at: u64 = 32;
+    while wal.read_at(&mut frame, at).is_some() {
+        if (be(&frame, 8), be(&frame, 12)) != salts {
             break;
         }
         sums = checksum(&frame[..8], big_endian, sums);
         sums = checksum(&frame[24..], big_endian, sums);
-        if sums != (be(frame, 16), be(frame, 20)) {
+        if sums != (be(&frame, 16), be(&frame, 20)) {
             break;
         }
-        pending.insert(be(frame, 0), at + 24);
-        if be(frame, 4) != 0 {
+        pending.insert(be(&frame, 0), at + 24);
+        if be(&frame, 4) != 0 {
             committed.extend(std::mem::take(&mut pending));
         }
-        at += 24 + page;
+        at += 24 + page as u64;
     }
     Some((page_size, committed))
 }
 
 /// Whether every committed page of the log `wal` is already the same in
 /// the database file `db` (a log already checkpointed into it). An
-/// unreadable file is not.
-fn in_file(db: &Path, wal: &[u8]) -> bool {
+/// unreadable file is not. One page of each in memory at a time.
+fn in_file<D: ReadAt + ?Sized, W: ReadAt + ?Sized>(db: &D, wal: &W) -> bool {
     let Some((page_size, pages)) = committed_pages(wal) else {
         return true;
     };
-    let Ok(file) = std::fs::File::open(db) else {
-        return false;
-    };
     let size = u64::from(page_size);
-    let mut buf = vec![0_u8; usize::try_from(page_size).unwrap_or(0)];
+    let page = usize::try_from(page_size).unwrap_or(0);
+    let (mut in_db, mut in_wal) = (vec![0_u8; page], vec![0_u8; page]);
     pages.iter().all(|(&pgno, &at)| {
         let offset = u64::from(pgno.saturating_sub(1)) * size;
-        file.read_exact_at(&mut buf, offset).is_ok() && wal.get(at..at + buf.len()) == Some(&buf)
+        db.read_at(&mut in_db, offset).is_some()
+            && wal.read_at(&mut in_wal, at).is_some()
+            && in_db == in_wal
     })
-}
-
-/// Whether another process has the log's index open: any `SQLite`
-/// connection in WAL mode holds a shared lock on the `-shm`'s "DMS" byte
-/// (offset 128, `UNIX_SHM_DMS` in `os_unix.c`) while it is connected.
-/// This process's own locks are not reported (`F_GETLK`), and none of its
-/// connections to the old file is open when this is asked (`epoch`).
-fn held_elsewhere(shm: &Path) -> bool {
-    use std::os::fd::AsRawFd as _;
-    let Ok(file) = std::fs::OpenOptions::new().read(true).write(true).open(shm) else {
-        return false;
-    };
-    // SAFETY: a zeroed `flock` is a valid value; F_GETLK only fills it.
-    let mut lock: nix::libc::flock = unsafe { std::mem::zeroed() };
-    lock.l_type = nix::libc::F_WRLCK as _;
-    lock.l_whence = nix::libc::SEEK_SET as _;
-    lock.l_start = 128;
-    lock.l_len = 1;
-    // SAFETY: a valid open descriptor and a valid `flock` pointer.
-    let rc = unsafe { nix::libc::fcntl(file.as_raw_fd(), nix::libc::F_GETLK, &raw mut lock) };
-    rc == 0 && i32::from(lock.l_type) != nix::libc::F_UNLCK
-}
-
-/// Keep the log at `wal` as `<wal>.stale-<now>` (a name not taken: `-1`,
-/// `-2`, ... appended), and remove it from the path.
-fn set_aside(wal: &Path, now: i64) -> std::io::Result<PathBuf> {
-    let mut name = wal.as_os_str().to_owned();
-    name.push(format!(".stale-{now}"));
-    let base = PathBuf::from(name);
-    let mut target = base.clone();
-    for n in 1.. {
-        match std::fs::hard_link(wal, &target) {
-            Ok(()) => break,
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 100 => {
-                let mut next = base.as_os_str().to_owned();
-                next.push(format!("-{n}"));
-                target = PathBuf::from(next);
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    std::fs::remove_file(wal)?;
-    Ok(target)
 }
 
 /// Before `path` (a store rewritten in place) is opened again: the log
 /// recorded when it was seen rewritten ([`super::epoch::rewritten_wal`]),
 /// if it is still beside it, unchanged and with frames the file does not
 /// have, is set aside, or refused when another process has it open. Gone,
-/// restarted, or already in the file, it is forgotten.
+/// restarted, or already in the file, it is forgotten. Every file is read
+/// through `store::files`.
 ///
 /// # Errors
 /// [`StoreError::ForeignWal`] (another process has it open),
@@ -231,23 +224,29 @@ pub fn check(path: &Path) -> Result<(), StoreError> {
     let Some(old) = super::epoch::rewritten_wal(path) else {
         return Ok(());
     };
-    let wal_path = super::wal::sibling(path, "-wal");
-    if mark(&wal_path) != Some(old) {
+    let wal_path = StoreFile::Wal.path(path);
+    if mark(path) != Some(old) {
         super::epoch::forget_rewritten_wal(path);
         return Ok(());
     }
-    let bytes = std::fs::read(&wal_path).unwrap_or_default();
-    if in_file(path, &bytes) {
+    let already = files::with(path, |files| {
+        let (Some(db), Some(wal)) = (files.open(StoreFile::Db), files.open(StoreFile::Wal)) else {
+            // No file to compare with: nothing to replay it onto.
+            return true;
+        };
+        in_file(files.file(db), files.file(wal))
+    });
+    if already {
         super::epoch::forget_rewritten_wal(path);
         return Ok(());
     }
-    if held_elsewhere(&super::wal::sibling(path, "-shm")) {
+    if files::shm_held_elsewhere(path) {
         return Err(StoreError::ForeignWal(path.to_owned(), wal_path));
     }
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
-    let kept = set_aside(&wal_path, now)
+    let kept = files::set_aside_wal(path, now)
         .map_err(|e| StoreError::Unreadable(wal_path.clone(), e.to_string()))?;
     tracing::warn!(
         "the write-ahead log beside {} belonged to the file before it was rewritten in place: set aside as {} (not replayed onto the new file)",
@@ -263,11 +262,14 @@ pub fn check(path: &Path) -> Result<(), StoreError> {
 mod tests {
     use super::*;
 
+    /// The smallest page `SQLite` accepts in a log header.
+    const PAGE: usize = 512;
+
     /// A log of `frames` (page number, commit size, fill byte) with
-    /// 8-byte pages, checksummed big-endian.
+    /// 512-byte pages, checksummed big-endian.
     fn log(frames: &[(u32, u32, u8)]) -> Vec<u8> {
         let mut wal = Vec::new();
-        for word in [0x377f_0683_u32, 3_007_000, 8, 0, 11, 22] {
+        for word in [0x377f_0683_u32, 3_007_000, PAGE as u32, 0, 11, 22] {
             wal.extend(word.to_be_bytes());
         }
         let mut sums = checksum(&wal, true, (0, 0));
@@ -279,24 +281,26 @@ mod tests {
                 head.extend(word.to_be_bytes());
             }
             sums = checksum(&head[..8], true, sums);
-            sums = checksum(&[fill; 8], true, sums);
+            sums = checksum(&[fill; PAGE], true, sums);
             head.extend(sums.0.to_be_bytes());
             head.extend(sums.1.to_be_bytes());
             wal.extend(head);
-            wal.extend([fill; 8]);
+            wal.extend([fill; PAGE]);
         }
         wal
     }
 
+    const FRAME: u64 = 24 + PAGE as u64;
+
     #[test]
     fn committed_pages_are_the_newest_images_up_to_the_last_commit() {
         let wal = log(&[(1, 0, 1), (2, 2, 2), (1, 2, 3), (3, 0, 4)]);
-        let (size, pages) = committed_pages(&wal).unwrap();
-        assert_eq!(size, 8);
+        let (size, pages) = committed_pages(wal.as_slice()).unwrap();
+        assert_eq!(size, 512);
         // Page 1's second image (frame 3), page 2's; page 3 uncommitted.
         assert_eq!(
             pages.into_iter().collect::<Vec<_>>(),
-            [(1, 32 + 2 * 32 + 24), (2, 32 + 32 + 24)]
+            [(1, 32 + 2 * FRAME + 24), (2, 32 + FRAME + 24)]
         );
     }
 
@@ -305,21 +309,55 @@ mod tests {
         let mut wal = log(&[(1, 1, 1), (2, 2, 2)]);
         let last = wal.len() - 1;
         wal[last] ^= 0xff;
-        assert_eq!(committed_pages(&wal).unwrap().1.len(), 1);
-        assert!(committed_pages(b"not a wal header at all, 32 byte").is_none());
+        assert_eq!(committed_pages(wal.as_slice()).unwrap().1.len(), 1);
+        assert!(committed_pages(&b"not a wal header at all, 32 byte"[..]).is_none());
+    }
+
+    #[test]
+    fn a_header_with_a_page_size_sqlite_refuses_is_no_log() {
+        let mut wal = log(&[(1, 1, 1)]);
+        wal[8..12].copy_from_slice(&8_u32.to_be_bytes());
+        let sums = checksum(&wal[..24], true, (0, 0));
+        wal[24..28].copy_from_slice(&sums.0.to_be_bytes());
+        wal[28..32].copy_from_slice(&sums.1.to_be_bytes());
+        assert!(committed_pages(wal.as_slice()).is_none());
     }
 
     #[test]
     fn a_log_already_in_the_file_belongs_to_it_and_one_that_differs_does_not() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("state.db");
         let wal = log(&[(1, 0, 1), (2, 2, 2)]);
-        std::fs::write(&db, [[1_u8; 8], [2; 8]].concat()).unwrap();
-        assert!(in_file(&db, &wal));
-        std::fs::write(&db, [[1_u8; 8], [9; 8]].concat()).unwrap();
-        assert!(!in_file(&db, &wal));
-        std::fs::write(&db, [1_u8; 8]).unwrap();
-        assert!(!in_file(&db, &wal), "a truncated file lacks page 2");
+        let db = [[1_u8; PAGE], [2; PAGE]].concat();
+        assert!(in_file(db.as_slice(), wal.as_slice()));
+        let db = [[1_u8; PAGE], [9; PAGE]].concat();
+        assert!(!in_file(db.as_slice(), wal.as_slice()));
+        assert!(
+            !in_file(&[1_u8; PAGE][..], wal.as_slice()),
+            "a truncated file lacks page 2"
+        );
+    }
+
+    /// A reader that refuses any read larger than a frame: the log is
+    /// walked in pieces, never read whole (issue 20: a 309 MB log read at
+    /// once peaked at 614 MB).
+    struct Pieces<'a>(&'a [u8]);
+
+    impl ReadAt for Pieces<'_> {
+        fn read_at(&self, buf: &mut [u8], offset: u64) -> Option<()> {
+            assert!(buf.len() <= files::MAX_PIECE, "{} bytes at once", buf.len());
+            self.0.read_at(buf, offset)
+        }
+    }
+
+    #[test]
+    fn a_long_log_is_read_a_frame_at_a_time() {
+        let frames: Vec<_> = (1..=400).map(|p| (p, p, (p % 250) as u8)).collect();
+        let wal = log(&frames);
+        assert!(wal.len() > 200 * 1024);
+        let db: Vec<u8> = (1..=400_u32)
+            .flat_map(|p| [(p % 250) as u8; PAGE])
+            .collect();
+        assert_eq!(committed_pages(&Pieces(&wal)).unwrap().1.len(), 400);
+        assert!(in_file(&Pieces(&db), &Pieces(&wal)));
     }
 
     #[test]
@@ -340,22 +378,6 @@ mod tests {
         assert!(
             !truncated(&dir.path().join("none.db")),
             "absent is not truncated"
-        );
-    }
-
-    #[test]
-    fn a_log_set_aside_keeps_its_bytes_under_a_name_not_taken() {
-        let dir = tempfile::tempdir().unwrap();
-        let wal = dir.path().join("state.db-wal");
-        std::fs::write(&wal, b"frames").unwrap();
-        std::fs::write(dir.path().join("state.db-wal.stale-7"), b"other").unwrap();
-        let kept = set_aside(&wal, 7).unwrap();
-        assert_eq!(kept, dir.path().join("state.db-wal.stale-7-1"));
-        assert_eq!(std::fs::read(&kept).unwrap(), b"frames");
-        assert!(!wal.exists());
-        assert_eq!(
-            std::fs::read(dir.path().join("state.db-wal.stale-7")).unwrap(),
-            b"other"
         );
     }
 }

@@ -40,7 +40,7 @@ impl Store {
     ///
     /// # Errors
     /// `SQLite` errors.
-    pub fn recheck(&mut self, name: &str) -> Result<Option<Recheck>, StoreError> {
+    pub(super) fn recheck_once(&mut self, name: &str) -> Result<Option<Recheck>, StoreError> {
         // One cached statement, which is a read transaction of its own: a
         // `reap --once` pass re-checks every expired instance, and the
         // three statements prepared afresh each time (with a sorter for
@@ -161,7 +161,7 @@ impl Store {
     /// [`StoreError::ReadOnly`] on a read-only store or an older generation;
     /// `SQLite` errors (`Busy` when another writer holds the store past the
     /// busy timeout: retry on the next tick).
-    pub fn record_reap_failure(
+    pub(super) fn record_reap_failure_once(
         &mut self,
         name: &str,
         reason: &str,
@@ -208,7 +208,7 @@ impl Store {
     ///
     /// # Errors
     /// As [`Store::record_reap_failure`].
-    pub fn clear_reap_failure(&mut self, name: &str) -> Result<(), StoreError> {
+    pub(super) fn clear_reap_failure_once(&mut self, name: &str) -> Result<(), StoreError> {
         self.check_writable()?;
         self.conn
             .execute("DELETE FROM reap_attempts WHERE instance = ?1", [name])
@@ -223,7 +223,11 @@ impl Store {
     ///
     /// # Errors
     /// As [`Store::record_reap_failure`]; GC on a newer generation is refused.
-    pub fn delete_tombstone(&mut self, name: &str, older_than: i64) -> Result<bool, StoreError> {
+    pub(super) fn delete_tombstone_once(
+        &mut self,
+        name: &str,
+        older_than: i64,
+    ) -> Result<bool, StoreError> {
         self.check_writable()?;
         if !self.generation.allows_gc() {
             return Err(StoreError::ReadOnly(

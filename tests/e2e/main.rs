@@ -9,6 +9,8 @@
 mod common;
 mod harness;
 
+mod integrity;
+
 mod bulk;
 mod faults;
 mod faults_round2;

@@ -32,6 +32,7 @@ mod row_reuse;
 mod size;
 mod source_size;
 mod store;
+mod store_files;
 mod supervisor;
 mod wal_restore;
 mod watcher;

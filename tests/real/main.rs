@@ -14,6 +14,10 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod harness;
+/// The pseudo-terminal harness of the end-to-end tests, for the soak's
+/// console.
+#[path = "../e2e/harness.rs"]
+mod pty;
 
 mod cancel;
 mod failed_up;
@@ -21,4 +25,5 @@ mod logs;
 mod pending;
 mod reap;
 mod services;
+mod soak;
 mod up;

@@ -1,0 +1,92 @@
+//! Each call that reads or writes the store goes through here, checked
+//! ([`Store::noticed`]).
+
+use super::{Recheck, Store, StoreError, detail};
+
+/// Each call that reads or writes the store, checked: an error that breaks
+/// the connection ([`StoreError::breaks_connection`]) invalidates every
+/// connection of this process to the file (`epoch`), so each holder drops
+/// its own and opens the file afresh. Issue 20: a `disk I/O error` met by
+/// the teardown jobs' re-checks left every pass failing until restart.
+impl Store {
+    fn noticed<T>(&self, result: Result<T, StoreError>) -> Result<T, StoreError> {
+        if let Err(error) = &result
+            && error.breaks_connection()
+        {
+            self.invalidate();
+        }
+        result
+    }
+
+    /// Re-read one instance in a fresh read transaction, right before its
+    /// teardown (`write::recheck`).
+    ///
+    /// # Errors
+    /// `SQLite` errors (`Busy` when locked past the busy timeout).
+    pub fn recheck(&mut self, name: &str) -> Result<Option<Recheck>, StoreError> {
+        let result = self.recheck_once(name);
+        self.noticed(result)
+    }
+
+    /// Record a failed reap in `reap_attempts` (stackless §6 step 4; the
+    /// backoff from `model::backoff`), in one `BEGIN IMMEDIATE`
+    /// transaction.
+    ///
+    /// # Errors
+    /// [`StoreError::ReadOnly`] on a read-only store or an older
+    /// generation; `SQLite` errors (`Busy`: retry).
+    pub fn record_reap_failure(
+        &mut self,
+        name: &str,
+        reason: &str,
+        now: i64,
+    ) -> Result<crate::model::ReapAttempt, StoreError> {
+        let result = self.record_reap_failure_once(name, reason, now);
+        self.noticed(result)
+    }
+
+    /// Delete an instance's `reap_attempts` row after a successful teardown
+    /// (stackless §6 step 4).
+    ///
+    /// # Errors
+    /// As [`Store::record_reap_failure`].
+    pub fn clear_reap_failure(&mut self, name: &str) -> Result<(), StoreError> {
+        let result = self.clear_reap_failure_once(name);
+        self.noticed(result)
+    }
+
+    /// Garbage-collect a tombstone at least `older_than` (unix seconds) old
+    /// (D14); whether a row was deleted.
+    ///
+    /// # Errors
+    /// As [`Store::record_reap_failure`]; refused on a newer generation.
+    pub fn delete_tombstone(&mut self, name: &str, older_than: i64) -> Result<bool, StoreError> {
+        let result = self.delete_tombstone_once(name, older_than);
+        self.noticed(result)
+    }
+
+    /// One consistent snapshot of the store (`read`).
+    ///
+    /// # Errors
+    /// `SQLite` errors, `Busy` when locked past the busy timeout, `Empty`
+    /// for a file truncated under this connection.
+    pub fn snapshot(
+        &mut self,
+        probe: &mut dyn crate::store::probe::HostProbe,
+    ) -> Result<crate::model::Snapshot, StoreError> {
+        let result = self.snapshot_once(probe);
+        self.noticed(result)
+    }
+
+    /// One instance's whole record for the detail view (`detail`).
+    ///
+    /// # Errors
+    /// `SQLite` errors (`Busy` when locked past the busy timeout).
+    pub fn instance_detail(
+        &mut self,
+        name: &str,
+    ) -> Result<Option<detail::InstanceDetail>, StoreError> {
+        let result = self.instance_detail_once(name);
+        self.noticed(result)
+    }
+}
