@@ -92,6 +92,7 @@ pub fn append(path: &Path) -> io::Result<File> {
     if let Some(dir) = path.parent() {
         not_a_symlink(dir)?;
     }
+    not_hard_linked(path, |links| linked_refusal(path, links))?;
     OpenOptions::new()
         .create(true)
         .append(true)
@@ -108,6 +109,33 @@ pub fn append(path: &Path) -> io::Result<File> {
         .and_then(|file| one_link(path, file))
 }
 
+/// Refuse `path` *before* opening it when it has more than one hard link
+/// (`lstat`, no descriptor). Opening such a file and closing it again is
+/// not harmless: a planted link may name the state store itself, and
+/// closing any descriptor on the store drops every `SQLite` lock this
+/// process holds on it (issue 20; `store::files`). The check after the
+/// open (`fstat`) stays for a link made in between.
+///
+/// # Errors
+/// `refusal(links)` when `path` has more than one link.
+pub fn not_hard_linked(path: &Path, refusal: impl FnOnce(u64) -> String) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt as _;
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_file() && meta.nlink() > 1 => {
+            Err(io::Error::other(refusal(meta.nlink())))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The refusal of a file with `links` names that [`append`] would write.
+fn linked_refusal(path: &Path, links: u64) -> String {
+    format!(
+        "{} has {links} hard links: refusing to append to it (remove the link; the console creates a plain file there)",
+        path.display()
+    )
+}
+
 /// `file` (opened at `path`) unless it has more than one hard link: a hard
 /// link planted at `path` is another file's name, and appending would write
 /// to that file (`fstat` of the opened file, so no race).
@@ -115,10 +143,7 @@ fn one_link(path: &Path, file: File) -> io::Result<File> {
     use std::os::unix::fs::MetadataExt as _;
     let links = file.metadata()?.nlink();
     if links > 1 {
-        return Err(io::Error::other(format!(
-            "{} has {links} hard links: refusing to append to it (remove the link; the console creates a plain file there)",
-            path.display()
-        )));
+        return Err(io::Error::other(linked_refusal(path, links)));
     }
     Ok(file)
 }

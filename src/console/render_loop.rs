@@ -399,7 +399,7 @@ impl DetailReader {
         let mut detail = match store.instance_detail(name) {
             Ok(detail) => detail,
             Err(e) => {
-                if !e.is_busy() {
+                if e.breaks_connection() {
                     store.invalidate();
                 }
                 self.store = None;

@@ -44,6 +44,9 @@ pub fn probe(state_dir: &Path) -> ControllerState {
 /// Open a regular file for reading without following a symlink or
 /// blocking; `None` for anything else.
 fn open_regular(path: &Path) -> Option<(std::fs::File, std::fs::Metadata)> {
+    // Never a file with a second name: it could be the store, whose locks
+    // a close here would drop (`store::files`).
+    crate::nofollow::not_hard_linked(path, |_| String::new()).ok()?;
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
@@ -59,9 +62,15 @@ fn read_capped(file: std::fs::File, cap: u64) -> Option<String> {
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// The pid holding an flock on `lock_file`, from `/proc/locks`.
+/// The pid holding an flock on `lock_file`, from `/proc/locks`. The file
+/// is only `lstat`ed (its device and inode are all `/proc/locks` names),
+/// never opened: a close of a descriptor on it could drop a lock of this
+/// process's, were it the store (`store::files`).
 fn lock_holder(lock_file: &Path) -> Option<u32> {
-    let (_file, meta) = open_regular(lock_file)?;
+    let meta = std::fs::symlink_metadata(lock_file).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
     let dev = meta.dev();
     let locks = std::fs::File::open("/proc/locks").ok()?;
     let text = read_capped(locks, PROC_LOCKS_CAP)?;

@@ -59,6 +59,9 @@ pub fn key_of(meta: &Metadata) -> FileKey {
 /// # Errors
 /// It cannot be opened, is a symlink (`ELOOP`) or is not an ordinary file.
 pub fn open_log(path: &Path) -> io::Result<File> {
+    // Refused before it is opened: closing a descriptor on a link to the
+    // store would drop this process's locks on it (`store::files`).
+    crate::nofollow::not_hard_linked(path, refused_links)?;
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
@@ -70,12 +73,14 @@ pub fn open_log(path: &Path) -> io::Result<File> {
     // `ln /etc/shadow logs/x/web.log` would show another file: a log
     // stackless writes has one link.
     if meta.nlink() > 1 {
-        return Err(io::Error::other(format!(
-            "{} hard links: refused (it may be another file)",
-            meta.nlink()
-        )));
+        return Err(io::Error::other(refused_links(meta.nlink())));
     }
     Ok(file)
+}
+
+/// The refusal of a log with `links` names.
+fn refused_links(links: u64) -> String {
+    format!("{links} hard links: refused (it may be another file)")
 }
 
 /// What a directory on the way to the logs is.

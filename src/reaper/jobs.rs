@@ -432,7 +432,7 @@ impl Teardowns {
     /// check-then-act race. Returns the final [`ActivityKind`] reported.
     ///
     /// The steps: [`Teardowns::prepare`] (name, gate, dry run, stop; the
-    /// `tearing down` line), `down`, [`Teardowns::reconnect_if_stale`],
+    /// `tearing down` line), `down` (with no connection open), [`Teardowns::reopen`],
     /// [`Teardowns::outcome`] (what it means, recorded where it must be),
     /// and one Activity line.
     pub(super) fn execute(
@@ -449,8 +449,13 @@ impl Teardowns {
             Ok(argv) => argv,
             Err(kind) => return kind,
         };
+        // No connection of this job is open while `down` runs (up to
+        // `--down-timeout`): a change of the file meanwhile (an I/O error,
+        // a restore) makes every holder reopen, and none waits for this
+        // teardown to end (issue 20).
+        store.close();
         let result = run_down(&argv, self.config.down_timeout, &self.stop);
-        self.reconnect_if_stale(store);
+        self.reopen(store);
         let done = (self.clock)();
         let outcome = self.outcome(store, seen, intent, &result, done);
         let mut activity = Activity::new(done, actor, &seen.name, outcome.kind, outcome.detail);
@@ -510,17 +515,31 @@ impl Teardowns {
         Ok(argv)
     }
 
-    /// The file changed while `down` ran: the outcome is recorded on a
-    /// fresh connection (a failure not recorded is owed).
-    fn reconnect_if_stale(&self, store: &mut Store) {
-        if store.stale() {
-            store.close();
-            if let Ok(fresh) = Store::open(&self.path, Access::ReadWrite) {
-                *store = fresh;
+    /// After `down`: the outcome is read and recorded on a fresh
+    /// connection, opened again for up to [`REOPEN_FOR`] (another of this
+    /// console's connections may be settling an epoch change). One that
+    /// cannot be opened leaves `store` closed: the failure is then owed
+    /// (`Unrecorded`), never lost.
+    fn reopen(&self, store: &mut Store) {
+        let started = std::time::Instant::now();
+        loop {
+            match Store::open(&self.path, Access::ReadWrite) {
+                Ok(fresh) => {
+                    *store = fresh;
+                    return;
+                }
+                Err(_) if started.elapsed() < REOPEN_FOR => {
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+                Err(_) => return,
             }
         }
     }
 }
+
+/// How long a teardown job tries to open the store again after its `down`
+/// ([`Teardowns::reopen`]).
+pub const REOPEN_FOR: Duration = Duration::from_secs(5);
 
 /// How long a failed reap's `reap_attempts` write is retried while another
 /// process holds the store's write lock (each try waits out stackless's 5 s

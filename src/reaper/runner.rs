@@ -552,6 +552,13 @@ impl Reaper {
                 Ok(true)
             }
             Ok(false) => Ok(false),
+            // The store rejected this delete (a constraint, a full disk):
+            // nothing wrong with the connection. Said once for this
+            // tombstone, until it changes or is gone (not at every pass).
+            Err(error @ crate::store::StoreError::Rejected(..)) => {
+                self.quiet(name, ActivityKind::Error, format!("GC: {error}"));
+                Err(())
+            }
             Err(error) => {
                 self.store_error(now, &error);
                 Err(())

@@ -146,12 +146,21 @@ pub enum StoreError {
          or unset STACKLESS_STATE_URL to open this machine's local store."
     )]
     RemoteUnsupported(String),
-    /// The file under the connection failed it: an I/O error
-    /// (`SQLITE_IOERR`: a log cut short, a read past its end) or a corrupt
-    /// page (`SQLITE_CORRUPT`). The connection is not trusted again
-    /// ([`StoreError::breaks_connection`]).
+    /// The store refused a write for what was written or where, not for
+    /// the connection: a constraint (a trigger's `RAISE`, a foreign key)
+    /// or a full disk (`SQLITE_CONSTRAINT`, `SQLITE_FULL`). The connection
+    /// stays ([`StoreError::breaks_connection`]).
     #[error("state store {0}: {1}")]
-    Broken(PathBuf, String),
+    Rejected(PathBuf, String),
+    /// An existing file with no schema at all (0 bytes, or an empty
+    /// database): never given one by this console (issue 20).
+    #[error(
+        "{0} exists but holds no stackless schema yet (an empty database: a first run of \
+         stackless that did not finish, or a file made by hand). This console never writes a \
+         schema into an existing file: run any stackless command (`stackless list`) to create \
+         the store there, or point --state at stackless's state.db."
+    )]
+    NoSchema(PathBuf),
     /// Any other `SQLite` failure.
     #[error("state store {0}: {1}")]
     Sqlite(PathBuf, String),
@@ -168,8 +177,8 @@ impl StoreError {
                     return Self::Busy(path.to_owned());
                 }
                 ErrorCode::NotADatabase => return Self::NotADatabase(path.to_owned()),
-                ErrorCode::SystemIoFailure | ErrorCode::DatabaseCorrupt => {
-                    return Self::Broken(path.to_owned(), error.to_string());
+                ErrorCode::ConstraintViolation | ErrorCode::DiskFull => {
+                    return Self::Rejected(path.to_owned(), error.to_string());
                 }
                 ErrorCode::CannotOpen | ErrorCode::PermissionDenied | ErrorCode::ReadOnly => {
                     return Self::Unreadable(path.to_owned(), error.to_string());
@@ -181,17 +190,17 @@ impl StoreError {
     }
 
     /// Whether the connection that met this error is not to be trusted
-    /// again (issue 20): the file failed it (a `disk I/O error`, a corrupt
-    /// page), is not a database any more, or is empty. Every connection of
-    /// the process to the file is then dropped and opened afresh. A lock
-    /// conflict, a full disk, a constraint or this console's own refusal
-    /// leave the connection as it is.
+    /// again: every connection of this process to the file is then dropped
+    /// and opened afresh (`store::epoch`; issue 20: a `disk I/O error` left
+    /// every pass failing until restart). Every error does so (an I/O
+    /// error, a corrupt page, a file no longer a database or empty, a
+    /// schema changed under the connection), but a lock conflict
+    /// (`Busy`: retry), a write the store rejected (`Rejected`: a
+    /// constraint, a full disk) and this console's own refusals
+    /// (`ReadOnly`), which say nothing of the connection.
     #[must_use]
     pub const fn breaks_connection(&self) -> bool {
-        matches!(
-            self,
-            Self::Broken(..) | Self::NotADatabase(_) | Self::Empty(_)
-        )
+        !matches!(self, Self::Busy(_) | Self::Rejected(..) | Self::ReadOnly(_))
     }
 
     /// Whether this is a transient lock conflict (retry on the next tick).
@@ -209,28 +218,33 @@ mod tests {
         rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None)
     }
 
-    /// Only what the file did to the connection breaks it (issue 20); a
-    /// lock conflict, a full disk or a constraint leave it as it is.
+    /// What the file did to the connection breaks it (issue 20); a lock
+    /// conflict, a full disk or a constraint leave it as it is.
     #[test]
-    fn only_a_failing_file_breaks_the_connection() {
+    fn a_failing_file_breaks_the_connection_a_rejected_write_does_not() {
         let path = Path::new("/s/state.db");
         let broken = |code| StoreError::sqlite(path, &failure(code)).breaks_connection();
         assert!(broken(rusqlite::ffi::SQLITE_IOERR_SHORT_READ));
         assert!(broken(rusqlite::ffi::SQLITE_IOERR));
         assert!(broken(rusqlite::ffi::SQLITE_CORRUPT));
         assert!(broken(rusqlite::ffi::SQLITE_NOTADB));
+        assert!(
+            broken(rusqlite::ffi::SQLITE_ERROR),
+            "no such table: relearn"
+        );
         assert!(StoreError::Empty(path.to_owned()).breaks_connection());
         for kept in [
             rusqlite::ffi::SQLITE_BUSY,
             rusqlite::ffi::SQLITE_FULL,
             rusqlite::ffi::SQLITE_CONSTRAINT_TRIGGER,
-            rusqlite::ffi::SQLITE_READONLY,
+            rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY,
         ] {
             assert!(!broken(kept), "{kept}");
         }
+        assert!(!StoreError::ReadOnly("no".into()).breaks_connection());
         assert_eq!(
-            StoreError::sqlite(path, &failure(rusqlite::ffi::SQLITE_IOERR_SHORT_READ)).to_string(),
-            "state store /s/state.db: Error code 522: disk I/O error"
+            StoreError::sqlite(path, &failure(rusqlite::ffi::SQLITE_FULL)).to_string(),
+            "state store /s/state.db: Error code 13: database or disk is full"
         );
     }
 }

@@ -200,12 +200,15 @@ pub fn head<const N: usize>(store: &Path, which: StoreFile) -> Option<(Option<[u
 /// `SQLite` connection in WAL mode holds a shared lock on the `-shm`'s
 /// "DMS" byte (offset 128, `UNIX_SHM_DMS` in `os_unix.c`) while it is
 /// connected. This process's own locks are not reported (`F_GETLK`).
+/// No `-shm` at all: no. One that cannot be looked at (permissions, not a
+/// regular file, the lock query failing): yes, as the caller must then
+/// leave the log alone.
 #[must_use]
 pub fn shm_held_elsewhere(store: &Path) -> bool {
     use std::os::fd::AsRawFd as _;
     with(store, |files| {
         let Some(file) = files.get(StoreFile::Shm) else {
-            return false;
+            return std::fs::symlink_metadata(StoreFile::Shm.path(store)).is_ok();
         };
         // SAFETY: a zeroed `flock` is a valid value; F_GETLK only fills it.
         let mut lock: nix::libc::flock = unsafe { std::mem::zeroed() };
@@ -215,7 +218,7 @@ pub fn shm_held_elsewhere(store: &Path) -> bool {
         lock.l_len = 1;
         // SAFETY: a valid open descriptor and a valid `flock` pointer.
         let rc = unsafe { nix::libc::fcntl(file.as_raw_fd(), nix::libc::F_GETLK, &raw mut lock) };
-        rc == 0 && i32::from(lock.l_type) != nix::libc::F_UNLCK
+        rc != 0 || i32::from(lock.l_type) != nix::libc::F_UNLCK
     })
 }
 
@@ -296,8 +299,13 @@ mod tests {
         nix::unistd::mkfifo(&StoreFile::Shm.path(&store), nix::sys::stat::Mode::S_IRWXU).unwrap();
         assert!(head::<4>(&store, StoreFile::Wal).is_none());
         assert!(head::<4>(&store, StoreFile::Shm).is_none());
-        assert!(!shm_held_elsewhere(&store));
+        assert!(
+            shm_held_elsewhere(&store),
+            "a -shm that cannot be looked at may be in use"
+        );
         assert_eq!(kept(&store), 0);
+        std::fs::remove_file(StoreFile::Shm.path(&store)).unwrap();
+        assert!(!shm_held_elsewhere(&store), "no -shm: nobody");
     }
 
     #[test]

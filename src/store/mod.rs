@@ -263,10 +263,7 @@ impl Store {
             // written through a second name of stackless's store was
             // checkpointed over it). Only `open_or_create` makes a store,
             // in a file it created itself.
-            return Err(StoreError::NotStackless(
-                path.to_owned(),
-                "instances".into(),
-            ));
+            return Err(StoreError::NoSchema(path.to_owned()));
         }
         let layout = read_layout(&probe, path, generation)?;
         drop(probe);
@@ -347,9 +344,15 @@ impl Store {
             }
             Err(e) => return Err(StoreError::Unreadable(path.to_owned(), e.to_string())),
         }
-        let mut conn = Self::connect(path, Access::ReadWrite, false, false)?;
-        create_schema(&mut conn, path)?;
+        // Counted like every connection (`epoch`): the files kept open for
+        // the path are not let go under it.
+        let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+        let registration = epoch::register_within(&canonical, SETTLE)
+            .map_err(|n| StoreError::Settling(canonical.clone(), n))?;
+        let mut conn = Self::connect(&canonical, Access::ReadWrite, false, false)?;
+        create_schema(&mut conn, &canonical)?;
         drop(conn);
+        drop(registration);
         Self::open(path, Access::ReadWrite)
     }
 

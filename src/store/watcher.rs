@@ -347,7 +347,9 @@ impl Watcher {
                 }
                 Err(StoreError::Busy(_)) => self.busy()?,
                 Err(error) => {
-                    store.invalidate();
+                    if error.breaks_connection() {
+                        store.invalidate();
+                    }
                     self.store = None;
                     self.set_health(StoreHealth::Error(error.to_string()))?;
                     return Ok(Duration::from_secs(1));

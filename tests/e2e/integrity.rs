@@ -317,7 +317,7 @@ fn a_lease_renewed_beside_outside_readers_is_never_reaped() {
                VALUES ('charlie', 'local', 'active', '[stack]', {c}, NULL, 0);
              INSERT INTO leases VALUES ('charlie', 60, {e});",
             c = now - 1000,
-            e = now + 8,
+            e = now + 15,
         ),
     );
     let command = down(dir.path(), "exit 0");
@@ -343,7 +343,7 @@ fn a_lease_renewed_beside_outside_readers_is_never_reaped() {
     let mut renewer = std::process::Command::new("python3")
         .arg("-c")
         .arg(format!(
-            "import sqlite3, sys, time\nc = sqlite3.connect(sys.argv[1], timeout=30)\nc.execute('UPDATE leases SET expires_at = {renewed} WHERE instance = ?', ('charlie',))\nc.commit()\nprint('renewed', flush=True)\ntime.sleep(14)\nc.close()"
+            "import sqlite3, sys, time\nc = sqlite3.connect(sys.argv[1], timeout=30)\nc.execute('UPDATE leases SET expires_at = {renewed} WHERE instance = ?', ('charlie',))\nc.commit()\nprint('renewed', flush=True)\ntime.sleep(21)\nc.close()"
         ))
         .arg(&path)
         .stdout(std::process::Stdio::piped())
@@ -358,7 +358,7 @@ fn a_lease_renewed_beside_outside_readers_is_never_reaped() {
     assert_eq!(said, "renewed\n");
     outside_query(&path, "SELECT expires_at FROM leases");
     // Past the old expiry, with a pass every second.
-    while unix_now() < now + 14 {
+    while unix_now() < now + 21 {
         std::thread::sleep(Duration::from_millis(200));
     }
     assert_eq!(calls(dir.path()), Vec::<String>::new(), "nothing torn down");

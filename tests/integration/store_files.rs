@@ -13,6 +13,7 @@ use stackless_tui::store::{Access, FileState, Store, StoreError, walfile};
 /// What opens a file (and closes it when dropped).
 const OPENS: &[&str] = &[
     "File::open",
+    "File::options",
     "File::create",
     "OpenOptions",
     "fs::read(",
@@ -64,16 +65,31 @@ fn only_store_files_opens_a_store_file() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut all = Vec::new();
     sources(&root.join("src"), &mut all);
-    let mut opening = Vec::new();
+    let (mut opening, mut connecting) = (Vec::new(), Vec::new());
     for path in all {
         let text = std::fs::read_to_string(&path).expect("source");
-        // The code that ships: a file's unit tests follow `#[cfg(test)]`.
-        let shipped = text.split("#[cfg(test)]").next().unwrap_or_default();
+        // The code that ships: a file's unit tests are its last item,
+        // `#[cfg(test)] mod tests`.
+        let shipped = text
+            .split("#[cfg(test)]\nmod tests")
+            .next()
+            .unwrap_or_default();
+        let relative = path
+            .strip_prefix(root)
+            .expect("under the root")
+            .to_string_lossy()
+            .into_owned();
         if OPENS.iter().any(|open| shipped.contains(open)) {
-            let relative = path.strip_prefix(root).expect("under the root");
-            opening.push(relative.to_string_lossy().into_owned());
+            opening.push(relative.clone());
+        }
+        // Every SQLite connection is opened by `Store::connect`, under a
+        // registration (`store::epoch`): the kept descriptors are let go
+        // only when none is open.
+        if shipped.contains("Connection::open") {
+            connecting.push(relative);
         }
     }
+    assert_eq!(connecting, ["src/store/mod.rs"], "where connections open");
     opening.sort();
     let mut allowed: Vec<String> = ALLOWED.iter().map(|(f, _)| (*f).to_owned()).collect();
     allowed.sort();
@@ -186,13 +202,155 @@ fn an_existing_empty_file_is_never_given_a_schema() {
     let path = dir.path().join("state.db");
     std::fs::write(&path, b"").expect("empty");
     let error = Store::open(&path, Access::ReadWrite).expect_err("refused");
-    assert!(
-        matches!(&error, StoreError::NotStackless(_, table) if table == "instances"),
-        "{error:?}"
+    assert_eq!(
+        error,
+        StoreError::NoSchema(std::fs::canonicalize(&path).expect("canonical"))
     );
     assert_eq!(std::fs::metadata(&path).expect("stat").len(), 0);
     // A path with nothing at it is created, with the v4 schema.
     let fresh = dir.path().join("new/state.db");
     let store = Store::open_or_create(&fresh).expect("created");
     assert_eq!(store.generation().user_version, 4);
+}
+
+/// A write the store rejects (a trigger's constraint on the GC delete)
+/// says nothing of the connection: the reaper says the error once, keeps
+/// its connection, and reopens nothing pass after pass (an earlier draft
+/// of issue 20 reopened every connection each second and wrote three
+/// audit lines a pass).
+#[test]
+fn a_rejected_write_keeps_the_connection_and_is_said_once() {
+    let rt = crate::common::runtime();
+    let (dir, path) = stores::v5();
+    stores::exec(
+        &path,
+        "CREATE TRIGGER keep BEFORE DELETE ON instances BEGIN SELECT RAISE(ABORT, 'kept by policy'); END;",
+    );
+    let down = crate::common::fake_down(dir.path(), "exit 0");
+    let (mut reaper, log) = crate::common::reaper_with(
+        &path,
+        down,
+        Box::new(stackless_tui::store::probe::SysinfoProbe::new()),
+        std::sync::Arc::new(|| crate::common::CAPTURE),
+        &rt,
+        |_| {},
+    );
+    for _ in 0..3 {
+        reaper.pass();
+    }
+    let lines: Vec<String> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|a| a.instance.is_empty() || a.instance == "charlie")
+        .map(|a| a.detail.clone())
+        .collect();
+    let kept: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.contains("kept by policy"))
+        .collect();
+    assert_eq!(
+        kept,
+        [&format!(
+            "GC: state store {}: kept by policy",
+            std::fs::canonicalize(&path).expect("canonical").display()
+        )],
+        "said once: {lines:#?}"
+    );
+    assert!(
+        !lines.iter().any(|l| l.contains("reopened")),
+        "nothing reopened: {lines:#?}"
+    );
+    assert!(!reaper_store_stale(&path), "no epoch change");
+}
+
+/// Whether a connection opened now would be told to reopen at once.
+fn reaper_store_stale(path: &Path) -> bool {
+    Store::open(path, Access::ReadOnly).map_or(true, |store| store.stale())
+}
+
+/// While a teardown's `down` runs (up to `--down-timeout`), this process
+/// holds no descriptor on the store: a change of the file meanwhile (an
+/// I/O error, a restore) waits for no teardown before every connection
+/// reopens. The outcome is then recorded on a fresh connection.
+#[test]
+fn no_descriptor_on_the_store_is_held_while_down_runs() {
+    use stackless_tui::event::{ActivityKind, Actor};
+    use stackless_tui::reaper::Intent;
+    let rt = crate::common::runtime();
+    let (dir, path) = stores::v5();
+    let path = std::fs::canonicalize(&path).expect("canonical");
+    let held = dir.path().join("held.log");
+    // The parent's (this test process's) descriptors, as the script sees
+    // them while it runs.
+    let down = crate::common::fake_down(
+        dir.path(),
+        &format!(
+            "for fd in /proc/$PPID/fd/*; do readlink \"$fd\"; done > '{}'\necho boom >&2\nexit 1",
+            held.display()
+        ),
+    );
+    let before = Store::open(&path, Access::ReadOnly)
+        .expect("open")
+        .snapshot(&mut stackless_tui::store::probe::SysinfoProbe::new())
+        .expect("snapshot");
+    let alpha = before.instance("alpha").expect("alpha").clone();
+    let (mut reaper, _log) = crate::common::reaper_with(
+        &path,
+        down,
+        Box::new(stackless_tui::store::probe::SysinfoProbe::new()),
+        std::sync::Arc::new(|| crate::common::CAPTURE),
+        &rt,
+        |_| {},
+    );
+    let kind = reaper.reap(&alpha, None, Actor::Operator, Intent::Reap);
+    assert_eq!(kind, Some(ActivityKind::Failed));
+    let seen = std::fs::read_to_string(&held).expect("held.log");
+    let on_store: Vec<&str> = seen
+        .lines()
+        .filter(|target| target.starts_with(&*path.to_string_lossy()))
+        .collect();
+    assert_eq!(on_store, Vec::<&str>::new(), "held while down ran");
+    // Recorded after it, on a fresh connection.
+    let attempts: i64 = rusqlite::Connection::open(&path)
+        .expect("open")
+        .query_row(
+            "SELECT attempts FROM reap_attempts WHERE instance = 'alpha'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("recorded");
+    assert_eq!(attempts, 1);
+}
+
+/// A hard link to the store planted where the console opens other files
+/// (a service log, the audit trail, the controller's files) is refused
+/// before it is opened: closing a descriptor on it would drop the
+/// process's locks on the store.
+#[test]
+fn a_link_to_the_store_planted_elsewhere_is_never_opened() {
+    let (dir, path) = stores::v5();
+    let path = std::fs::canonicalize(&path).expect("canonical");
+    let store = Store::open(&path, Access::ReadWrite).expect("open");
+    store.data_version().expect("a read");
+    let logs = dir.path().join("logs/alpha");
+    std::fs::create_dir_all(&logs).expect("logs");
+    let planted = [
+        logs.join("web.log"),
+        dir.path().join("audit.jsonl"),
+        dir.path().join("daemon.persistence"),
+        dir.path().join("controller.lock"),
+    ];
+    for link in &planted {
+        std::fs::hard_link(&path, link).expect("link");
+    }
+    let shm = dir.path().join("state.db-shm");
+    let error = stackless_tui::logs::open_log(&planted[0]).expect_err("refused");
+    assert!(error.to_string().contains("hard links: refused"), "{error}");
+    assert!(stackless_tui::nofollow::append(&planted[1]).is_err());
+    let controller = stackless_tui::controller::probe::probe(dir.path());
+    assert_eq!(controller.persistence_warning, None);
+    assert!(own_locks(&path) >= 1, "the file's lock is kept");
+    assert!(own_locks(&shm) >= 1, "the index's lock is kept");
+    drop(store);
 }

@@ -104,6 +104,31 @@ fn calls(stack: &Stack) -> Vec<(String, String, Option<i32>)> {
         .collect()
 }
 
+/// `daemon stop` of the running controller, waiting for that process to
+/// exit (the console's own `down` may start another one meanwhile, as any
+/// CLI call does). Whether one was running.
+fn stop_controller(stack: &Stack) -> bool {
+    let Some(pid) = stack.controller_pid() else {
+        return false;
+    };
+    let out = stack
+        .command(&crate::harness::real_stackless())
+        .args(["daemon", "stop"])
+        .output()
+        .expect("daemon stop");
+    assert!(out.status.success(), "daemon stop: {out:?}");
+    wait_until("the controller to exit", Duration::from_secs(120), || {
+        // Gone, or a zombie no one has reaped yet.
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat
+            .rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().next());
+        matches!(state, None | Some("Z" | "X")).then_some(())
+    });
+    true
+}
+
 /// The real `up` of `name` from a checkout of its own (a `--source`
 /// path is pinned by one active instance at a time).
 fn up(stack: &Stack, name: &str, lease: &str) {
@@ -193,8 +218,7 @@ fn a_soak_beside_the_real_stackless_leaves_the_store_whole() {
         // Every other round the controller stops, so the outside clients
         // below are the only other connections: each that closes is, to
         // SQLite, the last one unless the console holds its locks.
-        if round % 2 == 0 {
-            stack.stop_controller();
+        if round % 2 == 0 && stop_controller(&stack) {
             counts.controller_restarts += 1;
         }
         // Renewed by an outside writer; readers come and go.

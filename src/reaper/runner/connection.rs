@@ -158,9 +158,14 @@ impl Reaper {
             // this connection is not trusted again: the next pass opens the
             // file afresh, so a store restored in place is read as it is
             // now, without waiting for another process to write. Every
-            // other connection of this console to it is closed too.
-            self.store.invalidate();
-            self.reopen = true;
+            // other connection of this console to it is closed too. A write
+            // the store rejected (a constraint, a full disk) says nothing
+            // of the connection: it stays (a reopen every pass would only
+            // hide the error's repeats).
+            if error.breaks_connection() {
+                self.store.invalidate();
+                self.reopen = true;
+            }
             // Said (and audited) when it appears, changes or clears, not
             // at every pass that meets it again.
             if let Some(said) = self.store_errors.seen(&error.to_string()) {
