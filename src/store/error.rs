@@ -94,8 +94,8 @@ pub enum StoreError {
     /// own log and one would be checkpointed over the other's commits.
     #[error(
         "{0} has {1} names (hard links): SQLite keeps a write-ahead log per name, so reading \
-         it through this one could write an old log over stackless's commits. Open the \
-         store by its one real name (stackless's state.db), or remove the extra link."
+         it through one name could write an old log over commits made through the other. \
+         Remove the extra name (keep stackless's own state.db), then open that."
     )]
     HardLinked(PathBuf, u64),
     /// A store this console had open is now an empty file: truncated (a

@@ -66,11 +66,23 @@ fn inode(path: &Path) -> u64 {
     std::fs::metadata(path).expect("stat").ino()
 }
 
+/// `/proc/locks` in one `read(2)`: the kernel lists every lock under its
+/// lock within one read call, so the text is one consistent view. (Read in
+/// small pieces, as `read_to_string` starts, a lock can fall between two
+/// reads while other processes' locks come and go, and look missing.)
+fn proc_locks() -> String {
+    use std::io::Read as _;
+    let mut file = std::fs::File::open("/proc/locks").expect("/proc/locks");
+    let mut buf = vec![0_u8; 4 << 20];
+    let n = file.read(&mut buf).expect("read /proc/locks");
+    assert!(n < buf.len(), "/proc/locks longer than one read");
+    String::from_utf8_lossy(&buf[..n]).into_owned()
+}
+
 /// The POSIX locks `pid` holds on the inode `ino` (`/proc/locks`: `N:
 /// POSIX ADVISORY READ|WRITE PID MAJ:MIN:INODE START END`).
 fn locks_of(pid: u32, ino: u64) -> usize {
-    std::fs::read_to_string("/proc/locks")
-        .expect("/proc/locks")
+    proc_locks()
         .lines()
         .filter(|line| {
             let fields: Vec<&str> = line.split_whitespace().collect();
@@ -160,6 +172,9 @@ fn the_console_holds_its_locks_through_every_periodic_check() {
         40,
     );
     tui.wait_for_all(&["alpha", "delta", "echo", "attempt"], UI);
+    // Start-up has settled (its first connections closed and the long-lived
+    // ones opened).
+    std::thread::sleep(Duration::from_secs(1));
     let pid = tui.pid();
     let db = inode(&path);
     let shm = inode(&dir.path().join("state.db-shm"));
@@ -193,7 +208,12 @@ fn the_console_holds_its_locks_through_every_periodic_check() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(samples > 100, "{samples}");
-    assert_eq!(missing, [], "samples without the console's locks");
+    assert_eq!(
+        missing,
+        [],
+        "samples without the console's locks; the screen:\n{}",
+        tui.contents()
+    );
     assert!(dir.path().join("state.db-wal").exists(), "-wal kept");
     assert!(dir.path().join("state.db-shm").exists(), "-shm kept");
     assert_eq!(
