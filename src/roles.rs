@@ -96,7 +96,7 @@ impl Wanted {
 
     /// The roles directory (and the `stackless-tui` directory holding it)
     /// must be real directories and the role's lock and claim files must
-    /// not be symbolic links: succession opens the lock file with
+    /// not be symbolic links nor have a second name: succession opens the lock file with
     /// `O_CREAT`, which would follow a planted link and create or lock its
     /// target. The directory is created here if missing.
     fn refuse_links(&self) -> std::io::Result<()> {
@@ -108,7 +108,19 @@ impl Wanted {
             crate::nofollow::real_dir(dir)?;
         }
         crate::nofollow::not_a_symlink(lock)?;
-        crate::nofollow::not_a_symlink(self.role.record_path())
+        crate::nofollow::not_a_symlink(self.role.record_path())?;
+        // succession opens the lock file and, when the role is occupied,
+        // closes it again: a second name of the store planted there would
+        // drop this process's locks on the store (`store::files`).
+        for file in [lock, self.role.record_path()] {
+            crate::nofollow::not_hard_linked(file, |links| {
+                format!(
+                    "{} has {links} hard links: refused (remove it; the console creates a plain file there)",
+                    file.display()
+                )
+            })?;
+        }
+        Ok(())
     }
 
     /// Whether a held role's lock file was deleted or replaced (its

@@ -62,6 +62,11 @@ impl Recorded {
 /// symlink; an ordinary file only), from the first whole line.
 fn read_end(path: &Path, budget: u64) -> std::io::Result<(Vec<u8>, u64)> {
     use std::os::unix::fs::{FileExt as _, OpenOptionsExt as _};
+    // A planted second name of the store is never opened: closing a
+    // descriptor on it would drop this process's locks (`store::files`).
+    crate::nofollow::not_hard_linked(path, |links| {
+        format!("{} has {links} hard links: not read", path.display())
+    })?;
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)

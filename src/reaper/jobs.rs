@@ -518,8 +518,10 @@ impl Teardowns {
     /// After `down`: the outcome is read and recorded on a fresh
     /// connection, opened again for up to [`REOPEN_FOR`] (another of this
     /// console's connections may be settling an epoch change). One that
-    /// cannot be opened leaves `store` closed: the failure is then owed
-    /// (`Unrecorded`), never lost.
+    /// cannot be opened leaves `store` closed by that error
+    /// ([`Store::closed_by`]): a `down` that exited 0 is then not counted
+    /// as torn down (nothing could check it), and its failure is owed
+    /// (`Unrecorded`) with the true reason, never lost.
     fn reopen(&self, store: &mut Store) {
         let started = std::time::Instant::now();
         loop {
@@ -531,7 +533,10 @@ impl Teardowns {
                 Err(_) if started.elapsed() < REOPEN_FOR => {
                     std::thread::sleep(Duration::from_millis(200));
                 }
-                Err(_) => return,
+                Err(error) => {
+                    store.closed_by(&error);
+                    return;
+                }
             }
         }
     }

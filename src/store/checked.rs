@@ -9,6 +9,14 @@ use super::{Recheck, Store, StoreError, detail};
 /// its own and opens the file afresh. Issue 20: a `disk I/O error` met by
 /// the teardown jobs' re-checks left every pass failing until restart.
 impl Store {
+    /// `Err(StoreError::Closed)` when this store is closed.
+    fn open_now(&self) -> Result<(), StoreError> {
+        match &self.closed {
+            Some(why) => Err(StoreError::Closed(self.path.clone(), why.clone())),
+            None => Ok(()),
+        }
+    }
+
     fn noticed<T>(&self, result: Result<T, StoreError>) -> Result<T, StoreError> {
         if let Err(error) = &result
             && error.breaks_connection()
@@ -24,6 +32,7 @@ impl Store {
     /// # Errors
     /// `SQLite` errors (`Busy` when locked past the busy timeout).
     pub fn recheck(&mut self, name: &str) -> Result<Option<Recheck>, StoreError> {
+        self.open_now()?;
         let result = self.recheck_once(name);
         self.noticed(result)
     }
@@ -41,6 +50,7 @@ impl Store {
         reason: &str,
         now: i64,
     ) -> Result<crate::model::ReapAttempt, StoreError> {
+        self.open_now()?;
         let result = self.record_reap_failure_once(name, reason, now);
         self.noticed(result)
     }
@@ -51,6 +61,7 @@ impl Store {
     /// # Errors
     /// As [`Store::record_reap_failure`].
     pub fn clear_reap_failure(&mut self, name: &str) -> Result<(), StoreError> {
+        self.open_now()?;
         let result = self.clear_reap_failure_once(name);
         self.noticed(result)
     }
@@ -61,6 +72,7 @@ impl Store {
     /// # Errors
     /// As [`Store::record_reap_failure`]; refused on a newer generation.
     pub fn delete_tombstone(&mut self, name: &str, older_than: i64) -> Result<bool, StoreError> {
+        self.open_now()?;
         let result = self.delete_tombstone_once(name, older_than);
         self.noticed(result)
     }
@@ -74,6 +86,7 @@ impl Store {
         &mut self,
         probe: &mut dyn crate::store::probe::HostProbe,
     ) -> Result<crate::model::Snapshot, StoreError> {
+        self.open_now()?;
         let result = self.snapshot_once(probe);
         self.noticed(result)
     }
@@ -86,6 +99,7 @@ impl Store {
         &mut self,
         name: &str,
     ) -> Result<Option<detail::InstanceDetail>, StoreError> {
+        self.open_now()?;
         let result = self.instance_detail_once(name);
         self.noticed(result)
     }

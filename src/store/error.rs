@@ -123,7 +123,7 @@ pub enum StoreError {
     /// is open in another process: it can be neither replayed onto the new
     /// file nor set aside (`store::walfile`). Nothing is opened.
     #[error(
-        "the store file {0} was rewritten in place, but {1} holds the old file's commits and another process has it open: opening the store would apply them to the new file. Stop stackless (and any program using the store); the console then sets {1} aside and reads the file as it is"
+        "the store file {0} was rewritten in place, but {1} holds the old file's commits and another process has it open (or its -shm cannot be examined): opening the store would apply them to the new file. Stop stackless (and any program using the store); the console then sets {1} aside and reads the file as it is"
     )]
     ForeignWal(PathBuf, PathBuf),
     /// Another process held a lock past the busy timeout.
@@ -152,6 +152,10 @@ pub enum StoreError {
     /// stays ([`StoreError::breaks_connection`]).
     #[error("state store {0}: {1}")]
     Rejected(PathBuf, String),
+    /// This console closed its connection and could not open the store
+    /// again (the reason): nothing was read or written.
+    #[error("the store {0} could not be opened again: {1}")]
+    Closed(PathBuf, String),
     /// An existing file with no schema at all (0 bytes, or an empty
     /// database): never given one by this console (issue 20).
     #[error(

@@ -103,6 +103,10 @@ pub struct Store {
     /// The names a dry run's scans found unchanged
     /// ([`Store::begin_read_of`]), until [`Store::end_read`].
     held: Option<recheck_all::Held>,
+    /// Why this store is closed ([`Store::close`], [`Store::closed_by`]):
+    /// every checked call then fails with [`StoreError::Closed`] and this
+    /// reason, not with what the placeholder connection would say.
+    closed: Option<String>,
     /// This connection in the path's count of open connections
     /// ([`epoch`]); `None` once [`Store::close`]d. Declared last: dropped
     /// after `conn` is closed.
@@ -289,6 +293,7 @@ impl Store {
             queue: operations::QueueMemory::default(),
             recheck_sql: write::recheck_sql(layout),
             held: None,
+            closed: None,
             registration: Some(registration),
         })
     }
@@ -319,7 +324,15 @@ impl Store {
         if let Ok(memory) = Connection::open_in_memory() {
             drop(std::mem::replace(&mut self.conn, memory));
             self.registration = None;
+            self.closed = Some("closed by this console, not opened again yet".into());
         }
+    }
+
+    /// [`Store::close`]d, and not opened again because of `error`: every
+    /// checked call now fails with it ([`StoreError::Closed`]).
+    pub fn closed_by(&mut self, error: &StoreError) {
+        self.close();
+        self.closed = Some(error.to_string());
     }
 
     /// Open the store at `path`, creating it with the stackless v4 schema when

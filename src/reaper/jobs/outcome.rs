@@ -160,14 +160,28 @@ impl Outcome {
 /// After a `down` that exited 0: what the store says if the instance is
 /// still there (`the instance is still active`), read in a fresh
 /// transaction; `None` when it is gone, tombstoned, or born again (another
-/// birth: the old one was torn down). A read error is not a verdict
-/// (`None`): the exit status stands.
+/// birth: the old one was torn down). A busy store is read again for up
+/// to [`RECORD_RETRY_FOR`]; any other read error is not success either
+/// ("silence is not success"): the teardown is not counted, and its
+/// failure is recorded or owed.
 fn still_active(store: &mut Store, seen: &Instance) -> Option<String> {
-    match store.recheck(&seen.name) {
-        Ok(Some(now)) if now.status == crate::model::Status::Active && now.birth == seen.birth => {
-            Some("the instance is still active in the store".to_owned())
-        }
-        _ => None,
+    let started = std::time::Instant::now();
+    loop {
+        return match store.recheck(&seen.name) {
+            Ok(Some(now))
+                if now.status == crate::model::Status::Active && now.birth == seen.birth =>
+            {
+                Some("the instance is still active in the store".to_owned())
+            }
+            Ok(_) => None,
+            Err(error) if error.is_busy() && started.elapsed() < RECORD_RETRY_FOR => {
+                std::thread::sleep(Duration::from_millis(100));
+                continue;
+            }
+            // Nothing could check the row: not counted as torn down (issue
+            // 20: a store that could not be opened again after `down`).
+            Err(error) => Some(format!("the store could not be read to check it ({error})")),
+        };
     }
 }
 
