@@ -163,7 +163,7 @@ fn stale_wal_check(path: &Path) -> Result<(), StoreError> {
     let Some(old) = epoch::old_wal(path) else {
         return Ok(());
     };
-    let wal_path = wal::sibling(path, "-wal");
+    let wal_path = files::StoreFile::Wal.path(path);
     let frames = wal::has_frames(std::fs::symlink_metadata(&wal_path).ok().map(|m| m.len()));
     if frames && file_identity(&wal_path) == Some(old) {
         return Err(StoreError::StaleWal(path.to_owned(), wal_path));
@@ -278,7 +278,7 @@ impl Store {
                 .is_readonly(rusqlite::MAIN_DB)
                 .map_err(|e| StoreError::sqlite(path, &e))?;
         registration.confirm();
-        let wal = file_identity(&wal::sibling(path, "-wal"));
+        let wal = file_identity(&files::StoreFile::Wal.path(path));
         Ok(Self {
             conn,
             path: path.to_owned(),
@@ -421,7 +421,7 @@ impl Store {
     pub fn file_state(&mut self) -> FileState {
         let state = self.file_state_now();
         match state {
-            FileState::Same => self.wal = file_identity(&wal::sibling(&self.path, "-wal")),
+            FileState::Same => self.wal = file_identity(&files::StoreFile::Wal.path(&self.path)),
             FileState::Replaced => {
                 if let Some(registration) = &self.registration {
                     registration.bump_replaced(self.wal);
@@ -473,7 +473,7 @@ impl Store {
         let stamp = file_stamp(&self.path);
         let was = self.stamp.as_ref().map(|(s, _)| *s);
         let frames = wal::has_frames(
-            std::fs::symlink_metadata(wal::sibling(&self.path, "-wal"))
+            std::fs::symlink_metadata(files::StoreFile::Wal.path(&self.path))
                 .ok()
                 .map(|m| m.len()),
         );

@@ -89,21 +89,13 @@ impl WalFacts {
         let dir = parent(path);
         Self {
             wal_mode,
-            shm: std::fs::symlink_metadata(sibling(path, "-shm")).is_ok(),
-            wal_bytes: std::fs::symlink_metadata(sibling(path, "-wal"))
+            shm: std::fs::symlink_metadata(super::files::StoreFile::Shm.path(path)).is_ok(),
+            wal_bytes: std::fs::symlink_metadata(super::files::StoreFile::Wal.path(path))
                 .ok()
                 .map(|m| m.len()),
             dir_writable: dir_writable(&dir),
         }
     }
-}
-
-/// `<path><suffix>` (`state.db-wal`).
-#[must_use]
-pub fn sibling(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(suffix);
-    PathBuf::from(name)
 }
 
 fn parent(path: &Path) -> PathBuf {

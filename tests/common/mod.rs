@@ -148,3 +148,33 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .build()
         .expect("runtime")
 }
+
+/// `/proc/locks` in one `read(2)`: the kernel lists every lock under its
+/// lock within one read call, so the text is one consistent view. (Read in
+/// small pieces, as `read_to_string` starts, a lock can fall between two
+/// reads while other processes' locks come and go, and look missing.)
+pub fn proc_locks() -> String {
+    use std::io::Read as _;
+    let mut file = std::fs::File::open("/proc/locks").expect("/proc/locks");
+    let mut buf = vec![0_u8; 4 << 20];
+    let n = file.read(&mut buf).expect("read /proc/locks");
+    assert!(n < buf.len(), "/proc/locks longer than one read");
+    String::from_utf8_lossy(&buf[..n]).into_owned()
+}
+
+/// The POSIX locks `pid` holds on the inode `ino` (`/proc/locks`: `N:
+/// POSIX ADVISORY READ|WRITE PID MAJ:MIN:INODE START END`).
+pub fn locks_of(pid: u32, ino: u64) -> usize {
+    proc_locks()
+        .lines()
+        .filter(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let on = fields
+                .iter()
+                .position(|f| *f == "POSIX")
+                .and_then(|at| fields.get(at + 3..at + 5));
+            matches!(on, Some([p, file]) if *p == pid.to_string()
+                && file.rsplit(':').next() == Some(&ino.to_string()))
+        })
+        .count()
+}

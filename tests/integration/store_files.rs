@@ -99,34 +99,13 @@ fn only_store_files_opens_a_store_file() {
     );
 }
 
-/// `/proc/locks` in one `read(2)`: one consistent view (the kernel lists
-/// every lock under its lock within one read call; read in pieces, a lock
-/// can fall between two reads while others come and go).
-fn proc_locks() -> String {
-    use std::io::Read as _;
-    let mut file = std::fs::File::open("/proc/locks").expect("/proc/locks");
-    let mut buf = vec![0_u8; 4 << 20];
-    let n = file.read(&mut buf).expect("read /proc/locks");
-    assert!(n < buf.len(), "/proc/locks longer than one read");
-    String::from_utf8_lossy(&buf[..n]).into_owned()
-}
-
 /// The POSIX locks this process holds on the inode of `path`.
 fn own_locks(path: &Path) -> usize {
     use std::os::unix::fs::MetadataExt as _;
-    let ino = std::fs::metadata(path).expect("stat").ino().to_string();
-    let pid = std::process::id().to_string();
-    proc_locks()
-        .lines()
-        .filter(|line| {
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            fields.get(4) == Some(&pid.as_str())
-                && fields
-                    .get(5)
-                    .and_then(|f| f.rsplit(':').next())
-                    .is_some_and(|i| i == ino)
-        })
-        .count()
+    crate::common::locks_of(
+        std::process::id(),
+        std::fs::metadata(path).expect("stat").ino(),
+    )
 }
 
 /// Every check the console makes on a store it has open, run beside an
