@@ -32,8 +32,8 @@ impl Store {
     ) -> Result<Snapshot, StoreError> {
         if std::fs::metadata(&self.path).is_ok_and(|m| m.len() == 0) {
             // Truncated under this connection: `SQLite` would call it busy
-            // or empty, neither true.
-            self.invalidate();
+            // or empty, neither true. (`Empty` breaks the connection: the
+            // checked `Store::snapshot` invalidates every one.)
             return Err(StoreError::Empty(self.path.clone()));
         }
         let path = &self.path;

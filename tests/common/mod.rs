@@ -178,3 +178,39 @@ pub fn locks_of(pid: u32, ino: u64) -> usize {
         })
         .count()
 }
+
+/// The wall clock, unix seconds.
+pub fn unix_now() -> i64 {
+    stackless_tui::model::time::unix_now()
+}
+
+/// A teardown script (`<dir>/down.sh`) for `--down-cmd`: logs its instance
+/// to `<dir>/calls.log` and the targets of its open descriptors to
+/// `<dir>/fds.log`, then runs `body` (`$NAME` is the instance). Exit 0
+/// tombstones the instance in another process, as `stackless down` does.
+/// Returns the `--down-cmd` value.
+pub fn counting_down(dir: &Path, body: &str) -> String {
+    let script = dir.join("down.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nNAME=\"$2\"\n{}\necho \"$2\" >> '{calls}'\nfor fd in /proc/$$/fd/*; do readlink \"$fd\"; done >> '{fds}'\n{body}\n",
+            tombstone_on_success(&dir.join("state.db")),
+            calls = dir.join("calls.log").display(),
+            fds = dir.join("fds.log").display(),
+        ),
+    )
+    .expect("script");
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    format!("{} down {{name}} --json", script.display())
+}
+
+/// The instances [`counting_down`] was called for, in order.
+pub fn calls(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join("calls.log"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}

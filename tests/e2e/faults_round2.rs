@@ -6,18 +6,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::common::fixture;
 use crate::common::stores::{exec, migrated};
+use crate::common::{calls, counting_down, fixture, unix_now};
 use crate::harness::{Tui, UI, selected_instance, utf8};
 
 const QUIT: Duration = Duration::from_secs(10);
-
-fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock")
-        .as_secs() as i64
-}
 
 /// A v5 store with `count` active instances `n0001`.. whose leases run out
 /// in that order, a day or more from now (nothing is reaped).
@@ -35,32 +28,6 @@ fn many_instances(dir: &Path, count: usize) -> PathBuf {
         ),
     );
     path
-}
-
-/// A teardown script that counts its calls (one line each in
-/// `<dir>/calls.log`), then `body`.
-fn counting_down(dir: &Path, body: &str) -> String {
-    let script = dir.join("down.sh");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\nNAME=\"$2\"\n{}\necho \"$2\" >> '{}'\n{body}\n",
-            crate::common::tombstone_on_success(&dir.join("state.db")),
-            dir.join("calls.log").display()
-        ),
-    )
-    .expect("script");
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    format!("{} down {{name}} --json", script.display())
-}
-
-fn calls(dir: &Path) -> Vec<String> {
-    std::fs::read_to_string(dir.join("calls.log"))
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_owned)
-        .collect()
 }
 
 #[test]

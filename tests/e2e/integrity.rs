@@ -10,18 +10,11 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::common::locks_of;
 use crate::common::stores::{exec, migrated};
+use crate::common::{calls, counting_down as down, locks_of, unix_now};
 use crate::harness::{Tui, UI, utf8};
 
 const QUIT: Duration = Duration::from_secs(10);
-
-fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock")
-        .as_secs() as i64
-}
 
 /// Run `script` in another process (python3, `sqlite3` module) with the
 /// store's path as `sys.argv[1]`; its stdout.
@@ -67,6 +60,16 @@ fn inode(path: &Path) -> u64 {
     std::fs::metadata(path).expect("stat").ino()
 }
 
+/// The console on `path` in a 120x40 pseudo-terminal: a reaper pass every
+/// second, `command` as its `down`.
+fn console(path: &Path, command: &str) -> Tui {
+    Tui::spawn(
+        &["--state", utf8(path), "--tick", "1s", "--down-cmd", command],
+        120,
+        40,
+    )
+}
+
 /// A v5 store with `alpha` (expired: its teardown fails, so the reaper
 /// writes a backoff row every pass it retries), `delta` (an hour left)
 /// and `echo` (a day left).
@@ -90,35 +93,6 @@ fn store(dir: &Path) -> PathBuf {
     path
 }
 
-/// A teardown script: logs its instance to `<dir>/calls.log` and the
-/// targets of its open descriptors to `<dir>/fds.log`, then runs `body`
-/// (`$NAME` is the instance). Exit 0 tombstones the instance in another
-/// process, as `stackless down` does.
-fn down(dir: &Path, body: &str) -> String {
-    let script = dir.join("down.sh");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\nNAME=\"$2\"\n{}\necho \"$2\" >> '{calls}'\nfor fd in /proc/$$/fd/*; do readlink \"$fd\"; done >> '{fds}'\n{body}\n",
-            crate::common::tombstone_on_success(&dir.join("state.db")),
-            calls = dir.join("calls.log").display(),
-            fds = dir.join("fds.log").display(),
-        ),
-    )
-    .expect("script");
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    format!("{} down {{name}} --json", script.display())
-}
-
-fn calls(dir: &Path) -> Vec<String> {
-    std::fs::read_to_string(dir.join("calls.log"))
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_owned)
-        .collect()
-}
-
 /// With the watcher, the reaper (retrying a failing teardown every pass),
 /// the services reader and the detail reader all running, the console
 /// holds its shared lock on the store and the "DMS" lock on its `-shm` at
@@ -130,18 +104,7 @@ fn the_console_holds_its_locks_through_every_periodic_check() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = store(dir.path());
     let command = down(dir.path(), "echo 'no such stack' >&2\nexit 1");
-    let mut tui = Tui::spawn(
-        &[
-            "--state",
-            utf8(&path),
-            "--tick",
-            "1s",
-            "--down-cmd",
-            &command,
-        ],
-        120,
-        40,
-    );
+    let mut tui = console(&path, &command);
     tui.wait_for_all(&["alpha", "delta", "echo", "attempt"], UI);
     // Start-up has settled (its first connections closed and the long-lived
     // ones opened).
@@ -312,18 +275,7 @@ fn a_lease_renewed_beside_outside_readers_is_never_reaped() {
         ),
     );
     let command = down(dir.path(), "exit 0");
-    let mut tui = Tui::spawn(
-        &[
-            "--state",
-            utf8(&path),
-            "--tick",
-            "1s",
-            "--down-cmd",
-            &command,
-        ],
-        120,
-        40,
-    );
+    let mut tui = console(&path, &command);
     tui.wait_for("charlie", UI);
     std::thread::sleep(Duration::from_secs(2));
     outside_query(&path, "SELECT count(*) FROM instances");
@@ -384,18 +336,7 @@ fn a_disk_io_error_reopens_every_connection_and_writes_reach_the_file_again() {
             times.display()
         ),
     );
-    let mut tui = Tui::spawn(
-        &[
-            "--state",
-            utf8(&path),
-            "--tick",
-            "1s",
-            "--down-cmd",
-            &command,
-        ],
-        120,
-        40,
-    );
+    let mut tui = console(&path, &command);
     tui.wait_for("attempt 1", UI);
     // The retry comes due in a few seconds; then the log loses its frames.
     outside_write(

@@ -7,17 +7,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::common::{fixture, tombstone_on_success};
+use crate::common::{fixture, tombstone_on_success, unix_now};
 use crate::harness::{Tui, UI, utf8};
-
-fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock")
-        .as_secs()
-        .try_into()
-        .expect("i64")
-}
 
 /// A `down` that tombstones the instance (as stackless does) and logs it.
 fn down(dir: &Path) -> String {

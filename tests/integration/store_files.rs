@@ -265,9 +265,7 @@ fn reaper_store_stale(path: &Path) -> bool {
 /// reopens. The outcome is then recorded on a fresh connection.
 #[test]
 fn no_descriptor_on_the_store_is_held_while_down_runs() {
-    use stackless_tui::event::{ActivityKind, Actor};
-    use stackless_tui::reaper::Intent;
-    let rt = crate::common::runtime();
+    use stackless_tui::event::ActivityKind;
     let (dir, path) = stores::v5();
     let path = std::fs::canonicalize(&path).expect("canonical");
     let held = dir.path().join("held.log");
@@ -280,20 +278,7 @@ fn no_descriptor_on_the_store_is_held_while_down_runs() {
             held.display()
         ),
     );
-    let before = Store::open(&path, Access::ReadOnly)
-        .expect("open")
-        .snapshot(&mut stackless_tui::store::probe::SysinfoProbe::new())
-        .expect("snapshot");
-    let alpha = before.instance("alpha").expect("alpha").clone();
-    let (mut reaper, _log) = crate::common::reaper_with(
-        &path,
-        down,
-        Box::new(stackless_tui::store::probe::SysinfoProbe::new()),
-        std::sync::Arc::new(|| crate::common::CAPTURE),
-        &rt,
-        |_| {},
-    );
-    let kind = reaper.reap(&alpha, None, Actor::Operator, Intent::Reap);
+    let (kind, _log) = reap_alpha(&path, down);
     assert_eq!(kind, Some(ActivityKind::Failed));
     let seen = std::fs::read_to_string(&held).expect("held.log");
     assert!(
@@ -367,29 +352,14 @@ fn a_link_to_the_store_planted_elsewhere_is_never_opened() {
 /// a "no such table" error from the closed connection).
 #[test]
 fn a_down_that_cannot_be_checked_is_not_counted_as_torn_down() {
-    use stackless_tui::event::{ActivityKind, Actor};
-    use stackless_tui::reaper::Intent;
-    let rt = crate::common::runtime();
+    use stackless_tui::event::ActivityKind;
     let (dir, path) = stores::v5();
     let path = std::fs::canonicalize(&path).expect("canonical");
     let down = crate::common::fake_down(
         dir.path(),
         &format!("trap - EXIT\nln '{0}' '{0}.bak'\nexit 0", path.display()),
     );
-    let before = Store::open(&path, Access::ReadOnly)
-        .expect("open")
-        .snapshot(&mut stackless_tui::store::probe::SysinfoProbe::new())
-        .expect("snapshot");
-    let alpha = before.instance("alpha").expect("alpha").clone();
-    let (mut reaper, log) = crate::common::reaper_with(
-        &path,
-        down,
-        Box::new(stackless_tui::store::probe::SysinfoProbe::new()),
-        std::sync::Arc::new(|| crate::common::CAPTURE),
-        &rt,
-        |_| {},
-    );
-    let kind = reaper.reap(&alpha, None, Actor::Operator, Intent::Reap);
+    let (kind, log) = reap_alpha(&path, down);
     assert_eq!(
         kind,
         Some(ActivityKind::Failed),
@@ -405,4 +375,37 @@ fn a_down_that_cannot_be_checked_is_not_counted_as_torn_down() {
         "{last}"
     );
     assert!(!last.contains("no such table"), "{last}");
+}
+
+/// The operator's `r` on `alpha` (expired at [`crate::common::CAPTURE`])
+/// through a reaper with `down`, on this thread: its outcome and the
+/// reaper's Activity lines.
+fn reap_alpha(
+    path: &Path,
+    down: stackless_tui::reaper::DownCommand,
+) -> (
+    Option<stackless_tui::event::ActivityKind>,
+    std::sync::Arc<std::sync::Mutex<Vec<stackless_tui::event::Activity>>>,
+) {
+    let rt = crate::common::runtime();
+    let before = Store::open(path, Access::ReadOnly)
+        .expect("open")
+        .snapshot(&mut stackless_tui::store::probe::SysinfoProbe::new())
+        .expect("snapshot");
+    let alpha = before.instance("alpha").expect("alpha").clone();
+    let (mut reaper, log) = crate::common::reaper_with(
+        path,
+        down,
+        Box::new(stackless_tui::store::probe::SysinfoProbe::new()),
+        std::sync::Arc::new(|| crate::common::CAPTURE),
+        &rt,
+        |_| {},
+    );
+    let kind = reaper.reap(
+        &alpha,
+        None,
+        stackless_tui::event::Actor::Operator,
+        stackless_tui::reaper::Intent::Reap,
+    );
+    (kind, log)
 }

@@ -271,8 +271,24 @@ fn a_soak_beside_the_real_stackless_leaves_the_store_whole() {
         Duration::from_secs(240),
         || {
             let log = calls(&stack);
+            // Every teardown finished, as the wrapper and as the console
+            // saw it (the console records a success after `down` exits):
+            // one outcome line for each `started` one.
+            let audit =
+                std::fs::read_to_string(stack.state_dir().join("stackless-tui/audit.jsonl"))
+                    .unwrap_or_default();
+            let audited = |outcome: &str| {
+                audit
+                    .lines()
+                    .filter(|l| {
+                        l.contains("\"action\":\"teardown\"")
+                            && l.contains(&format!("\"outcome\":\"{outcome}"))
+                    })
+                    .count()
+            };
             let running = log.iter().filter(|c| c.0 == "start").count()
-                != log.iter().filter(|c| c.0 == "end" || c.0 == "fail").count();
+                != log.iter().filter(|c| c.0 == "end" || c.0 == "fail").count()
+                || 2 * audited("started") != audited("");
             let open = sqlite(
                 &db,
                 "SELECT count(*) FROM instances WHERE status = 'active' AND name NOT LIKE 'keep-%'

@@ -165,23 +165,14 @@ impl Outcome {
 /// ("silence is not success"): the teardown is not counted, and its
 /// failure is recorded or owed.
 fn still_active(store: &mut Store, seen: &Instance) -> Option<String> {
-    let started = std::time::Instant::now();
-    loop {
-        return match store.recheck(&seen.name) {
-            Ok(Some(now))
-                if now.status == crate::model::Status::Active && now.birth == seen.birth =>
-            {
-                Some("the instance is still active in the store".to_owned())
-            }
-            Ok(_) => None,
-            Err(error) if error.is_busy() && started.elapsed() < RECORD_RETRY_FOR => {
-                std::thread::sleep(Duration::from_millis(100));
-                continue;
-            }
-            // Nothing could check the row: not counted as torn down (issue
-            // 20: a store that could not be opened again after `down`).
-            Err(error) => Some(format!("the store could not be read to check it ({error})")),
-        };
+    match while_busy(|| store.recheck(&seen.name)) {
+        Ok(Some(now)) if now.status == crate::model::Status::Active && now.birth == seen.birth => {
+            Some("the instance is still active in the store".to_owned())
+        }
+        Ok(_) => None,
+        // Nothing could check the row: not counted as torn down (issue 20:
+        // a store that could not be opened again after `down`).
+        Err(error) => Some(format!("the store could not be read to check it ({error})")),
     }
 }
 
@@ -193,9 +184,15 @@ fn record_failure(
     reason: &str,
     at: i64,
 ) -> Result<ReapAttempt, StoreError> {
+    while_busy(|| store.record_reap_failure(name, reason, at))
+}
+
+/// `call` again every 100 ms while it answers `Busy`, for up to
+/// [`RECORD_RETRY_FOR`]; then its last answer.
+fn while_busy<T>(mut call: impl FnMut() -> Result<T, StoreError>) -> Result<T, StoreError> {
     let started = std::time::Instant::now();
     loop {
-        match store.record_reap_failure(name, reason, at) {
+        match call() {
             Err(error) if error.is_busy() && started.elapsed() < RECORD_RETRY_FOR => {
                 std::thread::sleep(Duration::from_millis(100));
             }
