@@ -69,6 +69,186 @@ pub enum Event {
     /// How the watcher learns of commits (sent once it knows): woken by the
     /// file system, or polling. Shown in the header.
     Watch(WatchMode),
+    /// The I/O worker's answer to a read the UI asked for (the detail, the
+    /// logs view's opens, scroll-back, searches and whole lines:
+    /// `crate::console::io_worker`). Tagged with what it belongs to (the
+    /// instance's name, the logs session): the UI drops answers to a view
+    /// closed or opened again since.
+    Answer(Answer),
+}
+
+/// What the UI asks the I/O worker (`crate::console::io_worker`) to do: reads of
+/// the store and of files, which never run on the render thread. Each read
+/// is answered by an [`Event::Answer`] of the same name. Everything a
+/// request needs travels in it (the logs' paths included), so the worker
+/// keeps no copy of the UI's state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Request {
+    /// Read `name`'s detail (`Store::instance_detail`, its services
+    /// probed): asked for by Enter, and again on every new snapshot while
+    /// the detail view is open (so it stays current). Answered by
+    /// [`Answer::Detail`].
+    OpenDetail {
+        /// The instance as stored (may be hostile: use it only as a SQL
+        /// parameter, never on a command line).
+        name: String,
+    },
+    /// Open an instance's logs (`l`, or `G` after scrolling back so far
+    /// that newer lines were dropped): `crate::logs::open_all`, answered by
+    /// [`Answer::LogsOpened`], then follow them (the follower's lines come
+    /// as `Event::Logs` of this session). Replaces any follower running.
+    OpenLogs {
+        /// Which open this is.
+        session: u64,
+        /// The logs directory to open.
+        request: crate::model::logview::LogsRequest,
+    },
+    /// Read older lines of one service, before `before`
+    /// (`crate::logs::history::older`): [`Answer::LogsOlder`].
+    LogsOlder {
+        /// The session the service index belongs to.
+        session: u64,
+        /// The service index (as opened).
+        service: u16,
+        /// Its log (`<dir>/<service>.log`, as the open found it).
+        base: std::path::PathBuf,
+        /// Read the lines before this position.
+        before: crate::model::logtext::LinePos,
+    },
+    /// Read older lines of several services for the all-services tab: up
+    /// to `want` before each position (`crate::logs::history::older_all`):
+    /// [`Answer::LogsOlderAll`].
+    LogsOlderAll {
+        /// The session the service indexes belong to.
+        session: u64,
+        /// Every service's log, by service index.
+        bases: Vec<std::path::PathBuf>,
+        /// Per service index, read the lines before this position.
+        reads: Vec<(u16, crate::model::logtext::LinePos)>,
+        /// The most lines read per service.
+        want: usize,
+    },
+    /// Search one service's older history (`n` past the lines held):
+    /// backwards from `before` (`crate::logs::search::search_history`,
+    /// bounded): [`Answer::LogsSearchOlder`].
+    LogsSearchOlder {
+        /// The session the service index belongs to.
+        session: u64,
+        /// The service index (as opened).
+        service: u16,
+        /// Its log.
+        base: std::path::PathBuf,
+        /// Search the lines before this position.
+        before: crate::model::logtext::LinePos,
+        /// The search, as typed.
+        query: String,
+    },
+    /// Search one service's newer history (`N` past the lines held when
+    /// newer lines were dropped): forwards from after `after`
+    /// (`crate::logs::search::search_newer`, bounded):
+    /// [`Answer::LogsSearchNewer`].
+    LogsSearchNewer {
+        /// The session the service index belongs to.
+        session: u64,
+        /// The service index (as opened).
+        service: u16,
+        /// Its log.
+        base: std::path::PathBuf,
+        /// Search the lines after this one (the newest held).
+        after: crate::model::logtext::LinePos,
+        /// The search, as typed.
+        query: String,
+    },
+    /// Read the whole line that a piece of a long line belongs to (Enter
+    /// or `e` on a `↪` piece) from its file
+    /// (`crate::logs::history::whole_line_text`): [`Answer::LogsLineWhole`].
+    LogsLineWhole {
+        /// The session the service index belongs to.
+        session: u64,
+        /// The service index (as opened).
+        service: u16,
+        /// Its log.
+        base: std::path::PathBuf,
+        /// Where the piece starts.
+        piece: crate::model::logtext::LinePos,
+        /// The full-text view's title.
+        title: String,
+    },
+    /// The logs view closed: stop following (no answer).
+    CloseLogs,
+}
+
+/// A read the render loop handed to the I/O worker, answered. Each
+/// variant names the request it answers (`crate::ui::Effect`).
+#[derive(Debug, Clone)]
+pub enum Answer {
+    /// `name`'s detail: `Ok(Some(..))` read, `Ok(None)` no such instance,
+    /// `Err(message)` the read failed (`StoreError::to_string()`).
+    Detail {
+        /// The instance asked for.
+        name: String,
+        /// What the read found.
+        result: Result<Option<crate::model::detail::InstanceDetail>, String>,
+    },
+    /// The logs view opened: what was found and each service's tail.
+    LogsOpened {
+        /// The logs session asked for.
+        session: u64,
+        /// The tails.
+        opened: crate::model::logview::Opened,
+        /// Where each service's log is read from (by service index), for
+        /// the scroll-back requests; empty for a service not followed.
+        bases: Vec<std::path::PathBuf>,
+    },
+    /// Older lines of one service (oldest first) and where to go on from.
+    LogsOlder {
+        /// The logs session asked for.
+        session: u64,
+        /// The service index.
+        service: u16,
+        /// The lines read.
+        lines: Vec<crate::model::logview::LogLine>,
+        /// Where older lines are.
+        older: crate::model::logview::Older,
+    },
+    /// Older lines of several services, for the all-services tab: per
+    /// service, the lines (oldest first) and where to go on from.
+    LogsOlderAll {
+        /// The logs session asked for.
+        session: u64,
+        /// `(service, lines, older)` per service read.
+        read: Vec<(
+            u16,
+            Vec<crate::model::logview::LogLine>,
+            crate::model::logview::Older,
+        )>,
+    },
+    /// A search into one service's older history (`n`).
+    LogsSearchOlder {
+        /// The logs session asked for.
+        session: u64,
+        /// The service index.
+        service: u16,
+        /// What the search found.
+        result: crate::model::logview::HistorySearch,
+    },
+    /// A search into one service's newer history (`N`).
+    LogsSearchNewer {
+        /// The logs session asked for.
+        session: u64,
+        /// The service index.
+        service: u16,
+        /// What the search found.
+        result: crate::model::logview::HistorySearch,
+    },
+    /// The whole line a piece of a long line belongs to, read again from
+    /// its file.
+    LogsLineWhole {
+        /// The logs session asked for.
+        session: u64,
+        /// The full-text view's text.
+        text: crate::model::fulltext::FullText,
+    },
 }
 
 /// How the store watcher notices other processes' commits

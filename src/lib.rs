@@ -54,6 +54,7 @@ pub mod nofollow;
 pub mod reaper;
 pub mod recorder;
 pub mod remote;
+pub mod render_thread;
 pub mod roles;
 pub mod startup;
 pub mod store;

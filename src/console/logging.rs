@@ -74,10 +74,19 @@ pub(super) fn trace(event: &Event) {
         }
         Event::Reaper(status) => tracing::debug!("reaper: {status:?}"),
         Event::Watch(mode) => tracing::info!("store {}", mode.label()),
+        Event::Answer(crate::event::Answer::Detail {
+            name,
+            result: Err(error),
+        }) => tracing::warn!(
+            "detail of {}: {}",
+            crate::model::text::sanitize(name),
+            crate::model::text::sanitize(error)
+        ),
         Event::Input(_)
         | Event::InputAt(..)
         | Event::Tick
         | Event::Activity(_)
-        | Event::Logs(_) => {}
+        | Event::Logs(_)
+        | Event::Answer(_) => {}
     }
 }

@@ -11,9 +11,9 @@
 //! `docs/ARCHITECTURE.md` maps the threads and the data flow.
 
 mod input;
+mod io_worker;
 mod leader;
 mod logging;
-mod logs_session;
 mod man;
 mod render_loop;
 mod run;

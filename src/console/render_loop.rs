@@ -5,39 +5,35 @@
 //! whatever else is already queued, then draws one frame. Commands the UI
 //! returns (reap, tear down, open a detail, cancel an operation) are carried
 //! out here: teardowns on their own threads, a cancel on a tokio task
-//! (`crate::controller::cancel`), the detail read on this loop (a
-//! short-timeout read-only connection of its own), the logs view's opens
-//! and scroll-back reads on this loop too (a few 64 KiB blocks read from a
-//! file's end: `super::logs_session`), its follower on a thread.
+//! (`crate::controller::cancel`), every read (the detail, the logs view's
+//! opens, scroll-back and searches) on the I/O worker (`super::io`), whose
+//! answers come back as events. The loop itself reads no file and no
+//! store (`crate::render_thread`, asserted in debug builds).
 
 use std::ffi::OsString;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use color_eyre::eyre::{Result, WrapErr as _};
 use tokio::signal::unix::{SignalKind, signal};
 
-use super::logs_session::LogsSession;
+use super::io_worker::IoWorker;
 use super::terminal::{Term, with_terminal};
 use crate::controller::cancel::{self, CancelRequest};
 use crate::event::{Event, EventReceiver};
 use crate::model::activity::{ActivityKind, Actor};
-use crate::model::detail::InstanceDetail;
-use crate::model::logview::LogUpdate;
 use crate::model::time::unix_now;
 use crate::model::{Instance, ReapAttempt};
 use crate::reaper::{Intent, Teardowns};
 use crate::recorder::Recorder;
-use crate::store::{Access, Store};
-use crate::ui::{App, Command};
+use crate::ui::{App, Effect};
 
 /// What the render loop hands the UI's commands to, besides the teardown
 /// jobs and the recorder.
 pub(super) struct Wiring {
     /// The stackless program (`--stackless`), for `c`'s `operation cancel`.
     pub(super) stackless: OsString,
-    /// The logs view's file side (`l`).
-    pub(super) logs: LogsSession,
+    /// The I/O worker: the detail and the logs view's reads.
+    pub(super) io: IoWorker,
     /// This console's reaper control (`P`, `R`).
     pub(super) control: crate::reaper::ReaperControl,
 }
@@ -56,9 +52,12 @@ pub(super) async fn run(
     recorder: &Recorder,
     wiring: Wiring,
 ) -> Result<&'static str> {
+    // From here on this thread draws and reads nothing: asserted in the
+    // read paths (debug builds).
+    let _render = crate::render_thread::enter();
     let Wiring {
         stackless,
-        logs,
+        io,
         control,
     } = wiring;
     let mut ticker = tokio::time::interval(Duration::from_secs(1));
@@ -78,12 +77,7 @@ pub(super) async fn run(
         recorder,
         stackless,
         control,
-        details: DetailReader {
-            path: teardowns.path.clone(),
-            store: None,
-            probe: crate::store::probe::checked_sysinfo(),
-        },
-        logs,
+        io,
         bulk: BulkQueue::default(),
         copies: Vec::new(),
     };
@@ -101,7 +95,6 @@ pub(super) async fn run(
             why = signal;
         }
         if let Event::Tick = event {
-            actions.details.release_if_stale();
             // The wall clock against the kernel's, every second: the same
             // check the reaper and the jobs make before they act.
             let doubt = teardowns.clock_doubt().map(|d| d.to_string());
@@ -187,8 +180,8 @@ struct Actions<'a> {
     stackless: OsString,
     /// This console's reaper (`P`, `R`).
     control: crate::reaper::ReaperControl,
-    details: DetailReader,
-    logs: LogsSession,
+    /// The reads, off this thread.
+    io: IoWorker,
     /// The bulk `r`/`d` jobs not started yet, and those running.
     bulk: BulkQueue,
     /// Texts `y`/`Y` asked to copy, written before the next frame.
@@ -218,7 +211,7 @@ fn copy(terminal: &mut Term, text: &str) -> bool {
     }
 }
 
-/// A bulk `r`/`d` ([`Command::Bulk`]): its jobs start at most
+/// A bulk `r`/`d` ([`Effect::Bulk`]): its jobs start at most
 /// `--reap-concurrency` at once, the next ones as running ones end (checked
 /// after each batch of events: a job's last Activity line, or the tick,
 /// wakes the loop). Jobs not started at quit are never started.
@@ -246,34 +239,20 @@ impl BulkQueue {
 impl Actions<'_> {
     fn handle(&mut self, app: &mut App, event: Event) {
         super::logging::trace(&event);
-        if let Event::Logs(LogUpdate::NewService {
-            session,
-            service,
-            base,
-            ..
-        }) = &event
-        {
-            self.logs.add_service(*session, *service, base.clone());
-        }
-        let command = match event {
-            // The rows first: the frame does not wait for the Activity
-            // lines or the old snapshot's freeing (`App::settle`, after it).
-            Event::Snapshot(snapshot) => app.show_snapshot(snapshot, unix_now()),
-            event => app.handle(event, unix_now()),
-        };
-        // The UI showed these itself (refusals): audit and log them.
+        let command = app.handle(event, unix_now());
+        // The UI showed these itself (refusals): audit and log them, on
+        // the I/O worker.
         for activity in app.drain_outbox() {
-            self.recorder.persist(&activity);
+            self.io.persist(activity);
         }
         let (instance, intent) = match command {
-            Some(Command::Reap { instance }) => (instance, Intent::Reap),
-            Some(Command::TearDown { instance }) => (instance, Intent::TearDown),
-            Some(Command::OpenDetail { name }) => {
-                let result = self.details.read(&name);
-                app.show_detail(&name, result);
+            Some(Effect::Reap { instance }) => (instance, Intent::Reap),
+            Some(Effect::TearDown { instance }) => (instance, Intent::TearDown),
+            Some(Effect::Io(request)) => {
+                self.io.send(request);
                 return;
             }
-            Some(Command::CancelOperation { id, instance, verb }) => {
+            Some(Effect::CancelOperation { id, instance, verb }) => {
                 // On a task: the render loop never waits for stackless.
                 cancel::spawn(
                     &self.teardowns.runtime,
@@ -284,131 +263,31 @@ impl Actions<'_> {
                 );
                 return;
             }
-            Some(Command::OpenLogs { session, request }) => {
-                self.logs.open(app, session, &request);
-                return;
-            }
-            Some(Command::LogsOlder {
-                session,
-                service,
-                before,
-            }) => {
-                self.logs.older(app, session, service, before);
-                return;
-            }
-            Some(Command::LogsOlderAll {
-                session,
-                reads,
-                want,
-            }) => {
-                self.logs.older_all(app, session, &reads, want);
-                return;
-            }
-            Some(Command::LogsSearchOlder {
-                session,
-                service,
-                before,
-                query,
-            }) => {
-                self.logs
-                    .search_older(app, session, service, before, &query);
-                return;
-            }
-            Some(Command::LogsSearchNewer {
-                session,
-                service,
-                after,
-                query,
-            }) => {
-                self.logs.search_newer(app, session, service, after, &query);
-                return;
-            }
-            Some(Command::LogsLineWhole {
-                session,
-                service,
-                piece,
-                title,
-            }) => {
-                self.logs.line_whole(app, session, service, piece, &title);
-                return;
-            }
-            Some(Command::CloseLogs) => {
-                self.logs.close();
-                return;
-            }
-            Some(Command::PauseReaper(paused)) => {
+            Some(Effect::PauseReaper(paused)) => {
                 self.control.set_paused(paused);
                 return;
             }
-            Some(Command::ReaperPass) => {
+            Some(Effect::ReaperPass) => {
                 self.control.request_pass();
                 return;
             }
-            Some(Command::Bulk { intent, jobs }) => {
+            Some(Effect::Bulk { intent, jobs }) => {
                 self.bulk.waiting.extend(
                     jobs.into_iter()
                         .map(|(instance, attempt)| (instance, attempt, intent)),
                 );
                 return;
             }
-            Some(Command::Copy { text }) => {
+            Some(Effect::Copy { text }) => {
                 self.copies.push(text);
                 return;
             }
-            Some(Command::Quit) | None => return,
+            Some(Effect::Quit) | None => return,
         };
         let attempt = app.snapshot().reap_attempt(&instance.name).cloned();
         // Refusals (in flight, not DNS-safe) are reported by `spawn` itself.
         let _ = self
             .teardowns
             .spawn(instance, attempt, Actor::Operator, intent);
-    }
-}
-
-/// Reads an instance's detail rows for the detail view, on a read-only
-/// connection of its own with a short busy timeout (50 ms: the render loop
-/// must not stall behind another process's lock).
-struct DetailReader {
-    path: PathBuf,
-    store: Option<Store>,
-    /// Probes the services' processes (pid plus start time, like lock
-    /// holders).
-    probe: Box<dyn crate::store::probe::HostProbe + Send>,
-}
-
-impl DetailReader {
-    /// Drop the connection when another of this console's connections saw
-    /// the file change (`store::epoch`); opened again at the next read.
-    fn release_if_stale(&mut self) {
-        if self.store.as_ref().is_some_and(Store::stale) {
-            self.store = None;
-        }
-    }
-
-    fn read(&mut self, name: &str) -> Result<Option<InstanceDetail>, String> {
-        self.release_if_stale();
-        if self.store.is_none() {
-            let store = Store::open(&self.path, Access::ReadOnly).map_err(|e| e.to_string())?;
-            let _ = store.set_busy_timeout(Duration::from_millis(50));
-            self.store = Some(store);
-        }
-        let Some(store) = self.store.as_mut() else {
-            return Err("the store is not open".into());
-        };
-        let state_dir = store.state_dir();
-        let mut detail = match store.instance_detail(name) {
-            Ok(detail) => detail,
-            Err(e) => {
-                if e.breaks_connection() {
-                    store.invalidate();
-                }
-                self.store = None;
-                return Err(e.to_string());
-            }
-        };
-        if let Some(detail) = &mut detail {
-            crate::store::services::observe(detail, &state_dir, self.probe.as_mut());
-        }
-        Ok(detail)
     }
 }

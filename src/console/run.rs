@@ -124,7 +124,13 @@ pub(super) fn run(setup: Setup) -> Result<()> {
         &recorder,
         super::render_loop::Wiring {
             stackless: setup.stackless.clone(),
-            logs: super::logs_session::LogsSession::new(setup.state_dir.clone(), tx.clone()),
+            io: super::io_worker::IoWorker::spawn(
+                teardowns.path.clone(),
+                setup.state_dir.clone(),
+                tx.clone(),
+                recorder.clone(),
+            )
+            .wrap_err("cannot start the I/O worker thread")?,
             control,
         },
     ));

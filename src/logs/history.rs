@@ -148,6 +148,7 @@ pub(super) fn find_generation(base: &Path, key: FileKey) -> Option<(u32, File)> 
 /// # Errors
 /// A read failed.
 pub fn older(base: &Path, before: LinePos, want: usize) -> io::Result<(Vec<RawLine>, Older)> {
+    crate::render_thread::assert_off("read older log lines");
     let Some((mut index, mut file)) = find_generation(base, before.file) else {
         // The file is gone (rotated past the oldest kept, or removed).
         return Ok((Vec::new(), Older::Start));
@@ -198,6 +199,7 @@ pub fn older_all(
     reads: &[(u16, LinePos)],
     want: usize,
 ) -> Vec<(u16, Vec<LogLine>, Older)> {
+    crate::render_thread::assert_off("read older log lines");
     reads
         .iter()
         .map(|&(service, before)| {
@@ -289,6 +291,7 @@ pub fn whole_line_text(
     piece: LinePos,
     title: &str,
 ) -> crate::model::fulltext::FullText {
+    crate::render_thread::assert_off("read a whole log line");
     use crate::model::fulltext::{FullText, MAX_BYTES};
     let mut text = FullText::new(title);
     text.indent = 0;

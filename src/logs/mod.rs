@@ -218,6 +218,7 @@ pub struct Opening {
 /// [`open`], with the services' names as found on disk.
 #[must_use]
 pub fn open_all(state_dir: &Path, request: &LogsRequest) -> Opening {
+    crate::render_thread::assert_off("open the logs");
     let root = state_dir.join("logs");
     let dir = root.join(&request.dir);
     let path = sanitize(&dir.display().to_string()).into_owned();

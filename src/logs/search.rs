@@ -114,6 +114,7 @@ pub fn search_history(
     query: &str,
     max: u64,
 ) -> HistorySearch {
+    crate::render_thread::assert_off("search the logs");
     match search_back(base, before, query, max) {
         Ok(back) => view_search(&back, service, max),
         Err(e) => {
@@ -223,6 +224,7 @@ pub fn search_newer(
     query: &str,
     max: u64,
 ) -> HistorySearch {
+    crate::render_thread::assert_off("search the logs");
     match search_forward(base, after, query, max) {
         Ok(forward) => view_search(&forward, service, max),
         Err(e) => {

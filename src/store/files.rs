@@ -149,6 +149,7 @@ impl Files<'_> {
 /// the lock that [`release`] takes: a descriptor `f` uses is not closed
 /// meanwhile, and none is closed when `f` ends.
 pub fn with<T>(store: &Path, f: impl FnOnce(&mut Files<'_>) -> T) -> T {
+    crate::render_thread::assert_off("read the store's files");
     let mut files = Files {
         store,
         kept: registry(),

@@ -189,6 +189,7 @@ impl Store {
     /// (a WAL store in a directory this user cannot write, `wal`), or
     /// another `SQLite` error. A read-only open creates no file.
     pub fn open(path: &Path, access: Access) -> Result<Self, StoreError> {
+        crate::render_thread::assert_off("open the store");
         match std::fs::metadata(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(StoreError::NotFound(path.to_owned()));

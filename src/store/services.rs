@@ -23,6 +23,7 @@ use crate::model::services::{self, LogState};
 /// observations): each process probed with `probe`, each log found under
 /// `state_dir`.
 pub fn observe(detail: &mut InstanceDetail, state_dir: &Path, probe: &mut dyn HostProbe) {
+    crate::render_thread::assert_off("probe the services");
     let logs = logs_dir(state_dir, &detail.logs_dir_name);
     let found = services::services(
         detail,

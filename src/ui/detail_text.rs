@@ -3,8 +3,8 @@
 //! split on `\n` first, then each line sanitized and cut
 //! ([`super::detail::MAX_LINE_CHARS`]).
 
+use crate::model::detail::InstanceDetail;
 use crate::model::text::sanitize_short;
-use crate::store::detail::InstanceDetail;
 use crate::ui::detail::{MAX_BLOCK_LINES, MAX_DEFINITION_LINES, MAX_LINE_CHARS};
 
 /// Multi-line store text as drawable lines: split on `\n` first (a trailing

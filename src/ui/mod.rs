@@ -35,7 +35,7 @@ pub mod spark;
 pub mod theme;
 pub mod view;
 
-pub use app::{App, AppConfig, Command, Flash, FlashLevel, Focus, SortKey, TeardownInfo};
+pub use app::{App, AppConfig, Effect, Flash, FlashLevel, Focus, SortKey, TeardownInfo};
 
 use ratatui::Frame;
 use ratatui::buffer::Buffer;

@@ -9,7 +9,7 @@ use stackless_tui::event::Event;
 use stackless_tui::model::Snapshot;
 use stackless_tui::store::probe::FixedProbe;
 use stackless_tui::store::{Access, Store};
-use stackless_tui::ui::{self, App, Command};
+use stackless_tui::ui::{self, App, Effect};
 
 use super::CAPTURE;
 
@@ -68,7 +68,7 @@ pub fn key(code: KeyCode) -> Event {
 }
 
 /// Press `code` at [`CAPTURE`].
-pub fn press(app: &mut App, code: KeyCode) -> Option<Command> {
+pub fn press(app: &mut App, code: KeyCode) -> Option<Effect> {
     app.handle(key(code), CAPTURE)
 }
 
@@ -87,4 +87,19 @@ pub fn select(app: &mut App, name: &str) {
         Some(name),
         "could not select {name}"
     );
+}
+
+/// Hand `app` the I/O worker's answer, as the render loop does: through
+/// [`App::handle`], at the app's own time.
+pub trait Answers {
+    /// Apply `answer` (an [`Event::Answer`]).
+    fn answer(&mut self, answer: stackless_tui::event::Answer);
+}
+
+impl Answers for App {
+    fn answer(&mut self, answer: stackless_tui::event::Answer) {
+        let now = self.now();
+        let effect = self.handle(Event::Answer(answer), now);
+        assert_eq!(effect, None, "an answer asks for nothing");
+    }
 }

@@ -71,6 +71,8 @@ fn the_oldest_pending_operation_finishing_behind_sixty_newer_is_reported() {
     assert_eq!(finished[50], "op-alpha-down");
     assert_eq!(second.finished_operations()[50].status, OpStatus::Failed);
     app.handle(Event::Snapshot(Arc::new(second)), CAPTURE);
+    // What changed is logged after the frame, as the render loop does.
+    drop(app.settle());
     let reported: Vec<String> = app
         .activity()
         .entries()

@@ -4,6 +4,8 @@
 //! symlinks, a missing directory, a substrate that keeps logs elsewhere, and
 //! hostile bytes.
 
+use crate::common::ui::Answers as _;
+use stackless_tui::event::Request;
 use std::fs::OpenOptions;
 use std::io::Write as _;
 use std::path::Path;
@@ -15,7 +17,7 @@ use stackless_tui::event::{Event, EventReceiver};
 use stackless_tui::logs::{self, follower};
 use stackless_tui::model::logview::{LogsRequest, LogsState, Older, Opened};
 use stackless_tui::model::{Birth, Generation, Instance, Lease, Rows, Snapshot, Status};
-use stackless_tui::ui::{App, AppConfig, Command};
+use stackless_tui::ui::{App, AppConfig, Effect};
 
 use crate::common::CAPTURE;
 use crate::common::ui::{press, render_app};
@@ -67,7 +69,11 @@ pub(super) fn follow_web(
     let mut app = app_with(vec![instance("alpha", "local", None)], 5);
     let (session, request) = press_l(&mut app);
     let (opened, follows) = logs::open(state, &request);
-    app.show_logs(session, opened);
+    app.answer(stackless_tui::event::Answer::LogsOpened {
+        session,
+        opened,
+        bases: Vec::new(),
+    });
     press(&mut app, KeyCode::Tab);
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let dir = state.join("logs/alpha");
@@ -79,7 +85,7 @@ pub(super) fn follow_web(
 /// `l` on the selected row: the session and request it asks for.
 pub(super) fn press_l(app: &mut App) -> (u64, LogsRequest) {
     match press(app, KeyCode::Char('l')) {
-        Some(Command::OpenLogs { session, request }) => (session, request),
+        Some(Effect::Io(Request::OpenLogs { session, request })) => (session, request),
         other => panic!("l asked for {other:?}"),
     }
 }
@@ -140,7 +146,11 @@ fn follow_through_everything(notify: bool) {
     assert_eq!(request.dir, "alpha");
     let (opened, follows) = logs::open(state.path(), &request);
     assert_eq!(opened.state, LogsState::Ready);
-    app.show_logs(session, opened);
+    app.answer(stackless_tui::event::Answer::LogsOpened {
+        session,
+        opened,
+        bases: Vec::new(),
+    });
     press(&mut app, KeyCode::Tab);
     assert_eq!(held(&app), expected(1..=20));
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
@@ -269,15 +279,20 @@ fn scroll_back_walks_the_rotated_generations() {
         "the .lock and rotated files are no services"
     );
     assert_eq!(opened.services[0].name, "web");
-    app.show_logs(session, opened);
+    app.answer(stackless_tui::event::Answer::LogsOpened {
+        session,
+        opened,
+        bases: Vec::new(),
+    });
     press(&mut app, KeyCode::Tab);
     assert_eq!(held(&app), expected(301..=700));
     // Scroll to the top: the console asks for older lines.
-    let Some(Command::LogsOlder {
+    let Some(Effect::Io(Request::LogsOlder {
         session: s,
         service,
         before,
-    }) = press(&mut app, KeyCode::Char('g'))
+        ..
+    })) = press(&mut app, KeyCode::Char('g'))
     else {
         panic!("g near the top reads older lines");
     };
@@ -288,7 +303,12 @@ fn scroll_back_walks_the_rotated_generations() {
         .iter()
         .map(|r| stackless_tui::model::logview::LogLine::from_raw(r, service))
         .collect();
-    app.show_older_logs(s, service, older_lines, older);
+    app.answer(stackless_tui::event::Answer::LogsOlder {
+        session: s,
+        service,
+        lines: older_lines,
+        older,
+    });
     assert_eq!(held(&app), expected(1..=700));
     let view = app.logs().unwrap();
     assert!(!view.buffer().following());
@@ -429,7 +449,11 @@ fn hostile_log_bytes_never_reach_the_terminal() {
     let mut app = app_with(vec![instance("alpha", "local", None)], 5);
     let (session, request) = press_l(&mut app);
     let (opened, _follows) = logs::open(state.path(), &request);
-    app.show_logs(session, opened);
+    app.answer(stackless_tui::event::Answer::LogsOpened {
+        session,
+        opened,
+        bases: Vec::new(),
+    });
     for tab in 0..2 {
         for wrap in [false, true] {
             for (w, h) in [(120, 40), (80, 24), (250, 60)] {
@@ -470,13 +494,21 @@ fn a_logs_dir_that_appears_later_is_picked_up() {
     let mut app = app_with(vec![instance("alpha", "local", None)], 5);
     let (session, request) = press_l(&mut app);
     let (opened, _) = logs::open(state.path(), &request);
-    app.show_logs(session, opened);
+    app.answer(stackless_tui::event::Answer::LogsOpened {
+        session,
+        opened,
+        bases: Vec::new(),
+    });
     let screen = render_app(&app, 120, 20);
     assert!(screen.contains("no logs directory"), "{screen}");
     let again = |app: &mut App| match app.handle(Event::Tick, CAPTURE) {
-        Some(Command::OpenLogs { session, request }) => {
+        Some(Effect::Io(Request::OpenLogs { session, request })) => {
             let (opened, _) = logs::open(state.path(), &request);
-            app.show_logs(session, opened);
+            app.answer(stackless_tui::event::Answer::LogsOpened {
+                session,
+                opened,
+                bases: Vec::new(),
+            });
         }
         other => panic!("a tick asked for {other:?}"),
     };
@@ -512,7 +544,11 @@ fn a_service_log_that_appears_while_following_gets_a_tab() {
     let (session, request) = press_l(&mut app);
     let opening = logs::open_all(state.path(), &request);
     assert_eq!(opening.names, ["web"]);
-    app.show_logs(session, opening.opened);
+    app.answer(stackless_tui::event::Answer::LogsOpened {
+        session,
+        opened: opening.opened,
+        bases: Vec::new(),
+    });
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let _handle = follower::spawn(
         session,
@@ -559,7 +595,11 @@ fn an_unfinished_last_line_is_shown_and_replaced() {
     let mut app = app_with(vec![instance("alpha", "local", None)], 5);
     let (session, request) = press_l(&mut app);
     let (opened, follows) = logs::open(state.path(), &request);
-    app.show_logs(session, opened);
+    app.answer(stackless_tui::event::Answer::LogsOpened {
+        session,
+        opened,
+        bases: Vec::new(),
+    });
     press(&mut app, KeyCode::Tab);
     assert_eq!(held(&app), expected(1..=2));
     assert_eq!(log_rows(&app), ["line 001", "line 002", "panic: boom ⏎?"]);

@@ -1,9 +1,11 @@
 //! The logs view's all-services tab, its wrapped scrolling, search into
 //! older history and a logs directory recreated, against real files.
 
+use crate::common::ui::Answers as _;
 use crossterm::event::KeyCode;
+use stackless_tui::event::Request;
 use stackless_tui::logs;
-use stackless_tui::ui::{App, Command};
+use stackless_tui::ui::{App, Effect};
 
 use super::logs::{app_with, held, instance, press_l};
 use crate::common::ui::press;
@@ -13,16 +15,17 @@ use crate::common::ui::press;
 fn scroll_all_to_start(app: &mut App, bases: &[std::path::PathBuf]) -> usize {
     let mut steps = 0;
     while let Some(command) = press(app, KeyCode::Char('g')) {
-        let Command::LogsOlderAll {
+        let Effect::Io(Request::LogsOlderAll {
             session,
             reads,
             want,
-        } = command
+            ..
+        }) = command
         else {
             panic!("g on the all tab asked for {command:?}");
         };
         let read = logs::history::older_all(bases, &reads, want);
-        app.show_older_all(session, read);
+        app.answer(stackless_tui::event::Answer::LogsOlderAll { session, read });
         steps += 1;
         assert!(steps < 100, "scroll-back never ends");
     }
@@ -68,7 +71,11 @@ fn the_all_tab_interleaves_by_time_and_scrolls_back_to_both_starts() {
     let mut app = app_with(vec![instance("alpha", "local", None)], 5);
     let (session, request) = press_l(&mut app);
     let (opened, _follows) = logs::open(state.path(), &request);
-    app.show_logs(session, opened);
+    app.answer(stackless_tui::event::Answer::LogsOpened {
+        session,
+        opened,
+        bases: Vec::new(),
+    });
     let shown = |app: &App| {
         let view = app.logs().unwrap();
         held(app)
@@ -96,7 +103,7 @@ fn the_all_tab_interleaves_by_time_and_scrolls_back_to_both_starts() {
 }
 
 /// `l`, the web tab, then `/QUERY` Enter: the search command it asks for.
-fn search(app: &mut App, query: &str) -> Option<Command> {
+fn search(app: &mut App, query: &str) -> Option<Effect> {
     press(app, KeyCode::Char('/'));
     for c in query.chars() {
         press(app, KeyCode::Char(c));
@@ -142,21 +149,30 @@ fn search_goes_on_into_older_history() {
     let mut app = app_with(vec![instance("alpha", "local", None)], 5);
     let (session, request) = press_l(&mut app);
     let (opened, _follows) = logs::open(state.path(), &request);
-    app.show_logs(session, opened);
+    app.answer(stackless_tui::event::Answer::LogsOpened {
+        session,
+        opened,
+        bases: Vec::new(),
+    });
     press(&mut app, KeyCode::Tab);
     let base = dir.join("web.log");
-    let answer = |app: &mut App, command: Option<Command>, max: u64| {
-        let Some(Command::LogsSearchOlder {
+    let answer = |app: &mut App, command: Option<Effect>, max: u64| {
+        let Some(Effect::Io(Request::LogsSearchOlder {
             session,
             service,
             before,
             query,
-        }) = command
+            ..
+        })) = command
         else {
             panic!("the search goes on into the files: {command:?}");
         };
         let result = logs::search::search_history(&base, service, before, &query, max);
-        app.show_search_older(session, service, result);
+        app.answer(stackless_tui::event::Answer::LogsSearchOlder {
+            session,
+            service,
+            result,
+        });
     };
     let command = search(&mut app, "needle");
     answer(&mut app, command, logs::search::SEARCH_BYTES);
@@ -182,7 +198,11 @@ fn search_goes_on_into_older_history() {
     press(&mut app, KeyCode::Esc);
     let (session, request) = press_l(&mut app);
     let (opened, _follows) = logs::open(state.path(), &request);
-    app.show_logs(session, opened);
+    app.answer(stackless_tui::event::Answer::LogsOpened {
+        session,
+        opened,
+        bases: Vec::new(),
+    });
     press(&mut app, KeyCode::Tab);
     let command = search(&mut app, "absent");
     answer(&mut app, command, 64 << 10);
@@ -276,7 +296,11 @@ fn a_one_line_gigabyte_log_shows_its_end_cut_at_the_start() {
     ));
     let partial = service.partial.as_ref().expect("the unended last part");
     assert!(partial.text.ends_with("tail-marker"));
-    app.show_logs(session, opened);
+    app.answer(stackless_tui::event::Answer::LogsOpened {
+        session,
+        opened,
+        bases: Vec::new(),
+    });
     press(&mut app, KeyCode::Tab);
     press(&mut app, KeyCode::Char('g'));
     let screen = crate::common::ui::render_app(&app, 100, 24);

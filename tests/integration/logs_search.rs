@@ -2,9 +2,11 @@
 //! files: a jump far back fills the screen, `N` comes back through the
 //! newer lines dropped, and `n` after the search bound goes on.
 
+use crate::common::ui::Answers as _;
 use crossterm::event::KeyCode;
+use stackless_tui::event::Request;
 use stackless_tui::logs;
-use stackless_tui::ui::{App, Command};
+use stackless_tui::ui::{App, Effect};
 
 use super::logs::{app_with, held, instance, press_l};
 use crate::common::ui::{press, render_app};
@@ -43,14 +45,18 @@ fn open_web(state: &std::path::Path) -> App {
     let mut app = app_with(vec![instance("alpha", "local", None)], 5);
     let (session, request) = press_l(&mut app);
     let (opened, _follows) = logs::open(state, &request);
-    app.show_logs(session, opened);
+    app.answer(stackless_tui::event::Answer::LogsOpened {
+        session,
+        opened,
+        bases: Vec::new(),
+    });
     press(&mut app, KeyCode::Tab);
     render_app(&app, 120, 20);
     app
 }
 
 /// `/QUERY` Enter.
-fn search(app: &mut App, query: &str) -> Option<Command> {
+fn search(app: &mut App, query: &str) -> Option<Effect> {
     press(app, KeyCode::Char('/'));
     for c in query.chars() {
         press(app, KeyCode::Char(c));
@@ -61,25 +67,35 @@ fn search(app: &mut App, query: &str) -> Option<Command> {
 }
 
 /// What the console does with a search command: read the files, answer.
-fn answer(app: &mut App, base: &std::path::Path, command: Option<Command>, max: u64) {
+fn answer(app: &mut App, base: &std::path::Path, command: Option<Effect>, max: u64) {
     match command {
-        Some(Command::LogsSearchOlder {
+        Some(Effect::Io(Request::LogsSearchOlder {
             session,
             service,
             before,
             query,
-        }) => {
+            ..
+        })) => {
             let result = logs::search::search_history(base, service, before, &query, max);
-            app.show_search_older(session, service, result);
+            app.answer(stackless_tui::event::Answer::LogsSearchOlder {
+                session,
+                service,
+                result,
+            });
         }
-        Some(Command::LogsSearchNewer {
+        Some(Effect::Io(Request::LogsSearchNewer {
             session,
             service,
             after,
             query,
-        }) => {
+            ..
+        })) => {
             let result = logs::search::search_newer(base, service, after, &query, max);
-            app.show_search_newer(session, service, result);
+            app.answer(stackless_tui::event::Answer::LogsSearchNewer {
+                session,
+                service,
+                result,
+            });
         }
         other => panic!("the search goes on into the files: {other:?}"),
     }
@@ -148,7 +164,7 @@ fn n_upper_comes_back_through_the_newer_lines_dropped() {
     assert!(app.logs().unwrap().buffer().newer_dropped);
     let command = press(&mut app, KeyCode::Char('N'));
     assert!(
-        matches!(command, Some(Command::LogsSearchNewer { .. })),
+        matches!(command, Some(Effect::Io(Request::LogsSearchNewer { .. }))),
         "{command:?}"
     );
     answer(&mut app, &base, command, logs::search::SEARCH_BYTES);

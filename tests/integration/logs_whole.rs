@@ -2,9 +2,11 @@
 //! read again from its file by where it starts, up to the full-text
 //! view's 10 MiB (then it says where it was cut).
 
+use crate::common::ui::Answers as _;
 use crossterm::event::KeyCode;
+use stackless_tui::event::Request;
 use stackless_tui::logs;
-use stackless_tui::ui::{App, Command};
+use stackless_tui::ui::{App, Effect};
 
 use super::logs::{app_with, instance, press_l};
 use crate::common::ui::{press, render_app};
@@ -20,7 +22,11 @@ fn open_on(long: &str, up: usize) -> (tempfile::TempDir, std::path::PathBuf, App
     let mut app = app_with(vec![instance("alpha", "local", None)], 5);
     let (session, request) = press_l(&mut app);
     let (opened, _follows) = logs::open(state.path(), &request);
-    app.show_logs(session, opened);
+    app.answer(stackless_tui::event::Answer::LogsOpened {
+        session,
+        opened,
+        bases: Vec::new(),
+    });
     press(&mut app, KeyCode::Tab);
     render_app(&app, 120, 30);
     for _ in 0..up {
@@ -32,14 +38,14 @@ fn open_on(long: &str, up: usize) -> (tempfile::TempDir, std::path::PathBuf, App
 /// Enter, answered as the console does.
 fn enter(app: &mut App, base: &std::path::Path, key: KeyCode) {
     match press(app, key) {
-        Some(Command::LogsLineWhole {
+        Some(Effect::Io(Request::LogsLineWhole {
             session,
             piece,
             title,
             ..
-        }) => {
+        })) => {
             let text = logs::history::whole_line_text(base, piece, &title);
-            app.show_log_line(session, text);
+            app.answer(stackless_tui::event::Answer::LogsLineWhole { session, text });
         }
         other => panic!("Enter on a piece reads the line again: {other:?}"),
     }

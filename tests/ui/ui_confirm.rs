@@ -9,7 +9,7 @@ use crate::common::CAPTURE;
 use crate::common::ui::{fixture_snapshot, render_app, select};
 use crossterm::event::{KeyCode, KeyEvent};
 use stackless_tui::event::Event;
-use stackless_tui::ui::{App, AppConfig, Command};
+use stackless_tui::ui::{App, AppConfig, Effect};
 
 fn app() -> App {
     let mut app = App::new(
@@ -53,7 +53,7 @@ fn a_y_read_with_the_d_never_answers_the_teardown_dialog() {
     let pressed = burst + Duration::from_millis(500);
     assert!(matches!(
         app.handle(at(pressed, KeyCode::Char('y')), CAPTURE),
-        Some(Command::TearDown { instance }) if instance.name == name
+        Some(Effect::TearDown { instance }) if instance.name == name
     ));
     assert!(app.confirming().is_none());
     // The next dialog is shown anew: keys read before its own frame are
@@ -89,7 +89,7 @@ fn a_y_read_with_the_bulk_d_never_answers_it() {
             at(burst + Duration::from_millis(4), KeyCode::Char('y')),
             CAPTURE
         ),
-        Some(Command::Bulk { .. })
+        Some(Effect::Bulk { .. })
     ));
     assert!(app.confirming_bulk().is_none());
 }

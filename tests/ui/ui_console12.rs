@@ -10,7 +10,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use stackless_tui::event::Event;
 use stackless_tui::model::{Instance, Lease, Rows, Snapshot, Status};
-use stackless_tui::ui::{App, AppConfig, Command, SortKey};
+use stackless_tui::ui::{App, AppConfig, Effect, SortKey};
 
 fn instance(name: &str, substrate: &str, expires_at: i64) -> Instance {
     Instance {
@@ -63,7 +63,7 @@ fn app_with(names: &[&str]) -> App {
     app
 }
 
-fn ctrl(app: &mut App, c: char) -> Option<Command> {
+fn ctrl(app: &mut App, c: char) -> Option<Effect> {
     app.handle(
         Event::Input(crossterm::event::Event::Key(KeyEvent::new(
             KeyCode::Char(c),
@@ -141,10 +141,10 @@ fn ctrl_f_jumps_to_an_instance_named_like_a_command_and_never_runs_it() {
     // A word that is no command still jumps.
     command(&mut app, "alph");
     assert_eq!(selected(&app), Some("alpha"));
-    assert_eq!(command(&mut app, "q"), Some(Command::Quit));
+    assert_eq!(command(&mut app, "q"), Some(Effect::Quit));
 }
 
-fn command(app: &mut App, line: &str) -> Option<Command> {
+fn command(app: &mut App, line: &str) -> Option<Effect> {
     assert_eq!(press(app, KeyCode::Char(':')), None);
     type_text(app, line);
     press(app, KeyCode::Enter)
@@ -193,7 +193,7 @@ fn bulk_d_acts_on_the_marked_rows_shown_and_says_how_many_are_hidden() {
     );
     let text = render_app(&app, 80, 24);
     assert_snapshot!("bulk_down_hidden_marks_80x24", text);
-    let Some(Command::Bulk { jobs, .. }) = press(&mut app, KeyCode::Char('y')) else {
+    let Some(Effect::Bulk { jobs, .. }) = press(&mut app, KeyCode::Char('y')) else {
         panic!("no bulk command");
     };
     let started: Vec<&str> = jobs.iter().map(|(i, _)| i.name.as_str()).collect();

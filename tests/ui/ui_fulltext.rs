@@ -4,6 +4,8 @@
 //! with `…`, opens it (Enter or `e`) and finds the whole text on the
 //! screen, wrapped; Esc goes back.
 
+use crate::common::ui::Answers as _;
+use stackless_tui::event::Request;
 use std::sync::Arc;
 
 use crossterm::event::KeyCode;
@@ -15,7 +17,7 @@ use stackless_tui::model::detail::InstanceDetail;
 use stackless_tui::model::{
     Birth, Generation, Instance, Lease, OpStatus, Operation, ReapAttempt, Rows, Snapshot, Status,
 };
-use stackless_tui::ui::{App, AppConfig, Command, Focus};
+use stackless_tui::ui::{App, AppConfig, Effect, Focus};
 
 const LONG_NAME: &str = "an-instance-name-far-too-long-for-its-column-even-at-100-cols-x";
 const REMEDIATION: &str = "run `stackless down golf` once the lock holder has exited, then look at \
@@ -186,7 +188,7 @@ fn instances_row_opens_whole_with_e() {
     // Enter stays the detail view on Instances.
     assert!(matches!(
         press(&mut app, KeyCode::Enter),
-        Some(Command::OpenDetail { .. })
+        Some(Effect::Io(Request::OpenDetail { .. }))
     ));
 }
 
@@ -260,11 +262,14 @@ fn detail_wraps_long_values_and_opens_the_last_error_whole() {
     press(&mut app, KeyCode::Char('j'));
     assert_eq!(
         press(&mut app, KeyCode::Enter),
-        Some(Command::OpenDetail {
+        Some(Effect::Io(Request::OpenDetail {
             name: "golf".into()
-        })
+        }))
     );
-    app.show_detail("golf", Ok(Some(InstanceDetail::default())));
+    app.answer(stackless_tui::event::Answer::Detail {
+        name: "golf".into(),
+        result: Ok(Some(InstanceDetail::default())),
+    });
     let mut seen = String::new();
     for _ in 0..4 {
         seen.push_str(&flat(&render_app(&app, 100, 30)));
@@ -324,7 +329,10 @@ fn detail_shows_services_and_the_last_teardown_output() {
         processes: vec![],
     };
     stackless_tui::store::services::observe(&mut detail, state.path(), &mut probe);
-    app.show_detail("golf", Ok(Some(detail)));
+    app.answer(stackless_tui::event::Answer::Detail {
+        name: "golf".into(),
+        result: Ok(Some(detail)),
+    });
     let mut seen = String::new();
     for _ in 0..5 {
         seen.push_str(&render_app(&app, 120, 40));
@@ -585,7 +593,10 @@ fn detail_fields_are_whole_and_e_opens_the_whole_document() {
         }],
         ..InstanceDetail::default()
     };
-    app.show_detail("golf", Ok(Some(detail)));
+    app.answer(stackless_tui::event::Answer::Detail {
+        name: "golf".into(),
+        result: Ok(Some(detail)),
+    });
     let seen = flat(&render_app(&app, 200, 150));
     for whole in [&dir, &id, &line, &readiness] {
         assert!(seen.contains(&squeezed(whole)), "cut: {}", &whole[..20]);
@@ -693,7 +704,10 @@ fn the_last_teardown_output_survives_a_restart() {
     press(&mut app, KeyCode::Tab);
     press(&mut app, KeyCode::Char('j'));
     press(&mut app, KeyCode::Enter);
-    app.show_detail("golf", Ok(Some(InstanceDetail::default())));
+    app.answer(stackless_tui::event::Answer::Detail {
+        name: "golf".into(),
+        result: Ok(Some(InstanceDetail::default())),
+    });
     let mut seen = String::new();
     for _ in 0..5 {
         seen.push_str(&render_app(&app, 120, 40));

@@ -1,6 +1,8 @@
 //! The logs view (`l`) drawn: tabs, the following / paused mark, search
 //! highlights, wrap, and what it says when there is nothing on disk.
 
+use crate::common::ui::Answers as _;
+use stackless_tui::event::Request;
 use std::sync::Arc;
 
 use crossterm::event::KeyCode;
@@ -13,7 +15,7 @@ use stackless_tui::model::logview::{
     LogLine, LogUpdate, LogsState, Older, Opened, OpenedService, WatchMode,
 };
 use stackless_tui::model::{Instance, Lease, Rows, Snapshot, Status};
-use stackless_tui::ui::{self, App, AppConfig, Command};
+use stackless_tui::ui::{self, App, AppConfig, Effect};
 
 use crate::common::CAPTURE;
 use crate::common::ui::{press, render_app};
@@ -102,12 +104,13 @@ fn worker_lines() -> Vec<LogLine> {
 /// `l` on alpha, answered with web and worker, watching by notify.
 fn opened_app() -> App {
     let mut app = app_with(vec![instance("alpha", "local", Status::Active)]);
-    let Some(Command::OpenLogs { session, .. }) = press(&mut app, KeyCode::Char('l')) else {
+    let Some(Effect::Io(Request::OpenLogs { session, .. })) = press(&mut app, KeyCode::Char('l'))
+    else {
         panic!("l opens the logs");
     };
-    app.show_logs(
+    app.answer(stackless_tui::event::Answer::LogsOpened {
         session,
-        Opened {
+        opened: Opened {
             state: LogsState::Ready,
             path: "/state/logs/alpha".into(),
             services: vec![
@@ -128,7 +131,8 @@ fn opened_app() -> App {
             ],
             notice: None,
         },
-    );
+        bases: Vec::new(),
+    });
     app.handle(
         Event::Logs(LogUpdate::Watching {
             session,
@@ -212,18 +216,19 @@ fn long_lines_cut_or_wrapped() {
 }
 
 fn opened_state(app: &mut App, state: LogsState) {
-    let Some(Command::OpenLogs { session, .. }) = press(app, KeyCode::Char('l')) else {
+    let Some(Effect::Io(Request::OpenLogs { session, .. })) = press(app, KeyCode::Char('l')) else {
         panic!("l opens the logs");
     };
-    app.show_logs(
+    app.answer(stackless_tui::event::Answer::LogsOpened {
         session,
-        Opened {
+        opened: Opened {
             state,
             path: "/state/logs/beta".into(),
             services: vec![],
             notice: None,
         },
-    );
+        bases: Vec::new(),
+    });
 }
 
 #[test]
@@ -284,7 +289,8 @@ fn enter_opens_the_cursor_line_whole() {
 #[test]
 fn eight_services_scroll_the_tab_bar() {
     let mut app = app_with(vec![instance("alpha", "local", Status::Active)]);
-    let Some(Command::OpenLogs { session, .. }) = press(&mut app, KeyCode::Char('l')) else {
+    let Some(Effect::Io(Request::OpenLogs { session, .. })) = press(&mut app, KeyCode::Char('l'))
+    else {
         panic!("l opens the logs");
     };
     let names = [
@@ -308,15 +314,16 @@ fn eight_services_scroll_the_tab_bar() {
             partial: None,
         })
         .collect();
-    app.show_logs(
+    app.answer(stackless_tui::event::Answer::LogsOpened {
         session,
-        Opened {
+        opened: Opened {
             state: LogsState::Ready,
             path: "/state/logs/alpha".into(),
             services,
             notice: None,
         },
-    );
+        bases: Vec::new(),
+    });
     app.handle(
         Event::Logs(LogUpdate::Watching {
             session,

@@ -12,7 +12,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use stackless_tui::event::{ActivityKind, Event};
 use stackless_tui::model::{Instance, Lease, Liveness, OpLock, Rows, Snapshot, Status};
 use stackless_tui::reaper::Intent;
-use stackless_tui::ui::{App, AppConfig, Command, FlashLevel, SortKey};
+use stackless_tui::ui::{App, AppConfig, Effect, FlashLevel, SortKey};
 
 fn instance(name: &str, substrate: &str, expires_at: i64) -> Instance {
     Instance {
@@ -73,7 +73,7 @@ fn app() -> App {
     app
 }
 
-fn ctrl(app: &mut App, c: char) -> Option<Command> {
+fn ctrl(app: &mut App, c: char) -> Option<Effect> {
     app.handle(
         Event::Input(crossterm::event::Event::Key(KeyEvent::new(
             KeyCode::Char(c),
@@ -126,7 +126,7 @@ fn space_marks_and_bulk_r_refuses_the_locked_one_with_its_reason() {
     let text = render_app(&app, 100, 20);
     assert_snapshot!("bulk_confirm_100x20", text);
 
-    let Some(Command::Bulk { intent, jobs }) = press(&mut app, KeyCode::Char('y')) else {
+    let Some(Effect::Bulk { intent, jobs }) = press(&mut app, KeyCode::Char('y')) else {
         panic!("no bulk command");
     };
     assert_eq!(intent, Intent::Reap);
@@ -204,7 +204,7 @@ fn bulk_d_lists_every_refusal_and_audits_them_in_one_batch() {
     );
     ctrl(&mut app, 'a');
     assert_eq!(press(&mut app, KeyCode::Char('d')), None);
-    let Some(Command::Bulk { jobs, .. }) = press(&mut app, KeyCode::Char('y')) else {
+    let Some(Effect::Bulk { jobs, .. }) = press(&mut app, KeyCode::Char('y')) else {
         panic!("no bulk command");
     };
     let started: Vec<&str> = jobs.iter().map(|(i, _)| i.name.as_str()).collect();
@@ -328,7 +328,7 @@ fn help_scrolls_and_searches_at_60x15() {
     assert!(!app.help_open());
 }
 
-fn command(app: &mut App, line: &str) -> Option<Command> {
+fn command(app: &mut App, line: &str) -> Option<Effect> {
     assert_eq!(press(app, KeyCode::Char(':')), None);
     type_text(app, line);
     press(app, KeyCode::Enter)
@@ -375,7 +375,7 @@ fn command_line_completes_commands_then_names() {
 #[test]
 fn commands_act_like_the_keys() {
     let mut app = app();
-    let Some(Command::Reap { instance }) = command(&mut app, "reap alpha") else {
+    let Some(Effect::Reap { instance }) = command(&mut app, "reap alpha") else {
         panic!("no reap");
     };
     assert_eq!(instance.name, "alpha");
@@ -444,7 +444,7 @@ fn commands_act_like_the_keys() {
     command(&mut app, "help");
     assert!(app.help_open());
     press(&mut app, KeyCode::Esc);
-    assert_eq!(command(&mut app, "q"), Some(Command::Quit));
+    assert_eq!(command(&mut app, "q"), Some(Effect::Quit));
 }
 
 /// Issue 13, review finding 4: `op:` looks the pending operation up

@@ -4,6 +4,8 @@
 //! operation on an Instances row, and the changes observed between
 //! snapshots in Activity.
 
+use crate::common::ui::Answers as _;
+use stackless_tui::event::Request;
 use std::sync::Arc;
 
 use crate::common::CAPTURE;
@@ -18,7 +20,7 @@ use stackless_tui::model::{
     Birth, Generation, Instance, Lease, Liveness, OpLock, OpStatus, Operation, Rows, Snapshot,
     Status,
 };
-use stackless_tui::ui::{self, App, AppConfig, Command, Focus, panes};
+use stackless_tui::ui::{self, App, AppConfig, Effect, Focus, panes};
 
 fn config() -> AppConfig {
     AppConfig {
@@ -320,7 +322,7 @@ fn c_asks_naming_the_operation_and_y_asks_the_console() {
     assert_snapshot!("confirm_cancel_80x24", text);
     assert_eq!(
         press(&mut app, KeyCode::Char('y')),
-        Some(Command::CancelOperation {
+        Some(Effect::CancelOperation {
             id: "9b0e5a77-0000-4000-8000-000000000003".into(),
             instance: "alpha".into(),
             verb: "up".into(),
@@ -480,7 +482,7 @@ fn detail_shows_the_birth_dirty_and_claim_id() {
     select(&mut app, "alpha");
     assert!(matches!(
         press(&mut app, KeyCode::Enter),
-        Some(Command::OpenDetail { .. })
+        Some(Effect::Io(Request::OpenDetail { .. }))
     ));
     let text = render_app(&app, 120, 60);
     for want in [
@@ -533,6 +535,8 @@ fn observed_events_from_two_snapshots() {
     next.operations.extend(ops);
     let later = CAPTURE + 10;
     app.handle(Event::Snapshot(snapshot(next.clone())), later);
+    // What changed is logged after the frame, as the render loop does.
+    drop(app.settle());
     assert_eq!(
         activity_lines(&app),
         [
@@ -654,11 +658,14 @@ fn detail_of_a_real_0_4_0_birth() {
     }
     assert_eq!(
         key(&mut app, KeyCode::Enter),
-        Some(Command::OpenDetail {
+        Some(Effect::Io(Request::OpenDetail {
             name: "alpha".into()
-        })
+        }))
     );
-    app.show_detail("alpha", Ok(store.instance_detail("alpha").unwrap()));
+    app.answer(stackless_tui::event::Answer::Detail {
+        name: "alpha".into(),
+        result: Ok(store.instance_detail("alpha").unwrap()),
+    });
     let text = render_app(&app, 120, 70);
     for want in [
         "Resources (2)",
@@ -725,7 +732,7 @@ fn a_y_queued_behind_c_does_not_answer_the_cancel_question() {
     assert!(app.confirming_cancel().is_some());
     assert!(matches!(
         app.handle(at(burst + Duration::from_millis(9), 'y'), CAPTURE),
-        Some(Command::CancelOperation { .. })
+        Some(Effect::CancelOperation { .. })
     ));
     assert!(app.confirming_cancel().is_none());
 }

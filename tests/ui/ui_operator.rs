@@ -3,6 +3,8 @@
 //! Drawn into ratatui's `TestBackend` from the fixture stores at a fixed
 //! clock; snapshots live in `tests/snapshots/`.
 
+use crate::common::ui::Answers as _;
+use stackless_tui::event::Request;
 use std::sync::Arc;
 
 use crate::common::CAPTURE;
@@ -20,7 +22,7 @@ use stackless_tui::model::{
 use stackless_tui::store::detail::InstanceDetail;
 use stackless_tui::store::probe::FixedProbe;
 use stackless_tui::ui::detail::Loaded;
-use stackless_tui::ui::{self, App, AppConfig, Command, FlashLevel, Focus, SortKey, panes};
+use stackless_tui::ui::{self, App, AppConfig, Effect, FlashLevel, Focus, SortKey, panes};
 
 /// The real stackless store fixture.
 const REAL: &str = "stackless-real-v4.db";
@@ -89,10 +91,13 @@ fn open_detail(app: &mut App, name: &str) {
     select(app, name);
     assert_eq!(
         press(app, KeyCode::Enter),
-        Some(Command::OpenDetail { name: name.into() })
+        Some(Effect::Io(Request::OpenDetail { name: name.into() }))
     );
     assert_eq!(app.detail().map(|d| &d.loaded), Some(&Loaded::Loading));
-    app.show_detail(name, Ok(Some(real_detail(name))));
+    app.answer(stackless_tui::event::Answer::Detail {
+        name: name.into(),
+        result: Ok(Some(real_detail(name))),
+    });
 }
 
 /// The screen row (0-based) whose text contains `needle`.
@@ -317,32 +322,44 @@ fn backoffs_enter_shows_the_whole_error_then_detail_refreshes_on_snapshots() {
     assert_eq!(app.focus(), Focus::Instances);
     assert_eq!(
         press(&mut app, KeyCode::Enter),
-        Some(Command::OpenDetail {
+        Some(Effect::Io(Request::OpenDetail {
             name: "golf".into()
-        })
+        }))
     );
-    app.show_detail("golf", Ok(Some(real_detail("golf"))));
+    app.answer(stackless_tui::event::Answer::Detail {
+        name: "golf".into(),
+        result: Ok(Some(real_detail("golf"))),
+    });
     let _ = render_app(&app, 100, 30);
     press(&mut app, KeyCode::Char('j'));
     // A new snapshot asks for a fresh read; the answer keeps the place.
     let snapshot = Arc::new(app.snapshot().clone());
     assert_eq!(
         app.handle(Event::Snapshot(snapshot), CAPTURE),
-        Some(Command::OpenDetail {
+        Some(Effect::Io(Request::OpenDetail {
             name: "golf".into()
-        })
+        }))
     );
-    app.show_detail("golf", Ok(Some(real_detail("golf"))));
+    app.answer(stackless_tui::event::Answer::Detail {
+        name: "golf".into(),
+        result: Ok(Some(real_detail("golf"))),
+    });
     assert_eq!(app.detail().map(|d| (d.cursor, d.scroll)), Some((1, 0)));
     // An answer for another instance (a detail closed meanwhile) is ignored.
-    app.show_detail("alpha", Ok(None));
+    app.answer(stackless_tui::event::Answer::Detail {
+        name: "alpha".into(),
+        result: Ok(None),
+    });
     assert_eq!(app.detail().map(|d| d.name.as_str()), Some("golf"));
     assert!(matches!(
         app.detail().map(|d| &d.loaded),
         Some(Loaded::Ready(_))
     ));
     // A failed refresh keeps what was read, quietly.
-    app.show_detail("golf", Err("busy".into()));
+    app.answer(stackless_tui::event::Answer::Detail {
+        name: "golf".into(),
+        result: Err("busy".into()),
+    });
     assert!(matches!(
         app.detail().map(|d| &d.loaded),
         Some(Loaded::Ready(_))
@@ -378,7 +395,7 @@ fn detail_cursor_moves_over_fields_and_y_copies_the_one_under_it() {
     // y copies the field's value (the time, without its countdown).
     assert_eq!(
         press(&mut app, KeyCode::Char('y')),
-        Some(Command::Copy {
+        Some(Effect::Copy {
             text: "2026-11-29T13:52:34Z".into()
         })
     );
@@ -392,7 +409,7 @@ fn detail_cursor_moves_over_fields_and_y_copies_the_one_under_it() {
     }
     assert_eq!(
         press(&mut app, KeyCode::Char('y')),
-        Some(Command::Copy {
+        Some(Effect::Copy {
             text: "golf".into()
         })
     );
@@ -482,7 +499,10 @@ fn detail_read_failures_show() {
         loading.contains("23h 47m"),
         "snapshot rows show at once: {loading}"
     );
-    app.show_detail("alpha", Err("database is locked\u{1b}[2J".into()));
+    app.answer(stackless_tui::event::Answer::Detail {
+        name: "alpha".into(),
+        result: Err("database is locked\u{1b}[2J".into()),
+    });
     let flash = app.flash().expect("flash");
     assert_eq!(flash.level, FlashLevel::Error);
     assert_eq!(flash.text, "cannot read alpha: database is locked\u{1b}[2J");
@@ -495,7 +515,10 @@ fn detail_read_failures_show() {
         text.contains("[error] cannot read alpha: database is locked␛[2J"),
         "{text}"
     );
-    app.show_detail("alpha", Ok(None));
+    app.answer(stackless_tui::event::Answer::Detail {
+        name: "alpha".into(),
+        result: Ok(None),
+    });
     assert_eq!(app.detail().map(|d| &d.loaded), Some(&Loaded::Gone));
     assert_eq!(
         app.flash().map(|f| (f.level, f.text.as_str())),
@@ -509,7 +532,7 @@ fn keys_act_on_the_detail_instance() {
     let mut app = real_app();
     open_detail(&mut app, "golf");
     match press(&mut app, KeyCode::Char('r')) {
-        Some(Command::Reap { instance }) => assert_eq!(instance.name, "golf"),
+        Some(Effect::Reap { instance }) => assert_eq!(instance.name, "golf"),
         other => panic!("expected Reap golf, got {other:?}"),
     }
     press(&mut app, KeyCode::Esc);
@@ -562,7 +585,7 @@ fn hostile_detail_is_sanitized() {
         select(&mut app, name);
         assert_eq!(
             press(&mut app, KeyCode::Enter),
-            Some(Command::OpenDetail { name: name.clone() })
+            Some(Effect::Io(Request::OpenDetail { name: name.clone() }))
         );
         let mut detail = store.instance_detail(name).expect("read").expect("exists");
         detail.definition.push_str(hostile);
@@ -577,7 +600,10 @@ fn hostile_detail_is_sanitized() {
                 payload: format!("{{\"k\": \"{}\"}}", "\\u001b[2J\\n"),
                 recorded_at: Some(i64::MIN),
             });
-        app.show_detail(name, Ok(Some(detail)));
+        app.answer(stackless_tui::event::Answer::Detail {
+            name: name.into(),
+            result: Ok(Some(detail)),
+        });
         press(&mut app, KeyCode::Char('p'));
         for (w, h) in [(120, 40), (60, 15), (250, 80)] {
             let terminal = terminal(&app, w, h);
@@ -953,7 +979,7 @@ fn flash_reports_actions_and_expires() {
     select(&mut app, "golf");
     assert!(matches!(
         press(&mut app, KeyCode::Char('r')),
-        Some(Command::Reap { .. })
+        Some(Effect::Reap { .. })
     ));
     assert_eq!(
         app.flash().map(|f| (f.level, f.text.as_str())),
@@ -1035,7 +1061,7 @@ fn flash_follows_operator_activity() {
     press(&mut app, KeyCode::Char('d'));
     assert!(matches!(
         press(&mut app, KeyCode::Char('y')),
-        Some(Command::TearDown { .. })
+        Some(Effect::TearDown { .. })
     ));
     assert_eq!(
         app.flash().map(|f| f.text.as_str()),
@@ -1309,7 +1335,10 @@ fn too_small_and_resize_storm() {
             10 => {
                 press(&mut app, KeyCode::Enter);
             }
-            11 => app.show_detail("golf", Ok(Some(real_detail("golf")))),
+            11 => app.answer(stackless_tui::event::Answer::Detail {
+                name: "golf".into(),
+                result: Ok(Some(real_detail("golf"))),
+            }),
             20 => {
                 press(&mut app, KeyCode::Char('?'));
             }

@@ -15,7 +15,7 @@ use stackless_tui::event::{
     Activity, ActivityKind, Actor, Event, StoreHealth, SupervisorKind, SupervisorNote,
 };
 use stackless_tui::model::{Instance, Lease, Rows, Snapshot, Status};
-use stackless_tui::ui::{self, App, AppConfig, Command, Focus, panes};
+use stackless_tui::ui::{self, App, AppConfig, Effect, Focus, panes};
 
 fn config() -> AppConfig {
     AppConfig {
@@ -656,7 +656,7 @@ fn r_on_expired_golf_reaps() {
     let mut app = real_app();
     select(&mut app, "golf");
     match press(&mut app, KeyCode::Char('r')) {
-        Some(Command::Reap { instance }) => assert_eq!(instance.name, "golf"),
+        Some(Effect::Reap { instance }) => assert_eq!(instance.name, "golf"),
         other => panic!("expected Reap golf, got {other:?}"),
     }
     assert!(app.activity().entries().is_empty());
@@ -669,7 +669,7 @@ fn r_in_backoffs_pane_acts_on_the_selected_backoff() {
     press(&mut app, KeyCode::Tab);
     assert_eq!(app.focus(), Focus::Backoffs);
     match press(&mut app, KeyCode::Char('r')) {
-        Some(Command::Reap { instance }) => assert_eq!(instance.name, "golf"),
+        Some(Effect::Reap { instance }) => assert_eq!(instance.name, "golf"),
         other => panic!("expected Reap golf, got {other:?}"),
     }
 }
@@ -740,14 +740,14 @@ fn d_then_y_tears_down() {
     select(&mut app, "bravo");
     assert_eq!(press(&mut app, KeyCode::Char('d')), None);
     match press(&mut app, KeyCode::Char('y')) {
-        Some(Command::TearDown { instance }) => assert_eq!(instance.name, "bravo"),
+        Some(Effect::TearDown { instance }) => assert_eq!(instance.name, "bravo"),
         other => panic!("expected TearDown bravo, got {other:?}"),
     }
     assert!(app.confirming().is_none());
     press(&mut app, KeyCode::Char('d'));
     assert!(matches!(
         press(&mut app, KeyCode::Char('Y')),
-        Some(Command::TearDown { .. })
+        Some(Effect::TearDown { .. })
     ));
 }
 
@@ -774,7 +774,7 @@ fn d_rechecks_at_confirmation() {
 fn q_ctrl_c_and_terminate_quit() {
     let mut app = real_app();
     assert!(!app.quitting());
-    assert_eq!(press(&mut app, KeyCode::Char('q')), Some(Command::Quit));
+    assert_eq!(press(&mut app, KeyCode::Char('q')), Some(Effect::Quit));
     assert!(app.quitting());
 
     let mut app = real_app();
@@ -782,13 +782,13 @@ fn q_ctrl_c_and_terminate_quit() {
         KeyCode::Char('c'),
         KeyModifiers::CONTROL,
     )));
-    assert_eq!(app.handle(ctrl_c, CAPTURE), Some(Command::Quit));
+    assert_eq!(app.handle(ctrl_c, CAPTURE), Some(Effect::Quit));
     assert!(app.quitting());
 
     let mut app = real_app();
     assert_eq!(
         app.handle(Event::Terminate("SIGTERM"), CAPTURE),
-        Some(Command::Quit)
+        Some(Effect::Quit)
     );
     assert!(app.quitting());
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crossterm::event::KeyCode;
 use stackless_tui::event::{Event, RoleState};
 use stackless_tui::reaper::{LastPass, PassSummary, ReaperStatus};
-use stackless_tui::ui::{App, AppConfig, Command, panes};
+use stackless_tui::ui::{App, AppConfig, Effect, panes};
 
 use crate::common::CAPTURE;
 use crate::common::ui::{fixture_snapshot, press, render_pane};
@@ -81,7 +81,7 @@ fn p_pauses_and_resumes_and_a_paused_reaper_says_so_in_header_and_footer() {
     app.handle(Event::Reaper(status(false)), CAPTURE);
     assert_eq!(
         press(&mut app, KeyCode::Char('P')),
-        Some(Command::PauseReaper(true))
+        Some(Effect::PauseReaper(true))
     );
     assert!(app.reaper().paused);
     assert_eq!(
@@ -110,7 +110,7 @@ fn p_pauses_and_resumes_and_a_paused_reaper_says_so_in_header_and_footer() {
     // P again resumes.
     assert_eq!(
         press(&mut app, KeyCode::Char('P')),
-        Some(Command::PauseReaper(false))
+        Some(Effect::PauseReaper(false))
     );
     assert!(!app.reaper().paused);
     assert_eq!(
@@ -127,7 +127,7 @@ fn r_asks_for_a_pass_now() {
     let mut app = console_app("reaper: every 1m");
     assert_eq!(
         press(&mut app, KeyCode::Char('R')),
-        Some(Command::ReaperPass)
+        Some(Effect::ReaperPass)
     );
     assert_eq!(
         app.flash().map(|f| f.text.as_str()),

@@ -1,20 +1,25 @@
 //! What the operator's keys act on and the rules they pass first: the
 //! detail view (Enter), reap now (`r`), teardown (`d`, confirmed with `y`).
 
-use super::{App, Command, FlashLevel, Focus};
+use super::{App, Effect, FlashLevel, Focus};
+use crate::event::Request;
 use crate::event::{Activity, ActivityKind, Actor};
 use crate::model::Instance;
+use crate::model::detail::InstanceDetail;
 use crate::reaper::decision::{may_reap_now, may_tear_down};
-use crate::store::detail::InstanceDetail;
 use crate::ui::detail::{Detail, DetailText, Loaded};
 
 impl App {
-    /// The answer to [`Command::OpenDetail`]: `Ok(Some(detail))` read,
+    /// The answer to [`Effect::OpenDetail`]: `Ok(Some(detail))` read,
     /// `Ok(None)` no such instance, `Err(message)` the read failed (e.g.
     /// `StoreError::to_string()`). Ignored when the detail view was closed or
     /// moved to another instance meanwhile. The scroll position and the
     /// payload toggle are kept (a refresh does not jump).
-    pub fn show_detail(&mut self, name: &str, result: Result<Option<InstanceDetail>, String>) {
+    pub(super) fn show_detail(
+        &mut self,
+        name: &str,
+        result: Result<Option<InstanceDetail>, String>,
+    ) {
         let Some(detail) = self.detail.as_mut().filter(|d| d.name == name) else {
             return;
         };
@@ -51,7 +56,7 @@ impl App {
     /// Enter: the detail view of the selected instance (Instances), the
     /// operation overlay (Operations), else the full text of the focused
     /// pane's selected line (Backoffs, Supervisor, Activity).
-    pub(super) fn open_detail(&mut self) -> Option<Command> {
+    pub(super) fn open_detail(&mut self) -> Option<Effect> {
         let name = match self.focus {
             Focus::Instances => self.selected_instance().map(|i| i.name.clone()),
             Focus::Operations => {
@@ -74,13 +79,13 @@ impl App {
             cursor: 0,
             payloads: false,
         });
-        Some(Command::OpenDetail { name })
+        Some(Effect::Io(Request::OpenDetail { name }))
     }
 
     /// `y` in the teardown dialog: close it and ask the console to tear the
     /// instance down, if it still passes the teardown rules on the snapshot
     /// shown now (it may have changed while the dialog was open).
-    pub(super) fn confirm_tear_down(&mut self) -> Option<Command> {
+    pub(super) fn confirm_tear_down(&mut self) -> Option<Effect> {
         let instance = self.confirm.take()?;
         let Some(current) = self.snapshot.instance(&instance.name).cloned() else {
             self.refuse(&instance.name, "refused: no longer in the store".into());
@@ -99,7 +104,7 @@ impl App {
             format!("teardown requested for {}", current.name),
         );
         self.own_until(&current.name);
-        Some(Command::TearDown { instance: current })
+        Some(Effect::TearDown { instance: current })
     }
 
     /// Any other key in the teardown dialog: close it, logging the cancel.
@@ -169,7 +174,7 @@ impl App {
         Some(instance)
     }
 
-    pub(super) fn reap_key(&mut self) -> Option<Command> {
+    pub(super) fn reap_key(&mut self) -> Option<Effect> {
         if self.bulk_applies() {
             self.bulk_key(crate::reaper::Intent::Reap);
             return None;
@@ -180,7 +185,7 @@ impl App {
 
     /// `r`'s rules for `instance` (the write keys are on): the clock, then
     /// [`may_reap_now`] on the snapshot shown.
-    pub(super) fn reap_instance(&mut self, instance: Instance) -> Option<Command> {
+    pub(super) fn reap_instance(&mut self, instance: Instance) -> Option<Effect> {
         if self.clock_doubt.is_some() {
             // Whether a lease ran out is a question of the time: not
             // answered by a clock that looks wrong.
@@ -199,7 +204,7 @@ impl App {
                     format!("reap requested for {}", instance.name),
                 );
                 self.own_until(&instance.name);
-                Some(Command::Reap { instance })
+                Some(Effect::Reap { instance })
             }
             Err(refusal) => {
                 self.refuse(&instance.name, refusal.to_string());

@@ -6,7 +6,7 @@
 
 use crossterm::event::KeyCode;
 
-use super::{App, Command, FlashLevel, Focus};
+use super::{App, Effect, FlashLevel, Focus};
 use crate::reaper::Intent;
 use crate::ui::command::{self, UiCommand};
 use crate::ui::keys::Input;
@@ -182,7 +182,7 @@ impl App {
     /// jump line (Ctrl-F) only ever jumps. A `:` line that is one word
     /// naming both a command and an instance runs the command, and the
     /// flash says how to jump to the instance instead.
-    pub(super) fn command_run(&mut self) -> Option<Command> {
+    pub(super) fn command_run(&mut self) -> Option<Effect> {
         let line = self.command.text.take()?;
         self.command.cycle = None;
         let line = line.trim().to_owned();
@@ -227,7 +227,7 @@ impl App {
         self.set_flash(level, text);
     }
 
-    fn run(&mut self, parsed: UiCommand) -> Option<Command> {
+    fn run(&mut self, parsed: UiCommand) -> Option<Effect> {
         match parsed {
             UiCommand::Reap(names) => return self.command_write(Intent::Reap, &names),
             UiCommand::Down(names) => return self.command_write(Intent::TearDown, &names),
@@ -284,7 +284,7 @@ impl App {
             UiCommand::Help => self.open_help(),
             UiCommand::Quit => {
                 self.quitting = true;
-                return Some(Command::Quit);
+                return Some(Effect::Quit);
             }
             UiCommand::Jump(query) => self.jump(&query),
         }
@@ -294,7 +294,7 @@ impl App {
     /// `:reap`/`:down`: one name is the single key on that instance;
     /// several open the bulk confirmation. A name not in the store is
     /// refused with its reason.
-    fn command_write(&mut self, intent: Intent, names: &[String]) -> Option<Command> {
+    fn command_write(&mut self, intent: Intent, names: &[String]) -> Option<Effect> {
         if let Some(reason) = self.write_keys_off() {
             let reason = reason.into_owned();
             self.refuse("", reason);

@@ -1,10 +1,8 @@
 //! What the console and the UI exchange: the configuration given at start
-//! ([`AppConfig`]) and the commands the UI asks the console to carry out
-//! ([`Command`]).
+//! ([`AppConfig`]) and the effects the UI asks the console to carry out
+//! ([`Effect`]).
 
 use crate::model::Instance;
-use crate::model::logtext::LinePos;
-use crate::model::logview::LogsRequest;
 
 /// What the console wiring needs to know that the snapshot does not say.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,9 +67,10 @@ impl TeardownInfo {
     }
 }
 
-/// Something the console must carry out for the UI.
+/// Something the console must carry out for the UI (an effect of a key
+/// or an event; the `:` command line is [`crate::ui::command`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Command {
+pub enum Effect {
     /// Reap this instance now (operator `r`; the key rules passed at the
     /// time of the key press, on the snapshot then shown).
     Reap {
@@ -93,15 +92,10 @@ pub enum Command {
         /// Each instance with its reap attempt, as the snapshot showed them.
         jobs: Vec<(Instance, Option<crate::model::ReapAttempt>)>,
     },
-    /// Read `name`'s detail (`Store::instance_detail`) and hand the result to
-    /// [`App::show_detail`](super::App::show_detail). Asked for by Enter, and
-    /// again on every new snapshot while the detail view is open (so it stays
-    /// current).
-    OpenDetail {
-        /// The instance as stored (may be hostile: use it only as a SQL
-        /// parameter, never on a command line).
-        name: String,
-    },
+    /// A read for the I/O worker (`crate::console::io_worker`): the detail, the
+    /// logs view's open, scroll-back, searches and whole lines, and the
+    /// logs' close. Answered by an `Event::Answer`.
+    Io(crate::event::Request),
     /// Cancel a controller operation (operator `c`, confirmed with `y`):
     /// `stackless operation cancel ID --json` (stackless 0.4.0), run by
     /// `crate::controller::cancel`. The key rules passed on the snapshot
@@ -114,84 +108,6 @@ pub enum Command {
         /// `operations.verb`, for the report.
         verb: String,
     },
-    /// Open an instance's logs (`l`, or `G` after scrolling back so far
-    /// that newer lines were dropped): `crate::logs::open`, the answer to
-    /// [`App::show_logs`](super::App::show_logs), then follow them (the
-    /// follower's lines come as `Event::Logs` of this session). Replaces
-    /// any follower running.
-    OpenLogs {
-        /// Which open this is.
-        session: u64,
-        /// The logs directory to open.
-        request: LogsRequest,
-    },
-    /// Read older lines of one service, before `before`
-    /// (`crate::logs::history::older`), and hand them to
-    /// [`App::show_older_logs`](super::App::show_older_logs).
-    LogsOlder {
-        /// The session the service index belongs to.
-        session: u64,
-        /// The service index (as opened).
-        service: u16,
-        /// Read the lines before this position.
-        before: LinePos,
-    },
-    /// Read older lines of several services for the all-services tab:
-    /// up to `want` before each position
-    /// (`crate::logs::history::older_all`), handed to
-    /// [`App::show_older_all`](super::App::show_older_all).
-    LogsOlderAll {
-        /// The session the service indexes belong to.
-        session: u64,
-        /// Per service index, read the lines before this position.
-        reads: Vec<(u16, LinePos)>,
-        /// The most lines read per service.
-        want: usize,
-    },
-    /// Search one service's older history (`n` past the lines held):
-    /// backwards from `before` (`crate::logs::search::search_back`,
-    /// bounded), answered by
-    /// [`App::show_search_older`](super::App::show_search_older).
-    LogsSearchOlder {
-        /// The session the service index belongs to.
-        session: u64,
-        /// The service index (as opened).
-        service: u16,
-        /// Search the lines before this position.
-        before: LinePos,
-        /// The search, as typed.
-        query: String,
-    },
-    /// Search one service's newer history (`N` past the lines held when
-    /// newer lines were dropped): forwards from after `after`
-    /// (`crate::logs::search::search_forward`, bounded), answered by
-    /// [`App::show_search_newer`](super::App::show_search_newer).
-    LogsSearchNewer {
-        /// The session the service index belongs to.
-        session: u64,
-        /// The service index (as opened).
-        service: u16,
-        /// Search the lines after this one (the newest held).
-        after: LinePos,
-        /// The search, as typed.
-        query: String,
-    },
-    /// Read the whole line that a piece of a long line belongs to (Enter
-    /// or `e` on a `↪` piece) from its file
-    /// (`crate::logs::history::whole_line_text`), shown by
-    /// [`App::show_log_line`](super::App::show_log_line).
-    LogsLineWhole {
-        /// The session the service index belongs to.
-        session: u64,
-        /// The service index (as opened).
-        service: u16,
-        /// Where the piece starts.
-        piece: LinePos,
-        /// The full-text view's title.
-        title: String,
-    },
-    /// The logs view closed: stop following.
-    CloseLogs,
     /// Pause (`true`) or resume this console's reaper (operator `P`):
     /// the wiring sets `crate::reaper::ReaperControl`.
     PauseReaper(bool),

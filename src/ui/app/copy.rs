@@ -4,7 +4,7 @@
 //! clipboard. The console writes the OSC 52 sequence
 //! ([`crate::ui::clipboard::osc52`]); this only decides the text.
 
-use super::{App, Command, FlashLevel};
+use super::{App, Effect, FlashLevel};
 use crate::reaper::DownCommand;
 
 /// The teardown template when the console did not say (`--down-cmd`'s
@@ -19,7 +19,7 @@ impl App {
 
     /// `y`: copy the target's name (the detail view's instance, else the
     /// selected one).
-    pub(super) fn copy_name(&mut self) -> Option<Command> {
+    pub(super) fn copy_name(&mut self) -> Option<Effect> {
         let name = match self.target() {
             Ok(instance) => instance.name,
             Err(_) => {
@@ -29,11 +29,11 @@ impl App {
         };
         let shown = crate::model::text::sanitize_short(&name, crate::ui::view::CUT_SHORT);
         self.set_flash(FlashLevel::Info, format!("copied {shown}"));
-        Some(Command::Copy { text: name })
+        Some(Effect::Copy { text: name })
     }
 
     /// `Y`: copy the `down` command line for the target, shell-quoted.
-    pub(super) fn copy_down(&mut self) -> Option<Command> {
+    pub(super) fn copy_down(&mut self) -> Option<Effect> {
         let Ok(instance) = self.target() else {
             self.set_flash(FlashLevel::Warning, "nothing to copy".into());
             return None;
@@ -56,6 +56,6 @@ impl App {
         let line = crate::reaper::teardown::shell_line(&argv);
         let shown = crate::model::text::sanitize_short(&line, crate::ui::view::CUT_SHORT * 2);
         self.set_flash(FlashLevel::Info, format!("copied: {shown}"));
-        Some(Command::Copy { text: line })
+        Some(Effect::Copy { text: line })
     }
 }

@@ -2,10 +2,10 @@
 //! fields, paging and the wheel scroll (the cursor follows into view; see
 //! [`crate::ui::detail_cursor`]), and `y` copies the field under it:
 //! its value (sanitized, as shown, without a relative time), through the
-//! console's own OSC 52 ([`Command::Copy`]), with the flash `copied lease
+//! console's own OSC 52 ([`Effect::Copy`]), with the flash `copied lease
 //! expires_at: 2026-11-29T13:58:06Z`.
 
-use super::{App, Command, FlashLevel};
+use super::{App, Effect, FlashLevel};
 use crate::ui::detail::{self, DocLine};
 use crate::ui::detail_cursor::{self, Move};
 
@@ -59,7 +59,7 @@ impl App {
     }
 
     /// `y` in the detail view: copy the field under the cursor.
-    pub(super) fn copy_field(&mut self) -> Option<Command> {
+    pub(super) fn copy_field(&mut self) -> Option<Effect> {
         let copied = self.detail_document().and_then(|doc| {
             let cursor = self.detail.as_ref()?.cursor;
             let line = detail_cursor::cursor_line(&doc, cursor)?;
@@ -72,6 +72,6 @@ impl App {
         };
         let shown = crate::model::text::sanitize_short(&value, FLASH_VALUE_CHARS);
         self.set_flash(FlashLevel::Info, format!("copied {name}: {shown}"));
-        Some(Command::Copy { text: value })
+        Some(Effect::Copy { text: value })
     }
 }

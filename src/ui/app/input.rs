@@ -7,7 +7,7 @@ use ratatui::layout::{Position, Rect};
 
 use super::log::Log;
 use super::rows::step;
-use super::{App, Command, FlashLevel, Focus};
+use super::{App, Effect, FlashLevel, Focus};
 use crate::ui::detail_cursor::Move;
 use crate::ui::keys::{self, Action, Context, Input};
 use crate::ui::panes::{log_line_at, log_window};
@@ -64,7 +64,7 @@ impl App {
     }
 
     /// A terminal event with no read instant.
-    pub(super) fn input(&mut self, input: crossterm::event::Event) -> Option<Command> {
+    pub(super) fn input(&mut self, input: crossterm::event::Event) -> Option<Effect> {
         match input {
             crossterm::event::Event::Key(key) => self.key(key),
             crossterm::event::Event::Mouse(mouse) => self.mouse(mouse),
@@ -86,7 +86,7 @@ impl App {
         &mut self,
         input: crossterm::event::Event,
         read: std::time::Instant,
-    ) -> Option<Command> {
+    ) -> Option<Effect> {
         if matches!(input, crossterm::event::Event::Key(_))
             && self.context() == Context::Confirm
             && !crate::model::confirm::answers(read, self.confirm_shown)
@@ -107,7 +107,7 @@ impl App {
 
     /// A key event: looked up in the key table ([`keys::resolve`]) for the
     /// current context, then carried out. Releases are ignored.
-    pub(super) fn key(&mut self, key: KeyEvent) -> Option<Command> {
+    pub(super) fn key(&mut self, key: KeyEvent) -> Option<Effect> {
         if key.kind == KeyEventKind::Release {
             return None;
         }
@@ -139,7 +139,7 @@ impl App {
     /// before it, or while the terminal is too small). The key table binds
     /// no mouse gesture while a dialog or the help is open: a stray click
     /// must never answer the teardown question.
-    pub(super) fn mouse(&mut self, mouse: MouseEvent) -> Option<Command> {
+    pub(super) fn mouse(&mut self, mouse: MouseEvent) -> Option<Effect> {
         self.areas.get()?;
         let at = Position::new(mouse.column, mouse.row);
         let input = match mouse.kind {
@@ -153,11 +153,11 @@ impl App {
     }
 
     /// Carry out `action`, which the key table gave for `input`.
-    fn act(&mut self, action: Action, input: Input) -> Option<Command> {
+    fn act(&mut self, action: Action, input: Input) -> Option<Effect> {
         match action {
             Action::Quit => {
                 self.quitting = true;
-                return Some(Command::Quit);
+                return Some(Effect::Quit);
             }
             Action::Up if self.logs.is_some() => return self.move_logs_cursor(-1),
             Action::Down if self.logs.is_some() => return self.move_logs_cursor(1),
@@ -302,7 +302,7 @@ impl App {
     }
 
     /// `y` to the open question: a bulk action, a cancel, or a teardown.
-    fn confirm_yes(&mut self) -> Option<Command> {
+    fn confirm_yes(&mut self) -> Option<Effect> {
         if self.confirm_bulk.is_some() {
             self.confirm_bulk()
         } else if self.confirm_cancel.is_some() {
@@ -342,7 +342,7 @@ impl App {
     }
 
     /// The command line's keys; other actions do nothing.
-    fn act_command(&mut self, action: Action, input: Input) -> Option<Command> {
+    fn act_command(&mut self, action: Action, input: Input) -> Option<Effect> {
         match action {
             Action::OpenCommand => self.open_command(false),
             Action::OpenJump => self.open_command(true),

@@ -4,9 +4,10 @@
 //! files by [`AllBack`]), tabs 1.. one service each; each tab a bounded
 //! [`Buffer`]. Keys scroll, follow (`G`), switch tabs, wrap, search; what
 //! needs the files (open, read older lines) is asked of the console as a
-//! [`Command`]. Lines arrive as `Event::Logs` from the follower.
+//! [`Effect`]. Lines arrive as `Event::Logs` from the follower.
 
-use super::{App, Command, FlashLevel};
+use super::{App, Effect, FlashLevel};
+use crate::event::Request;
 use crate::model::fulltext::FullText;
 use crate::model::logmerge::{AllBack, per_service};
 use crate::model::logtext::LinePos;
@@ -62,6 +63,10 @@ pub struct LogsView {
     /// The logs directory was removed while followed (the lines read
     /// before stay shown); cleared when it is back.
     pub dir_gone: bool,
+    /// Where each service's log is read from, by service index (as the
+    /// open and the follower found them): what the scroll-back, search and
+    /// whole-line requests carry to the I/O worker.
+    pub(super) bases: Vec<std::path::PathBuf>,
 }
 
 /// A search's reads of older history so far (since `/` Enter).
@@ -97,6 +102,7 @@ impl LogsView {
             search_note: None,
             search_far: SearchFar::default(),
             dir_gone: false,
+            bases: Vec::new(),
         }
     }
 
@@ -104,6 +110,15 @@ impl LogsView {
     #[must_use]
     pub fn buffer(&self) -> &Buffer {
         &self.buffers[self.tab.min(self.buffers.len() - 1)]
+    }
+
+    /// Where service `service`'s log is read from (empty when unknown:
+    /// the read then fails and says so, as for a service not followed).
+    pub(super) fn base(&self, service: u16) -> std::path::PathBuf {
+        self.bases
+            .get(usize::from(service))
+            .cloned()
+            .unwrap_or_default()
     }
 
     pub(super) fn buffer_mut(&mut self) -> &mut Buffer {
@@ -174,7 +189,7 @@ impl App {
 
     /// `l`: open the logs of the target instance (the detail view's, the
     /// selected backoff's, or the selected row's).
-    pub(super) fn open_logs(&mut self) -> Option<Command> {
+    pub(super) fn open_logs(&mut self) -> Option<Effect> {
         let instance = match self.target() {
             Ok(instance) => instance,
             Err((_, detail)) => {
@@ -195,17 +210,23 @@ impl App {
         self.logs_session += 1;
         let session = self.logs_session;
         self.logs = Some(LogsView::loading(session, request.clone()));
-        Some(Command::OpenLogs { session, request })
+        Some(Effect::Io(Request::OpenLogs { session, request }))
     }
 
-    /// The answer to [`Command::OpenLogs`]: what was found and each
+    /// The answer to [`Effect::OpenLogs`]: what was found and each
     /// service's tail. Ignored when the view was closed or reopened since.
     /// A re-open (`G` after scrolling far back) keeps the tab, wrap and
     /// search.
-    pub fn show_logs(&mut self, session: u64, opened: Opened) {
+    pub(super) fn show_logs(
+        &mut self,
+        session: u64,
+        opened: Opened,
+        bases: Vec<std::path::PathBuf>,
+    ) {
         let Some(view) = self.logs.as_mut().filter(|v| v.session == session) else {
             return;
         };
+        view.bases = bases;
         let mut tails = Vec::new();
         let mut buffers = Vec::new();
         view.services.clear();
@@ -240,9 +261,9 @@ impl App {
         view.tab = view.tab.min(view.buffers.len() - 1);
     }
 
-    /// The answer to [`Command::LogsOlder`]: older lines of `service`
+    /// The answer to [`Effect::LogsOlder`]: older lines of `service`
     /// (oldest first) and where to go on from.
-    pub fn show_older_logs(
+    pub(super) fn show_older_logs(
         &mut self,
         session: u64,
         service: u16,
@@ -257,10 +278,10 @@ impl App {
         }
     }
 
-    /// The answer to [`Command::LogsOlderAll`]: each service's older page
+    /// The answer to [`Effect::LogsOlderAll`]: each service's older page
     /// (service, lines oldest first, where to go on from), merged into the
     /// all-services tab.
-    pub fn show_older_all(&mut self, session: u64, read: Vec<(u16, Vec<LogLine>, Older)>) {
+    pub(super) fn show_older_all(&mut self, session: u64, read: Vec<(u16, Vec<LogLine>, Older)>) {
         let Some(view) = self.logs.as_mut().filter(|v| v.session == session) else {
             return;
         };
@@ -285,8 +306,16 @@ impl App {
                 self.set_flash(FlashLevel::Info, text.into());
             }
             LogUpdate::Partial { service, line, .. } => view.partial(service, line),
-            LogUpdate::NewService { service, name, .. } => {
+            LogUpdate::NewService {
+                service,
+                name,
+                base,
+                ..
+            } => {
                 if usize::from(service) == view.services.len() {
+                    view.bases
+                        .resize(view.services.len(), std::path::PathBuf::new());
+                    view.bases.push(base);
                     let text = format!("{name}.log appeared: a new tab");
                     view.services.push(ServiceTab { name, note: None });
                     view.buffers.push(Buffer::new(Vec::new(), Older::Start));
@@ -324,7 +353,7 @@ impl App {
 
     /// On each tick: a logs view that found no logs directory, or no log in
     /// it, looks again (an instance still starting writes its logs soon).
-    pub(super) fn recheck_logs(&mut self) -> Option<Command> {
+    pub(super) fn recheck_logs(&mut self) -> Option<Effect> {
         let view = self.logs.as_mut()?;
         if !matches!(
             view.state,
@@ -334,21 +363,21 @@ impl App {
         }
         self.logs_session += 1;
         view.session = self.logs_session;
-        Some(Command::OpenLogs {
+        Some(Effect::Io(Request::OpenLogs {
             session: view.session,
             request: view.request.clone(),
-        })
+        }))
     }
 
     /// Esc in the logs view.
-    pub(super) fn close_logs(&mut self) -> Option<Command> {
+    pub(super) fn close_logs(&mut self) -> Option<Effect> {
         self.logs = None;
-        Some(Command::CloseLogs)
+        Some(Effect::Io(Request::CloseLogs))
     }
 
     /// Scroll the shown tab by `delta` lines (by screen rows while lines
     /// wrap); asks for older lines when near the top of what is held.
-    pub(super) fn scroll_logs(&mut self, delta: isize) -> Option<Command> {
+    pub(super) fn scroll_logs(&mut self, delta: isize) -> Option<Effect> {
         let rows = self.viewport.get().logs_rows.max(1);
         let view = self.logs.as_mut()?;
         let tab = view.tab;
@@ -366,7 +395,7 @@ impl App {
     /// ↑/↓ (`k`/`j`): move the cursor line; scrolls when it reaches the
     /// top (asking for older lines near the top of what is held). While
     /// lines wrap, scrolls by one screen row instead.
-    pub(super) fn move_logs_cursor(&mut self, delta: isize) -> Option<Command> {
+    pub(super) fn move_logs_cursor(&mut self, delta: isize) -> Option<Effect> {
         let rows = self.viewport.get().logs_rows.max(1);
         if self.logs.as_ref()?.wrap {
             return self.scroll_logs(delta);
@@ -395,8 +424,8 @@ impl App {
 
     /// Enter/`e` on a piece of a line longer than a piece (4 KiB, shown
     /// `↪`): the whole line is read again from its file
-    /// ([`Command::LogsLineWhole`]). `None` for a line held whole.
-    pub(super) fn log_line_whole(&self) -> Option<Command> {
+    /// ([`Effect::LogsLineWhole`]). `None` for a line held whole.
+    pub(super) fn log_line_whole(&self) -> Option<Effect> {
         let view = self.logs.as_ref()?;
         if view.state != LogsState::Ready || self.op_open.is_some() || self.full.is_some() {
             return None;
@@ -412,17 +441,18 @@ impl App {
             return None;
         }
         let name = view.service_name(line.service);
-        Some(Command::LogsLineWhole {
+        Some(Effect::Io(Request::LogsLineWhole {
             session: view.session,
             service: line.service,
+            base: view.base(line.service),
             piece: line.at,
             title: format!("Log: {name} (the whole line, read again from its file)"),
-        })
+        }))
     }
 
-    /// The answer to [`Command::LogsLineWhole`]: the whole line, in the
+    /// The answer to [`Effect::LogsLineWhole`]: the whole line, in the
     /// full-text view.
-    pub fn show_log_line(&mut self, session: u64, text: FullText) {
+    pub(super) fn show_log_line(&mut self, session: u64, text: FullText) {
         if self.logs.as_ref().is_some_and(|v| v.session == session) {
             self.full = Some(super::fulltext::FullView::new(text));
         }
@@ -430,17 +460,17 @@ impl App {
 
     /// `G`: back to the bottom, following; reads the tail again when newer
     /// lines were dropped for older ones.
-    pub(super) fn follow_logs(&mut self) -> Option<Command> {
+    pub(super) fn follow_logs(&mut self) -> Option<Effect> {
         let view = self.logs.as_mut()?;
         if view.buffer_mut().follow() {
             return None;
         }
         self.logs_session += 1;
         view.session = self.logs_session;
-        Some(Command::OpenLogs {
+        Some(Effect::Io(Request::OpenLogs {
             session: view.session,
             request: view.request.clone(),
-        })
+        }))
     }
 
     /// Tab / Shift-Tab in the logs view.
@@ -483,7 +513,7 @@ impl App {
 
     /// `/`, Enter, Esc of the search prompt; Enter searches (which may
     /// ask for older history, as `n`).
-    pub(super) fn search_prompt(&mut self, open: bool, keep: bool) -> Option<Command> {
+    pub(super) fn search_prompt(&mut self, open: bool, keep: bool) -> Option<Effect> {
         let view = self.logs.as_mut()?;
         if open {
             view.editing = Some(view.search.clone());
@@ -504,7 +534,7 @@ impl App {
 
 /// A read of older lines for tab `tab`, when wanted and possible. On the
 /// all tab, a step whose lines were all read already is taken at once.
-fn older_command(view: &mut LogsView, tab: usize, wants: bool) -> Option<Command> {
+fn older_command(view: &mut LogsView, tab: usize, wants: bool) -> Option<Effect> {
     if !wants {
         return None;
     }
@@ -515,20 +545,23 @@ fn older_command(view: &mut LogsView, tab: usize, wants: bool) -> Option<Command
             return None;
         }
         view.buffers[0].loading = true;
-        return Some(Command::LogsOlderAll {
+        return Some(Effect::Io(Request::LogsOlderAll {
             session: view.session,
+            bases: view.bases.clone(),
             reads,
             want: per_service(view.services.len()),
-        });
+        }));
     }
     let buffer = view.buffers.get_mut(tab)?;
     let Older::Before(before) = buffer.older else {
         return None;
     };
     buffer.loading = true;
-    Some(Command::LogsOlder {
+    let service = u16::try_from(tab - 1).unwrap_or(u16::MAX);
+    Some(Effect::Io(Request::LogsOlder {
         session: view.session,
-        service: u16::try_from(tab - 1).unwrap_or(u16::MAX),
+        service,
+        base: view.base(service),
         before,
-    })
+    }))
 }

@@ -4,7 +4,8 @@
 //! backwards in blocks, bounded: `crate::logs::search`) and says where it
 //! stopped.
 
-use super::{App, Command, FlashLevel};
+use super::{App, Effect, FlashLevel};
+use crate::event::Request;
 use crate::model::logbuffer::Buffer;
 use crate::model::logview::{HistorySearch, Older};
 
@@ -12,7 +13,7 @@ impl App {
     /// `n` / `N`: the next older / newer match among the lines held; `n`
     /// with none older held, on a service's tab with older lines in its
     /// files, asks the console to search them.
-    pub(super) fn find_in_logs(&mut self, older: bool) -> Option<Command> {
+    pub(super) fn find_in_logs(&mut self, older: bool) -> Option<Effect> {
         let view = self.logs.as_mut()?;
         if view.search.is_empty() {
             self.set_flash(FlashLevel::Info, "no search: / to search".into());
@@ -40,12 +41,14 @@ impl App {
             && view.tab > 0
             && let Some(before) = from
         {
-            return Some(Command::LogsSearchOlder {
+            let service = u16::try_from(view.tab - 1).unwrap_or(u16::MAX);
+            return Some(Effect::Io(Request::LogsSearchOlder {
                 session: view.session,
-                service: u16::try_from(view.tab - 1).unwrap_or(u16::MAX),
+                service,
+                base: view.base(service),
                 before,
                 query,
-            });
+            }));
         }
         if !older
             && view.tab > 0
@@ -53,12 +56,14 @@ impl App {
             && let Some(last) = view.buffer().lines().back()
         {
             // Newer lines were dropped for older ones: read them again.
-            return Some(Command::LogsSearchNewer {
+            let service = u16::try_from(view.tab - 1).unwrap_or(u16::MAX);
+            return Some(Effect::Io(Request::LogsSearchNewer {
                 session: view.session,
-                service: u16::try_from(view.tab - 1).unwrap_or(u16::MAX),
+                service,
+                base: view.base(service),
                 after: last.at,
                 query,
-            });
+            }));
         }
         let which = if older { "older" } else { "newer" };
         let text = format!("\"{query}\": no {which} match in the {held} lines held");
@@ -67,11 +72,11 @@ impl App {
         None
     }
 
-    /// The answer to [`Command::LogsSearchOlder`]: the match's lines are
+    /// The answer to [`Effect::LogsSearchOlder`]: the match's lines are
     /// put in front of the tab's (or, far back, in place of them: `G`
     /// then reads the tail again) and it becomes the current match; or
     /// where the search stopped, said on the search line.
-    pub fn show_search_older(&mut self, session: u64, service: u16, result: HistorySearch) {
+    pub(super) fn show_search_older(&mut self, session: u64, service: u16, result: HistorySearch) {
         let Some(view) = self.logs.as_mut().filter(|v| v.session == session) else {
             return;
         };
@@ -129,12 +134,12 @@ impl App {
         }
     }
 
-    /// The answer to [`Command::LogsSearchNewer`]: the lines read after
+    /// The answer to [`Effect::LogsSearchNewer`]: the lines read after
     /// the newest held are put after them (or, far on, in place of them)
     /// and the first match among them becomes the current one; or where
     /// the search stopped, said on the search line. The tail is still not
     /// held: `G` reads it.
-    pub fn show_search_newer(&mut self, session: u64, service: u16, result: HistorySearch) {
+    pub(super) fn show_search_newer(&mut self, session: u64, service: u16, result: HistorySearch) {
         let Some(view) = self.logs.as_mut().filter(|v| v.session == session) else {
             return;
         };

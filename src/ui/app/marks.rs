@@ -10,7 +10,7 @@
 //! a 100k store with 100k marks costs `O(m log n)` per snapshot (marks of
 //! names no longer stored are dropped) and per bulk action.
 
-use super::{App, Command, FlashLevel, Focus};
+use super::{App, Effect, FlashLevel, Focus};
 use crate::event::{Activity, ActivityKind, Actor};
 use crate::model::{Instance, ReapAttempt};
 use crate::reaper::Intent;
@@ -217,7 +217,7 @@ impl App {
     /// to run the rest. The refusals reach the audit trail as one batch
     /// ([`Activity::batch`]: one write, not one per refusal; issue 13,
     /// review finding 5).
-    pub(super) fn confirm_bulk(&mut self) -> Option<Command> {
+    pub(super) fn confirm_bulk(&mut self) -> Option<Effect> {
         let bulk = self.confirm_bulk.take()?;
         let mut jobs: Vec<(Instance, Option<ReapAttempt>)> = Vec::new();
         let mut refusals: Vec<Activity> = Vec::new();
@@ -261,7 +261,7 @@ impl App {
             FlashLevel::Warning
         };
         self.set_flash(level, text);
-        (!jobs.is_empty()).then_some(Command::Bulk {
+        (!jobs.is_empty()).then_some(Effect::Bulk {
             intent: bulk.intent,
             jobs,
         })

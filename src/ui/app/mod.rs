@@ -5,8 +5,8 @@
 //!
 //! Where to look:
 //! - this file: the [`App`] state, [`App::handle`] (one event in, maybe a
-//!   [`Command`] out) and the read-only accessors the panes draw from;
-//! - `config`: [`AppConfig`] (given at start) and [`Command`] (asked of the
+//!   [`Effect`] out) and the read-only accessors the panes draw from;
+//! - `config`: [`AppConfig`] (given at start) and [`Effect`] (asked of the
 //!   console);
 //! - `input`: key and mouse handling, paging and scrolling;
 //! - `actions`: what Enter, `r`, `d` and `y` act on, and their checks;
@@ -23,6 +23,7 @@
 //!   why `r`/`d` are off, the reaper's text, teardown, health, zone).
 
 mod actions;
+mod answers;
 mod command;
 mod config;
 mod copy;
@@ -46,7 +47,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 pub use command::CommandLine;
-pub use config::{AppConfig, Command, TeardownInfo};
+pub use config::{AppConfig, Effect, TeardownInfo};
 pub use flash::{FLASH_SECS, Flash, FlashLevel};
 pub use fulltext::FullView;
 pub use help::HelpView;
@@ -299,7 +300,7 @@ impl App {
 
     /// Apply one event at time `now` (unix seconds). Returns a command for
     /// the console to carry out, if the event asked for one.
-    pub fn handle(&mut self, event: Event, now: i64) -> Option<Command> {
+    pub fn handle(&mut self, event: Event, now: i64) -> Option<Effect> {
         let command = self.apply(event, now);
         if self.context() != crate::ui::keys::Context::Confirm {
             self.confirm_shown = None;
@@ -307,7 +308,7 @@ impl App {
         command
     }
 
-    fn apply(&mut self, event: Event, now: i64) -> Option<Command> {
+    fn apply(&mut self, event: Event, now: i64) -> Option<Effect> {
         drop(self.settle());
         self.now = now;
         self.clock = Instant::now();
@@ -319,11 +320,11 @@ impl App {
                 }
                 self.recheck_logs()
             }
-            Event::Snapshot(snapshot) => {
-                let command = self.show_snapshot(snapshot, now);
-                drop(self.settle());
-                command
-            }
+            // The rows first: the frame does not wait for the Activity
+            // lines of what changed or the old snapshot's freeing
+            // ([`App::settle`], which the render loop calls after the
+            // frame, and every event before it applies).
+            Event::Snapshot(snapshot) => self.show_snapshot(snapshot),
             Event::StoreHealth(health) => {
                 self.health = health;
                 None
@@ -369,9 +370,13 @@ impl App {
                 self.watch = Some(mode);
                 None
             }
+            Event::Answer(answer) => {
+                self.take_answer(answer);
+                None
+            }
             Event::Terminate(_) => {
                 self.quitting = true;
-                Some(Command::Quit)
+                Some(Effect::Quit)
             }
             Event::Input(input) => self.input(input),
             Event::InputAt(input, read) => self.input_at(input, read),

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::{App, Command, FlashLevel, Focus};
+use super::{App, Effect, FlashLevel, Focus};
 use crate::event::{Activity, ActivityKind, Actor};
 use crate::model::op_rules::{cancel_refusal, short_id};
 use crate::model::{Operation, Snapshot, observe};
@@ -125,7 +125,7 @@ impl App {
 
     /// `y` to the cancel question: ask the console to cancel it, if it
     /// still passes the rules on the snapshot shown now.
-    pub(super) fn confirm_cancel_operation(&mut self) -> Option<Command> {
+    pub(super) fn confirm_cancel_operation(&mut self) -> Option<Effect> {
         let asked = self.confirm_cancel.take()?;
         let Some(current) = self
             .snapshot
@@ -150,7 +150,7 @@ impl App {
                 short_id(&current.id)
             ),
         );
-        Some(Command::CancelOperation {
+        Some(Effect::CancelOperation {
             id: current.id,
             instance: current.instance,
             verb: current.verb,

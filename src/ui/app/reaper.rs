@@ -1,10 +1,10 @@
 //! `P` (pause / resume this console's reaper) and `R` (a pass now), and
 //! what the header says of the reaper's schedule: `next pass in 42s ·
 //! last: 2 reaped, 1 failed, 3 skipped`. The keys only return a
-//! [`Command`]; the console wiring sets `crate::reaper::ReaperControl`,
+//! [`Effect`]; the console wiring sets `crate::reaper::ReaperControl`,
 //! and the reaper thread reports back (`Event::Reaper`).
 
-use super::{App, Command, FlashLevel};
+use super::{App, Effect, FlashLevel};
 use crate::event::RoleState;
 use crate::reaper::ReaperStatus;
 
@@ -46,7 +46,7 @@ impl App {
     }
 
     /// `P`: pause the reaper, or resume it.
-    pub(super) fn pause_key(&mut self) -> Option<Command> {
+    pub(super) fn pause_key(&mut self) -> Option<Effect> {
         if let Some(why) = self.reaper_elsewhere() {
             self.set_flash(FlashLevel::Warning, why);
             return None;
@@ -58,11 +58,11 @@ impl App {
             "reaper resumed: a pass runs now"
         };
         self.set_flash(FlashLevel::Info, text.to_owned());
-        Some(Command::PauseReaper(self.reaper.paused))
+        Some(Effect::PauseReaper(self.reaper.paused))
     }
 
     /// `R`: a reaper pass now.
-    pub(super) fn pass_key(&mut self) -> Option<Command> {
+    pub(super) fn pass_key(&mut self) -> Option<Effect> {
         if let Some(why) = self.reaper_elsewhere() {
             self.set_flash(FlashLevel::Warning, why);
             return None;
@@ -78,7 +78,7 @@ impl App {
             FlashLevel::Info,
             "reaper pass asked for: it runs now".to_owned(),
         );
-        Some(Command::ReaperPass)
+        Some(Effect::ReaperPass)
     }
 
     /// The header's schedule, while this console's reaper runs and has

@@ -123,7 +123,7 @@ impl App {
         self.resort();
     }
 
-    /// [`App::handle`] of [`Event::Snapshot`](crate::event::Event::Snapshot)
+    /// [`App::handle`] of [`Event::Snapshot`](crate::event::Event::Snapshot),
     /// without what the frame does not show: the rows, sort, filter,
     /// selection and counts are the new snapshot's at once, while the
     /// Activity lines of what changed since the one replaced (`observed`,
@@ -131,20 +131,13 @@ impl App {
     /// loop calls it after the frame; any other event settles first, so
     /// lines keep their order). Returns the command that keeps an open
     /// detail view current.
-    pub fn show_snapshot(
-        &mut self,
-        snapshot: Arc<Snapshot>,
-        now: i64,
-    ) -> Option<crate::ui::Command> {
-        drop(self.settle());
-        self.now = now;
-        self.clock = std::time::Instant::now();
+    pub(super) fn show_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Option<crate::ui::Effect> {
         self.set_snapshot(snapshot);
-        self.detail
-            .as_ref()
-            .map(|d| crate::ui::Command::OpenDetail {
+        self.detail.as_ref().map(|d| {
+            crate::ui::Effect::Io(crate::event::Request::OpenDetail {
                 name: d.name.clone(),
             })
+        })
     }
 
     /// Log what changed between the snapshot [`App::show_snapshot`]

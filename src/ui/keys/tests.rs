@@ -112,7 +112,7 @@ mod against_the_ui {
     use crate::event::Event;
     use crate::model::{Generation, Instance, Lease, OpStatus, Operation as Op, Snapshot, Status};
     use crate::ui::panes;
-    use crate::ui::{App, AppConfig, Command, Focus};
+    use crate::ui::{App, AppConfig, Effect, Focus};
 
     const NOW: i64 = 1_000;
 
@@ -134,7 +134,7 @@ mod against_the_ui {
         }
     }
 
-    fn press(app: &mut App, code: KeyCode) -> Option<Command> {
+    fn press(app: &mut App, code: KeyCode) -> Option<Effect> {
         app.handle(
             Event::Input(crossterm::event::Event::Key(
                 crossterm::event::KeyEvent::new(code, KeyModifiers::NONE),
@@ -233,7 +233,9 @@ mod against_the_ui {
     fn open_logs(app: &mut App) {
         use crate::model::logtext::LinePos;
         use crate::model::logview::{LogLine, LogsState, Older, Opened, OpenedService};
-        let Some(Command::OpenLogs { session, .. }) = press(app, KeyCode::Char('l')) else {
+        let Some(Effect::Io(crate::event::Request::OpenLogs { session, .. })) =
+            press(app, KeyCode::Char('l'))
+        else {
             panic!("l opens the logs");
         };
         let lines = (0..100)
@@ -245,20 +247,25 @@ mod against_the_ui {
                 cut: false,
             })
             .collect();
-        app.show_logs(
-            session,
-            Opened {
-                state: LogsState::Ready,
-                path: "/state/logs/bravo".into(),
-                services: vec![OpenedService {
-                    name: "web".into(),
-                    lines,
-                    older: Older::Start,
-                    error: None,
-                    partial: None,
-                }],
-                notice: None,
-            },
+        let now = app.now();
+        app.handle(
+            crate::event::Event::Answer(crate::event::Answer::LogsOpened {
+                session,
+                opened: Opened {
+                    state: LogsState::Ready,
+                    path: "/state/logs/bravo".into(),
+                    services: vec![OpenedService {
+                        name: "web".into(),
+                        lines,
+                        older: Older::Start,
+                        error: None,
+                        partial: None,
+                    }],
+                    notice: None,
+                },
+                bases: Vec::new(),
+            }),
+            now,
         );
     }
 
@@ -369,14 +376,14 @@ mod against_the_ui {
 
     /// What `action` must have done to `app` (in `context`, with row
     /// `before` selected), returning `command`.
-    fn check(action: Action, app: &App, command: Option<Command>, before: usize, context: Context) {
+    fn check(action: Action, app: &App, command: Option<Effect>, before: usize, context: Context) {
         let what = format!("{action:?} in {context:?}");
         let moved = app.selected_index() != before;
         if context == Logs && check_logs(action, app, &command, &what) {
             return;
         }
         match action {
-            Action::Quit => assert_eq!(command, Some(Command::Quit), "{what}"),
+            Action::Quit => assert_eq!(command, Some(Effect::Quit), "{what}"),
             // Row 1 of 3: every move changes the selection; the detail
             // document before its first frame has nothing to scroll.
             Action::Up
@@ -389,7 +396,10 @@ mod against_the_ui {
             Action::PreviousPane => assert_eq!(app.focus(), Focus::Activity, "{what}"),
             Action::OpenDetail => {
                 assert!(
-                    matches!(command, Some(Command::OpenDetail { .. })),
+                    matches!(
+                        command,
+                        Some(Effect::Io(crate::event::Request::OpenDetail { .. }))
+                    ),
                     "{what}"
                 );
             }
@@ -426,11 +436,11 @@ mod against_the_ui {
                 assert!(app.help_open() && !app.help_view().typing(), "{what}");
             }
             Action::CopyName | Action::CopyField => {
-                assert!(matches!(command, Some(Command::Copy { .. })), "{what}");
+                assert!(matches!(command, Some(Effect::Copy { .. })), "{what}");
             }
             Action::CopyDown => assert_eq!(
                 command,
-                Some(Command::Copy {
+                Some(Effect::Copy {
                     text: "stackless down bravo --json".into()
                 }),
                 "{what}"
@@ -465,10 +475,10 @@ mod against_the_ui {
             Action::ReverseSort => assert!(app.sort_reversed(), "{what}"),
             Action::ToggleMark => assert_eq!(app.marks().len(), 1, "{what}"),
             Action::MarkAll => assert_eq!(app.marks().len(), 3, "{what}"),
-            Action::Reap => assert!(matches!(command, Some(Command::Reap { .. })), "{what}"),
+            Action::Reap => assert!(matches!(command, Some(Effect::Reap { .. })), "{what}"),
             Action::TearDown => assert!(app.confirming().is_some(), "{what}"),
             Action::ConfirmTearDown => {
-                assert!(matches!(command, Some(Command::TearDown { .. })), "{what}");
+                assert!(matches!(command, Some(Effect::TearDown { .. })), "{what}");
             }
             Action::CancelTearDown => {
                 assert!(app.confirming().is_none() && command.is_none(), "{what}");
@@ -486,11 +496,21 @@ mod against_the_ui {
             Action::OpenFullText => assert!(app.full_text().is_some(), "{what}"),
             Action::CloseFullText => assert!(app.full_text().is_none(), "{what}"),
             Action::OpenLogs => {
-                assert!(matches!(command, Some(Command::OpenLogs { .. })), "{what}");
+                assert!(
+                    matches!(
+                        command,
+                        Some(Effect::Io(crate::event::Request::OpenLogs { .. }))
+                    ),
+                    "{what}"
+                );
             }
             Action::CloseLogs => {
                 assert!(app.logs().is_none(), "{what}");
-                assert_eq!(command, Some(Command::CloseLogs), "{what}");
+                assert_eq!(
+                    command,
+                    Some(Effect::Io(crate::event::Request::CloseLogs)),
+                    "{what}"
+                );
             }
             Action::ToggleWrap => assert!(app.logs().unwrap().wrap, "{what}"),
             Action::EditSearch => assert!(app.logs().unwrap().editing.is_some(), "{what}"),
@@ -507,10 +527,10 @@ mod against_the_ui {
             // No search yet: the flash says how to start one.
             Action::SearchOlder | Action::SearchNewer => assert!(app.flash().is_some(), "{what}"),
             Action::ToggleReaperPause => {
-                assert_eq!(command, Some(Command::PauseReaper(true)), "{what}");
+                assert_eq!(command, Some(Effect::PauseReaper(true)), "{what}");
                 assert!(app.reaper().paused, "{what}");
             }
-            Action::ReaperPass => assert_eq!(command, Some(Command::ReaperPass), "{what}"),
+            Action::ReaperPass => assert_eq!(command, Some(Effect::ReaperPass), "{what}"),
             Action::ToggleZoom => assert!(app.zoomed(), "{what}"),
         }
     }
@@ -518,7 +538,7 @@ mod against_the_ui {
     /// The movement keys in the logs view: up scrolls back (pausing),
     /// down and `G` follow; Tab moves between service tabs. `true` when
     /// `action` was one of them.
-    fn check_logs(action: Action, app: &App, command: &Option<Command>, what: &str) -> bool {
+    fn check_logs(action: Action, app: &App, command: &Option<Effect>, what: &str) -> bool {
         let Some(view) = app.logs() else {
             return false;
         };

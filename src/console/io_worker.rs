@@ -1,0 +1,308 @@
+//! The I/O worker: one `io-worker` thread that does every read the UI asks
+//! for, so the render loop never waits on a file or the store. The loop
+//! forwards each [`Request`] (the detail, the logs view's open,
+//! scroll-back, searches of up to 64 MiB, whole lines) and the audit lines
+//! of the UI's own refusals; the worker answers each read with an
+//! [`Event::Answer`] on the one event channel, tagged with what it belongs
+//! to (the instance's name, the logs session), and the UI drops answers to
+//! a view closed or opened again since. Model: gitui's `asyncgit` jobs,
+//! pushing instead of polled.
+//!
+//! It owns the detail view's read-only connection (busy timeout 50 ms,
+//! dropped when another of this console's connections saw the file change,
+//! `crate::store::epoch`) and the logs follower's handle (dropped on
+//! [`Request::CloseLogs`], a new open, or the worker's end, which stops the
+//! follower). It stops when the loop drops its [`IoWorker`]; a read under
+//! way then finishes first, unseen.
+
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use crate::event::{Activity, Answer, Event, EventSender, Request};
+use crate::logs::{self, follower};
+use crate::model::detail::InstanceDetail;
+use crate::model::logview::{LogLine, Older, TAIL_LINES};
+use crate::recorder::Recorder;
+use crate::store::{Access, Store};
+
+/// How often an idle worker lets go of a detail connection whose store
+/// file changed (`crate::store::epoch`), so it never keeps an old file's
+/// descriptors.
+const IDLE_CHECK: Duration = Duration::from_secs(1);
+
+/// The detail reader's busy timeout: a read behind another process's lock
+/// gives up quickly and the next snapshot asks again.
+const DETAIL_BUSY: Duration = Duration::from_millis(50);
+
+/// One thing for the worker to do.
+enum Job {
+    /// A read (or the logs' close) the UI asked for.
+    Io(Request),
+    /// Audit and log an activity the UI already shows (its refusals).
+    Persist(Activity),
+}
+
+/// The render loop's handle on the worker: sends, never waits.
+pub(super) struct IoWorker {
+    jobs: mpsc::Sender<Job>,
+}
+
+impl IoWorker {
+    /// Start the worker for the store at `path` (its state directory
+    /// `state_dir` holds the logs), answering on `tx`, auditing through
+    /// `recorder`.
+    ///
+    /// # Errors
+    /// The thread could not be started.
+    pub(super) fn spawn(
+        path: PathBuf,
+        state_dir: PathBuf,
+        tx: EventSender,
+        recorder: Recorder,
+    ) -> std::io::Result<Self> {
+        let (jobs, rx) = mpsc::channel();
+        let mut worker = Worker {
+            details: DetailReader {
+                path,
+                store: None,
+                probe: crate::store::probe::checked_sysinfo(),
+            },
+            state_dir,
+            tx,
+            recorder,
+            follower: None,
+        };
+        std::thread::Builder::new()
+            .name("io-worker".into())
+            .spawn(move || worker.run(&rx))?;
+        Ok(Self { jobs })
+    }
+
+    /// Hand `request` to the worker.
+    pub(super) fn send(&self, request: Request) {
+        let _ = self.jobs.send(Job::Io(request));
+    }
+
+    /// Audit and log `activity` (already shown) on the worker.
+    pub(super) fn persist(&self, activity: Activity) {
+        let _ = self.jobs.send(Job::Persist(activity));
+    }
+}
+
+/// The worker thread's state.
+struct Worker {
+    details: DetailReader,
+    state_dir: PathBuf,
+    tx: EventSender,
+    recorder: Recorder,
+    follower: Option<follower::Handle>,
+}
+
+impl Worker {
+    /// Take jobs until the loop's handle drops. A detail read with another
+    /// one queued behind it is skipped (one detail view: the later read
+    /// answers it).
+    fn run(&mut self, rx: &mpsc::Receiver<Job>) {
+        let mut queued = std::collections::VecDeque::new();
+        loop {
+            let job = match queued.pop_front() {
+                Some(job) => job,
+                None => match rx.recv_timeout(IDLE_CHECK) {
+                    Ok(job) => job,
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        self.details.release_if_stale();
+                        continue;
+                    }
+                    Err(mpsc::RecvTimeoutError::Disconnected) => return,
+                },
+            };
+            queued.extend(rx.try_iter());
+            let superseded = matches!(job, Job::Io(Request::OpenDetail { .. }))
+                && queued
+                    .iter()
+                    .any(|j| matches!(j, Job::Io(Request::OpenDetail { .. })));
+            if superseded {
+                continue;
+            }
+            match job {
+                Job::Persist(activity) => self.recorder.persist(&activity),
+                Job::Io(request) => {
+                    if let Some(answer) = self.answer(request) {
+                        let _ = self.tx.send(Event::Answer(answer));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Carry out `request`; its answer, if it has one.
+    fn answer(&mut self, request: Request) -> Option<Answer> {
+        Some(match request {
+            Request::OpenDetail { name } => {
+                let result = self.details.read(&name);
+                Answer::Detail { name, result }
+            }
+            Request::OpenLogs { session, request } => self.open_logs(session, &request),
+            Request::LogsOlder {
+                session,
+                service,
+                base,
+                before,
+            } => {
+                let (lines, older) = match logs::history::older(&base, before, TAIL_LINES) {
+                    Ok((raw, older)) => (
+                        raw.iter().map(|r| LogLine::from_raw(r, service)).collect(),
+                        older,
+                    ),
+                    Err(e) => {
+                        tracing::warn!("cannot read older log lines: {e}");
+                        (Vec::new(), Older::Start)
+                    }
+                };
+                Answer::LogsOlder {
+                    session,
+                    service,
+                    lines,
+                    older,
+                }
+            }
+            Request::LogsOlderAll {
+                session,
+                bases,
+                reads,
+                want,
+            } => Answer::LogsOlderAll {
+                session,
+                read: logs::history::older_all(&bases, &reads, want),
+            },
+            Request::LogsSearchOlder {
+                session,
+                service,
+                base,
+                before,
+                query,
+            } => Answer::LogsSearchOlder {
+                session,
+                service,
+                result: logs::search::search_history(
+                    &base,
+                    service,
+                    before,
+                    &query,
+                    logs::search::SEARCH_BYTES,
+                ),
+            },
+            Request::LogsSearchNewer {
+                session,
+                service,
+                base,
+                after,
+                query,
+            } => Answer::LogsSearchNewer {
+                session,
+                service,
+                result: logs::search::search_newer(
+                    &base,
+                    service,
+                    after,
+                    &query,
+                    logs::search::SEARCH_BYTES,
+                ),
+            },
+            Request::LogsLineWhole {
+                session,
+                base,
+                piece,
+                title,
+                ..
+            } => Answer::LogsLineWhole {
+                session,
+                text: logs::history::whole_line_text(&base, piece, &title),
+            },
+            Request::CloseLogs => {
+                self.follower = None;
+                return None;
+            }
+        })
+    }
+
+    /// Open `request`'s logs for `session` and follow them; the tails and
+    /// each service's log path, as the answer.
+    fn open_logs(&mut self, session: u64, request: &crate::model::logview::LogsRequest) -> Answer {
+        self.follower = None;
+        let logs::Opening {
+            opened,
+            follows,
+            names,
+        } = logs::open_all(&self.state_dir, request);
+        let dir = self.state_dir.join("logs").join(&request.dir);
+        let bases = (0..opened.services.len())
+            .map(|index| {
+                follows
+                    .iter()
+                    .find(|f| usize::from(f.service) == index)
+                    .map(|f| f.base.clone())
+                    .unwrap_or_default()
+            })
+            .collect();
+        if !follows.is_empty() {
+            match follower::spawn(session, dir, names, follows, self.tx.clone(), true) {
+                Ok(handle) => self.follower = Some(handle),
+                Err(e) => tracing::warn!("cannot start the logs follower: {e}"),
+            }
+        }
+        Answer::LogsOpened {
+            session,
+            opened,
+            bases,
+        }
+    }
+}
+
+/// Reads an instance's detail rows for the detail view, on a read-only
+/// connection of its own with a short busy timeout ([`DETAIL_BUSY`]).
+struct DetailReader {
+    path: PathBuf,
+    store: Option<Store>,
+    /// Probes the services' processes (pid plus start time, like lock
+    /// holders).
+    probe: Box<dyn crate::store::probe::HostProbe + Send>,
+}
+
+impl DetailReader {
+    /// Drop the connection when another of this console's connections saw
+    /// the file change (`store::epoch`); opened again at the next read.
+    fn release_if_stale(&mut self) {
+        if self.store.as_ref().is_some_and(Store::stale) {
+            self.store = None;
+        }
+    }
+
+    fn read(&mut self, name: &str) -> Result<Option<InstanceDetail>, String> {
+        self.release_if_stale();
+        if self.store.is_none() {
+            let store = Store::open(&self.path, Access::ReadOnly).map_err(|e| e.to_string())?;
+            let _ = store.set_busy_timeout(DETAIL_BUSY);
+            self.store = Some(store);
+        }
+        let Some(store) = self.store.as_mut() else {
+            return Err("the store is not open".into());
+        };
+        let state_dir = store.state_dir();
+        let mut detail = match store.instance_detail(name) {
+            Ok(detail) => detail,
+            Err(e) => {
+                if e.breaks_connection() {
+                    store.invalidate();
+                }
+                self.store = None;
+                return Err(e.to_string());
+            }
+        };
+        if let Some(detail) = &mut detail {
+            crate::store::services::observe(detail, &state_dir, self.probe.as_mut());
+        }
+        Ok(detail)
+    }
+}
