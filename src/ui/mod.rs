@@ -36,6 +36,7 @@ pub mod theme;
 pub mod view;
 
 pub use app::{App, AppConfig, Effect, Flash, FlashLevel, Focus, SortKey, TeardownInfo};
+use app::{Layer, Question};
 
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
@@ -188,49 +189,58 @@ pub fn draw(frame: &mut Frame, app: &App) {
     let areas = layout(app, area);
     app.areas.set(Some(areas));
     panes::header::render(frame, areas.header, app);
-    if app.logs().is_some() {
-        panes::logs::render(frame, areas.body(), app);
-    } else if app.detail().is_some() {
-        panes::detail::render(frame, areas.body(), app);
-    } else {
-        let panes: [(Rect, PaneRender); 5] = [
-            (areas.instances, panes::instances::render),
-            (areas.operations, panes::operations::render),
-            (areas.backoffs, panes::backoffs::render),
-            (areas.supervisor, panes::supervisor::render),
-            (areas.activity, panes::activity::render),
-        ];
-        for (rect, render) in panes {
-            if !rect.is_empty() {
-                render(frame, rect, app);
+    let layers = app.layers();
+    // The body: the highest layer that fills it, else the panes.
+    match layers.iter().rev().find(|layer| layer.fills_body()) {
+        Some(Layer::Logs(_)) => panes::logs::render(frame, areas.body(), app),
+        Some(Layer::Detail(_)) => panes::detail::render(frame, areas.body(), app),
+        _ => draw_panes(frame, &areas, app),
+    }
+    match app.command_line() {
+        Some(line) => panes::command::render(frame, areas.footer, line),
+        None => panes::footer::render(frame, areas.footer, app),
+    }
+    // The overlays, bottom first: the top layer is drawn last.
+    for layer in layers.iter() {
+        match layer {
+            Layer::Operation(_) => {
+                if let Some((id, op)) = app.operation_open() {
+                    panes::operation::render(frame, area, app, id, op);
+                }
             }
+            Layer::FullText(_) => panes::fulltext::render(frame, areas.body(), app),
+            Layer::Help(_) => panes::help::render(frame, area, app),
+            Layer::Confirm(confirm) => match &confirm.question {
+                Question::TearDown(instance) => {
+                    panes::overlay::render_confirm(frame, area, instance, app.teardown());
+                }
+                Question::Bulk(bulk) => panes::overlay::render_confirm_bulk(frame, area, bulk),
+                Question::Cancel(op) => panes::overlay::render_confirm_cancel(frame, area, op),
+            },
+            Layer::Detail(_) | Layer::Logs(_) | Layer::Filter | Layer::Command(_) => {}
         }
-        if app.zoomed() {
-            zoom_mark(frame, areas.body());
-        }
-    }
-    if app.command_line().text().is_some() {
-        panes::command::render(frame, areas.footer, app);
-    } else {
-        panes::footer::render(frame, areas.footer, app);
-    }
-    if let Some((id, op)) = app.operation_open() {
-        panes::operation::render(frame, area, app, id, op);
-    }
-    if app.full_text().is_some() {
-        panes::fulltext::render(frame, areas.body(), app);
-    }
-    if let Some(instance) = app.confirming() {
-        panes::overlay::render_confirm(frame, area, instance, app.teardown());
-    } else if let Some(bulk) = app.confirming_bulk() {
-        panes::overlay::render_confirm_bulk(frame, area, bulk);
-    } else if let Some(op) = app.confirming_cancel() {
-        panes::overlay::render_confirm_cancel(frame, area, op);
-    } else if app.help_open() {
-        panes::help::render(frame, area, app);
     }
     if app.no_color() {
         strip_colours(frame.buffer_mut());
+    }
+}
+
+/// The five panes (those the layout gives room), and the zoom mark.
+fn draw_panes(frame: &mut Frame, areas: &Areas, app: &App) {
+    let panes: [(Rect, PaneRender); 5] = [
+        (areas.instances, panes::instances::render),
+        (areas.operations, panes::operations::render),
+        (areas.backoffs, panes::backoffs::render),
+        (areas.supervisor, panes::supervisor::render),
+        (areas.activity, panes::activity::render),
+    ];
+    for (rect, render) in panes {
+        if !rect.is_empty() {
+            render(frame, rect, app);
+        }
+    }
+    if app.zoomed() {
+        zoom_mark(frame, areas.body());
     }
 }
 

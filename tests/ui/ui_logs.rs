@@ -465,3 +465,32 @@ fn wrapped_below_is_counted_in_rows() {
         mark_row(&app)
     );
 }
+
+/// The full-text view over the logs view is the top layer: `j`/`k` scroll
+/// it, and leave the logs view's cursor under it where it was (they moved
+/// that hidden cursor before the views became one stack of layers).
+#[test]
+fn j_scrolls_the_full_text_over_the_logs_not_the_cursor_under_it() {
+    let mut app = opened_app();
+    let long = format!("2026-12-01T11:59:00Z {}", "payload=ok ".repeat(200));
+    app.handle(
+        Event::Logs(LogUpdate::Lines {
+            session: 1,
+            service: 0,
+            lines: vec![line(0, &long, 5000)],
+        }),
+        CAPTURE,
+    );
+    render_app(&app, 80, 24);
+    let cursor = app.logs().and_then(|view| view.buffer().selected());
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.full_text().map(|f| f.scroll), Some(0));
+    // A frame first: the view learns how many rows the text wraps to.
+    render_app(&app, 80, 24);
+    press(&mut app, KeyCode::Char('j'));
+    press(&mut app, KeyCode::Char('j'));
+    assert_eq!(app.full_text().map(|f| f.scroll), Some(2));
+    press(&mut app, KeyCode::Char('k'));
+    assert_eq!(app.full_text().map(|f| f.scroll), Some(1));
+    assert_eq!(app.logs().and_then(|view| view.buffer().selected()), cursor);
+}

@@ -340,21 +340,41 @@ fn command_line_completes_commands_then_names() {
     press(&mut app, KeyCode::Char(':'));
     type_text(&mut app, "re");
     press(&mut app, KeyCode::Tab);
-    assert_eq!(app.command_line().text(), Some("reap"));
+    assert_eq!(
+        app.command_line()
+            .map(stackless_tui::ui::app::CommandLine::text),
+        Some("reap")
+    );
     let text = render_app(&app, 100, 20);
     assert_snapshot!("command_completion_100x20", text);
     let footer = text.lines().last().unwrap_or_default();
     assert!(footer.starts_with("\":reap▏  [reap] resume "), "{footer}");
     press(&mut app, KeyCode::Tab);
-    assert_eq!(app.command_line().text(), Some("resume"));
+    assert_eq!(
+        app.command_line()
+            .map(stackless_tui::ui::app::CommandLine::text),
+        Some("resume")
+    );
     press(&mut app, KeyCode::Tab);
-    assert_eq!(app.command_line().text(), Some("reap"));
+    assert_eq!(
+        app.command_line()
+            .map(stackless_tui::ui::app::CommandLine::text),
+        Some("reap")
+    );
     type_text(&mut app, " al");
     press(&mut app, KeyCode::Tab);
-    assert_eq!(app.command_line().text(), Some("reap alpha "));
+    assert_eq!(
+        app.command_line()
+            .map(stackless_tui::ui::app::CommandLine::text),
+        Some("reap alpha ")
+    );
     type_text(&mut app, "de");
     press(&mut app, KeyCode::Tab);
-    assert_eq!(app.command_line().text(), Some("reap alpha delta "));
+    assert_eq!(
+        app.command_line()
+            .map(stackless_tui::ui::app::CommandLine::text),
+        Some("reap alpha delta ")
+    );
     assert_eq!(press(&mut app, KeyCode::Enter), None);
     assert_eq!(
         app.confirming_bulk()
@@ -365,11 +385,23 @@ fn command_line_completes_commands_then_names() {
     // History: Up brings the line back.
     press(&mut app, KeyCode::Char(':'));
     press(&mut app, KeyCode::Up);
-    assert_eq!(app.command_line().text(), Some("reap alpha delta"));
+    assert_eq!(
+        app.command_line()
+            .map(stackless_tui::ui::app::CommandLine::text),
+        Some("reap alpha delta")
+    );
     press(&mut app, KeyCode::Down);
-    assert_eq!(app.command_line().text(), Some(""));
+    assert_eq!(
+        app.command_line()
+            .map(stackless_tui::ui::app::CommandLine::text),
+        Some("")
+    );
     press(&mut app, KeyCode::Esc);
-    assert!(app.command_line().text().is_none());
+    assert!(
+        app.command_line()
+            .map(stackless_tui::ui::app::CommandLine::text)
+            .is_none()
+    );
 }
 
 #[test]

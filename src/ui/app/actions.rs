@@ -1,7 +1,7 @@
 //! What the operator's keys act on and the rules they pass first: the
 //! detail view (Enter), reap now (`r`), teardown (`d`, confirmed with `y`).
 
-use super::{App, Effect, FlashLevel, Focus};
+use super::{App, Effect, FlashLevel, Focus, Layer, Question};
 use crate::event::Request;
 use crate::event::{Activity, ActivityKind, Actor};
 use crate::model::Instance;
@@ -20,13 +20,14 @@ impl App {
         name: &str,
         result: Result<Option<InstanceDetail>, String>,
     ) {
-        let Some(detail) = self.detail.as_mut().filter(|d| d.name == name) else {
+        let now = self.now;
+        let Some(detail) = self.layers.detail_mut().filter(|d| d.name == name) else {
             return;
         };
         let first = detail.loaded == Loaded::Loading;
         let flash = match result {
             Ok(Some(read)) => {
-                detail.loaded = Loaded::Ready(Box::new(DetailText::new(&read, self.now)));
+                detail.loaded = Loaded::Ready(Box::new(DetailText::new(&read, now)));
                 None
             }
             Ok(None) => {
@@ -72,21 +73,20 @@ impl App {
             self.set_flash(FlashLevel::Warning, "no instance selected".into());
             return None;
         };
-        self.detail = Some(Detail {
+        self.layers.open(Layer::Detail(Detail {
             name: name.clone(),
             loaded: Loaded::Loading,
             scroll: 0,
             cursor: 0,
             payloads: false,
-        });
+        }));
         Some(Effect::Io(Request::OpenDetail { name }))
     }
 
     /// `y` in the teardown dialog: close it and ask the console to tear the
     /// instance down, if it still passes the teardown rules on the snapshot
     /// shown now (it may have changed while the dialog was open).
-    pub(super) fn confirm_tear_down(&mut self) -> Option<Effect> {
-        let instance = self.confirm.take()?;
+    pub(super) fn confirm_tear_down(&mut self, instance: Instance) -> Option<Effect> {
         let Some(current) = self.snapshot.instance(&instance.name).cloned() else {
             self.refuse(&instance.name, "refused: no longer in the store".into());
             return None;
@@ -108,10 +108,7 @@ impl App {
     }
 
     /// Any other key in the teardown dialog: close it, logging the cancel.
-    pub(super) fn cancel_tear_down(&mut self) {
-        let Some(instance) = self.confirm.take() else {
-            return;
-        };
+    pub(super) fn cancel_tear_down(&mut self, instance: Instance) {
         self.log_local(Activity::new(
             self.now,
             Actor::Operator,
@@ -125,7 +122,7 @@ impl App {
     /// is open, the selected backoff's instance in the Backoffs pane, else
     /// the selected instance. `Err(detail)` when there is none.
     pub(super) fn target(&self) -> Result<Instance, (String, String)> {
-        if let Some(detail) = &self.detail {
+        if let Some(detail) = self.layers.detail() {
             return self
                 .snapshot
                 .instance(&detail.name)
@@ -240,7 +237,7 @@ impl App {
             self.snapshot.lock_liveness(&instance.name),
             self.snapshot.pending_operation(&instance.name),
         ) {
-            Ok(()) => self.confirm = Some(instance),
+            Ok(()) => self.ask(Question::TearDown(instance)),
             Err(refusal) => self.refuse(&instance.name, refusal.to_string()),
         }
     }

@@ -6,7 +6,7 @@
 
 use crossterm::event::KeyCode;
 
-use super::{App, Effect, FlashLevel, Focus};
+use super::{App, Effect, FlashLevel, Focus, Layer, LayerKind, Question};
 use crate::reaper::Intent;
 use crate::ui::command::{self, UiCommand};
 use crate::ui::keys::Input;
@@ -14,14 +14,13 @@ use crate::ui::keys::Input;
 /// History keeps at most this many lines.
 const HISTORY: usize = 100;
 
-/// The command line while it is open, and the history.
+/// The command line while it is open ([`super::Layer::Command`]); the
+/// history outlives it (in the app).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CommandLine {
-    /// The text after `:` (`None`: closed).
-    text: Option<String>,
-    /// Lines run before, oldest first.
-    history: Vec<String>,
-    /// Where Up/Down is in `history` (`None`: the line being typed).
+    /// The text after `:`.
+    text: String,
+    /// Where Up/Down is in the history (`None`: the line being typed).
     at: Option<usize>,
     /// The Tab cycle: where the completed word starts, the candidates and
     /// the one shown.
@@ -31,10 +30,10 @@ pub struct CommandLine {
 }
 
 impl CommandLine {
-    /// The text typed, while the line is open.
+    /// The text typed.
     #[must_use]
-    pub fn text(&self) -> Option<&str> {
-        self.text.as_deref()
+    pub fn text(&self) -> &str {
+        &self.text
     }
 
     /// The completion candidates of the running Tab cycle, with the one
@@ -53,37 +52,32 @@ impl CommandLine {
 }
 
 impl App {
-    /// Command mode's line and history.
+    /// The command line, while it is open.
     #[must_use]
-    pub fn command_line(&self) -> &CommandLine {
-        &self.command
+    pub fn command_line(&self) -> Option<&CommandLine> {
+        self.layers.command()
     }
 
     /// `:` (`jump` false) or Ctrl-F (`jump` true): open the command line,
     /// empty.
     pub(super) fn open_command(&mut self, jump: bool) {
-        self.command.text = Some(String::new());
-        self.command.at = None;
-        self.command.cycle = None;
-        self.command.jump = jump;
-    }
-
-    /// Whether the command line has the keyboard.
-    pub(super) fn command_open(&self) -> bool {
-        self.command.text.is_some()
+        self.layers.open(Layer::Command(CommandLine {
+            jump,
+            ..CommandLine::default()
+        }));
     }
 
     /// A character typed, or Backspace (`None`).
     pub(super) fn command_edit(&mut self, input: Option<Input>) {
-        self.command.cycle = None;
-        let Some(text) = self.command.text.as_mut() else {
+        let Some(line) = self.layers.command_mut() else {
             return;
         };
+        line.cycle = None;
         match input {
-            Some(Input::Key(KeyCode::Char(c), _)) => text.push(c),
+            Some(Input::Key(KeyCode::Char(c), _)) => line.text.push(c),
             Some(_) => {}
             None => {
-                text.pop();
+                line.text.pop();
             }
         }
     }
@@ -91,21 +85,18 @@ impl App {
     /// Ctrl-U (`word` false: clear the line) or Ctrl-W (`word` true: delete
     /// the last word) in the `:` line or the `/` prompt (rows follow).
     pub(super) fn prompt_erase(&mut self, word: bool) {
-        let filter = !self.command_open();
-        self.command.cycle = None;
-        let text = if filter {
-            &mut self.filter
-        } else if let Some(text) = self.command.text.as_mut() {
-            text
-        } else {
-            return;
+        let erase = |text: &mut String| {
+            if word {
+                command::delete_word(text);
+            } else {
+                text.clear();
+            }
         };
-        if word {
-            command::delete_word(text);
+        if let Some(line) = self.layers.command_mut() {
+            line.cycle = None;
+            erase(&mut line.text);
         } else {
-            text.clear();
-        }
-        if filter {
+            erase(&mut self.filter);
             self.refilter();
         }
     }
@@ -113,10 +104,11 @@ impl App {
     /// Tab: complete the last word (command names, then instance names);
     /// Tab again shows the next candidate.
     pub(super) fn command_complete(&mut self) {
-        let Some(text) = self.command.text.clone() else {
+        let Some(line) = self.layers.command() else {
             return;
         };
-        let (start, candidates, index) = match self.command.cycle.take() {
+        let (text, jump, cycle) = (line.text.clone(), line.jump, line.cycle.clone());
+        let (start, candidates, index) = match cycle {
             Some((start, candidates, i)) => {
                 let next = (i + 1) % candidates.len();
                 (start, candidates, next)
@@ -125,7 +117,7 @@ impl App {
                 // `:reap`/`:down` complete active names only (a tombstone
                 // has nothing to tear down).
                 let verb = text.split_whitespace().next().unwrap_or("");
-                let active_only = !self.command.jump && matches!(verb, "reap" | "down");
+                let active_only = !jump && matches!(verb, "reap" | "down");
                 let names: Vec<&str> = self
                     .snapshot
                     .instances
@@ -133,7 +125,7 @@ impl App {
                     .filter(|i| !active_only || i.status == crate::model::Status::Active)
                     .map(|i| i.name.as_str())
                     .collect();
-                let (start, candidates) = if self.command.jump {
+                let (start, candidates) = if jump {
                     (0, command::name_candidates(&text, &names))
                 } else {
                     command::candidates(&text, &names)
@@ -144,38 +136,45 @@ impl App {
                 (start, candidates, 0)
             }
         };
-        let mut line = text[..start].to_owned();
-        line.push_str(&candidates[index]);
+        let mut completed = text[..start].to_owned();
+        completed.push_str(&candidates[index]);
+        let Some(line) = self.layers.command_mut() else {
+            return;
+        };
         if candidates.len() == 1 {
-            line.push(' ');
+            completed.push(' ');
+            line.cycle = None;
         } else {
-            self.command.cycle = Some((start, candidates, index));
+            line.cycle = Some((start, candidates, index));
         }
-        self.command.text = Some(line);
+        line.text = completed;
     }
 
     /// Up (`-1`) or Down (`1`) through the history.
     pub(super) fn command_history(&mut self, delta: isize) {
-        let len = self.command.history.len();
-        if len == 0 || self.command.text.is_none() || self.command.jump {
+        let history = &self.command_history;
+        let len = history.len();
+        let Some(line) = self.layers.command_mut() else {
+            return;
+        };
+        if len == 0 || line.jump {
             return;
         }
-        self.command.cycle = None;
-        let at = match (self.command.at, delta < 0) {
+        line.cycle = None;
+        let at = match (line.at, delta < 0) {
             (None, true) => Some(len - 1),
             (None, false) => None,
             (Some(i), true) => Some(i.saturating_sub(1)),
             (Some(i), false) if i + 1 < len => Some(i + 1),
             (Some(_), false) => None,
         };
-        self.command.at = at;
-        self.command.text = Some(at.map_or_else(String::new, |i| self.command.history[i].clone()));
+        line.at = at;
+        line.text = at.map_or_else(String::new, |i| history[i].clone());
     }
 
     /// Esc: close the line.
     pub(super) fn command_cancel(&mut self) {
-        self.command.text = None;
-        self.command.cycle = None;
+        self.layers.close(LayerKind::Command);
     }
 
     /// Enter: close the line, keep it in the history and carry it out. A
@@ -183,20 +182,21 @@ impl App {
     /// naming both a command and an instance runs the command, and the
     /// flash says how to jump to the instance instead.
     pub(super) fn command_run(&mut self) -> Option<Effect> {
-        let line = self.command.text.take()?;
-        self.command.cycle = None;
-        let line = line.trim().to_owned();
+        let Some(Layer::Command(closed)) = self.layers.close(LayerKind::Command) else {
+            return None;
+        };
+        let line = closed.text.trim().to_owned();
         if line.is_empty() {
             return None;
         }
-        if self.command.jump {
+        if closed.jump {
             self.jump(&line);
             return None;
         }
-        if self.command.history.last() != Some(&line) {
-            self.command.history.push(line.clone());
-            if self.command.history.len() > HISTORY {
-                self.command.history.remove(0);
+        if self.command_history.last() != Some(&line) {
+            self.command_history.push(line.clone());
+            if self.command_history.len() > HISTORY {
+                self.command_history.remove(0);
             }
         }
         let result = match command::parse(&line) {
@@ -318,7 +318,8 @@ impl App {
                 let mut names: Vec<String> = found.into_iter().map(|i| i.name).collect();
                 names.sort();
                 names.dedup();
-                self.confirm_bulk = Some(self.bulk(intent, names, false, 0));
+                let bulk = self.bulk(intent, names, false, 0);
+                self.ask(Question::Bulk(bulk));
                 None
             }
         }

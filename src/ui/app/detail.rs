@@ -16,7 +16,7 @@ pub(super) const FLASH_VALUE_CHARS: usize = 40;
 impl App {
     /// The open detail view's document at `now`, as the pane draws it.
     fn detail_document(&self) -> Option<Vec<DocLine<'_>>> {
-        let open = self.detail.as_ref()?;
+        let open = self.layers.detail()?;
         let name = open.name.as_str();
         Some(detail::document(
             open,
@@ -52,7 +52,7 @@ impl App {
         let total = wrapped.len();
         drop(wrapped);
         drop(doc);
-        if let Some(open) = &mut self.detail {
+        if let Some(open) = self.layers.detail_mut() {
             (open.cursor, open.scroll) =
                 detail_cursor::step(&fields, total, rows, (open.cursor, open.scroll), step);
         }
@@ -61,7 +61,7 @@ impl App {
     /// `y` in the detail view: copy the field under the cursor.
     pub(super) fn copy_field(&mut self) -> Option<Effect> {
         let copied = self.detail_document().and_then(|doc| {
-            let cursor = self.detail.as_ref()?.cursor;
+            let cursor = self.layers.detail()?.cursor;
             let line = detail_cursor::cursor_line(&doc, cursor)?;
             let field = doc.get(line)?.field.as_ref()?;
             Some((field.name.clone(), field.value.clone().into_owned()))

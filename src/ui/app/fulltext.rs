@@ -5,7 +5,7 @@
 
 use std::cell::{Cell, Ref, RefCell};
 
-use super::{App, FlashLevel, Focus};
+use super::{App, FlashLevel, Focus, Layer, LayerKind};
 use crate::model::fulltext::FullText;
 use crate::model::fulltext::wrap_all;
 use crate::ui::fulltext;
@@ -62,7 +62,7 @@ impl App {
     /// The open full-text view, if any.
     #[must_use]
     pub fn full_text(&self) -> Option<&FullView> {
-        self.full.as_ref()
+        self.layers.full_text()
     }
 
     /// Enter or `e`: open the whole text of what is selected: the logs
@@ -72,17 +72,17 @@ impl App {
     /// output), else the focused pane's selected row (the
     /// selected line in Supervisor and Activity).
     pub(super) fn open_full_text(&mut self) {
-        let text = if self.logs.is_some() && self.op_open.is_none() {
+        let text = if self.layers.has(LayerKind::Logs) && !self.layers.has(LayerKind::Operation) {
             self.log_line_text()
         } else if let Some((_, op)) = self.operation_open() {
             op.map(|op| fulltext::operation(op, self.now, &self.zone))
-        } else if let Some(detail) = &self.detail {
+        } else if let Some(detail) = self.layers.detail() {
             Some(self.detail_text(detail))
         } else {
             self.pane_text()
         };
         match text {
-            Some(text) => self.full = Some(FullView::new(text)),
+            Some(text) => self.layers.open(Layer::FullText(FullView::new(text))),
             None => self.set_flash(FlashLevel::Warning, "nothing selected to show".into()),
         }
     }
@@ -177,14 +177,14 @@ impl App {
 
     /// Escape (or `e` again): close the full-text view.
     pub(super) fn close_full_text(&mut self) {
-        self.full = None;
+        self.layers.close(LayerKind::FullText);
     }
 
     /// Scroll the full-text view, clamped to what the last frame drew.
     pub(super) fn scroll_full(&mut self, delta: isize) {
         let viewport = self.viewport.get();
         let max = viewport.full_len.saturating_sub(viewport.full_rows.max(1));
-        if let Some(full) = &mut self.full {
+        if let Some(full) = self.layers.full_text_mut() {
             full.scroll = full.scroll.min(max).saturating_add_signed(delta).min(max);
         }
     }

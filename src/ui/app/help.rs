@@ -3,7 +3,7 @@
 
 use crossterm::event::KeyCode;
 
-use super::App;
+use super::{App, Layer};
 use crate::ui::keys::Input;
 
 /// Rows one help page moves before the first frame measured it.
@@ -41,18 +41,18 @@ impl App {
     /// The help overlay's scroll and search.
     #[must_use]
     pub fn help_view(&self) -> &HelpView {
-        &self.help_view
-    }
-
-    /// Whether the help's search prompt has the keyboard.
-    pub(super) fn help_typing(&self) -> bool {
-        self.help && self.help_view.typing
+        /// What a closed help shows: its top, no query.
+        static CLOSED: HelpView = HelpView {
+            scroll: 0,
+            query: String::new(),
+            typing: false,
+        };
+        self.layers.help().unwrap_or(&CLOSED)
     }
 
     /// Open the help at its top, without a query.
     pub(super) fn open_help(&mut self) {
-        self.help = true;
-        self.help_view = HelpView::default();
+        self.layers.open(Layer::Help(HelpView::default()));
     }
 
     /// Scroll the help by `delta` lines (`isize::MIN / 2`: the top),
@@ -60,8 +60,9 @@ impl App {
     pub(super) fn scroll_help(&mut self, delta: isize) {
         let viewport = self.viewport.get();
         let max = viewport.help_len.saturating_sub(viewport.help_rows.max(1));
-        let view = &mut self.help_view;
-        view.scroll = view.scroll.min(max).saturating_add_signed(delta).min(max);
+        if let Some(view) = self.layers.help_mut() {
+            view.scroll = view.scroll.min(max).saturating_add_signed(delta).min(max);
+        }
     }
 
     /// A help page, in lines.
@@ -72,29 +73,37 @@ impl App {
 
     /// `/` in help: type a query.
     pub(super) fn search_help(&mut self) {
-        self.help_view.typing = true;
+        if let Some(view) = self.layers.help_mut() {
+            view.typing = true;
+        }
     }
 
     /// A character typed into the help's query.
     pub(super) fn help_text(&mut self, input: Input) {
-        if let Input::Key(KeyCode::Char(c), _) = input {
-            self.help_view.query.push(c);
-            self.help_view.scroll = 0;
+        if let Input::Key(KeyCode::Char(c), _) = input
+            && let Some(view) = self.layers.help_mut()
+        {
+            view.query.push(c);
+            view.scroll = 0;
         }
     }
 
     /// Backspace in the help's query.
     pub(super) fn help_backspace(&mut self) {
-        self.help_view.query.pop();
-        self.help_view.scroll = 0;
+        if let Some(view) = self.layers.help_mut() {
+            view.query.pop();
+            view.scroll = 0;
+        }
     }
 
     /// Enter (keep the query) or Esc (clear it) in the help's prompt.
     pub(super) fn help_done(&mut self, keep: bool) {
-        self.help_view.typing = false;
-        if !keep {
-            self.help_view.query.clear();
+        if let Some(view) = self.layers.help_mut() {
+            view.typing = false;
+            if !keep {
+                view.query.clear();
+            }
+            view.scroll = 0;
         }
-        self.help_view.scroll = 0;
     }
 }

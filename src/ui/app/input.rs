@@ -7,7 +7,7 @@ use ratatui::layout::{Position, Rect};
 
 use super::log::Log;
 use super::rows::step;
-use super::{App, Effect, FlashLevel, Focus};
+use super::{App, Effect, FlashLevel, Focus, Layer, LayerKind, Question};
 use crate::ui::detail_cursor::Move;
 use crate::ui::keys::{self, Action, Context, Input};
 use crate::ui::panes::{log_line_at, log_window};
@@ -19,48 +19,18 @@ const DEFAULT_PAGE: usize = 10;
 pub const WHEEL_STEP: isize = 3;
 
 impl App {
-    /// Which key bindings apply now: the dialog or the help when open,
-    /// else [`App::base_context`].
+    /// Which key bindings apply now: the top layer's
+    /// ([`super::Layers::context`]), else the panes'.
     #[must_use]
     pub fn context(&self) -> Context {
-        if self.confirm.is_some() || self.confirm_cancel.is_some() || self.confirm_bulk.is_some() {
-            Context::Confirm
-        } else if self.help_typing() {
-            Context::HelpSearch
-        } else if self.help {
-            Context::Help
-        } else if self.command_open() {
-            Context::CommandLine
-        } else if self.full.is_some() {
-            Context::FullText
-        } else if self.op_open.is_some() {
-            Context::Operation
-        } else {
-            self.base_context()
-        }
+        self.layers.context()
     }
 
-    /// The mode under any dialog or help overlay, whose keys the footer
-    /// shows: the full-text view, else the logs view (its search prompt
-    /// first), else the filter prompt, else the detail
-    /// view, else the panes.
+    /// The keys the footer shows: those of the view under any dialog, help,
+    /// command line or operation overlay ([`super::Layers::footer_context`]).
     #[must_use]
     pub fn base_context(&self) -> Context {
-        if self.full.is_some() {
-            Context::FullText
-        } else if let Some(logs) = &self.logs {
-            if logs.editing.is_some() {
-                Context::LogSearch
-            } else {
-                Context::Logs
-            }
-        } else if self.filter_editing {
-            Context::Filter
-        } else if self.detail.is_some() {
-            Context::Detail
-        } else {
-            Context::Panes
-        }
+        self.layers.footer_context()
     }
 
     /// A terminal event with no read instant.
@@ -88,8 +58,8 @@ impl App {
         read: std::time::Instant,
     ) -> Option<Effect> {
         if matches!(input, crossterm::event::Event::Key(_))
-            && self.context() == Context::Confirm
-            && !crate::model::confirm::answers(read, self.confirm_shown)
+            && let Some(confirm) = self.layers.confirm()
+            && !crate::model::confirm::answers(read, confirm.shown)
         {
             return None;
         }
@@ -100,8 +70,8 @@ impl App {
     /// confirmation dialog open is when it was shown (keys read before
     /// then do not answer it, [`App::input_at`]).
     pub fn drawn(&mut self, at: std::time::Instant) {
-        if self.context() == Context::Confirm && self.confirm_shown.is_none() {
-            self.confirm_shown = Some(at);
+        if let Some(confirm) = self.layers.confirm_mut() {
+            confirm.shown.get_or_insert(at);
         }
     }
 
@@ -154,25 +124,27 @@ impl App {
 
     /// Carry out `action`, which the key table gave for `input`.
     fn act(&mut self, action: Action, input: Input) -> Option<Effect> {
+        let top = self.layers.top_kind();
+        let logs = top == Some(LayerKind::Logs);
         match action {
             Action::Quit => {
                 self.quitting = true;
                 return Some(Effect::Quit);
             }
-            Action::Up if self.logs.is_some() => return self.move_logs_cursor(-1),
-            Action::Down if self.logs.is_some() => return self.move_logs_cursor(1),
-            Action::PageUp if self.logs.is_some() => return self.scroll_logs(-self.logs_page()),
-            Action::PageDown if self.logs.is_some() => return self.scroll_logs(self.logs_page()),
-            Action::First if self.logs.is_some() => return self.scroll_logs(isize::MIN / 2),
-            Action::Last if self.logs.is_some() => return self.follow_logs(),
-            Action::WheelUp if self.logs.is_some() => return self.scroll_logs(-WHEEL_STEP),
-            Action::WheelDown if self.logs.is_some() => return self.scroll_logs(WHEEL_STEP),
-            Action::NextPane if self.logs.is_some() => self.logs_tab(true),
-            Action::PreviousPane if self.logs.is_some() => self.logs_tab(false),
-            Action::Up if self.full.is_none() && self.detail.is_some() => {
+            Action::Up if logs => return self.move_logs_cursor(-1),
+            Action::Down if logs => return self.move_logs_cursor(1),
+            Action::PageUp if logs => return self.scroll_logs(-self.logs_page()),
+            Action::PageDown if logs => return self.scroll_logs(self.logs_page()),
+            Action::First if logs => return self.scroll_logs(isize::MIN / 2),
+            Action::Last if logs => return self.follow_logs(),
+            Action::WheelUp if logs => return self.scroll_logs(-WHEEL_STEP),
+            Action::WheelDown if logs => return self.scroll_logs(WHEEL_STEP),
+            Action::NextPane if logs => self.logs_tab(true),
+            Action::PreviousPane if logs => self.logs_tab(false),
+            Action::Up if top == Some(LayerKind::Detail) => {
                 self.move_detail(Move::Field(false));
             }
-            Action::Down if self.full.is_none() && self.detail.is_some() => {
+            Action::Down if top == Some(LayerKind::Detail) => {
                 self.move_detail(Move::Field(true));
             }
             Action::Up => self.move_or_scroll(-1),
@@ -190,7 +162,7 @@ impl App {
                     .previous(self.snapshot.generation.has_operations());
             }
             Action::OpenDetail => return self.open_detail(),
-            Action::CloseDetail => self.detail = None,
+            Action::CloseDetail => drop(self.layers.close(LayerKind::Detail)),
             // The filter first (as the empty pane's hint says), then marks.
             Action::ClearFilter => {
                 if self.filter.is_empty() {
@@ -228,7 +200,7 @@ impl App {
             | Action::HelpBackspace
             | Action::HelpKeep
             | Action::HelpClear => self.act_help(action, input),
-            Action::CloseHelp => self.help = false,
+            Action::CloseHelp => drop(self.layers.close(LayerKind::Help)),
             Action::TogglePayloads => self.toggle_payloads(),
             Action::EditFilter
             | Action::FilterText
@@ -241,7 +213,7 @@ impl App {
             Action::ConfirmTearDown => return self.confirm_yes(),
             Action::CancelTearDown => self.confirm_no(),
             Action::CancelOperation => self.cancel_operation_key(),
-            Action::CloseOperation => self.op_open = None,
+            Action::CloseOperation => drop(self.layers.close(LayerKind::Operation)),
             Action::OpenFullText => {
                 if let Some(command) = self.log_line_whole() {
                     return Some(command);
@@ -282,7 +254,7 @@ impl App {
         match action {
             Action::EditFilter => {
                 self.focus = Focus::Instances;
-                self.filter_editing = true;
+                self.layers.open(Layer::Filter);
             }
             Action::FilterText => {
                 if let Input::Key(KeyCode::Char(c), _) = input {
@@ -294,32 +266,29 @@ impl App {
             Action::FilterBackspace if self.filter.pop().is_some() => self.refilter(),
             Action::FilterKeep => self.keep_filter(),
             Action::FilterClear => {
-                self.filter_editing = false;
+                self.layers.close(LayerKind::Filter);
                 self.clear_filter();
             }
             _ => {}
         }
     }
 
-    /// `y` to the open question: a bulk action, a cancel, or a teardown.
+    /// `y` to the open question.
     fn confirm_yes(&mut self) -> Option<Effect> {
-        if self.confirm_bulk.is_some() {
-            self.confirm_bulk()
-        } else if self.confirm_cancel.is_some() {
-            self.confirm_cancel_operation()
-        } else {
-            self.confirm_tear_down()
+        match self.layers.take_question()? {
+            Question::Bulk(bulk) => self.confirm_bulk(bulk),
+            Question::Cancel(op) => self.confirm_cancel_operation(op),
+            Question::TearDown(instance) => self.confirm_tear_down(instance),
         }
     }
 
     /// Any other key to the open question.
     fn confirm_no(&mut self) {
-        if self.confirm_bulk.is_some() {
-            self.cancel_bulk();
-        } else if self.confirm_cancel.is_some() {
-            self.refuse_cancel_operation();
-        } else {
-            self.cancel_tear_down();
+        match self.layers.take_question() {
+            Some(Question::Bulk(bulk)) => self.cancel_bulk(bulk),
+            Some(Question::Cancel(op)) => self.refuse_cancel_operation(op),
+            Some(Question::TearDown(instance)) => self.cancel_tear_down(instance),
+            None => {}
         }
     }
 
@@ -362,7 +331,7 @@ impl App {
     /// many rows match; a filter that cannot be read says why (a warning),
     /// and `op:` on a store without operations says it has none.
     pub(super) fn keep_filter(&mut self) {
-        self.filter_editing = false;
+        self.layers.close(LayerKind::Filter);
         let shown = crate::model::text::sanitize_short(&self.filter, crate::ui::view::CUT_SHORT);
         if let Some(error) = &self.filter_error {
             let text = format!("filter \"{shown}\": {error}");
@@ -415,7 +384,7 @@ impl App {
     }
 
     fn toggle_payloads(&mut self) {
-        if let Some(detail) = &mut self.detail {
+        if let Some(detail) = self.layers.detail_mut() {
             detail.payloads = !detail.payloads;
             let text = if detail.payloads {
                 "payloads shown"
@@ -429,9 +398,9 @@ impl App {
     /// Move by `delta` rows in what the movement keys drive: the detail
     /// document while it is open, else the focused pane.
     fn move_or_scroll(&mut self, delta: isize) {
-        if self.full.is_some() {
+        if self.layers.has(LayerKind::FullText) {
             self.scroll_full(delta);
-        } else if self.detail.is_some() {
+        } else if self.layers.has(LayerKind::Detail) {
             self.scroll_detail(delta);
         } else {
             self.move_by(delta);
@@ -440,10 +409,10 @@ impl App {
 
     /// A page of what [`App::move_or_scroll`] moves.
     fn page_rows(&self) -> isize {
-        if self.full.is_some() {
+        if self.layers.has(LayerKind::FullText) {
             let rows = self.viewport.get().full_rows;
             isize::try_from(if rows == 0 { DEFAULT_PAGE } else { rows }).unwrap_or(isize::MAX)
-        } else if self.detail.is_some() {
+        } else if self.layers.has(LayerKind::Detail) {
             self.detail_page()
         } else {
             self.page()
@@ -473,7 +442,7 @@ impl App {
         let Some((pane, rect)) = self.pane_at(at) else {
             return;
         };
-        self.filter_editing = false;
+        self.layers.close(LayerKind::Filter);
         self.focus = pane;
         if let Some(row) = self.table_row_at(pane, rect, at.y) {
             self.move_in(pane, row_delta(row, self.table_selected(pane)));
@@ -494,9 +463,9 @@ impl App {
         let (Input::WheelUp(at) | Input::WheelDown(at)) = input else {
             return;
         };
-        if self.full.is_some() {
+        if self.layers.has(LayerKind::FullText) {
             self.scroll_full(delta);
-        } else if self.detail.is_some() {
+        } else if self.layers.has(LayerKind::Detail) {
             self.scroll_detail(delta);
         } else if let Some((pane, _)) = self.pane_at(at) {
             let viewport = self.viewport.get();

@@ -6,7 +6,7 @@
 //! needs the files (open, read older lines) is asked of the console as a
 //! [`Effect`]. Lines arrive as `Event::Logs` from the follower.
 
-use super::{App, Effect, FlashLevel};
+use super::{App, Effect, FlashLevel, Layer, LayerKind};
 use crate::event::Request;
 use crate::model::fulltext::FullText;
 use crate::model::logmerge::{AllBack, per_service};
@@ -184,7 +184,7 @@ impl App {
     /// The open logs view, if any.
     #[must_use]
     pub fn logs(&self) -> Option<&LogsView> {
-        self.logs.as_ref()
+        self.layers.logs()
     }
 
     /// `l`: open the logs of the target instance (the detail view's, the
@@ -209,7 +209,8 @@ impl App {
         };
         self.logs_session += 1;
         let session = self.logs_session;
-        self.logs = Some(LogsView::loading(session, request.clone()));
+        self.layers
+            .open(Layer::Logs(LogsView::loading(session, request.clone())));
         Some(Effect::Io(Request::OpenLogs { session, request }))
     }
 
@@ -223,7 +224,7 @@ impl App {
         opened: Opened,
         bases: Vec<std::path::PathBuf>,
     ) {
-        let Some(view) = self.logs.as_mut().filter(|v| v.session == session) else {
+        let Some(view) = self.layers.logs_mut().filter(|v| v.session == session) else {
             return;
         };
         view.bases = bases;
@@ -270,7 +271,7 @@ impl App {
         lines: Vec<LogLine>,
         older: Older,
     ) {
-        let Some(view) = self.logs.as_mut().filter(|v| v.session == session) else {
+        let Some(view) = self.layers.logs_mut().filter(|v| v.session == session) else {
             return;
         };
         if let Some(buffer) = view.buffers.get_mut(usize::from(service) + 1) {
@@ -282,7 +283,7 @@ impl App {
     /// (service, lines oldest first, where to go on from), merged into the
     /// all-services tab.
     pub(super) fn show_older_all(&mut self, session: u64, read: Vec<(u16, Vec<LogLine>, Older)>) {
-        let Some(view) = self.logs.as_mut().filter(|v| v.session == session) else {
+        let Some(view) = self.layers.logs_mut().filter(|v| v.session == session) else {
             return;
         };
         view.all_step(read);
@@ -290,7 +291,11 @@ impl App {
 
     /// An update from the follower.
     pub(super) fn logs_update(&mut self, update: LogUpdate) {
-        let Some(view) = self.logs.as_mut().filter(|v| v.session == update.session()) else {
+        let Some(view) = self
+            .layers
+            .logs_mut()
+            .filter(|v| v.session == update.session())
+        else {
             return;
         };
         match update {
@@ -354,7 +359,7 @@ impl App {
     /// On each tick: a logs view that found no logs directory, or no log in
     /// it, looks again (an instance still starting writes its logs soon).
     pub(super) fn recheck_logs(&mut self) -> Option<Effect> {
-        let view = self.logs.as_mut()?;
+        let view = self.layers.logs_mut()?;
         if !matches!(
             view.state,
             LogsState::DirGone { .. } | LogsState::NoFiles { .. }
@@ -371,7 +376,7 @@ impl App {
 
     /// Esc in the logs view.
     pub(super) fn close_logs(&mut self) -> Option<Effect> {
-        self.logs = None;
+        self.layers.close(LayerKind::Logs);
         Some(Effect::Io(Request::CloseLogs))
     }
 
@@ -379,7 +384,7 @@ impl App {
     /// wrap); asks for older lines when near the top of what is held.
     pub(super) fn scroll_logs(&mut self, delta: isize) -> Option<Effect> {
         let rows = self.viewport.get().logs_rows.max(1);
-        let view = self.logs.as_mut()?;
+        let view = self.layers.logs_mut()?;
         let tab = view.tab;
         let wants = if view.wrap {
             // Wrapped: by screen rows, so a very long line is read row by
@@ -397,10 +402,10 @@ impl App {
     /// lines wrap, scrolls by one screen row instead.
     pub(super) fn move_logs_cursor(&mut self, delta: isize) -> Option<Effect> {
         let rows = self.viewport.get().logs_rows.max(1);
-        if self.logs.as_ref()?.wrap {
+        if self.layers.logs()?.wrap {
             return self.scroll_logs(delta);
         }
-        let view = self.logs.as_mut()?;
+        let view = self.layers.logs_mut()?;
         let tab = view.tab;
         let wants = view.buffer_mut().move_cursor(delta, rows, false);
         older_command(view, tab, wants)
@@ -410,7 +415,7 @@ impl App {
     /// `Log: SERVICE`, its text (sanitized when read, and again here).
     #[must_use]
     pub(super) fn log_line_text(&self) -> Option<FullText> {
-        let view = self.logs.as_ref()?;
+        let view = self.layers.logs()?;
         if view.state != LogsState::Ready {
             return None;
         }
@@ -426,8 +431,11 @@ impl App {
     /// `↪`): the whole line is read again from its file
     /// ([`Effect::LogsLineWhole`]). `None` for a line held whole.
     pub(super) fn log_line_whole(&self) -> Option<Effect> {
-        let view = self.logs.as_ref()?;
-        if view.state != LogsState::Ready || self.op_open.is_some() || self.full.is_some() {
+        let view = self.layers.logs()?;
+        if view.state != LogsState::Ready
+            || self.layers.has(LayerKind::Operation)
+            || self.layers.has(LayerKind::FullText)
+        {
             return None;
         }
         let buffer = view.buffer();
@@ -453,15 +461,16 @@ impl App {
     /// The answer to [`Effect::LogsLineWhole`]: the whole line, in the
     /// full-text view.
     pub(super) fn show_log_line(&mut self, session: u64, text: FullText) {
-        if self.logs.as_ref().is_some_and(|v| v.session == session) {
-            self.full = Some(super::fulltext::FullView::new(text));
+        if self.layers.logs().is_some_and(|v| v.session == session) {
+            self.layers
+                .open(Layer::FullText(super::fulltext::FullView::new(text)));
         }
     }
 
     /// `G`: back to the bottom, following; reads the tail again when newer
     /// lines were dropped for older ones.
     pub(super) fn follow_logs(&mut self) -> Option<Effect> {
-        let view = self.logs.as_mut()?;
+        let view = self.layers.logs_mut()?;
         if view.buffer_mut().follow() {
             return None;
         }
@@ -475,7 +484,7 @@ impl App {
 
     /// Tab / Shift-Tab in the logs view.
     pub(super) fn logs_tab(&mut self, forward: bool) {
-        if let Some(view) = self.logs.as_mut() {
+        if let Some(view) = self.layers.logs_mut() {
             let count = view.buffers.len();
             view.tab = if forward {
                 (view.tab + 1) % count
@@ -488,7 +497,7 @@ impl App {
     /// `w`.
     pub(super) fn toggle_wrap(&mut self) {
         let rows = self.viewport.get().logs_rows.max(1);
-        if let Some(view) = self.logs.as_mut() {
+        if let Some(view) = self.layers.logs_mut() {
             view.wrap = !view.wrap;
             view.buffer_mut().skip_rows = 0;
             // Unwrapped, a line is a row: no further up than a page's top.
@@ -501,7 +510,7 @@ impl App {
 
     /// The search prompt's keys: `Some(c)` a character, `None` Backspace.
     pub(super) fn edit_search(&mut self, typed: Option<char>) {
-        if let Some(editing) = self.logs.as_mut().and_then(|v| v.editing.as_mut()) {
+        if let Some(editing) = self.layers.logs_mut().and_then(|v| v.editing.as_mut()) {
             match typed {
                 Some(c) => editing.push(c),
                 None => {
@@ -514,7 +523,7 @@ impl App {
     /// `/`, Enter, Esc of the search prompt; Enter searches (which may
     /// ask for older history, as `n`).
     pub(super) fn search_prompt(&mut self, open: bool, keep: bool) -> Option<Effect> {
-        let view = self.logs.as_mut()?;
+        let view = self.layers.logs_mut()?;
         if open {
             view.editing = Some(view.search.clone());
             return None;

@@ -14,7 +14,7 @@ impl App {
     /// with none older held, on a service's tab with older lines in its
     /// files, asks the console to search them.
     pub(super) fn find_in_logs(&mut self, older: bool) -> Option<Effect> {
-        let view = self.logs.as_mut()?;
+        let view = self.layers.logs_mut()?;
         if view.search.is_empty() {
             self.set_flash(FlashLevel::Info, "no search: / to search".into());
             return None;
@@ -77,7 +77,7 @@ impl App {
     /// then reads the tail again) and it becomes the current match; or
     /// where the search stopped, said on the search line.
     pub(super) fn show_search_older(&mut self, session: u64, service: u16, result: HistorySearch) {
-        let Some(view) = self.logs.as_mut().filter(|v| v.session == session) else {
+        let Some(view) = self.layers.logs_mut().filter(|v| v.session == session) else {
             return;
         };
         let query = view.search.clone();
@@ -140,7 +140,7 @@ impl App {
     /// the search stopped, said on the search line. The tail is still not
     /// held: `G` reads it.
     pub(super) fn show_search_newer(&mut self, session: u64, service: u16, result: HistorySearch) {
-        let Some(view) = self.logs.as_mut().filter(|v| v.session == session) else {
+        let Some(view) = self.layers.logs_mut().filter(|v| v.session == session) else {
             return;
         };
         let query = view.search.clone();
@@ -184,7 +184,7 @@ impl App {
     fn fill_logs_screen(&mut self) {
         let viewport = self.viewport.get();
         let rows = viewport.logs_rows.max(1);
-        let Some(view) = self.logs.as_mut() else {
+        let Some(view) = self.layers.logs_mut() else {
             return;
         };
         let wrap = view.wrap;

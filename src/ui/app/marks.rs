@@ -10,7 +10,7 @@
 //! a 100k store with 100k marks costs `O(m log n)` per snapshot (marks of
 //! names no longer stored are dropped) and per bulk action.
 
-use super::{App, Effect, FlashLevel, Focus};
+use super::{App, Effect, FlashLevel, Focus, LayerKind, Question};
 use crate::event::{Activity, ActivityKind, Actor};
 use crate::model::{Instance, ReapAttempt};
 use crate::reaper::Intent;
@@ -104,7 +104,10 @@ impl App {
     /// The bulk action awaiting `y`/`N`, if its dialog is open.
     #[must_use]
     pub fn confirming_bulk(&self) -> Option<&Bulk> {
-        self.confirm_bulk.as_ref()
+        match &self.layers.confirm()?.question {
+            Question::Bulk(bulk) => Some(bulk),
+            _ => None,
+        }
     }
 
     /// `space`: mark or unmark the selected instance (Instances pane).
@@ -157,7 +160,7 @@ impl App {
     /// Whether `r`/`d` act on the marks: some are set and no detail view
     /// names its own instance.
     pub(super) fn bulk_applies(&self) -> bool {
-        !self.marks.is_empty() && self.detail.is_none()
+        !self.marks.is_empty() && !self.layers.has(LayerKind::Detail)
     }
 
     /// `r`/`d` with marks: open the one confirmation (write keys on) for
@@ -188,7 +191,8 @@ impl App {
             self.set_flash(FlashLevel::Warning, text);
             return;
         }
-        self.confirm_bulk = Some(self.bulk(intent, names, true, hidden));
+        let bulk = self.bulk(intent, names, true, hidden);
+        self.ask(Question::Bulk(bulk));
     }
 
     /// The bulk question's content for `names` (sorted).
@@ -217,8 +221,7 @@ impl App {
     /// to run the rest. The refusals reach the audit trail as one batch
     /// ([`Activity::batch`]: one write, not one per refusal; issue 13,
     /// review finding 5).
-    pub(super) fn confirm_bulk(&mut self) -> Option<Effect> {
-        let bulk = self.confirm_bulk.take()?;
+    pub(super) fn confirm_bulk(&mut self, bulk: Bulk) -> Option<Effect> {
         let mut jobs: Vec<(Instance, Option<ReapAttempt>)> = Vec::new();
         let mut refusals: Vec<Activity> = Vec::new();
         for name in &bulk.names {
@@ -325,10 +328,7 @@ impl App {
     }
 
     /// Any other key to a bulk action: close it, logging the cancel.
-    pub(super) fn cancel_bulk(&mut self) {
-        let Some(bulk) = self.confirm_bulk.take() else {
-            return;
-        };
+    pub(super) fn cancel_bulk(&mut self, bulk: Bulk) {
         let verb = match bulk.intent {
             Intent::Reap => "reap",
             Intent::TearDown => "teardown",

@@ -32,6 +32,7 @@ mod flash;
 mod fulltext;
 mod help;
 mod input;
+mod layers;
 mod log;
 mod logs;
 mod logs_search;
@@ -52,6 +53,7 @@ pub use flash::{FLASH_SECS, Flash, FlashLevel};
 pub use fulltext::FullView;
 pub use help::HelpView;
 pub use input::WHEEL_STEP;
+pub use layers::{Confirm, Layer, LayerKind, Layers, Question};
 pub use log::{LOG_CAPACITY, Log, Logged};
 pub use logs::{LogsView, ServiceTab};
 pub use marks::{BULK_NAMES_SHOWN, Bulk};
@@ -66,7 +68,7 @@ use super::detail::Detail;
 use super::view::HelperState;
 use crate::event::{Activity, Event, RoleState, StoreHealth, SupervisorNote};
 use crate::model::controller::ControllerState;
-use crate::model::{Instance, Operation, Snapshot};
+use crate::model::{Instance, Snapshot};
 
 /// Which pane has the keyboard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -152,7 +154,6 @@ pub struct App {
     haystacks: Option<Arc<Vec<String>>>,
     sort: SortKey,
     filter: String,
-    filter_editing: bool,
     /// Why the filter cannot be read, while it cannot (no row is shown).
     filter_error: Option<String>,
     /// The sort's order reversed (`S`).
@@ -161,8 +162,6 @@ pub struct App {
     /// act on them when there are any. Names no longer in the store are
     /// dropped on each snapshot.
     marks: std::collections::BTreeSet<String>,
-    /// The bulk `r`/`d` awaiting `y`/`N` confirmation.
-    confirm_bulk: Option<marks::Bulk>,
     /// The selected row (an index into `order`).
     selected: usize,
     selected_name: Option<String>,
@@ -170,17 +169,9 @@ pub struct App {
     backoff_name: Option<String>,
     supervisor: Log<SupervisorNote>,
     activity: Log<Activity>,
-    confirm: Option<Instance>,
-    /// The operation awaiting `y`/`N` confirmation of a cancel.
-    confirm_cancel: Option<Operation>,
-    /// When the open confirmation dialog began to be drawn first
-    /// ([`App::drawn`]); `None` while none is open or before its frame.
-    confirm_shown: Option<Instant>,
     /// The Operations pane's row (in `snapshot.operations`) and its id.
     op_selected: usize,
     op_id: Option<String>,
-    /// The id of the operation shown in the operation overlay.
-    op_open: Option<String>,
     /// Names this console tears down (or did lately), with the unix time
     /// until which a change seen on them is its own (`i64::MAX` in flight).
     own: std::collections::HashMap<String, i64>,
@@ -189,16 +180,11 @@ pub struct App {
     zone: jiff::tz::TimeZone,
     /// The teardown command `Y` copies (`None`: the default template).
     down: Option<crate::reaper::DownCommand>,
-    /// Command mode (`:`): the line and its history.
-    command: CommandLine,
-    help: bool,
-    /// The help's scroll and search.
-    help_view: HelpView,
-    detail: Option<Detail>,
-    /// The full-text view (Enter on a log line, `e`): over all but dialogs, help.
-    full: Option<FullView>,
-    /// The open logs view (over the detail view, if that is open too).
-    logs: Option<LogsView>,
+    /// The views over the panes, bottom first: the top one takes the keys
+    /// and is drawn last.
+    layers: Layers,
+    /// The command lines run before (`:`), oldest first.
+    command_history: Vec<String>,
     /// The last logs session number given out.
     logs_session: u64,
     flash: Option<Flash>,
@@ -259,32 +245,22 @@ impl App {
             haystacks: None,
             sort: SortKey::default(),
             filter: String::new(),
-            filter_editing: false,
             filter_error: None,
             reversed: false,
             marks: std::collections::BTreeSet::new(),
-            confirm_bulk: None,
             selected: 0,
             selected_name: None,
             backoff_selected: 0,
             backoff_name: None,
             supervisor: Log::default(),
             activity: Log::default(),
-            confirm: None,
-            confirm_cancel: None,
-            confirm_shown: None,
             op_selected: 0,
             op_id: None,
-            op_open: None,
             own: std::collections::HashMap::new(),
             zone: jiff::tz::TimeZone::UTC,
             down: None,
-            command: CommandLine::default(),
-            help: false,
-            help_view: HelpView::default(),
-            detail: None,
-            full: None,
-            logs: None,
+            layers: Layers::default(),
+            command_history: Vec::new(),
             logs_session: 0,
             flash: None,
             no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
@@ -301,11 +277,7 @@ impl App {
     /// Apply one event at time `now` (unix seconds). Returns a command for
     /// the console to carry out, if the event asked for one.
     pub fn handle(&mut self, event: Event, now: i64) -> Option<Effect> {
-        let command = self.apply(event, now);
-        if self.context() != crate::ui::keys::Context::Confirm {
-            self.confirm_shown = None;
-        }
-        command
+        self.apply(event, now)
     }
 
     fn apply(&mut self, event: Event, now: i64) -> Option<Effect> {
@@ -489,13 +461,19 @@ impl App {
     /// Whether the filter prompt has the keyboard (after `/`).
     #[must_use]
     pub fn filter_editing(&self) -> bool {
-        self.filter_editing
+        self.layers.has(LayerKind::Filter)
     }
 
     /// The open detail view, if any.
     #[must_use]
     pub fn detail(&self) -> Option<&Detail> {
-        self.detail.as_ref()
+        self.layers.detail()
+    }
+
+    /// The views over the panes, bottom first.
+    #[must_use]
+    pub fn layers(&self) -> &Layers {
+        &self.layers
     }
 
     /// The flash message, while it is live (less than [`FLASH_SECS`] old at
@@ -539,7 +517,10 @@ impl App {
     /// dialog is open.
     #[must_use]
     pub fn confirming(&self) -> Option<&Instance> {
-        self.confirm.as_ref()
+        match &self.layers.confirm()?.question {
+            Question::TearDown(instance) => Some(instance),
+            _ => None,
+        }
     }
 
     /// Whether the focused pane is zoomed to the whole body (`z`).
@@ -551,7 +532,16 @@ impl App {
     /// Whether the help overlay is open.
     #[must_use]
     pub fn help_open(&self) -> bool {
-        self.help
+        self.layers.has(LayerKind::Help)
+    }
+
+    /// Open the confirmation dialog for `question` (not shown yet: keys
+    /// read before its first frame do not answer it).
+    pub(super) fn ask(&mut self, question: Question) {
+        self.layers.open(Layer::Confirm(Confirm {
+            question,
+            shown: None,
+        }));
     }
 
     /// Operator actions the UI decided by itself since the last call

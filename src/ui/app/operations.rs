@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::{App, Effect, FlashLevel, Focus};
+use super::{App, Effect, FlashLevel, Focus, Layer, LayerKind, Question};
 use crate::event::{Activity, ActivityKind, Actor};
 use crate::model::op_rules::{cancel_refusal, short_id};
 use crate::model::{Operation, Snapshot, observe};
@@ -33,20 +33,23 @@ impl App {
     /// id in the current snapshot (`None` once it is no longer shown).
     #[must_use]
     pub fn operation_open(&self) -> Option<(&str, Option<&Operation>)> {
-        let id = self.op_open.as_deref()?;
+        let id = self.layers.operation()?;
         Some((id, self.snapshot.operations.iter().find(|op| op.id == id)))
     }
 
     /// The operation awaiting `y`/`N` confirmation of a cancel.
     #[must_use]
     pub fn confirming_cancel(&self) -> Option<&Operation> {
-        self.confirm_cancel.as_ref()
+        match &self.layers.confirm()?.question {
+            Question::Cancel(op) => Some(op),
+            _ => None,
+        }
     }
 
     /// Enter on the Operations pane: open the overlay of the selected one.
     pub(super) fn open_operation(&mut self) {
         match self.selected_operation().map(|op| op.id.clone()) {
-            Some(id) => self.op_open = Some(id),
+            Some(id) => self.layers.open(Layer::Operation(id)),
             None => self.set_flash(FlashLevel::Warning, "no operation selected".into()),
         }
     }
@@ -78,7 +81,7 @@ impl App {
                 )
             });
         }
-        if self.detail.is_none() && self.focus == Focus::Operations {
+        if !self.layers.has(LayerKind::Detail) && self.focus == Focus::Operations {
             return self
                 .selected_operation()
                 .cloned()
@@ -118,15 +121,14 @@ impl App {
             Err((name, why)) => self.refuse(&name, why),
             Ok(op) => match cancel_refusal(&op) {
                 Some(why) => self.refuse(&op.instance, why),
-                None => self.confirm_cancel = Some(op),
+                None => self.ask(Question::Cancel(op)),
             },
         }
     }
 
     /// `y` to the cancel question: ask the console to cancel it, if it
     /// still passes the rules on the snapshot shown now.
-    pub(super) fn confirm_cancel_operation(&mut self) -> Option<Effect> {
-        let asked = self.confirm_cancel.take()?;
+    pub(super) fn confirm_cancel_operation(&mut self, asked: Operation) -> Option<Effect> {
         let Some(current) = self
             .snapshot
             .operations
@@ -158,10 +160,7 @@ impl App {
     }
 
     /// Any other key to the cancel question: close it, logging it.
-    pub(super) fn refuse_cancel_operation(&mut self) {
-        let Some(op) = self.confirm_cancel.take() else {
-            return;
-        };
+    pub(super) fn refuse_cancel_operation(&mut self, op: Operation) {
         self.log_local(Activity::new(
             self.now,
             Actor::Operator,

@@ -133,7 +133,7 @@ impl App {
     /// detail view current.
     pub(super) fn show_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Option<crate::ui::Effect> {
         self.set_snapshot(snapshot);
-        self.detail.as_ref().map(|d| {
+        self.layers.detail().map(|d| {
             crate::ui::Effect::Io(crate::event::Request::OpenDetail {
                 name: d.name.clone(),
             })

@@ -446,28 +446,63 @@ mod against_the_ui {
                 "{what}"
             ),
             Action::OpenCommand => {
-                assert_eq!(app.command_line().text(), Some(""), "{what}");
-                assert!(!app.command_line().jumping(), "{what}");
+                assert_eq!(
+                    app.command_line().map(crate::ui::app::CommandLine::text),
+                    Some(""),
+                    "{what}"
+                );
+                assert!(
+                    !app.command_line()
+                        .is_some_and(crate::ui::app::CommandLine::jumping),
+                    "{what}"
+                );
             }
             Action::OpenJump => {
-                assert_eq!(app.command_line().text(), Some(""), "{what}");
-                assert!(app.command_line().jumping(), "{what}");
+                assert_eq!(
+                    app.command_line().map(crate::ui::app::CommandLine::text),
+                    Some(""),
+                    "{what}"
+                );
+                assert!(
+                    app.command_line()
+                        .is_some_and(crate::ui::app::CommandLine::jumping),
+                    "{what}"
+                );
             }
-            Action::CommandText => assert_eq!(app.command_line().text(), Some("x"), "{what}"),
+            Action::CommandText => assert_eq!(
+                app.command_line().map(crate::ui::app::CommandLine::text),
+                Some("x"),
+                "{what}"
+            ),
             Action::CommandBackspace | Action::CommandNext | Action::CommandPrevious => {
-                assert_eq!(app.command_line().text(), Some(""), "{what}");
+                assert_eq!(
+                    app.command_line().map(crate::ui::app::CommandLine::text),
+                    Some(""),
+                    "{what}"
+                );
             }
             // An empty line: completed among the command names.
             Action::CommandComplete => {
-                assert_eq!(app.command_line().text(), Some("down"), "{what}");
+                assert_eq!(
+                    app.command_line().map(crate::ui::app::CommandLine::text),
+                    Some("down"),
+                    "{what}"
+                );
             }
             Action::CommandRun | Action::CommandCancel => {
-                assert!(app.command_line().text().is_none(), "{what}");
+                assert!(
+                    app.command_line()
+                        .map(crate::ui::app::CommandLine::text)
+                        .is_none(),
+                    "{what}"
+                );
             }
             Action::PromptClearLine | Action::PromptDeleteWord => {
                 assert!(app.filter().is_empty(), "{what}");
                 assert_eq!(
-                    app.command_line().text().is_some(),
+                    app.command_line()
+                        .map(crate::ui::app::CommandLine::text)
+                        .is_some(),
                     context == CommandLine,
                     "{what}"
                 );

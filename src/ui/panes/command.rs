@@ -8,16 +8,14 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use crate::model::text::sanitize_short;
-use crate::ui::app::App;
+use crate::ui::app::CommandLine;
 use crate::ui::panes::instances::PROMPT_CURSOR;
 use crate::ui::{theme, view};
 
-/// Draw the command line into the footer's `area` (nothing when closed).
-pub fn render(frame: &mut Frame, area: Rect, app: &App) {
-    let Some(text) = app.command_line().text() else {
-        return;
-    };
-    let jump = app.command_line().jumping();
+/// Draw the open command line `line` into the footer's `area`.
+pub fn render(frame: &mut Frame, area: Rect, line: &CommandLine) {
+    let text = line.text();
+    let jump = line.jumping();
     let mut spans = vec![Span::styled(
         format!(
             "{}{}{PROMPT_CURSOR}",
@@ -26,7 +24,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         ),
         theme::prompt(),
     )];
-    if let Some((candidates, shown)) = app.command_line().candidates() {
+    if let Some((candidates, shown)) = line.candidates() {
         let list: Vec<String> = candidates
             .iter()
             .enumerate()
