@@ -87,14 +87,14 @@ impl App {
     /// instance down, if it still passes the teardown rules on the snapshot
     /// shown now (it may have changed while the dialog was open).
     pub(super) fn confirm_tear_down(&mut self, instance: Instance) -> Option<Effect> {
-        let Some(current) = self.snapshot.instance(&instance.name).cloned() else {
+        let Some(current) = self.shown.snapshot.instance(&instance.name).cloned() else {
             self.refuse(&instance.name, "refused: no longer in the store".into());
             return None;
         };
         if let Err(refusal) = may_tear_down(
             &current,
-            self.snapshot.lock_liveness(&current.name),
-            self.snapshot.pending_operation(&current.name),
+            self.shown.snapshot.lock_liveness(&current.name),
+            self.shown.snapshot.pending_operation(&current.name),
         ) {
             self.refuse(&current.name, refusal.to_string());
             return None;
@@ -124,6 +124,7 @@ impl App {
     pub(super) fn target(&self) -> Result<Instance, (String, String)> {
         if let Some(detail) = self.layers.detail() {
             return self
+                .shown
                 .snapshot
                 .instance(&detail.name)
                 .cloned()
@@ -135,10 +136,11 @@ impl App {
                 });
         }
         if self.focus == Focus::Backoffs {
-            let Some(attempt) = self.snapshot.reap_attempts.get(self.backoff_selected) else {
+            let Some(attempt) = self.shown.snapshot.reap_attempts.get(self.backoffs.index) else {
                 return Err((String::new(), "refused: no backoff selected".into()));
             };
             return self
+                .shown
                 .snapshot
                 .instance(&attempt.instance)
                 .cloned()
@@ -183,7 +185,7 @@ impl App {
     /// `r`'s rules for `instance` (the write keys are on): the clock, then
     /// [`may_reap_now`] on the snapshot shown.
     pub(super) fn reap_instance(&mut self, instance: Instance) -> Option<Effect> {
-        if self.clock_doubt.is_some() {
+        if self.status.clock_doubt.is_some() {
             // Whether a lease ran out is a question of the time: not
             // answered by a clock that looks wrong.
             self.refuse(
@@ -192,8 +194,8 @@ impl App {
             );
             return None;
         }
-        let liveness = self.snapshot.lock_liveness(&instance.name);
-        let pending = self.snapshot.pending_operation(&instance.name);
+        let liveness = self.shown.snapshot.lock_liveness(&instance.name);
+        let pending = self.shown.snapshot.pending_operation(&instance.name);
         match may_reap_now(&instance, liveness, pending, self.now) {
             Ok(()) => {
                 self.set_flash(
@@ -234,8 +236,8 @@ impl App {
     pub(super) fn down_instance(&mut self, instance: Instance) {
         match may_tear_down(
             &instance,
-            self.snapshot.lock_liveness(&instance.name),
-            self.snapshot.pending_operation(&instance.name),
+            self.shown.snapshot.lock_liveness(&instance.name),
+            self.shown.snapshot.pending_operation(&instance.name),
         ) {
             Ok(()) => self.ask(Question::TearDown(instance)),
             Err(refusal) => self.refuse(&instance.name, refusal.to_string()),

@@ -96,7 +96,7 @@ impl App {
             line.cycle = None;
             erase(&mut line.text);
         } else {
-            erase(&mut self.filter);
+            erase(&mut self.instances.filter);
             self.refilter();
         }
     }
@@ -119,6 +119,7 @@ impl App {
                 let verb = text.split_whitespace().next().unwrap_or("");
                 let active_only = !jump && matches!(verb, "reap" | "down");
                 let names: Vec<&str> = self
+                    .shown
                     .snapshot
                     .instances
                     .iter()
@@ -206,7 +207,9 @@ impl App {
                 None
             }
         };
-        if command::COMMANDS.contains(&line.as_str()) && self.snapshot.instance(&line).is_some() {
+        if command::COMMANDS.contains(&line.as_str())
+            && self.shown.snapshot.instance(&line).is_some()
+        {
             self.note_shadowed(&line);
         }
         result
@@ -232,13 +235,13 @@ impl App {
             UiCommand::Reap(names) => return self.command_write(Intent::Reap, &names),
             UiCommand::Down(names) => return self.command_write(Intent::TearDown, &names),
             UiCommand::Filter(expr) => {
-                self.filter = expr;
+                self.instances.filter = expr;
                 self.refilter();
                 self.keep_filter();
             }
             UiCommand::Sort(key, descending) => {
                 self.set_sort(key, descending);
-                let text = if self.reversed {
+                let text = if self.instances.reversed {
                     format!("sort: {}, reversed", key.label())
                 } else {
                     format!("sort: {}", key.label())
@@ -246,16 +249,16 @@ impl App {
                 self.set_flash(FlashLevel::Info, text);
             }
             // The same paths as the keys `P`, `R` and `l`.
-            UiCommand::Pause if self.reaper.paused => {
+            UiCommand::Pause if self.status.reaper.paused => {
                 self.set_flash(FlashLevel::Info, "the reaper is already paused".to_owned());
             }
-            UiCommand::Resume if !self.reaper.paused => {
+            UiCommand::Resume if !self.status.reaper.paused => {
                 self.set_flash(FlashLevel::Info, "the reaper is not paused".to_owned());
             }
             UiCommand::Pause | UiCommand::Resume => return self.pause_key(),
             UiCommand::Pass => return self.pass_key(),
             UiCommand::Logs(name) => {
-                if !self.snapshot.instances.iter().any(|i| i.name == name) {
+                if !self.shown.snapshot.instances.iter().any(|i| i.name == name) {
                     self.set_flash(
                         FlashLevel::Warning,
                         format!(
@@ -269,14 +272,14 @@ impl App {
                 return self.open_logs();
             }
             UiCommand::Ops => {
-                if self.snapshot.generation.has_operations() {
+                if self.shown.snapshot.generation.has_operations() {
                     self.focus = Focus::Operations;
                 } else {
                     self.set_flash(
                         FlashLevel::Warning,
                         format!(
                             "no operations on this store (schema v{}: stackless 0.4.0 has them)",
-                            self.snapshot.generation.user_version
+                            self.shown.snapshot.generation.user_version
                         ),
                     );
                 }
@@ -302,7 +305,7 @@ impl App {
         }
         let mut found = Vec::new();
         for name in names {
-            match self.snapshot.instance(name) {
+            match self.shown.snapshot.instance(name) {
                 Some(instance) => found.push(instance.clone()),
                 None => self.refuse(name, "refused: no such instance in the store".into()),
             }
@@ -328,7 +331,12 @@ impl App {
     /// `:NAME`: select the instance matching `query` best
     /// ([`command::fuzzy`]), clearing a filter that hides it.
     fn jump(&mut self, query: &str) {
-        let names = self.snapshot.instances.iter().map(|i| i.name.as_str());
+        let names = self
+            .shown
+            .snapshot
+            .instances
+            .iter()
+            .map(|i| i.name.as_str());
         let Some(at) = command::fuzzy(query, names) else {
             self.set_flash(
                 FlashLevel::Warning,
@@ -339,16 +347,21 @@ impl App {
             );
             return;
         };
-        let name = self.snapshot.instances[at].name.clone();
+        let name = self.shown.snapshot.instances[at].name.clone();
         let position = u32::try_from(at).ok();
-        if !self.order.iter().any(|&p| Some(p) == position) {
-            self.filter.clear();
+        if !self.instances.order.iter().any(|&p| Some(p) == position) {
+            self.instances.filter.clear();
             self.refilter();
         }
         self.focus = Focus::Instances;
-        self.selected_name = Some(name.clone());
-        if let Some(row) = self.order.iter().position(|&p| Some(p) == position) {
-            self.selected = row;
+        self.instances.selected_name = Some(name.clone());
+        if let Some(row) = self
+            .instances
+            .order
+            .iter()
+            .position(|&p| Some(p) == position)
+        {
+            self.instances.selected = row;
         }
         self.set_flash(
             FlashLevel::Info,

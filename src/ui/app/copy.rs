@@ -14,7 +14,7 @@ const DEFAULT_DOWN: &str = "stackless down {name} --json";
 impl App {
     /// The teardown command `Y` shows (the console sets the one it runs).
     pub fn set_down_command(&mut self, down: DownCommand) {
-        self.down = Some(down);
+        self.settings.down = Some(down);
     }
 
     /// `y`: copy the target's name (the detail view's instance, else the
@@ -39,7 +39,7 @@ impl App {
             return None;
         };
         let default;
-        let down = match &self.down {
+        let down = match &self.settings.down {
             Some(down) => down,
             None => {
                 default = DownCommand::parse(DEFAULT_DOWN).ok()?;

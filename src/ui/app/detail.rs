@@ -20,11 +20,11 @@ impl App {
         let name = open.name.as_str();
         Some(detail::document(
             open,
-            self.snapshot.instance(name),
-            self.snapshot.lock_liveness(name),
-            self.snapshot.reap_attempt(name),
+            self.shown.snapshot.instance(name),
+            self.shown.snapshot.lock_liveness(name),
+            self.shown.snapshot.reap_attempt(name),
             self.last_teardown(name),
-            (self.now, &self.zone),
+            (self.now, &self.settings.zone),
         ))
     }
 

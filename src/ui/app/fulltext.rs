@@ -75,7 +75,7 @@ impl App {
         let text = if self.layers.has(LayerKind::Logs) && !self.layers.has(LayerKind::Operation) {
             self.log_line_text()
         } else if let Some((_, op)) = self.operation_open() {
-            op.map(|op| fulltext::operation(op, self.now, &self.zone))
+            op.map(|op| fulltext::operation(op, self.now, &self.settings.zone))
         } else if let Some(detail) = self.layers.detail() {
             Some(self.detail_text(detail))
         } else {
@@ -90,7 +90,7 @@ impl App {
     /// The selected line of the focused pane, whole.
     fn pane_text(&self) -> Option<FullText> {
         let now = self.now;
-        let zone = &self.zone;
+        let zone = &self.settings.zone;
         match self.focus {
             Focus::Instances => {
                 let name = self.selected_instance()?.name.clone();
@@ -100,9 +100,10 @@ impl App {
                 .selected_operation()
                 .map(|op| fulltext::operation(op, now, zone)),
             Focus::Backoffs => self
+                .shown
                 .snapshot
                 .reap_attempts
-                .get(self.backoff_selected)
+                .get(self.backoffs.index)
                 .map(|a| fulltext::backoff(a, now, zone)),
             Focus::Supervisor => {
                 let logged = self.supervisor.selected()?;
@@ -119,7 +120,7 @@ impl App {
     /// keeps values up to [`crate::ui::detail::MAX_LINE_CHARS`]), then the
     /// instance's row and errors whole ([`App::instance_text`]).
     fn detail_text(&self, open: &crate::ui::detail::Detail) -> FullText {
-        let snapshot = &self.snapshot;
+        let snapshot = &self.shown.snapshot;
         let name = open.name.as_str();
         let doc = crate::ui::detail::document(
             open,
@@ -127,7 +128,7 @@ impl App {
             snapshot.lock_liveness(name),
             snapshot.reap_attempt(name),
             self.last_teardown(name),
-            (self.now, &self.zone),
+            (self.now, &self.settings.zone),
         );
         let mut text = FullText::new(&format!("Detail · {name}"));
         text.indent = crate::ui::detail::LABEL_WIDTH;
@@ -143,13 +144,13 @@ impl App {
     /// An instance whole: its row, its last reap error, and the output of
     /// the last teardown this console ran on it.
     fn instance_text(&self, name: &str) -> FullText {
-        let snapshot = &self.snapshot;
+        let snapshot = &self.shown.snapshot;
         let mut text = match snapshot.instance(name) {
             Some(instance) => fulltext::instance(
                 instance,
                 snapshot.lock_liveness(name),
                 snapshot.reap_attempt(name),
-                (self.now, &self.zone),
+                (self.now, &self.settings.zone),
             ),
             None => {
                 let mut text = FullText::new(&format!("Instance · {name}"));
@@ -164,7 +165,7 @@ impl App {
                 "last teardown here: {} {} at {}",
                 last.actor,
                 last.kind,
-                crate::model::time::stamp(last.at, &self.zone)
+                crate::model::time::stamp(last.at, &self.settings.zone)
             ));
             if !last.detail.trim().is_empty() {
                 text.error(last.detail.trim());

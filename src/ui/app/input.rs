@@ -93,7 +93,7 @@ impl App {
         let chars = text.chars().filter(|c| !c.is_control());
         match self.context() {
             Context::Filter => {
-                self.filter.extend(chars);
+                self.instances.filter.extend(chars);
                 self.narrow_order();
             }
             Context::LogSearch => {
@@ -154,18 +154,20 @@ impl App {
             Action::First => self.move_or_scroll(isize::MIN / 2),
             Action::Last => self.move_or_scroll(isize::MAX / 2),
             Action::NextPane => {
-                self.focus = self.focus.next(self.snapshot.generation.has_operations());
+                self.focus = self
+                    .focus
+                    .next(self.shown.snapshot.generation.has_operations());
             }
             Action::PreviousPane => {
                 self.focus = self
                     .focus
-                    .previous(self.snapshot.generation.has_operations());
+                    .previous(self.shown.snapshot.generation.has_operations());
             }
             Action::OpenDetail => return self.open_detail(),
             Action::CloseDetail => drop(self.layers.close(LayerKind::Detail)),
             // The filter first (as the empty pane's hint says), then marks.
             Action::ClearFilter => {
-                if self.filter.is_empty() {
+                if self.instances.filter.is_empty() {
                     self.clear_marks();
                 } else {
                     self.clear_filter();
@@ -258,12 +260,12 @@ impl App {
             }
             Action::FilterText => {
                 if let Input::Key(KeyCode::Char(c), _) = input {
-                    self.filter.push(c);
+                    self.instances.filter.push(c);
                     self.narrow_order();
                 }
             }
             // Backspace on an empty filter: nothing to refilter.
-            Action::FilterBackspace if self.filter.pop().is_some() => self.refilter(),
+            Action::FilterBackspace if self.instances.filter.pop().is_some() => self.refilter(),
             Action::FilterKeep => self.keep_filter(),
             Action::FilterClear => {
                 self.layers.close(LayerKind::Filter);
@@ -332,53 +334,57 @@ impl App {
     /// and `op:` on a store without operations says it has none.
     pub(super) fn keep_filter(&mut self) {
         self.layers.close(LayerKind::Filter);
-        let shown = crate::model::text::sanitize_short(&self.filter, crate::ui::view::CUT_SHORT);
-        if let Some(error) = &self.filter_error {
+        let shown =
+            crate::model::text::sanitize_short(&self.instances.filter, crate::ui::view::CUT_SHORT);
+        if let Some(error) = &self.instances.filter_error {
             let text = format!("filter \"{shown}\": {error}");
             self.set_flash(FlashLevel::Warning, text);
             return;
         }
-        let generation = &self.snapshot.generation;
+        let generation = &self.shown.snapshot.generation;
         if !generation.has_operations()
-            && crate::ui::filter::parse(&self.filter).is_ok_and(|f| f.uses_operations())
+            && crate::ui::filter::parse(&self.instances.filter).is_ok_and(|f| f.uses_operations())
         {
             let text = format!(
                 "filter \"{shown}\": {} of {} match: this store has no operations (schema v{}: \
                  stackless 0.4.0 has them)",
-                self.order.len(),
-                self.snapshot.instances.len(),
+                self.instances.order.len(),
+                self.shown.snapshot.instances.len(),
                 generation.user_version
             );
             self.set_flash(FlashLevel::Warning, text);
             return;
         }
-        let text = if self.filter.is_empty() {
+        let text = if self.instances.filter.is_empty() {
             "no filter".to_owned()
         } else {
             format!(
                 "filter \"{}\": {} of {} match",
-                self.filter,
-                self.order.len(),
-                self.snapshot.instances.len()
+                self.instances.filter,
+                self.instances.order.len(),
+                self.shown.snapshot.instances.len()
             )
         };
         self.set_flash(FlashLevel::Info, text);
     }
 
     fn cycle_sort(&mut self) {
-        self.sort = self.sort.next();
-        self.reversed = false;
+        self.instances.sort = self.instances.sort.next();
+        self.instances.reversed = false;
         self.resort();
-        self.set_flash(FlashLevel::Info, format!("sort: {}", self.sort.label()));
+        self.set_flash(
+            FlashLevel::Info,
+            format!("sort: {}", self.instances.sort.label()),
+        );
     }
 
     fn reverse_sort(&mut self) {
-        self.reversed = !self.reversed;
+        self.instances.reversed = !self.instances.reversed;
         self.resort();
-        let text = if self.reversed {
-            format!("sort: {}, reversed", self.sort.label())
+        let text = if self.instances.reversed {
+            format!("sort: {}, reversed", self.instances.sort.label())
         } else {
-            format!("sort: {}", self.sort.label())
+            format!("sort: {}", self.instances.sort.label())
         };
         self.set_flash(FlashLevel::Info, text);
     }
@@ -520,27 +526,30 @@ impl App {
         let viewport = self.viewport.get();
         match pane {
             Focus::Instances => {
-                self.selected = step(self.selected, delta, self.order.len());
+                self.instances.selected =
+                    step(self.instances.selected, delta, self.instances.order.len());
                 if let Some(name) = self.selected_instance().map(|i| i.name.clone()) {
-                    self.selected_name = Some(name);
+                    self.instances.selected_name = Some(name);
                 }
             }
             Focus::Operations => {
-                let len = self.snapshot.operations.len();
-                self.op_selected = step(self.op_selected, delta, len);
-                self.op_id = self
+                let len = self.shown.snapshot.operations.len();
+                self.operations.index = step(self.operations.index, delta, len);
+                self.operations.key = self
+                    .shown
                     .snapshot
                     .operations
-                    .get(self.op_selected)
+                    .get(self.operations.index)
                     .map(|op| op.id.clone());
             }
             Focus::Backoffs => {
-                let len = self.snapshot.reap_attempts.len();
-                self.backoff_selected = step(self.backoff_selected, delta, len);
-                self.backoff_name = self
+                let len = self.shown.snapshot.reap_attempts.len();
+                self.backoffs.index = step(self.backoffs.index, delta, len);
+                self.backoffs.key = self
+                    .shown
                     .snapshot
                     .reap_attempts
-                    .get(self.backoff_selected)
+                    .get(self.backoffs.index)
                     .map(|a| a.instance.clone());
             }
             Focus::Supervisor => self.supervisor.select_by(delta, viewport.supervisor_rows),
@@ -550,9 +559,9 @@ impl App {
 
     fn table_selected(&self, pane: Focus) -> usize {
         match pane {
-            Focus::Backoffs => self.backoff_selected,
-            Focus::Operations => self.op_selected,
-            _ => self.selected,
+            Focus::Backoffs => self.backoffs.index,
+            Focus::Operations => self.operations.index,
+            _ => self.instances.selected,
         }
     }
 
@@ -565,17 +574,17 @@ impl App {
             Focus::Instances => (
                 viewport.instances_offset,
                 viewport.instances_rows,
-                self.order.len(),
+                self.instances.order.len(),
             ),
             Focus::Backoffs => (
                 viewport.backoffs_offset,
                 viewport.backoffs_rows,
-                self.snapshot.reap_attempts.len(),
+                self.shown.snapshot.reap_attempts.len(),
             ),
             Focus::Operations => (
                 viewport.operations_offset,
                 viewport.operations_rows,
-                self.snapshot.operations.len(),
+                self.shown.snapshot.operations.len(),
             ),
             Focus::Supervisor | Focus::Activity => return None,
         };

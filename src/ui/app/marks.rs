@@ -92,13 +92,13 @@ impl App {
     /// The marked names, sorted.
     #[must_use]
     pub fn marks(&self) -> &std::collections::BTreeSet<String> {
-        &self.marks
+        &self.instances.marks
     }
 
     /// Whether `name` is marked.
     #[must_use]
     pub fn is_marked(&self, name: &str) -> bool {
-        self.marks.contains(name)
+        self.instances.marks.contains(name)
     }
 
     /// The bulk action awaiting `y`/`N`, if its dialog is open.
@@ -117,50 +117,52 @@ impl App {
             self.set_flash(FlashLevel::Warning, "no instance selected".into());
             return;
         };
-        if !self.marks.remove(&name) {
-            self.marks.insert(name);
+        if !self.instances.marks.remove(&name) {
+            self.instances.marks.insert(name);
         }
     }
 
     /// Ctrl-A: mark every instance the filter shows.
     pub(super) fn mark_all(&mut self) {
         self.focus = Focus::Instances;
-        let instances = &self.snapshot.instances;
-        for &p in &self.order {
+        let instances = &self.shown.snapshot.instances;
+        for &p in &self.instances.order {
             if let Some(instance) = instances.get(p as usize)
-                && !self.marks.contains(&instance.name)
+                && !self.instances.marks.contains(&instance.name)
             {
-                self.marks.insert(instance.name.clone());
+                self.instances.marks.insert(instance.name.clone());
             }
         }
-        let text = format!("{} marked", self.marks.len());
+        let text = format!("{} marked", self.instances.marks.len());
         self.set_flash(FlashLevel::Info, text);
     }
 
     /// Esc with marks: clear them. `false` when there were none.
     pub(super) fn clear_marks(&mut self) -> bool {
-        if self.marks.is_empty() {
+        if self.instances.marks.is_empty() {
             return false;
         }
-        let count = self.marks.len();
-        self.marks.clear();
+        let count = self.instances.marks.len();
+        self.instances.marks.clear();
         self.set_flash(FlashLevel::Info, format!("{count} marks cleared"));
         true
     }
 
     /// After a new snapshot: drop the marks of names no longer stored.
     pub(super) fn prune_marks(&mut self) {
-        if self.marks.is_empty() {
+        if self.instances.marks.is_empty() {
             return;
         }
-        let snapshot = &self.snapshot;
-        self.marks.retain(|name| snapshot.instance(name).is_some());
+        let snapshot = &self.shown.snapshot;
+        self.instances
+            .marks
+            .retain(|name| snapshot.instance(name).is_some());
     }
 
     /// Whether `r`/`d` act on the marks: some are set and no detail view
     /// names its own instance.
     pub(super) fn bulk_applies(&self) -> bool {
-        !self.marks.is_empty() && !self.layers.has(LayerKind::Detail)
+        !self.instances.marks.is_empty() && !self.layers.has(LayerKind::Detail)
     }
 
     /// `r`/`d` with marks: open the one confirmation (write keys on) for
@@ -173,20 +175,24 @@ impl App {
             self.refuse("", reason);
             return;
         }
-        let instances = &self.snapshot.instances;
+        let instances = &self.shown.snapshot.instances;
         let mut names: Vec<String> = self
+            .instances
             .order
             .iter()
             .filter_map(|&p| instances.get(p as usize))
-            .filter(|i| self.marks.contains(&i.name))
+            .filter(|i| self.instances.marks.contains(&i.name))
             .map(|i| i.name.clone())
             .collect();
         names.sort();
-        let hidden = self.marks.len() - names.len();
+        let hidden = self.instances.marks.len() - names.len();
         if names.is_empty() {
             let text = format!(
                 "the {hidden} marked instances are all hidden by the filter \"{}\": nothing to act on (Esc clears the filter)",
-                crate::model::text::sanitize_short(&self.filter, crate::ui::view::CUT_SHORT)
+                crate::model::text::sanitize_short(
+                    &self.instances.filter,
+                    crate::ui::view::CUT_SHORT
+                )
             );
             self.set_flash(FlashLevel::Warning, text);
             return;
@@ -204,7 +210,7 @@ impl App {
         hidden: usize,
     ) -> Bulk {
         let runs = (intent == Intent::TearDown)
-            .then(|| names.first().map(|n| self.teardown.line_for(n)))
+            .then(|| names.first().map(|n| self.settings.teardown.line_for(n)))
             .flatten();
         Bulk {
             intent,
@@ -242,7 +248,7 @@ impl App {
         }
         // The marks acted on (refused ones too); hidden ones stay marked.
         for name in &bulk.names {
-            self.marks.remove(name);
+            self.instances.marks.remove(name);
         }
         let verb = match bulk.intent {
             Intent::Reap => "reap",
@@ -308,13 +314,13 @@ impl App {
         name: &str,
         intent: Intent,
     ) -> Result<(Instance, Option<ReapAttempt>), String> {
-        let Some(instance) = self.snapshot.instance(name) else {
+        let Some(instance) = self.shown.snapshot.instance(name) else {
             return Err("refused: no longer in the store".into());
         };
-        let liveness = self.snapshot.lock_liveness(name);
-        let pending = self.snapshot.pending_operation(name);
+        let liveness = self.shown.snapshot.lock_liveness(name);
+        let pending = self.shown.snapshot.pending_operation(name);
         match intent {
-            Intent::Reap if self.clock_doubt.is_some() => Err(
+            Intent::Reap if self.status.clock_doubt.is_some() => Err(
                 "the wall clock looks wrong (see the header): r is off until it looks right".into(),
             ),
             Intent::Reap => {
@@ -324,7 +330,10 @@ impl App {
                 may_tear_down(instance, liveness, pending).map_err(|r| r.to_string())
             }
         }?;
-        Ok((instance.clone(), self.snapshot.reap_attempt(name).cloned()))
+        Ok((
+            instance.clone(),
+            self.shown.snapshot.reap_attempt(name).cloned(),
+        ))
     }
 
     /// Any other key to a bulk action: close it, logging the cancel.

@@ -58,6 +58,7 @@ pub use log::{LOG_CAPACITY, Log, Logged};
 pub use logs::{LogsView, ServiceTab};
 pub use marks::{BULK_NAMES_SHOWN, Bulk};
 pub use reaper::ReaperView;
+use rows::InstancesTable;
 pub use rows::SortKey;
 pub(crate) use viewport::Viewport;
 
@@ -127,70 +128,37 @@ pub struct Counts {
     pub expired: usize,
 }
 
-/// The whole UI state.
+/// The snapshot on screen and what is derived from it once per snapshot.
 #[derive(Debug)]
-pub struct App {
-    config: AppConfig,
-    now: i64,
-    clock: Instant,
+struct Shown {
     snapshot: Arc<Snapshot>,
-    loaded: bool,
     /// The snapshot replaced, until [`App::settle`] observes and frees it.
     retired: Option<Arc<Snapshot>>,
+    /// Whether a snapshot arrived yet.
+    loaded: bool,
+    /// The header's counts (the expired count per tick).
+    counts: Counts,
+}
+
+/// A pane's selected row, followed into a new snapshot by its key (the
+/// instance name of a backoff, the id of an operation).
+#[derive(Debug, Default)]
+struct Selection {
+    /// The row (an index into the snapshot's list).
+    index: usize,
+    /// Its key, to find it again after a new snapshot.
+    key: Option<String>,
+}
+
+/// What the header and its banners say about the store, the role, the
+/// controller and the reaper, as the background threads last reported.
+#[derive(Debug)]
+struct Status {
     health: StoreHealth,
     role: RoleState,
     controller: ControllerState,
+    /// How the watcher learns of commits (`None` until it says).
     watch: Option<crate::event::WatchMode>,
-    outbox: Vec<Activity>,
-    focus: Focus,
-    /// Positions into `snapshot.instances` of the rows shown, filtered and
-    /// sorted. Rebuilt only when the snapshot, the filter or the sort
-    /// changes (never per frame, never on a tick: lease order does not
-    /// change with time).
-    order: Vec<u32>,
-    /// Every position, sorted by `sort` (rebuilt on a snapshot or a sort).
-    sorted: Vec<u32>,
-    /// What the filter searches, built on first use after a snapshot.
-    haystacks: Option<Arc<Vec<String>>>,
-    sort: SortKey,
-    filter: String,
-    /// Why the filter cannot be read, while it cannot (no row is shown).
-    filter_error: Option<String>,
-    /// The sort's order reversed (`S`).
-    reversed: bool,
-    /// Marked instance names (`space`, Ctrl-A), kept sorted; `r` and `d`
-    /// act on them when there are any. Names no longer in the store are
-    /// dropped on each snapshot.
-    marks: std::collections::BTreeSet<String>,
-    /// The selected row (an index into `order`).
-    selected: usize,
-    selected_name: Option<String>,
-    backoff_selected: usize,
-    backoff_name: Option<String>,
-    supervisor: Log<SupervisorNote>,
-    activity: Log<Activity>,
-    /// The Operations pane's row (in `snapshot.operations`) and its id.
-    op_selected: usize,
-    op_id: Option<String>,
-    /// Names this console tears down (or did lately), with the unix time
-    /// until which a change seen on them is its own (`i64::MAX` in flight).
-    own: std::collections::HashMap<String, i64>,
-    /// The zone log times are shown in (UTC until the console sets the
-    /// local one; `--utc` keeps UTC).
-    zone: jiff::tz::TimeZone,
-    /// The teardown command `Y` copies (`None`: the default template).
-    down: Option<crate::reaper::DownCommand>,
-    /// The views over the panes, bottom first: the top one takes the keys
-    /// and is drawn last.
-    layers: Layers,
-    /// The command lines run before (`:`), oldest first.
-    command_history: Vec<String>,
-    /// The last logs session number given out.
-    logs_session: u64,
-    flash: Option<Flash>,
-    no_color: bool,
-    quitting: bool,
-    counts: Counts,
     /// The wall clock's doubt as last checked (`Event::Clock`): while set,
     /// the reaper and GC are paused and `r` is off.
     clock_doubt: Option<String>,
@@ -199,15 +167,64 @@ pub struct App {
     /// Why the store does not record the reaper's failures, while it does
     /// not (`Event::Unrecorded`): the reaper is paused and `r`/`d` are off.
     unrecorded: Option<String>,
-    /// Whether a helper is configured, read once from
-    /// [`AppConfig::helper_line`].
-    helper: HelperState,
-    /// The teardown command (`d`'s dialog, the header's missing-program
-    /// banner), set by the console at start.
-    teardown: TeardownInfo,
     /// The reaper as this console controls it: the pause asked for (`P`)
     /// and the thread's last report.
     reaper: ReaperView,
+}
+
+/// What the console sets once at start (besides [`AppConfig`]).
+#[derive(Debug)]
+struct Settings {
+    /// Whether a helper is configured (the Supervisor pane's empty state).
+    helper: HelperState,
+    /// The teardown command (`d`'s dialog, the header's missing-program
+    /// banner).
+    teardown: TeardownInfo,
+    /// The teardown command `Y` copies (`None`: the default template).
+    down: Option<crate::reaper::DownCommand>,
+    /// The zone log times are shown in (UTC until the console sets the
+    /// local one; `--utc` keeps UTC).
+    zone: jiff::tz::TimeZone,
+    /// Draw without colours (`NO_COLOR`).
+    no_color: bool,
+}
+
+/// The whole UI state: the snapshot shown, the panes' tables, the layers
+/// over them, and what the background threads last reported. Changed only
+/// through [`App::handle`] (and the start-up setters).
+#[derive(Debug)]
+pub struct App {
+    config: AppConfig,
+    settings: Settings,
+    /// The time of the last event (unix seconds).
+    now: i64,
+    /// The monotonic instant of the last event.
+    clock: Instant,
+    shown: Shown,
+    status: Status,
+    /// Operator actions the UI decided by itself, for the audit trail.
+    outbox: Vec<Activity>,
+    focus: Focus,
+    /// The Instances table: order, sort, filter, marks, selection.
+    instances: InstancesTable,
+    /// The Backoffs pane's row.
+    backoffs: Selection,
+    /// The Operations pane's row.
+    operations: Selection,
+    supervisor: Log<SupervisorNote>,
+    activity: Log<Activity>,
+    /// Names this console tears down (or did lately), with the unix time
+    /// until which a change seen on them is its own (`i64::MAX` in flight).
+    own: std::collections::HashMap<String, i64>,
+    /// The views over the panes, bottom first: the top one takes the keys
+    /// and is drawn last.
+    layers: Layers,
+    /// The command lines run before (`:`), oldest first.
+    command_history: Vec<String>,
+    /// The last logs session number given out.
+    logs_session: u64,
+    flash: Option<Flash>,
+    quitting: bool,
     /// The focused pane has the whole body (`z`).
     zoom: bool,
     pub(crate) viewport: Cell<Viewport>,
@@ -224,51 +241,46 @@ impl App {
     pub fn new(config: AppConfig, now: i64) -> Self {
         let helper = HelperState::from_helper_line(&config.helper_line);
         Self {
-            helper,
-            teardown: TeardownInfo::default(),
-            reaper: ReaperView::default(),
-            zoom: false,
+            settings: Settings {
+                helper,
+                teardown: TeardownInfo::default(),
+                down: None,
+                zone: jiff::tz::TimeZone::UTC,
+                no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+            },
             config,
             now,
             clock: Instant::now(),
-            snapshot: Arc::new(Snapshot::default()),
-            loaded: false,
-            retired: None,
-            health: StoreHealth::Ok,
-            role: RoleState::Active,
-            controller: ControllerState::default(),
-            watch: None,
+            shown: Shown {
+                snapshot: Arc::new(Snapshot::default()),
+                retired: None,
+                loaded: false,
+                counts: Counts::default(),
+            },
+            status: Status {
+                health: StoreHealth::Ok,
+                role: RoleState::Active,
+                controller: ControllerState::default(),
+                watch: None,
+                clock_doubt: None,
+                audit_failure: None,
+                unrecorded: None,
+                reaper: ReaperView::default(),
+            },
             outbox: Vec::new(),
             focus: Focus::Instances,
-            order: Vec::new(),
-            sorted: Vec::new(),
-            haystacks: None,
-            sort: SortKey::default(),
-            filter: String::new(),
-            filter_error: None,
-            reversed: false,
-            marks: std::collections::BTreeSet::new(),
-            selected: 0,
-            selected_name: None,
-            backoff_selected: 0,
-            backoff_name: None,
+            instances: InstancesTable::default(),
+            backoffs: Selection::default(),
+            operations: Selection::default(),
             supervisor: Log::default(),
             activity: Log::default(),
-            op_selected: 0,
-            op_id: None,
             own: std::collections::HashMap::new(),
-            zone: jiff::tz::TimeZone::UTC,
-            down: None,
             layers: Layers::default(),
             command_history: Vec::new(),
             logs_session: 0,
             flash: None,
-            no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
             quitting: false,
-            counts: Counts::default(),
-            clock_doubt: None,
-            audit_failure: None,
-            unrecorded: None,
+            zoom: false,
             viewport: Cell::new(Viewport::default()),
             areas: Cell::new(None),
         }
@@ -298,7 +310,7 @@ impl App {
             // frame, and every event before it applies).
             Event::Snapshot(snapshot) => self.show_snapshot(snapshot),
             Event::StoreHealth(health) => {
-                self.health = health;
+                self.status.health = health;
                 None
             }
             Event::Activity(activity) => {
@@ -311,23 +323,23 @@ impl App {
                 None
             }
             Event::Role(role) => {
-                self.role = role;
+                self.status.role = role;
                 None
             }
             Event::Controller(controller) => {
-                self.controller = controller;
+                self.status.controller = controller;
                 None
             }
             Event::Clock(doubt) => {
-                self.clock_doubt = doubt;
+                self.status.clock_doubt = doubt;
                 None
             }
             Event::Unrecorded(error) => {
-                self.unrecorded = error;
+                self.status.unrecorded = error;
                 None
             }
             Event::Audit(error) => {
-                self.audit_failure = error;
+                self.status.audit_failure = error;
                 None
             }
             Event::Logs(update) => {
@@ -335,11 +347,11 @@ impl App {
                 None
             }
             Event::Reaper(status) => {
-                self.reaper.status = Some(status);
+                self.status.reaper.status = Some(status);
                 None
             }
             Event::Watch(mode) => {
-                self.watch = Some(mode);
+                self.status.watch = Some(mode);
                 None
             }
             Event::Answer(answer) => {
@@ -364,19 +376,19 @@ impl App {
     /// The snapshot on screen.
     #[must_use]
     pub fn snapshot(&self) -> &Snapshot {
-        &self.snapshot
+        &self.shown.snapshot
     }
 
     /// The snapshot on screen, shared.
     #[must_use]
     pub fn snapshot_arc(&self) -> &Arc<Snapshot> {
-        &self.snapshot
+        &self.shown.snapshot
     }
 
     /// Whether a snapshot has arrived yet.
     #[must_use]
     pub fn loaded(&self) -> bool {
-        self.loaded
+        self.shown.loaded
     }
 
     /// The configuration given at start.
@@ -407,40 +419,41 @@ impl App {
     /// Whether a helper is configured (the Supervisor pane's empty state).
     #[must_use]
     pub fn helper(&self) -> HelperState {
-        self.helper
+        self.settings.helper
     }
 
     /// Header counts.
     #[must_use]
     pub fn counts(&self) -> Counts {
-        self.counts
+        self.shown.counts
     }
 
     /// The selected row of the Instances table: an index into
     /// [`App::visible`] (meaningless when no row is shown).
     #[must_use]
     pub fn selected_index(&self) -> usize {
-        self.selected
+        self.instances.selected
     }
 
     /// The selected instance, if any row is shown.
     #[must_use]
     pub fn selected_instance(&self) -> Option<&Instance> {
-        self.instance_at(self.selected)
+        self.instance_at(self.instances.selected)
     }
 
     /// The rows of the Instances table, filtered and sorted: positions into
     /// `snapshot().instances`.
     #[must_use]
     pub fn visible(&self) -> &[u32] {
-        &self.order
+        &self.instances.order
     }
 
     /// The instance shown in table row `row`.
     #[must_use]
     pub fn instance_at(&self, row: usize) -> Option<&Instance> {
-        let position = *self.order.get(row)?;
-        self.snapshot
+        let position = *self.instances.order.get(row)?;
+        self.shown
+            .snapshot
             .instances
             .get(position as usize)
             .map(std::sync::Arc::as_ref)
@@ -449,13 +462,13 @@ impl App {
     /// The active sort.
     #[must_use]
     pub fn sort(&self) -> SortKey {
-        self.sort
+        self.instances.sort
     }
 
     /// The filter text (empty: no filter).
     #[must_use]
     pub fn filter(&self) -> &str {
-        &self.filter
+        &self.instances.filter
     }
 
     /// Whether the filter prompt has the keyboard (after `/`).
@@ -486,19 +499,19 @@ impl App {
     /// Whether to draw without colours (`NO_COLOR`).
     #[must_use]
     pub fn no_color(&self) -> bool {
-        self.no_color
+        self.settings.no_color
     }
 
     /// Override the `NO_COLOR` decision made at [`App::new`]. There is no
     /// command-line flag for colour: outside tests, only the `NO_COLOR`
     /// environment variable (set and not empty) turns colour off.
     pub fn set_no_color(&mut self, no_color: bool) {
-        self.no_color = no_color;
+        self.settings.no_color = no_color;
     }
     /// Index of the selected row in `snapshot().reap_attempts`.
     #[must_use]
     pub fn backoff_index(&self) -> usize {
-        self.backoff_selected
+        self.backoffs.index
     }
 
     /// The activity log.

@@ -19,14 +19,14 @@ impl App {
     /// The operation selected in the Operations pane, if any.
     #[must_use]
     pub fn selected_operation(&self) -> Option<&Operation> {
-        self.snapshot.operations.get(self.op_selected)
+        self.shown.snapshot.operations.get(self.operations.index)
     }
 
     /// The row selected in the Operations pane (an index into
     /// `snapshot().operations`).
     #[must_use]
     pub fn operation_index(&self) -> usize {
-        self.op_selected
+        self.operations.index
     }
 
     /// The operation overlay: the id asked for, and the operation with that
@@ -34,7 +34,10 @@ impl App {
     #[must_use]
     pub fn operation_open(&self) -> Option<(&str, Option<&Operation>)> {
         let id = self.layers.operation()?;
-        Some((id, self.snapshot.operations.iter().find(|op| op.id == id)))
+        Some((
+            id,
+            self.shown.snapshot.operations.iter().find(|op| op.id == id),
+        ))
     }
 
     /// The operation awaiting `y`/`N` confirmation of a cancel.
@@ -56,17 +59,18 @@ impl App {
 
     /// Follow the selected operation by id into a new snapshot.
     pub(super) fn reselect_operation(&mut self) {
-        let ops = &self.snapshot.operations;
+        let ops = &self.shown.snapshot.operations;
         if let Some(index) = self
-            .op_id
+            .operations
+            .key
             .as_deref()
             .and_then(|id| ops.iter().position(|op| op.id == id))
         {
-            self.op_selected = index;
+            self.operations.index = index;
         } else {
-            self.op_selected = self.op_selected.min(ops.len().saturating_sub(1));
+            self.operations.index = self.operations.index.min(ops.len().saturating_sub(1));
         }
-        self.op_id = ops.get(self.op_selected).map(|op| op.id.clone());
+        self.operations.key = ops.get(self.operations.index).map(|op| op.id.clone());
     }
 
     /// The operation `c` acts on: the overlay's, the selected one in the
@@ -88,7 +92,8 @@ impl App {
                 .ok_or_else(|| (String::new(), "no operation selected".into()));
         }
         let instance = self.target()?;
-        self.snapshot
+        self.shown
+            .snapshot
             .pending_operation(&instance.name)
             .cloned()
             .ok_or_else(|| {
@@ -106,7 +111,7 @@ impl App {
             self.refuse("", reason);
             return;
         }
-        let generation = self.snapshot.generation;
+        let generation = self.shown.snapshot.generation;
         if !generation.has_operations() {
             self.refuse(
                 "",
@@ -130,6 +135,7 @@ impl App {
     /// still passes the rules on the snapshot shown now.
     pub(super) fn confirm_cancel_operation(&mut self, asked: Operation) -> Option<Effect> {
         let Some(current) = self
+            .shown
             .snapshot
             .operations
             .iter()
@@ -201,13 +207,13 @@ impl App {
     /// it replaces none), nor for a re-probe of the same rows. Whether a
     /// line was logged.
     pub(super) fn observe(&mut self, previous: &Arc<Snapshot>) -> bool {
-        if Arc::ptr_eq(&self.snapshot.rows, &previous.rows) {
+        if Arc::ptr_eq(&self.shown.snapshot.rows, &previous.rows) {
             return false;
         }
         let mut logged = false;
         let now = self.now;
         self.own.retain(|_, until| *until > now);
-        let next = Arc::clone(&self.snapshot);
+        let next = Arc::clone(&self.shown.snapshot);
         for change in observe::changes(&previous.rows, &next.rows) {
             let own = self.own.contains_key(change.instance())
                 && match &change {

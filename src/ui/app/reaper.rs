@@ -22,13 +22,13 @@ impl App {
     /// The reaper as this console controls it.
     #[must_use]
     pub const fn reaper(&self) -> &ReaperView {
-        &self.reaper
+        &self.status.reaper
     }
 
     /// Why `P` and `R` have nothing to act on here: the reaper is off
     /// (`--no-reaper`, `--read-only`) or another console runs it.
     fn reaper_elsewhere(&self) -> Option<String> {
-        match &self.role {
+        match &self.status.role {
             RoleState::Standby { .. } => {
                 return Some("this console stands by: the active console runs the reaper".into());
             }
@@ -51,14 +51,14 @@ impl App {
             self.set_flash(FlashLevel::Warning, why);
             return None;
         }
-        self.reaper.paused = !self.reaper.paused;
-        let text = if self.reaper.paused {
+        self.status.reaper.paused = !self.status.reaper.paused;
+        let text = if self.status.reaper.paused {
             "reaper paused: no pass runs until P resumes it (running teardowns finish; reap --once is not affected)"
         } else {
             "reaper resumed: a pass runs now"
         };
         self.set_flash(FlashLevel::Info, text.to_owned());
-        Some(Effect::PauseReaper(self.reaper.paused))
+        Some(Effect::PauseReaper(self.status.reaper.paused))
     }
 
     /// `R`: a reaper pass now.
@@ -67,7 +67,7 @@ impl App {
             self.set_flash(FlashLevel::Warning, why);
             return None;
         }
-        if self.reaper.paused {
+        if self.status.reaper.paused {
             self.set_flash(
                 FlashLevel::Warning,
                 "the reaper is paused: P resumes it (and runs a pass)".to_owned(),
@@ -87,10 +87,10 @@ impl App {
     /// finished). `None` while paused, off, or elsewhere.
     #[must_use]
     pub fn reaper_schedule(&self) -> Option<String> {
-        if self.reaper.paused || self.reaper_elsewhere().is_some() {
+        if self.status.reaper.paused || self.reaper_elsewhere().is_some() {
             return None;
         }
-        let status = self.reaper.status?;
+        let status = self.status.reaper.status?;
         let next = status.next_pass_at.map(|at| {
             let secs = at.saturating_sub(self.now);
             if secs <= 0 {

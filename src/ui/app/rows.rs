@@ -8,6 +8,37 @@ use super::{App, FlashLevel};
 use crate::model::{Snapshot, Status};
 use crate::ui::filter::{Facts, Filter};
 
+/// The Instances table's state: which rows are shown, in which order,
+/// the filter, the marks and the selection.
+#[derive(Debug, Default)]
+pub(super) struct InstancesTable {
+    /// Positions into `snapshot.instances` of the rows shown, filtered and
+    /// sorted. Rebuilt only when the snapshot, the filter or the sort
+    /// changes (never per frame, never on a tick: lease order does not
+    /// change with time).
+    pub(super) order: Vec<u32>,
+    /// Every position, sorted by `sort` (rebuilt on a snapshot or a sort).
+    pub(super) sorted: Vec<u32>,
+    /// What the filter searches, built on first use after a snapshot.
+    pub(super) haystacks: Option<Arc<Vec<String>>>,
+    pub(super) sort: SortKey,
+    /// The sort's order reversed (`S`).
+    pub(super) reversed: bool,
+    /// The filter text (empty: none); typed while [`super::Layer::Filter`]
+    /// is open.
+    pub(super) filter: String,
+    /// Why the filter cannot be read, while it cannot (no row is shown).
+    pub(super) filter_error: Option<String>,
+    /// Marked instance names (`space`, Ctrl-A), kept sorted; `r` and `d`
+    /// act on them when there are any. Names no longer in the store are
+    /// dropped on each snapshot.
+    pub(super) marks: std::collections::BTreeSet<String>,
+    /// The selected row (an index into `order`).
+    pub(super) selected: usize,
+    /// Its instance's name, to find it again after a new snapshot.
+    pub(super) selected_name: Option<String>,
+}
+
 /// The order of the Instances table (`s` cycles through them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum SortKey {
@@ -99,27 +130,27 @@ impl App {
     /// `S`.
     #[must_use]
     pub fn sort_descending(&self) -> bool {
-        self.sort.descending() != self.reversed
+        self.instances.sort.descending() != self.instances.reversed
     }
 
     /// Why the filter cannot be read, while it cannot
     /// ([`crate::ui::filter::parse`]'s message; no row is shown).
     #[must_use]
     pub fn filter_error(&self) -> Option<&str> {
-        self.filter_error.as_deref()
+        self.instances.filter_error.as_deref()
     }
 
     /// Whether `S` reversed the sort.
     #[must_use]
     pub fn sort_reversed(&self) -> bool {
-        self.reversed
+        self.instances.reversed
     }
 
     /// Sort by `key`, `descending` or not (`:sort KEY [asc|desc]`; `None`:
     /// the key's natural direction).
     pub fn set_sort(&mut self, key: SortKey, descending: Option<bool>) {
-        self.sort = key;
-        self.reversed = descending.is_some_and(|d| d != key.descending());
+        self.instances.sort = key;
+        self.instances.reversed = descending.is_some_and(|d| d != key.descending());
         self.resort();
     }
 
@@ -146,33 +177,33 @@ impl App {
     /// it after the frame), with whether a line was logged (the frame is
     /// then drawn again). `None` when nothing waits.
     pub fn settle(&mut self) -> Option<(Arc<Snapshot>, bool)> {
-        let previous = self.retired.take()?;
+        let previous = self.shown.retired.take()?;
         let logged = self.observe(&previous);
         Some((previous, logged))
     }
 
     fn set_snapshot(&mut self, snapshot: Arc<Snapshot>) {
-        let previous = std::mem::replace(&mut self.snapshot, snapshot);
-        if self.loaded {
-            self.retired = Some(previous);
+        let previous = std::mem::replace(&mut self.shown.snapshot, snapshot);
+        if self.shown.loaded {
+            self.shown.retired = Some(previous);
         }
-        self.loaded = true;
-        self.haystacks = None;
+        self.shown.loaded = true;
+        self.instances.haystacks = None;
         self.resort();
-        let instances = &self.snapshot.instances;
-        let attempts = &self.snapshot.reap_attempts;
-        self.backoff_selected = reselect(
+        let instances = &self.shown.snapshot.instances;
+        let attempts = &self.shown.snapshot.reap_attempts;
+        self.backoffs.index = reselect(
             attempts.len(),
-            self.backoff_selected,
-            self.backoff_name.as_deref(),
+            self.backoffs.index,
+            self.backoffs.key.as_deref(),
             |name| {
                 attempts
                     .binary_search_by(|a| a.instance.as_str().cmp(name))
                     .ok()
             },
         );
-        self.backoff_name = attempts
-            .get(self.backoff_selected)
+        self.backoffs.key = attempts
+            .get(self.backoffs.index)
             .map(|a| a.instance.clone());
         let (mut active, mut tombstoned) = (0, 0);
         for instance in instances {
@@ -182,8 +213,8 @@ impl App {
                 Status::Other(_) => {}
             }
         }
-        self.counts.active = active;
-        self.counts.tombstoned = tombstoned;
+        self.shown.counts.active = active;
+        self.shown.counts.tombstoned = tombstoned;
         self.recount_expired();
         self.reselect_operation();
         self.prune_marks();
@@ -192,7 +223,7 @@ impl App {
     /// Sort every instance by the active key into `sorted` (on a new
     /// snapshot or sort only), then filter.
     pub(super) fn resort(&mut self) {
-        let snapshot = &self.snapshot;
+        let snapshot = &self.shown.snapshot;
         let instances = &snapshot.instances;
         // A store cannot hold 2^32 instances in memory; the rest are cut
         // rather than wrapped.
@@ -202,17 +233,17 @@ impl App {
         // of these positions when the count is unchanged), which a new
         // snapshot rarely changes and the sort then only checks.
         let unique = matches!(
-            self.sort,
+            self.instances.sort,
             SortKey::LeaseExpiry | SortKey::ReapAttempts | SortKey::Lock
         );
-        let mut sorted: Vec<u32> = if unique && self.sorted.len() == len as usize {
-            std::mem::take(&mut self.sorted)
+        let mut sorted: Vec<u32> = if unique && self.instances.sorted.len() == len as usize {
+            std::mem::take(&mut self.instances.sorted)
         } else {
             (0..len).collect()
         };
         let at = |p: u32| &instances[p as usize];
         // Ties by position: name order (the snapshot is sorted by name).
-        match self.sort {
+        match self.instances.sort {
             SortKey::Name => {}
             SortKey::LeaseExpiry => sorted.sort_by_cached_key(|&p| {
                 let lease = at(p).lease;
@@ -239,10 +270,10 @@ impl App {
                 (rank, p)
             }),
         }
-        if self.reversed {
+        if self.instances.reversed {
             sorted.reverse();
         }
-        self.sorted = sorted;
+        self.instances.sorted = sorted;
         self.refilter();
     }
 
@@ -251,30 +282,31 @@ impl App {
     /// cannot be read ([`crate::ui::filter::parse`]) shows no row and keeps
     /// its message in `filter_error`.
     pub(super) fn refilter(&mut self) {
-        let filter = match crate::ui::filter::parse(&self.filter) {
+        let filter = match crate::ui::filter::parse(&self.instances.filter) {
             Ok(filter) => {
-                self.filter_error = None;
+                self.instances.filter_error = None;
                 filter
             }
             Err(error) => {
-                self.filter_error = Some(error);
-                self.order.clear();
+                self.instances.filter_error = Some(error);
+                self.instances.order.clear();
                 self.reselect_row();
                 return;
             }
         };
         if filter.is_empty() {
-            self.order.clone_from(&self.sorted);
+            self.instances.order.clone_from(&self.instances.sorted);
         } else {
             let haystacks = self.haystacks();
-            let matcher = Matcher::new(&filter, &self.snapshot, &haystacks, self.now);
+            let matcher = Matcher::new(&filter, &self.shown.snapshot, &haystacks, self.now);
             let order = self
+                .instances
                 .sorted
                 .iter()
                 .copied()
                 .filter(|&p| matcher.matches(p))
                 .collect();
-            self.order = order;
+            self.instances.order = order;
         }
         self.reselect_row();
     }
@@ -283,15 +315,15 @@ impl App {
     /// order stays sorted) when the filter is plain words, else filter
     /// again.
     pub(super) fn narrow_order(&mut self) {
-        let filter = match crate::ui::filter::parse(&self.filter) {
-            Ok(filter) if filter.words_only() && self.filter_error.is_none() => filter,
+        let filter = match crate::ui::filter::parse(&self.instances.filter) {
+            Ok(filter) if filter.words_only() && self.instances.filter_error.is_none() => filter,
             _ => return self.refilter(),
         };
         let haystacks = self.haystacks();
-        let matcher = Matcher::new(&filter, &self.snapshot, &haystacks, self.now);
-        let mut order = std::mem::take(&mut self.order);
+        let matcher = Matcher::new(&filter, &self.shown.snapshot, &haystacks, self.now);
+        let mut order = std::mem::take(&mut self.instances.order);
         order.retain(|&p| matcher.matches(p));
-        self.order = order;
+        self.instances.order = order;
         self.reselect_row();
     }
 
@@ -299,11 +331,12 @@ impl App {
     /// lower-cased (the filter never holds a NUL, so no match spans two
     /// fields). Built on the first filter after a snapshot, then reused.
     fn haystacks(&mut self) -> Arc<Vec<String>> {
-        if let Some(haystacks) = &self.haystacks {
+        if let Some(haystacks) = &self.instances.haystacks {
             return Arc::clone(haystacks);
         }
         let built: Arc<Vec<String>> = Arc::new(
-            self.snapshot
+            self.shown
+                .snapshot
                 .instances
                 .iter()
                 .map(|i| {
@@ -311,7 +344,7 @@ impl App {
                 })
                 .collect(),
         );
-        self.haystacks = Some(Arc::clone(&built));
+        self.instances.haystacks = Some(Arc::clone(&built));
         built
     }
 
@@ -320,8 +353,9 @@ impl App {
     /// no row shown (a filter matching nothing) the name is kept, so
     /// clearing the filter brings the selection back.
     fn reselect_row(&mut self) {
-        let instances = &self.snapshot.instances;
+        let instances = &self.shown.snapshot.instances;
         let found = self
+            .instances
             .selected_name
             .as_deref()
             .and_then(|name| {
@@ -330,16 +364,18 @@ impl App {
                     .ok()
             })
             .and_then(|at| u32::try_from(at).ok())
-            .and_then(|at| self.order.iter().position(|&p| p == at));
-        self.selected = found.unwrap_or_else(|| step(self.selected, 0, self.order.len()));
-        if found.is_none() && !self.order.is_empty() {
-            self.selected_name = self.selected_instance().map(|i| i.name.clone());
+            .and_then(|at| self.instances.order.iter().position(|&p| p == at));
+        self.instances.selected =
+            found.unwrap_or_else(|| step(self.instances.selected, 0, self.instances.order.len()));
+        if found.is_none() && !self.instances.order.is_empty() {
+            self.instances.selected_name = self.selected_instance().map(|i| i.name.clone());
         }
     }
 
     pub(super) fn recount_expired(&mut self) {
         let now = self.now;
-        self.counts.expired = self
+        self.shown.counts.expired = self
+            .shown
             .snapshot
             .instances
             .iter()
@@ -348,10 +384,10 @@ impl App {
     }
 
     pub(super) fn clear_filter(&mut self) {
-        if self.filter.is_empty() {
+        if self.instances.filter.is_empty() {
             return;
         }
-        self.filter.clear();
+        self.instances.filter.clear();
         self.refilter();
         self.set_flash(FlashLevel::Info, "filter cleared".into());
     }

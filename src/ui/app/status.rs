@@ -15,28 +15,28 @@ impl App {
     /// Whether this console is the active one for its store.
     #[must_use]
     pub fn role(&self) -> &RoleState {
-        &self.role
+        &self.status.role
     }
 
     /// Why the wall clock looks wrong, while it does (the reaper and GC
     /// are paused and `r` is off meanwhile).
     #[must_use]
     pub fn clock_doubt(&self) -> Option<&str> {
-        self.clock_doubt.as_deref()
+        self.status.clock_doubt.as_deref()
     }
 
     /// Why the audit trail does not take writes, while it does not (the
     /// reaper is paused meanwhile).
     #[must_use]
     pub fn audit_failure(&self) -> Option<&str> {
-        self.audit_failure.as_deref()
+        self.status.audit_failure.as_deref()
     }
 
     /// Why a failed reap could not be recorded in the store, while it
     /// could not (the reaper is paused and `r`/`d` are off meanwhile).
     #[must_use]
     pub fn unrecorded(&self) -> Option<&str> {
-        self.unrecorded.as_deref()
+        self.status.unrecorded.as_deref()
     }
 
     /// Why `r` and `d` are off, if they are: the access given at start
@@ -49,12 +49,12 @@ impl App {
         if let Err(reason) = &self.config.write_keys {
             return Some(Cow::Borrowed(reason.as_str()));
         }
-        if let Some(error) = &self.unrecorded {
+        if let Some(error) = &self.status.unrecorded {
             return Some(Cow::Owned(format!(
                 "the store does not record failures ({error}): r and d are off until it accepts writes"
             )));
         }
-        let generation = self.snapshot.generation;
+        let generation = self.shown.snapshot.generation;
         (!generation.allows_write_keys()).then(|| {
             Cow::Owned(format!(
                 "schema v{} is older than this console: r and d are off until stackless upgrades the store",
@@ -74,7 +74,7 @@ impl App {
     /// (clock looks wrong)`, `reaper: paused (failures cannot be recorded)`, else the start-up line (`reaper: every 1s`).
     #[must_use]
     pub fn reaper_text(&self) -> Cow<'_, str> {
-        match &self.role {
+        match &self.status.role {
             RoleState::Standby { pid: Some(pid) } => {
                 return Cow::Owned(format!("reaper: run by another console (pid {pid})"));
             }
@@ -91,22 +91,23 @@ impl App {
             return Cow::Borrowed(line);
         }
         if let Some(off) = self
+            .shown
             .loaded
-            .then(|| self.snapshot.generation.reaper_off())
+            .then(|| self.shown.snapshot.generation.reaper_off())
             .flatten()
         {
             return Cow::Owned(format!("reaper: off ({off})"));
         }
-        if self.unrecorded.is_some() {
+        if self.status.unrecorded.is_some() {
             return Cow::Borrowed("reaper: paused (failures cannot be recorded)");
         }
-        if self.audit_failure.is_some() {
+        if self.status.audit_failure.is_some() {
             return Cow::Borrowed("reaper: paused (audit trail cannot be written)");
         }
-        if self.clock_doubt.is_some() {
+        if self.status.clock_doubt.is_some() {
             return Cow::Borrowed("reaper: paused (clock looks wrong)");
         }
-        if self.reaper.paused {
+        if self.status.reaper.paused {
             return Cow::Borrowed("reaper: paused (P resumes)");
         }
         Cow::Borrowed(line)
@@ -116,49 +117,49 @@ impl App {
     /// program was found at start).
     #[must_use]
     pub const fn teardown(&self) -> &TeardownInfo {
-        &self.teardown
+        &self.settings.teardown
     }
 
     /// Set the teardown command (the console, once, before the first
     /// frame).
     pub fn set_teardown(&mut self, teardown: TeardownInfo) {
-        self.teardown = teardown;
+        self.settings.teardown = teardown;
     }
 
     /// The stackless controller serving the store, as last probed.
     #[must_use]
     pub const fn controller(&self) -> &ControllerState {
-        &self.controller
+        &self.status.controller
     }
 
     /// How the watcher notices commits, once it has said (`None` before,
     /// and where no watcher runs).
     #[must_use]
     pub const fn watch(&self) -> Option<crate::event::WatchMode> {
-        self.watch
+        self.status.watch
     }
 
     /// The store's health as last reported.
     #[must_use]
     pub fn health(&self) -> &StoreHealth {
-        &self.health
+        &self.status.health
     }
 
     /// Show log times in `zone` (the console: the local zone, `TZ`
     /// honoured, unless `--utc`).
     pub fn set_zone(&mut self, zone: jiff::tz::TimeZone) {
-        self.zone = zone;
+        self.settings.zone = zone;
     }
 
     /// The zone log times are shown in.
     #[must_use]
     pub fn zone(&self) -> &jiff::tz::TimeZone {
-        &self.zone
+        &self.settings.zone
     }
 
     /// The zone's name now (`CET`, `UTC`), as pane titles mark it.
     #[must_use]
     pub fn zone_label(&self) -> String {
-        crate::model::time::zone_label(self.now, &self.zone)
+        crate::model::time::zone_label(self.now, &self.settings.zone)
     }
 }
