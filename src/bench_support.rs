@@ -391,10 +391,11 @@ pub fn generate(
 pub fn app_config(store_label: &str) -> crate::ui::AppConfig {
     crate::ui::AppConfig {
         store_label: store_label.to_owned(),
-        reaper_line: "reaper: off (--no-reaper)".to_owned(),
-        helper_line: "helper: none".to_owned(),
+        reaper: crate::ui::ReaperMode::Off("--no-reaper".to_owned()),
+        helper: crate::ui::HelperMode::None,
         write_keys: Ok(()),
         host: None,
+        no_color: false,
     }
 }
 

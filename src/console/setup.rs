@@ -13,7 +13,7 @@ use crate::reaper::{DownCommand, ReaperConfig};
 use crate::startup::{StartupError, open_store, reaper_config};
 use crate::store::{Access, Store};
 use crate::supervisor::HelperConfig;
-use crate::ui::{AppConfig, TeardownInfo};
+use crate::ui::{AppConfig, HelperMode, ReaperMode, TeardownInfo};
 
 /// The demo's reaper tick (the default 60 s would keep a newcomer waiting).
 pub(super) const DEMO_TICK: Duration = Duration::from_secs(5);
@@ -88,10 +88,17 @@ pub(super) fn prepare(cli: &Cli) -> Result<Setup, StartupError> {
         } else {
             path.display().to_string()
         },
-        reaper_line: reaper_line(reaper_off.as_deref(), cli.dry_run, tick),
-        helper_line: helper_line(cli, helper.as_ref(), access),
+        reaper: reaper_off.map_or(
+            ReaperMode::Every {
+                tick,
+                dry_run: cli.dry_run,
+            },
+            ReaperMode::Off,
+        ),
+        helper: helper_mode(cli, helper.as_ref(), access),
         write_keys: write_keys(access),
         host: cli.reached_as.clone(),
+        no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
     };
     use std::io::IsTerminal as _;
     if !io::stdout().is_terminal() || !io::stdin().is_terminal() {
@@ -198,25 +205,11 @@ fn reaper_off_reason(cli: &Cli, access: Access) -> Option<String> {
     }
 }
 
-/// The header's reaper text: `reaper: every 1m`, `... (dry run)`, or
-/// `reaper: off (why)`.
-fn reaper_line(off: Option<&str>, dry_run: bool, tick: Duration) -> String {
-    match off {
-        Some(why) => format!("reaper: off ({why})"),
-        None if dry_run => format!(
-            "reaper: every {} (dry run)",
-            humantime::format_duration(tick)
-        ),
-        None => format!("reaper: every {}", humantime::format_duration(tick)),
-    }
-}
-
-/// The header's helper text: the program's file name, `off (read-only)`,
-/// or `none`.
-fn helper_line(cli: &Cli, helper: Option<&HelperConfig>, access: Access) -> String {
+/// The helper for the header: the program's file name, off (read-only),
+/// or none.
+fn helper_mode(cli: &Cli, helper: Option<&HelperConfig>, access: Access) -> HelperMode {
     match (helper, &cli.helper, access) {
-        (Some(h), _, _) => format!(
-            "helper: {}",
+        (Some(h), _, _) => HelperMode::Program(
             Path::new(&h.argv[0])
                 .file_name()
                 .map_or_else(|| h.argv[0].clone(), |n| n.to_string_lossy().into_owned())
@@ -224,10 +217,10 @@ fn helper_line(cli: &Cli, helper: Option<&HelperConfig>, access: Access) -> Stri
                     " demo-helper"
                 } else {
                     ""
-                }
+                },
         ),
-        (None, Some(_), Access::ReadOnly) => "helper: off (read-only)".into(),
-        _ => "helper: none".into(),
+        (None, Some(_), Access::ReadOnly) => HelperMode::OffReadOnly,
+        _ => HelperMode::None,
     }
 }
 

@@ -35,7 +35,9 @@ pub mod spark;
 pub mod theme;
 pub mod view;
 
-pub use app::{App, AppConfig, Effect, Flash, FlashLevel, Focus, SortKey, TeardownInfo};
+pub use app::{
+    App, AppConfig, Effect, Flash, FlashLevel, Focus, HelperMode, ReaperMode, SortKey, TeardownInfo,
+};
 use app::{Layer, Question};
 
 use ratatui::Frame;

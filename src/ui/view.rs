@@ -431,23 +431,6 @@ pub enum HelperState {
     Configured,
 }
 
-impl HelperState {
-    /// From the header's helper line ([`crate::ui::AppConfig::helper_line`],
-    /// the only place the console states it): [`HelperState::NotConfigured`]
-    /// when it is empty or ends in `none` (`helper: none`), trailing
-    /// whitespace ignored; else [`HelperState::Configured`]. Read once, in
-    /// [`crate::ui::App::new`].
-    #[must_use]
-    pub fn from_helper_line(line: &str) -> Self {
-        let line = line.trim_end();
-        if line.ends_with("none") || line.is_empty() {
-            Self::NotConfigured
-        } else {
-            Self::Configured
-        }
-    }
-}
-
 /// The banner while the store is busy: `store busy for 7s: showing the last
 /// snapshot`.
 #[must_use]
@@ -501,22 +484,17 @@ mod tests {
     }
 
     #[test]
-    fn helper_state_from_the_helper_line() {
+    fn helper_state_from_the_helper_mode() {
+        use crate::ui::app::HelperMode;
         use HelperState::{Configured, NotConfigured};
-        assert_eq!(HelperState::from_helper_line("helper: none"), NotConfigured);
+        assert_eq!(HelperMode::None.state(), NotConfigured);
+        assert_eq!(HelperMode::None.line(), "helper: none");
         assert_eq!(
-            HelperState::from_helper_line("helper: none  "),
-            NotConfigured
-        );
-        assert_eq!(HelperState::from_helper_line(""), NotConfigured);
-        assert_eq!(
-            HelperState::from_helper_line("helper: demo-helper"),
+            HelperMode::Program("demo-helper".into()).state(),
             Configured
         );
-        assert_eq!(
-            HelperState::from_helper_line("helper: off (read-only)"),
-            Configured
-        );
+        assert_eq!(HelperMode::OffReadOnly.state(), Configured);
+        assert_eq!(HelperMode::OffReadOnly.line(), "helper: off (read-only)");
     }
 
     #[test]

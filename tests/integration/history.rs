@@ -36,10 +36,11 @@ fn the_oldest_pending_operation_finishing_behind_sixty_newer_is_reported() {
     let mut app = App::new(
         AppConfig {
             store_label: path.display().to_string(),
-            reaper_line: "reaper: off".into(),
-            helper_line: "helper: none".into(),
+            reaper: stackless_tui::ui::ReaperMode::Off("--no-reaper".into()),
+            helper: stackless_tui::ui::HelperMode::None,
             write_keys: Ok(()),
             host: None,
+            no_color: false,
         },
         CAPTURE,
     );

@@ -71,10 +71,11 @@ fn store_text_never_reaches_the_terminal_raw() {
     let (_dir, _path, snapshot) = hostile_snapshot();
     let config = AppConfig {
         store_label: "hostile\u{1b}]0;title\u{7}.db".into(),
-        reaper_line: "reaper: off (--no-reaper)".into(),
-        helper_line: "helper: none".into(),
+        reaper: stackless_tui::ui::ReaperMode::Off("--no-reaper".into()),
+        helper: stackless_tui::ui::HelperMode::None,
         write_keys: Ok(()),
         host: None,
+        no_color: false,
     };
     let mut app = App::new(config, CAPTURE);
     app.handle(Event::Snapshot(Arc::new(snapshot)), CAPTURE);

@@ -44,13 +44,13 @@ pub(super) fn instance(name: &str, substrate: &str, birth: Option<Birth>) -> Ins
 pub(super) fn app_with(instances: Vec<Instance>, version: i64) -> App {
     let config = AppConfig {
         store_label: "state.db".into(),
-        reaper_line: "reaper: off (--no-reaper)".into(),
-        helper_line: "helper: none".into(),
+        reaper: stackless_tui::ui::ReaperMode::Off("--no-reaper".into()),
+        helper: stackless_tui::ui::HelperMode::None,
         write_keys: Ok(()),
         host: None,
+        no_color: true,
     };
     let mut app = App::new(config, CAPTURE);
-    app.set_no_color(true);
     let snapshot = Snapshot::from(Rows {
         generation: Generation::new(version),
         instances: instances.into(),

@@ -15,10 +15,14 @@ fn app() -> App {
     let mut app = App::new(
         AppConfig {
             store_label: "/srv/state.db".into(),
-            reaper_line: "reaper: every 1s".into(),
-            helper_line: "helper: none".into(),
+            reaper: stackless_tui::ui::ReaperMode::Every {
+                tick: std::time::Duration::from_secs(1),
+                dry_run: false,
+            },
+            helper: stackless_tui::ui::HelperMode::None,
             write_keys: Ok(()),
             host: None,
+            no_color: false,
         },
         CAPTURE,
     );

@@ -90,10 +90,14 @@ fn failed_down() -> Operation {
 fn app() -> App {
     let config = AppConfig {
         store_label: "/state/state.db".into(),
-        reaper_line: "reaper: every 5s".into(),
-        helper_line: "helper: demo-helper".into(),
+        reaper: stackless_tui::ui::ReaperMode::Every {
+            tick: std::time::Duration::from_secs(5),
+            dry_run: false,
+        },
+        helper: stackless_tui::ui::HelperMode::Program("demo-helper".into()),
         write_keys: Ok(()),
         host: None,
+        no_color: false,
     };
     let mut app = App::new(config, CAPTURE);
     let rows = Rows {
@@ -381,10 +385,11 @@ fn instances_row_marks_a_dead_service() {
 fn read_only_footer_keeps_tab_and_cuts_the_reason() {
     let config = AppConfig {
         store_label: "/state/state.db".into(),
-        reaper_line: "reaper: off (read-only)".into(),
-        helper_line: "helper: none".into(),
+        reaper: stackless_tui::ui::ReaperMode::Off("read-only".into()),
+        helper: stackless_tui::ui::HelperMode::None,
         write_keys: Err("the store is open read-only (--read-only): r and d are off".into()),
         host: None,
+        no_color: false,
     };
     let mut app = App::new(config, CAPTURE);
     app.handle(
@@ -727,10 +732,14 @@ fn the_last_teardown_output_survives_a_restart() {
 fn app_without_activity() -> App {
     let config = AppConfig {
         store_label: "/state/state.db".into(),
-        reaper_line: "reaper: every 5s".into(),
-        helper_line: "helper: demo-helper".into(),
+        reaper: stackless_tui::ui::ReaperMode::Every {
+            tick: std::time::Duration::from_secs(5),
+            dry_run: false,
+        },
+        helper: stackless_tui::ui::HelperMode::Program("demo-helper".into()),
         write_keys: Ok(()),
         host: None,
+        no_color: false,
     };
     let mut app = App::new(config, CAPTURE);
     let rows = Rows {

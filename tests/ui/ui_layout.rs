@@ -53,10 +53,14 @@ fn demo_app() -> App {
     let mut app = App::new(
         AppConfig {
             store_label: "demo store /tmp/stackless-tui-demo-x/state.db".into(),
-            reaper_line: "reaper: every 5s".into(),
-            helper_line: "helper: stackless-tui demo-helper".into(),
+            reaper: stackless_tui::ui::ReaperMode::Every {
+                tick: std::time::Duration::from_secs(5),
+                dry_run: false,
+            },
+            helper: stackless_tui::ui::HelperMode::Program("stackless-tui demo-helper".into()),
             write_keys: Ok(()),
             host: None,
+            no_color: false,
         },
         NOW,
     );

@@ -41,10 +41,11 @@ fn instance(name: &str, substrate: &str, status: Status) -> Instance {
 fn app_with(instances: Vec<Instance>) -> App {
     let config = AppConfig {
         store_label: "/state/state.db".into(),
-        reaper_line: "reaper: off (--no-reaper)".into(),
-        helper_line: "helper: none".into(),
+        reaper: stackless_tui::ui::ReaperMode::Off("--no-reaper".into()),
+        helper: stackless_tui::ui::HelperMode::None,
         write_keys: Ok(()),
         host: None,
+        no_color: false,
     };
     let mut app = App::new(config, CAPTURE);
     let snapshot = Snapshot::from(Rows {

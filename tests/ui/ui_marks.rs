@@ -61,13 +61,16 @@ fn app() -> App {
         .insert("bravo".into(), Liveness::Alive);
     let config = AppConfig {
         store_label: "/home/operator/.local/state/stackless/state.db".into(),
-        reaper_line: "reaper: every 5s".into(),
-        helper_line: "helper: none".into(),
+        reaper: stackless_tui::ui::ReaperMode::Every {
+            tick: std::time::Duration::from_secs(5),
+            dry_run: false,
+        },
+        helper: stackless_tui::ui::HelperMode::None,
         write_keys: Ok(()),
         host: None,
+        no_color: false,
     };
     let mut app = App::new(config, CAPTURE);
-    app.set_no_color(false);
     app.handle(Event::Snapshot(Arc::new(snapshot)), CAPTURE);
     app.set_sort(SortKey::Name, None);
     app

@@ -25,10 +25,14 @@ use stackless_tui::ui::{self, App, AppConfig, Effect, Focus, panes};
 fn config() -> AppConfig {
     AppConfig {
         store_label: "/home/operator/.local/state/stackless/state.db".into(),
-        reaper_line: "reaper: every 1m".into(),
-        helper_line: "helper: none".into(),
+        reaper: stackless_tui::ui::ReaperMode::Every {
+            tick: std::time::Duration::from_secs(60),
+            dry_run: false,
+        },
+        helper: stackless_tui::ui::HelperMode::None,
         write_keys: Ok(()),
         host: None,
+        no_color: false,
     }
 }
 

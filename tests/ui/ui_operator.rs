@@ -40,16 +40,24 @@ fn real_detail(name: &str) -> InstanceDetail {
 fn config() -> AppConfig {
     AppConfig {
         store_label: "/home/operator/.local/state/stackless/state.db".into(),
-        reaper_line: "reaper: every 5s".into(),
-        helper_line: "helper: demo-helper".into(),
+        reaper: stackless_tui::ui::ReaperMode::Every {
+            tick: std::time::Duration::from_secs(5),
+            dry_run: false,
+        },
+        helper: stackless_tui::ui::HelperMode::Program("demo-helper".into()),
         write_keys: Ok(()),
         host: None,
+        no_color: false,
     }
 }
 
 fn app_with(snapshot: Snapshot) -> App {
-    let mut app = App::new(config(), CAPTURE);
-    app.set_no_color(false);
+    app_in(config(), snapshot)
+}
+
+/// An app with `config` showing `snapshot`.
+fn app_in(config: AppConfig, snapshot: Snapshot) -> App {
+    let mut app = App::new(config, CAPTURE);
     assert_eq!(
         app.handle(Event::Snapshot(Arc::new(snapshot)), CAPTURE),
         None
@@ -1213,6 +1221,11 @@ fn colourless(buffer: &Buffer) -> bool {
 /// The real store plus one live lock (echo) and one on a foreign host
 /// (hotel), a store error banner, activity and a flash.
 fn every_state_app() -> App {
+    every_state_in(config())
+}
+
+/// [`every_state_app`] with `config`.
+fn every_state_in(config: AppConfig) -> App {
     let mut snapshot = fixture_snapshot(REAL);
     snapshot
         .liveness_mut()
@@ -1233,7 +1246,7 @@ fn every_state_app() -> App {
     snapshot
         .liveness_mut()
         .insert("hotel".into(), Liveness::ForeignHost("build-box".into()));
-    let mut app = app_with(snapshot);
+    let mut app = app_in(config, snapshot);
     app.handle(
         Event::StoreHealth(StoreHealth::Error("disk I/O".into())),
         CAPTURE,
@@ -1259,7 +1272,14 @@ fn no_color_draws_without_colours() {
     assert!(app.flash().is_some());
     // With colours, the same screen has some.
     assert!(!colourless(terminal(&app, 120, 40).backend().buffer()));
-    app.set_no_color(true);
+    // The same, with NO_COLOR set at start.
+    let mut app = every_state_in(AppConfig {
+        no_color: true,
+        ..config()
+    });
+    select(&mut app, "alpha");
+    press(&mut app, KeyCode::Char('r'));
+    assert!(app.flash().is_some());
     assert!(app.no_color());
     let terminal = terminal(&app, 120, 40);
     let buffer = terminal.backend().buffer();
@@ -1295,8 +1315,13 @@ fn no_color_draws_without_colours() {
     assert_eq!(st("charlie"), "†  ", "tombstoned");
     assert_eq!(st("alpha"), "   ", "nothing to report");
     // Stale lock: the real fixture's echo.
-    let mut app = real_app();
-    app.set_no_color(true);
+    let mut app = app_in(
+        AppConfig {
+            no_color: true,
+            ..config()
+        },
+        fixture_snapshot(REAL),
+    );
     let text = render_app(&app, 120, 40);
     let echo = text.lines().find(|l| l.contains(" echo ")).expect("echo");
     assert!(echo.contains(" ?  local"), "{echo}");

@@ -20,10 +20,14 @@ use stackless_tui::ui::{self, App, AppConfig, Effect, Focus, panes};
 fn config() -> AppConfig {
     AppConfig {
         store_label: "/home/operator/.local/state/stackless/state.db".into(),
-        reaper_line: "reaper: every 5s".into(),
-        helper_line: "helper: demo-helper".into(),
+        reaper: stackless_tui::ui::ReaperMode::Every {
+            tick: std::time::Duration::from_secs(5),
+            dry_run: false,
+        },
+        helper: stackless_tui::ui::HelperMode::Program("demo-helper".into()),
         write_keys: Ok(()),
         host: None,
+        no_color: false,
     }
 }
 
@@ -233,7 +237,7 @@ fn supervisor_pane_coalesces_and_counts_down() {
 #[test]
 fn supervisor_pane_without_helper() {
     let mut cfg = config();
-    cfg.helper_line = "helper: none".into();
+    cfg.helper = stackless_tui::ui::HelperMode::None;
     let app = app_with(cfg, fixture_snapshot("stackless-real-v4.db"));
     let text = render_pane(&app, 50, 4, panes::supervisor::render);
     assert_snapshot!("supervisor_no_helper_50x4", text);

@@ -8,19 +8,20 @@ use std::sync::Arc;
 use crossterm::event::KeyCode;
 use stackless_tui::event::{Event, RoleState};
 use stackless_tui::reaper::{LastPass, PassSummary, ReaperStatus};
-use stackless_tui::ui::{App, AppConfig, Effect, panes};
+use stackless_tui::ui::{App, AppConfig, Effect, ReaperMode, panes};
 
 use crate::common::CAPTURE;
 use crate::common::ui::{fixture_snapshot, press, render_pane};
 
-fn console_app(reaper_line: &str) -> App {
+fn console_app(reaper: ReaperMode) -> App {
     let mut app = App::new(
         AppConfig {
             store_label: "/home/operator/.local/state/stackless/state.db".into(),
-            reaper_line: reaper_line.into(),
-            helper_line: "helper: none".into(),
+            reaper,
+            helper: stackless_tui::ui::HelperMode::None,
             write_keys: Ok(()),
             host: None,
+            no_color: false,
         },
         CAPTURE,
     );
@@ -57,7 +58,10 @@ fn footer(app: &App) -> String {
 
 #[test]
 fn the_header_counts_down_to_the_next_pass_and_says_the_last_one() {
-    let mut app = console_app("reaper: every 1m");
+    let mut app = console_app(ReaperMode::Every {
+        tick: std::time::Duration::from_secs(60),
+        dry_run: false,
+    });
     // Before the reaper's first report: the start-up line only.
     assert!(!header(&app).contains("next pass"), "{}", header(&app));
     app.handle(Event::Reaper(status(false)), CAPTURE);
@@ -77,7 +81,10 @@ fn the_header_counts_down_to_the_next_pass_and_says_the_last_one() {
 
 #[test]
 fn p_pauses_and_resumes_and_a_paused_reaper_says_so_in_header_and_footer() {
-    let mut app = console_app("reaper: every 1m");
+    let mut app = console_app(ReaperMode::Every {
+        tick: std::time::Duration::from_secs(60),
+        dry_run: false,
+    });
     app.handle(Event::Reaper(status(false)), CAPTURE);
     assert_eq!(
         press(&mut app, KeyCode::Char('P')),
@@ -124,7 +131,10 @@ fn p_pauses_and_resumes_and_a_paused_reaper_says_so_in_header_and_footer() {
 
 #[test]
 fn r_asks_for_a_pass_now() {
-    let mut app = console_app("reaper: every 1m");
+    let mut app = console_app(ReaperMode::Every {
+        tick: std::time::Duration::from_secs(60),
+        dry_run: false,
+    });
     assert_eq!(
         press(&mut app, KeyCode::Char('R')),
         Some(Effect::ReaperPass)
@@ -137,14 +147,17 @@ fn r_asks_for_a_pass_now() {
 
 #[test]
 fn p_and_r_are_refused_where_this_console_runs_no_reaper() {
-    let mut app = console_app("reaper: off (--no-reaper)");
+    let mut app = console_app(ReaperMode::Off("--no-reaper".into()));
     assert_eq!(press(&mut app, KeyCode::Char('P')), None);
     assert_eq!(
         app.flash().map(|f| f.text.as_str()),
         Some("the reaper does not run in this console (reaper: off (--no-reaper))")
     );
     assert!(!app.reaper().paused);
-    let mut app = console_app("reaper: every 1m");
+    let mut app = console_app(ReaperMode::Every {
+        tick: std::time::Duration::from_secs(60),
+        dry_run: false,
+    });
     app.handle(Event::Role(RoleState::Standby { pid: Some(7) }), CAPTURE);
     assert_eq!(press(&mut app, KeyCode::Char('R')), None);
     assert_eq!(
@@ -158,7 +171,10 @@ fn p_and_r_are_refused_where_this_console_runs_no_reaper() {
 /// all, that the reaper does not run here, and why.
 #[test]
 fn the_header_says_who_runs_the_reaper_when_this_console_does_not() {
-    let mut app = console_app("reaper: every 1m");
+    let mut app = console_app(ReaperMode::Every {
+        tick: std::time::Duration::from_secs(60),
+        dry_run: false,
+    });
     app.handle(Event::Role(RoleState::Standby { pid: Some(4242) }), CAPTURE);
     assert_eq!(
         app.reaper_text(),

@@ -9,22 +9,90 @@ use crate::model::Instance;
 pub struct AppConfig {
     /// The store path as shown in the header (sanitized when drawn).
     pub store_label: String,
-    /// The reaper's state for the header, e.g. `reaper: every 5s`,
-    /// `reaper: off (--no-reaper)`, `reaper: off (read-only)`.
-    pub reaper_line: String,
-    /// The helper for the header, e.g. `helper: demo-helper`, `helper: none`.
-    /// [`App::new`](super::App::new) reads it once into a
-    /// [`crate::ui::view::HelperState`] (a line ending in `none`, or an empty
-    /// one: no helper configured), which picks the Supervisor pane's empty
-    /// state.
-    pub helper_line: String,
-    /// `Err(reason)` when `r` and `d` are disabled (read-only store, older
-    /// schema); the reason is logged as a refusal when either is pressed.
+    /// The reaper as the flags and the access left it.
+    pub reaper: ReaperMode,
+    /// The helper as configured (the header's text, the Supervisor pane's
+    /// empty state).
+    pub helper: HelperMode,
+    /// `Err(reason)` when `r` and `d` are off for the whole run (a
+    /// read-only store); the reason is shown, never parsed: logged as a
+    /// refusal when either is pressed, and said in the footer.
     pub write_keys: Result<(), String>,
     /// The host this console was reached as through `--controller`
     /// (`--reached-as`, validated as stackless validates hosts); the header
     /// shows `on HOST` (sanitized when drawn). `None`: run here.
     pub host: Option<String>,
+    /// Draw without colours: `NO_COLOR` set and not empty (read by the
+    /// console at start; there is no flag).
+    pub no_color: bool,
+}
+
+/// The reaper as the flags and the access left it at start (the store's
+/// generation and the role may still stop it: `App::reaper_text`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReaperMode {
+    /// It runs a pass every `tick` (`--tick`); `dry_run`: it only says
+    /// what it would do (`--dry-run`).
+    Every {
+        /// The time between passes.
+        tick: std::time::Duration,
+        /// Whether it only says what it would do.
+        dry_run: bool,
+    },
+    /// It never starts, and why: `--no-reaper`, `read-only`.
+    Off(String),
+}
+
+impl ReaperMode {
+    /// The header's text: `reaper: every 1m`, `reaper: every 1s (dry
+    /// run)`, `reaper: off (--no-reaper)`.
+    #[must_use]
+    pub fn line(&self) -> String {
+        match self {
+            Self::Off(why) => format!("reaper: off ({why})"),
+            Self::Every { tick, dry_run } => format!(
+                "reaper: every {}{}",
+                humantime::format_duration(*tick),
+                if *dry_run { " (dry run)" } else { "" }
+            ),
+        }
+    }
+}
+
+/// The helper process (`--helper`, the demo's own) as configured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HelperMode {
+    /// None configured: `helper: none`.
+    None,
+    /// This program runs under the supervisor; its label (the program's
+    /// file name, `stackless-tui demo-helper` in the demo).
+    Program(String),
+    /// One was asked for, but the store is open read-only:
+    /// `helper: off (read-only)`.
+    OffReadOnly,
+}
+
+impl HelperMode {
+    /// The header's text: `helper: demo-helper`, `helper: none`,
+    /// `helper: off (read-only)`.
+    #[must_use]
+    pub fn line(&self) -> String {
+        match self {
+            Self::None => "helper: none".into(),
+            Self::Program(label) => format!("helper: {label}"),
+            Self::OffReadOnly => "helper: off (read-only)".into(),
+        }
+    }
+
+    /// The Supervisor pane's empty state: a helper asked for (running, or
+    /// off) waits for the supervisor; none says how to configure one.
+    #[must_use]
+    pub const fn state(&self) -> crate::ui::view::HelperState {
+        match self {
+            Self::None => crate::ui::view::HelperState::NotConfigured,
+            Self::Program(_) | Self::OffReadOnly => crate::ui::view::HelperState::Configured,
+        }
+    }
 }
 
 /// The teardown command as the console runs it, for the `d` dialog and

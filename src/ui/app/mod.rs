@@ -48,7 +48,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 pub use command::CommandLine;
-pub use config::{AppConfig, Effect, TeardownInfo};
+pub use config::{AppConfig, Effect, HelperMode, ReaperMode, TeardownInfo};
 pub use flash::{FLASH_SECS, Flash, FlashLevel};
 pub use fulltext::FullView;
 pub use help::HelpView;
@@ -185,8 +185,6 @@ struct Settings {
     /// The zone log times are shown in (UTC until the console sets the
     /// local one; `--utc` keeps UTC).
     zone: jiff::tz::TimeZone,
-    /// Draw without colours (`NO_COLOR`).
-    no_color: bool,
 }
 
 /// The whole UI state: the snapshot shown, the panes' tables, the layers
@@ -239,14 +237,13 @@ impl App {
     /// colours) once, here.
     #[must_use]
     pub fn new(config: AppConfig, now: i64) -> Self {
-        let helper = HelperState::from_helper_line(&config.helper_line);
+        let helper = config.helper.state();
         Self {
             settings: Settings {
                 helper,
                 teardown: TeardownInfo::default(),
                 down: None,
                 zone: jiff::tz::TimeZone::UTC,
-                no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
             },
             config,
             now,
@@ -499,15 +496,9 @@ impl App {
     /// Whether to draw without colours (`NO_COLOR`).
     #[must_use]
     pub fn no_color(&self) -> bool {
-        self.settings.no_color
+        self.config.no_color
     }
 
-    /// Override the `NO_COLOR` decision made at [`App::new`]. There is no
-    /// command-line flag for colour: outside tests, only the `NO_COLOR`
-    /// environment variable (set and not empty) turns colour off.
-    pub fn set_no_color(&mut self, no_color: bool) {
-        self.settings.no_color = no_color;
-    }
     /// Index of the selected row in `snapshot().reap_attempts`.
     #[must_use]
     pub fn backoff_index(&self) -> usize {

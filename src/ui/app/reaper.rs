@@ -4,7 +4,7 @@
 //! [`Effect`]; the console wiring sets `crate::reaper::ReaperControl`,
 //! and the reaper thread reports back (`Event::Reaper`).
 
-use super::{App, Effect, FlashLevel};
+use super::{App, Effect, FlashLevel, ReaperMode};
 use crate::event::RoleState;
 use crate::reaper::ReaperStatus;
 
@@ -40,9 +40,12 @@ impl App {
             }
             RoleState::Active => {}
         }
-        let line = self.config.reaper_line.as_str();
-        line.starts_with("reaper: off")
-            .then(|| format!("the reaper does not run in this console ({line})"))
+        matches!(self.config.reaper, ReaperMode::Off(_)).then(|| {
+            format!(
+                "the reaper does not run in this console ({})",
+                self.config.reaper.line()
+            )
+        })
     }
 
     /// `P`: pause the reaper, or resume it.

@@ -7,7 +7,7 @@
 
 use std::borrow::Cow;
 
-use super::{App, TeardownInfo};
+use super::{App, ReaperMode, TeardownInfo};
 use crate::event::{RoleState, StoreHealth};
 use crate::model::controller::ControllerState;
 
@@ -86,9 +86,8 @@ impl App {
             }
             RoleState::Active => {}
         }
-        let line = self.config.reaper_line.as_str();
-        if line.starts_with("reaper: off") {
-            return Cow::Borrowed(line);
+        if let ReaperMode::Off(_) = self.config.reaper {
+            return Cow::Owned(self.config.reaper.line());
         }
         if let Some(off) = self
             .shown
@@ -110,7 +109,7 @@ impl App {
         if self.status.reaper.paused {
             return Cow::Borrowed("reaper: paused (P resumes)");
         }
-        Cow::Borrowed(line)
+        Cow::Owned(self.config.reaper.line())
     }
 
     /// The teardown command the console runs (its argv and whether its

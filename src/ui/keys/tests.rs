@@ -166,10 +166,14 @@ mod against_the_ui {
     fn app_in(context: Context, bravo_pending: bool) -> App {
         let config = AppConfig {
             store_label: "store".into(),
-            reaper_line: "reaper: every 5s".into(),
-            helper_line: "helper: demo-helper".into(),
+            reaper: crate::ui::ReaperMode::Every {
+                tick: std::time::Duration::from_secs(5),
+                dry_run: false,
+            },
+            helper: crate::ui::HelperMode::Program("demo-helper".into()),
             write_keys: Ok(()),
             host: None,
+            no_color: false,
         };
         let mut app = App::new(config, NOW);
         let snapshot = Snapshot::from(crate::model::Rows {

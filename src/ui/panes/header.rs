@@ -238,7 +238,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         second.push((Span::raw(schedule), 3));
     }
     second.push((
-        Span::raw(sanitize_short(&config.helper_line, view::CUT_SHORT)),
+        Span::raw(sanitize_short(&config.helper.line(), view::CUT_SHORT)),
         1,
     ));
     if let Some(text) = controller_text(app) {
