@@ -48,7 +48,7 @@ pub fn is_render_thread() -> bool {
 pub fn assert_off(what: &str) {
     debug_assert!(
         !is_render_thread(),
-        "{what} on the render thread: hand it to the I/O worker (crate::console::io_worker)"
+        "{what} on the render thread: hand it to the I/O worker"
     );
 }
 
