@@ -70,9 +70,6 @@ pub(super) async fn run(
         return Ok("terminal closed");
     }
     let mut why = "quit";
-    let mut clock_doubt: Option<String> = None;
-    let mut unrecorded: Option<String> = None;
-    let mut audit_failure: Option<String> = None;
     let mut actions = Actions {
         teardowns,
         recorder,
@@ -102,26 +99,6 @@ pub(super) async fn run(
         }
         if let Event::Tick = event {
             actions.details.release_if_stale();
-            // The wall clock against the kernel's, every second: the same
-            // check the reaper and the jobs make before they act.
-            let doubt = teardowns.clock_doubt().map(|d| d.to_string());
-            if doubt != clock_doubt {
-                clock_doubt.clone_from(&doubt);
-                actions.handle(&mut app, Event::Clock(doubt));
-            }
-            // A failed reap the store would not record pauses the reaper
-            // (and r/d) until it is written.
-            let owed = teardowns.unrecorded_reason();
-            if owed != unrecorded {
-                unrecorded.clone_from(&owed);
-                actions.handle(&mut app, Event::Unrecorded(owed));
-            }
-            // An audit trail that does not take writes pauses the reaper.
-            let audit = teardowns.audit.failure();
-            if audit != audit_failure {
-                audit_failure.clone_from(&audit);
-                actions.handle(&mut app, Event::Audit(audit));
-            }
         }
         actions.handle(&mut app, event);
         // Apply whatever else is already queued before drawing once.

@@ -17,9 +17,10 @@ use crate::cancel::CancelToken;
 use crate::event::{Event, EventSender};
 use crate::model::activity::{Activity, ActivityKind, Actor};
 use crate::model::time::unix_now;
-use crate::reaper::{InFlight, Reaper, ReaperControl, StatusSink, Teardowns};
+use crate::reaper::jobs::Unrecorded;
+use crate::reaper::{InFlight, ReaperControl, Teardowns};
 use crate::recorder::{Forward, Recorder};
-use crate::store::{Access, Store};
+use crate::store::Access;
 use crate::supervisor::HelperHandle;
 use crate::ui::App;
 
@@ -73,13 +74,12 @@ pub(super) fn run(setup: Setup) -> Result<()> {
         inflight: InFlight::default(),
         runtime: runtime.handle().clone(),
         clock: Arc::new(unix_now),
-        report: recorder.sink(),
+        recorder: recorder.clone(),
         clock_check: true,
         // The console's teardowns outlive it: never stopped.
         stop: CancelToken::new(),
-        unrecorded: Default::default(),
+        unrecorded: Unrecorded::reporting_to(recorder.reporter()),
         store_times: Default::default(),
-        audit: recorder.health(),
     };
     audit_console(&recorder, "start", &format!("pid {}", std::process::id()));
     install_panic_hook(Arc::clone(&helper_handle), recorder.audit().cloned());
@@ -152,14 +152,6 @@ pub(super) fn run(setup: Setup) -> Result<()> {
     outcome.map(|_| ())
 }
 
-/// Where the reaper thread's status goes: `Event::Reaper` on the channel.
-pub(super) fn status_sink(tx: &EventSender) -> StatusSink {
-    let tx = tx.clone();
-    Arc::new(move |status| {
-        let _ = tx.send(Event::Reaper(status));
-    })
-}
-
 /// The audit trail: only a console that may write keeps one. An audit that
 /// cannot be opened is said in the Activity pane, and the console runs on.
 fn open_audit(setup: &Setup, tx: &EventSender) -> Option<audit::Shared> {
@@ -227,22 +219,25 @@ fn start_threads(
             .wrap_err("cannot start the demo's log writer")?;
     }
     let dry_run = setup.action.dry_run;
+    // The wall clock against the kernel's, every second, reported when
+    // its doubt changes: it holds `r` whether or not a reaper runs here.
+    crate::reaper::runner::watch_clock(teardowns.clone(), stop.clone())
+        .wrap_err("cannot start the clock watch")?;
     if dry_run && setup.reaper.is_some() {
-        let store =
-            Store::open(&setup.path, Access::ReadWrite).wrap_err("cannot open the store")?;
-        let reaper = Reaper::new(
-            store,
-            crate::store::probe::checked_sysinfo(),
-            teardowns.clone(),
-        )
-        .with_control(control.clone(), status_sink(tx));
-        crate::reaper::runner::spawn(reaper, stop.clone()).wrap_err("cannot start the reaper")?;
+        match super::leader::spawn_reaper(teardowns, control, stop.clone()) {
+            Ok(_) => {}
+            Err(super::leader::StartError::Open(error)) => {
+                return Err(error).wrap_err("cannot open the store");
+            }
+            Err(super::leader::StartError::Spawn(error)) => {
+                return Err(error).wrap_err("cannot start the reaper");
+            }
+        }
     }
     let run_reaper = setup.reaper.is_some() && !dry_run;
     if run_reaper || setup.helper.is_some() {
         Leader {
             roles_dir: crate::supervisor::roles_dir(&setup.state_dir),
-            path: setup.path.clone(),
             run_reaper,
             helper: setup.helper.clone(),
             teardowns: teardowns.clone(),

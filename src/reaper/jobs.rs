@@ -17,10 +17,9 @@ mod outcome;
 use crate::cancel::CancelToken;
 use crate::model::activity::{Activity, ActivityKind, Actor};
 use crate::model::{Instance, ReapAttempt};
+use crate::recorder::{Recorder, Reporter};
 use crate::store::{Access, Recheck, Store};
 
-/// Where activities go (the event channel, the audit trail, a test's Vec).
-pub type Sink = Arc<dyn Fn(Activity) + Send + Sync>;
 /// Unix seconds now (the system clock, or a fixed one in tests).
 pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
 
@@ -114,14 +113,26 @@ pub struct Owed {
 
 /// The failed reaps not recorded yet, shared by the jobs (which add) and
 /// the reaper (which writes them, and pauses while any is owed: a failure
-/// that is not recorded does not back off, so the next tick would tear the
-/// same instance down again).
+/// same instance down again). Each change is reported
+/// ([`Reporter::unrecorded`]).
 #[derive(Debug, Clone, Default)]
-pub struct Unrecorded(Arc<Mutex<Vec<Owed>>>);
+pub struct Unrecorded {
+    list: Arc<Mutex<Vec<Owed>>>,
+    reporter: Reporter,
+}
 
 impl Unrecorded {
+    /// None owed yet; changes reported to `reporter`.
+    #[must_use]
+    pub fn reporting_to(reporter: Reporter) -> Self {
+        Self {
+            list: Arc::default(),
+            reporter,
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Owed>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        self.list.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Owe one more record (one per name: the newest failure wins).
@@ -129,6 +140,8 @@ impl Unrecorded {
         let mut list = self.lock();
         list.retain(|o| o.name != owed.name);
         list.push(owed);
+        self.reporter
+            .unrecorded(list.last().map(|o| o.error.clone()));
     }
 
     /// The records owed, oldest first.
@@ -139,7 +152,10 @@ impl Unrecorded {
 
     /// Settle the record of `name` (written, or no longer owed).
     pub fn settle(&self, name: &str) {
-        self.lock().retain(|o| o.name != name);
+        let mut list = self.lock();
+        list.retain(|o| o.name != name);
+        self.reporter
+            .unrecorded(list.last().map(|o| o.error.clone()));
     }
 
     /// Why the newest owed record could not be written, while any is owed.
@@ -176,8 +192,9 @@ pub struct Teardowns {
     pub runtime: tokio::runtime::Handle,
     /// Unix seconds now.
     pub clock: Clock,
-    /// Where activities go.
-    pub report: Sink,
+    /// Where activities go (audited, logged, forwarded), and whether the
+    /// audit trail takes writes: the reaper pauses while it does not.
+    pub recorder: Recorder,
     /// Whether `clock` is checked against the kernel's clock before acting
     /// ([`super::clock::doubt`]): on in the console and `reap --once`; off
     /// for a fixed test clock, which the kernel would always doubt.
@@ -195,9 +212,6 @@ pub struct Teardowns {
     /// it: evidence against a wall clock set wrong for the whole machine
     /// ([`super::clock::doubt_from_store`]).
     pub store_times: StoreTimes,
-    /// Whether the audit trail takes writes (the recorder's
-    /// [`crate::audit::Health`]): the reaper pauses while it does not.
-    pub audit: crate::audit::Health,
 }
 
 /// The newest write time the reaper's last pass read from the store
@@ -235,23 +249,26 @@ impl Teardowns {
     /// Why the wall clock looks wrong now, if it does (and is checked):
     /// ahead of the kernel's clock, or behind the store's newest write
     /// ([`StoreTimes`]). Nothing that depends on the time (a reap, GC)
-    /// acts meanwhile.
-    #[must_use]
-    pub fn clock_doubt(&self) -> Option<super::clock::ClockDoubt> {
+    /// acts meanwhile. The outcome is reported ([`Reporter::clock`]).
+    pub fn check_clock(&self) -> Option<super::clock::ClockDoubt> {
         if !self.clock_check {
             return None;
         }
         let wall = (self.clock)();
-        super::kernel_clock::check(wall)
-            .or_else(|| super::clock::doubt_from_store(wall, self.store_times.newest().as_ref()))
+        let doubt = super::kernel_clock::check(wall)
+            .or_else(|| super::clock::doubt_from_store(wall, self.store_times.newest().as_ref()));
+        self.recorder
+            .reporter()
+            .clock(doubt.as_ref().map(ToString::to_string));
+        doubt
     }
 
-    /// Why the audit trail does not take writes, while it does not (its
-    /// owed lines tried again first).
+    /// Why the audit trail does not take writes, while it does not (read
+    /// only; the reaper's pass writes the owed lines first:
+    /// [`Recorder::retry_audit`]).
     #[must_use]
     pub fn audit_failure(&self) -> Option<String> {
-        self.audit.retry();
-        self.audit.failure()
+        self.recorder.audit_failure()
     }
 
     /// Why the store does not take writes, while a failed reap's record is
@@ -262,7 +279,7 @@ impl Teardowns {
     }
 
     pub(super) fn emit(&self, activity: Activity) {
-        (self.report)(activity);
+        self.recorder.record(activity);
     }
 
     fn refuse(&self, name: &str, actor: Actor, detail: &str) -> Option<ActivityKind> {
@@ -373,7 +390,7 @@ impl Teardowns {
     ) -> Result<(), Option<ActivityKind>> {
         let name = seen.name.as_str();
         let clock = if intent == Intent::Reap {
-            self.clock_doubt()
+            self.check_clock()
         } else {
             None
         };

@@ -10,38 +10,18 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::clock::{Jump, TimeGuard};
-use super::control::{LastPass, ReaperControl, ReaperStatus, StatusSink};
+use super::control::ReaperControl;
 use super::decision::{self, Decision, GcDecision, TOMBSTONE_GC_WINDOW_SECS};
 use super::jobs::{Intent, Teardowns, iso_time};
 use crate::cancel::CancelToken;
 use crate::model::activity::{Activity, ActivityKind, Actor};
+use crate::model::reaper_status::{LastPass, PassSummary, ReaperStatus};
 use crate::model::{Instance, ReapAttempt};
+use crate::recorder::Reporter;
 use crate::store::Store;
 use crate::store::probe::HostProbe;
 
 mod connection;
-
-/// The totals of one pass, for `reap --once` exit codes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PassSummary {
-    /// Teardowns that succeeded.
-    pub reaped: usize,
-    /// Teardowns that failed (recorded with a backoff).
-    pub failed: usize,
-    /// Tombstones collected.
-    pub collected: usize,
-    /// Tombstones past 7 days left to stackless (v14: the controller
-    /// collects them; v6-13, >14: stackless does). Not collected here.
-    pub tombstones_due: usize,
-    /// Store errors that stopped part of the pass.
-    pub errors: usize,
-    /// Teardowns stopped or never started because the pass was interrupted.
-    pub stopped: usize,
-    /// Worklist entries not torn down: locked, an operation pending, inside
-    /// their backoff, a name refused, or a teardown aborted or answered
-    /// `state.lock.held`.
-    pub skipped: usize,
-}
 
 /// The reaper: a store connection of its own, the probe, and the jobs.
 pub struct Reaper {
@@ -67,8 +47,9 @@ pub struct Reaper {
     reopen: bool,
     /// The operator's pause and pass-now requests ([`ReaperControl`]).
     control: ReaperControl,
-    /// Where [`ReaperStatus`] goes (the console); `None`: not reported.
-    status: Option<StatusSink>,
+    /// Where [`ReaperStatus`] goes (the console's `Event::Reaper`);
+    /// `None`: not reported (`reap --once`, tests).
+    status: Option<Reporter>,
     /// The pass under way: its totals so far, until its teardowns finish.
     current: Option<PassSummary>,
     /// The last finished pass.
@@ -90,7 +71,7 @@ impl std::fmt::Debug for Reaper {
 
 impl Reaper {
     /// Build a reaper over `store`. `jobs.clock` gives unix seconds (a fixed
-    /// one in tests); `jobs.report` receives every [`Activity`].
+    /// one in tests); `jobs.recorder` receives every [`Activity`].
     #[must_use]
     pub fn new(store: Store, probe: Box<dyn HostProbe + Send>, jobs: Teardowns) -> Self {
         Self {
@@ -117,7 +98,7 @@ impl Reaper {
     /// Take the operator's pause and pass-now requests from `control`, and
     /// report [`ReaperStatus`] to `status` (the console's wiring).
     #[must_use]
-    pub fn with_control(mut self, control: ReaperControl, status: StatusSink) -> Self {
+    pub fn with_control(mut self, control: ReaperControl, status: Reporter) -> Self {
         self.control = control;
         self.status = Some(status);
         self
@@ -126,7 +107,7 @@ impl Reaper {
     /// Send the status now, `next_pass_at` the next pass's due time (unix
     /// seconds).
     fn report_status(&mut self, next_pass_at: Option<i64>) {
-        if let Some(sink) = &self.status {
+        if let Some(reporter) = &self.status {
             let paused = self.control.paused();
             let status = ReaperStatus {
                 paused,
@@ -134,7 +115,7 @@ impl Reaper {
                 last: self.last,
             };
             if self.reported != Some(status) {
-                sink(status);
+                reporter.status(status);
                 self.reported = Some(status);
             }
         }
@@ -212,7 +193,9 @@ impl Reaper {
     /// thread calls [`Reaper::fill`] between ticks.
     fn tick(&mut self) {
         self.fill();
-        // A paused pass does nothing: it is not the last pass shown.
+        // A paused pass does nothing: it is not the last pass shown. (The
+        // audit lines owed are written first, as the pass does.)
+        self.jobs.recorder.retry_audit();
         let paused = self.paused().is_some();
         let summary = self.dispatch();
         if !paused {
@@ -304,6 +287,9 @@ impl Reaper {
             return summary;
         }
         self.settle_owed(now);
+        // The audit lines owed are written first: a trail that takes writes
+        // again does not hold this pass.
+        self.jobs.recorder.retry_audit();
         if let Some(why) = self.paused() {
             // Said once (and again when it changes); nothing is read,
             // reaped or collected while paused.
@@ -336,6 +322,7 @@ impl Reaper {
         self.jobs
             .store_times
             .note(crate::model::clock_evidence::newest_write(&snapshot.rows));
+        self.jobs.recorder.retry_audit();
         if let Some(why) = self.paused() {
             self.queue.clear();
             self.quiet("", ActivityKind::Skipped, why);
@@ -496,7 +483,7 @@ impl Reaper {
             self.store.writable(),
             self.jobs.unrecorded_reason().as_deref(),
             self.jobs.audit_failure().as_deref(),
-            self.jobs.clock_doubt(),
+            self.jobs.check_clock(),
             self.control.paused(),
         )
     }
@@ -660,6 +647,27 @@ pub fn spawn(mut reaper: Reaper, stop: CancelToken) -> std::io::Result<JoinHandl
                         }
                     }
                     reaper.release_if_stale();
+                }
+            }
+        })
+}
+
+/// Check the wall clock against the kernel's (and the store's newest write,
+/// as the reaper's last pass read it) at once and then every second, until
+/// `stop` is cancelled, reporting each change ([`Teardowns::check_clock`]).
+/// The console runs it whether or not a reaper thread runs here: the same
+/// doubt turns `r` off (`--no-reaper`, a standby console, a dry run).
+///
+/// # Errors
+/// The thread could not be spawned.
+pub fn watch_clock(jobs: Teardowns, stop: CancelToken) -> std::io::Result<JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("clock-watch".into())
+        .spawn(move || {
+            loop {
+                let _ = jobs.check_clock();
+                if stop.sleep(Duration::from_secs(1)) {
+                    return;
                 }
             }
         })

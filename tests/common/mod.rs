@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use stackless_tui::event::Activity;
 use stackless_tui::reaper::{DownCommand, InFlight, Reaper, ReaperConfig, Teardowns};
+use stackless_tui::recorder::{Forward, Recorder};
 use stackless_tui::store::probe::HostProbe;
 use stackless_tui::store::{Access, Store};
 
@@ -130,12 +131,11 @@ pub fn reaper_with(
         inflight: InFlight::default(),
         runtime: runtime.handle().clone(),
         clock,
-        report: Arc::new(move |a| sink.lock().unwrap().push(a)),
+        recorder: Recorder::new(None, Forward::Collect(sink)),
         clock_check: false,
         stop: stackless_tui::cancel::CancelToken::new(),
         unrecorded: Default::default(),
         store_times: Default::default(),
-        audit: Default::default(),
     };
     (Reaper::new(store, probe, jobs), log)
 }

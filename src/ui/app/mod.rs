@@ -204,13 +204,13 @@ pub struct App {
     no_color: bool,
     quitting: bool,
     counts: Counts,
-    /// The wall clock's doubt as last checked (`Event::Clock`): while set,
+    /// The wall clock's doubt as last checked (`Event::Pauses`): while set,
     /// the reaper and GC are paused and `r` is off.
     clock_doubt: Option<String>,
     /// Why the audit trail does not take writes, while it does not.
     audit_failure: Option<String>,
     /// Why the store does not record the reaper's failures, while it does
-    /// not (`Event::Unrecorded`): the reaper is paused and `r`/`d` are off.
+    /// not (`Event::Pauses`): the reaper is paused and `r`/`d` are off.
     unrecorded: Option<String>,
     /// Whether a helper is configured, read once from
     /// [`AppConfig::helper_line`].
@@ -345,16 +345,10 @@ impl App {
                 self.controller = controller;
                 None
             }
-            Event::Clock(doubt) => {
-                self.clock_doubt = doubt;
-                None
-            }
-            Event::Unrecorded(error) => {
-                self.unrecorded = error;
-                None
-            }
-            Event::Audit(error) => {
-                self.audit_failure = error;
+            Event::Pauses(pauses) => {
+                self.clock_doubt = pauses.clock;
+                self.unrecorded = pauses.unrecorded;
+                self.audit_failure = pauses.audit;
                 None
             }
             Event::Logs(update) => {
