@@ -13,7 +13,7 @@ use crate::cancel::CancelToken;
 use crate::event::{Event, EventSender, RoleState, SupervisorKind, SupervisorNote};
 use crate::model::activity::{Activity, ActivityKind, Actor};
 use crate::model::time::unix_now;
-use crate::reaper::{Reaper, ReaperControl, Teardowns};
+use crate::reaper::{JobRunner, Reaper, ReaperControl};
 use crate::recorder::Recorder;
 use crate::roles::{CONSOLE_ROLE, Refused, SUPERVISOR_ROLE, Wanted};
 use crate::store::{Access, Store};
@@ -27,7 +27,7 @@ pub(super) struct Leader {
     pub roles_dir: PathBuf,
     pub run_reaper: bool,
     pub helper: Option<HelperConfig>,
-    pub teardowns: Teardowns,
+    pub teardowns: JobRunner,
     pub tx: EventSender,
     pub recorder: Recorder,
     /// The console's token: cancelled on quit.
@@ -210,16 +210,16 @@ pub(super) enum StartError {
 /// # Errors
 /// The store could not be opened, or the thread spawned.
 pub(super) fn spawn_reaper(
-    teardowns: &Teardowns,
+    teardowns: &JobRunner,
     control: &ReaperControl,
     stop: CancelToken,
 ) -> Result<std::thread::JoinHandle<()>, StartError> {
-    let store = Store::open(&teardowns.path, Access::ReadWrite).map_err(StartError::Open)?;
+    let store = Store::open(teardowns.path(), Access::ReadWrite).map_err(StartError::Open)?;
     let reaper = Reaper::new(
         store,
         crate::store::probe::checked_sysinfo(),
         teardowns.clone(),
     )
-    .with_control(control.clone(), teardowns.recorder.reporter());
+    .with_control(control.clone(), teardowns.recorder().reporter());
     crate::reaper::runner::spawn(reaper, stop).map_err(StartError::Spawn)
 }

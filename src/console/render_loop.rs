@@ -25,8 +25,7 @@ use crate::model::activity::{ActivityKind, Actor};
 use crate::model::detail::InstanceDetail;
 use crate::model::logview::LogUpdate;
 use crate::model::time::unix_now;
-use crate::model::{Instance, ReapAttempt};
-use crate::reaper::{Intent, Teardowns};
+use crate::reaper::{Intent, Job, JobRunner};
 use crate::recorder::Recorder;
 use crate::store::{Access, Store};
 use crate::ui::{App, Command};
@@ -40,6 +39,9 @@ pub(super) struct Wiring {
     pub(super) logs: LogsSession,
     /// This console's reaper control (`P`, `R`).
     pub(super) control: crate::reaper::ReaperControl,
+    /// The console's tokio runtime: `c`'s cancel runs on it (teardowns
+    /// do not: each waits for its `down` on a runtime of its own).
+    pub(super) runtime: tokio::runtime::Handle,
 }
 
 /// Run until the operator quits, a signal arrives or the terminal closes;
@@ -52,7 +54,7 @@ pub(super) async fn run(
     terminal: &mut Term,
     mut app: App,
     mut rx: EventReceiver,
-    teardowns: &Teardowns,
+    teardowns: &JobRunner,
     recorder: &Recorder,
     wiring: Wiring,
 ) -> Result<&'static str> {
@@ -60,6 +62,7 @@ pub(super) async fn run(
         stackless,
         logs,
         control,
+        runtime,
     } = wiring;
     let mut ticker = tokio::time::interval(Duration::from_secs(1));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -75,8 +78,9 @@ pub(super) async fn run(
         recorder,
         stackless,
         control,
+        runtime,
         details: DetailReader {
-            path: teardowns.path.clone(),
+            path: teardowns.path().to_owned(),
             store: None,
             probe: crate::store::probe::checked_sysinfo(),
         },
@@ -158,12 +162,14 @@ fn draw(terminal: &mut Term, app: &mut App) -> Result<bool> {
 
 /// What the loop does with the UI's commands.
 struct Actions<'a> {
-    teardowns: &'a Teardowns,
+    teardowns: &'a JobRunner,
     recorder: &'a Recorder,
     /// The stackless CLI `c` runs.
     stackless: OsString,
     /// This console's reaper (`P`, `R`).
     control: crate::reaper::ReaperControl,
+    /// Where `c`'s cancel task runs.
+    runtime: tokio::runtime::Handle,
     details: DetailReader,
     logs: LogsSession,
     /// The bulk `r`/`d` jobs not started yet, and those running.
@@ -201,19 +207,19 @@ fn copy(terminal: &mut Term, text: &str) -> bool {
 /// wakes the loop). Jobs not started at quit are never started.
 #[derive(Default)]
 struct BulkQueue {
-    waiting: std::collections::VecDeque<(Instance, Option<ReapAttempt>, Intent)>,
+    waiting: std::collections::VecDeque<Job>,
     running: Vec<std::thread::JoinHandle<Option<ActivityKind>>>,
 }
 
 impl BulkQueue {
-    fn pump(&mut self, teardowns: &Teardowns) {
+    fn pump(&mut self, teardowns: &JobRunner) {
         self.running.retain(|job| !job.is_finished());
-        while self.running.len() < teardowns.config.concurrency.max(1) {
-            let Some((instance, attempt, intent)) = self.waiting.pop_front() else {
+        while self.running.len() < teardowns.config().concurrency.max(1) {
+            let Some(job) = self.waiting.pop_front() else {
                 return;
             };
             // A refusal (in flight, not DNS-safe) is reported by `spawn`.
-            if let Ok(job) = teardowns.spawn(instance, attempt, Actor::Operator, intent) {
+            if let Ok(job) = teardowns.spawn(job) {
                 self.running.push(job);
             }
         }
@@ -253,7 +259,7 @@ impl Actions<'_> {
             Some(Command::CancelOperation { id, instance, verb }) => {
                 // On a task: the render loop never waits for stackless.
                 cancel::spawn(
-                    &self.teardowns.runtime,
+                    &self.runtime,
                     self.stackless.clone(),
                     CancelRequest { id, instance, verb },
                     self.recorder.clone(),
@@ -322,10 +328,14 @@ impl Actions<'_> {
                 return;
             }
             Some(Command::Bulk { intent, jobs }) => {
-                self.bulk.waiting.extend(
-                    jobs.into_iter()
-                        .map(|(instance, attempt)| (instance, attempt, intent)),
-                );
+                self.bulk
+                    .waiting
+                    .extend(jobs.into_iter().map(|(instance, attempt)| Job {
+                        instance,
+                        attempt,
+                        actor: Actor::Operator,
+                        intent,
+                    }));
                 return;
             }
             Some(Command::Copy { text }) => {
@@ -336,9 +346,12 @@ impl Actions<'_> {
         };
         let attempt = app.snapshot().reap_attempt(&instance.name).cloned();
         // Refusals (in flight, not DNS-safe) are reported by `spawn` itself.
-        let _ = self
-            .teardowns
-            .spawn(instance, attempt, Actor::Operator, intent);
+        let _ = self.teardowns.spawn(Job {
+            instance,
+            attempt,
+            actor: Actor::Operator,
+            intent,
+        });
     }
 }
 

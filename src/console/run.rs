@@ -17,8 +17,7 @@ use crate::cancel::CancelToken;
 use crate::event::{Event, EventSender};
 use crate::model::activity::{Activity, ActivityKind, Actor};
 use crate::model::time::unix_now;
-use crate::reaper::jobs::Unrecorded;
-use crate::reaper::{InFlight, ReaperControl, Teardowns};
+use crate::reaper::{InFlight, JobRunner, ReaperControl};
 use crate::recorder::{Forward, Recorder};
 use crate::store::Access;
 use crate::supervisor::HelperHandle;
@@ -68,19 +67,8 @@ pub(super) fn run(setup: Setup) -> Result<()> {
     }
 
     let recorder = Recorder::new(open_audit(&setup, &tx), Forward::Console(tx.clone()));
-    let teardowns = Teardowns {
-        path: setup.path.clone(),
-        config: setup.action.clone(),
-        inflight: InFlight::default(),
-        runtime: runtime.handle().clone(),
-        clock: Arc::new(unix_now),
-        recorder: recorder.clone(),
-        clock_check: true,
-        // The console's teardowns outlive it: never stopped.
-        stop: CancelToken::new(),
-        unrecorded: Unrecorded::reporting_to(recorder.reporter()),
-        store_times: Default::default(),
-    };
+    // The console's teardowns outlive it: never stopped.
+    let teardowns = JobRunner::new(setup.path.clone(), setup.action.clone(), recorder.clone());
     audit_console(&recorder, "start", &format!("pid {}", std::process::id()));
     install_panic_hook(Arc::clone(&helper_handle), recorder.audit().cloned());
 
@@ -114,7 +102,7 @@ pub(super) fn run(setup: Setup) -> Result<()> {
     let audit_path = audit::default_path(&setup.state_dir);
     app.restore_teardowns(audit::last_teardowns(&audit_path, audit::READ_BACK));
     app.set_teardown(setup.teardown.clone());
-    app.set_down_command(teardowns.config.down.clone());
+    app.set_down_command(teardowns.config().down.clone());
     app.set_zone(setup.zone.clone());
     let outcome = runtime.block_on(super::render_loop::run(
         &mut term,
@@ -126,6 +114,7 @@ pub(super) fn run(setup: Setup) -> Result<()> {
             stackless: setup.stackless.clone(),
             logs: super::logs_session::LogsSession::new(setup.state_dir.clone(), tx.clone()),
             control,
+            runtime: runtime.handle().clone(),
         },
     ));
 
@@ -143,7 +132,7 @@ pub(super) fn run(setup: Setup) -> Result<()> {
         .map_or_else(|e| format!("error: {e}"), |why| (*why).to_owned());
     report_exit(
         &setup,
-        &teardowns.inflight,
+        teardowns.inflight(),
         &recorder,
         &reason,
         stopped_helper,
@@ -205,7 +194,7 @@ fn install_panic_hook(helper: Arc<HelperHandle>, audit: Option<audit::Shared>) {
 /// stand by. A dry run changes nothing, so its reaper needs no role.
 fn start_threads(
     setup: &Setup,
-    teardowns: &Teardowns,
+    teardowns: &JobRunner,
     tx: &EventSender,
     recorder: &Recorder,
     stop: &CancelToken,

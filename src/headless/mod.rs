@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use crate::cancel::CancelToken;
 use crate::cli::{Cli, EXIT_USAGE};
 use crate::model::time::unix_now;
-use crate::reaper::{DownCommand, InFlight, Reaper, Teardowns};
+use crate::reaper::{DownCommand, JobRunner, Reaper};
 use crate::recorder::{Forward, Recorder};
 use crate::roles::{CONSOLE_ROLE, Refused, Wanted};
 use crate::startup::{open_store, reaper_config};
@@ -374,18 +374,8 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
     let recorder = Recorder::new(audit, forward).with_would_reap_note(missing);
     let stop = CancelToken::new();
     let why = watch_for_stop(&runtime, &stop, cli.reached_as.is_some());
-    let jobs = Teardowns {
-        path,
-        config: reaper_config(cli, down, cli.tick),
-        inflight: InFlight::default(),
-        runtime: runtime.handle().clone(),
-        clock: Arc::new(unix_now),
-        recorder: recorder.clone(),
-        clock_check: true,
-        stop,
-        unrecorded: Default::default(),
-        store_times: Default::default(),
-    };
+    let jobs =
+        JobRunner::new(path, reaper_config(cli, down, cli.tick), recorder.clone()).with_stop(stop);
     let mut reaper = Reaper::new(store, crate::store::probe::checked_sysinfo(), jobs);
     let summary = reaper.pass();
     recorder.flush();

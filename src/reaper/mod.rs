@@ -12,6 +12,6 @@ pub mod teardown;
 
 pub use crate::model::reaper_status::{LastPass, PassSummary, ReaperStatus};
 pub use control::ReaperControl;
-pub use jobs::{InFlight, Intent, ReaperConfig, Teardowns};
+pub use jobs::{InFlight, Intent, Job, JobRunner, ReaperConfig};
 pub use runner::Reaper;
 pub use teardown::DownCommand;

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use super::clock::{Jump, TimeGuard};
 use super::control::ReaperControl;
 use super::decision::{self, Decision, GcDecision, TOMBSTONE_GC_WINDOW_SECS};
-use super::jobs::{Intent, Teardowns, iso_time};
+use super::jobs::{Intent, Job, JobRunner, iso_time};
 use crate::cancel::CancelToken;
 use crate::model::activity::{Activity, ActivityKind, Actor};
 use crate::model::reaper_status::{LastPass, PassSummary, ReaperStatus};
@@ -27,7 +27,7 @@ mod connection;
 pub struct Reaper {
     store: Store,
     probe: Box<dyn HostProbe + Send>,
-    jobs: Teardowns,
+    jobs: JobRunner,
     /// Last skip/wait reported per instance, so a pass reports changes only.
     last_quiet: HashMap<String, (ActivityKind, String)>,
     busy_reported: bool,
@@ -41,7 +41,7 @@ pub struct Reaper {
     /// Instances decided `Reap` this tick and not started yet: started as
     /// teardown slots free up, so a tick's whole worklist is worked through
     /// (stackless §6) with at most `concurrency` teardowns at once.
-    queue: std::collections::VecDeque<(Instance, Option<ReapAttempt>)>,
+    queue: std::collections::VecDeque<Job>,
     time: TimeGuard,
     /// The store failed to read or open: open it again at the next pass.
     reopen: bool,
@@ -73,7 +73,7 @@ impl Reaper {
     /// Build a reaper over `store`. `jobs.clock` gives unix seconds (a fixed
     /// one in tests); `jobs.recorder` receives every [`Activity`].
     #[must_use]
-    pub fn new(store: Store, probe: Box<dyn HostProbe + Send>, jobs: Teardowns) -> Self {
+    pub fn new(store: Store, probe: Box<dyn HostProbe + Send>, jobs: JobRunner) -> Self {
         Self {
             store,
             probe,
@@ -164,7 +164,10 @@ impl Reaper {
         loop {
             if self.jobs.stop.is_cancelled() && !self.queue.is_empty() {
                 let dropped = std::mem::take(&mut self.queue);
-                let names: Vec<&str> = dropped.iter().map(|(i, _)| i.name.as_str()).collect();
+                let names: Vec<&str> = dropped
+                    .iter()
+                    .map(|job| job.instance.name.as_str())
+                    .collect();
                 summary.stopped += dropped.len();
                 self.emit(Activity::new(
                     self.now(),
@@ -216,14 +219,14 @@ impl Reaper {
             .map(|handle| handle.join().ok().flatten())
             .collect();
         while self.running.len() < self.jobs.config.concurrency.max(1) {
-            let Some((seen, attempt)) = self.queue.pop_front() else {
+            let Some(job) = self.queue.pop_front() else {
                 break;
             };
-            if self.jobs.inflight.contains(&seen.name) {
+            if self.jobs.inflight.contains(&job.instance.name) {
                 // Being torn down already (by a key, or an earlier tick).
                 continue;
             }
-            match self.jobs.spawn(seen, attempt, Actor::Reaper, Intent::Reap) {
+            match self.jobs.spawn(job) {
                 Ok(handle) => self.running.push(handle),
                 Err(kind) => outcomes.push(kind),
             }
@@ -380,7 +383,12 @@ impl Reaper {
             }
             self.last_quiet.remove(&name);
             if let Some(seen) = snapshot.instance(&name) {
-                queue.push_back((seen.clone(), snapshot.reap_attempt(&name).cloned()));
+                queue.push_back(Job {
+                    instance: seen.clone(),
+                    attempt: snapshot.reap_attempt(&name).cloned(),
+                    actor: Actor::Reaper,
+                    intent: Intent::Reap,
+                });
             }
         }
         if held {
@@ -555,7 +563,7 @@ impl Reaper {
 
     /// Tear `seen` down now, on this thread, with this reaper's store (the
     /// operator path in tests; the console runs keys through
-    /// [`Teardowns::spawn`]). Returns the final [`ActivityKind`] reported.
+    /// [`JobRunner::spawn`]). Returns the final [`ActivityKind`] reported.
     pub fn reap(
         &mut self,
         seen: &Instance,
@@ -565,8 +573,13 @@ impl Reaper {
     ) -> Option<ActivityKind> {
         match self.jobs.admit(&seen.name, actor) {
             Ok(guard) => {
-                self.jobs
-                    .execute(&mut self.store, seen, seen_attempt, actor, intent, guard)
+                let job = Job {
+                    instance: seen.clone(),
+                    attempt: seen_attempt.cloned(),
+                    actor,
+                    intent,
+                };
+                self.jobs.execute(&mut self.store, &job, guard)
             }
             Err(kind) => kind,
         }
@@ -586,7 +599,7 @@ impl Reaper {
 
     /// The jobs this reaper dispatches to (shared with the operator keys).
     #[must_use]
-    pub fn teardowns(&self) -> &Teardowns {
+    pub fn jobs(&self) -> &JobRunner {
         &self.jobs
     }
 }
@@ -654,13 +667,13 @@ pub fn spawn(mut reaper: Reaper, stop: CancelToken) -> std::io::Result<JoinHandl
 
 /// Check the wall clock against the kernel's (and the store's newest write,
 /// as the reaper's last pass read it) at once and then every second, until
-/// `stop` is cancelled, reporting each change ([`Teardowns::check_clock`]).
+/// `stop` is cancelled, reporting each change ([`JobRunner::check_clock`]).
 /// The console runs it whether or not a reaper thread runs here: the same
 /// doubt turns `r` off (`--no-reaper`, a standby console, a dry run).
 ///
 /// # Errors
 /// The thread could not be spawned.
-pub fn watch_clock(jobs: Teardowns, stop: CancelToken) -> std::io::Result<JoinHandle<()>> {
+pub fn watch_clock(jobs: JobRunner, stop: CancelToken) -> std::io::Result<JoinHandle<()>> {
     std::thread::Builder::new()
         .name("clock-watch".into())
         .spawn(move || {

@@ -1,16 +1,16 @@
-//! What a finished `down` means ([`Teardowns::outcome`]): the kind and
+//! What a finished `down` means ([`JobRunner::outcome`]): the kind and
 //! line of its Activity, and, for a failed reap, the `reap_attempts` row
 //! written (retried while the store is busy) or owed ([`Unrecorded`]).
 
 use std::time::Duration;
 
-use super::{Intent, Owed, RECORD_RETRY_FOR, Teardowns, iso_time};
+use super::{Intent, JobRunner, Owed, RECORD_RETRY_FOR, iso_time};
 use crate::model::activity::ActivityKind;
 use crate::model::envelope::{self, LOCK_HELD_CODE};
 use crate::model::{Instance, ReapAttempt};
 use crate::store::{Store, StoreError};
 
-impl Teardowns {
+impl JobRunner {
     /// What a finished `down` means, with its failure recorded (a reap)
     /// or owed when the store refuses it ([`Unrecorded`]).
     pub(super) fn outcome(
@@ -129,7 +129,7 @@ impl Teardowns {
     }
 }
 
-/// What a finished `down` means ([`Teardowns::outcome`]): the Activity
+/// What a finished `down` means ([`JobRunner::outcome`]): the Activity
 /// line's kind and detail, the failure envelope it carries, and whether
 /// `down`'s stderr tail goes with it.
 pub(super) struct Outcome {
