@@ -539,12 +539,6 @@ fn changed(seen: &Instance, seen_attempt: Option<&ReapAttempt>, now: &Recheck) -
     }
 }
 
-/// RFC 3339 (UTC, seconds) for a unix-seconds time; the raw number when it
-/// is out of the printable range.
-pub(super) fn iso_time(at: i64) -> String {
-    crate::model::time::rfc3339(at).unwrap_or_else(|| at.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::changed;

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use super::clock::{Jump, TimeGuard};
 use super::control::ReaperControl;
 use super::decision::{self, Decision, GcDecision, TOMBSTONE_GC_WINDOW_SECS};
-use super::jobs::{Intent, Job, JobRunner, iso_time};
+use super::jobs::{Intent, Job, JobRunner};
 use crate::cancel::CancelToken;
 use crate::model::activity::{Activity, ActivityKind, Actor};
 use crate::model::reaper_status::{LastPass, PassSummary, ReaperStatus};
@@ -362,7 +362,7 @@ impl Reaper {
                     self.quiet(
                         &name,
                         ActivityKind::WaitingBackoff,
-                        format!("until {}", iso_time(until)),
+                        format!("until {}", crate::model::time::rfc3339_or_raw(until)),
                     );
                     continue;
                 }

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::{Intent, JobRunner, Owed, RECORD_RETRY_FOR, iso_time};
+use super::{Intent, JobRunner, Owed, RECORD_RETRY_FOR};
 use crate::model::activity::ActivityKind;
 use crate::model::envelope::{self, LOCK_HELD_CODE};
 use crate::model::{Instance, ReapAttempt};
@@ -54,7 +54,7 @@ impl JobRunner {
                     Ok(row) => format!(
                         "{detail} (attempt {}, retry at {})",
                         row.attempts,
-                        iso_time(row.next_retry_at)
+                        crate::model::time::rfc3339_or_raw(row.next_retry_at)
                     ),
                     Err(error) => format!("{detail} (not recorded: {error})"),
                 },
@@ -109,7 +109,7 @@ impl JobRunner {
             Ok(row) => format!(
                 "{shown} (attempt {}, retry at {})",
                 row.attempts,
-                iso_time(row.next_retry_at)
+                crate::model::time::rfc3339_or_raw(row.next_retry_at)
             ),
             // Busy past RECORD_RETRY_FOR, or another error: not recorded
             // (the audit line says so). Owed: the reaper pauses until it
