@@ -219,7 +219,7 @@ impl AuditLog {
     /// The I/O error.
     pub fn left_running(&mut self, at: i64, instance: &str, reason: &str) -> std::io::Result<()> {
         self.append(&Line {
-            time: rfc3339(at),
+            time: crate::model::time::rfc3339_or_raw(at),
             unix: at,
             actor: "console",
             instance,
@@ -238,7 +238,7 @@ impl AuditLog {
     /// The I/O error.
     pub fn console(&mut self, at: i64, action: &str, reason: &str) -> std::io::Result<()> {
         self.append(&Line {
-            time: rfc3339(at),
+            time: crate::model::time::rfc3339_or_raw(at),
             unix: at,
             actor: "console",
             instance: "",
@@ -268,7 +268,7 @@ fn activity_line(activity: &Activity) -> Line<'_> {
         Actor::Observed => "observed",
     };
     Line {
-        time: rfc3339(activity.at),
+        time: crate::model::time::rfc3339_or_raw(activity.at),
         unix: activity.at,
         actor,
         instance: &activity.instance,
@@ -327,11 +327,6 @@ fn escape_for_terminals(json: &str, out: &mut String) {
             other => out.push(other),
         }
     }
-}
-
-/// RFC 3339 (UTC, seconds), or the raw number out of the printable range.
-fn rfc3339(at: i64) -> String {
-    crate::model::time::rfc3339(at).unwrap_or_else(|| at.to_string())
 }
 
 #[cfg(test)]

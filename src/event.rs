@@ -43,21 +43,13 @@ pub enum Event {
     /// The stackless controller serving the store changed (started, stopped,
     /// another pid, its persistence warning); sent by the watcher.
     Controller(crate::model::controller::ControllerState),
-    /// The wall clock's plausibility, checked every second against the
-    /// kernel's own clock (`crate::reaper::clock::doubt`): `Some(text)`
-    /// while it looks wrong (the reaper and GC are paused, `r` is off),
-    /// `None` when it looks right. Sent by the render loop when it changes.
-    Clock(Option<String>),
-    /// Whether the store takes the reaper's writes: `Some(error)` while a
-    /// failed reap could not be recorded (read-only, disk full, an I/O
-    /// error; `crate::reaper::jobs::Unrecorded`): the reaper is paused and
-    /// `r`/`d` are off until the owed record is written; `None` once it is.
-    /// Sent by the render loop when it changes.
-    Unrecorded(Option<String>),
-    /// Whether the audit trail takes writes: `Some(error)` while an append
-    /// fails (`crate::audit::Health`): the reaper is paused until an owed
-    /// line is written. Sent by the render loop when it changes.
-    Audit(Option<String>),
+    /// Why the reaper (and the operator's `r`/`d`) is held, all reasons
+    /// at once (`crate::model::reaper_status::PauseReasons`): a wall clock
+    /// that looks wrong, a failed reap the store would not record, an
+    /// audit trail that does not take writes. Sent by whoever learns of a
+    /// change (`crate::recorder::Reporter`): the clock watch (every
+    /// second) and the reaper's pass, the teardown jobs, the recorder.
+    Pauses(crate::model::reaper_status::PauseReasons),
     /// New lines, a rotation or truncation note, or the watch mode of the
     /// open logs view; sent by the `logs-follower` thread (`crate::logs`).
     Logs(crate::model::logview::LogUpdate),
@@ -65,7 +57,7 @@ pub enum Event {
     /// its next pass is due, the last pass's totals
     /// (`crate::reaper::control`). Sent at each pass start, when a pass
     /// finishes and when the pause changes.
-    Reaper(crate::reaper::ReaperStatus),
+    Reaper(crate::model::reaper_status::ReaperStatus),
     /// How the watcher learns of commits (sent once it knows): woken by the
     /// file system, or polling. Shown in the header.
     Watch(WatchMode),

@@ -35,29 +35,9 @@ pub fn inject(point: &str) {
 #[inline(always)]
 pub fn inject(_point: &str) {}
 
+/// The wall clock's shift (`STACKLESS_TUI_CLOCK_OFFSET`): the hook lives
+/// where the clock is read, in `model` (which imports nothing outside
+/// `model`); named here with the other faults.
 #[cfg(feature = "fault-injection")]
-/// The environment variable shifting this process's wall clock (seconds,
-/// may be negative).
-pub const CLOCK_ENV: &str = "STACKLESS_TUI_CLOCK_OFFSET";
-
-/// Seconds added to the wall clock: `STACKLESS_TUI_CLOCK_OFFSET`, read once
-/// (0 when unset or not a number).
-#[cfg(feature = "fault-injection")]
-pub fn clock_offset() -> i64 {
-    use std::sync::OnceLock;
-    static OFFSET: OnceLock<i64> = OnceLock::new();
-    *OFFSET.get_or_init(|| {
-        std::env::var(CLOCK_ENV)
-            .ok()
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(0)
-    })
-}
-
-/// Fault injection is compiled out: the wall clock is the system's.
-#[cfg(not(feature = "fault-injection"))]
-#[inline(always)]
-#[must_use]
-pub const fn clock_offset() -> i64 {
-    0
-}
+pub use crate::model::time::CLOCK_ENV;
+pub use crate::model::time::clock_offset;

@@ -3,14 +3,16 @@
 //! or `reap --once`) goes through a [`Recorder`], which writes the audit
 //! line (when this process keeps the audit trail), the log line, and
 //! forwards it: to the render loop's channel in the console, to stdout in
-//! `reap --once`.
+//! `reap --once`. Beside it, the [`Reporter`]: how the reaper, the jobs and
+//! the recorder itself tell the console of a change in the reaper's status
+//! or in why it is held (typed events, sent on change; nothing polled).
 
 use std::sync::{Arc, Mutex};
 
 use crate::audit;
 use crate::event::{Event, EventSender};
 use crate::model::activity::{Activity, ActivityKind};
-use crate::reaper::jobs::Sink;
+use crate::model::reaper_status::{PauseReasons, ReaperStatus};
 
 /// Where an activity goes after the audit and the log.
 #[derive(Debug, Clone)]
@@ -27,6 +29,9 @@ pub enum Forward {
     /// real pass's `tearing down` must be seen while its `down` runs.
     /// Flush before writing anything else (stderr) and before exiting.
     StdoutBuffered(Buffered),
+    /// Kept in a list, in order (tests, and anything that reads the
+    /// activities back).
+    Collect(Arc<Mutex<Vec<Activity>>>),
 }
 
 /// The buffer of [`Forward::StdoutBuffered`], shared by the clones of one
@@ -84,6 +89,11 @@ pub struct Recorder {
     audit: Option<audit::Shared>,
     health: audit::Health,
     forward: Forward,
+    /// Told when the audit trail stops or starts taking writes.
+    reporter: Reporter,
+    /// Added to each `would reap` line (`reap --once --dry-run` with a
+    /// teardown command that cannot run: why it would not).
+    would_reap_note: Option<String>,
 }
 
 impl Recorder {
@@ -92,11 +102,25 @@ impl Recorder {
     #[must_use]
     pub fn new(audit: Option<audit::Shared>, forward: Forward) -> Self {
         let health = audit::Health::new(audit.clone());
+        let reporter = match &forward {
+            Forward::Console(tx) => Reporter::new(Some(tx.clone())),
+            _ => Reporter::default(),
+        };
         Self {
             audit,
             health,
             forward,
+            reporter,
+            would_reap_note: None,
         }
+    }
+
+    /// This recorder, adding `note` to each `would reap` line it forwards
+    /// (`reap --once --dry-run`: why the teardown would not run).
+    #[must_use]
+    pub fn with_would_reap_note(mut self, note: Option<String>) -> Self {
+        self.would_reap_note = note;
+        self
     }
 
     /// Whether the audit trail takes writes ([`audit::Health`]), for the
@@ -104,6 +128,27 @@ impl Recorder {
     #[must_use]
     pub fn health(&self) -> audit::Health {
         self.health.clone()
+    }
+
+    /// Why the audit trail does not take writes, while it does not (read
+    /// only: [`Recorder::retry_audit`] writes the owed lines).
+    #[must_use]
+    pub fn audit_failure(&self) -> Option<String> {
+        self.health.failure()
+    }
+
+    /// Write the audit lines owed, if any (the reaper's pass, before it
+    /// decides whether the trail holds it), and report the outcome.
+    pub fn retry_audit(&self) {
+        self.health.retry();
+        self.reporter.audit(self.health.failure());
+    }
+
+    /// Where this recorder reports changes (the console's event channel,
+    /// or nowhere).
+    #[must_use]
+    pub fn reporter(&self) -> Reporter {
+        self.reporter.clone()
     }
 
     /// The audit trail, if this process keeps one.
@@ -120,11 +165,17 @@ impl Recorder {
         // Written through the health: a line that fails is kept owed and
         // the reaper pauses until it is written.
         self.health.record(activity);
+        self.reporter.audit(self.health.failure());
         log(activity);
     }
 
     /// Audit, log and forward an activity.
-    pub fn record(&self, activity: Activity) {
+    pub fn record(&self, mut activity: Activity) {
+        if let Some(note) = &self.would_reap_note
+            && activity.kind == ActivityKind::WouldReap
+        {
+            activity.detail = format!("{} ({note})", activity.detail);
+        }
         self.persist(&activity);
         match &self.forward {
             Forward::Console(tx) => {
@@ -132,6 +183,10 @@ impl Recorder {
             }
             Forward::Stdout => println!("{}", line(&activity)),
             Forward::StdoutBuffered(out) => out.line(&line(&activity)),
+            Forward::Collect(list) => list
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(activity),
         }
     }
 
@@ -143,12 +198,111 @@ impl Recorder {
             out.flush();
         }
     }
+}
 
-    /// This recorder as the reaper's and teardown jobs' [`Sink`].
+/// How the reaper, the teardown jobs, the clock watch and the recorder tell
+/// the console of a change: the reaper's status (`Event::Reaper`) and why
+/// it is held (`Event::Pauses`, all reasons at once, sent only when one
+/// changes). Cheap to clone; every clone shares one set of reasons. With
+/// no channel (`reap --once`, tests) the reasons are kept and nothing is
+/// sent.
+#[derive(Debug, Clone, Default)]
+pub struct Reporter {
+    tx: Option<EventSender>,
+    pauses: Arc<Mutex<PauseReasons>>,
+}
+
+impl Reporter {
+    /// A reporter sending to `tx` (none: nowhere).
     #[must_use]
-    pub fn sink(&self) -> Sink {
-        let recorder = self.clone();
-        Arc::new(move |activity: Activity| recorder.record(activity))
+    pub fn new(tx: Option<EventSender>) -> Self {
+        Self {
+            tx,
+            pauses: Arc::default(),
+        }
+    }
+
+    /// The reaper thread's status (`Event::Reaper`).
+    pub fn status(&self, status: ReaperStatus) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(Event::Reaper(status));
+        }
+    }
+
+    /// The wall clock's doubt as just checked (`None`: it looks right).
+    pub fn clock(&self, doubt: Option<String>) {
+        self.change(
+            |p| &mut p.clock,
+            doubt,
+            |doubt| match doubt {
+                Some(doubt) => tracing::warn!("{doubt}"),
+                None => tracing::info!("the wall clock looks right"),
+            },
+        );
+    }
+
+    /// Why the store would not take the newest owed reap record, while
+    /// one is owed (`None`: none is).
+    pub fn unrecorded(&self, error: Option<String>) {
+        self.change(
+            |p| &mut p.unrecorded,
+            error,
+            |error| match error {
+                Some(error) => tracing::warn!(
+                    "reaper paused: failures cannot be recorded in the store ({error})"
+                ),
+                None => tracing::info!("the store accepts writes again"),
+            },
+        );
+    }
+
+    /// Why the audit trail does not take writes (`None`: it does).
+    pub fn audit(&self, failure: Option<String>) {
+        self.change(
+            |p| &mut p.audit,
+            failure,
+            |error| match error {
+                Some(error) => {
+                    tracing::warn!("reaper paused: the audit trail cannot be written ({error})");
+                }
+                None => tracing::info!("the audit trail takes writes again"),
+            },
+        );
+    }
+
+    /// The reasons as last reported.
+    #[must_use]
+    pub fn pauses(&self) -> PauseReasons {
+        self.pauses
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Set one reason; when it changed, log the change (`said`) and send
+    /// the whole set (only to a console: nothing is sent or logged
+    /// without a channel, as `reap --once` says its pauses as Activity
+    /// lines).
+    fn change(
+        &self,
+        field: impl FnOnce(&mut PauseReasons) -> &mut Option<String>,
+        value: Option<String>,
+        said: impl FnOnce(Option<&str>),
+    ) {
+        let mut pauses = self
+            .pauses
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let slot = field(&mut pauses);
+        if *slot == value {
+            return;
+        }
+        slot.clone_from(&value);
+        if let Some(tx) = &self.tx {
+            said(value.as_deref());
+            // Sent under the lock: two changes arrive in the order made.
+            let _ = tx.send(Event::Pauses(pauses.clone()));
+        }
     }
 }
 

@@ -13,7 +13,7 @@ use crate::cancel::CancelToken;
 use crate::event::{Event, EventSender, RoleState, SupervisorKind, SupervisorNote};
 use crate::model::activity::{Activity, ActivityKind, Actor};
 use crate::model::time::unix_now;
-use crate::reaper::{Reaper, Teardowns};
+use crate::reaper::{JobRunner, Reaper, ReaperControl};
 use crate::recorder::Recorder;
 use crate::roles::{CONSOLE_ROLE, Refused, SUPERVISOR_ROLE, Wanted};
 use crate::store::{Access, Store};
@@ -25,11 +25,9 @@ pub(super) const STANDBY_POLL: Duration = Duration::from_millis(500);
 /// What the role thread needs to start the reaper and the helper.
 pub(super) struct Leader {
     pub roles_dir: PathBuf,
-    /// The store file (the reaper opens its own connection).
-    pub path: PathBuf,
     pub run_reaper: bool,
     pub helper: Option<HelperConfig>,
-    pub teardowns: Teardowns,
+    pub teardowns: JobRunner,
     pub tx: EventSender,
     pub recorder: Recorder,
     /// The console's token: cancelled on quit.
@@ -158,19 +156,14 @@ impl Leader {
     /// lost (a child of the console's, so quitting stops it too).
     fn start_reaper(&self) -> CancelToken {
         let part = self.stop.child();
-        match Store::open(&self.path, Access::ReadWrite) {
-            Ok(store) => {
-                let reaper = Reaper::new(
-                    store,
-                    crate::store::probe::checked_sysinfo(),
-                    self.teardowns.clone(),
-                )
-                .with_control(self.control.clone(), super::run::status_sink(&self.tx));
-                if let Err(error) = crate::reaper::runner::spawn(reaper, part.clone()) {
-                    self.error(format!("cannot start the reaper: {error}"));
-                }
+        match spawn_reaper(&self.teardowns, &self.control, part.clone()) {
+            Ok(_) => {}
+            Err(StartError::Open(error)) => {
+                self.error(format!("cannot open the store for the reaper: {error}"));
             }
-            Err(error) => self.error(format!("cannot open the store for the reaper: {error}")),
+            Err(StartError::Spawn(error)) => {
+                self.error(format!("cannot start the reaper: {error}"));
+            }
         }
         part
     }
@@ -196,4 +189,37 @@ impl Leader {
             text,
         ));
     }
+}
+
+/// Why the reaper thread did not start.
+#[derive(Debug)]
+pub(super) enum StartError {
+    /// Its store connection could not be opened.
+    Open(crate::store::StoreError),
+    /// The thread could not be spawned.
+    Spawn(std::io::Error),
+}
+
+/// The one place the console builds and starts its reaper thread (the
+/// active console's role thread, and a dry run's, which needs no role):
+/// a read-write connection of its own, the host probe, the jobs shared
+/// with the keys, the operator's `control`, and its status reported to the
+/// jobs' recorder's channel (`Event::Reaper`). Stops when `stop` is
+/// cancelled.
+///
+/// # Errors
+/// The store could not be opened, or the thread spawned.
+pub(super) fn spawn_reaper(
+    teardowns: &JobRunner,
+    control: &ReaperControl,
+    stop: CancelToken,
+) -> Result<std::thread::JoinHandle<()>, StartError> {
+    let store = Store::open(teardowns.path(), Access::ReadWrite).map_err(StartError::Open)?;
+    let reaper = Reaper::new(
+        store,
+        crate::store::probe::checked_sysinfo(),
+        teardowns.clone(),
+    )
+    .with_control(control.clone(), teardowns.recorder().reporter());
+    crate::reaper::runner::spawn(reaper, stop).map_err(StartError::Spawn)
 }

@@ -59,16 +59,9 @@ pub(super) fn trace(event: &Event) {
         Event::Snapshot(snapshot) => {
             tracing::debug!(instances = snapshot.instances.len(), "snapshot");
         }
-        Event::Clock(Some(doubt)) => tracing::warn!("{doubt}"),
-        Event::Clock(None) => tracing::info!("the wall clock looks right"),
-        Event::Unrecorded(Some(error)) => {
-            tracing::warn!("reaper paused: failures cannot be recorded in the store ({error})");
-        }
-        Event::Unrecorded(None) => tracing::info!("the store accepts writes again"),
-        Event::Audit(Some(error)) => {
-            tracing::warn!("reaper paused: the audit trail cannot be written ({error})");
-        }
-        Event::Audit(None) => tracing::info!("the audit trail takes writes again"),
+        // Each reason's change is logged where it is learnt
+        // (`crate::recorder::Reporter`).
+        Event::Pauses(pauses) => tracing::debug!("pauses: {pauses:?}"),
         Event::Logs(crate::model::logview::LogUpdate::Note { service, note, .. }) => {
             tracing::info!("logs: service {service}: {note:?}");
         }

@@ -22,8 +22,7 @@ use crate::controller::cancel::{self, CancelRequest};
 use crate::event::{Event, EventReceiver};
 use crate::model::activity::{ActivityKind, Actor};
 use crate::model::time::unix_now;
-use crate::model::{Instance, ReapAttempt};
-use crate::reaper::{Intent, Teardowns};
+use crate::reaper::{Intent, Job, JobRunner};
 use crate::recorder::Recorder;
 use crate::ui::{App, Effect};
 
@@ -36,6 +35,9 @@ pub(super) struct Wiring {
     pub(super) io: IoWorker,
     /// This console's reaper control (`P`, `R`).
     pub(super) control: crate::reaper::ReaperControl,
+    /// The console's tokio runtime: `c`'s cancel runs on it (teardowns
+    /// do not: each waits for its `down` on a runtime of its own).
+    pub(super) runtime: tokio::runtime::Handle,
 }
 
 /// Run until the operator quits, a signal arrives or the terminal closes;
@@ -48,7 +50,7 @@ pub(super) async fn run(
     terminal: &mut Term,
     mut app: App,
     mut rx: EventReceiver,
-    teardowns: &Teardowns,
+    teardowns: &JobRunner,
     recorder: &Recorder,
     wiring: Wiring,
 ) -> Result<&'static str> {
@@ -59,6 +61,7 @@ pub(super) async fn run(
         stackless,
         io,
         control,
+        runtime,
     } = wiring;
     let mut ticker = tokio::time::interval(Duration::from_secs(1));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -69,14 +72,12 @@ pub(super) async fn run(
         return Ok("terminal closed");
     }
     let mut why = "quit";
-    let mut clock_doubt: Option<String> = None;
-    let mut unrecorded: Option<String> = None;
-    let mut audit_failure: Option<String> = None;
     let mut actions = Actions {
         teardowns,
         recorder,
         stackless,
         control,
+        runtime,
         io,
         bulk: BulkQueue::default(),
         copies: Vec::new(),
@@ -93,28 +94,6 @@ pub(super) async fn run(
         };
         if let Event::Terminate(signal) = &event {
             why = signal;
-        }
-        if let Event::Tick = event {
-            // The wall clock against the kernel's, every second: the same
-            // check the reaper and the jobs make before they act.
-            let doubt = teardowns.clock_doubt().map(|d| d.to_string());
-            if doubt != clock_doubt {
-                clock_doubt.clone_from(&doubt);
-                actions.handle(&mut app, Event::Clock(doubt));
-            }
-            // A failed reap the store would not record pauses the reaper
-            // (and r/d) until it is written.
-            let owed = teardowns.unrecorded_reason();
-            if owed != unrecorded {
-                unrecorded.clone_from(&owed);
-                actions.handle(&mut app, Event::Unrecorded(owed));
-            }
-            // An audit trail that does not take writes pauses the reaper.
-            let audit = teardowns.audit.failure();
-            if audit != audit_failure {
-                audit_failure.clone_from(&audit);
-                actions.handle(&mut app, Event::Audit(audit));
-            }
         }
         actions.handle(&mut app, event);
         // Apply whatever else is already queued before drawing once.
@@ -174,12 +153,14 @@ fn draw(terminal: &mut Term, app: &mut App) -> Result<bool> {
 
 /// What the loop does with the UI's commands.
 struct Actions<'a> {
-    teardowns: &'a Teardowns,
+    teardowns: &'a JobRunner,
     recorder: &'a Recorder,
     /// The stackless CLI `c` runs.
     stackless: OsString,
     /// This console's reaper (`P`, `R`).
     control: crate::reaper::ReaperControl,
+    /// Where `c`'s cancel task runs.
+    runtime: tokio::runtime::Handle,
     /// The reads, off this thread.
     io: IoWorker,
     /// The bulk `r`/`d` jobs not started yet, and those running.
@@ -217,19 +198,19 @@ fn copy(terminal: &mut Term, text: &str) -> bool {
 /// wakes the loop). Jobs not started at quit are never started.
 #[derive(Default)]
 struct BulkQueue {
-    waiting: std::collections::VecDeque<(Instance, Option<ReapAttempt>, Intent)>,
+    waiting: std::collections::VecDeque<Job>,
     running: Vec<std::thread::JoinHandle<Option<ActivityKind>>>,
 }
 
 impl BulkQueue {
-    fn pump(&mut self, teardowns: &Teardowns) {
+    fn pump(&mut self, teardowns: &JobRunner) {
         self.running.retain(|job| !job.is_finished());
-        while self.running.len() < teardowns.config.concurrency.max(1) {
-            let Some((instance, attempt, intent)) = self.waiting.pop_front() else {
+        while self.running.len() < teardowns.config().concurrency.max(1) {
+            let Some(job) = self.waiting.pop_front() else {
                 return;
             };
             // A refusal (in flight, not DNS-safe) is reported by `spawn`.
-            if let Ok(job) = teardowns.spawn(instance, attempt, Actor::Operator, intent) {
+            if let Ok(job) = teardowns.spawn(job) {
                 self.running.push(job);
             }
         }
@@ -255,7 +236,7 @@ impl Actions<'_> {
             Some(Effect::CancelOperation { id, instance, verb }) => {
                 // On a task: the render loop never waits for stackless.
                 cancel::spawn(
-                    &self.teardowns.runtime,
+                    &self.runtime,
                     self.stackless.clone(),
                     CancelRequest { id, instance, verb },
                     self.recorder.clone(),
@@ -272,10 +253,14 @@ impl Actions<'_> {
                 return;
             }
             Some(Effect::Bulk { intent, jobs }) => {
-                self.bulk.waiting.extend(
-                    jobs.into_iter()
-                        .map(|(instance, attempt)| (instance, attempt, intent)),
-                );
+                self.bulk
+                    .waiting
+                    .extend(jobs.into_iter().map(|(instance, attempt)| Job {
+                        instance,
+                        attempt,
+                        actor: Actor::Operator,
+                        intent,
+                    }));
                 return;
             }
             Some(Effect::Copy { text }) => {
@@ -286,8 +271,11 @@ impl Actions<'_> {
         };
         let attempt = app.snapshot().reap_attempt(&instance.name).cloned();
         // Refusals (in flight, not DNS-safe) are reported by `spawn` itself.
-        let _ = self
-            .teardowns
-            .spawn(instance, attempt, Actor::Operator, intent);
+        let _ = self.teardowns.spawn(Job {
+            instance,
+            attempt,
+            actor: Actor::Operator,
+            intent,
+        });
     }
 }

@@ -17,9 +17,9 @@ use crate::cancel::CancelToken;
 use crate::event::{Event, EventSender};
 use crate::model::activity::{Activity, ActivityKind, Actor};
 use crate::model::time::unix_now;
-use crate::reaper::{InFlight, Reaper, ReaperControl, StatusSink, Teardowns};
+use crate::reaper::{InFlight, JobRunner, ReaperControl};
 use crate::recorder::{Forward, Recorder};
-use crate::store::{Access, Store};
+use crate::store::Access;
 use crate::supervisor::HelperHandle;
 use crate::ui::App;
 
@@ -67,20 +67,8 @@ pub(super) fn run(setup: Setup) -> Result<()> {
     }
 
     let recorder = Recorder::new(open_audit(&setup, &tx), Forward::Console(tx.clone()));
-    let teardowns = Teardowns {
-        path: setup.path.clone(),
-        config: setup.action.clone(),
-        inflight: InFlight::default(),
-        runtime: runtime.handle().clone(),
-        clock: Arc::new(unix_now),
-        report: recorder.sink(),
-        clock_check: true,
-        // The console's teardowns outlive it: never stopped.
-        stop: CancelToken::new(),
-        unrecorded: Default::default(),
-        store_times: Default::default(),
-        audit: recorder.health(),
-    };
+    // The console's teardowns outlive it: never stopped.
+    let teardowns = JobRunner::new(setup.path.clone(), setup.action.clone(), recorder.clone());
     audit_console(&recorder, "start", &format!("pid {}", std::process::id()));
     install_panic_hook(Arc::clone(&helper_handle), recorder.audit().cloned());
 
@@ -114,7 +102,7 @@ pub(super) fn run(setup: Setup) -> Result<()> {
     let audit_path = audit::default_path(&setup.state_dir);
     app.restore_teardowns(audit::last_teardowns(&audit_path, audit::READ_BACK));
     app.set_teardown(setup.teardown.clone());
-    app.set_down_command(teardowns.config.down.clone());
+    app.set_down_command(teardowns.config().down.clone());
     app.set_zone(setup.zone.clone());
     let outcome = runtime.block_on(super::render_loop::run(
         &mut term,
@@ -125,13 +113,14 @@ pub(super) fn run(setup: Setup) -> Result<()> {
         super::render_loop::Wiring {
             stackless: setup.stackless.clone(),
             io: super::io_worker::IoWorker::spawn(
-                teardowns.path.clone(),
+                teardowns.path().to_owned(),
                 setup.state_dir.clone(),
                 tx.clone(),
                 recorder.clone(),
             )
             .wrap_err("cannot start the I/O worker thread")?,
             control,
+            runtime: runtime.handle().clone(),
         },
     ));
 
@@ -149,21 +138,13 @@ pub(super) fn run(setup: Setup) -> Result<()> {
         .map_or_else(|e| format!("error: {e}"), |why| (*why).to_owned());
     report_exit(
         &setup,
-        &teardowns.inflight,
+        teardowns.inflight(),
         &recorder,
         &reason,
         stopped_helper,
     );
     runtime.shutdown_timeout(Duration::from_millis(200));
     outcome.map(|_| ())
-}
-
-/// Where the reaper thread's status goes: `Event::Reaper` on the channel.
-pub(super) fn status_sink(tx: &EventSender) -> StatusSink {
-    let tx = tx.clone();
-    Arc::new(move |status| {
-        let _ = tx.send(Event::Reaper(status));
-    })
 }
 
 /// The audit trail: only a console that may write keeps one. An audit that
@@ -219,7 +200,7 @@ fn install_panic_hook(helper: Arc<HelperHandle>, audit: Option<audit::Shared>) {
 /// stand by. A dry run changes nothing, so its reaper needs no role.
 fn start_threads(
     setup: &Setup,
-    teardowns: &Teardowns,
+    teardowns: &JobRunner,
     tx: &EventSender,
     recorder: &Recorder,
     stop: &CancelToken,
@@ -233,22 +214,25 @@ fn start_threads(
             .wrap_err("cannot start the demo's log writer")?;
     }
     let dry_run = setup.action.dry_run;
+    // The wall clock against the kernel's, every second, reported when
+    // its doubt changes: it holds `r` whether or not a reaper runs here.
+    crate::reaper::runner::watch_clock(teardowns.clone(), stop.clone())
+        .wrap_err("cannot start the clock watch")?;
     if dry_run && setup.reaper.is_some() {
-        let store =
-            Store::open(&setup.path, Access::ReadWrite).wrap_err("cannot open the store")?;
-        let reaper = Reaper::new(
-            store,
-            crate::store::probe::checked_sysinfo(),
-            teardowns.clone(),
-        )
-        .with_control(control.clone(), status_sink(tx));
-        crate::reaper::runner::spawn(reaper, stop.clone()).wrap_err("cannot start the reaper")?;
+        match super::leader::spawn_reaper(teardowns, control, stop.clone()) {
+            Ok(_) => {}
+            Err(super::leader::StartError::Open(error)) => {
+                return Err(error).wrap_err("cannot open the store");
+            }
+            Err(super::leader::StartError::Spawn(error)) => {
+                return Err(error).wrap_err("cannot start the reaper");
+            }
+        }
     }
     let run_reaper = setup.reaper.is_some() && !dry_run;
     if run_reaper || setup.helper.is_some() {
         Leader {
             roles_dir: crate::supervisor::roles_dir(&setup.state_dir),
-            path: setup.path.clone(),
             run_reaper,
             helper: setup.helper.clone(),
             teardowns: teardowns.clone(),

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use crate::cancel::CancelToken;
 use crate::cli::{Cli, EXIT_USAGE};
 use crate::model::time::unix_now;
-use crate::reaper::{DownCommand, InFlight, Reaper, Teardowns};
+use crate::reaper::{DownCommand, JobRunner, Reaper};
 use crate::recorder::{Forward, Recorder};
 use crate::roles::{CONSOLE_ROLE, Refused, Wanted};
 use crate::startup::{open_store, reaper_config};
@@ -371,22 +371,11 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
     } else {
         Forward::Stdout
     };
-    let recorder = Recorder::new(audit, forward);
+    let recorder = Recorder::new(audit, forward).with_would_reap_note(missing);
     let stop = CancelToken::new();
     let why = watch_for_stop(&runtime, &stop, cli.reached_as.is_some());
-    let jobs = Teardowns {
-        path,
-        config: reaper_config(cli, down, cli.tick),
-        inflight: InFlight::default(),
-        runtime: runtime.handle().clone(),
-        clock: Arc::new(unix_now),
-        report: dry_run_note(recorder.sink(), missing),
-        clock_check: true,
-        stop,
-        unrecorded: Default::default(),
-        store_times: Default::default(),
-        audit: recorder.health(),
-    };
+    let jobs =
+        JobRunner::new(path, reaper_config(cli, down, cli.tick), recorder.clone()).with_stop(stop);
     let mut reaper = Reaper::new(store, crate::store::probe::checked_sysinfo(), jobs);
     let summary = reaper.pass();
     recorder.flush();
@@ -424,23 +413,6 @@ fn missing_teardown(down: &DownCommand) -> Option<String> {
         format!("teardown command '{shown}' is not an executable file")
     } else {
         format!("teardown command '{shown}' not found on PATH")
-    })
-}
-
-/// The dry run's `would reap` lines with why the teardown would not run
-/// (`missing`), when it would not.
-fn dry_run_note(
-    sink: crate::reaper::jobs::Sink,
-    missing: Option<String>,
-) -> crate::reaper::jobs::Sink {
-    let Some(missing) = missing else {
-        return sink;
-    };
-    Arc::new(move |mut activity: crate::event::Activity| {
-        if activity.kind == crate::event::ActivityKind::WouldReap {
-            activity.detail = format!("{} ({missing})", activity.detail);
-        }
-        sink(activity);
     })
 }
 

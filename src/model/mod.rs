@@ -24,6 +24,7 @@ pub mod name;
 pub mod observe;
 pub mod op_rules;
 pub mod operation;
+pub mod reaper_status;
 pub mod remote;
 pub mod repeats;
 pub mod rows;

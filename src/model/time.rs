@@ -65,8 +65,37 @@ pub fn unix_now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-        // 0 outside test builds (`crate::fault`, feature `fault-injection`).
-        .saturating_add(crate::fault::clock_offset())
+        // 0 outside test builds (feature `fault-injection`).
+        .saturating_add(clock_offset())
+}
+
+/// The environment variable shifting this process's wall clock (seconds,
+/// may be negative): a fault the end-to-end tests inject (`crate::fault`),
+/// a clock already wrong at start-up as `faketime` makes one.
+#[cfg(feature = "fault-injection")]
+pub const CLOCK_ENV: &str = "STACKLESS_TUI_CLOCK_OFFSET";
+
+/// Seconds added to the wall clock: `STACKLESS_TUI_CLOCK_OFFSET`, read once
+/// (0 when unset or not a number). Only in test builds (the
+/// `fault-injection` feature).
+#[cfg(feature = "fault-injection")]
+pub fn clock_offset() -> i64 {
+    use std::sync::OnceLock;
+    static OFFSET: OnceLock<i64> = OnceLock::new();
+    *OFFSET.get_or_init(|| {
+        std::env::var(CLOCK_ENV)
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    })
+}
+
+/// Fault injection is compiled out: the wall clock is the system's.
+#[cfg(not(feature = "fault-injection"))]
+#[inline(always)]
+#[must_use]
+pub const fn clock_offset() -> i64 {
+    0
 }
 
 /// `HH:MM:SS`, the time of day of `at` (unix seconds) in `zone` (the
@@ -191,6 +220,14 @@ pub fn rfc3339(at: i64) -> Option<String> {
             )
             .to_string()
         })
+}
+
+/// RFC 3339 (UTC, seconds) for a unix-seconds time, as [`rfc3339`]; the
+/// raw number when it is out of the printable range (the audit trail's and
+/// the reaper's Activity lines: a time is always said).
+#[must_use]
+pub fn rfc3339_or_raw(at: i64) -> String {
+    rfc3339(at).unwrap_or_else(|| at.to_string())
 }
 
 #[cfg(test)]

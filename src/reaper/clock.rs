@@ -119,7 +119,7 @@ impl std::fmt::Display for ClockDoubt {
                 "clock looks wrong: the wall clock is {} behind the store's newest write ({}, {}); reaper and GC paused, r is off",
                 crate::model::time::span(*behind),
                 newest.what,
-                super::jobs::iso_time(newest.at)
+                crate::model::time::rfc3339_or_raw(newest.at)
             ),
         }
     }

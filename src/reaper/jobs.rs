@@ -5,22 +5,22 @@
 //! The reaper (`super::runner`) and the operator keys (`r`, `d`) run the
 //! same jobs.
 
-use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::teardown::{self, DownCommand};
 
 mod outcome;
+mod shared;
 use crate::cancel::CancelToken;
 use crate::model::activity::{Activity, ActivityKind, Actor};
 use crate::model::{Instance, ReapAttempt};
+use crate::recorder::Recorder;
 use crate::store::{Access, Recheck, Store};
+pub use shared::{InFlight, InFlightGuard, Owed, StoreTimes, Unrecorded};
 
-/// Where activities go (the event channel, the audit trail, a test's Vec).
-pub type Sink = Arc<dyn Fn(Activity) + Send + Sync>;
 /// Unix seconds now (the system clock, or a fixed one in tests).
 pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
 
@@ -39,116 +39,6 @@ pub struct ReaperConfig {
     pub concurrency: usize,
 }
 
-/// Instances with a teardown in flight, shared by the reaper and the keys so
-/// one instance is never torn down twice at once.
-#[derive(Debug, Clone, Default)]
-pub struct InFlight(Arc<Mutex<HashSet<String>>>);
-
-/// Holds an instance in the [`InFlight`] set until dropped.
-#[derive(Debug)]
-pub struct InFlightGuard {
-    set: InFlight,
-    name: String,
-}
-
-impl InFlight {
-    /// Claim `name`; `None` when a teardown of it is already running.
-    #[must_use]
-    pub fn claim(&self, name: &str) -> Option<InFlightGuard> {
-        let mut set = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        set.insert(name.to_owned()).then(|| InFlightGuard {
-            set: self.clone(),
-            name: name.to_owned(),
-        })
-    }
-
-    /// The names with a teardown running, sorted.
-    #[must_use]
-    pub fn names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self
-            .0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .cloned()
-            .collect();
-        names.sort();
-        names
-    }
-
-    /// Whether `name` has a teardown running.
-    #[must_use]
-    pub fn contains(&self, name: &str) -> bool {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains(name)
-    }
-}
-
-impl Drop for InFlightGuard {
-    fn drop(&mut self) {
-        self.set
-            .0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.name);
-    }
-}
-
-/// A failed reap whose `reap_attempts` record could not be written (a
-/// read-only store, a full disk, an I/O error, busy past
-/// [`RECORD_RETRY_FOR`]): owed to the store, written by the reaper as soon
-/// as the store accepts writes again.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Owed {
-    /// The instance whose teardown failed.
-    pub name: String,
-    /// The failure reason, as it would have been recorded.
-    pub reason: String,
-    /// When it failed (unix seconds): the backoff runs from then.
-    pub at: i64,
-    /// Why the record could not be written (the store error, as shown).
-    pub error: String,
-}
-
-/// The failed reaps not recorded yet, shared by the jobs (which add) and
-/// the reaper (which writes them, and pauses while any is owed: a failure
-/// that is not recorded does not back off, so the next tick would tear the
-/// same instance down again).
-#[derive(Debug, Clone, Default)]
-pub struct Unrecorded(Arc<Mutex<Vec<Owed>>>);
-
-impl Unrecorded {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Owed>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Owe one more record (one per name: the newest failure wins).
-    pub fn push(&self, owed: Owed) {
-        let mut list = self.lock();
-        list.retain(|o| o.name != owed.name);
-        list.push(owed);
-    }
-
-    /// The records owed, oldest first.
-    #[must_use]
-    pub fn owed(&self) -> Vec<Owed> {
-        self.lock().clone()
-    }
-
-    /// Settle the record of `name` (written, or no longer owed).
-    pub fn settle(&self, name: &str) {
-        self.lock().retain(|o| o.name != name);
-    }
-
-    /// Why the newest owed record could not be written, while any is owed.
-    #[must_use]
-    pub fn reason(&self) -> Option<String> {
-        self.lock().last().map(|o| o.error.clone())
-    }
-}
-
 /// What the operator (or the reaper) asked for one instance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Intent {
@@ -160,98 +50,151 @@ pub enum Intent {
     TearDown,
 }
 
-/// Everything a teardown job needs; cheap to clone, shared by the reaper
-/// and the operator keys.
+/// One teardown to run: the instance as the decision saw it (and its reap
+/// attempt, if any), who asked (the reaper, or the operator's `r`/`d`),
+/// and what for. The job re-reads the instance before acting and aborts
+/// when it changed ([`JobRunner::spawn`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Job {
+    /// The instance as the decision saw it.
+    pub instance: Instance,
+    /// Its `reap_attempts` row as the decision saw it (`None`: none).
+    pub attempt: Option<ReapAttempt>,
+    /// Who asked.
+    pub actor: Actor,
+    /// A reap (failures recorded with a backoff) or the operator's `d`.
+    pub intent: Intent,
+}
+
+/// Runs teardown jobs ([`Job`]): each on a thread of its own with its own
+/// store connection, never two for one instance. Cheap to clone; shared by
+/// the reaper and the operator keys, whose jobs share one in-flight set,
+/// one list of owed records and one recorder.
 #[derive(Clone)]
-pub struct Teardowns {
+pub struct JobRunner {
     /// The store file (each job opens its own connection).
-    pub path: PathBuf,
-    /// Down command, timeout, dry run.
-    pub config: ReaperConfig,
+    path: PathBuf,
+    /// Down command, timeout, dry run, concurrency.
+    pub(super) config: ReaperConfig,
     /// The shared in-flight set.
-    pub inflight: InFlight,
-    /// The console's runtime (the operator's `c` runs on it). Teardowns do
-    /// not: each waits for its `down` on a runtime of its own, so one left
-    /// running at quit is not cut off when this runtime shuts down.
-    pub runtime: tokio::runtime::Handle,
+    pub(super) inflight: InFlight,
     /// Unix seconds now.
-    pub clock: Clock,
-    /// Where activities go.
-    pub report: Sink,
+    pub(super) clock: Clock,
+    /// Where activities go (audited, logged, forwarded), and whether the
+    /// audit trail takes writes: the reaper pauses while it does not.
+    pub(super) recorder: Recorder,
     /// Whether `clock` is checked against the kernel's clock before acting
     /// ([`super::clock::doubt`]): on in the console and `reap --once`; off
     /// for a fixed test clock, which the kernel would always doubt.
-    pub clock_check: bool,
+    clock_check: bool,
     /// Cancelled when `reap --once` is interrupted (an operator's signal,
     /// or, on the `--controller` remote side, the launcher's connection
     /// closing): running teardowns are stopped ([`ActivityKind::Stopped`])
     /// and no more start. The console passes one nobody cancels (its
     /// teardowns outlive it).
-    pub stop: CancelToken,
+    pub(super) stop: CancelToken,
     /// Failed reaps that could not be recorded: the reaper and the keys
     /// pause while any is owed.
-    pub unrecorded: Unrecorded,
+    pub(super) unrecorded: Unrecorded,
     /// The newest write time in the store, as the reaper's last pass read
     /// it: evidence against a wall clock set wrong for the whole machine
     /// ([`super::clock::doubt_from_store`]).
-    pub store_times: StoreTimes,
-    /// Whether the audit trail takes writes (the recorder's
-    /// [`crate::audit::Health`]): the reaper pauses while it does not.
-    pub audit: crate::audit::Health,
+    pub(super) store_times: StoreTimes,
 }
 
-/// The newest write time the reaper's last pass read from the store
-/// ([`crate::model::clock_evidence::newest_write`]), shared by the reaper,
-/// the jobs and the render loop.
-#[derive(Debug, Clone, Default)]
-pub struct StoreTimes(Arc<Mutex<Option<crate::model::clock_evidence::NewestWrite>>>);
-
-impl StoreTimes {
-    /// Keep `newest` (read from the snapshot of a pass).
-    pub fn note(&self, newest: Option<crate::model::clock_evidence::NewestWrite>) {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = newest;
-    }
-
-    /// The newest write last noted.
-    #[must_use]
-    pub fn newest(&self) -> Option<crate::model::clock_evidence::NewestWrite> {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-}
-
-impl std::fmt::Debug for Teardowns {
+impl std::fmt::Debug for JobRunner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Teardowns")
+        f.debug_struct("JobRunner")
             .field("path", &self.path)
             .field("config", &self.config)
             .finish_non_exhaustive()
     }
 }
 
-impl Teardowns {
+impl JobRunner {
+    /// Jobs on the store at `path`, run as `config` says, reporting to
+    /// `recorder` (owed records too: [`Unrecorded`]): on the system clock,
+    /// checked against the kernel's, never stopped (the console: its
+    /// teardowns outlive it).
+    #[must_use]
+    pub fn new(path: PathBuf, config: ReaperConfig, recorder: Recorder) -> Self {
+        Self {
+            path,
+            config,
+            inflight: InFlight::default(),
+            clock: Arc::new(crate::model::time::unix_now),
+            unrecorded: Unrecorded::reporting_to(recorder.reporter()),
+            recorder,
+            clock_check: true,
+            stop: CancelToken::new(),
+            store_times: StoreTimes::default(),
+        }
+    }
+
+    /// These jobs on a test's `clock` (unix seconds), which is not checked
+    /// against the kernel's (a fixed clock would always be doubted).
+    #[must_use]
+    pub fn with_test_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self.clock_check = false;
+        self
+    }
+
+    /// These jobs stopped when `stop` is cancelled (`reap --once`
+    /// interrupted): running teardowns are stopped, no more start.
+    #[must_use]
+    pub fn with_stop(mut self, stop: CancelToken) -> Self {
+        self.stop = stop;
+        self
+    }
+
+    /// The store file the jobs open.
+    #[must_use]
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// How the jobs run (down command, timeout, dry run, concurrency).
+    #[must_use]
+    pub const fn config(&self) -> &ReaperConfig {
+        &self.config
+    }
+
+    /// The instances with a teardown running.
+    #[must_use]
+    pub const fn inflight(&self) -> &InFlight {
+        &self.inflight
+    }
+
+    /// The recorder the jobs report to.
+    #[must_use]
+    pub const fn recorder(&self) -> &Recorder {
+        &self.recorder
+    }
+
     /// Why the wall clock looks wrong now, if it does (and is checked):
     /// ahead of the kernel's clock, or behind the store's newest write
     /// ([`StoreTimes`]). Nothing that depends on the time (a reap, GC)
-    /// acts meanwhile.
-    #[must_use]
-    pub fn clock_doubt(&self) -> Option<super::clock::ClockDoubt> {
+    /// acts meanwhile. The outcome is reported ([`Reporter::clock`]).
+    pub fn check_clock(&self) -> Option<super::clock::ClockDoubt> {
         if !self.clock_check {
             return None;
         }
         let wall = (self.clock)();
-        super::kernel_clock::check(wall)
-            .or_else(|| super::clock::doubt_from_store(wall, self.store_times.newest().as_ref()))
+        let doubt = super::kernel_clock::check(wall)
+            .or_else(|| super::clock::doubt_from_store(wall, self.store_times.newest().as_ref()));
+        self.recorder
+            .reporter()
+            .clock(doubt.as_ref().map(ToString::to_string));
+        doubt
     }
 
-    /// Why the audit trail does not take writes, while it does not (its
-    /// owed lines tried again first).
+    /// Why the audit trail does not take writes, while it does not (read
+    /// only; the reaper's pass writes the owed lines first:
+    /// [`Recorder::retry_audit`]).
     #[must_use]
     pub fn audit_failure(&self) -> Option<String> {
-        self.audit.retry();
-        self.audit.failure()
+        self.recorder.audit_failure()
     }
 
     /// Why the store does not take writes, while a failed reap's record is
@@ -262,7 +205,7 @@ impl Teardowns {
     }
 
     pub(super) fn emit(&self, activity: Activity) {
-        (self.report)(activity);
+        self.recorder.record(activity);
     }
 
     fn refuse(&self, name: &str, actor: Actor, detail: &str) -> Option<ActivityKind> {
@@ -298,14 +241,12 @@ impl Teardowns {
     /// was started.
     pub fn spawn(
         &self,
-        seen: Instance,
-        attempt: Option<ReapAttempt>,
-        actor: Actor,
-        intent: Intent,
+        job: Job,
     ) -> Result<JoinHandle<Option<ActivityKind>>, Option<ActivityKind>> {
-        let guard = self.admit(&seen.name, actor)?;
+        let actor = job.actor;
+        let guard = self.admit(&job.instance.name, actor)?;
         let jobs = self.clone();
-        let name = seen.name.clone();
+        let name = job.instance.name.clone();
         std::thread::Builder::new()
             .name("teardown".into())
             .spawn(move || {
@@ -315,14 +256,14 @@ impl Teardowns {
                         jobs.emit(Activity::new(
                             (jobs.clock)(),
                             actor,
-                            &seen.name,
+                            &job.instance.name,
                             ActivityKind::Error,
                             error.to_string(),
                         ));
                         return Some(ActivityKind::Error);
                     }
                 };
-                jobs.execute(&mut store, &seen, attempt.as_ref(), actor, intent, guard)
+                jobs.execute(&mut store, &job, guard)
             })
             .map_err(|error| {
                 self.emit(Activity::new(
@@ -362,18 +303,17 @@ impl Teardowns {
     /// right, `d` does not depend on the time), and the instance is as the
     /// decision saw it (a fresh re-read). `Err` with the kind already
     /// reported otherwise.
-    fn gate(
-        &self,
-        store: &mut Store,
-        seen: &Instance,
-        seen_attempt: Option<&ReapAttempt>,
-        actor: Actor,
-        intent: Intent,
-        now: i64,
-    ) -> Result<(), Option<ActivityKind>> {
+    fn gate(&self, store: &mut Store, job: &Job, now: i64) -> Result<(), Option<ActivityKind>> {
+        let Job {
+            instance: seen,
+            attempt: seen_attempt,
+            actor,
+            intent,
+        } = job;
+        let (actor, intent) = (*actor, *intent);
         let name = seen.name.as_str();
         let clock = if intent == Intent::Reap {
-            self.clock_doubt()
+            self.check_clock()
         } else {
             None
         };
@@ -407,7 +347,7 @@ impl Teardowns {
             return Ok(());
         }
         match store.recheck(name) {
-            Ok(Some(current)) => match changed(seen, seen_attempt, &current) {
+            Ok(Some(current)) => match changed(seen, seen_attempt.as_ref(), &current) {
                 Some(what) => Err(aborted(format!("{what} since the decision; not torn down"))),
                 None => Ok(()),
             },
@@ -431,21 +371,19 @@ impl Teardowns {
     /// was read, or an operation is now pending on it (v14): no
     /// check-then-act race. Returns the final [`ActivityKind`] reported.
     ///
-    /// The steps: [`Teardowns::prepare`] (name, gate, dry run, stop; the
-    /// `tearing down` line), `down` (with no connection open), [`Teardowns::reopen`],
-    /// [`Teardowns::outcome`] (what it means, recorded where it must be),
+    /// The steps: [`JobRunner::prepare`] (name, gate, dry run, stop; the
+    /// `tearing down` line), `down` (with no connection open), [`JobRunner::reopen`],
+    /// [`JobRunner::outcome`] (what it means, recorded where it must be),
     /// and one Activity line.
     pub(super) fn execute(
         &self,
         store: &mut Store,
-        seen: &Instance,
-        seen_attempt: Option<&ReapAttempt>,
-        actor: Actor,
-        intent: Intent,
+        job: &Job,
         _guard: InFlightGuard,
     ) -> Option<ActivityKind> {
         let now = (self.clock)();
-        let argv = match self.prepare(store, seen, seen_attempt, actor, intent, now) {
+        let (seen, actor, intent) = (&job.instance, job.actor, job.intent);
+        let argv = match self.prepare(store, job, now) {
             Ok(argv) => argv,
             Err(kind) => return kind,
         };
@@ -476,19 +414,16 @@ impl Teardowns {
     fn prepare(
         &self,
         store: &mut Store,
-        seen: &Instance,
-        seen_attempt: Option<&ReapAttempt>,
-        actor: Actor,
-        intent: Intent,
+        job: &Job,
         now: i64,
     ) -> Result<Vec<String>, Option<ActivityKind>> {
-        let name = seen.name.as_str();
+        let (name, actor) = (job.instance.name.as_str(), job.actor);
         // The same check as `argv_for`'s; the argv itself is built only
         // for a teardown that runs (not for each line of a dry run).
         if !crate::model::name::is_dns_safe(name) {
             return Err(self.refuse(name, actor, "not a DNS-safe name"));
         }
-        self.gate(store, seen, seen_attempt, actor, intent, now)?;
+        self.gate(store, job, now)?;
         if self.config.dry_run {
             self.emit(Activity::new(
                 now,
@@ -543,7 +478,7 @@ impl Teardowns {
 }
 
 /// How long a teardown job tries to open the store again after its `down`
-/// ([`Teardowns::reopen`]).
+/// ([`JobRunner::reopen`]).
 pub const REOPEN_FOR: Duration = Duration::from_secs(5);
 
 /// How long a failed reap's `reap_attempts` write is retried while another
@@ -602,12 +537,6 @@ fn changed(seen: &Instance, seen_attempt: Option<&ReapAttempt>, now: &Recheck) -
     } else {
         None
     }
-}
-
-/// RFC 3339 (UTC, seconds) for a unix-seconds time; the raw number when it
-/// is out of the printable range.
-pub(super) fn iso_time(at: i64) -> String {
-    crate::model::time::rfc3339(at).unwrap_or_else(|| at.to_string())
 }
 
 #[cfg(test)]

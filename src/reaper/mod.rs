@@ -10,7 +10,8 @@ pub mod kernel_clock;
 pub mod runner;
 pub mod teardown;
 
-pub use control::{LastPass, ReaperControl, ReaperStatus, StatusSink};
-pub use jobs::{InFlight, Intent, ReaperConfig, Teardowns};
-pub use runner::{PassSummary, Reaper};
+pub use crate::model::reaper_status::{LastPass, PassSummary, ReaperStatus};
+pub use control::ReaperControl;
+pub use jobs::{InFlight, Intent, Job, JobRunner, ReaperConfig};
+pub use runner::Reaper;
 pub use teardown::DownCommand;

@@ -10,44 +10,24 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::clock::{Jump, TimeGuard};
-use super::control::{LastPass, ReaperControl, ReaperStatus, StatusSink};
+use super::control::ReaperControl;
 use super::decision::{self, Decision, GcDecision, TOMBSTONE_GC_WINDOW_SECS};
-use super::jobs::{Intent, Teardowns, iso_time};
+use super::jobs::{Intent, Job, JobRunner};
 use crate::cancel::CancelToken;
 use crate::model::activity::{Activity, ActivityKind, Actor};
+use crate::model::reaper_status::{LastPass, PassSummary, ReaperStatus};
 use crate::model::{Instance, ReapAttempt};
+use crate::recorder::Reporter;
 use crate::store::Store;
 use crate::store::probe::HostProbe;
 
 mod connection;
 
-/// The totals of one pass, for `reap --once` exit codes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PassSummary {
-    /// Teardowns that succeeded.
-    pub reaped: usize,
-    /// Teardowns that failed (recorded with a backoff).
-    pub failed: usize,
-    /// Tombstones collected.
-    pub collected: usize,
-    /// Tombstones past 7 days left to stackless (v14: the controller
-    /// collects them; v6-13, >14: stackless does). Not collected here.
-    pub tombstones_due: usize,
-    /// Store errors that stopped part of the pass.
-    pub errors: usize,
-    /// Teardowns stopped or never started because the pass was interrupted.
-    pub stopped: usize,
-    /// Worklist entries not torn down: locked, an operation pending, inside
-    /// their backoff, a name refused, or a teardown aborted or answered
-    /// `state.lock.held`.
-    pub skipped: usize,
-}
-
 /// The reaper: a store connection of its own, the probe, and the jobs.
 pub struct Reaper {
     store: Store,
     probe: Box<dyn HostProbe + Send>,
-    jobs: Teardowns,
+    jobs: JobRunner,
     /// Last skip/wait reported per instance, so a pass reports changes only.
     last_quiet: HashMap<String, (ActivityKind, String)>,
     busy_reported: bool,
@@ -61,14 +41,15 @@ pub struct Reaper {
     /// Instances decided `Reap` this tick and not started yet: started as
     /// teardown slots free up, so a tick's whole worklist is worked through
     /// (stackless §6) with at most `concurrency` teardowns at once.
-    queue: std::collections::VecDeque<(Instance, Option<ReapAttempt>)>,
+    queue: std::collections::VecDeque<Job>,
     time: TimeGuard,
     /// The store failed to read or open: open it again at the next pass.
     reopen: bool,
     /// The operator's pause and pass-now requests ([`ReaperControl`]).
     control: ReaperControl,
-    /// Where [`ReaperStatus`] goes (the console); `None`: not reported.
-    status: Option<StatusSink>,
+    /// Where [`ReaperStatus`] goes (the console's `Event::Reaper`);
+    /// `None`: not reported (`reap --once`, tests).
+    status: Option<Reporter>,
     /// The pass under way: its totals so far, until its teardowns finish.
     current: Option<PassSummary>,
     /// The last finished pass.
@@ -90,9 +71,9 @@ impl std::fmt::Debug for Reaper {
 
 impl Reaper {
     /// Build a reaper over `store`. `jobs.clock` gives unix seconds (a fixed
-    /// one in tests); `jobs.report` receives every [`Activity`].
+    /// one in tests); `jobs.recorder` receives every [`Activity`].
     #[must_use]
-    pub fn new(store: Store, probe: Box<dyn HostProbe + Send>, jobs: Teardowns) -> Self {
+    pub fn new(store: Store, probe: Box<dyn HostProbe + Send>, jobs: JobRunner) -> Self {
         Self {
             store,
             probe,
@@ -117,7 +98,7 @@ impl Reaper {
     /// Take the operator's pause and pass-now requests from `control`, and
     /// report [`ReaperStatus`] to `status` (the console's wiring).
     #[must_use]
-    pub fn with_control(mut self, control: ReaperControl, status: StatusSink) -> Self {
+    pub fn with_control(mut self, control: ReaperControl, status: Reporter) -> Self {
         self.control = control;
         self.status = Some(status);
         self
@@ -126,7 +107,7 @@ impl Reaper {
     /// Send the status now, `next_pass_at` the next pass's due time (unix
     /// seconds).
     fn report_status(&mut self, next_pass_at: Option<i64>) {
-        if let Some(sink) = &self.status {
+        if let Some(reporter) = &self.status {
             let paused = self.control.paused();
             let status = ReaperStatus {
                 paused,
@@ -134,7 +115,7 @@ impl Reaper {
                 last: self.last,
             };
             if self.reported != Some(status) {
-                sink(status);
+                reporter.status(status);
                 self.reported = Some(status);
             }
         }
@@ -183,7 +164,10 @@ impl Reaper {
         loop {
             if self.jobs.stop.is_cancelled() && !self.queue.is_empty() {
                 let dropped = std::mem::take(&mut self.queue);
-                let names: Vec<&str> = dropped.iter().map(|(i, _)| i.name.as_str()).collect();
+                let names: Vec<&str> = dropped
+                    .iter()
+                    .map(|job| job.instance.name.as_str())
+                    .collect();
                 summary.stopped += dropped.len();
                 self.emit(Activity::new(
                     self.now(),
@@ -212,7 +196,9 @@ impl Reaper {
     /// thread calls [`Reaper::fill`] between ticks.
     fn tick(&mut self) {
         self.fill();
-        // A paused pass does nothing: it is not the last pass shown.
+        // A paused pass does nothing: it is not the last pass shown. (The
+        // audit lines owed are written first, as the pass does.)
+        self.jobs.recorder.retry_audit();
         let paused = self.paused().is_some();
         let summary = self.dispatch();
         if !paused {
@@ -233,14 +219,14 @@ impl Reaper {
             .map(|handle| handle.join().ok().flatten())
             .collect();
         while self.running.len() < self.jobs.config.concurrency.max(1) {
-            let Some((seen, attempt)) = self.queue.pop_front() else {
+            let Some(job) = self.queue.pop_front() else {
                 break;
             };
-            if self.jobs.inflight.contains(&seen.name) {
+            if self.jobs.inflight.contains(&job.instance.name) {
                 // Being torn down already (by a key, or an earlier tick).
                 continue;
             }
-            match self.jobs.spawn(seen, attempt, Actor::Reaper, Intent::Reap) {
+            match self.jobs.spawn(job) {
                 Ok(handle) => self.running.push(handle),
                 Err(kind) => outcomes.push(kind),
             }
@@ -304,6 +290,9 @@ impl Reaper {
             return summary;
         }
         self.settle_owed(now);
+        // The audit lines owed are written first: a trail that takes writes
+        // again does not hold this pass.
+        self.jobs.recorder.retry_audit();
         if let Some(why) = self.paused() {
             // Said once (and again when it changes); nothing is read,
             // reaped or collected while paused.
@@ -336,6 +325,7 @@ impl Reaper {
         self.jobs
             .store_times
             .note(crate::model::clock_evidence::newest_write(&snapshot.rows));
+        self.jobs.recorder.retry_audit();
         if let Some(why) = self.paused() {
             self.queue.clear();
             self.quiet("", ActivityKind::Skipped, why);
@@ -372,7 +362,7 @@ impl Reaper {
                     self.quiet(
                         &name,
                         ActivityKind::WaitingBackoff,
-                        format!("until {}", iso_time(until)),
+                        format!("until {}", crate::model::time::rfc3339_or_raw(until)),
                     );
                     continue;
                 }
@@ -393,7 +383,12 @@ impl Reaper {
             }
             self.last_quiet.remove(&name);
             if let Some(seen) = snapshot.instance(&name) {
-                queue.push_back((seen.clone(), snapshot.reap_attempt(&name).cloned()));
+                queue.push_back(Job {
+                    instance: seen.clone(),
+                    attempt: snapshot.reap_attempt(&name).cloned(),
+                    actor: Actor::Reaper,
+                    intent: Intent::Reap,
+                });
             }
         }
         if held {
@@ -496,7 +491,7 @@ impl Reaper {
             self.store.writable(),
             self.jobs.unrecorded_reason().as_deref(),
             self.jobs.audit_failure().as_deref(),
-            self.jobs.clock_doubt(),
+            self.jobs.check_clock(),
             self.control.paused(),
         )
     }
@@ -568,7 +563,7 @@ impl Reaper {
 
     /// Tear `seen` down now, on this thread, with this reaper's store (the
     /// operator path in tests; the console runs keys through
-    /// [`Teardowns::spawn`]). Returns the final [`ActivityKind`] reported.
+    /// [`JobRunner::spawn`]). Returns the final [`ActivityKind`] reported.
     pub fn reap(
         &mut self,
         seen: &Instance,
@@ -578,8 +573,13 @@ impl Reaper {
     ) -> Option<ActivityKind> {
         match self.jobs.admit(&seen.name, actor) {
             Ok(guard) => {
-                self.jobs
-                    .execute(&mut self.store, seen, seen_attempt, actor, intent, guard)
+                let job = Job {
+                    instance: seen.clone(),
+                    attempt: seen_attempt.cloned(),
+                    actor,
+                    intent,
+                };
+                self.jobs.execute(&mut self.store, &job, guard)
             }
             Err(kind) => kind,
         }
@@ -599,7 +599,7 @@ impl Reaper {
 
     /// The jobs this reaper dispatches to (shared with the operator keys).
     #[must_use]
-    pub fn teardowns(&self) -> &Teardowns {
+    pub fn jobs(&self) -> &JobRunner {
         &self.jobs
     }
 }
@@ -660,6 +660,27 @@ pub fn spawn(mut reaper: Reaper, stop: CancelToken) -> std::io::Result<JoinHandl
                         }
                     }
                     reaper.release_if_stale();
+                }
+            }
+        })
+}
+
+/// Check the wall clock against the kernel's (and the store's newest write,
+/// as the reaper's last pass read it) at once and then every second, until
+/// `stop` is cancelled, reporting each change ([`JobRunner::check_clock`]).
+/// The console runs it whether or not a reaper thread runs here: the same
+/// doubt turns `r` off (`--no-reaper`, a standby console, a dry run).
+///
+/// # Errors
+/// The thread could not be spawned.
+pub fn watch_clock(jobs: JobRunner, stop: CancelToken) -> std::io::Result<JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("clock-watch".into())
+        .spawn(move || {
+            loop {
+                let _ = jobs.check_clock();
+                if stop.sleep(Duration::from_secs(1)) {
+                    return;
                 }
             }
         })

@@ -11,7 +11,7 @@
 
 use rusqlite::{OptionalExtension, TransactionBehavior};
 
-use super::read::{col, lenient_int, lenient_text};
+use super::lenient::{col, lenient_int, lenient_text};
 use super::{Store, StoreError};
 pub use crate::model::detail::{
     Checkpoint, InstanceDetail, Observation, Placement, Resource, Revision,

@@ -130,6 +130,26 @@ pub fn rewritten_wal(path: &Path) -> Option<super::walfile::Mark> {
     registry().get(path).and_then(|entry| entry.rewritten_wal)
 }
 
+/// Before `path` is opened again: the log recorded when it was seen
+/// rewritten in place, if any, checked ([`super::walfile::check`]: set
+/// aside when it still holds frames the new file does not have), then
+/// forgotten, and where it was set aside noted ([`take_set_aside`]). Kept
+/// when the check fails, to be checked again at the next open.
+///
+/// # Errors
+/// As [`super::walfile::check`].
+pub fn check_rewritten_wal(path: &Path) -> Result<(), super::StoreError> {
+    let Some(old) = rewritten_wal(path) else {
+        return Ok(());
+    };
+    let checked = super::walfile::check(path, old)?;
+    forget_rewritten_wal(path);
+    if let super::walfile::Checked::SetAside(kept) = checked {
+        note_set_aside(path, kept);
+    }
+    Ok(())
+}
+
 /// Forget it (gone, restarted, already in the file, or set aside).
 pub fn forget_rewritten_wal(path: &Path) {
     if let Some(entry) = registry().get_mut(path) {

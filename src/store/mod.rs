@@ -10,6 +10,7 @@ pub mod epoch;
 pub mod error;
 pub mod files;
 mod layout;
+mod lenient;
 pub mod operations;
 pub mod probe;
 mod queue_seen;
@@ -256,7 +257,7 @@ impl Store {
         let registration = epoch::register_within(path, SETTLE)
             .map_err(|n| StoreError::Settling(path.to_owned(), n))?;
         stale_wal_check(path)?;
-        walfile::check(path)?;
+        epoch::check_rewritten_wal(path)?;
         let identity = file_identity(path);
         // Everything is checked on a connection that writes nothing (no
         // journal-mode change), so a file that is not a stackless store is

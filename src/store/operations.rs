@@ -22,7 +22,7 @@
 use rusqlite::{Connection, OptionalExtension};
 
 use super::Layout;
-use super::read::{col, lenient_int, lenient_text};
+use super::lenient::{col, lenient_int, lenient_text};
 use crate::model::operation::{FINISHED_SHOWN, OpStatus, Operation, StepProgress};
 
 /// Pending operations, oldest first (the controller's own order:

@@ -37,7 +37,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rusqlite::{Connection, OptionalExtension};
 
-use super::read::{col, lenient_int, lenient_text};
+use super::lenient::{col, lenient_int, lenient_text};
 use crate::model::operation::{OpStatus, Operation};
 
 /// Whether one id, pending at the snapshot, still is.

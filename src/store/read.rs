@@ -8,6 +8,7 @@ use rusqlite::{Connection, TransactionBehavior};
 
 use std::sync::Arc;
 
+use super::lenient::{col, lenient_int, lenient_str, lenient_text};
 use super::probe::HostProbe;
 use super::{Layout, Store, StoreError};
 use crate::model::liveness::{LockLiveness, liveness};
@@ -161,41 +162,6 @@ pub(super) fn lock_scan_sql(layout: Layout) -> String {
         pick(layout.holder_host, "holder_host"),
         pick(layout.claim_id, "claim_id"),
     )
-}
-
-/// An integer read leniently: INTEGER as is, REAL truncated, TEXT parsed,
-/// NULL/BLOB/unparsable as `None`.
-pub(super) fn lenient_int(value: ValueRef<'_>) -> Option<i64> {
-    match value {
-        ValueRef::Integer(i) => Some(i),
-        #[allow(clippy::cast_possible_truncation)]
-        ValueRef::Real(f) if f.is_finite() => Some(f as i64),
-        ValueRef::Text(t) => std::str::from_utf8(t).ok()?.trim().parse().ok(),
-        _ => None,
-    }
-}
-
-/// Text read leniently: TEXT decoded lossily (invalid UTF-8 becomes U+FFFD,
-/// which no DNS-safe check accepts), numbers formatted, NULL/BLOB `None`.
-pub(super) fn lenient_text(value: ValueRef<'_>) -> Option<String> {
-    match value {
-        ValueRef::Text(t) => Some(String::from_utf8_lossy(t).into_owned()),
-        ValueRef::Integer(i) => Some(i.to_string()),
-        ValueRef::Real(f) => Some(f.to_string()),
-        ValueRef::Null | ValueRef::Blob(_) => None,
-    }
-}
-
-/// [`lenient_text`] borrowed from the row when it is valid UTF-8 text.
-fn lenient_str(value: ValueRef<'_>) -> Option<std::borrow::Cow<'_, str>> {
-    match value {
-        ValueRef::Text(t) => Some(String::from_utf8_lossy(t)),
-        other => lenient_text(other).map(std::borrow::Cow::Owned),
-    }
-}
-
-pub(super) fn col<'a>(row: &'a rusqlite::Row<'_>, index: usize) -> ValueRef<'a> {
-    row.get_ref(index).unwrap_or(ValueRef::Null)
 }
 
 /// The `LEFT JOIN` of an instance with its lease and lock, in the column

@@ -32,9 +32,10 @@ use std::collections::HashMap;
 use rusqlite::Connection;
 use rusqlite::types::ValueRef;
 
+use super::lenient::col;
 use super::read::{
-    LEASE_SCAN_SQL, Substrates, attempt_from_row, col, instance_columns, instance_extras,
-    lease_columns, lock_columns, lock_scan_sql,
+    LEASE_SCAN_SQL, Substrates, attempt_from_row, instance_columns, instance_extras, lease_columns,
+    lock_columns, lock_scan_sql,
 };
 use super::{Layout, Recheck, Store, StoreError};
 use crate::model::{Instance, ReapAttempt};

@@ -12,8 +12,8 @@ use std::path::Path;
 use rusqlite::OptionalExtension as _;
 use rusqlite::types::ValueRef;
 
+use super::lenient::{col, lenient_int, lenient_text};
 use super::probe::HostProbe;
-use super::read::{col, lenient_int, lenient_text};
 use super::{Store, StoreError};
 use crate::model::detail::{Checkpoint, InstanceDetail};
 use crate::model::name::is_dns_safe;

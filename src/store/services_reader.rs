@@ -44,14 +44,17 @@ pub(super) struct ServicesReader {
 }
 
 impl ServicesReader {
-    /// Start the thread for the store at `path`, opened with `access`;
-    /// `nudge` wakes the watcher when an answer is ready.
+    /// Start the thread for the store at `path`, opened with `access` and
+    /// waiting at most `busy_timeout` for another process's lock (the
+    /// watcher's own, `super::watcher::WATCHER_BUSY_TIMEOUT`); `nudge`
+    /// wakes the watcher when an answer is ready.
     ///
     /// # Errors
     /// The thread could not be spawned.
     pub(super) fn spawn(
         path: PathBuf,
         access: Access,
+        busy_timeout: std::time::Duration,
         nudge: Option<Nudge>,
     ) -> std::io::Result<Self> {
         let (requests, asked) = mpsc::channel::<()>();
@@ -64,7 +67,7 @@ impl ServicesReader {
                 lower_priority();
                 let mut probe = SysinfoProbe::new();
                 while asked.recv().is_ok() {
-                    let read = read(&path, access, &mut probe, &reading);
+                    let read = read(&path, access, busy_timeout, &mut probe, &reading);
                     if reading.is_cancelled() || answer.send(read).is_err() {
                         return;
                     }
@@ -132,14 +135,13 @@ fn lower_priority() {
 fn read(
     path: &std::path::Path,
     access: Access,
+    busy_timeout: std::time::Duration,
     probe: &mut SysinfoProbe,
     stop: &CancelToken,
 ) -> Option<ServicesRead> {
     let mut out = ServicesRead::default();
     let mut store = Store::open(path, access).ok()?;
-    store
-        .set_busy_timeout(super::watcher::WATCHER_BUSY_TIMEOUT)
-        .ok()?;
+    store.set_busy_timeout(busy_timeout).ok()?;
     let mut probe = CheckedProbe::new(probe);
     // Hashed as they come: no name is kept for a dead service.
     let mut dead = crate::model::snapshot::DeadCounts::default();
@@ -170,7 +172,13 @@ mod tests {
             "/tests/fixtures/real-0.4.0-v14.db"
         );
         std::fs::copy(source, &path).expect("copy");
-        let mut reader = ServicesReader::spawn(path, Access::ReadOnly, None).expect("spawn");
+        let mut reader = ServicesReader::spawn(
+            path,
+            Access::ReadOnly,
+            std::time::Duration::from_millis(20),
+            None,
+        )
+        .expect("spawn");
         assert!(reader.request());
         assert!(!reader.request(), "one already under way");
         let started = std::time::Instant::now();

@@ -210,24 +210,30 @@ fn in_file<D: ReadAt + ?Sized, W: ReadAt + ?Sized>(db: &D, wal: &W) -> bool {
     })
 }
 
+/// What became of the log `old` beside a store rewritten in place
+/// ([`check`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Checked {
+    /// Gone, restarted, or already in the file: nothing to keep of it.
+    Forget,
+    /// Set aside under this name (not replayed onto the new file).
+    SetAside(std::path::PathBuf),
+}
+
 /// Before `path` (a store rewritten in place) is opened again: the log
-/// recorded when it was seen rewritten ([`super::epoch::rewritten_wal`]),
-/// if it is still beside it, unchanged and with frames the file does not
-/// have, is set aside, or refused when another process has it open. Gone,
-/// restarted, or already in the file, it is forgotten. Every file is read
-/// through `store::files`.
+/// `old`, recorded when it was seen rewritten (the caller keeps it:
+/// `super::epoch`), if it is still beside it, unchanged and with frames
+/// the file does not have, is set aside, or refused when another process
+/// has it open. Gone, restarted, or already in the file, it is to be
+/// forgotten. Every file is read through `store::files`.
 ///
 /// # Errors
 /// [`StoreError::ForeignWal`] (another process has it open),
 /// [`StoreError::Unreadable`] (it could not be set aside).
-pub fn check(path: &Path) -> Result<(), StoreError> {
-    let Some(old) = super::epoch::rewritten_wal(path) else {
-        return Ok(());
-    };
+pub fn check(path: &Path, old: Mark) -> Result<Checked, StoreError> {
     let wal_path = StoreFile::Wal.path(path);
     if mark(path) != Some(old) {
-        super::epoch::forget_rewritten_wal(path);
-        return Ok(());
+        return Ok(Checked::Forget);
     }
     let already = files::with(path, |files| {
         let (Some(db), Some(wal)) = (files.open(StoreFile::Db), files.open(StoreFile::Wal)) else {
@@ -237,8 +243,7 @@ pub fn check(path: &Path) -> Result<(), StoreError> {
         in_file(files.file(db), files.file(wal))
     });
     if already {
-        super::epoch::forget_rewritten_wal(path);
-        return Ok(());
+        return Ok(Checked::Forget);
     }
     if files::shm_held_elsewhere(path) {
         return Err(StoreError::ForeignWal(path.to_owned(), wal_path));
@@ -253,9 +258,7 @@ pub fn check(path: &Path) -> Result<(), StoreError> {
         path.display(),
         kept.display()
     );
-    super::epoch::forget_rewritten_wal(path);
-    super::epoch::note_set_aside(path, kept);
-    Ok(())
+    Ok(Checked::SetAside(kept))
 }
 
 #[cfg(test)]

@@ -407,6 +407,9 @@ impl Watcher {
             self.services_reader = super::services_reader::ServicesReader::spawn(
                 self.path.clone(),
                 Access::ReadOnly,
+                // The watcher's own short wait: a services read never
+                // queues behind a writer's lock for long.
+                WATCHER_BUSY_TIMEOUT,
                 self.nudge.clone(),
             )
             .ok();

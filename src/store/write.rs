@@ -7,7 +7,8 @@ use rusqlite::types::ValueRef;
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
 use super::Layout;
-use super::read::{attempt_from_row, col, instance_from_row, join_sql, join_sql_with, lenient_int};
+use super::lenient::{col, lenient_int};
+use super::read::{attempt_from_row, instance_from_row, join_sql, join_sql_with};
 use super::{Store, StoreError};
 use crate::model::{Birth, Lease, OpLock, OpStatus, ReapAttempt, Status};
 

@@ -12,7 +12,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use stackless_tui::event::Activity;
-use stackless_tui::reaper::{DownCommand, InFlight, Reaper, ReaperConfig, Teardowns};
+use stackless_tui::reaper::{DownCommand, JobRunner, Reaper, ReaperConfig};
+use stackless_tui::recorder::{Forward, Recorder};
 use stackless_tui::store::probe::HostProbe;
 use stackless_tui::store::{Access, Store};
 
@@ -104,13 +105,14 @@ pub fn reaper(
 }
 
 /// A reaper over `path` with any clock and a config tweak, and a collecting
-/// report.
+/// report. (`_runtime`: the jobs no longer hold the console's runtime, each
+/// teardown waits on one of its own; kept so the callers stay as they are.)
 pub fn reaper_with(
     path: &Path,
     down: DownCommand,
     probe: Box<dyn HostProbe + Send>,
     clock: stackless_tui::reaper::jobs::Clock,
-    runtime: &tokio::runtime::Runtime,
+    _runtime: &tokio::runtime::Runtime,
     tweak: impl FnOnce(&mut ReaperConfig),
 ) -> (Reaper, Arc<Mutex<Vec<Activity>>>) {
     let store = Store::open(path, Access::ReadWrite).expect("open");
@@ -124,19 +126,12 @@ pub fn reaper_with(
         concurrency: 2,
     };
     tweak(&mut config);
-    let jobs = Teardowns {
-        path: path.to_owned(),
+    let jobs = JobRunner::new(
+        path.to_owned(),
         config,
-        inflight: InFlight::default(),
-        runtime: runtime.handle().clone(),
-        clock,
-        report: Arc::new(move |a| sink.lock().unwrap().push(a)),
-        clock_check: false,
-        stop: stackless_tui::cancel::CancelToken::new(),
-        unrecorded: Default::default(),
-        store_times: Default::default(),
-        audit: Default::default(),
-    };
+        Recorder::new(None, Forward::Collect(sink)),
+    )
+    .with_test_clock(clock);
     (Reaper::new(store, probe, jobs), log)
 }
 

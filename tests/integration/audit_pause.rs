@@ -7,16 +7,17 @@ use std::time::Duration;
 
 use crate::common::stores;
 use crate::common::{CAPTURE, argv_log, fake_down, runtime};
-use stackless_tui::audit::{AuditLog, Health};
+use stackless_tui::audit::AuditLog;
 use stackless_tui::event::{Activity, ActivityKind, Actor};
 use stackless_tui::reaper::Reaper;
-use stackless_tui::reaper::jobs::{InFlight, ReaperConfig, Teardowns};
+use stackless_tui::reaper::jobs::{JobRunner, ReaperConfig};
+use stackless_tui::recorder::{Forward, Recorder};
 use stackless_tui::store::probe::FixedProbe;
 use stackless_tui::store::{Access, Store};
 
 #[test]
 fn a_reaper_whose_audit_trail_fails_pauses_until_a_line_is_written() {
-    let rt = runtime();
+    let _rt = runtime();
     let (dir, path) = stores::v5();
     let trail = dir.path().join("stackless-tui");
     std::fs::create_dir_all(&trail).unwrap();
@@ -25,7 +26,12 @@ fn a_reaper_whose_audit_trail_fails_pauses_until_a_line_is_written() {
     // while a directory sits at `audit.jsonl.1` (as a full disk or a
     // planted name would refuse it).
     let log = AuditLog::open(&audit_path, 200).unwrap();
-    let health = Health::new(Some(Arc::new(Mutex::new(log))));
+    let seen = Arc::new(Mutex::new(Vec::<Activity>::new()));
+    let recorder = Recorder::new(
+        Some(Arc::new(Mutex::new(log))),
+        Forward::Collect(Arc::clone(&seen)),
+    );
+    let health = recorder.health();
     let note =
         |detail: &str| Activity::new(CAPTURE, Actor::Reaper, "", ActivityKind::Skipped, detail);
     health.record(&note("first line"));
@@ -34,33 +40,18 @@ fn a_reaper_whose_audit_trail_fails_pauses_until_a_line_is_written() {
     std::fs::write(trail.join("audit.jsonl.1/keep"), b"x").unwrap();
     health.record(&note("second line"));
     let why = health.failure().expect("the append failed");
-    let seen = Arc::new(Mutex::new(Vec::<Activity>::new()));
-    let sink = {
-        let (health, seen) = (health.clone(), Arc::clone(&seen));
-        Arc::new(move |a: Activity| {
-            health.record(&a);
-            seen.lock().unwrap().push(a);
-        })
-    };
-    let jobs = Teardowns {
-        path: path.clone(),
-        config: ReaperConfig {
+    let jobs = JobRunner::new(
+        path.clone(),
+        ReaperConfig {
             down: fake_down(dir.path(), "exit 0"),
             tick: Duration::from_secs(60),
             down_timeout: Duration::from_secs(20),
             dry_run: false,
             concurrency: 2,
         },
-        inflight: InFlight::default(),
-        runtime: rt.handle().clone(),
-        clock: Arc::new(|| CAPTURE),
-        report: sink,
-        clock_check: false,
-        stop: stackless_tui::cancel::CancelToken::new(),
-        unrecorded: Default::default(),
-        store_times: Default::default(),
-        audit: health.clone(),
-    };
+        recorder,
+    )
+    .with_test_clock(Arc::new(|| CAPTURE));
     let probe = Box::new(FixedProbe {
         host: Some("vm".into()),
         processes: vec![],

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::common::{CAPTURE, argv_log, fake_down, fixture, reaper, reaper_with, runtime};
 use stackless_tui::event::{ActivityKind, Actor};
-use stackless_tui::reaper::Intent;
+use stackless_tui::reaper::{Intent, Job};
 use stackless_tui::store::probe::FixedProbe;
 use stackless_tui::store::{Access, Store};
 
@@ -109,11 +109,15 @@ fn an_instance_is_never_torn_down_twice_at_once() {
         .unwrap();
     let golf = snapshot.instance("golf").unwrap().clone();
     let attempt = snapshot.reap_attempt("golf").cloned();
-    let jobs = reaper.teardowns().clone();
-    let first = jobs
-        .spawn(golf.clone(), attempt.clone(), Actor::Operator, Intent::Reap)
-        .unwrap();
-    let second = jobs.spawn(golf, attempt, Actor::Operator, Intent::Reap);
+    let jobs = reaper.jobs().clone();
+    let job = Job {
+        instance: golf,
+        attempt,
+        actor: Actor::Operator,
+        intent: Intent::Reap,
+    };
+    let first = jobs.spawn(job.clone()).unwrap();
+    let second = jobs.spawn(job);
     assert_eq!(second.err(), Some(Some(ActivityKind::Refused)));
     assert_eq!(first.join().unwrap(), Some(ActivityKind::Reaped));
     assert_eq!(argv_log(dir.path()).len(), 1);

@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::common::stores;
 use crate::common::{CAPTURE, fake_down, reaper, runtime};
 use stackless_tui::event::{ActivityKind, Actor};
-use stackless_tui::reaper::Intent;
+use stackless_tui::reaper::{Intent, Job};
 use stackless_tui::store::probe::FixedProbe;
 use stackless_tui::store::{Access, Store};
 
@@ -53,8 +53,13 @@ fn an_operator_reap_that_fails_while_the_store_is_busy_is_still_recorded() {
     // Longer than three tries at stackless's 5 s busy timeout.
     let holder = hold_write_lock(&path, Duration::from_secs(17));
     let job = reaper
-        .teardowns()
-        .spawn(alpha, None, Actor::Operator, Intent::Reap)
+        .jobs()
+        .spawn(Job {
+            instance: alpha,
+            attempt: None,
+            actor: Actor::Operator,
+            intent: Intent::Reap,
+        })
         .expect("started");
     let kind = job.join().unwrap();
     holder.join().unwrap();
@@ -406,14 +411,14 @@ fn a_reap_failure_that_cannot_be_recorded_pauses_the_reaper_until_writes_succeed
             "reaper paused: failures cannot be recorded in the store ({why}); nothing is torn down until the store accepts writes"
         )]
     );
-    assert_eq!(reaper.teardowns().unrecorded_reason(), Some(why));
+    assert_eq!(reaper.jobs().unrecorded_reason(), Some(why));
     // The store accepts writes again: alpha's failure owed is recorded
     // (attempt 1, backing off), and the reaper resumes: bravo, never torn
     // down, is now, and its failure recorded.
     stores::exec(&path, "DROP TRIGGER full_i; DROP TRIGGER full_u;");
     let summary = reaper.pass();
     assert_eq!((summary.reaped, summary.failed), (0, 1));
-    assert_eq!(reaper.teardowns().unrecorded_reason(), None);
+    assert_eq!(reaper.jobs().unrecorded_reason(), None);
     let seen = snapshot(&path);
     for name in ["alpha", "bravo"] {
         let attempt = seen.reap_attempt(name).expect("recorded");

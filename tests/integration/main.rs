@@ -8,6 +8,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod arrows;
 mod audit_pause;
 mod demo;
 mod dry_run;

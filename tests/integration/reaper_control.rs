@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use crate::common::{CAPTURE, argv_log, fake_down, fixture, reaper_with, runtime};
 use stackless_tui::cancel::CancelToken;
+use stackless_tui::event::Event;
 use stackless_tui::reaper::{LastPass, PassSummary, ReaperControl, ReaperStatus};
+use stackless_tui::recorder::Reporter;
 use stackless_tui::store::probe::FixedProbe;
 
 const HOUR: i64 = 3600;
@@ -26,6 +28,22 @@ fn status(last_at: i64, next: Option<i64>, paused: bool) -> ReaperStatus {
                 ..PassSummary::default()
             },
         }),
+    }
+}
+
+/// The next status the reaper thread sends within `wait`.
+fn recv(
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<Event>,
+    wait: Duration,
+) -> Option<ReaperStatus> {
+    let deadline = Instant::now() + wait;
+    loop {
+        match rx.try_recv() {
+            Ok(Event::Reaper(status)) => return Some(status),
+            Ok(_) => {}
+            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+            Err(_) => return None,
+        }
     }
 }
 
@@ -48,26 +66,21 @@ fn a_pass_at_once_another_on_request_and_a_pause_that_holds() {
         |config| config.tick = Duration::from_secs(3600),
     );
     let control = ReaperControl::default();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let reaper = reaper.with_control(
-        control.clone(),
-        Arc::new(move |s| {
-            let _ = tx.send(s);
-        }),
-    );
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let reaper = reaper.with_control(control.clone(), Reporter::new(Some(tx)));
     let stop = CancelToken::new();
     let thread = stackless_tui::reaper::runner::spawn(reaper, stop.clone()).unwrap();
-    let next = || rx.recv_timeout(Duration::from_secs(5)).expect("a status");
+    let next = |rx: &mut _| recv(rx, Duration::from_secs(5)).expect("a status");
 
     // The first pass, at once.
-    assert_eq!(next(), status(CAPTURE, Some(CAPTURE + HOUR), false));
+    assert_eq!(next(&mut rx), status(CAPTURE, Some(CAPTURE + HOUR), false));
 
     // R: a pass now, not in an hour.
     clock.store(CAPTURE + 10, Ordering::SeqCst);
     let asked = Instant::now();
     control.request_pass();
     assert_eq!(
-        next(),
+        next(&mut rx),
         status(CAPTURE + 10, Some(CAPTURE + 10 + HOUR), false)
     );
     assert!(
@@ -78,18 +91,18 @@ fn a_pass_at_once_another_on_request_and_a_pause_that_holds() {
 
     // P: paused, said at once; no due time while paused.
     control.set_paused(true);
-    assert_eq!(next(), status(CAPTURE + 10, None, true));
+    assert_eq!(next(&mut rx), status(CAPTURE + 10, None, true));
     // A pass asked for while paused runs nothing (the pause is a reason in
     // decision::pause_reason) and reports nothing new.
     clock.store(CAPTURE + 15, Ordering::SeqCst);
     control.request_pass();
-    assert!(rx.recv_timeout(Duration::from_millis(500)).is_err());
+    assert!(recv(&mut rx, Duration::from_millis(500)).is_none());
 
     // P again: resumed, and a pass runs at once.
     clock.store(CAPTURE + 20, Ordering::SeqCst);
     control.set_paused(false);
     assert_eq!(
-        next(),
+        next(&mut rx),
         status(CAPTURE + 20, Some(CAPTURE + 20 + HOUR), false)
     );
     assert!(argv_log(dir.path()).is_empty(), "nothing was due");

@@ -52,5 +52,5 @@ fn the_teardown_jobs_execute_is_under_80_lines() {
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/reaper/jobs.rs"))
             .unwrap();
     let n = method_lines(&jobs, "pub(super) fn execute(");
-    assert!(n < 80, "Teardowns::execute is {n} lines");
+    assert!(n < 80, "JobRunner::execute is {n} lines");
 }

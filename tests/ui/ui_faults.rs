@@ -7,6 +7,7 @@ use crate::common::CAPTURE;
 use crate::common::ui::{fixture_snapshot, press, render_app};
 use crossterm::event::KeyCode;
 use stackless_tui::event::{ActivityKind, Event};
+use stackless_tui::model::reaper_status::PauseReasons;
 use stackless_tui::ui::{App, AppConfig, panes};
 
 fn app() -> App {
@@ -62,7 +63,13 @@ fn a_wall_clock_that_looks_wrong_pauses_the_reaper_line_and_refuses_r() {
         CAPTURE,
     );
     let doubt = "clock looks wrong: the wall clock is 1y 000d ahead of the kernel's clock (boot time + uptime); reaper and GC paused, r is off";
-    app.handle(Event::Clock(Some(doubt.into())), CAPTURE);
+    app.handle(
+        Event::Pauses(PauseReasons {
+            clock: Some(doubt.into()),
+            ..PauseReasons::default()
+        }),
+        CAPTURE,
+    );
     assert_eq!(app.reaper_text(), "reaper: paused (clock looks wrong)");
     let banners: Vec<String> = panes::header::banners(&app)
         .into_iter()
@@ -77,7 +84,7 @@ fn a_wall_clock_that_looks_wrong_pauses_the_reaper_line_and_refuses_r() {
         refused[0].detail,
         "the wall clock looks wrong (see the header): r is off until it looks right"
     );
-    app.handle(Event::Clock(None), CAPTURE);
+    app.handle(Event::Pauses(PauseReasons::default()), CAPTURE);
     assert_eq!(app.reaper_text(), "reaper: every 1s");
 }
 
@@ -89,7 +96,13 @@ fn a_store_that_does_not_record_failures_pauses_the_reaper_line_and_refuses_r_an
         CAPTURE,
     );
     let error = "state store /s/state.db: attempt to write a readonly database";
-    app.handle(Event::Unrecorded(Some(error.into())), CAPTURE);
+    app.handle(
+        Event::Pauses(PauseReasons {
+            unrecorded: Some(error.into()),
+            ..PauseReasons::default()
+        }),
+        CAPTURE,
+    );
     assert_eq!(
         app.reaper_text(),
         "reaper: paused (failures cannot be recorded)"
@@ -116,7 +129,7 @@ fn a_store_that_does_not_record_failures_pauses_the_reaper_line_and_refuses_r_an
             )
         );
     }
-    app.handle(Event::Unrecorded(None), CAPTURE);
+    app.handle(Event::Pauses(PauseReasons::default()), CAPTURE);
     assert_eq!(app.reaper_text(), "reaper: every 1s");
 }
 
@@ -145,7 +158,13 @@ fn an_audit_trail_that_cannot_be_written_pauses_the_reaper_in_the_header() {
         CAPTURE,
     );
     let error = "No space left on device (os error 28)";
-    app.handle(Event::Audit(Some(error.into())), CAPTURE);
+    app.handle(
+        Event::Pauses(PauseReasons {
+            audit: Some(error.into()),
+            ..PauseReasons::default()
+        }),
+        CAPTURE,
+    );
     assert_eq!(
         app.reaper_text(),
         "reaper: paused (audit trail cannot be written)"
@@ -160,6 +179,6 @@ fn an_audit_trail_that_cannot_be_written_pauses_the_reaper_in_the_header() {
         "{:?}",
         panes::header::banners(&app)
     );
-    app.handle(Event::Audit(None), CAPTURE);
+    app.handle(Event::Pauses(PauseReasons::default()), CAPTURE);
     assert_eq!(app.reaper_text(), "reaper: every 1s");
 }

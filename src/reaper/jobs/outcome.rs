@@ -1,16 +1,16 @@
-//! What a finished `down` means ([`Teardowns::outcome`]): the kind and
+//! What a finished `down` means ([`JobRunner::outcome`]): the kind and
 //! line of its Activity, and, for a failed reap, the `reap_attempts` row
 //! written (retried while the store is busy) or owed ([`Unrecorded`]).
 
 use std::time::Duration;
 
-use super::{Intent, Owed, RECORD_RETRY_FOR, Teardowns, iso_time};
+use super::{Intent, JobRunner, Owed, RECORD_RETRY_FOR};
 use crate::model::activity::ActivityKind;
 use crate::model::envelope::{self, LOCK_HELD_CODE};
 use crate::model::{Instance, ReapAttempt};
 use crate::store::{Store, StoreError};
 
-impl Teardowns {
+impl JobRunner {
     /// What a finished `down` means, with its failure recorded (a reap)
     /// or owed when the store refuses it ([`Unrecorded`]).
     pub(super) fn outcome(
@@ -54,7 +54,7 @@ impl Teardowns {
                     Ok(row) => format!(
                         "{detail} (attempt {}, retry at {})",
                         row.attempts,
-                        iso_time(row.next_retry_at)
+                        crate::model::time::rfc3339_or_raw(row.next_retry_at)
                     ),
                     Err(error) => format!("{detail} (not recorded: {error})"),
                 },
@@ -109,7 +109,7 @@ impl Teardowns {
             Ok(row) => format!(
                 "{shown} (attempt {}, retry at {})",
                 row.attempts,
-                iso_time(row.next_retry_at)
+                crate::model::time::rfc3339_or_raw(row.next_retry_at)
             ),
             // Busy past RECORD_RETRY_FOR, or another error: not recorded
             // (the audit line says so). Owed: the reaper pauses until it
@@ -129,7 +129,7 @@ impl Teardowns {
     }
 }
 
-/// What a finished `down` means ([`Teardowns::outcome`]): the Activity
+/// What a finished `down` means ([`JobRunner::outcome`]): the Activity
 /// line's kind and detail, the failure envelope it carries, and whether
 /// `down`'s stderr tail goes with it.
 pub(super) struct Outcome {

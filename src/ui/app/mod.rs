@@ -159,13 +159,13 @@ struct Status {
     controller: ControllerState,
     /// How the watcher learns of commits (`None` until it says).
     watch: Option<crate::event::WatchMode>,
-    /// The wall clock's doubt as last checked (`Event::Clock`): while set,
+    /// The wall clock's doubt as last checked (`Event::Pauses`): while set,
     /// the reaper and GC are paused and `r` is off.
     clock_doubt: Option<String>,
     /// Why the audit trail does not take writes, while it does not.
     audit_failure: Option<String>,
     /// Why the store does not record the reaper's failures, while it does
-    /// not (`Event::Unrecorded`): the reaper is paused and `r`/`d` are off.
+    /// not (`Event::Pauses`): the reaper is paused and `r`/`d` are off.
     unrecorded: Option<String>,
     /// The reaper as this console controls it: the pause asked for (`P`)
     /// and the thread's last report.
@@ -327,16 +327,10 @@ impl App {
                 self.status.controller = controller;
                 None
             }
-            Event::Clock(doubt) => {
-                self.status.clock_doubt = doubt;
-                None
-            }
-            Event::Unrecorded(error) => {
-                self.status.unrecorded = error;
-                None
-            }
-            Event::Audit(error) => {
-                self.status.audit_failure = error;
+            Event::Pauses(pauses) => {
+                self.status.clock_doubt = pauses.clock;
+                self.status.unrecorded = pauses.unrecorded;
+                self.status.audit_failure = pauses.audit;
                 None
             }
             Event::Logs(update) => {
