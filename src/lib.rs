@@ -22,6 +22,11 @@
 //!   store the flags name, claim succession roles, stop threads.
 //! - [`nofollow`]: files the console creates, appends to or removes,
 //!   never through a planted symbolic link.
+//! - [`cli`]: the flags, the subcommands and the config file.
+//! - [`launcher`]: `--controller ssh://HOST`: runs this program on the
+//!   controller's host through ssh before anything local starts; the pure
+//!   plan (`launcher::plan`: targets, the ssh argv) and failure rules
+//!   (`launcher::failure`: what ssh's exit status means) beside it.
 //! - [`console`], [`headless`]: wiring: the interactive console; `snapshot`
 //!   and `reap --once`.
 //! - [`demo`]: the seeded demo store, demo teardown and demo helper.
@@ -48,12 +53,12 @@ pub mod event;
 #[doc(hidden)]
 pub mod fault;
 pub mod headless;
+pub mod launcher;
 pub mod logs;
 pub mod model;
 pub mod nofollow;
 pub mod reaper;
 pub mod recorder;
-pub mod remote;
 pub mod roles;
 pub mod startup;
 pub mod store;

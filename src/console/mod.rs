@@ -41,47 +41,14 @@ pub fn main() -> ExitCode {
     let _ = color_eyre::install();
     let args: Vec<OsString> = std::env::args_os().collect();
     // `--controller`: the console runs on the controller's host, reached
-    // through ssh before anything here starts (`crate::remote`). Decided
-    // from the command line and the environment; of the local config file
-    // only `state` (a local store: the console stays here beside
-    // STACKLESS_CONTROLLER) and the safety switches are read (the host's
-    // own config applies there, and a forwarded `--config PATH` names a
-    // file there). Local safety switches travel as flags; other local
-    // settings from the environment are named as not applied there.
-    let matches = <Cli as clap::CommandFactory>::command().try_get_matches_from(&args);
-    if let Ok(matches) = matches
-        && let Ok(mut cli) = <Cli as clap::FromArgMatches>::from_arg_matches(&matches)
-    {
-        let mut from_env = crate::remote::env_sourced(&matches);
-        let controller = std::env::var("STACKLESS_CONTROLLER").ok();
-        if let Some((file, table)) = local_config(&cli) {
-            crate::remote::apply_local_config(&mut cli, &matches, &file, &table, &mut from_env);
-        }
-        match crate::remote::plan(&cli, &args, controller, &from_env) {
-            Ok(Some(plan)) => return crate::remote::launch(&plan),
-            Ok(None) => crate::remote::warn_unused_launcher_flags(&matches),
-            Err(message) => return usage(&message),
-        }
+    // through ssh before anything here starts (`crate::launcher`).
+    if let Some(code) = crate::launcher::launch_if_remote(&args) {
+        return code;
     }
     match parse(args) {
         Ok(cli) => dispatch(&cli),
         Err(code) => code,
     }
-}
-
-/// The local config file (`--config`, `STACKLESS_TUI_CONFIG`, else the
-/// default path) as a TOML table, for the launcher's few keys; `None` when
-/// there is none or it cannot be read or parsed (a local run reports that
-/// itself).
-fn local_config(cli: &Cli) -> Option<(std::path::PathBuf, toml::Table)> {
-    let file = cli.config.clone().or_else(|| {
-        crate::cli::default_config_path(
-            std::env::var("XDG_CONFIG_HOME").ok().as_deref(),
-            std::env::var("HOME").ok().as_deref(),
-        )
-    })?;
-    let table = std::fs::read_to_string(&file).ok()?.parse().ok()?;
-    Some((file, table))
 }
 
 /// The flags over the config file (`$XDG_CONFIG_HOME/stackless-tui/config.toml`).

@@ -24,7 +24,6 @@ pub mod name;
 pub mod observe;
 pub mod op_rules;
 pub mod operation;
-pub mod remote;
 pub mod repeats;
 pub mod rows;
 pub mod services;

@@ -44,6 +44,10 @@ const ALLOWED: &[(&str, &str)] = &[
         "src/console/mod.rs",
         "the config file, read before any store is opened",
     ),
+    (
+        "src/launcher/mod.rs",
+        "the config file's launcher keys, read before anything local starts",
+    ),
     ("src/demo/down.rs", "the demo's logs"),
     ("src/demo/seed.rs", "the demo's logs"),
     ("src/demo/logs.rs", "the demo's logs"),
