@@ -22,7 +22,10 @@
 //!   store the flags name, claim succession roles, stop threads.
 //! - [`nofollow`]: files the console creates, appends to or removes,
 //!   never through a planted symbolic link.
-//! - [`cli`]: the flags, the subcommands and the config file.
+//! - [`dispatch`]: the binary's entry point: flags -> the mode to run
+//!   (here, or through [`launcher`] on the controller's host).
+//! - [`cli`]: the flags, the subcommands and the config file; `man`
+//!   beside it renders the man page from them and the key table.
 //! - [`launcher`]: `--controller ssh://HOST`: runs this program on the
 //!   controller's host through ssh before anything local starts; the pure
 //!   plan (`launcher::plan`: targets, the ssh argv) and failure rules
@@ -48,6 +51,7 @@ pub mod cli;
 pub mod console;
 pub mod controller;
 pub mod demo;
+pub mod dispatch;
 pub mod event;
 // Test-only unless the `fault-injection` feature is on (Cargo.toml).
 #[doc(hidden)]
@@ -55,6 +59,7 @@ pub mod fault;
 pub mod headless;
 pub mod launcher;
 pub mod logs;
+mod man;
 pub mod model;
 pub mod nofollow;
 pub mod reaper;

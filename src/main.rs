@@ -2,7 +2,7 @@
 
 fn main() -> std::process::ExitCode {
     one_malloc_arena();
-    stackless_tui::console::main()
+    stackless_tui::dispatch::main()
 }
 
 /// One glibc malloc arena for the whole process, set before any thread

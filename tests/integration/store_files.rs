@@ -41,7 +41,7 @@ const ALLOWED: &[(&str, &str)] = &[
         "controller.lock, daemon.persistence, /proc/locks",
     ),
     (
-        "src/console/mod.rs",
+        "src/dispatch.rs",
         "the config file, read before any store is opened",
     ),
     (
