@@ -18,7 +18,7 @@
 //!   becomes an audit, log and Activity line.
 //! - [`ui`]: the App state, the one key table, the view model, each pane.
 //! - [`event`]: the one event enum flowing into the render loop.
-//! - [`startup`], [`roles`], [`cancel`]: shared by the wiring: open the
+//! - [`startup`], [`roles`], [`stop`]: shared by the wiring: open the
 //!   store the flags name, claim succession roles, stop threads.
 //! - [`nofollow`]: files the console creates, appends to or removes,
 //!   never through a planted symbolic link.
@@ -46,13 +46,13 @@ pub mod audit;
 #[cfg(feature = "bench-support")]
 #[doc(hidden)]
 pub mod bench_support;
-pub mod cancel;
 pub mod cli;
 pub mod console;
 pub mod controller;
 pub mod demo;
 pub mod dispatch;
 pub mod event;
+pub mod stop;
 // Test-only unless the `fault-injection` feature is on (Cargo.toml).
 #[doc(hidden)]
 pub mod fault;

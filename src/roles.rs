@@ -8,7 +8,7 @@ use std::path::Path;
 
 use succession::{ClaimError, Identity, Occupancy, Record, Role, Run, Tenant};
 
-use crate::cancel::CancelToken;
+use crate::stop::StopToken;
 
 /// The role a console (or `reap --once`) claims to run the reaper.
 pub const CONSOLE_ROLE: &str = "console";
@@ -43,7 +43,7 @@ pub struct Wanted {
     /// `(device, inode)` of the lock file when it was taken.
     lock_file: Option<(u64, u64)>,
     /// Cancels what this role started (the reaper), if the role is lost.
-    pub part: Option<CancelToken>,
+    pub part: Option<StopToken>,
     /// The holder last reported, so a standby is reported once per holder.
     pub last_holder: Option<Option<u32>>,
     /// The error last reported, so it is reported once until it changes.

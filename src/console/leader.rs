@@ -9,13 +9,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::cancel::CancelToken;
 use crate::event::{Event, EventSender, RoleState, SupervisorKind, SupervisorNote};
 use crate::model::activity::{Activity, ActivityKind, Actor};
 use crate::model::time::unix_now;
 use crate::reaper::{Reaper, Teardowns};
 use crate::recorder::Recorder;
 use crate::roles::{CONSOLE_ROLE, Refused, SUPERVISOR_ROLE, Wanted};
+use crate::stop::StopToken;
 use crate::store::{Access, Store};
 use crate::supervisor::{HelperConfig, HelperHandle};
 
@@ -33,7 +33,7 @@ pub(super) struct Leader {
     pub tx: EventSender,
     pub recorder: Recorder,
     /// The console's token: cancelled on quit.
-    pub stop: CancelToken,
+    pub stop: StopToken,
     pub helper_handle: Arc<HelperHandle>,
     /// The operator's hold on the reaper (`P`, `R`), kept across role
     /// changes.
@@ -156,7 +156,7 @@ impl Leader {
 
     /// Start the reaper; returns the token that stops it when the role is
     /// lost (a child of the console's, so quitting stops it too).
-    fn start_reaper(&self) -> CancelToken {
+    fn start_reaper(&self) -> StopToken {
         let part = self.stop.child();
         match Store::open(&self.path, Access::ReadWrite) {
             Ok(store) => {

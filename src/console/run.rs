@@ -13,12 +13,12 @@ use super::leader::Leader;
 use super::setup::Setup;
 use super::terminal::{self, RestoreOnDrop, with_terminal};
 use crate::audit::{self, AuditLog};
-use crate::cancel::CancelToken;
 use crate::event::{Event, EventSender};
 use crate::model::activity::{Activity, ActivityKind, Actor};
 use crate::model::time::unix_now;
 use crate::reaper::{InFlight, Reaper, ReaperControl, StatusSink, Teardowns};
 use crate::recorder::{Forward, Recorder};
+use crate::stop::StopToken;
 use crate::store::{Access, Store};
 use crate::supervisor::HelperHandle;
 use crate::ui::App;
@@ -38,7 +38,7 @@ pub(super) fn run(setup: Setup) -> Result<()> {
         .build()
         .wrap_err("cannot start the async runtime")?;
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let stop = CancelToken::new();
+    let stop = StopToken::new();
     let helper_handle = Arc::new(HelperHandle::default());
     if let Some(why) = super::logging::init(&setup.state_dir, setup.log_level) {
         // Said in the Activity pane; the console runs on without a log.
@@ -76,7 +76,7 @@ pub(super) fn run(setup: Setup) -> Result<()> {
         report: recorder.sink(),
         clock_check: true,
         // The console's teardowns outlive it: never stopped.
-        stop: CancelToken::new(),
+        stop: StopToken::new(),
         unrecorded: Default::default(),
         store_times: Default::default(),
         audit: recorder.health(),
@@ -216,7 +216,7 @@ fn start_threads(
     teardowns: &Teardowns,
     tx: &EventSender,
     recorder: &Recorder,
-    stop: &CancelToken,
+    stop: &StopToken,
     helper_handle: &Arc<HelperHandle>,
     control: &ReaperControl,
 ) -> Result<()> {

@@ -9,13 +9,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::cancel::CancelToken;
 use crate::cli::{Cli, EXIT_USAGE};
 use crate::model::time::unix_now;
 use crate::reaper::{DownCommand, InFlight, Reaper, Teardowns};
 use crate::recorder::{Forward, Recorder};
 use crate::roles::{CONSOLE_ROLE, Refused, Wanted};
 use crate::startup::{open_store, reaper_config};
+use crate::stop::StopToken;
 use crate::store::Access;
 
 /// Services per instance, as [`BatchedServices`] reads them.
@@ -372,7 +372,7 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
         Forward::Stdout
     };
     let recorder = Recorder::new(audit, forward);
-    let stop = CancelToken::new();
+    let stop = StopToken::new();
     let why = watch_for_stop(&runtime, &stop, cli.reached_as.is_some());
     let jobs = Teardowns {
         path,
@@ -483,7 +483,7 @@ impl Stop {
 /// reason is kept in the returned cell.
 fn watch_for_stop(
     runtime: &tokio::runtime::Runtime,
-    stop: &CancelToken,
+    stop: &StopToken,
     remote: bool,
 ) -> Arc<OnceLock<Stop>> {
     use nix::sys::signal::Signal;

@@ -14,9 +14,9 @@ use std::time::Duration;
 use super::teardown::{self, DownCommand};
 
 mod outcome;
-use crate::cancel::CancelToken;
 use crate::model::activity::{Activity, ActivityKind, Actor};
 use crate::model::{Instance, ReapAttempt};
+use crate::stop::StopToken;
 use crate::store::{Access, Recheck, Store};
 
 /// Where activities go (the event channel, the audit trail, a test's Vec).
@@ -187,7 +187,7 @@ pub struct Teardowns {
     /// closing): running teardowns are stopped ([`ActivityKind::Stopped`])
     /// and no more start. The console passes one nobody cancels (its
     /// teardowns outlive it).
-    pub stop: CancelToken,
+    pub stop: StopToken,
     /// Failed reaps that could not be recorded: the reaper and the keys
     /// pause while any is owed.
     pub unrecorded: Unrecorded,
@@ -559,7 +559,7 @@ pub const RECORD_RETRY_FOR: Duration = Duration::from_secs(60);
 /// `down` holds the instance's lock in its own process group); waiting for
 /// it on a runtime being shut down would report a false error ("A Tokio 1.x
 /// context ... is being shutdown") for a healthy teardown.
-fn run_down(argv: &[String], deadline: Duration, stop: &CancelToken) -> teardown::TeardownResult {
+fn run_down(argv: &[String], deadline: Duration, stop: &StopToken) -> teardown::TeardownResult {
     match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -13,9 +13,9 @@ use super::clock::{Jump, TimeGuard};
 use super::control::{LastPass, ReaperControl, ReaperStatus, StatusSink};
 use super::decision::{self, Decision, GcDecision, TOMBSTONE_GC_WINDOW_SECS};
 use super::jobs::{Intent, Teardowns, iso_time};
-use crate::cancel::CancelToken;
 use crate::model::activity::{Activity, ActivityKind, Actor};
 use crate::model::{Instance, ReapAttempt};
+use crate::stop::StopToken;
 use crate::store::Store;
 use crate::store::probe::HostProbe;
 
@@ -631,7 +631,7 @@ fn count(summary: &mut PassSummary, kind: Option<ActivityKind>) {
 ///
 /// # Errors
 /// The thread could not be spawned.
-pub fn spawn(mut reaper: Reaper, stop: CancelToken) -> std::io::Result<JoinHandle<()>> {
+pub fn spawn(mut reaper: Reaper, stop: StopToken) -> std::io::Result<JoinHandle<()>> {
     std::thread::Builder::new()
         .name("reaper".into())
         .spawn(move || {

@@ -132,7 +132,7 @@ pub fn reaper_with(
         clock,
         report: Arc::new(move |a| sink.lock().unwrap().push(a)),
         clock_check: false,
-        stop: stackless_tui::cancel::CancelToken::new(),
+        stop: stackless_tui::stop::StopToken::new(),
         unrecorded: Default::default(),
         store_times: Default::default(),
         audit: Default::default(),

@@ -56,7 +56,7 @@ fn a_reaper_whose_audit_trail_fails_pauses_until_a_line_is_written() {
         clock: Arc::new(|| CAPTURE),
         report: sink,
         clock_check: false,
-        stop: stackless_tui::cancel::CancelToken::new(),
+        stop: stackless_tui::stop::StopToken::new(),
         unrecorded: Default::default(),
         store_times: Default::default(),
         audit: health.clone(),

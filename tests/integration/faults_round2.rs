@@ -284,7 +284,7 @@ fn the_watcher_shows_a_store_restored_in_place_without_another_writer() {
     let good = dir.path().join("good.db");
     std::fs::copy(&path, &good).unwrap();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let stop = stackless_tui::cancel::CancelToken::new();
+    let stop = stackless_tui::stop::StopToken::new();
     let handle =
         stackless_tui::store::watcher::spawn(path.clone(), Access::ReadWrite, tx, stop.clone())
             .unwrap();
@@ -455,7 +455,7 @@ fn a_store_truncated_under_the_watcher_and_the_reaper_is_readable_by_all_once_re
         let good = dir.path().join("good.db");
         std::fs::copy(&path, &good).unwrap();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let stop = stackless_tui::cancel::CancelToken::new();
+        let stop = stackless_tui::stop::StopToken::new();
         let watcher =
             stackless_tui::store::watcher::spawn(path.clone(), Access::ReadWrite, tx, stop.clone())
                 .unwrap();
@@ -564,7 +564,7 @@ fn a_store_moved_over_the_live_one_is_never_merged_with_the_old_write_ahead_log(
         let expected = std::fs::read(&moved_in).unwrap();
         drop(other_dir);
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let stop = stackless_tui::cancel::CancelToken::new();
+        let stop = stackless_tui::stop::StopToken::new();
         let watcher =
             stackless_tui::store::watcher::spawn(path.clone(), Access::ReadWrite, tx, stop.clone())
                 .unwrap();

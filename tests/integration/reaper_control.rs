@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::common::{CAPTURE, argv_log, fake_down, fixture, reaper_with, runtime};
-use stackless_tui::cancel::CancelToken;
 use stackless_tui::reaper::{LastPass, PassSummary, ReaperControl, ReaperStatus};
+use stackless_tui::stop::StopToken;
 use stackless_tui::store::probe::FixedProbe;
 
 const HOUR: i64 = 3600;
@@ -55,7 +55,7 @@ fn a_pass_at_once_another_on_request_and_a_pause_that_holds() {
             let _ = tx.send(s);
         }),
     );
-    let stop = CancelToken::new();
+    let stop = StopToken::new();
     let thread = stackless_tui::reaper::runner::spawn(reaper, stop.clone()).unwrap();
     let next = || rx.recv_timeout(Duration::from_secs(5)).expect("a status");
 
