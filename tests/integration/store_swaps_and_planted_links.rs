@@ -1,6 +1,8 @@
-//! Faults round 2 (issue 14) without a terminal: an operator `r` that fails
-//! while another process holds the store's write lock, a store truncated
-//! and restored under a running reaper, planted symlinks.
+//! The store changed under a running console, and files planted as
+//! symlinks, without a terminal: an operator `r` that fails while another
+//! process holds the store's write lock, a store truncated and restored (or
+//! moved over, or its schema changed) in place under a running reaper and
+//! watcher, a failure that cannot be recorded, planted symlinks refused.
 
 use std::path::Path;
 use std::time::Duration;
