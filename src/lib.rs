@@ -20,6 +20,8 @@
 //! - [`event`]: the one event enum flowing into the render loop.
 //! - [`startup`], [`roles`], [`stop`]: shared by the wiring: open the
 //!   store the flags name, claim succession roles, stop threads.
+//! - [`process_group`]: signalling a child's process group (TERM, then
+//!   KILL after a grace), never group 0 or 1.
 //! - [`nofollow`]: files the console creates, appends to or removes,
 //!   never through a planted symbolic link.
 //! - [`dispatch`]: the binary's entry point: flags -> the mode to run
@@ -62,6 +64,7 @@ pub mod logs;
 mod man;
 pub mod model;
 pub mod nofollow;
+pub mod process_group;
 pub mod reaper;
 pub mod recorder;
 pub mod roles;

@@ -19,6 +19,16 @@ use nix::fcntl::AtFlags;
 use nix::sys::stat::{Mode, SFlag, fstatat};
 use nix::unistd::{UnlinkatFlags, unlinkat};
 
+/// `(device, inode)` of the file at `path` now (following a link), `None`
+/// when it cannot be looked at: how a file deleted, replaced or renamed
+/// over since it was last looked at is told apart from the same file (a
+/// store, its `-wal`, a role's lock file).
+#[must_use]
+pub fn file_identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
 /// The refusal for `path`, a symbolic link.
 fn refused(path: &Path) -> io::Error {
     io::Error::other(format!(

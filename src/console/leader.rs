@@ -14,7 +14,7 @@ use crate::model::activity::{Activity, ActivityKind, Actor};
 use crate::model::time::unix_now;
 use crate::reaper::{Reaper, Teardowns};
 use crate::recorder::Recorder;
-use crate::roles::{CONSOLE_ROLE, Refused, SUPERVISOR_ROLE, Wanted};
+use crate::roles::{CONSOLE_ROLE, Holder, Refused, SUPERVISOR_ROLE, Wanted};
 use crate::stop::StopToken;
 use crate::store::{Access, Store};
 use crate::supervisor::{HelperConfig, HelperHandle};
@@ -102,7 +102,7 @@ impl Leader {
             Ok(true) => {
                 // Whoever holds it next is reported again (the same
                 // console taking it back included).
-                wanted.last_holder = None;
+                wanted.last_holder = Holder::Unreported;
                 wanted.last_error = None;
                 let _ = self.tx.send(Event::Role(RoleState::Active));
                 wanted.part = Some(self.start_reaper());
@@ -110,13 +110,13 @@ impl Leader {
             Ok(false) => {}
             Err(Refused::Occupied(pid)) => {
                 wanted.last_error = None;
-                if wanted.last_holder != Some(pid) {
-                    wanted.last_holder = Some(pid);
+                if wanted.last_holder != Holder::Reported(pid) {
+                    wanted.last_holder = Holder::Reported(pid);
                     let _ = self.tx.send(Event::Role(RoleState::Standby { pid }));
                 }
             }
             Err(Refused::Error(text)) => {
-                wanted.last_holder = None;
+                wanted.last_holder = Holder::Unreported;
                 if wanted.last_error.as_deref() != Some(text.as_str()) {
                     wanted.last_error = Some(text.clone());
                     let _ = self.tx.send(Event::Role(RoleState::Unavailable {
@@ -136,8 +136,8 @@ impl Leader {
             Ok(true) => self.start_supervisor(),
             Ok(false) => {}
             Err(Refused::Occupied(pid)) => {
-                if wanted.last_holder != Some(pid) {
-                    wanted.last_holder = Some(pid);
+                if wanted.last_holder != Holder::Reported(pid) {
+                    wanted.last_holder = Holder::Reported(pid);
                     let who = pid.map_or_else(
                         || "another console".to_owned(),
                         |p| format!("console pid {p}"),

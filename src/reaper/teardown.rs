@@ -279,8 +279,8 @@ fn read_tail(file: &std::fs::File, cap: usize) -> String {
 }
 
 fn signal_group(pgid: Option<i32>, signal: nix::sys::signal::Signal) {
-    if let Some(pgid) = pgid.filter(|p| *p > 1) {
-        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), signal);
+    if let Some(pgid) = pgid {
+        let _ = crate::process_group::signal(pgid, signal);
     }
 }
 

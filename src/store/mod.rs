@@ -172,10 +172,7 @@ fn stale_wal_check(path: &Path) -> Result<(), StoreError> {
     Ok(())
 }
 
-fn file_identity(path: &Path) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt as _;
-    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
-}
+use crate::nofollow::file_identity;
 
 impl Store {
     /// Open an existing store at `path`.

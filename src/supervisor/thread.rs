@@ -18,6 +18,7 @@ use succession::{Role, Run};
 use super::{ENV_ROLES_DIR, ENV_RUN, ROLE};
 use crate::event::{Event, EventSender, SupervisorKind, SupervisorNote};
 use crate::model::time::unix_now;
+use crate::process_group;
 
 /// What to supervise.
 #[derive(Debug, Clone)]
@@ -64,22 +65,12 @@ impl HelperHandle {
         let Some(pid) = self.pid() else {
             return false;
         };
-        let group = nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap_or(i32::MAX));
-        let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGTERM);
-        let started = Instant::now();
-        let mut killed = false;
-        while self.pid().is_some() {
-            if !killed && started.elapsed() >= grace {
-                killed = true;
-                let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
-            }
-            if started.elapsed() >= grace + Duration::from_secs(1) {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let group = i32::try_from(pid).unwrap_or(i32::MAX);
+        process_group::stop_group(group, grace, Duration::from_secs(1), || {
+            self.pid().is_none()
+        });
         // Whatever else is left in the group (a grandchild) goes too.
-        let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+        let _ = process_group::signal(group, nix::sys::signal::Signal::SIGKILL);
         true
     }
 
@@ -287,25 +278,12 @@ pub fn exited_text(status: std::process::ExitStatus, ran_for: Duration) -> Strin
 /// Stop every process left in process group `pgid`: TERM, then KILL after
 /// `grace` if any is still there.
 fn clean_up_group(pgid: u32, grace: Duration) {
-    use nix::sys::signal::{Signal, killpg};
-    let Ok(raw) = i32::try_from(pgid) else {
+    let Ok(group) = i32::try_from(pgid) else {
         return;
     };
-    if raw <= 1 {
-        return;
-    }
-    let group = nix::unistd::Pid::from_raw(raw);
-    if killpg(group, Signal::SIGTERM).is_err() {
-        return; // Nobody left.
-    }
-    let started = Instant::now();
-    while started.elapsed() < grace {
-        if killpg(group, None).is_err() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let _ = killpg(group, Signal::SIGKILL);
+    process_group::stop_group(group, grace, Duration::ZERO, || {
+        !process_group::alive(group)
+    });
 }
 
 /// The absolute, resolved path of the helper executable (for eviction of an
