@@ -17,6 +17,7 @@ mod read;
 mod recheck_all;
 mod row_reuse;
 pub mod schema;
+pub mod seed;
 pub mod services;
 mod services_reader;
 pub mod wake;
@@ -585,7 +586,11 @@ impl Store {
         Ok(())
     }
 
-    /// Direct access for tests and the demo seeder.
+    /// Direct access for tests only (their set-up and checks): compiled only
+    /// with the dev-only features (Cargo.toml), never in a release build.
+    /// The demo and the benches seed through `store::seed`.
+    #[cfg(any(test, feature = "fault-injection", feature = "bench-support"))]
+    #[doc(hidden)]
     #[must_use]
     pub fn connection(&self) -> &Connection {
         &self.conn
