@@ -123,7 +123,7 @@ pub fn append(path: &Path) -> io::Result<File> {
 /// (`lstat`, no descriptor). Opening such a file and closing it again is
 /// not harmless: a planted link may name the state store itself, and
 /// closing any descriptor on the store drops every `SQLite` lock this
-/// process holds on it (issue 20; `store::files`). The check after the
+/// process holds on it (`store::files`). The check after the
 /// open (`fstat`) stays for a link made in between.
 ///
 /// # Errors

@@ -35,9 +35,8 @@ fn read_once(cli: &Cli) -> Result<(PathBuf, crate::store::Store, crate::model::S
     loop {
         attempt += 1;
         let (path, mut store) = open_store(cli, Access::ReadOnly).map_err(|e| e.to_string())?;
-        // The console's probe (`kill(pid, 0)` before sysinfo: issue 13,
-        // review finding 11); the same answers, a dead holder in
-        // microseconds.
+        // The console's probe (`kill(pid, 0)` before sysinfo): the same
+        // answers, a dead holder in microseconds.
         let snapshot = store
             .snapshot(crate::store::probe::checked_sysinfo().as_mut())
             .map_err(|e| e.to_string())?;
@@ -158,7 +157,7 @@ pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
 /// Every instance's recorded service processes, probed on this machine
 /// (pid plus start time) with their log paths, read a batch of
 /// [`BatchedServices::BATCH`] instances at a time as `snapshot --json`
-/// writes them, in name order (issue 13: read whole, 70,000 services at
+/// writes them, in name order (measured: read whole, 70,000 services at
 /// 100,000 instances held 70 MB of checkpoints at once). Each batch is its
 /// own read transaction after the snapshot's: the services are probed
 /// live, not part of the snapshot; a birth's services are only those

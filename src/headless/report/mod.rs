@@ -111,7 +111,7 @@ pub struct InstanceReport {
     pub services: Vec<ServiceReport>,
 }
 
-/// One service process (issue 11): what the checkpoint records, probed.
+/// One service process: what the checkpoint records, probed.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct ServiceReport {
     /// The service name.
@@ -282,7 +282,7 @@ pub type Services = std::collections::HashMap<String, Vec<ServiceReport>>;
 /// Writing to `out` failed.
 pub fn write_json<W: std::io::Write>(
     // Generic, not `dyn`: serde's many small writes (a key, a colon, an
-    // indent) then inline into the buffer (issue 13: a dynamic call each
+    // indent) then inline into the buffer (measured: a dynamic call each
     // was a fifth of `snapshot --json` at 100,000 instances).
     out: &mut W,
     snapshot: &Snapshot,
@@ -383,7 +383,7 @@ impl Serialize for Streamed<'_> {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
                 let d = self.0;
                 // Each instance's services asked for as it is written (the
-                // caller reads them a batch at a time, issue 13); flattened,
+                // caller reads them a batch at a time, bounding memory); flattened,
                 // the same fields in the same order as [`InstanceReport`]'s.
                 use serde::ser::{Error as _, SerializeSeq as _};
                 let mut seq = serializer.serialize_seq(Some(d.snapshot.instances.len()))?;
@@ -536,7 +536,7 @@ mod tests {
         assert_eq!(report.logs, None);
     }
 
-    /// Issue 13, review finding 11: the table made from the snapshot
+    /// The fast paths give the same bytes: the table made from the snapshot
     /// without building reports, and the JSON with the services borrowed,
     /// are byte for byte what the whole report gives, with services,
     /// locks, a backoff, a pending operation and a hostile name.
