@@ -23,7 +23,7 @@
 //! - [`process_group`]: signalling a child's process group (TERM, then
 //!   KILL after a grace), never group 0 or 1.
 //! - [`nofollow`]: files the console creates, appends to or removes,
-//!   never through a planted symbolic link.
+//!   never through a planted symbolic link; a file's `(device, inode)`.
 //! - [`dispatch`]: the binary's entry point: flags -> the mode to run
 //!   (here, or through [`launcher`] on the controller's host).
 //! - [`cli`]: the flags, the subcommands and the config file; `man`

@@ -5,6 +5,8 @@
 //! accident) placed would otherwise make the console append to, lock or
 //! delete its target, as root when it runs as root. Each refusal is an
 //! [`std::io::Error`] whose message names the path and says what to do.
+//! Also the one `(device, inode)` look-up ([`file_identity`]) that tells a
+//! file replaced under the console from the same file.
 
 use std::ffi::OsStr;
 use std::fs::{File, OpenOptions};
