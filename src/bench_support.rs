@@ -21,9 +21,9 @@
 
 use std::path::Path;
 
-use rusqlite::params;
-
+use crate::model::{Lease, OpLock, Status};
 use crate::store::Store;
+use crate::store::seed::{SeedAttempt, SeedCheckpoint, SeedInstance};
 
 /// The fixed "now" the benches use (the fixtures' capture time).
 pub const BENCH_NOW: i64 = 1_795_960_686;
@@ -193,12 +193,27 @@ pub fn generate(
         return Err(format!("{} exists; remove it first", path.display()).into());
     }
     let store = Store::open_or_create(path)?;
-    let conn = store.connection();
     let n = spec.instances;
-    let now = spec.now;
     let mut rng = Rng::new(spec.seed);
+    let kinds = shuffled_kinds(n, &mut rng);
+    let mut summary = GenSummary {
+        instances: n,
+        ..GenSummary::default()
+    };
+    // Generated one at a time as they are written: a million instances are
+    // never all in memory.
+    let rows = kinds
+        .iter()
+        .copied()
+        .enumerate()
+        .map(|(i, kind)| instance(i, kind, spec, &mut rng, &mut summary));
+    store.seed(rows)?;
+    store.checkpoint_seeded()?;
+    Ok(summary)
+}
 
-    // Exact counts, positions shuffled (Fisher-Yates).
+/// Each instance's kind: exact counts, positions shuffled (Fisher-Yates).
+fn shuffled_kinds(n: usize, rng: &mut Rng) -> Vec<Kind> {
     let tombstoned = n * 30 / 100;
     let locked = n * 5 / 100;
     let backing_off = n * 2 / 100;
@@ -219,171 +234,189 @@ pub fn generate(
         let j = usize::try_from(rng.below(u64::try_from(i + 1).unwrap_or(1))).unwrap_or(0);
         kinds.swap(i, j);
     }
+    kinds
+}
 
-    let mut summary = GenSummary {
-        instances: n,
-        ..GenSummary::default()
+/// The `i`th instance, of `kind`, and its rows (counted in `summary`).
+/// The draws from `rng` are in a fixed order: a seed always gives the same
+/// store.
+fn instance(
+    i: usize,
+    kind: Kind,
+    spec: &GenSpec,
+    rng: &mut Rng,
+    summary: &mut GenSummary,
+) -> SeedInstance {
+    let now = spec.now;
+    let project = *rng.pick(&PROJECTS);
+    let role = *rng.pick(&ROLES);
+    let name = format!("{project}-{role}-{}", base36(i));
+    let substrate = match rng.below(10) {
+        0..=4 => "local",
+        5..=7 => "render",
+        _ => "vercel",
     };
-    let tx = conn.unchecked_transaction()?;
-    {
-        let mut ins_instance = tx.prepare(
-            "INSERT INTO instances (name, substrate, status, definition, source_overrides,
-                                    created_at, tombstoned_at, definition_dir)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        )?;
-        let mut ins_lease = tx.prepare(
-            "INSERT INTO leases (instance, duration_secs, expires_at) VALUES (?1, ?2, ?3)",
-        )?;
-        let mut ins_lock = tx.prepare(
-            "INSERT INTO op_locks (instance, operation, holder_pid, holder_start_time,
-                                   acquired_at, holder_host)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        )?;
-        let mut ins_attempt = tx.prepare(
-            "INSERT INTO reap_attempts (instance, attempts, last_error, next_retry_at)
-             VALUES (?1, ?2, ?3, ?4)",
-        )?;
-        let mut ins_checkpoint = tx.prepare(
-            "INSERT INTO checkpoints (instance, step_id, resource_kind, resource_id, payload,
-                                      recorded_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        )?;
-        for (i, kind) in kinds.iter().copied().enumerate() {
-            let project = *rng.pick(&PROJECTS);
-            let role = *rng.pick(&ROLES);
-            let name = format!("{project}-{role}-{}", base36(i));
-            let substrate = match rng.below(10) {
-                0..=4 => "local",
-                5..=7 => "render",
-                _ => "vercel",
-            };
-            let duration = match (substrate, rng.below(10)) {
-                (_, 0) => HOUR,
-                (_, 1) => 2 * HOUR,
-                ("local", _) => DAY,
-                _ => 8 * HOUR,
-            };
-            let overrides = if rng.chance(10) {
-                format!(r#"{{"web":"/home/operator/stacks/pin-{name}"}}"#)
-            } else {
-                "{}".to_owned()
-            };
-            let dir = format!("/home/operator/stacks/{project}");
-            let (status, tombstoned_at, expires_at) = if kind == Kind::Tombstoned {
-                let at = now - rng.range(MINUTE, 10 * DAY);
-                if at <= now - 7 * DAY {
-                    summary.gc_due += 1;
-                }
-                summary.tombstoned += 1;
-                ("tombstoned", Some(at), None)
-            } else {
-                let expired = kind == Kind::BackingOff || rng.chance(25);
-                let expires = if expired {
-                    now - rng.range(1, 2 * DAY)
-                } else {
-                    now + rng.range(1, duration)
-                };
-                summary.active += 1;
-                if expired {
-                    summary.expired += 1;
-                }
-                ("active", None, Some(expires))
-            };
-            let created_at = match expires_at {
-                Some(e) => e - duration - rng.range(0, 3 * DAY),
-                None => tombstoned_at.unwrap_or(now) - rng.range(HOUR, 3 * DAY),
-            };
-            ins_instance.execute(params![
-                name,
-                substrate,
-                status,
-                definition(&name, project),
-                overrides,
-                created_at,
-                tombstoned_at,
-                dir
-            ])?;
-            if let Some(expires_at) = expires_at {
-                ins_lease.execute(params![name, duration, expires_at])?;
-            }
-            if kind == Kind::Locked {
-                let local = rng.chance(50);
-                let host = if local {
-                    spec.host.clone()
-                } else {
-                    (*rng.pick(&FOREIGN_HOSTS)).to_owned()
-                };
-                let pid = if local {
-                    IMPOSSIBLE_PID_BASE + i64::try_from(i).unwrap_or(0)
-                } else {
-                    rng.range(300, 32_000)
-                };
-                let acquired = now - rng.range(1, 2 * HOUR);
-                let operation = *rng.pick(&OPERATIONS);
-                let started = acquired - rng.range(0, 5);
-                ins_lock.execute(params![name, operation, pid, started, acquired, host])?;
-                summary.locked += 1;
-                if local {
-                    summary.locked_local += 1;
-                }
-            }
-            if kind == Kind::BackingOff {
-                let attempts = rng.range(1, 8);
-                let backoff = crate::reaper::decision::backoff_secs(attempts);
-                let last_error = if rng.chance(60) {
-                    envelope(&name, attempts)
-                } else {
-                    "}".to_owned()
-                };
-                let next_retry_at = now + rng.range(-MINUTE, backoff);
-                ins_attempt.execute(params![name, attempts, last_error, next_retry_at])?;
-                summary.backoffs += 1;
-            }
-            let steps = rng.range(2, 5);
-            let pid = rng.range(300, 32_000);
-            for step in 0..steps {
-                let recorded = created_at + step;
-                let (step_id, kind, id, payload) = match step {
-                    0 => (
-                        "materialize:web".to_owned(),
-                        "source",
-                        format!("/home/operator/.local/state/stackless/sources/{name}/web"),
-                        format!(
-                            r#"{{"path":"/home/operator/.local/state/stackless/sources/{name}/web","overridden":false,"commit":"{:016x}{:016x}"}}"#,
-                            rng.next_u64(),
-                            rng.next_u64()
-                        ),
-                    ),
-                    1 => (
-                        "start:web".to_owned(),
-                        "process",
-                        pid.to_string(),
-                        format!(
-                            r#"{{"pid":{pid},"start_time":{created_at},"port":{},"hosts":["web.{name}.localhost","{name}.localhost"],"log":"/home/operator/.local/state/stackless/logs/{name}/web.log"}}"#,
-                            rng.range(20_000, 60_000)
-                        ),
-                    ),
-                    2 => (
-                        "health:web".to_owned(),
-                        "action",
-                        "health:web".to_owned(),
-                        "{}".to_owned(),
-                    ),
-                    s => (
-                        format!("start:worker-{s}"),
-                        "process",
-                        (pid + s).to_string(),
-                        format!(r#"{{"pid":{},"start_time":{created_at}}}"#, pid + s),
-                    ),
-                };
-                ins_checkpoint.execute(params![name, step_id, kind, id, payload, recorded])?;
-                summary.checkpoints += 1;
-            }
+    let duration = match (substrate, rng.below(10)) {
+        (_, 0) => HOUR,
+        (_, 1) => 2 * HOUR,
+        ("local", _) => DAY,
+        _ => 8 * HOUR,
+    };
+    let overrides = if rng.chance(10) {
+        format!(r#"{{"web":"/home/operator/stacks/pin-{name}"}}"#)
+    } else {
+        "{}".to_owned()
+    };
+    let (status, tombstoned_at, expires_at) = if kind == Kind::Tombstoned {
+        let at = now - rng.range(MINUTE, 10 * DAY);
+        if at <= now - 7 * DAY {
+            summary.gc_due += 1;
         }
+        summary.tombstoned += 1;
+        (Status::Tombstoned, Some(at), None)
+    } else {
+        let expired = kind == Kind::BackingOff || rng.chance(25);
+        let expires = if expired {
+            now - rng.range(1, 2 * DAY)
+        } else {
+            now + rng.range(1, duration)
+        };
+        summary.active += 1;
+        if expired {
+            summary.expired += 1;
+        }
+        (Status::Active, None, Some(expires))
+    };
+    let created_at = match expires_at {
+        Some(e) => e - duration - rng.range(0, 3 * DAY),
+        None => tombstoned_at.unwrap_or(now) - rng.range(HOUR, 3 * DAY),
+    };
+    let lock = (kind == Kind::Locked).then(|| op_lock(i, spec, rng, summary));
+    let attempt = (kind == Kind::BackingOff).then(|| attempt(&name, now, rng, summary));
+    let checkpoints = checkpoints(&name, created_at, rng, summary);
+    SeedInstance {
+        definition: definition(&name, project),
+        name,
+        substrate: substrate.to_owned(),
+        status,
+        source_overrides: overrides,
+        created_at,
+        tombstoned_at,
+        definition_dir: format!("/home/operator/stacks/{project}"),
+        lease: expires_at.map(|expires_at| Lease {
+            duration_secs: duration,
+            expires_at,
+        }),
+        lock,
+        attempt,
+        checkpoints,
     }
-    tx.commit()?;
-    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
-    Ok(summary)
+}
+
+/// A locked instance's lock: half on this host with an impossible pid,
+/// half on a foreign host.
+fn op_lock(i: usize, spec: &GenSpec, rng: &mut Rng, summary: &mut GenSummary) -> OpLock {
+    let local = rng.chance(50);
+    let host = if local {
+        spec.host.clone()
+    } else {
+        (*rng.pick(&FOREIGN_HOSTS)).to_owned()
+    };
+    let pid = if local {
+        IMPOSSIBLE_PID_BASE + i64::try_from(i).unwrap_or(0)
+    } else {
+        rng.range(300, 32_000)
+    };
+    let acquired = spec.now - rng.range(1, 2 * HOUR);
+    let operation = *rng.pick(&OPERATIONS);
+    let started = acquired - rng.range(0, 5);
+    summary.locked += 1;
+    if local {
+        summary.locked_local += 1;
+    }
+    OpLock {
+        operation: operation.to_owned(),
+        holder_pid: pid,
+        holder_start_time: started,
+        acquired_at: acquired,
+        holder_host: Some(host),
+        claim_id: None,
+    }
+}
+
+/// A backing-off instance's `reap_attempts` row.
+fn attempt(name: &str, now: i64, rng: &mut Rng, summary: &mut GenSummary) -> SeedAttempt {
+    let attempts = rng.range(1, 8);
+    let backoff = crate::reaper::decision::backoff_secs(attempts);
+    let last_error = if rng.chance(60) {
+        envelope(name, attempts)
+    } else {
+        "}".to_owned()
+    };
+    let next_retry_at = now + rng.range(-MINUTE, backoff);
+    summary.backoffs += 1;
+    SeedAttempt {
+        attempts,
+        last_error,
+        next_retry_at,
+    }
+}
+
+/// 2 to 5 checkpoints: source, process, health action, more processes.
+fn checkpoints(
+    name: &str,
+    created_at: i64,
+    rng: &mut Rng,
+    summary: &mut GenSummary,
+) -> Vec<SeedCheckpoint> {
+    let steps = rng.range(2, 5);
+    let pid = rng.range(300, 32_000);
+    let mut rows = Vec::new();
+    for step in 0..steps {
+        let recorded = created_at + step;
+        let (step_id, kind, id, payload) = match step {
+            0 => (
+                "materialize:web".to_owned(),
+                "source",
+                format!("/home/operator/.local/state/stackless/sources/{name}/web"),
+                format!(
+                    r#"{{"path":"/home/operator/.local/state/stackless/sources/{name}/web","overridden":false,"commit":"{:016x}{:016x}"}}"#,
+                    rng.next_u64(),
+                    rng.next_u64()
+                ),
+            ),
+            1 => (
+                "start:web".to_owned(),
+                "process",
+                pid.to_string(),
+                format!(
+                    r#"{{"pid":{pid},"start_time":{created_at},"port":{},"hosts":["web.{name}.localhost","{name}.localhost"],"log":"/home/operator/.local/state/stackless/logs/{name}/web.log"}}"#,
+                    rng.range(20_000, 60_000)
+                ),
+            ),
+            2 => (
+                "health:web".to_owned(),
+                "action",
+                "health:web".to_owned(),
+                "{}".to_owned(),
+            ),
+            s => (
+                format!("start:worker-{s}"),
+                "process",
+                (pid + s).to_string(),
+                format!(r#"{{"pid":{},"start_time":{created_at}}}"#, pid + s),
+            ),
+        };
+        rows.push(SeedCheckpoint {
+            step_id,
+            resource_kind: kind.to_owned(),
+            resource_id: id,
+            payload,
+            recorded_at: recorded,
+        });
+        summary.checkpoints += 1;
+    }
+    rows
 }
 
 /// The `AppConfig` the benches draw with.

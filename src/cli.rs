@@ -20,6 +20,15 @@ pub const DEFAULT_DOWN_CMD: &str = "stackless down {name} --json";
 /// Exit status for a usage or store error (the terminal is left untouched).
 pub const EXIT_USAGE: u8 = 2;
 
+/// Print `stackless-tui: {message}` on stderr and return [`EXIT_USAGE`]:
+/// a usage or store error, reported before the terminal is touched.
+#[must_use]
+pub fn usage(message: &str) -> std::process::ExitCode {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "stackless-tui: {message}");
+    std::process::ExitCode::from(EXIT_USAGE)
+}
+
 /// A live operations console for stackless state stores: instances, leases,
 /// operation locks, reap backoffs and a helper supervisor, with a reaper you
 /// can watch.

@@ -18,10 +18,20 @@
 //!   becomes an audit, log and Activity line.
 //! - [`ui`]: the App state, the one key table, the view model, each pane.
 //! - [`event`]: the one event enum flowing into the render loop.
-//! - [`startup`], [`roles`], [`cancel`]: shared by the wiring: open the
+//! - [`startup`], [`roles`], [`stop`]: shared by the wiring: open the
 //!   store the flags name, claim succession roles, stop threads.
+//! - [`process_group`]: signalling a child's process group (TERM, then
+//!   KILL after a grace), never group 0 or 1.
 //! - [`nofollow`]: files the console creates, appends to or removes,
-//!   never through a planted symbolic link.
+//!   never through a planted symbolic link; a file's `(device, inode)`.
+//! - [`dispatch`]: the binary's entry point: flags -> the mode to run
+//!   (here, or through [`launcher`] on the controller's host).
+//! - [`cli`]: the flags, the subcommands and the config file; `man`
+//!   beside it renders the man page from them and the key table.
+//! - [`launcher`]: `--controller ssh://HOST`: runs this program on the
+//!   controller's host through ssh before anything local starts; the pure
+//!   plan (`launcher::plan`: targets, the ssh argv) and failure rules
+//!   (`launcher::failure`: what ssh's exit status means) beside it.
 //! - [`console`], [`headless`]: wiring: the interactive console; `snapshot`
 //!   and `reap --once`.
 //! - [`demo`]: the seeded demo store, demo teardown and demo helper.
@@ -38,22 +48,25 @@ pub mod audit;
 #[cfg(feature = "bench-support")]
 #[doc(hidden)]
 pub mod bench_support;
-pub mod cancel;
 pub mod cli;
 pub mod console;
 pub mod controller;
 pub mod demo;
+pub mod dispatch;
 pub mod event;
+pub mod stop;
 // Test-only unless the `fault-injection` feature is on (Cargo.toml).
 #[doc(hidden)]
 pub mod fault;
 pub mod headless;
+pub mod launcher;
 pub mod logs;
+mod man;
 pub mod model;
 pub mod nofollow;
+pub mod process_group;
 pub mod reaper;
 pub mod recorder;
-pub mod remote;
 pub mod render_thread;
 pub mod roles;
 pub mod startup;

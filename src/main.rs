@@ -2,11 +2,11 @@
 
 fn main() -> std::process::ExitCode {
     one_malloc_arena();
-    stackless_tui::console::main()
+    stackless_tui::dispatch::main()
 }
 
 /// One glibc malloc arena for the whole process, set before any thread
-/// starts (issue 13): by default each thread gets its own, and memory the
+/// starts (memory at 100,000 instances): by default each thread gets its own, and memory the
 /// reaper's pass or the services read freed stayed with their thread's
 /// arena, out of reach of the others: the console at 100,000 instances
 /// with its reaper on peaked at 70.4 MB, 61.0 MB with one arena.

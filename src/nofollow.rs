@@ -5,6 +5,8 @@
 //! accident) placed would otherwise make the console append to, lock or
 //! delete its target, as root when it runs as root. Each refusal is an
 //! [`std::io::Error`] whose message names the path and says what to do.
+//! Also the one `(device, inode)` look-up ([`file_identity`]) that tells a
+//! file replaced under the console from the same file.
 
 use std::ffi::OsStr;
 use std::fs::{File, OpenOptions};
@@ -18,6 +20,16 @@ use nix::errno::Errno;
 use nix::fcntl::AtFlags;
 use nix::sys::stat::{Mode, SFlag, fstatat};
 use nix::unistd::{UnlinkatFlags, unlinkat};
+
+/// `(device, inode)` of the file at `path` now (following a link), `None`
+/// when it cannot be looked at: how a file deleted, replaced or renamed
+/// over since it was last looked at is told apart from the same file (a
+/// store, its `-wal`, a role's lock file).
+#[must_use]
+pub fn file_identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
 
 /// The refusal for `path`, a symbolic link.
 fn refused(path: &Path) -> io::Error {
@@ -113,7 +125,7 @@ pub fn append(path: &Path) -> io::Result<File> {
 /// (`lstat`, no descriptor). Opening such a file and closing it again is
 /// not harmless: a planted link may name the state store itself, and
 /// closing any descriptor on the store drops every `SQLite` lock this
-/// process holds on it (issue 20; `store::files`). The check after the
+/// process holds on it (`store::files`). The check after the
 /// open (`fstat`) stays for a link made in between.
 ///
 /// # Errors

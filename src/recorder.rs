@@ -23,7 +23,7 @@ pub enum Forward {
     Stdout,
     /// The same lines, gathered in a buffer and written in large blocks,
     /// and whatever is left by [`Recorder::flush`] (`reap --once
-    /// --dry-run`, issue 13: a write per line was a tenth of the pass).
+    /// --dry-run`; measured: a write per line was a tenth of the pass).
     /// Only for output that nothing waits on between lines: a dry run runs
     /// no teardown, so its lines come in one burst and the pass ends; a
     /// real pass's `tearing down` must be seen while its `down` runs.

@@ -8,7 +8,8 @@ use std::path::Path;
 
 use succession::{ClaimError, Identity, Occupancy, Record, Role, Run, Tenant};
 
-use crate::cancel::CancelToken;
+use crate::nofollow::file_identity;
+use crate::stop::StopToken;
 
 /// The role a console (or `reap --once`) claims to run the reaper.
 pub const CONSOLE_ROLE: &str = "console";
@@ -33,6 +34,18 @@ pub enum Refused {
     Error(String),
 }
 
+/// Which holder of a role this process last reported (a standby is
+/// reported once per holder).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Holder {
+    /// None yet, or the role was since taken or failed: the next holder
+    /// is reported.
+    #[default]
+    Unreported,
+    /// Another process, with its pid when its record says.
+    Reported(Option<u32>),
+}
+
 /// One role this process wants, and whether it holds it.
 #[derive(Debug)]
 pub struct Wanted {
@@ -43,9 +56,9 @@ pub struct Wanted {
     /// `(device, inode)` of the lock file when it was taken.
     lock_file: Option<(u64, u64)>,
     /// Cancels what this role started (the reaper), if the role is lost.
-    pub part: Option<CancelToken>,
+    pub part: Option<StopToken>,
     /// The holder last reported, so a standby is reported once per holder.
-    pub last_holder: Option<Option<u32>>,
+    pub last_holder: Holder,
     /// The error last reported, so it is reported once until it changes.
     pub last_error: Option<String>,
 }
@@ -61,7 +74,7 @@ impl Wanted {
             lock_file: None,
             part: None,
             last_error: None,
-            last_holder: None,
+            last_holder: Holder::Unreported,
         }
     }
 
@@ -80,7 +93,7 @@ impl Wanted {
         match self.role.claim(record) {
             Ok(tenancy) => {
                 self.held = Some(tenancy);
-                self.lock_file = lock_identity(self.role.lock_path());
+                self.lock_file = file_identity(self.role.lock_path());
                 Ok(true)
             }
             Err(ClaimError::Occupied) => Err(Refused::Occupied(match self.role.occupancy() {
@@ -128,7 +141,7 @@ impl Wanted {
     /// so the role is given up, what it started is cancelled, and it is
     /// taken again (a new lock file) on the next [`Wanted::try_take`].
     pub fn lost(&mut self) -> bool {
-        if self.held.is_none() || lock_identity(self.role.lock_path()) == self.lock_file {
+        if self.held.is_none() || file_identity(self.role.lock_path()) == self.lock_file {
             return false;
         }
         self.held = None;
@@ -138,9 +151,4 @@ impl Wanted {
         }
         true
     }
-}
-
-fn lock_identity(path: &Path) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt as _;
-    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }

@@ -9,13 +9,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::cancel::CancelToken;
 use crate::event::{Event, EventSender, RoleState, SupervisorKind, SupervisorNote};
 use crate::model::activity::{Activity, ActivityKind, Actor};
 use crate::model::time::unix_now;
 use crate::reaper::{JobRunner, Reaper, ReaperControl};
 use crate::recorder::Recorder;
-use crate::roles::{CONSOLE_ROLE, Refused, SUPERVISOR_ROLE, Wanted};
+use crate::roles::{CONSOLE_ROLE, Holder, Refused, SUPERVISOR_ROLE, Wanted};
+use crate::stop::StopToken;
 use crate::store::{Access, Store};
 use crate::supervisor::{HelperConfig, HelperHandle};
 
@@ -31,7 +31,7 @@ pub(super) struct Leader {
     pub tx: EventSender,
     pub recorder: Recorder,
     /// The console's token: cancelled on quit.
-    pub stop: CancelToken,
+    pub stop: StopToken,
     pub helper_handle: Arc<HelperHandle>,
     /// The operator's hold on the reaper (`P`, `R`), kept across role
     /// changes.
@@ -100,7 +100,7 @@ impl Leader {
             Ok(true) => {
                 // Whoever holds it next is reported again (the same
                 // console taking it back included).
-                wanted.last_holder = None;
+                wanted.last_holder = Holder::Unreported;
                 wanted.last_error = None;
                 let _ = self.tx.send(Event::Role(RoleState::Active));
                 wanted.part = Some(self.start_reaper());
@@ -108,13 +108,13 @@ impl Leader {
             Ok(false) => {}
             Err(Refused::Occupied(pid)) => {
                 wanted.last_error = None;
-                if wanted.last_holder != Some(pid) {
-                    wanted.last_holder = Some(pid);
+                if wanted.last_holder != Holder::Reported(pid) {
+                    wanted.last_holder = Holder::Reported(pid);
                     let _ = self.tx.send(Event::Role(RoleState::Standby { pid }));
                 }
             }
             Err(Refused::Error(text)) => {
-                wanted.last_holder = None;
+                wanted.last_holder = Holder::Unreported;
                 if wanted.last_error.as_deref() != Some(text.as_str()) {
                     wanted.last_error = Some(text.clone());
                     let _ = self.tx.send(Event::Role(RoleState::Unavailable {
@@ -134,8 +134,8 @@ impl Leader {
             Ok(true) => self.start_supervisor(),
             Ok(false) => {}
             Err(Refused::Occupied(pid)) => {
-                if wanted.last_holder != Some(pid) {
-                    wanted.last_holder = Some(pid);
+                if wanted.last_holder != Holder::Reported(pid) {
+                    wanted.last_holder = Holder::Reported(pid);
                     let who = pid.map_or_else(
                         || "another console".to_owned(),
                         |p| format!("console pid {p}"),
@@ -154,7 +154,7 @@ impl Leader {
 
     /// Start the reaper; returns the token that stops it when the role is
     /// lost (a child of the console's, so quitting stops it too).
-    fn start_reaper(&self) -> CancelToken {
+    fn start_reaper(&self) -> StopToken {
         let part = self.stop.child();
         match spawn_reaper(&self.teardowns, &self.control, part.clone()) {
             Ok(_) => {}
@@ -212,7 +212,7 @@ pub(super) enum StartError {
 pub(super) fn spawn_reaper(
     teardowns: &JobRunner,
     control: &ReaperControl,
-    stop: CancelToken,
+    stop: StopToken,
 ) -> Result<std::thread::JoinHandle<()>, StartError> {
     let store = Store::open(teardowns.path(), Access::ReadWrite).map_err(StartError::Open)?;
     let reaper = Reaper::new(

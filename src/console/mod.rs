@@ -1,5 +1,6 @@
-//! The console's wiring, one room each:
-//! - this file: the binary's entry point (flags -> mode);
+//! The interactive console's wiring, one room each (the binary's entry
+//! point, which chooses this mode, is [`crate::dispatch`]):
+//! - this file: prepare, then run;
 //! - [`setup`]: everything decided before the terminal is touched;
 //! - [`run`]: the threads, the one event channel, shutting down;
 //! - [`leader`]: the role thread (takes `console` / `helper-supervisor`,
@@ -14,137 +15,23 @@ mod input;
 mod io_worker;
 mod leader;
 mod logging;
-mod man;
 mod render_loop;
 mod run;
 mod setup;
 mod terminal;
 
-use std::ffi::OsString;
 use std::io::{self, Write as _};
 use std::process::ExitCode;
 
-use crate::cli::{Cli, CliError, EXIT_USAGE, Sub};
+use crate::cli::{Cli, usage};
 
 pub use terminal::restore_terminal;
 
-/// The binary's entry point: parse the flags (and the config file), then run
-/// the mode they choose, here or (`--controller`) on the controller's host.
-/// Exit status: 0 done, 1 a failure while running (a failed teardown in
-/// `reap --once`, a crash report), 2 a usage or store error (the terminal
-/// untouched), 128 + N when `reap --once` was stopped by signal N; through
-/// `--controller`, the remote status (ssh's 255 when ssh failed, 127 when
-/// the host has no stackless-tui), or 128 + N when the launcher itself was
-/// interrupted by signal N.
+/// The interactive console: prepare (flags, store, roles; exit 2 with the
+/// reason before the terminal is touched), then run until the operator
+/// quits (exit 0) or a crash report (exit 1).
 #[must_use]
-pub fn main() -> ExitCode {
-    let _ = color_eyre::install();
-    let args: Vec<OsString> = std::env::args_os().collect();
-    // `--controller`: the console runs on the controller's host, reached
-    // through ssh before anything here starts (`crate::remote`). Decided
-    // from the command line and the environment; of the local config file
-    // only `state` (a local store: the console stays here beside
-    // STACKLESS_CONTROLLER) and the safety switches are read (the host's
-    // own config applies there, and a forwarded `--config PATH` names a
-    // file there). Local safety switches travel as flags; other local
-    // settings from the environment are named as not applied there.
-    let matches = <Cli as clap::CommandFactory>::command().try_get_matches_from(&args);
-    if let Ok(matches) = matches
-        && let Ok(mut cli) = <Cli as clap::FromArgMatches>::from_arg_matches(&matches)
-    {
-        let mut from_env = crate::remote::env_sourced(&matches);
-        let controller = std::env::var("STACKLESS_CONTROLLER").ok();
-        if let Some((file, table)) = local_config(&cli) {
-            crate::remote::apply_local_config(&mut cli, &matches, &file, &table, &mut from_env);
-        }
-        match crate::remote::plan(&cli, &args, controller, &from_env) {
-            Ok(Some(plan)) => return crate::remote::launch(&plan),
-            Ok(None) => crate::remote::warn_unused_launcher_flags(&matches),
-            Err(message) => return usage(&message),
-        }
-    }
-    match parse(args) {
-        Ok(cli) => dispatch(&cli),
-        Err(code) => code,
-    }
-}
-
-/// The local config file (`--config`, `STACKLESS_TUI_CONFIG`, else the
-/// default path) as a TOML table, for the launcher's few keys; `None` when
-/// there is none or it cannot be read or parsed (a local run reports that
-/// itself).
-fn local_config(cli: &Cli) -> Option<(std::path::PathBuf, toml::Table)> {
-    let file = cli.config.clone().or_else(|| {
-        crate::cli::default_config_path(
-            std::env::var("XDG_CONFIG_HOME").ok().as_deref(),
-            std::env::var("HOME").ok().as_deref(),
-        )
-    })?;
-    let table = std::fs::read_to_string(&file).ok()?.parse().ok()?;
-    Some((file, table))
-}
-
-/// The flags over the config file (`$XDG_CONFIG_HOME/stackless-tui/config.toml`).
-fn parse(args: Vec<OsString>) -> Result<Cli, ExitCode> {
-    let config = crate::cli::default_config_path(
-        std::env::var("XDG_CONFIG_HOME").ok().as_deref(),
-        std::env::var("HOME").ok().as_deref(),
-    );
-    let parsed = crate::cli::parse_with_config(args, config, |path| {
-        match std::fs::read_to_string(path) {
-            Ok(text) => Ok(Some(text)),
-            // Absent, or in a directory this user cannot look into (HOME of
-            // another user under sudo): there is no config file to honour.
-            Err(_) if std::fs::metadata(path).is_err() => Ok(None),
-            Err(e) => Err(e),
-        }
-    });
-    match parsed {
-        Ok(cli) => Ok(cli),
-        Err(CliError::Clap(error)) => {
-            let _ = error.print();
-            Err(if error.use_stderr() {
-                ExitCode::from(EXIT_USAGE)
-            } else {
-                ExitCode::SUCCESS
-            })
-        }
-        Err(CliError::Config(message)) => Err(usage(&message)),
-    }
-}
-
-/// Run the mode the flags chose.
-fn dispatch(cli: &Cli) -> ExitCode {
-    match &cli.command {
-        Some(Sub::DemoDown { name, .. }) => match &cli.state {
-            Some(state) => crate::demo::down::run(state, name),
-            None => usage("demo-down needs --state"),
-        },
-        Some(Sub::DemoHelper) => crate::demo::helper::run(),
-        Some(Sub::Snapshot { json, now }) => crate::headless::snapshot(cli, *json, *now),
-        Some(Sub::Reap { .. }) => crate::headless::reap_once(cli),
-        Some(Sub::Completions { shell }) => {
-            clap_complete::generate(
-                *shell,
-                &mut for_completions(),
-                "stackless-tui",
-                &mut io::stdout(),
-            );
-            ExitCode::SUCCESS
-        }
-        Some(Sub::Man) => match man::render(&mut io::stdout()) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(error) => {
-                let _ = writeln!(io::stderr(), "stackless-tui: {error}");
-                ExitCode::FAILURE
-            }
-        },
-        None => console(cli),
-    }
-}
-
-/// The interactive console.
-fn console(cli: &Cli) -> ExitCode {
+pub fn start(cli: &Cli) -> ExitCode {
     let setup = match setup::prepare(cli) {
         Ok(setup) => setup,
         Err(error) => return usage(&error.to_string()),
@@ -156,28 +43,4 @@ fn console(cli: &Cli) -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// The command line as completions offer it: without the hidden flags
-/// (`--reached-as`) and subcommands (the demo's helpers), which clap's
-/// generators would list (they do not filter hidden items).
-fn for_completions() -> clap::Command {
-    let full = <Cli as clap::CommandFactory>::command();
-    let mut shown = clap::Command::new("stackless-tui").version(env!("CARGO_PKG_VERSION"));
-    if let Some(about) = full.get_about() {
-        shown = shown.about(about.clone());
-    }
-    for arg in full.get_arguments().filter(|arg| !arg.is_hide_set()) {
-        shown = shown.arg(arg.clone());
-    }
-    for sub in full.get_subcommands().filter(|sub| !sub.is_hide_set()) {
-        shown = shown.subcommand(sub.clone());
-    }
-    shown
-}
-
-/// Print `stackless-tui: {message}` and return [`EXIT_USAGE`].
-fn usage(message: &str) -> ExitCode {
-    let _ = writeln!(io::stderr(), "stackless-tui: {message}");
-    ExitCode::from(EXIT_USAGE)
 }

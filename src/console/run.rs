@@ -13,12 +13,12 @@ use super::leader::Leader;
 use super::setup::Setup;
 use super::terminal::{self, RestoreOnDrop, with_terminal};
 use crate::audit::{self, AuditLog};
-use crate::cancel::CancelToken;
 use crate::event::{Event, EventSender};
 use crate::model::activity::{Activity, ActivityKind, Actor};
 use crate::model::time::unix_now;
 use crate::reaper::{InFlight, JobRunner, ReaperControl};
 use crate::recorder::{Forward, Recorder};
+use crate::stop::StopToken;
 use crate::store::Access;
 use crate::supervisor::HelperHandle;
 use crate::ui::App;
@@ -38,7 +38,7 @@ pub(super) fn run(setup: Setup) -> Result<()> {
         .build()
         .wrap_err("cannot start the async runtime")?;
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let stop = CancelToken::new();
+    let stop = StopToken::new();
     let helper_handle = Arc::new(HelperHandle::default());
     if let Some(why) = super::logging::init(&setup.state_dir, setup.log_level) {
         // Said in the Activity pane; the console runs on without a log.
@@ -203,7 +203,7 @@ fn start_threads(
     teardowns: &JobRunner,
     tx: &EventSender,
     recorder: &Recorder,
-    stop: &CancelToken,
+    stop: &StopToken,
     helper_handle: &Arc<HelperHandle>,
     control: &ReaperControl,
 ) -> Result<()> {

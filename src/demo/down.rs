@@ -20,7 +20,6 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 use serde_json::json;
 
 use crate::model::liveness::liveness;
@@ -148,17 +147,9 @@ fn try_tear_down(
     probe: &mut dyn HostProbe,
 ) -> Result<DownOutcome, String> {
     let store = Store::open(state, Access::ReadWrite).map_err(|e| e.to_string())?;
-    let conn = store.connection();
     let sql_err = |e: rusqlite::Error| format!("state store {}: {e}", state.display());
-    let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate).map_err(sql_err)?;
-    let status: Option<String> = tx
-        .query_row(
-            "SELECT status FROM instances WHERE name = ?1",
-            [name],
-            |r| r.get(0),
-        )
-        .optional()
-        .map_err(sql_err)?;
+    let down = store.begin_demo_down().map_err(sql_err)?;
+    let status = down.status(name).map_err(sql_err)?;
     let Some(status) = status else {
         return Ok(DownOutcome::failure(
             1,
@@ -173,86 +164,65 @@ fn try_tear_down(
             "{name} is already torn down; nothing to do\n"
         )));
     }
-    let lock = tx
-        .query_row(
-            "SELECT operation, holder_pid, holder_start_time, acquired_at, holder_host
-             FROM op_locks WHERE instance = ?1",
-            [name],
-            |r| {
-                Ok(OpLock {
-                    operation: r.get(0)?,
-                    holder_pid: r.get(1)?,
-                    holder_start_time: r.get(2)?,
-                    acquired_at: r.get(3)?,
-                    holder_host: Some(r.get(4)?),
-                    claim_id: None,
-                })
-            },
-        )
-        .optional()
-        .map_err(sql_err)?;
-    if let Some(lock) = lock {
-        let host = probe.host_name().map(str::to_owned);
-        let held = liveness(&lock, host.as_deref(), |pid| probe.start_time(pid));
-        if held.held() {
-            let where_ = lock
-                .holder_host
-                .as_deref()
-                .filter(|h| !h.is_empty())
-                .unwrap_or("this host");
-            return Ok(DownOutcome::failure(
-                1,
-                Some(name),
-                crate::model::envelope::LOCK_HELD_CODE,
-                &format!(
-                    "instance {name:?} is locked by `{}` (pid {} on {where_})",
-                    lock.operation, lock.holder_pid
-                ),
-                "another operation is in progress on this instance; wait for it to finish and \
-                 try again",
-            ));
-        }
+    let lock = down.op_lock(name).map_err(sql_err)?;
+    if let Some(refusal) = lock.and_then(|lock| held_lock(name, &lock, probe)) {
+        return Ok(refusal);
     }
     if name.starts_with(FLAKY_PREFIX) {
-        let survivor: Option<(String, String)> = tx
-            .query_row(
-                "SELECT resource_kind, resource_id FROM checkpoints WHERE instance = ?1
-                 ORDER BY recorded_at, step_id LIMIT 1",
-                [name],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()
-            .map_err(sql_err)?;
-        let survivor = survivor.map_or_else(
-            || format!("service {name}"),
-            |(kind, id)| {
-                let substrate = kind.split('.').next().unwrap_or(&kind).to_owned();
-                format!("{substrate}:{id}")
-            },
-        );
-        return Ok(DownOutcome::failure(
-            1,
-            Some(name),
-            SURVIVORS_CODE,
-            &format!("teardown of {name:?} left survivors: [{survivor:?}]"),
-            &format!(
-                "these resources still exist and may bill or hold state: [{survivor:?}]; re-run \
-                 `stackless down` to retry, or remove them on the substrate and re-run to verify"
-            ),
-        ));
+        let survivor = down.first_checkpoint(name).map_err(sql_err)?;
+        return Ok(survivors(name, survivor));
     }
-    tx.execute(
-        "UPDATE instances SET status = 'tombstoned', tombstoned_at = ?2 WHERE name = ?1",
-        params![name, now],
-    )
-    .map_err(sql_err)?;
-    for table in ["leases", "reap_attempts", "op_locks"] {
-        tx.execute(&format!("DELETE FROM {table} WHERE instance = ?1"), [name])
-            .map_err(sql_err)?;
-    }
-    tx.commit().map_err(sql_err)?;
+    down.mark_tombstoned(name, now).map_err(sql_err)?;
     append_log(&store.state_dir(), name);
     Ok(DownOutcome::success(format!("tore down {name}\n")))
+}
+
+/// The refusal when `lock` on `name` is held by a live process (liveness
+/// as stackless probes it, contract §2); `None` when it is stale.
+fn held_lock(name: &str, lock: &OpLock, probe: &mut dyn HostProbe) -> Option<DownOutcome> {
+    let host = probe.host_name().map(str::to_owned);
+    let held = liveness(lock, host.as_deref(), |pid| probe.start_time(pid));
+    if !held.held() {
+        return None;
+    }
+    let where_ = lock
+        .holder_host
+        .as_deref()
+        .filter(|h| !h.is_empty())
+        .unwrap_or("this host");
+    Some(DownOutcome::failure(
+        1,
+        Some(name),
+        crate::model::envelope::LOCK_HELD_CODE,
+        &format!(
+            "instance {name:?} is locked by `{}` (pid {} on {where_})",
+            lock.operation, lock.holder_pid
+        ),
+        "another operation is in progress on this instance; wait for it to finish and \
+         try again",
+    ))
+}
+
+/// A flaky instance's failure: its first checkpoint, `(resource_kind,
+/// resource_id)`, survives, as stackless names a survivor.
+fn survivors(name: &str, survivor: Option<(String, String)>) -> DownOutcome {
+    let survivor = survivor.map_or_else(
+        || format!("service {name}"),
+        |(kind, id)| {
+            let substrate = kind.split('.').next().unwrap_or(&kind).to_owned();
+            format!("{substrate}:{id}")
+        },
+    );
+    DownOutcome::failure(
+        1,
+        Some(name),
+        SURVIVORS_CODE,
+        &format!("teardown of {name:?} left survivors: [{survivor:?}]"),
+        &format!(
+            "these resources still exist and may bill or hold state: [{survivor:?}]; re-run \
+             `stackless down` to retry, or remove them on the substrate and re-run to verify"
+        ),
+    )
 }
 
 /// Best effort: note the teardown in `<state_dir>/logs/<name>/stackless.log`

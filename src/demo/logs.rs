@@ -9,7 +9,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::cancel::CancelToken;
+use crate::stop::StopToken;
 
 /// How often the demo writer appends a line.
 pub const WRITE_EVERY: Duration = Duration::from_secs(2);
@@ -109,7 +109,7 @@ pub fn live_log(state_dir: &Path) -> PathBuf {
 ///
 /// # Errors
 /// The thread could not be spawned.
-pub fn spawn_writer(state_dir: PathBuf, stop: CancelToken) -> std::io::Result<()> {
+pub fn spawn_writer(state_dir: PathBuf, stop: StopToken) -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("demo-logs".into())
         .spawn(move || {

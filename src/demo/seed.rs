@@ -23,11 +23,11 @@
 
 use std::path::Path;
 
+use crate::model::{Lease, OpLock, Status};
+use crate::store::Store;
+use crate::store::seed::{SeedAttempt, SeedCheckpoint, SeedInstance};
 use color_eyre::Result;
 use color_eyre::eyre::{bail, eyre};
-use rusqlite::params;
-
-use crate::store::Store;
 
 /// A live process to name as a lock holder (the console passes its own pid,
 /// sysinfo start time, and sysinfo hostname), so the demo has a lock the
@@ -119,6 +119,10 @@ pub const FLAKY_LAST_ERROR: &str = concat!(
     r#""remediation":"these resources still exist and may bill or hold state: [\"render:srv-d0gpu7flaky4w1\"]; re-run `stackless down` to retry, or remove them on the substrate and re-run to verify"}}"#
 );
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "a data table: the demo's instances, one literal each"
+)]
 fn specs() -> Vec<Spec> {
     vec![
         Spec {
@@ -328,92 +332,95 @@ pub fn seed(path: &Path, now: i64, holder: &LiveHolder) -> Result<()> {
     }
     let store = Store::open_or_create(path)?;
     let state_dir = store.state_dir();
-    let conn = store.connection();
-    let tx = conn.unchecked_transaction()?;
-    let home = "/home/operator/src";
+    let mut rows = Vec::new();
     for spec in specs() {
-        let duration = lease_duration(spec.substrate);
-        let (status, tombstoned_at, created_at) = match spec.state {
-            // Created one full lease before it expires (never renewed), but
-            // at least a little while ago.
-            State::Leased(offset) => ("active", None, now + offset - duration),
-            State::Tombstoned(offset) => ("tombstoned", Some(now + offset), now + offset - DAY),
-        };
-        tx.execute(
-            "INSERT INTO instances (name, substrate, status, definition, source_overrides,
-                                    created_at, tombstoned_at, definition_dir)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
-                spec.name,
-                spec.substrate,
-                status,
-                spec.definition,
-                spec.source_overrides,
-                created_at,
-                tombstoned_at,
-                format!("{home}/{}", spec.project),
-            ],
-        )?;
-        if let State::Leased(offset) = spec.state {
-            tx.execute(
-                "INSERT INTO leases (instance, duration_secs, expires_at) VALUES (?1, ?2, ?3)",
-                params![spec.name, duration, now + offset],
-            )?;
-        }
-        if let Some(lock) = &spec.lock {
-            let (pid, start_time, host) = match lock.holder {
-                Holder::Live => (
-                    i64::from(holder.pid),
-                    i64::try_from(holder.start_time)
-                        .map_err(|_| eyre!("holder start time out of range"))?,
-                    holder.host.clone(),
-                ),
-                Holder::Stale => (
-                    i64::from(STALE_PID),
-                    now - 3 * HOUR - 4,
-                    holder.host.clone(),
-                ),
-                Holder::Foreign => (23_817, now - 7 * MINUTE, FOREIGN_HOST.to_owned()),
-            };
-            tx.execute(
-                "INSERT INTO op_locks (instance, operation, holder_pid, holder_start_time,
-                                       acquired_at, holder_host)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
-                    spec.name,
-                    lock.operation,
-                    pid,
-                    start_time,
-                    now + lock.acquired,
-                    host
-                ],
-            )?;
-        }
-        for (index, checkpoint) in spec.checkpoints.iter().enumerate() {
-            tx.execute(
-                "INSERT INTO checkpoints (instance, step_id, resource_kind, resource_id,
-                                          payload, recorded_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
-                    spec.name,
-                    checkpoint.step_id,
-                    checkpoint.resource_kind,
-                    checkpoint.resource_id,
-                    checkpoint.payload,
-                    created_at + 30 * i64::try_from(index + 1).unwrap_or(1),
-                ],
-            )?;
-        }
+        rows.push(seed_row(&spec, now, holder)?);
         let logs = state_dir.join("logs").join(spec.name);
         std::fs::create_dir_all(&logs)?;
         std::fs::write(logs.join("stackless.log"), spec.log)?;
     }
     super::logs::seed(&state_dir, now)?;
-    tx.execute(
-        "INSERT INTO reap_attempts (instance, attempts, last_error, next_retry_at)
-         VALUES ('flaky-gpu-worker', 2, ?1, ?2)",
-        params![FLAKY_LAST_ERROR, now + 12],
-    )?;
-    tx.commit()?;
+    store.seed(rows)?;
     Ok(())
+}
+
+/// The rows of one seeded instance, times relative to `now`.
+fn seed_row(spec: &Spec, now: i64, holder: &LiveHolder) -> Result<SeedInstance> {
+    let home = "/home/operator/src";
+    let duration = lease_duration(spec.substrate);
+    let (status, tombstoned_at, created_at) = match spec.state {
+        // Created one full lease before it expires (never renewed), but
+        // at least a little while ago.
+        State::Leased(offset) => (Status::Active, None, now + offset - duration),
+        State::Tombstoned(offset) => (Status::Tombstoned, Some(now + offset), now + offset - DAY),
+    };
+    let lease = match spec.state {
+        State::Leased(offset) => Some(Lease {
+            duration_secs: duration,
+            expires_at: now + offset,
+        }),
+        State::Tombstoned(_) => None,
+    };
+    let lock = match &spec.lock {
+        Some(lock) => Some(op_lock(lock, now, holder)?),
+        None => None,
+    };
+    let checkpoints = spec
+        .checkpoints
+        .iter()
+        .enumerate()
+        .map(|(index, checkpoint)| SeedCheckpoint {
+            step_id: checkpoint.step_id.to_owned(),
+            resource_kind: checkpoint.resource_kind.to_owned(),
+            resource_id: checkpoint.resource_id.to_owned(),
+            payload: checkpoint.payload.to_owned(),
+            recorded_at: created_at + 30 * i64::try_from(index + 1).unwrap_or(1),
+        })
+        .collect();
+    Ok(SeedInstance {
+        name: spec.name.to_owned(),
+        substrate: spec.substrate.to_owned(),
+        status,
+        definition: spec.definition.to_owned(),
+        source_overrides: spec.source_overrides.to_owned(),
+        created_at,
+        tombstoned_at,
+        definition_dir: format!("{home}/{}", spec.project),
+        lease,
+        lock,
+        // Two failed reaps already, the next one due in 12 s.
+        attempt: (spec.name == "flaky-gpu-worker").then(|| SeedAttempt {
+            attempts: 2,
+            last_error: FLAKY_LAST_ERROR.to_owned(),
+            next_retry_at: now + 12,
+        }),
+        checkpoints,
+    })
+}
+
+/// The `op_locks` row of a seeded lock, its holder named as `lock.holder`
+/// says.
+fn op_lock(lock: &Lock, now: i64, holder: &LiveHolder) -> Result<OpLock> {
+    let (pid, start_time, host) = match lock.holder {
+        Holder::Live => (
+            i64::from(holder.pid),
+            i64::try_from(holder.start_time)
+                .map_err(|_| eyre!("holder start time out of range"))?,
+            holder.host.clone(),
+        ),
+        Holder::Stale => (
+            i64::from(STALE_PID),
+            now - 3 * HOUR - 4,
+            holder.host.clone(),
+        ),
+        Holder::Foreign => (23_817, now - 7 * MINUTE, FOREIGN_HOST.to_owned()),
+    };
+    Ok(OpLock {
+        operation: lock.operation.to_owned(),
+        holder_pid: pid,
+        holder_start_time: start_time,
+        acquired_at: now + lock.acquired,
+        holder_host: Some(host),
+        claim_id: None,
+    })
 }

@@ -9,13 +9,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::cancel::CancelToken;
 use crate::cli::{Cli, EXIT_USAGE};
 use crate::model::time::unix_now;
 use crate::reaper::{DownCommand, JobRunner, Reaper};
 use crate::recorder::{Forward, Recorder};
 use crate::roles::{CONSOLE_ROLE, Refused, Wanted};
 use crate::startup::{open_store, reaper_config};
+use crate::stop::StopToken;
 use crate::store::Access;
 
 /// Services per instance, as [`BatchedServices`] reads them.
@@ -35,9 +35,8 @@ fn read_once(cli: &Cli) -> Result<(PathBuf, crate::store::Store, crate::model::S
     loop {
         attempt += 1;
         let (path, mut store) = open_store(cli, Access::ReadOnly).map_err(|e| e.to_string())?;
-        // The console's probe (`kill(pid, 0)` before sysinfo: issue 13,
-        // review finding 11); the same answers, a dead holder in
-        // microseconds.
+        // The console's probe (`kill(pid, 0)` before sysinfo): the same
+        // answers, a dead holder in microseconds.
         let snapshot = store
             .snapshot(crate::store::probe::checked_sysinfo().as_mut())
             .map_err(|e| e.to_string())?;
@@ -158,7 +157,7 @@ pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
 /// Every instance's recorded service processes, probed on this machine
 /// (pid plus start time) with their log paths, read a batch of
 /// [`BatchedServices::BATCH`] instances at a time as `snapshot --json`
-/// writes them, in name order (issue 13: read whole, 70,000 services at
+/// writes them, in name order (measured: read whole, 70,000 services at
 /// 100,000 instances held 70 MB of checkpoints at once). Each batch is its
 /// own read transaction after the snapshot's: the services are probed
 /// live, not part of the snapshot; a birth's services are only those
@@ -372,7 +371,7 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
         Forward::Stdout
     };
     let recorder = Recorder::new(audit, forward).with_would_reap_note(missing);
-    let stop = CancelToken::new();
+    let stop = StopToken::new();
     let why = watch_for_stop(&runtime, &stop, cli.reached_as.is_some());
     let jobs =
         JobRunner::new(path, reaper_config(cli, down, cli.tick), recorder.clone()).with_stop(stop);
@@ -455,7 +454,7 @@ impl Stop {
 /// reason is kept in the returned cell.
 fn watch_for_stop(
     runtime: &tokio::runtime::Runtime,
-    stop: &CancelToken,
+    stop: &StopToken,
     remote: bool,
 ) -> Arc<OnceLock<Stop>> {
     use nix::sys::signal::Signal;

@@ -145,7 +145,8 @@ pub struct Activity {
     /// A failed teardown's answer as `down --json` gave it (the whole
     /// error envelope as compact JSON when stdout parsed, else its last
     /// line or the exit reason: `envelope::failure_reason`), at most
-    /// [`ENVELOPE_KEPT`] bytes, for the full-text view (issue 11, item 4).
+    /// [`ENVELOPE_KEPT`] bytes, for the full-text view (the operator can
+    /// read the whole failure, not only its cut line).
     /// Empty for other entries.
     pub envelope: String,
     /// How long the action took (teardowns), for the audit trail.
@@ -153,12 +154,11 @@ pub struct Activity {
     /// Read back from the audit trail when the console started (a teardown
     /// an earlier console ran), not something that happened since.
     pub restored: bool,
-    /// A bulk action's refusals, each its own entry (issue 12: "refused
-    /// ones are listed with their reason"), when this entry stands for
+    /// A bulk action's refusals, each its own entry (refused ones are
+    /// listed with their reason), when this entry stands for
     /// them in the audit trail: the trail writes one line per entry of the
-    /// batch, in one write, and not this entry's own (issue 13, review
-    /// finding 5: one `lstat` and one `write` per refused line froze the
-    /// render thread). The log gets this entry's one line. Empty for every
+    /// batch, in one write, and not this entry's own (measured: one
+    /// `lstat` and one `write` per refused line froze the render thread). The log gets this entry's one line. Empty for every
     /// other entry.
     pub batch: Vec<Activity>,
 }

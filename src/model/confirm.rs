@@ -1,7 +1,7 @@
 //! When a key may answer a confirmation dialog (`y`/`N` before a teardown,
 //! a reap, a bulk `r`/`d`, an operation's cancel).
 //!
-//! The rule (issue 14, review item 2): a destructive confirmation is
+//! The rule: a destructive confirmation is
 //! answered only by a key the operator pressed *after* seeing the dialog.
 //! Keys already read from the terminal before the dialog was first drawn
 //! (typed ahead, a `dy` burst in one write, a paste that was not

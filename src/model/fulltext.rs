@@ -1,7 +1,7 @@
-//! The full text of a line the panes cut short (issue 11, item 2): a
-//! titled list of sanitized lines, unwrapped; the full-text view wraps them
-//! once per width ([`wrap_all`]) and draws only the rows in view. Pure: no
-//! I/O.
+//! The full text of a line the panes cut short (nothing the operator needs
+//! is lost to a column's width): a titled list of sanitized lines,
+//! unwrapped; the full-text view wraps them once per width ([`wrap_all`])
+//! and draws only the rows in view. Pure: no I/O.
 //!
 //! Store and process text is untrusted: every line goes through
 //! [`crate::model::text::sanitize`] after splitting on `\n`. No line is

@@ -25,7 +25,6 @@ pub mod observe;
 pub mod op_rules;
 pub mod operation;
 pub mod reaper_status;
-pub mod remote;
 pub mod repeats;
 pub mod rows;
 pub mod services;

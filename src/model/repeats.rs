@@ -1,5 +1,5 @@
-//! Saying a repeated error once (issue 14, review item 7): the reaper
-//! meets the same store error at every pass (each tick) while a file is
+//! Saying a repeated error once (a trail that repeats a line every pass
+//! hides what changed): the reaper meets the same store error at every pass (each tick) while a file is
 //! broken; the audit trail and the Activity pane get it when it first
 //! appears, when it changes, and when it clears, each time with how many
 //! passes repeated the one before, never once per tick. Pure.

@@ -1,7 +1,7 @@
 //! An instance's services as the store records them, and what was found of
-//! each on this machine (issue 11, item 3). Pure: the process probe and the
-//! log file's metadata come in as closures (`crate::store::services` passes
-//! the real ones).
+//! each on this machine (the detail's Services block, `snapshot --json`).
+//! Pure: the process probe and the log file's metadata come in as closures
+//! (`crate::store::services` passes the real ones).
 //!
 //! Where the facts live (read from the real releases' sources):
 //! - the process: the `checkpoints` row `step_id = start:<service>`,
@@ -103,7 +103,7 @@ pub fn start_record(step_id: &str, resource_kind: &str, payload: &str) -> Option
 /// The four fields of a `start:` payload [`start_record`] reads, each the
 /// last one given (as a JSON object keeps the last of duplicate keys),
 /// every other field checked to be JSON and skipped without being built
-/// (issue 13: building the whole payload as a `serde_json::Value`, its
+/// (measured: building the whole payload as a `serde_json::Value`, its
 /// nested `command` object included, was a tenth of `snapshot --json` at
 /// 70,000 services). A payload that is not an object does not parse.
 #[derive(Default)]

@@ -33,7 +33,7 @@ pub struct Snapshot {
 /// Dead service processes per instance name (absent: none dead, or none
 /// recorded), for the Instances row's `N svc dead` mark.
 ///
-/// Kept compact (issue 13: after a reboot every recorded process of every
+/// Kept compact (measured: after a reboot every recorded process of every
 /// active instance is dead, 70,000 at 100,000 instances, and a map of
 /// names was 6.5 MB, twice over while a new count replaced it): each entry
 /// is a 64-bit hash of the name (seeded once per process, so a store

@@ -25,7 +25,7 @@ use std::borrow::Cow;
 #[must_use]
 pub fn sanitize(text: &str) -> Cow<'_, str> {
     // Printable ASCII (U+0020-U+007E) is never replaced: one byte test per
-    // character instead of the whole table (issue 13: every line `reap
+    // character instead of the whole table (measured: every line `reap
     // --once` prints goes through here).
     if text.bytes().all(|b| (b' '..=b'~').contains(&b)) || !text.chars().any(needs_replacing) {
         return Cow::Borrowed(text);

@@ -14,10 +14,10 @@ use super::teardown::{self, DownCommand};
 
 mod outcome;
 mod shared;
-use crate::cancel::CancelToken;
 use crate::model::activity::{Activity, ActivityKind, Actor};
 use crate::model::{Instance, ReapAttempt};
 use crate::recorder::Recorder;
+use crate::stop::StopToken;
 use crate::store::{Access, Recheck, Store};
 pub use shared::{InFlight, InFlightGuard, Owed, StoreTimes, Unrecorded};
 
@@ -92,7 +92,7 @@ pub struct JobRunner {
     /// closing): running teardowns are stopped ([`ActivityKind::Stopped`])
     /// and no more start. The console passes one nobody cancels (its
     /// teardowns outlive it).
-    pub(super) stop: CancelToken,
+    pub(super) stop: StopToken,
     /// Failed reaps that could not be recorded: the reaper and the keys
     /// pause while any is owed.
     pub(super) unrecorded: Unrecorded,
@@ -126,7 +126,7 @@ impl JobRunner {
             unrecorded: Unrecorded::reporting_to(recorder.reporter()),
             recorder,
             clock_check: true,
-            stop: CancelToken::new(),
+            stop: StopToken::new(),
             store_times: StoreTimes::default(),
         }
     }
@@ -143,7 +143,7 @@ impl JobRunner {
     /// These jobs stopped when `stop` is cancelled (`reap --once`
     /// interrupted): running teardowns are stopped, no more start.
     #[must_use]
-    pub fn with_stop(mut self, stop: CancelToken) -> Self {
+    pub fn with_stop(mut self, stop: StopToken) -> Self {
         self.stop = stop;
         self
     }
@@ -494,7 +494,7 @@ pub const RECORD_RETRY_FOR: Duration = Duration::from_secs(60);
 /// `down` holds the instance's lock in its own process group); waiting for
 /// it on a runtime being shut down would report a false error ("A Tokio 1.x
 /// context ... is being shutdown") for a healthy teardown.
-fn run_down(argv: &[String], deadline: Duration, stop: &CancelToken) -> teardown::TeardownResult {
+fn run_down(argv: &[String], deadline: Duration, stop: &StopToken) -> teardown::TeardownResult {
     match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

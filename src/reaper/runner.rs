@@ -13,11 +13,11 @@ use super::clock::{Jump, TimeGuard};
 use super::control::ReaperControl;
 use super::decision::{self, Decision, GcDecision, TOMBSTONE_GC_WINDOW_SECS};
 use super::jobs::{Intent, Job, JobRunner};
-use crate::cancel::CancelToken;
 use crate::model::activity::{Activity, ActivityKind, Actor};
 use crate::model::reaper_status::{LastPass, PassSummary, ReaperStatus};
 use crate::model::{Instance, ReapAttempt};
 use crate::recorder::Reporter;
+use crate::stop::StopToken;
 use crate::store::Store;
 use crate::store::probe::HostProbe;
 
@@ -631,7 +631,7 @@ fn count(summary: &mut PassSummary, kind: Option<ActivityKind>) {
 ///
 /// # Errors
 /// The thread could not be spawned.
-pub fn spawn(mut reaper: Reaper, stop: CancelToken) -> std::io::Result<JoinHandle<()>> {
+pub fn spawn(mut reaper: Reaper, stop: StopToken) -> std::io::Result<JoinHandle<()>> {
     std::thread::Builder::new()
         .name("reaper".into())
         .spawn(move || {
@@ -673,7 +673,7 @@ pub fn spawn(mut reaper: Reaper, stop: CancelToken) -> std::io::Result<JoinHandl
 ///
 /// # Errors
 /// The thread could not be spawned.
-pub fn watch_clock(jobs: JobRunner, stop: CancelToken) -> std::io::Result<JoinHandle<()>> {
+pub fn watch_clock(jobs: JobRunner, stop: StopToken) -> std::io::Result<JoinHandle<()>> {
     std::thread::Builder::new()
         .name("clock-watch".into())
         .spawn(move || {

@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use tokio::process::Command;
 
-use crate::cancel::CancelToken;
 use crate::model::envelope::Exit;
 use crate::model::name::is_dns_safe;
+use crate::stop::StopToken;
 
 /// The placeholder replaced by the instance name.
 pub const NAME_PLACEHOLDER: &str = "{name}";
@@ -170,7 +170,7 @@ const WATCH: Duration = Duration::from_millis(100);
 /// started is [`Exit::NotStarted`]. When `stop` is cancelled (`reap --once`
 /// interrupted) the group is stopped the same way and the result is
 /// [`Exit::Interrupted`].
-pub async fn run(argv: &[String], deadline: Duration, stop: &CancelToken) -> TeardownResult {
+pub async fn run(argv: &[String], deadline: Duration, stop: &StopToken) -> TeardownResult {
     let started = Instant::now();
     let not_started = |why: String| TeardownResult {
         exit: Exit::NotStarted(why),
@@ -279,8 +279,8 @@ fn read_tail(file: &std::fs::File, cap: usize) -> String {
 }
 
 fn signal_group(pgid: Option<i32>, signal: nix::sys::signal::Signal) {
-    if let Some(pgid) = pgid.filter(|p| *p > 1) {
-        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), signal);
+    if let Some(pgid) = pgid {
+        let _ = crate::process_group::signal(pgid, signal);
     }
 }
 
@@ -384,7 +384,7 @@ mod tests {
         let r = rt().block_on(run(
             &sh("echo out; echo err >&2; exit 3"),
             Duration::from_secs(10),
-            &CancelToken::new(),
+            &StopToken::new(),
         ));
         assert_eq!(r.exit, Exit::Code(3));
         assert_eq!(r.stdout, "out\n");
@@ -397,7 +397,7 @@ mod tests {
         let r = rt().block_on(run(
             &sh("sleep 30"),
             Duration::from_millis(300),
-            &CancelToken::new(),
+            &StopToken::new(),
         ));
         assert_eq!(r.exit, Exit::TimedOut(0));
         assert!(r.took < Duration::from_secs(5), "took {:?}", r.took);
@@ -408,7 +408,7 @@ mod tests {
         let r = rt().block_on(run(
             &sh("sleep 30 & echo started; exit 0"),
             Duration::from_secs(10),
-            &CancelToken::new(),
+            &StopToken::new(),
         ));
         assert_eq!(r.exit, Exit::Code(0));
         assert_eq!(r.stdout, "started\n");
@@ -420,7 +420,7 @@ mod tests {
         let r = rt().block_on(run(
             &sh("head -c 20000000 /dev/zero | tr '\\0' x; exit 1"),
             Duration::from_secs(30),
-            &CancelToken::new(),
+            &StopToken::new(),
         ));
         assert_eq!(r.exit, Exit::Code(1));
         assert_eq!(r.stdout.len(), STDOUT_CAP);
@@ -428,7 +428,7 @@ mod tests {
 
     #[test]
     fn a_stop_kills_the_group_as_interrupted() {
-        let stop = CancelToken::new();
+        let stop = StopToken::new();
         let later = stop.clone();
         std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(200));
@@ -444,7 +444,7 @@ mod tests {
         let r = rt().block_on(run(
             &sh("kill -KILL $$"),
             Duration::from_secs(10),
-            &CancelToken::new(),
+            &StopToken::new(),
         ));
         assert_eq!(r.exit, Exit::Signal("SIGKILL".into()));
     }
@@ -454,7 +454,7 @@ mod tests {
         let r = rt().block_on(run(
             &["/nonexistent/down".to_owned()],
             Duration::from_secs(1),
-            &CancelToken::new(),
+            &StopToken::new(),
         ));
         assert_eq!(
             r.exit,
@@ -471,7 +471,7 @@ mod tests {
         let r = rt().block_on(run(
             &sh("sleep 0.3; echo late; echo err >&2"),
             Duration::from_secs(10),
-            &CancelToken::new(),
+            &StopToken::new(),
         ));
         assert_eq!(r.exit, Exit::Code(0));
         assert_eq!(r.stdout, "late\n");

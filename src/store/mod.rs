@@ -18,6 +18,7 @@ mod read;
 mod recheck_all;
 mod row_reuse;
 pub mod schema;
+pub mod seed;
 pub mod services;
 mod services_reader;
 pub mod wake;
@@ -173,10 +174,7 @@ fn stale_wal_check(path: &Path) -> Result<(), StoreError> {
     Ok(())
 }
 
-fn file_identity(path: &Path) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt as _;
-    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
-}
+use crate::nofollow::file_identity;
 
 impl Store {
     /// Open an existing store at `path`.
@@ -590,7 +588,11 @@ impl Store {
         Ok(())
     }
 
-    /// Direct access for tests and the demo seeder.
+    /// Direct access for tests only (their set-up and checks): compiled only
+    /// with the dev-only features (Cargo.toml), never in a release build.
+    /// The demo and the benches seed through `store::seed`.
+    #[cfg(any(test, feature = "fault-injection", feature = "bench-support"))]
+    #[doc(hidden)]
     #[must_use]
     pub fn connection(&self) -> &Connection {
         &self.conn

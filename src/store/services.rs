@@ -215,7 +215,7 @@ impl Store {
 /// early, and what was handed out is partial).
 pub fn each_active_record(
     store: &mut Store,
-    stop: &crate::cancel::CancelToken,
+    stop: &crate::stop::StopToken,
     each: impl FnMut(String, services::StartRecord),
 ) -> bool {
     read_active_records(store, stop, each).is_ok() && !stop.is_cancelled()
@@ -223,7 +223,7 @@ pub fn each_active_record(
 
 fn read_active_records(
     store: &mut Store,
-    stop: &crate::cancel::CancelToken,
+    stop: &crate::stop::StopToken,
     mut each: impl FnMut(String, services::StartRecord),
 ) -> rusqlite::Result<()> {
     let tx = store.conn.transaction()?;
@@ -330,7 +330,7 @@ mod tests {
         drop(conn);
         let mut store = Store::open(&path, crate::store::Access::ReadOnly).expect("store");
         let mut names: Vec<String> = Vec::new();
-        let stop = crate::cancel::CancelToken::new();
+        let stop = crate::stop::StopToken::new();
         assert!(each_active_record(&mut store, &stop, |name, record| {
             names.push(format!("{name}:{}:{}", record.service, record.pid));
         }));

@@ -19,9 +19,9 @@ use std::sync::mpsc;
 use super::probe::{CheckedProbe, HostProbe as _, SysinfoProbe};
 use super::wake::Nudge;
 use super::{Access, Store};
-use crate::cancel::CancelToken;
 use crate::model::services::{StartRecord, process_state};
 use crate::model::snapshot::ServicesDead;
+use crate::stop::StopToken;
 
 /// One read of the services' checkpoints, probed.
 #[derive(Debug, Default)]
@@ -39,7 +39,7 @@ pub(super) struct ServicesReader {
     requests: Option<mpsc::Sender<()>>,
     results: mpsc::Receiver<Option<ServicesRead>>,
     in_flight: bool,
-    stop: CancelToken,
+    stop: StopToken,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -59,7 +59,7 @@ impl ServicesReader {
     ) -> std::io::Result<Self> {
         let (requests, asked) = mpsc::channel::<()>();
         let (answer, results) = mpsc::channel();
-        let stop = CancelToken::new();
+        let stop = StopToken::new();
         let reading = stop.clone();
         let thread = std::thread::Builder::new()
             .name("store-services".into())
@@ -137,7 +137,7 @@ fn read(
     access: Access,
     busy_timeout: std::time::Duration,
     probe: &mut SysinfoProbe,
-    stop: &CancelToken,
+    stop: &StopToken,
 ) -> Option<ServicesRead> {
     let mut out = ServicesRead::default();
     let mut store = Store::open(path, access).ok()?;

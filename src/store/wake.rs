@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use notify::Watcher as _;
 
-use crate::cancel::CancelToken;
+use crate::stop::StopToken;
 
 /// `STACKLESS_TUI_WATCH=poll` turns the watch off (the poll is used, as
 /// where no watch can be set): for comparing the two, and for file systems
@@ -28,7 +28,7 @@ struct Slot {
     /// Woken by this process ([`Nudge`]), not by a change.
     nudged: bool,
     /// The token the watcher sleeps on now (a child of its stop token).
-    sleeper: Option<CancelToken>,
+    sleeper: Option<StopToken>,
 }
 
 /// Woken by the kernel when the store changes. Dropping it ends the watch.
@@ -85,7 +85,7 @@ impl Wake {
 
     /// Sleep up to `timeout`, until a change is noticed (at once if one came
     /// since the last call) or `stop` is cancelled.
-    pub fn wait(&self, stop: &CancelToken, timeout: Duration) -> Woke {
+    pub fn wait(&self, stop: &StopToken, timeout: Duration) -> Woke {
         let sleeper = stop.child();
         {
             let mut slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
@@ -171,7 +171,7 @@ mod tests {
         let path = dir.path().join("state.db");
         std::fs::write(&path, b"").unwrap();
         let wake = Wake::watch(&path).expect("inotify works here");
-        let stop = CancelToken::new();
+        let stop = StopToken::new();
         std::fs::write(dir.path().join("state.db-wal"), b"x").unwrap();
         // Returns because it was woken: an hour's timeout otherwise.
         assert_eq!(wake.wait(&stop, Duration::from_secs(3600)), Woke::Changed);

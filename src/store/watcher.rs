@@ -21,12 +21,12 @@ use std::time::{Duration, Instant};
 use super::probe::{CheckedProbe, HostProbe, SysinfoProbe};
 use super::wake::Woke;
 use super::{Access, FileState, Store, StoreError};
-use crate::cancel::CancelToken;
 use crate::event::{Event, EventSender, StoreHealth};
 use crate::model::Snapshot;
 use crate::model::liveness::liveness;
 use crate::model::services::{StartRecord, process_state};
 use crate::model::snapshot::ServicesDead;
+use crate::stop::StopToken;
 
 /// How often `data_version` is polled where no watch can be set.
 pub const POLL: Duration = Duration::from_millis(100);
@@ -69,7 +69,7 @@ pub fn spawn(
     path: PathBuf,
     access: Access,
     tx: EventSender,
-    stop: CancelToken,
+    stop: StopToken,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name("store-watcher".into())
@@ -199,7 +199,7 @@ impl Watcher {
         self.last = Some(Arc::clone(snapshot));
     }
 
-    fn run(mut self, stop: &CancelToken) {
+    fn run(mut self, stop: &StopToken) {
         let wake = super::wake::Wake::watch(&self.path);
         self.nudge = wake.as_ref().map(super::wake::Wake::nudger);
         let mode = if wake.is_some() {
@@ -233,7 +233,7 @@ impl Watcher {
 
     /// Wait for a change (see [`RECHECK`]), then out what is left of the
     /// gap. Returns whether `stop` was cancelled.
-    fn wait(&mut self, wake: &super::wake::Wake, stop: &CancelToken) -> bool {
+    fn wait(&mut self, wake: &super::wake::Wake, stop: &StopToken) -> bool {
         let due = PROBE_EVERY.saturating_sub(self.last_probe.elapsed());
         let timeout = match self.recheck_until {
             Some(until) if Instant::now() < until => RECHECK_EVERY,
@@ -253,7 +253,7 @@ impl Watcher {
 
     /// Wait out what is left of [`MIN_GAP`] since the last read (bursts of
     /// commits are read together). Returns whether `stop` was cancelled.
-    fn gap(&self, stop: &CancelToken) -> bool {
+    fn gap(&self, stop: &StopToken) -> bool {
         let since = self.read_at.map_or(MIN_GAP, |at| at.elapsed());
         since < MIN_GAP && stop.sleep(MIN_GAP - since)
     }

@@ -3,6 +3,7 @@
 //! [`SupervisorNote`]s for the render loop, evicts a verified tenant of an
 //! earlier run, and stops the helper it started when the console quits.
 
+use std::collections::HashMap;
 use std::io;
 use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
@@ -18,6 +19,7 @@ use succession::{Role, Run};
 use super::{ENV_ROLES_DIR, ENV_RUN, ROLE};
 use crate::event::{Event, EventSender, SupervisorKind, SupervisorNote};
 use crate::model::time::unix_now;
+use crate::process_group;
 
 /// What to supervise.
 #[derive(Debug, Clone)]
@@ -64,22 +66,12 @@ impl HelperHandle {
         let Some(pid) = self.pid() else {
             return false;
         };
-        let group = nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap_or(i32::MAX));
-        let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGTERM);
-        let started = Instant::now();
-        let mut killed = false;
-        while self.pid().is_some() {
-            if !killed && started.elapsed() >= grace {
-                killed = true;
-                let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
-            }
-            if started.elapsed() >= grace + Duration::from_secs(1) {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let group = i32::try_from(pid).unwrap_or(i32::MAX);
+        process_group::stop_group(group, grace, Duration::from_secs(1), || {
+            self.pid().is_none()
+        });
         // Whatever else is left in the group (a grandchild) goes too.
-        let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+        let _ = process_group::signal(group, nix::sys::signal::Signal::SIGKILL);
         true
     }
 
@@ -130,132 +122,14 @@ fn run(config: &HelperConfig, tx: &EventSender, handle: &Arc<HelperHandle>) {
     let mut supervisor = Supervisor::new(role, mine)
         .restart(config.restart)
         .grace(config.grace);
-    let image = resolve_image(&config.argv[0]);
-    let mut spawn = || -> io::Result<Child> {
-        if handle.stopping() {
-            return Err(io::Error::other("the console is quitting"));
-        }
-        let mut command = Command::new(&config.argv[0]);
-        command
-            .args(&config.argv[1..])
-            .env(ENV_RUN, mine.get().to_string())
-            .env(ENV_ROLES_DIR, &config.roles_dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .process_group(0);
-        let child = command.spawn()?;
-        handle.pid.store(child.id(), Ordering::SeqCst);
-        if handle.stopping() {
-            // `stop` ran between the check above and the spawn: it may have
-            // seen no pid, so stop this child here (the supervisor reaps it).
-            if let Ok(group) = i32::try_from(child.id()) {
-                let _ = nix::sys::signal::killpg(
-                    nix::unistd::Pid::from_raw(group),
-                    nix::sys::signal::Signal::SIGKILL,
-                );
-            }
-        }
-        Ok(child)
+    let mut spawn = || spawn_helper(config, handle, mine);
+    let mut reporter = Reporter {
+        tx,
+        handle,
+        image: resolve_image(&config.argv[0]),
+        standing: HashMap::new(),
     };
-    let mut standing: std::collections::HashMap<SupervisorKind, String> =
-        std::collections::HashMap::new();
-    let mut report = |event: SupEvent<'_>| {
-        let text = event.to_string();
-        let message = match &event {
-            SupEvent::Occupied(_) => note(SupervisorKind::Occupied, text, None),
-            SupEvent::Superseded(record) => {
-                let _ = tx.send(note(SupervisorKind::Superseded, text, None));
-                // A tenant of an earlier run: verify pid + start time + image
-                // before signalling it (succession::eviction).
-                let outcome = eviction::evict(record, &Policy::default());
-                let text = match outcome {
-                    Outcome::AlreadyGone => "earlier tenant already gone".to_owned(),
-                    Outcome::Left => {
-                        // Our helpers lead their own process group (pgid =
-                        // pid): whatever the evicted one left behind goes
-                        // with it. A group id is never reused while any
-                        // member lives, so this reaches no stranger.
-                        clean_up_group(record.tenant.pid, Duration::from_millis(500));
-                        format!("evicted earlier tenant pid {}", record.tenant.pid)
-                    }
-                    Outcome::Refused(why) => format!(
-                        "did not evict pid {}: it is not the recorded process ({why:?})",
-                        record.tenant.pid
-                    ),
-                    Outcome::Stubborn => format!("pid {} ignored TERM and KILL", record.tenant.pid),
-                };
-                note(SupervisorKind::Evicted, text, None)
-            }
-            SupEvent::SupersededAnonymously => {
-                let _ = tx.send(note(SupervisorKind::SupersededAnonymously, text, None));
-                let text = match image
-                    .as_deref()
-                    .map(|p| eviction::evict_anonymous(p, &Policy::default()))
-                {
-                    None => "cannot evict an unidentified tenant: helper image unknown".to_owned(),
-                    Some(AnonymousOutcome::NoCandidate) => {
-                        "unidentified tenant is not our helper: left alone".to_owned()
-                    }
-                    Some(AnonymousOutcome::Ambiguous { running }) => {
-                        format!("{running} helpers run from the same image: none evicted")
-                    }
-                    Some(AnonymousOutcome::Left) => "evicted an unidentified tenant".to_owned(),
-                    Some(AnonymousOutcome::Stubborn) => {
-                        "unidentified tenant ignored TERM and KILL".to_owned()
-                    }
-                };
-                note(SupervisorKind::Evicted, text, None)
-            }
-            SupEvent::Started(_) => note(SupervisorKind::Started, text, None),
-            SupEvent::Exited { status, ran_for } => {
-                let text = exited_text(*status, *ran_for);
-                let pid = handle.pid.swap(0, Ordering::SeqCst);
-                // The helper is gone; children it left in its group go too,
-                // so a crash loop never piles up orphans.
-                if pid != 0 {
-                    clean_up_group(pid, Duration::from_millis(500));
-                }
-                if handle.stopping() {
-                    note(
-                        SupervisorKind::Stopped,
-                        format!("{text} (stopped by the console)"),
-                        None,
-                    )
-                } else {
-                    note(SupervisorKind::Exited, text, None)
-                }
-            }
-            SupEvent::SpawnFailed(_) => {
-                handle.pid.store(0, Ordering::SeqCst);
-                note(SupervisorKind::SpawnFailed, text, None)
-            }
-            SupEvent::BackingOff(delay) => note(
-                SupervisorKind::BackingOff,
-                text,
-                Some(Instant::now() + *delay),
-            ),
-        };
-        // The same standing report (role held, tenant gone, eviction
-        // refused) is sent once, not twice a second for as long as it lasts.
-        if let Event::Supervisor(note) = &message {
-            if matches!(
-                note.kind,
-                SupervisorKind::Occupied
-                    | SupervisorKind::Superseded
-                    | SupervisorKind::SupersededAnonymously
-                    | SupervisorKind::Evicted
-            ) {
-                if standing.get(&note.kind) == Some(&note.text) {
-                    return;
-                }
-                standing.insert(note.kind, note.text.clone());
-            } else if note.kind == SupervisorKind::Started {
-                standing.clear();
-            }
-        }
-        let _ = tx.send(message);
-    };
+    let mut report = |event: SupEvent<'_>| reporter.on_event(&event);
     while !handle.stopping() {
         crate::fault::inject("supervisor");
         if let Err(error) = supervisor.tick(&mut spawn, &mut report) {
@@ -267,6 +141,168 @@ fn run(config: &HelperConfig, tx: &EventSender, handle: &Arc<HelperHandle>) {
             ));
             std::thread::sleep(Duration::from_secs(1));
         }
+    }
+}
+
+/// Start the helper (`config.argv`) as the leader of its own process
+/// group, with this run's id and the roles directory in its environment;
+/// its pid goes to `handle`. Refused once the console is quitting.
+fn spawn_helper(config: &HelperConfig, handle: &HelperHandle, mine: Run) -> io::Result<Child> {
+    if handle.stopping() {
+        return Err(io::Error::other("the console is quitting"));
+    }
+    let mut command = Command::new(&config.argv[0]);
+    command
+        .args(&config.argv[1..])
+        .env(ENV_RUN, mine.get().to_string())
+        .env(ENV_ROLES_DIR, &config.roles_dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0);
+    let child = command.spawn()?;
+    handle.pid.store(child.id(), Ordering::SeqCst);
+    if handle.stopping() {
+        // `stop` ran between the check above and the spawn: it may have
+        // seen no pid, so stop this child here (the supervisor reaps it).
+        if let Ok(group) = i32::try_from(child.id()) {
+            let _ = process_group::signal(group, nix::sys::signal::Signal::SIGKILL);
+        }
+    }
+    Ok(child)
+}
+
+/// Turns succession's borrowed supervision events into owned
+/// [`SupervisorNote`]s for the render loop, doing what an event asks
+/// (evicting a verified earlier tenant, cleaning up an exited helper's
+/// group) and sending a standing report once.
+struct Reporter<'a> {
+    tx: &'a EventSender,
+    handle: &'a HelperHandle,
+    /// The helper executable, resolved (eviction of an unidentified tenant
+    /// by image).
+    image: Option<PathBuf>,
+    /// The standing reports last sent, by kind (role held, tenant gone,
+    /// eviction refused).
+    standing: HashMap<SupervisorKind, String>,
+}
+
+impl Reporter<'_> {
+    fn on_event(&mut self, event: &SupEvent<'_>) {
+        let text = event.to_string();
+        let message = match event {
+            SupEvent::Occupied(_) => note(SupervisorKind::Occupied, text, None),
+            SupEvent::Superseded(record) => {
+                let _ = self.tx.send(note(SupervisorKind::Superseded, text, None));
+                note(SupervisorKind::Evicted, evict(record), None)
+            }
+            SupEvent::SupersededAnonymously => {
+                let _ = self
+                    .tx
+                    .send(note(SupervisorKind::SupersededAnonymously, text, None));
+                note(SupervisorKind::Evicted, self.evict_anonymous(), None)
+            }
+            SupEvent::Started(_) => note(SupervisorKind::Started, text, None),
+            SupEvent::Exited { status, ran_for } => self.exited(*status, *ran_for),
+            SupEvent::SpawnFailed(_) => {
+                self.handle.pid.store(0, Ordering::SeqCst);
+                note(SupervisorKind::SpawnFailed, text, None)
+            }
+            SupEvent::BackingOff(delay) => note(
+                SupervisorKind::BackingOff,
+                text,
+                Some(Instant::now() + *delay),
+            ),
+        };
+        self.send(message);
+    }
+
+    /// An unidentified tenant: evicted only when it is the one helper run
+    /// from this image.
+    fn evict_anonymous(&self) -> String {
+        match self
+            .image
+            .as_deref()
+            .map(|p| eviction::evict_anonymous(p, &Policy::default()))
+        {
+            None => "cannot evict an unidentified tenant: helper image unknown".to_owned(),
+            Some(AnonymousOutcome::NoCandidate) => {
+                "unidentified tenant is not our helper: left alone".to_owned()
+            }
+            Some(AnonymousOutcome::Ambiguous { running }) => {
+                format!("{running} helpers run from the same image: none evicted")
+            }
+            Some(AnonymousOutcome::Left) => "evicted an unidentified tenant".to_owned(),
+            Some(AnonymousOutcome::Stubborn) => {
+                "unidentified tenant ignored TERM and KILL".to_owned()
+            }
+        }
+    }
+
+    /// The helper exited: its group goes too, and the line says whether
+    /// the console stopped it.
+    fn exited(&self, status: std::process::ExitStatus, ran_for: Duration) -> Event {
+        let text = exited_text(status, ran_for);
+        let pid = self.handle.pid.swap(0, Ordering::SeqCst);
+        // The helper is gone; children it left in its group go too,
+        // so a crash loop never piles up orphans.
+        if pid != 0 {
+            clean_up_group(pid, Duration::from_millis(500));
+        }
+        if self.handle.stopping() {
+            note(
+                SupervisorKind::Stopped,
+                format!("{text} (stopped by the console)"),
+                None,
+            )
+        } else {
+            note(SupervisorKind::Exited, text, None)
+        }
+    }
+
+    /// Send `message`, except a standing report equal to the last one of
+    /// its kind.
+    fn send(&mut self, message: Event) {
+        // The same standing report (role held, tenant gone, eviction
+        // refused) is sent once, not twice a second for as long as it lasts.
+        if let Event::Supervisor(note) = &message {
+            if matches!(
+                note.kind,
+                SupervisorKind::Occupied
+                    | SupervisorKind::Superseded
+                    | SupervisorKind::SupersededAnonymously
+                    | SupervisorKind::Evicted
+            ) {
+                if self.standing.get(&note.kind) == Some(&note.text) {
+                    return;
+                }
+                self.standing.insert(note.kind, note.text.clone());
+            } else if note.kind == SupervisorKind::Started {
+                self.standing.clear();
+            }
+        }
+        let _ = self.tx.send(message);
+    }
+}
+
+/// A tenant of an earlier run: verify pid + start time + image before
+/// signalling it (`succession::eviction`); the line says what happened.
+fn evict(record: &succession::Record) -> String {
+    match eviction::evict(record, &Policy::default()) {
+        Outcome::AlreadyGone => "earlier tenant already gone".to_owned(),
+        Outcome::Left => {
+            // Our helpers lead their own process group (pgid =
+            // pid): whatever the evicted one left behind goes
+            // with it. A group id is never reused while any
+            // member lives, so this reaches no stranger.
+            clean_up_group(record.tenant.pid, Duration::from_millis(500));
+            format!("evicted earlier tenant pid {}", record.tenant.pid)
+        }
+        Outcome::Refused(why) => format!(
+            "did not evict pid {}: it is not the recorded process ({why:?})",
+            record.tenant.pid
+        ),
+        Outcome::Stubborn => format!("pid {} ignored TERM and KILL", record.tenant.pid),
     }
 }
 
@@ -287,25 +323,12 @@ pub fn exited_text(status: std::process::ExitStatus, ran_for: Duration) -> Strin
 /// Stop every process left in process group `pgid`: TERM, then KILL after
 /// `grace` if any is still there.
 fn clean_up_group(pgid: u32, grace: Duration) {
-    use nix::sys::signal::{Signal, killpg};
-    let Ok(raw) = i32::try_from(pgid) else {
+    let Ok(group) = i32::try_from(pgid) else {
         return;
     };
-    if raw <= 1 {
-        return;
-    }
-    let group = nix::unistd::Pid::from_raw(raw);
-    if killpg(group, Signal::SIGTERM).is_err() {
-        return; // Nobody left.
-    }
-    let started = Instant::now();
-    while started.elapsed() < grace {
-        if killpg(group, None).is_err() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let _ = killpg(group, Signal::SIGKILL);
+    process_group::stop_group(group, grace, Duration::ZERO, || {
+        !process_group::alive(group)
+    });
 }
 
 /// The absolute, resolved path of the helper executable (for eviction of an

@@ -12,8 +12,8 @@ mod harness;
 mod integrity;
 
 mod bulk;
+mod bursts_signals_and_swaps;
 mod faults;
-mod faults_round2;
 mod logs;
 mod operator;
 mod pty;

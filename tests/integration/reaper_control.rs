@@ -8,10 +8,10 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::common::{CAPTURE, argv_log, fake_down, fixture, reaper_with, runtime};
-use stackless_tui::cancel::CancelToken;
 use stackless_tui::event::Event;
 use stackless_tui::reaper::{LastPass, PassSummary, ReaperControl, ReaperStatus};
 use stackless_tui::recorder::Reporter;
+use stackless_tui::stop::StopToken;
 use stackless_tui::store::probe::FixedProbe;
 
 const HOUR: i64 = 3600;
@@ -68,7 +68,7 @@ fn a_pass_at_once_another_on_request_and_a_pause_that_holds() {
     let control = ReaperControl::default();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let reaper = reaper.with_control(control.clone(), Reporter::new(Some(tx)));
-    let stop = CancelToken::new();
+    let stop = StopToken::new();
     let thread = stackless_tui::reaper::runner::spawn(reaper, stop.clone()).unwrap();
     let next = |rx: &mut _| recv(rx, Duration::from_secs(5)).expect("a status");
 

@@ -27,7 +27,7 @@ fn next_matching(
 fn commits_elsewhere_arrive_and_busy_is_reported() {
     let (_dir, path) = fixture("stackless-real-v4.db");
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let stop = stackless_tui::cancel::CancelToken::new();
+    let stop = stackless_tui::stop::StopToken::new();
     let handle =
         stackless_tui::store::watcher::spawn(path.clone(), Access::ReadWrite, tx, stop.clone())
             .unwrap();
@@ -84,7 +84,7 @@ fn a_deleted_store_shows_a_banner_and_reconnects_when_it_returns() {
     let saved = dir.path().join("saved.db");
     std::fs::copy(&path, &saved).unwrap();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let stop = stackless_tui::cancel::CancelToken::new();
+    let stop = stackless_tui::stop::StopToken::new();
     let handle =
         stackless_tui::store::watcher::spawn(path.clone(), Access::ReadWrite, tx, stop.clone())
             .unwrap();
@@ -184,7 +184,7 @@ fn controller_lock_holder_is_found_and_sent_when_it_changes() {
     )
     .unwrap();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let stop = stackless_tui::cancel::CancelToken::new();
+    let stop = stackless_tui::stop::StopToken::new();
     let handle =
         stackless_tui::store::watcher::spawn(path.clone(), Access::ReadOnly, tx, stop.clone())
             .unwrap();
@@ -256,7 +256,7 @@ fn a_service_that_dies_is_counted_without_a_commit() {
         )
         .unwrap();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let stop = stackless_tui::cancel::CancelToken::new();
+    let stop = stackless_tui::stop::StopToken::new();
     let handle =
         stackless_tui::store::watcher::spawn(path.clone(), Access::ReadOnly, tx, stop.clone())
             .unwrap();
@@ -305,7 +305,7 @@ fn woken_by_inotify_and_bursts_are_coalesced() {
     use stackless_tui::store::watcher::MIN_GAP;
     let (_dir, path) = fixture("stackless-real-v4.db");
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let stop = stackless_tui::cancel::CancelToken::new();
+    let stop = stackless_tui::stop::StopToken::new();
     let handle =
         stackless_tui::store::watcher::spawn(path.clone(), Access::ReadOnly, tx, stop.clone())
             .unwrap();

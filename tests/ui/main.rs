@@ -25,9 +25,9 @@ macro_rules! assert_snapshot {
 }
 
 mod ui_confirm;
-mod ui_console12;
 mod ui_faults;
 mod ui_fulltext;
+mod ui_jump_bulk_filter;
 mod ui_layout;
 mod ui_logs;
 mod ui_marks;

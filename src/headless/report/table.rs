@@ -64,7 +64,7 @@ fn table_cells(i: &InstanceReport) -> [String; 7] {
 }
 
 /// [`table_cells`] of the instance's report, made from the snapshot
-/// without building the report (issue 13, review finding 11: the table
+/// without building the report (measured: the table
 /// built each instance's whole report twice, with its clones and the
 /// reap attempt's envelope parse, for two cells' worth of text).
 fn instance_cells(

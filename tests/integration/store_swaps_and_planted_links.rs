@@ -1,6 +1,8 @@
-//! Faults round 2 (issue 14) without a terminal: an operator `r` that fails
-//! while another process holds the store's write lock, a store truncated
-//! and restored under a running reaper, planted symlinks.
+//! The store changed under a running console, and files planted as
+//! symlinks, without a terminal: an operator `r` that fails while another
+//! process holds the store's write lock, a store truncated and restored (or
+//! moved over, or its schema changed) in place under a running reaper and
+//! watcher, a failure that cannot be recorded, planted symlinks refused.
 
 use std::path::Path;
 use std::time::Duration;
@@ -289,7 +291,7 @@ fn the_watcher_shows_a_store_restored_in_place_without_another_writer() {
     let good = dir.path().join("good.db");
     std::fs::copy(&path, &good).unwrap();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let stop = stackless_tui::cancel::CancelToken::new();
+    let stop = stackless_tui::stop::StopToken::new();
     let handle =
         stackless_tui::store::watcher::spawn(path.clone(), Access::ReadWrite, tx, stop.clone())
             .unwrap();
@@ -460,7 +462,7 @@ fn a_store_truncated_under_the_watcher_and_the_reaper_is_readable_by_all_once_re
         let good = dir.path().join("good.db");
         std::fs::copy(&path, &good).unwrap();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let stop = stackless_tui::cancel::CancelToken::new();
+        let stop = stackless_tui::stop::StopToken::new();
         let watcher =
             stackless_tui::store::watcher::spawn(path.clone(), Access::ReadWrite, tx, stop.clone())
                 .unwrap();
@@ -569,7 +571,7 @@ fn a_store_moved_over_the_live_one_is_never_merged_with_the_old_write_ahead_log(
         let expected = std::fs::read(&moved_in).unwrap();
         drop(other_dir);
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let stop = stackless_tui::cancel::CancelToken::new();
+        let stop = stackless_tui::stop::StopToken::new();
         let watcher =
             stackless_tui::store::watcher::spawn(path.clone(), Access::ReadWrite, tx, stop.clone())
                 .unwrap();

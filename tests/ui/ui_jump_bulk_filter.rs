@@ -1,6 +1,6 @@
-//! Issue 12's review findings: a jump (Ctrl-F) never runs a command,
-//! bulk actions and the filter, the prompts' editing keys: drawn into
-//! `TestBackend` at a fixed clock.
+//! A jump (Ctrl-F) never runs a command; bulk actions over the marked
+//! rows and the filter; filter errors and the help; completion and the
+//! prompts' editing keys: drawn into `TestBackend` at a fixed clock.
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 //! The console where the controller is (stackless 0.4.0 fleets), as pure
 //! rules: which controller targets are accepted, how the remote binary may
 //! be named, the exact `ssh` argv, and what an `ssh` exit status means for
-//! the operator. No I/O: `crate::remote` spawns the `ssh` this plans.
+//! the operator. No I/O: [`crate::launcher`] spawns the `ssh` this plans.
 //!
 //! stackless 0.4.0 reaches a fleet's controller through OpenSSH
 //! (`STACKLESS_CONTROLLER=ssh://HOST` or `--controller`; its client runs
@@ -10,12 +10,6 @@
 //! that host the same way: `ssh -t -- HOST stackless-tui ARGS`.
 
 use std::ffi::OsString;
-
-pub mod failure;
-
-pub use failure::{
-    Failure, classify, failure_message, interrupted_message, signal_name, stderr_tail,
-};
 
 /// The remote program when none is named (`--remote-bin`,
 /// `STACKLESS_TUI_REMOTE_BIN`): looked up in the remote `PATH`.

@@ -1,7 +1,8 @@
-//! Faults round 2 (issue 14) with the real binary in pseudo-terminals: an
-//! input burst longer than crossterm's 1 KiB read, a store swapped for an
-//! older schema under a running console, a wall clock already wrong at
-//! start-up, a signal while teardowns run.
+//! Hostile conditions with the real binary in pseudo-terminals: an input
+//! burst longer than crossterm's 1 KiB read (and pastes near the
+//! destructive keys), a store swapped for an older schema under a running
+//! console, a wall clock already wrong at start-up, a signal while
+//! teardowns run, planted symlinks.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

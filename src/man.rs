@@ -92,7 +92,7 @@ const EXIT_STATUS: &[(&str, &str)] = &[
 /// Text made safe for roff: backslashes and hyphens escaped, a leading
 /// `.` or `'` (a request) neutralised.
 #[must_use]
-pub(super) fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let text = text.replace('\\', "\\e").replace('-', "\\-");
     if text.starts_with(['.', '\'']) {
         format!("\\&{text}")
@@ -115,7 +115,7 @@ fn list(out: &mut String, heading: &str, items: &[(&str, &str)]) {
 
 /// The sections written here (after `clap_mangen`'s OPTIONS).
 #[must_use]
-pub(super) fn extra_sections() -> String {
+pub(crate) fn extra_sections() -> String {
     let mut out = String::new();
     let command = Cli::command();
     let subcommands: Vec<(String, String)> = command
@@ -148,7 +148,7 @@ pub(super) fn extra_sections() -> String {
 ///
 /// # Errors
 /// Writing failed.
-pub(super) fn render(w: &mut dyn Write) -> io::Result<()> {
+pub(crate) fn render(w: &mut dyn Write) -> io::Result<()> {
     let man = clap_mangen::Man::new(Cli::command());
     man.render_title(w)?;
     man.render_name_section(w)?;

@@ -119,7 +119,8 @@ pub struct Instance {
     /// with [`crate::model::name::is_dns_safe`] before acting on it.
     pub name: String,
     /// `local`, `render`, `vercel`, or a newer substrate. Shared: a read
-    /// keeps one copy of each substrate's text for all its rows (issue 13).
+    /// keeps one copy of each substrate's text for all its rows (memory at
+    /// 100,000 instances).
     pub substrate: std::sync::Arc<str>,
     /// Lifecycle status.
     pub status: Status,
@@ -152,7 +153,7 @@ pub struct Instance {
 ///
 /// Both texts live in one allocation, and a namespace that is
 /// `sl-<instance_id>` (every birth under 0.4.0) holds the id inside it
-/// (issue 13: two strings a row were a sixth of a 100,000-row snapshot).
+/// (measured: two strings a row were a sixth of a 100,000-row snapshot).
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Birth {
     /// `sl-<id>` when `derived`; otherwise `<id><namespace>`.
@@ -225,7 +226,8 @@ pub struct Rows {
     /// The schema generation (`PRAGMA user_version`) and what it allows.
     pub generation: Generation,
     /// Every instance, ordered by name; each row shared (`Arc`) with the
-    /// previous read of the same file when it did not change (issue 13).
+    /// previous read of the same file when it did not change (two whole
+    /// copies at 100,000 instances did not fit the console's 60 MB).
     pub instances: Instances,
     /// Every `reap_attempts` row, ordered by instance name. Empty when the
     /// store predates migration 3.
@@ -244,7 +246,7 @@ pub struct Rows {
     pub operation_index: OperationIndex,
 }
 
-/// The pending operations' look-ups (issue 13, review finding 4: the `op:`
+/// The pending operations' look-ups (no `O(N x P)` scan: the `op:`
 /// filter and bulk confirm asked [`Rows::pending_operation`] once per
 /// instance, and each call scanned the pending prefix twice, `O(N x P)`):
 /// the pending count and the pending positions sorted by instance name,
@@ -375,7 +377,7 @@ impl Rows {
     /// [`Rows::instance`] and [`Rows::reap_attempt`] for names asked in
     /// name order (a pass's worklist), each search starting where the
     /// previous one ended (`cursor`): a step or two through memory read in
-    /// order instead of a binary search's cache misses (issue 13: a tenth
+    /// order instead of a binary search's cache misses (measured: a tenth
     /// of a 100,000-instance dry run). A name asked out of order is found
     /// by binary search all the same.
     #[must_use]
@@ -549,7 +551,7 @@ mod tests {
         }
     }
 
-    /// The linear look-up the index replaced (review finding 4): the first
+    /// The linear look-up the index replaced (the `O(N x P)` scan): the first
     /// pending operation of the name in store order.
     fn linear<'a>(rows: &'a Rows, name: &str) -> Option<&'a Operation> {
         rows.operations

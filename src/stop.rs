@@ -1,16 +1,17 @@
-//! A cancellation token for the console's std threads (the store watcher,
+//! The stop token for the console's std threads (the store watcher,
 //! the reaper, the role thread), as bottom wakes its collectors: quitting
-//! cancels the root token and every thread waiting in [`CancelToken::sleep`]
+//! cancels the root token and every thread waiting in [`StopToken::sleep`]
 //! wakes at once instead of finishing a poll interval. A child token is
 //! cancelled with its parent, or on its own (the reaper's token when the
-//! `console` role is lost).
+//! `console` role is lost). (Cancelling a stackless *operation* is
+//! another thing: [`crate::controller::cancel`].)
 
 use std::sync::{Arc, Condvar, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 /// Cheap to clone; every clone is the same token.
 #[derive(Debug, Clone, Default)]
-pub struct CancelToken(Arc<Node>);
+pub struct StopToken(Arc<Node>);
 
 #[derive(Debug, Default)]
 struct Node {
@@ -19,7 +20,7 @@ struct Node {
     children: Mutex<Vec<Weak<Node>>>,
 }
 
-impl CancelToken {
+impl StopToken {
     /// A token nobody has cancelled.
     #[must_use]
     pub fn new() -> Self {
@@ -51,7 +52,7 @@ impl CancelToken {
         cancel_node(&self.0);
     }
 
-    /// Whether [`CancelToken::cancel`] was called on this token or an
+    /// Whether [`StopToken::cancel`] was called on this token or an
     /// ancestor.
     #[must_use]
     pub fn is_cancelled(&self) -> bool {
@@ -116,7 +117,7 @@ mod tests {
 
     #[test]
     fn sleep_runs_out_when_nobody_cancels() {
-        let token = CancelToken::new();
+        let token = StopToken::new();
         let started = Instant::now();
         assert!(!token.sleep(Duration::from_millis(30)));
         assert!(started.elapsed() >= Duration::from_millis(30));
@@ -125,7 +126,7 @@ mod tests {
 
     #[test]
     fn cancel_wakes_a_sleeper_at_once() {
-        let token = CancelToken::new();
+        let token = StopToken::new();
         let sleeper = token.clone();
         let thread = std::thread::spawn(move || {
             let started = Instant::now();
@@ -140,7 +141,7 @@ mod tests {
 
     #[test]
     fn children_follow_their_parent_not_the_other_way() {
-        let root = CancelToken::new();
+        let root = StopToken::new();
         let part = root.child();
         part.cancel();
         assert!(part.is_cancelled());

@@ -124,8 +124,8 @@ impl AuditLog {
 
     /// Append many lines in as few writes as the cap allows: one, unless
     /// the lines pass the cap, where the file is rotated between two lines
-    /// exactly as [`AuditLog::append`] line by line would (issue 13, review
-    /// finding 5: a bulk action's refusals).
+    /// exactly as [`AuditLog::append`] line by line would (a bulk action's
+    /// refusals: one write, not one per line, off the render thread's time).
     ///
     /// # Errors
     /// The I/O error; lines after it are not written.
@@ -306,8 +306,8 @@ pub fn record(log: &Shared, activity: &Activity) -> std::io::Result<()> {
 /// `json` with DEL, C1 controls and bidirectional controls written as
 /// `\uXXXX` escapes, appended to `out`: the same JSON value, but safe to
 /// `cat` or `tail` in a terminal (`serde_json` escapes only C0 controls).
-/// No allocation beyond `out`'s growth (issue 13, review finding 5: it made
-/// a `String` per character).
+/// No allocation beyond `out`'s growth (it once made a `String` per
+/// character).
 fn escape_for_terminals(json: &str, out: &mut String) {
     use std::fmt::Write as _;
     out.reserve(json.len());
@@ -427,7 +427,7 @@ mod tests {
         }
     }
 
-    /// Issue 13, review finding 5: a batch is written as the same bytes,
+    /// A batch is written as the same bytes,
     /// and rotated at the same lines, as line by line.
     #[test]
     fn a_batch_writes_and_rotates_as_line_by_line() {

@@ -9,7 +9,7 @@
 //! command's ssh gets a pipe the launcher holds, whose closing tells the
 //! remote side to stop), copies ssh's stderr through while keeping its
 //! tail, and exits with ssh's status, explaining 126, 127 and 255
-//! ([`crate::model::remote::failure_message`]), or with 128 + the signal
+//! ([`failure::failure_message`]), or with 128 + the signal
 //! when the launcher was interrupted (TERM, HUP, INT).
 
 use std::ffi::OsString;
@@ -20,11 +20,16 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
+pub mod failure;
+pub mod plan;
+
 use crate::cli::{Cli, EXIT_USAGE, Sub};
-use crate::model::remote::{
-    self, DEFAULT_REMOTE_BIN, Mode, Plan, Target, check_remote_bin, strip_launcher_args,
-};
 use crate::model::text::sanitize_short;
+use failure::{classify, failure_message, interrupted_message, stderr_tail};
+use plan::{
+    DEFAULT_REMOTE_BIN, Mode, OnTheHost, Plan, Target, check_remote_bin, env_on_the_host,
+    not_applied_message, strip_launcher_args,
+};
 
 /// The OpenSSH client, looked up in `PATH` (as stackless 0.4.0 runs it).
 pub const SSH: &str = "ssh";
@@ -33,13 +38,61 @@ pub const SSH: &str = "ssh";
 /// passed through).
 const TAIL_BYTES: usize = 4096;
 
+/// The binary's first step: when the command line (`args`, program name
+/// first) and the environment send this run to a controller's host, launch
+/// it there and return ssh's exit status (or exit 2 for a refused target),
+/// else `None` to run here.
+///
+/// Decided from the command line and the environment; of the local config
+/// file only `state` (a local store: the console stays here beside
+/// `STACKLESS_CONTROLLER`) and the safety switches are read (the host's
+/// own config applies there, and a forwarded `--config PATH` names a file
+/// there). Local safety switches travel as flags; other local settings
+/// from the environment are named as not applied there. A command line
+/// clap refuses is left to the local parse, which reports it.
+#[must_use]
+pub fn launch_if_remote(args: &[OsString]) -> Option<ExitCode> {
+    let matches = <Cli as clap::CommandFactory>::command()
+        .try_get_matches_from(args)
+        .ok()?;
+    let mut cli = <Cli as clap::FromArgMatches>::from_arg_matches(&matches).ok()?;
+    let mut from_env = env_sourced(&matches);
+    let controller = std::env::var("STACKLESS_CONTROLLER").ok();
+    if let Some((file, table)) = local_config(&cli) {
+        apply_local_config(&mut cli, &matches, &file, &table, &mut from_env);
+    }
+    match plan(&cli, args, controller, &from_env) {
+        Ok(Some(plan)) => Some(launch(&plan)),
+        Ok(None) => {
+            warn_unused_launcher_flags(&matches);
+            None
+        }
+        Err(message) => Some(fail(&message, EXIT_USAGE)),
+    }
+}
+
+/// The local config file (`--config`, `STACKLESS_TUI_CONFIG`, else the
+/// default path) as a TOML table, for the launcher's few keys; `None` when
+/// there is none or it cannot be read or parsed (a local run reports that
+/// itself).
+fn local_config(cli: &Cli) -> Option<(std::path::PathBuf, toml::Table)> {
+    let file = cli.config.clone().or_else(|| {
+        crate::cli::default_config_path(
+            std::env::var("XDG_CONFIG_HOME").ok().as_deref(),
+            std::env::var("HOME").ok().as_deref(),
+        )
+    })?;
+    let table = std::fs::read_to_string(&file).ok()?.parse().ok()?;
+    Some((file, table))
+}
+
 /// Decide whether this run goes to a controller's host: `Ok(None)` to run
 /// here. `args` is the whole command line (program name first);
 /// `env_controller` is `STACKLESS_CONTROLLER`; `from_env` the flags whose
 /// value came from their environment variable, as `(clap id, variable)`
 /// ([`env_sourced`]): the safety switches among them are passed on as
 /// flags, the rest named as not applied on the host
-/// ([`remote::env_on_the_host`]).
+/// ([`plan::env_on_the_host`]).
 ///
 /// - `--reached-as HOST` (the remote side): runs here, never hops again
 ///   (`STACKLESS_CONTROLLER` on that host is ignored; `--controller` is
@@ -142,9 +195,9 @@ fn local_settings(cli: &Cli, from_env: &[(String, String)]) -> (Vec<String>, Vec
     let mut flags = Vec::new();
     let mut not_applied = Vec::new();
     for (id, variable) in from_env {
-        match remote::env_on_the_host(id) {
-            remote::OnTheHost::Launcher => {}
-            remote::OnTheHost::Flag(flag) => {
+        match env_on_the_host(id) {
+            OnTheHost::Launcher => {}
+            OnTheHost::Flag(flag) => {
                 let on = match id.as_str() {
                     "dry_run" => cli.dry_run,
                     "read_only" => cli.read_only,
@@ -154,7 +207,7 @@ fn local_settings(cli: &Cli, from_env: &[(String, String)]) -> (Vec<String>, Vec
                     flags.push(flag.to_owned());
                 }
             }
-            remote::OnTheHost::NotApplied => not_applied.push(variable.clone()),
+            OnTheHost::NotApplied => not_applied.push(variable.clone()),
         }
     }
     (flags, not_applied)
@@ -260,7 +313,7 @@ pub fn launch(plan: &Plan) -> ExitCode {
         let _ = writeln!(
             io::stderr(),
             "stackless-tui: {}",
-            remote::not_applied_message(host, &plan.not_applied)
+            not_applied_message(host, &plan.not_applied)
         );
     }
     // The terminal as it is now, put back if the console's session ends
@@ -311,16 +364,16 @@ pub fn launch(plan: &Plan) -> ExitCode {
     }
     if let Some(signal) = caught.get() {
         return fail(
-            &remote::interrupted_message(plan, *signal as i32, signal.as_str(), killed),
+            &interrupted_message(plan, *signal as i32, signal.as_str(), killed),
             u8::try_from(128 + *signal as i32).unwrap_or(1),
         );
     }
     let stderr = String::from_utf8_lossy(&tail);
     let exit = u8::try_from(code).unwrap_or(1);
-    match remote::classify(code, &stderr) {
+    match classify(code, &stderr) {
         None => ExitCode::from(exit),
         Some(failure) => fail(
-            &remote::failure_message(failure, plan, code, &remote::stderr_tail(&stderr)),
+            &failure_message(failure, plan, code, &stderr_tail(&stderr)),
             exit,
         ),
     }
@@ -616,14 +669,14 @@ mod tests {
             decide(&["stackless-tui", "--controller", "ssh://host;rm"], None),
             Err(format!(
                 "--controller \"ssh://host;rm\": {}",
-                remote::TARGET_RULE
+                plan::TARGET_RULE
             ))
         );
         assert_eq!(
             decide(&["stackless-tui"], Some("ssh://user@")),
             Err(format!(
                 "STACKLESS_CONTROLLER \"ssh://user@\": {}",
-                remote::TARGET_RULE
+                plan::TARGET_RULE
             ))
         );
         assert_eq!(

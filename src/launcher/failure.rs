@@ -1,8 +1,8 @@
 //! What an `ssh` exit status (and the tail of its stderr) means for the
-//! operator, and the paragraph they read: pure rules, `crate::remote`
+//! operator, and the paragraph they read: pure rules, [`crate::launcher`]
 //! prints them.
 
-use super::{Mode, Plan};
+use super::plan::{Mode, Plan};
 use crate::model::text::sanitize_short;
 
 /// What went wrong, read from ssh's exit status and the tail of its
@@ -240,7 +240,7 @@ pub fn signal_name(number: i32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::remote::Target;
+    use crate::launcher::plan::Target;
 
     fn plan(mode: Mode) -> Plan {
         Plan {
