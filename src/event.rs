@@ -180,7 +180,7 @@ pub enum Answer {
         /// The instance asked for.
         name: String,
         /// What the read found.
-        result: Result<Option<crate::model::detail::InstanceDetail>, String>,
+        result: Result<Option<crate::model::services::DetailView>, String>,
     },
     /// The logs view opened: what was found and each service's tail.
     LogsOpened {

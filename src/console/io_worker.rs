@@ -21,8 +21,8 @@ use std::time::Duration;
 
 use crate::event::{Activity, Answer, Event, EventSender, Request};
 use crate::logs::{self, follower};
-use crate::model::detail::InstanceDetail;
 use crate::model::logview::{LogLine, Older, TAIL_LINES};
+use crate::model::services::DetailView;
 use crate::recorder::Recorder;
 use crate::store::{Access, Store};
 
@@ -279,7 +279,7 @@ impl DetailReader {
         }
     }
 
-    fn read(&mut self, name: &str) -> Result<Option<InstanceDetail>, String> {
+    fn read(&mut self, name: &str) -> Result<Option<DetailView>, String> {
         self.release_if_stale();
         if self.store.is_none() {
             let store = Store::open(&self.path, Access::ReadOnly).map_err(|e| e.to_string())?;
@@ -290,7 +290,7 @@ impl DetailReader {
             return Err("the store is not open".into());
         };
         let state_dir = store.state_dir();
-        let mut detail = match store.instance_detail(name) {
+        let detail = match store.instance_detail(name) {
             Ok(detail) => detail,
             Err(e) => {
                 if e.breaks_connection() {
@@ -300,9 +300,7 @@ impl DetailReader {
                 return Err(e.to_string());
             }
         };
-        if let Some(detail) = &mut detail {
-            crate::store::services::observe(detail, &state_dir, self.probe.as_mut());
-        }
-        Ok(detail)
+        Ok(detail
+            .map(|detail| crate::store::services::observe(detail, &state_dir, self.probe.as_mut())))
     }
 }

@@ -270,14 +270,13 @@ fn probed(
     state_dir: &std::path::Path,
     probe: &mut dyn crate::store::probe::HostProbe,
 ) -> Vec<report::ServiceReport> {
-    let mut detail = crate::model::detail::InstanceDetail {
+    let detail = crate::model::detail::InstanceDetail {
         checkpoints: rows.checkpoints,
         substrate: rows.substrate,
         logs_dir_name: rows.logs_dir_name,
         ..crate::model::detail::InstanceDetail::default()
     };
-    crate::store::services::observe(&mut detail, state_dir, probe);
-    detail
+    crate::store::services::observe(detail, state_dir, probe)
         .services
         .iter()
         .map(report::ServiceReport::new)

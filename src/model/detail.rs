@@ -48,9 +48,6 @@ pub struct InstanceDetail {
     /// service logs: `resource_namespace` from schema 7 on, else the name
     /// (docs/stackless-releases.md).
     pub logs_dir_name: String,
-    /// The services, their processes probed and their logs found
-    /// (`crate::store::services::observe`; empty until then).
-    pub services: Vec<super::services::Service>,
 }
 
 /// One `resources` row of the instance's birth (v7+, stackless 0.4.0),

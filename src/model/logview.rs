@@ -1,7 +1,7 @@
 //! The logs view's state, purely: where an instance's logs are
 //! ([`LogsRequest`]), what opening them found ([`LogsState`], [`Opened`]),
 //! what the follower sends ([`LogUpdate`]), and the bounded window of lines
-//! per tab ([`Buffer`], in `super::logbuffer`) with its scroll,
+//! per tab (`super::logbuffer::Buffer`) with its scroll,
 //! follow/pause, scroll-back and search. The file I/O is `crate::logs`; drawing is `crate::ui::panes::logs`.
 //!
 //! Where the logs are (docs/stackless-releases.md, issue10-spec §5.1):
@@ -290,8 +290,6 @@ pub struct HistorySearch {
 /// How long a line without its `\n` stays unchanged before the follower
 /// shows it as unfinished.
 pub const PARTIAL_AFTER: std::time::Duration = std::time::Duration::from_millis(200);
-
-pub use super::logbuffer::Buffer;
 
 #[cfg(test)]
 mod tests {

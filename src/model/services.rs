@@ -247,6 +247,27 @@ pub enum LogState {
     Elsewhere,
 }
 
+/// An instance's detail as the detail view shows it: the store's rows
+/// ([`InstanceDetail`]) and what was found outside the store, its services'
+/// processes probed and their logs found (`crate::store::services::observe`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DetailView {
+    /// The rows read.
+    pub detail: InstanceDetail,
+    /// The services, probed (empty before the probe).
+    pub services: Vec<Service>,
+}
+
+impl From<InstanceDetail> for DetailView {
+    /// The rows, before any probe: no service known.
+    fn from(detail: InstanceDetail) -> Self {
+        Self {
+            detail,
+            services: Vec::new(),
+        }
+    }
+}
+
 /// One service of an instance.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Service {

@@ -17,22 +17,22 @@ use super::probe::HostProbe;
 use super::{Store, StoreError};
 use crate::model::detail::{Checkpoint, InstanceDetail};
 use crate::model::name::is_dns_safe;
-use crate::model::services::{self, LogState};
+use crate::model::services::{self, DetailView, LogState};
 
-/// Fill `detail.services` from what it read (checkpoints, placements,
-/// observations): each process probed with `probe`, each log found under
-/// `state_dir`.
-pub fn observe(detail: &mut InstanceDetail, state_dir: &Path, probe: &mut dyn HostProbe) {
+/// `detail` with its services (from what it read: checkpoints,
+/// placements, observations): each process probed with `probe`, each log
+/// found under `state_dir`.
+pub fn observe(detail: InstanceDetail, state_dir: &Path, probe: &mut dyn HostProbe) -> DetailView {
     crate::render_thread::assert_off("probe the services");
     let logs = logs_dir(state_dir, &detail.logs_dir_name);
-    let found = services::services(
-        detail,
+    let services = services::services(
+        &detail,
         &detail.substrate,
         logs.as_deref(),
         |pid| probe.live_start_time(pid),
         stat_log,
     );
-    detail.services = found;
+    DetailView { detail, services }
 }
 
 /// `<state_dir>/logs/<dir>` as text, when `dir` is DNS-safe (a namespace

@@ -22,16 +22,15 @@ pub mod app;
 pub mod clipboard;
 pub mod command;
 pub mod detail;
-pub mod detail_cursor;
-pub mod detail_services;
-pub mod detail_text;
-pub mod detail_v14;
 pub mod filter;
 pub mod fulltext;
+pub mod geometry;
 pub mod keys;
+pub mod logs_layout;
 pub mod opview;
 pub mod panes;
 pub mod spark;
+pub mod text;
 pub mod theme;
 pub mod view;
 
@@ -207,17 +206,17 @@ pub fn draw(frame: &mut Frame, app: &App) {
         match layer {
             Layer::Operation(_) => {
                 if let Some((id, op)) = app.operation_open() {
-                    panes::operation::render(frame, area, app, id, op);
+                    panes::operation_overlay::render(frame, area, app, id, op);
                 }
             }
             Layer::FullText(_) => panes::fulltext::render(frame, areas.body(), app),
             Layer::Help(_) => panes::help::render(frame, area, app),
             Layer::Confirm(confirm) => match &confirm.question {
                 Question::TearDown(instance) => {
-                    panes::overlay::render_confirm(frame, area, instance, app.teardown());
+                    panes::confirm::render_confirm(frame, area, instance, app.teardown());
                 }
-                Question::Bulk(bulk) => panes::overlay::render_confirm_bulk(frame, area, bulk),
-                Question::Cancel(op) => panes::overlay::render_confirm_cancel(frame, area, op),
+                Question::Bulk(bulk) => panes::confirm::render_confirm_bulk(frame, area, bulk),
+                Question::Cancel(op) => panes::confirm::render_confirm_cancel(frame, area, op),
             },
             Layer::Detail(_) | Layer::Logs(_) | Layer::Filter | Layer::Command(_) => {}
         }

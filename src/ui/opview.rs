@@ -5,7 +5,7 @@
 //! Pure: `now` is a parameter (unix seconds); every stored string is
 //! sanitized here ([`crate::model::text::sanitize_short`]).
 
-use super::view::{CUT_LONG, CUT_SHORT};
+use super::text::{CUT_LONG, CUT_SHORT};
 use crate::model::envelope::parse_error;
 use crate::model::op_rules::short_id;
 use crate::model::text::sanitize_short;

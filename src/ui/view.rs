@@ -23,20 +23,10 @@
 //! Nothing raw reaches the terminal, and a 5,000-character `last_error` is
 //! cut before it costs anything per frame.
 
-use std::borrow::Cow;
-
-use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
-
 use crate::event::{Activity, SupervisorNote};
 use crate::model::text::sanitize_short;
 use crate::model::{Instance, Liveness, OpLock, ReapAttempt, Status, envelope, time};
-
-/// Longest text kept for short store fields (names, substrate, status,
-/// operation, host), in characters. A DNS-safe name is at most 63.
-pub const CUT_SHORT: usize = 96;
-/// Longest text kept for long fields (error summaries, remediation,
-/// activity details, supervisor lines), in characters.
-pub const CUT_LONG: usize = 400;
+use crate::ui::text::{CUT_LONG, CUT_SHORT};
 
 /// ` x12` for an entry coalesced `count` times; empty for 1 (or 0).
 #[must_use]
@@ -46,35 +36,6 @@ pub fn count_suffix(count: u32) -> String {
     } else {
         String::new()
     }
-}
-
-/// `text` fitted to `width` terminal columns: as it is when it fits, else cut
-/// and ended with `…` so the operator sees that something is missing.
-#[must_use]
-pub fn fit(text: &str, width: usize) -> Cow<'_, str> {
-    if text.width() <= width {
-        return Cow::Borrowed(text);
-    }
-    if width == 0 {
-        return Cow::Borrowed("");
-    }
-    let mut out = String::new();
-    let mut used = 0;
-    for c in text.chars() {
-        let w = c.width().unwrap_or(0);
-        if used + w > width - 1 {
-            break;
-        }
-        used += w;
-        out.push(c);
-    }
-    // Multi-character sequences (emoji with a variation selector) can be
-    // wider than their characters: trim until the whole fits.
-    while !out.is_empty() && out.width() > width - 1 {
-        out.pop();
-    }
-    out.push('…');
-    Cow::Owned(out)
 }
 
 /// How an instance's lease reads at `now`.
@@ -625,16 +586,6 @@ mod tests {
             " ? "
         );
         assert_eq!(marks(LeaseState::Running, true, None, None), " ? ");
-    }
-
-    #[test]
-    fn fit_cuts_with_an_ellipsis() {
-        assert_eq!(fit("alpha", 5), "alpha");
-        assert_eq!(fit("alphabet", 5), "alph…");
-        assert_eq!(fit("wide-測試", 7), "wide-…");
-        assert_eq!(fit("wide-測試", 8), "wide-測…");
-        assert_eq!(fit("abc", 0), "");
-        assert_eq!(fit("abc", 1), "…");
     }
 
     #[test]

@@ -24,35 +24,10 @@
 //!   folders are.
 //! - The layer rules count every arrow out of the layer's folder.
 //!
-//! A failure names the file and the import. The UI circles and arrows the
-//! UI work is removing are listed in [`KNOWN_UI_CIRCLES`] and
-//! [`KNOWN_UI_ARROWS`], reported but not failed; a listed one that is gone
-//! fails too, so the lists only shrink.
+//! A failure names the file and the import. There are no exceptions.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-
-/// Circles known today, each as its files sorted and joined by ` <-> `
-/// (the UI work empties this list; see the module doc). `model/detail.rs
-/// <-> model/services.rs` is the review's circle 2 (the UI's `DetailView`);
-/// `model/logbuffer.rs <-> model/logview.rs` (the logs view's window and
-/// its lines) was found by this test, not listed in the review.
-const KNOWN_UI_CIRCLES: &[&str] = &[
-    "model/detail.rs <-> model/services.rs",
-    "model/logbuffer.rs <-> model/logview.rs",
-    "ui/app/logs.rs <-> ui/panes/logs.rs",
-    "ui/detail.rs <-> ui/detail_services.rs <-> ui/detail_text.rs <-> ui/detail_v14.rs",
-    "ui/opview.rs <-> ui/view.rs",
-    "ui/panes/help.rs <-> ui/panes/overlay.rs",
-];
-
-/// Layer arrows known today, as `file: import` (the UI work empties this
-/// list: the UI takes `InstanceDetail` from `model::detail`, not through
-/// the store's re-export).
-const KNOWN_UI_ARROWS: &[&str] = &[
-    "ui/app/actions.rs: crate::store::detail::InstanceDetail",
-    "ui/detail_text.rs: crate::store::detail::InstanceDetail",
-];
 
 /// One arrow: from a file to a file, with the import as written.
 #[derive(Debug, Clone)]
@@ -519,29 +494,14 @@ fn layers_import_downwards_only() {
         .filter_map(|a| broken_rule(&a).map(|rule| (format!("{}: {}", a.from, a.import), rule, a)))
         .collect();
     broken.sort_by(|a, b| a.0.cmp(&b.0));
-    let found: BTreeSet<&str> = broken.iter().map(|(key, ..)| key.as_str()).collect();
-    let new: Vec<String> = broken
+    let said_broken: Vec<String> = broken
         .iter()
-        .filter(|(key, ..)| !KNOWN_UI_ARROWS.contains(&key.as_str()))
         .map(|(_, rule, a)| format!("{rule}:\n{}", said(std::slice::from_ref(a))))
         .collect();
-    let gone: Vec<&&str> = KNOWN_UI_ARROWS
-        .iter()
-        .filter(|k| !found.contains(**k))
-        .collect();
-    for (key, rule, _) in &broken {
-        if KNOWN_UI_ARROWS.contains(&key.as_str()) {
-            eprintln!("known, to remove: {key} ({rule})");
-        }
-    }
     assert!(
-        new.is_empty(),
+        said_broken.is_empty(),
         "arrows against the layers:\n{}",
-        new.join("\n")
-    );
-    assert!(
-        gone.is_empty(),
-        "gone: remove from KNOWN_UI_ARROWS: {gone:?}"
+        said_broken.join("\n")
     );
 }
 
@@ -550,24 +510,14 @@ fn no_file_level_import_circle() {
     let krate = Crate::read();
     let arrows = krate.arrows();
     let circles = circles(&krate, &arrows);
-    let new: Vec<String> = circles
+    let said_circles: Vec<String> = circles
         .iter()
-        .filter(|(key, _)| !KNOWN_UI_CIRCLES.contains(&key.as_str()))
         .map(|(key, inside)| format!("{key}:\n{}", said(inside)))
         .collect();
-    for key in circles.keys() {
-        if KNOWN_UI_CIRCLES.contains(&key.as_str()) {
-            eprintln!("known, to remove: {key}");
-        }
-    }
-    let gone: Vec<&&str> = KNOWN_UI_CIRCLES
-        .iter()
-        .filter(|k| !circles.contains_key(**k))
-        .collect();
-    assert!(new.is_empty(), "import circles:\n{}", new.join("\n"));
     assert!(
-        gone.is_empty(),
-        "gone: remove from KNOWN_UI_CIRCLES: {gone:?}"
+        said_circles.is_empty(),
+        "import circles:\n{}",
+        said_circles.join("\n")
     );
 }
 

@@ -16,15 +16,14 @@ fn a_service_killed_with_sigkill_shows_as_dead() {
     let mut store = Store::open(&stack.db_path(), Access::ReadOnly).expect("open");
     let mut probe = checked_sysinfo();
     let read = |store: &mut Store, probe: &mut dyn stackless_tui::store::probe::HostProbe| {
-        let mut detail = store
+        let detail = store
             .instance_detail("demo")
             .expect("read")
             .expect("demo exists");
-        services::observe(&mut detail, &stack.state_dir(), probe);
-        detail
+        services::observe(detail, &stack.state_dir(), probe)
     };
     let detail = read(&mut store, probe.as_mut());
-    let namespace = &detail.logs_dir_name;
+    let namespace = &detail.detail.logs_dir_name;
     assert!(namespace.starts_with("sl-"), "{namespace}");
     assert_eq!(detail.services.len(), 1, "{:#?}", detail.services);
     let web = &detail.services[0];

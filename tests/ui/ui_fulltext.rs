@@ -272,7 +272,7 @@ fn detail_wraps_long_values_and_opens_the_last_error_whole() {
     );
     app.answer(stackless_tui::event::Answer::Detail {
         name: "golf".into(),
-        result: Ok(Some(InstanceDetail::default())),
+        result: Ok(Some(InstanceDetail::default().into())),
     });
     let mut seen = String::new();
     for _ in 0..4 {
@@ -316,7 +316,7 @@ fn detail_shows_services_and_the_last_teardown_output() {
     let logs = state.path().join("logs/sl-golf");
     std::fs::create_dir_all(&logs).expect("mkdir");
     std::fs::write(logs.join("web.log"), "serving\n").expect("log");
-    let mut detail = InstanceDetail {
+    let detail = InstanceDetail {
         substrate: "local".into(),
         logs_dir_name: "sl-golf".into(),
         checkpoints: vec![stackless_tui::model::detail::Checkpoint {
@@ -332,7 +332,7 @@ fn detail_shows_services_and_the_last_teardown_output() {
         host: Some("vm".into()),
         processes: vec![],
     };
-    stackless_tui::store::services::observe(&mut detail, state.path(), &mut probe);
+    let detail = stackless_tui::store::services::observe(detail, state.path(), &mut probe);
     app.answer(stackless_tui::event::Answer::Detail {
         name: "golf".into(),
         result: Ok(Some(detail)),
@@ -600,7 +600,7 @@ fn detail_fields_are_whole_and_e_opens_the_whole_document() {
     };
     app.answer(stackless_tui::event::Answer::Detail {
         name: "golf".into(),
-        result: Ok(Some(detail)),
+        result: Ok(Some(detail.into())),
     });
     let seen = flat(&render_app(&app, 200, 150));
     for whole in [&dir, &id, &line, &readiness] {
@@ -711,7 +711,7 @@ fn the_last_teardown_output_survives_a_restart() {
     press(&mut app, KeyCode::Enter);
     app.answer(stackless_tui::event::Answer::Detail {
         name: "golf".into(),
-        result: Ok(Some(InstanceDetail::default())),
+        result: Ok(Some(InstanceDetail::default().into())),
     });
     let mut seen = String::new();
     for _ in 0..5 {

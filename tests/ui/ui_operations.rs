@@ -425,7 +425,7 @@ fn enter_opens_a_failed_operation_with_its_remediation() {
     assert_eq!(press(&mut app, KeyCode::Enter), None);
     let (id, op) = app.operation_open().expect("the overlay");
     assert_eq!(id, "c0ffee00-0000-4000-8000-000000000004");
-    let lines = panes::operation::lines(id, op, CAPTURE, &jiff::tz::TimeZone::UTC);
+    let lines = panes::operation_overlay::lines(id, op, CAPTURE, &jiff::tz::TimeZone::UTC);
     assert_eq!(
         lines,
         [
@@ -445,7 +445,7 @@ fn enter_opens_a_failed_operation_with_its_remediation() {
     );
     // In another zone, the times say it.
     let ist = jiff::tz::TimeZone::posix("IST-5:30").unwrap();
-    let lines = panes::operation::lines(id, op, CAPTURE, &ist);
+    let lines = panes::operation_overlay::lines(id, op, CAPTURE, &ist);
     assert_eq!(
         lines[5],
         "submitted     2026-11-29 19:18:06 IST (10m 00s ago)"
@@ -668,7 +668,7 @@ fn detail_of_a_real_0_4_0_birth() {
     );
     app.answer(stackless_tui::event::Answer::Detail {
         name: "alpha".into(),
-        result: Ok(store.instance_detail("alpha").unwrap()),
+        result: Ok(store.instance_detail("alpha").unwrap().map(Into::into)),
     });
     let text = render_app(&app, 120, 70);
     for want in [

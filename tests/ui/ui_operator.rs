@@ -104,7 +104,7 @@ fn open_detail(app: &mut App, name: &str) {
     assert_eq!(app.detail().map(|d| &d.loaded), Some(&Loaded::Loading));
     app.answer(stackless_tui::event::Answer::Detail {
         name: name.into(),
-        result: Ok(Some(real_detail(name))),
+        result: Ok(Some(real_detail(name).into())),
     });
 }
 
@@ -336,7 +336,7 @@ fn backoffs_enter_shows_the_whole_error_then_detail_refreshes_on_snapshots() {
     );
     app.answer(stackless_tui::event::Answer::Detail {
         name: "golf".into(),
-        result: Ok(Some(real_detail("golf"))),
+        result: Ok(Some(real_detail("golf").into())),
     });
     let _ = render_app(&app, 100, 30);
     press(&mut app, KeyCode::Char('j'));
@@ -350,7 +350,7 @@ fn backoffs_enter_shows_the_whole_error_then_detail_refreshes_on_snapshots() {
     );
     app.answer(stackless_tui::event::Answer::Detail {
         name: "golf".into(),
-        result: Ok(Some(real_detail("golf"))),
+        result: Ok(Some(real_detail("golf").into())),
     });
     assert_eq!(app.detail().map(|d| (d.cursor, d.scroll)), Some((1, 0)));
     // An answer for another instance (a detail closed meanwhile) is ignored.
@@ -610,7 +610,7 @@ fn hostile_detail_is_sanitized() {
             });
         app.answer(stackless_tui::event::Answer::Detail {
             name: name.into(),
-            result: Ok(Some(detail)),
+            result: Ok(Some(detail.into())),
         });
         press(&mut app, KeyCode::Char('p'));
         for (w, h) in [(120, 40), (60, 15), (250, 80)] {
@@ -1362,7 +1362,7 @@ fn too_small_and_resize_storm() {
             }
             11 => app.answer(stackless_tui::event::Answer::Detail {
                 name: "golf".into(),
-                result: Ok(Some(real_detail("golf"))),
+                result: Ok(Some(real_detail("golf").into())),
             }),
             20 => {
                 press(&mut app, KeyCode::Char('?'));

@@ -462,7 +462,9 @@ fn panes_alone_at_tiny_sizes_do_not_panic() {
         panes::supervisor::render,
         panes::activity::render,
         panes::footer::render,
-        |f, area, _| panes::overlay::render_help(f, area),
+        |f, area, _| {
+            let _ = panes::help::draw(f, area, &stackless_tui::ui::app::HelpView::default());
+        },
     ];
     for pane in panes {
         for w in 0..24 {
@@ -608,7 +610,7 @@ fn hostile_long_error_is_cut() {
     let attempt = snapshot.reap_attempts[0].clone();
     assert!(attempt.last_error.chars().count() > 5000);
     let row = ui::view::backoff_row(&attempt, CAPTURE);
-    assert_eq!(row.last_error.chars().count(), ui::view::CUT_LONG);
+    assert_eq!(row.last_error.chars().count(), ui::text::CUT_LONG);
     assert!(row.last_error.ends_with('…'));
     let app = app_with(config(), snapshot);
     let text = render_pane(&app, 250, 6, panes::backoffs::render);
@@ -863,7 +865,7 @@ fn help_overlay_toggles() {
     assert_snapshot!("help_100x30", first);
     press(&mut app, KeyCode::PageDown);
     let text = format!("{first}{}", render_app(&app, 100, 30));
-    for (keys, _) in panes::overlay::KEYS {
+    for keys in stackless_tui::ui::keys::ENTRIES.iter().map(|e| e.keys) {
         assert!(text.contains(keys), "help lists {keys}");
     }
     // Keys other than Esc/?/q do nothing while help is open.

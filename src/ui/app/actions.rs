@@ -5,7 +5,7 @@ use super::{App, Effect, FlashLevel, Focus, Layer, Question};
 use crate::event::Request;
 use crate::event::{Activity, ActivityKind, Actor};
 use crate::model::Instance;
-use crate::model::detail::InstanceDetail;
+use crate::model::services::DetailView;
 use crate::reaper::decision::{may_reap_now, may_tear_down};
 use crate::ui::detail::{Detail, DetailText, Loaded};
 
@@ -15,11 +15,7 @@ impl App {
     /// `StoreError::to_string()`). Ignored when the detail view was closed or
     /// moved to another instance meanwhile. The scroll position and the
     /// payload toggle are kept (a refresh does not jump).
-    pub(super) fn show_detail(
-        &mut self,
-        name: &str,
-        result: Result<Option<InstanceDetail>, String>,
-    ) {
+    pub(super) fn show_detail(&mut self, name: &str, result: Result<Option<DetailView>, String>) {
         let now = self.now;
         let Some(detail) = self.layers.detail_mut().filter(|d| d.name == name) else {
             return;

@@ -6,6 +6,7 @@
 
 use crossterm::event::KeyCode;
 
+use super::command_line::CommandLine;
 use super::{App, Effect, FlashLevel, Focus, Layer, LayerKind, Question};
 use crate::reaper::Intent;
 use crate::ui::command::{self, UiCommand};
@@ -13,43 +14,6 @@ use crate::ui::keys::Input;
 
 /// History keeps at most this many lines.
 const HISTORY: usize = 100;
-
-/// The command line while it is open ([`super::Layer::Command`]); the
-/// history outlives it (in the app).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CommandLine {
-    /// The text after `:`.
-    text: String,
-    /// Where Up/Down is in the history (`None`: the line being typed).
-    at: Option<usize>,
-    /// The Tab cycle: where the completed word starts, the candidates and
-    /// the one shown.
-    cycle: Option<(usize, Vec<String>, usize)>,
-    /// Opened by Ctrl-F: the line is a name to jump to, never a command.
-    jump: bool,
-}
-
-impl CommandLine {
-    /// The text typed.
-    #[must_use]
-    pub fn text(&self) -> &str {
-        &self.text
-    }
-
-    /// The completion candidates of the running Tab cycle, with the one
-    /// shown.
-    #[must_use]
-    pub fn candidates(&self) -> Option<(&[String], usize)> {
-        self.cycle.as_ref().map(|(_, c, i)| (c.as_slice(), *i))
-    }
-
-    /// Whether the line is a jump (Ctrl-F): Enter selects the instance
-    /// matching it best and never runs a command, whatever the text.
-    #[must_use]
-    pub fn jumping(&self) -> bool {
-        self.jump
-    }
-}
 
 impl App {
     /// The command line, while it is open.
@@ -263,7 +227,7 @@ impl App {
                         FlashLevel::Warning,
                         format!(
                             "no instance named \"{}\"",
-                            crate::model::text::sanitize_short(&name, crate::ui::view::CUT_SHORT)
+                            crate::model::text::sanitize_short(&name, crate::ui::text::CUT_SHORT)
                         ),
                     );
                     return None;
@@ -342,7 +306,7 @@ impl App {
                 FlashLevel::Warning,
                 format!(
                     "no instance matches \"{}\"",
-                    crate::model::text::sanitize_short(query, crate::ui::view::CUT_SHORT)
+                    crate::model::text::sanitize_short(query, crate::ui::text::CUT_SHORT)
                 ),
             );
             return;
@@ -367,7 +331,7 @@ impl App {
             FlashLevel::Info,
             format!(
                 "jumped to {}",
-                crate::model::text::sanitize_short(&name, crate::ui::view::CUT_SHORT)
+                crate::model::text::sanitize_short(&name, crate::ui::text::CUT_SHORT)
             ),
         );
     }

@@ -27,7 +27,7 @@ impl App {
                 return None;
             }
         };
-        let shown = crate::model::text::sanitize_short(&name, crate::ui::view::CUT_SHORT);
+        let shown = crate::model::text::sanitize_short(&name, crate::ui::text::CUT_SHORT);
         self.set_flash(FlashLevel::Info, format!("copied {shown}"));
         Some(Effect::Copy { text: name })
     }
@@ -54,7 +54,7 @@ impl App {
             return None;
         };
         let line = crate::reaper::teardown::shell_line(&argv);
-        let shown = crate::model::text::sanitize_short(&line, crate::ui::view::CUT_SHORT * 2);
+        let shown = crate::model::text::sanitize_short(&line, crate::ui::text::CUT_SHORT * 2);
         self.set_flash(FlashLevel::Info, format!("copied: {shown}"));
         Some(Effect::Copy { text: line })
     }

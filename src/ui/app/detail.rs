@@ -1,13 +1,13 @@
 //! The detail view's field cursor: `j`/`k` move it over the document's
 //! fields, paging and the wheel scroll (the cursor follows into view; see
-//! [`crate::ui::detail_cursor`]), and `y` copies the field under it:
+//! [`crate::ui::detail::cursor`]), and `y` copies the field under it:
 //! its value (sanitized, as shown, without a relative time), through the
 //! console's own OSC 52 ([`Effect::Copy`]), with the flash `copied lease
 //! expires_at: 2026-11-29T13:58:06Z`.
 
 use super::{App, Effect, FlashLevel};
+use crate::ui::detail::cursor::{self, Move};
 use crate::ui::detail::{self, DocLine};
-use crate::ui::detail_cursor::{self, Move};
 
 /// Characters of the copied value the flash shows (the rest is cut with
 /// `…`; the clipboard gets it whole).
@@ -46,15 +46,15 @@ impl App {
         } else {
             viewport.detail_rows
         };
-        let wrapped = crate::ui::panes::detail::wrap_document(&doc, width);
+        let wrapped = crate::ui::geometry::wrap_document(&doc, width);
         let lines: Vec<usize> = wrapped.iter().map(|row| row.3).collect();
-        let fields = detail_cursor::field_rows(&doc, &lines);
+        let fields = cursor::field_rows(&doc, &lines);
         let total = wrapped.len();
         drop(wrapped);
         drop(doc);
         if let Some(open) = self.layers.detail_mut() {
             (open.cursor, open.scroll) =
-                detail_cursor::step(&fields, total, rows, (open.cursor, open.scroll), step);
+                cursor::step(&fields, total, rows, (open.cursor, open.scroll), step);
         }
     }
 
@@ -62,7 +62,7 @@ impl App {
     pub(super) fn copy_field(&mut self) -> Option<Effect> {
         let copied = self.detail_document().and_then(|doc| {
             let cursor = self.layers.detail()?.cursor;
-            let line = detail_cursor::cursor_line(&doc, cursor)?;
+            let line = cursor::cursor_line(&doc, cursor)?;
             let field = doc.get(line)?.field.as_ref()?;
             Some((field.name.clone(), field.value.clone().into_owned()))
         });

@@ -3,39 +3,12 @@
 
 use crossterm::event::KeyCode;
 
+use super::help_view::HelpView;
 use super::{App, Layer};
 use crate::ui::keys::Input;
 
 /// Rows one help page moves before the first frame measured it.
 const DEFAULT_PAGE: usize = 10;
-
-/// Where the help is scrolled to and what it is searched for.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct HelpView {
-    scroll: usize,
-    query: String,
-    typing: bool,
-}
-
-impl HelpView {
-    /// The first line shown (clamped by drawing).
-    #[must_use]
-    pub fn scroll(&self) -> usize {
-        self.scroll
-    }
-
-    /// The search text (empty: every entry).
-    #[must_use]
-    pub fn query(&self) -> &str {
-        &self.query
-    }
-
-    /// Whether the search prompt has the keyboard.
-    #[must_use]
-    pub fn typing(&self) -> bool {
-        self.typing
-    }
-}
 
 impl App {
     /// The help overlay's scroll and search.

@@ -8,9 +8,9 @@ use ratatui::layout::{Position, Rect};
 use super::log::Log;
 use super::rows::step;
 use super::{App, Effect, FlashLevel, Focus, Layer, LayerKind, Question};
-use crate::ui::detail_cursor::Move;
+use crate::ui::detail::cursor::Move;
+use crate::ui::geometry::{log_line_at, log_window};
 use crate::ui::keys::{self, Action, Context, Input};
-use crate::ui::panes::{log_line_at, log_window};
 
 /// Rows moved by PgUp/PgDn before the first frame reports a pane height.
 const DEFAULT_PAGE: usize = 10;
@@ -335,7 +335,7 @@ impl App {
     pub(super) fn keep_filter(&mut self) {
         self.layers.close(LayerKind::Filter);
         let shown =
-            crate::model::text::sanitize_short(&self.instances.filter, crate::ui::view::CUT_SHORT);
+            crate::model::text::sanitize_short(&self.instances.filter, crate::ui::text::CUT_SHORT);
         if let Some(error) = &self.instances.filter_error {
             let text = format!("filter \"{shown}\": {error}");
             self.set_flash(FlashLevel::Warning, text);

@@ -10,11 +10,11 @@
 
 use std::time::Instant;
 
-use super::command::CommandLine;
-use super::fulltext::FullView;
-use super::help::HelpView;
-use super::logs::LogsView;
-use super::marks::Bulk;
+use super::bulk::Bulk;
+use super::command_line::CommandLine;
+use super::full_view::FullView;
+use super::help_view::HelpView;
+use super::logs_view::LogsView;
 use crate::model::{Instance, Operation};
 use crate::ui::detail::Detail;
 use crate::ui::keys::Context;

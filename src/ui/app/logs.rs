@@ -6,179 +6,15 @@
 //! needs the files (open, read older lines) is asked of the console as a
 //! [`Effect`]. Lines arrive as `Event::Logs` from the follower.
 
+use super::logs_view::{LogsView, SearchFar, ServiceTab};
 use super::{App, Effect, FlashLevel, Layer, LayerKind};
 use crate::event::Request;
 use crate::model::fulltext::FullText;
+use crate::model::logbuffer::Buffer;
 use crate::model::logmerge::{AllBack, per_service};
-use crate::model::logtext::LinePos;
 use crate::model::logview::{
-    Buffer, FollowNote, LogLine, LogUpdate, LogsRequest, LogsState, Older, Opened, WatchMode,
+    FollowNote, LogLine, LogUpdate, LogsRequest, LogsState, Older, Opened,
 };
-use crate::ui::panes::logs::row_counter;
-
-/// One service tab's name and why it cannot be read, if so.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServiceTab {
-    /// The service (file stem), sanitized.
-    pub name: String,
-    /// Why its file cannot be read (a symlink, unreadable), or the last
-    /// rotation/truncation note.
-    pub note: Option<String>,
-}
-
-/// The open logs view.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LogsView {
-    /// Which open this is: updates of an earlier one are dropped.
-    pub session: u64,
-    /// What was opened.
-    pub request: LogsRequest,
-    /// What was found.
-    pub state: LogsState,
-    /// The logs directory as shown.
-    pub path: String,
-    /// The services, in tab order after tab 0 (all).
-    pub services: Vec<ServiceTab>,
-    pub(super) buffers: Vec<Buffer>,
-    /// The tab shown: 0 all services, `1 + i` service `i`.
-    pub tab: usize,
-    /// Whether long lines wrap (else they are cut at the edge).
-    pub wrap: bool,
-    /// The search (empty: none); highlighted in every line.
-    pub search: String,
-    /// The search being typed, while the prompt is open.
-    pub editing: Option<String>,
-    /// How the follower watches (`None` until it says).
-    pub watch: Option<WatchMode>,
-    /// What the open left out ([`Opened::notice`]).
-    pub notice: Option<String>,
-    /// The all-services tab's scroll-back through every service.
-    all_back: AllBack,
-    /// Where the last search stopped (no match held, searched back so
-    /// far), said on the search line until the next search.
-    pub search_note: Option<String>,
-    /// This search's reads of older history: bytes searched in all, and
-    /// where one stopped at its bound (`tab`, position), for `n` to go on.
-    pub(super) search_far: SearchFar,
-    /// The logs directory was removed while followed (the lines read
-    /// before stay shown); cleared when it is back.
-    pub dir_gone: bool,
-    /// Where each service's log is read from, by service index (as the
-    /// open and the follower found them): what the scroll-back, search and
-    /// whole-line requests carry to the I/O worker.
-    pub(super) bases: Vec<std::path::PathBuf>,
-}
-
-/// A search's reads of older history so far (since `/` Enter).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(super) struct SearchFar {
-    /// Bytes searched in the files, every `n` and `N` counted.
-    pub(super) total: u64,
-    /// Where a search back stopped at its bound: the tab and the position
-    /// the next `n` goes on before.
-    pub(super) resume: Option<(usize, LinePos)>,
-    /// Bytes searched back since the last match.
-    pub(super) back: u64,
-    /// Searches back that stopped at their bound since the last match.
-    pub(super) rounds: u64,
-}
-
-impl LogsView {
-    fn loading(session: u64, request: LogsRequest) -> Self {
-        Self {
-            session,
-            request,
-            state: LogsState::Loading,
-            path: String::new(),
-            services: Vec::new(),
-            buffers: vec![Buffer::new(Vec::new(), Older::Start)],
-            tab: 0,
-            wrap: false,
-            search: String::new(),
-            editing: None,
-            watch: None,
-            notice: None,
-            all_back: AllBack::default(),
-            search_note: None,
-            search_far: SearchFar::default(),
-            dir_gone: false,
-            bases: Vec::new(),
-        }
-    }
-
-    /// The tab shown's buffer.
-    #[must_use]
-    pub fn buffer(&self) -> &Buffer {
-        &self.buffers[self.tab.min(self.buffers.len() - 1)]
-    }
-
-    /// Where service `service`'s log is read from (empty when unknown:
-    /// the read then fails and says so, as for a service not followed).
-    pub(super) fn base(&self, service: u16) -> std::path::PathBuf {
-        self.bases
-            .get(usize::from(service))
-            .cloned()
-            .unwrap_or_default()
-    }
-
-    pub(super) fn buffer_mut(&mut self) -> &mut Buffer {
-        let tab = self.tab.min(self.buffers.len() - 1);
-        &mut self.buffers[tab]
-    }
-
-    /// The tab titles: `all`, then each service.
-    #[must_use]
-    pub fn tab_names(&self) -> Vec<&str> {
-        std::iter::once("all")
-            .chain(self.services.iter().map(|s| s.name.as_str()))
-            .collect()
-    }
-
-    /// The name of service `index`.
-    #[must_use]
-    pub fn service_name(&self, index: u16) -> &str {
-        self.services
-            .get(usize::from(index))
-            .map_or("?", |s| s.name.as_str())
-    }
-
-    fn push(&mut self, service: u16, lines: &[LogLine]) {
-        let tab = usize::from(service) + 1;
-        if let Some(buffer) = self.buffers.get_mut(tab) {
-            buffer.push(lines);
-            let dropped = self.buffers[0].push_trimmed(lines);
-            if !dropped.is_empty() {
-                self.all_back.trimmed(&dropped, self.buffers[0].lines());
-            }
-        }
-    }
-
-    /// Where the all-services tab's older lines are, as its buffer keeps
-    /// it: a mark that some are left (the positions are in `all_back`).
-    fn all_older(&self) -> Older {
-        if self.all_back.more() {
-            Older::Before(crate::model::logtext::LinePos::default())
-        } else {
-            Older::Start
-        }
-    }
-
-    /// Put one all-services scroll-back step in front of the all tab.
-    fn all_step(&mut self, read: Vec<(u16, Vec<LogLine>, Older)>) {
-        let lines = self.all_back.step(read);
-        let older = self.all_older();
-        self.buffers[0].prepend(lines, older);
-    }
-
-    /// `service`'s unfinished last line, on its tab and the all tab.
-    fn partial(&mut self, service: u16, line: LogLine) {
-        let tab = usize::from(service) + 1;
-        if let Some(buffer) = self.buffers.get_mut(tab) {
-            buffer.set_partial(line.clone());
-            self.buffers[0].set_partial(line);
-        }
-    }
-}
 
 impl App {
     /// The open logs view, if any.
@@ -389,7 +225,7 @@ impl App {
         let wants = if view.wrap {
             // Wrapped: by screen rows, so a very long line is read row by
             // row (the bottom line, the cursor, stays on the screen).
-            let height = row_counter(view, self.viewport.get().logs_width);
+            let height = view.row_counter(self.viewport.get().logs_width);
             view.buffer_mut().scroll_rows(delta, rows, height)
         } else {
             view.buffer_mut().scroll(delta, rows, false)
@@ -463,7 +299,7 @@ impl App {
     pub(super) fn show_log_line(&mut self, session: u64, text: FullText) {
         if self.layers.logs().is_some_and(|v| v.session == session) {
             self.layers
-                .open(Layer::FullText(super::fulltext::FullView::new(text)));
+                .open(Layer::FullText(super::full_view::FullView::new(text)));
         }
     }
 

@@ -92,8 +92,8 @@ impl App {
         far.total += result.searched;
         far.back += result.searched;
         far.resume = result.resume.map(|pos| (tab, pos));
-        let searched = crate::ui::detail_services::size(result.searched);
-        let back = crate::ui::detail_services::size(far.back);
+        let searched = crate::ui::text::size(result.searched);
+        let back = crate::ui::text::size(far.back);
         if result.found.is_some() {
             far.back = 0;
             far.rounds = 0;
@@ -122,7 +122,7 @@ impl App {
                 }
                 None => format!(
                     "searched back to the start of the oldest log ({} searched in all): no more matches",
-                    crate::ui::detail_services::size(far.total)
+                    crate::ui::text::size(far.total)
                 ),
             },
         };
@@ -149,7 +149,7 @@ impl App {
             return;
         };
         view.search_far.total += result.searched;
-        let searched = crate::ui::detail_services::size(result.searched);
+        let searched = crate::ui::text::size(result.searched);
         let text = match result.found {
             Some((lines, _, true)) => {
                 buffer.append_read(&lines);
@@ -188,7 +188,7 @@ impl App {
             return;
         };
         let wrap = view.wrap;
-        let height = crate::ui::panes::logs::row_counter(view, viewport.logs_width);
+        let height = view.row_counter(viewport.logs_width);
         view.buffer_mut().fill_screen(rows, wrap, height);
     }
 }
@@ -200,6 +200,6 @@ fn whole_size(bytes: u64) -> String {
     } else if bytes >= 1 << 10 && bytes.is_multiple_of(1 << 10) {
         format!("{} KiB", bytes >> 10)
     } else {
-        crate::ui::detail_services::size(bytes)
+        crate::ui::text::size(bytes)
     }
 }

@@ -10,83 +10,12 @@
 //! a 100k store with 100k marks costs `O(m log n)` per snapshot (marks of
 //! names no longer stored are dropped) and per bulk action.
 
+use super::bulk::{BULK_NAMES_SHOWN, Bulk};
 use super::{App, Effect, FlashLevel, Focus, LayerKind, Question};
 use crate::event::{Activity, ActivityKind, Actor};
 use crate::model::{Instance, ReapAttempt};
 use crate::reaper::Intent;
 use crate::reaper::decision::{may_reap_now, may_tear_down};
-
-/// How many names the bulk confirmation lists before `and N more`.
-pub const BULK_NAMES_SHOWN: usize = 3;
-
-/// A bulk `r` or `d` awaiting confirmation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Bulk {
-    /// Reap (`r`) or tear down (`d`).
-    pub intent: Intent,
-    /// The names acted on, sorted: the marked rows the filter shows (`r`,
-    /// `d`), or the names typed (`:reap`, `:down`).
-    pub names: Vec<String>,
-    /// Whether `names` are marks (`r`/`d`) rather than typed names.
-    pub marked: bool,
-    /// Marked instances the filter hides: left alone, kept marked.
-    pub hidden: usize,
-    /// For a teardown: the command line for the first name, as the single
-    /// `d` dialog shows it ([`super::TeardownInfo::line_for`]).
-    pub runs: Option<String>,
-}
-
-impl Bulk {
-    /// The question: `Reap 3 marked instances (alpha, bravo, charlie)?
-    /// [y/N]`; `Tear down 2 instances (alpha, bravo)? This runs: stackless
-    /// down alpha --json, then the same with {name} = each other name
-    /// [y/N]`; with marks the filter hides, `… 2 other marked instances are
-    /// hidden by the filter and left alone. …` (names sanitized and cut).
-    #[must_use]
-    pub fn question(&self) -> String {
-        use crate::model::text::sanitize_short;
-        let verb = match self.intent {
-            Intent::Reap => "Reap",
-            Intent::TearDown => "Tear down",
-        };
-        let count = self.names.len();
-        let noun = if count == 1 { "instance" } else { "instances" };
-        let marked = if self.marked { "marked " } else { "" };
-        let mut list = self
-            .names
-            .iter()
-            .take(BULK_NAMES_SHOWN)
-            .map(|n| sanitize_short(n, crate::ui::view::CUT_SHORT))
-            .collect::<Vec<_>>()
-            .join(", ");
-        if count > BULK_NAMES_SHOWN {
-            list = format!("{list} and {} more", count - BULK_NAMES_SHOWN);
-        }
-        let mut text = format!("{verb} {count} {marked}{noun} ({list})?");
-        if self.hidden > 0 {
-            let (n, verb) = if self.hidden == 1 {
-                ("instance is", "it")
-            } else {
-                ("instances are", "them")
-            };
-            text.push_str(&format!(
-                " {} other marked {n} hidden by the filter: this leaves {verb} alone.",
-                self.hidden
-            ));
-        }
-        if let Some(line) = &self.runs {
-            text.push_str(&format!(
-                " This runs: {}",
-                sanitize_short(line, crate::ui::view::CUT_LONG)
-            ));
-            if count > 1 {
-                text.push_str(", then the same with {name} = each other name");
-            }
-        }
-        text.push_str(" [y/N]");
-        text
-    }
-}
 
 impl App {
     /// The marked names, sorted.
@@ -191,7 +120,7 @@ impl App {
                 "the {hidden} marked instances are all hidden by the filter \"{}\": nothing to act on (Esc clears the filter)",
                 crate::model::text::sanitize_short(
                     &self.instances.filter,
-                    crate::ui::view::CUT_SHORT
+                    crate::ui::text::CUT_SHORT
                 )
             );
             self.set_flash(FlashLevel::Warning, text);
@@ -287,7 +216,7 @@ impl App {
         let mut names = refusals
             .iter()
             .take(BULK_NAMES_SHOWN)
-            .map(|a| crate::model::text::sanitize_short(&a.instance, crate::ui::view::CUT_SHORT))
+            .map(|a| crate::model::text::sanitize_short(&a.instance, crate::ui::text::CUT_SHORT))
             .collect::<Vec<_>>()
             .join(", ");
         if count > BULK_NAMES_SHOWN {

@@ -35,7 +35,7 @@ impl App {
             RoleState::Unavailable { reason } => {
                 return Some(format!(
                     "the reaper does not run in this console: {}",
-                    crate::model::text::sanitize_short(reason, crate::ui::view::CUT_LONG)
+                    crate::model::text::sanitize_short(reason, crate::ui::text::CUT_LONG)
                 ));
             }
             RoleState::Active => {}

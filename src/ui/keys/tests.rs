@@ -289,7 +289,9 @@ mod against_the_ui {
     fn help_lists_exactly_the_table() {
         let mut terminal = Terminal::new(TestBackend::new(100, 60)).unwrap();
         terminal
-            .draw(|f| panes::overlay::render_help(f, f.area()))
+            .draw(|f| {
+                let _ = panes::help::draw(f, f.area(), &crate::ui::app::HelpView::default());
+            })
             .unwrap();
         let rows = rows(terminal.backend().buffer());
         let top = rows.iter().position(|r| r.contains("Help (")).unwrap();

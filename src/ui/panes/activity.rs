@@ -80,7 +80,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         .enumerate()
         .map(|(i, logged)| {
             let text = view::activity_line(&logged.entry, logged.count, app.zone());
-            let text = view::fit(&text, width);
+            let text = crate::ui::text::fit(&text, width);
             let (clock, rest) = super::split_clock(&text);
             let line = Line::from(vec![
                 Span::styled(clock.to_owned(), theme::muted()),

@@ -93,7 +93,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         .map(|r| {
             let retry_style = if r.due { theme::due() } else { Style::new() };
             let cell = |text: &str, i: usize| -> Cell<'static> {
-                Cell::from(view::fit(text, usize::from(widths[i])).into_owned())
+                Cell::from(crate::ui::text::fit(text, usize::from(widths[i])).into_owned())
             };
             Row::new([
                 cell(&r.instance, 0),

@@ -10,7 +10,7 @@ use ratatui::widgets::Paragraph;
 use crate::model::text::sanitize_short;
 use crate::ui::app::CommandLine;
 use crate::ui::panes::instances::PROMPT_CURSOR;
-use crate::ui::{theme, view};
+use crate::ui::theme;
 
 /// Draw the open command line `line` into the footer's `area`.
 pub fn render(frame: &mut Frame, area: Rect, line: &CommandLine) {
@@ -20,7 +20,7 @@ pub fn render(frame: &mut Frame, area: Rect, line: &CommandLine) {
         format!(
             "{}{}{PROMPT_CURSOR}",
             if jump { "jump to: " } else { ":" },
-            sanitize_short(text, view::CUT_SHORT * 2)
+            sanitize_short(text, crate::ui::text::CUT_SHORT * 2)
         ),
         theme::prompt(),
     )];
@@ -29,7 +29,7 @@ pub fn render(frame: &mut Frame, area: Rect, line: &CommandLine) {
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                let c = sanitize_short(c, view::CUT_SHORT);
+                let c = sanitize_short(c, crate::ui::text::CUT_SHORT);
                 if i == shown { format!("[{c}]") } else { c }
             })
             .collect();

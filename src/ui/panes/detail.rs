@@ -3,8 +3,6 @@
 //! cursor on its fields (j/k; `y` copies the field: `▶` and reversed).
 //! Long values are wrapped under their label, never cut.
 
-use std::borrow::Cow;
-
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -13,13 +11,12 @@ use ratatui::widgets::Paragraph;
 use unicode_width::UnicodeWidthStr;
 
 use super::pane_block;
-use crate::model::fulltext::wrap;
 use crate::model::text::sanitize_short;
 use crate::ui::app::App;
+use crate::ui::detail::cursor;
 use crate::ui::detail::{self, Tone};
-use crate::ui::detail_cursor;
+use crate::ui::text::CUT_SHORT;
 use crate::ui::theme;
-use crate::ui::view::{self, CUT_SHORT};
 
 /// The style of a document line's text.
 #[must_use]
@@ -59,7 +56,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     viewport.detail_len = wrapped.len();
     viewport.detail_width = usize::from(inner.width);
     app.viewport.set(viewport);
-    let cursor = detail_cursor::cursor_line(&doc, open.cursor);
+    let cursor = cursor::cursor_line(&doc, open.cursor);
 
     let end = (scroll + rows).min(wrapped.len());
     let position =
@@ -127,39 +124,4 @@ fn cursor_row(label: &str, text: &str, first: bool) -> Line<'static> {
 /// The mark before the label of the field under the cursor.
 pub const CURSOR_MARK: char = '▶';
 
-/// One drawn row of the detail document: label column, text, tone, and the
-/// index of the document line it belongs to.
-pub type Row<'a> = (Cow<'a, str>, Cow<'a, str>, Tone, usize);
-
-/// The document as drawn `width` columns wide: a line whose text does not
-/// fit beside its label is wrapped (at spaces where it can), its
-/// continuation rows indented under the text; nothing is cut.
-#[must_use]
-pub fn wrap_document<'a>(doc: &'a [detail::DocLine<'a>], width: usize) -> Vec<Row<'a>> {
-    let mut rows = Vec::with_capacity(doc.len());
-    for (index, line) in doc.iter().enumerate() {
-        let label = view::fit(&line.label, width);
-        let label_width = label.width();
-        let left = width.saturating_sub(label_width);
-        if line.text.width() <= left {
-            rows.push((label, Cow::Borrowed(line.text.as_ref()), line.tone, index));
-            continue;
-        }
-        if left < 8 {
-            // Too narrow to wrap beside the label: the text under it.
-            for piece in wrap(&line.text, width) {
-                rows.push((Cow::Borrowed(""), Cow::Owned(piece), line.tone, index));
-            }
-            continue;
-        }
-        for (n, piece) in wrap(&line.text, left).into_iter().enumerate() {
-            let label = if n == 0 {
-                label.clone()
-            } else {
-                Cow::Owned(" ".repeat(label_width))
-            };
-            rows.push((label, Cow::Owned(piece), line.tone, index));
-        }
-    }
-    rows
-}
+pub use crate::ui::geometry::{Row, wrap_document};

@@ -10,8 +10,8 @@ use unicode_width::UnicodeWidthStr;
 use crate::model::text::sanitize_short;
 use crate::ui::app::{App, FlashLevel};
 use crate::ui::keys;
+use crate::ui::text::{CUT_LONG, fit};
 use crate::ui::theme;
-use crate::ui::view::{CUT_LONG, fit};
 
 /// The word in front of a flash message, so its level reads without colour.
 #[must_use]

@@ -42,7 +42,7 @@ pub fn banners(app: &App) -> Vec<(String, Style)> {
         out.push((
             format!(
                 "! the reaper does not run in this console: {}; tried again every 0.5s",
-                sanitize_short(reason, view::CUT_LONG)
+                sanitize_short(reason, crate::ui::text::CUT_LONG)
             ),
             theme::banner_error(),
         ));
@@ -51,7 +51,7 @@ pub fn banners(app: &App) -> Vec<(String, Style)> {
         out.push((
             format!(
                 "! reaper paused: failures cannot be recorded in the store ({}); nothing is torn down until the store accepts writes",
-                sanitize_short(error, view::CUT_LONG)
+                sanitize_short(error, crate::ui::text::CUT_LONG)
             ),
             theme::banner_error(),
         ));
@@ -60,7 +60,7 @@ pub fn banners(app: &App) -> Vec<(String, Style)> {
         out.push((
             format!(
                 "! reaper paused: the audit trail cannot be written ({}); nothing is torn down until it can",
-                sanitize_short(error, view::CUT_LONG)
+                sanitize_short(error, crate::ui::text::CUT_LONG)
             ),
             theme::banner_error(),
         ));
@@ -82,7 +82,10 @@ pub fn banners(app: &App) -> Vec<(String, Style)> {
     }
     if let Some(warning) = &app.controller().persistence_warning {
         out.push((
-            format!("! stackless: {}", sanitize_short(warning, view::CUT_LONG)),
+            format!(
+                "! stackless: {}",
+                sanitize_short(warning, crate::ui::text::CUT_LONG)
+            ),
             theme::banner_warning(),
         ));
     }
@@ -127,7 +130,7 @@ pub fn host_text(app: &App) -> Option<String> {
     app.config()
         .host
         .as_deref()
-        .map(|host| format!("on {}", sanitize_short(host, view::CUT_SHORT)))
+        .map(|host| format!("on {}", sanitize_short(host, crate::ui::text::CUT_SHORT)))
 }
 
 /// The width of the header's `  │  ` separator.
@@ -135,22 +138,6 @@ const SEP_WIDTH: usize = 5;
 
 /// The host (`on HOST`) is never cut below this many columns.
 const HOST_MIN: usize = 8;
-
-/// `text` cut to at most `width` columns, the cut marked with `…`.
-fn cut_to_width(text: &str, width: usize) -> String {
-    if text.width() <= width {
-        return text.to_owned();
-    }
-    let mut out = String::new();
-    for c in text.chars() {
-        if out.width() + c.to_string().width() + 1 > width {
-            break;
-        }
-        out.push(c);
-    }
-    out.push('…');
-    out
-}
 
 /// Lines a banner of `text` takes at `width` columns: 1, or 2 when it does
 /// not fit on one (longer text is cut).
@@ -214,13 +201,19 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let config = app.config();
     let snapshot = app.snapshot();
     let mut first = vec![(Span::styled(TITLE, theme::title()), u8::MAX)];
-    let store = sanitize_short(&config.store_label, view::CUT_LONG);
+    let store = sanitize_short(&config.store_label, crate::ui::text::CUT_LONG);
     let schema = format!("schema v{}", snapshot.generation.user_version);
     if let Some(text) = host_text(app) {
         // A long host alias is cut first: the store and schema stay seen.
         let rest = TITLE.width() + 3 * SEP_WIDTH + store.width() + schema.width();
         let room = usize::from(area.width).saturating_sub(rest).max(HOST_MIN);
-        first.push((Span::styled(cut_to_width(&text, room), theme::title()), 2));
+        first.push((
+            Span::styled(
+                crate::ui::text::fit(&text, room).into_owned(),
+                theme::title(),
+            ),
+            2,
+        ));
     }
     first.push((Span::raw(store), 1));
     first.push((Span::raw(schema), 3));
@@ -231,14 +224,20 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     // A standby console runs no reaper, whatever its flags say; an active
     // one says what its reaper does with the store as it is now.
     let mut second = vec![(
-        Span::raw(sanitize_short(&app.reaper_text(), view::CUT_SHORT)),
+        Span::raw(sanitize_short(
+            &app.reaper_text(),
+            crate::ui::text::CUT_SHORT,
+        )),
         u8::MAX,
     )];
     if let Some(schedule) = app.reaper_schedule() {
         second.push((Span::raw(schedule), 3));
     }
     second.push((
-        Span::raw(sanitize_short(&config.helper.line(), view::CUT_SHORT)),
+        Span::raw(sanitize_short(
+            &config.helper.line(),
+            crate::ui::text::CUT_SHORT,
+        )),
         1,
     ));
     if let Some(text) = controller_text(app) {

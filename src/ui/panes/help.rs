@@ -10,9 +10,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
 use unicode_width::UnicodeWidthStr;
 
-use super::overlay::{KEYS, centered};
+use super::centered;
 use crate::model::text::sanitize_short;
 use crate::ui::app::{App, HelpView};
+use crate::ui::keys::ENTRIES;
 use crate::ui::{theme, view};
 
 /// The help's lines for a text area `width` columns wide: the entries
@@ -21,11 +22,11 @@ use crate::ui::{theme, view};
 /// query) the legend.
 #[must_use]
 pub fn lines(query: &str, width: usize) -> Vec<Line<'static>> {
-    let key_width = KEYS.iter().map(|(k, _)| k.width()).max().unwrap_or(0);
+    let key_width = ENTRIES.iter().map(|e| e.keys.width()).max().unwrap_or(0);
     let needle = query.to_lowercase();
     let text_width = width.saturating_sub(key_width + 3).max(12);
     let mut lines: Vec<Line<'static>> = Vec::new();
-    for (keys, what) in KEYS {
+    for (keys, what) in ENTRIES.iter().map(|e| (e.keys, e.help)) {
         if !needle.is_empty()
             && !keys.to_lowercase().contains(&needle)
             && !what.to_lowercase().contains(&needle)
@@ -45,7 +46,7 @@ pub fn lines(query: &str, width: usize) -> Vec<Line<'static>> {
             lines.push(Line::styled(
                 format!(
                     " no key matches \"{}\"",
-                    sanitize_short(query, view::CUT_SHORT)
+                    sanitize_short(query, crate::ui::text::CUT_SHORT)
                 ),
                 theme::muted(),
             ));
@@ -141,7 +142,7 @@ pub fn draw(frame: &mut Frame, area: Rect, help: &HelpView) -> (usize, usize) {
         title.push(Span::styled(
             format!(
                 "/{}{cursor} ",
-                sanitize_short(help.query(), view::CUT_SHORT)
+                sanitize_short(help.query(), crate::ui::text::CUT_SHORT)
             ),
             theme::prompt(),
         ));

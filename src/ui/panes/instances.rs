@@ -15,8 +15,9 @@ use unicode_width::UnicodeWidthStr;
 use super::{HIGHLIGHT_SYMBOL, focused, pane_block, scroll_window};
 use crate::model::text::sanitize_short;
 use crate::ui::app::{App, Focus};
+use crate::ui::text::CUT_SHORT;
 use crate::ui::theme;
-use crate::ui::view::{self, CUT_SHORT, InstanceRow, LeaseState, LockState};
+use crate::ui::view::{self, InstanceRow, LeaseState, LockState};
 
 /// Column headers, in order.
 pub const HEADERS: [&str; 7] = ["NAME", "ST", "SUBSTRATE", "STATUS", "LEASE", "LOCK", "REAP"];
@@ -214,7 +215,7 @@ fn marked(mut row: InstanceRow, mark: Option<bool>) -> InstanceRow {
 
 fn row(mut r: InstanceRow, short: &Short, widths: [u16; 7]) -> Row<'static> {
     let cell = |text: String, i: usize| -> Cell<'static> {
-        Cell::from(view::fit(&text, usize::from(widths[i])).into_owned())
+        Cell::from(crate::ui::text::fit(&text, usize::from(widths[i])).into_owned())
     };
     // A cell too narrow for its whole text shows the short form.
     if r.lease.width() > usize::from(widths[4]) {

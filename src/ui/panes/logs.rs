@@ -16,16 +16,16 @@ use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
-use unicode_width::{UnicodeWidthChar as _, UnicodeWidthStr as _};
+use unicode_width::UnicodeWidthStr as _;
 
 use super::pane_block;
 use crate::model::Status;
-use crate::model::logtext::find_all;
 use crate::model::logview::{LogLine, LogsState, WatchMode};
 use crate::model::text::sanitize_short;
 use crate::ui::app::{App, LogsView};
+use crate::ui::logs_layout::{PARTIAL_MARK, cut_mark, render_line};
+use crate::ui::text::{CUT_SHORT, fit};
 use crate::ui::theme;
-use crate::ui::view::{CUT_SHORT, fit};
 
 /// Draw the open logs view into `area` (nothing when none is open).
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
@@ -203,7 +203,7 @@ const ROWS_COUNTED: usize = 500;
 /// than N rows` past [`ROWS_COUNTED`] lines.
 fn rows_below(view: &LogsView, width: usize) -> String {
     let buffer = view.buffer();
-    let height = row_counter(view, width);
+    let height = view.row_counter(width);
     let len = buffer.lines().len();
     let below = buffer.scroll_up.min(len);
     let counted = below.min(ROWS_COUNTED);
@@ -292,7 +292,7 @@ fn body(view: &LogsView, width: usize, rows: usize) -> Vec<Line<'static>> {
         return out;
     }
     let (_, end) = buffer.window(rows);
-    let label_width = label_width(view);
+    let label_width = view.label_width();
     let selected = buffer.selected();
     let mut stack: Vec<Line<'static>> = Vec::new();
     if buffer.scroll_up == 0 && buffer.skip_rows == 0 {
@@ -351,58 +351,6 @@ fn body(view: &LogsView, width: usize, rows: usize) -> Vec<Line<'static>> {
     out
 }
 
-/// The service label's width on the all tab (0 on a service's tab).
-fn label_width(view: &LogsView) -> usize {
-    if view.tab == 0 {
-        view.services
-            .iter()
-            .map(|s| s.name.width())
-            .max()
-            .unwrap_or(0)
-    } else {
-        0
-    }
-}
-
-/// How many rows each line of the shown tab takes wrapped at `width`, as
-/// drawn (the label and marks included): for scrolling by rows. Owns what
-/// it needs, so the view can be changed while it is used.
-pub fn row_counter(view: &LogsView, width: usize) -> impl Fn(&LogLine) -> usize + use<> {
-    let names: Vec<String> = view.services.iter().map(|s| s.name.clone()).collect();
-    let label_width = label_width(view);
-    move |line: &LogLine| {
-        let mut prefix = String::new();
-        if label_width > 0 {
-            let name = names
-                .get(usize::from(line.service))
-                .map_or("?", String::as_str);
-            prefix.push_str(name);
-            prefix.push_str(&" ".repeat(label_width.saturating_sub(name.width())));
-            prefix.push_str(" │ ");
-        }
-        if line.cont {
-            prefix.push('↪');
-        }
-        if line.cut {
-            prefix.push_str(&cut_mark(line));
-        }
-        render_line(&prefix, line, "", false, width.max(1), true).len()
-    }
-}
-
-/// `… (line continues before: 1.0 GiB) `: the bytes of the file before a
-/// piece whose line was not read to its start.
-#[must_use]
-pub fn cut_mark(line: &LogLine) -> String {
-    format!(
-        "… (line continues before: {}) ",
-        crate::ui::detail_services::size(line.at.offset)
-    )
-}
-
-/// After a line shown before its `\n` came (it may go on).
-pub const PARTIAL_MARK: &str = " ⏎?";
-
 /// The service label (all tab) and the continuation mark.
 fn prefix(view: &LogsView, line: &LogLine, label_width: usize) -> String {
     let mut prefix = String::new();
@@ -416,73 +364,4 @@ fn prefix(view: &LogsView, line: &LogLine, label_width: usize) -> String {
         prefix.push('↪');
     }
     prefix
-}
-
-/// One log line as rows: cut at `width` (no wrap) or wrapped; matches of
-/// `search` highlighted.
-fn render_line(
-    prefix: &str,
-    line: &LogLine,
-    search: &str,
-    current: bool,
-    width: usize,
-    wrap: bool,
-) -> Vec<Line<'static>> {
-    let hits = find_all(&line.text, search);
-    let hit_style = if current {
-        theme::search_current()
-    } else {
-        theme::search_hit()
-    };
-    // (text, style) pieces of the line.
-    let mut pieces: Vec<(String, Style)> = vec![(prefix.to_owned(), theme::muted())];
-    let mut at = 0;
-    for hit in &hits {
-        pieces.push((line.text[at..hit.start].to_owned(), Style::new()));
-        pieces.push((line.text[hit.clone()].to_owned(), hit_style));
-        at = hit.end;
-    }
-    pieces.push((line.text[at..].to_owned(), Style::new()));
-    let mut rows: Vec<Vec<Span<'static>>> = vec![Vec::new()];
-    let mut used = 0;
-    for (text, style) in pieces {
-        let mut run = String::new();
-        for c in text.chars() {
-            let w = c.width().unwrap_or(0);
-            if used + w > width {
-                let row = rows.last_mut().expect("one row at least");
-                row.push(Span::styled(std::mem::take(&mut run), style));
-                if !wrap {
-                    cut_with_ellipsis(row, width);
-                    return rows.into_iter().map(Line::from).collect();
-                }
-                rows.push(Vec::new());
-                used = 0;
-            }
-            used += w;
-            run.push(c);
-        }
-        if !run.is_empty()
-            && let Some(row) = rows.last_mut()
-        {
-            row.push(Span::styled(run, style));
-        }
-    }
-    rows.into_iter().map(Line::from).collect()
-}
-
-/// End a full row with `…` (the line goes on past the edge): characters
-/// are taken off its end until the mark fits in `width`.
-fn cut_with_ellipsis(row: &mut Vec<Span<'static>>, width: usize) {
-    let used = |row: &[Span<'_>]| row.iter().map(|s| s.content.width()).sum::<usize>();
-    while used(row) + 1 > width {
-        let Some(last) = row.last_mut() else { break };
-        let mut text = last.content.to_string();
-        if text.pop().is_none() {
-            row.pop();
-            continue;
-        }
-        last.content = text.into();
-    }
-    row.push(Span::styled("…", theme::muted()));
 }

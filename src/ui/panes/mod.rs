@@ -4,6 +4,7 @@
 pub mod activity;
 pub mod backoffs;
 pub mod command;
+pub mod confirm;
 pub mod detail;
 pub mod footer;
 pub mod fulltext;
@@ -11,12 +12,11 @@ pub mod header;
 pub mod help;
 pub mod instances;
 pub mod logs;
-pub mod operation;
+pub mod operation_overlay;
 pub mod operations;
-pub mod overlay;
 pub mod supervisor;
 
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Block;
 
@@ -107,29 +107,15 @@ pub fn scroll_window(previous: usize, selected: usize, len: usize, rows: usize) 
     offset.min(len - rows)
 }
 
-/// The window of a log of `len` entries that shows `rows` lines ending
-/// `scroll_up` entries above the newest, moved as little as needed to hold
-/// the selected line (`selected_up` entries above the newest): `(start,
-/// end)` (end exclusive).
-#[must_use]
-pub fn log_window(len: usize, rows: usize, scroll_up: usize, selected_up: usize) -> (usize, usize) {
-    let selected = selected_up.min(len.saturating_sub(1));
-    let mut scroll = scroll_up.min(selected);
-    if rows > 0 && selected >= scroll + rows {
-        scroll = selected + 1 - rows;
-    }
-    let scroll = scroll.min(len.saturating_sub(rows));
-    let end = len - scroll;
-    (end.saturating_sub(rows), end)
-}
+pub use super::geometry::{log_line_at, log_window};
 
-/// The index (oldest first) of the line a log pane drew at screen row `y`
-/// of `rect`, given its window `(start, end)`.
+/// A rectangle `width` x `height`, centred in `area` and clipped to it.
 #[must_use]
-pub fn log_line_at(rect: Rect, y: u16, (start, end): (usize, usize)) -> Option<usize> {
-    let first = rect.y.checked_add(1)?;
-    let index = start + usize::from(y.checked_sub(first)?);
-    (index < end).then_some(index)
+pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    area.centered(
+        Constraint::Length(width.min(area.width)),
+        Constraint::Length(height.min(area.height)),
+    )
 }
 
 /// Split a log line into its `HH:MM:SS` prefix and the rest, at a character

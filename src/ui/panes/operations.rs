@@ -16,7 +16,6 @@ use crate::model::OpStatus;
 use crate::ui::app::{App, Focus};
 use crate::ui::opview::{self, OperationRow};
 use crate::ui::theme;
-use crate::ui::view;
 
 /// Column headers, in order.
 pub const HEADERS: [&str; 6] = ["VERB", "INSTANCE", "STATUS", "AGE", "TOOK", "DETAIL"];
@@ -85,7 +84,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         .into_iter()
         .map(|r| {
             let cell = |text: &str, i: usize| -> Cell<'static> {
-                Cell::from(view::fit(text, usize::from(widths[i])).into_owned())
+                Cell::from(crate::ui::text::fit(text, usize::from(widths[i])).into_owned())
             };
             let detail_style = if r.state == OpStatus::Failed {
                 theme::failure()

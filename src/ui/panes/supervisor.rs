@@ -77,7 +77,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
             {
                 text.push_str(&countdown(until.saturating_duration_since(app.clock())));
             }
-            let text = view::fit(&text, width);
+            let text = crate::ui::text::fit(&text, width);
             let (clock, rest) = super::split_clock(&text);
             let line = Line::from(vec![
                 Span::styled(clock.to_owned(), theme::muted()),

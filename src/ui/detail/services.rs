@@ -13,24 +13,6 @@ use crate::ui::detail::{MAX_BLOCK_LINES, MAX_LINE_CHARS, Tone, relative, text_li
 /// One labelled line of a section: label (may be empty), text, tone.
 pub type Labelled = (String, String, Tone);
 
-/// `812 B`, `12.3 KiB`, `4.0 MiB`, `1.2 GiB`.
-#[must_use]
-pub fn size(bytes: u64) -> String {
-    const UNITS: [&str; 3] = ["KiB", "MiB", "GiB"];
-    if bytes < 1024 {
-        return format!("{bytes} B");
-    }
-    // Precision does not matter at one decimal.
-    #[allow(clippy::cast_precision_loss)]
-    let mut value = bytes as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", UNITS[unit])
-}
-
 /// The Services section's lines for `services`, times relative to `now`
 /// (unix seconds); `active` whether the instance is active (a dead process
 /// under an active instance is an error, under a tombstone expected).
@@ -91,7 +73,7 @@ pub fn lines(services: &[Service], active: bool, now: i64) -> Vec<Labelled> {
             for drift in &service.drift {
                 out.push((
                     String::new(),
-                    crate::ui::detail_v14::drift_text(drift),
+                    crate::ui::detail::v14::drift_text(drift),
                     Tone::Warning,
                 ));
             }
@@ -124,7 +106,7 @@ fn log_line(service: &Service, now: i64) -> String {
             modified,
         } => format!(
             "log {path} · {} · last line {}",
-            size(*bytes),
+            crate::ui::text::size(*bytes),
             modified.map_or_else(|| "?".to_owned(), |at| relative(at, now))
         ),
         LogState::Missing => format!("log {path}: not there (not started, or removed)"),
@@ -184,14 +166,6 @@ pub fn last_teardown(last: &Activity, now: i64, zone: &crate::ui::detail::Zone) 
 mod tests {
     use super::*;
     use crate::model::services::{ProcessState, StartRecord};
-
-    #[test]
-    fn sizes() {
-        assert_eq!(size(812), "812 B");
-        assert_eq!(size(12_595), "12.3 KiB");
-        assert_eq!(size(4 * 1024 * 1024), "4.0 MiB");
-        assert_eq!(size(3 * 1024 * 1024 * 1024 * 1024), "3072.0 GiB");
-    }
 
     #[test]
     fn a_dead_service_under_an_active_instance_is_an_error() {

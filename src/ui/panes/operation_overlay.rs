@@ -8,14 +8,15 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
 
-use super::overlay::centered;
+use super::centered;
 use crate::model::Operation;
+use crate::model::fulltext::wrap;
 use crate::model::op_rules::short_id;
 use crate::model::text::sanitize_short;
 use crate::ui::app::App;
 use crate::ui::opview;
+use crate::ui::text::CUT_SHORT;
 use crate::ui::theme;
-use crate::ui::view::CUT_SHORT;
 
 /// Width of the label column.
 const LABEL: usize = 13;
@@ -34,36 +35,6 @@ pub fn lines(id: &str, op: Option<&Operation>, now: i64, zone: &jiff::tz::TimeZo
             }
         })
         .collect()
-}
-
-/// Split `text` into pieces of at most `width` columns, at spaces where it
-/// can (a word longer than a line is cut inside). At least one piece.
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    use unicode_width::UnicodeWidthChar as _;
-    let width = width.max(1);
-    let mut pieces = vec![String::new()];
-    let mut used = 0;
-    for word in text.split(' ') {
-        let word_width: usize = word.chars().map(|c| c.width().unwrap_or(0)).sum();
-        let last = pieces.last_mut().expect("one piece");
-        if used > 0 && used + 1 + word_width <= width {
-            last.push(' ');
-            used += 1;
-        } else if used > 0 {
-            pieces.push(String::new());
-            used = 0;
-        }
-        for c in word.chars() {
-            let w = c.width().unwrap_or(0);
-            if used + w > width {
-                pieces.push(String::new());
-                used = 0;
-            }
-            pieces.last_mut().expect("one piece").push(c);
-            used += w;
-        }
-    }
-    pieces
 }
 
 /// Draw the overlay for operation `id` (`op` as in the current snapshot)

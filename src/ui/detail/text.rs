@@ -1,9 +1,9 @@
 //! The detail view's store text, sanitized once when it is read
 //! ([`DetailText::new`]) so drawing a frame only borrows: multi-line text
 //! split on `\n` first, then each line sanitized and cut
-//! ([`super::detail::MAX_LINE_CHARS`]).
+//! ([`super::MAX_LINE_CHARS`]).
 
-use crate::model::detail::InstanceDetail;
+use crate::model::services::DetailView;
 use crate::model::text::sanitize_short;
 use crate::ui::detail::{MAX_BLOCK_LINES, MAX_DEFINITION_LINES, MAX_LINE_CHARS};
 
@@ -69,19 +69,20 @@ pub struct DetailText {
     /// The services, probed when read (`store::services::observe`).
     pub services: Vec<crate::model::services::Service>,
     /// What a schema-14 birth owns and was observed to be
-    /// ([`crate::ui::detail_v14`]); empty before schema 7. Times relative to
+    /// ([`crate::ui::detail::v14`]); empty before schema 7. Times relative to
     /// when the detail was read.
-    pub birth_sections: Vec<crate::ui::detail_v14::Section>,
+    pub birth_sections: Vec<crate::ui::detail::v14::Section>,
 }
 
 impl DetailText {
     /// Sanitize `detail` for drawing, with times relative to `now` (unix
     /// seconds, when it was read).
     #[must_use]
-    pub fn new(detail: &InstanceDetail, now: i64) -> Self {
+    pub fn new(view: &DetailView, now: i64) -> Self {
+        let detail = &view.detail;
         Self {
-            services: detail.services.clone(),
-            birth_sections: crate::ui::detail_v14::sections(detail, now),
+            services: view.services.clone(),
+            birth_sections: crate::ui::detail::v14::sections(detail, now),
             definition_dir: sanitize_short(&detail.definition_dir, MAX_LINE_CHARS),
             source_overrides: json_lines(&detail.source_overrides, MAX_BLOCK_LINES),
             checkpoints: detail

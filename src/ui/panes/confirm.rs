@@ -1,32 +1,19 @@
-//! Overlays drawn over the panes: the teardown and cancel confirmation
-//! dialogs and the
-//! help listing every key of the key table ([`crate::ui::keys`]).
+//! The confirmation dialogs drawn over the panes
+//! ([`crate::ui::app::Question`]): a teardown, a bulk reap or teardown, a
+//! cancel of a controller operation.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 use unicode_width::UnicodeWidthStr;
 
+use super::centered;
 use crate::model::text::sanitize_short;
 use crate::model::{Instance, Operation};
 use crate::ui::TeardownInfo;
-use crate::ui::keys;
 use crate::ui::theme;
-use crate::ui::view;
-
-/// Every help line, as (keys, what they do): [`keys::ENTRIES`] in table
-/// order, which the help overlay lists.
-pub const KEYS: [(&str, &str); keys::ENTRIES.len()] = {
-    let mut out = [("", ""); keys::ENTRIES.len()];
-    let mut i = 0;
-    while i < out.len() {
-        out[i] = (keys::ENTRIES[i].keys, keys::ENTRIES[i].help);
-        i += 1;
-    }
-    out
-};
 
 /// The confirmation question for `instance`, naming the command as it
 /// will run: `Tear down <name>? This runs: stackless down <name> --json
@@ -35,23 +22,11 @@ pub const KEYS: [(&str, &str); keys::ENTRIES.len()] = {
 pub fn confirm_text(instance: &Instance, teardown: &TeardownInfo) -> String {
     format!(
         "Tear down {}? This runs: {} [y/N]",
-        sanitize_short(&instance.name, view::CUT_SHORT),
-        sanitize_short(&teardown.line_for(&instance.name), view::CUT_LONG)
-    )
-}
-
-/// Draw the help overlay, unscrolled and without a query, centred in
-/// `area` ([`super::help`] draws the App's).
-pub fn render_help(frame: &mut Frame, area: Rect) {
-    super::help::draw(frame, area, &crate::ui::app::HelpView::default());
-}
-
-/// A rectangle `width` x `height`, centred in `area` and clipped to it.
-#[must_use]
-pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
-    area.centered(
-        Constraint::Length(width.min(area.width)),
-        Constraint::Length(height.min(area.height)),
+        sanitize_short(&instance.name, crate::ui::text::CUT_SHORT),
+        sanitize_short(
+            &teardown.line_for(&instance.name),
+            crate::ui::text::CUT_LONG
+        )
     )
 }
 

@@ -10,7 +10,7 @@
 //! out of view (paging, `g`/`G`, the wheel, that pager scroll), the cursor
 //! moves onto the nearest field in view, if one is.
 
-use super::detail::DocLine;
+use super::DocLine;
 
 /// Where one field is drawn: its first row and how many rows it takes
 /// (more than one when its text wraps).

@@ -13,6 +13,11 @@
 //! attempt come from the live snapshot, so their countdowns move with the
 //! clock like the panes do.
 
+pub mod cursor;
+pub mod services;
+pub mod text;
+pub mod v14;
+
 use std::borrow::Cow;
 
 use unicode_width::UnicodeWidthStr;
@@ -21,7 +26,7 @@ use crate::model::envelope;
 use crate::model::text::sanitize_short;
 use crate::model::{Instance, Liveness, ReapAttempt, Status, time};
 
-pub use super::detail_text::{CheckpointText, DetailText, json_lines, text_lines};
+pub use text::{CheckpointText, DetailText, json_lines, text_lines};
 
 /// Longest value or line kept from store text (every field, and each line
 /// of the definition, payloads and errors), in characters: 64 Ki, far
@@ -639,7 +644,7 @@ pub fn document<'a>(
         } else {
             "Last teardown (by this console)".into()
         });
-        for (label, text, tone) in crate::ui::detail_services::last_teardown(last, now, zone) {
+        for (label, text, tone) in crate::ui::detail::services::last_teardown(last, now, zone) {
             doc.kv(&label, text, tone);
         }
     }
@@ -648,7 +653,7 @@ pub fn document<'a>(
             doc.section(format!("Services ({})", text.services.len()));
             let active = instance.is_some_and(|i| i.status == Status::Active);
             for (label, line, tone) in
-                crate::ui::detail_services::lines(&text.services, active, now)
+                crate::ui::detail::services::lines(&text.services, active, now)
             {
                 doc.kv(&label, line, tone);
             }
@@ -672,5 +677,4 @@ pub fn document<'a>(
 }
 
 #[cfg(test)]
-#[path = "detail_tests.rs"]
 mod tests;

@@ -1,0 +1,76 @@
+//! A bulk `r`/`d` awaiting confirmation ([`Bulk`], asked as
+//! [`super::Question::Bulk`]).
+
+use crate::reaper::Intent;
+
+/// How many names the bulk confirmation lists before `and N more`.
+pub const BULK_NAMES_SHOWN: usize = 3;
+
+/// A bulk `r` or `d` awaiting confirmation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bulk {
+    /// Reap (`r`) or tear down (`d`).
+    pub intent: Intent,
+    /// The names acted on, sorted: the marked rows the filter shows (`r`,
+    /// `d`), or the names typed (`:reap`, `:down`).
+    pub names: Vec<String>,
+    /// Whether `names` are marks (`r`/`d`) rather than typed names.
+    pub marked: bool,
+    /// Marked instances the filter hides: left alone, kept marked.
+    pub hidden: usize,
+    /// For a teardown: the command line for the first name, as the single
+    /// `d` dialog shows it ([`super::TeardownInfo::line_for`]).
+    pub runs: Option<String>,
+}
+
+impl Bulk {
+    /// The question: `Reap 3 marked instances (alpha, bravo, charlie)?
+    /// [y/N]`; `Tear down 2 instances (alpha, bravo)? This runs: stackless
+    /// down alpha --json, then the same with {name} = each other name
+    /// [y/N]`; with marks the filter hides, `… 2 other marked instances are
+    /// hidden by the filter and left alone. …` (names sanitized and cut).
+    #[must_use]
+    pub fn question(&self) -> String {
+        use crate::model::text::sanitize_short;
+        let verb = match self.intent {
+            Intent::Reap => "Reap",
+            Intent::TearDown => "Tear down",
+        };
+        let count = self.names.len();
+        let noun = if count == 1 { "instance" } else { "instances" };
+        let marked = if self.marked { "marked " } else { "" };
+        let mut list = self
+            .names
+            .iter()
+            .take(BULK_NAMES_SHOWN)
+            .map(|n| sanitize_short(n, crate::ui::text::CUT_SHORT))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if count > BULK_NAMES_SHOWN {
+            list = format!("{list} and {} more", count - BULK_NAMES_SHOWN);
+        }
+        let mut text = format!("{verb} {count} {marked}{noun} ({list})?");
+        if self.hidden > 0 {
+            let (n, verb) = if self.hidden == 1 {
+                ("instance is", "it")
+            } else {
+                ("instances are", "them")
+            };
+            text.push_str(&format!(
+                " {} other marked {n} hidden by the filter: this leaves {verb} alone.",
+                self.hidden
+            ));
+        }
+        if let Some(line) = &self.runs {
+            text.push_str(&format!(
+                " This runs: {}",
+                sanitize_short(line, crate::ui::text::CUT_LONG)
+            ));
+            if count > 1 {
+                text.push_str(", then the same with {name} = each other name");
+            }
+        }
+        text.push_str(" [y/N]");
+        text
+    }
+}
