@@ -23,6 +23,11 @@
 //! `STACKLESS_BENCH_SIZES=10000` picks sizes. Under `cargo test
 //! --all-targets` each runs once at 1k. No timing is asserted anywhere.
 
+// Tests, benches and examples read as scenarios top to bottom, and
+// unwrap where a failure is the test's own: the shape lints
+// (Cargo.toml [lints.clippy]) are for the crate's code.
+#![allow(clippy::unwrap_used, clippy::too_many_lines)]
+
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;

@@ -9,6 +9,11 @@
 //! only at 1k (no `--bench` argument), so tests stay fast.
 //! `STACKLESS_BENCH_SIZES=1000,10000` picks sizes.
 
+// Tests, benches and examples read as scenarios top to bottom, and
+// unwrap where a failure is the test's own: the shape lints
+// (Cargo.toml [lints.clippy]) are for the crate's code.
+#![allow(clippy::unwrap_used, clippy::too_many_lines)]
+
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

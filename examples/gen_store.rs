@@ -10,6 +10,11 @@
 //! spread around it); `--host` defaults to this machine's hostname as
 //! `sysinfo` reports it, so the console probes the local half of the locks.
 
+// Tests, benches and examples read as scenarios top to bottom, and
+// unwrap where a failure is the test's own: the shape lints
+// (Cargo.toml [lints.clippy]) are for the crate's code.
+#![allow(clippy::unwrap_used, clippy::too_many_lines)]
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;

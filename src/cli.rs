@@ -34,6 +34,10 @@ pub fn usage(message: &str) -> std::process::ExitCode {
 /// can watch.
 #[derive(Debug, Clone, Parser)]
 #[command(name = "stackless-tui", version, about, long_about = None)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "one bool per command-line switch (clap): independent flags"
+)]
 pub struct Cli {
     /// The state store to open (default: $`XDG_STATE_HOME/stackless/state.db`,
     /// else ~/.local/state/stackless/state.db, created on first run).

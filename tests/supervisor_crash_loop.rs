@@ -1,6 +1,11 @@
 //! 50 crash loops of a helper leave no zombie behind (its own test binary, so
 //! no other test's children are counted).
 
+// Tests, benches and examples read as scenarios top to bottom, and
+// unwrap where a failure is the test's own: the shape lints
+// (Cargo.toml [lints.clippy]) are for the crate's code.
+#![allow(clippy::unwrap_used, clippy::too_many_lines)]
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -180,7 +180,9 @@ pub(super) fn pending_on(
     file: Option<(u64, u64)>,
     name: &str,
 ) -> rusqlite::Result<Option<(String, OpStatus)>> {
-    if let Some(found) = super::queue_seen::pending_on(conn, file, name) {
+    if let super::queue_seen::Pending::Known(found) =
+        super::queue_seen::pending_on(conn, file, name)
+    {
         return Ok(found);
     }
     conn.prepare_cached(

@@ -123,17 +123,22 @@ fn seen(file: (u64, u64)) -> Option<Arc<Seen>> {
     registry.as_ref()?.get(&file).cloned()
 }
 
+/// What the published queue says of `name`'s oldest pending operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Pending {
+    /// Nothing was published for the file, or a query failed: the caller
+    /// walks the pending rows.
+    Unknown,
+    /// Known: the oldest pending operation (verb, status), if any.
+    Known(Option<(String, OpStatus)>),
+}
+
 /// The oldest pending operation on `name` (verb, status) from what the last
-/// snapshot of `file` saw plus the rows since; `None` (not `Some(None)`)
-/// when nothing was published for the file or a query failed: the caller
-/// walks the pending rows then.
-pub(super) fn pending_on(
-    conn: &Connection,
-    file: Option<(u64, u64)>,
-    name: &str,
-) -> Option<Option<(String, OpStatus)>> {
-    let seen = seen(file?)?;
-    look_up(conn, &seen, name).ok()
+/// snapshot of `file` saw plus the rows since.
+pub(super) fn pending_on(conn: &Connection, file: Option<(u64, u64)>, name: &str) -> Pending {
+    file.and_then(seen)
+        .and_then(|seen| look_up(conn, &seen, name).ok())
+        .map_or(Pending::Unknown, Pending::Known)
 }
 
 fn look_up(

@@ -55,6 +55,10 @@ pub(super) type Held = std::collections::HashSet<String>;
 pub type Seen<'a> = (&'a Instance, Option<&'a ReapAttempt>);
 
 /// One name as the scans find it.
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "each bool is one fact a scan found about the name (independent flags)"
+)]
 struct Entry<'a> {
     seen: Seen<'a>,
     row: bool,

@@ -23,6 +23,11 @@ use crate::model::services::{StartRecord, process_state};
 use crate::model::snapshot::ServicesDead;
 use crate::stop::StopToken;
 
+/// A services read that could not be made (the store could not be opened
+/// or read to its end): the watcher keeps what the last good one said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct ReadFailed;
+
 /// One read of the services' checkpoints, probed.
 #[derive(Debug, Default)]
 pub(super) struct ServicesRead {
@@ -37,7 +42,7 @@ pub(super) struct ServicesRead {
 /// thread (a read in progress stops at its next row) and waits for it.
 pub(super) struct ServicesReader {
     requests: Option<mpsc::Sender<()>>,
-    results: mpsc::Receiver<Option<ServicesRead>>,
+    results: mpsc::Receiver<Result<ServicesRead, ReadFailed>>,
     in_flight: bool,
     stop: StopToken,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -67,7 +72,8 @@ impl ServicesReader {
                 lower_priority();
                 let mut probe = SysinfoProbe::new();
                 while asked.recv().is_ok() {
-                    let read = read(&path, access, busy_timeout, &mut probe, &reading);
+                    let read =
+                        read(&path, access, busy_timeout, &mut probe, &reading).ok_or(ReadFailed);
                     if reading.is_cancelled() || answer.send(read).is_err() {
                         return;
                     }
@@ -98,9 +104,9 @@ impl ServicesReader {
         self.in_flight
     }
 
-    /// The answer to the last request, once it is there: `Some(None)` when
-    /// the read failed (the store could not be opened or read to its end).
-    pub(super) fn take(&mut self) -> Option<Option<ServicesRead>> {
+    /// The answer to the last request, once it is there: `Err` when the
+    /// read failed (the store could not be opened or read to its end).
+    pub(super) fn take(&mut self) -> Option<Result<ServicesRead, ReadFailed>> {
         let read = self.results.try_recv().ok()?;
         self.in_flight = false;
         Some(read)

@@ -436,7 +436,7 @@ impl Watcher {
         };
         // A read that failed keeps what the last good one said (and asks
         // again after the next commit).
-        let Some(read) = answer else {
+        let Ok(read) = answer else {
             self.services_stale = true;
             return false;
         };

@@ -5,6 +5,11 @@
 //!
 //! `cargo test --test integration <module>::` runs one file.
 
+// Tests, benches and examples read as scenarios top to bottom, and
+// unwrap where a failure is the test's own: the shape lints
+// (Cargo.toml [lints.clippy]) are for the crate's code.
+#![allow(clippy::unwrap_used, clippy::too_many_lines)]
+
 #[path = "../common/mod.rs"]
 mod common;
 
@@ -29,8 +34,7 @@ mod reaper;
 mod reaper_control;
 mod reaper_releases;
 mod row_reuse;
-mod size;
-mod source_size;
+mod shape;
 mod store;
 mod store_files;
 mod store_swaps_and_planted_links;

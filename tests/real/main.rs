@@ -11,6 +11,11 @@
 //! `cargo test --locked` builds the example first; run alone with
 //! `cargo build --locked --example real_stackless && cargo test --locked --test real`.
 
+// Tests, benches and examples read as scenarios top to bottom, and
+// unwrap where a failure is the test's own: the shape lints
+// (Cargo.toml [lints.clippy]) are for the crate's code.
+#![allow(clippy::unwrap_used, clippy::too_many_lines)]
+
 #[path = "../common/mod.rs"]
 mod common;
 mod harness;

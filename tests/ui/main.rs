@@ -4,6 +4,11 @@
 //!
 //! `cargo test --test ui <module>::` runs one file.
 
+// Tests, benches and examples read as scenarios top to bottom, and
+// unwrap where a failure is the test's own: the shape lints
+// (Cargo.toml [lints.clippy]) are for the crate's code.
+#![allow(clippy::unwrap_used, clippy::too_many_lines)]
+
 #[path = "../common/mod.rs"]
 mod common;
 

@@ -396,6 +396,10 @@ impl App {
 /// A filter ready to test positions of one snapshot: which look-ups its
 /// terms need, decided once per filtering (a 100k store is filtered again
 /// on each key typed), not per row.
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "each bool is one look-up a filter's terms need, decided once per filtering: flags, not states"
+)]
 struct Matcher<'a> {
     filter: &'a Filter,
     snapshot: &'a Snapshot,
