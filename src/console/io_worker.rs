@@ -138,93 +138,21 @@ impl Worker {
 
     /// Carry out `request`; its answer, if it has one.
     fn answer(&mut self, request: Request) -> Option<Answer> {
-        Some(match request {
+        match request {
             Request::OpenDetail { name } => {
                 let result = self.details.read(&name);
-                Answer::Detail { name, result }
+                Some(Answer::Detail { name, result })
             }
-            Request::OpenLogs { session, request } => self.open_logs(session, &request),
-            Request::LogsOlder {
-                session,
-                service,
-                base,
-                before,
-            } => {
-                let (lines, older) = match logs::history::older(&base, before, TAIL_LINES) {
-                    Ok((raw, older)) => (
-                        raw.iter().map(|r| LogLine::from_raw(r, service)).collect(),
-                        older,
-                    ),
-                    Err(e) => {
-                        tracing::warn!("cannot read older log lines: {e}");
-                        (Vec::new(), Older::Start)
-                    }
-                };
-                Answer::LogsOlder {
-                    session,
-                    service,
-                    lines,
-                    older,
-                }
-            }
-            Request::LogsOlderAll {
-                session,
-                bases,
-                reads,
-                want,
-            } => Answer::LogsOlderAll {
-                session,
-                read: logs::history::older_all(&bases, &reads, want),
-            },
-            Request::LogsSearchOlder {
-                session,
-                service,
-                base,
-                before,
-                query,
-            } => Answer::LogsSearchOlder {
-                session,
-                service,
-                result: logs::search::search_history(
-                    &base,
-                    service,
-                    before,
-                    &query,
-                    logs::search::SEARCH_BYTES,
-                ),
-            },
-            Request::LogsSearchNewer {
-                session,
-                service,
-                base,
-                after,
-                query,
-            } => Answer::LogsSearchNewer {
-                session,
-                service,
-                result: logs::search::search_newer(
-                    &base,
-                    service,
-                    after,
-                    &query,
-                    logs::search::SEARCH_BYTES,
-                ),
-            },
-            Request::LogsLineWhole {
-                session,
-                base,
-                piece,
-                title,
-                ..
-            } => Answer::LogsLineWhole {
-                session,
-                text: logs::history::whole_line_text(&base, piece, &title),
-            },
+            Request::OpenLogs { session, request } => Some(self.open_logs(session, &request)),
             Request::CloseLogs => {
                 self.follower = None;
-                return None;
+                None
             }
-        })
+            search @ (Request::LogsSearchOlder { .. } | Request::LogsSearchNewer { .. }) => {
+                search_logs(search)
+            }
+            read => read_logs(read),
+        }
     }
 
     /// Open `request`'s logs for `session` and follow them; the tails and
@@ -258,6 +186,100 @@ impl Worker {
             bases,
         }
     }
+}
+
+/// A read of a service's log history (a scroll-back page, of one service
+/// or of every service, or a whole line), answered; `None` for a request
+/// of another kind.
+fn read_logs(request: Request) -> Option<Answer> {
+    Some(match request {
+        Request::LogsOlder {
+            session,
+            service,
+            base,
+            before,
+        } => {
+            let (lines, older) = match logs::history::older(&base, before, TAIL_LINES) {
+                Ok((raw, older)) => (
+                    raw.iter().map(|r| LogLine::from_raw(r, service)).collect(),
+                    older,
+                ),
+                Err(e) => {
+                    tracing::warn!("cannot read older log lines: {e}");
+                    (Vec::new(), Older::Start)
+                }
+            };
+            Answer::LogsOlder {
+                session,
+                service,
+                lines,
+                older,
+            }
+        }
+        Request::LogsOlderAll {
+            session,
+            bases,
+            reads,
+            want,
+        } => Answer::LogsOlderAll {
+            session,
+            read: logs::history::older_all(&bases, &reads, want),
+        },
+        Request::LogsLineWhole {
+            session,
+            base,
+            piece,
+            title,
+            ..
+        } => Answer::LogsLineWhole {
+            session,
+            text: logs::history::whole_line_text(&base, piece, &title),
+        },
+        _ => return None,
+    })
+}
+
+/// A search of a service's history past the lines held (`n` older, `N`
+/// newer; bounded by `logs::search::SEARCH_BYTES`), answered; `None` for a
+/// request of another kind.
+fn search_logs(request: Request) -> Option<Answer> {
+    Some(match request {
+        Request::LogsSearchOlder {
+            session,
+            service,
+            base,
+            before,
+            query,
+        } => Answer::LogsSearchOlder {
+            session,
+            service,
+            result: logs::search::search_history(
+                &base,
+                service,
+                before,
+                &query,
+                logs::search::SEARCH_BYTES,
+            ),
+        },
+        Request::LogsSearchNewer {
+            session,
+            service,
+            base,
+            after,
+            query,
+        } => Answer::LogsSearchNewer {
+            session,
+            service,
+            result: logs::search::search_newer(
+                &base,
+                service,
+                after,
+                &query,
+                logs::search::SEARCH_BYTES,
+            ),
+        },
+        _ => return None,
+    })
 }
 
 /// Reads an instance's detail rows for the detail view, on a read-only

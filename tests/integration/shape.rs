@@ -20,7 +20,13 @@ fn app_fields() -> Vec<String> {
         .skip(1)
         .map(str::trim)
         .filter(|l| !l.starts_with("//") && !l.starts_with('#') && l.contains(':'))
-        .map(|l| l.trim_start_matches("pub(crate) ").split(':').next().unwrap().to_owned())
+        .map(|l| {
+            l.trim_start_matches("pub(crate) ")
+                .split(':')
+                .next()
+                .unwrap()
+                .to_owned()
+        })
         .collect()
 }
 
@@ -33,8 +39,13 @@ fn the_ui_state_is_a_handful_of_parts() {
         fields.len()
     );
     // Modes are layers, not fields of their own.
-    for mode in ["confirm", "help", "detail", "logs", "full", "op_open", "command"] {
-        assert!(!fields.iter().any(|f| f == mode), "{mode} is a layer: {fields:?}");
+    for mode in [
+        "confirm", "help", "detail", "logs", "full", "op_open", "command",
+    ] {
+        assert!(
+            !fields.iter().any(|f| f == mode),
+            "{mode} is a layer: {fields:?}"
+        );
     }
     assert!(fields.iter().any(|f| f == "layers"), "{fields:?}");
 }

@@ -12,6 +12,24 @@ use crate::ui::detail::cursor::Move;
 use crate::ui::geometry::{log_line_at, log_window};
 use crate::ui::keys::{self, Action, Context, Input};
 
+/// Whether `action` moves within a view (the logs view takes these for its
+/// lines and tabs while it is on top).
+const fn is_motion(action: Action) -> bool {
+    matches!(
+        action,
+        Action::Up
+            | Action::Down
+            | Action::PageUp
+            | Action::PageDown
+            | Action::First
+            | Action::Last
+            | Action::WheelUp
+            | Action::WheelDown
+            | Action::NextPane
+            | Action::PreviousPane
+    )
+}
+
 /// Rows moved by PgUp/PgDn before the first frame reports a pane height.
 const DEFAULT_PAGE: usize = 10;
 
@@ -122,60 +140,34 @@ impl App {
         self.act(action, input)
     }
 
-    /// Carry out `action`, which the key table gave for `input`.
+    /// Carry out `action`, which the key table gave for `input`: the top
+    /// layer's motion first (the logs view scrolls its lines, the detail
+    /// view moves its field cursor), then by what the action is about.
     fn act(&mut self, action: Action, input: Input) -> Option<Effect> {
         let top = self.layers.top_kind();
-        let logs = top == Some(LayerKind::Logs);
+        if top == Some(LayerKind::Logs) && is_motion(action) {
+            return self.move_in_logs(action);
+        }
+        if top == Some(LayerKind::Detail) && matches!(action, Action::Up | Action::Down) {
+            self.move_detail(Move::Field(action == Action::Down));
+            return None;
+        }
         match action {
             Action::Quit => {
                 self.quitting = true;
-                return Some(Effect::Quit);
+                Some(Effect::Quit)
             }
-            Action::Up if logs => return self.move_logs_cursor(-1),
-            Action::Down if logs => return self.move_logs_cursor(1),
-            Action::PageUp if logs => return self.scroll_logs(-self.logs_page()),
-            Action::PageDown if logs => return self.scroll_logs(self.logs_page()),
-            Action::First if logs => return self.scroll_logs(isize::MIN / 2),
-            Action::Last if logs => return self.follow_logs(),
-            Action::WheelUp if logs => return self.scroll_logs(-WHEEL_STEP),
-            Action::WheelDown if logs => return self.scroll_logs(WHEEL_STEP),
-            Action::NextPane if logs => self.logs_tab(true),
-            Action::PreviousPane if logs => self.logs_tab(false),
-            Action::Up if top == Some(LayerKind::Detail) => {
-                self.move_detail(Move::Field(false));
+            Action::Up
+            | Action::Down
+            | Action::PageUp
+            | Action::PageDown
+            | Action::First
+            | Action::Last
+            | Action::NextPane
+            | Action::PreviousPane => {
+                self.move_focused(action);
+                None
             }
-            Action::Down if top == Some(LayerKind::Detail) => {
-                self.move_detail(Move::Field(true));
-            }
-            Action::Up => self.move_or_scroll(-1),
-            Action::Down => self.move_or_scroll(1),
-            Action::PageUp => self.move_or_scroll(-self.page_rows()),
-            Action::PageDown => self.move_or_scroll(self.page_rows()),
-            Action::First => self.move_or_scroll(isize::MIN / 2),
-            Action::Last => self.move_or_scroll(isize::MAX / 2),
-            Action::NextPane => {
-                self.focus = self
-                    .focus
-                    .next(self.shown.snapshot.generation.has_operations());
-            }
-            Action::PreviousPane => {
-                self.focus = self
-                    .focus
-                    .previous(self.shown.snapshot.generation.has_operations());
-            }
-            Action::OpenDetail => return self.open_detail(),
-            Action::CloseDetail => drop(self.layers.close(LayerKind::Detail)),
-            // The filter first (as the empty pane's hint says), then marks.
-            Action::ClearFilter => {
-                if self.instances.filter.is_empty() {
-                    self.clear_marks();
-                } else {
-                    self.clear_filter();
-                }
-            }
-            Action::CopyName => return self.copy_name(),
-            Action::CopyField => return self.copy_field(),
-            Action::CopyDown => return self.copy_down(),
             Action::OpenCommand
             | Action::OpenJump
             | Action::CommandText
@@ -184,13 +176,7 @@ impl App {
             | Action::CommandPrevious
             | Action::CommandNext
             | Action::CommandRun
-            | Action::CommandCancel => return self.act_command(action, input),
-            Action::PromptClearLine => self.prompt_erase(false),
-            Action::PromptDeleteWord => self.prompt_erase(true),
-            Action::ToggleMark => self.toggle_mark(),
-            Action::MarkAll => self.mark_all(),
-            Action::ReverseSort => self.reverse_sort(),
-            Action::OpenHelp => self.open_help(),
+            | Action::CommandCancel => self.act_command(action, input),
             Action::HelpUp
             | Action::HelpDown
             | Action::HelpPageUp
@@ -201,34 +187,102 @@ impl App {
             | Action::HelpText
             | Action::HelpBackspace
             | Action::HelpKeep
-            | Action::HelpClear => self.act_help(action, input),
-            Action::CloseHelp => drop(self.layers.close(LayerKind::Help)),
-            Action::TogglePayloads => self.toggle_payloads(),
+            | Action::HelpClear => {
+                self.act_help(action, input);
+                None
+            }
             Action::EditFilter
             | Action::FilterText
             | Action::FilterBackspace
             | Action::FilterKeep
-            | Action::FilterClear => self.act_filter(action, input),
-            Action::CycleSort => self.cycle_sort(),
+            | Action::FilterClear => {
+                self.act_filter(action, input);
+                None
+            }
+            Action::EditSearch
+            | Action::SearchText
+            | Action::SearchBackspace
+            | Action::SearchKeep
+            | Action::SearchClear
+            | Action::SearchOlder
+            | Action::SearchNewer => self.act_search(action, input),
+            Action::Reap
+            | Action::TearDown
+            | Action::ConfirmTearDown
+            | Action::CancelTearDown
+            | Action::CancelOperation
+            | Action::ToggleReaperPause
+            | Action::ReaperPass
+            | Action::CopyName
+            | Action::CopyField
+            | Action::CopyDown => self.act_operator(action),
+            _ => self.act_views(action, input),
+        }
+    }
+
+    /// A motion in the logs view: its cursor, a page, the ends, the wheel,
+    /// its tabs.
+    fn move_in_logs(&mut self, action: Action) -> Option<Effect> {
+        match action {
+            Action::Up => self.move_logs_cursor(-1),
+            Action::Down => self.move_logs_cursor(1),
+            Action::PageUp => self.scroll_logs(-self.logs_page()),
+            Action::PageDown => self.scroll_logs(self.logs_page()),
+            Action::First => self.scroll_logs(isize::MIN / 2),
+            Action::Last => self.follow_logs(),
+            Action::WheelUp => self.scroll_logs(-WHEEL_STEP),
+            Action::WheelDown => self.scroll_logs(WHEEL_STEP),
+            Action::NextPane => {
+                self.logs_tab(true);
+                None
+            }
+            Action::PreviousPane => {
+                self.logs_tab(false);
+                None
+            }
+            _ => None,
+        }
+    }
+
+    /// A motion in the full-text view, the detail document or the focused
+    /// pane; Tab and Shift-Tab move the focus.
+    fn move_focused(&mut self, action: Action) {
+        let operations = self.shown.snapshot.generation.has_operations();
+        match action {
+            Action::Up => self.move_or_scroll(-1),
+            Action::Down => self.move_or_scroll(1),
+            Action::PageUp => self.move_or_scroll(-self.page_rows()),
+            Action::PageDown => self.move_or_scroll(self.page_rows()),
+            Action::First => self.move_or_scroll(isize::MIN / 2),
+            Action::Last => self.move_or_scroll(isize::MAX / 2),
+            Action::NextPane => self.focus = self.focus.next(operations),
+            Action::PreviousPane => self.focus = self.focus.previous(operations),
+            _ => {}
+        }
+    }
+
+    /// The operator's keys: reap, tear down, answer the question, cancel an
+    /// operation, pause the reaper or run a pass, copy.
+    fn act_operator(&mut self, action: Action) -> Option<Effect> {
+        match action {
             Action::Reap => return self.reap_key(),
             Action::TearDown => self.down_key(),
             Action::ConfirmTearDown => return self.confirm_yes(),
             Action::CancelTearDown => self.confirm_no(),
             Action::CancelOperation => self.cancel_operation_key(),
-            Action::CloseOperation => drop(self.layers.close(LayerKind::Operation)),
-            Action::OpenFullText => {
-                if let Some(command) = self.log_line_whole() {
-                    return Some(command);
-                }
-                self.open_full_text();
-            }
-            Action::CloseFullText => self.close_full_text(),
-            Action::Click => self.click(input),
-            Action::WheelUp => self.wheel(input, -WHEEL_STEP),
-            Action::WheelDown => self.wheel(input, WHEEL_STEP),
-            Action::OpenLogs => return self.open_logs(),
-            Action::CloseLogs => return self.close_logs(),
-            Action::ToggleWrap => self.toggle_wrap(),
+            Action::ToggleReaperPause => return self.pause_key(),
+            Action::ReaperPass => return self.pass_key(),
+            Action::CopyName => return self.copy_name(),
+            Action::CopyField => return self.copy_field(),
+            Action::CopyDown => return self.copy_down(),
+            _ => {}
+        }
+        None
+    }
+
+    /// The logs view's search: the prompt, typing, `n` and `N`.
+    fn act_search(&mut self, action: Action, input: Input) -> Option<Effect> {
+        match action {
             Action::EditSearch => {
                 self.search_prompt(true, false);
             }
@@ -244,9 +298,50 @@ impl App {
             }
             Action::SearchOlder => return self.find_in_logs(true),
             Action::SearchNewer => return self.find_in_logs(false),
-            Action::ToggleReaperPause => return self.pause_key(),
-            Action::ReaperPass => return self.pass_key(),
+            _ => {}
+        }
+        None
+    }
+
+    /// Opening and closing the views, the table's own keys (marks, sort,
+    /// the filter's clearing, the prompts' erasing), the mouse, the zoom.
+    fn act_views(&mut self, action: Action, input: Input) -> Option<Effect> {
+        match action {
+            Action::OpenDetail => return self.open_detail(),
+            Action::CloseDetail => drop(self.layers.close(LayerKind::Detail)),
+            // The filter first (as the empty pane's hint says), then marks.
+            Action::ClearFilter => {
+                if self.instances.filter.is_empty() {
+                    self.clear_marks();
+                } else {
+                    self.clear_filter();
+                }
+            }
+            Action::PromptClearLine => self.prompt_erase(false),
+            Action::PromptDeleteWord => self.prompt_erase(true),
+            Action::ToggleMark => self.toggle_mark(),
+            Action::MarkAll => self.mark_all(),
+            Action::ReverseSort => self.reverse_sort(),
+            Action::CycleSort => self.cycle_sort(),
+            Action::OpenHelp => self.open_help(),
+            Action::CloseHelp => drop(self.layers.close(LayerKind::Help)),
+            Action::TogglePayloads => self.toggle_payloads(),
+            Action::CloseOperation => drop(self.layers.close(LayerKind::Operation)),
+            Action::OpenFullText => {
+                if let Some(effect) = self.log_line_whole() {
+                    return Some(effect);
+                }
+                self.open_full_text();
+            }
+            Action::CloseFullText => self.close_full_text(),
+            Action::Click => self.click(input),
+            Action::WheelUp => self.wheel(input, -WHEEL_STEP),
+            Action::WheelDown => self.wheel(input, WHEEL_STEP),
+            Action::OpenLogs => return self.open_logs(),
+            Action::CloseLogs => return self.close_logs(),
+            Action::ToggleWrap => self.toggle_wrap(),
             Action::ToggleZoom => self.zoom = !self.zoom,
+            _ => {}
         }
         None
     }

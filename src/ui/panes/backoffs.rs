@@ -19,6 +19,28 @@ pub const HEADERS: [&str; 4] = ["INSTANCE", "ATTEMPTS", "RETRY", "LAST ERROR"];
 
 const SPACING: u16 = super::TABLE_SPACING;
 
+/// The lines under the table for the selected row: its last error when
+/// the LAST ERROR column is too narrow to read, and its remediation; as
+/// many as fit in `inner` under a header and one row (the error first).
+fn selected_details(selected: &BackoffRow, inner: Rect) -> Vec<Line<'static>> {
+    let narrow = column_widths(inner.width, std::slice::from_ref(selected))[3] < 14;
+    let mut details: Vec<Line> = Vec::new();
+    if narrow {
+        details.push(Line::from(vec![
+            Span::styled("error: ", theme::muted()),
+            Span::raw(selected.last_error.clone()),
+        ]));
+    }
+    if let Some(remediation) = &selected.remediation {
+        details.push(Line::from(vec![
+            Span::styled("remediation: ", theme::muted()),
+            Span::raw(remediation.clone()),
+        ]));
+    }
+    details.truncate(usize::from(inner.height.saturating_sub(2)));
+    details
+}
+
 /// Draw the Backoffs pane into `area`.
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let is_focused = focused(app, Focus::Backoffs);
@@ -49,24 +71,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let now = app.now();
     let selected = app.backoff_index().min(len - 1);
     let selected_row = view::backoff_row(&attempts[selected], now);
-    // Under the table, for the selected row: its last error when the
-    // LAST ERROR column is too narrow to read, and its remediation.
-    let narrow = column_widths(inner.width, std::slice::from_ref(&selected_row))[3] < 14;
-    let mut details: Vec<Line> = Vec::new();
-    if narrow {
-        details.push(Line::from(vec![
-            Span::styled("error: ", theme::muted()),
-            Span::raw(selected_row.last_error.clone()),
-        ]));
-    }
-    if let Some(remediation) = &selected_row.remediation {
-        details.push(Line::from(vec![
-            Span::styled("remediation: ", theme::muted()),
-            Span::raw(remediation.clone()),
-        ]));
-    }
-    // As many detail lines as fit under a header and one row (error first).
-    details.truncate(usize::from(inner.height.saturating_sub(2)));
+    let details = selected_details(&selected_row, inner);
     let lines = u16::try_from(details.len()).unwrap_or(0);
     let (table_area, detail_area) = if lines > 0 {
         let [t, d] =

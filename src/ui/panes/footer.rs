@@ -28,6 +28,9 @@ pub const fn flash_tag(level: FlashLevel) -> &'static str {
 /// narrow).
 type Entry = (&'static str, &'static str, bool, u8);
 
+/// An item after the keys: its full and short forms.
+type Forms = (String, String);
+
 /// The keys of the current mode ([`App::base_context`]), in display order,
 /// from the key table ([`keys::footer`]). Write keys are disabled while the
 /// configuration or the schema turns them off; keys on the controller's
@@ -55,39 +58,11 @@ fn entries(app: &App) -> Vec<Entry> {
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let width = usize::from(area.width);
     if let Some(flash) = app.flash() {
-        let text = format!(
-            "{} {}",
-            flash_tag(flash.level),
-            sanitize_short(&flash.text, CUT_LONG)
-        );
-        frame.render_widget(
-            Paragraph::new(Line::styled(
-                fit(&text, width).into_owned(),
-                theme::flash(flash.level),
-            )),
-            area,
-        );
+        frame.render_widget(Paragraph::new(flash_line(flash, width)), area);
         return;
     }
     let mut entries = entries(app);
-    // After the keys: the reaper paused, and why the write keys are off,
-    // each a whole item (never cut mid-word: an item that does not fit
-    // takes its short form, then goes).
-    // (full, short) forms.
-    let mut items: Vec<(String, String)> = Vec::new();
-    if app.reaper().paused {
-        items.push((
-            "(reaper paused: P resumes)".to_owned(),
-            "(paused)".to_owned(),
-        ));
-    }
-    let mut reason = None;
-    if let Some(why) = app.write_keys_off() {
-        let keys = keys::write_keys(app.snapshot().generation.has_operations());
-        let why = sanitize_short(&why, 60);
-        items.push((format!("({keys} off: {why})"), format!("({keys} off)")));
-        reason = Some((format!("({keys} off: "), why));
-    }
+    let (items, reason) = off_items(app);
     let mut off: Vec<String> = items.iter().map(|(full, _)| full.clone()).collect();
     let off_width = |off: &[String]| off.iter().map(|o| 2 + o.width()).sum::<usize>();
     let used = |entries: &[Entry]| {
@@ -141,6 +116,46 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         }
     }
     let off = (!off.is_empty()).then(|| format!("  {}", off.join("  ")));
+    frame.render_widget(Paragraph::new(Line::from(key_spans(entries, off))), area);
+}
+
+/// The flash message as the footer's line: `[warn] text`, fitted to
+/// `width`.
+fn flash_line(flash: &crate::ui::Flash, width: usize) -> Line<'static> {
+    let text = format!(
+        "{} {}",
+        flash_tag(flash.level),
+        sanitize_short(&flash.text, CUT_LONG)
+    );
+    Line::styled(fit(&text, width).into_owned(), theme::flash(flash.level))
+}
+
+/// What the footer says after the keys, each a whole item in its full and
+/// short forms (never cut mid-word: an item that does not fit takes its
+/// short form, then goes): the reaper paused, and why the write keys are
+/// off; with the reason's `(keys off: ` head and text, which may be cut
+/// between words.
+fn off_items(app: &App) -> (Vec<Forms>, Option<(String, String)>) {
+    let mut items: Vec<Forms> = Vec::new();
+    if app.reaper().paused {
+        items.push((
+            "(reaper paused: P resumes)".to_owned(),
+            "(paused)".to_owned(),
+        ));
+    }
+    let mut reason = None;
+    if let Some(why) = app.write_keys_off() {
+        let keys = keys::write_keys(app.snapshot().generation.has_operations());
+        let why = sanitize_short(&why, 60);
+        items.push((format!("({keys} off: {why})"), format!("({keys} off)")));
+        reason = Some((format!("({keys} off: "), why));
+    }
+    (items, reason)
+}
+
+/// The keys as spans (a disabled one struck through), then the items
+/// after them.
+fn key_spans(entries: Vec<Entry>, off: Option<String>) -> Vec<Span<'static>> {
     let mut spans = Vec::new();
     for (key, what, enabled, _) in entries {
         if !spans.is_empty() {
@@ -156,7 +171,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     if let Some(off) = off {
         spans.push(Span::styled(off, theme::muted()));
     }
-    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+    spans
 }
 
 /// `text` in at most `width` columns, cut only between words: as many

@@ -252,9 +252,9 @@ fn prompt_line(view: &LogsView, width: usize) -> Option<Line<'static>> {
     Some(Line::styled(fit(&text, width).into_owned(), theme::muted()))
 }
 
-/// The rows of lines ending at the bottom of what is shown.
-fn body(view: &LogsView, width: usize, rows: usize) -> Vec<Line<'static>> {
-    let buffer = view.buffer();
+/// What is said above the lines: what the open left out, a logs
+/// directory gone, the shown service's note.
+fn notes(view: &LogsView, width: usize) -> Vec<Line<'static>> {
     let mut out: Vec<Line<'static>> = Vec::new();
     if let Some(notice) = &view.notice {
         out.push(Line::styled(
@@ -283,6 +283,13 @@ fn body(view: &LogsView, width: usize, rows: usize) -> Vec<Line<'static>> {
             theme::lock_held(),
         ));
     }
+    out
+}
+
+/// The rows of lines ending at the bottom of what is shown.
+fn body(view: &LogsView, width: usize, rows: usize) -> Vec<Line<'static>> {
+    let buffer = view.buffer();
+    let mut out = notes(view, width);
     let rows = rows.saturating_sub(out.len());
     if buffer.lines().is_empty() && buffer.partials().is_empty() {
         out.push(Line::styled(
