@@ -22,6 +22,7 @@ use crate::controller::cancel::{self, CancelRequest};
 use crate::event::{Event, EventReceiver};
 use crate::model::activity::{ActivityKind, Actor};
 use crate::model::time::unix_now;
+use crate::model::{Instance, ReapAttempt};
 use crate::reaper::{Intent, Job, JobRunner};
 use crate::recorder::Recorder;
 use crate::ui::{App, Effect};
@@ -226,31 +227,12 @@ impl Actions<'_> {
         for activity in app.drain_outbox() {
             self.io.persist(activity);
         }
-        let (instance, intent) = match command {
-            Some(Effect::Reap { instance }) => (instance, Intent::Reap),
-            Some(Effect::TearDown { instance }) => (instance, Intent::TearDown),
-            Some(Effect::Io(request)) => {
-                self.io.send(request);
-                return;
+        match command {
+            Some(Effect::Reap { instance, attempt }) => {
+                self.start_job(instance, attempt, Intent::Reap);
             }
-            Some(Effect::CancelOperation { id, instance, verb }) => {
-                // On a task: the render loop never waits for stackless.
-                cancel::spawn(
-                    &self.runtime,
-                    self.stackless.clone(),
-                    CancelRequest { id, instance, verb },
-                    self.recorder.clone(),
-                    unix_now,
-                );
-                return;
-            }
-            Some(Effect::PauseReaper(paused)) => {
-                self.control.set_paused(paused);
-                return;
-            }
-            Some(Effect::ReaperPass) => {
-                self.control.request_pass();
-                return;
+            Some(Effect::TearDown { instance, attempt }) => {
+                self.start_job(instance, attempt, Intent::TearDown);
             }
             Some(Effect::Bulk { intent, jobs }) => {
                 self.bulk
@@ -261,16 +243,28 @@ impl Actions<'_> {
                         actor: Actor::Operator,
                         intent,
                     }));
-                return;
             }
-            Some(Effect::Copy { text }) => {
-                self.copies.push(text);
-                return;
+            Some(Effect::Io(request)) => self.io.send(request),
+            Some(Effect::CancelOperation { id, instance, verb }) => {
+                // On a task: the render loop never waits for stackless.
+                cancel::spawn(
+                    &self.runtime,
+                    self.stackless.clone(),
+                    CancelRequest { id, instance, verb },
+                    self.recorder.clone(),
+                    unix_now,
+                );
             }
-            Some(Effect::Quit) | None => return,
-        };
-        let attempt = app.snapshot().reap_attempt(&instance.name).cloned();
-        // Refusals (in flight, not DNS-safe) are reported by `spawn` itself.
+            Some(Effect::PauseReaper(paused)) => self.control.set_paused(paused),
+            Some(Effect::ReaperPass) => self.control.request_pass(),
+            Some(Effect::Copy { text }) => self.copies.push(text),
+            Some(Effect::Quit) | None => {}
+        }
+    }
+
+    /// The operator's `r` or `d` on one instance, as a job of its own.
+    /// Refusals (in flight, not DNS-safe) are reported by `spawn` itself.
+    fn start_job(&self, instance: Instance, attempt: Option<ReapAttempt>, intent: Intent) {
         let _ = self.teardowns.spawn(Job {
             instance,
             attempt,

@@ -57,7 +57,7 @@ fn a_y_read_with_the_d_never_answers_the_teardown_dialog() {
     let pressed = burst + Duration::from_millis(500);
     assert!(matches!(
         app.handle(at(pressed, KeyCode::Char('y')), CAPTURE),
-        Some(Effect::TearDown { instance }) if instance.name == name
+        Some(Effect::TearDown { instance, .. }) if instance.name == name
     ));
     assert!(app.confirming().is_none());
     // The next dialog is shown anew: keys read before its own frame are

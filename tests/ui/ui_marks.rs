@@ -410,7 +410,7 @@ fn command_line_completes_commands_then_names() {
 #[test]
 fn commands_act_like_the_keys() {
     let mut app = app();
-    let Some(Effect::Reap { instance }) = command(&mut app, "reap alpha") else {
+    let Some(Effect::Reap { instance, .. }) = command(&mut app, "reap alpha") else {
         panic!("no reap");
     };
     assert_eq!(instance.name, "alpha");

@@ -540,7 +540,7 @@ fn keys_act_on_the_detail_instance() {
     let mut app = real_app();
     open_detail(&mut app, "golf");
     match press(&mut app, KeyCode::Char('r')) {
-        Some(Effect::Reap { instance }) => assert_eq!(instance.name, "golf"),
+        Some(Effect::Reap { instance, .. }) => assert_eq!(instance.name, "golf"),
         other => panic!("expected Reap golf, got {other:?}"),
     }
     press(&mut app, KeyCode::Esc);

@@ -662,7 +662,7 @@ fn r_on_expired_golf_reaps() {
     let mut app = real_app();
     select(&mut app, "golf");
     match press(&mut app, KeyCode::Char('r')) {
-        Some(Effect::Reap { instance }) => assert_eq!(instance.name, "golf"),
+        Some(Effect::Reap { instance, .. }) => assert_eq!(instance.name, "golf"),
         other => panic!("expected Reap golf, got {other:?}"),
     }
     assert!(app.activity().entries().is_empty());
@@ -675,7 +675,7 @@ fn r_in_backoffs_pane_acts_on_the_selected_backoff() {
     press(&mut app, KeyCode::Tab);
     assert_eq!(app.focus(), Focus::Backoffs);
     match press(&mut app, KeyCode::Char('r')) {
-        Some(Effect::Reap { instance }) => assert_eq!(instance.name, "golf"),
+        Some(Effect::Reap { instance, .. }) => assert_eq!(instance.name, "golf"),
         other => panic!("expected Reap golf, got {other:?}"),
     }
 }
@@ -746,7 +746,7 @@ fn d_then_y_tears_down() {
     select(&mut app, "bravo");
     assert_eq!(press(&mut app, KeyCode::Char('d')), None);
     match press(&mut app, KeyCode::Char('y')) {
-        Some(Effect::TearDown { instance }) => assert_eq!(instance.name, "bravo"),
+        Some(Effect::TearDown { instance, .. }) => assert_eq!(instance.name, "bravo"),
         other => panic!("expected TearDown bravo, got {other:?}"),
     }
     assert!(app.confirming().is_none());

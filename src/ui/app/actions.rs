@@ -100,7 +100,11 @@ impl App {
             format!("teardown requested for {}", current.name),
         );
         self.own_until(&current.name);
-        Some(Effect::TearDown { instance: current })
+        let attempt = self.shown.snapshot.reap_attempt(&current.name).cloned();
+        Some(Effect::TearDown {
+            instance: current,
+            attempt,
+        })
     }
 
     /// Any other key in the teardown dialog: close it, logging the cancel.
@@ -199,7 +203,8 @@ impl App {
                     format!("reap requested for {}", instance.name),
                 );
                 self.own_until(&instance.name);
-                Some(Effect::Reap { instance })
+                let attempt = self.shown.snapshot.reap_attempt(&instance.name).cloned();
+                Some(Effect::Reap { instance, attempt })
             }
             Err(refusal) => {
                 self.refuse(&instance.name, refusal.to_string());

@@ -144,11 +144,16 @@ pub enum Effect {
     Reap {
         /// The instance as the snapshot showed it.
         instance: Instance,
+        /// Its reap backoff as the snapshot showed it (the job records the
+        /// next failure on top of it).
+        attempt: Option<crate::model::ReapAttempt>,
     },
     /// Tear this instance down (operator `d`, confirmed with `y`).
     TearDown {
         /// The instance as the snapshot showed it at confirmation.
         instance: Instance,
+        /// Its reap backoff as the snapshot showed it then.
+        attempt: Option<crate::model::ReapAttempt>,
     },
     /// Run these teardowns (a bulk `r` or `d` on the marked instances,
     /// confirmed with `y`; each passed the single key's rules on the
