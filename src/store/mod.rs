@@ -591,7 +591,7 @@ impl Store {
     /// Direct access for tests only (their set-up and checks): compiled only
     /// with the dev-only features (Cargo.toml), never in a release build.
     /// The demo and the benches seed through `store::seed`.
-    #[cfg(any(test, feature = "fault-injection", feature = "bench-support"))]
+    #[cfg(any(test, feature = "test-support", feature = "bench-support"))]
     #[doc(hidden)]
     #[must_use]
     pub fn connection(&self) -> &Connection {

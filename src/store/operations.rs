@@ -223,12 +223,14 @@ impl super::Store {
     ///
     /// # Errors
     /// `SQLite` errors (a store without the queue's tables).
+    #[cfg(feature = "test-support")]
     #[doc(hidden)]
     pub fn operation_query_plans(&self) -> Result<Vec<(String, Vec<String>)>, super::StoreError> {
         query_plans(&self.conn).map_err(|e| super::StoreError::sqlite(&self.path, &e))
     }
 }
 
+#[cfg(feature = "test-support")]
 fn query_plans(conn: &Connection) -> rusqlite::Result<Vec<(String, Vec<String>)>> {
     let layout = Layout {
         operation_birth: true,

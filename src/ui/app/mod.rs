@@ -375,7 +375,10 @@ impl App {
         &self.shown.snapshot
     }
 
-    /// The snapshot on screen, shared.
+    /// The snapshot on screen, shared (tests: the one `Arc`, never a
+    /// copy).
+    #[cfg(feature = "test-support")]
+    #[doc(hidden)]
     #[must_use]
     pub fn snapshot_arc(&self) -> &Arc<Snapshot> {
         &self.shown.snapshot

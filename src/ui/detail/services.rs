@@ -1,5 +1,5 @@
-//! The detail view's Services section (issue 11, item 3) and its Last
-//! teardown section (item 4): per service where it runs, its process (pid,
+//! The detail view's Services section and its Last teardown section: per
+//! service where it runs, its process (pid,
 //! alive or dead), its origin, the last observed readiness, its log's size
 //! and last line time; then the output of the last teardown this console
 //! ran on the instance. Sanitized here.
