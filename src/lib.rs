@@ -1,7 +1,8 @@
 //! stackless-tui: a terminal operations console for stackless state stores.
 //!
-//! Architecture (one guess per folder; `docs/ARCHITECTURE.md` maps the
-//! threads and the data flow):
+//! Architecture (`docs/ARCHITECTURE.md` maps the layers, the threads and
+//! the data flow; `tests/integration/arrows.rs` keeps the imports one
+//! way):
 //! - [`model`]: the pure core: rows, snapshot, liveness, backoff, schema
 //!   generations, the controller's operations, activities, envelopes,
 //!   services, full text, names, text, countdowns. No I/O.
@@ -37,8 +38,9 @@
 //! - [`demo`]: the seeded demo store, demo teardown and demo helper.
 //!
 //! Rule citations: "§2", "§6", "D14" are sections of the state-store
-//! contract, `docs/stackless-state-store.md`; "schema 5", "schema 14",
-//! "0.4.0 controller" are sections of `docs/stackless-releases.md`.
+//! contract, `docs/stackless-state-store.md`; "schema 5", "schema 14" and
+//! "the controller's reaper (0.4.0)" are sections of
+//! `docs/stackless-releases.md`.
 
 #![warn(unreachable_pub)]
 

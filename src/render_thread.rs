@@ -1,9 +1,10 @@
 //! Which thread draws. The render loop marks its thread while it runs
 //! ([`enter`]); the paths that read a file or the store assert, in debug
 //! builds (every test binary, and the console the PTY tests drive), that
-//! they do not run on it ([`assert_off`]): the render loop does no I/O
-//! (`docs/ARCHITECTURE.md`, "Threads"), it hands reads to the I/O worker
-//! (`crate::console::io_worker`) and applies the answers.
+//! they do not run on it ([`assert_off`]): the render loop reads no file
+//! and no store (`docs/ARCHITECTURE.md`, "Reads stay off the render thread"),
+//! it hands reads to the I/O worker (`crate::console::io_worker`) and
+//! applies the answers.
 //!
 //! A leaf: it imports nothing of the crate, so the store and the logs
 //! reader can call it without an arrow up.

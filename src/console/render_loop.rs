@@ -6,7 +6,7 @@
 //! returns (reap, tear down, open a detail, cancel an operation) are carried
 //! out here: teardowns on their own threads, a cancel on a tokio task
 //! (`crate::controller::cancel`), every read (the detail, the logs view's
-//! opens, scroll-back and searches) on the I/O worker (`super::io`), whose
+//! opens, scroll-back and searches) on the I/O worker (`super::io_worker`), whose
 //! answers come back as events. The loop itself reads no file and no
 //! store (`crate::render_thread`, asserted in debug builds).
 

@@ -2,7 +2,7 @@
 //! resume (`P`), a pass now (`R`), and what the thread reports back (the
 //! countdown to its next pass and the last pass's totals).
 //!
-//! One-way arrows: the UI returns a `Command`, the console wiring calls
+//! One-way arrows: the UI returns an `Effect`, the console wiring calls
 //! [`ReaperControl`] (shared atomics, read by the reaper thread every
 //! 100 ms), and the thread sends its status
 //! ([`crate::model::reaper_status::ReaperStatus`]) through the

@@ -2,7 +2,8 @@
 //! re-implemented, as each release decides. No I/O here: the reaper thread
 //! (`super::runner`) reads the store, asks this module what to do, and acts.
 //!
-//! Per release (docs/stackless-releases.md, "Reapers and GC"):
+//! Per release (docs/stackless-releases.md, "Schema 5" and "The
+//! controller's reaper (0.4.0), each pass"):
 //! - v4/v5 (the contract; stackless 0.2/0.3 daemons): worklist, lock skip,
 //!   backoff wait, reap; tombstones past 7 days are collected here.
 //! - v14 (the 0.4.0 controller, daemon-0.4.0/src/reaper.rs:6-26): the same

@@ -1,13 +1,14 @@
 //! The detail view's text: everything the store knows about one instance,
 //! as a scrollable document of labelled lines.
 //!
-//! For every [`crate::ui::Command::OpenDetail`] (Enter, then every new
-//! snapshot while the view is open) the console reads [`InstanceDetail`]
-//! (definition, `definition_dir`, `source_overrides`, checkpoints)
-//! synchronously, on the render loop between two frames (the console's
-//! `DetailReader`, on a read-only connection of its own), and hands it to
-//! [`crate::ui::App::show_detail`]: a slow read delays the next frame.
-//! [`DetailText::new`] sanitizes it once there (multi-line text is split on
+//! For every `Request::OpenDetail` (Enter, then every new snapshot while
+//! the view is open) the I/O worker (`crate::console::io_worker`, on a
+//! read-only connection of its own) reads the instance's rows
+//! ([`crate::model::detail::InstanceDetail`]: definition,
+//! `definition_dir`, `source_overrides`, checkpoints), probes its services
+//! ([`crate::model::services::DetailView`]) and answers with
+//! `Event::Answer`; a slow read never delays a frame.
+//! [`DetailText::new`] sanitizes the answer once (multi-line text is split on
 //! `\n` first, then each line is sanitized), so drawing a frame only
 //! borrows. The lease, lock and reap
 //! attempt come from the live snapshot, so their countdowns move with the

@@ -7,7 +7,7 @@
 //!   action of a press in the current context and matches on [`Action`];
 //! - the footer ([`super::panes::footer`]) draws [`footer`] for the mode
 //!   under any overlay;
-//! - the help overlay ([`super::panes::overlay`]) draws one line per
+//! - the help overlay ([`super::panes::help`]) draws one line per
 //!   [`KeyEntry`] of [`ENTRIES`], in table order.
 //!
 //! A new key is one new [`KeyEntry`] in [`ENTRIES`] (`keys/table.rs`), plus
