@@ -266,37 +266,46 @@ fn a_soak_beside_the_real_stackless_leaves_the_store_whole() {
     counts.created = created.len();
     // Every short lease has run out: wait for each to be torn down or
     // recorded as failed, and for no teardown to be running.
+    let teardown_running = || {
+        let log = calls(&stack);
+        // Every teardown finished, as the wrapper and as the console saw
+        // it (the console records a success after `down` exits): one
+        // outcome line for each `started` one.
+        let audit = std::fs::read_to_string(stack.state_dir().join("stackless-tui/audit.jsonl"))
+            .unwrap_or_default();
+        let audited = |outcome: &str| {
+            audit
+                .lines()
+                .filter(|l| {
+                    l.contains("\"action\":\"teardown\"")
+                        && l.contains(&format!("\"outcome\":\"{outcome}"))
+                })
+                .count()
+        };
+        log.iter().filter(|c| c.0 == "start").count()
+            != log.iter().filter(|c| c.0 == "end" || c.0 == "fail").count()
+            || 2 * audited("started") != audited("")
+    };
     wait_until(
         "every expired instance reaped or backed off, no teardown running",
         Duration::from_secs(240),
         || {
-            let log = calls(&stack);
-            // Every teardown finished, as the wrapper and as the console
-            // saw it (the console records a success after `down` exits):
-            // one outcome line for each `started` one.
-            let audit =
-                std::fs::read_to_string(stack.state_dir().join("stackless-tui/audit.jsonl"))
-                    .unwrap_or_default();
-            let audited = |outcome: &str| {
-                audit
-                    .lines()
-                    .filter(|l| {
-                        l.contains("\"action\":\"teardown\"")
-                            && l.contains(&format!("\"outcome\":\"{outcome}"))
-                    })
-                    .count()
-            };
-            let running = log.iter().filter(|c| c.0 == "start").count()
-                != log.iter().filter(|c| c.0 == "end" || c.0 == "fail").count()
-                || 2 * audited("started") != audited("");
             let open = sqlite(
                 &db,
                 "SELECT count(*) FROM instances WHERE status = 'active' AND name NOT LIKE 'keep-%'
                    AND name NOT IN (SELECT instance FROM reap_attempts)",
             );
-            (!running && open.trim() == "0").then_some(())
+            (!teardown_running() && open.trim() == "0").then_some(())
         },
     );
+    // A backed-off instance is retried when its backoff runs out: pause
+    // the reaper (P) so no pass starts a teardown between this check and
+    // the quit, then let one that started meanwhile finish.
+    tui.send("P");
+    tui.wait_for("reaper: paused", Duration::from_secs(10));
+    wait_until("no teardown running", Duration::from_secs(120), || {
+        (!teardown_running()).then_some(())
+    });
     tui.send("q");
     assert_eq!(tui.wait_exit(Duration::from_secs(30)), 0);
 
