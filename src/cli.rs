@@ -15,15 +15,15 @@ use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 /// The default teardown command (contract §6 step 3).
-pub const DEFAULT_DOWN_CMD: &str = "stackless down {name} --json";
+pub(crate) const DEFAULT_DOWN_CMD: &str = "stackless down {name} --json";
 
 /// Exit status for a usage or store error (the terminal is left untouched).
-pub const EXIT_USAGE: u8 = 2;
+pub(crate) const EXIT_USAGE: u8 = 2;
 
 /// Print `stackless-tui: {message}` on stderr and return [`EXIT_USAGE`]:
 /// a usage or store error, reported before the terminal is touched.
 #[must_use]
-pub fn usage(message: &str) -> std::process::ExitCode {
+pub(crate) fn usage(message: &str) -> std::process::ExitCode {
     use std::io::Write as _;
     let _ = writeln!(std::io::stderr(), "stackless-tui: {message}");
     std::process::ExitCode::from(EXIT_USAGE)
@@ -222,7 +222,7 @@ pub enum Sub {
 ///
 /// # Errors
 /// A message clap shows under the flag.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     let trimmed = text.trim();
     let parsed = if trimmed.chars().all(|c| c.is_ascii_digit()) && !trimmed.is_empty() {
         trimmed
@@ -242,7 +242,10 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 /// when `XDG_CONFIG_HOME` is absolute, else
 /// `$HOME/.config/stackless-tui/config.toml`.
 #[must_use]
-pub fn default_config_path(xdg_config_home: Option<&str>, home: Option<&str>) -> Option<PathBuf> {
+pub(crate) fn default_config_path(
+    xdg_config_home: Option<&str>,
+    home: Option<&str>,
+) -> Option<PathBuf> {
     if let Some(xdg) = xdg_config_home.filter(|x| Path::new(x).is_absolute()) {
         return Some(Path::new(xdg).join("stackless-tui/config.toml"));
     }
@@ -251,7 +254,7 @@ pub fn default_config_path(xdg_config_home: Option<&str>, home: Option<&str>) ->
 }
 
 /// The flags a config file may set (their long names, as TOML keys).
-pub const CONFIG_KEYS: [&str; 11] = [
+pub(crate) const CONFIG_KEYS: [&str; 11] = [
     "state",
     "tick",
     "utc",
@@ -269,7 +272,10 @@ pub const CONFIG_KEYS: [&str; 11] = [
 ///
 /// # Errors
 /// A message naming the file and the bad key or value.
-pub fn config_args(text: &str, file: &Path) -> Result<Vec<(String, Option<String>)>, String> {
+pub(crate) fn config_args(
+    text: &str,
+    file: &Path,
+) -> Result<Vec<(String, Option<String>)>, String> {
     let table: toml::Table = text
         .parse()
         .map_err(|e| format!("{}: not valid TOML: {e}", file.display()))?;
@@ -321,7 +327,7 @@ pub fn config_args(text: &str, file: &Path) -> Result<Vec<(String, Option<String
 /// # Errors
 /// clap's own error (usage, `--help`, `--version`), or a config-file
 /// message.
-pub fn parse_with_config(
+pub(crate) fn parse_with_config(
     args: Vec<OsString>,
     default_config: Option<PathBuf>,
     read_file: impl Fn(&Path) -> std::io::Result<Option<String>>,
@@ -381,7 +387,7 @@ pub fn parse_with_config(
 
 /// Why the command line could not be turned into a [`Cli`].
 #[derive(Debug)]
-pub enum CliError {
+pub(crate) enum CliError {
     /// clap's error (also `--help` and `--version`, which print and exit 0).
     Clap(clap::Error),
     /// The config file is unreadable or wrong.

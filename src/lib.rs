@@ -50,8 +50,8 @@ pub mod audit;
 #[cfg(feature = "bench-support")]
 #[doc(hidden)]
 pub mod bench_support;
-pub mod cli;
-pub mod console;
+pub(crate) mod cli;
+pub(crate) mod console;
 pub mod controller;
 pub mod demo;
 pub mod dispatch;
@@ -61,17 +61,17 @@ pub mod stop;
 #[doc(hidden)]
 pub mod fault;
 pub mod headless;
-pub mod launcher;
+pub(crate) mod launcher;
 pub mod logs;
 mod man;
 pub mod model;
 pub mod nofollow;
-pub mod process_group;
+pub(crate) mod process_group;
 pub mod reaper;
 pub mod recorder;
-pub mod render_thread;
+pub(crate) mod render_thread;
 pub mod roles;
-pub mod startup;
+pub(crate) mod startup;
 pub mod store;
 pub mod supervisor;
 pub mod ui;

@@ -13,14 +13,14 @@ const POLL: Duration = Duration::from_millis(20);
 /// Send `signal` to process group `pgid`. `false` when it could not be
 /// sent: nobody is left in the group, or `pgid` is 0 or 1 (refused).
 #[must_use]
-pub fn signal(pgid: i32, signal: Signal) -> bool {
+pub(crate) fn signal(pgid: i32, signal: Signal) -> bool {
     pgid > 1 && killpg(nix::unistd::Pid::from_raw(pgid), signal).is_ok()
 }
 
 /// Whether anyone is left in process group `pgid` (`kill(2)` with signal
 /// 0); `false` for a refused `pgid` (0 or 1).
 #[must_use]
-pub fn alive(pgid: i32) -> bool {
+pub(crate) fn alive(pgid: i32) -> bool {
     pgid > 1 && killpg(nix::unistd::Pid::from_raw(pgid), None).is_ok()
 }
 
@@ -28,7 +28,7 @@ pub fn alive(pgid: i32) -> bool {
 /// until `gone()`; SIGKILL once `grace` has passed; stop waiting at
 /// `grace + linger`. Returns whether `gone()` held before it stopped
 /// waiting. Blocks the calling thread.
-pub fn stop_group(
+pub(crate) fn stop_group(
     pgid: i32,
     grace: Duration,
     linger: Duration,

@@ -18,11 +18,11 @@ thread_local! {
 /// The mark on the render loop's thread, taken off when dropped.
 #[derive(Debug)]
 #[must_use = "the thread is the render thread only while this lives"]
-pub struct RenderThread(());
+pub(crate) struct RenderThread(());
 
 /// Mark the calling thread as the render thread until the returned guard
 /// drops.
-pub fn enter() -> RenderThread {
+pub(crate) fn enter() -> RenderThread {
     RENDER.with(|r| r.set(true));
     RenderThread(())
 }
@@ -35,7 +35,7 @@ impl Drop for RenderThread {
 
 /// Whether the calling thread is the render thread now.
 #[must_use]
-pub fn is_render_thread() -> bool {
+pub(crate) fn is_render_thread() -> bool {
     RENDER.with(Cell::get)
 }
 
@@ -46,7 +46,7 @@ pub fn is_render_thread() -> bool {
 /// # Panics
 /// In debug builds, on the render thread.
 #[track_caller]
-pub fn assert_off(what: &str) {
+pub(crate) fn assert_off(what: &str) {
     debug_assert!(
         !is_render_thread(),
         "{what} on the render thread: hand it to the I/O worker"

@@ -15,7 +15,7 @@ use crate::store::{Access, Store, StoreError};
 /// Why the console or a headless mode could not start. Each message is one
 /// paragraph that names the fix.
 #[derive(Debug, thiserror::Error)]
-pub enum StartupError {
+pub(crate) enum StartupError {
     /// The store could not be opened (missing, not stackless, unknown
     /// schema, remote URL, ...).
     #[error(transparent)]
@@ -48,9 +48,6 @@ pub enum StartupError {
         "the console needs a terminal (stdin and stdout are not both a TTY). For scripts and cron use `stackless-tui snapshot` or `stackless-tui reap --once`; over ssh, use `ssh -t`."
     )]
     NoTerminal,
-    /// A flag contradicts the mode (e.g. `reap --once --read-only`).
-    #[error("{0}")]
-    Usage(String),
 }
 
 /// stackless's default store path (`$XDG_STATE_HOME/stackless/state.db`,
@@ -58,7 +55,7 @@ pub enum StartupError {
 ///
 /// # Errors
 /// [`StartupError::NoDefaultPath`] when neither variable is absolute.
-pub fn default_store_path() -> Result<PathBuf, StartupError> {
+pub(crate) fn default_store_path() -> Result<PathBuf, StartupError> {
     crate::store::default_path(
         std::env::var("XDG_STATE_HOME").ok().as_deref(),
         std::env::var("HOME").ok().as_deref(),
@@ -78,7 +75,7 @@ pub fn default_store_path() -> Result<PathBuf, StartupError> {
 /// # Errors
 /// [`StartupError::Store`], [`StartupError::NoDefaultPath`] or
 /// [`StartupError::NoDefaultStore`].
-pub fn open_store(cli: &Cli, access: Access) -> Result<(PathBuf, Store), StartupError> {
+pub(crate) fn open_store(cli: &Cli, access: Access) -> Result<(PathBuf, Store), StartupError> {
     if let Ok(url) = std::env::var("STACKLESS_STATE_URL")
         && !url.is_empty()
     {
@@ -111,7 +108,7 @@ pub fn open_store(cli: &Cli, access: Access) -> Result<(PathBuf, Store), Startup
 /// URL may carry a password, a token in its path, query or parameters, and
 /// nothing of those is ever echoed.
 #[must_use]
-pub fn shown_url(url: &str) -> String {
+pub(crate) fn shown_url(url: &str) -> String {
     const HIDDEN: &str = "value hidden";
     let Some((scheme, rest)) = url.split_once("://") else {
         return HIDDEN.to_owned();
@@ -144,7 +141,7 @@ pub fn shown_url(url: &str) -> String {
 /// run and `tick` the time between passes (the console's demo shortens it).
 /// The console's reaper, its keys and `reap --once` all use this.
 #[must_use]
-pub fn reaper_config(cli: &Cli, down: DownCommand, tick: Duration) -> ReaperConfig {
+pub(crate) fn reaper_config(cli: &Cli, down: DownCommand, tick: Duration) -> ReaperConfig {
     ReaperConfig {
         down,
         tick,
@@ -159,7 +156,7 @@ pub fn reaper_config(cli: &Cli, down: DownCommand, tick: Duration) -> ReaperConf
 /// from the system's tz database, or a POSIX string such as `IST-5:30`,
 /// which needs none), UTC when it cannot be found.
 #[must_use]
-pub fn display_zone(utc: bool) -> jiff::tz::TimeZone {
+pub(crate) fn display_zone(utc: bool) -> jiff::tz::TimeZone {
     if utc {
         jiff::tz::TimeZone::UTC
     } else {

@@ -25,13 +25,11 @@ use std::process::ExitCode;
 
 use crate::cli::{Cli, usage};
 
-pub use terminal::restore_terminal;
-
 /// The interactive console: prepare (flags, store, roles; exit 2 with the
 /// reason before the terminal is touched), then run until the operator
 /// quits (exit 0) or a crash report (exit 1).
 #[must_use]
-pub fn start(cli: &Cli) -> ExitCode {
+pub(crate) fn start(cli: &Cli) -> ExitCode {
     let setup = match setup::prepare(cli) {
         Ok(setup) => setup,
         Err(error) => return usage(&error.to_string()),

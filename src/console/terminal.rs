@@ -94,7 +94,7 @@ impl Drop for RestoreOnDrop {
 
 /// Put the terminal back as it was. Safe to call more than once, from any
 /// thread (the panic hook calls it).
-pub fn restore_terminal() {
+pub(crate) fn restore_terminal() {
     let _ = crossterm::terminal::disable_raw_mode();
     let _ = crossterm::execute!(
         io::stdout(),

@@ -8,7 +8,7 @@ use crate::model::text::sanitize_short;
 /// What went wrong, read from ssh's exit status and the tail of its
 /// stderr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Failure {
+pub(crate) enum Failure {
     /// 127: the remote shell found no such program.
     NotInstalled,
     /// 127 with the shell saying the file exists but `cannot execute` it
@@ -43,7 +43,7 @@ pub enum Failure {
 /// Classify an ssh exit `code` with `stderr` (its last bytes). `None`: the
 /// remote program ran and this is its own status (passed through as is).
 #[must_use]
-pub fn classify(code: i32, stderr: &str) -> Option<Failure> {
+pub(crate) fn classify(code: i32, stderr: &str) -> Option<Failure> {
     match code {
         127 if [
             "cannot execute",
@@ -111,7 +111,7 @@ fn classify_ssh(stderr: &str) -> Failure {
 /// The last non-empty line of ssh's stderr, sanitized and cut to 300
 /// characters (what the message quotes).
 #[must_use]
-pub fn stderr_tail(stderr: &str) -> String {
+pub(crate) fn stderr_tail(stderr: &str) -> String {
     stderr
         .lines()
         .map(str::trim)
@@ -123,7 +123,7 @@ pub fn stderr_tail(stderr: &str) -> String {
 /// The one paragraph the operator sees for `failure` (`code` is ssh's exit
 /// status, `tail` from [`stderr_tail`]).
 #[must_use]
-pub fn failure_message(failure: Failure, plan: &Plan, code: i32, tail: &str) -> String {
+pub(crate) fn failure_message(failure: Failure, plan: &Plan, code: i32, tail: &str) -> String {
     let host = &plan.target.host;
     let bin = sanitize_short(&plan.remote_bin, 200);
     let said = if tail.is_empty() {
@@ -203,7 +203,7 @@ pub fn failure_message(failure: Failure, plan: &Plan, code: i32, tail: &str) -> 
 /// its running teardowns and starts no more). `killed`: ssh did not end
 /// within the grace and was killed.
 #[must_use]
-pub fn interrupted_message(plan: &Plan, number: i32, name: &str, killed: bool) -> String {
+pub(crate) fn interrupted_message(plan: &Plan, number: i32, name: &str, killed: bool) -> String {
     let host = &plan.target.host;
     let what = match plan.mode {
         Mode::Console => format!("the console on {host} was stopped (ssh closed the connection)"),
@@ -225,7 +225,7 @@ pub fn interrupted_message(plan: &Plan, number: i32, name: &str, killed: bool) -
 
 /// The Linux name of signal `number` (`SIGKILL`), or `signal N`.
 #[must_use]
-pub fn signal_name(number: i32) -> String {
+pub(crate) fn signal_name(number: i32) -> String {
     const NAMES: [&str; 15] = [
         "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS", "SIGFPE",
         "SIGKILL", "SIGUSR1", "SIGSEGV", "SIGUSR2", "SIGPIPE", "SIGALRM", "SIGTERM",

@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
-pub mod failure;
-pub mod plan;
+pub(crate) mod failure;
+pub(crate) mod plan;
 
 use crate::cli::{Cli, EXIT_USAGE, Sub};
 use crate::model::text::sanitize_short;
@@ -32,7 +32,7 @@ use plan::{
 };
 
 /// The OpenSSH client, looked up in `PATH` (as stackless 0.4.0 runs it).
-pub const SSH: &str = "ssh";
+pub(crate) const SSH: &str = "ssh";
 
 /// How much of ssh's stderr is kept for the message (the rest is only
 /// passed through).
@@ -51,7 +51,7 @@ const TAIL_BYTES: usize = 4096;
 /// from the environment are named as not applied there. A command line
 /// clap refuses is left to the local parse, which reports it.
 #[must_use]
-pub fn launch_if_remote(args: &[OsString]) -> Option<ExitCode> {
+pub(crate) fn launch_if_remote(args: &[OsString]) -> Option<ExitCode> {
     let matches = <Cli as clap::CommandFactory>::command()
         .try_get_matches_from(args)
         .ok()?;
@@ -107,7 +107,7 @@ fn local_config(cli: &Cli) -> Option<(std::path::PathBuf, toml::Table)> {
 /// # Errors
 /// The message (without the `stackless-tui: ` prefix) for a target, a
 /// remote program or an argument that cannot be used; nothing has run.
-pub fn plan(
+pub(crate) fn plan(
     cli: &Cli,
     args: &[OsString],
     env_controller: Option<String>,
@@ -220,7 +220,7 @@ fn local_settings(cli: &Cli, from_env: &[(String, String)]) -> (Vec<String>, Vec
 /// `read-only`, `no-reaper` set to `true` (passed on as their flags, like
 /// the environment's: added to `from_env` as `key (FILE)`). Nothing else
 /// of it is read.
-pub fn apply_local_config(
+pub(crate) fn apply_local_config(
     cli: &mut Cli,
     matches: &clap::ArgMatches,
     file: &std::path::Path,
@@ -260,7 +260,7 @@ pub fn apply_local_config(
 /// (they only serve `--controller`): say on stderr that they are ignored.
 /// (Not refused: clap's `requires` cannot see `STACKLESS_CONTROLLER`, and
 /// their variables may be set for every command in a profile.)
-pub fn warn_unused_launcher_flags(matches: &clap::ArgMatches) {
+pub(crate) fn warn_unused_launcher_flags(matches: &clap::ArgMatches) {
     let given: Vec<&str> = [
         ("remote_bin", "--remote-bin"),
         ("ssh_config", "--ssh-config"),
@@ -287,7 +287,7 @@ pub fn warn_unused_launcher_flags(matches: &clap::ArgMatches) {
 /// The flags of `matches` whose value came from their environment
 /// variable, as `(clap id, variable name)`.
 #[must_use]
-pub fn env_sourced(matches: &clap::ArgMatches) -> Vec<(String, String)> {
+pub(crate) fn env_sourced(matches: &clap::ArgMatches) -> Vec<(String, String)> {
     use clap::CommandFactory as _;
     Cli::command()
         .get_arguments()
@@ -304,7 +304,7 @@ pub fn env_sourced(matches: &clap::ArgMatches) -> Vec<(String, String)> {
 /// The console needs a terminal here too: without one, exit 2 before ssh
 /// runs.
 #[must_use]
-pub fn launch(plan: &Plan) -> ExitCode {
+pub(crate) fn launch(plan: &Plan) -> ExitCode {
     let host = &plan.target.host;
     if plan.mode == Mode::Console && !(io::stdin().is_terminal() && io::stdout().is_terminal()) {
         return fail(&needs_a_terminal(plan), EXIT_USAGE);
@@ -399,7 +399,7 @@ fn exit_code(status: std::process::ExitStatus) -> i32 {
 /// How long ssh may take to end after the launcher was interrupted (the
 /// remote pass stops its teardowns within their 5 s kill grace) before it
 /// is killed.
-pub const STOP_GRACE: Duration = Duration::from_secs(30);
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(30);
 
 /// Start ssh: stdin passed through for the console, a pipe for a headless
 /// command (which also gets a process group of its own, so a terminal's

@@ -13,17 +13,17 @@ use std::ffi::OsString;
 
 /// The remote program when none is named (`--remote-bin`,
 /// `STACKLESS_TUI_REMOTE_BIN`): looked up in the remote `PATH`.
-pub const DEFAULT_REMOTE_BIN: &str = "stackless-tui";
+pub(crate) const DEFAULT_REMOTE_BIN: &str = "stackless-tui";
 
 /// stackless 0.4.0's own words for a target it refuses
 /// (`SshController::new`, `stackless-0.4.0/src/client/remote.rs`).
-pub const TARGET_RULE: &str =
+pub(crate) const TARGET_RULE: &str =
     "use ssh://HOST_ALIAS or ssh://USER@HOST; configure ports and keys in OpenSSH config";
 
 /// A controller target stackless 0.4.0 accepts: `ssh://HOST_ALIAS`,
 /// `ssh://USER@HOST` (the `ssh://` prefix is optional there too).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
+pub(crate) struct Target {
     /// The user before the `@`, if any.
     pub user: Option<String>,
     /// The host name or OpenSSH `Host` alias.
@@ -43,7 +43,7 @@ impl Target {
     ///
     /// # Errors
     /// [`TARGET_RULE`], stackless's own message.
-    pub fn parse(text: &str) -> Result<Self, &'static str> {
+    pub(crate) fn parse(text: &str) -> Result<Self, &'static str> {
         let target = text.strip_prefix("ssh://").unwrap_or(text);
         if target.is_empty()
             || target.len() > 255
@@ -70,7 +70,7 @@ impl Target {
 
     /// What ssh is given as its destination: `USER@HOST` or `HOST`.
     #[must_use]
-    pub fn destination(&self) -> String {
+    pub(crate) fn destination(&self) -> String {
         match &self.user {
             Some(user) => format!("{user}@{}", self.host),
             None => self.host.clone(),
@@ -86,7 +86,7 @@ impl Target {
 ///
 /// # Errors
 /// Why it is refused.
-pub fn check_remote_bin(bin: &str) -> Result<(), &'static str> {
+pub(crate) fn check_remote_bin(bin: &str) -> Result<(), &'static str> {
     if bin.is_empty() {
         Err("is empty")
     } else if bin.len() > 4096 {
@@ -103,7 +103,7 @@ pub fn check_remote_bin(bin: &str) -> Result<(), &'static str> {
 /// Whether the remote side runs the console (a terminal: `ssh -t`) or a
 /// headless subcommand (`snapshot`, `reap --once`: `ssh -T`, batch mode).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// The interactive console.
     Console,
     /// A headless subcommand: its stdout, stderr and exit status pass
@@ -113,7 +113,7 @@ pub enum Mode {
 
 /// Everything the launcher needs: where, what, how.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// The controller's host.
     pub target: Target,
     /// The remote program ([`check_remote_bin`] passed).
@@ -133,7 +133,7 @@ pub struct Plan {
 /// What becomes of a local `STACKLESS_TUI_*` (or `STACKLESS_BIN`) setting
 /// on the host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OnTheHost {
+pub(crate) enum OnTheHost {
     /// The launcher's own (`--remote-bin`, `--ssh-config`): used here.
     Launcher,
     /// A safety switch passed on as this flag when it is on
@@ -149,7 +149,7 @@ pub enum OnTheHost {
 /// Where the setting of the flag with clap id `id` (read from its
 /// environment variable) goes.
 #[must_use]
-pub fn env_on_the_host(id: &str) -> OnTheHost {
+pub(crate) fn env_on_the_host(id: &str) -> OnTheHost {
     match id {
         "remote_bin" | "ssh_config" => OnTheHost::Launcher,
         "dry_run" => OnTheHost::Flag("--dry-run"),
@@ -162,7 +162,7 @@ pub fn env_on_the_host(id: &str) -> OnTheHost {
 /// The warning for settings that do not reach `host` (`names`: the
 /// environment variables).
 #[must_use]
-pub fn not_applied_message(host: &str, names: &[String]) -> String {
+pub(crate) fn not_applied_message(host: &str, names: &[String]) -> String {
     let (these, pass) = if names.len() == 1 {
         (
             "this local setting is",
@@ -184,17 +184,17 @@ pub fn not_applied_message(host: &str, names: &[String]) -> String {
 
 /// The launcher's own flags: removed from what is forwarded. Each takes
 /// one value.
-pub const LAUNCHER_FLAGS: [&str; 3] = ["--controller", "--remote-bin", "--ssh-config"];
+pub(crate) const LAUNCHER_FLAGS: [&str; 3] = ["--controller", "--remote-bin", "--ssh-config"];
 
 /// The hidden flag the remote side is started with: the host it was
 /// reached as (for the header's `on HOST`).
-pub const REACHED_AS: &str = "--reached-as";
+pub(crate) const REACHED_AS: &str = "--reached-as";
 
 /// `args` (without the program name) minus the launcher's flags
 /// ([`LAUNCHER_FLAGS`], as `--flag VALUE` or `--flag=VALUE`, clap's two
 /// spellings), up to a `--`, after which everything is positional and kept.
 #[must_use]
-pub fn strip_launcher_args(args: &[OsString]) -> Vec<OsString> {
+pub(crate) fn strip_launcher_args(args: &[OsString]) -> Vec<OsString> {
     let mut out = Vec::new();
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
@@ -231,7 +231,7 @@ impl Plan {
     /// program, `--reached-as HOST`, the forwarded arguments, each quoted
     /// for the POSIX shell that ssh hands the joined command line to.
     #[must_use]
-    pub fn ssh_args(&self) -> Vec<OsString> {
+    pub(crate) fn ssh_args(&self) -> Vec<OsString> {
         let mut out: Vec<OsString> = Vec::new();
         if let Some(config) = &self.ssh_config {
             out.push("-F".into());
@@ -255,7 +255,7 @@ impl Plan {
 
     /// The remote command's words before quoting.
     #[must_use]
-    pub fn remote_command(&self) -> Vec<String> {
+    pub(crate) fn remote_command(&self) -> Vec<String> {
         let mut words = vec![
             self.remote_bin.clone(),
             REACHED_AS.to_owned(),
