@@ -12,10 +12,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crate::stop::StopToken;
 
 /// How often the demo writer appends a line.
-pub const WRITE_EVERY: Duration = Duration::from_secs(2);
+pub(crate) const WRITE_EVERY: Duration = Duration::from_secs(2);
 
 /// The instance and service the writer appends to.
-pub const LIVE: (&str, &str) = ("api-gateway-dev", "gateway");
+pub(crate) const LIVE: (&str, &str) = ("api-gateway-dev", "gateway");
 
 /// `(instance, service, line templates)`; `{i}` is the line number.
 const SERVICES: &[(&str, &str, &[&str])] = &[
@@ -81,7 +81,7 @@ fn line(template: &str, i: i64) -> String {
 ///
 /// # Errors
 /// Creating a directory or writing a file failed.
-pub fn seed(state_dir: &Path, now: i64) -> std::io::Result<()> {
+pub(crate) fn seed(state_dir: &Path, now: i64) -> std::io::Result<()> {
     for (instance, service, templates) in SERVICES {
         let dir = state_dir.join("logs").join(instance);
         std::fs::create_dir_all(&dir)?;
@@ -98,7 +98,7 @@ pub fn seed(state_dir: &Path, now: i64) -> std::io::Result<()> {
 
 /// The log the writer appends to.
 #[must_use]
-pub fn live_log(state_dir: &Path) -> PathBuf {
+pub(crate) fn live_log(state_dir: &Path) -> PathBuf {
     state_dir
         .join("logs")
         .join(LIVE.0)
@@ -109,7 +109,7 @@ pub fn live_log(state_dir: &Path) -> PathBuf {
 ///
 /// # Errors
 /// The thread could not be spawned.
-pub fn spawn_writer(state_dir: PathBuf, stop: StopToken) -> std::io::Result<()> {
+pub(crate) fn spawn_writer(state_dir: PathBuf, stop: StopToken) -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("demo-logs".into())
         .spawn(move || {

@@ -10,7 +10,7 @@
 
 pub mod down;
 pub mod helper;
-pub mod logs;
+pub(crate) mod logs;
 pub mod seed;
 
 pub use seed::{LiveHolder, seed};

@@ -110,7 +110,7 @@ impl fmt::Display for ActivityKind {
 /// Most bytes of a failed teardown's envelope an entry keeps
 /// ([`Activity::envelope`]): 64 KiB, far beyond any real envelope, and
 /// bounded for the 500 entries the Activity log keeps.
-pub const ENVELOPE_KEPT: usize = 64 * 1024;
+pub(crate) const ENVELOPE_KEPT: usize = 64 * 1024;
 
 impl Activity {
     /// Keep `envelope` (a failed teardown's answer) on this entry, cut at a

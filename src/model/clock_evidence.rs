@@ -22,7 +22,7 @@ use super::rows::Rows;
 /// How far the wall clock may read behind the store's newest write before
 /// it is doubted: the same slack as the kernel check (5 min covers the
 /// skew between hosts sharing a store and NTP corrections).
-pub const PLAUSIBLE_BEHIND_SECS: i64 = 300;
+pub(crate) const PLAUSIBLE_BEHIND_SECS: i64 = 300;
 
 /// The newest time a writer put in the store, and where it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,7 +36,7 @@ pub struct NewestWrite {
 /// The newest write time in `rows` (see the module doc for the columns),
 /// `None` for a store with none.
 #[must_use]
-pub fn newest_write(rows: &Rows) -> Option<NewestWrite> {
+pub(crate) fn newest_write(rows: &Rows) -> Option<NewestWrite> {
     let mut newest: Option<NewestWrite> = None;
     let mut offer = |at: i64, what: &dyn Fn() -> String| {
         if newest.as_ref().is_none_or(|n| at > n.at) {
@@ -75,7 +75,7 @@ pub fn newest_write(rows: &Rows) -> Option<NewestWrite> {
 /// is more than [`PLAUSIBLE_BEHIND_SECS`]: the clock is implausible.
 /// `None` otherwise (within the slack, or ahead by any amount).
 #[must_use]
-pub fn behind(wall: i64, newest: &NewestWrite) -> Option<i64> {
+pub(crate) fn behind(wall: i64, newest: &NewestWrite) -> Option<i64> {
     let behind = newest.at.saturating_sub(wall);
     (behind > PLAUSIBLE_BEHIND_SECS).then_some(behind)
 }

@@ -15,7 +15,7 @@
 /// at the same instant the frame began counts (it cannot have been queued
 /// before the dialog existed: the dialog is opened before it is drawn).
 #[must_use]
-pub fn answers<T: Ord>(read: T, shown: Option<T>) -> bool {
+pub(crate) fn answers<T: Ord>(read: T, shown: Option<T>) -> bool {
     shown.is_some_and(|shown| read >= shown)
 }
 

@@ -21,7 +21,7 @@ use super::logview::{LogLine, Older, TAIL_LINES};
 /// A point in time read from a line: seconds since 1970-01-01 (UTC when the
 /// line gave an offset, as written otherwise) and nanoseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Stamp {
+pub(crate) struct Stamp {
     /// Seconds since the epoch.
     pub secs: i64,
     /// Nanoseconds within the second.
@@ -54,7 +54,7 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 /// `±HH:MM` or `±HHMM` optional), after at most one `[`. A timestamp
 /// without an offset is compared as written (as if UTC).
 #[must_use]
-pub fn leading_stamp(text: &str) -> Option<Stamp> {
+pub(crate) fn leading_stamp(text: &str) -> Option<Stamp> {
     let s = text.as_bytes();
     let s = s.strip_prefix(b"[").unwrap_or(s);
     let (year, month, day) = (
@@ -110,7 +110,7 @@ pub fn leading_stamp(text: &str) -> Option<Stamp> {
 /// lines before the first timestamp take that first one). `None` for all
 /// when no line carries a timestamp. Never decreasing.
 #[must_use]
-pub fn keys(lines: &[LogLine]) -> Vec<Option<Stamp>> {
+pub(crate) fn keys(lines: &[LogLine]) -> Vec<Option<Stamp>> {
     let first = lines.iter().find_map(|l| leading_stamp(&l.text));
     let mut last = first;
     lines
@@ -128,7 +128,7 @@ pub fn keys(lines: &[LogLine]) -> Vec<Option<Stamp>> {
 /// their [`keys`]: each service's own order is kept, a service without
 /// timestamps comes first as one group, ties go to the lower index.
 #[must_use]
-pub fn merge(pages: Vec<Vec<LogLine>>) -> Vec<LogLine> {
+pub(crate) fn merge(pages: Vec<Vec<LogLine>>) -> Vec<LogLine> {
     let mut queues: Vec<VecDeque<(Option<Stamp>, LogLine)>> = pages
         .into_iter()
         .map(|page| keys(&page).into_iter().zip(page).collect())
@@ -152,7 +152,7 @@ pub fn merge(pages: Vec<Vec<LogLine>>) -> Vec<LogLine> {
 /// How many older lines are read per service in one all-services
 /// scroll-back step: a share of [`TAIL_LINES`], at least 64.
 #[must_use]
-pub fn per_service(services: usize) -> usize {
+pub(crate) fn per_service(services: usize) -> usize {
     (TAIL_LINES / services.max(1)).max(64)
 }
 
@@ -174,14 +174,14 @@ struct Back {
 /// oldest line read of every service that has more (so a line not read yet
 /// can never belong after one shown); the rest wait for the next step.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct AllBack {
+pub(crate) struct AllBack {
     services: Vec<Back>,
 }
 
 impl AllBack {
     /// A service more, whose older lines are at `older` (a service that
     /// appeared while following: [`Older::Start`]).
-    pub fn add_service(&mut self, older: Older) {
+    pub(crate) fn add_service(&mut self, older: Older) {
         self.services.push(Back {
             stash: Vec::new(),
             older,
@@ -190,7 +190,7 @@ impl AllBack {
 
     /// Whether any older line is left, read or not.
     #[must_use]
-    pub fn more(&self) -> bool {
+    pub(crate) fn more(&self) -> bool {
         self.services
             .iter()
             .any(|b| !b.stash.is_empty() || matches!(b.older, Older::Before(_)))
@@ -199,7 +199,7 @@ impl AllBack {
     /// What to read for the next step: the services with nothing waiting
     /// and more in their files, and before where.
     #[must_use]
-    pub fn reads(&self) -> Vec<(u16, LinePos)> {
+    pub(crate) fn reads(&self) -> Vec<(u16, LinePos)> {
         self.services
             .iter()
             .enumerate()
@@ -212,7 +212,7 @@ impl AllBack {
 
     /// One step: `read` the pages read (service, lines oldest first, where
     /// to go on from); returns the lines to put in front, oldest first.
-    pub fn step(&mut self, read: Vec<(u16, Vec<LogLine>, Older)>) -> Vec<LogLine> {
+    pub(crate) fn step(&mut self, read: Vec<(u16, Vec<LogLine>, Older)>) -> Vec<LogLine> {
         for (service, mut lines, older) in read {
             if let Some(back) = self.services.get_mut(usize::from(service)) {
                 lines.append(&mut back.stash);
@@ -249,7 +249,7 @@ impl AllBack {
     /// The tab dropped `dropped` (its oldest lines) to make room; `kept`
     /// is what it holds now. A service that lost lines is read again from
     /// its oldest line kept (or from its last line dropped, which waits).
-    pub fn trimmed(&mut self, dropped: &[LogLine], kept: &VecDeque<LogLine>) {
+    pub(crate) fn trimmed(&mut self, dropped: &[LogLine], kept: &VecDeque<LogLine>) {
         for (index, back) in self.services.iter_mut().enumerate() {
             let Some(last) = dropped
                 .iter()

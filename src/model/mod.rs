@@ -6,29 +6,29 @@
 //! throughout, as in the store itself (stackless schema, "Times are unix
 //! seconds").
 
-pub mod activity;
-pub mod backoff;
-pub mod clock_evidence;
-pub mod confirm;
+pub(crate) mod activity;
+pub(crate) mod backoff;
+pub(crate) mod clock_evidence;
+pub(crate) mod confirm;
 pub mod controller;
 pub mod detail;
 pub mod envelope;
 pub mod fulltext;
 pub mod generation;
 pub mod liveness;
-pub mod logbuffer;
-pub mod logmerge;
+pub(crate) mod logbuffer;
+pub(crate) mod logmerge;
 pub mod logtext;
 pub mod logview;
 pub mod name;
 pub mod observe;
-pub mod op_rules;
+pub(crate) mod op_rules;
 pub mod operation;
 pub mod reaper_status;
-pub mod repeats;
-pub mod rows;
+pub(crate) mod repeats;
+pub(crate) mod rows;
 pub mod services;
-pub mod snapshot;
+pub(crate) mod snapshot;
 pub mod text;
 pub mod time;
 

@@ -10,14 +10,14 @@
 use super::operation::{OpStatus, Operation};
 
 /// The longest operation id passed to `stackless` (uuids are 36).
-pub const MAX_OPERATION_ID: usize = 64;
+pub(crate) const MAX_OPERATION_ID: usize = 64;
 
 /// Whether `id` may be passed to `stackless operation cancel`: 1 to
 /// [`MAX_OPERATION_ID`] characters of `[0-9A-Za-z-]`, not starting with `-`
 /// (so it can never read as a flag). Ids come from the store, which another
 /// process may have written.
 #[must_use]
-pub fn is_valid_operation_id(id: &str) -> bool {
+pub(crate) fn is_valid_operation_id(id: &str) -> bool {
     (1..=MAX_OPERATION_ID).contains(&id.len())
         && !id.starts_with('-')
         && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
@@ -26,7 +26,7 @@ pub fn is_valid_operation_id(id: &str) -> bool {
 /// `3f2c…`: the first 4 characters of an id and an ellipsis (the whole id
 /// when it is that short).
 #[must_use]
-pub fn short_id(id: &str) -> String {
+pub(crate) fn short_id(id: &str) -> String {
     let mut chars = id.chars();
     let head: String = chars.by_ref().take(4).collect();
     if chars.next().is_some() {
@@ -44,7 +44,7 @@ pub fn short_id(id: &str) -> String {
 /// running `verify` is left to stackless to decide (only a journaled one can
 /// be cancelled, which the store does not say).
 #[must_use]
-pub fn cancel_refusal(op: &Operation) -> Option<String> {
+pub(crate) fn cancel_refusal(op: &Operation) -> Option<String> {
     if !is_valid_operation_id(&op.id) {
         return Some("operation id is not safe to pass to stackless".into());
     }

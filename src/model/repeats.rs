@@ -6,7 +6,7 @@
 
 /// The error being repeated, and how many more times it was seen.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Repeats {
+pub(crate) struct Repeats {
     current: Option<String>,
     repeats: u64,
 }
@@ -15,7 +15,7 @@ impl Repeats {
     /// `error` was seen: the line to say, if any. The first time: the
     /// error itself; the same again: nothing (counted); another one: it,
     /// with how many times the one before repeated.
-    pub fn seen(&mut self, error: &str) -> Option<String> {
+    pub(crate) fn seen(&mut self, error: &str) -> Option<String> {
         match &self.current {
             Some(same) if same == error => {
                 self.repeats += 1;
@@ -41,7 +41,7 @@ impl Repeats {
 
     /// A pass met no error: the line to say when one was being repeated
     /// (`the store error cleared (seen 12 more times): ...`).
-    pub fn cleared(&mut self) -> Option<String> {
+    pub(crate) fn cleared(&mut self) -> Option<String> {
         let error = self.current.take()?;
         let repeats = std::mem::take(&mut self.repeats);
         Some(format!(

@@ -16,19 +16,19 @@ use std::time::Instant;
 
 /// A divergence between the wall clock and the monotonic clock larger than
 /// this is reported as a jump. Smaller ones are NTP slewing.
-pub const JUMP_SLACK_SECS: i64 = 5;
+pub(crate) const JUMP_SLACK_SECS: i64 = 5;
 
 /// The decision time, given the wall clock reading at the last re-base
 /// (`base_wall`), the monotonic seconds since then, and the wall clock now:
 /// the earlier of the wall clock and the monotonic extrapolation. Pure.
 #[must_use]
-pub fn effective_now(base_wall: i64, mono_elapsed: i64, wall: i64) -> i64 {
+pub(crate) fn effective_now(base_wall: i64, mono_elapsed: i64, wall: i64) -> i64 {
     wall.min(base_wall.saturating_add(mono_elapsed))
 }
 
 /// A wall-clock jump, as the reaper reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Jump {
+pub(crate) enum Jump {
     /// The wall clock is this many seconds ahead of the monotonic clock;
     /// decisions keep following the monotonic clock.
     Forward(i64),
@@ -44,7 +44,7 @@ pub enum Jump {
 /// jump back is followed (decisions wait); and when the wall clock comes
 /// back into agreement (a wrong setting corrected), the anchor moves again.
 #[derive(Debug, Default)]
-pub struct TimeGuard {
+pub(crate) struct TimeGuard {
     anchor: Option<(Instant, i64)>,
     reported: Option<Jump>,
 }
@@ -52,7 +52,7 @@ pub struct TimeGuard {
 impl TimeGuard {
     /// The decision time for wall-clock reading `wall`, and a jump when one
     /// is first seen.
-    pub fn now(&mut self, wall: i64) -> (i64, Option<Jump>) {
+    pub(crate) fn now(&mut self, wall: i64) -> (i64, Option<Jump>) {
         let Some((at, base_wall)) = self.anchor else {
             self.anchor = Some((Instant::now(), wall));
             return (wall, None);
@@ -85,7 +85,7 @@ impl TimeGuard {
 /// is doubted. The kernel's reading (boot time, whole seconds, plus
 /// uptime) is within 2 s of a correct wall clock; anything past this is a
 /// clock set wrong for this process.
-pub const PLAUSIBLE_AHEAD_SECS: i64 = 300;
+pub(crate) const PLAUSIBLE_AHEAD_SECS: i64 = 300;
 
 /// Why the wall clock looks wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,7 +129,7 @@ impl std::fmt::Display for ClockDoubt {
 /// reads more than 5 minutes behind `newest`
 /// ([`crate::model::clock_evidence::behind`]). Pure.
 #[must_use]
-pub fn doubt_from_store(
+pub(crate) fn doubt_from_store(
     wall: i64,
     newest: Option<&crate::model::clock_evidence::NewestWrite>,
 ) -> Option<ClockDoubt> {
@@ -144,7 +144,7 @@ pub fn doubt_from_store(
 /// kernel's reading `kernel` (unix seconds; `None` when unknown, e.g. no
 /// `/proc`: never doubted then). Pure.
 #[must_use]
-pub fn doubt(wall: i64, kernel: Option<i64>) -> Option<ClockDoubt> {
+pub(crate) fn doubt(wall: i64, kernel: Option<i64>) -> Option<ClockDoubt> {
     let ahead = wall.saturating_sub(kernel?);
     (ahead > PLAUSIBLE_AHEAD_SECS).then_some(ClockDoubt::AheadOfKernel { ahead })
 }

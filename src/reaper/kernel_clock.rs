@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 /// How long one reading of `/proc` is carried forward by the monotonic
 /// clock before the files are read again.
-pub const REREAD_AFTER: Duration = Duration::from_secs(1);
+pub(crate) const REREAD_AFTER: Duration = Duration::from_secs(1);
 
 /// The last reading: when it was taken, and the kernel's time then (unix
 /// seconds, with uptime's fraction).
@@ -28,7 +28,7 @@ static LAST: Mutex<Option<(Instant, f64)>> = Mutex::new(None);
 /// The kernel's time now (unix seconds), or `None` when `/proc` cannot
 /// tell. Reads `/proc` at most once per [`REREAD_AFTER`].
 #[must_use]
-pub fn kernel_now() -> Option<i64> {
+pub(crate) fn kernel_now() -> Option<i64> {
     let mut last = LAST
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -46,7 +46,7 @@ pub fn kernel_now() -> Option<i64> {
 /// A reading of `kernel` (unix seconds) carried forward by `elapsed`,
 /// whole seconds. Pure.
 #[must_use]
-pub fn carried(kernel: f64, elapsed: Duration) -> i64 {
+pub(crate) fn carried(kernel: f64, elapsed: Duration) -> i64 {
     // Boot time plus uptime is a unix time: far inside i64 and f64's
     // exact integer range.
     #[allow(clippy::cast_possible_truncation)]
@@ -74,7 +74,7 @@ fn read_proc() -> Option<f64> {
 /// The wall clock's doubt now: [`super::clock::doubt`] of `wall` against
 /// [`kernel_now`].
 #[must_use]
-pub fn check(wall: i64) -> Option<super::clock::ClockDoubt> {
+pub(crate) fn check(wall: i64) -> Option<super::clock::ClockDoubt> {
     super::clock::doubt(wall, kernel_now())
 }
 

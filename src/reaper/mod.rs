@@ -2,13 +2,13 @@
 //! ([`teardown`]) and the background thread that applies stackless §6 every
 //! tick ([`runner`]), which the operator pauses or hurries ([`control`]).
 
-pub mod clock;
-pub mod control;
+pub(crate) mod clock;
+pub(crate) mod control;
 pub mod decision;
 pub mod jobs;
-pub mod kernel_clock;
+pub(crate) mod kernel_clock;
 pub mod runner;
-pub mod teardown;
+pub(crate) mod teardown;
 
 pub use crate::model::reaper_status::{LastPass, PassSummary, ReaperStatus};
 pub use control::ReaperControl;

@@ -12,7 +12,7 @@ use crate::model::name::is_dns_safe;
 use crate::stop::StopToken;
 
 /// The placeholder replaced by the instance name.
-pub const NAME_PLACEHOLDER: &str = "{name}";
+pub(crate) const NAME_PLACEHOLDER: &str = "{name}";
 
 /// An argv as one line a shell would split back into the same argv: each
 /// element through `shell_words::quote` (`sh -c 'sleep 3' golf`), joined by
@@ -21,7 +21,7 @@ pub const NAME_PLACEHOLDER: &str = "{name}";
 /// (sanitize before drawing): the command is always run as argv, never
 /// through a shell.
 #[must_use]
-pub fn shell_line<S: AsRef<str>>(argv: &[S]) -> String {
+pub(crate) fn shell_line<S: AsRef<str>>(argv: &[S]) -> String {
     argv.iter()
         .map(|a| shell_words::quote(a.as_ref()).into_owned())
         .collect::<Vec<_>>()
@@ -29,11 +29,11 @@ pub fn shell_line<S: AsRef<str>>(argv: &[S]) -> String {
 }
 /// At most this much stdout is kept (the envelope is small; a runaway `down`
 /// printing 100 MB must not grow the console's memory).
-pub const STDOUT_CAP: usize = 256 * 1024;
+pub(crate) const STDOUT_CAP: usize = 256 * 1024;
 /// At most this much of the end of stderr is kept, for the activity log.
-pub const STDERR_TAIL: usize = 4 * 1024;
+pub(crate) const STDERR_TAIL: usize = 4 * 1024;
 /// After a deadline's TERM, how long before KILL.
-pub const KILL_GRACE: Duration = Duration::from_secs(5);
+pub(crate) const KILL_GRACE: Duration = Duration::from_secs(5);
 
 /// The teardown command as argv, split once at start-up.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,7 +134,7 @@ fn is_executable(path: &std::path::Path) -> bool {
 
 /// What a teardown did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TeardownResult {
+pub(crate) struct TeardownResult {
     /// How it ended.
     pub exit: Exit,
     /// Captured stdout (at most [`STDOUT_CAP`] bytes, lossily decoded).
@@ -148,7 +148,7 @@ pub struct TeardownResult {
 impl TeardownResult {
     /// `down` exited 0: success (contract: "Exit status 0 is success").
     #[must_use]
-    pub fn succeeded(&self) -> bool {
+    pub(crate) fn succeeded(&self) -> bool {
         self.exit == Exit::Code(0)
     }
 }
@@ -156,7 +156,7 @@ impl TeardownResult {
 /// Above this much stdout or stderr on disk the teardown is killed: the
 /// output goes to unlinked temporary files (so a console that exits never
 /// leaves a `down` to die of SIGPIPE), and this bounds their size.
-pub const OUTPUT_LIMIT: u64 = 256 * 1024 * 1024;
+pub(crate) const OUTPUT_LIMIT: u64 = 256 * 1024 * 1024;
 /// How often the deadline and the output size are checked.
 const WATCH: Duration = Duration::from_millis(100);
 
@@ -170,7 +170,7 @@ const WATCH: Duration = Duration::from_millis(100);
 /// started is [`Exit::NotStarted`]. When `stop` is cancelled (`reap --once`
 /// interrupted) the group is stopped the same way and the result is
 /// [`Exit::Interrupted`].
-pub async fn run(argv: &[String], deadline: Duration, stop: &StopToken) -> TeardownResult {
+pub(crate) async fn run(argv: &[String], deadline: Duration, stop: &StopToken) -> TeardownResult {
     let started = Instant::now();
     let not_started = |why: String| TeardownResult {
         exit: Exit::NotStarted(why),

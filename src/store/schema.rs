@@ -5,7 +5,7 @@
 
 /// Migration batches, in order; batch `i` sets `user_version = i + 1`. Run as
 /// `BEGIN; <sql>; PRAGMA user_version = N; COMMIT;` (contract, "Schema").
-pub const MIGRATIONS: [&str; 4] = [
+pub(crate) const MIGRATIONS: [&str; 4] = [
     // 1: instances, leases, op_locks, checkpoints.
     "CREATE TABLE instances (
     -- One name, one truth (invariant 1). Unique across substrates by

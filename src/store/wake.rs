@@ -18,7 +18,7 @@ use crate::stop::StopToken;
 /// `STACKLESS_TUI_WATCH=poll` turns the watch off (the poll is used, as
 /// where no watch can be set): for comparing the two, and for file systems
 /// whose notifications cannot be trusted.
-pub const ENV: &str = "STACKLESS_TUI_WATCH";
+pub(crate) const ENV: &str = "STACKLESS_TUI_WATCH";
 
 /// A change noticed, and the sleeper to wake for it.
 #[derive(Default)]
@@ -32,7 +32,7 @@ struct Slot {
 }
 
 /// Woken by the kernel when the store changes. Dropping it ends the watch.
-pub struct Wake {
+pub(crate) struct Wake {
     slot: Arc<Mutex<Slot>>,
     _watcher: notify::RecommendedWatcher,
 }
@@ -42,7 +42,7 @@ impl Wake {
     /// file and its `-wal`. `None` when no watch can be set (or
     /// [`ENV`] is `poll`).
     #[must_use]
-    pub fn watch(path: &Path) -> Option<Self> {
+    pub(crate) fn watch(path: &Path) -> Option<Self> {
         if std::env::var_os(ENV).is_some_and(|v| v == "poll") {
             return None;
         }
@@ -85,7 +85,7 @@ impl Wake {
 
     /// Sleep up to `timeout`, until a change is noticed (at once if one came
     /// since the last call) or `stop` is cancelled.
-    pub fn wait(&self, stop: &StopToken, timeout: Duration) -> Woke {
+    pub(crate) fn wait(&self, stop: &StopToken, timeout: Duration) -> Woke {
         let sleeper = stop.child();
         {
             let mut slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
@@ -119,18 +119,18 @@ impl Wake {
     /// ([`Woke::Nudged`]: something of its own is ready; the store has not
     /// changed).
     #[must_use]
-    pub fn nudger(&self) -> Nudge {
+    pub(crate) fn nudger(&self) -> Nudge {
         Nudge(Arc::clone(&self.slot))
     }
 }
 
 /// Wakes a [`Wake::wait`] from another thread (see [`Wake::nudger`]).
 #[derive(Clone)]
-pub struct Nudge(Arc<Mutex<Slot>>);
+pub(crate) struct Nudge(Arc<Mutex<Slot>>);
 
 impl Nudge {
     /// Wake the waiter now, or its next wait at once.
-    pub fn nudge(&self) {
+    pub(crate) fn nudge(&self) {
         let mut slot = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         slot.nudged = true;
         if let Some(sleeper) = &slot.sleeper {
@@ -141,7 +141,7 @@ impl Nudge {
 
 /// Why [`Wake::wait`] returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Woke {
+pub(crate) enum Woke {
     /// The store or its `-wal` changed.
     Changed,
     /// The time ran out.

@@ -14,16 +14,16 @@ use crate::model::name::is_dns_safe;
 use crate::ui::app::SortKey;
 
 /// The command names, in completion order.
-pub const COMMANDS: [&str; 12] = [
+pub(crate) const COMMANDS: [&str; 12] = [
     "down", "filter", "help", "logs", "ops", "pass", "pause", "q", "quit", "reap", "resume", "sort",
 ];
 
 /// Completion offers at most this many instance names.
-pub const MAX_CANDIDATES: usize = 50;
+pub(crate) const MAX_CANDIDATES: usize = 50;
 
 /// What a command line asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum UiCommand {
+pub(crate) enum UiCommand {
     /// `:reap NAME...`: what `r` does, for these instances.
     Reap(Vec<String>),
     /// `:down NAME...`: what `d` does, for these instances.
@@ -56,7 +56,7 @@ pub enum UiCommand {
 /// A message for the footer: `no command`, `unknown sort key "x" (lease,
 /// name, substrate, reap, status, lock)`, `:reap needs instance names`,
 /// `"Bad_Name" is not a DNS-safe name`, ...
-pub fn parse(line: &str) -> Result<UiCommand, String> {
+pub(crate) fn parse(line: &str) -> Result<UiCommand, String> {
     let mut words = line.split_whitespace();
     let Some(first) = words.next() else {
         return Err("no command".into());
@@ -132,7 +132,7 @@ fn parse_sort(rest: &[&str]) -> Result<UiCommand, String> {
 /// starting with the word are found by binary search, at most
 /// [`MAX_CANDIDATES`]).
 #[must_use]
-pub fn candidates(line: &str, names: &[&str]) -> (usize, Vec<String>) {
+pub(crate) fn candidates(line: &str, names: &[&str]) -> (usize, Vec<String>) {
     let start = line.rfind(' ').map_or(0, |i| i + 1);
     let word = &line[start..];
     if start == 0 {
@@ -154,7 +154,7 @@ pub fn candidates(line: &str, names: &[&str]) -> (usize, Vec<String>) {
 /// search, at most [`MAX_CANDIDATES`]: what Tab offers after `reap`,
 /// `down`, `logs`, and for a jump (Ctrl-F).
 #[must_use]
-pub fn name_candidates(word: &str, names: &[&str]) -> Vec<String> {
+pub(crate) fn name_candidates(word: &str, names: &[&str]) -> Vec<String> {
     let from = names.partition_point(|n| *n < word);
     names[from..]
         .iter()
@@ -169,7 +169,7 @@ pub fn name_candidates(word: &str, names: &[&str]) -> Vec<String> {
 /// containing it, then the shortest holding its characters in order (any
 /// case). `None` when nothing matches.
 #[must_use]
-pub fn fuzzy<'a>(query: &str, names: impl IntoIterator<Item = &'a str>) -> Option<usize> {
+pub(crate) fn fuzzy<'a>(query: &str, names: impl IntoIterator<Item = &'a str>) -> Option<usize> {
     let query = query.to_lowercase();
     let mut best: Option<((u8, usize), usize)> = None;
     for (i, name) in names.into_iter().enumerate() {
@@ -195,7 +195,7 @@ pub fn fuzzy<'a>(query: &str, names: impl IntoIterator<Item = &'a str>) -> Optio
 
 /// Ctrl-W in a prompt: remove the last word of `text` and the spaces after
 /// it (`"status:expired !lock:held "` becomes `"status:expired "`).
-pub fn delete_word(text: &mut String) {
+pub(crate) fn delete_word(text: &mut String) {
     let end = text.trim_end().len();
     let start = text[..end]
         .char_indices()

@@ -17,7 +17,7 @@ const ERROR_LABELS: [&str; 5] = ["code", "message", "step", "remediation", "erro
 /// An Activity entry (folded `count` times): when, who, what, the whole
 /// detail (an envelope labelled) and the teardown's stderr tail.
 #[must_use]
-pub fn activity(entry: &Activity, count: u32, zone: &Zone) -> FullText {
+pub(crate) fn activity(entry: &Activity, count: u32, zone: &Zone) -> FullText {
     let mut full = FullText::new(&format!(
         "Activity · {} {} {}",
         time::clock_in(entry.at, zone),
@@ -58,7 +58,7 @@ pub fn activity(entry: &Activity, count: u32, zone: &Zone) -> FullText {
 /// The `down --json` section of a failed teardown: its whole answer, an
 /// envelope labelled (code, message, remediation, context, ...); nothing
 /// when none was kept.
-pub fn down_answer(full: &mut FullText, envelope: &str) {
+pub(crate) fn down_answer(full: &mut FullText, envelope: &str) {
     if envelope.trim().is_empty() {
         return;
     }
@@ -69,7 +69,7 @@ pub fn down_answer(full: &mut FullText, envelope: &str) {
 
 /// The `stderr` section of a teardown: its last 4 KiB as `down` wrote
 /// them (nothing when it wrote none).
-pub fn teardown_output(full: &mut FullText, stderr_tail: &str) {
+pub(crate) fn teardown_output(full: &mut FullText, stderr_tail: &str) {
     if stderr_tail.trim().is_empty() {
         return;
     }
@@ -80,7 +80,7 @@ pub fn teardown_output(full: &mut FullText, stderr_tail: &str) {
 
 /// A Supervisor entry: when, what kind, the whole text.
 #[must_use]
-pub fn supervisor(note: &SupervisorNote, count: u32, zone: &Zone) -> FullText {
+pub(crate) fn supervisor(note: &SupervisorNote, count: u32, zone: &Zone) -> FullText {
     let mut full = FullText::new(&format!("Supervisor · {}", time::clock_in(note.at, zone)));
     full.labelled("at", &time::stamp(note.at, zone));
     full.labelled("kind", &format!("{:?}", note.kind));
@@ -95,7 +95,7 @@ pub fn supervisor(note: &SupervisorNote, count: u32, zone: &Zone) -> FullText {
 /// A Backoffs row: the attempts, the retry, the whole `last_error` (an
 /// envelope labelled).
 #[must_use]
-pub fn backoff(attempt: &ReapAttempt, now: i64, zone: &Zone) -> FullText {
+pub(crate) fn backoff(attempt: &ReapAttempt, now: i64, zone: &Zone) -> FullText {
     let mut full = FullText::new(&format!("Backoff · {}", attempt.instance));
     full.labelled("instance", &attempt.instance);
     full.labelled("attempts", &attempt.attempts.to_string());
@@ -125,7 +125,7 @@ pub fn backoff(attempt: &ReapAttempt, now: i64, zone: &Zone) -> FullText {
 /// An operation (Operations pane, operation overlay): its fields, then its
 /// whole `error_json` (labelled when it is an error object).
 #[must_use]
-pub fn operation(op: &Operation, now: i64, zone: &Zone) -> FullText {
+pub(crate) fn operation(op: &Operation, now: i64, zone: &Zone) -> FullText {
     let mut full = FullText::new(&format!("Operation · {} {}", op.verb, op.instance));
     for (label, value) in opview::operation_lines(op, now, zone) {
         if !ERROR_LABELS.contains(&label) {
@@ -142,7 +142,7 @@ pub fn operation(op: &Operation, now: i64, zone: &Zone) -> FullText {
 /// An Instances row: every column whole (name, substrate, status, lease,
 /// lock, the last reap error).
 #[must_use]
-pub fn instance(
+pub(crate) fn instance(
     instance: &Instance,
     liveness: Option<&Liveness>,
     attempt: Option<&ReapAttempt>,

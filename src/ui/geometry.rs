@@ -38,13 +38,13 @@ pub fn log_line_at(rect: Rect, y: u16, (start, end): (usize, usize)) -> Option<u
 
 /// One drawn row of the detail document: label column, text, tone, and the
 /// index of the document line it belongs to.
-pub type Row<'a> = (Cow<'a, str>, Cow<'a, str>, Tone, usize);
+pub(crate) type Row<'a> = (Cow<'a, str>, Cow<'a, str>, Tone, usize);
 
 /// The document as drawn `width` columns wide: a line whose text does not
 /// fit beside its label is wrapped (at spaces where it can), its
 /// continuation rows indented under the text; nothing is cut.
 #[must_use]
-pub fn wrap_document<'a>(doc: &'a [detail::DocLine<'a>], width: usize) -> Vec<Row<'a>> {
+pub(crate) fn wrap_document<'a>(doc: &'a [detail::DocLine<'a>], width: usize) -> Vec<Row<'a>> {
     let mut rows = Vec::with_capacity(doc.len());
     for (index, line) in doc.iter().enumerate() {
         let label = crate::ui::text::fit(&line.label, width);

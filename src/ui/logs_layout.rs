@@ -12,12 +12,12 @@ use crate::model::logview::LogLine;
 use crate::ui::theme;
 
 /// After a line shown before its `\n` came (it may go on).
-pub const PARTIAL_MARK: &str = " ⏎?";
+pub(crate) const PARTIAL_MARK: &str = " ⏎?";
 
 /// `… (line continues before: 1.0 GiB) `: the bytes of the file before a
 /// piece whose line was not read to its start.
 #[must_use]
-pub fn cut_mark(line: &LogLine) -> String {
+pub(crate) fn cut_mark(line: &LogLine) -> String {
     format!(
         "… (line continues before: {}) ",
         crate::ui::text::size(line.at.offset)
@@ -26,7 +26,7 @@ pub fn cut_mark(line: &LogLine) -> String {
 
 /// One log line as rows: cut at `width` (no wrap) or wrapped; matches of
 /// `search` highlighted.
-pub fn render_line(
+pub(crate) fn render_line(
     prefix: &str,
     line: &LogLine,
     search: &str,

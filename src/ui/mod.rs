@@ -20,18 +20,18 @@
 
 pub mod app;
 pub mod clipboard;
-pub mod command;
+pub(crate) mod command;
 pub mod detail;
-pub mod filter;
-pub mod fulltext;
-pub mod geometry;
+pub(crate) mod filter;
+pub(crate) mod fulltext;
+pub(crate) mod geometry;
 pub mod keys;
-pub mod logs_layout;
+pub(crate) mod logs_layout;
 pub mod opview;
 pub mod panes;
-pub mod spark;
+pub(crate) mod spark;
 pub mod text;
-pub mod theme;
+pub(crate) mod theme;
 pub mod view;
 
 pub use app::{

@@ -3,26 +3,21 @@
 //! ▁▂▁▁ 2`), a pure function of the entries and the time.
 
 /// The hour in [`BUCKETS`] buckets of this many seconds.
-pub const BUCKET_SECS: i64 = 300;
+pub(crate) const BUCKET_SECS: i64 = 300;
 /// Buckets per line (12 x 5 minutes: the last hour).
-pub const BUCKETS: usize = 12;
+pub(crate) const BUCKETS: usize = 12;
 
 const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
 
-/// The sparkline text for `events` (`(unix seconds, failed, count)`:
-/// a reap when `failed` is false), oldest bucket first, ending at `now`.
-/// `None` when the last hour holds neither.
-#[must_use]
-pub fn last_hour(events: impl IntoIterator<Item = (i64, bool, u32)>, now: i64) -> Option<String> {
-    last_hour_items(events, now).map(|[full, _]| full.join(" · "))
-}
-
-/// [`last_hour`] as whole title items, in two forms: with the bars
+/// The reaps and failures of the last hour as whole title items
+/// (`events`: `(unix seconds, failed, count)`, a reap when `failed` is
+/// false; oldest bucket first, ending at `now`; `None` when the hour holds
+/// neither), in two forms: with the bars
 /// (`["1h reaped ▁▁▃█ 5", "failed ▁▂▁▁ 2"]`) and compact, for a narrow
 /// title (`["1h reaped 5", "failed 2"]`): a title drops items whole,
 /// never cutting a count off.
 #[must_use]
-pub fn last_hour_items(
+pub(crate) fn last_hour_items(
     events: impl IntoIterator<Item = (i64, bool, u32)>,
     now: i64,
 ) -> Option<[Vec<String>; 2]> {
@@ -70,6 +65,13 @@ fn bars(counts: &[u32; BUCKETS]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The sparkline text for `events` (`(unix seconds, failed, count)`:
+    /// a reap when `failed` is false), oldest bucket first, ending at `now`.
+    /// `None` when the last hour holds neither.
+    fn last_hour(events: impl IntoIterator<Item = (i64, bool, u32)>, now: i64) -> Option<String> {
+        last_hour_items(events, now).map(|[full, _]| full.join(" · "))
+    }
 
     const NOW: i64 = 1_795_960_686;
 

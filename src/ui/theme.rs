@@ -9,49 +9,49 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::widgets::BorderType;
 
 /// The border of the focused pane (double lines: visible without colour).
-pub const FOCUSED_BORDER: BorderType = BorderType::Double;
+pub(crate) const FOCUSED_BORDER: BorderType = BorderType::Double;
 /// The border of every other pane.
-pub const UNFOCUSED_BORDER: BorderType = BorderType::Plain;
+pub(crate) const UNFOCUSED_BORDER: BorderType = BorderType::Plain;
 
 /// Border style of the focused pane.
 #[must_use]
-pub fn focused_border() -> Style {
+pub(crate) fn focused_border() -> Style {
     Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
 }
 
 /// Border style of the other panes.
 #[must_use]
-pub fn unfocused_border() -> Style {
+pub(crate) fn unfocused_border() -> Style {
     Style::new().fg(Color::DarkGray)
 }
 
 /// Table header rows (`NAME`, `SUBSTRATE`, ...).
 #[must_use]
-pub fn table_header() -> Style {
+pub(crate) fn table_header() -> Style {
     Style::new().add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
 }
 
 /// The selected row when its pane has focus.
 #[must_use]
-pub fn selected_focused() -> Style {
+pub(crate) fn selected_focused() -> Style {
     Style::new().add_modifier(Modifier::REVERSED)
 }
 
 /// The selected row when its pane does not have focus.
 #[must_use]
-pub fn selected_unfocused() -> Style {
+pub(crate) fn selected_unfocused() -> Style {
     Style::new().add_modifier(Modifier::BOLD)
 }
 
 /// A tombstoned instance's whole row.
 #[must_use]
-pub fn tombstoned() -> Style {
+pub(crate) fn tombstoned() -> Style {
     Style::new().fg(Color::DarkGray).add_modifier(Modifier::DIM)
 }
 
 /// A status this console does not know (`Status::Other`).
 #[must_use]
-pub fn unknown_status() -> Style {
+pub(crate) fn unknown_status() -> Style {
     Style::new()
         .fg(Color::Magenta)
         .add_modifier(Modifier::ITALIC)
@@ -59,19 +59,19 @@ pub fn unknown_status() -> Style {
 
 /// An expired lease.
 #[must_use]
-pub fn expired() -> Style {
+pub(crate) fn expired() -> Style {
     Style::new().fg(Color::Red).add_modifier(Modifier::BOLD)
 }
 
 /// A lock whose holder is alive or on a foreign host (held).
 #[must_use]
-pub fn lock_held() -> Style {
+pub(crate) fn lock_held() -> Style {
     Style::new().fg(Color::Yellow)
 }
 
 /// A lock whose holder is gone or whose pid was reused (stale).
 #[must_use]
-pub fn lock_stale() -> Style {
+pub(crate) fn lock_stale() -> Style {
     Style::new()
         .fg(Color::Magenta)
         .add_modifier(Modifier::ITALIC)
@@ -79,31 +79,31 @@ pub fn lock_stale() -> Style {
 
 /// Failure counts and error text.
 #[must_use]
-pub fn failure() -> Style {
+pub(crate) fn failure() -> Style {
     Style::new().fg(Color::Red)
 }
 
 /// A backoff that is due (the reaper retries on its next tick).
 #[must_use]
-pub fn due() -> Style {
+pub(crate) fn due() -> Style {
     Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD)
 }
 
 /// Secondary text: timestamps, hints, empty-state messages.
 #[must_use]
-pub fn muted() -> Style {
+pub(crate) fn muted() -> Style {
     Style::new().fg(Color::DarkGray)
 }
 
 /// The title line of the header.
 #[must_use]
-pub fn title() -> Style {
+pub(crate) fn title() -> Style {
     Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
 }
 
 /// A warning banner (store busy, schema generation).
 #[must_use]
-pub fn banner_warning() -> Style {
+pub(crate) fn banner_warning() -> Style {
     Style::new()
         .fg(Color::Black)
         .bg(Color::Yellow)
@@ -112,7 +112,7 @@ pub fn banner_warning() -> Style {
 
 /// An error banner (store unreadable).
 #[must_use]
-pub fn banner_error() -> Style {
+pub(crate) fn banner_error() -> Style {
     Style::new()
         .fg(Color::White)
         .bg(Color::Red)
@@ -121,13 +121,13 @@ pub fn banner_error() -> Style {
 
 /// A key name in the footer and the help overlay.
 #[must_use]
-pub fn key() -> Style {
+pub(crate) fn key() -> Style {
     Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
 }
 
 /// A key that is currently disabled (read-only store).
 #[must_use]
-pub fn key_disabled() -> Style {
+pub(crate) fn key_disabled() -> Style {
     Style::new()
         .fg(Color::DarkGray)
         .add_modifier(Modifier::CROSSED_OUT)
@@ -135,7 +135,7 @@ pub fn key_disabled() -> Style {
 
 /// Activity lines, by what happened.
 #[must_use]
-pub fn activity(kind: crate::event::ActivityKind) -> Style {
+pub(crate) fn activity(kind: crate::event::ActivityKind) -> Style {
     use crate::event::ActivityKind as K;
     match kind {
         K::Reaped | K::TornDown | K::Collected | K::Succeeded => Style::new().fg(Color::Green),
@@ -150,7 +150,7 @@ pub fn activity(kind: crate::event::ActivityKind) -> Style {
 
 /// Supervisor lines, by what happened.
 #[must_use]
-pub fn supervisor(kind: crate::event::SupervisorKind) -> Style {
+pub(crate) fn supervisor(kind: crate::event::SupervisorKind) -> Style {
     use crate::event::SupervisorKind as K;
     match kind {
         K::Started => Style::new().fg(Color::Green),
@@ -164,7 +164,7 @@ pub fn supervisor(kind: crate::event::SupervisorKind) -> Style {
 
 /// A section heading in the detail view.
 #[must_use]
-pub fn section() -> Style {
+pub(crate) fn section() -> Style {
     Style::new()
         .fg(Color::Cyan)
         .add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
@@ -172,19 +172,19 @@ pub fn section() -> Style {
 
 /// Store text shown verbatim (definition TOML, JSON payloads).
 #[must_use]
-pub fn code() -> Style {
+pub(crate) fn code() -> Style {
     Style::new().fg(Color::Gray)
 }
 
 /// The state column's marks.
 #[must_use]
-pub fn state_marks() -> Style {
+pub(crate) fn state_marks() -> Style {
     Style::new().add_modifier(Modifier::BOLD)
 }
 
 /// A flash message in the footer, by level.
 #[must_use]
-pub fn flash(level: crate::ui::app::FlashLevel) -> Style {
+pub(crate) fn flash(level: crate::ui::app::FlashLevel) -> Style {
     use crate::ui::app::FlashLevel as L;
     match level {
         L::Info => Style::new().fg(Color::Green).add_modifier(Modifier::BOLD),
@@ -198,7 +198,7 @@ pub fn flash(level: crate::ui::app::FlashLevel) -> Style {
 
 /// The filter prompt (`/text▏`) in the Instances title.
 #[must_use]
-pub fn prompt() -> Style {
+pub(crate) fn prompt() -> Style {
     Style::new()
         .fg(Color::Black)
         .bg(Color::Cyan)
@@ -207,7 +207,7 @@ pub fn prompt() -> Style {
 
 /// A search match in the logs view (without colour: reversed).
 #[must_use]
-pub fn search_hit() -> Style {
+pub(crate) fn search_hit() -> Style {
     Style::new()
         .fg(Color::Black)
         .bg(Color::Yellow)
@@ -216,6 +216,6 @@ pub fn search_hit() -> Style {
 
 /// The matches of the current search match's line (bold too).
 #[must_use]
-pub fn search_current() -> Style {
+pub(crate) fn search_current() -> Style {
     search_hit().add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
 }

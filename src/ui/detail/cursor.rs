@@ -15,7 +15,7 @@ use super::DocLine;
 /// Where one field is drawn: its first row and how many rows it takes
 /// (more than one when its text wraps).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FieldRows {
+pub(crate) struct FieldRows {
     /// First drawn row.
     pub start: usize,
     /// Drawn rows (at least 1).
@@ -26,7 +26,7 @@ pub struct FieldRows {
 /// gives, for each drawn row in order, the index of the document line it
 /// belongs to.
 #[must_use]
-pub fn field_rows(doc: &[DocLine<'_>], line_of_row: &[usize]) -> Vec<FieldRows> {
+pub(crate) fn field_rows(doc: &[DocLine<'_>], line_of_row: &[usize]) -> Vec<FieldRows> {
     let mut out: Vec<(usize, FieldRows)> = Vec::new();
     for (row, &line) in line_of_row.iter().enumerate() {
         if doc.get(line).is_none_or(|l| l.field.is_none()) {
@@ -49,7 +49,7 @@ pub fn field_rows(doc: &[DocLine<'_>], line_of_row: &[usize]) -> Vec<FieldRows> 
 /// The document line of field number `cursor` (clamped to the last
 /// field), `None` when the document has no field.
 #[must_use]
-pub fn cursor_line(doc: &[DocLine<'_>], cursor: usize) -> Option<usize> {
+pub(crate) fn cursor_line(doc: &[DocLine<'_>], cursor: usize) -> Option<usize> {
     let fields: Vec<usize> = doc
         .iter()
         .enumerate()
@@ -63,7 +63,7 @@ pub fn cursor_line(doc: &[DocLine<'_>], cursor: usize) -> Option<usize> {
 
 /// What moved the detail view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Move {
+pub(crate) enum Move {
     /// `j` (`true`) or `k` (`false`): the next / previous field.
     Field(bool),
     /// Scroll by this many drawn rows (paging, `g`/`G`, the wheel).
@@ -74,7 +74,7 @@ pub enum Move {
 /// after `step`, for a document of `total` drawn rows shown `rows` at a
 /// time, whose fields are drawn at `fields`.
 #[must_use]
-pub fn step(
+pub(crate) fn step(
     fields: &[FieldRows],
     total: usize,
     rows: usize,

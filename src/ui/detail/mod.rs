@@ -14,10 +14,10 @@
 //! attempt come from the live snapshot, so their countdowns move with the
 //! clock like the panes do.
 
-pub mod cursor;
-pub mod services;
+pub(crate) mod cursor;
+pub(crate) mod services;
 pub mod text;
-pub mod v14;
+pub(crate) mod v14;
 
 use std::borrow::Cow;
 

@@ -11,13 +11,13 @@ use crate::model::text::sanitize_short;
 use crate::ui::detail::{MAX_BLOCK_LINES, MAX_LINE_CHARS, Tone, relative, text_lines, when};
 
 /// One labelled line of a section: label (may be empty), text, tone.
-pub type Labelled = (String, String, Tone);
+pub(crate) type Labelled = (String, String, Tone);
 
 /// The Services section's lines for `services`, times relative to `now`
 /// (unix seconds); `active` whether the instance is active (a dead process
 /// under an active instance is an error, under a tombstone expected).
 #[must_use]
-pub fn lines(services: &[Service], active: bool, now: i64) -> Vec<Labelled> {
+pub(crate) fn lines(services: &[Service], active: bool, now: i64) -> Vec<Labelled> {
     let mut out = Vec::new();
     for service in services {
         let name = sanitize_short(&service.name, MAX_LINE_CHARS);
@@ -121,7 +121,11 @@ fn log_line(service: &Service, now: i64) -> String {
 /// The Last teardown section: what the newest teardown this console ran on
 /// the instance did (`last`), when, its reason, and its stderr tail.
 #[must_use]
-pub fn last_teardown(last: &Activity, now: i64, zone: &crate::ui::detail::Zone) -> Vec<Labelled> {
+pub(crate) fn last_teardown(
+    last: &Activity,
+    now: i64,
+    zone: &crate::ui::detail::Zone,
+) -> Vec<Labelled> {
     let tone = if last.kind == crate::event::ActivityKind::Failed {
         Tone::Error
     } else {

@@ -9,12 +9,12 @@ use crate::model::text::sanitize_short;
 use crate::ui::detail::MAX_LINE_CHARS;
 
 /// One section: its title and its lines (sanitized).
-pub type Section = (String, Vec<String>);
+pub(crate) type Section = (String, Vec<String>);
 
 /// The schema-14 sections of `detail`, each only when the store has rows
 /// for it (none at all before schema 7). `now` is unix seconds.
 #[must_use]
-pub fn sections(detail: &InstanceDetail, now: i64) -> Vec<Section> {
+pub(crate) fn sections(detail: &InstanceDetail, now: i64) -> Vec<Section> {
     let mut out = Vec::new();
     if !detail.resources.is_empty() {
         let lines = detail
@@ -115,7 +115,7 @@ fn observation_lines(detail: &InstanceDetail, now: i64) -> Vec<String> {
 /// `drift port: expected 8080, actual 9090` for one drift entry
 /// (sanitized).
 #[must_use]
-pub fn drift_text(drift: &crate::model::detail::Drift) -> String {
+pub(crate) fn drift_text(drift: &crate::model::detail::Drift) -> String {
     format!(
         "drift {}: expected {}, actual {}",
         sanitize_short(&drift.setting, MAX_LINE_CHARS),

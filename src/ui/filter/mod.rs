@@ -22,11 +22,11 @@
 use crate::model::{Instance, Liveness, OpStatus, Operation, ReapAttempt, Status};
 
 /// The fields a term may name, as the error lists them.
-pub const FIELDS: &str = "status, substrate, name, lock, backoff, op";
+pub(crate) const FIELDS: &str = "status, substrate, name, lock, backoff, op";
 
 /// What one term tests.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Test {
+pub(crate) enum Test {
     /// A plain word: within `name␀substrate␀status`, lower-cased.
     Word(String),
     /// The stored status, lower-cased (`active`, `tombstoned`, other text).
@@ -49,7 +49,7 @@ pub enum Test {
 
 /// `lock:` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LockIs {
+pub(crate) enum LockIs {
     /// A live holder on this host.
     Alive,
     /// A holder on another host (counts as held).
@@ -66,7 +66,7 @@ pub enum LockIs {
 
 /// `backoff:` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BackoffIs {
+pub(crate) enum BackoffIs {
     /// `next_retry_at <= now`.
     Due,
     /// `next_retry_at > now`.
@@ -77,7 +77,7 @@ pub enum BackoffIs {
 
 /// `op:` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OpIs {
+pub(crate) enum OpIs {
     /// A running operation.
     Running,
     /// A queued operation.
@@ -88,7 +88,7 @@ pub enum OpIs {
 
 /// One term: a test, maybe negated (`!`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Term {
+pub(crate) struct Term {
     /// `!` before it.
     pub negated: bool,
     /// What it tests.
@@ -97,7 +97,7 @@ pub struct Term {
 
 /// A parsed filter: every term must match. Empty: everything matches.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Filter {
+pub(crate) struct Filter {
     /// The terms, in the order typed.
     pub terms: Vec<Term>,
 }
@@ -105,7 +105,7 @@ pub struct Filter {
 /// What a term may look at besides the instance (the snapshot's rows for
 /// it, and the time).
 #[derive(Debug, Clone, Copy)]
-pub struct Facts<'a> {
+pub(crate) struct Facts<'a> {
     /// `name␀substrate␀status`, lower-cased (the plain words' haystack).
     pub haystack: &'a str,
     /// The probed liveness of its lock holder.
@@ -124,7 +124,7 @@ pub struct Facts<'a> {
 /// A message naming the term that cannot be read, e.g. `unknown field
 /// "colour" (fields: status, substrate, name, lock, backoff, op)` or
 /// `lock:maybe: values are alive, foreign, held, stale, none, any`.
-pub fn parse(text: &str) -> Result<Filter, String> {
+pub(crate) fn parse(text: &str) -> Result<Filter, String> {
     let terms = text
         .split_whitespace()
         .map(parse_term)
@@ -188,14 +188,14 @@ fn is_field(field: &str) -> bool {
 impl Filter {
     /// Whether nothing is tested (every instance matches).
     #[must_use]
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.terms.iter().all(|t| t.test == Test::All)
     }
 
     /// Whether only plain words are tested, so a longer filter typed after
     /// this one can only narrow what it matched.
     #[must_use]
-    pub fn words_only(&self) -> bool {
+    pub(crate) fn words_only(&self) -> bool {
         self.terms
             .iter()
             .all(|t| !t.negated && matches!(t.test, Test::Word(_) | Test::All))
@@ -204,21 +204,21 @@ impl Filter {
     /// Whether a term tests the pending operation ([`Facts::pending`] is
     /// looked up only then).
     #[must_use]
-    pub fn uses_operations(&self) -> bool {
+    pub(crate) fn uses_operations(&self) -> bool {
         self.terms.iter().any(|t| matches!(t.test, Test::Op(_)))
     }
 
     /// Whether a term tests the lock holder's liveness ([`Facts::liveness`]
     /// is looked up only then).
     #[must_use]
-    pub fn uses_liveness(&self) -> bool {
+    pub(crate) fn uses_liveness(&self) -> bool {
         self.terms.iter().any(|t| matches!(t.test, Test::Lock(_)))
     }
 
     /// Whether a term tests the reap attempt ([`Facts::attempt`] is looked
     /// up only then).
     #[must_use]
-    pub fn uses_attempts(&self) -> bool {
+    pub(crate) fn uses_attempts(&self) -> bool {
         self.terms
             .iter()
             .any(|t| matches!(t.test, Test::Backoff(_)))
@@ -227,7 +227,7 @@ impl Filter {
     /// Whether `haystack` matches a filter of plain words only
     /// ([`Filter::words_only`]): every word within it.
     #[must_use]
-    pub fn matches_words(&self, haystack: &str) -> bool {
+    pub(crate) fn matches_words(&self, haystack: &str) -> bool {
         self.terms.iter().all(|t| match &t.test {
             Test::Word(word) => haystack.contains(word.as_str()),
             _ => true,
@@ -236,7 +236,7 @@ impl Filter {
 
     /// Whether `instance` (with its `facts`) matches every term.
     #[must_use]
-    pub fn matches(&self, instance: &Instance, facts: &Facts<'_>) -> bool {
+    pub(crate) fn matches(&self, instance: &Instance, facts: &Facts<'_>) -> bool {
         self.terms
             .iter()
             .all(|t| t.negated != test(&t.test, instance, facts))

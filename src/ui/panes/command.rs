@@ -13,7 +13,7 @@ use crate::ui::panes::instances::PROMPT_CURSOR;
 use crate::ui::theme;
 
 /// Draw the open command line `line` into the footer's `area`.
-pub fn render(frame: &mut Frame, area: Rect, line: &CommandLine) {
+pub(crate) fn render(frame: &mut Frame, area: Rect, line: &CommandLine) {
     let text = line.text();
     let jump = line.jumping();
     let mut spans = vec![Span::styled(

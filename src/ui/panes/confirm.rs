@@ -19,7 +19,7 @@ use crate::ui::theme;
 /// will run: `Tear down <name>? This runs: stackless down <name> --json
 /// [y/N]` (the real `--down-cmd` argv, shell-quoted for reading).
 #[must_use]
-pub fn confirm_text(instance: &Instance, teardown: &TeardownInfo) -> String {
+pub(crate) fn confirm_text(instance: &Instance, teardown: &TeardownInfo) -> String {
     format!(
         "Tear down {}? This runs: {} [y/N]",
         sanitize_short(&instance.name, crate::ui::text::CUT_SHORT),
@@ -31,7 +31,12 @@ pub fn confirm_text(instance: &Instance, teardown: &TeardownInfo) -> String {
 }
 
 /// Draw the teardown confirmation dialog for `instance`, centred in `area`.
-pub fn render_confirm(frame: &mut Frame, area: Rect, instance: &Instance, teardown: &TeardownInfo) {
+pub(crate) fn render_confirm(
+    frame: &mut Frame,
+    area: Rect,
+    instance: &Instance,
+    teardown: &TeardownInfo,
+) {
     render_question(
         frame,
         area,
@@ -42,7 +47,7 @@ pub fn render_confirm(frame: &mut Frame, area: Rect, instance: &Instance, teardo
 
 /// Draw the bulk `r`/`d` confirmation dialog (how many, the first names),
 /// centred in `area`.
-pub fn render_confirm_bulk(frame: &mut Frame, area: Rect, bulk: &crate::ui::app::Bulk) {
+pub(crate) fn render_confirm_bulk(frame: &mut Frame, area: Rect, bulk: &crate::ui::app::Bulk) {
     let title = match bulk.intent {
         crate::reaper::Intent::Reap => " Confirm reap ",
         crate::reaper::Intent::TearDown => " Confirm teardown ",
@@ -52,7 +57,7 @@ pub fn render_confirm_bulk(frame: &mut Frame, area: Rect, bulk: &crate::ui::app:
 
 /// Draw the cancel confirmation dialog for `op` (`cancel down alpha (op
 /// 3f2c…)? y/N`), centred in `area`.
-pub fn render_confirm_cancel(frame: &mut Frame, area: Rect, op: &Operation) {
+pub(crate) fn render_confirm_cancel(frame: &mut Frame, area: Rect, op: &Operation) {
     render_question(
         frame,
         area,

@@ -20,7 +20,7 @@ use crate::ui::theme;
 
 /// The style of a document line's text.
 #[must_use]
-pub fn tone_style(tone: Tone) -> Style {
+pub(crate) fn tone_style(tone: Tone) -> Style {
     match tone {
         Tone::Section => theme::section(),
         Tone::Plain => Style::new(),
@@ -32,7 +32,7 @@ pub fn tone_style(tone: Tone) -> Style {
 }
 
 /// Draw the open detail view into `area` (nothing when none is open).
-pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+pub(crate) fn render(frame: &mut Frame, area: Rect, app: &App) {
     let Some(open) = app.detail() else {
         return;
     };
@@ -122,6 +122,6 @@ fn cursor_row(label: &str, text: &str, first: bool) -> Line<'static> {
 }
 
 /// The mark before the label of the field under the cursor.
-pub const CURSOR_MARK: char = '▶';
+pub(crate) const CURSOR_MARK: char = '▶';
 
-pub use crate::ui::geometry::{Row, wrap_document};
+pub(crate) use crate::ui::geometry::wrap_document;

@@ -11,18 +11,9 @@ use super::pane_block;
 use crate::ui::app::App;
 use crate::ui::theme;
 
-/// The rows `app`'s full text takes at `width` columns (wrapped; built
-/// once per width, see [`crate::ui::app::FullView::rows`]).
-#[must_use]
-pub fn rows(app: &App, width: usize) -> Vec<String> {
-    app.full_text()
-        .map(|full| full.rows(width).to_vec())
-        .unwrap_or_default()
-}
-
 /// Draw the open full-text view into `area` (nothing when none is open):
 /// only the rows in view are copied into the frame.
-pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+pub(crate) fn render(frame: &mut Frame, area: Rect, app: &App) {
     let Some(full) = app.full_text() else {
         return;
     };

@@ -28,7 +28,7 @@ use crate::ui::text::{CUT_SHORT, fit};
 use crate::ui::theme;
 
 /// Draw the open logs view into `area` (nothing when none is open).
-pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+pub(crate) fn render(frame: &mut Frame, area: Rect, app: &App) {
     let Some(view) = app.logs() else {
         return;
     };
@@ -118,7 +118,7 @@ fn state_text(view: &LogsView) -> Option<(String, Style)> {
 }
 
 /// The widest a tab's name is shown; a longer one is cut with `…`.
-pub const TAB_NAME: usize = 24;
+pub(crate) const TAB_NAME: usize = 24;
 
 /// The tab row: the follow mark on the right (its width reserved first),
 /// the tabs in the rest, scrolled so the selected one is shown.

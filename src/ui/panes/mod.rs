@@ -3,15 +3,15 @@
 
 pub mod activity;
 pub mod backoffs;
-pub mod command;
-pub mod confirm;
-pub mod detail;
+pub(crate) mod command;
+pub(crate) mod confirm;
+pub(crate) mod detail;
 pub mod footer;
-pub mod fulltext;
+pub(crate) mod fulltext;
 pub mod header;
 pub mod help;
 pub mod instances;
-pub mod logs;
+pub(crate) mod logs;
 pub mod operation_overlay;
 pub mod operations;
 pub mod supervisor;
