@@ -47,7 +47,7 @@ pub const SERVICES_EVERY: Duration = Duration::from_secs(5);
 pub const RECHECK: Duration = Duration::from_millis(60);
 /// See [`RECHECK`]. Every millisecond: the check is a cached `PRAGMA
 /// data_version` (a few microseconds), and each millisecond waited is one
-/// more on the change-to-screen path (issue 13).
+/// more on the change-to-screen path.
 pub const RECHECK_EVERY: Duration = Duration::from_millis(1);
 
 /// How often lock liveness and the write lock are re-probed without a commit.
