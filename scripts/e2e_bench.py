@@ -64,7 +64,7 @@ SELECT instance, attempts, last_error, next_retry_at
 FROM reap_attempts ORDER BY instance;
 COMMIT;"""
 # The statements Store::snapshot runs on a schema-14 store (stackless 0.4.0;
-# keep in step with src/store/read.rs, read/scan.rs, operations.rs and
+# keep in step with src/store/read/mod.rs, read/scan.rs, operations.rs and
 # queue_seen.rs): the three scans with the later columns, reap attempts,
 # the pending and the 50 newest finished operations, the newest event of
 # each finished one, and the queue's watermark.

@@ -40,31 +40,7 @@ pub(super) fn run(setup: Setup) -> Result<()> {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let stop = StopToken::new();
     let helper_handle = Arc::new(HelperHandle::default());
-    if let Some(why) = super::logging::init(&setup.state_dir, setup.log_level) {
-        // Said in the Activity pane; the console runs on without a log.
-        let _ = tx.send(Event::Activity(Activity::new(
-            unix_now(),
-            Actor::Reaper,
-            "",
-            ActivityKind::Error,
-            why,
-        )));
-    }
-    tracing::info!(store = %setup.path.display(), pid = std::process::id(), "console started");
-    if let Some(missing) = &setup.teardown.missing
-        && setup.reaper.is_some()
-    {
-        // Said at start (and in the header), not first at an expiry; with
-        // no reaper (--no-reaper, read-only) the header's banner says it
-        // once, and no reaper error is logged.
-        let _ = tx.send(Event::Activity(Activity::new(
-            unix_now(),
-            Actor::Reaper,
-            "",
-            ActivityKind::Error,
-            format!("teardown command not found: {missing}: set --down-cmd"),
-        )));
-    }
+    start_logging(&setup, &tx);
 
     let recorder = Recorder::new(open_audit(&setup, &tx), Forward::Console(tx.clone()));
     // The console's teardowns outlive it: never stopped.
@@ -97,13 +73,7 @@ pub(super) fn run(setup: Setup) -> Result<()> {
         &control,
     )?;
     super::input::spawn(tx.clone()).wrap_err("cannot start the terminal input thread")?;
-    let mut app = App::new(setup.app.clone(), unix_now());
-    // The last teardowns' output survives a restart in the audit trail.
-    let audit_path = audit::default_path(&setup.state_dir);
-    app.restore_teardowns(audit::last_teardowns(&audit_path, audit::READ_BACK));
-    app.set_teardown(setup.teardown.clone());
-    app.set_down_command(teardowns.config().down.clone());
-    app.set_zone(setup.zone.clone());
+    let app = new_app(&setup, &teardowns);
     let outcome = runtime.block_on(super::render_loop::run(
         &mut term,
         app,
@@ -126,13 +96,7 @@ pub(super) fn run(setup: Setup) -> Result<()> {
 
     stop.cancel();
     let stopped_helper = helper_handle.stop(HELPER_STOP_GRACE);
-    terminal::restore_terminal();
-    // Restored once, here: a second "leave the alternate screen" would move
-    // the cursor back over the lines printed below.
-    std::mem::forget(restore_guard);
-    // The terminal may be gone (the window was closed): ratatui's own drop
-    // would try to show the cursor and print the failure to a dead stderr.
-    std::mem::forget(term);
+    leave_terminal(term, restore_guard);
     let reason = outcome
         .as_ref()
         .map_or_else(|e| format!("error: {e}"), |why| (*why).to_owned());
@@ -145,6 +109,63 @@ pub(super) fn run(setup: Setup) -> Result<()> {
     );
     runtime.shutdown_timeout(Duration::from_millis(200));
     outcome.map(|_| ())
+}
+
+/// The console's log file (`--log-level`; a log that cannot be opened is
+/// said in the Activity pane, and the console runs on without one), then
+/// a teardown command that is not found, said at start when a reaper runs.
+fn start_logging(setup: &Setup, tx: &EventSender) {
+    if let Some(why) = super::logging::init(&setup.state_dir, setup.log_level) {
+        // Said in the Activity pane; the console runs on without a log.
+        let _ = tx.send(Event::Activity(Activity::new(
+            unix_now(),
+            Actor::Reaper,
+            "",
+            ActivityKind::Error,
+            why,
+        )));
+    }
+    tracing::info!(store = %setup.path.display(), pid = std::process::id(), "console started");
+    if let Some(missing) = &setup.teardown.missing
+        && setup.reaper.is_some()
+    {
+        // Said at start (and in the header), not first at an expiry; with
+        // no reaper (--no-reaper, read-only) the header's banner says it
+        // once, and no reaper error is logged.
+        let _ = tx.send(Event::Activity(Activity::new(
+            unix_now(),
+            Actor::Reaper,
+            "",
+            ActivityKind::Error,
+            format!("teardown command not found: {missing}: set --down-cmd"),
+        )));
+    }
+}
+
+/// The UI's state at start: the last teardowns' output read back from the
+/// audit trail (at most [`audit::READ_BACK`] bytes), the teardown command
+/// and the zone.
+fn new_app(setup: &Setup, teardowns: &JobRunner) -> App {
+    let mut app = App::new(setup.app.clone(), unix_now());
+    // The last teardowns' output survives a restart in the audit trail.
+    let audit_path = audit::default_path(&setup.state_dir);
+    app.restore_teardowns(audit::last_teardowns(&audit_path, audit::READ_BACK));
+    app.set_teardown(setup.teardown.clone());
+    app.set_down_command(teardowns.config().down.clone());
+    app.set_zone(setup.zone.clone());
+    app
+}
+
+/// Give the terminal back once the render loop is over: restored here,
+/// once, and neither `term` nor `restore_guard` dropped.
+fn leave_terminal(term: terminal::Term, restore_guard: RestoreOnDrop) {
+    terminal::restore_terminal();
+    // Restored once, here: a second "leave the alternate screen" would move
+    // the cursor back over the lines printed below.
+    std::mem::forget(restore_guard);
+    // The terminal may be gone (the window was closed): ratatui's own drop
+    // would try to show the cursor and print the failure to a dead stderr.
+    std::mem::forget(term);
 }
 
 /// The audit trail: only a console that may write keeps one. An audit that

@@ -298,12 +298,7 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
         return usage("reap --once writes the store; it cannot run with --read-only");
     }
     // A dry run writes nothing, not even the default store it would create.
-    if cli.dry_run
-        && cli.state.is_none()
-        && std::env::var_os("STACKLESS_STATE_URL").is_none_or(|u| u.is_empty())
-        && let Ok(path) = crate::startup::default_store_path()
-        && !path.exists()
-    {
+    if let Some(path) = absent_default_store(cli) {
         println!(
             "no stackless state store at {} (stackless's default path): nothing to reap; \
              a dry run creates nothing",
@@ -311,49 +306,16 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
         );
         return ExitCode::SUCCESS;
     }
-    let down = match DownCommand::parse(&cli.down_cmd) {
-        Ok(down) => down,
-        Err(error) => return usage(&error.to_string()),
+    let target = match ReapTarget::open(cli) {
+        Ok(target) => target,
+        Err(code) => return code,
     };
-    let (path, store) = match open_store(cli, Access::ReadWrite) {
-        Ok(opened) => opened,
-        Err(error) => return usage(&error.to_string()),
+    let state_dir = target.store.state_dir();
+    let role = match take_console_role(cli, &state_dir) {
+        Ok(role) => role,
+        Err(code) => return code,
     };
-    if !store.generation().allows_reaper() {
-        return usage(&store.generation().banner().unwrap_or_default());
-    }
-    // The teardown command is checked once, before any instance.
-    let missing = missing_teardown(&down);
-    if let Some(missing) = &missing
-        && !cli.dry_run
-    {
-        return usage(&format!(
-            "reap --once: {missing}: nothing was torn down (check --down-cmd, or PATH)"
-        ));
-    }
-    let state_dir = store.state_dir();
-    // A dry run changes nothing: it needs no role and leaves no files.
-    let mut role = Wanted::new(&crate::supervisor::roles_dir(&state_dir), CONSOLE_ROLE);
-    if !cli.dry_run {
-        match role.try_take(&crate::roles::record()) {
-            Ok(_) => {}
-            Err(Refused::Occupied(_)) => {
-                println!("an active stackless-tui console reaps this store; nothing done");
-                return ExitCode::SUCCESS;
-            }
-            Err(Refused::Error(text)) => return usage(&text),
-        }
-    }
-    let audit = if cli.dry_run {
-        None
-    } else {
-        crate::audit::AuditLog::open(
-            &crate::audit::default_path(&state_dir),
-            crate::audit::DEFAULT_CAP,
-        )
-        .ok()
-        .map(|log| Arc::new(Mutex::new(log)))
-    };
+    let audit = reap_audit(cli, &state_dir);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -369,16 +331,128 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
     } else {
         Forward::Stdout
     };
-    let recorder = Recorder::new(audit, forward).with_would_reap_note(missing);
+    let recorder = Recorder::new(audit, forward).with_would_reap_note(target.missing);
     let stop = StopToken::new();
     let why = watch_for_stop(&runtime, &stop, cli.reached_as.is_some());
-    let jobs =
-        JobRunner::new(path, reaper_config(cli, down, cli.tick), recorder.clone()).with_stop(stop);
-    let mut reaper = Reaper::new(store, crate::store::probe::checked_sysinfo(), jobs);
+    let jobs = JobRunner::new(
+        target.path,
+        reaper_config(cli, target.down, cli.tick),
+        recorder.clone(),
+    )
+    .with_stop(stop);
+    let mut reaper = Reaper::new(target.store, crate::store::probe::checked_sysinfo(), jobs);
     let summary = reaper.pass();
     recorder.flush();
     drop(role);
-    if let Some(why) = why.get() {
+    pass_exit(why.get().copied(), &summary)
+}
+
+/// A dry run's store path when there is nothing to read: no `--state`, no
+/// `STACKLESS_STATE_URL`, and nothing at stackless's default path (a dry
+/// run creates no store). `None` for a real pass.
+fn absent_default_store(cli: &Cli) -> Option<PathBuf> {
+    if cli.dry_run
+        && cli.state.is_none()
+        && std::env::var_os("STACKLESS_STATE_URL").is_none_or(|u| u.is_empty())
+        && let Ok(path) = crate::startup::default_store_path()
+        && !path.exists()
+    {
+        return Some(path);
+    }
+    None
+}
+
+/// What `reap --once` tears down with: the store opened read-write (a
+/// generation that allows a reaper), `--down-cmd` parsed and, for a real
+/// pass, found.
+struct ReapTarget {
+    /// The store's path, as opened.
+    path: PathBuf,
+    /// The store, read-write.
+    store: crate::store::Store,
+    /// The teardown command (`--down-cmd`).
+    down: DownCommand,
+    /// Why the teardown command cannot run (`None`: found); a dry run
+    /// notes it on its `would reap` lines.
+    missing: Option<String>,
+}
+
+impl ReapTarget {
+    /// Parse `--down-cmd`, open the store and check the teardown command
+    /// once, before any instance.
+    ///
+    /// # Errors
+    /// The usage exit (2) already said on stderr: a bad `--down-cmd`, a
+    /// store that cannot be opened or reaped here, or (not in a dry run) a
+    /// teardown command that is not found.
+    fn open(cli: &Cli) -> Result<Self, ExitCode> {
+        let down = DownCommand::parse(&cli.down_cmd).map_err(|error| usage(&error.to_string()))?;
+        let (path, store) =
+            open_store(cli, Access::ReadWrite).map_err(|error| usage(&error.to_string()))?;
+        if !store.generation().allows_reaper() {
+            return Err(usage(&store.generation().banner().unwrap_or_default()));
+        }
+        // The teardown command is checked once, before any instance.
+        let missing = missing_teardown(&down);
+        if let Some(missing) = &missing
+            && !cli.dry_run
+        {
+            return Err(usage(&format!(
+                "reap --once: {missing}: nothing was torn down (check --down-cmd, or PATH)"
+            )));
+        }
+        Ok(Self {
+            path,
+            store,
+            down,
+            missing,
+        })
+    }
+}
+
+/// The `console` role under `state_dir`, taken for a real pass (a dry run
+/// changes nothing: it needs no role and leaves no files).
+///
+/// # Errors
+/// The exit code, already said: 0 when an active console holds the role
+/// (it reaps this store), 2 when the role files failed.
+fn take_console_role(cli: &Cli, state_dir: &std::path::Path) -> Result<Wanted, ExitCode> {
+    let mut role = Wanted::new(&crate::supervisor::roles_dir(state_dir), CONSOLE_ROLE);
+    if !cli.dry_run {
+        match role.try_take(&crate::roles::record()) {
+            Ok(_) => {}
+            Err(Refused::Occupied(_)) => {
+                println!("an active stackless-tui console reaps this store; nothing done");
+                return Err(ExitCode::SUCCESS);
+            }
+            Err(Refused::Error(text)) => return Err(usage(&text)),
+        }
+    }
+    Ok(role)
+}
+
+/// The audit trail under `state_dir` for a real pass (`None` for a dry
+/// run, or when it cannot be opened).
+fn reap_audit(cli: &Cli, state_dir: &std::path::Path) -> Option<crate::audit::Shared> {
+    if cli.dry_run {
+        return None;
+    }
+    crate::audit::AuditLog::open(
+        &crate::audit::default_path(state_dir),
+        crate::audit::DEFAULT_CAP,
+    )
+    .ok()
+    .map(|log| Arc::new(Mutex::new(log)))
+}
+
+/// `reap --once`'s exit once its pass is over: 128 + the signal when it was
+/// stopped (said on stderr with the pass's counts), 1 when a teardown
+/// failed or the store failed mid-pass, else 0.
+fn pass_exit(
+    stopped: Option<Stop>,
+    summary: &crate::model::reaper_status::PassSummary,
+) -> ExitCode {
+    if let Some(why) = stopped {
         let _ = writeln!(
             std::io::stderr(),
             "stackless-tui: reap --once {}: the pass was stopped ({} teardown(s) stopped or not \

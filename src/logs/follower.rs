@@ -170,34 +170,10 @@ pub fn spawn_with(
                         tracked.extend(follow.map(Tracked::new));
                     }
                 }
-                let (mut more, mut soon) = (false, false);
-                for t in &mut tracked {
-                    let (lines, notes, rest) = t.poll();
-                    more |= rest;
-                    let service = t.follow.service;
-                    if !send_poll(&send, session, service, &lines, notes) {
-                        return;
-                    }
-                    let (partial, waits) = t.partial();
-                    soon |= waits;
-                    if let Some(line) = partial {
-                        let line = LogLine::from_raw(&line, service);
-                        if !send(LogUpdate::Partial {
-                            session,
-                            service,
-                            line,
-                        }) {
-                            return;
-                        }
-                    }
-                }
-                let wait = if more {
-                    Duration::ZERO
-                } else if soon {
-                    interval.min(PARTIAL_AFTER / 4)
-                } else {
-                    interval
+                let Some((more, soon)) = poll_tracked(&mut tracked, session, &send) else {
+                    return;
                 };
+                let wait = next_wait(more, soon, interval);
                 if let Err(mpsc::RecvTimeoutError::Disconnected) = woken.recv_timeout(wait) {
                     return;
                 }
@@ -206,6 +182,53 @@ pub fn spawn_with(
             drop(watcher);
         })?;
     Ok(handle)
+}
+
+/// Poll every tracked log once and send what it read: its lines and notes
+/// ([`send_poll`]), then its partial last line once it has waited
+/// [`PARTIAL_AFTER`]. `(more, soon)`: some log has more to read at once,
+/// some partial line is still waiting. `None` when the channel closed.
+fn poll_tracked(
+    tracked: &mut [Tracked],
+    session: u64,
+    send: &impl Fn(LogUpdate) -> bool,
+) -> Option<(bool, bool)> {
+    let (mut more, mut soon) = (false, false);
+    for t in tracked {
+        let (lines, notes, rest) = t.poll();
+        more |= rest;
+        let service = t.follow.service;
+        if !send_poll(send, session, service, &lines, notes) {
+            return None;
+        }
+        let (partial, waits) = t.partial();
+        soon |= waits;
+        if let Some(line) = partial {
+            let line = LogLine::from_raw(&line, service);
+            if !send(LogUpdate::Partial {
+                session,
+                service,
+                line,
+            }) {
+                return None;
+            }
+        }
+    }
+    Some((more, soon))
+}
+
+/// How long the follower waits for a wake-up before it polls again: not at
+/// all when a log has more to read, at most a quarter of
+/// [`PARTIAL_AFTER`] while a partial line waits, else `interval` (the
+/// safety poll, or [`POLL_INTERVAL`] without notifications).
+fn next_wait(more: bool, soon: bool, interval: Duration) -> Duration {
+    if more {
+        Duration::ZERO
+    } else if soon {
+        interval.min(PARTIAL_AFTER / 4)
+    } else {
+        interval
+    }
 }
 
 /// Send one poll's lines and notes, each note where it happened among the

@@ -280,8 +280,9 @@ pub fn may_tear_down(
 ///   is written;
 /// - the audit trail cannot be written (`audit`, [`crate::audit::Health`]:
 ///   disk full, an I/O error, a rotation refused): nothing is done that
-///   would go unrecorded; resumes once an owed line is written (issue 14,
-///   review item 5);
+///   would go unrecorded (`docs/ARCHITECTURE.md`, "What is learned about
+///   a store, and learned again": the audit trail is a pause reason);
+///   resumes once an owed line is written;
 /// - the wall clock looks wrong ([`super::clock::doubt`]): leases and the
 ///   tombstone window cannot be judged;
 /// - the operator paused this console's reaper (`P`, `operator_paused`;

@@ -6,8 +6,8 @@ use super::{Recheck, Store, StoreError, detail};
 /// Each call that reads or writes the store, checked: an error that breaks
 /// the connection ([`StoreError::breaks_connection`]) invalidates every
 /// connection of this process to the file (`epoch`), so each holder drops
-/// its own and opens the file afresh. Issue 20: a `disk I/O error` met by
-/// the teardown jobs' re-checks left every pass failing until restart.
+/// its own and opens the file afresh: else a `disk I/O error` met by the
+/// teardown jobs' re-checks leaves every pass failing until restart.
 impl Store {
     /// `Err(StoreError::Closed)` when this store is closed.
     fn open_now(&self) -> Result<(), StoreError> {

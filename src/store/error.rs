@@ -157,7 +157,8 @@ pub enum StoreError {
     #[error("the store {0} could not be opened again: {1}")]
     Closed(PathBuf, String),
     /// An existing file with no schema at all (0 bytes, or an empty
-    /// database): never given one by this console (issue 20).
+    /// database): never given one by this console (`docs/ARCHITECTURE.md`,
+    /// "The store's files").
     #[error(
         "{0} exists but holds no stackless schema yet (an empty database: a first run of \
          stackless that did not finish, or a file made by hand). This console never writes a \
@@ -195,7 +196,7 @@ impl StoreError {
 
     /// Whether the connection that met this error is not to be trusted
     /// again: every connection of this process to the file is then dropped
-    /// and opened afresh (`store::epoch`; issue 20: a `disk I/O error` left
+    /// and opened afresh (`store::epoch`; else a `disk I/O error` leaves
     /// every pass failing until restart). Every error does so (an I/O
     /// error, a corrupt page, a file no longer a database or empty, a
     /// schema changed under the connection), but a lock conflict
@@ -222,7 +223,7 @@ mod tests {
         rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None)
     }
 
-    /// What the file did to the connection breaks it (issue 20); a lock
+    /// What the file did to the connection breaks it; a lock
     /// conflict, a full disk or a constraint leave it as it is.
     #[test]
     fn a_failing_file_breaks_the_connection_a_rejected_write_does_not() {

@@ -12,7 +12,7 @@
 //! connection is open here"); the next outside process to close believed
 //! itself the last, checkpointed and unlinked the `-wal` and `-shm` under
 //! the console, whose later commits went into an unlinked log and were
-//! lost (issue 20).
+//! lost (sqlite.org "How To Corrupt An `SQLite` Database File" §2.2).
 //!
 //! **The rule** (`docs/ARCHITECTURE.md`, "The store's files"): a store
 //! file is opened here at most once per inode, `O_RDONLY | O_CLOEXEC |

@@ -204,8 +204,9 @@ impl Store {
             Ok(m) if !m.is_file() => return Err(StoreError::NotAFile(path.to_owned())),
             // `SQLite` names the -wal and -shm after the path it was given:
             // a file reached through two names has two logs, each replayed
-            // over the other's commits (issue 20). Refused, as stackless
-            // itself never makes one.
+            // over the other's commits (sqlite.org "How To Corrupt An
+            // SQLite Database File": multiple links to the same file).
+            // Refused, as stackless itself never makes one.
             Ok(m) if std::os::unix::fs::MetadataExt::nlink(&m) > 1 => {
                 return Err(StoreError::HardLinked(
                     path.to_owned(),
@@ -263,8 +264,8 @@ impl Store {
         let probe = Self::connect(path, Access::ReadOnly, false, immutable)?;
         let generation = read_generation(&probe, path)?;
         if generation.user_version == 0 && is_empty(&probe, path)? {
-            // An existing file is never given a schema (issue 20: one
-            // written through a second name of stackless's store was
+            // An existing file is never given a schema (one written
+            // through a second name of stackless's store would be
             // checkpointed over it). Only `open_or_create` makes a store,
             // in a file it created itself.
             return Err(StoreError::NoSchema(path.to_owned()));
@@ -545,7 +546,7 @@ impl Store {
     /// The `SQLite` error (`StoreError::Busy` when locked).
     pub fn data_version(&self) -> Result<i64, StoreError> {
         // Cached: the watcher asks every 4 ms for 60 ms after each wake-up,
-        // and preparing it afresh was a twentieth of its time (issue 13).
+        // and preparing it afresh was a twentieth of its time (measured).
         self.conn
             .prepare_cached("PRAGMA data_version")
             .and_then(|mut stmt| stmt.query_row([], |r| r.get(0)))

@@ -10,7 +10,7 @@
 //!   [`FINISHED_SHOWN`];
 //! - the rows pending at the previous read that are in neither list now
 //!   (a long `up` that finished after more than [`FINISHED_SHOWN`] newer
-//!   rows were created: issue 13, review finding 10), one primary-key seek
+//!   rows were created), one primary-key seek
 //!   each, so every finish is observed once;
 //! - each listed row's newest event through
 //!   `operation_event_cursor(operation_id, sequence)`, `ORDER BY sequence
@@ -65,7 +65,7 @@ fn with_birth(sql: &str, layout: Layout) -> String {
 #[derive(Debug, Default)]
 pub(super) struct QueueMemory {
     /// The ids pending then: re-read by id on the next read, so their
-    /// finish is always seen (issue 13, review finding 10).
+    /// finish is always seen, however many newer rows were created.
     pending: Vec<String>,
     /// The finished operations listed then, with their newest step event.
     /// A finished operation's events are final (the controller writes them

@@ -1,8 +1,8 @@
 //! The pre-teardown re-check's pending-operation look-up, without a scan
-//! of the queue (issue 13, review finding 6: `pending_on` walked every
+//! of the queue (a scan cost `E x P` per pass: `pending_on` walked every
 //! pending row through `operations_pending(status, created_at)` and
-//! filtered on the name, once per expired instance, `E x P` per pass;
-//! 0.4.0 has no index on `operations.instance`).
+//! filtered on the name, once per expired instance; 0.4.0 has no index
+//! on `operations.instance`).
 //!
 //! Each snapshot of a store file publishes what it saw of the queue: the
 //! ids pending per name and the highest rowid (the watermark), read in its

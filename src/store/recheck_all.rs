@@ -1,4 +1,4 @@
-//! A dry run's re-checks read at once (issue 13): when one in twenty or
+//! A dry run's re-checks read at once: when one in twenty or
 //! more of the store's instances are on the worklist, five plain table
 //! scans in the pass's one read transaction ([`Store::begin_read`]) cost
 //! less than a re-check statement per name (on the 0.4.0 schema about

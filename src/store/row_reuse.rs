@@ -1,5 +1,5 @@
 //! The instance rows of a store file's last read, offered to its next read
-//! (issue 13: at 100,000 instances the console held two whole copies of the
+//! (measured: at 100,000 instances the console held two whole copies of the
 //! rows, the snapshot on screen and the one being read, 95.5 MB against a
 //! 60 MB target; and every re-read allocated and freed some 400,000 strings
 //! for rows that had not changed).

@@ -81,7 +81,8 @@ impl WalFacts {
     #[must_use]
     pub fn of(path: &Path) -> Self {
         // Through `store::files`: a descriptor opened here and closed
-        // would drop this process's locks on the file (issue 20).
+        // would drop this process's locks on the file (POSIX locks are the
+        // process's: `docs/ARCHITECTURE.md`, "The store's files").
         let wal_mode = matches!(
             super::files::head::<20>(path, super::files::StoreFile::Db),
             Some((Some(header), _)) if header[18] == 2 && header[19] == 2

@@ -154,8 +154,8 @@ impl ReadAt for std::fs::File {
 /// and its cumulative checksum matches (`SQLite`'s recovery stops at the
 /// first that is not, fileformat2.html §4.3). `None` for no WAL header.
 /// Reads one frame at a time (at most a page and its 24-byte header in
-/// memory, whatever the log's size: issue 20 found a 309 MB log read
-/// whole).
+/// memory, whatever the log's size: a 309 MB log read whole peaked at
+/// 614 MB).
 #[must_use]
 pub fn committed_pages<R: ReadAt + ?Sized>(wal: &R) -> Option<(u32, BTreeMap<u32, u64>)> {
     let mut header = [0_u8; 32];
@@ -340,8 +340,8 @@ mod tests {
     }
 
     /// A reader that refuses any read larger than a frame: the log is
-    /// walked in pieces, never read whole (issue 20: a 309 MB log read at
-    /// once peaked at 614 MB).
+    /// walked in pieces, never read whole (a 309 MB log read at once
+    /// peaked at 614 MB).
     struct Pieces<'a>(&'a [u8]);
 
     impl ReadAt for Pieces<'_> {

@@ -47,7 +47,7 @@ pub const SERVICES_EVERY: Duration = Duration::from_secs(5);
 pub const RECHECK: Duration = Duration::from_millis(60);
 /// See [`RECHECK`]. Every millisecond: the check is a cached `PRAGMA
 /// data_version` (a few microseconds), and each millisecond waited is one
-/// more on the change-to-screen path (issue 13).
+/// more on the change-to-screen path.
 pub const RECHECK_EVERY: Duration = Duration::from_millis(1);
 
 /// How often lock liveness and the write lock are re-probed without a commit.
@@ -284,27 +284,8 @@ impl Watcher {
     /// One poll; returns how long to sleep before the next.
     fn step(&mut self) -> Result<Duration, Gone> {
         crate::fault::inject("watcher");
-        if self.store.as_ref().is_some_and(Store::stale) {
-            // Another of this console's connections saw the file change:
-            // close this one, so that the file is opened afresh once all
-            // are closed (`store::epoch`).
-            self.store = None;
-        }
-        if self.store.is_none() {
-            match open(&self.path, self.access) {
-                Ok(store) => {
-                    self.store = Some(store);
-                    self.last_version = None;
-                }
-                Err(StoreError::NotFound(_)) if self.last.is_some() => {
-                    self.set_health(StoreHealth::Error(gone_message(&self.path)))?;
-                    return Ok(Duration::from_secs(1));
-                }
-                Err(error) => {
-                    self.set_health(StoreHealth::Error(error.to_string()))?;
-                    return Ok(Duration::from_secs(1));
-                }
-            }
+        if let Some(pause) = self.ensure_store()? {
+            return Ok(pause);
         }
         self.probe_controller()?;
         // The services reader answered (it nudged this thread awake).
@@ -319,73 +300,136 @@ impl Watcher {
             .as_ref()
             .map_or(true, |v| self.last_version != Some(*v));
         if changed {
-            let started = Instant::now();
-            match store.snapshot(&mut CheckedProbe::new(&mut self.probe)) {
-                Ok(mut snapshot) => {
-                    self.read_at = Some(Instant::now());
-                    // `--log-level debug`: what each read costs.
-                    tracing::debug!(
-                        instances = snapshot.instances.len(),
-                        micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
-                        "store read"
-                    );
-                    self.last_version = version.ok();
-                    self.last_probe = Instant::now();
-                    // The last counts; the services' checkpoints are read
-                    // after the snapshot is sent (outside its transaction:
-                    // the Instances mark is advisory), so a big store's
-                    // scan never delays the rows.
-                    self.services_stale = true;
-                    snapshot.services_dead = Arc::clone(&self.services_dead);
-                    let snapshot = Arc::new(snapshot);
-                    self.remember(&snapshot);
-                    self.send(Event::Snapshot(snapshot))?;
-                    if self.busy_since.is_none() {
-                        self.set_health(StoreHealth::Ok)?;
-                    }
-                    self.reprobe_services()?;
-                }
-                Err(StoreError::Busy(_)) => self.busy()?,
-                Err(error) => {
-                    if error.breaks_connection() {
-                        store.invalidate();
-                    }
-                    self.store = None;
-                    self.set_health(StoreHealth::Error(error.to_string()))?;
-                    return Ok(Duration::from_secs(1));
-                }
-            }
+            self.read_snapshot(version.ok())
         } else if self.last_probe.elapsed() >= PROBE_EVERY {
-            self.last_probe = Instant::now();
-            // The open connection would go on reading a deleted file
-            // forever: look at the path itself.
-            match store.file_state() {
-                FileState::Same => {}
-                FileState::Gone => {
-                    self.store = None;
-                    self.set_health(StoreHealth::Error(gone_message(&self.path)))?;
-                    return Ok(Duration::from_secs(1));
-                }
-                // Another file, the same one rewritten outside SQLite, or
-                // another schema: open it again (its generation, layout and
-                // rows are learned anew; the snapshot says them to the UI).
-                FileState::Replaced | FileState::Rewritten | FileState::Migrated { .. } => {
-                    self.store = None;
-                    return Ok(POLL);
-                }
-            }
-            match store.probe_write_lock() {
-                Ok(()) => {
-                    if self.busy_since.take().is_some() {
-                        self.set_health(StoreHealth::Ok)?;
-                    }
-                }
-                Err(StoreError::Busy(_)) => self.busy()?,
-                Err(_) => {}
-            }
-            self.reprobe_liveness()?;
-            self.reprobe_services()?;
+            self.probe_unchanged()
+        } else {
+            Ok(POLL)
         }
+    }
+
+    /// The store connection, closed when stale and opened when there is
+    /// none. `Some(pause)` (1 s) when it could not be opened (said as the
+    /// store's health).
+    fn ensure_store(&mut self) -> Result<Option<Duration>, Gone> {
+        if self.store.as_ref().is_some_and(Store::stale) {
+            // Another of this console's connections saw the file change:
+            // close this one, so that the file is opened afresh once all
+            // are closed (`store::epoch`).
+            self.store = None;
+        }
+        if self.store.is_none() {
+            match open(&self.path, self.access) {
+                Ok(store) => {
+                    self.store = Some(store);
+                    self.last_version = None;
+                }
+                Err(StoreError::NotFound(_)) if self.last.is_some() => {
+                    self.set_health(StoreHealth::Error(gone_message(&self.path)))?;
+                    return Ok(Some(Duration::from_secs(1)));
+                }
+                Err(error) => {
+                    self.set_health(StoreHealth::Error(error.to_string()))?;
+                    return Ok(Some(Duration::from_secs(1)));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// A commit came (`data_version` is now `version`, `None` when it could
+    /// not be read): read a snapshot and send it. A busy store is reported
+    /// ([`Watcher::busy`]); another error closes the connection and pauses
+    /// 1 s.
+    fn read_snapshot(&mut self, version: Option<i64>) -> Result<Duration, Gone> {
+        let Some(store) = self.store.as_mut() else {
+            return Ok(POLL);
+        };
+        let started = Instant::now();
+        match store.snapshot(&mut CheckedProbe::new(&mut self.probe)) {
+            Ok(snapshot) => self.send_snapshot(snapshot, started, version)?,
+            Err(StoreError::Busy(_)) => self.busy()?,
+            Err(error) => {
+                if error.breaks_connection() {
+                    store.invalidate();
+                }
+                self.store = None;
+                self.set_health(StoreHealth::Error(error.to_string()))?;
+                return Ok(Duration::from_secs(1));
+            }
+        }
+        Ok(POLL)
+    }
+
+    /// Send `snapshot` (its read `started` then, at `data_version`
+    /// `version`) with the last services' dead counts; the store is healthy
+    /// again unless busy, and the services are re-probed.
+    fn send_snapshot(
+        &mut self,
+        mut snapshot: Snapshot,
+        started: Instant,
+        version: Option<i64>,
+    ) -> Result<(), Gone> {
+        self.read_at = Some(Instant::now());
+        // `--log-level debug`: what each read costs.
+        tracing::debug!(
+            instances = snapshot.instances.len(),
+            micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+            "store read"
+        );
+        self.last_version = version;
+        self.last_probe = Instant::now();
+        // The last counts; the services' checkpoints are read
+        // after the snapshot is sent (outside its transaction:
+        // the Instances mark is advisory), so a big store's
+        // scan never delays the rows.
+        self.services_stale = true;
+        snapshot.services_dead = Arc::clone(&self.services_dead);
+        let snapshot = Arc::new(snapshot);
+        self.remember(&snapshot);
+        self.send(Event::Snapshot(snapshot))?;
+        if self.busy_since.is_none() {
+            self.set_health(StoreHealth::Ok)?;
+        }
+        self.reprobe_services()
+    }
+
+    /// No commit, and [`PROBE_EVERY`] has passed: look at the file itself
+    /// (gone, replaced, rewritten or migrated closes the connection),
+    /// probe the write lock, then re-probe lock liveness and the services.
+    fn probe_unchanged(&mut self) -> Result<Duration, Gone> {
+        let Some(store) = self.store.as_mut() else {
+            return Ok(POLL);
+        };
+        self.last_probe = Instant::now();
+        // The open connection would go on reading a deleted file
+        // forever: look at the path itself.
+        match store.file_state() {
+            FileState::Same => {}
+            FileState::Gone => {
+                self.store = None;
+                self.set_health(StoreHealth::Error(gone_message(&self.path)))?;
+                return Ok(Duration::from_secs(1));
+            }
+            // Another file, the same one rewritten outside SQLite, or
+            // another schema: open it again (its generation, layout and
+            // rows are learned anew; the snapshot says them to the UI).
+            FileState::Replaced | FileState::Rewritten | FileState::Migrated { .. } => {
+                self.store = None;
+                return Ok(POLL);
+            }
+        }
+        match store.probe_write_lock() {
+            Ok(()) => {
+                if self.busy_since.take().is_some() {
+                    self.set_health(StoreHealth::Ok)?;
+                }
+            }
+            Err(StoreError::Busy(_)) => self.busy()?,
+            Err(_) => {}
+        }
+        self.reprobe_liveness()?;
+        self.reprobe_services()?;
         Ok(POLL)
     }
 

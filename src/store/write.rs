@@ -46,7 +46,7 @@ impl Store {
         // `reap --once` pass re-checks every expired instance, and the
         // three statements prepared afresh each time (with a sorter for
         // the pending lookup, and `BEGIN`/`COMMIT`) were most of its time
-        // (issue 13). Only an instance with an operation pending, whose
+        // (measured). Only an instance with an operation pending, whose
         // verb and status are reported, is read again the long way.
         let path = self.path.clone();
         let err = |e: rusqlite::Error| StoreError::sqlite(&path, &e);
@@ -81,12 +81,13 @@ impl Store {
     /// every [`Store::recheck`] meanwhile reads the same consistent state
     /// and the cost of a transaction (the `-shm` read lock taken and
     /// released, the file's size read: two `fcntl` and one `fstat`) is
-    /// paid once, not per instance. For a dry run only (issue 13): it tears
+    /// paid once, not per instance. For a dry run only: it tears
     /// nothing down, so nothing takes time between its re-checks and one
     /// state read for all of them is what a re-check per instance would
     /// have read. A real pass re-checks each instance in a fresh
-    /// transaction right before its teardown (issue 14: no check-then-act
-    /// race): never hold this across a teardown.
+    /// transaction right before its teardown (no check-then-act race: a
+    /// teardown acts on the state read just before it, not on the pass's
+    /// first read): never hold this across a teardown.
     ///
     /// # Errors
     /// `SQLite` errors (a transaction already open).
@@ -116,8 +117,8 @@ impl Store {
         // one read transaction of a dry run ([`Store::begin_read`]), a part
         // of it (a `BEGIN` there would fail).
         let tx = self.conn.savepoint().map_err(err)?;
-        // Cached statements (issue 13, review finding 6: two `prepare`s
-        // per re-check, one per teardown).
+        // Cached statements (not two `prepare`s per re-check, one per
+        // teardown).
         let instance = tx
             .prepare_cached(&join_sql(layout, "WHERE i.name = ?1"))
             .and_then(|mut stmt| {
@@ -269,7 +270,7 @@ pub(super) fn recheck_sql(layout: Layout) -> String {
     // Two `=` look-ups, not `status IN ('queued', 'running')`: the same
     // rows (`=` and `IN` apply the same affinity and collation), but an
     // `IN` list is built into an ephemeral b-tree each time the statement
-    // runs (opened and closed per re-check: 13 % of a dry run, issue 13).
+    // runs (opened and closed per re-check: 13 % of a dry run, measured).
     let pending = if layout.operations {
         "(EXISTS (SELECT 1 FROM operations WHERE status = 'queued' AND instance = ?1)
           OR EXISTS (SELECT 1 FROM operations WHERE status = 'running' AND instance = ?1))"

@@ -5,11 +5,11 @@
 //!
 //! How an arrow is read (a plain-text reading of `src/**/*.rs`, no
 //! compiler):
-//! - Each file is one node, named for its module (`src/store/read.rs` is
-//!   `store::read`, `src/store/mod.rs` is `store`). `src/main.rs` (a crate
-//!   of its own) and test-only files (`tests.rs`, `*_tests.rs`) are left
-//!   out, and so is every `#[cfg(test)]` module inside a file: test code
-//!   may reach anywhere.
+//! - Each file is one node, named for its module (`src/store/read/scan.rs`
+//!   is `store::read::scan`, `src/store/mod.rs` is `store`). `src/main.rs`
+//!   (a crate of its own) and test-only files (`tests.rs`, `*_tests.rs`)
+//!   are left out, and so is every `#[cfg(test)]` module inside a file:
+//!   test code may reach anywhere.
 //! - An arrow is a path in code (not in comments or strings) that starts
 //!   with `crate::`, `super::` or `self::`, in a `use` (groups expanded) or
 //!   inline. It points at the file of the longest module prefix of the
@@ -19,7 +19,7 @@
 //!   themselves.
 //! - A file and its own submodules (its descendants in the module tree)
 //!   are one unit: arrows between them are not counted for circles (Rust's
-//!   privacy runs down that tree; `jobs.rs` and `jobs/outcome.rs` are one
+//!   privacy runs down that tree; `jobs/mod.rs` and `jobs/outcome.rs` are one
 //!   module split in two). Arrows between siblings, cousins and other
 //!   folders are.
 //! - The layer rules count every arrow out of the layer's folder.
@@ -530,8 +530,8 @@ fn the_reading_finds_an_arrow_through_a_re_export_and_skips_comments() {
     let code = strip("let x = \"crate::ui::App\"; // crate::console::run\nuse crate::model::X;");
     assert_eq!(inline_paths(&code), ["crate::model::X"]);
     let krate = Crate::read();
-    // `crate::reaper::JobRunner` is defined in reaper/jobs.rs, re-exported
+    // `crate::reaper::JobRunner` is defined in reaper/jobs/mod.rs, re-exported
     // by reaper/mod.rs.
     let to = krate.target(&["reaper".to_owned(), "JobRunner".to_owned()], 0);
-    assert_eq!(to.as_deref(), Some("reaper/jobs.rs"));
+    assert_eq!(to.as_deref(), Some("reaper/jobs/mod.rs"));
 }

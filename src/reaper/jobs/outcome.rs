@@ -170,8 +170,9 @@ fn still_active(store: &mut Store, seen: &Instance) -> Option<String> {
             Some("the instance is still active in the store".to_owned())
         }
         Ok(_) => None,
-        // Nothing could check the row: not counted as torn down (issue 20:
-        // a store that could not be opened again after `down`).
+        // Nothing could check the row (a store that could not be opened
+        // again after `down`, e.g. given a second name meanwhile): not
+        // counted as torn down, and the reason is the true one.
         Err(error) => Some(format!("the store could not be read to check it ({error})")),
     }
 }

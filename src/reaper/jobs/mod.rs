@@ -390,7 +390,7 @@ impl JobRunner {
         // No connection of this job is open while `down` runs (up to
         // `--down-timeout`): a change of the file meanwhile (an I/O error,
         // a restore) makes every holder reopen, and none waits for this
-        // teardown to end (issue 20).
+        // teardown to end (`docs/ARCHITECTURE.md`, "The store's files").
         store.close();
         let result = run_down(&argv, self.config.down_timeout, &self.stop);
         self.reopen(store);

@@ -5,7 +5,7 @@
 //! owns GC (v4/v5); on v14 the controller collects them and the pass only
 //! reports how many are due (see `super::decision` for why).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -15,7 +15,7 @@ use super::decision::{self, Decision, GcDecision, TOMBSTONE_GC_WINDOW_SECS};
 use super::jobs::{Intent, Job, JobRunner};
 use crate::model::activity::{Activity, ActivityKind, Actor};
 use crate::model::reaper_status::{LastPass, PassSummary, ReaperStatus};
-use crate::model::{Instance, ReapAttempt};
+use crate::model::{Instance, ReapAttempt, Snapshot};
 use crate::recorder::Reporter;
 use crate::stop::StopToken;
 use crate::store::Store;
@@ -41,7 +41,7 @@ pub struct Reaper {
     /// Instances decided `Reap` this tick and not started yet: started as
     /// teardown slots free up, so a tick's whole worklist is worked through
     /// (stackless §6) with at most `concurrency` teardowns at once.
-    queue: std::collections::VecDeque<Job>,
+    queue: VecDeque<Job>,
     time: TimeGuard,
     /// The store failed to read or open: open it again at the next pass.
     reopen: bool,
@@ -83,7 +83,7 @@ impl Reaper {
             store_errors: crate::model::repeats::Repeats::default(),
             last_due_note: None,
             running: Vec::new(),
-            queue: std::collections::VecDeque::new(),
+            queue: VecDeque::new(),
             time: TimeGuard::default(),
             reopen: false,
             control: ReaperControl::default(),
@@ -279,29 +279,77 @@ impl Reaper {
         }
     }
 
+    /// One pass up to its teardowns: read the store ([`Reaper::read_pass`]),
+    /// decide ([`decision::plan`]), queue the `Reap`s (a dry run re-checks
+    /// them instead), then GC the tombstones due. The pass's totals so far;
+    /// the queued teardowns are counted as they finish.
     fn dispatch(&mut self) -> PassSummary {
         let mut summary = PassSummary::default();
+        let Some((now, snapshot)) = self.read_pass(&mut summary) else {
+            return summary;
+        };
+        let plan = decision::plan(&snapshot, now, self.store.generation().allows_gc());
+        let mut seen_now = HashSet::new();
+        self.queue = self.queue_reaps(&snapshot, plan.reaps, &mut seen_now, &mut summary);
+        summary.tombstones_due = plan.tombstones_due.len();
+        self.note_tombstones_due(plan.tombstones_due.len());
+        self.collect_due(plan.gc, now, &mut seen_now, &mut summary);
+        self.last_quiet.retain(|name, _| seen_now.contains(name));
+        summary
+    }
+
+    /// The pass's read: `now` (unix seconds, held to the monotonic clock;
+    /// a wall-clock jump said once), the store open, owed outcomes settled,
+    /// the audit lines owed written, then a snapshot. `None` when the pass
+    /// stops here: no store or a read error (counted in `summary.errors`),
+    /// or paused.
+    fn read_pass(&mut self, summary: &mut PassSummary) -> Option<(i64, Snapshot)> {
         let (now, jump) = self.time.now(self.now());
         if let Some(jump) = jump {
             self.report_jump(now, jump);
         }
         if !self.ensure_store(now) {
             summary.errors += 1;
-            return summary;
+            return None;
         }
         self.settle_owed(now);
         // The audit lines owed are written first: a trail that takes writes
         // again does not hold this pass.
         self.jobs.recorder.retry_audit();
-        if let Some(why) = self.paused() {
-            // Said once (and again when it changes); nothing is read,
-            // reaped or collected while paused.
-            self.queue.clear();
-            self.quiet("", ActivityKind::Skipped, why);
-            return summary;
+        if self.hold_if_paused() {
+            return None;
         }
-        let snapshot = match self.store.snapshot(self.probe.as_mut()) {
-            Ok(s) => {
+        let snapshot = self.read_snapshot(now, summary)?;
+        // The store's newest write is evidence against a wall clock set
+        // wrong for the whole machine (the kernel agrees with it).
+        self.jobs
+            .store_times
+            .note(crate::model::clock_evidence::newest_write(&snapshot.rows));
+        self.jobs.recorder.retry_audit();
+        if self.hold_if_paused() {
+            return None;
+        }
+        Some((now, snapshot))
+    }
+
+    /// While paused ([`Reaper::paused`]): the queue dropped and the reason
+    /// said once (and again when it changes); nothing is read, reaped or
+    /// collected. Whether paused.
+    fn hold_if_paused(&mut self) -> bool {
+        let Some(why) = self.paused() else {
+            return false;
+        };
+        self.queue.clear();
+        self.quiet("", ActivityKind::Skipped, why);
+        true
+    }
+
+    /// The pass's snapshot of the store; a store error that clears is said
+    /// once. `None` on a read error (counted in `summary.errors`, said
+    /// through [`Reaper::store_error`]).
+    fn read_snapshot(&mut self, now: i64, summary: &mut PassSummary) -> Option<Snapshot> {
+        match self.store.snapshot(self.probe.as_mut()) {
+            Ok(snapshot) => {
                 self.busy_reported = false;
                 if let Some(cleared) = self.store_errors.cleared() {
                     self.emit(Activity::new(
@@ -312,92 +360,94 @@ impl Reaper {
                         cleared,
                     ));
                 }
-                s
+                Some(snapshot)
             }
             Err(error) => {
                 summary.errors += 1;
                 self.store_error(now, &error);
-                return summary;
+                None
             }
-        };
-        // The store's newest write is evidence against a wall clock set
-        // wrong for the whole machine (the kernel agrees with it).
-        self.jobs
-            .store_times
-            .note(crate::model::clock_evidence::newest_write(&snapshot.rows));
-        self.jobs.recorder.retry_audit();
-        if let Some(why) = self.paused() {
-            self.queue.clear();
-            self.quiet("", ActivityKind::Skipped, why);
-            return summary;
         }
-        let plan = decision::plan(&snapshot, now, self.store.generation().allows_gc());
-        let mut seen_now = HashSet::new();
-        let mut queue = std::collections::VecDeque::new();
+    }
+
+    /// Work through the worklist's decisions in name order (stackless §6
+    /// step 2): each skip said and counted, each `Reap` queued as a job (a
+    /// dry run re-checks it at once instead, every re-check in one read
+    /// transaction). The jobs to start, in name order.
+    fn queue_reaps(
+        &mut self,
+        snapshot: &Snapshot,
+        reaps: Vec<(String, Decision)>,
+        seen_now: &mut HashSet<String>,
+        summary: &mut PassSummary,
+    ) -> VecDeque<Job> {
+        let mut queue = VecDeque::new();
         // A dry run re-checks every instance in one read transaction
         // (`Store::begin_read_of`: nothing is torn down between its
         // re-checks; a large worklist is read at once); a real pass
         // re-checks each in its own, right before its teardown.
-        let held = self.jobs.config.dry_run && self.begin_dry_read(&snapshot, &plan);
+        let held = self.jobs.config.dry_run && self.begin_dry_read(snapshot, &reaps);
         let mut cursor = crate::model::rows::Cursor::default();
-        for (name, decision) in plan.reaps {
+        for (name, decision) in reaps {
             seen_now.insert(name.clone());
-            match decision {
-                Decision::SkipLocked(l) => {
-                    summary.skipped += 1;
-                    self.quiet(&name, ActivityKind::SkippedLocked, l.to_string());
-                    continue;
-                }
-                Decision::SkipPending { verb, status } => {
-                    summary.skipped += 1;
-                    self.quiet(
-                        &name,
-                        ActivityKind::Skipped,
-                        format!("operation pending ({verb} {status})"),
-                    );
-                    continue;
-                }
-                Decision::WaitBackoff { until } => {
-                    summary.skipped += 1;
-                    self.quiet(
-                        &name,
-                        ActivityKind::WaitingBackoff,
-                        format!("until {}", crate::model::time::rfc3339_or_raw(until)),
-                    );
-                    continue;
-                }
-                Decision::RefuseName => {
-                    summary.skipped += 1;
-                    self.quiet(&name, ActivityKind::Refused, "not a DNS-safe name".into());
-                    continue;
-                }
-                Decision::Reap => {}
-            }
-            if self.jobs.config.dry_run {
-                self.dry_reap(&snapshot, &name, &mut cursor, &mut summary);
-                continue;
-            }
-            if self.jobs.inflight.contains(&name) {
-                // Still being torn down (by an earlier tick or a key).
-                continue;
-            }
-            self.last_quiet.remove(&name);
-            if let Some(seen) = snapshot.instance(&name) {
-                queue.push_back(Job {
-                    instance: seen.clone(),
-                    attempt: snapshot.reap_attempt(&name).cloned(),
-                    actor: Actor::Reaper,
-                    intent: Intent::Reap,
-                });
+            if let Some(job) = self.skip_or_queue(snapshot, &name, &decision, &mut cursor, summary)
+            {
+                queue.push_back(job);
             }
         }
         if held {
             self.store.end_read();
         }
-        self.queue = queue;
-        summary.tombstones_due = plan.tombstones_due.len();
-        self.note_tombstones_due(plan.tombstones_due.len());
-        for (name, gc) in plan.gc {
+        queue
+    }
+
+    /// One worklist instance's decision: a skip said (once per change) and
+    /// counted in `summary.skipped`, a dry run's re-check
+    /// ([`Reaper::dry_reap`]), or the teardown job to queue. `None` but for
+    /// a job, and for an instance being torn down already (by an earlier
+    /// tick or a key).
+    fn skip_or_queue(
+        &mut self,
+        snapshot: &Snapshot,
+        name: &str,
+        decision: &Decision,
+        cursor: &mut crate::model::rows::Cursor,
+        summary: &mut PassSummary,
+    ) -> Option<Job> {
+        if let Some((kind, detail)) = skip_note(decision) {
+            summary.skipped += 1;
+            self.quiet(name, kind, detail);
+            return None;
+        }
+        if self.jobs.config.dry_run {
+            self.dry_reap(snapshot, name, cursor, summary);
+            return None;
+        }
+        if self.jobs.inflight.contains(name) {
+            // Still being torn down (by an earlier tick or a key).
+            return None;
+        }
+        self.last_quiet.remove(name);
+        let seen = snapshot.instance(name)?;
+        Some(Job {
+            instance: seen.clone(),
+            attempt: snapshot.reap_attempt(name).cloned(),
+            actor: Actor::Reaper,
+            intent: Intent::Reap,
+        })
+    }
+
+    /// GC the tombstones past the window (D14), in name order: each
+    /// collected counted in `summary.collected`, each failure in
+    /// `summary.errors`; a name that is not DNS-safe is refused (said once).
+    fn collect_due(
+        &mut self,
+        gc: Vec<(String, GcDecision)>,
+        now: i64,
+        seen_now: &mut HashSet<String>,
+        summary: &mut PassSummary,
+    ) {
+        for (name, gc) in gc {
             seen_now.insert(name.clone());
             match gc {
                 GcDecision::RefuseName => {
@@ -414,16 +464,13 @@ impl Reaper {
                 },
             }
         }
-        self.last_quiet.retain(|name, _| seen_now.contains(name));
-        summary
     }
 
     /// Open the dry run's one read transaction for the re-checks of the
-    /// pass's `Reap` decisions. Whether it is open.
-    fn begin_dry_read(&mut self, snapshot: &crate::model::Snapshot, plan: &decision::Plan) -> bool {
+    /// worklist's `Reap` decisions (`reaps`, in name order). Whether it is open.
+    fn begin_dry_read(&mut self, snapshot: &Snapshot, reaps: &[(String, Decision)]) -> bool {
         let mut cursor = crate::model::rows::Cursor::default();
-        let seen: Vec<crate::store::Seen<'_>> = plan
-            .reaps
+        let seen: Vec<crate::store::Seen<'_>> = reaps
             .iter()
             .filter(|(_, decision)| matches!(decision, Decision::Reap))
             .filter_map(
@@ -443,7 +490,7 @@ impl Reaper {
     /// nothing needs a slot or a thread.
     fn dry_reap(
         &mut self,
-        snapshot: &crate::model::Snapshot,
+        snapshot: &Snapshot,
         name: &str,
         cursor: &mut crate::model::rows::Cursor,
         summary: &mut PassSummary,
@@ -601,6 +648,24 @@ impl Reaper {
     #[must_use]
     pub fn jobs(&self) -> &JobRunner {
         &self.jobs
+    }
+}
+
+/// What a skip decision says (stackless §6 step 2): its kind and detail,
+/// as [`Reaper::quiet`] reports it. `None` for [`Decision::Reap`].
+fn skip_note(decision: &Decision) -> Option<(ActivityKind, String)> {
+    match decision {
+        Decision::SkipLocked(l) => Some((ActivityKind::SkippedLocked, l.to_string())),
+        Decision::SkipPending { verb, status } => Some((
+            ActivityKind::Skipped,
+            format!("operation pending ({verb} {status})"),
+        )),
+        Decision::WaitBackoff { until } => Some((
+            ActivityKind::WaitingBackoff,
+            format!("until {}", crate::model::time::rfc3339_or_raw(*until)),
+        )),
+        Decision::RefuseName => Some((ActivityKind::Refused, "not a DNS-safe name".into())),
+        Decision::Reap => None,
     }
 }
 

@@ -53,31 +53,13 @@ impl Store {
             .identity
             .map_or((None, None), super::row_reuse::previous_or_wait);
         let (mut instances, places) =
-            match scan::scan_instances(&tx, layout, previous.as_ref()).map_err(err)? {
-                Some(found) => found,
-                None => (
-                    join_instances(&tx, layout)
-                        .map_err(err)?
-                        .into_iter()
-                        .map(Arc::new)
-                        .collect(),
-                    Vec::new(),
-                ),
-            };
+            read_instances(&tx, layout, previous.as_ref()).map_err(err)?;
         drop(previous);
-        let mut reap_attempts = Vec::new();
-        if self.layout.reap_attempts {
-            let mut stmt = tx
-                .prepare_cached(
-                    "SELECT instance, attempts, last_error, next_retry_at
-                     FROM reap_attempts ORDER BY instance",
-                )
-                .map_err(err)?;
-            let mut rows = stmt.query([]).map_err(err)?;
-            while let Some(row) = rows.next().map_err(err)? {
-                reap_attempts.push(attempt_from_row(row, 0));
-            }
-        }
+        let mut reap_attempts = if layout.reap_attempts {
+            read_reap_attempts(&tx).map_err(err)?
+        } else {
+            Vec::new()
+        };
         let operations = if layout.operations {
             super::operations::read_operations(&tx, layout, &mut self.queue).map_err(err)?
         } else {
@@ -92,15 +74,7 @@ impl Store {
             _ => None,
         };
         tx.commit().map_err(err)?;
-        // Lossy UTF-8 decoding can reorder; binary search needs byte order.
-        // (Checked first: a stable sort of sorted rows changes nothing, and
-        // skipping it saves its scratch buffer.)
-        if !instances.is_sorted_by(|a, b| a.name <= b.name) {
-            instances.sort_by(|a, b| a.name.cmp(&b.name));
-        }
-        if !reap_attempts.is_sorted_by(|a, b| a.instance <= b.instance) {
-            reap_attempts.sort_by(|a, b| a.instance.cmp(&b.instance));
-        }
+        sort_by_name(&mut instances, &mut reap_attempts);
         let rows = Rows {
             generation: self.generation,
             instances: crate::model::Instances::from_shared(instances),
@@ -110,27 +84,97 @@ impl Store {
         };
         // Built here, on the reading thread, not on the render thread.
         let _ = rows.pending_operations();
-        match seen {
-            Some((file, watermark)) => {
-                super::queue_seen::publish(file, watermark, &rows.operations);
-            }
-            None => {
-                if let Some(file) = self.identity {
-                    super::queue_seen::forget(file);
-                }
-            }
-        }
+        publish_queue_seen(self.identity, seen, &rows.operations);
         let liveness = probe_liveness(&rows, probe);
         let mut snapshot = Snapshot::new(rows, liveness);
         snapshot.immutable = self.immutable;
         if let Some(file) = self.identity {
-            if places.is_empty() {
-                super::row_reuse::forget(file);
-            } else {
-                super::row_reuse::publish(file, &snapshot.rows, places);
-            }
+            publish_row_reuse(file, &snapshot.rows, places);
         }
         Ok(snapshot)
+    }
+}
+
+/// The snapshot's instances, each with its lease and lock: the three table
+/// scans ([`scan::scan_instances`]) with each row's place, or the SQL join
+/// where a scan could differ from it (then no places).
+fn read_instances(
+    tx: &Connection,
+    layout: Layout,
+    previous: Option<&super::row_reuse::Previous>,
+) -> rusqlite::Result<(Vec<Arc<Instance>>, Vec<super::row_reuse::RowPlace>)> {
+    Ok(match scan::scan_instances(tx, layout, previous)? {
+        Some(found) => found,
+        None => (
+            join_instances(tx, layout)?
+                .into_iter()
+                .map(Arc::new)
+                .collect(),
+            Vec::new(),
+        ),
+    })
+}
+
+/// Every `reap_attempts` row (a layout that has the table), in the order
+/// `SQLite` gives them by `instance`.
+fn read_reap_attempts(tx: &Connection) -> rusqlite::Result<Vec<ReapAttempt>> {
+    let mut reap_attempts = Vec::new();
+    let mut stmt = tx.prepare_cached(
+        "SELECT instance, attempts, last_error, next_retry_at
+         FROM reap_attempts ORDER BY instance",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        reap_attempts.push(attempt_from_row(row, 0));
+    }
+    Ok(reap_attempts)
+}
+
+/// Put the instances and reap attempts in byte order of their names:
+/// lossy UTF-8 decoding can reorder, and binary search needs byte order.
+fn sort_by_name(instances: &mut [Arc<Instance>], reap_attempts: &mut [ReapAttempt]) {
+    // (Checked first: a stable sort of sorted rows changes nothing, and
+    // skipping it saves its scratch buffer.)
+    if !instances.is_sorted_by(|a, b| a.name <= b.name) {
+        instances.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+    if !reap_attempts.is_sorted_by(|a, b| a.instance <= b.instance) {
+        reap_attempts.sort_by(|a, b| a.instance.cmp(&b.instance));
+    }
+}
+
+/// What a read saw of the queue of one file: the file (device, inode) and
+/// its watermark (`queue_seen::watermark`: the newest operation's
+/// `(rowid, id)`; `None` when there is none or it could not be read).
+type QueueSeen = ((u64, u64), Option<(i64, String)>);
+
+/// Publish what the read saw of the queue for the re-checks of this file
+/// (`seen`: the file and its watermark, [`super::queue_seen`]), or forget
+/// the file (`identity`) when the read may not be relied on.
+fn publish_queue_seen(
+    identity: Option<(u64, u64)>,
+    seen: Option<QueueSeen>,
+    operations: &[crate::model::Operation],
+) {
+    match seen {
+        Some((file, watermark)) => {
+            super::queue_seen::publish(file, watermark, operations);
+        }
+        None => {
+            if let Some(file) = identity {
+                super::queue_seen::forget(file);
+            }
+        }
+    }
+}
+
+/// Keep `rows` for the next read of `file` ([`super::row_reuse`]), or
+/// forget the file when no places are known (the SQL join ran).
+fn publish_row_reuse(file: (u64, u64), rows: &Arc<Rows>, places: Vec<super::row_reuse::RowPlace>) {
+    if places.is_empty() {
+        super::row_reuse::forget(file);
+    } else {
+        super::row_reuse::publish(file, rows, places);
     }
 }
 
