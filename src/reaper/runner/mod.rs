@@ -23,6 +23,18 @@ use crate::store::probe::HostProbe;
 
 mod connection;
 
+/// What GC did with one tombstone (`Reaper::collect`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum GcOutcome {
+    /// Its logs and its row were deleted.
+    Deleted,
+    /// Nothing was deleted: a dry run, or the row was no longer a
+    /// tombstone past the window.
+    Kept,
+    /// It could not be collected (said in Activity): a planted link, an
+    /// I/O error, a rejected or failed delete; counted as an error.
+    Failed,
+}
 /// The reaper: a store connection of its own, the probe, and the jobs.
 pub struct Reaper {
     store: Store,
@@ -458,9 +470,9 @@ impl Reaper {
                     );
                 }
                 GcDecision::Collect => match self.collect(&name, now) {
-                    Ok(true) => summary.collected += 1,
-                    Ok(false) => {}
-                    Err(()) => summary.errors += 1,
+                    GcOutcome::Deleted => summary.collected += 1,
+                    GcOutcome::Kept => {}
+                    GcOutcome::Failed => summary.errors += 1,
                 },
             }
         }
@@ -544,12 +556,11 @@ impl Reaper {
     }
 
     /// GC one tombstone: remove `<state_dir>/logs/<name>/`, then delete the
-    /// row (only if it is still a tombstone past the window). `Ok(true)` when
-    /// a row was deleted.
-    fn collect(&mut self, name: &str, now: i64) -> Result<bool, ()> {
+    /// row (only if it is still a tombstone past the window).
+    fn collect(&mut self, name: &str, now: i64) -> GcOutcome {
         if self.jobs.config.dry_run {
             self.quiet(name, ActivityKind::WouldReap, "would GC tombstone".into());
-            return Ok(false);
+            return GcOutcome::Kept;
         }
         // `name` is DNS-safe here (GcDecision::Collect), so it is one plain
         // path component: no `..`, no `/`.
@@ -568,7 +579,7 @@ impl Reaper {
                     ActivityKind::Refused,
                     format!("GC: {error}; the tombstone is kept"),
                 );
-                return Err(());
+                return GcOutcome::Failed;
             }
             Err(crate::nofollow::RemoveError::Io(e)) => {
                 self.quiet(
@@ -576,7 +587,7 @@ impl Reaper {
                     ActivityKind::Error,
                     format!("GC: cannot remove {}: {e}", logs.display()),
                 );
-                return Err(());
+                return GcOutcome::Failed;
             }
         }
         match self
@@ -591,19 +602,19 @@ impl Reaper {
                     ActivityKind::Collected,
                     "tombstone older than 7 days deleted with its logs",
                 ));
-                Ok(true)
+                GcOutcome::Deleted
             }
-            Ok(false) => Ok(false),
+            Ok(false) => GcOutcome::Kept,
             // The store rejected this delete (a constraint, a full disk):
             // nothing wrong with the connection. Said once for this
             // tombstone, until it changes or is gone (not at every pass).
             Err(error @ crate::store::StoreError::Rejected(..)) => {
                 self.quiet(name, ActivityKind::Error, format!("GC: {error}"));
-                Err(())
+                GcOutcome::Failed
             }
             Err(error) => {
                 self.store_error(now, &error);
-                Err(())
+                GcOutcome::Failed
             }
         }
     }
