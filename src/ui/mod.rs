@@ -46,10 +46,7 @@ use ratatui::style::Color;
 use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
-/// The narrowest terminal (columns) the full layout is drawn in.
-pub const MIN_WIDTH: u16 = 60;
-/// The shortest terminal (rows) the full layout is drawn in.
-pub const MIN_HEIGHT: u16 = 15;
+pub use text::{MIN_HEIGHT, MIN_WIDTH};
 
 /// The areas of the full layout for a frame of `area`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

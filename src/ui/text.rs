@@ -6,6 +6,11 @@ use std::borrow::Cow;
 
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
+/// The narrowest terminal (columns) the full layout is drawn in.
+pub const MIN_WIDTH: u16 = 60;
+/// The shortest terminal (rows) the full layout is drawn in.
+pub const MIN_HEIGHT: u16 = 15;
+
 /// Longest text kept for short store fields (names, substrate, status,
 /// operation, host), in characters. A DNS-safe name is at most 63.
 pub const CUT_SHORT: usize = 96;

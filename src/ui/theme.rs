@@ -182,10 +182,21 @@ pub(crate) fn state_marks() -> Style {
     Style::new().add_modifier(Modifier::BOLD)
 }
 
+/// How a flash message is styled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FlashLevel {
+    /// Something was done or asked for.
+    Info,
+    /// Refused, skipped, cancelled.
+    Warning,
+    /// Failed.
+    Error,
+}
+
 /// A flash message in the footer, by level.
 #[must_use]
-pub(crate) fn flash(level: crate::ui::app::FlashLevel) -> Style {
-    use crate::ui::app::FlashLevel as L;
+pub(crate) fn flash(level: FlashLevel) -> Style {
+    use FlashLevel as L;
     match level {
         L::Info => Style::new().fg(Color::Green).add_modifier(Modifier::BOLD),
         L::Warning => Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),

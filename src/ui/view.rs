@@ -413,8 +413,8 @@ pub fn error_banner(message: &str) -> String {
 pub fn too_small(width: u16, height: u16) -> String {
     format!(
         "terminal too small: {width}x{height}, needs {}x{}",
-        super::MIN_WIDTH,
-        super::MIN_HEIGHT
+        crate::ui::text::MIN_WIDTH,
+        crate::ui::text::MIN_HEIGHT
     )
 }
 

@@ -15,7 +15,9 @@
 //!   inline. It points at the file of the longest module prefix of the
 //!   path; when the next name is re-exported there (`pub use x::Name;`,
 //!   `pub use x::{.., Name, ..}`), it is followed to the file that defines
-//!   it. A `mod x;` declaration and a `pub use` re-export are not arrows
+//!   it. A `mod x;` declaration is not an arrow; a `pub use` is (of the
+//!   module it re-exports from). An alias of the crate (`use crate as x`)
+//!   would hide arrows from this reading, so it fails the test itself.
 //!   themselves.
 //! - A file and its own submodules (its descendants in the module tree)
 //!   are one unit: arrows between them are not counted for circles (Rust's
@@ -374,9 +376,11 @@ impl Crate {
     fn arrows(&self) -> Vec<Arrow> {
         let mut out = Vec::new();
         for (name, file) in &self.files {
+            // A `pub use` is an import too: of the module it re-exports
+            // from (a parent's re-export of its own children stays inside
+            // its unit).
             let mut paths: Vec<String> = uses(&file.code)
                 .into_iter()
-                .filter(|(public, ..)| !public)
                 .flat_map(|(_, paths, _)| paths)
                 .collect();
             paths.extend(inline_paths(&file.code));
@@ -503,6 +507,24 @@ fn layers_import_downwards_only() {
         "arrows against the layers:\n{}",
         said_broken.join("\n")
     );
+}
+
+#[test]
+fn no_alias_of_the_crate_hides_an_arrow() {
+    let krate = Crate::read();
+    let aliased: Vec<&String> = krate
+        .files
+        .iter()
+        .filter(|(_, file)| {
+            uses(&file.code).iter().any(|(_, paths, text)| {
+                text.starts_with("crate as ")
+                    || text.contains("self as ") && text.starts_with("crate::{")
+                    || paths.iter().any(|p| p == "crate")
+            })
+        })
+        .map(|(name, _)| name)
+        .collect();
+    assert!(aliased.is_empty(), "`use crate as ...` in {aliased:?}");
 }
 
 #[test]

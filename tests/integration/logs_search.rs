@@ -268,3 +268,44 @@ fn n_after_the_bound_goes_on_from_where_it_stopped() {
         "{row}"
     );
 }
+
+/// The search into the files is answered later, by the I/O worker: a
+/// second `n` before the answer asks for nothing (it would read the same
+/// lines and add them twice), and says so; the answer, when it comes,
+/// adds the match once. A search changed while one was out drops its
+/// answer.
+#[test]
+fn a_second_n_before_the_answer_asks_for_nothing_and_the_lines_come_once() {
+    let (state, base) = three_generations();
+    let mut app = open_web(state.path());
+    assert_eq!(search(&mut app, "needle"), None, "needle newest is held");
+    let first = press(&mut app, KeyCode::Char('n'));
+    assert!(
+        matches!(first, Some(Effect::Io(Request::LogsSearchOlder { .. }))),
+        "{first:?}"
+    );
+    let held_before = held(&app).len();
+    assert_eq!(press(&mut app, KeyCode::Char('n')), None);
+    // Scrolling to the top does not read older lines meanwhile either.
+    assert_eq!(press(&mut app, KeyCode::Char('g')), None);
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("\"needle\": still reading the files: n again when it answers")
+    );
+    answer(&mut app, &base, first, logs::search::SEARCH_BYTES);
+    assert_eq!(current(&app).as_deref(), Some("needle near"));
+    let lines = held(&app);
+    assert_eq!(lines.iter().filter(|l| *l == "needle near").count(), 1);
+    assert!(lines.len() > held_before);
+    // The next `n` goes on into the files; the search changes before its
+    // answer comes: the answer is dropped, nothing is added.
+    let next = press(&mut app, KeyCode::Char('n'));
+    assert!(
+        matches!(next, Some(Effect::Io(Request::LogsSearchOlder { .. }))),
+        "{next:?}"
+    );
+    let held_then = held(&app);
+    assert_eq!(search(&mut app, "GET /1 200"), None, "held: found at once");
+    answer(&mut app, &base, next, logs::search::SEARCH_BYTES);
+    assert_eq!(held(&app), held_then);
+}

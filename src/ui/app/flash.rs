@@ -10,16 +10,7 @@ use crate::model::envelope;
 /// clock (`now`).
 pub const FLASH_SECS: i64 = 4;
 
-/// How a flash message is styled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum FlashLevel {
-    /// Something was done or asked for.
-    Info,
-    /// Refused, skipped, cancelled.
-    Warning,
-    /// Failed.
-    Error,
-}
+pub use crate::ui::theme::FlashLevel;
 
 /// A one-line message in the footer that clears itself [`FLASH_SECS`] after
 /// `at`.

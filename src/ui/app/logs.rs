@@ -380,7 +380,9 @@ impl App {
 /// A read of older lines for tab `tab`, when wanted and possible. On the
 /// all tab, a step whose lines were all read already is taken at once.
 fn older_command(view: &mut LogsView, tab: usize, wants: bool) -> Option<Effect> {
-    if !wants {
+    // Not while a search of the files is out: both would add the same
+    // lines (the wheel asks again when the answer is in).
+    if !wants || view.asked.is_some() {
         return None;
     }
     if tab == 0 {

@@ -37,11 +37,23 @@ impl App {
             Older::Before(before) => Some(resume.unwrap_or(before)),
             Older::Start => None,
         };
+        let reads = view.tab > 0
+            && ((older && from.is_some())
+                || (!older && view.buffer().newer_dropped && !view.buffer().lines().is_empty()));
+        if reads && (view.asked.is_some() || view.buffer().loading) {
+            // The last read of this view's files is not answered yet.
+            self.set_flash(
+                FlashLevel::Info,
+                format!("\"{query}\": still reading the files: n again when it answers"),
+            );
+            return None;
+        }
         if older
             && view.tab > 0
             && let Some(before) = from
         {
             let service = u16::try_from(view.tab - 1).unwrap_or(u16::MAX);
+            view.asked = Some(query.clone());
             return Some(Effect::Io(Request::LogsSearchOlder {
                 session: view.session,
                 service,
@@ -53,15 +65,16 @@ impl App {
         if !older
             && view.tab > 0
             && view.buffer().newer_dropped
-            && let Some(last) = view.buffer().lines().back()
+            && let Some(after) = view.buffer().lines().back().map(|last| last.at)
         {
             // Newer lines were dropped for older ones: read them again.
             let service = u16::try_from(view.tab - 1).unwrap_or(u16::MAX);
+            view.asked = Some(query.clone());
             return Some(Effect::Io(Request::LogsSearchNewer {
                 session: view.session,
                 service,
                 base: view.base(service),
-                after: last.at,
+                after,
                 query,
             }));
         }
@@ -80,6 +93,11 @@ impl App {
         let Some(view) = self.layers.logs_mut().filter(|v| v.session == session) else {
             return;
         };
+        // An answer to a search no longer the view's (cleared or changed
+        // while it was read) is dropped.
+        if view.asked.take().as_deref() != Some(view.search.as_str()) {
+            return;
+        }
         let query = view.search.clone();
         let tab = usize::from(service) + 1;
         let Some(buffer) = view.buffers.get_mut(tab) else {
@@ -143,6 +161,11 @@ impl App {
         let Some(view) = self.layers.logs_mut().filter(|v| v.session == session) else {
             return;
         };
+        // An answer to a search no longer the view's (cleared or changed
+        // while it was read) is dropped.
+        if view.asked.take().as_deref() != Some(view.search.as_str()) {
+            return;
+        }
         let query = view.search.clone();
         let tab = usize::from(service) + 1;
         let Some(buffer) = view.buffers.get_mut(tab) else {

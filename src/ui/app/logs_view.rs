@@ -60,6 +60,12 @@ pub struct LogsView {
     /// open and the follower found them): what the scroll-back, search and
     /// whole-line requests carry to the I/O worker.
     pub(super) bases: Vec<std::path::PathBuf>,
+    /// The query of the search into a service's history (`n`, `N` past
+    /// the lines held) the I/O worker has not answered yet. While one is
+    /// out, neither another search nor a scroll-back read is asked for
+    /// (both would read from the same place and add the same lines), and
+    /// its answer is dropped when the search changed meanwhile.
+    pub(super) asked: Option<String>,
 }
 
 /// A search's reads of older history so far (since `/` Enter).
@@ -136,6 +142,7 @@ impl LogsView {
             search_far: SearchFar::default(),
             dir_gone: false,
             bases: Vec::new(),
+            asked: None,
         }
     }
 

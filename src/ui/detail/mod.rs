@@ -15,6 +15,7 @@
 //! clock like the panes do.
 
 pub(crate) mod cursor;
+mod doc;
 pub(crate) mod services;
 pub mod text;
 pub(crate) mod v14;
@@ -27,48 +28,19 @@ use crate::model::envelope;
 use crate::model::text::sanitize_short;
 use crate::model::{Instance, Liveness, ReapAttempt, Status, time};
 
+pub use doc::{MAX_BLOCK_LINES, MAX_DEFINITION_LINES, MAX_LINE_CHARS, Tone, Zone, relative, when};
 pub use text::{CheckpointText, DetailText, json_lines, text_lines};
 
-/// Longest value or line kept from store text (every field, and each line
-/// of the definition, payloads and errors), in characters: 64 Ki, far
-/// beyond any real value, so the detail view wraps every field whole (a
-/// longer one, only from a hostile store, ends in `…`).
-pub const MAX_LINE_CHARS: usize = 65_536;
-/// Most definition lines kept (a hostile store could hold megabytes).
-pub const MAX_DEFINITION_LINES: usize = 10_000;
-/// Most lines kept per checkpoint payload, `source_overrides` or
-/// `last_error`.
-pub const MAX_BLOCK_LINES: usize = 200;
 /// Indentation, borrowed by unlabelled lines.
 const SPACES: &str = "                                ";
 
 /// Width of the label column, leading and trailing spaces included.
 pub const LABEL_WIDTH: usize = 20;
 
-/// `3m 12s ago`, or `in 2m 53s` for a time after `now`.
-#[must_use]
-pub fn relative(at: i64, now: i64) -> String {
-    if at > now {
-        format!("in {}", time::span(at.saturating_sub(now)))
-    } else {
-        time::ago(at, now)
-    }
-}
-
-/// `2026-11-29 19:28:06 IST (3m 12s ago)`: [`time::stamp`] in `zone`, then
-/// how long ago (or `in …`).
-#[must_use]
-pub fn when(at: i64, now: i64, zone: &Zone) -> String {
-    format!("{} ({})", time::stamp(at, zone), relative(at, now))
-}
-
-/// The zone times are shown in.
-pub type Zone = jiff::tz::TimeZone;
-
 /// Where the store read for the detail view stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Loaded {
-    /// Asked for ([`crate::ui::Command::OpenDetail`]), not answered yet.
+    /// Asked for (`Request::OpenDetail`), not answered yet.
     Loading,
     /// Read and sanitized.
     Ready(Box<DetailText>),
@@ -94,23 +66,6 @@ pub struct Detail {
     pub cursor: usize,
     /// Whether checkpoint payloads are shown (`p`).
     pub payloads: bool,
-}
-
-/// How a document line is drawn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Tone {
-    /// A section heading.
-    Section,
-    /// Ordinary text.
-    Plain,
-    /// Secondary text (hints, "none").
-    Muted,
-    /// Store text shown verbatim (TOML, JSON).
-    Code,
-    /// Needs attention (stale lock, backing off).
-    Warning,
-    /// Something is wrong (expired lease, failure, read error).
-    Error,
 }
 
 /// One line of the detail document: a label column (may be blank) and text.

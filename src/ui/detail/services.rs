@@ -4,11 +4,12 @@
 //! and last line time; then the output of the last teardown this console
 //! ran on the instance. Sanitized here.
 
+use super::doc::{MAX_BLOCK_LINES, MAX_LINE_CHARS, Tone, relative, when};
+use super::text::text_lines;
 use crate::event::Activity;
 use crate::model::envelope::read_reason;
 use crate::model::services::{LogState, Service};
 use crate::model::text::sanitize_short;
-use crate::ui::detail::{MAX_BLOCK_LINES, MAX_LINE_CHARS, Tone, relative, text_lines, when};
 
 /// One labelled line of a section: label (may be empty), text, tone.
 pub(crate) type Labelled = (String, String, Tone);
@@ -71,11 +72,7 @@ pub(crate) fn lines(services: &[Service], active: bool, now: i64) -> Vec<Labelle
                 tone,
             ));
             for drift in &service.drift {
-                out.push((
-                    String::new(),
-                    crate::ui::detail::v14::drift_text(drift),
-                    Tone::Warning,
-                ));
+                out.push((String::new(), super::v14::drift_text(drift), Tone::Warning));
             }
         }
         out.push((
@@ -121,11 +118,7 @@ fn log_line(service: &Service, now: i64) -> String {
 /// The Last teardown section: what the newest teardown this console ran on
 /// the instance did (`last`), when, its reason, and its stderr tail.
 #[must_use]
-pub(crate) fn last_teardown(
-    last: &Activity,
-    now: i64,
-    zone: &crate::ui::detail::Zone,
-) -> Vec<Labelled> {
+pub(crate) fn last_teardown(last: &Activity, now: i64, zone: &super::doc::Zone) -> Vec<Labelled> {
     let tone = if last.kind == crate::event::ActivityKind::Failed {
         Tone::Error
     } else {

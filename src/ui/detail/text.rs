@@ -3,9 +3,9 @@
 //! split on `\n` first, then each line sanitized and cut
 //! ([`super::MAX_LINE_CHARS`]).
 
+use super::doc::{MAX_BLOCK_LINES, MAX_DEFINITION_LINES, MAX_LINE_CHARS};
 use crate::model::services::DetailView;
 use crate::model::text::sanitize_short;
-use crate::ui::detail::{MAX_BLOCK_LINES, MAX_DEFINITION_LINES, MAX_LINE_CHARS};
 
 /// Multi-line store text as drawable lines: split on `\n` first (a trailing
 /// `\r` dropped, tabs expanded), then each line sanitized and cut to
@@ -71,7 +71,7 @@ pub struct DetailText {
     /// What a schema-14 birth owns and was observed to be
     /// ([`crate::ui::detail::v14`]); empty before schema 7. Times relative to
     /// when the detail was read.
-    pub birth_sections: Vec<crate::ui::detail::v14::Section>,
+    pub birth_sections: Vec<super::v14::Section>,
 }
 
 impl DetailText {
@@ -82,7 +82,7 @@ impl DetailText {
         let detail = &view.detail;
         Self {
             services: view.services.clone(),
-            birth_sections: crate::ui::detail::v14::sections(detail, now),
+            birth_sections: super::v14::sections(detail, now),
             definition_dir: sanitize_short(&detail.definition_dir, MAX_LINE_CHARS),
             source_overrides: json_lines(&detail.source_overrides, MAX_BLOCK_LINES),
             checkpoints: detail

@@ -4,9 +4,9 @@
 //! drift), and what was last observed of each service (`observations`).
 //! Sanitized once when the detail is read, like the rest of the detail.
 
+use super::doc::MAX_LINE_CHARS;
 use crate::model::detail::InstanceDetail;
 use crate::model::text::sanitize_short;
-use crate::ui::detail::MAX_LINE_CHARS;
 
 /// One section: its title and its lines (sanitized).
 pub(crate) type Section = (String, Vec<String>);
@@ -99,7 +99,7 @@ fn observation_lines(detail: &InstanceDetail, now: i64) -> Vec<String> {
                 field(&o.configuration),
                 o.observed_at.map_or_else(String::new, |at| format!(
                     " · {}",
-                    crate::ui::detail::relative(at, now)
+                    super::doc::relative(at, now)
                 ))
             );
             if let Some(code) = &o.error_code {
