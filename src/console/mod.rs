@@ -13,6 +13,7 @@
 
 mod input;
 mod io_worker;
+mod job_starter;
 mod leader;
 mod logging;
 mod render_loop;

@@ -4,7 +4,8 @@
 //! order, applies
 //! whatever else is already queued, then draws one frame. Commands the UI
 //! returns (reap, tear down, open a detail, cancel an operation) are carried
-//! out here: teardowns on their own threads, a cancel on a tokio task
+//! out here: teardowns on their own threads (started by the `job-starter`
+//! thread, `super::job_starter`), a cancel on a tokio task
 //! (`crate::controller::cancel`), every read (the detail, the logs view's
 //! opens, scroll-back and searches) on the I/O worker (`super::io_worker`), whose
 //! answers come back as events. The loop itself reads no file and no
@@ -17,10 +18,11 @@ use color_eyre::eyre::{Result, WrapErr as _};
 use tokio::signal::unix::{SignalKind, signal};
 
 use super::io_worker::IoWorker;
+use super::job_starter::JobStarter;
 use super::terminal::{Term, with_terminal};
 use crate::controller::cancel::{self, CancelRequest};
 use crate::event::{Event, EventReceiver};
-use crate::model::activity::{ActivityKind, Actor};
+use crate::model::activity::Actor;
 use crate::model::time::unix_now;
 use crate::model::{Instance, ReapAttempt};
 use crate::reaper::{Intent, Job, JobRunner};
@@ -74,13 +76,13 @@ pub(super) async fn run(
     }
     let mut why = "quit";
     let mut actions = Actions {
-        teardowns,
+        jobs: JobStarter::spawn(teardowns.clone())
+            .wrap_err("cannot start the job-starter thread")?,
         recorder,
         stackless,
         control,
         runtime,
         io,
-        bulk: BulkQueue::default(),
         copies: Vec::new(),
     };
     loop {
@@ -101,7 +103,6 @@ pub(super) async fn run(
         while let Ok(event) = rx.try_recv() {
             actions.handle(&mut app, event);
         }
-        actions.bulk.pump(teardowns);
         let copies = std::mem::take(&mut actions.copies);
         if !copies.iter().all(|text| copy(terminal, text)) {
             why = "terminal closed";
@@ -154,7 +155,8 @@ fn draw(terminal: &mut Term, app: &mut App) -> Result<bool> {
 
 /// What the loop does with the UI's commands.
 struct Actions<'a> {
-    teardowns: &'a JobRunner,
+    /// Starts the operator's teardowns, off this thread.
+    jobs: JobStarter,
     recorder: &'a Recorder,
     /// The stackless CLI `c` runs.
     stackless: OsString,
@@ -164,8 +166,6 @@ struct Actions<'a> {
     runtime: tokio::runtime::Handle,
     /// The reads, off this thread.
     io: IoWorker,
-    /// The bulk `r`/`d` jobs not started yet, and those running.
-    bulk: BulkQueue,
     /// Texts `y`/`Y` asked to copy, written before the next frame.
     copies: Vec<String>,
 }
@@ -193,31 +193,6 @@ fn copy(terminal: &mut Term, text: &str) -> bool {
     }
 }
 
-/// A bulk `r`/`d` ([`Effect::Bulk`]): its jobs start at most
-/// `--reap-concurrency` at once, the next ones as running ones end (checked
-/// after each batch of events: a job's last Activity line, or the tick,
-/// wakes the loop). Jobs not started at quit are never started.
-#[derive(Default)]
-struct BulkQueue {
-    waiting: std::collections::VecDeque<Job>,
-    running: Vec<std::thread::JoinHandle<Option<ActivityKind>>>,
-}
-
-impl BulkQueue {
-    fn pump(&mut self, teardowns: &JobRunner) {
-        self.running.retain(|job| !job.is_finished());
-        while self.running.len() < teardowns.config().concurrency.max(1) {
-            let Some(job) = self.waiting.pop_front() else {
-                return;
-            };
-            // A refusal (in flight, not DNS-safe) is reported by `spawn`.
-            if let Ok(job) = teardowns.spawn(job) {
-                self.running.push(job);
-            }
-        }
-    }
-}
-
 impl Actions<'_> {
     fn handle(&mut self, app: &mut App, event: Event) {
         super::logging::trace(&event);
@@ -234,16 +209,16 @@ impl Actions<'_> {
             Some(Effect::TearDown { instance, attempt }) => {
                 self.start_job(instance, attempt, Intent::TearDown);
             }
-            Some(Effect::Bulk { intent, jobs }) => {
-                self.bulk
-                    .waiting
-                    .extend(jobs.into_iter().map(|(instance, attempt)| Job {
+            Some(Effect::Bulk { intent, jobs }) => self.jobs.start_bulk(
+                jobs.into_iter()
+                    .map(|(instance, attempt)| Job {
                         instance,
                         attempt,
                         actor: Actor::Operator,
                         intent,
-                    }));
-            }
+                    })
+                    .collect(),
+            ),
             Some(Effect::Io(request)) => self.io.send(request),
             Some(Effect::CancelOperation { id, instance, verb }) => {
                 // On a task: the render loop never waits for stackless.
@@ -262,10 +237,10 @@ impl Actions<'_> {
         }
     }
 
-    /// The operator's `r` or `d` on one instance, as a job of its own.
-    /// Refusals (in flight, not DNS-safe) are reported by `spawn` itself.
+    /// The operator's `r` or `d` on one instance, as a job of its own,
+    /// started by the `job-starter` thread.
     fn start_job(&self, instance: Instance, attempt: Option<ReapAttempt>, intent: Intent) {
-        let _ = self.teardowns.spawn(Job {
+        self.jobs.start(Job {
             instance,
             attempt,
             actor: Actor::Operator,
