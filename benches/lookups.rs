@@ -1,20 +1,20 @@
-//! Benchmarks for the per-instance look-ups the issue-13 review found
-//! linear (docs: BENCHMARKS.md, "Linear lookups found in review (issue
-//! 13)"), each at a size where a linear cost shows:
+//! Benchmarks for the per-instance look-ups a review found linear (docs:
+//! BENCHMARKS.md, "Linear lookups found in review"), each at a size where a
+//! linear cost shows:
 //!
 //! - `lookups/filter_op/N`: a new snapshot of `N` instances, `N/10` of them
 //!   with a pending controller operation, under the filter `op:pending`
-//!   (review finding 4: `O(N x P)` before);
+//!   (`O(N x P)` before);
 //! - `lookups/bulk_confirm/N`: `y` to a bulk `d` on `N` marked instances,
 //!   `N/10` refused (operation pending), then the render loop's audit of
-//!   the refusals (finding 5: `M x P` checks, one `lstat` + `write` per
+//!   the refusals (before: `M x P` checks, one `lstat` + `write` per
 //!   refused line);
 //! - `lookups/recheck_100/N`: 100 pre-teardown re-checks after a snapshot,
 //!   on a schema-14 store of `N` instances each with a queued operation
-//!   (finding 6: two uncached `prepare`s and a walk of every pending row
+//!   (before: two uncached `prepare`s and a walk of every pending row
 //!   per call);
 //! - `lookups/table/N`: `snapshot`'s table written for `N` instances
-//!   (finding 11: each instance's report built twice).
+//!   (before: each instance's report built twice).
 //!
 //! Pure in-memory snapshots (no store) except `recheck`, which builds its
 //! store from the 0.4.0 migrations in tests/fixtures/ddl/.

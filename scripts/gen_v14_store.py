@@ -13,8 +13,8 @@ EVENTS step events each (1 by default).
 
     python3 scripts/gen_v14_store.py OUT.db N [OPS [EVENTS]]
 
-The history store of issue 13 (100k instances, 1M operations, 3M events,
-about 1 GB, a minute or two):
+The history store the benchmarks use (100k instances, 1M operations,
+3M events, about 1 GB, a minute or two):
 
     python3 scripts/gen_v14_store.py /tmp/v14-hist.db 100000 1000000 3
 """

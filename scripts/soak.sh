@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The soak beside the real stackless 0.4.0 (issue 20), long version:
+# The soak beside the real stackless 0.4.0, long version:
 # tests/real/soak.rs for SOAK_SECS seconds (1800 by default) of creating,
 # renewing and reaping, then its checks: PRAGMA integrity_check, every
 # teardown the console ran audited exactly once with its effect in the

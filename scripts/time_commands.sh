@@ -6,7 +6,7 @@
 # the snapshot runs). Each of RUNS (5) runs of a command comes right after
 # a run of the join (interleaved); the table gives the median seconds of
 # each, the median of the per-pair ratios, and the highest peak RSS. Then
-# the same on the history store of issue 13
+# the same on a history store (scripts/gen_v14_store.py)
 # (100k instances, 1M operations, 3M events; about 0.5 GB, deleted after;
 # HISTORY=0 skips it). Prints a Markdown table (for BENCHMARKS.md).
 #

@@ -1,7 +1,7 @@
-//! Nothing written is lost (issue 20): the console never drops `SQLite`'s
-//! locks on the store it has open, so no outside process that commits and
-//! closes can checkpoint and unlink the `-wal`/`-shm` under it, its own
-//! writes reach the file, and a lease renewed elsewhere is seen.
+//! Nothing written is lost: the console never drops `SQLite`'s locks on the
+//! store it has open, so no outside process that commits and closes can
+//! checkpoint and unlink the `-wal`/`-shm` under it, its own writes reach
+//! the file, and a lease renewed elsewhere is seen.
 //!
 //! Every outside process here is python3's `sqlite3`, which commits and
 //! closes as `stackless down` and the `sqlite3` CLI do (the last

@@ -535,10 +535,10 @@ fn terminal_hang_up_exits_cleanly() {
     );
 }
 
-/// A second console on the demo's store stands by; when the demo quits
-/// (and deletes its temporary directory) the standby must not take the
-/// console role in the directory being deleted and bring it back: the demo
-/// keeps its roles until it has exited (issue 12 item 9).
+/// A second console on the demo's store stands by; when the demo quits (and
+/// deletes its temporary directory) the standby must not take the console
+/// role in the directory being deleted and bring it back: the demo keeps
+/// its roles until it has exited.
 #[test]
 fn a_console_taking_over_after_the_demo_quits_leaves_its_directory_gone() {
     let mut demo = Tui::spawn(&["--demo"], 120, 40);

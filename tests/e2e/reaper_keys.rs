@@ -1,8 +1,7 @@
-//! `P` and `R` through the real binary in a pseudo-terminal (issue 12 item
-//! 4): the header's schedule and last pass, a pass at once on `R` (an
-//! instance expired behind the console's back is reaped long before the
-//! 1 h tick), and `P` pausing and resuming, said in the header; `z`
-//! zooming the focused pane (issue 12 item 1).
+//! `P` and `R` through the real binary in a pseudo-terminal: the header's
+//! schedule and last pass, a pass at once on `R` (an instance expired
+//! behind the console's back is reaped long before the 1 h tick), and `P`
+//! pausing and resuming, said in the header; `z` zooming the focused pane.
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
-//! The arrows between the crate's files run one way (issue 21; the
-//! review's §3.3-3.4): `model` imports only `model`; `store` imports no
-//! `reaper`, `ui` or `console`; `ui` imports no `store` or `console`; and no
-//! two files import each other, directly or round a longer circle.
+//! The arrows between the crate's files run one way: `model` imports only
+//! `model`; `store` imports no `reaper`, `ui` or `console`; `ui` imports no
+//! `store` or `console`; and no two files import each other, directly or
+//! round a longer circle.
 //!
 //! How an arrow is read (a plain-text reading of `src/**/*.rs`, no
 //! compiler):

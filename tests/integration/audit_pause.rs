@@ -1,6 +1,6 @@
-//! The reaper pauses while the audit trail cannot be written (issue 14,
-//! review item 5): acting without a record of it is what the audit trail
-//! exists to prevent. It resumes once an owed line is written.
+//! The reaper pauses while the audit trail cannot be written: acting
+//! without a record of it is what the audit trail exists to prevent. It
+//! resumes once an owed line is written.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

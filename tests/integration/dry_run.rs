@@ -1,5 +1,5 @@
-//! `reap --once --dry-run` made cheap (issue 13) without saying anything a
-//! real pass would not: its re-checks share one read transaction
+//! `reap --once --dry-run` made cheap without saying anything a real pass
+//! would not: its re-checks share one read transaction
 //! (`Store::begin_read`), still after the decision's snapshot, so a change
 //! committed in between is reported exactly as a real pass reports it; its
 //! lines are buffered and come out whole and in order.

@@ -535,9 +535,9 @@ fn an_error_json_that_does_not_parse_is_shown_as_stored_not_as_no_error() {
     );
 }
 
-/// `snapshot --json` gains `services` where the store records a process
-/// (issue 11): the real 0.4.0 store's alpha, its logs under the resource
-/// namespace; its recorded process is not running here: dead.
+/// `snapshot --json` gains `services` where the store records a process:
+/// the real 0.4.0 store's alpha, its logs under the resource namespace; its
+/// recorded process is not running here: dead.
 #[test]
 fn snapshot_json_services_on_the_real_0_4_0_store() {
     let (dir, path) = fixture("real-0.4.0-v14.db");
@@ -618,7 +618,7 @@ fn the_default_path_is_created_alike_by_snapshot_reap_once_and_the_console() {
     assert_eq!(std::fs::read_dir(fourth.path()).unwrap().count(), 0);
 }
 
-/// Finding 9: the teardown command is checked once, before any instance.
+/// The teardown command is checked once, before any instance.
 #[test]
 fn reap_once_checks_the_teardown_command_before_any_teardown() {
     let (_dir, path) = fixture("stackless-real-v4.db");
@@ -710,7 +710,7 @@ fn reap_once_refuses_when_the_wall_clock_is_far_behind_the_stores_newest_write()
 
 /// While the clock looks wrong (here: a year behind the store's newest
 /// write), `snapshot` says the reaper would not act, in the table and in
-/// JSON, as `reap --once` refuses (issue 14, review item 8).
+/// JSON, as `reap --once` refuses.
 #[test]
 fn snapshot_says_paused_clock_for_the_expired_while_the_clock_looks_wrong() {
     let (_dir, path) = fixture("stackless-real-v4.db");
@@ -799,9 +799,9 @@ fn snapshot_and_reap_once_agree_on_a_clock_ahead_of_the_kernel() {
 }
 
 /// `snapshot --json` reads the services a batch of names at a time as it
-/// writes (issue 13): every instance across the batch edges still carries
-/// exactly its own recorded service, tombstoned ones included, and the
-/// instances without one none.
+/// writes: every instance across the batch edges still carries exactly its
+/// own recorded service, tombstoned ones included, and the instances
+/// without one none.
 #[test]
 fn snapshot_json_services_are_whole_across_batches() {
     let (_dir, path) = fixture("real-0.4.0-v14.db");

@@ -1,7 +1,6 @@
-//! Issue 13, review finding 10: an operation's finish is observed however
-//! many newer operations were created while it ran (the finished list is
-//! the newest by rowid, `LIMIT 50`), on a schema-14 store built from the
-//! 0.4.0 migrations.
+//! An operation's finish is observed however many newer operations were
+//! created while it ran (the finished list is the newest by rowid,
+//! `LIMIT 50`), on a schema-14 store built from the 0.4.0 migrations.
 
 use std::sync::Arc;
 
@@ -141,10 +140,9 @@ fn walked(path: &std::path::Path, name: &str) -> Option<(String, OpStatus)> {
     .ok()
 }
 
-/// Issue 13, review finding 6: the re-check finds the pending operation
-/// through what the last snapshot saw plus the rows since, on another
-/// connection (a teardown job's), and answers as the walk did: still
-/// pending, finished since, created since.
+/// The re-check finds the pending operation through what the last snapshot
+/// saw plus the rows since, on another connection (a teardown job's), and
+/// answers as the walk did: still pending, finished since, created since.
 #[test]
 fn the_re_check_finds_pending_operations_without_walking_the_queue() {
     let (_dir, path) = stores::v14();

@@ -88,7 +88,7 @@ fn failure_records_attempt_backoff_and_whole_envelope() {
         failed.detail
     );
     assert_eq!(failed.stderr_tail, "teardown failed\n");
-    // The whole envelope is kept on the entry for its full text (finding 2).
+    // The whole envelope is kept on the entry for its full text.
     assert_eq!(failed.envelope, expected.to_string());
     assert_eq!(failed.actor, Actor::Reaper);
 }
@@ -330,8 +330,8 @@ fn a_lock_held_by_a_live_process_of_this_test_is_never_torn_down() {
     assert_eq!(held.detail, "alive");
 }
 
-/// Finding 10: the Activity line's argv is quoted as the `d` dialog and
-/// `Y` quote it (one function), so it reads as the argv that ran.
+/// The Activity line's argv is quoted as the `d` dialog and `Y` quote it
+/// (one function), so it reads as the argv that ran.
 #[test]
 fn tearing_down_line_quotes_the_argv_as_the_dialog_does() {
     let rt = runtime();

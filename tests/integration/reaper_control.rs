@@ -1,7 +1,7 @@
-//! The reaper thread under the operator's control (issue 12 item 4): a
-//! pass at once, `R` (a pass now) within the thread's 100 ms poll, `P`
-//! (pause, resume), and each finished pass reported with its totals and the
-//! next pass's due time. Exact values, on a clock the test moves.
+//! The reaper thread under the operator's control: a pass at once, `R` (a
+//! pass now) within the thread's 100 ms poll, `P` (pause, resume), and each
+//! finished pass reported with its totals and the next pass's due time.
+//! Exact values, on a clock the test moves.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};

@@ -1,8 +1,8 @@
 //! A re-read keeps the rows that did not change from the read before it
-//! (`store::row_reuse`, issue 13: two snapshots at 100,000 instances did not
-//! fit the console's 60 MB): unchanged rows are shared, changed ones read
-//! afresh, the earlier snapshot never altered, and the result always equal
-//! to a read that shares nothing.
+//! (`store::row_reuse`: two snapshots at 100,000 instances did not fit the
+//! console's 60 MB): unchanged rows are shared, changed ones read afresh,
+//! the earlier snapshot never altered, and the result always equal to a
+//! read that shares nothing.
 
 use std::sync::Arc;
 

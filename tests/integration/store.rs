@@ -335,9 +335,8 @@ fn an_empty_file_is_never_given_a_schema() {
         0,
         "read-only never creates"
     );
-    // Issue 20: an existing file is not a store to create (a schema
-    // written through a second name of stackless's store was checkpointed
-    // over it).
+    // An existing file is not a store to create (a schema written through a
+    // second name of stackless's store was checkpointed over it).
     let error = Store::open(&path, Access::ReadWrite).unwrap_err();
     assert_eq!(
         error,

@@ -1,6 +1,7 @@
 //! The store's files are touched only through `SQLite` or `store::files`
-//! while a connection lives (issue 20): the process keeps its locks
-//! through every check the console makes, a store with two names is
+//! while a connection lives (`SQLite`'s POSIX locks are per process:
+//! closing any descriptor on the file drops them): the process keeps its
+//! locks through every check the console makes, a store with two names is
 //! refused, and an existing file is never given a schema.
 
 use std::path::{Path, PathBuf};
@@ -207,11 +208,11 @@ fn an_existing_empty_file_is_never_given_a_schema() {
     assert_eq!(store.generation().user_version, 4);
 }
 
-/// A write the store rejects (a trigger's constraint on the GC delete)
-/// says nothing of the connection: the reaper says the error once, keeps
-/// its connection, and reopens nothing pass after pass (an earlier draft
-/// of issue 20 reopened every connection each second and wrote three
-/// audit lines a pass).
+/// A write the store rejects (a trigger's constraint on the GC delete) says
+/// nothing of the connection: the reaper says the error once, keeps its
+/// connection, and reopens nothing pass after pass (an earlier draft
+/// reopened every connection each second and wrote three audit lines a
+/// pass).
 #[test]
 fn a_rejected_write_keeps_the_connection_and_is_said_once() {
     let rt = crate::common::runtime();
@@ -350,10 +351,10 @@ fn a_link_to_the_store_planted_elsewhere_is_never_opened() {
 }
 
 /// A store that cannot be opened again after a `down` that exited 0 (a
-/// backup tool made a second name of it meanwhile): nothing could check
-/// the row, so the teardown is not counted as torn down, and its failure
-/// is owed with the true reason (a draft of issue 20 said "reaped", with
-/// a "no such table" error from the closed connection).
+/// backup tool made a second name of it meanwhile): nothing could check the
+/// row, so the teardown is not counted as torn down, and its failure is
+/// owed with the true reason (an earlier draft said "reaped", with a "no
+/// such table" error from the closed connection).
 #[test]
 fn a_down_that_cannot_be_checked_is_not_counted_as_torn_down() {
     use stackless_tui::event::ActivityKind;

@@ -1,7 +1,7 @@
 //! A store truncated and restored in place while one of the console's
-//! connections to the old file is still open (issue 14, review item 1):
-//! the old file's write-ahead log is never written into, nor replayed
-//! onto, the restored copy, however late the old connection closes.
+//! connections to the old file is still open: the old file's write-ahead
+//! log is never written into, nor replayed onto, the restored copy, however
+//! late the old connection closes.
 
 use crate::common::CAPTURE;
 use crate::common::stores;
@@ -102,9 +102,9 @@ fn a_log_with_pending_commits_is_kept_in_place_when_nothing_was_truncated() {
     assert!(expires(&path).iter().all(|&e| e == CAPTURE + 60));
 }
 
-/// A store error the reaper meets at every pass is said (and audited)
-/// once, then once more when it clears, with the count of repeats, never
-/// once per tick (issue 14, review item 7).
+/// A store error the reaper meets at every pass is said (and audited) once,
+/// then once more when it clears, with the count of repeats, never once per
+/// tick.
 #[test]
 fn a_store_error_is_said_once_and_again_when_it_clears_with_its_repeats() {
     let rt = crate::common::runtime();

@@ -231,9 +231,9 @@ fn controller_lock_holder_is_found_and_sent_when_it_changes() {
 
 /// A service process that dies under an active instance is counted on the
 /// next re-probe (within a second or two), with no commit to the store: the
-/// Instances row's `1 svc dead` (issue 11). The other recorded services of
-/// the real 0.4.0 store run nowhere here: counted at once, in a snapshot of
-/// the same rows sent right after the first.
+/// Instances row's `1 svc dead`. The other recorded services of the real
+/// 0.4.0 store run nowhere here: counted at once, in a snapshot of the same
+/// rows sent right after the first.
 #[test]
 fn a_service_that_dies_is_counted_without_a_commit() {
     use stackless_tui::store::probe::{HostProbe as _, SysinfoProbe};

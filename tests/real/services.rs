@@ -1,5 +1,5 @@
-//! A real service killed with `kill -9` (issue 11): the console's detail
-//! model and `snapshot --json` show it dead, with its pid, origin and log.
+//! A real service killed with `kill -9`: the console's detail model and
+//! `snapshot --json` show it dead, with its pid, origin and log.
 
 use std::time::Duration;
 

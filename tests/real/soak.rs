@@ -1,14 +1,14 @@
-//! The soak beside the real stackless 0.4.0 (issue 20): the real CLI and
-//! its (embedded) controller create instances with short leases; the
-//! console, in a pseudo-terminal, reaps them through the real `down`,
-//! some teardowns failing once; leases are renewed by the real `verify`
-//! and by an outside `sqlite3` writer; the controller is stopped and
-//! started again; `stackless list`, `stackless-tui snapshot --json` and
-//! other `sqlite3` clients come and go. At the end the store is whole,
-//! every teardown the console ran is in its audit trail exactly once with
-//! its effect in the store, every failure it recorded is in
-//! `reap_attempts` (or was cleared by a later success), nothing was torn
-//! down twice, and no renewed instance was torn down.
+//! The soak beside the real stackless 0.4.0: the real CLI and its
+//! (embedded) controller create instances with short leases; the console,
+//! in a pseudo-terminal, reaps them through the real `down`, some teardowns
+//! failing once; leases are renewed by the real `verify` and by an outside
+//! `sqlite3` writer; the controller is stopped and started again;
+//! `stackless list`, `stackless-tui snapshot --json` and other `sqlite3`
+//! clients come and go. At the end the store is whole, every teardown the
+//! console ran is in its audit trail exactly once with its effect in the
+//! store, every failure it recorded is in `reap_attempts` (or was cleared
+//! by a later success), nothing was torn down twice, and no renewed
+//! instance was torn down.
 //!
 //! `cargo test --locked` runs it for [`DEFAULT_SECS`];
 //! `scripts/soak.sh` runs it for 30 minutes

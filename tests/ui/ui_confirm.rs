@@ -1,6 +1,6 @@
 //! Confirmation dialogs answer only keys read once they were drawn
-//! (issue 14, review item 2; `model::confirm`): `dy` in one write opens
-//! the dialog and leaves it open.
+//! (`model::confirm`): `dy` in one write opens the dialog and leaves it
+//! open.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -1,5 +1,5 @@
-//! The header as the store and the clock change under a running console
-//! (issue 14): it says what the reaper does with the store as it is now.
+//! The header as the store and the clock change under a running console: it
+//! says what the reaper does with the store as it is now.
 
 use std::sync::Arc;
 

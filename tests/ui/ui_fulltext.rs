@@ -1,8 +1,8 @@
-//! Every cut line in the UI can be read whole (issue 11): one test per
-//! pane (Instances, Operations and the operation overlay, Backoffs,
-//! Supervisor, Activity, the detail view). Each draws a line the pane cuts
-//! with `…`, opens it (Enter or `e`) and finds the whole text on the
-//! screen, wrapped; Esc goes back.
+//! Every cut line in the UI can be read whole: one test per pane
+//! (Instances, Operations and the operation overlay, Backoffs, Supervisor,
+//! Activity, the detail view). Each draws a line the pane cuts with `…`,
+//! opens it (Enter or `e`) and finds the whole text on the screen, wrapped;
+//! Esc goes back.
 
 use crate::common::ui::Answers as _;
 use stackless_tui::event::Request;
@@ -305,8 +305,8 @@ fn opens_whole_after_open(app: &mut App) -> String {
 }
 
 /// The detail view's Services section (a dead process under an active
-/// instance, its origin and log) and its Last teardown section (the
-/// stderr tail of the reaper's failed teardown), issue 11 items 3 and 4.
+/// instance, its origin and log) and its Last teardown section (the stderr
+/// tail of the reaper's failed teardown).
 #[test]
 fn detail_shows_services_and_the_last_teardown_output() {
     let mut app = app();
@@ -461,10 +461,10 @@ fn opened_instance(app: &App) -> String {
         .unwrap_or_default()
 }
 
-/// Issue 11 finding 1: Activity has a selected line. In a log shorter than
-/// the pane, k selects an older line and Enter opens it (not the newest);
-/// new lines keep the selection; the oldest of a long log can be opened;
-/// G follows the newest again; the selection is drawn reversed.
+/// Activity has a selected line. In a log shorter than the pane, k selects
+/// an older line and Enter opens it (not the newest); new lines keep the
+/// selection; the oldest of a long log can be opened; G follows the newest
+/// again; the selection is drawn reversed.
 #[test]
 fn activity_opens_the_selected_line_not_the_newest() {
     let mut app = app();
@@ -561,10 +561,10 @@ fn a_click_selects_the_log_line_under_it() {
     );
 }
 
-/// Issue 11 finding 3: no detail field is cut. A 1,500-character
-/// `definition_dir`, a 600-character resource id, a 1,500-character
-/// definition line and a 200-character readiness show whole in the
-/// detail view (wrapped), and `e` there opens the whole document.
+/// No detail field is cut. A 1,500-character `definition_dir`, a
+/// 600-character resource id, a 1,500-character definition line and a
+/// 200-character readiness show whole in the detail view (wrapped), and `e`
+/// there opens the whole document.
 #[test]
 fn detail_fields_are_whole_and_e_opens_the_whole_document() {
     use stackless_tui::model::detail::{Observation, Resource};
@@ -618,10 +618,9 @@ fn detail_fields_are_whole_and_e_opens_the_whole_document() {
     assert!(seen.contains(&squeezed(&dir)), "not drawn whole");
 }
 
-/// Issue 11 finding 6: the full-text view wraps its text once per width;
-/// frames at the same width (idle ticks, scrolling) wrap nothing again.
-/// Finding 4: a text past the 10 MiB bound says in the title what it left
-/// out.
+/// The full-text view wraps its text once per width; frames at the same
+/// width (idle ticks, scrolling) wrap nothing again. A text past the 10 MiB
+/// bound says in the title what it left out.
 #[test]
 fn full_text_wraps_once_per_width_and_names_its_cut() {
     let mut app = app();

@@ -90,7 +90,7 @@ fn flash(app: &App) -> Option<&str> {
     app.flash().map(|f| f.text.as_str())
 }
 
-/// Finding 5: instances named like commands. Ctrl-F only ever jumps.
+/// Instances named like commands: Ctrl-F only ever jumps.
 #[test]
 fn ctrl_f_jumps_to_an_instance_named_like_a_command_and_never_runs_it() {
     let mut app = app_with(&["alpha", "help", "pass", "q", "reap"]);
@@ -171,8 +171,8 @@ fn question(app: &App) -> Option<String> {
         .map(stackless_tui::ui::app::Bulk::question)
 }
 
-/// Finding 6: `r`/`d` act on the marked rows the filter shows; the
-/// question says how many marked ones it hides and what `d` runs.
+/// `r`/`d` act on the marked rows the filter shows; the question says how
+/// many marked ones it hides and what `d` runs.
 #[test]
 fn bulk_d_acts_on_the_marked_rows_shown_and_says_how_many_are_hidden() {
     let mut app = app_with(&["alpha", "bravo", "charlie", "rho", "rita"]);
@@ -258,9 +258,9 @@ fn bulk_d_acts_on_the_marked_rows_shown_and_says_how_many_are_hidden() {
     );
 }
 
-/// Finding 7: a filter that cannot be read flashes why; `op:` on a store
-/// without operations says it has none; the help teaches the field terms
-/// and every `:` command.
+/// A filter that cannot be read flashes why; `op:` on a store without
+/// operations says it has none; the help teaches the field terms and every
+/// `:` command.
 #[test]
 fn filter_errors_flash_and_the_help_teaches_fields_and_commands() {
     let mut app = app_with(&["alpha", "rho"]);
@@ -311,8 +311,8 @@ fn filter_errors_flash_and_the_help_teaches_fields_and_commands() {
     }
 }
 
-/// Finding 11: `:reap`/`:down` complete active names only; marked rows
-/// keep the names aligned; a zoomed pane says so in its border.
+/// `:reap`/`:down` complete active names only; marked rows keep the names
+/// aligned; a zoomed pane says so in its border.
 #[test]
 fn completion_skips_tombstones_marks_align_and_zoom_is_said() {
     let mut rows = Rows {

@@ -1,4 +1,4 @@
-//! Layout that serves the name (issue 12 item 1), on the demo's own store
+//! Layout that serves the name, on the demo's own store
 //! (`src/demo/seed.rs`): at 80x24, 100x30, 120x40 and 60x15 every demo name
 //! shown is whole (LEASE and LOCK give way to their short forms first), no
 //! column header is cut, and `z` zooms the focused pane to the whole body
@@ -144,10 +144,10 @@ fn z_zooms_the_focused_pane_and_back() {
     );
 }
 
-/// Finding 4: titles, column headers and the footer drop whole items
-/// (or take a defined short form), never cut mid-word: checked on every
-/// border line, the table header lines and the footer, at 60x15 and 80x24
-/// with the reap sort, marks, a paused reaper and failures in Activity.
+/// Titles, column headers and the footer drop whole items (or take a
+/// defined short form), never cut mid-word: checked on every border line,
+/// the table header lines and the footer, at 60x15 and 80x24 with the reap
+/// sort, marks, a paused reaper and failures in Activity.
 #[test]
 fn titles_headers_and_footer_never_cut_mid_word() {
     use stackless_tui::event::{Activity, ActivityKind, Actor};
@@ -200,8 +200,8 @@ fn titles_headers_and_footer_never_cut_mid_word() {
     }
 }
 
-/// Finding 8: at 80x24 the Backoffs pane gives INSTANCE its name whole
-/// first (the error then shows under the table), as Instances does.
+/// At 80x24 the Backoffs pane gives INSTANCE its name whole first (the
+/// error then shows under the table), as Instances does.
 #[test]
 fn backoffs_name_is_whole_at_80x24() {
     let app = demo_app();

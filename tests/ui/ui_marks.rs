@@ -155,8 +155,8 @@ fn space_marks_and_bulk_r_refuses_the_locked_one_with_its_reason() {
         ))
     );
     assert!(app.marks().is_empty(), "marks cleared after the action");
-    // The audit trail gets the refusals as one batch (issue 13, review
-    // finding 5), each line as the single key's refusal writes it.
+    // The audit trail gets the refusals as one batch (one write, not one
+    // per refused line), each line as the single key's refusal writes it.
     let outbox = app.drain_outbox();
     assert_eq!(outbox.len(), 1);
     assert_eq!(
@@ -482,9 +482,9 @@ fn commands_act_like_the_keys() {
     assert_eq!(command(&mut app, "q"), Some(Effect::Quit));
 }
 
-/// Issue 13, review finding 4: `op:` looks the pending operation up
-/// through the snapshot's index; it matches what it matched before: the
-/// oldest pending operation of each name.
+/// `op:` looks the pending operation up through the snapshot's index (not a
+/// scan of every pending operation per row); it matches what it matched
+/// before: the oldest pending operation of each name.
 #[test]
 fn op_filters_match_the_oldest_pending_operation_of_each_name() {
     use stackless_tui::model::{Generation, OpStatus, Operation};

@@ -318,7 +318,7 @@ fn backoffs_enter_shows_the_whole_error_then_detail_refreshes_on_snapshots() {
     let mut app = real_app();
     press(&mut app, KeyCode::Tab);
     assert_eq!(app.focus(), Focus::Backoffs);
-    // Enter on a backoff opens its whole line (issue 11), not the detail.
+    // Enter on a backoff opens its whole line, not the detail.
     assert_eq!(press(&mut app, KeyCode::Enter), None);
     assert_eq!(
         app.full_text().map(|f| f.text.title.as_str()),

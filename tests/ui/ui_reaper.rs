@@ -1,7 +1,7 @@
-//! `P` and `R` (issue 12 item 4): the header's schedule (`next pass in 42s
-//! · last: 2 reaped, 1 failed, 3 skipped`), a paused reaper said in the
-//! header and the footer, the commands the keys return, and refusals
-//! where this console runs no reaper.
+//! `P` and `R` (pause/resume, a pass now): the header's schedule (`next
+//! pass in 42s · last: 2 reaped, 1 failed, 3 skipped`), a paused reaper
+//! said in the header and the footer, the commands the keys return, and
+//! refusals where this console runs no reaper.
 
 use std::sync::Arc;
 
