@@ -42,6 +42,7 @@ mod logs;
 mod logs_search;
 mod logs_view;
 mod marks;
+mod mouse;
 mod operations;
 mod reaper;
 mod rows;
