@@ -6,7 +6,7 @@
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::text::{Line, Span};
+use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
 use super::{focused, log_window, pane_block, title};
@@ -68,10 +68,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     };
     let block = pane_block(title(&name, &suffix, is_focused), is_focused);
     if entries.is_empty() {
-        frame.render_widget(
-            Paragraph::new(Line::styled(EMPTY, theme::muted())).block(block),
-            area,
-        );
+        super::render_empty(frame, area, block, EMPTY);
         return;
     }
     let width = usize::from(area.width.saturating_sub(2));
@@ -80,18 +77,8 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         .enumerate()
         .map(|(i, logged)| {
             let text = view::activity_line(&logged.entry, logged.count, app.zone());
-            let text = crate::ui::text::fit(&text, width);
-            let (clock, rest) = super::split_clock(&text);
-            let line = Line::from(vec![
-                Span::styled(clock.to_owned(), theme::muted()),
-                Span::styled(rest.to_owned(), theme::activity(logged.entry.kind)),
-            ]);
-            // What Enter and `e` open whole: the selected line.
-            if is_focused && start + i + 1 + log.selected_up() == entries.len() {
-                line.patch_style(theme::selected_focused())
-            } else {
-                line
-            }
+            let selected = is_focused && start + i + 1 + log.selected_up() == entries.len();
+            super::log_line(&text, width, theme::activity(logged.entry.kind), selected)
         })
         .collect();
     frame.render_widget(Paragraph::new(lines).block(block), area);

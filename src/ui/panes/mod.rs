@@ -16,9 +16,11 @@ pub mod operation_overlay;
 pub mod operations;
 pub mod supervisor;
 
+use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Block;
+use ratatui::widgets::{Block, Paragraph};
 
 use super::app::{App, Focus};
 use super::theme;
@@ -116,6 +118,31 @@ pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
         Constraint::Length(width.min(area.width)),
         Constraint::Length(height.min(area.height)),
     )
+}
+
+/// One line of a log pane (Supervisor, Activity): `text` fitted to
+/// `width`, its `HH:MM:SS` muted and the rest in `style`; the selected
+/// line (what Enter and `e` open whole) reversed.
+pub(crate) fn log_line(text: &str, width: usize, style: Style, selected: bool) -> Line<'static> {
+    let text = crate::ui::text::fit(text, width);
+    let (clock, rest) = split_clock(&text);
+    let line = Line::from(vec![
+        Span::styled(clock.to_owned(), theme::muted()),
+        Span::styled(rest.to_owned(), style),
+    ]);
+    if selected {
+        line.patch_style(theme::selected_focused())
+    } else {
+        line
+    }
+}
+
+/// A pane with nothing to list: `text`, muted, inside `block`.
+pub(crate) fn render_empty(frame: &mut Frame, area: Rect, block: Block<'_>, text: &str) {
+    frame.render_widget(
+        Paragraph::new(Line::styled(text.to_owned(), theme::muted())).block(block),
+        area,
+    );
 }
 
 /// Split a log line into its `HH:MM:SS` prefix and the rest, at a character

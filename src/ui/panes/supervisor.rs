@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::text::{Line, Span};
+use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
 use super::{focused, log_window, pane_block, title};
@@ -57,10 +57,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
             HelperState::NotConfigured => NO_HELPER,
             HelperState::Configured => WAITING,
         };
-        frame.render_widget(
-            Paragraph::new(Line::styled(text, theme::muted())).block(block),
-            area,
-        );
+        super::render_empty(frame, area, block, text);
         return;
     }
     let width = usize::from(area.width.saturating_sub(2));
@@ -77,18 +74,8 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
             {
                 text.push_str(&countdown(until.saturating_duration_since(app.clock())));
             }
-            let text = crate::ui::text::fit(&text, width);
-            let (clock, rest) = super::split_clock(&text);
-            let line = Line::from(vec![
-                Span::styled(clock.to_owned(), theme::muted()),
-                Span::styled(rest.to_owned(), theme::supervisor(note.kind)),
-            ]);
-            // What Enter and `e` open whole: the selected line.
-            if is_focused && start + i + 1 + log.selected_up() == entries.len() {
-                line.patch_style(theme::selected_focused())
-            } else {
-                line
-            }
+            let selected = is_focused && start + i + 1 + log.selected_up() == entries.len();
+            super::log_line(&text, width, theme::supervisor(note.kind), selected)
         })
         .collect();
     frame.render_widget(Paragraph::new(lines).block(block), area);
