@@ -51,11 +51,9 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         title("Backoffs", &format!("({len})"), is_focused),
         is_focused,
     );
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    if inner.width == 0 || inner.height == 0 {
+    let Some(inner) = super::framed(frame, area, block) else {
         return;
-    }
+    };
     if len == 0 {
         let text = if snapshot.generation.era() == Era::Older {
             format!(

@@ -137,6 +137,14 @@ pub(crate) fn log_line(text: &str, width: usize, style: Style, selected: bool) -
     }
 }
 
+/// Draw a table pane's `block` into `area`; the room inside it, when
+/// there is any.
+pub(crate) fn framed(frame: &mut Frame, area: Rect, block: Block<'_>) -> Option<Rect> {
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    (inner.width > 0 && inner.height > 0).then_some(inner)
+}
+
 /// A pane with nothing to list: `text`, muted, inside `block`.
 pub(crate) fn render_empty(frame: &mut Frame, area: Rect, block: Block<'_>, text: &str) {
     frame.render_widget(

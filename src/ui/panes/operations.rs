@@ -57,11 +57,9 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         title("Operations", &title_suffix(app), is_focused),
         is_focused,
     );
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    if inner.width == 0 || inner.height == 0 {
+    let Some(inner) = super::framed(frame, area, block) else {
         return;
-    }
+    };
     if len == 0 {
         frame.render_widget(Paragraph::new(Line::styled(EMPTY, theme::muted())), inner);
         return;
