@@ -181,7 +181,7 @@ fn try_tear_down(
 /// as stackless probes it, contract §2); `None` when it is stale.
 fn held_lock(name: &str, lock: &OpLock, probe: &mut dyn HostProbe) -> Option<DownOutcome> {
     let host = probe.host_name().map(str::to_owned);
-    let held = liveness(lock, host.as_deref(), |pid| probe.start_time(pid));
+    let held = liveness(lock, host.as_deref(), |pid| probe.live_start_time(pid));
     if !held.held() {
         return None;
     }

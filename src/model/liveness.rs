@@ -15,7 +15,9 @@ pub type LockLiveness = std::collections::HashMap<String, Liveness>;
 pub enum Liveness {
     /// Same host, the pid exists and started when the lock says: held.
     Alive,
-    /// Same host, no process with that pid: the lock is stale.
+    /// Same host, no live process with that pid (none, or a zombie: exited
+    /// and not yet waited for, which stackless 0.4.0 counts as gone too):
+    /// the lock is stale.
     StalePidGone,
     /// Same host, the pid exists but started at another time (the pid was
     /// recycled): the lock is stale.

@@ -13,8 +13,10 @@ pub trait HostProbe {
 
     /// As [`HostProbe::start_time`], but a zombie (exited, not yet waited
     /// for by its parent: a `kill -9`ed service whose parent has not reaped
-    /// it) counts as gone, as stackless decides a service process alive
-    /// (core-0.4.0 src/process.rs `start_time_of`). For service processes.
+    /// it) counts as gone, as stackless decides a process alive
+    /// (core-0.4.0 src/process.rs `start_time_of`, behind both
+    /// `ProcessStamp::is_alive` for lock holders and the service probe).
+    /// For lock holders (§2) and service processes.
     fn live_start_time(&mut self, pid: u32) -> Option<u64> {
         self.start_time(pid)
     }

@@ -552,7 +552,7 @@ impl Watcher {
             let mut fresh = std::collections::HashMap::with_capacity(previous.liveness.len());
             for instance in &previous.instances {
                 if let Some(lock) = &instance.lock {
-                    let case = liveness(lock, host.as_deref(), |pid| probe.start_time(pid));
+                    let case = liveness(lock, host.as_deref(), |pid| probe.live_start_time(pid));
                     fresh.insert(instance.name.clone(), case);
                 }
             }
@@ -571,7 +571,7 @@ impl Watcher {
             let Some(lock) = &instance.lock else {
                 continue;
             };
-            let case = liveness(lock, host.as_deref(), |pid| probe.start_time(pid));
+            let case = liveness(lock, host.as_deref(), |pid| probe.live_start_time(pid));
             if previous.liveness.get(&instance.name) != Some(&case) {
                 changed.push((index, case));
             }

@@ -374,3 +374,47 @@ fn a_symlinked_store_lives_in_its_real_directory() {
         std::fs::canonicalize(dir.path()).unwrap()
     );
 }
+
+/// A lock holder that exited and was not waited for by its parent (a
+/// zombie) is not alive, as stackless 0.4.0 decides
+/// (`ProcessStamp::is_alive` leaves zombies out): the lock is stale, and
+/// the instance is not skipped as locked.
+#[test]
+fn a_zombie_lock_holder_is_not_alive() {
+    use stackless_tui::store::probe::{HostProbe as _, SysinfoProbe};
+    let (_dir, path) = fixture("stackless-real-v4.db");
+    let mut child = std::process::Command::new("sh")
+        .args(["-c", "exit 0"])
+        .spawn()
+        .expect("spawn sh");
+    let pid = child.id();
+    // Exited, not waited for: `Z` in /proc/PID/stat.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .is_some_and(|s| s.trim_start().starts_with('Z'))
+    }) {
+        assert!(std::time::Instant::now() < deadline, "no zombie");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let mut probe = SysinfoProbe::new();
+    let started = probe
+        .start_time(pid)
+        .expect("a zombie keeps its start time");
+    let host = probe.host_name().expect("a hostname").to_owned();
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute(
+            "UPDATE op_locks SET holder_pid = ?1, holder_start_time = ?2, holder_host = ?3
+             WHERE instance = 'echo'",
+            rusqlite::params![pid, i64::try_from(started).unwrap(), host],
+        )
+        .unwrap();
+    let snap = Store::open(&path, Access::ReadOnly)
+        .unwrap()
+        .snapshot(&mut probe)
+        .unwrap();
+    assert_eq!(snap.lock_liveness("echo"), Some(&Liveness::StalePidGone));
+    child.wait().unwrap();
+}

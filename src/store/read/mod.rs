@@ -185,7 +185,7 @@ pub fn probe_liveness(rows: &Rows, probe: &mut dyn HostProbe) -> LockLiveness {
     let mut found = LockLiveness::new();
     for instance in &rows.instances {
         if let Some(lock) = &instance.lock {
-            let l = liveness(lock, host.as_deref(), |pid| probe.start_time(pid));
+            let l = liveness(lock, host.as_deref(), |pid| probe.live_start_time(pid));
             found.insert(instance.name.clone(), l);
         }
     }
