@@ -91,19 +91,3 @@ fn lines_of(
             .collect(),
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::wrap;
-
-    #[test]
-    fn wrap_at_spaces_and_inside_long_words() {
-        assert_eq!(wrap("a bb ccc", 4), ["a bb", "ccc"]);
-        assert_eq!(wrap("abcdefgh", 3), ["abc", "def", "gh"]);
-        assert_eq!(wrap("", 5), [""]);
-        assert_eq!(
-            wrap("use `stackless down alpha` first", 12),
-            ["use", "`stackless", "down alpha`", "first"]
-        );
-    }
-}
