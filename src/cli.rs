@@ -14,6 +14,8 @@ use std::time::Duration;
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
+use crate::model::controller::ReaperChoice;
+
 /// The default teardown command (contract §6 step 3).
 pub(crate) const DEFAULT_DOWN_CMD: &str = "stackless down {name} --json";
 
@@ -63,6 +65,14 @@ pub struct Cli {
     /// panes and the r/d keys still work.
     #[arg(long, env = "STACKLESS_TUI_NO_REAPER", value_parser = clap::builder::BoolishValueParser::new())]
     pub no_reaper: bool,
+
+    /// Who reaps: `auto` (this console's reaper stands by while the
+    /// stackless controller runs its own lease reaper, and takes over when
+    /// it stops or has none, as an embedded controller), `always` (reap
+    /// beside it too), `off` (as --no-reaper, which wins). `reap --once`
+    /// leaves the store to the controller's lease reaper unless `always`.
+    #[arg(long, value_name = "WHEN", default_value = "auto", value_parser = ReaperChoice::parse, env = "STACKLESS_TUI_REAPER", global = true)]
+    pub reaper: ReaperChoice,
 
     /// The teardown command, split into argv once at start-up (never run
     /// through a shell); `{name}` is replaced by the instance name as one
@@ -155,6 +165,19 @@ pub struct Cli {
     /// page; without one, the console runs.
     #[command(subcommand)]
     pub command: Option<Sub>,
+}
+
+impl Cli {
+    /// Who reaps, from `--reaper` and `--no-reaper` (which wins: it is the
+    /// "do less" switch).
+    #[must_use]
+    pub fn reaper_choice(&self) -> ReaperChoice {
+        if self.no_reaper {
+            ReaperChoice::Off
+        } else {
+            self.reaper
+        }
+    }
 }
 
 /// Log levels for `--log-level`.
@@ -254,11 +277,12 @@ pub(crate) fn default_config_path(
 }
 
 /// The flags a config file may set (their long names, as TOML keys).
-pub(crate) const CONFIG_KEYS: [&str; 11] = [
+pub(crate) const CONFIG_KEYS: [&str; 12] = [
     "state",
     "tick",
     "utc",
     "no-reaper",
+    "reaper",
     "down-cmd",
     "down-timeout",
     "reap-concurrency",

@@ -281,6 +281,20 @@ pub enum RoleState {
         /// The active console's pid, when its claim record says.
         pid: Option<u32>,
     },
+    /// `--reaper auto`: the controller with this pid runs stackless's lease
+    /// reaper, so this console's reaper stands by (the role not held) and
+    /// takes over when it stops or proves to have none.
+    ControllerReaps {
+        /// The controller's pid.
+        pid: u32,
+    },
+    /// The operator paused this console's reaper (`P`): the role is given
+    /// up so that another console, the controller or `reap --once` may
+    /// reap meanwhile; who does, as last seen.
+    Released {
+        /// Who reaps now.
+        now: crate::model::controller::Reaping,
+    },
     /// The role could not be taken for another reason (a planted link,
     /// permissions: `crate::roles::Refused::Error`): the reaper does not
     /// run here; the role thread tries again every poll.

@@ -107,6 +107,49 @@ impl Wanted {
         }
     }
 
+    /// Give the role up when held (`P` pauses the reaper, or the
+    /// controller's lease reaper reaps): what it started is cancelled
+    /// (the reaper thread; teardowns already running finish on their own
+    /// threads) and the lock is released. `true` when it was held.
+    pub fn give_up(&mut self) -> bool {
+        if self.held.is_none() {
+            return false;
+        }
+        if let Some(part) = self.part.take() {
+            part.cancel();
+        }
+        self.held = None;
+        self.lock_file = None;
+        self.last_holder = Holder::Unreported;
+        true
+    }
+
+    /// Whether this process holds the role.
+    #[must_use]
+    pub const fn is_held(&self) -> bool {
+        self.held.is_some()
+    }
+
+    /// Who holds the role when this process does not: `Ok(None)` when
+    /// nobody does, `Ok(Some(pid))` for another process (its pid when its
+    /// record says).
+    ///
+    /// # Errors
+    /// The role files could not be read (the text says why).
+    pub fn holder(&self) -> Result<Option<Option<u32>>, String> {
+        if self.held.is_some() {
+            return Ok(Some(Some(std::process::id())));
+        }
+        self.refuse_links()
+            .map_err(|error| format!("cannot read the {} role: {error}", self.name))?;
+        match self.role.occupancy() {
+            Ok(Occupancy::Free) => Ok(None),
+            Ok(Occupancy::HeldBy(holder)) => Ok(Some(Some(holder.tenant.pid))),
+            Ok(Occupancy::HeldAnonymously) => Ok(Some(None)),
+            Err(error) => Err(format!("cannot read the {} role: {error}", self.name)),
+        }
+    }
+
     /// The roles directory (and the `stackless-tui` directory holding it)
     /// must be real directories and the role's lock and claim files must
     /// not be symbolic links nor have a second name: succession opens the lock file with

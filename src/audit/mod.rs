@@ -76,6 +76,7 @@ pub fn classify(kind: ActivityKind) -> (&'static str, &'static str) {
         ActivityKind::Appeared => ("observe", "appeared"),
         ActivityKind::Tombstoned => ("observe", "tombstoned"),
         ActivityKind::Stopped => ("teardown", "interrupted"),
+        ActivityKind::Role => ("role", "reaper"),
     }
 }
 

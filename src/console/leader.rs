@@ -9,8 +9,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::controller::probe::ControllerProbe;
 use crate::event::{Event, EventSender, RoleState, SupervisorKind, SupervisorNote};
 use crate::model::activity::{Activity, ActivityKind, Actor};
+use crate::model::controller::{ReaperChoice, Reaping, Stance, stance};
 use crate::model::time::unix_now;
 use crate::reaper::{JobRunner, Reaper, ReaperControl};
 use crate::recorder::Recorder;
@@ -25,7 +27,12 @@ pub(super) const STANDBY_POLL: Duration = Duration::from_millis(500);
 /// What the role thread needs to start the reaper and the helper.
 pub(super) struct Leader {
     pub roles_dir: PathBuf,
+    /// The store's directory, where the controller is probed.
+    pub state_dir: PathBuf,
     pub run_reaper: bool,
+    /// `--reaper`: `auto` stands by while the controller runs its lease
+    /// reaper (`crate::model::controller::stance`).
+    pub choice: ReaperChoice,
     pub helper: Option<HelperConfig>,
     pub teardowns: JobRunner,
     pub tx: EventSender,
@@ -67,9 +74,10 @@ impl Leader {
             .helper
             .is_some()
             .then(|| Wanted::new(&self.roles_dir, SUPERVISOR_ROLE));
+        let mut seen = Seen::default();
         loop {
             if let Some(wanted) = reaper.as_mut() {
-                self.round_reaper(wanted, &record);
+                self.round_stance(wanted, &record, &mut seen);
             }
             if let Some(wanted) = supervisor.as_mut() {
                 self.round_supervisor(wanted, &record);
@@ -87,6 +95,62 @@ impl Leader {
         // Dropping the tenancies gives the roles back.
         drop(reaper);
         drop(supervisor);
+    }
+
+    /// One round of the reaper's role: the stance (`crate::model::
+    /// controller::stance`) from `--reaper`, the operator's pause and the
+    /// controller as probed now; take the role to reap, or give it up and
+    /// say who reaps instead.
+    fn round_stance(&self, wanted: &mut Wanted, record: &succession::Record, seen: &mut Seen) {
+        let controller = seen.probe.probe(&self.state_dir);
+        let now = stance(self.choice, self.control.paused(), &controller);
+        match now {
+            Stance::Reap => {
+                if let Some(Stance::Controller(pid)) = seen.stance {
+                    let why = if controller.pid == Some(pid) {
+                        format!(
+                            "the controller (pid {pid}) runs no lease reaper: this console reaps"
+                        )
+                    } else {
+                        format!("the controller (pid {pid}) stopped: this console reaps")
+                    };
+                    self.role_note(why);
+                }
+                if seen.stance.is_some_and(|before| before != Stance::Reap) {
+                    // Whoever holds the role now is reported again.
+                    wanted.last_holder = Holder::Unreported;
+                    wanted.last_error = None;
+                }
+                seen.reported = None;
+                self.round_reaper(wanted, record);
+            }
+            Stance::Controller(pid) => {
+                if wanted.give_up() || seen.stance != Some(now) {
+                    self.role_note(format!(
+                        "the controller (pid {pid}) runs stackless's lease reaper: this console's reaper stands by (--reaper always reaps here too)"
+                    ));
+                }
+                seen.report(&self.tx, RoleState::ControllerReaps { pid });
+            }
+            Stance::Paused => {
+                let gave_up = wanted.give_up();
+                let reaping = controller.reaping_pid().map_or_else(
+                    || match wanted.holder() {
+                        Ok(Some(pid)) => Reaping::Console(pid),
+                        Ok(None) | Err(_) => Reaping::Nobody,
+                    },
+                    Reaping::Controller,
+                );
+                if gave_up {
+                    self.role_note(format!(
+                        "paused: the console role is given up while paused; {}",
+                        reaping.text()
+                    ));
+                }
+                seen.report(&self.tx, RoleState::Released { now: reaping });
+            }
+        }
+        seen.stance = Some(now);
     }
 
     fn round_reaper(&self, wanted: &mut Wanted, record: &succession::Record) {
@@ -180,6 +244,17 @@ impl Leader {
         }
     }
 
+    /// Say in Activity (and the audit, the log) that who reaps changed.
+    fn role_note(&self, text: String) {
+        self.recorder.record(Activity::new(
+            unix_now(),
+            Actor::Reaper,
+            "",
+            ActivityKind::Role,
+            text,
+        ));
+    }
+
     fn error(&self, text: String) {
         self.recorder.record(Activity::new(
             unix_now(),
@@ -188,6 +263,27 @@ impl Leader {
             ActivityKind::Error,
             text,
         ));
+    }
+}
+
+/// What the role thread last saw and said of the reaper's role.
+#[derive(Default)]
+struct Seen {
+    /// The controller probe (asks a new controller whether it reaps).
+    probe: ControllerProbe,
+    /// The stance of the last round.
+    stance: Option<Stance>,
+    /// The role state last sent by [`Seen::report`].
+    reported: Option<RoleState>,
+}
+
+impl Seen {
+    /// Send `state` unless it was the last one sent by this.
+    fn report(&mut self, tx: &EventSender, state: RoleState) {
+        if self.reported.as_ref() != Some(&state) {
+            let _ = tx.send(Event::Role(state.clone()));
+            self.reported = Some(state);
+        }
     }
 }
 

@@ -61,7 +61,8 @@ pub(super) fn run(setup: Setup) -> Result<()> {
     let restore_guard = RestoreOnDrop;
 
     // The operator's hold on the reaper (`P`, `R`): in this process's
-    // memory only, so `reap --once` and other consoles are not affected.
+    // memory only; paused, the role thread gives the `console` role up,
+    // so `reap --once` and other consoles may reap meanwhile.
     let control = ReaperControl::default();
     start_threads(
         &setup,
@@ -254,7 +255,9 @@ fn start_threads(
     if run_reaper || setup.helper.is_some() {
         Leader {
             roles_dir: crate::supervisor::roles_dir(&setup.state_dir),
+            state_dir: setup.state_dir.clone(),
             run_reaper,
+            choice: setup.choice,
             helper: setup.helper.clone(),
             teardowns: teardowns.clone(),
             tx: tx.clone(),

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::cli::Cli;
+use crate::model::controller::ReaperChoice;
 use crate::model::time::unix_now;
 use crate::reaper::{DownCommand, ReaperConfig};
 use crate::startup::{StartupError, open_store, reaper_config};
@@ -28,6 +29,9 @@ pub(super) struct Setup {
     pub access: Access,
     /// The background reaper's configuration; `None` when it is off.
     pub reaper: Option<ReaperConfig>,
+    /// `--reaper` (with `--no-reaper`): whether the reaper stands by while
+    /// the controller runs its lease reaper.
+    pub choice: ReaperChoice,
     /// The configuration the keys' teardowns use (same command and limits).
     pub action: ReaperConfig,
     pub helper: Option<HelperConfig>,
@@ -92,6 +96,7 @@ pub(super) fn prepare(cli: &Cli) -> Result<Setup, StartupError> {
             ReaperMode::Every {
                 tick,
                 dry_run: cli.dry_run,
+                always: cli.reaper == ReaperChoice::Always,
             },
             ReaperMode::Off,
         ),
@@ -110,6 +115,7 @@ pub(super) fn prepare(cli: &Cli) -> Result<Setup, StartupError> {
         state_dir,
         access,
         reaper,
+        choice: cli.reaper_choice(),
         action,
         helper,
         app,
@@ -200,6 +206,8 @@ fn reaper_off_reason(cli: &Cli, access: Access) -> Option<String> {
         Some("read-only".into())
     } else if cli.no_reaper {
         Some("--no-reaper".into())
+    } else if cli.reaper == ReaperChoice::Off {
+        Some("--reaper off".into())
     } else {
         None
     }

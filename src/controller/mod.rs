@@ -1,8 +1,11 @@
 //! Adapters for the stackless controller (0.4.0; the daemon of 0.2/0.3):
 //! - [`probe`]: which process serves a store, and its persistence warning
 //!   (files under `<state_dir>`, `/proc/locks`);
+//! - [`lease_reaper`]: whether it runs stackless's lease reaper (asked on
+//!   `daemon.sock`, or read from its command line);
 //! - [`cancel`]: `stackless operation cancel ID --json`, run as argv (never
 //!   through a shell).
 
 pub mod cancel;
+pub mod lease_reaper;
 pub mod probe;

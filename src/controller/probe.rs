@@ -29,15 +29,58 @@ pub const PROC_LOCKS_CAP: u64 = 4 * 1024 * 1024;
 pub const PERSISTENCE_PREFIX: &str =
     "leases enforced only while the daemon happens to be running: ";
 
-/// Probe the controller serving the store in `state_dir`: the pid holding
-/// `controller.lock` (from `/proc/locks`; `None` when no one holds it, the
-/// file is missing, or this is not Linux) and the persistence warning.
-/// Never fails: what cannot be read is not known.
+/// Probe the controller serving the store in `state_dir` once, with no
+/// memory of an earlier probe (`snapshot`, `reap --once`): see
+/// [`ControllerProbe::probe`].
 #[must_use]
 pub fn probe(state_dir: &Path) -> ControllerState {
-    ControllerState {
-        pid: lock_holder(&state_dir.join("controller.lock")),
-        persistence_warning: persistence_warning(&state_dir.join("daemon.persistence")),
+    ControllerProbe::default().probe(state_dir)
+}
+
+/// Probes the controller again and again (the store watcher every second,
+/// the role thread every half second), asking whether it runs a lease
+/// reaper only when a new controller pid is seen.
+#[derive(Debug, Default)]
+pub struct ControllerProbe {
+    /// The controller pid last asked about, its answer, and when.
+    asked: Option<(u32, Option<bool>, std::time::Instant)>,
+}
+
+/// How long a controller that did not answer (one starting: it holds
+/// `controller.lock` before it serves `daemon.sock`) waits to be asked
+/// again.
+pub const ASK_AGAIN: std::time::Duration = std::time::Duration::from_secs(5);
+
+impl ControllerProbe {
+    /// The controller serving the store in `state_dir`: the pid holding
+    /// `controller.lock` (0.4.0, from `/proc/locks`), else the daemon
+    /// answering on `daemon.sock` (0.2/0.3, its peer credentials; `None`
+    /// when neither, or this is not Linux); whether it runs a lease reaper
+    /// (`crate::controller::lease_reaper`, asked once per pid); and the
+    /// persistence warning. Never fails: what cannot be read is not known.
+    pub fn probe(&mut self, state_dir: &Path) -> ControllerState {
+        let socket = super::lease_reaper::socket_path(state_dir);
+        let locked = lock_holder(&state_dir.join("controller.lock"));
+        let pid = locked.or_else(|| super::lease_reaper::socket_peer(&socket));
+        let lease_reaper = pid.and_then(|pid| match self.asked {
+            Some((asked, answer, at))
+                if asked == pid && (answer.is_some() || at.elapsed() < ASK_AGAIN) =>
+            {
+                answer
+            }
+            _ => {
+                let answer = locked
+                    .and_then(|_| super::lease_reaper::ask(&socket))
+                    .or_else(|| super::lease_reaper::from_command_line(pid));
+                self.asked = Some((pid, answer, std::time::Instant::now()));
+                answer
+            }
+        });
+        ControllerState {
+            pid,
+            lease_reaper,
+            persistence_warning: persistence_warning(&state_dir.join("daemon.persistence")),
+        }
     }
 }
 

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::cli::{Cli, EXIT_USAGE};
+use crate::model::controller::ReaperChoice;
 use crate::model::time::unix_now;
 use crate::reaper::{DownCommand, JobRunner, Reaper};
 use crate::recorder::{Forward, Recorder};
@@ -411,18 +412,41 @@ impl ReapTarget {
 }
 
 /// The `console` role under `state_dir`, taken for a real pass (a dry run
-/// changes nothing: it needs no role and leaves no files).
+/// changes nothing: it needs no role and leaves no files), unless the
+/// controller's lease reaper reaps the store (`--reaper auto`).
 ///
 /// # Errors
-/// The exit code, already said: 0 when an active console holds the role
-/// (it reaps this store), 2 when the role files failed.
+/// The exit code, already said: 0 when the controller's lease reaper or an
+/// active console reaps this store (who, with its pid), 2 when the role
+/// files failed.
 fn take_console_role(cli: &Cli, state_dir: &std::path::Path) -> Result<Wanted, ExitCode> {
+    let controller = crate::controller::probe::probe(state_dir);
+    // `--reaper auto` (the default) leaves the store to the controller's
+    // lease reaper while it runs (`crate::model::controller::stance`).
+    // (`reap --once` is itself the run: `off` does not apply to it.)
+    let choice = match cli.reaper {
+        ReaperChoice::Always => ReaperChoice::Always,
+        ReaperChoice::Auto | ReaperChoice::Off => ReaperChoice::Auto,
+    };
+    if let crate::model::controller::Stance::Controller(pid) =
+        crate::model::controller::stance(choice, false, &controller)
+    {
+        println!(
+            "the stackless controller (pid {pid}) runs its lease reaper and reaps this store; \
+             nothing done (--reaper always reaps here too)"
+        );
+        return Err(ExitCode::SUCCESS);
+    }
     let mut role = Wanted::new(&crate::supervisor::roles_dir(state_dir), CONSOLE_ROLE);
     if !cli.dry_run {
         match role.try_take(&crate::roles::record()) {
             Ok(_) => {}
-            Err(Refused::Occupied(_)) => {
-                println!("an active stackless-tui console reaps this store; nothing done");
+            Err(Refused::Occupied(pid)) => {
+                let who = pid.map_or_else(
+                    || "an active stackless-tui console".to_owned(),
+                    |pid| format!("the stackless-tui console pid {pid}"),
+                );
+                println!("{who} reaps this store; nothing done");
                 return Err(ExitCode::SUCCESS);
             }
             Err(Refused::Error(text)) => return Err(usage(&text)),

@@ -207,7 +207,10 @@ fn local_settings(cli: &Cli, from_env: &[(String, String)]) -> (Vec<String>, Vec
                     flags.push(flag.to_owned());
                 }
             }
-            OnTheHost::NotApplied => not_applied.push(variable.clone()),
+            OnTheHost::Reaper if cli.reaper == crate::model::controller::ReaperChoice::Off => {
+                flags.extend(["--reaper".to_owned(), "off".to_owned()]);
+            }
+            OnTheHost::Reaper | OnTheHost::NotApplied => not_applied.push(variable.clone()),
         }
     }
     (flags, not_applied)
@@ -217,7 +220,7 @@ fn local_settings(cli: &Cli, from_env: &[(String, String)]) -> (Vec<String>, Vec
 /// `file`) where neither the command line nor the environment spoke:
 /// `state` (the console then stays local beside `STACKLESS_CONTROLLER`, as
 /// `--state` and `STACKLESS_TUI_STATE` keep it), and `dry-run`,
-/// `read-only`, `no-reaper` set to `true` (passed on as their flags, like
+/// `read-only`, `no-reaper` set to `true` and `reaper = "off"` (passed on as their flags, like
 /// the environment's: added to `from_env` as `key (FILE)`). Nothing else
 /// of it is read.
 pub(crate) fn apply_local_config(
@@ -253,6 +256,10 @@ pub(crate) fn apply_local_config(
             }
             from_env.push((id.to_owned(), format!("{key} ({})", file.display())));
         }
+    }
+    if unset("reaper") && table.get("reaper") == Some(&toml::Value::String("off".to_owned())) {
+        cli.reaper = crate::model::controller::ReaperChoice::Off;
+        from_env.push(("reaper".to_owned(), format!("reaper ({})", file.display())));
     }
 }
 

@@ -141,6 +141,9 @@ pub(crate) enum OnTheHost {
     /// `--read-only`, `..._NO_REAPER` → `--no-reaper`): a local "do less"
     /// must never be lost on the way.
     Flag(&'static str),
+    /// `STACKLESS_TUI_REAPER`: `off` is a safety switch, passed on as
+    /// `--reaper off`; `auto` and `always` are not applied there.
+    Reaper,
     /// Not applied there (the host's own environment and config file
     /// apply): named on stderr.
     NotApplied,
@@ -155,6 +158,7 @@ pub(crate) fn env_on_the_host(id: &str) -> OnTheHost {
         "dry_run" => OnTheHost::Flag("--dry-run"),
         "read_only" => OnTheHost::Flag("--read-only"),
         "no_reaper" => OnTheHost::Flag("--no-reaper"),
+        "reaper" => OnTheHost::Reaper,
         _ => OnTheHost::NotApplied,
     }
 }
@@ -176,7 +180,7 @@ pub(crate) fn not_applied_message(host: &str, names: &[String]) -> String {
     };
     format!(
         "warning: {these} not applied on {host}: {}. Only the command line travels, and the \
-         local safety switches (dry-run, read-only, no-reaper) as their flags; the host's own \
+         local safety switches (dry-run, read-only, no-reaper, reaper = off) as their flags; the host's own \
          environment and config file apply there. {pass}.",
         names.join(", ")
     )

@@ -80,6 +80,10 @@ pub enum ActivityKind {
     /// group got TERM, then KILL) or queued ones were not started; nothing
     /// is recorded in the store. Audited as `teardown`/`interrupted`.
     Stopped,
+    /// Who reaps changed: this console's reaper stood by for the
+    /// controller's lease reaper, took over, or gave its role up while
+    /// paused (`P`). The detail says who reaps now.
+    Role,
 }
 
 impl fmt::Display for ActivityKind {
@@ -103,6 +107,7 @@ impl fmt::Display for ActivityKind {
             Self::Appeared => "appeared",
             Self::Tombstoned => "tombstoned",
             Self::Stopped => "stopped",
+            Self::Role => "reaper",
         })
     }
 }

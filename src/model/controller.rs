@@ -1,15 +1,192 @@
 //! The stackless controller (0.4.0; the daemon of 0.2/0.3) serving a
 //! store, as probed beside it under `<state_dir>` (docs/stackless-releases.md,
-//! "Files under `<state_dir>`"). Pure data.
+//! "Files under `<state_dir>`"), and the pure rule of who reaps the store:
+//! this console's reaper, or the controller's own lease reaper
+//! ([`stance`]). Pure data.
 
 /// What the console knows of the controller.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct ControllerState {
-    /// The pid holding `controller.lock` (an flock, found in `/proc/locks`);
-    /// `None` when no controller runs (or it cannot be seen).
+    /// The controller's pid: on 0.4.0 the process holding `controller.lock`
+    /// (an flock, found in `/proc/locks`); on 0.2/0.3 the daemon answering
+    /// on `daemon.sock` (its peer credentials). `None` when no controller
+    /// runs (or it cannot be seen).
     pub pid: Option<u32>,
+    /// Whether it runs stackless's 60 s lease reaper: `Some(false)` for an
+    /// embedded controller (0.4.0 `ControllerInfo::lease_reaper`:
+    /// "embedded controller has no boot persistence or lease reaper",
+    /// stackless-0.4.0/src/client/mod.rs:426-442; the 0.2/0.3 daemon runs
+    /// its reaper in the Operator role only, stackless-daemon-0.3.0/src/
+    /// server.rs:107-116); `None` while it cannot be told.
+    pub lease_reaper: Option<bool>,
     /// stackless's own persistence warning when leases are enforced only
     /// while the controller happens to run: `leases enforced only while the
     /// daemon happens to be running: <daemon.persistence>`.
     pub persistence_warning: Option<String>,
+}
+
+impl ControllerState {
+    /// The pid of a controller that runs a lease reaper, when one is known
+    /// to run.
+    #[must_use]
+    pub fn reaping_pid(&self) -> Option<u32> {
+        self.pid.filter(|_| self.lease_reaper == Some(true))
+    }
+}
+
+/// Which reaper the operator wants this console to run (`--reaper`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReaperChoice {
+    /// Reap unless the controller runs its own lease reaper; take over
+    /// when it stops or has none (an embedded controller).
+    #[default]
+    Auto,
+    /// Reap whatever the controller does.
+    Always,
+    /// Never reap here (`--no-reaper`).
+    Off,
+}
+
+impl ReaperChoice {
+    /// The flag's value: `auto`, `always`, `off`.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Always => "always",
+            Self::Off => "off",
+        }
+    }
+
+    /// Parse the flag's value (`auto`, `always`, `off`).
+    ///
+    /// # Errors
+    /// Any other text: the message names the three values.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "auto" => Ok(Self::Auto),
+            "always" => Ok(Self::Always),
+            "off" => Ok(Self::Off),
+            other => Err(format!(
+                "`{other}` is not a reaper choice: auto (stand by while the controller runs a lease reaper), always, or off"
+            )),
+        }
+    }
+}
+
+/// What this console's reaper does now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stance {
+    /// Hold the `console` role (if free) and reap.
+    Reap,
+    /// Stand by: the controller with this pid runs its lease reaper
+    /// (`--reaper auto`). The role is not held, so `reap --once --reaper
+    /// always` and a console with `--reaper always` are not blocked.
+    Controller(u32),
+    /// The operator paused this console's reaper (`P`): the role is given
+    /// up so that another console, or `reap --once`, may reap meanwhile.
+    Paused,
+}
+
+/// The stance of a console whose reaper may run (`choice` is not
+/// [`ReaperChoice::Off`]), `paused` by the operator or not, beside
+/// `controller` as last probed. A controller whose lease reaper cannot be
+/// told (`lease_reaper: None`) is not stood by for: two reapers racing
+/// is safe (each `down` is refused on a pending operation, stackless
+/// §6), nobody reaping is not.
+#[must_use]
+pub fn stance(choice: ReaperChoice, paused: bool, controller: &ControllerState) -> Stance {
+    if paused {
+        return Stance::Paused;
+    }
+    match (choice, controller.reaping_pid()) {
+        (ReaperChoice::Auto, Some(pid)) => Stance::Controller(pid),
+        _ => Stance::Reap,
+    }
+}
+
+/// Who reaps the store now, as a console that does not reap says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reaping {
+    /// Nobody this console can see: no console holds the role and no
+    /// controller runs a lease reaper.
+    Nobody,
+    /// Another console (or `reap --once`) holds the `console` role (its
+    /// pid when its claim record says).
+    Console(Option<u32>),
+    /// The controller's lease reaper (its pid).
+    Controller(u32),
+}
+
+impl Reaping {
+    /// `nobody reaps now`, `console pid 4242 reaps now`, `the controller
+    /// reaps (pid 77)`.
+    #[must_use]
+    pub fn text(self) -> String {
+        match self {
+            Self::Nobody => "nobody reaps now".to_owned(),
+            Self::Console(Some(pid)) => format!("console pid {pid} reaps now"),
+            Self::Console(None) => "another console reaps now".to_owned(),
+            Self::Controller(pid) => format!("the controller reaps (pid {pid})"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn controller(pid: Option<u32>, lease_reaper: Option<bool>) -> ControllerState {
+        ControllerState {
+            pid,
+            lease_reaper,
+            persistence_warning: None,
+        }
+    }
+
+    #[test]
+    fn auto_stands_by_for_a_controller_that_reaps_and_only_then() {
+        let reaps = controller(Some(77), Some(true));
+        assert_eq!(
+            stance(ReaperChoice::Auto, false, &reaps),
+            Stance::Controller(77)
+        );
+        assert_eq!(stance(ReaperChoice::Always, false, &reaps), Stance::Reap);
+        // An embedded controller has no lease reaper: the console takes over.
+        let embedded = controller(Some(77), Some(false));
+        assert_eq!(stance(ReaperChoice::Auto, false, &embedded), Stance::Reap);
+        // A stopped controller: the console takes over.
+        assert_eq!(
+            stance(ReaperChoice::Auto, false, &controller(None, Some(true))),
+            Stance::Reap
+        );
+        // One that cannot be told is not stood by for.
+        assert_eq!(
+            stance(ReaperChoice::Auto, false, &controller(Some(77), None)),
+            Stance::Reap
+        );
+    }
+
+    #[test]
+    fn a_paused_console_gives_the_role_up_whatever_the_controller() {
+        for choice in [ReaperChoice::Auto, ReaperChoice::Always] {
+            for state in [controller(None, None), controller(Some(5), Some(true))] {
+                assert_eq!(stance(choice, true, &state), Stance::Paused);
+            }
+        }
+    }
+
+    #[test]
+    fn who_reaps_in_words() {
+        assert_eq!(Reaping::Nobody.text(), "nobody reaps now");
+        assert_eq!(
+            Reaping::Console(Some(4242)).text(),
+            "console pid 4242 reaps now"
+        );
+        assert_eq!(Reaping::Console(None).text(), "another console reaps now");
+        assert_eq!(
+            Reaping::Controller(77).text(),
+            "the controller reaps (pid 77)"
+        );
+    }
 }

@@ -7,9 +7,10 @@
 //! 100 ms), and the thread sends its status
 //! ([`crate::model::reaper_status::ReaperStatus`]) through the
 //! [`crate::recorder::Reporter`] the wiring gave it, as `Event::Reaper`. The pause lives in this
-//! process's memory only: it is this console's, not the store's. `reap
-//! --once` from another shell, another console, and this console after a
-//! restart are not affected. Its effect is one more reason in
+//! process's memory only: it is this console's, not the store's. While
+//! paused the console gives its `console` role up (`crate::console`'s role
+//! thread), so `reap --once` from another shell and other consoles reap
+//! meanwhile; a restarted console starts unpaused. Its effect is one more reason in
 //! [`super::decision::pause_reason`], the rule every pass reads.
 
 use std::sync::Arc;

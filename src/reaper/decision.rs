@@ -325,8 +325,7 @@ pub fn pause_reason(
 }
 
 /// The operator pause, as [`pause_reason`] says it.
-pub const OPERATOR_PAUSE: &str =
-    "reaper paused by the operator (P resumes); reap --once and other consoles are not affected";
+pub const OPERATOR_PAUSE: &str = "reaper paused by the operator (P resumes); its role is given up meanwhile: another console or reap --once may reap";
 
 #[cfg(test)]
 mod tests {

@@ -119,6 +119,8 @@ struct Watcher {
     controller: Option<crate::model::controller::ControllerState>,
     /// When the controller was last probed.
     controller_probed: Option<Instant>,
+    /// The controller probe (asks a new controller whether it reaps).
+    controller_probe: crate::controller::probe::ControllerProbe,
 }
 
 /// The receiver is gone: stop.
@@ -148,6 +150,7 @@ impl Watcher {
             services_stale: true,
             controller: None,
             controller_probed: None,
+            controller_probe: crate::controller::probe::ControllerProbe::default(),
         }
     }
 
@@ -169,7 +172,7 @@ impl Watcher {
             },
             Store::state_dir,
         );
-        let state = crate::controller::probe::probe(&state_dir);
+        let state = self.controller_probe.probe(&state_dir);
         if self.controller.as_ref() != Some(&state) {
             self.controller = Some(state.clone());
             self.send(Event::Controller(state))?;

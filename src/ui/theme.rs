@@ -144,7 +144,9 @@ pub(crate) fn activity(kind: crate::event::ActivityKind) -> Style {
             Style::new().fg(Color::Yellow)
         }
         K::SkippedLocked | K::WaitingBackoff | K::Skipped => Style::new().fg(Color::DarkGray),
-        K::Started | K::WouldReap | K::Appeared | K::Tombstoned => Style::new().fg(Color::Cyan),
+        K::Started | K::WouldReap | K::Appeared | K::Tombstoned | K::Role => {
+            Style::new().fg(Color::Cyan)
+        }
     }
 }
 

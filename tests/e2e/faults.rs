@@ -236,3 +236,102 @@ fn sigterm_is_written_to_the_audit_trail() {
         "{reason}"
     );
 }
+
+/// Issue 22, item 1: `P` is no hidden global pause. A paused console gives
+/// the `console` role up: a standby console takes over and reaps, its
+/// header and the paused one's say who reaps now, `reap --once` from
+/// another shell reaps while nobody else does, and `P` again takes the
+/// role back once it is free.
+#[test]
+fn a_paused_console_gives_its_role_up_and_says_who_reaps() {
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let down = fast_down(dir.path());
+    let unix_now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("clock")
+            .as_secs() as i64
+    };
+    let conn = rusqlite::Connection::open(&path).expect("open");
+    conn.execute("UPDATE leases SET expires_at = ?1", [unix_now() + 86_400])
+        .expect("renew every lease");
+    let args = |tick: &'static str| {
+        vec![
+            "--state".to_owned(),
+            utf8(&path).to_owned(),
+            "--tick".to_owned(),
+            tick.to_owned(),
+            "--down-cmd".to_owned(),
+            down.clone(),
+        ]
+    };
+    let first_args = args("1h");
+    let first_args: Vec<&str> = first_args.iter().map(String::as_str).collect();
+    let mut first = Tui::spawn(&first_args, 200, 40);
+    first.wait_for("reaper: every 1h", UI);
+    let second_args = args("1s");
+    let second_args: Vec<&str> = second_args.iter().map(String::as_str).collect();
+    let mut second = Tui::spawn(&second_args, 200, 40);
+    second.wait_for(
+        &format!("reaper: run by another console (pid {})", first.pid()),
+        UI,
+    );
+
+    // P: the first gives the role up, the second takes it within a poll.
+    first.send("P");
+    second.wait_gone("standby", Duration::from_secs(10));
+    first.wait_for(
+        &format!(
+            "reaper: paused (P resumes); console pid {} reaps now",
+            second.pid()
+        ),
+        UI,
+    );
+    conn.execute(
+        "UPDATE leases SET expires_at = ?1 WHERE instance = 'bravo'",
+        [unix_now() - 10],
+    )
+    .expect("expire bravo");
+    second.wait_until(
+        "the second console reaps bravo",
+        Duration::from_secs(15),
+        |s| s.contents().contains("reaper bravo reaped"),
+    );
+
+    // The second quits: nobody reaps, and the paused one says so.
+    second.send("q");
+    assert_eq!(second.wait_exit(QUIT), 0);
+    first.wait_for("reaper: paused (P resumes); nobody reaps now", UI);
+    // reap --once from another shell is not blocked by the paused console.
+    conn.execute(
+        "UPDATE leases SET expires_at = ?1 WHERE instance = 'hotel'",
+        [unix_now() - 10],
+    )
+    .expect("expire hotel");
+    let (code, stdout, stderr) = crate::harness::run_plain(
+        &[
+            "--state",
+            utf8(&path),
+            "--down-cmd",
+            &down,
+            "reap",
+            "--once",
+        ],
+        &[],
+    );
+    let stdout = String::from_utf8_lossy(&stdout);
+    assert_eq!(
+        code,
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&stderr)
+    );
+    assert!(stdout.contains("reaper hotel reaped"), "{stdout}");
+    assert!(!stdout.contains("nothing done"), "{stdout}");
+
+    // P again: the role is free, so this console reaps again.
+    first.send("P");
+    first.wait_for("reaper: every 1h", UI);
+    first.send("q");
+    assert_eq!(first.wait_exit(QUIT), 0);
+}

@@ -270,6 +270,7 @@ fn local_safety_settings_travel_as_flags() {
             ("STACKLESS_TUI_DRY_RUN", "1"),
             ("STACKLESS_TUI_READ_ONLY", "true"),
             ("STACKLESS_TUI_NO_REAPER", "0"),
+            ("STACKLESS_TUI_REAPER", "off"),
             ("STACKLESS_TUI_TICK", "5s"),
             ("STACKLESS_TUI_DOWN_CMD", "my-down {name}"),
             ("STACKLESS_TUI_REMOTE_BIN", "/opt/st/stackless-tui"),
@@ -279,14 +280,14 @@ fn local_safety_settings_travel_as_flags() {
     assert_eq!(
         ssh_calls(dir.path()).expect("ssh ran"),
         "-T\n-o\nBatchMode=yes\n-o\nStrictHostKeyChecking=yes\n-o\nConnectTimeout=10\n--\n\
-         fleet-1\n/opt/st/stackless-tui\n--reached-as\nfleet-1\n--read-only\n--dry-run\nreap\n\
-         --once\n--end--\n"
+         fleet-1\n/opt/st/stackless-tui\n--reached-as\nfleet-1\n--reaper\noff\n--read-only\n\
+         --dry-run\nreap\n--once\n--end--\n"
     );
     assert_eq!(
         text(&stderr),
         "stackless-tui: warning: these local settings are not applied on fleet-1: \
          STACKLESS_TUI_TICK, STACKLESS_TUI_DOWN_CMD. Only the command line travels, and the \
-         local safety switches (dry-run, read-only, no-reaper) as their flags; the host's own \
+         local safety switches (dry-run, read-only, no-reaper, reaper = off) as their flags; the host's own \
          environment and config file apply there. Pass them as flags to apply them there.\n"
     );
 }
@@ -329,7 +330,7 @@ fn the_local_config_state_keeps_the_console_local() {
         format!(
             "stackless-tui: warning: this local setting is not applied on fleet-1: state ({}). \
              Only the command line travels, and the local safety switches (dry-run, read-only, \
-             no-reaper) as their flags; the host's own environment and config file apply there. \
+             no-reaper, reaper = off) as their flags; the host's own environment and config file apply there. \
              Pass it as a flag to apply it there.\n",
             xdg.join("stackless-tui/config.toml").display()
         )

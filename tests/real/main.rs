@@ -32,3 +32,4 @@ mod reap;
 mod services;
 mod soak;
 mod up;
+mod who_reaps;

@@ -17,6 +17,7 @@ fn app() -> App {
             reaper: stackless_tui::ui::ReaperMode::Every {
                 tick: std::time::Duration::from_secs(1),
                 dry_run: false,
+                always: false,
             },
             helper: stackless_tui::ui::HelperMode::None,
             write_keys: Ok(()),

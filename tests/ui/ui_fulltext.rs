@@ -93,6 +93,7 @@ fn app() -> App {
         reaper: stackless_tui::ui::ReaperMode::Every {
             tick: std::time::Duration::from_secs(5),
             dry_run: false,
+            always: false,
         },
         helper: stackless_tui::ui::HelperMode::Program("demo-helper".into()),
         write_keys: Ok(()),
@@ -734,6 +735,7 @@ fn app_without_activity() -> App {
         reaper: stackless_tui::ui::ReaperMode::Every {
             tick: std::time::Duration::from_secs(5),
             dry_run: false,
+            always: false,
         },
         helper: stackless_tui::ui::HelperMode::Program("demo-helper".into()),
         write_keys: Ok(()),

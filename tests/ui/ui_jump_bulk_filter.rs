@@ -54,6 +54,7 @@ fn app_with(names: &[&str]) -> App {
         reaper: stackless_tui::ui::ReaperMode::Every {
             tick: std::time::Duration::from_secs(5),
             dry_run: false,
+            always: false,
         },
         helper: stackless_tui::ui::HelperMode::None,
         write_keys: Ok(()),

@@ -56,6 +56,7 @@ fn demo_app() -> App {
             reaper: stackless_tui::ui::ReaperMode::Every {
                 tick: std::time::Duration::from_secs(5),
                 dry_run: false,
+                always: false,
             },
             helper: stackless_tui::ui::HelperMode::Program("stackless-tui demo-helper".into()),
             write_keys: Ok(()),

@@ -64,6 +64,7 @@ fn app() -> App {
         reaper: stackless_tui::ui::ReaperMode::Every {
             tick: std::time::Duration::from_secs(5),
             dry_run: false,
+            always: false,
         },
         helper: stackless_tui::ui::HelperMode::None,
         write_keys: Ok(()),
@@ -441,14 +442,17 @@ fn commands_act_like_the_keys() {
     for (line, flash) in [
         (
             "pause",
-            "reaper paused: no pass runs until P resumes it (running teardowns finish; reap --once is not affected)",
+            "reaper paused: no pass runs here until P resumes it (running teardowns finish); its role is given up, so another console or reap --once may reap meanwhile",
         ),
         ("pause", "the reaper is already paused"),
         (
             "pass",
             "the reaper is paused: P resumes it (and runs a pass)",
         ),
-        ("resume", "reaper resumed: a pass runs now"),
+        (
+            "resume",
+            "reaper resumed: a pass runs now if the role is free (else the header says who reaps)",
+        ),
         ("resume", "the reaper is not paused"),
         ("pass", "reaper pass asked for: it runs now"),
         ("logs nobody", "no instance named \"nobody\""),

@@ -28,6 +28,7 @@ fn config() -> AppConfig {
         reaper: stackless_tui::ui::ReaperMode::Every {
             tick: std::time::Duration::from_secs(60),
             dry_run: false,
+            always: false,
         },
         helper: stackless_tui::ui::HelperMode::None,
         write_keys: Ok(()),
@@ -189,6 +190,7 @@ fn app() -> App {
     app.handle(
         Event::Controller(ControllerState {
             pid: Some(4242),
+            lease_reaper: Some(true),
             persistence_warning: Some(
                 "leases enforced only while the daemon happens to be running: cannot run launchctl: No such file or directory (os error 2)".into(),
             ),

@@ -43,6 +43,7 @@ fn config() -> AppConfig {
         reaper: stackless_tui::ui::ReaperMode::Every {
             tick: std::time::Duration::from_secs(5),
             dry_run: false,
+            always: false,
         },
         helper: stackless_tui::ui::HelperMode::Program("demo-helper".into()),
         write_keys: Ok(()),

@@ -61,6 +61,7 @@ fn the_header_counts_down_to_the_next_pass_and_says_the_last_one() {
     let mut app = console_app(ReaperMode::Every {
         tick: std::time::Duration::from_secs(60),
         dry_run: false,
+        always: false,
     });
     // Before the reaper's first report: the start-up line only.
     assert!(!header(&app).contains("next pass"), "{}", header(&app));
@@ -84,6 +85,7 @@ fn p_pauses_and_resumes_and_a_paused_reaper_says_so_in_header_and_footer() {
     let mut app = console_app(ReaperMode::Every {
         tick: std::time::Duration::from_secs(60),
         dry_run: false,
+        always: false,
     });
     app.handle(Event::Reaper(status(false)), CAPTURE);
     assert_eq!(
@@ -94,7 +96,7 @@ fn p_pauses_and_resumes_and_a_paused_reaper_says_so_in_header_and_footer() {
     assert_eq!(
         app.flash().map(|f| f.text.as_str()),
         Some(
-            "reaper paused: no pass runs until P resumes it (running teardowns finish; reap --once is not affected)"
+            "reaper paused: no pass runs here until P resumes it (running teardowns finish); its role is given up, so another console or reap --once may reap meanwhile"
         )
     );
     let text = header(&app);
@@ -122,7 +124,9 @@ fn p_pauses_and_resumes_and_a_paused_reaper_says_so_in_header_and_footer() {
     assert!(!app.reaper().paused);
     assert_eq!(
         app.flash().map(|f| f.text.as_str()),
-        Some("reaper resumed: a pass runs now")
+        Some(
+            "reaper resumed: a pass runs now if the role is free (else the header says who reaps)"
+        )
     );
     assert!(header(&app).contains("reaper: every 1m  │  next pass in "));
     app.handle(Event::Tick, CAPTURE + 20);
@@ -134,6 +138,7 @@ fn r_asks_for_a_pass_now() {
     let mut app = console_app(ReaperMode::Every {
         tick: std::time::Duration::from_secs(60),
         dry_run: false,
+        always: false,
     });
     assert_eq!(
         press(&mut app, KeyCode::Char('R')),
@@ -157,6 +162,7 @@ fn p_and_r_are_refused_where_this_console_runs_no_reaper() {
     let mut app = console_app(ReaperMode::Every {
         tick: std::time::Duration::from_secs(60),
         dry_run: false,
+        always: false,
     });
     app.handle(Event::Role(RoleState::Standby { pid: Some(7) }), CAPTURE);
     assert_eq!(press(&mut app, KeyCode::Char('R')), None);
@@ -174,6 +180,7 @@ fn the_header_says_who_runs_the_reaper_when_this_console_does_not() {
     let mut app = console_app(ReaperMode::Every {
         tick: std::time::Duration::from_secs(60),
         dry_run: false,
+        always: false,
     });
     app.handle(Event::Role(RoleState::Standby { pid: Some(4242) }), CAPTURE);
     assert_eq!(
@@ -209,4 +216,122 @@ fn the_header_says_who_runs_the_reaper_when_this_console_does_not() {
     );
     app.handle(Event::Role(RoleState::Active), CAPTURE);
     assert_eq!(app.reaper_text(), "reaper: every 1m");
+}
+
+/// `--reaper auto` beside a controller that runs stackless's lease reaper:
+/// the header says the controller reaps and this console stands by, a
+/// banner says it takes over, and `P`/`R` say why they have nothing to act
+/// on (issue 22, item 2).
+#[test]
+fn beside_a_controller_that_reaps_the_console_says_it_stands_by() {
+    let mut app = console_app(ReaperMode::Every {
+        tick: std::time::Duration::from_secs(60),
+        dry_run: false,
+        always: false,
+    });
+    app.handle(Event::Role(RoleState::ControllerReaps { pid: 77 }), CAPTURE);
+    assert_eq!(
+        app.reaper_text(),
+        "reaper: the controller reaps (pid 77); standing by"
+    );
+    let banners: Vec<String> = panes::header::banners(&app)
+        .into_iter()
+        .map(|(text, _)| text)
+        .collect();
+    assert_eq!(
+        banners,
+        [
+            "! standby: the stackless controller (pid 77) runs its lease reaper; this console's reaper takes over if it stops (--reaper always reaps here too)"
+        ]
+    );
+    assert_eq!(press(&mut app, KeyCode::Char('P')), None);
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some(
+            "the controller (pid 77) runs stackless's lease reaper: this console's reaper stands by (--reaper always reaps here too)"
+        )
+    );
+    // It took over (the controller stopped): the start-up line again.
+    app.handle(Event::Role(RoleState::Active), CAPTURE);
+    assert_eq!(app.reaper_text(), "reaper: every 1m");
+}
+
+/// `P` gives the role up: the header says the pause and who reaps now, as
+/// the role thread last saw it (issue 22, item 1).
+#[test]
+fn a_paused_console_says_who_reaps_now() {
+    use stackless_tui::model::controller::Reaping;
+    let mut app = console_app(ReaperMode::Every {
+        tick: std::time::Duration::from_secs(60),
+        dry_run: false,
+        always: false,
+    });
+    app.handle(Event::Role(RoleState::Active), CAPTURE);
+    assert_eq!(
+        press(&mut app, KeyCode::Char('P')),
+        Some(Effect::PauseReaper(true))
+    );
+    assert_eq!(app.reaper_text(), "reaper: paused (P resumes)");
+    for (now, said) in [
+        (
+            Reaping::Nobody,
+            "reaper: paused (P resumes); nobody reaps now",
+        ),
+        (
+            Reaping::Console(Some(4242)),
+            "reaper: paused (P resumes); console pid 4242 reaps now",
+        ),
+        (
+            Reaping::Controller(77),
+            "reaper: paused (P resumes); the controller reaps (pid 77)",
+        ),
+    ] {
+        app.handle(Event::Role(RoleState::Released { now }), CAPTURE);
+        assert_eq!(app.reaper_text(), said);
+    }
+    // Resumed: the role thread takes the role back or says who has it.
+    assert_eq!(
+        press(&mut app, KeyCode::Char('P')),
+        Some(Effect::PauseReaper(false))
+    );
+    assert_eq!(app.reaper_text(), "reaper: every 1m");
+    app.handle(Event::Role(RoleState::Standby { pid: Some(4242) }), CAPTURE);
+    assert_eq!(
+        app.reaper_text(),
+        "reaper: run by another console (pid 4242)"
+    );
+}
+
+/// With this console's reaper off, the header says who reaps instead: the
+/// controller's lease reaper, or nobody when the controller is embedded
+/// (issue 22, item 2: "nothing says that nobody reaps: say it").
+#[test]
+fn with_the_reaper_off_the_header_says_whether_the_controller_reaps() {
+    use stackless_tui::model::controller::ControllerState;
+    let mut app = console_app(ReaperMode::Off("--no-reaper".into()));
+    assert_eq!(app.reaper_text(), "reaper: off (--no-reaper)");
+    app.handle(
+        Event::Controller(ControllerState {
+            pid: Some(77),
+            lease_reaper: Some(true),
+            persistence_warning: None,
+        }),
+        CAPTURE,
+    );
+    assert_eq!(
+        app.reaper_text(),
+        "reaper: off (--no-reaper); the controller reaps (pid 77)"
+    );
+    app.handle(
+        Event::Controller(ControllerState {
+            pid: Some(77),
+            lease_reaper: Some(false),
+            persistence_warning: None,
+        }),
+        CAPTURE,
+    );
+    assert_eq!(
+        app.reaper_text(),
+        "reaper: off (--no-reaper); the controller has no lease reaper: nobody reaps here"
+    );
 }

@@ -38,6 +38,9 @@ pub enum ReaperMode {
         tick: std::time::Duration,
         /// Whether it only says what it would do.
         dry_run: bool,
+        /// `--reaper always`: it reaps beside the controller's lease
+        /// reaper too (else it stands by while that one runs).
+        always: bool,
     },
     /// It never starts, and why: `--no-reaper`, `read-only`.
     Off(String),
@@ -50,9 +53,14 @@ impl ReaperMode {
     pub fn line(&self) -> String {
         match self {
             Self::Off(why) => format!("reaper: off ({why})"),
-            Self::Every { tick, dry_run } => format!(
-                "reaper: every {}{}",
+            Self::Every {
+                tick,
+                dry_run,
+                always,
+            } => format!(
+                "reaper: every {}{}{}",
                 humantime::format_duration(*tick),
+                if *always { " (always)" } else { "" },
                 if *dry_run { " (dry run)" } else { "" }
             ),
         }

@@ -117,6 +117,7 @@ fn flash_for(activity: &Activity) -> (FlashLevel, String) {
             with_detail(&who, activity.kind, detail),
         ),
         ActivityKind::Started => (FlashLevel::Info, format!("tearing down {name}")),
+        ActivityKind::Role => (FlashLevel::Info, format!("reaper: {detail}")),
         // The operator's cancel: `cancelled down alpha (op 3f2c…)`, or
         // `cancel requested: up alpha stops at its next step (op 3f2c…)`.
         ActivityKind::Cancelled if detail.starts_with("cancel") => {

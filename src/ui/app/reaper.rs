@@ -12,7 +12,8 @@ use crate::reaper::ReaperStatus;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ReaperView {
     /// The operator paused it (`P`): the console's own state, in memory
-    /// only (not the store's; `reap --once` and other consoles go on).
+    /// only (not the store's). A paused console gives its role up, so
+    /// `reap --once` and other consoles reap meanwhile.
     pub paused: bool,
     /// The reaper thread's last report.
     pub status: Option<ReaperStatus>,
@@ -38,7 +39,12 @@ impl App {
                     crate::model::text::sanitize_short(reason, crate::ui::text::CUT_LONG)
                 ));
             }
-            RoleState::Active => {}
+            RoleState::ControllerReaps { pid } => {
+                return Some(format!(
+                    "the controller (pid {pid}) runs stackless's lease reaper: this console's reaper stands by (--reaper always reaps here too)"
+                ));
+            }
+            RoleState::Active | RoleState::Released { .. } => {}
         }
         matches!(self.config.reaper, ReaperMode::Off(_)).then(|| {
             format!(
@@ -56,9 +62,9 @@ impl App {
         }
         self.status.reaper.paused = !self.status.reaper.paused;
         let text = if self.status.reaper.paused {
-            "reaper paused: no pass runs until P resumes it (running teardowns finish; reap --once is not affected)"
+            "reaper paused: no pass runs here until P resumes it (running teardowns finish); its role is given up, so another console or reap --once may reap meanwhile"
         } else {
-            "reaper resumed: a pass runs now"
+            "reaper resumed: a pass runs now if the role is free (else the header says who reaps)"
         };
         self.set_flash(FlashLevel::Info, text.to_owned());
         Some(Effect::PauseReaper(self.status.reaper.paused))

@@ -66,8 +66,10 @@ impl App {
     /// The header's reaper text, from the store and the clock as they are
     /// now, not only as they were at start-up: who runs it when this
     /// console does not (`reaper: run by another console (pid 4242)`, from
-    /// the role lock's holder; `reaper: not running (console role not
-    /// taken)` when the role could not be taken at all), the
+    /// the role lock's holder; `reaper: the controller reaps (pid 77);
+    /// standing by` under `--reaper auto`; `reaper: paused (P resumes);
+    /// nobody reaps now` once `P` gave the role up; `reaper: not running
+    /// (console role not taken)` when the role could not be taken at all), the
     /// start-up line when the flags or the access turned it off
     /// (`reaper: off (--no-reaper)`), `reaper: off (schema v2)` once the
     /// store on screen is one the reaper cannot run on, `reaper: paused
@@ -84,10 +86,25 @@ impl App {
             RoleState::Unavailable { .. } => {
                 return Cow::Borrowed("reaper: not running (console role not taken)");
             }
-            RoleState::Active => {}
+            RoleState::ControllerReaps { pid } => {
+                return Cow::Owned(format!(
+                    "reaper: the controller reaps (pid {pid}); standing by"
+                ));
+            }
+            RoleState::Released { now } if self.status.reaper.paused => {
+                return Cow::Owned(format!("reaper: paused (P resumes); {}", now.text()));
+            }
+            RoleState::Released { .. } | RoleState::Active => {}
         }
         if let ReaperMode::Off(_) = self.config.reaper {
-            return Cow::Owned(self.config.reaper.line());
+            let line = self.config.reaper.line();
+            return Cow::Owned(match self.controller().reaping_pid() {
+                Some(pid) => format!("{line}; the controller reaps (pid {pid})"),
+                None if self.controller().lease_reaper == Some(false) => {
+                    format!("{line}; the controller has no lease reaper: nobody reaps here")
+                }
+                None => line,
+            });
         }
         if let Some(off) = self
             .shown

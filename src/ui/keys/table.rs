@@ -396,7 +396,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "P",
-        help: "pause / resume this console's reaper (reap --once unaffected)",
+        help: "pause / resume this console's reaper (paused, it gives its role up)",
         binds: &[bind(&[Panes], &[ch('P')], Action::ToggleReaperPause)],
         footer: &[foot(Panes, 12, "P", "pause", 5)],
     },

@@ -169,6 +169,7 @@ mod against_the_ui {
             reaper: crate::ui::ReaperMode::Every {
                 tick: std::time::Duration::from_secs(5),
                 dry_run: false,
+                always: false,
             },
             helper: crate::ui::HelperMode::Program("demo-helper".into()),
             write_keys: Ok(()),

@@ -31,22 +31,7 @@ pub const IMMUTABLE_BANNER: &str =
 #[must_use]
 pub fn banners(app: &App) -> Vec<(String, Style)> {
     let mut out = Vec::new();
-    if let crate::event::RoleState::Standby { pid } = app.role() {
-        let who = pid.map_or_else(|| "another console".to_owned(), |p| format!("pid {p}"));
-        out.push((
-            format!("! standby: active console is {who}; this one watches and takes keys, and takes over when it exits"),
-            theme::banner_warning(),
-        ));
-    }
-    if let crate::event::RoleState::Unavailable { reason } = app.role() {
-        out.push((
-            format!(
-                "! the reaper does not run in this console: {}; tried again every 0.5s",
-                sanitize_short(reason, crate::ui::text::CUT_LONG)
-            ),
-            theme::banner_error(),
-        ));
-    }
+    role_banners(app, &mut out);
     if let Some(error) = app.unrecorded() {
         out.push((
             format!(
@@ -108,8 +93,37 @@ pub fn banners(app: &App) -> Vec<(String, Style)> {
     out
 }
 
-/// The controller in the header: `controller: pid 4242` or `controller:
-/// not running`, on stores of generation 14 only (stackless 0.4.0 holds
+/// The banners of who reaps when this console does not: standby for
+/// another console, for the controller's lease reaper, or a role that
+/// could not be taken.
+fn role_banners(app: &App, out: &mut Vec<(String, Style)>) {
+    if let crate::event::RoleState::Standby { pid } = app.role() {
+        let who = pid.map_or_else(|| "another console".to_owned(), |p| format!("pid {p}"));
+        out.push((
+            format!("! standby: active console is {who}; this one watches and takes keys, and takes over when it exits"),
+            theme::banner_warning(),
+        ));
+    }
+    if let crate::event::RoleState::ControllerReaps { pid } = app.role() {
+        out.push((
+            format!("! standby: the stackless controller (pid {pid}) runs its lease reaper; this console's reaper takes over if it stops (--reaper always reaps here too)"),
+            theme::banner_warning(),
+        ));
+    }
+    if let crate::event::RoleState::Unavailable { reason } = app.role() {
+        out.push((
+            format!(
+                "! the reaper does not run in this console: {}; tried again every 0.5s",
+                sanitize_short(reason, crate::ui::text::CUT_LONG)
+            ),
+            theme::banner_error(),
+        ));
+    }
+}
+
+/// The controller in the header: `controller: pid 4242`, `controller: pid
+/// 4242, no lease reaper (embedded)` (nobody reaps but a console) or
+/// `controller: not running`, on stores of generation 14 only (stackless 0.4.0 holds
 /// `controller.lock`; the 0.2/0.3 daemon cannot be seen by a lock, so
 /// nothing is said on 4/5).
 #[must_use]
@@ -117,9 +131,11 @@ pub fn controller_text(app: &App) -> Option<String> {
     if app.snapshot().generation.era() != crate::model::generation::Era::Controller {
         return None;
     }
-    Some(match app.controller().pid {
-        Some(pid) => format!("controller: pid {pid}"),
-        None => "controller: not running".to_owned(),
+    let controller = app.controller();
+    Some(match (controller.pid, controller.lease_reaper) {
+        (Some(pid), Some(false)) => format!("controller: pid {pid}, no lease reaper (embedded)"),
+        (Some(pid), _) => format!("controller: pid {pid}"),
+        (None, _) => "controller: not running".to_owned(),
     })
 }
 
