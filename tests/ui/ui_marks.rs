@@ -442,7 +442,7 @@ fn commands_act_like_the_keys() {
     for (line, flash) in [
         (
             "pause",
-            "reaper paused: no pass runs here until P resumes it (running teardowns finish); its role is given up, so another console or reap --once may reap meanwhile",
+            "reaper paused (P resumes): the role is free for another console or reap --once",
         ),
         ("pause", "the reaper is already paused"),
         (
@@ -451,7 +451,7 @@ fn commands_act_like_the_keys() {
         ),
         (
             "resume",
-            "reaper resumed: a pass runs now if the role is free (else the header says who reaps)",
+            "reaper resumed: it reaps once it has the role (the header says who reaps)",
         ),
         ("resume", "the reaper is not paused"),
         ("pass", "reaper pass asked for: it runs now"),

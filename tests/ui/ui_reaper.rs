@@ -95,9 +95,7 @@ fn p_pauses_and_resumes_and_a_paused_reaper_says_so_in_header_and_footer() {
     assert!(app.reaper().paused);
     assert_eq!(
         app.flash().map(|f| f.text.as_str()),
-        Some(
-            "reaper paused: no pass runs here until P resumes it (running teardowns finish); its role is given up, so another console or reap --once may reap meanwhile"
-        )
+        Some("reaper paused (P resumes): the role is free for another console or reap --once")
     );
     let text = header(&app);
     assert!(
@@ -124,9 +122,7 @@ fn p_pauses_and_resumes_and_a_paused_reaper_says_so_in_header_and_footer() {
     assert!(!app.reaper().paused);
     assert_eq!(
         app.flash().map(|f| f.text.as_str()),
-        Some(
-            "reaper resumed: a pass runs now if the role is free (else the header says who reaps)"
-        )
+        Some("reaper resumed: it reaps once it has the role (the header says who reaps)")
     );
     assert!(header(&app).contains("reaper: every 1m  │  next pass in "));
     app.handle(Event::Tick, CAPTURE + 20);

@@ -62,9 +62,9 @@ impl App {
         }
         self.status.reaper.paused = !self.status.reaper.paused;
         let text = if self.status.reaper.paused {
-            "reaper paused: no pass runs here until P resumes it (running teardowns finish); its role is given up, so another console or reap --once may reap meanwhile"
+            "reaper paused (P resumes): the role is free for another console or reap --once"
         } else {
-            "reaper resumed: a pass runs now if the role is free (else the header says who reaps)"
+            "reaper resumed: it reaps once it has the role (the header says who reaps)"
         };
         self.set_flash(FlashLevel::Info, text.to_owned());
         Some(Effect::PauseReaper(self.status.reaper.paused))
