@@ -539,7 +539,9 @@ fn detail_read_failures_show() {
 fn keys_act_on_the_detail_instance() {
     let mut app = real_app();
     open_detail(&mut app, "golf");
-    match press(&mut app, KeyCode::Char('r')) {
+    assert_eq!(press(&mut app, KeyCode::Char('r')), None);
+    assert_eq!(app.confirming_reap().map(|i| i.name.as_str()), Some("golf"));
+    match press(&mut app, KeyCode::Char('y')) {
         Some(Effect::Reap { instance, .. }) => assert_eq!(instance.name, "golf"),
         other => panic!("expected Reap golf, got {other:?}"),
     }
@@ -985,8 +987,9 @@ fn flash_reports_actions_and_expires() {
     // Any event moves the clock: no tick needed for the flash to go.
     let mut app = real_app();
     select(&mut app, "golf");
+    assert_eq!(press(&mut app, KeyCode::Char('r')), None);
     assert!(matches!(
-        press(&mut app, KeyCode::Char('r')),
+        press(&mut app, KeyCode::Char('y')),
         Some(Effect::Reap { .. })
     ));
     assert_eq!(

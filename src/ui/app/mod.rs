@@ -530,6 +530,16 @@ impl App {
         }
     }
 
+    /// The instance awaiting `y`/`N` confirmation of a reap (`r`), if the
+    /// dialog is open.
+    #[must_use]
+    pub fn confirming_reap(&self) -> Option<&Instance> {
+        match &self.layers.confirm()?.question {
+            Question::Reap(instance) => Some(instance),
+            _ => None,
+        }
+    }
+
     /// Whether the focused pane is zoomed to the whole body (`z`).
     #[must_use]
     pub const fn zoomed(&self) -> bool {
