@@ -105,7 +105,10 @@ impl JobRunner {
         if intent != Intent::Reap {
             return shown;
         }
-        match record_failure(store, name, reason, done) {
+        // The store gets `code: message`, as stackless shows it; the
+        // whole envelope goes with the Activity, to the audit trail.
+        let reason = envelope::stored_reason(reason);
+        match record_failure(store, name, &reason, done) {
             Ok(row) => format!(
                 "{shown} (attempt {}, retry at {})",
                 row.attempts,
@@ -117,7 +120,7 @@ impl JobRunner {
             Err(error) => {
                 self.unrecorded.push(Owed {
                     name: name.to_owned(),
-                    reason: reason.to_owned(),
+                    reason,
                     at: done,
                     error: error.to_string(),
                 });
