@@ -130,6 +130,19 @@ pub enum Exit {
     Interrupted,
 }
 
+/// How [`failure_reason`] begins for a `down` this console killed at its
+/// deadline ([`Exit::TimedOut`]): `timed out after 10m`.
+const TIMED_OUT: &str = "timed out after ";
+
+/// Whether `reason` ([`failure_reason`], as a failed teardown's Activity
+/// keeps it whole) says this console killed `down` at its deadline: the
+/// teardown may still finish (stackless 0.4.0's controller runs a `down`
+/// to its end when the CLI is killed).
+#[must_use]
+pub fn is_deadline_kill(reason: &str) -> bool {
+    reason.starts_with(TIMED_OUT)
+}
+
 /// A failed `down`'s reason, whole: what the audit trail and the Activity
 /// entry keep ([`stored_reason`] is what the store gets).
 ///
@@ -146,7 +159,7 @@ pub fn failure_reason(stdout: &str, exit: &Exit) -> String {
     match exit {
         Exit::TimedOut(secs) => {
             return format!(
-                "timed out after {}",
+                "{TIMED_OUT}{}",
                 humantime::format_duration(std::time::Duration::from_secs(*secs))
             );
         }
@@ -364,6 +377,12 @@ mod tests {
             failure_reason("partial", &Exit::TimedOut(600)),
             "timed out after 10m"
         );
+        assert!(is_deadline_kill(&failure_reason("", &Exit::TimedOut(1))));
+        assert!(!is_deadline_kill(&failure_reason("", &Exit::Code(1))));
+        assert!(!is_deadline_kill(&failure_reason(
+            "",
+            &Exit::TooMuchOutput(1 << 30)
+        )));
     }
 
     #[test]

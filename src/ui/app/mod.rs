@@ -63,6 +63,7 @@ pub use input::WHEEL_STEP;
 pub use layers::{Confirm, Layer, LayerKind, Layers, Question};
 pub use log::{LOG_CAPACITY, Log, Logged};
 pub use logs_view::{LogsView, ServiceTab};
+pub(crate) use operations::AFTER_ALL;
 pub use reaper::ReaperView;
 use rows::InstancesTable;
 pub use rows::SortKey;
