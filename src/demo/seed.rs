@@ -111,7 +111,8 @@ struct Spec {
 }
 
 /// The one-line failure envelope the reaper recorded for the flaky instance
-/// (as the console stores it: the whole envelope, re-serialized on one line).
+/// (as consoles before `code: message` stored it: the whole envelope,
+/// re-serialized on one line; the detail view still reads it whole).
 pub const FLAKY_LAST_ERROR: &str = concat!(
     r#"{"ok":false,"error":{"schema_version":1,"code":"engine.teardown.survivors","#,
     r#""message":"teardown of \"flaky-gpu-worker\" left survivors: [\"render:srv-d0gpu7flaky4w1\"]","#,

@@ -130,7 +130,21 @@ pub enum Exit {
     Interrupted,
 }
 
-/// The failure reason to store in `reap_attempts.last_error`.
+/// How [`failure_reason`] begins for a `down` this console killed at its
+/// deadline ([`Exit::TimedOut`]): `timed out after 10m`.
+const TIMED_OUT: &str = "timed out after ";
+
+/// Whether `reason` ([`failure_reason`], as a failed teardown's Activity
+/// keeps it whole) says this console killed `down` at its deadline: the
+/// teardown may still finish (stackless 0.4.0's controller runs a `down`
+/// to its end when the CLI is killed).
+#[must_use]
+pub fn is_deadline_kill(reason: &str) -> bool {
+    reason.starts_with(TIMED_OUT)
+}
+
+/// A failed `down`'s reason, whole: what the audit trail and the Activity
+/// entry keep ([`stored_reason`] is what the store gets).
 ///
 /// Better than stackless's 0.2 daemon, which keeps only the last stdout
 /// line (a lone `}` for a pretty-printed envelope): when stdout parses as
@@ -145,7 +159,7 @@ pub fn failure_reason(stdout: &str, exit: &Exit) -> String {
     match exit {
         Exit::TimedOut(secs) => {
             return format!(
-                "timed out after {}",
+                "{TIMED_OUT}{}",
                 humantime::format_duration(std::time::Duration::from_secs(*secs))
             );
         }
@@ -172,6 +186,41 @@ pub fn failure_reason(stdout: &str, exit: &Exit) -> String {
             String::new()
         }
     }
+}
+
+/// The `reap_attempts.last_error` this console writes for a failed reap
+/// whose answer was `reason` ([`failure_reason`]): an error envelope (of
+/// any schema) or a bare error object as `code: message`, the form
+/// stackless 0.4.0 gives a fault on one line (stackless-core-0.4.0
+/// src/engine/run.rs:708, a teardown's failures) and that its `status`
+/// prints well after `reap failed N time(s): ` (stackless-0.4.0
+/// src/client/report.rs:524-528; src/output.rs:363-364, one `⚠` line);
+/// the 0.3 daemon wrote the envelope's last line, a lone `}`. Any other
+/// reason is kept. Always one line: a run of whitespace holding a line
+/// break becomes one space. The whole envelope goes to the audit trail
+/// ([`crate::model::activity::Activity::envelope`]), never to the store.
+#[must_use]
+pub fn stored_reason(reason: &str) -> String {
+    let summary = read_reason(reason).summary;
+    let mut out = String::with_capacity(summary.len());
+    let mut gap = String::new();
+    let mut broke = false;
+    for c in summary.trim().chars() {
+        if c.is_whitespace() {
+            broke |= matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}');
+            gap.push(c);
+            continue;
+        }
+        if broke {
+            out.push(' ');
+        } else {
+            out.push_str(&gap);
+        }
+        gap.clear();
+        broke = false;
+        out.push(c);
+    }
+    out
 }
 
 /// A stored `last_error` (or an `operations.error_json`) made readable:
@@ -280,6 +329,33 @@ mod tests {
     }
 
     #[test]
+    fn the_store_gets_code_and_message_on_one_line() {
+        let reason = failure_reason(PRETTY, &Exit::Code(1));
+        assert_eq!(
+            stored_reason(&reason),
+            "engine.teardown.survivors: teardown of \"golf\" left survivors: \
+             [\"/home/operator/.local/state/stackless/sources/golf/web\"]"
+        );
+        assert_eq!(
+            stored_reason(V2_BARE),
+            "engine.teardown.survivors: teardown of \"demo\" left survivors: [\"process:web\"]; failures: []"
+        );
+        // No message: the code alone.
+        assert_eq!(
+            stored_reason(r#"{"ok":false,"error":{"code":"x.y"}}"#),
+            "x.y"
+        );
+        // A message across lines stays one line; other spacing is kept.
+        assert_eq!(
+            stored_reason(r#"{"ok":false,"error":{"code":"c","message":"a  b\r\n  c\n"}}"#),
+            "c: a  b c"
+        );
+        // Not an envelope: kept.
+        assert_eq!(stored_reason("timed out after 10m"), "timed out after 10m");
+        assert_eq!(stored_reason("}"), "}");
+    }
+
+    #[test]
     fn non_json_keeps_last_non_empty_line() {
         assert_eq!(
             failure_reason("first\nsecond\n\n  \n", &Exit::Code(3)),
@@ -301,6 +377,12 @@ mod tests {
             failure_reason("partial", &Exit::TimedOut(600)),
             "timed out after 10m"
         );
+        assert!(is_deadline_kill(&failure_reason("", &Exit::TimedOut(1))));
+        assert!(!is_deadline_kill(&failure_reason("", &Exit::Code(1))));
+        assert!(!is_deadline_kill(&failure_reason(
+            "",
+            &Exit::TooMuchOutput(1 << 30)
+        )));
     }
 
     #[test]

@@ -212,6 +212,14 @@ pub fn draw(frame: &mut Frame, app: &App) {
                 Question::TearDown(instance) => {
                     panes::confirm::render_confirm(frame, area, instance, app.teardown());
                 }
+                Question::Reap(instance) => panes::confirm::render_confirm_reap(
+                    frame,
+                    area,
+                    instance,
+                    app.snapshot().reap_attempt(&instance.name),
+                    app.now(),
+                    app.teardown(),
+                ),
                 Question::Bulk(bulk) => panes::confirm::render_confirm_bulk(frame, area, bulk),
                 Question::Cancel(op) => panes::confirm::render_confirm_cancel(frame, area, op),
             },

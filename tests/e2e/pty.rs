@@ -227,7 +227,18 @@ fn demo_end_to_end_120x40() {
     );
     let (attempts_before, _) = flaky_backoff(&screen).expect("flaky-gpu-worker in Backoffs");
     assert!(attempts_before >= 2, "the seed has 2 failed attempts");
+    // `r` asks first, naming the instance and the backoff it skips.
     tui.send("r");
+    let screen = tui.wait_for("Reap flaky-gpu-worker (lease expired", UI);
+    assert!(screen.contains("Confirm reap"), "{screen}");
+    assert!(
+        screen.contains(&format!(
+            "This skips its backoff after {attempts_before} failed reaps:"
+        )),
+        "{screen}"
+    );
+    tui.send("y");
+    tui.wait_gone("Confirm reap", UI);
     let activity = tui.wait_in_pane(
         "Activity",
         "operator flaky-gpu-worker failed: engine.teardown.survivors: teardown of \"flaky-gpu-worker\" left survivors",
@@ -306,7 +317,8 @@ fn demo_end_to_end_120x40() {
         help.contains("Help (Esc or ? closes)")
             && help.contains("q / Ctrl-C quit")
             && help.contains("d tear the selected instance down (asks y/N)")
-            && help.contains("y / other key confirm / refuse a teardown or a cancel")
+            && help.contains("r reap the selected instance now (expired, not locked; asks y/N)")
+            && help.contains("y / other key confirm / refuse a reap, a teardown or a cancel")
     });
     tui.send("\x1b");
     tui.wait_until("the help overlay to close", UI, |s| {

@@ -68,6 +68,52 @@ fn hung_teardown_is_killed_at_its_deadline_and_recorded() {
     );
 }
 
+/// A teardown killed at its deadline that the controller then finishes
+/// (issue 22, item 11): stackless 0.4.0's `down` submits an operation the
+/// controller runs to its end whether or not the CLI waits, tombstoning
+/// the instance (stackless-core-0.4.0 src/engine/run.rs:643-647). Here the
+/// fake `down` plays the controller: it tombstones golf (this birth) and
+/// hangs past the deadline. The store shows golf torn down after all:
+/// reported and counted as reaped, no failure and no backoff left.
+#[test]
+fn a_teardown_killed_at_its_deadline_that_the_controller_finishes_is_counted_reaped() {
+    let rt = runtime();
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let down = fake_down(
+        dir.path(),
+        &format!(
+            r#"if [ "$NAME" = golf ]; then
+  python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1], timeout=30); c.execute("UPDATE instances SET status = ?, tombstoned_at = ? WHERE name = ?", ("tombstoned", {BOTH_DUE}, "golf")); c.execute("DELETE FROM leases WHERE instance = ?", ("golf",)); c.commit()' '{}'
+  sleep 60
+fi
+exit 0"#,
+            path.display()
+        ),
+    );
+    let (mut reaper, log) = reaper_with(&path, down, vm(), Arc::new(|| BOTH_DUE), &rt, |c| {
+        c.down_timeout = Duration::from_secs(1);
+    });
+    let summary = reaper.pass();
+    assert_eq!((summary.reaped, summary.failed), (2, 0));
+    assert_eq!(attempt(&path, "golf"), None, "no backoff left");
+    let golf: Vec<_> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|a| a.instance == "golf" && a.kind != ActivityKind::Started)
+        .map(|a| (a.kind, a.detail.clone()))
+        .collect();
+    assert_eq!(
+        golf,
+        vec![(
+            ActivityKind::Reaped,
+            "down timed out after 1s and was killed, but the store shows the instance \
+             tombstoned: the controller finished the teardown after this console's deadline"
+                .to_owned()
+        )]
+    );
+}
+
 #[test]
 fn a_pass_works_through_its_whole_worklist_within_the_concurrency_limit() {
     let rt = runtime();

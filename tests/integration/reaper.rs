@@ -71,8 +71,12 @@ fn failure_records_attempt_backoff_and_whole_envelope() {
     assert_eq!(row.attempts, 4);
     assert_eq!(row.next_retry_at, now + 480);
     let expected: serde_json::Value = serde_json::from_str(PRETTY_ENVELOPE).unwrap();
-    assert_eq!(row.last_error, expected.to_string());
-    assert!(!row.last_error.contains('\n'));
+    // The store gets `code: message`; the entry keeps the whole envelope.
+    assert_eq!(
+        row.last_error,
+        "engine.teardown.survivors: teardown of \"golf\" left survivors: \
+         [\"/home/operator/.local/state/stackless/sources/golf/web\"]"
+    );
     let log = log.lock().unwrap();
     let failed = log.iter().find(|a| a.kind == ActivityKind::Failed).unwrap();
     assert!(
@@ -91,6 +95,82 @@ fn failure_records_attempt_backoff_and_whole_envelope() {
     // The whole envelope is kept on the entry for its full text.
     assert_eq!(failed.envelope, expected.to_string());
     assert_eq!(failed.actor, Actor::Reaper);
+}
+
+/// What the console writes, stackless shows (issue 22, item 5): the store's
+/// `last_error` is `code: message` on one line, the form stackless 0.4.0
+/// gives a fault on one line (stackless-core-0.4.0 src/engine/run.rs:708)
+/// and that its `status` prints after `reap failed N time(s): `
+/// (stackless-0.4.0 src/client/report.rs:524-528); the audit line keeps
+/// the whole envelope.
+#[test]
+fn a_failed_reap_writes_code_and_message_to_the_store_and_the_envelope_to_the_audit() {
+    let _rt = runtime();
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let envelope_file = dir.path().join("envelope.json");
+    std::fs::write(&envelope_file, PRETTY_ENVELOPE).unwrap();
+    let down = fake_down(
+        dir.path(),
+        &format!("cat '{}'; exit 1", envelope_file.display()),
+    );
+    let audit_path = dir.path().join("audit.jsonl");
+    let audit = stackless_tui::audit::AuditLog::open(&audit_path, 1 << 20).unwrap();
+    let now = CAPTURE + 400;
+    let recorder = stackless_tui::recorder::Recorder::new(
+        Some(std::sync::Arc::new(std::sync::Mutex::new(audit))),
+        stackless_tui::recorder::Forward::Collect(std::sync::Arc::default()),
+    );
+    let jobs = stackless_tui::reaper::jobs::JobRunner::new(
+        path.clone(),
+        stackless_tui::reaper::jobs::ReaperConfig {
+            down,
+            tick: std::time::Duration::from_secs(60),
+            down_timeout: std::time::Duration::from_secs(20),
+            dry_run: false,
+            concurrency: 2,
+        },
+        recorder,
+    )
+    .with_test_clock(std::sync::Arc::new(move || now));
+    let mut reaper = stackless_tui::reaper::Reaper::new(
+        Store::open(&path, Access::ReadWrite).unwrap(),
+        vm_probe(),
+        jobs,
+    );
+    assert_eq!(reaper.pass().failed, 1);
+    let snap = snapshot(&path);
+    let row = snap.reap_attempt("golf").expect("row kept");
+    assert_eq!(
+        row.last_error,
+        "engine.teardown.survivors: teardown of \"golf\" left survivors: \
+         [\"/home/operator/.local/state/stackless/sources/golf/web\"]"
+    );
+    let trail = std::fs::read_to_string(&audit_path).unwrap();
+    let failed: Vec<serde_json::Value> = trail
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|l: &serde_json::Value| l["outcome"] == "failed")
+        .collect();
+    assert_eq!(failed.len(), 1, "{trail}");
+    let mut line = failed[0].clone();
+    assert!(line["duration_ms"].is_u64(), "{line}");
+    line.as_object_mut().unwrap().remove("duration_ms");
+    let envelope: serde_json::Value = serde_json::from_str(PRETTY_ENVELOPE).unwrap();
+    assert_eq!(
+        line,
+        serde_json::json!({
+            "time": "2026-11-29T14:04:46Z",
+            "unix": now,
+            "actor": "reaper",
+            "instance": "golf",
+            "action": "teardown",
+            "outcome": "failed",
+            "reason": "engine.teardown.survivors: teardown of \"golf\" left survivors: \
+                [\"/home/operator/.local/state/stackless/sources/golf/web\"] \
+                (attempt 4, retry at 2026-11-29T14:12:46Z)",
+            "envelope": envelope.to_string(),
+        })
+    );
 }
 
 #[test]

@@ -237,3 +237,61 @@ fn the_controller_reaps_an_expired_lease() {
     assert_eq!(attempts, 0);
     stack.shutdown();
 }
+
+/// What the console writes, stackless shows (issue 22, item 5): a reap of
+/// ours that failed (a `down` answering an error envelope) leaves
+/// `code: message` in `reap_attempts.last_error`, and the real `stackless
+/// status NAME` prints it on its `⚠ reap failed` line as it prints its own
+/// (stackless-0.4.0 src/client/report.rs:524-528, src/output.rs:363-364),
+/// not the whole JSON envelope.
+#[test]
+fn the_real_status_shows_our_failed_reap_as_code_and_message() {
+    let stack = Stack::new(Role::Embedded);
+    stack.up("flaky", "5s").expect_code(0);
+    let expires = expires_at(&stack, "flaky");
+    wait_until("the lease to expire", WAIT, || {
+        (unix_now() > expires).then_some(())
+    });
+    let envelope = stack.root().join("envelope.json");
+    std::fs::write(
+        &envelope,
+        r#"{
+  "ok": false,
+  "error": {
+    "schema_version": 2,
+    "code": "engine.teardown.survivors",
+    "message": "teardown of \"flaky\" left survivors: [\"process:web\"]",
+    "instance": "flaky",
+    "remediation": "re-run `stackless down` to retry",
+    "context": {}
+  }
+}"#,
+    )
+    .expect("write envelope");
+    let down = common::fake_down(
+        stack.root(),
+        &format!("cat '{}'; exit 1", envelope.display()),
+    );
+    let runtime = common::runtime();
+    let (mut reaper, _log) = common::reaper_with(
+        &stack.db_path(),
+        down,
+        Box::new(SysinfoProbe::new()),
+        Arc::new(unix_now),
+        &runtime,
+        |_| {},
+    );
+    assert_eq!(reaper.pass().failed, 1);
+    drop(reaper);
+    let status = stack.stackless(&["status", "flaky"]);
+    status.expect_code(0);
+    assert!(
+        status.stdout.lines().any(|l| l
+            == "  ⚠ reap failed 1 time(s): engine.teardown.survivors: teardown of \"flaky\" \
+                left survivors: [\"process:web\"] (retrying)"),
+        "{}",
+        status.stdout
+    );
+    stack.down("flaky").expect_code(0);
+    stack.shutdown();
+}

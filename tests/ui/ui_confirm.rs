@@ -98,3 +98,56 @@ fn a_y_read_with_the_bulk_d_never_answers_it() {
     ));
     assert!(app.confirming_bulk().is_none());
 }
+
+/// `r` asks first, like `d` (issue 22, item 3): the question names the
+/// instance and, when the reap skips a backoff, how long was left; `y`
+/// reaps, any other key cancels.
+#[test]
+fn r_asks_first_naming_the_instance_and_the_backoff_it_skips() {
+    let mut app = app();
+    select(&mut app, "golf");
+    let burst = Instant::now();
+    assert_eq!(
+        app.handle(at(burst, KeyCode::Char('r')), CAPTURE),
+        None,
+        "r reaped without asking"
+    );
+    assert_eq!(app.confirming_reap().map(|i| i.name.as_str()), Some("golf"));
+    app.drawn(burst + Duration::from_millis(2));
+    // golf's lease ran out 332 s before CAPTURE; its third failed reap
+    // backs off until 173 s after it.
+    assert_snapshot!("reap_question_120x40", render_app(&app, 120, 40));
+    // Esc: no reap, the cancel said.
+    let later = burst + Duration::from_millis(5);
+    assert_eq!(app.handle(at(later, KeyCode::Esc), CAPTURE), None);
+    assert!(app.confirming_reap().is_none());
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("reap of golf cancelled")
+    );
+    // Asked again once the backoff is over: no backoff named; `y` reaps.
+    let again = burst + Duration::from_millis(10);
+    let past = CAPTURE + 200;
+    assert_eq!(app.handle(at(again, KeyCode::Char('r')), past), None);
+    app.drawn(again + Duration::from_millis(2));
+    let screen = render_app(&app, 120, 40);
+    assert!(
+        screen.contains("Reap golf (lease expired 8m 52s ago)? This runs:"),
+        "{screen}"
+    );
+    assert!(!screen.contains("backoff"), "{screen}");
+    match app.handle(
+        at(again + Duration::from_millis(4), KeyCode::Char('y')),
+        past,
+    ) {
+        Some(Effect::Reap { instance, attempt }) => {
+            assert_eq!(instance.name, "golf");
+            assert_eq!(attempt.map(|a| a.attempts), Some(3));
+        }
+        other => panic!("expected Reap golf, got {other:?}"),
+    }
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("reap requested for golf")
+    );
+}

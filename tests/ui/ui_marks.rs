@@ -411,7 +411,13 @@ fn command_line_completes_commands_then_names() {
 #[test]
 fn commands_act_like_the_keys() {
     let mut app = app();
-    let Some(Effect::Reap { instance, .. }) = command(&mut app, "reap alpha") else {
+    // One name: the single key's question, then `y`.
+    assert_eq!(command(&mut app, "reap alpha"), None);
+    assert_eq!(
+        app.confirming_reap().map(|i| i.name.as_str()),
+        Some("alpha")
+    );
+    let Some(Effect::Reap { instance, .. }) = press(&mut app, KeyCode::Char('y')) else {
         panic!("no reap");
     };
     assert_eq!(instance.name, "alpha");

@@ -595,6 +595,71 @@ fn the_consoles_own_teardown_is_not_reported_as_observed() {
     );
 }
 
+/// A teardown killed at this console's deadline that the controller then
+/// finishes (issue 22, item 11): a failure until the store shows the
+/// instance tombstoned, then said and counted as torn down after all (an
+/// Activity line, audited; the Activity title's reaped and failed counts).
+#[test]
+fn a_deadline_kill_the_controller_finishes_is_amended_to_torn_down() {
+    let mut app = app();
+    app.handle(
+        Event::Activity(Activity::new(
+            CAPTURE,
+            Actor::Reaper,
+            "alpha",
+            ActivityKind::Started,
+            "",
+        )),
+        CAPTURE,
+    );
+    let failed = Activity::new(
+        CAPTURE + 1,
+        Actor::Reaper,
+        "alpha",
+        ActivityKind::Failed,
+        "timed out after 1s (attempt 1, retry at 2026-11-29T13:59:07Z)",
+    )
+    .with_envelope("timed out after 1s");
+    app.handle(Event::Activity(failed), CAPTURE + 1);
+    let title = |app: &App| render_pane(app, 120, 6, panes::activity::render);
+    assert!(
+        title(&app).contains("failed ▁▁▁▁▁▁▁▁▁▁▁█ 1"),
+        "{}",
+        title(&app)
+    );
+    assert!(app.drain_outbox().is_empty());
+    // The controller finishes the down: alpha tombstoned.
+    let mut next = rows();
+    next.instances[0].status = Status::Tombstoned;
+    next.instances[0].lease = None;
+    next.instances[0].lock = None;
+    next.instances[0].tombstoned_at = Some(CAPTURE + 20);
+    app.handle(Event::Snapshot(snapshot(next)), CAPTURE + 30);
+    drop(app.settle());
+    assert_eq!(
+        activity_lines(&app),
+        [
+            "13:58:06 reaper alpha tearing down",
+            "13:58:07 reaper alpha failed: timed out after 1s (attempt 1, retry at 2026-11-29T13:59:07Z)",
+            "13:58:36 reaper alpha reaped: torn down after all: down was killed at this console's deadline (timed out after 1s), then the store showed the instance tombstoned: the controller finished the teardown",
+        ]
+    );
+    // Audited (the render loop hands the outbox to the audit trail).
+    let audited: Vec<_> = app
+        .drain_outbox()
+        .into_iter()
+        .map(|a| (a.actor, a.kind, a.instance))
+        .collect();
+    assert_eq!(
+        audited,
+        [(Actor::Reaper, ActivityKind::Reaped, "alpha".to_owned())]
+    );
+    // Counted as reaped, not failed.
+    let text = title(&app);
+    assert!(text.contains("1h reaped ▁▁▁▁▁▁▁▁▁▁▁█ 1"), "{text}");
+    assert!(text.contains("failed ▁▁▁▁▁▁▁▁▁▁▁▁ 0"), "{text}");
+}
+
 /// The store the released stackless 0.4.0 and its controller wrote
 /// (tests/fixtures/README.md, `real-0.4.0-v14.db`), at its capture time:
 /// no "newer" banner, its 18 operations (the controller's failed reaps of

@@ -219,6 +219,59 @@ fn instance_detail_reads_the_real_store() {
 
 // ------------------------------------------------------------- detail ---
 
+/// What the console writes, stackless shows (issue 22, item 5): the store
+/// keeps `code: message`; the detail view still shows the whole envelope
+/// of the same failure, read from the last teardown (its audit line, read
+/// back at start), and the Last teardown section its remediation.
+#[test]
+fn detail_reads_a_short_last_error_whole_from_the_audited_teardown() {
+    use stackless_tui::model::envelope::{Exit, failure_reason, stored_reason};
+    let whole = failure_reason(
+        include_str!("../fixtures/envelopes/down-survivors-error.json"),
+        &Exit::Code(1),
+    );
+    let mut snapshot = fixture_snapshot(REAL);
+    let row = Arc::make_mut(&mut snapshot.rows)
+        .reap_attempts
+        .iter_mut()
+        .find(|a| a.instance == "golf")
+        .expect("golf backs off");
+    row.last_error = stored_reason(&whole);
+    let mut app = app_with(snapshot);
+    let mut failed = Activity::new(
+        CAPTURE - 60,
+        Actor::Reaper,
+        "golf",
+        ActivityKind::Failed,
+        format!(
+            "{} (attempt 3, retry at 2026-11-29T14:00:59Z)",
+            stored_reason(&whole)
+        ),
+    )
+    .with_envelope(&whole);
+    failed.restored = true;
+    app.restore_teardowns(vec![failed]);
+    open_detail(&mut app, "golf");
+    let text = render_app(&app, 120, 50);
+    assert_snapshot!("detail_golf_short_last_error_120x50", text);
+    for needle in [
+        "code             engine.teardown.survivors",
+        "the store keeps code: message; the whole envelope is the last teardown's (audit.jsonl)",
+        "remediation      these resources still exist and may bill or hold state",
+    ] {
+        assert_eq!(
+            text.matches(needle).count(),
+            if needle.starts_with("remediation") {
+                2
+            } else {
+                1
+            },
+            "{needle}\n{text}"
+        );
+    }
+    assert!(!text.contains("not a JSON envelope"), "{text}");
+}
+
 #[test]
 fn detail_of_golf() {
     let mut app = real_app();
@@ -540,7 +593,9 @@ fn detail_read_failures_show() {
 fn keys_act_on_the_detail_instance() {
     let mut app = real_app();
     open_detail(&mut app, "golf");
-    match press(&mut app, KeyCode::Char('r')) {
+    assert_eq!(press(&mut app, KeyCode::Char('r')), None);
+    assert_eq!(app.confirming_reap().map(|i| i.name.as_str()), Some("golf"));
+    match press(&mut app, KeyCode::Char('y')) {
         Some(Effect::Reap { instance, .. }) => assert_eq!(instance.name, "golf"),
         other => panic!("expected Reap golf, got {other:?}"),
     }
@@ -986,8 +1041,9 @@ fn flash_reports_actions_and_expires() {
     // Any event moves the clock: no tick needed for the flash to go.
     let mut app = real_app();
     select(&mut app, "golf");
+    assert_eq!(press(&mut app, KeyCode::Char('r')), None);
     assert!(matches!(
-        press(&mut app, KeyCode::Char('r')),
+        press(&mut app, KeyCode::Char('y')),
         Some(Effect::Reap { .. })
     ));
     assert_eq!(

@@ -662,7 +662,10 @@ fn r_on_a_live_lease_is_refused() {
 fn r_on_expired_golf_reaps() {
     let mut app = real_app();
     select(&mut app, "golf");
-    match press(&mut app, KeyCode::Char('r')) {
+    // It asks first; `y` reaps.
+    assert_eq!(press(&mut app, KeyCode::Char('r')), None);
+    assert_eq!(app.confirming_reap().map(|i| i.name.as_str()), Some("golf"));
+    match press(&mut app, KeyCode::Char('y')) {
         Some(Effect::Reap { instance, .. }) => assert_eq!(instance.name, "golf"),
         other => panic!("expected Reap golf, got {other:?}"),
     }
@@ -675,7 +678,9 @@ fn r_in_backoffs_pane_acts_on_the_selected_backoff() {
     select(&mut app, "alpha");
     press(&mut app, KeyCode::Tab);
     assert_eq!(app.focus(), Focus::Backoffs);
-    match press(&mut app, KeyCode::Char('r')) {
+    assert_eq!(press(&mut app, KeyCode::Char('r')), None);
+    assert_eq!(app.confirming_reap().map(|i| i.name.as_str()), Some("golf"));
+    match press(&mut app, KeyCode::Char('y')) {
         Some(Effect::Reap { instance, .. }) => assert_eq!(instance.name, "golf"),
         other => panic!("expected Reap golf, got {other:?}"),
     }

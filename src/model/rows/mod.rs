@@ -104,9 +104,11 @@ pub struct ReapAttempt {
     pub instance: String,
     /// Consecutive failed attempts, 1 or more.
     pub attempts: i64,
-    /// The failure reason: a JSON envelope on one line when this console
-    /// wrote it, the last stdout line (often a lone `}`) when the stackless
-    /// daemon did, or prose.
+    /// The failure reason: `code: message` when this console writes it
+    /// (`crate::model::envelope::stored_reason`; the whole envelope goes to
+    /// its audit trail), a JSON envelope on one line when an earlier
+    /// console did, the last stdout line (often a lone `}`) when the
+    /// stackless 0.3 daemon did, or prose.
     pub last_error: String,
     /// Unix seconds before which the reaper does not retry.
     pub next_retry_at: i64,

@@ -84,11 +84,67 @@ impl JobRunner {
             );
         }
         let reason = envelope::failure_reason(&result.stdout, &result.exit);
+        let killed = matches!(result.exit, crate::model::envelope::Exit::TimedOut(_));
+        if killed && let Some(outcome) = self.finished_after_deadline(store, seen, intent, &reason)
+        {
+            return outcome;
+        }
         let detail = self.failed(store, name, intent, &reason, done);
+        // The controller may have finished between that look and the
+        // record: the record is taken back.
+        if killed && let Some(outcome) = self.finished_after_deadline(store, seen, intent, &reason)
+        {
+            return outcome;
+        }
         Outcome {
             envelope: Some(reason),
             ..Outcome::new(ActivityKind::Failed, detail)
         }
+    }
+
+    /// A `down` killed at this console's deadline (`reason`: `timed out
+    /// after 10m`) whose teardown was finished anyway: stackless 0.4.0's
+    /// `down` runs as a controller operation, which goes on to its end
+    /// when the CLI is killed and tombstones the instance, then clears its
+    /// reap failure (stackless-core-0.4.0 src/engine/run.rs:643-647). When
+    /// the store shows `seen`'s birth torn down (tombstoned, gone, or born
+    /// again), it is reported and counted as torn down, and no backoff is
+    /// left: a record of this console's, or one it still owes, is taken
+    /// back. `None`: still active (or the store could not be read), a
+    /// failure.
+    fn finished_after_deadline(
+        &self,
+        store: &mut Store,
+        seen: &Instance,
+        intent: Intent,
+        reason: &str,
+    ) -> Option<Outcome> {
+        let state = match while_busy(|| store.recheck(&seen.name)) {
+            Ok(Some(now)) if now.birth != seen.birth => {
+                "a new birth of the instance (this one torn down)"
+            }
+            Ok(Some(now)) if now.status == crate::model::Status::Active => return None,
+            Ok(Some(_)) => "the instance tombstoned",
+            Ok(None) => "no such instance any more",
+            Err(_) => return None,
+        };
+        let mut detail = format!(
+            "down {reason} and was killed, but the store shows {state}: \
+             the controller finished the teardown after this console's deadline"
+        );
+        if self.unrecorded.owed().iter().any(|o| o.name == seen.name) {
+            self.unrecorded.settle(&seen.name);
+        }
+        if let Err(error) = while_busy(|| store.clear_reap_failure(&seen.name))
+            && !matches!(error, StoreError::ReadOnly(_))
+        {
+            detail.push_str(&format!(" (reap attempt not cleared: {error})"));
+        }
+        let kind = match intent {
+            Intent::Reap => ActivityKind::Reaped,
+            Intent::TearDown => ActivityKind::TornDown,
+        };
+        Some(Outcome::new(kind, detail))
     }
 
     /// A failed `down`'s line: its reason shown short, and for a reap the
@@ -105,7 +161,10 @@ impl JobRunner {
         if intent != Intent::Reap {
             return shown;
         }
-        match record_failure(store, name, reason, done) {
+        // The store gets `code: message`, as stackless shows it; the
+        // whole envelope goes with the Activity, to the audit trail.
+        let reason = envelope::stored_reason(reason);
+        match record_failure(store, name, &reason, done) {
             Ok(row) => format!(
                 "{shown} (attempt {}, retry at {})",
                 row.attempts,
@@ -117,7 +176,7 @@ impl JobRunner {
             Err(error) => {
                 self.unrecorded.push(Owed {
                     name: name.to_owned(),
-                    reason: reason.to_owned(),
+                    reason,
                     at: done,
                     error: error.to_string(),
                 });

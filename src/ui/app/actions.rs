@@ -1,5 +1,6 @@
 //! What the operator's keys act on and the rules they pass first: the
-//! detail view (Enter), reap now (`r`), teardown (`d`, confirmed with `y`).
+//! detail view (Enter), reap now (`r`), teardown (`d`), both confirmed
+//! with `y`.
 
 use super::{App, Effect, FlashLevel, Focus, Layer, Question};
 use crate::event::Request;
@@ -8,6 +9,10 @@ use crate::model::Instance;
 use crate::model::services::DetailView;
 use crate::reaper::decision::{may_reap_now, may_tear_down};
 use crate::ui::detail::{Detail, DetailText, Loaded};
+
+/// The detail of the Activity line (`aborted`) a reap dialog answered no
+/// leaves: `operator golf aborted: reap cancelled`.
+pub(super) const REAP_CANCELLED: &str = "reap cancelled";
 
 impl App {
     /// The answer to [`Effect::OpenDetail`]: `Ok(Some(detail))` read,
@@ -173,44 +178,77 @@ impl App {
         Some(instance)
     }
 
-    pub(super) fn reap_key(&mut self) -> Option<Effect> {
+    pub(super) fn reap_key(&mut self) {
         if self.bulk_applies() {
             self.bulk_key(crate::reaper::Intent::Reap);
-            return None;
+            return;
         }
-        let instance = self.writable_target()?;
-        self.reap_instance(instance)
+        let Some(instance) = self.writable_target() else {
+            return;
+        };
+        self.reap_instance(instance);
     }
 
-    /// `r`'s rules for `instance` (the write keys are on): the clock, then
-    /// [`may_reap_now`] on the snapshot shown.
-    pub(super) fn reap_instance(&mut self, instance: Instance) -> Option<Effect> {
+    /// `r`'s rules for `instance` (the write keys are on): the
+    /// confirmation opens when [`Self::may_reap`] passes (as `d`'s does:
+    /// a reap runs `down` too, and skips a backoff the reaper would wait
+    /// out).
+    pub(super) fn reap_instance(&mut self, instance: Instance) {
+        match self.may_reap(&instance) {
+            Ok(()) => self.ask(Question::Reap(instance)),
+            Err(reason) => self.refuse(&instance.name, reason),
+        }
+    }
+
+    /// `r`'s rules on the snapshot shown: the clock, then [`may_reap_now`].
+    /// `Err(reason)`: the refusal, in the operator's words.
+    fn may_reap(&self, instance: &Instance) -> Result<(), String> {
         if self.status.clock_doubt.is_some() {
             // Whether a lease ran out is a question of the time: not
             // answered by a clock that looks wrong.
-            self.refuse(
-                &instance.name,
+            return Err(
                 "the wall clock looks wrong (see the header): r is off until it looks right".into(),
             );
-            return None;
         }
         let liveness = self.shown.snapshot.lock_liveness(&instance.name);
         let pending = self.shown.snapshot.pending_operation(&instance.name);
-        match may_reap_now(&instance, liveness, pending, self.now) {
-            Ok(()) => {
-                self.set_flash(
-                    FlashLevel::Info,
-                    format!("reap requested for {}", instance.name),
-                );
-                self.own_until(&instance.name);
-                let attempt = self.shown.snapshot.reap_attempt(&instance.name).cloned();
-                Some(Effect::Reap { instance, attempt })
-            }
-            Err(refusal) => {
-                self.refuse(&instance.name, refusal.to_string());
-                None
-            }
+        may_reap_now(instance, liveness, pending, self.now).map_err(|r| r.to_string())
+    }
+
+    /// `y` in the reap dialog: close it and ask the console to reap the
+    /// instance, if it still passes `r`'s rules on the snapshot shown now
+    /// (it may have changed while the dialog was open).
+    pub(super) fn confirm_reap(&mut self, instance: Instance) -> Option<Effect> {
+        let Some(current) = self.shown.snapshot.instance(&instance.name).cloned() else {
+            self.refuse(&instance.name, "refused: no longer in the store".into());
+            return None;
+        };
+        if let Err(reason) = self.may_reap(&current) {
+            self.refuse(&current.name, reason);
+            return None;
         }
+        self.set_flash(
+            FlashLevel::Info,
+            format!("reap requested for {}", current.name),
+        );
+        self.own_until(&current.name);
+        let attempt = self.shown.snapshot.reap_attempt(&current.name).cloned();
+        Some(Effect::Reap {
+            instance: current,
+            attempt,
+        })
+    }
+
+    /// Any other key in the reap dialog: close it, logging the cancel
+    /// (`reap cancelled`).
+    pub(super) fn cancel_reap(&mut self, instance: Instance) {
+        self.log_local(Activity::new(
+            self.now,
+            Actor::Operator,
+            &instance.name,
+            ActivityKind::Aborted,
+            REAP_CANCELLED,
+        ));
     }
 
     /// A teardown of `name` was asked for here: what is observed on it for

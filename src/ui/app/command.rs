@@ -276,7 +276,10 @@ impl App {
         }
         match (found.len(), intent) {
             (0, _) => None,
-            (1, Intent::Reap) => self.reap_instance(found.remove(0)),
+            (1, Intent::Reap) => {
+                self.reap_instance(found.remove(0));
+                None
+            }
             (1, Intent::TearDown) => {
                 self.down_instance(found.remove(0));
                 None

@@ -104,6 +104,9 @@ fn flash_for(activity: &Activity) -> (FlashLevel, String) {
         ActivityKind::Aborted if detail == "cancelled" => {
             (FlashLevel::Info, format!("teardown of {name} cancelled"))
         }
+        ActivityKind::Aborted if detail == super::actions::REAP_CANCELLED => {
+            (FlashLevel::Info, format!("reap of {name} cancelled"))
+        }
         ActivityKind::Failed => {
             let reason = envelope::read_reason(detail).summary;
             (FlashLevel::Error, format!("{who}failed: {reason}"))

@@ -245,7 +245,7 @@ impl App {
     /// operation, pause the reaper or run a pass, copy.
     fn act_operator(&mut self, action: Action) -> Option<Effect> {
         match action {
-            Action::Reap => return self.reap_key(),
+            Action::Reap => self.reap_key(),
             Action::TearDown => self.down_key(),
             Action::ConfirmTearDown => return self.confirm_yes(),
             Action::CancelTearDown => self.confirm_no(),
@@ -356,6 +356,7 @@ impl App {
             Question::Bulk(bulk) => self.confirm_bulk(bulk),
             Question::Cancel(op) => self.confirm_cancel_operation(op),
             Question::TearDown(instance) => self.confirm_tear_down(instance),
+            Question::Reap(instance) => self.confirm_reap(instance),
         }
     }
 
@@ -365,6 +366,7 @@ impl App {
             Some(Question::Bulk(bulk)) => self.cancel_bulk(bulk),
             Some(Question::Cancel(op)) => self.refuse_cancel_operation(op),
             Some(Question::TearDown(instance)) => self.cancel_tear_down(instance),
+            Some(Question::Reap(instance)) => self.cancel_reap(instance),
             None => {}
         }
     }

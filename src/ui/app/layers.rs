@@ -22,6 +22,9 @@ use crate::ui::keys::Context;
 /// A question awaiting `y` (anything else: no).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Question {
+    /// Reap this instance now (`r`, `:reap NAME`), as the snapshot showed
+    /// it: its lease expired; a backoff it is inside is skipped.
+    Reap(Instance),
     /// Tear this instance down (`d`), as the snapshot showed it.
     TearDown(Instance),
     /// Cancel this controller operation (`c`, stackless 0.4.0).

@@ -63,6 +63,7 @@ pub use input::WHEEL_STEP;
 pub use layers::{Confirm, Layer, LayerKind, Layers, Question};
 pub use log::{LOG_CAPACITY, Log, Logged};
 pub use logs_view::{LogsView, ServiceTab};
+pub(crate) use operations::AFTER_ALL;
 pub use reaper::ReaperView;
 use rows::InstancesTable;
 pub use rows::SortKey;
@@ -526,6 +527,16 @@ impl App {
     pub fn confirming(&self) -> Option<&Instance> {
         match &self.layers.confirm()?.question {
             Question::TearDown(instance) => Some(instance),
+            _ => None,
+        }
+    }
+
+    /// The instance awaiting `y`/`N` confirmation of a reap (`r`), if the
+    /// dialog is open.
+    #[must_use]
+    pub fn confirming_reap(&self) -> Option<&Instance> {
+        match &self.layers.confirm()?.question {
+            Question::Reap(instance) => Some(instance),
             _ => None,
         }
     }

@@ -15,6 +15,12 @@ use crate::model::{Operation, Snapshot, observe};
 /// tombstone may arrive after the teardown's result), in seconds.
 pub(super) const OWN_GRACE_SECS: i64 = 120;
 
+/// How the line begins that amends a teardown of this console's killed at
+/// its deadline, once the store shows it finished anyway
+/// ([`App::finished_after_deadline`]): the Activity title counts it as
+/// torn down and takes its failure back.
+pub(crate) const AFTER_ALL: &str = "torn down after all: ";
+
 impl App {
     /// The operation selected in the Operations pane, if any.
     #[must_use]
@@ -215,6 +221,13 @@ impl App {
         self.own.retain(|_, until| *until > now);
         let next = Arc::clone(&self.shown.snapshot);
         for change in observe::changes(&previous.rows, &next.rows) {
+            if let observe::Observed::Tombstoned { name } = &change
+                && let Some(amended) = self.finished_after_deadline(name)
+            {
+                self.log_local(amended);
+                logged = true;
+                continue;
+            }
             let own = self.own.contains_key(change.instance())
                 && match &change {
                     observe::Observed::Tombstoned { .. } => true,
@@ -227,5 +240,38 @@ impl App {
             }
         }
         logged
+    }
+
+    /// `name` was seen tombstoned: when this console's last teardown of it
+    /// failed because `down` was killed at its deadline, the teardown went
+    /// on and finished (stackless 0.4.0's controller runs a `down` to its
+    /// end when the CLI is killed; stackless-core-0.4.0
+    /// src/engine/run.rs:643-647 tombstones, then clears the reap failure):
+    /// the line saying so, torn down after all ([`AFTER_ALL`]), for the
+    /// Activity log and the audit trail. `None` otherwise (a teardown an
+    /// earlier console ran is left as it was recorded).
+    fn finished_after_deadline(&self, name: &str) -> Option<Activity> {
+        let last = self.last_teardown(name)?;
+        if last.kind != ActivityKind::Failed
+            || last.restored
+            || !crate::model::envelope::is_deadline_kill(&last.envelope)
+        {
+            return None;
+        }
+        let kind = match last.actor {
+            Actor::Reaper => ActivityKind::Reaped,
+            _ => ActivityKind::TornDown,
+        };
+        Some(Activity::new(
+            self.now,
+            last.actor,
+            name,
+            kind,
+            format!(
+                "{AFTER_ALL}down was killed at this console's deadline ({}), then the store \
+                 showed the instance tombstoned: the controller finished the teardown",
+                crate::model::text::sanitize_short(&last.envelope, crate::ui::text::CUT_SHORT)
+            ),
+        ))
     }
 }

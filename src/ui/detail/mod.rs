@@ -411,7 +411,19 @@ fn lock_section(
     }
 }
 
-fn reap_section<'a>(doc: &mut Doc<'a>, attempt: Option<&ReapAttempt>, now: i64, zone: &Zone) {
+/// The Reap attempt section: the `reap_attempts` row, and its reason read
+/// whole. The reason is an envelope when an earlier console wrote it;
+/// `code: message` when this one did ([`envelope::stored_reason`]), the
+/// whole envelope then coming from the last teardown's Activity (this
+/// console's, or an earlier one's read back from `audit.jsonl`) when it
+/// is the same failure.
+fn reap_section<'a>(
+    doc: &mut Doc<'a>,
+    attempt: Option<&ReapAttempt>,
+    last_teardown: Option<&crate::event::Activity>,
+    now: i64,
+    zone: &Zone,
+) {
     doc.section("Reap attempt".into());
     let Some(attempt) = attempt else {
         doc.kv("reap", "none", Tone::Muted);
@@ -442,50 +454,70 @@ fn reap_section<'a>(doc: &mut Doc<'a>, attempt: Option<&ReapAttempt>, now: i64, 
         time::stamp(attempt.next_retry_at, zone),
         tone,
     );
-    match envelope::parse_error(&attempt.last_error) {
-        Some(error) => {
-            doc.kv(
-                "code",
-                sanitize_short(&error.code, MAX_LINE_CHARS),
-                Tone::Error,
-            );
-            doc.kv(
-                "message",
-                sanitize_short(&error.message, MAX_LINE_CHARS),
-                Tone::Error,
-            );
-            if let Some(step) = &error.step {
-                doc.kv("step", sanitize_short(step, MAX_LINE_CHARS), Tone::Plain);
-            }
-            match &error.remediation {
-                Some(r) => doc.kv(
-                    "remediation",
-                    sanitize_short(r, MAX_LINE_CHARS),
-                    Tone::Plain,
-                ),
-                None => doc.kv("remediation", "-", Tone::Muted),
-            }
-        }
-        None => {
-            let lines = text_lines(&attempt.last_error, MAX_BLOCK_LINES);
-            if lines.is_empty() {
-                doc.kv("last_error", "(empty)", Tone::Muted);
-            }
-            for (i, line) in lines.into_iter().enumerate() {
-                if i == 0 {
-                    doc.kv("last_error", line, Tone::Error);
-                } else {
-                    doc.indented(LABEL_WIDTH, line, Tone::Error);
-                }
-            }
-            let note = if matches!(attempt.last_error.trim(), "}" | "]") {
-                "not an envelope: the stackless daemon keeps only the last line of `down --json`"
-            } else {
-                "not a JSON envelope"
-            };
-            doc.kv("", note, Tone::Muted);
+    if let Some(error) = envelope::parse_error(&attempt.last_error) {
+        error_fields(doc, &error);
+        return;
+    }
+    let audited = last_teardown
+        .filter(|last| last.kind == crate::event::ActivityKind::Failed)
+        .filter(|last| envelope::stored_reason(&last.envelope) == attempt.last_error)
+        .and_then(|last| envelope::parse_error(&last.envelope));
+    if let Some(error) = audited {
+        error_fields(doc, &error);
+        doc.kv(
+            "",
+            "the store keeps code: message; the whole envelope is the last teardown's (audit.jsonl)",
+            Tone::Muted,
+        );
+        return;
+    }
+    prose_reason(doc, &attempt.last_error);
+}
+
+/// An error envelope's fields: code, message, step, remediation.
+fn error_fields(doc: &mut Doc<'_>, error: &envelope::EnvelopeError) {
+    doc.kv(
+        "code",
+        sanitize_short(&error.code, MAX_LINE_CHARS),
+        Tone::Error,
+    );
+    doc.kv(
+        "message",
+        sanitize_short(&error.message, MAX_LINE_CHARS),
+        Tone::Error,
+    );
+    if let Some(step) = &error.step {
+        doc.kv("step", sanitize_short(step, MAX_LINE_CHARS), Tone::Plain);
+    }
+    match &error.remediation {
+        Some(r) => doc.kv(
+            "remediation",
+            sanitize_short(r, MAX_LINE_CHARS),
+            Tone::Plain,
+        ),
+        None => doc.kv("remediation", "-", Tone::Muted),
+    }
+}
+
+/// A `last_error` that is no envelope, as it is, and what it is.
+fn prose_reason(doc: &mut Doc<'_>, last_error: &str) {
+    let lines = text_lines(last_error, MAX_BLOCK_LINES);
+    if lines.is_empty() {
+        doc.kv("last_error", "(empty)", Tone::Muted);
+    }
+    for (i, line) in lines.into_iter().enumerate() {
+        if i == 0 {
+            doc.kv("last_error", line, Tone::Error);
+        } else {
+            doc.indented(LABEL_WIDTH, line, Tone::Error);
         }
     }
+    let note = if matches!(last_error.trim(), "}" | "]") {
+        "not an envelope: the stackless daemon keeps only the last line of `down --json`"
+    } else {
+        "not a JSON envelope"
+    };
+    doc.kv("", note, Tone::Muted);
 }
 
 fn checkpoints_section<'a>(doc: &mut Doc<'a>, text: &'a DetailText, payloads: bool, zone: &Zone) {
@@ -593,7 +625,7 @@ pub fn document<'a>(
     }
     lease_section(&mut doc, instance, now, zone);
     lock_section(&mut doc, instance, liveness, (now, zone));
-    reap_section(&mut doc, attempt, now, zone);
+    reap_section(&mut doc, attempt, last_teardown, now, zone);
     if let Some(last) = last_teardown {
         doc.section(if last.restored {
             "Last teardown (by an earlier console, from audit.jsonl)".into()

@@ -140,7 +140,12 @@ pub(crate) fn last_teardown(last: &Activity, now: i64, zone: &super::doc::Zone) 
             sanitize_short(&reason.summary, MAX_LINE_CHARS),
             tone,
         ));
-        if let Some(remediation) = reason.remediation {
+        // A failure's remediation is in its envelope (kept whole on the
+        // entry and in the audit trail), not in its line.
+        let remediation = reason
+            .remediation
+            .or_else(|| read_reason(&last.envelope).remediation);
+        if let Some(remediation) = remediation {
             out.push((
                 "remediation".to_owned(),
                 sanitize_short(&remediation, MAX_LINE_CHARS),

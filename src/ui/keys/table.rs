@@ -359,7 +359,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "r",
-        help: "reap the selected instance now (expired, not locked)",
+        help: "reap the selected instance now (expired, not locked; asks y/N)",
         binds: &[bind(PANES_DETAIL, &[ch('r')], Action::Reap)],
         footer: &[
             foot(Panes, 2, "r", "reap", 0),
@@ -418,7 +418,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "y / other key",
-        help: "confirm / refuse a teardown or a cancel",
+        help: "confirm / refuse a reap, a teardown or a cancel",
         binds: &[
             bind(
                 &[Confirm],

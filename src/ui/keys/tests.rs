@@ -521,7 +521,12 @@ mod against_the_ui {
             Action::ReverseSort => assert!(app.sort_reversed(), "{what}"),
             Action::ToggleMark => assert_eq!(app.marks().len(), 1, "{what}"),
             Action::MarkAll => assert_eq!(app.marks().len(), 3, "{what}"),
-            Action::Reap => assert!(matches!(command, Some(Effect::Reap { .. })), "{what}"),
+            Action::Reap => {
+                assert!(
+                    app.confirming_reap().is_some() && command.is_none(),
+                    "{what}"
+                );
+            }
             Action::TearDown => assert!(app.confirming().is_some(), "{what}"),
             Action::ConfirmTearDown => {
                 assert!(matches!(command, Some(Effect::TearDown { .. })), "{what}");

@@ -10,7 +10,7 @@ use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
 use super::{focused, log_window, pane_block, title};
-use crate::ui::app::{App, Focus};
+use crate::ui::app::{AFTER_ALL, App, Focus};
 use crate::ui::theme;
 use crate::ui::view;
 
@@ -19,20 +19,41 @@ pub const EMPTY: &str = "no activity yet";
 
 /// The last hour's reaps (`reaped`, `torn down`) and failures as
 /// sparklines ([`crate::ui::spark::last_hour_items`]), newest entries first until
-/// an hour back.
+/// an hour back. A teardown killed at its deadline and torn down after
+/// all (its line begins with [`AFTER_ALL`]) counts once, as torn down: its
+/// failure, the one before it on that instance, is taken back.
 fn history(app: &App) -> Option<[Vec<String>; 2]> {
     use crate::event::ActivityKind;
     let now = app.now();
+    // Per instance: amendments seen (newest first) whose failure is not
+    // reached yet.
+    let mut amended: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
     let events = app
         .activity()
         .entries()
         .iter()
         .rev()
         .take_while(|l| now.saturating_sub(l.entry.at) < 3600)
-        .filter_map(|l| match l.entry.kind {
-            ActivityKind::Reaped | ActivityKind::TornDown => Some((l.entry.at, false, l.count)),
-            ActivityKind::Failed => Some((l.entry.at, true, l.count)),
-            _ => None,
+        .filter_map(move |l| {
+            let entry = &l.entry;
+            match entry.kind {
+                ActivityKind::Reaped | ActivityKind::TornDown => {
+                    if entry.detail.starts_with(AFTER_ALL) {
+                        *amended.entry(entry.instance.as_str()).or_default() += l.count;
+                    }
+                    Some((entry.at, false, l.count))
+                }
+                ActivityKind::Failed => {
+                    let owed = amended.get_mut(entry.instance.as_str());
+                    let taken = owed.map_or(0, |n| {
+                        let taken = (*n).min(l.count);
+                        *n -= taken;
+                        taken
+                    });
+                    Some((entry.at, true, l.count - taken))
+                }
+                _ => None,
+            }
         });
     crate::ui::spark::last_hour_items(events, now)
 }

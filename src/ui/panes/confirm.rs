@@ -1,6 +1,6 @@
 //! The confirmation dialogs drawn over the panes
-//! ([`crate::ui::app::Question`]): a teardown, a bulk reap or teardown, a
-//! cancel of a controller operation.
+//! ([`crate::ui::app::Question`]): a reap, a teardown, a bulk reap or
+//! teardown, a cancel of a controller operation.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -11,7 +11,8 @@ use unicode_width::UnicodeWidthStr;
 
 use super::centered;
 use crate::model::text::sanitize_short;
-use crate::model::{Instance, Operation};
+use crate::model::time::span;
+use crate::model::{Instance, Operation, ReapAttempt};
 use crate::ui::TeardownInfo;
 use crate::ui::theme;
 
@@ -28,6 +29,70 @@ pub(crate) fn confirm_text(instance: &Instance, teardown: &TeardownInfo) -> Stri
             crate::ui::text::CUT_LONG
         )
     )
+}
+
+/// The reap question (`r`, `:reap NAME`) for `instance` at `now` (unix
+/// seconds), naming the command as it will run: `Reap golf (lease expired
+/// 5m 32s ago)? This runs: stackless down golf --json [y/N]`. When
+/// `attempt` (its `reap_attempts` row) still backs off at `now`, the reap
+/// skips the backoff the reaper waits out (stackless §6 step 4), and says
+/// how long was left: `… ago)? This skips its backoff after 3 failed
+/// reaps: 2m 53s left. This runs: …`.
+#[must_use]
+pub(crate) fn reap_text(
+    instance: &Instance,
+    attempt: Option<&ReapAttempt>,
+    now: i64,
+    teardown: &TeardownInfo,
+) -> String {
+    let mut text = format!(
+        "Reap {}",
+        sanitize_short(&instance.name, crate::ui::text::CUT_SHORT)
+    );
+    if let Some(lease) = instance.lease.filter(|l| l.expired(now)) {
+        text.push_str(&format!(
+            " (lease expired {} ago)",
+            span(now.saturating_sub(lease.expires_at))
+        ));
+    }
+    text.push('?');
+    if let Some(attempt) = attempt.filter(|a| a.next_retry_at > now) {
+        let reaps = if attempt.attempts == 1 {
+            "1 failed reap".to_owned()
+        } else {
+            format!("{} failed reaps", attempt.attempts)
+        };
+        text.push_str(&format!(
+            " This skips its backoff after {reaps}: {} left.",
+            span(attempt.next_retry_at.saturating_sub(now))
+        ));
+    }
+    text.push_str(&format!(
+        " This runs: {} [y/N]",
+        sanitize_short(
+            &teardown.line_for(&instance.name),
+            crate::ui::text::CUT_LONG
+        )
+    ));
+    text
+}
+
+/// Draw the reap confirmation dialog for `instance` ([`reap_text`], its
+/// backoff as the snapshot shown at `now` has it), centred in `area`.
+pub(crate) fn render_confirm_reap(
+    frame: &mut Frame,
+    area: Rect,
+    instance: &Instance,
+    attempt: Option<&ReapAttempt>,
+    now: i64,
+    teardown: &TeardownInfo,
+) {
+    render_question(
+        frame,
+        area,
+        " Confirm reap ",
+        reap_text(instance, attempt, now, teardown),
+    );
 }
 
 /// Draw the teardown confirmation dialog for `instance`, centred in `area`.
@@ -86,4 +151,65 @@ fn render_question(frame: &mut Frame, area: Rect, title: &'static str, text: Str
         .block(block),
         rect,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reap_text;
+    use crate::model::{Instance, Lease, ReapAttempt, Status};
+    use crate::ui::TeardownInfo;
+
+    const NOW: i64 = 1_795_960_686;
+
+    fn instance(name: &str) -> Instance {
+        Instance {
+            name: name.into(),
+            substrate: "local".into(),
+            status: Status::Active,
+            created_at: Some(NOW - 1000),
+            tombstoned_at: None,
+            lease: Some(Lease {
+                duration_secs: 60,
+                expires_at: NOW - 75,
+            }),
+            lock: None,
+            anomalies: vec![],
+            dirty: None,
+            birth: None,
+        }
+    }
+
+    fn attempt(attempts: i64, next_retry_at: i64) -> ReapAttempt {
+        ReapAttempt {
+            instance: "web".into(),
+            attempts,
+            last_error: "E: failed".into(),
+            next_retry_at,
+        }
+    }
+
+    #[test]
+    fn the_reap_question_names_the_instance_and_the_backoff_left() {
+        let teardown = TeardownInfo::default();
+        let web = instance("web");
+        assert_eq!(
+            reap_text(&web, None, NOW, &teardown),
+            "Reap web (lease expired 1m 15s ago)? This runs: stackless down web --json [y/N]"
+        );
+        assert_eq!(
+            reap_text(&web, Some(&attempt(1, NOW + 42)), NOW, &teardown),
+            "Reap web (lease expired 1m 15s ago)? This skips its backoff after 1 failed reap: \
+             42s left. This runs: stackless down web --json [y/N]"
+        );
+        // A backoff already over is not skipped: not named.
+        assert_eq!(
+            reap_text(&web, Some(&attempt(4, NOW)), NOW, &teardown),
+            "Reap web (lease expired 1m 15s ago)? This runs: stackless down web --json [y/N]"
+        );
+        // A hostile name is drawn inert.
+        assert_eq!(
+            reap_text(&instance("a\u{1b}[2Jb"), None, NOW, &teardown),
+            "Reap a␛[2Jb (lease expired 1m 15s ago)? This runs: stackless down 'a␛[2Jb' --json [y/N]"
+        );
+    }
 }
