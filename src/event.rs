@@ -134,6 +134,9 @@ pub enum Request {
         before: crate::model::logtext::LinePos,
         /// The search, as typed.
         query: String,
+        /// What the lines are redacted by before they are matched, as the
+        /// view shows them (the snapshot's, `crate::model::redact`).
+        redactor: std::sync::Arc<crate::model::redact::Redactor>,
     },
     /// Search one service's newer history (`N` past the lines held when
     /// newer lines were dropped): forwards from after `after`
@@ -150,6 +153,9 @@ pub enum Request {
         after: crate::model::logtext::LinePos,
         /// The search, as typed.
         query: String,
+        /// What the lines are redacted by before they are matched, as the
+        /// view shows them (the snapshot's, `crate::model::redact`).
+        redactor: std::sync::Arc<crate::model::redact::Redactor>,
     },
     /// Read the whole line that a piece of a long line belongs to (Enter
     /// or `e` on a `↪` piece) from its file

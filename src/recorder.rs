@@ -13,6 +13,7 @@ use crate::audit;
 use crate::event::{Event, EventSender};
 use crate::model::activity::{Activity, ActivityKind};
 use crate::model::reaper_status::{PauseReasons, ReaperStatus};
+use crate::model::redact::Secrets;
 
 /// Where an activity goes after the audit and the log.
 #[derive(Debug, Clone)]
@@ -94,6 +95,10 @@ pub struct Recorder {
     /// Added to each `would reap` line (`reap --once --dry-run` with a
     /// teardown command that cannot run: why it would not).
     would_reap_note: Option<String>,
+    /// What every activity is redacted by before it is audited, logged or
+    /// forwarded: the newest `secret_history` values read (the render loop
+    /// and the reaper put each snapshot's).
+    secrets: Secrets,
 }
 
 impl Recorder {
@@ -112,7 +117,23 @@ impl Recorder {
             forward,
             reporter,
             would_reap_note: None,
+            secrets: Secrets::new(),
         }
+    }
+
+    /// This recorder, redacting by `secrets` (shared with the console's
+    /// log and whoever reads the snapshots).
+    #[must_use]
+    pub fn with_secrets(mut self, secrets: Secrets) -> Self {
+        self.secrets = secrets;
+        self
+    }
+
+    /// The secrets this recorder redacts by: update them with each
+    /// snapshot read (`Secrets::update`).
+    #[must_use]
+    pub fn secrets(&self) -> &Secrets {
+        &self.secrets
     }
 
     /// This recorder, adding `note` to each `would reap` line it forwards
@@ -162,6 +183,17 @@ impl Recorder {
     /// [`Activity::batch`] (a bulk action's refusals) is audited as the
     /// batch's lines in one write and logged as its own one line.
     pub fn persist(&self, activity: &Activity) {
+        let redactor = self.secrets.current();
+        if !redactor.is_empty() {
+            let mut redacted = activity.clone();
+            redacted.redact(&redactor);
+            self.persist_redacted(&redacted);
+        } else {
+            self.persist_redacted(activity);
+        }
+    }
+
+    fn persist_redacted(&self, activity: &Activity) {
         // Written through the health: a line that fails is kept owed and
         // the reaper pauses until it is written.
         self.health.record(activity);
@@ -176,7 +208,8 @@ impl Recorder {
         {
             activity.detail = format!("{} ({note})", activity.detail);
         }
-        self.persist(&activity);
+        activity.redact(&self.secrets.current());
+        self.persist_redacted(&activity);
         match &self.forward {
             Forward::Console(tx) => {
                 let _ = tx.send(Event::Activity(activity));

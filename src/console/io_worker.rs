@@ -250,6 +250,7 @@ fn search_logs(request: Request) -> Option<Answer> {
             base,
             before,
             query,
+            redactor,
         } => Answer::LogsSearchOlder {
             session,
             service,
@@ -259,6 +260,7 @@ fn search_logs(request: Request) -> Option<Answer> {
                 before,
                 &query,
                 logs::search::SEARCH_BYTES,
+                &redactor,
             ),
         },
         Request::LogsSearchNewer {
@@ -267,6 +269,7 @@ fn search_logs(request: Request) -> Option<Answer> {
             base,
             after,
             query,
+            redactor,
         } => Answer::LogsSearchNewer {
             session,
             service,
@@ -276,6 +279,7 @@ fn search_logs(request: Request) -> Option<Answer> {
                 after,
                 &query,
                 logs::search::SEARCH_BYTES,
+                &redactor,
             ),
         },
         _ => return None,

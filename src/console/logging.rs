@@ -7,11 +7,41 @@ use std::sync::Mutex;
 
 use crate::cli::LogLevel;
 use crate::event::{Event, StoreHealth, SupervisorKind};
+use crate::model::redact::Secrets;
 
-/// Start logging at `level`. A log that cannot be opened is skipped:
-/// logging never stops the console. Returns why it could not be opened
-/// (a symbolic link refused, an I/O error), for the Activity pane.
-pub(super) fn init(state_dir: &Path, level: LogLevel) -> Option<String> {
+/// The log file, every line redacted by the newest `secret_history`
+/// values read (`crate::model::redact`) as it is written: whatever a log
+/// line holds (a teardown's stderr, a store error), no secret reaches
+/// the file.
+struct Redacting {
+    file: std::fs::File,
+    secrets: Secrets,
+}
+
+impl std::io::Write for Redacting {
+    /// One formatted event per call (`tracing_subscriber`'s `fmt` writes
+    /// each event's line whole): redacted whole, then written whole.
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let redactor = self.secrets.current();
+        if redactor.is_empty() {
+            self.file.write_all(buf)?;
+        } else {
+            let text = redactor.text(&String::from_utf8_lossy(buf));
+            self.file.write_all(text.as_bytes())?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
+/// Start logging at `level`, redacting by `secrets`. A log that cannot be
+/// opened is skipped: logging never stops the console. Returns why it
+/// could not be opened (a symbolic link refused, an I/O error), for the
+/// Activity pane.
+pub(super) fn init(state_dir: &Path, level: LogLevel, secrets: Secrets) -> Option<String> {
     let filter = match level {
         LogLevel::Off => return None,
         LogLevel::Error => tracing::Level::ERROR,
@@ -28,7 +58,7 @@ pub(super) fn init(state_dir: &Path, level: LogLevel) -> Option<String> {
     match file {
         Ok(file) => {
             let _ = tracing_subscriber::fmt()
-                .with_writer(Mutex::new(file))
+                .with_writer(Mutex::new(Redacting { file, secrets }))
                 .with_ansi(false)
                 .with_max_level(filter)
                 .try_init();

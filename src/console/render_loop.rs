@@ -195,6 +195,11 @@ fn copy(terminal: &mut Term, text: &str) -> bool {
 
 impl Actions<'_> {
     fn handle(&mut self, app: &mut App, event: Event) {
+        if let Event::Snapshot(snapshot) = &event {
+            // The activities and the console log are redacted by the
+            // newest values read.
+            self.recorder.secrets().update(&snapshot.redactor);
+        }
         super::logging::trace(&event);
         let command = app.handle(event, unix_now());
         // The UI showed these itself (refusals): audit and log them, on

@@ -40,9 +40,14 @@ pub(super) fn run(setup: Setup) -> Result<()> {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let stop = StopToken::new();
     let helper_handle = Arc::new(HelperHandle::default());
-    start_logging(&setup, &tx);
+    // The newest secret values read: the console log, the audit trail and
+    // the activities are redacted by them (the render loop updates them
+    // with each snapshot, the reaper with each of its own).
+    let secrets = crate::model::redact::Secrets::new();
+    start_logging(&setup, &tx, &secrets);
 
-    let recorder = Recorder::new(open_audit(&setup, &tx), Forward::Console(tx.clone()));
+    let recorder =
+        Recorder::new(open_audit(&setup, &tx), Forward::Console(tx.clone())).with_secrets(secrets);
     // The console's teardowns outlive it: never stopped.
     let teardowns = JobRunner::new(setup.path.clone(), setup.action.clone(), recorder.clone());
     audit_console(&recorder, "start", &format!("pid {}", std::process::id()));
@@ -115,8 +120,8 @@ pub(super) fn run(setup: Setup) -> Result<()> {
 /// The console's log file (`--log-level`; a log that cannot be opened is
 /// said in the Activity pane, and the console runs on without one), then
 /// a teardown command that is not found, said at start when a reaper runs.
-fn start_logging(setup: &Setup, tx: &EventSender) {
-    if let Some(why) = super::logging::init(&setup.state_dir, setup.log_level) {
+fn start_logging(setup: &Setup, tx: &EventSender, secrets: &crate::model::redact::Secrets) {
+    if let Some(why) = super::logging::init(&setup.state_dir, setup.log_level, secrets.clone()) {
         // Said in the Activity pane; the console runs on without a log.
         let _ = tx.send(Event::Activity(Activity::new(
             unix_now(),

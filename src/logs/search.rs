@@ -11,6 +11,7 @@ use std::path::Path;
 use super::history;
 use crate::model::logtext::{LinePos, RawLine, find_all, line_text};
 use crate::model::logview::{HistorySearch, LogLine, Older, TAIL_LINES, WINDOW_LINES};
+use crate::model::redact::Redactor;
 
 /// The most bytes one search reads back before it stops and says so.
 pub const SEARCH_BYTES: u64 = 64 << 20;
@@ -40,11 +41,18 @@ pub struct SearchBack {
 
 /// Search `base` (`<service>.log` and its generations) backwards from
 /// `before` for the newest line whose sanitized text holds `query`
-/// (smart case, as the view's search), reading at most `max` bytes.
+/// (smart case, as the view's search), reading at most `max` bytes. The
+/// text is matched as the view shows it: redacted by `redactor`.
 ///
 /// # Errors
 /// A read failed.
-pub fn search_back(base: &Path, before: LinePos, query: &str, max: u64) -> io::Result<SearchBack> {
+pub fn search_back(
+    base: &Path,
+    before: LinePos,
+    query: &str,
+    max: u64,
+    redactor: &Redactor,
+) -> io::Result<SearchBack> {
     let mut pages: VecDeque<Vec<RawLine>> = VecDeque::new();
     let mut kept = 0;
     let mut contiguous = true;
@@ -61,9 +69,7 @@ pub fn search_back(base: &Path, before: LinePos, query: &str, max: u64) -> io::R
             return Ok(missed(searched, false));
         }
         searched += page.iter().map(|l| l.bytes.len() as u64 + 1).sum::<u64>();
-        let hit = page
-            .iter()
-            .any(|l| !find_all(&line_text(&l.bytes), query).is_empty());
+        let hit = page.iter().any(|l| matches(l, query, redactor));
         kept += page.len();
         pages.push_front(page);
         // Keep at most half a tab's lines; beyond, what is shown no longer
@@ -92,6 +98,17 @@ pub fn search_back(base: &Path, before: LinePos, query: &str, max: u64) -> io::R
     }
 }
 
+/// Whether `line`'s text as the view shows it (sanitized, then redacted)
+/// holds `query`: a search never finds a line by the secret it hides.
+fn matches(line: &RawLine, query: &str, redactor: &Redactor) -> bool {
+    let text = line_text(&line.bytes);
+    if redactor.is_empty() {
+        !find_all(&text, query).is_empty()
+    } else {
+        !find_all(&redactor.text(&text), query).is_empty()
+    }
+}
+
 fn missed(searched: u64, bounded: bool) -> SearchBack {
     SearchBack {
         found: false,
@@ -113,9 +130,10 @@ pub fn search_history(
     before: LinePos,
     query: &str,
     max: u64,
+    redactor: &Redactor,
 ) -> HistorySearch {
     crate::render_thread::assert_off("search the logs");
-    match search_back(base, before, query, max) {
+    match search_back(base, before, query, max, redactor) {
         Ok(back) => view_search(&back, service, max),
         Err(e) => {
             tracing::warn!("cannot search older log lines: {e}");
@@ -146,6 +164,7 @@ pub fn search_forward(
     after: LinePos,
     query: &str,
     max: u64,
+    redactor: &Redactor,
 ) -> io::Result<SearchBack> {
     let Some((mut index, mut file)) = history::find_generation(base, after.file) else {
         return Ok(missed(0, false));
@@ -183,7 +202,7 @@ pub fn search_forward(
                 continue;
             }
             searched += line.bytes.len() as u64 + 1;
-            if hit.is_none() && !find_all(&line_text(&line.bytes), query).is_empty() {
+            if hit.is_none() && matches(&line, query, redactor) {
                 hit = Some(kept.len());
             }
             kept.push_back(line);
@@ -223,9 +242,10 @@ pub fn search_newer(
     after: LinePos,
     query: &str,
     max: u64,
+    redactor: &Redactor,
 ) -> HistorySearch {
     crate::render_thread::assert_off("search the logs");
-    match search_forward(base, after, query, max) {
+    match search_forward(base, after, query, max, redactor) {
         Ok(forward) => view_search(&forward, service, max),
         Err(e) => {
             tracing::warn!("cannot search newer log lines: {e}");

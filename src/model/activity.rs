@@ -169,6 +169,23 @@ pub struct Activity {
 }
 
 impl Activity {
+    /// Replace `redactor`'s values in the texts that came from a teardown
+    /// or the store (detail, stderr tail, envelope by field, each entry of
+    /// a batch), before it is audited, logged or shown
+    /// (`crate::model::redact`). The instance name is left as it is, as
+    /// stackless leaves `instance`.
+    pub fn redact(&mut self, redactor: &super::redact::Redactor) {
+        if redactor.is_empty() {
+            return;
+        }
+        self.detail = redactor.text(&self.detail);
+        self.stderr_tail = redactor.text(&self.stderr_tail);
+        self.envelope = redactor.json_text(&self.envelope);
+        for entry in &mut self.batch {
+            entry.redact(redactor);
+        }
+    }
+
     /// An entry with no stderr.
     #[must_use]
     pub fn new(

@@ -59,6 +59,17 @@ impl FullText {
         }
     }
 
+    /// Replace `redactor`'s values in the title and every line kept.
+    pub fn redact(&mut self, redactor: &crate::model::redact::Redactor) {
+        if redactor.is_empty() {
+            return;
+        }
+        self.title = redactor.text(&self.title);
+        for line in &mut self.lines {
+            *line = redactor.text(line);
+        }
+    }
+
     /// Append one line (sanitized; a `\n` in it is shown as `␊`), whole
     /// while the view holds less than [`MAX_BYTES`]; past that, what is
     /// not kept is counted.

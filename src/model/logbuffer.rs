@@ -59,6 +59,18 @@ impl Buffer {
         buffer
     }
 
+    /// Redact every line held and every partial line: when the values to
+    /// redact grew after lines arrived (a snapshot with a new
+    /// `secret_history` row came after the follower's lines).
+    pub fn redact(&mut self, redactor: &super::redact::Redactor) {
+        if redactor.is_empty() {
+            return;
+        }
+        self.lines.iter_mut().for_each(|l| l.redact(redactor));
+        self.partials.iter_mut().for_each(|l| l.redact(redactor));
+        self.bytes = self.lines.iter().map(|l| l.text.len()).sum();
+    }
+
     /// The lines held, oldest first.
     #[must_use]
     pub fn lines(&self) -> &VecDeque<LogLine> {

@@ -12,6 +12,7 @@
 
 use super::logtext::{LinePos, RawLine, line_text};
 use super::name::is_dns_safe;
+use super::redact::Redactor;
 use super::{Birth, Instance};
 
 /// The most lines one tab keeps in memory (older ones are read again from
@@ -129,6 +130,51 @@ impl LogLine {
             at: raw.at,
             cont: raw.cont,
             cut: raw.cut,
+        }
+    }
+}
+
+impl LogLine {
+    /// This line with `redactor`'s values replaced (stackless 0.4.0 redacts
+    /// the lines `stackless logs` prints: `crate::model::redact`). Applied
+    /// to the sanitized text, where every line enters the view, so what is
+    /// searched is what is shown.
+    pub fn redact(&mut self, redactor: &Redactor) {
+        if !redactor.is_empty() {
+            self.text = redactor.text(&self.text);
+        }
+    }
+}
+
+/// Redact every line of `update` (the follower's lines and partial line).
+pub fn redact_update(update: &mut LogUpdate, redactor: &Redactor) {
+    match update {
+        LogUpdate::Lines { lines, .. } => lines.iter_mut().for_each(|l| l.redact(redactor)),
+        LogUpdate::Partial { line, .. } => line.redact(redactor),
+        LogUpdate::Note { .. }
+        | LogUpdate::Watching { .. }
+        | LogUpdate::NewService { .. }
+        | LogUpdate::DirGone { .. } => {}
+    }
+}
+
+impl Opened {
+    /// Redact every service's tail and partial line.
+    pub fn redact(&mut self, redactor: &Redactor) {
+        for service in &mut self.services {
+            service.lines.iter_mut().for_each(|l| l.redact(redactor));
+            if let Some(partial) = &mut service.partial {
+                partial.redact(redactor);
+            }
+        }
+    }
+}
+
+impl HistorySearch {
+    /// Redact the lines found.
+    pub fn redact(&mut self, redactor: &Redactor) {
+        if let Some((lines, _, _)) = &mut self.found {
+            lines.iter_mut().for_each(|l| l.redact(redactor));
         }
     }
 }

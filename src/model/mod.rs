@@ -25,6 +25,7 @@ pub mod observe;
 pub(crate) mod op_rules;
 pub mod operation;
 pub mod reaper_status;
+pub mod redact;
 pub(crate) mod repeats;
 pub(crate) mod rows;
 pub mod services;

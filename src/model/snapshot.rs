@@ -28,6 +28,11 @@ pub struct Snapshot {
     /// write: `SQLite` cannot create its `-shm`), so changes are seen only
     /// by reopening the file, which the watcher does when it changes.
     pub immutable: bool,
+    /// The values of `secret_history` read with the rows (stackless 0.4.0's
+    /// redaction history; empty before schema 14): what every text shown
+    /// or written is redacted by. The rows' own texts (`error_json`,
+    /// `last_error`) are redacted already. Its `Debug` shows only a count.
+    pub redactor: Arc<super::redact::Redactor>,
 }
 
 /// Dead service processes per instance name (absent: none dead, or none
@@ -190,6 +195,7 @@ impl Snapshot {
             liveness: Arc::new(liveness),
             services_dead: Arc::default(),
             immutable: false,
+            redactor: Arc::default(),
         }
     }
 
@@ -201,6 +207,7 @@ impl Snapshot {
             liveness: Arc::new(liveness),
             services_dead: Arc::clone(&self.services_dead),
             immutable: self.immutable,
+            redactor: Arc::clone(&self.redactor),
         }
     }
 
@@ -213,6 +220,7 @@ impl Snapshot {
             liveness: Arc::clone(&self.liveness),
             services_dead,
             immutable: self.immutable,
+            redactor: Arc::clone(&self.redactor),
         }
     }
 

@@ -122,6 +122,7 @@ impl Store {
                 read_birth(&tx, &owner, &mut detail).map_err(err)?;
             }
         }
+        super::secrets::redact_detail_read(&tx, &mut detail).map_err(err)?;
         tx.commit().map_err(err)?;
         // Stable: rows recorded in the same second keep their written order.
         detail

@@ -36,6 +36,9 @@ pub(super) struct Layout {
     pub(super) operation_birth: bool,
     /// `operation_events` with the columns of migration 8.
     pub(super) operation_events: bool,
+    /// `secret_history` with its `value` column (migration 10, stackless
+    /// 0.4.0): the values to redact (`super::secrets`).
+    pub(super) secret_history: bool,
 }
 
 /// Run migrations 1-4 on an empty database, each batch in its own
@@ -152,5 +155,10 @@ pub(super) fn read_layout(
         operations,
         operation_birth,
         operation_events,
+        secret_history: uv >= 10
+            && all(
+                &table_columns(conn, "secret_history").map_err(err)?,
+                &["value"],
+            ),
     })
 }

@@ -18,6 +18,7 @@ mod read;
 mod recheck_all;
 mod row_reuse;
 pub(crate) mod schema;
+mod secrets;
 pub(crate) mod seed;
 pub mod services;
 mod services_reader;

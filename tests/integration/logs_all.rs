@@ -162,12 +162,13 @@ fn search_goes_on_into_older_history() {
             service,
             before,
             query,
+            redactor,
             ..
         })) = command
         else {
             panic!("the search goes on into the files: {command:?}");
         };
-        let result = logs::search::search_history(&base, service, before, &query, max);
+        let result = logs::search::search_history(&base, service, before, &query, max, &redactor);
         app.answer(stackless_tui::event::Answer::LogsSearchOlder {
             session,
             service,

@@ -74,9 +74,11 @@ fn answer(app: &mut App, base: &std::path::Path, command: Option<Effect>, max: u
             service,
             before,
             query,
+            redactor,
             ..
         })) => {
-            let result = logs::search::search_history(base, service, before, &query, max);
+            let result =
+                logs::search::search_history(base, service, before, &query, max, &redactor);
             app.answer(stackless_tui::event::Answer::LogsSearchOlder {
                 session,
                 service,
@@ -88,9 +90,10 @@ fn answer(app: &mut App, base: &std::path::Path, command: Option<Effect>, max: u
             service,
             after,
             query,
+            redactor,
             ..
         })) => {
-            let result = logs::search::search_newer(base, service, after, &query, max);
+            let result = logs::search::search_newer(base, service, after, &query, max, &redactor);
             app.answer(stackless_tui::event::Answer::LogsSearchNewer {
                 session,
                 service,

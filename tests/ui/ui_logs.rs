@@ -495,3 +495,109 @@ fn j_scrolls_the_full_text_over_the_logs_not_the_cursor_under_it() {
     assert_eq!(app.full_text().map(|f| f.scroll), Some(1));
     assert_eq!(app.logs().and_then(|view| view.buffer().selected()), cursor);
 }
+
+/// The texts of the lines the current tab holds.
+fn held(app: &App) -> Vec<String> {
+    let view = app.logs().expect("the logs view");
+    view.buffer()
+        .lines()
+        .iter()
+        .map(|l| l.text.clone())
+        .collect()
+}
+
+/// A snapshot of `alpha` whose `secret_history` holds `values`.
+fn with_secrets(values: &[&str]) -> Arc<Snapshot> {
+    let mut snapshot = Snapshot::from(Rows {
+        generation: stackless_tui::model::Generation::new(14),
+        instances: vec![instance("alpha", "local", Status::Active)].into(),
+        ..Rows::default()
+    });
+    snapshot.redactor = Arc::new(stackless_tui::model::redact::Redactor::new(
+        values.iter().map(|v| (*v).to_owned()),
+    ));
+    Arc::new(snapshot)
+}
+
+#[test]
+fn secrets_are_redacted_in_every_line_held_searched_and_opened_whole() {
+    let mut app = app_with(vec![instance("alpha", "local", Status::Active)]);
+    app.handle(Event::Snapshot(with_secrets(&["sk_live_123"])), CAPTURE);
+    let Some(Effect::Io(Request::OpenLogs { session, .. })) = press(&mut app, KeyCode::Char('l'))
+    else {
+        panic!("l opens the logs");
+    };
+    app.answer(stackless_tui::event::Answer::LogsOpened {
+        session,
+        opened: Opened {
+            state: LogsState::Ready,
+            path: "/state/logs/alpha".into(),
+            services: vec![OpenedService {
+                name: "web".into(),
+                lines: vec![line(0, "API_TOKEN=sk_live_123", 0)],
+                older: Older::Before(LinePos {
+                    file: FileKey { dev: 1, ino: 10 },
+                    offset: 0,
+                }),
+                error: None,
+                partial: Some(line(0, "partial sk_live_123", 40)),
+            }],
+            notice: None,
+        },
+        bases: vec!["/state/logs/alpha/web.log".into()],
+    });
+    // The follower's lines, one with a value stackless records only in the
+    // next snapshot (the line came first).
+    app.handle(
+        Event::Logs(LogUpdate::Lines {
+            session,
+            service: 0,
+            lines: vec![
+                line(0, r#"{"token":"sk_live_123"}"#, 22),
+                line(0, "late: pw-late-9", 60),
+            ],
+        }),
+        CAPTURE,
+    );
+    assert_eq!(
+        held(&app),
+        [
+            "API_TOKEN=[redacted]",
+            r#"{"token":"[redacted]"}"#,
+            "late: pw-late-9"
+        ]
+    );
+    app.handle(
+        Event::Snapshot(with_secrets(&["sk_live_123", "pw-late-9"])),
+        CAPTURE,
+    );
+    assert_eq!(
+        held(&app),
+        [
+            "API_TOKEN=[redacted]",
+            r#"{"token":"[redacted]"}"#,
+            "late: [redacted]"
+        ]
+    );
+    let screen = render_app(&app, 80, 24);
+    assert!(
+        !screen.contains("sk_live") && !screen.contains("pw-late"),
+        "{screen}"
+    );
+    // A search for the value finds nothing held.
+    press(&mut app, KeyCode::Char('/'));
+    for c in "sk_live".chars() {
+        press(&mut app, KeyCode::Char(c));
+    }
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.logs().and_then(|v| v.buffer().current), None);
+    // The whole line read again from its file.
+    let mut whole = stackless_tui::model::fulltext::FullText::new("Log: web");
+    whole.line("a long line with sk_live_123 in it");
+    app.answer(stackless_tui::event::Answer::LogsLineWhole {
+        session,
+        text: whole,
+    });
+    let full = app.full_text().expect("the whole line");
+    assert_eq!(full.text.lines, ["a long line with [redacted] in it"]);
+}

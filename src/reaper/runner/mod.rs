@@ -351,6 +351,8 @@ impl Reaper {
     fn read_snapshot(&mut self, now: i64, summary: &mut PassSummary) -> Option<Snapshot> {
         match self.store.snapshot(self.probe.as_mut()) {
             Ok(snapshot) => {
+                // Its teardowns' outcomes are redacted by what it read.
+                self.jobs.recorder.secrets().update(&snapshot.redactor);
                 self.busy_reported = false;
                 if let Some(cleared) = self.store_errors.cleared() {
                     self.emit(Activity::new(

@@ -60,11 +60,17 @@ impl Store {
         } else {
             Vec::new()
         };
-        let operations = if layout.operations {
+        let mut operations = if layout.operations {
             super::operations::read_operations(&tx, layout, &mut self.queue).map_err(err)?
         } else {
             Vec::new()
         };
+        let redactor = if layout.secret_history {
+            super::secrets::redactor(&tx).map_err(err)?
+        } else {
+            crate::model::redact::Redactor::default()
+        };
+        super::secrets::redact_rows(&redactor, &mut operations, &mut reap_attempts);
         // What the re-checks of this file may rely on (`queue_seen`); an
         // immutable read may lag the file, so it publishes nothing.
         let seen = match (layout.operations, self.identity) {
@@ -88,6 +94,7 @@ impl Store {
         let liveness = probe_liveness(&rows, probe);
         let mut snapshot = Snapshot::new(rows, liveness);
         snapshot.immutable = self.immutable;
+        snapshot.redactor = Arc::new(redactor);
         if let Some(file) = self.identity {
             publish_row_reuse(file, &snapshot.rows, places);
         }

@@ -2,13 +2,19 @@
 //! each goes to the view that asked, and is dropped when that view was
 //! closed or opened again since (another instance's detail, another logs
 //! session).
+//!
+//! Every log line and whole line is redacted here, as it enters the App,
+//! by the redactor read with the snapshot on screen
+//! (`crate::model::redact`): what is held is what is shown, searched and
+//! copied.
 
 use super::App;
 use crate::event::Answer;
 
 impl App {
     /// Apply one answer.
-    pub(super) fn take_answer(&mut self, answer: Answer) {
+    pub(super) fn take_answer(&mut self, mut answer: Answer) {
+        redact_answer(&mut answer, &self.shown.snapshot.redactor);
         match answer {
             Answer::Detail { name, result } => self.show_detail(&name, result),
             Answer::LogsOpened {
@@ -35,5 +41,27 @@ impl App {
             } => self.show_search_newer(session, service, result),
             Answer::LogsLineWhole { session, text } => self.show_log_line(session, text),
         }
+    }
+}
+
+/// Redact the lines of a logs answer (the detail is redacted as it is read:
+/// `crate::store::detail`).
+fn redact_answer(answer: &mut Answer, redactor: &crate::model::redact::Redactor) {
+    if redactor.is_empty() {
+        return;
+    }
+    match answer {
+        Answer::Detail { .. } => {}
+        Answer::LogsOpened { opened, .. } => opened.redact(redactor),
+        Answer::LogsOlder { lines, .. } => lines.iter_mut().for_each(|l| l.redact(redactor)),
+        Answer::LogsOlderAll { read, .. } => {
+            for (_, lines, _) in read {
+                lines.iter_mut().for_each(|l| l.redact(redactor));
+            }
+        }
+        Answer::LogsSearchOlder { result, .. } | Answer::LogsSearchNewer { result, .. } => {
+            result.redact(redactor);
+        }
+        Answer::LogsLineWhole { text, .. } => text.redact(redactor),
     }
 }

@@ -32,6 +32,16 @@ impl FullView {
         }
     }
 
+    /// Redact the text shown (the values to redact grew while it was
+    /// open); wrapped again at the next frame.
+    pub fn redact(&mut self, redactor: &crate::model::redact::Redactor) {
+        if redactor.is_empty() {
+            return;
+        }
+        self.text.redact(redactor);
+        *self.wrapped.borrow_mut() = None;
+    }
+
     /// The text wrapped to `width` columns ([`wrap_all`]): wrapped the
     /// first time it is drawn at that width, then kept.
     #[must_use]

@@ -60,6 +60,7 @@ impl App {
                 base: view.base(service),
                 before,
                 query,
+                redactor: std::sync::Arc::clone(&self.shown.snapshot.redactor),
             }));
         }
         if !older
@@ -76,6 +77,7 @@ impl App {
                 base: view.base(service),
                 after,
                 query,
+                redactor: std::sync::Arc::clone(&self.shown.snapshot.redactor),
             }));
         }
         let which = if older { "older" } else { "newer" };

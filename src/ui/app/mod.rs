@@ -340,7 +340,8 @@ impl App {
                 self.status.audit_failure = pauses.audit;
                 None
             }
-            Event::Logs(update) => {
+            Event::Logs(mut update) => {
+                crate::model::logview::redact_update(&mut update, &self.shown.snapshot.redactor);
                 self.logs_update(update);
                 None
             }

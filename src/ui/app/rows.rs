@@ -182,8 +182,24 @@ impl App {
         Some((previous, logged))
     }
 
+    /// Redact again the log lines and the full text held: the values to
+    /// redact changed (a secret was added; lines may have come before the
+    /// snapshot that holds it).
+    fn redact_held(&mut self) {
+        let redactor = Arc::clone(&self.shown.snapshot.redactor);
+        if let Some(view) = self.layers.logs_mut() {
+            view.buffers.iter_mut().for_each(|b| b.redact(&redactor));
+        }
+        if let Some(full) = self.layers.full_text_mut() {
+            full.redact(&redactor);
+        }
+    }
+
     fn set_snapshot(&mut self, snapshot: Arc<Snapshot>) {
         let previous = std::mem::replace(&mut self.shown.snapshot, snapshot);
+        if self.shown.snapshot.redactor != previous.redactor {
+            self.redact_held();
+        }
         if self.shown.loaded {
             self.shown.retired = Some(previous);
         }

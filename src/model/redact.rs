@@ -1,0 +1,370 @@
+//! Secrets kept off the screen and out of every file this console writes,
+//! as stackless 0.4.0 keeps them out of its own output: its `Redactor`
+//! (`stackless-core-0.4.0/src/security.rs:180-290`), built from every value
+//! of `secret_history` (`state/secrets.rs:81-87`, `SELECT DISTINCT value
+//! FROM secret_history`) and applied to every reply the controller makes
+//! (`stackless-0.4.0/src/controller.rs:163-168`, `:399-414`), `stackless
+//! logs` among them.
+//!
+//! The rules, as 0.4.0 has them:
+//! - a value is registered unless it is empty or `[redacted]`; a value that
+//!   is JSON also registers each of its non-empty string leaves, and a URL
+//!   with a password (`scheme://user:password@host/...`) also registers the
+//!   password (`security.rs:202-241`);
+//! - text: every registered value, longest first, is replaced by
+//!   [`REDACTED`] wherever it occurs (`security.rs:243-249`); no trimming,
+//!   no minimum length;
+//! - JSON: strings are redacted as text; an object's field whose key is
+//!   credential-named ([`sensitive_key`]) becomes [`REDACTED`] whole,
+//!   unless it is a secret reference; the fields `code`, `status`, `verb`,
+//!   `id`, `instance_id`, `instance`, `step_kind`, `schema_version` keep
+//!   their protocol meaning and are left as they are; an object that is a
+//!   secret reference is left whole (`security.rs:251-290`).
+//!
+//! Pure: the values come from the store adapter (`crate::store::secrets`).
+//! Neither [`Redactor`] nor [`Secrets`] shows a value in its `Debug`.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, PoisonError, RwLock};
+
+/// What a secret is replaced by (`security.rs:203, 247, 271`).
+pub const REDACTED: &str = "[redacted]";
+
+/// Whether a field named `key` holds a credential: its lowercase name
+/// contains `secret`, `password`, `token`, `credential`, `authorization`,
+/// `cookie`, `private_key`, `api_key` or `connection_string`, or ends with
+/// `_dsn` or `database_url` (stackless 0.4.0 `sensitive_key`,
+/// `security.rs:72-89`).
+#[must_use]
+pub fn sensitive_key(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    [
+        "secret",
+        "password",
+        "token",
+        "credential",
+        "authorization",
+        "cookie",
+        "private_key",
+        "api_key",
+        "connection_string",
+    ]
+    .iter()
+    .any(|part| key.contains(part))
+        || key.ends_with("_dsn")
+        || key.ends_with("database_url")
+}
+
+/// The fields [`Redactor::value`] leaves as they are (`security.rs:272-282`).
+const PROTOCOL_FIELDS: [&str; 8] = [
+    "code",
+    "status",
+    "verb",
+    "id",
+    "instance_id",
+    "instance",
+    "step_kind",
+    "schema_version",
+];
+
+/// Replaces known secret values (and credential-named JSON fields) with
+/// [`REDACTED`]. Built from the store's `secret_history` values.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Redactor {
+    /// Longest first, then in byte order: the order [`Redactor::text`]
+    /// replaces them in (0.4.0 sorts by length, longest first).
+    values: Vec<String>,
+}
+
+impl std::fmt::Debug for Redactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Redactor")
+            .field("value_count", &self.values.len())
+            .finish()
+    }
+}
+
+impl Redactor {
+    /// A redactor of `values` (each registered as 0.4.0's `register` does).
+    #[must_use]
+    pub fn new(values: impl IntoIterator<Item = String>) -> Self {
+        let mut set = BTreeSet::new();
+        for value in values {
+            register(&mut set, value);
+        }
+        let mut values: Vec<String> = set.into_iter().collect();
+        values.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        Self { values }
+    }
+
+    /// How many values it replaces.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Whether it replaces nothing (a store with no `secret_history`).
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// `text` with every value replaced by [`REDACTED`], longest first.
+    #[must_use]
+    pub fn text(&self, text: &str) -> String {
+        let mut out = text.to_owned();
+        for value in &self.values {
+            if out.contains(value.as_str()) {
+                out = out.replace(value.as_str(), REDACTED);
+            }
+        }
+        out
+    }
+
+    /// Redact a JSON value in place, as 0.4.0's `Redactor::value`.
+    pub fn value(&self, value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::String(text) => *text = self.text(text),
+            serde_json::Value::Array(values) => {
+                for value in values {
+                    self.value(value);
+                }
+            }
+            serde_json::Value::Object(fields) => {
+                if is_secret_ref(fields) {
+                    return;
+                }
+                for (key, field) in fields.iter_mut() {
+                    let reference = field.as_object().is_some_and(is_secret_ref);
+                    if sensitive_key(key) && !reference {
+                        *field = serde_json::Value::String(REDACTED.into());
+                    } else if !PROTOCOL_FIELDS.contains(&key.as_str()) {
+                        self.value(field);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Text that may be JSON (an `error_json`, a `down --json` envelope):
+    /// when the whole of it parses as JSON, redacted by [`Redactor::value`]
+    /// and written back on one line; else by [`Redactor::text`]. Unchanged
+    /// (as written) when nothing in it is redacted.
+    #[must_use]
+    pub fn json_text(&self, text: &str) -> String {
+        match serde_json::from_str::<serde_json::Value>(text.trim()) {
+            Ok(mut value) if value.is_object() || value.is_array() => {
+                let before = value.clone();
+                self.value(&mut value);
+                if value == before {
+                    text.to_owned()
+                } else {
+                    serde_json::to_string(&value).unwrap_or_else(|_| self.text(text))
+                }
+            }
+            _ => self.text(text),
+        }
+    }
+}
+
+/// Add `value` as 0.4.0's `Redactor::register` does (`security.rs:202-220`).
+fn register(set: &mut BTreeSet<String>, value: String) {
+    if value.is_empty() || value == REDACTED {
+        return;
+    }
+    if let Ok(json) = serde_json::from_str::<serde_json::Value>(&value) {
+        json_leaves(set, &json);
+    }
+    if let Some((_, rest)) = value.split_once("://") {
+        let authority = rest.split('/').next().unwrap_or_default();
+        if let Some((userinfo, _)) = authority.rsplit_once('@')
+            && let Some((_, password)) = userinfo.split_once(':')
+            && !password.is_empty()
+        {
+            set.insert(password.to_owned());
+        }
+    }
+    set.insert(value);
+}
+
+fn json_leaves(set: &mut BTreeSet<String>, value: &serde_json::Value) {
+    match value {
+        serde_json::Value::String(text) if !text.is_empty() => {
+            set.insert(text.clone());
+        }
+        serde_json::Value::Array(values) => values.iter().for_each(|v| json_leaves(set, v)),
+        serde_json::Value::Object(fields) => fields.values().for_each(|v| json_leaves(set, v)),
+        _ => {}
+    }
+}
+
+/// Whether `fields` are exactly a 0.4.0 `SecretRef` (`security.rs:10-17`:
+/// `kind: "secret_ref"`, `instance_id`, `integration`, `output`, strings,
+/// no other field): a selector with no credential in it.
+fn is_secret_ref(fields: &serde_json::Map<String, serde_json::Value>) -> bool {
+    const FIELDS: [&str; 4] = ["kind", "instance_id", "integration", "output"];
+    fields.len() == FIELDS.len()
+        && FIELDS
+            .iter()
+            .all(|f| fields.get(*f).is_some_and(serde_json::Value::is_string))
+        && fields.get("kind").and_then(serde_json::Value::as_str) == Some("secret_ref")
+}
+
+/// The newest [`Redactor`], shared by the threads that show or write text:
+/// the store watcher (and `snapshot`, the reaper) put the one read with
+/// each snapshot; the logs reads, the recorder and the console log take it
+/// when they need it. Cheap to clone (one `Arc`).
+#[derive(Clone, Default)]
+pub struct Secrets {
+    current: Arc<RwLock<Arc<Redactor>>>,
+}
+
+impl std::fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Secrets").field(&self.current()).finish()
+    }
+}
+
+impl Secrets {
+    /// A handle holding no value yet.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The redactor read last.
+    #[must_use]
+    pub fn current(&self) -> Arc<Redactor> {
+        self.current
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Keep `redactor` as the newest. A value once known stays known: the
+    /// new one replaces values only when it holds at least every value of
+    /// the old (`secret_history` only grows; a store read without the table
+    /// leaves the values already known).
+    pub fn update(&self, redactor: &Arc<Redactor>) {
+        let mut current = self.current.write().unwrap_or_else(PoisonError::into_inner);
+        if Arc::ptr_eq(&current, redactor) || **current == **redactor {
+            return;
+        }
+        if current.values.iter().all(|v| redactor.values.contains(v)) {
+            *current = redactor.clone();
+        } else {
+            let merged = current.values.iter().chain(&redactor.values).cloned();
+            *current = Arc::new(Redactor::new(merged));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redacts_credential_fields_and_values_without_corrupting_handles_or_error_codes() {
+        // stackless-core-0.4.0/src/security.rs:322-336, the same values.
+        let redactor = Redactor::new([
+            "secret-canary".into(),
+            "postgres://user:database-password@db/one".into(),
+        ]);
+        let mut value = serde_json::json!({
+            "code": "state.query_failed",
+            "message": "secret-canary / database-password",
+            "token": "unseen-token",
+            "password": {"kind": "secret_ref", "instance_id": "owner",
+                         "integration": "database", "output": "password"},
+        });
+        redactor.value(&mut value);
+        assert_eq!(value["message"], "[redacted] / [redacted]");
+        assert_eq!(value["token"], "[redacted]");
+        assert_eq!(value["password"]["kind"], "secret_ref");
+        assert_eq!(value["code"], "state.query_failed");
+        assert_eq!(format!("{redactor:?}"), "Redactor { value_count: 3 }");
+    }
+
+    #[test]
+    fn text_replaces_every_value_longest_first_and_registers_json_leaves() {
+        let redactor = Redactor::new([
+            "sk_live".into(),
+            "sk_live_abc".into(),
+            String::new(),
+            REDACTED.into(),
+            r#"{"key":"leaf-1","n":[" leaf 2 ",""]}"#.into(),
+        ]);
+        assert_eq!(redactor.len(), 5);
+        assert_eq!(
+            redactor.text("API_TOKEN=sk_live_abc and sk_live, leaf-1 | leaf 2 |"),
+            "API_TOKEN=[redacted] and [redacted], [redacted] |[redacted]|"
+        );
+        assert_eq!(redactor.text("nothing here"), "nothing here");
+        assert!(Redactor::new(Vec::new()).is_empty());
+    }
+
+    #[test]
+    fn protocol_fields_stay_and_json_text_is_redacted_by_field() {
+        let redactor = Redactor::new(["up".into(), "s3cr3t".into()]);
+        let error =
+            r#"{"schema_version":2,"code":"up","verb":"up","message":"s3cr3t up","api_key":"x"}"#;
+        assert_eq!(
+            redactor.json_text(error),
+            r#"{"schema_version":2,"code":"up","verb":"up","message":"[redacted] [redacted]","api_key":"[redacted]"}"#
+        );
+        assert_eq!(redactor.json_text("plain s3cr3t"), "plain [redacted]");
+        let untouched = "{\n  \"code\": \"x\"\n}";
+        assert_eq!(redactor.json_text(untouched), untouched);
+    }
+
+    #[test]
+    fn credential_named_fields() {
+        for key in [
+            "API_TOKEN",
+            "password",
+            "Authorization",
+            "SET_COOKIE",
+            "db_private_key",
+            "STRIPE_API_KEY",
+            "pg_connection_string",
+            "SENTRY_DSN",
+            "DATABASE_URL",
+            "client_secret",
+            "credentials",
+        ] {
+            assert!(sensitive_key(key), "{key}");
+        }
+        for key in ["message", "url", "dsn", "code", "origin", "key"] {
+            assert!(!sensitive_key(key), "{key}");
+        }
+    }
+
+    #[test]
+    fn a_url_password_is_a_value_too() {
+        let redactor = Redactor::new(["https://u:pw-123@db.example/x".into()]);
+        assert_eq!(redactor.text("auth pw-123"), "auth [redacted]");
+        assert_eq!(
+            redactor.text("at https://u:pw-123@db.example/x"),
+            "at [redacted]"
+        );
+    }
+
+    #[test]
+    fn secrets_keep_every_value_once_known_and_hide_them_in_debug() {
+        let secrets = Secrets::new();
+        assert!(secrets.current().is_empty());
+        secrets.update(&Arc::new(Redactor::new(["one-secret".into()])));
+        secrets.update(&Arc::new(Redactor::new(["two-secret".into()])));
+        assert_eq!(
+            secrets.current().text("one-secret two-secret"),
+            "[redacted] [redacted]"
+        );
+        secrets.update(&Arc::new(Redactor::default()));
+        assert_eq!(secrets.current().len(), 2);
+        assert_eq!(
+            format!("{secrets:?}"),
+            "Secrets(Redactor { value_count: 2 })"
+        );
+    }
+}
