@@ -186,6 +186,17 @@ impl Store {
             .map_err(err)?
             .flatten();
         let (attempts, next_retry_at) = crate::model::backoff::next_failure(previous, now);
+        // Never a secret into a column `stackless status` prints: the
+        // values of `secret_history`, read in this transaction, redacted
+        // as stackless 0.4.0 redacts its own output.
+        let reason = if super::secrets::has_history(&tx).map_err(err)? {
+            super::secrets::redactor(&tx)
+                .map_err(err)?
+                .json_text(reason)
+        } else {
+            reason.to_owned()
+        };
+        let reason = reason.as_str();
         tx.execute(
             "INSERT INTO reap_attempts (instance, attempts, last_error, next_retry_at)
              VALUES (?1, ?2, ?3, ?4)

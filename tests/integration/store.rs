@@ -418,3 +418,39 @@ fn a_zombie_lock_holder_is_not_alive() {
     assert_eq!(snap.lock_liveness("echo"), Some(&Liveness::StalePidGone));
     child.wait().unwrap();
 }
+
+/// Issue 22, item 6: the console never writes a secret into
+/// `reap_attempts.last_error`, a column `stackless status` prints: the
+/// values of `secret_history` are redacted in the write's own transaction,
+/// plain text and JSON envelopes alike.
+#[test]
+fn a_secret_in_a_failed_reap_is_never_written_to_the_store() {
+    let (_dir, path) = crate::common::stores::v14();
+    let name: String = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row(
+            "SELECT name FROM instances WHERE status = 'active' LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    crate::common::stores::exec(
+        &path,
+        "INSERT INTO secret_history (owner_id, value) VALUES ('x', 'sk_canary_41');",
+    );
+    let mut store = Store::open(&path, Access::ReadWrite).unwrap();
+    let row = store
+        .record_reap_failure(&name, "provider.auth: token sk_canary_41 rejected", CAPTURE)
+        .unwrap();
+    assert_eq!(row.last_error, "provider.auth: token [redacted] rejected");
+    drop(store);
+    let stored: String = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row(
+            "SELECT last_error FROM reap_attempts WHERE instance = ?1",
+            [&name],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(stored, "provider.auth: token [redacted] rejected");
+}
