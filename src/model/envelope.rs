@@ -223,6 +223,23 @@ pub fn stored_reason(reason: &str) -> String {
     out
 }
 
+/// The code of a one-line `code: message` (the form [`stored_reason`]
+/// writes): a dotted lowercase code (`engine.teardown.survivors`) before
+/// the first `: `; `None` for anything else. [`read_reason`] leaves such
+/// prose without a code (its rules key on envelopes); a report may show
+/// it.
+#[must_use]
+pub fn line_code(text: &str) -> Option<&str> {
+    let (code, _) = text.split_once(": ")?;
+    let well_formed = code.contains('.')
+        && !code.starts_with('.')
+        && !code.ends_with('.')
+        && code
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-'));
+    well_formed.then_some(code)
+}
+
 /// A stored `last_error` (or an `operations.error_json`) made readable:
 /// `code: message` plus the remediation when it is an envelope (schema 1
 /// or 2) or a bare error object, else the text as it is.
@@ -309,6 +326,23 @@ mod tests {
         // JSON without a code is no error.
         assert_eq!(parse_error(r#"{"message":"x"}"#), None);
         assert_eq!(parse_error("[1]"), None);
+    }
+
+    #[test]
+    fn the_code_of_a_one_line_reason() {
+        assert_eq!(
+            line_code("provider.auth: token [redacted] rejected"),
+            Some("provider.auth")
+        );
+        for prose in [
+            "down exited 0 in 0.4s: still active",
+            "timed out after 10m",
+            ".x: y",
+            "Provider.Auth: no",
+            "}",
+        ] {
+            assert_eq!(line_code(prose), None, "{prose}");
+        }
     }
 
     #[test]

@@ -203,7 +203,8 @@ pub struct AttemptReport {
     pub attempts: i64,
     /// As stored.
     pub last_error: String,
-    /// The envelope's code, when `last_error` is an envelope.
+    /// The code: the envelope's, when `last_error` is an envelope, or the
+    /// code of a one-line `code: message` (what this console writes).
     pub code: Option<String>,
     /// `code: message`, or the raw text.
     pub summary: String,
@@ -464,7 +465,9 @@ fn instance_report(
             AttemptReport {
                 attempts: a.attempts,
                 last_error: a.last_error.clone(),
-                code: reason.code,
+                code: reason.code.or_else(|| {
+                    crate::model::envelope::line_code(&a.last_error).map(str::to_owned)
+                }),
                 summary: reason.summary,
                 remediation: reason.remediation,
                 next_retry_at: a.next_retry_at,
