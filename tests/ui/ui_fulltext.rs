@@ -81,6 +81,7 @@ fn failed_down() -> Operation {
             .to_string(),
         ),
         progress: None,
+        ran: None,
     }
 }
 

@@ -67,6 +67,7 @@ fn op(id: &str, name: &str, verb: &str, status: OpStatus, created: i64, updated:
         updated_at: CAPTURE - updated,
         error_json: None,
         progress: None,
+        ran: None,
     }
 }
 

@@ -67,6 +67,7 @@ fn op(status: OpStatus) -> Operation {
         updated_at: NOW - 5,
         error_json: None,
         progress: None,
+        ran: None,
     }
 }
 
