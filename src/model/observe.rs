@@ -265,7 +265,7 @@ mod tests {
             ..Rows::default()
         };
         let mut done = op("op-1", "alpha", "down", OpStatus::Succeeded);
-        done.updated_at = 1_200;
+        done.updated_at = 1_199;
         done.ran = Some(crate::model::operation::Ran {
             started_ms: 1_199_300,
             last_ms: 1_199_712,

@@ -242,7 +242,7 @@ mod tests {
         // Issue 22, item 8: TOOK is the run time; the overlay says the
         // wait apart.
         let mut ran = op(OpStatus::Succeeded);
-        ran.updated_at = 1_200;
+        ran.updated_at = 1_199;
         ran.ran = Some(crate::model::operation::Ran {
             started_ms: 1_199_300,
             last_ms: 1_199_712,
