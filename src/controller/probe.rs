@@ -29,16 +29,41 @@ pub const PROC_LOCKS_CAP: u64 = 4 * 1024 * 1024;
 pub const PERSISTENCE_PREFIX: &str =
     "leases enforced only while the daemon happens to be running: ";
 
+/// The most read from a controller's `/proc/<pid>/cmdline` (bytes).
+pub const CMDLINE_CAP: u64 = 64 * 1024;
+
 /// Probe the controller serving the store in `state_dir`: the pid holding
 /// `controller.lock` (from `/proc/locks`; `None` when no one holds it, the
-/// file is missing, or this is not Linux) and the persistence warning.
+/// file is missing, or this is not Linux), the persistence warning, and
+/// the proxy port (that pid's `--proxy-port`, else this process's
+/// `STACKLESS_PROXY_PORT`, else 4444: [`crate::model::services::proxy_port`]).
 /// Never fails: what cannot be read is not known.
 #[must_use]
 pub fn probe(state_dir: &Path) -> ControllerState {
+    let pid = lock_holder(&state_dir.join("controller.lock"));
+    let cmdline = pid.and_then(cmdline).unwrap_or_default();
+    let env = std::env::var("STACKLESS_PROXY_PORT").ok();
     ControllerState {
-        pid: lock_holder(&state_dir.join("controller.lock")),
+        pid,
         persistence_warning: persistence_warning(&state_dir.join("daemon.persistence")),
+        proxy_port: Some(crate::model::services::proxy_port(
+            crate::model::services::proxy_port_flag(&cmdline),
+            env.as_deref(),
+        )),
     }
+}
+
+/// `/proc/<pid>/cmdline` split on NUL (lossy UTF-8, at most
+/// [`CMDLINE_CAP`] bytes); `None` when it cannot be read.
+fn cmdline(pid: u32) -> Option<Vec<String>> {
+    let file = std::fs::File::open(format!("/proc/{pid}/cmdline")).ok()?;
+    let text = read_capped(file, CMDLINE_CAP)?;
+    Some(
+        text.split('\0')
+            .filter(|a| !a.is_empty())
+            .map(str::to_owned)
+            .collect(),
+    )
 }
 
 /// Open a regular file for reading without following a symlink or
@@ -167,7 +192,14 @@ garbage line
     fn persistence_warning_as_stackless_words_it() {
         let dir = tempfile::tempdir().unwrap();
         let state = dir.path();
-        assert_eq!(probe(state), ControllerState::default());
+        let unheld = ControllerState {
+            proxy_port: Some(crate::model::services::proxy_port(
+                None,
+                std::env::var("STACKLESS_PROXY_PORT").ok().as_deref(),
+            )),
+            ..ControllerState::default()
+        };
+        assert_eq!(probe(state), unheld);
         std::fs::write(state.join("daemon.persistence"), "registered\n").unwrap();
         assert_eq!(probe(state).persistence_warning, None);
         std::fs::write(state.join("daemon.persistence"), "  \n").unwrap();

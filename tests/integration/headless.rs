@@ -537,7 +537,9 @@ fn an_error_json_that_does_not_parse_is_shown_as_stored_not_as_no_error() {
 
 /// `snapshot --json` gains `services` where the store records a process:
 /// the real 0.4.0 store's alpha, its logs under the resource namespace; its
-/// recorded process is not running here: dead.
+/// recorded process is not running here: dead, so it has no origin (issue
+/// 22, item 7: stackless 0.4.0 `status` gives none for a service observed
+/// gone).
 #[test]
 fn snapshot_json_services_on_the_real_0_4_0_store() {
     let (dir, path) = fixture("real-0.4.0-v14.db");
@@ -553,7 +555,7 @@ fn snapshot_json_services_on_the_real_0_4_0_store() {
             "name": "web",
             "pid": 19240,
             "alive": false,
-            "origin": "http://alpha.localhost",
+            "origin": null,
             "port": 41325,
             "log_path": logs.display().to_string(),
         }])

@@ -193,6 +193,7 @@ fn app() -> App {
             persistence_warning: Some(
                 "leases enforced only while the daemon happens to be running: cannot run launchctl: No such file or directory (os error 2)".into(),
             ),
+            proxy_port: Some(39171),
         }),
         CAPTURE,
     );

@@ -121,8 +121,10 @@ pub struct ServiceReport {
     /// Whether that process still runs (pid plus start time, probed on
     /// this machine when the snapshot was taken).
     pub alive: Option<bool>,
-    /// `http://<host>` routed to it through the stackless proxy (whose
-    /// port the store does not record); `null` when no host is.
+    /// `http://<host>:<proxy port>` routed to it through the stackless
+    /// proxy, as stackless 0.4.0 `status` reports it
+    /// ([`crate::model::services::Service::origin`]); `null` when no host
+    /// is, or its process is dead.
     pub origin: Option<String>,
     /// The port it listens on (127.0.0.1).
     pub port: Option<u16>,
@@ -138,18 +140,15 @@ pub struct ServiceReport {
 }
 
 impl ServiceReport {
-    /// The report of one probed service.
+    /// The report of one probed service, its origin on `proxy_port`.
     #[must_use]
-    pub fn new(service: &crate::model::services::Service) -> Self {
+    pub fn new(service: &crate::model::services::Service, proxy_port: u16) -> Self {
         let elsewhere = service.log == crate::model::services::LogState::Elsewhere;
         Self {
             name: service.name.clone(),
             pid: service.start.as_ref().map(|s| s.pid),
             alive: service.process.map(|p| !p.dead()),
-            origin: service
-                .start
-                .as_ref()
-                .and_then(crate::model::services::StartRecord::origin),
+            origin: service.origin(proxy_port),
             port: service.start.as_ref().and_then(|s| s.port),
             log_path: service.log_path.clone().filter(|_| !elsewhere),
             logs: elsewhere.then(|| format!("kept by {}, not on this disk", service.runs_on)),
@@ -523,7 +522,7 @@ mod tests {
             log_path: Some("/s/logs/sl-1/web.log".into()),
             log: LogState::Elsewhere,
         };
-        let report = ServiceReport::new(&service);
+        let report = ServiceReport::new(&service, 4444);
         assert_eq!(report.log_path, None);
         assert_eq!(
             report.logs.as_deref(),
@@ -531,7 +530,7 @@ mod tests {
         );
         service.runs_on = "local".into();
         service.log = LogState::Missing;
-        let report = ServiceReport::new(&service);
+        let report = ServiceReport::new(&service, 4444);
         assert_eq!(report.log_path.as_deref(), Some("/s/logs/sl-1/web.log"));
         assert_eq!(report.logs, None);
     }

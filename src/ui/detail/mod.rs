@@ -609,7 +609,7 @@ pub fn document<'a>(
             doc.section(format!("Services ({})", text.services.len()));
             let active = instance.is_some_and(|i| i.status == Status::Active);
             for (label, line, tone) in
-                crate::ui::detail::services::lines(&text.services, active, now)
+                crate::ui::detail::services::lines(&text.services, active, now, text.proxy_port)
             {
                 doc.kv(&label, line, tone);
             }

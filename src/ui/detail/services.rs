@@ -16,9 +16,16 @@ pub(crate) type Labelled = (String, String, Tone);
 
 /// The Services section's lines for `services`, times relative to `now`
 /// (unix seconds); `active` whether the instance is active (a dead process
-/// under an active instance is an error, under a tombstone expected).
+/// under an active instance is an error, under a tombstone expected); each
+/// live service's origin on `proxy_port` ([`Service::origin`]; none shown
+/// while it is not known).
 #[must_use]
-pub(crate) fn lines(services: &[Service], active: bool, now: i64) -> Vec<Labelled> {
+pub(crate) fn lines(
+    services: &[Service],
+    active: bool,
+    now: i64,
+    proxy_port: Option<u16>,
+) -> Vec<Labelled> {
     let mut out = Vec::new();
     for service in services {
         let name = sanitize_short(&service.name, MAX_LINE_CHARS);
@@ -30,7 +37,7 @@ pub(crate) fn lines(services: &[Service], active: bool, now: i64) -> Vec<Labelle
                 if process.dead() {
                     tone = if active { Tone::Error } else { Tone::Muted };
                 }
-                if let Some(origin) = start.origin() {
+                if let Some(origin) = proxy_port.and_then(|port| service.origin(port)) {
                     first.push_str(&format!(
                         " · {} (through the stackless proxy)",
                         sanitize_short(&origin, MAX_LINE_CHARS)
@@ -188,15 +195,14 @@ mod tests {
                 modified: Some(70),
             },
         };
-        let got = lines(std::slice::from_ref(&service), true, 100);
+        // Issue 22, item 7: a dead service has no origin.
+        let got = lines(std::slice::from_ref(&service), true, 100, Some(39171));
         assert_eq!(
             got,
             [
                 (
                     "web␛[2J".to_owned(),
-                    "on local · pid 4242 dead · http://alpha.localhost (through the stackless \
-                     proxy) · port 41325"
-                        .to_owned(),
+                    "on local · pid 4242 dead · port 41325".to_owned(),
                     Tone::Error
                 ),
                 (
@@ -211,6 +217,23 @@ mod tests {
                 ),
             ]
         );
-        assert_eq!(lines(&[service], false, 100)[0].2, Tone::Muted);
+        assert_eq!(
+            lines(std::slice::from_ref(&service), false, 100, None)[0].2,
+            Tone::Muted
+        );
+        // A live one's origin is on the proxy's port, as 0.4.0 builds it.
+        let alive = Service {
+            process: Some(ProcessState::Alive),
+            ..service
+        };
+        assert_eq!(
+            lines(std::slice::from_ref(&alive), true, 100, Some(39171))[0].1,
+            "on local · pid 4242 alive · http://alpha.localhost:39171 (through the stackless \
+             proxy) · port 41325"
+        );
+        assert_eq!(
+            lines(&[alive], true, 100, None)[0].1,
+            "on local · pid 4242 alive · port 41325"
+        );
     }
 }
