@@ -14,6 +14,7 @@ pub mod controller;
 pub mod detail;
 pub mod envelope;
 pub mod fulltext;
+pub mod gc;
 pub mod generation;
 pub mod liveness;
 pub(crate) mod logbuffer;

@@ -105,6 +105,10 @@ pub struct InstanceReport {
     pub birth: Option<BirthReport>,
     /// `dirty` (v5+), `null` before.
     pub dirty: Option<bool>,
+    /// For a tombstone: when it becomes due for GC and who collects it
+    /// ([`crate::model::gc::GcPreview`]); absent for any other row.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gc: Option<GcReport>,
     /// The services whose process stackless recorded (a `start:<service>`
     /// checkpoint of kind `process`), by name; absent when there are none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -152,6 +156,37 @@ impl ServiceReport {
             port: service.start.as_ref().and_then(|s| s.port),
             log_path: service.log_path.clone().filter(|_| !elsewhere),
             logs: elsewhere.then(|| format!("kept by {}, not on this disk", service.runs_on)),
+        }
+    }
+}
+
+/// When a tombstone becomes due for GC (D14: `tombstoned_at` + 7 days)
+/// and who collects it.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct GcReport {
+    /// Unix seconds.
+    pub due_at: i64,
+    /// `due_at <= now`.
+    pub due: bool,
+    /// Seconds until it is due, 0 once due.
+    pub due_in_secs: i64,
+    /// `controller` (stackless 0.4.0's, a `gc` operation), `reaper`
+    /// (stackless's or this console's, schemas 4 and 5) or `stackless`
+    /// (another schema: this console does not collect).
+    pub collected_by: &'static str,
+    /// The preview, for the table's words.
+    #[serde(skip)]
+    pub preview: crate::model::gc::GcPreview,
+}
+
+impl GcReport {
+    fn new(preview: crate::model::gc::GcPreview, now: i64) -> Self {
+        Self {
+            due_at: preview.due_at,
+            due: preview.due(now),
+            due_in_secs: preview.due_in(now),
+            collected_by: preview.collector.as_str(),
+            preview,
         }
     }
 }
@@ -478,6 +513,8 @@ fn instance_report(
             resource_namespace: b.resource_namespace().to_owned(),
         }),
         dirty: instance.dirty,
+        gc: crate::model::gc::GcPreview::of(instance, snapshot.generation)
+            .map(|preview| GcReport::new(preview, now)),
         services: Vec::new(),
     }
 }

@@ -23,6 +23,7 @@ impl App {
             self.shown.snapshot.instance(name),
             self.shown.snapshot.lock_liveness(name),
             self.shown.snapshot.reap_attempt(name),
+            self.shown.snapshot.generation,
             self.last_teardown(name),
             (self.now, &self.settings.zone),
         ))

@@ -77,6 +77,7 @@ impl App {
             snapshot.instance(name),
             snapshot.lock_liveness(name),
             snapshot.reap_attempt(name),
+            snapshot.generation,
             self.last_teardown(name),
             (self.now, &self.settings.zone),
         );

@@ -549,15 +549,17 @@ fn checkpoints_section<'a>(doc: &mut Doc<'a>, text: &'a DetailText, payloads: bo
 }
 
 /// The whole detail document for `detail`, with the instance's live rows
-/// from the snapshot (`instance`, its lock `liveness`, its reap `attempt`)
-/// and the last teardown this console ran on it (`last_teardown`, from
-/// Activity) at `now`, times shown in `zone`.
+/// from the snapshot (`instance`, its lock `liveness`, its reap `attempt`,
+/// the store's `generation`: who collects a tombstone) and the last
+/// teardown this console ran on it (`last_teardown`, from Activity) at
+/// `now`, times shown in `zone`.
 #[must_use]
 pub fn document<'a>(
     detail: &'a Detail,
     instance: Option<&Instance>,
     liveness: Option<&Liveness>,
     attempt: Option<&ReapAttempt>,
+    generation: crate::model::Generation,
     last_teardown: Option<&crate::event::Activity>,
     (now, zone): (i64, &Zone),
 ) -> Vec<DocLine<'a>> {
@@ -566,6 +568,9 @@ pub fn document<'a>(
         section: String::new(),
     };
     instance_section(&mut doc, detail, instance, (now, zone));
+    if let Some(gc) = instance.and_then(|i| crate::model::gc::GcPreview::of(i, generation)) {
+        doc.kv("GC", gc.text(now, zone), Tone::Muted);
+    }
     match &detail.loaded {
         Loaded::Ready(text) => {
             let dir = if text.definition_dir.is_empty() {

@@ -43,6 +43,7 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, app: &App) {
         instance,
         snapshot.lock_liveness(&open.name),
         snapshot.reap_attempt(&open.name),
+        snapshot.generation,
         app.last_teardown(&open.name),
         (app.now(), app.zone()),
     );
