@@ -332,6 +332,9 @@ pub struct Service {
     /// The last observation of `service:<name>` (schema 11+): readiness,
     /// configuration, unix seconds.
     pub readiness: Option<String>,
+    /// `existence` of the last observation (`present`, `absent`,
+    /// `unknown`).
+    pub existence: Option<String>,
     /// `configuration` of the last observation (`applied`, `drifted`, ...).
     pub configuration: Option<String>,
     /// When it was observed (unix seconds).
@@ -347,8 +350,9 @@ pub struct Service {
     pub log: LogState,
 }
 
-/// The services of an instance on `substrate`: every service with a
-/// process checkpoint, a placement or an observation, by name. `probe`
+/// The services of an instance on `substrate`: every service its
+/// definition declares ([`defined_services`]) or
+/// with a process checkpoint, a placement or an observation, by name. `probe`
 /// answers a pid's start time; `stat(path)` the log file at `path` (never
 /// following a symlink); `logs_dir` is `<state_dir>/logs/<dir>` (`dir`
 /// already checked by the caller), `None` when it cannot be formed.
@@ -367,6 +371,7 @@ pub fn services(
         .map(|p| p.node.as_str())
         .chain(detail.observations.iter().map(|o| o.node.as_str()));
     names.extend(nodes.filter_map(|n| n.strip_prefix("service:").map(str::to_owned)));
+    names.extend(defined_services(&detail.definition));
     names.sort();
     names.dedup();
     names
@@ -393,6 +398,7 @@ pub fn services(
                 process: start.as_ref().map(|s| process_state(s, &mut probe)),
                 start,
                 readiness: observation.and_then(|o| o.readiness.clone()),
+                existence: observation.and_then(|o| o.existence.clone()),
                 configuration: observation.and_then(|o| o.configuration.clone()),
                 observed_at: observation.and_then(|o| o.observed_at),
                 error_code: observation.and_then(|o| o.error_code.clone()),
@@ -419,6 +425,24 @@ impl Service {
         }
         self.start.as_ref()?.origin(proxy_port)
     }
+}
+
+/// The services a definition declares (`[services.<name>]` tables of the
+/// definition snapshot `instances.definition`, TOML), by name; empty when
+/// it does not parse. `stackless status` reports one stage for each
+/// (report.rs:343-345), started or not.
+#[must_use]
+pub fn defined_services(definition: &str) -> Vec<String> {
+    let Ok(table) = definition.parse::<toml::Table>() else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = table
+        .get("services")
+        .and_then(toml::Value::as_table)
+        .map(|services| services.keys().cloned().collect())
+        .unwrap_or_default();
+    names.sort();
+    names
 }
 
 /// How many of `services` have a recorded process that is dead.
@@ -579,6 +603,15 @@ mod tests {
         assert_eq!(proxy_port(Some("0"), Some("x")), 4444);
         assert_eq!(proxy_port(Some("70000"), None), 4444);
         assert_eq!(proxy_port(None, None), DEFAULT_PROXY_PORT);
+    }
+
+    #[test]
+    fn defined_services_are_the_definitions_service_tables() {
+        let definition = "[stack]\nname = \"x\"\n\n[services.web]\nhealth = { path = \"/\" }\n\
+                          [services.web.local]\nrun = \"x\"\n[services.api]\n";
+        assert_eq!(defined_services(definition), ["api", "web"]);
+        assert!(defined_services("not = [toml").is_empty());
+        assert!(defined_services("").is_empty());
     }
 
     #[test]

@@ -151,14 +151,16 @@ fn read(
     let mut probe = CheckedProbe::new(probe);
     // Hashed as they come: no name is kept for a dead service.
     let mut dead = crate::model::snapshot::DeadCounts::default();
+    let mut recorded = crate::model::snapshot::Recorded::default();
     let whole = super::services::each_active_record(&mut store, stop, |name, record| {
+        recorded.add(&name);
         if process_state(&record, |pid| probe.live_start_time(pid)).dead() {
             dead.add(&name, 1);
         } else {
             out.alive.push((name, record));
         }
     });
-    out.dead = dead.finish();
+    out.dead = dead.finish().with_recorded(recorded);
     whole.then_some(out)
 }
 

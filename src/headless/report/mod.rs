@@ -552,6 +552,7 @@ mod tests {
             start: None,
             process: None,
             readiness: None,
+            existence: None,
             configuration: None,
             observed_at: None,
             error_code: None,

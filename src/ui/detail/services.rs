@@ -17,6 +17,9 @@ pub(crate) type Labelled = (String, String, Tone);
 /// The Services section's lines for `services`, times relative to `now`
 /// (unix seconds); `active` whether the instance is active (a dead process
 /// under an active instance is an error, under a tombstone expected); each
+/// service's stage as `stackless list` derives it
+/// ([`Service::stage`]: a troubled one under an active instance is a
+/// warning, every service of a row that is not active is absent); each
 /// live service's origin on `proxy_port` ([`Service::origin`]; none shown
 /// while it is not known).
 #[must_use]
@@ -29,8 +32,18 @@ pub(crate) fn lines(
     let mut out = Vec::new();
     for service in services {
         let name = sanitize_short(&service.name, MAX_LINE_CHARS);
-        let mut first = format!("on {}", sanitize_short(&service.runs_on, MAX_LINE_CHARS));
-        let mut tone = Tone::Plain;
+        // The stage `stackless list`/`status` would give (issue 22, item 9).
+        let stage = crate::model::readiness::service_stage(service, !active);
+        let mut first = format!(
+            "on {} · {}",
+            sanitize_short(&service.runs_on, MAX_LINE_CHARS),
+            stage.as_str()
+        );
+        let mut tone = if active && stage.troubled() {
+            Tone::Warning
+        } else {
+            Tone::Plain
+        };
         match (&service.start, service.process) {
             (Some(start), Some(process)) => {
                 first.push_str(&format!(" · pid {} {}", start.pid, process.as_str()));
@@ -185,6 +198,7 @@ mod tests {
             }),
             process: Some(ProcessState::Dead),
             readiness: Some("ready".into()),
+            existence: Some("present".into()),
             configuration: Some("applied".into()),
             observed_at: Some(40),
             error_code: None,
@@ -202,7 +216,7 @@ mod tests {
             [
                 (
                     "web␛[2J".to_owned(),
-                    "on local · pid 4242 dead · port 41325".to_owned(),
+                    "on local · absent · pid 4242 dead · port 41325".to_owned(),
                     Tone::Error
                 ),
                 (
@@ -228,12 +242,12 @@ mod tests {
         };
         assert_eq!(
             lines(std::slice::from_ref(&alive), true, 100, Some(39171))[0].1,
-            "on local · pid 4242 alive · http://alpha.localhost:39171 (through the stackless \
-             proxy) · port 41325"
+            "on local · healthy · pid 4242 alive · http://alpha.localhost:39171 (through the \
+             stackless proxy) · port 41325"
         );
         assert_eq!(
             lines(&[alive], true, 100, None)[0].1,
-            "on local · pid 4242 alive · port 41325"
+            "on local · healthy · pid 4242 alive · port 41325"
         );
     }
 }

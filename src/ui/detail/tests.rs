@@ -55,19 +55,17 @@ fn a_tombstone_says_when_it_is_due_for_gc_and_who_collects_it() {
     };
     let now = tombstoned_at + 86_400;
     let gc_lines = |instance: &Instance, version: i64| -> Vec<String> {
-        document(
-            &detail,
-            Some(instance),
-            None,
-            None,
-            crate::model::Generation::new(version),
-            None,
-            (now, &utc),
-        )
-        .iter()
-        .map(DocLine::plain)
-        .filter(|l| l.trim_start().starts_with("GC "))
-        .collect()
+        let rows = crate::model::Rows {
+            instances: vec![instance.clone()].into(),
+            generation: crate::model::Generation::new(version),
+            ..crate::model::Rows::default()
+        };
+        let snapshot = crate::model::Snapshot::new(rows, Default::default());
+        document(&detail, &snapshot, None, (now, &utc))
+            .iter()
+            .map(DocLine::plain)
+            .filter(|l| l.trim_start().starts_with("GC "))
+            .collect()
     };
     assert_eq!(
         gc_lines(&instance, 14),
