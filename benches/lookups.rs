@@ -112,6 +112,7 @@ fn snapshot(n: usize) -> Arc<Snapshot> {
         updated_at: BENCH_NOW - 10,
         error_json: None,
         progress: None,
+        ran: None,
     };
     let mut operations: Vec<Operation> = (0..n)
         .step_by(10)

@@ -96,25 +96,16 @@ pub fn socket_peer(socket: &Path) -> Option<u32> {
     u32::try_from(credentials.pid()).ok().filter(|pid| *pid > 0)
 }
 
-/// Whether the `stackless daemon run` with this pid runs a lease reaper,
-/// from its command line (`/proc/PID/cmdline`, capped at 64 KiB).
+/// Whether a `stackless daemon run` runs a lease reaper, from its
+/// command line (its arguments, as `crate::controller::probe` reads them
+/// from `/proc/PID/cmdline`): `Some(false)` with `--embedded`, `Some(true)`
+/// for any other `daemon run`, `None` when it is not one.
 #[must_use]
-pub fn from_command_line(pid: u32) -> Option<bool> {
-    let file = std::fs::File::open(format!("/proc/{pid}/cmdline")).ok()?;
-    let mut bytes = Vec::new();
-    file.take(REPLY_CAP).read_to_end(&mut bytes).ok()?;
-    lease_reaper_in_command_line(&bytes)
-}
-
-/// A NUL-separated command line: `Some(false)` with `--embedded`,
-/// `Some(true)` for any other `daemon run`, `None` when it is not one.
-#[must_use]
-pub fn lease_reaper_in_command_line(cmdline: &[u8]) -> Option<bool> {
-    let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+pub fn lease_reaper_in_args(args: &[String]) -> Option<bool> {
     let runs = args
         .windows(2)
-        .any(|pair| pair[0] == b"daemon" && pair[1] == b"run");
-    runs.then(|| !args.contains(&b"--embedded".as_slice()))
+        .any(|pair| pair[0] == "daemon" && pair[1] == "run");
+    runs.then(|| !args.iter().any(|arg| arg == "--embedded"))
 }
 
 #[cfg(test)]
@@ -138,20 +129,18 @@ mod tests {
 
     #[test]
     fn the_command_line_of_a_daemon() {
+        let args = |line: &str| -> Vec<String> { line.split(' ').map(str::to_owned).collect() };
         let embedded =
-            b"/usr/bin/stackless\0daemon\0run\0--state-dir\0/s\0--proxy-port\x004444\0--embedded\0";
-        assert_eq!(lease_reaper_in_command_line(embedded), Some(false));
-        let operator = b"/usr/bin/stackless\0daemon\0run\0--state-dir\0/s\0--proxy-port\x00443\0";
-        assert_eq!(lease_reaper_in_command_line(operator), Some(true));
+            args("/usr/bin/stackless daemon run --state-dir /s --proxy-port 4444 --embedded");
+        assert_eq!(lease_reaper_in_args(&embedded), Some(false));
+        let operator = args("/usr/bin/stackless daemon run --state-dir /s --proxy-port 443");
+        assert_eq!(lease_reaper_in_args(&operator), Some(true));
         assert_eq!(
-            lease_reaper_in_command_line(b"stackless\0daemon\0run\0--systemd-user\0"),
+            lease_reaper_in_args(&args("stackless daemon run --systemd-user")),
             Some(true)
         );
-        assert_eq!(
-            lease_reaper_in_command_line(b"stackless\0up\0alpha\0"),
-            None
-        );
-        assert_eq!(lease_reaper_in_command_line(b""), None);
+        assert_eq!(lease_reaper_in_args(&args("stackless up alpha")), None);
+        assert_eq!(lease_reaper_in_args(&[]), None);
     }
 
     #[test]

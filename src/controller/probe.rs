@@ -29,6 +29,9 @@ pub const PROC_LOCKS_CAP: u64 = 4 * 1024 * 1024;
 pub const PERSISTENCE_PREFIX: &str =
     "leases enforced only while the daemon happens to be running: ";
 
+/// The most read from a controller's `/proc/<pid>/cmdline` (bytes).
+pub const CMDLINE_CAP: u64 = 64 * 1024;
+
 /// Probe the controller serving the store in `state_dir` once, with no
 /// memory of an earlier probe (`snapshot`, `reap --once`): see
 /// [`ControllerProbe::probe`].
@@ -57,11 +60,15 @@ impl ControllerProbe {
     /// answering on `daemon.sock` (0.2/0.3, its peer credentials; `None`
     /// when neither, or this is not Linux); whether it runs a lease reaper
     /// (`crate::controller::lease_reaper`, asked once per pid); and the
-    /// persistence warning. Never fails: what cannot be read is not known.
+    /// persistence warning; and the proxy port (that pid's `--proxy-port`,
+    /// else this process's `STACKLESS_PROXY_PORT`, else 4444:
+    /// [`crate::model::services::proxy_port`]). Never fails: what cannot
+    /// be read is not known.
     pub fn probe(&mut self, state_dir: &Path) -> ControllerState {
         let socket = super::lease_reaper::socket_path(state_dir);
         let locked = lock_holder(&state_dir.join("controller.lock"));
         let pid = locked.or_else(|| super::lease_reaper::socket_peer(&socket));
+        let cmdline = pid.and_then(cmdline).unwrap_or_default();
         let lease_reaper = pid.and_then(|pid| match self.asked {
             Some((asked, answer, at))
                 if asked == pid && (answer.is_some() || at.elapsed() < ASK_AGAIN) =>
@@ -71,7 +78,7 @@ impl ControllerProbe {
             _ => {
                 let answer = locked
                     .and_then(|_| super::lease_reaper::ask(&socket))
-                    .or_else(|| super::lease_reaper::from_command_line(pid));
+                    .or_else(|| super::lease_reaper::lease_reaper_in_args(&cmdline));
                 self.asked = Some((pid, answer, std::time::Instant::now()));
                 answer
             }
@@ -80,8 +87,25 @@ impl ControllerProbe {
             pid,
             lease_reaper,
             persistence_warning: persistence_warning(&state_dir.join("daemon.persistence")),
+            proxy_port: Some(crate::model::services::proxy_port(
+                crate::model::services::proxy_port_flag(&cmdline),
+                std::env::var("STACKLESS_PROXY_PORT").ok().as_deref(),
+            )),
         }
     }
+}
+
+/// `/proc/<pid>/cmdline` split on NUL (lossy UTF-8, at most
+/// [`CMDLINE_CAP`] bytes); `None` when it cannot be read.
+fn cmdline(pid: u32) -> Option<Vec<String>> {
+    let file = std::fs::File::open(format!("/proc/{pid}/cmdline")).ok()?;
+    let text = read_capped(file, CMDLINE_CAP)?;
+    Some(
+        text.split('\0')
+            .filter(|a| !a.is_empty())
+            .map(str::to_owned)
+            .collect(),
+    )
 }
 
 /// Open a regular file for reading without following a symlink or
@@ -210,7 +234,14 @@ garbage line
     fn persistence_warning_as_stackless_words_it() {
         let dir = tempfile::tempdir().unwrap();
         let state = dir.path();
-        assert_eq!(probe(state), ControllerState::default());
+        let unheld = ControllerState {
+            proxy_port: Some(crate::model::services::proxy_port(
+                None,
+                std::env::var("STACKLESS_PROXY_PORT").ok().as_deref(),
+            )),
+            ..ControllerState::default()
+        };
+        assert_eq!(probe(state), unheld);
         std::fs::write(state.join("daemon.persistence"), "registered\n").unwrap();
         assert_eq!(probe(state).persistence_warning, None);
         std::fs::write(state.join("daemon.persistence"), "  \n").unwrap();

@@ -172,6 +172,8 @@ struct BatchedServices<'a> {
     store: &'a mut crate::store::Store,
     instances: &'a [std::sync::Arc<crate::model::Instance>],
     state_dir: PathBuf,
+    /// The proxy port origins are on (the controller probe's).
+    proxy_port: u16,
     probe: Box<dyn crate::store::probe::HostProbe>,
     /// The rows of the batch read last, by name.
     batch: std::collections::HashMap<String, crate::store::services::ServiceRows>,
@@ -194,8 +196,13 @@ impl<'a> BatchedServices<'a> {
             || instances
                 .iter()
                 .any(|i| !i.anomalies.is_empty() || i.name.contains('\u{fffd}'));
+        let state_dir = store.state_dir();
+        let proxy_port = crate::controller::probe::probe(&state_dir)
+            .proxy_port
+            .unwrap_or(crate::model::services::DEFAULT_PROXY_PORT);
         Self {
-            state_dir: store.state_dir(),
+            state_dir,
+            proxy_port,
             store,
             instances,
             probe: crate::store::probe::checked_sysinfo(),
@@ -230,7 +237,11 @@ impl<'a> BatchedServices<'a> {
         if namespace.is_some_and(|ns| ns != rows.logs_dir_name) {
             return Ok(Vec::new());
         }
-        Ok(probed(rows.clone(), &self.state_dir, self.probe.as_mut()))
+        Ok(probed(
+            rows.clone(),
+            (&self.state_dir, self.proxy_port),
+            self.probe.as_mut(),
+        ))
     }
 
     fn read_batch(&mut self) -> Result<(), crate::store::StoreError> {
@@ -265,10 +276,11 @@ impl<'a> BatchedServices<'a> {
     }
 }
 
-/// One instance's service rows probed (pid plus start time, log `stat`).
+/// One instance's service rows probed (pid plus start time, log `stat`),
+/// their logs under `state_dir`, their origins on `proxy_port`.
 fn probed(
     rows: crate::store::services::ServiceRows,
-    state_dir: &std::path::Path,
+    (state_dir, proxy_port): (&std::path::Path, u16),
     probe: &mut dyn crate::store::probe::HostProbe,
 ) -> Vec<report::ServiceReport> {
     let detail = crate::model::detail::InstanceDetail {
@@ -280,7 +292,7 @@ fn probed(
     crate::store::services::observe(detail, state_dir, probe)
         .services
         .iter()
-        .map(report::ServiceReport::new)
+        .map(|service| report::ServiceReport::new(service, proxy_port))
         .collect()
 }
 

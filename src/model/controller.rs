@@ -23,6 +23,11 @@ pub struct ControllerState {
     /// while the controller happens to run: `leases enforced only while the
     /// daemon happens to be running: <daemon.persistence>`.
     pub persistence_warning: Option<String>,
+    /// The port stackless's proxy serves origins on
+    /// ([`crate::model::services::proxy_port`]: the controller's
+    /// `--proxy-port`, else `STACKLESS_PROXY_PORT`, else 4444); `None`
+    /// before the first probe.
+    pub proxy_port: Option<u16>,
 }
 
 impl ControllerState {
@@ -141,6 +146,7 @@ mod tests {
             pid,
             lease_reaper,
             persistence_warning: None,
+            proxy_port: None,
         }
     }
 

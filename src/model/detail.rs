@@ -90,9 +90,12 @@ pub struct Revision {
 }
 
 impl Revision {
-    /// Drift: applied differs from desired, or was never applied.
+    /// Pending: applied differs from desired, or was never applied
+    /// (stackless 0.4.0's word, `Configuration::Pending`: cli-0.4.0
+    /// src/client/report.rs:147-153; "drifted" is what an observation finds
+    /// changed out of band).
     #[must_use]
-    pub fn drift(&self) -> bool {
+    pub fn pending(&self) -> bool {
         self.applied.as_deref() != Some(self.desired.as_str())
     }
 }

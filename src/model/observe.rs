@@ -10,7 +10,6 @@ use super::activity::{Activity, ActivityKind, Actor};
 use super::envelope::parse_error;
 use super::operation::{OpStatus, Operation};
 use super::rows::{Rows, Status};
-use super::time;
 
 /// One change seen between two snapshots.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,7 +45,8 @@ impl Observed {
 
     /// The Activity line for it at `at` (unix seconds): `observed alpha
     /// appeared`, `observed alpha tombstoned`, `controller alpha succeeded:
-    /// down in 2s`, `controller bravo failed: up in 5s: code: message`.
+    /// down in 0.4s, after 3m 19s queued` (its run time, then its wait in
+    /// the queue: [`Operation::took_and_queued`]), `controller bravo failed: up in 5s: code: message`.
     #[must_use]
     pub fn activity(&self, at: i64) -> Activity {
         match self {
@@ -67,7 +67,7 @@ impl Observed {
                     OpStatus::Cancelled => ActivityKind::Cancelled,
                     _ => ActivityKind::Interrupted,
                 };
-                let mut detail = format!("{} in {}", op.verb, time::span(op.age(at)));
+                let mut detail = format!("{} in {}", op.verb, op.took_and_queued(at));
                 if let OpStatus::Other(status) = &op.status {
                     detail.push_str(&format!(" ({status})"));
                 }
@@ -191,6 +191,7 @@ mod tests {
             updated_at: 1_002,
             error_json: None,
             progress: None,
+            ran: None,
         }
     }
 
@@ -253,6 +254,30 @@ mod tests {
         );
         // The same snapshot again: nothing new.
         assert!(changes(&next, &next).is_empty());
+    }
+
+    /// Issue 22, item 8: "took" is the run time, the wait in the queue
+    /// said apart.
+    #[test]
+    fn a_finished_operation_says_its_run_and_its_wait_apart() {
+        let prev = Rows {
+            operations: vec![op("op-1", "alpha", "down", OpStatus::Running)],
+            ..Rows::default()
+        };
+        let mut done = op("op-1", "alpha", "down", OpStatus::Succeeded);
+        done.updated_at = 1_199;
+        done.ran = Some(crate::model::operation::Ran {
+            started_ms: 1_199_300,
+            last_ms: 1_199_712,
+        });
+        let next = Rows {
+            operations: vec![done],
+            ..Rows::default()
+        };
+        assert_eq!(
+            lines(&prev, &next),
+            ["controller alpha succeeded: down in 0.4s, after 3m 19s queued"]
+        );
     }
 
     #[test]

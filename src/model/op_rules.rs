@@ -78,6 +78,7 @@ mod tests {
             updated_at: 100,
             error_json: None,
             progress: None,
+            ran: None,
         }
     }
 

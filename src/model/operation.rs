@@ -136,9 +136,123 @@ pub struct Operation {
     pub error_json: Option<String>,
     /// The newest step event, if any.
     pub progress: Option<StepProgress>,
+    /// When the controller ran it, from its events (`None`: no event yet,
+    /// e.g. still queued, or an `up` refused before its first step).
+    pub ran: Option<Ran>,
+}
+
+/// When the controller ran an operation, unix milliseconds, from its
+/// `operation_events` rows. The `operations` row keeps no start time (the
+/// claim's `updated_at` is overwritten when it finishes, core-0.4.0
+/// src/state/operation.rs:229-231), so the first event stands for it: its
+/// step's start (`at_epoch_ms - duration_ms`, the engine's own clock,
+/// core-0.4.0 src/engine/progress.rs:27-30), or its `recorded_at` (whole
+/// seconds) for an event without them (the verify journal marker,
+/// written at the claim: core-0.4.0 src/state/operation.rs:241-250).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Ran {
+    /// When its first step started (ms).
+    pub started_ms: i64,
+    /// When its newest event happened (ms): for a finished operation, its
+    /// last step's end.
+    pub last_ms: i64,
+}
+
+/// One event's times, unix ms: `(start, at)`: the step's start
+/// (`at_epoch_ms - duration_ms`) and the event's own time (`at_epoch_ms`).
+/// Both are `recorded_at * 1000` when the event carries no `at_epoch_ms`,
+/// or one more than [`CLOCKS_APART`] seconds from its `recorded_at` (the
+/// engine and the store read the same clock within the same step, so such
+/// a time is not one stackless wrote; `None` then without a `recorded_at`).
+#[must_use]
+pub fn event_times(event_json: &str, recorded_at: Option<i64>) -> Option<(i64, i64)> {
+    let value: Option<serde_json::Value> = serde_json::from_str(event_json).ok();
+    let field = |name: &str| {
+        value
+            .as_ref()
+            .and_then(|v| v.get(name))
+            .and_then(serde_json::Value::as_i64)
+    };
+    let at = field("at_epoch_ms")
+        .filter(|at| recorded_at.is_none_or(|r| (at.div_euclid(1000) - r).abs() <= CLOCKS_APART));
+    match at {
+        Some(at) => {
+            let took = field("duration_ms").unwrap_or(0).clamp(0, at.max(0));
+            Some((at.saturating_sub(took), at))
+        }
+        None => recorded_at.map(|s| (s.saturating_mul(1000), s.saturating_mul(1000))),
+    }
+}
+
+/// How far (seconds) an event's `at_epoch_ms` may be from its
+/// `recorded_at` and still be read ([`event_times`]).
+pub const CLOCKS_APART: i64 = 2;
+
+/// A run time in milliseconds as the words say it: `0.4s`, `9.9s` under
+/// ten seconds (tenths, rounded down), else [`super::time::span`] (`12s`,
+/// `3m 19s`).
+#[must_use]
+pub fn run_span(ms: i64) -> String {
+    let ms = ms.max(0);
+    if ms < 10_000 {
+        format!("{}.{}s", ms / 1000, (ms % 1000) / 100)
+    } else {
+        super::time::span(ms / 1000)
+    }
 }
 
 impl Operation {
+    /// How long it has run (pending: until `now`, unix seconds) or ran
+    /// (finished: from its first step's start to its last event, or to its
+    /// `updated_at` when that is later), in ms; `None` without an event
+    /// ([`Ran`]).
+    #[must_use]
+    pub fn run_ms(&self, now: i64) -> Option<i64> {
+        let ran = self.ran?;
+        let end = if self.status.is_pending() {
+            now.saturating_mul(1000)
+        } else {
+            // It ended after its last event and, to the second, when its
+            // row was last updated (`finish_operation`).
+            ran.last_ms.max(self.updated_at.saturating_mul(1000))
+        };
+        Some(end.saturating_sub(ran.started_ms).max(0))
+    }
+
+    /// Whole seconds it waited in the queue before its first step
+    /// (`created_at` to [`Ran::started_ms`]); `None` without an event.
+    #[must_use]
+    pub fn queued_secs(&self) -> Option<i64> {
+        let ran = self.ran?;
+        Some(
+            ran.started_ms
+                .saturating_sub(self.created_at.saturating_mul(1000))
+                .max(0)
+                / 1000,
+        )
+    }
+
+    /// What "took" says of a finished operation: its run time
+    /// ([`Operation::run_ms`], [`run_span`]), or, with no event to tell
+    /// the run from the wait, the whole time since it was submitted
+    /// ([`Operation::age`]).
+    #[must_use]
+    pub fn took(&self, now: i64) -> String {
+        self.run_ms(now)
+            .map_or_else(|| super::time::span(self.age(now)), run_span)
+    }
+
+    /// [`Operation::took`] with the wait said apart: `0.4s, after 3m 19s
+    /// queued` (the wait left out under a second).
+    #[must_use]
+    pub fn took_and_queued(&self, now: i64) -> String {
+        let mut text = self.took(now);
+        if let Some(queued) = self.queued_secs().filter(|q| *q > 0) {
+            text.push_str(&format!(", after {} queued", super::time::span(queued)));
+        }
+        text
+    }
+
     /// Seconds since it was submitted (pending) or how long it ran
     /// (finished), never negative.
     #[must_use]
@@ -213,6 +327,7 @@ mod tests {
             updated_at: 101,
             error_json: None,
             progress: Some(progress),
+            ran: None,
         };
         assert_eq!(op.age(103), 3);
         op.status = OpStatus::Succeeded;

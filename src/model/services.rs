@@ -16,8 +16,10 @@
 //!   holders are probed (§2);
 //! - the origin: stackless-local `local_service_origin`: `http://<host>:<proxy
 //!   port>`, the host the root host (the last of `hosts`) for a
-//!   `root_origin` service; the proxy port is the daemon's and is not in the
-//!   store, so it is left out; a service without hosts has none;
+//!   `root_origin` service ([`StartRecord::origin`]); the proxy port is not
+//!   in the store: the controller's `--proxy-port`, else
+//!   `STACKLESS_PROXY_PORT`, else 4444 ([`proxy_port`]); a service without
+//!   hosts has none, nor one whose process is dead ([`Service::origin`]);
 //! - where it runs: `placements` (schema 14) `service:<name>`, else the
 //!   instance's substrate; readiness: `observations` (schema 11+); drift:
 //!   `instance_revisions` (per instance);
@@ -44,13 +46,60 @@ pub struct StartRecord {
 }
 
 impl StartRecord {
-    /// `http://<host>` (the last host: the root host of a `root_origin`
-    /// service), without the proxy's port, which the store does not record;
-    /// `None` when no host is routed to it.
+    /// `http://<host>:<proxy_port>`, as stackless 0.4.0 builds a service's
+    /// origin (stackless-local-0.4.0 src/lib.rs:188-211,
+    /// `local_service_origin`): the host is the last of the recorded hosts
+    /// (`[service_host]`, or `[service_host, root_host]` for a
+    /// `root_origin` service: lib.rs:164-186), the port the proxy's
+    /// ([`proxy_port`]). `None` when no host is routed to it (no health
+    /// contract, or a TCP one: stackless-local records no hosts then).
     #[must_use]
-    pub fn origin(&self) -> Option<String> {
-        self.hosts.last().map(|host| format!("http://{host}"))
+    pub fn origin(&self, proxy_port: u16) -> Option<String> {
+        self.hosts
+            .last()
+            .map(|host| format!("http://{host}:{proxy_port}"))
     }
+}
+
+/// The proxy port when neither the controller's command line nor the
+/// environment names one (stackless-daemon-0.4.0 src/proxy.rs:27,
+/// `DEFAULT_PROXY_PORT`).
+pub const DEFAULT_PROXY_PORT: u16 = 4444;
+
+/// The proxy port stackless 0.4.0 serves origins on: the running
+/// controller's `--proxy-port` (`flag`: the value after it on the
+/// controller's command line; `up` and `down` always start it so:
+/// stackless-daemon-0.4.0 src/client.rs:340-346), else
+/// `STACKLESS_PROXY_PORT` (`env`), else [`DEFAULT_PROXY_PORT`]
+/// (daemon-0.4.0 src/proxy.rs:29-35, `proxy_port`; a controller run bare by
+/// launchd/systemd takes its port the same way). A value that is not a
+/// port from 1 to 65535 is passed over, as stackless passes it over.
+#[must_use]
+pub fn proxy_port(flag: Option<&str>, env: Option<&str>) -> u16 {
+    let port = |text: &str| text.trim().parse::<u16>().ok().filter(|p| *p > 0);
+    flag.and_then(port)
+        .or_else(|| env.and_then(port))
+        .unwrap_or(DEFAULT_PROXY_PORT)
+}
+
+/// The value of `--proxy-port` in a controller's command line (`args`,
+/// as `/proc/<pid>/cmdline` splits it): `--proxy-port 39171` or
+/// `--proxy-port=39171` (clap's two spellings); the last one given wins.
+#[must_use]
+pub fn proxy_port_flag<S: AsRef<str>>(args: &[S]) -> Option<&str> {
+    let mut found = None;
+    let mut args = args.iter().map(AsRef::as_ref);
+    while let Some(arg) = args.next() {
+        if arg == "--" {
+            break;
+        }
+        if arg == "--proxy-port" {
+            found = args.next().or(found);
+        } else if let Some(value) = arg.strip_prefix("--proxy-port=") {
+            found = Some(value);
+        }
+    }
+    found
 }
 
 /// The process checkpoints of `checkpoints` (`start:<service>`, kind
@@ -283,6 +332,9 @@ pub struct Service {
     /// The last observation of `service:<name>` (schema 11+): readiness,
     /// configuration, unix seconds.
     pub readiness: Option<String>,
+    /// `existence` of the last observation (`present`, `absent`,
+    /// `unknown`).
+    pub existence: Option<String>,
     /// `configuration` of the last observation (`applied`, `drifted`, ...).
     pub configuration: Option<String>,
     /// When it was observed (unix seconds).
@@ -298,8 +350,9 @@ pub struct Service {
     pub log: LogState,
 }
 
-/// The services of an instance on `substrate`: every service with a
-/// process checkpoint, a placement or an observation, by name. `probe`
+/// The services of an instance on `substrate`: every service its
+/// definition declares ([`defined_services`]) or
+/// with a process checkpoint, a placement or an observation, by name. `probe`
 /// answers a pid's start time; `stat(path)` the log file at `path` (never
 /// following a symlink); `logs_dir` is `<state_dir>/logs/<dir>` (`dir`
 /// already checked by the caller), `None` when it cannot be formed.
@@ -318,6 +371,7 @@ pub fn services(
         .map(|p| p.node.as_str())
         .chain(detail.observations.iter().map(|o| o.node.as_str()));
     names.extend(nodes.filter_map(|n| n.strip_prefix("service:").map(str::to_owned)));
+    names.extend(defined_services(&detail.definition));
     names.sort();
     names.dedup();
     names
@@ -344,6 +398,7 @@ pub fn services(
                 process: start.as_ref().map(|s| process_state(s, &mut probe)),
                 start,
                 readiness: observation.and_then(|o| o.readiness.clone()),
+                existence: observation.and_then(|o| o.existence.clone()),
                 configuration: observation.and_then(|o| o.configuration.clone()),
                 observed_at: observation.and_then(|o| o.observed_at),
                 error_code: observation.and_then(|o| o.error_code.clone()),
@@ -355,6 +410,39 @@ pub fn services(
             }
         })
         .collect()
+}
+
+impl Service {
+    /// Its origin as `stackless status` reports it
+    /// ([`StartRecord::origin`] on `proxy_port`), none when its process is
+    /// dead: 0.4.0 reports an origin only for a service not observed
+    /// absent (cli-0.4.0 src/client/report.rs:357-366), and a dead process
+    /// is observed gone (stackless-local-0.4.0 src/lib.rs:923-946).
+    #[must_use]
+    pub fn origin(&self, proxy_port: u16) -> Option<String> {
+        if self.process.is_none_or(ProcessState::dead) {
+            return None;
+        }
+        self.start.as_ref()?.origin(proxy_port)
+    }
+}
+
+/// The services a definition declares (`[services.<name>]` tables of the
+/// definition snapshot `instances.definition`, TOML), by name; empty when
+/// it does not parse. `stackless status` reports one stage for each
+/// (report.rs:343-345), started or not.
+#[must_use]
+pub fn defined_services(definition: &str) -> Vec<String> {
+    let Ok(table) = definition.parse::<toml::Table>() else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = table
+        .get("services")
+        .and_then(toml::Value::as_table)
+        .map(|services| services.keys().cloned().collect())
+        .unwrap_or_default();
+    names.sort();
+    names
 }
 
 /// How many of `services` have a recorded process that is dead.
@@ -467,8 +555,18 @@ mod tests {
         let web = &got[1];
         assert_eq!(web.process, Some(ProcessState::PidReused));
         assert_eq!(
-            web.start.as_ref().and_then(StartRecord::origin).as_deref(),
-            Some("http://alpha.localhost")
+            web.start.as_ref().and_then(|s| s.origin(39171)).as_deref(),
+            Some("http://alpha.localhost:39171")
+        );
+        // Its process is not the one recorded: no origin.
+        assert_eq!(web.origin(39171), None);
+        let alive = Service {
+            process: Some(ProcessState::Alive),
+            ..web.clone()
+        };
+        assert_eq!(
+            alive.origin(4444).as_deref(),
+            Some("http://alpha.localhost:4444")
         );
         assert_eq!(web.start.as_ref().and_then(|s| s.port), Some(41325));
         assert_eq!(web.readiness.as_deref(), Some("ready"));
@@ -477,6 +575,43 @@ mod tests {
         assert_eq!(got[2].log, LogState::Elsewhere);
         assert_eq!(got[2].process, None);
         assert_eq!(dead_count(&got), 2);
+    }
+
+    /// Issue 22, item 7: the proxy port as stackless 0.4.0 resolves it.
+    #[test]
+    fn the_proxy_port_is_the_controllers_then_the_environments_then_4444() {
+        let cmdline = [
+            "/usr/bin/stackless",
+            "daemon",
+            "run",
+            "--state-dir",
+            "/s",
+            "--proxy-port",
+            "39171",
+            "--embedded",
+        ];
+        assert_eq!(proxy_port_flag(&cmdline), Some("39171"));
+        assert_eq!(
+            proxy_port_flag(&["stackless", "--proxy-port=81"]),
+            Some("81")
+        );
+        assert_eq!(proxy_port_flag(&["stackless", "daemon", "run"]), None);
+        assert_eq!(proxy_port_flag(&["x", "--", "--proxy-port", "9"]), None);
+        assert_eq!(proxy_port_flag(&["x", "--proxy-port"]), None);
+        assert_eq!(proxy_port(Some("39171"), Some("5000")), 39171);
+        assert_eq!(proxy_port(None, Some("5000")), 5000);
+        assert_eq!(proxy_port(Some("0"), Some("x")), 4444);
+        assert_eq!(proxy_port(Some("70000"), None), 4444);
+        assert_eq!(proxy_port(None, None), DEFAULT_PROXY_PORT);
+    }
+
+    #[test]
+    fn defined_services_are_the_definitions_service_tables() {
+        let definition = "[stack]\nname = \"x\"\n\n[services.web]\nhealth = { path = \"/\" }\n\
+                          [services.web.local]\nrun = \"x\"\n[services.api]\n";
+        assert_eq!(defined_services(definition), ["api", "web"]);
+        assert!(defined_services("not = [toml").is_empty());
+        assert!(defined_services("").is_empty());
     }
 
     #[test]
@@ -492,7 +627,7 @@ mod tests {
         assert_eq!(process_state(&record, |_| None), ProcessState::Dead);
         let zero = StartRecord { pid: 0, ..record };
         assert_eq!(process_state(&zero, |_| Some(100)), ProcessState::Dead);
-        assert_eq!(zero.origin(), None);
+        assert_eq!(zero.origin(4444), None);
         let records = vec![
             ("a".to_owned(), zero.clone()),
             (

@@ -51,6 +51,10 @@ pub struct ServicesDead {
     /// `(hash of the name, dead count)`, sorted by hash, one per name,
     /// counts above 0.
     by_hash: Vec<(u64, u32)>,
+    /// The hashes of the active instances with one or more recorded
+    /// service processes, sorted (the same hash as `by_hash`); `None`
+    /// until the watcher's first services read.
+    recorded: Option<std::sync::Arc<[u64]>>,
 }
 
 impl ServicesDead {
@@ -117,7 +121,41 @@ impl ServicesDead {
             };
             by_hash.push(next);
         }
-        Self { by_hash }
+        Self {
+            by_hash,
+            recorded: self.recorded.clone(),
+        }
+    }
+
+    /// These counts, with the names that have recorded service processes
+    /// (the services read's [`Recorded`]).
+    #[must_use]
+    pub fn with_recorded(mut self, recorded: Recorded) -> Self {
+        let mut hashes = recorded.0;
+        hashes.sort_unstable();
+        hashes.dedup();
+        self.recorded = Some(hashes.into());
+        self
+    }
+
+    /// [`ServicesDead::with_recorded`] of `names`.
+    #[must_use]
+    pub fn with_recorded_names<S: AsRef<str>>(self, names: impl IntoIterator<Item = S>) -> Self {
+        let mut recorded = Recorded::default();
+        for name in names {
+            recorded.add(name.as_ref());
+        }
+        self.with_recorded(recorded)
+    }
+
+    /// Whether `name` has one or more recorded service processes (`None`:
+    /// not read yet). An active instance with none is one whose services
+    /// `stackless list` calls `unknown`: nothing was started
+    /// ([`crate::model::readiness::stage`]).
+    #[must_use]
+    pub fn recorded(&self, name: &str) -> Option<bool> {
+        let recorded = self.recorded.as_ref()?;
+        Some(recorded.binary_search(&Self::hash(name)).is_ok())
     }
 
     /// How many of `name`'s recorded service processes are dead (0: none,
@@ -171,7 +209,22 @@ impl DeadCounts {
             }
         });
         by_hash.shrink_to_fit();
-        ServicesDead { by_hash }
+        ServicesDead {
+            by_hash,
+            recorded: None,
+        }
+    }
+}
+
+/// The names with recorded service processes, hashed as they are added
+/// (8 bytes a name; [`ServicesDead::with_recorded`]).
+#[derive(Debug, Default)]
+pub struct Recorded(Vec<u64>);
+
+impl Recorded {
+    /// `name` has a recorded service process.
+    pub fn add(&mut self, name: &str) {
+        self.0.push(ServicesDead::hash(name));
     }
 }
 
@@ -229,6 +282,13 @@ impl Snapshot {
     #[must_use]
     pub fn dead_services(&self, name: &str) -> u32 {
         self.services_dead.get(name)
+    }
+
+    /// Whether `name` has recorded service processes (`None`: not read
+    /// yet; [`ServicesDead::recorded`]).
+    #[must_use]
+    pub fn services_recorded(&self, name: &str) -> Option<bool> {
+        self.services_dead.recorded(name)
     }
 
     /// The probed liveness of `name`'s lock holder, if it has a lock.

@@ -491,6 +491,7 @@ mod tests {
             updated_at: NOW - 5,
             error_json: None,
             progress: None,
+            ran: None,
         }
     }
 

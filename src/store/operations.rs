@@ -23,7 +23,9 @@ use rusqlite::{Connection, OptionalExtension};
 
 use super::Layout;
 use super::lenient::{col, lenient_int, lenient_text};
-use crate::model::operation::{FINISHED_SHOWN, OpStatus, Operation, StepProgress};
+use crate::model::operation::{
+    FINISHED_SHOWN, OpStatus, Operation, Ran, StepProgress, event_times,
+};
 
 /// Pending operations, oldest first (the controller's own order:
 /// core-0.4.0/src/state/operation.rs:199-207).
@@ -47,8 +49,13 @@ pub(super) const BY_ID_SQL: &str = "SELECT id, instance, {birth}, verb, status, 
 
 /// One operation's newest event.
 pub(super) const NEWEST_EVENT_SQL: &str =
-    "SELECT event_json FROM operation_events WHERE operation_id = ?1
+    "SELECT event_json, recorded_at FROM operation_events WHERE operation_id = ?1
      ORDER BY sequence DESC LIMIT 1";
+
+/// One operation's first event (when it started running: [`Ran`]).
+pub(super) const FIRST_EVENT_SQL: &str =
+    "SELECT event_json, recorded_at FROM operation_events WHERE operation_id = ?1
+     ORDER BY sequence LIMIT 1";
 
 fn with_birth(sql: &str, layout: Layout) -> String {
     sql.replace(
@@ -67,13 +74,14 @@ pub(super) struct QueueMemory {
     /// The ids pending then: re-read by id on the next read, so their
     /// finish is always seen, however many newer rows were created.
     pending: Vec<String>,
-    /// The finished operations listed then, with their newest step event.
+    /// The finished operations listed then, with their newest step event
+    /// and when they ran.
     /// A finished operation's events are final (the controller writes them
     /// from the running operation's progress sink, stackless-0.4.0
     /// src/controller.rs:528-531, before `finish_operation`, :416-418; the
     /// journal marker only while running, core-0.4.0
     /// src/state/operation.rs:241-250), so they are not read again.
-    finished: std::collections::HashMap<String, Option<StepProgress>>,
+    finished: std::collections::HashMap<String, (Option<StepProgress>, Option<Ran>)>,
 }
 
 /// Every pending operation (oldest first), then the [`FINISHED_SHOWN`]
@@ -111,19 +119,7 @@ pub(super) fn read_operations(
     let finished_late = finished_since(conn, layout, &memory.pending, &operations)?;
     operations.extend(finished_late);
     if layout.operation_events {
-        let mut stmt = conn.prepare_cached(NEWEST_EVENT_SQL)?;
-        for op in &mut operations {
-            if !op.status.is_pending()
-                && let Some(progress) = memory.finished.get(&op.id)
-            {
-                op.progress.clone_from(progress);
-                continue;
-            }
-            let newest: Option<Option<String>> = stmt
-                .query_row([op.id.as_str()], |row| Ok(lenient_text(col(row, 0))))
-                .optional()?;
-            op.progress = newest.flatten().as_deref().and_then(StepProgress::parse);
-        }
+        read_events(conn, &mut operations, memory)?;
     }
     memory.pending.clear();
     memory.finished.clear();
@@ -131,10 +127,56 @@ pub(super) fn read_operations(
         if op.status.is_pending() {
             memory.pending.push(op.id.clone());
         } else {
-            memory.finished.insert(op.id.clone(), op.progress.clone());
+            memory
+                .finished
+                .insert(op.id.clone(), (op.progress.clone(), op.ran));
         }
     }
     Ok(operations)
+}
+
+/// Each operation's newest step event and when it ran (its first and
+/// newest events' times: [`Ran`]), from `memory` for those finished at
+/// the last read.
+fn read_events(
+    conn: &Connection,
+    operations: &mut [Operation],
+    memory: &QueueMemory,
+) -> rusqlite::Result<()> {
+    let mut newest_stmt = conn.prepare_cached(NEWEST_EVENT_SQL)?;
+    let mut first_stmt = conn.prepare_cached(FIRST_EVENT_SQL)?;
+    let event = |row: &rusqlite::Row<'_>| {
+        Ok((
+            lenient_text(col(row, 0)).unwrap_or_default(),
+            lenient_int(col(row, 1)),
+        ))
+    };
+    for op in operations {
+        if !op.status.is_pending()
+            && let Some((progress, ran)) = memory.finished.get(&op.id)
+        {
+            op.progress.clone_from(progress);
+            op.ran = *ran;
+            continue;
+        }
+        let newest = newest_stmt.query_row([op.id.as_str()], event).optional()?;
+        let Some((newest_json, newest_at)) = newest else {
+            op.progress = None;
+            op.ran = None;
+            continue;
+        };
+        op.progress = StepProgress::parse(&newest_json);
+        let first = first_stmt.query_row([op.id.as_str()], event).optional()?;
+        op.ran = first.and_then(|(json, at)| {
+            let (started_ms, _) = event_times(&json, at)?;
+            let (_, last_ms) = event_times(&newest_json, newest_at)?;
+            Some(Ran {
+                started_ms,
+                last_ms: last_ms.max(started_ms),
+            })
+        });
+    }
+    Ok(())
 }
 
 /// The operations of `previous` (pending at the last read) that are in
@@ -212,13 +254,14 @@ fn operation_from_row(row: &rusqlite::Row<'_>) -> Operation {
         updated_at: lenient_int(col(row, 7)).unwrap_or(0),
         error_json: lenient_text(col(row, 8)),
         progress: None,
+        ran: None,
     }
 }
 
 impl super::Store {
     /// The plans `SQLite` chooses for the queue's reads (`EXPLAIN QUERY
     /// PLAN` detail lines, per read: `pending`, `finished`,
-    /// `newest_event`, `by_id`, `still_pending`, `pending_since`), for the
+    /// `newest_event`, `first_event`, `by_id`, `still_pending`, `pending_since`), for the
     /// tests that check no read scans the queue.
     ///
     /// # Errors
@@ -240,6 +283,7 @@ fn query_plans(conn: &Connection) -> rusqlite::Result<Vec<(String, Vec<String>)>
         ("pending", with_birth(PENDING_SQL, layout), None),
         ("finished", with_birth(FINISHED_SQL, layout), Some("50")),
         ("newest_event", NEWEST_EVENT_SQL.to_owned(), Some("x")),
+        ("first_event", FIRST_EVENT_SQL.to_owned(), Some("x")),
         ("by_id", with_birth(BY_ID_SQL, layout), Some("x")),
         (
             "still_pending",

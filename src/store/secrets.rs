@@ -151,6 +151,7 @@ mod tests {
                 r#"{"schema_version":2,"code":"x","message":"bad sk_one","token":"t"}"#.into(),
             ),
             progress: None,
+            ran: None,
         }];
         let mut attempts = vec![ReapAttempt {
             instance: "demo".into(),

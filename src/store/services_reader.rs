@@ -151,14 +151,16 @@ fn read(
     let mut probe = CheckedProbe::new(probe);
     // Hashed as they come: no name is kept for a dead service.
     let mut dead = crate::model::snapshot::DeadCounts::default();
+    let mut recorded = crate::model::snapshot::Recorded::default();
     let whole = super::services::each_active_record(&mut store, stop, |name, record| {
+        recorded.add(&name);
         if process_state(&record, |pid| probe.live_start_time(pid)).dead() {
             dead.add(&name, 1);
         } else {
             out.alive.push((name, record));
         }
     });
-    out.dead = dead.finish();
+    out.dead = dead.finish().with_recorded(recorded);
     whole.then_some(out)
 }
 
@@ -203,6 +205,13 @@ mod tests {
             assert_eq!(read.dead.get(name), 0, "{name}");
         }
         assert!(read.alive.is_empty());
+        // Issue 22, item 9: which active instances have a recorded service
+        // process (bravo's `up` was refused before any: its services are
+        // `unknown` to `stackless list`; the tombstones are not read).
+        for (name, recorded) in [("alpha", true), ("bravo", false), ("charlie", false)] {
+            assert_eq!(read.dead.recorded(name), Some(recorded), "{name}");
+        }
+        assert_eq!(ServicesDead::new().recorded("alpha"), None, "before a read");
         assert!(reader.request(), "answered: another may be asked for");
         drop(reader);
     }

@@ -27,8 +27,8 @@ pub struct OperationRow {
     /// AGE column: how long it has been pending (`3s`, `2m 05s`), or how
     /// long ago it finished (`5m 02s ago`).
     pub age: String,
-    /// TOOK column: how long a finished one took (`2s`); empty while
-    /// pending.
+    /// TOOK column: how long a finished one ran (`0.4s`, its wait in the
+    /// queue left out: [`Operation::took`]); empty while pending.
     pub took: String,
     /// DETAIL column: the step progress (`start:web 2/3`) and `cancel
     /// requested` of a pending one; `code: message` of a failure.
@@ -73,11 +73,7 @@ pub fn operation_row(op: &Operation, now: i64) -> OperationRow {
         } else {
             time::ago(op.updated_at, now)
         },
-        took: if pending {
-            String::new()
-        } else {
-            time::span(op.age(now))
-        },
+        took: if pending { String::new() } else { op.took(now) },
         detail: detail.join(" · "),
         state: op.status.clone(),
     }
@@ -116,7 +112,8 @@ fn at(at: i64, now: i64, zone: &jiff::tz::TimeZone) -> String {
 }
 
 /// The operation overlay's lines, `(label, text)`: id, verb, instance,
-/// birth id, status, times, progress, cancel, and for a failure its code,
+/// birth id, status, times (a finished one's run time as `took`, its wait
+/// in the queue as `queued`), progress, cancel, and for a failure its code,
 /// message, step and remediation.
 #[must_use]
 pub fn operation_lines(
@@ -142,7 +139,10 @@ pub fn operation_lines(
         lines.push(("pending for", time::span(op.age(now))));
     } else {
         lines.push(("finished", at(op.updated_at, now, zone)));
-        lines.push(("took", time::span(op.age(now))));
+        lines.push(("took", op.took(now)));
+        if let Some(queued) = op.queued_secs() {
+            lines.push(("queued", time::span(queued)));
+        }
     }
     if let Some(progress) = &op.progress {
         lines.push((
@@ -201,6 +201,7 @@ mod tests {
             updated_at: 1_002,
             error_json: None,
             progress: None,
+            ran: None,
         }
     }
 
@@ -237,6 +238,28 @@ mod tests {
                 "2s",
                 "engine.teardown.survivors: 1 resource␛[2J survived"
             )
+        );
+        // Issue 22, item 8: TOOK is the run time; the overlay says the
+        // wait apart.
+        let mut ran = op(OpStatus::Succeeded);
+        ran.updated_at = 1_199;
+        ran.ran = Some(crate::model::operation::Ran {
+            started_ms: 1_199_300,
+            last_ms: 1_199_712,
+        });
+        assert_eq!(operation_row(&ran, 1_260).took, "0.4s");
+        let zone = jiff::tz::TimeZone::UTC;
+        let lines = operation_lines(&ran, 1_260, &zone);
+        let took: Vec<_> = lines
+            .iter()
+            .filter(|(label, _)| ["took", "queued"].contains(label))
+            .collect();
+        assert_eq!(
+            took,
+            [
+                &("took", "0.4s".to_owned()),
+                &("queued", "3m 19s".to_owned())
+            ]
         );
         assert_eq!(
             cancel_question(&op(OpStatus::Queued)),

@@ -50,6 +50,9 @@ pub enum LeaseState {
     Tombstoned,
     /// No lease row.
     NoLease,
+    /// No lease row, left by a failed or cancelled `up`
+    /// ([`crate::model::readiness::failed_up`]): no reaper ever acts on it.
+    FailedUp,
 }
 
 /// How an instance's operation lock reads.
@@ -99,6 +102,10 @@ pub struct InstanceRow {
     /// Dead service processes under the instance (shown first in the LOCK
     /// column; see [`InstanceRow::with_dead_services`]).
     pub dead_services: u32,
+    /// No service process recorded under the active instance: `stackless
+    /// list` calls its services `unknown` (shown first in the LOCK column;
+    /// see [`InstanceRow::with_readiness`]).
+    pub services_unknown: bool,
 }
 
 impl InstanceRow {
@@ -133,6 +140,29 @@ impl InstanceRow {
                 format!("{text}; {}", self.lock)
             };
             self.dead_services = dead;
+        }
+        self
+    }
+
+    /// The row with its readiness as `stackless list` derives it (issue 22,
+    /// item 9): `services_unknown` (an active instance with no service
+    /// process recorded, [`crate::model::snapshot::ServicesDead::recorded`])
+    /// puts [`SERVICES_UNKNOWN`] in front of its LOCK text;
+    /// `failed_up` ([`crate::model::readiness::failed_up`]) makes its LEASE
+    /// [`FAILED_UP`].
+    #[must_use]
+    pub fn with_readiness(mut self, services_unknown: bool, failed_up: bool) -> Self {
+        if services_unknown {
+            self.lock = if self.lock.is_empty() {
+                SERVICES_UNKNOWN.to_owned()
+            } else {
+                format!("{SERVICES_UNKNOWN}; {}", self.lock)
+            };
+            self.services_unknown = true;
+        }
+        if failed_up {
+            FAILED_UP.clone_into(&mut self.lease);
+            self.lease_state = LeaseState::FailedUp;
         }
         self
     }
@@ -234,8 +264,17 @@ pub fn instance_row(
         state,
         pending: false,
         dead_services: 0,
+        services_unknown: false,
     }
 }
+
+/// The LOCK text's mark of an active instance whose services `stackless
+/// list` calls `unknown` (no service process recorded).
+pub const SERVICES_UNKNOWN: &str = "svc unknown";
+
+/// The LEASE text of a row a failed or cancelled `up` left (no lease: no
+/// reaper ever acts on it).
+pub const FAILED_UP: &str = "failed up: no lease";
 
 /// State mark: the lease ran out on an instance that is not tombstoned.
 pub const MARK_EXPIRED: char = '✗';
@@ -281,7 +320,7 @@ pub fn state_marks(
         LeaseState::Running => ' ',
         LeaseState::Expired => MARK_EXPIRED,
         LeaseState::Tombstoned => MARK_TOMBSTONED,
-        LeaseState::NoLease => MARK_NO_LEASE,
+        LeaseState::NoLease | LeaseState::FailedUp => MARK_NO_LEASE,
     };
     let lock = match (locked, liveness) {
         (false, _) => ' ',

@@ -253,13 +253,15 @@ fn v14_queue_reads_use_indices_never_a_full_scan() {
     // A rowid-order walk stopped by the LIMIT: no sort of the whole table.
     assert!(finished.starts_with("SCAN operations"), "{finished}");
     assert!(!finished.contains("TEMP B-TREE"), "{finished}");
-    let event = plan("newest_event");
-    assert!(
-        event.contains("USING COVERING INDEX operation_event_cursor (operation_id=?)")
-            || event.contains("USING INDEX operation_event_cursor (operation_id=?)"),
-        "{event}"
-    );
-    assert!(!event.contains("TEMP B-TREE"), "{event}");
+    for what in ["newest_event", "first_event"] {
+        let event = plan(what);
+        assert!(
+            event.contains("USING COVERING INDEX operation_event_cursor (operation_id=?)")
+                || event.contains("USING INDEX operation_event_cursor (operation_id=?)"),
+            "{what}: {event}"
+        );
+        assert!(!event.contains("TEMP B-TREE"), "{what}: {event}");
+    }
 }
 
 #[test]
@@ -312,7 +314,7 @@ fn v14_detail_reads_the_birth_never_payloads_or_secrets() {
             applied: Some("rev-1".into())
         }
     );
-    assert!(revision.drift());
+    assert!(revision.pending());
     let web = &detail.observations[1];
     assert_eq!(web.node, "service:web");
     assert_eq!(web.readiness.as_deref(), Some("ready"));
@@ -322,9 +324,9 @@ fn v14_detail_reads_the_birth_never_payloads_or_secrets() {
     // Evidence that is not JSON reads as unknown, not an error.
     assert_eq!(detail.observations[0].readiness, None);
     assert!(!format!("{detail:?}").contains("SECRET"));
-    // delta: applied == desired, no drift; no resources.
+    // delta: applied == desired, not pending; no resources.
     let delta = store.instance_detail("delta").unwrap().unwrap();
-    assert!(!delta.revision.unwrap().drift());
+    assert!(!delta.revision.unwrap().pending());
     assert!(delta.resources.is_empty());
     // A v5 store has none of it.
     let (_d5, v5) = stores::v5();

@@ -193,7 +193,10 @@ fn snapshot_table_is_plain_text() {
     assert_eq!(out.status.code(), Some(0));
     let table = text(&out.stdout);
     let lines: Vec<&str> = table.lines().collect();
-    assert_eq!(lines.len(), 10);
+    // Header, titles, 8 instances; then a blank line, `GC` and the two
+    // tombstones (issue 22, item 10).
+    assert_eq!(lines.len(), 14);
+    assert_eq!(lines[11], "GC");
     assert_eq!(
         lines[0],
         format!(
@@ -537,7 +540,9 @@ fn an_error_json_that_does_not_parse_is_shown_as_stored_not_as_no_error() {
 
 /// `snapshot --json` gains `services` where the store records a process:
 /// the real 0.4.0 store's alpha, its logs under the resource namespace; its
-/// recorded process is not running here: dead.
+/// recorded process is not running here: dead, so it has no origin (issue
+/// 22, item 7: stackless 0.4.0 `status` gives none for a service observed
+/// gone).
 #[test]
 fn snapshot_json_services_on_the_real_0_4_0_store() {
     let (dir, path) = fixture("real-0.4.0-v14.db");
@@ -553,7 +558,7 @@ fn snapshot_json_services_on_the_real_0_4_0_store() {
             "name": "web",
             "pid": 19240,
             "alive": false,
-            "origin": "http://alpha.localhost",
+            "origin": null,
             "port": 41325,
             "log_path": logs.display().to_string(),
         }])
@@ -920,5 +925,95 @@ fn reap_once_stands_by_for_a_controller_that_reaps() {
         text(&out.stdout).contains("reaper golf reaped: down succeeded"),
         "{}",
         text(&out.stdout)
+    );
+}
+
+/// Issue 22, item 10: `snapshot` says when each tombstone becomes due for
+/// GC (D14: `tombstoned_at` + 7 days) and who collects it: on the real
+/// 0.4.0 store the controller, on the contract's v4 store stackless's
+/// reaper or this console's.
+#[test]
+fn snapshot_says_when_a_tombstone_is_due_for_gc_and_who_collects_it() {
+    let (_dir, path) = crate::common::fixture("real-0.4.0-v14.db");
+    let now = 1_796_117_797 + 604_800 + 7_200;
+    let out = run(bin()
+        .args(["snapshot", "--json", "--now", &now.to_string(), "--state"])
+        .arg(&path));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let by = |name: &str| {
+        doc["instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(
+        by("charlie")["gc"],
+        serde_json::json!({
+            "due_at": 1_796_117_797_i64 + 604_800,
+            "due": true,
+            "due_in_secs": 0,
+            "collected_by": "controller",
+        })
+    );
+    assert!(by("alpha").get("gc").is_none(), "an active row has none");
+    let out = run(bin()
+        .args(["snapshot", "--utc", "--now", &now.to_string(), "--state"])
+        .arg(&path));
+    let table = text(&out.stdout);
+    let gc: Vec<&str> = table
+        .lines()
+        .skip_while(|l| *l != "GC")
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(
+        gc,
+        [
+            "GC",
+            "charlie  due for GC since 2026-12-08T09:36:37Z (2h 00m ago), collected by the \
+             stackless controller (a gc operation)",
+            "delta  due for GC since 2026-12-08T09:37:34Z (1h 59m ago), collected by the \
+             stackless controller (a gc operation)",
+        ],
+        "{table}"
+    );
+
+    let (_dir, v4) = fixture("stackless-real-v4.db");
+    let doc = snapshot_json(&v4);
+    let charlie = doc["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == "charlie")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        charlie["gc"],
+        serde_json::json!({
+            "due_at": 1_795_959_971_i64 + 604_800,
+            "due": false,
+            "due_in_secs": 1_795_959_971_i64 + 604_800 - CAPTURE,
+            "collected_by": "reaper",
+        })
+    );
+    let out = run(bin()
+        .args([
+            "snapshot",
+            "--utc",
+            "--now",
+            &CAPTURE.to_string(),
+            "--state",
+        ])
+        .arg(&v4));
+    let table = text(&out.stdout);
+    assert!(
+        table.contains(
+            "\ncharlie  due for GC at 2026-12-06T13:46:11Z (in 6d 23h), collected by stackless's \
+             reaper or this console's reaper, whichever passes first\n"
+        ),
+        "{table}"
     );
 }

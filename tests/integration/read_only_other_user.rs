@@ -57,6 +57,10 @@ charlie  local      tombstoned  tombstoned
 delta    local      tombstoned  tombstoned
 foxtrot  local      active      1d 19h left        1 (retry in 1d 19h)
 golf     local      active      1d 19h left
+
+GC
+charlie  due for GC at 2026-12-08T09:50:48Z (in 8d 19h), collected by stackless's reaper or this console's reaper, whichever passes first
+delta  due for GC at 2026-12-08T09:51:47Z (in 8d 19h), collected by stackless's reaper or this console's reaper, whichever passes first
 ";
 
 #[test]

@@ -94,6 +94,42 @@ fn a_real_0_4_0_store_is_known_in_full() {
     assert!(cancelled.cancel_requested);
 }
 
+/// Issue 22, item 8: an operation's run time is told from the time it
+/// waited in the queue, by its events' own clocks: alpha's `up` (created at
+/// 1796117794) started its first step at ...794962 and ended its last at
+/// ...795743 (tests/fixtures/real-0.4.0-v14.db), so it ran 0.7 s after
+/// under a second queued; `golf`'s likewise.
+#[test]
+fn real_0_4_0_operations_took_their_run_time_not_their_wait() {
+    use stackless_tui::model::operation::Ran;
+    let snap = snapshot("real-0.4.0-v14.db");
+    let op = |id: &str| {
+        snap.rows
+            .operations
+            .iter()
+            .find(|o| o.id == id)
+            .unwrap()
+            .clone()
+    };
+    let alpha = op("9b8fd650-07e8-4ff7-8cd7-0a952e02007b");
+    assert_eq!(
+        alpha.ran,
+        Some(Ran {
+            started_ms: 1_796_117_794_962,
+            last_ms: 1_796_117_795_743
+        })
+    );
+    assert_eq!(alpha.run_ms(CAPTURE_V14), Some(781));
+    assert_eq!(alpha.queued_secs(), Some(0));
+    assert_eq!(alpha.took_and_queued(CAPTURE_V14), "0.7s");
+    // A `down` refused before any step has no event: no run to tell apart.
+    let nosuch = op("8ee638b7-bb0f-454d-8e07-f59212221772");
+    assert_eq!(
+        (nosuch.ran, nosuch.took(CAPTURE_V14)),
+        (None, "0s".to_owned())
+    );
+}
+
 #[test]
 fn on_a_real_0_4_0_store_the_reaper_reaps_the_expired_and_collects_nothing() {
     let snap = snapshot("real-0.4.0-v14.db");

@@ -42,10 +42,6 @@ const ALLOWED: &[(&str, &str)] = &[
         "controller.lock, daemon.persistence, /proc/locks",
     ),
     (
-        "src/controller/lease_reaper.rs",
-        "/proc/PID/cmdline of the controller",
-    ),
-    (
         "src/dispatch.rs",
         "the config file, read before any store is opened",
     ),

@@ -106,7 +106,94 @@ fn a_failed_up_leaves_a_failed_operation() {
         )]
     );
 
+    readiness_as_stackless_derives_it(&stack);
+
     stack.down("a").expect_code(0);
     stack.down("b").expect_code(0);
     stack.shutdown();
+}
+
+/// Issue 22, item 9: each instance's per-service stage as the console
+/// derives it (its probe and the last observation) is the one `stackless
+/// list --json` and `status NAME --json` give; the row of the failed `up`
+/// (`b`: active, no lease, never reaped) is marked, and its services
+/// `unknown` (none recorded) show on its row.
+fn readiness_as_stackless_derives_it(stack: &Stack) {
+    use stackless_tui::model::readiness::failed_up;
+    use stackless_tui::store::services;
+
+    let list = stack.stackless(&["list", "--json"]);
+    list.expect_code(0);
+    let list = list.json();
+    let stages = |instance: &serde_json::Value| -> Vec<(String, String)> {
+        instance["services"]
+            .as_array()
+            .expect("services")
+            .iter()
+            .map(|s| {
+                (
+                    s["service"].as_str().expect("service").to_owned(),
+                    s["stage"].as_str().expect("stage").to_owned(),
+                )
+            })
+            .collect()
+    };
+    let listed = |name: &str| {
+        list["instances"]
+            .as_array()
+            .expect("instances")
+            .iter()
+            .find(|i| i["name"] == name)
+            .map(stages)
+            .expect("listed")
+    };
+    let status_b = stack.stackless(&["status", "b", "--json"]);
+    status_b.expect_code(0);
+    assert_eq!(stages(&status_b.json()), [("web".into(), "unknown".into())]);
+    assert_eq!(listed("b"), [("web".to_owned(), "unknown".to_owned())]);
+    assert_eq!(listed("a"), [("web".to_owned(), "healthy".to_owned())]);
+
+    let mut store = Store::open(&stack.db_path(), Access::ReadOnly).expect("open");
+    let mut probe = stackless_tui::store::probe::checked_sysinfo();
+    for name in ["a", "b"] {
+        let detail = store.instance_detail(name).expect("read").expect("exists");
+        let view = services::observe(detail, &stack.state_dir(), probe.as_mut());
+        let ours: Vec<(String, String)> = view
+            .services
+            .iter()
+            .map(|s| {
+                (
+                    s.name.clone(),
+                    stackless_tui::model::readiness::service_stage(s, false)
+                        .as_str()
+                        .to_owned(),
+                )
+            })
+            .collect();
+        assert_eq!(ours, listed(name), "{name}: {:#?}", view.services);
+    }
+
+    // The rows: `b` is the failed `up`'s, with no service recorded.
+    let snapshot = store.snapshot(&mut SysinfoProbe::new()).expect("snapshot");
+    let row = |name: &str| {
+        let instance = snapshot.rows.instance(name).expect("row");
+        failed_up(
+            instance,
+            snapshot.pending_operation(name).is_some(),
+            snapshot
+                .lock_liveness(name)
+                .is_some_and(stackless_tui::model::Liveness::held),
+        )
+    };
+    assert_eq!((row("a"), row("b")), (false, true));
+    let mut recorded: Vec<String> = Vec::new();
+    let stop = stackless_tui::stop::StopToken::new();
+    assert!(services::each_active_record(
+        &mut store,
+        &stop,
+        |name, _| {
+            recorded.push(name);
+        }
+    ));
+    assert_eq!(recorded, ["a"], "b recorded no service process");
 }

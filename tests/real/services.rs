@@ -1,5 +1,7 @@
 //! A real service killed with `kill -9`: the console's detail model and
-//! `snapshot --json` show it dead, with its pid, origin and log.
+//! `snapshot --json` show it dead, with its pid and log, and no origin;
+//! alive, its origin is the one `stackless status` reports (issue 22,
+//! item 7).
 
 use std::time::Duration;
 
@@ -31,10 +33,39 @@ fn a_service_killed_with_sigkill_shows_as_dead() {
     assert_eq!(web.runs_on, "local");
     assert_eq!(web.process, Some(ProcessState::Alive), "{web:#?}");
     let start = web.start.clone().expect("a process checkpoint");
+    // The origin as 0.4.0 computes it: `stackless status`'s, on the proxy
+    // port of the controller's command line (`--proxy-port`).
+    let status = stack.stackless(&["status", "demo", "--json"]);
+    status.expect_code(0);
+    let status = status.json();
+    let origin = format!("http://web.demo.localhost:{}", stack.port);
     assert_eq!(
-        start.origin().as_deref(),
-        Some("http://web.demo.localhost"),
-        "{start:?}"
+        status["services"][0]["origin"],
+        origin.as_str(),
+        "{status:#}"
+    );
+    let probed = stackless_tui::controller::probe::probe(&stack.state_dir());
+    assert_eq!(probed.proxy_port, Some(stack.port), "{probed:?}");
+    assert_eq!(web.origin(stack.port).as_deref(), Some(origin.as_str()));
+    // `snapshot --json` without STACKLESS_PROXY_PORT in its environment:
+    // the port is the controller's `--proxy-port`.
+    let mut command = stack.command(std::path::Path::new(env!("CARGO_BIN_EXE_stackless-tui")));
+    command
+        .env_remove("STACKLESS_PROXY_PORT")
+        .args(["snapshot", "--json", "--state"])
+        .arg(stack.db_path());
+    let out = command.output().expect("snapshot --json");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(
+        doc["instances"][0]["services"][0]["origin"],
+        origin.as_str(),
+        "{doc:#}"
     );
     let log = stack
         .state_dir()
@@ -78,7 +109,7 @@ fn a_service_killed_with_sigkill_shows_as_dead() {
             "name": "web",
             "pid": start.pid,
             "alive": false,
-            "origin": "http://web.demo.localhost",
+            "origin": null,
             "port": start.port,
             "log_path": log.display().to_string(),
         }]),

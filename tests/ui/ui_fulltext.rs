@@ -81,6 +81,7 @@ fn failed_down() -> Operation {
             .to_string(),
         ),
         progress: None,
+        ran: None,
     }
 }
 
@@ -306,8 +307,8 @@ fn opens_whole_after_open(app: &mut App) -> String {
 }
 
 /// The detail view's Services section (a dead process under an active
-/// instance, its origin and log) and its Last teardown section (the stderr
-/// tail of the reaper's failed teardown).
+/// instance, its log, no origin: issue 22, item 7) and its Last teardown
+/// section (the stderr tail of the reaper's failed teardown).
 #[test]
 fn detail_shows_services_and_the_last_teardown_output() {
     let mut app = app();
@@ -345,7 +346,7 @@ fn detail_shows_services_and_the_last_teardown_output() {
     }
     for expected in [
         "Services (1)",
-        "web              on local · pid 4242 dead · http://web.golf.localhost (through the stackless proxy) · port 41325",
+        "web              on local · absent · pid 4242 dead · port 41325",
         "sl-golf/web.log · 8 B · last line",
         "Last teardown (by this console)",
         "result           reaper failed",
@@ -354,6 +355,33 @@ fn detail_shows_services_and_the_last_teardown_output() {
     ] {
         assert!(seen.contains(expected), "{expected}:\n{seen}");
     }
+}
+
+/// Issue 22, item 9: an active instance with no service process recorded
+/// (its `up` failed or was cancelled before `start`) is marked on its row:
+/// `stackless list` calls its services `unknown`. Nothing is marked before
+/// the watcher's first services read.
+#[test]
+fn instances_row_marks_services_never_started() {
+    let mut app = app();
+    let before = render_app(&app, 120, 40);
+    assert!(!before.contains("svc unknown"), "{before}");
+    let counts = (*app.snapshot().services_dead)
+        .clone()
+        .with_recorded_names(["golf"]);
+    let next = app.snapshot().with_services_dead(Arc::new(counts));
+    app.handle(Event::Snapshot(Arc::new(next)), CAPTURE);
+    let screen = render_app(&app, 120, 40);
+    let other = screen
+        .lines()
+        .find(|l| l.contains("an-instance-name"))
+        .expect("the other row");
+    assert!(other.contains(" svc unknown"), "{screen}");
+    let golf = screen
+        .lines()
+        .find(|l| l.contains(" golf "))
+        .expect("golf's row");
+    assert!(!golf.contains("unknown"), "{screen}");
 }
 
 /// A service that died under an active instance is marked on its

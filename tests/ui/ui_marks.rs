@@ -509,6 +509,7 @@ fn op_filters_match_the_oldest_pending_operation_of_each_name() {
         updated_at: CAPTURE - 10,
         error_json: None,
         progress: None,
+        ran: None,
     };
     let mut app = app();
     let mut rows = (*app.snapshot().rows).clone();

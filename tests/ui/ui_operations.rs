@@ -68,6 +68,7 @@ fn op(id: &str, name: &str, verb: &str, status: OpStatus, created: i64, updated:
         updated_at: CAPTURE - updated,
         error_json: None,
         progress: None,
+        ran: None,
     }
 }
 
@@ -194,6 +195,7 @@ fn app() -> App {
             persistence_warning: Some(
                 "leases enforced only while the daemon happens to be running: cannot run launchctl: No such file or directory (os error 2)".into(),
             ),
+            proxy_port: Some(39171),
         }),
         CAPTURE,
     );

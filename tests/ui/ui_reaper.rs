@@ -311,6 +311,7 @@ fn with_the_reaper_off_the_header_says_whether_the_controller_reaps() {
             pid: Some(77),
             lease_reaper: Some(true),
             persistence_warning: None,
+            proxy_port: None,
         }),
         CAPTURE,
     );
@@ -323,6 +324,7 @@ fn with_the_reaper_off_the_header_says_whether_the_controller_reaps() {
             pid: Some(77),
             lease_reaper: Some(false),
             persistence_warning: None,
+            proxy_port: None,
         }),
         CAPTURE,
     );

@@ -105,6 +105,10 @@ pub struct InstanceReport {
     pub birth: Option<BirthReport>,
     /// `dirty` (v5+), `null` before.
     pub dirty: Option<bool>,
+    /// For a tombstone: when it becomes due for GC and who collects it
+    /// ([`crate::model::gc::GcPreview`]); absent for any other row.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gc: Option<GcReport>,
     /// The services whose process stackless recorded (a `start:<service>`
     /// checkpoint of kind `process`), by name; absent when there are none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -121,8 +125,10 @@ pub struct ServiceReport {
     /// Whether that process still runs (pid plus start time, probed on
     /// this machine when the snapshot was taken).
     pub alive: Option<bool>,
-    /// `http://<host>` routed to it through the stackless proxy (whose
-    /// port the store does not record); `null` when no host is.
+    /// `http://<host>:<proxy port>` routed to it through the stackless
+    /// proxy, as stackless 0.4.0 `status` reports it
+    /// ([`crate::model::services::Service::origin`]); `null` when no host
+    /// is, or its process is dead.
     pub origin: Option<String>,
     /// The port it listens on (127.0.0.1).
     pub port: Option<u16>,
@@ -138,21 +144,49 @@ pub struct ServiceReport {
 }
 
 impl ServiceReport {
-    /// The report of one probed service.
+    /// The report of one probed service, its origin on `proxy_port`.
     #[must_use]
-    pub fn new(service: &crate::model::services::Service) -> Self {
+    pub fn new(service: &crate::model::services::Service, proxy_port: u16) -> Self {
         let elsewhere = service.log == crate::model::services::LogState::Elsewhere;
         Self {
             name: service.name.clone(),
             pid: service.start.as_ref().map(|s| s.pid),
             alive: service.process.map(|p| !p.dead()),
-            origin: service
-                .start
-                .as_ref()
-                .and_then(crate::model::services::StartRecord::origin),
+            origin: service.origin(proxy_port),
             port: service.start.as_ref().and_then(|s| s.port),
             log_path: service.log_path.clone().filter(|_| !elsewhere),
             logs: elsewhere.then(|| format!("kept by {}, not on this disk", service.runs_on)),
+        }
+    }
+}
+
+/// When a tombstone becomes due for GC (D14: `tombstoned_at` + 7 days)
+/// and who collects it.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct GcReport {
+    /// Unix seconds.
+    pub due_at: i64,
+    /// `due_at <= now`.
+    pub due: bool,
+    /// Seconds until it is due, 0 once due.
+    pub due_in_secs: i64,
+    /// `controller` (stackless 0.4.0's, a `gc` operation), `reaper`
+    /// (stackless's or this console's, schemas 4 and 5) or `stackless`
+    /// (another schema: this console does not collect).
+    pub collected_by: &'static str,
+    /// The preview, for the table's words.
+    #[serde(skip)]
+    pub preview: crate::model::gc::GcPreview,
+}
+
+impl GcReport {
+    fn new(preview: crate::model::gc::GcPreview, now: i64) -> Self {
+        Self {
+            due_at: preview.due_at,
+            due: preview.due(now),
+            due_in_secs: preview.due_in(now),
+            collected_by: preview.collector.as_str(),
+            preview,
         }
     }
 }
@@ -482,6 +516,8 @@ fn instance_report(
             resource_namespace: b.resource_namespace().to_owned(),
         }),
         dirty: instance.dirty,
+        gc: crate::model::gc::GcPreview::of(instance, snapshot.generation)
+            .map(|preview| GcReport::new(preview, now)),
         services: Vec::new(),
     }
 }
@@ -519,6 +555,7 @@ mod tests {
             start: None,
             process: None,
             readiness: None,
+            existence: None,
             configuration: None,
             observed_at: None,
             error_code: None,
@@ -526,7 +563,7 @@ mod tests {
             log_path: Some("/s/logs/sl-1/web.log".into()),
             log: LogState::Elsewhere,
         };
-        let report = ServiceReport::new(&service);
+        let report = ServiceReport::new(&service, 4444);
         assert_eq!(report.log_path, None);
         assert_eq!(
             report.logs.as_deref(),
@@ -534,7 +571,7 @@ mod tests {
         );
         service.runs_on = "local".into();
         service.log = LogState::Missing;
-        let report = ServiceReport::new(&service);
+        let report = ServiceReport::new(&service, 4444);
         assert_eq!(report.log_path.as_deref(), Some("/s/logs/sl-1/web.log"));
         assert_eq!(report.logs, None);
     }
@@ -600,6 +637,7 @@ mod tests {
                 updated_at: NOW - 5,
                 error_json: None,
                 progress: None,
+                ran: None,
             }],
             ..Rows::default()
         };

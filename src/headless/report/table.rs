@@ -151,6 +151,11 @@ pub fn table(report: &Report, zone: &jiff::tz::TimeZone) -> String {
     for row in &rows {
         let _ = write_line(&mut out, row, &widths);
     }
+    let tombstones = report
+        .instances
+        .iter()
+        .filter_map(|i| Some((i.name.as_str(), i.gc.as_ref()?.preview)));
+    let _ = gc_table(&mut out, tombstones, report.now, zone);
     let _ = operations_table(&mut out, &report.operations, report.now);
     String::from_utf8_lossy(&out).into_owned()
 }
@@ -183,9 +188,35 @@ pub fn write_table(
     for instance in &snapshot.instances {
         write_line(out, &cells(instance), &widths)?;
     }
+    let tombstones = snapshot.instances.iter().filter_map(|i| {
+        let preview = crate::model::gc::GcPreview::of(i, snapshot.generation)?;
+        Some((i.name.as_str(), preview))
+    });
+    gc_table(out, tombstones, now, zone)?;
     let operations: Vec<OperationReport> =
         snapshot.operations.iter().map(operation_report).collect();
     operations_table(out, &operations, now)
+}
+
+/// The tombstones, one line each after the instances: `charlie  due for GC
+/// at <time> (in 3d 04h), collected by <who>`, the time in `zone`
+/// ([`crate::model::gc::GcPreview::text`]); nothing when there are none.
+fn gc_table<'a>(
+    out: &mut dyn std::io::Write,
+    tombstones: impl Iterator<Item = (&'a str, crate::model::gc::GcPreview)>,
+    now: i64,
+    zone: &jiff::tz::TimeZone,
+) -> std::io::Result<()> {
+    let mut first = true;
+    for (name, preview) in tombstones {
+        if first {
+            out.write_all(b"\nGC\n")?;
+            first = false;
+        }
+        let name = crate::model::text::sanitize_short(name, 48);
+        out.write_all(format!("{name}  {}\n", preview.text(now, zone)).as_bytes())?;
+    }
+    Ok(())
 }
 
 /// The pending operations and the failed ones, one compact line each

@@ -550,6 +550,7 @@ mod tests {
             updated_at: 0,
             error_json: None,
             progress: None,
+            ran: None,
         }
     }
 

@@ -22,13 +22,14 @@ impl App {
     /// payload toggle are kept (a refresh does not jump).
     pub(super) fn show_detail(&mut self, name: &str, result: Result<Option<DetailView>, String>) {
         let now = self.now;
+        let proxy_port = self.controller().proxy_port;
         let Some(detail) = self.layers.detail_mut().filter(|d| d.name == name) else {
             return;
         };
         let first = detail.loaded == Loaded::Loading;
         let flash = match result {
             Ok(Some(read)) => {
-                detail.loaded = Loaded::Ready(Box::new(DetailText::new(&read, now)));
+                detail.loaded = Loaded::Ready(Box::new(DetailText::new(&read, now, proxy_port)));
                 None
             }
             Ok(None) => {

@@ -20,9 +20,7 @@ impl App {
         let name = open.name.as_str();
         Some(detail::document(
             open,
-            self.shown.snapshot.instance(name),
-            self.shown.snapshot.lock_liveness(name),
-            self.shown.snapshot.reap_attempt(name),
+            &self.shown.snapshot,
             self.last_teardown(name),
             (self.now, &self.settings.zone),
         ))

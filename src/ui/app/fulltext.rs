@@ -74,9 +74,7 @@ impl App {
         let name = open.name.as_str();
         let doc = crate::ui::detail::document(
             open,
-            snapshot.instance(name),
-            snapshot.lock_liveness(name),
-            snapshot.reap_attempt(name),
+            snapshot,
             self.last_teardown(name),
             (self.now, &self.settings.zone),
         );

@@ -436,7 +436,7 @@ impl<'a> Matcher<'a> {
             now,
             liveness: filter.uses_liveness(),
             attempts: filter.uses_attempts(),
-            operations: filter.uses_operations(),
+            operations: filter.uses_operations() || filter.uses_failed_up(),
             words_only: filter.words_only(),
         }
     }

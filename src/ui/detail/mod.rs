@@ -25,6 +25,7 @@ use std::borrow::Cow;
 use unicode_width::UnicodeWidthStr;
 
 use crate::model::envelope;
+use crate::model::gc::GcPreview;
 use crate::model::text::sanitize_short;
 use crate::model::{Instance, Liveness, ReapAttempt, Status, time};
 
@@ -292,7 +293,14 @@ fn instance_section<'a>(
     }
 }
 
-fn lease_section(doc: &mut Doc<'_>, instance: Option<&Instance>, now: i64, zone: &Zone) {
+/// The Lease section; `failed_up`: the row is one a failed or cancelled
+/// `up` left ([`crate::model::readiness::failed_up`]).
+fn lease_section(
+    doc: &mut Doc<'_>,
+    instance: Option<&Instance>,
+    failed_up: bool,
+    (now, zone): (i64, &Zone),
+) {
     doc.section("Lease".into());
     match instance.and_then(|i| i.lease) {
         Some(lease) => {
@@ -333,6 +341,12 @@ fn lease_section(doc: &mut Doc<'_>, instance: Option<&Instance>, now: i64, zone:
                 doc.kv("remaining", remaining, Tone::Plain);
             }
         }
+        None if failed_up => doc.kv(
+            "lease",
+            "none: a failed or cancelled up left this row; with no lease to \
+             expire no reaper acts on it (stackless down NAME removes it)",
+            Tone::Warning,
+        ),
         None => {
             let why = match instance.map(|i| &i.status) {
                 Some(Status::Tombstoned) => "none (down deleted it)",
@@ -580,24 +594,42 @@ fn checkpoints_section<'a>(doc: &mut Doc<'a>, text: &'a DetailText, payloads: bo
     }
 }
 
+/// Whether `name`'s row in `snapshot` is one a failed or cancelled `up`
+/// left ([`crate::model::readiness::failed_up`]).
+fn failed_up(snapshot: &crate::model::Snapshot, name: &str) -> bool {
+    snapshot.instance(name).is_some_and(|i| {
+        crate::model::readiness::failed_up(
+            i,
+            snapshot.pending_operation(name).is_some(),
+            snapshot.lock_liveness(name).is_some_and(Liveness::held),
+        )
+    })
+}
+
 /// The whole detail document for `detail`, with the instance's live rows
-/// from the snapshot (`instance`, its lock `liveness`, its reap `attempt`)
-/// and the last teardown this console ran on it (`last_teardown`, from
-/// Activity) at `now`, times shown in `zone`.
+/// from `snapshot` (the instance, its lock's liveness, its reap attempt,
+/// its pending operation, the store's generation: who collects a
+/// tombstone) and the last teardown this console ran on it
+/// (`last_teardown`, from Activity) at `now`, times shown in `zone`.
 #[must_use]
 pub fn document<'a>(
     detail: &'a Detail,
-    instance: Option<&Instance>,
-    liveness: Option<&Liveness>,
-    attempt: Option<&ReapAttempt>,
+    snapshot: &crate::model::Snapshot,
     last_teardown: Option<&crate::event::Activity>,
     (now, zone): (i64, &Zone),
 ) -> Vec<DocLine<'a>> {
+    let name = detail.name.as_str();
+    let instance = snapshot.instance(name);
+    let liveness = snapshot.lock_liveness(name);
+    let attempt = snapshot.reap_attempt(name);
     let mut doc = Doc {
         lines: Vec::new(),
         section: String::new(),
     };
     instance_section(&mut doc, detail, instance, (now, zone));
+    if let Some(gc) = instance.and_then(|i| GcPreview::of(i, snapshot.generation)) {
+        doc.kv("GC", gc.text(now, zone), Tone::Muted);
+    }
     match &detail.loaded {
         Loaded::Ready(text) => {
             let dir = if text.definition_dir.is_empty() {
@@ -623,7 +655,7 @@ pub fn document<'a>(
             Tone::Error,
         ),
     }
-    lease_section(&mut doc, instance, now, zone);
+    lease_section(&mut doc, instance, failed_up(snapshot, name), (now, zone));
     lock_section(&mut doc, instance, liveness, (now, zone));
     reap_section(&mut doc, attempt, last_teardown, now, zone);
     if let Some(last) = last_teardown {
@@ -641,7 +673,7 @@ pub fn document<'a>(
             doc.section(format!("Services ({})", text.services.len()));
             let active = instance.is_some_and(|i| i.status == Status::Active);
             for (label, line, tone) in
-                crate::ui::detail::services::lines(&text.services, active, now)
+                crate::ui::detail::services::lines(&text.services, active, now, text.proxy_port)
             {
                 doc.kv(&label, line, tone);
             }

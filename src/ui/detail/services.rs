@@ -16,21 +16,41 @@ pub(crate) type Labelled = (String, String, Tone);
 
 /// The Services section's lines for `services`, times relative to `now`
 /// (unix seconds); `active` whether the instance is active (a dead process
-/// under an active instance is an error, under a tombstone expected).
+/// under an active instance is an error, under a tombstone expected); each
+/// service's stage as `stackless list` derives it
+/// ([`Service::stage`]: a troubled one under an active instance is a
+/// warning, every service of a row that is not active is absent); each
+/// live service's origin on `proxy_port` ([`Service::origin`]; none shown
+/// while it is not known).
 #[must_use]
-pub(crate) fn lines(services: &[Service], active: bool, now: i64) -> Vec<Labelled> {
+pub(crate) fn lines(
+    services: &[Service],
+    active: bool,
+    now: i64,
+    proxy_port: Option<u16>,
+) -> Vec<Labelled> {
     let mut out = Vec::new();
     for service in services {
         let name = sanitize_short(&service.name, MAX_LINE_CHARS);
-        let mut first = format!("on {}", sanitize_short(&service.runs_on, MAX_LINE_CHARS));
-        let mut tone = Tone::Plain;
+        // The stage `stackless list`/`status` would give (issue 22, item 9).
+        let stage = crate::model::readiness::service_stage(service, !active);
+        let mut first = format!(
+            "on {} · {}",
+            sanitize_short(&service.runs_on, MAX_LINE_CHARS),
+            stage.as_str()
+        );
+        let mut tone = if active && stage.troubled() {
+            Tone::Warning
+        } else {
+            Tone::Plain
+        };
         match (&service.start, service.process) {
             (Some(start), Some(process)) => {
                 first.push_str(&format!(" · pid {} {}", start.pid, process.as_str()));
                 if process.dead() {
                     tone = if active { Tone::Error } else { Tone::Muted };
                 }
-                if let Some(origin) = start.origin() {
+                if let Some(origin) = proxy_port.and_then(|port| service.origin(port)) {
                     first.push_str(&format!(
                         " · {} (through the stackless proxy)",
                         sanitize_short(&origin, MAX_LINE_CHARS)
@@ -183,6 +203,7 @@ mod tests {
             }),
             process: Some(ProcessState::Dead),
             readiness: Some("ready".into()),
+            existence: Some("present".into()),
             configuration: Some("applied".into()),
             observed_at: Some(40),
             error_code: None,
@@ -193,15 +214,14 @@ mod tests {
                 modified: Some(70),
             },
         };
-        let got = lines(std::slice::from_ref(&service), true, 100);
+        // Issue 22, item 7: a dead service has no origin.
+        let got = lines(std::slice::from_ref(&service), true, 100, Some(39171));
         assert_eq!(
             got,
             [
                 (
                     "web␛[2J".to_owned(),
-                    "on local · pid 4242 dead · http://alpha.localhost (through the stackless \
-                     proxy) · port 41325"
-                        .to_owned(),
+                    "on local · absent · pid 4242 dead · port 41325".to_owned(),
                     Tone::Error
                 ),
                 (
@@ -216,6 +236,23 @@ mod tests {
                 ),
             ]
         );
-        assert_eq!(lines(&[service], false, 100)[0].2, Tone::Muted);
+        assert_eq!(
+            lines(std::slice::from_ref(&service), false, 100, None)[0].2,
+            Tone::Muted
+        );
+        // A live one's origin is on the proxy's port, as 0.4.0 builds it.
+        let alive = Service {
+            process: Some(ProcessState::Alive),
+            ..service
+        };
+        assert_eq!(
+            lines(std::slice::from_ref(&alive), true, 100, Some(39171))[0].1,
+            "on local · healthy · pid 4242 alive · http://alpha.localhost:39171 (through the \
+             stackless proxy) · port 41325"
+        );
+        assert_eq!(
+            lines(&[alive], true, 100, None)[0].1,
+            "on local · healthy · pid 4242 alive · port 41325"
+        );
     }
 }

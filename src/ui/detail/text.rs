@@ -68,6 +68,10 @@ pub struct DetailText {
     pub definition: Vec<String>,
     /// The services, probed when read (`store::services::observe`).
     pub services: Vec<crate::model::services::Service>,
+    /// The proxy port their origins are on (the controller probe's,
+    /// [`crate::model::controller::ControllerState::proxy_port`]; `None`
+    /// before the first probe: no origin shown).
+    pub proxy_port: Option<u16>,
     /// What a schema-14 birth owns and was observed to be
     /// ([`crate::ui::detail::v14`]); empty before schema 7. Times relative to
     /// when the detail was read.
@@ -76,12 +80,14 @@ pub struct DetailText {
 
 impl DetailText {
     /// Sanitize `detail` for drawing, with times relative to `now` (unix
-    /// seconds, when it was read).
+    /// seconds, when it was read) and its services' origins on
+    /// `proxy_port`.
     #[must_use]
-    pub fn new(view: &DetailView, now: i64) -> Self {
+    pub fn new(view: &DetailView, now: i64, proxy_port: Option<u16>) -> Self {
         let detail = &view.detail;
         Self {
             services: view.services.clone(),
+            proxy_port,
             birth_sections: super::v14::sections(detail, now),
             definition_dir: sanitize_short(&detail.definition_dir, MAX_LINE_CHARS),
             source_overrides: json_lines(&detail.source_overrides, MAX_BLOCK_LINES),

@@ -1,7 +1,7 @@
 //! The detail view's schema-14 sections (stackless 0.4.0): what the birth
 //! owns (`resources`, never their payloads), where each service runs
 //! (`placements`), desired vs applied configuration (`instance_revisions`:
-//! drift), and what was last observed of each service (`observations`).
+//! pending), and what was last observed of each service (`observations`).
 //! Sanitized once when the detail is read, like the rest of the detail.
 
 use super::doc::MAX_LINE_CHARS;
@@ -57,8 +57,8 @@ pub(crate) fn sections(detail: &InstanceDetail, now: i64) -> Vec<Section> {
             .applied
             .as_deref()
             .map_or_else(|| "never".to_owned(), |a| sanitize_short(a, MAX_LINE_CHARS));
-        let state = if revision.drift() {
-            "drift: the desired configuration is not applied"
+        let state = if revision.pending() {
+            "pending: the desired configuration is not applied yet"
         } else {
             "applied"
         };
@@ -181,7 +181,9 @@ mod tests {
             [
                 "desired  r2",
                 "applied  r1",
-                "state    drift: the desired configuration is not applied"
+                // Issue 22, item 8: 0.4.0's word (`Configuration::Pending`,
+                // report.rs:147-153); "drifted" is an observation's.
+                "state    pending: the desired configuration is not applied yet"
             ]
         );
         assert_eq!(

@@ -9,6 +9,7 @@
 //! |---|---|
 //! | `status:active`, `status:tombstoned`, `status:TEXT` | the stored status |
 //! | `status:expired` | active with a lease that ran out |
+//! | `status:failed-up` | a row a failed or cancelled `up` left: active, no lease, nothing pending, lock not held ([`crate::model::readiness::failed_up`]) |
 //! | `substrate:NAME` | that substrate (case-insensitive, whole) |
 //! | `name:PART` | a name containing `PART` |
 //! | `lock:alive`, `lock:foreign`, `lock:held` | a live local holder; one on another host; either |
@@ -33,6 +34,8 @@ pub(crate) enum Test {
     Status(String),
     /// Active with a lease that ran out.
     Expired,
+    /// A row a failed or cancelled `up` left (never reaped).
+    FailedUp,
     /// The substrate, lower-cased, whole.
     Substrate(String),
     /// Part of the name, lower-cased.
@@ -152,6 +155,7 @@ fn parse_term(word: &str) -> Result<Term, String> {
     let test = match (field, value) {
         (_, "") if is_field(field) => Test::All,
         ("status", "expired") => Test::Expired,
+        ("status", "failed-up") => Test::FailedUp,
         ("status", v) => Test::Status(v.to_owned()),
         ("substrate", v) => Test::Substrate(v.to_owned()),
         ("name", v) => Test::Name(v.to_owned()),
@@ -208,11 +212,20 @@ impl Filter {
         self.terms.iter().any(|t| matches!(t.test, Test::Op(_)))
     }
 
+    /// Whether a term tests for a failed `up`'s row, which needs the
+    /// pending operation and the lock holder's liveness ([`Facts`]).
+    #[must_use]
+    pub(crate) fn uses_failed_up(&self) -> bool {
+        self.terms.iter().any(|t| t.test == Test::FailedUp)
+    }
+
     /// Whether a term tests the lock holder's liveness ([`Facts::liveness`]
     /// is looked up only then).
     #[must_use]
     pub(crate) fn uses_liveness(&self) -> bool {
-        self.terms.iter().any(|t| matches!(t.test, Test::Lock(_)))
+        self.terms
+            .iter()
+            .any(|t| matches!(t.test, Test::Lock(_) | Test::FailedUp))
     }
 
     /// Whether a term tests the reap attempt ([`Facts::attempt`] is looked
@@ -252,6 +265,11 @@ fn test(test: &Test, instance: &Instance, facts: &Facts<'_>) -> bool {
             instance.status == Status::Active
                 && instance.lease.is_some_and(|l| l.expired(facts.now))
         }
+        Test::FailedUp => crate::model::readiness::failed_up(
+            instance,
+            facts.pending.is_some(),
+            facts.liveness.is_some_and(Liveness::held),
+        ),
         Test::Substrate(s) => instance.substrate.to_lowercase() == *s,
         Test::Name(part) => instance.name.to_lowercase().contains(part.as_str()),
         Test::Lock(is) => {

@@ -67,6 +67,7 @@ fn op(status: OpStatus) -> Operation {
         updated_at: NOW - 5,
         error_json: None,
         progress: None,
+        ran: None,
     }
 }
 
@@ -174,6 +175,41 @@ fn locks_backoffs_and_operations() {
     assert!(check("op:queued", &free, None, None, Some(&queued)));
     assert!(check("op:pending", &free, None, None, Some(&queued)));
     assert!(!check("op:pending", &free, None, None, None));
+    // Issue 22, item 9: a failed `up`'s row: active, no lease, nothing
+    // pending, its lock not held.
+    let unleased = Instance {
+        lease: None,
+        ..free.clone()
+    };
+    assert!(check("status:failed-up", &unleased, None, None, None));
+    assert!(
+        !check("status:failed-up", &free, None, None, None),
+        "leased"
+    );
+    assert!(!check(
+        "status:failed-up",
+        &unleased,
+        None,
+        None,
+        Some(&running)
+    ));
+    let unleased_held = locked(unleased.clone());
+    assert!(!check(
+        "status:failed-up",
+        &unleased_held,
+        Some(&alive),
+        None,
+        None
+    ));
+    assert!(check(
+        "status:failed-up",
+        &unleased_held,
+        Some(&gone),
+        None,
+        None
+    ));
+    let filter = parse("status:failed-up").unwrap();
+    assert!(filter.uses_failed_up() && filter.uses_liveness() && !filter.uses_operations());
     assert!(check(
         "status:expired lock:alive !op:pending",
         &held,

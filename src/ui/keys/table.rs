@@ -203,7 +203,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "  status: name:",
-        help: "status:expired (active, tombstoned), substrate:render, name:PART",
+        help: "status:expired (failed-up, tombstoned), substrate:render, name:PART",
         binds: &[],
         footer: &[],
     },

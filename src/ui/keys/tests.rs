@@ -156,6 +156,7 @@ mod against_the_ui {
             updated_at: NOW - 5,
             error_json: None,
             progress: None,
+            ran: None,
         }
     }
 

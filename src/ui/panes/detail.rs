@@ -37,12 +37,9 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, app: &App) {
         return;
     };
     let snapshot = app.snapshot();
-    let instance = snapshot.instance(&open.name);
     let doc = detail::document(
         open,
-        instance,
-        snapshot.lock_liveness(&open.name),
-        snapshot.reap_attempt(&open.name),
+        snapshot,
         app.last_teardown(&open.name),
         (app.now(), app.zone()),
     );

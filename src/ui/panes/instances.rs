@@ -164,18 +164,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         .iter()
         .filter_map(|&p| instances.get(p as usize))
         .map(|i| {
-            let liveness = snapshot.lock_liveness(&i.name);
-            let pending = snapshot.pending_operation(&i.name);
-            // The counts may lag a teardown by a few seconds: active only.
-            let dead = if i.status == crate::model::Status::Active {
-                snapshot.dead_services(&i.name)
-            } else {
-                0
-            };
-            let row = view::instance_row(i, liveness, snapshot.reap_attempt(&i.name), now)
-                .with_pending(pending, now)
-                .with_dead_services(dead);
-            let short = Short::of(i, liveness, pending, dead, now);
+            let (row, short) = instance_row(snapshot, i, now);
             let mark = if app.is_marked(&i.name) {
                 Some(true)
             } else {
@@ -200,6 +189,37 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         selected - offset,
         is_focused,
     );
+}
+
+/// One instance's row and its short forms, from `snapshot` at `now`: its
+/// pending operation, dead service processes, services `unknown` (none
+/// recorded) and whether a failed `up` left it.
+fn instance_row(
+    snapshot: &crate::model::Snapshot,
+    i: &crate::model::Instance,
+    now: i64,
+) -> (InstanceRow, Short) {
+    let liveness = snapshot.lock_liveness(&i.name);
+    let pending = snapshot.pending_operation(&i.name);
+    // The counts may lag a teardown by a few seconds: active only.
+    let active = i.status == crate::model::Status::Active;
+    let dead = if active {
+        snapshot.dead_services(&i.name)
+    } else {
+        0
+    };
+    let unknown = active && snapshot.services_recorded(&i.name) == Some(false);
+    let failed_up = crate::model::readiness::failed_up(
+        i,
+        pending.is_some(),
+        liveness.is_some_and(crate::model::Liveness::held),
+    );
+    let row = view::instance_row(i, liveness, snapshot.reap_attempt(&i.name), now)
+        .with_pending(pending, now)
+        .with_dead_services(dead)
+        .with_readiness(unknown, failed_up);
+    let short = Short::of(i, liveness, pending, (dead, unknown), now);
+    (row, short)
 }
 
 /// `row` with [`MARK`] before its name when marked (`Some(true)`), or as
@@ -230,10 +250,11 @@ fn row(mut r: InstanceRow, short: &Short, widths: [u16; 7]) -> Row<'static> {
     }
     let lease_style = match r.lease_state {
         LeaseState::Expired => theme::expired(),
+        LeaseState::FailedUp => theme::failure(),
         _ => Style::new(),
     };
     let lock_style = match r.lock_state {
-        _ if r.dead_services > 0 => theme::failure(),
+        _ if r.dead_services > 0 || r.services_unknown => theme::failure(),
         LockState::Held => theme::lock_held(),
         LockState::Free if r.pending => theme::lock_held(),
         LockState::Stale | LockState::Unprobed => theme::lock_stale(),
@@ -283,8 +304,9 @@ fn whole_parts(text: &str, width: usize) -> Option<String> {
 
 /// The short forms LEASE and LOCK fall back to before NAME is cut:
 /// `4h12m`, `-3m12s` (expired that long ago), `†8d00h` (tombstoned that
-/// long ago), `none`; `up pid 4242 alive` (`gone`, `reused`, `foreign`),
-/// after `1 dead` and a pending operation (`down running 3s`).
+/// long ago), `none`, `failed` (a failed `up`'s row); `up pid 4242 alive`
+/// (`gone`, `reused`, `foreign`), after `1 dead` or `svc unknown` and a
+/// pending operation (`down running 3s`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Short {
     /// LEASE, short.
@@ -297,13 +319,15 @@ pub struct Short {
 }
 
 impl Short {
-    /// The short forms for `instance` at `now` (unix seconds).
+    /// The short forms for `instance` at `now` (unix seconds), with its
+    /// `dead` service processes and whether its services are `unknown`
+    /// (none recorded).
     #[must_use]
     pub fn of(
         instance: &crate::model::Instance,
         liveness: Option<&crate::model::Liveness>,
         pending: Option<&crate::model::Operation>,
-        dead: u32,
+        (dead, unknown): (u32, bool),
         now: i64,
     ) -> Self {
         use crate::model::{Liveness, Status};
@@ -316,6 +340,15 @@ impl Short {
                 format!("-{}", compact(now - lease.expires_at))
             }
             (_, Some(lease)) => compact(lease.expires_at - now),
+            (_, None)
+                if crate::model::readiness::failed_up(
+                    instance,
+                    pending.is_some(),
+                    liveness.is_some_and(Liveness::held),
+                ) =>
+            {
+                "failed".to_owned()
+            }
             (_, None) => "none".to_owned(),
         };
         let mut parts = Vec::new();
@@ -323,6 +356,10 @@ impl Short {
         if dead > 0 {
             parts.push(format!("{dead} dead"));
             tiny.push(format!("{dead} dead"));
+        }
+        if unknown {
+            parts.push("svc unknown".to_owned());
+            tiny.push("unknown".to_owned());
         }
         if let Some(op) = pending {
             parts.push(crate::ui::opview::pending_text(op, now));
