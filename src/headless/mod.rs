@@ -328,6 +328,15 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
         Ok(role) => role,
         Err(code) => return code,
     };
+    // Who reaps is said first: a missing teardown command matters only to
+    // a pass that reaps here.
+    if let Some(missing) = &target.missing
+        && !cli.dry_run
+    {
+        return usage(&format!(
+            "reap --once: {missing}: nothing was torn down (check --down-cmd, or PATH)"
+        ));
+    }
     let audit = reap_audit(cli, &state_dir);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -391,13 +400,12 @@ struct ReapTarget {
 }
 
 impl ReapTarget {
-    /// Parse `--down-cmd`, open the store and check the teardown command
-    /// once, before any instance.
+    /// Parse `--down-cmd`, open the store and look the teardown command
+    /// up once, before any instance (`missing`).
     ///
     /// # Errors
-    /// The usage exit (2) already said on stderr: a bad `--down-cmd`, a
-    /// store that cannot be opened or reaped here, or (not in a dry run) a
-    /// teardown command that is not found.
+    /// The usage exit (2) already said on stderr: a bad `--down-cmd`, or a
+    /// store that cannot be opened or reaped here.
     fn open(cli: &Cli) -> Result<Self, ExitCode> {
         let down = DownCommand::parse(&cli.down_cmd).map_err(|error| usage(&error.to_string()))?;
         let (path, store) =
@@ -405,15 +413,9 @@ impl ReapTarget {
         if !store.generation().allows_reaper() {
             return Err(usage(&store.generation().banner().unwrap_or_default()));
         }
-        // The teardown command is checked once, before any instance.
+        // The teardown command is checked once, before any instance (and
+        // refused by `reap_once` once it is known that this pass reaps).
         let missing = missing_teardown(&down);
-        if let Some(missing) = &missing
-            && !cli.dry_run
-        {
-            return Err(usage(&format!(
-                "reap --once: {missing}: nothing was torn down (check --down-cmd, or PATH)"
-            )));
-        }
         Ok(Self {
             path,
             store,

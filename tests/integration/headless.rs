@@ -894,6 +894,22 @@ fn reap_once_stands_by_for_a_controller_that_reaps() {
             std::process::id()
         )
     );
+    // Who reaps is said first, before a teardown command it would not run.
+    let out = run(bin()
+        .args([
+            "reap",
+            "--once",
+            "--down-cmd",
+            "no-such-stackless down {name}",
+            "--state",
+        ])
+        .arg(&path));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).starts_with("the stackless controller (pid "),
+        "{}",
+        text(&out.stdout)
+    );
     let out = run(bin()
         .args([
             "reap",
