@@ -107,7 +107,7 @@ impl fmt::Display for ActivityKind {
             Self::Appeared => "appeared",
             Self::Tombstoned => "tombstoned",
             Self::Stopped => "stopped",
-            Self::Role => "reaper",
+            Self::Role => "role",
         })
     }
 }
