@@ -779,3 +779,35 @@ fn app_without_activity() -> App {
     app.handle(Event::Snapshot(Arc::new(Snapshot::from(rows))), CAPTURE);
     app
 }
+
+/// Only a `local` instance records its service processes: an active
+/// render (or vercel) instance without one is not marked `svc unknown`
+/// (the demo's rows all were).
+#[test]
+fn a_remote_instance_without_a_recorded_process_is_not_marked_unknown() {
+    let mut app = app();
+    let mut golf = instance("golf");
+    golf.substrate = "render".into();
+    let rows = Rows {
+        generation: Generation::new(14),
+        instances: vec![instance(LONG_NAME), golf].into(),
+        ..Rows::default()
+    };
+    let counts = (*app.snapshot().services_dead)
+        .clone()
+        .with_recorded_names(["nobody"]);
+    let next = Snapshot::from(rows).with_services_dead(Arc::new(counts));
+    app.handle(Event::Snapshot(Arc::new(next)), CAPTURE);
+    let screen = render_app(&app, 120, 40);
+    let golf = screen
+        .lines()
+        .find(|l| l.contains(" golf "))
+        .expect("golf's row");
+    assert!(golf.contains(" render "), "{screen}");
+    assert!(!golf.contains("unknown"), "{screen}");
+    let other = screen
+        .lines()
+        .find(|l| l.contains("an-instance-name"))
+        .expect("the other row");
+    assert!(other.contains(" svc unknown"), "{screen}");
+}

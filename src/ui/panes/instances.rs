@@ -208,7 +208,11 @@ fn instance_row(
     } else {
         0
     };
-    let unknown = active && snapshot.services_recorded(&i.name) == Some(false);
+    // Only a `local` instance records its service processes (a `start:`
+    // checkpoint of kind `process`); one on render or vercel has none to
+    // record, so none missing says nothing of its readiness.
+    let unknown =
+        active && &*i.substrate == "local" && snapshot.services_recorded(&i.name) == Some(false);
     let failed_up = crate::model::readiness::failed_up(
         i,
         pending.is_some(),
