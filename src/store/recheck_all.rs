@@ -228,7 +228,10 @@ fn keyed(
                 if std::mem::replace(&mut entry.attempt, true) {
                     return false;
                 }
-                entry.differs |= entry.seen.1 != Some(&attempt_from_row(row, 0));
+                entry.differs |= !crate::model::rows::same_attempt_for_the_reaper(
+                    entry.seen.1,
+                    Some(&attempt_from_row(row, 0)),
+                );
                 true
             })?);
     // Any pending operation: `Store::recheck` says which.

@@ -433,3 +433,43 @@ fn tearing_down_line_quotes_the_argv_as_the_dialog_does() {
     };
     assert_eq!(info.line_for("golf"), "sh -c 'exit 3' golf");
 }
+
+/// A reap attempt whose `last_error` holds a value of `secret_history`:
+/// the decision reads it redacted, the re-check raw, and that is no change
+/// (before: every pass aborted `reap attempt changed since the decision`,
+/// and the instance was never reaped; the review of issue 22).
+#[test]
+fn a_redacted_reap_attempt_is_no_change_to_the_recheck() {
+    let rt = runtime();
+    let (dir, path) = fixture("real-0.4.0-v14.db");
+    let expires: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row(
+            "SELECT expires_at FROM leases WHERE instance = 'golf'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let now = expires + 3_600;
+    common::stores::exec(
+        &path,
+        &format!(
+            "INSERT INTO secret_history (owner_id, value) VALUES ('x', 'sk_canary_91');
+             INSERT INTO reap_attempts (instance, attempts, last_error, next_retry_at)
+               VALUES ('golf', 1, 'provider.auth: token sk_canary_91 rejected', {});",
+            now - 1
+        ),
+    );
+    let down = fake_down(dir.path(), "exit 0");
+    let (mut reaper, log) = reaper(&path, down, vm_probe(), now, &rt);
+    let summary = reaper.pass();
+    let kinds: Vec<_> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|a| a.instance == "golf")
+        .map(|a| a.kind)
+        .collect();
+    assert_eq!(kinds, [ActivityKind::Started, ActivityKind::Reaped]);
+    assert_eq!(summary.failed + summary.skipped, 0, "{summary:?}");
+}

@@ -114,6 +114,30 @@ pub struct ReapAttempt {
     pub next_retry_at: i64,
 }
 
+impl ReapAttempt {
+    /// Whether `other` is the same record as far as the reaper decides
+    /// (stackless §6 step 4: the instance, the count and the retry time).
+    /// `last_error` is text for people: the rows read for a decision hold
+    /// it redacted (`secret_history`), a re-check reads it raw, and a
+    /// re-check must not call that a change (every pass would abort).
+    #[must_use]
+    pub fn same_for_the_reaper(&self, other: &Self) -> bool {
+        self.instance == other.instance
+            && self.attempts == other.attempts
+            && self.next_retry_at == other.next_retry_at
+    }
+}
+
+/// [`ReapAttempt::same_for_the_reaper`] over two optional records.
+#[must_use]
+pub fn same_attempt_for_the_reaper(a: Option<&ReapAttempt>, b: Option<&ReapAttempt>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => a.same_for_the_reaper(b),
+        _ => false,
+    }
+}
+
 /// One instance with the rows hanging off it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Instance {

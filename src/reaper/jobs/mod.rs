@@ -530,7 +530,7 @@ fn changed(seen: &Instance, seen_attempt: Option<&ReapAttempt>, now: &Recheck) -
         Some("lease changed".into())
     } else if seen.lock.as_deref() != now.lock.as_ref() {
         Some("lock changed".into())
-    } else if seen_attempt != now.attempt.as_ref() {
+    } else if !crate::model::rows::same_attempt_for_the_reaper(seen_attempt, now.attempt.as_ref()) {
         Some("reap attempt changed".into())
     } else if let Some((verb, status)) = &now.pending {
         Some(format!("operation pending ({verb} {status})"))
