@@ -183,14 +183,9 @@ impl Recorder {
     /// [`Activity::batch`] (a bulk action's refusals) is audited as the
     /// batch's lines in one write and logged as its own one line.
     pub fn persist(&self, activity: &Activity) {
-        let redactor = self.secrets.current();
-        if !redactor.is_empty() {
-            let mut redacted = activity.clone();
-            redacted.redact(&redactor);
-            self.persist_redacted(&redacted);
-        } else {
-            self.persist_redacted(activity);
-        }
+        let mut redacted = activity.clone();
+        redacted.redact(&self.secrets.current());
+        self.persist_redacted(&redacted);
     }
 
     fn persist_redacted(&self, activity: &Activity) {

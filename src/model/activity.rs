@@ -175,15 +175,18 @@ impl Activity {
     /// (`crate::model::redact`). The instance name is left as it is, as
     /// stackless leaves `instance`.
     pub fn redact(&mut self, redactor: &super::redact::Redactor) {
+        if redactor.may_change(&self.envelope) {
+            self.envelope = redactor.json_text(&self.envelope);
+        }
+        for entry in &mut self.batch {
+            entry.redact(redactor);
+        }
         if redactor.is_empty() {
             return;
         }
         self.detail = redactor.text(&self.detail);
-        self.stderr_tail = redactor.text(&self.stderr_tail);
-        self.envelope = redactor.json_text(&self.envelope);
-        for entry in &mut self.batch {
-            entry.redact(redactor);
-        }
+        // The tail is the last 4 KiB of stderr: it may begin inside a value.
+        self.stderr_tail = redactor.cut_text(&self.stderr_tail, true, false);
     }
 
     /// An entry with no stderr.

@@ -66,8 +66,10 @@ impl Buffer {
         if redactor.is_empty() {
             return;
         }
-        self.lines.iter_mut().for_each(|l| l.redact(redactor));
-        self.partials.iter_mut().for_each(|l| l.redact(redactor));
+        super::logview::redact_lines(self.lines.make_contiguous(), redactor);
+        self.partials
+            .iter_mut()
+            .for_each(|l| l.redact_partial(redactor));
         self.bytes = self.lines.iter().map(|l| l.text.len()).sum();
     }
 

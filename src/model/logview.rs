@@ -140,17 +140,43 @@ impl LogLine {
     /// to the sanitized text, where every line enters the view, so what is
     /// searched is what is shown.
     pub fn redact(&mut self, redactor: &Redactor) {
+        self.redact_cut(redactor, false);
+    }
+
+    /// [`LogLine::redact`], also at its cut ends ([`Redactor::cut_text`]):
+    /// a piece after the first of a long line, or one whose start was not
+    /// read, may begin inside a value; `cut_end`: it goes on in the next
+    /// piece, or is still being written.
+    pub fn redact_cut(&mut self, redactor: &Redactor, cut_end: bool) {
         if !redactor.is_empty() {
-            self.text = redactor.text(&self.text);
+            self.text = redactor.cut_text(&self.text, self.cont || self.cut, cut_end);
         }
+    }
+
+    /// A line still being written (no newline yet): its end may be the
+    /// beginning of a value.
+    pub fn redact_partial(&mut self, redactor: &Redactor) {
+        self.redact_cut(redactor, true);
+    }
+}
+
+/// Redact `lines` in order, each piece of a long line at its cut ends too:
+/// a line is followed by its next piece when that one is `cont`.
+pub fn redact_lines(lines: &mut [LogLine], redactor: &Redactor) {
+    if redactor.is_empty() {
+        return;
+    }
+    for i in 0..lines.len() {
+        let cut_end = lines.get(i + 1).is_some_and(|next| next.cont);
+        lines[i].redact_cut(redactor, cut_end);
     }
 }
 
 /// Redact every line of `update` (the follower's lines and partial line).
 pub fn redact_update(update: &mut LogUpdate, redactor: &Redactor) {
     match update {
-        LogUpdate::Lines { lines, .. } => lines.iter_mut().for_each(|l| l.redact(redactor)),
-        LogUpdate::Partial { line, .. } => line.redact(redactor),
+        LogUpdate::Lines { lines, .. } => redact_lines(lines, redactor),
+        LogUpdate::Partial { line, .. } => line.redact_partial(redactor),
         LogUpdate::Note { .. }
         | LogUpdate::Watching { .. }
         | LogUpdate::NewService { .. }
@@ -162,9 +188,9 @@ impl Opened {
     /// Redact every service's tail and partial line.
     pub fn redact(&mut self, redactor: &Redactor) {
         for service in &mut self.services {
-            service.lines.iter_mut().for_each(|l| l.redact(redactor));
+            redact_lines(&mut service.lines, redactor);
             if let Some(partial) = &mut service.partial {
-                partial.redact(redactor);
+                partial.redact_partial(redactor);
             }
         }
     }
@@ -174,7 +200,7 @@ impl HistorySearch {
     /// Redact the lines found.
     pub fn redact(&mut self, redactor: &Redactor) {
         if let Some((lines, _, _)) = &mut self.found {
-            lines.iter_mut().for_each(|l| l.redact(redactor));
+            redact_lines(lines, redactor);
         }
     }
 }
@@ -340,6 +366,39 @@ pub const PARTIAL_AFTER: std::time::Duration = std::time::Duration::from_millis(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The review of issue 22: a secret across the 4 KiB cut of a long
+    /// line is redacted in both pieces, and a line still being written
+    /// that ends in the first part of one shows none of it.
+    #[test]
+    fn a_value_across_two_pieces_is_redacted_in_each() {
+        let redactor = Redactor::new(["sk_canary_AAAA1111".to_owned()]);
+        let piece = |text: &str, cont: bool| LogLine {
+            text: text.to_owned(),
+            service: 0,
+            at: LinePos::default(),
+            cont,
+            cut: false,
+        };
+        let mut lines = vec![
+            piece("x=1 token=sk_cana", false),
+            piece("ry_AAAA1111 y=2", true),
+            piece("next line sk_cana", false),
+        ];
+        redact_lines(&mut lines, &redactor);
+        let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "x=1 token=[redacted]",
+                "[redacted] y=2",
+                "next line sk_cana"
+            ]
+        );
+        let mut partial = piece("PARTIAL=sk_canary_", false);
+        partial.redact_partial(&redactor);
+        assert_eq!(partial.text, "PARTIAL=[redacted]");
+    }
 
     #[test]
     fn substrates_with_logs_on_disk() {

@@ -55,6 +55,31 @@ pub fn sensitive_key(key: &str) -> bool {
         || key.ends_with("database_url")
 }
 
+/// The shortest piece of a value [`Redactor::cut_text`] redacts at a cut
+/// end (bytes): shorter, and ordinary words would match the ends of
+/// values.
+pub const CUT_MATCH_MIN: usize = 4;
+
+/// Whether `text` holds one of [`sensitive_key`]'s words, any case.
+fn mentions_credential(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    [
+        "secret",
+        "password",
+        "token",
+        "credential",
+        "authorization",
+        "cookie",
+        "private_key",
+        "api_key",
+        "connection_string",
+        "_dsn",
+        "database_url",
+    ]
+    .iter()
+    .any(|word| lower.contains(word))
+}
+
 /// The fields [`Redactor::value`] leaves as they are (`security.rs:272-282`).
 const PROTOCOL_FIELDS: [&str; 8] = [
     "code",
@@ -92,6 +117,18 @@ impl Redactor {
         for value in values {
             register(&mut set, value);
         }
+        // The console redacts what it shows, which is sanitized first
+        // (`crate::model::text::sanitize`, one character for one: a tab is
+        // `␉`): each value is also matched as it is shown, as 0.4.0 matches
+        // the raw text.
+        let shown: Vec<String> = set
+            .iter()
+            .filter_map(|value| match super::text::sanitize(value) {
+                std::borrow::Cow::Owned(shown) => Some(shown),
+                std::borrow::Cow::Borrowed(_) => None,
+            })
+            .collect();
+        set.extend(shown);
         let mut values: Vec<String> = set.into_iter().collect();
         values.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         Self { values }
@@ -119,6 +156,72 @@ impl Redactor {
             }
         }
         out
+    }
+
+    /// `text` that was cut from a longer whole (a 4 KiB piece of a long log
+    /// line, a line still being written, the last 4 KiB of a teardown's
+    /// stderr) redacted as [`Redactor::text`] does, and also at its cut
+    /// ends: `cut_start`, a beginning that is the end of a value
+    /// (`…_canary_41`), `cut_end`, an end that is the beginning of one
+    /// (`sk_canary_`), each at least [`CUT_MATCH_MIN`] bytes, becomes
+    /// [`REDACTED`]. What 0.4.0 redacts whole is never shown in part.
+    #[must_use]
+    pub fn cut_text(&self, text: &str, cut_start: bool, cut_end: bool) -> String {
+        let mut out = self.text(text);
+        if cut_start && let Some(end) = self.value_end_at_start(&out) {
+            out.replace_range(..end, REDACTED);
+        }
+        if cut_end && let Some(start) = self.value_start_at_end(&out) {
+            out.replace_range(start.., REDACTED);
+        }
+        out
+    }
+
+    /// The longest prefix of `text` (at least [`CUT_MATCH_MIN`] bytes) that
+    /// is a proper suffix of a value: where it ends.
+    fn value_end_at_start(&self, text: &str) -> Option<usize> {
+        self.values
+            .iter()
+            .filter_map(|value| {
+                (CUT_MATCH_MIN..value.len()).rev().find(|&n| {
+                    value.is_char_boundary(value.len() - n)
+                        && text.is_char_boundary(n.min(text.len()))
+                        && text.len() >= n
+                        && text.as_bytes()[..n] == value.as_bytes()[value.len() - n..]
+                })
+            })
+            .max()
+    }
+
+    /// The longest suffix of `text` (at least [`CUT_MATCH_MIN`] bytes) that
+    /// is a proper prefix of a value: where it starts.
+    fn value_start_at_end(&self, text: &str) -> Option<usize> {
+        self.values
+            .iter()
+            .filter_map(|value| {
+                (CUT_MATCH_MIN..value.len()).rev().find(|&n| {
+                    text.len() >= n
+                        && value.is_char_boundary(n)
+                        && text.is_char_boundary(text.len() - n)
+                        && text.as_bytes()[text.len() - n..] == value.as_bytes()[..n]
+                })
+            })
+            .max()
+            .map(|n| text.len() - n)
+    }
+
+    /// Whether [`Redactor::json_text`] may change `text`: some value is
+    /// known, or `text` is JSON-like (`{`, `[`) and names a credential
+    /// field ([`sensitive_key`]'s words), which 0.4.0 redacts whatever
+    /// `secret_history` holds. Cheap: the stores with no secret read no
+    /// JSON.
+    #[must_use]
+    pub fn may_change(&self, text: &str) -> bool {
+        if !self.values.is_empty() {
+            return true;
+        }
+        let trimmed = text.trim_start();
+        (trimmed.starts_with('{') || trimmed.starts_with('[')) && mentions_credential(trimmed)
     }
 
     /// Redact a JSON value in place, as 0.4.0's `Redactor::value`.
@@ -263,6 +366,69 @@ impl Secrets {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The review of issue 22: a secret split across two 4 KiB pieces of a
+    /// long log line, or left in part at the start of a stderr tail or the
+    /// end of a line still being written, is never shown in part.
+    #[test]
+    fn a_value_cut_at_a_piece_end_is_redacted_in_part_too() {
+        let redactor = Redactor::new(["sk_canary_AAAA1111".to_owned()]);
+        assert_eq!(
+            redactor.cut_text("k_canary_AAAA1111 and on", true, false),
+            "[redacted] and on"
+        );
+        assert_eq!(
+            redactor.cut_text("PARTIAL=sk_canary_", false, true),
+            "PARTIAL=[redacted]"
+        );
+        assert_eq!(
+            redactor.cut_text("…AA1111 rejected", true, false),
+            "…AA1111 rejected",
+            "a piece that begins elsewhere is left: `…` is no part of a value"
+        );
+        assert_eq!(
+            redactor.cut_text("AA1111 rejected", true, false),
+            "[redacted] rejected"
+        );
+        // Under CUT_MATCH_MIN bytes, an end is left as it is.
+        assert_eq!(redactor.cut_text("111 x", true, false), "111 x");
+        // Not cut: only whole values.
+        assert_eq!(
+            redactor.cut_text("AA1111 rejected", false, false),
+            "AA1111 rejected"
+        );
+        assert_eq!(
+            redactor.cut_text("a sk_canary_AAAA1111 b", true, true),
+            "a [redacted] b"
+        );
+    }
+
+    /// What the console shows is sanitized (a tab is `␉`): a value with a
+    /// tab in it is matched as shown too (the review of issue 22).
+    #[test]
+    fn a_value_is_matched_as_it_is_shown() {
+        let redactor = Redactor::new(["sk_tab\tcanary_BBBB2222".replace("\\t", "\t")]);
+        let shown = crate::model::text::sanitize("TAB=sk_tab\tcanary_BBBB2222").into_owned();
+        assert_eq!(shown, "TAB=sk_tab\u{2409}canary_BBBB2222");
+        assert_eq!(redactor.text(&shown), "TAB=[redacted]");
+    }
+
+    /// Credential-named fields are redacted whatever `secret_history`
+    /// holds, as 0.4.0 does (the review of issue 22: a schema-5 store
+    /// kept `api_key` in the audit).
+    #[test]
+    fn credential_fields_without_any_value() {
+        let redactor = Redactor::default();
+        let envelope =
+            r#"{"ok":false,"error":{"code":"x","context":{"api_key":"plain_key_FFFF6666"}}}"#;
+        assert!(redactor.may_change(envelope));
+        assert_eq!(
+            redactor.json_text(envelope),
+            r#"{"ok":false,"error":{"code":"x","context":{"api_key":"[redacted]"}}}"#
+        );
+        assert!(!redactor.may_change(r#"{"ok":false,"error":{"code":"x"}}"#));
+        assert!(!redactor.may_change("token rejected"));
+    }
 
     #[test]
     fn redacts_credential_fields_and_values_without_corrupting_handles_or_error_codes() {

@@ -46,16 +46,17 @@ pub(super) fn redact_rows(
     operations: &mut [Operation],
     reap_attempts: &mut [ReapAttempt],
 ) {
-    if redactor.is_empty() {
-        return;
-    }
     for operation in operations {
-        if let Some(error) = &mut operation.error_json {
+        if let Some(error) = &mut operation.error_json
+            && redactor.may_change(error)
+        {
             *error = redactor.json_text(error);
         }
     }
     for attempt in reap_attempts {
-        attempt.last_error = redactor.json_text(&attempt.last_error);
+        if redactor.may_change(&attempt.last_error) {
+            attempt.last_error = redactor.json_text(&attempt.last_error);
+        }
     }
 }
 
@@ -92,9 +93,6 @@ pub(super) fn redact_detail_read(
 /// definition and its directory, `source_overrides`, the checkpoints, the
 /// resources' ids, the revision and the observations' drift.
 pub(super) fn redact_detail(redactor: &Redactor, detail: &mut InstanceDetail) {
-    if redactor.is_empty() {
-        return;
-    }
     let text = |t: &mut String| *t = redactor.text(t);
     let json = |t: &mut String| *t = redactor.json_text(t);
     text(&mut detail.definition);

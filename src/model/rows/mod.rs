@@ -130,7 +130,10 @@ impl ReapAttempt {
 
 /// [`ReapAttempt::same_for_the_reaper`] over two optional records.
 #[must_use]
-pub fn same_attempt_for_the_reaper(a: Option<&ReapAttempt>, b: Option<&ReapAttempt>) -> bool {
+pub(crate) fn same_attempt_for_the_reaper(
+    a: Option<&ReapAttempt>,
+    b: Option<&ReapAttempt>,
+) -> bool {
     match (a, b) {
         (None, None) => true,
         (Some(a), Some(b)) => a.same_for_the_reaper(b),

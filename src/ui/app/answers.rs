@@ -53,10 +53,10 @@ fn redact_answer(answer: &mut Answer, redactor: &crate::model::redact::Redactor)
     match answer {
         Answer::Detail { .. } => {}
         Answer::LogsOpened { opened, .. } => opened.redact(redactor),
-        Answer::LogsOlder { lines, .. } => lines.iter_mut().for_each(|l| l.redact(redactor)),
+        Answer::LogsOlder { lines, .. } => crate::model::logview::redact_lines(lines, redactor),
         Answer::LogsOlderAll { read, .. } => {
             for (_, lines, _) in read {
-                lines.iter_mut().for_each(|l| l.redact(redactor));
+                crate::model::logview::redact_lines(lines, redactor);
             }
         }
         Answer::LogsSearchOlder { result, .. } | Answer::LogsSearchNewer { result, .. } => {
