@@ -248,8 +248,8 @@ mod tests {
                 "observed alpha tombstoned: ",
                 "observed charlie appeared: ",
                 "observed delta appeared: born again",
-                "controller bravo failed: up in 2s: engine.source_override.shared: service \"web\" --source path \"/src\" is already pinned by active instance \"alpha\"",
-                "controller alpha succeeded: down in 2s",
+                "controller bravo failed: up in ≤2s (queue wait included): engine.source_override.shared: service \"web\" --source path \"/src\" is already pinned by active instance \"alpha\"",
+                "controller alpha succeeded: down in ≤2s (queue wait included)",
             ]
         );
         // The same snapshot again: nothing new.
@@ -287,7 +287,10 @@ mod tests {
             operations: vec![op("op-9", "echo", "gc", OpStatus::Cancelled)],
             ..Rows::default()
         };
-        assert_eq!(lines(&prev, &next), ["controller echo cancelled: gc in 2s"]);
+        assert_eq!(
+            lines(&prev, &next),
+            ["controller echo cancelled: gc in ≤2s (queue wait included)"]
+        );
         assert!(lines(&next, &next).is_empty());
     }
 }

@@ -234,20 +234,29 @@ impl Operation {
 
     /// What "took" says of a finished operation: its run time
     /// ([`Operation::run_ms`], [`run_span`]), or, with no event to tell
-    /// the run from the wait, the whole time since it was submitted
+    /// the run from the wait (0.4.0 records steps for `up` only), at most
+    /// the whole time since it was submitted: `≤24s`
     /// ([`Operation::age`]).
     #[must_use]
     pub fn took(&self, now: i64) -> String {
-        self.run_ms(now)
-            .map_or_else(|| super::time::span(self.age(now)), run_span)
+        self.run_ms(now).map_or_else(
+            || match self.age(now) {
+                0 => "<1s".to_owned(),
+                age => format!("≤{}", super::time::span(age)),
+            },
+            run_span,
+        )
     }
 
     /// [`Operation::took`] with the wait said apart: `0.4s, after 3m 19s
-    /// queued` (the wait left out under a second).
+    /// queued` (the wait left out under a second); with no event to tell
+    /// them apart, `≤24s (queue wait included)`.
     #[must_use]
     pub fn took_and_queued(&self, now: i64) -> String {
         let mut text = self.took(now);
-        if let Some(queued) = self.queued_secs().filter(|q| *q > 0) {
+        if self.ran.is_none() {
+            text.push_str(" (queue wait included)");
+        } else if let Some(queued) = self.queued_secs().filter(|q| *q > 0) {
             text.push_str(&format!(", after {} queued", super::time::span(queued)));
         }
         text

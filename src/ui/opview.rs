@@ -235,7 +235,7 @@ mod tests {
             (row.age.as_str(), row.took.as_str(), row.detail.as_str()),
             (
                 "1m 00s ago",
-                "2s",
+                "≤2s",
                 "engine.teardown.survivors: 1 resource␛[2J survived"
             )
         );

@@ -440,7 +440,7 @@ fn enter_opens_a_failed_operation_with_its_remediation() {
             "status        failed",
             "submitted     2026-11-29T13:48:06Z (10m 00s ago)",
             "finished      2026-11-29T13:48:11Z (9m 55s ago)",
-            "took          5s",
+            "took          ≤5s",
             "cancel        no",
             "code          engine.source_override.shared",
             "message       service \"web\" --source path \"/src/web\" is already pinned by active instance \"alpha\"",
@@ -550,8 +550,8 @@ fn observed_events_from_two_snapshots() {
         [
             "13:58:16 observed alpha tombstoned",
             "13:58:16 observed foxtrot appeared",
-            "13:58:16 controller charlie failed: up in 2m 09s: local.service_died: service \"web\" --source path \"/src/web\" is already pinned by active instance \"alpha\"",
-            "13:58:16 controller alpha succeeded: down in 5s",
+            "13:58:16 controller charlie failed: up in ≤2m 09s (queue wait included): local.service_died: service \"web\" --source path \"/src/web\" is already pinned by active instance \"alpha\"",
+            "13:58:16 controller alpha succeeded: down in ≤5s (queue wait included)",
         ]
     );
     // The same rows again: nothing is repeated.
