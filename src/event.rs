@@ -301,6 +301,13 @@ pub enum RoleState {
         /// Who reaps now.
         now: crate::model::controller::Reaping,
     },
+    /// This console's reaper is off (`--no-reaper`, `--reaper off`,
+    /// read-only): who reaps instead, as seen every poll without taking
+    /// any role.
+    Watching {
+        /// Who reaps now.
+        now: crate::model::controller::Reaping,
+    },
     /// The role could not be taken for another reason (a planted link,
     /// permissions: `crate::roles::Refused::Error`): the reaper does not
     /// run here; the role thread tries again every poll.

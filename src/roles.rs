@@ -34,6 +34,40 @@ pub enum Refused {
     Error(String),
 }
 
+/// Who holds the role `name` under `roles_dir`, seen by a process that
+/// never takes it (a console whose reaper is off, read-only, a dry run):
+/// nothing is created, no symbolic link or second name followed.
+/// `Ok(None)`: nobody; `Ok(Some(pid))`: a process (its pid when its record
+/// says).
+///
+/// # Errors
+/// The role files could not be read (a planted link, permissions).
+pub fn observe(roles_dir: &Path, name: &'static str) -> Result<Option<Option<u32>>, String> {
+    let role = Role::new(roles_dir, name);
+    let lock = role.lock_path();
+    match std::fs::symlink_metadata(lock) {
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(format!("cannot read the {name} role: {error}")),
+        Ok(_) => {}
+    }
+    let refused = |error: std::io::Error| format!("cannot read the {name} role: {error}");
+    for path in [roles_dir, lock, role.record_path()] {
+        crate::nofollow::not_a_symlink(path).map_err(refused)?;
+    }
+    for file in [lock, role.record_path()] {
+        crate::nofollow::not_hard_linked(file, |links| {
+            format!("{} has {links} hard links: refused", file.display())
+        })
+        .map_err(refused)?;
+    }
+    match role.occupancy() {
+        Ok(Occupancy::Free) => Ok(None),
+        Ok(Occupancy::HeldBy(holder)) => Ok(Some(Some(holder.tenant.pid))),
+        Ok(Occupancy::HeldAnonymously) => Ok(Some(None)),
+        Err(error) => Err(refused(error)),
+    }
+}
+
 /// Which holder of a role this process last reported (a standby is
 /// reported once per holder).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -30,6 +30,9 @@ pub(super) struct Leader {
     /// The store's directory, where the controller is probed.
     pub state_dir: PathBuf,
     pub run_reaper: bool,
+    /// `--dry-run`: the reaper runs without a role (it changes nothing),
+    /// and stands by like a real one (`--reaper auto`).
+    pub dry_run: bool,
     /// `--reaper`: `auto` stands by while the controller runs its lease
     /// reaper (`crate::model::controller::stance`).
     pub choice: ReaperChoice,
@@ -64,7 +67,8 @@ impl Leader {
 
     /// Take the roles this console needs, until the console quits. A
     /// console that runs neither part (watch only, `--no-reaper`,
-    /// `--dry-run`) takes no role and blocks nobody.
+    /// `--dry-run`) takes no role and blocks nobody: it says who reaps
+    /// (`round_watch`), or runs its dry run's reaper (`round_dry_run`).
     fn run(self) {
         let record = crate::roles::record();
         let mut reaper = self
@@ -78,6 +82,10 @@ impl Leader {
         loop {
             if let Some(wanted) = reaper.as_mut() {
                 self.round_stance(wanted, &record, &mut seen);
+            } else if self.dry_run {
+                self.round_dry_run(&mut seen);
+            } else {
+                self.round_watch(&mut seen);
             }
             if let Some(wanted) = supervisor.as_mut() {
                 self.round_supervisor(wanted, &record);
@@ -151,6 +159,55 @@ impl Leader {
             }
         }
         seen.stance = Some(now);
+    }
+
+    /// A dry run's reaper needs no role: it runs while the stance is to
+    /// reap and stands by for the controller's lease reaper as a real one
+    /// does, so what it says it would do is what would be done.
+    fn round_dry_run(&self, seen: &mut Seen) {
+        let controller = seen.probe.probe(&self.state_dir);
+        match stance(self.choice, false, &controller) {
+            Stance::Reap | Stance::Paused => {
+                if seen.dry_run.is_none() {
+                    if let Some(Stance::Controller(pid)) = seen.stance {
+                        self.role_note(format!(
+                            "the controller (pid {pid}) no longer reaps: this console's dry run goes on"
+                        ));
+                    }
+                    seen.dry_run = Some(self.start_reaper());
+                }
+                seen.report(&self.tx, RoleState::Active);
+                seen.stance = Some(Stance::Reap);
+            }
+            Stance::Controller(pid) => {
+                if let Some(part) = seen.dry_run.take() {
+                    part.cancel();
+                }
+                if seen.stance != Some(Stance::Controller(pid)) {
+                    self.role_note(format!(
+                        "the controller (pid {pid}) runs stackless's lease reaper: this console's dry run stands by (--reaper always)"
+                    ));
+                }
+                seen.report(&self.tx, RoleState::ControllerReaps { pid });
+                seen.stance = Some(Stance::Controller(pid));
+            }
+        }
+    }
+
+    /// A console whose reaper is off (`--no-reaper`, `--reaper off`,
+    /// read-only) takes no role; it says who reaps instead: the
+    /// controller's lease reaper, the console holding the role, or nobody.
+    fn round_watch(&self, seen: &mut Seen) {
+        let controller = seen.probe.probe(&self.state_dir);
+        let now = controller.reaping_pid().map_or_else(
+            || match crate::roles::observe(&self.roles_dir, CONSOLE_ROLE) {
+                Ok(Some(pid)) => Reaping::Console(pid),
+                Ok(None) => Reaping::Nobody,
+                Err(_) => Reaping::Unknown,
+            },
+            Reaping::Controller,
+        );
+        seen.report(&self.tx, RoleState::Watching { now });
     }
 
     fn round_reaper(&self, wanted: &mut Wanted, record: &succession::Record) {
@@ -275,6 +332,8 @@ struct Seen {
     stance: Option<Stance>,
     /// The role state last sent by [`Seen::report`].
     reported: Option<RoleState>,
+    /// A dry run's reaper, while it runs (its stop token).
+    dry_run: Option<StopToken>,
 }
 
 impl Seen {

@@ -245,23 +245,15 @@ fn start_threads(
     // its doubt changes: it holds `r` whether or not a reaper runs here.
     crate::reaper::runner::watch_clock(teardowns.clone(), stop.clone())
         .wrap_err("cannot start the clock watch")?;
-    if dry_run && setup.reaper.is_some() {
-        match super::leader::spawn_reaper(teardowns, control, stop.clone()) {
-            Ok(_) => {}
-            Err(super::leader::StartError::Open(error)) => {
-                return Err(error).wrap_err("cannot open the store");
-            }
-            Err(super::leader::StartError::Spawn(error)) => {
-                return Err(error).wrap_err("cannot start the reaper");
-            }
-        }
-    }
     let run_reaper = setup.reaper.is_some() && !dry_run;
-    if run_reaper || setup.helper.is_some() {
+    // Always: it runs the reaper (with the role, or a dry run's without),
+    // or says who reaps when this console does not.
+    {
         Leader {
             roles_dir: crate::supervisor::roles_dir(&setup.state_dir),
             state_dir: setup.state_dir.clone(),
             run_reaper,
+            dry_run: dry_run && setup.reaper.is_some(),
             choice: setup.choice,
             helper: setup.helper.clone(),
             teardowns: teardowns.clone(),

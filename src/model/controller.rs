@@ -121,6 +121,8 @@ pub enum Reaping {
     Console(Option<u32>),
     /// The controller's lease reaper (its pid).
     Controller(u32),
+    /// It cannot be told (the role files cannot be read here).
+    Unknown,
 }
 
 impl Reaping {
@@ -133,6 +135,7 @@ impl Reaping {
             Self::Console(Some(pid)) => format!("console pid {pid} reaps now"),
             Self::Console(None) => "another console reaps now".to_owned(),
             Self::Controller(pid) => format!("the controller reaps (pid {pid})"),
+            Self::Unknown => "who reaps now cannot be told here".to_owned(),
         }
     }
 }

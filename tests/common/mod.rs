@@ -209,3 +209,43 @@ pub fn calls(dir: &Path) -> Vec<String> {
         .map(str::to_owned)
         .collect()
 }
+
+/// A stand-in for a 0.4.0 controller beside the store in `state_dir`: this
+/// process holds `controller.lock` (an flock, as the controller does) and
+/// answers the `controller` request on `daemon.sock` with `lease_reaper`.
+/// Dropping it stops it as the controller stops: the lock released and
+/// the socket removed.
+pub fn fake_controller(state_dir: &Path, lease_reaper: bool) -> FakeController {
+    use std::io::{BufRead as _, Write as _};
+    let lock = std::fs::File::create(state_dir.join("controller.lock")).unwrap();
+    lock.lock().unwrap();
+    let socket = state_dir.join("daemon.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut line = String::new();
+            let _ = std::io::BufReader::new(stream.try_clone().unwrap()).read_line(&mut line);
+            let _ = writeln!(
+                stream,
+                r#"{{"protocol":2,"version":"0.4.0","result":"control","response":{{"value":{{"version":"0.4.0","protocol":2,"lease_reaper":{lease_reaper},"persistent":false,"persistence_warning":null}}}}}}"#
+            );
+        }
+    });
+    FakeController {
+        _lock: lock,
+        socket,
+    }
+}
+
+/// [`fake_controller`]'s lock and socket.
+pub struct FakeController {
+    _lock: std::fs::File,
+    socket: PathBuf,
+}
+
+impl Drop for FakeController {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.socket);
+    }
+}

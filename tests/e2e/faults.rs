@@ -277,6 +277,21 @@ fn a_paused_console_gives_its_role_up_and_says_who_reaps() {
         UI,
     );
 
+    // A console whose reaper is off takes no role and says who reaps.
+    let mut off_args = args("1h");
+    off_args.push("--no-reaper".to_owned());
+    let off_args: Vec<&str> = off_args.iter().map(String::as_str).collect();
+    let mut watcher = Tui::spawn(&off_args, 200, 40);
+    watcher.wait_for(
+        &format!(
+            "reaper: off (--no-reaper); console pid {} reaps now",
+            first.pid()
+        ),
+        UI,
+    );
+    watcher.send("q");
+    assert_eq!(watcher.wait_exit(QUIT), 0);
+
     // P: the first gives the role up, the second takes it within a poll.
     first.send("P");
     second.wait_gone("standby", Duration::from_secs(10));
@@ -334,4 +349,41 @@ fn a_paused_console_gives_its_role_up_and_says_who_reaps() {
     first.wait_for("reaper: every 1h", UI);
     first.send("q");
     assert_eq!(first.wait_exit(QUIT), 0);
+}
+
+/// The review of issue 22: a dry run beside a controller that runs its
+/// lease reaper stands by as a real reaper does (`--reaper auto`), so its
+/// `would reap` lines say what would be done; it goes on once the
+/// controller is gone.
+#[test]
+fn a_dry_run_stands_by_for_the_controllers_lease_reaper() {
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let controller = crate::common::fake_controller(dir.path(), true);
+    let mut tui = Tui::spawn(
+        &[
+            "--state",
+            utf8(&path),
+            "--tick",
+            "1s",
+            "--dry-run",
+            "--down-cmd",
+            "true {name}",
+        ],
+        200,
+        40,
+    );
+    tui.wait_for(
+        &format!(
+            "reaper: the controller reaps (pid {}); standing by",
+            std::process::id()
+        ),
+        UI,
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(!tui.contents().contains("would reap"), "{}", tui.contents());
+    // The controller stops (its lock released): the dry run goes on.
+    drop(controller);
+    tui.wait_for("would reap", Duration::from_secs(15));
+    tui.send("q");
+    assert_eq!(tui.wait_exit(QUIT), 0);
 }

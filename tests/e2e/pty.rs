@@ -790,7 +790,10 @@ fn read_only_refuses_writes_and_changes_nothing() {
     let (_dir, path) = fixture("stackless-real-v4.db");
     let before = std::fs::read(&path).expect("read store");
     let mut tui = Tui::spawn(&["--state", utf8(&path), "--read-only"], 120, 40);
-    tui.wait_for_all(&["reaper: off (read-only)  │  helper: none"], UI);
+    tui.wait_for_all(
+        &["reaper: off (read-only); nobody reaps now  │  helper: none"],
+        UI,
+    );
     // golf's lease expired long ago: in a writable store `r` would reap it.
     tui.wait_until("the fixture's instances", UI, |s| {
         harness::instance_rows(s).iter().any(|(_, n)| n == "golf")

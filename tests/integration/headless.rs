@@ -851,29 +851,6 @@ fn snapshot_json_services_are_whole_across_batches() {
     assert_eq!(with, 2500 - 358);
 }
 
-/// A stand-in for a 0.4.0 controller beside the store in `state_dir`: this
-/// process holds `controller.lock` (an flock, as the controller does) and
-/// answers the `controller` request on `daemon.sock` with `lease_reaper`.
-/// Dropping the returned lock file stops it being seen.
-fn fake_controller(state_dir: &Path, lease_reaper: bool) -> std::fs::File {
-    use std::io::{BufRead as _, Write as _};
-    let lock = std::fs::File::create(state_dir.join("controller.lock")).unwrap();
-    lock.lock().unwrap();
-    let listener = std::os::unix::net::UnixListener::bind(state_dir.join("daemon.sock")).unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let mut line = String::new();
-            let _ = std::io::BufReader::new(stream.try_clone().unwrap()).read_line(&mut line);
-            let _ = writeln!(
-                stream,
-                r#"{{"protocol":2,"version":"0.4.0","result":"control","response":{{"value":{{"version":"0.4.0","protocol":2,"lease_reaper":{lease_reaper},"persistent":false,"persistence_warning":null}}}}}}"#
-            );
-        }
-    });
-    lock
-}
-
 /// Issue 22, item 2: `reap --once` leaves a store to the controller's lease
 /// reaper (`--reaper auto`, the default) and says so; `--reaper always`
 /// reaps beside it; beside an embedded controller (no lease reaper) it
@@ -882,7 +859,7 @@ fn fake_controller(state_dir: &Path, lease_reaper: bool) -> std::fs::File {
 fn reap_once_stands_by_for_a_controller_that_reaps() {
     let (dir, path) = fixture("stackless-real-v4.db");
     let down = script(dir.path(), "exit 0");
-    let controller = fake_controller(dir.path(), true);
+    let controller = crate::common::fake_controller(dir.path(), true);
     let out = run(bin()
         .args(["reap", "--once", "--down-cmd", &down, "--state"])
         .arg(&path));
@@ -932,7 +909,7 @@ fn reap_once_stands_by_for_a_controller_that_reaps() {
     // An embedded controller: reap --once reaps.
     let (dir, path) = fixture("stackless-real-v4.db");
     let down = script(dir.path(), "exit 0");
-    let _embedded = fake_controller(dir.path(), false);
+    let _embedded = crate::common::fake_controller(dir.path(), false);
     let out = run(bin()
         .args(["reap", "--once", "--down-cmd", &down, "--state"])
         .arg(&path));

@@ -298,38 +298,35 @@ fn a_paused_console_says_who_reaps_now() {
     );
 }
 
-/// With this console's reaper off, the header says who reaps instead: the
-/// controller's lease reaper, or nobody when the controller is embedded
-/// (issue 22, item 2: "nothing says that nobody reaps: say it").
+/// With this console's reaper off, the header says who reaps instead, as
+/// the role thread sees it without taking the role: the controller's lease
+/// reaper, a console (the review of issue 22: "nobody" was said while a
+/// console reaped), or nobody (issue 22, item 2: "nothing says that nobody
+/// reaps: say it").
 #[test]
-fn with_the_reaper_off_the_header_says_whether_the_controller_reaps() {
-    use stackless_tui::model::controller::ControllerState;
+fn with_the_reaper_off_the_header_says_who_reaps_instead() {
+    use stackless_tui::model::controller::Reaping;
     let mut app = console_app(ReaperMode::Off("--no-reaper".into()));
     assert_eq!(app.reaper_text(), "reaper: off (--no-reaper)");
-    app.handle(
-        Event::Controller(ControllerState {
-            pid: Some(77),
-            lease_reaper: Some(true),
-            persistence_warning: None,
-            proxy_port: None,
-        }),
-        CAPTURE,
-    );
-    assert_eq!(
-        app.reaper_text(),
-        "reaper: off (--no-reaper); the controller reaps (pid 77)"
-    );
-    app.handle(
-        Event::Controller(ControllerState {
-            pid: Some(77),
-            lease_reaper: Some(false),
-            persistence_warning: None,
-            proxy_port: None,
-        }),
-        CAPTURE,
-    );
-    assert_eq!(
-        app.reaper_text(),
-        "reaper: off (--no-reaper); the controller has no lease reaper: nobody reaps here"
-    );
+    for (now, said) in [
+        (
+            Reaping::Controller(77),
+            "reaper: off (--no-reaper); the controller reaps (pid 77)",
+        ),
+        (
+            Reaping::Console(Some(22301)),
+            "reaper: off (--no-reaper); console pid 22301 reaps now",
+        ),
+        (
+            Reaping::Nobody,
+            "reaper: off (--no-reaper); nobody reaps now",
+        ),
+        (
+            Reaping::Unknown,
+            "reaper: off (--no-reaper); who reaps now cannot be told here",
+        ),
+    ] {
+        app.handle(Event::Role(RoleState::Watching { now }), CAPTURE);
+        assert_eq!(app.reaper_text(), said);
+    }
 }

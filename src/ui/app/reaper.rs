@@ -44,7 +44,7 @@ impl App {
                     "the controller (pid {pid}) runs stackless's lease reaper: this console's reaper stands by (--reaper always reaps here too)"
                 ));
             }
-            RoleState::Active | RoleState::Released { .. } => {}
+            RoleState::Active | RoleState::Released { .. } | RoleState::Watching { .. } => {}
         }
         matches!(self.config.reaper, ReaperMode::Off(_)).then(|| {
             format!(

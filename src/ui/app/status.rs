@@ -94,16 +94,13 @@ impl App {
             RoleState::Released { now } if self.status.reaper.paused => {
                 return Cow::Owned(format!("reaper: paused (P resumes); {}", now.text()));
             }
-            RoleState::Released { .. } | RoleState::Active => {}
+            RoleState::Released { .. } | RoleState::Active | RoleState::Watching { .. } => {}
         }
         if let ReaperMode::Off(_) = self.config.reaper {
             let line = self.config.reaper.line();
-            return Cow::Owned(match self.controller().reaping_pid() {
-                Some(pid) => format!("{line}; the controller reaps (pid {pid})"),
-                None if self.controller().lease_reaper == Some(false) => {
-                    format!("{line}; the controller has no lease reaper: nobody reaps here")
-                }
-                None => line,
+            return Cow::Owned(match &self.status.role {
+                RoleState::Watching { now } => format!("{line}; {}", now.text()),
+                _ => line,
             });
         }
         if let Some(off) = self
