@@ -56,13 +56,19 @@ impl Collector {
         }
     }
 
-    /// In words: `the stackless controller (a gc operation)`,
+    /// In words: `the stackless controller's lease reaper (a gc
+    /// operation; an embedded controller has none)`: 0.4.0 submits `gc`
+    /// from its lease reaper's tick only (stackless-daemon-0.4.0
+    /// src/server.rs:145), so beside an embedded controller nobody
+    /// collects;
     /// `stackless's reaper or this console's reaper, whichever passes
     /// first`, `stackless (this console does not collect on this schema)`.
     #[must_use]
     pub const fn words(self) -> &'static str {
         match self {
-            Self::Controller => "the stackless controller (a gc operation)",
+            Self::Controller => {
+                "the stackless controller's lease reaper (a gc operation; an embedded controller has none)"
+            }
             Self::Reapers => "stackless's reaper or this console's reaper, whichever passes first",
             Self::Stackless => "stackless (this console does not collect on this schema)",
         }
@@ -158,14 +164,14 @@ mod tests {
         assert_eq!(
             preview.text(now, &utc),
             "due for GC at 2026-12-08T09:36:37Z (in 3d 04h), collected by the stackless \
-             controller (a gc operation)"
+             controller's lease reaper (a gc operation; an embedded controller has none)"
         );
         assert_eq!((preview.due(now), preview.due_in(now)), (false, 273_600));
         let late = t + 604_800 + 7200;
         assert_eq!(
             preview.text(late, &utc),
             "due for GC since 2026-12-08T09:36:37Z (2h 00m ago), collected by the stackless \
-             controller (a gc operation)"
+             controller's lease reaper (a gc operation; an embedded controller has none)"
         );
         assert_eq!((preview.due(late), preview.due_in(late)), (true, 0));
         let v5 = GcPreview::of(&tombstone(Some(t)), Generation::new(5)).expect("a tombstone");

@@ -967,9 +967,9 @@ fn snapshot_says_when_a_tombstone_is_due_for_gc_and_who_collects_it() {
         [
             "GC",
             "charlie  due for GC since 2026-12-08T09:36:37Z (2h 00m ago), collected by the \
-             stackless controller (a gc operation)",
+             stackless controller's lease reaper (a gc operation; an embedded controller has none)",
             "delta  due for GC since 2026-12-08T09:37:34Z (1h 59m ago), collected by the \
-             stackless controller (a gc operation)",
+             stackless controller's lease reaper (a gc operation; an embedded controller has none)",
         ],
         "{table}"
     );

@@ -71,7 +71,7 @@ fn a_tombstone_says_when_it_is_due_for_gc_and_who_collects_it() {
         gc_lines(&instance, 14),
         [
             "   GC               due for GC at 2026-12-08T09:36:37Z (in 6d 00h), collected by the \
-          stackless controller (a gc operation)"
+          stackless controller's lease reaper (a gc operation; an embedded controller has none)"
         ]
     );
     assert_eq!(
