@@ -1010,3 +1010,46 @@ fn snapshot_says_when_a_tombstone_is_due_for_gc_and_who_collects_it() {
         "{table}"
     );
 }
+
+/// The review of issue 22: `snapshot` marks a row a failed `up` left
+/// (active, no lease, nothing pending, no live lock) as the console's row
+/// does, and `snapshot --json` says it as `failed_up`.
+#[test]
+fn snapshot_marks_a_row_left_by_a_failed_up() {
+    let (_dir, path) = fixture("real-0.4.0-v14.db");
+    let out = run(bin()
+        .args(["snapshot", "--now", "1796117797", "--state"])
+        .arg(&path));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    let bravo = table
+        .lines()
+        .find(|l| l.starts_with("bravo "))
+        .expect("bravo's row");
+    assert!(bravo.contains(" failed up: no lease"), "{table}");
+    let doc = snapshot_json(&path);
+    let failed: Vec<(&str, bool)> = doc["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["name"].as_str().unwrap(),
+                i["failed_up"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        failed,
+        [
+            ("alpha", false),
+            ("bravo", true),
+            ("charlie", false),
+            ("delta", false),
+            ("foxtrot", false),
+            ("golf", false),
+            ("hotel", false),
+            ("india", false),
+        ]
+    );
+}

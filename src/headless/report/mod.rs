@@ -109,6 +109,10 @@ pub struct InstanceReport {
     /// ([`crate::model::gc::GcPreview`]); absent for any other row.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gc: Option<GcReport>,
+    /// An active row left by a failed or cancelled `up`: no lease, nothing
+    /// pending, no live lock (`crate::model::readiness::failed_up`); no
+    /// reaper acts on it (the console's row: `failed up: no lease`).
+    pub failed_up: bool,
     /// The services whose process stackless recorded (a `start:<service>`
     /// checkpoint of kind `process`), by name; absent when there are none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -518,8 +522,20 @@ fn instance_report(
         dirty: instance.dirty,
         gc: crate::model::gc::GcPreview::of(instance, snapshot.generation)
             .map(|preview| GcReport::new(preview, now)),
+        failed_up: failed_up(snapshot, instance),
         services: Vec::new(),
     }
+}
+
+/// [`crate::model::readiness::failed_up`] of `instance` in `snapshot`.
+pub(super) fn failed_up(snapshot: &Snapshot, instance: &Instance) -> bool {
+    crate::model::readiness::failed_up(
+        instance,
+        snapshot.pending_operation(&instance.name).is_some(),
+        snapshot
+            .lock_liveness(&instance.name)
+            .is_some_and(crate::model::Liveness::held),
+    )
 }
 
 fn operation_report(op: &Operation) -> OperationReport {

@@ -41,6 +41,7 @@ fn table_cells(i: &InstanceReport) -> [String; 7] {
         match (&i.lease, i.status.as_str()) {
             (Some(l), _) => l.text.clone(),
             (None, "tombstoned") => "tombstoned".to_owned(),
+            (None, _) if i.failed_up => "failed up: no lease".to_owned(),
             (None, _) => "no lease".to_owned(),
         },
         i.lock.as_ref().map_or_else(String::new, |l| {
@@ -82,6 +83,7 @@ fn instance_cells(
         match (&instance.lease, status) {
             (Some(l), _) => lease_text(l.expires_at, now),
             (None, "tombstoned") => "tombstoned".to_owned(),
+            (None, _) if super::failed_up(snapshot, instance) => "failed up: no lease".to_owned(),
             (None, _) => "no lease".to_owned(),
         },
         instance.lock.as_ref().map_or_else(String::new, |l| {
