@@ -222,6 +222,15 @@ pub fn draw(frame: &mut Frame, app: &App) {
                 ),
                 Question::Bulk(bulk) => panes::confirm::render_confirm_bulk(frame, area, bulk),
                 Question::Cancel(op) => panes::confirm::render_confirm_cancel(frame, area, op),
+                Question::QueueDown(instance, op) => {
+                    panes::confirm::render_confirm_queue_down(
+                        frame,
+                        area,
+                        instance,
+                        op,
+                        app.teardown(),
+                    );
+                }
             },
             Layer::Detail(_) | Layer::Logs(_) | Layer::Filter | Layer::Command(_) => {}
         }

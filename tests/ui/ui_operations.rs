@@ -809,3 +809,135 @@ fn a_y_queued_behind_c_does_not_answer_the_cancel_question() {
     ));
     assert!(app.confirming_cancel().is_none());
 }
+
+/// charlie reborn: the same name, another birth.
+fn reborn(rows: &mut Rows, name: &str) {
+    for instance in rows.instances.iter_mut() {
+        if instance.name == name {
+            instance.birth = Some(Birth::new(
+                "ffffffffffffffffffffffffffffffff",
+                "sl-ffffffffffffffffffffffffffffffff",
+            ));
+        }
+    }
+}
+
+#[test]
+fn d_behind_a_running_up_asks_to_queue_a_down_and_y_asks_the_console() {
+    let mut app = app();
+    select(&mut app, "charlie");
+    assert_eq!(press(&mut app, KeyCode::Char('d')), None);
+    assert!(
+        app.confirming().is_none(),
+        "not the plain teardown question"
+    );
+    let (instance, behind) = app.confirming_queue_down().expect("the queue question");
+    assert_eq!(
+        (instance.name.as_str(), behind.verb.as_str()),
+        ("charlie", "up")
+    );
+    let text = render_app(&app, 250, 40);
+    assert!(
+        text.contains(
+            "Queue a teardown of charlie behind its running up? It runs after the current \
+             operation. This runs: stackless down charlie --no-wait --json [y/N]"
+        ),
+        "{text}"
+    );
+    assert!(text.contains(" Confirm queued teardown "), "{text}");
+    let Some(Effect::QueueDown { instance, behind }) = press(&mut app, KeyCode::Char('y')) else {
+        panic!("y queues the teardown");
+    };
+    assert_eq!((instance.name.as_str(), behind.as_str()), ("charlie", "up"));
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("queueing a teardown of charlie behind its up")
+    );
+}
+
+#[test]
+fn the_queue_question_at_120x40_and_80x24() {
+    let mut app = app();
+    select(&mut app, "charlie");
+    press(&mut app, KeyCode::Char('d'));
+    assert_snapshot!("queue_down_question_120x40", render_app(&app, 120, 40));
+    assert_snapshot!("queue_down_question_80x24", render_app(&app, 80, 24));
+}
+
+#[test]
+fn d_behind_a_pending_down_is_refused_and_n_is_logged() {
+    let mut app = app();
+    // alpha's oldest pending operation is a running `down`.
+    select(&mut app, "alpha");
+    assert_eq!(press(&mut app, KeyCode::Char('d')), None);
+    assert!(app.confirming_queue_down().is_none());
+    assert_eq!(
+        last_activity(&app),
+        (
+            Actor::Operator,
+            "alpha".into(),
+            ActivityKind::Refused,
+            "refused: a down is already running for alpha; the controller runs it".into()
+        )
+    );
+    select(&mut app, "charlie");
+    press(&mut app, KeyCode::Char('d'));
+    assert_eq!(press(&mut app, KeyCode::Char('n')), None);
+    assert!(app.confirming_queue_down().is_none());
+    assert_eq!(
+        last_activity(&app),
+        (
+            Actor::Operator,
+            "charlie".into(),
+            ActivityKind::Aborted,
+            "queued teardown not confirmed".into()
+        )
+    );
+}
+
+#[test]
+fn a_queue_question_answered_after_a_rebirth_or_the_end_is_refused() {
+    let mut app = app();
+    select(&mut app, "charlie");
+    press(&mut app, KeyCode::Char('d'));
+    let mut changed = rows();
+    reborn(&mut changed, "charlie");
+    app.handle(Event::Snapshot(snapshot(changed)), CAPTURE + 1);
+    assert_eq!(press(&mut app, KeyCode::Char('y')), None);
+    assert_eq!(
+        last_activity(&app),
+        (
+            Actor::Operator,
+            "charlie".into(),
+            ActivityKind::Refused,
+            "refused: instance changed (birth) since the question; not queued".into()
+        )
+    );
+    // The up it would wait behind ended meanwhile: nothing to queue behind.
+    let mut app = self::app();
+    select(&mut app, "charlie");
+    press(&mut app, KeyCode::Char('d'));
+    let mut ended = rows();
+    ended.operations.retain(|op| op.instance != "charlie");
+    app.handle(Event::Snapshot(snapshot(ended)), CAPTURE + 1);
+    assert_eq!(press(&mut app, KeyCode::Char('y')), None);
+    assert_eq!(
+        last_activity(&app).3,
+        "refused: the up it would wait behind has ended; press d again"
+    );
+}
+
+#[test]
+fn d_behind_a_pending_operation_is_off_on_a_read_only_console() {
+    let mut config = config();
+    config.write_keys = Err("the store is open read-only (--read-only): r and d are off".into());
+    let mut app = App::new(config, CAPTURE);
+    app.handle(Event::Snapshot(snapshot(rows())), CAPTURE);
+    select(&mut app, "charlie");
+    assert_eq!(press(&mut app, KeyCode::Char('d')), None);
+    assert!(app.confirming_queue_down().is_none());
+    assert_eq!(
+        last_activity(&app).3,
+        "the store is open read-only (--read-only): r and d are off"
+    );
+}

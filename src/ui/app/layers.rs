@@ -27,6 +27,10 @@ pub enum Question {
     Reap(Instance),
     /// Tear this instance down (`d`), as the snapshot showed it.
     TearDown(Instance),
+    /// Queue a teardown of this instance behind its pending controller
+    /// operation (`d` on a schema-14 store): the instance and the
+    /// operation as the snapshot showed them.
+    QueueDown(Instance, Operation),
     /// Cancel this controller operation (`c`, stackless 0.4.0).
     Cancel(Operation),
     /// Reap or tear down the marked instances (`r`/`d` on marks, `:reap`,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::{App, Effect, FlashLevel, Focus, Layer, LayerKind, Question};
 use crate::event::{Activity, ActivityKind, Actor};
 use crate::model::op_rules::{cancel_refusal, short_id};
-use crate::model::{Operation, Snapshot, observe};
+use crate::model::{Instance, Operation, Snapshot, observe};
 
 /// How long after one of this console's teardowns ends a change observed on
 /// that instance still counts as its own (the snapshot showing the
@@ -51,6 +51,16 @@ impl App {
     pub fn confirming_cancel(&self) -> Option<&Operation> {
         match &self.layers.confirm()?.question {
             Question::Cancel(op) => Some(op),
+            _ => None,
+        }
+    }
+
+    /// The instance awaiting `y`/`N` to queue a teardown behind its
+    /// pending operation (`d` on a schema-14 store), with that operation.
+    #[must_use]
+    pub fn confirming_queue_down(&self) -> Option<(&Instance, &Operation)> {
+        match &self.layers.confirm()?.question {
+            Question::QueueDown(instance, op) => Some((instance, op)),
             _ => None,
         }
     }
