@@ -63,10 +63,7 @@ impl App {
     pub(super) fn open_detail(&mut self) -> Option<Effect> {
         let name = match self.focus {
             Focus::Instances => self.selected_instance().map(|i| i.name.clone()),
-            Focus::Operations => {
-                self.open_operation();
-                return None;
-            }
+            Focus::Operations => return self.open_operation(),
             Focus::Backoffs | Focus::Supervisor | Focus::Activity => {
                 self.open_full_text();
                 return None;

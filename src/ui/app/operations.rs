@@ -65,11 +65,19 @@ impl App {
         }
     }
 
-    /// Enter on the Operations pane: open the overlay of the selected one.
-    pub(super) fn open_operation(&mut self) {
+    /// Enter on the Operations pane: open the overlay of the selected one,
+    /// and ask for its events.
+    pub(super) fn open_operation(&mut self) -> Option<Effect> {
         match self.selected_operation().map(|op| op.id.clone()) {
-            Some(id) => self.layers.open(Layer::Operation(id)),
-            None => self.set_flash(FlashLevel::Warning, "no operation selected".into()),
+            Some(id) => {
+                self.layers
+                    .open(Layer::Operation(super::OperationView::new(id)));
+                self.refresh_operation_events()
+            }
+            None => {
+                self.set_flash(FlashLevel::Warning, "no operation selected".into());
+                None
+            }
         }
     }
 

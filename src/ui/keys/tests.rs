@@ -217,7 +217,10 @@ mod against_the_ui {
             }
             Operation => {
                 press(&mut app, KeyCode::Tab);
-                assert!(press(&mut app, KeyCode::Enter).is_none());
+                assert!(matches!(
+                    press(&mut app, KeyCode::Enter),
+                    Some(Effect::Io(crate::event::Request::OperationEvents { .. }))
+                ));
             }
             FullText => {
                 assert!(press(&mut app, KeyCode::Char('e')).is_none());
