@@ -59,44 +59,66 @@ pub(super) fn spawn(
     recorder: Recorder,
     clock: fn() -> i64,
 ) {
+    spawn_all(runtime, wiring, vec![(instance, behind)], recorder, clock);
+}
+
+/// [`spawn`] for each of `queued` (a bulk `d`), one after another on one
+/// task: never more than one `stackless` started at a time for them.
+pub(super) fn spawn_all(
+    runtime: &tokio::runtime::Handle,
+    wiring: QueueDownWiring,
+    queued: Vec<(Instance, String)>,
+    recorder: Recorder,
+    clock: fn() -> i64,
+) {
+    if queued.is_empty() {
+        return;
+    }
     runtime.spawn(async move {
-        let name = instance.name.clone();
-        let say =
-            |kind, detail: String| Activity::new(clock(), Actor::Operator, &name, kind, detail);
-        let argv = match queue_down::argv(&wiring.program, &instance.name) {
-            Ok(argv) => argv,
-            Err(why) => {
-                recorder.record(say(ActivityKind::Refused, format!("refused: {why}")));
-                return;
-            }
-        };
-        let path = wiring.path.clone();
-        let seen = instance.clone();
-        let refusal = tokio::task::spawn_blocking(move || recheck(&path, &seen))
-            .await
-            .unwrap_or_else(|error| Some(format!("cannot re-read the instance: {error}")));
-        if let Some(refusal) = refusal {
-            let kind = if refusal.starts_with("refused") {
-                ActivityKind::Refused
-            } else {
-                ActivityKind::Error
-            };
-            recorder.record(say(kind, refusal));
-            return;
+        for (instance, behind) in queued {
+            let activity = queue_one(&wiring, instance, &behind, clock).await;
+            recorder.record(activity);
         }
-        if wiring.dry_run {
-            recorder.record(say(
-                ActivityKind::WouldReap,
-                format!(
-                    "dry run: would run {} (behind its {behind}); nothing run",
-                    queue_down::shown(&argv)
-                ),
-            ));
-            return;
-        }
-        let outcome = queue_down::run(&argv, queue_down::TIMEOUT).await;
-        recorder.record(queue_down::activity(&name, &behind, &outcome, clock()));
     });
+}
+
+/// Re-read `instance`'s birth, then queue its teardown (or, dry, say what
+/// would run): the one Activity that says how it went.
+async fn queue_one(
+    wiring: &QueueDownWiring,
+    instance: Instance,
+    behind: &str,
+    clock: fn() -> i64,
+) -> Activity {
+    let name = instance.name.clone();
+    let say = |kind, detail: String| Activity::new(clock(), Actor::Operator, &name, kind, detail);
+    let argv = match queue_down::argv(&wiring.program, &instance.name) {
+        Ok(argv) => argv,
+        Err(why) => return say(ActivityKind::Refused, format!("refused: {why}")),
+    };
+    let path = wiring.path.clone();
+    let refusal = tokio::task::spawn_blocking(move || recheck(&path, &instance))
+        .await
+        .unwrap_or_else(|error| Some(format!("cannot re-read the instance: {error}")));
+    if let Some(refusal) = refusal {
+        let kind = if refusal.starts_with("refused") {
+            ActivityKind::Refused
+        } else {
+            ActivityKind::Error
+        };
+        return say(kind, refusal);
+    }
+    if wiring.dry_run {
+        return say(
+            ActivityKind::WouldReap,
+            format!(
+                "dry run: would run {} (behind its {behind}); nothing run",
+                queue_down::shown(&argv)
+            ),
+        );
+    }
+    let outcome = queue_down::run(&argv, queue_down::TIMEOUT).await;
+    queue_down::activity(&name, behind, &outcome, clock())
 }
 
 #[cfg(test)]

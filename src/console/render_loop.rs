@@ -223,16 +223,29 @@ impl Actions<'_> {
             Some(Effect::TearDown { instance, attempt }) => {
                 self.start_job(instance, attempt, Intent::TearDown);
             }
-            Some(Effect::Bulk { intent, jobs }) => self.jobs.start_bulk(
-                jobs.into_iter()
-                    .map(|(instance, attempt)| Job {
-                        instance,
-                        attempt,
-                        actor: Actor::Operator,
-                        intent,
-                    })
-                    .collect(),
-            ),
+            Some(Effect::Bulk {
+                intent,
+                jobs,
+                queued,
+            }) => {
+                self.jobs.start_bulk(
+                    jobs.into_iter()
+                        .map(|(instance, attempt)| Job {
+                            instance,
+                            attempt,
+                            actor: Actor::Operator,
+                            intent,
+                        })
+                        .collect(),
+                );
+                super::queue_down::spawn_all(
+                    &self.runtime,
+                    self.queue_down.clone(),
+                    queued,
+                    self.recorder.clone(),
+                    unix_now,
+                );
+            }
             Some(Effect::Io(request)) => self.io.send(request),
             Some(Effect::CancelOperation { id, instance, verb }) => {
                 // On a task: the render loop never waits for stackless.

@@ -1162,3 +1162,40 @@ fn the_overlay_keeps_the_newest_events_in_view() {
     assert!(text.contains("step-30 30/40"), "{text}");
     assert!(!text.contains("step-29 29/40"), "{text}");
 }
+
+/// A bulk `d` over marks on a 0.4.0 store: the marked instance whose `up`
+/// runs is queued behind it, counted apart in the question; the others
+/// go as the single `d` would (torn down now, or refused).
+#[test]
+fn bulk_d_queues_those_with_a_pending_operation_counted_apart() {
+    let mut app = app();
+    for name in ["alpha", "bravo", "charlie"] {
+        select(&mut app, name);
+        press(&mut app, KeyCode::Char(' '));
+    }
+    assert_eq!(press(&mut app, KeyCode::Char('d')), None);
+    let bulk = app.confirming_bulk().expect("the bulk question");
+    assert_eq!(
+        bulk.question(),
+        "Tear down 3 marked instances (alpha, bravo, charlie)? This runs: stackless down alpha \
+         --json, then the same with {name} = each other name. 1 has a pending operation: its \
+         teardown is queued behind it, to run after the current operation: stackless down \
+         charlie --no-wait --json [y/N]"
+    );
+    let Some(Effect::Bulk { jobs, queued, .. }) = press(&mut app, KeyCode::Char('y')) else {
+        panic!("y runs the bulk teardown");
+    };
+    let torn: Vec<&str> = jobs.iter().map(|(i, _)| i.name.as_str()).collect();
+    let behind: Vec<(&str, &str)> = queued
+        .iter()
+        .map(|(i, verb)| (i.name.as_str(), verb.as_str()))
+        .collect();
+    assert_eq!((torn, behind), (vec!["bravo"], vec![("charlie", "up")]));
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some(
+            "teardown requested for 1 instances, 1 queued behind pending operations, 1 refused \
+             (see Activity)"
+        )
+    );
+}

@@ -188,6 +188,11 @@ pub enum Effect {
         intent: crate::reaper::Intent,
         /// Each instance with its reap attempt, as the snapshot showed them.
         jobs: Vec<(Instance, Option<crate::model::ReapAttempt>)>,
+        /// A bulk `d` on a store with controller operations: the instances
+        /// with a pending operation, each with that operation's verb, whose
+        /// teardown is queued behind it instead (as [`Effect::QueueDown`],
+        /// one after another).
+        queued: Vec<(Instance, String)>,
     },
     /// Queue a teardown of this instance behind its pending controller
     /// operation (operator `d` on a schema-14 store, confirmed with `y`):
