@@ -226,3 +226,54 @@ fn d_on_a_running_up_queues_a_down_that_runs_after_it_and_the_overlay_lists_ever
     assert_eq!(tui.wait_exit(Duration::from_secs(10)), 0);
     stack.shutdown();
 }
+
+/// `--dry-run`: `d` on an instance whose `up` runs says what it would run
+/// and queues nothing; the `up` finishes alone and the instance stays.
+#[test]
+fn a_dry_run_d_behind_a_running_up_says_what_it_would_run() {
+    let stack = Stack::new(Role::Embedded);
+    stack.write_app("slow", Some("sleep 6"));
+    stack
+        .up_app("demo", "10m", "slow", &["--no-wait"])
+        .expect_code(0);
+    wait_until("the up to run its prepare step", WAIT, || {
+        let snap = snapshot(&stack);
+        let progress = snap.pending_operations().first()?.progress.clone()?;
+        (progress.step_id == "prepare:web" && snap.instance("demo").is_some()).then_some(())
+    });
+    let db = stack.db_path().display().to_string();
+    let program = stackless_program(&stack);
+    let mut tui = Tui::spawn(
+        &["--state", &db, "--stackless", &program, "--dry-run"],
+        200,
+        50,
+    );
+    tui.wait_for("up running", UI);
+    tui.send("d");
+    tui.wait_for("Queue a teardown of demo behind its running up?", UI);
+    tui.send("y");
+    tui.wait_for(
+        &format!(
+            "would reap: dry run: would run {program} down demo --no-wait --json (behind its up); nothing run"
+        ),
+        UI,
+    );
+    let snap = snapshot(&stack);
+    let verbs: Vec<&str> = snap.operations.iter().map(|op| op.verb.as_str()).collect();
+    assert_eq!(verbs, ["up"], "nothing queued");
+    wait_until("the up to finish", Duration::from_secs(60), || {
+        snapshot(&stack)
+            .pending_operations()
+            .is_empty()
+            .then_some(())
+    });
+    let snap = snapshot(&stack);
+    assert_eq!(snap.operations.len(), 1);
+    assert_eq!(
+        snap.instance("demo").map(|i| i.status.clone()),
+        Some(stackless_tui::model::Status::Active)
+    );
+    tui.send("q");
+    assert_eq!(tui.wait_exit(Duration::from_secs(10)), 0);
+    stack.shutdown();
+}
