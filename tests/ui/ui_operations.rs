@@ -1199,3 +1199,37 @@ fn bulk_d_queues_those_with_a_pending_operation_counted_apart() {
         )
     );
 }
+
+/// `:down NAME` is the single `d`: a named instance whose `up` runs gets
+/// the queue question; `:down NAME NAME` goes the bulk way, the queued one
+/// counted apart.
+#[test]
+fn colon_down_queues_behind_a_pending_operation() {
+    let type_command = |app: &mut App, text: &str| {
+        press(app, KeyCode::Char(':'));
+        for c in text.chars() {
+            press(app, KeyCode::Char(c));
+        }
+        press(app, KeyCode::Enter)
+    };
+    let mut app = app();
+    assert_eq!(type_command(&mut app, "down charlie"), None);
+    let (instance, op) = app.confirming_queue_down().expect("the queue question");
+    assert_eq!(
+        (instance.name.as_str(), op.verb.as_str()),
+        ("charlie", "up")
+    );
+    press(&mut app, KeyCode::Char('n'));
+    assert_eq!(type_command(&mut app, "down bravo charlie"), None);
+    let bulk = app.confirming_bulk().expect("the bulk question");
+    assert_eq!(
+        bulk.question(),
+        "Tear down 2 instances (bravo, charlie)? This runs: stackless down bravo --json. 1 has a \
+         pending operation: its teardown is queued behind it, to run after the current \
+         operation: stackless down charlie --no-wait --json [y/N]"
+    );
+    let Some(Effect::Bulk { jobs, queued, .. }) = press(&mut app, KeyCode::Char('y')) else {
+        panic!("y runs it");
+    };
+    assert_eq!((jobs.len(), queued.len()), (1, 1));
+}
