@@ -174,6 +174,15 @@ pub enum Request {
     },
     /// The logs view closed: stop following (no answer).
     CloseLogs,
+    /// Read every event of one controller operation
+    /// (`Store::operation_events`) for the operation overlay: asked for
+    /// when it opens, and again when a snapshot shows the operation
+    /// changed (so it follows a running one live, like `stackless
+    /// operation wait`). Answered by [`Answer::OperationEvents`].
+    OperationEvents {
+        /// `operations.id` (used only as a SQL parameter).
+        id: String,
+    },
 }
 
 /// A read the render loop handed to the I/O worker, answered. Each
@@ -238,6 +247,14 @@ pub enum Answer {
         service: u16,
         /// What the search found.
         result: crate::model::logview::HistorySearch,
+    },
+    /// One operation's events, in the order written: `Err(message)` the
+    /// read failed.
+    OperationEvents {
+        /// The operation asked for.
+        id: String,
+        /// What the read found.
+        result: Result<Vec<crate::model::operation::OpEvent>, String>,
     },
     /// The whole line a piece of a long line belongs to, read again from
     /// its file.

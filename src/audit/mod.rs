@@ -72,6 +72,7 @@ pub fn classify(kind: ActivityKind) -> (&'static str, &'static str) {
         ActivityKind::Error => ("error", "error"),
         ActivityKind::Cancelled => ("operation", "cancelled"),
         ActivityKind::Succeeded => ("operation", "succeeded"),
+        ActivityKind::Queued => ("operation", "queued"),
         ActivityKind::Interrupted => ("operation", "interrupted"),
         ActivityKind::Appeared => ("observe", "appeared"),
         ActivityKind::Tombstoned => ("observe", "tombstoned"),

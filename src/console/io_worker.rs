@@ -118,10 +118,16 @@ impl Worker {
                 },
             };
             queued.extend(rx.try_iter());
-            let superseded = matches!(job, Job::Io(Request::OpenDetail { .. }))
-                && queued
+            // A read asked for again later is done once, at its last ask.
+            let superseded = match &job {
+                Job::Io(Request::OpenDetail { .. }) => queued
                     .iter()
-                    .any(|j| matches!(j, Job::Io(Request::OpenDetail { .. })));
+                    .any(|j| matches!(j, Job::Io(Request::OpenDetail { .. }))),
+                Job::Io(Request::OperationEvents { id }) => queued.iter().any(
+                    |j| matches!(j, Job::Io(Request::OperationEvents { id: later }) if later == id),
+                ),
+                _ => false,
+            };
             if superseded {
                 continue;
             }
@@ -147,6 +153,10 @@ impl Worker {
             Request::CloseLogs => {
                 self.follower = None;
                 None
+            }
+            Request::OperationEvents { id } => {
+                let result = self.details.events(&id);
+                Some(Answer::OperationEvents { id, result })
             }
             search @ (Request::LogsSearchOlder { .. } | Request::LogsSearchNewer { .. }) => {
                 search_logs(search)
@@ -305,16 +315,37 @@ impl DetailReader {
         }
     }
 
-    fn read(&mut self, name: &str) -> Result<Option<DetailView>, String> {
+    /// The connection, opened when there is none.
+    fn store(&mut self) -> Result<&mut Store, String> {
         self.release_if_stale();
         if self.store.is_none() {
             let store = Store::open(&self.path, Access::ReadOnly).map_err(|e| e.to_string())?;
             let _ = store.set_busy_timeout(DETAIL_BUSY);
             self.store = Some(store);
         }
-        let Some(store) = self.store.as_mut() else {
-            return Err("the store is not open".into());
-        };
+        self.store
+            .as_mut()
+            .ok_or_else(|| "the store is not open".to_owned())
+    }
+
+    /// Operation `id`'s events for the operation overlay, on the detail's
+    /// connection.
+    fn events(&mut self, id: &str) -> Result<Vec<crate::model::operation::OpEvent>, String> {
+        let store = self.store()?;
+        match store.operation_events(id) {
+            Ok(events) => Ok(events),
+            Err(e) => {
+                if e.breaks_connection() {
+                    store.invalidate();
+                }
+                self.store = None;
+                Err(e.to_string())
+            }
+        }
+    }
+
+    fn read(&mut self, name: &str) -> Result<Option<DetailView>, String> {
+        let store = self.store()?;
         let state_dir = store.state_dir();
         let detail = match store.instance_detail(name) {
             Ok(detail) => detail,

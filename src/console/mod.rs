@@ -16,6 +16,7 @@ mod io_worker;
 mod job_starter;
 mod leader;
 mod logging;
+mod queue_down;
 mod render_loop;
 mod run;
 mod setup;

@@ -19,6 +19,7 @@ use tokio::signal::unix::{SignalKind, signal};
 
 use super::io_worker::IoWorker;
 use super::job_starter::JobStarter;
+use super::queue_down::QueueDownWiring;
 use super::terminal::{Term, with_terminal};
 use crate::controller::cancel::{self, CancelRequest};
 use crate::event::{Event, EventReceiver};
@@ -75,10 +76,16 @@ pub(super) async fn run(
         return Ok("terminal closed");
     }
     let mut why = "quit";
+    let queue_down = QueueDownWiring {
+        program: stackless.clone(),
+        path: teardowns.path().to_path_buf(),
+        dry_run: teardowns.config().dry_run,
+    };
     let mut actions = Actions {
         jobs: JobStarter::spawn(teardowns.clone())
             .wrap_err("cannot start the job-starter thread")?,
         recorder,
+        queue_down,
         stackless,
         control,
         runtime,
@@ -158,6 +165,8 @@ struct Actions<'a> {
     /// Starts the operator's teardowns, off this thread.
     jobs: JobStarter,
     recorder: &'a Recorder,
+    /// What `d`'s queued teardown runs and re-reads.
+    queue_down: QueueDownWiring,
     /// The stackless CLI `c` runs.
     stackless: OsString,
     /// This console's reaper (`P`, `R`).
@@ -214,16 +223,29 @@ impl Actions<'_> {
             Some(Effect::TearDown { instance, attempt }) => {
                 self.start_job(instance, attempt, Intent::TearDown);
             }
-            Some(Effect::Bulk { intent, jobs }) => self.jobs.start_bulk(
-                jobs.into_iter()
-                    .map(|(instance, attempt)| Job {
-                        instance,
-                        attempt,
-                        actor: Actor::Operator,
-                        intent,
-                    })
-                    .collect(),
-            ),
+            Some(Effect::Bulk {
+                intent,
+                jobs,
+                queued,
+            }) => {
+                self.jobs.start_bulk(
+                    jobs.into_iter()
+                        .map(|(instance, attempt)| Job {
+                            instance,
+                            attempt,
+                            actor: Actor::Operator,
+                            intent,
+                        })
+                        .collect(),
+                );
+                super::queue_down::spawn_all(
+                    &self.runtime,
+                    self.queue_down.clone(),
+                    queued,
+                    self.recorder.clone(),
+                    unix_now,
+                );
+            }
             Some(Effect::Io(request)) => self.io.send(request),
             Some(Effect::CancelOperation { id, instance, verb }) => {
                 // On a task: the render loop never waits for stackless.
@@ -235,6 +257,14 @@ impl Actions<'_> {
                     unix_now,
                 );
             }
+            Some(Effect::QueueDown { instance, behind }) => super::queue_down::spawn(
+                &self.runtime,
+                self.queue_down.clone(),
+                instance,
+                behind,
+                self.recorder.clone(),
+                unix_now,
+            ),
             Some(Effect::PauseReaper(paused)) => self.control.set_paused(paused),
             Some(Effect::ReaperPass) => self.control.request_pass(),
             Some(Effect::Copy { text }) => self.copies.push(text),

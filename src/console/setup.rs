@@ -81,6 +81,7 @@ pub(super) fn prepare(cli: &Cli) -> Result<Setup, StartupError> {
         missing: (access == Access::ReadWrite)
             .then(|| down.missing_program(std::env::var_os("PATH").as_deref()))
             .flatten(),
+        stackless: cli.stackless.to_string_lossy().into_owned(),
     };
     let action = reaper_config(cli, down, tick);
     let reaper_off = reaper_off_reason(cli, access);

@@ -4,8 +4,11 @@
 //! - [`lease_reaper`]: whether it runs stackless's lease reaper (asked on
 //!   `daemon.sock`, or read from its command line);
 //! - [`cancel`]: `stackless operation cancel ID --json`, run as argv (never
-//!   through a shell).
+//!   through a shell);
+//! - [`queue_down`]: `stackless down NAME --no-wait --json`, a teardown
+//!   queued behind a pending operation (`d` on a schema-14 store).
 
 pub mod cancel;
 pub mod lease_reaper;
 pub mod probe;
+pub mod queue_down;

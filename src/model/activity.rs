@@ -67,6 +67,10 @@ pub enum ActivityKind {
     Cancelled,
     /// A controller operation was observed to succeed.
     Succeeded,
+    /// The operator's `d` put a `down` in the controller's queue behind the
+    /// instance's pending operation (`stackless down NAME --no-wait`,
+    /// stackless 0.4.0).
+    Queued,
     /// A controller operation was observed to end interrupted (a controller
     /// restart under an unjournaled `verify`).
     Interrupted,
@@ -103,6 +107,7 @@ impl fmt::Display for ActivityKind {
             Self::Error => "error",
             Self::Cancelled => "cancelled",
             Self::Succeeded => "succeeded",
+            Self::Queued => "queued",
             Self::Interrupted => "interrupted",
             Self::Appeared => "appeared",
             Self::Tombstoned => "tombstoned",

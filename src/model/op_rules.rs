@@ -8,6 +8,7 @@
 //! Report v2 object or a whole failure envelope).
 
 use super::operation::{OpStatus, Operation};
+use super::rows::{Instance, Status};
 
 /// The longest operation id passed to `stackless` (uuids are 36).
 pub(crate) const MAX_OPERATION_ID: usize = 64;
@@ -60,6 +61,49 @@ pub(crate) fn cancel_refusal(op: &Operation) -> Option<String> {
         )),
         finished => Some(format!("operation already {finished}")),
     }
+}
+
+/// The arguments after the program that queue a teardown of `name`
+/// (`down NAME --no-wait --json`, cli-0.4.0 src/cli.rs:78-83), the name one
+/// element of its own; `None` when the name is not DNS-safe (it is never
+/// put on a command line then).
+#[must_use]
+pub(crate) fn queue_down_args(name: &str) -> Option<[String; 4]> {
+    super::name::is_dns_safe(name).then(|| {
+        [
+            "down".to_owned(),
+            name.to_owned(),
+            "--no-wait".to_owned(),
+            "--json".to_owned(),
+        ]
+    })
+}
+
+/// Why `d` may not queue a teardown of `instance` behind `pending` (its
+/// queued or running operation on a schema-14 store), or `None` when it may
+/// run `stackless down NAME --no-wait --json` (cli-0.4.0 src/cli.rs:306-310:
+/// the `down` goes into the controller's durable queue and the command
+/// returns at once). The controller starts a queued operation only while no
+/// other operation of the same name runs (core-0.4.0
+/// src/state/operation.rs:227-232), so the `down` runs after the current
+/// one. Refused: a name that is not DNS-safe (it goes on a command line),
+/// an instance that is not active, and a `down` already pending (a second
+/// one would only find the instance torn down).
+#[must_use]
+pub(crate) fn queue_down_refusal(instance: &Instance, pending: &Operation) -> Option<String> {
+    if !super::name::is_dns_safe(&instance.name) {
+        return Some(super::name::REFUSED_NOT_DNS_SAFE.into());
+    }
+    if instance.status != Status::Active {
+        return Some("refused: not active".into());
+    }
+    if pending.verb == "down" {
+        return Some(format!(
+            "refused: a down is already {} for {}; the controller runs it",
+            pending.status, instance.name
+        ));
+    }
+    None
 }
 
 #[cfg(test)]
@@ -142,5 +186,50 @@ mod tests {
         let mut hostile = op("down", OpStatus::Queued);
         hostile.id = "--help".into();
         assert!(cancel_refusal(&hostile).is_some());
+    }
+
+    #[test]
+    fn the_queue_down_rule() {
+        let mut alpha = crate::model::rows::Instance {
+            name: "alpha".into(),
+            substrate: "local".into(),
+            status: Status::Active,
+            created_at: Some(1),
+            tombstoned_at: None,
+            lease: None,
+            lock: None,
+            anomalies: vec![],
+            dirty: Some(false),
+            birth: None,
+        };
+        assert_eq!(
+            queue_down_refusal(&alpha, &op("up", OpStatus::Running)),
+            None
+        );
+        assert_eq!(
+            queue_down_refusal(&alpha, &op("verify", OpStatus::Queued)),
+            None
+        );
+        assert_eq!(
+            queue_down_refusal(&alpha, &op("down", OpStatus::Queued)).as_deref(),
+            Some("refused: a down is already queued for alpha; the controller runs it")
+        );
+        alpha.status = Status::Tombstoned;
+        assert_eq!(
+            queue_down_refusal(&alpha, &op("up", OpStatus::Running)).as_deref(),
+            Some("refused: not active")
+        );
+        alpha.status = Status::Active;
+        alpha.name = "-rf".into();
+        assert_eq!(
+            queue_down_refusal(&alpha, &op("up", OpStatus::Running)).as_deref(),
+            Some("refused: not a DNS-safe name")
+        );
+        assert_eq!(queue_down_args("-rf"), None);
+        assert_eq!(queue_down_args("a b"), None);
+        assert_eq!(
+            queue_down_args("alpha").unwrap(),
+            ["down", "alpha", "--no-wait", "--json"]
+        );
     }
 }

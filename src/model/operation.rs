@@ -112,6 +112,66 @@ impl StepProgress {
     }
 }
 
+/// The most events the operation overlay reads of one operation (an `up`
+/// writes two per step, Started and Completed: 500 steps).
+pub const EVENTS_SHOWN: usize = 1000;
+
+/// One `operation_events` row as the operation overlay lists it (core-0.4.0
+/// src/state/operation.rs:305-319; the engine's step progress,
+/// core-0.4.0 src/engine/progress.rs:7-31).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct OpEvent {
+    /// `operation_events.sequence`: the order the controller wrote them in.
+    pub sequence: i64,
+    /// `event`: `Started`, `Completed`, `Failed`, `Skipped`, the verify
+    /// journal marker `VerificationJournal`, or newer; `?` when the JSON
+    /// says none.
+    pub event: String,
+    /// The step, index and total of a step event.
+    pub step: Option<StepProgress>,
+    /// `code` of a failed step, when it says one.
+    pub code: Option<String>,
+    /// When it happened, unix ms ([`event_times`]: `at_epoch_ms`, else
+    /// `recorded_at`).
+    pub at_ms: Option<i64>,
+    /// `duration_ms`: how long its step took (Completed, Failed).
+    pub duration_ms: Option<i64>,
+}
+
+impl OpEvent {
+    /// Read one row: its `sequence`, `event_json` and `recorded_at` (unix
+    /// seconds). Never fails: text that is not JSON reads as an event `?`
+    /// with only its `recorded_at`.
+    #[must_use]
+    pub fn parse(sequence: i64, event_json: &str, recorded_at: Option<i64>) -> Self {
+        let value: Option<serde_json::Value> = serde_json::from_str(event_json).ok();
+        let field = |name: &str| value.as_ref().and_then(|v| v.get(name));
+        Self {
+            sequence,
+            event: field("event")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("?")
+                .to_owned(),
+            step: StepProgress::parse(event_json),
+            code: field("code")
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_owned),
+            at_ms: event_times(event_json, recorded_at).map(|(_, at)| at),
+            duration_ms: field("duration_ms")
+                .and_then(serde_json::Value::as_i64)
+                .filter(|d| *d >= 0),
+        }
+    }
+}
+
+/// What the operation overlay compares to know its event list is stale:
+/// the operation's status, last change and newest step event. A new
+/// snapshot with another key for the open operation re-reads its events.
+#[must_use]
+pub fn events_key(op: &Operation) -> (OpStatus, i64, Option<StepProgress>) {
+    (op.status.clone(), op.updated_at, op.progress.clone())
+}
+
 /// One `operations` row (never `request_json`: it may carry secrets).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Operation {
@@ -341,5 +401,44 @@ mod tests {
         assert_eq!(op.age(103), 3);
         op.status = OpStatus::Succeeded;
         assert_eq!(op.age(1_000), 1);
+    }
+
+    #[test]
+    fn events_parse_every_shape() {
+        let started = OpEvent::parse(
+            3,
+            r#"{"event":"Started","instance":"demo","step_id":"start:web","step_kind":"start","node":"web","index":2,"total":3,"code":null,"at_epoch_ms":1760000000250,"duration_ms":null}"#,
+            Some(1_760_000_000),
+        );
+        assert_eq!(started.sequence, 3);
+        assert_eq!(started.event, "Started");
+        assert_eq!(
+            started.step.as_ref().map(StepProgress::text).as_deref(),
+            Some("start:web 2/3")
+        );
+        assert_eq!(
+            (started.at_ms, started.duration_ms, started.code),
+            (Some(1_760_000_000_250), None, None)
+        );
+        let failed = OpEvent::parse(
+            4,
+            r#"{"event":"Failed","step_id":"start:web","index":2,"total":3,"code":"engine.step.failed","at_epoch_ms":1760000001250,"duration_ms":1000}"#,
+            Some(1_760_000_001),
+        );
+        assert_eq!(
+            (failed.duration_ms, failed.code.as_deref()),
+            (Some(1000), Some("engine.step.failed"))
+        );
+        let journal = OpEvent::parse(
+            1,
+            r#"{"event":"VerificationJournal","version":1}"#,
+            Some(1_760_000_000),
+        );
+        assert_eq!(
+            (journal.event.as_str(), journal.step, journal.at_ms),
+            ("VerificationJournal", None, Some(1_760_000_000_000))
+        );
+        let junk = OpEvent::parse(2, "not json", None);
+        assert_eq!((junk.event.as_str(), junk.at_ms), ("?", None));
     }
 }

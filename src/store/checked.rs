@@ -91,6 +91,23 @@ impl Store {
         self.noticed(result)
     }
 
+    /// Every event of operation `id` in the order the controller wrote them
+    /// (at most [`crate::model::operation::EVENTS_SHOWN`], the first ones), for the operation
+    /// overlay; empty on a store without `operation_events` (before
+    /// schema 14) or for an id with none. Read leniently, in one read
+    /// transaction.
+    ///
+    /// # Errors
+    /// `SQLite` errors (`Busy` when locked past the busy timeout).
+    pub fn operation_events(
+        &mut self,
+        id: &str,
+    ) -> Result<Vec<crate::model::operation::OpEvent>, StoreError> {
+        self.open_now()?;
+        let result = self.operation_events_once(id);
+        self.noticed(result)
+    }
+
     /// One instance's whole record for the detail view (`detail`).
     ///
     /// # Errors

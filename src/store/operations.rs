@@ -24,7 +24,7 @@ use rusqlite::{Connection, OptionalExtension};
 use super::Layout;
 use super::lenient::{col, lenient_int, lenient_text};
 use crate::model::operation::{
-    FINISHED_SHOWN, OpStatus, Operation, Ran, StepProgress, event_times,
+    EVENTS_SHOWN, FINISHED_SHOWN, OpEvent, OpStatus, Operation, Ran, StepProgress, event_times,
 };
 
 /// Pending operations, oldest first (the controller's own order:
@@ -56,6 +56,13 @@ pub(super) const NEWEST_EVENT_SQL: &str =
 pub(super) const FIRST_EVENT_SQL: &str =
     "SELECT event_json, recorded_at FROM operation_events WHERE operation_id = ?1
      ORDER BY sequence LIMIT 1";
+
+/// One operation's events in the order written, through
+/// `operation_event_cursor(operation_id, sequence)`, at most
+/// [`EVENTS_SHOWN`] (the operation overlay's list).
+pub(super) const EVENTS_SQL: &str =
+    "SELECT sequence, event_json, recorded_at FROM operation_events WHERE operation_id = ?1
+     ORDER BY sequence LIMIT ?2";
 
 fn with_birth(sql: &str, layout: Layout) -> String {
     sql.replace(
@@ -259,6 +266,30 @@ fn operation_from_row(row: &rusqlite::Row<'_>) -> Operation {
 }
 
 impl super::Store {
+    /// [`super::Store::operation_events`], on the connection as it is.
+    pub(super) fn operation_events_once(
+        &mut self,
+        id: &str,
+    ) -> Result<Vec<OpEvent>, super::StoreError> {
+        if !self.layout.operation_events {
+            return Ok(Vec::new());
+        }
+        let path = self.path.clone();
+        let err = |e: rusqlite::Error| super::StoreError::sqlite(&path, &e);
+        let limit = i64::try_from(EVENTS_SHOWN).unwrap_or(i64::MAX);
+        let mut stmt = self.conn.prepare_cached(EVENTS_SQL).map_err(err)?;
+        let rows = stmt
+            .query_map(rusqlite::params![id, limit], |row| {
+                Ok(OpEvent::parse(
+                    lenient_int(col(row, 0)).unwrap_or_default(),
+                    &lenient_text(col(row, 1)).unwrap_or_default(),
+                    lenient_int(col(row, 2)),
+                ))
+            })
+            .map_err(err)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(err)
+    }
+
     /// The plans `SQLite` chooses for the queue's reads (`EXPLAIN QUERY
     /// PLAN` detail lines, per read: `pending`, `finished`,
     /// `newest_event`, `first_event`, `by_id`, `still_pending`, `pending_since`), for the
@@ -284,6 +315,7 @@ fn query_plans(conn: &Connection) -> rusqlite::Result<Vec<(String, Vec<String>)>
         ("finished", with_birth(FINISHED_SQL, layout), Some("50")),
         ("newest_event", NEWEST_EVENT_SQL.to_owned(), Some("x")),
         ("first_event", FIRST_EVENT_SQL.to_owned(), Some("x")),
+        ("events", EVENTS_SQL.replace("?2", "1000"), Some("x")),
         ("by_id", with_birth(BY_ID_SQL, layout), Some("x")),
         (
             "still_pending",

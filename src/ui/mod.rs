@@ -35,7 +35,8 @@ pub(crate) mod theme;
 pub mod view;
 
 pub use app::{
-    App, AppConfig, Effect, Flash, FlashLevel, Focus, HelperMode, ReaperMode, SortKey, TeardownInfo,
+    App, AppConfig, Effect, Flash, FlashLevel, Focus, HelperMode, OpEvents, ReaperMode, SortKey,
+    TeardownInfo,
 };
 use app::{Layer, Question};
 
@@ -222,6 +223,15 @@ pub fn draw(frame: &mut Frame, app: &App) {
                 ),
                 Question::Bulk(bulk) => panes::confirm::render_confirm_bulk(frame, area, bulk),
                 Question::Cancel(op) => panes::confirm::render_confirm_cancel(frame, area, op),
+                Question::QueueDown(instance, op) => {
+                    panes::confirm::render_confirm_queue_down(
+                        frame,
+                        area,
+                        instance,
+                        op,
+                        app.teardown(),
+                    );
+                }
             },
             Layer::Detail(_) | Layer::Logs(_) | Layer::Filter | Layer::Command(_) => {}
         }

@@ -135,7 +135,13 @@ pub fn operation_lines(
         ("status", sanitize_short(op.status.as_str(), CUT_SHORT)),
         ("submitted", at(op.created_at, now, zone)),
     ];
-    if op.status.is_pending() {
+    if op.status == OpStatus::Running
+        && let (Some(queued), Some(ran)) = (op.queued_secs(), op.run_ms(now))
+    {
+        // The wait in the queue apart from the run (its first step on).
+        lines.push(("queued", time::span(queued)));
+        lines.push(("running for", crate::model::operation::run_span(ran)));
+    } else if op.status.is_pending() {
         lines.push(("pending for", time::span(op.age(now))));
     } else {
         lines.push(("finished", at(op.updated_at, now, zone)));
@@ -182,6 +188,43 @@ pub fn operation_lines(
         }
     }
     lines
+}
+
+/// One event as the overlay lists it: its time of day to the millisecond
+/// in `zone`, what happened, the step and its place in the plan, and how
+/// long the step took: `04:31:07.650  Completed  start:web 2/3  412ms`
+/// (`Failed` adds its code). Sanitized.
+#[must_use]
+pub fn event_line(event: &crate::model::operation::OpEvent, zone: &jiff::tz::TimeZone) -> String {
+    let at = event.at_ms.map_or_else(
+        || "--:--:--.---".to_owned(),
+        |ms| {
+            format!(
+                "{}.{:03}",
+                time::clock_in(ms.div_euclid(1000), zone),
+                ms.rem_euclid(1000)
+            )
+        },
+    );
+    let mut text = format!("{at}  {:<9}", sanitize_short(&event.event, CUT_SHORT));
+    if let Some(step) = &event.step {
+        text.push_str("  ");
+        text.push_str(&sanitize_short(&step.text(), CUT_SHORT));
+    }
+    if let Some(took) = event.duration_ms {
+        text.push_str("  ");
+        // Steps often take milliseconds: said as such under a second.
+        if took < 1000 {
+            text.push_str(&format!("{took}ms"));
+        } else {
+            text.push_str(&crate::model::operation::run_span(took));
+        }
+    }
+    if let Some(code) = &event.code {
+        text.push_str("  ");
+        text.push_str(&sanitize_short(code, CUT_SHORT));
+    }
+    text.trim_end().to_owned()
 }
 
 #[cfg(test)]
@@ -264,6 +307,51 @@ mod tests {
         assert_eq!(
             cancel_question(&op(OpStatus::Queued)),
             "cancel down alpha (op 3f2c…)? y/N"
+        );
+    }
+
+    /// A running operation that has begun its steps says its wait in the
+    /// queue apart from its run so far; its events read one a line.
+    #[test]
+    fn a_running_operation_says_its_wait_apart_and_events_read_whole() {
+        let mut running = op(OpStatus::Running);
+        running.verb = "up".into();
+        running.ran = Some(crate::model::operation::Ran {
+            started_ms: 1_199_250,
+            last_ms: 1_200_000,
+        });
+        let lines = operation_lines(&running, 1_203, &jiff::tz::TimeZone::UTC);
+        let find = |label: &str| {
+            lines
+                .iter()
+                .find(|(l, _)| *l == label)
+                .map(|(_, t)| t.as_str())
+        };
+        assert_eq!(find("queued"), Some("3m 19s"));
+        assert_eq!(find("running for"), Some("3.7s"));
+        assert_eq!(find("pending for"), None);
+        let zone = jiff::tz::TimeZone::UTC;
+        let event = |json: &str| {
+            event_line(
+                &crate::model::operation::OpEvent::parse(1, json, Some(1_199)),
+                &zone,
+            )
+        };
+        assert_eq!(
+            event(
+                r#"{"event":"Failed","step_id":"start:web","index":2,"total":3,"code":"local.health_failed","at_epoch_ms":1199250,"duration_ms":2500}"#
+            ),
+            "00:19:59.250  Failed     start:web 2/3  2.5s  local.health_failed"
+        );
+        assert_eq!(
+            event(
+                r#"{"event":"Completed","step_id":"x\u001b[2J","index":1,"total":1,"at_epoch_ms":1199001,"duration_ms":7}"#
+            ),
+            "00:19:59.001  Completed  x␛[2J 1/1  7ms"
+        );
+        assert_eq!(
+            event(r#"{"event":"VerificationJournal","version":1}"#),
+            "00:19:59.000  VerificationJournal"
         );
     }
 }

@@ -144,7 +144,7 @@ pub(crate) fn activity(kind: crate::event::ActivityKind) -> Style {
             Style::new().fg(Color::Yellow)
         }
         K::SkippedLocked | K::WaitingBackoff | K::Skipped => Style::new().fg(Color::DarkGray),
-        K::Started | K::WouldReap | K::Appeared | K::Tombstoned | K::Role => {
+        K::Started | K::Queued | K::WouldReap | K::Appeared | K::Tombstoned | K::Role => {
             Style::new().fg(Color::Cyan)
         }
     }

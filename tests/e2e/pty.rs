@@ -316,7 +316,9 @@ fn demo_end_to_end_120x40() {
         let help = squeeze(&s.contents());
         help.contains("Help (Esc or ? closes)")
             && help.contains("q / Ctrl-C quit")
-            && help.contains("d tear the selected instance down (asks y/N)")
+            && help.contains(
+                "d tear the selected instance down, queued behind a pending op (asks y/N)",
+            )
             && help.contains("r reap the selected instance now (expired, not locked; asks y/N)")
             && help.contains("y / other key confirm / refuse a reap, a teardown or a cancel")
     });

@@ -253,7 +253,7 @@ fn v14_queue_reads_use_indices_never_a_full_scan() {
     // A rowid-order walk stopped by the LIMIT: no sort of the whole table.
     assert!(finished.starts_with("SCAN operations"), "{finished}");
     assert!(!finished.contains("TEMP B-TREE"), "{finished}");
-    for what in ["newest_event", "first_event"] {
+    for what in ["newest_event", "first_event", "events"] {
         let event = plan(what);
         assert!(
             event.contains("USING COVERING INDEX operation_event_cursor (operation_id=?)")
@@ -262,6 +262,90 @@ fn v14_queue_reads_use_indices_never_a_full_scan() {
         );
         assert!(!event.contains("TEMP B-TREE"), "{what}: {event}");
     }
+}
+
+/// The operation overlay's read: every event of one operation, in the
+/// order written (`sequence`), from the real 0.4.0 store.
+#[test]
+fn v14_operation_events_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/real-0.4.0-v14.db"
+        ),
+        &path,
+    )
+    .unwrap();
+    let mut store = Store::open(&path, Access::ReadOnly).unwrap();
+    let events = store
+        .operation_events("9b8fd650-07e8-4ff7-8cd7-0a952e02007b")
+        .unwrap();
+    type Shown = (i64, String, String, Option<i64>, Option<i64>);
+    let shown: Vec<Shown> = events
+        .iter()
+        .map(|e| {
+            (
+                e.sequence,
+                e.event.clone(),
+                e.step
+                    .as_ref()
+                    .map(stackless_tui::model::operation::StepProgress::text)
+                    .unwrap_or_default(),
+                e.at_ms,
+                e.duration_ms,
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (
+                1,
+                "Started".into(),
+                "materialize:web 1/3".into(),
+                Some(1_796_117_794_962),
+                None
+            ),
+            (
+                2,
+                "Completed".into(),
+                "materialize:web 1/3".into(),
+                Some(1_796_117_794_993),
+                Some(28)
+            ),
+            (
+                3,
+                "Started".into(),
+                "start:web 2/3".into(),
+                Some(1_796_117_795_009),
+                None
+            ),
+            (
+                4,
+                "Completed".into(),
+                "start:web 2/3".into(),
+                Some(1_796_117_795_067),
+                Some(50)
+            ),
+            (
+                5,
+                "Started".into(),
+                "health:web 3/3".into(),
+                Some(1_796_117_795_090),
+                None
+            ),
+            (
+                6,
+                "Completed".into(),
+                "health:web 3/3".into(),
+                Some(1_796_117_795_743),
+                Some(645)
+            ),
+        ]
+    );
+    assert_eq!(store.operation_events("no-such-id").unwrap(), []);
 }
 
 #[test]

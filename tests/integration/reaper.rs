@@ -430,6 +430,7 @@ fn tearing_down_line_quotes_the_argv_as_the_dialog_does() {
     let info = stackless_tui::ui::TeardownInfo {
         argv: ["sh", "-c", "exit 3", "{name}"].map(str::to_owned).to_vec(),
         missing: None,
+        ..Default::default()
     };
     assert_eq!(info.line_for("golf"), "sh -c 'exit 3' golf");
 }

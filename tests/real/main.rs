@@ -28,6 +28,7 @@ mod cancel;
 mod failed_up;
 mod logs;
 mod pending;
+mod queue;
 mod reap;
 mod secrets;
 mod services;

@@ -130,7 +130,7 @@ fn space_marks_and_bulk_r_refuses_the_locked_one_with_its_reason() {
     let text = render_app(&app, 100, 20);
     assert_snapshot!("bulk_confirm_100x20", text);
 
-    let Some(Effect::Bulk { intent, jobs }) = press(&mut app, KeyCode::Char('y')) else {
+    let Some(Effect::Bulk { intent, jobs, .. }) = press(&mut app, KeyCode::Char('y')) else {
         panic!("no bulk command");
     };
     assert_eq!(intent, Intent::Reap);

@@ -426,10 +426,21 @@ fn enter_opens_a_failed_operation_with_its_remediation() {
     for _ in 0..3 {
         press(&mut app, KeyCode::Char('j'));
     }
-    assert_eq!(press(&mut app, KeyCode::Enter), None);
+    assert_eq!(
+        press(&mut app, KeyCode::Enter),
+        Some(Effect::Io(Request::OperationEvents {
+            id: "c0ffee00-0000-4000-8000-000000000004".into()
+        }))
+    );
     let (id, op) = app.operation_open().expect("the overlay");
     assert_eq!(id, "c0ffee00-0000-4000-8000-000000000004");
-    let lines = panes::operation_overlay::lines(id, op, CAPTURE, &jiff::tz::TimeZone::UTC);
+    let lines = panes::operation_overlay::lines(
+        id,
+        op,
+        app.operation_events(),
+        CAPTURE,
+        &jiff::tz::TimeZone::UTC,
+    );
     assert_eq!(
         lines,
         [
@@ -445,11 +456,12 @@ fn enter_opens_a_failed_operation_with_its_remediation() {
             "code          engine.source_override.shared",
             "message       service \"web\" --source path \"/src/web\" is already pinned by active instance \"alpha\"",
             "remediation   run `stackless down alpha` first, or pass --dirty",
+            "events        reading…",
         ]
     );
     // In another zone, the times say it.
     let ist = jiff::tz::TimeZone::posix("IST-5:30").unwrap();
-    let lines = panes::operation_overlay::lines(id, op, CAPTURE, &ist);
+    let lines = panes::operation_overlay::lines(id, op, None, CAPTURE, &ist);
     assert_eq!(
         lines[5],
         "submitted     2026-11-29 19:18:06 IST (10m 00s ago)"
@@ -701,8 +713,18 @@ fn a_real_0_4_0_store_at_120x40() {
     for _ in 0..bravo {
         key(&mut app, KeyCode::Down);
     }
-    key(&mut app, KeyCode::Enter);
+    // bravo's `up` was refused before its first step: no events.
+    let Some(Effect::Io(Request::OperationEvents { id })) = key(&mut app, KeyCode::Enter) else {
+        panic!("Enter asks for the events");
+    };
+    let (_dir, mut store) = crate::common::ui::fixture_store("real-0.4.0-v14.db");
+    let result = store.operation_events(&id).map_err(|e| e.to_string());
+    app.handle(
+        Event::Answer(stackless_tui::event::Answer::OperationEvents { id, result }),
+        CAPTURE_V14,
+    );
     let text = render_app(&app, 120, 40);
+    assert!(text.contains("events        none yet"), "{text}");
     assert!(text.contains("remediation"), "{text}");
     assert!(text.contains("`stackless down alpha`"), "{text}");
     assert_snapshot!("real_v14_bravo_failure_120x40", text);
@@ -808,4 +830,406 @@ fn a_y_queued_behind_c_does_not_answer_the_cancel_question() {
         Some(Effect::CancelOperation { .. })
     ));
     assert!(app.confirming_cancel().is_none());
+}
+
+/// charlie reborn: the same name, another birth.
+fn reborn(rows: &mut Rows, name: &str) {
+    for instance in rows.instances.iter_mut() {
+        if instance.name == name {
+            instance.birth = Some(Birth::new(
+                "ffffffffffffffffffffffffffffffff",
+                "sl-ffffffffffffffffffffffffffffffff",
+            ));
+        }
+    }
+}
+
+#[test]
+fn d_behind_a_running_up_asks_to_queue_a_down_and_y_asks_the_console() {
+    let mut app = app();
+    select(&mut app, "charlie");
+    assert_eq!(press(&mut app, KeyCode::Char('d')), None);
+    assert!(
+        app.confirming().is_none(),
+        "not the plain teardown question"
+    );
+    let (instance, behind) = app.confirming_queue_down().expect("the queue question");
+    assert_eq!(
+        (instance.name.as_str(), behind.verb.as_str()),
+        ("charlie", "up")
+    );
+    let text = render_app(&app, 250, 40);
+    assert!(
+        text.contains(
+            "Queue a teardown of charlie behind its running up? It runs after the current \
+             operation. This runs: stackless down charlie --no-wait --json [y/N]"
+        ),
+        "{text}"
+    );
+    assert!(text.contains(" Confirm queued teardown "), "{text}");
+    let Some(Effect::QueueDown { instance, behind }) = press(&mut app, KeyCode::Char('y')) else {
+        panic!("y queues the teardown");
+    };
+    assert_eq!((instance.name.as_str(), behind.as_str()), ("charlie", "up"));
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("queueing a teardown of charlie behind its up")
+    );
+}
+
+#[test]
+fn the_queue_question_at_120x40_and_80x24() {
+    let mut app = app();
+    select(&mut app, "charlie");
+    press(&mut app, KeyCode::Char('d'));
+    assert_snapshot!("queue_down_question_120x40", render_app(&app, 120, 40));
+    assert_snapshot!("queue_down_question_80x24", render_app(&app, 80, 24));
+}
+
+#[test]
+fn d_behind_a_pending_down_is_refused_and_n_is_logged() {
+    let mut app = app();
+    // alpha's oldest pending operation is a running `down`.
+    select(&mut app, "alpha");
+    assert_eq!(press(&mut app, KeyCode::Char('d')), None);
+    assert!(app.confirming_queue_down().is_none());
+    assert_eq!(
+        last_activity(&app),
+        (
+            Actor::Operator,
+            "alpha".into(),
+            ActivityKind::Refused,
+            "refused: a down is already running for alpha; the controller runs it".into()
+        )
+    );
+    select(&mut app, "charlie");
+    press(&mut app, KeyCode::Char('d'));
+    assert_eq!(press(&mut app, KeyCode::Char('n')), None);
+    assert!(app.confirming_queue_down().is_none());
+    assert_eq!(
+        last_activity(&app),
+        (
+            Actor::Operator,
+            "charlie".into(),
+            ActivityKind::Aborted,
+            "queued teardown not confirmed".into()
+        )
+    );
+}
+
+#[test]
+fn a_queue_question_answered_after_a_rebirth_or_the_end_is_refused() {
+    let mut app = app();
+    select(&mut app, "charlie");
+    press(&mut app, KeyCode::Char('d'));
+    let mut changed = rows();
+    reborn(&mut changed, "charlie");
+    app.handle(Event::Snapshot(snapshot(changed)), CAPTURE + 1);
+    assert_eq!(press(&mut app, KeyCode::Char('y')), None);
+    assert_eq!(
+        last_activity(&app),
+        (
+            Actor::Operator,
+            "charlie".into(),
+            ActivityKind::Refused,
+            "refused: instance changed (birth) since the question; not queued".into()
+        )
+    );
+    // The up it would wait behind ended meanwhile: nothing to queue behind.
+    let mut app = self::app();
+    select(&mut app, "charlie");
+    press(&mut app, KeyCode::Char('d'));
+    let mut ended = rows();
+    ended.operations.retain(|op| op.instance != "charlie");
+    app.handle(Event::Snapshot(snapshot(ended)), CAPTURE + 1);
+    assert_eq!(press(&mut app, KeyCode::Char('y')), None);
+    assert_eq!(
+        last_activity(&app).3,
+        "refused: the up it would wait behind has ended; press d again"
+    );
+}
+
+#[test]
+fn d_behind_a_pending_operation_is_off_on_a_read_only_console() {
+    let mut config = config();
+    config.write_keys = Err("the store is open read-only (--read-only): r and d are off".into());
+    let mut app = App::new(config, CAPTURE);
+    app.handle(Event::Snapshot(snapshot(rows())), CAPTURE);
+    select(&mut app, "charlie");
+    assert_eq!(press(&mut app, KeyCode::Char('d')), None);
+    assert!(app.confirming_queue_down().is_none());
+    assert_eq!(
+        last_activity(&app).3,
+        "the store is open read-only (--read-only): r and d are off"
+    );
+}
+
+/// The overlay of alpha's real `up` (the released 0.4.0's events in
+/// `real-0.4.0-v14.db`): every step event in the order written, each with
+/// its time to the millisecond and its step's duration, the wait in the
+/// queue apart from the run; at 120x40 and 80x24.
+#[test]
+fn the_overlay_lists_every_event_of_a_real_up() {
+    const CAPTURE_V14: i64 = 1_796_118_148;
+    let (_dir, mut store) = crate::common::ui::fixture_store("real-0.4.0-v14.db");
+    let mut app = App::new(config(), CAPTURE_V14);
+    app.handle(
+        Event::Snapshot(Arc::new(fixture_snapshot("real-0.4.0-v14.db"))),
+        CAPTURE_V14,
+    );
+    let key = |app: &mut App, code: KeyCode| {
+        app.handle(
+            Event::Input(crossterm::event::Event::Key(code.into())),
+            CAPTURE_V14,
+        )
+    };
+    key(&mut app, KeyCode::Tab);
+    let alpha = app
+        .snapshot()
+        .operations
+        .iter()
+        .position(|op| op.instance == "alpha" && op.verb == "up")
+        .expect("alpha's up");
+    for _ in 0..alpha {
+        key(&mut app, KeyCode::Down);
+    }
+    let Some(Effect::Io(Request::OperationEvents { id })) = key(&mut app, KeyCode::Enter) else {
+        panic!("Enter asks for the events");
+    };
+    assert_eq!(id, "9b8fd650-07e8-4ff7-8cd7-0a952e02007b");
+    let (_, op) = app.operation_open().expect("the overlay");
+    let op = op.cloned();
+    let result = store.operation_events(&id).map_err(|e| e.to_string());
+    app.handle(
+        Event::Answer(stackless_tui::event::Answer::OperationEvents {
+            id: id.clone(),
+            result,
+        }),
+        CAPTURE_V14,
+    );
+    let lines = panes::operation_overlay::lines(
+        &id,
+        op.as_ref(),
+        app.operation_events(),
+        CAPTURE_V14,
+        &jiff::tz::TimeZone::UTC,
+    );
+    let events: Vec<&str> = lines
+        .iter()
+        .skip_while(|l| !l.starts_with("events"))
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        events,
+        [
+            "events        6 in order (times UTC)",
+            "              09:36:34.962  Started    materialize:web 1/3",
+            "              09:36:34.993  Completed  materialize:web 1/3  28ms",
+            "              09:36:35.009  Started    start:web 2/3",
+            "              09:36:35.067  Completed  start:web 2/3  50ms",
+            "              09:36:35.090  Started    health:web 3/3",
+            "              09:36:35.743  Completed  health:web 3/3  645ms",
+        ]
+    );
+    assert_snapshot!("real_v14_alpha_up_events_120x40", render_app(&app, 120, 40));
+    assert_snapshot!("real_v14_alpha_up_events_80x24", render_app(&app, 80, 24));
+}
+
+/// A running operation's overlay follows it: a snapshot where it changed
+/// asks for its events again, one where it did not asks nothing; an
+/// answer for another operation is dropped; a failed refresh keeps the
+/// events read.
+#[test]
+fn the_overlay_follows_a_running_operation() {
+    use stackless_tui::event::Answer;
+    use stackless_tui::model::operation::OpEvent;
+    use stackless_tui::ui::OpEvents;
+    let mut app = app();
+    focus_operations(&mut app);
+    // The first row: charlie's running up.
+    let Some(Effect::Io(Request::OperationEvents { id })) = press(&mut app, KeyCode::Enter) else {
+        panic!("Enter asks for the events");
+    };
+    assert_eq!(id, "7d41c0de-0000-4000-8000-000000000001");
+    assert_eq!(app.operation_events(), Some(&OpEvents::Loading));
+    let started = |seq: i64, step: &str, index: i64| {
+        OpEvent::parse(
+            seq,
+            &format!(
+                r#"{{"event":"Started","step_id":"{step}","index":{index},"total":3,"at_epoch_ms":{}}}"#,
+                (CAPTURE - 10 + seq) * 1000
+            ),
+            Some(CAPTURE - 10 + seq),
+        )
+    };
+    let answer = |id: &str, result| {
+        Event::Answer(Answer::OperationEvents {
+            id: id.into(),
+            result,
+        })
+    };
+    app.handle(answer("another", Ok(vec![started(9, "x", 1)])), CAPTURE);
+    assert_eq!(app.operation_events(), Some(&OpEvents::Loading));
+    app.handle(
+        answer(&id, Ok(vec![started(1, "materialize:web", 1)])),
+        CAPTURE,
+    );
+    // The same rows again: nothing to read.
+    assert_eq!(
+        app.handle(Event::Snapshot(snapshot(rows())), CAPTURE + 1),
+        None
+    );
+    // Its newest step moved on: read again.
+    let mut moved = rows();
+    moved.operations[0].progress = Some(StepProgress {
+        event: "Started".into(),
+        step_id: "health:web".into(),
+        index: 3,
+        total: 3,
+    });
+    assert_eq!(
+        app.handle(Event::Snapshot(snapshot(moved)), CAPTURE + 2),
+        Some(Effect::Io(Request::OperationEvents { id: id.clone() }))
+    );
+    app.handle(answer(&id, Err("database is locked".into())), CAPTURE + 2);
+    assert_eq!(
+        app.operation_events(),
+        Some(&OpEvents::Ready(vec![started(1, "materialize:web", 1)])),
+        "a failed refresh keeps what was read"
+    );
+    app.handle(
+        answer(
+            &id,
+            Ok(vec![
+                started(1, "materialize:web", 1),
+                started(2, "start:web", 2),
+                started(3, "health:web", 3),
+            ]),
+        ),
+        CAPTURE + 2,
+    );
+    let text = render_app(&app, 120, 40);
+    for line in [
+        "events        3 in order (times UTC)",
+        "13:57:57.000  Started    materialize:web 1/3",
+        "13:57:58.000  Started    start:web 2/3",
+        "13:57:59.000  Started    health:web 3/3",
+    ] {
+        assert!(text.contains(line), "{line}\n{text}");
+    }
+}
+
+/// More events than the screen has rows for: the newest stay in view,
+/// under a line counting the earlier ones.
+#[test]
+fn the_overlay_keeps_the_newest_events_in_view() {
+    use stackless_tui::event::Answer;
+    use stackless_tui::model::operation::OpEvent;
+    let mut app = app();
+    focus_operations(&mut app);
+    let Some(Effect::Io(Request::OperationEvents { id })) = press(&mut app, KeyCode::Enter) else {
+        panic!("Enter asks for the events");
+    };
+    let events = (1..=40)
+        .map(|n| {
+            OpEvent::parse(
+                n,
+                &format!(
+                    r#"{{"event":"Started","step_id":"step-{n}","index":{n},"total":40,"at_epoch_ms":{}}}"#,
+                    (CAPTURE - 100 + n) * 1000
+                ),
+                Some(CAPTURE - 100 + n),
+            )
+        })
+        .collect();
+    app.handle(
+        Event::Answer(Answer::OperationEvents {
+            id,
+            result: Ok(events),
+        }),
+        CAPTURE,
+    );
+    let text = render_app(&app, 80, 24);
+    assert!(
+        text.contains("events        40 in order (times UTC)"),
+        "{text}"
+    );
+    assert!(text.contains("… 29 earlier"), "{text}");
+    assert!(
+        text.contains("13:57:06.000  Started    step-40 40/40"),
+        "{text}"
+    );
+    assert!(text.contains("step-30 30/40"), "{text}");
+    assert!(!text.contains("step-29 29/40"), "{text}");
+}
+
+/// A bulk `d` over marks on a 0.4.0 store: the marked instance whose `up`
+/// runs is queued behind it, counted apart in the question; the others
+/// go as the single `d` would (torn down now, or refused).
+#[test]
+fn bulk_d_queues_those_with_a_pending_operation_counted_apart() {
+    let mut app = app();
+    for name in ["alpha", "bravo", "charlie"] {
+        select(&mut app, name);
+        press(&mut app, KeyCode::Char(' '));
+    }
+    assert_eq!(press(&mut app, KeyCode::Char('d')), None);
+    let bulk = app.confirming_bulk().expect("the bulk question");
+    assert_eq!(
+        bulk.question(),
+        "Tear down 3 marked instances (alpha, bravo, charlie)? This runs: stackless down alpha \
+         --json, then the same with {name} = each other name. 1 has a pending operation: its \
+         teardown is queued behind it, to run after the current operation: stackless down \
+         charlie --no-wait --json [y/N]"
+    );
+    let Some(Effect::Bulk { jobs, queued, .. }) = press(&mut app, KeyCode::Char('y')) else {
+        panic!("y runs the bulk teardown");
+    };
+    let torn: Vec<&str> = jobs.iter().map(|(i, _)| i.name.as_str()).collect();
+    let behind: Vec<(&str, &str)> = queued
+        .iter()
+        .map(|(i, verb)| (i.name.as_str(), verb.as_str()))
+        .collect();
+    assert_eq!((torn, behind), (vec!["bravo"], vec![("charlie", "up")]));
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some(
+            "teardown requested for 1 instances, 1 queued behind pending operations, 1 refused \
+             (see Activity)"
+        )
+    );
+}
+
+/// `:down NAME` is the single `d`: a named instance whose `up` runs gets
+/// the queue question; `:down NAME NAME` goes the bulk way, the queued one
+/// counted apart.
+#[test]
+fn colon_down_queues_behind_a_pending_operation() {
+    let type_command = |app: &mut App, text: &str| {
+        press(app, KeyCode::Char(':'));
+        for c in text.chars() {
+            press(app, KeyCode::Char(c));
+        }
+        press(app, KeyCode::Enter)
+    };
+    let mut app = app();
+    assert_eq!(type_command(&mut app, "down charlie"), None);
+    let (instance, op) = app.confirming_queue_down().expect("the queue question");
+    assert_eq!(
+        (instance.name.as_str(), op.verb.as_str()),
+        ("charlie", "up")
+    );
+    press(&mut app, KeyCode::Char('n'));
+    assert_eq!(type_command(&mut app, "down bravo charlie"), None);
+    let bulk = app.confirming_bulk().expect("the bulk question");
+    assert_eq!(
+        bulk.question(),
+        "Tear down 2 instances (bravo, charlie)? This runs: stackless down bravo --json. 1 has a \
+         pending operation: its teardown is queued behind it, to run after the current \
+         operation: stackless down charlie --no-wait --json [y/N]"
+    );
+    let Some(Effect::Bulk { jobs, queued, .. }) = press(&mut app, KeyCode::Char('y')) else {
+        panic!("y runs it");
+    };
+    assert_eq!((jobs.len(), queued.len()), (1, 1));
 }

@@ -720,6 +720,7 @@ fn d_asks_and_n_cancels() {
             "{name}".into(),
         ],
         missing: None,
+        ..Default::default()
     });
     let text = render_app(&app, 120, 40);
     assert!(

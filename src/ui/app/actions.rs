@@ -5,8 +5,9 @@
 use super::{App, Effect, FlashLevel, Focus, Layer, Question};
 use crate::event::Request;
 use crate::event::{Activity, ActivityKind, Actor};
-use crate::model::Instance;
+use crate::model::op_rules::queue_down_refusal;
 use crate::model::services::DetailView;
+use crate::model::{Instance, Operation};
 use crate::reaper::decision::{may_reap_now, may_tear_down};
 use crate::ui::detail::{Detail, DetailText, Loaded};
 
@@ -62,10 +63,7 @@ impl App {
     pub(super) fn open_detail(&mut self) -> Option<Effect> {
         let name = match self.focus {
             Focus::Instances => self.selected_instance().map(|i| i.name.clone()),
-            Focus::Operations => {
-                self.open_operation();
-                return None;
-            }
+            Focus::Operations => return self.open_operation(),
             Focus::Backoffs | Focus::Supervisor | Focus::Activity => {
                 self.open_full_text();
                 return None;
@@ -272,15 +270,93 @@ impl App {
     }
 
     /// `d`'s rules for `instance` (the write keys are on): the
-    /// confirmation opens when [`may_tear_down`] passes.
+    /// confirmation opens when [`may_tear_down`] passes. On a store with
+    /// controller operations (schema 14, stackless 0.4.0), an instance with
+    /// a queued or running operation gets the question whether to queue a
+    /// teardown behind it instead ([`queue_down_refusal`]); elsewhere such
+    /// an instance does not exist, and nothing changes.
     pub(super) fn down_instance(&mut self, instance: Instance) {
+        let pending = self.shown.snapshot.pending_operation(&instance.name);
+        if let Some(op) = pending.filter(|_| self.shown.snapshot.generation.has_operations()) {
+            match queue_down_refusal(&instance, op) {
+                None => {
+                    let op = op.clone();
+                    self.ask(Question::QueueDown(instance, op));
+                }
+                Some(refusal) => self.refuse(&instance.name, refusal),
+            }
+            return;
+        }
         match may_tear_down(
             &instance,
             self.shown.snapshot.lock_liveness(&instance.name),
-            self.shown.snapshot.pending_operation(&instance.name),
+            pending,
         ) {
             Ok(()) => self.ask(Question::TearDown(instance)),
             Err(refusal) => self.refuse(&instance.name, refusal.to_string()),
         }
+    }
+
+    /// `y` to the queue question: ask the console to queue the teardown,
+    /// if on the snapshot shown now the instance is the same birth and
+    /// still has a pending operation to queue behind (one that ended
+    /// meanwhile leaves nothing to wait for: `d` again asks anew).
+    pub(super) fn confirm_queue_down(
+        &mut self,
+        asked: Instance,
+        behind: Operation,
+    ) -> Option<Effect> {
+        let Some(current) = self.shown.snapshot.instance(&asked.name).cloned() else {
+            self.refuse(&asked.name, "refused: no longer in the store".into());
+            return None;
+        };
+        if current.birth != asked.birth || current.created_at != asked.created_at {
+            self.refuse(
+                &current.name,
+                "refused: instance changed (birth) since the question; not queued".into(),
+            );
+            return None;
+        }
+        let Some(pending) = self
+            .shown
+            .snapshot
+            .pending_operation(&current.name)
+            .cloned()
+        else {
+            self.refuse(
+                &current.name,
+                format!(
+                    "refused: the {} it would wait behind has ended; press d again",
+                    behind.verb
+                ),
+            );
+            return None;
+        };
+        if let Some(refusal) = queue_down_refusal(&current, &pending) {
+            self.refuse(&current.name, refusal);
+            return None;
+        }
+        self.set_flash(
+            FlashLevel::Info,
+            format!(
+                "queueing a teardown of {} behind its {}",
+                current.name, pending.verb
+            ),
+        );
+        Some(Effect::QueueDown {
+            instance: current,
+            behind: pending.verb,
+        })
+    }
+
+    /// Any other key to the queue question: close it, logging it.
+    pub(super) fn cancel_queue_down(&mut self, instance: Instance) {
+        self.log_local(Activity::new(
+            self.now,
+            Actor::Operator,
+            &instance.name,
+            ActivityKind::Aborted,
+            "queued teardown not confirmed",
+        ));
     }
 }

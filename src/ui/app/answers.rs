@@ -40,6 +40,7 @@ impl App {
                 result,
             } => self.show_search_newer(session, service, result),
             Answer::LogsLineWhole { session, text } => self.show_log_line(session, text),
+            Answer::OperationEvents { id, result } => self.show_operation_events(&id, result),
         }
     }
 }
@@ -63,5 +64,15 @@ fn redact_answer(answer: &mut Answer, redactor: &crate::model::redact::Redactor)
             result.redact(redactor);
         }
         Answer::LogsLineWhole { text, .. } => text.redact(redactor),
+        Answer::OperationEvents { result, .. } => {
+            for event in result.iter_mut().flatten() {
+                if let Some(step) = &mut event.step {
+                    step.step_id = redactor.text(&step.step_id);
+                }
+                if let Some(code) = &mut event.code {
+                    *code = redactor.text(code);
+                }
+            }
+        }
     }
 }

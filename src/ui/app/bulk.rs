@@ -18,9 +18,17 @@ pub struct Bulk {
     pub marked: bool,
     /// Marked instances the filter hides: left alone, kept marked.
     pub hidden: usize,
-    /// For a teardown: the command line for the first name, as the single
-    /// `d` dialog shows it ([`super::TeardownInfo::line_for`]).
+    /// For a teardown: the command line for the first name torn down
+    /// now, as the single `d` dialog shows it
+    /// ([`super::TeardownInfo::line_for`]).
     pub runs: Option<String>,
+    /// For a teardown on a store with controller operations (0.4.0): the
+    /// names with a pending operation, whose teardown is queued behind it
+    /// instead (`stackless down NAME --no-wait --json`), counted apart,
+    /// and the command line for the first of them.
+    pub queued: Vec<String>,
+    /// The queue command line for the first of `queued`.
+    pub queues: Option<String>,
 }
 
 impl Bulk {
@@ -61,13 +69,35 @@ impl Bulk {
                 self.hidden
             ));
         }
-        if let Some(line) = &self.runs {
+        let queued = self.queued.len();
+        let now = count.saturating_sub(queued);
+        if let Some(line) = self.runs.as_ref().filter(|_| now > 0) {
             text.push_str(&format!(
                 " This runs: {}",
                 sanitize_short(line, crate::ui::text::CUT_LONG)
             ));
-            if count > 1 {
+            if now > 1 {
                 text.push_str(", then the same with {name} = each other name");
+            }
+            if queued > 0 {
+                text.push('.');
+            }
+        }
+        if let Some(line) = self.queues.as_ref().filter(|_| queued > 0) {
+            let (n, them) = if queued == 1 {
+                ("1 has a pending operation", "its teardown is")
+            } else {
+                (
+                    &*format!("{queued} have a pending operation"),
+                    "their teardowns are",
+                )
+            };
+            text.push_str(&format!(
+                " {n}: {them} queued behind it, to run after the current operation: {}",
+                sanitize_short(line, crate::ui::text::CUT_LONG)
+            ));
+            if queued > 1 {
+                text.push_str(", then the same for each other name");
             }
         }
         text.push_str(" [y/N]");

@@ -114,6 +114,9 @@ pub struct TeardownInfo {
     /// ([`crate::reaper::DownCommand::missing_program`]): shown in the
     /// header until the console quits.
     pub missing: Option<String>,
+    /// The stackless program `d` runs to queue a teardown behind a pending
+    /// operation (`--stackless`, shown lossily): `stackless` by default.
+    pub stackless: String,
 }
 
 impl Default for TeardownInfo {
@@ -124,6 +127,7 @@ impl Default for TeardownInfo {
                 .map(str::to_owned)
                 .to_vec(),
             missing: None,
+            stackless: "stackless".to_owned(),
         }
     }
 }
@@ -140,6 +144,18 @@ impl TeardownInfo {
             .map(|a| a.replace(crate::reaper::teardown::NAME_PLACEHOLDER, name))
             .collect();
         crate::model::text::sanitize(&crate::reaper::teardown::shell_line(&argv)).into_owned()
+    }
+
+    /// The command that queues a teardown of `name` behind its pending
+    /// operation ([`crate::model::op_rules::queue_down_args`]) as one
+    /// shell-quoted, sanitized line: `stackless down alpha --no-wait
+    /// --json`. `None` for a name that is not DNS-safe.
+    #[must_use]
+    pub fn queue_line_for(&self, name: &str) -> Option<String> {
+        let args = crate::model::op_rules::queue_down_args(name)?;
+        let mut argv = vec![self.stackless.clone()];
+        argv.extend(args);
+        Some(crate::model::text::sanitize(&crate::reaper::teardown::shell_line(&argv)).into_owned())
     }
 }
 
@@ -172,6 +188,22 @@ pub enum Effect {
         intent: crate::reaper::Intent,
         /// Each instance with its reap attempt, as the snapshot showed them.
         jobs: Vec<(Instance, Option<crate::model::ReapAttempt>)>,
+        /// A bulk `d` on a store with controller operations: the instances
+        /// with a pending operation, each with that operation's verb, whose
+        /// teardown is queued behind it instead (as [`Effect::QueueDown`],
+        /// one after another).
+        queued: Vec<(Instance, String)>,
+    },
+    /// Queue a teardown of this instance behind its pending controller
+    /// operation (operator `d` on a schema-14 store, confirmed with `y`):
+    /// `stackless down NAME --no-wait --json`, run by
+    /// `crate::console::queue_down` after it re-reads the instance's birth.
+    QueueDown {
+        /// The instance as the snapshot showed it at confirmation (its
+        /// birth is compared right before the command runs).
+        instance: Instance,
+        /// The verb of the operation it queues behind, for the report.
+        behind: String,
     },
     /// A read for the I/O worker (`crate::console::io_worker`): the detail, the
     /// logs view's open, scroll-back, searches and whole lines, and the

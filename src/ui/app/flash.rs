@@ -133,6 +133,7 @@ fn flash_for(activity: &Activity) -> (FlashLevel, String) {
         | ActivityKind::WaitingBackoff
         | ActivityKind::WouldReap
         | ActivityKind::Succeeded
+        | ActivityKind::Queued
         | ActivityKind::Interrupted
         | ActivityKind::Appeared
         | ActivityKind::Tombstoned => (FlashLevel::Info, with_detail(&who, activity.kind, detail)),

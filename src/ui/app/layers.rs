@@ -15,6 +15,7 @@ use super::command_line::CommandLine;
 use super::full_view::FullView;
 use super::help_view::HelpView;
 use super::logs_view::LogsView;
+use super::operation_view::OperationView;
 use crate::model::{Instance, Operation};
 use crate::ui::detail::Detail;
 use crate::ui::keys::Context;
@@ -27,6 +28,10 @@ pub enum Question {
     Reap(Instance),
     /// Tear this instance down (`d`), as the snapshot showed it.
     TearDown(Instance),
+    /// Queue a teardown of this instance behind its pending controller
+    /// operation (`d` on a schema-14 store): the instance and the
+    /// operation as the snapshot showed them.
+    QueueDown(Instance, Operation),
     /// Cancel this controller operation (`c`, stackless 0.4.0).
     Cancel(Operation),
     /// Reap or tear down the marked instances (`r`/`d` on marks, `:reap`,
@@ -55,8 +60,9 @@ pub enum Layer {
     Filter,
     /// The logs view (`l`).
     Logs(LogsView),
-    /// The operation overlay (Enter on Operations): the operation's id.
-    Operation(String),
+    /// The operation overlay (Enter on Operations): the operation's id and
+    /// its events as read.
+    Operation(OperationView),
     /// The whole text of a line or document (Enter on a cut line, `e`).
     FullText(FullView),
     /// The command line (`:`, Ctrl-F).
@@ -176,14 +182,12 @@ impl Layers {
     slot!(command, command_mut, Command, CommandLine);
     slot!(help, help_mut, Help, HelpView);
     slot!(confirm, confirm_mut, Confirm, Confirm);
+    slot!(operation_view, operation_view_mut, Operation, OperationView);
 
     /// The open operation overlay's operation id, if any.
     #[must_use]
     pub fn operation(&self) -> Option<&str> {
-        self.0.iter().find_map(|layer| match layer {
-            Layer::Operation(id) => Some(id.as_str()),
-            _ => None,
-        })
+        self.operation_view().map(|view| view.id.as_str())
     }
 
     /// The layers, bottom first (the order they are drawn in).
@@ -259,7 +263,7 @@ mod tests {
         assert_eq!(layers.context(), Context::Panes);
         layers.open(Layer::Help(HelpView::default()));
         // Opened after the help, the operation overlay still goes under it.
-        layers.open(Layer::Operation("op-1".into()));
+        layers.open(Layer::Operation(OperationView::new("op-1".into())));
         assert_eq!(layers.top_kind(), Some(LayerKind::Help));
         assert_eq!(layers.context(), Context::Help);
         assert_eq!(layers.footer_context(), Context::Panes);
@@ -267,7 +271,7 @@ mod tests {
         layers.close(LayerKind::Help);
         assert_eq!(layers.context(), Context::Operation);
         // One of each kind: opening again replaces.
-        layers.open(Layer::Operation("op-2".into()));
+        layers.open(Layer::Operation(OperationView::new("op-2".into())));
         assert_eq!(layers.iter().count(), 1);
         assert_eq!(layers.operation(), Some("op-2"));
         layers.open(Layer::Filter);

@@ -138,16 +138,49 @@ impl App {
         marked: bool,
         hidden: usize,
     ) -> Bulk {
+        let queued: Vec<String> = if intent == Intent::TearDown {
+            names
+                .iter()
+                .filter(|n| self.queue_behind(n).is_some())
+                .cloned()
+                .collect()
+        } else {
+            Vec::new()
+        };
         let runs = (intent == Intent::TearDown)
-            .then(|| names.first().map(|n| self.settings.teardown.line_for(n)))
+            .then(|| {
+                names
+                    .iter()
+                    .find(|n| !queued.contains(n))
+                    .map(|n| self.settings.teardown.line_for(n))
+            })
             .flatten();
+        let queues = queued
+            .first()
+            .and_then(|n| self.settings.teardown.queue_line_for(n));
         Bulk {
             intent,
             names,
             marked,
             hidden,
             runs,
+            queued,
+            queues,
         }
+    }
+
+    /// The pending operation `d` would queue a teardown of `name` behind,
+    /// when it would (a store with controller operations, an instance that
+    /// passes [`crate::model::op_rules::queue_down_refusal`]).
+    fn queue_behind(&self, name: &str) -> Option<&crate::model::Operation> {
+        if !self.shown.snapshot.generation.has_operations() {
+            return None;
+        }
+        let op = self.shown.snapshot.pending_operation(name)?;
+        let instance = self.shown.snapshot.instance(name)?;
+        crate::model::op_rules::queue_down_refusal(instance, op)
+            .is_none()
+            .then_some(op)
     }
 
     /// `y` to a bulk action: check each marked instance on the snapshot
@@ -159,8 +192,16 @@ impl App {
     /// 10,000 times).
     pub(super) fn confirm_bulk(&mut self, bulk: Bulk) -> Option<Effect> {
         let mut jobs: Vec<(Instance, Option<ReapAttempt>)> = Vec::new();
+        let mut queue: Vec<(Instance, String)> = Vec::new();
         let mut refusals: Vec<Activity> = Vec::new();
         for name in &bulk.names {
+            if bulk.intent == Intent::TearDown
+                && let Some(op) = self.queue_behind(name)
+                && let Some(instance) = self.shown.snapshot.instance(name)
+            {
+                queue.push((instance.clone(), op.verb.clone()));
+                continue;
+            }
             match self.bulk_check(name, bulk.intent) {
                 Ok(job) => jobs.push(job),
                 Err(reason) => refusals.push(Activity::new(
@@ -186,23 +227,26 @@ impl App {
         };
         let refused = refusals.len();
         self.log_bulk_refusals(verb, bulk.names.len(), refusals);
-        let text = if refused == 0 {
-            format!("{verb} requested for {} instances", jobs.len())
-        } else {
-            format!(
-                "{verb} requested for {} instances, {refused} refused (see Activity)",
-                jobs.len()
-            )
-        };
+        let mut text = format!("{verb} requested for {} instances", jobs.len());
+        if !queue.is_empty() {
+            text.push_str(&format!(
+                ", {} queued behind pending operations",
+                queue.len()
+            ));
+        }
+        if refused > 0 {
+            text.push_str(&format!(", {refused} refused (see Activity)"));
+        }
         let level = if refused == 0 {
             FlashLevel::Info
         } else {
             FlashLevel::Warning
         };
         self.set_flash(level, text);
-        (!jobs.is_empty()).then_some(Effect::Bulk {
+        (!jobs.is_empty() || !queue.is_empty()).then_some(Effect::Bulk {
             intent: bulk.intent,
             jobs,
+            queued: queue,
         })
     }
 

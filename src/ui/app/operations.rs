@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::{App, Effect, FlashLevel, Focus, Layer, LayerKind, Question};
 use crate::event::{Activity, ActivityKind, Actor};
 use crate::model::op_rules::{cancel_refusal, short_id};
-use crate::model::{Operation, Snapshot, observe};
+use crate::model::{Instance, Operation, Snapshot, observe};
 
 /// How long after one of this console's teardowns ends a change observed on
 /// that instance still counts as its own (the snapshot showing the
@@ -55,11 +55,29 @@ impl App {
         }
     }
 
-    /// Enter on the Operations pane: open the overlay of the selected one.
-    pub(super) fn open_operation(&mut self) {
+    /// The instance awaiting `y`/`N` to queue a teardown behind its
+    /// pending operation (`d` on a schema-14 store), with that operation.
+    #[must_use]
+    pub fn confirming_queue_down(&self) -> Option<(&Instance, &Operation)> {
+        match &self.layers.confirm()?.question {
+            Question::QueueDown(instance, op) => Some((instance, op)),
+            _ => None,
+        }
+    }
+
+    /// Enter on the Operations pane: open the overlay of the selected one,
+    /// and ask for its events.
+    pub(super) fn open_operation(&mut self) -> Option<Effect> {
         match self.selected_operation().map(|op| op.id.clone()) {
-            Some(id) => self.layers.open(Layer::Operation(id)),
-            None => self.set_flash(FlashLevel::Warning, "no operation selected".into()),
+            Some(id) => {
+                self.layers
+                    .open(Layer::Operation(super::OperationView::new(id)));
+                self.refresh_operation_events()
+            }
+            None => {
+                self.set_flash(FlashLevel::Warning, "no operation selected".into());
+                None
+            }
         }
     }
 

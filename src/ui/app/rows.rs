@@ -164,11 +164,14 @@ impl App {
     /// detail view current.
     pub(super) fn show_snapshot(&mut self, snapshot: Arc<Snapshot>) -> Option<crate::ui::Effect> {
         self.set_snapshot(snapshot);
-        self.layers.detail().map(|d| {
-            crate::ui::Effect::Io(crate::event::Request::OpenDetail {
+        match self.layers.detail() {
+            Some(d) => Some(crate::ui::Effect::Io(crate::event::Request::OpenDetail {
                 name: d.name.clone(),
-            })
-        })
+            })),
+            // The operation overlay follows its operation: its events are
+            // read again when the operation changed.
+            None => self.refresh_operation_events(),
+        }
     }
 
     /// Log what changed between the snapshot [`App::show_snapshot`]

@@ -368,7 +368,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "d",
-        help: "tear the selected instance down (asks y/N)",
+        help: "tear the selected instance down, queued behind a pending op (asks y/N)",
         binds: &[bind(PANES_DETAIL, &[ch('d')], Action::TearDown)],
         footer: &[
             foot(Panes, 3, "d", "down", 0),

@@ -217,7 +217,10 @@ mod against_the_ui {
             }
             Operation => {
                 press(&mut app, KeyCode::Tab);
-                assert!(press(&mut app, KeyCode::Enter).is_none());
+                assert!(matches!(
+                    press(&mut app, KeyCode::Enter),
+                    Some(Effect::Io(crate::event::Request::OperationEvents { .. }))
+                ));
             }
             FullText => {
                 assert!(press(&mut app, KeyCode::Char('e')).is_none());
@@ -316,6 +319,39 @@ mod against_the_ui {
             .map(|e| (e.keys.to_owned(), e.help.to_owned()))
             .collect();
         assert_eq!(shown, table);
+    }
+
+    /// `d` on a row with a pending operation (schema 14) asks to queue a
+    /// teardown behind it, from the panes and the detail view alike, and
+    /// its help says so; `y` hands the console [`Effect::QueueDown`].
+    #[test]
+    fn d_queues_behind_a_pending_operation() {
+        let entry = ENTRIES.iter().find(|e| e.keys == "d").unwrap();
+        assert_eq!(
+            entry.help,
+            "tear the selected instance down, queued behind a pending op (asks y/N)"
+        );
+        for context in [Panes, Detail] {
+            let mut app = app_in(context, false);
+            let mut up = queued("op-b", "bravo");
+            up.verb = "up".into();
+            up.status = OpStatus::Running;
+            let snapshot = Snapshot::from(crate::model::Rows {
+                generation: Generation::new(14),
+                instances: vec![instance("alpha"), instance("bravo"), instance("charlie")].into(),
+                operations: vec![up],
+                ..crate::model::Rows::default()
+            });
+            app.handle(Event::Snapshot(Arc::new(snapshot)), NOW);
+            assert_eq!(press(&mut app, KeyCode::Char('d')), None, "{context:?}");
+            let (instance, op) = app.confirming_queue_down().expect("the queue question");
+            assert_eq!((instance.name.as_str(), op.id.as_str()), ("bravo", "op-b"));
+            let Some(Effect::QueueDown { instance, behind }) = press(&mut app, KeyCode::Char('y'))
+            else {
+                panic!("y queues ({context:?})");
+            };
+            assert_eq!((instance.name.as_str(), behind.as_str()), ("bravo", "up"));
+        }
     }
 
     /// Each footer shows the table's labels for its context, in slot

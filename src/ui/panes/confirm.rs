@@ -120,6 +120,46 @@ pub(crate) fn render_confirm_bulk(frame: &mut Frame, area: Rect, bulk: &crate::u
     render_question(frame, area, title, bulk.question());
 }
 
+/// The question `d` asks on an instance with a pending controller
+/// operation (stackless 0.4.0): `Queue a teardown of alpha behind its
+/// running up? It runs after the current operation. This runs: stackless
+/// down alpha --no-wait --json [y/N]`.
+#[must_use]
+pub(crate) fn queue_down_text(
+    instance: &Instance,
+    op: &Operation,
+    teardown: &TeardownInfo,
+) -> String {
+    let name = sanitize_short(&instance.name, crate::ui::text::CUT_SHORT);
+    let line = teardown
+        .queue_line_for(&instance.name)
+        .unwrap_or_else(|| crate::model::name::REFUSED_NOT_DNS_SAFE.to_owned());
+    format!(
+        "Queue a teardown of {name} behind its {} {}? It runs after the current operation. \
+         This runs: {} [y/N]",
+        sanitize_short(op.status.as_str(), crate::ui::text::CUT_SHORT),
+        sanitize_short(&op.verb, crate::ui::text::CUT_SHORT),
+        sanitize_short(&line, crate::ui::text::CUT_LONG)
+    )
+}
+
+/// Draw the queue-a-teardown dialog ([`queue_down_text`]), centred in
+/// `area`.
+pub(crate) fn render_confirm_queue_down(
+    frame: &mut Frame,
+    area: Rect,
+    instance: &Instance,
+    op: &Operation,
+    teardown: &TeardownInfo,
+) {
+    render_question(
+        frame,
+        area,
+        " Confirm queued teardown ",
+        queue_down_text(instance, op, teardown),
+    );
+}
+
 /// Draw the cancel confirmation dialog for `op` (`cancel down alpha (op
 /// 3f2c…)? y/N`), centred in `area`.
 pub(crate) fn render_confirm_cancel(frame: &mut Frame, area: Rect, op: &Operation) {

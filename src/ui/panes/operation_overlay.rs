@@ -1,7 +1,10 @@
 //! The operation overlay (Enter on the Operations pane): everything the
 //! store says about one operation (id, verb, instance, birth, status,
-//! times, progress, cancel, and for a failure its code, message and
-//! remediation), live from the snapshot, drawn over the panes.
+//! times, the queue wait apart from the run, progress, cancel, and for a
+//! failure its code, message and remediation), then every step event in
+//! the order written, each with its time and duration (like `stackless
+//! operation wait`), live from the snapshot and the events read for it,
+//! drawn over the panes.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -13,22 +16,32 @@ use crate::model::Operation;
 use crate::model::fulltext::wrap;
 use crate::model::op_rules::short_id;
 use crate::model::text::sanitize_short;
-use crate::ui::app::App;
+use crate::ui::app::{App, OpEvents};
 use crate::ui::opview;
-use crate::ui::text::CUT_SHORT;
+use crate::ui::text::{CUT_LONG, CUT_SHORT};
 use crate::ui::theme;
 
 /// Width of the label column.
 const LABEL: usize = 13;
 
-/// The overlay's lines as plain text (for `op`, or a notice when the
-/// operation `id` is no longer in the snapshot), times in `zone`.
+/// The label of the events section's first line.
+const EVENTS: &str = "events";
+
+/// The overlay's lines as plain text (for `op` and its `events`, or a
+/// notice when the operation `id` is no longer in the snapshot), times in
+/// `zone`.
 #[must_use]
-pub fn lines(id: &str, op: Option<&Operation>, now: i64, zone: &jiff::tz::TimeZone) -> Vec<String> {
-    lines_of(id, op, now, zone)
+pub fn lines(
+    id: &str,
+    op: Option<&Operation>,
+    events: Option<&OpEvents>,
+    now: i64,
+    zone: &jiff::tz::TimeZone,
+) -> Vec<String> {
+    lines_of(id, op, events, now, zone)
         .into_iter()
         .map(|(label, text)| {
-            if label.is_empty() {
+            if op.is_none() {
                 text
             } else {
                 format!("{label:<LABEL$} {text}")
@@ -39,14 +52,16 @@ pub fn lines(id: &str, op: Option<&Operation>, now: i64, zone: &jiff::tz::TimeZo
 
 /// Draw the overlay for operation `id` (`op` as in the current snapshot)
 /// centred in `area`: each value wrapped under its label, the box as tall
-/// as the wrapped text (up to the whole area).
+/// as the wrapped text (up to the whole area; when the events do not fit,
+/// the newest are shown, under a line counting the earlier ones).
 pub fn render(frame: &mut Frame, area: Rect, app: &App, id: &str, op: Option<&Operation>) {
     let width = area.width.saturating_sub(4).min(110);
     // Inside the borders, after " {label} ".
     let value_width = usize::from(width.saturating_sub(2)).saturating_sub(LABEL + 2);
     let mut lines: Vec<Line> = Vec::new();
-    for line in lines_of(id, op, app.now(), app.zone()) {
-        let (label, value) = line;
+    // Where the event lines begin (after the events heading).
+    let mut events_from = None;
+    for (label, value) in lines_of(id, op, app.operation_events(), app.now(), app.zone()) {
         for (n, piece) in wrap(&value, value_width).into_iter().enumerate() {
             let label = if n == 0 { label.as_str() } else { "" };
             lines.push(Line::from(vec![
@@ -54,6 +69,23 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, id: &str, op: Option<&Op
                 Span::raw(piece),
             ]));
         }
+        if label == EVENTS {
+            events_from = Some(lines.len());
+        }
+    }
+    let room = usize::from(area.height.saturating_sub(2));
+    if let Some(from) = events_from
+        && lines.len() > room
+    {
+        // Drop the oldest events, and say how many: the newest stay in view.
+        let hidden = (lines.len() - room + 1).min(lines.len() - from);
+        lines.splice(
+            from..from + hidden,
+            [Line::from(Span::styled(
+                format!(" {:<LABEL$} … {hidden} earlier", ""),
+                theme::muted(),
+            ))],
+        );
     }
     let height = u16::try_from(lines.len() + 2)
         .unwrap_or(u16::MAX)
@@ -70,24 +102,52 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, id: &str, op: Option<&Op
     frame.render_widget(Paragraph::new(lines).block(block), rect);
 }
 
-/// `(label, value)` pairs for `op`, or the notice when it is gone.
+/// `(label, value)` pairs for `op` and its events, or the notice when it
+/// is gone.
 fn lines_of(
     id: &str,
     op: Option<&Operation>,
+    events: Option<&OpEvents>,
     now: i64,
     zone: &jiff::tz::TimeZone,
 ) -> Vec<(String, String)> {
-    match op {
-        None => vec![(
+    let Some(op) = op else {
+        return vec![(
             String::new(),
             format!(
                 "operation {} is no longer shown",
                 sanitize_short(&short_id(id), CUT_SHORT)
             ),
-        )],
-        Some(op) => opview::operation_lines(op, now, zone)
-            .into_iter()
-            .map(|(label, text)| (label.to_owned(), text))
-            .collect(),
+        )];
+    };
+    let mut lines: Vec<(String, String)> = opview::operation_lines(op, now, zone)
+        .into_iter()
+        .map(|(label, text)| (label.to_owned(), text))
+        .collect();
+    let heading = |text: String| (EVENTS.to_owned(), text);
+    match events {
+        None | Some(OpEvents::Loading) => lines.push(heading("reading…".into())),
+        Some(OpEvents::Failed(why)) => {
+            lines.push(heading(format!(
+                "cannot read them: {}",
+                sanitize_short(why, CUT_LONG)
+            )));
+        }
+        Some(OpEvents::Ready(events)) if events.is_empty() => {
+            lines.push(heading("none yet".into()));
+        }
+        Some(OpEvents::Ready(events)) => {
+            lines.push(heading(format!(
+                "{} in order (times {})",
+                events.len(),
+                crate::model::time::zone_label(now, zone)
+            )));
+            lines.extend(
+                events
+                    .iter()
+                    .map(|event| (String::new(), opview::event_line(event, zone))),
+            );
+        }
     }
+    lines
 }
