@@ -75,10 +75,19 @@ pub(super) async fn run(
         return Ok("terminal closed");
     }
     let mut why = "quit";
+    let verbs = crate::reaper::verbs::VerbRunner {
+        path: teardowns.path().to_owned(),
+        program: stackless.to_string_lossy().into_owned(),
+        dry_run: teardowns.config().dry_run,
+        recorder: recorder.clone(),
+        clock: std::sync::Arc::new(unix_now),
+        deadline: crate::reaper::verbs::DEADLINE,
+    };
     let mut actions = Actions {
         jobs: JobStarter::spawn(teardowns.clone())
             .wrap_err("cannot start the job-starter thread")?,
         recorder,
+        verbs,
         stackless,
         control,
         runtime,
@@ -158,6 +167,9 @@ struct Actions<'a> {
     /// Starts the operator's teardowns, off this thread.
     jobs: JobStarter,
     recorder: &'a Recorder,
+    /// Runs the operator's renews and verifies, each on a thread of its
+    /// own (`L`, `v`).
+    verbs: crate::reaper::verbs::VerbRunner,
     /// The stackless CLI `c` runs.
     stackless: OsString,
     /// This console's reaper (`P`, `R`).
@@ -234,6 +246,13 @@ impl Actions<'_> {
                     self.recorder.clone(),
                     unix_now,
                 );
+            }
+            Some(Effect::Verbs(requests)) => {
+                // Each on a thread of its own: the render loop never waits.
+                for request in requests {
+                    // A thread that cannot start has said so as an Activity.
+                    let _ = self.verbs.spawn(request);
+                }
             }
             Some(Effect::PauseReaper(paused)) => self.control.set_paused(paused),
             Some(Effect::ReaperPass) => self.control.request_pass(),

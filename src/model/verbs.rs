@@ -58,6 +58,16 @@ impl Verb {
     }
 }
 
+/// One renew or verify the operator confirmed, with the instance as the
+/// snapshot showed it then (its birth is compared right before running).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerbRequest {
+    /// The instance as shown when the operator confirmed.
+    pub instance: Instance,
+    /// Renew (with the lease) or verify.
+    pub verb: Verb,
+}
+
 /// Why a store cannot take these verbs, if it cannot: only schema 14
 /// (stackless 0.4.0) is known to renew this way.
 #[must_use]

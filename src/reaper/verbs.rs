@@ -16,6 +16,7 @@ use super::teardown;
 use crate::model::Instance;
 use crate::model::activity::{Activity, ActivityKind, Actor};
 use crate::model::envelope::Exit;
+pub use crate::model::verbs::VerbRequest;
 use crate::model::verbs::{self, Outcome, Verb};
 use crate::recorder::Recorder;
 use crate::stop::StopToken;
@@ -25,16 +26,6 @@ use crate::store::{Access, Store};
 /// minutes (a resume is health-gated like any `up`; a verify runs the
 /// stack's own check with its own budget, `timeout_secs`).
 pub const DEADLINE: Duration = Duration::from_secs(600);
-
-/// One renew or verify the operator confirmed, with the instance as the
-/// snapshot showed it then (its birth is compared right before running).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VerbRequest {
-    /// The instance as shown when the operator confirmed.
-    pub instance: Instance,
-    /// Renew (with the lease) or verify.
-    pub verb: Verb,
-}
 
 /// Runs the operator's renews and verifies. Cheap to clone.
 #[derive(Clone)]

@@ -222,6 +222,9 @@ pub fn draw(frame: &mut Frame, app: &App) {
                 ),
                 Question::Bulk(bulk) => panes::confirm::render_confirm_bulk(frame, area, bulk),
                 Question::Cancel(op) => panes::confirm::render_confirm_cancel(frame, area, op),
+                Question::Verbs(question) => {
+                    panes::confirm::render_confirm_verbs(frame, area, question);
+                }
             },
             Layer::Detail(_) | Layer::Logs(_) | Layer::Filter | Layer::Command(_) => {}
         }
