@@ -259,15 +259,15 @@ pub fn interpret(verb: Verb, code: Option<i32>, stdout: &str) -> Outcome {
     }
 }
 
-/// The Activity detail for a renew that took, from the lease the store
-/// then held (`expires_at`, unix seconds) at `now`: `lease renewed for 2h:
-/// expires in 2h 00m`; `born` when `up` answered for another birth than
-/// the one the console saw.
+/// The Activity detail for a renew that took (the line reads `operator
+/// alpha lease renewed: 2h, expires in 2h 00m`), from the lease the store
+/// then held (`expires_at`, unix seconds) at `now`; `born` when `up`
+/// answered for another birth than the one the console saw.
 #[must_use]
 pub fn renewed_text(lease_secs: u64, expires_at: Option<i64>, now: i64, born: bool) -> String {
-    let mut text = format!("lease renewed for {}", lease_text(lease_secs));
+    let mut text = lease_text(lease_secs);
     if let Some(at) = expires_at {
-        text.push_str(&format!(": expires in {}", span(at.saturating_sub(now))));
+        text.push_str(&format!(", expires in {}", span(at.saturating_sub(now))));
     }
     if born {
         text.push_str(" (stackless answered for a new birth of the name)");
@@ -275,13 +275,14 @@ pub fn renewed_text(lease_secs: u64, expires_at: Option<i64>, now: i64, born: bo
     text
 }
 
-/// The Activity detail for a verify that passed: `verify passed (default
-/// check, exit 0, 1.2s); lease renewed: 2h 00m left`.
+/// The Activity detail for a verify that passed (the line reads
+/// `operator alpha verified: default check passed (exit 0, 12 ms); lease
+/// renewed: 2h 00m left`).
 #[must_use]
 pub fn verified_text(passed: &VerifyPassed) -> String {
     let tier = passed.tier.as_deref().unwrap_or("default");
     let mut text = format!(
-        "verify passed ({tier} check, exit {}, {} ms)",
+        "{tier} check passed (exit {}, {} ms)",
         passed.exit_status, passed.duration_ms
     );
     if let Some(left) = passed.lease_remaining_secs {
@@ -291,17 +292,14 @@ pub fn verified_text(passed: &VerifyPassed) -> String {
     text
 }
 
-/// The Activity detail for a refused verb: `renew refused: code: message`,
-/// `verify failed: verify.failed: verify command exited with 1 (fix: ...)`.
+/// The Activity detail for a refused renew or a failed verify (the line
+/// reads `operator alpha verify failed: verify.failed: verify command
+/// exited with 1 (remediation: ...)`).
 #[must_use]
-pub fn refused_text(verb: Verb, error: &EnvelopeError) -> String {
-    let head = match verb {
-        Verb::Renew { .. } => "renew refused",
-        Verb::Verify => "verify failed",
-    };
+pub fn refused_text(error: &EnvelopeError) -> String {
     match error.remediation.as_deref().filter(|r| !r.is_empty()) {
-        Some(fix) => format!("{head}: {} (remediation: {fix})", error.summary()),
-        None => format!("{head}: {}", error.summary()),
+        Some(fix) => format!("{} (remediation: {fix})", error.summary()),
+        None => error.summary(),
     }
 }
 

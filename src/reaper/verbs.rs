@@ -102,7 +102,7 @@ impl VerbRunner {
             Exit::Signal(_) => None,
             other => {
                 let why = crate::model::envelope::failure_reason("", other);
-                let mut activity = line(failed_kind(verb), format!("{}: {why}", verb.word()));
+                let mut activity = line(failed_kind(verb), why);
                 activity.stderr_tail.clone_from(&result.stderr_tail);
                 activity.duration = Some(result.took);
                 return activity;
@@ -128,10 +128,10 @@ impl VerbRunner {
             }
             Outcome::Verified(passed) => line(ActivityKind::Verified, verbs::verified_text(passed))
                 .with_envelope(result.stdout.trim()),
-            Outcome::Refused(error, _) => line(failed_kind(verb), verbs::refused_text(verb, error))
+            Outcome::Refused(error, _) => line(failed_kind(verb), verbs::refused_text(error))
                 .with_envelope(result.stdout.trim()),
             Outcome::Broken(why) => {
-                let mut activity = line(failed_kind(verb), format!("{}: {why}", verb.word()));
+                let mut activity = line(failed_kind(verb), why.clone());
                 activity.stderr_tail.clone_from(&result.stderr_tail);
                 activity
             }

@@ -119,7 +119,7 @@ fn a_renew_runs_up_with_the_lease_and_reports_the_new_expiry() {
         execute(&runner, &request),
         (
             ActivityKind::Renewed,
-            "lease renewed for 2h: expires in 2h 00m".into(),
+            "2h, expires in 2h 00m".into(),
             String::new()
         )
     );
@@ -144,7 +144,7 @@ fn verify_passes_or_shows_the_failing_check() {
         (kind, detail.as_str()),
         (
             ActivityKind::Verified,
-            "verify passed (default check, exit 0, 12 ms); lease renewed: 1h 00m left"
+            "default check passed (exit 0, 12 ms); lease renewed: 1h 00m left"
         )
     );
     assert!(
@@ -160,7 +160,7 @@ fn verify_passes_or_shows_the_failing_check() {
         (kind, detail.as_str()),
         (
             ActivityKind::VerifyFailed,
-            "verify failed: verify.failed: verify command exited with 3 (remediation: fix the verify script and re-run `stackless verify`)"
+            "verify.failed: verify command exited with 3 (remediation: fix the verify script and re-run `stackless verify`)"
         )
     );
     assert!(envelope.contains("curl: (7) refused"), "{envelope}");

@@ -29,6 +29,7 @@ mod failed_up;
 mod logs;
 mod pending;
 mod reap;
+mod renew;
 mod secrets;
 mod services;
 mod soak;

@@ -260,7 +260,7 @@ fn a_verify_outcome_opens_its_overlay() {
         Actor::Operator,
         "alpha",
         ActivityKind::Verified,
-        "verify passed (default check, exit 0, 12 ms); lease renewed: 2h 00m left",
+        "default check passed (exit 0, 12 ms); lease renewed: 2h 00m left",
     )
     .with_envelope(r#"{"schema_version":2,"ok":true,"instance":"alpha","duration_ms":12,"exit_status":0,"log_path":"/s/logs/verify.log","lease_remaining_secs":7200}"#);
     app.handle(Event::Activity(passed), CAPTURE);
@@ -273,7 +273,7 @@ fn a_verify_outcome_opens_its_overlay() {
         Actor::Operator,
         "alpha",
         ActivityKind::VerifyFailed,
-        "verify failed: verify.failed: verify command exited with 3",
+        "verify.failed: verify command exited with 3",
     )
     .with_envelope(r#"{"ok":false,"error":{"schema_version":2,"code":"verify.failed","message":"verify command exited with 3","remediation":"inspect error.context.log_tail and error.context.log_path; fix the verify script and re-run `stackless verify`","context":{"log_path":"/s/logs/verify.log","log_tail":"curl: (7) Failed to connect to localhost port 8080\n","exit_status":"3"}}}"#);
     app.handle(Event::Activity(failed), CAPTURE);

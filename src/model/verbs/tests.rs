@@ -127,7 +127,7 @@ fn answers() {
     };
     assert_eq!(
         verified_text(&report),
-        "verify passed (default check, exit 0, 12 ms); lease renewed: 1h 59m left"
+        "default check passed (exit 0, 12 ms); lease renewed: 1h 59m left"
     );
     let failed = r#"{
   "ok": false,
@@ -143,8 +143,8 @@ fn answers() {
         panic!("refused");
     };
     assert_eq!(
-        refused_text(Verb::Verify, &error),
-        "verify failed: verify.failed: verify command exited with 3 (remediation: inspect error.context.log_tail and error.context.log_path; fix the verify script and re-run `stackless verify`)"
+        refused_text(&error),
+        "verify.failed: verify command exited with 3 (remediation: inspect error.context.log_tail and error.context.log_path; fix the verify script and re-run `stackless verify`)"
     );
     assert_eq!(context.log_tail.as_deref(), Some("curl: (7) refused\n"));
     assert_eq!(
@@ -166,10 +166,10 @@ fn answers() {
 fn renewed_lines() {
     assert_eq!(
         renewed_text(7200, Some(1000 + 7200), 1000, false),
-        "lease renewed for 2h: expires in 2h 00m"
+        "2h, expires in 2h 00m"
     );
     assert_eq!(
         renewed_text(60, None, 0, true),
-        "lease renewed for 1m (stackless answered for a new birth of the name)"
+        "1m (stackless answered for a new birth of the name)"
     );
 }
