@@ -93,7 +93,7 @@ impl VerbRunner {
         if self.dry_run {
             return line(
                 ActivityKind::WouldRun,
-                format!("dry run: would run {shown}"),
+                format!("{shown} (dry run: nothing run)"),
             );
         }
         let result = run(&argv, self.deadline);

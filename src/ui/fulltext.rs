@@ -105,6 +105,14 @@ pub(crate) fn verify(entry: &Activity, zone: &Zone) -> FullText {
             if let Some(fix) = &error.remediation {
                 full.labelled("remediation", fix);
             }
+            // The check ran: stackless renewed the lease before running it
+            // (stackless 0.4.0 `verify.rs:139`), pass or fail.
+            if matches!(error.code.as_str(), "verify.failed" | "verify.timeout") {
+                full.labelled(
+                    "lease",
+                    "renewed when the check started, as every verify does",
+                );
+            }
             if let Some(path) = &context.log_path {
                 full.labelled("output", path);
             }

@@ -233,7 +233,7 @@ fn a_dry_run_says_what_would_run_and_runs_nothing() {
         execute(&runner, &request),
         (
             ActivityKind::WouldRun,
-            format!("dry run: would run {program} up --name delta --lease 1h30m --json"),
+            format!("{program} up --name delta --lease 1h30m --json (dry run: nothing run)"),
             String::new()
         )
     );

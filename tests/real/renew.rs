@@ -149,6 +149,8 @@ fn verify_passes_and_renews_or_shows_the_failing_check() {
     assert!(expires_at >= before + 600, "{before} {expires_at}");
 
     std::fs::remove_file(&marker).expect("remove marker");
+    std::thread::sleep(Duration::from_secs(2));
+    let (_, expires_passed) = lease(&stack, "checked");
     let failed = runner.execute(&VerbRequest {
         instance: shown(&stack.db_path(), "checked"),
         verb: Verb::Verify,
@@ -159,6 +161,12 @@ fn verify_passes_and_renews_or_shows_the_failing_check() {
         "verify.failed: verify command exited with 1 (remediation: inspect error.context.log_tail and error.context.log_path; fix the verify script and re-run `stackless verify`)"
     );
     assert!(failed.envelope.contains("\"log_path\""), "{failed:#?}");
+    // A failing verify renewed too: when its check started (verify.rs:139).
+    let (_, expires_failed) = lease(&stack, "checked");
+    assert!(
+        expires_failed > expires_passed,
+        "{expires_passed} -> {expires_failed}"
+    );
     stack.shutdown();
 }
 
@@ -221,6 +229,76 @@ fn renew_from_the_console_and_watch_the_countdown_jump() {
     let (duration, expires_at) = lease(&stack, "demo");
     assert_eq!(duration, 7200);
     assert!(expires_at > unix_now() + 7000, "{expires_at}");
+    tui.send("q");
+    tui.wait_exit(crate::pty::UI);
+    stack.shutdown();
+}
+
+/// `v` in the console: under `--dry-run` it says what would run and the
+/// lease stays; then for real its overlay lists the check, its result and
+/// the renewed lease (printed, `--nocapture`).
+#[test]
+fn verify_from_the_console_dry_then_for_real() {
+    let stack = Stack::new(Role::Embedded);
+    let marker = verify_app(&stack);
+    stack
+        .up_app("checked", "10m", "verified", &[])
+        .expect_code(0);
+    std::fs::write(&marker, "").expect("marker");
+    let db = stack.db_path().display().to_string();
+    let program = program(&stack);
+    let dry = ["--state", &db, "--dry-run", "--stackless", &program];
+    let mut tui = crate::pty::Tui::spawn(&dry, 120, 30);
+    tui.wait_for("checked", crate::pty::UI);
+    tui.select("checked");
+    let held = lease(&stack, "checked");
+    tui.send("v");
+    tui.wait_for("Confirm verify", crate::pty::UI);
+    tui.send("y");
+    let said = tui.wait_for("(dry run: nothing run)", crate::pty::UI);
+    println!("dry run:\n{said}");
+    assert!(
+        said.contains(&format!(
+            "would run: {program} verify checked --json (dry run: nothing run)"
+        )),
+        "{said}"
+    );
+    assert_eq!(lease(&stack, "checked"), held, "a dry run renews nothing");
+    tui.send("q");
+    tui.wait_exit(crate::pty::UI);
+
+    std::thread::sleep(Duration::from_secs(2));
+    let mut tui = crate::pty::Tui::spawn(
+        &["--state", &db, "--no-reaper", "--stackless", &program],
+        120,
+        30,
+    );
+    tui.wait_for("checked", crate::pty::UI);
+    tui.select("checked");
+    tui.send("v");
+    tui.wait_for("Confirm verify", crate::pty::UI);
+    tui.send("y");
+    let overlay = tui.wait_for("Verify · checked", Duration::from_secs(120));
+    println!("the verify overlay:\n{overlay}");
+    assert!(
+        overlay.contains("result       passed (exit 0, "),
+        "{overlay}"
+    );
+    assert!(overlay.contains("lease        renewed: "), "{overlay}");
+    assert!(lease(&stack, "checked").1 > held.1, "{held:?}");
+    tui.send("\x1b");
+    tui.wait_gone("Verify · checked", crate::pty::UI);
+    std::fs::remove_file(&marker).expect("remove marker");
+    tui.send("v");
+    tui.wait_for("Confirm verify", crate::pty::UI);
+    tui.send("y");
+    let overlay = tui.wait_for("Verify · checked", Duration::from_secs(120));
+    println!("the failed verify:\n{overlay}");
+    assert!(overlay.contains("code         verify.failed"), "{overlay}");
+    assert!(
+        overlay.contains("remediation  inspect error.context.log_tail"),
+        "{overlay}"
+    );
     tui.send("q");
     tui.wait_exit(crate::pty::UI);
     stack.shutdown();
