@@ -78,6 +78,11 @@ pub fn classify(kind: ActivityKind) -> (&'static str, &'static str) {
         ActivityKind::Tombstoned => ("observe", "tombstoned"),
         ActivityKind::Stopped => ("teardown", "interrupted"),
         ActivityKind::Role => ("role", "reaper"),
+        ActivityKind::Renewed => ("lease", "renewed"),
+        ActivityKind::RenewFailed => ("lease", "failed"),
+        ActivityKind::Verified => ("verify", "passed"),
+        ActivityKind::VerifyFailed => ("verify", "failed"),
+        ActivityKind::WouldRun => ("dry-run", "would-run"),
     }
 }
 

@@ -76,16 +76,16 @@ pub(super) async fn run(
         return Ok("terminal closed");
     }
     let mut why = "quit";
-    let queue_down = QueueDownWiring {
-        program: stackless.clone(),
-        path: teardowns.path().to_path_buf(),
-        dry_run: teardowns.config().dry_run,
-    };
     let mut actions = Actions {
         jobs: JobStarter::spawn(teardowns.clone())
             .wrap_err("cannot start the job-starter thread")?,
         recorder,
-        queue_down,
+        queue_down: QueueDownWiring {
+            program: stackless.clone(),
+            path: teardowns.path().to_path_buf(),
+            dry_run: teardowns.config().dry_run,
+        },
+        verbs: verb_runner(&stackless, teardowns, recorder),
         stackless,
         control,
         runtime,
@@ -161,12 +161,32 @@ fn draw(terminal: &mut Term, app: &mut App) -> Result<bool> {
 }
 
 /// What the loop does with the UI's commands.
+/// What runs the operator's renews and verifies (`L`, `v`): the same
+/// store, stackless program and dry run as the teardowns.
+fn verb_runner(
+    stackless: &OsString,
+    teardowns: &JobRunner,
+    recorder: &Recorder,
+) -> crate::reaper::verbs::VerbRunner {
+    crate::reaper::verbs::VerbRunner {
+        path: teardowns.path().to_owned(),
+        program: stackless.to_string_lossy().into_owned(),
+        dry_run: teardowns.config().dry_run,
+        recorder: recorder.clone(),
+        clock: std::sync::Arc::new(unix_now),
+        deadline: crate::reaper::verbs::DEADLINE,
+    }
+}
+
 struct Actions<'a> {
     /// Starts the operator's teardowns, off this thread.
     jobs: JobStarter,
     recorder: &'a Recorder,
     /// What `d`'s queued teardown runs and re-reads.
     queue_down: QueueDownWiring,
+    /// Runs the operator's renews and verifies, each on a thread of its
+    /// own (`L`, `v`).
+    verbs: crate::reaper::verbs::VerbRunner,
     /// The stackless CLI `c` runs.
     stackless: OsString,
     /// This console's reaper (`P`, `R`).
@@ -265,6 +285,13 @@ impl Actions<'_> {
                 self.recorder.clone(),
                 unix_now,
             ),
+            Some(Effect::Verbs(requests)) => {
+                // Each on a thread of its own: the render loop never waits.
+                for request in requests {
+                    // A thread that cannot start has said so as an Activity.
+                    let _ = self.verbs.spawn(request);
+                }
+            }
             Some(Effect::PauseReaper(paused)) => self.control.set_paused(paused),
             Some(Effect::ReaperPass) => self.control.request_pass(),
             Some(Effect::Copy { text }) => self.copies.push(text),

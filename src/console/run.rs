@@ -157,6 +157,7 @@ fn new_app(setup: &Setup, teardowns: &JobRunner) -> App {
     let audit_path = audit::default_path(&setup.state_dir);
     app.restore_teardowns(audit::last_teardowns(&audit_path, audit::READ_BACK));
     app.set_teardown(setup.teardown.clone());
+    app.set_stackless(setup.stackless.to_string_lossy().into_owned());
     app.set_down_command(teardowns.config().down.clone());
     app.set_zone(setup.zone.clone());
     app

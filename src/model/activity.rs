@@ -88,6 +88,20 @@ pub enum ActivityKind {
     /// controller's lease reaper, took over, or gave its role up while
     /// paused (`P`). The detail says who reaps now.
     Role,
+    /// The operator's renew took (`stackless up --name NAME --lease D`,
+    /// stackless 0.4.0): the detail says for how long.
+    Renewed,
+    /// The operator's renew did not take: stackless refused (its envelope
+    /// kept) or did not answer.
+    RenewFailed,
+    /// The operator's verify passed (`stackless verify NAME`): the check,
+    /// and the lease it renewed.
+    Verified,
+    /// The operator's verify failed: the failing check and its
+    /// remediation (the envelope kept), or why it did not run.
+    VerifyFailed,
+    /// `--dry-run`: what the operator's renew or verify would have run.
+    WouldRun,
 }
 
 impl fmt::Display for ActivityKind {
@@ -113,6 +127,11 @@ impl fmt::Display for ActivityKind {
             Self::Tombstoned => "tombstoned",
             Self::Stopped => "stopped",
             Self::Role => "role",
+            Self::Renewed => "lease renewed",
+            Self::RenewFailed => "renew failed",
+            Self::Verified => "verified",
+            Self::VerifyFailed => "verify failed",
+            Self::WouldRun => "would run",
         })
     }
 }

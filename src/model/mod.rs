@@ -34,6 +34,7 @@ pub mod services;
 pub(crate) mod snapshot;
 pub mod text;
 pub mod time;
+pub mod verbs;
 
 pub use generation::Generation;
 pub use liveness::Liveness;

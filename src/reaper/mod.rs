@@ -9,6 +9,7 @@ pub mod jobs;
 pub(crate) mod kernel_clock;
 pub mod runner;
 pub(crate) mod teardown;
+pub mod verbs;
 
 pub use crate::model::reaper_status::{LastPass, PassSummary, ReaperStatus};
 pub use control::ReaperControl;

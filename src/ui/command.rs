@@ -2,7 +2,8 @@
 //! completion (command names, then instance names) and the fuzzy jump to
 //! an instance by name, as pure functions of the text and the names.
 //!
-//! `:reap NAME...`, `:down NAME...`, `:filter EXPR`, `:sort KEY
+//! `:reap NAME...`, `:down NAME...`, `:renew NAME... [DURATION]`,
+//! `:verify NAME...`, `:filter EXPR`, `:sort KEY
 //! [asc|desc]`, `:pause`, `:resume`, `:pass`, `:logs NAME`, `:ops`,
 //! `:help`, `:q`; any other single word is a jump (`:NAME`): a word that
 //! is a command runs the command, even when an instance has that name
@@ -14,8 +15,9 @@ use crate::model::name::is_dns_safe;
 use crate::ui::app::SortKey;
 
 /// The command names, in completion order.
-pub(crate) const COMMANDS: [&str; 12] = [
-    "down", "filter", "help", "logs", "ops", "pass", "pause", "q", "quit", "reap", "resume", "sort",
+pub(crate) const COMMANDS: [&str; 14] = [
+    "down", "filter", "help", "logs", "ops", "pass", "pause", "q", "quit", "reap", "renew",
+    "resume", "sort", "verify",
 ];
 
 /// Completion offers at most this many instance names.
@@ -28,6 +30,11 @@ pub(crate) enum UiCommand {
     Reap(Vec<String>),
     /// `:down NAME...`: what `d` does, for these instances.
     Down(Vec<String>),
+    /// `:renew NAME... [DURATION]`: what `L` does, for these instances,
+    /// with this lease in seconds (`None`: each one's recorded lease).
+    Renew(Vec<String>, Option<u64>),
+    /// `:verify NAME...`: what `v` does, for these instances.
+    Verify(Vec<String>),
     /// `:filter EXPR`: the Instances filter (empty: none).
     Filter(String),
     /// `:sort KEY [asc|desc]` (`None`: the key's natural direction).
@@ -78,6 +85,8 @@ pub(crate) fn parse(line: &str) -> Result<UiCommand, String> {
     match first {
         "reap" => names("reap").map(UiCommand::Reap),
         "down" => names("down").map(UiCommand::Down),
+        "renew" => parse_renew(&rest),
+        "verify" => names("verify").map(UiCommand::Verify),
         "filter" => Ok(UiCommand::Filter(rest.join(" "))),
         "sort" => parse_sort(&rest),
         "pause" => bare(UiCommand::Pause),
@@ -93,6 +102,21 @@ pub(crate) fn parse(line: &str) -> Result<UiCommand, String> {
         word if rest.is_empty() => Ok(UiCommand::Jump(word.to_owned())),
         word => Err(format!("unknown command \"{word}\"")),
     }
+}
+
+/// `:renew NAME... [DURATION]`: with two words or more, the last is the
+/// lease when it reads as a duration (`2h`, `45m`; then checked by
+/// [`crate::model::verbs::parse_lease`]: positive, at most 30 days).
+fn parse_renew(rest: &[&str]) -> Result<UiCommand, String> {
+    let (names, lease) = match rest {
+        [] => return Err(":renew needs instance names".into()),
+        [names @ .., last] if !names.is_empty() && humantime::parse_duration(last).is_ok() => {
+            (names, Some(crate::model::verbs::parse_lease(last)?))
+        }
+        all => (all, None),
+    };
+    let names = names.iter().map(|n| checked(n)).collect::<Result<_, _>>()?;
+    Ok(UiCommand::Renew(names, lease))
 }
 
 fn checked(name: &str) -> Result<String, String> {
@@ -272,12 +296,56 @@ mod tests {
         );
     }
 
+    /// `:renew NAME... [DURATION]`: the last word is the lease when it
+    /// reads as a duration, checked (positive, at most 30 days);
+    /// `:verify NAME...`.
+    #[test]
+    fn parses_renew_and_verify() {
+        assert_eq!(
+            parse("renew alpha 2h"),
+            Ok(UiCommand::Renew(vec!["alpha".into()], Some(7200)))
+        );
+        assert_eq!(
+            parse("renew alpha bravo 1h 30m"),
+            Err("\"1h\" is not a DNS-safe name".into())
+        );
+        assert_eq!(
+            parse("renew alpha bravo 90m"),
+            Ok(UiCommand::Renew(
+                vec!["alpha".into(), "bravo".into()],
+                Some(5400)
+            ))
+        );
+        assert_eq!(
+            parse("renew alpha"),
+            Ok(UiCommand::Renew(vec!["alpha".into()], None))
+        );
+        assert_eq!(
+            parse("renew alpha 0s"),
+            Err("a lease must be longer than 0s".into())
+        );
+        assert_eq!(
+            parse("renew alpha 40days"),
+            Err("a lease of 40d 00h is longer than the console allows (30days)".into())
+        );
+        assert_eq!(parse("renew"), Err(":renew needs instance names".into()));
+        assert_eq!(
+            parse("renew Bad_Name 2h"),
+            Err("\"Bad_Name\" is not a DNS-safe name".into())
+        );
+        assert_eq!(
+            parse("verify alpha bravo"),
+            Ok(UiCommand::Verify(vec!["alpha".into(), "bravo".into()]))
+        );
+        assert_eq!(parse("verify"), Err(":verify needs instance names".into()));
+    }
+
     #[test]
     fn completes_commands_then_names() {
         let names = ["alpha", "bravo", "bravo-2", "charlie"];
         assert_eq!(
             candidates("re", &names),
-            (0, vec!["reap".into(), "resume".into()])
+            (0, vec!["reap".into(), "renew".into(), "resume".into()])
         );
         assert_eq!(
             candidates("p", &names),

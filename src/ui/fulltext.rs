@@ -55,6 +55,83 @@ pub(crate) fn activity(entry: &Activity, count: u32, zone: &Zone) -> FullText {
     full
 }
 
+/// The verify overlay (`v`, when its outcome arrives): the instance, the
+/// check (its tier: `default` is `[stack.verify]`) and its result; when
+/// it passed, the renewed lease; when it failed, the failing check's code,
+/// message and remediation, then its output's last lines and where the
+/// whole output is (stackless 0.4.0 `verify.rs:287-318`, `error.rs`).
+#[must_use]
+pub(crate) fn verify(entry: &Activity, zone: &Zone) -> FullText {
+    use crate::model::verbs::{Outcome, Verb, interpret};
+    let mut full = FullText::new(&format!("Verify · {}", entry.instance));
+    full.labelled("instance", &entry.instance);
+    full.labelled("at", &time::stamp(entry.at, zone));
+    if let Some(took) = entry.duration {
+        full.labelled(
+            "took",
+            &time::span(i64::try_from(took.as_secs()).unwrap_or(i64::MAX)),
+        );
+    }
+    let answer = match interpret(Verb::Verify, Some(0), &entry.envelope) {
+        Outcome::Verified(passed) => Outcome::Verified(passed),
+        _ => interpret(Verb::Verify, Some(1), &entry.envelope),
+    };
+    match answer {
+        Outcome::Verified(passed) => {
+            full.labelled("check", passed.tier.as_deref().unwrap_or("default"));
+            full.labelled(
+                "result",
+                &format!(
+                    "passed (exit {}, {} ms)",
+                    passed.exit_status, passed.duration_ms
+                ),
+            );
+            let lease = passed.lease_remaining_secs.map_or_else(
+                || "no lease recorded".to_owned(),
+                |left| {
+                    format!(
+                        "renewed: {} left",
+                        time::span(i64::try_from(left).unwrap_or(i64::MAX))
+                    )
+                },
+            );
+            full.labelled("lease", &lease);
+            full.labelled("output", &passed.log_path);
+        }
+        Outcome::Refused(error, context) => {
+            full.labelled("result", "failed");
+            full.labelled("code", &error.code);
+            full.labelled("message", &error.message);
+            if let Some(fix) = &error.remediation {
+                full.labelled("remediation", fix);
+            }
+            // The check ran: stackless renewed the lease before running it
+            // (stackless 0.4.0 `verify.rs:139`), pass or fail.
+            if matches!(error.code.as_str(), "verify.failed" | "verify.timeout") {
+                full.labelled(
+                    "lease",
+                    "renewed when the check started, as every verify does",
+                );
+            }
+            if let Some(path) = &context.log_path {
+                full.labelled("output", path);
+            }
+            if let Some(tail) = context.log_tail.as_deref().filter(|t| !t.trim().is_empty()) {
+                full.blank();
+                full.line("the check's last lines:");
+                full.text(tail);
+            }
+        }
+        Outcome::Renewed { .. } | Outcome::Broken(_) => {
+            full.labelled("result", "did not run to an answer");
+            full.blank();
+            full.error(entry.detail.trim());
+            teardown_output(&mut full, &entry.stderr_tail);
+        }
+    }
+    full
+}
+
 /// The `down --json` section of a failed teardown: its whole answer, an
 /// envelope labelled (code, message, remediation, context, ...); nothing
 /// when none was kept.

@@ -232,6 +232,9 @@ pub fn draw(frame: &mut Frame, app: &App) {
                         app.teardown(),
                     );
                 }
+                Question::Verbs(question) => {
+                    panes::confirm::render_confirm_verbs(frame, area, question);
+                }
             },
             Layer::Detail(_) | Layer::Logs(_) | Layer::Filter | Layer::Command(_) => {}
         }

@@ -138,15 +138,21 @@ pub(crate) fn key_disabled() -> Style {
 pub(crate) fn activity(kind: crate::event::ActivityKind) -> Style {
     use crate::event::ActivityKind as K;
     match kind {
-        K::Reaped | K::TornDown | K::Collected | K::Succeeded => Style::new().fg(Color::Green),
-        K::Failed | K::Error => Style::new().fg(Color::Red),
+        K::Reaped | K::TornDown | K::Collected | K::Succeeded | K::Renewed | K::Verified => {
+            Style::new().fg(Color::Green)
+        }
+        K::Failed | K::Error | K::RenewFailed | K::VerifyFailed => Style::new().fg(Color::Red),
         K::Refused | K::Aborted | K::Cancelled | K::Interrupted | K::Stopped => {
             Style::new().fg(Color::Yellow)
         }
         K::SkippedLocked | K::WaitingBackoff | K::Skipped => Style::new().fg(Color::DarkGray),
-        K::Started | K::Queued | K::WouldReap | K::Appeared | K::Tombstoned | K::Role => {
-            Style::new().fg(Color::Cyan)
-        }
+        K::Started
+        | K::Queued
+        | K::WouldReap
+        | K::WouldRun
+        | K::Appeared
+        | K::Tombstoned
+        | K::Role => Style::new().fg(Color::Cyan),
     }
 }
 

@@ -87,7 +87,7 @@ fn commands_and_field_filters() {
     tui.send(":down Bad_Name\r");
     tui.wait_for("\"Bad_Name\" is not a DNS-safe name", UI);
     tui.send(":re\t");
-    tui.wait_for(":reap▏  [reap] resume", UI);
+    tui.wait_for(":reap▏  [reap] renew resume", UI);
     tui.send("\x1b");
     tui.wait_gone(":reap▏", UI);
     tui.send(":q\r");

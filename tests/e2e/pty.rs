@@ -320,7 +320,15 @@ fn demo_end_to_end_120x40() {
                 "d tear the selected instance down, queued behind a pending op (asks y/N)",
             )
             && help.contains("r reap the selected instance now (expired, not locked; asks y/N)")
-            && help.contains("y / other key confirm / refuse a reap, a teardown or a cancel")
+    });
+    // Its last lines, below the fold at 40 rows.
+    tui.send("G");
+    tui.wait_until("the end of the help", UI, |s| {
+        let help = squeeze(&s.contents());
+        help.contains("q / Ctrl-C quit")
+            && help.contains(
+                "y / other key confirm / refuse a reap, a teardown, a cancel, a renew or a verify",
+            )
     });
     tui.send("\x1b");
     tui.wait_until("the help overlay to close", UI, |s| {

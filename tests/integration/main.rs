@@ -39,5 +39,6 @@ mod store;
 mod store_files;
 mod store_swaps_and_planted_links;
 mod supervisor;
+mod verbs;
 mod wal_restore;
 mod watcher;

@@ -40,3 +40,4 @@ mod ui_operations;
 mod ui_operator;
 mod ui_panes;
 mod ui_reaper;
+mod ui_verbs;

@@ -435,7 +435,7 @@ fn read_only_footer_keeps_tab_and_cuts_the_reason() {
     let footer = screen.lines().last().expect("a footer");
     assert!(footer.contains("Tab pane"), "{footer}");
     assert!(
-        footer.contains("(r/d/c off: the store is open read-only"),
+        footer.contains("(r/d/c/L/v off: the store is open read-only"),
         "{footer}"
     );
     assert!(!footer.contains("e full text"), "{footer}");

@@ -352,7 +352,16 @@ fn command_line_completes_commands_then_names() {
     let text = render_app(&app, 100, 20);
     assert_snapshot!("command_completion_100x20", text);
     let footer = text.lines().last().unwrap_or_default();
-    assert!(footer.starts_with("\":reap▏  [reap] resume "), "{footer}");
+    assert!(
+        footer.starts_with("\":reap▏  [reap] renew resume "),
+        "{footer}"
+    );
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(
+        app.command_line()
+            .map(stackless_tui::ui::app::CommandLine::text),
+        Some("renew")
+    );
     press(&mut app, KeyCode::Tab);
     assert_eq!(
         app.command_line()

@@ -414,7 +414,7 @@ fn c_is_off_on_a_read_only_console() {
     app.handle(Event::Tick, CAPTURE + 5);
     let text = render_pane(&app, 250, 1, panes::footer::render);
     assert!(
-        text.contains("(r/d/c off: the store is open read-only"),
+        text.contains("(r/d/c/L/v off: the store is open read-only"),
         "{text}"
     );
 }

@@ -198,6 +198,10 @@ impl App {
         match parsed {
             UiCommand::Reap(names) => return self.command_write(Intent::Reap, &names),
             UiCommand::Down(names) => return self.command_write(Intent::TearDown, &names),
+            UiCommand::Renew(names, lease) => {
+                self.command_verbs(&names, super::verbs::Asked::Renew(lease));
+            }
+            UiCommand::Verify(names) => self.command_verbs(&names, super::verbs::Asked::Verify),
             UiCommand::Filter(expr) => {
                 self.instances.filter = expr;
                 self.refilter();

@@ -221,6 +221,11 @@ pub enum Effect {
         /// `operations.verb`, for the report.
         verb: String,
     },
+    /// Renew or verify these instances (operator `L`, `v`, `:renew`,
+    /// `:verify`, confirmed with `y`; stackless 0.4.0): each run by
+    /// `crate::reaper::verbs` on a thread of its own, its birth re-checked
+    /// right before.
+    Verbs(Vec<crate::model::verbs::VerbRequest>),
     /// Pause (`true`) or resume this console's reaper (operator `P`):
     /// the wiring sets `crate::reaper::ReaperControl`.
     PauseReaper(bool),

@@ -112,6 +112,14 @@ fn flash_for(activity: &Activity) -> (FlashLevel, String) {
             (FlashLevel::Error, format!("{who}failed: {reason}"))
         }
         ActivityKind::Error => (FlashLevel::Error, format!("{who}error: {detail}")),
+        // The operator's renew and verify: `alpha lease renewed: 2h,
+        // expires in 2h 00m`, `alpha verify failed: verify.failed: ...`.
+        ActivityKind::Renewed | ActivityKind::Verified | ActivityKind::WouldRun => {
+            (FlashLevel::Info, with_detail(&who, activity.kind, detail))
+        }
+        ActivityKind::RenewFailed | ActivityKind::VerifyFailed => {
+            (FlashLevel::Error, with_detail(&who, activity.kind, detail))
+        }
         ActivityKind::Aborted
         | ActivityKind::SkippedLocked
         | ActivityKind::Skipped

@@ -191,6 +191,8 @@ impl App {
             | Action::ConfirmTearDown
             | Action::CancelTearDown
             | Action::CancelOperation
+            | Action::RenewLease
+            | Action::Verify
             | Action::ToggleReaperPause
             | Action::ReaperPass
             | Action::CopyName
@@ -250,6 +252,8 @@ impl App {
             Action::ConfirmTearDown => return self.confirm_yes(),
             Action::CancelTearDown => self.confirm_no(),
             Action::CancelOperation => self.cancel_operation_key(),
+            Action::RenewLease => self.renew_key(),
+            Action::Verify => self.verify_key(),
             Action::ToggleReaperPause => return self.pause_key(),
             Action::ReaperPass => return self.pass_key(),
             Action::CopyName => return self.copy_name(),
@@ -358,6 +362,7 @@ impl App {
             Question::TearDown(instance) => self.confirm_tear_down(instance),
             Question::QueueDown(instance, op) => self.confirm_queue_down(instance, op),
             Question::Reap(instance) => self.confirm_reap(instance),
+            Question::Verbs(question) => self.confirm_verbs(question),
         }
     }
 
@@ -369,6 +374,7 @@ impl App {
             Some(Question::TearDown(instance)) => self.cancel_tear_down(instance),
             Some(Question::QueueDown(instance, _)) => self.cancel_queue_down(instance),
             Some(Question::Reap(instance)) => self.cancel_reap(instance),
+            Some(Question::Verbs(question)) => self.cancel_verbs(&question),
             None => {}
         }
     }

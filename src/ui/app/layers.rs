@@ -37,6 +37,9 @@ pub enum Question {
     /// Reap or tear down the marked instances (`r`/`d` on marks, `:reap`,
     /// `:down`).
     Bulk(Bulk),
+    /// Renew or verify these instances (`L`, `v`, `:renew`, `:verify`;
+    /// stackless 0.4.0).
+    Verbs(super::VerbQuestion),
 }
 
 /// The confirmation dialog: its question and when it was first drawn

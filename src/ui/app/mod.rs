@@ -48,6 +48,8 @@ mod operations;
 mod reaper;
 mod rows;
 mod status;
+mod verb_question;
+mod verbs;
 mod viewport;
 
 use std::cell::Cell;
@@ -69,6 +71,7 @@ pub(crate) use operations::AFTER_ALL;
 pub use reaper::ReaperView;
 use rows::InstancesTable;
 pub use rows::SortKey;
+pub use verb_question::VerbQuestion;
 pub(crate) use viewport::Viewport;
 
 use flash::flash_live;
@@ -194,6 +197,8 @@ struct Settings {
     /// The zone log times are shown in (UTC until the console sets the
     /// local one; `--utc` keeps UTC).
     zone: jiff::tz::TimeZone,
+    /// The stackless program renew and verify run (`--stackless`).
+    stackless: String,
 }
 
 /// The whole UI state: the snapshot shown, the panes' tables, the layers
@@ -253,6 +258,7 @@ impl App {
                 teardown: TeardownInfo::default(),
                 down: None,
                 zone: jiff::tz::TimeZone::UTC,
+                stackless: crate::controller::cancel::DEFAULT_PROGRAM.to_owned(),
             },
             config,
             now,
@@ -320,6 +326,7 @@ impl App {
                 None
             }
             Event::Activity(activity) => {
+                self.show_verify(&activity);
                 self.log_activity(activity);
                 None
             }

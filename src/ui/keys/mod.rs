@@ -242,6 +242,12 @@ pub enum Action {
     /// Ask to cancel the target operation (a write key; stackless 0.4.0
     /// stores only).
     CancelOperation,
+    /// Renew the target's lease (`L`: the `:renew` line prefilled with its
+    /// recorded duration; a write key; stackless 0.4.0 stores only).
+    RenewLease,
+    /// Verify the target (`v`: `stackless verify NAME --json`; a write
+    /// key, it renews the lease; stackless 0.4.0 stores only).
+    Verify,
     /// Close the operation overlay.
     CloseOperation,
     /// Open the full text of the selected line (the focused pane's, the
@@ -289,14 +295,20 @@ impl Action {
     /// (`AppConfig::write_keys` is `Err`, or the schema is too old).
     #[must_use]
     pub const fn writes(self) -> bool {
-        matches!(self, Self::Reap | Self::TearDown | Self::CancelOperation)
+        matches!(
+            self,
+            Self::Reap | Self::TearDown | Self::CancelOperation | Self::RenewLease | Self::Verify
+        )
     }
 
     /// Whether it acts on the controller's operations, so the footer shows
     /// it only on stores that have them (`Generation::has_operations`).
     #[must_use]
     pub const fn needs_operations(self) -> bool {
-        matches!(self, Self::CancelOperation)
+        matches!(
+            self,
+            Self::CancelOperation | Self::RenewLease | Self::Verify
+        )
     }
 }
 

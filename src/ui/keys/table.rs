@@ -295,6 +295,12 @@ pub const ENTRIES: &[KeyEntry] = &[
         footer: &[],
     },
     KeyEntry {
+        keys: "  :renew :verify",
+        help: ":renew NAME... [DURATION] (L); :verify NAME... (v)",
+        binds: &[],
+        footer: &[],
+    },
+    KeyEntry {
         keys: "Ctrl-F",
         help: "jump to an instance by name (fuzzy; never runs a command)",
         binds: &[bind(
@@ -352,7 +358,7 @@ pub const ENTRIES: &[KeyEntry] = &[
         footer: &[],
     },
     KeyEntry {
-        keys: "  r / d with marks",
+        keys: "  r/d/L/v on marks",
         help: "act on the marked rows shown (y/N once; says how many are hidden)",
         binds: &[],
         footer: &[],
@@ -389,6 +395,24 @@ pub const ENTRIES: &[KeyEntry] = &[
         ],
     },
     KeyEntry {
+        keys: "L",
+        help: "renew the lease: edit :renew NAME D (D: as recorded); y/N (0.4.0)",
+        binds: &[bind(PANES_DETAIL, &[ch('L')], Action::RenewLease)],
+        footer: &[
+            foot(Panes, 15, "L", "renew", 5),
+            foot(Detail, 12, "L", "renew", 5),
+        ],
+    },
+    KeyEntry {
+        keys: "v",
+        help: "verify: its checks in an overlay; a pass renews (y/N; 0.4.0)",
+        binds: &[bind(PANES_DETAIL, &[ch('v')], Action::Verify)],
+        footer: &[
+            foot(Panes, 16, "v", "verify", 5),
+            foot(Detail, 13, "v", "verify", 5),
+        ],
+    },
+    KeyEntry {
         keys: "z",
         help: "zoom the focused pane to the whole screen, and back",
         binds: &[bind(&[Panes], &[ch('z')], Action::ToggleZoom)],
@@ -418,7 +442,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "y / other key",
-        help: "confirm / refuse a reap, a teardown or a cancel",
+        help: "confirm / refuse a reap, a teardown, a cancel, a renew or a verify",
         binds: &[
             bind(
                 &[Confirm],

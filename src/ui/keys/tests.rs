@@ -85,7 +85,18 @@ fn modifiers() {
     let ctrl_x = Input::Key(KeyCode::Char('x'), KeyModifiers::CONTROL);
     assert_eq!(resolve(Filter, ctrl_x), None);
     assert_eq!(write_keys(false), "r/d");
-    assert_eq!(write_keys(true), "r/d/c");
+    assert_eq!(write_keys(true), "r/d/c/L/v");
+    // Renew and verify: `L` (lease), `v`; nowhere else, and neither is
+    // taken by another action in the panes or the detail view.
+    let key = |c| Input::Key(KeyCode::Char(c), KeyModifiers::NONE);
+    for context in [Panes, Detail] {
+        assert_eq!(resolve(context, key('L')), Some(Action::RenewLease));
+        assert_eq!(resolve(context, key('v')), Some(Action::Verify));
+    }
+    assert_eq!(resolve(Operation, key('L')), None);
+    assert_eq!(resolve(Confirm, key('v')), Some(Action::CancelTearDown));
+    assert!(Action::RenewLease.writes() && Action::Verify.writes());
+    assert!(Action::RenewLease.needs_operations() && Action::Verify.needs_operations());
     let c = Input::Key(KeyCode::Char('c'), KeyModifiers::NONE);
     assert_eq!(resolve(Panes, c), Some(Action::CancelOperation));
     assert_eq!(resolve(Operation, c), Some(Action::CancelOperation));
@@ -574,6 +585,12 @@ mod against_the_ui {
             Action::CancelOperation => {
                 assert!(app.confirming_cancel().is_some(), "{what}");
             }
+            Action::RenewLease => assert!(
+                app.command_line()
+                    .is_some_and(|l| l.text().starts_with("renew ")),
+                "{what}"
+            ),
+            Action::Verify => assert!(app.confirming_verbs().is_some(), "{what}"),
             Action::CloseOperation => assert!(app.operation_open().is_none(), "{what}"),
             // Row 0 clicked; the wheel moves 3 rows, clamped.
             Action::Click => {

@@ -171,6 +171,19 @@ pub(crate) fn render_confirm_cancel(frame: &mut Frame, area: Rect, op: &Operatio
     );
 }
 
+/// Draw the renew or verify confirmation, centred in `area`.
+pub(crate) fn render_confirm_verbs(
+    frame: &mut Frame,
+    area: Rect,
+    question: &crate::ui::app::VerbQuestion,
+) {
+    let title = match question.requests.first().map(|r| r.verb) {
+        Some(crate::model::verbs::Verb::Verify) => " Confirm verify ",
+        _ => " Confirm renew ",
+    };
+    render_question(frame, area, title, question.question());
+}
+
 fn render_question(frame: &mut Frame, area: Rect, title: &'static str, text: String) {
     let width = u16::try_from(text.width() + 4).unwrap_or(u16::MAX);
     // Wrapped inside the borders: one more row per line the text needs.

@@ -1,0 +1,307 @@
+//! The operator's lease verbs on stackless 0.4.0: renew a lease (`L`,
+//! `:renew NAME [DURATION]`) and verify (`v`, `:verify NAME`). Pure: the
+//! argv, the duration rules, what stackless answered and the Activity
+//! line it makes.
+//!
+//! How 0.4.0 renews a lease (stackless-core-0.4.0 `state/lease.rs:35-63`):
+//! `renew_lease` sets `leases.duration_secs` and `expires_at = now +
+//! duration`; `renew_lease_at_recorded_duration` sets `expires_at = now +
+//! duration_secs`. `stackless up --name NAME --lease D` on an active
+//! instance resumes it from its recorded definition (no file, no cwd:
+//! `client/args.rs:208-236`), keeps its source pins and dirty flag, and
+//! renews with `D` (`engine/run.rs:286-289`), else with the substrate's
+//! default: so the console always passes `--lease`. `stackless verify NAME`
+//! renews at the recorded duration when it starts and again when its
+//! check passes (`verify.rs:139,254`): a failing verify has renewed too.
+//!
+//! Releases 0.2.0/0.3.0 (schema 5): their CLI sources are not in the
+//! registry here and `docs/stackless-releases.md` says nothing of a renew,
+//! so on a store older than schema 14 the keys say so and run nothing.
+
+use serde::Deserialize;
+
+use super::envelope::EnvelopeError;
+use super::name::is_dns_safe;
+use super::time::span;
+use super::{Generation, Instance};
+
+/// The longest lease the console asks for: 30 days, in seconds. stackless
+/// takes any `humantime` duration; a bound keeps a typo (`2000h`) from
+/// keeping an instance alive for months.
+pub const MAX_LEASE_SECS: u64 = 30 * 24 * 3600;
+
+/// The lease given when an instance records none: 1 hour, in seconds.
+pub const FALLBACK_LEASE_SECS: u64 = 3600;
+
+/// What the operator asked stackless to do to one instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    /// `up --name NAME --lease D --json`: renew the lease to `D` seconds
+    /// from now (and `duration_secs = D`).
+    Renew {
+        /// The new lease, in seconds (1..=[`MAX_LEASE_SECS`]).
+        lease_secs: u64,
+    },
+    /// `verify NAME --json`: run the stack's verify check; it renews the
+    /// lease at its recorded duration.
+    Verify,
+}
+
+impl Verb {
+    /// The word for the operator: `renew`, `verify`.
+    #[must_use]
+    pub const fn word(self) -> &'static str {
+        match self {
+            Self::Renew { .. } => "renew",
+            Self::Verify => "verify",
+        }
+    }
+}
+
+/// One renew or verify the operator confirmed, with the instance as the
+/// snapshot showed it then (its birth is compared right before running).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerbRequest {
+    /// The instance as shown when the operator confirmed.
+    pub instance: Instance,
+    /// Renew (with the lease) or verify.
+    pub verb: Verb,
+}
+
+/// Why a store cannot take these verbs, if it cannot: only schema 14
+/// (stackless 0.4.0) is known to renew this way.
+#[must_use]
+pub fn unsupported(generation: Generation, verb: Verb) -> Option<String> {
+    (!generation.has_operations()).then(|| {
+        format!(
+            "{} needs stackless 0.4.0 (schema 14): this store is schema v{}; nothing run",
+            verb.word(),
+            generation.user_version
+        )
+    })
+}
+
+/// A lease as the prompt shows it: the whole seconds as `humantime` writes
+/// them (`2h`, `1h 30m`, `45s`).
+#[must_use]
+pub fn lease_text(secs: u64) -> String {
+    humantime::format_duration(std::time::Duration::from_secs(secs)).to_string()
+}
+
+/// The duration the renew prompt starts with: the instance's recorded
+/// `leases.duration_secs`, else [`FALLBACK_LEASE_SECS`]; bounded.
+#[must_use]
+pub fn recorded_lease(instance: &Instance) -> u64 {
+    instance
+        .lease
+        .as_ref()
+        .and_then(|l| u64::try_from(l.duration_secs).ok())
+        .filter(|&s| s > 0)
+        .map_or(FALLBACK_LEASE_SECS, |s| s.min(MAX_LEASE_SECS))
+}
+
+/// Parse the operator's duration (`2h`, `45m`, `1h 30m`) into seconds.
+///
+/// # Errors
+/// Not a duration, not a whole number of seconds, zero, or over
+/// [`MAX_LEASE_SECS`]: the reason, for the footer.
+pub fn parse_lease(text: &str) -> Result<u64, String> {
+    let shown = super::text::sanitize_short(text, 20);
+    let duration = humantime::parse_duration(text.trim())
+        .map_err(|e| format!("\"{shown}\" is not a duration (e.g. 2h, 45m): {e}"))?;
+    if duration.subsec_nanos() != 0 {
+        return Err(format!("\"{shown}\" is not a whole number of seconds"));
+    }
+    match duration.as_secs() {
+        0 => Err("a lease must be longer than 0s".into()),
+        secs if secs > MAX_LEASE_SECS => Err(format!(
+            "a lease of {} is longer than the console allows ({})",
+            span(i64::try_from(secs).unwrap_or(i64::MAX)),
+            lease_text(MAX_LEASE_SECS)
+        )),
+        secs => Ok(secs),
+    }
+}
+
+/// The argv for `verb` on `name`: `program up --name NAME --lease D --json`
+/// or `program verify NAME --json`; the name is one element, never put
+/// through a shell. `None` when the name is not DNS-safe.
+#[must_use]
+pub fn argv(program: &str, name: &str, verb: Verb) -> Option<Vec<String>> {
+    if !is_dns_safe(name) {
+        return None;
+    }
+    let mut argv = vec![program.to_owned()];
+    match verb {
+        Verb::Renew { lease_secs } => argv.extend([
+            "up".to_owned(),
+            "--name".to_owned(),
+            name.to_owned(),
+            "--lease".to_owned(),
+            lease_secs_arg(lease_secs),
+        ]),
+        Verb::Verify => argv.extend(["verify".to_owned(), name.to_owned()]),
+    }
+    argv.push("--json".to_owned());
+    Some(argv)
+}
+
+/// `--lease`'s value: whole seconds in `humantime`'s words without spaces
+/// (`2h`, `1h30m`), which stackless parses back to the same seconds.
+fn lease_secs_arg(secs: u64) -> String {
+    lease_text(secs).replace(' ', "")
+}
+
+/// What `verify --json` answered when its check passed (stackless 0.4.0
+/// `output.rs:490-526`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct VerifyPassed {
+    /// `tier`: the named tier, absent for `[stack.verify]`'s default.
+    #[serde(default)]
+    pub tier: Option<String>,
+    /// How long the check ran, in milliseconds.
+    #[serde(default)]
+    pub duration_ms: u64,
+    /// The check's exit status (0).
+    #[serde(default)]
+    pub exit_status: i32,
+    /// Where the check's output is kept.
+    #[serde(default)]
+    pub log_path: String,
+    /// Seconds of lease left after the renewal, when there is a lease.
+    #[serde(default)]
+    pub lease_remaining_secs: Option<u64>,
+}
+
+/// The `context` of a failure envelope that verify fills (stackless 0.4.0
+/// `error.rs:253-262`): the check's output.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct FailureContext {
+    /// The check's output file.
+    #[serde(default)]
+    pub log_path: Option<String>,
+    /// Its last lines.
+    #[serde(default)]
+    pub log_tail: Option<String>,
+    /// The check's exit status, as text.
+    #[serde(default)]
+    pub exit_status: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+struct Answer {
+    #[serde(default)]
+    ok: Option<bool>,
+    #[serde(default)]
+    instance_id: Option<String>,
+    #[serde(default)]
+    error: Option<Failure>,
+}
+
+#[derive(Deserialize)]
+struct Failure {
+    #[serde(flatten)]
+    error: EnvelopeError,
+    #[serde(default)]
+    context: Option<FailureContext>,
+}
+
+/// How a verb ended, from stackless's exit code and stdout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// `up` exited 0 with `ok: true`; its `instance_id`, when it said one.
+    Renewed {
+        /// The birth `up` answered for.
+        instance_id: Option<String>,
+    },
+    /// `verify` exited 0 with `ok: true`.
+    Verified(VerifyPassed),
+    /// stackless answered `ok: false`: its error, and the check's output
+    /// for a failed verify.
+    Refused(EnvelopeError, FailureContext),
+    /// It did not run or did not answer as stackless does (the reason).
+    Broken(String),
+}
+
+/// Read stackless's answer to `verb`: its exit code (`None`: a signal)
+/// and stdout (one JSON document; progress goes to stderr).
+#[must_use]
+pub fn interpret(verb: Verb, code: Option<i32>, stdout: &str) -> Outcome {
+    let text = stdout.trim();
+    let answer = serde_json::from_str::<Answer>(text).ok();
+    match (code, answer) {
+        (Some(0), Some(answer)) if answer.ok == Some(true) => match verb {
+            Verb::Renew { .. } => Outcome::Renewed {
+                instance_id: answer.instance_id,
+            },
+            Verb::Verify => serde_json::from_str::<VerifyPassed>(text).map_or_else(
+                |e| Outcome::Broken(format!("unreadable verify answer: {e}")),
+                Outcome::Verified,
+            ),
+        },
+        (
+            Some(_),
+            Some(Answer {
+                error: Some(failure),
+                ..
+            }),
+        ) => Outcome::Refused(failure.error, failure.context.unwrap_or_default()),
+        (Some(code), _) => {
+            let last = text
+                .lines()
+                .rev()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .unwrap_or("no output");
+            Outcome::Broken(format!("exited with status {code}: {last}"))
+        }
+        (None, _) => Outcome::Broken("killed by a signal".into()),
+    }
+}
+
+/// The Activity detail for a renew that took (the line reads `operator
+/// alpha lease renewed: 2h, expires in 2h 00m`), from the lease the store
+/// then held (`expires_at`, unix seconds) at `now`; `born` when `up`
+/// answered for another birth than the one the console saw.
+#[must_use]
+pub fn renewed_text(lease_secs: u64, expires_at: Option<i64>, now: i64, born: bool) -> String {
+    let mut text = lease_text(lease_secs);
+    if let Some(at) = expires_at {
+        text.push_str(&format!(", expires in {}", span(at.saturating_sub(now))));
+    }
+    if born {
+        text.push_str(" (stackless answered for a new birth of the name)");
+    }
+    text
+}
+
+/// The Activity detail for a verify that passed (the line reads
+/// `operator alpha verified: default check passed (exit 0, 12 ms); lease
+/// renewed: 2h 00m left`).
+#[must_use]
+pub fn verified_text(passed: &VerifyPassed) -> String {
+    let tier = passed.tier.as_deref().unwrap_or("default");
+    let mut text = format!(
+        "{tier} check passed (exit {}, {} ms)",
+        passed.exit_status, passed.duration_ms
+    );
+    if let Some(left) = passed.lease_remaining_secs {
+        let left = i64::try_from(left).unwrap_or(i64::MAX);
+        text.push_str(&format!("; lease renewed: {} left", span(left)));
+    }
+    text
+}
+
+/// The Activity detail for a refused renew or a failed verify (the line
+/// reads `operator alpha verify failed: verify.failed: verify command
+/// exited with 1 (remediation: ...)`).
+#[must_use]
+pub fn refused_text(error: &EnvelopeError) -> String {
+    match error.remediation.as_deref().filter(|r| !r.is_empty()) {
+        Some(fix) => format!("{} (remediation: {fix})", error.summary()),
+        None => error.summary(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

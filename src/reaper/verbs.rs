@@ -1,0 +1,204 @@
+//! The operator's renew (`L`) and verify (`v`) on stackless 0.4.0, each
+//! run on a thread of its own (never the render thread): the instance's
+//! birth re-checked in a fresh read right before, then `stackless up
+//! --name NAME --lease D --json` or `stackless verify NAME --json` as argv
+//! in its own process group with a deadline, its answer read
+//! ([`crate::model::verbs::interpret`]) and reported as one Activity
+//! through the [`Recorder`] (the Activity pane, the audit trail, the log;
+//! redacted there). Under `--dry-run` it says what would run and runs
+//! nothing.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::jobs::Clock;
+use super::teardown;
+use crate::model::Instance;
+use crate::model::activity::{Activity, ActivityKind, Actor};
+use crate::model::envelope::Exit;
+pub use crate::model::verbs::VerbRequest;
+use crate::model::verbs::{self, Outcome, Verb};
+use crate::recorder::Recorder;
+use crate::stop::StopToken;
+use crate::store::{Access, Store};
+
+/// How long a renew or verify may run before its group is killed: 10
+/// minutes (a resume is health-gated like any `up`; a verify runs the
+/// stack's own check with its own budget, `timeout_secs`).
+pub const DEADLINE: Duration = Duration::from_secs(600);
+
+/// Runs the operator's renews and verifies. Cheap to clone.
+#[derive(Clone)]
+pub struct VerbRunner {
+    /// The store file (each run opens its own read connection).
+    pub path: PathBuf,
+    /// The stackless program (`--stackless`, `STACKLESS_BIN`).
+    pub program: String,
+    /// `--dry-run`: say what would run, run nothing.
+    pub dry_run: bool,
+    /// Where the outcome goes.
+    pub recorder: Recorder,
+    /// Unix seconds now.
+    pub clock: Clock,
+    /// The deadline of each run ([`DEADLINE`] in the console).
+    pub deadline: Duration,
+}
+
+impl VerbRunner {
+    /// Run `request` on a thread of its own; its outcome arrives as an
+    /// Activity. Returns at once.
+    ///
+    /// # Errors
+    /// The thread could not be started (nothing ran; said as an Activity too).
+    pub fn spawn(&self, request: VerbRequest) -> std::io::Result<()> {
+        let runner = self.clone();
+        let name = request.instance.name.clone();
+        let verb = request.verb;
+        let started = std::thread::Builder::new()
+            .name("verb".into())
+            .spawn(move || {
+                let activity = runner.execute(&request);
+                runner.recorder.record(activity);
+            });
+        match started {
+            Ok(_) => Ok(()),
+            Err(error) => {
+                self.recorder.record(Activity::new(
+                    (self.clock)(),
+                    Actor::Operator,
+                    &name,
+                    failed_kind(verb),
+                    format!("{}: cannot start its thread: {error}", verb.word()),
+                ));
+                Err(error)
+            }
+        }
+    }
+
+    /// Re-check, run and read `request` on this thread: the Activity to
+    /// record.
+    #[must_use]
+    pub fn execute(&self, request: &VerbRequest) -> Activity {
+        let (seen, verb) = (&request.instance, request.verb);
+        let line = |kind: ActivityKind, detail: String| {
+            Activity::new((self.clock)(), Actor::Operator, &seen.name, kind, detail)
+        };
+        let Some(argv) = verbs::argv(&self.program, &seen.name, verb) else {
+            return line(ActivityKind::Refused, "refused: not a DNS-safe name".into());
+        };
+        if let Err((kind, why)) = self.recheck(seen) {
+            return line(kind, format!("{}: {why}; nothing run", verb.word()));
+        }
+        let shown = teardown::shell_line(&argv);
+        if self.dry_run {
+            return line(
+                ActivityKind::WouldRun,
+                format!("{shown} (dry run: nothing run)"),
+            );
+        }
+        let result = run(&argv, self.deadline);
+        let code = match &result.exit {
+            Exit::Code(code) => Some(*code),
+            Exit::Signal(_) => None,
+            other => {
+                let why = crate::model::envelope::failure_reason("", other);
+                let mut activity = line(failed_kind(verb), why);
+                activity.stderr_tail.clone_from(&result.stderr_tail);
+                activity.duration = Some(result.took);
+                return activity;
+            }
+        };
+        let outcome = verbs::interpret(verb, code, &result.stdout);
+        let mut activity = match &outcome {
+            Outcome::Renewed { instance_id } => {
+                let lease_secs = match verb {
+                    Verb::Renew { lease_secs } => lease_secs,
+                    Verb::Verify => 0,
+                };
+                let born = match (instance_id, &seen.birth) {
+                    (Some(id), Some(birth)) => id != birth.instance_id(),
+                    _ => false,
+                };
+                let expires_at = self.lease_now(&seen.name);
+                let now = (self.clock)();
+                line(
+                    ActivityKind::Renewed,
+                    verbs::renewed_text(lease_secs, expires_at, now, born),
+                )
+            }
+            Outcome::Verified(passed) => line(ActivityKind::Verified, verbs::verified_text(passed))
+                .with_envelope(result.stdout.trim()),
+            Outcome::Refused(error, _) => line(failed_kind(verb), verbs::refused_text(error))
+                .with_envelope(result.stdout.trim()),
+            Outcome::Broken(why) => {
+                let mut activity = line(failed_kind(verb), why.clone());
+                activity.stderr_tail.clone_from(&result.stderr_tail);
+                activity
+            }
+        };
+        activity.duration = Some(result.took);
+        activity
+    }
+
+    /// The instance re-read in a fresh transaction: still there, still
+    /// active, the same birth (`instance_id`, v14) as shown.
+    /// `Err((kind, why))` otherwise.
+    fn recheck(&self, seen: &Instance) -> Result<(), (ActivityKind, String)> {
+        let mut store = Store::open(&self.path, Access::ReadOnly)
+            .map_err(|e| (ActivityKind::Error, format!("cannot open the store: {e}")))?;
+        let current = store
+            .recheck(&seen.name)
+            .map_err(|e| (ActivityKind::Error, e.to_string()))?;
+        let Some(current) = current else {
+            return Err((
+                ActivityKind::Aborted,
+                "the instance is gone from the store".into(),
+            ));
+        };
+        if current.birth != seen.birth {
+            return Err((
+                ActivityKind::Aborted,
+                "the name was born again since it was shown (another instance_id)".into(),
+            ));
+        }
+        if current.status != crate::model::Status::Active {
+            return Err((
+                ActivityKind::Aborted,
+                format!("the instance is {} now", current.status.as_str()),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `leases.expires_at` of `name` as the store holds it now (`None`:
+    /// unreadable or no lease).
+    fn lease_now(&self, name: &str) -> Option<i64> {
+        let mut store = Store::open(&self.path, Access::ReadOnly).ok()?;
+        let current = store.recheck(name).ok()??;
+        current.lease.map(|l| l.expires_at)
+    }
+}
+
+/// The kind a failed `verb` is reported as.
+const fn failed_kind(verb: Verb) -> ActivityKind {
+    match verb {
+        Verb::Renew { .. } => ActivityKind::RenewFailed,
+        Verb::Verify => ActivityKind::VerifyFailed,
+    }
+}
+
+/// Run `argv` to its end on a one-thread runtime of this thread's own.
+fn run(argv: &[String], deadline: Duration) -> teardown::TeardownResult {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime.block_on(teardown::run(argv, deadline, &StopToken::new())),
+        Err(error) => teardown::TeardownResult {
+            exit: Exit::NotStarted(format!("cannot start a runtime: {error}")),
+            stdout: String::new(),
+            stderr_tail: String::new(),
+            took: Duration::ZERO,
+        },
+    }
+}

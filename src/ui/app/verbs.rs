@@ -1,0 +1,243 @@
+//! The operator's renew (`L`, `:renew NAME... [DURATION]`) and verify
+//! (`v`, `:verify NAME...`) on stackless 0.4.0 stores, each on the target
+//! or on the marks: the write-key gate, the store's generation, the
+//! instance active; `L` opens the `:` line prefilled with `renew NAME D`
+//! (D the recorded `duration_secs`) to edit; then one y/N naming the
+//! command as it will run; `y` re-checks each birth on the snapshot shown
+//! and hands [`Effect::Verbs`] on. A verify's result opens its overlay
+//! ([`App::show_verify`]).
+
+use super::VerbQuestion;
+use super::command_line::CommandLine;
+use super::{App, Effect, FlashLevel, Layer, Question};
+use crate::event::{Activity, ActivityKind, Actor};
+use crate::model::Instance;
+use crate::model::verbs::{self, Verb, VerbRequest};
+
+/// What `:renew`/`:verify` (or `L`/`v`) asked, before each instance's
+/// lease is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Asked {
+    /// Renew at this lease, in seconds (`None`: each instance's recorded
+    /// one).
+    Renew(Option<u64>),
+    /// Verify.
+    Verify,
+}
+
+impl App {
+    /// The stackless program renew and verify run (`--stackless`,
+    /// `STACKLESS_BIN`; `stackless` until the console sets it).
+    #[must_use]
+    pub fn stackless(&self) -> &str {
+        &self.settings.stackless
+    }
+
+    /// Set the stackless program (the console, once, before the first
+    /// frame).
+    pub fn set_stackless(&mut self, program: String) {
+        self.settings.stackless = program;
+    }
+
+    /// The renew or verify awaiting `y`/`N`, if its dialog is open.
+    #[must_use]
+    pub fn confirming_verbs(&self) -> Option<&VerbQuestion> {
+        match &self.layers.confirm()?.question {
+            Question::Verbs(question) => Some(question),
+            _ => None,
+        }
+    }
+
+    /// `L`: open the `:` line prefilled with `renew NAME D` (the target, or
+    /// the marked rows shown), D the first one's recorded lease, to edit
+    /// and run with Enter.
+    pub(super) fn renew_key(&mut self) {
+        let Some(names) = self.verb_targets(Verb::Renew { lease_secs: 1 }) else {
+            return;
+        };
+        let first = names
+            .first()
+            .and_then(|n| self.shown.snapshot.instance(n))
+            .map_or(verbs::FALLBACK_LEASE_SECS, verbs::recorded_lease);
+        let text = format!("renew {} {}", names.join(" "), verbs::lease_text(first));
+        self.layers.open(Layer::Command(CommandLine {
+            text,
+            ..CommandLine::default()
+        }));
+    }
+
+    /// `v`: ask to verify the target (or the marked rows shown).
+    pub(super) fn verify_key(&mut self) {
+        if let Some(names) = self.verb_targets(Verb::Verify) {
+            self.command_verbs(&names, Asked::Verify);
+        }
+    }
+
+    /// The names `L`/`v` act on, once the gates passed: the marked rows
+    /// the filter shows, else the target. `None` once refused.
+    fn verb_targets(&mut self, verb: Verb) -> Option<Vec<String>> {
+        let names = if self.bulk_applies() {
+            let instances = &self.shown.snapshot.instances;
+            let mut names: Vec<String> = self
+                .instances
+                .order
+                .iter()
+                .filter_map(|&p| instances.get(p as usize))
+                .filter(|i| self.instances.marks.contains(&i.name))
+                .map(|i| i.name.clone())
+                .collect();
+            names.sort();
+            names
+        } else {
+            match self.target() {
+                Ok(instance) => vec![instance.name],
+                Err((name, detail)) => {
+                    self.refuse(&name, detail);
+                    return None;
+                }
+            }
+        };
+        let Some(first) = names.first().cloned() else {
+            self.set_flash(
+                FlashLevel::Warning,
+                "the marked instances are all hidden by the filter: nothing to act on".into(),
+            );
+            return None;
+        };
+        if let Some(reason) = self.verb_off(verb) {
+            self.refuse(&first, reason);
+            return None;
+        }
+        Some(names)
+    }
+
+    /// Why `verb` cannot run now: the write keys off (`--read-only`, ...),
+    /// or a store older than stackless 0.4.0's.
+    fn verb_off(&self, verb: Verb) -> Option<String> {
+        if let Some(reason) = self.write_keys_off() {
+            return Some(reason.into_owned());
+        }
+        verbs::unsupported(self.shown.snapshot.generation, verb)
+    }
+
+    /// `:renew NAME... [DURATION]` or `:verify NAME...`: the gates, then
+    /// one y/N for the instances that pass (each refused one says why).
+    pub(super) fn command_verbs(&mut self, names: &[String], asked: Asked) {
+        let probe = match asked {
+            Asked::Renew(_) => Verb::Renew { lease_secs: 1 },
+            Asked::Verify => Verb::Verify,
+        };
+        if let Some(reason) = self.verb_off(probe) {
+            self.refuse(names.first().map_or("", String::as_str), reason);
+            return;
+        }
+        let mut requests: Vec<VerbRequest> = Vec::new();
+        for name in names {
+            match self.verb_check(name, probe) {
+                Ok(instance) => {
+                    let verb = match asked {
+                        Asked::Renew(typed) => Verb::Renew {
+                            lease_secs: typed.unwrap_or_else(|| verbs::recorded_lease(&instance)),
+                        },
+                        Asked::Verify => Verb::Verify,
+                    };
+                    requests.push(VerbRequest { instance, verb });
+                }
+                Err(reason) => self.refuse(name, reason),
+            }
+        }
+        requests.sort_by(|a, b| a.instance.name.cmp(&b.instance.name));
+        requests.dedup_by(|a, b| a.instance.name == b.instance.name);
+        let Some(first) = requests.first() else {
+            return;
+        };
+        let argv = verbs::argv(self.stackless(), &first.instance.name, first.verb);
+        let runs = argv.map_or_else(String::new, |a| crate::reaper::teardown::shell_line(&a));
+        self.ask(Question::Verbs(VerbQuestion { requests, runs }));
+    }
+
+    /// The single-instance rules on the snapshot shown: in the store,
+    /// DNS-safe, active (an `up` on a tombstone would bring it up again).
+    fn verb_check(&self, name: &str, verb: Verb) -> Result<Instance, String> {
+        let Some(instance) = self.shown.snapshot.instance(name) else {
+            return Err("refused: no such instance in the store".into());
+        };
+        if !crate::model::name::is_dns_safe(name) {
+            return Err("refused: not a DNS-safe name".into());
+        }
+        if instance.status != crate::model::Status::Active {
+            return Err(format!(
+                "refused: {} is {}: {} acts on active instances only",
+                crate::model::text::sanitize_short(name, crate::ui::text::CUT_SHORT),
+                instance.status.as_str(),
+                verb.word()
+            ));
+        }
+        Ok(instance.clone())
+    }
+
+    /// `y`: each request re-checked on the snapshot shown now (still there,
+    /// active, the same birth); the rest handed on as [`Effect::Verbs`].
+    pub(super) fn confirm_verbs(&mut self, question: VerbQuestion) -> Option<Effect> {
+        let mut run = Vec::new();
+        for request in question.requests {
+            let name = request.instance.name.clone();
+            match self.verb_check(&name, request.verb) {
+                Ok(current) if current.birth != request.instance.birth => self.refuse(
+                    &name,
+                    "refused: the name was born again since it was asked about".into(),
+                ),
+                Ok(current) => run.push(VerbRequest {
+                    instance: current,
+                    verb: request.verb,
+                }),
+                Err(reason) => self.refuse(&name, reason),
+            }
+        }
+        let first = run.first()?;
+        let text = match run.len() {
+            1 => format!(
+                "{} requested for {}",
+                first.verb.word(),
+                crate::model::text::sanitize_short(
+                    &first.instance.name,
+                    crate::ui::text::CUT_SHORT
+                )
+            ),
+            n => format!("{} requested for {n} instances", first.verb.word()),
+        };
+        self.set_flash(FlashLevel::Info, text);
+        if self.bulk_applies() {
+            self.instances.marks.clear();
+        }
+        Some(Effect::Verbs(run))
+    }
+
+    /// Any other key: the question closes, each instance's line says so.
+    pub(super) fn cancel_verbs(&mut self, question: &VerbQuestion) {
+        for request in &question.requests {
+            self.log_local(Activity::new(
+                self.now,
+                Actor::Operator,
+                &request.instance.name,
+                ActivityKind::Aborted,
+                format!("{} cancelled", request.verb.word()),
+            ));
+        }
+    }
+
+    /// A verify's outcome arrived (the operator's, passed or failed): its
+    /// overlay opens over whatever is open (the check, its result, the
+    /// renewed lease or the failing check's remediation and output).
+    pub(super) fn show_verify(&mut self, activity: &Activity) {
+        let passed = activity.kind == ActivityKind::Verified;
+        if activity.actor != Actor::Operator
+            || !(passed || activity.kind == ActivityKind::VerifyFailed)
+        {
+            return;
+        }
+        let text = crate::ui::fulltext::verify(activity, &self.settings.zone);
+        self.layers
+            .open(Layer::FullText(super::full_view::FullView::new(text)));
+    }
+}

@@ -1,0 +1,298 @@
+//! Renew (`L`, `:renew`) and verify (`v`, `:verify`) in the UI
+//! (stackless 0.4.0, schema 14), on hand-made snapshots at a fixed clock:
+//! the prefilled prompt, the confirmation naming the command, the birth
+//! re-checked at `y`, the refusals (`--read-only`, an older store, a
+//! tombstone), the bulk over marks, and the verify overlay.
+
+use std::sync::Arc;
+
+use crate::common::CAPTURE;
+use crate::common::ui::{press, render_app, select};
+use crossterm::event::KeyCode;
+
+use stackless_tui::event::{Activity, ActivityKind, Actor, Event};
+use stackless_tui::model::verbs::{Verb, VerbRequest};
+use stackless_tui::model::{Birth, Generation, Instance, Lease, Rows, Snapshot, Status};
+use stackless_tui::ui::{App, AppConfig, Effect};
+
+fn config(write_keys: Result<(), String>) -> AppConfig {
+    AppConfig {
+        store_label: "/home/operator/.local/state/stackless/state.db".into(),
+        reaper: stackless_tui::ui::ReaperMode::Every {
+            tick: std::time::Duration::from_secs(60),
+            dry_run: false,
+            always: false,
+        },
+        helper: stackless_tui::ui::HelperMode::None,
+        write_keys,
+        host: None,
+        no_color: false,
+    }
+}
+
+fn instance(name: &str, status: Status, birth: &str, duration_secs: i64) -> Instance {
+    let tombstoned = status == Status::Tombstoned;
+    Instance {
+        name: name.into(),
+        substrate: "local".into(),
+        status,
+        created_at: Some(CAPTURE - 3_600),
+        tombstoned_at: tombstoned.then_some(CAPTURE - 86_400),
+        lease: Some(Lease {
+            duration_secs,
+            expires_at: CAPTURE + 90,
+        }),
+        lock: None,
+        anomalies: vec![],
+        dirty: Some(false),
+        birth: Some(Birth::new(birth, &format!("sl-{birth}"))),
+    }
+}
+
+fn snapshot(version: i64, alpha_birth: &str) -> Arc<Snapshot> {
+    Arc::new(Snapshot::from(Rows {
+        generation: Generation::new(version),
+        instances: vec![
+            instance("alpha", Status::Active, alpha_birth, 7_200),
+            instance(
+                "bravo",
+                Status::Active,
+                "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2",
+                1_800,
+            ),
+            instance(
+                "gone",
+                Status::Tombstoned,
+                "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3",
+                60,
+            ),
+        ]
+        .into(),
+        ..Rows::default()
+    }))
+}
+
+const ALPHA: &str = "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1";
+
+fn new_app(version: i64, write_keys: Result<(), String>) -> App {
+    let mut app = App::new(config(write_keys), CAPTURE);
+    app.set_stackless("/opt/bin/stackless".into());
+    app.handle(Event::Snapshot(snapshot(version, ALPHA)), CAPTURE);
+    app
+}
+
+fn type_text(app: &mut App, text: &str) {
+    for c in text.chars() {
+        assert_eq!(press(app, KeyCode::Char(c)), None);
+    }
+}
+
+fn erase(app: &mut App, count: usize) {
+    for _ in 0..count {
+        press(app, KeyCode::Backspace);
+    }
+}
+
+fn last(app: &App) -> (ActivityKind, String, String) {
+    let a = &app.activity().last().expect("an activity").entry;
+    (a.kind, a.instance.clone(), a.detail.clone())
+}
+
+#[test]
+fn renew_prompts_with_the_recorded_lease_then_names_the_command() {
+    let mut app = new_app(14, Ok(()));
+    select(&mut app, "alpha");
+    assert_eq!(press(&mut app, KeyCode::Char('L')), None);
+    assert_eq!(
+        app.command_line().map(|l| l.text().to_owned()),
+        Some("renew alpha 2h".into())
+    );
+    let text = render_app(&app, 100, 24);
+    assert!(text.contains(":renew alpha 2h"), "{text}");
+    // The operator makes it 3h.
+    erase(&mut app, 2);
+    type_text(&mut app, "3h");
+    assert_eq!(press(&mut app, KeyCode::Enter), None);
+    let question = app.confirming_verbs().expect("asked").question();
+    assert_eq!(
+        question,
+        "Renew alpha's lease for 3h? This runs: /opt/bin/stackless up --name alpha --lease 3h --json [y/N]"
+    );
+    let text = render_app(&app, 100, 24);
+    assert!(text.contains("Confirm renew"), "{text}");
+    assert_snapshot!("confirm_renew_100x24", text);
+    let Some(Effect::Verbs(requests)) = press(&mut app, KeyCode::Char('y')) else {
+        panic!("no renew");
+    };
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].verb, Verb::Renew { lease_secs: 10_800 });
+    assert_eq!(requests[0].instance.name, "alpha");
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("renew requested for alpha")
+    );
+}
+
+#[test]
+fn a_bad_duration_is_refused_at_the_prompt() {
+    let mut app = new_app(14, Ok(()));
+    select(&mut app, "alpha");
+    press(&mut app, KeyCode::Char('L'));
+    erase(&mut app, 2);
+    type_text(&mut app, "0s");
+    assert_eq!(press(&mut app, KeyCode::Enter), None);
+    assert!(app.confirming_verbs().is_none());
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some(":renew alpha 0s: a lease must be longer than 0s")
+    );
+}
+
+#[test]
+fn a_name_born_again_before_y_is_refused() {
+    let mut app = new_app(14, Ok(()));
+    select(&mut app, "alpha");
+    press(&mut app, KeyCode::Char('v'));
+    assert_eq!(
+        app.confirming_verbs().expect("asked").question(),
+        "Verify alpha? This runs: /opt/bin/stackless verify alpha --json (a pass renews the lease) [y/N]"
+    );
+    render_app(&app, 100, 24);
+    app.handle(
+        Event::Snapshot(snapshot(14, "f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6")),
+        CAPTURE,
+    );
+    assert_eq!(press(&mut app, KeyCode::Char('y')), None);
+    assert_eq!(
+        last(&app),
+        (
+            ActivityKind::Refused,
+            "alpha".into(),
+            "refused: the name was born again since it was asked about".into()
+        )
+    );
+}
+
+#[test]
+fn read_only_an_older_store_and_a_tombstone_refuse() {
+    let mut app = new_app(14, Err("read-only: r and d are off".into()));
+    select(&mut app, "alpha");
+    for key in ['L', 'v'] {
+        assert_eq!(press(&mut app, KeyCode::Char(key)), None);
+        assert!(app.command_line().is_none() && app.confirming_verbs().is_none());
+        assert_eq!(
+            last(&app),
+            (
+                ActivityKind::Refused,
+                "alpha".into(),
+                "read-only: r and d are off".into()
+            )
+        );
+    }
+    let mut app = app_v5();
+    select(&mut app, "alpha");
+    assert_eq!(press(&mut app, KeyCode::Char('L')), None);
+    assert!(app.command_line().is_none());
+    assert_eq!(
+        last(&app).2,
+        "renew needs stackless 0.4.0 (schema 14): this store is schema v5; nothing run"
+    );
+    let mut app = new_app(14, Ok(()));
+    press(&mut app, KeyCode::Char(':'));
+    type_text(&mut app, "renew gone 1h");
+    press(&mut app, KeyCode::Enter);
+    assert!(app.confirming_verbs().is_none());
+    assert_eq!(
+        last(&app).2,
+        "refused: gone is tombstoned: renew acts on active instances only"
+    );
+}
+
+fn app_v5() -> App {
+    new_app(5, Ok(()))
+}
+
+#[test]
+fn marks_renew_each_at_the_typed_lease_or_each_its_own() {
+    let mut app = new_app(14, Ok(()));
+    select(&mut app, "alpha");
+    press(&mut app, KeyCode::Char(' '));
+    select(&mut app, "bravo");
+    press(&mut app, KeyCode::Char(' '));
+    press(&mut app, KeyCode::Char('L'));
+    assert_eq!(
+        app.command_line().map(|l| l.text().to_owned()),
+        Some("renew alpha bravo 2h".into())
+    );
+    // Without the duration: each its own recorded lease.
+    erase(&mut app, 3);
+    press(&mut app, KeyCode::Enter);
+    let question = app.confirming_verbs().expect("asked");
+    assert_eq!(
+        question.question(),
+        "Renew the leases of 2 instances (alpha, bravo)? This runs: /opt/bin/stackless up --name alpha --lease 2h --json, then the same for each other name [y/N]"
+    );
+    let verbs: Vec<(String, Verb)> = question
+        .requests
+        .iter()
+        .map(|r: &VerbRequest| (r.instance.name.clone(), r.verb))
+        .collect();
+    assert_eq!(
+        verbs,
+        [
+            ("alpha".into(), Verb::Renew { lease_secs: 7_200 }),
+            ("bravo".into(), Verb::Renew { lease_secs: 1_800 })
+        ]
+    );
+    render_app(&app, 100, 24);
+    let Some(Effect::Verbs(requests)) = press(&mut app, KeyCode::Char('y')) else {
+        panic!("no renew");
+    };
+    assert_eq!(requests.len(), 2);
+    assert!(app.marks().is_empty());
+}
+
+#[test]
+fn a_verify_outcome_opens_its_overlay() {
+    let mut app = new_app(14, Ok(()));
+    let passed = Activity::new(
+        CAPTURE,
+        Actor::Operator,
+        "alpha",
+        ActivityKind::Verified,
+        "default check passed (exit 0, 12 ms); lease renewed: 2h 00m left",
+    )
+    .with_envelope(r#"{"schema_version":2,"ok":true,"instance":"alpha","duration_ms":12,"exit_status":0,"log_path":"/s/logs/verify.log","lease_remaining_secs":7200}"#);
+    app.handle(Event::Activity(passed), CAPTURE);
+    let text = render_app(&app, 100, 24);
+    assert!(text.contains("renewed: 2h 00m left"), "{text}");
+    assert_snapshot!("verify_passed_100x24", text);
+    press(&mut app, KeyCode::Esc);
+    let failed = Activity::new(
+        CAPTURE,
+        Actor::Operator,
+        "alpha",
+        ActivityKind::VerifyFailed,
+        "verify.failed: verify command exited with 3",
+    )
+    .with_envelope(r#"{"ok":false,"error":{"schema_version":2,"code":"verify.failed","message":"verify command exited with 3","remediation":"inspect error.context.log_tail and error.context.log_path; fix the verify script and re-run `stackless verify`","context":{"log_path":"/s/logs/verify.log","log_tail":"curl: (7) Failed to connect to localhost port 8080\n","exit_status":"3"}}}"#);
+    app.handle(Event::Activity(failed), CAPTURE);
+    let text = render_app(&app, 100, 24);
+    assert!(text.contains("verify.failed"), "{text}");
+    assert!(text.contains("remediation"), "{text}");
+    assert_snapshot!("verify_failed_100x24", text);
+    // Another's verify observed, or the reaper's lines: no overlay.
+    press(&mut app, KeyCode::Esc);
+    assert!(app.full_text().is_none());
+    app.handle(
+        Event::Activity(Activity::new(
+            CAPTURE,
+            Actor::Reaper,
+            "bravo",
+            ActivityKind::Reaped,
+            "",
+        )),
+        CAPTURE,
+    );
+    assert!(app.full_text().is_none());
+}
