@@ -315,7 +315,6 @@ fn demo_end_to_end_120x40() {
     tui.wait_until("the help overlay", UI, |s| {
         let help = squeeze(&s.contents());
         help.contains("Help (Esc or ? closes)")
-            && help.contains("q / Ctrl-C quit")
             && help.contains(
                 "d tear the selected instance down, queued behind a pending op (asks y/N)",
             )
