@@ -138,7 +138,7 @@ pub fn argv(program: &str, name: &str, verb: Verb) -> Option<Vec<String>> {
             "--name".to_owned(),
             name.to_owned(),
             "--lease".to_owned(),
-            lease_secs_arg(lease_secs),
+            lease_word(lease_secs),
         ]),
         Verb::Verify => argv.extend(["verify".to_owned(), name.to_owned()]),
     }
@@ -146,9 +146,11 @@ pub fn argv(program: &str, name: &str, verb: Verb) -> Option<Vec<String>> {
     Some(argv)
 }
 
-/// `--lease`'s value: whole seconds in `humantime`'s words without spaces
-/// (`2h`, `1h30m`), which stackless parses back to the same seconds.
-fn lease_secs_arg(secs: u64) -> String {
+/// A lease as one word: whole seconds in `humantime`'s words without
+/// spaces (`2h`, `1h30m`, `1day12h`), which stackless and `:renew` parse
+/// back to the same seconds: `--lease`'s value and `L`'s prefill.
+#[must_use]
+pub fn lease_word(secs: u64) -> String {
     lease_text(secs).replace(' ', "")
 }
 

@@ -296,3 +296,35 @@ fn a_verify_outcome_opens_its_overlay() {
     );
     assert!(app.full_text().is_none());
 }
+
+/// Review r23 finding 4: `L`'s prefilled line runs as it is for a lease
+/// of several units (90m, 2h30m, 36h): written without spaces, and the
+/// confirmation asks for the recorded lease, to the second.
+#[test]
+fn a_prefilled_lease_of_several_units_runs_as_is() {
+    for (secs, word) in [(5_400, "1h30m"), (9_000, "2h30m"), (129_600, "1day12h")] {
+        let mut app = App::new(config(Ok(())), CAPTURE);
+        app.set_stackless("/opt/bin/stackless".into());
+        let rows = Rows {
+            generation: Generation::new(14),
+            instances: vec![instance("alpha", Status::Active, ALPHA, secs)].into(),
+            ..Rows::default()
+        };
+        app.handle(Event::Snapshot(Arc::new(Snapshot::from(rows))), CAPTURE);
+        select(&mut app, "alpha");
+        press(&mut app, KeyCode::Char('L'));
+        assert_eq!(
+            app.command_line().map(|l| l.text().to_owned()),
+            Some(format!("renew alpha {word}"))
+        );
+        assert_eq!(press(&mut app, KeyCode::Enter), None);
+        let question = app.confirming_verbs().expect("asked");
+        assert_eq!(
+            question.requests[0].verb,
+            Verb::Renew {
+                lease_secs: u64::try_from(secs).unwrap()
+            },
+            "{word}"
+        );
+    }
+}

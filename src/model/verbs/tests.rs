@@ -78,7 +78,7 @@ fn argv_is_one_element_per_word() {
     // Every lease the prompt accepts goes back to stackless as the same
     // seconds (humantime both ways).
     for secs in [1, 59, 60, 3599, 3600, 5400, 86_399, 86_400, MAX_LEASE_SECS] {
-        let arg = lease_secs_arg(secs);
+        let arg = lease_word(secs);
         assert_eq!(
             humantime::parse_duration(&arg).unwrap().as_secs(),
             secs,

@@ -59,7 +59,7 @@ impl App {
             .first()
             .and_then(|n| self.shown.snapshot.instance(n))
             .map_or(verbs::FALLBACK_LEASE_SECS, verbs::recorded_lease);
-        let text = format!("renew {} {}", names.join(" "), verbs::lease_text(first));
+        let text = format!("renew {} {}", names.join(" "), verbs::lease_word(first));
         self.layers.open(Layer::Command(CommandLine {
             text,
             ..CommandLine::default()
