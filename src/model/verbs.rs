@@ -81,6 +81,32 @@ pub fn unsupported(generation: Generation, verb: Verb) -> Option<String> {
     })
 }
 
+/// Why `verb` is refused on an active instance `name`, if it is: an
+/// operation pending on it (`(verb, status)`: the command would queue
+/// behind it, and a renew queued behind a `down` runs as a new `up` on the
+/// tombstone), or, for a renew, no lease (a failed up: `up` would run a
+/// new one).
+#[must_use]
+pub fn refusal(
+    name: &str,
+    pending: Option<(&str, &str)>,
+    has_lease: bool,
+    verb: Verb,
+) -> Option<String> {
+    let shown = super::text::sanitize_short(name, 40);
+    if let Some((op, status)) = pending {
+        return Some(format!(
+            "refused: {shown} has a pending operation ({op} {status}): {} after it; nothing run",
+            verb.word()
+        ));
+    }
+    (matches!(verb, Verb::Renew { .. }) && !has_lease).then(|| {
+        format!(
+            "refused: {shown} has no lease (a failed up): a renew would run a new up; nothing run"
+        )
+    })
+}
+
 /// A lease as the prompt shows it: the whole seconds as `humantime` writes
 /// them (`2h`, `1h 30m`, `45s`).
 #[must_use]

@@ -141,7 +141,8 @@ impl VerbRunner {
     }
 
     /// The instance re-read in a fresh transaction: still there, still
-    /// active, the same birth (`instance_id`, v14) as shown.
+    /// active, the same birth (`instance_id`, v14) as shown, no operation
+    /// queued or running on it (the command would queue behind it).
     /// `Err((kind, why))` otherwise.
     fn recheck(&self, seen: &Instance) -> Result<(), (ActivityKind, String)> {
         let mut store = Store::open(&self.path, Access::ReadOnly)
@@ -165,6 +166,16 @@ impl VerbRunner {
             return Err((
                 ActivityKind::Aborted,
                 format!("the instance is {} now", current.status.as_str()),
+            ));
+        }
+        if let Some((op, status)) = &current.pending {
+            return Err((
+                ActivityKind::Refused,
+                format!(
+                    "refused: {} has a pending operation ({op} {}) now",
+                    crate::model::text::sanitize_short(&seen.name, 40),
+                    status.as_str()
+                ),
             ));
         }
         Ok(())

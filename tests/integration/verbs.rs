@@ -55,6 +55,17 @@ exit 9
     script.display().to_string()
 }
 
+/// The v14 store with no operation pending on delta and alpha (marked
+/// done): renew and verify refuse an instance with one pending.
+fn idle_v14() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (dir, path) = stores::v14();
+    stores::exec(
+        &path,
+        "UPDATE operations SET status = 'succeeded' WHERE instance IN ('delta', 'alpha') AND status IN ('queued', 'running')",
+    );
+    (dir, path)
+}
+
 fn shown(path: &Path, name: &str) -> Instance {
     let mut store = Store::open(path, Access::ReadOnly).expect("open");
     let snapshot = store
@@ -106,7 +117,7 @@ fn lease(path: &Path, name: &str) -> (i64, i64) {
 
 #[test]
 fn a_renew_runs_up_with_the_lease_and_reports_the_new_expiry() {
-    let (dir, path) = stores::v14();
+    let (dir, path) = idle_v14();
     let program = fake(dir.path(), &path);
     let (runner, _) = runner(&path, program.clone(), false);
     let delta = shown(&path, "delta");
@@ -132,7 +143,7 @@ fn a_renew_runs_up_with_the_lease_and_reports_the_new_expiry() {
 
 #[test]
 fn verify_passes_or_shows_the_failing_check() {
-    let (dir, path) = stores::v14();
+    let (dir, path) = idle_v14();
     let program = fake(dir.path(), &path);
     let (runner, _) = runner(&path, program, false);
     let delta = VerbRequest {
@@ -172,7 +183,7 @@ fn verify_passes_or_shows_the_failing_check() {
 
 #[test]
 fn a_name_born_again_or_gone_is_refused_and_nothing_runs() {
-    let (dir, path) = stores::v14();
+    let (dir, path) = idle_v14();
     let program = fake(dir.path(), &path);
     let (runner, _) = runner(&path, program, false);
     let delta = shown(&path, "delta");
@@ -222,7 +233,7 @@ fn a_name_born_again_or_gone_is_refused_and_nothing_runs() {
 
 #[test]
 fn a_dry_run_says_what_would_run_and_runs_nothing() {
-    let (dir, path) = stores::v14();
+    let (dir, path) = idle_v14();
     let program = fake(dir.path(), &path);
     let (runner, list) = runner(&path, program.clone(), true);
     let request = VerbRequest {
@@ -246,4 +257,34 @@ fn a_dry_run_says_what_would_run_and_runs_nothing() {
     assert_eq!(recorded.expect("recorded").kind, ActivityKind::WouldRun);
     assert_eq!(argv_log(dir.path()), Vec::<String>::new());
     assert_eq!(lease(&path, "delta"), (3600, CAPTURE + 3600));
+}
+
+/// Review r23 finding 1: right before it runs, an operation queued on the
+/// instance since it was confirmed refuses the renew (it would queue
+/// behind it; behind a down it would run as a new up) and nothing runs.
+#[test]
+fn an_operation_queued_since_it_was_confirmed_refuses_it() {
+    let (dir, path) = idle_v14();
+    let program = fake(dir.path(), &path);
+    let (runner, _) = runner(&path, program, false);
+    let request = VerbRequest {
+        instance: shown(&path, "delta"),
+        verb: Verb::Renew { lease_secs: 7200 },
+    };
+    stores::exec(
+        &path,
+        &format!(
+            "INSERT INTO operations (id, instance, verb, status, request_json, created_at, updated_at)
+             VALUES ('late', 'delta', 'down', 'queued', 'null', {CAPTURE}, {CAPTURE});"
+        ),
+    );
+    assert_eq!(
+        execute(&runner, &request),
+        (
+            ActivityKind::Refused,
+            "renew: refused: delta has a pending operation (down queued) now; nothing run".into(),
+            String::new()
+        )
+    );
+    assert_eq!(argv_log(dir.path()), Vec::<String>::new());
 }

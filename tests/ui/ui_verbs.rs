@@ -328,3 +328,111 @@ fn a_prefilled_lease_of_several_units_runs_as_is() {
         );
     }
 }
+
+fn op(
+    id: &str,
+    verb: &str,
+    status: stackless_tui::model::OpStatus,
+) -> stackless_tui::model::Operation {
+    stackless_tui::model::Operation {
+        id: id.into(),
+        instance: "alpha".into(),
+        instance_id: None,
+        verb: verb.into(),
+        status,
+        cancel_requested: false,
+        created_at: CAPTURE - 10,
+        updated_at: CAPTURE - 10,
+        error_json: None,
+        progress: None,
+        ran: None,
+    }
+}
+
+/// alpha with an up running and a down queued behind it; bravo a failed
+/// up (no lease).
+fn pending_and_leaseless() -> Arc<Snapshot> {
+    use stackless_tui::model::OpStatus;
+    let mut bravo = instance(
+        "bravo",
+        Status::Active,
+        "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2",
+        1_800,
+    );
+    bravo.lease = None;
+    Arc::new(Snapshot::from(Rows {
+        generation: Generation::new(14),
+        instances: vec![instance("alpha", Status::Active, ALPHA, 7_200), bravo].into(),
+        operations: vec![
+            op("1", "up", OpStatus::Running),
+            op("2", "down", OpStatus::Queued),
+        ],
+        ..Rows::default()
+    }))
+}
+
+/// Review r23 findings 1 and 8: `L`, `v`, `:renew` refuse an instance with
+/// an operation pending (naming a queued down) and `L` one without a lease
+/// (a failed up); a bulk `L` skips such rows and says how many.
+#[test]
+fn a_pending_operation_or_no_lease_refuses_renew_and_verify() {
+    let mut app = new_app(14, Ok(()));
+    app.handle(Event::Snapshot(pending_and_leaseless()), CAPTURE);
+    select(&mut app, "alpha");
+    for key in ['L', 'v'] {
+        assert_eq!(press(&mut app, KeyCode::Char(key)), None);
+        assert!(app.command_line().is_none() && app.confirming_verbs().is_none());
+        let word = if key == 'L' { "renew" } else { "verify" };
+        assert_eq!(
+            last(&app).2,
+            format!(
+                "refused: alpha has a pending operation (down queued): {word} after it; nothing run"
+            )
+        );
+    }
+    select(&mut app, "bravo");
+    assert_eq!(press(&mut app, KeyCode::Char('L')), None);
+    assert!(app.command_line().is_none());
+    assert_eq!(
+        last(&app),
+        (
+            ActivityKind::Refused,
+            "bravo".into(),
+            "refused: bravo has no lease (a failed up): a renew would run a new up; nothing run"
+                .into()
+        )
+    );
+    // Bulk: bravo skipped, counted; the verify of bravo still asked.
+    let mut app = new_app(14, Ok(()));
+    let mut rows = (*pending_and_leaseless().rows).clone();
+    rows.operations.clear();
+    rows.instances = vec![
+        instance("alpha", Status::Active, ALPHA, 7_200),
+        rows.instances[1].clone(),
+    ]
+    .into();
+    app.handle(Event::Snapshot(Arc::new(Snapshot::from(rows))), CAPTURE);
+    press(&mut app, KeyCode::Char(':'));
+    type_text(&mut app, "renew alpha bravo 2h");
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(
+        app.confirming_verbs().expect("asked").question(),
+        "Renew alpha's lease for 2h? This runs: /opt/bin/stackless up --name alpha --lease 2h --json; 1 skipped (refused: see Activity) [y/N]"
+    );
+}
+
+/// Finding 1 at `y`: an operation queued between the question and `y`
+/// refuses it.
+#[test]
+fn an_operation_queued_before_y_refuses_it() {
+    let mut app = new_app(14, Ok(()));
+    select(&mut app, "alpha");
+    press(&mut app, KeyCode::Char('v'));
+    assert!(app.confirming_verbs().is_some());
+    app.handle(Event::Snapshot(pending_and_leaseless()), CAPTURE);
+    assert_eq!(press(&mut app, KeyCode::Char('y')), None);
+    assert_eq!(
+        last(&app).2,
+        "refused: alpha has a pending operation (down queued): verify after it; nothing run"
+    );
+}

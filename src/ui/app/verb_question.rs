@@ -11,6 +11,10 @@ pub struct VerbQuestion {
     /// The first request's command line, shell-quoted for reading, as it
     /// will run (`stackless up --name alpha --lease 2h --json`).
     pub runs: String,
+    /// The named instances refused before asking (each said why in
+    /// Activity): a bulk `L` skips a row without a lease or with an
+    /// operation pending.
+    pub skipped: usize,
 }
 
 impl VerbQuestion {
@@ -63,6 +67,12 @@ impl VerbQuestion {
         }
         if first.verb == Verb::Verify {
             text.push_str(" (a pass renews the lease)");
+        }
+        if self.skipped > 0 {
+            text.push_str(&format!(
+                "; {} skipped (refused: see Activity)",
+                self.skipped
+            ));
         }
         text.push_str(" [y/N]");
         text

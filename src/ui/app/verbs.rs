@@ -55,6 +55,12 @@ impl App {
         let Some(names) = self.verb_targets(Verb::Renew { lease_secs: 1 }) else {
             return;
         };
+        if let [name] = names.as_slice()
+            && let Err(reason) = self.verb_check(name, Verb::Renew { lease_secs: 1 })
+        {
+            self.refuse(name, reason);
+            return;
+        }
         let first = names
             .first()
             .and_then(|n| self.shown.snapshot.instance(n))
@@ -132,6 +138,7 @@ impl App {
             return;
         }
         let mut requests: Vec<VerbRequest> = Vec::new();
+        let mut skipped = 0;
         for name in names {
             match self.verb_check(name, probe) {
                 Ok(instance) => {
@@ -143,7 +150,10 @@ impl App {
                     };
                     requests.push(VerbRequest { instance, verb });
                 }
-                Err(reason) => self.refuse(name, reason),
+                Err(reason) => {
+                    skipped += 1;
+                    self.refuse(name, reason);
+                }
             }
         }
         requests.sort_by(|a, b| a.instance.name.cmp(&b.instance.name));
@@ -153,7 +163,11 @@ impl App {
         };
         let argv = verbs::argv(self.stackless(), &first.instance.name, first.verb);
         let runs = argv.map_or_else(String::new, |a| crate::reaper::teardown::shell_line(&a));
-        self.ask(Question::Verbs(VerbQuestion { requests, runs }));
+        self.ask(Question::Verbs(VerbQuestion {
+            requests,
+            runs,
+            skipped,
+        }));
     }
 
     /// The single-instance rules on the snapshot shown: in the store,
@@ -173,7 +187,26 @@ impl App {
                 verb.word()
             ));
         }
+        let pending = self.pending_on(name);
+        let pending = pending.as_ref().map(|(v, s)| (v.as_str(), s.as_str()));
+        if let Some(reason) = verbs::refusal(name, pending, instance.lease.is_some(), verb) {
+            return Err(reason);
+        }
         Ok(instance.clone())
+    }
+
+    /// The operation pending on `name` the refusal names: a queued or
+    /// running `down` when there is one (what the verb would queue behind
+    /// last), else the oldest pending one.
+    fn pending_on(&self, name: &str) -> Option<(String, String)> {
+        let snapshot = &self.shown.snapshot;
+        let oldest = snapshot.pending_operation(name)?;
+        let op = snapshot
+            .pending_operations()
+            .iter()
+            .find(|o| o.instance == name && o.verb == "down")
+            .unwrap_or(oldest);
+        Some((op.verb.clone(), op.status.as_str().to_owned()))
     }
 
     /// `y`: each request re-checked on the snapshot shown now (still there,
