@@ -116,7 +116,7 @@ fn renew_prompts_with_the_recorded_lease_then_names_the_command() {
     let question = app.confirming_verbs().expect("asked").question();
     assert_eq!(
         question,
-        "Renew alpha's lease for 3h? This runs: /opt/bin/stackless up --name alpha --lease 3h --json [y/N]"
+        "Renew alpha's lease for 3h? stackless resumes the instance (its prepare hooks run again). It expires in 1m 30s now, then in 3h. This runs: /opt/bin/stackless up --name alpha --lease 3h --json [y/N]"
     );
     let text = render_app(&app, 100, 24);
     assert!(text.contains("Confirm renew"), "{text}");
@@ -155,7 +155,7 @@ fn a_name_born_again_before_y_is_refused() {
     press(&mut app, KeyCode::Char('v'));
     assert_eq!(
         app.confirming_verbs().expect("asked").question(),
-        "Verify alpha? This runs: /opt/bin/stackless verify alpha --json (a pass renews the lease) [y/N]"
+        "Verify alpha? This runs: /opt/bin/stackless verify alpha --json (it renews the lease when the check starts, pass or fail) [y/N]"
     );
     render_app(&app, 100, 24);
     app.handle(
@@ -230,7 +230,7 @@ fn marks_renew_each_at_the_typed_lease_or_each_its_own() {
     let question = app.confirming_verbs().expect("asked");
     assert_eq!(
         question.question(),
-        "Renew the leases of 2 instances (alpha, bravo)? This runs: /opt/bin/stackless up --name alpha --lease 2h --json, then the same for each other name [y/N]"
+        "Renew the leases of 2 instances (alpha, bravo)? stackless resumes each (its prepare hooks run again). This runs: /opt/bin/stackless up --name alpha --lease 2h --json, then the same for each other name [y/N]"
     );
     let verbs: Vec<(String, Verb)> = question
         .requests
@@ -417,7 +417,7 @@ fn a_pending_operation_or_no_lease_refuses_renew_and_verify() {
     press(&mut app, KeyCode::Enter);
     assert_eq!(
         app.confirming_verbs().expect("asked").question(),
-        "Renew alpha's lease for 2h? This runs: /opt/bin/stackless up --name alpha --lease 2h --json; 1 skipped (refused: see Activity) [y/N]"
+        "Renew alpha's lease for 2h? stackless resumes the instance (its prepare hooks run again). It expires in 1m 30s now, then in 2h. This runs: /opt/bin/stackless up --name alpha --lease 2h --json; 1 skipped (refused: see Activity) [y/N]"
     );
 }
 
@@ -434,5 +434,30 @@ fn an_operation_queued_before_y_refuses_it() {
     assert_eq!(
         last(&app).2,
         "refused: alpha has a pending operation (down queued): verify after it; nothing run"
+    );
+}
+
+/// Review r23 findings 5, 12: a lease shorter than what is left says so;
+/// under `--dry-run` the question says what would run; a cancelled renew
+/// is a cancel, not a teardown's abort.
+#[test]
+fn a_shorter_lease_a_dry_run_and_a_cancel_say_what_they_are() {
+    let mut app = new_app(14, Ok(()));
+    app.set_dry_run(true);
+    press(&mut app, KeyCode::Char(':'));
+    type_text(&mut app, "renew alpha 1m");
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(
+        app.confirming_verbs().expect("asked").question(),
+        "Renew alpha's lease for 1m? stackless resumes the instance (its prepare hooks run again). It expires in 1m 30s now, then in 1m: shorter than what is left. This would run: /opt/bin/stackless up --name alpha --lease 1m --json (dry run: nothing runs) [y/N]"
+    );
+    assert_eq!(press(&mut app, KeyCode::Char('n')), None);
+    assert_eq!(
+        last(&app),
+        (
+            ActivityKind::Cancelled,
+            "alpha".into(),
+            "renew cancelled".into()
+        )
     );
 }

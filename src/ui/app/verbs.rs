@@ -39,6 +39,12 @@ impl App {
         self.settings.stackless = program;
     }
 
+    /// `--dry-run`: renew and verify say what they would run (the console,
+    /// once, before the first frame).
+    pub const fn set_dry_run(&mut self, dry_run: bool) {
+        self.settings.dry_run = dry_run;
+    }
+
     /// The renew or verify awaiting `y`/`N`, if its dialog is open.
     #[must_use]
     pub fn confirming_verbs(&self) -> Option<&VerbQuestion> {
@@ -167,6 +173,8 @@ impl App {
             requests,
             runs,
             skipped,
+            now: self.now,
+            dry_run: self.settings.dry_run,
         }));
     }
 
@@ -253,7 +261,7 @@ impl App {
                 self.now,
                 Actor::Operator,
                 &request.instance.name,
-                ActivityKind::Aborted,
+                ActivityKind::Cancelled,
                 format!("{} cancelled", request.verb.word()),
             ));
         }
