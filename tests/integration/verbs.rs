@@ -288,3 +288,58 @@ fn an_operation_queued_since_it_was_confirmed_refuses_it() {
     );
     assert_eq!(argv_log(dir.path()), Vec::<String>::new());
 }
+
+/// A fake whose `up` answers `body` with exit `code`, renewing delta's
+/// lease in `store` to CAPTURE + 7200 first when `renews`.
+fn fake_up(dir: &Path, store: &Path, renews: bool, code: i32, body: &str) -> String {
+    let script = dir.join("stackless-up");
+    let renew = if renews {
+        format!(
+            r#"python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1], timeout=30); c.execute("UPDATE leases SET duration_secs = 7200, expires_at = ? WHERE instance = ?", ({}, sys.argv[2])); c.commit()' '{}' "$3""#,
+            CAPTURE + 7200,
+            store.display()
+        )
+    } else {
+        String::new()
+    };
+    let text = format!("#!/bin/sh\n{renew}\ncat <<'JSON'\n{body}\nJSON\nexit {code}\n");
+    std::fs::write(&script, text).expect("write");
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    script.display().to_string()
+}
+
+/// Review r23 findings 2, 3: the lease is read back from this store after
+/// the `up`: an `ok` that left it where it was acted on another store
+/// (not a success); a failed `up` that renewed it says so.
+#[test]
+fn a_renew_reads_the_lease_back_from_this_store() {
+    let (dir, path) = idle_v14();
+    let ok = format!(
+        r#"{{"schema_version":2,"ok":true,"instance":"delta","instance_id":"{DELTA_ID}"}}"#
+    );
+    let program = fake_up(dir.path(), &path, false, 0, &ok);
+    let (verbs, _) = runner(&path, program, false);
+    let request = VerbRequest {
+        instance: shown(&path, "delta"),
+        verb: Verb::Renew { lease_secs: 7200 },
+    };
+    assert_eq!(
+        execute(&verbs, &request),
+        (
+            ActivityKind::RenewFailed,
+            format!(
+                "stackless answered, but the lease in {} did not move: is --stackless reaching another store? (pass a wrapper that points it at this store)",
+                path.display()
+            ),
+            String::new()
+        )
+    );
+    let failed = r#"{"ok":false,"error":{"schema_version":2,"code":"job.failed","message":"step prepare:web failed"}}"#;
+    let program = fake_up(dir.path(), &path, true, 1, failed);
+    let (verbs, _) = runner(&path, program, false);
+    assert_eq!(
+        execute(&verbs, &request).1,
+        "the up failed (job.failed: step prepare:web failed) but the lease was renewed: expires in 2h 00m"
+    );
+}
