@@ -107,6 +107,34 @@ pub fn refusal(
     })
 }
 
+/// The audit's reason for a renew or verify (`verb`) still running when
+/// the console stopped (`reason`: quit, SIGTERM, ...).
+#[must_use]
+pub fn left_running_text(verb: &str, reason: &str) -> String {
+    let command = if verb == "verify" { "verify" } else { "up" };
+    format!(
+        "the console stopped ({reason}) while this {verb} ran: its `stackless {command}` is left to finish in its own process group, and the controller's {command} operation may still take effect"
+    )
+}
+
+/// What a renew or verify killed by the console means (`deadline`: run
+/// too long; else it wrote too much output, `bytes`): the command was
+/// killed, the controller's operation may still run.
+#[must_use]
+pub fn killed_text(verb: Verb, timed_out_secs: Option<u64>, bytes: u64) -> String {
+    let command = match verb {
+        Verb::Renew { .. } => "up",
+        Verb::Verify => "verify",
+    };
+    let why = timed_out_secs.map_or_else(
+        || format!("wrote more than {} MiB", bytes / (1024 * 1024)),
+        |secs| format!("ran past its deadline ({})", lease_text(secs)),
+    );
+    format!(
+        "stackless {command} {why} and was killed, but the controller may still run its {command}: watch the Operations pane and the lease"
+    )
+}
+
 /// A lease as the prompt shows it: the whole seconds as `humantime` writes
 /// them (`2h`, `1h 30m`, `45s`).
 #[must_use]

@@ -43,6 +43,10 @@ pub struct VerbRunner {
     pub clock: Clock,
     /// The deadline of each run ([`DEADLINE`] in the console).
     pub deadline: Duration,
+    /// The renews and verifies running (`renew alpha`, `verify alpha`):
+    /// the console's exit reports those left running; a second of the
+    /// same on a name is refused while one runs.
+    pub running: super::InFlight,
 }
 
 impl VerbRunner {
@@ -55,10 +59,24 @@ impl VerbRunner {
         let runner = self.clone();
         let name = request.instance.name.clone();
         let verb = request.verb;
+        let Some(guard) = self.running.claim(&format!("{} {name}", verb.word())) else {
+            self.recorder.record(Activity::new(
+                (self.clock)(),
+                Actor::Operator,
+                &name,
+                ActivityKind::Refused,
+                format!(
+                    "refused: a {} of it is already running; nothing run",
+                    verb.word()
+                ),
+            ));
+            return Ok(());
+        };
         let started = std::thread::Builder::new()
             .name("verb".into())
             .spawn(move || {
                 let activity = runner.execute(&request);
+                drop(guard);
                 runner.recorder.record(activity);
             });
         match started {
@@ -102,6 +120,17 @@ impl VerbRunner {
         let code = match &result.exit {
             Exit::Code(code) => Some(*code),
             Exit::Signal(_) => None,
+            Exit::TimedOut(secs) => {
+                let mut activity =
+                    line(failed_kind(verb), verbs::killed_text(verb, Some(*secs), 0));
+                activity.duration = Some(result.took);
+                return activity;
+            }
+            Exit::TooMuchOutput(bytes) => {
+                let mut activity = line(failed_kind(verb), verbs::killed_text(verb, None, *bytes));
+                activity.duration = Some(result.took);
+                return activity;
+            }
             other => {
                 let why = crate::model::envelope::failure_reason("", other);
                 let mut activity = line(failed_kind(verb), why);

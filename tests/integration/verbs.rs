@@ -83,6 +83,7 @@ fn runner(path: &Path, program: String, dry_run: bool) -> (VerbRunner, Arc<Mutex
         recorder: Recorder::new(None, Forward::Collect(list.clone())),
         clock: Arc::new(|| CAPTURE),
         deadline: Duration::from_secs(30),
+        running: stackless_tui::reaper::InFlight::default(),
     };
     (runner, list)
 }
@@ -341,5 +342,26 @@ fn a_renew_reads_the_lease_back_from_this_store() {
     assert_eq!(
         execute(&verbs, &request).1,
         "the up failed (job.failed: step prepare:web failed) but the lease was renewed: expires in 2h 00m"
+    );
+}
+
+/// Review r23 finding 9: a renew killed at its deadline says the command
+/// was killed but the controller may still run its up.
+#[test]
+fn a_renew_killed_at_its_deadline_says_the_controller_may_still_run_it() {
+    let (dir, path) = idle_v14();
+    let script = dir.path().join("slow");
+    std::fs::write(&script, "#!/bin/sh\nsleep 30\n").expect("write");
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let (mut verbs, _) = runner(&path, script.display().to_string(), false);
+    verbs.deadline = Duration::from_secs(1);
+    let request = VerbRequest {
+        instance: shown(&path, "delta"),
+        verb: Verb::Renew { lease_secs: 7200 },
+    };
+    assert_eq!(
+        execute(&verbs, &request).1,
+        "stackless up ran past its deadline (1s) and was killed, but the controller may still run its up: watch the Operations pane and the lease"
     );
 }

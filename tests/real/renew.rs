@@ -43,6 +43,7 @@ fn runner(stack: &Stack) -> VerbRunner {
         recorder: Recorder::new(None, Forward::Collect(Arc::new(Mutex::new(Vec::new())))),
         clock: Arc::new(unix_now),
         deadline: Duration::from_secs(180),
+        running: stackless_tui::reaper::InFlight::default(),
     }
 }
 
