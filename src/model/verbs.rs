@@ -14,9 +14,12 @@
 //! renews at the recorded duration when it starts and again when its
 //! check passes (`verify.rs:139,254`): a failing verify has renewed too.
 //!
-//! Releases 0.2.0/0.3.0 (schema 5): their CLI sources are not in the
-//! registry here and `docs/stackless-releases.md` says nothing of a renew,
-//! so on a store older than schema 14 the keys say so and run nothing.
+//! Releases 0.2.0/0.3.0 (schema 5): stackless-core 0.3.3 also renews on
+//! an `up` resume (`engine/run.rs:81-183`: `renew_lease`, else
+//! `renew_lease_at_recorded_duration`), but the 0.3 CLI's sources (its
+//! `up`/`verify` flags and `--json` answers) are not in the registry here,
+//! so the console runs these verbs only where it was checked: on a store
+//! older than schema 14 the keys say so and run nothing.
 
 use serde::Deserialize;
 
@@ -69,12 +72,12 @@ pub struct VerbRequest {
 }
 
 /// Why a store cannot take these verbs, if it cannot: only schema 14
-/// (stackless 0.4.0) is known to renew this way.
+/// (stackless 0.4.0) was checked (0.3's CLI is not in the registry here).
 #[must_use]
 pub fn unsupported(generation: Generation, verb: Verb) -> Option<String> {
     (!generation.has_operations()).then(|| {
         format!(
-            "{} needs stackless 0.4.0 (schema 14): this store is schema v{}; nothing run",
+            "{} runs only on stackless 0.4.0 stores (schema 14), the release it was checked against: this store is schema v{}; nothing run",
             verb.word(),
             generation.user_version
         )

@@ -94,7 +94,7 @@ fn only_schema_14_renews() {
     assert_eq!(
         unsupported(v5, Verb::Renew { lease_secs: 60 }),
         Some(
-            "renew needs stackless 0.4.0 (schema 14): this store is schema v5; nothing run".into()
+            "renew runs only on stackless 0.4.0 stores (schema 14), the release it was checked against: this store is schema v5; nothing run".into()
         )
     );
     assert_eq!(unsupported(v14, Verb::Verify), None);
