@@ -461,3 +461,34 @@ fn a_shorter_lease_a_dry_run_and_a_cancel_say_what_they_are() {
         )
     );
 }
+
+/// Review r23 finding 5: a recorded lease over 30 days is prefilled at the
+/// console's bound (30days), and the question says it is shorter than
+/// what is left.
+#[test]
+fn a_recorded_lease_over_the_bound_is_shown_shorter() {
+    let mut app = App::new(config(Ok(())), CAPTURE);
+    app.set_stackless("/opt/bin/stackless".into());
+    let mut alpha = instance("alpha", Status::Active, ALPHA, 60 * 86_400);
+    if let Some(lease) = alpha.lease.as_mut() {
+        lease.expires_at = CAPTURE + 59 * 86_400;
+    }
+    let rows = Rows {
+        generation: Generation::new(14),
+        instances: vec![alpha].into(),
+        ..Rows::default()
+    };
+    app.handle(Event::Snapshot(Arc::new(Snapshot::from(rows))), CAPTURE);
+    select(&mut app, "alpha");
+    press(&mut app, KeyCode::Char('L'));
+    assert_eq!(
+        app.command_line().map(|l| l.text().to_owned()),
+        Some("renew alpha 30days".into())
+    );
+    press(&mut app, KeyCode::Enter);
+    let question = app.confirming_verbs().expect("asked").question();
+    assert!(
+        question.contains("It expires in 59d 00h now, then in 30days: shorter than what is left."),
+        "{question}"
+    );
+}
