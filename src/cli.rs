@@ -96,8 +96,12 @@ pub struct Cli {
     #[arg(long, value_name = "CMD", env = "STACKLESS_TUI_HELPER")]
     pub helper: Option<String>,
 
-    /// The stackless CLI the `c` key runs (`PATH operation cancel ID
-    /// --json`, stackless 0.4.0); a bare name is looked up in PATH.
+    /// The stackless CLI that `c`, `L`, `v` and a queued `d` run
+    /// (`operation cancel ID`, `up --name NAME --lease D`, `verify NAME`,
+    /// `down NAME --no-wait`, each with `--json`; stackless 0.4.0); a bare
+    /// name is looked up in PATH. It must reach this store: the console
+    /// passes it no `--state-dir`, so point it there with a wrapper when
+    /// `--state` is not stackless's default store.
     #[arg(long, value_name = "PATH", default_value = crate::controller::cancel::DEFAULT_PROGRAM, env = "STACKLESS_BIN")]
     pub stackless: PathBuf,
 

@@ -51,7 +51,7 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ),
     (
         "STACKLESS_BIN",
-        "the stackless CLI the c key runs, as --stackless",
+        "the stackless CLI c, L, v and a queued d run, as --stackless (it must reach this store)",
     ),
     (
         "STACKLESS_STATE_URL",

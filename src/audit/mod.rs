@@ -225,12 +225,27 @@ impl AuditLog {
     /// # Errors
     /// The I/O error.
     pub fn left_running(&mut self, at: i64, instance: &str, reason: &str) -> std::io::Result<()> {
+        self.left_running_as(at, instance, "teardown", reason)
+    }
+
+    /// Append a `left-running` line for `action` (`teardown`, `lease` for a
+    /// renew, `verify`) still running when the console stopped.
+    ///
+    /// # Errors
+    /// The I/O error.
+    pub fn left_running_as(
+        &mut self,
+        at: i64,
+        instance: &str,
+        action: &str,
+        reason: &str,
+    ) -> std::io::Result<()> {
         self.append(&Line {
             time: crate::model::time::rfc3339_or_raw(at),
             unix: at,
             actor: "console",
             instance,
-            action: "teardown",
+            action,
             outcome: "left-running",
             reason,
             duration_ms: None,

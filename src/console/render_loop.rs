@@ -42,6 +42,9 @@ pub(super) struct Wiring {
     /// The console's tokio runtime: `c`'s cancel runs on it (teardowns
     /// do not: each waits for its `down` on a runtime of its own).
     pub(super) runtime: tokio::runtime::Handle,
+    /// The renews and verifies running (`renew alpha`): the exit reports
+    /// each as left running.
+    pub(super) verbs_running: crate::reaper::InFlight,
 }
 
 /// Run until the operator quits, a signal arrives or the terminal closes;
@@ -66,6 +69,7 @@ pub(super) async fn run(
         io,
         control,
         runtime,
+        verbs_running,
     } = wiring;
     let mut ticker = tokio::time::interval(Duration::from_secs(1));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -85,7 +89,7 @@ pub(super) async fn run(
             path: teardowns.path().to_path_buf(),
             dry_run: teardowns.config().dry_run,
         },
-        verbs: verb_runner(&stackless, teardowns, recorder),
+        verbs: verb_runner(&stackless, teardowns, recorder, verbs_running),
         stackless,
         control,
         runtime,
@@ -167,6 +171,7 @@ fn verb_runner(
     stackless: &OsString,
     teardowns: &JobRunner,
     recorder: &Recorder,
+    running: crate::reaper::InFlight,
 ) -> crate::reaper::verbs::VerbRunner {
     crate::reaper::verbs::VerbRunner {
         path: teardowns.path().to_owned(),
@@ -175,6 +180,7 @@ fn verb_runner(
         recorder: recorder.clone(),
         clock: std::sync::Arc::new(unix_now),
         deadline: crate::reaper::verbs::DEADLINE,
+        running,
     }
 }
 

@@ -80,6 +80,7 @@ pub(super) fn run(setup: Setup) -> Result<()> {
     )?;
     super::input::spawn(tx.clone()).wrap_err("cannot start the terminal input thread")?;
     let app = new_app(&setup, &teardowns);
+    let verbs_running = InFlight::default();
     let outcome = runtime.block_on(super::render_loop::run(
         &mut term,
         app,
@@ -97,6 +98,7 @@ pub(super) fn run(setup: Setup) -> Result<()> {
             .wrap_err("cannot start the I/O worker thread")?,
             control,
             runtime: runtime.handle().clone(),
+            verbs_running: verbs_running.clone(),
         },
     ));
 
@@ -106,6 +108,7 @@ pub(super) fn run(setup: Setup) -> Result<()> {
     let reason = outcome
         .as_ref()
         .map_or_else(|e| format!("error: {e}"), |why| (*why).to_owned());
+    report_verbs_left(&verbs_running, &recorder, &reason);
     report_exit(
         &setup,
         teardowns.inflight(),
@@ -159,6 +162,7 @@ fn new_app(setup: &Setup, teardowns: &JobRunner) -> App {
     app.set_teardown(setup.teardown.clone());
     app.set_stackless(setup.stackless.to_string_lossy().into_owned());
     app.set_down_command(teardowns.config().down.clone());
+    app.set_dry_run(teardowns.config().dry_run);
     app.set_zone(setup.zone.clone());
     app
 }
@@ -274,6 +278,40 @@ fn start_threads(
 /// After the terminal is restored: let the demo's teardowns finish (its
 /// store is deleted on exit), audit the stop, and say on stderr what was
 /// left running.
+/// The renews and verifies still running at exit (`renew alpha`): said on
+/// stderr and audited as left running; their `stackless` keeps running in
+/// its own process group and the controller's operation stays durable.
+fn report_verbs_left(running: &InFlight, recorder: &Recorder, reason: &str) {
+    let running = running.names();
+    if running.is_empty() {
+        return;
+    }
+    if let Some(log) = recorder.audit() {
+        let mut log = log
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for key in &running {
+            let (verb, name) = key.split_once(' ').unwrap_or(("renew", key));
+            let action = if verb == "verify" { "verify" } else { "lease" };
+            let _ = log.left_running_as(
+                unix_now(),
+                name,
+                action,
+                &crate::model::verbs::left_running_text(verb, reason),
+            );
+        }
+    }
+    let shown: Vec<String> = running
+        .iter()
+        .map(|n| crate::model::text::sanitize(n).into_owned())
+        .collect();
+    let _ = writeln!(
+        io::stderr(),
+        "stackless-tui: left running: {} (each stackless command finishes on its own; the controller keeps its operation)",
+        shown.join(", ")
+    );
+}
+
 fn report_exit(
     setup: &Setup,
     inflight: &InFlight,
@@ -324,4 +362,59 @@ fn report_exit(
         let _ = writeln!(io::stderr(), "stackless-tui: stopped the helper");
     }
     tracing::info!("console stopped");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Review r23 finding 9: a renew and a verify running at quit are
+    /// audited as left running, each with its action and what it means.
+    #[test]
+    fn renews_and_verifies_left_running_are_audited() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("audit.jsonl");
+        let log = AuditLog::open(&path, 1 << 20).expect("open");
+        let recorder = Recorder::new(
+            Some(Arc::new(Mutex::new(log))),
+            Forward::Collect(Arc::default()),
+        );
+        let running = InFlight::default();
+        let _renew = running.claim("renew alpha");
+        let _verify = running.claim("verify bravo");
+        report_verbs_left(&running, &recorder, "quit");
+        let text = std::fs::read_to_string(&path).expect("read");
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("json"))
+            .collect();
+        let got: Vec<(&str, &str, &str, &str)> = lines
+            .iter()
+            .map(|l| {
+                (
+                    l["instance"].as_str().unwrap_or(""),
+                    l["action"].as_str().unwrap_or(""),
+                    l["outcome"].as_str().unwrap_or(""),
+                    l["reason"].as_str().unwrap_or(""),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "alpha",
+                    "lease",
+                    "left-running",
+                    "the console stopped (quit) while this renew ran: its `stackless up` is left to finish in its own process group, and the controller's up operation may still take effect"
+                ),
+                (
+                    "bravo",
+                    "verify",
+                    "left-running",
+                    "the console stopped (quit) while this verify ran: its `stackless verify` is left to finish in its own process group, and the controller's verify operation may still take effect"
+                )
+            ]
+        );
+    }
 }

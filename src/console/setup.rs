@@ -239,7 +239,7 @@ fn helper_mode(cli: &Cli, helper: Option<&HelperConfig>, access: Access) -> Help
 /// runs.
 fn write_keys(access: Access) -> Result<(), String> {
     if access == Access::ReadOnly {
-        Err("the store is open read-only (--read-only): r and d are off".to_owned())
+        Err("the store is open read-only (--read-only): r, d, L and v are off".to_owned())
     } else {
         Ok(())
     }

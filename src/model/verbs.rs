@@ -14,9 +14,12 @@
 //! renews at the recorded duration when it starts and again when its
 //! check passes (`verify.rs:139,254`): a failing verify has renewed too.
 //!
-//! Releases 0.2.0/0.3.0 (schema 5): their CLI sources are not in the
-//! registry here and `docs/stackless-releases.md` says nothing of a renew,
-//! so on a store older than schema 14 the keys say so and run nothing.
+//! Releases 0.2.0/0.3.0 (schema 5): stackless-core 0.3.3 also renews on
+//! an `up` resume (`engine/run.rs:81-183`: `renew_lease`, else
+//! `renew_lease_at_recorded_duration`), but the 0.3 CLI's sources (its
+//! `up`/`verify` flags and `--json` answers) are not in the registry here,
+//! so the console runs these verbs only where it was checked: on a store
+//! older than schema 14 the keys say so and run nothing.
 
 use serde::Deserialize;
 
@@ -69,16 +72,70 @@ pub struct VerbRequest {
 }
 
 /// Why a store cannot take these verbs, if it cannot: only schema 14
-/// (stackless 0.4.0) is known to renew this way.
+/// (stackless 0.4.0) was checked (0.3's CLI is not in the registry here).
 #[must_use]
 pub fn unsupported(generation: Generation, verb: Verb) -> Option<String> {
     (!generation.has_operations()).then(|| {
         format!(
-            "{} needs stackless 0.4.0 (schema 14): this store is schema v{}; nothing run",
+            "{} runs only on stackless 0.4.0 stores (schema 14), the release it was checked against: this store is schema v{}; nothing run",
             verb.word(),
             generation.user_version
         )
     })
+}
+
+/// Why `verb` is refused on an active instance `name`, if it is: an
+/// operation pending on it (`(verb, status)`: the command would queue
+/// behind it, and a renew queued behind a `down` runs as a new `up` on the
+/// tombstone), or, for a renew, no lease (a failed up: `up` would run a
+/// new one).
+#[must_use]
+pub fn refusal(
+    name: &str,
+    pending: Option<(&str, &str)>,
+    has_lease: bool,
+    verb: Verb,
+) -> Option<String> {
+    let shown = super::text::sanitize_short(name, 40);
+    if let Some((op, status)) = pending {
+        return Some(format!(
+            "refused: {shown} has a pending operation ({op} {status}): {} after it; nothing run",
+            verb.word()
+        ));
+    }
+    (matches!(verb, Verb::Renew { .. }) && !has_lease).then(|| {
+        format!(
+            "refused: {shown} has no lease (a failed up): a renew would run a new up; nothing run"
+        )
+    })
+}
+
+/// The audit's reason for a renew or verify (`verb`) still running when
+/// the console stopped (`reason`: quit, SIGTERM, ...).
+#[must_use]
+pub fn left_running_text(verb: &str, reason: &str) -> String {
+    let command = if verb == "verify" { "verify" } else { "up" };
+    format!(
+        "the console stopped ({reason}) while this {verb} ran: its `stackless {command}` is left to finish in its own process group, and the controller's {command} operation may still take effect"
+    )
+}
+
+/// What a renew or verify killed by the console means (`deadline`: run
+/// too long; else it wrote too much output, `bytes`): the command was
+/// killed, the controller's operation may still run.
+#[must_use]
+pub fn killed_text(verb: Verb, timed_out_secs: Option<u64>, bytes: u64) -> String {
+    let command = match verb {
+        Verb::Renew { .. } => "up",
+        Verb::Verify => "verify",
+    };
+    let why = timed_out_secs.map_or_else(
+        || format!("wrote more than {} MiB", bytes / (1024 * 1024)),
+        |secs| format!("ran past its deadline ({})", lease_text(secs)),
+    );
+    format!(
+        "stackless {command} {why} and was killed, but the controller may still run its {command}: watch the Operations pane and the lease"
+    )
 }
 
 /// A lease as the prompt shows it: the whole seconds as `humantime` writes
@@ -138,7 +195,7 @@ pub fn argv(program: &str, name: &str, verb: Verb) -> Option<Vec<String>> {
             "--name".to_owned(),
             name.to_owned(),
             "--lease".to_owned(),
-            lease_secs_arg(lease_secs),
+            lease_word(lease_secs),
         ]),
         Verb::Verify => argv.extend(["verify".to_owned(), name.to_owned()]),
     }
@@ -146,9 +203,11 @@ pub fn argv(program: &str, name: &str, verb: Verb) -> Option<Vec<String>> {
     Some(argv)
 }
 
-/// `--lease`'s value: whole seconds in `humantime`'s words without spaces
-/// (`2h`, `1h30m`), which stackless parses back to the same seconds.
-fn lease_secs_arg(secs: u64) -> String {
+/// A lease as one word: whole seconds in `humantime`'s words without
+/// spaces (`2h`, `1h30m`, `1day12h`), which stackless and `:renew` parse
+/// back to the same seconds: `--lease`'s value and `L`'s prefill.
+#[must_use]
+pub fn lease_word(secs: u64) -> String {
     lease_text(secs).replace(' ', "")
 }
 

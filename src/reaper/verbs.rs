@@ -16,6 +16,7 @@ use super::teardown;
 use crate::model::Instance;
 use crate::model::activity::{Activity, ActivityKind, Actor};
 use crate::model::envelope::Exit;
+use crate::model::time::span;
 pub use crate::model::verbs::VerbRequest;
 use crate::model::verbs::{self, Outcome, Verb};
 use crate::recorder::Recorder;
@@ -42,6 +43,10 @@ pub struct VerbRunner {
     pub clock: Clock,
     /// The deadline of each run ([`DEADLINE`] in the console).
     pub deadline: Duration,
+    /// The renews and verifies running (`renew alpha`, `verify alpha`):
+    /// the console's exit reports those left running; a second of the
+    /// same on a name is refused while one runs.
+    pub running: super::InFlight,
 }
 
 impl VerbRunner {
@@ -54,10 +59,24 @@ impl VerbRunner {
         let runner = self.clone();
         let name = request.instance.name.clone();
         let verb = request.verb;
+        let Some(guard) = self.running.claim(&format!("{} {name}", verb.word())) else {
+            self.recorder.record(Activity::new(
+                (self.clock)(),
+                Actor::Operator,
+                &name,
+                ActivityKind::Refused,
+                format!(
+                    "refused: a {} of it is already running; nothing run",
+                    verb.word()
+                ),
+            ));
+            return Ok(());
+        };
         let started = std::thread::Builder::new()
             .name("verb".into())
             .spawn(move || {
                 let activity = runner.execute(&request);
+                drop(guard);
                 runner.recorder.record(activity);
             });
         match started {
@@ -96,10 +115,22 @@ impl VerbRunner {
                 format!("{shown} (dry run: nothing run)"),
             );
         }
+        let started = (self.clock)();
         let result = run(&argv, self.deadline);
         let code = match &result.exit {
             Exit::Code(code) => Some(*code),
             Exit::Signal(_) => None,
+            Exit::TimedOut(secs) => {
+                let mut activity =
+                    line(failed_kind(verb), verbs::killed_text(verb, Some(*secs), 0));
+                activity.duration = Some(result.took);
+                return activity;
+            }
+            Exit::TooMuchOutput(bytes) => {
+                let mut activity = line(failed_kind(verb), verbs::killed_text(verb, None, *bytes));
+                activity.duration = Some(result.took);
+                return activity;
+            }
             other => {
                 let why = crate::model::envelope::failure_reason("", other);
                 let mut activity = line(failed_kind(verb), why);
@@ -109,39 +140,93 @@ impl VerbRunner {
             }
         };
         let outcome = verbs::interpret(verb, code, &result.stdout);
-        let mut activity = match &outcome {
-            Outcome::Renewed { instance_id } => {
-                let lease_secs = match verb {
-                    Verb::Renew { lease_secs } => lease_secs,
-                    Verb::Verify => 0,
-                };
-                let born = match (instance_id, &seen.birth) {
-                    (Some(id), Some(birth)) => id != birth.instance_id(),
-                    _ => false,
-                };
-                let expires_at = self.lease_now(&seen.name);
-                let now = (self.clock)();
-                line(
-                    ActivityKind::Renewed,
-                    verbs::renewed_text(lease_secs, expires_at, now, born),
-                )
+        let (kind, detail) = self.read_back(seen, verb, &outcome, started);
+        let mut activity = line(kind, detail);
+        match &outcome {
+            Outcome::Verified(_) | Outcome::Refused(..) => {
+                activity = activity.with_envelope(result.stdout.trim());
             }
-            Outcome::Verified(passed) => line(ActivityKind::Verified, verbs::verified_text(passed))
-                .with_envelope(result.stdout.trim()),
-            Outcome::Refused(error, _) => line(failed_kind(verb), verbs::refused_text(error))
-                .with_envelope(result.stdout.trim()),
-            Outcome::Broken(why) => {
-                let mut activity = line(failed_kind(verb), why.clone());
-                activity.stderr_tail.clone_from(&result.stderr_tail);
-                activity
-            }
-        };
+            Outcome::Broken(_) => activity.stderr_tail.clone_from(&result.stderr_tail),
+            Outcome::Renewed { .. } => {}
+        }
         activity.duration = Some(result.took);
         activity
     }
 
+    /// What `outcome` means once the lease is read back from this store
+    /// (`started`: unix seconds before the command ran): a renew or a
+    /// verify that answered `ok` but left the lease where it was acted on
+    /// another store (`--stackless` reaching another one); a renew whose
+    /// `up` failed may still have renewed (0.4.0 renews at admission).
+    fn read_back(
+        &self,
+        seen: &Instance,
+        verb: Verb,
+        outcome: &Outcome,
+        started: i64,
+    ) -> (ActivityKind, String) {
+        let lease = self.lease_now(&seen.name);
+        let now = (self.clock)();
+        let expires = |l: &crate::model::Lease| {
+            format!("expires in {}", span(l.expires_at.saturating_sub(now)))
+        };
+        // Moved: it ends no sooner than `D` after the command started (one
+        // second of slack for the clock's rounding).
+        let moved = |secs: i64| {
+            lease
+                .as_ref()
+                .filter(|l| l.expires_at >= started + secs - 1)
+        };
+        let elsewhere = format!(
+            "stackless answered, but the lease in {} did not move: is --stackless reaching another store? (pass a wrapper that points it at this store)",
+            self.path.display()
+        );
+        match (outcome, verb) {
+            (Outcome::Renewed { instance_id }, Verb::Renew { lease_secs }) => {
+                let secs = i64::try_from(lease_secs).unwrap_or(i64::MAX);
+                if moved(secs).is_none() {
+                    return (ActivityKind::RenewFailed, elsewhere);
+                }
+                let born = match (instance_id, &seen.birth) {
+                    (Some(id), Some(birth)) => id != birth.instance_id(),
+                    _ => false,
+                };
+                let at = lease.as_ref().map(|l| l.expires_at);
+                let text = verbs::renewed_text(lease_secs, at, now, born);
+                (ActivityKind::Renewed, text)
+            }
+            (Outcome::Verified(passed), _) => {
+                let recorded = lease.as_ref().map_or(0, |l| l.duration_secs);
+                if lease.is_some() && moved(recorded).is_none() {
+                    return (ActivityKind::VerifyFailed, elsewhere);
+                }
+                (ActivityKind::Verified, verbs::verified_text(passed))
+            }
+            (Outcome::Refused(error, _), Verb::Renew { lease_secs }) => {
+                let secs = i64::try_from(lease_secs).unwrap_or(i64::MAX);
+                let failed = verbs::refused_text(error);
+                match moved(secs) {
+                    Some(l) => (
+                        ActivityKind::RenewFailed,
+                        format!(
+                            "the up failed ({failed}) but the lease was renewed: {}",
+                            expires(l)
+                        ),
+                    ),
+                    None => (ActivityKind::RenewFailed, failed),
+                }
+            }
+            (Outcome::Refused(error, _), _) => (failed_kind(verb), verbs::refused_text(error)),
+            (Outcome::Broken(why), _) => (failed_kind(verb), why.clone()),
+            (Outcome::Renewed { .. }, Verb::Verify) => {
+                (ActivityKind::Error, "a verify answered as an up".into())
+            }
+        }
+    }
+
     /// The instance re-read in a fresh transaction: still there, still
-    /// active, the same birth (`instance_id`, v14) as shown.
+    /// active, the same birth (`instance_id`, v14) as shown, no operation
+    /// queued or running on it (the command would queue behind it).
     /// `Err((kind, why))` otherwise.
     fn recheck(&self, seen: &Instance) -> Result<(), (ActivityKind, String)> {
         let mut store = Store::open(&self.path, Access::ReadOnly)
@@ -167,15 +252,25 @@ impl VerbRunner {
                 format!("the instance is {} now", current.status.as_str()),
             ));
         }
+        if let Some((op, status)) = &current.pending {
+            return Err((
+                ActivityKind::Refused,
+                format!(
+                    "refused: {} has a pending operation ({op} {}) now",
+                    crate::model::text::sanitize_short(&seen.name, 40),
+                    status.as_str()
+                ),
+            ));
+        }
         Ok(())
     }
 
-    /// `leases.expires_at` of `name` as the store holds it now (`None`:
-    /// unreadable or no lease).
-    fn lease_now(&self, name: &str) -> Option<i64> {
+    /// The lease of `name` as the store holds it now (`None`: unreadable
+    /// or no lease).
+    fn lease_now(&self, name: &str) -> Option<crate::model::Lease> {
         let mut store = Store::open(&self.path, Access::ReadOnly).ok()?;
         let current = store.recheck(name).ok()??;
-        current.lease.map(|l| l.expires_at)
+        current.lease
     }
 }
 

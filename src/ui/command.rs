@@ -104,16 +104,22 @@ pub(crate) fn parse(line: &str) -> Result<UiCommand, String> {
     }
 }
 
-/// `:renew NAME... [DURATION]`: with two words or more, the last is the
-/// lease when it reads as a duration (`2h`, `45m`; then checked by
-/// [`crate::model::verbs::parse_lease`]: positive, at most 30 days).
+/// `:renew NAME... [DURATION]`: with two words or more, the trailing
+/// words that read as durations (`2h`, `1h30m`, `1h 30m`; at least one
+/// name kept) are the lease, then checked by
+/// [`crate::model::verbs::parse_lease`]: positive, at most 30 days.
 fn parse_renew(rest: &[&str]) -> Result<UiCommand, String> {
-    let (names, lease) = match rest {
-        [] => return Err(":renew needs instance names".into()),
-        [names @ .., last] if !names.is_empty() && humantime::parse_duration(last).is_ok() => {
-            (names, Some(crate::model::verbs::parse_lease(last)?))
-        }
-        all => (all, None),
+    if rest.is_empty() {
+        return Err(":renew needs instance names".into());
+    }
+    let mut split = rest.len();
+    while split > 1 && humantime::parse_duration(rest[split - 1]).is_ok() {
+        split -= 1;
+    }
+    let (names, words) = rest.split_at(split);
+    let lease = match words {
+        [] => None,
+        words => Some(crate::model::verbs::parse_lease(&words.join(" "))?),
     };
     let names = names.iter().map(|n| checked(n)).collect::<Result<_, _>>()?;
     Ok(UiCommand::Renew(names, lease))
@@ -307,7 +313,18 @@ mod tests {
         );
         assert_eq!(
             parse("renew alpha bravo 1h 30m"),
-            Err("\"1h\" is not a DNS-safe name".into())
+            Ok(UiCommand::Renew(
+                vec!["alpha".into(), "bravo".into()],
+                Some(5400)
+            ))
+        );
+        assert_eq!(
+            parse("renew alpha 1h30m"),
+            Ok(UiCommand::Renew(vec!["alpha".into()], Some(5400)))
+        );
+        assert_eq!(
+            parse("renew alpha 1day12h"),
+            Ok(UiCommand::Renew(vec!["alpha".into()], Some(129_600)))
         );
         assert_eq!(
             parse("renew alpha bravo 90m"),

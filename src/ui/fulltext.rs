@@ -99,6 +99,12 @@ pub(crate) fn verify(entry: &Activity, zone: &Zone) -> FullText {
             full.labelled("output", &passed.log_path);
         }
         Outcome::Refused(error, context) => {
+            let ran = matches!(error.code.as_str(), "verify.failed" | "verify.timeout");
+            if ran {
+                // The console runs `verify NAME` (no `--tier`): the
+                // default check, `[stack.verify]`; the failure names none.
+                full.labelled("check", "default");
+            }
             full.labelled("result", "failed");
             full.labelled("code", &error.code);
             full.labelled("message", &error.message);
@@ -107,7 +113,7 @@ pub(crate) fn verify(entry: &Activity, zone: &Zone) -> FullText {
             }
             // The check ran: stackless renewed the lease before running it
             // (stackless 0.4.0 `verify.rs:139`), pass or fail.
-            if matches!(error.code.as_str(), "verify.failed" | "verify.timeout") {
+            if ran {
                 full.labelled(
                     "lease",
                     "renewed when the check started, as every verify does",

@@ -810,7 +810,7 @@ fn read_only_refuses_writes_and_changes_nothing() {
     tui.select("golf");
     tui.send("r");
     let refusal =
-        "operator golf refused: the store is open read-only (--read-only): r and d are off";
+        "operator golf refused: the store is open read-only (--read-only): r, d, L and v are off";
     let activity = tui.wait_in_pane("Activity", refusal, UI);
     assert!(
         !activity.iter().any(|l| l.contains("tearing down")),

@@ -55,6 +55,17 @@ exit 9
     script.display().to_string()
 }
 
+/// The v14 store with no operation pending on delta and alpha (marked
+/// done): renew and verify refuse an instance with one pending.
+fn idle_v14() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (dir, path) = stores::v14();
+    stores::exec(
+        &path,
+        "UPDATE operations SET status = 'succeeded' WHERE instance IN ('delta', 'alpha') AND status IN ('queued', 'running')",
+    );
+    (dir, path)
+}
+
 fn shown(path: &Path, name: &str) -> Instance {
     let mut store = Store::open(path, Access::ReadOnly).expect("open");
     let snapshot = store
@@ -72,6 +83,7 @@ fn runner(path: &Path, program: String, dry_run: bool) -> (VerbRunner, Arc<Mutex
         recorder: Recorder::new(None, Forward::Collect(list.clone())),
         clock: Arc::new(|| CAPTURE),
         deadline: Duration::from_secs(30),
+        running: stackless_tui::reaper::InFlight::default(),
     };
     (runner, list)
 }
@@ -106,7 +118,7 @@ fn lease(path: &Path, name: &str) -> (i64, i64) {
 
 #[test]
 fn a_renew_runs_up_with_the_lease_and_reports_the_new_expiry() {
-    let (dir, path) = stores::v14();
+    let (dir, path) = idle_v14();
     let program = fake(dir.path(), &path);
     let (runner, _) = runner(&path, program.clone(), false);
     let delta = shown(&path, "delta");
@@ -132,7 +144,7 @@ fn a_renew_runs_up_with_the_lease_and_reports_the_new_expiry() {
 
 #[test]
 fn verify_passes_or_shows_the_failing_check() {
-    let (dir, path) = stores::v14();
+    let (dir, path) = idle_v14();
     let program = fake(dir.path(), &path);
     let (runner, _) = runner(&path, program, false);
     let delta = VerbRequest {
@@ -172,7 +184,7 @@ fn verify_passes_or_shows_the_failing_check() {
 
 #[test]
 fn a_name_born_again_or_gone_is_refused_and_nothing_runs() {
-    let (dir, path) = stores::v14();
+    let (dir, path) = idle_v14();
     let program = fake(dir.path(), &path);
     let (runner, _) = runner(&path, program, false);
     let delta = shown(&path, "delta");
@@ -222,7 +234,7 @@ fn a_name_born_again_or_gone_is_refused_and_nothing_runs() {
 
 #[test]
 fn a_dry_run_says_what_would_run_and_runs_nothing() {
-    let (dir, path) = stores::v14();
+    let (dir, path) = idle_v14();
     let program = fake(dir.path(), &path);
     let (runner, list) = runner(&path, program.clone(), true);
     let request = VerbRequest {
@@ -246,4 +258,110 @@ fn a_dry_run_says_what_would_run_and_runs_nothing() {
     assert_eq!(recorded.expect("recorded").kind, ActivityKind::WouldRun);
     assert_eq!(argv_log(dir.path()), Vec::<String>::new());
     assert_eq!(lease(&path, "delta"), (3600, CAPTURE + 3600));
+}
+
+/// Review r23 finding 1: right before it runs, an operation queued on the
+/// instance since it was confirmed refuses the renew (it would queue
+/// behind it; behind a down it would run as a new up) and nothing runs.
+#[test]
+fn an_operation_queued_since_it_was_confirmed_refuses_it() {
+    let (dir, path) = idle_v14();
+    let program = fake(dir.path(), &path);
+    let (runner, _) = runner(&path, program, false);
+    let request = VerbRequest {
+        instance: shown(&path, "delta"),
+        verb: Verb::Renew { lease_secs: 7200 },
+    };
+    stores::exec(
+        &path,
+        &format!(
+            "INSERT INTO operations (id, instance, verb, status, request_json, created_at, updated_at)
+             VALUES ('late', 'delta', 'down', 'queued', 'null', {CAPTURE}, {CAPTURE});"
+        ),
+    );
+    assert_eq!(
+        execute(&runner, &request),
+        (
+            ActivityKind::Refused,
+            "renew: refused: delta has a pending operation (down queued) now; nothing run".into(),
+            String::new()
+        )
+    );
+    assert_eq!(argv_log(dir.path()), Vec::<String>::new());
+}
+
+/// A fake whose `up` answers `body` with exit `code`, renewing delta's
+/// lease in `store` to CAPTURE + 7200 first when `renews`.
+fn fake_up(dir: &Path, store: &Path, renews: bool, code: i32, body: &str) -> String {
+    let script = dir.join("stackless-up");
+    let renew = if renews {
+        format!(
+            r#"python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1], timeout=30); c.execute("UPDATE leases SET duration_secs = 7200, expires_at = ? WHERE instance = ?", ({}, sys.argv[2])); c.commit()' '{}' "$3""#,
+            CAPTURE + 7200,
+            store.display()
+        )
+    } else {
+        String::new()
+    };
+    let text = format!("#!/bin/sh\n{renew}\ncat <<'JSON'\n{body}\nJSON\nexit {code}\n");
+    std::fs::write(&script, text).expect("write");
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    script.display().to_string()
+}
+
+/// Review r23 findings 2, 3: the lease is read back from this store after
+/// the `up`: an `ok` that left it where it was acted on another store
+/// (not a success); a failed `up` that renewed it says so.
+#[test]
+fn a_renew_reads_the_lease_back_from_this_store() {
+    let (dir, path) = idle_v14();
+    let ok = format!(
+        r#"{{"schema_version":2,"ok":true,"instance":"delta","instance_id":"{DELTA_ID}"}}"#
+    );
+    let program = fake_up(dir.path(), &path, false, 0, &ok);
+    let (verbs, _) = runner(&path, program, false);
+    let request = VerbRequest {
+        instance: shown(&path, "delta"),
+        verb: Verb::Renew { lease_secs: 7200 },
+    };
+    assert_eq!(
+        execute(&verbs, &request),
+        (
+            ActivityKind::RenewFailed,
+            format!(
+                "stackless answered, but the lease in {} did not move: is --stackless reaching another store? (pass a wrapper that points it at this store)",
+                path.display()
+            ),
+            String::new()
+        )
+    );
+    let failed = r#"{"ok":false,"error":{"schema_version":2,"code":"job.failed","message":"step prepare:web failed"}}"#;
+    let program = fake_up(dir.path(), &path, true, 1, failed);
+    let (verbs, _) = runner(&path, program, false);
+    assert_eq!(
+        execute(&verbs, &request).1,
+        "the up failed (job.failed: step prepare:web failed) but the lease was renewed: expires in 2h 00m"
+    );
+}
+
+/// Review r23 finding 9: a renew killed at its deadline says the command
+/// was killed but the controller may still run its up.
+#[test]
+fn a_renew_killed_at_its_deadline_says_the_controller_may_still_run_it() {
+    let (dir, path) = idle_v14();
+    let script = dir.path().join("slow");
+    std::fs::write(&script, "#!/bin/sh\nsleep 30\n").expect("write");
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let (mut verbs, _) = runner(&path, script.display().to_string(), false);
+    verbs.deadline = Duration::from_secs(1);
+    let request = VerbRequest {
+        instance: shown(&path, "delta"),
+        verb: Verb::Renew { lease_secs: 7200 },
+    };
+    assert_eq!(
+        execute(&verbs, &request).1,
+        "stackless up ran past its deadline (1s) and was killed, but the controller may still run its up: watch the Operations pane and the lease"
+    );
 }

@@ -43,6 +43,7 @@ fn runner(stack: &Stack) -> VerbRunner {
         recorder: Recorder::new(None, Forward::Collect(Arc::new(Mutex::new(Vec::new())))),
         clock: Arc::new(unix_now),
         deadline: Duration::from_secs(180),
+        running: stackless_tui::reaper::InFlight::default(),
     }
 }
 
@@ -212,9 +213,15 @@ fn renew_from_the_console_and_watch_the_countdown_jump() {
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ")
-            .contains(&format!(
-                "Renew demo's lease for 2h? This runs: {program} up --name demo --lease 2h --json [y/N]"
-            )),
+            .contains("Renew demo's lease for 2h? stackless resumes the instance (its prepare hooks run again). It expires in ")
+            && asked
+                .replace(['║', '\n'], " ")
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .contains(&format!(
+                    ", then in 2h. This runs: {program} up --name demo --lease 2h --json [y/N]"
+                )),
         "{asked}"
     );
     tui.send("y");

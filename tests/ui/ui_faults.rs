@@ -126,7 +126,7 @@ fn a_store_that_does_not_record_failures_pauses_the_reaper_line_and_refuses_r_an
         assert_eq!(
             refused[0].detail,
             format!(
-                "the store does not record failures ({error}): r and d are off until it accepts writes"
+                "the store does not record failures ({error}): r, d, L and v are off until it accepts writes"
             )
         );
     }

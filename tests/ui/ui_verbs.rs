@@ -116,7 +116,7 @@ fn renew_prompts_with_the_recorded_lease_then_names_the_command() {
     let question = app.confirming_verbs().expect("asked").question();
     assert_eq!(
         question,
-        "Renew alpha's lease for 3h? This runs: /opt/bin/stackless up --name alpha --lease 3h --json [y/N]"
+        "Renew alpha's lease for 3h? stackless resumes the instance (its prepare hooks run again). It expires in 1m 30s now, then in 3h. This runs: /opt/bin/stackless up --name alpha --lease 3h --json [y/N]"
     );
     let text = render_app(&app, 100, 24);
     assert!(text.contains("Confirm renew"), "{text}");
@@ -155,7 +155,7 @@ fn a_name_born_again_before_y_is_refused() {
     press(&mut app, KeyCode::Char('v'));
     assert_eq!(
         app.confirming_verbs().expect("asked").question(),
-        "Verify alpha? This runs: /opt/bin/stackless verify alpha --json (a pass renews the lease) [y/N]"
+        "Verify alpha? This runs: /opt/bin/stackless verify alpha --json (it renews the lease when the check starts, pass or fail) [y/N]"
     );
     render_app(&app, 100, 24);
     app.handle(
@@ -195,7 +195,7 @@ fn read_only_an_older_store_and_a_tombstone_refuse() {
     assert!(app.command_line().is_none());
     assert_eq!(
         last(&app).2,
-        "renew needs stackless 0.4.0 (schema 14): this store is schema v5; nothing run"
+        "renew runs only on stackless 0.4.0 stores (schema 14), the release it was checked against: this store is schema v5; nothing run"
     );
     let mut app = new_app(14, Ok(()));
     press(&mut app, KeyCode::Char(':'));
@@ -230,7 +230,7 @@ fn marks_renew_each_at_the_typed_lease_or_each_its_own() {
     let question = app.confirming_verbs().expect("asked");
     assert_eq!(
         question.question(),
-        "Renew the leases of 2 instances (alpha, bravo)? This runs: /opt/bin/stackless up --name alpha --lease 2h --json, then the same for each other name [y/N]"
+        "Renew the leases of 2 instances (alpha, bravo)? stackless resumes each (its prepare hooks run again). This runs: /opt/bin/stackless up --name alpha --lease 2h --json, then the same for each other name [y/N]"
     );
     let verbs: Vec<(String, Verb)> = question
         .requests
@@ -295,4 +295,200 @@ fn a_verify_outcome_opens_its_overlay() {
         CAPTURE,
     );
     assert!(app.full_text().is_none());
+}
+
+/// Review r23 finding 4: `L`'s prefilled line runs as it is for a lease
+/// of several units (90m, 2h30m, 36h): written without spaces, and the
+/// confirmation asks for the recorded lease, to the second.
+#[test]
+fn a_prefilled_lease_of_several_units_runs_as_is() {
+    for (secs, word) in [(5_400, "1h30m"), (9_000, "2h30m"), (129_600, "1day12h")] {
+        let mut app = App::new(config(Ok(())), CAPTURE);
+        app.set_stackless("/opt/bin/stackless".into());
+        let rows = Rows {
+            generation: Generation::new(14),
+            instances: vec![instance("alpha", Status::Active, ALPHA, secs)].into(),
+            ..Rows::default()
+        };
+        app.handle(Event::Snapshot(Arc::new(Snapshot::from(rows))), CAPTURE);
+        select(&mut app, "alpha");
+        press(&mut app, KeyCode::Char('L'));
+        assert_eq!(
+            app.command_line().map(|l| l.text().to_owned()),
+            Some(format!("renew alpha {word}"))
+        );
+        assert_eq!(press(&mut app, KeyCode::Enter), None);
+        let question = app.confirming_verbs().expect("asked");
+        assert_eq!(
+            question.requests[0].verb,
+            Verb::Renew {
+                lease_secs: u64::try_from(secs).unwrap()
+            },
+            "{word}"
+        );
+    }
+}
+
+fn op(
+    id: &str,
+    verb: &str,
+    status: stackless_tui::model::OpStatus,
+) -> stackless_tui::model::Operation {
+    stackless_tui::model::Operation {
+        id: id.into(),
+        instance: "alpha".into(),
+        instance_id: None,
+        verb: verb.into(),
+        status,
+        cancel_requested: false,
+        created_at: CAPTURE - 10,
+        updated_at: CAPTURE - 10,
+        error_json: None,
+        progress: None,
+        ran: None,
+    }
+}
+
+/// alpha with an up running and a down queued behind it; bravo a failed
+/// up (no lease).
+fn pending_and_leaseless() -> Arc<Snapshot> {
+    use stackless_tui::model::OpStatus;
+    let mut bravo = instance(
+        "bravo",
+        Status::Active,
+        "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2",
+        1_800,
+    );
+    bravo.lease = None;
+    Arc::new(Snapshot::from(Rows {
+        generation: Generation::new(14),
+        instances: vec![instance("alpha", Status::Active, ALPHA, 7_200), bravo].into(),
+        operations: vec![
+            op("1", "up", OpStatus::Running),
+            op("2", "down", OpStatus::Queued),
+        ],
+        ..Rows::default()
+    }))
+}
+
+/// Review r23 findings 1 and 8: `L`, `v`, `:renew` refuse an instance with
+/// an operation pending (naming a queued down) and `L` one without a lease
+/// (a failed up); a bulk `L` skips such rows and says how many.
+#[test]
+fn a_pending_operation_or_no_lease_refuses_renew_and_verify() {
+    let mut app = new_app(14, Ok(()));
+    app.handle(Event::Snapshot(pending_and_leaseless()), CAPTURE);
+    select(&mut app, "alpha");
+    for key in ['L', 'v'] {
+        assert_eq!(press(&mut app, KeyCode::Char(key)), None);
+        assert!(app.command_line().is_none() && app.confirming_verbs().is_none());
+        let word = if key == 'L' { "renew" } else { "verify" };
+        assert_eq!(
+            last(&app).2,
+            format!(
+                "refused: alpha has a pending operation (down queued): {word} after it; nothing run"
+            )
+        );
+    }
+    select(&mut app, "bravo");
+    assert_eq!(press(&mut app, KeyCode::Char('L')), None);
+    assert!(app.command_line().is_none());
+    assert_eq!(
+        last(&app),
+        (
+            ActivityKind::Refused,
+            "bravo".into(),
+            "refused: bravo has no lease (a failed up): a renew would run a new up; nothing run"
+                .into()
+        )
+    );
+    // Bulk: bravo skipped, counted; the verify of bravo still asked.
+    let mut app = new_app(14, Ok(()));
+    let mut rows = (*pending_and_leaseless().rows).clone();
+    rows.operations.clear();
+    rows.instances = vec![
+        instance("alpha", Status::Active, ALPHA, 7_200),
+        rows.instances[1].clone(),
+    ]
+    .into();
+    app.handle(Event::Snapshot(Arc::new(Snapshot::from(rows))), CAPTURE);
+    press(&mut app, KeyCode::Char(':'));
+    type_text(&mut app, "renew alpha bravo 2h");
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(
+        app.confirming_verbs().expect("asked").question(),
+        "Renew alpha's lease for 2h? stackless resumes the instance (its prepare hooks run again). It expires in 1m 30s now, then in 2h. This runs: /opt/bin/stackless up --name alpha --lease 2h --json; 1 skipped (refused: see Activity) [y/N]"
+    );
+}
+
+/// Finding 1 at `y`: an operation queued between the question and `y`
+/// refuses it.
+#[test]
+fn an_operation_queued_before_y_refuses_it() {
+    let mut app = new_app(14, Ok(()));
+    select(&mut app, "alpha");
+    press(&mut app, KeyCode::Char('v'));
+    assert!(app.confirming_verbs().is_some());
+    app.handle(Event::Snapshot(pending_and_leaseless()), CAPTURE);
+    assert_eq!(press(&mut app, KeyCode::Char('y')), None);
+    assert_eq!(
+        last(&app).2,
+        "refused: alpha has a pending operation (down queued): verify after it; nothing run"
+    );
+}
+
+/// Review r23 findings 5, 12: a lease shorter than what is left says so;
+/// under `--dry-run` the question says what would run; a cancelled renew
+/// is a cancel, not a teardown's abort.
+#[test]
+fn a_shorter_lease_a_dry_run_and_a_cancel_say_what_they_are() {
+    let mut app = new_app(14, Ok(()));
+    app.set_dry_run(true);
+    press(&mut app, KeyCode::Char(':'));
+    type_text(&mut app, "renew alpha 1m");
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(
+        app.confirming_verbs().expect("asked").question(),
+        "Renew alpha's lease for 1m? stackless resumes the instance (its prepare hooks run again). It expires in 1m 30s now, then in 1m: shorter than what is left. This would run: /opt/bin/stackless up --name alpha --lease 1m --json (dry run: nothing runs) [y/N]"
+    );
+    assert_eq!(press(&mut app, KeyCode::Char('n')), None);
+    assert_eq!(
+        last(&app),
+        (
+            ActivityKind::Cancelled,
+            "alpha".into(),
+            "renew cancelled".into()
+        )
+    );
+}
+
+/// Review r23 finding 5: a recorded lease over 30 days is prefilled at the
+/// console's bound (30days), and the question says it is shorter than
+/// what is left.
+#[test]
+fn a_recorded_lease_over_the_bound_is_shown_shorter() {
+    let mut app = App::new(config(Ok(())), CAPTURE);
+    app.set_stackless("/opt/bin/stackless".into());
+    let mut alpha = instance("alpha", Status::Active, ALPHA, 60 * 86_400);
+    if let Some(lease) = alpha.lease.as_mut() {
+        lease.expires_at = CAPTURE + 59 * 86_400;
+    }
+    let rows = Rows {
+        generation: Generation::new(14),
+        instances: vec![alpha].into(),
+        ..Rows::default()
+    };
+    app.handle(Event::Snapshot(Arc::new(Snapshot::from(rows))), CAPTURE);
+    select(&mut app, "alpha");
+    press(&mut app, KeyCode::Char('L'));
+    assert_eq!(
+        app.command_line().map(|l| l.text().to_owned()),
+        Some("renew alpha 30days".into())
+    );
+    press(&mut app, KeyCode::Enter);
+    let question = app.confirming_verbs().expect("asked").question();
+    assert!(
+        question.contains("It expires in 59d 00h now, then in 30days: shorter than what is left."),
+        "{question}"
+    );
 }

@@ -78,7 +78,7 @@ fn argv_is_one_element_per_word() {
     // Every lease the prompt accepts goes back to stackless as the same
     // seconds (humantime both ways).
     for secs in [1, 59, 60, 3599, 3600, 5400, 86_399, 86_400, MAX_LEASE_SECS] {
-        let arg = lease_secs_arg(secs);
+        let arg = lease_word(secs);
         assert_eq!(
             humantime::parse_duration(&arg).unwrap().as_secs(),
             secs,
@@ -94,7 +94,7 @@ fn only_schema_14_renews() {
     assert_eq!(
         unsupported(v5, Verb::Renew { lease_secs: 60 }),
         Some(
-            "renew needs stackless 0.4.0 (schema 14): this store is schema v5; nothing run".into()
+            "renew runs only on stackless 0.4.0 stores (schema 14), the release it was checked against: this store is schema v5; nothing run".into()
         )
     );
     assert_eq!(unsupported(v14, Verb::Verify), None);

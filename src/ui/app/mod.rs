@@ -199,6 +199,9 @@ struct Settings {
     zone: jiff::tz::TimeZone,
     /// The stackless program renew and verify run (`--stackless`).
     stackless: String,
+    /// `--dry-run`: renew and verify only say what they would run (the
+    /// question says "would run").
+    dry_run: bool,
 }
 
 /// The whole UI state: the snapshot shown, the panes' tables, the layers
@@ -259,6 +262,7 @@ impl App {
                 down: None,
                 zone: jiff::tz::TimeZone::UTC,
                 stackless: crate::controller::cancel::DEFAULT_PROGRAM.to_owned(),
+                dry_run: false,
             },
             config,
             now,

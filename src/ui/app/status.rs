@@ -51,13 +51,13 @@ impl App {
         }
         if let Some(error) = &self.status.unrecorded {
             return Some(Cow::Owned(format!(
-                "the store does not record failures ({error}): r and d are off until it accepts writes"
+                "the store does not record failures ({error}): r, d, L and v are off until it accepts writes"
             )));
         }
         let generation = self.shown.snapshot.generation;
         (!generation.allows_write_keys()).then(|| {
             Cow::Owned(format!(
-                "schema v{} is older than this console: r and d are off until stackless upgrades the store",
+                "schema v{} is older than this console: r, d, L and v are off until stackless upgrades the store",
                 generation.user_version
             ))
         })

@@ -39,6 +39,12 @@ impl App {
         self.settings.stackless = program;
     }
 
+    /// `--dry-run`: renew and verify say what they would run (the console,
+    /// once, before the first frame).
+    pub const fn set_dry_run(&mut self, dry_run: bool) {
+        self.settings.dry_run = dry_run;
+    }
+
     /// The renew or verify awaiting `y`/`N`, if its dialog is open.
     #[must_use]
     pub fn confirming_verbs(&self) -> Option<&VerbQuestion> {
@@ -55,11 +61,17 @@ impl App {
         let Some(names) = self.verb_targets(Verb::Renew { lease_secs: 1 }) else {
             return;
         };
+        if let [name] = names.as_slice()
+            && let Err(reason) = self.verb_check(name, Verb::Renew { lease_secs: 1 })
+        {
+            self.refuse(name, reason);
+            return;
+        }
         let first = names
             .first()
             .and_then(|n| self.shown.snapshot.instance(n))
             .map_or(verbs::FALLBACK_LEASE_SECS, verbs::recorded_lease);
-        let text = format!("renew {} {}", names.join(" "), verbs::lease_text(first));
+        let text = format!("renew {} {}", names.join(" "), verbs::lease_word(first));
         self.layers.open(Layer::Command(CommandLine {
             text,
             ..CommandLine::default()
@@ -132,6 +144,7 @@ impl App {
             return;
         }
         let mut requests: Vec<VerbRequest> = Vec::new();
+        let mut skipped = 0;
         for name in names {
             match self.verb_check(name, probe) {
                 Ok(instance) => {
@@ -143,7 +156,10 @@ impl App {
                     };
                     requests.push(VerbRequest { instance, verb });
                 }
-                Err(reason) => self.refuse(name, reason),
+                Err(reason) => {
+                    skipped += 1;
+                    self.refuse(name, reason);
+                }
             }
         }
         requests.sort_by(|a, b| a.instance.name.cmp(&b.instance.name));
@@ -153,7 +169,13 @@ impl App {
         };
         let argv = verbs::argv(self.stackless(), &first.instance.name, first.verb);
         let runs = argv.map_or_else(String::new, |a| crate::reaper::teardown::shell_line(&a));
-        self.ask(Question::Verbs(VerbQuestion { requests, runs }));
+        self.ask(Question::Verbs(VerbQuestion {
+            requests,
+            runs,
+            skipped,
+            now: self.now,
+            dry_run: self.settings.dry_run,
+        }));
     }
 
     /// The single-instance rules on the snapshot shown: in the store,
@@ -173,7 +195,26 @@ impl App {
                 verb.word()
             ));
         }
+        let pending = self.pending_on(name);
+        let pending = pending.as_ref().map(|(v, s)| (v.as_str(), s.as_str()));
+        if let Some(reason) = verbs::refusal(name, pending, instance.lease.is_some(), verb) {
+            return Err(reason);
+        }
         Ok(instance.clone())
+    }
+
+    /// The operation pending on `name` the refusal names: a queued or
+    /// running `down` when there is one (what the verb would queue behind
+    /// last), else the oldest pending one.
+    fn pending_on(&self, name: &str) -> Option<(String, String)> {
+        let snapshot = &self.shown.snapshot;
+        let oldest = snapshot.pending_operation(name)?;
+        let op = snapshot
+            .pending_operations()
+            .iter()
+            .find(|o| o.instance == name && o.verb == "down")
+            .unwrap_or(oldest);
+        Some((op.verb.clone(), op.status.as_str().to_owned()))
     }
 
     /// `y`: each request re-checked on the snapshot shown now (still there,
@@ -220,7 +261,7 @@ impl App {
                 self.now,
                 Actor::Operator,
                 &request.instance.name,
-                ActivityKind::Aborted,
+                ActivityKind::Cancelled,
                 format!("{} cancelled", request.verb.word()),
             ));
         }

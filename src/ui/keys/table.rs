@@ -405,7 +405,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "v",
-        help: "verify: its checks in an overlay; a pass renews (y/N; 0.4.0)",
+        help: "verify: its checks in an overlay; renews when it starts (y/N; 0.4.0)",
         binds: &[bind(PANES_DETAIL, &[ch('v')], Action::Verify)],
         footer: &[
             foot(Panes, 16, "v", "verify", 5),
