@@ -853,7 +853,7 @@ fn d_behind_a_running_up_asks_to_queue_a_down_and_y_asks_the_console() {
         app.confirming().is_none(),
         "not the plain teardown question"
     );
-    let (instance, behind) = app.confirming_queue_down().expect("the queue question");
+    let (instance, behind, _) = app.confirming_queue_down().expect("the queue question");
     assert_eq!(
         (instance.name.as_str(), behind.verb.as_str()),
         ("charlie", "up")
@@ -899,7 +899,7 @@ fn d_behind_a_pending_down_is_refused_and_n_is_logged() {
             Actor::Operator,
             "alpha".into(),
             ActivityKind::Refused,
-            "refused: a down is already running for alpha; the controller runs it".into()
+            "refused: a down of alpha is already running (op 3f2c…); nothing queued".into()
         )
     );
     select(&mut app, "charlie");
@@ -1214,7 +1214,7 @@ fn colon_down_queues_behind_a_pending_operation() {
     };
     let mut app = app();
     assert_eq!(type_command(&mut app, "down charlie"), None);
-    let (instance, op) = app.confirming_queue_down().expect("the queue question");
+    let (instance, op, _) = app.confirming_queue_down().expect("the queue question");
     assert_eq!(
         (instance.name.as_str(), op.verb.as_str()),
         ("charlie", "up")

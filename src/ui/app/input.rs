@@ -360,7 +360,7 @@ impl App {
             Question::Bulk(bulk) => self.confirm_bulk(bulk),
             Question::Cancel(op) => self.confirm_cancel_operation(op),
             Question::TearDown(instance) => self.confirm_tear_down(instance),
-            Question::QueueDown(instance, op) => self.confirm_queue_down(instance, op),
+            Question::QueueDown(instance, op, _) => self.confirm_queue_down(instance, *op),
             Question::Reap(instance) => self.confirm_reap(instance),
             Question::Verbs(question) => self.confirm_verbs(question),
         }
@@ -372,7 +372,7 @@ impl App {
             Some(Question::Bulk(bulk)) => self.cancel_bulk(bulk),
             Some(Question::Cancel(op)) => self.refuse_cancel_operation(op),
             Some(Question::TearDown(instance)) => self.cancel_tear_down(instance),
-            Some(Question::QueueDown(instance, _)) => self.cancel_queue_down(instance),
+            Some(Question::QueueDown(instance, ..)) => self.cancel_queue_down(instance),
             Some(Question::Reap(instance)) => self.cancel_reap(instance),
             Some(Question::Verbs(question)) => self.cancel_verbs(&question),
             None => {}
