@@ -1233,3 +1233,50 @@ fn colon_down_queues_behind_a_pending_operation() {
     };
     assert_eq!((jobs.len(), queued.len()), (1, 1));
 }
+
+/// Review 23 #11: with the selection on the oldest finished operation, the
+/// pending ones stay on screen, pinned above the finished rows (at 80x24
+/// the pane has 3 data rows); when more are pending than fit, the pane
+/// says `… N more pending`.
+#[test]
+fn pending_operations_stay_on_screen_at_80x24() {
+    let build = |pending: usize| {
+        let mut ops = Vec::new();
+        for i in 0..pending {
+            let status = if i == 0 {
+                OpStatus::Running
+            } else {
+                OpStatus::Queued
+            };
+            let verb = ["up", "down", "verify"][i % 3];
+            ops.push(op(&format!("p{i}"), "charlie", verb, status, 100, 100));
+        }
+        for i in 0..10 {
+            ops.push(op(
+                &format!("f{i}"),
+                "delta",
+                "up",
+                OpStatus::Succeeded,
+                900,
+                890,
+            ));
+        }
+        let mut rows = rows();
+        rows.operations = ops;
+        let mut app = App::new(config(), CAPTURE);
+        app.handle(Event::Snapshot(snapshot(rows)), CAPTURE);
+        focus_operations(&mut app);
+        press(&mut app, KeyCode::Char('G'));
+        app
+    };
+    let app = build(2);
+    let text = render_app(&app, 80, 24);
+    assert_snapshot!("operations_pending_pinned_80x24", text);
+    assert!(text.contains("2 pending · 10 finished"), "{text}");
+    assert!(text.contains("up     charlie  running"), "{text}");
+    assert!(text.contains("down   charlie  queued"), "{text}");
+    let app = build(5);
+    let text = render_app(&app, 80, 24);
+    assert_snapshot!("operations_pending_more_80x24", text);
+    assert!(text.contains("║  … 3 more pending"), "{text}");
+}
