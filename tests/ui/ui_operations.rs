@@ -1120,7 +1120,7 @@ fn the_overlay_follows_a_running_operation() {
 }
 
 /// More events than the screen has rows for: the newest stay in view,
-/// under a line counting the earlier ones.
+/// the title saying which are shown.
 #[test]
 fn the_overlay_keeps_the_newest_events_in_view() {
     use stackless_tui::event::Answer;
@@ -1154,13 +1154,13 @@ fn the_overlay_keeps_the_newest_events_in_view() {
         text.contains("events        40 in order (times UTC)"),
         "{text}"
     );
-    assert!(text.contains("… 29 earlier"), "{text}");
+    assert!(text.contains("· events 29-40 of 40"), "{text}");
     assert!(
         text.contains("13:57:06.000  Started    step-40 40/40"),
         "{text}"
     );
-    assert!(text.contains("step-30 30/40"), "{text}");
-    assert!(!text.contains("step-29 29/40"), "{text}");
+    assert!(text.contains("step-29 29/40"), "{text}");
+    assert!(!text.contains("step-28 28/40"), "{text}");
 }
 
 /// A bulk `d` over marks on a 0.4.0 store: the marked instance whose `up`
@@ -1279,4 +1279,84 @@ fn pending_operations_stay_on_screen_at_80x24() {
     let text = render_app(&app, 80, 24);
     assert_snapshot!("operations_pending_more_80x24", text);
     assert!(text.contains("║  … 3 more pending"), "{text}");
+}
+
+/// Review 23 #7: the overlay of an up with 40 step events (a 5-service
+/// stack) shows every one of them: it follows the newest, scrolls with
+/// j/k, PgUp/PgDn and g/G (its title says which are shown), and `e` lists
+/// all 40.
+#[test]
+fn the_overlay_scrolls_through_40_events() {
+    use stackless_tui::event::Answer;
+    use stackless_tui::model::operation::OpEvent;
+    let mut app = app();
+    focus_operations(&mut app);
+    let Some(Effect::Io(Request::OperationEvents { id })) = press(&mut app, KeyCode::Enter) else {
+        panic!("Enter asks for the events");
+    };
+    let steps = ["materialize", "prepare", "start", "health"];
+    let events: Vec<OpEvent> = (0..40_i64)
+        .map(|seq| {
+            let step = steps[usize::try_from(seq / 10).unwrap()];
+            let service = ["a", "b", "c", "d", "e"][usize::try_from(seq % 10 / 2).unwrap()];
+            let (event, took) = if seq % 2 == 0 {
+                ("Started", String::new())
+            } else {
+                ("Completed", r#","duration_ms":412"#.to_owned())
+            };
+            OpEvent::parse(
+                seq + 1,
+                &format!(
+                    r#"{{"event":"{event}","step_id":"{step}:{service}","index":{},"total":20,"at_epoch_ms":{}{took}}}"#,
+                    seq / 2 + 1,
+                    (CAPTURE - 60 + seq) * 1000
+                ),
+                Some(CAPTURE - 60 + seq),
+            )
+        })
+        .collect();
+    app.handle(
+        Event::Answer(Answer::OperationEvents {
+            id,
+            result: Ok(events),
+        }),
+        CAPTURE,
+    );
+    let text = render_app(&app, 120, 40);
+    assert_snapshot!("overlay_40_events_120x40", text);
+    assert!(text.contains("events 13-40 of 40"), "{text}");
+    assert!(text.contains("health:e 20/20"), "{text}");
+    let text = render_app(&app, 80, 24);
+    assert_snapshot!("overlay_40_events_80x24", text);
+    assert!(text.contains("events 29-40 of 40"), "{text}");
+    // At 80x24: g shows the oldest, j one more, PgDn a page, G the newest.
+    press(&mut app, KeyCode::Char('g'));
+    let text = render_app(&app, 80, 24);
+    assert_snapshot!("overlay_40_events_top_80x24", text);
+    assert!(text.contains("events 1-12 of 40"), "{text}");
+    assert!(text.contains("materialize:a 1/20"), "{text}");
+    press(&mut app, KeyCode::Char('j'));
+    assert!(render_app(&app, 80, 24).contains("events 2-13 of 40"));
+    press(&mut app, KeyCode::PageDown);
+    assert!(render_app(&app, 80, 24).contains("events 13-24 of 40"));
+    press(&mut app, KeyCode::Char('k'));
+    assert!(render_app(&app, 80, 24).contains("events 12-23 of 40"));
+    press(&mut app, KeyCode::Char('G'));
+    assert!(render_app(&app, 80, 24).contains("events 29-40 of 40"));
+    // Scrolled back to the bottom, it follows the newest again.
+    press(&mut app, KeyCode::PageUp);
+    press(&mut app, KeyCode::PageDown);
+    assert_eq!(app.operation_scroll(), None);
+    // `e`: the whole operation, every event listed.
+    press(&mut app, KeyCode::Char('e'));
+    let full = app
+        .full_text()
+        .expect("the full text")
+        .text
+        .lines
+        .join("\n");
+    assert!(full.contains("40 in order"), "{full}");
+    for step in ["materialize:a 1/20", "prepare:c 8/20", "health:e 20/20"] {
+        assert!(full.contains(step), "{step}: {full}");
+    }
 }

@@ -120,17 +120,41 @@ impl App {
         }
     }
 
+    /// The top layer's own motion: the logs view scrolls its lines, the
+    /// operation overlay its events, the detail view moves its field
+    /// cursor. `Continue` when `action` is not such a motion.
+    fn move_in_top_layer(&mut self, action: Action) -> std::ops::ControlFlow<Option<Effect>> {
+        let top = self.layers.top_kind();
+        if top == Some(LayerKind::Logs) && is_motion(action) {
+            return std::ops::ControlFlow::Break(self.move_in_logs(action));
+        }
+        if top == Some(LayerKind::Operation)
+            && matches!(
+                action,
+                Action::Up
+                    | Action::Down
+                    | Action::PageUp
+                    | Action::PageDown
+                    | Action::First
+                    | Action::Last
+            )
+        {
+            self.scroll_operation(action);
+            return std::ops::ControlFlow::Break(None);
+        }
+        if top == Some(LayerKind::Detail) && matches!(action, Action::Up | Action::Down) {
+            self.move_detail(Move::Field(action == Action::Down));
+            return std::ops::ControlFlow::Break(None);
+        }
+        std::ops::ControlFlow::Continue(())
+    }
+
     /// Carry out `action`, which the key table gave for `input`: the top
     /// layer's motion first (the logs view scrolls its lines, the detail
     /// view moves its field cursor), then by what the action is about.
     pub(super) fn act(&mut self, action: Action, input: Input) -> Option<Effect> {
-        let top = self.layers.top_kind();
-        if top == Some(LayerKind::Logs) && is_motion(action) {
-            return self.move_in_logs(action);
-        }
-        if top == Some(LayerKind::Detail) && matches!(action, Action::Up | Action::Down) {
-            self.move_detail(Move::Field(action == Action::Down));
-            return None;
+        if let std::ops::ControlFlow::Break(effect) = self.move_in_top_layer(action) {
+            return effect;
         }
         match action {
             Action::Quit => {

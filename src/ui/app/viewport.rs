@@ -23,6 +23,10 @@ pub(crate) struct Viewport {
     /// Operation rows drawn in the scroll window from `operations_offset`
     /// (after the pinned ones).
     pub operations_window: usize,
+    /// Event rows the operation overlay shows (0 before it is drawn).
+    pub op_event_rows: usize,
+    /// The operation overlay's event rows in all, as last drawn.
+    pub op_event_len: usize,
     /// Supervisor lines that fit.
     pub supervisor_rows: usize,
     /// Activity lines that fit.
