@@ -1317,8 +1317,8 @@ fn the_overlay_scrolls_through_40_events() {
         .collect();
     app.handle(
         Event::Answer(Answer::OperationEvents {
-            id,
-            result: Ok(events),
+            id: id.clone(),
+            result: Ok(events.clone()),
         }),
         CAPTURE,
     );
@@ -1347,7 +1347,24 @@ fn the_overlay_scrolls_through_40_events() {
     press(&mut app, KeyCode::PageUp);
     press(&mut app, KeyCode::PageDown);
     assert_eq!(app.operation_scroll(), None);
-    // `e`: the whole operation, every event listed.
+    // Live: a new event shows while it follows; scrolled up, it stays put.
+    let more = |app: &mut App, n: usize| {
+        let mut grown = events.clone();
+        grown.extend(grown[..n - 40].to_vec());
+        app.handle(
+            Event::Answer(Answer::OperationEvents {
+                id: id.clone(),
+                result: Ok(grown),
+            }),
+            CAPTURE,
+        );
+    };
+    more(&mut app, 41);
+    assert!(render_app(&app, 80, 24).contains("events 30-41 of 41"));
+    press(&mut app, KeyCode::Char('g'));
+    more(&mut app, 42);
+    assert!(render_app(&app, 80, 24).contains("events 1-12 of 42"));
+    // `e`: the whole operation, every event listed (42 now).
     press(&mut app, KeyCode::Char('e'));
     let full = app
         .full_text()
@@ -1355,7 +1372,7 @@ fn the_overlay_scrolls_through_40_events() {
         .text
         .lines
         .join("\n");
-    assert!(full.contains("40 in order"), "{full}");
+    assert!(full.contains("42 in order"), "{full}");
     for step in ["materialize:a 1/20", "prepare:c 8/20", "health:e 20/20"] {
         assert!(full.contains(step), "{step}: {full}");
     }
