@@ -60,7 +60,7 @@ const fn any(code: KeyCode) -> Key {
 pub const ENTRIES: &[KeyEntry] = &[
     KeyEntry {
         keys: "↑ / k, ↓ / j",
-        help: "select a row, a log line or a detail field; scroll the full text",
+        help: "select a row, a log line or a detail field; scroll text and events",
         binds: &[
             bind(MOVING, &[plain(KeyCode::Up), ch('k')], Action::Up),
             bind(MOVING, &[plain(KeyCode::Down), ch('j')], Action::Down),
