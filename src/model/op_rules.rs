@@ -79,31 +79,64 @@ pub(crate) fn queue_down_args(name: &str) -> Option<[String; 4]> {
     })
 }
 
-/// Why `d` may not queue a teardown of `instance` behind `pending` (its
-/// queued or running operation on a schema-14 store), or `None` when it may
-/// run `stackless down NAME --no-wait --json` (cli-0.4.0 src/cli.rs:306-310:
-/// the `down` goes into the controller's durable queue and the command
-/// returns at once). The controller starts a queued operation only while no
-/// other operation of the same name runs (core-0.4.0
-/// src/state/operation.rs:227-232), so the `down` runs after the current
-/// one. Refused: a name that is not DNS-safe (it goes on a command line),
-/// an instance that is not active, and a `down` already pending (a second
-/// one would only find the instance torn down).
+/// Why `d` may not queue a teardown of `instance` behind `pending` (all its
+/// queued or running operations on a schema-14 store, oldest first), or
+/// `None` when it may run `stackless down NAME --no-wait --json`
+/// (cli-0.4.0 src/cli.rs:306-310: the `down` goes into the controller's
+/// durable queue and the command returns at once). The controller starts a
+/// queued operation only while no other operation of the same name runs
+/// (core-0.4.0 src/state/operation.rs:227-232), so the `down` runs after
+/// the pending ones. Refused: a name that is not DNS-safe (it goes on a
+/// command line), an instance that is not active, and any `down` already
+/// pending, queued or running, first or not (a second one would only find
+/// the instance torn down).
 #[must_use]
-pub(crate) fn queue_down_refusal(instance: &Instance, pending: &Operation) -> Option<String> {
+pub(crate) fn queue_down_refusal(instance: &Instance, pending: &[&Operation]) -> Option<String> {
     if !super::name::is_dns_safe(&instance.name) {
         return Some(super::name::REFUSED_NOT_DNS_SAFE.into());
     }
     if instance.status != Status::Active {
         return Some("refused: not active".into());
     }
-    if pending.verb == "down" {
+    if let Some(down) = pending.iter().find(|op| op.verb == "down") {
         return Some(format!(
-            "refused: a down is already {} for {}; the controller runs it",
-            pending.status, instance.name
+            "refused: a down of {} is already {} (op {}); nothing queued",
+            instance.name,
+            down.status,
+            short_id(&down.id)
         ));
     }
     None
+}
+
+/// The operation a `down` queued now really waits behind, among `pending`
+/// (oldest first): the running one, else the newest queued; with the
+/// others, all queued, in words (` and 1 queued verify`, ` and 2 queued
+/// (up, verify)`, empty when there are none). `None` when nothing is
+/// pending.
+#[must_use]
+pub(crate) fn queue_spot<'a>(pending: &[&'a Operation]) -> Option<(&'a Operation, String)> {
+    let behind = pending
+        .iter()
+        .find(|op| op.status == OpStatus::Running)
+        .or_else(|| pending.last())?;
+    let others: Vec<&str> = pending
+        .iter()
+        .filter(|op| op.id != behind.id)
+        .map(|op| op.verb.as_str())
+        .collect();
+    let mut verbs: Vec<&str> = Vec::new();
+    for verb in &others {
+        if !verbs.contains(verb) {
+            verbs.push(verb);
+        }
+    }
+    let words = match verbs.as_slice() {
+        [] => String::new(),
+        [verb] => format!(" and {} queued {verb}", others.len()),
+        many => format!(" and {} queued ({})", others.len(), many.join(", ")),
+    };
+    Some((behind, words))
 }
 
 #[cfg(test)]
@@ -202,28 +235,53 @@ mod tests {
             dirty: Some(false),
             birth: None,
         };
+        let up = op("up", OpStatus::Running);
+        let mut down = op("down", OpStatus::Queued);
+        down.id = "7f5d0000-0000-4000-8000-000000000002".into();
+        let mut verify = op("verify", OpStatus::Queued);
+        verify.id = "9a9a0000-0000-4000-8000-000000000003".into();
+        assert_eq!(queue_down_refusal(&alpha, &[&up]), None);
+        assert_eq!(queue_down_refusal(&alpha, &[&verify]), None);
         assert_eq!(
-            queue_down_refusal(&alpha, &op("up", OpStatus::Running)),
-            None
+            queue_down_refusal(&alpha, &[&down]).as_deref(),
+            Some("refused: a down of alpha is already queued (op 7f5d…); nothing queued")
         );
+        // The queued down behind a running up: not only the first pending.
         assert_eq!(
-            queue_down_refusal(&alpha, &op("verify", OpStatus::Queued)),
-            None
-        );
-        assert_eq!(
-            queue_down_refusal(&alpha, &op("down", OpStatus::Queued)).as_deref(),
-            Some("refused: a down is already queued for alpha; the controller runs it")
+            queue_down_refusal(&alpha, &[&up, &verify, &down]).as_deref(),
+            Some("refused: a down of alpha is already queued (op 7f5d…); nothing queued")
         );
         alpha.status = Status::Tombstoned;
         assert_eq!(
-            queue_down_refusal(&alpha, &op("up", OpStatus::Running)).as_deref(),
+            queue_down_refusal(&alpha, &[&up]).as_deref(),
             Some("refused: not active")
         );
         alpha.status = Status::Active;
         alpha.name = "-rf".into();
         assert_eq!(
-            queue_down_refusal(&alpha, &op("up", OpStatus::Running)).as_deref(),
+            queue_down_refusal(&alpha, &[&up]).as_deref(),
             Some("refused: not a DNS-safe name")
+        );
+        // What a down queued now waits behind: the running one, else the
+        // newest queued; the others counted.
+        let spot = |pending: &[&Operation]| {
+            queue_spot(pending).map(|(op, others)| (op.verb.clone(), others))
+        };
+        assert_eq!(spot(&[]), None);
+        assert_eq!(spot(&[&up]), Some(("up".into(), String::new())));
+        assert_eq!(
+            spot(&[&up, &verify]),
+            Some(("up".into(), " and 1 queued verify".into()))
+        );
+        let mut up2 = op("up", OpStatus::Queued);
+        up2.id = "4444".into();
+        assert_eq!(
+            spot(&[&verify, &up2]),
+            Some(("up".into(), " and 1 queued verify".into()))
+        );
+        assert_eq!(
+            spot(&[&up, &verify, &up2]),
+            Some(("up".into(), " and 2 queued (verify, up)".into()))
         );
         assert_eq!(queue_down_args("-rf"), None);
         assert_eq!(queue_down_args("a b"), None);

@@ -222,6 +222,32 @@ pub(crate) fn operation(op: &Operation, now: i64, zone: &Zone) -> FullText {
     full
 }
 
+/// The open operation overlay's operation (`e` on it): [`operation`], then
+/// every step event read for it, in the order written (the overlay shows
+/// only those that fit).
+#[must_use]
+pub(crate) fn operation_with_events(
+    op: &Operation,
+    events: &[crate::model::operation::OpEvent],
+    now: i64,
+    zone: &Zone,
+) -> FullText {
+    let mut full = operation(op, now, zone);
+    full.blank();
+    full.labelled(
+        "events",
+        &format!(
+            "{} in order (times {})",
+            events.len(),
+            crate::model::time::zone_label(now, zone)
+        ),
+    );
+    for event in events {
+        full.line(&opview::event_line(event, zone));
+    }
+    full
+}
+
 /// An Instances row: every column whole (name, substrate, status, lease,
 /// lock, the last reap error).
 #[must_use]

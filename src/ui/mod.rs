@@ -223,12 +223,12 @@ pub fn draw(frame: &mut Frame, app: &App) {
                 ),
                 Question::Bulk(bulk) => panes::confirm::render_confirm_bulk(frame, area, bulk),
                 Question::Cancel(op) => panes::confirm::render_confirm_cancel(frame, area, op),
-                Question::QueueDown(instance, op) => {
+                Question::QueueDown(instance, op, others) => {
                     panes::confirm::render_confirm_queue_down(
                         frame,
                         area,
                         instance,
-                        op,
+                        (&**op, others.as_str()),
                         app.teardown(),
                     );
                 }

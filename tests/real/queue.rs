@@ -277,3 +277,58 @@ fn a_dry_run_d_behind_a_running_up_says_what_it_would_run() {
     assert_eq!(tui.wait_exit(Duration::from_secs(10)), 0);
     stack.shutdown();
 }
+
+/// Review 23 #7: a real 0.4.0 `up` of a three-service stack writes more
+/// step events than the 80x24 overlay has rows for: its title counts them,
+/// `g` reaches the oldest and `G` the newest, as the CLI lists them.
+#[test]
+fn the_overlay_of_a_real_multi_service_up_reaches_every_event() {
+    let stack = Stack::new(Role::Embedded);
+    let app = stack.write_app("many", None);
+    let mut definition = String::from("[stack]\nname = \"tui-many\"\n");
+    let mut sources = Vec::new();
+    for service in ["web", "api", "worker"] {
+        definition.push_str(&format!(
+            "\n[services.{service}]\nsource = {{ repo = \"https://example.invalid/{service}\", ref = \"main\" }}\nhealth = {{ path = \"/\" }}\n\n[services.{service}.local]\nrun = \"python3 -m http.server $PORT --bind 127.0.0.1\"\n"
+        ));
+        sources.push(format!("{service}={}", app.display()));
+    }
+    let file = app.join("stackless.toml");
+    std::fs::write(&file, definition).expect("write definition");
+    let file = file.display().to_string();
+    let mut args = vec!["up", "--name", "many", "--on", "local", "--file", &file];
+    for source in &sources {
+        args.extend(["--source", source.as_str()]);
+    }
+    args.extend(["--allow-host-execution", "--lease", "10m", "--json"]);
+    stack.stackless(&args).expect_code(0);
+    let up_id = snapshot(&stack)
+        .operations
+        .iter()
+        .find(|op| op.verb == "up")
+        .expect("the up")
+        .id
+        .clone();
+    let expected = cli_events(&stack, &up_id);
+    let n = expected.len();
+    assert!(n > 12, "{expected:?}");
+    let db = stack.db_path().display().to_string();
+    let mut tui = Tui::spawn(&["--state", &db, "--no-reaper"], 80, 24);
+    tui.wait_for("Operations", UI);
+    tui.send("\t");
+    tui.send("\r");
+    tui.wait_for(&format!("-{n} of {n} "), UI);
+    let step = |i: usize| {
+        let (event, step, index, total) = &expected[i];
+        format!("{event:<9}  {step} {index}/{total}")
+    };
+    tui.send("g");
+    let top = tui.wait_for("· events 1-", UI);
+    assert!(top.contains(&step(0)), "{top}");
+    tui.send("G");
+    let bottom = tui.wait_for(&format!("-{n} of {n} "), UI);
+    assert!(bottom.contains(&step(n - 1)), "{bottom}");
+    tui.send("q");
+    assert_eq!(tui.wait_exit(Duration::from_secs(10)), 0);
+    stack.shutdown();
+}

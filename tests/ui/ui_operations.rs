@@ -853,7 +853,7 @@ fn d_behind_a_running_up_asks_to_queue_a_down_and_y_asks_the_console() {
         app.confirming().is_none(),
         "not the plain teardown question"
     );
-    let (instance, behind) = app.confirming_queue_down().expect("the queue question");
+    let (instance, behind, _) = app.confirming_queue_down().expect("the queue question");
     assert_eq!(
         (instance.name.as_str(), behind.verb.as_str()),
         ("charlie", "up")
@@ -899,7 +899,7 @@ fn d_behind_a_pending_down_is_refused_and_n_is_logged() {
             Actor::Operator,
             "alpha".into(),
             ActivityKind::Refused,
-            "refused: a down is already running for alpha; the controller runs it".into()
+            "refused: a down of alpha is already running (op 3f2c…); nothing queued".into()
         )
     );
     select(&mut app, "charlie");
@@ -1120,7 +1120,7 @@ fn the_overlay_follows_a_running_operation() {
 }
 
 /// More events than the screen has rows for: the newest stay in view,
-/// under a line counting the earlier ones.
+/// the title saying which are shown.
 #[test]
 fn the_overlay_keeps_the_newest_events_in_view() {
     use stackless_tui::event::Answer;
@@ -1154,13 +1154,13 @@ fn the_overlay_keeps_the_newest_events_in_view() {
         text.contains("events        40 in order (times UTC)"),
         "{text}"
     );
-    assert!(text.contains("… 29 earlier"), "{text}");
+    assert!(text.contains("· events 29-40 of 40"), "{text}");
     assert!(
         text.contains("13:57:06.000  Started    step-40 40/40"),
         "{text}"
     );
-    assert!(text.contains("step-30 30/40"), "{text}");
-    assert!(!text.contains("step-29 29/40"), "{text}");
+    assert!(text.contains("step-29 29/40"), "{text}");
+    assert!(!text.contains("step-28 28/40"), "{text}");
 }
 
 /// A bulk `d` over marks on a 0.4.0 store: the marked instance whose `up`
@@ -1214,7 +1214,7 @@ fn colon_down_queues_behind_a_pending_operation() {
     };
     let mut app = app();
     assert_eq!(type_command(&mut app, "down charlie"), None);
-    let (instance, op) = app.confirming_queue_down().expect("the queue question");
+    let (instance, op, _) = app.confirming_queue_down().expect("the queue question");
     assert_eq!(
         (instance.name.as_str(), op.verb.as_str()),
         ("charlie", "up")
@@ -1232,4 +1232,148 @@ fn colon_down_queues_behind_a_pending_operation() {
         panic!("y runs it");
     };
     assert_eq!((jobs.len(), queued.len()), (1, 1));
+}
+
+/// Review 23 #11: with the selection on the oldest finished operation, the
+/// pending ones stay on screen, pinned above the finished rows (at 80x24
+/// the pane has 3 data rows); when more are pending than fit, the pane
+/// says `… N more pending`.
+#[test]
+fn pending_operations_stay_on_screen_at_80x24() {
+    let build = |pending: usize| {
+        let mut ops = Vec::new();
+        for i in 0..pending {
+            let status = if i == 0 {
+                OpStatus::Running
+            } else {
+                OpStatus::Queued
+            };
+            let verb = ["up", "down", "verify"][i % 3];
+            ops.push(op(&format!("p{i}"), "charlie", verb, status, 100, 100));
+        }
+        for i in 0..10 {
+            ops.push(op(
+                &format!("f{i}"),
+                "delta",
+                "up",
+                OpStatus::Succeeded,
+                900,
+                890,
+            ));
+        }
+        let mut rows = rows();
+        rows.operations = ops;
+        let mut app = App::new(config(), CAPTURE);
+        app.handle(Event::Snapshot(snapshot(rows)), CAPTURE);
+        focus_operations(&mut app);
+        press(&mut app, KeyCode::Char('G'));
+        app
+    };
+    let app = build(2);
+    let text = render_app(&app, 80, 24);
+    assert_snapshot!("operations_pending_pinned_80x24", text);
+    assert!(text.contains("2 pending · 10 finished"), "{text}");
+    assert!(text.contains("up     charlie  running"), "{text}");
+    assert!(text.contains("down   charlie  queued"), "{text}");
+    let app = build(5);
+    let text = render_app(&app, 80, 24);
+    assert_snapshot!("operations_pending_more_80x24", text);
+    assert!(text.contains("║  … 3 more pending"), "{text}");
+}
+
+/// Review 23 #7: the overlay of an up with 40 step events (a 5-service
+/// stack) shows every one of them: it follows the newest, scrolls with
+/// j/k, PgUp/PgDn and g/G (its title says which are shown), and `e` lists
+/// all 40.
+#[test]
+fn the_overlay_scrolls_through_40_events() {
+    use stackless_tui::event::Answer;
+    use stackless_tui::model::operation::OpEvent;
+    let mut app = app();
+    focus_operations(&mut app);
+    let Some(Effect::Io(Request::OperationEvents { id })) = press(&mut app, KeyCode::Enter) else {
+        panic!("Enter asks for the events");
+    };
+    let steps = ["materialize", "prepare", "start", "health"];
+    let events: Vec<OpEvent> = (0..40_i64)
+        .map(|seq| {
+            let step = steps[usize::try_from(seq / 10).unwrap()];
+            let service = ["a", "b", "c", "d", "e"][usize::try_from(seq % 10 / 2).unwrap()];
+            let (event, took) = if seq % 2 == 0 {
+                ("Started", String::new())
+            } else {
+                ("Completed", r#","duration_ms":412"#.to_owned())
+            };
+            OpEvent::parse(
+                seq + 1,
+                &format!(
+                    r#"{{"event":"{event}","step_id":"{step}:{service}","index":{},"total":20,"at_epoch_ms":{}{took}}}"#,
+                    seq / 2 + 1,
+                    (CAPTURE - 60 + seq) * 1000
+                ),
+                Some(CAPTURE - 60 + seq),
+            )
+        })
+        .collect();
+    app.handle(
+        Event::Answer(Answer::OperationEvents {
+            id: id.clone(),
+            result: Ok(events.clone()),
+        }),
+        CAPTURE,
+    );
+    let text = render_app(&app, 120, 40);
+    assert_snapshot!("overlay_40_events_120x40", text);
+    assert!(text.contains("events 13-40 of 40"), "{text}");
+    assert!(text.contains("health:e 20/20"), "{text}");
+    let text = render_app(&app, 80, 24);
+    assert_snapshot!("overlay_40_events_80x24", text);
+    assert!(text.contains("events 29-40 of 40"), "{text}");
+    // At 80x24: g shows the oldest, j one more, PgDn a page, G the newest.
+    press(&mut app, KeyCode::Char('g'));
+    let text = render_app(&app, 80, 24);
+    assert_snapshot!("overlay_40_events_top_80x24", text);
+    assert!(text.contains("events 1-12 of 40"), "{text}");
+    assert!(text.contains("materialize:a 1/20"), "{text}");
+    press(&mut app, KeyCode::Char('j'));
+    assert!(render_app(&app, 80, 24).contains("events 2-13 of 40"));
+    press(&mut app, KeyCode::PageDown);
+    assert!(render_app(&app, 80, 24).contains("events 13-24 of 40"));
+    press(&mut app, KeyCode::Char('k'));
+    assert!(render_app(&app, 80, 24).contains("events 12-23 of 40"));
+    press(&mut app, KeyCode::Char('G'));
+    assert!(render_app(&app, 80, 24).contains("events 29-40 of 40"));
+    // Scrolled back to the bottom, it follows the newest again.
+    press(&mut app, KeyCode::PageUp);
+    press(&mut app, KeyCode::PageDown);
+    assert_eq!(app.operation_scroll(), None);
+    // Live: a new event shows while it follows; scrolled up, it stays put.
+    let more = |app: &mut App, n: usize| {
+        let mut grown = events.clone();
+        grown.extend(grown[..n - 40].to_vec());
+        app.handle(
+            Event::Answer(Answer::OperationEvents {
+                id: id.clone(),
+                result: Ok(grown),
+            }),
+            CAPTURE,
+        );
+    };
+    more(&mut app, 41);
+    assert!(render_app(&app, 80, 24).contains("events 30-41 of 41"));
+    press(&mut app, KeyCode::Char('g'));
+    more(&mut app, 42);
+    assert!(render_app(&app, 80, 24).contains("events 1-12 of 42"));
+    // `e`: the whole operation, every event listed (42 now).
+    press(&mut app, KeyCode::Char('e'));
+    let full = app
+        .full_text()
+        .expect("the full text")
+        .text
+        .lines
+        .join("\n");
+    assert!(full.contains("42 in order"), "{full}");
+    for step in ["materialize:a 1/20", "prepare:c 8/20", "health:e 20/20"] {
+        assert!(full.contains(step), "{step}: {full}");
+    }
 }

@@ -368,6 +368,24 @@ impl Rows {
             .filter(|op| op.instance == instance)
     }
 
+    /// Every pending (queued or running) operation on `instance`, oldest
+    /// first (`O(log P + k)` through [`OperationIndex`]): `d` must see a
+    /// queued `down` behind a running `up`, not only the first of them.
+    #[must_use]
+    pub fn pending_operations_of(&self, instance: &str) -> Vec<&Operation> {
+        let pending = self.pending_operations();
+        let by_name = &self.pending_index().by_name;
+        let at = by_name.partition_point(|&p| {
+            pending
+                .get(p)
+                .is_some_and(|op| op.instance.as_str() < instance)
+        });
+        by_name[at..]
+            .iter()
+            .map_while(|&p| pending.get(p).filter(|op| op.instance == instance))
+            .collect()
+    }
+
     /// The pending (queued, running) operations: the prefix of
     /// [`Rows::operations`], oldest first (`O(1)`: its length is kept in
     /// [`OperationIndex`]).

@@ -5,7 +5,7 @@
 use super::{App, Effect, FlashLevel, Focus, Layer, Question};
 use crate::event::Request;
 use crate::event::{Activity, ActivityKind, Actor};
-use crate::model::op_rules::queue_down_refusal;
+use crate::model::op_rules::{queue_down_refusal, queue_spot};
 use crate::model::services::DetailView;
 use crate::model::{Instance, Operation};
 use crate::reaper::decision::{may_reap_now, may_tear_down};
@@ -276,17 +276,16 @@ impl App {
     /// teardown behind it instead ([`queue_down_refusal`]); elsewhere such
     /// an instance does not exist, and nothing changes.
     pub(super) fn down_instance(&mut self, instance: Instance) {
-        let pending = self.shown.snapshot.pending_operation(&instance.name);
-        if let Some(op) = pending.filter(|_| self.shown.snapshot.generation.has_operations()) {
-            match queue_down_refusal(&instance, op) {
-                None => {
-                    let op = op.clone();
-                    self.ask(Question::QueueDown(instance, op));
+        if let Some(rule) = self.queue_rule(&instance) {
+            match rule {
+                Ok((op, others)) => {
+                    self.ask(Question::QueueDown(instance, Box::new(op), others));
                 }
-                Some(refusal) => self.refuse(&instance.name, refusal),
+                Err(refusal) => self.refuse(&instance.name, refusal),
             }
             return;
         }
+        let pending = self.shown.snapshot.pending_operation(&instance.name);
         match may_tear_down(
             &instance,
             self.shown.snapshot.lock_liveness(&instance.name),
@@ -295,6 +294,27 @@ impl App {
             Ok(()) => self.ask(Question::TearDown(instance)),
             Err(refusal) => self.refuse(&instance.name, refusal.to_string()),
         }
+    }
+
+    /// `d`'s queue rule for `instance` on the snapshot shown: `None` when
+    /// it does not apply (no controller operations, nothing pending on
+    /// it); else the operation a queued `down` would really wait behind
+    /// with the others pending in words ([`queue_spot`]), or the refusal
+    /// ([`queue_down_refusal`], which sees every pending operation of the
+    /// name, not only the first).
+    pub(super) fn queue_rule(
+        &self,
+        instance: &Instance,
+    ) -> Option<Result<(Operation, String), String>> {
+        if !self.shown.snapshot.generation.has_operations() {
+            return None;
+        }
+        let pending = self.shown.snapshot.pending_operations_of(&instance.name);
+        let (behind, others) = queue_spot(&pending)?;
+        Some(match queue_down_refusal(instance, &pending) {
+            None => Ok((behind.clone(), others)),
+            Some(refusal) => Err(refusal),
+        })
     }
 
     /// `y` to the queue question: ask the console to queue the teardown,
@@ -317,25 +337,23 @@ impl App {
             );
             return None;
         }
-        let Some(pending) = self
-            .shown
-            .snapshot
-            .pending_operation(&current.name)
-            .cloned()
-        else {
-            self.refuse(
-                &current.name,
-                format!(
-                    "refused: the {} it would wait behind has ended; press d again",
-                    behind.verb
-                ),
-            );
-            return None;
+        let pending = match self.queue_rule(&current) {
+            Some(Ok((pending, _))) => pending,
+            Some(Err(refusal)) => {
+                self.refuse(&current.name, refusal);
+                return None;
+            }
+            None => {
+                self.refuse(
+                    &current.name,
+                    format!(
+                        "refused: the {} it would wait behind has ended; press d again",
+                        behind.verb
+                    ),
+                );
+                return None;
+            }
         };
-        if let Some(refusal) = queue_down_refusal(&current, &pending) {
-            self.refuse(&current.name, refusal);
-            return None;
-        }
         self.set_flash(
             FlashLevel::Info,
             format!(

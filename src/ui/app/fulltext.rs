@@ -25,7 +25,13 @@ impl App {
         let text = if self.layers.has(LayerKind::Logs) && !self.layers.has(LayerKind::Operation) {
             self.log_line_text()
         } else if let Some((_, op)) = self.operation_open() {
-            op.map(|op| fulltext::operation(op, self.now, &self.settings.zone))
+            let zone = &self.settings.zone;
+            op.map(|op| match self.operation_events() {
+                Some(super::OpEvents::Ready(events)) => {
+                    fulltext::operation_with_events(op, events, self.now, zone)
+                }
+                _ => fulltext::operation(op, self.now, zone),
+            })
         } else if let Some(detail) = self.layers.detail() {
             Some(self.detail_text(detail))
         } else {

@@ -120,17 +120,41 @@ impl App {
         }
     }
 
+    /// The top layer's own motion: the logs view scrolls its lines, the
+    /// operation overlay its events, the detail view moves its field
+    /// cursor. `Continue` when `action` is not such a motion.
+    fn move_in_top_layer(&mut self, action: Action) -> std::ops::ControlFlow<Option<Effect>> {
+        let top = self.layers.top_kind();
+        if top == Some(LayerKind::Logs) && is_motion(action) {
+            return std::ops::ControlFlow::Break(self.move_in_logs(action));
+        }
+        if top == Some(LayerKind::Operation)
+            && matches!(
+                action,
+                Action::Up
+                    | Action::Down
+                    | Action::PageUp
+                    | Action::PageDown
+                    | Action::First
+                    | Action::Last
+            )
+        {
+            self.scroll_operation(action);
+            return std::ops::ControlFlow::Break(None);
+        }
+        if top == Some(LayerKind::Detail) && matches!(action, Action::Up | Action::Down) {
+            self.move_detail(Move::Field(action == Action::Down));
+            return std::ops::ControlFlow::Break(None);
+        }
+        std::ops::ControlFlow::Continue(())
+    }
+
     /// Carry out `action`, which the key table gave for `input`: the top
     /// layer's motion first (the logs view scrolls its lines, the detail
     /// view moves its field cursor), then by what the action is about.
     pub(super) fn act(&mut self, action: Action, input: Input) -> Option<Effect> {
-        let top = self.layers.top_kind();
-        if top == Some(LayerKind::Logs) && is_motion(action) {
-            return self.move_in_logs(action);
-        }
-        if top == Some(LayerKind::Detail) && matches!(action, Action::Up | Action::Down) {
-            self.move_detail(Move::Field(action == Action::Down));
-            return None;
+        if let std::ops::ControlFlow::Break(effect) = self.move_in_top_layer(action) {
+            return effect;
         }
         match action {
             Action::Quit => {
@@ -360,7 +384,7 @@ impl App {
             Question::Bulk(bulk) => self.confirm_bulk(bulk),
             Question::Cancel(op) => self.confirm_cancel_operation(op),
             Question::TearDown(instance) => self.confirm_tear_down(instance),
-            Question::QueueDown(instance, op) => self.confirm_queue_down(instance, op),
+            Question::QueueDown(instance, op, _) => self.confirm_queue_down(instance, *op),
             Question::Reap(instance) => self.confirm_reap(instance),
             Question::Verbs(question) => self.confirm_verbs(question),
         }
@@ -372,7 +396,7 @@ impl App {
             Some(Question::Bulk(bulk)) => self.cancel_bulk(bulk),
             Some(Question::Cancel(op)) => self.refuse_cancel_operation(op),
             Some(Question::TearDown(instance)) => self.cancel_tear_down(instance),
-            Some(Question::QueueDown(instance, _)) => self.cancel_queue_down(instance),
+            Some(Question::QueueDown(instance, ..)) => self.cancel_queue_down(instance),
             Some(Question::Reap(instance)) => self.cancel_reap(instance),
             Some(Question::Verbs(question)) => self.cancel_verbs(&question),
             None => {}

@@ -30,8 +30,10 @@ pub enum Question {
     TearDown(Instance),
     /// Queue a teardown of this instance behind its pending controller
     /// operation (`d` on a schema-14 store): the instance and the
-    /// operation as the snapshot showed them.
-    QueueDown(Instance, Operation),
+    /// operation it would really wait behind (the running one, else the
+    /// newest queued) as the snapshot showed them, and the others pending
+    /// in words (` and 1 queued verify`; [`crate::model::op_rules::queue_spot`]).
+    QueueDown(Instance, Box<Operation>, String),
     /// Cancel this controller operation (`c`, stackless 0.4.0).
     Cancel(Operation),
     /// Reap or tear down the marked instances (`r`/`d` on marks, `:reap`,

@@ -172,15 +172,9 @@ impl App {
     /// The pending operation `d` would queue a teardown of `name` behind,
     /// when it would (a store with controller operations, an instance that
     /// passes [`crate::model::op_rules::queue_down_refusal`]).
-    fn queue_behind(&self, name: &str) -> Option<&crate::model::Operation> {
-        if !self.shown.snapshot.generation.has_operations() {
-            return None;
-        }
-        let op = self.shown.snapshot.pending_operation(name)?;
+    fn queue_behind(&self, name: &str) -> Option<crate::model::Operation> {
         let instance = self.shown.snapshot.instance(name)?;
-        crate::model::op_rules::queue_down_refusal(instance, op)
-            .is_none()
-            .then_some(op)
+        self.queue_rule(instance)?.ok().map(|(op, _)| op)
     }
 
     /// `y` to a bulk action: check each marked instance on the snapshot
@@ -300,9 +294,12 @@ impl App {
             Intent::Reap => {
                 may_reap_now(instance, liveness, pending, self.now).map_err(|r| r.to_string())
             }
-            Intent::TearDown => {
-                may_tear_down(instance, liveness, pending).map_err(|r| r.to_string())
-            }
+            Intent::TearDown => match self.queue_rule(instance) {
+                // The queue rule's refusal (a down already pending, first or
+                // not), as the single `d` says it.
+                Some(Err(refusal)) => Err(refusal),
+                _ => may_tear_down(instance, liveness, pending).map_err(|r| r.to_string()),
+            },
         }?;
         Ok((
             instance.clone(),

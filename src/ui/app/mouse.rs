@@ -111,11 +111,22 @@ impl App {
                 viewport.backoffs_rows,
                 self.shown.snapshot.reap_attempts.len(),
             ),
-            Focus::Operations => (
-                viewport.operations_offset,
-                viewport.operations_rows,
-                self.shown.snapshot.operations.len(),
-            ),
+            Focus::Operations => {
+                // Pinned pending rows first, then the scroll window
+                // (panes::operations::OpsLayout); the `… N more pending`
+                // line below them selects nothing.
+                let first = rect.y.checked_add(2)?;
+                let within = usize::from(y.checked_sub(first)?);
+                let head = viewport.operations_head;
+                let row = if within < head {
+                    within
+                } else if within < head + viewport.operations_window {
+                    viewport.operations_offset + within - head
+                } else {
+                    return None;
+                };
+                return (row < self.shown.snapshot.operations.len()).then_some(row);
+            }
             Focus::Supervisor | Focus::Activity => return None,
         };
         let first = rect.y.checked_add(2)?;

@@ -30,6 +30,10 @@ pub struct OperationView {
     pub id: String,
     /// Its events.
     pub events: OpEvents,
+    /// The first event row shown, once scrolled (j/k, PgUp/PgDn, g);
+    /// `None` follows the newest (at the bottom: as it opens, after `G`,
+    /// or scrolled back down to the end).
+    pub scroll: Option<usize>,
     /// The operation as the last read was asked for: another key in a new
     /// snapshot asks again.
     key: Option<EventsKey>,
@@ -42,6 +46,7 @@ impl OperationView {
         Self {
             id,
             events: OpEvents::Loading,
+            scroll: None,
             key: None,
         }
     }
@@ -52,6 +57,13 @@ impl App {
     #[must_use]
     pub fn operation_events(&self) -> Option<&OpEvents> {
         self.layers.operation_view().map(|view| &view.events)
+    }
+
+    /// The open overlay's scroll: the first event row shown, `None` while
+    /// it follows the newest ([`OperationView::scroll`]).
+    #[must_use]
+    pub fn operation_scroll(&self) -> Option<usize> {
+        self.layers.operation_view().and_then(|view| view.scroll)
     }
 
     /// The read of the open overlay's events when they are stale: never
@@ -73,6 +85,30 @@ impl App {
         }
         view.key = Some(key);
         Some(Effect::Io(Request::OperationEvents { id }))
+    }
+
+    /// A movement key on the overlay: scroll its events by a row, a page,
+    /// to the oldest (`g`) or to the newest, following them again (`G`,
+    /// or any move that reaches the bottom).
+    pub(super) fn scroll_operation(&mut self, action: crate::ui::keys::Action) {
+        use crate::ui::keys::Action;
+        let viewport = self.viewport.get();
+        let rows = viewport.op_event_rows.max(1);
+        let last = viewport.op_event_len.saturating_sub(rows);
+        let Some(view) = self.layers.operation_view_mut() else {
+            return;
+        };
+        let at = view.scroll.unwrap_or(last).min(last);
+        let page = rows.saturating_sub(1).max(1);
+        let to = match action {
+            Action::Up => at.saturating_sub(1),
+            Action::Down => at + 1,
+            Action::PageUp => at.saturating_sub(page),
+            Action::PageDown => at + page,
+            Action::First => 0,
+            _ => last,
+        };
+        view.scroll = (to < last).then_some(to);
     }
 
     /// The answer to `Request::OperationEvents`: kept when the overlay

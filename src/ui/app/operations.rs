@@ -56,11 +56,13 @@ impl App {
     }
 
     /// The instance awaiting `y`/`N` to queue a teardown behind its
-    /// pending operation (`d` on a schema-14 store), with that operation.
+    /// pending operation (`d` on a schema-14 store), with the operation it
+    /// waits behind and the others pending in words (` and 1 queued
+    /// verify`).
     #[must_use]
-    pub fn confirming_queue_down(&self) -> Option<(&Instance, &Operation)> {
+    pub fn confirming_queue_down(&self) -> Option<(&Instance, &Operation, &str)> {
         match &self.layers.confirm()?.question {
-            Question::QueueDown(instance, op) => Some((instance, op)),
+            Question::QueueDown(instance, op, others) => Some((instance, &**op, others)),
             _ => None,
         }
     }

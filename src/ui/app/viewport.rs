@@ -17,6 +17,16 @@ pub(crate) struct Viewport {
     pub operations_offset: usize,
     /// Operation data rows that fit.
     pub operations_rows: usize,
+    /// Pending operation rows pinned above the scroll window (the first
+    /// `operations_head` operations, drawn first; 0 when none are).
+    pub operations_head: usize,
+    /// Operation rows drawn in the scroll window from `operations_offset`
+    /// (after the pinned ones).
+    pub operations_window: usize,
+    /// Event rows the operation overlay shows (0 before it is drawn).
+    pub op_event_rows: usize,
+    /// The operation overlay's event rows in all, as last drawn.
+    pub op_event_len: usize,
     /// Supervisor lines that fit.
     pub supervisor_rows: usize,
     /// Activity lines that fit.

@@ -11,7 +11,7 @@ use super::{Action, Bind, Context, FooterLabel, Key, KeyEntry, Mods};
 const PANES_DETAIL: &[Context] = &[Panes, Detail];
 /// The panes, the detail view, the full-text view and the logs view
 /// (movement keys).
-const MOVING: &[Context] = &[Panes, Detail, FullText, Logs];
+const MOVING: &[Context] = &[Panes, Detail, Operation, FullText, Logs];
 /// Everywhere a document or a pane has the keyboard (help, quit).
 const VIEWS: &[Context] = &[Panes, Detail, Operation, FullText, Logs];
 /// The panes, the detail view and the operation overlay.
@@ -60,7 +60,7 @@ const fn any(code: KeyCode) -> Key {
 pub const ENTRIES: &[KeyEntry] = &[
     KeyEntry {
         keys: "↑ / k, ↓ / j",
-        help: "select a row, a log line or a detail field; scroll the full text",
+        help: "select a row, a log line or a detail field; scroll text and events",
         binds: &[
             bind(MOVING, &[plain(KeyCode::Up), ch('k')], Action::Up),
             bind(MOVING, &[plain(KeyCode::Down), ch('j')], Action::Down),

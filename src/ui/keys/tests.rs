@@ -355,7 +355,7 @@ mod against_the_ui {
             });
             app.handle(Event::Snapshot(Arc::new(snapshot)), NOW);
             assert_eq!(press(&mut app, KeyCode::Char('d')), None, "{context:?}");
-            let (instance, op) = app.confirming_queue_down().expect("the queue question");
+            let (instance, op, _) = app.confirming_queue_down().expect("the queue question");
             assert_eq!((instance.name.as_str(), op.id.as_str()), ("bravo", "op-b"));
             let Some(Effect::QueueDown { instance, behind }) = press(&mut app, KeyCode::Char('y'))
             else {
@@ -363,6 +363,70 @@ mod against_the_ui {
             };
             assert_eq!((instance.name.as_str(), behind.as_str()), ("bravo", "up"));
         }
+    }
+
+    /// `d` on bravo with a running up and a queued down behind it (the
+    /// down is not the first pending operation) is refused, from the key,
+    /// `:down` and bulk `d` alike; with a running up and a queued verify
+    /// the question names the up and counts the verify.
+    #[test]
+    fn d_sees_every_pending_operation_of_the_name() {
+        let refusal = "refused: a down of bravo is already queued (op op-d); nothing queued";
+        let mut up = queued("op-b", "bravo");
+        up.verb = "up".into();
+        up.status = OpStatus::Running;
+        let mut verify = queued("op-v", "bravo");
+        verify.verb = "verify".into();
+        let with = |tail: Op| {
+            let mut app = app_in(Panes, false);
+            let snapshot = Snapshot::from(crate::model::Rows {
+                generation: Generation::new(14),
+                instances: vec![instance("alpha"), instance("bravo"), instance("charlie")].into(),
+                operations: vec![up.clone(), tail],
+                ..crate::model::Rows::default()
+            });
+            app.handle(Event::Snapshot(Arc::new(snapshot)), NOW);
+            app
+        };
+        let typed = |app: &mut App, line: &str| {
+            press(app, KeyCode::Char(':'));
+            for c in line.chars() {
+                press(app, KeyCode::Char(c));
+            }
+            press(app, KeyCode::Enter)
+        };
+        let mut app = with(queued("op-d", "bravo"));
+        assert_eq!(press(&mut app, KeyCode::Char('d')), None);
+        assert!(app.confirming_queue_down().is_none());
+        assert_eq!(app.flash().map(|f| f.text.as_str()), Some(refusal));
+        let mut app = with(queued("op-d", "bravo"));
+        assert_eq!(typed(&mut app, "down bravo"), None);
+        assert!(app.confirming_queue_down().is_none());
+        assert_eq!(app.flash().map(|f| f.text.as_str()), Some(refusal));
+        let mut app = with(queued("op-d", "bravo"));
+        press(&mut app, KeyCode::Char(' '));
+        press(&mut app, KeyCode::Char('d'));
+        assert_eq!(press(&mut app, KeyCode::Char('y')), None, "nothing run");
+        let last = app
+            .activity()
+            .entries()
+            .iter()
+            .rev()
+            .map(|l| &l.entry)
+            .find(|a| a.instance == "bravo");
+        assert_eq!(last.map(|a| a.detail.as_str()), Some(refusal));
+        let mut app = with(verify.clone());
+        press(&mut app, KeyCode::Char('d'));
+        let (instance, op, others) = app.confirming_queue_down().expect("the queue question");
+        assert_eq!((instance.name.as_str(), op.id.as_str()), ("bravo", "op-b"));
+        let text = panes::confirm::queue_down_text(instance, (op, others), app.teardown());
+        assert!(
+            text.starts_with(
+                "Queue a teardown of bravo behind its running up and 1 queued verify? \
+                 It runs after the pending operations."
+            ),
+            "{text}"
+        );
     }
 
     /// Each footer shows the table's labels for its context, in slot
@@ -444,13 +508,17 @@ mod against_the_ui {
         match action {
             Action::Quit => assert_eq!(command, Some(Effect::Quit), "{what}"),
             // Row 1 of 3: every move changes the selection; the detail
-            // document before its first frame has nothing to scroll.
+            // document before its first frame has nothing to scroll; in
+            // the operation overlay they scroll its events.
             Action::Up
             | Action::Down
             | Action::PageUp
             | Action::PageDown
             | Action::First
-            | Action::Last => assert!(moved || matches!(context, Detail | FullText), "{what}"),
+            | Action::Last => assert!(
+                moved || matches!(context, Detail | FullText | Operation),
+                "{what}"
+            ),
             Action::NextPane => assert_eq!(app.focus(), Focus::Operations, "{what}"),
             Action::PreviousPane => assert_eq!(app.focus(), Focus::Activity, "{what}"),
             Action::OpenDetail => {

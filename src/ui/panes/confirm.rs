@@ -122,12 +122,13 @@ pub(crate) fn render_confirm_bulk(frame: &mut Frame, area: Rect, bulk: &crate::u
 
 /// The question `d` asks on an instance with a pending controller
 /// operation (stackless 0.4.0): `Queue a teardown of alpha behind its
-/// running up? It runs after the current operation. This runs: stackless
-/// down alpha --no-wait --json [y/N]`.
+/// running up and 1 queued verify? It runs after the pending operations.
+/// This runs: stackless down alpha --no-wait --json [y/N]`: `op` is the
+/// operation it really waits behind, `others` the rest pending in words.
 #[must_use]
 pub(crate) fn queue_down_text(
     instance: &Instance,
-    op: &Operation,
+    (op, others): (&Operation, &str),
     teardown: &TeardownInfo,
 ) -> String {
     let name = sanitize_short(&instance.name, crate::ui::text::CUT_SHORT);
@@ -135,10 +136,16 @@ pub(crate) fn queue_down_text(
         .queue_line_for(&instance.name)
         .unwrap_or_else(|| crate::model::name::REFUSED_NOT_DNS_SAFE.to_owned());
     format!(
-        "Queue a teardown of {name} behind its {} {}? It runs after the current operation. \
+        "Queue a teardown of {name} behind its {} {}{}? It runs after the {}. \
          This runs: {} [y/N]",
         sanitize_short(op.status.as_str(), crate::ui::text::CUT_SHORT),
         sanitize_short(&op.verb, crate::ui::text::CUT_SHORT),
+        sanitize_short(others, crate::ui::text::CUT_LONG),
+        if others.is_empty() {
+            "current operation"
+        } else {
+            "pending operations"
+        },
         sanitize_short(&line, crate::ui::text::CUT_LONG)
     )
 }
@@ -149,14 +156,14 @@ pub(crate) fn render_confirm_queue_down(
     frame: &mut Frame,
     area: Rect,
     instance: &Instance,
-    op: &Operation,
+    behind: (&Operation, &str),
     teardown: &TeardownInfo,
 ) {
     render_question(
         frame,
         area,
         " Confirm queued teardown ",
-        queue_down_text(instance, op, teardown),
+        queue_down_text(instance, behind, teardown),
     );
 }
 

@@ -52,17 +52,25 @@ pub fn lines(
 
 /// Draw the overlay for operation `id` (`op` as in the current snapshot)
 /// centred in `area`: each value wrapped under its label, the box as tall
-/// as the wrapped text (up to the whole area; when the events do not fit,
-/// the newest are shown, under a line counting the earlier ones).
+/// as the wrapped text (up to the whole area). The events scroll
+/// ([`App::operation_scroll`]; the newest while it follows them), the
+/// title saying which are shown: `events 12-24 of 40`.
 pub fn render(frame: &mut Frame, area: Rect, app: &App, id: &str, op: Option<&Operation>) {
     let width = area.width.saturating_sub(4).min(110);
     // Inside the borders, after " {label} ".
     let value_width = usize::from(width.saturating_sub(2)).saturating_sub(LABEL + 2);
     let mut lines: Vec<Line> = Vec::new();
-    // Where the event lines begin (after the events heading).
+    // Where the event rows begin (after the events heading), and the event
+    // each of them shows (an event may wrap to several rows).
     let mut events_from = None;
+    let mut event_of_row: Vec<usize> = Vec::new();
     for (label, value) in lines_of(id, op, app.operation_events(), app.now(), app.zone()) {
-        for (n, piece) in wrap(&value, value_width).into_iter().enumerate() {
+        let pieces = wrap(&value, value_width);
+        if events_from.is_some() {
+            let event = event_of_row.last().map_or(0, |e| e + 1);
+            event_of_row.extend(std::iter::repeat_n(event, pieces.len()));
+        }
+        for (n, piece) in pieces.into_iter().enumerate() {
             let label = if n == 0 { label.as_str() } else { "" };
             lines.push(Line::from(vec![
                 Span::styled(format!(" {label:<LABEL$} "), theme::muted()),
@@ -74,32 +82,48 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, id: &str, op: Option<&Op
         }
     }
     let room = usize::from(area.height.saturating_sub(2));
+    let mut title = TITLE.to_owned();
     if let Some(from) = events_from
-        && lines.len() > room
+        && let Some(&newest) = event_of_row.last()
     {
-        // Drop the oldest events, and say how many: the newest stay in view.
-        let hidden = (lines.len() - room + 1).min(lines.len() - from);
-        lines.splice(
-            from..from + hidden,
-            [Line::from(Span::styled(
-                format!(" {:<LABEL$} … {hidden} earlier", ""),
-                theme::muted(),
-            ))],
+        let (start, end) = event_window(app, room.saturating_sub(from), event_of_row.len());
+        title = format!(
+            "{} · events {}-{} of {} ",
+            TITLE.trim_end(),
+            event_of_row[start] + 1,
+            event_of_row[end - 1] + 1,
+            newest + 1
         );
+        lines.truncate(from + end);
+        lines.drain(from..from + start);
     }
     let height = u16::try_from(lines.len() + 2)
         .unwrap_or(u16::MAX)
         .min(area.height);
     let rect = centered(area, width, height);
     let block = Block::bordered()
-        .title(Span::styled(
-            " Operation (Esc closes · c cancels) ",
-            theme::focused_border(),
-        ))
+        .title(Span::styled(title, theme::focused_border()))
         .border_type(theme::FOCUSED_BORDER)
         .border_style(theme::focused_border());
     frame.render_widget(Clear, rect);
     frame.render_widget(Paragraph::new(lines).block(block), rect);
+}
+
+/// The overlay's title, before the events shown.
+const TITLE: &str = " Operation (Esc closes · c cancels · e full text) ";
+
+/// The event rows shown, `start..end` of `total` in `room` rows (at least
+/// one): from the overlay's scroll, the newest while it follows them;
+/// recorded for the movement keys.
+fn event_window(app: &App, room: usize, total: usize) -> (usize, usize) {
+    let rows = room.clamp(1, total);
+    let last = total - rows;
+    let start = app.operation_scroll().map_or(last, |s| s.min(last));
+    let mut viewport = app.viewport.get();
+    viewport.op_event_rows = rows;
+    viewport.op_event_len = total;
+    app.viewport.set(viewport);
+    (start, start + rows)
 }
 
 /// `(label, value)` pairs for `op` and its events, or the notice when it

@@ -66,15 +66,18 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     }
     let rows_fit = usize::from(inner.height.saturating_sub(1));
     let selected = app.operation_index().min(len - 1);
+    let pending = app.snapshot().pending_operations().len();
     let mut viewport = app.viewport.get();
-    let offset = scroll_window(viewport.operations_offset, selected, len, rows_fit);
-    viewport.operations_offset = offset;
+    let layout = OpsLayout::new(viewport.operations_offset, selected, pending, len, rows_fit);
+    viewport.operations_offset = layout.offset;
     viewport.operations_rows = rows_fit;
+    viewport.operations_head = layout.head;
+    viewport.operations_window = layout.window;
     app.viewport.set(viewport);
-    let end = (offset + rows_fit).min(len);
     let now = app.now();
-    let built: Vec<OperationRow> = ops[offset..end]
-        .iter()
+    let built: Vec<OperationRow> = layout
+        .shown()
+        .filter_map(|i| ops.get(i))
         .map(|op| opview::operation_row(op, now))
         .collect();
     let widths = column_widths(inner.width, &built);
@@ -105,15 +108,104 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
             .style(row_style)
         })
         .collect();
+    let mut table_area = inner;
+    if layout.more > 0 {
+        table_area.height = table_area.height.saturating_sub(1);
+        let line = Rect {
+            y: inner.y + table_area.height,
+            height: 1,
+            ..inner
+        };
+        let text = format!("  … {} more pending", layout.more);
+        frame.render_widget(Paragraph::new(Line::styled(text, theme::muted())), line);
+    }
     super::render_table(
         frame,
-        inner,
+        table_area,
         &HEADERS,
         rows,
         &widths,
-        selected - offset,
+        layout.position(selected),
         is_focused,
     );
+}
+
+/// Which operations the pane draws in `rows` data rows, so the pending
+/// ones (the first `pending` of `len`, as the store adapter orders them)
+/// stay on screen whatever finished row is selected: they are pinned above
+/// the finished rows' scroll window; when more are pending than fit, the
+/// pane's last row says `… N more pending`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpsLayout {
+    /// The first `head` operations (pending) are drawn first.
+    pub head: usize,
+    /// Then `window` operations from `offset`.
+    pub offset: usize,
+    /// How many rows the scroll window draws.
+    pub window: usize,
+    /// Pending operations not drawn (the `… N more pending` line when
+    /// not 0).
+    pub more: usize,
+}
+
+impl OpsLayout {
+    /// The layout for `selected` (an index into the operations), after
+    /// `previous` (the last frame's window offset).
+    #[must_use]
+    pub fn new(previous: usize, selected: usize, pending: usize, len: usize, rows: usize) -> Self {
+        let plain = |offset: usize, window: usize, more: usize| Self {
+            head: 0,
+            offset,
+            window,
+            more,
+        };
+        if len <= rows || rows < 3 || pending == 0 {
+            return plain(scroll_window(previous, selected, len, rows), rows, 0);
+        }
+        if selected < pending {
+            if pending <= rows {
+                return plain(0, rows, 0);
+            }
+            let window = rows - 1;
+            let offset = scroll_window(previous, selected, pending, window);
+            return plain(offset, window, pending - window);
+        }
+        let (head, more) = if pending < rows {
+            (pending, 0)
+        } else {
+            (rows - 2, pending - (rows - 2))
+        };
+        let window = rows - head - usize::from(more > 0);
+        let finished = len - pending;
+        let offset = pending
+            + scroll_window(
+                previous.saturating_sub(pending),
+                selected - pending,
+                finished,
+                window,
+            );
+        Self {
+            head,
+            offset,
+            window,
+            more,
+        }
+    }
+
+    /// The operations drawn, in order.
+    pub fn shown(self) -> impl Iterator<Item = usize> {
+        (0..self.head).chain(self.offset..self.offset + self.window)
+    }
+
+    /// Where `selected` is drawn among [`OpsLayout::shown`].
+    #[must_use]
+    pub fn position(self, selected: usize) -> usize {
+        if selected < self.head {
+            selected
+        } else {
+            self.head + selected.saturating_sub(self.offset)
+        }
+    }
 }
 
 /// Column widths for a table `width` columns wide: VERB 6, INSTANCE as wide
@@ -138,4 +230,33 @@ pub fn column_widths(width: u16, rows: &[OperationRow]) -> [u16; 6] {
         .min(available.saturating_sub(fixed));
     let detail = available.saturating_sub(fixed + instance);
     [verb, instance, status, age, took, detail]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::OpsLayout;
+
+    fn shown(l: OpsLayout) -> Vec<usize> {
+        l.shown().collect()
+    }
+
+    #[test]
+    fn pending_rows_are_pinned() {
+        // 3 pending, 10 finished, 5 rows, the last finished selected.
+        let l = OpsLayout::new(0, 12, 3, 13, 5);
+        assert_eq!(shown(l), [0, 1, 2, 11, 12]);
+        assert_eq!((l.more, l.position(12)), (0, 4));
+        // 6 pending, 5 rows: 3 pinned, the selected one, `… 3 more`.
+        let l = OpsLayout::new(0, 12, 6, 13, 5);
+        assert_eq!(shown(l), [0, 1, 2, 12]);
+        assert_eq!((l.more, l.position(12)), (3, 3));
+        // A pending one selected among 6: a window over the pending.
+        let l = OpsLayout::new(0, 5, 6, 13, 5);
+        assert_eq!(shown(l), [2, 3, 4, 5]);
+        assert_eq!((l.more, l.position(5)), (2, 3));
+        // All fit, or none pending: the plain window.
+        assert_eq!(shown(OpsLayout::new(0, 2, 1, 3, 5))[..3], [0, 1, 2]);
+        let l = OpsLayout::new(0, 9, 0, 13, 5);
+        assert_eq!((l.head, l.offset, l.more), (0, 5, 0));
+    }
 }
