@@ -31,9 +31,6 @@ pub const DEFAULT_PROGRAM: &str = "stackless";
 /// to the controller).
 pub const TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Most bytes of stdout read (an envelope is well under 4 KiB).
-const MAX_OUTPUT: usize = 1 << 20;
-
 /// What to cancel, as the UI saw it (the confirm named it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CancelRequest {
@@ -142,43 +139,9 @@ pub async fn run(program: &OsString, id: &str, timeout: Duration) -> Outcome {
         Ok(argv) => argv,
         Err(why) => return Outcome::Failed(why),
     };
-    let mut command = tokio::process::Command::new(&argv[0]);
-    command
-        .args(&argv[1..])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .env("STACKLESS_NO_SELF_UPDATE", "1")
-        // Its own process group, so a timeout stops whatever it started.
-        .process_group(0)
-        .kill_on_drop(true);
-    let child = match command.spawn() {
-        Ok(child) => child,
-        Err(error) => {
-            return Outcome::Failed(format!("cannot run {}: {error}", program.to_string_lossy()));
-        }
-    };
-    let group = child
-        .id()
-        .and_then(|pid| i32::try_from(pid).ok())
-        .filter(|&pid| pid > 1)
-        .map(nix::unistd::Pid::from_raw);
-    match tokio::time::timeout(timeout, child.wait_with_output()).await {
-        Err(_) => {
-            // The child itself is killed on drop; its group goes too.
-            if let Some(group) = group {
-                let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
-            }
-            Outcome::Failed(format!(
-                "timed out after {}",
-                humantime::format_duration(timeout)
-            ))
-        }
-        Ok(Err(error)) => Outcome::Failed(format!("cannot read its answer: {error}")),
-        Ok(Ok(output)) => {
-            let stdout = &output.stdout[..output.stdout.len().min(MAX_OUTPUT)];
-            interpret(output.status.code(), &String::from_utf8_lossy(stdout))
-        }
+    match super::answer::answer(&argv, timeout).await {
+        Ok((code, stdout)) => interpret(code, &stdout),
+        Err(why) => Outcome::Failed(why),
     }
 }
 

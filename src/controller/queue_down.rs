@@ -28,9 +28,6 @@ use crate::model::op_rules::{is_valid_operation_id, queue_down_args, short_id};
 /// not wait for the teardown.
 pub const TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Most bytes of stdout read (an envelope is well under 4 KiB).
-const MAX_OUTPUT: usize = 1 << 20;
-
 /// How `down --no-wait` ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
@@ -134,44 +131,9 @@ pub fn shown(argv: &[OsString]) -> String {
 /// Run `argv` (already checked) and read its answer; killed with its
 /// process group after `timeout`.
 pub async fn run(argv: &[OsString], timeout: Duration) -> Outcome {
-    let Some((program, args)) = argv.split_first() else {
-        return Outcome::Failed("no command".into());
-    };
-    let mut command = tokio::process::Command::new(program);
-    command
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .env("STACKLESS_NO_SELF_UPDATE", "1")
-        .process_group(0)
-        .kill_on_drop(true);
-    let child = match command.spawn() {
-        Ok(child) => child,
-        Err(error) => {
-            return Outcome::Failed(format!("cannot run {}: {error}", program.to_string_lossy()));
-        }
-    };
-    let group = child
-        .id()
-        .and_then(|pid| i32::try_from(pid).ok())
-        .filter(|&pid| pid > 1)
-        .map(nix::unistd::Pid::from_raw);
-    match tokio::time::timeout(timeout, child.wait_with_output()).await {
-        Err(_) => {
-            if let Some(group) = group {
-                let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
-            }
-            Outcome::Failed(format!(
-                "timed out after {}",
-                humantime::format_duration(timeout)
-            ))
-        }
-        Ok(Err(error)) => Outcome::Failed(format!("cannot read its answer: {error}")),
-        Ok(Ok(output)) => {
-            let stdout = &output.stdout[..output.stdout.len().min(MAX_OUTPUT)];
-            interpret(output.status.code(), &String::from_utf8_lossy(stdout))
-        }
+    match super::answer::answer(argv, timeout).await {
+        Ok((code, stdout)) => interpret(code, &stdout),
+        Err(why) => Outcome::Failed(why),
     }
 }
 
