@@ -1,0 +1,158 @@
+//! `snapshot`'s report: field by field, on hand-made snapshots.
+
+use super::*;
+use crate::model::services::{LogState, Service};
+
+/// Finding 10: a service placed on render has no local `log_path` in
+/// `snapshot --json`, and says where its logs are, as the detail view
+/// does.
+#[test]
+fn a_service_off_this_machine_has_no_local_log_path() {
+    let mut service = Service {
+        name: "web".into(),
+        runs_on: "render".into(),
+        start: None,
+        process: None,
+        readiness: None,
+        existence: None,
+        configuration: None,
+        observed_at: None,
+        error_code: None,
+        drift: vec![],
+        log_path: Some("/s/logs/sl-1/web.log".into()),
+        log: LogState::Elsewhere,
+    };
+    let report = ServiceReport::new(&service, 4444);
+    assert_eq!(report.log_path, None);
+    assert_eq!(
+        report.logs.as_deref(),
+        Some("kept by render, not on this disk")
+    );
+    service.runs_on = "local".into();
+    service.log = LogState::Missing;
+    let report = ServiceReport::new(&service, 4444);
+    assert_eq!(report.log_path.as_deref(), Some("/s/logs/sl-1/web.log"));
+    assert_eq!(report.logs, None);
+}
+
+/// The capture time of the fast-path fixture.
+const NOW: i64 = 1_795_960_686;
+
+/// Five instances: a live lock, a hostile name, a backoff, a tombstone
+/// and a pending operation.
+fn mixed_snapshot() -> Snapshot {
+    use crate::model::liveness::LockLiveness;
+    use crate::model::{Generation, Lease, Liveness, OpLock, OpStatus, ReapAttempt, Rows, Status};
+    let instance = |name: &str, status: Status| Instance {
+        name: name.into(),
+        substrate: "local".into(),
+        lease: (status == Status::Active).then_some(Lease {
+            duration_secs: 60,
+            expires_at: NOW - 30,
+        }),
+        tombstoned_at: (status == Status::Tombstoned).then_some(NOW - 100),
+        status,
+        created_at: Some(NOW - 1_000),
+        lock: None,
+        anomalies: vec![],
+        dirty: Some(false),
+        birth: None,
+    };
+    let mut alpha = instance("alpha", Status::Active);
+    alpha.lock = Some(Box::new(OpLock {
+        operation: "up".into(),
+        holder_pid: 42,
+        holder_start_time: NOW - 50,
+        acquired_at: NOW - 40,
+        holder_host: Some("vm".into()),
+        claim_id: None,
+    }));
+    let rows = Rows {
+        generation: Generation::new(14),
+        instances: vec![
+            instance("alpha", Status::Active),
+            instance("bad\u{1b}[2Jname", Status::Active),
+            instance("bravo", Status::Active),
+            instance("charlie", Status::Tombstoned),
+            instance("delta", Status::Active),
+        ]
+        .into(),
+        reap_attempts: vec![ReapAttempt {
+            instance: "bravo".into(),
+            attempts: 2,
+            last_error: r#"{"code":"engine.teardown.survivors","message":"left web"}"#.into(),
+            next_retry_at: NOW + 64,
+        }],
+        operations: vec![Operation {
+            id: "op-1".into(),
+            instance: "delta".into(),
+            instance_id: None,
+            verb: "down".into(),
+            status: OpStatus::Queued,
+            cancel_requested: false,
+            created_at: NOW - 5,
+            updated_at: NOW - 5,
+            error_json: None,
+            progress: None,
+            ran: None,
+        }],
+        ..Rows::default()
+    };
+    let mut rows = rows;
+    rows.instances[0] = alpha;
+    let mut liveness = LockLiveness::default();
+    liveness.insert("alpha".into(), Liveness::Alive);
+    Snapshot::new(rows, liveness)
+}
+
+/// Services for two of [`mixed_snapshot`]'s instances.
+fn mixed_services() -> Services {
+    let service = |name: &str, alive: bool| ServiceReport {
+        name: name.into(),
+        pid: Some(7),
+        alive: Some(alive),
+        origin: None,
+        port: Some(3000),
+        log_path: Some(format!("/s/logs/alpha/{name}.log")),
+        logs: None,
+    };
+    let mut services = Services::new();
+    services.insert(
+        "alpha".into(),
+        vec![service("web", true), service("db", false)],
+    );
+    services.insert("delta".into(), vec![service("api", true)]);
+    services
+}
+
+/// The fast paths give the same bytes: the table made from the snapshot
+/// without building reports, and the JSON with the services borrowed,
+/// are byte for byte what the whole report gives, with services,
+/// locks, a backoff, a pending operation and a hostile name.
+#[test]
+fn streamed_json_and_table_match_the_whole_report_with_services() {
+    let snapshot = mixed_snapshot();
+    let services = mixed_services();
+    let whole = build_with(&snapshot, NOW, "s.db", &services, None);
+    let mut json = Vec::new();
+    write_json(
+        &mut json,
+        &snapshot,
+        NOW,
+        "s.db",
+        &mut |i| Ok(services.get(&i.name).cloned().unwrap_or_default()),
+        None,
+    )
+    .unwrap();
+    let expected = serde_json::to_string_pretty(&whole).unwrap() + "\n";
+    assert_eq!(String::from_utf8(json).unwrap(), expected);
+    assert!(expected.contains("\"services\": ["), "{expected}");
+    let mut text = Vec::new();
+    let utc = jiff::tz::TimeZone::UTC;
+    write_table(&mut text, &snapshot, NOW, "s.db", &services, &utc, None).unwrap();
+    let text = String::from_utf8(text).unwrap();
+    assert_eq!(text, table(&whole, &utc));
+    assert!(text.contains("up by pid 42 on vm, alive"), "{text}");
+    assert!(text.contains("skip: operation pending"), "{text}");
+    assert!(!text.contains('\u{1b}'), "{text}");
+}
