@@ -77,7 +77,7 @@ pub struct VerbRequest {
 pub fn unsupported(generation: Generation, verb: Verb) -> Option<String> {
     (!generation.has_operations()).then(|| {
         format!(
-            "{} runs only on stackless 0.4.0 stores (schema 14), the release it was checked against: this store is schema v{}; nothing run",
+            "{} needs a stackless 0.4.0 store (schema 14); this one is v{}; nothing run",
             verb.word(),
             generation.user_version
         )

@@ -195,7 +195,7 @@ fn read_only_an_older_store_and_a_tombstone_refuse() {
     assert!(app.command_line().is_none());
     assert_eq!(
         last(&app).2,
-        "renew runs only on stackless 0.4.0 stores (schema 14), the release it was checked against: this store is schema v5; nothing run"
+        "renew needs a stackless 0.4.0 store (schema 14); this one is v5; nothing run"
     );
     let mut app = new_app(14, Ok(()));
     press(&mut app, KeyCode::Char(':'));

@@ -93,9 +93,7 @@ fn only_schema_14_renews() {
     let v14 = Generation { user_version: 14 };
     assert_eq!(
         unsupported(v5, Verb::Renew { lease_secs: 60 }),
-        Some(
-            "renew runs only on stackless 0.4.0 stores (schema 14), the release it was checked against: this store is schema v5; nothing run".into()
-        )
+        Some("renew needs a stackless 0.4.0 store (schema 14); this one is v5; nothing run".into())
     );
     assert_eq!(unsupported(v14, Verb::Verify), None);
 }
