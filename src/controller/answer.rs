@@ -59,3 +59,22 @@ pub async fn answer(argv: &[OsString], timeout: Duration) -> Result<(Option<i32>
         }
     }
 }
+
+/// Why a command that gave no envelope failed: `exited with status 1:
+/// <its last non-empty stdout line>` (`no output`), or `killed by a
+/// signal`.
+#[must_use]
+pub fn failure(code: Option<i32>, stdout: &str) -> String {
+    match code {
+        Some(code) => {
+            let last = stdout
+                .lines()
+                .rev()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .unwrap_or("no output");
+            format!("exited with status {code}: {last}")
+        }
+        None => "killed by a signal".into(),
+    }
+}

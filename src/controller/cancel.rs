@@ -101,16 +101,7 @@ pub fn interpret(code: Option<i32>, stdout: &str) -> Outcome {
                 ..
             }),
         ) => Outcome::Refused(error),
-        (Some(code), _) => {
-            let last = stdout
-                .lines()
-                .rev()
-                .map(str::trim)
-                .find(|l| !l.is_empty())
-                .unwrap_or("no output");
-            Outcome::Failed(format!("exited with status {code}: {last}"))
-        }
-        (None, _) => Outcome::Failed("killed by a signal".into()),
+        (code, _) => Outcome::Failed(super::answer::failure(code, stdout)),
     }
 }
 
