@@ -212,6 +212,21 @@ pub enum Sub {
         /// reproducible output).
         #[arg(long, value_name = "UNIX_SECONDS")]
         now: Option<i64>,
+        /// Stream the store instead: the protocol of `serve --stdio`
+        /// (docs/protocol.md) on stdout, read-only, taking no commands,
+        /// until a signal or a closed stdout.
+        #[arg(long, conflicts_with_all = ["json", "now"])]
+        follow: bool,
+    },
+    /// The console's engine without a terminal (docs/protocol.md): the
+    /// store as newline-delimited JSON on stdout (a snapshot, then
+    /// deltas), commands on stdin (reap, down, cancel, renew, ...), each
+    /// checked by the rules of its key. Stops at the end of stdin.
+    Serve {
+        /// Speak the protocol on stdin and stdout (required: the only
+        /// transport; reach another host with --controller ssh://HOST).
+        #[arg(long, required = true)]
+        stdio: bool,
     },
     /// Run the reaper and exit: 0 when every decision succeeded, 1 when a
     /// teardown failed, 2 on a usage or store error.

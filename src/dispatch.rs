@@ -70,7 +70,9 @@ fn dispatch(cli: &Cli) -> ExitCode {
             None => usage("demo-down needs --state"),
         },
         Some(Sub::DemoHelper) => crate::demo::helper::run(),
-        Some(Sub::Snapshot { json, now }) => crate::headless::snapshot(cli, *json, *now),
+        Some(Sub::Snapshot { follow: true, .. }) => crate::console::follow(cli),
+        Some(Sub::Snapshot { json, now, .. }) => crate::headless::snapshot(cli, *json, *now),
+        Some(Sub::Serve { .. }) => crate::console::serve(cli),
         Some(Sub::Reap { .. }) => crate::headless::reap_once(cli),
         Some(Sub::Completions { shell }) => {
             clap_complete::generate(

@@ -44,3 +44,16 @@ pub(crate) fn start(cli: &Cli) -> ExitCode {
         }
     }
 }
+
+/// `serve --stdio`: the console's engine without a terminal
+/// (docs/protocol.md).
+#[must_use]
+pub(crate) fn serve(_cli: &Cli) -> ExitCode {
+    usage("serve --stdio: not built yet")
+}
+
+/// `snapshot --follow`: the protocol's out-stream, read-only.
+#[must_use]
+pub(crate) fn follow(_cli: &Cli) -> ExitCode {
+    usage("snapshot --follow: not built yet")
+}

@@ -138,7 +138,7 @@ pub(crate) fn plan(
     };
     let mode = match &cli.command {
         None => Mode::Console,
-        Some(Sub::Snapshot { .. } | Sub::Reap { .. }) => Mode::Headless,
+        Some(Sub::Snapshot { .. } | Sub::Reap { .. } | Sub::Serve { .. }) => Mode::Headless,
         Some(Sub::Completions { .. } | Sub::Man | Sub::DemoDown { .. } | Sub::DemoHelper) => {
             return Ok(None);
         }

@@ -25,6 +25,7 @@ pub mod name;
 pub mod observe;
 pub(crate) mod op_rules;
 pub mod operation;
+pub mod protocol;
 pub mod readiness;
 pub mod reaper_status;
 pub mod redact;
