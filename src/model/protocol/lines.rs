@@ -242,10 +242,12 @@ pub fn reply_error(id: &Value, kind: &str, message: &str) -> String {
     }))
 }
 
-/// A `log` line of the `logs` command `logs`.
+/// A `log` line of the `logs` command `logs`. `at` (docs/protocol.md,
+/// "Commands": the line's time) is `null`: a log file's line carries no
+/// time the agent reads.
 #[must_use]
 pub fn log(logs: &Value, service: &str, text: &str) -> String {
-    fit(json!({ "type": "log", "logs": logs, "service": service, "text": text }))
+    fit(json!({ "type": "log", "logs": logs, "service": service, "text": text, "at": null }))
 }
 
 /// The `logs_end` line: `stopped`, `replaced`, `gone`, or why it failed.
