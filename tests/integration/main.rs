@@ -35,6 +35,7 @@ mod reaper;
 mod reaper_control;
 mod reaper_releases;
 mod row_reuse;
+mod serve;
 mod shape;
 mod store;
 mod store_files;
