@@ -28,8 +28,7 @@ use crate::model::protocol::lines::{self, Banner, Hello, ReaperLine};
 use crate::model::protocol::rows::Tables;
 use crate::model::protocol::{HEARTBEAT_SECS, LOGS_TAIL};
 use crate::model::time::unix_now;
-use crate::ui::App;
-use crate::ui::app::{Named, Remote};
+use crate::ui::{App, Named, Remote};
 
 /// How long `hello` waits for the role thread to say who reaps.
 const ROLE_WAIT: Duration = Duration::from_secs(2);
