@@ -164,9 +164,11 @@ fn rows_lines(head: &str, upsert: &[String], remove: &[String], out: &mut Vec<St
 /// The `reaper` line.
 #[must_use]
 pub fn reaper(line: &ReaperLine) -> String {
-    let mut value = serde_json::to_value(line).unwrap_or(Value::Null);
-    if let Value::Object(fields) = &mut value {
-        fields.insert("type".into(), Value::String("reaper".into()));
+    let mut value = json!({ "type": "reaper" });
+    if let (Value::Object(fields), Ok(Value::Object(more))) =
+        (&mut value, serde_json::to_value(line))
+    {
+        fields.extend(more);
     }
     fit(value)
 }
@@ -254,4 +256,67 @@ pub fn log(logs: &Value, service: &str, text: &str) -> String {
 #[must_use]
 pub fn logs_end(logs: &Value, reason: &str) -> String {
     fit(json!({ "type": "logs_end", "logs": logs, "reason": reason }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::rows::{Table, TableDelta};
+    use super::*;
+
+    #[test]
+    fn a_big_table_is_split_into_rows_messages_under_the_limit() {
+        let row = format!(r#"{{"name":"{}"}}"#, "n".repeat(1_000));
+        let delta = Delta {
+            tables: vec![(
+                Table::Instances,
+                TableDelta {
+                    upsert: vec![row; 200],
+                    remove: vec![r#"{"name":"gone","birth":null}"#.into()],
+                },
+            )],
+            counts: [200, 0, 0],
+        };
+        let out = group(3, true, &delta, 1_000);
+        assert_eq!(
+            out.first().map(String::as_str),
+            Some(r#"{"type":"reset","seq":3}"#)
+        );
+        assert_eq!(
+            out.last().map(String::as_str),
+            Some(
+                r#"{"type":"synced","seq":3,"at":1000,"counts":{"instances":200,"operations":0,"backoffs":0}}"#
+            )
+        );
+        let rows: Vec<serde_json::Value> = out[1..out.len() - 1]
+            .iter()
+            .map(|l| {
+                assert!(l.len() < MAX_MESSAGE_BYTES, "{}", l.len());
+                serde_json::from_str(l).expect("json")
+            })
+            .collect();
+        assert_eq!(rows.len(), 4);
+        let upserts: usize = rows
+            .iter()
+            .map(|m| m["upsert"].as_array().map_or(0, Vec::len))
+            .sum();
+        let removes: usize = rows
+            .iter()
+            .map(|m| m["remove"].as_array().map_or(0, Vec::len))
+            .sum();
+        assert_eq!((upserts, removes), (200, 1));
+    }
+
+    #[test]
+    fn an_unchanged_table_sends_no_rows_message() {
+        let delta = Delta {
+            tables: vec![(Table::Operations, TableDelta::default())],
+            counts: [1, 2, 3],
+        };
+        assert_eq!(
+            group(9, false, &delta, 5),
+            [
+                r#"{"type":"synced","seq":9,"at":5,"counts":{"instances":1,"operations":2,"backoffs":3}}"#
+            ]
+        );
+    }
 }

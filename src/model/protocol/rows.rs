@@ -5,7 +5,7 @@
 //! after the last `synced`, which turns the next snapshot into a delta.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher as _, Hash as _, Hasher as _};
+use std::hash::BuildHasher as _;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -120,9 +120,7 @@ impl Tables {
     }
 
     fn hash(&self, text: &str) -> u64 {
-        let mut hasher = self.hasher.build_hasher();
-        text.hash(&mut hasher);
-        hasher.finish()
+        self.hasher.hash_one(text)
     }
 
     /// The delta from the tables held to `snapshot`'s, and hold those.
@@ -164,7 +162,7 @@ impl Tables {
         let mut delta = TableDelta::default();
         let mut old = std::mem::take(&mut self.instances);
         let mut next = HashMap::with_capacity(snapshot.instances.len());
-        for row in snapshot.instances.iter() {
+        for row in &*snapshot.instances {
             let key: InstanceKey = (
                 row.name.clone(),
                 row.birth.as_ref().map(|b| b.instance_id().to_owned()),
@@ -216,9 +214,7 @@ fn update_keyed(
     let mut old = std::mem::take(held);
     for (key, row) in rows {
         let text = fit(row);
-        let mut h = hasher.build_hasher();
-        text.hash(&mut h);
-        let hash = h.finish();
+        let hash = hasher.hash_one(&text);
         if old.remove(&key) != Some(hash) {
             delta.upsert.push(text);
         }
@@ -368,7 +364,10 @@ pub fn cut_texts(value: &mut Value, max: usize) {
     match value {
         Value::String(text) => {
             if let Some((at, _)) = text.char_indices().nth(max) {
-                let keep = text[..at].char_indices().nth(max - 1).map_or(at, |(i, _)| i);
+                let keep = text[..at]
+                    .char_indices()
+                    .nth(max - 1)
+                    .map_or(at, |(i, _)| i);
                 text.truncate(keep);
                 text.push('…');
             }
@@ -376,5 +375,100 @@ pub fn cut_texts(value: &mut Value, max: usize) {
         Value::Array(items) => items.iter_mut().for_each(|v| cut_texts(v, max)),
         Value::Object(fields) => fields.values_mut().for_each(|v| cut_texts(v, max)),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::generation::Generation;
+    use crate::model::rows::{Birth, Lease, Rows, Status};
+
+    fn instance(name: &str, birth: &str, expires_at: i64) -> Instance {
+        Instance {
+            name: name.into(),
+            substrate: "local".into(),
+            status: Status::Active,
+            created_at: Some(1),
+            tombstoned_at: None,
+            lease: Some(Lease {
+                duration_secs: 60,
+                expires_at,
+            }),
+            lock: None,
+            anomalies: vec![],
+            dirty: Some(false),
+            birth: Some(Birth::new(birth, &format!("sl-{birth}"))),
+        }
+    }
+
+    fn snapshot(instances: Vec<Instance>) -> Snapshot {
+        Snapshot::from(Rows {
+            generation: Generation::new(14),
+            instances: instances.into(),
+            ..Rows::default()
+        })
+    }
+
+    #[test]
+    fn the_first_update_sends_every_row_then_only_what_changed() {
+        let mut tables = Tables::new();
+        let first = snapshot(vec![
+            instance("alpha", "a1", 2_000),
+            instance("bravo", "b1", 3_000),
+        ]);
+        let delta = tables.update(&first);
+        assert_eq!(delta.tables[0].1.upsert.len(), 2);
+        assert_eq!(delta.counts, [2, 0, 0]);
+        // The same rows again (shared or copied): nothing.
+        assert!(tables.update(&first).is_empty());
+        let copied = snapshot(vec![
+            instance("alpha", "a1", 2_000),
+            instance("bravo", "b1", 3_000),
+        ]);
+        assert!(tables.update(&copied).is_empty());
+        // One lease renewed: that row alone, whole.
+        let renewed = snapshot(vec![
+            instance("alpha", "a1", 2_000),
+            instance("bravo", "b1", 9_000),
+        ]);
+        let delta = tables.update(&renewed);
+        assert_eq!(
+            delta.tables[0].1.upsert,
+            [
+                r#"{"name":"bravo","birth":{"instance_id":"b1","resource_namespace":"sl-b1"},"dns_safe":true,"substrate":"local","status":"active","created_at":1,"tombstoned_at":null,"lease":{"duration_secs":60,"expires_at":9000},"lock":null,"dirty":false,"failed_up":false,"services_dead":0,"gc":null}"#
+            ]
+        );
+        assert!(delta.tables[0].1.remove.is_empty());
+    }
+
+    #[test]
+    fn a_name_born_again_is_a_remove_and_an_upsert() {
+        let mut tables = Tables::new();
+        tables.update(&snapshot(vec![instance("alpha", "a1", 2_000)]));
+        let delta = tables.update(&snapshot(vec![instance("alpha", "a2", 2_000)]));
+        assert_eq!(
+            delta.tables[0].1.remove,
+            [r#"{"name":"alpha","birth":"a1"}"#]
+        );
+        assert_eq!(delta.tables[0].1.upsert.len(), 1);
+        assert!(delta.tables[0].1.upsert[0].contains(r#""instance_id":"a2""#));
+        let delta = tables.update(&snapshot(vec![]));
+        assert_eq!(
+            delta.tables[0].1.remove,
+            [r#"{"name":"alpha","birth":"a2"}"#]
+        );
+        assert_eq!(delta.counts, [0, 0, 0]);
+    }
+
+    #[test]
+    fn long_texts_are_cut_and_a_row_always_fits() {
+        let mut value = json!({ "a": "x".repeat(5_000), "b": ["é".repeat(2_000)] });
+        cut_texts(&mut value, 4);
+        assert_eq!(value, json!({ "a": "xxx…", "b": ["ééé…"] }));
+        let huge = json!({ "name": "\u{1}".repeat(MAX_TEXT_CHARS), "more": vec!["\u{1}".repeat(MAX_TEXT_CHARS); 20] });
+        let text = fit(huge);
+        assert!(text.len() <= MAX_ROW_BYTES, "{}", text.len());
+        assert!(text.ends_with(r#","cut":true}"#) || text.contains(r#""cut":true"#));
     }
 }
