@@ -83,13 +83,15 @@ fn valid_messages() -> Vec<Value> {
                "counts": {"instances": 1, "operations": 1, "backoffs": 1}}),
         json!({"type": "reaper", "by": "controller", "pid": 77, "paused": false,
                "next_pass_at": null, "text": "reaper: the controller reaps (pid 77); standing by",
-               "last_pass": {"at": 1_764_655_200, "reaped": 1, "failed": 0, "skipped": 2}}),
+               "last_pass": {"at": 1_764_655_200, "reaped": 1, "failed": 0, "collected": 0,
+                             "skipped": 2}}),
         json!({"type": "banner", "id": "clock", "level": "error", "text": "! the wall clock"}),
         json!({"type": "banner_cleared", "id": "clock"}),
         json!({"type": "activity", "at": 1_764_655_260, "actor": "reaper", "instance": "golf",
                "kind": "reaped", "detail": "down in 1.2s"}),
         json!({"type": "heartbeat", "at": 1_764_655_265, "seq": 7}),
-        json!({"type": "reply", "id": "7", "ok": true, "detail": "reap requested for golf"}),
+        json!({"type": "reply", "id": "7", "ok": true, "message": "reap requested for golf"}),
+        json!({"type": "reply", "id": 11, "ok": true}),
         json!({"type": "reply", "id": 9, "ok": true,
                "detail": {"name": "golf", "birth": null, "lines": ["a", "b"]}}),
         json!({"type": "reply", "id": 10, "ok": true, "services": ["web"]}),
@@ -236,6 +238,16 @@ fn messages_the_document_does_not_allow_are_refused() {
             json!({"type": "activity", "at": 1, "actor": "reaper", "instance": "golf", "kind": "reaped"}),
         ),
         (
+            "a last pass without collected",
+            json!({"type": "reaper", "by": "agent", "pid": 1, "paused": false,
+                   "next_pass_at": null, "text": "",
+                   "last_pass": {"at": 1, "reaped": 0, "failed": 0, "skipped": 0}}),
+        ),
+        (
+            "a detail that is not the detail view",
+            json!({"type": "reply", "id": 1, "ok": true, "detail": "reap requested"}),
+        ),
+        (
             "a refusal without its error",
             json!({"type": "reply", "id": 1, "ok": false}),
         ),
@@ -305,7 +317,9 @@ fn reaper_line() -> ReaperLine {
         paused: false,
         next_pass_at: Some(1_764_655_260),
         text: "reaper: every 60s".into(),
-        last_pass: Some(json!({"at": 1_764_655_200, "reaped": 1, "failed": 0, "skipped": 2})),
+        last_pass: Some(
+            json!({"at": 1_764_655_200, "reaped": 1, "failed": 0, "collected": 0, "skipped": 2}),
+        ),
     }
 }
 
@@ -351,7 +365,7 @@ fn every_line_the_core_builds_validates() {
         lines::banner_cleared("store_busy"),
         lines::activity(&activity, "down in 1.2s"),
         lines::heartbeat(1_764_655_265, 3),
-        lines::reply_ok(&json!(7), json!({"detail": "reap requested for golf"})),
+        lines::reply_ok(&json!(7), json!({"message": "reap requested for golf"})),
         lines::reply_ok(
             &json!("d"),
             json!({"detail": {"name": "golf", "birth": null, "lines": ["golf"]}}),
