@@ -78,6 +78,11 @@ impl Agent {
     /// Start `serve --stdio` on `store` with `flags` before the
     /// subcommand; stderr to `<dir>/stderr`.
     fn start(dir: &Path, store: &Path, flags: &[&str]) -> Self {
+        Self::start_with(dir, store, flags, &["serve", "--stdio"])
+    }
+
+    /// Start the subcommand `sub` (`serve --stdio`, `snapshot --follow`).
+    fn start_with(dir: &Path, store: &Path, flags: &[&str], sub: &[&str]) -> Self {
         let stderr = dir.join("stderr");
         let mut child = bin(dir)
             .args(flags)
@@ -85,7 +90,7 @@ impl Agent {
             .arg(fake_stackless(dir))
             .arg("--state")
             .arg(store)
-            .args(["serve", "--stdio"])
+            .args(sub)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&stderr).unwrap())
@@ -785,6 +790,56 @@ fn stdout_closed_by_the_reader_stops_the_agent() {
         let _ = stdin.write_all(b"{\"id\":1,\"cmd\":\"ping\"}\n");
         let _ = stdin.flush();
     }
+    assert_eq!(agent.exit(10), Some(0), "{}", agent.stderr());
+    assert!(!agent.stderr().contains("panicked"), "{}", agent.stderr());
+}
+
+/// `snapshot --follow` writes the same out-stream, read-only and taking
+/// no commands: its first group equals `snapshot --json`, a GC comes as a
+/// remove, and nothing is reaped (the fixture's leases ran out).
+#[test]
+fn snapshot_follow_streams_the_same_protocol_read_only() {
+    let (dir, store) = fixture("real-0.4.0-v14.db");
+    let mut agent = Agent::start_with(
+        dir.path(),
+        &store,
+        &["--tick", "1s"],
+        &["snapshot", "--follow"],
+    )
+    .follow();
+    let hello = agent.wait("hello", 10, |s| s.reader.hello.clone());
+    assert_eq!(
+        (
+            &hello["read_only"],
+            &hello["follow_only"],
+            &hello["commands"]
+        ),
+        (&json!(true), &json!(true), &json!([]))
+    );
+    agent.synced_where("the first snapshot", |t| t.instances.len() == 8);
+    matches_snapshot(&agent, dir.path(), &store, "the first snapshot");
+    crate::common::stores::exec(&store, "DELETE FROM instances WHERE name = 'charlie';");
+    agent.synced_where("charlie collected", |t| {
+        !t.instances.keys().any(|(name, _)| name == "charlie")
+    });
+    matches_snapshot(&agent, dir.path(), &store, "charlie collected");
+    std::thread::sleep(Duration::from_secs(2));
+    agent.wait("no reaper", 1, |s| {
+        let reaped: Vec<&Value> = s
+            .reader
+            .activity
+            .iter()
+            .filter(|a| a["actor"] == "reaper")
+            .collect();
+        assert!(reaped.is_empty(), "{reaped:?}");
+        Some(())
+    });
+    // A signal stops it.
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(agent.child.id()).unwrap()),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
     assert_eq!(agent.exit(10), Some(0), "{}", agent.stderr());
     assert!(!agent.stderr().contains("panicked"), "{}", agent.stderr());
 }
