@@ -60,6 +60,8 @@ struct Stream {
     reader: Reader,
     /// Every line, in order.
     lines: Vec<String>,
+    /// When each line was read.
+    times: Vec<Instant>,
     /// Lines the schema or the client refused, with why.
     errors: Vec<String>,
     /// stdout ended.
@@ -134,6 +136,7 @@ impl Agent {
                     seen.errors.push(format!("{e}\n  in: {}", short(line)));
                 }
                 seen.lines.push(line.to_owned());
+                seen.times.push(Instant::now());
                 wake.notify_all();
             }
         });
@@ -842,4 +845,29 @@ fn snapshot_follow_streams_the_same_protocol_read_only() {
     .unwrap();
     assert_eq!(agent.exit(10), Some(0), "{}", agent.stderr());
     assert!(!agent.stderr().contains("panicked"), "{}", agent.stderr());
+}
+
+/// A stream with nothing to say sends a `heartbeat` once nothing else was
+/// sent for `heartbeat_secs`, carrying the last `synced`'s seq (the
+/// client checks it).
+#[test]
+fn an_idle_stream_sends_a_heartbeat_after_heartbeat_secs() {
+    let (dir, store) = fixture("real-0.4.0-v14.db");
+    let agent = Agent::start(dir.path(), &store, &["--no-reaper"]).follow();
+    let hello = agent.wait("hello", 10, |s| s.reader.hello.clone());
+    let secs = hello["heartbeat_secs"].as_u64().unwrap();
+    assert_eq!(secs, 5);
+    agent.synced_where("the first snapshot", |_| true);
+    let (gap, line) = agent.wait("a heartbeat", secs + 5, |s| {
+        let at = s
+            .lines
+            .iter()
+            .position(|l| l.starts_with(r#"{"type":"heartbeat""#))?;
+        Some((s.times[at] - s.times[at - 1], s.lines[at].clone()))
+    });
+    let quiet = Duration::from_secs(secs);
+    assert!(
+        gap >= quiet - Duration::from_millis(300) && gap < quiet + Duration::from_secs(2),
+        "{gap:?} of quiet before {line}"
+    );
 }
