@@ -380,9 +380,9 @@ impl Session {
             return;
         }
         self.seq += 1;
-        for line in lines::group(self.seq, reset, &delta, unix_now()) {
-            self.send(line);
-        }
+        lines::group(self.seq, reset, &delta, unix_now(), &mut |line| {
+            self.send(line)
+        });
     }
 
     fn publish_reaper(&mut self) {

@@ -89,21 +89,21 @@ pub fn hello(hello: &Hello) -> String {
 
 /// The lines of one snapshot group: `reset` first when `reset`, then the
 /// `rows` messages of `delta` (none for a table that did not change),
-/// then `synced`. `at`: unix seconds.
-#[must_use]
-pub fn group(seq: u64, reset: bool, delta: &Delta, at: i64) -> Vec<String> {
-    let mut out = Vec::new();
+/// then `synced`. `at`: unix seconds. Each line is handed to `emit` as
+/// it is made (the first snapshot of a large store is never held as
+/// lines whole).
+pub fn group(seq: u64, reset: bool, delta: &Delta, at: i64, emit: &mut impl FnMut(String)) {
     if reset {
-        out.push(json!({ "type": "reset", "seq": seq }).to_string());
+        emit(json!({ "type": "reset", "seq": seq }).to_string());
     }
     for (table, changes) in &delta.tables {
         let head = format!(
             "{{\"type\":\"rows\",\"seq\":{seq},\"table\":\"{}\",",
             table.as_str()
         );
-        rows_lines(&head, &changes.upsert, &changes.remove, &mut out);
+        rows_lines(&head, &changes.upsert, &changes.remove, emit);
     }
-    out.push(
+    emit(
         json!({
             "type": "synced",
             "seq": seq,
@@ -116,12 +116,11 @@ pub fn group(seq: u64, reset: bool, delta: &Delta, at: i64) -> Vec<String> {
         })
         .to_string(),
     );
-    out
 }
 
 /// `rows` messages carrying `upsert` then `remove` (each element already
 /// JSON, at most [`MAX_ROW_BYTES`]), each line under the limit.
-fn rows_lines(head: &str, upsert: &[String], remove: &[String], out: &mut Vec<String>) {
+fn rows_lines(head: &str, upsert: &[String], remove: &[String], emit: &mut impl FnMut(String)) {
     // `{head}"upsert":[...],"remove":[...]}` plus the newline.
     const FRAME: usize = "\"upsert\":[],\"remove\":[]}\n".len();
     let budget = MAX_MESSAGE_BYTES - head.len() - FRAME;
@@ -129,11 +128,11 @@ fn rows_lines(head: &str, upsert: &[String], remove: &[String], out: &mut Vec<St
     let mut ups: Vec<&str> = Vec::new();
     let mut rems: Vec<&str> = Vec::new();
     let mut used = 0usize;
-    let flush = |ups: &mut Vec<&str>, rems: &mut Vec<&str>, out: &mut Vec<String>| {
+    let mut flush = |ups: &mut Vec<&str>, rems: &mut Vec<&str>| {
         if ups.is_empty() && rems.is_empty() {
             return;
         }
-        out.push(format!(
+        emit(format!(
             "{head}\"upsert\":[{}],\"remove\":[{}]}}",
             ups.join(","),
             rems.join(",")
@@ -148,7 +147,7 @@ fn rows_lines(head: &str, upsert: &[String], remove: &[String], out: &mut Vec<St
     {
         let cost = text.len() + 1;
         if used + cost > budget {
-            flush(&mut ups, &mut rems, out);
+            flush(&mut ups, &mut rems);
             used = 0;
         }
         used += cost;
@@ -158,7 +157,7 @@ fn rows_lines(head: &str, upsert: &[String], remove: &[String], out: &mut Vec<St
             ups.push(text);
         }
     }
-    flush(&mut ups, &mut rems, out);
+    flush(&mut ups, &mut rems);
 }
 
 /// The `reaper` line.
@@ -274,7 +273,8 @@ mod tests {
             )],
             counts: [200, 0, 0],
         };
-        let out = group(3, true, &delta, 1_000);
+        let mut out = Vec::new();
+        group(3, true, &delta, 1_000, &mut |line| out.push(line));
         assert_eq!(
             out.first().map(String::as_str),
             Some(r#"{"type":"reset","seq":3}"#)
@@ -310,8 +310,10 @@ mod tests {
             tables: vec![(Table::Operations, TableDelta::default())],
             counts: [1, 2, 3],
         };
+        let mut out = Vec::new();
+        group(9, false, &delta, 5, &mut |line| out.push(line));
         assert_eq!(
-            group(9, false, &delta, 5),
+            out,
             [
                 r#"{"type":"synced","seq":9,"at":5,"counts":{"instances":1,"operations":2,"backoffs":3}}"#
             ]
