@@ -381,7 +381,7 @@ impl Session {
         }
         self.seq += 1;
         lines::group(self.seq, reset, &delta, unix_now(), &mut |line| {
-            self.send(line)
+            self.send(line);
         });
     }
 
