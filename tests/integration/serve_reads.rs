@@ -74,7 +74,10 @@ fn detail_and_a_followed_service_log_of_the_demo() {
     .expect("write");
     let opened = next(&rx, |m| m["type"] == "reply" && m["id"] == "l");
     assert_eq!(opened["ok"], true, "{opened}");
-    assert_eq!(opened["services"], serde_json::json!(["gateway", "redis", "stackless"]));
+    assert_eq!(
+        opened["services"],
+        serde_json::json!(["gateway", "redis", "stackless"])
+    );
     let tail = next(&rx, |m| m["type"] == "log" && m["logs"] == "l");
     assert_eq!(tail["service"], "gateway");
     // A line written after the open (the demo writes one every 2 s)
@@ -82,8 +85,10 @@ fn detail_and_a_followed_service_log_of_the_demo() {
     let mut seen = 1;
     let started = Instant::now();
     while started.elapsed() < Duration::from_secs(6) {
-        if let Ok(m) = rx.recv_timeout(Duration::from_millis(200)) {
-            if m["type"] == "log" {
+        if let Ok(m) = rx.recv_timeout(Duration::from_millis(200))
+            && m["type"] == "log"
+        {
+            {
                 assert_eq!(
                     (m["logs"].as_str(), m["service"].as_str()),
                     (Some("l"), Some("gateway"))
