@@ -141,8 +141,10 @@ struct Session {
     role_known: bool,
     tables: Tables,
     seq: u64,
-    /// The newest snapshot not diffed yet.
-    fresh: Option<Arc<Snapshot>>,
+    /// The newest snapshot (the App's), and whether it arrived since the
+    /// last group.
+    latest: Arc<Snapshot>,
+    dirty: bool,
     reaper: Option<ReaperLine>,
     banners: Vec<(&'static str, String)>,
     /// `detail` commands waiting for the I/O worker: (id, name).
@@ -176,7 +178,8 @@ impl Session {
             role_known: false,
             tables: Tables::new(),
             seq: 0,
-            fresh: None,
+            latest: Arc::new(Snapshot::default()),
+            dirty: false,
             reaper: None,
             banners: Vec::new(),
             details: Vec::new(),
@@ -214,7 +217,10 @@ impl Session {
     /// reads are taken here, everything goes to the App.
     fn event(&mut self, actions: &mut Actions<'_>, event: Event) {
         match &event {
-            Event::Snapshot(snapshot) => self.fresh = Some(Arc::clone(snapshot)),
+            Event::Snapshot(snapshot) => {
+                self.latest = Arc::clone(snapshot);
+                self.dirty = true;
+            }
             Event::Role(_) => self.role_known = true,
             Event::Answer(Answer::Detail { name, result }) => {
                 self.answer_detail(name, result);
@@ -352,9 +358,9 @@ impl Session {
             self.reaper = Some(self.hello.reaper.clone());
             self.send(lines::hello(&self.hello));
             self.hello_sent = true;
-            self.fresh = None;
+            self.dirty = false;
             self.snapshot_group(true);
-        } else if self.fresh.take().is_some() {
+        } else if std::mem::take(&mut self.dirty) {
             self.snapshot_group(false);
         }
         if let Some((previous, _)) = self.app.settle() {
@@ -375,14 +381,22 @@ impl Session {
     /// One snapshot group: all rows after a `reset`, else what changed
     /// (nothing at all when no row did).
     fn snapshot_group(&mut self, reset: bool) {
-        let delta = self.tables.update(self.app.snapshot());
-        if !reset && delta.is_empty() {
-            return;
+        let snapshot = Arc::clone(&self.latest);
+        let mut tables = std::mem::take(&mut self.tables);
+        let seq = self.seq + 1;
+        if lines::stream_group(
+            seq,
+            reset,
+            &mut tables,
+            &snapshot,
+            unix_now(),
+            &mut |line| {
+                self.send(line);
+            },
+        ) {
+            self.seq = seq;
         }
-        self.seq += 1;
-        lines::group(self.seq, reset, &delta, unix_now(), &mut |line| {
-            self.send(line);
-        });
+        self.tables = tables;
     }
 
     fn publish_reaper(&mut self) {

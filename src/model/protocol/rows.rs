@@ -123,8 +123,36 @@ impl Tables {
 
     /// The delta from the tables held to `snapshot`'s, and hold those.
     pub fn update(&mut self, snapshot: &Snapshot) -> Delta {
-        let instances = self.update_instances(snapshot);
-        let operations = update_keyed(
+        let mut tables = vec![
+            (Table::Instances, TableDelta::default()),
+            (Table::Operations, TableDelta::default()),
+            (Table::Backoffs, TableDelta::default()),
+        ];
+        let counts = self.update_with(snapshot, &mut |table, change| {
+            let at = match table {
+                Table::Instances => 0,
+                Table::Operations => 1,
+                Table::Backoffs => 2,
+            };
+            match change {
+                Change::Upsert(text) => tables[at].1.upsert.push(text),
+                Change::Remove(text) => tables[at].1.remove.push(text),
+            }
+        });
+        Delta { tables, counts }
+    }
+
+    /// [`Tables::update`], each change handed to `each` as it is found
+    /// (instances, then operations, then backoffs; in each, upserts then
+    /// removes), none held: the first snapshot of a large store is never
+    /// held whole as text. Returns the rows held after it per table.
+    pub fn update_with(
+        &mut self,
+        snapshot: &Snapshot,
+        each: &mut dyn FnMut(Table, Change),
+    ) -> [usize; 3] {
+        self.update_instances(snapshot, &mut |change| each(Table::Instances, change));
+        update_keyed(
             &mut self.operations,
             &self.hasher,
             "id",
@@ -132,8 +160,9 @@ impl Tables {
                 .operations
                 .iter()
                 .map(|op| (op.id.clone(), operation_row(op))),
+            &mut |change| each(Table::Operations, change),
         );
-        let backoffs = update_keyed(
+        update_keyed(
             &mut self.backoffs,
             &self.hasher,
             "instance",
@@ -141,23 +170,16 @@ impl Tables {
                 .reap_attempts
                 .iter()
                 .map(|attempt| (attempt.instance.clone(), backoff_row(attempt))),
+            &mut |change| each(Table::Backoffs, change),
         );
-        Delta {
-            tables: vec![
-                (Table::Instances, instances),
-                (Table::Operations, operations),
-                (Table::Backoffs, backoffs),
-            ],
-            counts: [
-                self.instances.len(),
-                self.operations.len(),
-                self.backoffs.len(),
-            ],
-        }
+        [
+            self.instances.len(),
+            self.operations.len(),
+            self.backoffs.len(),
+        ]
     }
 
-    fn update_instances(&mut self, snapshot: &Snapshot) -> TableDelta {
-        let mut delta = TableDelta::default();
+    fn update_instances(&mut self, snapshot: &Snapshot, each: &mut dyn FnMut(Change)) {
         let mut old = std::mem::take(&mut self.instances);
         let mut next = hashbrown::HashTable::with_capacity(snapshot.instances.len());
         let key_hash = |row: &Instance| self.hasher.hash_one((&row.name, birth_id(row)));
@@ -178,7 +200,7 @@ impl Tables {
             let text = instance_row(snapshot, row, inputs);
             let text_hash = self.hasher.hash_one(&text);
             if sent.as_ref().is_none_or(|s| s.hash != text_hash) {
-                delta.upsert.push(text);
+                each(Change::Upsert(text));
             }
             next.insert_unique(
                 hash,
@@ -192,13 +214,22 @@ impl Tables {
         }
         let mut gone: Vec<Arc<Instance>> = old.into_iter().map(|s| s.row).collect();
         gone.sort_by(|a, b| (&a.name, birth_id(a)).cmp(&(&b.name, birth_id(b))));
-        delta.remove = gone
-            .iter()
-            .map(|row| fit(json!({ "name": row.name, "birth": birth_id(row) })))
-            .collect();
+        for row in &gone {
+            each(Change::Remove(fit(
+                json!({ "name": row.name, "birth": birth_id(row) }),
+            )));
+        }
         self.instances = next;
-        delta
     }
+}
+
+/// One change of a table, as JSON text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// A whole row, added or changed.
+    Upsert(String),
+    /// The key of a row gone.
+    Remove(String),
 }
 
 /// The birth's `instance_id`, the second half of an instance row's key.
@@ -218,28 +249,24 @@ fn update_keyed(
     hasher: &std::collections::hash_map::RandomState,
     field: &str,
     rows: impl Iterator<Item = (String, Value)>,
-) -> TableDelta {
-    let mut delta = TableDelta::default();
+    each: &mut dyn FnMut(Change),
+) {
     let mut old = std::mem::take(held);
     for (key, row) in rows {
         let text = fit(row);
         let hash = hasher.hash_one(&text);
         if old.remove(&key) != Some(hash) {
-            delta.upsert.push(text);
+            each(Change::Upsert(text));
         }
         held.insert(key, hash);
     }
     let mut gone: Vec<String> = old.into_keys().collect();
     gone.sort();
-    delta.remove = gone
-        .into_iter()
-        .map(|key| {
-            let mut object = serde_json::Map::new();
-            object.insert(field.to_owned(), Value::String(key));
-            fit(Value::Object(object))
-        })
-        .collect();
-    delta
+    for key in gone {
+        let mut object = serde_json::Map::new();
+        object.insert(field.to_owned(), Value::String(key));
+        each(Change::Remove(fit(Value::Object(object))));
+    }
 }
 
 fn inputs(snapshot: &Snapshot, row: &Instance) -> Inputs {
