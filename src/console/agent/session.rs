@@ -128,13 +128,45 @@ struct LogsStream {
     answered: bool,
 }
 
+/// Stdout, buffered: lines written until a write fails (the reader
+/// closed it), and when the last one was.
+struct Out {
+    writer: std::io::BufWriter<std::io::Stdout>,
+    broken: bool,
+    last_write: Instant,
+}
+
+impl Out {
+    /// Queue one line (written at [`Out::flush`]).
+    fn send(&mut self, line: &str) {
+        if self.broken {
+            return;
+        }
+        let written = self
+            .writer
+            .write_all(line.as_bytes())
+            .and_then(|()| self.writer.write_all(b"\n"));
+        if written.is_err() {
+            self.broken = true;
+        }
+        self.last_write = Instant::now();
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.broken && self.writer.flush().is_err() {
+            self.broken = true;
+        }
+        if self.broken {
+            return Err(std::io::ErrorKind::BrokenPipe.into());
+        }
+        Ok(())
+    }
+}
+
 /// The loop's state: the App, what was written, what waits for an answer.
 struct Session {
     app: App,
-    out: std::io::BufWriter<std::io::Stdout>,
-    /// Lines written but not flushed, and whether a write failed.
-    broken: bool,
-    last_write: Instant,
+    out: Out,
     started: Instant,
     hello: Hello,
     hello_sent: bool,
@@ -160,9 +192,11 @@ impl Session {
         let host = sysinfo::System::host_name().unwrap_or_default();
         Self {
             app,
-            out: std::io::BufWriter::with_capacity(256 * 1024, std::io::stdout()),
-            broken: false,
-            last_write: Instant::now(),
+            out: Out {
+                writer: std::io::BufWriter::with_capacity(256 * 1024, std::io::stdout()),
+                broken: false,
+                last_write: Instant::now(),
+            },
             started: Instant::now(),
             hello: Hello {
                 host: crate::model::text::sanitize_short(&host, 253),
@@ -190,27 +224,11 @@ impl Session {
 
     /// Queue one line (written at [`Session::flush`]).
     fn send(&mut self, line: String) {
-        if self.broken {
-            return;
-        }
-        let written = self
-            .out
-            .write_all(line.as_bytes())
-            .and_then(|()| self.out.write_all(b"\n"));
-        if written.is_err() {
-            self.broken = true;
-        }
-        self.last_write = Instant::now();
+        self.out.send(&line);
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        if !self.broken && self.out.flush().is_err() {
-            self.broken = true;
-        }
-        if self.broken {
-            return Err(std::io::ErrorKind::BrokenPipe.into());
-        }
-        Ok(())
+        self.out.flush()
     }
 
     /// One event from the engine's threads: answers to this session's own
@@ -373,7 +391,7 @@ impl Session {
         }
         self.publish_reaper();
         self.publish_banners();
-        if self.last_write.elapsed() >= Duration::from_secs(HEARTBEAT_SECS) {
+        if self.out.last_write.elapsed() >= Duration::from_secs(HEARTBEAT_SECS) {
             self.send(lines::heartbeat(unix_now(), self.seq));
         }
     }
