@@ -394,14 +394,25 @@ fn snapshot_of(path: &std::path::Path) -> stackless_tui::model::Snapshot {
         .unwrap()
 }
 
-/// The lines of one group of the core's (`reset` when `seq` is 1).
+/// The lines of one group of the core's, as the agent streams them
+/// (`reset` when `seq` is 1).
 fn group_lines(
     core: &mut CoreTables,
     snapshot: &stackless_tui::model::Snapshot,
     seq: u64,
 ) -> Vec<String> {
-    let delta = core.update(snapshot);
-    lines::group(seq, seq == 1, &delta, crate::common::CAPTURE)
+    let mut out = Vec::new();
+    lines::stream_group(
+        seq,
+        seq == 1,
+        core,
+        snapshot,
+        crate::common::CAPTURE,
+        &mut |line| {
+            out.push(line);
+        },
+    );
+    out
 }
 
 /// A client that has read `hello` and the lines.
