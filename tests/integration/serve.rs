@@ -85,14 +85,22 @@ impl Agent {
 
     /// Start the subcommand `sub` (`serve --stdio`, `snapshot --follow`).
     fn start_with(dir: &Path, store: &Path, flags: &[&str], sub: &[&str]) -> Self {
-        let stderr = dir.join("stderr");
-        let mut child = bin(dir)
+        let mut command = bin(dir);
+        command
             .args(flags)
             .arg("--stackless")
             .arg(fake_stackless(dir))
             .arg("--state")
             .arg(store)
-            .args(sub)
+            .args(sub);
+        Self::spawn(dir, command)
+    }
+
+    /// Spawn `command` with stdin and stdout piped, stderr to
+    /// `<dir>/stderr`.
+    fn spawn(dir: &Path, mut command: Command) -> Self {
+        let stderr = dir.join("stderr");
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&stderr).unwrap())
@@ -220,6 +228,20 @@ impl Agent {
                 .any(|a| a["actor"] == actor && a["instance"] == instance && a["kind"] == kind)
                 .then_some(())
         });
+    }
+
+    /// Send a command that must be valid under the schema's
+    /// `$defs/command`.
+    fn command(&mut self, line: &str) {
+        crate::common::protocol::validate_command(line).unwrap();
+        self.send(line);
+    }
+
+    /// The reply to the command `id` (waiting up to 20 s).
+    fn reply(&self, id: &str) -> Value {
+        self.wait(&format!("the reply to {id}"), 20, |s| {
+            s.reader.replies.iter().find(|r| r["id"] == id).cloned()
+        })
     }
 
     fn send(&mut self, line: &str) {
@@ -870,4 +892,65 @@ fn an_idle_stream_sends_a_heartbeat_after_heartbeat_secs() {
         gap >= quiet - Duration::from_millis(300) && gap < quiet + Duration::from_secs(2),
         "{gap:?} of quiet before {line}"
     );
+}
+
+/// The reads over the stream on the demo's store (schema 4: births null,
+/// no operations): `detail`'s reply, `logs`' reply, tail and followed
+/// lines, `logs_stop`'s `logs_end`; every line valid under the schema and
+/// taken by the client, every command valid under `$defs/command`.
+#[test]
+fn the_demos_detail_and_logs_are_valid_messages() {
+    let home = tempfile::tempdir().unwrap();
+    let mut command = bin(home.path());
+    command.args(["--demo", "serve", "--stdio"]);
+    let mut agent = Agent::spawn(home.path(), command).follow();
+    let hello = agent.wait("hello", 10, |s| s.reader.hello.clone());
+    assert_eq!(
+        (&hello["schema"], &hello["generation"]),
+        (&json!(4), &json!("contract"))
+    );
+    agent.synced_where("the first snapshot", |t| !t.instances.is_empty());
+    let (_, shown) = agent.shown();
+    assert!(shown.instances.keys().all(|(_, birth)| birth.is_none()));
+    assert!(shown.operations.is_empty());
+    agent.command(r#"{"id":"d","cmd":"detail","name":"api-gateway-dev"}"#);
+    let detail = agent.reply("d");
+    assert_eq!(
+        (
+            &detail["ok"],
+            &detail["detail"]["name"],
+            &detail["detail"]["birth"]
+        ),
+        (&json!(true), &json!("api-gateway-dev"), &Value::Null)
+    );
+    agent.command(r#"{"id":"l","cmd":"logs","name":"api-gateway-dev","service":"gateway"}"#);
+    assert_eq!(
+        agent.reply("l")["services"],
+        json!(["gateway", "redis", "stackless"])
+    );
+    // The tail, then a line the demo writes every 2 s.
+    let count = |s: &Stream| s.reader.logs.iter().filter(|m| m["type"] == "log").count();
+    let tail = agent.wait("the tail", 10, |s| (count(s) > 0).then(|| count(s)));
+    agent.wait("a followed line", 10, |s| (count(s) > tail).then_some(()));
+    agent.command(r#"{"id":"s","cmd":"logs_stop","logs":"l"}"#);
+    assert_eq!(agent.reply("s")["ok"], true);
+    let end = agent.wait("logs_end", 10, |s| {
+        s.reader
+            .logs
+            .iter()
+            .find(|m| m["type"] == "logs_end")
+            .cloned()
+    });
+    assert_eq!(
+        (&end["logs"], &end["reason"]),
+        (&json!("l"), &json!("stopped"))
+    );
+    assert!(
+        agent
+            .wait("logs", 1, |s| Some(s.reader.logs.clone()))
+            .iter()
+            .all(|m| m["logs"] == "l" && (m["type"] == "logs_end" || m["service"] == "gateway"))
+    );
+    drop(agent.stdin.take());
+    assert_eq!(agent.exit(10), Some(0), "{}", agent.stderr());
 }
