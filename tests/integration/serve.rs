@@ -954,3 +954,54 @@ fn the_demos_detail_and_logs_are_valid_messages() {
     drop(agent.stdin.take());
     assert_eq!(agent.exit(10), Some(0), "{}", agent.stderr());
 }
+
+/// `pause`, `resume` and `pass` over the stream: each answered `ok`, the
+/// `reaper` message says the pause as it changes, a command of protocol 2
+/// is refused `protocol`; a missing teardown command comes as the
+/// `teardown_missing` banner. Every line valid.
+#[test]
+fn pause_and_resume_over_the_stream_show_in_the_reaper_message() {
+    use crate::common::stores::exec;
+    let (dir, store) = fixture("real-0.4.0-v14.db");
+    exec(
+        &store,
+        &format!("UPDATE leases SET expires_at = {};", unix_now() + 86_400),
+    );
+    let mut agent = Agent::start(
+        dir.path(),
+        &store,
+        &[
+            "--reaper",
+            "always",
+            "--down-cmd",
+            "/nonexistent/stackless down {name} --json",
+        ],
+    )
+    .follow();
+    agent.synced_where("the first snapshot", |_| true);
+    // A teardown command that is not there: the header's banner.
+    let banner = agent.wait("the teardown_missing banner", 10, |s| {
+        s.reader.banners.get("teardown_missing").cloned()
+    });
+    assert_eq!(banner["level"], "error");
+    let paused = |agent: &Agent, want: bool| {
+        agent.wait(&format!("reaper paused {want}"), 10, |s| {
+            let reaper = s.reader.reaper.as_ref()?;
+            (reaper["by"] == "agent" && reaper["paused"] == want).then_some(())
+        });
+    };
+    paused(&agent, false);
+    agent.command(r#"{"id":"p","cmd":"pause"}"#);
+    assert_eq!(outcome(&agent.reply("p")), (json!("p"), true, None));
+    paused(&agent, true);
+    agent.command(r#"{"id":"r","cmd":"resume"}"#);
+    assert_eq!(outcome(&agent.reply("r")), (json!("r"), true, None));
+    paused(&agent, false);
+    agent.command(r#"{"id":"x","cmd":"pass","protocol":1}"#);
+    assert_eq!(outcome(&agent.reply("x")), (json!("x"), true, None));
+    agent.command(r#"{"id":"v","cmd":"pass","protocol":2}"#);
+    assert_eq!(
+        outcome(&agent.reply("v")),
+        (json!("v"), false, Some("protocol".to_owned()))
+    );
+}
