@@ -39,6 +39,9 @@ fn detail_and_a_followed_service_log_of_the_demo() {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Err(why) = crate::common::protocol::validate(&line) {
+                panic!("not a valid message: {why}: {line}");
+            }
             let value: serde_json::Value = serde_json::from_str(&line).expect("json");
             if tx.send(value).is_err() {
                 return;

@@ -16,6 +16,9 @@ fn lines_of(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<serde_
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines() {
             let Ok(line) = line else { return };
+            if let Err(why) = crate::common::protocol::validate(&line) {
+                panic!("not a valid message: {why}: {line}");
+            }
             let Ok(value) = serde_json::from_str(&line) else {
                 panic!("not JSON: {line}")
             };
