@@ -200,7 +200,8 @@ pub(crate) fn failure_message(failure: Failure, plan: &Plan, code: i32, tail: &s
 /// signal `number`, named `name`, e.g. `SIGTERM`): not an ssh failure. The
 /// console's ssh got the signal and closed the connection; a headless
 /// command was told to stop (its pipe closed: a `reap --once` pass stops
-/// its running teardowns and starts no more). `killed`: ssh did not end
+/// its running teardowns and starts no more); so was `serve --stdio`'s
+/// agent (the end of its stdin); `snapshot --follow`'s ssh got the signal. `killed`: ssh did not end
 /// within the grace and was killed.
 #[must_use]
 pub(crate) fn interrupted_message(plan: &Plan, number: i32, name: &str, killed: bool) -> String {
@@ -210,6 +211,15 @@ pub(crate) fn interrupted_message(plan: &Plan, number: i32, name: &str, killed: 
         Mode::Headless => format!(
             "the remote command on {host} was told to stop (a `reap --once` pass stops its \
              running teardowns and starts no more; its last lines are above)"
+        ),
+        Mode::Serve => format!(
+            "the agent on {host} was told to stop (its stdin was closed, as at the end of the \
+             local stdin: a teardown under way is left to finish there and audited \
+             `left-running`; its last lines are above)"
+        ),
+        Mode::Follow => format!(
+            "the stream from {host} was closed (ssh closed the connection; `snapshot --follow` \
+             there stops at its next write)"
         ),
     };
     let killed = if killed {
@@ -316,6 +326,18 @@ mod tests {
             assert_eq!(classify(255, stderr), Some(failure), "{stderr}");
         }
         assert_eq!(stderr_tail("a\n\x1b[2Jb\n\n"), "␛[2Jb");
+        assert_eq!(
+            interrupted_message(&plan(Mode::Serve), 15, "SIGTERM", false),
+            "interrupted by SIGTERM: the agent on fleet-1 was told to stop (its stdin was \
+             closed, as at the end of the local stdin: a teardown under way is left to finish \
+             there and audited `left-running`; its last lines are above). Exit 143."
+        );
+        assert_eq!(
+            interrupted_message(&plan(Mode::Follow), 2, "SIGINT", true),
+            "interrupted by SIGINT: the stream from fleet-1 was closed (ssh closed the \
+             connection; `snapshot --follow` there stops at its next write); it did not end \
+             within 30 s, so ssh was killed. Exit 130."
+        );
         let plan = plan(Mode::Headless);
         assert_eq!(
             failure_message(
