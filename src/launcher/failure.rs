@@ -38,6 +38,10 @@ pub(crate) enum Failure {
     /// stackless-tui predates `--controller` (seen by headless commands;
     /// the console's stderr goes through the remote terminal).
     OlderRemote,
+    /// 2 with clap's `unrecognized subcommand 'serve'` or `unexpected
+    /// argument '--follow'`: the remote stackless-tui knows `--reached-as`
+    /// but predates the stream protocol (docs/protocol.md).
+    NoStreams,
 }
 
 /// Classify an ssh exit `code` with `stderr` (its last bytes). `None`: the
@@ -60,6 +64,11 @@ pub(crate) fn classify(code: i32, stderr: &str) -> Option<Failure> {
         129..=159 => Some(Failure::BySignal),
         255 => Some(classify_ssh(stderr)),
         2 if stderr.contains("unexpected argument '--reached-as'") => Some(Failure::OlderRemote),
+        2 if stderr.contains("unrecognized subcommand 'serve'")
+            || stderr.contains("unexpected argument '--follow'") =>
+        {
+            Some(Failure::NoStreams)
+        }
         _ => None,
     }
 }
@@ -193,6 +202,12 @@ pub(crate) fn failure_message(failure: Failure, plan: &Plan, code: i32, tail: &s
              (exit {code}). Install this version there (from a checkout of stackless-tui: \
              `cargo install --locked --path .`, or copy this binary to the host)."
         ),
+        Failure::NoStreams => format!(
+            "{bin} on {host} is older than this stackless-tui: it does not speak the stream \
+             protocol (`serve --stdio`, `snapshot --follow`; exit {code}). Install this version \
+             there (from a checkout of stackless-tui: `cargo install --locked --path .`, or \
+             copy this binary to the host)."
+        ),
     }
 }
 
@@ -292,6 +307,23 @@ mod tests {
                 "error: unexpected argument '--reached-as' found\n\nUsage: stackless-tui [OPTIONS]"
             ),
             Some(Failure::OlderRemote)
+        );
+        for said in [
+            "error: unrecognized subcommand 'serve'\n\nUsage: stackless-tui [OPTIONS] [COMMAND]",
+            "error: unexpected argument '--follow' found\n\nUsage: stackless-tui snapshot",
+        ] {
+            assert_eq!(classify(2, said), Some(Failure::NoStreams), "{said}");
+        }
+        assert_eq!(
+            classify(2, "error: unexpected argument '--bogus' found"),
+            None
+        );
+        assert_eq!(
+            failure_message(Failure::NoStreams, &plan(Mode::Serve), 2, ""),
+            "/opt/my tools/stackless-tui on fleet-1 is older than this stackless-tui: it does \
+             not speak the stream protocol (`serve --stdio`, `snapshot --follow`; exit 2). \
+             Install this version there (from a checkout of stackless-tui: `cargo install \
+             --locked --path .`, or copy this binary to the host)."
         );
         for (stderr, failure) in [
             ("Host key verification failed.\n", Failure::HostKey),

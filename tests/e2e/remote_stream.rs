@@ -11,19 +11,29 @@ use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
-use crate::harness::{BIN, UI, signal_pid};
-use crate::remote::{fake_ssh_script, wait_for_file, wait_status};
+use crate::harness::{BIN, UI, run_plain, signal_pid};
+use crate::remote::{fake_ssh_script, text, wait_for_file, wait_status};
 
 /// The launcher's stdout, line by line, as it comes (a thread reads it).
 pub(crate) struct Lines(Receiver<String>);
 
 impl Lines {
     pub(crate) fn new(stdout: ChildStdout) -> Self {
+        Self::closing_after(stdout, |_| false)
+    }
+
+    /// As [`Lines::new`], but the reader closes its end of the pipe after
+    /// the first line `last` accepts (as `| head` does).
+    pub(crate) fn closing_after(
+        stdout: ChildStdout,
+        last: impl Fn(&str) -> bool + Send + 'static,
+    ) -> Self {
         let (tx, rx) = channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
+                let done = last(&line);
+                if tx.send(line).is_err() || done {
                     break;
                 }
             }
@@ -150,4 +160,42 @@ fn a_follow_launcher_streams_and_passes_a_signal_to_ssh() {
          (ssh closed the connection; `snapshot --follow` there stops at its next write). Exit \
          143.\n"
     );
+}
+
+/// A remote stackless-tui that knows `--reached-as` but not the streams:
+/// its clap error passes through, then the launcher names the cause, exit 2.
+#[test]
+fn an_older_remote_without_the_streams_is_named() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (args, said) in [
+        (
+            ["serve", "--stdio"],
+            "error: unrecognized subcommand 'serve'\n\nUsage: stackless-tui [OPTIONS] [COMMAND]",
+        ),
+        (
+            ["snapshot", "--follow"],
+            "error: unexpected argument '--follow' found\n\nUsage: stackless-tui snapshot [OPTIONS]",
+        ),
+    ] {
+        let path = fake_ssh_script(
+            dir.path(),
+            &format!("printf '%s\\n' \"{said}\" >&2\nexit 2"),
+        );
+        let (code, stdout, stderr) = run_plain(
+            &[&["--controller", "ssh://fleet-1"][..], &args[..]].concat(),
+            &[("PATH", &path)],
+        );
+        assert_eq!(code, Some(2));
+        assert!(stdout.is_empty());
+        assert_eq!(
+            text(&stderr),
+            format!(
+                "{said}\nstackless-tui: stackless-tui on fleet-1 is older than this \
+                 stackless-tui: it does not speak the stream protocol (`serve --stdio`, \
+                 `snapshot --follow`; exit 2). Install this version there (from a checkout of \
+                 stackless-tui: `cargo install --locked --path .`, or copy this binary to the \
+                 host).\n"
+            )
+        );
+    }
 }
