@@ -224,7 +224,7 @@ pub enum Sub {
     /// checked by the rules of its key. Stops at the end of stdin.
     Serve {
         /// Speak the protocol on stdin and stdout (required: the only
-        /// transport; reach another host with --controller ssh://HOST).
+        /// transport; reach another host with `--controller ssh://HOST`).
         #[arg(long, required = true)]
         stdio: bool,
     },

@@ -11,6 +11,8 @@
 //!
 //! `docs/ARCHITECTURE.md` maps the threads and the data flow.
 
+mod actions;
+mod agent;
 mod input;
 mod io_worker;
 mod job_starter;
@@ -27,12 +29,14 @@ use std::process::ExitCode;
 
 use crate::cli::{Cli, usage};
 
+pub(crate) use agent::{follow, serve};
+
 /// The interactive console: prepare (flags, store, roles; exit 2 with the
 /// reason before the terminal is touched), then run until the operator
 /// quits (exit 0) or a crash report (exit 1).
 #[must_use]
 pub(crate) fn start(cli: &Cli) -> ExitCode {
-    let setup = match setup::prepare(cli) {
+    let setup = match setup::prepare(cli, setup::Front::Terminal) {
         Ok(setup) => setup,
         Err(error) => return usage(&error.to_string()),
     };
@@ -43,17 +47,4 @@ pub(crate) fn start(cli: &Cli) -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// `serve --stdio`: the console's engine without a terminal
-/// (docs/protocol.md).
-#[must_use]
-pub(crate) fn serve(_cli: &Cli) -> ExitCode {
-    usage("serve --stdio: not built yet")
-}
-
-/// `snapshot --follow`: the protocol's out-stream, read-only.
-#[must_use]
-pub(crate) fn follow(_cli: &Cli) -> ExitCode {
-    usage("snapshot --follow: not built yet")
 }

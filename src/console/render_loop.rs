@@ -17,18 +17,13 @@ use std::time::Duration;
 use color_eyre::eyre::{Result, WrapErr as _};
 use tokio::signal::unix::{SignalKind, signal};
 
+use super::actions::Actions;
 use super::io_worker::IoWorker;
-use super::job_starter::JobStarter;
-use super::queue_down::QueueDownWiring;
 use super::terminal::{Term, with_terminal};
-use crate::controller::cancel::{self, CancelRequest};
 use crate::event::{Event, EventReceiver};
-use crate::model::activity::Actor;
-use crate::model::time::unix_now;
-use crate::model::{Instance, ReapAttempt};
-use crate::reaper::{Intent, Job, JobRunner};
+use crate::reaper::JobRunner;
 use crate::recorder::Recorder;
-use crate::ui::{App, Effect};
+use crate::ui::App;
 
 /// What the render loop hands the UI's commands to, besides the teardown
 /// jobs and the recorder.
@@ -80,22 +75,14 @@ pub(super) async fn run(
         return Ok("terminal closed");
     }
     let mut why = "quit";
-    let mut actions = Actions {
-        jobs: JobStarter::spawn(teardowns.clone())
-            .wrap_err("cannot start the job-starter thread")?,
+    let mut actions = Actions::new(
+        teardowns,
         recorder,
-        queue_down: QueueDownWiring {
-            program: stackless.clone(),
-            path: teardowns.path().to_path_buf(),
-            dry_run: teardowns.config().dry_run,
-        },
-        verbs: verb_runner(&stackless, teardowns, recorder, verbs_running),
         stackless,
-        control,
-        runtime,
-        io,
-        copies: Vec::new(),
-    };
+        (control, runtime, io),
+        verbs_running,
+    )
+    .wrap_err("cannot start the job-starter thread")?;
     loop {
         crate::fault::inject("render");
         let event = tokio::select! {
@@ -114,7 +101,7 @@ pub(super) async fn run(
         while let Ok(event) = rx.try_recv() {
             actions.handle(&mut app, event);
         }
-        let copies = std::mem::take(&mut actions.copies);
+        let copies = actions.take_copies();
         if !copies.iter().all(|text| copy(terminal, text)) {
             why = "terminal closed";
             break;
@@ -164,47 +151,6 @@ fn draw(terminal: &mut Term, app: &mut App) -> Result<bool> {
     }
 }
 
-/// What the loop does with the UI's commands.
-/// What runs the operator's renews and verifies (`L`, `v`): the same
-/// store, stackless program and dry run as the teardowns.
-fn verb_runner(
-    stackless: &OsString,
-    teardowns: &JobRunner,
-    recorder: &Recorder,
-    running: crate::reaper::InFlight,
-) -> crate::reaper::verbs::VerbRunner {
-    crate::reaper::verbs::VerbRunner {
-        path: teardowns.path().to_owned(),
-        program: stackless.to_string_lossy().into_owned(),
-        dry_run: teardowns.config().dry_run,
-        recorder: recorder.clone(),
-        clock: std::sync::Arc::new(unix_now),
-        deadline: crate::reaper::verbs::DEADLINE,
-        running,
-    }
-}
-
-struct Actions<'a> {
-    /// Starts the operator's teardowns, off this thread.
-    jobs: JobStarter,
-    recorder: &'a Recorder,
-    /// What `d`'s queued teardown runs and re-reads.
-    queue_down: QueueDownWiring,
-    /// Runs the operator's renews and verifies, each on a thread of its
-    /// own (`L`, `v`).
-    verbs: crate::reaper::verbs::VerbRunner,
-    /// The stackless CLI `c` runs.
-    stackless: OsString,
-    /// This console's reaper (`P`, `R`).
-    control: crate::reaper::ReaperControl,
-    /// Where `c`'s cancel task runs.
-    runtime: tokio::runtime::Handle,
-    /// The reads, off this thread.
-    io: IoWorker,
-    /// Texts `y`/`Y` asked to copy, written before the next frame.
-    copies: Vec<String>,
-}
-
 /// Write the OSC 52 sequence for `text` to the terminal (through its
 /// handle, so it is ordered with the frames); `false` when the terminal
 /// is gone.
@@ -225,94 +171,5 @@ fn copy(terminal: &mut Term, text: &str) -> bool {
             tracing::warn!("terminal write failed: {error}; quitting");
             false
         }
-    }
-}
-
-impl Actions<'_> {
-    fn handle(&mut self, app: &mut App, event: Event) {
-        if let Event::Snapshot(snapshot) = &event {
-            // The activities and the console log are redacted by the
-            // newest values read.
-            self.recorder.secrets().update(&snapshot.redactor);
-        }
-        super::logging::trace(&event);
-        let command = app.handle(event, unix_now());
-        // The UI showed these itself (refusals): audit and log them, on
-        // the I/O worker.
-        for activity in app.drain_outbox() {
-            self.io.persist(activity);
-        }
-        match command {
-            Some(Effect::Reap { instance, attempt }) => {
-                self.start_job(instance, attempt, Intent::Reap);
-            }
-            Some(Effect::TearDown { instance, attempt }) => {
-                self.start_job(instance, attempt, Intent::TearDown);
-            }
-            Some(Effect::Bulk {
-                intent,
-                jobs,
-                queued,
-            }) => {
-                self.jobs.start_bulk(
-                    jobs.into_iter()
-                        .map(|(instance, attempt)| Job {
-                            instance,
-                            attempt,
-                            actor: Actor::Operator,
-                            intent,
-                        })
-                        .collect(),
-                );
-                super::queue_down::spawn_all(
-                    &self.runtime,
-                    self.queue_down.clone(),
-                    queued,
-                    self.recorder.clone(),
-                    unix_now,
-                );
-            }
-            Some(Effect::Io(request)) => self.io.send(request),
-            Some(Effect::CancelOperation { id, instance, verb }) => {
-                // On a task: the render loop never waits for stackless.
-                cancel::spawn(
-                    &self.runtime,
-                    self.stackless.clone(),
-                    CancelRequest { id, instance, verb },
-                    self.recorder.clone(),
-                    unix_now,
-                );
-            }
-            Some(Effect::QueueDown { instance, behind }) => super::queue_down::spawn(
-                &self.runtime,
-                self.queue_down.clone(),
-                instance,
-                behind,
-                self.recorder.clone(),
-                unix_now,
-            ),
-            Some(Effect::Verbs(requests)) => {
-                // Each on a thread of its own: the render loop never waits.
-                for request in requests {
-                    // A thread that cannot start has said so as an Activity.
-                    let _ = self.verbs.spawn(request);
-                }
-            }
-            Some(Effect::PauseReaper(paused)) => self.control.set_paused(paused),
-            Some(Effect::ReaperPass) => self.control.request_pass(),
-            Some(Effect::Copy { text }) => self.copies.push(text),
-            Some(Effect::Quit) | None => {}
-        }
-    }
-
-    /// The operator's `r` or `d` on one instance, as a job of its own,
-    /// started by the `job-starter` thread.
-    fn start_job(&self, instance: Instance, attempt: Option<ReapAttempt>, intent: Intent) {
-        self.jobs.start(Job {
-            instance,
-            attempt,
-            actor: Actor::Operator,
-            intent,
-        });
     }
 }

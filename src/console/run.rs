@@ -26,33 +26,125 @@ use crate::ui::App;
 /// How long the helper gets between TERM and KILL when the console quits.
 pub(super) const HELPER_STOP_GRACE: Duration = Duration::from_secs(3);
 
+/// What the console and `serve --stdio` share: the runtime, the one
+/// event channel's sending half, the stop token, the helper, the
+/// recorder (audit trail, log, activities), the teardowns, the reaper's
+/// control and the renews and verifies running.
+pub(super) struct Engine {
+    pub(super) runtime: tokio::runtime::Runtime,
+    pub(super) tx: EventSender,
+    pub(super) stop: StopToken,
+    pub(super) helper_handle: Arc<HelperHandle>,
+    pub(super) recorder: Recorder,
+    /// The operator's teardowns (and the reaper's): they outlive the
+    /// console, never stopped.
+    pub(super) teardowns: JobRunner,
+    /// The operator's hold on the reaper (`P`, `R`): in this process's
+    /// memory only; paused, the role thread gives the `console` role up,
+    /// so `reap --once` and other consoles may reap meanwhile.
+    pub(super) control: ReaperControl,
+    pub(super) verbs_running: InFlight,
+}
+
+impl Engine {
+    /// Everything before the first thread: the runtime, the channel, the
+    /// log, the audit trail (its `start` line), the panic hook. Returns the
+    /// channel's receiving half with it.
+    ///
+    /// # Errors
+    /// The runtime could not be started.
+    pub(super) fn prepare(setup: &Setup) -> Result<(Self, crate::event::EventReceiver)> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .wrap_err("cannot start the async runtime")?;
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let helper_handle = Arc::new(HelperHandle::default());
+        // The newest secret values read: the console log, the audit trail and
+        // the activities are redacted by them (the render loop updates them
+        // with each snapshot, the reaper with each of its own).
+        let secrets = crate::model::redact::Secrets::new();
+        start_logging(setup, &tx, &secrets);
+        let recorder = Recorder::new(open_audit(setup, &tx), Forward::Console(tx.clone()))
+            .with_secrets(secrets);
+        let teardowns = JobRunner::new(setup.path.clone(), setup.action.clone(), recorder.clone());
+        audit_console(&recorder, "start", &format!("pid {}", std::process::id()));
+        install_panic_hook(Arc::clone(&helper_handle), recorder.audit().cloned());
+        Ok((
+            Self {
+                runtime,
+                tx,
+                stop: StopToken::new(),
+                helper_handle,
+                recorder,
+                teardowns,
+                control: ReaperControl::default(),
+                verbs_running: InFlight::default(),
+            },
+            rx,
+        ))
+    }
+
+    /// The store watcher, the clock watch and the role thread (the reaper,
+    /// the helper).
+    ///
+    /// # Errors
+    /// A thread could not be started.
+    pub(super) fn start_threads(&self, setup: &Setup) -> Result<()> {
+        start_threads(
+            setup,
+            &self.teardowns,
+            &self.tx,
+            &self.recorder,
+            &self.stop,
+            &self.helper_handle,
+            &self.control,
+        )
+    }
+
+    /// The I/O worker for the reads the UI (or a command) asks for.
+    ///
+    /// # Errors
+    /// Its thread could not be started.
+    pub(super) fn io_worker(&self, setup: &Setup) -> Result<super::io_worker::IoWorker> {
+        super::io_worker::IoWorker::spawn(
+            self.teardowns.path().to_owned(),
+            setup.state_dir.clone(),
+            self.tx.clone(),
+            self.recorder.clone(),
+        )
+        .wrap_err("cannot start the I/O worker thread")
+    }
+
+    /// Stop the threads and the helper; whether the helper was stopped.
+    pub(super) fn stop(&self) -> bool {
+        self.stop.cancel();
+        self.helper_handle.stop(HELPER_STOP_GRACE)
+    }
+
+    /// After the loop (and the terminal, if any, given back): say and
+    /// audit what was left running, audit the stop, shut the runtime down.
+    pub(super) fn finish(self, setup: &Setup, reason: &str, stopped_helper: bool) {
+        report_verbs_left(&self.verbs_running, &self.recorder, reason);
+        report_exit(
+            setup,
+            self.teardowns.inflight(),
+            &self.recorder,
+            reason,
+            stopped_helper,
+        );
+        self.runtime.shutdown_timeout(Duration::from_millis(200));
+    }
+}
+
 /// Run the console until it quits.
 ///
 /// # Errors
 /// The runtime, the terminal or a thread could not be started, or the
 /// render loop failed.
 pub(super) fn run(setup: Setup) -> Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .wrap_err("cannot start the async runtime")?;
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let stop = StopToken::new();
-    let helper_handle = Arc::new(HelperHandle::default());
-    // The newest secret values read: the console log, the audit trail and
-    // the activities are redacted by them (the render loop updates them
-    // with each snapshot, the reaper with each of its own).
-    let secrets = crate::model::redact::Secrets::new();
-    start_logging(&setup, &tx, &secrets);
-
-    let recorder =
-        Recorder::new(open_audit(&setup, &tx), Forward::Console(tx.clone())).with_secrets(secrets);
-    // The console's teardowns outlive it: never stopped.
-    let teardowns = JobRunner::new(setup.path.clone(), setup.action.clone(), recorder.clone());
-    audit_console(&recorder, "start", &format!("pid {}", std::process::id()));
-    install_panic_hook(Arc::clone(&helper_handle), recorder.audit().cloned());
-
+    let (engine, rx) = Engine::prepare(&setup)?;
     // The terminal first: nothing below (watcher, reaper, helper) may act
     // before the console can show what it does.
     let Some(entered) = with_terminal(terminal::enter) else {
@@ -64,59 +156,29 @@ pub(super) fn run(setup: Setup) -> Result<()> {
     let mut term = entered?;
     // Whatever goes wrong from here on, the terminal is given back.
     let restore_guard = RestoreOnDrop;
-
-    // The operator's hold on the reaper (`P`, `R`): in this process's
-    // memory only; paused, the role thread gives the `console` role up,
-    // so `reap --once` and other consoles may reap meanwhile.
-    let control = ReaperControl::default();
-    start_threads(
-        &setup,
-        &teardowns,
-        &tx,
-        &recorder,
-        &stop,
-        &helper_handle,
-        &control,
-    )?;
-    super::input::spawn(tx.clone()).wrap_err("cannot start the terminal input thread")?;
-    let app = new_app(&setup, &teardowns);
-    let verbs_running = InFlight::default();
-    let outcome = runtime.block_on(super::render_loop::run(
+    engine.start_threads(&setup)?;
+    super::input::spawn(engine.tx.clone()).wrap_err("cannot start the terminal input thread")?;
+    let app = new_app(&setup, &engine.teardowns);
+    let outcome = engine.runtime.block_on(super::render_loop::run(
         &mut term,
         app,
         rx,
-        &teardowns,
-        &recorder,
+        &engine.teardowns,
+        &engine.recorder,
         super::render_loop::Wiring {
             stackless: setup.stackless.clone(),
-            io: super::io_worker::IoWorker::spawn(
-                teardowns.path().to_owned(),
-                setup.state_dir.clone(),
-                tx.clone(),
-                recorder.clone(),
-            )
-            .wrap_err("cannot start the I/O worker thread")?,
-            control,
-            runtime: runtime.handle().clone(),
-            verbs_running: verbs_running.clone(),
+            io: engine.io_worker(&setup)?,
+            control: engine.control.clone(),
+            runtime: engine.runtime.handle().clone(),
+            verbs_running: engine.verbs_running.clone(),
         },
     ));
-
-    stop.cancel();
-    let stopped_helper = helper_handle.stop(HELPER_STOP_GRACE);
+    let stopped_helper = engine.stop();
     leave_terminal(term, restore_guard);
     let reason = outcome
         .as_ref()
         .map_or_else(|e| format!("error: {e}"), |why| (*why).to_owned());
-    report_verbs_left(&verbs_running, &recorder, &reason);
-    report_exit(
-        &setup,
-        teardowns.inflight(),
-        &recorder,
-        &reason,
-        stopped_helper,
-    );
-    runtime.shutdown_timeout(Duration::from_millis(200));
+    engine.finish(&setup, &reason, stopped_helper);
     outcome.map(|_| ())
 }
 
@@ -154,7 +216,7 @@ fn start_logging(setup: &Setup, tx: &EventSender, secrets: &crate::model::redact
 /// The UI's state at start: the last teardowns' output read back from the
 /// audit trail (at most [`audit::READ_BACK`] bytes), the teardown command
 /// and the zone.
-fn new_app(setup: &Setup, teardowns: &JobRunner) -> App {
+pub(super) fn new_app(setup: &Setup, teardowns: &JobRunner) -> App {
     let mut app = App::new(setup.app.clone(), unix_now());
     // The last teardowns' output survives a restart in the audit trail.
     let audit_path = audit::default_path(&setup.state_dir);

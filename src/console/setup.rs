@@ -48,13 +48,22 @@ pub(super) struct Setup {
     pub zone: jiff::tz::TimeZone,
 }
 
+/// What the console runs behind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Front {
+    /// The interactive console: stdin and stdout must be a terminal.
+    Terminal,
+    /// `serve --stdio`, `snapshot --follow`: pipes (docs/protocol.md).
+    Stream,
+}
+
 /// Resolve the store, the teardown command and the helper.
 ///
 /// # Errors
 /// The store cannot be opened, a flag is unusable, or there is no terminal
 /// (checked last, so a bad store or flag is reported as such, and before
 /// anything runs, so a console without a terminal changes nothing).
-pub(super) fn prepare(cli: &Cli) -> Result<Setup, StartupError> {
+pub(super) fn prepare(cli: &Cli, front: Front) -> Result<Setup, StartupError> {
     let (path, access, store, demo_dir) = open(cli)?;
     let state_dir = store.state_dir();
     drop(store);
@@ -107,7 +116,7 @@ pub(super) fn prepare(cli: &Cli) -> Result<Setup, StartupError> {
         no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
     };
     use std::io::IsTerminal as _;
-    if !io::stdout().is_terminal() || !io::stdin().is_terminal() {
+    if front == Front::Terminal && (!io::stdout().is_terminal() || !io::stdin().is_terminal()) {
         return Err(StartupError::NoTerminal);
     }
     Ok(Setup {

@@ -70,7 +70,6 @@ pub const MAX_ID_CHARS: usize = 64;
 
 /// Parse one line (without its newline). Returns the id to answer with
 /// (`null` when the line has none usable) and the command or why not.
-#[must_use]
 pub fn parse(line: &str) -> (Value, Result<Command, Rejected>) {
     let value: Value = match serde_json::from_str(line) {
         Ok(value) => value,

@@ -164,9 +164,11 @@ fn rows_lines(head: &str, upsert: &[String], remove: &[String], out: &mut Vec<St
 /// The `reaper` line.
 #[must_use]
 pub fn reaper(line: &ReaperLine) -> String {
-    let mut value = serde_json::to_value(line).unwrap_or(Value::Null);
-    if let Value::Object(fields) = &mut value {
-        fields.insert("type".into(), Value::String("reaper".into()));
+    let mut value = json!({ "type": "reaper" });
+    if let (Value::Object(fields), Ok(Value::Object(more))) =
+        (&mut value, serde_json::to_value(line))
+    {
+        fields.extend(more);
     }
     fit(value)
 }

@@ -5,7 +5,7 @@
 //! after the last `synced`, which turns the next snapshot into a delta.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher as _, Hash as _, Hasher as _};
+use std::hash::BuildHasher as _;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -120,9 +120,7 @@ impl Tables {
     }
 
     fn hash(&self, text: &str) -> u64 {
-        let mut hasher = self.hasher.build_hasher();
-        text.hash(&mut hasher);
-        hasher.finish()
+        self.hasher.hash_one(text)
     }
 
     /// The delta from the tables held to `snapshot`'s, and hold those.
@@ -164,7 +162,7 @@ impl Tables {
         let mut delta = TableDelta::default();
         let mut old = std::mem::take(&mut self.instances);
         let mut next = HashMap::with_capacity(snapshot.instances.len());
-        for row in snapshot.instances.iter() {
+        for row in &*snapshot.instances {
             let key: InstanceKey = (
                 row.name.clone(),
                 row.birth.as_ref().map(|b| b.instance_id().to_owned()),
@@ -216,9 +214,7 @@ fn update_keyed(
     let mut old = std::mem::take(held);
     for (key, row) in rows {
         let text = fit(row);
-        let mut h = hasher.build_hasher();
-        text.hash(&mut h);
-        let hash = h.finish();
+        let hash = hasher.hash_one(&text);
         if old.remove(&key) != Some(hash) {
             delta.upsert.push(text);
         }
@@ -368,7 +364,10 @@ pub fn cut_texts(value: &mut Value, max: usize) {
     match value {
         Value::String(text) => {
             if let Some((at, _)) = text.char_indices().nth(max) {
-                let keep = text[..at].char_indices().nth(max - 1).map_or(at, |(i, _)| i);
+                let keep = text[..at]
+                    .char_indices()
+                    .nth(max - 1)
+                    .map_or(at, |(i, _)| i);
                 text.truncate(keep);
                 text.push('…');
             }

@@ -73,3 +73,36 @@ impl App {
         Some(Effect::Copy { text: value })
     }
 }
+
+impl App {
+    /// `name`'s detail as the detail view shows it at `now`, line by line
+    /// (sanitized; the read redacted): `serve --stdio`'s `detail`
+    /// (docs/protocol.md), from the I/O worker's answer `view`.
+    #[must_use]
+    pub fn detail_lines(
+        &self,
+        name: &str,
+        view: &crate::model::services::DetailView,
+    ) -> Vec<String> {
+        let open = crate::ui::detail::Detail {
+            name: name.to_owned(),
+            loaded: crate::ui::detail::Loaded::Ready(Box::new(crate::ui::detail::DetailText::new(
+                view,
+                self.now,
+                self.controller().proxy_port,
+            ))),
+            scroll: 0,
+            cursor: 0,
+            payloads: false,
+        };
+        detail::document(
+            &open,
+            &self.shown.snapshot,
+            self.last_teardown(name),
+            (self.now, &self.settings.zone),
+        )
+        .iter()
+        .map(DocLine::plain)
+        .collect()
+    }
+}

@@ -27,6 +27,10 @@ pub struct Log<T> {
     entries: VecDeque<Logged<T>>,
     scroll_up: usize,
     selected_up: usize,
+    /// Every entry pushed since the last [`Log::drain_journal`], folded or
+    /// not, while journaling is on (`serve --stdio` sends each once);
+    /// `None`: off (the console's panes need no journal).
+    journal: Option<Vec<T>>,
 }
 
 impl<T> Default for Log<T> {
@@ -35,13 +39,31 @@ impl<T> Default for Log<T> {
             entries: VecDeque::new(),
             scroll_up: 0,
             selected_up: 0,
+            journal: None,
         }
     }
 }
 
-impl<T> Log<T> {
+impl<T: Clone> Log<T> {
+    /// Keep every entry pushed from now on for [`Log::drain_journal`].
+    pub(super) fn start_journal(&mut self) {
+        self.journal.get_or_insert_with(Vec::new);
+    }
+
+    /// The entries pushed since the last call, oldest first (none while
+    /// journaling is off).
+    pub(super) fn drain_journal(&mut self) -> Vec<T> {
+        self.journal
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
     /// Append `entry`, or fold it into the last entry when `same(last, entry)`.
     pub(super) fn push(&mut self, entry: T, same: impl Fn(&T, &T) -> bool) {
+        if let Some(journal) = &mut self.journal {
+            journal.push(entry.clone());
+        }
         if let Some(last) = self.entries.back_mut()
             && same(&last.entry, &entry)
         {
@@ -62,7 +84,9 @@ impl<T> Log<T> {
         self.selected_up = self.selected_up.min(self.entries.len().saturating_sub(1));
         self.scroll_up = self.scroll_up.min(self.selected_up);
     }
+}
 
+impl<T> Log<T> {
     /// The entries, oldest first.
     #[must_use]
     pub fn entries(&self) -> &VecDeque<Logged<T>> {

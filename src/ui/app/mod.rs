@@ -46,6 +46,7 @@ mod mouse;
 mod operation_view;
 mod operations;
 mod reaper;
+mod remote;
 mod rows;
 mod status;
 mod verb_question;
@@ -69,6 +70,7 @@ pub use logs_view::{LogsView, ServiceTab};
 pub use operation_view::{OpEvents, OperationView};
 pub(crate) use operations::AFTER_ALL;
 pub use reaper::ReaperView;
+pub use remote::{Accepted, Named, Remote};
 use rows::InstancesTable;
 pub use rows::SortKey;
 pub use verb_question::VerbQuestion;
@@ -574,6 +576,20 @@ impl App {
             question,
             shown: None,
         }));
+    }
+
+    /// Keep every Activity line from now on for
+    /// [`App::drain_activity_journal`] (`serve --stdio`: each line sent
+    /// once).
+    pub fn start_activity_journal(&mut self) {
+        self.activity.start_journal();
+    }
+
+    /// The Activity lines logged since the last call, oldest first: what
+    /// the recorder sent, the refusals, and what other processes were seen
+    /// to change (after [`App::settle`]).
+    pub fn drain_activity_journal(&mut self) -> Vec<Activity> {
+        self.activity.drain_journal()
     }
 
     /// Operator actions the UI decided by itself since the last call

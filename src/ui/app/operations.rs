@@ -132,10 +132,22 @@ impl App {
 
     /// `c`: the cancel rules, then the `y`/`N` question.
     pub(super) fn cancel_operation_key(&mut self) {
+        if !self.cancel_gate() {
+            return;
+        }
+        match self.cancel_target() {
+            Err((name, why)) => self.refuse(&name, why),
+            Ok(op) => self.cancel_operation_for(op),
+        }
+    }
+
+    /// `c`'s gate: the write keys on and a store with controller
+    /// operations; `false` once refused.
+    pub(super) fn cancel_gate(&mut self) -> bool {
         if let Err(reason) = &self.config.write_keys {
             let reason = reason.clone();
             self.refuse("", reason);
-            return;
+            return false;
         }
         let generation = self.shown.snapshot.generation;
         if !generation.has_operations() {
@@ -146,14 +158,16 @@ impl App {
                     generation.user_version
                 ),
             );
-            return;
+            return false;
         }
-        match self.cancel_target() {
-            Err((name, why)) => self.refuse(&name, why),
-            Ok(op) => match cancel_refusal(&op) {
-                Some(why) => self.refuse(&op.instance, why),
-                None => self.ask(Question::Cancel(op)),
-            },
+        true
+    }
+
+    /// `c`'s rule for `op`: the question, or the refusal.
+    pub(super) fn cancel_operation_for(&mut self, op: Operation) {
+        match cancel_refusal(&op) {
+            Some(why) => self.refuse(&op.instance, why),
+            None => self.ask(Question::Cancel(op)),
         }
     }
 

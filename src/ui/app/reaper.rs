@@ -28,7 +28,7 @@ impl App {
 
     /// Why `P` and `R` have nothing to act on here: the reaper is off
     /// (`--no-reaper`, `--read-only`) or another console runs it.
-    fn reaper_elsewhere(&self) -> Option<String> {
+    pub(super) fn reaper_elsewhere(&self) -> Option<String> {
         match &self.status.role {
             RoleState::Standby { .. } => {
                 return Some("this console stands by: the active console runs the reaper".into());

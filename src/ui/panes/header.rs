@@ -30,63 +30,98 @@ pub const IMMUTABLE_BANNER: &str =
 /// persistence warning, then the store's health (busy, error).
 #[must_use]
 pub fn banners(app: &App) -> Vec<(String, Style)> {
+    banner_items(app)
+        .into_iter()
+        .map(|b| {
+            let style = if b.error {
+                theme::banner_error()
+            } else {
+                theme::banner_warning()
+            };
+            (b.text, style)
+        })
+        .collect()
+}
+
+/// One header banner: a stable id (`clock`, `store_busy`, ...: the
+/// stream's `banner.id`, docs/protocol.md), whether it is an error (else
+/// a warning) and its words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BannerItem {
+    /// `standby`, `controller_reaps`, `role_unavailable`, `unrecorded`,
+    /// `audit`, `clock`, `immutable`, `teardown_missing`, `schema`,
+    /// `persistence`, `store_busy`, `store_error`.
+    pub id: &'static str,
+    /// An error (else a warning).
+    pub error: bool,
+    /// The words, as the header shows them.
+    pub text: String,
+}
+
+const fn item(id: &'static str, error: bool, text: String) -> BannerItem {
+    BannerItem { id, error, text }
+}
+
+/// [`banners`] with their ids, in the same order.
+#[must_use]
+pub fn banner_items(app: &App) -> Vec<BannerItem> {
     let mut out = Vec::new();
     role_banners(app, &mut out);
     if let Some(error) = app.unrecorded() {
-        out.push((
+        out.push(item(
+"unrecorded", true,
             format!(
                 "! reaper paused: failures cannot be recorded in the store ({}); nothing is torn down until the store accepts writes",
                 sanitize_short(error, crate::ui::text::CUT_LONG)
-            ),
-            theme::banner_error(),
-        ));
+            )));
     }
     if let Some(error) = app.audit_failure() {
-        out.push((
+        out.push(item(
+"audit", true,
             format!(
                 "! reaper paused: the audit trail cannot be written ({}); nothing is torn down until it can",
                 sanitize_short(error, crate::ui::text::CUT_LONG)
-            ),
-            theme::banner_error(),
-        ));
+            )));
     }
     if let Some(doubt) = app.clock_doubt() {
-        out.push((format!("! {doubt}"), theme::banner_error()));
+        out.push(item("clock", true, format!("! {doubt}")));
     }
     if app.snapshot().immutable {
-        out.push((format!("! {IMMUTABLE_BANNER}"), theme::banner_warning()));
+        out.push(item("immutable", false, format!("! {IMMUTABLE_BANNER}")));
     }
     if let Some(missing) = &app.teardown().missing {
-        out.push((
-            format!("! teardown command not found: {missing}: expired instances cannot be torn down (set --down-cmd)"),
-            theme::banner_error(),
-        ));
+        out.push(item(
+"teardown_missing", true,
+            format!("! teardown command not found: {missing}: expired instances cannot be torn down (set --down-cmd)")));
     }
     if let Some(banner) = app.snapshot().generation.banner() {
-        out.push((format!("! {banner}"), theme::banner_warning()));
+        out.push(item("schema", false, format!("! {banner}")));
     }
     if let Some(warning) = &app.controller().persistence_warning {
-        out.push((
+        out.push(item(
+            "persistence",
+            false,
             format!(
                 "! stackless: {}",
                 sanitize_short(warning, crate::ui::text::CUT_LONG)
             ),
-            theme::banner_warning(),
         ));
     }
     match app.health() {
         StoreHealth::Ok => {}
         StoreHealth::Busy(since) => {
             let secs = app.clock().saturating_duration_since(*since).as_secs();
-            out.push((
+            out.push(item(
+                "store_busy",
+                false,
                 format!("! {}", view::busy_banner(secs)),
-                theme::banner_warning(),
             ));
         }
         StoreHealth::Error(message) => {
-            out.push((
+            out.push(item(
+                "store_error",
+                true,
                 format!("! {}", view::error_banner(message)),
-                theme::banner_error(),
             ));
         }
     }
@@ -96,27 +131,26 @@ pub fn banners(app: &App) -> Vec<(String, Style)> {
 /// The banners of who reaps when this console does not: standby for
 /// another console, for the controller's lease reaper, or a role that
 /// could not be taken.
-fn role_banners(app: &App, out: &mut Vec<(String, Style)>) {
+fn role_banners(app: &App, out: &mut Vec<BannerItem>) {
     if let crate::event::RoleState::Standby { pid } = app.role() {
         let who = pid.map_or_else(|| "another console".to_owned(), |p| format!("pid {p}"));
-        out.push((
-            format!("! standby: active console is {who}; this one watches and takes keys, and takes over when it exits"),
-            theme::banner_warning(),
-        ));
+        out.push(item(
+"standby", false,
+            format!("! standby: active console is {who}; this one watches and takes keys, and takes over when it exits")));
     }
     if let crate::event::RoleState::ControllerReaps { pid } = app.role() {
-        out.push((
-            format!("! standby: the stackless controller (pid {pid}) runs its lease reaper; this console's reaper takes over if it stops (--reaper always reaps here too)"),
-            theme::banner_warning(),
-        ));
+        out.push(item(
+"controller_reaps", false,
+            format!("! standby: the stackless controller (pid {pid}) runs its lease reaper; this console's reaper takes over if it stops (--reaper always reaps here too)")));
     }
     if let crate::event::RoleState::Unavailable { reason } = app.role() {
-        out.push((
+        out.push(item(
+            "role_unavailable",
+            true,
             format!(
                 "! the reaper does not run in this console: {}; tried again every 0.5s",
                 sanitize_short(reason, crate::ui::text::CUT_LONG)
             ),
-            theme::banner_error(),
         ));
     }
 }

@@ -1,0 +1,88 @@
+//! `serve --stdio` and `snapshot --follow`: the console's engine without a
+//! terminal (docs/protocol.md). The same start-up, threads, role claim and
+//! reaper as the console ([`super::run::Engine`]); the one loop applies
+//! the same events to the same [`App`], and instead of drawing it writes
+//! what changed as protocol lines to stdout; `serve --stdio` takes
+//! commands from stdin (`agent-stdin`, [`stdin`]), each passed through the
+//! rules of the key it mirrors ([`App::remote`]).
+
+mod session;
+mod stdin;
+
+use std::io::{self, Write as _};
+use std::process::ExitCode;
+
+use color_eyre::eyre::{Result, WrapErr as _};
+
+use super::run::{Engine, new_app};
+use super::setup::{self, Front, Setup};
+use crate::cli::{Cli, usage};
+
+/// Which of the two runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Mode {
+    /// `serve --stdio`: commands on stdin; its end stops the agent.
+    Serve,
+    /// `snapshot --follow`: read-only, stdin not read.
+    Follow,
+}
+
+/// `serve --stdio`.
+#[must_use]
+pub(crate) fn serve(cli: &Cli) -> ExitCode {
+    start(cli, Mode::Serve)
+}
+
+/// `snapshot --follow`: the store read-only, no reaper, no helper.
+#[must_use]
+pub(crate) fn follow(cli: &Cli) -> ExitCode {
+    let mut cli = cli.clone();
+    cli.read_only = true;
+    cli.no_reaper = true;
+    cli.helper = None;
+    start(&cli, Mode::Follow)
+}
+
+fn start(cli: &Cli, mode: Mode) -> ExitCode {
+    let setup = match setup::prepare(cli, Front::Stream) {
+        Ok(setup) => setup,
+        Err(error) => return usage(&error.to_string()),
+    };
+    match run(setup, mode) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(report) => {
+            let _ = writeln!(io::stderr(), "{report:?}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Run until stdin ends (`serve`), a signal, or stdout closes.
+fn run(setup: Setup, mode: Mode) -> Result<()> {
+    let (engine, rx) = Engine::prepare(&setup)?;
+    engine.start_threads(&setup)?;
+    let commands = match mode {
+        Mode::Serve => Some(stdin::spawn().wrap_err("cannot start the stdin thread")?),
+        Mode::Follow => None,
+    };
+    let mut app = new_app(&setup, &engine.teardowns);
+    app.start_activity_journal();
+    let io = engine.io_worker(&setup)?;
+    let outcome = engine.runtime.block_on(session::run(
+        app,
+        rx,
+        commands,
+        session::Wiring {
+            engine: &engine,
+            setup: &setup,
+            io,
+            follow_only: mode == Mode::Follow,
+        },
+    ));
+    let stopped_helper = engine.stop();
+    let reason = outcome
+        .as_ref()
+        .map_or_else(|e| format!("error: {e}"), |why| (*why).to_owned());
+    engine.finish(&setup, &reason, stopped_helper);
+    outcome.map(|_| ())
+}

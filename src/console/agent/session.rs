@@ -1,0 +1,659 @@
+//! The agent's one loop (`serve --stdio`, `snapshot --follow`): the
+//! events of the engine's threads applied to the [`App`] as the render
+//! loop applies them, the commands read from stdin run through
+//! [`App::remote`], and after each batch what changed written out as
+//! protocol lines (docs/protocol.md): `hello` and the first snapshot
+//! once, then deltas, Activity lines, who reaps, banners, heartbeats.
+//! Like the render loop it reads no file and no store
+//! (`crate::render_thread`); it writes only stdout.
+
+use std::io::Write as _;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use color_eyre::eyre::{Result, WrapErr as _};
+use serde_json::{Value, json};
+use tokio::signal::unix::{SignalKind, signal};
+
+use super::stdin::Input;
+use crate::console::actions::Actions;
+use crate::console::io_worker::IoWorker;
+use crate::console::run::Engine;
+use crate::console::setup::Setup;
+use crate::event::{Answer, Event, Request, RoleState};
+use crate::model::Snapshot;
+use crate::model::controller::Reaping;
+use crate::model::protocol::command::{self, Command, Target};
+use crate::model::protocol::lines::{self, Banner, Hello, ReaperLine};
+use crate::model::protocol::rows::Tables;
+use crate::model::protocol::{HEARTBEAT_SECS, LOGS_TAIL};
+use crate::model::time::unix_now;
+use crate::ui::App;
+use crate::ui::app::{Named, Remote};
+
+/// How long `hello` waits for the role thread to say who reaps.
+const ROLE_WAIT: Duration = Duration::from_secs(2);
+
+/// What the loop is given besides the App and the channels.
+pub(super) struct Wiring<'a> {
+    pub(super) engine: &'a Engine,
+    pub(super) setup: &'a Setup,
+    pub(super) io: IoWorker,
+    pub(super) follow_only: bool,
+}
+
+/// Run until stdin ends, a signal, or stdout closes; returns why.
+///
+/// # Errors
+/// A signal handler or the job-starter thread could not be started.
+pub(super) async fn run(
+    app: App,
+    mut rx: crate::event::EventReceiver,
+    mut commands: Option<tokio::sync::mpsc::Receiver<Input>>,
+    wiring: Wiring<'_>,
+) -> Result<&'static str> {
+    let _loop = crate::render_thread::enter();
+    let Wiring {
+        engine,
+        setup,
+        io,
+        follow_only,
+    } = wiring;
+    let mut actions = Actions::new(
+        &engine.teardowns,
+        &engine.recorder,
+        setup.stackless.clone(),
+        (engine.control.clone(), engine.runtime.handle().clone(), io),
+        engine.verbs_running.clone(),
+    )
+    .wrap_err("cannot start the job-starter thread")?;
+    let mut session = Session::new(app, setup, follow_only);
+    let mut ticker = tokio::time::interval(Duration::from_secs(1));
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut sigterm = signal(SignalKind::terminate()).wrap_err("cannot watch SIGTERM")?;
+    let mut sighup = signal(SignalKind::hangup()).wrap_err("cannot watch SIGHUP")?;
+    let mut sigint = signal(SignalKind::interrupt()).wrap_err("cannot watch SIGINT")?;
+    let why = loop {
+        tokio::select! {
+            Some(event) = rx.recv() => session.event(&mut actions, event),
+            // Commands wait for `hello` and the first snapshot: each is
+            // checked against the snapshot the client saw.
+            input = next_command(&mut commands), if session.hello_sent => match input {
+                Input::Line(line) => session.command(&mut actions, &line),
+                Input::TooLong => session.send(lines::reply_error(
+                    &Value::Null,
+                    "too_long",
+                    "a command line is at most 65536 bytes: skipped to its newline",
+                )),
+                Input::End => break "stdin closed",
+            },
+            _ = ticker.tick() => session.event(&mut actions, Event::Tick),
+            _ = sigterm.recv() => break "SIGTERM",
+            _ = sighup.recv() => break "SIGHUP",
+            _ = sigint.recv() => break "SIGINT",
+        }
+        while let Ok(event) = rx.try_recv() {
+            session.event(&mut actions, event);
+        }
+        session.publish();
+        if session.flush().is_err() {
+            break "stdout closed";
+        }
+    };
+    // What the last batch did, said before the stop (a closed stdout
+    // takes none of it).
+    session.publish();
+    let _ = session.flush();
+    Ok(why)
+}
+
+/// The next command line; never, for `snapshot --follow`.
+async fn next_command(commands: &mut Option<tokio::sync::mpsc::Receiver<Input>>) -> Input {
+    match commands {
+        Some(rx) => rx.recv().await.unwrap_or(Input::End),
+        None => std::future::pending().await,
+    }
+}
+
+/// One `logs` command's stream.
+struct LogsStream {
+    /// The command's id (`log.logs`).
+    id: Value,
+    /// The logs session it asked the I/O worker for.
+    session: u64,
+    /// The service asked for, or all.
+    service: Option<String>,
+    /// The services' names, by index, once opened.
+    services: Vec<String>,
+    /// Whether the reply was sent (the open answered).
+    answered: bool,
+}
+
+/// The loop's state: the App, what was written, what waits for an answer.
+struct Session {
+    app: App,
+    out: std::io::BufWriter<std::io::Stdout>,
+    /// Lines written but not flushed, and whether a write failed.
+    broken: bool,
+    last_write: Instant,
+    started: Instant,
+    hello: Hello,
+    hello_sent: bool,
+    role_known: bool,
+    tables: Tables,
+    seq: u64,
+    /// The newest snapshot not diffed yet.
+    fresh: Option<Arc<Snapshot>>,
+    reaper: Option<ReaperLine>,
+    banners: Vec<(&'static str, String)>,
+    /// `detail` commands waiting for the I/O worker: (id, name).
+    details: Vec<(Value, String)>,
+    logs: Option<LogsStream>,
+    /// The last logs session given out (above the App's own, which never
+    /// opens one here).
+    logs_session: u64,
+}
+
+impl Session {
+    fn new(app: App, setup: &Setup, follow_only: bool) -> Self {
+        let host = sysinfo::System::host_name().unwrap_or_default();
+        Self {
+            app,
+            out: std::io::BufWriter::with_capacity(256 * 1024, std::io::stdout()),
+            broken: false,
+            last_write: Instant::now(),
+            started: Instant::now(),
+            hello: Hello {
+                host: crate::model::text::sanitize_short(&host, 253),
+                store: setup.path.display().to_string(),
+                schema: 0,
+                generation: "contract",
+                read_only: setup.access == crate::store::Access::ReadOnly,
+                dry_run: setup.action.dry_run,
+                follow_only,
+                reaper: reaper_line(None),
+            },
+            hello_sent: false,
+            role_known: false,
+            tables: Tables::new(),
+            seq: 0,
+            fresh: None,
+            reaper: None,
+            banners: Vec::new(),
+            details: Vec::new(),
+            logs: None,
+            logs_session: 1 << 40,
+        }
+    }
+
+    /// Queue one line (written at [`Session::flush`]).
+    fn send(&mut self, line: String) {
+        if self.broken {
+            return;
+        }
+        let written = self
+            .out
+            .write_all(line.as_bytes())
+            .and_then(|()| self.out.write_all(b"\n"));
+        if written.is_err() {
+            self.broken = true;
+        }
+        self.last_write = Instant::now();
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.broken && self.out.flush().is_err() {
+            self.broken = true;
+        }
+        if self.broken {
+            return Err(std::io::ErrorKind::BrokenPipe.into());
+        }
+        Ok(())
+    }
+
+    /// One event from the engine's threads: answers to this session's own
+    /// reads are taken here, everything goes to the App.
+    fn event(&mut self, actions: &mut Actions<'_>, event: Event) {
+        match &event {
+            Event::Snapshot(snapshot) => self.fresh = Some(Arc::clone(snapshot)),
+            Event::Role(_) => self.role_known = true,
+            Event::Answer(Answer::Detail { name, result }) => {
+                self.answer_detail(name, result);
+                return;
+            }
+            Event::Answer(Answer::LogsOpened {
+                session, opened, ..
+            }) if self.logs.as_ref().is_some_and(|l| l.session == *session) => {
+                self.logs_opened(opened.clone());
+                return;
+            }
+            Event::Logs(update)
+                if self
+                    .logs
+                    .as_ref()
+                    .is_some_and(|l| l.session == update.session()) =>
+            {
+                self.logs_update(update.clone());
+                return;
+            }
+            _ => {}
+        }
+        actions.handle(&mut self.app, event);
+    }
+
+    /// One command line: parsed, run, answered once.
+    fn command(&mut self, actions: &mut Actions<'_>, line: &str) {
+        let (id, parsed) = command::parse(line);
+        let command = match parsed {
+            Ok(command) => command,
+            Err(rejected) => {
+                self.send(lines::reply_error(&id, rejected.kind, &rejected.message));
+                return;
+            }
+        };
+        if self.hello.follow_only {
+            return;
+        }
+        match command {
+            Command::Ping => self.send(lines::reply_ok(&id, json!({}))),
+            Command::Detail(name) => {
+                actions
+                    .io()
+                    .send(Request::OpenDetail { name: name.clone() });
+                self.details.push((id, name));
+            }
+            Command::Logs(name, service) => self.open_logs(actions, id, &name, service),
+            Command::LogsStop(logs) => self.stop_logs(actions, &id, &logs),
+            other => self.remote(actions, &id, other),
+        }
+    }
+
+    /// A key's action: its rules in the App, then carried out as the
+    /// key's `y` is.
+    fn remote(&mut self, actions: &mut Actions<'_>, id: &Value, command: Command) {
+        let named = |t: Target| Named {
+            name: t.name,
+            birth: t.birth,
+        };
+        let remote = match command {
+            Command::Reap(t) => Remote::Reap(named(t)),
+            Command::Down(t) => Remote::Down(named(t)),
+            Command::QueueDown(t) => Remote::QueueDown(named(t)),
+            Command::Cancel(op) => Remote::Cancel(op),
+            Command::Pause => Remote::Pause(true),
+            Command::Resume => Remote::Pause(false),
+            Command::Pass => Remote::Pass,
+            Command::Renew(t, lease) => Remote::Renew(named(t), lease),
+            Command::Verify(t) => Remote::Verify(named(t)),
+            Command::Detail(_) | Command::Logs(..) | Command::LogsStop(_) | Command::Ping => {
+                return;
+            }
+        };
+        let answer = self.app.remote(remote, unix_now());
+        actions.persist_outbox(&mut self.app);
+        match answer {
+            Ok((words, effect)) => {
+                actions.carry_out(effect);
+                self.send(lines::reply_ok(id, json!({ "message": words })));
+            }
+            Err(why) => self.send(lines::reply_error(id, "refused", &why)),
+        }
+    }
+
+    fn answer_detail(
+        &mut self,
+        name: &str,
+        result: &Result<Option<crate::model::services::DetailView>, String>,
+    ) {
+        let waiting: Vec<Value> = self
+            .details
+            .iter()
+            .filter(|(_, n)| n == name)
+            .map(|(id, _)| id.clone())
+            .collect();
+        self.details.retain(|(_, n)| n != name);
+        for id in waiting {
+            let line = match result {
+                Ok(Some(view)) => {
+                    let text = fit_lines(self.app.detail_lines(name, view));
+                    let birth = self
+                        .app
+                        .snapshot()
+                        .instance(name)
+                        .and_then(|i| i.birth.as_ref())
+                        .map(|b| b.instance_id().to_owned());
+                    lines::reply_ok(
+                        &id,
+                        json!({ "detail": { "name": name, "birth": birth, "lines": text } }),
+                    )
+                }
+                Ok(None) => {
+                    lines::reply_error(&id, "refused", "refused: no such instance in the store")
+                }
+                Err(message) => {
+                    lines::reply_error(&id, "refused", &format!("cannot read {name}: {message}"))
+                }
+            };
+            self.send(line);
+        }
+    }
+
+    /// After each batch: `hello` and the first snapshot once the store was
+    /// read and who reaps is known, else the deltas; then the Activity
+    /// lines, who reaps, the banners, and a heartbeat when quiet.
+    fn publish(&mut self) {
+        if !self.hello_sent {
+            if !self.app.loaded() || !(self.role_known || self.started.elapsed() >= ROLE_WAIT) {
+                return;
+            }
+            let snapshot = self.app.snapshot();
+            self.hello.schema = snapshot.generation.user_version;
+            self.hello.generation = generation_word(snapshot.generation);
+            self.hello.reaper = reaper_line(Some(&self.app));
+            self.reaper = Some(self.hello.reaper.clone());
+            self.send(lines::hello(&self.hello));
+            self.hello_sent = true;
+            self.fresh = None;
+            self.snapshot_group(true);
+        } else if self.fresh.take().is_some() {
+            self.snapshot_group(false);
+        }
+        if let Some((previous, _)) = self.app.settle() {
+            drop(previous);
+        }
+        let redactor = Arc::clone(&self.app.snapshot().redactor);
+        for activity in self.app.drain_activity_journal() {
+            let detail = redactor.text(&activity.detail);
+            self.send(lines::activity(&activity, &detail));
+        }
+        self.publish_reaper();
+        self.publish_banners();
+        if self.last_write.elapsed() >= Duration::from_secs(HEARTBEAT_SECS) {
+            self.send(lines::heartbeat(unix_now(), self.seq));
+        }
+    }
+
+    /// One snapshot group: all rows after a `reset`, else what changed
+    /// (nothing at all when no row did).
+    fn snapshot_group(&mut self, reset: bool) {
+        let delta = self.tables.update(self.app.snapshot());
+        if !reset && delta.is_empty() {
+            return;
+        }
+        self.seq += 1;
+        for line in lines::group(self.seq, reset, &delta, unix_now()) {
+            self.send(line);
+        }
+    }
+
+    fn publish_reaper(&mut self) {
+        let line = reaper_line(Some(&self.app));
+        if self.reaper.as_ref() != Some(&line) {
+            self.send(lines::reaper(&line));
+            self.reaper = Some(line);
+        }
+    }
+
+    fn publish_banners(&mut self) {
+        let now: Vec<(&'static str, bool, String)> =
+            crate::ui::panes::header::banner_items(&self.app)
+                .into_iter()
+                .map(|b| (b.id, b.error, b.text))
+                .collect();
+        let gone: Vec<&'static str> = self
+            .banners
+            .iter()
+            .filter(|(id, _)| !now.iter().any(|(n, _, _)| n == id))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in gone {
+            self.send(lines::banner_cleared(id));
+        }
+        let mut shown = Vec::with_capacity(now.len());
+        for (id, error, text) in now {
+            // The busy banner counts seconds: said once, when it appears.
+            let same = self
+                .banners
+                .iter()
+                .any(|(i, t)| *i == id && (*t == text || id == "store_busy"));
+            let text = if same {
+                self.banners
+                    .iter()
+                    .find(|(i, _)| *i == id)
+                    .map_or(text, |(_, t)| t.clone())
+            } else {
+                self.send(lines::banner(&Banner {
+                    id,
+                    level: if error { "error" } else { "warning" },
+                    text: text.clone(),
+                }));
+                text
+            };
+            shown.push((id, text));
+        }
+        self.banners = shown;
+    }
+
+    fn open_logs(&mut self, actions: &Actions<'_>, id: Value, name: &str, service: Option<String>) {
+        let Some(instance) = self.app.snapshot().instance(name).cloned() else {
+            self.send(lines::reply_error(
+                &id,
+                "refused",
+                "refused: no such instance in the store",
+            ));
+            return;
+        };
+        let request = match crate::model::logview::LogsRequest::for_instance(&instance) {
+            Ok(request) => request,
+            Err(reason) => {
+                self.send(lines::reply_error(
+                    &id,
+                    "refused",
+                    &format!("logs of {name}: {reason}"),
+                ));
+                return;
+            }
+        };
+        if let Some(old) = self.logs.take() {
+            self.send(lines::logs_end(&old.id, "replaced"));
+        }
+        self.logs_session += 1;
+        let session = self.logs_session;
+        actions.io().send(Request::OpenLogs { session, request });
+        self.logs = Some(LogsStream {
+            id,
+            session,
+            service,
+            services: Vec::new(),
+            answered: false,
+        });
+    }
+
+    fn stop_logs(&mut self, actions: &Actions<'_>, id: &Value, logs: &Value) {
+        if self.logs.as_ref().is_some_and(|l| l.id == *logs) {
+            actions.io().send(Request::CloseLogs);
+            self.logs = None;
+            self.send(lines::logs_end(logs, "stopped"));
+            self.send(lines::reply_ok(id, json!({})));
+        } else {
+            self.send(lines::reply_error(
+                id,
+                "refused",
+                "refused: no logs stream with that id",
+            ));
+        }
+    }
+
+    fn logs_opened(&mut self, mut opened: crate::model::logview::Opened) {
+        opened.redact(&self.app.snapshot().redactor);
+        let Some(mut logs) = self.logs.take() else {
+            return;
+        };
+        logs.services = opened.services.iter().map(|s| s.name.clone()).collect();
+        logs.answered = true;
+        let failed = match &opened.state {
+            crate::model::logview::LogsState::Ready | crate::model::logview::LogsState::Loading => {
+                None
+            }
+            crate::model::logview::LogsState::Elsewhere => {
+                Some("its substrate keeps its logs elsewhere, not on this disk".to_owned())
+            }
+            crate::model::logview::LogsState::DirGone { path } => {
+                Some(format!("no logs directory {path}"))
+            }
+            crate::model::logview::LogsState::NoFiles { path } => {
+                Some(format!("no *.log file in {path}"))
+            }
+            crate::model::logview::LogsState::Failed(why) => Some(why.clone()),
+        };
+        let unknown = logs
+            .service
+            .as_ref()
+            .filter(|s| !logs.services.contains(s))
+            .cloned();
+        if let Some(why) = failed.or_else(|| unknown.map(|s| format!("no service {s} in its logs")))
+        {
+            self.send(lines::reply_error(
+                &logs.id,
+                "refused",
+                &format!("logs: {why}"),
+            ));
+            return;
+        }
+        self.send(lines::reply_ok(
+            &logs.id,
+            json!({ "services": logs.services }),
+        ));
+        for service in &opened.services {
+            if logs.service.as_ref().is_some_and(|s| *s != service.name) {
+                continue;
+            }
+            let start = service.lines.len().saturating_sub(LOGS_TAIL);
+            for line in &service.lines[start..] {
+                self.send(lines::log(&logs.id, &service.name, &line.text));
+            }
+        }
+        self.logs = Some(logs);
+    }
+
+    fn logs_update(&mut self, mut update: crate::model::logview::LogUpdate) {
+        use crate::model::logview::LogUpdate;
+        crate::model::logview::redact_update(&mut update, &self.app.snapshot().redactor);
+        let Some(logs) = self.logs.as_mut() else {
+            return;
+        };
+        match update {
+            LogUpdate::Lines {
+                service,
+                lines: read,
+                ..
+            } => {
+                let name = logs
+                    .services
+                    .get(usize::from(service))
+                    .cloned()
+                    .unwrap_or_default();
+                if logs.service.as_ref().is_some_and(|s| *s != name) {
+                    return;
+                }
+                let id = logs.id.clone();
+                for line in read {
+                    self.send(lines::log(&id, &name, &line.text));
+                }
+            }
+            LogUpdate::NewService { service, name, .. } => {
+                let at = usize::from(service);
+                if logs.services.len() <= at {
+                    logs.services.resize(at + 1, String::new());
+                }
+                logs.services[at] = name;
+            }
+            LogUpdate::DirGone { gone: true, .. } => {
+                let id = logs.id.clone();
+                self.logs = None;
+                self.send(lines::logs_end(&id, "gone"));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// At most this many bytes of detail lines go in one reply.
+const DETAIL_BYTES: usize = 48 * 1024;
+
+/// The detail's lines that fit a reply; the rest said in one last line.
+fn fit_lines(mut text: Vec<String>) -> Vec<String> {
+    let mut used = 0;
+    let keep = text
+        .iter()
+        .position(|line| {
+            used += line.len() + 8;
+            used > DETAIL_BYTES
+        })
+        .unwrap_or(text.len());
+    if keep < text.len() {
+        let more = text.len() - keep;
+        text.truncate(keep);
+        text.push(format!(
+            "… {more} more lines (the console's detail view shows them)"
+        ));
+    }
+    text
+}
+
+/// `hello.generation`: the store's era in words.
+const fn generation_word(generation: crate::model::generation::Generation) -> &'static str {
+    use crate::model::generation::Era;
+    match generation.era() {
+        Era::Older => "older",
+        Era::Contract => "contract",
+        Era::Controller => "controller",
+        Era::Unreleased => "unreleased",
+        Era::Newer => "newer",
+    }
+}
+
+/// Who reaps, as the App last heard from the role thread (`None`: not
+/// yet known).
+fn reaper_line(app: Option<&App>) -> ReaperLine {
+    let Some(app) = app else {
+        return ReaperLine {
+            by: "unknown",
+            pid: None,
+            paused: false,
+            next_pass_at: None,
+            text: String::new(),
+            last_pass: None,
+        };
+    };
+    let (by, pid) = match app.role() {
+        RoleState::Active => ("agent", Some(std::process::id())),
+        RoleState::Standby { pid } => ("console", *pid),
+        RoleState::ControllerReaps { pid } => ("controller", Some(*pid)),
+        RoleState::Released { now } | RoleState::Watching { now } => match now {
+            Reaping::Nobody => ("nobody", None),
+            Reaping::Console(pid) => ("console", *pid),
+            Reaping::Controller(pid) => ("controller", Some(*pid)),
+            Reaping::Unknown => ("unknown", None),
+        },
+        RoleState::Unavailable { .. } => ("unknown", None),
+    };
+    let view = app.reaper();
+    let status = view.status.filter(|_| by == "agent");
+    ReaperLine {
+        by,
+        pid,
+        paused: view.paused,
+        next_pass_at: status.and_then(|s| s.next_pass_at),
+        text: app.reaper_text().into_owned(),
+        last_pass: status.and_then(|s| s.last).map(|last| {
+            json!({
+                "at": last.at,
+                "reaped": last.summary.reaped,
+                "failed": last.summary.failed,
+                "collected": last.summary.collected,
+                "skipped": last.summary.skipped,
+            })
+        }),
+    }
+}

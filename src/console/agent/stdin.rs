@@ -1,0 +1,128 @@
+//! The `agent-stdin` thread: reads `serve --stdio`'s commands, a line at
+//! a time, never holding more than [`MAX_MESSAGE_BYTES`] of one (a longer
+//! line is skipped to its newline and reported as too long), and hands
+//! them to the agent's loop over a bounded channel: a flood of commands
+//! waits in the pipe, not in memory.
+
+use std::io::{BufRead as _, Read};
+
+use crate::model::protocol::MAX_MESSAGE_BYTES;
+
+/// One thing read from stdin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Input {
+    /// A complete line, without its newline (lossily decoded as UTF-8).
+    Line(String),
+    /// A line over [`MAX_MESSAGE_BYTES`], skipped to its newline.
+    TooLong,
+    /// The end of stdin (a line cut by it is dropped: it was never sent
+    /// whole), or a read error.
+    End,
+}
+
+/// How many read lines may wait for the loop.
+const QUEUE: usize = 64;
+
+/// Start the thread on this process's stdin.
+///
+/// # Errors
+/// The thread could not be started.
+pub(super) fn spawn() -> std::io::Result<tokio::sync::mpsc::Receiver<Input>> {
+    let (tx, rx) = tokio::sync::mpsc::channel(QUEUE);
+    std::thread::Builder::new()
+        .name("agent-stdin".into())
+        .spawn(move || read_all(std::io::stdin().lock(), &tx))?;
+    Ok(rx)
+}
+
+/// Read `input` to its end, sending each line (or its being too long),
+/// then [`Input::End`]; stops early when the loop is gone.
+pub(super) fn read_all(input: impl Read, tx: &tokio::sync::mpsc::Sender<Input>) {
+    let mut reader = std::io::BufReader::with_capacity(64 * 1024, input);
+    let mut line: Vec<u8> = Vec::new();
+    let mut too_long = false;
+    loop {
+        let (done, used, ended) = match reader.fill_buf() {
+            Ok([]) => (true, 0, false),
+            Ok(buf) => match buf.iter().position(|&b| b == b'\n') {
+                Some(at) => {
+                    if !too_long {
+                        line.extend_from_slice(&buf[..at]);
+                    }
+                    (false, at + 1, true)
+                }
+                None => {
+                    if !too_long {
+                        line.extend_from_slice(buf);
+                    }
+                    (false, buf.len(), false)
+                }
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => (true, 0, false),
+        };
+        if done {
+            break;
+        }
+        reader.consume(used);
+        if !too_long && line.len() >= MAX_MESSAGE_BYTES {
+            too_long = true;
+            line = Vec::new();
+        }
+        if ended {
+            let input = if too_long {
+                Input::TooLong
+            } else {
+                Input::Line(String::from_utf8_lossy(&line).into_owned())
+            };
+            too_long = false;
+            line.clear();
+            if tx.blocking_send(input).is_err() {
+                return;
+            }
+        }
+    }
+    let _ = tx.blocking_send(Input::End);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(bytes: &[u8]) -> Vec<Input> {
+        let (tx, mut rx) = tokio::sync::mpsc::channel(1_000);
+        read_all(bytes, &tx);
+        drop(tx);
+        let mut out = Vec::new();
+        while let Ok(input) = rx.try_recv() {
+            out.push(input);
+        }
+        out
+    }
+
+    #[test]
+    fn lines_a_long_line_and_an_unfinished_one() {
+        let mut bytes = b"{\"a\":1}\n".to_vec();
+        bytes.extend(std::iter::repeat_n(b'x', 3 * MAX_MESSAGE_BYTES));
+        bytes.extend(b"\nping\nhalf a li");
+        assert_eq!(
+            read(&bytes),
+            [
+                Input::Line("{\"a\":1}".into()),
+                Input::TooLong,
+                Input::Line("ping".into()),
+                Input::End,
+            ]
+        );
+    }
+
+    #[test]
+    fn a_line_just_under_the_limit_is_taken() {
+        let mut bytes = vec![b'y'; MAX_MESSAGE_BYTES - 1];
+        bytes.push(b'\n');
+        assert_eq!(
+            read(&bytes),
+            [Input::Line("y".repeat(MAX_MESSAGE_BYTES - 1)), Input::End]
+        );
+    }
+}
