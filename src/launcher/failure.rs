@@ -308,23 +308,6 @@ mod tests {
             ),
             Some(Failure::OlderRemote)
         );
-        for said in [
-            "error: unrecognized subcommand 'serve'\n\nUsage: stackless-tui [OPTIONS] [COMMAND]",
-            "error: unexpected argument '--follow' found\n\nUsage: stackless-tui snapshot",
-        ] {
-            assert_eq!(classify(2, said), Some(Failure::NoStreams), "{said}");
-        }
-        assert_eq!(
-            classify(2, "error: unexpected argument '--bogus' found"),
-            None
-        );
-        assert_eq!(
-            failure_message(Failure::NoStreams, &plan(Mode::Serve), 2, ""),
-            "/opt/my tools/stackless-tui on fleet-1 is older than this stackless-tui: it does \
-             not speak the stream protocol (`serve --stdio`, `snapshot --follow`; exit 2). \
-             Install this version there (from a checkout of stackless-tui: `cargo install \
-             --locked --path .`, or copy this binary to the host)."
-        );
         for (stderr, failure) in [
             ("Host key verification failed.\n", Failure::HostKey),
             (
@@ -358,18 +341,6 @@ mod tests {
             assert_eq!(classify(255, stderr), Some(failure), "{stderr}");
         }
         assert_eq!(stderr_tail("a\n\x1b[2Jb\n\n"), "␛[2Jb");
-        assert_eq!(
-            interrupted_message(&plan(Mode::Serve), 15, "SIGTERM", false),
-            "interrupted by SIGTERM: the agent on fleet-1 was told to stop (its stdin was \
-             closed, as at the end of the local stdin: a teardown under way is left to finish \
-             there and audited `left-running`; its last lines are above). Exit 143."
-        );
-        assert_eq!(
-            interrupted_message(&plan(Mode::Follow), 2, "SIGINT", true),
-            "interrupted by SIGINT: the stream from fleet-1 was closed (ssh closed the \
-             connection; `snapshot --follow` there stops at its next write); it did not end \
-             within 30 s, so ssh was killed. Exit 130."
-        );
         let plan = plan(Mode::Headless);
         assert_eq!(
             failure_message(
@@ -381,6 +352,41 @@ mod tests {
             "ssh could not log in to fleet-1 (exit 255): ssh said \"x: Permission denied (publickey).\". \
              Check the user and the key (ssh-add, IdentityFile in the OpenSSH config); headless \
              commands run with BatchMode=yes, so no password is asked."
+        );
+    }
+
+    /// The protocol's streams: a remote stackless-tui without them, and
+    /// what a signal to their launcher did.
+    #[test]
+    fn stream_failures() {
+        for said in [
+            "error: unrecognized subcommand 'serve'\n\nUsage: stackless-tui [OPTIONS] [COMMAND]",
+            "error: unexpected argument '--follow' found\n\nUsage: stackless-tui snapshot",
+        ] {
+            assert_eq!(classify(2, said), Some(Failure::NoStreams), "{said}");
+        }
+        assert_eq!(
+            classify(2, "error: unexpected argument '--bogus' found"),
+            None
+        );
+        assert_eq!(
+            failure_message(Failure::NoStreams, &plan(Mode::Serve), 2, ""),
+            "/opt/my tools/stackless-tui on fleet-1 is older than this stackless-tui: it does \
+             not speak the stream protocol (`serve --stdio`, `snapshot --follow`; exit 2). \
+             Install this version there (from a checkout of stackless-tui: `cargo install \
+             --locked --path .`, or copy this binary to the host)."
+        );
+        assert_eq!(
+            interrupted_message(&plan(Mode::Serve), 15, "SIGTERM", false),
+            "interrupted by SIGTERM: the agent on fleet-1 was told to stop (its stdin was \
+             closed, as at the end of the local stdin: a teardown under way is left to finish \
+             there and audited `left-running`; its last lines are above). Exit 143."
+        );
+        assert_eq!(
+            interrupted_message(&plan(Mode::Follow), 2, "SIGINT", true),
+            "interrupted by SIGINT: the stream from fleet-1 was closed (ssh closed the \
+             connection; `snapshot --follow` there stops at its next write); it did not end \
+             within 30 s, so ssh was killed. Exit 130."
         );
     }
 }

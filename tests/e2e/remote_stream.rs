@@ -7,12 +7,17 @@
 //! ([`crate::sshd`]).
 
 use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::Path;
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
-use crate::harness::{BIN, UI, run_plain, signal_pid};
-use crate::remote::{fake_ssh_script, text, wait_for_file, wait_status};
+use serde_json::Value;
+
+use crate::common::{argv_log, fake_down, fixture};
+use crate::harness::{BIN, UI, cmdline, run_plain, signal_pid, utf8};
+use crate::remote::{fake_ssh_script, remote_args, text, wait_for_file, wait_status};
+use crate::sshd::{Sshd, skipped};
 
 /// The launcher's stdout, line by line, as it comes (a thread reads it).
 pub(crate) struct Lines(Receiver<String>);
@@ -198,4 +203,253 @@ fn an_older_remote_without_the_streams_is_named() {
             )
         );
     }
+}
+/// The launcher run as the sshd tests run it (a clean environment, as
+/// [`crate::harness::run_plain`]), its three streams piped.
+fn launcher_plain(args: &[&str], home: &Path) -> Child {
+    Command::new(BIN)
+        .args(args)
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", home)
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("TMPDIR", home)
+        .current_dir(home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the launcher")
+}
+
+/// One out-line as JSON.
+fn message(line: &str) -> Value {
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+}
+
+/// Messages until (and with) the first whose `type` is `kind`, and whose
+/// fields match `extra` (each `(field, value)`).
+#[track_caller]
+fn until(lines: &Lines, kind: &str, extra: &[(&str, Value)]) -> Vec<Value> {
+    let mut seen = Vec::new();
+    loop {
+        let got = message(&lines.next(kind, UI));
+        let done = got["type"] == kind && extra.iter().all(|(field, value)| got[*field] == *value);
+        seen.push(got);
+        if done {
+            return seen;
+        }
+    }
+}
+
+/// The live processes whose command line holds every one of `words`.
+fn processes_with(words: &[&str]) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) else {
+            continue;
+        };
+        let zombie = std::fs::read_to_string(entry.path().join("stat"))
+            .is_ok_and(|stat| stat.rsplit(") ").next().is_some_and(|r| r.starts_with('Z')));
+        if !zombie && cmdline(pid).is_some_and(|line| words.iter().all(|w| line.contains(w))) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// A local snapshot of `store`, at a fixed time (to compare before and
+/// after).
+fn local_snapshot(store: &Path, empty: &Path) -> String {
+    let (code, stdout, stderr) = run_plain(
+        &[
+            "--config",
+            utf8(empty),
+            "--state",
+            utf8(store),
+            "snapshot",
+            "--json",
+            "--now",
+            "1796118148",
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(0), "{}", text(&stderr));
+    text(&stdout)
+}
+
+/// `serve --stdio` through a real sshd: a `hello` (protocol 1, the
+/// host's store), the first snapshot to its `synced`; a `reap` and a
+/// `down` (with the births read from the stream) act on that host's store
+/// only (a local store with the same instances is untouched); a hostile
+/// name is refused there and nothing runs; the end of the local stdin
+/// stops the agent (exit 0, its audit's `stop` line).
+#[test]
+fn serve_stdio_through_a_real_sshd() {
+    if skipped() {
+        return;
+    }
+    let sshd = Sshd::start();
+    let config = sshd.config();
+    let (dir, store) = fixture("real-0.4.0-v14.db");
+    let (local_dir, local) = fixture("real-0.4.0-v14.db");
+    let empty = dir.path().join("empty.toml");
+    std::fs::write(&empty, "").expect("empty config");
+    let before = local_snapshot(&local, &empty);
+    fake_down(dir.path(), "");
+    let down_cmd = format!(
+        "'{}' down {{name}} --json",
+        dir.path().join("fake-down.sh").display()
+    );
+    let pwned = dir.path().join("pwned");
+    let home = tempfile::tempdir().expect("home");
+    let mut args = remote_args(&config, &empty, &store);
+    args.extend(["--no-reaper", "--down-cmd", &down_cmd, "serve", "--stdio"]);
+    let mut child = launcher_plain(&args, home.path());
+    let lines = Lines::new(child.stdout.take().expect("stdout"));
+    let mut stdin = child.stdin.take().expect("stdin");
+
+    let hello = message(&lines.next("hello", UI));
+    assert_eq!(hello["type"], "hello", "{hello}\nsshd: {}", sshd.log());
+    assert_eq!(hello["protocol"], 1);
+    assert_eq!(hello["store"], utf8(&store));
+    assert_eq!(hello["follow_only"], false);
+    let first = until(&lines, "synced", &[]);
+    assert_eq!(first[0]["type"], "reset", "{first:?}");
+    let births: std::collections::BTreeMap<String, Value> = first
+        .iter()
+        .filter(|m| m["type"] == "rows" && m["table"] == "instances")
+        .flat_map(|m| m["upsert"].as_array().cloned().unwrap_or_default())
+        .map(|row| {
+            let name = row["name"].as_str().unwrap_or_default().to_owned();
+            (name, row["birth"]["instance_id"].clone())
+        })
+        .collect();
+    assert_eq!(births.len(), 8, "{births:?}");
+
+    let mut send = |line: &str| {
+        writeln!(stdin, "{line}").expect("write a command");
+        stdin.flush().expect("flush");
+    };
+    send(&format!(
+        r#"{{"id":1,"cmd":"reap","name":"golf","birth":{}}}"#,
+        births["golf"]
+    ));
+    let reply = until(&lines, "reply", &[]).pop().expect("a reply");
+    assert_eq!(
+        reply,
+        serde_json::json!({"type": "reply", "id": 1, "ok": true, "message": "reap requested for golf"})
+    );
+    send(&format!(
+        r#"{{"id":"2","cmd":"down","name":"alpha","birth":{}}}"#,
+        births["alpha"]
+    ));
+    let mut seen = until(&lines, "reply", &[]);
+    assert_eq!(
+        seen.pop().expect("a reply"),
+        serde_json::json!({"type": "reply", "id": "2", "ok": true, "message": "teardown requested for alpha"})
+    );
+    let hostile = format!("a;touch {}", pwned.display());
+    send(&serde_json::json!({"id": 3, "cmd": "reap", "name": hostile}).to_string());
+    seen.extend(until(&lines, "reply", &[]));
+    assert_eq!(
+        seen.pop().expect("a reply"),
+        serde_json::json!({"type": "reply", "id": 3, "ok": false, "error": {"kind": "refused", "message": "refused: the name is not DNS-safe; nothing is done to it"}})
+    );
+    // Both teardowns end (the fake tombstones them in the host's store).
+    let ended = |seen: &[Value]| {
+        [("golf", "reaped"), ("alpha", "torn down")]
+            .iter()
+            .all(|(name, kind)| {
+                seen.iter().any(|m| {
+                    m["type"] == "activity"
+                        && m["actor"] == "operator"
+                        && m["instance"] == *name
+                        && m["kind"] == *kind
+                })
+            })
+    };
+    while !ended(&seen) {
+        seen.push(message(&lines.next("the teardowns' ends", UI)));
+    }
+    drop(stdin);
+    let status = wait_status(&mut child);
+    let stderr = stderr_of(&mut child);
+    assert_eq!(status.code(), Some(0), "{stderr}\nsshd: {}", sshd.log());
+    assert!(!pwned.exists(), "the hostile name ran");
+    // The two teardowns run at once: in either order.
+    let mut downs = argv_log(dir.path());
+    downs.sort();
+    assert_eq!(downs, ["[down][alpha][--json]", "[down][golf][--json]"]);
+    let remote = local_snapshot(&store, &empty);
+    let remote: Value = serde_json::from_str(&remote).expect("JSON");
+    let statuses: Vec<(String, String)> = remote["instances"]
+        .as_array()
+        .expect("instances")
+        .iter()
+        .filter(|i| i["name"] == "golf" || i["name"] == "alpha")
+        .map(|i| (i["name"].to_string(), i["status"].to_string()))
+        .collect();
+    assert_eq!(statuses.len(), 2, "{remote}");
+    assert!(
+        statuses.iter().all(|(_, s)| s == "\"tombstoned\""),
+        "{statuses:?}"
+    );
+    // The host's audit: the agent's stop, at the end of its stdin.
+    let audit =
+        std::fs::read_to_string(dir.path().join("stackless-tui/audit.jsonl")).expect("audit trail");
+    let stops: Vec<Value> = audit
+        .lines()
+        .map(message)
+        .filter(|line| line["actor"] == "console" && line["action"] == "stop")
+        .collect();
+    assert_eq!(stops.len(), 1, "{audit}");
+    assert_eq!(stops[0]["reason"], "stdin closed", "{audit}");
+    assert_eq!(stops[0]["outcome"], "ok", "{audit}");
+    // The local store with the same names: untouched.
+    assert_eq!(local_snapshot(&local, &empty), before);
+    assert!(!local_dir.path().join("stackless-tui").exists());
+    drop(sshd);
+}
+
+/// `snapshot --follow` through a real sshd: `hello` (follow-only, no
+/// commands), the first snapshot to its `synced`; when the reader closes
+/// its end, the launcher and the remote stream both end.
+#[test]
+fn snapshot_follow_through_a_real_sshd() {
+    if skipped() {
+        return;
+    }
+    let sshd = Sshd::start();
+    let config = sshd.config();
+    let (dir, store) = fixture("real-0.4.0-v14.db");
+    let empty = dir.path().join("empty.toml");
+    std::fs::write(&empty, "").expect("empty config");
+    let home = tempfile::tempdir().expect("home");
+    let mut args = remote_args(&config, &empty, &store);
+    args.extend(["snapshot", "--follow"]);
+    let mut child = launcher_plain(&args, home.path());
+    let lines = Lines::closing_after(child.stdout.take().expect("stdout"), |line| {
+        line.contains(r#""type":"synced""#)
+    });
+    let hello = message(&lines.next("hello", UI));
+    assert_eq!(hello["type"], "hello", "{hello}\nsshd: {}", sshd.log());
+    assert_eq!(hello["protocol"], 1);
+    assert_eq!(hello["follow_only"], true);
+    assert_eq!(hello["commands"], serde_json::json!([]));
+    let first = until(&lines, "synced", &[]);
+    assert_eq!(first[0]["type"], "reset", "{first:?}");
+    // The reader has closed its end: everything stops.
+    let status = wait_status(&mut child);
+    let stderr = stderr_of(&mut child);
+    assert_eq!(status.code(), Some(0), "{stderr}\nsshd: {}", sshd.log());
+    let deadline = std::time::Instant::now() + UI;
+    while !processes_with(&["--reached-as", utf8(&store), "--follow"]).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the remote snapshot --follow outlived its reader"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(sshd);
 }
