@@ -414,7 +414,8 @@ fn serve_stdio_through_a_real_sshd() {
 
 /// `snapshot --follow` through a real sshd: `hello` (follow-only, no
 /// commands), the first snapshot to its `synced`; when the reader closes
-/// its end, the launcher and the remote stream both end.
+/// its end, the launcher (exit 0) and the remote stream both end; a
+/// SIGTERM to the launcher ends both too (exit 143, said).
 #[test]
 fn snapshot_follow_through_a_real_sshd() {
     if skipped() {
@@ -451,5 +452,134 @@ fn snapshot_follow_through_a_real_sshd() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+
+    // A SIGTERM to the launcher: ssh closes the connection, the remote
+    // stream stops at its next write.
+    let mut child = launcher_plain(&args, home.path());
+    let lines = Lines::new(child.stdout.take().expect("stdout"));
+    until(&lines, "synced", &[]);
+    signal_pid(child.id(), nix::sys::signal::Signal::SIGTERM).expect("SIGTERM");
+    let status = wait_status(&mut child);
+    let stderr = stderr_of(&mut child);
+    assert_eq!(status.code(), Some(143), "{stderr}");
+    assert!(
+        stderr.ends_with(
+            "stackless-tui: interrupted by SIGTERM: the stream from testhost was closed (ssh \
+             closed the connection; `snapshot --follow` there stops at its next write). Exit \
+             143.\n"
+        ),
+        "{stderr}"
+    );
+    let deadline = std::time::Instant::now() + UI;
+    while !processes_with(&["--reached-as", utf8(&store), "--follow"]).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the remote snapshot --follow outlived its launcher"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(sshd);
+}
+
+/// A SIGTERM to `serve --stdio`'s launcher through a real sshd, a
+/// teardown under way there: the agent's stdin is closed, so it stops as
+/// at the end of its stdin: the teardown is left to finish on the host
+/// (audited `left-running`, then it does finish), the stop is audited, its
+/// last words come back, and the launcher exits 143 saying so.
+#[test]
+fn a_signal_to_a_remote_serve_stops_the_agent_in_order() {
+    if skipped() {
+        return;
+    }
+    let sshd = Sshd::start();
+    let config = sshd.config();
+    let (dir, store) = fixture("real-0.4.0-v14.db");
+    let empty = dir.path().join("empty.toml");
+    std::fs::write(&empty, "").expect("empty config");
+    let started = dir.path().join("started");
+    let finished = dir.path().join("finished");
+    fake_down(
+        dir.path(),
+        &format!(
+            "touch '{}'; sleep 2; touch '{}'",
+            started.display(),
+            finished.display()
+        ),
+    );
+    let down_cmd = format!(
+        "'{}' down {{name}} --json",
+        dir.path().join("fake-down.sh").display()
+    );
+    let home = tempfile::tempdir().expect("home");
+    let mut args = remote_args(&config, &empty, &store);
+    args.extend(["--no-reaper", "--down-cmd", &down_cmd, "serve", "--stdio"]);
+    let mut child = launcher_plain(&args, home.path());
+    let lines = Lines::new(child.stdout.take().expect("stdout"));
+    let mut stdin = child.stdin.take().expect("stdin");
+    let first = until(&lines, "synced", &[]);
+    let birth = first
+        .iter()
+        .filter(|m| m["type"] == "rows" && m["table"] == "instances")
+        .flat_map(|m| m["upsert"].as_array().cloned().unwrap_or_default())
+        .find(|row| row["name"] == "golf")
+        .map(|row| row["birth"]["instance_id"].clone())
+        .expect("golf's row");
+    writeln!(
+        stdin,
+        r#"{{"id":1,"cmd":"reap","name":"golf","birth":{birth}}}"#
+    )
+    .expect("write");
+    stdin.flush().expect("flush");
+    until(
+        &lines,
+        "activity",
+        &[("instance", "golf".into()), ("kind", "tearing down".into())],
+    );
+    wait_for_file(&started);
+    signal_pid(child.id(), nix::sys::signal::Signal::SIGTERM).expect("SIGTERM");
+    let status = wait_status(&mut child);
+    let stderr = stderr_of(&mut child);
+    assert_eq!(status.code(), Some(143), "{stderr}\nsshd: {}", sshd.log());
+    assert!(
+        stderr.ends_with(
+            "stackless-tui: interrupted by SIGTERM: the agent on testhost was told to stop (its \
+             stdin was closed, as at the end of the local stdin: a teardown under way is left \
+             to finish there and audited `left-running`; its last lines are above). Exit 143.\n"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("stackless-tui: left 1 teardown(s) to finish on their own: golf"),
+        "{stderr}"
+    );
+    drop(stdin);
+    wait_for_file(&finished);
+    let audit =
+        std::fs::read_to_string(dir.path().join("stackless-tui/audit.jsonl")).expect("audit trail");
+    let console: Vec<(String, String, String)> = audit
+        .lines()
+        .map(message)
+        .filter(|line| line["actor"] == "console" && line["action"] != "start")
+        .map(|line| {
+            let field = |f: &str| line[f].as_str().unwrap_or_default().to_owned();
+            (field("instance"), field("action"), field("outcome"))
+        })
+        .collect();
+    assert_eq!(
+        console,
+        [
+            (
+                "golf".to_owned(),
+                "teardown".to_owned(),
+                "left-running".to_owned()
+            ),
+            (String::new(), "stop".to_owned(), "ok".to_owned()),
+        ],
+        "{audit}"
+    );
+    assert!(
+        audit.contains(r#""reason":"stdin closed; left running: golf""#),
+        "{audit}"
+    );
     drop(sshd);
 }
