@@ -55,15 +55,42 @@ impl Lines {
     }
 }
 
-fn launcher(args: &[&str], path: &str) -> Child {
-    Command::new(BIN)
-        .args(args)
-        .env("PATH", path)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn the launcher")
+/// A launcher this test started: killed when dropped (a failing test
+/// leaves nothing running: its ssh gets SIGTERM from `PR_SET_PDEATHSIG`,
+/// and a remote agent then sees its connection end).
+struct Launcher(Child);
+
+impl std::ops::Deref for Launcher {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Launcher {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Launcher {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn launcher(args: &[&str], path: &str) -> Launcher {
+    Launcher(
+        Command::new(BIN)
+            .args(args)
+            .env("PATH", path)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn the launcher"),
+    )
 }
 
 fn stderr_of(child: &mut Child) -> String {
@@ -206,20 +233,22 @@ fn an_older_remote_without_the_streams_is_named() {
 }
 /// The launcher run as the sshd tests run it (a clean environment, as
 /// [`crate::harness::run_plain`]), its three streams piped.
-fn launcher_plain(args: &[&str], home: &Path) -> Child {
-    Command::new(BIN)
-        .args(args)
-        .env_clear()
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .env("HOME", home)
-        .env("XDG_STATE_HOME", home.join("state"))
-        .env("TMPDIR", home)
-        .current_dir(home)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn the launcher")
+fn launcher_plain(args: &[&str], home: &Path) -> Launcher {
+    Launcher(
+        Command::new(BIN)
+            .args(args)
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", home)
+            .env("XDG_STATE_HOME", home.join("state"))
+            .env("TMPDIR", home)
+            .current_dir(home)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn the launcher"),
+    )
 }
 
 /// One out-line as JSON.
