@@ -44,6 +44,9 @@ pub(super) struct Engine {
     /// so `reap --once` and other consoles may reap meanwhile.
     pub(super) control: ReaperControl,
     pub(super) verbs_running: InFlight,
+    /// `serve --stdio`: the teardowns stop with the agent (as `reap
+    /// --once`'s on a signal: TERM, then KILL, audited `interrupted`).
+    stream: bool,
 }
 
 impl Engine {
@@ -53,7 +56,10 @@ impl Engine {
     ///
     /// # Errors
     /// The runtime could not be started.
-    pub(super) fn prepare(setup: &Setup) -> Result<(Self, crate::event::EventReceiver)> {
+    pub(super) fn prepare(
+        setup: &Setup,
+        front: super::setup::Front,
+    ) -> Result<(Self, crate::event::EventReceiver)> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -68,19 +74,28 @@ impl Engine {
         start_logging(setup, &tx, &secrets);
         let recorder = Recorder::new(open_audit(setup, &tx), Forward::Console(tx.clone()))
             .with_secrets(secrets);
-        let teardowns = JobRunner::new(setup.path.clone(), setup.action.clone(), recorder.clone());
+        let stop = StopToken::new();
+        let stream = front == super::setup::Front::Stream;
+        let mut teardowns =
+            JobRunner::new(setup.path.clone(), setup.action.clone(), recorder.clone());
+        if stream {
+            // The agent's teardowns stop with it, as `reap --once`'s do on
+            // a signal; the console's outlive it.
+            teardowns = teardowns.with_stop(stop.clone());
+        }
         audit_console(&recorder, "start", &format!("pid {}", std::process::id()));
         install_panic_hook(Arc::clone(&helper_handle), recorder.audit().cloned());
         Ok((
             Self {
                 runtime,
                 tx,
-                stop: StopToken::new(),
+                stop,
                 helper_handle,
                 recorder,
                 teardowns,
                 control: ReaperControl::default(),
                 verbs_running: InFlight::default(),
+                stream,
             },
             rx,
         ))
@@ -126,6 +141,18 @@ impl Engine {
     /// After the loop (and the terminal, if any, given back): say and
     /// audit what was left running, audit the stop, shut the runtime down.
     pub(super) fn finish(self, setup: &Setup, reason: &str, stopped_helper: bool) {
+        if self.stream {
+            // Stopped with the token: each records `interrupted` once its
+            // `down` is gone (TERM, then KILL after `KILL_GRACE`).
+            let deadline = std::time::Instant::now()
+                + crate::reaper::teardown::KILL_GRACE
+                + Duration::from_secs(2);
+            while !self.teardowns.inflight().names().is_empty()
+                && std::time::Instant::now() < deadline
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
         report_verbs_left(&self.verbs_running, &self.recorder, reason);
         report_exit(
             setup,
@@ -144,7 +171,7 @@ impl Engine {
 /// The runtime, the terminal or a thread could not be started, or the
 /// render loop failed.
 pub(super) fn run(setup: Setup) -> Result<()> {
-    let (engine, rx) = Engine::prepare(&setup)?;
+    let (engine, rx) = Engine::prepare(&setup, super::setup::Front::Terminal)?;
     // The terminal first: nothing below (watcher, reaper, helper) may act
     // before the console can show what it does.
     let Some(entered) = with_terminal(terminal::enter) else {

@@ -34,6 +34,8 @@ mod reaper;
 mod reaper_control;
 mod reaper_releases;
 mod row_reuse;
+mod serve_reads;
+mod serve_stop;
 mod shape;
 mod store;
 mod store_files;

@@ -7,6 +7,7 @@
 //! `snapshot --json`, the audit trail or the console log. `stackless logs`
 //! itself prints `[redacted]` for it, and so does the console.
 
+use std::path::Path;
 use std::time::Duration;
 
 use crate::harness::{Role, Stack, wait_until};
@@ -178,6 +179,13 @@ fn a_canary_secret_appears_nowhere_the_console_shows_or_writes() {
     let plain = stack.tui(&["--state", &db, "snapshot"]);
     assert_no_canary("`snapshot`", &plain.stdout);
 
+    // The stream (docs/protocol.md): the backoff row, the detail and the
+    // service's log as `serve --stdio` sends them.
+    let stream = serve_reads(&stack, &db);
+    assert_no_canary("`serve --stdio`", &stream);
+    assert!(stream.contains("token [redacted] rejected"), "{stream}");
+    assert!(stream.contains(r#""type":"log""#), "{stream}");
+
     // The audit trail and the console log.
     let own = stack.state_dir().join("stackless-tui");
     let audit = std::fs::read_to_string(own.join("audit.jsonl")).expect("audit trail");
@@ -187,4 +195,36 @@ fn a_canary_secret_appears_nowhere_the_console_shows_or_writes() {
     assert_no_canary("the console log", &console_log);
     assert!(console_log.contains("[redacted]"), "{console_log}");
     stack.shutdown();
+}
+
+/// What `serve --stdio` writes for `demo`'s detail and its `web` log (a
+/// second of following), stdin then closed.
+fn serve_reads(stack: &Stack, db: &str) -> String {
+    use std::io::{Read as _, Write as _};
+    let mut child = stack
+        .command(Path::new(env!("CARGO_BIN_EXE_stackless-tui")))
+        .args(["--state", db, "--no-reaper", "serve", "--stdio"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("serve --stdio");
+    let mut stdin = child.stdin.take().expect("stdin");
+    writeln!(stdin, r#"{{"id":1,"cmd":"detail","name":"demo"}}"#).expect("write");
+    writeln!(
+        stdin,
+        r#"{{"id":2,"cmd":"logs","name":"demo","service":"web"}}"#
+    )
+    .expect("write");
+    std::thread::sleep(Duration::from_secs(3));
+    drop(stdin);
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut out)
+        .expect("read");
+    assert!(child.wait().expect("wait").success());
+    out
 }

@@ -40,4 +40,5 @@ mod ui_operations;
 mod ui_operator;
 mod ui_panes;
 mod ui_reaper;
+mod ui_remote;
 mod ui_verbs;

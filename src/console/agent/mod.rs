@@ -59,7 +59,7 @@ fn start(cli: &Cli, mode: Mode) -> ExitCode {
 
 /// Run until stdin ends (`serve`), a signal, or stdout closes.
 fn run(setup: Setup, mode: Mode) -> Result<()> {
-    let (engine, rx) = Engine::prepare(&setup)?;
+    let (engine, rx) = Engine::prepare(&setup, Front::Stream)?;
     engine.start_threads(&setup)?;
     let commands = match mode {
         Mode::Serve => Some(stdin::spawn().wrap_err("cannot start the stdin thread")?),

@@ -28,8 +28,7 @@ use crate::model::protocol::lines::{self, Banner, Hello, ReaperLine};
 use crate::model::protocol::rows::Tables;
 use crate::model::protocol::{HEARTBEAT_SECS, LOGS_TAIL};
 use crate::model::time::unix_now;
-use crate::ui::App;
-use crate::ui::app::{Named, Remote};
+use crate::ui::{App, Named, Remote};
 
 /// How long `hello` waits for the role thread to say who reaps.
 const ROLE_WAIT: Duration = Duration::from_secs(2);
@@ -129,21 +128,55 @@ struct LogsStream {
     answered: bool,
 }
 
+/// Stdout, buffered: lines written until a write fails (the reader
+/// closed it), and when the last one was.
+struct Out {
+    writer: std::io::BufWriter<std::io::Stdout>,
+    broken: bool,
+    last_write: Instant,
+}
+
+impl Out {
+    /// Queue one line (written at [`Out::flush`]).
+    fn send(&mut self, line: &str) {
+        if self.broken {
+            return;
+        }
+        let written = self
+            .writer
+            .write_all(line.as_bytes())
+            .and_then(|()| self.writer.write_all(b"\n"));
+        if written.is_err() {
+            self.broken = true;
+        }
+        self.last_write = Instant::now();
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.broken && self.writer.flush().is_err() {
+            self.broken = true;
+        }
+        if self.broken {
+            return Err(std::io::ErrorKind::BrokenPipe.into());
+        }
+        Ok(())
+    }
+}
+
 /// The loop's state: the App, what was written, what waits for an answer.
 struct Session {
     app: App,
-    out: std::io::BufWriter<std::io::Stdout>,
-    /// Lines written but not flushed, and whether a write failed.
-    broken: bool,
-    last_write: Instant,
+    out: Out,
     started: Instant,
     hello: Hello,
     hello_sent: bool,
     role_known: bool,
     tables: Tables,
     seq: u64,
-    /// The newest snapshot not diffed yet.
-    fresh: Option<Arc<Snapshot>>,
+    /// The newest snapshot (the App's), and whether it arrived since the
+    /// last group.
+    latest: Arc<Snapshot>,
+    dirty: bool,
     reaper: Option<ReaperLine>,
     banners: Vec<(&'static str, String)>,
     /// `detail` commands waiting for the I/O worker: (id, name).
@@ -159,9 +192,11 @@ impl Session {
         let host = sysinfo::System::host_name().unwrap_or_default();
         Self {
             app,
-            out: std::io::BufWriter::with_capacity(256 * 1024, std::io::stdout()),
-            broken: false,
-            last_write: Instant::now(),
+            out: Out {
+                writer: std::io::BufWriter::with_capacity(256 * 1024, std::io::stdout()),
+                broken: false,
+                last_write: Instant::now(),
+            },
             started: Instant::now(),
             hello: Hello {
                 host: crate::model::text::sanitize_short(&host, 253),
@@ -177,7 +212,8 @@ impl Session {
             role_known: false,
             tables: Tables::new(),
             seq: 0,
-            fresh: None,
+            latest: Arc::new(Snapshot::default()),
+            dirty: false,
             reaper: None,
             banners: Vec::new(),
             details: Vec::new(),
@@ -188,34 +224,21 @@ impl Session {
 
     /// Queue one line (written at [`Session::flush`]).
     fn send(&mut self, line: String) {
-        if self.broken {
-            return;
-        }
-        let written = self
-            .out
-            .write_all(line.as_bytes())
-            .and_then(|()| self.out.write_all(b"\n"));
-        if written.is_err() {
-            self.broken = true;
-        }
-        self.last_write = Instant::now();
+        self.out.send(&line);
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        if !self.broken && self.out.flush().is_err() {
-            self.broken = true;
-        }
-        if self.broken {
-            return Err(std::io::ErrorKind::BrokenPipe.into());
-        }
-        Ok(())
+        self.out.flush()
     }
 
     /// One event from the engine's threads: answers to this session's own
     /// reads are taken here, everything goes to the App.
     fn event(&mut self, actions: &mut Actions<'_>, event: Event) {
         match &event {
-            Event::Snapshot(snapshot) => self.fresh = Some(Arc::clone(snapshot)),
+            Event::Snapshot(snapshot) => {
+                self.latest = Arc::clone(snapshot);
+                self.dirty = true;
+            }
             Event::Role(_) => self.role_known = true,
             Event::Answer(Answer::Detail { name, result }) => {
                 self.answer_detail(name, result);
@@ -353,9 +376,9 @@ impl Session {
             self.reaper = Some(self.hello.reaper.clone());
             self.send(lines::hello(&self.hello));
             self.hello_sent = true;
-            self.fresh = None;
+            self.dirty = false;
             self.snapshot_group(true);
-        } else if self.fresh.take().is_some() {
+        } else if std::mem::take(&mut self.dirty) {
             self.snapshot_group(false);
         }
         if let Some((previous, _)) = self.app.settle() {
@@ -368,7 +391,7 @@ impl Session {
         }
         self.publish_reaper();
         self.publish_banners();
-        if self.last_write.elapsed() >= Duration::from_secs(HEARTBEAT_SECS) {
+        if self.out.last_write.elapsed() >= Duration::from_secs(HEARTBEAT_SECS) {
             self.send(lines::heartbeat(unix_now(), self.seq));
         }
     }
@@ -376,14 +399,22 @@ impl Session {
     /// One snapshot group: all rows after a `reset`, else what changed
     /// (nothing at all when no row did).
     fn snapshot_group(&mut self, reset: bool) {
-        let delta = self.tables.update(self.app.snapshot());
-        if !reset && delta.is_empty() {
-            return;
+        let snapshot = Arc::clone(&self.latest);
+        let mut tables = std::mem::take(&mut self.tables);
+        let seq = self.seq + 1;
+        if lines::stream_group(
+            seq,
+            reset,
+            &mut tables,
+            &snapshot,
+            unix_now(),
+            &mut |line| {
+                self.send(line);
+            },
+        ) {
+            self.seq = seq;
         }
-        self.seq += 1;
-        for line in lines::group(self.seq, reset, &delta, unix_now()) {
-            self.send(line);
-        }
+        self.tables = tables;
     }
 
     fn publish_reaper(&mut self) {

@@ -6,8 +6,9 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::rows::{Delta, MAX_ROW_BYTES, fit};
+use super::rows::{Change, Delta, MAX_ROW_BYTES, Table, Tables, fit};
 use super::{HEARTBEAT_SECS, MAX_MESSAGE_BYTES, PROTOCOL};
+use crate::model::Snapshot;
 
 /// Who reaps the store, as `hello.reaper` and the `reaper` message say it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -89,76 +90,135 @@ pub fn hello(hello: &Hello) -> String {
 
 /// The lines of one snapshot group: `reset` first when `reset`, then the
 /// `rows` messages of `delta` (none for a table that did not change),
-/// then `synced`. `at`: unix seconds.
-#[must_use]
-pub fn group(seq: u64, reset: bool, delta: &Delta, at: i64) -> Vec<String> {
-    let mut out = Vec::new();
+/// then `synced`. `at`: unix seconds. Each line is handed to `emit` as
+/// it is made.
+pub fn group(seq: u64, reset: bool, delta: &Delta, at: i64, emit: &mut impl FnMut(String)) {
     if reset {
-        out.push(json!({ "type": "reset", "seq": seq }).to_string());
+        emit(json!({ "type": "reset", "seq": seq }).to_string());
     }
     for (table, changes) in &delta.tables {
-        let head = format!(
-            "{{\"type\":\"rows\",\"seq\":{seq},\"table\":\"{}\",",
-            table.as_str()
-        );
-        rows_lines(&head, &changes.upsert, &changes.remove, &mut out);
+        let mut chunk = Chunk::new(seq, *table);
+        for text in &changes.upsert {
+            chunk.push(false, text, emit);
+        }
+        for text in &changes.remove {
+            chunk.push(true, text, emit);
+        }
+        chunk.flush(emit);
     }
-    out.push(
-        json!({
-            "type": "synced",
-            "seq": seq,
-            "at": at,
-            "counts": {
-                "instances": delta.counts[0],
-                "operations": delta.counts[1],
-                "backoffs": delta.counts[2],
-            },
-        })
-        .to_string(),
-    );
-    out
+    emit(synced(seq, at, delta.counts));
 }
 
-/// `rows` messages carrying `upsert` then `remove` (each element already
-/// JSON, at most [`MAX_ROW_BYTES`]), each line under the limit.
-fn rows_lines(head: &str, upsert: &[String], remove: &[String], out: &mut Vec<String>) {
-    // `{head}"upsert":[...],"remove":[...]}` plus the newline.
+/// [`group`] of the changes from `tables` to `snapshot`, written as they
+/// are found (no table's rows held whole: the first snapshot of 100,000
+/// instances is 38 MB of rows). Nothing at all when it is not a `reset`
+/// and no row changed. Whether a group was written.
+pub fn stream_group(
+    seq: u64,
+    reset: bool,
+    tables: &mut Tables,
+    snapshot: &Snapshot,
+    at: i64,
+    emit: &mut impl FnMut(String),
+) -> bool {
+    if reset {
+        emit(json!({ "type": "reset", "seq": seq }).to_string());
+    }
+    let mut chunk: Option<Chunk> = None;
+    let counts = tables.update_with(snapshot, &mut |table, change| {
+        if chunk.as_ref().is_some_and(|c| c.table != table)
+            && let Some(done) = chunk.take()
+        {
+            done.flush(emit);
+        }
+        let current = chunk.get_or_insert_with(|| Chunk::new(seq, table));
+        match change {
+            Change::Upsert(text) => current.push(false, &text, emit),
+            Change::Remove(text) => current.push(true, &text, emit),
+        }
+    });
+    let changed = chunk.is_some();
+    if let Some(done) = chunk {
+        done.flush(emit);
+    }
+    if reset || changed {
+        emit(synced(seq, at, counts));
+    }
+    reset || changed
+}
+
+fn synced(seq: u64, at: i64, counts: [usize; 3]) -> String {
+    json!({
+        "type": "synced",
+        "seq": seq,
+        "at": at,
+        "counts": {
+            "instances": counts[0],
+            "operations": counts[1],
+            "backoffs": counts[2],
+        },
+    })
+    .to_string()
+}
+
+/// One table's `rows` message being filled: upserts then removes (each
+/// already JSON, at most [`MAX_ROW_BYTES`]), flushed as a line before it
+/// would pass the limit.
+struct Chunk {
+    table: Table,
+    head: String,
+    upsert: String,
+    remove: String,
+}
+
+impl Chunk {
+    /// `{head}"upsert":[...],"remove":[...]}` plus the newline.
     const FRAME: usize = "\"upsert\":[],\"remove\":[]}\n".len();
-    let budget = MAX_MESSAGE_BYTES - head.len() - FRAME;
-    debug_assert!(MAX_ROW_BYTES < budget);
-    let mut ups: Vec<&str> = Vec::new();
-    let mut rems: Vec<&str> = Vec::new();
-    let mut used = 0usize;
-    let flush = |ups: &mut Vec<&str>, rems: &mut Vec<&str>, out: &mut Vec<String>| {
-        if ups.is_empty() && rems.is_empty() {
-            return;
-        }
-        out.push(format!(
-            "{head}\"upsert\":[{}],\"remove\":[{}]}}",
-            ups.join(","),
-            rems.join(",")
-        ));
-        ups.clear();
-        rems.clear();
-    };
-    for (is_remove, text) in upsert
-        .iter()
-        .map(|t| (false, t))
-        .chain(remove.iter().map(|t| (true, t)))
-    {
-        let cost = text.len() + 1;
-        if used + cost > budget {
-            flush(&mut ups, &mut rems, out);
-            used = 0;
-        }
-        used += cost;
-        if is_remove {
-            rems.push(text);
-        } else {
-            ups.push(text);
+
+    fn new(seq: u64, table: Table) -> Self {
+        Self {
+            table,
+            head: format!(
+                "{{\"type\":\"rows\",\"seq\":{seq},\"table\":\"{}\",",
+                table.as_str()
+            ),
+            upsert: String::new(),
+            remove: String::new(),
         }
     }
-    flush(&mut ups, &mut rems, out);
+
+    fn push(&mut self, remove: bool, text: &str, emit: &mut impl FnMut(String)) {
+        debug_assert!(text.len() <= MAX_ROW_BYTES);
+        let used = self.head.len() + Self::FRAME + self.upsert.len() + self.remove.len();
+        if used + text.len() + 1 > MAX_MESSAGE_BYTES {
+            self.emit(emit);
+        }
+        let list = if remove {
+            &mut self.remove
+        } else {
+            &mut self.upsert
+        };
+        if !list.is_empty() {
+            list.push(',');
+        }
+        list.push_str(text);
+    }
+
+    fn emit(&mut self, emit: &mut impl FnMut(String)) {
+        if self.upsert.is_empty() && self.remove.is_empty() {
+            return;
+        }
+        emit(format!(
+            "{}\"upsert\":[{}],\"remove\":[{}]}}",
+            self.head, self.upsert, self.remove
+        ));
+        self.upsert.clear();
+        self.remove.clear();
+    }
+
+    fn flush(mut self, emit: &mut impl FnMut(String)) {
+        self.emit(emit);
+    }
 }
 
 /// The `reaper` line.
@@ -254,4 +314,122 @@ pub fn log(logs: &Value, service: &str, text: &str) -> String {
 #[must_use]
 pub fn logs_end(logs: &Value, reason: &str) -> String {
     fit(json!({ "type": "logs_end", "logs": logs, "reason": reason }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::rows::TableDelta;
+    use super::*;
+
+    #[test]
+    fn a_big_table_is_split_into_rows_messages_under_the_limit() {
+        let row = format!(r#"{{"name":"{}"}}"#, "n".repeat(1_000));
+        let delta = Delta {
+            tables: vec![(
+                Table::Instances,
+                TableDelta {
+                    upsert: vec![row; 200],
+                    remove: vec![r#"{"name":"gone","birth":null}"#.into()],
+                },
+            )],
+            counts: [200, 0, 0],
+        };
+        let mut out = Vec::new();
+        group(3, true, &delta, 1_000, &mut |line| out.push(line));
+        assert_eq!(
+            out.first().map(String::as_str),
+            Some(r#"{"type":"reset","seq":3}"#)
+        );
+        assert_eq!(
+            out.last().map(String::as_str),
+            Some(
+                r#"{"type":"synced","seq":3,"at":1000,"counts":{"instances":200,"operations":0,"backoffs":0}}"#
+            )
+        );
+        let rows: Vec<serde_json::Value> = out[1..out.len() - 1]
+            .iter()
+            .map(|l| {
+                assert!(l.len() < MAX_MESSAGE_BYTES, "{}", l.len());
+                serde_json::from_str(l).expect("json")
+            })
+            .collect();
+        assert_eq!(rows.len(), 4);
+        let upserts: usize = rows
+            .iter()
+            .map(|m| m["upsert"].as_array().map_or(0, Vec::len))
+            .sum();
+        let removes: usize = rows
+            .iter()
+            .map(|m| m["remove"].as_array().map_or(0, Vec::len))
+            .sum();
+        assert_eq!((upserts, removes), (200, 1));
+    }
+
+    #[test]
+    fn an_unchanged_table_sends_no_rows_message() {
+        let delta = Delta {
+            tables: vec![(Table::Operations, TableDelta::default())],
+            counts: [1, 2, 3],
+        };
+        let mut out = Vec::new();
+        group(9, false, &delta, 5, &mut |line| out.push(line));
+        assert_eq!(
+            out,
+            [
+                r#"{"type":"synced","seq":9,"at":5,"counts":{"instances":1,"operations":2,"backoffs":3}}"#
+            ]
+        );
+    }
+
+    fn store(names: usize, expires_at: i64) -> Snapshot {
+        use crate::model::rows::{Birth, Instance, Lease, Rows, Status};
+        let instances: Vec<Instance> = (0..names)
+            .map(|i| Instance {
+                name: format!("{}-{i:04}", "n".repeat(400)),
+                substrate: "local".into(),
+                status: Status::Active,
+                created_at: Some(1),
+                tombstoned_at: None,
+                lease: Some(Lease {
+                    duration_secs: 60,
+                    expires_at: if i % 7 == 0 { expires_at } else { 1 },
+                }),
+                lock: None,
+                anomalies: vec![],
+                dirty: None,
+                birth: Some(Birth::new(&format!("{i:032x}"), "ns")),
+            })
+            .collect();
+        Snapshot::from(Rows {
+            generation: crate::model::generation::Generation::new(14),
+            instances: instances.into(),
+            ..Rows::default()
+        })
+    }
+
+    #[test]
+    fn streamed_groups_are_the_groups_of_the_deltas() {
+        let (mut streamed, mut collected) = (Tables::new(), Tables::new());
+        for (seq, (snapshot, reset)) in [
+            (store(300, 5), true),
+            (store(300, 6), false),
+            (store(250, 6), false),
+            (store(250, 6), false),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let seq = seq as u64 + 1;
+            let mut a = Vec::new();
+            let wrote = stream_group(seq, reset, &mut streamed, &snapshot, 9, &mut |l| a.push(l));
+            let delta = collected.update(&snapshot);
+            let mut b = Vec::new();
+            if reset || !delta.is_empty() {
+                group(seq, reset, &delta, 9, &mut |l| b.push(l));
+            }
+            assert_eq!(a, b, "group {seq}");
+            assert_eq!(wrote, !b.is_empty());
+            assert!(a.iter().all(|l| l.len() < MAX_MESSAGE_BYTES));
+        }
+    }
 }

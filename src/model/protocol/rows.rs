@@ -74,21 +74,21 @@ impl Delta {
     }
 }
 
-/// An instance row's key: the name and the birth's `instance_id` (`None`
-/// before schema 7, where the name alone is the key).
-type InstanceKey = (String, Option<String>);
-
 /// What an instance row was built from besides the row itself, compared
 /// before building it again (a re-probe changes these, not the row).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Inputs {
-    liveness: Option<Liveness>,
+    /// `lock.liveness_state`.
+    liveness: &'static str,
+    /// `lock.held`.
+    held: bool,
     services_dead: u32,
     failed_up: bool,
     user_version: i64,
 }
 
-/// One instance row as last sent.
+/// One instance row as last sent (its key, the name and birth, read from
+/// the row it was built from).
 #[derive(Debug, Clone)]
 struct SentInstance {
     /// The row it was built from (shared with the snapshot: a re-read
@@ -105,7 +105,9 @@ struct SentInstance {
 /// built again).
 #[derive(Debug, Default)]
 pub struct Tables {
-    instances: HashMap<InstanceKey, SentInstance>,
+    /// By the hash of the key (name, birth); equal keys compared on the
+    /// rows themselves, so no key is held twice.
+    instances: hashbrown::HashTable<SentInstance>,
     operations: HashMap<String, u64>,
     backoffs: HashMap<String, u64>,
     hasher: std::collections::hash_map::RandomState,
@@ -119,14 +121,38 @@ impl Tables {
         Self::default()
     }
 
-    fn hash(&self, text: &str) -> u64 {
-        self.hasher.hash_one(text)
-    }
-
     /// The delta from the tables held to `snapshot`'s, and hold those.
     pub fn update(&mut self, snapshot: &Snapshot) -> Delta {
-        let instances = self.update_instances(snapshot);
-        let operations = update_keyed(
+        let mut tables = vec![
+            (Table::Instances, TableDelta::default()),
+            (Table::Operations, TableDelta::default()),
+            (Table::Backoffs, TableDelta::default()),
+        ];
+        let counts = self.update_with(snapshot, &mut |table, change| {
+            let at = match table {
+                Table::Instances => 0,
+                Table::Operations => 1,
+                Table::Backoffs => 2,
+            };
+            match change {
+                Change::Upsert(text) => tables[at].1.upsert.push(text),
+                Change::Remove(text) => tables[at].1.remove.push(text),
+            }
+        });
+        Delta { tables, counts }
+    }
+
+    /// [`Tables::update`], each change handed to `each` as it is found
+    /// (instances, then operations, then backoffs; in each, upserts then
+    /// removes), none held: the first snapshot of a large store is never
+    /// held whole as text. Returns the rows held after it per table.
+    pub fn update_with(
+        &mut self,
+        snapshot: &Snapshot,
+        each: &mut dyn FnMut(Table, Change),
+    ) -> [usize; 3] {
+        self.update_instances(snapshot, &mut |change| each(Table::Instances, change));
+        update_keyed(
             &mut self.operations,
             &self.hasher,
             "id",
@@ -134,8 +160,9 @@ impl Tables {
                 .operations
                 .iter()
                 .map(|op| (op.id.clone(), operation_row(op))),
+            &mut |change| each(Table::Operations, change),
         );
-        let backoffs = update_keyed(
+        update_keyed(
             &mut self.backoffs,
             &self.hasher,
             "instance",
@@ -143,62 +170,75 @@ impl Tables {
                 .reap_attempts
                 .iter()
                 .map(|attempt| (attempt.instance.clone(), backoff_row(attempt))),
+            &mut |change| each(Table::Backoffs, change),
         );
-        Delta {
-            tables: vec![
-                (Table::Instances, instances),
-                (Table::Operations, operations),
-                (Table::Backoffs, backoffs),
-            ],
-            counts: [
-                self.instances.len(),
-                self.operations.len(),
-                self.backoffs.len(),
-            ],
-        }
+        [
+            self.instances.len(),
+            self.operations.len(),
+            self.backoffs.len(),
+        ]
     }
 
-    fn update_instances(&mut self, snapshot: &Snapshot) -> TableDelta {
-        let mut delta = TableDelta::default();
+    fn update_instances(&mut self, snapshot: &Snapshot, each: &mut dyn FnMut(Change)) {
         let mut old = std::mem::take(&mut self.instances);
-        let mut next = HashMap::with_capacity(snapshot.instances.len());
+        let mut next = hashbrown::HashTable::with_capacity(snapshot.instances.len());
+        let key_hash = |row: &Instance| self.hasher.hash_one((&row.name, birth_id(row)));
         for row in &*snapshot.instances {
-            let key: InstanceKey = (
-                row.name.clone(),
-                row.birth.as_ref().map(|b| b.instance_id().to_owned()),
-            );
+            let hash = key_hash(row);
             let inputs = inputs(snapshot, row);
-            let sent = old.remove(&key);
+            let sent = old
+                .find_entry(hash, |s| same_key(&s.row, row))
+                .ok()
+                .map(|entry| entry.remove().0);
             if let Some(sent) = sent.as_ref()
                 && Arc::ptr_eq(&sent.row, row)
                 && sent.inputs == inputs
             {
-                next.insert(key, sent.clone());
+                next.insert_unique(hash, sent.clone(), |s| key_hash(&s.row));
                 continue;
             }
-            let text = fit(instance_row(snapshot, row, &inputs));
-            let hash = self.hash(&text);
-            if sent.as_ref().is_none_or(|s| s.hash != hash) {
-                delta.upsert.push(text);
+            let text = instance_row(snapshot, row, inputs);
+            let text_hash = self.hasher.hash_one(&text);
+            if sent.as_ref().is_none_or(|s| s.hash != text_hash) {
+                each(Change::Upsert(text));
             }
-            next.insert(
-                key,
+            next.insert_unique(
+                hash,
                 SentInstance {
                     row: Arc::clone(row),
                     inputs,
-                    hash,
+                    hash: text_hash,
                 },
+                |s| key_hash(&s.row),
             );
         }
-        let mut gone: Vec<InstanceKey> = old.into_keys().collect();
-        gone.sort();
-        delta.remove = gone
-            .into_iter()
-            .map(|(name, birth)| fit(json!({ "name": name, "birth": birth })))
-            .collect();
+        let mut gone: Vec<Arc<Instance>> = old.into_iter().map(|s| s.row).collect();
+        gone.sort_by(|a, b| (&a.name, birth_id(a)).cmp(&(&b.name, birth_id(b))));
+        for row in &gone {
+            each(Change::Remove(fit(
+                json!({ "name": row.name, "birth": birth_id(row) }),
+            )));
+        }
         self.instances = next;
-        delta
     }
+}
+
+/// One change of a table, as JSON text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// A whole row, added or changed.
+    Upsert(String),
+    /// The key of a row gone.
+    Remove(String),
+}
+
+/// The birth's `instance_id`, the second half of an instance row's key.
+fn birth_id(row: &Instance) -> Option<&str> {
+    row.birth.as_ref().map(crate::model::Birth::instance_id)
+}
+
+fn same_key(a: &Instance, b: &Instance) -> bool {
+    a.name == b.name && birth_id(a) == birth_id(b)
 }
 
 /// The delta of a table keyed by a string (operations by `id`, backoffs
@@ -209,40 +249,37 @@ fn update_keyed(
     hasher: &std::collections::hash_map::RandomState,
     field: &str,
     rows: impl Iterator<Item = (String, Value)>,
-) -> TableDelta {
-    let mut delta = TableDelta::default();
+    each: &mut dyn FnMut(Change),
+) {
     let mut old = std::mem::take(held);
     for (key, row) in rows {
         let text = fit(row);
         let hash = hasher.hash_one(&text);
         if old.remove(&key) != Some(hash) {
-            delta.upsert.push(text);
+            each(Change::Upsert(text));
         }
         held.insert(key, hash);
     }
     let mut gone: Vec<String> = old.into_keys().collect();
     gone.sort();
-    delta.remove = gone
-        .into_iter()
-        .map(|key| {
-            let mut object = serde_json::Map::new();
-            object.insert(field.to_owned(), Value::String(key));
-            fit(Value::Object(object))
-        })
-        .collect();
-    delta
+    for key in gone {
+        let mut object = serde_json::Map::new();
+        object.insert(field.to_owned(), Value::String(key));
+        each(Change::Remove(fit(Value::Object(object))));
+    }
 }
 
 fn inputs(snapshot: &Snapshot, row: &Instance) -> Inputs {
-    let liveness = snapshot.lock_liveness(&row.name).cloned();
-    let held = liveness.as_ref().is_some_and(Liveness::held);
+    let liveness = snapshot.lock_liveness(&row.name);
+    let held = liveness.is_some_and(Liveness::held);
     Inputs {
+        liveness: liveness_state(liveness),
+        held,
         failed_up: crate::model::readiness::failed_up(
             row,
             snapshot.pending_operation(&row.name).is_some(),
             held,
         ),
-        liveness,
         services_dead: snapshot.dead_services(&row.name),
         user_version: snapshot.generation.user_version,
     }
@@ -261,41 +298,109 @@ const fn liveness_state(liveness: Option<&Liveness>) -> &'static str {
 }
 
 /// One instance row (docs/protocol.md, "Instance rows"): the fields of
-/// `snapshot --json`'s instance that do not move with the clock.
-fn instance_row(snapshot: &Snapshot, row: &Instance, inputs: &Inputs) -> Value {
-    let liveness = inputs.liveness.as_ref();
-    json!({
-        "name": row.name,
-        "birth": row.birth.as_ref().map(|b| json!({
-            "instance_id": b.instance_id(),
-            "resource_namespace": b.resource_namespace(),
-        })),
-        "dns_safe": is_dns_safe(&row.name),
-        "substrate": &*row.substrate,
-        "status": row.status.as_str(),
-        "created_at": row.created_at,
-        "tombstoned_at": row.tombstoned_at,
-        "lease": row.lease.map(|l| json!({
-            "duration_secs": l.duration_secs,
-            "expires_at": l.expires_at,
-        })),
-        "lock": row.lock.as_ref().map(|l| json!({
-            "operation": l.operation,
-            "holder_pid": l.holder_pid,
-            "holder_start_time": l.holder_start_time,
-            "holder_host": l.holder_host,
-            "acquired_at": l.acquired_at,
-            "liveness_state": liveness_state(liveness),
-            "held": liveness.is_some_and(Liveness::held),
-        })),
-        "dirty": row.dirty,
-        "failed_up": inputs.failed_up,
-        "services_dead": inputs.services_dead,
-        "gc": crate::model::gc::GcPreview::of(row, snapshot.generation).map(|p| json!({
-            "due_at": p.due_at,
-            "collected_by": p.collector.as_str(),
-        })),
-    })
+/// `snapshot --json`'s instance that do not move with the clock, as JSON
+/// text (serialized from the row itself; only a row with a text over
+/// [`MAX_TEXT_CHARS`] goes through [`fit`]).
+fn instance_row(snapshot: &Snapshot, row: &Instance, inputs: Inputs) -> String {
+    let birth = row.birth.as_ref().map(|b| BirthRow {
+        instance_id: b.instance_id(),
+        resource_namespace: b.resource_namespace(),
+    });
+    let lock = row.lock.as_ref().map(|l| LockRow {
+        operation: &l.operation,
+        holder_pid: l.holder_pid,
+        holder_start_time: l.holder_start_time,
+        holder_host: l.holder_host.as_deref(),
+        acquired_at: l.acquired_at,
+        liveness_state: inputs.liveness,
+        held: inputs.held,
+    });
+    let gc = crate::model::gc::GcPreview::of(row, snapshot.generation).map(|p| GcRow {
+        due_at: p.due_at,
+        collected_by: p.collector.as_str(),
+    });
+    let texts = [
+        Some(row.name.as_str()),
+        Some(&*row.substrate),
+        Some(row.status.as_str()),
+        birth.as_ref().map(|b| b.resource_namespace),
+        birth.as_ref().map(|b| b.instance_id),
+        lock.as_ref().map(|l| l.operation),
+        lock.as_ref().and_then(|l| l.holder_host),
+    ];
+    let long = texts
+        .iter()
+        .flatten()
+        .any(|t| t.len() > MAX_TEXT_CHARS && t.chars().nth(MAX_TEXT_CHARS).is_some());
+    let out = InstanceRow {
+        name: &row.name,
+        birth,
+        dns_safe: is_dns_safe(&row.name),
+        substrate: &row.substrate,
+        status: row.status.as_str(),
+        created_at: row.created_at,
+        tombstoned_at: row.tombstoned_at,
+        lease: row.lease.map(|l| LeaseRow {
+            duration_secs: l.duration_secs,
+            expires_at: l.expires_at,
+        }),
+        lock,
+        dirty: row.dirty,
+        failed_up: inputs.failed_up,
+        services_dead: inputs.services_dead,
+        gc,
+    };
+    if long {
+        return fit(serde_json::to_value(&out).unwrap_or(Value::Null));
+    }
+    serde_json::to_string(&out).unwrap_or_default()
+}
+
+/// An instance row, borrowed from the row it is built from.
+#[derive(serde::Serialize)]
+struct InstanceRow<'a> {
+    name: &'a str,
+    birth: Option<BirthRow<'a>>,
+    dns_safe: bool,
+    substrate: &'a str,
+    status: &'a str,
+    created_at: Option<i64>,
+    tombstoned_at: Option<i64>,
+    lease: Option<LeaseRow>,
+    lock: Option<LockRow<'a>>,
+    dirty: Option<bool>,
+    failed_up: bool,
+    services_dead: u32,
+    gc: Option<GcRow>,
+}
+
+#[derive(serde::Serialize)]
+struct BirthRow<'a> {
+    instance_id: &'a str,
+    resource_namespace: &'a str,
+}
+
+#[derive(serde::Serialize)]
+struct LeaseRow {
+    duration_secs: i64,
+    expires_at: i64,
+}
+
+#[derive(serde::Serialize)]
+struct LockRow<'a> {
+    operation: &'a str,
+    holder_pid: i64,
+    holder_start_time: i64,
+    holder_host: Option<&'a str>,
+    acquired_at: i64,
+    liveness_state: &'static str,
+    held: bool,
+}
+
+#[derive(serde::Serialize)]
+struct GcRow {
+    due_at: i64,
+    collected_by: &'static str,
 }
 
 /// One operation row (docs/protocol.md, "Operation rows"), as
@@ -375,5 +480,100 @@ pub fn cut_texts(value: &mut Value, max: usize) {
         Value::Array(items) => items.iter_mut().for_each(|v| cut_texts(v, max)),
         Value::Object(fields) => fields.values_mut().for_each(|v| cut_texts(v, max)),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::generation::Generation;
+    use crate::model::rows::{Birth, Lease, Rows, Status};
+
+    fn instance(name: &str, birth: &str, expires_at: i64) -> Instance {
+        Instance {
+            name: name.into(),
+            substrate: "local".into(),
+            status: Status::Active,
+            created_at: Some(1),
+            tombstoned_at: None,
+            lease: Some(Lease {
+                duration_secs: 60,
+                expires_at,
+            }),
+            lock: None,
+            anomalies: vec![],
+            dirty: Some(false),
+            birth: Some(Birth::new(birth, &format!("sl-{birth}"))),
+        }
+    }
+
+    fn snapshot(instances: Vec<Instance>) -> Snapshot {
+        Snapshot::from(Rows {
+            generation: Generation::new(14),
+            instances: instances.into(),
+            ..Rows::default()
+        })
+    }
+
+    #[test]
+    fn the_first_update_sends_every_row_then_only_what_changed() {
+        let mut tables = Tables::new();
+        let first = snapshot(vec![
+            instance("alpha", "a1", 2_000),
+            instance("bravo", "b1", 3_000),
+        ]);
+        let delta = tables.update(&first);
+        assert_eq!(delta.tables[0].1.upsert.len(), 2);
+        assert_eq!(delta.counts, [2, 0, 0]);
+        // The same rows again (shared or copied): nothing.
+        assert!(tables.update(&first).is_empty());
+        let copied = snapshot(vec![
+            instance("alpha", "a1", 2_000),
+            instance("bravo", "b1", 3_000),
+        ]);
+        assert!(tables.update(&copied).is_empty());
+        // One lease renewed: that row alone, whole.
+        let renewed = snapshot(vec![
+            instance("alpha", "a1", 2_000),
+            instance("bravo", "b1", 9_000),
+        ]);
+        let delta = tables.update(&renewed);
+        assert_eq!(
+            delta.tables[0].1.upsert,
+            [
+                r#"{"name":"bravo","birth":{"instance_id":"b1","resource_namespace":"sl-b1"},"dns_safe":true,"substrate":"local","status":"active","created_at":1,"tombstoned_at":null,"lease":{"duration_secs":60,"expires_at":9000},"lock":null,"dirty":false,"failed_up":false,"services_dead":0,"gc":null}"#
+            ]
+        );
+        assert!(delta.tables[0].1.remove.is_empty());
+    }
+
+    #[test]
+    fn a_name_born_again_is_a_remove_and_an_upsert() {
+        let mut tables = Tables::new();
+        tables.update(&snapshot(vec![instance("alpha", "a1", 2_000)]));
+        let delta = tables.update(&snapshot(vec![instance("alpha", "a2", 2_000)]));
+        assert_eq!(
+            delta.tables[0].1.remove,
+            [r#"{"name":"alpha","birth":"a1"}"#]
+        );
+        assert_eq!(delta.tables[0].1.upsert.len(), 1);
+        assert!(delta.tables[0].1.upsert[0].contains(r#""instance_id":"a2""#));
+        let delta = tables.update(&snapshot(vec![]));
+        assert_eq!(
+            delta.tables[0].1.remove,
+            [r#"{"name":"alpha","birth":"a2"}"#]
+        );
+        assert_eq!(delta.counts, [0, 0, 0]);
+    }
+
+    #[test]
+    fn long_texts_are_cut_and_a_row_always_fits() {
+        let mut value = json!({ "a": "x".repeat(5_000), "b": ["é".repeat(2_000)] });
+        cut_texts(&mut value, 4);
+        assert_eq!(value, json!({ "a": "xxx…", "b": ["ééé…"] }));
+        let huge = json!({ "name": "\u{1}".repeat(MAX_TEXT_CHARS), "more": vec!["\u{1}".repeat(MAX_TEXT_CHARS); 20] });
+        let text = fit(huge);
+        assert!(text.len() <= MAX_ROW_BYTES, "{}", text.len());
+        assert!(text.ends_with(r#","cut":true}"#) || text.contains(r#""cut":true"#));
     }
 }

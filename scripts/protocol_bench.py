@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""What `serve --stdio` costs on the wire and on the host (issue 24).
+
+Runs the release binary's `serve --stdio --no-reaper` on a copy of a
+store, reads its stdout on a thread, and measures: the first snapshot
+(bytes, seconds to the first `synced`, beside the sqlite3 CLI reading
+the same rows in the same run), a minute idle (bytes, CPU seconds), one
+lease renewed and 1,000 leases renewed by another process (bytes of that
+group), and the agent's RSS; then the interactive console (in a PTY,
+`--no-reaper`) idle for the same minute beside it (CPU, RSS).
+
+    python3 scripts/protocol_bench.py --bin target/release/stackless-tui \
+        --store /tmp/v14-100k.db [--idle 60]
+
+The store is made by `cargo run --release --example gen_store --
+--instances 100000 --seed 42 --out /tmp/s100k.db` (schema 4) or
+`python3 scripts/gen_v14_store.py` (schema 14).
+"""
+
+import argparse
+import json
+import os
+import pty
+import shutil
+import sqlite3
+import subprocess
+import tempfile
+import threading
+import time
+
+
+def cpu_secs(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / tick
+
+
+def rss_kib(pid, key="VmRSS"):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+class Reader(threading.Thread):
+    """Every line of the agent's stdout with its arrival time."""
+
+    def __init__(self, stream):
+        super().__init__(daemon=True)
+        self.stream = stream
+        self.lines = []  # (time, bytes, message)
+        self.lock = threading.Lock()
+
+    def run(self):
+        for raw in self.stream:
+            message = json.loads(raw)
+            with self.lock:
+                self.lines.append((time.monotonic(), len(raw), message))
+
+    def count(self):
+        with self.lock:
+            return len(self.lines)
+
+    def wait_synced(self, after, timeout=120):
+        """Index just past the first `synced` at or after line `after`."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                for i in range(after, len(self.lines)):
+                    if self.lines[i][2]["type"] == "synced":
+                        return i + 1
+            time.sleep(0.01)
+        raise SystemExit("no synced within the timeout")
+
+    def group_bytes(self, start, end):
+        with self.lock:
+            part = self.lines[start:end]
+        return sum(b for _, b, m in part if m["type"] in ("rows", "synced", "reset"))
+
+
+def renew(path, count):
+    db = sqlite3.connect(path, timeout=30)
+    names = [r[0] for r in db.execute("SELECT instance FROM leases ORDER BY instance LIMIT ?", (count,))]
+    with db:
+        db.executemany("UPDATE leases SET expires_at = expires_at + 3600 WHERE instance = ?", [(n,) for n in names])
+    db.close()
+
+
+def sqlite_cli_secs(path):
+    start = time.monotonic()
+    subprocess.run(
+        ["sqlite3", path, "SELECT i.*, l.* FROM instances i LEFT JOIN leases l ON l.instance = i.name;"],
+        stdout=subprocess.DEVNULL,
+        check=True,
+    )
+    return time.monotonic() - start
+
+
+def agent(binary, store, home, idle):
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [binary, "--state", store, "--no-reaper", "serve", "--stdio"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=dict(os.environ, HOME=home, XDG_STATE_HOME=home, XDG_CONFIG_HOME=home),
+    )
+    reader = Reader(proc.stdout)
+    reader.start()
+    first = reader.wait_synced(0)
+    out = {"first_synced_secs": round(reader.lines[first - 1][0] - started, 2)}
+    out["first_snapshot_bytes"] = reader.group_bytes(0, first)
+    time.sleep(2)  # the services' first read and its re-probe
+    mark = reader.count()
+    cpu0 = cpu_secs(proc.pid)
+    time.sleep(idle)
+    with reader.lock:
+        idle_lines = reader.lines[mark:]
+    out["idle_secs"] = idle
+    out["idle_bytes"] = sum(b for _, b, _ in idle_lines)
+    out["idle_messages"] = sorted({m["type"] for _, _, m in idle_lines})
+    out["idle_cpu_secs"] = round(cpu_secs(proc.pid) - cpu0, 2)
+    for n in (1, 1000):
+        mark = reader.count()
+        renew(store, n)
+        end = reader.wait_synced(mark)
+        out[f"renew_{n}_bytes"] = reader.group_bytes(mark, end)
+    out["rss_kib"] = rss_kib(proc.pid)
+    out["peak_rss_kib"] = rss_kib(proc.pid, "VmHWM")
+    proc.stdin.close()
+    proc.wait(timeout=30)
+    out["exit"] = proc.returncode
+    return out
+
+
+def console(binary, store, home, idle):
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.environ.update(HOME=home, XDG_STATE_HOME=home, XDG_CONFIG_HOME=home, TERM="xterm-256color")
+        os.execv(binary, [binary, "--state", store, "--no-reaper"])
+    drained = threading.Event()
+
+    def drain():
+        while not drained.is_set():
+            try:
+                if not os.read(fd, 65536):
+                    return
+            except OSError:
+                return
+
+    threading.Thread(target=drain, daemon=True).start()
+    time.sleep(8)  # the first snapshot, the services' read
+    cpu0 = cpu_secs(pid)
+    time.sleep(idle)
+    out = {"idle_cpu_secs": round(cpu_secs(pid) - cpu0, 2), "rss_kib": rss_kib(pid), "peak_rss_kib": rss_kib(pid, "VmHWM")}
+    os.write(fd, b"q")
+    os.waitpid(pid, 0)
+    drained.set()
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--store", required=True)
+    parser.add_argument("--idle", type=int, default=60)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as home:
+        store = os.path.join(home, "state.db")
+        shutil.copy(args.store, store)
+        rows = sqlite3.connect(store).execute("SELECT count(*) FROM instances").fetchone()[0]
+        result = {"instances": rows, "sqlite3_cli_secs": round(sqlite_cli_secs(store), 2)}
+        result["agent"] = agent(args.bin, store, home, args.idle)
+        result["console"] = console(args.bin, store, home, args.idle)
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,113 @@
+//! `serve --stdio`'s reads (docs/protocol.md, "Commands"): `detail` is
+//! answered with the detail view's lines, `logs` with the services and
+//! their tail, then each new line as it is written, until `logs_stop`;
+//! on the demo's store, whose `demo-logs` thread writes a gateway line
+//! every 2 s.
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn next(
+    rx: &std::sync::mpsc::Receiver<serde_json::Value>,
+    what: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        match rx.recv_timeout(left) {
+            Ok(value) if what(&value) => return value,
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    panic!("the line waited for never came");
+}
+
+#[test]
+fn detail_and_a_followed_service_log_of_the_demo() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stackless-tui"))
+        .args(["--demo", "serve", "--stdio"])
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let value: serde_json::Value = serde_json::from_str(&line).expect("json");
+            if tx.send(value).is_err() {
+                return;
+            }
+        }
+    });
+    let hello = next(&rx, |m| m["type"] == "hello");
+    assert_eq!(
+        (hello["protocol"].as_u64(), hello["schema"].as_i64()),
+        (Some(1), Some(4))
+    );
+    next(&rx, |m| m["type"] == "synced");
+    let mut stdin = child.stdin.take().expect("stdin");
+    writeln!(
+        stdin,
+        r#"{{"id":"d","cmd":"detail","name":"api-gateway-dev"}}"#
+    )
+    .expect("write");
+    let detail = next(&rx, |m| m["type"] == "reply" && m["id"] == "d");
+    assert_eq!(detail["ok"], true, "{detail}");
+    let text: Vec<&str> = detail["detail"]["lines"]
+        .as_array()
+        .expect("lines")
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .collect();
+    assert_eq!(text[0], " Instance");
+    assert_eq!(text[1], "   name             api-gateway-dev");
+    writeln!(
+        stdin,
+        r#"{{"id":"l","cmd":"logs","name":"api-gateway-dev","service":"gateway"}}"#
+    )
+    .expect("write");
+    let opened = next(&rx, |m| m["type"] == "reply" && m["id"] == "l");
+    assert_eq!(opened["ok"], true, "{opened}");
+    assert_eq!(
+        opened["services"],
+        serde_json::json!(["gateway", "redis", "stackless"])
+    );
+    let opened_at = Instant::now();
+    let tail = next(&rx, |m| m["type"] == "log" && m["logs"] == "l");
+    assert_eq!(tail["service"], "gateway");
+    // The tail comes with the reply, at once; a line arriving a second
+    // later was written after the open (the demo writes one every 2 s)
+    // and followed.
+    let followed = next(&rx, |m| {
+        m["type"] == "log" && opened_at.elapsed() > Duration::from_secs(1)
+    });
+    assert_eq!(
+        (followed["logs"].as_str(), followed["service"].as_str()),
+        (Some("l"), Some("gateway"))
+    );
+    writeln!(stdin, r#"{{"id":"s","cmd":"logs_stop","logs":"l"}}"#).expect("write");
+    next(&rx, |m| {
+        m["type"] == "logs_end" && m["logs"] == "l" && m["reason"] == "stopped"
+    });
+    next(&rx, |m| {
+        m["type"] == "reply" && m["id"] == "s" && m["ok"] == true
+    });
+    writeln!(
+        stdin,
+        r#"{{"id":"u","cmd":"logs","name":"api-gateway-dev","service":"nope"}}"#
+    )
+    .expect("write");
+    let unknown = next(&rx, |m| m["type"] == "reply" && m["id"] == "u");
+    assert_eq!(
+        unknown["error"],
+        serde_json::json!({"kind": "refused", "message": "logs: no service nope in its logs"})
+    );
+    drop(stdin);
+    assert!(child.wait().expect("wait").success());
+}

@@ -1,0 +1,155 @@
+//! `serve --stdio` stops at the end of its stdin, or on SIGTERM, as `q`
+//! stops the console, its running teardowns as `reap --once` stops them
+//! on a signal (docs/protocol.md, "Stopping"): TERM to the `down`'s
+//! group, audited `interrupted`, nothing recorded in the store.
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::fixture_as;
+
+/// The lines of the agent's stdout, read on a thread.
+fn lines_of(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<serde_json::Value> {
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            let Ok(value) = serde_json::from_str(&line) else {
+                panic!("not JSON: {line}")
+            };
+            if tx.send(value).is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+fn wait_for(
+    rx: &std::sync::mpsc::Receiver<serde_json::Value>,
+    what: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        match rx.recv_timeout(left) {
+            Ok(value) if what(&value) => return value,
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    panic!("the line waited for never came");
+}
+
+fn audit(dir: &std::path::Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(dir.join("stackless-tui").join("audit.jsonl"))
+        .expect("the audit trail");
+    text.lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect()
+}
+
+fn stopped_by(signal: bool) {
+    let (dir, path) = fixture_as("real-0.4.0-v14.db", "state.db");
+    let down = dir.path().join("slow-down");
+    std::fs::write(&down, "#!/bin/sh\nexec sleep 60\n").expect("write");
+    std::fs::set_permissions(&down, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stackless-tui"))
+        .arg("--state")
+        .arg(&path)
+        .arg("--no-reaper")
+        .arg("--down-cmd")
+        .arg(format!("{} {{name}}", down.display()))
+        .args(["serve", "--stdio"])
+        .env("HOME", dir.path())
+        .env("XDG_CONFIG_HOME", dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let rx = lines_of(&mut child);
+    let hello = wait_for(&rx, |m| m["type"] == "hello");
+    assert_eq!(hello["reaper"]["by"], "nobody", "{hello}");
+    let row = wait_for(&rx, |m| m["type"] == "rows" && m["table"] == "instances");
+    let alpha = row["upsert"]
+        .as_array()
+        .and_then(|rows| rows.iter().find(|r| r["name"] == "alpha"))
+        .expect("alpha")
+        .clone();
+    wait_for(&rx, |m| m["type"] == "synced");
+    let mut stdin = child.stdin.take().expect("stdin");
+    writeln!(
+        stdin,
+        r#"{{"id":"d1","cmd":"down","name":"alpha","birth":{}}}"#,
+        alpha["birth"]["instance_id"]
+    )
+    .expect("write");
+    let reply = wait_for(&rx, |m| m["type"] == "reply");
+    assert_eq!(reply["ok"], true, "{reply}");
+    wait_for(&rx, |m| {
+        m["type"] == "activity" && m["kind"] == "tearing down"
+    });
+    let stopped_at = Instant::now();
+    if signal {
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid")),
+            nix::sys::signal::Signal::SIGTERM,
+        )
+        .expect("kill");
+    } else {
+        drop(stdin);
+    }
+    let status = child.wait().expect("wait");
+    assert!(status.success(), "{status}");
+    assert!(
+        stopped_at.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        stopped_at.elapsed()
+    );
+    let lines = audit(dir.path());
+    let teardown: Vec<(&str, &str)> = lines
+        .iter()
+        .filter(|l| l["instance"] == "alpha")
+        .map(|l| {
+            (
+                l["action"].as_str().unwrap_or(""),
+                l["outcome"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        teardown,
+        [("teardown", "started"), ("teardown", "interrupted")]
+    );
+    let stop = lines.last().expect("a stop line");
+    assert_eq!(
+        (stop["action"].as_str(), stop["reason"].as_str()),
+        (
+            Some("stop"),
+            Some(if signal { "SIGTERM" } else { "stdin closed" })
+        )
+    );
+    // Nothing recorded: alpha is active, with no backoff.
+    let db = rusqlite::Connection::open(&path).expect("open");
+    let (status, attempts): (String, i64) = db
+        .query_row(
+            "SELECT status, (SELECT count(*) FROM reap_attempts) FROM instances WHERE name = 'alpha'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("alpha");
+    assert_eq!((status.as_str(), attempts), ("active", 0));
+}
+
+#[test]
+fn the_end_of_stdin_stops_the_agent_and_its_teardown() {
+    stopped_by(false);
+}
+
+#[test]
+fn sigterm_stops_the_agent_and_its_teardown() {
+    stopped_by(true);
+}

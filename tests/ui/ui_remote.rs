@@ -1,0 +1,167 @@
+//! `serve --stdio`'s commands (`App::remote`, docs/protocol.md) pass
+//! exactly the rules of the keys they mirror: for every instance of the
+//! real 0.4.0 store, `r` and `d` on the selected row and the same action
+//! asked for by name either both ask (and the command's `y` is given) or
+//! both refuse in the same words.
+
+use std::sync::Arc;
+
+use crate::common::CAPTURE;
+use crate::common::ui::{fixture_snapshot, press, select};
+use crossterm::event::KeyCode;
+use stackless_tui::event::{ActivityKind, Event};
+use stackless_tui::ui::{App, AppConfig, Effect, Named, Remote};
+
+fn app(write_keys: Result<(), String>) -> App {
+    let mut app = App::new(
+        AppConfig {
+            store_label: "/srv/state.db".into(),
+            reaper: stackless_tui::ui::ReaperMode::Every {
+                tick: std::time::Duration::from_secs(1),
+                dry_run: false,
+                always: false,
+            },
+            helper: stackless_tui::ui::HelperMode::None,
+            write_keys,
+            host: None,
+            no_color: false,
+        },
+        CAPTURE,
+    );
+    app.handle(
+        Event::Snapshot(Arc::new(fixture_snapshot("real-0.4.0-v14.db"))),
+        CAPTURE,
+    );
+    app
+}
+
+fn named(app: &App, name: &str) -> Named {
+    let birth = app
+        .snapshot()
+        .instance(name)
+        .and_then(|i| i.birth.as_ref())
+        .map(|b| b.instance_id().to_owned());
+    Named {
+        name: name.into(),
+        birth,
+    }
+}
+
+/// What the key did: `Ok(())` its question opened, `Err(words)` refused.
+fn key_outcome(app: &mut App, name: &str, key: char) -> Result<(), String> {
+    select(app, name);
+    let before = app.activity().entries().len();
+    press(app, KeyCode::Char(key));
+    if app.confirming_reap().is_some()
+        || app.confirming().is_some()
+        || app.confirming_queue_down().is_some()
+    {
+        return Ok(());
+    }
+    let entries = app.activity().entries();
+    assert!(
+        entries.len() > before,
+        "{key} on {name}: neither asked nor refused"
+    );
+    let last = &entries[entries.len() - 1].entry;
+    assert_eq!(last.kind, ActivityKind::Refused);
+    Err(last.detail.clone())
+}
+
+#[test]
+fn reap_and_down_by_name_pass_the_keys_rules_for_every_instance() {
+    let names: Vec<String> = app(Ok(()))
+        .snapshot()
+        .instances
+        .iter()
+        .map(|i| i.name.clone())
+        .collect();
+    assert_eq!(names.len(), 8);
+    let mut asked = 0;
+    for name in &names {
+        for key in ['r', 'd'] {
+            let by_key = key_outcome(&mut app(Ok(())), name, key);
+            let mut remote = app(Ok(()));
+            let target = named(&remote, name);
+            let action = if key == 'r' {
+                Remote::Reap(target)
+            } else {
+                Remote::Down(target)
+            };
+            let by_name = remote.remote(action, CAPTURE);
+            match (&by_key, &by_name) {
+                (
+                    Ok(()),
+                    Ok((
+                        _,
+                        Some(Effect::Reap { instance, .. } | Effect::TearDown { instance, .. }),
+                    )),
+                ) => {
+                    assert_eq!(&instance.name, name);
+                    asked += 1;
+                }
+                (Err(words), Err(why)) => assert_eq!(words, why, "{key} on {name}"),
+                // `d` on a pending operation asks to queue; by name that
+                // is `queue_down`, and `down` says so.
+                (Ok(()), Err(why)) if key == 'd' => {
+                    assert!(
+                        why.ends_with("send queue_down to queue a teardown behind it"),
+                        "{why}"
+                    );
+                }
+                other => panic!("{key} on {name}: key and command disagree: {other:?}"),
+            }
+        }
+    }
+    assert!(
+        asked >= 2,
+        "only {asked} actions were taken: the fixture tests nothing"
+    );
+}
+
+#[test]
+fn another_birth_read_only_and_unknown_names_are_refused_in_words() {
+    let mut app = app(Ok(()));
+    let name = app.snapshot().instances[0].name.clone();
+    let stale = Named {
+        name: name.clone(),
+        birth: Some("0".repeat(32)),
+    };
+    let why = app
+        .remote(Remote::Down(stale), CAPTURE)
+        .expect_err("refused");
+    assert!(why.starts_with("refused: the birth asked about (00000000000000000000000000000000) is not the instance's ("), "{why}");
+    assert_eq!(
+        app.remote(
+            Remote::Reap(Named {
+                name: "nobody-here".into(),
+                birth: None
+            }),
+            CAPTURE
+        ),
+        Err("refused: no such instance in the store".into())
+    );
+    let mut read_only = self::app(Err(
+        "the store is open read-only (--read-only): r, d, L and v are off".into(),
+    ));
+    let target = named(&read_only, &name);
+    assert_eq!(
+        read_only.remote(Remote::Down(target), CAPTURE),
+        Err("the store is open read-only (--read-only): r, d, L and v are off".into())
+    );
+    // Each refusal is logged as the key's is (and kept for the audit).
+    assert_eq!(read_only.drain_outbox().len(), 1);
+    let mut paused = self::app(Ok(()));
+    assert!(matches!(
+        paused.remote(Remote::Pause(true), CAPTURE),
+        Ok((_, Some(Effect::PauseReaper(true))))
+    ));
+    assert_eq!(
+        paused.remote(Remote::Pause(true), CAPTURE),
+        Ok(("the reaper is paused already".into(), None))
+    );
+    assert_eq!(
+        paused.remote(Remote::Pass, CAPTURE),
+        Err("the reaper is paused: P resumes it (and runs a pass)".into())
+    );
+}
