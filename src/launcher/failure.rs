@@ -229,8 +229,8 @@ pub(crate) fn interrupted_message(plan: &Plan, number: i32, name: &str, killed: 
         ),
         Mode::Serve => format!(
             "the agent on {host} was told to stop (its stdin was closed, as at the end of the \
-             local stdin: a teardown under way is left to finish there and audited \
-             `left-running`; its last lines are above)"
+             local stdin: a teardown under way there is stopped, audited `interrupted`, nothing \
+             recorded; its last lines are above)"
         ),
         Mode::Follow => format!(
             "the stream from {host} was closed (ssh closed the connection; `snapshot --follow` \
@@ -379,8 +379,8 @@ mod tests {
         assert_eq!(
             interrupted_message(&plan(Mode::Serve), 15, "SIGTERM", false),
             "interrupted by SIGTERM: the agent on fleet-1 was told to stop (its stdin was \
-             closed, as at the end of the local stdin: a teardown under way is left to finish \
-             there and audited `left-running`; its last lines are above). Exit 143."
+             closed, as at the end of the local stdin: a teardown under way there is stopped, \
+             audited `interrupted`, nothing recorded; its last lines are above). Exit 143."
         );
         assert_eq!(
             interrupted_message(&plan(Mode::Follow), 2, "SIGINT", true),

@@ -152,8 +152,8 @@ fn a_serve_launcher_copies_stdin_through_and_closes_it() {
         stderr_of(&mut child),
         "remote: agent stopped\nstackless-tui: interrupted by SIGTERM: the agent on h was told \
          to stop (its stdin was closed, as at the end of the local stdin: a teardown under way \
-         is left to finish there and audited `left-running`; its last lines are above). Exit \
-         143.\n"
+         there is stopped, audited `interrupted`, nothing recorded; its last lines are above). \
+         Exit 143.\n"
     );
 }
 
@@ -512,9 +512,9 @@ fn snapshot_follow_through_a_real_sshd() {
 
 /// A SIGTERM to `serve --stdio`'s launcher through a real sshd, a
 /// teardown under way there: the agent's stdin is closed, so it stops as
-/// at the end of its stdin: the teardown is left to finish on the host
-/// (audited `left-running`, then it does finish), the stop is audited, its
-/// last words come back, and the launcher exits 143 saying so.
+/// at the end of its stdin (docs/protocol.md "Stopping"): the teardown is
+/// stopped (audited `interrupted`, its `down` never finishes, nothing
+/// recorded), the stop is audited, and the launcher exits 143 saying so.
 #[test]
 fn a_signal_to_a_remote_serve_stops_the_agent_in_order() {
     if skipped() {
@@ -572,43 +572,53 @@ fn a_signal_to_a_remote_serve_stops_the_agent_in_order() {
     assert!(
         stderr.ends_with(
             "stackless-tui: interrupted by SIGTERM: the agent on testhost was told to stop (its \
-             stdin was closed, as at the end of the local stdin: a teardown under way is left \
-             to finish there and audited `left-running`; its last lines are above). Exit 143.\n"
+             stdin was closed, as at the end of the local stdin: a teardown under way there is \
+             stopped, audited `interrupted`, nothing recorded; its last lines are above). Exit \
+             143.\n"
         ),
         "{stderr}"
     );
-    assert!(
-        stderr.contains("stackless-tui: left 1 teardown(s) to finish on their own: golf"),
-        "{stderr}"
-    );
     drop(stdin);
-    wait_for_file(&finished);
     let audit =
         std::fs::read_to_string(dir.path().join("stackless-tui/audit.jsonl")).expect("audit trail");
-    let console: Vec<(String, String, String)> = audit
+    let lines: Vec<(String, String, String, String)> = audit
         .lines()
         .map(message)
-        .filter(|line| line["actor"] == "console" && line["action"] != "start")
+        .filter(|line| line["action"] != "start")
         .map(|line| {
             let field = |f: &str| line[f].as_str().unwrap_or_default().to_owned();
-            (field("instance"), field("action"), field("outcome"))
+            (
+                field("actor"),
+                field("instance"),
+                field("action"),
+                field("outcome"),
+            )
         })
         .collect();
+    let line = |a: &str, i: &str, act: &str, o: &str| {
+        (a.to_owned(), i.to_owned(), act.to_owned(), o.to_owned())
+    };
     assert_eq!(
-        console,
+        lines,
         [
-            (
-                "golf".to_owned(),
-                "teardown".to_owned(),
-                "left-running".to_owned()
-            ),
-            (String::new(), "stop".to_owned(), "ok".to_owned()),
+            line("operator", "golf", "teardown", "started"),
+            line("operator", "golf", "teardown", "interrupted"),
+            line("console", "", "stop", "ok"),
         ],
         "{audit}"
     );
-    assert!(
-        audit.contains(r#""reason":"stdin closed; left running: golf""#),
-        "{audit}"
-    );
+    assert!(audit.contains(r#""reason":"stdin closed""#), "{audit}");
+    // Stopped, not finished; nothing recorded: golf is as it was.
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(!finished.exists(), "the teardown ran on");
+    let host: Value = serde_json::from_str(&local_snapshot(&store, &empty)).expect("JSON");
+    let golf = host["instances"]
+        .as_array()
+        .expect("instances")
+        .iter()
+        .find(|i| i["name"] == "golf")
+        .cloned()
+        .expect("golf");
+    assert_eq!(golf["status"], "active", "{golf}");
     drop(sshd);
 }
