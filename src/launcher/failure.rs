@@ -38,6 +38,10 @@ pub(crate) enum Failure {
     /// stackless-tui predates `--controller` (seen by headless commands;
     /// the console's stderr goes through the remote terminal).
     OlderRemote,
+    /// 2 with clap's `unrecognized subcommand 'serve'` or `unexpected
+    /// argument '--follow'`: the remote stackless-tui knows `--reached-as`
+    /// but predates the stream protocol (docs/protocol.md).
+    NoStreams,
 }
 
 /// Classify an ssh exit `code` with `stderr` (its last bytes). `None`: the
@@ -60,6 +64,11 @@ pub(crate) fn classify(code: i32, stderr: &str) -> Option<Failure> {
         129..=159 => Some(Failure::BySignal),
         255 => Some(classify_ssh(stderr)),
         2 if stderr.contains("unexpected argument '--reached-as'") => Some(Failure::OlderRemote),
+        2 if stderr.contains("unrecognized subcommand 'serve'")
+            || stderr.contains("unexpected argument '--follow'") =>
+        {
+            Some(Failure::NoStreams)
+        }
         _ => None,
     }
 }
@@ -193,6 +202,12 @@ pub(crate) fn failure_message(failure: Failure, plan: &Plan, code: i32, tail: &s
              (exit {code}). Install this version there (from a checkout of stackless-tui: \
              `cargo install --locked --path .`, or copy this binary to the host)."
         ),
+        Failure::NoStreams => format!(
+            "{bin} on {host} is older than this stackless-tui: it does not speak the stream \
+             protocol (`serve --stdio`, `snapshot --follow`; exit {code}). Install this version \
+             there (from a checkout of stackless-tui: `cargo install --locked --path .`, or \
+             copy this binary to the host)."
+        ),
     }
 }
 
@@ -200,7 +215,8 @@ pub(crate) fn failure_message(failure: Failure, plan: &Plan, code: i32, tail: &s
 /// signal `number`, named `name`, e.g. `SIGTERM`): not an ssh failure. The
 /// console's ssh got the signal and closed the connection; a headless
 /// command was told to stop (its pipe closed: a `reap --once` pass stops
-/// its running teardowns and starts no more). `killed`: ssh did not end
+/// its running teardowns and starts no more); so was `serve --stdio`'s
+/// agent (the end of its stdin); `snapshot --follow`'s ssh got the signal. `killed`: ssh did not end
 /// within the grace and was killed.
 #[must_use]
 pub(crate) fn interrupted_message(plan: &Plan, number: i32, name: &str, killed: bool) -> String {
@@ -210,6 +226,15 @@ pub(crate) fn interrupted_message(plan: &Plan, number: i32, name: &str, killed: 
         Mode::Headless => format!(
             "the remote command on {host} was told to stop (a `reap --once` pass stops its \
              running teardowns and starts no more; its last lines are above)"
+        ),
+        Mode::Serve => format!(
+            "the agent on {host} was told to stop (its stdin was closed, as at the end of the \
+             local stdin: a teardown under way there is stopped, audited `interrupted`, nothing \
+             recorded; its last lines are above)"
+        ),
+        Mode::Follow => format!(
+            "the stream from {host} was closed (ssh closed the connection; `snapshot --follow` \
+             there stops at its next write)"
         ),
     };
     let killed = if killed {
@@ -327,6 +352,41 @@ mod tests {
             "ssh could not log in to fleet-1 (exit 255): ssh said \"x: Permission denied (publickey).\". \
              Check the user and the key (ssh-add, IdentityFile in the OpenSSH config); headless \
              commands run with BatchMode=yes, so no password is asked."
+        );
+    }
+
+    /// The protocol's streams: a remote stackless-tui without them, and
+    /// what a signal to their launcher did.
+    #[test]
+    fn stream_failures() {
+        for said in [
+            "error: unrecognized subcommand 'serve'\n\nUsage: stackless-tui [OPTIONS] [COMMAND]",
+            "error: unexpected argument '--follow' found\n\nUsage: stackless-tui snapshot",
+        ] {
+            assert_eq!(classify(2, said), Some(Failure::NoStreams), "{said}");
+        }
+        assert_eq!(
+            classify(2, "error: unexpected argument '--bogus' found"),
+            None
+        );
+        assert_eq!(
+            failure_message(Failure::NoStreams, &plan(Mode::Serve), 2, ""),
+            "/opt/my tools/stackless-tui on fleet-1 is older than this stackless-tui: it does \
+             not speak the stream protocol (`serve --stdio`, `snapshot --follow`; exit 2). \
+             Install this version there (from a checkout of stackless-tui: `cargo install \
+             --locked --path .`, or copy this binary to the host)."
+        );
+        assert_eq!(
+            interrupted_message(&plan(Mode::Serve), 15, "SIGTERM", false),
+            "interrupted by SIGTERM: the agent on fleet-1 was told to stop (its stdin was \
+             closed, as at the end of the local stdin: a teardown under way there is stopped, \
+             audited `interrupted`, nothing recorded; its last lines are above). Exit 143."
+        );
+        assert_eq!(
+            interrupted_message(&plan(Mode::Follow), 2, "SIGINT", true),
+            "interrupted by SIGINT: the stream from fleet-1 was closed (ssh closed the \
+             connection; `snapshot --follow` there stops at its next write); it did not end \
+             within 30 s, so ssh was killed. Exit 130."
         );
     }
 }

@@ -138,7 +138,9 @@ pub(crate) fn plan(
     };
     let mode = match &cli.command {
         None => Mode::Console,
-        Some(Sub::Snapshot { .. } | Sub::Reap { .. } | Sub::Serve { .. }) => Mode::Headless,
+        Some(Sub::Serve { .. }) => Mode::Serve,
+        Some(Sub::Snapshot { follow: true, .. }) => Mode::Follow,
+        Some(Sub::Snapshot { .. } | Sub::Reap { .. }) => Mode::Headless,
         Some(Sub::Completions { .. } | Sub::Man | Sub::DemoDown { .. } | Sub::DemoHelper) => {
             return Ok(None);
         }
@@ -334,10 +336,18 @@ pub(crate) fn launch(plan: &Plan) -> ExitCode {
         Ok(child) => child,
         Err(error) => return fail(&cannot_run_ssh(host, &error), EXIT_USAGE),
     };
-    // Headless: ssh's stdin is a pipe this launcher holds and never writes
-    // (local stdin is not consumed); closing it tells the remote side to
-    // stop (it watches its stdin: `headless::reap_once`).
+    // Headless and streams: ssh's stdin is a pipe this launcher holds;
+    // closing it tells the remote side to stop (`reap --once` watches its
+    // stdin: `headless::reap_once`; `serve --stdio` stops at its end).
+    // Only `serve --stdio` gets the local stdin, copied through.
     let pipe = Arc::new(Mutex::new(child.stdin.take()));
+    if plan.mode == Mode::Serve {
+        let pipe = Arc::clone(&pipe);
+        // Not joined: it may sit in a read of the local stdin at exit.
+        let _copier = std::thread::Builder::new()
+            .name("ssh-stdin".into())
+            .spawn(move || copy_stdin(&pipe));
+    }
     let caught: Arc<OnceLock<Signal>> = Arc::new(OnceLock::new());
     let forwarder = signals.map(|signals| {
         signals.watch(
@@ -409,9 +419,12 @@ fn exit_code(status: std::process::ExitStatus) -> i32 {
 pub(crate) const STOP_GRACE: Duration = Duration::from_secs(30);
 
 /// Start ssh: stdin passed through for the console, a pipe for a headless
-/// command (which also gets a process group of its own, so a terminal's
-/// Ctrl-C reaches only this launcher, which then stops the remote pass in
-/// order); stdout passed through, stderr piped. ssh gets SIGTERM when this
+/// command or a stream (which also gets a process group of its own, so a
+/// terminal's Ctrl-C reaches only this launcher, which then stops the
+/// remote side in order; and ssh never reads a terminal from a background
+/// group: `serve --stdio`'s local stdin is copied by [`copy_stdin`]);
+/// stdout passed through (ssh writes the stream as it arrives), stderr
+/// piped. ssh gets SIGTERM when this
 /// launcher dies, even by SIGKILL (`PR_SET_PDEATHSIG`).
 fn spawn_ssh(plan: &Plan) -> io::Result<std::process::Child> {
     use std::os::unix::process::CommandExt as _;
@@ -422,7 +435,9 @@ fn spawn_ssh(plan: &Plan) -> io::Result<std::process::Child> {
         .stderr(Stdio::piped());
     match plan.mode {
         Mode::Console => command.stdin(Stdio::inherit()),
-        Mode::Headless => command.stdin(Stdio::piped()).process_group(0),
+        Mode::Headless | Mode::Serve | Mode::Follow => {
+            command.stdin(Stdio::piped()).process_group(0)
+        }
     };
     let parent = nix::unistd::getpid();
     // SAFETY: between fork and exec only async-signal-safe calls are made
@@ -544,11 +559,13 @@ impl Signals {
     }
 
     /// On every caught signal (one caught before this is held): keep the
-    /// first in `caught`; the console's ssh (`pid`) gets the signal (it
-    /// closes the connection and gives the terminal back); a headless
-    /// command's `pipe` is closed (the remote pass stops, its last lines
-    /// still come back). The runtime returned keeps doing so until it is
-    /// shut down.
+    /// first in `caught`; the console's and `snapshot --follow`'s ssh
+    /// (`pid`) gets the signal (it closes the connection: the console gives
+    /// the terminal back, the remote stream stops at its next write); a
+    /// headless command's or `serve --stdio`'s `pipe` is closed (the remote
+    /// pass stops, the agent stops as at the end of its stdin; their last
+    /// lines still come back). The runtime returned keeps doing so until
+    /// it is shut down.
     fn watch(
         self,
         pid: u32,
@@ -563,11 +580,11 @@ impl Signals {
                 while stream.recv().await.is_some() {
                     let _ = caught.set(sig);
                     match (mode, target) {
-                        (Mode::Console, Some(target)) => {
+                        (Mode::Console | Mode::Follow, Some(target)) => {
                             let _ = nix::sys::signal::kill(target, sig);
                         }
-                        (Mode::Console, None) => {}
-                        (Mode::Headless, _) => {
+                        (Mode::Console | Mode::Follow, None) => {}
+                        (Mode::Headless | Mode::Serve, _) => {
                             pipe.lock()
                                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                                 .take();
@@ -578,6 +595,40 @@ impl Signals {
         }
         self.runtime
     }
+}
+
+/// `serve --stdio`'s commands: copy the local stdin to ssh's (`pipe`) as
+/// it comes, each read passed on at once, then close ssh's stdin at the
+/// local stdin's end (or error), so the remote agent sees the end of its
+/// stdin and stops (docs/protocol.md "Stopping"). Ends at once when the
+/// pipe was closed (a signal: [`Signals::watch`]) or ssh is gone.
+fn copy_stdin(pipe: &Mutex<Option<std::process::ChildStdin>>) {
+    let lock = || {
+        pipe.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
+    let mut stdin = io::stdin().lock();
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = match stdin.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        let mut guard = lock();
+        let Some(to_ssh) = guard.as_mut() else {
+            return;
+        };
+        if to_ssh
+            .write_all(&buf[..n])
+            .and_then(|()| to_ssh.flush())
+            .is_err()
+        {
+            break;
+        }
+    }
+    lock().take();
 }
 
 /// Copy ssh's stderr to ours as it comes; return its last [`TAIL_BYTES`].
@@ -667,6 +718,66 @@ mod tests {
                 None
             )
             .is_err()
+        );
+    }
+
+    /// The protocol's streams get their own modes (the local stdin copied
+    /// through for `serve --stdio`; none read for `snapshot --follow`) and
+    /// exactly this argv: `-T`, batch mode, host key checking, every
+    /// remote word quoted.
+    #[test]
+    fn streams_go_remote_in_their_own_modes() {
+        let args = [
+            "stackless-tui",
+            "--controller",
+            "ssh://deploy@fleet-1",
+            "--ssh-config",
+            "/my ssh/config",
+            "--remote-bin",
+            "/opt/st/stackless-tui",
+            "--state",
+            "/srv/it's/state.db",
+        ];
+        let serve = decide(&[&args[..], &["serve", "--stdio"]].concat(), None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(serve.mode, Mode::Serve);
+        let follow = decide(&[&args[..], &["snapshot", "--follow"]].concat(), None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(follow.mode, Mode::Follow);
+        let once = decide(&[&args[..], &["snapshot", "--json"]].concat(), None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(once.mode, Mode::Headless);
+        let argv = |plan: &Plan| {
+            plan.ssh_args()
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+        };
+        let head = [
+            "-F",
+            "/my ssh/config",
+            "-T",
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "StrictHostKeyChecking=yes",
+            "-o",
+            "ConnectTimeout=10",
+            "--",
+            "deploy@fleet-1",
+            "/opt/st/stackless-tui",
+            "--reached-as",
+            "fleet-1",
+            "--state",
+            "'/srv/it'\\''s/state.db'",
+        ];
+        assert_eq!(argv(&serve), [&head[..], &["serve", "--stdio"]].concat());
+        assert_eq!(
+            argv(&follow),
+            [&head[..], &["snapshot", "--follow"]].concat()
         );
     }
 

@@ -100,15 +100,28 @@ pub(crate) fn check_remote_bin(bin: &str) -> Result<(), &'static str> {
     }
 }
 
-/// Whether the remote side runs the console (a terminal: `ssh -t`) or a
-/// headless subcommand (`snapshot`, `reap --once`: `ssh -T`, batch mode).
+/// Whether the remote side runs the console (a terminal: `ssh -t`), a
+/// headless subcommand (`snapshot`, `reap --once`) or one of the protocol's
+/// streams (`serve --stdio`, `snapshot --follow`: docs/protocol.md); all
+/// but the console get `ssh -T` and batch mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mode {
     /// The interactive console.
     Console,
     /// A headless subcommand: its stdout, stderr and exit status pass
-    /// through.
+    /// through; ssh's stdin is a pipe the launcher holds (the local stdin
+    /// is not read) and closes on a signal.
     Headless,
+    /// `serve --stdio`: the local stdin is copied to the remote agent as it
+    /// comes (its commands) and its end closes the agent's stdin (which
+    /// stops it, docs/protocol.md "Stopping"); a signal closes it too. The
+    /// out-stream passes through as ssh writes it.
+    Serve,
+    /// `snapshot --follow`: the out-stream passes through as ssh writes it;
+    /// the local stdin is not read (the remote side reads none); a signal
+    /// is passed on to ssh, which closes the connection (the remote stream
+    /// then stops at its next write, as on a closed stdout).
+    Follow,
 }
 
 /// Everything the launcher needs: where, what, how.
@@ -226,7 +239,8 @@ pub(crate) fn strip_launcher_args(args: &[OsString]) -> Vec<OsString> {
 impl Plan {
     /// The ssh arguments (after the program name), as argv: never a local
     /// shell. `-F FILE` when a config is named; the console gets `-t`, a
-    /// headless command `-T` and `BatchMode=yes` (no prompt a script could
+    /// headless command or a stream `-T` (no terminal: the stream's bytes
+    /// pass unchanged) and `BatchMode=yes` (no prompt a script could
     /// hang on, as stackless's own client); both get
     /// `StrictHostKeyChecking=yes` (on the command line it wins over the
     /// config for the destination; a `ProxyJump` hop is a separate ssh that
@@ -243,7 +257,9 @@ impl Plan {
         }
         match self.mode {
             Mode::Console => out.push("-t".into()),
-            Mode::Headless => out.extend(["-T".into(), "-o".into(), "BatchMode=yes".into()]),
+            Mode::Headless | Mode::Serve | Mode::Follow => {
+                out.extend(["-T".into(), "-o".into(), "BatchMode=yes".into()]);
+            }
         }
         for option in ["StrictHostKeyChecking=yes", "ConnectTimeout=10"] {
             out.push("-o".into());
@@ -426,6 +442,10 @@ mod tests {
         ]);
         headless.extend(os(&tail));
         assert_eq!(plan(Mode::Headless).ssh_args(), headless);
+        // The protocol's streams: no terminal (its bytes unchanged), no
+        // prompt, the same quoted words.
+        assert_eq!(plan(Mode::Serve).ssh_args(), headless);
+        assert_eq!(plan(Mode::Follow).ssh_args(), headless);
         // What the remote shell makes of it: the words, unchanged.
         let args = plan(Mode::Console).ssh_args();
         let start = args.iter().position(|a| a == "--").unwrap() + 2;

@@ -25,4 +25,5 @@ mod pty;
 mod read_only;
 mod reaper_keys;
 mod remote;
+mod remote_stream;
 mod sshd;

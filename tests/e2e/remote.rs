@@ -40,7 +40,7 @@ fn ssh_calls(dir: &Path) -> Option<String> {
     std::fs::read_to_string(dir.join("ssh.argv")).ok()
 }
 
-fn text(bytes: &[u8]) -> String {
+pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
@@ -452,7 +452,11 @@ fn a_state_url_points_at_the_controller() {
 
 /// The forwarded arguments every sshd test passes: the remote program (this
 /// build), an empty config file, the store.
-fn remote_args<'a>(sshd_config: &'a Path, empty: &'a Path, store: &'a Path) -> Vec<&'a str> {
+pub(crate) fn remote_args<'a>(
+    sshd_config: &'a Path,
+    empty: &'a Path,
+    store: &'a Path,
+) -> Vec<&'a str> {
     vec![
         "--controller",
         "ssh://testhost",
@@ -579,7 +583,7 @@ fn the_console_through_a_real_sshd() {
 
 /// A fake `ssh` in `<dir>/bin` running `body` (a POSIX sh script); returns
 /// the `PATH` to use.
-fn fake_ssh_script(dir: &Path, body: &str) -> String {
+pub(crate) fn fake_ssh_script(dir: &Path, body: &str) -> String {
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).expect("mkdir");
     std::fs::write(bin.join("ssh"), format!("#!/bin/sh\n{body}\n")).expect("write fake ssh");
@@ -589,7 +593,7 @@ fn fake_ssh_script(dir: &Path, body: &str) -> String {
     format!("{}:/usr/bin:/bin", bin.display())
 }
 
-fn wait_for_file(path: &Path) {
+pub(crate) fn wait_for_file(path: &Path) {
     let deadline = std::time::Instant::now() + UI;
     while !path.exists() {
         assert!(
@@ -601,7 +605,7 @@ fn wait_for_file(path: &Path) {
     }
 }
 
-fn wait_status(child: &mut std::process::Child) -> std::process::ExitStatus {
+pub(crate) fn wait_status(child: &mut std::process::Child) -> std::process::ExitStatus {
     let deadline = std::time::Instant::now() + UI;
     loop {
         if let Some(status) = child.try_wait().expect("try_wait") {

@@ -474,3 +474,57 @@ fn a_redacted_reap_attempt_is_no_change_to_the_recheck() {
     assert_eq!(kinds, [ActivityKind::Started, ActivityKind::Reaped]);
     assert_eq!(summary.failed + summary.skipped, 0, "{summary:?}");
 }
+
+/// A teardown leaves the in-flight set before its outcome's line is
+/// recorded: whoever reads that line and then stops (a console quitting,
+/// `serve --stdio` at the end of its stdin) never counts the finished
+/// teardown as still running, nor audits it `left-running`. The test
+/// holds the collected lines' lock while the `down` ends, so the outcome's
+/// line waits to be recorded; the in-flight set must empty meanwhile.
+#[test]
+fn a_teardown_is_out_of_flight_before_its_outcome_is_recorded() {
+    let rt = runtime();
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let started = dir.path().join("started");
+    let gate = dir.path().join("gate");
+    let down = fake_down(
+        dir.path(),
+        &format!(
+            "touch '{}'; while [ ! -e '{}' ]; do sleep 0.02; done; exit 0",
+            started.display(),
+            gate.display()
+        ),
+    );
+    let (reaper, log) = reaper(&path, down, vm_probe(), CAPTURE + 400, &rt);
+    let seen = snapshot(&path);
+    let job = reaper
+        .jobs()
+        .spawn(stackless_tui::reaper::jobs::Job {
+            instance: seen.instance("golf").unwrap().clone(),
+            attempt: seen.reap_attempt("golf").cloned(),
+            actor: Actor::Operator,
+            intent: Intent::Reap,
+        })
+        .expect("started");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !started.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "down never started: {:?}",
+            log.lock().unwrap()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let held = log.lock().unwrap();
+    std::fs::write(&gate, "").unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !reaper.jobs().inflight().names().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "golf is still in flight while its outcome waits to be recorded"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    drop(held);
+    assert_eq!(job.join().unwrap(), Some(ActivityKind::Reaped));
+}

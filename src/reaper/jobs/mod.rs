@@ -374,12 +374,14 @@ impl JobRunner {
     /// The steps: [`JobRunner::prepare`] (name, gate, dry run, stop; the
     /// `tearing down` line), `down` (with no connection open), [`JobRunner::reopen`],
     /// [`JobRunner::outcome`] (what it means, recorded where it must be),
-    /// and one Activity line.
+    /// the in-flight claim released (`guard`), and one Activity line: who
+    /// reads that line and then stops (a console quitting, `serve --stdio`
+    /// at the end of its stdin) never counts this teardown as still running.
     pub(super) fn execute(
         &self,
         store: &mut Store,
         job: &Job,
-        _guard: InFlightGuard,
+        guard: InFlightGuard,
     ) -> Option<ActivityKind> {
         let now = (self.clock)();
         let (seen, actor, intent) = (&job.instance, job.actor, job.intent);
@@ -404,6 +406,10 @@ impl JobRunner {
             activity.stderr_tail.clone_from(&result.stderr_tail);
         }
         activity.duration = Some(result.took);
+        // Its `down` is over and the outcome recorded in the store: out of
+        // flight before the line that says so (a later job re-checks the
+        // store in its own transaction).
+        drop(guard);
         self.emit(activity);
         Some(outcome.kind)
     }
