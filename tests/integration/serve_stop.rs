@@ -107,6 +107,9 @@ fn stopped_by(signal: bool) {
     }
     let status = child.wait().expect("wait");
     assert!(status.success(), "{status}");
+    // The teardown's end went out on the stream too, before the stop.
+    let last = wait_for(&rx, |m| m["type"] == "activity" && m["instance"] == "alpha");
+    assert_eq!(last["kind"], "stopped", "{last}");
     assert!(
         stopped_at.elapsed() < Duration::from_secs(10),
         "{:?}",

@@ -99,8 +99,19 @@ pub(super) async fn run(
             break "stdout closed";
         }
     };
-    // What the last batch did, said before the stop (a closed stdout
-    // takes none of it).
+    // The teardowns stop now (TERM, then KILL after `KILL_GRACE`), as
+    // `reap --once`'s on a signal; their `interrupted` lines still go out
+    // (a closed stdout takes none of it).
+    engine.stop.cancel();
+    let deadline = Instant::now() + crate::reaper::teardown::KILL_GRACE + Duration::from_secs(2);
+    while !engine.teardowns.inflight().names().is_empty() && Instant::now() < deadline {
+        if let Ok(Some(event)) = tokio::time::timeout(Duration::from_millis(50), rx.recv()).await {
+            session.event(&mut actions, event);
+        }
+    }
+    while let Ok(event) = rx.try_recv() {
+        session.event(&mut actions, event);
+    }
     session.publish();
     let _ = session.flush();
     Ok(why)
