@@ -133,9 +133,17 @@ pub struct Cli {
     /// host through OpenSSH: `ssh://HOST_ALIAS` or `ssh://USER@HOST`, as
     /// stackless 0.4.0 takes it (also `STACKLESS_CONTROLLER`, stackless's
     /// own variable, ignored beside --state or --demo). The other arguments
-    /// are passed on; ports and keys belong in the OpenSSH config.
-    #[arg(long, value_name = "ssh://HOST", global = true)]
-    pub controller: Option<String>,
+    /// are passed on; ports and keys belong in the OpenSSH config. Given
+    /// twice or more, it names a fleet: `snapshot [--json]` over every host.
+    #[arg(long, value_name = "ssh://HOST", global = true, action = clap::ArgAction::Append)]
+    pub controller: Vec<String>,
+
+    /// A fleet file (TOML: `[[host]]` tables with `target = "ssh://HOST"`
+    /// and an optional `label`): `snapshot [--json]` over every host at
+    /// once. Also the config file's `fleet`; both ignored beside --state or
+    /// --demo, and the command line's --controller wins.
+    #[arg(long, value_name = "FILE", env = "STACKLESS_TUI_FLEET", global = true)]
+    pub fleet: Option<PathBuf>,
 
     /// The stackless-tui program on the controller's host (default
     /// `stackless-tui`, looked up in the remote PATH; a relative path is
@@ -296,8 +304,9 @@ pub(crate) fn default_config_path(
 }
 
 /// The flags a config file may set (their long names, as TOML keys).
-pub(crate) const CONFIG_KEYS: [&str; 12] = [
+pub(crate) const CONFIG_KEYS: [&str; 13] = [
     "state",
+    "fleet",
     "tick",
     "utc",
     "no-reaper",

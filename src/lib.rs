@@ -32,7 +32,11 @@
 //! - [`launcher`]: `--controller ssh://HOST`: runs this program on the
 //!   controller's host through ssh before anything local starts; the pure
 //!   plan (`launcher::plan`: targets, the ssh argv) and failure rules
-//!   (`launcher::failure`: what ssh's exit status means) beside it.
+//!   (`launcher::failure`: what ssh's exit status means) beside it; a
+//!   fleet (`--controller` twice or more, `--fleet FILE`) runs `snapshot
+//!   [--json]` on every host at once and merges the answers
+//!   (`launcher::fleet`: the fleet file, the merge and the table, pure;
+//!   `launcher::fleet_run`: the ssh per host).
 //! - [`console`], [`headless`]: wiring: the interactive console; `snapshot`
 //!   and `reap --once`.
 //! - [`demo`]: the seeded demo store, demo teardown and demo helper.

@@ -76,7 +76,7 @@ const EXIT_STATUS: &[(&str, &str)] = &[
     ),
     (
         "1",
-        "reap --once where a teardown failed (or the store failed mid-pass); an internal error",
+        "reap --once where a teardown failed (or the store failed mid-pass); an internal error; snapshot over a fleet where some host did not answer (the document is partial: each failed host is listed)",
     ),
     (
         "2",

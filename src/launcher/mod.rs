@@ -21,6 +21,8 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::Signal;
 
 pub(crate) mod failure;
+pub(crate) mod fleet;
+mod fleet_run;
 pub(crate) mod plan;
 
 use crate::cli::{Cli, EXIT_USAGE, Sub};
@@ -60,6 +62,17 @@ pub(crate) fn launch_if_remote(args: &[OsString]) -> Option<ExitCode> {
     let controller = std::env::var("STACKLESS_CONTROLLER").ok();
     if let Some((file, table)) = local_config(&cli) {
         apply_local_config(&mut cli, &matches, &file, &table, &mut from_env);
+    }
+    let fleet_on_line =
+        matches.value_source("fleet") == Some(clap::parser::ValueSource::CommandLine);
+    match fleet_hosts(&cli, fleet_on_line, |file| std::fs::read_to_string(file)) {
+        Err(message) => return Some(fail(&message, EXIT_USAGE)),
+        Ok(Some(hosts)) if hosts.len() >= 2 => {
+            return Some(launch_fleet(&cli, args, &from_env, &hosts));
+        }
+        // One host: today's launcher, reaching it as one --controller.
+        Ok(Some(hosts)) => cli.controller = hosts.into_iter().map(|host| host.given).collect(),
+        Ok(None) => {}
     }
     match plan(&cli, args, controller, &from_env) {
         Ok(Some(plan)) => Some(launch(&plan)),
@@ -120,7 +133,7 @@ pub(crate) fn plan(
                 sanitize_short(host, 80)
             ));
         }
-        if cli.controller.is_some() {
+        if !cli.controller.is_empty() {
             return Err(
                 "--controller cannot be combined with --reached-as: this console was \
                  itself reached over ssh and does not hop again"
@@ -129,7 +142,7 @@ pub(crate) fn plan(
         }
         return Ok(None);
     }
-    let (text, source) = match (&cli.controller, env_controller) {
+    let (text, source) = match (cli.controller.first(), env_controller) {
         (Some(text), _) => (text.clone(), "--controller"),
         (None, Some(text)) if !text.is_empty() && cli.state.is_none() && !cli.demo => {
             (text, "STACKLESS_CONTROLLER")
@@ -190,6 +203,142 @@ pub(crate) fn plan(
     }))
 }
 
+/// The hosts of a fleet this run names, `None` when it names none (or one
+/// `--controller`: today's launcher, [`plan`]). `fleet_on_line`: `--fleet`
+/// was on the command line (else `cli.fleet` came from
+/// `STACKLESS_TUI_FLEET` or the local config file's `fleet`); `read`
+/// reads the fleet file.
+///
+/// - `--reached-as` (the remote side): never a fleet (`--fleet` there is
+///   refused; `--controller` is refused by [`plan`]).
+/// - `completions`, `man` and the demo's helpers: never a fleet.
+/// - `--controller` given twice or more: those hosts
+///   ([`fleet::from_controllers`]); beside `--fleet` on the command line:
+///   refused.
+/// - `--fleet FILE` on the command line: its hosts
+///   ([`fleet::parse_fleet_file`]); from the environment or the config
+///   file, unless one `--controller`, `--state` or `--demo` was given (as
+///   `STACKLESS_CONTROLLER` is ignored beside a local store); an empty
+///   value is unset.
+///
+/// # Errors
+/// A target, label or file that cannot be used, naming it; nothing has
+/// run.
+pub(crate) fn fleet_hosts(
+    cli: &Cli,
+    fleet_on_line: bool,
+    read: impl Fn(&std::path::Path) -> io::Result<String>,
+) -> Result<Option<Vec<fleet::FleetHost>>, String> {
+    if cli.reached_as.is_some() {
+        if fleet_on_line {
+            return Err(
+                "--fleet cannot be combined with --reached-as: this console was itself \
+                        reached over ssh and does not hop again"
+                    .to_owned(),
+            );
+        }
+        return Ok(None);
+    }
+    if matches!(
+        cli.command,
+        Some(Sub::Completions { .. } | Sub::Man | Sub::DemoDown { .. } | Sub::DemoHelper)
+    ) {
+        return Ok(None);
+    }
+    if !cli.controller.is_empty() && fleet_on_line {
+        return Err(
+            "name the hosts either with --controller (once per host) or with --fleet FILE, \
+             not both"
+                .to_owned(),
+        );
+    }
+    if cli.controller.len() >= 2 {
+        return fleet::from_controllers(&cli.controller).map(Some);
+    }
+    let Some(file) = cli
+        .fleet
+        .as_deref()
+        .filter(|file| !file.as_os_str().is_empty())
+    else {
+        return Ok(None);
+    };
+    if !cli.controller.is_empty() || (!fleet_on_line && (cli.state.is_some() || cli.demo)) {
+        return Ok(None);
+    }
+    let shown = crate::model::text::sanitize(&file.display().to_string()).into_owned();
+    let text = read(file).map_err(|error| format!("the fleet file {shown}: {error}"))?;
+    fleet::parse_fleet_file(&text, std::path::Path::new(&shown)).map(Some)
+}
+
+/// Run `snapshot [--json]` over a fleet of two or more `hosts` (the only
+/// commands a fleet runs yet; the others are refused, exit 2, nothing
+/// run): each host planned exactly as one `--controller` plans it
+/// ([`plan`]: the same forwarded arguments and local safety flags), the
+/// table asked for as `--json` and drawn here.
+fn launch_fleet(
+    cli: &Cli,
+    args: &[OsString],
+    from_env: &[(String, String)],
+    hosts: &[fleet::FleetHost],
+) -> ExitCode {
+    let json = match &cli.command {
+        Some(Sub::Snapshot {
+            follow: false,
+            json,
+            ..
+        }) => *json,
+        other => return fail(&fleet_refusal(other.as_ref(), hosts.len()), EXIT_USAGE),
+    };
+    let mut plans = Vec::new();
+    for host in hosts {
+        let mut one = cli.clone();
+        one.controller = vec![host.given.clone()];
+        match plan(&one, args, None, from_env) {
+            Ok(Some(mut plan)) => {
+                if !json {
+                    // No positional follows `snapshot`: the end is after it.
+                    let end = plan.forwarded.iter().position(|a| a == "--");
+                    let end = end.unwrap_or(plan.forwarded.len());
+                    plan.forwarded.insert(end, "--json".to_owned());
+                }
+                plans.push(plan);
+            }
+            Ok(None) => return fail("the fleet names no host to run on", EXIT_USAGE),
+            Err(message) => return fail(&message, EXIT_USAGE),
+        }
+    }
+    if let Some(first) = plans.first()
+        && !first.not_applied.is_empty()
+    {
+        let _ = writeln!(
+            io::stderr(),
+            "stackless-tui: {}",
+            not_applied_message("the fleet's hosts", &first.not_applied)
+        );
+    }
+    fleet_run::run(hosts, &plans, json, &crate::startup::display_zone(cli.utc))
+}
+
+/// Why a fleet does not run `command` yet (`count` hosts).
+fn fleet_refusal(command: Option<&Sub>, count: usize) -> String {
+    let what = match command {
+        None => {
+            return format!(
+                "the fleet view is not built yet: over {count} hosts only `snapshot` and \
+                 `snapshot --json` run; run the console with one --controller ssh://HOST"
+            );
+        }
+        Some(Sub::Serve { .. }) => "`serve --stdio`",
+        Some(Sub::Reap { .. }) => "`reap --once`",
+        Some(Sub::Snapshot { .. }) => "`snapshot --follow`",
+        Some(_) => "this command",
+    };
+    format!(
+        "{what} over a fleet is not built yet: over {count} hosts only `snapshot` and \
+         `snapshot --json` run; run {what} with one --controller ssh://HOST"
+    )
+}
+
 /// The local settings of `from_env` ([`plan`]): the safety switches that
 /// are on, as the flags to pass on, and the names of the rest, not applied
 /// on the host.
@@ -223,8 +372,9 @@ fn local_settings(cli: &Cli, from_env: &[(String, String)]) -> (Vec<String>, Vec
 /// `state` (the console then stays local beside `STACKLESS_CONTROLLER`, as
 /// `--state` and `STACKLESS_TUI_STATE` keep it), and `dry-run`,
 /// `read-only`, `no-reaper` set to `true` and `reaper = "off"` (passed on as their flags, like
-/// the environment's: added to `from_env` as `key (FILE)`). Nothing else
-/// of it is read.
+/// the environment's: added to `from_env` as `key (FILE)`), and `fleet`
+/// (a fleet file, where `--fleet` and `STACKLESS_TUI_FLEET` are not given:
+/// [`fleet_hosts`]). Nothing else of it is read.
 pub(crate) fn apply_local_config(
     cli: &mut Cli,
     matches: &clap::ArgMatches,
@@ -258,6 +408,12 @@ pub(crate) fn apply_local_config(
             }
             from_env.push((id.to_owned(), format!("{key} ({})", file.display())));
         }
+    }
+    if cli.fleet.is_none()
+        && let Some(toml::Value::String(fleet)) = table.get("fleet")
+    {
+        cli.fleet = Some(fleet.into());
+        from_env.push(("fleet".to_owned(), format!("fleet ({})", file.display())));
     }
     if unset("reaper") && table.get("reaper") == Some(&toml::Value::String("off".to_owned())) {
         cli.reaper = crate::model::controller::ReaperChoice::Off;
@@ -332,7 +488,7 @@ pub(crate) fn launch(plan: &Plan) -> ExitCode {
         .flatten();
     // Registered before ssh starts (a signal from then on is held for it).
     let signals = Signals::register();
-    let mut child = match spawn_ssh(plan) {
+    let mut child = match spawn_ssh(plan, Stdio::inherit()) {
         Ok(child) => child,
         Err(error) => return fail(&cannot_run_ssh(host, &error), EXIT_USAGE),
     };
@@ -423,15 +579,15 @@ pub(crate) const STOP_GRACE: Duration = Duration::from_secs(30);
 /// terminal's Ctrl-C reaches only this launcher, which then stops the
 /// remote side in order; and ssh never reads a terminal from a background
 /// group: `serve --stdio`'s local stdin is copied by [`copy_stdin`]);
-/// stdout passed through (ssh writes the stream as it arrives), stderr
-/// piped. ssh gets SIGTERM when this
+/// stdout as given (passed through: ssh writes the stream as it arrives;
+/// a fleet's host: a pipe), stderr piped. ssh gets SIGTERM when this
 /// launcher dies, even by SIGKILL (`PR_SET_PDEATHSIG`).
-fn spawn_ssh(plan: &Plan) -> io::Result<std::process::Child> {
+fn spawn_ssh(plan: &Plan, stdout: Stdio) -> io::Result<std::process::Child> {
     use std::os::unix::process::CommandExt as _;
     let mut command = Command::new(SSH);
     command
         .args(plan.ssh_args())
-        .stdout(Stdio::inherit())
+        .stdout(stdout)
         .stderr(Stdio::piped());
     match plan.mode {
         Mode::Console => command.stdin(Stdio::inherit()),

@@ -19,6 +19,7 @@ mod integrity;
 mod bulk;
 mod bursts_signals_and_swaps;
 mod faults;
+mod fleet;
 mod logs;
 mod operator;
 mod pty;

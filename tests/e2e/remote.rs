@@ -17,7 +17,7 @@ const RULE: &str =
 /// A fake `ssh` in `<dir>/bin`: appends each argument on its own line to
 /// `<dir>/ssh.argv` (then `--end--`), prints `stderr` on stderr, exits
 /// `code`. Returns the `PATH` to use.
-fn fake_ssh(dir: &Path, stderr: &str, code: i32) -> String {
+pub(crate) fn fake_ssh(dir: &Path, stderr: &str, code: i32) -> String {
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).expect("mkdir");
     let log = dir.join("ssh.argv");
@@ -36,7 +36,7 @@ fn fake_ssh(dir: &Path, stderr: &str, code: i32) -> String {
     format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display())
 }
 
-fn ssh_calls(dir: &Path) -> Option<String> {
+pub(crate) fn ssh_calls(dir: &Path) -> Option<String> {
     std::fs::read_to_string(dir.join("ssh.argv")).ok()
 }
 

@@ -26,6 +26,7 @@ pub struct Sshd {
     child: Child,
     dir: tempfile::TempDir,
     log: Arc<Mutex<String>>,
+    port: u16,
 }
 
 /// Whether the sshd tests are skipped on purpose (prints why).
@@ -110,7 +111,7 @@ impl Sshd {
              AuthorizedKeysFile {auth}\nAllowUsers {user}\nUsePAM no\nStrictModes no\n\
              PasswordAuthentication no\nKbdInteractiveAuthentication no\n\
              PubkeyAuthentication yes\nPermitRootLogin prohibit-password\nPrintMotd no\n\
-             PrintLastLog no\nLogLevel INFO\n",
+             PrintLastLog no\nLogLevel INFO\nAcceptEnv STACKLESS_TUI_STATE\n",
             host = p("host_key").display(),
             pid = p("sshd.pid").display(),
             auth = p("authorized_keys").display(),
@@ -151,7 +152,12 @@ impl Sshd {
                 log.push('\n');
             }
         });
-        let mut sshd = Self { child, dir, log };
+        let mut sshd = Self {
+            child,
+            dir,
+            log,
+            port,
+        };
         let deadline = Instant::now() + Duration::from_secs(20);
         while ready_rx.recv_timeout(Duration::from_millis(100)).is_err() {
             let gone = sshd.child.try_wait().ok().flatten();
@@ -191,6 +197,39 @@ impl Sshd {
             known = p(known_hosts).display(),
         );
         std::fs::write(p(name), text).expect("ssh_config");
+    }
+
+    /// A client config for a fleet on this one sshd: each `(alias, store,
+    /// wrong_host_key)` of `hosts` reaches it as `testhost` does, with
+    /// `SetEnv STACKLESS_TUI_STATE=<store>` (this sshd accepts that one
+    /// variable: `AcceptEnv`), so each alias's remote stackless-tui opens
+    /// its own store when no `--state` is forwarded; an alias with
+    /// `wrong_host_key` has a known-hosts file holding another key.
+    pub fn fleet_config(&self, hosts: &[(&str, &Path, bool)]) -> PathBuf {
+        let p = |name: &str| self.dir.path().join(name);
+        let mut text = String::new();
+        for (alias, store, wrong_host_key) in hosts {
+            let known = if *wrong_host_key {
+                "wrong_known_hosts"
+            } else {
+                "known_hosts"
+            };
+            text.push_str(&format!(
+                "Host {alias}\n  HostName 127.0.0.1\n  Port {port}\n  User {user}\n\
+                 \x20 IdentityFile {key}\n  IdentitiesOnly yes\n  IdentityAgent none\n\
+                 \x20 UserKnownHostsFile {known}\n  GlobalKnownHostsFile /dev/null\n\
+                 \x20 StrictHostKeyChecking yes\n  BatchMode yes\n  LogLevel ERROR\n\
+                 \x20 SetEnv STACKLESS_TUI_STATE={store}\n",
+                port = self.port,
+                user = user(),
+                key = p("client_key").display(),
+                known = p(known).display(),
+                store = store.display(),
+            ));
+        }
+        let path = p("ssh_config_fleet");
+        std::fs::write(&path, text).expect("ssh_config_fleet");
+        path
     }
 
     /// The client config reaching `testhost` (verification on, the

@@ -12,6 +12,7 @@ use crate::reaper::clock::ClockDoubt;
 use crate::reaper::decision::{self, Decision};
 
 mod table;
+pub(crate) use table::{HEADER, widen, write_line};
 pub use table::{table, write_table};
 
 /// The version of this document's shape. Bumped on any incompatible change.

@@ -21,7 +21,7 @@ fn table_header(store: &str, user_version: i64, now: i64, zone: &jiff::tz::TimeZ
 }
 
 /// The table's column titles.
-const HEADER: [&str; 7] = [
+pub(crate) const HEADER: [&str; 7] = [
     "NAME",
     "SUBSTRATE",
     "STATUS",
@@ -111,7 +111,7 @@ fn instance_cells(
 }
 
 /// Widen `widths` to fit `cells`.
-fn widen<S: AsRef<str>>(widths: &mut [usize; 7], cells: &[S; 7]) {
+pub(crate) fn widen<S: AsRef<str>, const N: usize>(widths: &mut [usize; N], cells: &[S; N]) {
     for (w, cell) in widths.iter_mut().zip(cells) {
         *w = (*w).max(unicode_width::UnicodeWidthStr::width(cell.as_ref()));
     }
@@ -119,10 +119,10 @@ fn widen<S: AsRef<str>>(widths: &mut [usize; 7], cells: &[S; 7]) {
 
 /// One table line: cells padded to `widths` two spaces apart, trailing
 /// blanks cut.
-fn write_line<S: AsRef<str>>(
+pub(crate) fn write_line<S: AsRef<str>, const N: usize>(
     out: &mut dyn std::io::Write,
-    cells: &[S; 7],
-    widths: &[usize; 7],
+    cells: &[S; N],
+    widths: &[usize; N],
 ) -> std::io::Result<()> {
     let mut text = String::new();
     for (index, (cell, width)) in cells.iter().zip(widths).enumerate() {
