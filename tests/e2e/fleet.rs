@@ -412,3 +412,81 @@ fn a_bad_fleet_is_refused_before_ssh_runs() {
          deploy@a\nstackless-tui\n--reached-as\na\nsnapshot\n--end--\n"
     );
 }
+
+/// A fake `ssh` answering `snapshot --json` for its destination (the word
+/// after `--`) after `sleep` seconds, with one instance named after it;
+/// `slow` prints nothing and exits 3 instead.
+fn answering_ssh(dir: &Path) -> String {
+    crate::remote::fake_ssh_script(
+        dir,
+        "dest=''; prev=''\n\
+         for a in \"$@\"; do [ \"$prev\" = -- ] && dest=\"$a\"; prev=\"$a\"; done\n\
+         sleep 2\n\
+         if [ \"$dest\" = slow ]; then echo 'stackless-tui: no store here' >&2; exit 3; fi\n\
+         printf '{\"schema_version\": 1, \"store\": \"/%s.db\", \"store_user_version\": 14, \
+         \"now\": 5, \"instances\": [{\"name\": \"%s-i\"}], \"operations\": []}\\n' \"$dest\" \"$dest\"",
+    )
+}
+
+/// The config file's `fleet` names a fleet (beside `--state` it does not:
+/// the run stays local, and the key is one the config file may hold);
+/// every host is asked at once (three hosts answering after 2 s each are
+/// all in within twice that), and a host whose remote command fails is
+/// failed with what it said.
+#[test]
+fn the_config_file_names_a_fleet_asked_at_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = answering_ssh(dir.path());
+    let file = dir.path().join("fleet.toml");
+    std::fs::write(
+        &file,
+        "[[host]]\ntarget = \"a\"\n[[host]]\ntarget = \"slow\"\nlabel = \"s\"\n\
+         [[host]]\ntarget = \"b\"\n",
+    )
+    .expect("fleet file");
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, format!("fleet = {:?}\n", utf8(&file))).expect("config");
+    let started = std::time::Instant::now();
+    let (code, stdout, stderr) = run_plain(
+        &["--config", utf8(&config), "snapshot", "--json"],
+        &[("PATH", &path)],
+    );
+    let took = started.elapsed();
+    assert_eq!(code, Some(1), "{}", text(&stderr));
+    assert!(
+        took < std::time::Duration::from_secs(4),
+        "{took:?}: not at once"
+    );
+    let error = "stackless-tui on slow exited 3: it said \"stackless-tui: no store here\"";
+    assert_eq!(
+        serde_json::from_slice::<Value>(&stdout).expect("JSON"),
+        serde_json::json!({
+            "schema_version": 1,
+            "hosts": [
+                {"host": "a", "name": "a", "label": null, "state": "ok", "store": "/a.db",
+                 "store_user_version": 14, "now": 5, "instances": 1},
+                {"host": "slow", "name": "s", "label": "s", "state": "failed", "error": error},
+                {"host": "b", "name": "b", "label": null, "state": "ok", "store": "/b.db",
+                 "store_user_version": 14, "now": 5, "instances": 1},
+            ],
+            "instances": [{"host": "a", "name": "a-i"}, {"host": "b", "name": "b-i"}],
+            "operations": [],
+        })
+    );
+    assert_eq!(text(&stderr), format!("stackless-tui: s failed: {error}\n"));
+    // Beside --state the run is local (no ssh: the store is missing here).
+    let (code, stdout, stderr) = run_plain(
+        &[
+            "--config",
+            utf8(&config),
+            "--state",
+            "/nonexistent/s.db",
+            "snapshot",
+        ],
+        &[("PATH", &path)],
+    );
+    assert_eq!(code, Some(2));
+    assert!(stdout.is_empty());
+    let stderr = text(&stderr);
+    assert!(stderr.contains("/nonexistent/s.db"), "{stderr}");
+}
