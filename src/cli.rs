@@ -145,6 +145,12 @@ pub struct Cli {
     #[arg(long, value_name = "FILE", env = "STACKLESS_TUI_FLEET", global = true)]
     pub fleet: Option<PathBuf>,
 
+    /// How long a fleet's `snapshot` waits for its hosts (all asked at
+    /// once): a host without a whole answer by then is failed as timed out
+    /// and its ssh killed; the others' answers are printed.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, env = "STACKLESS_TUI_FLEET_TIMEOUT", global = true)]
+    pub fleet_timeout: Duration,
+
     /// The stackless-tui program on the controller's host (default
     /// `stackless-tui`, looked up in the remote PATH; a relative path is
     /// relative to the remote home; quoted, so `~` is not expanded; empty:

@@ -29,10 +29,6 @@ pub(crate) const FLEET_SCHEMA_VERSION: u32 = 1;
 /// host whose document is longer is failed, never merged.
 pub(crate) const MAX_HOST_DOCUMENT: usize = 512 << 20;
 
-/// How long the fleet waits for every host (seconds from the start): a
-/// host still not done is failed as timed out.
-pub(crate) const HOST_DEADLINE_SECS: u64 = 60;
-
 /// What a label may be (DNS-safe-ish, short): shown in the errors.
 pub(crate) const LABEL_RULE: &str =
     "a label is 1 to 63 characters of A-Z, a-z, 0-9, '-', '_' and '.'";

@@ -1,8 +1,8 @@
 //! `snapshot [--json]` over a fleet: one `ssh -T` per host, all started at
 //! once, each host's stdout read by a thread of its own into a bounded
-//! buffer ([`MAX_HOST_DOCUMENT`]), every host given until
-//! [`HOST_DEADLINE_SECS`] after the start (a host still running then is
-//! killed and failed as timed out), then one merged document
+//! buffer ([`MAX_HOST_DOCUMENT`]), every host given until `--fleet-timeout`
+//! (60 s) after the start (a host still running then is killed and failed
+//! as timed out), then one merged document
 //! ([`super::fleet::merge`]) or table on stdout, one stderr line per failed
 //! host, exit 0 when every host answered and 1 when the document is
 //! partial.
@@ -15,8 +15,7 @@ use std::time::{Duration, Instant};
 
 use super::failure::stderr_tail;
 use super::fleet::{
-    Answer, FleetHost, HOST_DEADLINE_SECS, MAX_HOST_DOCUMENT, answer, failed_lines, fleet_table,
-    merge,
+    Answer, FleetHost, MAX_HOST_DOCUMENT, answer, failed_lines, fleet_table, merge,
 };
 use super::plan::Plan;
 
@@ -24,17 +23,17 @@ use super::plan::Plan;
 const TAIL_BYTES: usize = 4096;
 
 /// Ask every host of `plans` (`plans[i]` reaches `hosts[i]`) for its
-/// `snapshot --json`, merge the answers, print the document (`json`) or
-/// the table (times in `zone`), name each failed host on stderr, and exit
-/// 0 (every host answered) or 1 (partial).
+/// `snapshot --json` (each given `timeout` from now), merge the answers,
+/// print the document (`json`) or the table (times in `zone`), name each
+/// failed host on stderr, and exit 0 (every host answered) or 1
+/// (partial).
 pub(crate) fn run(
     hosts: &[FleetHost],
     plans: &[Plan],
-    json: bool,
+    (json, timeout): (bool, Duration),
     zone: &jiff::tz::TimeZone,
 ) -> ExitCode {
-    let deadline = Instant::now() + Duration::from_secs(HOST_DEADLINE_SECS);
-    let answers = ask_all(plans, deadline);
+    let answers = ask_all(plans, Instant::now() + timeout, timeout);
     let (document, whole) = merge(hosts, answers);
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
@@ -70,8 +69,9 @@ pub(crate) fn run(
 type Shared = Arc<Mutex<Child>>;
 
 /// Start every host's ssh at once and collect their answers, in order; a
-/// host without one at `deadline` is killed and failed as timed out.
-fn ask_all(plans: &[Plan], deadline: Instant) -> Vec<Answer> {
+/// host without one at `deadline` (`timeout` after the start) is killed
+/// and failed as timed out.
+fn ask_all(plans: &[Plan], deadline: Instant, timeout: Duration) -> Vec<Answer> {
     let mut answers: Vec<Option<Answer>> = plans.iter().map(|_| None).collect();
     let mut running: Vec<Option<Shared>> = plans.iter().map(|_| None).collect();
     let (tx, rx) = mpsc::channel::<(usize, Answer)>();
@@ -124,7 +124,8 @@ fn ask_all(plans: &[Plan], deadline: Instant) -> Vec<Answer> {
                     let _ = child.lock().unwrap_or_else(PoisonError::into_inner).kill();
                 }
                 Answer::Failed(format!(
-                    "timed out: no whole answer within {HOST_DEADLINE_SECS} s (its ssh was killed)"
+                    "timed out: no whole answer within {} (--fleet-timeout; its ssh was killed)",
+                    humantime::format_duration(timeout)
                 ))
             })
         })

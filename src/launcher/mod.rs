@@ -316,7 +316,12 @@ fn launch_fleet(
             not_applied_message("the fleet's hosts", &first.not_applied)
         );
     }
-    fleet_run::run(hosts, &plans, json, &crate::startup::display_zone(cli.utc))
+    fleet_run::run(
+        hosts,
+        &plans,
+        (json, cli.fleet_timeout),
+        &crate::startup::display_zone(cli.utc),
+    )
 }
 
 /// Why a fleet does not run `command` yet (`count` hosts).

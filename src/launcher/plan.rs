@@ -147,8 +147,8 @@ pub(crate) struct Plan {
 /// on the host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum OnTheHost {
-    /// The launcher's own (`--remote-bin`, `--ssh-config`, `--fleet`):
-    /// used here.
+    /// The launcher's own (`--remote-bin`, `--ssh-config`, `--fleet`,
+    /// `--fleet-timeout`): used here.
     Launcher,
     /// A safety switch passed on as this flag when it is on
     /// (`STACKLESS_TUI_DRY_RUN` → `--dry-run`, `..._READ_ONLY` →
@@ -168,7 +168,7 @@ pub(crate) enum OnTheHost {
 #[must_use]
 pub(crate) fn env_on_the_host(id: &str) -> OnTheHost {
     match id {
-        "remote_bin" | "ssh_config" | "fleet" => OnTheHost::Launcher,
+        "remote_bin" | "ssh_config" | "fleet" | "fleet_timeout" => OnTheHost::Launcher,
         "dry_run" => OnTheHost::Flag("--dry-run"),
         "read_only" => OnTheHost::Flag("--read-only"),
         "no_reaper" => OnTheHost::Flag("--no-reaper"),
@@ -202,8 +202,13 @@ pub(crate) fn not_applied_message(host: &str, names: &[String]) -> String {
 
 /// The launcher's own flags: removed from what is forwarded. Each takes
 /// one value.
-pub(crate) const LAUNCHER_FLAGS: [&str; 4] =
-    ["--controller", "--remote-bin", "--ssh-config", "--fleet"];
+pub(crate) const LAUNCHER_FLAGS: [&str; 5] = [
+    "--controller",
+    "--remote-bin",
+    "--ssh-config",
+    "--fleet",
+    "--fleet-timeout",
+];
 
 /// The hidden flag the remote side is started with: the host it was
 /// reached as (for the header's `on HOST`).

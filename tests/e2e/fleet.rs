@@ -414,17 +414,23 @@ fn a_bad_fleet_is_refused_before_ssh_runs() {
 }
 
 /// A fake `ssh` answering `snapshot --json` for its destination (the word
-/// after `--`) after `sleep` seconds, with one instance named after it;
-/// `slow` prints nothing and exits 3 instead.
+/// after `--`) after `$FAKE_SLEEP` seconds (2 unless set), with one
+/// instance named after it; `slow` prints nothing and exits 3 instead;
+/// `stuck` writes its pid to `<dir>/stuck.pid` and sleeps 30 s.
 fn answering_ssh(dir: &Path) -> String {
+    let stuck = dir.join("stuck.pid");
     crate::remote::fake_ssh_script(
         dir,
-        "dest=''; prev=''\n\
+        &format!(
+            "dest=''; prev=''\n\
          for a in \"$@\"; do [ \"$prev\" = -- ] && dest=\"$a\"; prev=\"$a\"; done\n\
-         sleep 2\n\
+         if [ \"$dest\" = stuck ]; then echo $$ > '{}'; exec sleep 30; fi\n\
+         sleep \"${{FAKE_SLEEP:-2}}\"\n\
          if [ \"$dest\" = slow ]; then echo 'stackless-tui: no store here' >&2; exit 3; fi\n\
-         printf '{\"schema_version\": 1, \"store\": \"/%s.db\", \"store_user_version\": 14, \
-         \"now\": 5, \"instances\": [{\"name\": \"%s-i\"}], \"operations\": []}\\n' \"$dest\" \"$dest\"",
+         printf '{{\"schema_version\": 1, \"store\": \"/%s.db\", \"store_user_version\": 14, \
+         \"now\": 5, \"instances\": [{{\"name\": \"%s-i\"}}], \"operations\": []}}\\n' \"$dest\" \"$dest\"",
+            stuck.display()
+        ),
     )
 }
 
@@ -489,4 +495,56 @@ fn the_config_file_names_a_fleet_asked_at_once() {
     assert!(stdout.is_empty());
     let stderr = text(&stderr);
     assert!(stderr.contains("/nonexistent/s.db"), "{stderr}");
+}
+
+/// A host with no whole answer by `--fleet-timeout` is failed as timed
+/// out and its ssh killed; the others' answers come out at the deadline.
+#[test]
+fn a_stuck_host_times_out_alone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = answering_ssh(dir.path());
+    let started = std::time::Instant::now();
+    let (code, stdout, stderr) = run_plain(
+        &[
+            "--controller",
+            "a",
+            "--controller",
+            "stuck",
+            "--fleet-timeout",
+            "2s",
+            "snapshot",
+            "--json",
+        ],
+        &[("PATH", &path), ("FAKE_SLEEP", "0")],
+    );
+    let took = started.elapsed();
+    assert_eq!(code, Some(1), "{}", text(&stderr));
+    assert!(
+        (2..10).contains(&took.as_secs()),
+        "{took:?}: the deadline is 2 s"
+    );
+    let merged: Value = serde_json::from_slice(&stdout).expect("JSON");
+    let error = "timed out: no whole answer within 2s (--fleet-timeout; its ssh was killed)";
+    assert_eq!(
+        merged["hosts"][1],
+        serde_json::json!({"host": "stuck", "name": "stuck", "label": null, "state": "failed",
+                           "error": error})
+    );
+    assert_eq!(merged["hosts"][0]["state"], "ok");
+    assert_eq!(
+        merged["instances"],
+        serde_json::json!([{"host": "a", "name": "a-i"}])
+    );
+    assert_eq!(
+        text(&stderr),
+        format!("stackless-tui: stuck failed: {error}\n")
+    );
+    // Its ssh (the fake's `sleep 30`) was killed, not left behind.
+    let pid = std::fs::read_to_string(dir.path().join("stuck.pid")).expect("stuck ran");
+    let proc = Path::new("/proc").join(pid.trim());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while proc.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(!proc.exists(), "the stuck host's ssh still runs");
 }
