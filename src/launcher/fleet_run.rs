@@ -142,7 +142,9 @@ fn read_host(
     stderr: Option<std::process::ChildStderr>,
 ) -> Answer {
     let tail = stderr.map(|stderr| std::thread::spawn(move || keep_tail(stderr)));
-    let (document, over) = stdout.map_or((Vec::new(), false), read_bounded);
+    let (document, over) = stdout.map_or((Vec::new(), false), |stdout| {
+        read_bounded(stdout, MAX_HOST_DOCUMENT)
+    });
     if over {
         let _ = child.lock().unwrap_or_else(PoisonError::into_inner).kill();
     }
@@ -163,15 +165,16 @@ fn read_host(
     }
 }
 
-/// Everything `stdout` gives, up to [`MAX_HOST_DOCUMENT`] bytes; `true`
-/// when it had more.
-fn read_bounded(stdout: std::process::ChildStdout) -> (Vec<u8>, bool) {
+/// Everything `stdout` gives, up to `limit` bytes (never more held);
+/// `true` when it had more (the bytes are then dropped). A read error
+/// keeps nothing.
+fn read_bounded(stdout: impl io::Read, limit: usize) -> (Vec<u8>, bool) {
     let mut document = Vec::new();
-    let limit = u64::try_from(MAX_HOST_DOCUMENT).unwrap_or(u64::MAX) + 1;
-    let read = stdout.take(limit).read_to_end(&mut document);
-    let over = document.len() > MAX_HOST_DOCUMENT;
+    let most = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
+    let read = stdout.take(most).read_to_end(&mut document);
+    let over = document.len() > limit;
     if read.is_err() || over {
-        document.clear();
+        document = Vec::new();
     }
     (document, over)
 }
@@ -211,4 +214,20 @@ fn keep_tail(mut stderr: std::process::ChildStderr) -> Vec<u8> {
         }
     }
     tail
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_host_document_is_bounded() {
+        assert_eq!(
+            read_bounded(&b"0123456789"[..], 10),
+            (b"0123456789".to_vec(), false)
+        );
+        assert_eq!(read_bounded(&b"0123456789a"[..], 10), (Vec::new(), true));
+        assert_eq!(read_bounded(&b""[..], 10), (Vec::new(), false));
+        assert_eq!(MAX_HOST_DOCUMENT, 512 * 1024 * 1024);
+    }
 }
