@@ -428,8 +428,8 @@ fn instance_cells(row: &Value) -> [String; 8] {
 /// The merged `document` as `snapshot`'s table over a fleet: one line per
 /// host (`HOST  store PATH · schema vN · now TIME (UNIX) · N instances`,
 /// or `HOST  failed: ERROR`), the instances of every answered host under a
-/// `HOST` column first, then the pending and failed operations, each with
-/// its host. Times in `zone`; every string sanitized and cut to a width.
+/// `HOST` column first, then the tombstones' GC lines and the pending and
+/// failed operations, each with its host. Times in `zone`; every string sanitized and cut to a width.
 #[must_use]
 pub(crate) fn fleet_table(document: &Value, zone: &jiff::tz::TimeZone) -> String {
     use crate::headless::report::{HEADER, widen, write_line};
@@ -475,21 +475,57 @@ pub(crate) fn fleet_table(document: &Value, zone: &jiff::tz::TimeZone) -> String
         let _ = write_line(&mut bytes, row, &widths);
     }
     let mut out = String::from_utf8_lossy(&bytes).into_owned();
+    gc_lines(&mut out, document, &hosts, zone);
     operations_lines(&mut out, document, &hosts);
     out
+}
+
+/// The `now` of the answered host named `name` among `hosts` (0 if none).
+fn now_of(hosts: &[&Value], name: &Value) -> i64 {
+    hosts
+        .iter()
+        .find(|h| h["name"] == *name)
+        .and_then(|h| h["now"].as_i64())
+        .unwrap_or_default()
+}
+
+/// The tombstones of every answered host, one line each with its host
+/// (`fleet-1  charlie  due for GC at <time> (in 3d 04h), collected by
+/// <who>`: [`crate::model::gc::GcPreview::text`] at that host's `now`, in
+/// `zone`), after the instances; nothing when there are none.
+fn gc_lines(out: &mut String, document: &Value, hosts: &[&Value], zone: &jiff::tz::TimeZone) {
+    use crate::model::gc::{Collector, GcPreview};
+    let mut first = true;
+    for row in document["instances"].as_array().into_iter().flatten() {
+        let gc = &row["gc"];
+        let collector = match gc["collected_by"].as_str() {
+            Some("controller") => Collector::Controller,
+            Some("reaper") => Collector::Reapers,
+            Some("stackless") => Collector::Stackless,
+            _ => continue,
+        };
+        let Some(due_at) = gc["due_at"].as_i64() else {
+            continue;
+        };
+        if first {
+            out.push_str("\nGC\n");
+            first = false;
+        }
+        let preview = GcPreview { due_at, collector };
+        let _ = writeln!(
+            out,
+            "{}  {}  {}",
+            cell(&row["host"], 63),
+            cell(&row["name"], 48),
+            preview.text(now_of(hosts, &row["host"]), zone)
+        );
+    }
 }
 
 /// The pending and failed operations of every answered host, one line
 /// each with its host (`fleet-1  running down alpha (since 50s)`), after
 /// the instances; nothing when there are none.
 fn operations_lines(out: &mut String, document: &Value, hosts: &[&Value]) {
-    let now_of = |name: &Value| {
-        hosts
-            .iter()
-            .find(|h| h["name"] == *name)
-            .and_then(|h| h["now"].as_i64())
-            .unwrap_or_default()
-    };
     let shown: Vec<&Value> = document["operations"]
         .as_array()
         .into_iter()
@@ -518,7 +554,7 @@ fn operations_lines(out: &mut String, document: &Value, hosts: &[&Value]) {
                 .as_str()
                 .map_or_else(String::new, |raw| format!(": {raw}")),
             _ => {
-                let since = now_of(&op["host"])
+                let since = now_of(hosts, &op["host"])
                     .saturating_sub(op["created_at"].as_i64().unwrap_or_default());
                 format!(" (since {})", crate::model::time::span(since.max(0)))
             }

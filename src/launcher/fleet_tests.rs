@@ -281,6 +281,12 @@ fn the_fleet_table_has_a_host_column_first() {
         "reap_attempt": {"attempts": 2, "text": "retry in 1m 04s"},
         "reaper": "wait: backoff", "failed_up": false,
     });
+    one["instances"].as_array_mut().unwrap().push(json!({
+        "name": "charlie", "substrate": "local", "status": "tombstoned", "lease": null,
+        "lock": null, "reap_attempt": null, "reaper": null, "failed_up": false,
+        "gc": {"due_at": 1_795_960_700 + 3 * 86_400 + 4 * 3600, "due": false,
+               "due_in_secs": 3 * 86_400 + 4 * 3600, "collected_by": "controller"},
+    }));
     let (merged, _) = merge(
         &hosts,
         vec![
@@ -292,11 +298,16 @@ fn the_fleet_table_has_a_host_column_first() {
     assert_eq!(
         fleet_table(&merged, &zone),
         "fleet of 2 hosts · 1 answered, 1 failed\n\
-         eu-1  store /s1.db · schema v14 · now 2026-11-29T13:58:20Z (1795960700) · 1 instances\n\
+         eu-1  store /s1.db · schema v14 · now 2026-11-29T13:58:20Z (1795960700) · 2 instances\n\
          fleet-2  failed: ssh could not log in to fleet-2 (exit 255)\n\
          \n\
-         HOST  NAME       SUBSTRATE  STATUS  LEASE               LOCK  BACKOFF              REAPER\n\
-         eu-1  alpha␛[2J  local      active  expired 3m 12s ago        2 (retry in 1m 04s)  wait: backoff\n\
+         HOST  NAME       SUBSTRATE  STATUS      LEASE               LOCK  BACKOFF              REAPER\n\
+         eu-1  alpha␛[2J  local      active      expired 3m 12s ago        2 (retry in 1m 04s)  wait: backoff\n\
+         eu-1  charlie    local      tombstoned  tombstoned\n\
+         \n\
+         GC\n\
+         eu-1  charlie  due for GC at 2026-12-02T17:58:20Z (in 3d 04h), collected by the \
+         stackless controller's lease reaper (a gc operation; an embedded controller has none)\n\
          \n\
          OPERATIONS\n\
          eu-1  running down alpha (since 50s)\n"
