@@ -233,7 +233,7 @@ pub(crate) fn fleet_hosts(
         if fleet_on_line {
             return Err(
                 "--fleet cannot be combined with --reached-as: this console was itself \
-                        reached over ssh and does not hop again"
+                 reached over ssh and does not hop again"
                     .to_owned(),
             );
         }
