@@ -363,6 +363,26 @@ pub(crate) fn failed_lines(document: &Value) -> Vec<String> {
         .collect()
 }
 
+/// What an answered host `name` wrote on stderr (`stderr`: its kept
+/// tail, e.g. a clock doubt or the immutable-store note), one stderr line
+/// each: `stackless-tui: NAME said: LINE`, sanitized and cut to 300
+/// characters; blank lines dropped.
+#[must_use]
+pub(crate) fn said_lines(name: &str, stderr: &str) -> Vec<String> {
+    stderr
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .map(|line| {
+            format!(
+                "stackless-tui: {} said: {}",
+                sanitize_short(name, 80),
+                sanitize_short(line, 300)
+            )
+        })
+        .collect()
+}
+
 fn hosts_of(document: &Value) -> impl Iterator<Item = &Value> {
     document["hosts"].as_array().into_iter().flatten()
 }

@@ -4,8 +4,8 @@
 //! (60 s) after the start (a host still running then is killed and failed
 //! as timed out), then one merged document
 //! ([`super::fleet::merge`]) or table on stdout, one stderr line per failed
-//! host, exit 0 when every host answered and 1 when the document is
-//! partial.
+//! host (after what each answered host said on stderr, named), exit 0
+//! when every host answered and 1 when the document is partial.
 
 use std::io::{self, Read as _, Write as _};
 use std::process::{Child, ExitCode, Stdio};
@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use super::failure::stderr_tail;
 use super::fleet::{
-    Answer, FleetHost, MAX_HOST_DOCUMENT, answer, failed_lines, fleet_table, merge,
+    Answer, FleetHost, MAX_HOST_DOCUMENT, answer, failed_lines, fleet_table, merge, said_lines,
 };
 use super::plan::Plan;
 
@@ -33,7 +33,17 @@ pub(crate) fn run(
     (json, timeout): (bool, Duration),
     zone: &jiff::tz::TimeZone,
 ) -> ExitCode {
-    let answers = ask_all(plans, Instant::now() + timeout, timeout);
+    let (answers, stderrs): (Vec<Answer>, Vec<String>) =
+        ask_all(plans, Instant::now() + timeout, timeout)
+            .into_iter()
+            .unzip();
+    // What an answered host said on stderr (a warning there) is passed on.
+    let said: Vec<String> = hosts
+        .iter()
+        .zip(answers.iter().zip(&stderrs))
+        .filter(|(_, (answer, _))| matches!(answer, Answer::Document(_)))
+        .flat_map(|(host, (_, stderr))| said_lines(host.name(), stderr))
+        .collect();
     let (document, whole) = merge(hosts, answers);
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
@@ -55,7 +65,7 @@ pub(crate) fn run(
         );
         return ExitCode::from(crate::cli::EXIT_USAGE);
     }
-    for line in failed_lines(&document) {
+    for line in said.into_iter().chain(failed_lines(&document)) {
         let _ = writeln!(io::stderr(), "{line}");
     }
     if whole {
@@ -68,13 +78,13 @@ pub(crate) fn run(
 /// One host's running ssh, shared with the deadline (which kills it).
 type Shared = Arc<Mutex<Child>>;
 
-/// Start every host's ssh at once and collect their answers, in order; a
-/// host without one at `deadline` (`timeout` after the start) is killed
-/// and failed as timed out.
-fn ask_all(plans: &[Plan], deadline: Instant, timeout: Duration) -> Vec<Answer> {
-    let mut answers: Vec<Option<Answer>> = plans.iter().map(|_| None).collect();
+/// Start every host's ssh at once and collect their answers (each with
+/// the tail of its stderr), in order; a host without one at `deadline`
+/// (`timeout` after the start) is killed and failed as timed out.
+fn ask_all(plans: &[Plan], deadline: Instant, timeout: Duration) -> Vec<(Answer, String)> {
+    let mut answers: Vec<Option<(Answer, String)>> = plans.iter().map(|_| None).collect();
     let mut running: Vec<Option<Shared>> = plans.iter().map(|_| None).collect();
-    let (tx, rx) = mpsc::channel::<(usize, Answer)>();
+    let (tx, rx) = mpsc::channel::<(usize, (Answer, String))>();
     for (index, plan) in plans.iter().enumerate() {
         match super::spawn_ssh(plan, Stdio::piped()) {
             Ok(mut child) => {
@@ -93,17 +103,20 @@ fn ask_all(plans: &[Plan], deadline: Instant, timeout: Duration) -> Vec<Answer> 
                         let _ = tx.send((index, answer));
                     });
                 if let Err(error) = spawned {
-                    answers[index] = Some(Answer::Failed(format!(
-                        "cannot start a thread for {}: {error}",
-                        plan.target.host
-                    )));
+                    answers[index] = Some((
+                        Answer::Failed(format!(
+                            "cannot start a thread for {}: {error}",
+                            plan.target.host
+                        )),
+                        String::new(),
+                    ));
                 }
             }
             Err(error) => {
-                answers[index] = Some(Answer::Failed(super::cannot_run_ssh(
-                    &plan.target.host,
-                    &error,
-                )));
+                answers[index] = Some((
+                    Answer::Failed(super::cannot_run_ssh(&plan.target.host, &error)),
+                    String::new(),
+                ));
             }
         }
     }
@@ -123,10 +136,14 @@ fn ask_all(plans: &[Plan], deadline: Instant, timeout: Duration) -> Vec<Answer> 
                 if let Some(child) = child {
                     let _ = child.lock().unwrap_or_else(PoisonError::into_inner).kill();
                 }
-                Answer::Failed(format!(
-                    "timed out: no whole answer within {} (--fleet-timeout; its ssh was killed)",
-                    humantime::format_duration(timeout)
-                ))
+                (
+                    Answer::Failed(format!(
+                        "timed out: no whole answer within {} (--fleet-timeout; its ssh was \
+                         killed)",
+                        humantime::format_duration(timeout)
+                    )),
+                    String::new(),
+                )
             })
         })
         .collect()
@@ -134,13 +151,13 @@ fn ask_all(plans: &[Plan], deadline: Instant, timeout: Duration) -> Vec<Answer> 
 
 /// Read one host's stdout (at most [`MAX_HOST_DOCUMENT`] bytes: past that
 /// its ssh is killed and the host failed) and stderr's tail, wait for its
-/// ssh, and say what it answered.
+/// ssh, and say what it answered (with its stderr's tail).
 fn read_host(
     plan: &Plan,
     child: &Shared,
     stdout: Option<std::process::ChildStdout>,
     stderr: Option<std::process::ChildStderr>,
-) -> Answer {
+) -> (Answer, String) {
     let tail = stderr.map(|stderr| std::thread::spawn(move || keep_tail(stderr)));
     let (document, over) = stdout.map_or((Vec::new(), false), |stdout| {
         read_bounded(stdout, MAX_HOST_DOCUMENT)
@@ -150,19 +167,21 @@ fn read_host(
     }
     let status = wait(child);
     let stderr = tail.and_then(|t| t.join().ok()).unwrap_or_default();
-    let stderr = String::from_utf8_lossy(&stderr);
+    let stderr = String::from_utf8_lossy(&stderr).into_owned();
     if over {
-        return Answer::Failed(format!(
+        let failed = Answer::Failed(format!(
             "the snapshot from {} is over {} MiB: not merged (run `snapshot --json` with one \
              --controller for this host)",
             plan.target.host,
             MAX_HOST_DOCUMENT >> 20
         ));
+        return (failed, stderr);
     }
-    match status {
+    let answered = match status {
         Ok(code) => answer(plan, code, &document, &stderr, &stderr_tail(&stderr)),
         Err(error) => Answer::Failed(format!("waiting for ssh to {}: {error}", plan.target.host)),
-    }
+    };
+    (answered, stderr)
 }
 
 /// Everything `stdout` gives, up to `limit` bytes (never more held);
@@ -194,9 +213,11 @@ fn wait(child: &Shared) -> io::Result<i32> {
     }
 }
 
-/// The last [`TAIL_BYTES`] of a host's ssh stderr (not passed through:
-/// several hosts' lines would interleave; a failed host's is quoted in its
-/// error).
+/// The last [`TAIL_BYTES`] of a host's ssh stderr, kept rather than copied
+/// as it comes (several hosts' lines would interleave): an answered host's
+/// lines are passed on after the document, named
+/// ([`super::fleet::said_lines`]); a failed host's tail is quoted in its
+/// error.
 fn keep_tail(mut stderr: std::process::ChildStderr) -> Vec<u8> {
     let mut tail = Vec::new();
     let mut buf = [0u8; 4096];

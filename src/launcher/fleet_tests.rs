@@ -383,3 +383,18 @@ fn who_names_a_fleet() {
         Err("the fleet file /nope.toml: entity not found".to_owned())
     );
 }
+
+#[test]
+fn an_answered_host_s_stderr_is_passed_on_with_its_name() {
+    assert_eq!(
+        said_lines(
+            "eu-1",
+            "stackless-tui: the wall clock looks wrong\n\n  \x1b[2Jsecond\n"
+        ),
+        [
+            "stackless-tui: eu-1 said: stackless-tui: the wall clock looks wrong",
+            "stackless-tui: eu-1 said: ␛[2Jsecond",
+        ]
+    );
+    assert!(said_lines("eu-1", "\n").is_empty());
+}

@@ -415,7 +415,8 @@ fn a_bad_fleet_is_refused_before_ssh_runs() {
 
 /// A fake `ssh` answering `snapshot --json` for its destination (the word
 /// after `--`) after `$FAKE_SLEEP` seconds (2 unless set), with one
-/// instance named after it; `slow` prints nothing and exits 3 instead;
+/// instance named after it and a note on stderr; `slow` prints nothing
+/// and exits 3 instead;
 /// `stuck` writes its pid to `<dir>/stuck.pid` and sleeps 30 s.
 fn answering_ssh(dir: &Path) -> String {
     let stuck = dir.join("stuck.pid");
@@ -426,6 +427,7 @@ fn answering_ssh(dir: &Path) -> String {
          for a in \"$@\"; do [ \"$prev\" = -- ] && dest=\"$a\"; prev=\"$a\"; done\n\
          if [ \"$dest\" = stuck ]; then echo $$ > '{}'; exec sleep 30; fi\n\
          sleep \"${{FAKE_SLEEP:-2}}\"\n\
+         echo \"note from $dest\" >&2\n\
          if [ \"$dest\" = slow ]; then echo 'stackless-tui: no store here' >&2; exit 3; fi\n\
          printf '{{\"schema_version\": 1, \"store\": \"/%s.db\", \"store_user_version\": 14, \
          \"now\": 5, \"instances\": [{{\"name\": \"%s-i\"}}], \"operations\": []}}\\n' \"$dest\" \"$dest\"",
@@ -437,8 +439,9 @@ fn answering_ssh(dir: &Path) -> String {
 /// The config file's `fleet` names a fleet (beside `--state` it does not:
 /// the run stays local, and the key is one the config file may hold);
 /// every host is asked at once (three hosts answering after 2 s each are
-/// all in within twice that), and a host whose remote command fails is
-/// failed with what it said.
+/// all in within twice that), an answered host's stderr is passed on with
+/// its name, and a host whose remote command fails is failed with what it
+/// said.
 #[test]
 fn the_config_file_names_a_fleet_asked_at_once() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -479,7 +482,14 @@ fn the_config_file_names_a_fleet_asked_at_once() {
             "operations": [],
         })
     );
-    assert_eq!(text(&stderr), format!("stackless-tui: s failed: {error}\n"));
+    // What the answered hosts said on stderr, then the failed host.
+    assert_eq!(
+        text(&stderr),
+        format!(
+            "stackless-tui: a said: note from a\nstackless-tui: b said: note from b\n\
+             stackless-tui: s failed: {error}\n"
+        )
+    );
     // Beside --state the run is local (no ssh: the store is missing here).
     let (code, stdout, stderr) = run_plain(
         &[
@@ -537,7 +547,7 @@ fn a_stuck_host_times_out_alone() {
     );
     assert_eq!(
         text(&stderr),
-        format!("stackless-tui: stuck failed: {error}\n")
+        format!("stackless-tui: a said: note from a\nstackless-tui: stuck failed: {error}\n")
     );
     // Its ssh (the fake's `sleep 30`) was killed, not left behind.
     let pid = std::fs::read_to_string(dir.path().join("stuck.pid")).expect("stuck ran");
