@@ -1005,3 +1005,30 @@ fn pause_and_resume_over_the_stream_show_in_the_reaper_message() {
         (json!("v"), false, Some("protocol".to_owned()))
     );
 }
+
+/// Review r24 finding 1: a reader that stops reading without closing
+/// stdout (a stalled ssh connection, a paused pager) held the agent in a
+/// write: SIGTERM and the end of stdin were not seen, the reaper role was
+/// kept (a second agent stood by for it), and unsent lines grew without
+/// bound. The agent's stdout is now written by a thread of its own.
+#[test]
+fn a_reader_that_stops_reading_holds_neither_the_agent_nor_its_role() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = big_store(dir.path(), 3_000);
+    // Never read: 3,000 rows are far more than a pipe holds.
+    let mut stalled = Agent::start(dir.path(), &store, &[]);
+    std::thread::sleep(Duration::from_secs(3));
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(stalled.child.id()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    assert_eq!(stalled.exit(10), Some(0), "{}", stalled.stderr());
+    // Its role was released: the next agent reaps.
+    let second = Agent::start(dir.path(), &store, &[]).follow();
+    let by = second.wait("the second agent's hello", 20, |s| {
+        s.lines
+            .iter()
+            .find(|l| l.contains(r#""type":"hello""#))
+            .and_then(|l| serde_json::from_str::<Value>(l).ok())
+            .map(|hello| hello["reaper"]["by"].clone())
+    });
+    assert_eq!(by, "agent");
+}

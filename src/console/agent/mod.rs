@@ -6,6 +6,7 @@
 //! commands from stdin (`agent-stdin`, [`stdin`]), each passed through the
 //! rules of the key it mirrors ([`App::remote`]).
 
+mod out;
 mod session;
 mod stdin;
 

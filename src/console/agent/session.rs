@@ -7,7 +7,6 @@
 //! Like the render loop it reads no file and no store
 //! (`crate::render_thread`); it writes only stdout.
 
-use std::io::Write as _;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -15,6 +14,7 @@ use color_eyre::eyre::{Result, WrapErr as _};
 use serde_json::{Value, json};
 use tokio::signal::unix::{SignalKind, signal};
 
+use super::out::{Gone, Out};
 use super::stdin::Input;
 use crate::console::actions::Actions;
 use crate::console::io_worker::IoWorker;
@@ -66,7 +66,8 @@ pub(super) async fn run(
         engine.verbs_running.clone(),
     )
     .wrap_err("cannot start the job-starter thread")?;
-    let mut session = Session::new(app, setup, follow_only);
+    let out = Out::stdout().wrap_err("cannot start the stdout thread")?;
+    let mut session = Session::new(app, out, setup, follow_only);
     let mut ticker = tokio::time::interval(Duration::from_secs(1));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut sigterm = signal(SignalKind::terminate()).wrap_err("cannot watch SIGTERM")?;
@@ -95,8 +96,10 @@ pub(super) async fn run(
             session.event(&mut actions, event);
         }
         session.publish();
-        if session.flush().is_err() {
-            break "stdout closed";
+        match session.flush() {
+            Ok(()) => {}
+            Err(Gone::Closed) => break "stdout closed",
+            Err(Gone::Stalled) => break "stdout stalled (the reader stopped reading)",
         }
     };
     // The teardowns stop now (TERM, then KILL after `KILL_GRACE`), as
@@ -113,7 +116,14 @@ pub(super) async fn run(
         session.event(&mut actions, event);
     }
     session.publish();
-    let _ = session.flush();
+    // What is queued gets a moment to be read; a stalled reader none.
+    session
+        .out
+        .drain(Duration::from_secs(if why.starts_with("stdout") {
+            0
+        } else {
+            2
+        }));
     Ok(why)
 }
 
@@ -137,41 +147,6 @@ struct LogsStream {
     services: Vec<String>,
     /// Whether the reply was sent (the open answered).
     answered: bool,
-}
-
-/// Stdout, buffered: lines written until a write fails (the reader
-/// closed it), and when the last one was.
-struct Out {
-    writer: std::io::BufWriter<std::io::Stdout>,
-    broken: bool,
-    last_write: Instant,
-}
-
-impl Out {
-    /// Queue one line (written at [`Out::flush`]).
-    fn send(&mut self, line: &str) {
-        if self.broken {
-            return;
-        }
-        let written = self
-            .writer
-            .write_all(line.as_bytes())
-            .and_then(|()| self.writer.write_all(b"\n"));
-        if written.is_err() {
-            self.broken = true;
-        }
-        self.last_write = Instant::now();
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        if !self.broken && self.writer.flush().is_err() {
-            self.broken = true;
-        }
-        if self.broken {
-            return Err(std::io::ErrorKind::BrokenPipe.into());
-        }
-        Ok(())
-    }
 }
 
 /// The loop's state: the App, what was written, what waits for an answer.
@@ -199,15 +174,11 @@ struct Session {
 }
 
 impl Session {
-    fn new(app: App, setup: &Setup, follow_only: bool) -> Self {
+    fn new(app: App, out: Out, setup: &Setup, follow_only: bool) -> Self {
         let host = sysinfo::System::host_name().unwrap_or_default();
         Self {
             app,
-            out: Out {
-                writer: std::io::BufWriter::with_capacity(256 * 1024, std::io::stdout()),
-                broken: false,
-                last_write: Instant::now(),
-            },
+            out,
             started: Instant::now(),
             hello: Hello {
                 host: crate::model::text::sanitize_short(&host, 253),
@@ -238,7 +209,7 @@ impl Session {
         self.out.send(&line);
     }
 
-    fn flush(&mut self) -> std::io::Result<()> {
+    fn flush(&mut self) -> Result<(), Gone> {
         self.out.flush()
     }
 
