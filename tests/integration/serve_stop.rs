@@ -159,3 +159,54 @@ fn the_end_of_stdin_stops_the_agent_and_its_teardown() {
 fn sigterm_stops_the_agent_and_its_teardown() {
     stopped_by(true);
 }
+
+/// Review r24 finding 2: a second `down` (or `reap`) sent while the first
+/// one's teardown runs, or before the job even started, was answered
+/// `ok` and then refused in an Activity line. It is refused in its reply.
+#[test]
+fn a_second_teardown_of_the_same_instance_is_refused_in_its_reply() {
+    let (dir, path) = fixture_as("real-0.4.0-v14.db", "state.db");
+    let down = dir.path().join("slow-down");
+    std::fs::write(&down, "#!/bin/sh\nexec sleep 60\n").expect("write");
+    std::fs::set_permissions(&down, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stackless-tui"))
+        .arg("--state")
+        .arg(&path)
+        .arg("--no-reaper")
+        .arg("--down-cmd")
+        .arg(format!("{} {{name}}", down.display()))
+        .args(["serve", "--stdio"])
+        .env("HOME", dir.path())
+        .env("XDG_CONFIG_HOME", dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let rx = lines_of(&mut child);
+    let row = wait_for(&rx, |m| m["type"] == "rows" && m["table"] == "instances");
+    let birth = row["upsert"]
+        .as_array()
+        .and_then(|rows| rows.iter().find(|r| r["name"] == "alpha"))
+        .map(|alpha| alpha["birth"]["instance_id"].clone())
+        .expect("alpha");
+    wait_for(&rx, |m| m["type"] == "synced");
+    let mut stdin = child.stdin.take().expect("stdin");
+    // Both in one write: the second arrives before the job started.
+    writeln!(
+        stdin,
+        "{{\"id\":1,\"cmd\":\"down\",\"name\":\"alpha\",\"birth\":{birth}}}\n{{\"id\":2,\"cmd\":\"reap\",\"name\":\"alpha\",\"birth\":{birth}}}"
+    )
+    .expect("write");
+    let first = wait_for(&rx, |m| m["type"] == "reply" && m["id"] == 1);
+    assert_eq!(first["ok"], true, "{first}");
+    let second = wait_for(&rx, |m| m["type"] == "reply" && m["id"] == 2);
+    assert_eq!(
+        second["error"],
+        serde_json::json!({"kind": "refused", "message": "a teardown of this instance is already running"}),
+        "{second}"
+    );
+    drop(stdin);
+    assert!(child.wait().expect("wait").success());
+}

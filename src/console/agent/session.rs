@@ -67,7 +67,12 @@ pub(super) async fn run(
     )
     .wrap_err("cannot start the job-starter thread")?;
     let out = Out::stdout().wrap_err("cannot start the stdout thread")?;
-    let mut session = Session::new(app, out, setup, follow_only);
+    let mut session = Session::new(
+        app,
+        out,
+        setup,
+        (follow_only, engine.teardowns.inflight().clone()),
+    );
     let mut ticker = tokio::time::interval(Duration::from_secs(1));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut sigterm = signal(SignalKind::terminate()).wrap_err("cannot watch SIGTERM")?;
@@ -171,10 +176,21 @@ struct Session {
     /// The last logs session given out (above the App's own, which never
     /// opens one here).
     logs_session: u64,
+    /// The teardowns running in this process (the reaper's and the
+    /// commands').
+    teardowns_running: crate::reaper::InFlight,
+    /// Teardowns this stream asked for whose outcome has not come yet: the
+    /// `job-starter` claims them a moment later.
+    asked: std::collections::HashSet<String>,
 }
 
 impl Session {
-    fn new(app: App, out: Out, setup: &Setup, follow_only: bool) -> Self {
+    fn new(
+        app: App,
+        out: Out,
+        setup: &Setup,
+        (follow_only, teardowns_running): (bool, crate::reaper::InFlight),
+    ) -> Self {
         let host = sysinfo::System::host_name().unwrap_or_default();
         Self {
             app,
@@ -201,6 +217,8 @@ impl Session {
             details: Vec::new(),
             logs: None,
             logs_session: 1 << 40,
+            teardowns_running,
+            asked: std::collections::HashSet::new(),
         }
     }
 
@@ -222,6 +240,21 @@ impl Session {
                 self.dirty = true;
             }
             Event::Role(_) => self.role_known = true,
+            Event::Activity(activity) if activity.actor == crate::event::Actor::Operator => {
+                use crate::event::ActivityKind as Kind;
+                if matches!(
+                    activity.kind,
+                    Kind::Reaped
+                        | Kind::TornDown
+                        | Kind::Failed
+                        | Kind::Aborted
+                        | Kind::Refused
+                        | Kind::Stopped
+                        | Kind::WouldReap
+                ) {
+                    self.asked.remove(&activity.instance);
+                }
+            }
             Event::Answer(Answer::Detail { name, result }) => {
                 self.answer_detail(name, result);
                 return;
@@ -280,6 +313,21 @@ impl Session {
             name: t.name,
             birth: t.birth,
         };
+        // A teardown already running (the reaper's, or one asked for a
+        // moment ago) is refused here, in the words the job would use,
+        // rather than answered ok and refused after.
+        if let Command::Reap(t) | Command::Down(t) = &command
+            && (self.asked.contains(&t.name) || self.teardowns_running.names().contains(&t.name))
+        {
+            let why = self.app.refuse_remote(
+                &t.name,
+                "a teardown of this instance is already running".into(),
+                unix_now(),
+            );
+            actions.persist_outbox(&mut self.app);
+            self.send(lines::reply_error(id, "refused", &why));
+            return;
+        }
         let remote = match command {
             Command::Reap(t) => Remote::Reap(named(t)),
             Command::Down(t) => Remote::Down(named(t)),
@@ -298,6 +346,13 @@ impl Session {
         actions.persist_outbox(&mut self.app);
         match answer {
             Ok((words, effect)) => {
+                if let Some(
+                    crate::ui::Effect::Reap { instance, .. }
+                    | crate::ui::Effect::TearDown { instance, .. },
+                ) = &effect
+                {
+                    self.asked.insert(instance.name.clone());
+                }
                 actions.carry_out(effect);
                 self.send(lines::reply_ok(id, json!({ "message": words })));
             }

@@ -123,6 +123,14 @@ impl App {
         }
     }
 
+    /// Refuse an action by name for a reason the App does not hold (the
+    /// console knows it: a teardown of it already running): logged, and
+    /// kept for the audit trail, as a key's refusal is. Returns `why`.
+    pub fn refuse_remote(&mut self, name: &str, why: String, now: i64) -> String {
+        self.now = now;
+        self.refused(name, why)
+    }
+
     /// The instance `named` as this App holds it, the same birth.
     fn named(&mut self, named: &Named) -> Result<Instance, String> {
         let Some(instance) = self.shown.snapshot.instance(&named.name).cloned() else {
