@@ -148,6 +148,14 @@ impl ServicesDead {
         self.with_recorded(recorded)
     }
 
+    /// Whether the services were read at all (the watcher's first
+    /// services read came): until then every count is 0 for want of a
+    /// read, not because nothing died.
+    #[must_use]
+    pub fn recorded_any(&self) -> bool {
+        self.recorded.is_some()
+    }
+
     /// Whether `name` has one or more recorded service processes (`None`:
     /// not read yet). An active instance with none is one whose services
     /// `stackless list` calls `unknown`: nothing was started

@@ -111,6 +111,29 @@ fn detail_and_a_followed_service_log_of_the_demo() {
         unknown["error"],
         serde_json::json!({"kind": "refused", "message": "logs: no service nope in its logs"})
     );
+    // Review r24 F5: a stream whose instance leaves the store ends `gone`.
+    writeln!(
+        stdin,
+        r#"{{"id":"g","cmd":"logs","name":"api-gateway-dev"}}"#
+    )
+    .expect("write");
+    next(&rx, |m| {
+        m["type"] == "reply" && m["id"] == "g" && m["ok"] == true
+    });
+    let store = hello["store"]
+        .as_str()
+        .expect("the store's path")
+        .to_owned();
+    let db = rusqlite::Connection::open(&store).expect("open the demo store");
+    db.busy_timeout(Duration::from_secs(5))
+        .expect("busy timeout");
+    db.execute_batch(
+        "PRAGMA foreign_keys = ON; DELETE FROM instances WHERE name = 'api-gateway-dev';",
+    )
+    .expect("delete");
+    next(&rx, |m| {
+        m["type"] == "logs_end" && m["logs"] == "g" && m["reason"] == "gone"
+    });
     drop(stdin);
     assert!(child.wait().expect("wait").success());
 }

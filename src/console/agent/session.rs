@@ -33,6 +33,10 @@ use crate::ui::{App, Named, Remote};
 /// How long `hello` waits for the role thread to say who reaps.
 const ROLE_WAIT: Duration = Duration::from_secs(2);
 
+/// How long `hello` waits for the watcher's first services read (the
+/// dead service counts of the rows).
+const SERVICES_WAIT: Duration = Duration::from_secs(10);
+
 /// What the loop is given besides the App and the channels.
 pub(super) struct Wiring<'a> {
     pub(super) engine: &'a Engine,
@@ -100,7 +104,7 @@ pub(super) async fn run(
         while let Ok(event) = rx.try_recv() {
             session.event(&mut actions, event);
         }
-        session.publish();
+        session.publish(&actions);
         match session.flush() {
             Ok(()) => {}
             Err(Gone::Closed) => break "stdout closed",
@@ -120,7 +124,7 @@ pub(super) async fn run(
     while let Ok(event) = rx.try_recv() {
         session.event(&mut actions, event);
     }
-    session.publish();
+    session.publish(&actions);
     // What is queued gets a moment to be read; a stalled reader none.
     session
         .out
@@ -144,6 +148,8 @@ async fn next_command(commands: &mut Option<tokio::sync::mpsc::Receiver<Input>>)
 struct LogsStream {
     /// The command's id (`log.logs`).
     id: Value,
+    /// The instance, as stored.
+    name: String,
     /// The logs session it asked the I/O worker for.
     session: u64,
     /// The service asked for, or all.
@@ -401,9 +407,17 @@ impl Session {
     /// After each batch: `hello` and the first snapshot once the store was
     /// read and who reaps is known, else the deltas; then the Activity
     /// lines, who reaps, the banners, and a heartbeat when quiet.
-    fn publish(&mut self) {
+    fn publish(&mut self, actions: &Actions<'_>) {
         if !self.hello_sent {
-            if !self.app.loaded() || !(self.role_known || self.started.elapsed() >= ROLE_WAIT) {
+            // The first group is whole: the store read, the services'
+            // dead counts read (else every row would follow again with
+            // its count), who reaps known; each waited for at most
+            // `ROLE_WAIT` / `SERVICES_WAIT`.
+            let waited = self.started.elapsed();
+            if !self.app.loaded()
+                || !(self.role_known || waited >= ROLE_WAIT)
+                || !(self.latest.services_dead.recorded_any() || waited >= SERVICES_WAIT)
+            {
                 return;
             }
             let snapshot = self.app.snapshot();
@@ -417,6 +431,7 @@ impl Session {
             self.snapshot_group(true);
         } else if std::mem::take(&mut self.dirty) {
             self.snapshot_group(false);
+            self.logs_of_the_gone(actions);
         }
         if let Some((previous, _)) = self.app.settle() {
             drop(previous);
@@ -452,6 +467,18 @@ impl Session {
             self.seq = seq;
         }
         self.tables = tables;
+    }
+
+    /// A logs stream whose instance left the store ends (`gone`).
+    fn logs_of_the_gone(&mut self, actions: &Actions<'_>) {
+        if let Some(logs) = &self.logs
+            && self.latest.instance(&logs.name).is_none()
+        {
+            let id = logs.id.clone();
+            self.logs = None;
+            actions.io().send(Request::CloseLogs);
+            self.send(lines::logs_end(&id, "gone"));
+        }
     }
 
     fn publish_reaper(&mut self) {
@@ -530,6 +557,7 @@ impl Session {
         actions.io().send(Request::OpenLogs { session, request });
         self.logs = Some(LogsStream {
             id,
+            name: name.to_owned(),
             session,
             service,
             services: Vec::new(),
