@@ -99,7 +99,7 @@ fn valid_messages() -> Vec<Value> {
                "error": {"kind": "refused", "message": "refused: lock held by pid 4242 (up)"}}),
         json!({"type": "reply", "id": null, "ok": false,
                "error": {"kind": "too_long", "message": "a line over 65,536 bytes"}}),
-        json!({"type": "log", "logs": 10, "service": "web", "text": "GET /", "at": null}),
+        json!({"type": "log", "logs": 10, "service": "web", "text": "GET /", "at": null, "cont": false}),
         json!({"type": "logs_end", "logs": 10, "reason": "stopped"}),
     ]
 }
@@ -373,9 +373,16 @@ fn every_line_the_core_builds_validates() {
         lines::reply_ok(&json!(1), json!({})),
         lines::reply_error(&Value::Null, "too_long", "a line over 65,536 bytes"),
         lines::reply_error(&json!("8"), "refused", "refused: the name is not DNS-safe"),
-        lines::log(&json!(10), "web", "GET / 200"),
-        lines::logs_end(&json!(10), "gone"),
     ];
+    let logs = [
+        lines::log(&json!(10), "web", "GET / 200", false),
+        lines::log(&json!(10), "web", &"x".repeat(3_000), false),
+    ];
+    let out: Vec<String> = out
+        .into_iter()
+        .chain(logs.into_iter().flatten())
+        .chain([lines::logs_end(&json!(10), "gone")])
+        .collect();
     for line in out {
         validate(&line).unwrap();
     }

@@ -116,7 +116,9 @@ pub(super) async fn run(
     // (a closed stdout takes none of it).
     engine.stop.cancel();
     let deadline = Instant::now() + crate::reaper::teardown::KILL_GRACE + Duration::from_secs(2);
-    while !engine.teardowns.inflight().names().is_empty() && Instant::now() < deadline {
+    while (!engine.teardowns.inflight().names().is_empty() || !session.tearing_down.is_empty())
+        && Instant::now() < deadline
+    {
         if let Ok(Some(event)) = tokio::time::timeout(Duration::from_millis(50), rx.recv()).await {
             session.event(&mut actions, event);
         }
@@ -188,6 +190,9 @@ struct Session {
     /// Teardowns this stream asked for whose outcome has not come yet: the
     /// `job-starter` claims them a moment later.
     asked: std::collections::HashSet<String>,
+    /// Teardowns whose `tearing down` line was seen and whose outcome was
+    /// not yet: at the stop, their last lines are waited for.
+    tearing_down: std::collections::HashSet<String>,
 }
 
 impl Session {
@@ -225,6 +230,7 @@ impl Session {
             logs_session: 1 << 40,
             teardowns_running,
             asked: std::collections::HashSet::new(),
+            tearing_down: std::collections::HashSet::new(),
         }
     }
 
@@ -246,19 +252,32 @@ impl Session {
                 self.dirty = true;
             }
             Event::Role(_) => self.role_known = true,
-            Event::Activity(activity) if activity.actor == crate::event::Actor::Operator => {
-                use crate::event::ActivityKind as Kind;
+            Event::Activity(activity)
                 if matches!(
-                    activity.kind,
+                    activity.actor,
+                    crate::event::Actor::Operator | crate::event::Actor::Reaper
+                ) =>
+            {
+                use crate::event::ActivityKind as Kind;
+                match activity.kind {
+                    Kind::Started => {
+                        self.tearing_down.insert(activity.instance.clone());
+                    }
                     Kind::Reaped
-                        | Kind::TornDown
-                        | Kind::Failed
-                        | Kind::Aborted
-                        | Kind::Refused
-                        | Kind::Stopped
-                        | Kind::WouldReap
-                ) {
-                    self.asked.remove(&activity.instance);
+                    | Kind::TornDown
+                    | Kind::Failed
+                    | Kind::Aborted
+                    | Kind::Refused
+                    | Kind::Stopped
+                    | Kind::SkippedLocked
+                    | Kind::Error
+                    | Kind::WouldReap => {
+                        self.tearing_down.remove(&activity.instance);
+                        if activity.actor == crate::event::Actor::Operator {
+                            self.asked.remove(&activity.instance);
+                        }
+                    }
+                    _ => {}
                 }
             }
             Event::Answer(Answer::Detail { name, result }) => {
@@ -624,9 +643,21 @@ impl Session {
             if logs.service.as_ref().is_some_and(|s| *s != service.name) {
                 continue;
             }
-            let start = service.lines.len().saturating_sub(LOGS_TAIL);
+            // The last LOGS_TAIL lines: a line is its first piece and the
+            // pieces that continue it.
+            let mut starts = 0;
+            let start = service
+                .lines
+                .iter()
+                .rposition(|line| {
+                    starts += usize::from(!line.cont);
+                    starts == LOGS_TAIL
+                })
+                .unwrap_or(0);
             for line in &service.lines[start..] {
-                self.send(lines::log(&logs.id, &service.name, &line.text));
+                for text in lines::log(&logs.id, &service.name, &line.text, line.cont) {
+                    self.send(text);
+                }
             }
         }
         self.logs = Some(logs);
@@ -654,7 +685,9 @@ impl Session {
                 }
                 let id = logs.id.clone();
                 for line in read {
-                    self.send(lines::log(&id, &name, &line.text));
+                    for text in lines::log(&id, &name, &line.text, line.cont) {
+                        self.send(text);
+                    }
                 }
             }
             LogUpdate::NewService { service, name, .. } => {

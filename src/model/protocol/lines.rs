@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::rows::{Change, Delta, MAX_ROW_BYTES, Table, Tables, fit};
-use super::{HEARTBEAT_SECS, MAX_MESSAGE_BYTES, PROTOCOL};
+use super::{HEARTBEAT_SECS, MAX_MESSAGE_BYTES, MAX_TEXT_CHARS, PROTOCOL};
 use crate::model::Snapshot;
 
 /// Who reaps the store, as `hello.reaper` and the `reaper` message say it.
@@ -304,12 +304,32 @@ pub fn reply_error(id: &Value, kind: &str, message: &str) -> String {
     }))
 }
 
-/// A `log` line of the `logs` command `logs`. `at` (docs/protocol.md,
-/// "Commands": the line's time) is `null`: a log file's line carries no
-/// time the agent reads.
+/// The `log` lines of one log line (or piece of one) of the `logs`
+/// command `logs`: its text in pieces of at most [`MAX_TEXT_CHARS`]
+/// characters, each a message, the later ones `cont: true` (a piece that
+/// continues the line before it is `cont: true` too), so nothing of a
+/// long line is cut away.
 #[must_use]
-pub fn log(logs: &Value, service: &str, text: &str) -> String {
-    fit(json!({ "type": "log", "logs": logs, "service": service, "text": text, "at": null }))
+pub fn log(logs: &Value, service: &str, text: &str, cont: bool) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::with_capacity(chars.len() / MAX_TEXT_CHARS + 1);
+    for (i, piece) in chars.chunks(MAX_TEXT_CHARS).enumerate() {
+        let piece: String = piece.iter().collect();
+        out.push(fit(json!({
+            "type": "log",
+            "logs": logs,
+            "service": service,
+            "text": piece,
+            "at": null,
+            "cont": cont || i > 0,
+        })));
+    }
+    if out.is_empty() {
+        out.push(fit(json!({
+            "type": "log", "logs": logs, "service": service, "text": "", "at": null, "cont": cont,
+        })));
+    }
+    out
 }
 
 /// The `logs_end` line: `stopped`, `replaced`, `gone`, or why it failed.
@@ -433,5 +453,22 @@ mod tests {
             assert_eq!(wrote, !b.is_empty());
             assert!(a.iter().all(|l| l.len() < MAX_MESSAGE_BYTES));
         }
+    }
+
+    #[test]
+    fn a_long_log_line_goes_whole_in_pieces() {
+        let text: String = (0..3_000)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
+        let out = log(&json!("l"), "web", &text, false);
+        let msgs: Vec<serde_json::Value> = out
+            .iter()
+            .map(|l| serde_json::from_str(l).expect("json"))
+            .collect();
+        let conts: Vec<bool> = msgs.iter().map(|m| m["cont"] == true).collect();
+        assert_eq!(conts, [false, true, true]);
+        let whole: String = msgs.iter().filter_map(|m| m["text"].as_str()).collect();
+        assert_eq!(whole, text);
+        assert_eq!(log(&json!("l"), "web", "", true).len(), 1);
     }
 }
