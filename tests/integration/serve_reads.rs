@@ -137,3 +137,86 @@ fn detail_and_a_followed_service_log_of_the_demo() {
     drop(stdin);
     assert!(child.wait().expect("wait").success());
 }
+
+/// Review r24 F8, F9: a 60,000-character reap error does not push the
+/// sections after it out of `detail` (each line is cut, not the reply),
+/// and `detail` reads any row, a name that is not DNS-safe too (as Enter
+/// opens it), while an action on such a name is refused and audited.
+#[test]
+fn a_long_value_keeps_the_detail_whole_and_any_row_can_be_read() {
+    let (dir, path) = crate::common::fixture_as("real-0.4.0-v14.db", "state.db");
+    let db = rusqlite::Connection::open(&path).expect("open");
+    db.execute(
+        "INSERT INTO reap_attempts VALUES ('alpha', 2, ?1, 4000000000)",
+        [format!("engine.teardown.survivors: {}", "E".repeat(60_000))],
+    )
+    .expect("attempt");
+    drop(db);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stackless-tui"))
+        .arg("--state")
+        .arg(&path)
+        .args(["--no-reaper", "serve", "--stdio"])
+        .env("HOME", dir.path())
+        .env("XDG_CONFIG_HOME", dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Err(why) = crate::common::protocol::validate(&line) {
+                panic!("not a valid message: {why}");
+            }
+            let value: serde_json::Value = serde_json::from_str(&line).expect("json");
+            if tx.send(value).is_err() {
+                return;
+            }
+        }
+    });
+    next(&rx, |m| m["type"] == "synced");
+    let mut stdin = child.stdin.take().expect("stdin");
+    writeln!(stdin, r#"{{"id":"d","cmd":"detail","name":"alpha"}}"#).expect("write");
+    let detail = next(&rx, |m| m["type"] == "reply" && m["id"] == "d");
+    let lines: Vec<&str> = detail["detail"]["lines"]
+        .as_array()
+        .expect("lines")
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .collect();
+    for section in [
+        " Reap attempt",
+        " Checkpoints (3) · p shows payloads",
+        " Observations",
+    ] {
+        assert!(lines.contains(&section), "{section} missing: {lines:?}");
+    }
+    assert!(!lines.iter().any(|l| l.contains("more lines")), "{lines:?}");
+    assert!(lines.iter().all(|l| l.chars().count() <= 1_024));
+    // Not in the store, not DNS-safe: read, answered `no such instance`.
+    writeln!(stdin, r#"{{"id":"h","cmd":"detail","name":"--help"}}"#).expect("write");
+    let hostile = next(&rx, |m| m["type"] == "reply" && m["id"] == "h");
+    assert_eq!(
+        hostile["error"]["message"], "refused: no such instance in the store",
+        "{hostile}"
+    );
+    // An action on it: refused, and said as a key's refusal is.
+    writeln!(stdin, r#"{{"id":"r","cmd":"reap","name":"--help"}}"#).expect("write");
+    next(&rx, |m| {
+        m["type"] == "reply" && m["id"] == "r" && m["ok"] == false
+    });
+    let said = next(&rx, |m| m["type"] == "activity" && m["kind"] == "refused");
+    assert_eq!(said["instance"], "--help");
+    drop(stdin);
+    assert!(child.wait().expect("wait").success());
+    let audit = std::fs::read_to_string(dir.path().join("stackless-tui").join("audit.jsonl"))
+        .expect("audit");
+    assert!(
+        audit
+            .lines()
+            .any(|l| l.contains(r#""instance":"--help""#) && l.contains("not DNS-safe")),
+        "{audit}"
+    );
+}

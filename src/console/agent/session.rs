@@ -310,6 +310,12 @@ impl Session {
         let command = match parsed {
             Ok(command) => command,
             Err(rejected) => {
+                if let Some(name) = &rejected.instance {
+                    // As a key's refusal of that row: logged and audited.
+                    self.app
+                        .refuse_remote(name, rejected.message.clone(), unix_now());
+                    actions.persist_outbox(&mut self.app);
+                }
                 self.send(lines::reply_error(&id, rejected.kind, &rejected.message));
                 return;
             }
@@ -707,27 +713,42 @@ impl Session {
     }
 }
 
-/// At most this many bytes of detail lines go in one reply.
-const DETAIL_BYTES: usize = 48 * 1024;
+/// At most this many bytes of detail lines go in one reply (the rest of
+/// the message fits in what is left of [`crate::model::protocol::MAX_MESSAGE_BYTES`]).
+const DETAIL_BYTES: usize = 60 * 1024;
 
-/// The detail's lines that fit a reply; the rest said in one last line.
-fn fit_lines(mut text: Vec<String>) -> Vec<String> {
+/// The detail's lines that fit a reply, each cut to
+/// [`crate::model::protocol::MAX_TEXT_CHARS`] (a long error or
+/// definition line does not push the sections after it out); the rest,
+/// if any, said in one last line.
+fn fit_lines(text: Vec<String>) -> Vec<String> {
+    let max = crate::model::protocol::MAX_TEXT_CHARS;
+    let total = text.len();
     let mut used = 0;
-    let keep = text
-        .iter()
-        .position(|line| {
-            used += line.len() + 8;
-            used > DETAIL_BYTES
-        })
-        .unwrap_or(text.len());
-    if keep < text.len() {
-        let more = text.len() - keep;
-        text.truncate(keep);
-        text.push(format!(
+    let mut out = Vec::with_capacity(total);
+    for mut line in text {
+        if let Some((at, _)) = line.char_indices().nth(max) {
+            let keep = line[..at]
+                .char_indices()
+                .nth(max - 1)
+                .map_or(at, |(i, _)| i);
+            line.truncate(keep);
+            line.push('…');
+        }
+        // A character may take 6 bytes escaped (`\u0001`): counted at most.
+        used += line.len() * 2 + 4;
+        if used > DETAIL_BYTES {
+            break;
+        }
+        out.push(line);
+    }
+    if out.len() < total {
+        let more = total - out.len();
+        out.push(format!(
             "… {more} more lines (the console's detail view shows them)"
         ));
     }
-    text
+    out
 }
 
 /// `hello.generation`: the store's era in words.

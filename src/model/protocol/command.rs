@@ -56,14 +56,23 @@ pub struct Rejected {
     pub kind: &'static str,
     /// What is wrong, in words.
     pub message: String,
+    /// The instance a refusal is about (a name that is not DNS-safe): the
+    /// refusal is logged and audited as a key's refusal of it is.
+    pub instance: Option<String>,
 }
 
 fn rejected(kind: &'static str, message: impl Into<String>) -> Rejected {
     Rejected {
         kind,
         message: message.into(),
+        instance: None,
     }
 }
+
+/// The longest name taken by the commands that only read (`detail`,
+/// `logs`), in bytes: any name the store holds may be looked at, as Enter
+/// opens the detail of any row.
+pub const MAX_NAME_BYTES: usize = 4_096;
 
 /// The longest `id` string taken.
 pub const MAX_ID_CHARS: usize = 64;
@@ -154,7 +163,7 @@ fn command(fields: &serde_json::Map<String, Value>) -> Result<Command, Rejected>
             Command::Renew(target(fields)?, lease)
         }
         "verify" => Command::Verify(target(fields)?),
-        "detail" => Command::Detail(name(fields)?),
+        "detail" => Command::Detail(any_name(fields)?),
         "logs" => {
             let service = match fields.get("service") {
                 None | Some(Value::Null) => None,
@@ -166,7 +175,7 @@ fn command(fields: &serde_json::Map<String, Value>) -> Result<Command, Rejected>
                     ));
                 }
             };
-            Command::Logs(name(fields)?, service)
+            Command::Logs(any_name(fields)?, service)
         }
         "logs_stop" => match fields.get("logs") {
             Some(v @ (Value::String(_) | Value::Number(_))) => Command::LogsStop(v.clone()),
@@ -202,11 +211,27 @@ fn string(fields: &serde_json::Map<String, Value>, key: &str) -> Result<String, 
 
 /// `name`, DNS-safe (the keys act on no other: stackless §6's name rule).
 fn name(fields: &serde_json::Map<String, Value>) -> Result<String, Rejected> {
-    let name = string(fields, "name")?;
+    let name = any_name(fields)?;
     if !is_dns_safe(&name) {
+        return Err(Rejected {
+            instance: Some(name),
+            ..rejected(
+                "refused",
+                "refused: the name is not DNS-safe; nothing is done to it",
+            )
+        });
+    }
+    Ok(name)
+}
+
+/// `name`, any string of at most [`MAX_NAME_BYTES`] (used only as a SQL
+/// parameter and a key).
+fn any_name(fields: &serde_json::Map<String, Value>) -> Result<String, Rejected> {
+    let name = string(fields, "name")?;
+    if name.len() > MAX_NAME_BYTES {
         return Err(rejected(
-            "refused",
-            "refused: the name is not DNS-safe; nothing is done to it",
+            "bad_request",
+            format!("`name` is over {MAX_NAME_BYTES} bytes"),
         ));
     }
     Ok(name)
