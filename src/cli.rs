@@ -52,7 +52,7 @@ pub struct Cli {
     pub demo: bool,
 
     /// Time between reaper passes (stackless's daemon uses 60s).
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, env = "STACKLESS_TUI_TICK")]
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, env = "STACKLESS_TUI_TICK", global = true)]
     pub tick: Duration,
 
     /// Show times in UTC (RFC 3339, `Z`) instead of the local zone (`TZ`
@@ -63,7 +63,7 @@ pub struct Cli {
 
     /// Do not run the reaper (leave reaping to the stackless daemon); the
     /// panes and the r/d keys still work.
-    #[arg(long, env = "STACKLESS_TUI_NO_REAPER", value_parser = clap::builder::BoolishValueParser::new())]
+    #[arg(long, env = "STACKLESS_TUI_NO_REAPER", global = true, value_parser = clap::builder::BoolishValueParser::new())]
     pub no_reaper: bool,
 
     /// Who reaps: `auto` (this console's reaper stands by while the
@@ -102,7 +102,7 @@ pub struct Cli {
     /// name is looked up in PATH. It must reach this store: the console
     /// passes it no `--state-dir`, so point it there with a wrapper when
     /// `--state` is not stackless's default store.
-    #[arg(long, value_name = "PATH", default_value = crate::controller::cancel::DEFAULT_PROGRAM, env = "STACKLESS_BIN")]
+    #[arg(long, value_name = "PATH", default_value = crate::controller::cancel::DEFAULT_PROGRAM, env = "STACKLESS_BIN", global = true)]
     pub stackless: PathBuf,
 
     /// Open the store read-only: no reaper, no helper, no write keys.

@@ -176,7 +176,11 @@ impl Leader {
                     }
                     seen.dry_run = Some(self.start_reaper());
                 }
-                seen.report(&self.tx, RoleState::Active);
+                // A dry run tears nothing down: who really reaps is whoever
+                // holds the role (or nobody), as a console whose reaper is
+                // off sees it.
+                let now = self.reaping_now(&controller);
+                seen.report(&self.tx, RoleState::Watching { now });
                 seen.stance = Some(Stance::Reap);
             }
             Stance::Controller(pid) => {
@@ -199,15 +203,21 @@ impl Leader {
     /// controller's lease reaper, the console holding the role, or nobody.
     fn round_watch(&self, seen: &mut Seen) {
         let controller = seen.probe.probe(&self.state_dir);
-        let now = controller.reaping_pid().map_or_else(
+        let now = self.reaping_now(&controller);
+        seen.report(&self.tx, RoleState::Watching { now });
+    }
+
+    /// Who reaps, seen without taking a role: the controller's lease
+    /// reaper, the console holding the `console` role, or nobody.
+    fn reaping_now(&self, controller: &crate::model::controller::ControllerState) -> Reaping {
+        controller.reaping_pid().map_or_else(
             || match crate::roles::observe(&self.roles_dir, CONSOLE_ROLE) {
                 Ok(Some(pid)) => Reaping::Console(pid),
                 Ok(None) => Reaping::Nobody,
                 Err(_) => Reaping::Unknown,
             },
             Reaping::Controller,
-        );
-        seen.report(&self.tx, RoleState::Watching { now });
+        )
     }
 
     fn round_reaper(&self, wanted: &mut Wanted, record: &succession::Record) {

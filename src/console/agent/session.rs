@@ -412,7 +412,12 @@ impl Session {
                         .snapshot()
                         .instance(name)
                         .and_then(|i| i.birth.as_ref())
-                        .map(|b| b.instance_id().to_owned());
+                        .map(|b| {
+                            json!({
+                                "instance_id": b.instance_id(),
+                                "resource_namespace": b.resource_namespace(),
+                            })
+                        });
                     lines::reply_ok(
                         &id,
                         json!({ "detail": { "name": name, "birth": birth, "lines": text } }),

@@ -65,10 +65,19 @@ pub const COMMANDS: [&str; 13] = [
     "ping",
 ];
 
+/// The commands a read-only agent takes: those that only read.
+pub const READ_COMMANDS: [&str; 4] = ["detail", "logs", "logs_stop", "ping"];
+
 /// The `hello` line.
 #[must_use]
 pub fn hello(hello: &Hello) -> String {
-    let commands: &[&str] = if hello.follow_only { &[] } else { &COMMANDS };
+    let commands: &[&str] = if hello.follow_only {
+        &[]
+    } else if hello.read_only {
+        &READ_COMMANDS
+    } else {
+        &COMMANDS
+    };
     fit(json!({
         "type": "hello",
         "protocol": PROTOCOL,
