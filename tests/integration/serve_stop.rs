@@ -210,3 +210,58 @@ fn a_second_teardown_of_the_same_instance_is_refused_in_its_reply() {
     drop(stdin);
     assert!(child.wait().expect("wait").success());
 }
+
+/// Review r24 F9b, F10: beside an agent that reaps, a `--dry-run` agent
+/// says that agent reaps (it tears nothing down itself), and so does one
+/// started with `--no-reaper` after the subcommand; a read-only one lists
+/// only the commands that read.
+#[test]
+fn beside_an_agent_that_reaps_the_others_name_it() {
+    let (dir, path) = fixture_as("real-0.4.0-v14.db", "state.db");
+    let spawn = |flags: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_stackless-tui"))
+            .arg("--state")
+            .arg(&path)
+            .args(["--down-cmd", "/bin/false {name}", "serve", "--stdio"])
+            .args(flags)
+            .env("HOME", dir.path())
+            .env("XDG_CONFIG_HOME", dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn")
+    };
+    let mut reaper = spawn(&[]);
+    let rx = lines_of(&mut reaper);
+    let hello = wait_for(&rx, |m| m["type"] == "hello");
+    assert_eq!(hello["reaper"]["by"], "agent", "{hello}");
+    let pid = reaper.id();
+    for flags in [&["--dry-run"][..], &["--no-reaper"], &["--read-only"]] {
+        let mut other = spawn(flags);
+        let rx = lines_of(&mut other);
+        let hello = wait_for(&rx, |m| m["type"] == "hello");
+        // Once its role thread has looked (within a second), its reaper
+        // message names the agent that reaps.
+        let by = if hello["reaper"]["by"] == "console" {
+            hello["reaper"].clone()
+        } else {
+            wait_for(&rx, |m| m["type"] == "reaper" && m["by"] == "console")
+        };
+        assert_eq!(
+            (by["by"].as_str(), by["pid"].as_u64()),
+            (Some("console"), Some(u64::from(pid))),
+            "{flags:?}: {by}"
+        );
+        if flags == ["--read-only"] {
+            assert_eq!(
+                hello["commands"],
+                serde_json::json!(["detail", "logs", "logs_stop", "ping"])
+            );
+        }
+        drop(other.stdin.take());
+        assert!(other.wait().expect("wait").success());
+    }
+    drop(reaper.stdin.take());
+    assert!(reaper.wait().expect("wait").success());
+}
