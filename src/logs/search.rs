@@ -99,14 +99,13 @@ pub fn search_back(
 }
 
 /// Whether `line`'s text as the view shows it (sanitized, then redacted)
-/// holds `query`: a search never finds a line by the secret it hides.
+/// holds `query`: a search never finds a line by the secret it hides, nor
+/// by a credential-named JSON field's value ([`Redactor::log_line`], as
+/// `crate::model::logview::LogLine::redact_cut` redacts what is shown).
 fn matches(line: &RawLine, query: &str, redactor: &Redactor) -> bool {
     let text = line_text(&line.bytes);
-    if redactor.is_empty() {
-        !find_all(&text, query).is_empty()
-    } else {
-        !find_all(&redactor.text(&text), query).is_empty()
-    }
+    let shown = redactor.log_line(&text, line.cont || line.cut, false);
+    !find_all(&shown, query).is_empty()
 }
 
 fn missed(searched: u64, bounded: bool) -> SearchBack {

@@ -147,9 +147,15 @@ impl LogLine {
     /// a piece after the first of a long line, or one whose start was not
     /// read, may begin inside a value; `cut_end`: it goes on in the next
     /// piece, or is still being written.
+    /// Credential-named JSON fields are redacted whatever `redactor` holds
+    /// ([`Redactor::log_line`]); a piece that begins inside a field's value
+    /// shows what it holds of it when its key is in the piece before
+    /// (`crate::model::redact::credential_fields`).
     pub fn redact_cut(&mut self, redactor: &Redactor, cut_end: bool) {
-        if !redactor.is_empty() {
-            self.text = redactor.cut_text(&self.text, self.cont || self.cut, cut_end);
+        if let std::borrow::Cow::Owned(text) =
+            redactor.log_line(&self.text, self.cont || self.cut, cut_end)
+        {
+            self.text = text;
         }
     }
 
@@ -163,9 +169,6 @@ impl LogLine {
 /// Redact `lines` in order, each piece of a long line at its cut ends too:
 /// a line is followed by its next piece when that one is `cont`.
 pub fn redact_lines(lines: &mut [LogLine], redactor: &Redactor) {
-    if redactor.is_empty() {
-        return;
-    }
     for i in 0..lines.len() {
         let cut_end = lines.get(i + 1).is_some_and(|next| next.cont);
         lines[i].redact_cut(redactor, cut_end);
