@@ -106,18 +106,42 @@ fn mentions_credential(text: &str) -> bool {
 /// text, as 0.4.0 has it: only registered values are redacted there.
 #[must_use]
 pub fn credential_fields(text: &str) -> std::borrow::Cow<'_, str> {
+    credential_fields_piece(text, false).0
+}
+
+/// [`credential_fields`] of one piece of a line read in pieces (a line
+/// longer than `logtext::MAX_LINE`), with whether the piece ends inside a
+/// credential-named field's string value (left open: redacted to its
+/// end). `inside`: the piece before ended so, and this one begins inside
+/// that value: up to the quote that closes it, it is [`REDACTED`]
+/// (`[redacted]",…`; the whole piece when no quote closes it). Only a
+/// string value is carried on so; an object left open is not.
+#[must_use]
+pub fn credential_fields_piece(text: &str, inside: bool) -> (std::borrow::Cow<'_, str>, bool) {
     use std::borrow::Cow;
-    if !text.contains('"') || !mentions_credential(text) {
-        return Cow::Borrowed(text);
+    if !inside && (!text.contains('"') || !mentions_credential(text)) {
+        return (Cow::Borrowed(text), false);
     }
     let bytes = text.as_bytes();
     let mut out = String::new();
     // `text[copied..]` is not yet in `out`.
     let mut copied = 0;
     let mut pos = 0;
-    while let Some(found) = bytes[pos..].iter().position(|&b| b == b'"') {
+    let mut open = false;
+    if inside {
+        let Some(end) = close_quote(bytes, 0) else {
+            return (Cow::Owned(REDACTED.to_owned()), true);
+        };
+        out.push_str(REDACTED);
+        out.push('"');
+        (copied, pos) = (end, end);
+    }
+    while let Some(found) = bytes
+        .get(pos..)
+        .and_then(|rest| rest.iter().position(|&b| b == b'"'))
+    {
         let start = pos + found;
-        let Some(key_end) = string_end(bytes, start) else {
+        let Some(key_end) = close_quote(bytes, start + 1) else {
             break;
         };
         let colon = skip_space(bytes, key_end);
@@ -127,12 +151,11 @@ pub fn credential_fields(text: &str) -> std::borrow::Cow<'_, str> {
             continue;
         }
         let value = skip_space(bytes, colon + 1);
-        let sensitive = sensitive_key(&text[start + 1..key_end - 1]);
         let Some(&first) = bytes.get(value) else {
             break;
         };
         let end = match first {
-            b'"' => string_end(bytes, value),
+            b'"' => close_quote(bytes, value + 1),
             b'{' | b'[' => bracket_end(bytes, value),
             b',' | b'}' | b']' => {
                 pos = value;
@@ -141,7 +164,7 @@ pub fn credential_fields(text: &str) -> std::borrow::Cow<'_, str> {
             _ => Some(token_end(bytes, value)),
         };
         let whole = end.unwrap_or(bytes.len());
-        if !sensitive {
+        if !sensitive_key(&text[start + 1..key_end - 1]) {
             // Into an object or array (its keys are read); past a string
             // or a token.
             pos = if matches!(first, b'{' | b'[') {
@@ -151,29 +174,27 @@ pub fn credential_fields(text: &str) -> std::borrow::Cow<'_, str> {
             };
             continue;
         }
-        if !(matches!(first, b'{') && end.is_some() && secret_reference(&text[value..whole])) {
+        if !(first == b'{' && end.is_some() && secret_reference(&text[value..whole])) {
             out.push_str(&text[copied..value]);
             out.push('"');
             out.push_str(REDACTED);
             out.push('"');
             copied = whole;
+            open = first == b'"' && end.is_none();
         }
         pos = whole;
-        if pos >= bytes.len() {
-            break;
-        }
     }
     if copied == 0 {
-        return Cow::Borrowed(text);
+        return (Cow::Borrowed(text), false);
     }
     out.push_str(&text[copied..]);
-    Cow::Owned(out)
+    (Cow::Owned(out), open)
 }
 
-/// Where the JSON string opening at `bytes[start]` (a `"`) ends: just past
-/// its closing quote; `None` when it is not closed.
-fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
-    let mut i = start + 1;
+/// Where a JSON string whose contents start at `bytes[from]` ends: just
+/// past its closing quote (escapes read); `None` when it is not closed.
+fn close_quote(bytes: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
     while let Some(&b) = bytes.get(i) {
         match b {
             b'\\' => i += 2,
@@ -192,7 +213,7 @@ fn bracket_end(bytes: &[u8], start: usize) -> Option<usize> {
     while let Some(&b) = bytes.get(i) {
         match b {
             b'"' => {
-                i = string_end(bytes, i)?;
+                i = close_quote(bytes, i + 1)?;
                 continue;
             }
             b'{' | b'[' => depth += 1,
@@ -343,11 +364,27 @@ impl Redactor {
         cut_start: bool,
         cut_end: bool,
     ) -> std::borrow::Cow<'a, str> {
+        self.log_piece(text, cut_start, cut_end, false).0
+    }
+
+    /// [`Redactor::log_line`] of a piece that may begin inside a
+    /// credential-named field's string value (`inside`: the piece before
+    /// ended inside one), with whether this piece ends inside one
+    /// ([`credential_fields_piece`]).
+    #[must_use]
+    pub fn log_piece<'a>(
+        &self,
+        text: &'a str,
+        cut_start: bool,
+        cut_end: bool,
+        inside: bool,
+    ) -> (std::borrow::Cow<'a, str>, bool) {
         if self.values.is_empty() {
-            return credential_fields(text);
+            return credential_fields_piece(text, inside);
         }
         let valued = self.cut_text(text, cut_start, cut_end);
-        std::borrow::Cow::Owned(credential_fields(&valued).into_owned())
+        let (shown, open) = credential_fields_piece(&valued, inside);
+        (std::borrow::Cow::Owned(shown.into_owned()), open)
     }
 
     /// The longest prefix of `text` (at least [`CUT_MATCH_MIN`] bytes) that
@@ -677,6 +714,29 @@ mod tests {
             credential_fields(r#"LOGPW2","api_key":"LOGAK","msg":"hi"}"#),
             r#"LOGPW2","api_key":"[redacted]","msg":"hi"}"#
         );
+    }
+
+    #[test]
+    fn a_piece_that_begins_inside_a_credential_value() {
+        assert_eq!(
+            credential_fields_piece(r#"W2\"","msg":"hi"}"#, true),
+            (r#"[redacted]","msg":"hi"}"#.into(), false)
+        );
+        assert_eq!(
+            credential_fields_piece("no quote at all", true),
+            (REDACTED.into(), true)
+        );
+        assert_eq!(
+            credential_fields_piece(r#"{"a":"b","token":"x"#, false),
+            (r#"{"a":"b","token":"[redacted]""#.into(), true)
+        );
+        assert_eq!(
+            credential_fields_piece(r#"{"a":"b","credentials":{"u":"x"#, false),
+            (r#"{"a":"b","credentials":"[redacted]""#.into(), false),
+            "an object left open is not carried"
+        );
+        assert_eq!(credential_fields_piece("\\", true), (REDACTED.into(), true));
+        assert_eq!(credential_fields_piece("", true), (REDACTED.into(), true));
     }
 
     #[test]

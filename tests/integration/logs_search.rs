@@ -322,10 +322,15 @@ fn a_search_into_history_does_not_find_a_credential_fields_value() {
     let dir = state.path().join("logs/alpha");
     std::fs::create_dir_all(&dir).unwrap();
     let get: String = (0..1000).map(|i| format!("GET /{i} 200\n")).collect();
+    // A line longer than MAX_LINE, cut inside its password's value: the
+    // first piece ends with `SPLITPW`, the second begins with `ABCDEFGH`.
+    let pad = "p".repeat(4067);
+    let split = format!(r#"{{"pad":"{pad}","password":"SPLITPWABCDEFGH","n":1}}"#);
+    assert_eq!(&split[4089..4096], "SPLITPW");
     std::fs::write(
         dir.join("web.log.1"),
         format!(
-            "{}\n2026-12-02T07:00:00Z {}\n{get}",
+            "{}\n2026-12-02T07:00:00Z {}\n{split}\n{get}",
             r#"{"level":"info","password":"LOGPW2","api_key":"LOGAK","msg":"hi"}"#,
             r#"{"token":"LOGTOK"}"#
         ),
@@ -333,7 +338,7 @@ fn a_search_into_history_does_not_find_a_credential_fields_value() {
     .unwrap();
     std::fs::write(dir.join("web.log"), &get).unwrap();
     let base = dir.join("web.log");
-    for value in ["LOGPW2", "LOGAK", "LOGTOK"] {
+    for value in ["LOGPW2", "LOGAK", "LOGTOK", "SPLITPW", "ABCDEFGH"] {
         // A new view each time: the prompt keeps the last query.
         let mut app = open_web(state.path());
         let command = search(&mut app, value);
@@ -356,5 +361,10 @@ fn a_search_into_history_does_not_find_a_credential_fields_value() {
         "{:?}",
         held(&app)
     );
-    assert!(!held(&app).iter().any(|l| l.contains("LOG")));
+    assert!(
+        !held(&app)
+            .iter()
+            .any(|l| l.contains("LOG") || l.contains("SPLITPW") || l.contains("ABCDEFGH"))
+    );
+    assert!(held(&app).contains(&r#"[redacted]","n":1}"#.to_owned()));
 }
