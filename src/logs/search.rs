@@ -69,7 +69,10 @@ pub fn search_back(
             return Ok(missed(searched, false));
         }
         searched += page.iter().map(|l| l.bytes.len() as u64 + 1).sum::<u64>();
-        let hit = page.iter().any(|l| matches(l, query, redactor));
+        // A page's first piece is taken as beginning outside a value (the
+        // page before it, older, is read after it).
+        let mut open = false;
+        let hit = page.iter().any(|l| matches(l, query, redactor, &mut open));
         kept += page.len();
         pages.push_front(page);
         // Keep at most half a tab's lines; beyond, what is shown no longer
@@ -99,14 +102,18 @@ pub fn search_back(
 }
 
 /// Whether `line`'s text as the view shows it (sanitized, then redacted)
-/// holds `query`: a search never finds a line by the secret it hides.
-fn matches(line: &RawLine, query: &str, redactor: &Redactor) -> bool {
+/// holds `query`: a search never finds a line by the secret it hides, nor
+/// by a credential-named JSON field's value ([`Redactor::log_line`], as
+/// `crate::model::logview::LogLine::redact_cut` redacts what is shown).
+/// `open`: the line before was a piece that ended inside a
+/// credential-named field's string value (this one, when a later piece,
+/// begins inside it); set to whether this one ends inside one.
+fn matches(line: &RawLine, query: &str, redactor: &Redactor, open: &mut bool) -> bool {
     let text = line_text(&line.bytes);
-    if redactor.is_empty() {
-        !find_all(&text, query).is_empty()
-    } else {
-        !find_all(&redactor.text(&text), query).is_empty()
-    }
+    let inside = *open && line.cont;
+    let (shown, ends_open) = redactor.log_piece(&text, line.cont || line.cut, false, inside);
+    *open = ends_open;
+    !find_all(&shown, query).is_empty()
 }
 
 fn missed(searched: u64, bounded: bool) -> SearchBack {
@@ -175,6 +182,7 @@ pub fn search_forward(
     let mut kept: VecDeque<RawLine> = VecDeque::new();
     let (mut contiguous, mut searched) = (true, 0u64);
     let mut hit: Option<usize> = None;
+    let mut open = false;
     let mut block = vec![0; crate::model::logtext::BLOCK];
     loop {
         let read = std::os::unix::fs::FileExt::read_at(&file, &mut block, offset)?;
@@ -202,7 +210,7 @@ pub fn search_forward(
                 continue;
             }
             searched += line.bytes.len() as u64 + 1;
-            if hit.is_none() && matches(&line, query, redactor) {
+            if matches(&line, query, redactor, &mut open) && hit.is_none() {
                 hit = Some(kept.len());
             }
             kept.push_back(line);

@@ -70,6 +70,19 @@ impl FullText {
         }
     }
 
+    /// [`FullText::redact`] for a whole log line: each line kept also has
+    /// its credential-named JSON fields redacted, whatever `redactor` holds
+    /// ([`crate::model::redact::Redactor::log_line`]), as the logs view
+    /// shows the line's pieces.
+    pub fn redact_log(&mut self, redactor: &crate::model::redact::Redactor) {
+        self.redact(redactor);
+        for line in &mut self.lines {
+            if let std::borrow::Cow::Owned(shown) = crate::model::redact::credential_fields(line) {
+                *line = shown;
+            }
+        }
+    }
+
     /// Append one line (sanitized; a `\n` in it is shown as `␊`), whole
     /// while the view holds less than [`MAX_BYTES`]; past that, what is
     /// not kept is counted.

@@ -147,10 +147,23 @@ impl LogLine {
     /// a piece after the first of a long line, or one whose start was not
     /// read, may begin inside a value; `cut_end`: it goes on in the next
     /// piece, or is still being written.
+    /// Credential-named JSON fields are redacted whatever `redactor` holds
+    /// ([`Redactor::log_line`]).
     pub fn redact_cut(&mut self, redactor: &Redactor, cut_end: bool) {
-        if !redactor.is_empty() {
-            self.text = redactor.cut_text(&self.text, self.cont || self.cut, cut_end);
+        let _open = self.redact_piece(redactor, cut_end, false);
+    }
+
+    /// [`LogLine::redact_cut`], `inside`: the piece before ended inside a
+    /// credential-named field's string value ([`Redactor::log_piece`]);
+    /// with whether this piece ends inside one. A piece whose piece before
+    /// is not at hand (it came in another update) begins as if outside:
+    /// what it holds of a value whose key was in that piece is shown.
+    pub fn redact_piece(&mut self, redactor: &Redactor, cut_end: bool, inside: bool) -> bool {
+        let (text, open) = redactor.log_piece(&self.text, self.cont || self.cut, cut_end, inside);
+        if let std::borrow::Cow::Owned(text) = text {
+            self.text = text;
         }
+        open
     }
 
     /// A line still being written (no newline yet): its end may be the
@@ -162,13 +175,14 @@ impl LogLine {
 
 /// Redact `lines` in order, each piece of a long line at its cut ends too:
 /// a line is followed by its next piece when that one is `cont`.
+/// A piece that ends inside a credential-named field's string value has
+/// the next piece redacted up to the value's end.
 pub fn redact_lines(lines: &mut [LogLine], redactor: &Redactor) {
-    if redactor.is_empty() {
-        return;
-    }
+    let mut open = false;
     for i in 0..lines.len() {
         let cut_end = lines.get(i + 1).is_some_and(|next| next.cont);
-        lines[i].redact_cut(redactor, cut_end);
+        let inside = open && lines[i].cont;
+        open = lines[i].redact_piece(redactor, cut_end, inside);
     }
 }
 
@@ -398,6 +412,41 @@ mod tests {
         let mut partial = piece("PARTIAL=sk_canary_", false);
         partial.redact_partial(&redactor);
         assert_eq!(partial.text, "PARTIAL=[redacted]");
+    }
+
+    /// The review of issue 24 (F7): a credential-named field's value
+    /// across the cuts of a long line, with no `secret_history`, is
+    /// redacted in every piece; a line that is not a later piece starts
+    /// outside it; redacting again changes nothing.
+    #[test]
+    fn a_credential_fields_value_across_pieces_is_redacted_in_each() {
+        let piece = |text: &str, cont: bool| LogLine {
+            text: text.to_owned(),
+            service: 0,
+            at: LinePos::default(),
+            cont,
+            cut: false,
+        };
+        let mut lines = vec![
+            piece(r#"{"msg":"a","password":"LOGP"#, false),
+            piece("W2LOGPW2", true),
+            piece(r#"W2\"x","api_key":"LOGAK","n":"#, true),
+            piece(r#"1}"#, true),
+            piece(r#"next","token":"#, false),
+        ];
+        redact_lines(&mut lines, &Redactor::default());
+        let texts: Vec<String> = lines.iter().map(|l| l.text.clone()).collect();
+        let expected = [
+            r#"{"msg":"a","password":"[redacted]""#,
+            "[redacted]",
+            r#"[redacted]","api_key":"[redacted]","n":"#,
+            "1}",
+            r#"next","token":"#,
+        ];
+        assert_eq!(texts, expected);
+        redact_lines(&mut lines, &Redactor::default());
+        let again: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(again, expected);
     }
 
     #[test]

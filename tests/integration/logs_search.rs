@@ -312,3 +312,59 @@ fn a_second_n_before_the_answer_asks_for_nothing_and_the_lines_come_once() {
     answer(&mut app, &base, next, logs::search::SEARCH_BYTES);
     assert_eq!(held(&app), held_then);
 }
+
+/// The review of issue 24 (F7): with no `secret_history`, a search into
+/// older history never finds a line by a credential-named JSON field's
+/// value, and the line found by what is shown comes `[redacted]`.
+#[test]
+fn a_search_into_history_does_not_find_a_credential_fields_value() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path().join("logs/alpha");
+    std::fs::create_dir_all(&dir).unwrap();
+    let get: String = (0..1000).map(|i| format!("GET /{i} 200\n")).collect();
+    // A line longer than MAX_LINE, cut inside its password's value: the
+    // first piece ends with `SPLITPW`, the second begins with `ABCDEFGH`.
+    let pad = "p".repeat(4067);
+    let split = format!(r#"{{"pad":"{pad}","password":"SPLITPWABCDEFGH","n":1}}"#);
+    assert_eq!(&split[4089..4096], "SPLITPW");
+    std::fs::write(
+        dir.join("web.log.1"),
+        format!(
+            "{}\n2026-12-02T07:00:00Z {}\n{split}\n{get}",
+            r#"{"level":"info","password":"LOGPW2","api_key":"LOGAK","msg":"hi"}"#,
+            r#"{"token":"LOGTOK"}"#
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.join("web.log"), &get).unwrap();
+    let base = dir.join("web.log");
+    for value in ["LOGPW2", "LOGAK", "LOGTOK", "SPLITPW", "ABCDEFGH"] {
+        // A new view each time: the prompt keeps the last query.
+        let mut app = open_web(state.path());
+        let command = search(&mut app, value);
+        answer(&mut app, &base, command, logs::search::SEARCH_BYTES);
+        assert_eq!(current(&app), None, "{value}");
+        assert!(search_row(&app).contains("no more matches"), "{value}");
+    }
+    let mut app = open_web(state.path());
+    let command = search(&mut app, r#""token":"[redacted]""#);
+    answer(&mut app, &base, command, logs::search::SEARCH_BYTES);
+    assert_eq!(
+        current(&app).as_deref(),
+        Some(r#"2026-12-02T07:00:00Z {"token":"[redacted]"}"#)
+    );
+    assert!(
+        held(&app).contains(
+            &r#"{"level":"info","password":"[redacted]","api_key":"[redacted]","msg":"hi"}"#
+                .to_owned()
+        ),
+        "{:?}",
+        held(&app)
+    );
+    assert!(
+        !held(&app)
+            .iter()
+            .any(|l| l.contains("LOG") || l.contains("SPLITPW") || l.contains("ABCDEFGH"))
+    );
+    assert!(held(&app).contains(&r#"[redacted]","n":1}"#.to_owned()));
+}

@@ -1032,3 +1032,59 @@ fn a_reader_that_stops_reading_holds_neither_the_agent_nor_its_role() {
     });
     assert_eq!(by, "agent");
 }
+
+/// The review of issue 24 (F7): with no `secret_history` (the fixture has
+/// none), a log line holding JSON with credential-named fields is sent in
+/// `log` messages with those fields `[redacted]`: the tail and a line
+/// followed.
+#[test]
+fn log_messages_redact_credential_fields_with_no_secret_history() {
+    let (dir, store) = fixture("real-0.4.0-v14.db");
+    // alpha's logs directory: its namespace in the fixture.
+    let logs = dir.path().join("logs/sl-70aa7461da17489bb88e709a64f291aa");
+    std::fs::create_dir_all(&logs).unwrap();
+    let web = logs.join("web.log");
+    std::fs::write(
+        &web,
+        concat!(
+            r#"{"level":"info","password":"LOGPW2","api_key":"LOGAK","msg":"hi"}"#,
+            "\n",
+            r#"2026-12-02T07:00:00Z {"token":"LOGTOK"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let mut agent = Agent::start(dir.path(), &store, &["--no-reaper"]).follow();
+    agent.synced_where("the first snapshot", |_| true);
+    agent.command(r#"{"id":"l","cmd":"logs","name":"alpha","service":"web"}"#);
+    let reply = agent.reply("l");
+    assert_eq!(reply["ok"], true, "{reply}");
+    let texts = |s: &Stream| -> Vec<String> {
+        s.reader
+            .logs
+            .iter()
+            .filter(|m| m["type"] == "log")
+            .filter_map(|m| m["text"].as_str().map(str::to_owned))
+            .collect()
+    };
+    agent.wait("the tail", 10, |s| (texts(s).len() == 2).then_some(()));
+    let mut file = std::fs::OpenOptions::new().append(true).open(&web).unwrap();
+    file.write_all(b"{\"password\":\"FOLLOWPW\"}\n").unwrap();
+    let sent = agent.wait("the followed line", 10, |s| {
+        (texts(s).len() == 3).then(|| texts(s))
+    });
+    assert_eq!(
+        sent,
+        [
+            r#"{"level":"info","password":"[redacted]","api_key":"[redacted]","msg":"hi"}"#,
+            r#"2026-12-02T07:00:00Z {"token":"[redacted]"}"#,
+            r#"{"password":"[redacted]"}"#,
+        ]
+    );
+    let stream = agent.wait("every line", 1, |s| Some(s.lines.join("\n")));
+    for value in ["LOGPW2", "LOGAK", "LOGTOK", "FOLLOWPW"] {
+        assert!(!stream.contains(value), "{value}: {stream}");
+    }
+    drop(agent.stdin.take());
+    assert_eq!(agent.exit(10), Some(0), "{}", agent.stderr());
+}

@@ -601,3 +601,90 @@ fn secrets_are_redacted_in_every_line_held_searched_and_opened_whole() {
     let full = app.full_text().expect("the whole line");
     assert_eq!(full.text.lines, ["a long line with [redacted] in it"]);
 }
+
+/// The review of issue 24 (F7): with no `secret_history`, a line holding
+/// JSON with credential-named fields (whole, after a timestamp, followed,
+/// still being written) is held, drawn, searched and opened whole with
+/// those fields `[redacted]`.
+#[test]
+fn credential_fields_are_redacted_with_no_secret_history() {
+    let mut app = app_with(vec![instance("alpha", "local", Status::Active)]);
+    let Some(Effect::Io(Request::OpenLogs { session, .. })) = press(&mut app, KeyCode::Char('l'))
+    else {
+        panic!("l opens the logs");
+    };
+    app.answer(stackless_tui::event::Answer::LogsOpened {
+        session,
+        opened: Opened {
+            state: LogsState::Ready,
+            path: "/state/logs/alpha".into(),
+            services: vec![OpenedService {
+                name: "web".into(),
+                lines: vec![
+                    line(
+                        0,
+                        r#"{"level":"info","password":"LOGPW2","api_key":"LOGAK","msg":"hi"}"#,
+                        0,
+                    ),
+                    line(0, r#"2026-12-02T07:00:00Z {"token":"LOGTOK"}"#, 70),
+                ],
+                older: Older::Before(LinePos {
+                    file: FileKey { dev: 1, ino: 10 },
+                    offset: 0,
+                }),
+                error: None,
+                partial: None,
+            }],
+            notice: None,
+        },
+        bases: vec!["/state/logs/alpha/web.log".into()],
+    });
+    app.handle(
+        Event::Logs(LogUpdate::Lines {
+            session,
+            service: 0,
+            lines: vec![line(0, r#"{"password":"FOLLOWPW"}"#, 110)],
+        }),
+        CAPTURE,
+    );
+    app.handle(
+        Event::Logs(LogUpdate::Partial {
+            session,
+            service: 0,
+            line: line(0, r#"{"cookie":"PARTCOOK"#, 134),
+        }),
+        CAPTURE,
+    );
+    assert_eq!(
+        held(&app),
+        [
+            r#"{"level":"info","password":"[redacted]","api_key":"[redacted]","msg":"hi"}"#,
+            r#"2026-12-02T07:00:00Z {"token":"[redacted]"}"#,
+            r#"{"password":"[redacted]"}"#,
+        ]
+    );
+    let screen = render_app(&app, 100, 24);
+    for value in ["LOGPW2", "LOGAK", "LOGTOK", "FOLLOWPW", "PARTCOOK"] {
+        assert!(!screen.contains(value), "{value}: {screen}");
+    }
+    assert!(screen.contains(r#"{"cookie":"[redacted]""#), "{screen}");
+    // A search for a value finds nothing held.
+    press(&mut app, KeyCode::Char('/'));
+    for c in "LOGPW2".chars() {
+        press(&mut app, KeyCode::Char(c));
+    }
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.logs().and_then(|v| v.buffer().current), None);
+    // The whole line read again from its file.
+    let mut whole = stackless_tui::model::fulltext::FullText::new("Log: web");
+    whole.line(r#"{"level":"info","password":"LOGPW2","msg":"hi"}"#);
+    app.answer(stackless_tui::event::Answer::LogsLineWhole {
+        session,
+        text: whole,
+    });
+    let full = app.full_text().expect("the whole line");
+    assert_eq!(
+        full.text.lines,
+        [r#"{"level":"info","password":"[redacted]","msg":"hi"}"#]
+    );
+}

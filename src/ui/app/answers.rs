@@ -47,10 +47,11 @@ impl App {
 
 /// Redact the lines of a logs answer (the detail is redacted as it is read:
 /// `crate::store::detail`).
+///
+/// Log lines are redacted whatever `redactor` holds: their credential-named
+/// JSON fields are redacted with no `secret_history` too
+/// ([`crate::model::redact::Redactor::log_line`]).
 fn redact_answer(answer: &mut Answer, redactor: &crate::model::redact::Redactor) {
-    if redactor.is_empty() {
-        return;
-    }
     match answer {
         Answer::Detail { .. } => {}
         Answer::LogsOpened { opened, .. } => opened.redact(redactor),
@@ -63,7 +64,8 @@ fn redact_answer(answer: &mut Answer, redactor: &crate::model::redact::Redactor)
         Answer::LogsSearchOlder { result, .. } | Answer::LogsSearchNewer { result, .. } => {
             result.redact(redactor);
         }
-        Answer::LogsLineWhole { text, .. } => text.redact(redactor),
+        Answer::LogsLineWhole { text, .. } => text.redact_log(redactor),
+        Answer::OperationEvents { .. } if redactor.is_empty() => {}
         Answer::OperationEvents { result, .. } => {
             for event in result.iter_mut().flatten() {
                 if let Some(step) = &mut event.step {
