@@ -4,7 +4,7 @@
 Runs the release binary's `serve --stdio --no-reaper` on a copy of a
 store, reads its stdout on a thread, and measures: the first snapshot
 (bytes, seconds to the first `synced`, beside the sqlite3 CLI reading
-the same rows in the same run), a minute idle (bytes, CPU seconds), one
+the same rows in the same run; the rows sent in the 2 s after it), a minute idle (bytes, CPU seconds), one
 lease renewed and 1,000 leases renewed by another process (bytes of that
 group), and the agent's RSS; then the interactive console (in a PTY,
 `--no-reaper`) idle for the same minute beside it (CPU, RSS).
@@ -112,7 +112,8 @@ def agent(binary, store, home, idle):
     first = reader.wait_synced(0)
     out = {"first_synced_secs": round(reader.lines[first - 1][0] - started, 2)}
     out["first_snapshot_bytes"] = reader.group_bytes(0, first)
-    time.sleep(2)  # the services' first read and its re-probe
+    time.sleep(2)  # the services' re-probe
+    out["next_2s_bytes"] = reader.group_bytes(first, reader.count())
     mark = reader.count()
     cpu0 = cpu_secs(proc.pid)
     time.sleep(idle)
