@@ -13,6 +13,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod agent_process;
 mod arrows;
 mod audit_pause;
 mod demo;

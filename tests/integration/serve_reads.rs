@@ -4,63 +4,29 @@
 //! on the demo's store, whose `demo-logs` thread writes a gateway line
 //! every 2 s.
 
-use std::io::{BufRead as _, BufReader, Write as _};
-use std::process::{Command, Stdio};
+use std::io::Write as _;
 use std::time::{Duration, Instant};
 
-fn next(
-    rx: &std::sync::mpsc::Receiver<serde_json::Value>,
-    what: impl Fn(&serde_json::Value) -> bool,
-) -> serde_json::Value {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-        match rx.recv_timeout(left) {
-            Ok(value) if what(&value) => return value,
-            Ok(_) => {}
-            Err(_) => break,
-        }
-    }
-    panic!("the line waited for never came");
-}
+use super::agent_process::{lines_of, spawn, wait_for};
 
 #[test]
 fn detail_and_a_followed_service_log_of_the_demo() {
     let home = tempfile::tempdir().expect("tempdir");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_stackless-tui"))
-        .args(["--demo", "serve", "--stdio"])
-        .env("HOME", home.path())
-        .env("XDG_CONFIG_HOME", home.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
-    let stdout = child.stdout.take().expect("stdout");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Err(why) = crate::common::protocol::validate(&line) {
-                panic!("not a valid message: {why}: {line}");
-            }
-            let value: serde_json::Value = serde_json::from_str(&line).expect("json");
-            if tx.send(value).is_err() {
-                return;
-            }
-        }
-    });
-    let hello = next(&rx, |m| m["type"] == "hello");
+    let mut child = spawn(home.path(), None, &["--demo", "serve", "--stdio"]);
+    let rx = lines_of(&mut child);
+    let hello = wait_for(&rx, |m| m["type"] == "hello");
     assert_eq!(
         (hello["protocol"].as_u64(), hello["schema"].as_i64()),
         (Some(1), Some(4))
     );
-    next(&rx, |m| m["type"] == "synced");
+    wait_for(&rx, |m| m["type"] == "synced");
     let mut stdin = child.stdin.take().expect("stdin");
     writeln!(
         stdin,
         r#"{{"id":"d","cmd":"detail","name":"api-gateway-dev"}}"#
     )
     .expect("write");
-    let detail = next(&rx, |m| m["type"] == "reply" && m["id"] == "d");
+    let detail = wait_for(&rx, |m| m["type"] == "reply" && m["id"] == "d");
     assert_eq!(detail["ok"], true, "{detail}");
     let text: Vec<&str> = detail["detail"]["lines"]
         .as_array()
@@ -75,19 +41,19 @@ fn detail_and_a_followed_service_log_of_the_demo() {
         r#"{{"id":"l","cmd":"logs","name":"api-gateway-dev","service":"gateway"}}"#
     )
     .expect("write");
-    let opened = next(&rx, |m| m["type"] == "reply" && m["id"] == "l");
+    let opened = wait_for(&rx, |m| m["type"] == "reply" && m["id"] == "l");
     assert_eq!(opened["ok"], true, "{opened}");
     assert_eq!(
         opened["services"],
         serde_json::json!(["gateway", "redis", "stackless"])
     );
     let opened_at = Instant::now();
-    let tail = next(&rx, |m| m["type"] == "log" && m["logs"] == "l");
+    let tail = wait_for(&rx, |m| m["type"] == "log" && m["logs"] == "l");
     assert_eq!(tail["service"], "gateway");
     // The tail comes with the reply, at once; a line arriving a second
     // later was written after the open (the demo writes one every 2 s)
     // and followed.
-    let followed = next(&rx, |m| {
+    let followed = wait_for(&rx, |m| {
         m["type"] == "log" && opened_at.elapsed() > Duration::from_secs(1)
     });
     assert_eq!(
@@ -95,10 +61,10 @@ fn detail_and_a_followed_service_log_of_the_demo() {
         (Some("l"), Some("gateway"))
     );
     writeln!(stdin, r#"{{"id":"s","cmd":"logs_stop","logs":"l"}}"#).expect("write");
-    next(&rx, |m| {
+    wait_for(&rx, |m| {
         m["type"] == "logs_end" && m["logs"] == "l" && m["reason"] == "stopped"
     });
-    next(&rx, |m| {
+    wait_for(&rx, |m| {
         m["type"] == "reply" && m["id"] == "s" && m["ok"] == true
     });
     writeln!(
@@ -106,7 +72,7 @@ fn detail_and_a_followed_service_log_of_the_demo() {
         r#"{{"id":"u","cmd":"logs","name":"api-gateway-dev","service":"nope"}}"#
     )
     .expect("write");
-    let unknown = next(&rx, |m| m["type"] == "reply" && m["id"] == "u");
+    let unknown = wait_for(&rx, |m| m["type"] == "reply" && m["id"] == "u");
     assert_eq!(
         unknown["error"],
         serde_json::json!({"kind": "refused", "message": "logs: no service nope in its logs"})
@@ -117,7 +83,7 @@ fn detail_and_a_followed_service_log_of_the_demo() {
         r#"{{"id":"g","cmd":"logs","name":"api-gateway-dev"}}"#
     )
     .expect("write");
-    next(&rx, |m| {
+    wait_for(&rx, |m| {
         m["type"] == "reply" && m["id"] == "g" && m["ok"] == true
     });
     let store = hello["store"]
@@ -131,7 +97,7 @@ fn detail_and_a_followed_service_log_of_the_demo() {
         "PRAGMA foreign_keys = ON; DELETE FROM instances WHERE name = 'api-gateway-dev';",
     )
     .expect("delete");
-    next(&rx, |m| {
+    wait_for(&rx, |m| {
         m["type"] == "logs_end" && m["logs"] == "g" && m["reason"] == "gone"
     });
     drop(stdin);
@@ -152,34 +118,16 @@ fn a_long_value_keeps_the_detail_whole_and_any_row_can_be_read() {
     )
     .expect("attempt");
     drop(db);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_stackless-tui"))
-        .arg("--state")
-        .arg(&path)
-        .args(["--no-reaper", "serve", "--stdio"])
-        .env("HOME", dir.path())
-        .env("XDG_CONFIG_HOME", dir.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
-    let stdout = child.stdout.take().expect("stdout");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Err(why) = crate::common::protocol::validate(&line) {
-                panic!("not a valid message: {why}");
-            }
-            let value: serde_json::Value = serde_json::from_str(&line).expect("json");
-            if tx.send(value).is_err() {
-                return;
-            }
-        }
-    });
-    next(&rx, |m| m["type"] == "synced");
+    let mut child = spawn(
+        dir.path(),
+        Some(&path),
+        &["--no-reaper", "serve", "--stdio"],
+    );
+    let rx = lines_of(&mut child);
+    wait_for(&rx, |m| m["type"] == "synced");
     let mut stdin = child.stdin.take().expect("stdin");
     writeln!(stdin, r#"{{"id":"d","cmd":"detail","name":"alpha"}}"#).expect("write");
-    let detail = next(&rx, |m| m["type"] == "reply" && m["id"] == "d");
+    let detail = wait_for(&rx, |m| m["type"] == "reply" && m["id"] == "d");
     let lines: Vec<&str> = detail["detail"]["lines"]
         .as_array()
         .expect("lines")
@@ -197,17 +145,17 @@ fn a_long_value_keeps_the_detail_whole_and_any_row_can_be_read() {
     assert!(lines.iter().all(|l| l.chars().count() <= 1_024));
     // Not in the store, not DNS-safe: read, answered `no such instance`.
     writeln!(stdin, r#"{{"id":"h","cmd":"detail","name":"--help"}}"#).expect("write");
-    let hostile = next(&rx, |m| m["type"] == "reply" && m["id"] == "h");
+    let hostile = wait_for(&rx, |m| m["type"] == "reply" && m["id"] == "h");
     assert_eq!(
         hostile["error"]["message"], "refused: no such instance in the store",
         "{hostile}"
     );
     // An action on it: refused, and said as a key's refusal is.
     writeln!(stdin, r#"{{"id":"r","cmd":"reap","name":"--help"}}"#).expect("write");
-    next(&rx, |m| {
+    wait_for(&rx, |m| {
         m["type"] == "reply" && m["id"] == "r" && m["ok"] == false
     });
-    let said = next(&rx, |m| m["type"] == "activity" && m["kind"] == "refused");
+    let said = wait_for(&rx, |m| m["type"] == "activity" && m["kind"] == "refused");
     assert_eq!(said["instance"], "--help");
     drop(stdin);
     assert!(child.wait().expect("wait").success());

@@ -3,47 +3,11 @@
 //! on a signal (docs/protocol.md, "Stopping"): TERM to the `down`'s
 //! group, audited `interrupted`, nothing recorded in the store.
 
-use std::io::{BufRead as _, BufReader, Write as _};
-use std::process::{Command, Stdio};
+use std::io::Write as _;
 use std::time::{Duration, Instant};
 
+use super::agent_process::{lines_of, slow_down, spawn, wait_for};
 use crate::common::fixture_as;
-
-/// The lines of the agent's stdout, read on a thread.
-fn lines_of(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<serde_json::Value> {
-    let stdout = child.stdout.take().expect("stdout");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { return };
-            if let Err(why) = crate::common::protocol::validate(&line) {
-                panic!("not a valid message: {why}: {line}");
-            }
-            let Ok(value) = serde_json::from_str(&line) else {
-                panic!("not JSON: {line}")
-            };
-            if tx.send(value).is_err() {
-                return;
-            }
-        }
-    });
-    rx
-}
-
-fn wait_for(
-    rx: &std::sync::mpsc::Receiver<serde_json::Value>,
-    what: impl Fn(&serde_json::Value) -> bool,
-) -> serde_json::Value {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-        match rx.recv_timeout(left) {
-            Ok(value) if what(&value) => return value,
-            Ok(_) => {}
-            Err(_) => break,
-        }
-    }
-    panic!("the line waited for never came");
-}
 
 fn audit(dir: &std::path::Path) -> Vec<serde_json::Value> {
     let text = std::fs::read_to_string(dir.join("stackless-tui").join("audit.jsonl"))
@@ -55,24 +19,12 @@ fn audit(dir: &std::path::Path) -> Vec<serde_json::Value> {
 
 fn stopped_by(signal: bool) {
     let (dir, path) = fixture_as("real-0.4.0-v14.db", "state.db");
-    let down = dir.path().join("slow-down");
-    std::fs::write(&down, "#!/bin/sh\nexec sleep 60\n").expect("write");
-    std::fs::set_permissions(&down, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .expect("chmod");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_stackless-tui"))
-        .arg("--state")
-        .arg(&path)
-        .arg("--no-reaper")
-        .arg("--down-cmd")
-        .arg(format!("{} {{name}}", down.display()))
-        .args(["serve", "--stdio"])
-        .env("HOME", dir.path())
-        .env("XDG_CONFIG_HOME", dir.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
+    let down = slow_down(dir.path());
+    let mut child = spawn(
+        dir.path(),
+        Some(&path),
+        &["--no-reaper", "--down-cmd", &down, "serve", "--stdio"],
+    );
     let rx = lines_of(&mut child);
     let hello = wait_for(&rx, |m| m["type"] == "hello");
     assert_eq!(hello["reaper"]["by"], "nobody", "{hello}");
@@ -166,24 +118,12 @@ fn sigterm_stops_the_agent_and_its_teardown() {
 #[test]
 fn a_second_teardown_of_the_same_instance_is_refused_in_its_reply() {
     let (dir, path) = fixture_as("real-0.4.0-v14.db", "state.db");
-    let down = dir.path().join("slow-down");
-    std::fs::write(&down, "#!/bin/sh\nexec sleep 60\n").expect("write");
-    std::fs::set_permissions(&down, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .expect("chmod");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_stackless-tui"))
-        .arg("--state")
-        .arg(&path)
-        .arg("--no-reaper")
-        .arg("--down-cmd")
-        .arg(format!("{} {{name}}", down.display()))
-        .args(["serve", "--stdio"])
-        .env("HOME", dir.path())
-        .env("XDG_CONFIG_HOME", dir.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
+    let down = slow_down(dir.path());
+    let mut child = spawn(
+        dir.path(),
+        Some(&path),
+        &["--no-reaper", "--down-cmd", &down, "serve", "--stdio"],
+    );
     let rx = lines_of(&mut child);
     let row = wait_for(&rx, |m| m["type"] == "rows" && m["table"] == "instances");
     let birth = row["upsert"]
@@ -219,18 +159,9 @@ fn a_second_teardown_of_the_same_instance_is_refused_in_its_reply() {
 fn beside_an_agent_that_reaps_the_others_name_it() {
     let (dir, path) = fixture_as("real-0.4.0-v14.db", "state.db");
     let spawn = |flags: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_stackless-tui"))
-            .arg("--state")
-            .arg(&path)
-            .args(["--down-cmd", "/bin/false {name}", "serve", "--stdio"])
-            .args(flags)
-            .env("HOME", dir.path())
-            .env("XDG_CONFIG_HOME", dir.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn")
+        let mut args = vec!["--down-cmd", "/bin/false {name}", "serve", "--stdio"];
+        args.extend_from_slice(flags);
+        spawn(dir.path(), Some(&path), &args)
     };
     let mut reaper = spawn(&[]);
     let rx = lines_of(&mut reaper);

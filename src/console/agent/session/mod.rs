@@ -14,19 +14,24 @@ use color_eyre::eyre::{Result, WrapErr as _};
 use serde_json::{Value, json};
 use tokio::signal::unix::{SignalKind, signal};
 
+mod logs;
+mod words;
+
+use logs::LogsStream;
+use words::{fit_lines, generation_word, reaper_line};
+
 use super::out::{Gone, Out};
 use super::stdin::Input;
 use crate::console::actions::Actions;
 use crate::console::io_worker::IoWorker;
 use crate::console::run::Engine;
 use crate::console::setup::Setup;
-use crate::event::{Answer, Event, Request, RoleState};
+use crate::event::{Answer, Event, Request};
 use crate::model::Snapshot;
-use crate::model::controller::Reaping;
+use crate::model::protocol::HEARTBEAT_SECS;
 use crate::model::protocol::command::{self, Command, Target};
 use crate::model::protocol::lines::{self, Banner, Hello, ReaperLine};
 use crate::model::protocol::rows::Tables;
-use crate::model::protocol::{HEARTBEAT_SECS, LOGS_TAIL};
 use crate::model::time::unix_now;
 use crate::ui::{App, Named, Remote};
 
@@ -144,22 +149,6 @@ async fn next_command(commands: &mut Option<tokio::sync::mpsc::Receiver<Input>>)
         Some(rx) => rx.recv().await.unwrap_or(Input::End),
         None => std::future::pending().await,
     }
-}
-
-/// One `logs` command's stream.
-struct LogsStream {
-    /// The command's id (`log.logs`).
-    id: Value,
-    /// The instance, as stored.
-    name: String,
-    /// The logs session it asked the I/O worker for.
-    session: u64,
-    /// The service asked for, or all.
-    service: Option<String>,
-    /// The services' names, by index, once opened.
-    services: Vec<String>,
-    /// Whether the reply was sent (the open answered).
-    answered: bool,
 }
 
 /// The loop's state: the App, what was written, what waits for an answer.
@@ -499,18 +488,6 @@ impl Session {
         self.tables = tables;
     }
 
-    /// A logs stream whose instance left the store ends (`gone`).
-    fn logs_of_the_gone(&mut self, actions: &Actions<'_>) {
-        if let Some(logs) = &self.logs
-            && self.latest.instance(&logs.name).is_none()
-        {
-            let id = logs.id.clone();
-            self.logs = None;
-            actions.io().send(Request::CloseLogs);
-            self.send(lines::logs_end(&id, "gone"));
-        }
-    }
-
     fn publish_reaper(&mut self) {
         let line = reaper_line(Some(&self.app));
         if self.reaper.as_ref() != Some(&line) {
@@ -557,258 +534,5 @@ impl Session {
             shown.push((id, text));
         }
         self.banners = shown;
-    }
-
-    fn open_logs(&mut self, actions: &Actions<'_>, id: Value, name: &str, service: Option<String>) {
-        let Some(instance) = self.app.snapshot().instance(name).cloned() else {
-            self.send(lines::reply_error(
-                &id,
-                "refused",
-                "refused: no such instance in the store",
-            ));
-            return;
-        };
-        let request = match crate::model::logview::LogsRequest::for_instance(&instance) {
-            Ok(request) => request,
-            Err(reason) => {
-                self.send(lines::reply_error(
-                    &id,
-                    "refused",
-                    &format!("logs of {name}: {reason}"),
-                ));
-                return;
-            }
-        };
-        if let Some(old) = self.logs.take() {
-            self.send(lines::logs_end(&old.id, "replaced"));
-        }
-        self.logs_session += 1;
-        let session = self.logs_session;
-        actions.io().send(Request::OpenLogs { session, request });
-        self.logs = Some(LogsStream {
-            id,
-            name: name.to_owned(),
-            session,
-            service,
-            services: Vec::new(),
-            answered: false,
-        });
-    }
-
-    fn stop_logs(&mut self, actions: &Actions<'_>, id: &Value, logs: &Value) {
-        if self.logs.as_ref().is_some_and(|l| l.id == *logs) {
-            actions.io().send(Request::CloseLogs);
-            self.logs = None;
-            self.send(lines::logs_end(logs, "stopped"));
-            self.send(lines::reply_ok(id, json!({})));
-        } else {
-            self.send(lines::reply_error(
-                id,
-                "refused",
-                "refused: no logs stream with that id",
-            ));
-        }
-    }
-
-    fn logs_opened(&mut self, mut opened: crate::model::logview::Opened) {
-        opened.redact(&self.app.snapshot().redactor);
-        let Some(mut logs) = self.logs.take() else {
-            return;
-        };
-        logs.services = opened.services.iter().map(|s| s.name.clone()).collect();
-        logs.answered = true;
-        let failed = match &opened.state {
-            crate::model::logview::LogsState::Ready | crate::model::logview::LogsState::Loading => {
-                None
-            }
-            crate::model::logview::LogsState::Elsewhere => {
-                Some("its substrate keeps its logs elsewhere, not on this disk".to_owned())
-            }
-            crate::model::logview::LogsState::DirGone { path } => {
-                Some(format!("no logs directory {path}"))
-            }
-            crate::model::logview::LogsState::NoFiles { path } => {
-                Some(format!("no *.log file in {path}"))
-            }
-            crate::model::logview::LogsState::Failed(why) => Some(why.clone()),
-        };
-        let unknown = logs
-            .service
-            .as_ref()
-            .filter(|s| !logs.services.contains(s))
-            .cloned();
-        if let Some(why) = failed.or_else(|| unknown.map(|s| format!("no service {s} in its logs")))
-        {
-            self.send(lines::reply_error(
-                &logs.id,
-                "refused",
-                &format!("logs: {why}"),
-            ));
-            return;
-        }
-        self.send(lines::reply_ok(
-            &logs.id,
-            json!({ "services": logs.services }),
-        ));
-        for service in &opened.services {
-            if logs.service.as_ref().is_some_and(|s| *s != service.name) {
-                continue;
-            }
-            // The last LOGS_TAIL lines: a line is its first piece and the
-            // pieces that continue it.
-            let mut starts = 0;
-            let start = service
-                .lines
-                .iter()
-                .rposition(|line| {
-                    starts += usize::from(!line.cont);
-                    starts == LOGS_TAIL
-                })
-                .unwrap_or(0);
-            for line in &service.lines[start..] {
-                for text in lines::log(&logs.id, &service.name, &line.text, line.cont) {
-                    self.send(text);
-                }
-            }
-        }
-        self.logs = Some(logs);
-    }
-
-    fn logs_update(&mut self, mut update: crate::model::logview::LogUpdate) {
-        use crate::model::logview::LogUpdate;
-        crate::model::logview::redact_update(&mut update, &self.app.snapshot().redactor);
-        let Some(logs) = self.logs.as_mut() else {
-            return;
-        };
-        match update {
-            LogUpdate::Lines {
-                service,
-                lines: read,
-                ..
-            } => {
-                let name = logs
-                    .services
-                    .get(usize::from(service))
-                    .cloned()
-                    .unwrap_or_default();
-                if logs.service.as_ref().is_some_and(|s| *s != name) {
-                    return;
-                }
-                let id = logs.id.clone();
-                for line in read {
-                    for text in lines::log(&id, &name, &line.text, line.cont) {
-                        self.send(text);
-                    }
-                }
-            }
-            LogUpdate::NewService { service, name, .. } => {
-                let at = usize::from(service);
-                if logs.services.len() <= at {
-                    logs.services.resize(at + 1, String::new());
-                }
-                logs.services[at] = name;
-            }
-            LogUpdate::DirGone { gone: true, .. } => {
-                let id = logs.id.clone();
-                self.logs = None;
-                self.send(lines::logs_end(&id, "gone"));
-            }
-            _ => {}
-        }
-    }
-}
-
-/// At most this many bytes of detail lines go in one reply (the rest of
-/// the message fits in what is left of [`crate::model::protocol::MAX_MESSAGE_BYTES`]).
-const DETAIL_BYTES: usize = 60 * 1024;
-
-/// The detail's lines that fit a reply, each cut to
-/// [`crate::model::protocol::MAX_TEXT_CHARS`] (a long error or
-/// definition line does not push the sections after it out); the rest,
-/// if any, said in one last line.
-fn fit_lines(text: Vec<String>) -> Vec<String> {
-    let max = crate::model::protocol::MAX_TEXT_CHARS;
-    let total = text.len();
-    let mut used = 0;
-    let mut out = Vec::with_capacity(total);
-    for mut line in text {
-        if let Some((at, _)) = line.char_indices().nth(max) {
-            let keep = line[..at]
-                .char_indices()
-                .nth(max - 1)
-                .map_or(at, |(i, _)| i);
-            line.truncate(keep);
-            line.push('…');
-        }
-        // A character may take 6 bytes escaped (`\u0001`): counted at most.
-        used += line.len() * 2 + 4;
-        if used > DETAIL_BYTES {
-            break;
-        }
-        out.push(line);
-    }
-    if out.len() < total {
-        let more = total - out.len();
-        out.push(format!(
-            "… {more} more lines (the console's detail view shows them)"
-        ));
-    }
-    out
-}
-
-/// `hello.generation`: the store's era in words.
-const fn generation_word(generation: crate::model::generation::Generation) -> &'static str {
-    use crate::model::generation::Era;
-    match generation.era() {
-        Era::Older => "older",
-        Era::Contract => "contract",
-        Era::Controller => "controller",
-        Era::Unreleased => "unreleased",
-        Era::Newer => "newer",
-    }
-}
-
-/// Who reaps, as the App last heard from the role thread (`None`: not
-/// yet known).
-fn reaper_line(app: Option<&App>) -> ReaperLine {
-    let Some(app) = app else {
-        return ReaperLine {
-            by: "unknown",
-            pid: None,
-            paused: false,
-            next_pass_at: None,
-            text: String::new(),
-            last_pass: None,
-        };
-    };
-    let (by, pid) = match app.role() {
-        RoleState::Active => ("agent", Some(std::process::id())),
-        RoleState::Standby { pid } => ("console", *pid),
-        RoleState::ControllerReaps { pid } => ("controller", Some(*pid)),
-        RoleState::Released { now } | RoleState::Watching { now } => match now {
-            Reaping::Nobody => ("nobody", None),
-            Reaping::Console(pid) => ("console", *pid),
-            Reaping::Controller(pid) => ("controller", Some(*pid)),
-            Reaping::Unknown => ("unknown", None),
-        },
-        RoleState::Unavailable { .. } => ("unknown", None),
-    };
-    let view = app.reaper();
-    let status = view.status.filter(|_| by == "agent");
-    ReaperLine {
-        by,
-        pid,
-        paused: view.paused,
-        next_pass_at: status.and_then(|s| s.next_pass_at),
-        text: app.reaper_text().into_owned(),
-        last_pass: status.and_then(|s| s.last).map(|last| {
-            json!({
-                "at": last.at,
-                "reaped": last.summary.reaped,
-                "failed": last.summary.failed,
-                "collected": last.summary.collected,
-                "skipped": last.summary.skipped,
-            })
-        }),
     }
 }
