@@ -193,12 +193,15 @@ fn processes_with(needle: &str) -> Vec<u32> {
     found
 }
 
-/// The `stackless-tui` processes (this binary) whose environment holds
-/// `STACKLESS_TUI_STATE=store`: that host's remote agent.
+/// The `stackless-tui` processes (this binary, not a shell running it)
+/// whose environment holds `STACKLESS_TUI_STATE=store`: that host's remote
+/// agent.
 fn agents_of(store: &Path) -> Vec<u32> {
     let wanted = format!("STACKLESS_TUI_STATE={}", store.display());
+    let bin = std::fs::canonicalize(BIN).expect("the binary");
     processes_with("--reached-as")
         .into_iter()
+        .filter(|pid| std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| exe == bin))
         .filter(|pid| {
             std::fs::read(format!("/proc/{pid}/environ"))
                 .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == wanted.as_bytes()))
