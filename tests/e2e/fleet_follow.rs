@@ -97,7 +97,17 @@ impl Follow {
     /// Read lines until one matches `wanted` (within [`WAIT`]); it is
     /// returned. Every line must be a JSON object with a `host`.
     fn until(&mut self, what: &str, wanted: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + WAIT;
+        self.until_within(WAIT, what, wanted)
+    }
+
+    /// [`Follow::until`] within `wait`.
+    fn until_within(
+        &mut self,
+        wait: Duration,
+        what: &str,
+        wanted: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let deadline = Instant::now() + wait;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let Ok(line) = self.lines.recv_timeout(left) else {
@@ -112,7 +122,7 @@ impl Follow {
                     .iter()
                     .map(|v| crate::common::protocol::short(&v.to_string()))
                     .collect();
-                panic!("no {what} within {WAIT:?}; stderr: {stderr}\nseen: {seen:#?}");
+                panic!("no {what} within {wait:?}; stderr: {stderr}\nseen: {seen:#?}");
             };
             let value: Value = serde_json::from_str(&line).expect("a JSON line");
             assert!(value["host"].is_string(), "{line}");
@@ -135,6 +145,57 @@ impl Follow {
             "orphan ssh"
         );
     }
+}
+
+/// A host whose remote agent is stopped (SIGSTOP) goes `stale` after
+/// 3 x `heartbeat_secs` (15 s) without a line while the other host's
+/// heartbeats keep coming, then is connected again (a new agent); the
+/// stopped one is killed at the end.
+#[test]
+fn a_stopped_agent_goes_stale_after_15_s_and_comes_back() {
+    if skipped() {
+        return;
+    }
+    let sshd = Sshd::start();
+    let (stores, empty) = stores();
+    let config = sshd.fleet_config(&[
+        ("fleet-1", &stores[0].1, false),
+        ("fleet-2", &stores[1].1, false),
+    ]);
+    let mut follow = Follow::start(&config, &["fleet-1", "fleet-2"], &empty);
+    follow.find(0, "fleet-1 synced", is("synced", "fleet-1"));
+    follow.find(0, "fleet-2 synced", is("synced", "fleet-2"));
+    let agents = agents_of(&stores[1].1);
+    assert_eq!(agents.len(), 1, "fleet-2's agent: {agents:?}");
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(agents[0]).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).expect("stop the agent");
+    let from = follow.seen.len();
+    let stale = follow.until_within(
+        Duration::from_secs(25),
+        "fleet-2 stale",
+        state("fleet-2", "stale"),
+    );
+    let error = stale["error"].as_str().unwrap();
+    // 15 s after its last line (whole seconds, a 200 ms tick: 15 or a
+    // little more on a loaded machine).
+    let quiet: i64 = error
+        .strip_prefix("no line for ")
+        .and_then(|rest| rest.strip_suffix(" s (3 x heartbeat_secs 5)"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{error}"));
+    assert!((15..=18).contains(&quiet), "{error}");
+    // Meanwhile fleet-1 went on: its heartbeats came.
+    assert!(
+        follow.seen[from..].iter().any(is("heartbeat", "fleet-1")),
+        "{:#?}",
+        &follow.seen[from..]
+    );
+    let before = follow.seen.len();
+    follow.find(before, "fleet-2 connected", state("fleet-2", "connected"));
+    follow.find(before, "fleet-2 synced again", is("synced", "fleet-2"));
+    let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+    follow.stop(&config);
+    drop(sshd);
 }
 
 /// Every host streaming, then the reader closes stdout: at the next write
