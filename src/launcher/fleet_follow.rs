@@ -119,8 +119,12 @@ impl Link {
 
     /// A line of kind `line` came at `now`. `true` when the state
     /// changed: a `hello` of [`PROTOCOL`] connects it; one of another
-    /// protocol fails it (older protocol).
+    /// protocol fails it (older protocol). A stale or failed host's line
+    /// (one its killed connection left queued) changes nothing.
     pub(crate) fn line(&mut self, now: i64, line: &Line) -> bool {
+        if matches!(self.state, State::Stale | State::Failed) {
+            return false;
+        }
         self.last_line = now;
         let Line::Hello {
             protocol,

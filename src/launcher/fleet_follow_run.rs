@@ -115,8 +115,10 @@ fn write(out: &mut Vec<String>) -> io::Result<()> {
     lock.flush()
 }
 
-/// Kill a host's running ssh (its reader then reports its end, dropped).
+/// Kill a host's running ssh; whatever its reader still sends (queued
+/// lines, its end) is dropped (a new generation).
 fn kill(host: &mut Host) {
+    host.generation += 1;
     if let Some(child) = host.child.take() {
         let _ = child.lock().unwrap_or_else(PoisonError::into_inner).kill();
     }

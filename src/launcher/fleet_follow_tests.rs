@@ -28,6 +28,9 @@ fn a_hello_connects_and_silence_makes_it_stale() {
         r#"{"type":"host","host":"fleet-1","state":"stale","since":1017,"error":"no line for 15 s (3 x heartbeat_secs 5)","retry_at":1018}"#
     );
     assert!(!link.check_silence(1100));
+    // A line the killed connection left queued changes nothing.
+    assert!(!link.line(1017, &hello(1, 5)));
+    assert_eq!((link.state, link.last_line), (State::Stale, 1002));
     assert!(!link.due(1017));
     assert!(link.due(1018));
 }

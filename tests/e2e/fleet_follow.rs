@@ -169,6 +169,8 @@ fn a_stopped_agent_goes_stale_after_15_s_and_comes_back() {
     assert_eq!(agents.len(), 1, "fleet-2's agent: {agents:?}");
     let pid = nix::unistd::Pid::from_raw(i32::try_from(agents[0]).unwrap());
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).expect("stop the agent");
+    // Killed at the end, also when an assertion fails (never left stopped).
+    let _stopped = KillOnDrop(pid);
     let from = follow.seen.len();
     let stale = follow.until_within(
         Duration::from_secs(25),
@@ -193,9 +195,17 @@ fn a_stopped_agent_goes_stale_after_15_s_and_comes_back() {
     let before = follow.seen.len();
     follow.find(before, "fleet-2 connected", state("fleet-2", "connected"));
     follow.find(before, "fleet-2 synced again", is("synced", "fleet-2"));
-    let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
     follow.stop(&config);
     drop(sshd);
+}
+
+/// A process killed (SIGKILL) when this is dropped.
+struct KillOnDrop(nix::unistd::Pid);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = nix::sys::signal::kill(self.0, nix::sys::signal::Signal::SIGKILL);
+    }
 }
 
 /// Every host streaming, then the reader closes stdout: at the next write
