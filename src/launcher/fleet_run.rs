@@ -76,7 +76,7 @@ pub(crate) fn run(
 }
 
 /// One host's running ssh, shared with the deadline (which kills it).
-type Shared = Arc<Mutex<Child>>;
+pub(super) type Shared = Arc<Mutex<Child>>;
 
 /// Start every host's ssh at once and collect their answers (each with
 /// the tail of its stderr), in order; a host without one at `deadline`
@@ -200,7 +200,7 @@ fn read_bounded(stdout: impl io::Read, limit: usize) -> (Vec<u8>, bool) {
 
 /// ssh's exit status (or 128 + the signal), waited for without holding
 /// the lock between polls (the deadline may kill it meanwhile).
-fn wait(child: &Shared) -> io::Result<i32> {
+pub(super) fn wait(child: &Shared) -> io::Result<i32> {
     loop {
         let polled = child
             .lock()
@@ -218,7 +218,7 @@ fn wait(child: &Shared) -> io::Result<i32> {
 /// lines are passed on after the document, named
 /// ([`super::fleet::said_lines`]); a failed host's tail is quoted in its
 /// error.
-fn keep_tail(mut stderr: std::process::ChildStderr) -> Vec<u8> {
+pub(super) fn keep_tail(mut stderr: std::process::ChildStderr) -> Vec<u8> {
     let mut tail = Vec::new();
     let mut buf = [0u8; 4096];
     loop {

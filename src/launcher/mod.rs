@@ -22,6 +22,8 @@ use nix::sys::signal::Signal;
 
 pub(crate) mod failure;
 pub(crate) mod fleet;
+pub(crate) mod fleet_follow;
+mod fleet_follow_run;
 mod fleet_run;
 pub(crate) mod plan;
 
@@ -281,12 +283,8 @@ fn launch_fleet(
     from_env: &[(String, String)],
     hosts: &[fleet::FleetHost],
 ) -> ExitCode {
-    let json = match &cli.command {
-        Some(Sub::Snapshot {
-            follow: false,
-            json,
-            ..
-        }) => *json,
+    let (json, follow) = match &cli.command {
+        Some(Sub::Snapshot { follow, json, .. }) => (*json, *follow),
         other => return fail(&fleet_refusal(other.as_ref(), hosts.len()), EXIT_USAGE),
     };
     let mut plans = Vec::new();
@@ -295,7 +293,7 @@ fn launch_fleet(
         one.controller = vec![host.given.clone()];
         match plan(&one, args, None, from_env) {
             Ok(Some(mut plan)) => {
-                if !json {
+                if !json && !follow {
                     // No positional follows `snapshot`: the end is after it.
                     let end = plan.forwarded.iter().position(|a| a == "--");
                     let end = end.unwrap_or(plan.forwarded.len());
@@ -316,6 +314,9 @@ fn launch_fleet(
             not_applied_message("the fleet's hosts", &first.not_applied)
         );
     }
+    if follow {
+        return fleet_follow_run::run(hosts, &plans);
+    }
     fleet_run::run(
         hosts,
         &plans,
@@ -329,18 +330,17 @@ fn fleet_refusal(command: Option<&Sub>, count: usize) -> String {
     let what = match command {
         None => {
             return format!(
-                "the fleet view is not built yet: over {count} hosts only `snapshot` and \
-                 `snapshot --json` run; run the console with one --controller ssh://HOST"
+                "the fleet view is not built yet: over {count} hosts only `snapshot`, \
+                 `snapshot --json` and `snapshot --follow` run; run the console with one --controller ssh://HOST"
             );
         }
         Some(Sub::Serve { .. }) => "`serve --stdio`",
         Some(Sub::Reap { .. }) => "`reap --once`",
-        Some(Sub::Snapshot { .. }) => "`snapshot --follow`",
         Some(_) => "this command",
     };
     format!(
-        "{what} over a fleet is not built yet: over {count} hosts only `snapshot` and \
-         `snapshot --json` run; run {what} with one --controller ssh://HOST"
+        "{what} over a fleet is not built yet: over {count} hosts only `snapshot`, \
+         `snapshot --json` and `snapshot --follow` run; run {what} with one --controller ssh://HOST"
     )
 }
 

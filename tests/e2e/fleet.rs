@@ -346,8 +346,8 @@ fn a_bad_fleet_is_refused_before_ssh_runs() {
         (
             None,
             vec!["--controller", "ssh://a", "--controller", "ssh://b"],
-            "the fleet view is not built yet: over 2 hosts only `snapshot` and `snapshot \
-             --json` run; run the console with one --controller ssh://HOST"
+            "the fleet view is not built yet: over 2 hosts only `snapshot`, `snapshot \
+             --json` and `snapshot --follow` run; run the console with one --controller ssh://HOST"
                 .to_owned(),
         ),
         (
@@ -360,23 +360,15 @@ fn a_bad_fleet_is_refused_before_ssh_runs() {
                 "reap",
                 "--once",
             ],
-            "`reap --once` over a fleet is not built yet: over 2 hosts only `snapshot` and \
-             `snapshot --json` run; run `reap --once` with one --controller ssh://HOST"
-                .to_owned(),
-        ),
-        (
-            Some("[[host]]\ntarget = \"ssh://a\"\n[[host]]\ntarget = \"ssh://b\"\n"),
-            vec!["snapshot", "--follow"],
-            "`snapshot --follow` over a fleet is not built yet: over 2 hosts only `snapshot` \
-             and `snapshot --json` run; run `snapshot --follow` with one --controller \
-             ssh://HOST"
+            "`reap --once` over a fleet is not built yet: over 2 hosts only `snapshot`, \
+             `snapshot --json` and `snapshot --follow` run; run `reap --once` with one --controller ssh://HOST"
                 .to_owned(),
         ),
         (
             Some("[[host]]\ntarget = \"ssh://a\"\n[[host]]\ntarget = \"ssh://b\"\n"),
             vec!["serve", "--stdio"],
-            "`serve --stdio` over a fleet is not built yet: over 2 hosts only `snapshot` and \
-             `snapshot --json` run; run `serve --stdio` with one --controller ssh://HOST"
+            "`serve --stdio` over a fleet is not built yet: over 2 hosts only `snapshot`, \
+             `snapshot --json` and `snapshot --follow` run; run `serve --stdio` with one --controller ssh://HOST"
                 .to_owned(),
         ),
     ] {
