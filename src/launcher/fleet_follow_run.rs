@@ -136,10 +136,10 @@ fn start(
     host.generation += 1;
     host.link.restarted(now);
     out.push(host_message(host.name, &host.link));
-    let mut child = match super::spawn_ssh(host.plan, Stdio::piped()) {
+    let mut child = match super::ssh::spawn_ssh(host.plan, Stdio::piped()) {
         Ok(child) => child,
         Err(error) => {
-            let said = super::cannot_run_ssh(&host.plan.target.host, &error);
+            let said = super::ssh::cannot_run_ssh(&host.plan.target.host, &error);
             if host.link.fail(now, said) {
                 out.push(host_message(host.name, &host.link));
             }

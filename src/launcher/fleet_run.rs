@@ -86,7 +86,7 @@ fn ask_all(plans: &[Plan], deadline: Instant, timeout: Duration) -> Vec<(Answer,
     let mut running: Vec<Option<Shared>> = plans.iter().map(|_| None).collect();
     let (tx, rx) = mpsc::channel::<(usize, (Answer, String))>();
     for (index, plan) in plans.iter().enumerate() {
-        match super::spawn_ssh(plan, Stdio::piped()) {
+        match super::ssh::spawn_ssh(plan, Stdio::piped()) {
             Ok(mut child) => {
                 let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
                 let stdin = child.stdin.take();
@@ -114,7 +114,7 @@ fn ask_all(plans: &[Plan], deadline: Instant, timeout: Duration) -> Vec<(Answer,
             }
             Err(error) => {
                 answers[index] = Some((
-                    Answer::Failed(super::cannot_run_ssh(&plan.target.host, &error)),
+                    Answer::Failed(super::ssh::cannot_run_ssh(&plan.target.host, &error)),
                     String::new(),
                 ));
             }
@@ -207,7 +207,7 @@ pub(super) fn wait(child: &Shared) -> io::Result<i32> {
             .unwrap_or_else(PoisonError::into_inner)
             .try_wait()?;
         if let Some(status) = polled {
-            return Ok(super::exit_code(status));
+            return Ok(super::ssh::exit_code(status));
         }
         std::thread::sleep(Duration::from_millis(20));
     }
