@@ -13,6 +13,7 @@ pub(crate) mod confirm;
 pub mod controller;
 pub mod detail;
 pub mod envelope;
+pub mod fleet;
 pub mod fulltext;
 pub mod gc;
 pub mod generation;

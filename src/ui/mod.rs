@@ -23,6 +23,7 @@ pub mod clipboard;
 pub(crate) mod command;
 pub mod detail;
 pub(crate) mod filter;
+pub mod fleet;
 pub(crate) mod fulltext;
 pub(crate) mod geometry;
 pub mod keys;
