@@ -35,6 +35,19 @@ const BURST_GAP: Duration = Duration::from_millis(1);
 /// # Errors
 /// The thread could not be spawned.
 pub(super) fn spawn(tx: EventSender) -> std::io::Result<()> {
+    spawn_with(move |event, read| tx.send(Event::InputAt(event, read)).is_ok())
+}
+
+/// Start the input thread, handing each terminal event and the instant its
+/// burst was read to `send` (also the fleet console's:
+/// `crate::launcher::fleet_console`). It stops when `send` returns `false`
+/// (nobody listens) or the terminal cannot be read any more (closed).
+///
+/// # Errors
+/// The thread could not be spawned.
+pub(crate) fn spawn_with(
+    mut send: impl FnMut(crossterm::event::Event, Instant) -> bool + Send + 'static,
+) -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("terminal-input".into())
         .spawn(move || {
@@ -50,7 +63,7 @@ pub(super) fn spawn(tx: EventSender) -> std::io::Result<()> {
                 match crossterm::event::read() {
                     Ok(event) => {
                         let read = *burst.get_or_insert_with(Instant::now);
-                        if tx.send(Event::InputAt(event, read)).is_err() {
+                        if !send(event, read) {
                             return;
                         }
                     }

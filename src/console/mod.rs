@@ -13,7 +13,7 @@
 
 mod actions;
 mod agent;
-mod input;
+pub(crate) mod input;
 mod io_worker;
 mod job_starter;
 mod leader;
@@ -22,7 +22,7 @@ mod queue_down;
 mod render_loop;
 mod run;
 mod setup;
-mod terminal;
+pub(crate) mod terminal;
 
 use std::io::{self, Write as _};
 use std::process::ExitCode;

@@ -13,7 +13,7 @@ use ratatui::backend::CrosstermBackend;
 
 /// Frames go out in one write each (stdout's own buffer is 1 KiB, which
 /// would split a frame into many writes and tear it on a slow terminal).
-pub(super) type Term = Terminal<CrosstermBackend<io::BufWriter<io::Stdout>>>;
+pub(crate) type Term = Terminal<CrosstermBackend<io::BufWriter<io::Stdout>>>;
 
 /// `true` while the TUI may use the terminal. The panic hook turns it off
 /// (under this lock) before restoring the terminal, so no other thread
@@ -21,7 +21,7 @@ pub(super) type Term = Terminal<CrosstermBackend<io::BufWriter<io::Stdout>>>;
 static TERMINAL_GATE: Mutex<bool> = Mutex::new(true);
 
 /// Run `f` with the terminal, unless a panic has taken it back (`None`).
-pub(super) fn with_terminal<R>(f: impl FnOnce() -> R) -> Option<R> {
+pub(crate) fn with_terminal<R>(f: impl FnOnce() -> R) -> Option<R> {
     let gate = TERMINAL_GATE
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -36,7 +36,7 @@ pub(super) fn with_terminal<R>(f: impl FnOnce() -> R) -> Option<R> {
 /// For the panic hook: close the gate and restore the terminal. Waits a
 /// moment for a frame being drawn; when the panicking thread is the one
 /// drawing (it holds the gate), restores without it.
-pub(super) fn close_for_panic() {
+pub(crate) fn close_for_panic() {
     let deadline = std::time::Instant::now() + Duration::from_millis(500);
     loop {
         match TERMINAL_GATE.try_lock() {
@@ -66,7 +66,7 @@ pub(super) fn close_for_panic() {
 ///
 /// # Errors
 /// The terminal refused one of them.
-pub(super) fn enter() -> Result<Term> {
+pub(crate) fn enter() -> Result<Term> {
     crossterm::terminal::enable_raw_mode().wrap_err("cannot switch the terminal to raw mode")?;
     crossterm::execute!(
         io::stdout(),
@@ -84,7 +84,7 @@ pub(super) fn enter() -> Result<Term> {
 }
 
 /// Restores the terminal when dropped (an early `?` return included).
-pub(super) struct RestoreOnDrop;
+pub(crate) struct RestoreOnDrop;
 
 impl Drop for RestoreOnDrop {
     fn drop(&mut self) {

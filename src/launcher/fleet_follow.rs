@@ -259,6 +259,24 @@ pub(crate) enum Line {
 /// # Errors
 /// The line is not UTF-8 JSON, or not an object.
 pub(crate) fn tag_line(name: &str, raw: &[u8]) -> Result<(String, Line), String> {
+    let (fields, line) = parse_line(raw)?;
+    let mut out = Map::new();
+    out.insert("host".to_owned(), name.into());
+    for (key, value) in fields {
+        if key != "host" {
+            out.insert(key, value);
+        }
+    }
+    Ok((Value::Object(out).to_string(), line))
+}
+
+/// One line of a host's stream (`raw`, without its newline) as its JSON
+/// object, and what it is for its link.
+///
+/// # Errors
+/// The sentence when it is not UTF-8 JSON, or not an object (the host is
+/// then failed: not the protocol).
+pub(crate) fn parse_line(raw: &[u8]) -> Result<(Map<String, Value>, Line), String> {
     let Ok(Value::Object(fields)) = serde_json::from_slice::<Value>(raw) else {
         return Err(format!(
             "its stream sent a line that is not a JSON object ({} bytes): not the protocol",
@@ -273,14 +291,13 @@ pub(crate) fn tag_line(name: &str, raw: &[u8]) -> Result<(String, Line), String>
     } else {
         Line::Other
     };
-    let mut out = Map::new();
-    out.insert("host".to_owned(), name.into());
-    for (key, value) in fields {
-        if key != "host" {
-            out.insert(key, value);
-        }
-    }
-    Ok((Value::Object(out).to_string(), line))
+    Ok((fields, line))
+}
+
+/// Why a host whose stream sent a line over [`MAX_LINE`] bytes failed.
+#[must_use]
+pub(crate) fn too_long() -> String {
+    format!("its stream sent a line over {MAX_LINE} bytes: not the protocol (its ssh was killed)")
 }
 
 /// The `host` message for host `name` in `link`'s state:

@@ -16,13 +16,14 @@ use std::time::Duration;
 
 use super::failure::{classify, failure_message, stderr_tail};
 use super::fleet::FleetHost;
-use super::fleet_follow::{Link, MAX_LINE, host_message, tag_line};
+use super::fleet_follow::{Link, MAX_LINE, host_message, tag_line, too_long};
 use super::fleet_run::{Shared, keep_tail, wait};
 use super::plan::Plan;
 use crate::model::text::sanitize_short;
 
-/// What a host's reader thread tells the main loop.
-enum Event {
+/// What a host's reader thread tells the main loop (also the fleet
+/// console's readers: [`super::fleet_console`]).
+pub(super) enum Event {
     /// One line (without its newline).
     Line(Vec<u8>),
     /// A line over [`MAX_LINE`] bytes (nothing of it kept).
@@ -50,7 +51,10 @@ fn unix_now() -> i64 {
 /// signal or stdout closes; exit 0.
 pub(crate) fn run(hosts: &[FleetHost], plans: &[Plan]) -> ExitCode {
     let stop = Arc::new(AtomicBool::new(false));
-    let _signals = catch_signals(&stop);
+    let flag = Arc::clone(&stop);
+    let _signals = catch_signals("follow-signals", move |_| {
+        flag.store(true, Ordering::SeqCst);
+    });
     let (tx, rx) = mpsc::channel::<(usize, u64, Event)>();
     let now = unix_now();
     let mut all: Vec<Host> = hosts
@@ -181,7 +185,7 @@ fn start(
 /// Send each line of `stdout` (at most [`MAX_LINE`] bytes each: a longer
 /// one is [`Event::TooLong`] and ends the reading) until its end, or
 /// until `send` says nobody listens.
-fn read_lines(stdout: impl io::Read, send: impl Fn(Event) -> bool) {
+pub(super) fn read_lines(stdout: impl io::Read, send: impl Fn(Event) -> bool) {
     let mut reader = io::BufReader::new(stdout);
     let most = u64::try_from(MAX_LINE).unwrap_or(u64::MAX) + 1;
     loop {
@@ -213,10 +217,7 @@ fn handle(host: &mut Host, event: Event, now: i64, out: &mut Vec<String>) {
             }
             Err(error) => host.link.fail(now, error),
         },
-        Event::TooLong => host.link.fail(
-            now,
-            format!("its stream sent a line over {MAX_LINE} bytes: not the protocol (its ssh was killed)"),
-        ),
+        Event::TooLong => host.link.fail(now, too_long()),
         Event::Ended(status, stderr) => {
             host.child = None;
             let (failure, error) = ended_error(host.plan, status, &stderr);
@@ -233,7 +234,7 @@ fn handle(host: &mut Host, event: Event, now: i64, out: &mut Vec<String>) {
 
 /// How a host's ssh ended, classified as one `--controller` classifies
 /// it ([`classify`]), and the sentence.
-fn ended_error(
+pub(super) fn ended_error(
     plan: &Plan,
     status: io::Result<i32>,
     stderr: &str,
@@ -264,29 +265,33 @@ fn ended_error(
     (None, message)
 }
 
-/// Set `stop` on SIGTERM, SIGINT or SIGHUP (on a one-worker tokio runtime,
-/// returned: held while following). `None` when they cannot be caught
-/// (they then keep their default action: ssh gets SIGTERM by
-/// `PR_SET_PDEATHSIG`).
-fn catch_signals(stop: &Arc<AtomicBool>) -> Option<tokio::runtime::Runtime> {
+/// Call `on_signal` with the signal's name (`SIGTERM`, `SIGINT`,
+/// `SIGHUP`) at each of them, on a one-worker tokio runtime whose thread is
+/// named `thread` (returned: held while it matters). `None` when they
+/// cannot be caught (they then keep their default action: ssh gets SIGTERM
+/// by `PR_SET_PDEATHSIG`).
+pub(super) fn catch_signals(
+    thread: &str,
+    on_signal: impl Fn(&'static str) + Clone + Send + 'static,
+) -> Option<tokio::runtime::Runtime> {
     use tokio::signal::unix::{SignalKind, signal};
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
-        .thread_name("follow-signals")
+        .thread_name(thread)
         .enable_all()
         .build()
         .ok()?;
     let context = runtime.enter();
-    for kind in [
-        SignalKind::terminate(),
-        SignalKind::interrupt(),
-        SignalKind::hangup(),
+    for (kind, name) in [
+        (SignalKind::terminate(), "SIGTERM"),
+        (SignalKind::interrupt(), "SIGINT"),
+        (SignalKind::hangup(), "SIGHUP"),
     ] {
         let mut stream = signal(kind).ok()?;
-        let stop = Arc::clone(stop);
+        let on_signal = on_signal.clone();
         runtime.spawn(async move {
             while stream.recv().await.is_some() {
-                stop.store(true, Ordering::SeqCst);
+                on_signal(name);
             }
         });
     }

@@ -22,6 +22,7 @@ use nix::sys::signal::Signal;
 
 pub(crate) mod failure;
 pub(crate) mod fleet;
+mod fleet_console;
 pub(crate) mod fleet_follow;
 mod fleet_follow_run;
 mod fleet_run;
@@ -275,31 +276,41 @@ pub(crate) fn fleet_hosts(
     fleet::parse_fleet_file(&text, std::path::Path::new(&shown)).map(Some)
 }
 
-/// Run `snapshot [--json]` over a fleet of two or more `hosts` (the only
-/// commands a fleet runs yet; the others are refused, exit 2, nothing
+/// Run the console, `snapshot [--json]` or `snapshot --follow` over a
+/// fleet of two or more `hosts` (the others are refused, exit 2, nothing
 /// run): each host planned exactly as one `--controller` plans it
-/// ([`plan`]: the same forwarded arguments and local safety flags), the
-/// table asked for as `--json` and drawn here.
+/// ([`plan`]: the same forwarded arguments and local safety flags); the
+/// console as one `--controller ... serve --stdio` (its agent, in
+/// [`Mode::Serve`]: `-T`, batch mode, host key checking), drawn here
+/// ([`fleet_console`]); `snapshot`'s table asked for as `--json` and drawn
+/// here.
 fn launch_fleet(
     cli: &Cli,
     args: &[OsString],
     from_env: &[(String, String)],
     hosts: &[fleet::FleetHost],
 ) -> ExitCode {
-    let (json, follow) = match &cli.command {
-        Some(Sub::Snapshot { follow, json, .. }) => (*json, *follow),
-        other => return fail(&fleet_refusal(other.as_ref(), hosts.len()), EXIT_USAGE),
+    let (json, follow, console) = match &cli.command {
+        Some(Sub::Snapshot { follow, json, .. }) => (*json, *follow, false),
+        None => (false, false, true),
+        Some(other) => return fail(&fleet_refusal(other, hosts.len()), EXIT_USAGE),
     };
     let mut plans = Vec::new();
     for host in hosts {
         let mut one = cli.clone();
         one.controller = vec![host.given.clone()];
+        if console {
+            one.command = Some(Sub::Serve { stdio: true });
+        }
         match plan(&one, args, None, from_env) {
             Ok(Some(mut plan)) => {
-                if !json && !follow {
-                    // No positional follows `snapshot`: the end is after it.
-                    let end = plan.forwarded.iter().position(|a| a == "--");
-                    let end = end.unwrap_or(plan.forwarded.len());
+                // No positional follows: the end is before any `--`.
+                let end = plan.forwarded.iter().position(|a| a == "--");
+                let end = end.unwrap_or(plan.forwarded.len());
+                if console {
+                    plan.forwarded
+                        .splice(end..end, ["serve".to_owned(), "--stdio".to_owned()]);
+                } else if !json && !follow {
                     plan.forwarded.insert(end, "--json".to_owned());
                 }
                 plans.push(plan);
@@ -307,6 +318,9 @@ fn launch_fleet(
             Ok(None) => return fail("the fleet names no host to run on", EXIT_USAGE),
             Err(message) => return fail(&message, EXIT_USAGE),
         }
+    }
+    if console && !(io::stdin().is_terminal() && io::stdout().is_terminal()) {
+        return fail(&fleet_needs_a_terminal(hosts.len()), EXIT_USAGE);
     }
     if let Some(first) = plans.first()
         && !first.not_applied.is_empty()
@@ -316,6 +330,9 @@ fn launch_fleet(
             "stackless-tui: {}",
             not_applied_message("the fleet's hosts", &first.not_applied)
         );
+    }
+    if console {
+        return fleet_console::run(hosts, &plans);
     }
     if follow {
         return fleet_follow_run::run(hosts, &plans);
@@ -328,22 +345,28 @@ fn launch_fleet(
     )
 }
 
-/// Why a fleet does not run `command` yet (`count` hosts).
-fn fleet_refusal(command: Option<&Sub>, count: usize) -> String {
+/// Why a fleet does not run `command` (`count` hosts): the console,
+/// `snapshot`, `snapshot --json` and `snapshot --follow` run over a
+/// fleet; `serve --stdio` and `reap --once` run on one host.
+fn fleet_refusal(command: &Sub, count: usize) -> String {
     let what = match command {
-        None => {
-            return format!(
-                "the fleet view is not built yet: over {count} hosts only `snapshot`, \
-                 `snapshot --json` and `snapshot --follow` run; run the console with one --controller ssh://HOST"
-            );
-        }
-        Some(Sub::Serve { .. }) => "`serve --stdio`",
-        Some(Sub::Reap { .. }) => "`reap --once`",
-        Some(_) => "this command",
+        Sub::Serve { .. } => "`serve --stdio`",
+        Sub::Reap { .. } => "`reap --once`",
+        _ => "this command",
     };
     format!(
-        "{what} over a fleet is not built yet: over {count} hosts only `snapshot`, \
+        "{what} does not run over a fleet: over {count} hosts the console, `snapshot`, \
          `snapshot --json` and `snapshot --follow` run; run {what} with one --controller ssh://HOST"
+    )
+}
+
+/// The fleet view without a terminal here (`count` hosts): what to use
+/// instead.
+fn fleet_needs_a_terminal(count: usize) -> String {
+    format!(
+        "the fleet view needs a terminal (stdin and stdout are not both a TTY). For scripts \
+         and cron over these {count} hosts use `snapshot`, `snapshot --json` or \
+         `snapshot --follow`."
     )
 }
 
@@ -599,6 +622,30 @@ mod tests {
         assert_eq!(
             argv(&follow),
             [&head[..], &["snapshot", "--follow"]].concat()
+        );
+    }
+
+    /// Over a fleet the console runs; `serve --stdio` and `reap --once`
+    /// are refused, saying what runs.
+    #[test]
+    fn what_a_fleet_refuses() {
+        assert_eq!(
+            fleet_refusal(&Sub::Serve { stdio: true }, 3),
+            "`serve --stdio` does not run over a fleet: over 3 hosts the console, `snapshot`, \
+             `snapshot --json` and `snapshot --follow` run; run `serve --stdio` with one \
+             --controller ssh://HOST"
+        );
+        assert_eq!(
+            fleet_refusal(&Sub::Reap { once: true }, 2),
+            "`reap --once` does not run over a fleet: over 2 hosts the console, `snapshot`, \
+             `snapshot --json` and `snapshot --follow` run; run `reap --once` with one \
+             --controller ssh://HOST"
+        );
+        assert_eq!(
+            fleet_needs_a_terminal(2),
+            "the fleet view needs a terminal (stdin and stdout are not both a TTY). For \
+             scripts and cron over these 2 hosts use `snapshot`, `snapshot --json` or \
+             `snapshot --follow`."
         );
     }
 

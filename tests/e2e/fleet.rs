@@ -296,7 +296,7 @@ fn a_host_with_a_wrong_host_key_fails_alone() {
 
 /// A fleet naming a bad target, a target twice or a bad label is refused
 /// whole, exit 2, naming it, and so are the commands a fleet does not run
-/// yet: no ssh ever starts (a fake `ssh` first in `PATH` logs each call).
+/// and the fleet view without a terminal: no ssh ever starts (a fake `ssh` first in `PATH` logs each call).
 #[test]
 fn a_bad_fleet_is_refused_before_ssh_runs() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -346,8 +346,9 @@ fn a_bad_fleet_is_refused_before_ssh_runs() {
         (
             None,
             vec!["--controller", "ssh://a", "--controller", "ssh://b"],
-            "the fleet view is not built yet: over 2 hosts only `snapshot`, `snapshot \
-             --json` and `snapshot --follow` run; run the console with one --controller ssh://HOST"
+            "the fleet view needs a terminal (stdin and stdout are not both a TTY). For \
+             scripts and cron over these 2 hosts use `snapshot`, `snapshot --json` or \
+             `snapshot --follow`."
                 .to_owned(),
         ),
         (
@@ -360,15 +361,17 @@ fn a_bad_fleet_is_refused_before_ssh_runs() {
                 "reap",
                 "--once",
             ],
-            "`reap --once` over a fleet is not built yet: over 2 hosts only `snapshot`, \
-             `snapshot --json` and `snapshot --follow` run; run `reap --once` with one --controller ssh://HOST"
+            "`reap --once` does not run over a fleet: over 2 hosts the console, `snapshot`, \
+             `snapshot --json` and `snapshot --follow` run; run `reap --once` with one \
+             --controller ssh://HOST"
                 .to_owned(),
         ),
         (
             Some("[[host]]\ntarget = \"ssh://a\"\n[[host]]\ntarget = \"ssh://b\"\n"),
             vec!["serve", "--stdio"],
-            "`serve --stdio` over a fleet is not built yet: over 2 hosts only `snapshot`, \
-             `snapshot --json` and `snapshot --follow` run; run `serve --stdio` with one --controller ssh://HOST"
+            "`serve --stdio` does not run over a fleet: over 2 hosts the console, `snapshot`, \
+             `snapshot --json` and `snapshot --follow` run; run `serve --stdio` with one \
+             --controller ssh://HOST"
                 .to_owned(),
         ),
     ] {

@@ -1,0 +1,714 @@
+//! The console over a fleet (`--fleet FILE`, or `--controller` twice or
+//! more, with no subcommand): one `ssh -T -o BatchMode=yes` per host
+//! running its agent, `serve --stdio` (docs/protocol.md; planned as one
+//! `--controller ... serve --stdio` plans it: the same forwarded local
+//! safety flags, host key checking on), all started at once; the fleet
+//! view ([`FleetApp`]) is fed every host's lines and link, drawn on this
+//! terminal, and its commands go to the owning host's agent.
+//!
+//! Each connection has three threads: `fleet-read-N` reads the host's
+//! stdout line by line (at most [`super::fleet_follow::MAX_LINE`] bytes a
+//! line, as `snapshot --follow` over a fleet reads it), parses each line
+//! as JSON and puts it
+//! in the connection's own bounded queue ([`LINE_QUEUE`] lines: a flooding
+//! host blocks only its own reader, and its memory is bounded), waking the
+//! main loop once until the loop has drained that queue; `fleet-write-N`
+//! writes the view's commands to ssh's stdin from a bounded channel
+//! ([`COMMAND_QUEUE`]: when it is full the command is refused at once,
+//! never waited for, so a stopped host never holds the screen);
+//! `fleet-stderr-N` keeps the tail of ssh's stderr for the host's error.
+//!
+//! The main thread keeps each host's link by the rules of `snapshot
+//! --follow` over a fleet ([`super::fleet_follow::Link`]: connecting,
+//! connected, stale after 3 heartbeats of silence or when its ssh ends,
+//! failed when it cannot work until someone acts; a stale host is
+//! connected again after its backoff, a failed one is not), reports each
+//! change to the view, and draws at most one frame per [`FRAME`] while
+//! lines pour in and at least once a second (the view's tick). The view's
+//! quit, SIGTERM, SIGINT or SIGHUP: the terminal is given back, every
+//! ssh's stdin closed (each agent stops as at the end of its stdin: its
+//! teardowns stopped and audited, docs/protocol.md "Stopping"), the ssh
+//! processes given [`STOP_WAIT`], then the rest killed; exit 0.
+
+use std::io::{self, Write as _};
+use std::process::{ExitCode, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{
+    self, Receiver, RecvTimeoutError, Sender, SyncSender, TryRecvError, TrySendError,
+};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::fleet::FleetHost;
+use super::fleet_follow::{Line, Link as Rules, State, parse_line, too_long};
+use super::fleet_follow_run::{Event as Read, catch_signals, ended_error, read_lines};
+use super::fleet_run::{Shared, keep_tail, wait};
+use super::plan::Plan;
+use crate::console::terminal::{self, RestoreOnDrop, Term, with_terminal};
+use crate::model::fleet::{Link, LinkState};
+use crate::ui::fleet::{FleetApp, FleetEffect};
+
+/// The lines one connection's reader may hold for the main loop: when they
+/// wait, that host's reader stops reading (its ssh, then its agent, are
+/// held back by the pipe), never the others.
+pub(crate) const LINE_QUEUE: usize = 1024;
+
+/// The commands waiting for one host's agent to read them: beyond this a
+/// command is refused at once ([`refused`]).
+pub(crate) const COMMAND_QUEUE: usize = 64;
+
+/// The shortest time between two frames while lines pour in (about 60
+/// frames a second).
+const FRAME: Duration = Duration::from_millis(16);
+
+/// The view's tick ([`FleetApp::tick`]), and the longest time between
+/// two frames.
+const TICK: Duration = Duration::from_secs(1);
+
+/// The longest the main loop sleeps: links are checked (silence, a retry
+/// due) at least this often.
+const POLL: Duration = Duration::from_millis(200);
+
+/// How long the ssh processes get to end after their stdin was closed at
+/// quit (their agents stop their teardowns within 5 s: those still running
+/// then are the agents' to stop) before they are killed.
+pub(crate) const STOP_WAIT: Duration = Duration::from_secs(3);
+
+/// What a connection's reader puts in its queue.
+enum HostEvent {
+    /// One line, a JSON object, and what it is for the link.
+    Line(Value, Line),
+    /// A line that is not a JSON object: the sentence.
+    NotProtocol(String),
+    /// A line over [`super::fleet_follow::MAX_LINE`] bytes.
+    TooLong,
+    /// Its ssh ended with this status (or 128 + the signal) and stderr.
+    Ended(io::Result<i32>, String),
+}
+
+/// What wakes the main loop.
+enum Wake {
+    /// Host `.0`'s connection `.1` (its generation) queued lines.
+    Host(usize, u64),
+    /// A terminal event.
+    Input(crossterm::event::Event),
+    /// SIGTERM, SIGINT or SIGHUP, by name.
+    Signal(&'static str),
+}
+
+/// One running connection: its ssh, its reader's queue, and the channel to
+/// its writer (`None` once closed at quit).
+struct Conn {
+    child: Shared,
+    queue: Receiver<HostEvent>,
+    /// Set by the reader when it woke the main loop; cleared by the loop
+    /// before it drains the queue.
+    pending: Arc<AtomicBool>,
+    commands: Option<SyncSender<String>>,
+}
+
+/// One host: its link, its connection, and which start it is (wake-ups of
+/// an earlier one are dropped).
+struct Host<'a> {
+    name: &'a str,
+    plan: &'a Plan,
+    link: Rules,
+    generation: u64,
+    conn: Option<Conn>,
+}
+
+/// The current time as (unix seconds, unix milliseconds).
+fn now() -> (i64, i64) {
+    let ms = jiff::Timestamp::now().as_millisecond();
+    (ms.div_euclid(1000), ms)
+}
+
+/// Run the fleet view over every host of `plans` (`plans[i]` reaches
+/// `hosts[i]`, in [`super::plan::Mode::Serve`]) on this terminal until the
+/// operator quits or a signal; exit 0 (1 when the terminal cannot be
+/// used).
+pub(crate) fn run(hosts: &[FleetHost], plans: &[Plan]) -> ExitCode {
+    let (wake, woken) = mpsc::channel::<Wake>();
+    let signal_wake = wake.clone();
+    let _signals = catch_signals("fleet-signals", move |name| {
+        let _ = signal_wake.send(Wake::Signal(name));
+    });
+    install_panic_hook();
+    let Some(entered) = with_terminal(terminal::enter) else {
+        // Another thread panicked already; its hook exits the process.
+        loop {
+            std::thread::park();
+        }
+    };
+    let restore = RestoreOnDrop;
+    let mut term = match entered {
+        Ok(term) => term,
+        Err(error) => return failed(&format!("{error:#}"), restore),
+    };
+    let input = wake.clone();
+    if let Err(error) =
+        crate::console::input::spawn_with(move |event, _| input.send(Wake::Input(event)).is_ok())
+    {
+        return failed(
+            &format!("cannot start the terminal input thread: {error}"),
+            restore,
+        );
+    }
+    let (_, now_ms) = now();
+    let names = hosts.iter().map(|host| host.name().to_owned()).collect();
+    let mut app = FleetApp::new(names, now_ms);
+    let mut all: Vec<Host> = hosts
+        .iter()
+        .zip(plans)
+        .map(|(host, plan)| Host {
+            name: host.name(),
+            plan,
+            link: Rules::new(now().0),
+            generation: 0,
+            conn: None,
+        })
+        .collect();
+    for (index, host) in all.iter_mut().enumerate() {
+        start(index, host, &wake, &mut app);
+    }
+    let _why = event_loop(&mut term, &mut app, &mut all, (&wake, &woken));
+    leave_terminal(term, restore);
+    stop_all(&mut all);
+    ExitCode::SUCCESS
+}
+
+/// The terminal could not be used: given back, the reason said, exit 1.
+fn failed(message: &str, restore: RestoreOnDrop) -> ExitCode {
+    drop(restore);
+    let _ = writeln!(io::stderr(), "stackless-tui: {message}");
+    ExitCode::FAILURE
+}
+
+/// A panic in any thread: the terminal given back before the report
+/// (every ssh gets SIGTERM as this process exits: `PR_SET_PDEATHSIG`),
+/// exit 101.
+fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        terminal::close_for_panic();
+        previous(info);
+        std::process::exit(101);
+    }));
+}
+
+/// Give the terminal back once: restored here, and neither `term` nor
+/// `restore` dropped (a second "leave the alternate screen" would move
+/// the cursor; a closed terminal's drop would print to a dead stderr).
+fn leave_terminal(term: Term, restore: RestoreOnDrop) {
+    terminal::restore_terminal();
+    std::mem::forget(restore);
+    std::mem::forget(term);
+}
+
+/// Draw one frame; `false` when the terminal is gone.
+fn draw(term: &mut Term, app: &FleetApp) -> bool {
+    let (_, now_ms) = now();
+    match with_terminal(|| {
+        term.draw(|frame| crate::ui::fleet::draw(frame, app, now_ms))
+            .map(|_| ())
+    }) {
+        // A panic took the terminal back; its hook exits the process.
+        None => loop {
+            std::thread::park();
+        },
+        Some(result) => result.is_ok(),
+    }
+}
+
+/// The main loop: every wake-up applied in arrival order (whatever else is
+/// queued too, until a frame is due), links checked, the tick, a frame
+/// when something changed (at most one per [`FRAME`]) and at least once a
+/// [`TICK`]. Returns why it ended (`quit`, a signal's name, `terminal
+/// closed`).
+fn event_loop(
+    term: &mut Term,
+    app: &mut FleetApp,
+    all: &mut [Host],
+    (wake, woken): (&Sender<Wake>, &Receiver<Wake>),
+) -> &'static str {
+    let mut last_tick = Instant::now();
+    let mut last_frame: Option<Instant> = None;
+    let mut dirty = true;
+    loop {
+        let frame_due = last_frame.map_or_else(Instant::now, |at| at + FRAME);
+        if dirty && Instant::now() >= frame_due {
+            if !draw(term, app) {
+                return "terminal closed";
+            }
+            last_frame = Some(Instant::now());
+            dirty = false;
+        }
+        let mut until = (last_tick + TICK).min(Instant::now() + POLL);
+        if dirty {
+            until = until.min(frame_due);
+        }
+        let mut next = match woken.recv_timeout(until.saturating_duration_since(Instant::now())) {
+            Ok(first) => Some(first),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => return "no input",
+        };
+        while let Some(event) = next {
+            if let Some(why) = handle(event, app, all, wake) {
+                return why;
+            }
+            dirty = true;
+            if app.quit() {
+                return "quit";
+            }
+            if last_frame.is_none_or(|at| at.elapsed() >= FRAME) {
+                break;
+            }
+            next = woken.try_recv().ok();
+        }
+        dirty |= check_links(all, app, wake);
+        if last_tick.elapsed() >= TICK {
+            last_tick = Instant::now();
+            let effects = app.tick(now().1);
+            for effect in effects {
+                send(all, app, effect);
+            }
+            dirty = true;
+        }
+        if app.quit() {
+            return "quit";
+        }
+    }
+}
+
+/// Apply one wake-up; `Some(why)` when the loop is to end (a signal).
+fn handle(
+    event: Wake,
+    app: &mut FleetApp,
+    all: &mut [Host],
+    wake: &Sender<Wake>,
+) -> Option<&'static str> {
+    match event {
+        Wake::Signal(name) => return Some(name),
+        Wake::Input(crossterm::event::Event::Key(key)) => {
+            let effects = app.key(key, now().1);
+            for effect in effects {
+                send(all, app, effect);
+            }
+        }
+        // A resize is drawn at the new size by the next frame.
+        Wake::Input(_) => {}
+        Wake::Host(index, generation) => drain(index, generation, app, all, wake),
+    }
+    None
+}
+
+/// Apply what host `index`'s connection `generation` queued (at most
+/// [`LINE_QUEUE`] lines at a time: a flooding host then waits for its
+/// next turn behind the others' wake-ups).
+fn drain(index: usize, generation: u64, app: &mut FleetApp, all: &mut [Host], wake: &Sender<Wake>) {
+    let Some(host) = all.get_mut(index) else {
+        return;
+    };
+    if host.generation != generation {
+        return;
+    }
+    if let Some(conn) = &host.conn {
+        conn.pending.store(false, Ordering::SeqCst);
+    }
+    for _ in 0..LINE_QUEUE {
+        let Some(conn) = &host.conn else {
+            return;
+        };
+        match conn.queue.try_recv() {
+            Ok(event) => apply(index, host, event, app),
+            Err(TryRecvError::Empty | TryRecvError::Disconnected) => return,
+        }
+    }
+    if let Some(conn) = &host.conn
+        && !conn.pending.swap(true, Ordering::SeqCst)
+    {
+        let _ = wake.send(Wake::Host(index, generation));
+    }
+}
+
+/// Host `index`'s link as the view takes it.
+fn view_link(link: &Rules) -> Link {
+    Link {
+        state: match link.state {
+            State::Connecting => LinkState::Connecting,
+            State::Connected => LinkState::Connected,
+            State::Stale => LinkState::Stale,
+            State::Failed => LinkState::Failed,
+        },
+        since: link.since,
+        error: link.error.clone(),
+        retry_at: link.retry_at,
+    }
+}
+
+/// Apply one of host `index`'s queued events: its line to the view, its
+/// link's change reported (a failed host's ssh killed).
+fn apply(index: usize, host: &mut Host, event: HostEvent, app: &mut FleetApp) {
+    let (now_s, now_ms) = now();
+    let changed = match event {
+        HostEvent::Line(value, line) => {
+            if matches!(host.link.state, State::Stale | State::Failed) {
+                return;
+            }
+            let changed = host.link.line(now_s, &line);
+            if host.link.state != State::Failed {
+                app.line(index, &value, now_ms);
+            }
+            changed
+        }
+        HostEvent::NotProtocol(error) => host.link.fail(now_s, error),
+        HostEvent::TooLong => host.link.fail(now_s, too_long()),
+        HostEvent::Ended(status, stderr) => {
+            // Its queue is empty (the end comes last); its writer stops.
+            host.conn = None;
+            let (failure, error) = ended_error(host.plan, status, &stderr);
+            host.link.ended(now_s, failure, error)
+        }
+    };
+    if changed {
+        if host.link.state == State::Failed {
+            kill(host);
+        }
+        app.link(index, view_link(&host.link), now_ms);
+    }
+}
+
+/// Every host's link at this time: a silent one made stale (its ssh
+/// killed), a stale one whose retry is due started again; `true` when one
+/// changed.
+fn check_links(all: &mut [Host], app: &mut FleetApp, wake: &Sender<Wake>) -> bool {
+    let (now_s, now_ms) = now();
+    let mut changed = false;
+    for (index, host) in all.iter_mut().enumerate() {
+        if host.link.check_silence(now_s) {
+            kill(host);
+            app.link(index, view_link(&host.link), now_ms);
+            changed = true;
+        }
+        if host.link.due(now_s) {
+            start(index, host, wake, app);
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// Kill a host's connection: its ssh killed, its queue and command
+/// channel dropped (its reader and writer stop), and a new generation, so
+/// whatever it still sends is dropped.
+fn kill(host: &mut Host) {
+    host.generation += 1;
+    if let Some(conn) = host.conn.take() {
+        let _ = conn
+            .child
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .kill();
+    }
+}
+
+/// Start host `index`'s connection (a new generation): `connecting`, or
+/// `failed` when ssh or a thread cannot start; each change reported.
+fn start(index: usize, host: &mut Host, wake: &Sender<Wake>, app: &mut FleetApp) {
+    let (now_s, now_ms) = now();
+    host.generation += 1;
+    host.link.restarted(now_s);
+    app.link(index, view_link(&host.link), now_ms);
+    match connect(index, host.generation, host.plan, wake) {
+        Ok(conn) => host.conn = Some(conn),
+        Err(error) => {
+            if host.link.fail(now_s, error) {
+                app.link(index, view_link(&host.link), now_ms);
+            }
+        }
+    }
+}
+
+/// What a reader hands on: a line into its connection's queue (blocking
+/// while it is full), then the main loop woken unless it was already.
+struct Reader {
+    index: usize,
+    generation: u64,
+    lines: SyncSender<HostEvent>,
+    pending: Arc<AtomicBool>,
+    wake: Sender<Wake>,
+}
+
+impl Reader {
+    /// `false` when nobody takes its lines any more (the connection was
+    /// killed).
+    fn put(&self, event: HostEvent) -> bool {
+        if self.lines.send(event).is_err() {
+            return false;
+        }
+        if !self.pending.swap(true, Ordering::SeqCst) {
+            let _ = self.wake.send(Wake::Host(self.index, self.generation));
+        }
+        true
+    }
+}
+
+/// Spawn `plan`'s ssh and its reader, writer and stderr threads.
+///
+/// # Errors
+/// The sentence when ssh or a thread cannot start (then nothing runs).
+fn connect(
+    index: usize,
+    generation: u64,
+    plan: &Plan,
+    wake: &Sender<Wake>,
+) -> Result<Conn, String> {
+    let mut child = super::ssh::spawn_ssh(plan, Stdio::piped())
+        .map_err(|error| super::ssh::cannot_run_ssh(&plan.target.host, &error))?;
+    let (stdout, stderr, stdin) = (child.stdout.take(), child.stderr.take(), child.stdin.take());
+    let child = Arc::new(Mutex::new(child));
+    let (lines, queue) = mpsc::sync_channel(LINE_QUEUE);
+    let pending = Arc::new(AtomicBool::new(false));
+    let reader = Reader {
+        index,
+        generation,
+        lines,
+        pending: Arc::clone(&pending),
+        wake: wake.clone(),
+    };
+    let (commands, orders) = mpsc::sync_channel::<String>(COMMAND_QUEUE);
+    let conn = Conn {
+        child: Arc::clone(&child),
+        queue,
+        pending,
+        commands: Some(commands),
+    };
+    let read = std::thread::Builder::new()
+        .name(format!("fleet-read-{index}"))
+        .spawn(move || {
+            let tail = stderr.and_then(|stderr| {
+                std::thread::Builder::new()
+                    .name(format!("fleet-stderr-{index}"))
+                    .spawn(move || keep_tail(stderr))
+                    .ok()
+            });
+            if let Some(stdout) = stdout {
+                read_lines(stdout, |event| reader.put(queued(event)));
+            }
+            let tail = tail.and_then(|t| t.join().ok()).unwrap_or_default();
+            let status = wait(&child);
+            reader.put(HostEvent::Ended(
+                status,
+                String::from_utf8_lossy(&tail).into_owned(),
+            ));
+        });
+    let write = read.and_then(|_| {
+        std::thread::Builder::new()
+            .name(format!("fleet-write-{index}"))
+            .spawn(move || write_commands(stdin, &orders))
+    });
+    if let Err(error) = write {
+        let mut child = conn.child.lock().unwrap_or_else(PoisonError::into_inner);
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(format!("cannot start a thread: {error}"));
+    }
+    Ok(conn)
+}
+
+/// A reader's event as its queue holds it: a line parsed (a line that is
+/// not a JSON object is said as such).
+fn queued(event: Read) -> HostEvent {
+    match event {
+        Read::Line(raw) => match parse_line(&raw) {
+            Ok((fields, line)) => HostEvent::Line(Value::Object(fields), line),
+            Err(error) => HostEvent::NotProtocol(error),
+        },
+        Read::TooLong => HostEvent::TooLong,
+        Read::Ended(status, stderr) => HostEvent::Ended(status, stderr),
+    }
+}
+
+/// Write each command of `orders` to ssh's `stdin` as one line, flushed,
+/// until the channel closes (quit, the connection killed) or ssh stops
+/// reading; then ssh's stdin is closed (the agent stops at its end).
+fn write_commands(stdin: Option<std::process::ChildStdin>, orders: &Receiver<String>) {
+    let Some(mut stdin) = stdin else {
+        return;
+    };
+    for line in orders {
+        let written = stdin
+            .write_all(line.as_bytes())
+            .and_then(|()| stdin.write_all(b"\n"))
+            .and_then(|()| stdin.flush());
+        if written.is_err() {
+            return;
+        }
+    }
+}
+
+/// Send one of the view's effects: a command to its host's writer, or,
+/// when it cannot go (no connection, its commands not read), the view told
+/// at once with a refused `reply` ([`refused`]).
+fn send(all: &mut [Host], app: &mut FleetApp, effect: FleetEffect) {
+    let FleetEffect::Send { host: index, line } = effect;
+    let Some(host) = all.get(index) else {
+        return;
+    };
+    let why = match host.conn.as_ref().and_then(|conn| conn.commands.as_ref()) {
+        Some(commands) => match commands.try_send(line) {
+            Ok(()) => return,
+            Err(TrySendError::Full(line)) => (
+                line,
+                format!(
+                    "{} is not reading its commands ({COMMAND_QUEUE} waiting)",
+                    host.name
+                ),
+            ),
+            Err(TrySendError::Disconnected(line)) => (
+                line,
+                format!("{} is not connected: nothing was sent", host.name),
+            ),
+        },
+        None => (
+            line,
+            format!(
+                "{} is {}: nothing was sent",
+                host.name,
+                host.link.state.name()
+            ),
+        ),
+    };
+    app.line(index, &refused(&why.0, &why.1), now().1);
+}
+
+/// The `reply` refusing command `line` (its `id`, else `null`) with
+/// `message` (docs/protocol.md "Commands": `kind` `refused`).
+#[must_use]
+fn refused(line: &str, message: &str) -> Value {
+    let id = serde_json::from_str::<Value>(line)
+        .ok()
+        .and_then(|command| command.get("id").cloned())
+        .unwrap_or(Value::Null);
+    json!({
+        "type": "reply",
+        "id": id,
+        "ok": false,
+        "error": {"kind": "refused", "message": message},
+    })
+}
+
+/// At quit: every ssh's stdin closed (each agent stops as at the end of
+/// its stdin), their lines read and dropped while they stop, up to
+/// [`STOP_WAIT`] for them to end, then the rest killed.
+fn stop_all(all: &mut [Host]) {
+    for host in all.iter_mut() {
+        if let Some(conn) = &mut host.conn {
+            conn.commands = None;
+        }
+    }
+    let deadline = Instant::now() + STOP_WAIT;
+    loop {
+        let mut running = 0;
+        for conn in all.iter().filter_map(|host| host.conn.as_ref()) {
+            while conn.queue.try_recv().is_ok() {}
+            let ended = conn
+                .child
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .try_wait();
+            if matches!(ended, Ok(None)) {
+                running += 1;
+            }
+        }
+        if running == 0 || Instant::now() >= deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for conn in all.iter_mut().filter_map(|host| host.conn.take()) {
+        let mut child = conn.child.lock().unwrap_or_else(PoisonError::into_inner);
+        if matches!(child.try_wait(), Ok(None)) {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_command_is_answered_with_its_id() {
+        assert_eq!(
+            refused(
+                r#"{"id":7,"cmd":"reap","name":"alpha","birth":3}"#,
+                "fleet-2 is not reading its commands (64 waiting)"
+            ),
+            json!({
+                "type": "reply", "id": 7, "ok": false,
+                "error": {"kind": "refused", "message": "fleet-2 is not reading its commands (64 waiting)"},
+            })
+        );
+        assert_eq!(
+            refused(r#"{"id":"a-1","cmd":"ping"}"#, "m")["id"],
+            json!("a-1")
+        );
+        assert_eq!(refused("not json", "m")["id"], Value::Null);
+        assert_eq!(refused(r#"{"cmd":"ping"}"#, "m")["id"], Value::Null);
+    }
+
+    #[test]
+    fn links_reach_the_view_as_they_are() {
+        let mut link = Rules::new(100);
+        assert_eq!(
+            view_link(&link),
+            Link {
+                state: LinkState::Connecting,
+                since: 100,
+                error: None,
+                retry_at: None
+            }
+        );
+        link.ended(105, None, "gone".to_owned());
+        assert_eq!(
+            view_link(&link),
+            Link {
+                state: LinkState::Stale,
+                since: 105,
+                error: Some("gone".to_owned()),
+                retry_at: Some(106)
+            }
+        );
+        link.fail(107, "bad".to_owned());
+        assert_eq!(view_link(&link).state, LinkState::Failed);
+    }
+
+    #[test]
+    fn queued_lines_are_parsed_once() {
+        let HostEvent::Line(value, line) = queued(Read::Line(
+            br#"{"type":"hello","protocol":1,"heartbeat_secs":5}"#.to_vec(),
+        )) else {
+            panic!("not a line");
+        };
+        assert_eq!(value["type"], "hello");
+        assert_eq!(
+            line,
+            Line::Hello {
+                protocol: Some(1),
+                heartbeat_secs: Some(5)
+            }
+        );
+        let HostEvent::NotProtocol(error) = queued(Read::Line(b"[1]".to_vec())) else {
+            panic!("a list is not the protocol");
+        };
+        assert_eq!(
+            error,
+            "its stream sent a line that is not a JSON object (3 bytes): not the protocol"
+        );
+        assert!(matches!(queued(Read::TooLong), HostEvent::TooLong));
+    }
+}
