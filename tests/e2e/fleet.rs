@@ -296,7 +296,8 @@ fn a_host_with_a_wrong_host_key_fails_alone() {
 
 /// A fleet naming a bad target, a target twice or a bad label is refused
 /// whole, exit 2, naming it, and so are the commands a fleet does not run
-/// and the fleet view without a terminal: no ssh ever starts (a fake `ssh` first in `PATH` logs each call).
+/// and the fleet view without a terminal: no ssh ever starts (a fake
+/// `ssh` first in `PATH` logs each call).
 #[test]
 fn a_bad_fleet_is_refused_before_ssh_runs() {
     let dir = tempfile::tempdir().expect("tempdir");

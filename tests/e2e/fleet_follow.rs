@@ -200,7 +200,7 @@ fn a_stopped_agent_goes_stale_after_15_s_and_comes_back() {
 }
 
 /// A process killed (SIGKILL) when this is dropped.
-struct KillOnDrop(nix::unistd::Pid);
+pub(crate) struct KillOnDrop(pub(crate) nix::unistd::Pid);
 
 impl Drop for KillOnDrop {
     fn drop(&mut self) {
@@ -248,7 +248,7 @@ fn a_closed_stdout_stops_the_fleet_stream() {
 }
 
 /// The processes whose command line holds `needle`.
-fn processes_with(needle: &str) -> Vec<u32> {
+pub(crate) fn processes_with(needle: &str) -> Vec<u32> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
@@ -267,7 +267,7 @@ fn processes_with(needle: &str) -> Vec<u32> {
 /// The `stackless-tui` processes (this binary, not a shell running it)
 /// whose environment holds `STACKLESS_TUI_STATE=store`: that host's remote
 /// agent.
-fn agents_of(store: &Path) -> Vec<u32> {
+pub(crate) fn agents_of(store: &Path) -> Vec<u32> {
     let wanted = format!("STACKLESS_TUI_STATE={}", store.display());
     let bin = std::fs::canonicalize(BIN).expect("the binary");
     processes_with("--reached-as")
@@ -289,7 +289,7 @@ fn state(host: &'static str, state: &'static str) -> impl Fn(&Value) -> bool {
 }
 
 /// Three stores, and an empty config file beside the first.
-fn stores() -> (Vec<(tempfile::TempDir, PathBuf)>, PathBuf) {
+pub(crate) fn stores() -> (Vec<(tempfile::TempDir, PathBuf)>, PathBuf) {
     let stores: Vec<_> = STORES.iter().map(|name| fixture(name)).collect();
     let empty = stores[0].1.with_file_name("empty.toml");
     std::fs::write(&empty, "").expect("empty config");

@@ -20,6 +20,7 @@ mod bulk;
 mod bursts_signals_and_swaps;
 mod faults;
 mod fleet;
+mod fleet_console;
 mod fleet_follow;
 mod logs;
 mod operator;

@@ -624,7 +624,7 @@ pub(crate) fn wait_status(child: &mut std::process::Child) -> std::process::Exit
 /// cursor, raw mode.
 const BREAK_THE_TERMINAL: &str = "printf '\\033[?1049h\\033[?1000h\\033[?1006h\\033[?2004h\\033[?1004h\\033[?25lbroken'\nstty raw -echo";
 
-fn assert_restored(tui: &crate::harness::Tui) {
+pub(crate) fn assert_restored(tui: &crate::harness::Tui) {
     let screen = tui.screen();
     assert!(!screen.alternate_screen(), "still in the alternate screen");
     assert!(!screen.hide_cursor(), "the cursor is still hidden");

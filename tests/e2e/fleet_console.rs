@@ -1,0 +1,375 @@
+//! The console over a fleet (`--controller` given three times, no
+//! subcommand) in a PTY, on the real sshd the tests start
+//! ([`crate::sshd`]), each alias reaching its own store through `SetEnv
+//! STACKLESS_TUI_STATE` ([`Sshd::fleet_config`]): one `ssh -T` per host
+//! running its agent (`serve --stdio`, the local safety flags passed on),
+//! watched from `/proc` and from each host's audit trail; `q` and SIGTERM
+//! give the terminal back and stop every agent as at the end of its stdin;
+//! a killed agent is connected again; a stopped (SIGSTOP) one goes stale
+//! and is connected again while the others' links stay up.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::fleet_follow::{KillOnDrop, agents_of, processes_with, stores};
+use crate::harness::{BIN, Tui, UI, cmdline, utf8};
+use crate::remote::assert_restored;
+use crate::sshd::{Sshd, skipped};
+
+/// The aliases, one per fixture store ([`stores`]).
+const ALIASES: [&str; 3] = ["fleet-1", "fleet-2", "fleet-3"];
+
+/// The launcher's arguments for `aliases` through `config`, the local
+/// config file `empty`, and `extra` after them.
+fn args(config: &Path, empty: &Path, aliases: &[&str], extra: &[&str]) -> Vec<String> {
+    let mut args = Vec::new();
+    for alias in aliases {
+        args.extend(["--controller".to_owned(), format!("ssh://{alias}")]);
+    }
+    for arg in [
+        "--ssh-config",
+        utf8(config),
+        "--remote-bin",
+        BIN,
+        "--config",
+        utf8(empty),
+    ]
+    .into_iter()
+    .chain(extra.iter().copied())
+    {
+        args.push(arg.to_owned());
+    }
+    args
+}
+
+/// Poll `ready` every 50 ms until it gives a value (within `wait`);
+/// panics naming `what` and the last `state()` otherwise.
+fn poll<T>(
+    what: &str,
+    wait: Duration,
+    mut ready: impl FnMut() -> Option<T>,
+    state: impl Fn() -> String,
+) -> T {
+    let deadline = Instant::now() + wait;
+    loop {
+        if let Some(value) = ready() {
+            return value;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no {what} within {wait:?}: {}",
+            state()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The audit trail of the host whose store is `store`: its lines.
+fn audit(store: &Path) -> Vec<Value> {
+    let path = store.with_file_name("stackless-tui").join("audit.jsonl");
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("an audit line"))
+        .collect()
+}
+
+/// The console lines (`start`, `stop`) of `store`'s audit trail, as
+/// `(action, reason)`.
+fn console_lines(store: &Path) -> Vec<(String, String)> {
+    audit(store)
+        .iter()
+        .filter(|line| line["actor"] == "console")
+        .map(|line| {
+            (
+                line["action"].as_str().unwrap_or_default().to_owned(),
+                line["reason"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// The ssh processes of `config` (their command line names it; the
+/// launcher's own does too and is left out): pid and argv.
+fn ssh_of(config: &Path) -> Vec<(u32, Vec<String>)> {
+    processes_with(utf8(config))
+        .into_iter()
+        .filter_map(|pid| {
+            let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            let argv: Vec<String> = raw
+                .split(|b| *b == 0)
+                .filter(|word| !word.is_empty())
+                .map(|word| String::from_utf8_lossy(word).into_owned())
+                .collect();
+            (argv.first().map(String::as_str) == Some("ssh")).then_some((pid, argv))
+        })
+        .collect()
+}
+
+/// The actions of `store`'s console lines (`start`, `stop`) and the last
+/// one's reason.
+fn console_story(store: &Path) -> (Vec<String>, String) {
+    let lines = console_lines(store);
+    let last = lines
+        .last()
+        .map(|(_, reason)| reason.clone())
+        .unwrap_or_default();
+    (lines.into_iter().map(|(action, _)| action).collect(), last)
+}
+
+/// Wait until every store of `stores` has exactly one agent whose audit
+/// says it started `starts` times; return the agents' pids, in order.
+fn agents_started(stores: &[PathBuf], starts: usize) -> Vec<u32> {
+    stores
+        .iter()
+        .map(|store| {
+            poll(
+                "agent started",
+                UI,
+                || {
+                    let agents = agents_of(store);
+                    let started = console_lines(store)
+                        .iter()
+                        .filter(|(action, _)| action == "start")
+                        .count();
+                    (agents.len() == 1 && started == starts).then(|| agents[0])
+                },
+                || format!("{}: {:?}", store.display(), console_lines(store)),
+            )
+        })
+        .collect()
+}
+
+/// `tui`'s terminal is the console's: raw mode and the alternate screen.
+fn wait_for_the_view(tui: &mut Tui) {
+    tui.wait_until("the alternate screen", UI, |screen| {
+        screen.alternate_screen()
+    });
+    assert_eq!(tui.raw_mode(), Some(true));
+}
+
+/// Three hosts: one ssh each, exactly the argv one `--controller ...
+/// serve --stdio` runs (`-T`, batch mode, host key checking, the local
+/// safety flags in front: `--dry-run` from the environment, `--no-reaper`
+/// from the command line), one agent each on its own store; `q` gives the
+/// terminal back, exit 0, every agent stops at the end of its stdin
+/// (audited `stop`, `stdin closed`) and no ssh is left.
+#[test]
+fn q_stops_every_host_agent_at_the_end_of_its_stdin() {
+    if skipped() {
+        return;
+    }
+    let sshd = Sshd::start();
+    let (stores, empty) = stores();
+    let paths: Vec<PathBuf> = stores.iter().map(|(_, store)| store.clone()).collect();
+    let config = sshd.fleet_config(
+        &ALIASES
+            .iter()
+            .zip(&paths)
+            .map(|(alias, store)| (*alias, store.as_path(), false))
+            .collect::<Vec<_>>(),
+    );
+    let args = args(&config, &empty, &ALIASES, &["--no-reaper"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut tui = Tui::spawn_env(&args, &[("STACKLESS_TUI_DRY_RUN", "1")], 120, 40);
+    wait_for_the_view(&mut tui);
+    let agents = agents_started(&paths, 1);
+    assert_eq!(agents.len(), 3);
+    let mut ssh: Vec<Vec<String>> = ssh_of(&config).into_iter().map(|(_, argv)| argv).collect();
+    ssh.sort();
+    let expected: Vec<Vec<String>> = ALIASES
+        .iter()
+        .map(|alias| {
+            [
+                "ssh",
+                "-F",
+                utf8(&config),
+                "-T",
+                "-o",
+                "BatchMode=yes",
+                "-o",
+                "StrictHostKeyChecking=yes",
+                "-o",
+                "ConnectTimeout=10",
+                "--",
+                alias,
+                BIN,
+                "--reached-as",
+                alias,
+                "--dry-run",
+                "--config",
+                utf8(&empty),
+                "--no-reaper",
+                "serve",
+                "--stdio",
+            ]
+            .map(str::to_owned)
+            .to_vec()
+        })
+        .collect();
+    assert_eq!(ssh, expected);
+    // Each agent is its own host's: `serve --stdio` with the flags.
+    for pid in &agents {
+        let line = cmdline(*pid).expect("the agent's command line");
+        let tail = format!(
+            "--reached-as fleet-{} --dry-run --config {} --no-reaper serve --stdio",
+            agents.iter().position(|p| p == pid).unwrap() + 1,
+            utf8(&empty)
+        );
+        assert!(line.trim_end().ends_with(&tail), "{line}");
+    }
+    tui.send("q");
+    assert_eq!(tui.wait_exit(UI), 0, "sshd: {}", sshd.log());
+    assert_restored(&tui);
+    for store in &paths {
+        assert_eq!(
+            console_story(store),
+            (
+                vec!["start".to_owned(), "stop".to_owned()],
+                "stdin closed".to_owned()
+            ),
+            "{}",
+            store.display()
+        );
+        assert_eq!(agents_of(store), Vec::<u32>::new());
+    }
+    assert_eq!(ssh_of(&config), [], "orphan ssh");
+    drop(sshd);
+}
+
+/// SIGTERM to the fleet console: the terminal given back, exit 0, every
+/// agent stopped at the end of its stdin, no ssh left.
+#[test]
+fn sigterm_gives_the_terminal_back_and_stops_every_agent() {
+    if skipped() {
+        return;
+    }
+    let sshd = Sshd::start();
+    let (stores, empty) = stores();
+    let paths: Vec<PathBuf> = stores.iter().map(|(_, store)| store.clone()).collect();
+    let config = sshd.fleet_config(&[("fleet-1", &paths[0], false), ("fleet-2", &paths[1], false)]);
+    let args = args(&config, &empty, &ALIASES[..2], &["--no-reaper"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut tui = Tui::spawn(&args, 100, 30);
+    wait_for_the_view(&mut tui);
+    agents_started(&paths[..2], 1);
+    tui.signal(nix::sys::signal::Signal::SIGTERM)
+        .expect("SIGTERM");
+    assert_eq!(tui.wait_exit(UI), 0, "sshd: {}", sshd.log());
+    assert_restored(&tui);
+    for store in &paths[..2] {
+        assert_eq!(
+            console_lines(store).last(),
+            Some(&("stop".to_owned(), "stdin closed".to_owned())),
+            "{}",
+            store.display()
+        );
+        assert_eq!(agents_of(store), Vec::<u32>::new());
+    }
+    assert_eq!(ssh_of(&config), [], "orphan ssh");
+    drop(sshd);
+}
+
+/// A host whose agent is killed (SIGKILL): its ssh ends, the host goes
+/// stale and is connected again after its 1 s backoff (a new agent, its
+/// audit's second `start`); the other hosts keep their agents.
+#[test]
+fn a_killed_agent_is_connected_again() {
+    if skipped() {
+        return;
+    }
+    let sshd = Sshd::start();
+    let (stores, empty) = stores();
+    let paths: Vec<PathBuf> = stores.iter().map(|(_, store)| store.clone()).collect();
+    let config = sshd.fleet_config(
+        &ALIASES
+            .iter()
+            .zip(&paths)
+            .map(|(alias, store)| (*alias, store.as_path(), false))
+            .collect::<Vec<_>>(),
+    );
+    let args = args(&config, &empty, &ALIASES, &["--no-reaper"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut tui = Tui::spawn(&args, 120, 40);
+    wait_for_the_view(&mut tui);
+    let before = agents_started(&paths, 1);
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(before[1]).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).expect("kill the agent");
+    let again = agents_started(&paths[1..2], 2);
+    assert_ne!(again[0], before[1]);
+    // Its first agent never said `stop` (killed); the new one runs.
+    assert_eq!(console_story(&paths[1]).0, ["start", "start"]);
+    assert_eq!(agents_of(&paths[0]), [before[0]]);
+    assert_eq!(agents_of(&paths[2]), [before[2]]);
+    assert_eq!(ssh_of(&config).len(), 3, "{:?}", ssh_of(&config));
+    tui.send("q");
+    assert_eq!(tui.wait_exit(UI), 0, "sshd: {}", sshd.log());
+    assert_restored(&tui);
+    for store in &paths {
+        assert_eq!(
+            console_lines(store).last(),
+            Some(&("stop".to_owned(), "stdin closed".to_owned())),
+            "{}",
+            store.display()
+        );
+    }
+    drop(sshd);
+}
+
+/// A host whose agent is stopped (SIGSTOP) sends nothing, heartbeats
+/// included: after 3 x 5 s its ssh is killed (stale) and it is connected
+/// again (a new agent), while the other host, whose heartbeats were read
+/// all along, keeps its one agent and connection; `q` still quits at once
+/// after (the stopped agent holds nothing).
+#[test]
+fn a_stopped_agent_goes_stale_alone_and_is_connected_again() {
+    if skipped() {
+        return;
+    }
+    let sshd = Sshd::start();
+    let (stores, empty) = stores();
+    let paths: Vec<PathBuf> = stores.iter().map(|(_, store)| store.clone()).collect();
+    let config = sshd.fleet_config(&[("fleet-1", &paths[0], false), ("fleet-2", &paths[1], false)]);
+    let args = args(&config, &empty, &ALIASES[..2], &["--no-reaper"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut tui = Tui::spawn(&args, 120, 40);
+    wait_for_the_view(&mut tui);
+    let before = agents_started(&paths[..2], 1);
+    let ssh_before: Vec<u32> = ssh_of(&config).into_iter().map(|(pid, _)| pid).collect();
+    assert_eq!(ssh_before.len(), 2, "{ssh_before:?}");
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(before[1]).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).expect("stop the agent");
+    // Killed at the end, also when an assertion fails (never left stopped).
+    let _stopped = KillOnDrop(pid);
+    // A second agent on fleet-2's store: the stopped one and the new one.
+    let fresh = poll(
+        "a new agent on fleet-2",
+        Duration::from_secs(40),
+        || {
+            let agents = agents_of(&paths[1]);
+            agents.iter().copied().find(|agent| *agent != before[1])
+        },
+        || format!("{:?}", console_lines(&paths[1])),
+    );
+    assert_ne!(fresh, before[1]);
+    // fleet-1 was never stale: the same agent, the same ssh.
+    assert_eq!(agents_of(&paths[0]), [before[0]]);
+    let ssh_now: Vec<u32> = ssh_of(&config).into_iter().map(|(pid, _)| pid).collect();
+    assert_eq!(ssh_now.len(), 2, "{ssh_now:?}");
+    let kept: Vec<&u32> = ssh_now.iter().filter(|p| ssh_before.contains(p)).collect();
+    assert_eq!(kept.len(), 1, "before {ssh_before:?}, now {ssh_now:?}");
+    tui.send("q");
+    assert_eq!(tui.wait_exit(UI), 0, "sshd: {}", sshd.log());
+    assert_restored(&tui);
+    assert_eq!(
+        console_story(&paths[0]),
+        (
+            vec!["start".to_owned(), "stop".to_owned()],
+            "stdin closed".to_owned()
+        )
+    );
+    assert_eq!(ssh_of(&config), [], "orphan ssh");
+    drop(sshd);
+}
