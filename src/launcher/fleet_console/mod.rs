@@ -14,7 +14,7 @@
 //! host blocks only its own reader, and its memory is bounded), waking the
 //! main loop once until the loop has drained that queue; `fleet-write-N`
 //! writes the view's commands to ssh's stdin from a bounded channel
-//! ([`COMMAND_QUEUE`]: when it is full the command is refused at once,
+//! ([`conn::COMMAND_QUEUE`]: when it is full the command is refused at once,
 //! never waited for, so a stopped host never holds the screen);
 //! `fleet-stderr-N` keeps the tail of ssh's stderr for the host's error.
 //!
@@ -31,33 +31,23 @@
 //! processes given [`STOP_WAIT`], then the rest killed; exit 0.
 
 use std::io::{self, Write as _};
-use std::process::{ExitCode, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{
-    self, Receiver, RecvTimeoutError, Sender, SyncSender, TryRecvError, TrySendError,
-};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::process::ExitCode;
+use std::sync::PoisonError;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
-
 use super::fleet::FleetHost;
-use super::fleet_follow::{Line, Link as Rules, State, parse_line, too_long};
-use super::fleet_follow_run::{Event as Read, catch_signals, ended_error, read_lines};
-use super::fleet_run::{Shared, keep_tail, wait};
+use super::fleet_follow::{Link as Rules, State, too_long};
+use super::fleet_follow_run::{catch_signals, ended_error};
 use super::plan::Plan;
 use crate::console::terminal::{self, RestoreOnDrop, Term, with_terminal};
 use crate::model::fleet::{Link, LinkState};
 use crate::ui::fleet::{FleetApp, FleetEffect};
 
-/// The lines one connection's reader may hold for the main loop: when they
-/// wait, that host's reader stops reading (its ssh, then its agent, are
-/// held back by the pipe), never the others.
-pub(crate) const LINE_QUEUE: usize = 1024;
+mod conn;
 
-/// The commands waiting for one host's agent to read them: beyond this a
-/// command is refused at once ([`refused`]).
-pub(crate) const COMMAND_QUEUE: usize = 64;
+use conn::{Conn, HostEvent, LINE_QUEUE, Wake, connect, route};
 
 /// The shortest time between two frames while lines pour in (about 60
 /// frames a second).
@@ -75,39 +65,6 @@ const POLL: Duration = Duration::from_millis(200);
 /// quit (their agents stop their teardowns within 5 s: those still running
 /// then are the agents' to stop) before they are killed.
 pub(crate) const STOP_WAIT: Duration = Duration::from_secs(3);
-
-/// What a connection's reader puts in its queue.
-enum HostEvent {
-    /// One line, a JSON object, and what it is for the link.
-    Line(Value, Line),
-    /// A line that is not a JSON object: the sentence.
-    NotProtocol(String),
-    /// A line over [`super::fleet_follow::MAX_LINE`] bytes.
-    TooLong,
-    /// Its ssh ended with this status (or 128 + the signal) and stderr.
-    Ended(io::Result<i32>, String),
-}
-
-/// What wakes the main loop.
-enum Wake {
-    /// Host `.0`'s connection `.1` (its generation) queued lines.
-    Host(usize, u64),
-    /// A terminal event.
-    Input(crossterm::event::Event),
-    /// SIGTERM, SIGINT or SIGHUP, by name.
-    Signal(&'static str),
-}
-
-/// One running connection: its ssh, its reader's queue, and the channel to
-/// its writer (`None` once closed at quit).
-struct Conn {
-    child: Shared,
-    queue: Receiver<HostEvent>,
-    /// Set by the reader when it woke the main loop; cleared by the loop
-    /// before it drains the queue.
-    pending: Arc<AtomicBool>,
-    commands: Option<SyncSender<String>>,
-}
 
 /// One host: its link, its connection, and which start it is (wake-ups of
 /// an earlier one are dropped).
@@ -431,173 +388,18 @@ fn start(index: usize, host: &mut Host, wake: &Sender<Wake>, app: &mut FleetApp)
     }
 }
 
-/// What a reader hands on: a line into its connection's queue (blocking
-/// while it is full), then the main loop woken unless it was already.
-struct Reader {
-    index: usize,
-    generation: u64,
-    lines: SyncSender<HostEvent>,
-    pending: Arc<AtomicBool>,
-    wake: Sender<Wake>,
-}
-
-impl Reader {
-    /// `false` when nobody takes its lines any more (the connection was
-    /// killed).
-    fn put(&self, event: HostEvent) -> bool {
-        if self.lines.send(event).is_err() {
-            return false;
-        }
-        if !self.pending.swap(true, Ordering::SeqCst) {
-            let _ = self.wake.send(Wake::Host(self.index, self.generation));
-        }
-        true
-    }
-}
-
-/// Spawn `plan`'s ssh and its reader, writer and stderr threads.
-///
-/// # Errors
-/// The sentence when ssh or a thread cannot start (then nothing runs).
-fn connect(
-    index: usize,
-    generation: u64,
-    plan: &Plan,
-    wake: &Sender<Wake>,
-) -> Result<Conn, String> {
-    let mut child = super::ssh::spawn_ssh(plan, Stdio::piped())
-        .map_err(|error| super::ssh::cannot_run_ssh(&plan.target.host, &error))?;
-    let (stdout, stderr, stdin) = (child.stdout.take(), child.stderr.take(), child.stdin.take());
-    let child = Arc::new(Mutex::new(child));
-    let (lines, queue) = mpsc::sync_channel(LINE_QUEUE);
-    let pending = Arc::new(AtomicBool::new(false));
-    let reader = Reader {
-        index,
-        generation,
-        lines,
-        pending: Arc::clone(&pending),
-        wake: wake.clone(),
-    };
-    let (commands, orders) = mpsc::sync_channel::<String>(COMMAND_QUEUE);
-    let conn = Conn {
-        child: Arc::clone(&child),
-        queue,
-        pending,
-        commands: Some(commands),
-    };
-    let read = std::thread::Builder::new()
-        .name(format!("fleet-read-{index}"))
-        .spawn(move || {
-            let tail = stderr.and_then(|stderr| {
-                std::thread::Builder::new()
-                    .name(format!("fleet-stderr-{index}"))
-                    .spawn(move || keep_tail(stderr))
-                    .ok()
-            });
-            if let Some(stdout) = stdout {
-                read_lines(stdout, |event| reader.put(queued(event)));
-            }
-            let tail = tail.and_then(|t| t.join().ok()).unwrap_or_default();
-            let status = wait(&child);
-            reader.put(HostEvent::Ended(
-                status,
-                String::from_utf8_lossy(&tail).into_owned(),
-            ));
-        });
-    let write = read.and_then(|_| {
-        std::thread::Builder::new()
-            .name(format!("fleet-write-{index}"))
-            .spawn(move || write_commands(stdin, &orders))
-    });
-    if let Err(error) = write {
-        let mut child = conn.child.lock().unwrap_or_else(PoisonError::into_inner);
-        let _ = child.kill();
-        let _ = child.wait();
-        return Err(format!("cannot start a thread: {error}"));
-    }
-    Ok(conn)
-}
-
-/// A reader's event as its queue holds it: a line parsed (a line that is
-/// not a JSON object is said as such).
-fn queued(event: Read) -> HostEvent {
-    match event {
-        Read::Line(raw) => match parse_line(&raw) {
-            Ok((fields, line)) => HostEvent::Line(Value::Object(fields), line),
-            Err(error) => HostEvent::NotProtocol(error),
-        },
-        Read::TooLong => HostEvent::TooLong,
-        Read::Ended(status, stderr) => HostEvent::Ended(status, stderr),
-    }
-}
-
-/// Write each command of `orders` to ssh's `stdin` as one line, flushed,
-/// until the channel closes (quit, the connection killed) or ssh stops
-/// reading; then ssh's stdin is closed (the agent stops at its end).
-fn write_commands(stdin: Option<std::process::ChildStdin>, orders: &Receiver<String>) {
-    let Some(mut stdin) = stdin else {
-        return;
-    };
-    for line in orders {
-        let written = stdin
-            .write_all(line.as_bytes())
-            .and_then(|()| stdin.write_all(b"\n"))
-            .and_then(|()| stdin.flush());
-        if written.is_err() {
-            return;
-        }
-    }
-}
-
 /// Send one of the view's effects: a command to its host's writer, or,
-/// when it cannot go (no connection, its commands not read), the view told
-/// at once with a refused `reply` ([`refused`]).
+/// when it cannot go, the view told at once with a refused `reply`
+/// ([`route`]).
 fn send(all: &mut [Host], app: &mut FleetApp, effect: FleetEffect) {
     let FleetEffect::Send { host: index, line } = effect;
     let Some(host) = all.get(index) else {
         return;
     };
-    let why = match host.conn.as_ref().and_then(|conn| conn.commands.as_ref()) {
-        Some(commands) => match commands.try_send(line) {
-            Ok(()) => return,
-            Err(TrySendError::Full(line)) => (
-                line,
-                format!(
-                    "{} is not reading its commands ({COMMAND_QUEUE} waiting)",
-                    host.name
-                ),
-            ),
-            Err(TrySendError::Disconnected(line)) => (
-                line,
-                format!("{} is not connected: nothing was sent", host.name),
-            ),
-        },
-        None => (
-            line,
-            format!(
-                "{} is {}: nothing was sent",
-                host.name,
-                host.link.state.name()
-            ),
-        ),
-    };
-    app.line(index, &refused(&why.0, &why.1), now().1);
-}
-
-/// The `reply` refusing command `line` (its `id`, else `null`) with
-/// `message` (docs/protocol.md "Commands": `kind` `refused`).
-#[must_use]
-fn refused(line: &str, message: &str) -> Value {
-    let id = serde_json::from_str::<Value>(line)
-        .ok()
-        .and_then(|command| command.get("id").cloned())
-        .unwrap_or(Value::Null);
-    json!({
-        "type": "reply",
-        "id": id,
-        "ok": false,
-        "error": {"kind": "refused", "message": message},
-    })
+    let commands = host.conn.as_ref().and_then(|conn| conn.commands.as_ref());
+    if let Err(reply) = route(commands, host.name, host.link.state, line) {
+        app.line(index, &reply, now().1);
+    }
 }
 
 /// At quit: every ssh's stdin closed (each agent stops as at the end of
@@ -638,77 +440,4 @@ fn stop_all(all: &mut [Host]) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_refused_command_is_answered_with_its_id() {
-        assert_eq!(
-            refused(
-                r#"{"id":7,"cmd":"reap","name":"alpha","birth":3}"#,
-                "fleet-2 is not reading its commands (64 waiting)"
-            ),
-            json!({
-                "type": "reply", "id": 7, "ok": false,
-                "error": {"kind": "refused", "message": "fleet-2 is not reading its commands (64 waiting)"},
-            })
-        );
-        assert_eq!(
-            refused(r#"{"id":"a-1","cmd":"ping"}"#, "m")["id"],
-            json!("a-1")
-        );
-        assert_eq!(refused("not json", "m")["id"], Value::Null);
-        assert_eq!(refused(r#"{"cmd":"ping"}"#, "m")["id"], Value::Null);
-    }
-
-    #[test]
-    fn links_reach_the_view_as_they_are() {
-        let mut link = Rules::new(100);
-        assert_eq!(
-            view_link(&link),
-            Link {
-                state: LinkState::Connecting,
-                since: 100,
-                error: None,
-                retry_at: None
-            }
-        );
-        link.ended(105, None, "gone".to_owned());
-        assert_eq!(
-            view_link(&link),
-            Link {
-                state: LinkState::Stale,
-                since: 105,
-                error: Some("gone".to_owned()),
-                retry_at: Some(106)
-            }
-        );
-        link.fail(107, "bad".to_owned());
-        assert_eq!(view_link(&link).state, LinkState::Failed);
-    }
-
-    #[test]
-    fn queued_lines_are_parsed_once() {
-        let HostEvent::Line(value, line) = queued(Read::Line(
-            br#"{"type":"hello","protocol":1,"heartbeat_secs":5}"#.to_vec(),
-        )) else {
-            panic!("not a line");
-        };
-        assert_eq!(value["type"], "hello");
-        assert_eq!(
-            line,
-            Line::Hello {
-                protocol: Some(1),
-                heartbeat_secs: Some(5)
-            }
-        );
-        let HostEvent::NotProtocol(error) = queued(Read::Line(b"[1]".to_vec())) else {
-            panic!("a list is not the protocol");
-        };
-        assert_eq!(
-            error,
-            "its stream sent a line that is not a JSON object (3 bytes): not the protocol"
-        );
-        assert!(matches!(queued(Read::TooLong), HostEvent::TooLong));
-    }
-}
+mod tests;

@@ -1,0 +1,143 @@
+//! The fleet console's pure parts: commands routed, refused and written,
+//! lines queued, links as the view takes them.
+
+use std::sync::mpsc;
+
+use serde_json::{Value, json};
+
+use super::conn::*;
+use super::*;
+use crate::launcher::fleet_follow::Line;
+use crate::launcher::fleet_follow_run::Event as Read;
+
+#[test]
+fn a_refused_command_is_answered_with_its_id() {
+    assert_eq!(
+        refused(
+            r#"{"id":7,"cmd":"reap","name":"alpha","birth":3}"#,
+            "fleet-2 is not reading its commands (64 waiting)"
+        ),
+        json!({
+            "type": "reply", "id": 7, "ok": false,
+            "error": {"kind": "refused", "message": "fleet-2 is not reading its commands (64 waiting)"},
+        })
+    );
+    assert_eq!(
+        refused(r#"{"id":"a-1","cmd":"ping"}"#, "m")["id"],
+        json!("a-1")
+    );
+    assert_eq!(refused("not json", "m")["id"], Value::Null);
+    assert_eq!(refused(r#"{"cmd":"ping"}"#, "m")["id"], Value::Null);
+}
+
+/// A command waits for its host's writer up to [`COMMAND_QUEUE`]; the
+/// next is refused at once (its id in the reply), and so is one for a
+/// host with no connection or a writer gone.
+#[test]
+fn commands_beyond_the_queue_are_refused_at_once() {
+    let (commands, orders) = mpsc::sync_channel::<String>(COMMAND_QUEUE);
+    for id in 0..COMMAND_QUEUE {
+        let line = format!(r#"{{"id":{id},"cmd":"ping"}}"#);
+        assert_eq!(
+            route(Some(&commands), "fleet-2", State::Connected, line),
+            Ok(())
+        );
+    }
+    let full = route(
+        Some(&commands),
+        "fleet-2",
+        State::Connected,
+        r#"{"id":64,"cmd":"reap","name":"alpha","birth":3}"#.to_owned(),
+    );
+    assert_eq!(
+        full,
+        Err(json!({
+            "type": "reply", "id": 64, "ok": false,
+            "error": {"kind": "refused", "message": "fleet-2 is not reading its commands (64 waiting)"},
+        }))
+    );
+    assert_eq!(orders.try_iter().count(), COMMAND_QUEUE);
+    drop(orders);
+    assert_eq!(
+        route(
+            Some(&commands),
+            "fleet-2",
+            State::Connected,
+            r#"{"id":65}"#.to_owned()
+        )
+        .unwrap_err()["error"]["message"],
+        "fleet-2 is not connected: nothing was sent"
+    );
+    assert_eq!(
+        route(None, "fleet-3", State::Stale, r#"{"id":66}"#.to_owned()).unwrap_err()["error"]["message"],
+        "fleet-3 is stale: nothing was sent"
+    );
+}
+
+/// Each command goes to ssh's stdin as one line, in order, until the
+/// channel closes.
+#[test]
+fn commands_are_written_one_line_each() {
+    let (commands, orders) = mpsc::sync_channel::<String>(COMMAND_QUEUE);
+    for line in [r#"{"id":1,"cmd":"ping"}"#, r#"{"id":2,"cmd":"ping"}"#] {
+        commands.try_send(line.to_owned()).unwrap();
+    }
+    drop(commands);
+    let mut written = Vec::new();
+    write_commands(&mut written, &orders);
+    assert_eq!(
+        String::from_utf8(written).unwrap(),
+        "{\"id\":1,\"cmd\":\"ping\"}\n{\"id\":2,\"cmd\":\"ping\"}\n"
+    );
+}
+
+#[test]
+fn links_reach_the_view_as_they_are() {
+    let mut link = Rules::new(100);
+    assert_eq!(
+        view_link(&link),
+        Link {
+            state: LinkState::Connecting,
+            since: 100,
+            error: None,
+            retry_at: None
+        }
+    );
+    link.ended(105, None, "gone".to_owned());
+    assert_eq!(
+        view_link(&link),
+        Link {
+            state: LinkState::Stale,
+            since: 105,
+            error: Some("gone".to_owned()),
+            retry_at: Some(106)
+        }
+    );
+    link.fail(107, "bad".to_owned());
+    assert_eq!(view_link(&link).state, LinkState::Failed);
+}
+
+#[test]
+fn queued_lines_are_parsed_once() {
+    let HostEvent::Line(value, line) = queued(Read::Line(
+        br#"{"type":"hello","protocol":1,"heartbeat_secs":5}"#.to_vec(),
+    )) else {
+        panic!("not a line");
+    };
+    assert_eq!(value["type"], "hello");
+    assert_eq!(
+        line,
+        Line::Hello {
+            protocol: Some(1),
+            heartbeat_secs: Some(5)
+        }
+    );
+    let HostEvent::NotProtocol(error) = queued(Read::Line(b"[1]".to_vec())) else {
+        panic!("a list is not the protocol");
+    };
+    assert_eq!(
+        error,
+        "its stream sent a line that is not a JSON object (3 bytes): not the protocol"
+    );
+    assert!(matches!(queued(Read::TooLong), HostEvent::TooLong));
+}
