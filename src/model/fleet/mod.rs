@@ -46,3 +46,510 @@ pub struct Link {
     /// When a stale host is connected again (unix seconds).
     pub retry_at: Option<i64>,
 }
+
+pub mod rows;
+pub mod view;
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+use serde_json::Value;
+
+use rows::{Backoff, Instance, InstanceKey, Operation};
+
+/// The most Activity lines kept over the whole fleet (the oldest go).
+pub const MAX_ACTIVITY: usize = 1_000;
+
+/// The most rows a host may send in one group before its `synced`
+/// (upserts and removes): past it the group is dropped and the host
+/// noted (a host that never says `synced` never grows this console's
+/// memory). A full snapshot of 100,000 instances fits.
+pub const MAX_GROUP_ROWS: usize = 250_000;
+
+/// A host's `hello` (docs/protocol.md), as kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hello {
+    /// The host's own name (`gethostname`), as sent.
+    pub host: String,
+    /// The store's `user_version`.
+    pub schema: i64,
+    /// `read_only`: no command that writes is taken.
+    pub read_only: bool,
+    /// `dry_run`: teardowns only say what they would run.
+    pub dry_run: bool,
+    /// The `cmd` values the agent takes.
+    pub commands: Vec<String>,
+    /// The agent's version.
+    pub version: String,
+}
+
+/// Who reaps on a host (the `reaper` message, or `hello.reaper`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reaper {
+    /// `agent`, `console`, `controller`, `nobody`, `unknown`.
+    pub by: String,
+    /// The reaping process's pid, when known.
+    pub pid: Option<i64>,
+    /// The operator paused the agent's reaper.
+    pub paused: bool,
+    /// The header's words (`reaper: every 60s`).
+    pub text: String,
+}
+
+/// One Activity line of a host (the `activity` message).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Activity {
+    /// The host's index.
+    pub host: usize,
+    /// When (unix seconds).
+    pub at: i64,
+    /// `reaper`, `operator`, `controller`, `observed`.
+    pub actor: String,
+    /// The instance, as sent.
+    pub instance: String,
+    /// The pane's word (`reaped`, `refused`, ...).
+    pub kind: String,
+    /// The rest.
+    pub detail: String,
+}
+
+/// What a line changed, for the view.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Applied {
+    /// Nothing the view redraws beyond the host's own state.
+    Host,
+    /// A `synced` group made the host's tables anew: the merged table's
+    /// order is stale.
+    Tables,
+    /// An Activity line was added.
+    Activity,
+    /// A `reply` to command `id`.
+    Reply {
+        /// The command's `id`, as sent.
+        id: Value,
+        /// It was started (or answered).
+        ok: bool,
+        /// The flash (`ok`) or the error's message.
+        message: String,
+        /// The whole reply (for `detail` and `logs`).
+        reply: Value,
+    },
+    /// A `log` line of logs stream `logs`.
+    Log {
+        /// The `logs` command's id.
+        logs: Value,
+        /// The service.
+        service: String,
+        /// The line (sanitized by the agent as the logs view draws it).
+        text: String,
+        /// The continuation of the last line.
+        cont: bool,
+    },
+    /// Logs stream `logs` ended (`stopped`, `replaced`, `gone`).
+    LogsEnd {
+        /// The `logs` command's id.
+        logs: Value,
+        /// Why.
+        reason: String,
+    },
+    /// Not a message this view knows, or not the protocol: ignored.
+    Ignored,
+}
+
+/// One host: its link, what its agent said, its tables.
+#[derive(Debug, Clone)]
+pub struct Host {
+    /// What it is shown as: its label, else its alias.
+    pub name: String,
+    /// Its link, as the wiring last reported it.
+    pub link: Link,
+    /// Its current connection's `hello`.
+    pub hello: Option<Hello>,
+    /// Who reaps there.
+    pub reaper: Option<Reaper>,
+    /// Its header banners: id -> (level, text).
+    pub banners: BTreeMap<String, (String, String)>,
+    /// The last round trip of a `ping` (milliseconds).
+    pub rtt_ms: Option<i64>,
+    /// When its tables were last made whole (`synced.at`, unix seconds).
+    pub synced_at: Option<i64>,
+    /// Something its stream did that is not the protocol (shown in the
+    /// Hosts pane), or its last refused command.
+    pub note: Option<String>,
+    instances: Vec<Instance>,
+    index: HashMap<InstanceKey, usize>,
+    operations: Vec<Operation>,
+    backoffs: BTreeMap<String, Backoff>,
+    group: Vec<(String, Value)>,
+    group_rows: usize,
+    group_reset: bool,
+}
+
+impl Host {
+    /// A host named `name`, not connected yet (`connecting` since `now`).
+    #[must_use]
+    pub fn new(name: String, now: i64) -> Self {
+        Self {
+            name,
+            link: Link {
+                state: LinkState::Connecting,
+                since: now,
+                error: None,
+                retry_at: None,
+            },
+            hello: None,
+            reaper: None,
+            banners: BTreeMap::new(),
+            rtt_ms: None,
+            synced_at: None,
+            note: None,
+            instances: Vec::new(),
+            index: HashMap::new(),
+            operations: Vec::new(),
+            backoffs: BTreeMap::new(),
+            group: Vec::new(),
+            group_rows: 0,
+            group_reset: false,
+        }
+    }
+
+    /// Its instances (as of its last `synced`), in no order.
+    #[must_use]
+    pub fn instances(&self) -> &[Instance] {
+        &self.instances
+    }
+
+    /// Its operations (as of its last `synced`).
+    #[must_use]
+    pub fn operations(&self) -> &[Operation] {
+        &self.operations
+    }
+
+    /// Its backoffs (as of its last `synced`), by instance name.
+    pub fn backoffs(&self) -> impl Iterator<Item = &Backoff> {
+        self.backoffs.values()
+    }
+
+    /// The backoff of instance `name`.
+    #[must_use]
+    pub fn backoff(&self, name: &str) -> Option<&Backoff> {
+        self.backoffs.get(name)
+    }
+
+    /// The instance of `key`.
+    #[must_use]
+    pub fn instance(&self, key: &InstanceKey) -> Option<&Instance> {
+        self.index.get(key).and_then(|&i| self.instances.get(i))
+    }
+
+    /// The pending operation (queued or running) of instance `name`.
+    #[must_use]
+    pub fn pending_operation(&self, name: &str) -> Option<&Operation> {
+        self.operations
+            .iter()
+            .find(|op| op.pending() && op.instance == name)
+    }
+
+    /// Actions can be sent: connected, with a `hello` and its first
+    /// tables. `Err` says why not (the refusal's words).
+    ///
+    /// # Errors
+    /// The host is connecting, stale or failed, or has sent no snapshot.
+    pub fn ready(&self, now: i64) -> Result<&Hello, String> {
+        let name = crate::model::text::sanitize_short(&self.name, 64);
+        match self.link.state {
+            LinkState::Connected => {}
+            LinkState::Connecting => return Err(format!("{name} is still connecting")),
+            LinkState::Stale => {
+                return Err(format!(
+                    "{name} is stale ({}): its rows are {} old; nothing is sent until it is back",
+                    self.link.error.as_deref().unwrap_or("no line"),
+                    crate::model::time::span(now.saturating_sub(self.link.since))
+                ));
+            }
+            LinkState::Failed => {
+                return Err(format!(
+                    "{name} failed: {}",
+                    self.link.error.as_deref().unwrap_or("unknown")
+                ));
+            }
+        }
+        match (&self.hello, self.synced_at) {
+            (Some(hello), Some(_)) => Ok(hello),
+            _ => Err(format!("{name} has not sent its first snapshot yet")),
+        }
+    }
+
+    /// Counts for the Hosts pane at `now`: (instances, active, expired,
+    /// tombstoned).
+    #[must_use]
+    pub fn counts(&self, now: i64) -> (usize, usize, usize, usize) {
+        let mut counts = (self.instances.len(), 0, 0, 0);
+        for instance in &self.instances {
+            if instance.tombstoned() {
+                counts.3 += 1;
+            } else if instance.status == "active" {
+                counts.1 += 1;
+                if instance.expired(now) {
+                    counts.2 += 1;
+                }
+            }
+        }
+        counts
+    }
+
+    /// A link change: a new connection (connecting) forgets the last
+    /// `hello`; its rows stay until the new snapshot replaces them.
+    pub fn set_link(&mut self, link: Link) {
+        if link.state == LinkState::Connecting {
+            self.hello = None;
+            self.rtt_ms = None;
+            self.group.clear();
+            self.group_rows = 0;
+            self.group_reset = false;
+        }
+        self.link = link;
+    }
+
+    fn rows(&mut self, line: &Value) {
+        let table = line.get("table").and_then(Value::as_str).unwrap_or("");
+        let upsert = line.get("upsert").and_then(Value::as_array);
+        let remove = line.get("remove").and_then(Value::as_array);
+        let count = upsert.map_or(0, Vec::len) + remove.map_or(0, Vec::len);
+        if self.group_rows.saturating_add(count) > MAX_GROUP_ROWS {
+            self.group.clear();
+            self.group_rows = 0;
+            self.note = Some(format!(
+                "its stream sent over {MAX_GROUP_ROWS} rows without a synced: dropped"
+            ));
+            return;
+        }
+        self.group_rows += count;
+        for row in upsert.into_iter().flatten() {
+            self.group.push((format!("+{table}"), row.clone()));
+        }
+        for key in remove.into_iter().flatten() {
+            self.group.push((format!("-{table}"), key.clone()));
+        }
+    }
+
+    fn synced(&mut self, at: Option<i64>) {
+        if self.group_reset {
+            self.instances.clear();
+            self.index.clear();
+            self.operations.clear();
+            self.backoffs.clear();
+            self.group_reset = false;
+        }
+        for (what, row) in std::mem::take(&mut self.group) {
+            match what.as_str() {
+                "+instances" => {
+                    if let Some(instance) = rows::instance(&row) {
+                        self.upsert_instance(instance);
+                    }
+                }
+                "-instances" => {
+                    if let Some(key) = rows::instance_key(&row) {
+                        self.remove_instance(&key);
+                    }
+                }
+                "+operations" => {
+                    if let Some(op) = rows::operation(&row) {
+                        match self.operations.iter_mut().find(|o| o.id == op.id) {
+                            Some(old) => *old = op,
+                            None => self.operations.push(op),
+                        }
+                    }
+                }
+                "-operations" => {
+                    if let Some(id) = rows::operation_key(&row) {
+                        self.operations.retain(|op| op.id != id);
+                    }
+                }
+                "+backoffs" => {
+                    if let Some(backoff) = rows::backoff(&row) {
+                        self.backoffs.insert(backoff.instance.clone(), backoff);
+                    }
+                }
+                "-backoffs" => {
+                    if let Some(name) = rows::backoff_key(&row) {
+                        self.backoffs.remove(&name);
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.group_rows = 0;
+        self.synced_at = at.or(self.synced_at).or(Some(0));
+    }
+
+    fn upsert_instance(&mut self, instance: Instance) {
+        match self.index.get(&instance.key) {
+            Some(&i) => self.instances[i] = instance,
+            None => {
+                self.index
+                    .insert(instance.key.clone(), self.instances.len());
+                self.instances.push(instance);
+            }
+        }
+    }
+
+    fn remove_instance(&mut self, key: &InstanceKey) {
+        let Some(i) = self.index.remove(key) else {
+            return;
+        };
+        self.instances.swap_remove(i);
+        if let Some(moved) = self.instances.get(i) {
+            self.index.insert(moved.key.clone(), i);
+        }
+    }
+}
+
+/// Every host of a fleet and the Activity they sent.
+#[derive(Debug, Clone)]
+pub struct Fleet {
+    /// The hosts, in the fleet's order.
+    pub hosts: Vec<Host>,
+    /// The merged Activity, oldest first (at most [`MAX_ACTIVITY`]).
+    pub activity: VecDeque<Activity>,
+}
+
+fn text(line: &Value, field: &str) -> String {
+    line.get(field)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+impl Fleet {
+    /// A fleet of hosts named `names`, all connecting since `now`.
+    #[must_use]
+    pub fn new(names: Vec<String>, now: i64) -> Self {
+        Self {
+            hosts: names.into_iter().map(|name| Host::new(name, now)).collect(),
+            activity: VecDeque::new(),
+        }
+    }
+
+    /// Apply one line of host `host`'s stream (docs/protocol.md "The
+    /// out-stream"). Rows wait for their group's `synced`, so the tables
+    /// shown are always one consistent read of that host's store.
+    pub fn apply(&mut self, host: usize, line: &Value) -> Applied {
+        let Some(one) = self.hosts.get_mut(host) else {
+            return Applied::Ignored;
+        };
+        match line.get("type").and_then(Value::as_str).unwrap_or("") {
+            "hello" => {
+                one.hello = Some(hello_of(line));
+                one.note = None;
+                if let Some(reaper) = line.get("reaper") {
+                    one.reaper = Some(reaper_of(reaper));
+                }
+                Applied::Host
+            }
+            "reaper" => {
+                one.reaper = Some(reaper_of(line));
+                Applied::Host
+            }
+            "reset" => {
+                one.group.clear();
+                one.group_rows = 0;
+                one.group_reset = true;
+                one.banners.clear();
+                Applied::Host
+            }
+            "rows" => {
+                one.rows(line);
+                Applied::Host
+            }
+            "synced" => {
+                one.synced(line.get("at").and_then(Value::as_i64));
+                Applied::Tables
+            }
+            "banner" => {
+                one.banners
+                    .insert(text(line, "id"), (text(line, "level"), text(line, "text")));
+                Applied::Host
+            }
+            "banner_cleared" => {
+                one.banners.remove(&text(line, "id"));
+                Applied::Host
+            }
+            "activity" => {
+                if self.activity.len() >= MAX_ACTIVITY {
+                    self.activity.pop_front();
+                }
+                self.activity.push_back(Activity {
+                    host,
+                    at: line.get("at").and_then(Value::as_i64).unwrap_or(0),
+                    actor: text(line, "actor"),
+                    instance: text(line, "instance"),
+                    kind: text(line, "kind"),
+                    detail: text(line, "detail"),
+                });
+                Applied::Activity
+            }
+            "reply" => reply_of(line),
+            "log" => Applied::Log {
+                logs: line.get("logs").cloned().unwrap_or(Value::Null),
+                service: text(line, "service"),
+                text: text(line, "text"),
+                cont: line.get("cont").and_then(Value::as_bool) == Some(true),
+            },
+            "logs_end" => Applied::LogsEnd {
+                logs: line.get("logs").cloned().unwrap_or(Value::Null),
+                reason: text(line, "reason"),
+            },
+            "heartbeat" => Applied::Host,
+            _ => Applied::Ignored,
+        }
+    }
+}
+
+fn reply_of(line: &Value) -> Applied {
+    let ok = line.get("ok").and_then(Value::as_bool) == Some(true);
+    let message = if ok {
+        text(line, "message")
+    } else {
+        line.get("error")
+            .map(|e| text(e, "message"))
+            .unwrap_or_default()
+    };
+    Applied::Reply {
+        id: line.get("id").cloned().unwrap_or(Value::Null),
+        ok,
+        message,
+        reply: line.clone(),
+    }
+}
+
+fn hello_of(line: &Value) -> Hello {
+    Hello {
+        host: text(line, "host"),
+        schema: line.get("schema").and_then(Value::as_i64).unwrap_or(0),
+        read_only: line.get("read_only").and_then(Value::as_bool) == Some(true),
+        dry_run: line.get("dry_run").and_then(Value::as_bool) == Some(true),
+        commands: line
+            .get("commands")
+            .and_then(Value::as_array)
+            .map(|c| {
+                c.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        version: text(line, "version"),
+    }
+}
+
+fn reaper_of(line: &Value) -> Reaper {
+    Reaper {
+        by: text(line, "by"),
+        pid: line.get("pid").and_then(Value::as_i64),
+        paused: line.get("paused").and_then(Value::as_bool) == Some(true),
+        text: text(line, "text"),
+    }
+}
+
+#[cfg(test)]
+mod tests;

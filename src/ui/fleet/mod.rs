@@ -1,9 +1,32 @@
 //! The fleet view: every host's instances in one table (HOST first), a
-//! Hosts pane, merged Operations, Backoffs and Activity tagged by host,
-//! and every action sent to the owning host's agent (`serve --stdio`,
-//! docs/protocol.md). Pure UI state: lines and links in, effects out.
+//! Hosts pane (a header line at 80x24), merged Operations, Backoffs and
+//! Activity tagged by host, and every action sent to the owning host's
+//! agent (`serve --stdio`, docs/protocol.md "Commands") after the same
+//! `y`/N as the console's keys, naming the host and what runs there. Pure
+//! UI state: lines and links in ([`FleetApp::line`], [`FleetApp::link`]),
+//! effects out ([`FleetEffect`]); the agent on each host checks every
+//! command again by its key's rules (issue 25).
 
-use crate::model::fleet::Link;
+mod draw;
+mod keys;
+
+use std::cell::{Cell, Ref, RefCell};
+use std::collections::{BTreeSet, HashMap};
+
+use serde_json::{Value, json};
+
+pub use draw::draw;
+
+use crate::model::fleet::rows::InstanceKey;
+use crate::model::fleet::view::{Filter, RowRef, SortKey, order};
+use crate::model::fleet::{Applied, Fleet, Link, LinkState};
+use crate::model::text::sanitize_short;
+
+/// How often a connected host is pinged for its round trip (ms).
+pub const PING_EVERY_MS: i64 = 5_000;
+
+/// The most lines the logs view keeps (the oldest go).
+pub const MAX_LOG_LINES: usize = 5_000;
 
 /// What the fleet view asks its wiring to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,44 +41,255 @@ pub enum FleetEffect {
     },
 }
 
+/// Which pane has the keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    /// The merged Instances table.
+    Instances,
+    /// The merged Operations (0.4.0 controllers).
+    Operations,
+    /// The merged Backoffs.
+    Backoffs,
+    /// The merged Activity.
+    Activity,
+    /// The Hosts pane.
+    Hosts,
+}
+
+impl Focus {
+    fn next(self, back: bool) -> Self {
+        const ALL: [Focus; 5] = [
+            Focus::Instances,
+            Focus::Operations,
+            Focus::Backoffs,
+            Focus::Activity,
+            Focus::Hosts,
+        ];
+        let at = ALL.iter().position(|f| *f == self).unwrap_or(0);
+        let next = if back { at + ALL.len() - 1 } else { at + 1 };
+        ALL[next % ALL.len()]
+    }
+}
+
+/// A command waiting for `y`: what is sent where, and the question.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Confirm {
+    /// The question's lines (the first is the question).
+    pub lines: Vec<String>,
+    /// (host, command without its `id`) to send on `y`.
+    pub commands: Vec<(usize, Value)>,
+}
+
+/// A text view over the panes: an instance's detail (its agent's lines),
+/// its logs (followed over the agent), a row whole (`e`) or the help.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextView {
+    /// The title (`detail: alpha on fleet-3`).
+    pub title: String,
+    /// The lines, sanitized.
+    pub lines: Vec<String>,
+    /// The first line shown.
+    pub scroll: usize,
+    /// Follow the end (logs).
+    pub follow: bool,
+    /// The logs stream's host and command id, while it runs.
+    pub logs: Option<(usize, Value)>,
+    /// The detail or logs answer this view waits for: (host, command id).
+    pub waiting: Option<(usize, Value)>,
+}
+
+/// The layer over the panes, if any (the top takes the keys).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Layer {
+    /// The `/` prompt.
+    Filter,
+    /// The `:` prompt and its text.
+    Command(String),
+    /// A question waiting for `y`.
+    Confirm(Confirm),
+    /// A text view.
+    Text(TextView),
+}
+
+/// The message line under the panes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flash {
+    /// Its text.
+    pub text: String,
+    /// It says something failed or was refused.
+    pub error: bool,
+}
+
+/// What was sent, by (host, id): how its reply is shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Sent {
+    /// An action (its words: `reap alpha`).
+    Action(String),
+    /// A ping sent at this instant (unix ms).
+    Ping(i64),
+    /// The detail of the view open now.
+    Detail,
+    /// The logs of the view open now.
+    Logs,
+    /// The end of a logs stream (its reply is not shown).
+    Quiet,
+}
+
 /// The fleet view's state.
 #[derive(Debug)]
 pub struct FleetApp {
-    hosts: Vec<String>,
+    fleet: Fleet,
+    order: RefCell<Vec<RowRef>>,
+    stale_order: Cell<bool>,
+    selected: Cell<usize>,
+    chosen: Option<(usize, InstanceKey)>,
+    focus: Focus,
+    cursor: [usize; 4],
+    filter_text: String,
+    filter: Filter,
+    sort: SortKey,
+    descending: bool,
+    marks: BTreeSet<(usize, InstanceKey)>,
+    layers: Vec<Layer>,
+    flash: Option<Flash>,
+    next_id: u64,
+    sent: HashMap<(usize, String), Sent>,
+    last_ping: Vec<i64>,
+    now: i64,
+    zone: jiff::tz::TimeZone,
     quit: bool,
 }
 
+/// A command's id as the sent map keys it.
+fn id_key(id: &Value) -> String {
+    match id {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
 impl FleetApp {
-    /// A view over `hosts` (their names: label, else alias), none connected.
+    /// A view over `hosts` (their names: label, else alias), none connected
+    /// yet, at `now_ms` (unix milliseconds).
     #[must_use]
-    pub fn new(hosts: Vec<String>, _now_ms: i64) -> Self {
-        Self { hosts, quit: false }
-    }
-
-    /// One line of host `host`'s agent stream (a JSON object).
-    pub fn line(&mut self, host: usize, line: &serde_json::Value, now_ms: i64) {
-        let _ = (host, line, now_ms, &self.hosts);
-    }
-
-    /// Host `host`'s link changed (or was first reported).
-    pub fn link(&mut self, host: usize, link: Link, now_ms: i64) {
-        let _ = (host, link, now_ms);
-    }
-
-    /// A key; what to send where.
-    pub fn key(&mut self, key: crossterm::event::KeyEvent, now_ms: i64) -> Vec<FleetEffect> {
-        let _ = now_ms;
-        if key.code == crossterm::event::KeyCode::Char('q') {
-            self.quit = true;
+    pub fn new(hosts: Vec<String>, now_ms: i64) -> Self {
+        let count = hosts.len();
+        let now = now_ms.div_euclid(1000);
+        Self {
+            fleet: Fleet::new(hosts, now),
+            order: RefCell::new(Vec::new()),
+            stale_order: Cell::new(false),
+            selected: Cell::new(0),
+            chosen: None,
+            focus: Focus::Instances,
+            cursor: [0; 4],
+            filter_text: String::new(),
+            filter: Filter::default(),
+            sort: SortKey::Host,
+            descending: false,
+            marks: BTreeSet::new(),
+            layers: Vec::new(),
+            flash: None,
+            next_id: 1,
+            sent: HashMap::new(),
+            last_ping: vec![0; count],
+            now,
+            zone: jiff::tz::TimeZone::UTC,
+            quit: false,
         }
-        Vec::new()
     }
 
-    /// Called about once a second (and after each batch of events):
-    /// pings to measure round trips, countdowns.
+    /// One line of host `host`'s agent stream (a JSON object), at `now_ms`.
+    pub fn line(&mut self, host: usize, line: &Value, now_ms: i64) {
+        self.now = now_ms.div_euclid(1000);
+        match self.fleet.apply(host, line) {
+            Applied::Tables => self.invalidate(),
+            Applied::Reply {
+                id,
+                ok,
+                message,
+                reply,
+                ..
+            } => self.reply(host, &id, ok, &message, &reply, now_ms),
+            Applied::Log {
+                logs,
+                text,
+                cont,
+                service,
+            } => self.log(host, &logs, &service, &text, cont),
+            Applied::LogsEnd { logs, reason } => {
+                if let Some(Layer::Text(view)) = self.layers.last_mut()
+                    && view.logs.as_ref() == Some(&(host, logs))
+                {
+                    view.logs = None;
+                    view.lines
+                        .push(format!("-- the logs stream ended: {reason}"));
+                }
+            }
+            Applied::Host | Applied::Activity | Applied::Ignored => {}
+        }
+    }
+
+    /// Host `host`'s link changed (or was first reported), at `now_ms`.
+    pub fn link(&mut self, host: usize, link: Link, now_ms: i64) {
+        self.now = now_ms.div_euclid(1000);
+        let Some(one) = self.fleet.hosts.get_mut(host) else {
+            return;
+        };
+        if link.state == LinkState::Connecting {
+            self.sent.retain(|(h, _), _| *h != host);
+            if let Some(Layer::Text(view)) = self.layers.last_mut()
+                && view.logs.as_ref().is_some_and(|(h, _)| *h == host)
+            {
+                view.logs = None;
+                view.lines
+                    .push("-- the host's connection was lost: press l to follow again".into());
+            }
+        }
+        one.set_link(link);
+        self.invalidate();
+    }
+
+    /// Called about once a second: a ping to each connected host every
+    /// [`PING_EVERY_MS`] (its reply is the round trip the Hosts pane
+    /// shows); a filter that depends on the clock is applied again.
     pub fn tick(&mut self, now_ms: i64) -> Vec<FleetEffect> {
-        let _ = now_ms;
-        Vec::new()
+        self.now = now_ms.div_euclid(1000);
+        if self.filter_text.contains("expired") || self.sort == SortKey::Status {
+            self.invalidate();
+        }
+        let mut out = Vec::new();
+        for host in 0..self.fleet.hosts.len() {
+            let one = &self.fleet.hosts[host];
+            if one.link.state != LinkState::Connected || one.hello.is_none() {
+                continue;
+            }
+            if now_ms.saturating_sub(self.last_ping[host]) < PING_EVERY_MS {
+                continue;
+            }
+            if self
+                .sent
+                .iter()
+                .any(|((h, _), s)| *h == host && matches!(s, Sent::Ping(_)))
+            {
+                continue;
+            }
+            self.last_ping[host] = now_ms;
+            out.push(self.send(host, json!({"cmd": "ping"}), Sent::Ping(now_ms)));
+        }
+        out
+    }
+
+    /// Show Activity times in `zone` (the console's display zone; UTC
+    /// until set).
+    pub fn set_zone(&mut self, zone: jiff::tz::TimeZone) {
+        self.zone = zone;
+    }
+
+    /// The zone Activity times are shown in.
+    #[must_use]
+    pub fn zone(&self) -> &jiff::tz::TimeZone {
+        &self.zone
     }
 
     /// The operator asked to quit.
@@ -63,9 +297,266 @@ impl FleetApp {
     pub fn quit(&self) -> bool {
         self.quit
     }
-}
 
-/// Draw the fleet view on `frame` at `now_ms`.
-pub fn draw(frame: &mut ratatui::Frame, app: &FleetApp, now_ms: i64) {
-    let _ = (frame, app, now_ms);
+    /// The fleet's state.
+    #[must_use]
+    pub fn fleet(&self) -> &Fleet {
+        &self.fleet
+    }
+
+    /// The merged table's rows, filtered and sorted (built again after a
+    /// change, at most once per frame).
+    pub fn rows(&self) -> Ref<'_, Vec<RowRef>> {
+        if self.stale_order.replace(false) {
+            let rows = order(
+                &self.fleet,
+                &self.filter,
+                self.sort,
+                self.descending,
+                self.now,
+            );
+            let kept = self.chosen.as_ref().and_then(|(host, key)| {
+                rows.iter().position(|r| {
+                    r.host == *host && &self.fleet.hosts[r.host].instances()[r.index].key == key
+                })
+            });
+            let at = kept.unwrap_or_else(|| self.selected.get());
+            self.selected.set(at.min(rows.len().saturating_sub(1)));
+            *self.order.borrow_mut() = rows;
+        }
+        self.order.borrow()
+    }
+
+    /// The order is to be built again (lazily, at the next frame or key).
+    fn invalidate(&mut self) {
+        self.stale_order.set(true);
+    }
+
+    /// Keep the selected row's identity, so a reorder keeps it selected.
+    fn remember(&mut self) {
+        let chosen = self.selected_row().map(|r| {
+            (
+                r.host,
+                self.fleet.hosts[r.host].instances()[r.index].key.clone(),
+            )
+        });
+        if chosen.is_some() {
+            self.chosen = chosen;
+        }
+    }
+
+    /// The selected row of the merged table.
+    #[must_use]
+    pub fn selected_row(&self) -> Option<RowRef> {
+        let rows = self.rows();
+        rows.get(self.selected.get()).copied()
+    }
+
+    /// The selected row's position in [`Self::rows`].
+    #[must_use]
+    pub fn selected(&self) -> usize {
+        let _ = self.rows();
+        self.selected.get()
+    }
+
+    /// Which pane has the keys.
+    #[must_use]
+    pub fn focus(&self) -> Focus {
+        self.focus
+    }
+
+    /// The cursor of a pane other than Instances.
+    #[must_use]
+    pub fn cursor(&self, focus: Focus) -> usize {
+        match focus {
+            Focus::Instances => self.selected(),
+            Focus::Operations => self.cursor[0],
+            Focus::Backoffs => self.cursor[1],
+            Focus::Activity => self.cursor[2],
+            Focus::Hosts => self.cursor[3],
+        }
+    }
+
+    /// The filter's text.
+    #[must_use]
+    pub fn filter_text(&self) -> &str {
+        &self.filter_text
+    }
+
+    /// The sort and its direction.
+    #[must_use]
+    pub fn sort(&self) -> (SortKey, bool) {
+        (self.sort, self.descending)
+    }
+
+    /// The instance is marked.
+    #[must_use]
+    pub fn marked(&self, host: usize, key: &InstanceKey) -> bool {
+        self.marks.contains(&(host, key.clone()))
+    }
+
+    /// How many instances are marked.
+    #[must_use]
+    pub fn mark_count(&self) -> usize {
+        self.marks.len()
+    }
+
+    /// The top layer.
+    #[must_use]
+    pub fn layer(&self) -> Option<&Layer> {
+        self.layers.last()
+    }
+
+    /// The message line.
+    #[must_use]
+    pub fn flash(&self) -> Option<&Flash> {
+        self.flash.as_ref()
+    }
+
+    /// The clock the view last saw (unix seconds).
+    #[must_use]
+    pub fn now(&self) -> i64 {
+        self.now
+    }
+
+    fn say(&mut self, text: impl Into<String>, error: bool) {
+        self.flash = Some(Flash {
+            text: text.into(),
+            error,
+        });
+    }
+
+    /// The command `command` with a new `id`, to host `host`, remembered
+    /// as `sent`.
+    fn send(&mut self, host: usize, mut command: Value, sent: Sent) -> FleetEffect {
+        let id = format!("f{}", self.next_id);
+        self.next_id += 1;
+        if let Value::Object(fields) = &mut command {
+            fields.insert("id".to_owned(), Value::String(id.clone()));
+        }
+        self.sent.insert((host, id), sent);
+        FleetEffect::Send {
+            host,
+            line: command.to_string(),
+        }
+    }
+
+    fn host_name(&self, host: usize) -> String {
+        self.fleet
+            .hosts
+            .get(host)
+            .map(|h| sanitize_short(&h.name, 64))
+            .unwrap_or_default()
+    }
+
+    fn reply(
+        &mut self,
+        host: usize,
+        id: &Value,
+        ok: bool,
+        message: &str,
+        reply: &Value,
+        now_ms: i64,
+    ) {
+        let Some(sent) = self.sent.remove(&(host, id_key(id))) else {
+            return;
+        };
+        let name = self.host_name(host);
+        let message = sanitize_short(message, 400);
+        match sent {
+            Sent::Ping(at) => {
+                if let Some(one) = self.fleet.hosts.get_mut(host) {
+                    one.rtt_ms = Some(now_ms.saturating_sub(at).max(0));
+                }
+            }
+            Sent::Action(what) => {
+                if ok {
+                    self.say(format!("{name}: {message}"), false);
+                } else {
+                    self.say(format!("{name}: {what} refused: {message}"), true);
+                }
+            }
+            Sent::Detail => self.detail_reply(host, id, ok, &message, reply),
+            Sent::Logs => self.logs_reply(host, id, ok, &message, reply),
+            Sent::Quiet => {}
+        }
+    }
+
+    fn waiting_view(&mut self, host: usize, id: &Value) -> Option<&mut TextView> {
+        match self.layers.last_mut() {
+            Some(Layer::Text(view)) if view.waiting.as_ref() == Some(&(host, id.clone())) => {
+                Some(view)
+            }
+            _ => None,
+        }
+    }
+
+    fn detail_reply(&mut self, host: usize, id: &Value, ok: bool, message: &str, reply: &Value) {
+        let Some(view) = self.waiting_view(host, id) else {
+            return;
+        };
+        view.waiting = None;
+        view.lines = if ok {
+            reply
+                .pointer("/detail/lines")
+                .and_then(Value::as_array)
+                .map(|lines| {
+                    lines
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(|l| sanitize_short(l, 1_024))
+                        .collect()
+                })
+                .unwrap_or_default()
+        } else {
+            vec![format!("refused: {message}")]
+        };
+    }
+
+    fn logs_reply(&mut self, host: usize, id: &Value, ok: bool, message: &str, reply: &Value) {
+        let Some(view) = self.waiting_view(host, id) else {
+            return;
+        };
+        view.waiting = None;
+        if ok {
+            let services: Vec<String> = reply
+                .get("services")
+                .and_then(Value::as_array)
+                .map(|s| {
+                    s.iter()
+                        .filter_map(Value::as_str)
+                        .map(|s| sanitize_short(s, 64))
+                        .collect()
+                })
+                .unwrap_or_default();
+            view.lines.insert(
+                0,
+                format!("-- following {} over its agent", services.join(", ")),
+            );
+        } else {
+            view.logs = None;
+            view.lines = vec![format!("refused: {message}")];
+        }
+    }
+
+    fn log(&mut self, host: usize, logs: &Value, service: &str, text: &str, cont: bool) {
+        let Some(Layer::Text(view)) = self.layers.last_mut() else {
+            return;
+        };
+        if view.logs.as_ref() != Some(&(host, logs.clone())) {
+            return;
+        }
+        let text = sanitize_short(text, 1_024);
+        match view.lines.last_mut() {
+            Some(last) if cont => last.push_str(&text),
+            _ => view
+                .lines
+                .push(format!("{} │ {text}", sanitize_short(service, 32))),
+        }
+        if view.lines.len() > MAX_LOG_LINES {
+            let extra = view.lines.len() - MAX_LOG_LINES;
+            view.lines.drain(..extra);
+            view.scroll = view.scroll.saturating_sub(extra);
+        }
+    }
 }

@@ -1,0 +1,286 @@
+use serde_json::json;
+
+use super::view::{Filter, RowRef, SortKey, order};
+use super::*;
+
+const NOW: i64 = 1_764_655_200;
+
+fn instance(name: &str, birth: &str, expires_at: i64) -> Value {
+    json!({"name": name, "birth": {"instance_id": birth, "resource_namespace": "sl-x"},
+        "dns_safe": true, "substrate": "local", "status": "active", "created_at": NOW - 600,
+        "tombstoned_at": null, "lease": {"duration_secs": 3600, "expires_at": expires_at},
+        "lock": null, "dirty": false, "failed_up": false, "services_dead": 0, "gc": null})
+}
+
+fn connected(fleet: &mut Fleet, host: usize) {
+    fleet.hosts[host].set_link(Link {
+        state: LinkState::Connected,
+        since: NOW,
+        error: None,
+        retry_at: None,
+    });
+    fleet.apply(
+        host,
+        &json!({"type":"hello","protocol":1,"host":"db1","schema":14,"read_only":false,
+            "dry_run":false,"commands":["reap","down"],"version":"0.1.0",
+            "reaper":{"by":"agent","pid":7,"paused":false,"text":"reaper: every 60s"}}),
+    );
+}
+
+fn snapshot(fleet: &mut Fleet, host: usize, rows: &[Value]) {
+    fleet.apply(host, &json!({"type":"reset","seq":1}));
+    fleet.apply(
+        host,
+        &json!({"type":"rows","seq":1,"table":"instances","upsert":rows,"remove":[]}),
+    );
+    fleet.apply(host, &json!({"type":"synced","seq":1,"at":NOW}));
+}
+
+fn names(fleet: &Fleet, rows: &[RowRef]) -> Vec<String> {
+    rows.iter()
+        .map(|r| {
+            let host = &fleet.hosts[r.host];
+            format!("{}/{}", host.name, host.instances()[r.index].key.name)
+        })
+        .collect()
+}
+
+#[test]
+fn rows_wait_for_their_synced() {
+    let mut fleet = Fleet::new(vec!["a".into()], NOW);
+    connected(&mut fleet, 0);
+    fleet.apply(0, &json!({"type":"reset","seq":1}));
+    fleet.apply(
+        0,
+        &json!({"type":"rows","seq":1,"table":"instances","upsert":[instance("alpha","a1",NOW+60)],"remove":[]}),
+    );
+    assert!(fleet.hosts[0].instances().is_empty());
+    assert_eq!(
+        fleet.hosts[0].ready(NOW),
+        Err("a has not sent its first snapshot yet".to_owned())
+    );
+    assert_eq!(
+        fleet.apply(0, &json!({"type":"synced","seq":1,"at":NOW})),
+        Applied::Tables
+    );
+    assert_eq!(fleet.hosts[0].instances().len(), 1);
+    assert_eq!(fleet.hosts[0].ready(NOW).map(|h| h.schema), Ok(14));
+    assert_eq!(
+        fleet.hosts[0].reaper.as_ref().map(|r| r.text.as_str()),
+        Some("reaper: every 60s")
+    );
+}
+
+#[test]
+fn a_remove_takes_the_row_of_its_birth_only() {
+    let mut fleet = Fleet::new(vec!["a".into()], NOW);
+    connected(&mut fleet, 0);
+    snapshot(
+        &mut fleet,
+        0,
+        &[
+            instance("alpha", "a1", NOW + 60),
+            instance("bravo", "b1", NOW + 60),
+            instance("charlie", "c1", NOW + 60),
+        ],
+    );
+    fleet.apply(
+        0,
+        &json!({"type":"rows","seq":2,"table":"instances",
+            "upsert":[instance("alpha","a2",NOW+90)],
+            "remove":[{"name":"alpha","birth":"a1"},{"name":"bravo","birth":"zz"}]}),
+    );
+    fleet.apply(0, &json!({"type":"synced","seq":2,"at":NOW + 1}));
+    let mut keys: Vec<_> = fleet.hosts[0]
+        .instances()
+        .iter()
+        .map(|i| format!("{}@{}", i.key.name, i.key.birth.as_deref().unwrap_or("-")))
+        .collect();
+    keys.sort();
+    assert_eq!(keys, ["alpha@a2", "bravo@b1", "charlie@c1"]);
+    let key = rows::InstanceKey {
+        name: "charlie".into(),
+        birth: Some("c1".into()),
+    };
+    assert_eq!(
+        fleet.hosts[0].instance(&key).map(|i| i.key.name.as_str()),
+        Some("charlie")
+    );
+    // A reset empties what the last snapshot left.
+    snapshot(&mut fleet, 0, &[instance("delta", "d1", NOW)]);
+    assert_eq!(fleet.hosts[0].instances().len(), 1);
+}
+
+#[test]
+fn a_stale_host_keeps_its_rows_and_refuses_actions() {
+    let mut fleet = Fleet::new(vec!["fleet-3".into()], NOW);
+    connected(&mut fleet, 0);
+    snapshot(&mut fleet, 0, &[instance("alpha", "a1", NOW - 5)]);
+    fleet.hosts[0].set_link(Link {
+        state: LinkState::Stale,
+        since: NOW,
+        error: Some("no line for 15 s".into()),
+        retry_at: Some(NOW + 2),
+    });
+    assert_eq!(fleet.hosts[0].instances().len(), 1);
+    assert_eq!(
+        fleet.hosts[0].ready(NOW + 40),
+        Err(
+            "fleet-3 is stale (no line for 15 s): its rows are 40s old; nothing is sent until it is back"
+                .to_owned()
+        )
+    );
+    assert_eq!(fleet.hosts[0].counts(NOW), (1, 1, 1, 0));
+    fleet.hosts[0].set_link(Link {
+        state: LinkState::Failed,
+        since: NOW,
+        error: Some("host key: it changed".into()),
+        retry_at: None,
+    });
+    assert_eq!(
+        fleet.hosts[0].ready(NOW),
+        Err("fleet-3 failed: host key: it changed".to_owned())
+    );
+}
+
+#[test]
+fn operations_backoffs_and_activity_are_kept_per_host() {
+    let mut fleet = Fleet::new(vec!["a".into(), "b".into()], NOW);
+    connected(&mut fleet, 1);
+    fleet.apply(1, &json!({"type":"reset","seq":1}));
+    fleet.apply(
+        1,
+        &json!({"type":"rows","seq":1,"table":"operations","upsert":[
+            {"id":"op-1","instance":"alpha","verb":"down","status":"running","created_at":NOW,
+             "updated_at":NOW,"error":null},
+            {"id":"op-2","instance":"bravo","verb":"up","status":"failed","created_at":NOW,
+             "updated_at":NOW,"error":{"code":"engine.up","message":"no"}}],"remove":[]}),
+    );
+    fleet.apply(
+        1,
+        &json!({"type":"rows","seq":1,"table":"backoffs","upsert":[
+            {"instance":"alpha","attempts":2,"last_error":"x","code":"c","summary":"c: boom",
+             "remediation":null,"next_retry_at":NOW + 30}],"remove":[]}),
+    );
+    fleet.apply(1, &json!({"type":"synced","seq":1,"at":NOW}));
+    let host = &fleet.hosts[1];
+    assert_eq!(
+        host.pending_operation("alpha").map(|o| o.id.clone()),
+        Some(json!("op-1"))
+    );
+    assert_eq!(host.operations()[1].error.as_deref(), Some("engine.up: no"));
+    assert_eq!(
+        host.backoff("alpha").map(|b| b.summary.as_str()),
+        Some("c: boom")
+    );
+    for i in 0..=MAX_ACTIVITY {
+        let at = NOW + i64::try_from(i).unwrap_or(0);
+        fleet.apply(
+            1,
+            &json!({"type":"activity","at":at,"actor":"reaper","instance":"alpha",
+                "kind":"reaped","detail":"down in 1s"}),
+        );
+    }
+    assert_eq!(fleet.activity.len(), MAX_ACTIVITY);
+    assert_eq!(
+        fleet.activity.front().map(|a| (a.host, a.at)),
+        Some((1, NOW + 1))
+    );
+}
+
+#[test]
+fn a_group_past_its_bound_is_dropped_and_noted() {
+    let mut fleet = Fleet::new(vec!["a".into()], NOW);
+    connected(&mut fleet, 0);
+    let keys: Vec<Value> = (0..MAX_GROUP_ROWS)
+        .map(|i| json!({"name": format!("n{i}"), "birth": null}))
+        .collect();
+    fleet.apply(
+        0,
+        &json!({"type":"rows","seq":1,"table":"instances","upsert":[],"remove":keys}),
+    );
+    assert_eq!(fleet.hosts[0].note, None);
+    fleet.apply(
+        0,
+        &json!({"type":"rows","seq":1,"table":"instances","upsert":[instance("x","x1",NOW)],"remove":[]}),
+    );
+    assert_eq!(
+        fleet.hosts[0].note.as_deref(),
+        Some("its stream sent over 250000 rows without a synced: dropped")
+    );
+    assert!(fleet.hosts[0].group.is_empty());
+}
+
+#[test]
+fn the_filter_and_sort_run_across_hosts() {
+    let mut fleet = Fleet::new(vec!["fleet-1".into(), "fleet-2".into()], NOW);
+    for host in 0..2 {
+        connected(&mut fleet, host);
+    }
+    snapshot(
+        &mut fleet,
+        0,
+        &[
+            instance("alpha", "a1", NOW + 300),
+            instance("bravo", "b1", NOW - 10),
+        ],
+    );
+    snapshot(
+        &mut fleet,
+        1,
+        &[
+            instance("alpha", "a9", NOW + 100),
+            instance("zulu", "z1", NOW - 50),
+        ],
+    );
+    let all = Filter::parse("");
+    assert_eq!(
+        names(&fleet, &order(&fleet, &all, SortKey::Host, false, NOW)),
+        [
+            "fleet-1/alpha",
+            "fleet-1/bravo",
+            "fleet-2/alpha",
+            "fleet-2/zulu"
+        ]
+    );
+    assert_eq!(
+        names(&fleet, &order(&fleet, &all, SortKey::Lease, false, NOW)),
+        [
+            "fleet-2/zulu",
+            "fleet-1/bravo",
+            "fleet-2/alpha",
+            "fleet-1/alpha"
+        ]
+    );
+    assert_eq!(
+        names(&fleet, &order(&fleet, &all, SortKey::Name, true, NOW)),
+        [
+            "fleet-2/zulu",
+            "fleet-1/bravo",
+            "fleet-2/alpha",
+            "fleet-1/alpha"
+        ]
+    );
+    let expired = Filter::parse("status:expired");
+    assert_eq!(
+        names(&fleet, &order(&fleet, &expired, SortKey::Host, false, NOW)),
+        ["fleet-1/bravo", "fleet-2/zulu"]
+    );
+    let host = Filter::parse("host:FLEET-2 !zulu");
+    assert_eq!(
+        names(&fleet, &order(&fleet, &host, SortKey::Host, false, NOW)),
+        ["fleet-2/alpha"]
+    );
+    let word = Filter::parse("alp");
+    assert_eq!(
+        names(&fleet, &order(&fleet, &word, SortKey::Host, false, NOW)),
+        ["fleet-1/alpha", "fleet-2/alpha"]
+    );
+}
+
+#[test]
+fn a_row_without_a_name_or_a_hostile_name_is_never_acted_upon() {
+    assert_eq!(rows::instance(&json!({"birth": null})), None);
+    let hostile = rows::instance(&json!({"name": "a;rm -rf", "dns_safe": true}));
+    assert_eq!(hostile.map(|i| i.dns_safe), Some(false));
+}

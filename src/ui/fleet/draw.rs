@@ -1,0 +1,750 @@
+//! The fleet view's frame. Top to bottom: the header (the fleet's counts,
+//! the sort, the filter; below 30 rows also one line of hosts), the Hosts
+//! pane (30 rows and more), Instances (HOST first), a row with Operations
+//! and Backoffs, Activity, and the footer (the prompt, the flash or the
+//! keys). A text view (detail, logs, a line whole, help) replaces the
+//! panes; a question is drawn over them. Everything from a host is
+//! sanitized here, as it is drawn.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph, Row, Table, Wrap};
+use unicode_width::UnicodeWidthStr as _;
+
+use super::{FleetApp, Focus, Layer, TextView};
+use crate::model::fleet::rows::Instance;
+use crate::model::fleet::{Activity, Host, LinkState};
+use crate::model::text::sanitize_short;
+use crate::model::time;
+use crate::ui::panes::{HIGHLIGHT_SYMBOL, pane_block, title, whole_items};
+use crate::ui::text::fit;
+use crate::ui::theme;
+
+/// Below this many rows the Hosts pane becomes one header line.
+pub(crate) const HOSTS_PANE_MIN_HEIGHT: u16 = 30;
+
+/// The Instances table's column headers.
+pub(crate) const HEADERS: [&str; 7] = [
+    "HOST",
+    "NAME",
+    "SUBSTRATE",
+    "STATUS",
+    "LEASE",
+    "LOCK",
+    "REAP",
+];
+
+/// Draw the fleet view on `frame` at `now_ms` (unix milliseconds).
+pub fn draw(frame: &mut Frame, app: &FleetApp, now_ms: i64) {
+    let now = now_ms.div_euclid(1000);
+    let area = frame.area();
+    if area.width < 60 || area.height < 16 {
+        let text = format!(
+            "the fleet view needs 60x16; this terminal is {}x{}",
+            area.width, area.height
+        );
+        frame.render_widget(Paragraph::new(text), area);
+        return;
+    }
+    let small = area.height < HOSTS_PANE_MIN_HEIGHT;
+    let header_height = if small { 2 } else { 1 };
+    let [header, body, footer] = Layout::vertical([
+        Constraint::Length(header_height),
+        Constraint::Min(0),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    draw_header(frame, header, app, now, small);
+    draw_footer(frame, footer, app);
+    if let Some(Layer::Text(view)) = app.layer() {
+        draw_text(frame, body, view);
+        return;
+    }
+    let hosts_height = if small {
+        0
+    } else {
+        u16::try_from(app.fleet().hosts.len())
+            .unwrap_or(u16::MAX)
+            .saturating_add(3)
+            .min(10)
+    };
+    let lower = if small { 6 } else { 8 };
+    let activity = if small { 5 } else { 8 };
+    let [hosts, instances, row, activity_area] = Layout::vertical([
+        Constraint::Length(hosts_height),
+        Constraint::Min(4),
+        Constraint::Length(lower),
+        Constraint::Length(activity),
+    ])
+    .areas(body);
+    if !small {
+        draw_hosts(frame, hosts, app, now);
+    }
+    draw_instances(frame, instances, app, now);
+    let [operations, backoffs] =
+        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(row);
+    draw_operations(frame, operations, app, now);
+    draw_backoffs(frame, backoffs, app, now);
+    draw_activity(frame, activity_area, app);
+    if let Some(Layer::Confirm(confirm)) = app.layer() {
+        draw_confirm(frame, body, &confirm.lines);
+    }
+}
+
+/// A host's state as the Hosts pane says it: `connected 3ms`,
+/// `connecting`, `stale 40s` (its rows' age), `failed`.
+#[must_use]
+pub(crate) fn state_text(host: &Host, now: i64) -> String {
+    match host.link.state {
+        LinkState::Connected => match host.rtt_ms {
+            Some(ms) => format!("connected {ms}ms"),
+            None => "connected".to_owned(),
+        },
+        LinkState::Connecting => "connecting".to_owned(),
+        LinkState::Stale => format!("stale {}", time::span(now.saturating_sub(host.link.since))),
+        LinkState::Failed => "failed".to_owned(),
+    }
+}
+
+fn host_style(host: &Host) -> Style {
+    match host.link.state {
+        LinkState::Connected => Style::new(),
+        LinkState::Connecting | LinkState::Stale => Style::new().add_modifier(Modifier::DIM),
+        LinkState::Failed => theme::failure(),
+    }
+}
+
+fn draw_header(frame: &mut Frame, area: Rect, app: &FleetApp, now: i64, small: bool) {
+    let fleet = app.fleet();
+    let mut states = [0usize; 4];
+    let (mut instances, mut expired) = (0, 0);
+    for host in &fleet.hosts {
+        states[host.link.state as usize] += 1;
+        let counts = host.counts(now);
+        instances += counts.0;
+        expired += counts.2;
+    }
+    let mut items = vec![format!("stackless-tui fleet: {} hosts", fleet.hosts.len())];
+    for (i, word) in ["connecting", "connected", "stale", "failed"]
+        .iter()
+        .enumerate()
+    {
+        if states[i] > 0 {
+            items.push(format!("{} {word}", states[i]));
+        }
+    }
+    items.push(format!("{instances} instances ({expired} expired)"));
+    let (sort, descending) = app.sort();
+    items.push(format!(
+        "sort: {} {}",
+        sort.label(),
+        if descending { "▼" } else { "▲" }
+    ));
+    if app.mark_count() > 0 {
+        items.push(format!("{} marked", app.mark_count()));
+    }
+    let width = usize::from(area.width);
+    let mut lines = vec![Line::styled(whole_items(&items, width), theme::title())];
+    if small {
+        let hosts: Vec<Span> = fleet
+            .hosts
+            .iter()
+            .enumerate()
+            .flat_map(|(i, host)| {
+                let sep = Span::raw(if i == 0 { "" } else { " · " });
+                let text = format!(
+                    "{} {}",
+                    sanitize_short(&host.name, 64),
+                    state_text(host, now)
+                );
+                [sep, Span::styled(text, host_style(host))]
+            })
+            .collect();
+        lines.push(Line::from(hosts));
+    }
+    frame.render_widget(Paragraph::new(lines), area);
+}
+
+fn draw_footer(frame: &mut Frame, area: Rect, app: &FleetApp) {
+    let width = usize::from(area.width);
+    let line = match app.layer() {
+        Some(Layer::Filter) => Line::styled(
+            fit(
+                &format!("/{}▏ (Enter keeps, Esc clears)", app.filter_text()),
+                width,
+            )
+            .into_owned(),
+            theme::prompt(),
+        ),
+        Some(Layer::Command(text)) => Line::styled(
+            fit(&format!(":{}▏", sanitize_short(text, 512)), width).into_owned(),
+            theme::prompt(),
+        ),
+        Some(Layer::Text(_)) => Line::styled(
+            "↑↓ jk scroll · PgUp/PgDn · g/G · Esc back".to_owned(),
+            theme::key(),
+        ),
+        _ => match app.flash() {
+            Some(flash) => {
+                let style = if flash.error {
+                    theme::failure()
+                } else {
+                    Style::new()
+                };
+                Line::styled(fit(&flash.text, width).into_owned(), style)
+            }
+            None => {
+                let mut keys = Vec::new();
+                if !app.filter_text().is_empty() {
+                    keys.push(format!("filter: {}", sanitize_short(app.filter_text(), 64)));
+                }
+                keys.extend(
+                    [
+                        "Enter detail",
+                        "l logs",
+                        "r reap",
+                        "d down",
+                        "/ filter",
+                        "s sort",
+                        "Space mark",
+                        "P/R reaper",
+                        ": cmd",
+                        "Tab pane",
+                        "? help",
+                        "q quit",
+                    ]
+                    .map(str::to_owned),
+                );
+                Line::styled(whole_items(&keys, width), theme::key())
+            }
+        },
+    };
+    frame.render_widget(Paragraph::new(line), area);
+}
+
+/// The first row to draw so that `selected` shows in `height` rows.
+fn window(selected: usize, len: usize, height: usize) -> usize {
+    if height == 0 || len <= height {
+        return 0;
+    }
+    selected.saturating_sub(height - 1).min(len - height)
+}
+
+fn row_style(selected: bool, focused: bool) -> Style {
+    match (selected, focused) {
+        (true, true) => theme::selected_focused(),
+        (true, false) => Style::new().add_modifier(Modifier::BOLD),
+        _ => Style::new(),
+    }
+}
+
+fn lease_cell(instance: &Instance, now: i64) -> (String, Style) {
+    if instance.tombstoned() {
+        let text = instance.tombstoned_at.map_or_else(
+            || "tombstoned".to_owned(),
+            |at| format!("tombstoned {}", time::ago(at, now)),
+        );
+        return (text, theme::tombstoned());
+    }
+    if instance.failed_up {
+        return ("failed up: no lease".to_owned(), theme::failure());
+    }
+    match instance.lease {
+        Some(lease) if lease.expires_at <= now => {
+            (time::lease_text(lease.expires_at, now), theme::expired())
+        }
+        Some(lease) => (time::lease_text(lease.expires_at, now), Style::new()),
+        None => ("no lease".to_owned(), Style::new()),
+    }
+}
+
+fn lock_cell(instance: &Instance) -> (String, Style) {
+    let Some(lock) = &instance.lock else {
+        return (String::new(), Style::new());
+    };
+    let text = format!(
+        "{} by pid {}, {}",
+        sanitize_short(&lock.operation, 32),
+        lock.holder_pid,
+        sanitize_short(&lock.liveness, 32).replace('_', " ")
+    );
+    let style = if lock.held {
+        theme::lock_held()
+    } else {
+        theme::lock_stale()
+    };
+    (text, style)
+}
+
+/// One Instances row as drawn: its cells (text, style), dimmed (its host
+/// is not connected), selected.
+struct Drawn {
+    cells: [(String, Style); 7],
+    dim: Style,
+    chosen: bool,
+}
+
+/// The cells of instance `index` of host `host` at `now`.
+fn instance_cells(app: &FleetApp, host: usize, index: usize, now: i64) -> [(String, Style); 7] {
+    let one = &app.fleet().hosts[host];
+    let instance = &one.instances()[index];
+    let mark = if app.marked(host, &instance.key) {
+        "● "
+    } else {
+        ""
+    };
+    let (lease, lease_style) = lease_cell(instance, now);
+    let (lock, lock_style) = lock_cell(instance);
+    let reap = one
+        .backoff(&instance.key.name)
+        .map(|b| b.attempts.to_string())
+        .unwrap_or_default();
+    let mut status = sanitize_short(&instance.status, 32);
+    if instance.services_dead > 0 {
+        status.push_str(&format!(" {} svc dead", instance.services_dead));
+    }
+    let host_cell = match one.link.state {
+        LinkState::Connected => sanitize_short(&one.name, 64),
+        _ => format!(
+            "{} ({})",
+            sanitize_short(&one.name, 64),
+            state_text(one, now)
+        ),
+    };
+    [
+        (host_cell, host_style(one)),
+        (
+            format!("{mark}{}", sanitize_short(&instance.key.name, 96)),
+            Style::new(),
+        ),
+        (sanitize_short(&instance.substrate, 32), Style::new()),
+        (status, Style::new()),
+        (lease, lease_style),
+        (lock, lock_style),
+        (reap, Style::new()),
+    ]
+}
+
+fn draw_instances(frame: &mut Frame, area: Rect, app: &FleetApp, now: i64) {
+    let rows = app.rows();
+    let fleet = app.fleet();
+    let focused = app.focus() == Focus::Instances;
+    let selected = app.selected();
+    let total: usize = fleet.hosts.iter().map(|h| h.instances().len()).sum();
+    let mut suffix = format!(
+        "{}/{}",
+        if rows.is_empty() { 0 } else { selected + 1 },
+        rows.len()
+    );
+    if !app.filter_text().is_empty() {
+        suffix.push_str(&format!(
+            " · match \"{}\" (filtered from {total})",
+            sanitize_short(app.filter_text(), 40)
+        ));
+    }
+    let block = pane_block(title("Instances", &suffix, focused), focused);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let height = usize::from(inner.height.saturating_sub(1));
+    let first = window(selected, rows.len(), height);
+    let shown = &rows[first..rows.len().min(first + height)];
+    let cells: Vec<Drawn> = shown
+        .iter()
+        .enumerate()
+        .map(|(i, r)| Drawn {
+            cells: instance_cells(app, r.host, r.index, now),
+            dim: match fleet.hosts[r.host].link.state {
+                LinkState::Connected => Style::new(),
+                _ => Style::new().add_modifier(Modifier::DIM),
+            },
+            chosen: first + i == selected,
+        })
+        .collect();
+    let widths = column_widths(&cells, usize::from(inner.width).saturating_sub(3));
+    let header = Row::new(std::iter::once(String::new()).chain(HEADERS.map(str::to_owned)))
+        .style(theme::table_header());
+    let table_rows = cells.into_iter().map(|drawn| {
+        let marker = if drawn.chosen && focused {
+            HIGHLIGHT_SYMBOL
+        } else {
+            ""
+        };
+        let cells = drawn
+            .cells
+            .into_iter()
+            .map(|(text, style)| Span::styled(text, style));
+        Row::new(std::iter::once(Span::raw(marker)).chain(cells))
+            .style(drawn.dim.patch(row_style(drawn.chosen, focused)))
+    });
+    let mut constraints = vec![Constraint::Length(2)];
+    constraints.extend(widths.map(Constraint::Length));
+    let table = Table::new(table_rows, constraints)
+        .header(header)
+        .column_spacing(1);
+    frame.render_widget(table, inner);
+    if rows.is_empty() {
+        let text = if fleet.hosts.iter().all(|h| h.synced_at.is_none()) {
+            "waiting for the hosts' first snapshots…"
+        } else if app.filter_text().is_empty() {
+            "no instance on any host"
+        } else {
+            "no instance matches the filter (Esc clears it)"
+        };
+        let line = Rect {
+            y: inner.y.saturating_add(1),
+            height: 1,
+            ..inner
+        };
+        frame.render_widget(Paragraph::new(text).style(theme::muted()), line);
+    }
+}
+
+/// Column widths for `cells` in `room` columns: HOST and NAME whole (as
+/// wide as their widest shown cell), then STATUS, LEASE and REAP, then
+/// LOCK (as wide as its widest shown cell) and SUBSTRATE share the
+/// rest, SUBSTRATE giving way first (down to 3); LOCK takes what is left.
+fn column_widths(cells: &[Drawn], room: usize) -> [u16; 7] {
+    let widest = |i: usize, min: usize| {
+        cells
+            .iter()
+            .map(|d| d.cells[i].0.width())
+            .max()
+            .unwrap_or(0)
+            .max(min)
+    };
+    let host = widest(0, 4);
+    let name = widest(1, 4);
+    let substrate_full = widest(2, 9);
+    let status = widest(3, 6);
+    let lease = widest(4, 5);
+    let lock_need = widest(5, 4);
+    let reap = 4;
+    let spacing = 6;
+    let fixed = host + name + status + lease + reap + spacing;
+    let left = room.saturating_sub(fixed);
+    let substrate = substrate_full.min(left.saturating_sub(lock_need).max(3));
+    let lock = left.saturating_sub(substrate);
+    let as_u16 = |w: usize| u16::try_from(w).unwrap_or(u16::MAX);
+    [host, name, substrate, status, lease, lock, reap].map(as_u16)
+}
+
+/// One Hosts row: state, schema, counts, who reaps, the last error.
+fn host_row(host: &Host, now: i64, error_width: usize) -> Row<'static> {
+    let (count, _, expired, _) = host.counts(now);
+    let synced = host.synced_at.is_some();
+    let number = |n: usize| {
+        if synced {
+            n.to_string()
+        } else {
+            "-".to_owned()
+        }
+    };
+    let schema = host
+        .hello
+        .as_ref()
+        .map_or_else(|| "-".to_owned(), |h| h.schema.to_string());
+    let reaper = host.reaper.as_ref().map_or_else(String::new, reaper_text);
+    let error = host
+        .link
+        .error
+        .as_deref()
+        .or(host.note.as_deref())
+        .map(|e| fit(&sanitize_short(e, 400), error_width).into_owned())
+        .unwrap_or_default();
+    let expired_style = if expired > 0 {
+        theme::expired()
+    } else {
+        Style::new()
+    };
+    Row::new([
+        Span::raw(sanitize_short(&host.name, 64)),
+        Span::styled(state_text(host, now), host_style(host)),
+        Span::raw(schema),
+        Span::raw(number(count)),
+        Span::styled(number(expired), expired_style),
+        Span::raw(number(host.backoffs().count())),
+        Span::raw(reaper),
+        Span::styled(error, theme::failure()),
+    ])
+}
+
+fn draw_hosts(frame: &mut Frame, area: Rect, app: &FleetApp, now: i64) {
+    let fleet = app.fleet();
+    let focused = app.focus() == Focus::Hosts;
+    let stale = fleet
+        .hosts
+        .iter()
+        .filter(|h| h.link.state != LinkState::Connected)
+        .count();
+    let suffix = format!("{} · {stale} not connected", fleet.hosts.len());
+    let block = pane_block(title("Hosts", &suffix, focused), focused);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let height = usize::from(inner.height.saturating_sub(1));
+    let cursor = app.cursor(Focus::Hosts);
+    let first = window(cursor, fleet.hosts.len(), height);
+    let headers = [
+        "HOST",
+        "STATE",
+        "SCHEMA",
+        "INSTANCES",
+        "EXPIRED",
+        "BACKOFFS",
+        "REAPER",
+        "LAST ERROR",
+    ];
+    let host_width = fleet
+        .hosts
+        .iter()
+        .map(|h| sanitize_short(&h.name, 64).width())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    // HOST, STATE 17, SCHEMA 6, INSTANCES 9, EXPIRED 7, BACKOFFS 8, REAPER 22, spacing 8.
+    let error_width = usize::from(inner.width)
+        .saturating_sub(host_width + 69 + 8)
+        .max(10);
+    let rows: Vec<Row> = fleet
+        .hosts
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(height)
+        .map(|(i, host)| {
+            host_row(host, now, error_width).style(row_style(i == cursor && focused, focused))
+        })
+        .collect();
+    let widths = [
+        Constraint::Length(u16::try_from(host_width).unwrap_or(64)),
+        Constraint::Length(17),
+        Constraint::Length(6),
+        Constraint::Length(9),
+        Constraint::Length(7),
+        Constraint::Length(8),
+        Constraint::Length(22),
+        Constraint::Min(10),
+    ];
+    let table = Table::new(rows, widths)
+        .header(Row::new(headers).style(theme::table_header()))
+        .column_spacing(1);
+    frame.render_widget(table, inner);
+}
+
+/// Who reaps on a host, short: `agent`, `agent (paused)`, `controller
+/// pid 77`, `console pid 5`, `nobody`.
+fn reaper_text(reaper: &crate::model::fleet::Reaper) -> String {
+    let mut text = sanitize_short(&reaper.by, 16);
+    if let Some(pid) = reaper.pid
+        && reaper.by != "agent"
+    {
+        text.push_str(&format!(" pid {pid}"));
+    }
+    if reaper.paused {
+        text.push_str(" (paused)");
+    }
+    text
+}
+
+fn list_pane(
+    frame: &mut Frame,
+    area: Rect,
+    app: &FleetApp,
+    (name, suffix, focus): (&str, &str, Focus),
+    lines: Vec<Line<'static>>,
+) {
+    let focused = app.focus() == focus;
+    let block = pane_block(title(name, suffix, focused), focused);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let height = usize::from(inner.height);
+    let cursor = app.cursor(focus);
+    let first = window(cursor, lines.len(), height);
+    let width = usize::from(inner.width);
+    let shown: Vec<Line> = lines
+        .into_iter()
+        .enumerate()
+        .skip(first)
+        .take(height)
+        .map(|(i, line)| {
+            let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+            let style = line.spans.first().map(|s| s.style).unwrap_or_default();
+            let marker = if i == cursor && focused {
+                HIGHLIGHT_SYMBOL
+            } else {
+                "  "
+            };
+            Line::styled(
+                fit(&format!("{marker}{text}"), width).into_owned(),
+                style.patch(row_style(i == cursor, focused)),
+            )
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(shown), inner);
+}
+
+fn draw_operations(frame: &mut Frame, area: Rect, app: &FleetApp, now: i64) {
+    let operations = app.operations();
+    let pending = operations.iter().filter(|(_, op)| op.pending()).count();
+    let lines = operations
+        .iter()
+        .map(|(host, op)| {
+            let when = if op.pending() {
+                time::ago(op.created_at, now)
+            } else {
+                time::ago(op.updated_at, now)
+            };
+            let text = format!(
+                "{} {} {} {} {when}{}",
+                sanitize_short(&app.fleet().hosts[*host].name, 64),
+                sanitize_short(&op.verb, 16),
+                sanitize_short(&op.instance, 96),
+                sanitize_short(&op.status, 16),
+                op.error
+                    .as_deref()
+                    .map(|e| format!(" · {}", sanitize_short(e, 200)))
+                    .unwrap_or_default()
+            );
+            let style = match op.status.as_str() {
+                "failed" | "interrupted" => theme::failure(),
+                "queued" | "running" => Style::new().add_modifier(Modifier::BOLD),
+                _ => theme::muted(),
+            };
+            Line::styled(text, style)
+        })
+        .collect();
+    let suffix = format!("{pending} pending · {} shown", operations.len());
+    list_pane(
+        frame,
+        area,
+        app,
+        ("Operations", &suffix, Focus::Operations),
+        lines,
+    );
+}
+
+fn draw_backoffs(frame: &mut Frame, area: Rect, app: &FleetApp, now: i64) {
+    let backoffs = app.backoffs();
+    let lines = backoffs
+        .iter()
+        .map(|(host, b)| {
+            let text = format!(
+                "{} {} ×{} {} · {}",
+                sanitize_short(&app.fleet().hosts[*host].name, 64),
+                sanitize_short(&b.instance, 96),
+                b.attempts,
+                time::retry_text(b.next_retry_at, now),
+                sanitize_short(&b.summary, 200)
+            );
+            Line::styled(
+                text,
+                if b.next_retry_at <= now {
+                    theme::due()
+                } else {
+                    Style::new()
+                },
+            )
+        })
+        .collect();
+    let suffix = format!("{}", backoffs.len());
+    list_pane(
+        frame,
+        area,
+        app,
+        ("Backoffs", &suffix, Focus::Backoffs),
+        lines,
+    );
+}
+
+/// One Activity line as drawn: `HH:MM:SS HOST actor instance kind detail`.
+#[must_use]
+pub(crate) fn activity_text(app: &FleetApp, activity: &Activity) -> String {
+    let host = app
+        .fleet()
+        .hosts
+        .get(activity.host)
+        .map(|h| sanitize_short(&h.name, 64))
+        .unwrap_or_default();
+    let mut text = format!(
+        "{} {host} {} {} {}",
+        time::clock_in(activity.at, app.zone()),
+        sanitize_short(&activity.actor, 16),
+        sanitize_short(&activity.instance, 96),
+        sanitize_short(&activity.kind, 32),
+    );
+    if !activity.detail.is_empty() {
+        text.push_str(": ");
+        text.push_str(&sanitize_short(&activity.detail, 400));
+    }
+    text
+}
+
+fn draw_activity(frame: &mut Frame, area: Rect, app: &FleetApp) {
+    let lines = app
+        .fleet()
+        .activity
+        .iter()
+        .rev()
+        .map(|a| {
+            let style = match a.kind.as_str() {
+                "failed" | "refused" | "stopped" => theme::failure(),
+                "reaped" | "torn down" => Style::new().add_modifier(Modifier::BOLD),
+                _ => Style::new(),
+            };
+            Line::styled(activity_text(app, a), style)
+        })
+        .collect();
+    let suffix = format!("{} · newest first", app.fleet().activity.len());
+    list_pane(
+        frame,
+        area,
+        app,
+        ("Activity", &suffix, Focus::Activity),
+        lines,
+    );
+}
+
+fn draw_text(frame: &mut Frame, area: Rect, view: &TextView) {
+    let block = pane_block(title(&view.title, "", true), true);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let height = usize::from(inner.height);
+    let first = if view.follow {
+        view.lines.len().saturating_sub(height)
+    } else {
+        view.scroll.min(view.lines.len().saturating_sub(1))
+    };
+    let width = usize::from(inner.width);
+    let lines: Vec<Line> = view
+        .lines
+        .iter()
+        .skip(first)
+        .take(height)
+        .map(|l| Line::raw(fit(l, width).into_owned()))
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+fn draw_confirm(frame: &mut Frame, area: Rect, lines: &[String]) {
+    let width = area.width.saturating_sub(8).min(100);
+    let text: Vec<Line> = lines.iter().map(|l| Line::raw(l.clone())).collect();
+    let inner_width = usize::from(width.saturating_sub(2)).max(1);
+    let rows: usize = lines
+        .iter()
+        .map(|l| l.width().div_ceil(inner_width).max(1))
+        .sum();
+    let height = u16::try_from(rows + 2).unwrap_or(u16::MAX).min(area.height);
+    let popup = Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + area.height.saturating_sub(height) / 2,
+        width,
+        height,
+    };
+    frame.render_widget(Clear, popup);
+    let block = pane_block(title("Confirm", "", true), true);
+    frame.render_widget(
+        Paragraph::new(text).block(block).wrap(Wrap { trim: false }),
+        popup,
+    );
+}

@@ -1,0 +1,539 @@
+//! The fleet view (`--fleet FILE`, issue 25) on `TestBackend`: three hosts
+//! fed protocol lines as their agents send them (docs/protocol.md), one of
+//! them stale and one failed; the HOST column, the Hosts pane (a header
+//! line at 80x24), the merged panes, and every action sent to the owning
+//! host only, after a question naming the host and what runs there.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::{Value, json};
+use stackless_tui::model::fleet::{Link, LinkState};
+use stackless_tui::ui::fleet::{FleetApp, FleetEffect, Layer, draw};
+
+const NOW: i64 = 1_764_655_200;
+const NOW_MS: i64 = NOW * 1000;
+
+fn instance(name: &str, birth: &str, expires_at: i64) -> Value {
+    json!({"name": name, "birth": {"instance_id": birth, "resource_namespace": "sl-x"},
+        "dns_safe": true, "substrate": "local", "status": "active", "created_at": NOW - 600,
+        "tombstoned_at": null, "lease": {"duration_secs": 3600, "expires_at": expires_at},
+        "lock": null, "dirty": false, "failed_up": false, "services_dead": 0, "gc": null})
+}
+
+fn hello(host: &str, dry_run: bool) -> Value {
+    json!({"type":"hello","protocol":1,"program":"stackless-tui","version":"0.1.0","host":host,
+        "store":"/s/state.db","schema":14,"generation":"controller","read_only":false,
+        "dry_run":dry_run,"follow_only":false,
+        "commands":["reap","down","queue_down","cancel","pause","resume","pass","renew","verify",
+            "detail","logs","logs_stop","ping"],
+        "reaper":{"by":"agent","pid":42,"paused":false,"text":"reaper: every 60s"},
+        "max_message_bytes":65536,"heartbeat_secs":5})
+}
+
+fn link(state: LinkState, error: Option<&str>) -> Link {
+    Link {
+        state,
+        since: NOW - 40,
+        error: error.map(str::to_owned),
+        retry_at: None,
+    }
+}
+
+fn connect(app: &mut FleetApp, host: usize, name: &str, tables: &[(&str, Vec<Value>)]) {
+    app.link(host, link(LinkState::Connected, None), NOW_MS);
+    app.line(host, &hello(name, false), NOW_MS);
+    app.line(host, &json!({"type":"reset","seq":1}), NOW_MS);
+    for (table, rows) in tables {
+        app.line(
+            host,
+            &json!({"type":"rows","seq":1,"table":table,"upsert":rows,"remove":[]}),
+            NOW_MS,
+        );
+    }
+    app.line(host, &json!({"type":"synced","seq":1,"at":NOW}), NOW_MS);
+}
+
+/// Three hosts: fleet-1 and fleet-2 connected (fleet-2 with an operation,
+/// a backoff and an Activity line), fleet-3 stale (its rows kept).
+fn fleet() -> FleetApp {
+    let mut app = FleetApp::new(
+        vec!["fleet-1".into(), "fleet-2".into(), "fleet-3".into()],
+        NOW_MS,
+    );
+    connect(
+        &mut app,
+        0,
+        "db1",
+        &[(
+            "instances",
+            vec![
+                instance("alpha", "a1", NOW + 3_600),
+                instance("bravo", "b1", NOW - 120),
+            ],
+        )],
+    );
+    connect(
+        &mut app,
+        1,
+        "db2",
+        &[
+            (
+                "instances",
+                vec![
+                    instance("alpha", "a2", NOW - 30),
+                    instance("charlie", "c1", NOW + 60),
+                ],
+            ),
+            (
+                "operations",
+                vec![
+                    json!({"id":"op-7","instance":"charlie","verb":"up","status":"running",
+                    "created_at":NOW - 5,"updated_at":NOW - 5,"error":null}),
+                ],
+            ),
+            (
+                "backoffs",
+                vec![json!({"instance":"alpha","attempts":2,"last_error":"x",
+                    "code":"engine.teardown","summary":"engine.teardown: survivors",
+                    "remediation":null,"next_retry_at":NOW + 64})],
+            ),
+        ],
+    );
+    app.line(
+        1,
+        &json!({"type":"activity","at":NOW - 3,"actor":"reaper","instance":"golf",
+            "kind":"reaped","detail":"down in 1.2s"}),
+        NOW_MS,
+    );
+    connect(
+        &mut app,
+        2,
+        "db3",
+        &[("instances", vec![instance("delta", "d1", NOW - 600)])],
+    );
+    app.link(
+        2,
+        link(
+            LinkState::Stale,
+            Some("no line for 15 s (3 x heartbeat_secs 5)"),
+        ),
+        NOW_MS,
+    );
+    app
+}
+
+fn screen(app: &FleetApp, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal.draw(|frame| draw(frame, app, NOW_MS)).unwrap();
+    let buffer = terminal.backend().buffer();
+    let mut out = String::new();
+    for y in 0..height {
+        let mut line = String::new();
+        for x in 0..width {
+            line.push_str(buffer[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn press(app: &mut FleetApp, code: KeyCode) -> Vec<FleetEffect> {
+    app.key(KeyEvent::new(code, KeyModifiers::NONE), NOW_MS)
+}
+
+fn typed(app: &mut FleetApp, text: &str) -> Vec<FleetEffect> {
+    text.chars()
+        .flat_map(|c| press(app, KeyCode::Char(c)))
+        .collect()
+}
+
+/// The one command sent: (host, command without its id).
+fn sent(effects: &[FleetEffect]) -> Vec<(usize, Value)> {
+    effects
+        .iter()
+        .map(|FleetEffect::Send { host, line }| {
+            let mut command: Value = serde_json::from_str(line).unwrap();
+            command.as_object_mut().unwrap().remove("id");
+            (*host, command)
+        })
+        .collect()
+}
+
+fn confirm_lines(app: &FleetApp) -> Vec<String> {
+    match app.layer() {
+        Some(Layer::Confirm(confirm)) => confirm.lines.clone(),
+        other => panic!("no question: {other:?}"),
+    }
+}
+
+/// Select the row whose HOST and NAME are these (moving down from the top).
+fn select(app: &mut FleetApp, host: &str, name: &str) {
+    press(app, KeyCode::Home);
+    for _ in 0..20 {
+        let row = app.selected_row().unwrap();
+        let one = &app.fleet().hosts[row.host];
+        if one.name == host && one.instances()[row.index].key.name == name {
+            return;
+        }
+        press(app, KeyCode::Down);
+    }
+    panic!("{host}/{name} not found");
+}
+
+#[test]
+fn three_hosts_in_one_view_at_120x40() {
+    let app = fleet();
+    assert_snapshot!("three_hosts_120x40", screen(&app, 120, 40));
+}
+
+#[test]
+fn at_80x24_the_hosts_pane_is_a_header_line() {
+    let app = fleet();
+    let text = screen(&app, 80, 24);
+    assert_snapshot!("three_hosts_80x24", text);
+    assert!(
+        text.lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("fleet-1 connected · fleet-2 connected · fleet-3 stale 40s")
+    );
+}
+
+#[test]
+fn a_reap_goes_to_the_owning_host_only_after_its_question() {
+    let mut app = fleet();
+    select(&mut app, "fleet-2", "alpha");
+    assert!(press(&mut app, KeyCode::Char('r')).is_empty());
+    assert_eq!(
+        confirm_lines(&app),
+        [
+            "Reap alpha on fleet-2 now? This runs there: stackless down alpha --json",
+            "y: yes · any other key: no"
+        ]
+    );
+    let effects = press(&mut app, KeyCode::Char('y'));
+    assert_eq!(
+        sent(&effects),
+        [(1, json!({"cmd":"reap","name":"alpha","birth":"a2"}))]
+    );
+    let FleetEffect::Send { line, .. } = &effects[0];
+    let id = serde_json::from_str::<Value>(line).unwrap()["id"].clone();
+    app.line(
+        1,
+        &json!({"type":"reply","id":id,"ok":true,"message":"reap requested for alpha"}),
+        NOW_MS,
+    );
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("fleet-2: reap requested for alpha")
+    );
+    // A refusal comes back as that host's words.
+    select(&mut app, "fleet-1", "bravo");
+    let effects = typed(&mut app, "ry");
+    let FleetEffect::Send { line, host } = &effects[0];
+    assert_eq!(*host, 0);
+    let id = serde_json::from_str::<Value>(line).unwrap()["id"].clone();
+    app.line(
+        0,
+        &json!({"type":"reply","id":id,"ok":false,
+            "error":{"kind":"refused","message":"refused: lock held by pid 4242 (up)"}}),
+        NOW_MS,
+    );
+    let flash = app.flash().unwrap();
+    assert_eq!(
+        (flash.text.as_str(), flash.error),
+        (
+            "fleet-1: reap bravo refused: refused: lock held by pid 4242 (up)",
+            true
+        )
+    );
+}
+
+#[test]
+fn any_other_key_sends_nothing() {
+    let mut app = fleet();
+    select(&mut app, "fleet-2", "alpha");
+    press(&mut app, KeyCode::Char('d'));
+    assert_eq!(
+        confirm_lines(&app)[0],
+        "Tear down alpha on fleet-2? This runs there: stackless down alpha --json"
+    );
+    assert!(press(&mut app, KeyCode::Char('n')).is_empty());
+    assert_eq!(app.flash().map(|f| f.text.as_str()), Some("not done"));
+    // Behind a pending operation, d queues the down.
+    select(&mut app, "fleet-2", "charlie");
+    press(&mut app, KeyCode::Char('d'));
+    assert_eq!(
+        confirm_lines(&app)[0],
+        "Queue a down of charlie on fleet-2 behind its pending operation? This runs there: \
+         stackless down charlie --no-wait --json"
+    );
+    assert_eq!(
+        sent(&press(&mut app, KeyCode::Char('y'))),
+        [(1, json!({"cmd":"queue_down","name":"charlie","birth":"c1"}))]
+    );
+}
+
+#[test]
+fn an_action_on_a_stale_or_failed_host_is_refused_and_says_why() {
+    let mut app = fleet();
+    select(&mut app, "fleet-3", "delta");
+    assert!(press(&mut app, KeyCode::Char('r')).is_empty());
+    assert_eq!(app.layer(), None);
+    let flash = app.flash().unwrap();
+    assert_eq!(
+        (flash.text.as_str(), flash.error),
+        (
+            "fleet-3 is stale (no line for 15 s (3 x heartbeat_secs 5)): its rows are 40s old; \
+             nothing is sent until it is back",
+            true
+        )
+    );
+    app.link(
+        2,
+        link(
+            LinkState::Failed,
+            Some("host key: the host key of 127.0.0.1 is not the known one"),
+        ),
+        NOW_MS,
+    );
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("fleet-3 failed: host key: the host key of 127.0.0.1 is not the known one")
+    );
+    // Its rows stay, dimmed, with the host's state in the Hosts pane.
+    let text = screen(&app, 120, 40);
+    assert!(text.contains("│fleet-3 failed"), "{text}");
+    assert!(text.contains("fleet-3 (failed) delta"), "{text}");
+}
+
+#[test]
+fn a_bulk_reap_over_several_hosts_says_how_many_on_each() {
+    let mut app = fleet();
+    for (host, name) in [
+        ("fleet-1", "bravo"),
+        ("fleet-2", "alpha"),
+        ("fleet-3", "delta"),
+        ("fleet-1", "alpha"),
+    ] {
+        select(&mut app, host, name);
+        press(&mut app, KeyCode::Char(' '));
+    }
+    assert_eq!(app.mark_count(), 4);
+    press(&mut app, KeyCode::Char('r'));
+    assert_eq!(
+        confirm_lines(&app),
+        [
+            "Reap 2 instances on 2 hosts?",
+            "fleet-1: 1 · fleet-2: 1",
+            "Each runs on its host: stackless down NAME --json (behind a pending operation: --no-wait)",
+            "Not sent (2): alpha on fleet-1: its lease has not expired: use d to tear it down; \
+             fleet-3 is stale (no line for 15 s (3 x heartbeat_secs 5)): its rows are 40s old; \
+             nothing is sent until it is back",
+            "y: yes · any other key: no",
+        ]
+    );
+    assert_eq!(
+        sent(&press(&mut app, KeyCode::Char('y'))),
+        [
+            (0, json!({"cmd":"reap","name":"bravo","birth":"b1"})),
+            (1, json!({"cmd":"reap","name":"alpha","birth":"a2"})),
+        ]
+    );
+}
+
+#[test]
+fn the_filter_and_sort_work_across_hosts() {
+    let mut app = fleet();
+    typed(&mut app, "/host:fleet-2");
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.rows().len(), 2);
+    press(&mut app, KeyCode::Esc);
+    typed(&mut app, "/status:expired");
+    press(&mut app, KeyCode::Enter);
+    let names: Vec<String> = app
+        .rows()
+        .iter()
+        .map(|r| {
+            let host = &app.fleet().hosts[r.host];
+            format!("{}/{}", host.name, host.instances()[r.index].key.name)
+        })
+        .collect();
+    assert_eq!(names, ["fleet-1/bravo", "fleet-2/alpha", "fleet-3/delta"]);
+    // Ctrl-U clears the prompt's text.
+    press(&mut app, KeyCode::Char('/'));
+    app.key(
+        KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL),
+        NOW_MS,
+    );
+    assert_eq!(app.filter_text(), "");
+    press(&mut app, KeyCode::Enter);
+    press(&mut app, KeyCode::Char('s'));
+    assert_eq!(
+        screen(&app, 120, 40).lines().next().unwrap(),
+        "stackless-tui fleet: 3 hosts · 2 connected · 1 stale · 5 instances (3 expired) · sort: lease expiry ▲"
+    );
+}
+
+#[test]
+fn detail_and_logs_are_read_over_the_owning_hosts_agent() {
+    let mut app = fleet();
+    select(&mut app, "fleet-2", "charlie");
+    let effects = press(&mut app, KeyCode::Enter);
+    assert_eq!(
+        sent(&effects),
+        [(1, json!({"cmd":"detail","name":"charlie"}))]
+    );
+    let FleetEffect::Send { line, .. } = &effects[0];
+    let id = serde_json::from_str::<Value>(line).unwrap()["id"].clone();
+    app.line(
+        1,
+        &json!({"type":"reply","id":id,"ok":true,"detail":{"name":"charlie","birth":null,
+            "lines":["Instance charlie","  lease: 1m 00s left","  \u{1b}[31mred\u{1b}[0m"]}}),
+        NOW_MS,
+    );
+    let text = screen(&app, 80, 24);
+    assert!(text.contains("detail: charlie on fleet-2"), "{text}");
+    assert!(text.contains("║  lease: 1m 00s left"), "{text}");
+    assert!(!text.contains('\u{1b}'), "{text}");
+    press(&mut app, KeyCode::Esc);
+    let effects = press(&mut app, KeyCode::Char('l'));
+    assert_eq!(
+        sent(&effects),
+        [(1, json!({"cmd":"logs","name":"charlie"}))]
+    );
+    let FleetEffect::Send { line, .. } = &effects[0];
+    let id = serde_json::from_str::<Value>(line).unwrap()["id"].clone();
+    app.line(
+        1,
+        &json!({"type":"reply","id":id,"ok":true,"services":["web"]}),
+        NOW_MS,
+    );
+    for (text, cont) in [
+        ("GET / 200", false),
+        ("GET /x 500", false),
+        (" (cut)", true),
+    ] {
+        app.line(
+            1,
+            &json!({"type":"log","logs":id,"service":"web","text":text,"at":null,"cont":cont}),
+            NOW_MS,
+        );
+    }
+    // A line of another stream is not this view's.
+    app.line(
+        1,
+        &json!({"type":"log","logs":"other","service":"web","text":"nope","at":null,"cont":false}),
+        NOW_MS,
+    );
+    let Some(Layer::Text(view)) = app.layer() else {
+        panic!("no logs view")
+    };
+    assert_eq!(
+        view.lines,
+        [
+            "-- following web over its agent",
+            "web │ GET / 200",
+            "web │ GET /x 500 (cut)"
+        ]
+    );
+    assert_eq!(
+        sent(&press(&mut app, KeyCode::Esc)),
+        [(1, json!({"cmd":"logs_stop","logs":id}))]
+    );
+}
+
+#[test]
+fn the_reaper_keys_go_to_one_host_and_all_hosts_after_a_question() {
+    let mut app = fleet();
+    select(&mut app, "fleet-2", "alpha");
+    assert_eq!(
+        sent(&press(&mut app, KeyCode::Char('P'))),
+        [(1, json!({"cmd":"pause"}))]
+    );
+    assert_eq!(
+        sent(&press(&mut app, KeyCode::Char('R'))),
+        [(1, json!({"cmd":"pass"}))]
+    );
+    assert!(typed(&mut app, ":pause all").is_empty());
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(
+        confirm_lines(&app),
+        [
+            "Pause the reaper on 2 hosts (fleet-1, fleet-2)?",
+            "Not sent (1): fleet-3 is stale (no line for 15 s (3 x heartbeat_secs 5)): its rows \
+             are 40s old; nothing is sent until it is back",
+            "y: yes · any other key: no",
+        ]
+    );
+    assert_eq!(
+        sent(&press(&mut app, KeyCode::Char('y'))),
+        [(0, json!({"cmd":"pause"})), (1, json!({"cmd":"pause"}))]
+    );
+}
+
+#[test]
+fn a_command_names_one_instance_or_asks_which_host() {
+    let mut app = fleet();
+    typed(&mut app, ":reap alpha");
+    assert!(press(&mut app, KeyCode::Enter).is_empty());
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("alpha is on 2 hosts (fleet-1, fleet-2): name one as HOST/NAME")
+    );
+    typed(&mut app, ":reap fleet-2/alpha");
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(
+        sent(&press(&mut app, KeyCode::Char('y'))),
+        [(1, json!({"cmd":"reap","name":"alpha","birth":"a2"}))]
+    );
+}
+
+#[test]
+fn pings_measure_each_connected_hosts_round_trip() {
+    let mut app = fleet();
+    let effects = app.tick(NOW_MS + 5_000);
+    let hosts: Vec<usize> = sent(&effects).iter().map(|(h, _)| *h).collect();
+    assert_eq!(hosts, [0, 1]);
+    assert!(app.tick(NOW_MS + 6_000).is_empty());
+    let FleetEffect::Send { line, .. } = &effects[1];
+    let id = serde_json::from_str::<Value>(line).unwrap()["id"].clone();
+    app.line(
+        1,
+        &json!({"type":"reply","id":id,"ok":true}),
+        NOW_MS + 5_012,
+    );
+    assert_eq!(app.fleet().hosts[1].rtt_ms, Some(12));
+    assert!(screen(&app, 120, 40).contains("│fleet-2 connected 12ms"));
+}
+
+#[test]
+fn hostile_texts_from_a_host_are_sanitized_and_never_acted_upon() {
+    let mut app = FleetApp::new(vec!["fleet-1".into()], NOW_MS);
+    let mut row = instance("evil\u{1b}]52;c;cm0gLXJm\u{7}x", "e1", NOW - 10);
+    row["dns_safe"] = json!(true);
+    connect(&mut app, 0, "db1", &[("instances", vec![row])]);
+    app.line(
+        0,
+        &json!({"type":"activity","at":NOW,"actor":"observed","instance":"a\u{1b}[2Jb",
+            "kind":"appeared","detail":"x\ny"}),
+        NOW_MS,
+    );
+    let text = screen(&app, 120, 40);
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{7}'),
+        "{text}"
+    );
+    assert!(press(&mut app, KeyCode::Char('r')).is_empty());
+    assert!(
+        app.flash()
+            .unwrap()
+            .text
+            .ends_with("on fleet-1 is not a DNS-safe name: never acted upon"),
+        "{:?}",
+        app.flash()
+    );
+}
