@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::common::fake_down;
 use crate::fleet_follow::{KillOnDrop, agents_of, processes_with, stores};
-use crate::harness::{BIN, Tui, UI, cmdline, utf8};
+use crate::harness::{BIN, Tui, UI, cmdline, pane, utf8};
 use crate::remote::assert_restored;
 use crate::sshd::{Sshd, skipped};
 
@@ -150,6 +151,51 @@ fn wait_for_the_view(tui: &mut Tui) {
     assert_eq!(tui.raw_mode(), Some(true));
 }
 
+/// The Hosts pane's line of `host` (words), if shown.
+fn host_line(screen: &vt100::Screen, host: &str) -> Option<Vec<String>> {
+    pane(screen, "Hosts")?.into_iter().find_map(|line| {
+        let words: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
+        (words.first().map(String::as_str) == Some(host)).then_some(words)
+    })
+}
+
+/// Wait until the Hosts pane says `host` is in `state` (its first word:
+/// `connected 2ms` is `connected`); return its line's words.
+fn wait_host(tui: &mut Tui, host: &str, state: &str, wait: Duration) -> Vec<String> {
+    let screen = tui.wait_until(&format!("{host} {state}"), wait, |screen| {
+        host_line(screen, host).is_some_and(|words| words.get(1).map(String::as_str) == Some(state))
+    });
+    host_line(&screen, host).expect("the host's line")
+}
+
+/// A Hosts pane line's state word, schema and instance count (the round
+/// trip after `connected`, `12ms`, skipped).
+fn host_columns(words: &[String]) -> (String, String, String) {
+    let rest: Vec<&String> = words
+        .iter()
+        .skip(2)
+        .filter(|w| !(w.ends_with("ms") && w[..w.len() - 2].chars().all(|c| c.is_ascii_digit())))
+        .collect();
+    (
+        words[1].clone(),
+        rest.first().map(|w| (*w).clone()).unwrap_or_default(),
+        rest.get(1).map(|w| (*w).clone()).unwrap_or_default(),
+    )
+}
+
+/// The Instances pane's rows as `(host, name)`, in screen order.
+fn instance_rows(screen: &vt100::Screen) -> Vec<(String, String)> {
+    pane(screen, "Instances")
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|line| {
+            let mut words = line.trim_start_matches('▶').split_whitespace();
+            let (host, name) = (words.next()?, words.next()?);
+            (host != "HOST").then(|| (host.to_owned(), name.to_owned()))
+        })
+        .collect()
+}
+
 /// Three hosts: one ssh each, exactly the argv one `--controller ...
 /// serve --stdio` runs (`-T`, batch mode, host key checking, the local
 /// safety flags in front: `--dry-run` from the environment, `--no-reaper`
@@ -173,10 +219,41 @@ fn q_stops_every_host_agent_at_the_end_of_its_stdin() {
     );
     let args = args(&config, &empty, &ALIASES, &["--no-reaper"]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut tui = Tui::spawn_env(&args, &[("STACKLESS_TUI_DRY_RUN", "1")], 120, 40);
+    let mut tui = Tui::spawn_env(&args, &[("STACKLESS_TUI_DRY_RUN", "1")], 120, 50);
     wait_for_the_view(&mut tui);
     let agents = agents_started(&paths, 1);
     assert_eq!(agents.len(), 3);
+    // The three hosts in one view: the header's totals, each host's line
+    // (its own store's schema and count), every row with its HOST first.
+    let screen = tui.wait_until("three hosts synced", UI, |screen| {
+        screen.contents().contains(
+            "stackless-tui fleet: 3 hosts · 3 connected · 21 instances (14 expired) · sort: host ▲",
+        )
+    });
+    let lines: Vec<(String, String, String)> = ALIASES
+        .iter()
+        .map(|host| host_columns(&host_line(&screen, host).expect("a host line")))
+        .collect();
+    let line = |state: &str, schema: &str, count: &str| {
+        (state.to_owned(), schema.to_owned(), count.to_owned())
+    };
+    assert_eq!(
+        lines,
+        [
+            line("connected", "14", "8"),
+            line("connected", "5", "5"),
+            line("connected", "4", "8")
+        ],
+        "{}",
+        screen.contents()
+    );
+    let rows = instance_rows(&screen);
+    let per_host: Vec<usize> = ALIASES
+        .iter()
+        .map(|host| rows.iter().filter(|(h, _)| h == host).count())
+        .collect();
+    assert_eq!(per_host, [8, 5, 8], "{}", screen.contents());
+    assert_eq!(rows.len(), 21);
     let mut ssh: Vec<Vec<String>> = ssh_of(&config).into_iter().map(|(_, argv)| argv).collect();
     ssh.sort();
     let expected: Vec<Vec<String>> = ALIASES
@@ -292,13 +369,23 @@ fn a_killed_agent_is_connected_again() {
     );
     let args = args(&config, &empty, &ALIASES, &["--no-reaper"]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut tui = Tui::spawn(&args, 120, 40);
+    let mut tui = Tui::spawn(&args, 120, 50);
     wait_for_the_view(&mut tui);
     let before = agents_started(&paths, 1);
+    tui.wait_for(
+        "stackless-tui fleet: 3 hosts · 3 connected · 21 instances (14 expired)",
+        UI,
+    );
     let pid = nix::unistd::Pid::from_raw(i32::try_from(before[1]).unwrap());
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).expect("kill the agent");
     let again = agents_started(&paths[1..2], 2);
     assert_ne!(again[0], before[1]);
+    // On screen: connected again, its rows from its new agent's snapshot.
+    tui.wait_for(
+        "stackless-tui fleet: 3 hosts · 3 connected · 21 instances (14 expired)",
+        UI,
+    );
+    wait_host(&mut tui, "fleet-2", "connected", UI);
     // Its first agent never said `stop` (killed); the new one runs.
     assert_eq!(console_story(&paths[1]).0, ["start", "start"]);
     assert_eq!(agents_of(&paths[0]), [before[0]]);
@@ -337,12 +424,20 @@ fn a_stopped_agent_goes_stale_alone_and_is_connected_again() {
     let mut tui = Tui::spawn(&args, 120, 40);
     wait_for_the_view(&mut tui);
     let before = agents_started(&paths[..2], 1);
+    tui.wait_for("stackless-tui fleet: 2 hosts · 2 connected ·", UI);
     let ssh_before: Vec<u32> = ssh_of(&config).into_iter().map(|(pid, _)| pid).collect();
     assert_eq!(ssh_before.len(), 2, "{ssh_before:?}");
     let pid = nix::unistd::Pid::from_raw(i32::try_from(before[1]).unwrap());
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).expect("stop the agent");
     // Killed at the end, also when an assertion fails (never left stopped).
     let _stopped = KillOnDrop(pid);
+    // The screen is not held by the stopped host: a key is answered at
+    // once, fleet-2 still connected (silent for less than 15 s).
+    tui.send("s");
+    let screen = tui.wait_for("· sort: lease expiry ▲", UI);
+    assert!(screen.contains("2 hosts · 2 connected ·"), "{screen}");
+    tui.send("s");
+    tui.wait_for("· sort: name ▲", UI);
     // A second agent on fleet-2's store: the stopped one and the new one.
     let fresh = poll(
         "a new agent on fleet-2",
@@ -360,6 +455,10 @@ fn a_stopped_agent_goes_stale_alone_and_is_connected_again() {
     assert_eq!(ssh_now.len(), 2, "{ssh_now:?}");
     let kept: Vec<&u32> = ssh_now.iter().filter(|p| ssh_before.contains(p)).collect();
     assert_eq!(kept.len(), 1, "before {ssh_before:?}, now {ssh_now:?}");
+    // Connected again on screen, and the keys still answered.
+    tui.wait_for("stackless-tui fleet: 2 hosts · 2 connected ·", UI);
+    tui.send("s");
+    tui.wait_for("· sort: status ▲", UI);
     tui.send("q");
     assert_eq!(tui.wait_exit(UI), 0, "sshd: {}", sshd.log());
     assert_restored(&tui);
@@ -371,5 +470,169 @@ fn a_stopped_agent_goes_stale_alone_and_is_connected_again() {
         )
     );
     assert_eq!(ssh_of(&config), [], "orphan ssh");
+    drop(sshd);
+}
+
+/// A host with a wrong host key is `failed` alone on screen (ssh's words
+/// in its LAST ERROR, never retried: one ssh each for the others), while
+/// the other two are connected with their rows.
+#[test]
+fn a_wrong_host_key_fails_one_host_alone() {
+    if skipped() {
+        return;
+    }
+    let sshd = Sshd::start();
+    let (stores, empty) = stores();
+    let paths: Vec<PathBuf> = stores.iter().map(|(_, store)| store.clone()).collect();
+    let config = sshd.fleet_config(&[
+        ("fleet-1", &paths[0], false),
+        ("fleet-2", &paths[1], true),
+        ("fleet-3", &paths[2], false),
+    ]);
+    let args = args(&config, &empty, &ALIASES, &["--no-reaper"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut tui = Tui::spawn(&args, 160, 50);
+    wait_for_the_view(&mut tui);
+    let screen = tui.wait_until("fleet-2 failed, the others synced", UI, |screen| {
+        screen.contents().contains(
+            "stackless-tui fleet: 3 hosts · 2 connected · 1 failed · 16 instances (11 expired)",
+        )
+    });
+    let failed = host_line(&screen, "fleet-2").expect("fleet-2's line");
+    assert_eq!(failed[1], "failed");
+    let said = failed.join(" ");
+    assert!(
+        said.contains("ssh could not verify the host key of fleet-2 (exit 255)"),
+        "{}",
+        screen.contents()
+    );
+    let rows = instance_rows(&screen);
+    assert!(rows.iter().all(|(host, _)| host != "fleet-2"), "{rows:?}");
+    assert_eq!(rows.len(), 16);
+    assert_eq!(agents_of(&paths[1]), Vec::<u32>::new());
+    assert_eq!(ssh_of(&config).len(), 2, "{:?}", ssh_of(&config));
+    tui.send("q");
+    assert_eq!(tui.wait_exit(UI), 0, "sshd: {}", sshd.log());
+    assert_restored(&tui);
+    assert_eq!(console_lines(&paths[1]), []);
+    drop(sshd);
+}
+
+/// `r` on fleet-2's `golf` (three hosts holding the same instances) asks
+/// which host and what runs there; `y` sends the reap to fleet-2's agent
+/// only: its teardown command (each host's logs its argv beside its own
+/// store) runs there once, its row turns tombstoned, and the other hosts'
+/// `golf` is untouched.
+#[test]
+fn a_reap_goes_to_the_owning_host_only() {
+    if skipped() {
+        return;
+    }
+    let sshd = Sshd::start();
+    let stores: Vec<_> = ALIASES
+        .iter()
+        .map(|_| crate::common::fixture("real-0.4.0-v14.db"))
+        .collect();
+    let paths: Vec<PathBuf> = stores.iter().map(|(_, store)| store.clone()).collect();
+    for (dir, _) in &stores {
+        fake_down(dir.path(), "");
+    }
+    // One teardown command for all (it is passed on as is): it runs the
+    // fake beside the store its host opens (`SetEnv STACKLESS_TUI_STATE`).
+    let shared = tempfile::tempdir().expect("tempdir");
+    let empty = shared.path().join("empty.toml");
+    std::fs::write(&empty, "").expect("empty config");
+    let dispatch = shared.path().join("down.sh");
+    std::fs::write(
+        &dispatch,
+        "#!/bin/sh\nexec \"$(dirname \"$STACKLESS_TUI_STATE\")/fake-down.sh\" \"$@\"\n",
+    )
+    .expect("write the dispatcher");
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&dispatch, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let down_cmd = format!("'{}' down {{name}} --json", dispatch.display());
+    let config = sshd.fleet_config(
+        &ALIASES
+            .iter()
+            .zip(&paths)
+            .map(|(alias, store)| (*alias, store.as_path(), false))
+            .collect::<Vec<_>>(),
+    );
+    let args = args(
+        &config,
+        &empty,
+        &ALIASES,
+        &["--no-reaper", "--down-cmd", &down_cmd],
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut tui = Tui::spawn(&args, 120, 50);
+    wait_for_the_view(&mut tui);
+    tui.wait_for(
+        "stackless-tui fleet: 3 hosts · 3 connected · 24 instances",
+        UI,
+    );
+    tui.send("/host:fleet-2 golf\r");
+    let screen = tui.wait_until("fleet-2's golf alone", UI, |screen| {
+        instance_rows(screen) == [("fleet-2".to_owned(), "golf".to_owned())]
+    });
+    assert!(
+        pane(&screen, "Instances")
+            .unwrap()
+            .iter()
+            .any(|l| l.starts_with('▶')),
+        "{}",
+        screen.contents()
+    );
+    tui.send("r");
+    tui.wait_for(
+        "Reap golf on fleet-2 now? This runs there: stackless down golf --json",
+        UI,
+    );
+    tui.send("y");
+    let dirs: Vec<&Path> = stores.iter().map(|(dir, _)| dir.path()).collect();
+    poll(
+        "fleet-2's teardown",
+        UI,
+        || (crate::common::argv_log(dirs[1]) == ["[down][golf][--json]"]).then_some(()),
+        || format!("{:?}", crate::common::argv_log(dirs[1])),
+    );
+    // Its row turns tombstoned (the host's store changed, its agent said so).
+    tui.send("/\x1b");
+    tui.wait_until("fleet-2's golf tombstoned", UI, |screen| {
+        pane(screen, "Instances").is_some_and(|lines| {
+            lines.iter().any(|l| {
+                let words: Vec<&str> = l.trim_start_matches('▶').split_whitespace().collect();
+                words.starts_with(&["fleet-2", "golf"]) && words.get(3) == Some(&"tombstoned")
+            })
+        })
+    });
+    // The result comes back as fleet-2's Activity line.
+    tui.wait_in_pane(
+        "Activity",
+        " fleet-2 operator golf reaped: down succeeded in ",
+        UI,
+    );
+    let screen = tui.screen();
+    // The other hosts' golf: still active.
+    let golf: Vec<String> = pane(&screen, "Instances")
+        .expect("the Instances pane")
+        .iter()
+        .filter_map(|l| {
+            let words: Vec<&str> = l.trim_start_matches('▶').split_whitespace().collect();
+            (words.get(1) == Some(&"golf")).then(|| format!("{} {}", words[0], words[3]))
+        })
+        .collect();
+    assert_eq!(
+        golf,
+        ["fleet-1 active", "fleet-2 tombstoned", "fleet-3 active"],
+        "{}",
+        screen.contents()
+    );
+    tui.send("q");
+    assert_eq!(tui.wait_exit(UI), 0, "sshd: {}", sshd.log());
+    assert_restored(&tui);
+    assert_eq!(crate::common::argv_log(dirs[0]), Vec::<String>::new());
+    assert_eq!(crate::common::argv_log(dirs[2]), Vec::<String>::new());
+    assert_eq!(crate::common::argv_log(dirs[1]), ["[down][golf][--json]"]);
     drop(sshd);
 }
