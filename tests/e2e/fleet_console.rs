@@ -168,6 +168,33 @@ fn wait_host(tui: &mut Tui, host: &str, state: &str, wait: Duration) -> Vec<Stri
     host_line(&screen, host).expect("the host's line")
 }
 
+/// Every frame `tui` drew so far, replayed on a fresh emulator of its
+/// size (a frame ends where ratatui hides the cursor after drawing): the
+/// first screen for which `shown` holds, if any. A state the screen held
+/// for less than the harness's poll is found this way too.
+fn ever_shown(
+    tui: &Tui,
+    (cols, rows): (u16, u16),
+    shown: impl Fn(&vt100::Screen) -> bool,
+) -> Option<vt100::Screen> {
+    const END_OF_FRAME: &[u8] = b"\x1b[?25l";
+    let raw = tui.raw();
+    let mut parser = vt100::Parser::new(rows, cols, 0);
+    let mut rest = raw.as_slice();
+    while !rest.is_empty() {
+        let end = rest
+            .windows(END_OF_FRAME.len())
+            .position(|w| w == END_OF_FRAME)
+            .map_or(rest.len(), |at| at + END_OF_FRAME.len());
+        parser.process(&rest[..end]);
+        rest = &rest[end..];
+        if shown(parser.screen()) {
+            return Some(parser.screen().clone());
+        }
+    }
+    None
+}
+
 /// A Hosts pane line's state word, schema and instance count (the round
 /// trip after `connected`, `12ms`, skipped).
 fn host_columns(words: &[String]) -> (String, String, String) {
@@ -386,6 +413,30 @@ fn a_killed_agent_is_connected_again() {
         UI,
     );
     wait_host(&mut tui, "fleet-2", "connected", UI);
+    // In between it was drawn stale, its rows kept (dimmed, aged), saying
+    // how its ssh ended.
+    let stale = ever_shown(&tui, (120, 50), |screen| {
+        host_line(screen, "fleet-2").is_some_and(|w| w[1] == "stale")
+    })
+    .expect("a frame with fleet-2 stale");
+    let line = host_line(&stale, "fleet-2").unwrap().join(" ");
+    // Its schema, counts and reaper as before; its error begins with the
+    // program whose stream ended (`BIN on fleet-2 ended its stream ...`,
+    // cut to the column).
+    let begins = format!("fleet-2 stale 0s 5 5 3 1 nobody {}", &BIN[..20]);
+    assert!(line.starts_with(&begins), "{line}");
+    let rows = instance_rows(&stale);
+    assert_eq!(
+        rows.iter().filter(|(host, _)| host == "fleet-2").count(),
+        5,
+        "{}",
+        stale.contents()
+    );
+    assert!(
+        stale.contents().contains("fleet-2 (stale 0s)"),
+        "{}",
+        stale.contents()
+    );
     // Its first agent never said `stop` (killed); the new one runs.
     assert_eq!(console_story(&paths[1]).0, ["start", "start"]);
     assert_eq!(agents_of(&paths[0]), [before[0]]);
@@ -457,6 +508,20 @@ fn a_stopped_agent_goes_stale_alone_and_is_connected_again() {
     assert_eq!(kept.len(), 1, "before {ssh_before:?}, now {ssh_now:?}");
     // Connected again on screen, and the keys still answered.
     tui.wait_for("stackless-tui fleet: 2 hosts · 2 connected ·", UI);
+    // In between it was drawn stale, saying it was silent.
+    let stale = ever_shown(&tui, (120, 40), |screen| {
+        host_line(screen, "fleet-2").is_some_and(|w| w[1] == "stale")
+    })
+    .expect("a frame with fleet-2 stale");
+    let line = host_line(&stale, "fleet-2").unwrap().join(" ");
+    assert!(line.contains(" no line for 1"), "{line}");
+    assert!(
+        stale
+            .contents()
+            .contains("stackless-tui fleet: 2 hosts · 1 connected · 1 stale ·"),
+        "{}",
+        stale.contents()
+    );
     tui.send("s");
     tui.wait_for("· sort: status ▲", UI);
     tui.send("q");
