@@ -36,7 +36,10 @@
 //!   fleet (`--controller` twice or more, `--fleet FILE`) runs `snapshot
 //!   [--json]` on every host at once and merges the answers
 //!   (`launcher::fleet`: the fleet file, the merge and the table, pure;
-//!   `launcher::fleet_run`: the ssh per host).
+//!   `launcher::fleet_run`: the ssh per host), `snapshot --follow` as one
+//!   stream (`launcher::fleet_follow`, `launcher::fleet_follow_run`), and
+//!   the console over every host's agent (`launcher::fleet_console`: one
+//!   `serve --stdio` per host, drawn by `ui::fleet`).
 //! - [`console`], [`headless`]: wiring: the interactive console; `snapshot`
 //!   and `reap --once`.
 //! - [`demo`]: the seeded demo store, demo teardown and demo helper.

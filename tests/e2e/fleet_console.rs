@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::common::fake_down;
 use crate::fleet_follow::{KillOnDrop, agents_of, processes_with, stores};
-use crate::harness::{BIN, Tui, UI, cmdline, pane, utf8};
+use crate::harness::{BIN, Tui, UI, cmdline, pane, processes_with_env, utf8};
 use crate::remote::assert_restored;
 use crate::sshd::{Sshd, skipped};
 
@@ -703,5 +703,86 @@ fn a_reap_goes_to_the_owning_host_only() {
     assert_eq!(crate::common::argv_log(dirs[0]), Vec::<String>::new());
     assert_eq!(crate::common::argv_log(dirs[2]), Vec::<String>::new());
     assert_eq!(crate::common::argv_log(dirs[1]), ["[down][golf][--json]"]);
+    drop(sshd);
+}
+
+/// A host whose "agent" floods its stream (a `hello`, then heartbeats as
+/// fast as `yes` writes them) holds neither the other hosts nor the
+/// screen: both others sync their rows, a key is answered, the launcher's
+/// memory stays bounded (its queue holds at most 1024 lines), and `q`
+/// still quits (the flood's ssh killed after the 3 s given at quit).
+#[test]
+fn a_flooding_host_holds_neither_the_others_nor_the_screen() {
+    if skipped() {
+        return;
+    }
+    let sshd = Sshd::start();
+    let (stores, empty) = stores();
+    let paths: Vec<PathBuf> = stores.iter().map(|(_, store)| store.clone()).collect();
+    // fleet-2's `STACKLESS_TUI_STATE` names no store: the wrapper floods.
+    let flood = empty.with_file_name("FLOOD.db");
+    let wrapper = empty.with_file_name("remote-bin.sh");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\ncase \"$STACKLESS_TUI_STATE\" in\n*FLOOD.db)\n\
+             printf '%s\\n' '{{\"type\":\"hello\",\"protocol\":1,\"heartbeat_secs\":5}}'\n\
+             exec yes '{{\"type\":\"heartbeat\"}}' ;;\n*) exec '{BIN}' \"$@\" ;;\nesac\n"
+        ),
+    )
+    .expect("write the wrapper");
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let config = sshd.fleet_config(&[
+        ("fleet-1", &paths[0], false),
+        ("fleet-2", &flood, false),
+        ("fleet-3", &paths[2], false),
+    ]);
+    let mut args = args(&config, &empty, &ALIASES, &["--no-reaper"]);
+    let at = args.iter().position(|a| a == BIN).expect("--remote-bin");
+    args[at] = utf8(&wrapper).to_owned();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut tui = Tui::spawn(&args, 120, 50);
+    wait_for_the_view(&mut tui);
+    tui.wait_for(
+        "stackless-tui fleet: 3 hosts · 3 connected · 16 instances (11 expired) · sort: host ▲",
+        UI,
+    );
+    agents_started(&[paths[0].clone(), paths[2].clone()], 1);
+    // The flood runs (its ssh up, `yes` there), and the keys are answered
+    // meanwhile.
+    assert_eq!(ssh_of(&config).len(), 3, "{:?}", ssh_of(&config));
+    let marker = format!("STACKLESS_TUI_STATE={}", flood.display());
+    let flooding: Vec<(u32, String)> = processes_with_env(marker.as_bytes())
+        .into_iter()
+        .filter(|(_, cmdline)| cmdline.starts_with("yes "))
+        .collect();
+    assert_eq!(flooding.len(), 1, "{flooding:?}");
+    tui.send("s");
+    tui.wait_for("· sort: lease expiry ▲", UI);
+    tui.send("s");
+    tui.wait_for("· sort: name ▲", UI);
+    let status = std::fs::read_to_string(format!("/proc/{}/status", tui.pid())).expect("status");
+    let rss_kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS");
+    assert!(rss_kib < 150 * 1024, "the launcher's RSS: {rss_kib} KiB");
+    tui.send("q");
+    assert_eq!(tui.wait_exit(UI), 0, "sshd: {}", sshd.log());
+    assert_restored(&tui);
+    for store in [&paths[0], &paths[2]] {
+        assert_eq!(
+            console_story(store),
+            (
+                vec!["start".to_owned(), "stop".to_owned()],
+                "stdin closed".to_owned()
+            ),
+            "{}",
+            store.display()
+        );
+    }
+    assert_eq!(ssh_of(&config), [], "orphan ssh");
     drop(sshd);
 }
