@@ -134,13 +134,14 @@ pub struct Cli {
     /// stackless 0.4.0 takes it (also `STACKLESS_CONTROLLER`, stackless's
     /// own variable, ignored beside --state or --demo). The other arguments
     /// are passed on; ports and keys belong in the OpenSSH config. Given
-    /// twice or more, it names a fleet: `snapshot [--json]` over every host.
+    /// twice or more, it names a fleet: the fleet view (no subcommand), or
+    /// `snapshot [--json]` or `snapshot --follow`, over every host.
     #[arg(long, value_name = "ssh://HOST", global = true, action = clap::ArgAction::Append)]
     pub controller: Vec<String>,
 
     /// A fleet file (TOML: `[[host]]` tables with `target = "ssh://HOST"`
-    /// and an optional `label`): `snapshot [--json]` over every host at
-    /// once. Also the config file's `fleet`; both ignored beside --state or
+    /// and an optional `label`): the fleet view (no subcommand), or
+    /// `snapshot [--json]` or `snapshot --follow`, over every host at once. Also the config file's `fleet`; both ignored beside --state or
     /// --demo, and the command line's --controller wins.
     #[arg(long, value_name = "FILE", env = "STACKLESS_TUI_FLEET", global = true)]
     pub fleet: Option<PathBuf>,

@@ -30,7 +30,7 @@ pub(super) enum HostEvent {
     Line(Value, Line),
     /// A line that is not a JSON object: the sentence.
     NotProtocol(String),
-    /// A line over [`super::fleet_follow::MAX_LINE`] bytes.
+    /// A line over [`super::super::fleet_follow::MAX_LINE`] bytes.
     TooLong,
     /// Its ssh ended with this status (or 128 + the signal) and stderr.
     Ended(io::Result<i32>, String),
