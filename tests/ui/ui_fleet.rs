@@ -495,18 +495,22 @@ fn a_command_names_one_instance_or_asks_which_host() {
 #[test]
 fn pings_measure_each_connected_hosts_round_trip() {
     let mut app = fleet();
-    let effects = app.tick(NOW_MS + 5_000);
+    let effects = app.tick(NOW_MS + 10_000);
     let hosts: Vec<usize> = sent(&effects).iter().map(|(h, _)| *h).collect();
     assert_eq!(hosts, [0, 1]);
-    assert!(app.tick(NOW_MS + 6_000).is_empty());
+    assert!(app.tick(NOW_MS + 11_000).is_empty());
     let FleetEffect::Send { line, .. } = &effects[1];
     let id = serde_json::from_str::<Value>(line).unwrap()["id"].clone();
     app.line(
         1,
         &json!({"type":"reply","id":id,"ok":true}),
-        NOW_MS + 5_012,
+        NOW_MS + 10_012,
     );
     assert_eq!(app.fleet().hosts[1].rtt_ms, Some(12));
+    // A heartbeat costs no frame; a reply that changed a figure does.
+    assert!(app.needs_draw());
+    app.line(1, &json!({"type":"heartbeat","at":NOW,"seq":1}), NOW_MS);
+    assert!(!app.needs_draw());
     assert!(screen(&app, 120, 40).contains("│fleet-2 connected 12ms"));
 }
 

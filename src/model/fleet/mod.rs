@@ -151,6 +151,8 @@ pub enum Applied {
         /// Why.
         reason: String,
     },
+    /// Nothing to show (a `heartbeat`).
+    Quiet,
     /// Not a message this view knows, or not the protocol: ignored.
     Ignored,
 }
@@ -499,7 +501,7 @@ impl Fleet {
                 logs: line.get("logs").cloned().unwrap_or(Value::Null),
                 reason: text(line, "reason"),
             },
-            "heartbeat" => Applied::Host,
+            "heartbeat" => Applied::Quiet,
             _ => Applied::Ignored,
         }
     }

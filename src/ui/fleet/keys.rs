@@ -93,6 +93,7 @@ impl FleetApp {
     /// A key at `now_ms`; what to send where.
     pub fn key(&mut self, key: KeyEvent, now_ms: i64) -> Vec<FleetEffect> {
         self.now = now_ms.div_euclid(1000);
+        self.dirty = true;
         if key.kind == KeyEventKind::Release {
             return Vec::new();
         }

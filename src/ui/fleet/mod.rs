@@ -23,7 +23,7 @@ use crate::model::fleet::{Applied, Fleet, Link, LinkState};
 use crate::model::text::sanitize_short;
 
 /// How often a connected host is pinged for its round trip (ms).
-pub const PING_EVERY_MS: i64 = 5_000;
+pub const PING_EVERY_MS: i64 = 10_000;
 
 /// The most lines the logs view keeps (the oldest go).
 pub const MAX_LOG_LINES: usize = 5_000;
@@ -157,6 +157,7 @@ pub struct FleetApp {
     last_ping: Vec<i64>,
     now: i64,
     zone: jiff::tz::TimeZone,
+    dirty: bool,
     quit: bool,
 }
 
@@ -195,6 +196,7 @@ impl FleetApp {
             last_ping: vec![0; count],
             now,
             zone: jiff::tz::TimeZone::UTC,
+            dirty: true,
             quit: false,
         }
     }
@@ -202,7 +204,9 @@ impl FleetApp {
     /// One line of host `host`'s agent stream (a JSON object), at `now_ms`.
     pub fn line(&mut self, host: usize, line: &Value, now_ms: i64) {
         self.now = now_ms.div_euclid(1000);
-        match self.fleet.apply(host, line) {
+        let applied = self.fleet.apply(host, line);
+        self.dirty |= !matches!(applied, Applied::Quiet | Applied::Ignored);
+        match applied {
             Applied::Tables => self.invalidate(),
             Applied::Reply {
                 id,
@@ -226,7 +230,7 @@ impl FleetApp {
                         .push(format!("-- the logs stream ended: {reason}"));
                 }
             }
-            Applied::Host | Applied::Activity | Applied::Ignored => {}
+            Applied::Host | Applied::Activity | Applied::Quiet | Applied::Ignored => {}
         }
     }
 
@@ -248,6 +252,7 @@ impl FleetApp {
         }
         one.set_link(link);
         self.invalidate();
+        self.dirty = true;
     }
 
     /// Called about once a second: a ping to each connected host every
@@ -255,6 +260,7 @@ impl FleetApp {
     /// shows); a filter that depends on the clock is applied again.
     pub fn tick(&mut self, now_ms: i64) -> Vec<FleetEffect> {
         self.now = now_ms.div_euclid(1000);
+        self.dirty = true;
         if self.filter_text.contains("expired") || self.sort == SortKey::Status {
             self.invalidate();
         }
@@ -290,6 +296,13 @@ impl FleetApp {
     #[must_use]
     pub fn zone(&self) -> &jiff::tz::TimeZone {
         &self.zone
+    }
+
+    /// Something drawn changed since the last call (a line that showed
+    /// something, a link, a key, a tick): the wiring draws a frame only
+    /// then, so heartbeats cost no frame.
+    pub fn needs_draw(&mut self) -> bool {
+        std::mem::take(&mut self.dirty)
     }
 
     /// The operator asked to quit.
