@@ -541,3 +541,66 @@ fn hostile_texts_from_a_host_are_sanitized_and_never_acted_upon() {
         app.flash()
     );
 }
+
+fn shown(app: &FleetApp) -> Vec<String> {
+    app.rows()
+        .iter()
+        .map(|r| {
+            let host = &app.fleet().hosts[r.host];
+            format!("{}/{}", host.name, host.instances()[r.index].key.name)
+        })
+        .collect()
+}
+
+#[test]
+fn a_delta_on_one_host_keeps_the_selection_and_the_other_hosts_order() {
+    let mut app = fleet();
+    select(&mut app, "fleet-2", "charlie");
+    // fleet-1 gains "aaa" (sorted before the selection) and loses bravo.
+    app.line(
+        0,
+        &json!({"type":"rows","seq":2,"table":"instances",
+            "upsert":[instance("aaa","z1",NOW + 5)],"remove":[{"name":"bravo","birth":"b1"}]}),
+        NOW_MS,
+    );
+    // Rows wait for their synced.
+    assert_eq!(shown(&app).len(), 5);
+    app.line(0, &json!({"type":"synced","seq":2,"at":NOW}), NOW_MS);
+    assert_eq!(
+        shown(&app),
+        [
+            "fleet-1/aaa",
+            "fleet-1/alpha",
+            "fleet-2/alpha",
+            "fleet-2/charlie",
+            "fleet-3/delta"
+        ]
+    );
+    let row = app.selected_row().unwrap();
+    assert_eq!(
+        app.fleet().hosts[row.host].instances()[row.index].key.name,
+        "charlie"
+    );
+    press(&mut app, KeyCode::Char('s'));
+    assert_eq!(
+        shown(&app),
+        [
+            "fleet-3/delta",
+            "fleet-2/alpha",
+            "fleet-1/aaa",
+            "fleet-2/charlie",
+            "fleet-1/alpha"
+        ]
+    );
+    press(&mut app, KeyCode::Char('S'));
+    assert_eq!(
+        shown(&app),
+        [
+            "fleet-1/alpha",
+            "fleet-2/charlie",
+            "fleet-1/aaa",
+            "fleet-2/alpha",
+            "fleet-3/delta"
+        ]
+    );
+}
