@@ -495,18 +495,22 @@ fn a_command_names_one_instance_or_asks_which_host() {
 #[test]
 fn pings_measure_each_connected_hosts_round_trip() {
     let mut app = fleet();
-    let effects = app.tick(NOW_MS + 5_000);
+    let effects = app.tick(NOW_MS + 10_000);
     let hosts: Vec<usize> = sent(&effects).iter().map(|(h, _)| *h).collect();
     assert_eq!(hosts, [0, 1]);
-    assert!(app.tick(NOW_MS + 6_000).is_empty());
+    assert!(app.tick(NOW_MS + 11_000).is_empty());
     let FleetEffect::Send { line, .. } = &effects[1];
     let id = serde_json::from_str::<Value>(line).unwrap()["id"].clone();
     app.line(
         1,
         &json!({"type":"reply","id":id,"ok":true}),
-        NOW_MS + 5_012,
+        NOW_MS + 10_012,
     );
     assert_eq!(app.fleet().hosts[1].rtt_ms, Some(12));
+    // A heartbeat costs no frame; a reply that changed a figure does.
+    assert!(app.needs_draw());
+    app.line(1, &json!({"type":"heartbeat","at":NOW,"seq":1}), NOW_MS);
+    assert!(!app.needs_draw());
     assert!(screen(&app, 120, 40).contains("│fleet-2 connected 12ms"));
 }
 
@@ -535,5 +539,68 @@ fn hostile_texts_from_a_host_are_sanitized_and_never_acted_upon() {
             .ends_with("on fleet-1 is not a DNS-safe name: never acted upon"),
         "{:?}",
         app.flash()
+    );
+}
+
+fn shown(app: &FleetApp) -> Vec<String> {
+    app.rows()
+        .iter()
+        .map(|r| {
+            let host = &app.fleet().hosts[r.host];
+            format!("{}/{}", host.name, host.instances()[r.index].key.name)
+        })
+        .collect()
+}
+
+#[test]
+fn a_delta_on_one_host_keeps_the_selection_and_the_other_hosts_order() {
+    let mut app = fleet();
+    select(&mut app, "fleet-2", "charlie");
+    // fleet-1 gains "aaa" (sorted before the selection) and loses bravo.
+    app.line(
+        0,
+        &json!({"type":"rows","seq":2,"table":"instances",
+            "upsert":[instance("aaa","z1",NOW + 5)],"remove":[{"name":"bravo","birth":"b1"}]}),
+        NOW_MS,
+    );
+    // Rows wait for their synced.
+    assert_eq!(shown(&app).len(), 5);
+    app.line(0, &json!({"type":"synced","seq":2,"at":NOW}), NOW_MS);
+    assert_eq!(
+        shown(&app),
+        [
+            "fleet-1/aaa",
+            "fleet-1/alpha",
+            "fleet-2/alpha",
+            "fleet-2/charlie",
+            "fleet-3/delta"
+        ]
+    );
+    let row = app.selected_row().unwrap();
+    assert_eq!(
+        app.fleet().hosts[row.host].instances()[row.index].key.name,
+        "charlie"
+    );
+    press(&mut app, KeyCode::Char('s'));
+    assert_eq!(
+        shown(&app),
+        [
+            "fleet-3/delta",
+            "fleet-2/alpha",
+            "fleet-1/aaa",
+            "fleet-2/charlie",
+            "fleet-1/alpha"
+        ]
+    );
+    press(&mut app, KeyCode::Char('S'));
+    assert_eq!(
+        shown(&app),
+        [
+            "fleet-1/alpha",
+            "fleet-2/charlie",
+            "fleet-1/aaa",
+            "fleet-2/alpha",
+            "fleet-3/delta"
+        ]
     );
 }

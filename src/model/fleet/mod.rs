@@ -151,6 +151,8 @@ pub enum Applied {
         /// Why.
         reason: String,
     },
+    /// Nothing to show (a `heartbeat`).
+    Quiet,
     /// Not a message this view knows, or not the protocol: ignored.
     Ignored,
 }
@@ -172,6 +174,9 @@ pub struct Host {
     pub rtt_ms: Option<i64>,
     /// When its tables were last made whole (`synced.at`, unix seconds).
     pub synced_at: Option<i64>,
+    /// One more at each `synced` (its tables made anew): a view's cached
+    /// order of this host's rows is stale when its version is older.
+    pub version: u64,
     /// Something its stream did that is not the protocol (shown in the
     /// Hosts pane), or its last refused command.
     pub note: Option<String>,
@@ -201,6 +206,7 @@ impl Host {
             banners: BTreeMap::new(),
             rtt_ms: None,
             synced_at: None,
+            version: 0,
             note: None,
             instances: Vec::new(),
             index: HashMap::new(),
@@ -380,6 +386,7 @@ impl Host {
         }
         self.group_rows = 0;
         self.synced_at = at.or(self.synced_at).or(Some(0));
+        self.version += 1;
     }
 
     fn upsert_instance(&mut self, instance: Instance) {
@@ -499,7 +506,7 @@ impl Fleet {
                 logs: line.get("logs").cloned().unwrap_or(Value::Null),
                 reason: text(line, "reason"),
             },
-            "heartbeat" => Applied::Host,
+            "heartbeat" => Applied::Quiet,
             _ => Applied::Ignored,
         }
     }

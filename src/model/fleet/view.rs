@@ -175,47 +175,66 @@ pub fn order(
     descending: bool,
     now: i64,
 ) -> Vec<RowRef> {
-    let mut rows: Vec<RowRef> = fleet
+    let per_host: Vec<Vec<usize>> = fleet
         .hosts
         .iter()
-        .enumerate()
-        .flat_map(|(h, host)| {
-            host.instances()
-                .iter()
-                .enumerate()
-                .filter(|(_, row)| filter.matches(&host.name, row, now))
-                .map(move |(index, _)| RowRef { host: h, index })
-        })
+        .map(|host| host_order(host, filter, sort, now))
         .collect();
-    let get = |r: &RowRef| &fleet.hosts[r.host].instances()[r.index];
-    let tie = |a: &RowRef, b: &RowRef| {
-        a.host
-            .cmp(&b.host)
-            .then_with(|| get(a).key.cmp(&get(b).key))
-    };
-    rows.sort_by(|a, b| {
-        let (x, y) = (get(a), get(b));
-        let first = match sort {
-            SortKey::Host => Ordering::Equal,
-            SortKey::Lease => lease_rank(x).cmp(&lease_rank(y)),
-            SortKey::Name => x.key.name.cmp(&y.key.name),
-            SortKey::Status => (x.status != "active", &x.status, lease_rank(x)).cmp(&(
-                y.status != "active",
-                &y.status,
-                lease_rank(y),
-            )),
-        };
-        let ordering = match sort {
-            SortKey::Name => first
-                .then_with(|| a.host.cmp(&b.host))
-                .then_with(|| tie(a, b)),
-            _ => first.then_with(|| tie(a, b)),
-        };
-        if descending {
-            ordering.reverse()
-        } else {
-            ordering
-        }
+    merge(fleet, &per_host, sort, descending)
+}
+
+/// One host's rows that `filter` keeps at `now`, sorted by `sort`
+/// (ascending; ties by name, then birth): indices into
+/// [`super::Host::instances`]. A view caches it per host (by
+/// [`super::Host::version`]), so a change on one host sorts that host's
+/// rows only.
+#[must_use]
+pub fn host_order(host: &super::Host, filter: &Filter, sort: SortKey, now: i64) -> Vec<usize> {
+    let rows = host.instances();
+    let mut order: Vec<usize> = (0..rows.len())
+        .filter(|&i| filter.matches(&host.name, &rows[i], now))
+        .collect();
+    order.sort_by(|&a, &b| {
+        compare(&rows[a], &rows[b], sort).then_with(|| rows[a].key.cmp(&rows[b].key))
     });
+    order
+}
+
+fn compare(x: &Instance, y: &Instance, sort: SortKey) -> Ordering {
+    match sort {
+        SortKey::Host => Ordering::Equal,
+        SortKey::Lease => lease_rank(x).cmp(&lease_rank(y)),
+        SortKey::Name => x.key.name.cmp(&y.key.name),
+        SortKey::Status => (x.status != "active", &x.status, lease_rank(x)).cmp(&(
+            y.status != "active",
+            &y.status,
+            lease_rank(y),
+        )),
+    }
+}
+
+/// The merged order of every host's sorted rows (`per_host[h]`, from
+/// [`host_order`]): by host, the hosts' lists one after the other; by any
+/// other key, a merge of the sorted lists (ties by host order).
+#[must_use]
+pub fn merge(
+    fleet: &Fleet,
+    per_host: &[Vec<usize>],
+    sort: SortKey,
+    descending: bool,
+) -> Vec<RowRef> {
+    let mut rows: Vec<RowRef> = per_host
+        .iter()
+        .enumerate()
+        .flat_map(|(host, list)| list.iter().map(move |&index| RowRef { host, index }))
+        .collect();
+    if sort != SortKey::Host {
+        let get = |r: &RowRef| &fleet.hosts[r.host].instances()[r.index];
+        // Each host's run is sorted already: a stable sort merges the runs.
+        rows.sort_by(|a, b| compare(get(a), get(b), sort).then_with(|| a.host.cmp(&b.host)));
+    }
+    if descending {
+        rows.reverse();
+    }
     rows
 }

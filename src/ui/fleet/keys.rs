@@ -93,6 +93,7 @@ impl FleetApp {
     /// A key at `now_ms`; what to send where.
     pub fn key(&mut self, key: KeyEvent, now_ms: i64) -> Vec<FleetEffect> {
         self.now = now_ms.div_euclid(1000);
+        self.dirty = true;
         if key.kind == KeyEventKind::Release {
             return Vec::new();
         }
@@ -131,11 +132,11 @@ impl FleetApp {
             KeyCode::Char(':') => self.layers.push(Layer::Command(String::new())),
             KeyCode::Char('s') => {
                 self.sort = self.sort.next();
-                self.invalidate();
+                self.reorder();
             }
             KeyCode::Char('S') => {
                 self.descending = !self.descending;
-                self.invalidate();
+                self.reorder();
             }
             KeyCode::Char(' ') => self.toggle_mark(),
             KeyCode::Esc => self.escape(),
@@ -258,7 +259,7 @@ impl FleetApp {
     fn set_filter(&mut self, text: String) {
         self.filter = Filter::parse(&text);
         self.filter_text = text;
-        self.invalidate();
+        self.reorder();
     }
 
     fn filter_key(&mut self, key: KeyEvent) {
@@ -935,7 +936,7 @@ impl FleetApp {
                 true,
             ),
         }
-        self.invalidate();
+        self.reorder();
         Vec::new()
     }
 }

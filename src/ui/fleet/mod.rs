@@ -18,12 +18,12 @@ use serde_json::{Value, json};
 pub use draw::draw;
 
 use crate::model::fleet::rows::InstanceKey;
-use crate::model::fleet::view::{Filter, RowRef, SortKey, order};
+use crate::model::fleet::view::{Filter, RowRef, SortKey, host_order, merge};
 use crate::model::fleet::{Applied, Fleet, Link, LinkState};
 use crate::model::text::sanitize_short;
 
 /// How often a connected host is pinged for its round trip (ms).
-pub const PING_EVERY_MS: i64 = 5_000;
+pub const PING_EVERY_MS: i64 = 10_000;
 
 /// The most lines the logs view keeps (the oldest go).
 pub const MAX_LOG_LINES: usize = 5_000;
@@ -135,12 +135,17 @@ enum Sent {
     Quiet,
 }
 
+/// One host's sorted, filtered rows and the host's version they were
+/// built at.
+type HostOrder = (u64, Vec<usize>);
+
 /// The fleet view's state.
 #[derive(Debug)]
 pub struct FleetApp {
     fleet: Fleet,
     order: RefCell<Vec<RowRef>>,
     stale_order: Cell<bool>,
+    host_orders: RefCell<Vec<Option<HostOrder>>>,
     selected: Cell<usize>,
     chosen: Option<(usize, InstanceKey)>,
     focus: Focus,
@@ -157,6 +162,7 @@ pub struct FleetApp {
     last_ping: Vec<i64>,
     now: i64,
     zone: jiff::tz::TimeZone,
+    dirty: bool,
     quit: bool,
 }
 
@@ -179,6 +185,7 @@ impl FleetApp {
             fleet: Fleet::new(hosts, now),
             order: RefCell::new(Vec::new()),
             stale_order: Cell::new(false),
+            host_orders: RefCell::new(vec![None; count]),
             selected: Cell::new(0),
             chosen: None,
             focus: Focus::Instances,
@@ -195,6 +202,7 @@ impl FleetApp {
             last_ping: vec![0; count],
             now,
             zone: jiff::tz::TimeZone::UTC,
+            dirty: true,
             quit: false,
         }
     }
@@ -202,7 +210,9 @@ impl FleetApp {
     /// One line of host `host`'s agent stream (a JSON object), at `now_ms`.
     pub fn line(&mut self, host: usize, line: &Value, now_ms: i64) {
         self.now = now_ms.div_euclid(1000);
-        match self.fleet.apply(host, line) {
+        let applied = self.fleet.apply(host, line);
+        self.dirty |= !matches!(applied, Applied::Quiet | Applied::Ignored);
+        match applied {
             Applied::Tables => self.invalidate(),
             Applied::Reply {
                 id,
@@ -226,7 +236,7 @@ impl FleetApp {
                         .push(format!("-- the logs stream ended: {reason}"));
                 }
             }
-            Applied::Host | Applied::Activity | Applied::Ignored => {}
+            Applied::Host | Applied::Activity | Applied::Quiet | Applied::Ignored => {}
         }
     }
 
@@ -248,6 +258,7 @@ impl FleetApp {
         }
         one.set_link(link);
         self.invalidate();
+        self.dirty = true;
     }
 
     /// Called about once a second: a ping to each connected host every
@@ -255,8 +266,9 @@ impl FleetApp {
     /// shows); a filter that depends on the clock is applied again.
     pub fn tick(&mut self, now_ms: i64) -> Vec<FleetEffect> {
         self.now = now_ms.div_euclid(1000);
-        if self.filter_text.contains("expired") || self.sort == SortKey::Status {
-            self.invalidate();
+        self.dirty = true;
+        if self.filter_text.contains("expired") {
+            self.reorder();
         }
         let mut out = Vec::new();
         for host in 0..self.fleet.hosts.len() {
@@ -292,6 +304,13 @@ impl FleetApp {
         &self.zone
     }
 
+    /// Something drawn changed since the last call (a line that showed
+    /// something, a link, a key, a tick): the wiring draws a frame only
+    /// then, so heartbeats cost no frame.
+    pub fn needs_draw(&mut self) -> bool {
+        std::mem::take(&mut self.dirty)
+    }
+
     /// The operator asked to quit.
     #[must_use]
     pub fn quit(&self) -> bool {
@@ -308,13 +327,25 @@ impl FleetApp {
     /// change, at most once per frame).
     pub fn rows(&self) -> Ref<'_, Vec<RowRef>> {
         if self.stale_order.replace(false) {
-            let rows = order(
-                &self.fleet,
-                &self.filter,
-                self.sort,
-                self.descending,
-                self.now,
-            );
+            let mut cache = self.host_orders.borrow_mut();
+            let per_host: Vec<Vec<usize>> = self
+                .fleet
+                .hosts
+                .iter()
+                .enumerate()
+                .map(|(h, host)| match cache.get(h) {
+                    Some(Some((version, list))) if *version == host.version => list.clone(),
+                    _ => {
+                        let list = host_order(host, &self.filter, self.sort, self.now);
+                        if let Some(slot) = cache.get_mut(h) {
+                            *slot = Some((host.version, list.clone()));
+                        }
+                        list
+                    }
+                })
+                .collect();
+            drop(cache);
+            let rows = merge(&self.fleet, &per_host, self.sort, self.descending);
             let kept = self.chosen.as_ref().and_then(|(host, key)| {
                 rows.iter().position(|r| {
                     r.host == *host && &self.fleet.hosts[r.host].instances()[r.index].key == key
@@ -327,9 +358,20 @@ impl FleetApp {
         self.order.borrow()
     }
 
-    /// The order is to be built again (lazily, at the next frame or key).
+    /// The merged order is to be built again (lazily, at the next frame or
+    /// key) from each host's cached order (a host's own is sorted again
+    /// only when its tables changed).
     fn invalidate(&mut self) {
         self.stale_order.set(true);
+    }
+
+    /// The filter, the sort or the clock changed: every host's order is to
+    /// be built again.
+    fn reorder(&mut self) {
+        for slot in self.host_orders.get_mut() {
+            *slot = None;
+        }
+        self.invalidate();
     }
 
     /// Keep the selected row's identity, so a reorder keeps it selected.
