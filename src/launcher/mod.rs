@@ -332,7 +332,7 @@ fn launch_fleet(
         );
     }
     if console {
-        return fleet_console::run(hosts, &plans);
+        return fleet_console::run(hosts, &plans, crate::startup::display_zone(cli.utc));
     }
     if follow {
         return fleet_follow_run::run(hosts, &plans);

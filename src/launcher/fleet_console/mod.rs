@@ -23,8 +23,10 @@
 //! connected, stale after 3 heartbeats of silence or when its ssh ends,
 //! failed when it cannot work until someone acts; a stale host is
 //! connected again after its backoff, a failed one is not), reports each
-//! change to the view, and draws at most one frame per [`FRAME`] while
-//! lines pour in and at least once a second (the view's tick). The view's
+//! change to the view, and draws a frame only when something drawn
+//! changed ([`FleetApp::needs_draw`]: heartbeats cost none), at most one
+//! per [`FRAME`] while lines pour in, and at least once a second (the
+//! view's tick is drawn). The view's
 //! quit, SIGTERM, SIGINT or SIGHUP: the terminal is given back, every
 //! ssh's stdin closed (each agent stops as at the end of its stdin: its
 //! teardowns stopped and audited, docs/protocol.md "Stopping"), the ssh
@@ -83,10 +85,10 @@ fn now() -> (i64, i64) {
 }
 
 /// Run the fleet view over every host of `plans` (`plans[i]` reaches
-/// `hosts[i]`, in [`super::plan::Mode::Serve`]) on this terminal until the
-/// operator quits or a signal; exit 0 (1 when the terminal cannot be
-/// used).
-pub(crate) fn run(hosts: &[FleetHost], plans: &[Plan]) -> ExitCode {
+/// `hosts[i]`, in [`super::plan::Mode::Serve`]) on this terminal, its
+/// times shown in `zone`, until the operator quits or a signal; exit 0 (1
+/// when the terminal cannot be used).
+pub(crate) fn run(hosts: &[FleetHost], plans: &[Plan], zone: jiff::tz::TimeZone) -> ExitCode {
     let (wake, woken) = mpsc::channel::<Wake>();
     let signal_wake = wake.clone();
     let _signals = catch_signals("fleet-signals", move |name| {
@@ -116,6 +118,7 @@ pub(crate) fn run(hosts: &[FleetHost], plans: &[Plan]) -> ExitCode {
     let (_, now_ms) = now();
     let names = hosts.iter().map(|host| host.name().to_owned()).collect();
     let mut app = FleetApp::new(names, now_ms);
+    app.set_zone(zone);
     let mut all: Vec<Host> = hosts
         .iter()
         .zip(plans)
@@ -180,10 +183,11 @@ fn draw(term: &mut Term, app: &FleetApp) -> bool {
 }
 
 /// The main loop: every wake-up applied in arrival order (whatever else is
-/// queued too, until a frame is due), links checked, the tick, a frame
-/// when something changed (at most one per [`FRAME`]) and at least once a
-/// [`TICK`]. Returns why it ended (`quit`, a signal's name, `terminal
-/// closed`).
+/// queued too, until a frame is due), links checked, the tick; a frame
+/// when something drawn changed ([`FleetApp::needs_draw`], or the
+/// terminal's size), at most one per [`FRAME`], at least once a [`TICK`]
+/// (the tick is drawn). Returns why it ended (`quit`, a signal's name,
+/// `terminal closed`).
 fn event_loop(
     term: &mut Term,
     app: &mut FleetApp,
@@ -212,53 +216,55 @@ fn event_loop(
             Err(RecvTimeoutError::Disconnected) => return "no input",
         };
         while let Some(event) = next {
-            if let Some(why) = handle(event, app, all, wake) {
-                return why;
+            match handle(event, app, all, wake) {
+                Err(why) => return why,
+                Ok(resized) => dirty |= resized || app.needs_draw(),
             }
-            dirty = true;
             if app.quit() {
                 return "quit";
             }
-            if last_frame.is_none_or(|at| at.elapsed() >= FRAME) {
+            if dirty && last_frame.is_none_or(|at| at.elapsed() >= FRAME) {
                 break;
             }
             next = woken.try_recv().ok();
         }
-        dirty |= check_links(all, app, wake);
+        check_links(all, app, wake);
         if last_tick.elapsed() >= TICK {
             last_tick = Instant::now();
             let effects = app.tick(now().1);
             for effect in effects {
                 send(all, app, effect);
             }
-            dirty = true;
         }
+        dirty |= app.needs_draw();
         if app.quit() {
             return "quit";
         }
     }
 }
 
-/// Apply one wake-up; `Some(why)` when the loop is to end (a signal).
+/// Apply one wake-up: `Ok(true)` when the terminal was resized (a frame
+/// is owed at the new size), `Err(why)` when the loop is to end (a
+/// signal).
 fn handle(
     event: Wake,
     app: &mut FleetApp,
     all: &mut [Host],
     wake: &Sender<Wake>,
-) -> Option<&'static str> {
+) -> Result<bool, &'static str> {
     match event {
-        Wake::Signal(name) => return Some(name),
+        Wake::Signal(name) => return Err(name),
         Wake::Input(crossterm::event::Event::Key(key)) => {
             let effects = app.key(key, now().1);
             for effect in effects {
                 send(all, app, effect);
             }
         }
-        // A resize is drawn at the new size by the next frame.
+        Wake::Input(crossterm::event::Event::Resize(..)) => return Ok(true),
         Wake::Input(_) => {}
         Wake::Host(index, generation) => drain(index, generation, app, all, wake),
     }
-    None
+    Ok(false)
 }
 
 /// Apply what host `index`'s connection `generation` queued (at most
@@ -338,23 +344,19 @@ fn apply(index: usize, host: &mut Host, event: HostEvent, app: &mut FleetApp) {
 }
 
 /// Every host's link at this time: a silent one made stale (its ssh
-/// killed), a stale one whose retry is due started again; `true` when one
-/// changed.
-fn check_links(all: &mut [Host], app: &mut FleetApp, wake: &Sender<Wake>) -> bool {
+/// killed), a stale one whose retry is due started again; each change
+/// reported to the view.
+fn check_links(all: &mut [Host], app: &mut FleetApp, wake: &Sender<Wake>) {
     let (now_s, now_ms) = now();
-    let mut changed = false;
     for (index, host) in all.iter_mut().enumerate() {
         if host.link.check_silence(now_s) {
             kill(host);
             app.link(index, view_link(&host.link), now_ms);
-            changed = true;
         }
         if host.link.due(now_s) {
             start(index, host, wake, app);
-            changed = true;
         }
     }
-    changed
 }
 
 /// Kill a host's connection: its ssh killed, its queue and command
