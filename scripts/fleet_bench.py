@@ -28,6 +28,8 @@ What it measures:
 - idle CPU: utime+stime of the console over IDLE seconds with every host
   connected and idle; also the ssh clients' and the agents' (they run on
   this machine here; on a real fleet each agent runs on its host);
+- the floor: the same fleet through `snapshot --follow` (no view), from
+  fork to every host's `hello` and first `synced`;
 - the bytes of one changed lease on the wire: a lease renewed on one host,
   the bytes its agent's stream carried for it (read on a separate
   `snapshot --follow` of that host through the same sshd).
@@ -250,6 +252,32 @@ def lease_bytes(binary, sshd, alias, store, home):
     return total
 
 
+def follow_floor(binary, sshd, fleet, home, hosts):
+    """The same fleet through `snapshot --follow` (no view): seconds from
+    fork to every host's `hello`, and to every host's first `synced` (the
+    floor the agents and ssh set)."""
+    env = dict(os.environ, HOME=home)
+    t0 = time.monotonic()
+    proc = subprocess.Popen([binary, "--fleet", fleet, "--ssh-config", sshd.config, "--remote-bin", binary,
+                             "--config", os.path.join(home, "empty.toml"), "snapshot", "--follow"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env)
+    hello, synced, out = set(), set(), {}
+    for line in proc.stdout:
+        if b'"type":"hello"' in line:
+            hello.add(json.loads(line)["host"])
+            if len(hello) == hosts:
+                out["all_hello_secs"] = round(time.monotonic() - t0, 2)
+        elif b'"type":"synced"' in line:
+            synced.add(json.loads(line)["host"])
+            if len(synced) == hosts:
+                out["all_synced_secs"] = round(time.monotonic() - t0, 2)
+                break
+    proc.terminate()
+    proc.wait()
+    time.sleep(2)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "target/release/stackless-tui"))
@@ -288,6 +316,8 @@ def main():
     argv = [binary, "--fleet", fleet, "--ssh-config", sshd.config, "--remote-bin", binary,
             "--config", os.path.join(home, "empty.toml")]
     results = {"hosts": args.hosts, "per_host": args.per_host}
+    results["follow_floor"] = follow_floor(binary, sshd, fleet, home, args.hosts)
+    log(f"snapshot --follow over the same fleet: {results['follow_floor']}")
     total = args.hosts * args.per_host
     console = Console(argv, env)
     try:

@@ -501,16 +501,20 @@ fn pings_measure_each_connected_hosts_round_trip() {
     assert!(app.tick(NOW_MS + 11_000).is_empty());
     let FleetEffect::Send { line, .. } = &effects[1];
     let id = serde_json::from_str::<Value>(line).unwrap()["id"].clone();
+    assert!(app.needs_draw());
     app.line(
         1,
         &json!({"type":"reply","id":id,"ok":true}),
         NOW_MS + 10_012,
     );
     assert_eq!(app.fleet().hosts[1].rtt_ms, Some(12));
-    // A heartbeat costs no frame; a reply that changed a figure does.
-    assert!(app.needs_draw());
+    // Neither a ping's reply nor a heartbeat costs a frame (the round trip
+    // shows at the next tick's); a group of rows does.
+    assert!(!app.needs_draw());
     app.line(1, &json!({"type":"heartbeat","at":NOW,"seq":1}), NOW_MS);
     assert!(!app.needs_draw());
+    app.line(1, &json!({"type":"synced","seq":2,"at":NOW}), NOW_MS);
+    assert!(app.needs_draw());
     assert!(screen(&app, 120, 40).contains("│fleet-2 connected 12ms"));
 }
 

@@ -10,10 +10,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Value, json};
 
-use super::super::fleet_follow::{Line, State, parse_line};
+use super::super::fleet_follow::{Line, State};
 use super::super::fleet_follow_run::{Event as Read, read_lines};
 use super::super::fleet_run::{Shared, keep_tail, wait};
 use super::super::plan::Plan;
+use crate::model::fleet::wire::{self, Message};
 
 /// The lines one connection's reader may hold for the main loop: when they
 /// wait, that host's reader stops reading (its ssh, then its agent, are
@@ -26,8 +27,9 @@ pub(super) const COMMAND_QUEUE: usize = 64;
 
 /// What a connection's reader puts in its queue.
 pub(super) enum HostEvent {
-    /// One line, a JSON object, and what it is for the link.
-    Line(Value, Line),
+    /// One line, read into a typed message ([`wire::parse`], on the
+    /// reader's thread), and what it is for the link.
+    Line(Message, Line),
     /// A line that is not a JSON object: the sentence.
     NotProtocol(String),
     /// A line over [`super::super::fleet_follow::MAX_LINE`] bytes.
@@ -152,8 +154,21 @@ pub(super) fn connect(
 /// not a JSON object is said as such).
 pub(super) fn queued(event: Read) -> HostEvent {
     match event {
-        Read::Line(raw) => match parse_line(&raw) {
-            Ok((fields, line)) => HostEvent::Line(Value::Object(fields), line),
+        Read::Line(raw) => match wire::parse(&raw) {
+            Ok(message) => {
+                let line = match &message {
+                    Message::Hello {
+                        protocol,
+                        heartbeat_secs,
+                        ..
+                    } => Line::Hello {
+                        protocol: *protocol,
+                        heartbeat_secs: *heartbeat_secs,
+                    },
+                    _ => Line::Other,
+                };
+                HostEvent::Line(message, line)
+            }
             Err(error) => HostEvent::NotProtocol(error),
         },
         Read::TooLong => HostEvent::TooLong,

@@ -316,13 +316,13 @@ fn view_link(link: &Rules) -> Link {
 fn apply(index: usize, host: &mut Host, event: HostEvent, app: &mut FleetApp) {
     let (now_s, now_ms) = now();
     let changed = match event {
-        HostEvent::Line(value, line) => {
+        HostEvent::Line(message, line) => {
             if matches!(host.link.state, State::Stale | State::Failed) {
                 return;
             }
             let changed = host.link.line(now_s, &line);
             if host.link.state != State::Failed {
-                app.line(index, &value, now_ms);
+                app.message(index, message, now_ms);
             }
             changed
         }

@@ -49,12 +49,14 @@ pub struct Link {
 
 pub mod rows;
 pub mod view;
+pub mod wire;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use serde_json::Value;
 
 use rows::{Backoff, Instance, InstanceKey, Operation};
+use wire::{Message, Rows};
 
 /// The most Activity lines kept over the whole fleet (the oldest go).
 pub const MAX_ACTIVITY: usize = 1_000;
@@ -184,7 +186,7 @@ pub struct Host {
     index: HashMap<InstanceKey, usize>,
     operations: Vec<Operation>,
     backoffs: BTreeMap<String, Backoff>,
-    group: Vec<(String, Value)>,
+    group: Vec<Rows>,
     group_rows: usize,
     group_reset: bool,
 }
@@ -316,11 +318,8 @@ impl Host {
         self.link = link;
     }
 
-    fn rows(&mut self, line: &Value) {
-        let table = line.get("table").and_then(Value::as_str).unwrap_or("");
-        let upsert = line.get("upsert").and_then(Value::as_array);
-        let remove = line.get("remove").and_then(Value::as_array);
-        let count = upsert.map_or(0, Vec::len) + remove.map_or(0, Vec::len);
+    fn rows(&mut self, rows: Rows) {
+        let count = rows.len();
         if self.group_rows.saturating_add(count) > MAX_GROUP_ROWS {
             self.group.clear();
             self.group_rows = 0;
@@ -330,12 +329,7 @@ impl Host {
             return;
         }
         self.group_rows += count;
-        for row in upsert.into_iter().flatten() {
-            self.group.push((format!("+{table}"), row.clone()));
-        }
-        for key in remove.into_iter().flatten() {
-            self.group.push((format!("-{table}"), key.clone()));
-        }
+        self.group.push(rows);
     }
 
     fn synced(&mut self, at: Option<i64>) {
@@ -346,42 +340,34 @@ impl Host {
             self.backoffs.clear();
             self.group_reset = false;
         }
-        for (what, row) in std::mem::take(&mut self.group) {
-            match what.as_str() {
-                "+instances" => {
-                    if let Some(instance) = rows::instance(&row) {
+        for rows in std::mem::take(&mut self.group) {
+            match rows {
+                Rows::Instances(upsert, remove) => {
+                    for key in &remove {
+                        self.remove_instance(key);
+                    }
+                    for instance in upsert {
                         self.upsert_instance(instance);
                     }
                 }
-                "-instances" => {
-                    if let Some(key) = rows::instance_key(&row) {
-                        self.remove_instance(&key);
-                    }
-                }
-                "+operations" => {
-                    if let Some(op) = rows::operation(&row) {
+                Rows::Operations(upsert, remove) => {
+                    self.operations.retain(|op| !remove.contains(&op.id));
+                    for op in upsert {
                         match self.operations.iter_mut().find(|o| o.id == op.id) {
                             Some(old) => *old = op,
                             None => self.operations.push(op),
                         }
                     }
                 }
-                "-operations" => {
-                    if let Some(id) = rows::operation_key(&row) {
-                        self.operations.retain(|op| op.id != id);
+                Rows::Backoffs(upsert, remove) => {
+                    for name in &remove {
+                        self.backoffs.remove(name);
                     }
-                }
-                "+backoffs" => {
-                    if let Some(backoff) = rows::backoff(&row) {
+                    for backoff in upsert {
                         self.backoffs.insert(backoff.instance.clone(), backoff);
                     }
                 }
-                "-backoffs" => {
-                    if let Some(name) = rows::backoff_key(&row) {
-                        self.backoffs.remove(&name);
-                    }
-                }
-                _ => {}
+                Rows::Other => {}
             }
         }
         self.group_rows = 0;
@@ -420,13 +406,6 @@ pub struct Fleet {
     pub activity: VecDeque<Activity>,
 }
 
-fn text(line: &Value, field: &str) -> String {
-    line.get(field)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned()
-}
-
 impl Fleet {
     /// A fleet of hosts named `names`, all connecting since `now`.
     #[must_use]
@@ -437,124 +416,79 @@ impl Fleet {
         }
     }
 
-    /// Apply one line of host `host`'s stream (docs/protocol.md "The
+    /// Apply one message of host `host`'s stream (docs/protocol.md "The
     /// out-stream"). Rows wait for their group's `synced`, so the tables
     /// shown are always one consistent read of that host's store.
-    pub fn apply(&mut self, host: usize, line: &Value) -> Applied {
+    pub fn apply(&mut self, host: usize, message: Message) -> Applied {
         let Some(one) = self.hosts.get_mut(host) else {
             return Applied::Ignored;
         };
-        match line.get("type").and_then(Value::as_str).unwrap_or("") {
-            "hello" => {
-                one.hello = Some(hello_of(line));
+        match message {
+            Message::Hello { hello, reaper, .. } => {
+                one.hello = Some(hello);
                 one.note = None;
-                if let Some(reaper) = line.get("reaper") {
-                    one.reaper = Some(reaper_of(reaper));
+                if reaper.is_some() {
+                    one.reaper = reaper;
                 }
                 Applied::Host
             }
-            "reaper" => {
-                one.reaper = Some(reaper_of(line));
+            Message::Reaper(reaper) => {
+                one.reaper = Some(reaper);
                 Applied::Host
             }
-            "reset" => {
+            Message::Reset => {
                 one.group.clear();
                 one.group_rows = 0;
                 one.group_reset = true;
                 one.banners.clear();
                 Applied::Host
             }
-            "rows" => {
-                one.rows(line);
+            Message::Rows(rows) => {
+                one.rows(rows);
                 Applied::Host
             }
-            "synced" => {
-                one.synced(line.get("at").and_then(Value::as_i64));
+            Message::Synced(at) => {
+                one.synced(at);
                 Applied::Tables
             }
-            "banner" => {
-                one.banners
-                    .insert(text(line, "id"), (text(line, "level"), text(line, "text")));
+            Message::Banner(id, level, text) => {
+                one.banners.insert(id, (level, text));
                 Applied::Host
             }
-            "banner_cleared" => {
-                one.banners.remove(&text(line, "id"));
+            Message::BannerCleared(id) => {
+                one.banners.remove(&id);
                 Applied::Host
             }
-            "activity" => {
+            Message::Activity(line) => {
                 if self.activity.len() >= MAX_ACTIVITY {
                     self.activity.pop_front();
                 }
                 self.activity.push_back(Activity {
                     host,
-                    at: line.get("at").and_then(Value::as_i64).unwrap_or(0),
-                    actor: text(line, "actor"),
-                    instance: text(line, "instance"),
-                    kind: text(line, "kind"),
-                    detail: text(line, "detail"),
+                    at: line.at,
+                    actor: line.actor,
+                    instance: line.instance,
+                    kind: line.kind,
+                    detail: line.detail,
                 });
                 Applied::Activity
             }
-            "reply" => reply_of(line),
-            "log" => Applied::Log {
-                logs: line.get("logs").cloned().unwrap_or(Value::Null),
-                service: text(line, "service"),
-                text: text(line, "text"),
-                cont: line.get("cont").and_then(Value::as_bool) == Some(true),
+            Message::Reply(id, ok, message, reply) => Applied::Reply {
+                id,
+                ok,
+                message,
+                reply,
             },
-            "logs_end" => Applied::LogsEnd {
-                logs: line.get("logs").cloned().unwrap_or(Value::Null),
-                reason: text(line, "reason"),
+            Message::Log(line) => Applied::Log {
+                logs: line.logs,
+                service: line.service,
+                text: line.text,
+                cont: line.cont,
             },
-            "heartbeat" => Applied::Quiet,
-            _ => Applied::Ignored,
+            Message::LogsEnd(logs, reason) => Applied::LogsEnd { logs, reason },
+            Message::Heartbeat => Applied::Quiet,
+            Message::Other => Applied::Ignored,
         }
-    }
-}
-
-fn reply_of(line: &Value) -> Applied {
-    let ok = line.get("ok").and_then(Value::as_bool) == Some(true);
-    let message = if ok {
-        text(line, "message")
-    } else {
-        line.get("error")
-            .map(|e| text(e, "message"))
-            .unwrap_or_default()
-    };
-    Applied::Reply {
-        id: line.get("id").cloned().unwrap_or(Value::Null),
-        ok,
-        message,
-        reply: line.clone(),
-    }
-}
-
-fn hello_of(line: &Value) -> Hello {
-    Hello {
-        host: text(line, "host"),
-        schema: line.get("schema").and_then(Value::as_i64).unwrap_or(0),
-        read_only: line.get("read_only").and_then(Value::as_bool) == Some(true),
-        dry_run: line.get("dry_run").and_then(Value::as_bool) == Some(true),
-        commands: line
-            .get("commands")
-            .and_then(Value::as_array)
-            .map(|c| {
-                c.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default(),
-        version: text(line, "version"),
-    }
-}
-
-fn reaper_of(line: &Value) -> Reaper {
-    Reaper {
-        by: text(line, "by"),
-        pid: line.get("pid").and_then(Value::as_i64),
-        paused: line.get("paused").and_then(Value::as_bool) == Some(true),
-        text: text(line, "text"),
     }
 }
 

@@ -1,6 +1,6 @@
 //! One host's rows as its agent sends them (docs/protocol.md "Instance
-//! rows", "Operation rows", "Backoff rows"), read from the JSON into typed
-//! values. Texts are kept as sent (redacted by the agent, not yet
+//! rows", "Operation rows", "Backoff rows"), as typed values (read by
+//! [`super::wire`]). Texts are kept as sent (redacted by the agent, not yet
 //! sanitized): they are sanitized where they are drawn, and a name goes
 //! back to its host exactly as read.
 
@@ -17,7 +17,7 @@ pub struct InstanceKey {
 }
 
 /// An instance's lease (stackless §6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
 pub struct Lease {
     /// Its length (seconds).
     pub duration_secs: i64,
@@ -139,130 +139,4 @@ pub struct Backoff {
     pub remediation: Option<String>,
     /// When the reaper tries again (unix seconds).
     pub next_retry_at: i64,
-}
-
-fn text(row: &Value, field: &str) -> Option<String> {
-    row.get(field).and_then(Value::as_str).map(str::to_owned)
-}
-
-fn int(row: &Value, field: &str) -> Option<i64> {
-    row.get(field).and_then(Value::as_i64)
-}
-
-/// A birth as a row or a `remove` key carries it: an object's
-/// `instance_id`, a string, or `null`.
-fn birth_of(value: Option<&Value>) -> Option<String> {
-    match value? {
-        Value::String(id) => Some(id.clone()),
-        Value::Object(birth) => birth
-            .get("instance_id")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
-        _ => None,
-    }
-}
-
-/// The key of an instance row or of an instance `remove` key; `None`
-/// without a string `name`.
-#[must_use]
-pub fn instance_key(row: &Value) -> Option<InstanceKey> {
-    Some(InstanceKey {
-        name: text(row, "name")?,
-        birth: birth_of(row.get("birth")),
-    })
-}
-
-/// An instance row; `None` when it has no string `name` (not the
-/// protocol: dropped).
-#[must_use]
-pub fn instance(row: &Value) -> Option<Instance> {
-    let key = instance_key(row)?;
-    let lease = row.get("lease").and_then(|lease| {
-        Some(Lease {
-            duration_secs: int(lease, "duration_secs")?,
-            expires_at: int(lease, "expires_at")?,
-        })
-    });
-    let lock = row.get("lock").filter(|l| l.is_object()).map(|lock| Lock {
-        operation: text(lock, "operation").unwrap_or_default(),
-        holder_pid: int(lock, "holder_pid").unwrap_or(0),
-        holder_host: text(lock, "holder_host"),
-        liveness: text(lock, "liveness_state").unwrap_or_else(|| "unknown".to_owned()),
-        held: lock.get("held").and_then(Value::as_bool).unwrap_or(true),
-    });
-    let gc = row.get("gc").and_then(|gc| {
-        Some(Gc {
-            due_at: int(gc, "due_at")?,
-            collected_by: text(gc, "collected_by").unwrap_or_default(),
-        })
-    });
-    Some(Instance {
-        dns_safe: row.get("dns_safe").and_then(Value::as_bool) == Some(true)
-            && crate::model::name::is_dns_safe(&key.name),
-        key,
-        substrate: text(row, "substrate").unwrap_or_default(),
-        status: text(row, "status").unwrap_or_default(),
-        created_at: int(row, "created_at"),
-        tombstoned_at: int(row, "tombstoned_at"),
-        lease,
-        lock,
-        failed_up: row.get("failed_up").and_then(Value::as_bool) == Some(true),
-        services_dead: int(row, "services_dead").unwrap_or(0),
-        gc,
-    })
-}
-
-/// An operation row; `None` without an `id`.
-#[must_use]
-pub fn operation(row: &Value) -> Option<Operation> {
-    let id = row
-        .get("id")
-        .filter(|id| id.is_string() || id.is_number())?;
-    let error = match row.get("error") {
-        Some(error @ Value::Object(_)) => {
-            let code = text(error, "code").unwrap_or_default();
-            let message = text(error, "message").unwrap_or_default();
-            Some(match (code.is_empty(), message.is_empty()) {
-                (false, false) => format!("{code}: {message}"),
-                (false, true) => code,
-                _ => message,
-            })
-        }
-        _ => text(row, "error_unparsed"),
-    };
-    Some(Operation {
-        id: id.clone(),
-        instance: text(row, "instance").unwrap_or_default(),
-        verb: text(row, "verb").unwrap_or_default(),
-        status: text(row, "status").unwrap_or_default(),
-        created_at: int(row, "created_at").unwrap_or(0),
-        updated_at: int(row, "updated_at").unwrap_or(0),
-        error,
-    })
-}
-
-/// A backoff row; `None` without an `instance`.
-#[must_use]
-pub fn backoff(row: &Value) -> Option<Backoff> {
-    Some(Backoff {
-        instance: text(row, "instance")?,
-        attempts: int(row, "attempts").unwrap_or(0),
-        summary: text(row, "summary")
-            .or_else(|| text(row, "last_error"))
-            .unwrap_or_default(),
-        remediation: text(row, "remediation"),
-        next_retry_at: int(row, "next_retry_at").unwrap_or(0),
-    })
-}
-
-/// The key of an operation's `remove`: its `id`.
-#[must_use]
-pub fn operation_key(key: &Value) -> Option<Value> {
-    key.get("id").cloned()
-}
-
-/// The key of a backoff's `remove`: its `instance`.
-#[must_use]
-pub fn backoff_key(key: &Value) -> Option<String> {
-    text(key, "instance")
 }

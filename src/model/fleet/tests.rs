@@ -3,6 +3,11 @@ use serde_json::json;
 use super::view::{Filter, RowRef, SortKey, order};
 use super::*;
 
+fn apply(fleet: &mut Fleet, host: usize, value: &Value) -> Applied {
+    let message = wire::parse(&serde_json::to_vec(value).unwrap()).unwrap();
+    fleet.apply(host, message)
+}
+
 const NOW: i64 = 1_764_655_200;
 
 fn instance(name: &str, birth: &str, expires_at: i64) -> Value {
@@ -19,7 +24,8 @@ fn connected(fleet: &mut Fleet, host: usize) {
         error: None,
         retry_at: None,
     });
-    fleet.apply(
+    apply(
+        fleet,
         host,
         &json!({"type":"hello","protocol":1,"host":"db1","schema":14,"read_only":false,
             "dry_run":false,"commands":["reap","down"],"version":"0.1.0",
@@ -28,12 +34,13 @@ fn connected(fleet: &mut Fleet, host: usize) {
 }
 
 fn snapshot(fleet: &mut Fleet, host: usize, rows: &[Value]) {
-    fleet.apply(host, &json!({"type":"reset","seq":1}));
-    fleet.apply(
+    apply(fleet, host, &json!({"type":"reset","seq":1}));
+    apply(
+        fleet,
         host,
         &json!({"type":"rows","seq":1,"table":"instances","upsert":rows,"remove":[]}),
     );
-    fleet.apply(host, &json!({"type":"synced","seq":1,"at":NOW}));
+    apply(fleet, host, &json!({"type":"synced","seq":1,"at":NOW}));
 }
 
 fn names(fleet: &Fleet, rows: &[RowRef]) -> Vec<String> {
@@ -49,8 +56,9 @@ fn names(fleet: &Fleet, rows: &[RowRef]) -> Vec<String> {
 fn rows_wait_for_their_synced() {
     let mut fleet = Fleet::new(vec!["a".into()], NOW);
     connected(&mut fleet, 0);
-    fleet.apply(0, &json!({"type":"reset","seq":1}));
-    fleet.apply(
+    apply(&mut fleet, 0, &json!({"type":"reset","seq":1}));
+    apply(
+        &mut fleet,
         0,
         &json!({"type":"rows","seq":1,"table":"instances","upsert":[instance("alpha","a1",NOW+60)],"remove":[]}),
     );
@@ -60,7 +68,7 @@ fn rows_wait_for_their_synced() {
         Err("a has not sent its first snapshot yet".to_owned())
     );
     assert_eq!(
-        fleet.apply(0, &json!({"type":"synced","seq":1,"at":NOW})),
+        apply(&mut fleet, 0, &json!({"type":"synced","seq":1,"at":NOW})),
         Applied::Tables
     );
     assert_eq!(fleet.hosts[0].instances().len(), 1);
@@ -84,13 +92,18 @@ fn a_remove_takes_the_row_of_its_birth_only() {
             instance("charlie", "c1", NOW + 60),
         ],
     );
-    fleet.apply(
+    apply(
+        &mut fleet,
         0,
         &json!({"type":"rows","seq":2,"table":"instances",
             "upsert":[instance("alpha","a2",NOW+90)],
             "remove":[{"name":"alpha","birth":"a1"},{"name":"bravo","birth":"zz"}]}),
     );
-    fleet.apply(0, &json!({"type":"synced","seq":2,"at":NOW + 1}));
+    apply(
+        &mut fleet,
+        0,
+        &json!({"type":"synced","seq":2,"at":NOW + 1}),
+    );
     let mut keys: Vec<_> = fleet.hosts[0]
         .instances()
         .iter()
@@ -147,8 +160,9 @@ fn a_stale_host_keeps_its_rows_and_refuses_actions() {
 fn operations_backoffs_and_activity_are_kept_per_host() {
     let mut fleet = Fleet::new(vec!["a".into(), "b".into()], NOW);
     connected(&mut fleet, 1);
-    fleet.apply(1, &json!({"type":"reset","seq":1}));
-    fleet.apply(
+    apply(&mut fleet, 1, &json!({"type":"reset","seq":1}));
+    apply(
+        &mut fleet,
         1,
         &json!({"type":"rows","seq":1,"table":"operations","upsert":[
             {"id":"op-1","instance":"alpha","verb":"down","status":"running","created_at":NOW,
@@ -156,13 +170,14 @@ fn operations_backoffs_and_activity_are_kept_per_host() {
             {"id":"op-2","instance":"bravo","verb":"up","status":"failed","created_at":NOW,
              "updated_at":NOW,"error":{"code":"engine.up","message":"no"}}],"remove":[]}),
     );
-    fleet.apply(
+    apply(
+        &mut fleet,
         1,
         &json!({"type":"rows","seq":1,"table":"backoffs","upsert":[
             {"instance":"alpha","attempts":2,"last_error":"x","code":"c","summary":"c: boom",
              "remediation":null,"next_retry_at":NOW + 30}],"remove":[]}),
     );
-    fleet.apply(1, &json!({"type":"synced","seq":1,"at":NOW}));
+    apply(&mut fleet, 1, &json!({"type":"synced","seq":1,"at":NOW}));
     let host = &fleet.hosts[1];
     assert_eq!(
         host.pending_operation("alpha").map(|o| o.id.clone()),
@@ -175,7 +190,8 @@ fn operations_backoffs_and_activity_are_kept_per_host() {
     );
     for i in 0..=MAX_ACTIVITY {
         let at = NOW + i64::try_from(i).unwrap_or(0);
-        fleet.apply(
+        apply(
+            &mut fleet,
             1,
             &json!({"type":"activity","at":at,"actor":"reaper","instance":"alpha",
                 "kind":"reaped","detail":"down in 1s"}),
@@ -195,12 +211,14 @@ fn a_group_past_its_bound_is_dropped_and_noted() {
     let keys: Vec<Value> = (0..MAX_GROUP_ROWS)
         .map(|i| json!({"name": format!("n{i}"), "birth": null}))
         .collect();
-    fleet.apply(
+    apply(
+        &mut fleet,
         0,
         &json!({"type":"rows","seq":1,"table":"instances","upsert":[],"remove":keys}),
     );
     assert_eq!(fleet.hosts[0].note, None);
-    fleet.apply(
+    apply(
+        &mut fleet,
         0,
         &json!({"type":"rows","seq":1,"table":"instances","upsert":[instance("x","x1",NOW)],"remove":[]}),
     );
@@ -279,8 +297,39 @@ fn the_filter_and_sort_run_across_hosts() {
 }
 
 #[test]
-fn a_row_without_a_name_or_a_hostile_name_is_never_acted_upon() {
-    assert_eq!(rows::instance(&json!({"birth": null})), None);
-    let hostile = rows::instance(&json!({"name": "a;rm -rf", "dns_safe": true}));
-    assert_eq!(hostile.map(|i| i.dns_safe), Some(false));
+fn a_row_without_a_name_is_not_the_protocol_and_a_hostile_name_is_never_acted_upon() {
+    let line =
+        json!({"type":"rows","seq":1,"table":"instances","upsert":[{"birth": null}],"remove":[]});
+    let error = wire::parse(&serde_json::to_vec(&line).unwrap()).unwrap_err();
+    assert!(
+        error.starts_with(
+            "its stream sent a rows message that is not protocol 1 (missing field `name`"
+        ),
+        "{error}"
+    );
+    assert_eq!(
+        wire::parse(b"[1]"),
+        Err(
+            "its stream sent a line that is not a JSON object (3 bytes): not the protocol"
+                .to_owned()
+        )
+    );
+    let hostile = json!({"type":"rows","seq":1,"table":"instances",
+        "upsert":[{"name": "a;rm -rf", "dns_safe": true}],"remove":[]});
+    let Ok(wire::Message::Rows(wire::Rows::Instances(rows, _))) =
+        wire::parse(&serde_json::to_vec(&hostile).unwrap())
+    else {
+        panic!("not rows");
+    };
+    assert!(!rows[0].dns_safe);
+    // A type this view does not know, and fields it does not know, are
+    // ignored (new within protocol 1).
+    assert_eq!(
+        wire::parse(br#"{"type":"future","x":1}"#),
+        Ok(wire::Message::Other)
+    );
+    assert!(matches!(
+        wire::parse(br#"{"type":"synced","seq":1,"at":5,"new":true}"#),
+        Ok(wire::Message::Synced(Some(5)))
+    ));
 }

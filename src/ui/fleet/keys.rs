@@ -214,7 +214,9 @@ impl FleetApp {
             .enumerate()
             .flat_map(|(h, host)| host.backoffs().map(move |b| (h, b)))
             .collect();
-        all.sort_by_key(|(h, b)| (b.next_retry_at, *h, b.instance.clone()));
+        all.sort_by(|(ha, a), (hb, b)| {
+            (a.next_retry_at, ha, &a.instance).cmp(&(b.next_retry_at, hb, &b.instance))
+        });
         all
     }
 

@@ -19,6 +19,7 @@ pub use draw::draw;
 
 use crate::model::fleet::rows::InstanceKey;
 use crate::model::fleet::view::{Filter, RowRef, SortKey, host_order, merge};
+use crate::model::fleet::wire::{self, Message};
 use crate::model::fleet::{Applied, Fleet, Link, LinkState};
 use crate::model::text::sanitize_short;
 
@@ -207,11 +208,27 @@ impl FleetApp {
         }
     }
 
-    /// One line of host `host`'s agent stream (a JSON object), at `now_ms`.
+    /// One line of host `host`'s agent stream as a JSON value, at
+    /// `now_ms` ([`Self::message`] once read; a line that is not the
+    /// protocol is dropped: the wiring fails such a host before).
     pub fn line(&mut self, host: usize, line: &Value, now_ms: i64) {
+        if let Ok(message) = serde_json::to_vec(line)
+            .map_err(|e| e.to_string())
+            .and_then(|raw| wire::parse(&raw))
+        {
+            self.message(host, message, now_ms);
+        }
+    }
+
+    /// One message of host `host`'s agent stream (read on its
+    /// connection's thread, [`wire::parse`]), at `now_ms`.
+    pub fn message(&mut self, host: usize, message: Message, now_ms: i64) {
         self.now = now_ms.div_euclid(1000);
-        let applied = self.fleet.apply(host, line);
-        self.dirty |= !matches!(applied, Applied::Quiet | Applied::Ignored);
+        let applied = self.fleet.apply(host, message);
+        self.dirty |= !matches!(
+            applied,
+            Applied::Quiet | Applied::Ignored | Applied::Reply { .. }
+        );
         match applied {
             Applied::Tables => self.invalidate(),
             Applied::Reply {
@@ -503,14 +520,18 @@ impl FleetApp {
         let Some(sent) = self.sent.remove(&(host, id_key(id))) else {
             return;
         };
+        if let Sent::Ping(at) = sent {
+            // Shown at the next tick's frame: a ping costs no frame.
+            if let Some(one) = self.fleet.hosts.get_mut(host) {
+                one.rtt_ms = Some(now_ms.saturating_sub(at).max(0));
+            }
+            return;
+        }
+        self.dirty = true;
         let name = self.host_name(host);
         let message = sanitize_short(message, 400);
         match sent {
-            Sent::Ping(at) => {
-                if let Some(one) = self.fleet.hosts.get_mut(host) {
-                    one.rtt_ms = Some(now_ms.saturating_sub(at).max(0));
-                }
-            }
+            Sent::Ping(_) => {}
             Sent::Action(what) => {
                 if ok {
                     self.say(format!("{name}: {message}"), false);
