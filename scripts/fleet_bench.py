@@ -28,7 +28,8 @@ What it measures:
 - idle CPU: utime+stime of the console over IDLE seconds with every host
   connected and idle; also the ssh clients' and the agents' (they run on
   this machine here; on a real fleet each agent runs on its host);
-- the floor: the same fleet through `snapshot --follow` (no view), from
+- the floors: `ssh ALIAS true` for every host at once (OpenSSH alone),
+  and the same fleet through `snapshot --follow` (no view), from
   fork to every host's `hello` and first `synced`;
 - the bytes of one changed lease on the wire: a lease renewed on one host,
   the bytes its agent's stream carried for it (read on a separate
@@ -71,6 +72,23 @@ def cpu_secs(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def thread_cpu(pid):
+    """CPU seconds per thread name of `pid` (threads of one name summed)."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                name = f.read().strip()
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        name = name.rstrip("0123456789") if name.startswith("fleet-") else name
+        secs = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        out[name] = out.get(name, 0) + secs
+    return out
 
 
 def status_kib(pid, key):
@@ -188,12 +206,16 @@ class Console:
     def text(self):
         return "\n".join(self.screen.display)
 
-    def wait_for(self, test, timeout):
+    def wait_for(self, test, timeout, every=0.01):
+        """Poll the screen every `every` seconds (reading the console's
+        output in between) until `test` holds; the time it first held."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if test(self.text()):
                 return time.monotonic()
-            self.pump(0.005)
+            until = time.monotonic() + every
+            while self.pump(max(0.0, until - time.monotonic())) and time.monotonic() < until:
+                pass
         raise TimeoutError(f"not on screen after {timeout}s:\n{self.text()}")
 
     def send(self, keys):
@@ -250,6 +272,18 @@ def lease_bytes(binary, sshd, alias, store, home):
     proc.terminate()
     proc.wait()
     return total
+
+
+def ssh_floor(sshd, hosts):
+    """Seconds for one `ssh ALIAS true` per host, all at once: what
+    OpenSSH alone costs this machine (sshd and the remote login shell
+    included)."""
+    t0 = time.monotonic()
+    procs = [subprocess.Popen(["ssh", "-F", sshd.config, alias, "true"], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for alias in hosts]
+    for proc in procs:
+        proc.wait()
+    return round(time.monotonic() - t0, 2)
 
 
 def follow_floor(binary, sshd, fleet, home, hosts):
@@ -313,15 +347,21 @@ def main():
             f.write(f'[[host]]\ntarget = "ssh://{alias}"\n\n')
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "TERM": "xterm-256color",
            "XDG_STATE_HOME": os.path.join(home, "state"), "TMPDIR": home}
+    # --no-reaper is passed on to every agent: an idle fleet (the stores
+    # hold expired instances and due backoffs, which reapers would work on
+    # each minute).
     argv = [binary, "--fleet", fleet, "--ssh-config", sshd.config, "--remote-bin", binary,
-            "--config", os.path.join(home, "empty.toml")]
+            "--config", os.path.join(home, "empty.toml"), "--no-reaper"]
     results = {"hosts": args.hosts, "per_host": args.per_host}
+    results["ssh_true_secs"] = ssh_floor(sshd, hosts)
+    log(f"ssh ALIAS true, every host at once: {results['ssh_true_secs']} s")
     results["follow_floor"] = follow_floor(binary, sshd, fleet, home, args.hosts)
     log(f"snapshot --follow over the same fleet: {results['follow_floor']}")
     total = args.hosts * args.per_host
     console = Console(argv, env)
     try:
-        t = console.wait_for(lambda s: f"{args.hosts} connected" in s and f"{total} instances" in s, 120)
+        t = console.wait_for(lambda s: f"{args.hosts} connected" in s and f"{total} instances" in s, 120,
+                             every=0.05)
         results["all_rows_secs"] = round(t - console.started, 2)
         log(f"every host's rows: {results['all_rows_secs']} s")
         console.drain(3)
@@ -355,6 +395,7 @@ def main():
         ssh = [p for p in descendants(console.pid)]
         agents = [p for p in running(binary) if p != console.pid]
         c0 = cpu_secs(console.pid)
+        t0 = thread_cpu(console.pid)
         s0 = sum(cpu_secs(p) for p in ssh)
         a0 = sum(cpu_secs(p) for p in agents)
         console.drain(args.idle_secs)
@@ -364,6 +405,10 @@ def main():
             "agents": round((sum(cpu_secs(p) for p in agents) - a0) / args.idle_secs * 100, 2),
             "secs": args.idle_secs, "ssh_count": len(ssh), "agent_count": len(agents),
         }
+        t1 = thread_cpu(console.pid)
+        results["idle_cpu_pct"]["console_threads"] = {
+            name: round((t1[name] - t0.get(name, 0)) / args.idle_secs * 100, 2)
+            for name in t1 if t1[name] - t0.get(name, 0) > 0}
         log(f"idle CPU: {results['idle_cpu_pct']}")
         results["console_rss_mib"] = round(status_kib(console.pid, "VmRSS") / 1024, 1)
         results["console_peak_rss_mib"] = round(status_kib(console.pid, "VmHWM") / 1024, 1)

@@ -653,8 +653,13 @@ fn a_reap_goes_to_the_owning_host_only() {
         screen.contents()
     );
     tui.send("r");
+    // The question says what runs there: the teardown fleet-2's agent
+    // named in its hello (this run's --down-cmd, passed on).
     tui.wait_for(
-        "Reap golf on fleet-2 now? This runs there: stackless down golf --json",
+        &format!(
+            "Reap golf on fleet-2 now? This runs there: {} down golf --json",
+            dispatch.display()
+        ),
         UI,
     );
     tui.send("y");

@@ -333,6 +333,10 @@ fn core_hello(follow_only: bool) -> String {
         dry_run: false,
         follow_only,
         reaper: reaper_line(),
+        teardown: ["stackless", "down", "{name}", "--json"]
+            .map(str::to_owned)
+            .to_vec(),
+        stackless: "stackless".into(),
     })
 }
 

@@ -28,7 +28,8 @@ fn hello(host: &str, dry_run: bool) -> Value {
         "commands":["reap","down","queue_down","cancel","pause","resume","pass","renew","verify",
             "detail","logs","logs_stop","ping"],
         "reaper":{"by":"agent","pid":42,"paused":false,"text":"reaper: every 60s"},
-        "max_message_bytes":65536,"heartbeat_secs":5})
+        "max_message_bytes":65536,"heartbeat_secs":5,
+        "teardown":["stackless","down","{name}","--json"],"stackless":"stackless"})
 }
 
 fn link(state: LinkState, error: Option<&str>) -> Link {
@@ -606,5 +607,45 @@ fn a_delta_on_one_host_keeps_the_selection_and_the_other_hosts_order() {
             "fleet-2/alpha",
             "fleet-3/delta"
         ]
+    );
+}
+
+#[test]
+fn the_question_says_the_teardown_each_hosts_agent_runs() {
+    let mut app = fleet();
+    // fleet-1's agent runs a teardown of its own (--down-cmd there).
+    let mut custom = hello("db1", false);
+    custom["teardown"] = json!(["/opt/ops/down it.sh", "--name={name}"]);
+    custom["stackless"] = json!("/usr/local/bin/stackless");
+    app.line(0, &custom, NOW_MS);
+    select(&mut app, "fleet-1", "bravo");
+    press(&mut app, KeyCode::Char('r'));
+    assert_eq!(
+        confirm_lines(&app)[0],
+        "Reap bravo on fleet-1 now? This runs there: '/opt/ops/down it.sh' '--name=bravo'"
+    );
+    press(&mut app, KeyCode::Char('n'));
+    for (host, name) in [("fleet-1", "bravo"), ("fleet-2", "alpha")] {
+        select(&mut app, host, name);
+        press(&mut app, KeyCode::Char(' '));
+    }
+    press(&mut app, KeyCode::Char('r'));
+    assert_eq!(
+        confirm_lines(&app)[2],
+        "Each runs its host's teardown: fleet-1: '/opt/ops/down it.sh' '--name=NAME'; \
+         fleet-2: stackless down NAME --json"
+    );
+    press(&mut app, KeyCode::Char('n'));
+    press(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Tab);
+    press(&mut app, KeyCode::Char('c'));
+    assert_eq!(
+        confirm_lines(&app)[0],
+        "Cancel operation op-7 (up charlie) on fleet-2? This runs there: stackless operation \
+         cancel op-7 --json"
+    );
+    assert_eq!(
+        sent(&press(&mut app, KeyCode::Char('y'))),
+        [(1, json!({"cmd":"cancel","operation":"op-7"}))]
     );
 }

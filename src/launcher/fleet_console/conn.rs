@@ -29,7 +29,7 @@ pub(super) const COMMAND_QUEUE: usize = 64;
 pub(super) enum HostEvent {
     /// One line, read into a typed message ([`wire::parse`], on the
     /// reader's thread), and what it is for the link.
-    Line(Message, Line),
+    Line(Box<Message>, Line),
     /// A line that is not a JSON object: the sentence.
     NotProtocol(String),
     /// A line over [`super::super::fleet_follow::MAX_LINE`] bytes.
@@ -167,7 +167,7 @@ pub(super) fn queued(event: Read) -> HostEvent {
                     },
                     _ => Line::Other,
                 };
-                HostEvent::Line(message, line)
+                HostEvent::Line(Box::new(message), line)
             }
             Err(error) => HostEvent::NotProtocol(error),
         },

@@ -322,7 +322,7 @@ fn apply(index: usize, host: &mut Host, event: HostEvent, app: &mut FleetApp) {
             }
             let changed = host.link.line(now_s, &line);
             if host.link.state != State::Failed {
-                app.message(index, message, now_ms);
+                app.message(index, *message, now_ms);
             }
             changed
         }

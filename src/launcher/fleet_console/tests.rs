@@ -125,7 +125,7 @@ fn queued_lines_are_parsed_once() {
         panic!("not a line");
     };
     assert!(matches!(
-        message,
+        *message,
         crate::model::fleet::wire::Message::Hello {
             protocol: Some(1),
             ..

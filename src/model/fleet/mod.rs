@@ -82,6 +82,11 @@ pub struct Hello {
     pub commands: Vec<String>,
     /// The agent's version.
     pub version: String,
+    /// The teardown command `reap` and `down` run there, as argv with
+    /// `{name}` where the name goes (empty when the agent did not say).
+    pub teardown: Vec<String>,
+    /// The stackless program `queue_down` and `cancel` run there.
+    pub stackless: Option<String>,
 }
 
 /// Who reaps on a host (the `reaper` message, or `hello.reaper`).

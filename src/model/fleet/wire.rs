@@ -146,6 +146,9 @@ struct HelloWire {
     #[serde(default)]
     version: String,
     reaper: Option<ReaperWire>,
+    #[serde(default)]
+    teardown: Vec<String>,
+    stackless: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -442,6 +445,8 @@ fn hello(raw: &[u8]) -> serde_json::Result<Message> {
             dry_run: wire.dry_run,
             commands: wire.commands,
             version: wire.version,
+            teardown: wire.teardown,
+            stackless: wire.stackless,
         },
         reaper: wire.reaper.map(Reaper::from),
         protocol: wire.protocol,

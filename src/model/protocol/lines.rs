@@ -46,6 +46,13 @@ pub struct Hello {
     pub follow_only: bool,
     /// Who reaps.
     pub reaper: ReaperLine,
+    /// The teardown command `reap` and `down` run, as argv with `{name}`
+    /// where the name goes (`--down-cmd`; `stackless down {name} --json`
+    /// by default), each element sanitized: what a client's question
+    /// says runs on this host.
+    pub teardown: Vec<String>,
+    /// The stackless program `queue_down` and `cancel` run (`--stackless`).
+    pub stackless: String,
 }
 
 /// The `cmd` values `serve --stdio` takes (`hello.commands`).
@@ -94,6 +101,8 @@ pub fn hello(hello: &Hello) -> String {
         "reaper": hello.reaper,
         "max_message_bytes": MAX_MESSAGE_BYTES,
         "heartbeat_secs": HEARTBEAT_SECS,
+        "teardown": hello.teardown,
+        "stackless": hello.stackless,
     }))
 }
 

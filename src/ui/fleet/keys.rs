@@ -431,20 +431,15 @@ impl FleetApp {
         if let [(host, command)] = commands {
             let name = sanitize_short(command["name"].as_str().unwrap_or_default(), 96);
             let host_name = self.host_name(*host);
-            let (question, runs) = match command["cmd"].as_str().unwrap_or_default() {
-                "reap" => (
-                    format!("Reap {name} on {host_name} now?"),
-                    format!("stackless down {name} --json"),
-                ),
-                "queue_down" => (
-                    format!("Queue a down of {name} on {host_name} behind its pending operation?"),
-                    format!("stackless down {name} --no-wait --json"),
-                ),
-                _ => (
-                    format!("Tear down {name} on {host_name}?"),
-                    format!("stackless down {name} --json"),
-                ),
+            let cmd = command["cmd"].as_str().unwrap_or_default();
+            let question = match cmd {
+                "reap" => format!("Reap {name} on {host_name} now?"),
+                "queue_down" => {
+                    format!("Queue a down of {name} on {host_name} behind its pending operation?")
+                }
+                _ => format!("Tear down {name} on {host_name}?"),
             };
+            let runs = self.runs_there(*host, cmd, command["name"].as_str().unwrap_or_default());
             lines.push(format!("{question} This runs there: {runs}"));
             if self.fleet.hosts[*host]
                 .hello
@@ -478,10 +473,26 @@ impl FleetApp {
                     .collect::<Vec<_>>()
                     .join(" · "),
             );
-            lines.push(
-                "Each runs on its host: stackless down NAME --json (behind a pending operation: --no-wait)"
-                    .to_owned(),
-            );
+            let mut runs: Vec<(String, Vec<String>)> = Vec::new();
+            for host in per_host.keys() {
+                let line = self.runs_there(*host, "down", "NAME");
+                match runs.iter_mut().find(|(l, _)| *l == line) {
+                    Some((_, hosts)) => hosts.push(self.host_name(*host)),
+                    None => runs.push((line, vec![self.host_name(*host)])),
+                }
+            }
+            lines.push(match runs.as_slice() {
+                [(line, _)] => {
+                    format!("Each runs on its host: {line} (behind a pending operation: --no-wait)")
+                }
+                _ => format!(
+                    "Each runs its host's teardown: {}",
+                    runs.iter()
+                        .map(|(line, hosts)| format!("{}: {line}", hosts.join(", ")))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+            });
         }
         if !refused.is_empty() {
             lines.push(format!(
@@ -492,6 +503,42 @@ impl FleetApp {
         }
         lines.push("y: yes · any other key: no".to_owned());
         lines
+    }
+
+    /// What `cmd` runs on host `host` for `name` (an operation's id for
+    /// `cancel`), as one shell-quoted, sanitized line: the teardown and the
+    /// stackless program its agent's `hello` named (stackless's own when
+    /// it named none).
+    fn runs_there(&self, host: usize, cmd: &str, name: &str) -> String {
+        let hello = self.fleet.hosts.get(host).and_then(|h| h.hello.as_ref());
+        let stackless = hello
+            .and_then(|h| h.stackless.clone())
+            .unwrap_or_else(|| "stackless".to_owned());
+        let argv: Vec<String> = match cmd {
+            "queue_down" => vec![
+                stackless,
+                "down".into(),
+                name.into(),
+                "--no-wait".into(),
+                "--json".into(),
+            ],
+            "cancel" => vec![
+                stackless,
+                "operation".into(),
+                "cancel".into(),
+                name.into(),
+                "--json".into(),
+            ],
+            _ => match hello.filter(|h| !h.teardown.is_empty()) {
+                Some(hello) => hello
+                    .teardown
+                    .iter()
+                    .map(|a| a.replace(crate::reaper::teardown::NAME_PLACEHOLDER, name))
+                    .collect(),
+                None => vec![stackless, "down".into(), name.into(), "--json".into()],
+            },
+        };
+        crate::model::text::sanitize(&crate::reaper::teardown::shell_line(&argv)).into_owned()
     }
 
     fn ask_cancel(&mut self) {
@@ -521,9 +568,10 @@ impl FleetApp {
         let id = shown_id(&op.id);
         let lines = vec![
             format!(
-                "Cancel operation {id} ({} {}) on {host_name}? This runs there: stackless operation cancel {id} --json",
+                "Cancel operation {id} ({} {}) on {host_name}? This runs there: {}",
                 sanitize_short(&op.verb, 16),
-                sanitize_short(&op.instance, 96)
+                sanitize_short(&op.instance, 96),
+                self.runs_there(host, "cancel", &id)
             ),
             "y: yes · any other key: no".to_owned(),
         ];

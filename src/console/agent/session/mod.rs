@@ -205,6 +205,8 @@ impl Session {
                 dry_run: setup.action.dry_run,
                 follow_only,
                 reaper: reaper_line(None),
+                teardown: Vec::new(),
+                stackless: String::new(),
             },
             hello_sent: false,
             role_known: false,
@@ -443,6 +445,13 @@ impl Session {
             self.hello.schema = snapshot.generation.user_version;
             self.hello.generation = generation_word(snapshot.generation);
             self.hello.reaper = reaper_line(Some(&self.app));
+            let teardown = self.app.teardown();
+            self.hello.teardown = teardown
+                .argv
+                .iter()
+                .map(|a| crate::model::text::sanitize(a).into_owned())
+                .collect();
+            self.hello.stackless = crate::model::text::sanitize(&teardown.stackless).into_owned();
             self.reaper = Some(self.hello.reaper.clone());
             self.send(lines::hello(&self.hello));
             self.hello_sent = true;
