@@ -6,8 +6,10 @@
 //! alias `testhost`, the identity, and a known-hosts file holding exactly the
 //! temporary host key: host key verification stays on.
 //!
-//! No sshd: the tests fail, naming the package; only
-//! `STACKLESS_TUI_SKIP_SSHD=1` skips them, on purpose.
+//! No sshd: where `CI` is set (`.ci/run` sets it) the tests fail, naming
+//! the package; elsewhere (a developer's machine without
+//! `openssh-server`) they are skipped, and the test output says so once,
+//! naming the package. `STACKLESS_TUI_SKIP_SSHD=1` skips them on purpose.
 
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
@@ -29,10 +31,31 @@ pub struct Sshd {
     port: u16,
 }
 
-/// Whether the sshd tests are skipped on purpose (prints why).
+/// Say `why` once per test process, on the real stderr (not the test
+/// harness's captured output, so `cargo test` shows it).
+fn say_once(why: &str) {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    SAID.call_once(|| {
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "{why}");
+    });
+}
+
+/// Whether the sshd tests are skipped: on purpose (`STACKLESS_TUI_SKIP_SSHD=1`),
+/// or because sshd is not installed and `CI` is not set (said once,
+/// naming the package). With `CI` set, a missing sshd fails the tests
+/// ([`Sshd::start`]).
 pub fn skipped() -> bool {
     if std::env::var_os(SKIP).is_some_and(|v| v == "1") {
-        eprintln!("{SKIP}=1: the sshd tests are skipped on purpose");
+        say_once(&format!("{SKIP}=1: the sshd tests are skipped on purpose"));
+        return true;
+    }
+    let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
+    if !ci && !Path::new(SSHD).exists() {
+        say_once(&format!(
+            "skipping the sshd tests: {SSHD} is not installed (Debian/Ubuntu: apt-get install \
+             openssh-server); with CI set they are required"
+        ));
         return true;
     }
     false
