@@ -11,7 +11,7 @@ use clap::CommandFactory as _;
 
 use crate::cli::Cli;
 
-/// The files the console reads and writes, as (path, what): README's
+/// The files the console reads and writes, as (path, what): docs/reference.md's
 /// "Files" table.
 const FILES: &[(&str, &str)] = &[
     (
@@ -68,7 +68,7 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ),
 ];
 
-/// Exit statuses, as (status, when): README's "Exit status" table.
+/// Exit statuses, as (status, when): docs/reference.md's "Exit status" table.
 const EXIT_STATUS: &[(&str, &str)] = &[
     (
         "0",

@@ -23,6 +23,7 @@ mod generations;
 mod headless;
 mod history;
 mod hostile;
+mod keys_doc;
 mod logs;
 mod logs_all;
 mod logs_burst;

@@ -15,7 +15,7 @@ use crate::model::fleet::view::{Filter, SortKey};
 use crate::model::text::sanitize_short;
 
 /// The help view's lines: the fleet view's keys.
-pub(crate) const HELP: &[(&str, &str)] = &[
+pub const HELP: &[(&str, &str)] = &[
     (
         "↑ / k, ↓ / j",
         "select a row (PgUp / PgDn a page; g / G first / last)",

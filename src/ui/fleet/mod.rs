@@ -16,6 +16,7 @@ use std::collections::{BTreeSet, HashMap};
 use serde_json::{Value, json};
 
 pub use draw::draw;
+pub use keys::HELP as KEYS;
 
 use crate::model::fleet::rows::InstanceKey;
 use crate::model::fleet::view::{Filter, RowRef, SortKey, host_order, merge};

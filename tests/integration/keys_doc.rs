@@ -1,0 +1,66 @@
+//! `docs/keys.md` holds the key tables as the code has them: the
+//! console's one key table (`ui::keys::ENTRIES`, which the help overlay,
+//! the footers and the man page also read) and the fleet view's keys
+//! (`ui::fleet::KEYS`). The blocks between the markers are generated;
+//! this test fails when they differ from the code, and with
+//! `UPDATE_DOCS=1` writes them again.
+
+use std::path::Path;
+
+/// One markdown table of `(keys, what they do)`.
+fn table(rows: impl Iterator<Item = (&'static str, &'static str)>) -> String {
+    let cell = |text: &str| text.trim().replace('|', "\\|");
+    let mut out = String::from("| key | what it does |\n|---|---|\n");
+    for (keys, help) in rows {
+        // An indented entry belongs to the one above it.
+        let keys = if keys.starts_with(' ') {
+            format!("↳ {}", cell(keys))
+        } else {
+            cell(keys)
+        };
+        out.push_str(&format!("| {keys} | {} |\n", cell(help)));
+    }
+    out
+}
+
+/// `text` with the block after `<!-- generated: NAME -->` up to
+/// `<!-- end -->` replaced by `block`.
+fn with_block(text: &str, name: &str, block: &str) -> String {
+    let start = format!("<!-- generated: {name} -->\n");
+    let at = text
+        .find(&start)
+        .unwrap_or_else(|| panic!("docs/keys.md has no {start:?}"))
+        + start.len();
+    let end = text[at..]
+        .find("<!-- end -->")
+        .unwrap_or_else(|| panic!("docs/keys.md: {name} has no end marker"))
+        + at;
+    format!("{}{block}{}", &text[..at], &text[end..])
+}
+
+#[test]
+fn docs_keys_md_is_the_key_tables() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/keys.md");
+    let text = std::fs::read_to_string(&path).expect("docs/keys.md");
+    let console = table(
+        stackless_tui::ui::keys::ENTRIES
+            .iter()
+            .map(|entry| (entry.keys, entry.help)),
+    );
+    let fleet = table(stackless_tui::ui::fleet::KEYS.iter().copied());
+    let made = with_block(
+        &with_block(&text, "the console's key table", &console),
+        "the fleet view's keys",
+        &fleet,
+    );
+    if made != text {
+        if std::env::var_os("UPDATE_DOCS").is_some() {
+            std::fs::write(&path, &made).expect("write docs/keys.md");
+            return;
+        }
+        panic!(
+            "docs/keys.md differs from the key tables in the code: run \
+             `UPDATE_DOCS=1 cargo test --test integration keys_doc` and commit it"
+        );
+    }
+}
