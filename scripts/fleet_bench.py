@@ -55,10 +55,6 @@ import fcntl
 import time
 import select
 
-try:
-    import pyte
-except ImportError:
-    sys.exit("fleet_bench.py needs pyte: pip install pyte")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROWS, COLS = 60, 200
@@ -182,6 +178,10 @@ class Sshd:
 
 class Console:
     def __init__(self, argv, env):
+        try:
+            import pyte
+        except ImportError:
+            sys.exit("fleet_bench.py needs pyte: pip install pyte")
         self.screen = pyte.Screen(COLS, ROWS)
         self.stream = pyte.ByteStream(self.screen)
         self.started = time.monotonic()

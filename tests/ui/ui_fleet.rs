@@ -649,3 +649,35 @@ fn the_question_says_the_teardown_each_hosts_agent_runs() {
         [(1, json!({"cmd":"cancel","operation":"op-7"}))]
     );
 }
+
+#[test]
+fn a_loss_that_lasted_a_moment_is_still_told() {
+    let mut app = fleet();
+    // fleet-3 comes back: connecting again, then its hello and snapshot.
+    app.link(2, link(LinkState::Connecting, None), NOW_MS);
+    let hosts = |app: &FleetApp| {
+        screen(app, 120, 40)
+            .lines()
+            .find(|l| l.starts_with("│fleet-3"))
+            .unwrap()
+            .to_owned()
+    };
+    assert!(
+        hosts(&app).starts_with("│fleet-3 connecting (retry 1)"),
+        "{}",
+        hosts(&app)
+    );
+    connect(
+        &mut app,
+        2,
+        "db3",
+        &[("instances", vec![instance("delta", "d1", NOW - 600)])],
+    );
+    let row = hosts(&app);
+    assert!(row.starts_with("│fleet-3 connected "), "{row}");
+    // Its last error stays, with the time it came (UTC here).
+    assert!(
+        row.contains(" 05:59:20 no line for 15 s (3 x… │"),
+        "{row}"
+    );
+}

@@ -181,6 +181,12 @@ pub struct Host {
     pub rtt_ms: Option<i64>,
     /// When its tables were last made whole (`synced.at`, unix seconds).
     pub synced_at: Option<i64>,
+    /// The last error its link reported and when (unix seconds): kept
+    /// after the host is back, so a loss that lasted a moment is still
+    /// told.
+    pub last_error: Option<(i64, String)>,
+    /// How many times it was connected again after going stale.
+    pub reconnects: u32,
     /// One more at each `synced` (its tables made anew): a view's cached
     /// order of this host's rows is stale when its version is older.
     pub version: u64,
@@ -214,6 +220,8 @@ impl Host {
             rtt_ms: None,
             synced_at: None,
             version: 0,
+            last_error: None,
+            reconnects: 0,
             note: None,
             instances: Vec::new(),
             index: HashMap::new(),
@@ -313,6 +321,12 @@ impl Host {
     /// A link change: a new connection (connecting) forgets the last
     /// `hello`; its rows stay until the new snapshot replaces them.
     pub fn set_link(&mut self, link: Link) {
+        if let Some(error) = &link.error {
+            self.last_error = Some((link.since, error.clone()));
+        }
+        if link.state == LinkState::Connecting && self.link.state == LinkState::Stale {
+            self.reconnects += 1;
+        }
         if link.state == LinkState::Connecting {
             self.hello = None;
             self.rtt_ms = None;

@@ -102,6 +102,9 @@ pub(crate) fn state_text(host: &Host, now: i64) -> String {
             Some(ms) => format!("connected {ms}ms"),
             None => "connected".to_owned(),
         },
+        LinkState::Connecting if host.reconnects > 0 => {
+            format!("connecting (retry {})", host.reconnects)
+        }
         LinkState::Connecting => "connecting".to_owned(),
         LinkState::Stale => format!("stale {}", time::span(now.saturating_sub(host.link.since))),
         LinkState::Failed => "failed".to_owned(),
@@ -371,10 +374,14 @@ fn draw_instances(frame: &mut Frame, area: Rect, app: &FleetApp, now: i64) {
         } else {
             ""
         };
+        // A cell wider than its column ends with `…`, never cut silently.
         let cells = drawn
             .cells
             .into_iter()
-            .map(|(text, style)| Span::styled(text, style));
+            .zip(widths)
+            .map(|((text, style), width)| {
+                Span::styled(fit(&text, usize::from(width)).into_owned(), style)
+            });
         Row::new(std::iter::once(Span::raw(marker)).chain(cells))
             .style(drawn.dim.patch(row_style(drawn.chosen, focused)))
     });
@@ -431,7 +438,7 @@ fn column_widths(cells: &[Drawn], room: usize) -> [u16; 7] {
 }
 
 /// One Hosts row: state, schema, counts, who reaps, the last error.
-fn host_row(host: &Host, now: i64, error_width: usize) -> Row<'static> {
+fn host_row(host: &Host, now: i64, error_width: usize, zone: &jiff::tz::TimeZone) -> Row<'static> {
     let (count, _, expired, _) = host.counts(now);
     let synced = host.synced_at.is_some();
     let number = |n: usize| {
@@ -446,13 +453,19 @@ fn host_row(host: &Host, now: i64, error_width: usize) -> Row<'static> {
         .as_ref()
         .map_or_else(|| "-".to_owned(), |h| h.schema.to_string());
     let reaper = host.reaper.as_ref().map_or_else(String::new, reaper_text);
-    let error = host
-        .link
-        .error
-        .as_deref()
-        .or(host.note.as_deref())
-        .map(|e| fit(&sanitize_short(e, 400), error_width).into_owned())
-        .unwrap_or_default();
+    let error = match (&host.link.error, &host.note, &host.last_error) {
+        (Some(error), _, _) => sanitize_short(error, 400),
+        (None, Some(note), _) => sanitize_short(note, 400),
+        (None, None, Some((at, error))) => {
+            format!(
+                "{} {}",
+                time::clock_in(*at, zone),
+                sanitize_short(error, 400)
+            )
+        }
+        _ => String::new(),
+    };
+    let error = fit(&error, error_width).into_owned();
     let expired_style = if expired > 0 {
         theme::expired()
     } else {
@@ -502,9 +515,9 @@ fn draw_hosts(frame: &mut Frame, area: Rect, app: &FleetApp, now: i64) {
         .max()
         .unwrap_or(4)
         .max(4);
-    // HOST, STATE 17, SCHEMA 6, INSTANCES 9, EXPIRED 7, BACKOFFS 8, REAPER 22, spacing 8.
+    // HOST, STATE 20, SCHEMA 6, INSTANCES 9, EXPIRED 7, BACKOFFS 8, REAPER 22, spacing 8.
     let error_width = usize::from(inner.width)
-        .saturating_sub(host_width + 69 + 8)
+        .saturating_sub(host_width + 72 + 8)
         .max(10);
     let rows: Vec<Row> = fleet
         .hosts
@@ -513,12 +526,13 @@ fn draw_hosts(frame: &mut Frame, area: Rect, app: &FleetApp, now: i64) {
         .skip(first)
         .take(height)
         .map(|(i, host)| {
-            host_row(host, now, error_width).style(row_style(i == cursor && focused, focused))
+            host_row(host, now, error_width, app.zone())
+                .style(row_style(i == cursor && focused, focused))
         })
         .collect();
     let widths = [
         Constraint::Length(u16::try_from(host_width).unwrap_or(64)),
-        Constraint::Length(17),
+        Constraint::Length(20),
         Constraint::Length(6),
         Constraint::Length(9),
         Constraint::Length(7),
