@@ -84,7 +84,11 @@ impl Engine {
             teardowns = teardowns.with_stop(stop.clone());
         }
         audit_console(&recorder, "start", &format!("pid {}", std::process::id()));
-        install_panic_hook(Arc::clone(&helper_handle), recorder.audit().cloned());
+        install_panic_hook(
+            Arc::clone(&helper_handle),
+            recorder.audit().cloned(),
+            !stream,
+        );
         Ok((
             Self {
                 runtime,
@@ -299,12 +303,15 @@ fn audit_console(recorder: &Recorder, action: &str, detail: &str) {
     }
 }
 
-/// A panic in any thread: restore the terminal, stop the helper, print
-/// color-eyre's report, exit 101.
-fn install_panic_hook(helper: Arc<HelperHandle>, audit: Option<audit::Shared>) {
+/// A panic in any thread: restore the terminal (the console's: an agent's
+/// stdout is the protocol stream, never a terminal's escape codes), stop
+/// the helper, print color-eyre's report, exit 101.
+fn install_panic_hook(helper: Arc<HelperHandle>, audit: Option<audit::Shared>, terminal: bool) {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        terminal::close_for_panic();
+        if terminal {
+            terminal::close_for_panic();
+        }
         helper.stop(Duration::from_secs(1));
         if let Some(log) = &audit
             && let Ok(mut log) = log.try_lock()

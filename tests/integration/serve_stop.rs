@@ -196,3 +196,71 @@ fn beside_an_agent_that_reaps_the_others_name_it() {
     drop(reaper.stdin.take());
     assert!(reaper.wait().expect("wait").success());
 }
+
+/// Lines piped in with stdin closed at once (`printf ... | serve --stdio`)
+/// are answered after `hello` and the first snapshot, then the agent
+/// stops: the end of stdin read before `hello` waits for it.
+#[test]
+fn lines_piped_in_before_hello_are_answered_then_the_agent_stops() {
+    let (dir, path) = fixture_as("real-0.4.0-v14.db", "state.db");
+    let mut child = spawn(
+        dir.path(),
+        Some(&path),
+        &["--no-reaper", "serve", "--stdio"],
+    );
+    let mut stdin = child.stdin.take().expect("stdin");
+    writeln!(stdin, r#"{{"id":"p1","cmd":"ping"}}"#).expect("write");
+    drop(stdin);
+    let rx = lines_of(&mut child);
+    let kinds: Vec<String> = std::iter::from_fn(|| rx.recv_timeout(Duration::from_secs(20)).ok())
+        .map(|m| {
+            let kind = m["type"].as_str().unwrap_or_default().to_owned();
+            if kind == "reply" {
+                format!("reply {} {}", m["id"], m["ok"])
+            } else {
+                kind
+            }
+        })
+        .filter(|k| k != "rows" && k != "activity" && k != "reaper" && !k.starts_with("banner"))
+        .collect();
+    assert_eq!(kinds, ["hello", "reset", "synced", "reply \"p1\" true"]);
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), Some(0));
+    let stop = audit(dir.path())
+        .into_iter()
+        .rfind(|e| e["action"] == "stop")
+        .expect("a stop line");
+    assert!(stop.to_string().contains("stdin closed"), "{stop}");
+}
+
+/// A thread of the agent panicking: its stdout (the protocol stream)
+/// gets no terminal escape codes, exit 101.
+#[test]
+fn a_panicking_agent_writes_nothing_but_the_protocol_on_stdout() {
+    use std::io::Read as _;
+    let (dir, path) = fixture_as("real-0.4.0-v14.db", "state.db");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_stackless-tui"))
+        .arg("--state")
+        .arg(&path)
+        .args(["--no-reaper", "serve", "--stdio"])
+        .env("HOME", dir.path())
+        .env("XDG_CONFIG_HOME", dir.path())
+        .env("STACKLESS_TUI_FAULT", "panic:watcher")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut out = Vec::new();
+    child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_end(&mut out)
+        .expect("read");
+    assert_eq!(child.wait().expect("wait").code(), Some(101));
+    assert!(!out.contains(&0x1b), "{:?}", String::from_utf8_lossy(&out));
+    for line in String::from_utf8_lossy(&out).lines() {
+        crate::common::protocol::validate(line).expect("a protocol line");
+    }
+}

@@ -676,8 +676,5 @@ fn a_loss_that_lasted_a_moment_is_still_told() {
     let row = hosts(&app);
     assert!(row.starts_with("│fleet-3 connected "), "{row}");
     // Its last error stays, with the time it came (UTC here).
-    assert!(
-        row.contains(" 05:59:20 no line for 15 s (3 x… │"),
-        "{row}"
-    );
+    assert!(row.contains(" 05:59:20 no line for 15 s (3 x… │"), "{row}");
 }

@@ -87,19 +87,25 @@ pub(super) async fn run(
     let mut sigterm = signal(SignalKind::terminate()).wrap_err("cannot watch SIGTERM")?;
     let mut sighup = signal(SignalKind::hangup()).wrap_err("cannot watch SIGHUP")?;
     let mut sigint = signal(SignalKind::interrupt()).wrap_err("cannot watch SIGINT")?;
+    let mut early: Vec<Input> = Vec::new();
+    let mut ended: Option<Instant> = None;
     let why = loop {
         tokio::select! {
             Some(event) = rx.recv() => session.event(&mut actions, event),
-            // Commands wait for `hello` and the first snapshot: each is
-            // checked against the snapshot the client saw.
-            input = next_command(&mut commands), if session.hello_sent => match input {
-                Input::Line(line) => session.command(&mut actions, &line),
-                Input::TooLong => session.send(lines::reply_error(
-                    &Value::Null,
-                    "too_long",
-                    "a command line is at most 65536 bytes: skipped to its newline",
-                )),
-                Input::End => break "stdin closed",
+            // Commands wait for `hello` and the first snapshot (each is
+            // checked against the snapshot the client saw): before it, at
+            // most `EARLY` lines are read and held. The end of stdin before
+            // it stops the agent once they were answered, or after
+            // `EARLY_END_WAIT` if the store is never read.
+            input = next_command(&mut commands),
+                if ended.is_none() && (session.hello_sent || early.len() < EARLY) =>
+            {
+                match input {
+                    Input::End if session.hello_sent => break "stdin closed",
+                    Input::End => ended = Some(Instant::now()),
+                    input if !session.hello_sent => early.push(input),
+                    input => session.input(&mut actions, input),
+                }
             },
             _ = ticker.tick() => session.event(&mut actions, Event::Tick),
             _ = sigterm.recv() => break "SIGTERM",
@@ -110,10 +116,20 @@ pub(super) async fn run(
             session.event(&mut actions, event);
         }
         session.publish(&actions);
+        if session.hello_sent && !early.is_empty() {
+            for input in std::mem::take(&mut early) {
+                session.input(&mut actions, input);
+            }
+            session.publish(&actions);
+        }
+        let stop_now = ended.is_some_and(|at| session.hello_sent || at.elapsed() >= EARLY_END_WAIT);
         match session.flush() {
             Ok(()) => {}
             Err(Gone::Closed) => break "stdout closed",
             Err(Gone::Stalled) => break "stdout stalled (the reader stopped reading)",
+        }
+        if stop_now {
+            break "stdin closed";
         }
     };
     // The teardowns stop now (TERM, then KILL after `KILL_GRACE`), as
@@ -142,6 +158,13 @@ pub(super) async fn run(
         }));
     Ok(why)
 }
+
+/// The command lines read before `hello` and held until it is sent.
+const EARLY: usize = 64;
+
+/// After the end of stdin before `hello`, how long the agent still waits
+/// for its store to be read (to answer the lines it held) before it stops.
+const EARLY_END_WAIT: Duration = Duration::from_secs(10);
 
 /// The next command line; never, for `snapshot --follow`.
 async fn next_command(commands: &mut Option<tokio::sync::mpsc::Receiver<Input>>) -> Input {
@@ -296,6 +319,20 @@ impl Session {
     }
 
     /// One command line: parsed, run, answered once.
+    /// One input line read after `hello` (or held until it): a command,
+    /// or a line that was too long.
+    fn input(&mut self, actions: &mut Actions<'_>, input: Input) {
+        match input {
+            Input::Line(line) => self.command(actions, &line),
+            Input::TooLong => self.send(lines::reply_error(
+                &Value::Null,
+                "too_long",
+                "a command line is at most 65536 bytes: skipped to its newline",
+            )),
+            Input::End => {}
+        }
+    }
+
     fn command(&mut self, actions: &mut Actions<'_>, line: &str) {
         let (id, parsed) = command::parse(line);
         let command = match parsed {
