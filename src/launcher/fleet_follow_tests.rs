@@ -150,3 +150,16 @@ fn every_line_is_tagged_with_its_host_first() {
     assert!(tag_line("eu-1", b"\xff{").is_err());
     assert_eq!(MAX_LINE, 65536);
 }
+
+/// Review of issue 25 (R25-1): `hello.heartbeat_secs` is the host's word.
+/// A hostile or broken one (`i64::MAX`) must neither overflow (`3 x
+/// heartbeat_secs`: a panic in a debug build, the whole console gone)
+/// nor keep a silent (stopped, `SIGSTOP`) host connected for ever: a day of
+/// silence makes it stale.
+#[test]
+fn a_huge_heartbeat_neither_overflows_nor_keeps_a_silent_host_connected() {
+    let mut link = Link::new(0);
+    assert!(link.line(0, &hello(1, i64::MAX)));
+    assert!(link.check_silence(86_400));
+    assert_eq!(link.state, State::Stale);
+}

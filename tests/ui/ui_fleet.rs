@@ -677,4 +677,153 @@ fn a_loss_that_lasted_a_moment_is_still_told() {
     assert!(row.starts_with("│fleet-3 connected "), "{row}");
     // Its last error stays, with the time it came (UTC here).
     assert!(row.contains(" 05:59:20 no line for 15 s (3 x… │"), "{row}");
+
+// Review of issue 25 (branch r25-review): each test below failed on the
+// build it was written against; each names the finding in
+// /tmp/w/review-25.md.
+
+/// R25-4: a host whose retries keep failing is made stale again at each
+/// one; its rows are still the ones its last `synced` sent, so the age the
+/// HOST cell (and the refusal) gives is theirs, not the last retry's
+/// (issue 25: "stale (its rows kept, dimmed, with their age)").
+#[test]
+fn a_stale_hosts_age_is_its_rows_age_across_failed_retries() {
+    let mut app = FleetApp::new(vec!["fleet-1".into(), "fleet-2".into()], NOW_MS);
+    // fleet-1's rows: synced 100 s ago; its ssh ended 90 s ago.
+    let synced_ms = NOW_MS - 100_000;
+    app.link(0, link(LinkState::Connected, None), synced_ms);
+    app.line(0, &hello("db1", false), synced_ms);
+    app.line(0, &json!({"type":"reset","seq":1}), synced_ms);
+    app.line(
+        0,
+        &json!({"type":"rows","seq":1,"table":"instances",
+            "upsert":[instance("alpha", "a1", NOW + 3_600)],"remove":[]}),
+        synced_ms,
+    );
+    app.line(
+        0,
+        &json!({"type":"synced","seq":1,"at":NOW - 100}),
+        synced_ms,
+    );
+    connect(&mut app, 1, "db2", &[("instances", vec![])]);
+    let stale = |since: i64| Link {
+        state: LinkState::Stale,
+        since,
+        error: Some("the connection to fleet-1 was closed".into()),
+        retry_at: Some(since + 1),
+    };
+    app.link(0, stale(NOW - 90), NOW_MS - 90_000);
+    // Its retry 10 s ago got no hello; stale again 5 s ago.
+    app.link(
+        0,
+        Link {
+            state: LinkState::Connecting,
+            since: NOW - 10,
+            error: None,
+            retry_at: None,
+        },
+        NOW_MS - 10_000,
+    );
+    app.link(0, stale(NOW - 5), NOW_MS - 5_000);
+    let text = screen(&app, 120, 40);
+    let row = text
+        .lines()
+        .find(|l| l.contains(" alpha "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(row.contains("fleet-1 (stale 1m 40s)"), "{row}");
+}
+
+/// R25-5: "HOST and NAME are never cut: SUBSTRATE gives way first"
+/// (docs/fleet.md). At 80x24 with a stale host (its HOST cell carries its
+/// state), a wide STATUS (`active 1 svc dead`) and a wide LEASE
+/// (`tombstoned 1d 03h ago`), the columns asked for exceed the room by
+/// one; the table then cuts HOST.
+#[test]
+fn at_80x24_a_stale_hosts_cell_is_whole_beside_wide_status_and_lease() {
+    let mut app = FleetApp::new(vec!["fleet-1".into(), "fleet-3".into()], NOW_MS);
+    let mut dead = instance("india", "i1", NOW - 86_400);
+    dead["services_dead"] = json!(1);
+    let mut gone = instance("charlie", "c1", NOW - 100_000);
+    gone["status"] = json!("tombstoned");
+    gone["tombstoned_at"] = json!(NOW - 99_000);
+    gone["lease"] = Value::Null;
+    connect(&mut app, 0, "db1", &[("instances", vec![])]);
+    connect(&mut app, 1, "db3", &[("instances", vec![dead, gone])]);
+    app.link(
+        1,
+        link(
+            LinkState::Stale,
+            Some("no line for 15 s (3 x heartbeat_secs 5)"),
+        ),
+        NOW_MS,
+    );
+    let text = screen(&app, 80, 24);
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(" india ") || l.contains(" charlie "))
+        .collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    for row in rows {
+        assert!(row.contains("fleet-3 (stale 40s) "), "{row}\n{text}");
+    }
+}
+
+/// R25-3: "Everything from a host is sanitized here, as it is drawn"
+/// (src/ui/fleet/draw.rs): a `logs_end` message's `reason` is the host's
+/// text, and the logs view draws it as sent.
+#[test]
+fn a_logs_end_reason_from_a_host_is_sanitized() {
+    let mut app = fleet();
+    select(&mut app, "fleet-2", "charlie");
+    let effects = press(&mut app, KeyCode::Char('l'));
+    let FleetEffect::Send { line, .. } = &effects[0];
+    let id = serde_json::from_str::<Value>(line).unwrap()["id"].clone();
+    app.line(
+        1,
+        &json!({"type":"reply","id":id,"ok":true,"services":["web"]}),
+        NOW_MS,
+    );
+    app.line(
+        1,
+        &json!({"type":"logs_end","logs":id,"reason":"gone \u{1b}[2J\u{202e}x"}),
+        NOW_MS,
+    );
+    let Some(Layer::Text(view)) = app.layer() else {
+        panic!("no logs view")
+    };
+    assert_eq!(
+        view.lines.last().map(String::as_str),
+        Some("-- the logs stream ended: gone ␛[2J\u{fffd}x")
+    );
+}
+
+/// R25-6: an instance a flooding or hostile host keeps adding (a `synced`
+/// group of new names at a time, each group under `MAX_GROUP_ROWS`) grows
+/// the console's tables without end (issue 25: "its memory is bounded").
+/// A host may hold at most `MAX_GROUP_ROWS` instances, the most one
+/// snapshot may carry.
+#[test]
+fn a_host_adding_instances_without_end_is_bounded() {
+    use stackless_tui::model::fleet::MAX_GROUP_ROWS;
+    let mut app = FleetApp::new(vec!["fleet-1".into(), "fleet-2".into()], NOW_MS);
+    connect(&mut app, 0, "db1", &[("instances", vec![])]);
+    let per_group = 10_000;
+    let groups = MAX_GROUP_ROWS / per_group + 2;
+    for group in 0..groups {
+        let rows: Vec<Value> = (0..per_group)
+            .map(|i| {
+                json!({"name": format!("g{group}-{i}"), "birth": null, "dns_safe": true,
+                    "substrate": "local", "status": "active", "lease": null})
+            })
+            .collect();
+        let seq = group + 2;
+        app.line(
+            0,
+            &json!({"type":"rows","seq":seq,"table":"instances","upsert":rows,"remove":[]}),
+            NOW_MS,
+        );
+        app.line(0, &json!({"type":"synced","seq":seq,"at":NOW}), NOW_MS);
+    }
+    let held = app.fleet().hosts[0].instances().len();
+    assert!(held <= MAX_GROUP_ROWS, "{held} instances held");
 }
