@@ -677,6 +677,7 @@ fn a_loss_that_lasted_a_moment_is_still_told() {
     assert!(row.starts_with("│fleet-3 connected "), "{row}");
     // Its last error stays, with the time it came (UTC here).
     assert!(row.contains(" 05:59:20 no line for 15 s (3 x… │"), "{row}");
+}
 
 // Review of issue 25 (branch r25-review): each test below failed on the
 // build it was written against; each names the finding in
