@@ -19,6 +19,10 @@ pub(crate) const MAX_LINE: usize = 64 * 1024;
 /// default, docs/protocol.md `hello`).
 pub(crate) const DEFAULT_HEARTBEAT_SECS: i64 = 5;
 
+/// The longest `heartbeat_secs` a host's `hello` may set (seconds): a
+/// larger one is taken as this.
+pub(crate) const MAX_HEARTBEAT_SECS: i64 = 300;
+
 /// A host with no line (heartbeats included) for this many
 /// `heartbeat_secs` is stale (3 x 5 s = 15 s by default).
 pub(crate) const SILENT_BEATS: i64 = 3;
@@ -146,7 +150,12 @@ impl Link {
             );
             return true;
         }
-        if let Some(secs) = heartbeat_secs.filter(|s| *s > 0) {
+        // A host's own word, within bounds: a huge one would keep a silent
+        // host connected for ever (or overflow the silence limit).
+        if let Some(secs) = heartbeat_secs
+            .filter(|s| *s > 0)
+            .map(|s| s.min(MAX_HEARTBEAT_SECS))
+        {
             self.heartbeat_secs = secs;
         }
         self.connected_at = Some(now);
@@ -201,7 +210,7 @@ impl Link {
     /// connected: it is then stale (its ssh is to be killed).
     pub(crate) fn check_silence(&mut self, now: i64) -> bool {
         let quiet = now.saturating_sub(self.last_line);
-        let limit = SILENT_BEATS * self.heartbeat_secs;
+        let limit = SILENT_BEATS.saturating_mul(self.heartbeat_secs);
         if !matches!(self.state, State::Connecting | State::Connected) || quiet < limit {
             return false;
         }

@@ -41,18 +41,28 @@ fn link(state: LinkState, error: Option<&str>) -> Link {
     }
 }
 
-fn connect(app: &mut FleetApp, host: usize, name: &str, tables: &[(&str, Vec<Value>)]) {
-    app.link(host, link(LinkState::Connected, None), NOW_MS);
-    app.line(host, &hello(name, false), NOW_MS);
-    app.line(host, &json!({"type":"reset","seq":1}), NOW_MS);
+fn connect_at(
+    app: &mut FleetApp,
+    host: usize,
+    name: &str,
+    tables: &[(&str, Vec<Value>)],
+    at_ms: i64,
+) {
+    app.link(host, link(LinkState::Connected, None), at_ms);
+    app.line(host, &hello(name, false), at_ms);
+    app.line(host, &json!({"type":"reset","seq":1}), at_ms);
     for (table, rows) in tables {
         app.line(
             host,
             &json!({"type":"rows","seq":1,"table":table,"upsert":rows,"remove":[]}),
-            NOW_MS,
+            at_ms,
         );
     }
-    app.line(host, &json!({"type":"synced","seq":1,"at":NOW}), NOW_MS);
+    app.line(host, &json!({"type":"synced","seq":1,"at":NOW}), at_ms);
+}
+
+fn connect(app: &mut FleetApp, host: usize, name: &str, tables: &[(&str, Vec<Value>)]) {
+    connect_at(app, host, name, tables, NOW_MS);
 }
 
 /// Three hosts: fleet-1 and fleet-2 connected (fleet-2 with an operation,
@@ -107,11 +117,13 @@ fn fleet() -> FleetApp {
             "kind":"reaped","detail":"down in 1.2s"}),
         NOW_MS,
     );
-    connect(
+    // fleet-3's last line came 40 s ago: its rows are that old.
+    connect_at(
         &mut app,
         2,
         "db3",
         &[("instances", vec![instance("delta", "d1", NOW - 600)])],
+        NOW_MS - 40_000,
     );
     app.link(
         2,
@@ -330,7 +342,7 @@ fn a_bulk_reap_over_several_hosts_says_how_many_on_each() {
         [
             "Reap 2 instances on 2 hosts?",
             "fleet-1: 1 · fleet-2: 1",
-            "Each runs on its host: stackless down NAME --json (behind a pending operation: --no-wait)",
+            "Each runs on its host: stackless down NAME --json",
             "Not sent (2): alpha on fleet-1: its lease has not expired: use d to tear it down; \
              fleet-3 is stale (no line for 15 s (3 x heartbeat_secs 5)): its rows are 40s old; \
              nothing is sent until it is back",
@@ -749,7 +761,13 @@ fn at_80x24_a_stale_hosts_cell_is_whole_beside_wide_status_and_lease() {
     gone["tombstoned_at"] = json!(NOW - 99_000);
     gone["lease"] = Value::Null;
     connect(&mut app, 0, "db1", &[("instances", vec![])]);
-    connect(&mut app, 1, "db3", &[("instances", vec![dead, gone])]);
+    connect_at(
+        &mut app,
+        1,
+        "db3",
+        &[("instances", vec![dead, gone])],
+        NOW_MS - 40_000,
+    );
     app.link(
         1,
         link(
@@ -827,4 +845,68 @@ fn a_host_adding_instances_without_end_is_bounded() {
     }
     let held = app.fleet().hosts[0].instances().len();
     assert!(held <= MAX_GROUP_ROWS, "{held} instances held");
+}
+
+#[test]
+fn a_bulk_down_says_which_are_queued_and_a_host_is_found_by_its_alias() {
+    let mut app = fleet();
+    app.set_alias(1, "db-2.example");
+    for (host, name) in [("fleet-2", "alpha"), ("fleet-2", "charlie")] {
+        select(&mut app, host, name);
+        press(&mut app, KeyCode::Char(' '));
+    }
+    // At 80x24 the Instances title counts the marks.
+    assert!(
+        screen(&app, 80, 24).contains("╔ Instances 5/5 · 2 marked ═"),
+        "{}",
+        screen(&app, 80, 24)
+    );
+    press(&mut app, KeyCode::Char('d'));
+    assert_eq!(
+        confirm_lines(&app)[2..4],
+        [
+            "Each runs on its host: stackless down NAME --json",
+            "1 with a pending operation is queued behind it instead: stackless down charlie \
+             --no-wait --json"
+        ]
+    );
+    assert_eq!(
+        sent(&press(&mut app, KeyCode::Char('y'))),
+        [
+            (1, json!({"cmd":"down","name":"alpha","birth":"a2"})),
+            (1, json!({"cmd":"queue_down","name":"charlie","birth":"c1"})),
+        ]
+    );
+    press(&mut app, KeyCode::Esc);
+    typed(&mut app, "/host:db-2");
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(shown(&app), ["fleet-2/alpha", "fleet-2/charlie"]);
+    typed(&mut app, ":pause db-2.example");
+    assert_eq!(
+        sent(&press(&mut app, KeyCode::Enter)),
+        [(1, json!({"cmd":"pause"}))]
+    );
+}
+
+#[test]
+fn e_on_a_host_shows_its_error_whole() {
+    let mut app = fleet();
+    let long = format!(
+        "host key: the host key of 127.0.0.1 is not the known one {}; connect once with `ssh fleet-3` to see why",
+        "x".repeat(80)
+    );
+    app.link(2, link(LinkState::Failed, Some(&long)), NOW_MS);
+    for _ in 0..4 {
+        press(&mut app, KeyCode::Tab);
+    }
+    press(&mut app, KeyCode::End);
+    press(&mut app, KeyCode::Char('e'));
+    let text: String = screen(&app, 80, 24)
+        .lines()
+        .map(|l| l.trim_matches('║'))
+        .collect();
+    assert!(
+        text.contains("connect once with `ssh fleet-3` to see why"),
+        "{text}"
+    );
 }

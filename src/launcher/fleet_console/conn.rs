@@ -4,7 +4,7 @@
 
 use std::io;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -56,6 +56,9 @@ pub(super) struct Conn {
     /// Set by the reader when it woke the main loop; cleared by the loop
     /// before it drains the queue.
     pub(super) pending: Arc<AtomicBool>,
+    /// When the reader last read a line (unix seconds): the host is not
+    /// silent while its lines wait in the queue for the main loop.
+    pub(super) arrived: Arc<AtomicI64>,
     pub(super) commands: Option<SyncSender<String>>,
 }
 
@@ -66,6 +69,7 @@ struct Reader {
     generation: u64,
     lines: SyncSender<HostEvent>,
     pending: Arc<AtomicBool>,
+    arrived: Arc<AtomicI64>,
     wake: Sender<Wake>,
 }
 
@@ -73,6 +77,8 @@ impl Reader {
     /// `false` when nobody takes its lines any more (the connection was
     /// killed).
     fn put(&self, event: HostEvent) -> bool {
+        self.arrived
+            .store(jiff::Timestamp::now().as_second(), Ordering::SeqCst);
         if self.lines.send(event).is_err() {
             return false;
         }
@@ -99,11 +105,13 @@ pub(super) fn connect(
     let child = Arc::new(Mutex::new(child));
     let (lines, queue) = mpsc::sync_channel(LINE_QUEUE);
     let pending = Arc::new(AtomicBool::new(false));
+    let arrived = Arc::new(AtomicI64::new(0));
     let reader = Reader {
         index,
         generation,
         lines,
         pending: Arc::clone(&pending),
+        arrived: Arc::clone(&arrived),
         wake: wake.clone(),
     };
     let (commands, orders) = mpsc::sync_channel::<String>(COMMAND_QUEUE);
@@ -111,6 +119,7 @@ pub(super) fn connect(
         child: Arc::clone(&child),
         queue,
         pending,
+        arrived,
         commands: Some(commands),
     };
     let read = std::thread::Builder::new()

@@ -119,6 +119,9 @@ pub(crate) fn run(hosts: &[FleetHost], plans: &[Plan], zone: jiff::tz::TimeZone)
     let names = hosts.iter().map(|host| host.name().to_owned()).collect();
     let mut app = FleetApp::new(names, now_ms);
     app.set_zone(zone);
+    for (index, host) in hosts.iter().enumerate() {
+        app.set_alias(index, &host.target.host);
+    }
     let mut all: Vec<Host> = hosts
         .iter()
         .zip(plans)
@@ -349,6 +352,14 @@ fn apply(index: usize, host: &mut Host, event: HostEvent, app: &mut FleetApp) {
 fn check_links(all: &mut [Host], app: &mut FleetApp, wake: &Sender<Wake>) {
     let (now_s, now_ms) = now();
     for (index, host) in all.iter_mut().enumerate() {
+        // A line read but still queued counts: silence is the host's, not
+        // this loop's.
+        if let Some(conn) = &host.conn {
+            let arrived = conn.arrived.load(Ordering::SeqCst);
+            if matches!(host.link.state, State::Connecting | State::Connected) {
+                host.link.last_line = host.link.last_line.max(arrived);
+            }
+        }
         if host.link.check_silence(now_s) {
             kill(host);
             app.link(index, view_link(&host.link), now_ms);

@@ -61,6 +61,18 @@ use wire::{Message, Rows};
 /// The most Activity lines kept over the whole fleet (the oldest go).
 pub const MAX_ACTIVITY: usize = 1_000;
 
+/// The most instances (and backoffs) kept of one host: past it, new rows
+/// are not kept and the Hosts pane says so (a host that adds rows without
+/// end never grows this console's memory without end).
+pub const MAX_HOST_ROWS: usize = MAX_GROUP_ROWS;
+
+/// The most operations kept of one host (an agent sends the pending ones
+/// and the 50 newest finished: docs/protocol.md).
+pub const MAX_HOST_OPERATIONS: usize = 2_000;
+
+/// The most banners kept of one host (the protocol names 12).
+pub const MAX_BANNERS: usize = 32;
+
 /// The most rows a host may send in one group before its `synced`
 /// (upserts and removes): past it the group is dropped and the host
 /// noted (a host that never says `synced` never grows this console's
@@ -169,6 +181,9 @@ pub enum Applied {
 pub struct Host {
     /// What it is shown as: its label, else its alias.
     pub name: String,
+    /// Its alias (the target's host part), when a label is shown instead:
+    /// the filter's `host:` and the `:` commands find it by either.
+    pub alias: Option<String>,
     /// Its link, as the wiring last reported it.
     pub link: Link,
     /// Its current connection's `hello`.
@@ -187,6 +202,9 @@ pub struct Host {
     pub last_error: Option<(i64, String)>,
     /// How many times it was connected again after going stale.
     pub reconnects: u32,
+    /// When its last line came (unix seconds): its rows were current
+    /// then, so a stale host's rows are this old.
+    pub current_at: Option<i64>,
     /// One more at each `synced` (its tables made anew): a view's cached
     /// order of this host's rows is stale when its version is older.
     pub version: u64,
@@ -196,6 +214,7 @@ pub struct Host {
     instances: Vec<Instance>,
     index: HashMap<InstanceKey, usize>,
     operations: Vec<Operation>,
+    op_index: HashMap<String, usize>,
     backoffs: BTreeMap<String, Backoff>,
     group: Vec<Rows>,
     group_rows: usize,
@@ -208,6 +227,7 @@ impl Host {
     pub fn new(name: String, now: i64) -> Self {
         Self {
             name,
+            alias: None,
             link: Link {
                 state: LinkState::Connecting,
                 since: now,
@@ -222,10 +242,12 @@ impl Host {
             version: 0,
             last_error: None,
             reconnects: 0,
+            current_at: None,
             note: None,
             instances: Vec::new(),
             index: HashMap::new(),
             operations: Vec::new(),
+            op_index: HashMap::new(),
             backoffs: BTreeMap::new(),
             group: Vec::new(),
             group_rows: 0,
@@ -284,7 +306,7 @@ impl Host {
                 return Err(format!(
                     "{name} is stale ({}): its rows are {} old; nothing is sent until it is back",
                     self.link.error.as_deref().unwrap_or("no line"),
-                    crate::model::time::span(now.saturating_sub(self.link.since))
+                    crate::model::time::span(now.saturating_sub(self.rows_since()))
                 ));
             }
             LinkState::Failed => {
@@ -298,6 +320,28 @@ impl Host {
             (Some(hello), Some(_)) => Ok(hello),
             _ => Err(format!("{name} has not sent its first snapshot yet")),
         }
+    }
+
+    /// Whether `word` names it: its name, or its alias.
+    #[must_use]
+    pub fn named(&self, word: &str) -> bool {
+        self.name == word || self.alias.as_deref() == Some(word)
+    }
+
+    /// Its name and alias as one text, for the filter's `host:` term.
+    #[must_use]
+    pub fn search_name(&self) -> std::borrow::Cow<'_, str> {
+        match &self.alias {
+            Some(alias) => std::borrow::Cow::Owned(format!("{} {alias}", self.name)),
+            None => std::borrow::Cow::Borrowed(&self.name),
+        }
+    }
+
+    /// Since when its rows may be out of date (unix seconds): its last
+    /// line, else the link's last change.
+    #[must_use]
+    pub fn rows_since(&self) -> i64 {
+        self.current_at.unwrap_or(self.link.since)
     }
 
     /// Counts for the Hosts pane at `now`: (instances, active, expired,
@@ -356,6 +400,7 @@ impl Host {
             self.instances.clear();
             self.index.clear();
             self.operations.clear();
+            self.op_index.clear();
             self.backoffs.clear();
             self.group_reset = false;
         }
@@ -370,12 +415,11 @@ impl Host {
                     }
                 }
                 Rows::Operations(upsert, remove) => {
-                    self.operations.retain(|op| !remove.contains(&op.id));
+                    for id in &remove {
+                        self.remove_operation(id);
+                    }
                     for op in upsert {
-                        match self.operations.iter_mut().find(|o| o.id == op.id) {
-                            Some(old) => *old = op,
-                            None => self.operations.push(op),
-                        }
+                        self.upsert_operation(op);
                     }
                 }
                 Rows::Backoffs(upsert, remove) => {
@@ -383,7 +427,13 @@ impl Host {
                         self.backoffs.remove(name);
                     }
                     for backoff in upsert {
-                        self.backoffs.insert(backoff.instance.clone(), backoff);
+                        if self.backoffs.len() < MAX_HOST_ROWS
+                            || self.backoffs.contains_key(&backoff.instance)
+                        {
+                            self.backoffs.insert(backoff.instance.clone(), backoff);
+                        } else {
+                            self.over_bound("backoffs", MAX_HOST_ROWS);
+                        }
                     }
                 }
                 Rows::Other => {}
@@ -394,9 +444,44 @@ impl Host {
         self.version += 1;
     }
 
+    /// A table past its bound: the rows beyond it are not kept, and the
+    /// Hosts pane says so.
+    fn over_bound(&mut self, table: &str, most: usize) {
+        self.note = Some(format!(
+            "it holds over {most} {table}: the rest are not shown"
+        ));
+    }
+
+    fn upsert_operation(&mut self, op: Operation) {
+        let key = op.id.to_string();
+        match self.op_index.get(&key) {
+            Some(&i) => self.operations[i] = op,
+            None if self.operations.len() >= MAX_HOST_OPERATIONS => {
+                self.over_bound("operations", MAX_HOST_OPERATIONS);
+            }
+            None => {
+                self.op_index.insert(key, self.operations.len());
+                self.operations.push(op);
+            }
+        }
+    }
+
+    fn remove_operation(&mut self, id: &Value) {
+        let Some(i) = self.op_index.remove(&id.to_string()) else {
+            return;
+        };
+        self.operations.swap_remove(i);
+        if let Some(moved) = self.operations.get(i) {
+            self.op_index.insert(moved.id.to_string(), i);
+        }
+    }
+
     fn upsert_instance(&mut self, instance: Instance) {
         match self.index.get(&instance.key) {
             Some(&i) => self.instances[i] = instance,
+            None if self.instances.len() >= MAX_HOST_ROWS => {
+                self.over_bound("instances", MAX_HOST_ROWS);
+            }
             None => {
                 self.index
                     .insert(instance.key.clone(), self.instances.len());
@@ -471,7 +556,9 @@ impl Fleet {
                 Applied::Tables
             }
             Message::Banner(id, level, text) => {
-                one.banners.insert(id, (level, text));
+                if one.banners.len() < MAX_BANNERS || one.banners.contains_key(&id) {
+                    one.banners.insert(id, (level, text));
+                }
                 Applied::Host
             }
             Message::BannerCleared(id) => {

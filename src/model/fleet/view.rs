@@ -191,8 +191,9 @@ pub fn order(
 #[must_use]
 pub fn host_order(host: &super::Host, filter: &Filter, sort: SortKey, now: i64) -> Vec<usize> {
     let rows = host.instances();
+    let names = host.search_name();
     let mut order: Vec<usize> = (0..rows.len())
-        .filter(|&i| filter.matches(&host.name, &rows[i], now))
+        .filter(|&i| filter.matches(&names, &rows[i], now))
         .collect();
     order.sort_by(|&a, &b| {
         compare(&rows[a], &rows[b], sort).then_with(|| rows[a].key.cmp(&rows[b].key))

@@ -106,7 +106,10 @@ pub(crate) fn state_text(host: &Host, now: i64) -> String {
             format!("connecting (retry {})", host.reconnects)
         }
         LinkState::Connecting => "connecting".to_owned(),
-        LinkState::Stale => format!("stale {}", time::span(now.saturating_sub(host.link.since))),
+        LinkState::Stale => format!(
+            "stale {}",
+            time::span(now.saturating_sub(host.rows_since()))
+        ),
         LinkState::Failed => "failed".to_owned(),
     }
 }
@@ -140,14 +143,14 @@ fn draw_header(frame: &mut Frame, area: Rect, app: &FleetApp, now: i64, small: b
     }
     items.push(format!("{instances} instances ({expired} expired)"));
     let (sort, descending) = app.sort();
+    if app.mark_count() > 0 {
+        items.push(format!("{} marked", app.mark_count()));
+    }
     items.push(format!(
         "sort: {} {}",
         sort.label(),
         if descending { "▼" } else { "▲" }
     ));
-    if app.mark_count() > 0 {
-        items.push(format!("{} marked", app.mark_count()));
-    }
     let width = usize::from(area.width);
     let mut lines = vec![Line::styled(whole_items(&items, width), theme::title())];
     if small {
@@ -341,6 +344,9 @@ fn draw_instances(frame: &mut Frame, area: Rect, app: &FleetApp, now: i64) {
         if rows.is_empty() { 0 } else { selected + 1 },
         rows.len()
     );
+    if app.mark_count() > 0 {
+        suffix.push_str(&format!(" · {} marked", app.mark_count()));
+    }
     if !app.filter_text().is_empty() {
         suffix.push_str(&format!(
             " · match \"{}\" (filtered from {total})",
@@ -411,7 +417,8 @@ fn draw_instances(frame: &mut Frame, area: Rect, app: &FleetApp, now: i64) {
 /// Column widths for `cells` in `room` columns: HOST and NAME whole (as
 /// wide as their widest shown cell), then STATUS, LEASE and REAP, then
 /// LOCK (as wide as its widest shown cell) and SUBSTRATE share the
-/// rest, SUBSTRATE giving way first (down to 3); LOCK takes what is left.
+/// rest, SUBSTRATE giving way first (down to nothing); LOCK takes what is
+/// left; with no room left for them, STATUS and LEASE share what there is.
 fn column_widths(cells: &[Drawn], room: usize) -> [u16; 7] {
     let widest = |i: usize, min: usize| {
         cells
@@ -424,15 +431,23 @@ fn column_widths(cells: &[Drawn], room: usize) -> [u16; 7] {
     let host = widest(0, 4);
     let name = widest(1, 4);
     let substrate_full = widest(2, 9);
-    let status = widest(3, 6);
-    let lease = widest(4, 5);
+    let mut status = widest(3, 6);
+    let mut lease = widest(4, 5);
     let lock_need = widest(5, 4);
     let reap = 4;
     let spacing = 6;
-    let fixed = host + name + status + lease + reap + spacing;
-    let left = room.saturating_sub(fixed);
-    let substrate = substrate_full.min(left.saturating_sub(lock_need).max(3));
-    let lock = left.saturating_sub(substrate);
+    let left = room.saturating_sub(host + name + reap + spacing);
+    let (substrate, lock) = if left >= status + lease {
+        let left = left - status - lease;
+        let substrate = substrate_full.min(left.saturating_sub(lock_need));
+        (substrate, left - substrate)
+    } else {
+        // No room for SUBSTRATE or LOCK: STATUS and LEASE share what is
+        // left (each cut with `…`), HOST and NAME stay whole.
+        status = status.min(left.div_ceil(2));
+        lease = left - status;
+        (0, 0)
+    };
     let as_u16 = |w: usize| u16::try_from(w).unwrap_or(u16::MAX);
     [host, name, substrate, status, lease, lock, reap].map(as_u16)
 }
@@ -719,23 +734,52 @@ fn draw_activity(frame: &mut Frame, area: Rect, app: &FleetApp) {
     );
 }
 
+/// `line` in rows of at most `width` columns (a long line wraps, never
+/// cut: a host's whole error, a detail line).
+fn wrapped(line: &str, width: usize) -> Vec<String> {
+    use unicode_width::UnicodeWidthChar as _;
+    let mut rows = vec![String::new()];
+    let mut used = 0;
+    for c in line.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w > width.max(1) {
+            rows.push(String::new());
+            used = 0;
+        }
+        used += w;
+        if let Some(row) = rows.last_mut() {
+            row.push(c);
+        }
+    }
+    rows
+}
+
 fn draw_text(frame: &mut Frame, area: Rect, view: &TextView) {
     let block = pane_block(title(&view.title, "", true), true);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let height = usize::from(inner.height);
-    let first = if view.follow {
-        view.lines.len().saturating_sub(height)
-    } else {
-        view.scroll.min(view.lines.len().saturating_sub(1))
-    };
     let width = usize::from(inner.width);
-    let lines: Vec<Line> = view
-        .lines
-        .iter()
+    // Each line's rows, and where the line at `scroll` starts.
+    let scroll = view.scroll.min(view.lines.len().saturating_sub(1));
+    let mut rows = Vec::new();
+    let mut start = 0;
+    for (i, line) in view.lines.iter().enumerate() {
+        if i == scroll {
+            start = rows.len();
+        }
+        rows.extend(wrapped(line, width));
+    }
+    let first = if view.follow {
+        rows.len().saturating_sub(height)
+    } else {
+        start
+    };
+    let lines: Vec<Line> = rows
+        .into_iter()
         .skip(first)
         .take(height)
-        .map(|l| Line::raw(fit(l, width).into_owned()))
+        .map(Line::raw)
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
 }

@@ -180,28 +180,42 @@ impl FleetApp {
     /// ones, newest first.
     #[must_use]
     pub fn operations(&self) -> Vec<(usize, &Operation)> {
-        let mut all: Vec<(usize, &Operation)> = self
-            .fleet
-            .hosts
-            .iter()
-            .enumerate()
-            .flat_map(|(h, host)| host.operations().iter().map(move |op| (h, op)))
-            .collect();
-        all.sort_by(|(ha, a), (hb, b)| {
-            (
-                !a.pending(),
-                a.pending().then_some(a.created_at),
-                std::cmp::Reverse(a.updated_at),
-                ha,
-            )
-                .cmp(&(
-                    !b.pending(),
-                    b.pending().then_some(b.created_at),
-                    std::cmp::Reverse(b.updated_at),
-                    hb,
-                ))
-        });
-        all
+        let version: u64 = self.fleet.hosts.iter().map(|h| h.version).sum();
+        let mut cache = self.ops_order.borrow_mut();
+        if cache.as_ref().is_none_or(|(at, _)| *at != version) {
+            let mut all: Vec<(usize, usize)> = self
+                .fleet
+                .hosts
+                .iter()
+                .enumerate()
+                .flat_map(|(h, host)| (0..host.operations().len()).map(move |i| (h, i)))
+                .collect();
+            let get = |(h, i): &(usize, usize)| &self.fleet.hosts[*h].operations()[*i];
+            all.sort_by(|x, y| {
+                let (a, b) = (get(x), get(y));
+                (
+                    !a.pending(),
+                    a.pending().then_some(a.created_at),
+                    std::cmp::Reverse(a.updated_at),
+                    x.0,
+                )
+                    .cmp(&(
+                        !b.pending(),
+                        b.pending().then_some(b.created_at),
+                        std::cmp::Reverse(b.updated_at),
+                        y.0,
+                    ))
+            });
+            *cache = Some((version, all));
+        }
+        cache
+            .as_ref()
+            .map(|(_, all)| {
+                all.iter()
+                    .map(|&(h, i)| (h, &self.fleet.hosts[h].operations()[i]))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// The merged Backoffs, soonest retry first.
@@ -451,48 +465,7 @@ impl FleetApp {
                 ));
             }
         } else {
-            let mut per_host: BTreeMap<usize, usize> = BTreeMap::new();
-            for (host, _) in commands {
-                *per_host.entry(*host).or_default() += 1;
-            }
-            let word = if verb == Verb::Reap {
-                "Reap"
-            } else {
-                "Tear down"
-            };
-            lines.push(format!(
-                "{word} {} instances on {} host{}?",
-                commands.len(),
-                per_host.len(),
-                if per_host.len() == 1 { "" } else { "s" }
-            ));
-            lines.push(
-                per_host
-                    .iter()
-                    .map(|(h, n)| format!("{}: {n}", self.host_name(*h)))
-                    .collect::<Vec<_>>()
-                    .join(" · "),
-            );
-            let mut runs: Vec<(String, Vec<String>)> = Vec::new();
-            for host in per_host.keys() {
-                let line = self.runs_there(*host, "down", "NAME");
-                match runs.iter_mut().find(|(l, _)| *l == line) {
-                    Some((_, hosts)) => hosts.push(self.host_name(*host)),
-                    None => runs.push((line, vec![self.host_name(*host)])),
-                }
-            }
-            lines.push(match runs.as_slice() {
-                [(line, _)] => {
-                    format!("Each runs on its host: {line} (behind a pending operation: --no-wait)")
-                }
-                _ => format!(
-                    "Each runs its host's teardown: {}",
-                    runs.iter()
-                        .map(|(line, hosts)| format!("{}: {line}", hosts.join(", ")))
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                ),
-            });
+            self.bulk_lines(verb, commands, &mut lines);
         }
         if !refused.is_empty() {
             lines.push(format!(
@@ -503,6 +476,63 @@ impl FleetApp {
         }
         lines.push("y: yes · any other key: no".to_owned());
         lines
+    }
+
+    /// A bulk question's lines: how many on each host, what each runs.
+    fn bulk_lines(&self, verb: Verb, commands: &[(usize, Value)], lines: &mut Vec<String>) {
+        let mut per_host: BTreeMap<usize, usize> = BTreeMap::new();
+        for (host, _) in commands {
+            *per_host.entry(*host).or_default() += 1;
+        }
+        let word = if verb == Verb::Reap {
+            "Reap"
+        } else {
+            "Tear down"
+        };
+        lines.push(format!(
+            "{word} {} instances on {} host{}?",
+            commands.len(),
+            per_host.len(),
+            if per_host.len() == 1 { "" } else { "s" }
+        ));
+        lines.push(
+            per_host
+                .iter()
+                .map(|(h, n)| format!("{}: {n}", self.host_name(*h)))
+                .collect::<Vec<_>>()
+                .join(" · "),
+        );
+        let mut runs: Vec<(String, Vec<String>)> = Vec::new();
+        for host in per_host.keys() {
+            let line = self.runs_there(*host, "down", "NAME");
+            match runs.iter_mut().find(|(l, _)| *l == line) {
+                Some((_, hosts)) => hosts.push(self.host_name(*host)),
+                None => runs.push((line, vec![self.host_name(*host)])),
+            }
+        }
+        lines.push(match runs.as_slice() {
+            [(line, _)] => format!("Each runs on its host: {line}"),
+            _ => format!(
+                "Each runs its host's teardown: {}",
+                runs.iter()
+                    .map(|(line, hosts)| format!("{}: {line}", hosts.join(", ")))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        });
+        let queued: Vec<(usize, &str)> = commands
+            .iter()
+            .filter(|(_, c)| c["cmd"] == "queue_down")
+            .map(|(h, c)| (*h, c["name"].as_str().unwrap_or_default()))
+            .collect();
+        if let Some((host, name)) = queued.first() {
+            lines.push(format!(
+                "{} with a pending operation {} queued behind it instead: {}",
+                queued.len(),
+                if queued.len() == 1 { "is" } else { "are" },
+                self.runs_there(*host, "queue_down", name)
+            ));
+        }
     }
 
     /// What `cmd` runs on host `host` for `name` (an operation's id for
@@ -878,7 +908,7 @@ impl FleetApp {
                 .fleet
                 .hosts
                 .iter()
-                .position(|h| h.name == name)
+                .position(|h| h.named(name))
                 .map(|h| vec![h]),
         }
     }
@@ -887,7 +917,7 @@ impl FleetApp {
     fn find(&self, target: &str) -> Result<(usize, InstanceKey), String> {
         let (host, name) = match target.split_once('/') {
             Some((host, name)) => {
-                let Some(h) = self.fleet.hosts.iter().position(|h| h.name == host) else {
+                let Some(h) = self.fleet.hosts.iter().position(|h| h.named(host)) else {
                     return Err(format!("no host is named {}", sanitize_short(host, 64)));
                 };
                 (Some(h), name)

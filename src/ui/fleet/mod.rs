@@ -141,6 +141,10 @@ enum Sent {
 /// built at.
 type HostOrder = (u64, Vec<usize>);
 
+/// The merged Operations' order, (host, index) each, and the sum of the
+/// hosts' versions it was built at.
+type OpsOrder = (u64, Vec<(usize, usize)>);
+
 /// The fleet view's state.
 #[derive(Debug)]
 pub struct FleetApp {
@@ -148,6 +152,7 @@ pub struct FleetApp {
     order: RefCell<Vec<RowRef>>,
     stale_order: Cell<bool>,
     host_orders: RefCell<Vec<Option<HostOrder>>>,
+    ops_order: RefCell<Option<OpsOrder>>,
     selected: Cell<usize>,
     chosen: Option<(usize, InstanceKey)>,
     focus: Focus,
@@ -188,6 +193,7 @@ impl FleetApp {
             order: RefCell::new(Vec::new()),
             stale_order: Cell::new(false),
             host_orders: RefCell::new(vec![None; count]),
+            ops_order: RefCell::new(None),
             selected: Cell::new(0),
             chosen: None,
             focus: Focus::Instances,
@@ -226,6 +232,9 @@ impl FleetApp {
     pub fn message(&mut self, host: usize, message: Message, now_ms: i64) {
         self.now = now_ms.div_euclid(1000);
         let applied = self.fleet.apply(host, message);
+        if let Some(one) = self.fleet.hosts.get_mut(host) {
+            one.current_at = Some(self.now);
+        }
         self.dirty |= !matches!(
             applied,
             Applied::Quiet | Applied::Ignored | Applied::Reply { .. }
@@ -250,8 +259,10 @@ impl FleetApp {
                     && view.logs.as_ref() == Some(&(host, logs))
                 {
                     view.logs = None;
-                    view.lines
-                        .push(format!("-- the logs stream ended: {reason}"));
+                    view.lines.push(format!(
+                        "-- the logs stream ended: {}",
+                        sanitize_short(&reason, 64)
+                    ));
                 }
             }
             Applied::Host | Applied::Activity | Applied::Quiet | Applied::Ignored => {}
@@ -308,6 +319,16 @@ impl FleetApp {
             out.push(self.send(host, json!({"cmd": "ping"}), Sent::Ping(now_ms)));
         }
         out
+    }
+
+    /// Host `host`'s alias (the target's host part), when it is shown by
+    /// a label: `host:` and the `:` commands find it by either.
+    pub fn set_alias(&mut self, host: usize, alias: &str) {
+        if let Some(one) = self.fleet.hosts.get_mut(host)
+            && one.name != alias
+        {
+            one.alias = Some(alias.to_owned());
+        }
     }
 
     /// Show Activity times in `zone` (the console's display zone; UTC

@@ -132,23 +132,34 @@ pub(super) async fn run(
             break "stdin closed";
         }
     };
-    // The teardowns stop now (TERM, then KILL after `KILL_GRACE`), as
-    // `reap --once`'s on a signal; their `interrupted` lines still go out
-    // (a closed stdout takes none of it).
+    wind_down(engine, &mut session, &mut actions, &mut rx, why).await;
+    Ok(why)
+}
+
+/// The agent stops: its teardowns are stopped (TERM, then KILL after
+/// `KILL_GRACE`), as `reap --once`'s on a signal; their `interrupted`
+/// lines still go out (a closed stdout takes none of it); what is queued
+/// gets a moment to be read (a stalled reader none).
+async fn wind_down(
+    engine: &Engine,
+    session: &mut Session,
+    actions: &mut Actions<'_>,
+    rx: &mut crate::event::EventReceiver,
+    why: &str,
+) {
     engine.stop.cancel();
     let deadline = Instant::now() + crate::reaper::teardown::KILL_GRACE + Duration::from_secs(2);
     while (!engine.teardowns.inflight().names().is_empty() || !session.tearing_down.is_empty())
         && Instant::now() < deadline
     {
         if let Ok(Some(event)) = tokio::time::timeout(Duration::from_millis(50), rx.recv()).await {
-            session.event(&mut actions, event);
+            session.event(actions, event);
         }
     }
     while let Ok(event) = rx.try_recv() {
-        session.event(&mut actions, event);
+        session.event(actions, event);
     }
-    session.publish(&actions);
-    // What is queued gets a moment to be read; a stalled reader none.
+    session.publish(actions);
     session
         .out
         .drain(Duration::from_secs(if why.starts_with("stdout") {
@@ -156,7 +167,6 @@ pub(super) async fn run(
         } else {
             2
         }));
-    Ok(why)
 }
 
 /// The command lines read before `hello` and held until it is sent.
