@@ -59,6 +59,8 @@ impl App {
         if let Some(line) = self.layers.command_mut() {
             line.cycle = None;
             erase(&mut line.text);
+        } else if let Some(editing) = self.layers.logs_mut().and_then(|v| v.editing.as_mut()) {
+            erase(editing);
         } else {
             erase(&mut self.instances.filter);
             self.refilter();

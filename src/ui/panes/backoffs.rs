@@ -112,7 +112,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         &HEADERS,
         rows,
         &widths,
-        selected - offset,
+        Some(selected - offset),
         is_focused,
     );
 

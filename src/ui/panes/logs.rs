@@ -232,7 +232,15 @@ fn count(n: usize, unit: &str) -> String {
 /// The search prompt, or the search kept, on the last row.
 fn prompt_line(view: &LogsView, width: usize) -> Option<Line<'static>> {
     if let Some(editing) = &view.editing {
-        let text = format!("/{}█", sanitize_short(editing, 200));
+        // The last query, a hint only: typing starts a new one.
+        let text = if editing.is_empty() && !view.search.is_empty() {
+            format!(
+                "/█  (Enter: \"{}\" again)",
+                sanitize_short(&view.search, 60)
+            )
+        } else {
+            format!("/{}█", sanitize_short(editing, 200))
+        };
         return Some(Line::styled(
             fit(&text, width).into_owned(),
             theme::prompt(),
