@@ -346,6 +346,8 @@ fn detail_scrolls() {
     press(&mut app, KeyCode::PageUp);
     press(&mut app, KeyCode::Char('k'));
     assert_eq!(app.detail().map(|d| d.scroll), Some(0));
+    // End: the last field (issue 26 #10); End again: the document's end.
+    press(&mut app, KeyCode::End);
     press(&mut app, KeyCode::End);
     let bottom = render_app(&app, 100, 30);
     let lines: Vec<&str> = bottom.lines().collect();
@@ -1448,4 +1450,34 @@ fn too_small_and_resize_storm() {
         app.handle(mouse(MouseEventKind::ScrollDown, w / 2, h / 2), CAPTURE);
         click(&mut app, w / 3, h / 3);
     }
+}
+
+/// issue 26 #10: `G` in the detail view puts the field cursor on the last
+/// field (in view), `g` on the first, at the top.
+#[test]
+fn g_and_shift_g_move_the_detail_cursor_to_the_first_and_last_field() {
+    let mut app = real_app();
+    open_detail(&mut app, "golf");
+    render_app(&app, 80, 24);
+    // The last field: where j stops moving the cursor.
+    for _ in 0..200 {
+        press(&mut app, KeyCode::Char('j'));
+        render_app(&app, 80, 24);
+    }
+    let last = app.detail().unwrap().cursor;
+    assert!(last > 5, "{last}");
+    press(&mut app, KeyCode::Char('g'));
+    assert_eq!(app.detail().map(|d| (d.cursor, d.scroll)), Some((0, 0)));
+    render_app(&app, 80, 24);
+    press(&mut app, KeyCode::Char('G'));
+    assert_eq!(app.detail().map(|d| d.cursor), Some(last));
+    let text = render_app(&app, 80, 24);
+    assert_eq!(text.matches('▶').count(), 1, "{text}");
+    let copied = press(&mut app, KeyCode::Char('y'));
+    press(&mut app, KeyCode::Char('g'));
+    for _ in 0..last {
+        press(&mut app, KeyCode::Char('j'));
+        render_app(&app, 80, 24);
+    }
+    assert_eq!(press(&mut app, KeyCode::Char('y')), copied);
 }

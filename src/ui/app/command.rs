@@ -83,7 +83,7 @@ impl App {
                 // `:reap`/`:down` complete active names only (a tombstone
                 // has nothing to tear down).
                 let verb = text.split_whitespace().next().unwrap_or("");
-                let active_only = !jump && matches!(verb, "reap" | "down");
+                let active_only = !jump && text.contains(' ') && matches!(verb, "reap" | "down");
                 let names: Vec<&str> = self
                     .shown
                     .snapshot
