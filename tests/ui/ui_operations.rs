@@ -654,7 +654,8 @@ fn a_deadline_kill_the_controller_finishes_is_amended_to_torn_down() {
         activity_lines(&app),
         [
             "13:58:06 reaper alpha tearing down",
-            "13:58:07 reaper alpha failed: timed out after 1s (attempt 1, retry at 2026-11-29T13:59:07Z)",
+            // issue 26 #10: the retry as a clock time, as the line's own.
+            "13:58:07 reaper alpha failed: timed out after 1s (attempt 1, retry at 13:59:07)",
             "13:58:36 reaper alpha reaped: torn down after all: down was killed at this console's deadline (timed out after 1s), then the store showed the instance tombstoned: the controller finished the teardown",
         ]
     );
