@@ -749,3 +749,40 @@ fn ctrl_u_and_ctrl_w_edit_the_logs_search_prompt() {
     press(&mut app, KeyCode::Enter);
     assert_eq!(app.logs().unwrap().search, "ERROR");
 }
+
+/// The logs view's title row of `screen`, inside its corners.
+fn logs_title(screen: &str) -> String {
+    let row = screen
+        .lines()
+        .find(|l| l.contains(" Logs: "))
+        .expect("the title row")
+        .trim_matches('"');
+    let inner: String = row.chars().skip(1).collect();
+    inner.trim_end_matches(['═', '╗']).to_owned()
+}
+
+/// issue 26 #10: the logs view's title is cut at whole words: the
+/// tombstone note shortened or dropped, never mid-word ("stackless keeps
+/// its log"; the path cut at a `/`: `panes::logs` unit tests).
+#[test]
+fn the_logs_title_is_cut_at_whole_words() {
+    let mut app = app_with(vec![instance("beta", "local", Status::Tombstoned)]);
+    opened_state(
+        &mut app,
+        LogsState::DirGone {
+            path: "/state/logs/beta".into(),
+        },
+    );
+    assert_eq!(
+        logs_title(&render_app(&app, 100, 16)),
+        " Logs: beta /state/logs/beta · tombstoned: stackless keeps its logs until GC "
+    );
+    assert_eq!(
+        logs_title(&render_app(&app, 72, 16)),
+        " Logs: beta /state/logs/beta · tombstoned: logs kept until GC "
+    );
+    assert_eq!(
+        logs_title(&render_app(&app, 60, 16)),
+        " Logs: beta /state/logs/beta · tombstoned "
+    );
+}

@@ -465,7 +465,10 @@ fn detail_cursor_moves_over_fields_and_y_copies_the_one_under_it() {
     );
     assert_eq!(
         app.flash().map(|f| f.text.as_str()),
-        Some("copied lease expires_at: 2026-11-29T13:52:34Z")
+        Some(
+            "sent to the terminal's clipboard (OSC 52): lease expires_at: 2026-11-29T13:52:34Z \
+             · not pasted? allow OSC 52 in the terminal (tmux: set -g set-clipboard on)"
+        )
     );
     // k goes back up; y on the name copies the name.
     for _ in 0..moves {
@@ -479,7 +482,8 @@ fn detail_cursor_moves_over_fields_and_y_copies_the_one_under_it() {
     );
     assert_eq!(
         app.flash().map(|f| f.text.as_str()),
-        Some("copied instance name: golf")
+        // issue 26 #10: "sent", not "copied"; how to allow it said once.
+        Some("sent to the terminal's clipboard (OSC 52): instance name: golf")
     );
     // The footer and the help say so (from the key table).
     assert!(render_app(&app, 120, 50).contains("y copy"));

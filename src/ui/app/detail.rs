@@ -69,7 +69,7 @@ impl App {
             return None;
         };
         let shown = crate::model::text::sanitize_short(&value, FLASH_VALUE_CHARS);
-        self.set_flash(FlashLevel::Info, format!("copied {name}: {shown}"));
+        self.sent_to_clipboard(&format!("{name}: {shown}"));
         Some(Effect::Copy { text: value })
     }
 }
