@@ -162,6 +162,42 @@ pub fn stamp(at: i64, zone: &jiff::tz::TimeZone) -> String {
 /// none.
 #[must_use]
 pub fn restamp<'a>(text: &'a str, zone: &jiff::tz::TimeZone) -> std::borrow::Cow<'a, str> {
+    replace_stamps(text, |at| stamp(at, zone))
+}
+
+/// `text` with each RFC 3339 UTC time in it (`retry at
+/// 2026-12-01T21:18:10Z`) shown as a clock time in `zone`, as a pane of
+/// clock times shows its own (issue 26 #10: an Activity line never mixes
+/// `21:14:13` with `2026-12-01T21:18:10Z`): `21:18:10` on the day of `on`
+/// (unix seconds: the line's own time) in `zone`, else with its day
+/// before it (`Dec 02 21:18:10`). Unchanged (borrowed) when there are none.
+#[must_use]
+pub fn reclock<'a>(text: &'a str, on: i64, zone: &jiff::tz::TimeZone) -> std::borrow::Cow<'a, str> {
+    let day = |at: i64| {
+        jiff::Timestamp::from_second(at)
+            .ok()
+            .map(|ts| ts.to_zoned(zone.clone()).date())
+    };
+    let today = day(on);
+    replace_stamps(text, |at| {
+        if day(at).is_some() && day(at) == today {
+            clock_in(at, zone)
+        } else {
+            jiff::Timestamp::from_second(at).map_or_else(
+                |_| format!("@{at}"),
+                |ts| {
+                    ts.to_zoned(zone.clone())
+                        .strftime("%b %d %H:%M:%S")
+                        .to_string()
+                },
+            )
+        }
+    })
+}
+
+/// `text` with each RFC 3339 UTC time in it replaced by `show` of its unix
+/// seconds; borrowed when nothing changed.
+fn replace_stamps(text: &str, show: impl Fn(i64) -> String) -> std::borrow::Cow<'_, str> {
     const LEN: usize = "2026-12-01T14:33:31Z".len();
     let bytes = text.as_bytes();
     let is_stamp = |at: usize| {
@@ -184,7 +220,7 @@ pub fn restamp<'a>(text: &'a str, zone: &jiff::tz::TimeZone) -> std::borrow::Cow
         if is_stamp(at)
             && let Ok(ts) = text[at..at + LEN].parse::<jiff::Timestamp>()
         {
-            let shown = stamp(ts.as_second(), zone);
+            let shown = show(ts.as_second());
             if shown != text[at..at + LEN] {
                 out.push_str(&text[copied..at]);
                 out.push_str(&shown);
@@ -264,6 +300,33 @@ mod tests {
         assert_eq!(stamp(1_795_960_686, &utc), "2026-11-29T13:58:06Z");
         assert_eq!(stamp(-1, &ist), "@-1");
         assert_eq!(stamp(i64::MAX, &ist), format!("@{}", i64::MAX));
+    }
+
+    /// issue 26 #10: an Activity detail's UTC times as clock times.
+    #[test]
+    fn reclocks_utc_times_in_text() {
+        let ist = jiff::tz::TimeZone::posix("IST-5:30").unwrap();
+        let utc = jiff::tz::TimeZone::UTC;
+        let text = "until 2026-12-01T21:18:10Z (attempt 2, retry at 2026-12-02T00:00:03Z)";
+        // 2026-12-01T21:14:13Z.
+        let on = 1_796_159_653;
+        assert_eq!(
+            reclock(text, on, &utc),
+            "until 21:18:10 (attempt 2, retry at Dec 02 00:00:03)"
+        );
+        assert_eq!(
+            reclock(text, on, &ist),
+            "until 02:48:10 (attempt 2, retry at 05:30:03)"
+        );
+        // Six hours before: 20:44:13 IST on Dec 01.
+        assert_eq!(
+            reclock(text, on - 6 * 3600, &ist),
+            "until Dec 02 02:48:10 (attempt 2, retry at Dec 02 05:30:03)"
+        );
+        assert!(matches!(
+            reclock("no time here", on, &utc),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 
     #[test]

@@ -155,34 +155,46 @@ fn parse_sort(rest: &[&str]) -> Result<UiCommand, String> {
     Ok(UiCommand::Sort(sort, descending))
 }
 
+/// The commands whose words after the first are instance names: Tab
+/// completes names there (README: `:reap NAME...`, `:down NAME...`,
+/// `:renew NAME... [DURATION]`, `:verify NAME...`, `:logs NAME`).
+pub(crate) const NAME_COMMANDS: [&str; 5] = ["reap", "down", "renew", "verify", "logs"];
+
 /// What Tab may put in place of the line's last word: `(start, candidates)`,
 /// `start` being the byte offset where that word begins. The first word is
-/// completed among [`COMMANDS`]; after `reap`, `down` and `logs`, a word is
-/// completed among `names` (sorted, as the snapshot holds them: the ones
-/// starting with the word are found by binary search, at most
+/// completed among [`COMMANDS`], then among `names` (a single word is a
+/// jump, `:NAME`: README "Tab completes the command, then instance names",
+/// issue 26 #10 `:api` Tab); after a command of [`NAME_COMMANDS`], a word
+/// is completed among `names` (sorted, as the snapshot holds them: the
+/// ones starting with the word are found by binary search, at most
 /// [`MAX_CANDIDATES`]).
 #[must_use]
 pub(crate) fn candidates(line: &str, names: &[&str]) -> (usize, Vec<String>) {
     let start = line.rfind(' ').map_or(0, |i| i + 1);
     let word = &line[start..];
     if start == 0 {
-        let found = COMMANDS
+        let mut found: Vec<String> = COMMANDS
             .iter()
             .filter(|c| c.starts_with(word))
             .map(|c| (*c).to_owned())
             .collect();
+        for name in name_candidates(word, names) {
+            if !found.contains(&name) {
+                found.push(name);
+            }
+        }
         return (start, found);
     }
     let command = line.split_whitespace().next().unwrap_or("");
-    if !matches!(command, "reap" | "down" | "logs") {
+    if !NAME_COMMANDS.contains(&command) {
         return (start, Vec::new());
     }
     (start, name_candidates(word, names))
 }
 
 /// The names in `names` (sorted) starting with `word`, found by binary
-/// search, at most [`MAX_CANDIDATES`]: what Tab offers after `reap`,
-/// `down`, `logs`, and for a jump (Ctrl-F).
+/// search, at most [`MAX_CANDIDATES`]: what Tab offers after a command of
+/// [`NAME_COMMANDS`], for a first word and for a jump (Ctrl-F).
 #[must_use]
 pub(crate) fn name_candidates(word: &str, names: &[&str]) -> Vec<String> {
     let from = names.partition_point(|n| *n < word);
@@ -374,6 +386,36 @@ mod tests {
         );
         assert_eq!(candidates("down ", &names).1.len(), 4);
         assert_eq!(candidates("sort na", &names), (5, vec![]));
+    }
+
+    /// issue 26 #10: a first word that is no command completes instance
+    /// names (the jump `:NAME`), after the commands it starts; `:renew`
+    /// and `:verify` complete names as `:reap`, `:down` and `:logs` do.
+    #[test]
+    fn the_first_word_and_every_name_command_complete_names() {
+        let names = ["api-gateway-dev", "api-v2", "pause-test", "reaper"];
+        assert_eq!(
+            candidates("api", &names),
+            (0, vec!["api-gateway-dev".into(), "api-v2".into()])
+        );
+        assert_eq!(
+            candidates("pa", &names),
+            (0, vec!["pass".into(), "pause".into(), "pause-test".into()])
+        );
+        assert_eq!(
+            candidates("rea", &names),
+            (0, vec!["reap".into(), "reaper".into()])
+        );
+        assert_eq!(
+            candidates("renew api-g", &names),
+            (6, vec!["api-gateway-dev".into()])
+        );
+        assert_eq!(
+            candidates("verify 1h api-v", &names),
+            (10, vec!["api-v2".into()])
+        );
+        assert_eq!(candidates("logs p", &names), (5, vec!["pause-test".into()]));
+        assert_eq!(candidates("filter a", &names), (7, vec![]));
     }
 
     #[test]

@@ -374,8 +374,8 @@ pub fn backoff_row(attempt: &ReapAttempt, now: i64) -> BackoffRow {
 /// One Activity line: `HH:MM:SS actor instance kind: detail` plus ` xN`.
 /// The instance is omitted when empty (pass-wide entries); a detail that
 /// repeats the kind (`refused: …` on a `refused` entry) is not said twice;
-/// the detail's UTC times (`until 2026-12-01T14:33:31Z`) are shown in
-/// `zone` ([`crate::model::time::restamp`]).
+/// the detail's UTC times (`until 2026-12-01T14:33:31Z`) are shown as
+/// clock times in `zone`, as the line's own ([`crate::model::time::reclock`]).
 #[must_use]
 pub fn activity_line(activity: &Activity, count: u32, zone: &jiff::tz::TimeZone) -> String {
     let mut line = crate::model::time::clock_in(activity.at, zone);
@@ -398,7 +398,7 @@ pub fn activity_line(activity: &Activity, count: u32, zone: &jiff::tz::TimeZone)
         .map_or(detail, str::trim_start);
     if !detail.is_empty() {
         line.push_str(": ");
-        let detail = crate::model::time::restamp(detail, zone);
+        let detail = crate::model::time::reclock(detail, activity.at, zone);
         line.push_str(&sanitize_short(&detail, CUT_LONG));
     }
     line.push_str(&count_suffix(count));
@@ -577,6 +577,18 @@ mod tests {
         assert_eq!(
             activity_line(&c, 1, &jiff::tz::TimeZone::UTC),
             "00:00:00 reaper golf reaped"
+        );
+        // issue 26 #10: no RFC 3339 stamp beside the line's clock time.
+        let d = Activity::new(
+            1_796_159_653,
+            Actor::Reaper,
+            "golf",
+            ActivityKind::Failed,
+            "teardown left survivors (attempt 2, retry at 2026-12-01T21:18:10Z)",
+        );
+        assert_eq!(
+            activity_line(&d, 1, &jiff::tz::TimeZone::UTC),
+            "21:14:13 reaper golf failed: teardown left survivors (attempt 2, retry at 21:18:10)"
         );
     }
 

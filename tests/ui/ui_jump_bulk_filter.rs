@@ -363,3 +363,29 @@ fn completion_skips_tombstones_marks_align_and_zoom_is_said() {
     press(&mut app, KeyCode::Char('z'));
     assert!(!render_app(&app, 100, 20).contains("zoomed (z)"));
 }
+
+/// issue 26 #10: `:api` Tab completes the instance name (a single word is
+/// a jump, README: "Tab completes the command, then instance names"), and
+/// `:verify`/`:renew` complete names after them.
+#[test]
+fn colon_tab_completes_names_for_a_jump_and_after_verify() {
+    let mut app = app_with(&["alpha", "api-gateway-dev", "bravo"]);
+    press(&mut app, KeyCode::Char(':'));
+    type_text(&mut app, "api");
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(
+        app.command_line()
+            .map(stackless_tui::ui::app::CommandLine::text),
+        Some("api-gateway-dev ")
+    );
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(selected(&app), Some("api-gateway-dev"));
+    press(&mut app, KeyCode::Char(':'));
+    type_text(&mut app, "verify br");
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(
+        app.command_line()
+            .map(stackless_tui::ui::app::CommandLine::text),
+        Some("verify bravo ")
+    );
+}

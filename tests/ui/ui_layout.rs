@@ -219,3 +219,67 @@ fn backoffs_name_is_whole_at_80x24() {
         .any(|l| l.contains("error: engine.teardown"));
     assert!(error, "the error under the table: {backoffs:#?}");
 }
+
+/// The rows of the pane whose title starts with `name` on `screen`, inside
+/// its borders (the left border's column onwards, `width` columns).
+fn pane_rows(screen: &str, name: &str, width: usize) -> Vec<String> {
+    let lines: Vec<String> = screen
+        .lines()
+        .map(|l| l.trim_matches('"').chars().collect())
+        .collect();
+    let top = lines
+        .iter()
+        .position(|l| l.contains(&format!(" {name} ")))
+        .expect("the pane");
+    let left = lines[top].chars().take_while(|c| *c == ' ').count() + 1;
+    lines[top + 1..]
+        .iter()
+        .take_while(|l| !l.chars().nth(left - 1).is_some_and(|c| "└╚".contains(c)))
+        .map(|l| {
+            l.chars()
+                .skip(left)
+                .take(width)
+                .collect::<String>()
+                .trim_end()
+                .to_owned()
+        })
+        .collect()
+}
+
+/// issue 26 #6: at 80x24 the selected backoff's error is shown whole under
+/// the table (wrapped at words, as the README says), and the remediation
+/// is never cut mid-word, also when zoomed (it is wrapped there, whole).
+#[test]
+fn the_backoff_error_is_whole_and_the_remediation_cut_at_words() {
+    let mut app = demo_app();
+    let screen = render_app(&app, 80, 24);
+    assert_eq!(
+        pane_rows(&screen, "Backoffs", 42),
+        [
+            "  INSTANCE          ATTEMPTS RETRY",
+            "▶ flaky-gpu-worker  2        retry in 12s",
+            "error: engine.teardown.survivors: teardown",
+            "of \"flaky-gpu-worker\" left survivors:",
+            "[\"render:srv-d0gpu7flaky4w1\"]",
+        ],
+        "{screen}"
+    );
+    while app.focus() != Focus::Backoffs {
+        press(&mut app, KeyCode::Tab);
+    }
+    press(&mut app, KeyCode::Char('z'));
+    let screen = render_app(&app, 80, 24);
+    let rows = pane_rows(&screen, "Backoffs", 78);
+    assert_eq!(
+        rows[1..7],
+        [
+            "▶ flaky-gpu-worker 2        retry in 12s engine.teardown.survivors: teardown…",
+            "error: engine.teardown.survivors: teardown of \"flaky-gpu-worker\" left",
+            "survivors: [\"render:srv-d0gpu7flaky4w1\"]",
+            "remediation: these resources still exist and may bill or hold state:",
+            "[\"render:srv-d0gpu7flaky4w1\"]; re-run `stackless down` to retry, or remove",
+            "them on the substrate and re-run to verify",
+        ],
+        "{screen}"
+    );
+}

@@ -688,3 +688,101 @@ fn credential_fields_are_redacted_with_no_secret_history() {
         [r#"{"level":"info","password":"[redacted]","msg":"hi"}"#]
     );
 }
+
+fn type_text(app: &mut App, text: &str) {
+    for c in text.chars() {
+        press(app, KeyCode::Char(c));
+    }
+}
+
+fn ctrl(app: &mut App, c: char) {
+    app.handle(
+        Event::Input(crossterm::event::Event::Key(
+            crossterm::event::KeyEvent::new(
+                KeyCode::Char(c),
+                crossterm::event::KeyModifiers::CONTROL,
+            ),
+        )),
+        CAPTURE,
+    );
+}
+
+/// issue 26: a second `/` starts an empty query (`/500⏎` then `/ERROR⏎`
+/// searches "ERROR", not "500ERROR"); the last query is shown as a hint
+/// and Enter on the empty prompt searches it again.
+#[test]
+fn a_second_slash_starts_an_empty_query() {
+    let mut app = opened_app();
+    press(&mut app, KeyCode::Char('/'));
+    type_text(&mut app, "200");
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.logs().unwrap().search, "200");
+    press(&mut app, KeyCode::Char('/'));
+    assert_eq!(app.logs().unwrap().editing.as_deref(), Some(""));
+    let screen = render_app(&app, 100, 20);
+    let prompt = screen.lines().find(|l| l.contains('█')).unwrap();
+    assert_eq!(
+        prompt.trim_matches('"').trim_matches('║').trim_end(),
+        "/█  (Enter: \"200\" again)"
+    );
+    type_text(&mut app, "ERROR");
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.logs().unwrap().search, "ERROR");
+    // Enter on the empty prompt: the last query again.
+    press(&mut app, KeyCode::Char('/'));
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.logs().unwrap().search, "ERROR");
+}
+
+/// issue 26: Ctrl-U clears the logs search prompt and Ctrl-W deletes its
+/// last word, as in the other prompts (help: "in / and : prompts").
+#[test]
+fn ctrl_u_and_ctrl_w_edit_the_logs_search_prompt() {
+    let mut app = opened_app();
+    press(&mut app, KeyCode::Char('/'));
+    type_text(&mut app, "upstream timeout");
+    ctrl(&mut app, 'w');
+    assert_eq!(app.logs().unwrap().editing.as_deref(), Some("upstream "));
+    ctrl(&mut app, 'u');
+    assert_eq!(app.logs().unwrap().editing.as_deref(), Some(""));
+    type_text(&mut app, "ERROR");
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.logs().unwrap().search, "ERROR");
+}
+
+/// The logs view's title row of `screen`, inside its corners.
+fn logs_title(screen: &str) -> String {
+    let row = screen
+        .lines()
+        .find(|l| l.contains(" Logs: "))
+        .expect("the title row")
+        .trim_matches('"');
+    let inner: String = row.chars().skip(1).collect();
+    inner.trim_end_matches(['═', '╗']).to_owned()
+}
+
+/// issue 26 #10: the logs view's title is cut at whole words: the
+/// tombstone note shortened or dropped, never mid-word ("stackless keeps
+/// its log"; the path cut at a `/`: `panes::logs` unit tests).
+#[test]
+fn the_logs_title_is_cut_at_whole_words() {
+    let mut app = app_with(vec![instance("beta", "local", Status::Tombstoned)]);
+    opened_state(
+        &mut app,
+        LogsState::DirGone {
+            path: "/state/logs/beta".into(),
+        },
+    );
+    assert_eq!(
+        logs_title(&render_app(&app, 100, 16)),
+        " Logs: beta /state/logs/beta · tombstoned: stackless keeps its logs until GC "
+    );
+    assert_eq!(
+        logs_title(&render_app(&app, 72, 16)),
+        " Logs: beta /state/logs/beta · tombstoned: logs kept until GC "
+    );
+    assert_eq!(
+        logs_title(&render_app(&app, 60, 16)),
+        " Logs: beta /state/logs/beta · tombstoned "
+    );
+}

@@ -654,7 +654,8 @@ fn a_deadline_kill_the_controller_finishes_is_amended_to_torn_down() {
         activity_lines(&app),
         [
             "13:58:06 reaper alpha tearing down",
-            "13:58:07 reaper alpha failed: timed out after 1s (attempt 1, retry at 2026-11-29T13:59:07Z)",
+            // issue 26 #10: the retry as a clock time, as the line's own.
+            "13:58:07 reaper alpha failed: timed out after 1s (attempt 1, retry at 13:59:07)",
             "13:58:36 reaper alpha reaped: torn down after all: down was killed at this console's deadline (timed out after 1s), then the store showed the instance tombstoned: the controller finished the teardown",
         ]
     );
@@ -1376,4 +1377,78 @@ fn the_overlay_scrolls_through_40_events() {
     for step in ["materialize:a 1/20", "prepare:c 8/20", "health:e 20/20"] {
         assert!(full.contains(step), "{step}: {full}");
     }
+}
+
+/// issue 26 #5: at 80x24 with the controller's warning in the header and
+/// every pane busy, the Operations pane has 2 data rows; with the
+/// selection on an old finished operation the pending one stays on
+/// screen, first (its title says `1 pending`).
+#[test]
+fn the_pending_operation_stays_first_in_two_rows_at_80x24() {
+    let mut ops = vec![op("p0", "charlie", "up", OpStatus::Running, 100, 100)];
+    for i in 0..10 {
+        ops.push(op(
+            &format!("f{i}"),
+            "delta",
+            "down",
+            OpStatus::Succeeded,
+            900 + i,
+            890 + i,
+        ));
+    }
+    let mut rows = rows();
+    rows.operations = ops;
+    rows.reap_attempts = vec![stackless_tui::model::ReapAttempt {
+        instance: "charlie".into(),
+        attempts: 2,
+        last_error: "boom".into(),
+        next_retry_at: CAPTURE + 60,
+    }];
+    let mut app = App::new(config(), CAPTURE);
+    app.handle(Event::Snapshot(snapshot(rows)), CAPTURE);
+    app.handle(
+        Event::Controller(ControllerState {
+            pid: Some(4242),
+            lease_reaper: Some(true),
+            persistence_warning: Some(
+                "leases enforced only while the daemon happens to be running: cannot run launchctl: No such file or directory (os error 2)".into(),
+            ),
+            proxy_port: Some(39171),
+        }),
+        CAPTURE,
+    );
+    app.handle(
+        Event::Activity(Activity::new(
+            CAPTURE,
+            Actor::Reaper,
+            "alpha",
+            ActivityKind::Started,
+            "",
+        )),
+        CAPTURE,
+    );
+    focus_operations(&mut app);
+    for _ in 0..4 {
+        press(&mut app, KeyCode::Char('j'));
+    }
+    press(&mut app, KeyCode::Tab);
+    let text = render_app(&app, 80, 24);
+    let pane: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.contains(" Operations "))
+        .take_while(|l| !l.contains(" Backoffs "))
+        .collect();
+    assert_eq!(pane.len(), 5, "2 data rows: {text}");
+    assert!(
+        pane[0].contains("Operations 1 pending · 10 finished"),
+        "{text}"
+    );
+    assert!(
+        pane[2].starts_with("\"│  up     charlie  running"),
+        "{text}"
+    );
+    assert!(
+        pane[3].starts_with("\"│▶ down   delta    succeeded"),
+        "{text}"
+    );
 }

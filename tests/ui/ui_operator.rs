@@ -346,6 +346,8 @@ fn detail_scrolls() {
     press(&mut app, KeyCode::PageUp);
     press(&mut app, KeyCode::Char('k'));
     assert_eq!(app.detail().map(|d| d.scroll), Some(0));
+    // End: the last field (issue 26 #10); End again: the document's end.
+    press(&mut app, KeyCode::End);
     press(&mut app, KeyCode::End);
     let bottom = render_app(&app, 100, 30);
     let lines: Vec<&str> = bottom.lines().collect();
@@ -463,7 +465,10 @@ fn detail_cursor_moves_over_fields_and_y_copies_the_one_under_it() {
     );
     assert_eq!(
         app.flash().map(|f| f.text.as_str()),
-        Some("copied lease expires_at: 2026-11-29T13:52:34Z")
+        Some(
+            "sent to the terminal's clipboard (OSC 52): lease expires_at: 2026-11-29T13:52:34Z \
+             · not pasted? allow OSC 52 in the terminal (tmux: set -g set-clipboard on)"
+        )
     );
     // k goes back up; y on the name copies the name.
     for _ in 0..moves {
@@ -477,7 +482,8 @@ fn detail_cursor_moves_over_fields_and_y_copies_the_one_under_it() {
     );
     assert_eq!(
         app.flash().map(|f| f.text.as_str()),
-        Some("copied instance name: golf")
+        // issue 26 #10: "sent", not "copied"; how to allow it said once.
+        Some("sent to the terminal's clipboard (OSC 52): instance name: golf")
     );
     // The footer and the help say so (from the key table).
     assert!(render_app(&app, 120, 50).contains("y copy"));
@@ -532,7 +538,8 @@ fn detail_and_full_text_times_are_in_the_zone_given() {
         "{text}"
     );
     press(&mut app, KeyCode::Esc);
-    // The reaper's UTC times inside an Activity detail follow the zone.
+    // The reaper's UTC times inside an Activity detail follow the zone, as
+    // clock times like the line's own (issue 26 #10).
     app.handle(
         Event::Activity(Activity::new(
             CAPTURE,
@@ -545,7 +552,7 @@ fn detail_and_full_text_times_are_in_the_zone_given() {
     );
     let text = render_app(&app, 120, 50);
     assert!(
-        text.contains("19:28:06 reaper golf waiting out backoff: until 2026-11-29 19:30:59 IST"),
+        text.contains("19:28:06 reaper golf waiting out backoff: until 19:30:59 "),
         "{text}"
     );
 }
@@ -1448,4 +1455,34 @@ fn too_small_and_resize_storm() {
         app.handle(mouse(MouseEventKind::ScrollDown, w / 2, h / 2), CAPTURE);
         click(&mut app, w / 3, h / 3);
     }
+}
+
+/// issue 26 #10: `G` in the detail view puts the field cursor on the last
+/// field (in view), `g` on the first, at the top.
+#[test]
+fn g_and_shift_g_move_the_detail_cursor_to_the_first_and_last_field() {
+    let mut app = real_app();
+    open_detail(&mut app, "golf");
+    render_app(&app, 80, 24);
+    // The last field: where j stops moving the cursor.
+    for _ in 0..200 {
+        press(&mut app, KeyCode::Char('j'));
+        render_app(&app, 80, 24);
+    }
+    let last = app.detail().unwrap().cursor;
+    assert!(last > 5, "{last}");
+    press(&mut app, KeyCode::Char('g'));
+    assert_eq!(app.detail().map(|d| (d.cursor, d.scroll)), Some((0, 0)));
+    render_app(&app, 80, 24);
+    press(&mut app, KeyCode::Char('G'));
+    assert_eq!(app.detail().map(|d| d.cursor), Some(last));
+    let text = render_app(&app, 80, 24);
+    assert_eq!(text.matches('▶').count(), 1, "{text}");
+    let copied = press(&mut app, KeyCode::Char('y'));
+    press(&mut app, KeyCode::Char('g'));
+    for _ in 0..last {
+        press(&mut app, KeyCode::Char('j'));
+        render_app(&app, 80, 24);
+    }
+    assert_eq!(press(&mut app, KeyCode::Char('y')), copied);
 }

@@ -59,6 +59,8 @@ impl App {
         if let Some(line) = self.layers.command_mut() {
             line.cycle = None;
             erase(&mut line.text);
+        } else if let Some(editing) = self.layers.logs_mut().and_then(|v| v.editing.as_mut()) {
+            erase(editing);
         } else {
             erase(&mut self.instances.filter);
             self.refilter();
@@ -81,7 +83,7 @@ impl App {
                 // `:reap`/`:down` complete active names only (a tombstone
                 // has nothing to tear down).
                 let verb = text.split_whitespace().next().unwrap_or("");
-                let active_only = !jump && matches!(verb, "reap" | "down");
+                let active_only = !jump && text.contains(' ') && matches!(verb, "reap" | "down");
                 let names: Vec<&str> = self
                     .shown
                     .snapshot

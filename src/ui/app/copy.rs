@@ -2,7 +2,9 @@
 //! line that would tear it down (the real argv: `--down-cmd`, or
 //! `stackless down NAME --json`, shell-quoted for display), to the
 //! clipboard. The console writes the OSC 52 sequence
-//! ([`crate::ui::clipboard::osc52`]); this only decides the text.
+//! ([`crate::ui::clipboard::osc52`]); this only decides the text, and the
+//! flash says it was sent (the terminal may drop it), the first time with
+//! how to allow it.
 
 use super::{App, Effect, FlashLevel};
 use crate::reaper::DownCommand;
@@ -11,7 +13,27 @@ use crate::reaper::DownCommand;
 /// default).
 const DEFAULT_DOWN: &str = "stackless down {name} --json";
 
+/// What a copy's flash says was done: the console cannot know the
+/// terminal kept it (a terminal or tmux may drop OSC 52), so never
+/// "copied" (issue 26 #10).
+pub(super) const SENT: &str = "sent to the terminal's clipboard (OSC 52)";
+
+/// After the first copy's flash of a session: how to let OSC 52 through.
+pub(super) const ALLOW: &str =
+    " · not pasted? allow OSC 52 in the terminal (tmux: set -g set-clipboard on)";
+
 impl App {
+    /// The flash of a copy of `what` (sanitized, as shown): [`SENT`], and
+    /// the first time in this session [`ALLOW`].
+    pub(super) fn sent_to_clipboard(&mut self, what: &str) {
+        let mut text = format!("{SENT}: {what}");
+        if !self.settings.clipboard_told {
+            self.settings.clipboard_told = true;
+            text.push_str(ALLOW);
+        }
+        self.set_flash(FlashLevel::Info, text);
+    }
+
     /// The teardown command `Y` shows (the console sets the one it runs).
     pub fn set_down_command(&mut self, down: DownCommand) {
         self.settings.down = Some(down);
@@ -28,7 +50,7 @@ impl App {
             }
         };
         let shown = crate::model::text::sanitize_short(&name, crate::ui::text::CUT_SHORT);
-        self.set_flash(FlashLevel::Info, format!("copied {shown}"));
+        self.sent_to_clipboard(&shown);
         Some(Effect::Copy { text: name })
     }
 
@@ -55,7 +77,7 @@ impl App {
         };
         let line = crate::reaper::teardown::shell_line(&argv);
         let shown = crate::model::text::sanitize_short(&line, crate::ui::text::CUT_SHORT * 2);
-        self.set_flash(FlashLevel::Info, format!("copied: {shown}"));
+        self.sent_to_clipboard(&shown);
         Some(Effect::Copy { text: line })
     }
 }

@@ -2,8 +2,8 @@
 //! fields, paging and the wheel scroll (the cursor follows into view; see
 //! [`crate::ui::detail::cursor`]), and `y` copies the field under it:
 //! its value (sanitized, as shown, without a relative time), through the
-//! console's own OSC 52 ([`Effect::Copy`]), with the flash `copied lease
-//! expires_at: 2026-11-29T13:58:06Z`.
+//! console's own OSC 52 ([`Effect::Copy`]), with the flash `sent to the
+//! terminal's clipboard (OSC 52): lease expires_at: 2026-11-29T13:58:06Z`.
 
 use super::{App, Effect, FlashLevel};
 use crate::ui::detail::cursor::{self, Move};
@@ -69,7 +69,7 @@ impl App {
             return None;
         };
         let shown = crate::model::text::sanitize_short(&value, FLASH_VALUE_CHARS);
-        self.set_flash(FlashLevel::Info, format!("copied {name}: {shown}"));
+        self.sent_to_clipboard(&format!("{name}: {shown}"));
         Some(Effect::Copy { text: value })
     }
 }

@@ -146,6 +146,10 @@ impl App {
             self.move_detail(Move::Field(action == Action::Down));
             return std::ops::ControlFlow::Break(None);
         }
+        if top == Some(LayerKind::Detail) && matches!(action, Action::First | Action::Last) {
+            self.move_detail(Move::Edge(action == Action::Last));
+            return std::ops::ControlFlow::Break(None);
+        }
         std::ops::ControlFlow::Continue(())
     }
 

@@ -357,11 +357,13 @@ impl App {
     }
 
     /// `/`, Enter, Esc of the search prompt; Enter searches (which may
-    /// ask for older history, as `n`).
+    /// ask for older history, as `n`). `/` starts an empty query (the
+    /// last one is only a hint: typing does not add to it, issue 26);
+    /// Enter on an empty prompt searches the last query again, as `less`.
     pub(super) fn search_prompt(&mut self, open: bool, keep: bool) -> Option<Effect> {
         let view = self.layers.logs_mut()?;
         if open {
-            view.editing = Some(view.search.clone());
+            view.editing = Some(String::new());
             return None;
         }
         let typed = view.editing.take().unwrap_or_default();
@@ -369,7 +371,9 @@ impl App {
         view.search_note = None;
         view.search_far = SearchFar::default();
         if keep {
-            view.search = typed;
+            if !typed.is_empty() {
+                view.search = typed;
+            }
             return self.find_in_logs(true);
         }
         view.search.clear();

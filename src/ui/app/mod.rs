@@ -204,6 +204,9 @@ struct Settings {
     /// `--dry-run`: renew and verify only say what they would run (the
     /// question says "would run").
     dry_run: bool,
+    /// Whether a copy's flash has said how to let OSC 52 through (said
+    /// once a session: [`App::sent_to_clipboard`]).
+    clipboard_told: bool,
 }
 
 /// The whole UI state: the snapshot shown, the panes' tables, the layers
@@ -265,6 +268,7 @@ impl App {
                 zone: jiff::tz::TimeZone::UTC,
                 stackless: crate::controller::cancel::DEFAULT_PROGRAM.to_owned(),
                 dry_run: false,
+                clipboard_told: false,
             },
             config,
             now,

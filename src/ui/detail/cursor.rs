@@ -8,7 +8,8 @@
 //! cursor's field is out of view, they scroll by one row like a pager (the
 //! definition below the fields has none). Whenever the cursor's field goes
 //! out of view (paging, `g`/`G`, the wheel, that pager scroll), the cursor
-//! moves onto the nearest field in view, if one is.
+//! moves onto the nearest field in view, if one is. `g`/`G` put the cursor
+//! on the first / last field.
 
 use super::DocLine;
 
@@ -66,8 +67,13 @@ pub(crate) fn cursor_line(doc: &[DocLine<'_>], cursor: usize) -> Option<usize> {
 pub(crate) enum Move {
     /// `j` (`true`) or `k` (`false`): the next / previous field.
     Field(bool),
-    /// Scroll by this many drawn rows (paging, `g`/`G`, the wheel).
+    /// Scroll by this many drawn rows (paging, the wheel).
     Scroll(isize),
+    /// `G` (`true`): the cursor onto the last field, scrolled as far down
+    /// as keeps it in view (`G` again: on to the document's end); `g`
+    /// (`false`): the first field, at the top (issue 26 #10: not left
+    /// mid-page).
+    Edge(bool),
 }
 
 /// The cursor (a field index) and the scroll (the first drawn row shown)
@@ -94,6 +100,13 @@ pub(crate) fn step(
                 }
             }
             Move::Scroll(delta) => delta,
+            Move::Edge(last) => {
+                if last {
+                    isize::MAX / 2
+                } else {
+                    isize::MIN / 2
+                }
+            }
         };
         return (0, scroll.saturating_add_signed(delta).min(max));
     };
@@ -130,6 +143,16 @@ pub(crate) fn step(
             snap(cursor, scroll)
         }
         Move::Scroll(delta) => snap(cursor, scroll.saturating_add_signed(delta).min(max)),
+        Move::Edge(false) => (0, 0),
+        Move::Edge(true) => {
+            let at = fields[last].start.min(max);
+            // Already there: on to the document's end (the definition).
+            if cursor == last && scroll == at {
+                (last, max)
+            } else {
+                (last, at)
+            }
+        }
     }
 }
 
@@ -186,5 +209,21 @@ mod tests {
         assert_eq!(step(&fields, 20, 4, (0, 10), Move::Field(false)), (3, 9));
         // A document without fields scrolls.
         assert_eq!(step(&[], 20, 4, (0, 0), Move::Field(true)), (0, 1));
+    }
+
+    /// issue 26 #10: `G` puts the cursor on the last field (scrolled as
+    /// far down as keeps it in view), `g` on the first, at the top.
+    #[test]
+    fn g_and_shift_g_take_the_cursor_to_the_first_and_last_field() {
+        let fields = [f(1, 1), f(2, 1), f(5, 2), f(9, 1)];
+        assert_eq!(step(&fields, 20, 4, (1, 2), Move::Edge(true)), (3, 9));
+        // G again: the document's end.
+        assert_eq!(step(&fields, 20, 4, (3, 9), Move::Edge(true)), (3, 16));
+        assert_eq!(step(&fields, 20, 4, (3, 9), Move::Edge(false)), (0, 0));
+        // The last field near the end: the scroll stops at the bottom.
+        let fields = [f(1, 1), f(18, 1)];
+        assert_eq!(step(&fields, 20, 4, (0, 0), Move::Edge(true)), (1, 16));
+        assert_eq!(step(&fields, 20, 4, (1, 16), Move::Edge(true)), (1, 16));
+        assert_eq!(step(&[], 20, 4, (0, 0), Move::Edge(true)), (0, 16));
     }
 }

@@ -252,7 +252,7 @@ pub const ENTRIES: &[KeyEntry] = &[
         help: "in / and : prompts: clear the line / delete the last word",
         binds: &[
             bind(
-                &[Filter, CommandLine],
+                &[Filter, CommandLine, LogSearch],
                 &[
                     Key::Code(KeyCode::Char('u'), Mods::Ctrl),
                     Key::Code(KeyCode::Char('U'), Mods::Ctrl),
@@ -260,7 +260,7 @@ pub const ENTRIES: &[KeyEntry] = &[
                 Action::PromptClearLine,
             ),
             bind(
-                &[Filter, CommandLine],
+                &[Filter, CommandLine, LogSearch],
                 &[
                     Key::Code(KeyCode::Char('w'), Mods::Ctrl),
                     Key::Code(KeyCode::Char('W'), Mods::Ctrl),

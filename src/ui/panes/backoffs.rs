@@ -20,25 +20,66 @@ pub const HEADERS: [&str; 4] = ["INSTANCE", "ATTEMPTS", "RETRY", "LAST ERROR"];
 const SPACING: u16 = super::TABLE_SPACING;
 
 /// The lines under the table for the selected row: its last error when
-/// the LAST ERROR column is too narrow to read, and its remediation; as
-/// many as fit in `inner` under a header and one row (the error first).
+/// the LAST ERROR column is too narrow to read it or it does not fit its
+/// cell, whole (wrapped at words:
+/// the README's "shown whole under the table"), then its remediation
+/// wrapped at words in the rows left, its last row cut at a word with `…`
+/// (issue 26 #6: never mid-word). As many as fit in `inner` under a
+/// header and one row; only an error longer than all of them is cut.
 fn selected_details(selected: &BackoffRow, inner: Rect) -> Vec<Line<'static>> {
-    let narrow = column_widths(inner.width, std::slice::from_ref(selected))[3] < 14;
+    let column = column_widths(inner.width, std::slice::from_ref(selected))[3];
+    // Too narrow to read, or the error does not fit its cell whole.
+    let narrow = column < 14 || selected.last_error.width() > usize::from(column);
+    let width = usize::from(inner.width);
+    let room = usize::from(inner.height.saturating_sub(2));
+    let labelled = |label: &'static str, text: &str, rows: usize| -> Vec<Line<'static>> {
+        let lines = crate::ui::text::wrap_fit(&format!("{label}{text}"), width, rows);
+        lines
+            .into_iter()
+            .enumerate()
+            .map(|(i, line)| {
+                // The label on the first line, muted.
+                match line.strip_prefix(label).filter(|_| i == 0) {
+                    Some(rest) => Line::from(vec![
+                        Span::styled(label, theme::muted()),
+                        Span::raw(rest.to_owned()),
+                    ]),
+                    None => Line::raw(line),
+                }
+            })
+            .collect()
+    };
     let mut details: Vec<Line> = Vec::new();
     if narrow {
-        details.push(Line::from(vec![
-            Span::styled("error: ", theme::muted()),
-            Span::raw(selected.last_error.clone()),
-        ]));
+        details = labelled("error: ", &selected.last_error, room);
     }
-    if let Some(remediation) = &selected.remediation {
-        details.push(Line::from(vec![
-            Span::styled("remediation: ", theme::muted()),
-            Span::raw(remediation.clone()),
-        ]));
+    let left = room.saturating_sub(details.len());
+    if let Some(remediation) = &selected.remediation
+        && left > 0
+    {
+        details.extend(labelled("remediation: ", remediation, left));
     }
-    details.truncate(usize::from(inner.height.saturating_sub(2)));
     details
+}
+
+/// `inner` split into the table (`len` rows and its header, as many as
+/// fit) and, right under it, `lines` rows of details (none when 0).
+fn split(inner: Rect, len: usize, lines: u16) -> (Rect, Option<Rect>) {
+    if lines == 0 {
+        return (inner, None);
+    }
+    // The details right under the table's rows (zoomed, not at the
+    // pane's bottom).
+    let table = u16::try_from(len + 1)
+        .unwrap_or(u16::MAX)
+        .min(inner.height.saturating_sub(lines));
+    let [t, d, _] = Layout::vertical([
+        Constraint::Length(table),
+        Constraint::Length(lines),
+        Constraint::Fill(1),
+    ])
+    .areas(inner);
+    (t, Some(d))
 }
 
 /// Draw the Backoffs pane into `area`.
@@ -71,13 +112,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let selected_row = view::backoff_row(&attempts[selected], now);
     let details = selected_details(&selected_row, inner);
     let lines = u16::try_from(details.len()).unwrap_or(0);
-    let (table_area, detail_area) = if lines > 0 {
-        let [t, d] =
-            Layout::vertical([Constraint::Fill(1), Constraint::Length(lines)]).areas(inner);
-        (t, Some(d))
-    } else {
-        (inner, None)
-    };
+    let (table_area, detail_area) = split(inner, len, lines);
     let rows_fit = usize::from(table_area.height.saturating_sub(1));
     let mut viewport = app.viewport.get();
     let offset = scroll_window(viewport.backoffs_offset, selected, len, rows_fit);
@@ -102,7 +137,9 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
                 cell(&r.instance, 0),
                 cell(&r.attempts, 1).style(theme::failure()),
                 cell(&r.retry, 2).style(retry_style),
-                cell(&r.last_error, 3),
+                Cell::from(
+                    crate::ui::text::fit_words(&r.last_error, usize::from(widths[3])).into_owned(),
+                ),
             ])
         })
         .collect();
@@ -112,7 +149,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         &HEADERS,
         rows,
         &widths,
-        selected - offset,
+        Some(selected - offset),
         is_focused,
     );
 

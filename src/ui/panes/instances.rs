@@ -186,7 +186,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         &headers,
         rows,
         &widths,
-        selected - offset,
+        Some(selected - offset),
         is_focused,
     );
 }

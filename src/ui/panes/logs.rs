@@ -32,7 +32,7 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, app: &App) {
     let Some(view) = app.logs() else {
         return;
     };
-    let title = title(app, view);
+    let title = title(app, view, usize::from(area.width.saturating_sub(2)));
     let block = pane_block(title, true);
     let inner = block.inner(area);
     frame.render_widget(block, area);
@@ -64,29 +64,70 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, app: &App) {
 }
 
 /// ` Logs: NAME ` and the directory, and for a tombstoned instance that
-/// its logs are kept until GC.
-fn title(app: &App, view: &LogsView) -> Line<'static> {
+/// its logs are kept until GC, in `room` columns (the title row inside
+/// the corners): cut at whole words ([`title_parts`]).
+fn title(app: &App, view: &LogsView, room: usize) -> Line<'static> {
     let tombstoned = app
         .snapshot()
         .instance(&view.request.instance)
         .is_some_and(|i| i.status == Status::Tombstoned);
-    let mut title = vec![
-        Span::styled(
-            format!(
-                " Logs: {} ",
-                sanitize_short(&view.request.instance, CUT_SHORT)
-            ),
-            theme::focused_border(),
-        ),
-        Span::styled(format!("{} ", view.path), theme::muted()),
-    ];
-    if tombstoned {
-        title.push(Span::styled(
-            "· tombstoned: stackless keeps its logs until GC ",
-            theme::muted(),
-        ));
+    let name = sanitize_short(&view.request.instance, CUT_SHORT);
+    let [head, path, note] = title_parts(&name, &view.path, tombstoned, room);
+    let mut title = vec![Span::styled(head, theme::focused_border())];
+    for part in [path, note] {
+        if !part.is_empty() {
+            title.push(Span::styled(part, theme::muted()));
+        }
     }
     Line::from(title)
+}
+
+/// The tombstone notes of the logs title, longest first: the first that
+/// fits is shown.
+const TOMBSTONED: [&str; 3] = [
+    "· tombstoned: stackless keeps its logs until GC ",
+    "· tombstoned: logs kept until GC ",
+    "· tombstoned ",
+];
+
+/// The logs title's parts in `room` columns, never cut mid-word (issue
+/// 26 #10): ` Logs: NAME ` (cut with `…` only when it alone is wider),
+/// then the directory `path` whole, else its last `/` segments after `…/`,
+/// else none; then for a tombstoned instance the longest of
+/// [`TOMBSTONED`] that fits, else none.
+#[must_use]
+pub(crate) fn title_parts(name: &str, path: &str, tombstoned: bool, room: usize) -> [String; 3] {
+    let head = fit(&format!(" Logs: {name} "), room).into_owned();
+    let mut left = room.saturating_sub(head.width());
+    let whole = format!("{path} ");
+    let path = if whole.width() <= left {
+        whole
+    } else {
+        // The last segments that fit, after `…/`.
+        let mut kept = String::new();
+        for segment in path.rsplit('/').filter(|s| !s.is_empty()) {
+            let next = format!("/{segment}{kept}");
+            if "…".width() + next.width() + 1 > left {
+                break;
+            }
+            kept = next;
+        }
+        if kept.is_empty() {
+            String::new()
+        } else {
+            format!("…{kept} ")
+        }
+    };
+    left = left.saturating_sub(path.width());
+    let note = if tombstoned {
+        TOMBSTONED
+            .iter()
+            .find(|n| n.width() <= left)
+            .map_or_else(String::new, |n| (*n).to_owned())
+    } else {
+        String::new()
+    };
+    [head, path, note]
 }
 
 /// What to say instead of lines, when the logs cannot be followed.
@@ -232,7 +273,15 @@ fn count(n: usize, unit: &str) -> String {
 /// The search prompt, or the search kept, on the last row.
 fn prompt_line(view: &LogsView, width: usize) -> Option<Line<'static>> {
     if let Some(editing) = &view.editing {
-        let text = format!("/{}█", sanitize_short(editing, 200));
+        // The last query, a hint only: typing starts a new one.
+        let text = if editing.is_empty() && !view.search.is_empty() {
+            format!(
+                "/█  (Enter: \"{}\" again)",
+                sanitize_short(&view.search, 60)
+            )
+        } else {
+            format!("/{}█", sanitize_short(editing, 200))
+        };
         return Some(Line::styled(
             fit(&text, width).into_owned(),
             theme::prompt(),
@@ -371,4 +420,44 @@ fn prefix(view: &LogsView, line: &LogLine, label_width: usize) -> String {
         prefix.push('↪');
     }
     prefix
+}
+
+#[cfg(test)]
+mod tests {
+    use super::title_parts;
+
+    /// issue 26 #10: the title's parts are whole words: the path cut at a
+    /// `/` after `…`, the tombstone note shortened, else dropped.
+    #[test]
+    fn title_parts_are_cut_at_whole_words() {
+        let path = "/home/operator/.local/state/stackless/logs/alpha";
+        assert_eq!(
+            title_parts("alpha", path, true, 200),
+            [
+                " Logs: alpha ".to_owned(),
+                format!("{path} "),
+                "· tombstoned: stackless keeps its logs until GC ".to_owned()
+            ]
+        );
+        assert_eq!(
+            title_parts("alpha", path, true, 40),
+            [
+                " Logs: alpha ".to_owned(),
+                "…/stackless/logs/alpha ".to_owned(),
+                String::new()
+            ]
+        );
+        assert_eq!(
+            title_parts("alpha", path, false, 20),
+            [" Logs: alpha ".to_owned(), String::new(), String::new()]
+        );
+        assert_eq!(
+            title_parts("alpha", "/l/alpha", true, 37),
+            [
+                " Logs: alpha ".to_owned(),
+                "/l/alpha ".to_owned(),
+                "· tombstoned ".to_owned()
+            ]
+        );
+    }
 }

@@ -198,14 +198,15 @@ pub const TABLE_SPACING: u16 = 1;
 
 /// A selectable table as both table panes draw it: headers fitted to their
 /// column widths by [`header_in`] (never cut mid-word), the shared spacing, highlight symbol and selection style,
-/// the selection at `selected` (a row index within `rows`).
+/// the selection at `selected` (a row index within `rows`; `None`: no row
+/// highlighted).
 pub fn render_table(
     frame: &mut ratatui::Frame,
     area: Rect,
     headers: &[&str],
     rows: Vec<ratatui::widgets::Row<'static>>,
     widths: &[u16],
-    selected: usize,
+    selected: Option<usize>,
     is_focused: bool,
 ) {
     use ratatui::layout::Constraint;
@@ -227,7 +228,7 @@ pub fn render_table(
         } else {
             crate::ui::theme::selected_unfocused()
         });
-    let mut state = TableState::default().with_selected(Some(selected));
+    let mut state = TableState::default().with_selected(selected);
     frame.render_stateful_widget(table, area, &mut state);
 }
 

@@ -159,16 +159,31 @@ impl OpsLayout {
             window,
             more,
         };
-        if len <= rows || rows < 3 || pending == 0 {
+        if len <= rows || rows == 0 || pending == 0 {
             return plain(scroll_window(previous, selected, len, rows), rows, 0);
         }
         if selected < pending {
             if pending <= rows {
                 return plain(0, rows, 0);
             }
+            if rows < 3 {
+                return plain(scroll_window(previous, selected, pending, rows), rows, 0);
+            }
             let window = rows - 1;
             let offset = scroll_window(previous, selected, pending, window);
             return plain(offset, window, pending - window);
+        }
+        // A finished operation selected: the pending ones first, at any
+        // size (issue 26 #5). In one row only the oldest pending one is
+        // drawn (the selection is not); in two, it and the selected one
+        // (the title counts the others).
+        if rows < 3 {
+            return Self {
+                head: 1,
+                offset: selected,
+                window: rows - 1,
+                more: 0,
+            };
         }
         let (head, more) = if pending < rows {
             (pending, 0)
@@ -197,13 +212,16 @@ impl OpsLayout {
         (0..self.head).chain(self.offset..self.offset + self.window)
     }
 
-    /// Where `selected` is drawn among [`OpsLayout::shown`].
+    /// Where `selected` is drawn among [`OpsLayout::shown`]; `None` when
+    /// it is not drawn (one data row, taken by a pending operation).
     #[must_use]
-    pub fn position(self, selected: usize) -> usize {
+    pub fn position(self, selected: usize) -> Option<usize> {
         if selected < self.head {
-            selected
+            Some(selected)
+        } else if (self.offset..self.offset + self.window).contains(&selected) {
+            Some(self.head + selected - self.offset)
         } else {
-            self.head + selected.saturating_sub(self.offset)
+            None
         }
     }
 }
@@ -245,18 +263,39 @@ mod tests {
         // 3 pending, 10 finished, 5 rows, the last finished selected.
         let l = OpsLayout::new(0, 12, 3, 13, 5);
         assert_eq!(shown(l), [0, 1, 2, 11, 12]);
-        assert_eq!((l.more, l.position(12)), (0, 4));
+        assert_eq!((l.more, l.position(12)), (0, Some(4)));
         // 6 pending, 5 rows: 3 pinned, the selected one, `… 3 more`.
         let l = OpsLayout::new(0, 12, 6, 13, 5);
         assert_eq!(shown(l), [0, 1, 2, 12]);
-        assert_eq!((l.more, l.position(12)), (3, 3));
+        assert_eq!((l.more, l.position(12)), (3, Some(3)));
         // A pending one selected among 6: a window over the pending.
         let l = OpsLayout::new(0, 5, 6, 13, 5);
         assert_eq!(shown(l), [2, 3, 4, 5]);
-        assert_eq!((l.more, l.position(5)), (2, 3));
+        assert_eq!((l.more, l.position(5)), (2, Some(3)));
         // All fit, or none pending: the plain window.
         assert_eq!(shown(OpsLayout::new(0, 2, 1, 3, 5))[..3], [0, 1, 2]);
         let l = OpsLayout::new(0, 9, 0, 13, 5);
         assert_eq!((l.head, l.offset, l.more), (0, 5, 0));
+    }
+
+    /// issue 26 #5: in two data rows or one, a finished operation selected,
+    /// the oldest pending one is still drawn, first.
+    #[test]
+    fn pending_rows_are_pinned_in_two_rows_or_one() {
+        // 1 pending, 10 finished, 2 rows, the 5th finished selected.
+        let l = OpsLayout::new(0, 5, 1, 11, 2);
+        assert_eq!(shown(l), [0, 5]);
+        assert_eq!((l.more, l.position(5)), (0, Some(1)));
+        // 3 pending, 2 rows: the oldest pending and the selected one.
+        let l = OpsLayout::new(4, 9, 3, 13, 2);
+        assert_eq!(shown(l), [0, 9]);
+        // One row: the pending one; the selection is not drawn.
+        let l = OpsLayout::new(0, 5, 1, 11, 1);
+        assert_eq!(shown(l), [0]);
+        assert_eq!(l.position(5), None);
+        // A pending one selected in 2 rows: a window over the pending.
+        let l = OpsLayout::new(0, 2, 3, 13, 2);
+        assert_eq!(shown(l), [1, 2]);
+        assert_eq!(l.position(2), Some(1));
     }
 }
