@@ -462,7 +462,7 @@ fn snapshot_json_on_a_v14_store_carries_operations_births_and_dirty() {
             "OPERATIONS",
             "running down alpha (since 50s)",
             "queued up delta (since 10s)",
-            "failed up bravo: engine.source_override.shared: service \"web\" --source path \"/srv/web\" is already pinned by active instance \"alpha\"",
+            "failed up bravo (8m 10s ago): engine.source_override.shared: service \"web\" --source path \"/srv/web\" is already pinned by active instance \"alpha\"",
         ]
     );
 }
@@ -530,9 +530,14 @@ fn an_error_json_that_does_not_parse_is_shown_as_stored_not_as_no_error() {
         .find(|o| o["instance"] == "hotel")
         .unwrap();
     assert!(ok.get("error_unparsed").is_none());
-    let out = run(bin().args(["snapshot", "--state"]).arg(&path));
+    let an_hour_later = (bravo["updated_at"].as_i64().unwrap() + 3600).to_string();
+    let out = run(bin()
+        .args(["snapshot", "--now", &an_hour_later, "--state"])
+        .arg(&path));
     assert!(
-        text(&out.stdout).contains("failed up bravo: not json ␛[2J at all"),
+        text(&out.stdout)
+            .lines()
+            .any(|l| l == "failed up bravo (1h 00m ago): not json ␛[2J at all"),
         "{}",
         text(&out.stdout)
     );
