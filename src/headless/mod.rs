@@ -76,13 +76,7 @@ pub fn immutable_note(store: &crate::store::Store) -> String {
 #[must_use]
 pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
     if let Some(path) = absent_default_store(cli) {
-        let line = no_store_line(&path, "nothing to show", "a read creates nothing");
-        if json {
-            let _ = writeln!(std::io::stderr(), "stackless-tui: {line}");
-        } else {
-            println!("{line}");
-        }
-        return ExitCode::SUCCESS;
+        return no_store_to_show(&path, json);
     }
     let (path, mut store, snapshot) = match read_once(cli) {
         Ok(read) => read,
@@ -165,6 +159,18 @@ pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
         Ok(()) => {}
         Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {}
         Err(error) => return usage(&error.to_string()),
+    }
+    ExitCode::SUCCESS
+}
+
+/// `snapshot` with no store at stackless's default `path`: said (on
+/// stdout for the table, on stderr for `--json`), exit 0.
+fn no_store_to_show(path: &std::path::Path, json: bool) -> ExitCode {
+    let line = no_store_line(path, "nothing to show", "a read creates nothing");
+    if json {
+        let _ = writeln!(std::io::stderr(), "stackless-tui: {line}");
+    } else {
+        println!("{line}");
     }
     ExitCode::SUCCESS
 }
