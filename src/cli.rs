@@ -31,6 +31,47 @@ pub(crate) fn usage(message: &str) -> std::process::ExitCode {
     std::process::ExitCode::from(EXIT_USAGE)
 }
 
+/// The environment variables read besides the flags' own (`env =` on
+/// [`Cli`]'s arguments): `STACKLESS_CONTROLLER` (the launcher),
+/// `STACKLESS_STATE_URL` (refused by `startup::open_store`), and the XDG
+/// variables the default paths come from (empty is unset there by the XDG
+/// Base Directory specification).
+const OTHER_VARIABLES: [&str; 4] = [
+    "STACKLESS_CONTROLLER",
+    "STACKLESS_STATE_URL",
+    "XDG_STATE_HOME",
+    "XDG_CONFIG_HOME",
+];
+
+/// The names among `vars` (the environment, name and value) that are set
+/// but empty and that this program reads: every variable a flag takes
+/// (`STACKLESS_TUI_*`, `STACKLESS_BIN`: the `env =` of [`Cli`]'s
+/// arguments) and [`OTHER_VARIABLES`]. An empty variable counts as unset
+/// (issue 26, edge 12: `STACKLESS_TUI_STATE=` made clap fail with "a value
+/// is required for '--state <PATH>'"), as stackless 0.4.0 treats an empty
+/// `STACKLESS_CONTROLLER`; [`crate::dispatch::main`] removes them before
+/// anything reads the environment.
+#[must_use]
+pub(crate) fn empty_variables(
+    vars: impl IntoIterator<Item = (OsString, OsString)>,
+) -> Vec<OsString> {
+    let command = Cli::command();
+    let mut read: Vec<OsString> = command
+        .get_arguments()
+        .chain(
+            command
+                .get_subcommands()
+                .flat_map(clap::Command::get_arguments),
+        )
+        .filter_map(|arg| arg.get_env().map(std::ffi::OsStr::to_os_string))
+        .collect();
+    read.extend(OTHER_VARIABLES.map(OsString::from));
+    vars.into_iter()
+        .filter(|(name, value)| value.is_empty() && read.contains(name))
+        .map(|(name, _)| name)
+        .collect()
+}
+
 /// A live operations console for stackless state stores: instances, leases,
 /// operation locks, reap backoffs and a helper supervisor, with a reaper you
 /// can watch.
@@ -456,6 +497,40 @@ pub(crate) enum CliError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 26, edge 12: an empty variable this program reads counts as
+    /// unset; a set one, or an empty one it does not read, is left alone.
+    #[test]
+    fn empty_variables_are_the_read_ones_set_to_nothing() {
+        let vars = [
+            ("STACKLESS_TUI_STATE", ""),
+            ("STACKLESS_TUI_TICK", "5s"),
+            ("STACKLESS_TUI_FLEET", ""),
+            ("STACKLESS_TUI_REMOTE_BIN", ""),
+            ("STACKLESS_BIN", ""),
+            ("STACKLESS_CONTROLLER", ""),
+            ("STACKLESS_STATE_URL", ""),
+            ("XDG_STATE_HOME", ""),
+            ("XDG_CONFIG_HOME", "/c"),
+            ("HOME", ""),
+            ("STACKLESS_TUI_NOT_A_FLAG", ""),
+            ("EDITOR", ""),
+        ]
+        .map(|(name, value)| (OsString::from(name), OsString::from(value)));
+        assert_eq!(
+            empty_variables(vars),
+            [
+                "STACKLESS_TUI_STATE",
+                "STACKLESS_TUI_FLEET",
+                "STACKLESS_TUI_REMOTE_BIN",
+                "STACKLESS_BIN",
+                "STACKLESS_CONTROLLER",
+                "STACKLESS_STATE_URL",
+                "XDG_STATE_HOME",
+            ]
+            .map(OsString::from)
+        );
+    }
 
     #[test]
     fn durations() {

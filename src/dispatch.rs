@@ -20,6 +20,7 @@ use crate::cli::{Cli, CliError, EXIT_USAGE, Sub, usage};
 /// interrupted by signal N.
 #[must_use]
 pub fn main() -> ExitCode {
+    unset_empty_variables();
     let _ = color_eyre::install();
     let args: Vec<OsString> = std::env::args_os().collect();
     // `--controller`: the console runs on the controller's host, reached
@@ -30,6 +31,21 @@ pub fn main() -> ExitCode {
     match parse(args) {
         Ok(cli) => dispatch(&cli),
         Err(code) => code,
+    }
+}
+
+/// Remove from this process's environment the variables it reads that are
+/// set but empty ([`crate::cli::empty_variables`]): an empty variable
+/// counts as unset, for clap (which reads `std::env` itself: `--state`'s
+/// `STACKLESS_TUI_STATE=` was "a value is required"), the launcher, the
+/// default paths, and the programs run from here.
+fn unset_empty_variables() {
+    for name in crate::cli::empty_variables(std::env::vars_os()) {
+        // SAFETY: called first thing in `main`, before any thread exists
+        // (nothing else reads or writes the environment meanwhile).
+        unsafe {
+            std::env::remove_var(name);
+        }
     }
 }
 

@@ -16,7 +16,7 @@ use crate::cli::Cli;
 const FILES: &[(&str, &str)] = &[
     (
         "$XDG_STATE_HOME/stackless/state.db (else ~/.local/state/stackless/state.db)",
-        "stackless's state store, used when --state is not given; created with the v4 schema on first run by the console, snapshot and reap --once alike (never with --read-only, never by reap --once --dry-run, which writes nothing, never at a --state path)",
+        "stackless's state store, used when --state is not given; created with the v4 schema on first run by the console and a real reap --once pass, as stackless does, and said so (never with --read-only, never at a --state path, never by a read: snapshot, snapshot --json, snapshot --follow and reap --once --dry-run say there is no store and exit 0)",
     ),
     (
         "$XDG_CONFIG_HOME/stackless-tui/config.toml (else ~/.config/stackless-tui/config.toml)",
@@ -41,7 +41,7 @@ const FILES: &[(&str, &str)] = &[
 const ENVIRONMENT: &[(&str, &str)] = &[
     (
         "STACKLESS_TUI_<FLAG>",
-        "any flag, e.g. STACKLESS_TUI_TICK=5m (flag > environment > config file > default)",
+        "any flag, e.g. STACKLESS_TUI_TICK=5m (flag > environment > config file > default); set but empty, any variable here counts as unset",
     ),
     ("XDG_STATE_HOME, HOME", "where stackless's default store is"),
     ("XDG_CONFIG_HOME", "where the config file is"),

@@ -7,6 +7,7 @@
 //! the recorder itself tell the console of a change in the reaper's status
 //! or in why it is held (typed events, sent on change; nothing polled).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::audit;
@@ -99,6 +100,10 @@ pub struct Recorder {
     /// forwarded: the newest `secret_history` values read (the render loop
     /// and the reaper put each snapshot's).
     secrets: Secrets,
+    /// How many lines went to stdout ([`Forward::Stdout`],
+    /// [`Forward::StdoutBuffered`]), shared by the clones: `reap --once`
+    /// says when its pass printed none.
+    printed: Arc<AtomicUsize>,
 }
 
 impl Recorder {
@@ -118,6 +123,7 @@ impl Recorder {
             reporter,
             would_reap_note: None,
             secrets: Secrets::new(),
+            printed: Arc::default(),
         }
     }
 
@@ -209,13 +215,25 @@ impl Recorder {
             Forward::Console(tx) => {
                 let _ = tx.send(Event::Activity(activity));
             }
-            Forward::Stdout => println!("{}", line(&activity)),
-            Forward::StdoutBuffered(out) => out.line(&line(&activity)),
+            Forward::Stdout => {
+                println!("{}", line(&activity));
+                self.printed.fetch_add(1, Ordering::Relaxed);
+            }
+            Forward::StdoutBuffered(out) => {
+                out.line(&line(&activity));
+                self.printed.fetch_add(1, Ordering::Relaxed);
+            }
             Forward::Collect(list) => list
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .push(activity),
         }
+    }
+
+    /// How many lines this recorder (and its clones) wrote to stdout.
+    #[must_use]
+    pub fn printed(&self) -> usize {
+        self.printed.load(Ordering::Relaxed)
     }
 
     /// Write out the lines [`Forward::StdoutBuffered`] still holds (nothing

@@ -63,19 +63,47 @@ pub(crate) fn default_store_path() -> Result<PathBuf, StartupError> {
     .ok_or(StartupError::NoDefaultPath)
 }
 
+/// A store opened by [`open_store`].
+#[derive(Debug)]
+pub(crate) struct Opened {
+    /// The path opened.
+    pub path: PathBuf,
+    /// The store.
+    pub store: Store,
+    /// Nothing was at stackless's default path, and an empty store was
+    /// created there (the console and `reap --once` say so).
+    pub created: bool,
+}
+
+/// Whether [`open_store`] may create the store at stackless's default path
+/// when nothing is there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Create {
+    /// The console and a real `reap --once` pass (not with `--read-only`):
+    /// as stackless does on its first run.
+    AsStackless,
+    /// A read (`snapshot`, `snapshot --json`, `snapshot --follow`): creates
+    /// nothing ([`absent_default_store`] is said first).
+    Never,
+}
+
 /// Open the store the flags name: `--state PATH` (which must exist), else
 /// stackless's default path (`$XDG_STATE_HOME/stackless/state.db`, else
 /// `~/.local/state/stackless/state.db`), created with the v4 schema on first
-/// run as stackless does, by every mode (console, `snapshot`, `reap
-/// --once`) unless `--read-only` is given; then opened with `access`. Refuses
-/// `STACKLESS_STATE_URL` (stackless 0.3.0's libsql remote store; 0.4.0
-/// fleets are reached with `--controller`). Returns the path opened and
-/// the store.
+/// run as stackless does when `create` allows it and `--read-only` is not
+/// given (the console, a real `reap --once`; never a read: issue 26, edge
+/// 7); then opened with `access`. Refuses `STACKLESS_STATE_URL` (stackless
+/// 0.3.0's libsql remote store; 0.4.0 fleets are reached with
+/// `--controller`).
 ///
 /// # Errors
 /// [`StartupError::Store`], [`StartupError::NoDefaultPath`] or
 /// [`StartupError::NoDefaultStore`].
-pub(crate) fn open_store(cli: &Cli, access: Access) -> Result<(PathBuf, Store), StartupError> {
+pub(crate) fn open_store(
+    cli: &Cli,
+    access: Access,
+    create: Create,
+) -> Result<Opened, StartupError> {
     if let Ok(url) = std::env::var("STACKLESS_STATE_URL")
         && !url.is_empty()
     {
@@ -83,21 +111,67 @@ pub(crate) fn open_store(cli: &Cli, access: Access) -> Result<(PathBuf, Store), 
     }
     if let Some(path) = &cli.state {
         let store = Store::open(path, access)?;
-        return Ok((path.clone(), store));
+        return Ok(Opened {
+            path: path.clone(),
+            store,
+            created: false,
+        });
     }
     let path = default_store_path()?;
-    // One rule for the console, `snapshot` and `reap --once`: stackless
-    // creates its store on first run, and so does each of them at the
-    // default path (never at a --state path, never with --read-only; `reap
-    // --once --dry-run` writes nothing either, and checks first:
-    // `headless::reap_once`).
-    if !cli.read_only && !path.exists() {
+    // stackless creates its store on first run, and so do the console and
+    // a real `reap --once` at the default path (never at a --state path,
+    // never with --read-only, never for a read: `snapshot` and `reap --once
+    // --dry-run` say there is none, `absent_default_store`).
+    let mut created = false;
+    if create == Create::AsStackless && !cli.read_only && !path.exists() {
         drop(Store::open_or_create(&path)?);
+        created = true;
     }
     match Store::open(&path, access) {
         Err(StoreError::NotFound(_)) => Err(StartupError::NoDefaultStore(path)),
-        other => Ok((path, other?)),
+        other => Ok(Opened {
+            store: other?,
+            path,
+            created,
+        }),
     }
+}
+
+/// stackless's default store path when a read finds nothing to read: no
+/// `--state`, no `STACKLESS_STATE_URL`, and nothing at the default path
+/// (`snapshot`, `reap --once --dry-run` and `snapshot --follow` then say
+/// so with [`no_store_line`] and create nothing).
+#[must_use]
+pub(crate) fn absent_default_store(cli: &Cli) -> Option<PathBuf> {
+    if cli.state.is_none()
+        && std::env::var_os("STACKLESS_STATE_URL").is_none_or(|u| u.is_empty())
+        && let Ok(path) = default_store_path()
+        && !path.exists()
+    {
+        return Some(path);
+    }
+    None
+}
+
+/// What a read says when there is no store at stackless's default `path`:
+/// `no stackless state store at PATH (stackless's default path): {what};
+/// {why}` (`nothing to reap; a dry run creates nothing`).
+#[must_use]
+pub(crate) fn no_store_line(path: &std::path::Path, what: &str, why: &str) -> String {
+    format!(
+        "no stackless state store at {} (stackless's default path): {what}; {why}",
+        crate::model::text::sanitize(&path.display().to_string())
+    )
+}
+
+/// What the console says (once, in its Activity pane) when it created an
+/// empty store at stackless's default `path`.
+#[must_use]
+pub(crate) fn created_line(path: &std::path::Path) -> String {
+    format!(
+        "no store at {}: created an empty one, as stackless would",
+        crate::model::text::sanitize(&path.display().to_string())
+    )
 }
 
 /// `STACKLESS_STATE_URL` as the message shows it: only `scheme://host`

@@ -83,6 +83,7 @@ pub fn classify(kind: ActivityKind) -> (&'static str, &'static str) {
         ActivityKind::Verified => ("verify", "passed"),
         ActivityKind::VerifyFailed => ("verify", "failed"),
         ActivityKind::WouldRun => ("dry-run", "would-run"),
+        ActivityKind::StoreCreated => ("store", "created"),
     }
 }
 

@@ -228,6 +228,17 @@ fn start_logging(setup: &Setup, tx: &EventSender, secrets: &crate::model::redact
         )));
     }
     tracing::info!(store = %setup.path.display(), pid = std::process::id(), "console started");
+    if setup.created {
+        // Created as stackless would on its first run, and said so (issue
+        // 26, edge 7): an empty table is then no surprise.
+        let _ = tx.send(Event::Activity(Activity::new(
+            unix_now(),
+            Actor::Operator,
+            "",
+            ActivityKind::StoreCreated,
+            crate::startup::created_line(&setup.path),
+        )));
+    }
     if let Some(missing) = &setup.teardown.missing
         && setup.reaper.is_some()
     {

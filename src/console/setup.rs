@@ -11,7 +11,7 @@ use crate::cli::Cli;
 use crate::model::controller::ReaperChoice;
 use crate::model::time::unix_now;
 use crate::reaper::{DownCommand, ReaperConfig};
-use crate::startup::{StartupError, open_store, reaper_config};
+use crate::startup::{Create, StartupError, open_store, reaper_config};
 use crate::store::{Access, Store};
 use crate::supervisor::HelperConfig;
 use crate::ui::{AppConfig, HelperMode, ReaperMode, TeardownInfo};
@@ -46,6 +46,9 @@ pub(super) struct Setup {
     /// The zone log times are shown in: UTC with `--utc`, else the local
     /// one (`TZ` honoured; UTC when it cannot be read).
     pub zone: jiff::tz::TimeZone,
+    /// Nothing was at stackless's default path and an empty store was
+    /// created there: said once in the Activity pane.
+    pub created: bool,
 }
 
 /// What the console runs behind.
@@ -64,7 +67,7 @@ pub(super) enum Front {
 /// (checked last, so a bad store or flag is reported as such, and before
 /// anything runs, so a console without a terminal changes nothing).
 pub(super) fn prepare(cli: &Cli, front: Front) -> Result<Setup, StartupError> {
-    let (path, access, store, demo_dir) = open(cli)?;
+    let (path, access, store, demo_dir, created) = open(cli)?;
     let state_dir = store.state_dir();
     drop(store);
 
@@ -133,10 +136,13 @@ pub(super) fn prepare(cli: &Cli, front: Front) -> Result<Setup, StartupError> {
         stackless: cli.stackless.clone().into_os_string(),
         demo_dir,
         zone: crate::startup::display_zone(cli.utc),
+        created,
     })
 }
 
-type Opened = (PathBuf, Access, Store, Option<tempfile::TempDir>);
+/// The path, the access, the store, the demo's directory, and whether the
+/// store was created at stackless's default path.
+type Opened = (PathBuf, Access, Store, Option<tempfile::TempDir>, bool);
 
 /// The demo's freshly seeded store, or the store the flags name.
 fn open(cli: &Cli) -> Result<Opened, StartupError> {
@@ -146,8 +152,8 @@ fn open(cli: &Cli) -> Result<Opened, StartupError> {
         } else {
             Access::ReadWrite
         };
-        let (path, store) = open_store(cli, access)?;
-        return Ok((path, access, store, None));
+        let opened = open_store(cli, access, Create::AsStackless)?;
+        return Ok((opened.path, access, opened.store, None, opened.created));
     }
     let dir = tempfile::Builder::new()
         .prefix("stackless-tui-demo-")
@@ -163,7 +169,7 @@ fn open(cli: &Cli) -> Result<Opened, StartupError> {
         ))
     })?;
     let store = Store::open(&path, Access::ReadWrite)?;
-    Ok((path, Access::ReadWrite, store, Some(dir)))
+    Ok((path, Access::ReadWrite, store, Some(dir), false))
 }
 
 /// This executable with `args` (the demo's `down` and helper).

@@ -15,7 +15,7 @@ use crate::model::time::unix_now;
 use crate::reaper::{DownCommand, JobRunner, Reaper};
 use crate::recorder::{Forward, Recorder};
 use crate::roles::{CONSOLE_ROLE, Refused, Wanted};
-use crate::startup::{open_store, reaper_config};
+use crate::startup::{Create, absent_default_store, no_store_line, open_store, reaper_config};
 use crate::stop::StopToken;
 use crate::store::Access;
 
@@ -35,7 +35,9 @@ fn read_once(cli: &Cli) -> Result<(PathBuf, crate::store::Store, crate::model::S
     let mut attempt = 0;
     loop {
         attempt += 1;
-        let (path, mut store) = open_store(cli, Access::ReadOnly).map_err(|e| e.to_string())?;
+        let crate::startup::Opened {
+            path, mut store, ..
+        } = open_store(cli, Access::ReadOnly, Create::Never).map_err(|e| e.to_string())?;
         // The console's probe (`kill(pid, 0)` before sysinfo): the same
         // answers, a dead holder in microseconds.
         let snapshot = store
@@ -67,9 +69,15 @@ pub fn immutable_note(store: &crate::store::Store) -> String {
     )
 }
 
-/// `stackless-tui snapshot [--json] [--now UNIX]`.
+/// `stackless-tui snapshot [--json] [--now UNIX]`. With no store at
+/// stackless's default path it creates none and says so, exit 0 (as `reap
+/// --once --dry-run` does; issue 26, edge 7): on stdout for the table, on
+/// stderr for `--json` (stdout stays empty, never a document of nothing).
 #[must_use]
 pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
+    if let Some(path) = absent_default_store(cli) {
+        return no_store_to_show(&path, json);
+    }
     let (path, mut store, snapshot) = match read_once(cli) {
         Ok(read) => read,
         Err(error) => return usage(&error),
@@ -151,6 +159,18 @@ pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
         Ok(()) => {}
         Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {}
         Err(error) => return usage(&error.to_string()),
+    }
+    ExitCode::SUCCESS
+}
+
+/// `snapshot` with no store at stackless's default `path`: said (on
+/// stdout for the table, on stderr for `--json`), exit 0.
+fn no_store_to_show(path: &std::path::Path, json: bool) -> ExitCode {
+    let line = no_store_line(path, "nothing to show", "a read creates nothing");
+    if json {
+        let _ = writeln!(std::io::stderr(), "stackless-tui: {line}");
+    } else {
+        println!("{line}");
     }
     ExitCode::SUCCESS
 }
@@ -311,11 +331,12 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
         return usage("reap --once writes the store; it cannot run with --read-only");
     }
     // A dry run writes nothing, not even the default store it would create.
-    if let Some(path) = absent_default_store(cli) {
+    if cli.dry_run
+        && let Some(path) = absent_default_store(cli)
+    {
         println!(
-            "no stackless state store at {} (stackless's default path): nothing to reap; \
-             a dry run creates nothing",
-            crate::model::text::sanitize(&path.display().to_string())
+            "{}",
+            no_store_line(&path, "nothing to reap", "a dry run creates nothing")
         );
         return ExitCode::SUCCESS;
     }
@@ -364,24 +385,29 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
     .with_stop(stop);
     let mut reaper = Reaper::new(target.store, crate::store::probe::checked_sysinfo(), jobs);
     let summary = reaper.pass();
+    let stopped = why.get().copied();
     recorder.flush();
+    if recorder.printed() == 0 && stopped.is_none() {
+        // A pass with nothing to say says so (issue 26, edge 8), in the
+        // form of its other lines (`actor instance kind: detail`); neither
+        // audited nor logged: nothing happened.
+        println!("{}", crate::recorder::line(&nothing_to_reap()));
+    }
     drop(role);
-    pass_exit(why.get().copied(), &summary)
+    pass_exit(stopped, &summary)
 }
 
-/// A dry run's store path when there is nothing to read: no `--state`, no
-/// `STACKLESS_STATE_URL`, and nothing at stackless's default path (a dry
-/// run creates no store). `None` for a real pass.
-fn absent_default_store(cli: &Cli) -> Option<PathBuf> {
-    if cli.dry_run
-        && cli.state.is_none()
-        && std::env::var_os("STACKLESS_STATE_URL").is_none_or(|u| u.is_empty())
-        && let Ok(path) = crate::startup::default_store_path()
-        && !path.exists()
-    {
-        return Some(path);
-    }
-    None
+/// The line of a `reap --once` pass (real or dry) that printed nothing
+/// else: `reaper  skipped: nothing to reap: no instance is expired`.
+fn nothing_to_reap() -> crate::model::activity::Activity {
+    use crate::model::activity::{Activity, ActivityKind, Actor};
+    Activity::new(
+        unix_now(),
+        Actor::Reaper,
+        "",
+        ActivityKind::Skipped,
+        "nothing to reap: no instance is expired",
+    )
 }
 
 /// What `reap --once` tears down with: the store opened read-write (a
@@ -408,8 +434,15 @@ impl ReapTarget {
     /// store that cannot be opened or reaped here.
     fn open(cli: &Cli) -> Result<Self, ExitCode> {
         let down = DownCommand::parse(&cli.down_cmd).map_err(|error| usage(&error.to_string()))?;
-        let (path, store) =
-            open_store(cli, Access::ReadWrite).map_err(|error| usage(&error.to_string()))?;
+        let crate::startup::Opened {
+            path,
+            store,
+            created,
+        } = open_store(cli, Access::ReadWrite, Create::AsStackless)
+            .map_err(|error| usage(&error.to_string()))?;
+        if created {
+            println!("{}", crate::startup::created_line(&path));
+        }
         if !store.generation().allows_reaper() {
             return Err(usage(&store.generation().banner().unwrap_or_default()));
         }

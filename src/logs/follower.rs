@@ -27,8 +27,17 @@
 //!   even to the same size, between two looks): read again from 0, with a
 //!   note.
 //! - A `<service>.log` that appears later (a service started after the
-//!   open) becomes a new tab, followed from its start (the directory is
-//!   listed again every [`RESCAN`]).
+//!   open) becomes a new tab, followed from its start. The directory is
+//!   listed once as the follower starts, then again only when a name in
+//!   it changed: a notification naming an entry made, removed or renamed
+//!   there (or one that lost events), or, looked at on every wake, the
+//!   directory's identity or its modification or change time differs
+//!   from the one seen before the last listing (issue 26, edge 11: a logs
+//!   directory of a million files listed every second cost 28 % of a
+//!   CPU). Without notifications, a listing taken less than [`RESCAN`]
+//!   after the directory's last change is taken again at the next wake
+//!   (two changes within one tick of a coarse file-system clock leave the
+//!   same time).
 //! - The logs directory removed while followed (GC, by hand) is said
 //!   ([`LogUpdate::DirGone`], looked at on every wake: at least every
 //!   second), and again when it is back.
@@ -130,8 +139,11 @@ pub fn spawn_with(
     std::thread::Builder::new()
         .name("logs-follower".into())
         .spawn(move || {
+            // A name in the directory changed (set by notifications; the
+            // first listing is due at start).
+            let renamed = Arc::new(AtomicBool::new(true));
             let mut watcher = if options.notify {
-                Watches::new(&dir, wake)
+                Watches::new(&dir, wake, Arc::clone(&renamed))
             } else {
                 None
             };
@@ -146,23 +158,31 @@ pub fn spawn_with(
                 return;
             }
             let mut known = known;
-            let mut scanned = Instant::now();
+            // The directory as seen before the last listing (`None`: not
+            // listed yet, or to be listed again).
+            let mut listed: Option<DirStamp> = None;
             let mut gone = false;
             while !stop.load(Ordering::Acquire) {
                 if let Some(watches) = watcher.as_mut() {
                     watches.rearm();
                 }
                 // The directory removed under the view (or back): said.
-                let missing = matches!(std::fs::symlink_metadata(&dir),
-                    Err(e) if e.kind() == io::ErrorKind::NotFound);
+                let meta = std::fs::symlink_metadata(&dir);
+                let missing = matches!(&meta, Err(e) if e.kind() == io::ErrorKind::NotFound);
+                let stamp = meta.ok().as_ref().and_then(DirStamp::of);
                 if missing != gone {
                     gone = missing;
                     if !send(LogUpdate::DirGone { session, gone }) {
                         return;
                     }
                 }
-                if scanned.elapsed() >= RESCAN {
-                    scanned = Instant::now();
+                let names_changed = renamed.swap(false, Ordering::AcqRel);
+                if let Some(stamp) = stamp
+                    && (names_changed || listed != Some(stamp))
+                {
+                    // Kept only when a later change is sure to differ from
+                    // it, or to be notified.
+                    listed = (watcher.is_some() || stamp.settled()).then_some(stamp);
                     for (update, follow) in new_services(session, &dir, &mut known) {
                         if !send(update) {
                             return;
@@ -271,8 +291,46 @@ fn send_poll(
     batch(from, lines.len())
 }
 
-/// How often the directory is listed for logs that appeared since.
+/// How long after its last change a directory's listing is taken as
+/// settled when the follower polls (no notifications): a change within the
+/// same tick of a coarse file-system clock can leave the same modification
+/// time, so a listing of a directory changed this recently is taken again
+/// at the next wake.
 pub const RESCAN: Duration = Duration::from_secs(1);
+
+/// What tells that a directory's names may have changed: its identity and
+/// its modification and change times (seconds, nanoseconds), from one
+/// `lstat`. Making, removing or renaming an entry sets both times; writing
+/// to a file in it sets neither.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct DirStamp {
+    key: FileKey,
+    modified: (i64, i64),
+    changed: (i64, i64),
+}
+
+impl DirStamp {
+    /// The stamp of a directory's metadata (`None`: not a directory).
+    fn of(meta: &std::fs::Metadata) -> Option<Self> {
+        use std::os::unix::fs::MetadataExt as _;
+        meta.is_dir().then(|| Self {
+            key: key_of(meta),
+            modified: (meta.mtime(), meta.mtime_nsec()),
+            changed: (meta.ctime(), meta.ctime_nsec()),
+        })
+    }
+
+    /// Whether the directory last changed at least [`RESCAN`] before now
+    /// by the wall clock (a change after the listing then gives another
+    /// time).
+    fn settled(&self) -> bool {
+        let last = self.modified.max(self.changed);
+        let now = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+        now.saturating_sub(last.0) > i64::try_from(RESCAN.as_secs()).unwrap_or(1)
+    }
+}
 
 /// The `<service>.log` files in `dir` not in `known` (which they join):
 /// for each, its [`LogUpdate::NewService`] (and a refusal note when it
@@ -282,6 +340,7 @@ fn new_services(
     dir: &std::path::Path,
     known: &mut Vec<String>,
 ) -> Vec<(LogUpdate, Option<Follow>)> {
+    count_listing(dir);
     let Ok(names) = super::services(dir) else {
         return Vec::new();
     };
@@ -330,6 +389,40 @@ fn new_services(
     found
 }
 
+/// How many times followers listed each directory (tests only: the
+/// `fault-injection` feature).
+#[cfg(feature = "fault-injection")]
+static LISTINGS: std::sync::Mutex<Vec<(PathBuf, usize)>> = std::sync::Mutex::new(Vec::new());
+
+/// Count one listing of `dir` by a follower (tests only; nothing without
+/// the `fault-injection` feature).
+#[cfg_attr(not(feature = "fault-injection"), expect(unused_variables))]
+fn count_listing(dir: &std::path::Path) {
+    #[cfg(feature = "fault-injection")]
+    {
+        let mut listings = LISTINGS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match listings.iter_mut().find(|(path, _)| path == dir) {
+            Some((_, count)) => *count += 1,
+            None => listings.push((dir.to_path_buf(), 1)),
+        }
+    }
+}
+
+/// How many times the followers of this process listed `dir` for new
+/// `<service>.log` files (tests only: the `fault-injection` feature).
+#[cfg(feature = "fault-injection")]
+#[must_use]
+pub fn listings(dir: &std::path::Path) -> usize {
+    LISTINGS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .iter()
+        .find(|(path, _)| path == dir)
+        .map_or(0, |(_, count)| *count)
+}
+
 /// The identity of the directory at `path` (not through a symlink).
 fn dir_key(path: &std::path::Path) -> Option<FileKey> {
     std::fs::symlink_metadata(path)
@@ -354,12 +447,23 @@ struct Watches {
 impl Watches {
     /// Watch `dir` (and the rest): `None` when notifications cannot be
     /// set up on `dir` (then the follower polls).
-    fn new(dir: &std::path::Path, wake: mpsc::Sender<()>) -> Option<Self> {
+    /// `renamed` is set when a notification may mean a name in `dir`
+    /// changed: an entry made, removed or renamed there, or events lost.
+    fn new(
+        dir: &std::path::Path,
+        wake: mpsc::Sender<()>,
+        renamed: Arc<AtomicBool>,
+    ) -> Option<Self> {
         use notify::Watcher as _;
-        let mut watcher = notify::recommended_watcher(move |_: notify::Result<notify::Event>| {
-            let _ = wake.send(());
-        })
-        .ok()?;
+        let watched = dir.to_path_buf();
+        let mut watcher =
+            notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+                if names_may_change(event.as_ref().ok(), &watched) {
+                    renamed.store(true, Ordering::Release);
+                }
+                let _ = wake.send(());
+            })
+            .ok()?;
         watcher
             .watch(dir, notify::RecursiveMode::NonRecursive)
             .ok()?;
@@ -423,6 +527,29 @@ impl Watches {
         }
         changed
     }
+}
+
+/// Whether a notification (`None`: an error) may mean a name in `dir`
+/// changed: an entry of `dir` made, removed or renamed (or an event of a
+/// kind not told), or events lost (the queue overflowed: rescan).
+fn names_may_change(event: Option<&notify::Event>, dir: &std::path::Path) -> bool {
+    use notify::EventKind;
+    use notify::event::ModifyKind;
+    let Some(event) = event else {
+        return true;
+    };
+    if event.need_rescan() {
+        return true;
+    }
+    let naming = matches!(
+        event.kind,
+        EventKind::Create(_)
+            | EventKind::Remove(_)
+            | EventKind::Modify(ModifyKind::Name(_) | ModifyKind::Any)
+            | EventKind::Any
+            | EventKind::Other
+    );
+    naming && (event.paths.is_empty() || event.paths.iter().any(|path| path.parent() == Some(dir)))
 }
 
 /// How many passes [`Watches::rearm`] makes at most on one wake (each

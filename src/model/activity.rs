@@ -102,6 +102,10 @@ pub enum ActivityKind {
     VerifyFailed,
     /// `--dry-run`: what the operator's renew or verify would have run.
     WouldRun,
+    /// The console found no store at stackless's default path and created
+    /// an empty one there, as stackless does on its first run (said once,
+    /// at start; issue 26, edge 7).
+    StoreCreated,
 }
 
 impl fmt::Display for ActivityKind {
@@ -132,6 +136,7 @@ impl fmt::Display for ActivityKind {
             Self::Verified => "verified",
             Self::VerifyFailed => "verify failed",
             Self::WouldRun => "would run",
+            Self::StoreCreated => "store",
         })
     }
 }

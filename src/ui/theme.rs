@@ -152,7 +152,8 @@ pub(crate) fn activity(kind: crate::event::ActivityKind) -> Style {
         | K::WouldRun
         | K::Appeared
         | K::Tombstoned
-        | K::Role => Style::new().fg(Color::Cyan),
+        | K::Role
+        | K::StoreCreated => Style::new().fg(Color::Cyan),
     }
 }
 

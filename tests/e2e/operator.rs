@@ -58,3 +58,24 @@ fn a_mouse_click_selects_the_row_under_it() {
     tui.send("q");
     assert_eq!(tui.wait_exit(QUIT), 0);
 }
+
+/// Issue 26, edge 7: the console creates the store at stackless's default
+/// path where stackless would (nothing there, no `--read-only`), and says
+/// so in its Activity pane.
+#[test]
+fn the_console_says_it_created_the_default_store() {
+    let mut tui = Tui::spawn(&["--no-reaper"], 200, 40);
+    let path = tui.home().join("state/stackless/state.db");
+    let line = format!(
+        "operator store: no store at {}: created an empty one, as stackless would",
+        path.display()
+    );
+    let activity = tui.wait_in_pane("Activity", "created an empty one", UI);
+    assert!(
+        activity.iter().any(|l| l.trim_end().ends_with(&line)),
+        "{activity:#?}"
+    );
+    assert!(path.exists());
+    tui.send("q");
+    assert_eq!(tui.wait_exit(QUIT), 0);
+}

@@ -462,7 +462,7 @@ fn snapshot_json_on_a_v14_store_carries_operations_births_and_dirty() {
             "OPERATIONS",
             "running down alpha (since 50s)",
             "queued up delta (since 10s)",
-            "failed up bravo: engine.source_override.shared: service \"web\" --source path \"/srv/web\" is already pinned by active instance \"alpha\"",
+            "failed up bravo (8m 10s ago): engine.source_override.shared: service \"web\" --source path \"/srv/web\" is already pinned by active instance \"alpha\"",
         ]
     );
 }
@@ -530,9 +530,14 @@ fn an_error_json_that_does_not_parse_is_shown_as_stored_not_as_no_error() {
         .find(|o| o["instance"] == "hotel")
         .unwrap();
     assert!(ok.get("error_unparsed").is_none());
-    let out = run(bin().args(["snapshot", "--state"]).arg(&path));
+    let an_hour_later = (bravo["updated_at"].as_i64().unwrap() + 3600).to_string();
+    let out = run(bin()
+        .args(["snapshot", "--now", &an_hour_later, "--state"])
+        .arg(&path));
     assert!(
-        text(&out.stdout).contains("failed up bravo: not json ␛[2J at all"),
+        text(&out.stdout)
+            .lines()
+            .any(|l| l == "failed up bravo (1h 00m ago): not json ␛[2J at all"),
         "{}",
         text(&out.stdout)
     );
@@ -567,60 +572,113 @@ fn snapshot_json_services_on_the_real_0_4_0_store() {
     assert!(by("charlie").get("services").is_none());
 }
 
+/// Issue 26, edge 7: a read creates nothing at stackless's default path
+/// and says there is no store, exit 0, as `reap --once --dry-run` does:
+/// `snapshot` on stdout; `--json` and `--follow` on stderr (their stdout
+/// is a document or the protocol's lines, and stays empty).
 #[test]
-fn the_default_path_is_created_alike_by_snapshot_reap_once_and_the_console() {
-    // One rule: a missing store at stackless's default path is created with
-    // the v4 schema (as stackless does on first run), unless --read-only.
+fn a_read_creates_no_store_at_the_default_path_and_says_so() {
+    for (args, what, why, on_stdout) in [
+        (
+            &["snapshot"][..],
+            "nothing to show",
+            "a read creates nothing",
+            true,
+        ),
+        (
+            &["snapshot", "--read-only"][..],
+            "nothing to show",
+            "a read creates nothing",
+            true,
+        ),
+        (
+            &["snapshot", "--json", "--now", "100"][..],
+            "nothing to show",
+            "a read creates nothing",
+            false,
+        ),
+        (
+            &["snapshot", "--follow"][..],
+            "nothing to follow",
+            "a read creates nothing",
+            false,
+        ),
+        (
+            &["reap", "--once", "--dry-run"][..],
+            "nothing to reap",
+            "a dry run creates nothing",
+            true,
+        ),
+    ] {
+        let state = tempfile::tempdir().unwrap();
+        let out = run(bin().env("XDG_STATE_HOME", state.path()).args(args));
+        let line = format!(
+            "no stackless state store at {} (stackless's default path): {what}; {why}\n",
+            state.path().join("stackless/state.db").display()
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        if on_stdout {
+            assert_eq!(
+                (text(&out.stdout), text(&out.stderr)),
+                (line, String::new()),
+                "{args:?}"
+            );
+        } else {
+            assert_eq!(
+                (text(&out.stdout), text(&out.stderr)),
+                (String::new(), format!("stackless-tui: {line}")),
+                "{args:?}"
+            );
+        }
+        assert_eq!(
+            std::fs::read_dir(state.path()).unwrap().count(),
+            0,
+            "{args:?}"
+        );
+    }
+}
+
+/// A real `reap --once` pass creates the store at stackless's default
+/// path, as stackless does on first run, and says so; a pass with nothing
+/// to reap says that too (issue 26, edge 8), dry or not.
+#[test]
+fn reap_once_creates_the_default_store_and_says_when_there_is_nothing_to_reap() {
     let state = tempfile::tempdir().unwrap();
     let path = state.path().join("stackless/state.db");
-    let out = run(bin()
-        .env("XDG_STATE_HOME", state.path())
-        .args(["snapshot", "--json", "--now", "100"]));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(doc["store"], path.display().to_string());
-    assert_eq!(doc["store_user_version"], 4);
-    assert_eq!(doc["instances"], serde_json::json!([]));
-    assert!(path.exists());
-
-    let other = tempfile::tempdir().unwrap();
-    let out = run(bin()
-        .env("XDG_STATE_HOME", other.path())
-        .args(["snapshot", "--read-only"]));
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        text(&out.stderr),
-        format!(
-            "stackless-tui: no stackless state store at {} yet (stackless's default path): stackless creates it on first run, and so does stackless-tui without --read-only. Run any stackless command (or stackless-tui without --read-only) first, or pass --state PATH.\n",
-            other.path().join("stackless/state.db").display()
-        )
-    );
-    assert!(!other.path().join("stackless").exists());
-
-    let third = tempfile::tempdir().unwrap();
-    let out = run(bin().env("XDG_STATE_HOME", third.path()).args([
-        "reap",
-        "--once",
-        "--down-cmd",
-        "sh -c true {name}",
-    ]));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(third.path().join("stackless/state.db").exists());
-
-    // A dry run writes nothing: no store is created, and it says so.
-    let fourth = tempfile::tempdir().unwrap();
-    let out = run(bin()
-        .env("XDG_STATE_HOME", fourth.path())
-        .args(["reap", "--once", "--dry-run"]));
+    let reap = |dry: bool| {
+        let mut command = bin();
+        command.env("XDG_STATE_HOME", state.path()).args([
+            "reap",
+            "--once",
+            "--down-cmd",
+            "sh -c true {name}",
+        ]);
+        if dry {
+            command.arg("--dry-run");
+        }
+        run(&mut command)
+    };
+    let nothing = "reaper  skipped: nothing to reap: no instance is expired\n";
+    let out = reap(false);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout),
         format!(
-            "no stackless state store at {} (stackless's default path): nothing to reap; a dry run creates nothing\n",
-            fourth.path().join("stackless/state.db").display()
+            "no store at {}: created an empty one, as stackless would\n{nothing}",
+            path.display()
         )
     );
-    assert_eq!(std::fs::read_dir(fourth.path()).unwrap().count(), 0);
+    assert!(path.exists());
+    for dry in [false, true] {
+        let out = reap(dry);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), nothing, "dry run: {dry}");
+    }
 }
 
 /// The teardown command is checked once, before any instance.
@@ -1052,4 +1110,34 @@ fn snapshot_marks_a_row_left_by_a_failed_up() {
             ("india", false),
         ]
     );
+}
+
+/// Issue 26, edge 12: a variable set but empty counts as unset, for clap
+/// too (`STACKLESS_TUI_STATE=` was "a value is required for '--state
+/// <PATH>'"): the default store is opened, no fleet or controller is
+/// reached.
+#[test]
+fn empty_variables_count_as_unset() {
+    let state = tempfile::tempdir().unwrap();
+    let path = state.path().join("stackless/state.db");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/stackless-real-v4.db"),
+        &path,
+    )
+    .unwrap();
+    let out = run(bin()
+        .env("XDG_STATE_HOME", state.path())
+        .env("STACKLESS_TUI_STATE", "")
+        .env("STACKLESS_TUI_TICK", "")
+        .env("STACKLESS_TUI_READ_ONLY", "")
+        .env("STACKLESS_TUI_FLEET", "")
+        .env("STACKLESS_CONTROLLER", "")
+        .env("STACKLESS_STATE_URL", "")
+        .args(["snapshot", "--json", "--now", &CAPTURE.to_string()]));
+    assert_eq!(text(&out.stderr), "");
+    assert_eq!(out.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["store"], path.display().to_string());
+    assert_eq!(doc["store_user_version"], 4);
 }

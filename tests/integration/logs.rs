@@ -572,6 +572,51 @@ fn a_service_log_that_appears_while_following_gets_a_tab() {
     assert_eq!(held(&app), ["job 1 done", "job 2 done"]);
 }
 
+/// Issue 26, edge 11: an open logs view whose directory does not change
+/// does not list it again (it held a million files: listed every second,
+/// 28 % of a CPU); a `<service>.log` that appears is still picked up, by
+/// one more listing. The follower lists the directory once as it starts
+/// (a file made between the open and the follower's start); then the view
+/// stays idle for three safety polls (each a wake) and reads a line
+/// written to its log (a wake with no new name).
+#[test]
+fn an_idle_logs_view_does_not_list_its_directory_again() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path().join("logs/alpha");
+    std::fs::create_dir_all(&dir).unwrap();
+    let web = dir.join("web.log");
+    append(&web, &lines(1..=2));
+    let mut app = app_with(vec![instance("alpha", "local", None)], 5);
+    let (session, request) = press_l(&mut app);
+    let opening = logs::open_all(state.path(), &request);
+    app.answer(stackless_tui::event::Answer::LogsOpened {
+        session,
+        opened: opening.opened,
+        bases: Vec::new(),
+    });
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let _handle = follower::spawn(
+        session,
+        dir.clone(),
+        opening.names,
+        opening.follows,
+        tx,
+        true,
+    )
+    .unwrap();
+    append(&web, &lines(3..=3));
+    pump(&mut app, &mut rx, |a| held(a).len() == 3);
+    std::thread::sleep(follower::SAFETY_POLL * 3 + follower::RESCAN);
+    append(&web, &lines(4..=4));
+    pump(&mut app, &mut rx, |a| held(a).len() == 4);
+    assert_eq!(follower::listings(&dir), 1);
+    std::fs::write(dir.join("worker.log"), "job 1 done\n").unwrap();
+    pump(&mut app, &mut rx, |a| {
+        a.logs().unwrap().tab_names() == ["all", "web", "worker"] && held(a).len() == 5
+    });
+    assert_eq!(follower::listings(&dir), 2);
+}
+
 /// The rows of the screen showing `line ` or `panic`, trimmed.
 fn log_rows(app: &App) -> Vec<String> {
     render_app(app, 80, 30)

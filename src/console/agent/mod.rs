@@ -37,6 +37,14 @@ pub(crate) fn serve(cli: &Cli) -> ExitCode {
 /// `snapshot --follow`: the store read-only, no reaper, no helper.
 #[must_use]
 pub(crate) fn follow(cli: &Cli) -> ExitCode {
+    // A read: no store at the default path is said (on stderr: stdout is
+    // the protocol's), none is created, exit 0 (issue 26, edge 7).
+    if let Some(path) = crate::startup::absent_default_store(cli) {
+        let line =
+            crate::startup::no_store_line(&path, "nothing to follow", "a read creates nothing");
+        let _ = writeln!(io::stderr(), "stackless-tui: {line}");
+        return ExitCode::SUCCESS;
+    }
     let mut cli = cli.clone();
     cli.read_only = true;
     cli.no_reaper = true;

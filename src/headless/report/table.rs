@@ -221,25 +221,40 @@ fn gc_table<'a>(
     Ok(())
 }
 
-/// The pending operations and the failed ones, one compact line each
-/// (`running down alpha (since 50s)`, `failed up bravo: code: message`),
-/// after the instances; nothing when there are none.
+/// The pending operations, then the failed ones (issue 26, edge 9: an old
+/// failure never above what is pending), each in the store's order, one
+/// compact line each with its time as the rest of the table gives it
+/// (relative to `now`): `running down alpha (since 50s)`, `failed up
+/// bravo (3h 05m ago): code: message` (when it ended); after the
+/// instances; nothing when there are none.
 fn operations_table(
     out: &mut dyn std::io::Write,
     operations: &[OperationReport],
     now: i64,
 ) -> std::io::Result<()> {
     use crate::model::text::sanitize_short;
+    let pending = |op: &&OperationReport| matches!(op.status.as_str(), "queued" | "running");
     let shown: Vec<&OperationReport> = operations
         .iter()
-        .filter(|op| matches!(op.status.as_str(), "queued" | "running" | "failed"))
+        .filter(pending)
+        .chain(operations.iter().filter(|op| op.status == "failed"))
         .collect();
     if shown.is_empty() {
         return Ok(());
     }
     out.write_all(b"\nOPERATIONS\n")?;
     for op in shown {
-        let what = format!("{} {} {}", op.status, op.verb, op.instance);
+        let what = if op.status == "failed" {
+            format!(
+                "{} {} {} ({})",
+                op.status,
+                op.verb,
+                op.instance,
+                crate::model::time::ago(op.updated_at, now)
+            )
+        } else {
+            format!("{} {} {}", op.status, op.verb, op.instance)
+        };
         let tail = match &op.error {
             Some(error) if error.message.is_empty() => format!(": {}", error.code),
             Some(error) => format!(": {}: {}", error.code, error.message),

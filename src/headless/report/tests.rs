@@ -41,6 +41,11 @@ const NOW: i64 = 1_795_960_686;
 /// Five instances: a live lock, a hostile name, a backoff, a tombstone
 /// and a pending operation.
 fn mixed_snapshot() -> Snapshot {
+    mixed_snapshot_with(|_| {})
+}
+
+/// [`mixed_snapshot`] with its rows changed by `edit`.
+fn mixed_snapshot_with(edit: impl FnOnce(&mut crate::model::Rows)) -> Snapshot {
     use crate::model::liveness::LockLiveness;
     use crate::model::{Generation, Lease, Liveness, OpLock, OpStatus, ReapAttempt, Rows, Status};
     let instance = |name: &str, status: Status| Instance {
@@ -100,6 +105,7 @@ fn mixed_snapshot() -> Snapshot {
     };
     let mut rows = rows;
     rows.instances[0] = alpha;
+    edit(&mut rows);
     let mut liveness = LockLiveness::default();
     liveness.insert("alpha".into(), Liveness::Alive);
     Snapshot::new(rows, liveness)
@@ -155,4 +161,66 @@ fn streamed_json_and_table_match_the_whole_report_with_services() {
     assert!(text.contains("up by pid 42 on vm, alive"), "{text}");
     assert!(text.contains("skip: operation pending"), "{text}");
     assert!(!text.contains('\u{1b}'), "{text}");
+}
+
+/// Issue 26, edge 9: an old failed `up` listed before a pending operation
+/// in the snapshot comes after it in the table, with when it ended
+/// (relative, as the table's other times); a pending one keeps its
+/// `since`.
+#[test]
+fn the_table_lists_pending_operations_first_and_failed_ones_with_their_time() {
+    use crate::model::OpStatus;
+    let op = |id: &str, instance: &str, verb: &str, status: OpStatus, at: i64| Operation {
+        error_json: (status == OpStatus::Failed)
+            .then(|| r#"{"code":"engine.up.failed","message":"port taken"}"#.to_owned()),
+        id: id.into(),
+        instance: instance.into(),
+        instance_id: None,
+        verb: verb.into(),
+        status,
+        cancel_requested: false,
+        created_at: at - 20,
+        updated_at: at,
+        progress: None,
+        ran: None,
+    };
+    let snapshot = mixed_snapshot_with(|rows| {
+        rows.operations = vec![
+            op(
+                "op-old",
+                "nc3-long",
+                "up",
+                OpStatus::Failed,
+                NOW - 3 * 3600 - 300,
+            ),
+            op("op-ok", "delta", "up", OpStatus::Succeeded, NOW - 100),
+            op("op-new", "delta", "down", OpStatus::Queued, NOW - 5),
+            op("op-run", "alpha", "verify", OpStatus::Running, NOW - 40),
+        ];
+    });
+    let mut text = Vec::new();
+    let utc = jiff::tz::TimeZone::UTC;
+    write_table(
+        &mut text,
+        &snapshot,
+        NOW,
+        "s.db",
+        &Services::new(),
+        &utc,
+        None,
+    )
+    .unwrap();
+    let text = String::from_utf8(text).unwrap();
+    let tail: Vec<&str> = text.lines().skip_while(|l| *l != "OPERATIONS").collect();
+    assert_eq!(
+        tail,
+        [
+            "OPERATIONS",
+            "queued down delta (since 25s)",
+            "running verify alpha (since 1m 00s)",
+            "failed up nc3-long (3h 05m ago): engine.up.failed: port taken",
+        ]
+    );
+    let whole = build_with(&snapshot, NOW, "s.db", &Services::new(), None);
+    assert_eq!(text, table(&whole, &utc));
 }

@@ -129,6 +129,7 @@ fn flash_for(activity: &Activity) -> (FlashLevel, String) {
         ),
         ActivityKind::Started => (FlashLevel::Info, format!("tearing down {name}")),
         ActivityKind::Role => (FlashLevel::Info, format!("reaper: {detail}")),
+        ActivityKind::StoreCreated => (FlashLevel::Info, detail.to_owned()),
         // The operator's cancel: `cancelled down alpha (op 3f2c…)`, or
         // `cancel requested: up alpha stops at its next step (op 3f2c…)`.
         ActivityKind::Cancelled if detail.starts_with("cancel") => {
