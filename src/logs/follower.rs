@@ -162,9 +162,16 @@ pub fn spawn_with(
             // listed yet, or to be listed again).
             let mut listed: Option<DirStamp> = None;
             let mut gone = false;
+            // Until when to poll at the fallback's pace after a directory
+            // was made again: the notify crate drops the old watch's state
+            // on its own thread, and may drop the new one's with it, so the
+            // first writes into the new directory could wake nobody.
+            let mut settle_until: Option<Instant> = None;
             while !stop.load(Ordering::Acquire) {
-                if let Some(watches) = watcher.as_mut() {
-                    watches.rearm();
+                if let Some(watches) = watcher.as_mut()
+                    && watches.rearm()
+                {
+                    settle_until = Some(Instant::now() + REARM_SETTLE);
                 }
                 // The directory removed under the view (or back): said.
                 let meta = std::fs::symlink_metadata(&dir);
@@ -193,7 +200,10 @@ pub fn spawn_with(
                 let Some((more, soon)) = poll_tracked(&mut tracked, session, &send) else {
                     return;
                 };
-                let wait = next_wait(more, soon, interval);
+                let mut wait = next_wait(more, soon, interval);
+                if settle_until.is_some_and(|until| Instant::now() < until) {
+                    wait = wait.min(POLL_INTERVAL);
+                }
                 if let Err(mpsc::RecvTimeoutError::Disconnected) = woken.recv_timeout(wait) {
                     return;
                 }
@@ -597,6 +607,10 @@ fn modified(file: &File) -> Option<SystemTime> {
 /// How many of the last bytes read are compared on each look (truncation
 /// then a refill to the same size changes them).
 const PRINT: usize = 64;
+
+/// How long the follower also polls after it watched a directory made
+/// again ([`Watches::rearm`]).
+const REARM_SETTLE: Duration = Duration::from_secs(5);
 
 /// The rotated slots looked at: `.log.1` .. `.log.3`.
 const SLOTS: u32 = 3;
