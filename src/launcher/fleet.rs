@@ -555,10 +555,19 @@ fn operations_lines(out: &mut String, document: &Value, hosts: &[&Value]) {
     if shown.is_empty() {
         return;
     }
+    // Pending first, then the failed ones (as one host's table).
+    let mut shown = shown;
+    shown.sort_by_key(|op| op["status"].as_str() == Some("failed"));
     out.push_str("\nOPERATIONS\n");
     for op in shown {
         let text = |key: &str| op[key].as_str().unwrap_or_default();
-        let what = format!("{} {} {}", text("status"), text("verb"), text("instance"));
+        let mut what = format!("{} {} {}", text("status"), text("verb"), text("instance"));
+        if text("status") == "failed" {
+            // When it ended, as one host's table says it.
+            let ago = now_of(hosts, &op["host"])
+                .saturating_sub(op["updated_at"].as_i64().unwrap_or_default());
+            what.push_str(&format!(" ({} ago)", crate::model::time::span(ago.max(0))));
+        }
         let tail = match &op["error"] {
             Value::Object(error) => {
                 let code = error

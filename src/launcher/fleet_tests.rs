@@ -287,6 +287,14 @@ fn the_fleet_table_has_a_host_column_first() {
         "gc": {"due_at": 1_795_960_700 + 3 * 86_400 + 4 * 3600, "due": false,
                "due_in_secs": 3 * 86_400 + 4 * 3600, "collected_by": "controller"},
     }));
+    // A failed operation listed first: the table puts it after the
+    // pending one, with when it ended.
+    one["operations"].as_array_mut().unwrap().insert(
+        0,
+        json!({"id": "op-0", "instance": "charlie", "verb": "up", "status": "failed",
+               "created_at": 1_795_960_000, "updated_at": 1_795_960_090,
+               "error": {"code": "engine.up", "message": "no"}}),
+    );
     let (merged, _) = merge(
         &hosts,
         vec![
@@ -310,7 +318,8 @@ fn the_fleet_table_has_a_host_column_first() {
          stackless controller's lease reaper (a gc operation; an embedded controller has none)\n\
          \n\
          OPERATIONS\n\
-         eu-1  running down alpha (since 50s)\n"
+         eu-1  running down alpha (since 50s)\n\
+         eu-1  failed up charlie (10m 10s ago): engine.up: no\n"
     );
 }
 
