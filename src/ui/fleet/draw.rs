@@ -13,8 +13,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph, Row, Table, Wrap};
 use unicode_width::UnicodeWidthStr as _;
 
+use super::cells::{host_style, row_style, state_text, window};
 use super::{FleetApp, Focus, Layer, TextView};
-use crate::model::fleet::rows::Instance;
 use crate::model::fleet::{Activity, Host, LinkState};
 use crate::model::text::sanitize_short;
 use crate::model::time;
@@ -24,17 +24,6 @@ use crate::ui::theme;
 
 /// Below this many rows the Hosts pane becomes one header line.
 pub(crate) const HOSTS_PANE_MIN_HEIGHT: u16 = 30;
-
-/// The Instances table's column headers.
-pub(crate) const HEADERS: [&str; 7] = [
-    "HOST",
-    "NAME",
-    "SUBSTRATE",
-    "STATUS",
-    "LEASE",
-    "LOCK",
-    "REAP",
-];
 
 /// Draw the fleet view on `frame` at `now_ms` (unix milliseconds).
 pub fn draw(frame: &mut Frame, app: &FleetApp, now_ms: i64) {
@@ -82,7 +71,7 @@ pub fn draw(frame: &mut Frame, app: &FleetApp, now_ms: i64) {
     if !small {
         draw_hosts(frame, hosts, app, now);
     }
-    draw_instances(frame, instances, app, now);
+    super::instances::draw_instances(frame, instances, app, now);
     let [operations, backoffs] =
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(row);
     draw_operations(frame, operations, app, now);
@@ -90,35 +79,6 @@ pub fn draw(frame: &mut Frame, app: &FleetApp, now_ms: i64) {
     draw_activity(frame, activity_area, app);
     if let Some(Layer::Confirm(confirm)) = app.layer() {
         draw_confirm(frame, body, &confirm.lines);
-    }
-}
-
-/// A host's state as the Hosts pane says it: `connected 3ms`,
-/// `connecting`, `stale 40s` (its rows' age), `failed`.
-#[must_use]
-pub(crate) fn state_text(host: &Host, now: i64) -> String {
-    match host.link.state {
-        LinkState::Connected => match host.rtt_ms {
-            Some(ms) => format!("connected {ms}ms"),
-            None => "connected".to_owned(),
-        },
-        LinkState::Connecting if host.reconnects > 0 => {
-            format!("connecting (retry {})", host.reconnects)
-        }
-        LinkState::Connecting => "connecting".to_owned(),
-        LinkState::Stale => format!(
-            "stale {}",
-            time::span(now.saturating_sub(host.rows_since()))
-        ),
-        LinkState::Failed => "failed".to_owned(),
-    }
-}
-
-fn host_style(host: &Host) -> Style {
-    match host.link.state {
-        LinkState::Connected => Style::new(),
-        LinkState::Connecting | LinkState::Stale => Style::new().add_modifier(Modifier::DIM),
-        LinkState::Failed => theme::failure(),
     }
 }
 
@@ -228,228 +188,6 @@ fn draw_footer(frame: &mut Frame, area: Rect, app: &FleetApp) {
         },
     };
     frame.render_widget(Paragraph::new(line), area);
-}
-
-/// The first row to draw so that `selected` shows in `height` rows.
-fn window(selected: usize, len: usize, height: usize) -> usize {
-    if height == 0 || len <= height {
-        return 0;
-    }
-    selected.saturating_sub(height - 1).min(len - height)
-}
-
-fn row_style(selected: bool, focused: bool) -> Style {
-    match (selected, focused) {
-        (true, true) => theme::selected_focused(),
-        (true, false) => Style::new().add_modifier(Modifier::BOLD),
-        _ => Style::new(),
-    }
-}
-
-fn lease_cell(instance: &Instance, now: i64) -> (String, Style) {
-    if instance.tombstoned() {
-        let text = instance.tombstoned_at.map_or_else(
-            || "tombstoned".to_owned(),
-            |at| format!("tombstoned {}", time::ago(at, now)),
-        );
-        return (text, theme::tombstoned());
-    }
-    if instance.failed_up {
-        return ("failed up: no lease".to_owned(), theme::failure());
-    }
-    match instance.lease {
-        Some(lease) if lease.expires_at <= now => {
-            (time::lease_text(lease.expires_at, now), theme::expired())
-        }
-        Some(lease) => (time::lease_text(lease.expires_at, now), Style::new()),
-        None => ("no lease".to_owned(), Style::new()),
-    }
-}
-
-fn lock_cell(instance: &Instance) -> (String, Style) {
-    let Some(lock) = &instance.lock else {
-        return (String::new(), Style::new());
-    };
-    let text = format!(
-        "{} by pid {}, {}",
-        sanitize_short(&lock.operation, 32),
-        lock.holder_pid,
-        sanitize_short(&lock.liveness, 32).replace('_', " ")
-    );
-    let style = if lock.held {
-        theme::lock_held()
-    } else {
-        theme::lock_stale()
-    };
-    (text, style)
-}
-
-/// One Instances row as drawn: its cells (text, style), dimmed (its host
-/// is not connected), selected.
-struct Drawn {
-    cells: [(String, Style); 7],
-    dim: Style,
-    chosen: bool,
-}
-
-/// The cells of instance `index` of host `host` at `now`.
-fn instance_cells(app: &FleetApp, host: usize, index: usize, now: i64) -> [(String, Style); 7] {
-    let one = &app.fleet().hosts[host];
-    let instance = &one.instances()[index];
-    let mark = if app.marked(host, &instance.key) {
-        "● "
-    } else {
-        ""
-    };
-    let (lease, lease_style) = lease_cell(instance, now);
-    let (lock, lock_style) = lock_cell(instance);
-    let reap = one
-        .backoff(&instance.key.name)
-        .map(|b| b.attempts.to_string())
-        .unwrap_or_default();
-    let mut status = sanitize_short(&instance.status, 32);
-    if instance.services_dead > 0 {
-        status.push_str(&format!(" {} svc dead", instance.services_dead));
-    }
-    let host_cell = match one.link.state {
-        LinkState::Connected => sanitize_short(&one.name, 64),
-        _ => format!(
-            "{} ({})",
-            sanitize_short(&one.name, 64),
-            state_text(one, now)
-        ),
-    };
-    [
-        (host_cell, host_style(one)),
-        (
-            format!("{mark}{}", sanitize_short(&instance.key.name, 96)),
-            Style::new(),
-        ),
-        (sanitize_short(&instance.substrate, 32), Style::new()),
-        (status, Style::new()),
-        (lease, lease_style),
-        (lock, lock_style),
-        (reap, Style::new()),
-    ]
-}
-
-fn draw_instances(frame: &mut Frame, area: Rect, app: &FleetApp, now: i64) {
-    let rows = app.rows();
-    let fleet = app.fleet();
-    let focused = app.focus() == Focus::Instances;
-    let selected = app.selected();
-    let total: usize = fleet.hosts.iter().map(|h| h.instances().len()).sum();
-    let mut suffix = format!(
-        "{}/{}",
-        if rows.is_empty() { 0 } else { selected + 1 },
-        rows.len()
-    );
-    if app.mark_count() > 0 {
-        suffix.push_str(&format!(" · {} marked", app.mark_count()));
-    }
-    if !app.filter_text().is_empty() {
-        suffix.push_str(&format!(
-            " · match \"{}\" (filtered from {total})",
-            sanitize_short(app.filter_text(), 40)
-        ));
-    }
-    let block = pane_block(title("Instances", &suffix, focused), focused);
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    let height = usize::from(inner.height.saturating_sub(1));
-    let first = window(selected, rows.len(), height);
-    let shown = &rows[first..rows.len().min(first + height)];
-    let cells: Vec<Drawn> = shown
-        .iter()
-        .enumerate()
-        .map(|(i, r)| Drawn {
-            cells: instance_cells(app, r.host, r.index, now),
-            dim: match fleet.hosts[r.host].link.state {
-                LinkState::Connected => Style::new(),
-                _ => Style::new().add_modifier(Modifier::DIM),
-            },
-            chosen: first + i == selected,
-        })
-        .collect();
-    let widths = column_widths(&cells, usize::from(inner.width).saturating_sub(3));
-    let header = Row::new(std::iter::once(String::new()).chain(HEADERS.map(str::to_owned)))
-        .style(theme::table_header());
-    let table_rows = cells.into_iter().map(|drawn| {
-        let marker = if drawn.chosen && focused {
-            HIGHLIGHT_SYMBOL
-        } else {
-            ""
-        };
-        // A cell wider than its column ends with `…`, never cut silently.
-        let cells = drawn
-            .cells
-            .into_iter()
-            .zip(widths)
-            .map(|((text, style), width)| {
-                Span::styled(fit(&text, usize::from(width)).into_owned(), style)
-            });
-        Row::new(std::iter::once(Span::raw(marker)).chain(cells))
-            .style(drawn.dim.patch(row_style(drawn.chosen, focused)))
-    });
-    let mut constraints = vec![Constraint::Length(2)];
-    constraints.extend(widths.map(Constraint::Length));
-    let table = Table::new(table_rows, constraints)
-        .header(header)
-        .column_spacing(1);
-    frame.render_widget(table, inner);
-    if rows.is_empty() {
-        let text = if fleet.hosts.iter().all(|h| h.synced_at.is_none()) {
-            "waiting for the hosts' first snapshots…"
-        } else if app.filter_text().is_empty() {
-            "no instance on any host"
-        } else {
-            "no instance matches the filter (Esc clears it)"
-        };
-        let line = Rect {
-            y: inner.y.saturating_add(1),
-            height: 1,
-            ..inner
-        };
-        frame.render_widget(Paragraph::new(text).style(theme::muted()), line);
-    }
-}
-
-/// Column widths for `cells` in `room` columns: HOST and NAME whole (as
-/// wide as their widest shown cell), then STATUS, LEASE and REAP, then
-/// LOCK (as wide as its widest shown cell) and SUBSTRATE share the
-/// rest, SUBSTRATE giving way first (down to nothing); LOCK takes what is
-/// left; with no room left for them, STATUS and LEASE share what there is.
-fn column_widths(cells: &[Drawn], room: usize) -> [u16; 7] {
-    let widest = |i: usize, min: usize| {
-        cells
-            .iter()
-            .map(|d| d.cells[i].0.width())
-            .max()
-            .unwrap_or(0)
-            .max(min)
-    };
-    let host = widest(0, 4);
-    let name = widest(1, 4);
-    let substrate_full = widest(2, 9);
-    let mut status = widest(3, 6);
-    let mut lease = widest(4, 5);
-    let lock_need = widest(5, 4);
-    let reap = 4;
-    let spacing = 6;
-    let left = room.saturating_sub(host + name + reap + spacing);
-    let (substrate, lock) = if left >= status + lease {
-        let left = left - status - lease;
-        let substrate = substrate_full.min(left.saturating_sub(lock_need));
-        (substrate, left - substrate)
-    } else {
-        // No room for SUBSTRATE or LOCK: STATUS and LEASE share what is
-        // left (each cut with `…`), HOST and NAME stay whole.
-        status = status.min(left.div_ceil(2));
-        lease = left - status;
-        (0, 0)
-    };
-    let as_u16 = |w: usize| u16::try_from(w).unwrap_or(u16::MAX);
-    [host, name, substrate, status, lease, lock, reap].map(as_u16)
 }
 
 /// One Hosts row: state, schema, counts, who reaps, the last error.

@@ -7,8 +7,12 @@
 //! effects out ([`FleetEffect`]); the agent on each host checks every
 //! command again by its key's rules (issue 25).
 
+mod actions;
+mod cells;
 mod draw;
+mod instances;
 mod keys;
+mod views;
 
 use std::cell::{Cell, Ref, RefCell};
 use std::collections::{BTreeSet, HashMap};

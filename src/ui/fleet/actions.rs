@@ -1,0 +1,428 @@
+//! The fleet view's actions: each key's command for the owning host, the
+//! question naming the host and what runs there (`y` sends it), and the
+//! refusals said before anything is sent (docs/fleet.md "Actions").
+
+use std::collections::BTreeMap;
+
+use crossterm::event::{KeyCode, KeyEvent};
+use serde_json::{Value, json};
+
+use super::{Confirm, FleetApp, FleetEffect, Focus, Layer, Sent};
+use crate::model::fleet::rows::{Instance, InstanceKey};
+use crate::model::text::sanitize_short;
+use crossterm::event::KeyModifiers;
+
+/// One action on one instance, before it is confirmed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Verb {
+    Reap,
+    Down,
+}
+
+impl FleetApp {
+    pub(super) fn ask(&mut self, lines: Vec<String>, commands: Vec<(usize, Value)>) {
+        self.layers
+            .push(Layer::Confirm(Confirm { lines, commands }));
+    }
+
+    pub(super) fn confirm_key(&mut self, key: KeyEvent) -> Vec<FleetEffect> {
+        let Some(Layer::Confirm(confirm)) = self.layers.pop() else {
+            return Vec::new();
+        };
+        if key.code != KeyCode::Char('y') || !plain(&key) {
+            self.say("not done", false);
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for (host, command) in confirm.commands {
+            let what = describe(&command);
+            out.push(self.send(host, command, Sent::Action(what)));
+        }
+        let hosts: std::collections::BTreeSet<usize> = out
+            .iter()
+            .map(|FleetEffect::Send { host, .. }| *host)
+            .collect();
+        let names: Vec<String> = hosts.iter().map(|h| self.host_name(*h)).collect();
+        self.say(
+            format!(
+                "sent {} command{} to {}; each host answers in Activity",
+                out.len(),
+                if out.len() == 1 { "" } else { "s" },
+                names.join(", ")
+            ),
+            false,
+        );
+        out
+    }
+
+    /// Why host `host` cannot take `cmd` now, if it cannot.
+    pub(super) fn refusal(&self, host: usize, cmd: &str) -> Option<String> {
+        let one = self.fleet.hosts.get(host)?;
+        match one.ready(self.now) {
+            Err(why) => Some(why),
+            Ok(hello) if !hello.commands.iter().any(|c| c == cmd) => Some(format!(
+                "{}'s agent takes no {cmd}{}",
+                self.host_name(host),
+                if hello.read_only {
+                    " (it runs read-only)"
+                } else {
+                    ""
+                }
+            )),
+            Ok(_) => None,
+        }
+    }
+
+    /// The command `verb` sends for `instance` on `host`, or why not.
+    pub(super) fn instance_command(
+        &self,
+        verb: Verb,
+        host: usize,
+        instance: &Instance,
+    ) -> Result<Value, String> {
+        let one = &self.fleet.hosts[host];
+        let name = sanitize_short(&instance.key.name, 96);
+        if !instance.dns_safe {
+            return Err(format!(
+                "{name} on {} is not a DNS-safe name: never acted upon",
+                self.host_name(host)
+            ));
+        }
+        if instance.tombstoned() {
+            return Err(format!(
+                "{name} on {} is tombstoned already",
+                self.host_name(host)
+            ));
+        }
+        let cmd = match verb {
+            Verb::Reap if !instance.expired(self.now) => {
+                return Err(format!(
+                    "{name} on {}: its lease has not expired: use d to tear it down",
+                    self.host_name(host)
+                ));
+            }
+            Verb::Reap => "reap",
+            Verb::Down if one.pending_operation(&instance.key.name).is_some() => "queue_down",
+            Verb::Down => "down",
+        };
+        if let Some(why) = self.refusal(host, cmd) {
+            return Err(why);
+        }
+        Ok(json!({"cmd": cmd, "name": instance.key.name, "birth": instance.birth_value()}))
+    }
+
+    pub(super) fn ask_instances(&mut self, verb: Verb) {
+        if self.focus != Focus::Instances {
+            self.say("r and d act on Instances (Tab to it)", true);
+            return;
+        }
+        let targets: Vec<(usize, InstanceKey)> = if self.marks.is_empty() {
+            match self.selected_instance() {
+                Some((host, instance)) => vec![(host, instance.key.clone())],
+                None => return,
+            }
+        } else {
+            self.marks.iter().cloned().collect()
+        };
+        let mut commands = Vec::new();
+        let mut refused = Vec::new();
+        for (host, key) in &targets {
+            let Some(instance) = self.fleet.hosts.get(*host).and_then(|h| h.instance(key)) else {
+                refused.push(format!(
+                    "{} on {}: gone from its host",
+                    sanitize_short(&key.name, 96),
+                    self.host_name(*host)
+                ));
+                continue;
+            };
+            match self.instance_command(verb, *host, instance) {
+                Ok(command) => commands.push((*host, command)),
+                Err(why) => refused.push(why),
+            }
+        }
+        if commands.is_empty() {
+            let first = refused.first().cloned().unwrap_or_default();
+            let more = refused.len().saturating_sub(1);
+            let text = if more > 0 {
+                format!("{first} (and {more} more refused)")
+            } else {
+                first
+            };
+            self.say(text, true);
+            return;
+        }
+        let lines = self.question(verb, &commands, &refused);
+        self.ask(lines, commands);
+    }
+
+    pub(super) fn question(
+        &self,
+        verb: Verb,
+        commands: &[(usize, Value)],
+        refused: &[String],
+    ) -> Vec<String> {
+        let mut lines = Vec::new();
+        if let [(host, command)] = commands {
+            let name = sanitize_short(command["name"].as_str().unwrap_or_default(), 96);
+            let host_name = self.host_name(*host);
+            let cmd = command["cmd"].as_str().unwrap_or_default();
+            let question = match cmd {
+                "reap" => format!("Reap {name} on {host_name} now?"),
+                "queue_down" => {
+                    format!("Queue a down of {name} on {host_name} behind its pending operation?")
+                }
+                _ => format!("Tear down {name} on {host_name}?"),
+            };
+            let runs = self.runs_there(*host, cmd, command["name"].as_str().unwrap_or_default());
+            lines.push(format!("{question} This runs there: {runs}"));
+            if self.fleet.hosts[*host]
+                .hello
+                .as_ref()
+                .is_some_and(|h| h.dry_run)
+            {
+                lines.push(format!(
+                    "({host_name}'s agent runs --dry-run: it only says what it would run)"
+                ));
+            }
+        } else {
+            self.bulk_lines(verb, commands, &mut lines);
+        }
+        if !refused.is_empty() {
+            lines.push(format!(
+                "Not sent ({}): {}",
+                refused.len(),
+                refused.join("; ")
+            ));
+        }
+        lines.push("y: yes · any other key: no".to_owned());
+        lines
+    }
+
+    /// A bulk question's lines: how many on each host, what each runs.
+    pub(super) fn bulk_lines(
+        &self,
+        verb: Verb,
+        commands: &[(usize, Value)],
+        lines: &mut Vec<String>,
+    ) {
+        let mut per_host: BTreeMap<usize, usize> = BTreeMap::new();
+        for (host, _) in commands {
+            *per_host.entry(*host).or_default() += 1;
+        }
+        let word = if verb == Verb::Reap {
+            "Reap"
+        } else {
+            "Tear down"
+        };
+        lines.push(format!(
+            "{word} {} instances on {} host{}?",
+            commands.len(),
+            per_host.len(),
+            if per_host.len() == 1 { "" } else { "s" }
+        ));
+        lines.push(
+            per_host
+                .iter()
+                .map(|(h, n)| format!("{}: {n}", self.host_name(*h)))
+                .collect::<Vec<_>>()
+                .join(" · "),
+        );
+        let mut runs: Vec<(String, Vec<String>)> = Vec::new();
+        for host in per_host.keys() {
+            let line = self.runs_there(*host, "down", "NAME");
+            match runs.iter_mut().find(|(l, _)| *l == line) {
+                Some((_, hosts)) => hosts.push(self.host_name(*host)),
+                None => runs.push((line, vec![self.host_name(*host)])),
+            }
+        }
+        lines.push(match runs.as_slice() {
+            [(line, _)] => format!("Each runs on its host: {line}"),
+            _ => format!(
+                "Each runs its host's teardown: {}",
+                runs.iter()
+                    .map(|(line, hosts)| format!("{}: {line}", hosts.join(", ")))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        });
+        let queued: Vec<(usize, &str)> = commands
+            .iter()
+            .filter(|(_, c)| c["cmd"] == "queue_down")
+            .map(|(h, c)| (*h, c["name"].as_str().unwrap_or_default()))
+            .collect();
+        if let Some((host, name)) = queued.first() {
+            lines.push(format!(
+                "{} with a pending operation {} queued behind it instead: {}",
+                queued.len(),
+                if queued.len() == 1 { "is" } else { "are" },
+                self.runs_there(*host, "queue_down", name)
+            ));
+        }
+    }
+
+    /// What `cmd` runs on host `host` for `name` (an operation's id for
+    /// `cancel`), as one shell-quoted, sanitized line: the teardown and the
+    /// stackless program its agent's `hello` named (stackless's own when
+    /// it named none).
+    pub(super) fn runs_there(&self, host: usize, cmd: &str, name: &str) -> String {
+        let hello = self.fleet.hosts.get(host).and_then(|h| h.hello.as_ref());
+        let stackless = hello
+            .and_then(|h| h.stackless.clone())
+            .unwrap_or_else(|| "stackless".to_owned());
+        let argv: Vec<String> = match cmd {
+            "queue_down" => vec![
+                stackless,
+                "down".into(),
+                name.into(),
+                "--no-wait".into(),
+                "--json".into(),
+            ],
+            "cancel" => vec![
+                stackless,
+                "operation".into(),
+                "cancel".into(),
+                name.into(),
+                "--json".into(),
+            ],
+            _ => match hello.filter(|h| !h.teardown.is_empty()) {
+                Some(hello) => hello
+                    .teardown
+                    .iter()
+                    .map(|a| a.replace(crate::reaper::teardown::NAME_PLACEHOLDER, name))
+                    .collect(),
+                None => vec![stackless, "down".into(), name.into(), "--json".into()],
+            },
+        };
+        crate::model::text::sanitize(&crate::reaper::teardown::shell_line(&argv)).into_owned()
+    }
+
+    pub(super) fn ask_cancel(&mut self) {
+        if self.focus != Focus::Operations {
+            self.say("c cancels an operation: Tab to Operations", true);
+            return;
+        }
+        let Some((host, op)) = self
+            .operations()
+            .get(self.cursor[0])
+            .map(|(h, op)| (*h, (*op).clone()))
+        else {
+            return;
+        };
+        let host_name = self.host_name(host);
+        if !op.pending() {
+            self.say(
+                format!("operation {} on {host_name} has finished", shown_id(&op.id)),
+                true,
+            );
+            return;
+        }
+        if let Some(why) = self.refusal(host, "cancel") {
+            self.say(why, true);
+            return;
+        }
+        let id = shown_id(&op.id);
+        let lines = vec![
+            format!(
+                "Cancel operation {id} ({} {}) on {host_name}? This runs there: {}",
+                sanitize_short(&op.verb, 16),
+                sanitize_short(&op.instance, 96),
+                self.runs_there(host, "cancel", &id)
+            ),
+            "y: yes · any other key: no".to_owned(),
+        ];
+        self.ask(
+            lines,
+            vec![(host, json!({"cmd": "cancel", "operation": op.id}))],
+        );
+    }
+
+    pub(super) fn reaper_key(&mut self, pause: bool) -> Vec<FleetEffect> {
+        let Some(host) = self.target_host() else {
+            return Vec::new();
+        };
+        let cmd = if pause {
+            let paused = self.fleet.hosts[host]
+                .reaper
+                .as_ref()
+                .is_some_and(|r| r.paused);
+            if paused { "resume" } else { "pause" }
+        } else {
+            "pass"
+        };
+        self.reaper_command(cmd, &[host])
+    }
+
+    /// Send `cmd` (`pause`, `resume`, `pass`) to `hosts`: one at once;
+    /// several after a `y`.
+    pub(super) fn reaper_command(&mut self, cmd: &str, hosts: &[usize]) -> Vec<FleetEffect> {
+        let mut commands = Vec::new();
+        let mut refused = Vec::new();
+        for host in hosts {
+            match self.refusal(*host, cmd) {
+                Some(why) => refused.push(why),
+                None => commands.push((*host, json!({"cmd": cmd}))),
+            }
+        }
+        if commands.is_empty() {
+            self.say(refused.join("; "), true);
+            return Vec::new();
+        }
+        if hosts.len() == 1 {
+            let host = commands[0].0;
+            let command = commands.remove(0).1;
+            self.say(format!("{cmd} sent to {}", self.host_name(host)), false);
+            return vec![self.send(host, command, Sent::Action(cmd.to_owned()))];
+        }
+        let names: Vec<String> = commands.iter().map(|(h, _)| self.host_name(*h)).collect();
+        let what = match cmd {
+            "pause" => "Pause the reaper",
+            "resume" => "Resume the reaper",
+            _ => "Run a reaper pass",
+        };
+        let mut lines = vec![format!(
+            "{what} on {} hosts ({})?",
+            commands.len(),
+            names.join(", ")
+        )];
+        if !refused.is_empty() {
+            lines.push(format!(
+                "Not sent ({}): {}",
+                refused.len(),
+                refused.join("; ")
+            ));
+        }
+        lines.push("y: yes · any other key: no".to_owned());
+        self.ask(lines, commands);
+        Vec::new()
+    }
+}
+
+/// A command's words for its refusal (`reap alpha`).
+pub(super) fn describe(command: &Value) -> String {
+    let cmd = command["cmd"]
+        .as_str()
+        .unwrap_or_default()
+        .replace('_', " ");
+    match command.get("name").and_then(Value::as_str) {
+        Some(name) => format!("{cmd} {}", sanitize_short(name, 96)),
+        None => cmd,
+    }
+}
+
+/// An operation id as shown (a string's text, a number's digits).
+pub(super) fn shown_id(id: &Value) -> String {
+    match id {
+        Value::String(text) => sanitize_short(text, 64),
+        other => other.to_string(),
+    }
+}
+
+/// A key without Ctrl or Alt.
+pub(super) fn plain(key: &KeyEvent) -> bool {
+    !key.modifiers.contains(KeyModifiers::CONTROL) && !key.modifiers.contains(KeyModifiers::ALT)
+}
+
+/// Ctrl and `c`.
+pub(super) fn ctrl(key: &KeyEvent, c: char) -> bool {
+    key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char(c)
+}

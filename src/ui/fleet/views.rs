@@ -1,0 +1,344 @@
+//! The fleet view's text views: an instance's detail and logs, read over
+//! its host's agent, a line whole (`e`), the help (`?`), and their keys.
+
+use crossterm::event::{KeyCode, KeyEvent};
+use serde_json::{Value, json};
+
+use super::actions::shown_id;
+use super::keys::HELP;
+use super::{FleetApp, FleetEffect, Focus, Layer, Sent, TextView};
+use crate::model::fleet::Host;
+use crate::model::fleet::rows::{Instance, Operation};
+use crate::model::text::sanitize_short;
+
+impl FleetApp {
+    pub(super) fn enter(&mut self) -> Vec<FleetEffect> {
+        // The instance of the selected line, on its host.
+        let target = match self.focus {
+            Focus::Instances => self
+                .selected_instance()
+                .map(|(host, instance)| (host, instance.key.name.clone())),
+            Focus::Backoffs => self
+                .backoffs()
+                .get(self.cursor[1])
+                .map(|(h, b)| (*h, b.instance.clone())),
+            Focus::Operations => self
+                .operations()
+                .get(self.cursor[0])
+                .map(|(h, op)| (*h, op.instance.clone())),
+            Focus::Activity | Focus::Hosts => {
+                self.whole();
+                return Vec::new();
+            }
+        };
+        match target {
+            Some((host, name)) => self.detail(host, &name),
+            None => Vec::new(),
+        }
+    }
+
+    pub(super) fn detail(&mut self, host: usize, name: &str) -> Vec<FleetEffect> {
+        if let Some(why) = self.refusal(host, "detail") {
+            self.say(why, true);
+            return Vec::new();
+        }
+        let effect = self.send(host, json!({"cmd": "detail", "name": name}), Sent::Detail);
+        let FleetEffect::Send { line, .. } = &effect;
+        let id = id_of(line);
+        self.layers.push(Layer::Text(TextView {
+            title: format!(
+                "detail: {} on {}",
+                sanitize_short(name, 96),
+                self.host_name(host)
+            ),
+            lines: vec![format!("reading it on {}…", self.host_name(host))],
+            scroll: 0,
+            follow: false,
+            logs: None,
+            waiting: Some((host, id)),
+        }));
+        vec![effect]
+    }
+
+    pub(super) fn open_logs(&mut self) -> Vec<FleetEffect> {
+        let Some((host, instance)) = self.selected_instance() else {
+            return Vec::new();
+        };
+        let name = instance.key.name.clone();
+        if let Some(why) = self.refusal(host, "logs") {
+            self.say(why, true);
+            return Vec::new();
+        }
+        let effect = self.send(host, json!({"cmd": "logs", "name": name}), Sent::Logs);
+        let FleetEffect::Send { line, .. } = &effect;
+        let id = id_of(line);
+        self.layers.push(Layer::Text(TextView {
+            title: format!(
+                "logs: {} on {}",
+                sanitize_short(&name, 96),
+                self.host_name(host)
+            ),
+            lines: Vec::new(),
+            scroll: 0,
+            follow: true,
+            logs: Some((host, id.clone())),
+            waiting: Some((host, id)),
+        }));
+        vec![effect]
+    }
+
+    /// `e`: the selected line whole, in a text view.
+    pub(super) fn whole(&mut self) {
+        let (title, lines) = match self.focus {
+            Focus::Instances => match self.selected_instance() {
+                Some((host, instance)) => (
+                    format!(
+                        "instance {} on {}",
+                        sanitize_short(&instance.key.name, 96),
+                        self.host_name(host)
+                    ),
+                    instance_lines(&self.fleet.hosts[host], instance, self.now),
+                ),
+                None => return,
+            },
+            Focus::Operations => match self.operations().get(self.cursor[0]) {
+                Some((host, op)) => (
+                    format!(
+                        "operation {} on {}",
+                        shown_id(&op.id),
+                        self.host_name(*host)
+                    ),
+                    operation_lines(op, self.now),
+                ),
+                None => return,
+            },
+            Focus::Backoffs => match self.backoffs().get(self.cursor[1]) {
+                Some((host, b)) => (
+                    format!(
+                        "backoff of {} on {}",
+                        sanitize_short(&b.instance, 96),
+                        self.host_name(*host)
+                    ),
+                    backoff_lines(b, self.now),
+                ),
+                None => return,
+            },
+            Focus::Activity => match self.fleet.activity.iter().rev().nth(self.cursor[2]) {
+                Some(activity) => (
+                    format!("activity on {}", self.host_name(activity.host)),
+                    vec![super::draw::activity_text(self, activity)],
+                ),
+                None => return,
+            },
+            Focus::Hosts => match self.fleet.hosts.get(self.cursor[3]) {
+                Some(host) => (
+                    format!("host {}", self.host_name(self.cursor[3])),
+                    host_lines(host, self.now),
+                ),
+                None => return,
+            },
+        };
+        self.layers.push(Layer::Text(TextView {
+            title,
+            lines,
+            scroll: 0,
+            follow: false,
+            logs: None,
+            waiting: None,
+        }));
+    }
+
+    pub(super) fn help(&mut self) {
+        self.layers.push(Layer::Text(TextView {
+            title: "help: the fleet view's keys".to_owned(),
+            lines: HELP.iter().map(|(k, h)| format!("{k:<16} {h}")).collect(),
+            scroll: 0,
+            follow: false,
+            logs: None,
+            waiting: None,
+        }));
+    }
+
+    pub(super) fn text_key(&mut self, key: KeyEvent) -> Vec<FleetEffect> {
+        let Some(Layer::Text(view)) = self.layers.last_mut() else {
+            return Vec::new();
+        };
+        let last = view.lines.len().saturating_sub(1);
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('q') => {
+                let Some(Layer::Text(view)) = self.layers.pop() else {
+                    return Vec::new();
+                };
+                if let Some((host, id)) = view.logs {
+                    return vec![self.send(
+                        host,
+                        json!({"cmd": "logs_stop", "logs": id}),
+                        Sent::Quiet,
+                    )];
+                }
+            }
+            KeyCode::Up | KeyCode::Char('k') => {
+                view.follow = false;
+                view.scroll = view.scroll.saturating_sub(1);
+            }
+            KeyCode::Down | KeyCode::Char('j') => view.scroll = (view.scroll + 1).min(last),
+            KeyCode::PageUp => {
+                view.follow = false;
+                view.scroll = view.scroll.saturating_sub(20);
+            }
+            KeyCode::PageDown => view.scroll = (view.scroll + 20).min(last),
+            KeyCode::Home | KeyCode::Char('g') => {
+                view.follow = false;
+                view.scroll = 0;
+            }
+            KeyCode::End | KeyCode::Char('G') => {
+                view.scroll = last;
+                view.follow = view.logs.is_some();
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+}
+
+/// The `id` of a command line this view wrote.
+pub(super) fn id_of(line: &str) -> Value {
+    serde_json::from_str::<Value>(line)
+        .ok()
+        .and_then(|v| v.get("id").cloned())
+        .unwrap_or(Value::Null)
+}
+
+pub(super) fn instance_lines(host: &Host, instance: &Instance, now: i64) -> Vec<String> {
+    let mut lines = vec![
+        format!("name: {}", sanitize_short(&instance.key.name, 4_096)),
+        format!(
+            "birth: {}",
+            instance.key.birth.as_deref().map_or_else(
+                || "none (before schema 7)".to_owned(),
+                |b| sanitize_short(b, 64)
+            )
+        ),
+        format!(
+            "substrate: {} · status: {}",
+            sanitize_short(&instance.substrate, 96),
+            sanitize_short(&instance.status, 96)
+        ),
+    ];
+    lines.push(match instance.lease {
+        Some(lease) => format!(
+            "lease: {} ({} long)",
+            crate::model::time::lease_text(lease.expires_at, now),
+            crate::model::time::span(lease.duration_secs)
+        ),
+        None => "lease: none".to_owned(),
+    });
+    if let Some(lock) = &instance.lock {
+        lines.push(format!(
+            "lock: {} by pid {} on {}, {}{}",
+            sanitize_short(&lock.operation, 32),
+            lock.holder_pid,
+            lock.holder_host
+                .as_deref()
+                .map_or_else(|| "?".to_owned(), |h| sanitize_short(h, 64)),
+            sanitize_short(&lock.liveness, 32),
+            if lock.held {
+                " (held: blocks the reaper)"
+            } else {
+                ""
+            }
+        ));
+    }
+    if let Some(b) = host.backoff(&instance.key.name) {
+        lines.push(format!(
+            "backoff: {} attempts, {}: {}",
+            b.attempts,
+            crate::model::time::retry_text(b.next_retry_at, now),
+            sanitize_short(&b.summary, 4_096)
+        ));
+    }
+    if instance.failed_up {
+        lines.push("failed up: no lease".to_owned());
+    }
+    if instance.services_dead > 0 {
+        lines.push(format!("{} svc dead", instance.services_dead));
+    }
+    if let Some(gc) = &instance.gc {
+        lines.push(format!(
+            "gc: due {} by the {}",
+            crate::model::time::ago(gc.due_at, now),
+            sanitize_short(&gc.collected_by, 32)
+        ));
+    }
+    lines
+}
+
+pub(super) fn host_lines(host: &Host, now: i64) -> Vec<String> {
+    let mut lines = vec![format!("state: {}", super::cells::state_text(host, now))];
+    if let Some(error) = &host.link.error {
+        lines.push(format!("error: {}", sanitize_short(error, 4_096)));
+    }
+    if let Some(hello) = &host.hello {
+        lines.push(format!(
+            "agent: stackless-tui {} on {} · schema {}{}{}",
+            sanitize_short(&hello.version, 32),
+            sanitize_short(&hello.host, 64),
+            hello.schema,
+            if hello.read_only { " · read-only" } else { "" },
+            if hello.dry_run { " · dry run" } else { "" }
+        ));
+    }
+    if let Some(reaper) = &host.reaper {
+        lines.push(sanitize_short(&reaper.text, 4_096));
+    }
+    for (level, text) in host.banners.values() {
+        lines.push(format!(
+            "{}: {}",
+            sanitize_short(level, 16),
+            sanitize_short(text, 4_096)
+        ));
+    }
+    if let Some(note) = &host.note {
+        lines.push(format!("note: {}", sanitize_short(note, 4_096)));
+    }
+    lines
+}
+
+pub(super) fn operation_lines(op: &Operation, now: i64) -> Vec<String> {
+    vec![
+        format!("instance: {}", sanitize_short(&op.instance, 96)),
+        format!(
+            "verb: {} · status: {}",
+            sanitize_short(&op.verb, 16),
+            sanitize_short(&op.status, 16)
+        ),
+        format!(
+            "created {} · updated {}",
+            crate::model::time::ago(op.created_at, now),
+            crate::model::time::ago(op.updated_at, now)
+        ),
+        format!(
+            "error: {}",
+            op.error
+                .as_deref()
+                .map_or_else(|| "none".to_owned(), |e| sanitize_short(e, 4_096))
+        ),
+    ]
+}
+
+pub(super) fn backoff_lines(b: &crate::model::fleet::rows::Backoff, now: i64) -> Vec<String> {
+    vec![
+        format!(
+            "attempts: {} · {}",
+            b.attempts,
+            crate::model::time::retry_text(b.next_retry_at, now)
+        ),
+        format!("error: {}", sanitize_short(&b.summary, 4_096)),
+        format!(
+            "remediation: {}",
+            b.remediation
+                .as_deref()
+                .map_or_else(|| "none".to_owned(), |r| sanitize_short(r, 4_096))
+        ),
+    ]
+}
