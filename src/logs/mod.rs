@@ -15,6 +15,7 @@
 pub mod follower;
 pub mod history;
 pub mod search;
+mod watches;
 
 use std::fs::{File, Metadata, OpenOptions};
 use std::io;
