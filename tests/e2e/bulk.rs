@@ -106,7 +106,7 @@ fn y_copies_the_name_and_capital_y_the_down_command_through_osc_52() {
     // issue 26 #10: "sent" (the terminal may drop OSC 52), how to allow it
     // said with the first copy.
     tui.wait_for(
-        "sent to the terminal's clipboard (OSC 52): golf · not pasted?",
+        "OSC 52 sent; not pasted? tmux: set -g set-clipboard on · golf",
         UI,
     );
     assert!(

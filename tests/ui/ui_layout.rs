@@ -283,3 +283,14 @@ fn the_backoff_error_is_whole_and_the_remediation_cut_at_words() {
         "{screen}"
     );
 }
+
+/// Review of issue 26 #10: the first `y` of a session says how to let OSC
+/// 52 through, and at 80x24 the footer shows it whole (it was past the
+/// footer's edge: `... flaky-gpu-worker · not pasted…`).
+#[test]
+fn review26_the_first_copy_says_how_to_allow_osc52_at_80x24() {
+    let mut app = demo_app();
+    press(&mut app, KeyCode::Char('y'));
+    let screen = render_app(&app, 80, 24);
+    assert!(screen.contains("set-clipboard on"), "{screen}");
+}

@@ -18,19 +18,20 @@ const DEFAULT_DOWN: &str = "stackless down {name} --json";
 /// "copied" (issue 26 #10).
 pub(super) const SENT: &str = "sent to the terminal's clipboard (OSC 52)";
 
-/// After the first copy's flash of a session: how to let OSC 52 through.
-pub(super) const ALLOW: &str =
-    " · not pasted? allow OSC 52 in the terminal (tmux: set -g set-clipboard on)";
+/// The first copy's flash of a session: how to let OSC 52 through, first
+/// (so an 80-column footer shows it whole), then what was sent.
+pub(super) const ALLOW: &str = "OSC 52 sent; not pasted? tmux: set -g set-clipboard on";
 
 impl App {
-    /// The flash of a copy of `what` (sanitized, as shown): [`SENT`], and
-    /// the first time in this session [`ALLOW`].
+    /// The flash of a copy of `what` (sanitized, as shown): [`SENT`]; the
+    /// first time in this session [`ALLOW`] before it.
     pub(super) fn sent_to_clipboard(&mut self, what: &str) {
-        let mut text = format!("{SENT}: {what}");
-        if !self.settings.clipboard_told {
+        let text = if self.settings.clipboard_told {
+            format!("{SENT}: {what}")
+        } else {
             self.settings.clipboard_told = true;
-            text.push_str(ALLOW);
-        }
+            format!("{ALLOW} · {what}")
+        };
         self.set_flash(FlashLevel::Info, text);
     }
 
