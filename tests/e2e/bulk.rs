@@ -152,7 +152,7 @@ fn y_in_the_detail_view_copies_the_field_under_the_cursor_through_osc_52() {
     tui.send("y");
     // golf's lease (the fixture): expires_at 1795960354.
     tui.wait_for(
-        "sent to the terminal's clipboard (OSC 52): lease expires_at: 2026-11-29T13:52:34Z",
+        "OSC 52 sent; not pasted? tmux: set -g set-clipboard on · lease expires_at: 2026-11-29T13:52:34Z",
         UI,
     );
     assert!(
