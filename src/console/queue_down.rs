@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use crate::controller::queue_down;
 use crate::model::Instance;
 use crate::model::activity::{Activity, ActivityKind, Actor};
+use crate::model::birth_check::{BirthSeen, birth_refusal};
 use crate::model::rows::Status;
 use crate::recorder::Recorder;
 use crate::store::{Access, Store};
@@ -37,13 +38,16 @@ fn recheck(path: &std::path::Path, seen: &Instance) -> Option<String> {
     };
     match store.recheck(&seen.name) {
         Ok(None) => Some("refused: the instance is gone from the store; not queued".into()),
-        Ok(Some(now)) if now.birth != seen.birth => {
-            Some("refused: instance changed (birth) since the question; not queued".into())
-        }
-        Ok(Some(now)) if now.status != Status::Active => {
-            Some("refused: no longer active; not queued".into())
-        }
-        Ok(Some(_)) => None,
+        Ok(Some(now)) => match birth_refusal(
+            &BirthSeen::of(seen),
+            &BirthSeen::new(now.birth.as_ref(), now.created_at),
+        ) {
+            Some(refusal) => Some(format!("{refusal}; not queued")),
+            None if now.status != Status::Active => {
+                Some("refused: no longer active; not queued".into())
+            }
+            None => None,
+        },
         Err(error) => Some(format!("cannot re-read the instance: {error}")),
     }
 }
@@ -201,12 +205,16 @@ mod tests {
             )
         );
         let mut reborn = alpha(&path);
+        let stored = reborn.birth.as_ref().unwrap().instance_id().to_owned();
         reborn.birth = Some(crate::model::rows::Birth::new("ffff", "sl-ffff"));
         assert_eq!(
             report(wiring.clone(), reborn),
             (
                 ActivityKind::Refused,
-                "refused: instance changed (birth) since the question; not queued".into()
+                format!(
+                    "refused: the birth asked about (ffff) is not the instance's ({stored}): \
+                     it was born again, or another store was read; not queued"
+                )
             )
         );
         let mut gone = alpha(&path);

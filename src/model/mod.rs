@@ -8,6 +8,7 @@
 
 pub(crate) mod activity;
 pub(crate) mod backoff;
+pub mod birth_check;
 pub(crate) mod clock_evidence;
 pub(crate) mod confirm;
 pub mod controller;

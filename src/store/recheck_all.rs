@@ -90,6 +90,7 @@ const COMPARED: fn(&Recheck) = |Recheck {
                                     lock: _,
                                     attempt: _,
                                     birth: _,
+                                    created_at: _,
                                     pending: _,
                                 }| {};
 
@@ -181,7 +182,9 @@ fn read_all(
         let mut read = instance_columns(row, String::new(), Vec::new(), &mut substrates);
         instance_extras(row, 5, &mut read);
         let seen = entry.seen.0;
-        entry.differs |= read.status != seen.status || read.birth != seen.birth;
+        entry.differs |= read.status != seen.status
+            || read.birth != seen.birth
+            || read.created_at != seen.created_at;
         true
     })?;
     if !ok || !keyed(conn, layout, &mut found)? {

@@ -28,6 +28,10 @@ pub struct Recheck {
     /// decision and the teardown has another `instance_id`. `None` before
     /// migration 7.
     pub birth: Option<Birth>,
+    /// `instances.created_at`, unix seconds (`None`: the row holds no
+    /// integer): what tells two births of a name apart before migration 7
+    /// (`crate::model::birth_check`).
+    pub created_at: Option<i64>,
     /// A queued or running operation on this name (0.4.0 controller, matched
     /// by name): its verb and status. `None` before migration 8 or when
     /// nothing is pending.
@@ -72,6 +76,7 @@ impl Store {
                 lock: i.lock.map(|lock| *lock),
                 attempt,
                 birth: i.birth,
+                created_at: i.created_at,
                 pending: None,
             })),
         }
@@ -151,6 +156,7 @@ impl Store {
             lock: i.lock.map(|lock| *lock),
             attempt,
             birth: i.birth,
+            created_at: i.created_at,
             pending,
         }))
     }

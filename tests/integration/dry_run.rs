@@ -223,6 +223,7 @@ fn a_name_read_at_once_is_unchanged_exactly_when_its_recheck_says_so() {
                 lock: instance.lock.as_deref().cloned(),
                 attempt: attempt.cloned(),
                 birth: instance.birth.clone(),
+                created_at: instance.created_at,
                 pending: None,
             };
             let same = store.recheck(&instance.name).unwrap() == Some(decided);

@@ -204,3 +204,74 @@ fn v14_a_failed_reap_is_recorded_as_code_and_message_of_the_schema_2_envelope() 
         "{failed}"
     );
 }
+
+/// The operator's `d` answered `y` on the snapshot of `path` (bravo
+/// selected): the instance and attempt the console hands the teardown job.
+fn d_then_y_on_bravo(
+    path: &std::path::Path,
+) -> (
+    stackless_tui::model::Instance,
+    Option<stackless_tui::model::ReapAttempt>,
+) {
+    use crossterm::event::KeyCode;
+    use stackless_tui::ui::{App, AppConfig, Effect};
+    let mut app = App::new(
+        AppConfig {
+            store_label: path.display().to_string(),
+            reaper: stackless_tui::ui::ReaperMode::Off("--no-reaper".into()),
+            helper: stackless_tui::ui::HelperMode::None,
+            write_keys: Ok(()),
+            host: None,
+            no_color: false,
+        },
+        CAPTURE,
+    );
+    app.handle(
+        stackless_tui::event::Event::Snapshot(std::sync::Arc::new(snapshot(path))),
+        CAPTURE,
+    );
+    crate::common::ui::select(&mut app, "bravo");
+    crate::common::ui::press(&mut app, KeyCode::Char('d'));
+    match crate::common::ui::press(&mut app, KeyCode::Char('y')) {
+        Some(Effect::TearDown { instance, attempt }) => (instance, attempt),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// The second guard: a name born again after `y` but before its command
+/// starts (schema 14: another `instance_id`; schema 5, which has none:
+/// another `created_at`) is re-checked by the job against the birth the
+/// question was asked about, and the teardown aborts: nothing runs.
+#[test]
+fn a_name_born_again_after_y_aborts_the_operators_teardown_on_v5_and_v14() {
+    let rt = runtime();
+    for (version, (dir, path)) in [(5, stores::v5()), (14, stores::v14())] {
+        let (seen, attempt) = d_then_y_on_bravo(&path);
+        let rebirth = if version == 5 {
+            format!("UPDATE instances SET created_at = {CAPTURE} WHERE name = 'bravo';")
+        } else {
+            format!(
+                "UPDATE instances SET created_at = {CAPTURE},
+                   instance_id = 'f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6',
+                   resource_namespace = 'sl-f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6' WHERE name = 'bravo';"
+            )
+        };
+        stores::exec(&path, &rebirth);
+        let down = down_printing(dir.path(), V2_SUCCESS, 0);
+        let (mut reaper, log) = reaper(&path, down, vm_probe(), CAPTURE, &rt);
+        let kind = reaper.reap(&seen, attempt.as_ref(), Actor::Operator, Intent::TearDown);
+        assert_eq!(kind, Some(ActivityKind::Aborted), "v{version}");
+        assert!(argv_log(dir.path()).is_empty(), "v{version}: down ran");
+        assert_eq!(
+            log.lock().unwrap()[0].detail,
+            "instance changed (birth) since the decision; not torn down",
+            "v{version}"
+        );
+        let snap = snapshot(&path);
+        assert_eq!(
+            snap.instance("bravo").map(|i| (&i.status, i.created_at)),
+            Some((&stackless_tui::model::Status::Active, Some(CAPTURE))),
+            "v{version}"
+        );
+    }
+}

@@ -30,6 +30,7 @@ mod logs;
 mod pending;
 mod queue;
 mod reap;
+mod rebirth;
 mod renew;
 mod secrets;
 mod services;

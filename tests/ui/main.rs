@@ -41,5 +41,6 @@ mod ui_operations;
 mod ui_operator;
 mod ui_panes;
 mod ui_reaper;
+mod ui_rebirth;
 mod ui_remote;
 mod ui_verbs;

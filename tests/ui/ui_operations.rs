@@ -933,7 +933,7 @@ fn a_queue_question_answered_after_a_rebirth_or_the_end_is_refused() {
             Actor::Operator,
             "charlie".into(),
             ActivityKind::Refused,
-            "refused: instance changed (birth) since the question; not queued".into()
+            "refused: the birth asked about (cccccccccccccccccccccccccccccccc) is not the instance's (ffffffffffffffffffffffffffffffff): it was born again, or another store was read".into()
         )
     );
     // The up it would wait behind ended meanwhile: nothing to queue behind.

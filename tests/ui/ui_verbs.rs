@@ -168,7 +168,7 @@ fn a_name_born_again_before_y_is_refused() {
         (
             ActivityKind::Refused,
             "alpha".into(),
-            "refused: the name was born again since it was asked about".into()
+            "refused: the birth asked about (a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1) is not the instance's (f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6): it was born again, or another store was read".into()
         )
     );
 }

@@ -15,6 +15,7 @@ use super::teardown::{self, DownCommand};
 mod outcome;
 mod shared;
 use crate::model::activity::{Activity, ActivityKind, Actor};
+use crate::model::birth_check::BirthSeen;
 use crate::model::{Instance, ReapAttempt};
 use crate::recorder::Recorder;
 use crate::stop::StopToken;
@@ -525,10 +526,13 @@ fn shown_command(argv: &[String]) -> String {
 
 /// What differs between the decision's view and the fresh re-read, if
 /// anything, as the abort says it (`instance changed (birth)`: the name
-/// was torn down and brought up again, a new birth the decision never saw;
-/// `operation pending (up queued)`: the controller got work for it).
+/// was torn down and brought up again, a new birth the decision never saw,
+/// by [`BirthSeen::same_as`]: the `instance_id`, or `created_at` before
+/// schema 7; `operation pending (up queued)`: the controller got work for
+/// it). For an operator's `d`/`r`, `seen` carries the birth the question
+/// was asked about.
 fn changed(seen: &Instance, seen_attempt: Option<&ReapAttempt>, now: &Recheck) -> Option<String> {
-    if seen.birth != now.birth {
+    if !BirthSeen::of(seen).same_as(&BirthSeen::new(now.birth.as_ref(), now.created_at)) {
         Some("instance changed (birth)".into())
     } else if seen.status != now.status {
         Some("status changed".into())
@@ -590,6 +594,7 @@ mod tests {
             lock: seen.lock.as_deref().cloned(),
             attempt: Some(attempt.clone()),
             birth: seen.birth.clone(),
+            created_at: seen.created_at,
             pending: None,
         };
         assert_eq!(changed(&seen, Some(&attempt), &same), None);
@@ -606,11 +611,51 @@ mod tests {
         let mut other = same.clone();
         other.birth = None;
         assert_eq!(differs(other), Some("instance changed (birth)".into()));
+        // The same instance_id is the same birth whatever its created_at.
+        let mut other = same.clone();
+        other.created_at = Some(2);
+        assert_eq!(differs(other), None);
         let mut other = same.clone();
         other.status = Status::Tombstoned;
         assert_eq!(differs(other), Some("status changed".into()));
         let mut other = same;
         other.pending = Some(("up".into(), crate::model::OpStatus::Queued));
         assert_eq!(differs(other), Some("operation pending (up queued)".into()));
+    }
+
+    /// Before schema 7 (no `instance_id`) a name born again has another
+    /// `created_at`: the re-check aborts on it.
+    #[test]
+    fn before_schema_7_another_created_at_is_another_birth() {
+        let seen = Instance {
+            name: "golf".into(),
+            substrate: "local".into(),
+            status: Status::Active,
+            created_at: Some(1_000),
+            tombstoned_at: None,
+            lease: None,
+            lock: None,
+            anomalies: Vec::new(),
+            dirty: Some(false),
+            birth: None,
+        };
+        let now = Recheck {
+            status: Status::Active,
+            lease: None,
+            lock: None,
+            attempt: None,
+            birth: None,
+            created_at: Some(1_000),
+            pending: None,
+        };
+        assert_eq!(changed(&seen, None, &now), None);
+        let reborn = Recheck {
+            created_at: Some(1_060),
+            ..now
+        };
+        assert_eq!(
+            changed(&seen, None, &reborn),
+            Some("instance changed (birth)".into())
+        );
     }
 }

@@ -5,6 +5,7 @@
 use super::{App, Effect, FlashLevel, Focus, Layer, Question};
 use crate::event::Request;
 use crate::event::{Activity, ActivityKind, Actor};
+use crate::model::birth_check::{BirthSeen, birth_refusal};
 use crate::model::op_rules::{queue_down_refusal, queue_spot};
 use crate::model::services::DetailView;
 use crate::model::{Instance, Operation};
@@ -83,14 +84,35 @@ impl App {
         Some(Effect::Io(Request::OpenDetail { name }))
     }
 
-    /// `y` in the teardown dialog: close it and ask the console to tear the
-    /// instance down, if it still passes the teardown rules on the snapshot
-    /// shown now (it may have changed while the dialog was open).
-    pub(super) fn confirm_tear_down(&mut self, instance: Instance) -> Option<Effect> {
-        let Some(current) = self.shown.snapshot.instance(&instance.name).cloned() else {
-            self.refuse(&instance.name, "refused: no longer in the store".into());
+    /// The instance `asked` (as a question showed it) on the snapshot
+    /// shown now, when it is still the birth asked about
+    /// ([`birth_refusal`]): its rows as shown now with the birth asked
+    /// about (`instance_id`, `created_at`), which the job re-checks again
+    /// right before its command starts. `None` once refused: gone, or
+    /// another birth (born again, another store moved over the path or
+    /// written over it).
+    pub(super) fn asked_now(&mut self, asked: &Instance) -> Option<Instance> {
+        let Some(current) = self.shown.snapshot.instance(&asked.name) else {
+            self.refuse(&asked.name, "refused: no longer in the store".into());
             return None;
         };
+        if let Some(refusal) = birth_refusal(&BirthSeen::of(asked), &BirthSeen::of(current)) {
+            self.refuse(&asked.name, refusal);
+            return None;
+        }
+        Some(Instance {
+            birth: asked.birth.clone(),
+            created_at: asked.created_at,
+            ..current.clone()
+        })
+    }
+
+    /// `y` in the teardown dialog: close it and ask the console to tear the
+    /// instance down, if it is still the birth asked about
+    /// ([`Self::asked_now`]) and still passes the teardown rules on the
+    /// snapshot shown now (it may have changed while the dialog was open).
+    pub(super) fn confirm_tear_down(&mut self, instance: Instance) -> Option<Effect> {
+        let current = self.asked_now(&instance)?;
         if let Err(refusal) = may_tear_down(
             &current,
             self.shown.snapshot.lock_liveness(&current.name),
@@ -215,13 +237,11 @@ impl App {
     }
 
     /// `y` in the reap dialog: close it and ask the console to reap the
-    /// instance, if it still passes `r`'s rules on the snapshot shown now
-    /// (it may have changed while the dialog was open).
+    /// instance, if it is still the birth asked about ([`Self::asked_now`])
+    /// and still passes `r`'s rules on the snapshot shown now (it may have
+    /// changed while the dialog was open).
     pub(super) fn confirm_reap(&mut self, instance: Instance) -> Option<Effect> {
-        let Some(current) = self.shown.snapshot.instance(&instance.name).cloned() else {
-            self.refuse(&instance.name, "refused: no longer in the store".into());
-            return None;
-        };
+        let current = self.asked_now(&instance)?;
         if let Err(reason) = self.may_reap(&current) {
             self.refuse(&current.name, reason);
             return None;
@@ -326,17 +346,7 @@ impl App {
         asked: Instance,
         behind: Operation,
     ) -> Option<Effect> {
-        let Some(current) = self.shown.snapshot.instance(&asked.name).cloned() else {
-            self.refuse(&asked.name, "refused: no longer in the store".into());
-            return None;
-        };
-        if current.birth != asked.birth || current.created_at != asked.created_at {
-            self.refuse(
-                &current.name,
-                "refused: instance changed (birth) since the question; not queued".into(),
-            );
-            return None;
-        }
+        let current = self.asked_now(&asked)?;
         let pending = match self.queue_rule(&current) {
             Some(Ok((pending, _))) => pending,
             Some(Err(refusal)) => {

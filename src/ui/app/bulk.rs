@@ -14,6 +14,10 @@ pub struct Bulk {
     /// The names acted on, sorted: the marked rows the filter shows (`r`,
     /// `d`), or the names typed (`:reap`, `:down`).
     pub names: Vec<String>,
+    /// The birth of each of `names` (same order) the question is asked
+    /// about, as the snapshot showed it: `y` refuses a name born again
+    /// since ([`crate::model::birth_check::birth_refusal`]).
+    pub births: Vec<crate::model::birth_check::BirthSeen>,
     /// Whether `names` are marks (`r`/`d`) rather than typed names.
     pub marked: bool,
     /// Marked instances the filter hides: left alone, kept marked.

@@ -13,6 +13,7 @@
 use super::bulk::{BULK_NAMES_SHOWN, Bulk};
 use super::{App, Effect, FlashLevel, Focus, LayerKind, Question};
 use crate::event::{Activity, ActivityKind, Actor};
+use crate::model::birth_check::{BirthSeen, birth_refusal};
 use crate::model::{Instance, ReapAttempt};
 use crate::reaper::Intent;
 use crate::reaper::decision::{may_reap_now, may_tear_down};
@@ -158,9 +159,20 @@ impl App {
         let queues = queued
             .first()
             .and_then(|n| self.settings.teardown.queue_line_for(n));
+        let births = names
+            .iter()
+            .map(|n| {
+                self.shown
+                    .snapshot
+                    .instance(n)
+                    .map(BirthSeen::of)
+                    .unwrap_or_default()
+            })
+            .collect();
         Bulk {
             intent,
             names,
+            births,
             marked,
             hidden,
             runs,
@@ -188,7 +200,25 @@ impl App {
         let mut jobs: Vec<(Instance, Option<ReapAttempt>)> = Vec::new();
         let mut queue: Vec<(Instance, String)> = Vec::new();
         let mut refusals: Vec<Activity> = Vec::new();
-        for name in &bulk.names {
+        for (at, name) in bulk.names.iter().enumerate() {
+            // A name without its birth is compared as one with none: any
+            // instance_id refuses it.
+            let asked = bulk.births.get(at).cloned().unwrap_or_default();
+            if let Some(refusal) = self
+                .shown
+                .snapshot
+                .instance(name)
+                .and_then(|now| birth_refusal(&asked, &BirthSeen::of(now)))
+            {
+                refusals.push(Activity::new(
+                    self.now,
+                    Actor::Operator,
+                    name,
+                    ActivityKind::Refused,
+                    refusal,
+                ));
+                continue;
+            }
             if bulk.intent == Intent::TearDown
                 && let Some(op) = self.queue_behind(name)
                 && let Some(instance) = self.shown.snapshot.instance(name)

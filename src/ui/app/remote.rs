@@ -7,6 +7,7 @@
 use super::verbs::Asked;
 use super::{App, Effect};
 use crate::model::Instance;
+use crate::model::birth_check::{BirthSeen, birth_refusal};
 
 /// An action asked for by name, as a key and its `y` would do it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,16 +137,9 @@ impl App {
         let Some(instance) = self.shown.snapshot.instance(&named.name).cloned() else {
             return Err(self.refused(&named.name, "refused: no such instance in the store".into()));
         };
-        let birth = instance.birth.as_ref().map(|b| b.instance_id().to_owned());
-        if birth != named.birth {
-            return Err(self.refused(
-                &named.name,
-                format!(
-                    "refused: the birth asked about ({}) is not the instance's ({}): it was born again, or the client saw another store",
-                    named.birth.as_deref().unwrap_or("none"),
-                    birth.as_deref().unwrap_or("none")
-                ),
-            ));
+        let asked = BirthSeen::by_id(named.birth.clone());
+        if let Some(refusal) = birth_refusal(&asked, &BirthSeen::of(&instance)) {
+            return Err(self.refused(&named.name, refusal));
         }
         Ok(instance)
     }

@@ -12,6 +12,7 @@ use super::command_line::CommandLine;
 use super::{App, Effect, FlashLevel, Layer, Question};
 use crate::event::{Activity, ActivityKind, Actor};
 use crate::model::Instance;
+use crate::model::birth_check::{BirthSeen, birth_refusal};
 use crate::model::verbs::{self, Verb, VerbRequest};
 
 /// What `:renew`/`:verify` (or `L`/`v`) asked, before each instance's
@@ -223,15 +224,15 @@ impl App {
         let mut run = Vec::new();
         for request in question.requests {
             let name = request.instance.name.clone();
+            let asked = BirthSeen::of(&request.instance);
             match self.verb_check(&name, request.verb) {
-                Ok(current) if current.birth != request.instance.birth => self.refuse(
-                    &name,
-                    "refused: the name was born again since it was asked about".into(),
-                ),
-                Ok(current) => run.push(VerbRequest {
-                    instance: current,
-                    verb: request.verb,
-                }),
+                Ok(current) => match birth_refusal(&asked, &BirthSeen::of(&current)) {
+                    Some(refusal) => self.refuse(&name, refusal),
+                    None => run.push(VerbRequest {
+                        instance: current,
+                        verb: request.verb,
+                    }),
+                },
                 Err(reason) => self.refuse(&name, reason),
             }
         }
