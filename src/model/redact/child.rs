@@ -135,13 +135,15 @@ mod tests {
     #[test]
     fn text_and_json_lines_and_a_stderr_tail() {
         let redactor = Redactor::new(["sk_live_REGISTERED".to_owned()]);
-        let stdout = "progress\n{\"password\":\"CANARY1\"}\npassword:\n  CANARY3\nkey sk_live_REGISTERED\n";
+        let stdout =
+            "progress\n{\"password\":\"CANARY1\"}\npassword:\n  CANARY3\nkey sk_live_REGISTERED\n";
         assert_eq!(
             redactor.child_output(stdout),
             "progress\n{\"password\":\"[redacted]\"}\npassword:\n  [redacted]\nkey [redacted]\n"
         );
         assert_eq!(
-            redactor.child_tail("ve_REGISTERED\nAuthorization: Bearer CANARY4\nX-Api-Key: CANARY6\n"),
+            redactor
+                .child_tail("ve_REGISTERED\nAuthorization: Bearer CANARY4\nX-Api-Key: CANARY6\n"),
             "[redacted]\nAuthorization: Bearer [redacted]\nX-Api-Key: [redacted]\n"
         );
         // A stdout cut inside a JSON answer is text: its open value goes.

@@ -164,7 +164,13 @@ const AUTH_SCHEMES: [&str; 5] = ["bearer", "basic", "token", "digest", "negotiat
 /// `key` lowercase, `-` read as `_`.
 fn normalized(key: &str) -> String {
     key.chars()
-        .map(|c| if c == '-' { '_' } else { c.to_ascii_lowercase() })
+        .map(|c| {
+            if c == '-' {
+                '_'
+            } else {
+                c.to_ascii_lowercase()
+            }
+        })
         .collect()
 }
 
@@ -307,7 +313,10 @@ mod tests {
         assert_eq!(shown("PASSWORD: hunter2, ok"), "PASSWORD: [redacted], ok");
         assert_eq!(shown("X-Api-Key: CANARY6"), "X-Api-Key: [redacted]");
         assert_eq!(shown("x-api-key:CANARY6\n"), "x-api-key:[redacted]\n");
-        assert_eq!(shown("--db-password='a b' -v"), "--db-password='[redacted]' -v");
+        assert_eq!(
+            shown("--db-password='a b' -v"),
+            "--db-password='[redacted]' -v"
+        );
         assert_eq!(
             shown("https://h/cb?access_token=abc&state=1"),
             "https://h/cb?access_token=[redacted]&state=1"
@@ -346,14 +355,20 @@ mod tests {
 
     #[test]
     fn schemes_and_url_userinfo() {
-        assert_eq!(shown("sent Bearer CANARY4, done"), "sent Bearer [redacted], done");
+        assert_eq!(
+            shown("sent Bearer CANARY4, done"),
+            "sent Bearer [redacted], done"
+        );
         assert_eq!(shown("Basic CANARY7=="), "Basic [redacted]");
         assert_eq!(shown("a basic check passed"), "a basic check passed");
         assert_eq!(
             shown("at https://u:CANARY5@h.example/x and ftp://tok@h"),
             "at https://[redacted]@h.example/x and ftp://[redacted]@h"
         );
-        assert_eq!(shown("see https://h.example/a@b"), "see https://h.example/a@b");
+        assert_eq!(
+            shown("see https://h.example/a@b"),
+            "see https://h.example/a@b"
+        );
     }
 
     #[test]

@@ -62,7 +62,13 @@ const CREDENTIAL_WORDS: [&str; 11] = [
 /// `key` in ASCII lowercase with `-` read as `_`.
 fn lower_key(key: &str) -> String {
     key.chars()
-        .map(|c| if c == '-' { '_' } else { c.to_ascii_lowercase() })
+        .map(|c| {
+            if c == '-' {
+                '_'
+            } else {
+                c.to_ascii_lowercase()
+            }
+        })
         .collect()
 }
 
