@@ -490,7 +490,10 @@ mod tests {
             line(r#"CANARY_B","n":1}"#, 0),
             line(r#"{"token":"CANARY_C"#, 0),
             line("other service", 1),
-            line("X-Api-Key: CANARY_D https://u:CANARY_E@h Bearer CANARY_F", 0),
+            line(
+                "X-Api-Key: CANARY_D https://u:CANARY_E@h Bearer CANARY_F",
+                0,
+            ),
         ];
         redact_lines(&mut lines, &Redactor::default());
         let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();

@@ -124,37 +124,13 @@ pub(crate) async fn run<S: AsRef<OsStr>>(job: Job<'_, S>) -> Answer {
     };
     // The parent's copies of the child's ends are gone with `command`.
     drop(command);
-    let pgid = child.id().and_then(|id| i32::try_from(id).ok());
-    let size = |file: &std::fs::File| file.metadata().map_or(0, |m| m.len());
-    let exit = loop {
-        match tokio::time::timeout(WATCH, child.wait()).await {
-            Ok(Ok(status)) => break exit_of(status),
-            Ok(Err(error)) => {
-                return not_started(format!(
-                    "waiting for {} failed: {error}",
-                    program.to_string_lossy()
-                ));
-            }
-            Err(_) => {}
-        }
-        let too_much = size(&out).max(size(&err)) > job.limits.output_limit;
-        let interrupted = job.stop.is_some_and(StopToken::is_cancelled);
-        if too_much || interrupted || started.elapsed() >= job.deadline {
-            signal_group(pgid, nix::sys::signal::Signal::SIGTERM);
-            if tokio::time::timeout(job.limits.kill_grace, child.wait())
-                .await
-                .is_err()
-            {
-                signal_group(pgid, nix::sys::signal::Signal::SIGKILL);
-                let _ = child.wait().await;
-            }
-            break if interrupted {
-                Exit::Interrupted
-            } else if too_much {
-                Exit::TooMuchOutput(job.limits.output_limit)
-            } else {
-                Exit::TimedOut(job.deadline.as_secs())
-            };
+    let exit = match watch(&mut child, &job, &out, &err, started).await {
+        Ok(exit) => exit,
+        Err(error) => {
+            return not_started(format!(
+                "waiting for {} failed: {error}",
+                program.to_string_lossy()
+            ));
         }
     };
     let took = started.elapsed();
@@ -168,6 +144,48 @@ pub(crate) async fn run<S: AsRef<OsStr>>(job: Job<'_, S>) -> Answer {
             .child_tail(&read_tail(&err, job.limits.stderr_tail)),
         stdout_len: size(&out),
         took,
+    }
+}
+
+/// The size of `file` (bytes; 0 when it cannot be read).
+fn size(file: &std::fs::File) -> u64 {
+    file.metadata().map_or(0, |m| m.len())
+}
+
+/// Wait for `child` (spawned at `started`) to end, stopping its group
+/// (SIGTERM, SIGKILL after the grace) at `job`'s deadline, its stop, or
+/// past its output limit in `out` or `err`: how it ended.
+async fn watch<S: AsRef<OsStr>>(
+    child: &mut tokio::process::Child,
+    job: &Job<'_, S>,
+    out: &std::fs::File,
+    err: &std::fs::File,
+    started: Instant,
+) -> std::io::Result<Exit> {
+    let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+    loop {
+        if let Ok(status) = tokio::time::timeout(WATCH, child.wait()).await {
+            return Ok(exit_of(status?));
+        }
+        let too_much = size(out).max(size(err)) > job.limits.output_limit;
+        let interrupted = job.stop.is_some_and(StopToken::is_cancelled);
+        if too_much || interrupted || started.elapsed() >= job.deadline {
+            signal_group(pgid, nix::sys::signal::Signal::SIGTERM);
+            if tokio::time::timeout(job.limits.kill_grace, child.wait())
+                .await
+                .is_err()
+            {
+                signal_group(pgid, nix::sys::signal::Signal::SIGKILL);
+                let _ = child.wait().await;
+            }
+            return Ok(if interrupted {
+                Exit::Interrupted
+            } else if too_much {
+                Exit::TooMuchOutput(job.limits.output_limit)
+            } else {
+                Exit::TimedOut(job.deadline.as_secs())
+            });
+        }
     }
 }
 

@@ -163,7 +163,7 @@ fn no_canary_of_a_failing_teardown_reaches_any_sink() {
         200,
         60,
     );
-    let screen = tui.wait_for_all(&["golf failed", "provider.auth"], UI);
+    let screen = tui.wait_for_all(&["golf failed", "provider.auth", "Backoffs"], UI);
     leaks.extend(found("the main screen", screen.as_bytes()));
     tui.select("golf");
     tui.send("\r");
