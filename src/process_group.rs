@@ -1,11 +1,15 @@
 //! Signalling a child's process group (a teardown's `down`, the helper and
 //! whatever they started): the one place that guards the group id and the
 //! one TERM-then-KILL sequence. A group id of 0 or 1 is never signalled:
-//! `killpg(0)` is this process's own group and 1 is init's.
+//! `killpg(0)` is this process's own group and 1 is init's. Nothing else
+//! in the crate calls `killpg` (a test reads the sources for it), and
+//! every child run for its answer is run by [`run`].
 
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, killpg};
+
+pub(crate) mod run;
 
 /// How often [`stop_group`] looks whether the group is gone.
 const POLL: Duration = Duration::from_millis(20);

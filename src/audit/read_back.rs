@@ -1,11 +1,13 @@
 //! The audit trail read back at start: each instance's last finished
 //! teardown (the reaper's or the operator's), from the end of
 //! `audit.jsonl` and then `audit.jsonl.1`, bounded ([`READ_BACK`] bytes,
-//! [`READ_BACK_INSTANCES`] instances), never following a symlink.
+//! [`READ_BACK_INSTANCES`] instances), never following a symlink, its
+//! reason, answer and stderr tail redacted as a child's answer is.
 
 use std::path::{Path, PathBuf};
 
 use crate::model::activity::{Activity, ActivityKind, Actor};
+use crate::model::redact::Redactor;
 
 /// How many bytes from the end of the audit trail [`last_teardowns`] reads
 /// (then from the end of `audit.jsonl.1`, in what is left of it).
@@ -49,9 +51,14 @@ impl Recorded {
             ("failed", _) => ActivityKind::Failed,
             _ => return None,
         };
-        let mut activity = Activity::new(self.unix, actor, &self.instance, kind, self.reason)
-            .with_envelope(&self.envelope);
-        activity.stderr_tail = self.stderr_tail;
+        // A trail an earlier console wrote before its children's answers
+        // were redacted where they enter may hold credentials in clear:
+        // read back through the same rules (`Redactor::child_output`).
+        let rules = Redactor::default();
+        let reason = rules.child_output(&self.reason);
+        let mut activity = Activity::new(self.unix, actor, &self.instance, kind, reason)
+            .with_envelope(&rules.child_output(&self.envelope));
+        activity.stderr_tail = rules.child_tail(&self.stderr_tail);
         activity.duration = self.duration_ms.map(std::time::Duration::from_millis);
         activity.restored = true;
         Some(activity)
@@ -131,4 +138,29 @@ pub fn last_teardowns(path: &Path, budget: u64) -> Vec<Activity> {
     out.truncate(READ_BACK_INSTANCES);
     out.reverse();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    /// A line an earlier console wrote with a child's credentials in clear
+    /// is shown redacted.
+    #[test]
+    fn credentials_in_a_trail_written_before_are_redacted_when_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        std::fs::write(
+            &path,
+            r#"{"unix":5,"actor":"reaper","instance":"golf","action":"teardown","outcome":"failed","reason":"provider.auth: token=CANARY3","stderr_tail":"Authorization: Bearer CANARY4\n","envelope":"{\"error\":{\"code\":\"provider.auth\",\"context\":{\"password\":\"CANARY1\"}}}"}
+"#,
+        )
+        .unwrap();
+        let back = super::last_teardowns(&path, super::READ_BACK);
+        assert_eq!(back.len(), 1);
+        assert_eq!(back[0].detail, "provider.auth: token=[redacted]");
+        assert_eq!(back[0].stderr_tail, "Authorization: Bearer [redacted]\n");
+        assert_eq!(
+            back[0].envelope,
+            r#"{"error":{"code":"provider.auth","context":{"password":"[redacted]"}}}"#
+        );
+    }
 }

@@ -175,13 +175,29 @@ impl LogLine {
 
 /// Redact `lines` in order, each piece of a long line at its cut ends too:
 /// a line is followed by its next piece when that one is `cont`.
-/// A piece that ends inside a credential-named field's string value has
-/// the next piece redacted up to the value's end.
+/// A piece that ends inside a credential-named field's string value, or
+/// in a credential-named key whose value is still to come (`password:`),
+/// has what follows redacted up to the value's end (a closing quote;
+/// the whole of it when none comes): the next piece of its line, and the
+/// next line when it is of the same service and directly after it (a
+/// multi-line JSON value, a key whose value is on the next line). One
+/// line at most is carried so: the line after that one starts outside
+/// (a value across three lines shows from its third), and so does a line
+/// whose line before is of another service or came in another update.
 pub fn redact_lines(lines: &mut [LogLine], redactor: &Redactor) {
     let mut open = false;
+    // The line before was itself carried into: it carries no further.
+    let mut carried = false;
+    let mut service = None;
     for i in 0..lines.len() {
         let cut_end = lines.get(i + 1).is_some_and(|next| next.cont);
-        let inside = open && lines[i].cont;
+        let line = &lines[i];
+        let next_line = !line.cont && !carried && service == Some(line.service);
+        let inside = open && (line.cont || next_line);
+        if !line.cont {
+            carried = inside;
+        }
+        service = Some(line.service);
         open = lines[i].redact_piece(redactor, cut_end, inside);
     }
 }
@@ -191,17 +207,22 @@ pub fn redact_update(update: &mut LogUpdate, redactor: &Redactor) {
     match update {
         LogUpdate::Lines { lines, .. } => redact_lines(lines, redactor),
         LogUpdate::Partial { line, .. } => line.redact_partial(redactor),
-        LogUpdate::Note { .. }
-        | LogUpdate::Watching { .. }
-        | LogUpdate::NewService { .. }
-        | LogUpdate::DirGone { .. } => {}
+        // A log file named for a secret: its tab is not.
+        LogUpdate::NewService { name, .. } => *name = redactor.text(name),
+        LogUpdate::Note { .. } | LogUpdate::Watching { .. } | LogUpdate::DirGone { .. } => {}
     }
 }
 
 impl Opened {
-    /// Redact every service's tail and partial line.
+    /// Redact every service's name (a log file named for a
+    /// `secret_history` value: the service name is its file's stem), the
+    /// notice (which names files), each tail and partial line.
     pub fn redact(&mut self, redactor: &Redactor) {
+        if let Some(notice) = &mut self.notice {
+            *notice = redactor.text(notice);
+        }
         for service in &mut self.services {
+            service.name = redactor.text(&service.name);
             redact_lines(&mut service.lines, redactor);
             if let Some(partial) = &mut service.partial {
                 partial.redact_partial(redactor);
@@ -447,6 +468,66 @@ mod tests {
         redact_lines(&mut lines, &Redactor::default());
         let again: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
         assert_eq!(again, expected);
+    }
+
+    /// A credential's value on the line after its key, or a JSON string
+    /// value across two lines, is redacted there too; one line at most,
+    /// and only of the same service.
+    #[test]
+    fn a_value_continued_on_the_next_line_is_redacted_there() {
+        let line = |text: &str, service: u16| LogLine {
+            text: text.to_owned(),
+            service,
+            at: LinePos::default(),
+            cont: false,
+            cut: false,
+        };
+        let mut lines = vec![
+            line("db_password:", 0),
+            line("   CANARY_NEXT", 0),
+            line("after", 0),
+            line(r#"{"client_secret":"CANARY_A"#, 0),
+            line(r#"CANARY_B","n":1}"#, 0),
+            line(r#"{"token":"CANARY_C"#, 0),
+            line("other service", 1),
+            line(
+                "X-Api-Key: CANARY_D https://u:CANARY_E@h Bearer CANARY_F",
+                0,
+            ),
+        ];
+        redact_lines(&mut lines, &Redactor::default());
+        let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "db_password:",
+                "[redacted]",
+                "after",
+                r#"{"client_secret":"[redacted]""#,
+                r#"[redacted]","n":1}"#,
+                r#"{"token":"[redacted]""#,
+                "other service",
+                "X-Api-Key: [redacted] https://[redacted]@h Bearer [redacted]",
+            ]
+        );
+    }
+
+    /// A log file named for a `secret_history` value: the tab shows
+    /// `[redacted]`, as an opened service and as one that appears later.
+    #[test]
+    fn a_service_named_for_a_secret_is_redacted() {
+        let redactor = Redactor::new(["sk_live_NAMED".to_owned()]);
+        let mut update = LogUpdate::NewService {
+            session: 1,
+            service: 2,
+            name: "sk_live_NAMED".into(),
+            base: std::path::PathBuf::from("/l/sk_live_NAMED.log"),
+        };
+        redact_update(&mut update, &redactor);
+        let LogUpdate::NewService { name, .. } = update else {
+            panic!("a new service");
+        };
+        assert_eq!(name, "[redacted]");
     }
 
     #[test]

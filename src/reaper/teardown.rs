@@ -1,14 +1,14 @@
-//! The teardown runner: runs the `down` command for one instance as a child
-//! process in its own process group, with a deadline and capped output.
-//! Never through a shell: the instance name is one argv element.
+//! The teardown command: runs the `down` command for one instance through
+//! the one child runner (`crate::process_group::run`: its own process
+//! group, a deadline, capped and redacted output). Never through a shell:
+//! the instance name is one argv element.
 
-use std::process::Stdio;
-use std::time::{Duration, Instant};
-
-use tokio::process::Command;
+use std::time::Duration;
 
 use crate::model::envelope::Exit;
 use crate::model::name::is_dns_safe;
+use crate::model::redact::Redactor;
+use crate::process_group::run::{Job, Limits};
 use crate::stop::StopToken;
 
 /// The placeholder replaced by the instance name.
@@ -157,144 +157,44 @@ impl TeardownResult {
 /// output goes to unlinked temporary files (so a console that exits never
 /// leaves a `down` to die of SIGPIPE), and this bounds their size.
 pub(crate) const OUTPUT_LIMIT: u64 = 256 * 1024 * 1024;
-/// How often the deadline and the output size are checked.
-const WATCH: Duration = Duration::from_millis(100);
 
-/// Run `argv` with a deadline. The child gets its own process group; at the
-/// deadline the whole group gets SIGTERM, then SIGKILL after
-/// [`KILL_GRACE`]. Its stdout and stderr go to unlinked temporary files, not
-/// pipes: a teardown outlives this console intact (no SIGPIPE when the
-/// console exits), a grandchild holding them open delays nothing, and only
-/// the first [`STDOUT_CAP`] bytes of stdout and the last [`STDERR_TAIL`]
-/// bytes of stderr are ever read into memory. A command that cannot be
-/// started is [`Exit::NotStarted`]. When `stop` is cancelled (`reap --once`
-/// interrupted) the group is stopped the same way and the result is
-/// [`Exit::Interrupted`].
-pub(crate) async fn run(argv: &[String], deadline: Duration, stop: &StopToken) -> TeardownResult {
-    let started = Instant::now();
-    let not_started = |why: String| TeardownResult {
-        exit: Exit::NotStarted(why),
-        stdout: String::new(),
-        stderr_tail: String::new(),
-        took: started.elapsed(),
-    };
-    let files = tempfile::tempfile().and_then(|out| {
-        let err = tempfile::tempfile()?;
-        Ok((out, err))
-    });
-    let (out, err) = match files {
-        Ok(files) => files,
-        Err(error) => return not_started(format!("cannot create output files: {error}")),
-    };
-    let handles = out.try_clone().and_then(|o| Ok((o, err.try_clone()?)));
-    let (out_child, err_child) = match handles {
-        Ok(handles) => handles,
-        Err(error) => return not_started(format!("cannot create output files: {error}")),
-    };
-    let mut command = Command::new(&argv[0]);
-    command
-        .args(&argv[1..])
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(out_child))
-        .stderr(Stdio::from(err_child))
-        .process_group(0)
-        .kill_on_drop(false);
-    let mut child = match command.spawn() {
-        Ok(child) => child,
-        Err(error) => return not_started(format!("cannot run {}: {error}", argv[0])),
-    };
-    // The parent's copies of the child's ends are gone with `command`.
-    drop(command);
-    let pgid = child.id().and_then(|id| i32::try_from(id).ok());
-    let size = |file: &std::fs::File| file.metadata().map_or(0, |m| m.len());
-    let exit = loop {
-        match tokio::time::timeout(WATCH, child.wait()).await {
-            Ok(Ok(status)) => break exit_of(status),
-            Ok(Err(error)) => {
-                return not_started(format!("waiting for {} failed: {error}", argv[0]));
-            }
-            Err(_) => {}
-        }
-        let too_much = size(&out).max(size(&err)) > OUTPUT_LIMIT;
-        let interrupted = stop.is_cancelled();
-        if too_much || interrupted || started.elapsed() >= deadline {
-            signal_group(pgid, nix::sys::signal::Signal::SIGTERM);
-            if tokio::time::timeout(KILL_GRACE, child.wait())
-                .await
-                .is_err()
-            {
-                signal_group(pgid, nix::sys::signal::Signal::SIGKILL);
-                let _ = child.wait().await;
-            }
-            break if interrupted {
-                Exit::Interrupted
-            } else if too_much {
-                Exit::TooMuchOutput(OUTPUT_LIMIT)
-            } else {
-                Exit::TimedOut(deadline.as_secs())
-            };
-        }
-    };
-    let took = started.elapsed();
+/// The bounds of a teardown's (and a renew's, a verify's) output.
+pub(crate) const LIMITS: Limits = Limits {
+    stdout_cap: STDOUT_CAP,
+    stderr_tail: STDERR_TAIL,
+    output_limit: OUTPUT_LIMIT,
+    kill_grace: KILL_GRACE,
+};
+
+/// Run `argv` with a deadline through the one runner
+/// (`crate::process_group::run`): its own process group, stopped whole
+/// (SIGTERM, SIGKILL after [`KILL_GRACE`]) at the deadline, when its
+/// output passes [`OUTPUT_LIMIT`], or when `stop` is cancelled (`reap
+/// --once` interrupted: [`Exit::Interrupted`]); only the first
+/// [`STDOUT_CAP`] bytes of stdout and the last [`STDERR_TAIL`] bytes of
+/// stderr read, both redacted by `redactor` and the credential rules
+/// (`Redactor::child_output`) before anything records them. A command
+/// that cannot be started is [`Exit::NotStarted`].
+pub(crate) async fn run(
+    argv: &[String],
+    deadline: Duration,
+    stop: &StopToken,
+    redactor: &Redactor,
+) -> TeardownResult {
+    let answer = crate::process_group::run::run(Job {
+        argv,
+        env: &[],
+        deadline,
+        stop: Some(stop),
+        limits: LIMITS,
+        redactor,
+    })
+    .await;
     TeardownResult {
-        exit,
-        stdout: read_head(&out, STDOUT_CAP),
-        stderr_tail: read_tail(&err, STDERR_TAIL),
-        took,
-    }
-}
-
-/// At most `cap` bytes from the start of `file`, lossily decoded.
-fn read_head(file: &std::fs::File, cap: usize) -> String {
-    use std::io::{Read as _, Seek as _};
-    let mut file = file;
-    let mut bytes = Vec::new();
-    if file.rewind().is_ok() {
-        let _ = file.take(cap as u64).read_to_end(&mut bytes);
-    }
-    String::from_utf8_lossy(&bytes).into_owned()
-}
-
-/// At most the last `cap` bytes of `file`, lossily decoded.
-/// The last `cap` bytes of `file` as text; when more was written, the
-/// tail starts with `…` unless it starts a line (it was cut mid-line).
-fn read_tail(file: &std::fs::File, cap: usize) -> String {
-    use std::io::{Read as _, Seek as _, SeekFrom};
-    let mut file = file;
-    let len = file.metadata().map_or(0, |m| m.len());
-    // One byte more when cut: whether the tail starts a line.
-    let cut = len > cap as u64;
-    let from = len.saturating_sub(cap as u64 + u64::from(cut));
-    let mut bytes = Vec::new();
-    if file.seek(SeekFrom::Start(from)).is_ok() {
-        let _ = file
-            .take(cap as u64 + u64::from(cut))
-            .read_to_end(&mut bytes);
-    }
-    if !cut || bytes.is_empty() {
-        return String::from_utf8_lossy(&bytes).into_owned();
-    }
-    let mark = if bytes[0] == b'\n' { "" } else { "…" };
-    format!("{mark}{}", String::from_utf8_lossy(&bytes[1..]))
-}
-
-fn signal_group(pgid: Option<i32>, signal: nix::sys::signal::Signal) {
-    if let Some(pgid) = pgid {
-        let _ = crate::process_group::signal(pgid, signal);
-    }
-}
-
-fn exit_of(status: std::process::ExitStatus) -> Exit {
-    use std::os::unix::process::ExitStatusExt;
-    if let Some(code) = status.code() {
-        return Exit::Code(code);
-    }
-    match status.signal() {
-        Some(signal) => Exit::Signal(
-            nix::sys::signal::Signal::try_from(signal)
-                .map_or_else(|_| format!("signal {signal}"), |s| s.as_str().to_owned()),
-        ),
-        None => Exit::Code(-1),
+        exit: answer.exit,
+        stdout: answer.stdout,
+        stderr_tail: answer.stderr_tail,
+        took: answer.took,
     }
 }
 
@@ -385,6 +285,7 @@ mod tests {
             &sh("echo out; echo err >&2; exit 3"),
             Duration::from_secs(10),
             &StopToken::new(),
+            &Redactor::default(),
         ));
         assert_eq!(r.exit, Exit::Code(3));
         assert_eq!(r.stdout, "out\n");
@@ -398,6 +299,7 @@ mod tests {
             &sh("sleep 30"),
             Duration::from_millis(300),
             &StopToken::new(),
+            &Redactor::default(),
         ));
         assert_eq!(r.exit, Exit::TimedOut(0));
         assert!(r.took < Duration::from_secs(5), "took {:?}", r.took);
@@ -409,6 +311,7 @@ mod tests {
             &sh("sleep 30 & echo started; exit 0"),
             Duration::from_secs(10),
             &StopToken::new(),
+            &Redactor::default(),
         ));
         assert_eq!(r.exit, Exit::Code(0));
         assert_eq!(r.stdout, "started\n");
@@ -421,6 +324,7 @@ mod tests {
             &sh("head -c 20000000 /dev/zero | tr '\\0' x; exit 1"),
             Duration::from_secs(30),
             &StopToken::new(),
+            &Redactor::default(),
         ));
         assert_eq!(r.exit, Exit::Code(1));
         assert_eq!(r.stdout.len(), STDOUT_CAP);
@@ -434,7 +338,12 @@ mod tests {
             std::thread::sleep(Duration::from_millis(200));
             later.cancel();
         });
-        let r = rt().block_on(run(&sh("sleep 30"), Duration::from_secs(60), &stop));
+        let r = rt().block_on(run(
+            &sh("sleep 30"),
+            Duration::from_secs(60),
+            &stop,
+            &Redactor::default(),
+        ));
         assert_eq!(r.exit, Exit::Interrupted);
         assert!(r.took < Duration::from_secs(5), "took {:?}", r.took);
     }
@@ -445,6 +354,7 @@ mod tests {
             &sh("kill -KILL $$"),
             Duration::from_secs(10),
             &StopToken::new(),
+            &Redactor::default(),
         ));
         assert_eq!(r.exit, Exit::Signal("SIGKILL".into()));
     }
@@ -455,6 +365,7 @@ mod tests {
             &["/nonexistent/down".to_owned()],
             Duration::from_secs(1),
             &StopToken::new(),
+            &Redactor::default(),
         ));
         assert_eq!(
             r.exit,
@@ -472,6 +383,7 @@ mod tests {
             &sh("sleep 0.3; echo late; echo err >&2"),
             Duration::from_secs(10),
             &StopToken::new(),
+            &Redactor::default(),
         ));
         assert_eq!(r.exit, Exit::Code(0));
         assert_eq!(r.stdout, "late\n");
@@ -480,6 +392,7 @@ mod tests {
 
     #[test]
     fn a_cut_stderr_tail_is_marked_where_it_starts_mid_line() {
+        use crate::process_group::run::read_tail;
         use std::io::Write as _;
         let mut file = tempfile::tempfile().unwrap();
         file.write_all(b"first line\nsecond line\n").unwrap();

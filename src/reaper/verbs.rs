@@ -16,6 +16,7 @@ use super::teardown;
 use crate::model::Instance;
 use crate::model::activity::{Activity, ActivityKind, Actor};
 use crate::model::envelope::Exit;
+use crate::model::redact::Redactor;
 use crate::model::time::span;
 pub use crate::model::verbs::VerbRequest;
 use crate::model::verbs::{self, Outcome, Verb};
@@ -116,7 +117,7 @@ impl VerbRunner {
             );
         }
         let started = (self.clock)();
-        let result = run(&argv, self.deadline);
+        let result = run(&argv, self.deadline, &self.recorder.secrets().current());
         let code = match &result.exit {
             Exit::Code(code) => Some(*code),
             Exit::Signal(_) => None,
@@ -282,13 +283,15 @@ const fn failed_kind(verb: Verb) -> ActivityKind {
     }
 }
 
-/// Run `argv` to its end on a one-thread runtime of this thread's own.
-fn run(argv: &[String], deadline: Duration) -> teardown::TeardownResult {
+/// Run `argv` to its end on a one-thread runtime of this thread's own,
+/// through the one runner (`crate::process_group::run`): what it answered
+/// comes back redacted by `redactor` and the credential rules.
+fn run(argv: &[String], deadline: Duration, redactor: &Redactor) -> teardown::TeardownResult {
     match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
-        Ok(runtime) => runtime.block_on(teardown::run(argv, deadline, &StopToken::new())),
+        Ok(runtime) => runtime.block_on(teardown::run(argv, deadline, &StopToken::new(), redactor)),
         Err(error) => teardown::TeardownResult {
             exit: Exit::NotStarted(format!("cannot start a runtime: {error}")),
             stdout: String::new(),

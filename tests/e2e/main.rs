@@ -18,6 +18,7 @@ mod integrity;
 
 mod bulk;
 mod bursts_signals_and_swaps;
+mod canaries;
 mod faults;
 mod fleet;
 mod fleet_console;

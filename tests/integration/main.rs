@@ -16,6 +16,8 @@ mod common;
 mod agent_process;
 mod arrows;
 mod audit_pause;
+mod child_canaries;
+mod children;
 mod demo;
 mod dry_run;
 mod faults;

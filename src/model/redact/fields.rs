@@ -117,7 +117,7 @@ pub fn credential_fields_piece(text: &str, inside: bool) -> (std::borrow::Cow<'_
 
 /// Where a JSON string whose contents start at `bytes[from]` ends: just
 /// past its closing quote (escapes read); `None` when it is not closed.
-fn close_quote(bytes: &[u8], from: usize) -> Option<usize> {
+pub(super) fn close_quote(bytes: &[u8], from: usize) -> Option<usize> {
     let mut i = from;
     while let Some(&b) = bytes.get(i) {
         match b {
@@ -131,7 +131,7 @@ fn close_quote(bytes: &[u8], from: usize) -> Option<usize> {
 
 /// Where the object or array opening at `bytes[start]` ends: just past the
 /// bracket that closes it (strings read); `None` when it is not closed.
-fn bracket_end(bytes: &[u8], start: usize) -> Option<usize> {
+pub(super) fn bracket_end(bytes: &[u8], start: usize) -> Option<usize> {
     let mut depth = 0usize;
     let mut i = start;
     while let Some(&b) = bytes.get(i) {
@@ -173,7 +173,7 @@ fn skip_space(bytes: &[u8], at: usize) -> usize {
 
 /// Whether `text` is a JSON object that is a 0.4.0 secret reference
 /// ([`is_secret_ref`]): 0.4.0 leaves it under a credential-named key.
-fn secret_reference(text: &str) -> bool {
+pub(super) fn secret_reference(text: &str) -> bool {
     serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(text)
         .is_ok_and(|fields| is_secret_ref(&fields))
 }

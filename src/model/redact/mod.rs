@@ -34,25 +34,42 @@ pub const REDACTED: &str = "[redacted]";
 /// contains `secret`, `password`, `token`, `credential`, `authorization`,
 /// `cookie`, `private_key`, `api_key` or `connection_string`, or ends with
 /// `_dsn` or `database_url` (stackless 0.4.0 `sensitive_key`,
-/// `security.rs:72-89`).
+/// `security.rs:72-89`); beyond 0.4.0, `-` is read as `_` (`X-Api-Key`,
+/// `client-secret`, `private-key`) and `apikey` and `passwd` count too.
 #[must_use]
 pub fn sensitive_key(key: &str) -> bool {
-    let key = key.to_ascii_lowercase();
-    [
-        "secret",
-        "password",
-        "token",
-        "credential",
-        "authorization",
-        "cookie",
-        "private_key",
-        "api_key",
-        "connection_string",
-    ]
-    .iter()
-    .any(|part| key.contains(part))
+    let key = lower_key(key);
+    CREDENTIAL_WORDS.iter().any(|part| key.contains(part))
         || key.ends_with("_dsn")
         || key.ends_with("database_url")
+}
+
+/// The words a credential-named key holds ([`sensitive_key`]).
+const CREDENTIAL_WORDS: [&str; 11] = [
+    "secret",
+    "password",
+    "token",
+    "credential",
+    "authorization",
+    "cookie",
+    "private_key",
+    "api_key",
+    "connection_string",
+    "apikey",
+    "passwd",
+];
+
+/// `key` in ASCII lowercase with `-` read as `_`.
+fn lower_key(key: &str) -> String {
+    key.chars()
+        .map(|c| {
+            if c == '-' {
+                '_'
+            } else {
+                c.to_ascii_lowercase()
+            }
+        })
+        .collect()
 }
 
 /// The shortest piece of a value [`Redactor::cut_text`] redacts at a cut
@@ -60,27 +77,19 @@ pub fn sensitive_key(key: &str) -> bool {
 /// values.
 pub const CUT_MATCH_MIN: usize = 4;
 
+mod child;
 mod fields;
+mod free;
 pub use fields::{credential_fields, credential_fields_piece};
+pub use free::credentials_in_text;
 
 /// Whether `text` holds one of [`sensitive_key`]'s words, any case.
 fn mentions_credential(text: &str) -> bool {
-    let lower = text.to_ascii_lowercase();
-    [
-        "secret",
-        "password",
-        "token",
-        "credential",
-        "authorization",
-        "cookie",
-        "private_key",
-        "api_key",
-        "connection_string",
-        "_dsn",
-        "database_url",
-    ]
-    .iter()
-    .any(|word| lower.contains(word))
+    let lower = lower_key(text);
+    CREDENTIAL_WORDS
+        .iter()
+        .chain(&["_dsn", "database_url"])
+        .any(|word| lower.contains(word))
 }
 
 /// The fields [`Redactor::value`] leaves as they are (`security.rs:272-282`).
@@ -183,7 +192,9 @@ impl Redactor {
     /// A log line (or a piece of one: `cut_start`, `cut_end` as
     /// [`Redactor::cut_text`]) as every view and reply shows it: its
     /// values redacted ([`Redactor::cut_text`]), then its credential-named
-    /// JSON fields ([`credential_fields`]), which are redacted whatever
+    /// JSON fields ([`credential_fields`]) and the credentials written in
+    /// it as text ([`credentials_in_text`]: `token=x`, `X-Api-Key: x`,
+    /// `Bearer x`, `https://u:p@h`), which are redacted whatever
     /// `secret_history` holds. Borrowed when nothing changed and no value
     /// is known.
     #[must_use]
@@ -199,7 +210,8 @@ impl Redactor {
     /// [`Redactor::log_line`] of a piece that may begin inside a
     /// credential-named field's string value (`inside`: the piece before
     /// ended inside one), with whether this piece ends inside one
-    /// ([`credential_fields_piece`]).
+    /// ([`credential_fields_piece`]) or ends in a credential-named key
+    /// whose value is still to come (`password:`: [`credentials_in_text`]).
     #[must_use]
     pub fn log_piece<'a>(
         &self,
@@ -208,12 +220,23 @@ impl Redactor {
         cut_end: bool,
         inside: bool,
     ) -> (std::borrow::Cow<'a, str>, bool) {
-        if self.values.is_empty() {
-            return credential_fields_piece(text, inside);
+        use std::borrow::Cow;
+        let valued = if self.values.is_empty() {
+            Cow::Borrowed(text)
+        } else {
+            Cow::Owned(self.cut_text(text, cut_start, cut_end))
+        };
+        let (fields, open) = credential_fields_piece(&valued, inside);
+        let (free, dangling) = credentials_in_text(&fields);
+        let open = open || dangling;
+        let unchanged = matches!(
+            (&valued, &fields, &free),
+            (Cow::Borrowed(_), Cow::Borrowed(_), Cow::Borrowed(_))
+        );
+        if unchanged {
+            return (Cow::Borrowed(text), open);
         }
-        let valued = self.cut_text(text, cut_start, cut_end);
-        let (shown, open) = credential_fields_piece(&valued, inside);
-        (std::borrow::Cow::Owned(shown.into_owned()), open)
+        (Cow::Owned(free.into_owned()), open)
     }
 
     /// The longest prefix of `text` (at least [`CUT_MATCH_MIN`] bytes) that
@@ -265,11 +288,17 @@ impl Redactor {
 
     /// Redact a JSON value in place, as 0.4.0's `Redactor::value`.
     pub fn value(&self, value: &mut serde_json::Value) {
+        self.value_with(value, &|text| self.text(text));
+    }
+
+    /// [`Redactor::value`] with each string that is not a protocol field
+    /// redacted by `leaf`.
+    fn value_with(&self, value: &mut serde_json::Value, leaf: &dyn Fn(&str) -> String) {
         match value {
-            serde_json::Value::String(text) => *text = self.text(text),
+            serde_json::Value::String(text) => *text = leaf(text),
             serde_json::Value::Array(values) => {
                 for value in values {
-                    self.value(value);
+                    self.value_with(value, leaf);
                 }
             }
             serde_json::Value::Object(fields) => {
@@ -281,7 +310,7 @@ impl Redactor {
                     if sensitive_key(key) && !reference {
                         *field = serde_json::Value::String(REDACTED.into());
                     } else if !PROTOCOL_FIELDS.contains(&key.as_str()) {
-                        self.value(field);
+                        self.value_with(field, leaf);
                     }
                 }
             }

@@ -395,7 +395,8 @@ impl JobRunner {
         // a restore) makes every holder reopen, and none waits for this
         // teardown to end (`docs/ARCHITECTURE.md`, "The store's files").
         store.close();
-        let result = run_down(&argv, self.config.down_timeout, &self.stop);
+        let redactor = self.recorder.secrets().current();
+        let result = run_down(&argv, self.config.down_timeout, &self.stop, &redactor);
         self.reopen(store);
         let done = (self.clock)();
         let outcome = self.outcome(store, seen, intent, &result, done);
@@ -501,12 +502,19 @@ pub const RECORD_RETRY_FOR: Duration = Duration::from_secs(60);
 /// `down` holds the instance's lock in its own process group); waiting for
 /// it on a runtime being shut down would report a false error ("A Tokio 1.x
 /// context ... is being shutdown") for a healthy teardown.
-fn run_down(argv: &[String], deadline: Duration, stop: &StopToken) -> teardown::TeardownResult {
+/// What it answered is redacted by `redactor` (the `secret_history` values
+/// known) in the runner's result.
+fn run_down(
+    argv: &[String],
+    deadline: Duration,
+    stop: &StopToken,
+    redactor: &crate::model::redact::Redactor,
+) -> teardown::TeardownResult {
     match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
-        Ok(runtime) => runtime.block_on(teardown::run(argv, deadline, stop)),
+        Ok(runtime) => runtime.block_on(teardown::run(argv, deadline, stop, redactor)),
         Err(error) => teardown::TeardownResult {
             exit: crate::model::envelope::Exit::NotStarted(format!(
                 "cannot start a runtime for the teardown: {error}"
