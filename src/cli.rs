@@ -47,8 +47,8 @@ const OTHER_VARIABLES: [&str; 4] = [
 /// but empty and that this program reads: every variable a flag takes
 /// (`STACKLESS_TUI_*`, `STACKLESS_BIN`: the `env =` of [`Cli`]'s
 /// arguments) and [`OTHER_VARIABLES`]. An empty variable counts as unset
-/// (issue 26, edge 12: `STACKLESS_TUI_STATE=` made clap fail with "a value
-/// is required for '--state <PATH>'"), as stackless 0.4.0 treats an empty
+/// (else `STACKLESS_TUI_STATE=` makes clap fail with "a value is
+/// required for '--state <PATH>'"), as stackless 0.4.0 treats an empty
 /// `STACKLESS_CONTROLLER`; [`crate::dispatch::main`] removes them before
 /// anything reads the environment.
 #[must_use]
@@ -498,7 +498,7 @@ pub(crate) enum CliError {
 mod tests {
     use super::*;
 
-    /// Issue 26, edge 12: an empty variable this program reads counts as
+    /// An empty variable this program reads counts as
     /// unset; a set one, or an empty one it does not read, is left alone.
     #[test]
     fn empty_variables_are_the_read_ones_set_to_nothing() {

@@ -91,8 +91,8 @@ pub(crate) enum Create {
 /// stackless's default path (`$XDG_STATE_HOME/stackless/state.db`, else
 /// `~/.local/state/stackless/state.db`), created with the v4 schema on first
 /// run as stackless does when `create` allows it and `--read-only` is not
-/// given (the console, a real `reap --once`; never a read: issue 26, edge
-/// 7); then opened with `access`. Refuses `STACKLESS_STATE_URL` (stackless
+/// given (the console, a real `reap --once`; never a read); then opened
+/// with `access`. Refuses `STACKLESS_STATE_URL` (stackless
 /// 0.3.0's libsql remote store; 0.4.0 fleets are reached with
 /// `--controller`).
 ///

@@ -229,8 +229,8 @@ fn start_logging(setup: &Setup, tx: &EventSender, secrets: &crate::model::redact
     }
     tracing::info!(store = %setup.path.display(), pid = std::process::id(), "console started");
     if setup.created {
-        // Created as stackless would on its first run, and said so (issue
-        // 26, edge 7): an empty table is then no surprise.
+        // Created as stackless would on its first run, and said so: an
+        // empty table is then no surprise.
         let _ = tx.send(Event::Activity(Activity::new(
             unix_now(),
             Actor::Operator,
@@ -475,7 +475,7 @@ fn report_exit(
 mod tests {
     use super::*;
 
-    /// Review r23 finding 9: a renew and a verify running at quit are
+    /// A renew and a verify running at quit are
     /// audited as left running, each with its action and what it means.
     #[test]
     fn renews_and_verifies_left_running_are_audited() {

@@ -71,7 +71,7 @@ pub fn immutable_note(store: &crate::store::Store) -> String {
 
 /// `stackless-tui snapshot [--json] [--now UNIX]`. With no store at
 /// stackless's default path it creates none and says so, exit 0 (as `reap
-/// --once --dry-run` does; issue 26, edge 7): on stdout for the table, on
+/// --once --dry-run` does): on stdout for the table, on
 /// stderr for `--json` (stdout stays empty, never a document of nothing).
 #[must_use]
 pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
@@ -388,7 +388,7 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
     let stopped = why.get().copied();
     recorder.flush();
     if recorder.printed() == 0 && stopped.is_none() {
-        // A pass with nothing to say says so (issue 26, edge 8), in the
+        // A pass with nothing to say says so, in the
         // form of its other lines (`actor instance kind: detail`); neither
         // audited nor logged: nothing happened.
         println!("{}", crate::recorder::line(&nothing_to_reap()));

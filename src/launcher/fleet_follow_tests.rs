@@ -151,7 +151,7 @@ fn every_line_is_tagged_with_its_host_first() {
     assert_eq!(MAX_LINE, 65536);
 }
 
-/// Review of issue 25 (R25-1): `hello.heartbeat_secs` is the host's word.
+/// `hello.heartbeat_secs` is the host's word.
 /// A hostile or broken one (`i64::MAX`) must neither overflow (`3 x
 /// heartbeat_secs`: a panic in a debug build, the whole console gone)
 /// nor keep a silent (stopped, `SIGSTOP`) host connected for ever: a day of

@@ -32,8 +32,8 @@
 //!   it changed: a notification naming an entry made, removed or renamed
 //!   there (or one that lost events), or, looked at on every wake, the
 //!   directory's identity or its modification or change time differs
-//!   from the one seen before the last listing (issue 26, edge 11: a logs
-//!   directory of a million files listed every second cost 28 % of a
+//!   from the one seen before the last listing (a logs
+//!   directory of a million files listed every second costs 28 % of a
 //!   CPU). Without notifications, a listing taken less than [`RESCAN`]
 //!   after the directory's last change is taken again at the next wake
 //!   (two changes within one tick of a coarse file-system clock leave the

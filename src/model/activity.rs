@@ -104,7 +104,7 @@ pub enum ActivityKind {
     WouldRun,
     /// The console found no store at stackless's default path and created
     /// an empty one there, as stackless does on its first run (said once,
-    /// at start; issue 26, edge 7).
+    /// at start).
     StoreCreated,
 }
 

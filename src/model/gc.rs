@@ -1,5 +1,5 @@
 //! When a tombstone becomes due for garbage collection, and who collects
-//! it (issue 22, item 10): the detail view and `snapshot` say it. Pure:
+//! it: the detail view and `snapshot` say it. Pure:
 //! `now` is a parameter (unix seconds).
 //!
 //! The rule is one for every release: a tombstone is due once

@@ -4,7 +4,7 @@
 //! per tab (`super::logbuffer::Buffer`) with its scroll,
 //! follow/pause, scroll-back and search. The file I/O is `crate::logs`; drawing is `crate::ui::panes::logs`.
 //!
-//! Where the logs are (docs/stackless-releases.md, issue10-spec §5.1):
+//! Where the logs are (docs/stackless-releases.md):
 //! `<state_dir>/logs/<dir>/<service>.log`, `<dir>` the instance name on
 //! schemas 4/5 (stackless 0.2/0.3) and the birth's `resource_namespace` on
 //! schema 14 (0.4.0, whose workload runner rotates at 1 MiB into `.log.1`,
@@ -402,7 +402,7 @@ pub const PARTIAL_AFTER: std::time::Duration = std::time::Duration::from_millis(
 mod tests {
     use super::*;
 
-    /// The review of issue 22: a secret across the 4 KiB cut of a long
+    /// A secret across the 4 KiB cut of a long
     /// line is redacted in both pieces, and a line still being written
     /// that ends in the first part of one shows none of it.
     #[test]
@@ -435,7 +435,7 @@ mod tests {
         assert_eq!(partial.text, "PARTIAL=[redacted]");
     }
 
-    /// The review of issue 24 (F7): a credential-named field's value
+    /// A credential-named field's value
     /// across the cuts of a long line, with no `secret_history`, is
     /// redacted in every piece; a line that is not a later piece starts
     /// outside it; redacting again changes nothing.

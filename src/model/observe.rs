@@ -91,8 +91,8 @@ pub fn changes(prev: &Rows, next: &Rows) -> Vec<Observed> {
     let mut out = Vec::new();
     // Both in strict name order (every snapshot of a store stackless
     // wrote): one walk side by side instead of a binary search per
-    // instance, which cost 100,000 cache-missing searches at 100k (issue
-    // 13). Otherwise (duplicate names, rows made by hand) as before.
+    // instance, which cost 100,000 cache-missing searches at 100k
+    // instances. Otherwise (duplicate names, rows made by hand) as before.
     let strict = |rows: &Rows| rows.instances.is_sorted_by(|a, b| a.name < b.name);
     let merge = strict(prev) && strict(next);
     let mut cursor = 0;
@@ -256,8 +256,8 @@ mod tests {
         assert!(changes(&next, &next).is_empty());
     }
 
-    /// Issue 22, item 8: "took" is the run time, the wait in the queue
-    /// said apart.
+    /// A finished operation's "took" is its run time, its wait in the
+    /// queue said apart.
     #[test]
     fn a_finished_operation_says_its_run_and_its_wait_apart() {
         let prev = Rows {

@@ -1,5 +1,5 @@
 //! An instance's readiness as `stackless list` and `stackless status`
-//! derive it (issue 22, item 9): a stage per service, and the row a failed
+//! derive it: a stage per service, and the row a failed
 //! `up` leaves behind. Pure.
 //!
 //! stackless 0.4.0 derives each service's stage from a live observation

@@ -577,7 +577,7 @@ mod tests {
         assert_eq!(dead_count(&got), 2);
     }
 
-    /// Issue 22, item 7: the proxy port as stackless 0.4.0 resolves it.
+    /// The proxy port as stackless 0.4.0 resolves it.
     #[test]
     fn the_proxy_port_is_the_controllers_then_the_environments_then_4444() {
         let cmdline = [

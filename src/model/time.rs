@@ -167,7 +167,7 @@ pub fn restamp<'a>(text: &'a str, zone: &jiff::tz::TimeZone) -> std::borrow::Cow
 
 /// `text` with each RFC 3339 UTC time in it (`retry at
 /// 2026-12-01T21:18:10Z`) shown as a clock time in `zone`, as a pane of
-/// clock times shows its own (issue 26 #10: an Activity line never mixes
+/// clock times shows its own (an Activity line never mixes
 /// `21:14:13` with `2026-12-01T21:18:10Z`): `21:18:10` on the day of `on`
 /// (unix seconds: the line's own time) in `zone`, else with its day
 /// before it (`Dec 02 21:18:10`). Unchanged (borrowed) when there are none.
@@ -302,7 +302,7 @@ mod tests {
         assert_eq!(stamp(i64::MAX, &ist), format!("@{}", i64::MAX));
     }
 
-    /// issue 26 #10: an Activity detail's UTC times as clock times.
+    /// An Activity detail's UTC times are shown as clock times.
     #[test]
     fn reclocks_utc_times_in_text() {
         let ist = jiff::tz::TimeZone::posix("IST-5:30").unwrap();

@@ -100,8 +100,8 @@ pub struct Store {
     /// What this connection's last snapshot read of the controller's
     /// queue (`operations::QueueMemory`).
     queue: operations::QueueMemory,
-    /// [`Store::recheck`]'s statement for this layout, built once (issue
-    /// 13: formatting it per re-check was 5 % of a dry run).
+    /// [`Store::recheck`]'s statement for this layout, built once
+    /// (formatting it per re-check costs 5 % of a dry run).
     recheck_sql: String,
     /// The names a dry run's scans found unchanged
     /// ([`Store::begin_read_of`]), until [`Store::end_read`].

@@ -307,7 +307,7 @@ mod tests {
         );
     }
 
-    /// Finding 8: the Instances row's count reads start records with the
+    /// The Instances row's count reads start records with the
     /// detail view's parser: a pid or start time written as a string or a
     /// float is left out here too.
     #[test]

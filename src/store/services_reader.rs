@@ -205,7 +205,7 @@ mod tests {
             assert_eq!(read.dead.get(name), 0, "{name}");
         }
         assert!(read.alive.is_empty());
-        // Issue 22, item 9: which active instances have a recorded service
+        // Which active instances have a recorded service
         // process (bravo's `up` was refused before any: its services are
         // `unknown` to `stackless list`; the tombstones are not read).
         for (name, recorded) in [("alpha", true), ("bravo", false), ("charlie", false)] {

@@ -163,11 +163,11 @@ pub(crate) const NAME_COMMANDS: [&str; 5] = ["reap", "down", "renew", "verify", 
 /// What Tab may put in place of the line's last word: `(start, candidates)`,
 /// `start` being the byte offset where that word begins. The first word is
 /// completed among [`COMMANDS`], then among `names` (a single word is a
-/// jump, `:NAME`: README "Tab completes the command, then instance names",
-/// issue 26 #10 `:api` Tab); after a command of [`NAME_COMMANDS`], a word
-/// is completed among `names` (sorted, as the snapshot holds them: the
-/// ones starting with the word are found by binary search, at most
-/// [`MAX_CANDIDATES`]).
+/// jump, `:NAME`: README "Tab completes the command, then instance names":
+/// `:api` Tab offers the names starting `api`); after a command of
+/// [`NAME_COMMANDS`], a word is completed among `names` (sorted, as the
+/// snapshot holds them: the ones starting with the word are found by
+/// binary search, at most [`MAX_CANDIDATES`]).
 #[must_use]
 pub(crate) fn candidates(line: &str, names: &[&str]) -> (usize, Vec<String>) {
     let start = line.rfind(' ').map_or(0, |i| i + 1);
@@ -388,7 +388,7 @@ mod tests {
         assert_eq!(candidates("sort na", &names), (5, vec![]));
     }
 
-    /// issue 26 #10: a first word that is no command completes instance
+    /// A first word that is no command completes instance
     /// names (the jump `:NAME`), after the commands it starts; `:renew`
     /// and `:verify` complete names as `:reap`, `:down` and `:logs` do.
     #[test]

@@ -356,8 +356,9 @@ mod tests {
         );
     }
 
-    /// The real 0.4.0 `down --json` failure (issue10-spec §2: the
-    /// `schema_version` inside `error`, `step` and `instance` given).
+    /// The real 0.4.0 `down --json` failure (the
+    /// `schema_version` inside `error`, `step` and `instance` given:
+    /// docs/stackless-state-store.md "`down --json` output").
     #[test]
     fn the_real_down_failure_envelope_is_labelled() {
         let envelope = r#"{"ok":false,"error":{"schema_version":2,"code":"engine.teardown.survivors","message":"teardown left survivors","step":"stop","instance":"golf","remediation":"run `stackless down golf` again","context":{"survivors":["local:1234"]}}}"#;

@@ -282,7 +282,7 @@ mod tests {
                 "engine.teardown.survivors: 1 resource␛[2J survived"
             )
         );
-        // Issue 22, item 8: TOOK is the run time; the overlay says the
+        // TOOK is the run time; the overlay says the
         // wait apart.
         let mut ran = op(OpStatus::Succeeded);
         ran.updated_at = 1_199;

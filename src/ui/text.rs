@@ -49,7 +49,7 @@ pub fn fit(text: &str, width: usize) -> Cow<'_, str> {
 }
 
 /// `text` fitted to `width` columns cut at a word boundary: as it is when
-/// it fits, else the whole words that fit then `…` (issue 26: never cut
+/// it fits, else the whole words that fit then `…` (never cut
 /// mid-word). A word so long that cutting before it would keep less than
 /// half of `width` (a hash, a path, a dump) is cut as [`fit`] does.
 #[must_use]
@@ -147,7 +147,7 @@ pub fn size(bytes: u64) -> String {
 mod tests {
     use super::*;
 
-    /// issue 26 #6: cut at a word, never mid-word; wrapped, nothing lost.
+    /// Cut at a word, never mid-word; wrapped, nothing lost.
     #[test]
     fn words_are_cut_whole_or_wrapped() {
         let text = "these resources still exist and may bill or hold state";

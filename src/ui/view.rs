@@ -144,8 +144,8 @@ impl InstanceRow {
         self
     }
 
-    /// The row with its readiness as `stackless list` derives it (issue 22,
-    /// item 9): `services_unknown` (an active instance with no service
+    /// The row with its readiness as `stackless list` derives it:
+    /// `services_unknown` (an active instance with no service
     /// process recorded, [`crate::model::snapshot::ServicesDead::recorded`])
     /// puts [`SERVICES_UNKNOWN`] in front of its LOCK text;
     /// `failed_up` ([`crate::model::readiness::failed_up`]) makes its LEASE
@@ -578,7 +578,7 @@ mod tests {
             activity_line(&c, 1, &jiff::tz::TimeZone::UTC),
             "00:00:00 reaper golf reaped"
         );
-        // issue 26 #10: no RFC 3339 stamp beside the line's clock time.
+        // No RFC 3339 stamp beside the line's clock time.
         let d = Activity::new(
             1_796_159_653,
             Actor::Reaper,

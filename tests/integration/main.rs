@@ -18,6 +18,7 @@ mod arrows;
 mod audit_pause;
 mod child_canaries;
 mod children;
+mod comments_say_rules;
 mod demo;
 mod dry_run;
 mod faults;

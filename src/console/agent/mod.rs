@@ -38,7 +38,7 @@ pub(crate) fn serve(cli: &Cli) -> ExitCode {
 #[must_use]
 pub(crate) fn follow(cli: &Cli) -> ExitCode {
     // A read: no store at the default path is said (on stderr: stdout is
-    // the protocol's), none is created, exit 0 (issue 26, edge 7).
+    // the protocol's), none is created, exit 0.
     if let Some(path) = crate::startup::absent_default_store(cli) {
         let line =
             crate::startup::no_store_line(&path, "nothing to follow", "a read creates nothing");

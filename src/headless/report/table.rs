@@ -221,7 +221,7 @@ fn gc_table<'a>(
     Ok(())
 }
 
-/// The pending operations, then the failed ones (issue 26, edge 9: an old
+/// The pending operations, then the failed ones (an old
 /// failure never above what is pending), each in the store's order, one
 /// compact line each with its time as the rest of the table gives it
 /// (relative to `now`): `running down alpha (since 50s)`, `failed up

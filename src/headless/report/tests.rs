@@ -3,7 +3,7 @@
 use super::*;
 use crate::model::services::{LogState, Service};
 
-/// Finding 10: a service placed on render has no local `log_path` in
+/// A service placed on render has no local `log_path` in
 /// `snapshot --json`, and says where its logs are, as the detail view
 /// does.
 #[test]
@@ -163,7 +163,7 @@ fn streamed_json_and_table_match_the_whole_report_with_services() {
     assert!(!text.contains('\u{1b}'), "{text}");
 }
 
-/// Issue 26, edge 9: an old failed `up` listed before a pending operation
+/// An old failed `up` listed before a pending operation
 /// in the snapshot comes after it in the table, with when it ended
 /// (relative, as the table's other times); a pending one keeps its
 /// `since`.

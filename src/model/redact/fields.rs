@@ -182,9 +182,8 @@ pub(super) fn secret_reference(text: &str) -> bool {
 mod tests {
     use super::*;
 
-    /// The review of issue 24 (F7): a log line holding JSON with
-    /// credential-named fields was shown in clear when `secret_history`
-    /// was empty.
+    /// A log line holding JSON with credential-named fields (whole, or
+    /// after a prefix) is redacted even when `secret_history` is empty.
     #[test]
     fn credential_fields_in_a_log_line_whole_or_after_a_prefix() {
         assert_eq!(

@@ -435,7 +435,7 @@ impl Secrets {
 mod tests {
     use super::*;
 
-    /// The review of issue 22: a secret split across two 4 KiB pieces of a
+    /// A secret split across two 4 KiB pieces of a
     /// long log line, or left in part at the start of a stderr tail or the
     /// end of a line still being written, is never shown in part.
     #[test]
@@ -494,7 +494,7 @@ mod tests {
     }
 
     /// What the console shows is sanitized (a tab is `␉`): a value with a
-    /// tab in it is matched as shown too (the review of issue 22).
+    /// tab in it is matched as shown too.
     #[test]
     fn a_value_is_matched_as_it_is_shown() {
         let redactor = Redactor::new(["sk_tab\tcanary_BBBB2222".replace("\\t", "\t")]);
@@ -504,8 +504,8 @@ mod tests {
     }
 
     /// Credential-named fields are redacted whatever `secret_history`
-    /// holds, as 0.4.0 does (the review of issue 22: a schema-5 store
-    /// kept `api_key` in the audit).
+    /// holds, as 0.4.0 does: a schema-5 store has no `secret_history`, and
+    /// an envelope's `api_key` is still never shown or audited in clear.
     #[test]
     fn credential_fields_without_any_value() {
         let redactor = Redactor::default();

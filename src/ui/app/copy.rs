@@ -15,7 +15,7 @@ const DEFAULT_DOWN: &str = "stackless down {name} --json";
 
 /// What a copy's flash says was done: the console cannot know the
 /// terminal kept it (a terminal or tmux may drop OSC 52), so never
-/// "copied" (issue 26 #10).
+/// "copied".
 pub(super) const SENT: &str = "sent to the terminal's clipboard (OSC 52)";
 
 /// The first copy's flash of a session: how to let OSC 52 through, first

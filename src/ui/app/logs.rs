@@ -358,7 +358,7 @@ impl App {
 
     /// `/`, Enter, Esc of the search prompt; Enter searches (which may
     /// ask for older history, as `n`). `/` starts an empty query (the
-    /// last one is only a hint: typing does not add to it, issue 26);
+    /// last one is only a hint: typing does not add to it);
     /// Enter on an empty prompt searches the last query again, as `less`.
     pub(super) fn search_prompt(&mut self, open: bool, keep: bool) -> Option<Effect> {
         let view = self.layers.logs_mut()?;

@@ -71,7 +71,7 @@ pub(crate) enum Move {
     Scroll(isize),
     /// `G` (`true`): the cursor onto the last field, scrolled as far down
     /// as keeps it in view (`G` again: on to the document's end); `g`
-    /// (`false`): the first field, at the top (issue 26 #10: not left
+    /// (`false`): the first field, at the top (not left
     /// mid-page).
     Edge(bool),
 }
@@ -211,7 +211,7 @@ mod tests {
         assert_eq!(step(&[], 20, 4, (0, 0), Move::Field(true)), (0, 1));
     }
 
-    /// issue 26 #10: `G` puts the cursor on the last field (scrolled as
+    /// `G` puts the cursor on the last field (scrolled as
     /// far down as keeps it in view), `g` on the first, at the top.
     #[test]
     fn g_and_shift_g_take_the_cursor_to_the_first_and_last_field() {

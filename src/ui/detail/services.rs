@@ -32,7 +32,7 @@ pub(crate) fn lines(
     let mut out = Vec::new();
     for service in services {
         let name = sanitize_short(&service.name, MAX_LINE_CHARS);
-        // The stage `stackless list`/`status` would give (issue 22, item 9).
+        // The stage `stackless list`/`status` would give.
         let stage = crate::model::readiness::service_stage(service, !active);
         let mut first = format!(
             "on {} · {}",
@@ -214,7 +214,7 @@ mod tests {
                 modified: Some(70),
             },
         };
-        // Issue 22, item 7: a dead service has no origin.
+        // A dead service has no origin.
         let got = lines(std::slice::from_ref(&service), true, 100, Some(39171));
         assert_eq!(
             got,

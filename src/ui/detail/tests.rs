@@ -28,7 +28,7 @@ fn multi_line_text_is_split_then_sanitized() {
     assert_eq!(json_lines("{}", 10), ["{}"]);
 }
 
-/// Issue 22, item 10: the detail view of a tombstone says when it becomes
+/// The detail view of a tombstone says when it becomes
 /// due for GC and who collects it; an active row says nothing of GC.
 #[test]
 fn a_tombstone_says_when_it_is_due_for_gc_and_who_collects_it() {

@@ -181,7 +181,7 @@ mod tests {
             [
                 "desired  r2",
                 "applied  r1",
-                // Issue 22, item 8: 0.4.0's word (`Configuration::Pending`,
+                // 0.4.0's word (`Configuration::Pending`,
                 // report.rs:147-153); "drifted" is an observation's.
                 "state    pending: the desired configuration is not applied yet"
             ]

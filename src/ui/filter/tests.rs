@@ -175,7 +175,7 @@ fn locks_backoffs_and_operations() {
     assert!(check("op:queued", &free, None, None, Some(&queued)));
     assert!(check("op:pending", &free, None, None, Some(&queued)));
     assert!(!check("op:pending", &free, None, None, None));
-    // Issue 22, item 9: a failed `up`'s row: active, no lease, nothing
+    // A failed `up`'s row: active, no lease, nothing
     // pending, its lock not held.
     let unleased = Instance {
         lease: None,

@@ -5,7 +5,7 @@
 //! `y`/N as the console's keys, naming the host and what runs there. Pure
 //! UI state: lines and links in ([`FleetApp::line`], [`FleetApp::link`]),
 //! effects out ([`FleetEffect`]); the agent on each host checks every
-//! command again by its key's rules (issue 25).
+//! command again by its key's rules.
 
 mod actions;
 mod cells;

@@ -24,7 +24,7 @@ const SPACING: u16 = super::TABLE_SPACING;
 /// cell, whole (wrapped at words:
 /// the README's "shown whole under the table"), then its remediation
 /// wrapped at words in the rows left, its last row cut at a word with `…`
-/// (issue 26 #6: never mid-word). As many as fit in `inner` under a
+/// (never mid-word). As many as fit in `inner` under a
 /// header and one row; only an error longer than all of them is cut.
 fn selected_details(selected: &BackoffRow, inner: Rect) -> Vec<Line<'static>> {
     let column = column_widths(inner.width, std::slice::from_ref(selected))[3];

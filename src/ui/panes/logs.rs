@@ -90,8 +90,8 @@ const TOMBSTONED: [&str; 3] = [
     "· tombstoned ",
 ];
 
-/// The logs title's parts in `room` columns, never cut mid-word (issue
-/// 26 #10): ` Logs: NAME ` (cut with `…` only when it alone is wider),
+/// The logs title's parts in `room` columns, never cut mid-word:
+/// ` Logs: NAME ` (cut with `…` only when it alone is wider),
 /// then the directory `path` whole, else its last `/` segments after `…/`,
 /// else none; then for a tombstoned instance the longest of
 /// [`TOMBSTONED`] that fits, else none.
@@ -426,7 +426,7 @@ fn prefix(view: &LogsView, line: &LogLine, label_width: usize) -> String {
 mod tests {
     use super::title_parts;
 
-    /// issue 26 #10: the title's parts are whole words: the path cut at a
+    /// The title's parts are whole words: the path cut at a
     /// `/` after `…`, the tombstone note shortened, else dropped.
     #[test]
     fn title_parts_are_cut_at_whole_words() {

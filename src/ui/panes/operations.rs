@@ -174,7 +174,7 @@ impl OpsLayout {
             return plain(offset, window, pending - window);
         }
         // A finished operation selected: the pending ones first, at any
-        // size (issue 26 #5). In one row only the oldest pending one is
+        // size. In one row only the oldest pending one is
         // drawn (the selection is not); in two, it and the selected one
         // (the title counts the others).
         if rows < 3 {
@@ -278,7 +278,7 @@ mod tests {
         assert_eq!((l.head, l.offset, l.more), (0, 5, 0));
     }
 
-    /// issue 26 #5: in two data rows or one, a finished operation selected,
+    /// In two data rows or one, a finished operation selected,
     /// the oldest pending one is still drawn, first.
     #[test]
     fn pending_rows_are_pinned_in_two_rows_or_one() {
