@@ -9,7 +9,6 @@ use super::CAPTURE;
 /// before [`CAPTURE`], a 1 h lease ending at [`CAPTURE`] + 1800, no lock,
 /// no anomalies, not dirty, no birth. Each method sets one thing;
 /// [`InstanceBuilder::build`] (or `.into()`) gives the [`Instance`].
-#[must_use]
 pub fn instance(name: &str) -> InstanceBuilder {
     InstanceBuilder(Instance {
         name: name.into(),
