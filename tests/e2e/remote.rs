@@ -881,8 +881,19 @@ fn an_interrupted_remote_reap_stops_on_the_host() {
         ),
         "{stderr}"
     );
-    // Nothing later starts, the stopped one never finishes.
-    std::thread::sleep(std::time::Duration::from_secs(1));
+    // Nothing later starts, the stopped one never finishes: no process
+    // names the teardown script any more (neither the remote `reap
+    // --once`, whose `--down-cmd` it is, nor a teardown).
+    crate::harness::poll(
+        "the remote reap and its teardowns gone",
+        UI,
+        || {
+            crate::harness::processes_with(&[utf8(&down)])
+                .is_empty()
+                .then_some(())
+        },
+        || format!("{:?}", crate::harness::processes_with(&[utf8(&down)])),
+    );
     assert_eq!(started(&marks), std::slice::from_ref(&first));
     assert!(!marks.join(format!("finished-{name}")).exists());
     assert!(

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::common::{argv_log, fake_down, fixture};
 use crate::harness::{
-    BIN, Lines, Spawned, UI, processes_with, run_plain, signal_pid, spawn_plain, utf8,
+    BIN, Lines, Spawned, UI, poll, processes_with, run_plain, signal_pid, spawn_plain, utf8,
     wait_for_file, wait_status,
 };
 use crate::remote::{fake_ssh_script, remote_args, text};
@@ -503,8 +503,16 @@ fn a_signal_to_a_remote_serve_stops_the_agent_in_order() {
         "{audit}"
     );
     assert!(audit.contains(r#""reason":"stdin closed""#), "{audit}");
-    // Stopped, not finished; nothing recorded: golf is as it was.
-    std::thread::sleep(Duration::from_secs(3));
+    // Stopped, not finished; nothing recorded: golf is as it was. No
+    // process names the teardown script any more (neither the agent, whose
+    // `--down-cmd` it is, nor the teardown): `finished` can never come.
+    let script = dir.path().join("fake-down.sh");
+    poll(
+        "the agent and its teardown gone",
+        UI,
+        || processes_with(&[utf8(&script)]).is_empty().then_some(()),
+        || format!("{:?}", processes_with(&[utf8(&script)])),
+    );
     assert!(!finished.exists(), "the teardown ran on");
     let host: Value = serde_json::from_str(&local_snapshot(&store, &empty)).expect("JSON");
     let golf = host["instances"]
