@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::common::fixture;
-use crate::harness::{BIN, Lines, Spawned, processes_with, spawn_plain, utf8};
+use crate::harness::{BIN, Lines, Spawned, poll, processes_with, spawn_plain, utf8};
 use crate::sshd::Sshd;
 
 /// The fixtures the hosts hold, one store each.
@@ -205,14 +205,12 @@ fn a_closed_stdout_stops_the_fleet_stream() {
     } = follow;
     // The reading thread drops stdout at its next line.
     drop(lines);
-    let deadline = Instant::now() + WAIT;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "still running after {WAIT:?}");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = poll(
+        "the launcher's exit",
+        WAIT,
+        || child.try_wait().expect("try_wait"),
+        String::new,
+    );
     assert_eq!(status.code(), Some(0), "{status:?}");
     assert_eq!(
         processes_with(&[utf8(&config)]),

@@ -835,15 +835,12 @@ fn an_interrupted_remote_reap_stops_on_the_host() {
         names.sort();
         names
     };
-    let deadline = std::time::Instant::now() + UI;
-    while started(&marks).is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no teardown started; sshd: {}",
-            sshd.log()
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    crate::harness::poll(
+        "a teardown started",
+        UI,
+        || (!started(&marks).is_empty()).then_some(()),
+        || format!("sshd: {}", sshd.log()),
+    );
     let first = started(&marks).remove(0);
     let pid: i32 = std::fs::read_to_string(marks.join(&first))
         .unwrap_or_default()
@@ -978,11 +975,12 @@ fn a_local_reap_once_stops_on_a_signal() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("spawn");
-    let deadline = std::time::Instant::now() + UI;
-    while std::fs::read_dir(&marks).expect("marks").next().is_none() {
-        assert!(std::time::Instant::now() < deadline, "no teardown started");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    crate::harness::poll(
+        "a teardown started",
+        UI,
+        || std::fs::read_dir(&marks).expect("marks").next().map(|_| ()),
+        String::new,
+    );
     crate::harness::signal_pid(reap.id(), nix::sys::signal::Signal::SIGINT).expect("SIGINT");
     let status = wait_status(&mut reap);
     let mut stderr = String::new();

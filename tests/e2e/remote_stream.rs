@@ -9,7 +9,6 @@
 use std::io::Write as _;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
 
 use serde_json::Value;
 
@@ -369,14 +368,16 @@ fn snapshot_follow_through_a_real_sshd() {
     let status = wait_status(&mut child);
     let stderr = stderr_of(&mut child);
     assert_eq!(status.code(), Some(0), "{stderr}\nsshd: {}", sshd.log());
-    let deadline = std::time::Instant::now() + UI;
-    while !processes_with(&["--reached-as", utf8(&store), "--follow"]).is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the remote snapshot --follow outlived its reader"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    poll(
+        "the remote snapshot --follow gone with its reader",
+        UI,
+        || {
+            processes_with(&["--reached-as", utf8(&store), "--follow"])
+                .is_empty()
+                .then_some(())
+        },
+        String::new,
+    );
 
     // A SIGTERM to the launcher: ssh closes the connection, the remote
     // stream stops at its next write.
@@ -395,14 +396,16 @@ fn snapshot_follow_through_a_real_sshd() {
         ),
         "{stderr}"
     );
-    let deadline = std::time::Instant::now() + UI;
-    while !processes_with(&["--reached-as", utf8(&store), "--follow"]).is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the remote snapshot --follow outlived its launcher"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    poll(
+        "the remote snapshot --follow gone with its launcher",
+        UI,
+        || {
+            processes_with(&["--reached-as", utf8(&store), "--follow"])
+                .is_empty()
+                .then_some(())
+        },
+        String::new,
+    );
     drop(sshd);
 }
 
