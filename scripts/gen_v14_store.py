@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Make a schema-14 (stackless 0.4.0) store of N instances for timing the
 console's whole commands: built from the real migrations in
-tests/fixtures/ddl/, every instance with a birth and a ~270-byte
+tests/fixtures/ddl/, every instance with a birth and a ~340-byte
 definition; three in ten tombstoned (no lease, no checkpoints), the
 others with a lease (a tenth expired) and the three checkpoints a local
 `up` records (materialize, a `start:` process checkpoint with a pid that
@@ -28,6 +28,20 @@ DDL = os.path.join(ROOT, "tests", "fixtures", "ddl")
 # The store is made around the current time (GEN_NOW=unix seconds to fix
 # it): a fixed one would have every lease expired a few hours later.
 NOW = int(os.environ.get("GEN_NOW", time.time()))
+# A ~340-byte definition of two services in the shape the real 0.4.0
+# accepts (stackless-core-0.4.0 src/def/model.rs: `source` a table,
+# `health` a table and required of a service, how it runs under
+# `[services.NAME.local]`, ordering by `depends_on`): `stackless list`
+# parses every instance's definition and refuses the store otherwise
+# (`def.parse.schema`); tests/real/gen_store.rs checks it.
+DEFINITION = (
+    "[stack]\nname = 'x'\n\n"
+    "[services.web]\nsource = { repo = 'https://example.invalid/web' }\n"
+    "health = { path = '/healthz' }\n"
+    "env = { NODE_ENV = 'production', LOG_LEVEL = 'info' }\n"
+    "[services.web.local]\nrun = 'npm run start -- --port $PORT'\n\n"
+    "[services.worker]\nkind = 'worker'\ndepends_on = { web = 'ready' }\n"
+    "[services.worker.local]\nrun = 'python -m worker'\n")
 ERROR = ('{"schema_version":2,"code":"engine.teardown.survivors","message":"teardown left survivors",'
          '"remediation":"run `stackless down NAME` again","context":{}}')
 
@@ -66,11 +80,7 @@ def main():
     db.execute("PRAGMA journal_mode = wal")
     with db:
         rows = []
-        definition = "[stack]\nname = 'x'\n\n[services.web]\nsource = '../web'\n" \
-            "start = 'npm run start -- --port $PORT'\nhealth = '/healthz'\n" \
-            "[services.web.env]\nNODE_ENV = 'production'\nLOG_LEVEL = 'info'\n" \
-            "[services.worker]\nsource = '../worker'\nstart = 'python -m worker'\n" \
-            "after = ['web']\n"
+        definition = DEFINITION
         for i in range(n):
             iid = f"{i:032x}"
             dead = tombstoned(i)

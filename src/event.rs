@@ -381,7 +381,9 @@ pub struct SupervisorNote {
     pub kind: SupervisorKind,
     /// succession's ready-made line (its `Display`), or this console's.
     pub text: String,
-    /// For [`SupervisorKind::BackingOff`]: when the next start is due, so the
-    /// pane can count down live.
-    pub until: Option<Instant>,
+    /// For [`SupervisorKind::BackingOff`]: when the next start is due (unix
+    /// seconds, the back-off rounded up), so the pane counts down on the
+    /// time it is drawn at (`App::now`, the clock every event is handled
+    /// at).
+    pub until: Option<i64>,
 }

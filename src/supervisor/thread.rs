@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use succession::eviction::{self, AnonymousOutcome, Outcome, Policy};
 use succession::supervision::{Event as SupEvent, Restart, Supervisor};
@@ -94,7 +94,14 @@ pub fn spawn(
         .spawn(move || run(&config, &tx, &handle))
 }
 
-fn note(kind: SupervisorKind, text: String, until: Option<Instant>) -> Event {
+/// When a back-off of `delay` that starts at `now` (unix seconds) ends:
+/// unix seconds, rounded up (a restart is never shown due before it is).
+fn restart_due(now: i64, delay: Duration) -> i64 {
+    let secs = delay.as_secs() + u64::from(delay.subsec_nanos() > 0);
+    now.saturating_add(i64::try_from(secs).unwrap_or(i64::MAX))
+}
+
+fn note(kind: SupervisorKind, text: String, until: Option<i64>) -> Event {
     Event::Supervisor(SupervisorNote {
         at: unix_now(),
         kind,
@@ -211,7 +218,7 @@ impl Reporter<'_> {
             SupEvent::BackingOff(delay) => note(
                 SupervisorKind::BackingOff,
                 text,
-                Some(Instant::now() + *delay),
+                Some(restart_due(unix_now(), *delay)),
             ),
         };
         self.send(message);
@@ -352,6 +359,15 @@ mod tests {
     use std::os::unix::process::ExitStatusExt as _;
     use std::process::ExitStatus;
     use std::time::Duration;
+
+    /// A back-off's restart is due at unix seconds, rounded up: the pane
+    /// never shows it due before it is.
+    #[test]
+    fn a_back_off_is_due_at_its_end_rounded_up_to_a_second() {
+        assert_eq!(super::restart_due(100, Duration::from_secs(3)), 103);
+        assert_eq!(super::restart_due(100, Duration::from_millis(2500)), 103);
+        assert_eq!(super::restart_due(100, Duration::ZERO), 100);
+    }
 
     #[test]
     fn a_helper_exit_reads_as_a_status_or_a_signal() {

@@ -3,6 +3,7 @@
 //! includes this folder as its `common` module.
 #![allow(dead_code)]
 
+pub mod builders;
 pub mod protocol;
 pub mod reader;
 pub mod stores;

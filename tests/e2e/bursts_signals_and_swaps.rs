@@ -297,9 +297,13 @@ fn a_pasted_dy_never_opens_or_answers_the_teardown_confirmation() {
     tui.wait_until("the first row selected", UI, |s| {
         selected_instance(s).as_deref() == Some("n0001")
     });
-    // A bracketed paste: text, not keys. No dialog opens.
+    // A bracketed paste: text, not keys. No dialog opens: a key sent after
+    // it (`j`, the next row) is handled after it, and nothing opened.
     tui.send("\x1b[200~dy\x1b[201~");
-    std::thread::sleep(Duration::from_millis(1500));
+    tui.send("j");
+    tui.wait_until("the key after the paste", UI, |s| {
+        selected_instance(s).as_deref() == Some("n0002")
+    });
     assert!(!tui.contents().contains("Tear down n0001?"));
     assert_eq!(calls(dir.path()), Vec::<String>::new());
     tui.send("q");

@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::common::fixture;
 use crate::harness::{BIN, run_plain, utf8};
 use crate::remote::{fake_ssh, ssh_calls, text};
-use crate::sshd::{Sshd, skipped};
+use crate::sshd::Sshd;
 
 /// The rule stackless 0.4.0 states for a refused target.
 const RULE: &str =
@@ -31,21 +31,7 @@ const STORES: [&str; 3] = [
 /// `snapshot --json --now NOW` of `store`, run here: what its host must
 /// answer.
 fn local_document(store: &Path, empty: &Path) -> Value {
-    let (code, stdout, stderr) = run_plain(
-        &[
-            "--config",
-            utf8(empty),
-            "--state",
-            utf8(store),
-            "snapshot",
-            "--json",
-            "--now",
-            NOW,
-        ],
-        &[],
-    );
-    assert_eq!(code, Some(0), "{}", text(&stderr));
-    serde_json::from_slice(&stdout).expect("JSON")
+    serde_json::from_str(&crate::harness::local_snapshot(store, empty, NOW)).expect("JSON")
 }
 
 /// `row` with `host` first, as the fleet document tags it.
@@ -62,10 +48,9 @@ fn tagged(host: &str, row: &Value) -> Value {
 /// with its HOST column.
 #[test]
 fn three_hosts_in_one_snapshot() {
-    if skipped() {
+    let Some(sshd) = Sshd::for_test() else {
         return;
-    }
-    let sshd = Sshd::start();
+    };
     let stores: Vec<_> = STORES.iter().map(|name| fixture(name)).collect();
     let empty = stores[0].1.with_file_name("empty.toml");
     std::fs::write(&empty, "").expect("empty config");
@@ -221,10 +206,9 @@ fn three_hosts_in_one_snapshot() {
 /// launcher's host-key sentence, one stderr line says so, exit 1.
 #[test]
 fn a_host_with_a_wrong_host_key_fails_alone() {
-    if skipped() {
+    let Some(sshd) = Sshd::for_test() else {
         return;
-    }
-    let sshd = Sshd::start();
+    };
     let stores: Vec<_> = STORES.iter().map(|name| fixture(name)).collect();
     let empty = stores[0].1.with_file_name("empty.toml");
     std::fs::write(&empty, "").expect("empty config");
@@ -548,9 +532,10 @@ fn a_stuck_host_times_out_alone() {
     // Its ssh (the fake's `sleep 30`) was killed, not left behind.
     let pid = std::fs::read_to_string(dir.path().join("stuck.pid")).expect("stuck ran");
     let proc = Path::new("/proc").join(pid.trim());
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while proc.exists() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    assert!(!proc.exists(), "the stuck host's ssh still runs");
+    crate::harness::poll(
+        "the stuck host's ssh gone",
+        std::time::Duration::from_secs(5),
+        || (!proc.exists()).then_some(()),
+        || format!("{} still runs", proc.display()),
+    );
 }

@@ -9,15 +9,15 @@
 //! and is connected again while the others' links stay up.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::common::fake_down;
-use crate::fleet_follow::{KillOnDrop, agents_of, processes_with, stores};
-use crate::harness::{BIN, Tui, UI, cmdline, pane, processes_with_env, utf8};
+use crate::fleet_follow::{KillOnDrop, agents_of, stores};
+use crate::harness::{BIN, Tui, UI, cmdline, pane, poll, processes_with, processes_with_env, utf8};
 use crate::remote::assert_restored;
-use crate::sshd::{Sshd, skipped};
+use crate::sshd::Sshd;
 
 /// The aliases, one per fixture store ([`stores`]).
 const ALIASES: [&str; 3] = ["fleet-1", "fleet-2", "fleet-3"];
@@ -43,28 +43,6 @@ fn args(config: &Path, empty: &Path, aliases: &[&str], extra: &[&str]) -> Vec<St
         args.push(arg.to_owned());
     }
     args
-}
-
-/// Poll `ready` every 50 ms until it gives a value (within `wait`);
-/// panics naming `what` and the last `state()` otherwise.
-fn poll<T>(
-    what: &str,
-    wait: Duration,
-    mut ready: impl FnMut() -> Option<T>,
-    state: impl Fn() -> String,
-) -> T {
-    let deadline = Instant::now() + wait;
-    loop {
-        if let Some(value) = ready() {
-            return value;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no {what} within {wait:?}: {}",
-            state()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// The audit trail of the host whose store is `store`: its lines.
@@ -95,7 +73,7 @@ fn console_lines(store: &Path) -> Vec<(String, String)> {
 /// The ssh processes of `config` (their command line names it; the
 /// launcher's own does too and is left out): pid and argv.
 fn ssh_of(config: &Path) -> Vec<(u32, Vec<String>)> {
-    processes_with(utf8(config))
+    processes_with(&[utf8(config)])
         .into_iter()
         .filter_map(|pid| {
             let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
@@ -231,10 +209,9 @@ fn instance_rows(screen: &vt100::Screen) -> Vec<(String, String)> {
 /// (audited `stop`, `stdin closed`) and no ssh is left.
 #[test]
 fn q_stops_every_host_agent_at_the_end_of_its_stdin() {
-    if skipped() {
+    let Some(sshd) = Sshd::for_test() else {
         return;
-    }
-    let sshd = Sshd::start();
+    };
     let (stores, empty) = stores();
     let paths: Vec<PathBuf> = stores.iter().map(|(_, store)| store.clone()).collect();
     let config = sshd.fleet_config(
@@ -347,10 +324,9 @@ fn q_stops_every_host_agent_at_the_end_of_its_stdin() {
 /// agent stopped at the end of its stdin, no ssh left.
 #[test]
 fn sigterm_gives_the_terminal_back_and_stops_every_agent() {
-    if skipped() {
+    let Some(sshd) = Sshd::for_test() else {
         return;
-    }
-    let sshd = Sshd::start();
+    };
     let (stores, empty) = stores();
     let paths: Vec<PathBuf> = stores.iter().map(|(_, store)| store.clone()).collect();
     let config = sshd.fleet_config(&[("fleet-1", &paths[0], false), ("fleet-2", &paths[1], false)]);
@@ -381,10 +357,9 @@ fn sigterm_gives_the_terminal_back_and_stops_every_agent() {
 /// audit's second `start`); the other hosts keep their agents.
 #[test]
 fn a_killed_agent_is_connected_again() {
-    if skipped() {
+    let Some(sshd) = Sshd::for_test() else {
         return;
-    }
-    let sshd = Sshd::start();
+    };
     let (stores, empty) = stores();
     let paths: Vec<PathBuf> = stores.iter().map(|(_, store)| store.clone()).collect();
     let config = sshd.fleet_config(
@@ -467,10 +442,9 @@ fn a_killed_agent_is_connected_again() {
 /// after (the stopped agent holds nothing).
 #[test]
 fn a_stopped_agent_goes_stale_alone_and_is_connected_again() {
-    if skipped() {
+    let Some(sshd) = Sshd::for_test() else {
         return;
-    }
-    let sshd = Sshd::start();
+    };
     let (stores, empty) = stores();
     let paths: Vec<PathBuf> = stores.iter().map(|(_, store)| store.clone()).collect();
     let config = sshd.fleet_config(&[("fleet-1", &paths[0], false), ("fleet-2", &paths[1], false)]);
@@ -547,10 +521,9 @@ fn a_stopped_agent_goes_stale_alone_and_is_connected_again() {
 /// the other two are connected with their rows.
 #[test]
 fn a_wrong_host_key_fails_one_host_alone() {
-    if skipped() {
+    let Some(sshd) = Sshd::for_test() else {
         return;
-    }
-    let sshd = Sshd::start();
+    };
     let (stores, empty) = stores();
     let paths: Vec<PathBuf> = stores.iter().map(|(_, store)| store.clone()).collect();
     let config = sshd.fleet_config(&[
@@ -594,10 +567,9 @@ fn a_wrong_host_key_fails_one_host_alone() {
 /// `golf` is untouched.
 #[test]
 fn a_reap_goes_to_the_owning_host_only() {
-    if skipped() {
+    let Some(sshd) = Sshd::for_test() else {
         return;
-    }
-    let sshd = Sshd::start();
+    };
     let stores: Vec<_> = ALIASES
         .iter()
         .map(|_| crate::common::fixture("real-0.4.0-v14.db"))
@@ -718,10 +690,9 @@ fn a_reap_goes_to_the_owning_host_only() {
 /// still quits (the flood's ssh killed after the 3 s given at quit).
 #[test]
 fn a_flooding_host_holds_neither_the_others_nor_the_screen() {
-    if skipped() {
+    let Some(sshd) = Sshd::for_test() else {
         return;
-    }
-    let sshd = Sshd::start();
+    };
     let (stores, empty) = stores();
     let paths: Vec<PathBuf> = stores.iter().map(|(_, store)| store.clone()).collect();
     // fleet-2's `STACKLESS_TUI_STATE` names no store: the wrapper floods.

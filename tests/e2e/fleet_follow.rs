@@ -5,17 +5,15 @@
 //! host key fails that host alone; a host whose agent is killed goes
 //! stale and is connected again; a signal stops every ssh.
 
-use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{self, Receiver};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::common::fixture;
-use crate::harness::{BIN, utf8};
-use crate::sshd::{Sshd, skipped};
+use crate::harness::{BIN, Lines, Spawned, poll, processes_with, spawn_plain, utf8};
+use crate::sshd::Sshd;
 
 /// The fixtures the hosts hold, one store each.
 const STORES: [&str; 3] = [
@@ -29,8 +27,8 @@ const WAIT: Duration = Duration::from_secs(20);
 
 /// A running `--fleet ... snapshot --follow` and its stdout's lines.
 struct Follow {
-    child: Child,
-    lines: Receiver<String>,
+    child: Spawned,
+    lines: Lines,
     seen: Vec<Value>,
     _home: tempfile::TempDir,
 }
@@ -53,29 +51,8 @@ impl Follow {
             args.push(arg.to_owned());
         }
         args.extend(["snapshot".to_owned(), "--follow".to_owned()]);
-        let mut child = Command::new(BIN)
-            .args(&args)
-            .env_clear()
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-            .env("HOME", home.path())
-            .env("XDG_STATE_HOME", home.path().join("state"))
-            .env("TMPDIR", home.path())
-            .current_dir(home.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn the launcher");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let mut child = spawn_plain(&args, home.path(), Stdio::null());
+        let lines = Lines::new(child.stdout.take().expect("stdout"));
         Self {
             child,
             lines,
@@ -110,7 +87,7 @@ impl Follow {
         let deadline = Instant::now() + wait;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            let Ok(line) = self.lines.recv_timeout(left) else {
+            let Some(line) = self.lines.next_within(left) else {
                 let _ = self.child.kill();
                 let mut stderr = String::new();
                 let _ = std::io::Read::read_to_string(
@@ -140,7 +117,7 @@ impl Follow {
         let status = self.child.wait().expect("wait");
         assert_eq!(status.code(), Some(0), "{status:?}");
         assert_eq!(
-            processes_with(utf8(config)),
+            processes_with(&[utf8(config)]),
             Vec::<u32>::new(),
             "orphan ssh"
         );
@@ -153,10 +130,9 @@ impl Follow {
 /// stopped one is killed at the end.
 #[test]
 fn a_stopped_agent_goes_stale_after_15_s_and_comes_back() {
-    if skipped() {
+    let Some(sshd) = Sshd::for_test() else {
         return;
-    }
-    let sshd = Sshd::start();
+    };
     let (stores, empty) = stores();
     let config = sshd.fleet_config(&[
         ("fleet-1", &stores[0].1, false),
@@ -213,10 +189,9 @@ impl Drop for KillOnDrop {
 /// and exits 0.
 #[test]
 fn a_closed_stdout_stops_the_fleet_stream() {
-    if skipped() {
+    let Some(sshd) = Sshd::for_test() else {
         return;
-    }
-    let sshd = Sshd::start();
+    };
     let (stores, empty) = stores();
     let config = sshd.fleet_config(&[
         ("fleet-1", &stores[0].1, false),
@@ -230,38 +205,19 @@ fn a_closed_stdout_stops_the_fleet_stream() {
     } = follow;
     // The reading thread drops stdout at its next line.
     drop(lines);
-    let deadline = Instant::now() + WAIT;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "still running after {WAIT:?}");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = poll(
+        "the launcher's exit",
+        WAIT,
+        || child.try_wait().expect("try_wait"),
+        String::new,
+    );
     assert_eq!(status.code(), Some(0), "{status:?}");
     assert_eq!(
-        processes_with(utf8(&config)),
+        processes_with(&[utf8(&config)]),
         Vec::<u32>::new(),
         "orphan ssh"
     );
     drop(sshd);
-}
-
-/// The processes whose command line holds `needle`.
-pub(crate) fn processes_with(needle: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        if String::from_utf8_lossy(&cmdline).contains(needle) {
-            found.push(pid);
-        }
-    }
-    found
 }
 
 /// The `stackless-tui` processes (this binary, not a shell running it)
@@ -270,7 +226,7 @@ pub(crate) fn processes_with(needle: &str) -> Vec<u32> {
 pub(crate) fn agents_of(store: &Path) -> Vec<u32> {
     let wanted = format!("STACKLESS_TUI_STATE={}", store.display());
     let bin = std::fs::canonicalize(BIN).expect("the binary");
-    processes_with("--reached-as")
+    processes_with(&["--reached-as"])
         .into_iter()
         .filter(|pid| std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| exe == bin))
         .filter(|pid| {
@@ -302,10 +258,9 @@ pub(crate) fn stores() -> (Vec<(tempfile::TempDir, PathBuf)>, PathBuf) {
 /// every ssh, exit 0.
 #[test]
 fn three_hosts_follow_in_one_stream() {
-    if skipped() {
+    let Some(sshd) = Sshd::for_test() else {
         return;
-    }
-    let sshd = Sshd::start();
+    };
     let (stores, empty) = stores();
     let aliases = ["fleet-1", "fleet-2", "fleet-3"];
     let config = sshd.fleet_config(
@@ -356,10 +311,9 @@ fn three_hosts_follow_in_one_stream() {
 /// words in its error) while the other two stream.
 #[test]
 fn a_wrong_host_key_fails_one_host_of_the_stream() {
-    if skipped() {
+    let Some(sshd) = Sshd::for_test() else {
         return;
-    }
-    let sshd = Sshd::start();
+    };
     let (stores, empty) = stores();
     let config = sshd.fleet_config(&[
         ("fleet-1", &stores[0].1, false),
@@ -392,10 +346,9 @@ fn a_wrong_host_key_fails_one_host_of_the_stream() {
 /// again with a new `hello` and `synced`; the others never change.
 #[test]
 fn a_killed_agent_goes_stale_and_comes_back() {
-    if skipped() {
+    let Some(sshd) = Sshd::for_test() else {
         return;
-    }
-    let sshd = Sshd::start();
+    };
     let (stores, empty) = stores();
     let aliases = ["fleet-1", "fleet-2", "fleet-3"];
     let config = sshd.fleet_config(

@@ -699,3 +699,182 @@ pub fn rfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 pub fn utf8(path: &Path) -> &str {
     path.to_str().expect("UTF-8 path")
 }
+
+/// Poll `ready` every [`POLL`] until it gives a value (within `wait`);
+/// panics naming `what` and the last `state()` otherwise. Every wait of
+/// the end-to-end tests for something outside a PTY goes through it.
+#[track_caller]
+pub fn poll<T>(
+    what: &str,
+    wait: Duration,
+    mut ready: impl FnMut() -> Option<T>,
+    state: impl Fn() -> String,
+) -> T {
+    let deadline = Instant::now() + wait;
+    loop {
+        if let Some(value) = ready() {
+            return value;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no {what} within {wait:?}: {}",
+            state()
+        );
+        std::thread::sleep(POLL);
+    }
+}
+
+/// Wait (within [`UI`]) until `path` exists.
+#[track_caller]
+pub fn wait_for_file(path: &Path) {
+    poll(
+        &format!("{}", path.display()),
+        UI,
+        || path.exists().then_some(()),
+        String::new,
+    );
+}
+
+/// Wait (within [`UI`]) for `child` to exit; its status.
+#[track_caller]
+pub fn wait_status(child: &mut std::process::Child) -> std::process::ExitStatus {
+    poll(
+        "exit of the launcher",
+        UI,
+        || child.try_wait().expect("try_wait"),
+        String::new,
+    )
+}
+
+/// The live processes (no zombies) whose command line holds every one of
+/// `words`.
+pub fn processes_with(words: &[&str]) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) else {
+            continue;
+        };
+        let zombie = std::fs::read_to_string(entry.path().join("stat"))
+            .is_ok_and(|stat| stat.rsplit(") ").next().is_some_and(|r| r.starts_with('Z')));
+        if !zombie && cmdline(pid).is_some_and(|line| words.iter().all(|w| line.contains(w))) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// A process a test started, outside a PTY: killed and reaped when
+/// dropped (a failing test leaves nothing running: a launcher's ssh gets
+/// SIGTERM from `PR_SET_PDEATHSIG`, and a remote agent then sees its
+/// connection end).
+pub struct Spawned(pub std::process::Child);
+
+impl std::ops::Deref for Spawned {
+    type Target = std::process::Child;
+    fn deref(&self) -> &std::process::Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Spawned {
+    fn deref_mut(&mut self) -> &mut std::process::Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// [`BIN`] with `args`, run as the sshd tests run it: a clean environment
+/// (`PATH` the system's, `HOME`, `XDG_STATE_HOME` and `TMPDIR` under
+/// `home`, as [`run_plain`]), in `home`, stdin as given, stdout and
+/// stderr piped.
+pub fn spawn_plain<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+    home: &Path,
+    stdin: std::process::Stdio,
+) -> Spawned {
+    Spawned(
+        std::process::Command::new(BIN)
+            .args(args)
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", home)
+            .env("XDG_STATE_HOME", home.join("state"))
+            .env("TMPDIR", home)
+            .current_dir(home)
+            .stdin(stdin)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn the launcher"),
+    )
+}
+
+/// A child's stdout, line by line, as it comes (a thread reads it).
+pub struct Lines(std::sync::mpsc::Receiver<String>);
+
+impl Lines {
+    /// Read `stdout` to its end.
+    pub fn new(stdout: std::process::ChildStdout) -> Self {
+        Self::closing_after(stdout, |_| false)
+    }
+
+    /// As [`Lines::new`], but the reader closes its end of the pipe after
+    /// the first line `last` accepts (as `| head` does).
+    pub fn closing_after(
+        stdout: std::process::ChildStdout,
+        last: impl Fn(&str) -> bool + Send + 'static,
+    ) -> Self {
+        use std::io::BufRead as _;
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let done = last(&line);
+                if tx.send(line).is_err() || done {
+                    break;
+                }
+            }
+        });
+        Self(rx)
+    }
+
+    /// The next line, within `timeout`: `None` at the deadline or at the
+    /// end of the stream.
+    pub fn next_within(&self, timeout: Duration) -> Option<String> {
+        self.0.recv_timeout(timeout).ok()
+    }
+
+    /// The next line, within `timeout` (panics naming `what` otherwise).
+    #[track_caller]
+    pub fn next(&self, what: &str, timeout: Duration) -> String {
+        self.0
+            .recv_timeout(timeout)
+            .unwrap_or_else(|e| panic!("no line ({what}) within {timeout:?}: {e}"))
+    }
+}
+
+/// `snapshot --json --now NOW` of `store` with the config file `empty`,
+/// run here: what a host holding `store` answers.
+pub fn local_snapshot(store: &Path, empty: &Path, now: &str) -> String {
+    let (code, stdout, stderr) = run_plain(
+        &[
+            "--config",
+            utf8(empty),
+            "--state",
+            utf8(store),
+            "snapshot",
+            "--json",
+            "--now",
+            now,
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(0), "{}", String::from_utf8_lossy(&stderr));
+    String::from_utf8(stdout).expect("UTF-8")
+}

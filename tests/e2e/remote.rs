@@ -7,8 +7,8 @@
 use std::path::Path;
 
 use crate::common::fixture;
-use crate::harness::{BIN, Tui, UI, run_plain, utf8};
-use crate::sshd::{Sshd, skipped};
+use crate::harness::{BIN, Tui, UI, run_plain, utf8, wait_for_file, wait_status};
+use crate::sshd::Sshd;
 
 /// The rule stackless 0.4.0 states for a refused target.
 const RULE: &str =
@@ -476,10 +476,9 @@ pub(crate) fn remote_args<'a>(
 /// (no such program, host key, login, connect) are named.
 #[test]
 fn snapshot_json_through_a_real_sshd() {
-    if skipped() {
+    let Some(sshd) = Sshd::for_test() else {
         return;
-    }
-    let sshd = Sshd::start();
+    };
     let config = sshd.config();
     let (_dir, store) = fixture("real-0.4.0-v14.db");
     let empty = store.with_file_name("empty.toml");
@@ -564,10 +563,9 @@ fn snapshot_json_through_a_real_sshd() {
 /// it runs (`on testhost`), `q` quits, and ssh's exit 0 is ours.
 #[test]
 fn the_console_through_a_real_sshd() {
-    if skipped() {
+    let Some(sshd) = Sshd::for_test() else {
         return;
-    }
-    let sshd = Sshd::start();
+    };
     let config = sshd.config();
     let (_dir, store) = fixture("real-0.4.0-v14.db");
     let empty = store.with_file_name("empty.toml");
@@ -591,32 +589,6 @@ pub(crate) fn fake_ssh_script(dir: &Path, body: &str) -> String {
     std::fs::set_permissions(bin.join("ssh"), std::fs::Permissions::from_mode(0o755))
         .expect("chmod");
     format!("{}:/usr/bin:/bin", bin.display())
-}
-
-pub(crate) fn wait_for_file(path: &Path) {
-    let deadline = std::time::Instant::now() + UI;
-    while !path.exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{} never appeared",
-            path.display()
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-}
-
-pub(crate) fn wait_status(child: &mut std::process::Child) -> std::process::ExitStatus {
-    let deadline = std::time::Instant::now() + UI;
-    loop {
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            return status;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the launcher did not exit"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
 }
 
 /// What the remote console leaves on the terminal when it cannot restore
@@ -817,10 +789,9 @@ fn a_headless_launcher_holds_ssh_stdin_and_stops_it_in_order() {
 /// And a `while read` loop over hosts runs every iteration.
 #[test]
 fn an_interrupted_remote_reap_stops_on_the_host() {
-    if skipped() {
+    let Some(sshd) = Sshd::for_test() else {
         return;
-    }
-    let sshd = Sshd::start();
+    };
     let config = sshd.config();
     let (dir, store) = fixture("stackless-real-v4.db");
     let empty = store.with_file_name("empty.toml");
@@ -864,15 +835,12 @@ fn an_interrupted_remote_reap_stops_on_the_host() {
         names.sort();
         names
     };
-    let deadline = std::time::Instant::now() + UI;
-    while started(&marks).is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no teardown started; sshd: {}",
-            sshd.log()
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    crate::harness::poll(
+        "a teardown started",
+        UI,
+        || (!started(&marks).is_empty()).then_some(()),
+        || format!("sshd: {}", sshd.log()),
+    );
     let first = started(&marks).remove(0);
     let pid: i32 = std::fs::read_to_string(marks.join(&first))
         .unwrap_or_default()
@@ -910,8 +878,19 @@ fn an_interrupted_remote_reap_stops_on_the_host() {
         ),
         "{stderr}"
     );
-    // Nothing later starts, the stopped one never finishes.
-    std::thread::sleep(std::time::Duration::from_secs(1));
+    // Nothing later starts, the stopped one never finishes: no process
+    // names the teardown script any more (neither the remote `reap
+    // --once`, whose `--down-cmd` it is, nor a teardown).
+    crate::harness::poll(
+        "the remote reap and its teardowns gone",
+        UI,
+        || {
+            crate::harness::processes_with(&[utf8(&down)])
+                .is_empty()
+                .then_some(())
+        },
+        || format!("{:?}", crate::harness::processes_with(&[utf8(&down)])),
+    );
     assert_eq!(started(&marks), std::slice::from_ref(&first));
     assert!(!marks.join(format!("finished-{name}")).exists());
     assert!(
@@ -996,11 +975,12 @@ fn a_local_reap_once_stops_on_a_signal() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("spawn");
-    let deadline = std::time::Instant::now() + UI;
-    while std::fs::read_dir(&marks).expect("marks").next().is_none() {
-        assert!(std::time::Instant::now() < deadline, "no teardown started");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    crate::harness::poll(
+        "a teardown started",
+        UI,
+        || std::fs::read_dir(&marks).expect("marks").next().map(|_| ()),
+        String::new,
+    );
     crate::harness::signal_pid(reap.id(), nix::sys::signal::Signal::SIGINT).expect("SIGINT");
     let status = wait_status(&mut reap);
     let mut stderr = String::new();

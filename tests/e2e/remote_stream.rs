@@ -6,82 +6,23 @@
 //! launcher's own part), then through a real sshd on 127.0.0.1
 //! ([`crate::sshd`]).
 
-use std::io::{BufRead as _, BufReader, Write as _};
+use std::io::Write as _;
 use std::path::Path;
-use std::process::{Child, ChildStdout, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
-use std::time::Duration;
+use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
 
 use crate::common::{argv_log, fake_down, fixture};
-use crate::harness::{BIN, UI, cmdline, run_plain, signal_pid, utf8};
-use crate::remote::{fake_ssh_script, remote_args, text, wait_for_file, wait_status};
-use crate::sshd::{Sshd, skipped};
+use crate::harness::{
+    BIN, Lines, Spawned, UI, poll, processes_with, run_plain, signal_pid, spawn_plain, utf8,
+    wait_for_file, wait_status,
+};
+use crate::remote::{fake_ssh_script, remote_args, text};
+use crate::sshd::Sshd;
 
-/// The launcher's stdout, line by line, as it comes (a thread reads it).
-pub(crate) struct Lines(Receiver<String>);
-
-impl Lines {
-    pub(crate) fn new(stdout: ChildStdout) -> Self {
-        Self::closing_after(stdout, |_| false)
-    }
-
-    /// As [`Lines::new`], but the reader closes its end of the pipe after
-    /// the first line `last` accepts (as `| head` does).
-    pub(crate) fn closing_after(
-        stdout: ChildStdout,
-        last: impl Fn(&str) -> bool + Send + 'static,
-    ) -> Self {
-        let (tx, rx) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                let done = last(&line);
-                if tx.send(line).is_err() || done {
-                    break;
-                }
-            }
-        });
-        Self(rx)
-    }
-
-    /// The next line, within `timeout` (panics naming `what` otherwise).
-    #[track_caller]
-    pub(crate) fn next(&self, what: &str, timeout: Duration) -> String {
-        self.0
-            .recv_timeout(timeout)
-            .unwrap_or_else(|e| panic!("no line ({what}) within {timeout:?}: {e}"))
-    }
-}
-
-/// A launcher this test started: killed when dropped (a failing test
-/// leaves nothing running: its ssh gets SIGTERM from `PR_SET_PDEATHSIG`,
-/// and a remote agent then sees its connection end).
-struct Launcher(Child);
-
-impl std::ops::Deref for Launcher {
-    type Target = Child;
-    fn deref(&self) -> &Child {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for Launcher {
-    fn deref_mut(&mut self) -> &mut Child {
-        &mut self.0
-    }
-}
-
-impl Drop for Launcher {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn launcher(args: &[&str], path: &str) -> Launcher {
-    Launcher(
+/// The launcher with `args` and `PATH` = `path`, its three streams piped.
+fn launcher(args: &[&str], path: &str) -> Spawned {
+    Spawned(
         Command::new(BIN)
             .args(args)
             .env("PATH", path)
@@ -233,22 +174,8 @@ fn an_older_remote_without_the_streams_is_named() {
 }
 /// The launcher run as the sshd tests run it (a clean environment, as
 /// [`crate::harness::run_plain`]), its three streams piped.
-fn launcher_plain(args: &[&str], home: &Path) -> Launcher {
-    Launcher(
-        Command::new(BIN)
-            .args(args)
-            .env_clear()
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-            .env("HOME", home)
-            .env("XDG_STATE_HOME", home.join("state"))
-            .env("TMPDIR", home)
-            .current_dir(home)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn the launcher"),
-    )
+fn launcher_plain(args: &[&str], home: &Path) -> Spawned {
+    spawn_plain(args, home, Stdio::piped())
 }
 
 /// One out-line as JSON.
@@ -271,40 +198,10 @@ fn until(lines: &Lines, kind: &str, extra: &[(&str, Value)]) -> Vec<Value> {
     }
 }
 
-/// The live processes whose command line holds every one of `words`.
-fn processes_with(words: &[&str]) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) else {
-            continue;
-        };
-        let zombie = std::fs::read_to_string(entry.path().join("stat"))
-            .is_ok_and(|stat| stat.rsplit(") ").next().is_some_and(|r| r.starts_with('Z')));
-        if !zombie && cmdline(pid).is_some_and(|line| words.iter().all(|w| line.contains(w))) {
-            found.push(pid);
-        }
-    }
-    found
-}
-
 /// A local snapshot of `store`, at a fixed time (to compare before and
 /// after).
 fn local_snapshot(store: &Path, empty: &Path) -> String {
-    let (code, stdout, stderr) = run_plain(
-        &[
-            "--config",
-            utf8(empty),
-            "--state",
-            utf8(store),
-            "snapshot",
-            "--json",
-            "--now",
-            "1796118148",
-        ],
-        &[],
-    );
-    assert_eq!(code, Some(0), "{}", text(&stderr));
-    text(&stdout)
+    crate::harness::local_snapshot(store, empty, "1796118148")
 }
 
 /// `serve --stdio` through a real sshd: a `hello` (protocol 1, the
@@ -315,10 +212,9 @@ fn local_snapshot(store: &Path, empty: &Path) -> String {
 /// stops the agent (exit 0, its audit's `stop` line).
 #[test]
 fn serve_stdio_through_a_real_sshd() {
-    if skipped() {
+    let Some(sshd) = Sshd::for_test() else {
         return;
-    }
-    let sshd = Sshd::start();
+    };
     let config = sshd.config();
     let (dir, store) = fixture("real-0.4.0-v14.db");
     let (local_dir, local) = fixture("real-0.4.0-v14.db");
@@ -447,10 +343,9 @@ fn serve_stdio_through_a_real_sshd() {
 /// SIGTERM to the launcher ends both too (exit 143, said).
 #[test]
 fn snapshot_follow_through_a_real_sshd() {
-    if skipped() {
+    let Some(sshd) = Sshd::for_test() else {
         return;
-    }
-    let sshd = Sshd::start();
+    };
     let config = sshd.config();
     let (dir, store) = fixture("real-0.4.0-v14.db");
     let empty = dir.path().join("empty.toml");
@@ -473,14 +368,16 @@ fn snapshot_follow_through_a_real_sshd() {
     let status = wait_status(&mut child);
     let stderr = stderr_of(&mut child);
     assert_eq!(status.code(), Some(0), "{stderr}\nsshd: {}", sshd.log());
-    let deadline = std::time::Instant::now() + UI;
-    while !processes_with(&["--reached-as", utf8(&store), "--follow"]).is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the remote snapshot --follow outlived its reader"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    poll(
+        "the remote snapshot --follow gone with its reader",
+        UI,
+        || {
+            processes_with(&["--reached-as", utf8(&store), "--follow"])
+                .is_empty()
+                .then_some(())
+        },
+        String::new,
+    );
 
     // A SIGTERM to the launcher: ssh closes the connection, the remote
     // stream stops at its next write.
@@ -499,14 +396,16 @@ fn snapshot_follow_through_a_real_sshd() {
         ),
         "{stderr}"
     );
-    let deadline = std::time::Instant::now() + UI;
-    while !processes_with(&["--reached-as", utf8(&store), "--follow"]).is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the remote snapshot --follow outlived its launcher"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    poll(
+        "the remote snapshot --follow gone with its launcher",
+        UI,
+        || {
+            processes_with(&["--reached-as", utf8(&store), "--follow"])
+                .is_empty()
+                .then_some(())
+        },
+        String::new,
+    );
     drop(sshd);
 }
 
@@ -517,10 +416,9 @@ fn snapshot_follow_through_a_real_sshd() {
 /// recorded), the stop is audited, and the launcher exits 143 saying so.
 #[test]
 fn a_signal_to_a_remote_serve_stops_the_agent_in_order() {
-    if skipped() {
+    let Some(sshd) = Sshd::for_test() else {
         return;
-    }
-    let sshd = Sshd::start();
+    };
     let config = sshd.config();
     let (dir, store) = fixture("real-0.4.0-v14.db");
     let empty = dir.path().join("empty.toml");
@@ -608,8 +506,16 @@ fn a_signal_to_a_remote_serve_stops_the_agent_in_order() {
         "{audit}"
     );
     assert!(audit.contains(r#""reason":"stdin closed""#), "{audit}");
-    // Stopped, not finished; nothing recorded: golf is as it was.
-    std::thread::sleep(Duration::from_secs(3));
+    // Stopped, not finished; nothing recorded: golf is as it was. No
+    // process names the teardown script any more (neither the agent, whose
+    // `--down-cmd` it is, nor the teardown): `finished` can never come.
+    let script = dir.path().join("fake-down.sh");
+    poll(
+        "the agent and its teardown gone",
+        UI,
+        || processes_with(&[utf8(&script)]).is_empty().then_some(()),
+        || format!("{:?}", processes_with(&[utf8(&script)])),
+    );
     assert!(!finished.exists(), "the teardown ran on");
     let host: Value = serde_json::from_str(&local_snapshot(&store, &empty)).expect("JSON");
     let golf = host["instances"]

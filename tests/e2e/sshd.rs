@@ -105,6 +105,12 @@ fn free_port() -> u16 {
 }
 
 impl Sshd {
+    /// The sshd of one test: started ([`Sshd::start`]), or `None` when the
+    /// sshd tests are [`skipped`] (the test then returns at once).
+    pub fn for_test() -> Option<Self> {
+        (!skipped()).then(Self::start)
+    }
+
     /// Start sshd on a free port of 127.0.0.1 and wait until it listens.
     /// Panics (naming the package) when sshd is not installed.
     pub fn start() -> Self {

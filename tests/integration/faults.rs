@@ -1,12 +1,12 @@
 //! The reaper under faults: hung teardowns, concurrency, crashes, dry run,
 //! wall-clock jumps, a store that disappears.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::common::{CAPTURE, argv_log, fake_down, fixture, reaper, reaper_with, runtime};
-use stackless_tui::event::{ActivityKind, Actor};
+use stackless_tui::event::{Activity, ActivityKind, Actor};
 use stackless_tui::reaper::{Intent, Job};
 use stackless_tui::store::probe::FixedProbe;
 use stackless_tui::store::{Access, Store};
@@ -31,17 +31,70 @@ fn attempt(path: &std::path::Path, name: &str) -> Option<stackless_tui::model::R
         .cloned()
 }
 
+/// The activities a reaper reports (`reaper_with`'s log).
+type Log = Arc<Mutex<Vec<Activity>>>;
+
+/// The controller's part in a test, played on the reaper's clock (always
+/// [`BOTH_DUE`]): each call first tombstones in the store, at
+/// [`BOTH_DUE`] with its lease gone, every instance of `names` whose
+/// teardown the log (set once the reaper exists) shows started. A job
+/// reads the clock after its `down` ends and before it reads the store,
+/// so what the controller does while `down` runs is in the store by then,
+/// whatever the machine's load: nothing but the `down` itself runs within
+/// its deadline (the 0.4.0 controller finishes a submitted `down` whether
+/// or not the CLI waits: stackless-core-0.4.0 src/engine/run.rs:643-647).
+fn controller_clock(
+    path: &std::path::Path,
+    names: &[&str],
+) -> (stackless_tui::reaper::jobs::Clock, Arc<OnceLock<Log>>) {
+    let seen: Arc<OnceLock<Log>> = Arc::default();
+    let log = Arc::clone(&seen);
+    let path = path.to_owned();
+    let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
+    let done = Mutex::new(Vec::<String>::new());
+    let clock = Arc::new(move || {
+        let started: Vec<String> = log.get().map_or_else(Vec::new, |log| {
+            log.lock()
+                .unwrap()
+                .iter()
+                .filter(|a| a.kind == ActivityKind::Started)
+                .map(|a| a.instance.clone())
+                .collect()
+        });
+        let mut done = done.lock().unwrap();
+        for name in started {
+            if names.contains(&name) && !done.contains(&name) {
+                let conn = rusqlite::Connection::open(&path).unwrap();
+                conn.busy_timeout(Duration::from_secs(30)).unwrap();
+                conn.execute(
+                    "UPDATE instances SET status = 'tombstoned', tombstoned_at = ?1 \
+                     WHERE name = ?2 AND status = 'active'",
+                    rusqlite::params![BOTH_DUE, name],
+                )
+                .unwrap();
+                conn.execute("DELETE FROM leases WHERE instance = ?1", [&name])
+                    .unwrap();
+                done.push(name);
+            }
+        }
+        BOTH_DUE
+    });
+    (clock, seen)
+}
+
 #[test]
 fn hung_teardown_is_killed_at_its_deadline_and_recorded() {
     let rt = runtime();
     let (dir, path) = fixture("stackless-real-v4.db");
     let down = fake_down(
         dir.path(),
-        r#"if [ "$NAME" = golf ]; then sleep 60; fi; exit 0"#,
+        r#"if [ "$NAME" = golf ]; then sleep 60; fi; trap - EXIT; exit 0"#,
     );
-    let (mut reaper, log) = reaper_with(&path, down, vm(), Arc::new(|| BOTH_DUE), &rt, |c| {
+    let (clock, seen) = controller_clock(&path, &["duo-79882653-fd55-4b17-bf19-d4afc89a2b5e"]);
+    let (mut reaper, log) = reaper_with(&path, down, vm(), clock, &rt, |c| {
         c.down_timeout = Duration::from_secs(1);
     });
+    seen.set(Arc::clone(&log)).expect("set once");
     let started = Instant::now();
     let summary = reaper.pass();
     assert!(
@@ -72,27 +125,27 @@ fn hung_teardown_is_killed_at_its_deadline_and_recorded() {
 /// (issue 22, item 11): stackless 0.4.0's `down` submits an operation the
 /// controller runs to its end whether or not the CLI waits, tombstoning
 /// the instance (stackless-core-0.4.0 src/engine/run.rs:643-647). Here the
-/// fake `down` plays the controller: it tombstones golf (this birth) and
-/// hangs past the deadline. The store shows golf torn down after all:
-/// reported and counted as reaped, no failure and no backoff left.
+/// fake `down` hangs past the deadline while the controller (played by
+/// [`controller_clock`]) tombstones golf (this birth) before the job reads
+/// the store. The store shows golf torn down after all: reported and
+/// counted as reaped, no failure and no backoff left.
 #[test]
 fn a_teardown_killed_at_its_deadline_that_the_controller_finishes_is_counted_reaped() {
     let rt = runtime();
     let (dir, path) = fixture("stackless-real-v4.db");
+    // Only sh builtins and `sleep` run within the 1 s deadline: golf's
+    // `down` hangs, duo's exits 0 at once; what the controller writes is
+    // written by the clock below, before each job reads the store.
     let down = fake_down(
         dir.path(),
-        &format!(
-            r#"if [ "$NAME" = golf ]; then
-  python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1], timeout=30); c.execute("UPDATE instances SET status = ?, tombstoned_at = ? WHERE name = ?", ("tombstoned", {BOTH_DUE}, "golf")); c.execute("DELETE FROM leases WHERE instance = ?", ("golf",)); c.commit()' '{}'
-  sleep 60
-fi
-exit 0"#,
-            path.display()
-        ),
+        r#"if [ "$NAME" = golf ]; then sleep 60; fi; trap - EXIT; exit 0"#,
     );
-    let (mut reaper, log) = reaper_with(&path, down, vm(), Arc::new(|| BOTH_DUE), &rt, |c| {
+    let (clock, seen) =
+        controller_clock(&path, &["golf", "duo-79882653-fd55-4b17-bf19-d4afc89a2b5e"]);
+    let (mut reaper, log) = reaper_with(&path, down, vm(), clock, &rt, |c| {
         c.down_timeout = Duration::from_secs(1);
     });
+    seen.set(Arc::clone(&log)).expect("set once");
     let summary = reaper.pass();
     assert_eq!((summary.reaped, summary.failed), (2, 0));
     assert_eq!(attempt(&path, "golf"), None, "no backoff left");

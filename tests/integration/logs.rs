@@ -16,28 +16,19 @@ use crossterm::event::KeyCode;
 use stackless_tui::event::{Event, EventReceiver};
 use stackless_tui::logs::{self, follower};
 use stackless_tui::model::logview::{LogsRequest, LogsState, Older, Opened};
-use stackless_tui::model::{Birth, Generation, Instance, Lease, Rows, Snapshot, Status};
+use stackless_tui::model::{Birth, Generation, Instance, Rows, Snapshot};
 use stackless_tui::ui::{App, AppConfig, Effect};
 
 use crate::common::CAPTURE;
 use crate::common::ui::{press, render_app};
 
 pub(super) fn instance(name: &str, substrate: &str, birth: Option<Birth>) -> Instance {
-    Instance {
-        name: name.into(),
-        substrate: substrate.into(),
-        status: Status::Active,
-        created_at: Some(CAPTURE - 60),
-        tombstoned_at: None,
-        lease: Some(Lease {
-            duration_secs: 3600,
-            expires_at: CAPTURE + 3600,
-        }),
-        lock: None,
-        anomalies: vec![],
-        dirty: Some(false),
-        birth,
-    }
+    crate::common::builders::instance(name)
+        .substrate(substrate)
+        .created(Some(CAPTURE - 60))
+        .lease(3600, CAPTURE + 3600)
+        .with_birth(birth)
+        .build()
 }
 
 /// An app showing `instances` on a schema-`version` store.

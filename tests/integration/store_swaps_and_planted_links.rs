@@ -28,6 +28,40 @@ fn snapshot(path: &Path) -> stackless_tui::model::Snapshot {
         .unwrap()
 }
 
+/// The next event from the watcher that `want` takes, within 20 s
+/// (polled every 10 ms).
+///
+/// # Panics
+/// At the deadline, naming `what`.
+fn wait_event(
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<stackless_tui::event::Event>,
+    what: &str,
+    want: impl Fn(&stackless_tui::event::Event) -> bool,
+) -> stackless_tui::event::Event {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        match rx.try_recv() {
+            Ok(event) if want(&event) => return event,
+            Ok(_) => {}
+            Err(_) => {
+                assert!(std::time::Instant::now() < deadline, "no {what}");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+    }
+}
+
+/// alpha's lease expiry in a watcher's snapshot.
+fn alpha_expiry(event: &stackless_tui::event::Event) -> Option<i64> {
+    match event {
+        stackless_tui::event::Event::Snapshot(s) => s
+            .instance("alpha")
+            .and_then(|i| i.lease)
+            .map(|l| l.expires_at),
+        _ => None,
+    }
+}
+
 /// Hold the store's write lock (`BEGIN IMMEDIATE`) on a connection of its
 /// own for `hold`, as another stackless process would; returns once taken.
 fn hold_write_lock(path: &Path, hold: Duration) -> std::thread::JoinHandle<()> {
@@ -52,10 +86,14 @@ fn an_operator_reap_that_fails_while_the_store_is_busy_is_still_recorded() {
     let (reaper, log) = reaper(&path, down, vm_probe(), CAPTURE, &rt);
     let seen = snapshot(&path);
     let alpha = seen.instance("alpha").unwrap().clone();
-    // Longer than three tries at stackless's 5 s busy timeout.
-    let holder = hold_write_lock(&path, Duration::from_secs(17));
+    // Longer than three tries at the jobs' busy timeout (stackless's 5 s,
+    // here a short one: the same retries, in a fraction of the time).
+    let busy = Duration::from_millis(250);
+    let holder = hold_write_lock(&path, busy * 5);
     let job = reaper
         .jobs()
+        .clone()
+        .with_busy_timeout(busy)
         .spawn(Job {
             instance: alpha,
             attempt: None,
@@ -306,13 +344,6 @@ fn the_watcher_shows_a_store_restored_in_place_without_another_writer() {
         }
         None
     };
-    let alpha_expiry = |e: &Event| match e {
-        Event::Snapshot(s) => s
-            .instance("alpha")
-            .and_then(|i| i.lease)
-            .map(|l| l.expires_at),
-        _ => None,
-    };
     assert_eq!(
         alpha_expiry(&next(&|e| matches!(e, Event::Snapshot(_))).unwrap()),
         Some(CAPTURE - 100)
@@ -330,7 +361,9 @@ fn the_watcher_shows_a_store_restored_in_place_without_another_writer() {
         .unwrap()
         .set_len(100)
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    // Nothing the watcher sends says it looked at the truncated file
+    // (nobody commits): a probe period and a half, so it did at least once.
+    std::thread::sleep(stackless_tui::store::watcher::PROBE_EVERY * 3 / 2);
     std::fs::copy(&good, &path).unwrap();
     assert!(
         next(&|e| alpha_expiry(e) == Some(CAPTURE - 100)).is_some(),
@@ -473,24 +506,36 @@ fn a_store_truncated_under_the_watcher_and_the_reaper_is_readable_by_all_once_re
             &format!("UPDATE leases SET expires_at = {}", CAPTURE + 3600),
         );
         assert_eq!(reaper.pass().reaped, 0);
-        std::thread::sleep(Duration::from_millis(1500));
+        // The watcher has read the renewed leases: its connection is open
+        // on the file when it is truncated.
+        wait_event(&mut rx, "the watcher's read of the renewed leases", |e| {
+            alpha_expiry(e) == Some(CAPTURE + 3600)
+        });
         std::fs::OpenOptions::new()
             .write(true)
             .open(&path)
             .unwrap()
             .set_len(len)
             .unwrap();
+        // Until both the watcher and a reaper pass found the file broken,
+        // no pass reaps.
         let mut health = Vec::new();
-        let deadline = std::time::Instant::now() + Duration::from_secs(4);
-        while std::time::Instant::now() < deadline {
+        let mut failed_passes = 0;
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while health.is_empty() || failed_passes == 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{len}: {health:?} {failed_passes}"
+            );
             let summary = reaper.pass();
             assert_eq!(summary.reaped, 0);
+            failed_passes += usize::from(summary.errors > 0);
             while let Ok(event) = rx.try_recv() {
                 if let Event::StoreHealth(StoreHealth::Error(text)) = event {
                     health.push(text);
                 }
             }
-            std::thread::sleep(Duration::from_millis(200));
+            std::thread::sleep(Duration::from_millis(50));
         }
         if len == 0 {
             // Said by whichever connection saw it first (here the reaper's
@@ -594,7 +639,10 @@ fn a_store_moved_over_the_live_one_is_never_merged_with_the_old_write_ahead_log(
             .unwrap();
         }
         assert_eq!(reaper.pass().reaped, 0);
-        std::thread::sleep(Duration::from_millis(1200));
+        // The watcher has read the old file's log (the renewed leases).
+        wait_event(&mut rx, "the watcher's read of the renewed leases", |e| {
+            alpha_expiry(e) == Some(CAPTURE + 3600)
+        });
         std::fs::rename(&moved_in, &path).unwrap();
         let stale = format!(
             "the store file {p} was replaced, but {p}-wal (and its -shm) belong to the old file: opening it would apply the old file's commits to the new one. Stop stackless and this console, then remove {p}-wal and the -shm beside it (or put the old file back)",
@@ -602,25 +650,39 @@ fn a_store_moved_over_the_live_one_is_never_merged_with_the_old_write_ahead_log(
         );
         let mut health = Vec::new();
         let mut seen = None;
+        // A snapshot counts once the watcher said the file was replaced:
+        // the ones before are of the old file.
         let mut drain = |health: &mut Vec<String>, seen: &mut Option<i64>| {
             while let Ok(event) = rx.try_recv() {
                 match event {
-                    Event::Snapshot(s) => *seen = Some(s.generation.user_version),
+                    Event::Snapshot(s) if !health.is_empty() => {
+                        *seen = Some(s.generation.user_version);
+                    }
                     Event::StoreHealth(StoreHealth::Error(h)) => health.push(h),
                     _ => {}
                 }
             }
         };
-        // The snapshots the watcher sent of the old file are not of interest.
-        std::thread::sleep(Duration::from_millis(300));
-        drain(&mut health, &mut seen);
-        seen = None;
         // The old log is still beside the new file: nothing is opened.
-        let deadline = std::time::Instant::now() + Duration::from_secs(4);
-        while std::time::Instant::now() < deadline {
+        // Until both the watcher and the reaper said so, then three more
+        // passes: none reaps, and the watcher sends nothing of the new
+        // file.
+        let reaper_said = |log: &std::sync::Mutex<Vec<stackless_tui::event::Activity>>| {
+            log.lock().unwrap().iter().any(|a| a.detail == stale)
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        let mut after = 0;
+        while after < 3 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "v{version}: {health:?}"
+            );
             assert_eq!(reaper.pass().reaped, 0, "{version}");
             drain(&mut health, &mut seen);
-            std::thread::sleep(Duration::from_millis(200));
+            if !health.is_empty() && reaper_said(&log) {
+                after += 1;
+            }
+            std::thread::sleep(Duration::from_millis(50));
         }
         assert_eq!(health, std::slice::from_ref(&stale), "v{version}");
         assert!(

@@ -26,6 +26,7 @@ mod pty;
 
 mod cancel;
 mod failed_up;
+mod gen_store;
 mod logs;
 mod pending;
 mod queue;

@@ -14,7 +14,7 @@ use stackless_tui::recorder::{Forward, Recorder};
 use stackless_tui::store::probe::SysinfoProbe;
 use stackless_tui::store::{Access, Store};
 
-use crate::harness::{Role, Stack, real_stackless, unix_now};
+use crate::harness::{Role, Stack, real_stackless, unix_now, wait_until};
 
 /// The program the runner runs: the real stackless with this stack's env
 /// and the embedded controller's flags before the verb (as
@@ -51,6 +51,14 @@ fn shown(path: &Path, name: &str) -> stackless_tui::model::Instance {
     let mut store = Store::open(path, Access::ReadOnly).expect("open");
     let snapshot = store.snapshot(&mut SysinfoProbe::new()).expect("snapshot");
     snapshot.instance(name).cloned().expect("instance")
+}
+
+/// Wait until the wall clock is past unix second `at` (a lease set at
+/// `at` and renewed now then ends later).
+fn next_second(at: i64) {
+    wait_until("the next second", Duration::from_secs(5), || {
+        (unix_now() > at).then_some(())
+    });
 }
 
 fn lease(stack: &Stack, name: &str) -> (i64, i64) {
@@ -127,9 +135,9 @@ fn verify_passes_and_renews_or_shows_the_failing_check() {
         .expect_code(0);
     std::fs::write(&marker, "").expect("marker");
     let runner = runner(&stack);
-    // Let the lease run down a little, so a renewal shows.
-    std::thread::sleep(Duration::from_secs(2));
-    let (_, expires_before) = lease(&stack, "checked");
+    // A second after the lease was set, so a renewal shows.
+    let (duration, expires_before) = lease(&stack, "checked");
+    next_second(expires_before - duration);
     let before = unix_now();
     let passed = runner.execute(&VerbRequest {
         instance: shown(&stack.db_path(), "checked"),
@@ -150,8 +158,9 @@ fn verify_passes_and_renews_or_shows_the_failing_check() {
     assert!(expires_at >= before + 600, "{before} {expires_at}");
 
     std::fs::remove_file(&marker).expect("remove marker");
-    std::thread::sleep(Duration::from_secs(2));
+    // A second after the renewal, so another one would show.
     let (_, expires_passed) = lease(&stack, "checked");
+    next_second(expires_passed - duration);
     let failed = runner.execute(&VerbRequest {
         instance: shown(&stack.db_path(), "checked"),
         verb: Verb::Verify,
@@ -274,7 +283,8 @@ fn verify_from_the_console_dry_then_for_real() {
     tui.send("q");
     tui.wait_exit(crate::pty::UI);
 
-    std::thread::sleep(Duration::from_secs(2));
+    // A second after the lease was set, so a renewal shows.
+    next_second(held.1 - held.0);
     let mut tui = crate::pty::Tui::spawn(
         &["--state", &db, "--no-reaper", "--stackless", &program],
         120,

@@ -817,18 +817,23 @@ fn a_logs_end_reason_from_a_host_is_sanitized() {
 }
 
 /// R25-6: an instance a flooding or hostile host keeps adding (a `synced`
-/// group of new names at a time, each group under `MAX_GROUP_ROWS`) grows
+/// group of new names at a time, each group under the group bound) grows
 /// the console's tables without end (issue 25: "its memory is bounded").
-/// A host may hold at most `MAX_GROUP_ROWS` instances, the most one
-/// snapshot may carry.
+/// A host may hold at most its host bound of instances (by default
+/// `MAX_HOST_ROWS`, the most one snapshot may carry); the rest are noted.
 #[test]
 fn a_host_adding_instances_without_end_is_bounded() {
-    use stackless_tui::model::fleet::MAX_GROUP_ROWS;
-    let mut app = FleetApp::new(vec!["fleet-1".into(), "fleet-2".into()], NOW_MS);
+    use stackless_tui::model::fleet::Bounds;
+    // The bounds are the defaults' shape, small (each group under the
+    // group bound, more groups than the host bound holds).
+    let bounds = Bounds {
+        host_rows: 300,
+        group_rows: 150,
+    };
+    let mut app = FleetApp::with_bounds(vec!["fleet-1".into(), "fleet-2".into()], NOW_MS, bounds);
     connect(&mut app, 0, "db1", &[("instances", vec![])]);
-    let per_group = 10_000;
-    let groups = MAX_GROUP_ROWS / per_group + 2;
-    for group in 0..groups {
+    let per_group = 100;
+    for group in 0..bounds.host_rows / per_group + 2 {
         let rows: Vec<Value> = (0..per_group)
             .map(|i| {
                 json!({"name": format!("g{group}-{i}"), "birth": null, "dns_safe": true,
@@ -843,8 +848,12 @@ fn a_host_adding_instances_without_end_is_bounded() {
         );
         app.line(0, &json!({"type":"synced","seq":seq,"at":NOW}), NOW_MS);
     }
-    let held = app.fleet().hosts[0].instances().len();
-    assert!(held <= MAX_GROUP_ROWS, "{held} instances held");
+    let host = &app.fleet().hosts[0];
+    assert_eq!(host.instances().len(), 300);
+    assert_eq!(
+        host.note.as_deref(),
+        Some("it holds over 300 instances: the rest are not shown")
+    );
 }
 
 #[test]

@@ -15,7 +15,7 @@ use crate::common::ui::{press, render_app};
 use stackless_tui::event::{Activity, ActivityKind, Actor, Event, SupervisorKind, SupervisorNote};
 use stackless_tui::model::detail::InstanceDetail;
 use stackless_tui::model::{
-    Birth, Generation, Instance, Lease, OpStatus, Operation, ReapAttempt, Rows, Snapshot, Status,
+    Generation, Instance, OpStatus, Operation, ReapAttempt, Rows, Snapshot,
 };
 use stackless_tui::ui::{App, AppConfig, Effect, Focus};
 
@@ -41,24 +41,10 @@ fn envelope() -> String {
 }
 
 fn instance(name: &str) -> Instance {
-    Instance {
-        name: name.into(),
-        substrate: "local".into(),
-        status: Status::Active,
-        created_at: Some(CAPTURE - 3_600),
-        tombstoned_at: None,
-        lease: Some(Lease {
-            duration_secs: 3_600,
-            expires_at: CAPTURE - 60,
-        }),
-        lock: None,
-        anomalies: vec![],
-        dirty: Some(false),
-        birth: Some(Birth::new(
-            "0123456789abcdef0123456789abcdef",
-            "sl-0123456789abcdef0123456789abcdef",
-        )),
-    }
+    crate::common::builders::instance(name)
+        .lease(3_600, CAPTURE - 60)
+        .birth("0123456789abcdef0123456789abcdef")
+        .build()
 }
 
 fn failed_down() -> Operation {

@@ -9,25 +9,16 @@ use crate::common::ui::{press, render_app, select};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use stackless_tui::event::Event;
-use stackless_tui::model::{Instance, Lease, Rows, Snapshot, Status};
+use stackless_tui::model::{Instance, Rows, Snapshot, Status};
 use stackless_tui::ui::{App, AppConfig, Effect, SortKey};
 
 fn instance(name: &str, substrate: &str, expires_at: i64) -> Instance {
-    Instance {
-        name: name.into(),
-        substrate: substrate.into(),
-        status: Status::Active,
-        created_at: Some(CAPTURE - 1000),
-        tombstoned_at: None,
-        lease: Some(Lease {
-            duration_secs: 3600,
-            expires_at,
-        }),
-        lock: None,
-        anomalies: vec![],
-        dirty: None,
-        birth: None,
-    }
+    crate::common::builders::instance(name)
+        .substrate(substrate)
+        .created(Some(CAPTURE - 1000))
+        .lease(3600, expires_at)
+        .dirty(None)
+        .build()
 }
 
 /// An app over instances named `names` (sorted by name), all on `local`

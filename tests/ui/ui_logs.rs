@@ -14,28 +14,22 @@ use stackless_tui::model::logtext::{FileKey, LinePos};
 use stackless_tui::model::logview::{
     LogLine, LogUpdate, LogsState, Older, Opened, OpenedService, WatchMode,
 };
-use stackless_tui::model::{Instance, Lease, Rows, Snapshot, Status};
+use stackless_tui::model::{Instance, Rows, Snapshot, Status};
 use stackless_tui::ui::{self, App, AppConfig, Effect};
 
 use crate::common::CAPTURE;
 use crate::common::ui::{press, render_app};
 
 fn instance(name: &str, substrate: &str, status: Status) -> Instance {
-    Instance {
-        name: name.into(),
-        substrate: substrate.into(),
-        tombstoned_at: (status == Status::Tombstoned).then_some(CAPTURE - 3600),
-        status,
-        created_at: Some(CAPTURE - 7200),
-        lease: Some(Lease {
-            duration_secs: 86_400,
-            expires_at: CAPTURE + 3600,
-        }),
-        lock: None,
-        anomalies: vec![],
-        dirty: Some(false),
-        birth: None,
+    let row = crate::common::builders::instance(name)
+        .substrate(substrate)
+        .created(Some(CAPTURE - 7200))
+        .lease(86_400, CAPTURE + 3600);
+    match status {
+        Status::Tombstoned => row.tombstoned(CAPTURE - 3600),
+        other => row.status(other),
     }
+    .build()
 }
 
 fn app_with(instances: Vec<Instance>) -> App {

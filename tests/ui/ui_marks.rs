@@ -10,26 +10,17 @@ use crate::common::ui::{press, render_app, select};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use stackless_tui::event::{ActivityKind, Event};
-use stackless_tui::model::{Instance, Lease, Liveness, OpLock, Rows, Snapshot, Status};
+use stackless_tui::model::{Instance, Liveness, OpLock, Rows, Snapshot, Status};
 use stackless_tui::reaper::Intent;
 use stackless_tui::ui::{App, AppConfig, Effect, FlashLevel, SortKey};
 
 fn instance(name: &str, substrate: &str, expires_at: i64) -> Instance {
-    Instance {
-        name: name.into(),
-        substrate: substrate.into(),
-        status: Status::Active,
-        created_at: Some(CAPTURE - 1000),
-        tombstoned_at: None,
-        lease: Some(Lease {
-            duration_secs: 3600,
-            expires_at,
-        }),
-        lock: None,
-        anomalies: vec![],
-        dirty: None,
-        birth: None,
-    }
+    crate::common::builders::instance(name)
+        .substrate(substrate)
+        .created(Some(CAPTURE - 1000))
+        .lease(3600, expires_at)
+        .dirty(None)
+        .build()
 }
 
 /// alpha, bravo (locked by a live holder), delta expired; charlie not;

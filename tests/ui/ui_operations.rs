@@ -17,8 +17,7 @@ use stackless_tui::model::controller::ControllerState;
 use stackless_tui::model::liveness::LockLiveness;
 use stackless_tui::model::operation::StepProgress;
 use stackless_tui::model::{
-    Birth, Generation, Instance, Lease, Liveness, OpLock, OpStatus, Operation, Rows, Snapshot,
-    Status,
+    Birth, Generation, Instance, Liveness, OpLock, OpStatus, Operation, Rows, Snapshot, Status,
 };
 use stackless_tui::ui::{self, App, AppConfig, Effect, Focus, panes};
 
@@ -38,22 +37,12 @@ fn config() -> AppConfig {
 }
 
 fn instance(name: &str, status: Status, birth: &str) -> Instance {
-    let tombstoned = status == Status::Tombstoned;
-    Instance {
-        name: name.into(),
-        substrate: "local".into(),
-        status,
-        created_at: Some(CAPTURE - 3_600),
-        tombstoned_at: tombstoned.then_some(CAPTURE - 8 * 86_400),
-        lease: (!tombstoned).then_some(Lease {
-            duration_secs: 3_600,
-            expires_at: CAPTURE + 1_800,
-        }),
-        lock: None,
-        anomalies: vec![],
-        dirty: Some(false),
-        birth: Some(Birth::new(birth, &format!("sl-{birth}"))),
+    let row = crate::common::builders::instance(name).birth(birth);
+    match status {
+        Status::Tombstoned => row.tombstoned(CAPTURE - 8 * 86_400).no_lease(),
+        other => row.status(other),
     }
+    .build()
 }
 
 fn op(id: &str, name: &str, verb: &str, status: OpStatus, created: i64, updated: i64) -> Operation {

@@ -16,9 +16,7 @@ use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier};
 
 use stackless_tui::event::{Activity, ActivityKind, Actor, Event, StoreHealth};
-use stackless_tui::model::{
-    Instance, Lease, Liveness, OpLock, ReapAttempt, Rows, Snapshot, Status,
-};
+use stackless_tui::model::{Instance, Liveness, OpLock, ReapAttempt, Rows, Snapshot, Status};
 use stackless_tui::store::detail::InstanceDetail;
 use stackless_tui::store::probe::FixedProbe;
 use stackless_tui::ui::detail::Loaded;
@@ -133,25 +131,15 @@ fn click(app: &mut App, column: u16, row: u16) {
 }
 
 fn instance(name: &str, substrate: &str, expires_at: Option<i64>) -> Instance {
-    Instance {
-        name: name.into(),
-        substrate: substrate.into(),
-        status: if expires_at.is_some() {
-            Status::Active
-        } else {
-            Status::Tombstoned
-        },
-        created_at: Some(CAPTURE - 1000),
-        tombstoned_at: expires_at.is_none().then_some(CAPTURE - 100),
-        lease: expires_at.map(|expires_at| Lease {
-            duration_secs: 3600,
-            expires_at,
-        }),
-        lock: None,
-        anomalies: vec![],
-        dirty: None,
-        birth: None,
+    let row = crate::common::builders::instance(name)
+        .substrate(substrate)
+        .created(Some(CAPTURE - 1000))
+        .dirty(None);
+    match expires_at {
+        Some(expires_at) => row.lease(3600, expires_at),
+        None => row.tombstoned(CAPTURE - 100).no_lease(),
     }
+    .build()
 }
 
 fn attempt(name: &str, attempts: i64, next_retry_at: i64) -> ReapAttempt {

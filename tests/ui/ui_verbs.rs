@@ -12,7 +12,7 @@ use crossterm::event::KeyCode;
 
 use stackless_tui::event::{Activity, ActivityKind, Actor, Event};
 use stackless_tui::model::verbs::{Verb, VerbRequest};
-use stackless_tui::model::{Birth, Generation, Instance, Lease, Rows, Snapshot, Status};
+use stackless_tui::model::{Generation, Instance, Rows, Snapshot, Status};
 use stackless_tui::ui::{App, AppConfig, Effect};
 
 fn config(write_keys: Result<(), String>) -> AppConfig {
@@ -31,22 +31,14 @@ fn config(write_keys: Result<(), String>) -> AppConfig {
 }
 
 fn instance(name: &str, status: Status, birth: &str, duration_secs: i64) -> Instance {
-    let tombstoned = status == Status::Tombstoned;
-    Instance {
-        name: name.into(),
-        substrate: "local".into(),
-        status,
-        created_at: Some(CAPTURE - 3_600),
-        tombstoned_at: tombstoned.then_some(CAPTURE - 86_400),
-        lease: Some(Lease {
-            duration_secs,
-            expires_at: CAPTURE + 90,
-        }),
-        lock: None,
-        anomalies: vec![],
-        dirty: Some(false),
-        birth: Some(Birth::new(birth, &format!("sl-{birth}"))),
+    let row = crate::common::builders::instance(name)
+        .lease(duration_secs, CAPTURE + 90)
+        .birth(birth);
+    match status {
+        Status::Tombstoned => row.tombstoned(CAPTURE - 86_400),
+        other => row.status(other),
     }
+    .build()
 }
 
 fn snapshot(version: i64, alpha_birth: &str) -> Arc<Snapshot> {

@@ -79,6 +79,28 @@ pub const MAX_BANNERS: usize = 32;
 /// memory). A full snapshot of 100,000 instances fits.
 pub const MAX_GROUP_ROWS: usize = 250_000;
 
+/// How much of one host this console keeps: past each bound new rows are
+/// not kept and the Hosts pane says so. The defaults are
+/// [`MAX_HOST_ROWS`] and [`MAX_GROUP_ROWS`]; a test sets small ones to
+/// reach them quickly ([`Fleet::with_bounds`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bounds {
+    /// The most instances (and backoffs) kept of one host.
+    pub host_rows: usize,
+    /// The most rows (upserts and removes) one group may carry before its
+    /// `synced`: past it the group is dropped.
+    pub group_rows: usize,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Self {
+            host_rows: MAX_HOST_ROWS,
+            group_rows: MAX_GROUP_ROWS,
+        }
+    }
+}
+
 /// A host's `hello` (docs/protocol.md), as kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hello {
@@ -219,6 +241,7 @@ pub struct Host {
     group: Vec<Rows>,
     group_rows: usize,
     group_reset: bool,
+    bounds: Bounds,
 }
 
 impl Host {
@@ -252,6 +275,7 @@ impl Host {
             group: Vec::new(),
             group_rows: 0,
             group_reset: false,
+            bounds: Bounds::default(),
         }
     }
 
@@ -383,11 +407,12 @@ impl Host {
 
     fn rows(&mut self, rows: Rows) {
         let count = rows.len();
-        if self.group_rows.saturating_add(count) > MAX_GROUP_ROWS {
+        let most = self.bounds.group_rows;
+        if self.group_rows.saturating_add(count) > most {
             self.group.clear();
             self.group_rows = 0;
             self.note = Some(format!(
-                "its stream sent over {MAX_GROUP_ROWS} rows without a synced: dropped"
+                "its stream sent over {most} rows without a synced: dropped"
             ));
             return;
         }
@@ -427,12 +452,12 @@ impl Host {
                         self.backoffs.remove(name);
                     }
                     for backoff in upsert {
-                        if self.backoffs.len() < MAX_HOST_ROWS
+                        if self.backoffs.len() < self.bounds.host_rows
                             || self.backoffs.contains_key(&backoff.instance)
                         {
                             self.backoffs.insert(backoff.instance.clone(), backoff);
                         } else {
-                            self.over_bound("backoffs", MAX_HOST_ROWS);
+                            self.over_bound("backoffs", self.bounds.host_rows);
                         }
                     }
                 }
@@ -479,8 +504,8 @@ impl Host {
     fn upsert_instance(&mut self, instance: Instance) {
         match self.index.get(&instance.key) {
             Some(&i) => self.instances[i] = instance,
-            None if self.instances.len() >= MAX_HOST_ROWS => {
-                self.over_bound("instances", MAX_HOST_ROWS);
+            None if self.instances.len() >= self.bounds.host_rows => {
+                self.over_bound("instances", self.bounds.host_rows);
             }
             None => {
                 self.index
@@ -514,8 +539,21 @@ impl Fleet {
     /// A fleet of hosts named `names`, all connecting since `now`.
     #[must_use]
     pub fn new(names: Vec<String>, now: i64) -> Self {
+        Self::with_bounds(names, now, Bounds::default())
+    }
+
+    /// A fleet of hosts named `names`, all connecting since `now`, each
+    /// kept within `bounds`.
+    #[must_use]
+    pub fn with_bounds(names: Vec<String>, now: i64, bounds: Bounds) -> Self {
         Self {
-            hosts: names.into_iter().map(|name| Host::new(name, now)).collect(),
+            hosts: names
+                .into_iter()
+                .map(|name| Host {
+                    bounds,
+                    ..Host::new(name, now)
+                })
+                .collect(),
             activity: VecDeque::new(),
         }
     }

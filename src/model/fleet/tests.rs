@@ -206,9 +206,21 @@ fn operations_backoffs_and_activity_are_kept_per_host() {
 
 #[test]
 fn a_group_past_its_bound_is_dropped_and_noted() {
-    let mut fleet = Fleet::new(vec!["a".into()], NOW);
+    // The defaults: 250,000 rows a group, as many instances a host.
+    assert_eq!(
+        Bounds::default(),
+        Bounds {
+            host_rows: 250_000,
+            group_rows: 250_000
+        }
+    );
+    let bounds = Bounds {
+        host_rows: 1_000,
+        group_rows: 100,
+    };
+    let mut fleet = Fleet::with_bounds(vec!["a".into()], NOW, bounds);
     connected(&mut fleet, 0);
-    let keys: Vec<Value> = (0..MAX_GROUP_ROWS)
+    let keys: Vec<Value> = (0..bounds.group_rows)
         .map(|i| json!({"name": format!("n{i}"), "birth": null}))
         .collect();
     apply(
@@ -224,7 +236,7 @@ fn a_group_past_its_bound_is_dropped_and_noted() {
     );
     assert_eq!(
         fleet.hosts[0].note.as_deref(),
-        Some("its stream sent over 250000 rows without a synced: dropped")
+        Some("its stream sent over 100 rows without a synced: dropped")
     );
     assert!(fleet.hosts[0].group.is_empty());
 }

@@ -101,6 +101,10 @@ pub struct JobRunner {
     /// it: evidence against a wall clock set wrong for the whole machine
     /// ([`super::clock::doubt_from_store`]).
     pub(super) store_times: StoreTimes,
+    /// How long each of the jobs' store statements waits for another
+    /// process's write lock before answering busy (stackless's 5 s:
+    /// [`crate::store::BUSY_TIMEOUT`]; a test sets a short one).
+    busy_timeout: Duration,
 }
 
 impl std::fmt::Debug for JobRunner {
@@ -129,7 +133,26 @@ impl JobRunner {
             clock_check: true,
             stop: StopToken::new(),
             store_times: StoreTimes::default(),
+            busy_timeout: crate::store::BUSY_TIMEOUT,
         }
+    }
+
+    /// These jobs' store connections wait at most `timeout` for another
+    /// process's write lock on each statement (default: stackless's 5 s,
+    /// [`crate::store::BUSY_TIMEOUT`]); a failure's record is still retried
+    /// for [`RECORD_RETRY_FOR`].
+    #[must_use]
+    pub const fn with_busy_timeout(mut self, timeout: Duration) -> Self {
+        self.busy_timeout = timeout;
+        self
+    }
+
+    /// The store at [`JobRunner::path`], opened for writing with these
+    /// jobs' busy timeout.
+    fn open_store(&self) -> Result<Store, crate::store::StoreError> {
+        let store = Store::open(&self.path, Access::ReadWrite)?;
+        store.set_busy_timeout(self.busy_timeout)?;
+        Ok(store)
     }
 
     /// These jobs on a test's `clock` (unix seconds), which is not checked
@@ -251,7 +274,7 @@ impl JobRunner {
         std::thread::Builder::new()
             .name("teardown".into())
             .spawn(move || {
-                let mut store = match Store::open(&jobs.path, Access::ReadWrite) {
+                let mut store = match jobs.open_store() {
                     Ok(store) => store,
                     Err(error) => {
                         jobs.emit(Activity::new(
@@ -468,7 +491,7 @@ impl JobRunner {
     fn reopen(&self, store: &mut Store) {
         let started = std::time::Instant::now();
         loop {
-            match Store::open(&self.path, Access::ReadWrite) {
+            match self.open_store() {
                 Ok(fresh) => {
                     *store = fresh;
                     return;

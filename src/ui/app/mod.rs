@@ -424,8 +424,8 @@ impl App {
         self.now
     }
 
-    /// The monotonic instant of the last event (for the store-busy duration
-    /// and the supervisor's restart countdown).
+    /// The monotonic instant of the last event (for the store-busy
+    /// duration).
     #[must_use]
     pub fn clock(&self) -> Instant {
         self.clock

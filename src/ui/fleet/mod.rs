@@ -25,7 +25,7 @@ pub use keys::HELP as KEYS;
 use crate::model::fleet::rows::InstanceKey;
 use crate::model::fleet::view::{Filter, RowRef, SortKey, host_order, merge};
 use crate::model::fleet::wire::{self, Message};
-use crate::model::fleet::{Applied, Fleet, Link, LinkState};
+use crate::model::fleet::{Applied, Bounds, Fleet, Link, LinkState};
 use crate::model::text::sanitize_short;
 
 /// How often a connected host is pinged for its round trip (ms).
@@ -190,10 +190,17 @@ impl FleetApp {
     /// yet, at `now_ms` (unix milliseconds).
     #[must_use]
     pub fn new(hosts: Vec<String>, now_ms: i64) -> Self {
+        Self::with_bounds(hosts, now_ms, Bounds::default())
+    }
+
+    /// [`Self::new`] with each host kept within `bounds` (the defaults:
+    /// [`Bounds::default`]).
+    #[must_use]
+    pub fn with_bounds(hosts: Vec<String>, now_ms: i64, bounds: Bounds) -> Self {
         let count = hosts.len();
         let now = now_ms.div_euclid(1000);
         Self {
-            fleet: Fleet::new(hosts, now),
+            fleet: Fleet::with_bounds(hosts, now, bounds),
             order: RefCell::new(Vec::new()),
             stale_order: Cell::new(false),
             host_orders: RefCell::new(vec![None; count]),

@@ -39,7 +39,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         Some(newest) if newest.entry.kind == SupervisorKind::BackingOff => newest
             .entry
             .until
-            .map(|until| countdown(until.saturating_duration_since(app.clock())))
+            .map(|until| countdown(left(until, app.now())))
             .map(|c| c.trim().to_owned())
             .unwrap_or_default(),
         _ => String::new(),
@@ -72,13 +72,19 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
                 && note.kind == SupervisorKind::BackingOff
                 && let Some(until) = note.until
             {
-                text.push_str(&countdown(until.saturating_duration_since(app.clock())));
+                text.push_str(&countdown(left(until, app.now())));
             }
             let selected = is_focused && start + i + 1 + log.selected_up() == entries.len();
             super::log_line(&text, width, theme::supervisor(note.kind), selected)
         })
         .collect();
     frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+/// What is left of a back-off due at `until` at `now` (both unix seconds,
+/// the time every event is handled at): none once it is due.
+fn left(until: i64, now: i64) -> Duration {
+    Duration::from_secs(u64::try_from(until.saturating_sub(now)).unwrap_or(0))
 }
 
 /// ` (restart in 3s)` for a back-off with `left` to go (rounded up), or
