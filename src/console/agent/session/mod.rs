@@ -29,11 +29,12 @@ use crate::console::setup::Setup;
 use crate::event::{Answer, Event, Request};
 use crate::model::Snapshot;
 use crate::model::protocol::HEARTBEAT_SECS;
-use crate::model::protocol::command::{self, Command, Target};
+use crate::model::protocol::command::{self, Command};
 use crate::model::protocol::lines::{self, Banner, Hello, ReaperLine};
 use crate::model::protocol::rows::Tables;
 use crate::model::time::unix_now;
-use crate::ui::{App, Named, Remote};
+use crate::model::verbs::{self, Verb};
+use crate::ui::{App, Remote};
 
 /// How long `hello` waits for the role thread to say who reaps.
 const ROLE_WAIT: Duration = Duration::from_secs(2);
@@ -80,7 +81,11 @@ pub(super) async fn run(
         app,
         out,
         setup,
-        (follow_only, engine.teardowns.inflight().clone()),
+        (
+            follow_only,
+            engine.teardowns.inflight().clone(),
+            engine.verbs_running.clone(),
+        ),
     );
     let mut ticker = tokio::time::interval(Duration::from_secs(1));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -209,6 +214,9 @@ struct Session {
     /// The teardowns running in this process (the reaper's and the
     /// commands').
     teardowns_running: crate::reaper::InFlight,
+    /// The renews and verifies running in this process
+    /// ([`verbs::running_key`]).
+    verbs_running: crate::reaper::InFlight,
     /// Teardowns this stream asked for whose outcome has not come yet: the
     /// `job-starter` claims them a moment later.
     asked: std::collections::HashSet<String>,
@@ -222,7 +230,11 @@ impl Session {
         app: App,
         out: Out,
         setup: &Setup,
-        (follow_only, teardowns_running): (bool, crate::reaper::InFlight),
+        (follow_only, teardowns_running, verbs_running): (
+            bool,
+            crate::reaper::InFlight,
+            crate::reaper::InFlight,
+        ),
     ) -> Self {
         let host = sysinfo::System::host_name().unwrap_or_default();
         Self {
@@ -253,6 +265,7 @@ impl Session {
             logs: None,
             logs_session: 1 << 40,
             teardowns_running,
+            verbs_running,
             asked: std::collections::HashSet::new(),
             tearing_down: std::collections::HashSet::new(),
         }
@@ -376,40 +389,22 @@ impl Session {
     }
 
     /// A key's action: its rules in the App, then carried out as the
-    /// key's `y` is.
+    /// key's `y` is. What the console knows is running is refused here,
+    /// in the words the job would use, rather than answered ok and
+    /// refused after: a teardown already running (the reaper's, or one
+    /// asked for a moment ago) for `reap`/`down`, a renew or verify of
+    /// the instance still running for a second one.
     fn remote(&mut self, actions: &mut Actions<'_>, id: &Value, command: Command) {
-        let named = |t: Target| Named {
-            name: t.name,
-            birth: t.birth,
-        };
-        // A teardown already running (the reaper's, or one asked for a
-        // moment ago) is refused here, in the words the job would use,
-        // rather than answered ok and refused after.
-        if let Command::Reap(t) | Command::Down(t) = &command
-            && (self.asked.contains(&t.name) || self.teardowns_running.names().contains(&t.name))
-        {
-            let why = self.app.refuse_remote(
-                &t.name,
-                "a teardown of this instance is already running".into(),
-                unix_now(),
-            );
+        if let Some((name, why)) = self.running_refusal(&command) {
+            let why = self.app.refuse_remote(&name, why, unix_now());
             actions.persist_outbox(&mut self.app);
             self.send(lines::reply_error(id, "refused", &why));
             return;
         }
-        let remote = match command {
-            Command::Reap(t) => Remote::Reap(named(t)),
-            Command::Down(t) => Remote::Down(named(t)),
-            Command::QueueDown(t) => Remote::QueueDown(named(t)),
-            Command::Cancel(op) => Remote::Cancel(op),
-            Command::Pause => Remote::Pause(true),
-            Command::Resume => Remote::Pause(false),
-            Command::Pass => Remote::Pass,
-            Command::Renew(t, lease) => Remote::Renew(named(t), lease),
-            Command::Verify(t) => Remote::Verify(named(t)),
-            Command::Detail(_) | Command::Logs(..) | Command::LogsStop(_) | Command::Ping => {
-                return;
-            }
+        let Some(remote) = Remote::of_command(command) else {
+            // The reads are answered by `command`: never here.
+            self.send(lines::reply_ok(id, json!({})));
+            return;
         };
         let answer = self.app.remote(remote, unix_now());
         actions.persist_outbox(&mut self.app);
@@ -427,6 +422,37 @@ impl Session {
             }
             Err(why) => self.send(lines::reply_error(id, "refused", &why)),
         }
+    }
+
+    /// Why `command` is refused for what this process is running, if it
+    /// is (see [`Session::remote`]).
+    fn running_refusal(&self, command: &Command) -> Option<(String, String)> {
+        let (t, why) = match command {
+            Command::Reap(t) | Command::Down(t)
+                if self.asked.contains(&t.name) || self.teardowns_running.contains(&t.name) =>
+            {
+                (
+                    t,
+                    "a teardown of this instance is already running".to_owned(),
+                )
+            }
+            Command::Renew(t, _) | Command::Verify(t) => {
+                let verb = if matches!(command, Command::Verify(_)) {
+                    Verb::Verify
+                } else {
+                    Verb::Renew { lease_secs: 1 }
+                };
+                if !self
+                    .verbs_running
+                    .contains(&verbs::running_key(verb, &t.name))
+                {
+                    return None;
+                }
+                (t, verbs::running_refusal(verb))
+            }
+            _ => return None,
+        };
+        Some((t.name.clone(), why))
     }
 
     fn answer_detail(
