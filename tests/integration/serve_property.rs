@@ -908,6 +908,15 @@ fn commands_in_flight_are_refused_in_the_reply_and_details_answered_once_each() 
         lines.push(format!(r#"{{"id":"d{i}","cmd":"detail","name":"{name}"}}"#));
     }
     lines.push(r#"{"id":"d-alpha-again","cmd":"detail","name":"alpha"}"#.to_owned());
+    // A logs stream replaced, and one stopped, perhaps before they opened.
+    for line in [
+        r#"{"id":"l0","cmd":"logs","name":"alpha"}"#,
+        r#"{"id":"l1","cmd":"logs","name":"hotel"}"#,
+        r#"{"id":"l2","cmd":"logs","name":"india"}"#,
+        r#"{"id":"s2","cmd":"logs_stop","logs":"l2"}"#,
+    ] {
+        lines.push(line.to_owned());
+    }
     // Each stackless run waits for the test to let it go.
     let gate = dir.path().join("gate");
     let body = format!("while [ ! -e '{}' ]; do sleep 0.05; done", gate.display());
@@ -962,6 +971,10 @@ fn commands_in_flight_are_refused_in_the_reply_and_details_answered_once_each() 
         );
     }
     assert_eq!(reply("d-alpha-again").0, json!(true));
+    for id in ["l0", "l1", "l2"] {
+        reply(id);
+    }
+    assert_eq!(reply("s2"), (json!(true), Value::Null));
     // Refused in the reply, and said once in Activity (audited as the
     // key's refusal is), never as a second refusal after an ok.
     assert_eq!(
@@ -976,4 +989,36 @@ fn commands_in_flight_are_refused_in_the_reply_and_details_answered_once_each() 
         ran,
         ["up --name alpha --lease 2h --json", "verify alpha --json"]
     );
+}
+
+/// A renew asked of the App by name at a lease outside the keys' bounds
+/// (what no parsed line carries) is refused with the same words, logged
+/// and kept for the audit as the key's refusal is; nothing runs.
+#[test]
+fn a_lease_outside_the_bounds_asked_of_the_app_is_refused_and_audited() {
+    let mut app = app();
+    drop(app.drain_outbox());
+    let alpha = stackless_tui::ui::Named {
+        name: "alpha".into(),
+        birth: Some(FIXTURE[0].1.into()),
+    };
+    for lease in [0, MAX_LEASE_SECS + 1, u64::MAX] {
+        assert_eq!(
+            app.remote(Remote::Renew(alpha.clone(), Some(lease)), CAPTURE),
+            Err(LEASE_REFUSAL.to_owned()),
+            "{lease}"
+        );
+        let audited = app.drain_outbox();
+        assert_eq!(
+            audited
+                .iter()
+                .map(|a| (a.instance.as_str(), a.detail.as_str()))
+                .collect::<Vec<_>>(),
+            [("alpha", LEASE_REFUSAL)]
+        );
+    }
+    assert!(matches!(
+        app.remote(Remote::Renew(alpha, Some(MAX_LEASE_SECS)), CAPTURE),
+        Ok((_, Some(Effect::Verbs(_))))
+    ));
 }
