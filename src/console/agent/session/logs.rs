@@ -31,13 +31,13 @@ pub(super) struct LogsStream {
 impl Session {
     /// A logs stream whose instance left the store ends (`gone`).
     pub(super) fn logs_of_the_gone(&mut self, actions: &Actions<'_>) {
-        if let Some(logs) = &self.logs
-            && self.latest.instance(&logs.name).is_none()
+        let latest = &self.latest;
+        if let Some(logs) = self
+            .logs
+            .take_if(|logs| latest.instance(&logs.name).is_none())
         {
-            if let Some(logs) = self.logs.take() {
-                actions.io().send(Request::CloseLogs);
-                self.end_logs(&logs, "gone");
-            }
+            actions.io().send(Request::CloseLogs);
+            self.end_logs(&logs, "gone");
         }
     }
 
