@@ -36,7 +36,7 @@ use stackless_tui::ui::{App, AppConfig, Effect, Remote};
 use crate::common::CAPTURE;
 
 /// The seed and the number of App-level cases (the agent process gets a
-/// twentieth of them as lines, at least 60).
+/// fifth of them as lines, at least 60).
 fn settings() -> (u64, usize) {
     let var = |key: &str| std::env::var(key).ok().and_then(|v| v.parse().ok());
     (
