@@ -580,7 +580,7 @@ fn random_lines_pass_the_keys_rules_or_are_refused_in_the_reply() {
     let (seed, cases) = settings();
     let mut rng = Rng::new(seed);
     let mut app = app();
-    let mut ran = 0;
+    let mut renews = 0;
     for serial in 0..cases {
         let case = case(&mut rng, serial);
         drop(app.drain_outbox());
@@ -591,9 +591,9 @@ fn random_lines_pass_the_keys_rules_or_are_refused_in_the_reply() {
             eprintln!("seed {seed}, case {serial}: {}", case.line);
             std::panic::resume_unwind(panic);
         }
-        ran += usize::from(case.cmd == "renew");
+        renews += usize::from(case.cmd == "renew");
     }
-    assert!(ran > cases / 10, "only {ran} renews in {cases} cases");
+    assert!(renews > cases / 10, "only {renews} renews in {cases} cases");
 }
 
 /// A stackless that logs its argv (one line, elements joined by spaces)
