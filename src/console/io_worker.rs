@@ -100,9 +100,10 @@ struct Worker {
 }
 
 impl Worker {
-    /// Take jobs until the loop's handle drops. A detail read with another
-    /// one queued behind it is skipped (one detail view: the later read
-    /// answers it).
+    /// Take jobs until the loop's handle drops. A detail read with a read
+    /// of the same name queued behind it is skipped (the later read answers
+    /// both: answers are matched by name); a read of another name is not
+    /// (each `detail` command of `serve --stdio` is answered).
     fn run(&mut self, rx: &mpsc::Receiver<Job>) {
         let mut queued = std::collections::VecDeque::new();
         loop {
@@ -120,9 +121,9 @@ impl Worker {
             queued.extend(rx.try_iter());
             // A read asked for again later is done once, at its last ask.
             let superseded = match &job {
-                Job::Io(Request::OpenDetail { .. }) => queued
-                    .iter()
-                    .any(|j| matches!(j, Job::Io(Request::OpenDetail { .. }))),
+                Job::Io(Request::OpenDetail { name }) => queued.iter().any(
+                    |j| matches!(j, Job::Io(Request::OpenDetail { name: later }) if later == name),
+                ),
                 Job::Io(Request::OperationEvents { id }) => queued.iter().any(
                     |j| matches!(j, Job::Io(Request::OperationEvents { id: later }) if later == id),
                 ),

@@ -33,8 +33,71 @@ use super::{Generation, Instance};
 /// keeping an instance alive for months.
 pub const MAX_LEASE_SECS: u64 = 30 * 24 * 3600;
 
+/// The shortest lease the console asks for: 1 second.
+pub const MIN_LEASE_SECS: u64 = 1;
+
 /// The lease given when an instance records none: 1 hour, in seconds.
 pub const FALLBACK_LEASE_SECS: u64 = 3600;
+
+/// What a lease outside [`MIN_LEASE_SECS`]..=[`MAX_LEASE_SECS`] asked by
+/// name is refused with (`serve --stdio`'s `renew`, docs/protocol.md).
+pub const LEASE_REFUSAL: &str = "refused: a lease is 1 s to 30 days";
+
+/// Which side of the keys' lease bounds a lease fell off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeaseOutOfBounds {
+    /// Under [`MIN_LEASE_SECS`] (zero, or a negative number asked by name).
+    TooShort,
+    /// Over [`MAX_LEASE_SECS`].
+    TooLong,
+}
+
+/// The keys' bound on a lease, in seconds: [`MIN_LEASE_SECS`] to
+/// [`MAX_LEASE_SECS`]. Every lease the console runs passes here: `:renew`'s
+/// duration ([`parse_lease`]), a renew asked by name (`serve --stdio`'s
+/// `renew`, [`json_lease`]) and the renew question itself
+/// (`App::command_verbs`).
+///
+/// # Errors
+/// Which bound `secs` is past.
+pub const fn lease_bound(secs: u64) -> Result<u64, LeaseOutOfBounds> {
+    if secs < MIN_LEASE_SECS {
+        Err(LeaseOutOfBounds::TooShort)
+    } else if secs > MAX_LEASE_SECS {
+        Err(LeaseOutOfBounds::TooLong)
+    } else {
+        Ok(secs)
+    }
+}
+
+/// A lease asked as a JSON number (`renew`'s `lease_secs`), through
+/// [`lease_bound`]: any number shape (an integer, `3600.0`, `3.6e3`) that
+/// is a whole number of seconds within the bounds; a negative, a fraction,
+/// a number over `u64` or `i64` is out of bounds.
+///
+/// # Errors
+/// Which bound it is past (a fraction counts as [`LeaseOutOfBounds::TooShort`]
+/// under 1 s and [`LeaseOutOfBounds::TooLong`] otherwise: it is no lease
+/// the keys could ask).
+pub fn json_lease(number: &serde_json::Number) -> Result<u64, LeaseOutOfBounds> {
+    if let Some(secs) = number.as_u64() {
+        return lease_bound(secs);
+    }
+    if number.is_i64() {
+        // Only negatives are i64 and not u64.
+        return Err(LeaseOutOfBounds::TooShort);
+    }
+    let secs = number.as_f64().unwrap_or(f64::NAN);
+    if secs.is_nan() || secs < 1.0 {
+        return Err(LeaseOutOfBounds::TooShort);
+    }
+    if secs > MAX_LEASE_SECS as f64 || secs.fract() != 0.0 {
+        return Err(LeaseOutOfBounds::TooLong);
+    }
+    // Whole and within 1..=MAX_LEASE_SECS: exact as an integer.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    lease_bound(secs as u64)
+}
 
 /// What the operator asked stackless to do to one instance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,6 +122,23 @@ impl Verb {
             Self::Verify => "verify",
         }
     }
+}
+
+/// The key a running renew or verify of `name` holds in the console's
+/// in-flight set (`renew alpha`, `verify alpha`): one of each at a time.
+#[must_use]
+pub fn running_key(verb: Verb, name: &str) -> String {
+    format!("{} {name}", verb.word())
+}
+
+/// Why a second renew or verify of an instance is refused while its first
+/// still runs (the runner's refusal, and a command's reply).
+#[must_use]
+pub fn running_refusal(verb: Verb) -> String {
+    format!(
+        "refused: a {} of it is already running; nothing run",
+        verb.word()
+    )
 }
 
 /// One renew or verify the operator confirmed, with the instance as the
@@ -160,8 +240,9 @@ pub fn recorded_lease(instance: &Instance) -> u64 {
 /// Parse the operator's duration (`2h`, `45m`, `1h 30m`) into seconds.
 ///
 /// # Errors
-/// Not a duration, not a whole number of seconds, zero, or over
-/// [`MAX_LEASE_SECS`]: the reason, for the footer.
+/// Not a duration, not a whole number of seconds, or outside
+/// [`lease_bound`] (zero, over [`MAX_LEASE_SECS`]): the reason, for the
+/// footer.
 pub fn parse_lease(text: &str) -> Result<u64, String> {
     let shown = super::text::sanitize_short(text, 20);
     let duration = humantime::parse_duration(text.trim())
@@ -169,15 +250,15 @@ pub fn parse_lease(text: &str) -> Result<u64, String> {
     if duration.subsec_nanos() != 0 {
         return Err(format!("\"{shown}\" is not a whole number of seconds"));
     }
-    match duration.as_secs() {
-        0 => Err("a lease must be longer than 0s".into()),
-        secs if secs > MAX_LEASE_SECS => Err(format!(
+    let secs = duration.as_secs();
+    lease_bound(secs).map_err(|bound| match bound {
+        LeaseOutOfBounds::TooShort => "a lease must be longer than 0s".to_owned(),
+        LeaseOutOfBounds::TooLong => format!(
             "a lease of {} is longer than the console allows ({})",
             span(i64::try_from(secs).unwrap_or(i64::MAX)),
             lease_text(MAX_LEASE_SECS)
-        )),
-        secs => Ok(secs),
-    }
+        ),
+    })
 }
 
 /// The argv for `verb` on `name`: `program up --name NAME --lease D --json`

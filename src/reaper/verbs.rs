@@ -60,16 +60,13 @@ impl VerbRunner {
         let runner = self.clone();
         let name = request.instance.name.clone();
         let verb = request.verb;
-        let Some(guard) = self.running.claim(&format!("{} {name}", verb.word())) else {
+        let Some(guard) = self.running.claim(&verbs::running_key(verb, &name)) else {
             self.recorder.record(Activity::new(
                 (self.clock)(),
                 Actor::Operator,
                 &name,
                 ActivityKind::Refused,
-                format!(
-                    "refused: a {} of it is already running; nothing run",
-                    verb.word()
-                ),
+                verbs::running_refusal(verb),
             ));
             return Ok(());
         };

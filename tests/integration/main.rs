@@ -41,6 +41,7 @@ mod reaper_control;
 mod reaper_releases;
 mod row_reuse;
 mod serve;
+mod serve_property;
 mod serve_reads;
 mod serve_stop;
 mod shape;

@@ -277,6 +277,9 @@ fn messages_the_document_does_not_allow_are_refused() {
 fn commands_validate_against_defs_command() {
     for line in [
         r#"{"id":7,"cmd":"reap","name":"golf","birth":"ab"}"#,
+        r#"{"id":7,"cmd":"reap","name":"golf","birth":{"instance_id":"ab","resource_namespace":"sl-ab"}}"#,
+        r#"{"id":7,"cmd":"verify","name":"golf","birth":{"instance_id":"ab"}}"#,
+        r#"{"id":1,"cmd":"renew","name":"golf","lease_secs":2592000}"#,
         r#"{"id":"x","cmd":"down","name":"golf"}"#,
         r#"{"id":1,"cmd":"queue_down","name":"golf","birth":null}"#,
         r#"{"id":1,"cmd":"cancel","operation":"op-1"}"#,
@@ -300,6 +303,11 @@ fn commands_validate_against_defs_command() {
         r#"{"id":1,"cmd":"reap","name":"golf","birth":5}"#,
         r#"{"id":1,"cmd":"cancel"}"#,
         r#"{"id":1,"cmd":"renew","name":"golf","lease_secs":0}"#,
+        r#"{"id":1,"cmd":"renew","name":"golf","lease_secs":2592001}"#,
+        r#"{"id":1,"cmd":"renew","name":"golf","lease_secs":1.5}"#,
+        r#"{"id":1,"cmd":"down","name":"golf","birth":{"resource_namespace":"sl-ab"}}"#,
+        r#"{"id":1,"cmd":"down","name":"golf","birth":{"instance_id":5}}"#,
+        r#"{"id":1,"cmd":"down","name":"golf","birth":[]}"#,
         r#"{"id":1,"cmd":"logs_stop"}"#,
         r#"{"id":1,"cmd":"ping","protocol":"1"}"#,
     ] {

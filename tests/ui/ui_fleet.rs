@@ -229,7 +229,10 @@ fn a_reap_goes_to_the_owning_host_only_after_its_question() {
     let effects = press(&mut app, KeyCode::Char('y'));
     assert_eq!(
         sent(&effects),
-        [(1, json!({"cmd":"reap","name":"alpha","birth":"a2"}))]
+        [(
+            1,
+            json!({"cmd":"reap","name":"alpha","birth":{"instance_id":"a2","resource_namespace":"sl-x"}})
+        )]
     );
     let FleetEffect::Send { line, .. } = &effects[0];
     let id = serde_json::from_str::<Value>(line).unwrap()["id"].clone();
@@ -285,7 +288,10 @@ fn any_other_key_sends_nothing() {
     );
     assert_eq!(
         sent(&press(&mut app, KeyCode::Char('y'))),
-        [(1, json!({"cmd":"queue_down","name":"charlie","birth":"c1"}))]
+        [(
+            1,
+            json!({"cmd":"queue_down","name":"charlie","birth":{"instance_id":"c1","resource_namespace":"sl-x"}})
+        )]
     );
 }
 
@@ -352,8 +358,14 @@ fn a_bulk_reap_over_several_hosts_says_how_many_on_each() {
     assert_eq!(
         sent(&press(&mut app, KeyCode::Char('y'))),
         [
-            (0, json!({"cmd":"reap","name":"bravo","birth":"b1"})),
-            (1, json!({"cmd":"reap","name":"alpha","birth":"a2"})),
+            (
+                0,
+                json!({"cmd":"reap","name":"bravo","birth":{"instance_id":"b1","resource_namespace":"sl-x"}})
+            ),
+            (
+                1,
+                json!({"cmd":"reap","name":"alpha","birth":{"instance_id":"a2","resource_namespace":"sl-x"}})
+            ),
         ]
     );
 }
@@ -501,7 +513,10 @@ fn a_command_names_one_instance_or_asks_which_host() {
     press(&mut app, KeyCode::Enter);
     assert_eq!(
         sent(&press(&mut app, KeyCode::Char('y'))),
-        [(1, json!({"cmd":"reap","name":"alpha","birth":"a2"}))]
+        [(
+            1,
+            json!({"cmd":"reap","name":"alpha","birth":{"instance_id":"a2","resource_namespace":"sl-x"}})
+        )]
     );
 }
 
@@ -882,8 +897,14 @@ fn a_bulk_down_says_which_are_queued_and_a_host_is_found_by_its_alias() {
     assert_eq!(
         sent(&press(&mut app, KeyCode::Char('y'))),
         [
-            (1, json!({"cmd":"down","name":"alpha","birth":"a2"})),
-            (1, json!({"cmd":"queue_down","name":"charlie","birth":"c1"})),
+            (
+                1,
+                json!({"cmd":"down","name":"alpha","birth":{"instance_id":"a2","resource_namespace":"sl-x"}})
+            ),
+            (
+                1,
+                json!({"cmd":"queue_down","name":"charlie","birth":{"instance_id":"c1","resource_namespace":"sl-x"}})
+            ),
         ]
     );
     press(&mut app, KeyCode::Esc);

@@ -116,6 +116,60 @@ mod tests {
         );
     }
 
+    /// docs/protocol.md: a line is at most 65,536 bytes with its newline.
+    #[test]
+    fn a_line_of_the_limit_with_its_newline_is_taken_one_more_byte_is_too_long() {
+        let line = |len: usize| {
+            let mut bytes = vec![b'z'; len];
+            bytes.push(b'\n');
+            bytes
+        };
+        assert_eq!(
+            read(&line(MAX_MESSAGE_BYTES - 1)),
+            [Input::Line("z".repeat(MAX_MESSAGE_BYTES - 1)), Input::End]
+        );
+        assert_eq!(read(&line(MAX_MESSAGE_BYTES)), [Input::TooLong, Input::End]);
+        // In small reads too (a pipe gives what was written so far).
+        let mut bytes = line(MAX_MESSAGE_BYTES);
+        bytes.extend(line(MAX_MESSAGE_BYTES - 1));
+        let chunked = Chunked {
+            bytes: &bytes,
+            at: 0,
+            chunk: 4_093,
+        };
+        let (tx, mut rx) = tokio::sync::mpsc::channel(16);
+        read_all(chunked, &tx);
+        drop(tx);
+        let mut got = Vec::new();
+        while let Ok(input) = rx.try_recv() {
+            got.push(input);
+        }
+        assert_eq!(
+            got,
+            [
+                Input::TooLong,
+                Input::Line("z".repeat(MAX_MESSAGE_BYTES - 1)),
+                Input::End
+            ]
+        );
+    }
+
+    /// A reader giving at most `chunk` bytes a read.
+    struct Chunked<'a> {
+        bytes: &'a [u8],
+        at: usize,
+        chunk: usize,
+    }
+
+    impl Read for Chunked<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.chunk.min(buf.len()).min(self.bytes.len() - self.at);
+            buf[..n].copy_from_slice(&self.bytes[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
     #[test]
     fn a_line_just_under_the_limit_is_taken() {
         let mut bytes = vec![b'y'; MAX_MESSAGE_BYTES - 1];

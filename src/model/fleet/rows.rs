@@ -55,6 +55,9 @@ pub struct Gc {
 pub struct Instance {
     /// Its key (name and birth).
     pub key: InstanceKey,
+    /// Its birth's `resource_namespace` (`sl-...`), as sent (`None` before
+    /// schema 7).
+    pub resource_namespace: Option<String>,
     /// The name is DNS-safe (only such names are acted upon).
     pub dns_safe: bool,
     /// `local`, `render`, ..., as stored.
@@ -91,10 +94,17 @@ impl Instance {
         self.status == "tombstoned"
     }
 
-    /// Its birth as a command sends it (`null` before schema 7).
+    /// Its birth as a command sends it: the row's own shape,
+    /// `{"instance_id", "resource_namespace"}` (docs/protocol.md,
+    /// "Commands"), or `null` before schema 7.
     #[must_use]
     pub fn birth_value(&self) -> Value {
-        self.key.birth.clone().map_or(Value::Null, Value::String)
+        self.key.birth.as_ref().map_or(Value::Null, |id| {
+            serde_json::json!({
+                "instance_id": id,
+                "resource_namespace": self.resource_namespace,
+            })
+        })
     }
 }
 

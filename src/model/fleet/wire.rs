@@ -186,6 +186,8 @@ struct RowsWire<'a> {
 #[derive(Deserialize)]
 struct BirthWire {
     instance_id: String,
+    #[serde(default)]
+    resource_namespace: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -229,12 +231,16 @@ struct InstanceWire {
 
 impl From<InstanceWire> for Instance {
     fn from(wire: InstanceWire) -> Self {
+        let (birth, resource_namespace) = wire.birth.map_or((None, None), |b| {
+            (Some(b.instance_id), b.resource_namespace)
+        });
         Self {
             dns_safe: wire.dns_safe && crate::model::name::is_dns_safe(&wire.name),
             key: InstanceKey {
                 name: wire.name,
-                birth: wire.birth.map(|b| b.instance_id),
+                birth,
             },
+            resource_namespace,
             substrate: wire.substrate,
             status: wire.status,
             created_at: wire.created_at,

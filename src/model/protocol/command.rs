@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::PROTOCOL;
 use crate::model::name::is_dns_safe;
+use crate::model::verbs;
 
 /// A command, parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,7 +26,8 @@ pub enum Command {
     Resume,
     /// `R`.
     Pass,
-    /// `L`, then `y`: the lease in seconds (`None`: the recorded one).
+    /// `L`, then `y`: the lease in seconds, within the keys' bounds
+    /// ([`verbs::lease_bound`]); `None`: the recorded one.
     Renew(Target, Option<u64>),
     /// `v`, then `y`.
     Verify(Target),
@@ -45,7 +47,8 @@ pub enum Command {
 pub struct Target {
     /// The name (DNS-safe: checked when parsed).
     pub name: String,
-    /// The birth the client saw.
+    /// The birth's `instance_id` the client saw (sent as the row's birth
+    /// object, or as the bare string: deprecated).
     pub birth: Option<String>,
 }
 
@@ -148,19 +151,9 @@ fn command(fields: &serde_json::Map<String, Value>) -> Result<Command, Rejected>
         "resume" => Command::Resume,
         "pass" => Command::Pass,
         "renew" => {
-            let lease = match fields.get("lease_secs") {
-                None | Some(Value::Null) => None,
-                Some(v) => match v.as_u64() {
-                    Some(secs) if secs > 0 => Some(secs),
-                    _ => {
-                        return Err(rejected(
-                            "bad_request",
-                            "`lease_secs` must be a positive integer",
-                        ));
-                    }
-                },
-            };
-            Command::Renew(target(fields)?, lease)
+            let target = target(fields)?;
+            let lease = lease(fields, &target.name)?;
+            Command::Renew(target, lease)
         }
         "verify" => Command::Verify(target(fields)?),
         "detail" => Command::Detail(any_name(fields)?),
@@ -239,17 +232,51 @@ fn any_name(fields: &serde_json::Map<String, Value>) -> Result<String, Rejected>
 
 fn target(fields: &serde_json::Map<String, Value>) -> Result<Target, Rejected> {
     let name = name(fields)?;
-    let birth = match fields.get("birth") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(_) => {
-            return Err(rejected(
-                "bad_request",
-                "`birth` must be the instance_id string, or null",
-            ));
-        }
-    };
+    let birth = birth(fields.get("birth"))?;
     Ok(Target { name, birth })
+}
+
+/// `birth` as the instance rows send it, `{"instance_id", "resource_namespace"}`
+/// (only the `instance_id` is compared), or null/absent (a store before
+/// schema 7); the bare `instance_id` string is taken too in protocol 1
+/// (deprecated). Returns the `instance_id`.
+fn birth(value: Option<&Value>) -> Result<Option<String>, Rejected> {
+    let wrong = || {
+        rejected(
+            "bad_request",
+            "`birth` must be the instance row's birth ({\"instance_id\": ..., \"resource_namespace\": ...}), or null",
+        )
+    };
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(birth)) => {
+            match (birth.get("instance_id"), birth.get("resource_namespace")) {
+                (Some(Value::String(id)), None | Some(Value::String(_) | Value::Null)) => {
+                    Ok(Some(id.clone()))
+                }
+                _ => Err(wrong()),
+            }
+        }
+        Some(Value::String(id)) => Ok(Some(id.clone())),
+        Some(_) => Err(wrong()),
+    }
+}
+
+/// `renew`'s `lease_secs`: absent or null (the recorded lease), or a JSON
+/// number within the keys' bounds ([`verbs::json_lease`]); out of them it
+/// is refused as the key's refusal of `name` is (logged, audited).
+fn lease(fields: &serde_json::Map<String, Value>, name: &str) -> Result<Option<u64>, Rejected> {
+    match fields.get("lease_secs") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => verbs::json_lease(n).map(Some).map_err(|_| Rejected {
+            instance: Some(name.to_owned()),
+            ..rejected("refused", verbs::LEASE_REFUSAL)
+        }),
+        Some(_) => Err(rejected(
+            "bad_request",
+            "`lease_secs` must be a number of seconds, or null",
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -306,5 +333,112 @@ mod tests {
         );
         let long_id = format!(r#"{{"id":"{}","cmd":"ping"}}"#, "x".repeat(65));
         assert_eq!(parse(&long_id).0, Value::Null);
+    }
+    fn golf(birth: Option<&str>) -> Target {
+        Target {
+            name: "golf".into(),
+            birth: birth.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn leases_outside_the_keys_bounds_are_refused_naming_the_instance() {
+        let renew = |lease: &str| {
+            parse(&format!(
+                r#"{{"id":1,"cmd":"renew","name":"golf","lease_secs":{lease}}}"#
+            ))
+            .1
+        };
+        for lease in [
+            "0",
+            "-1",
+            "2592001",
+            "9223372036854775807",
+            "18446744073709551615",
+            "18446744073709551616",
+            "3.15e11",
+            "1.5",
+            "0.5",
+            "-0.0",
+            "1e300",
+        ] {
+            assert_eq!(
+                renew(lease),
+                Err(Rejected {
+                    kind: "refused",
+                    message: "refused: a lease is 1 s to 30 days".into(),
+                    instance: Some("golf".into()),
+                }),
+                "lease_secs {lease}"
+            );
+        }
+        for (lease, secs) in [
+            ("1", 1),
+            ("2592000", 2_592_000),
+            ("3600.0", 3600),
+            ("3.6e3", 3600),
+        ] {
+            assert_eq!(
+                renew(lease),
+                Ok(Command::Renew(golf(None), Some(secs))),
+                "lease_secs {lease}"
+            );
+        }
+        assert_eq!(renew("null"), Ok(Command::Renew(golf(None), None)));
+        assert_eq!(renew(r#""3600""#).map_err(|r| r.kind), Err("bad_request"));
+        // Not a number serde_json can hold: not JSON at all.
+        assert_eq!(
+            parse(r#"{"id":1,"cmd":"renew","name":"golf","lease_secs":1e400}"#),
+            (
+                Value::Null,
+                Err(rejected(
+                    "bad_request",
+                    "not JSON: number out of range at line 1 column 54"
+                ))
+            )
+        );
+    }
+
+    #[test]
+    fn birth_is_the_rows_object_or_the_deprecated_string() {
+        let reap = |birth: &str| {
+            parse(&format!(
+                r#"{{"id":1,"cmd":"reap","name":"golf","birth":{birth}}}"#
+            ))
+            .1
+        };
+        let id = "70aa7461da17489bb88e709a64f291aa";
+        for birth in [
+            format!(r#"{{"instance_id":"{id}","resource_namespace":"sl-{id}"}}"#),
+            format!(r#"{{"instance_id":"{id}"}}"#),
+            format!(r#"{{"instance_id":"{id}","resource_namespace":null}}"#),
+            format!(r#""{id}""#),
+        ] {
+            assert_eq!(
+                reap(&birth),
+                Ok(Command::Reap(golf(Some(id)))),
+                "birth {birth}"
+            );
+        }
+        assert_eq!(reap("null"), Ok(Command::Reap(golf(None))));
+        assert_eq!(
+            parse(r#"{"id":1,"cmd":"verify","name":"golf"}"#).1,
+            Ok(Command::Verify(golf(None)))
+        );
+        for birth in [
+            "5",
+            "true",
+            "[]",
+            "{}",
+            r#"{"instance_id":5}"#,
+            r#"{"resource_namespace":"sl-x"}"#,
+            r#"{"instance_id":"ab","resource_namespace":5}"#,
+        ] {
+            assert_eq!(
+                reap(birth).map_err(|r| r.kind),
+                Err("bad_request"),
+                "birth {birth}"
+            );
+        }
     }
 }

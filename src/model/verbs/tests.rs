@@ -171,3 +171,43 @@ fn renewed_lines() {
         "1m (stackless answered for a new birth of the name)"
     );
 }
+
+#[test]
+fn one_lease_bound_for_the_keys_and_the_commands() {
+    assert_eq!(lease_bound(0), Err(LeaseOutOfBounds::TooShort));
+    assert_eq!(lease_bound(1), Ok(1));
+    assert_eq!(lease_bound(MAX_LEASE_SECS), Ok(2_592_000));
+    assert_eq!(
+        lease_bound(MAX_LEASE_SECS + 1),
+        Err(LeaseOutOfBounds::TooLong)
+    );
+    assert_eq!(lease_bound(u64::MAX), Err(LeaseOutOfBounds::TooLong));
+    // `:renew` goes through it: 30 days is taken, a second more is not.
+    assert_eq!(parse_lease("30days"), Ok(MAX_LEASE_SECS));
+    assert_eq!(
+        parse_lease("2592001s"),
+        Err("a lease of 30d 00h is longer than the console allows (30days)".into())
+    );
+    // So does a JSON number, of any shape.
+    let number = |text: &str| json_lease(&serde_json::from_str(text).unwrap());
+    for (text, want) in [
+        ("1", Ok(1)),
+        ("2592000", Ok(2_592_000)),
+        ("3600.0", Ok(3600)),
+        ("3.6e3", Ok(3600)),
+        ("0", Err(LeaseOutOfBounds::TooShort)),
+        ("-1", Err(LeaseOutOfBounds::TooShort)),
+        ("-9223372036854775808", Err(LeaseOutOfBounds::TooShort)),
+        ("0.5", Err(LeaseOutOfBounds::TooShort)),
+        ("-0.0", Err(LeaseOutOfBounds::TooShort)),
+        ("1.5", Err(LeaseOutOfBounds::TooLong)),
+        ("2592001", Err(LeaseOutOfBounds::TooLong)),
+        ("9223372036854775807", Err(LeaseOutOfBounds::TooLong)),
+        ("18446744073709551615", Err(LeaseOutOfBounds::TooLong)),
+        ("18446744073709551616", Err(LeaseOutOfBounds::TooLong)),
+        ("3.15e11", Err(LeaseOutOfBounds::TooLong)),
+        ("1e300", Err(LeaseOutOfBounds::TooLong)),
+    ] {
+        assert_eq!(number(text), want, "{text}");
+    }
+}

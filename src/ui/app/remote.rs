@@ -8,6 +8,7 @@ use super::verbs::Asked;
 use super::{App, Effect};
 use crate::model::Instance;
 use crate::model::birth_check::{BirthSeen, birth_refusal};
+use crate::model::protocol::command::{Command, Target};
 
 /// An action asked for by name, as a key and its `y` would do it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,10 +25,38 @@ pub enum Remote {
     Pause(bool),
     /// `R`.
     Pass,
-    /// `L`, `y`: the lease in seconds, or the recorded one.
+    /// `L`, `y`: the lease in seconds, or the recorded one (a lease outside
+    /// the keys' bounds, `model::verbs::lease_bound`, is refused).
     Renew(Named, Option<u64>),
     /// `v`, `y`.
     Verify(Named),
+}
+
+impl Remote {
+    /// The key's action a parsed protocol command asks for; `None` for the
+    /// reads (`detail`, `logs`, `logs_stop`, `ping`), which no key's
+    /// question guards.
+    #[must_use]
+    pub fn of_command(command: Command) -> Option<Self> {
+        let named = |t: Target| Named {
+            name: t.name,
+            birth: t.birth,
+        };
+        Some(match command {
+            Command::Reap(t) => Self::Reap(named(t)),
+            Command::Down(t) => Self::Down(named(t)),
+            Command::QueueDown(t) => Self::QueueDown(named(t)),
+            Command::Cancel(op) => Self::Cancel(op),
+            Command::Pause => Self::Pause(true),
+            Command::Resume => Self::Pause(false),
+            Command::Pass => Self::Pass,
+            Command::Renew(t, lease) => Self::Renew(named(t), lease),
+            Command::Verify(t) => Self::Verify(named(t)),
+            Command::Detail(_) | Command::Logs(..) | Command::LogsStop(_) | Command::Ping => {
+                return None;
+            }
+        })
+    }
 }
 
 /// An instance as the asker saw it: the name and its birth's

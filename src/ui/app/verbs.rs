@@ -144,6 +144,17 @@ impl App {
             self.refuse(names.first().map_or("", String::as_str), reason);
             return;
         }
+        // The keys' lease bound, whoever typed the lease (`:renew`, or a
+        // `renew` asked by name).
+        if let Asked::Renew(Some(typed)) = asked
+            && verbs::lease_bound(typed).is_err()
+        {
+            self.refuse(
+                names.first().map_or("", String::as_str),
+                verbs::LEASE_REFUSAL.to_owned(),
+            );
+            return;
+        }
         let mut requests: Vec<VerbRequest> = Vec::new();
         let mut skipped = 0;
         for name in names {

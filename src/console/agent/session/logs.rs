@@ -31,14 +31,35 @@ pub(super) struct LogsStream {
 impl Session {
     /// A logs stream whose instance left the store ends (`gone`).
     pub(super) fn logs_of_the_gone(&mut self, actions: &Actions<'_>) {
-        if let Some(logs) = &self.logs
-            && self.latest.instance(&logs.name).is_none()
+        let latest = &self.latest;
+        if let Some(logs) = self
+            .logs
+            .take_if(|logs| latest.instance(&logs.name).is_none())
         {
-            let id = logs.id.clone();
-            self.logs = None;
             actions.io().send(Request::CloseLogs);
-            self.send(lines::logs_end(&id, "gone"));
+            self.end_logs(&logs, "gone");
         }
+    }
+
+    /// End `logs` for `reason` (`stopped`, `replaced`, `gone`): a stream
+    /// that was answered gets its `logs_end`; one whose open was not
+    /// answered yet gets its one reply instead, a refusal saying why (its
+    /// open's answer, coming later, belongs to no stream then).
+    fn end_logs(&mut self, logs: &LogsStream, reason: &str) {
+        if logs.answered {
+            self.send(lines::logs_end(&logs.id, reason));
+            return;
+        }
+        let why = match reason {
+            "replaced" => "replaced by a later logs command",
+            "stopped" => "stopped by logs_stop",
+            _ => "the instance left the store",
+        };
+        self.send(lines::reply_error(
+            &logs.id,
+            "refused",
+            &format!("logs: {why} before it opened"),
+        ));
     }
 
     pub(super) fn open_logs(
@@ -68,7 +89,7 @@ impl Session {
             }
         };
         if let Some(old) = self.logs.take() {
-            self.send(lines::logs_end(&old.id, "replaced"));
+            self.end_logs(&old, "replaced");
         }
         self.logs_session += 1;
         let session = self.logs_session;
@@ -84,10 +105,9 @@ impl Session {
     }
 
     pub(super) fn stop_logs(&mut self, actions: &Actions<'_>, id: &Value, logs: &Value) {
-        if self.logs.as_ref().is_some_and(|l| l.id == *logs) {
+        if let Some(stream) = self.logs.take_if(|l| l.id == *logs) {
             actions.io().send(Request::CloseLogs);
-            self.logs = None;
-            self.send(lines::logs_end(logs, "stopped"));
+            self.end_logs(&stream, "stopped");
             self.send(lines::reply_ok(id, json!({})));
         } else {
             self.send(lines::reply_error(
@@ -197,9 +217,9 @@ impl Session {
                 logs.services[at] = name;
             }
             LogUpdate::DirGone { gone: true, .. } => {
-                let id = logs.id.clone();
-                self.logs = None;
-                self.send(lines::logs_end(&id, "gone"));
+                if let Some(logs) = self.logs.take() {
+                    self.end_logs(&logs, "gone");
+                }
             }
             _ => {}
         }

@@ -29,11 +29,12 @@ use crate::console::setup::Setup;
 use crate::event::{Answer, Event, Request};
 use crate::model::Snapshot;
 use crate::model::protocol::HEARTBEAT_SECS;
-use crate::model::protocol::command::{self, Command, Target};
+use crate::model::protocol::command::{self, Command};
 use crate::model::protocol::lines::{self, Banner, Hello, ReaperLine};
 use crate::model::protocol::rows::Tables;
 use crate::model::time::unix_now;
-use crate::ui::{App, Named, Remote};
+use crate::model::verbs::{self, Verb};
+use crate::ui::{App, Remote};
 
 /// How long `hello` waits for the role thread to say who reaps.
 const ROLE_WAIT: Duration = Duration::from_secs(2);
@@ -80,7 +81,11 @@ pub(super) async fn run(
         app,
         out,
         setup,
-        (follow_only, engine.teardowns.inflight().clone()),
+        (
+            follow_only,
+            engine.teardowns.inflight().clone(),
+            engine.verbs_running.clone(),
+        ),
     );
     let mut ticker = tokio::time::interval(Duration::from_secs(1));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -184,6 +189,20 @@ async fn next_command(commands: &mut Option<tokio::sync::mpsc::Receiver<Input>>)
     }
 }
 
+/// How long a teardown that changed the store waits at most for a
+/// snapshot showing it (one that cannot be recorded never shows).
+const SETTLE_WAIT: Duration = Duration::from_secs(10);
+
+/// How an instance stands in a snapshot: its status and reap attempt.
+type Standing = (crate::model::Status, Option<crate::model::ReapAttempt>);
+
+/// How `name` stands in `snapshot` (`None`: not in it).
+fn standing_in(snapshot: &Snapshot, name: &str) -> Option<Standing> {
+    snapshot
+        .instance(name)
+        .map(|i| (i.status.clone(), snapshot.reap_attempt(name).cloned()))
+}
+
 /// The loop's state: the App, what was written, what waits for an answer.
 struct Session {
     app: App,
@@ -209,9 +228,18 @@ struct Session {
     /// The teardowns running in this process (the reaper's and the
     /// commands').
     teardowns_running: crate::reaper::InFlight,
-    /// Teardowns this stream asked for whose outcome has not come yet: the
-    /// `job-starter` claims them a moment later.
-    asked: std::collections::HashSet<String>,
+    /// The renews and verifies running in this process
+    /// ([`verbs::running_key`]).
+    verbs_running: crate::reaper::InFlight,
+    /// Teardowns this stream asked for whose outcome has not come yet (the
+    /// `job-starter` claims them a moment later), with how each instance
+    /// stood then.
+    asked: std::collections::HashMap<String, Standing>,
+    /// Teardowns that changed the store whose outcome came before a
+    /// snapshot showed it, with how the instance stood before and when the
+    /// outcome came: a second teardown asked now would be checked against
+    /// the old rows, and abort (`reap attempt changed`) after its `ok`.
+    settling: std::collections::HashMap<String, (Standing, Instant)>,
     /// Teardowns whose `tearing down` line was seen and whose outcome was
     /// not yet: at the stop, their last lines are waited for.
     tearing_down: std::collections::HashSet<String>,
@@ -222,7 +250,11 @@ impl Session {
         app: App,
         out: Out,
         setup: &Setup,
-        (follow_only, teardowns_running): (bool, crate::reaper::InFlight),
+        (follow_only, teardowns_running, verbs_running): (
+            bool,
+            crate::reaper::InFlight,
+            crate::reaper::InFlight,
+        ),
     ) -> Self {
         let host = sysinfo::System::host_name().unwrap_or_default();
         Self {
@@ -253,7 +285,9 @@ impl Session {
             logs: None,
             logs_session: 1 << 40,
             teardowns_running,
-            asked: std::collections::HashSet::new(),
+            verbs_running,
+            asked: std::collections::HashMap::new(),
+            settling: std::collections::HashMap::new(),
             tearing_down: std::collections::HashSet::new(),
         }
     }
@@ -274,6 +308,10 @@ impl Session {
             Event::Snapshot(snapshot) => {
                 self.latest = Arc::clone(snapshot);
                 self.dirty = true;
+                self.settling.retain(|name, (standing, at)| {
+                    at.elapsed() < SETTLE_WAIT
+                        && standing_in(snapshot, name).as_ref() == Some(standing)
+                });
             }
             Event::Role(_) => self.role_known = true,
             Event::Activity(activity)
@@ -282,27 +320,7 @@ impl Session {
                     crate::event::Actor::Operator | crate::event::Actor::Reaper
                 ) =>
             {
-                use crate::event::ActivityKind as Kind;
-                match activity.kind {
-                    Kind::Started => {
-                        self.tearing_down.insert(activity.instance.clone());
-                    }
-                    Kind::Reaped
-                    | Kind::TornDown
-                    | Kind::Failed
-                    | Kind::Aborted
-                    | Kind::Refused
-                    | Kind::Stopped
-                    | Kind::SkippedLocked
-                    | Kind::Error
-                    | Kind::WouldReap => {
-                        self.tearing_down.remove(&activity.instance);
-                        if activity.actor == crate::event::Actor::Operator {
-                            self.asked.remove(&activity.instance);
-                        }
-                    }
-                    _ => {}
-                }
+                self.teardown_activity(activity);
             }
             Event::Answer(Answer::Detail { name, result }) => {
                 self.answer_detail(name, result);
@@ -326,6 +344,43 @@ impl Session {
             _ => {}
         }
         actions.handle(&mut self.app, event);
+    }
+
+    /// A teardown's line (the reaper's or the commands'): who is tearing
+    /// down, and whose outcome came; a teardown that changed the store
+    /// (torn down, reaped, failed: a reap attempt recorded) settles once a
+    /// snapshot shows its instance otherwise than when it was asked.
+    fn teardown_activity(&mut self, activity: &crate::event::Activity) {
+        use crate::event::ActivityKind as Kind;
+        let name = &activity.instance;
+        match activity.kind {
+            Kind::Started => {
+                self.tearing_down.insert(name.clone());
+            }
+            Kind::Reaped
+            | Kind::TornDown
+            | Kind::Failed
+            | Kind::Aborted
+            | Kind::Refused
+            | Kind::Stopped
+            | Kind::SkippedLocked
+            | Kind::Error
+            | Kind::WouldReap => {
+                self.tearing_down.remove(name);
+                let asked = if activity.actor == crate::event::Actor::Operator {
+                    self.asked.remove(name)
+                } else {
+                    None
+                };
+                if matches!(activity.kind, Kind::Reaped | Kind::TornDown | Kind::Failed)
+                    && let Some(standing) = asked.or_else(|| standing_in(&self.latest, name))
+                {
+                    self.settling
+                        .insert(name.clone(), (standing, Instant::now()));
+                }
+            }
+            _ => {}
+        }
     }
 
     /// One command line: parsed, run, answered once.
@@ -376,57 +431,80 @@ impl Session {
     }
 
     /// A key's action: its rules in the App, then carried out as the
-    /// key's `y` is.
+    /// key's `y` is. What the console knows is running is refused here,
+    /// in the words the job would use, rather than answered ok and
+    /// refused after: a teardown already running (the reaper's, or one
+    /// asked for a moment ago) for `reap`/`down`, a renew or verify of
+    /// the instance still running for a second one.
     fn remote(&mut self, actions: &mut Actions<'_>, id: &Value, command: Command) {
-        let named = |t: Target| Named {
-            name: t.name,
-            birth: t.birth,
-        };
-        // A teardown already running (the reaper's, or one asked for a
-        // moment ago) is refused here, in the words the job would use,
-        // rather than answered ok and refused after.
-        if let Command::Reap(t) | Command::Down(t) = &command
-            && (self.asked.contains(&t.name) || self.teardowns_running.names().contains(&t.name))
-        {
-            let why = self.app.refuse_remote(
-                &t.name,
-                "a teardown of this instance is already running".into(),
-                unix_now(),
-            );
+        if let Some((name, why)) = self.running_refusal(&command) {
+            let why = self.app.refuse_remote(&name, why, unix_now());
             actions.persist_outbox(&mut self.app);
             self.send(lines::reply_error(id, "refused", &why));
             return;
         }
-        let remote = match command {
-            Command::Reap(t) => Remote::Reap(named(t)),
-            Command::Down(t) => Remote::Down(named(t)),
-            Command::QueueDown(t) => Remote::QueueDown(named(t)),
-            Command::Cancel(op) => Remote::Cancel(op),
-            Command::Pause => Remote::Pause(true),
-            Command::Resume => Remote::Pause(false),
-            Command::Pass => Remote::Pass,
-            Command::Renew(t, lease) => Remote::Renew(named(t), lease),
-            Command::Verify(t) => Remote::Verify(named(t)),
-            Command::Detail(_) | Command::Logs(..) | Command::LogsStop(_) | Command::Ping => {
-                return;
-            }
+        let Some(remote) = Remote::of_command(command) else {
+            // The reads are answered by `command`: never here.
+            self.send(lines::reply_ok(id, json!({})));
+            return;
         };
         let answer = self.app.remote(remote, unix_now());
         actions.persist_outbox(&mut self.app);
         match answer {
             Ok((words, effect)) => {
+                // How the teardown's check saw the instance: the job
+                // compares the store with it.
                 if let Some(
-                    crate::ui::Effect::Reap { instance, .. }
-                    | crate::ui::Effect::TearDown { instance, .. },
+                    crate::ui::Effect::Reap { instance, attempt }
+                    | crate::ui::Effect::TearDown { instance, attempt },
                 ) = &effect
                 {
-                    self.asked.insert(instance.name.clone());
+                    self.asked.insert(
+                        instance.name.clone(),
+                        (instance.status.clone(), attempt.clone()),
+                    );
                 }
                 actions.carry_out(effect);
                 self.send(lines::reply_ok(id, json!({ "message": words })));
             }
             Err(why) => self.send(lines::reply_error(id, "refused", &why)),
         }
+    }
+
+    /// Why `command` is refused for what this process is running, if it
+    /// is (see [`Session::remote`]).
+    fn running_refusal(&self, command: &Command) -> Option<(String, String)> {
+        let (t, why) = match command {
+            Command::Reap(t) | Command::Down(t)
+                if self.asked.contains_key(&t.name)
+                    || self.teardowns_running.contains(&t.name) =>
+            {
+                (
+                    t,
+                    "a teardown of this instance is already running".to_owned(),
+                )
+            }
+            Command::Reap(t) | Command::Down(t) if self.settling.contains_key(&t.name) => (
+                t,
+                "refused: a teardown of this instance has just ended and the snapshot does not show it yet: ask again after the next synced".to_owned(),
+            ),
+            Command::Renew(t, _) | Command::Verify(t) => {
+                let verb = if matches!(command, Command::Verify(_)) {
+                    Verb::Verify
+                } else {
+                    Verb::Renew { lease_secs: 1 }
+                };
+                if !self
+                    .verbs_running
+                    .contains(&verbs::running_key(verb, &t.name))
+                {
+                    return None;
+                }
+                (t, verbs::running_refusal(verb))
+            }
+            _ => return None,
+        };
+        Some((t.name.clone(), why))
     }
 
     fn answer_detail(
