@@ -1,6 +1,6 @@
-//! Benchmarks for the per-instance look-ups a review found linear (docs:
-//! BENCHMARKS.md, "Linear lookups found in review"), each at a size where a
-//! linear cost shows:
+//! Benchmarks for the per-instance look-ups that must not be linear in the
+//! number of instances (docs: BENCHMARKS.md, "Linear lookups found in
+//! review"), each at a size where a linear cost shows:
 //!
 //! - `lookups/filter_op/N`: a new snapshot of `N` instances, `N/10` of them
 //!   with a pending controller operation, under the filter `op:pending`

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The console's CPU while a logs view (`l`) is open on an instance whose
-logs directory holds many files (issue 26, edge 11: a million files, the
-directory listed every second, cost about 28 % of a CPU). Standard library
-only; run from the repository root:
+logs directory holds many files (listing a million files every second
+costs about 28 % of a CPU, so an unchanged directory is not listed
+again). Standard library only; run from the repository root:
 
     cargo build --release --locked --bin stackless-tui
     python3 scripts/logs_dir_cpu.py [BINARY [FILES [SECONDS]]]

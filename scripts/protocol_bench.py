@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""What `serve --stdio` costs on the wire and on the host (issue 24).
+"""What `serve --stdio` costs on the wire and on the host
+(docs/protocol.md).
 
 Runs the release binary's `serve --stdio --no-reaper` on a copy of a
 store, reads its stdout on a thread, and measures: the first snapshot

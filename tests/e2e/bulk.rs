@@ -103,8 +103,8 @@ fn y_copies_the_name_and_capital_y_the_down_command_through_osc_52() {
         selected_instance(s).as_deref() == Some("golf")
     });
     tui.send("y");
-    // issue 26 #10: "sent" (the terminal may drop OSC 52), how to allow it
-    // said with the first copy.
+    // A copy is "sent", not "copied" (the terminal may drop OSC 52); how to
+    // allow it is said with the first copy.
     tui.wait_for(
         "OSC 52 sent; not pasted? tmux: set -g set-clipboard on · golf",
         UI,

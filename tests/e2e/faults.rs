@@ -242,11 +242,10 @@ fn sigterm_is_written_to_the_audit_trail() {
     );
 }
 
-/// Issue 22, item 1: `P` is no hidden global pause. A paused console gives
-/// the `console` role up: a standby console takes over and reaps, its
-/// header and the paused one's say who reaps now, `reap --once` from
-/// another shell reaps while nobody else does, and `P` again takes the
-/// role back once it is free.
+/// `P` is no hidden global pause. A paused console gives the `console` role
+/// up: a standby console takes over and reaps, its header and the paused
+/// one's say who reaps now, `reap --once` from another shell reaps while
+/// nobody else does, and `P` again takes the role back once it is free.
 #[test]
 fn a_paused_console_gives_its_role_up_and_says_who_reaps() {
     let (dir, path) = fixture("stackless-real-v4.db");
@@ -356,10 +355,9 @@ fn a_paused_console_gives_its_role_up_and_says_who_reaps() {
     assert_eq!(first.wait_exit(QUIT), 0);
 }
 
-/// The review of issue 22: a dry run beside a controller that runs its
-/// lease reaper stands by as a real reaper does (`--reaper auto`), so its
-/// `would reap` lines say what would be done; it goes on once the
-/// controller is gone.
+/// A dry run beside a controller that runs its lease reaper stands by as a
+/// real reaper does (`--reaper auto`), so its `would reap` lines say what
+/// would be done; it goes on once the controller is gone.
 #[test]
 fn a_dry_run_stands_by_for_the_controllers_lease_reaper() {
     let (dir, path) = fixture("stackless-real-v4.db");

@@ -59,9 +59,9 @@ fn a_mouse_click_selects_the_row_under_it() {
     assert_eq!(tui.wait_exit(QUIT), 0);
 }
 
-/// Issue 26, edge 7: the console creates the store at stackless's default
-/// path where stackless would (nothing there, no `--read-only`), and says
-/// so in its Activity pane.
+/// The console creates the store at stackless's default path where stackless
+/// would (nothing there, no `--read-only`), and says so in its Activity
+/// pane.
 #[test]
 fn the_console_says_it_created_the_default_store() {
     let mut tui = Tui::spawn(&["--no-reaper"], 200, 40);

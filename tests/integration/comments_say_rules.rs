@@ -1,10 +1,11 @@
-//! Comments and test names in `src/` say the rule, never its history: no
-//! comment names an issue, a review, a finding, a round, an edge or an
-//! item by number (`issue N`, `review of issue N`, `finding N`, a tag
-//! `RNN-N` or `(FN)`, a document `issueN-spec`), and no function is named
-//! for one (`reviewN_...`, `issue_N_...`). History belongs in
-//! `CHANGELOG.md` and the commits. Read from the sources as plain text, as
-//! `arrows.rs` and `children.rs` read them.
+//! Comments and test names in `src/`, `tests/`, `benches/` and `examples/`
+//! say the rule, never its history: no comment names an issue, a review, a
+//! finding, a round, an edge or an item by number (`issue N`, `review of
+//! issue N`, `finding N`, a tag `RNN-N` or `(FN)`, a document
+//! `issueN-spec`), and no function is named for one (`reviewN_...`,
+//! `issue_N_...`). History belongs in `CHANGELOG.md` and the commits. Read
+//! from the sources as plain text, as `arrows.rs` and `children.rs` read
+//! them.
 //!
 //! A comment is the text after the first `//` on a line (doc comments
 //! among them); consecutive comment lines are read as one text, so a
@@ -180,19 +181,45 @@ fn offences(source: &str) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn no_comment_or_function_name_in_src_names_an_issue_or_a_review() {
+/// Every offence in the `.rs` files under `dirs` (relative to the crate
+/// root), each as `PATH:LINE: what`; `at_least` is the fewest files the
+/// walk must find, so that a moved folder cannot pass by reading nothing.
+fn offences_under(dirs: &[&str], at_least: usize) -> Vec<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    rs_files(&root.join("src"), &mut files);
+    for dir in dirs {
+        rs_files(&root.join(dir), &mut files);
+    }
     files.sort();
-    assert!(files.len() > 100, "{} files", files.len());
+    assert!(
+        files.len() >= at_least,
+        "{} files under {dirs:?}",
+        files.len()
+    );
     let mut found = Vec::new();
     for path in &files {
         let source = std::fs::read_to_string(path).unwrap();
         let name = path.strip_prefix(root).unwrap().display().to_string();
         found.extend(offences(&source).into_iter().map(|o| format!("{name}:{o}")));
     }
+    found
+}
+
+#[test]
+fn no_comment_or_function_name_in_src_names_an_issue_or_a_review() {
+    let found = offences_under(&["src"], 101);
+    assert!(
+        found.is_empty(),
+        "say the rule, not its history (that goes in CHANGELOG.md and the commits):\n{}",
+        found.join("\n")
+    );
+}
+
+/// The same rule for the tests, the benches and the examples: a test's
+/// comment says what it proves and why, its name says the behaviour.
+#[test]
+fn no_comment_or_function_name_in_tests_benches_or_examples_names_an_issue_or_a_review() {
+    let found = offences_under(&["tests", "benches", "examples"], 90);
     assert!(
         found.is_empty(),
         "say the rule, not its history (that goes in CHANGELOG.md and the commits):\n{}",

@@ -121,8 +121,8 @@ fn hung_teardown_is_killed_at_its_deadline_and_recorded() {
     );
 }
 
-/// A teardown killed at its deadline that the controller then finishes
-/// (issue 22, item 11): stackless 0.4.0's `down` submits an operation the
+/// A teardown killed at its deadline that the controller then finishes:
+/// stackless 0.4.0's `down` submits an operation the
 /// controller runs to its end whether or not the CLI waits, tombstoning
 /// the instance (stackless-core-0.4.0 src/engine/run.rs:643-647). Here the
 /// fake `down` hangs past the deadline while the controller (played by

@@ -194,7 +194,7 @@ fn snapshot_table_is_plain_text() {
     let table = text(&out.stdout);
     let lines: Vec<&str> = table.lines().collect();
     // Header, titles, 8 instances; then a blank line, `GC` and the two
-    // tombstones (issue 22, item 10).
+    // tombstones, each with when it is due for GC and who collects it.
     assert_eq!(lines.len(), 14);
     assert_eq!(lines[11], "GC");
     assert_eq!(
@@ -545,9 +545,8 @@ fn an_error_json_that_does_not_parse_is_shown_as_stored_not_as_no_error() {
 
 /// `snapshot --json` gains `services` where the store records a process:
 /// the real 0.4.0 store's alpha, its logs under the resource namespace; its
-/// recorded process is not running here: dead, so it has no origin (issue
-/// 22, item 7: stackless 0.4.0 `status` gives none for a service observed
-/// gone).
+/// recorded process is not running here: dead, so it has no origin
+/// (stackless 0.4.0 `status` gives none for a service observed gone).
 #[test]
 fn snapshot_json_services_on_the_real_0_4_0_store() {
     let (dir, path) = fixture("real-0.4.0-v14.db");
@@ -572,10 +571,10 @@ fn snapshot_json_services_on_the_real_0_4_0_store() {
     assert!(by("charlie").get("services").is_none());
 }
 
-/// Issue 26, edge 7: a read creates nothing at stackless's default path
-/// and says there is no store, exit 0, as `reap --once --dry-run` does:
-/// `snapshot` on stdout; `--json` and `--follow` on stderr (their stdout
-/// is a document or the protocol's lines, and stays empty).
+/// A read creates nothing at stackless's default path and says there is no
+/// store, exit 0, as `reap --once --dry-run` does: `snapshot` on stdout;
+/// `--json` and `--follow` on stderr (their stdout is a document or the
+/// protocol's lines, and stays empty).
 #[test]
 fn a_read_creates_no_store_at_the_default_path_and_says_so() {
     for (args, what, why, on_stdout) in [
@@ -645,7 +644,7 @@ fn a_read_creates_no_store_at_the_default_path_and_says_so() {
 
 /// A real `reap --once` pass creates the store at stackless's default
 /// path, as stackless does on first run, and says so; a pass with nothing
-/// to reap says that too (issue 26, edge 8), dry or not.
+/// to reap says that too, dry or not.
 #[test]
 fn reap_once_creates_the_default_store_and_says_when_there_is_nothing_to_reap() {
     let state = tempfile::tempdir().unwrap();
@@ -909,10 +908,9 @@ fn snapshot_json_services_are_whole_across_batches() {
     assert_eq!(with, 2500 - 358);
 }
 
-/// Issue 22, item 2: `reap --once` leaves a store to the controller's lease
-/// reaper (`--reaper auto`, the default) and says so; `--reaper always`
-/// reaps beside it; beside an embedded controller (no lease reaper) it
-/// reaps.
+/// `reap --once` leaves a store to the controller's lease reaper (`--reaper
+/// auto`, the default) and says so; `--reaper always` reaps beside it;
+/// beside an embedded controller (no lease reaper) it reaps.
 #[test]
 fn reap_once_stands_by_for_a_controller_that_reaps() {
     let (dir, path) = fixture("stackless-real-v4.db");
@@ -979,10 +977,10 @@ fn reap_once_stands_by_for_a_controller_that_reaps() {
     );
 }
 
-/// Issue 22, item 10: `snapshot` says when each tombstone becomes due for
-/// GC (D14: `tombstoned_at` + 7 days) and who collects it: on the real
-/// 0.4.0 store the controller, on the contract's v4 store stackless's
-/// reaper or this console's.
+/// `snapshot` says when each tombstone becomes due for GC (D14:
+/// `tombstoned_at` + 7 days) and who collects it: on the real 0.4.0 store
+/// the controller, on the contract's v4 store stackless's reaper or this
+/// console's.
 #[test]
 fn snapshot_says_when_a_tombstone_is_due_for_gc_and_who_collects_it() {
     let (_dir, path) = crate::common::fixture("real-0.4.0-v14.db");
@@ -1069,9 +1067,9 @@ fn snapshot_says_when_a_tombstone_is_due_for_gc_and_who_collects_it() {
     );
 }
 
-/// The review of issue 22: `snapshot` marks a row a failed `up` left
-/// (active, no lease, nothing pending, no live lock) as the console's row
-/// does, and `snapshot --json` says it as `failed_up`.
+/// `snapshot` marks a row a failed `up` left (active, no lease, nothing
+/// pending, no live lock) as the console's row does, and `snapshot --json`
+/// says it as `failed_up`.
 #[test]
 fn snapshot_marks_a_row_left_by_a_failed_up() {
     let (_dir, path) = fixture("real-0.4.0-v14.db");
@@ -1112,8 +1110,8 @@ fn snapshot_marks_a_row_left_by_a_failed_up() {
     );
 }
 
-/// Issue 26, edge 12: a variable set but empty counts as unset, for clap
-/// too (`STACKLESS_TUI_STATE=` was "a value is required for '--state
+/// A variable set but empty counts as unset, for clap too (else clap
+/// refuses `STACKLESS_TUI_STATE=` with "a value is required for '--state
 /// <PATH>'"): the default store is opened, no fleet or controller is
 /// reached.
 #[test]

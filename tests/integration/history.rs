@@ -82,7 +82,8 @@ fn the_oldest_pending_operation_finishing_behind_sixty_newer_is_reported() {
         .map(|a| format!("{} {}", a.kind, a.detail))
         .collect();
     // Submitted at CAPTURE - 50, its first event recorded at CAPTURE - 46,
-    // failed at CAPTURE - 5: 41 s run after 4 s queued (issue 22, item 8).
+    // failed at CAPTURE - 5: 41 s run after 4 s queued, the run told apart
+    // from the wait.
     assert_eq!(reported, ["failed down in 41s, after 4s queued"]);
     assert!(
         app.activity()

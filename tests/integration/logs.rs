@@ -563,13 +563,13 @@ fn a_service_log_that_appears_while_following_gets_a_tab() {
     assert_eq!(held(&app), ["job 1 done", "job 2 done"]);
 }
 
-/// Issue 26, edge 11: an open logs view whose directory does not change
-/// does not list it again (it held a million files: listed every second,
-/// 28 % of a CPU); a `<service>.log` that appears is still picked up, by
-/// one more listing. The follower lists the directory once as it starts
-/// (a file made between the open and the follower's start); then the view
-/// stays idle for three safety polls (each a wake) and reads a line
-/// written to its log (a wake with no new name).
+/// An open logs view whose directory does not change does not list it again
+/// (it held a million files: listed every second, 28 % of a CPU); a
+/// `<service>.log` that appears is still picked up, by one more listing. The
+/// follower lists the directory once as it starts (a file made between the
+/// open and the follower's start); then the view stays idle for three safety
+/// polls (each a wake) and reads a line written to its log (a wake with no
+/// new name).
 #[test]
 fn an_idle_logs_view_does_not_list_its_directory_again() {
     let state = tempfile::tempdir().unwrap();

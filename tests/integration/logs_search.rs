@@ -313,9 +313,9 @@ fn a_second_n_before_the_answer_asks_for_nothing_and_the_lines_come_once() {
     assert_eq!(held(&app), held_then);
 }
 
-/// The review of issue 24 (F7): with no `secret_history`, a search into
-/// older history never finds a line by a credential-named JSON field's
-/// value, and the line found by what is shown comes `[redacted]`.
+/// With no `secret_history`, a search into older history never finds a line
+/// by a credential-named JSON field's value, and the line found by what is
+/// shown comes `[redacted]`.
 #[test]
 fn a_search_into_history_does_not_find_a_credential_fields_value() {
     let state = tempfile::tempdir().unwrap();

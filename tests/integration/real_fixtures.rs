@@ -94,11 +94,11 @@ fn a_real_0_4_0_store_is_known_in_full() {
     assert!(cancelled.cancel_requested);
 }
 
-/// Issue 22, item 8: an operation's run time is told from the time it
-/// waited in the queue, by its events' own clocks: alpha's `up` (created at
-/// 1796117794) started its first step at ...794962 and ended its last at
-/// ...795743 (tests/fixtures/real-0.4.0-v14.db), so it ran 0.7 s after
-/// under a second queued; `golf`'s likewise.
+/// An operation's run time is told from the time it waited in the queue, by
+/// its events' own clocks: alpha's `up` (created at 1796117794) started its
+/// first step at ...794962 and ended its last at ...795743
+/// (tests/fixtures/real-0.4.0-v14.db), so it ran 0.7 s after under a second
+/// queued; `golf`'s likewise.
 #[test]
 fn real_0_4_0_operations_took_their_run_time_not_their_wait() {
     use stackless_tui::model::operation::Ran;

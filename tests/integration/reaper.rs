@@ -97,12 +97,11 @@ fn failure_records_attempt_backoff_and_whole_envelope() {
     assert_eq!(failed.actor, Actor::Reaper);
 }
 
-/// What the console writes, stackless shows (issue 22, item 5): the store's
-/// `last_error` is `code: message` on one line, the form stackless 0.4.0
-/// gives a fault on one line (stackless-core-0.4.0 src/engine/run.rs:708)
-/// and that its `status` prints after `reap failed N time(s): `
-/// (stackless-0.4.0 src/client/report.rs:524-528); the audit line keeps
-/// the whole envelope.
+/// What the console writes, stackless shows: the store's `last_error` is
+/// `code: message` on one line, the form stackless 0.4.0 gives a fault on
+/// one line (stackless-core-0.4.0 src/engine/run.rs:708) and that its
+/// `status` prints after `reap failed N time(s): ` (stackless-0.4.0
+/// src/client/report.rs:524-528); the audit line keeps the whole envelope.
 #[test]
 fn a_failed_reap_writes_code_and_message_to_the_store_and_the_envelope_to_the_audit() {
     let _rt = runtime();
@@ -437,8 +436,8 @@ fn tearing_down_line_quotes_the_argv_as_the_dialog_does() {
 
 /// A reap attempt whose `last_error` holds a value of `secret_history`:
 /// the decision reads it redacted, the re-check raw, and that is no change
-/// (before: every pass aborted `reap attempt changed since the decision`,
-/// and the instance was never reaped; the review of issue 22).
+/// (were it read as a change, every pass would abort `reap attempt changed
+/// since the decision` and the instance would never be reaped).
 #[test]
 fn a_redacted_reap_attempt_is_no_change_to_the_recheck() {
     let rt = runtime();

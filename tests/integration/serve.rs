@@ -1006,11 +1006,11 @@ fn pause_and_resume_over_the_stream_show_in_the_reaper_message() {
     );
 }
 
-/// Review r24 finding 1: a reader that stops reading without closing
-/// stdout (a stalled ssh connection, a paused pager) held the agent in a
-/// write: SIGTERM and the end of stdin were not seen, the reaper role was
-/// kept (a second agent stood by for it), and unsent lines grew without
-/// bound. The agent's stdout is now written by a thread of its own.
+/// A reader that stops reading without closing stdout (a stalled ssh
+/// connection, a paused pager) never holds the agent in a write: SIGTERM
+/// and the end of stdin are still seen, the reaper role is released (the
+/// next agent reaps, none stands by for it), and unsent lines stay
+/// bounded. The agent's stdout is written by a thread of its own.
 #[test]
 fn a_reader_that_stops_reading_holds_neither_the_agent_nor_its_role() {
     let dir = tempfile::tempdir().unwrap();
@@ -1033,10 +1033,9 @@ fn a_reader_that_stops_reading_holds_neither_the_agent_nor_its_role() {
     assert_eq!(by, "agent");
 }
 
-/// The review of issue 24 (F7): with no `secret_history` (the fixture has
-/// none), a log line holding JSON with credential-named fields is sent in
-/// `log` messages with those fields `[redacted]`: the tail and a line
-/// followed.
+/// With no `secret_history` (the fixture has none), a log line holding JSON
+/// with credential-named fields is sent in `log` messages with those fields
+/// `[redacted]`: the tail and a line followed.
 #[test]
 fn log_messages_redact_credential_fields_with_no_secret_history() {
     let (dir, store) = fixture("real-0.4.0-v14.db");

@@ -77,7 +77,7 @@ fn detail_and_a_followed_service_log_of_the_demo() {
         unknown["error"],
         serde_json::json!({"kind": "refused", "message": "logs: no service nope in its logs"})
     );
-    // Review r24 F5: a stream whose instance leaves the store ends `gone`.
+    // A stream whose instance leaves the store ends `gone`.
     writeln!(
         stdin,
         r#"{{"id":"g","cmd":"logs","name":"api-gateway-dev"}}"#
@@ -104,10 +104,10 @@ fn detail_and_a_followed_service_log_of_the_demo() {
     assert!(child.wait().expect("wait").success());
 }
 
-/// Review r24 F8, F9: a 60,000-character reap error does not push the
-/// sections after it out of `detail` (each line is cut, not the reply),
-/// and `detail` reads any row, a name that is not DNS-safe too (as Enter
-/// opens it), while an action on such a name is refused and audited.
+/// A 60,000-character reap error does not push the sections after it out of
+/// `detail` (each line is cut, not the reply), and `detail` reads any row, a
+/// name that is not DNS-safe too (as Enter opens it), while an action on
+/// such a name is refused and audited.
 #[test]
 fn a_long_value_keeps_the_detail_whole_and_any_row_can_be_read() {
     let (dir, path) = crate::common::fixture_as("real-0.4.0-v14.db", "state.db");

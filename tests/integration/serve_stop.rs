@@ -112,9 +112,9 @@ fn sigterm_stops_the_agent_and_its_teardown() {
     stopped_by(true);
 }
 
-/// Review r24 finding 2: a second `down` (or `reap`) sent while the first
-/// one's teardown runs, or before the job even started, was answered
-/// `ok` and then refused in an Activity line. It is refused in its reply.
+/// A second `down` (or `reap`) sent while the first one's teardown runs,
+/// or before the job even started, is refused in its reply, never answered
+/// `ok` and then refused in an Activity line.
 #[test]
 fn a_second_teardown_of_the_same_instance_is_refused_in_its_reply() {
     let (dir, path) = fixture_as("real-0.4.0-v14.db", "state.db");
@@ -151,10 +151,9 @@ fn a_second_teardown_of_the_same_instance_is_refused_in_its_reply() {
     assert!(child.wait().expect("wait").success());
 }
 
-/// Review r24 F9b, F10: beside an agent that reaps, a `--dry-run` agent
-/// says that agent reaps (it tears nothing down itself), and so does one
-/// started with `--no-reaper` after the subcommand; a read-only one lists
-/// only the commands that read.
+/// Beside an agent that reaps, a `--dry-run` agent says that agent reaps (it
+/// tears nothing down itself), and so does one started with `--no-reaper`
+/// after the subcommand; a read-only one lists only the commands that read.
 #[test]
 fn beside_an_agent_that_reaps_the_others_name_it() {
     let (dir, path) = fixture_as("real-0.4.0-v14.db", "state.db");

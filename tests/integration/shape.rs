@@ -2,8 +2,8 @@
 //! argument lists, bool-heavy structs, `Option<Option<_>>` and `unwrap` are
 //! clippy's (`Cargo.toml [lints.clippy]`: `too_many_lines` at 80 lines in
 //! `clippy.toml`, run with `-D warnings`). What clippy cannot see: the UI
-//! state stays a handful of parts, not a field per mode (a review once
-//! found 57; its layers, tables and status are sub-states now).
+//! state stays a handful of parts, not a field per mode (its layers,
+//! tables and status are sub-states).
 
 use std::path::Path;
 

@@ -419,10 +419,10 @@ fn a_zombie_lock_holder_is_not_alive() {
     child.wait().unwrap();
 }
 
-/// Issue 22, item 6: the console never writes a secret into
-/// `reap_attempts.last_error`, a column `stackless status` prints: the
-/// values of `secret_history` are redacted in the write's own transaction,
-/// plain text and JSON envelopes alike.
+/// The console never writes a secret into `reap_attempts.last_error`, a
+/// column `stackless status` prints: the values of `secret_history` are
+/// redacted in the write's own transaction, plain text and JSON envelopes
+/// alike.
 #[test]
 fn a_secret_in_a_failed_reap_is_never_written_to_the_store() {
     let (_dir, path) = crate::common::stores::v14();

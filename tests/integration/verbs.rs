@@ -260,9 +260,9 @@ fn a_dry_run_says_what_would_run_and_runs_nothing() {
     assert_eq!(lease(&path, "delta"), (3600, CAPTURE + 3600));
 }
 
-/// Review r23 finding 1: right before it runs, an operation queued on the
-/// instance since it was confirmed refuses the renew (it would queue
-/// behind it; behind a down it would run as a new up) and nothing runs.
+/// Right before it runs, an operation queued on the instance since it was
+/// confirmed refuses the renew (it would queue behind it; behind a down it
+/// would run as a new up) and nothing runs.
 #[test]
 fn an_operation_queued_since_it_was_confirmed_refuses_it() {
     let (dir, path) = idle_v14();
@@ -310,9 +310,9 @@ fn fake_up(dir: &Path, store: &Path, renews: bool, code: i32, body: &str) -> Str
     script.display().to_string()
 }
 
-/// Review r23 findings 2, 3: the lease is read back from this store after
-/// the `up`: an `ok` that left it where it was acted on another store
-/// (not a success); a failed `up` that renewed it says so.
+/// The lease is read back from this store after the `up`: an `ok` that left
+/// it where it was acted on another store (not a success); a failed `up`
+/// that renewed it says so.
 #[test]
 fn a_renew_reads_the_lease_back_from_this_store() {
     let (dir, path) = idle_v14();
@@ -345,8 +345,8 @@ fn a_renew_reads_the_lease_back_from_this_store() {
     );
 }
 
-/// Review r23 finding 9: a renew killed at its deadline says the command
-/// was killed but the controller may still run its up.
+/// A renew killed at its deadline says the command was killed but the
+/// controller may still run its up.
 #[test]
 fn a_renew_killed_at_its_deadline_says_the_controller_may_still_run_it() {
     let (dir, path) = idle_v14();

@@ -113,11 +113,11 @@ fn a_failed_up_leaves_a_failed_operation() {
     stack.shutdown();
 }
 
-/// Issue 22, item 9: each instance's per-service stage as the console
-/// derives it (its probe and the last observation) is the one `stackless
-/// list --json` and `status NAME --json` give; the row of the failed `up`
-/// (`b`: active, no lease, never reaped) is marked, and its services
-/// `unknown` (none recorded) show on its row.
+/// Each instance's per-service stage as the console derives it (its probe
+/// and the last observation) is the one `stackless list --json` and `status
+/// NAME --json` give; the row of the failed `up` (`b`: active, no lease,
+/// never reaped) is marked, and its services `unknown` (none recorded) show
+/// on its row.
 fn readiness_as_stackless_derives_it(stack: &Stack) {
     use stackless_tui::model::readiness::failed_up;
     use stackless_tui::store::services;

@@ -1,9 +1,9 @@
-//! Issue 23, items 3 and 4, against the real stackless 0.4.0 and the
-//! console in a PTY: `d` on an instance whose `up` is running queues a
-//! `down` behind it (`stackless down NAME --no-wait --json`), the
-//! Operations pane shows it queued, and the controller runs it after the
-//! `up`; the operation overlay lists every step event of that real `up` in
-//! the order `stackless operation get ID --json` gives them.
+//! Against the real stackless 0.4.0 and the console in a PTY: `d` on an
+//! instance whose `up` is running queues a `down` behind it (`stackless down
+//! NAME --no-wait --json`), the Operations pane shows it queued, and the
+//! controller runs it after the `up`; the operation overlay lists every step
+//! event of that real `up` in the order `stackless operation get ID --json`
+//! gives them.
 
 use std::time::Duration;
 
@@ -278,9 +278,9 @@ fn a_dry_run_d_behind_a_running_up_says_what_it_would_run() {
     stack.shutdown();
 }
 
-/// Review 23 #7: a real 0.4.0 `up` of a three-service stack writes more
-/// step events than the 80x24 overlay has rows for: its title counts them,
-/// `g` reaches the oldest and `G` the newest, as the CLI lists them.
+/// A real 0.4.0 `up` of a three-service stack writes more step events than
+/// the 80x24 overlay has rows for: its title counts them, `g` reaches the
+/// oldest and `G` the newest, as the CLI lists them.
 #[test]
 fn the_overlay_of_a_real_multi_service_up_reaches_every_event() {
     let stack = Stack::new(Role::Embedded);

@@ -238,12 +238,12 @@ fn the_controller_reaps_an_expired_lease() {
     stack.shutdown();
 }
 
-/// What the console writes, stackless shows (issue 22, item 5): a reap of
-/// ours that failed (a `down` answering an error envelope) leaves
-/// `code: message` in `reap_attempts.last_error`, and the real `stackless
-/// status NAME` prints it on its `⚠ reap failed` line as it prints its own
-/// (stackless-0.4.0 src/client/report.rs:524-528, src/output.rs:363-364),
-/// not the whole JSON envelope.
+/// What the console writes, stackless shows: a reap of ours that failed (a
+/// `down` answering an error envelope) leaves `code: message` in
+/// `reap_attempts.last_error`, and the real `stackless status NAME` prints
+/// it on its `⚠ reap failed` line as it prints its own (stackless-0.4.0
+/// src/client/report.rs:524-528, src/output.rs:363-364), not the whole JSON
+/// envelope.
 #[test]
 fn the_real_status_shows_our_failed_reap_as_code_and_message() {
     let stack = Stack::new(Role::Embedded);

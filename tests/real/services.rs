@@ -1,7 +1,6 @@
 //! A real service killed with `kill -9`: the console's detail model and
 //! `snapshot --json` show it dead, with its pid and log, and no origin;
-//! alive, its origin is the one `stackless status` reports (issue 22,
-//! item 7).
+//! alive, its origin is the one `stackless status` reports.
 
 use std::time::Duration;
 

@@ -1,8 +1,8 @@
-//! Who reaps a store beside the real stackless 0.4.0 (issue 22, items 1
-//! and 2): the console's reaper stands by while an Operator controller
-//! runs its lease reaper, takes over beside an embedded one (which has
-//! none), and a paused console gives its role up so that `reap --once`
-//! from another shell reaps the expired lease through the real `down`.
+//! Who reaps a store beside the real stackless 0.4.0: the console's reaper
+//! stands by while an Operator controller runs its lease reaper, takes over
+//! beside an embedded one (which has none), and a paused console gives its
+//! role up so that `reap --once` from another shell reaps the expired lease
+//! through the real `down`.
 
 use std::time::Duration;
 

@@ -99,9 +99,9 @@ fn a_y_read_with_the_bulk_d_never_answers_it() {
     assert!(app.confirming_bulk().is_none());
 }
 
-/// `r` asks first, like `d` (issue 22, item 3): the question names the
-/// instance and, when the reap skips a backoff, how long was left; `y`
-/// reaps, any other key cancels.
+/// `r` asks first, like `d`: the question names the instance and, when the
+/// reap skips a backoff, how long was left; `y` reaps, any other key
+/// cancels.
 #[test]
 fn r_asks_first_naming_the_instance_and_the_backoff_it_skips() {
     let mut app = app();

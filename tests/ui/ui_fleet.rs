@@ -1,8 +1,8 @@
-//! The fleet view (`--fleet FILE`, issue 25) on `TestBackend`: three hosts
-//! fed protocol lines as their agents send them (docs/protocol.md), one of
-//! them stale and one failed; the HOST column, the Hosts pane (a header
-//! line at 80x24), the merged panes, and every action sent to the owning
-//! host only, after a question naming the host and what runs there.
+//! The fleet view (`--fleet FILE`, docs/fleet.md) on `TestBackend`: three
+//! hosts fed protocol lines as their agents send them (docs/protocol.md),
+//! one of them stale and one failed; the HOST column, the Hosts pane (a
+//! header line at 80x24), the merged panes, and every action sent to the
+//! owning host only, after a question naming the host and what runs there.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
@@ -706,14 +706,10 @@ fn a_loss_that_lasted_a_moment_is_still_told() {
     assert!(row.contains(" 05:59:20 no line for 15 s (3 x… │"), "{row}");
 }
 
-// Review of issue 25 (branch r25-review): each test below failed on the
-// build it was written against; each names the finding in
-// /tmp/w/review-25.md.
-
-/// R25-4: a host whose retries keep failing is made stale again at each
-/// one; its rows are still the ones its last `synced` sent, so the age the
-/// HOST cell (and the refusal) gives is theirs, not the last retry's
-/// (issue 25: "stale (its rows kept, dimmed, with their age)").
+/// A host whose retries keep failing is made stale again at each one; its
+/// rows are still the ones its last `synced` sent, so the age the HOST cell
+/// (and the refusal) gives is theirs, not the last retry's: a stale host's
+/// rows are kept, dimmed, with their age.
 #[test]
 fn a_stale_hosts_age_is_its_rows_age_across_failed_retries() {
     let mut app = FleetApp::new(vec!["fleet-1".into(), "fleet-2".into()], NOW_MS);
@@ -761,7 +757,7 @@ fn a_stale_hosts_age_is_its_rows_age_across_failed_retries() {
     assert!(row.contains("fleet-1 (stale 1m 40s)"), "{row}");
 }
 
-/// R25-5: "HOST and NAME are never cut: SUBSTRATE gives way first"
+/// "HOST and NAME are never cut: SUBSTRATE gives way first"
 /// (docs/fleet.md). At 80x24 with a stale host (its HOST cell carries its
 /// state), a wide STATUS (`active 1 svc dead`) and a wide LEASE
 /// (`tombstoned 1d 03h ago`), the columns asked for exceed the room by
@@ -802,7 +798,7 @@ fn at_80x24_a_stale_hosts_cell_is_whole_beside_wide_status_and_lease() {
     }
 }
 
-/// R25-3: "Everything from a host is sanitized here, as it is drawn"
+/// "Everything from a host is sanitized here, as it is drawn"
 /// (src/ui/fleet/draw.rs): a `logs_end` message's `reason` is the host's
 /// text, and the logs view draws it as sent.
 #[test]
@@ -831,9 +827,9 @@ fn a_logs_end_reason_from_a_host_is_sanitized() {
     );
 }
 
-/// R25-6: an instance a flooding or hostile host keeps adding (a `synced`
-/// group of new names at a time, each group under the group bound) grows
-/// the console's tables without end (issue 25: "its memory is bounded").
+/// The console's memory is bounded: an instance a flooding or hostile host
+/// keeps adding (a `synced` group of new names at a time, each group under
+/// the group bound) must not grow its tables without end.
 /// A host may hold at most its host bound of instances (by default
 /// `MAX_HOST_ROWS`, the most one snapshot may carry); the rest are noted.
 #[test]

@@ -293,8 +293,8 @@ fn opens_whole_after_open(app: &mut App) -> String {
 }
 
 /// The detail view's Services section (a dead process under an active
-/// instance, its log, no origin: issue 22, item 7) and its Last teardown
-/// section (the stderr tail of the reaper's failed teardown).
+/// instance, its log, no origin) and its Last teardown section (the stderr
+/// tail of the reaper's failed teardown).
 #[test]
 fn detail_shows_services_and_the_last_teardown_output() {
     let mut app = app();
@@ -343,10 +343,10 @@ fn detail_shows_services_and_the_last_teardown_output() {
     }
 }
 
-/// Issue 22, item 9: an active instance with no service process recorded
-/// (its `up` failed or was cancelled before `start`) is marked on its row:
-/// `stackless list` calls its services `unknown`. Nothing is marked before
-/// the watcher's first services read.
+/// An active instance with no service process recorded (its `up` failed or
+/// was cancelled before `start`) is marked on its row: `stackless list`
+/// calls its services `unknown`. Nothing is marked before the watcher's
+/// first services read.
 #[test]
 fn instances_row_marks_services_never_started() {
     let mut app = app();

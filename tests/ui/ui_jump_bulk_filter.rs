@@ -355,9 +355,9 @@ fn completion_skips_tombstones_marks_align_and_zoom_is_said() {
     assert!(!render_app(&app, 100, 20).contains("zoomed (z)"));
 }
 
-/// issue 26 #10: `:api` Tab completes the instance name (a single word is
-/// a jump, README: "Tab completes the command, then instance names"), and
-/// `:verify`/`:renew` complete names after them.
+/// `:api` Tab completes the instance name (a single word is a jump, README:
+/// "Tab completes the command, then instance names"), and `:verify`/`:renew`
+/// complete names after them.
 #[test]
 fn colon_tab_completes_names_for_a_jump_and_after_verify() {
     let mut app = app_with(&["alpha", "api-gateway-dev", "bravo"]);

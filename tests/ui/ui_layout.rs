@@ -246,9 +246,9 @@ fn pane_rows(screen: &str, name: &str, width: usize) -> Vec<String> {
         .collect()
 }
 
-/// issue 26 #6: at 80x24 the selected backoff's error is shown whole under
-/// the table (wrapped at words, as the README says), and the remediation
-/// is never cut mid-word, also when zoomed (it is wrapped there, whole).
+/// At 80x24 the selected backoff's error is shown whole under the table
+/// (wrapped at words, as the README says), and the remediation is never cut
+/// mid-word, also when zoomed (it is wrapped there, whole).
 #[test]
 fn the_backoff_error_is_whole_and_the_remediation_cut_at_words() {
     let mut app = demo_app();
@@ -284,11 +284,11 @@ fn the_backoff_error_is_whole_and_the_remediation_cut_at_words() {
     );
 }
 
-/// Review of issue 26 #10: the first `y` of a session says how to let OSC
-/// 52 through, and at 80x24 the footer shows it whole (it was past the
-/// footer's edge: `... flaky-gpu-worker · not pasted…`).
+/// The first `y` of a session says how to let OSC 52 through, and at 80x24
+/// the footer shows it whole (never cut at the footer's edge, as in
+/// `... flaky-gpu-worker · not pasted…`).
 #[test]
-fn review26_the_first_copy_says_how_to_allow_osc52_at_80x24() {
+fn the_first_copy_says_how_to_allow_osc52_at_80x24() {
     let mut app = demo_app();
     press(&mut app, KeyCode::Char('y'));
     let screen = render_app(&app, 80, 24);

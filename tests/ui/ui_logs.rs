@@ -596,10 +596,9 @@ fn secrets_are_redacted_in_every_line_held_searched_and_opened_whole() {
     assert_eq!(full.text.lines, ["a long line with [redacted] in it"]);
 }
 
-/// The review of issue 24 (F7): with no `secret_history`, a line holding
-/// JSON with credential-named fields (whole, after a timestamp, followed,
-/// still being written) is held, drawn, searched and opened whole with
-/// those fields `[redacted]`.
+/// With no `secret_history`, a line holding JSON with credential-named
+/// fields (whole, after a timestamp, followed, still being written) is held,
+/// drawn, searched and opened whole with those fields `[redacted]`.
 #[test]
 fn credential_fields_are_redacted_with_no_secret_history() {
     let mut app = app_with(vec![instance("alpha", "local", Status::Active)]);
@@ -701,9 +700,9 @@ fn ctrl(app: &mut App, c: char) {
     );
 }
 
-/// issue 26: a second `/` starts an empty query (`/500⏎` then `/ERROR⏎`
-/// searches "ERROR", not "500ERROR"); the last query is shown as a hint
-/// and Enter on the empty prompt searches it again.
+/// A second `/` starts an empty query (`/500⏎` then `/ERROR⏎` searches
+/// "ERROR", not "500ERROR"); the last query is shown as a hint and Enter on
+/// the empty prompt searches it again.
 #[test]
 fn a_second_slash_starts_an_empty_query() {
     let mut app = opened_app();
@@ -728,8 +727,8 @@ fn a_second_slash_starts_an_empty_query() {
     assert_eq!(app.logs().unwrap().search, "ERROR");
 }
 
-/// issue 26: Ctrl-U clears the logs search prompt and Ctrl-W deletes its
-/// last word, as in the other prompts (help: "in / and : prompts").
+/// Ctrl-U clears the logs search prompt and Ctrl-W deletes its last word, as
+/// in the other prompts (help: "in / and : prompts").
 #[test]
 fn ctrl_u_and_ctrl_w_edit_the_logs_search_prompt() {
     let mut app = opened_app();
@@ -755,9 +754,9 @@ fn logs_title(screen: &str) -> String {
     inner.trim_end_matches(['═', '╗']).to_owned()
 }
 
-/// issue 26 #10: the logs view's title is cut at whole words: the
-/// tombstone note shortened or dropped, never mid-word ("stackless keeps
-/// its log"; the path cut at a `/`: `panes::logs` unit tests).
+/// The logs view's title is cut at whole words: the tombstone note shortened
+/// or dropped, never mid-word ("stackless keeps its log"; the path cut at a
+/// `/`: `panes::logs` unit tests).
 #[test]
 fn the_logs_title_is_cut_at_whole_words() {
     let mut app = app_with(vec![instance("beta", "local", Status::Tombstoned)]);

@@ -599,9 +599,9 @@ fn the_consoles_own_teardown_is_not_reported_as_observed() {
 }
 
 /// A teardown killed at this console's deadline that the controller then
-/// finishes (issue 22, item 11): a failure until the store shows the
-/// instance tombstoned, then said and counted as torn down after all (an
-/// Activity line, audited; the Activity title's reaped and failed counts).
+/// finishes: a failure until the store shows the instance tombstoned, then
+/// said and counted as torn down after all (an Activity line, audited; the
+/// Activity title's reaped and failed counts).
 #[test]
 fn a_deadline_kill_the_controller_finishes_is_amended_to_torn_down() {
     let mut app = app();
@@ -643,7 +643,7 @@ fn a_deadline_kill_the_controller_finishes_is_amended_to_torn_down() {
         activity_lines(&app),
         [
             "13:58:06 reaper alpha tearing down",
-            // issue 26 #10: the retry as a clock time, as the line's own.
+            // The retry as a clock time, as the line's own.
             "13:58:07 reaper alpha failed: timed out after 1s (attempt 1, retry at 13:59:07)",
             "13:58:36 reaper alpha reaped: torn down after all: down was killed at this console's deadline (timed out after 1s), then the store showed the instance tombstoned: the controller finished the teardown",
         ]
@@ -1224,10 +1224,10 @@ fn colon_down_queues_behind_a_pending_operation() {
     assert_eq!((jobs.len(), queued.len()), (1, 1));
 }
 
-/// Review 23 #11: with the selection on the oldest finished operation, the
-/// pending ones stay on screen, pinned above the finished rows (at 80x24
-/// the pane has 3 data rows); when more are pending than fit, the pane
-/// says `… N more pending`.
+/// With the selection on the oldest finished operation, the pending ones
+/// stay on screen, pinned above the finished rows (at 80x24 the pane has 3
+/// data rows); when more are pending than fit, the pane says `… N more
+/// pending`.
 #[test]
 fn pending_operations_stay_on_screen_at_80x24() {
     let build = |pending: usize| {
@@ -1271,10 +1271,9 @@ fn pending_operations_stay_on_screen_at_80x24() {
     assert!(text.contains("║  … 3 more pending"), "{text}");
 }
 
-/// Review 23 #7: the overlay of an up with 40 step events (a 5-service
-/// stack) shows every one of them: it follows the newest, scrolls with
-/// j/k, PgUp/PgDn and g/G (its title says which are shown), and `e` lists
-/// all 40.
+/// The overlay of an up with 40 step events (a 5-service stack) shows every
+/// one of them: it follows the newest, scrolls with j/k, PgUp/PgDn and g/G
+/// (its title says which are shown), and `e` lists all 40.
 #[test]
 fn the_overlay_scrolls_through_40_events() {
     use stackless_tui::event::Answer;
@@ -1368,10 +1367,10 @@ fn the_overlay_scrolls_through_40_events() {
     }
 }
 
-/// issue 26 #5: at 80x24 with the controller's warning in the header and
-/// every pane busy, the Operations pane has 2 data rows; with the
-/// selection on an old finished operation the pending one stays on
-/// screen, first (its title says `1 pending`).
+/// At 80x24 with the controller's warning in the header and every pane busy,
+/// the Operations pane has 2 data rows; with the selection on an old
+/// finished operation the pending one stays on screen, first (its title says
+/// `1 pending`).
 #[test]
 fn the_pending_operation_stays_first_in_two_rows_at_80x24() {
     let mut ops = vec![op("p0", "charlie", "up", OpStatus::Running, 100, 100)];

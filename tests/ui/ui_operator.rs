@@ -207,10 +207,10 @@ fn instance_detail_reads_the_real_store() {
 
 // ------------------------------------------------------------- detail ---
 
-/// What the console writes, stackless shows (issue 22, item 5): the store
-/// keeps `code: message`; the detail view still shows the whole envelope
-/// of the same failure, read from the last teardown (its audit line, read
-/// back at start), and the Last teardown section its remediation.
+/// What the console writes, stackless shows: the store keeps `code:
+/// message`; the detail view still shows the whole envelope of the same
+/// failure, read from the last teardown (its audit line, read back at
+/// start), and the Last teardown section its remediation.
 #[test]
 fn detail_reads_a_short_last_error_whole_from_the_audited_teardown() {
     use stackless_tui::model::envelope::{Exit, failure_reason, stored_reason};
@@ -334,7 +334,7 @@ fn detail_scrolls() {
     press(&mut app, KeyCode::PageUp);
     press(&mut app, KeyCode::Char('k'));
     assert_eq!(app.detail().map(|d| d.scroll), Some(0));
-    // End: the last field (issue 26 #10); End again: the document's end.
+    // End: the last field; End again: the document's end.
     press(&mut app, KeyCode::End);
     press(&mut app, KeyCode::End);
     let bottom = render_app(&app, 100, 30);
@@ -470,7 +470,7 @@ fn detail_cursor_moves_over_fields_and_y_copies_the_one_under_it() {
     );
     assert_eq!(
         app.flash().map(|f| f.text.as_str()),
-        // issue 26 #10: "sent", not "copied"; how to allow it said once.
+        // "sent", not "copied"; how to allow it is said once.
         Some("sent to the terminal's clipboard (OSC 52): instance name: golf")
     );
     // The footer and the help say so (from the key table).
@@ -527,7 +527,7 @@ fn detail_and_full_text_times_are_in_the_zone_given() {
     );
     press(&mut app, KeyCode::Esc);
     // The reaper's UTC times inside an Activity detail follow the zone, as
-    // clock times like the line's own (issue 26 #10).
+    // clock times like the line's own.
     app.handle(
         Event::Activity(Activity::new(
             CAPTURE,
@@ -1445,8 +1445,8 @@ fn too_small_and_resize_storm() {
     }
 }
 
-/// issue 26 #10: `G` in the detail view puts the field cursor on the last
-/// field (in view), `g` on the first, at the top.
+/// `G` in the detail view puts the field cursor on the last field (in view),
+/// `g` on the first, at the top.
 #[test]
 fn g_and_shift_g_move_the_detail_cursor_to_the_first_and_last_field() {
     let mut app = real_app();

@@ -217,7 +217,7 @@ fn the_header_says_who_runs_the_reaper_when_this_console_does_not() {
 /// `--reaper auto` beside a controller that runs stackless's lease reaper:
 /// the header says the controller reaps and this console stands by, a
 /// banner says it takes over, and `P`/`R` say why they have nothing to act
-/// on (issue 22, item 2).
+/// on.
 #[test]
 fn beside_a_controller_that_reaps_the_console_says_it_stands_by() {
     let mut app = console_app(ReaperMode::Every {
@@ -253,7 +253,7 @@ fn beside_a_controller_that_reaps_the_console_says_it_stands_by() {
 }
 
 /// `P` gives the role up: the header says the pause and who reaps now, as
-/// the role thread last saw it (issue 22, item 1).
+/// the role thread last saw it.
 #[test]
 fn a_paused_console_says_who_reaps_now() {
     use stackless_tui::model::controller::Reaping;
@@ -300,9 +300,8 @@ fn a_paused_console_says_who_reaps_now() {
 
 /// With this console's reaper off, the header says who reaps instead, as
 /// the role thread sees it without taking the role: the controller's lease
-/// reaper, a console (the review of issue 22: "nobody" was said while a
-/// console reaped), or nobody (issue 22, item 2: "nothing says that nobody
-/// reaps: say it").
+/// reaper, a console (never "nobody" while a console reaps), or nobody
+/// (said, since nothing else says that nobody reaps).
 #[test]
 fn with_the_reaper_off_the_header_says_who_reaps_instead() {
     use stackless_tui::model::controller::Reaping;

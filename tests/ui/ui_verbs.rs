@@ -289,9 +289,9 @@ fn a_verify_outcome_opens_its_overlay() {
     assert!(app.full_text().is_none());
 }
 
-/// Review r23 finding 4: `L`'s prefilled line runs as it is for a lease
-/// of several units (90m, 2h30m, 36h): written without spaces, and the
-/// confirmation asks for the recorded lease, to the second.
+/// `L`'s prefilled line runs as it is for a lease of several units (90m,
+/// 2h30m, 36h): written without spaces, and the confirmation asks for the
+/// recorded lease, to the second.
 #[test]
 fn a_prefilled_lease_of_several_units_runs_as_is() {
     for (secs, word) in [(5_400, "1h30m"), (9_000, "2h30m"), (129_600, "1day12h")] {
@@ -363,9 +363,9 @@ fn pending_and_leaseless() -> Arc<Snapshot> {
     }))
 }
 
-/// Review r23 findings 1 and 8: `L`, `v`, `:renew` refuse an instance with
-/// an operation pending (naming a queued down) and `L` one without a lease
-/// (a failed up); a bulk `L` skips such rows and says how many.
+/// `L`, `v`, `:renew` refuse an instance with an operation pending (naming a
+/// queued down) and `L` one without a lease (a failed up); a bulk `L` skips
+/// such rows and says how many.
 #[test]
 fn a_pending_operation_or_no_lease_refuses_renew_and_verify() {
     let mut app = new_app(14, Ok(()));
@@ -413,8 +413,8 @@ fn a_pending_operation_or_no_lease_refuses_renew_and_verify() {
     );
 }
 
-/// Finding 1 at `y`: an operation queued between the question and `y`
-/// refuses it.
+/// The same refusal at `y`: an operation queued between the question and
+/// `y` refuses the renew.
 #[test]
 fn an_operation_queued_before_y_refuses_it() {
     let mut app = new_app(14, Ok(()));
@@ -429,9 +429,9 @@ fn an_operation_queued_before_y_refuses_it() {
     );
 }
 
-/// Review r23 findings 5, 12: a lease shorter than what is left says so;
-/// under `--dry-run` the question says what would run; a cancelled renew
-/// is a cancel, not a teardown's abort.
+/// A lease shorter than what is left says so; under `--dry-run` the question
+/// says what would run; a cancelled renew is a cancel, not a teardown's
+/// abort.
 #[test]
 fn a_shorter_lease_a_dry_run_and_a_cancel_say_what_they_are() {
     let mut app = new_app(14, Ok(()));
@@ -454,9 +454,8 @@ fn a_shorter_lease_a_dry_run_and_a_cancel_say_what_they_are() {
     );
 }
 
-/// Review r23 finding 5: a recorded lease over 30 days is prefilled at the
-/// console's bound (30days), and the question says it is shorter than
-/// what is left.
+/// A recorded lease over 30 days is prefilled at the console's bound
+/// (30days), and the question says it is shorter than what is left.
 #[test]
 fn a_recorded_lease_over_the_bound_is_shown_shorter() {
     let mut app = App::new(config(Ok(())), CAPTURE);
