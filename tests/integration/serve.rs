@@ -1009,8 +1009,8 @@ fn pause_and_resume_over_the_stream_show_in_the_reaper_message() {
 /// A reader that stops reading without closing stdout (a stalled ssh
 /// connection, a paused pager) never holds the agent in a write: SIGTERM
 /// and the end of stdin are still seen, the reaper role is released (the
-/// next agent reaps, none stands by for it), and unsent lines stay
-/// bounded. The agent's stdout is written by a thread of its own.
+/// next agent reaps), and unsent lines stay bounded. The agent's stdout is
+/// written by a thread of its own.
 #[test]
 fn a_reader_that_stops_reading_holds_neither_the_agent_nor_its_role() {
     let dir = tempfile::tempdir().unwrap();
