@@ -31,6 +31,7 @@ pub mod protocol;
 pub mod readiness;
 pub mod reaper_status;
 pub mod redact;
+pub mod rules;
 pub(crate) mod repeats;
 pub(crate) mod rows;
 pub mod services;

@@ -10,7 +10,8 @@ use crate::common::CAPTURE;
 use crate::common::ui::{fixture_snapshot, press, select};
 use crossterm::event::KeyCode;
 use stackless_tui::event::{ActivityKind, Event};
-use stackless_tui::ui::{App, AppConfig, Effect, Named, Remote};
+use stackless_tui::model::rules::{Action, Asked, InFlight};
+use stackless_tui::ui::{App, AppConfig, Effect};
 
 fn app(write_keys: Result<(), String>) -> App {
     let mut app = App::new(
@@ -35,16 +36,13 @@ fn app(write_keys: Result<(), String>) -> App {
     app
 }
 
-fn named(app: &App, name: &str) -> Named {
+fn named(app: &App, name: &str) -> Asked {
     let birth = app
         .snapshot()
         .instance(name)
         .and_then(|i| i.birth.as_ref())
         .map(|b| b.instance_id().to_owned());
-    Named {
-        name: name.into(),
-        birth,
-    }
+    Asked::by_id(name.into(), birth)
 }
 
 /// What the key did: `Ok(())` its question opened, `Err(words)` refused.
@@ -84,11 +82,11 @@ fn reap_and_down_by_name_pass_the_keys_rules_for_every_instance() {
             let mut remote = app(Ok(()));
             let target = named(&remote, name);
             let action = if key == 'r' {
-                Remote::Reap(target)
+                Action::Reap(target)
             } else {
-                Remote::Down(target)
+                Action::Down(target)
             };
-            let by_name = remote.remote(action, CAPTURE);
+            let by_name = remote.remote(&action, &InFlight::default(), CAPTURE);
             match (&by_key, &by_name) {
                 (
                     Ok(()),
@@ -123,20 +121,15 @@ fn reap_and_down_by_name_pass_the_keys_rules_for_every_instance() {
 fn another_birth_read_only_and_unknown_names_are_refused_in_words() {
     let mut app = app(Ok(()));
     let name = app.snapshot().instances[0].name.clone();
-    let stale = Named {
-        name: name.clone(),
-        birth: Some("0".repeat(32)),
-    };
+    let stale = Asked::by_id(name.clone(), Some("0".repeat(32)));
     let why = app
-        .remote(Remote::Down(stale), CAPTURE)
+        .remote(&Action::Down(stale), &InFlight::default(), CAPTURE)
         .expect_err("refused");
     assert!(why.starts_with("refused: the birth asked about (00000000000000000000000000000000) is not the instance's ("), "{why}");
     assert_eq!(
         app.remote(
-            Remote::Reap(Named {
-                name: "nobody-here".into(),
-                birth: None
-            }),
+            &Action::Reap(Asked::by_id("nobody-here".into(), None)),
+            &InFlight::default(),
             CAPTURE
         ),
         Err("refused: no such instance in the store".into())
@@ -146,22 +139,22 @@ fn another_birth_read_only_and_unknown_names_are_refused_in_words() {
     ));
     let target = named(&read_only, &name);
     assert_eq!(
-        read_only.remote(Remote::Down(target), CAPTURE),
+        read_only.remote(Action::Down(target), CAPTURE),
         Err("the store is open read-only (--read-only): r, d, L and v are off".into())
     );
     // Each refusal is logged as the key's is (and kept for the audit).
     assert_eq!(read_only.drain_outbox().len(), 1);
     let mut paused = self::app(Ok(()));
     assert!(matches!(
-        paused.remote(Remote::Pause(true), CAPTURE),
+        paused.remote(&Action::Pause, &InFlight::default(), CAPTURE),
         Ok((_, Some(Effect::PauseReaper(true))))
     ));
     assert_eq!(
-        paused.remote(Remote::Pause(true), CAPTURE),
-        Ok(("the reaper is paused already".into(), None))
+        paused.remote(&Action::Pause, &InFlight::default(), CAPTURE),
+        Ok(("the reaper is already paused".into(), None))
     );
     assert_eq!(
-        paused.remote(Remote::Pass, CAPTURE),
+        paused.remote(&Action::Pass, &InFlight::default(), CAPTURE),
         Err("the reaper is paused: P resumes it (and runs a pass)".into())
     );
 }
