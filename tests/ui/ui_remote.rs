@@ -139,7 +139,7 @@ fn another_birth_read_only_and_unknown_names_are_refused_in_words() {
     ));
     let target = named(&read_only, &name);
     assert_eq!(
-        read_only.remote(Action::Down(target), CAPTURE),
+        read_only.remote(&Action::Down(target), &InFlight::default(), CAPTURE),
         Err("the store is open read-only (--read-only): r, d, L and v are off".into())
     );
     // Each refusal is logged as the key's is (and kept for the audit).
