@@ -14,8 +14,8 @@ use std::collections::BTreeSet;
 
 use crate::model::birth_check::{BirthSeen, birth_refusal};
 use crate::model::name::is_dns_safe;
-use crate::model::protocol::command::{Command, Target};
 use crate::model::op_rules::{cancel_refusal, queue_down_refusal, queue_spot};
+use crate::model::protocol::command::{Command, Target};
 use crate::model::verbs::{self, Verb, VerbRequest};
 use crate::model::{Instance, Liveness, OpStatus, Operation, ReapAttempt, Snapshot, Status};
 
@@ -570,7 +570,10 @@ pub fn cancel_gate(cx: &Context<'_>) -> Result<(), Refusal> {
 fn admit_cancel(id: &str, cx: &Context<'_>) -> Result<Admitted, Refusal> {
     cancel_gate(cx)?;
     let Some(op) = cx.snapshot.operations.iter().find(|op| op.id == id) else {
-        return Err(Refusal::of("", format!("refused: no operation {id} is shown")));
+        return Err(Refusal::of(
+            "",
+            format!("refused: no operation {id} is shown"),
+        ));
     };
     if let Some(why) = cancel_refusal(op) {
         return Err(Refusal::of(&op.instance, why));
@@ -649,7 +652,11 @@ pub fn verb_off(verb: Verb, cx: &Context<'_>) -> Option<String> {
 ///
 /// # Errors
 /// The refusal, in the operator's words.
-pub fn verb_check<'s>(name: &str, verb: Verb, snapshot: &'s Snapshot) -> Result<&'s Instance, String> {
+pub fn verb_check<'s>(
+    name: &str,
+    verb: Verb,
+    snapshot: &'s Snapshot,
+) -> Result<&'s Instance, String> {
     let Some(instance) = snapshot.instance(name) else {
         return Err(NO_SUCH_INSTANCE.into());
     };
@@ -687,7 +694,11 @@ fn pending_on(name: &str, snapshot: &Snapshot) -> Option<(String, String)> {
 
 /// Renew (`lease`: `Some(typed or None for the recorded one)`) or verify
 /// (`lease`: `None`).
-fn admit_verb(asked: &Asked, lease: Option<Option<u64>>, cx: &Context<'_>) -> Result<Admitted, Refusal> {
+fn admit_verb(
+    asked: &Asked,
+    lease: Option<Option<u64>>,
+    cx: &Context<'_>,
+) -> Result<Admitted, Refusal> {
     let probe = match lease {
         Some(_) => Verb::Renew { lease_secs: 1 },
         None => Verb::Verify,
@@ -709,8 +720,8 @@ fn admit_verb(asked: &Asked, lease: Option<Option<u64>>, cx: &Context<'_>) -> Re
     {
         return Err(Refusal::of(&asked.name, verbs::LEASE_REFUSAL));
     }
-    let current = verb_check(&asked.name, probe, cx.snapshot)
-        .map_err(|why| Refusal::of(&asked.name, why))?;
+    let current =
+        verb_check(&asked.name, probe, cx.snapshot).map_err(|why| Refusal::of(&asked.name, why))?;
     let verb = match lease {
         Some(typed) => Verb::Renew {
             lease_secs: typed.unwrap_or_else(|| verbs::recorded_lease(current)),
@@ -833,7 +844,12 @@ mod tests {
         }
     }
 
-    fn admit_at(action: &Action, snapshot: &Snapshot, settings: &Settings, now: i64) -> Result<Admitted, Refusal> {
+    fn admit_at(
+        action: &Action,
+        snapshot: &Snapshot,
+        settings: &Settings,
+        now: i64,
+    ) -> Result<Admitted, Refusal> {
         admit(
             action,
             &Context {
@@ -877,7 +893,10 @@ mod tests {
         let action = Action::Reap(asked("fresh"));
         assert_eq!(
             admit_at(&action, &s, &settings(), NOW + 99),
-            refused("fresh", "refused: lease has not expired (use d to tear down)")
+            refused(
+                "fresh",
+                "refused: lease has not expired (use d to tear down)"
+            )
         );
         assert_eq!(
             admit_at(&action, &s, &settings(), NOW + 100),
@@ -916,7 +935,11 @@ mod tests {
                 "refused: operation pending (up queued); the controller runs it first",
             ),
         ] {
-            assert_eq!(admit_at(&reap(name), &s, &ok, NOW), refused(name, words), "{name}");
+            assert_eq!(
+                admit_at(&reap(name), &s, &ok, NOW),
+                refused(name, words),
+                "{name}"
+            );
         }
         let doubt = Settings {
             clock_doubt: true,
@@ -978,7 +1001,10 @@ mod tests {
         };
         assert_eq!(
             admit(&Action::Verify(asked("fresh")), &cx),
-            refused("fresh", "refused: a verify of it is already running; nothing run")
+            refused(
+                "fresh",
+                "refused: a verify of it is already running; nothing run"
+            )
         );
     }
 
@@ -1036,7 +1062,10 @@ mod tests {
         );
         assert_eq!(
             admit_at(&queue("fresh", None), &s, &ok, NOW),
-            refused("fresh", "refused: nothing is queued or running on fresh: send down")
+            refused(
+                "fresh",
+                "refused: nothing is queued or running on fresh: send down"
+            )
         );
         assert_eq!(
             admit_at(&queue("fresh", Some("up")), &s, &ok, NOW),
@@ -1089,7 +1118,10 @@ mod tests {
             cancel_off: Some("read-only".into()),
             ..settings()
         };
-        assert_eq!(admit_at(&cancel("op-busy"), &s, &off, NOW), refused("", "read-only"));
+        assert_eq!(
+            admit_at(&cancel("op-busy"), &s, &off, NOW),
+            refused("", "read-only")
+        );
         let old = Snapshot::from(Rows {
             generation: Generation::new(5),
             ..Rows::default()
@@ -1177,7 +1209,15 @@ mod tests {
                         instance: fresh.clone(),
                         verb: Verb::Renew { lease_secs: 7200 }
                     },
-                    argv: argv(&["stackless", "up", "--name", "fresh", "--lease", "2h", "--json"])
+                    argv: argv(&[
+                        "stackless",
+                        "up",
+                        "--name",
+                        "fresh",
+                        "--lease",
+                        "2h",
+                        "--json"
+                    ])
                 },
                 words: "renew requested for fresh".into()
             })
@@ -1190,7 +1230,15 @@ mod tests {
                         instance: fresh.clone(),
                         verb: Verb::Renew { lease_secs: 60 }
                     },
-                    argv: argv(&["stackless", "up", "--name", "fresh", "--lease", "1m", "--json"])
+                    argv: argv(&[
+                        "stackless",
+                        "up",
+                        "--name",
+                        "fresh",
+                        "--lease",
+                        "1m",
+                        "--json"
+                    ])
                 },
                 words: "renew requested for fresh".into()
             })

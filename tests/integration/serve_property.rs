@@ -30,8 +30,8 @@ use serde_json::{Value, json};
 use stackless_tui::event::Event;
 use stackless_tui::model::protocol::MAX_MESSAGE_BYTES;
 use stackless_tui::model::protocol::command::{self, Command as Parsed};
-use stackless_tui::model::verbs::{LEASE_REFUSAL, MAX_LEASE_SECS};
 use stackless_tui::model::rules::{Action, Asked, InFlight};
+use stackless_tui::model::verbs::{LEASE_REFUSAL, MAX_LEASE_SECS};
 use stackless_tui::ui::{App, AppConfig, Effect};
 
 use crate::common::CAPTURE;

@@ -181,16 +181,7 @@ impl App {
     /// clock, then [`rules::may_reap_now`]). `Err(reason)`: the refusal, in the
     /// operator's words.
     fn may_reap(&self, instance: &Instance) -> Result<(), String> {
-        let settings = self.rule_settings();
-        rules::reap_rule(
-            instance,
-            &rules::Context {
-                snapshot: &self.shown.snapshot,
-                settings: &settings,
-                in_flight: &rules::InFlight::default(),
-                now: self.now,
-            },
-        )
+        self.with_rules(|cx| rules::reap_rule(instance, cx))
     }
 
     /// `y` in the reap dialog: the operator's rules

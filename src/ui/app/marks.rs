@@ -200,49 +200,45 @@ impl App {
         let mut jobs: Vec<(Instance, Option<ReapAttempt>)> = Vec::new();
         let mut queue: Vec<(Instance, String)> = Vec::new();
         let mut refusals: Vec<Activity> = Vec::new();
-        let settings = self.rule_settings();
-        let in_flight = rules::InFlight::default();
-        let cx = rules::Context {
-            snapshot: &self.shown.snapshot,
-            settings: &settings,
-            in_flight: &in_flight,
-            now: self.now,
-        };
-        for (at, name) in bulk.names.iter().enumerate() {
-            // A name without its birth is compared as one with none: any
-            // instance_id refuses it.
-            let target = rules::Asked {
-                name: name.clone(),
-                birth: bulk.births.get(at).cloned().unwrap_or_default(),
-            };
-            let action = match bulk.intent {
-                Intent::Reap => rules::Action::Reap(target),
-                // `d` on an instance with a pending operation queues its
-                // teardown behind it.
-                Intent::TearDown if self.queue_behind(name).is_some() => {
-                    rules::Action::QueueDown {
-                        target,
-                        behind: None,
+        self.with_rules(|cx| {
+            for (at, name) in bulk.names.iter().enumerate() {
+                // A name without its birth is compared as one with none: any
+                // instance_id refuses it.
+                let target = rules::Asked {
+                    name: name.clone(),
+                    birth: bulk.births.get(at).cloned().unwrap_or_default(),
+                };
+                let action = match bulk.intent {
+                    Intent::Reap => rules::Action::Reap(target),
+                    // `d` on an instance with a pending operation queues its
+                    // teardown behind it.
+                    Intent::TearDown if self.queue_behind(name).is_some() => {
+                        rules::Action::QueueDown {
+                            target,
+                            behind: None,
+                        }
                     }
+                    Intent::TearDown => rules::Action::Down(target),
+                };
+                match rules::admit(&action, cx).map(|a| a.effect) {
+                    Ok(
+                        rules::Effect::Reap { instance, attempt }
+                        | rules::Effect::TearDown { instance, attempt },
+                    ) => jobs.push((instance, attempt)),
+                    Ok(rules::Effect::QueueDown { instance, behind }) => {
+                        queue.push((instance, behind))
+                    }
+                    Ok(_) => {}
+                    Err(refusal) => refusals.push(Activity::new(
+                        self.now,
+                        Actor::Operator,
+                        name,
+                        ActivityKind::Refused,
+                        refusal.words,
+                    )),
                 }
-                Intent::TearDown => rules::Action::Down(target),
-            };
-            match rules::admit(&action, &cx).map(|a| a.effect) {
-                Ok(
-                    rules::Effect::Reap { instance, attempt }
-                    | rules::Effect::TearDown { instance, attempt },
-                ) => jobs.push((instance, attempt)),
-                Ok(rules::Effect::QueueDown { instance, behind }) => queue.push((instance, behind)),
-                Ok(_) => {}
-                Err(refusal) => refusals.push(Activity::new(
-                    self.now,
-                    Actor::Operator,
-                    name,
-                    ActivityKind::Refused,
-                    refusal.words,
-                )),
             }
-        }
+        });
         for (instance, _) in &jobs {
             let name = instance.name.clone();
             self.own_until(&name);

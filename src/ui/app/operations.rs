@@ -141,26 +141,16 @@ impl App {
         }
     }
 
-    /// `c`'s gate: the write keys on and a store with controller
-    /// operations; `false` once refused.
+    /// `c`'s gate ([`crate::model::rules::cancel_gate`]): the write keys
+    /// on and a store with controller operations; `false` once refused.
     pub(super) fn cancel_gate(&mut self) -> bool {
-        if let Err(reason) = &self.config.write_keys {
-            let reason = reason.clone();
-            self.refuse("", reason);
-            return false;
+        match self.with_rules(crate::model::rules::cancel_gate) {
+            Ok(()) => true,
+            Err(refusal) => {
+                self.show_refusal(refusal);
+                false
+            }
         }
-        let generation = self.shown.snapshot.generation;
-        if !generation.has_operations() {
-            self.refuse(
-                "",
-                format!(
-                    "store schema v{} has no controller operations",
-                    generation.user_version
-                ),
-            );
-            return false;
-        }
-        true
     }
 
     /// `c`'s rule for `op`: the question, or the refusal.

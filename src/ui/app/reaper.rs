@@ -5,8 +5,8 @@
 //! and the reaper thread reports back (`Event::Reaper`).
 
 use super::{App, Effect, ReaperMode};
-use crate::model::rules::Action;
 use crate::event::RoleState;
+use crate::model::rules::Action;
 use crate::reaper::ReaperStatus;
 
 /// The reaper as this console sees it.

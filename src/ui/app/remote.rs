@@ -47,6 +47,18 @@ impl App {
         )
     }
 
+    /// `read` on the rules' context as this App holds it (nothing in
+    /// flight: a key's).
+    pub(super) fn with_rules<R>(&self, read: impl FnOnce(&rules::Context<'_>) -> R) -> R {
+        let settings = self.rule_settings();
+        read(&rules::Context {
+            snapshot: &self.shown.snapshot,
+            settings: &settings,
+            in_flight: &InFlight::default(),
+            now: self.now,
+        })
+    }
+
     /// Run `action` by the operator's rules at `now` (unix seconds), with
     /// what the console has in flight.
     ///

@@ -124,13 +124,10 @@ impl App {
         Some(names)
     }
 
-    /// Why `verb` cannot run now: the write keys off (`--read-only`, ...),
-    /// or a store older than stackless 0.4.0's.
+    /// Why `verb` cannot run now ([`rules::verb_off`]): the write keys
+    /// off (`--read-only`, ...), or a store older than stackless 0.4.0's.
     fn verb_off(&self, verb: Verb) -> Option<String> {
-        if let Some(reason) = self.write_keys_off() {
-            return Some(reason.into_owned());
-        }
-        verbs::unsupported(self.shown.snapshot.generation, verb)
+        self.with_rules(|cx| rules::verb_off(verb, cx))
     }
 
     /// `:renew NAME... [DURATION]` or `:verify NAME...`: the gates, then

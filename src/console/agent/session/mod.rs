@@ -32,9 +32,9 @@ use crate::model::protocol::HEARTBEAT_SECS;
 use crate::model::protocol::command::{self, Command};
 use crate::model::protocol::lines::{self, Banner, Hello, ReaperLine};
 use crate::model::protocol::rows::Tables;
+use crate::model::rules::{Action, InFlight};
 use crate::model::time::unix_now;
 use crate::model::verbs::{self, Verb};
-use crate::model::rules::{Action, InFlight};
 use crate::ui::App;
 
 /// How long `hello` waits for the role thread to say who reaps.
