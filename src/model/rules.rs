@@ -391,8 +391,8 @@ pub fn admit(action: &Action, cx: &Context<'_>) -> Result<Admitted, Refusal> {
         Action::Pause => admit_pause(true, cx),
         Action::Resume => admit_pause(false, cx),
         Action::Pass => admit_pass(cx),
-        Action::Renew(asked, lease) => admit_verb(asked, Some(*lease), cx),
-        Action::Verify(asked) => admit_verb(asked, None, cx),
+        Action::Renew(asked, lease) => admit_verb(asked, VerbAsked::Renew(*lease), cx),
+        Action::Verify(asked) => admit_verb(asked, VerbAsked::Verify, cx),
     }
 }
 
@@ -692,16 +692,18 @@ fn pending_on(name: &str, snapshot: &Snapshot) -> Option<(String, String)> {
     Some((op.verb.clone(), op.status.as_str().to_owned()))
 }
 
-/// Renew (`lease`: `Some(typed or None for the recorded one)`) or verify
-/// (`lease`: `None`).
-fn admit_verb(
-    asked: &Asked,
-    lease: Option<Option<u64>>,
-    cx: &Context<'_>,
-) -> Result<Admitted, Refusal> {
+/// A renew (at a typed lease, or the recorded one) or a verify, as asked.
+#[derive(Debug, Clone, Copy)]
+enum VerbAsked {
+    Renew(Option<u64>),
+    Verify,
+}
+
+/// Renew or verify `asked`.
+fn admit_verb(asked: &Asked, lease: VerbAsked, cx: &Context<'_>) -> Result<Admitted, Refusal> {
     let probe = match lease {
-        Some(_) => Verb::Renew { lease_secs: 1 },
-        None => Verb::Verify,
+        VerbAsked::Renew(_) => Verb::Renew { lease_secs: 1 },
+        VerbAsked::Verify => Verb::Verify,
     };
     if cx
         .in_flight
@@ -715,7 +717,7 @@ fn admit_verb(
         return Err(Refusal::of(&asked.name, why));
     }
     // The keys' lease bound, whoever typed the lease.
-    if let Some(Some(typed)) = lease
+    if let VerbAsked::Renew(Some(typed)) = lease
         && verbs::lease_bound(typed).is_err()
     {
         return Err(Refusal::of(&asked.name, verbs::LEASE_REFUSAL));
@@ -723,10 +725,10 @@ fn admit_verb(
     let current =
         verb_check(&asked.name, probe, cx.snapshot).map_err(|why| Refusal::of(&asked.name, why))?;
     let verb = match lease {
-        Some(typed) => Verb::Renew {
+        VerbAsked::Renew(typed) => Verb::Renew {
             lease_secs: typed.unwrap_or_else(|| verbs::recorded_lease(current)),
         },
-        None => Verb::Verify,
+        VerbAsked::Verify => Verb::Verify,
     };
     let argv = verbs::argv(&cx.settings.stackless, &current.name, verb).unwrap_or_default();
     Ok(Admitted {

@@ -226,7 +226,7 @@ impl App {
                         | rules::Effect::TearDown { instance, attempt },
                     ) => jobs.push((instance, attempt)),
                     Ok(rules::Effect::QueueDown { instance, behind }) => {
-                        queue.push((instance, behind))
+                        queue.push((instance, behind));
                     }
                     Ok(_) => {}
                     Err(refusal) => refusals.push(Activity::new(
