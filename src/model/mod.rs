@@ -33,6 +33,7 @@ pub mod reaper_status;
 pub mod redact;
 pub(crate) mod repeats;
 pub(crate) mod rows;
+pub mod rules;
 pub mod services;
 pub(crate) mod snapshot;
 pub mod text;

@@ -173,96 +173,9 @@ pub fn plan(snapshot: &Snapshot, now: i64, allow_gc: bool) -> Plan {
     plan
 }
 
-/// Why an operator key cannot act on an instance right now.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum KeyRefusal {
-    /// Not DNS-safe: never passed to a command.
-    NotDnsSafe,
-    /// Already tombstoned (or an unknown status).
-    NotActive,
-    /// `r` only: the lease has not expired.
-    LeaseNotExpired,
-    /// A live operation (or a foreign host) holds the lock.
-    Locked(Liveness),
-    /// v14: the controller has a queued or running operation on this name;
-    /// it runs first (cancel a queued one, or wait).
-    Pending {
-        /// The pending operation's verb.
-        verb: String,
-        /// Queued or running.
-        status: OpStatus,
-    },
-}
-
-impl std::fmt::Display for KeyRefusal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::NotDnsSafe => f.write_str(crate::model::name::REFUSED_NOT_DNS_SAFE),
-            Self::NotActive => f.write_str("refused: not active"),
-            Self::LeaseNotExpired => {
-                f.write_str("refused: lease has not expired (use d to tear down)")
-            }
-            Self::Locked(l) => write!(f, "refused: locked ({l})"),
-            Self::Pending { verb, status } => {
-                write!(
-                    f,
-                    "refused: operation pending ({verb} {status}); the controller runs it first"
-                )
-            }
-        }
-    }
-}
-
-/// May the operator's `r` reap `instance` now? Only an active instance whose
-/// lease has expired, with no pending operation (`pending`: pass
-/// [`crate::model::Rows::pending_operation`]), and whose lock is not held.
-/// Unlike the reaper, `r` does not wait out a backoff: the operator asked
-/// for a retry now.
-///
-/// # Errors
-/// The [`KeyRefusal`] to show in the activity log.
-pub fn may_reap_now(
-    instance: &Instance,
-    lock: Option<&Liveness>,
-    pending: Option<&Operation>,
-    now: i64,
-) -> Result<(), KeyRefusal> {
-    may_tear_down(instance, lock, pending)?;
-    if !instance.lease.is_some_and(|l| l.expired(now)) {
-        return Err(KeyRefusal::LeaseNotExpired);
-    }
-    Ok(())
-}
-
-/// May the operator's `d` tear `instance` down? Any active instance with a
-/// DNS-safe name, no pending operation (v14: `pending` is
-/// [`crate::model::Rows::pending_operation`]; always `None` before v8) and
-/// a lock that is not held.
-///
-/// # Errors
-/// The [`KeyRefusal`] to show in the activity log.
-pub fn may_tear_down(
-    instance: &Instance,
-    lock: Option<&Liveness>,
-    pending: Option<&Operation>,
-) -> Result<(), KeyRefusal> {
-    if !is_dns_safe(&instance.name) {
-        return Err(KeyRefusal::NotDnsSafe);
-    }
-    if instance.status != Status::Active {
-        return Err(KeyRefusal::NotActive);
-    }
-    if let Some(op) = pending {
-        return Err(KeyRefusal::Pending {
-            verb: op.verb.clone(),
-            status: op.status.clone(),
-        });
-    }
-    if let Some(l) = lock.filter(|l| l.held()) {
-        return Err(KeyRefusal::Locked(l.clone()));
-    }
-    Ok(())
-}
+/// The operator keys' instance rules live in the pure core (every caller,
+/// key or agent, goes through [`crate::model::rules::admit`]).
+pub use crate::model::rules::{KeyRefusal, may_reap_now, may_tear_down};
 
 /// Why the reaper may not act on the store as it is now, if it may not:
 /// checked at every pass and by every teardown job, on its own open of the

@@ -36,8 +36,8 @@ pub(crate) mod theme;
 pub mod view;
 
 pub use app::{
-    App, AppConfig, Effect, Flash, FlashLevel, Focus, HelperMode, Named, OpEvents, ReaperMode,
-    Remote, SortKey, TeardownInfo,
+    App, AppConfig, Effect, Flash, FlashLevel, Focus, HelperMode, OpEvents, ReaperMode, SortKey,
+    TeardownInfo,
 };
 use app::{Layer, Question};
 

@@ -2,7 +2,7 @@
 //! "Commands"): valid and invalid commands, names, births of every shape,
 //! `lease_secs` of every JSON number shape, ids, extra fields and lines
 //! about the 65,536-byte cap. First through the parser and the keys'
-//! rules (`command::parse`, `Remote::of_command`, `App::remote`), then
+//! rules (`command::parse`, `Action::of_command`, `App::remote`), then
 //! through a real `serve --stdio` whose stackless and `down` log their
 //! argv. What must hold:
 //!
@@ -30,8 +30,9 @@ use serde_json::{Value, json};
 use stackless_tui::event::Event;
 use stackless_tui::model::protocol::MAX_MESSAGE_BYTES;
 use stackless_tui::model::protocol::command::{self, Command as Parsed};
+use stackless_tui::model::rules::{Action, Asked, InFlight};
 use stackless_tui::model::verbs::{LEASE_REFUSAL, MAX_LEASE_SECS};
-use stackless_tui::ui::{App, AppConfig, Effect, Remote};
+use stackless_tui::ui::{App, AppConfig, Effect};
 
 use crate::common::CAPTURE;
 
@@ -537,10 +538,10 @@ fn check_case(app: &mut App, case: &Case) {
         }
     }
     let Ok(parsed) = parsed else { return };
-    let Some(remote) = Remote::of_command(parsed) else {
+    let Some(action) = Action::of_command(parsed) else {
         return;
     };
-    let Ok((_, Some(effect))) = app.remote(remote, CAPTURE) else {
+    let Ok((_, Some(effect))) = app.remote(&action, &InFlight::default(), CAPTURE) else {
         return;
     };
     for (name, birth, lease) in acted_upon(&effect) {
@@ -1071,13 +1072,14 @@ fn commands_in_flight_are_refused_in_the_reply_and_details_answered_once_each() 
 fn a_lease_outside_the_bounds_asked_of_the_app_is_refused_and_audited() {
     let mut app = app();
     drop(app.drain_outbox());
-    let alpha = stackless_tui::ui::Named {
-        name: "alpha".into(),
-        birth: Some(FIXTURE[0].1.into()),
-    };
+    let alpha = Asked::by_id("alpha".into(), Some(FIXTURE[0].1.into()));
     for lease in [0, MAX_LEASE_SECS + 1, u64::MAX] {
         assert_eq!(
-            app.remote(Remote::Renew(alpha.clone(), Some(lease)), CAPTURE),
+            app.remote(
+                &Action::Renew(alpha.clone(), Some(lease)),
+                &InFlight::default(),
+                CAPTURE
+            ),
             Err(LEASE_REFUSAL.to_owned()),
             "{lease}"
         );
@@ -1091,7 +1093,11 @@ fn a_lease_outside_the_bounds_asked_of_the_app_is_refused_and_audited() {
         );
     }
     assert!(matches!(
-        app.remote(Remote::Renew(alpha, Some(MAX_LEASE_SECS)), CAPTURE),
+        app.remote(
+            &Action::Renew(alpha, Some(MAX_LEASE_SECS)),
+            &InFlight::default(),
+            CAPTURE
+        ),
         Ok((_, Some(Effect::Verbs(_))))
     ));
 }

@@ -5,11 +5,9 @@
 use super::{App, Effect, FlashLevel, Focus, Layer, Question};
 use crate::event::Request;
 use crate::event::{Activity, ActivityKind, Actor};
-use crate::model::birth_check::{BirthSeen, birth_refusal};
-use crate::model::op_rules::{queue_down_refusal, queue_spot};
+use crate::model::rules::{self, Action, Asked, may_tear_down};
 use crate::model::services::DetailView;
 use crate::model::{Instance, Operation};
-use crate::reaper::decision::{may_reap_now, may_tear_down};
 use crate::ui::detail::{Detail, DetailText, Loaded};
 
 /// The detail of the Activity line (`aborted`) a reap dialog answered no
@@ -84,53 +82,11 @@ impl App {
         Some(Effect::Io(Request::OpenDetail { name }))
     }
 
-    /// The instance `asked` (as a question showed it) on the snapshot
-    /// shown now, when it is still the birth asked about
-    /// ([`birth_refusal`]): its rows as shown now with the birth asked
-    /// about (`instance_id`, `created_at`), which the job re-checks again
-    /// right before its command starts. `None` once refused: gone, or
-    /// another birth (born again, another store moved over the path or
-    /// written over it).
-    pub(super) fn asked_now(&mut self, asked: &Instance) -> Option<Instance> {
-        let Some(current) = self.shown.snapshot.instance(&asked.name) else {
-            self.refuse(&asked.name, "refused: no longer in the store".into());
-            return None;
-        };
-        if let Some(refusal) = birth_refusal(&BirthSeen::of(asked), &BirthSeen::of(current)) {
-            self.refuse(&asked.name, refusal);
-            return None;
-        }
-        Some(Instance {
-            birth: asked.birth.clone(),
-            created_at: asked.created_at,
-            ..current.clone()
-        })
-    }
-
-    /// `y` in the teardown dialog: close it and ask the console to tear the
-    /// instance down, if it is still the birth asked about
-    /// ([`Self::asked_now`]) and still passes the teardown rules on the
-    /// snapshot shown now (it may have changed while the dialog was open).
+    /// `y` in the teardown dialog: the operator's rules
+    /// ([`crate::model::rules::admit`]) on the snapshot shown now (it may
+    /// have changed while the dialog was open), for the birth asked about.
     pub(super) fn confirm_tear_down(&mut self, instance: Instance) -> Option<Effect> {
-        let current = self.asked_now(&instance)?;
-        if let Err(refusal) = may_tear_down(
-            &current,
-            self.shown.snapshot.lock_liveness(&current.name),
-            self.shown.snapshot.pending_operation(&current.name),
-        ) {
-            self.refuse(&current.name, refusal.to_string());
-            return None;
-        }
-        self.set_flash(
-            FlashLevel::Info,
-            format!("teardown requested for {}", current.name),
-        );
-        self.own_until(&current.name);
-        let attempt = self.shown.snapshot.reap_attempt(&current.name).cloned();
-        Some(Effect::TearDown {
-            instance: current,
-            attempt,
-        })
+        self.admit_key(&Action::Down(Asked::of(&instance)))
     }
 
     /// Any other key in the teardown dialog: close it, logging the cancel.
@@ -221,41 +177,18 @@ impl App {
         }
     }
 
-    /// `r`'s rules on the snapshot shown: the clock, then [`may_reap_now`].
-    /// `Err(reason)`: the refusal, in the operator's words.
+    /// `r`'s rules on the snapshot shown ([`rules::reap_rule`]: the
+    /// clock, then [`rules::may_reap_now`]). `Err(reason)`: the refusal, in the
+    /// operator's words.
     fn may_reap(&self, instance: &Instance) -> Result<(), String> {
-        if self.status.clock_doubt.is_some() {
-            // Whether a lease ran out is a question of the time: not
-            // answered by a clock that looks wrong.
-            return Err(
-                "the wall clock looks wrong (see the header): r is off until it looks right".into(),
-            );
-        }
-        let liveness = self.shown.snapshot.lock_liveness(&instance.name);
-        let pending = self.shown.snapshot.pending_operation(&instance.name);
-        may_reap_now(instance, liveness, pending, self.now).map_err(|r| r.to_string())
+        self.with_rules(|cx| rules::reap_rule(instance, cx))
     }
 
-    /// `y` in the reap dialog: close it and ask the console to reap the
-    /// instance, if it is still the birth asked about ([`Self::asked_now`])
-    /// and still passes `r`'s rules on the snapshot shown now (it may have
-    /// changed while the dialog was open).
+    /// `y` in the reap dialog: the operator's rules
+    /// ([`crate::model::rules::admit`]) on the snapshot shown now, for the
+    /// birth asked about.
     pub(super) fn confirm_reap(&mut self, instance: Instance) -> Option<Effect> {
-        let current = self.asked_now(&instance)?;
-        if let Err(reason) = self.may_reap(&current) {
-            self.refuse(&current.name, reason);
-            return None;
-        }
-        self.set_flash(
-            FlashLevel::Info,
-            format!("reap requested for {}", current.name),
-        );
-        self.own_until(&current.name);
-        let attempt = self.shown.snapshot.reap_attempt(&current.name).cloned();
-        Some(Effect::Reap {
-            instance: current,
-            attempt,
-        })
+        self.admit_key(&Action::Reap(Asked::of(&instance)))
     }
 
     /// Any other key in the reap dialog: close it, logging the cancel
@@ -316,64 +249,27 @@ impl App {
         }
     }
 
-    /// `d`'s queue rule for `instance` on the snapshot shown: `None` when
-    /// it does not apply (no controller operations, nothing pending on
-    /// it); else the operation a queued `down` would really wait behind
-    /// with the others pending in words ([`queue_spot`]), or the refusal
-    /// ([`queue_down_refusal`], which sees every pending operation of the
-    /// name, not only the first).
+    /// `d`'s queue rule for `instance` on the snapshot shown
+    /// ([`rules::queue_rule`]).
     pub(super) fn queue_rule(
         &self,
         instance: &Instance,
     ) -> Option<Result<(Operation, String), String>> {
-        if !self.shown.snapshot.generation.has_operations() {
-            return None;
-        }
-        let pending = self.shown.snapshot.pending_operations_of(&instance.name);
-        let (behind, others) = queue_spot(&pending)?;
-        Some(match queue_down_refusal(instance, &pending) {
-            None => Ok((behind.clone(), others)),
-            Some(refusal) => Err(refusal),
-        })
+        rules::queue_rule(&self.shown.snapshot, instance)
     }
 
-    /// `y` to the queue question: ask the console to queue the teardown,
-    /// if on the snapshot shown now the instance is the same birth and
-    /// still has a pending operation to queue behind (one that ended
-    /// meanwhile leaves nothing to wait for: `d` again asks anew).
+    /// `y` to the queue question: the operator's rules
+    /// ([`crate::model::rules::admit`]): the same birth, still a pending
+    /// operation to queue behind (one that ended meanwhile leaves nothing
+    /// to wait for: `d` again asks anew).
     pub(super) fn confirm_queue_down(
         &mut self,
         asked: Instance,
         behind: Operation,
     ) -> Option<Effect> {
-        let current = self.asked_now(&asked)?;
-        let pending = match self.queue_rule(&current) {
-            Some(Ok((pending, _))) => pending,
-            Some(Err(refusal)) => {
-                self.refuse(&current.name, refusal);
-                return None;
-            }
-            None => {
-                self.refuse(
-                    &current.name,
-                    format!(
-                        "refused: the {} it would wait behind has ended; press d again",
-                        behind.verb
-                    ),
-                );
-                return None;
-            }
-        };
-        self.set_flash(
-            FlashLevel::Info,
-            format!(
-                "queueing a teardown of {} behind its {}",
-                current.name, pending.verb
-            ),
-        );
-        Some(Effect::QueueDown {
-            instance: current,
-            behind: pending.verb,
+        self.admit_key(&Action::QueueDown {
+            target: Asked::of(&asked),
+            behind: Some(behind.verb),
         })
     }
 

@@ -218,14 +218,9 @@ impl App {
                 };
                 self.set_flash(FlashLevel::Info, text);
             }
-            // The same paths as the keys `P`, `R` and `l`.
-            UiCommand::Pause if self.status.reaper.paused => {
-                self.set_flash(FlashLevel::Info, "the reaper is already paused".to_owned());
-            }
-            UiCommand::Resume if !self.status.reaper.paused => {
-                self.set_flash(FlashLevel::Info, "the reaper is not paused".to_owned());
-            }
-            UiCommand::Pause | UiCommand::Resume => return self.pause_key(),
+            // The rules of the keys `P` and `R` ([`crate::model::rules`]).
+            UiCommand::Pause => return self.admit_key(&crate::model::rules::Action::Pause),
+            UiCommand::Resume => return self.admit_key(&crate::model::rules::Action::Resume),
             UiCommand::Pass => return self.pass_key(),
             UiCommand::Logs(name) => {
                 if !self.shown.snapshot.instances.iter().any(|i| i.name == name) {

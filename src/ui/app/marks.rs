@@ -13,10 +13,10 @@
 use super::bulk::{BULK_NAMES_SHOWN, Bulk};
 use super::{App, Effect, FlashLevel, Focus, LayerKind, Question};
 use crate::event::{Activity, ActivityKind, Actor};
-use crate::model::birth_check::{BirthSeen, birth_refusal};
+use crate::model::birth_check::BirthSeen;
+use crate::model::rules;
 use crate::model::{Instance, ReapAttempt};
 use crate::reaper::Intent;
-use crate::reaper::decision::{may_reap_now, may_tear_down};
 
 impl App {
     /// The marked names, sorted.
@@ -189,54 +189,56 @@ impl App {
         self.queue_rule(instance)?.ok().map(|(op, _)| op)
     }
 
-    /// `y` to a bulk action: check each marked instance on the snapshot
-    /// shown now with the single key's rules, list each refusal with its
-    /// reason in Activity (an operator sees why each one was left), clear
-    /// the marks and ask the console to run the rest. The refusals reach
-    /// the audit trail as one batch ([`Activity::batch`]: one write, not
-    /// one per refusal, so a bulk action on 10,000 marks does not write
-    /// 10,000 times).
+    /// `y` to a bulk action: each marked instance through the operator's
+    /// rules ([`crate::model::rules::admit`], the single key's) on the
+    /// snapshot shown now, list each refusal with its reason in Activity
+    /// (an operator sees why each one was left), clear the marks and ask
+    /// the console to run the rest. The refusals reach the audit trail as
+    /// one batch ([`Activity::batch`]: one write, not one per refusal, so a
+    /// bulk action on 10,000 marks does not write 10,000 times).
     pub(super) fn confirm_bulk(&mut self, bulk: Bulk) -> Option<Effect> {
         let mut jobs: Vec<(Instance, Option<ReapAttempt>)> = Vec::new();
         let mut queue: Vec<(Instance, String)> = Vec::new();
         let mut refusals: Vec<Activity> = Vec::new();
-        for (at, name) in bulk.names.iter().enumerate() {
-            // A name without its birth is compared as one with none: any
-            // instance_id refuses it.
-            let asked = bulk.births.get(at).cloned().unwrap_or_default();
-            if let Some(refusal) = self
-                .shown
-                .snapshot
-                .instance(name)
-                .and_then(|now| birth_refusal(&asked, &BirthSeen::of(now)))
-            {
-                refusals.push(Activity::new(
-                    self.now,
-                    Actor::Operator,
-                    name,
-                    ActivityKind::Refused,
-                    refusal,
-                ));
-                continue;
+        self.with_rules(|cx| {
+            for (at, name) in bulk.names.iter().enumerate() {
+                // A name without its birth is compared as one with none: any
+                // instance_id refuses it.
+                let target = rules::Asked {
+                    name: name.clone(),
+                    birth: bulk.births.get(at).cloned().unwrap_or_default(),
+                };
+                let action = match bulk.intent {
+                    Intent::Reap => rules::Action::Reap(target),
+                    // `d` on an instance with a pending operation queues its
+                    // teardown behind it.
+                    Intent::TearDown if self.queue_behind(name).is_some() => {
+                        rules::Action::QueueDown {
+                            target,
+                            behind: None,
+                        }
+                    }
+                    Intent::TearDown => rules::Action::Down(target),
+                };
+                match rules::admit(&action, cx).map(|a| a.effect) {
+                    Ok(
+                        rules::Effect::Reap { instance, attempt }
+                        | rules::Effect::TearDown { instance, attempt },
+                    ) => jobs.push((instance, attempt)),
+                    Ok(rules::Effect::QueueDown { instance, behind }) => {
+                        queue.push((instance, behind));
+                    }
+                    Ok(_) => {}
+                    Err(refusal) => refusals.push(Activity::new(
+                        self.now,
+                        Actor::Operator,
+                        name,
+                        ActivityKind::Refused,
+                        refusal.words,
+                    )),
+                }
             }
-            if bulk.intent == Intent::TearDown
-                && let Some(op) = self.queue_behind(name)
-                && let Some(instance) = self.shown.snapshot.instance(name)
-            {
-                queue.push((instance.clone(), op.verb.clone()));
-                continue;
-            }
-            match self.bulk_check(name, bulk.intent) {
-                Ok(job) => jobs.push(job),
-                Err(reason) => refusals.push(Activity::new(
-                    self.now,
-                    Actor::Operator,
-                    name,
-                    ActivityKind::Refused,
-                    reason,
-                )),
-            }
-        }
+        });
         for (instance, _) in &jobs {
             let name = instance.name.clone();
             self.own_until(&name);
@@ -303,38 +305,6 @@ impl App {
         );
         summary.batch = refusals;
         self.outbox.push(summary);
-    }
-
-    /// The single key's rules for one marked instance: `Ok` with the
-    /// instance and its reap attempt as shown now, else the refusal.
-    fn bulk_check(
-        &self,
-        name: &str,
-        intent: Intent,
-    ) -> Result<(Instance, Option<ReapAttempt>), String> {
-        let Some(instance) = self.shown.snapshot.instance(name) else {
-            return Err("refused: no longer in the store".into());
-        };
-        let liveness = self.shown.snapshot.lock_liveness(name);
-        let pending = self.shown.snapshot.pending_operation(name);
-        match intent {
-            Intent::Reap if self.status.clock_doubt.is_some() => Err(
-                "the wall clock looks wrong (see the header): r is off until it looks right".into(),
-            ),
-            Intent::Reap => {
-                may_reap_now(instance, liveness, pending, self.now).map_err(|r| r.to_string())
-            }
-            Intent::TearDown => match self.queue_rule(instance) {
-                // The queue rule's refusal (a down already pending, first or
-                // not), as the single `d` says it.
-                Some(Err(refusal)) => Err(refusal),
-                _ => may_tear_down(instance, liveness, pending).map_err(|r| r.to_string()),
-            },
-        }?;
-        Ok((
-            instance.clone(),
-            self.shown.snapshot.reap_attempt(name).cloned(),
-        ))
     }
 
     /// Any other key to a bulk action: close it, logging the cancel.

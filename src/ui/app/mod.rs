@@ -70,7 +70,7 @@ pub use logs_view::{LogsView, ServiceTab};
 pub use operation_view::{OpEvents, OperationView};
 pub(crate) use operations::AFTER_ALL;
 pub use reaper::ReaperView;
-pub use remote::{Accepted, Named, Remote};
+pub use remote::Accepted;
 use rows::InstancesTable;
 pub use rows::SortKey;
 pub use verb_question::VerbQuestion;

@@ -141,26 +141,16 @@ impl App {
         }
     }
 
-    /// `c`'s gate: the write keys on and a store with controller
-    /// operations; `false` once refused.
+    /// `c`'s gate ([`crate::model::rules::cancel_gate`]): the write keys
+    /// on and a store with controller operations; `false` once refused.
     pub(super) fn cancel_gate(&mut self) -> bool {
-        if let Err(reason) = &self.config.write_keys {
-            let reason = reason.clone();
-            self.refuse("", reason);
-            return false;
+        match self.with_rules(crate::model::rules::cancel_gate) {
+            Ok(()) => true,
+            Err(refusal) => {
+                self.show_refusal(refusal);
+                false
+            }
         }
-        let generation = self.shown.snapshot.generation;
-        if !generation.has_operations() {
-            self.refuse(
-                "",
-                format!(
-                    "store schema v{} has no controller operations",
-                    generation.user_version
-                ),
-            );
-            return false;
-        }
-        true
     }
 
     /// `c`'s rule for `op`: the question, or the refusal.
@@ -171,38 +161,10 @@ impl App {
         }
     }
 
-    /// `y` to the cancel question: ask the console to cancel it, if it
-    /// still passes the rules on the snapshot shown now.
+    /// `y` to the cancel question: the operator's rules
+    /// ([`crate::model::rules::admit`]) on the snapshot shown now.
     pub(super) fn confirm_cancel_operation(&mut self, asked: Operation) -> Option<Effect> {
-        let Some(current) = self
-            .shown
-            .snapshot
-            .operations
-            .iter()
-            .find(|op| op.id == asked.id)
-            .cloned()
-        else {
-            self.refuse(&asked.instance, "operation no longer shown".into());
-            return None;
-        };
-        if let Some(why) = cancel_refusal(&current) {
-            self.refuse(&current.instance, why);
-            return None;
-        }
-        self.set_flash(
-            FlashLevel::Info,
-            format!(
-                "cancel requested for {} {} (op {})",
-                current.verb,
-                current.instance,
-                short_id(&current.id)
-            ),
-        );
-        Some(Effect::CancelOperation {
-            id: current.id,
-            instance: current.instance,
-            verb: current.verb,
-        })
+        self.admit_key(&crate::model::rules::Action::Cancel(asked.id))
     }
 
     /// Any other key to the cancel question: close it, logging it.

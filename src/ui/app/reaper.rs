@@ -4,8 +4,9 @@
 //! [`Effect`]; the console wiring sets `crate::reaper::ReaperControl`,
 //! and the reaper thread reports back (`Event::Reaper`).
 
-use super::{App, Effect, FlashLevel, ReaperMode};
+use super::{App, Effect, ReaperMode};
 use crate::event::RoleState;
+use crate::model::rules::Action;
 use crate::reaper::ReaperStatus;
 
 /// The reaper as this console sees it.
@@ -54,40 +55,19 @@ impl App {
         })
     }
 
-    /// `P`: pause the reaper, or resume it.
+    /// `P`: pause the reaper, or resume it ([`crate::model::rules`]).
     pub(super) fn pause_key(&mut self) -> Option<Effect> {
-        if let Some(why) = self.reaper_elsewhere() {
-            self.set_flash(FlashLevel::Warning, why);
-            return None;
-        }
-        self.status.reaper.paused = !self.status.reaper.paused;
-        let text = if self.status.reaper.paused {
-            "reaper paused (P resumes): the role is free for another console or reap --once"
+        let action = if self.status.reaper.paused {
+            Action::Resume
         } else {
-            "reaper resumed: it reaps once it has the role (the header says who reaps)"
+            Action::Pause
         };
-        self.set_flash(FlashLevel::Info, text.to_owned());
-        Some(Effect::PauseReaper(self.status.reaper.paused))
+        self.admit_key(&action)
     }
 
-    /// `R`: a reaper pass now.
+    /// `R`: a reaper pass now ([`crate::model::rules`]).
     pub(super) fn pass_key(&mut self) -> Option<Effect> {
-        if let Some(why) = self.reaper_elsewhere() {
-            self.set_flash(FlashLevel::Warning, why);
-            return None;
-        }
-        if self.status.reaper.paused {
-            self.set_flash(
-                FlashLevel::Warning,
-                "the reaper is paused: P resumes it (and runs a pass)".to_owned(),
-            );
-            return None;
-        }
-        self.set_flash(
-            FlashLevel::Info,
-            "reaper pass asked for: it runs now".to_owned(),
-        );
-        Some(Effect::ReaperPass)
+        self.admit_key(&Action::Pass)
     }
 
     /// The header's schedule, while this console's reaper runs and has

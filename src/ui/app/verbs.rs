@@ -12,7 +12,7 @@ use super::command_line::CommandLine;
 use super::{App, Effect, FlashLevel, Layer, Question};
 use crate::event::{Activity, ActivityKind, Actor};
 use crate::model::Instance;
-use crate::model::birth_check::{BirthSeen, birth_refusal};
+use crate::model::rules::{self, Action};
 use crate::model::verbs::{self, Verb, VerbRequest};
 
 /// What `:renew`/`:verify` (or `L`/`v`) asked, before each instance's
@@ -124,13 +124,10 @@ impl App {
         Some(names)
     }
 
-    /// Why `verb` cannot run now: the write keys off (`--read-only`, ...),
-    /// or a store older than stackless 0.4.0's.
+    /// Why `verb` cannot run now ([`rules::verb_off`]): the write keys
+    /// off (`--read-only`, ...), or a store older than stackless 0.4.0's.
     fn verb_off(&self, verb: Verb) -> Option<String> {
-        if let Some(reason) = self.write_keys_off() {
-            return Some(reason.into_owned());
-        }
-        verbs::unsupported(self.shown.snapshot.generation, verb)
+        self.with_rules(|cx| rules::verb_off(verb, cx))
     }
 
     /// `:renew NAME... [DURATION]` or `:verify NAME...`: the gates, then
@@ -190,61 +187,33 @@ impl App {
         }));
     }
 
-    /// The single-instance rules on the snapshot shown: in the store,
-    /// DNS-safe, active (an `up` on a tombstone would bring it up again).
+    /// The single-instance rules on the snapshot shown
+    /// ([`rules::verb_check`]).
     fn verb_check(&self, name: &str, verb: Verb) -> Result<Instance, String> {
-        let Some(instance) = self.shown.snapshot.instance(name) else {
-            return Err("refused: no such instance in the store".into());
-        };
-        if !crate::model::name::is_dns_safe(name) {
-            return Err("refused: not a DNS-safe name".into());
-        }
-        if instance.status != crate::model::Status::Active {
-            return Err(format!(
-                "refused: {} is {}: {} acts on active instances only",
-                crate::model::text::sanitize_short(name, crate::ui::text::CUT_SHORT),
-                instance.status.as_str(),
-                verb.word()
-            ));
-        }
-        let pending = self.pending_on(name);
-        let pending = pending.as_ref().map(|(v, s)| (v.as_str(), s.as_str()));
-        if let Some(reason) = verbs::refusal(name, pending, instance.lease.is_some(), verb) {
-            return Err(reason);
-        }
-        Ok(instance.clone())
+        rules::verb_check(name, verb, &self.shown.snapshot).cloned()
     }
 
-    /// The operation pending on `name` the refusal names: a queued or
-    /// running `down` when there is one (what the verb would queue behind
-    /// last), else the oldest pending one.
-    fn pending_on(&self, name: &str) -> Option<(String, String)> {
-        let snapshot = &self.shown.snapshot;
-        let oldest = snapshot.pending_operation(name)?;
-        let op = snapshot
-            .pending_operations()
-            .iter()
-            .find(|o| o.instance == name && o.verb == "down")
-            .unwrap_or(oldest);
-        Some((op.verb.clone(), op.status.as_str().to_owned()))
-    }
-
-    /// `y`: each request re-checked on the snapshot shown now (still there,
-    /// active, the same birth); the rest handed on as [`Effect::Verbs`].
+    /// `y`: each request through the operator's rules
+    /// ([`crate::model::rules::admit`]) on the snapshot shown now (still
+    /// there, active, the same birth; each refused one says why); the rest
+    /// handed on as [`Effect::Verbs`].
     pub(super) fn confirm_verbs(&mut self, question: VerbQuestion) -> Option<Effect> {
         let mut run = Vec::new();
         for request in question.requests {
-            let name = request.instance.name.clone();
-            let asked = BirthSeen::of(&request.instance);
-            match self.verb_check(&name, request.verb) {
-                Ok(current) => match birth_refusal(&asked, &BirthSeen::of(&current)) {
-                    Some(refusal) => self.refuse(&name, refusal),
-                    None => run.push(VerbRequest {
-                        instance: current,
-                        verb: request.verb,
-                    }),
-                },
-                Err(reason) => self.refuse(&name, reason),
+            let asked = rules::Asked::of(&request.instance);
+            let action = match request.verb {
+                Verb::Renew { lease_secs } => Action::Renew(asked, Some(lease_secs)),
+                Verb::Verify => Action::Verify(asked),
+            };
+            match self.admit(&action, &rules::InFlight::default()) {
+                Ok(rules::Admitted {
+                    effect: rules::Effect::Verb { request, .. },
+                    ..
+                }) => run.push(request),
+                Ok(_) => {}
+                Err(refusal) => {
+                    self.show_refusal(refusal);
+                }
             }
         }
         let first = run.first()?;

@@ -32,9 +32,10 @@ use crate::model::protocol::HEARTBEAT_SECS;
 use crate::model::protocol::command::{self, Command};
 use crate::model::protocol::lines::{self, Banner, Hello, ReaperLine};
 use crate::model::protocol::rows::Tables;
+use crate::model::rules::{Action, InFlight};
 use crate::model::time::unix_now;
 use crate::model::verbs::{self, Verb};
-use crate::ui::{App, Remote};
+use crate::ui::App;
 
 /// How long `hello` waits for the role thread to say who reaps.
 const ROLE_WAIT: Duration = Duration::from_secs(2);
@@ -430,25 +431,21 @@ impl Session {
         }
     }
 
-    /// A key's action: its rules in the App, then carried out as the
-    /// key's `y` is. What the console knows is running is refused here,
-    /// in the words the job would use, rather than answered ok and
-    /// refused after: a teardown already running (the reaper's, or one
-    /// asked for a moment ago) for `reap`/`down`, a renew or verify of
-    /// the instance still running for a second one.
+    /// A key's action: the operator's rules ([`crate::model::rules::admit`],
+    /// through [`App::remote`]), with what this process has in flight for
+    /// the name asked about (a teardown running or asked for a moment ago,
+    /// one just ended that the snapshot does not show yet, a renew or
+    /// verify of it still running: refused here, in the words the job
+    /// would use, rather than answered ok and refused after), then carried
+    /// out as the key's `y` is.
     fn remote(&mut self, actions: &mut Actions<'_>, id: &Value, command: Command) {
-        if let Some((name, why)) = self.running_refusal(&command) {
-            let why = self.app.refuse_remote(&name, why, unix_now());
-            actions.persist_outbox(&mut self.app);
-            self.send(lines::reply_error(id, "refused", &why));
-            return;
-        }
-        let Some(remote) = Remote::of_command(command) else {
+        let Some(action) = Action::of_command(command) else {
             // The reads are answered by `command`: never here.
             self.send(lines::reply_ok(id, json!({})));
             return;
         };
-        let answer = self.app.remote(remote, unix_now());
+        let in_flight = self.in_flight(&action);
+        let answer = self.app.remote(&action, &in_flight, unix_now());
         actions.persist_outbox(&mut self.app);
         match answer {
             Ok((words, effect)) => {
@@ -471,40 +468,25 @@ impl Session {
         }
     }
 
-    /// Why `command` is refused for what this process is running, if it
-    /// is (see [`Session::remote`]).
-    fn running_refusal(&self, command: &Command) -> Option<(String, String)> {
-        let (t, why) = match command {
-            Command::Reap(t) | Command::Down(t)
-                if self.asked.contains_key(&t.name)
-                    || self.teardowns_running.contains(&t.name) =>
-            {
-                (
-                    t,
-                    "a teardown of this instance is already running".to_owned(),
-                )
-            }
-            Command::Reap(t) | Command::Down(t) if self.settling.contains_key(&t.name) => (
-                t,
-                "refused: a teardown of this instance has just ended and the snapshot does not show it yet: ask again after the next synced".to_owned(),
-            ),
-            Command::Renew(t, _) | Command::Verify(t) => {
-                let verb = if matches!(command, Command::Verify(_)) {
-                    Verb::Verify
-                } else {
-                    Verb::Renew { lease_secs: 1 }
-                };
-                if !self
-                    .verbs_running
-                    .contains(&verbs::running_key(verb, &t.name))
-                {
-                    return None;
-                }
-                (t, verbs::running_refusal(verb))
-            }
-            _ => return None,
+    /// What this process has in flight for the instance `action` names.
+    fn in_flight(&self, action: &Action) -> InFlight {
+        let mut in_flight = InFlight::default();
+        let Some(name) = action.instance() else {
+            return in_flight;
         };
-        Some((t.name.clone(), why))
+        if self.asked.contains_key(name) || self.teardowns_running.contains(name) {
+            in_flight.teardowns.insert(name.to_owned());
+        }
+        if self.settling.contains_key(name) {
+            in_flight.settling.insert(name.to_owned());
+        }
+        for verb in [Verb::Renew { lease_secs: 1 }, Verb::Verify] {
+            let key = verbs::running_key(verb, name);
+            if self.verbs_running.contains(&key) {
+                in_flight.verbs.insert(key);
+            }
+        }
+        in_flight
     }
 
     fn answer_detail(
