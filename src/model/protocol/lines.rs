@@ -6,6 +6,7 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::command::Cmd;
 use super::rows::{Change, Delta, MAX_ROW_BYTES, Table, Tables, fit};
 use super::{HEARTBEAT_SECS, MAX_MESSAGE_BYTES, MAX_TEXT_CHARS, PROTOCOL};
 use crate::model::Snapshot;
@@ -55,25 +56,40 @@ pub struct Hello {
     pub stackless: String,
 }
 
-/// The `cmd` values `serve --stdio` takes (`hello.commands`).
-pub const COMMANDS: [&str; 13] = [
-    "reap",
-    "down",
-    "queue_down",
-    "cancel",
-    "pause",
-    "resume",
-    "pass",
-    "renew",
-    "verify",
-    "detail",
-    "logs",
-    "logs_stop",
-    "ping",
-];
+/// The `cmd` values `serve --stdio` takes (`hello.commands`): the names
+/// of [`Cmd::ALL`], every [`super::command::Command`] variant's.
+pub const COMMANDS: [&str; Cmd::ALL.len()] = names(Cmd::ALL, false);
 
-/// The commands a read-only agent takes: those that only read.
-pub const READ_COMMANDS: [&str; 4] = ["detail", "logs", "logs_stop", "ping"];
+/// The commands a read-only agent takes: those that only read
+/// ([`Cmd::reads`]).
+pub const READ_COMMANDS: [&str; READS] = names(Cmd::ALL, true);
+
+/// How many [`Cmd`]s only read.
+const READS: usize = {
+    let mut n = 0;
+    let mut i = 0;
+    while i < Cmd::ALL.len() {
+        if Cmd::ALL[i].reads() {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+};
+
+/// The names of `all` (only the reads when `reads`), in order.
+const fn names<const N: usize>(all: [Cmd; Cmd::ALL.len()], reads: bool) -> [&'static str; N] {
+    let mut out = [""; N];
+    let (mut i, mut at) = (0, 0);
+    while i < all.len() {
+        if !reads || all[i].reads() {
+            out[at] = all[i].as_str();
+            at += 1;
+        }
+        i += 1;
+    }
+    out
+}
 
 /// The `hello` line.
 #[must_use]

@@ -17,7 +17,7 @@ mod views;
 use std::cell::{Cell, Ref, RefCell};
 use std::collections::{BTreeSet, HashMap};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 pub use draw::draw;
 pub use keys::HELP as KEYS;
@@ -26,6 +26,7 @@ use crate::model::fleet::rows::InstanceKey;
 use crate::model::fleet::view::{Filter, RowRef, SortKey, host_order, merge};
 use crate::model::fleet::wire::{self, Message};
 use crate::model::fleet::{Applied, Bounds, Fleet, Link, LinkState};
+use crate::model::protocol::command::{Command, Request};
 use crate::model::text::sanitize_short;
 
 /// How often a connected host is pinged for its round trip (ms).
@@ -83,7 +84,7 @@ pub struct Confirm {
     /// The question's lines (the first is the question).
     pub lines: Vec<String>,
     /// (host, command without its `id`) to send on `y`.
-    pub commands: Vec<(usize, Value)>,
+    pub commands: Vec<(usize, Command)>,
 }
 
 /// A text view over the panes: an instance's detail (its agent's lines),
@@ -327,7 +328,7 @@ impl FleetApp {
                 continue;
             }
             self.last_ping[host] = now_ms;
-            out.push(self.send(host, json!({"cmd": "ping"}), Sent::Ping(now_ms)));
+            out.push(self.send(host, Command::Ping, Sent::Ping(now_ms)));
         }
         out
     }
@@ -520,17 +521,16 @@ impl FleetApp {
 
     /// The command `command` with a new `id`, to host `host`, remembered
     /// as `sent`.
-    fn send(&mut self, host: usize, mut command: Value, sent: Sent) -> FleetEffect {
+    fn send(&mut self, host: usize, command: Command, sent: Sent) -> FleetEffect {
         let id = format!("f{}", self.next_id);
         self.next_id += 1;
-        if let Value::Object(fields) = &mut command {
-            fields.insert("id".to_owned(), Value::String(id.clone()));
+        let line = Request {
+            id: &Value::String(id.clone()),
+            command: &command,
         }
+        .line();
         self.sent.insert((host, id), sent);
-        FleetEffect::Send {
-            host,
-            line: command.to_string(),
-        }
+        FleetEffect::Send { host, line }
     }
 
     fn host_name(&self, host: usize) -> String {
