@@ -166,13 +166,9 @@ pub(super) fn queued(event: Read) -> HostEvent {
         Read::Line(raw) => match wire::parse(&raw) {
             Ok(message) => {
                 let line = match &message {
-                    Message::Hello {
-                        protocol,
-                        heartbeat_secs,
-                        ..
-                    } => Line::Hello {
-                        protocol: *protocol,
-                        heartbeat_secs: *heartbeat_secs,
+                    Message::Hello(hello) => Line::Hello {
+                        protocol: hello.protocol,
+                        heartbeat_secs: hello.heartbeat_secs,
                     },
                     _ => Line::Other,
                 };

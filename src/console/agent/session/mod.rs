@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use color_eyre::eyre::{Result, WrapErr as _};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::signal::unix::{SignalKind, signal};
 
 mod logs;
@@ -30,7 +30,8 @@ use crate::event::{Answer, Event, Request};
 use crate::model::Snapshot;
 use crate::model::protocol::HEARTBEAT_SECS;
 use crate::model::protocol::command::{self, Command};
-use crate::model::protocol::lines::{self, Banner, Hello, ReaperLine};
+use crate::model::protocol::lines::{self, Banner, DetailReply, Hello, ReaperLine, Reply};
+use crate::model::protocol::rows::BirthRow;
 use crate::model::protocol::rows::Tables;
 use crate::model::time::unix_now;
 use crate::model::verbs::{self, Verb};
@@ -417,7 +418,7 @@ impl Session {
             return;
         }
         match command {
-            Command::Ping => self.send(lines::reply_ok(&id, json!({}))),
+            Command::Ping => self.send(lines::reply(Reply::ok(&id))),
             Command::Detail(name) => {
                 actions
                     .io()
@@ -445,7 +446,7 @@ impl Session {
         }
         let Some(remote) = Remote::of_command(command) else {
             // The reads are answered by `command`: never here.
-            self.send(lines::reply_ok(id, json!({})));
+            self.send(lines::reply(Reply::ok(id)));
             return;
         };
         let answer = self.app.remote(remote, unix_now());
@@ -465,7 +466,10 @@ impl Session {
                     );
                 }
                 actions.carry_out(effect);
-                self.send(lines::reply_ok(id, json!({ "message": words })));
+                self.send(lines::reply(Reply {
+                    message: Some(words),
+                    ..Reply::ok(id)
+                }));
             }
             Err(why) => self.send(lines::reply_error(id, "refused", &why)),
         }
@@ -528,16 +532,15 @@ impl Session {
                         .snapshot()
                         .instance(name)
                         .and_then(|i| i.birth.as_ref())
-                        .map(|b| {
-                            json!({
-                                "instance_id": b.instance_id(),
-                                "resource_namespace": b.resource_namespace(),
-                            })
-                        });
-                    lines::reply_ok(
-                        &id,
-                        json!({ "detail": { "name": name, "birth": birth, "lines": text } }),
-                    )
+                        .map(BirthRow::of);
+                    lines::reply(Reply {
+                        detail: Some(DetailReply {
+                            name: name.to_owned(),
+                            birth,
+                            lines: text,
+                        }),
+                        ..Reply::ok(&id)
+                    })
                 }
                 Ok(None) => {
                     lines::reply_error(&id, "refused", "refused: no such instance in the store")
@@ -659,8 +662,8 @@ impl Session {
                     .map_or(text, |(_, t)| t.clone())
             } else {
                 self.send(lines::banner(&Banner {
-                    id,
-                    level: if error { "error" } else { "warning" },
+                    id: id.to_owned(),
+                    level: if error { "error" } else { "warning" }.to_owned(),
                     text: text.clone(),
                 }));
                 text
