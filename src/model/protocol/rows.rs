@@ -287,9 +287,10 @@ fn inputs(snapshot: &Snapshot, row: &Instance) -> Inputs {
     }
 }
 
-/// The machine value of a probed liveness (`lock.liveness_state`, as in
-/// `snapshot --json`).
-const fn liveness_state(liveness: Option<&Liveness>) -> &'static str {
+/// The machine value of a probed liveness (`lock.liveness_state`: one
+/// word in the stream and in `snapshot --json`; `unknown`: not probed).
+#[must_use]
+pub const fn liveness_state(liveness: Option<&Liveness>) -> &'static str {
     match liveness {
         Some(Liveness::Alive) => "alive",
         Some(Liveness::StalePidGone) => "stale_pid_gone",
