@@ -207,7 +207,7 @@ pub(super) fn route(
     name: &str,
     state: State,
     line: String,
-) -> Result<(), Message> {
+) -> Result<(), Box<Message>> {
     let Some(commands) = commands else {
         let why = format!("{name} is {}: nothing was sent", state.name());
         return Err(refused(&line, &why));
@@ -228,7 +228,7 @@ pub(super) fn route(
 /// The `reply` refusing command `line` (its `id`, else `null`) with
 /// `message` (docs/protocol.md "Commands": `kind` `refused`).
 #[must_use]
-pub(super) fn refused(line: &str, message: &str) -> Message {
+pub(super) fn refused(line: &str, message: &str) -> Box<Message> {
     /// A command line's `id` alone (the rest skipped, no tree built).
     #[derive(serde::Deserialize)]
     struct Id {
@@ -236,7 +236,7 @@ pub(super) fn refused(line: &str, message: &str) -> Message {
         id: Value,
     }
     let id = serde_json::from_str::<Id>(line).map_or(Value::Null, |command| command.id);
-    Message::Reply(Reply {
+    Box::new(Message::Reply(Reply {
         id,
         ok: false,
         error: Some(ReplyError {
@@ -244,5 +244,5 @@ pub(super) fn refused(line: &str, message: &str) -> Message {
             message: message.to_owned(),
         }),
         ..Reply::default()
-    })
+    }))
 }

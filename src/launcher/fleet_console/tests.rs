@@ -11,8 +11,8 @@ use crate::launcher::fleet_follow::Line;
 use crate::launcher::fleet_follow_run::Event as Read;
 
 /// `message` as its JSON value.
-fn json_of(message: crate::model::fleet::wire::Message) -> Value {
-    serde_json::to_value(message).unwrap()
+fn json_of(message: Box<crate::model::fleet::wire::Message>) -> Value {
+    serde_json::to_value(*message).unwrap()
 }
 
 #[test]

@@ -588,7 +588,7 @@ impl Fleet {
                 if let Some(reaper) = &hello.reaper {
                     one.reaper = Some(Reaper::from(reaper.clone()));
                 }
-                one.hello = Some(Hello::from(hello));
+                one.hello = Some(Hello::from(*hello));
                 one.note = None;
                 Applied::Host
             }

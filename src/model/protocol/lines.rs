@@ -55,8 +55,8 @@ pub struct LastPass {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Message {
-    /// The first line.
-    Hello(HelloMessage),
+    /// The first line (boxed: the largest by far).
+    Hello(Box<HelloMessage>),
     /// Who reaps changed.
     Reaper(ReaperLine),
     /// The next group is a whole snapshot.
@@ -372,7 +372,7 @@ pub fn read(raw: &[u8]) -> Result<Message, ReadError> {
     }
     let peek: Peek = serde_json::from_slice(raw).map_err(|_| ReadError::NotObject)?;
     let message = match peek.kind.as_str() {
-        "hello" => of(raw, Message::Hello),
+        "hello" => of(raw, |hello| Message::Hello(Box::new(hello))),
         "reaper" => of(raw, Message::Reaper),
         "reset" => of(raw, Message::Reset),
         "rows" => rows(raw, peek.table.as_ref().and_then(Value::as_str)).map(Message::Rows),
@@ -472,7 +472,7 @@ pub fn hello(hello: &Hello) -> String {
     } else {
         &COMMANDS
     };
-    line(&Message::Hello(HelloMessage {
+    line(&Message::Hello(Box::new(HelloMessage {
         protocol: Some(u64::from(PROTOCOL)),
         program: "stackless-tui".to_owned(),
         version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -489,7 +489,7 @@ pub fn hello(hello: &Hello) -> String {
         heartbeat_secs: i64::try_from(HEARTBEAT_SECS).ok(),
         teardown: hello.teardown.clone(),
         stackless: Some(hello.stackless.clone()),
-    }))
+    })))
 }
 
 /// The `reset` line.
@@ -887,6 +887,68 @@ mod tests {
                 skipped: 3,
             }),
         };
+        let mut all = vec![
+            Message::Hello(Box::new(HelloMessage {
+                protocol: Some(1),
+                program: "stackless-tui".into(),
+                version: "1.0.0".into(),
+                host: "h".into(),
+                store: "/s".into(),
+                schema: 14,
+                generation: "controller".into(),
+                commands: COMMANDS.map(str::to_owned).to_vec(),
+                reaper: Some(reaper.clone()),
+                max_message_bytes: 65_536,
+                heartbeat_secs: Some(5),
+                teardown: vec!["stackless".into(), "down".into(), "{name}".into()],
+                stackless: Some("stackless".into()),
+                ..HelloMessage::default()
+            })),
+            Message::Reaper(reaper),
+            Message::Reset(Reset { seq: 3 }),
+            Message::Synced(Synced {
+                seq: 3,
+                at: Some(1_000),
+                counts: Counts {
+                    instances: 1,
+                    operations: 2,
+                    backoffs: 1,
+                },
+            }),
+            Message::Banner(Banner {
+                id: "clock".into(),
+                level: "warning".into(),
+                text: "clock skew".into(),
+            }),
+            Message::BannerCleared(BannerCleared { id: "clock".into() }),
+            Message::Activity(ActivityMessage {
+                at: 5,
+                actor: "reaper".into(),
+                instance: "bravo".into(),
+                kind: "reaped".into(),
+                detail: "ok".into(),
+            }),
+            Message::Heartbeat(Heartbeat { at: 6, seq: 3 }),
+            Message::Log(LogMessage {
+                logs: Value::from("l"),
+                service: "web".into(),
+                text: "GET /".into(),
+                at: None,
+                cont: true,
+            }),
+            Message::LogsEnd(LogsEnd {
+                logs: Value::from("l"),
+                reason: "stopped".into(),
+            }),
+            Message::Unknown,
+        ];
+        all.extend(rows_examples());
+        all.extend(reply_examples());
+        all
+    }
+
+    /// A `rows` message of each table (and of one a newer agent adds).
+    fn rows_examples() -> Vec<Message> {
         let instance: InstanceRow = serde_json::from_str(
             r#"{"name":"bravo","birth":{"instance_id":"b1","resource_namespace":"sl-b1"},"dns_safe":true,"substrate":"local","status":"active","created_at":1,"tombstoned_at":null,"lease":{"duration_secs":60,"expires_at":9000},"lock":{"operation":"up","holder_pid":7,"holder_start_time":8,"holder_host":"h","acquired_at":9,"liveness_state":"alive","held":true},"dirty":false,"failed_up":false,"services_dead":0,"gc":{"due_at":5,"collected_by":"reaper"}}"#,
         )
@@ -913,24 +975,6 @@ mod tests {
             next_retry_at: 99,
         };
         vec![
-            Message::Hello(HelloMessage {
-                protocol: Some(1),
-                program: "stackless-tui".into(),
-                version: "1.0.0".into(),
-                host: "h".into(),
-                store: "/s".into(),
-                schema: 14,
-                generation: "controller".into(),
-                commands: COMMANDS.map(str::to_owned).to_vec(),
-                reaper: Some(reaper.clone()),
-                max_message_bytes: 65_536,
-                heartbeat_secs: Some(5),
-                teardown: vec!["stackless".into(), "down".into(), "{name}".into()],
-                stackless: Some("stackless".into()),
-                ..HelloMessage::default()
-            }),
-            Message::Reaper(reaper),
-            Message::Reset(Reset { seq: 3 }),
             Message::Rows(Rows::Instances(RowsOf {
                 seq: 3,
                 upsert: vec![instance],
@@ -961,29 +1005,12 @@ mod tests {
                 }],
             })),
             Message::Rows(Rows::Unknown),
-            Message::Synced(Synced {
-                seq: 3,
-                at: Some(1_000),
-                counts: Counts {
-                    instances: 1,
-                    operations: 2,
-                    backoffs: 1,
-                },
-            }),
-            Message::Banner(Banner {
-                id: "clock".into(),
-                level: "warning".into(),
-                text: "clock skew".into(),
-            }),
-            Message::BannerCleared(BannerCleared { id: "clock".into() }),
-            Message::Activity(ActivityMessage {
-                at: 5,
-                actor: "reaper".into(),
-                instance: "bravo".into(),
-                kind: "reaped".into(),
-                detail: "ok".into(),
-            }),
-            Message::Heartbeat(Heartbeat { at: 6, seq: 3 }),
+        ]
+    }
+
+    /// A reply of each kind.
+    fn reply_examples() -> Vec<Message> {
+        vec![
             Message::Reply(Reply {
                 message: Some("reaping bravo".into()),
                 ..Reply::ok(&Value::from(7))
@@ -1012,18 +1039,6 @@ mod tests {
                 }),
                 ..Reply::default()
             }),
-            Message::Log(LogMessage {
-                logs: Value::from("l"),
-                service: "web".into(),
-                text: "GET /".into(),
-                at: None,
-                cont: true,
-            }),
-            Message::LogsEnd(LogsEnd {
-                logs: Value::from("l"),
-                reason: "stopped".into(),
-            }),
-            Message::Unknown,
         ]
     }
 
