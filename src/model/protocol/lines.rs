@@ -766,23 +766,28 @@ mod tests {
                 r#"{"type":"synced","seq":3,"at":1000,"counts":{"instances":200,"operations":0,"backoffs":0}}"#
             )
         );
-        let rows: Vec<serde_json::Value> = out[1..out.len() - 1]
+        let rows: Vec<RowsOf<InstanceRow, InstanceKeyRow>> = out[1..out.len() - 1]
             .iter()
             .map(|l| {
                 assert!(l.len() < MAX_MESSAGE_BYTES, "{}", l.len());
-                serde_json::from_str(l).expect("json")
+                match read(l.as_bytes()) {
+                    Ok(Message::Rows(Rows::Instances(rows))) => rows,
+                    other => panic!("not instance rows: {other:?}"),
+                }
             })
             .collect();
         assert_eq!(rows.len(), 4);
-        let upserts: usize = rows
-            .iter()
-            .map(|m| m["upsert"].as_array().map_or(0, Vec::len))
-            .sum();
-        let removes: usize = rows
-            .iter()
-            .map(|m| m["remove"].as_array().map_or(0, Vec::len))
-            .sum();
-        assert_eq!((upserts, removes), (200, 1));
+        assert!(rows.iter().all(|r| r.seq == 3));
+        let upserts: usize = rows.iter().map(|r| r.upsert.len()).sum();
+        let removes: Vec<&InstanceKeyRow> = rows.iter().flat_map(|r| &r.remove).collect();
+        assert_eq!(upserts, 200);
+        assert_eq!(
+            removes,
+            [&InstanceKeyRow {
+                name: "gone".into(),
+                birth: None
+            }]
+        );
     }
 
     #[test]

@@ -708,6 +708,18 @@ mod tests {
             ]
         );
         assert!(delta.tables[0].1.remove.is_empty());
+        // A client reads the row into the same type and writes it back
+        // byte for byte.
+        let text = &delta.tables[0].1.upsert[0];
+        let row: InstanceRow = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            row.lease,
+            Some(LeaseRow {
+                duration_secs: 60,
+                expires_at: 9000
+            })
+        );
+        assert_eq!(&serde_json::to_string(&row).unwrap(), text);
     }
 
     #[test]
