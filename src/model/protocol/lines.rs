@@ -1119,4 +1119,36 @@ mod tests {
             r#"{"type":"banner_cleared","id":"clock"}"#
         );
     }
+
+    #[test]
+    fn hello_lists_the_command_enums_variants() {
+        let commands = |read_only: bool, follow_only: bool| {
+            let text = hello(&Hello {
+                host: "h".into(),
+                store: "/s".into(),
+                schema: 14,
+                generation: "controller",
+                read_only,
+                dry_run: false,
+                follow_only,
+                reaper: ReaperLine::default(),
+                teardown: vec![],
+                stackless: "stackless".into(),
+            });
+            match read(text.as_bytes()) {
+                Ok(Message::Hello(hello)) => hello.commands,
+                other => panic!("not a hello: {other:?}"),
+            }
+        };
+        let all: Vec<String> = Cmd::ALL.iter().map(|c| c.as_str().to_owned()).collect();
+        assert_eq!(commands(false, false), all);
+        let reads: Vec<String> = Cmd::ALL
+            .iter()
+            .filter(|c| c.reads())
+            .map(|c| c.as_str().to_owned())
+            .collect();
+        assert_eq!(commands(true, false), reads);
+        assert_eq!(reads, ["detail", "logs", "logs_stop", "ping"]);
+        assert!(commands(true, true).is_empty());
+    }
 }
