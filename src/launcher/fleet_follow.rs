@@ -314,15 +314,26 @@ pub(crate) fn too_long() -> String {
 /// "retry_at":UNIX|null}`.
 #[must_use]
 pub(crate) fn host_message(name: &str, link: &Link) -> String {
-    serde_json::json!({
-        "type": "host",
-        "host": name,
-        "state": link.state.name(),
-        "since": link.since,
-        "error": link.error,
-        "retry_at": link.retry_at,
+    /// The fleet stream's `host` message (docs/protocol.md "Fleet stream").
+    #[derive(serde::Serialize)]
+    struct HostMessage<'a> {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        host: &'a str,
+        state: &'static str,
+        since: i64,
+        error: Option<&'a str>,
+        retry_at: Option<i64>,
+    }
+    serde_json::to_string(&HostMessage {
+        kind: "host",
+        host: name,
+        state: link.state.name(),
+        since: link.since,
+        error: link.error.as_deref(),
+        retry_at: link.retry_at,
     })
-    .to_string()
+    .unwrap_or_default()
 }
 
 #[cfg(test)]

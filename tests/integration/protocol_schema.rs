@@ -6,7 +6,9 @@
 
 use serde_json::{Value, json};
 use stackless_tui::event::{Activity, ActivityKind, Actor};
-use stackless_tui::model::protocol::lines::{self, Banner, Hello, ReaperLine};
+use stackless_tui::model::protocol::lines::{
+    self, Banner, DetailReply, Hello, LastPass, ReaperLine, Reply,
+};
 use stackless_tui::model::protocol::rows::Tables as CoreTables;
 
 use crate::common::protocol::{Reader, Seen, validate, validate_command};
@@ -320,14 +322,18 @@ fn commands_validate_against_defs_command() {
 
 fn reaper_line() -> ReaperLine {
     ReaperLine {
-        by: "agent",
+        by: "agent".into(),
         pid: Some(4242),
         paused: false,
         next_pass_at: Some(1_764_655_260),
         text: "reaper: every 60s".into(),
-        last_pass: Some(
-            json!({"at": 1_764_655_200, "reaped": 1, "failed": 0, "collected": 0, "skipped": 2}),
-        ),
+        last_pass: Some(LastPass {
+            at: 1_764_655_200,
+            reaped: 1,
+            failed: 0,
+            collected: 0,
+            skipped: 2,
+        }),
     }
 }
 
@@ -362,7 +368,7 @@ fn every_line_the_core_builds_validates() {
         core_hello(true),
         lines::reaper(&reaper_line()),
         lines::reaper(&ReaperLine {
-            by: "nobody",
+            by: "nobody".into(),
             pid: None,
             paused: true,
             next_pass_at: None,
@@ -370,19 +376,26 @@ fn every_line_the_core_builds_validates() {
             last_pass: None,
         }),
         lines::banner(&Banner {
-            id: "store_busy",
-            level: "warning",
+            id: "store_busy".into(),
+            level: "warning".into(),
             text: "store busy".into(),
         }),
         lines::banner_cleared("store_busy"),
         lines::activity(&activity, "down in 1.2s"),
         lines::heartbeat(1_764_655_265, 3),
-        lines::reply_ok(&json!(7), json!({"message": "reap requested for golf"})),
-        lines::reply_ok(
-            &json!("d"),
-            json!({"detail": {"name": "golf", "birth": null, "lines": ["golf"]}}),
-        ),
-        lines::reply_ok(&json!(1), json!({})),
+        lines::reply(Reply {
+            message: Some("reap requested for golf".into()),
+            ..Reply::ok(&json!(7))
+        }),
+        lines::reply(Reply {
+            detail: Some(DetailReply {
+                name: "golf".into(),
+                birth: None,
+                lines: vec!["golf".into()],
+            }),
+            ..Reply::ok(&json!("d"))
+        }),
+        lines::reply(Reply::ok(&json!(1))),
         lines::reply_error(&Value::Null, "too_long", "a line over 65,536 bytes"),
         lines::reply_error(&json!("8"), "refused", "refused: the name is not DNS-safe"),
     ];

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::model::envelope::{EnvelopeError, parse_error, read_reason};
 use crate::model::name::is_dns_safe;
+use crate::model::protocol::rows::LeaseRow;
 use crate::model::time::{lease_text, retry_text};
 use crate::model::{Instance, Operation, Snapshot};
 use crate::reaper::clock::ClockDoubt;
@@ -63,14 +64,9 @@ pub struct OperationReport {
     pub error_unparsed: Option<String>,
 }
 
-/// Which birth an instance row is (v7+).
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct BirthReport {
-    /// 32 lowercase hex.
-    pub instance_id: String,
-    /// `sl-<instance_id>`, or the name for migrated rows.
-    pub resource_namespace: String,
-}
+/// Which birth an instance row is (v7+): the stream's birth object
+/// (docs/protocol.md "Instance rows"), one shape in both.
+pub use crate::model::protocol::rows::BirthRow as BirthReport;
 
 /// One instance.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -196,13 +192,14 @@ impl GcReport {
     }
 }
 
-/// A lease.
+/// A lease: the stream's lease object (docs/protocol.md "Instance rows",
+/// `duration_secs` and `expires_at`: one shape in both) and what moves
+/// with the clock.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct LeaseReport {
-    /// Seconds.
-    pub duration_secs: i64,
-    /// Unix seconds.
-    pub expires_at: i64,
+    /// The lease as the stream sends it.
+    #[serde(flatten)]
+    pub lease: LeaseRow,
     /// Seconds left, never negative.
     pub remaining_secs: i64,
     /// Seconds since it expired (`now - expires_at`), 0 while it runs.
@@ -296,17 +293,6 @@ pub fn build_with(
             })
             .collect(),
         operations: snapshot.operations.iter().map(operation_report).collect(),
-    }
-}
-
-/// The machine value of a probed liveness (`liveness_state`).
-const fn liveness_state(liveness: &crate::model::Liveness) -> &'static str {
-    use crate::model::Liveness;
-    match liveness {
-        Liveness::Alive => "alive",
-        Liveness::StalePidGone => "stale_pid_gone",
-        Liveness::StalePidReused => "stale_pid_reused",
-        Liveness::ForeignHost(_) => "foreign_host",
     }
 }
 
@@ -482,8 +468,7 @@ fn instance_report(
         created_at: instance.created_at,
         tombstoned_at: instance.tombstoned_at,
         lease: instance.lease.map(|l| LeaseReport {
-            duration_secs: l.duration_secs,
-            expires_at: l.expires_at,
+            lease: LeaseRow::of(l),
             remaining_secs: l.remaining(now),
             overdue_secs: now.saturating_sub(l.expires_at).max(0),
             expired: l.expired(now),
@@ -496,7 +481,7 @@ fn instance_report(
             holder_host: l.holder_host.clone(),
             acquired_at: l.acquired_at,
             liveness: liveness.map_or_else(|| "unknown".to_owned(), ToString::to_string),
-            liveness_state: liveness.map_or("unknown", liveness_state),
+            liveness_state: crate::model::protocol::rows::liveness_state(liveness),
             held: liveness.is_some_and(crate::model::Liveness::held),
         }),
         reap_attempt: snapshot.reap_attempt(&instance.name).map(|a| {
@@ -516,10 +501,7 @@ fn instance_report(
         }),
         reaper: reaper.map(|(text, _)| text.to_owned()),
         reaper_action: reaper.map(|(_, action)| action),
-        birth: instance.birth.as_ref().map(|b| BirthReport {
-            instance_id: b.instance_id().to_owned(),
-            resource_namespace: b.resource_namespace().to_owned(),
-        }),
+        birth: instance.birth.as_ref().map(BirthReport::of),
         dirty: instance.dirty,
         gc: crate::model::gc::GcPreview::of(instance, snapshot.generation)
             .map(|preview| GcReport::new(preview, now)),

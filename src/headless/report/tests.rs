@@ -224,3 +224,53 @@ fn the_table_lists_pending_operations_first_and_failed_ones_with_their_time() {
     let whole = build_with(&snapshot, NOW, "s.db", &Services::new(), None);
     assert_eq!(text, table(&whole, &utc));
 }
+
+/// The facts `snapshot --json` shares with the stream's instance rows
+/// (docs/protocol.md "Instance rows") have one shape: the lease object
+/// holds the row's `lease` fields (plus what moves with the clock), the
+/// birth is the row's birth, the lock's `liveness_state` the row's word.
+#[test]
+fn the_lease_birth_and_liveness_are_the_stream_rows_shapes() {
+    let snapshot = mixed_snapshot();
+    let report = serde_json::to_value(build(&snapshot, NOW, "s.db")).unwrap();
+    let mut tables = crate::model::protocol::rows::Tables::new();
+    let delta = tables.update(&snapshot);
+    let rows: Vec<serde_json::Value> = delta.tables[0]
+        .1
+        .upsert
+        .iter()
+        .map(|text| serde_json::from_str(text).unwrap())
+        .collect();
+    let mut compared = 0;
+    for row in &rows {
+        let name = &row["name"];
+        let Some(instance) = report["instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["name"] == *name)
+        else {
+            panic!("{name} is not in the report");
+        };
+        assert_eq!(instance["birth"], row["birth"], "{name}");
+        assert_eq!(
+            instance["lock"]["liveness_state"], row["lock"]["liveness_state"],
+            "{name}"
+        );
+        match (&row["lease"], &instance["lease"]) {
+            (serde_json::Value::Null, serde_json::Value::Null) => {}
+            (lease, report_lease) => {
+                for (key, value) in lease.as_object().unwrap() {
+                    assert_eq!(report_lease[key], *value, "{name} lease.{key}");
+                }
+                assert_eq!(
+                    lease.as_object().unwrap().keys().collect::<Vec<_>>(),
+                    ["duration_secs", "expires_at"]
+                );
+                compared += 1;
+            }
+        }
+    }
+    assert_eq!(rows.len(), 5);
+    assert!(compared >= 1);
+}

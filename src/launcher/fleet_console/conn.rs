@@ -8,13 +8,14 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::super::fleet_follow::{Line, State};
 use super::super::fleet_follow_run::{Event as Read, read_lines};
 use super::super::fleet_run::{Shared, keep_tail, wait};
 use super::super::plan::Plan;
 use crate::model::fleet::wire::{self, Message};
+use crate::model::protocol::lines::{Reply, ReplyError};
 
 /// The lines one connection's reader may hold for the main loop: when they
 /// wait, that host's reader stops reading (its ssh, then its agent, are
@@ -166,13 +167,9 @@ pub(super) fn queued(event: Read) -> HostEvent {
         Read::Line(raw) => match wire::parse(&raw) {
             Ok(message) => {
                 let line = match &message {
-                    Message::Hello {
-                        protocol,
-                        heartbeat_secs,
-                        ..
-                    } => Line::Hello {
-                        protocol: *protocol,
-                        heartbeat_secs: *heartbeat_secs,
+                    Message::Hello(hello) => Line::Hello {
+                        protocol: hello.protocol,
+                        heartbeat_secs: hello.heartbeat_secs,
                     },
                     _ => Line::Other,
                 };
@@ -210,7 +207,7 @@ pub(super) fn route(
     name: &str,
     state: State,
     line: String,
-) -> Result<(), Value> {
+) -> Result<(), Box<Message>> {
     let Some(commands) = commands else {
         let why = format!("{name} is {}: nothing was sent", state.name());
         return Err(refused(&line, &why));
@@ -231,15 +228,21 @@ pub(super) fn route(
 /// The `reply` refusing command `line` (its `id`, else `null`) with
 /// `message` (docs/protocol.md "Commands": `kind` `refused`).
 #[must_use]
-pub(super) fn refused(line: &str, message: &str) -> Value {
-    let id = serde_json::from_str::<Value>(line)
-        .ok()
-        .and_then(|command| command.get("id").cloned())
-        .unwrap_or(Value::Null);
-    json!({
-        "type": "reply",
-        "id": id,
-        "ok": false,
-        "error": {"kind": "refused", "message": message},
-    })
+pub(super) fn refused(line: &str, message: &str) -> Box<Message> {
+    /// A command line's `id` alone (the rest skipped, no tree built).
+    #[derive(serde::Deserialize)]
+    struct Id {
+        #[serde(default)]
+        id: Value,
+    }
+    let id = serde_json::from_str::<Id>(line).map_or(Value::Null, |command| command.id);
+    Box::new(Message::Reply(Reply {
+        id,
+        ok: false,
+        error: Some(ReplyError {
+            kind: "refused".to_owned(),
+            message: message.to_owned(),
+        }),
+        ..Reply::default()
+    }))
 }

@@ -411,7 +411,7 @@ fn send(all: &mut [Host], app: &mut FleetApp, effect: FleetEffect) {
     };
     let commands = host.conn.as_ref().and_then(|conn| conn.commands.as_ref());
     if let Err(reply) = route(commands, host.name, host.link.state, line) {
-        app.line(index, &reply, now().1);
+        app.message(index, *reply, now().1);
     }
 }
 

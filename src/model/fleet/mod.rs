@@ -55,6 +55,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use serde_json::Value;
 
+use crate::model::protocol::lines::{HelloMessage, ReaperLine, Reply};
 use rows::{Backoff, Instance, InstanceKey, Operation};
 use wire::{Message, Rows};
 
@@ -123,6 +124,21 @@ pub struct Hello {
     pub stackless: Option<String>,
 }
 
+impl From<HelloMessage> for Hello {
+    fn from(hello: HelloMessage) -> Self {
+        Self {
+            host: hello.host,
+            schema: hello.schema,
+            read_only: hello.read_only,
+            dry_run: hello.dry_run,
+            commands: hello.commands,
+            version: hello.version,
+            teardown: hello.teardown,
+            stackless: hello.stackless,
+        }
+    }
+}
+
 /// Who reaps on a host (the `reaper` message, or `hello.reaper`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reaper {
@@ -134,6 +150,17 @@ pub struct Reaper {
     pub paused: bool,
     /// The header's words (`reaper: every 60s`).
     pub text: String,
+}
+
+impl From<ReaperLine> for Reaper {
+    fn from(line: ReaperLine) -> Self {
+        Self {
+            by: line.by,
+            pid: line.pid,
+            paused: line.paused,
+            text: line.text,
+        }
+    }
 }
 
 /// One Activity line of a host (the `activity` message).
@@ -163,17 +190,8 @@ pub enum Applied {
     Tables,
     /// An Activity line was added.
     Activity,
-    /// A `reply` to command `id`.
-    Reply {
-        /// The command's `id`, as sent.
-        id: Value,
-        /// It was started (or answered).
-        ok: bool,
-        /// The flash (`ok`) or the error's message.
-        message: String,
-        /// The whole reply (for `detail` and `logs`).
-        reply: Value,
-    },
+    /// A `reply` to command `reply.id` (its words: [`Reply::words`]).
+    Reply(Box<Reply>),
     /// A `log` line of logs stream `logs`.
     Log {
         /// The `logs` command's id.
@@ -431,27 +449,27 @@ impl Host {
         }
         for rows in std::mem::take(&mut self.group) {
             match rows {
-                Rows::Instances(upsert, remove) => {
-                    for key in &remove {
-                        self.remove_instance(key);
+                Rows::Instances(rows) => {
+                    for key in rows.remove {
+                        self.remove_instance(&InstanceKey::from(key));
                     }
-                    for instance in upsert {
-                        self.upsert_instance(instance);
-                    }
-                }
-                Rows::Operations(upsert, remove) => {
-                    for id in &remove {
-                        self.remove_operation(id);
-                    }
-                    for op in upsert {
-                        self.upsert_operation(op);
+                    for instance in rows.upsert {
+                        self.upsert_instance(Instance::from(instance));
                     }
                 }
-                Rows::Backoffs(upsert, remove) => {
-                    for name in &remove {
-                        self.backoffs.remove(name);
+                Rows::Operations(rows) => {
+                    for id in rows.remove {
+                        self.remove_operation(&Value::from(id));
                     }
-                    for backoff in upsert {
+                    for op in rows.upsert {
+                        self.upsert_operation(Operation::from(op));
+                    }
+                }
+                Rows::Backoffs(rows) => {
+                    for key in rows.remove {
+                        self.backoffs.remove(&key.instance);
+                    }
+                    for backoff in rows.upsert.into_iter().map(Backoff::from) {
                         if self.backoffs.len() < self.bounds.host_rows
                             || self.backoffs.contains_key(&backoff.instance)
                         {
@@ -461,7 +479,7 @@ impl Host {
                         }
                     }
                 }
-                Rows::Other => {}
+                Rows::Unknown => {}
             }
         }
         self.group_rows = 0;
@@ -566,19 +584,19 @@ impl Fleet {
             return Applied::Ignored;
         };
         match message {
-            Message::Hello { hello, reaper, .. } => {
-                one.hello = Some(hello);
-                one.note = None;
-                if reaper.is_some() {
-                    one.reaper = reaper;
+            Message::Hello(hello) => {
+                if let Some(reaper) = &hello.reaper {
+                    one.reaper = Some(Reaper::from(reaper.clone()));
                 }
+                one.hello = Some(Hello::from(*hello));
+                one.note = None;
                 Applied::Host
             }
             Message::Reaper(reaper) => {
-                one.reaper = Some(reaper);
+                one.reaper = Some(Reaper::from(reaper));
                 Applied::Host
             }
-            Message::Reset => {
+            Message::Reset(_) => {
                 one.group.clear();
                 one.group_rows = 0;
                 one.group_reset = true;
@@ -589,18 +607,18 @@ impl Fleet {
                 one.rows(rows);
                 Applied::Host
             }
-            Message::Synced(at) => {
-                one.synced(at);
+            Message::Synced(synced) => {
+                one.synced(synced.at);
                 Applied::Tables
             }
-            Message::Banner(id, level, text) => {
-                if one.banners.len() < MAX_BANNERS || one.banners.contains_key(&id) {
-                    one.banners.insert(id, (level, text));
+            Message::Banner(banner) => {
+                if one.banners.len() < MAX_BANNERS || one.banners.contains_key(&banner.id) {
+                    one.banners.insert(banner.id, (banner.level, banner.text));
                 }
                 Applied::Host
             }
-            Message::BannerCleared(id) => {
-                one.banners.remove(&id);
+            Message::BannerCleared(cleared) => {
+                one.banners.remove(&cleared.id);
                 Applied::Host
             }
             Message::Activity(line) => {
@@ -617,21 +635,19 @@ impl Fleet {
                 });
                 Applied::Activity
             }
-            Message::Reply(id, ok, message, reply) => Applied::Reply {
-                id,
-                ok,
-                message,
-                reply,
-            },
+            Message::Reply(reply) => Applied::Reply(Box::new(reply)),
             Message::Log(line) => Applied::Log {
                 logs: line.logs,
                 service: line.service,
                 text: line.text,
                 cont: line.cont,
             },
-            Message::LogsEnd(logs, reason) => Applied::LogsEnd { logs, reason },
-            Message::Heartbeat => Applied::Quiet,
-            Message::Other => Applied::Ignored,
+            Message::LogsEnd(end) => Applied::LogsEnd {
+                logs: end.logs,
+                reason: end.reason,
+            },
+            Message::Heartbeat(_) => Applied::Quiet,
+            Message::Unknown => Applied::Ignored,
         }
     }
 }

@@ -1,6 +1,6 @@
-//! One host's rows as its agent sends them (docs/protocol.md "Instance
-//! rows", "Operation rows", "Backoff rows"), as typed values (read by
-//! [`super::wire`]). Texts are kept as sent (redacted by the agent, not yet
+//! One host's rows as the fleet view holds them, made from the
+//! protocol's rows (docs/protocol.md "Instance rows", "Operation rows",
+//! "Backoff rows"; [`crate::model::protocol::rows`]) as they are applied. Texts are kept as sent (redacted by the agent, not yet
 //! sanitized): they are sanitized where they are drawn, and a name goes
 //! back to its host exactly as read.
 
@@ -16,14 +16,11 @@ pub struct InstanceKey {
     pub birth: Option<String>,
 }
 
-/// An instance's lease (stackless §6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
-pub struct Lease {
-    /// Its length (seconds).
-    pub duration_secs: i64,
-    /// When it expires (unix seconds).
-    pub expires_at: i64,
-}
+/// An instance's lease (stackless §6): the protocol's own lease object.
+pub use crate::model::protocol::rows::LeaseRow as Lease;
+use crate::model::protocol::rows::{
+    BackoffKeyRow, BackoffRow, InstanceKeyRow, InstanceRow, OperationKeyRow, OperationRow,
+};
 
 /// An instance's operation lock (stackless §2), as its host probed it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,18 +90,50 @@ impl Instance {
     pub fn tombstoned(&self) -> bool {
         self.status == "tombstoned"
     }
+}
 
-    /// Its birth as a command sends it: the row's own shape,
-    /// `{"instance_id", "resource_namespace"}` (docs/protocol.md,
-    /// "Commands"), or `null` before schema 7.
-    #[must_use]
-    pub fn birth_value(&self) -> Value {
-        self.key.birth.as_ref().map_or(Value::Null, |id| {
-            serde_json::json!({
-                "instance_id": id,
-                "resource_namespace": self.resource_namespace,
-            })
-        })
+impl From<InstanceRow> for Instance {
+    /// The row as sent; `dns_safe` only when the name is (a host's claim
+    /// is checked: stackless §6's name rule).
+    fn from(row: InstanceRow) -> Self {
+        let (birth, resource_namespace) = row.birth.map_or((None, None), |b| {
+            (Some(b.instance_id), b.resource_namespace)
+        });
+        Self {
+            dns_safe: row.dns_safe && crate::model::name::is_dns_safe(&row.name),
+            key: InstanceKey {
+                name: row.name,
+                birth,
+            },
+            resource_namespace,
+            substrate: row.substrate,
+            status: row.status,
+            created_at: row.created_at,
+            tombstoned_at: row.tombstoned_at,
+            lease: row.lease,
+            lock: row.lock.map(|lock| Lock {
+                operation: lock.operation,
+                holder_pid: lock.holder_pid,
+                holder_host: lock.holder_host,
+                liveness: lock.liveness_state,
+                held: lock.held,
+            }),
+            failed_up: row.failed_up,
+            services_dead: row.services_dead,
+            gc: row.gc.map(|gc| Gc {
+                due_at: gc.due_at,
+                collected_by: gc.collected_by,
+            }),
+        }
+    }
+}
+
+impl From<InstanceKeyRow> for InstanceKey {
+    fn from(row: InstanceKeyRow) -> Self {
+        Self {
+            name: row.name,
+            birth: row.birth,
+        }
     }
 }
 
@@ -128,6 +157,36 @@ pub struct Operation {
     pub error: Option<String>,
 }
 
+impl From<OperationRow> for Operation {
+    /// The row as sent; its error as `code: message` (the code alone, the
+    /// message alone), or the unparsed text.
+    fn from(row: OperationRow) -> Self {
+        let error = match row.error {
+            Some(error) => Some(match (error.code.is_empty(), error.message.is_empty()) {
+                (false, false) => format!("{}: {}", error.code, error.message),
+                (false, true) => error.code,
+                _ => error.message,
+            }),
+            None => row.error_unparsed,
+        };
+        Self {
+            id: row.id,
+            instance: row.instance,
+            verb: row.verb,
+            status: row.status,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+            error,
+        }
+    }
+}
+
+impl From<OperationKeyRow> for Value {
+    fn from(row: OperationKeyRow) -> Self {
+        row.id
+    }
+}
+
 impl Operation {
     /// `queued` or `running`.
     #[must_use]
@@ -149,4 +208,27 @@ pub struct Backoff {
     pub remediation: Option<String>,
     /// When the reaper tries again (unix seconds).
     pub next_retry_at: i64,
+}
+
+impl From<BackoffRow> for Backoff {
+    /// The row as sent; its summary, or the last error when it has none.
+    fn from(row: BackoffRow) -> Self {
+        Self {
+            instance: row.instance,
+            attempts: row.attempts,
+            summary: if row.summary.is_empty() {
+                row.last_error
+            } else {
+                row.summary
+            },
+            remediation: row.remediation,
+            next_retry_at: row.next_retry_at,
+        }
+    }
+}
+
+impl From<BackoffKeyRow> for String {
+    fn from(row: BackoffKeyRow) -> Self {
+        row.instance
+    }
 }

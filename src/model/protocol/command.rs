@@ -2,7 +2,11 @@
 //! one JSON object per line with an `id` and a `cmd`, parsed here into a
 //! [`Command`] or the typed error its reply carries. Names are checked
 //! DNS-safe here and again by the rules of the key each command mirrors.
+//! The same [`Command`] is what a client writes ([`Request`], serialized
+//! tagged by `cmd`), and [`Cmd`] lists the `cmd` values (`hello.commands`).
 
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::PROTOCOL;
@@ -41,15 +45,208 @@ pub enum Command {
     Ping,
 }
 
-/// An instance as the client saw it: its name and its birth's
-/// `instance_id` (`None` before schema 7).
+/// A command's `cmd`: one per [`Command`] variant ([`Command::cmd`]), the
+/// list `hello.commands` says ([`super::lines::COMMANDS`] is [`Cmd::ALL`]'s
+/// names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cmd {
+    /// [`Command::Reap`].
+    Reap,
+    /// [`Command::Down`].
+    Down,
+    /// [`Command::QueueDown`].
+    QueueDown,
+    /// [`Command::Cancel`].
+    Cancel,
+    /// [`Command::Pause`].
+    Pause,
+    /// [`Command::Resume`].
+    Resume,
+    /// [`Command::Pass`].
+    Pass,
+    /// [`Command::Renew`].
+    Renew,
+    /// [`Command::Verify`].
+    Verify,
+    /// [`Command::Detail`].
+    Detail,
+    /// [`Command::Logs`].
+    Logs,
+    /// [`Command::LogsStop`].
+    LogsStop,
+    /// [`Command::Ping`].
+    Ping,
+}
+
+impl Cmd {
+    /// Every `cmd`, in `hello.commands`' order.
+    pub const ALL: [Self; 13] = [
+        Self::Reap,
+        Self::Down,
+        Self::QueueDown,
+        Self::Cancel,
+        Self::Pause,
+        Self::Resume,
+        Self::Pass,
+        Self::Renew,
+        Self::Verify,
+        Self::Detail,
+        Self::Logs,
+        Self::LogsStop,
+        Self::Ping,
+    ];
+
+    /// The `cmd` text (serde's name of the variant).
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Reap => "reap",
+            Self::Down => "down",
+            Self::QueueDown => "queue_down",
+            Self::Cancel => "cancel",
+            Self::Pause => "pause",
+            Self::Resume => "resume",
+            Self::Pass => "pass",
+            Self::Renew => "renew",
+            Self::Verify => "verify",
+            Self::Detail => "detail",
+            Self::Logs => "logs",
+            Self::LogsStop => "logs_stop",
+            Self::Ping => "ping",
+        }
+    }
+
+    /// It only reads: taken by a read-only agent too.
+    #[must_use]
+    pub const fn reads(self) -> bool {
+        matches!(
+            self,
+            Self::Detail | Self::Logs | Self::LogsStop | Self::Ping
+        )
+    }
+
+    /// The `cmd` named `text`, if any.
+    #[must_use]
+    pub fn named(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|cmd| cmd.as_str() == text)
+    }
+}
+
+impl Command {
+    /// Its `cmd`.
+    #[must_use]
+    pub const fn cmd(&self) -> Cmd {
+        match self {
+            Self::Reap(_) => Cmd::Reap,
+            Self::Down(_) => Cmd::Down,
+            Self::QueueDown(_) => Cmd::QueueDown,
+            Self::Cancel(_) => Cmd::Cancel,
+            Self::Pause => Cmd::Pause,
+            Self::Resume => Cmd::Resume,
+            Self::Pass => Cmd::Pass,
+            Self::Renew(..) => Cmd::Renew,
+            Self::Verify(_) => Cmd::Verify,
+            Self::Detail(_) => Cmd::Detail,
+            Self::Logs(..) => Cmd::Logs,
+            Self::LogsStop(_) => Cmd::LogsStop,
+            Self::Ping => Cmd::Ping,
+        }
+    }
+
+    /// Its fields after `cmd`, as docs/protocol.md "Commands" names them.
+    fn fields<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
+        match self {
+            Self::Reap(t) | Self::Down(t) | Self::QueueDown(t) | Self::Verify(t) => t.fields(map),
+            Self::Renew(t, lease) => {
+                t.fields(map)?;
+                map.serialize_entry("lease_secs", lease)
+            }
+            Self::Cancel(operation) => map.serialize_entry("operation", operation),
+            Self::Detail(name) => map.serialize_entry("name", name),
+            Self::Logs(name, service) => {
+                map.serialize_entry("name", name)?;
+                match service {
+                    Some(service) => map.serialize_entry("service", service),
+                    None => Ok(()),
+                }
+            }
+            Self::LogsStop(logs) => map.serialize_entry("logs", logs),
+            Self::Pause | Self::Resume | Self::Pass | Self::Ping => Ok(()),
+        }
+    }
+}
+
+/// A command as a JSON object tagged by `cmd` (no `id`: [`Request`] adds it).
+impl Serialize for Command {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("cmd", &self.cmd())?;
+        self.fields(&mut map)?;
+        map.end()
+    }
+}
+
+/// One command line as a client writes it: `{"id": ..., "cmd": ..., ...}`
+/// (docs/protocol.md "Commands"); [`parse`] reads it back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Request<'a> {
+    /// The id the reply carries (a string of at most [`MAX_ID_CHARS`], or
+    /// an integer).
+    pub id: &'a Value,
+    /// The command.
+    pub command: &'a Command,
+}
+
+impl Request<'_> {
+    /// The line, without its newline.
+    #[must_use]
+    pub fn line(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+impl Serialize for Request<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("id", self.id)?;
+        map.serialize_entry("cmd", &self.command.cmd())?;
+        self.command.fields(&mut map)?;
+        map.end()
+    }
+}
+
+/// An instance as the client saw it: its name and its birth (`None`
+/// before schema 7).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
     /// The name (DNS-safe: checked when parsed).
     pub name: String,
     /// The birth's `instance_id` the client saw (sent as the row's birth
-    /// object, or as the bare string: deprecated).
+    /// object, or as the bare string: deprecated). The only part compared.
     pub birth: Option<String>,
+    /// The birth's `resource_namespace`, when the client sent the row's
+    /// birth object with it (written back as it came; never compared).
+    pub resource_namespace: Option<String>,
+}
+
+impl Target {
+    /// `name` and `birth` (the row's birth object, or null).
+    fn fields<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
+        map.serialize_entry("name", &self.name)?;
+        let birth = self.birth.as_ref().map(|id| BirthArg {
+            instance_id: id,
+            resource_namespace: self.resource_namespace.as_deref(),
+        });
+        map.serialize_entry("birth", &birth)
+    }
+}
+
+/// A command's `birth` object (`#/$defs/command_birth`).
+#[derive(Serialize)]
+struct BirthArg<'a> {
+    instance_id: &'a str,
+    resource_namespace: Option<&'a str>,
 }
 
 /// Why a line is not a command: the reply's `error.kind` and message.
@@ -127,14 +324,23 @@ pub fn parse(line: &str) -> (Value, Result<Command, Rejected>) {
 }
 
 fn command(fields: &serde_json::Map<String, Value>) -> Result<Command, Rejected> {
-    let Some(cmd) = fields.get("cmd").and_then(Value::as_str) else {
+    let Some(text) = fields.get("cmd").and_then(Value::as_str) else {
         return Err(rejected("bad_request", "`cmd` (a string) is missing"));
     };
+    let Some(cmd) = Cmd::named(text) else {
+        return Err(rejected(
+            "unknown_command",
+            format!(
+                "unknown command {}",
+                serde_json::Value::String(crate::model::text::sanitize_short(text, 64))
+            ),
+        ));
+    };
     Ok(match cmd {
-        "reap" => Command::Reap(target(fields)?),
-        "down" => Command::Down(target(fields)?),
-        "queue_down" => Command::QueueDown(target(fields)?),
-        "cancel" => {
+        Cmd::Reap => Command::Reap(target(fields)?),
+        Cmd::Down => Command::Down(target(fields)?),
+        Cmd::QueueDown => Command::QueueDown(target(fields)?),
+        Cmd::Cancel => {
             let id = string(fields, "operation")?;
             if id.is_empty()
                 || id.len() > 64
@@ -147,17 +353,17 @@ fn command(fields: &serde_json::Map<String, Value>) -> Result<Command, Rejected>
             }
             Command::Cancel(id)
         }
-        "pause" => Command::Pause,
-        "resume" => Command::Resume,
-        "pass" => Command::Pass,
-        "renew" => {
+        Cmd::Pause => Command::Pause,
+        Cmd::Resume => Command::Resume,
+        Cmd::Pass => Command::Pass,
+        Cmd::Renew => {
             let target = target(fields)?;
             let lease = lease(fields, &target.name)?;
             Command::Renew(target, lease)
         }
-        "verify" => Command::Verify(target(fields)?),
-        "detail" => Command::Detail(any_name(fields)?),
-        "logs" => {
+        Cmd::Verify => Command::Verify(target(fields)?),
+        Cmd::Detail => Command::Detail(any_name(fields)?),
+        Cmd::Logs => {
             let service = match fields.get("service") {
                 None | Some(Value::Null) => None,
                 Some(Value::String(s)) if is_dns_safe(s) => Some(s.clone()),
@@ -170,7 +376,7 @@ fn command(fields: &serde_json::Map<String, Value>) -> Result<Command, Rejected>
             };
             Command::Logs(any_name(fields)?, service)
         }
-        "logs_stop" => match fields.get("logs") {
+        Cmd::LogsStop => match fields.get("logs") {
             Some(v @ (Value::String(_) | Value::Number(_))) => Command::LogsStop(v.clone()),
             _ => {
                 return Err(rejected(
@@ -179,16 +385,7 @@ fn command(fields: &serde_json::Map<String, Value>) -> Result<Command, Rejected>
                 ));
             }
         },
-        "ping" => Command::Ping,
-        other => {
-            return Err(rejected(
-                "unknown_command",
-                format!(
-                    "unknown command {}",
-                    serde_json::Value::String(crate::model::text::sanitize_short(other, 64))
-                ),
-            ));
-        }
+        Cmd::Ping => Command::Ping,
     })
 }
 
@@ -232,15 +429,19 @@ fn any_name(fields: &serde_json::Map<String, Value>) -> Result<String, Rejected>
 
 fn target(fields: &serde_json::Map<String, Value>) -> Result<Target, Rejected> {
     let name = name(fields)?;
-    let birth = birth(fields.get("birth"))?;
-    Ok(Target { name, birth })
+    let (birth, resource_namespace) = birth(fields.get("birth"))?;
+    Ok(Target {
+        name,
+        birth,
+        resource_namespace,
+    })
 }
 
 /// `birth` as the instance rows send it, `{"instance_id", "resource_namespace"}`
 /// (only the `instance_id` is compared), or null/absent (a store before
 /// schema 7); the bare `instance_id` string is taken too in protocol 1
-/// (deprecated). Returns the `instance_id`.
-fn birth(value: Option<&Value>) -> Result<Option<String>, Rejected> {
+/// (deprecated). Returns the `instance_id` and the `resource_namespace`.
+fn birth(value: Option<&Value>) -> Result<(Option<String>, Option<String>), Rejected> {
     let wrong = || {
         rejected(
             "bad_request",
@@ -248,16 +449,17 @@ fn birth(value: Option<&Value>) -> Result<Option<String>, Rejected> {
         )
     };
     match value {
-        None | Some(Value::Null) => Ok(None),
+        None | Some(Value::Null) => Ok((None, None)),
         Some(Value::Object(birth)) => {
             match (birth.get("instance_id"), birth.get("resource_namespace")) {
-                (Some(Value::String(id)), None | Some(Value::String(_) | Value::Null)) => {
-                    Ok(Some(id.clone()))
+                (Some(Value::String(id)), None | Some(Value::Null)) => Ok((Some(id.clone()), None)),
+                (Some(Value::String(id)), Some(Value::String(ns))) => {
+                    Ok((Some(id.clone()), Some(ns.clone())))
                 }
                 _ => Err(wrong()),
             }
         }
-        Some(Value::String(id)) => Ok(Some(id.clone())),
+        Some(Value::String(id)) => Ok((Some(id.clone()), None)),
         Some(_) => Err(wrong()),
     }
 }
@@ -291,7 +493,8 @@ mod tests {
                 Value::from(7),
                 Ok(Command::Reap(Target {
                     name: "golf".into(),
-                    birth: Some("ab".into())
+                    birth: Some("ab".into()),
+                    resource_namespace: None,
                 }))
             )
         );
@@ -300,7 +503,8 @@ mod tests {
             Ok(Command::Renew(
                 Target {
                     name: "golf".into(),
-                    birth: None
+                    birth: None,
+                    resource_namespace: None,
                 },
                 Some(3600)
             ))
@@ -338,6 +542,7 @@ mod tests {
         Target {
             name: "golf".into(),
             birth: birth.map(str::to_owned),
+            resource_namespace: None,
         }
     }
 
@@ -408,8 +613,16 @@ mod tests {
             .1
         };
         let id = "70aa7461da17489bb88e709a64f291aa";
+        assert_eq!(
+            reap(&format!(
+                r#"{{"instance_id":"{id}","resource_namespace":"sl-{id}"}}"#
+            )),
+            Ok(Command::Reap(Target {
+                resource_namespace: Some(format!("sl-{id}")),
+                ..golf(Some(id))
+            }))
+        );
         for birth in [
-            format!(r#"{{"instance_id":"{id}","resource_namespace":"sl-{id}"}}"#),
             format!(r#"{{"instance_id":"{id}"}}"#),
             format!(r#"{{"instance_id":"{id}","resource_namespace":null}}"#),
             format!(r#""{id}""#),
@@ -440,5 +653,86 @@ mod tests {
                 "birth {birth}"
             );
         }
+    }
+
+    /// One command of each `cmd` (the match is exhaustive: a new [`Cmd`]
+    /// needs its example here).
+    fn example(cmd: Cmd) -> Command {
+        let target = Target {
+            name: "golf".into(),
+            birth: Some("70aa7461da17489bb88e709a64f291aa".into()),
+            resource_namespace: Some("sl-70aa7461da17489bb88e709a64f291aa".into()),
+        };
+        match cmd {
+            Cmd::Reap => Command::Reap(target),
+            Cmd::Down => Command::Down(golf(None)),
+            Cmd::QueueDown => Command::QueueDown(Target {
+                resource_namespace: None,
+                ..target
+            }),
+            Cmd::Cancel => Command::Cancel("op-1".into()),
+            Cmd::Pause => Command::Pause,
+            Cmd::Resume => Command::Resume,
+            Cmd::Pass => Command::Pass,
+            Cmd::Renew => Command::Renew(target, Some(3600)),
+            Cmd::Verify => Command::Verify(target),
+            Cmd::Detail => Command::Detail("any name".into()),
+            Cmd::Logs => Command::Logs("golf".into(), Some("web".into())),
+            Cmd::LogsStop => Command::LogsStop(Value::from("f7")),
+            Cmd::Ping => Command::Ping,
+        }
+    }
+
+    #[test]
+    fn every_command_round_trips_through_its_line() {
+        for (i, cmd) in Cmd::ALL.into_iter().enumerate() {
+            let command = example(cmd);
+            assert_eq!(command.cmd(), cmd);
+            let id = Value::from(format!("c{i}"));
+            let line = Request {
+                id: &id,
+                command: &command,
+            }
+            .line();
+            assert_eq!(parse(&line), (id, Ok(command.clone())), "{line}");
+            let alone: Value = serde_json::to_value(&command).expect("json");
+            assert_eq!(alone["cmd"], Value::from(cmd.as_str()), "{line}");
+            assert_eq!(
+                serde_json::to_value(cmd).expect("json"),
+                Value::from(cmd.as_str())
+            );
+        }
+        assert_eq!(
+            Request {
+                id: &Value::from(3),
+                command: &example(Cmd::Renew)
+            }
+            .line(),
+            r#"{"id":3,"cmd":"renew","name":"golf","birth":{"instance_id":"70aa7461da17489bb88e709a64f291aa","resource_namespace":"sl-70aa7461da17489bb88e709a64f291aa"},"lease_secs":3600}"#
+        );
+        assert_eq!(
+            Request {
+                id: &Value::from("p"),
+                command: &Command::Renew(golf(None), None)
+            }
+            .line(),
+            r#"{"id":"p","cmd":"renew","name":"golf","birth":null,"lease_secs":null}"#
+        );
+    }
+
+    #[test]
+    fn the_cmd_names_are_the_command_variants() {
+        assert_eq!(
+            super::super::lines::COMMANDS.to_vec(),
+            Cmd::ALL.map(Cmd::as_str).to_vec()
+        );
+        assert_eq!(
+            super::super::lines::READ_COMMANDS.to_vec(),
+            ["detail", "logs", "logs_stop", "ping"]
+        );
+        for cmd in Cmd::ALL {
+            assert_eq!(Cmd::named(cmd.as_str()), Some(cmd));
+        }
+        assert_eq!(Cmd::named("rm"), None);
     }
 }

@@ -8,7 +8,8 @@ use std::collections::HashMap;
 use std::hash::BuildHasher as _;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::{CUT_TEXT_CHARS, MAX_MESSAGE_BYTES, MAX_TEXT_CHARS};
 use crate::model::envelope::{parse_error, read_reason};
@@ -159,7 +160,7 @@ impl Tables {
             snapshot
                 .operations
                 .iter()
-                .map(|op| (op.id.clone(), operation_row(op))),
+                .map(|op| (op.id.clone(), to_value(&operation_row(op)))),
             &mut |change| each(Table::Operations, change),
         );
         update_keyed(
@@ -169,7 +170,7 @@ impl Tables {
             snapshot
                 .reap_attempts
                 .iter()
-                .map(|attempt| (attempt.instance.clone(), backoff_row(attempt))),
+                .map(|attempt| (attempt.instance.clone(), to_value(&backoff_row(attempt)))),
             &mut |change| each(Table::Backoffs, change),
         );
         [
@@ -215,9 +216,10 @@ impl Tables {
         let mut gone: Vec<Arc<Instance>> = old.into_iter().map(|s| s.row).collect();
         gone.sort_by(|a, b| (&a.name, birth_id(a)).cmp(&(&b.name, birth_id(b))));
         for row in &gone {
-            each(Change::Remove(fit(
-                json!({ "name": row.name, "birth": birth_id(row) }),
-            )));
+            each(Change::Remove(fit(to_value(&InstanceKeyRow {
+                name: row.name.clone(),
+                birth: birth_id(row).map(str::to_owned),
+            }))));
         }
         self.instances = next;
     }
@@ -285,9 +287,10 @@ fn inputs(snapshot: &Snapshot, row: &Instance) -> Inputs {
     }
 }
 
-/// The machine value of a probed liveness (`lock.liveness_state`, as in
-/// `snapshot --json`).
-const fn liveness_state(liveness: Option<&Liveness>) -> &'static str {
+/// The machine value of a probed liveness (`lock.liveness_state`: one
+/// word in the stream and in `snapshot --json`; `unknown`: not probed).
+#[must_use]
+pub const fn liveness_state(liveness: Option<&Liveness>) -> &'static str {
     match liveness {
         Some(Liveness::Alive) => "alive",
         Some(Liveness::StalePidGone) => "stale_pid_gone",
@@ -299,148 +302,307 @@ const fn liveness_state(liveness: Option<&Liveness>) -> &'static str {
 
 /// One instance row (docs/protocol.md, "Instance rows"): the fields of
 /// `snapshot --json`'s instance that do not move with the clock, as JSON
-/// text (serialized from the row itself; only a row with a text over
+/// text (serialized from the typed row; only a row with a text over
 /// [`MAX_TEXT_CHARS`] goes through [`fit`]).
 fn instance_row(snapshot: &Snapshot, row: &Instance, inputs: Inputs) -> String {
-    let birth = row.birth.as_ref().map(|b| BirthRow {
-        instance_id: b.instance_id(),
-        resource_namespace: b.resource_namespace(),
-    });
-    let lock = row.lock.as_ref().map(|l| LockRow {
-        operation: &l.operation,
-        holder_pid: l.holder_pid,
-        holder_start_time: l.holder_start_time,
-        holder_host: l.holder_host.as_deref(),
-        acquired_at: l.acquired_at,
-        liveness_state: inputs.liveness,
-        held: inputs.held,
-    });
-    let gc = crate::model::gc::GcPreview::of(row, snapshot.generation).map(|p| GcRow {
-        due_at: p.due_at,
-        collected_by: p.collector.as_str(),
-    });
+    let out = InstanceRow {
+        name: row.name.clone(),
+        birth: row.birth.as_ref().map(BirthRow::of),
+        dns_safe: is_dns_safe(&row.name),
+        substrate: row.substrate.to_string(),
+        status: row.status.as_str().to_owned(),
+        created_at: row.created_at,
+        tombstoned_at: row.tombstoned_at,
+        lease: row.lease.map(LeaseRow::of),
+        lock: row.lock.as_ref().map(|l| LockRow {
+            operation: l.operation.clone(),
+            holder_pid: l.holder_pid,
+            holder_start_time: l.holder_start_time,
+            holder_host: l.holder_host.clone(),
+            acquired_at: l.acquired_at,
+            liveness_state: inputs.liveness.to_owned(),
+            held: inputs.held,
+        }),
+        dirty: row.dirty,
+        failed_up: inputs.failed_up,
+        services_dead: i64::from(inputs.services_dead),
+        gc: crate::model::gc::GcPreview::of(row, snapshot.generation).map(|p| GcRow {
+            due_at: p.due_at,
+            collected_by: p.collector.as_str().to_owned(),
+        }),
+    };
     let texts = [
-        Some(row.name.as_str()),
-        Some(&*row.substrate),
-        Some(row.status.as_str()),
-        birth.as_ref().map(|b| b.resource_namespace),
-        birth.as_ref().map(|b| b.instance_id),
-        lock.as_ref().map(|l| l.operation),
-        lock.as_ref().and_then(|l| l.holder_host),
+        Some(out.name.as_str()),
+        Some(&*out.substrate),
+        Some(out.status.as_str()),
+        out.birth
+            .as_ref()
+            .and_then(|b| b.resource_namespace.as_deref()),
+        out.birth.as_ref().map(|b| b.instance_id.as_str()),
+        out.lock.as_ref().map(|l| l.operation.as_str()),
+        out.lock.as_ref().and_then(|l| l.holder_host.as_deref()),
     ];
     let long = texts
         .iter()
         .flatten()
         .any(|t| t.len() > MAX_TEXT_CHARS && t.chars().nth(MAX_TEXT_CHARS).is_some());
-    let out = InstanceRow {
-        name: &row.name,
-        birth,
-        dns_safe: is_dns_safe(&row.name),
-        substrate: &row.substrate,
-        status: row.status.as_str(),
-        created_at: row.created_at,
-        tombstoned_at: row.tombstoned_at,
-        lease: row.lease.map(|l| LeaseRow {
-            duration_secs: l.duration_secs,
-            expires_at: l.expires_at,
-        }),
-        lock,
-        dirty: row.dirty,
-        failed_up: inputs.failed_up,
-        services_dead: inputs.services_dead,
-        gc,
-    };
     if long {
         return fit(serde_json::to_value(&out).unwrap_or(Value::Null));
     }
     serde_json::to_string(&out).unwrap_or_default()
 }
 
-/// An instance row, borrowed from the row it is built from.
-#[derive(serde::Serialize)]
-struct InstanceRow<'a> {
-    name: &'a str,
-    birth: Option<BirthRow<'a>>,
-    dns_safe: bool,
-    substrate: &'a str,
-    status: &'a str,
-    created_at: Option<i64>,
-    tombstoned_at: Option<i64>,
-    lease: Option<LeaseRow>,
-    lock: Option<LockRow<'a>>,
-    dirty: Option<bool>,
-    failed_up: bool,
-    services_dead: u32,
-    gc: Option<GcRow>,
+/// An instance row (docs/protocol.md "Instance rows";
+/// `#/$defs/instance_row`): what the agent writes and a client reads.
+/// Fields a client may miss read as their defaults (a new agent may drop
+/// none within protocol 1; an unknown field is ignored).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstanceRow {
+    /// The name, as stored.
+    pub name: String,
+    /// Its birth (`null` before schema 7): with the name, the row's key.
+    pub birth: Option<BirthRow>,
+    /// The name is DNS-safe (only such names are acted upon).
+    #[serde(default)]
+    pub dns_safe: bool,
+    /// `local`, `render`, ..., as stored.
+    #[serde(default)]
+    pub substrate: String,
+    /// `active`, `tombstoned`, or what the store says.
+    #[serde(default)]
+    pub status: String,
+    /// When it was created (unix seconds).
+    #[serde(default)]
+    pub created_at: Option<i64>,
+    /// When it was tombstoned (unix seconds).
+    #[serde(default)]
+    pub tombstoned_at: Option<i64>,
+    /// Its lease (stackless §6): the same object as `snapshot --json`'s.
+    #[serde(default)]
+    pub lease: Option<LeaseRow>,
+    /// Its operation lock (stackless §2), as this host probed it.
+    #[serde(default)]
+    pub lock: Option<LockRow>,
+    /// `instances.dirty` (schema 10+), `None` before.
+    #[serde(default)]
+    pub dirty: Option<bool>,
+    /// A row left by a failed `up`.
+    #[serde(default)]
+    pub failed_up: bool,
+    /// Recorded service processes found dead.
+    #[serde(default)]
+    pub services_dead: i64,
+    /// A tombstone's collection (D14).
+    #[serde(default)]
+    pub gc: Option<GcRow>,
 }
 
-#[derive(serde::Serialize)]
-struct BirthRow<'a> {
-    instance_id: &'a str,
-    resource_namespace: &'a str,
+/// An instance's birth (stackless §1, schema 7+), as the rows and the
+/// commands send it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BirthRow {
+    /// 32 hex: the second half of the row's key.
+    pub instance_id: String,
+    /// `sl-...` (always written; a client may miss it).
+    #[serde(default)]
+    pub resource_namespace: Option<String>,
 }
 
-#[derive(serde::Serialize)]
-struct LeaseRow {
-    duration_secs: i64,
-    expires_at: i64,
-}
-
-#[derive(serde::Serialize)]
-struct LockRow<'a> {
-    operation: &'a str,
-    holder_pid: i64,
-    holder_start_time: i64,
-    holder_host: Option<&'a str>,
-    acquired_at: i64,
-    liveness_state: &'static str,
-    held: bool,
-}
-
-#[derive(serde::Serialize)]
-struct GcRow {
-    due_at: i64,
-    collected_by: &'static str,
-}
-
-/// One operation row (docs/protocol.md, "Operation rows"), as
-/// `snapshot --json`'s operation.
-fn operation_row(op: &Operation) -> Value {
-    let parsed = op.error_json.as_deref().and_then(parse_error);
-    let mut row = json!({
-        "id": op.id,
-        "instance": op.instance,
-        "verb": op.verb,
-        "status": op.status.as_str(),
-        "created_at": op.created_at,
-        "updated_at": op.updated_at,
-        "error": parsed.as_ref().map(|e| serde_json::to_value(e).unwrap_or(Value::Null)),
-    });
-    if parsed.is_none()
-        && let Some(text) = op.error_json.as_deref().map(str::trim)
-        && !text.is_empty()
-        && let Value::Object(fields) = &mut row
-    {
-        fields.insert("error_unparsed".into(), Value::String(text.to_owned()));
+impl BirthRow {
+    /// The row's birth.
+    #[must_use]
+    pub fn of(birth: &crate::model::Birth) -> Self {
+        Self {
+            instance_id: birth.instance_id().to_owned(),
+            resource_namespace: Some(birth.resource_namespace().to_owned()),
+        }
     }
-    row
 }
 
-/// One backoff row (docs/protocol.md, "Backoff rows"), as `snapshot
-/// --json`'s `reap_attempt` with its instance.
-fn backoff_row(attempt: &ReapAttempt) -> Value {
+/// A lease (stackless §6): one object shape in the stream's rows and in
+/// `snapshot --json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeaseRow {
+    /// Its length (seconds).
+    pub duration_secs: i64,
+    /// When it expires (unix seconds).
+    pub expires_at: i64,
+}
+
+impl LeaseRow {
+    /// The row's lease.
+    #[must_use]
+    pub const fn of(lease: crate::model::rows::Lease) -> Self {
+        Self {
+            duration_secs: lease.duration_secs,
+            expires_at: lease.expires_at,
+        }
+    }
+}
+
+/// An instance's operation lock (stackless §2) and how the agent probed it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LockRow {
+    /// The operation holding it (`up`, `down`, ...), as stored.
+    #[serde(default)]
+    pub operation: String,
+    /// The holder's pid.
+    #[serde(default)]
+    pub holder_pid: i64,
+    /// The holder's start time (as stored).
+    #[serde(default)]
+    pub holder_start_time: i64,
+    /// The holder's host (`None` before migration 4).
+    #[serde(default)]
+    pub holder_host: Option<String>,
+    /// When it was taken (unix seconds).
+    #[serde(default)]
+    pub acquired_at: i64,
+    /// `alive`, `stale_pid_gone`, `stale_pid_reused`, `foreign_host`,
+    /// `unknown` (the default when missing).
+    #[serde(default = "unknown")]
+    pub liveness_state: String,
+    /// It blocks the reaper (stackless §2; `true` when missing).
+    #[serde(default = "yes")]
+    pub held: bool,
+}
+
+fn unknown() -> String {
+    "unknown".to_owned()
+}
+
+const fn yes() -> bool {
+    true
+}
+
+/// A tombstone's collection (D14): when it is due, and by whom.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GcRow {
+    /// When it becomes due (unix seconds).
+    pub due_at: i64,
+    /// `controller`, `reaper` or `stackless`.
+    #[serde(default)]
+    pub collected_by: String,
+}
+
+/// An instance row's key, as a `remove` sends it: the name and the
+/// birth's `instance_id` (`null` before schema 7).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstanceKeyRow {
+    /// The name.
+    pub name: String,
+    /// The birth's `instance_id`.
+    #[serde(default)]
+    pub birth: Option<String>,
+}
+
+/// One operation row (docs/protocol.md, "Operation rows"; 0.4.0
+/// controller), as `snapshot --json`'s operation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OperationRow {
+    /// Its id, as stored (a string; a client takes any JSON scalar).
+    pub id: Value,
+    /// The instance it acts on.
+    #[serde(default)]
+    pub instance: String,
+    /// `up`, `down`, ...
+    #[serde(default)]
+    pub verb: String,
+    /// `pending`, `running`, `succeeded`, ...
+    #[serde(default)]
+    pub status: String,
+    /// Unix seconds.
+    #[serde(default)]
+    pub created_at: i64,
+    /// Unix seconds.
+    #[serde(default)]
+    pub updated_at: i64,
+    /// Its `error_json` as the stackless error envelope, when it parses.
+    #[serde(default)]
+    pub error: Option<crate::model::envelope::EnvelopeError>,
+    /// Its `error_json` as stored, when it does not parse as one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_unparsed: Option<String>,
+}
+
+/// An operation row's key, as a `remove` sends it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OperationKeyRow {
+    /// The operation's id.
+    pub id: Value,
+}
+
+/// One backoff row (docs/protocol.md, "Backoff rows"; stackless §6), as
+/// `snapshot --json`'s `reap_attempt` with its instance.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BackoffRow {
+    /// The instance.
+    pub instance: String,
+    /// Failed reaps so far.
+    #[serde(default)]
+    pub attempts: i64,
+    /// The last failure, as stored.
+    #[serde(default)]
+    pub last_error: String,
+    /// Its stable code, when it has one.
+    #[serde(default)]
+    pub code: Option<String>,
+    /// Its words.
+    #[serde(default)]
+    pub summary: String,
+    /// What to do about it.
+    #[serde(default)]
+    pub remediation: Option<String>,
+    /// When the next reap may be tried (unix seconds).
+    #[serde(default)]
+    pub next_retry_at: i64,
+}
+
+/// A backoff row's key, as a `remove` sends it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BackoffKeyRow {
+    /// The instance.
+    pub instance: String,
+}
+
+/// One operation row, typed.
+fn operation_row(op: &Operation) -> OperationRow {
+    let error = op.error_json.as_deref().and_then(parse_error);
+    let error_unparsed = match (&error, op.error_json.as_deref().map(str::trim)) {
+        (None, Some(text)) if !text.is_empty() => Some(text.to_owned()),
+        _ => None,
+    };
+    OperationRow {
+        id: Value::String(op.id.clone()),
+        instance: op.instance.clone(),
+        verb: op.verb.clone(),
+        status: op.status.as_str().to_owned(),
+        created_at: op.created_at,
+        updated_at: op.updated_at,
+        error,
+        error_unparsed,
+    }
+}
+
+/// One backoff row, typed.
+fn backoff_row(attempt: &ReapAttempt) -> BackoffRow {
     let reason = read_reason(&attempt.last_error);
-    json!({
-        "instance": attempt.instance,
-        "attempts": attempt.attempts,
-        "last_error": attempt.last_error,
-        "code": reason.code.or_else(|| {
-            crate::model::envelope::line_code(&attempt.last_error).map(str::to_owned)
-        }),
-        "summary": reason.summary,
-        "remediation": reason.remediation,
-        "next_retry_at": attempt.next_retry_at,
-    })
+    BackoffRow {
+        instance: attempt.instance.clone(),
+        attempts: attempt.attempts,
+        last_error: attempt.last_error.clone(),
+        code: reason
+            .code
+            .or_else(|| crate::model::envelope::line_code(&attempt.last_error).map(str::to_owned)),
+        summary: reason.summary,
+        remediation: reason.remediation,
+        next_retry_at: attempt.next_retry_at,
+    }
+}
+
+/// `row` as a JSON value (a typed row always is one).
+fn to_value(row: &impl Serialize) -> Value {
+    serde_json::to_value(row).unwrap_or(Value::Null)
 }
 
 /// The row's JSON text, its texts cut to [`MAX_TEXT_CHARS`]; one that
@@ -488,6 +650,7 @@ mod tests {
     use super::*;
     use crate::model::generation::Generation;
     use crate::model::rows::{Birth, Lease, Rows, Status};
+    use serde_json::json;
 
     fn instance(name: &str, birth: &str, expires_at: i64) -> Instance {
         Instance {
@@ -545,6 +708,18 @@ mod tests {
             ]
         );
         assert!(delta.tables[0].1.remove.is_empty());
+        // A client reads the row into the same type and writes it back
+        // byte for byte.
+        let text = &delta.tables[0].1.upsert[0];
+        let row: InstanceRow = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            row.lease,
+            Some(LeaseRow {
+                duration_secs: 60,
+                expires_at: 9000
+            })
+        );
+        assert_eq!(&serde_json::to_string(&row).unwrap(), text);
     }
 
     #[test]

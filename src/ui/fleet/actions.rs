@@ -5,10 +5,11 @@
 use std::collections::BTreeMap;
 
 use crossterm::event::{KeyCode, KeyEvent};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{Confirm, FleetApp, FleetEffect, Focus, Layer, Sent};
 use crate::model::fleet::rows::{Instance, InstanceKey};
+use crate::model::protocol::command::{Cmd, Command, Target};
 use crate::model::text::sanitize_short;
 use crossterm::event::KeyModifiers;
 
@@ -20,7 +21,7 @@ pub(super) enum Verb {
 }
 
 impl FleetApp {
-    pub(super) fn ask(&mut self, lines: Vec<String>, commands: Vec<(usize, Value)>) {
+    pub(super) fn ask(&mut self, lines: Vec<String>, commands: Vec<(usize, Command)>) {
         self.layers
             .push(Layer::Confirm(Confirm { lines, commands }));
     }
@@ -56,7 +57,8 @@ impl FleetApp {
     }
 
     /// Why host `host` cannot take `cmd` now, if it cannot.
-    pub(super) fn refusal(&self, host: usize, cmd: &str) -> Option<String> {
+    pub(super) fn refusal(&self, host: usize, cmd: Cmd) -> Option<String> {
+        let cmd = cmd.as_str();
         let one = self.fleet.hosts.get(host)?;
         match one.ready(self.now) {
             Err(why) => Some(why),
@@ -79,7 +81,7 @@ impl FleetApp {
         verb: Verb,
         host: usize,
         instance: &Instance,
-    ) -> Result<Value, String> {
+    ) -> Result<Command, String> {
         let one = &self.fleet.hosts[host];
         let name = sanitize_short(&instance.key.name, 96);
         if !instance.dns_safe {
@@ -101,14 +103,19 @@ impl FleetApp {
                     self.host_name(host)
                 ));
             }
-            Verb::Reap => "reap",
-            Verb::Down if one.pending_operation(&instance.key.name).is_some() => "queue_down",
-            Verb::Down => "down",
+            Verb::Reap => Command::Reap,
+            Verb::Down if one.pending_operation(&instance.key.name).is_some() => Command::QueueDown,
+            Verb::Down => Command::Down,
         };
-        if let Some(why) = self.refusal(host, cmd) {
+        let command = cmd(Target {
+            name: instance.key.name.clone(),
+            birth: instance.key.birth.clone(),
+            resource_namespace: instance.resource_namespace.clone(),
+        });
+        if let Some(why) = self.refusal(host, command.cmd()) {
             return Err(why);
         }
-        Ok(json!({"cmd": cmd, "name": instance.key.name, "birth": instance.birth_value()}))
+        Ok(command)
     }
 
     pub(super) fn ask_instances(&mut self, verb: Verb) {
@@ -158,22 +165,23 @@ impl FleetApp {
     pub(super) fn question(
         &self,
         verb: Verb,
-        commands: &[(usize, Value)],
+        commands: &[(usize, Command)],
         refused: &[String],
     ) -> Vec<String> {
         let mut lines = Vec::new();
         if let [(host, command)] = commands {
-            let name = sanitize_short(command["name"].as_str().unwrap_or_default(), 96);
+            let target = target_name(command);
+            let name = sanitize_short(target, 96);
             let host_name = self.host_name(*host);
-            let cmd = command["cmd"].as_str().unwrap_or_default();
-            let question = match cmd {
-                "reap" => format!("Reap {name} on {host_name} now?"),
-                "queue_down" => {
+            let cmd = command.cmd().as_str();
+            let question = match command.cmd() {
+                Cmd::Reap => format!("Reap {name} on {host_name} now?"),
+                Cmd::QueueDown => {
                     format!("Queue a down of {name} on {host_name} behind its pending operation?")
                 }
                 _ => format!("Tear down {name} on {host_name}?"),
             };
-            let runs = self.runs_there(*host, cmd, command["name"].as_str().unwrap_or_default());
+            let runs = self.runs_there(*host, cmd, target);
             lines.push(format!("{question} This runs there: {runs}"));
             if self.fleet.hosts[*host]
                 .hello
@@ -202,7 +210,7 @@ impl FleetApp {
     pub(super) fn bulk_lines(
         &self,
         verb: Verb,
-        commands: &[(usize, Value)],
+        commands: &[(usize, Command)],
         lines: &mut Vec<String>,
     ) {
         let mut per_host: BTreeMap<usize, usize> = BTreeMap::new();
@@ -247,8 +255,8 @@ impl FleetApp {
         });
         let queued: Vec<(usize, &str)> = commands
             .iter()
-            .filter(|(_, c)| c["cmd"] == "queue_down")
-            .map(|(h, c)| (*h, c["name"].as_str().unwrap_or_default()))
+            .filter(|(_, c)| c.cmd() == Cmd::QueueDown)
+            .map(|(h, c)| (*h, target_name(c)))
             .collect();
         if let Some((host, name)) = queued.first() {
             lines.push(format!(
@@ -316,7 +324,7 @@ impl FleetApp {
             );
             return;
         }
-        if let Some(why) = self.refusal(host, "cancel") {
+        if let Some(why) = self.refusal(host, Cmd::Cancel) {
             self.say(why, true);
             return;
         }
@@ -330,10 +338,7 @@ impl FleetApp {
             ),
             "y: yes · any other key: no".to_owned(),
         ];
-        self.ask(
-            lines,
-            vec![(host, json!({"cmd": "cancel", "operation": op.id}))],
-        );
+        self.ask(lines, vec![(host, Command::Cancel(operation_id(&op.id)))]);
     }
 
     pub(super) fn reaper_key(&mut self, pause: bool) -> Vec<FleetEffect> {
@@ -345,22 +350,27 @@ impl FleetApp {
                 .reaper
                 .as_ref()
                 .is_some_and(|r| r.paused);
-            if paused { "resume" } else { "pause" }
+            if paused {
+                Command::Resume
+            } else {
+                Command::Pause
+            }
         } else {
-            "pass"
+            Command::Pass
         };
         self.reaper_command(cmd, &[host])
     }
 
     /// Send `cmd` (`pause`, `resume`, `pass`) to `hosts`: one at once;
     /// several after a `y`.
-    pub(super) fn reaper_command(&mut self, cmd: &str, hosts: &[usize]) -> Vec<FleetEffect> {
+    pub(super) fn reaper_command(&mut self, command: Command, hosts: &[usize]) -> Vec<FleetEffect> {
+        let cmd = command.cmd().as_str();
         let mut commands = Vec::new();
         let mut refused = Vec::new();
         for host in hosts {
-            match self.refusal(*host, cmd) {
+            match self.refusal(*host, command.cmd()) {
                 Some(why) => refused.push(why),
-                None => commands.push((*host, json!({"cmd": cmd}))),
+                None => commands.push((*host, command.clone())),
             }
         }
         if commands.is_empty() {
@@ -398,14 +408,39 @@ impl FleetApp {
 }
 
 /// A command's words for its refusal (`reap alpha`).
-pub(super) fn describe(command: &Value) -> String {
-    let cmd = command["cmd"]
-        .as_str()
-        .unwrap_or_default()
-        .replace('_', " ");
-    match command.get("name").and_then(Value::as_str) {
-        Some(name) => format!("{cmd} {}", sanitize_short(name, 96)),
-        None => cmd,
+pub(super) fn describe(command: &Command) -> String {
+    let cmd = command.cmd().as_str().replace('_', " ");
+    match command {
+        Command::Reap(t)
+        | Command::Down(t)
+        | Command::QueueDown(t)
+        | Command::Verify(t)
+        | Command::Renew(t, _) => format!("{cmd} {}", sanitize_short(&t.name, 96)),
+        Command::Detail(name) | Command::Logs(name, _) => {
+            format!("{cmd} {}", sanitize_short(name, 96))
+        }
+        _ => cmd,
+    }
+}
+
+/// The name an instance's command acts on (empty for the others).
+fn target_name(command: &Command) -> &str {
+    match command {
+        Command::Reap(t)
+        | Command::Down(t)
+        | Command::QueueDown(t)
+        | Command::Verify(t)
+        | Command::Renew(t, _) => &t.name,
+        _ => "",
+    }
+}
+
+/// An operation id as `cancel` sends it: a string's text, a number's
+/// digits.
+fn operation_id(id: &Value) -> String {
+    match id {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
     }
 }
 

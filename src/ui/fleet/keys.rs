@@ -9,6 +9,7 @@ use super::actions::{Verb, ctrl, plain};
 use super::{FleetApp, FleetEffect, Focus, Layer};
 use crate::model::fleet::rows::{Instance, InstanceKey, Operation};
 use crate::model::fleet::view::{Filter, SortKey};
+use crate::model::protocol::command::Command;
 use crate::model::text::sanitize_short;
 
 /// The help view's lines: the fleet view's keys.
@@ -407,7 +408,14 @@ impl FleetApp {
                 self.focus = focus;
             }
             "pause" | "resume" | "pass" => match self.hosts_named(rest.first().copied()) {
-                Some(hosts) => return self.reaper_command(first, &hosts),
+                Some(hosts) => {
+                    let command = match first {
+                        "pause" => Command::Pause,
+                        "resume" => Command::Resume,
+                        _ => Command::Pass,
+                    };
+                    return self.reaper_command(command, &hosts);
+                }
                 None => self.say(
                     format!(
                         "no host is named {}",

@@ -17,7 +17,7 @@ mod views;
 use std::cell::{Cell, Ref, RefCell};
 use std::collections::{BTreeSet, HashMap};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 pub use draw::draw;
 pub use keys::HELP as KEYS;
@@ -26,6 +26,8 @@ use crate::model::fleet::rows::InstanceKey;
 use crate::model::fleet::view::{Filter, RowRef, SortKey, host_order, merge};
 use crate::model::fleet::wire::{self, Message};
 use crate::model::fleet::{Applied, Bounds, Fleet, Link, LinkState};
+use crate::model::protocol::command::{Command, Request};
+use crate::model::protocol::lines::Reply;
 use crate::model::text::sanitize_short;
 
 /// How often a connected host is pinged for its round trip (ms).
@@ -83,7 +85,7 @@ pub struct Confirm {
     /// The question's lines (the first is the question).
     pub lines: Vec<String>,
     /// (host, command without its `id`) to send on `y`.
-    pub commands: Vec<(usize, Value)>,
+    pub commands: Vec<(usize, Command)>,
 }
 
 /// A text view over the panes: an instance's detail (its agent's lines),
@@ -248,17 +250,11 @@ impl FleetApp {
         }
         self.dirty |= !matches!(
             applied,
-            Applied::Quiet | Applied::Ignored | Applied::Reply { .. }
+            Applied::Quiet | Applied::Ignored | Applied::Reply(_)
         );
         match applied {
             Applied::Tables => self.invalidate(),
-            Applied::Reply {
-                id,
-                ok,
-                message,
-                reply,
-                ..
-            } => self.reply(host, &id, ok, &message, &reply, now_ms),
+            Applied::Reply(reply) => self.reply(host, &reply, now_ms),
             Applied::Log {
                 logs,
                 text,
@@ -327,7 +323,7 @@ impl FleetApp {
                 continue;
             }
             self.last_ping[host] = now_ms;
-            out.push(self.send(host, json!({"cmd": "ping"}), Sent::Ping(now_ms)));
+            out.push(self.send(host, Command::Ping, Sent::Ping(now_ms)));
         }
         out
     }
@@ -520,17 +516,16 @@ impl FleetApp {
 
     /// The command `command` with a new `id`, to host `host`, remembered
     /// as `sent`.
-    fn send(&mut self, host: usize, mut command: Value, sent: Sent) -> FleetEffect {
+    fn send(&mut self, host: usize, command: Command, sent: Sent) -> FleetEffect {
         let id = format!("f{}", self.next_id);
         self.next_id += 1;
-        if let Value::Object(fields) = &mut command {
-            fields.insert("id".to_owned(), Value::String(id.clone()));
+        let line = Request {
+            id: &Value::String(id.clone()),
+            command: &command,
         }
+        .line();
         self.sent.insert((host, id), sent);
-        FleetEffect::Send {
-            host,
-            line: command.to_string(),
-        }
+        FleetEffect::Send { host, line }
     }
 
     fn host_name(&self, host: usize) -> String {
@@ -541,15 +536,8 @@ impl FleetApp {
             .unwrap_or_default()
     }
 
-    fn reply(
-        &mut self,
-        host: usize,
-        id: &Value,
-        ok: bool,
-        message: &str,
-        reply: &Value,
-        now_ms: i64,
-    ) {
+    fn reply(&mut self, host: usize, reply: &Reply, now_ms: i64) {
+        let (id, ok) = (&reply.id, reply.ok);
         let Some(sent) = self.sent.remove(&(host, id_key(id))) else {
             return;
         };
@@ -562,7 +550,7 @@ impl FleetApp {
         }
         self.dirty = true;
         let name = self.host_name(host);
-        let message = sanitize_short(message, 400);
+        let message = sanitize_short(reply.words(), 400);
         match sent {
             Sent::Ping(_) => {}
             Sent::Action(what) => {
@@ -587,44 +575,36 @@ impl FleetApp {
         }
     }
 
-    fn detail_reply(&mut self, host: usize, id: &Value, ok: bool, message: &str, reply: &Value) {
+    fn detail_reply(&mut self, host: usize, id: &Value, ok: bool, message: &str, reply: &Reply) {
         let Some(view) = self.waiting_view(host, id) else {
             return;
         };
         view.waiting = None;
         view.lines = if ok {
-            reply
-                .pointer("/detail/lines")
-                .and_then(Value::as_array)
-                .map(|lines| {
-                    lines
-                        .iter()
-                        .filter_map(Value::as_str)
-                        .map(|l| sanitize_short(l, 1_024))
-                        .collect()
-                })
-                .unwrap_or_default()
+            reply.detail.as_ref().map_or_else(Vec::new, |detail| {
+                detail
+                    .lines
+                    .iter()
+                    .map(|l| sanitize_short(l, 1_024))
+                    .collect()
+            })
         } else {
             vec![format!("refused: {message}")]
         };
     }
 
-    fn logs_reply(&mut self, host: usize, id: &Value, ok: bool, message: &str, reply: &Value) {
+    fn logs_reply(&mut self, host: usize, id: &Value, ok: bool, message: &str, reply: &Reply) {
         let Some(view) = self.waiting_view(host, id) else {
             return;
         };
         view.waiting = None;
         if ok {
             let services: Vec<String> = reply
-                .get("services")
-                .and_then(Value::as_array)
-                .map(|s| {
-                    s.iter()
-                        .filter_map(Value::as_str)
-                        .map(|s| sanitize_short(s, 64))
-                        .collect()
-                })
-                .unwrap_or_default();
+                .services
+                .iter()
+                .flatten()
+                .map(|s| sanitize_short(s, 64))
+                .collect();
             view.lines.insert(
                 0,
                 format!("-- following {} over its agent", services.join(", ")),

@@ -2,7 +2,9 @@
 //! its host's agent, a line whole (`e`), the help (`?`), and their keys.
 
 use crossterm::event::{KeyCode, KeyEvent};
-use serde_json::{Value, json};
+use serde_json::Value;
+
+use crate::model::protocol::command::{Cmd, Command};
 
 use super::actions::shown_id;
 use super::keys::HELP;
@@ -38,11 +40,11 @@ impl FleetApp {
     }
 
     pub(super) fn detail(&mut self, host: usize, name: &str) -> Vec<FleetEffect> {
-        if let Some(why) = self.refusal(host, "detail") {
+        if let Some(why) = self.refusal(host, Cmd::Detail) {
             self.say(why, true);
             return Vec::new();
         }
-        let effect = self.send(host, json!({"cmd": "detail", "name": name}), Sent::Detail);
+        let effect = self.send(host, Command::Detail(name.to_owned()), Sent::Detail);
         let FleetEffect::Send { line, .. } = &effect;
         let id = id_of(line);
         self.layers.push(Layer::Text(TextView {
@@ -65,11 +67,11 @@ impl FleetApp {
             return Vec::new();
         };
         let name = instance.key.name.clone();
-        if let Some(why) = self.refusal(host, "logs") {
+        if let Some(why) = self.refusal(host, Cmd::Logs) {
             self.say(why, true);
             return Vec::new();
         }
-        let effect = self.send(host, json!({"cmd": "logs", "name": name}), Sent::Logs);
+        let effect = self.send(host, Command::Logs(name.clone(), None), Sent::Logs);
         let FleetEffect::Send { line, .. } = &effect;
         let id = id_of(line);
         self.layers.push(Layer::Text(TextView {
@@ -170,11 +172,7 @@ impl FleetApp {
                     return Vec::new();
                 };
                 if let Some((host, id)) = view.logs {
-                    return vec![self.send(
-                        host,
-                        json!({"cmd": "logs_stop", "logs": id}),
-                        Sent::Quiet,
-                    )];
+                    return vec![self.send(host, Command::LogsStop(id), Sent::Quiet)];
                 }
             }
             KeyCode::Up | KeyCode::Char('k') => {

@@ -4,7 +4,7 @@
 //! line redacted as the view redacts it; ended by `logs_stop`, a new
 //! `logs` (`replaced`), or the instance leaving the store (`gone`).
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::Session;
 use crate::console::actions::Actions;
@@ -108,7 +108,7 @@ impl Session {
         if let Some(stream) = self.logs.take_if(|l| l.id == *logs) {
             actions.io().send(Request::CloseLogs);
             self.end_logs(&stream, "stopped");
-            self.send(lines::reply_ok(id, json!({})));
+            self.send(lines::reply(lines::Reply::ok(id)));
         } else {
             self.send(lines::reply_error(
                 id,
@@ -154,10 +154,10 @@ impl Session {
             ));
             return;
         }
-        self.send(lines::reply_ok(
-            &logs.id,
-            json!({ "services": logs.services }),
-        ));
+        self.send(lines::reply(lines::Reply {
+            services: Some(logs.services.clone()),
+            ..lines::Reply::ok(&logs.id)
+        }));
         for service in &opened.services {
             if logs.service.as_ref().is_some_and(|s| *s != service.name) {
                 continue;

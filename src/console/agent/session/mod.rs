@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use color_eyre::eyre::{Result, WrapErr as _};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::signal::unix::{SignalKind, signal};
 
 mod logs;
@@ -30,7 +30,8 @@ use crate::event::{Answer, Event, Request};
 use crate::model::Snapshot;
 use crate::model::protocol::HEARTBEAT_SECS;
 use crate::model::protocol::command::{self, Command};
-use crate::model::protocol::lines::{self, Banner, Hello, ReaperLine};
+use crate::model::protocol::lines::{self, Banner, DetailReply, Hello, ReaperLine, Reply};
+use crate::model::protocol::rows::BirthRow;
 use crate::model::protocol::rows::Tables;
 use crate::model::rules::{Action, InFlight};
 use crate::model::time::unix_now;
@@ -418,7 +419,7 @@ impl Session {
             return;
         }
         match command {
-            Command::Ping => self.send(lines::reply_ok(&id, json!({}))),
+            Command::Ping => self.send(lines::reply(Reply::ok(&id))),
             Command::Detail(name) => {
                 actions
                     .io()
@@ -441,7 +442,7 @@ impl Session {
     fn remote(&mut self, actions: &mut Actions<'_>, id: &Value, command: Command) {
         let Some(action) = Action::of_command(command) else {
             // The reads are answered by `command`: never here.
-            self.send(lines::reply_ok(id, json!({})));
+            self.send(lines::reply(Reply::ok(id)));
             return;
         };
         let in_flight = self.in_flight(&action);
@@ -462,7 +463,10 @@ impl Session {
                     );
                 }
                 actions.carry_out(effect);
-                self.send(lines::reply_ok(id, json!({ "message": words })));
+                self.send(lines::reply(Reply {
+                    message: Some(words),
+                    ..Reply::ok(id)
+                }));
             }
             Err(why) => self.send(lines::reply_error(id, "refused", &why)),
         }
@@ -510,16 +514,15 @@ impl Session {
                         .snapshot()
                         .instance(name)
                         .and_then(|i| i.birth.as_ref())
-                        .map(|b| {
-                            json!({
-                                "instance_id": b.instance_id(),
-                                "resource_namespace": b.resource_namespace(),
-                            })
-                        });
-                    lines::reply_ok(
-                        &id,
-                        json!({ "detail": { "name": name, "birth": birth, "lines": text } }),
-                    )
+                        .map(BirthRow::of);
+                    lines::reply(Reply {
+                        detail: Some(DetailReply {
+                            name: name.to_owned(),
+                            birth,
+                            lines: text,
+                        }),
+                        ..Reply::ok(&id)
+                    })
                 }
                 Ok(None) => {
                     lines::reply_error(&id, "refused", "refused: no such instance in the store")
@@ -641,8 +644,8 @@ impl Session {
                     .map_or(text, |(_, t)| t.clone())
             } else {
                 self.send(lines::banner(&Banner {
-                    id,
-                    level: if error { "error" } else { "warning" },
+                    id: id.to_owned(),
+                    level: if error { "error" } else { "warning" }.to_owned(),
                     text: text.clone(),
                 }));
                 text

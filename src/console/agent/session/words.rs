@@ -1,11 +1,9 @@
 //! What the agent says in words and shapes: the detail's lines fitted to
 //! a reply, the store's era, and who reaps as the App last heard it.
 
-use serde_json::json;
-
 use crate::event::RoleState;
 use crate::model::controller::Reaping;
-use crate::model::protocol::lines::ReaperLine;
+use crate::model::protocol::lines::{LastPass, ReaperLine};
 use crate::ui::App;
 
 /// At most this many bytes of detail lines go in one reply (the rest of
@@ -65,12 +63,8 @@ pub(super) const fn generation_word(
 pub(super) fn reaper_line(app: Option<&App>) -> ReaperLine {
     let Some(app) = app else {
         return ReaperLine {
-            by: "unknown",
-            pid: None,
-            paused: false,
-            next_pass_at: None,
-            text: String::new(),
-            last_pass: None,
+            by: "unknown".to_owned(),
+            ..ReaperLine::default()
         };
     };
     let (by, pid) = match app.role() {
@@ -87,20 +81,19 @@ pub(super) fn reaper_line(app: Option<&App>) -> ReaperLine {
     };
     let view = app.reaper();
     let status = view.status.filter(|_| by == "agent");
+    let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
     ReaperLine {
-        by,
-        pid,
+        by: by.to_owned(),
+        pid: pid.map(i64::from),
         paused: view.paused,
         next_pass_at: status.and_then(|s| s.next_pass_at),
         text: app.reaper_text().into_owned(),
-        last_pass: status.and_then(|s| s.last).map(|last| {
-            json!({
-                "at": last.at,
-                "reaped": last.summary.reaped,
-                "failed": last.summary.failed,
-                "collected": last.summary.collected,
-                "skipped": last.summary.skipped,
-            })
+        last_pass: status.and_then(|s| s.last).map(|last| LastPass {
+            at: last.at,
+            reaped: count(last.summary.reaped),
+            failed: count(last.summary.failed),
+            collected: count(last.summary.collected),
+            skipped: count(last.summary.skipped),
         }),
     }
 }
