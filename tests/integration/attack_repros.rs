@@ -1,0 +1,285 @@
+//! Reproductions of defects found by trying the agent and the child-answer
+//! redaction as an attacker would. Each test states the rule it checks and
+//! is ignored (`repro: ...`) until the rule holds; run one with
+//! `cargo test --locked --test integration attack_repros:: -- --ignored`.
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use stackless_tui::model::redact::Redactor;
+
+use crate::common::fixture;
+
+/// Canaries a failing child printed that must not survive its redaction.
+fn leaked<'a>(shown: &str, canaries: &[&'a str]) -> Vec<&'a str> {
+    canaries
+        .iter()
+        .copied()
+        .filter(|c| shown.contains(c))
+        .collect()
+}
+
+/// A credential-named key in any case is redacted in a child's answer:
+/// `pass`, `PASS`, `pwd`, `MYSQL_PWD` name passwords as surely as
+/// `password` does.
+#[test]
+#[ignore = "repro: `pass`/`pwd` keys are not credential-named: PASS=x, {\"pwd\":x} kept in clear"]
+fn child_answer_redacts_pass_and_pwd_keys() {
+    let redactor = Redactor::default();
+    let stdout = r#"{"ok":false,"error":{"code":"engine.failed","message":"down failed: PASS=CANARY_A {\"pwd\":\"CANARY_B\"}","details":{"pass":"CANARY_C","Pwd":"CANARY_D"}}}"#;
+    let stderr = "MYSQL_PWD=CANARY_E\nDB_PASS=CANARY_F\n";
+    let shown = format!(
+        "{}\n{}",
+        redactor.child_output(stdout),
+        redactor.child_tail(stderr)
+    );
+    assert_eq!(
+        leaked(
+            &shown,
+            &[
+                "CANARY_A", "CANARY_B", "CANARY_C", "CANARY_D", "CANARY_E", "CANARY_F"
+            ]
+        ),
+        Vec::<&str>::new(),
+        "{shown}"
+    );
+}
+
+/// A private key block in a child's stderr is redacted whole.
+#[test]
+#[ignore = "repro: a PEM private key block in a teardown's stderr reaches audit.jsonl's stderr_tail in clear"]
+fn child_tail_redacts_a_private_key_block() {
+    let redactor = Redactor::default();
+    let stderr = "error: cannot reach host\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAACANARYPEM\n-----END OPENSSH PRIVATE KEY-----\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowCANARYRSA\n-----END RSA PRIVATE KEY-----\n";
+    let shown = redactor.child_tail(stderr);
+    assert_eq!(
+        leaked(&shown, &["CANARYPEM", "CANARYRSA"]),
+        Vec::<&str>::new(),
+        "{shown}"
+    );
+}
+
+/// A password given as a command-line flag or a netrc line in a child's
+/// stderr is redacted (`--password X`, `password X`).
+#[test]
+#[ignore = "repro: `--password X` and netrc `password X` (a space, no = or :) are kept in clear"]
+fn child_tail_redacts_password_flags_and_netrc() {
+    let redactor = Redactor::default();
+    let stderr = "mysql --password CANARY_G -u root\nmachine h login u password CANARY_H\n";
+    let shown = redactor.child_tail(stderr);
+    assert_eq!(
+        leaked(&shown, &["CANARY_G", "CANARY_H"]),
+        Vec::<&str>::new(),
+        "{shown}"
+    );
+}
+
+/// Bearer material without a credential-named key is redacted: a JWT, a
+/// URL's signature parameter (`X-Amz-Credential` already is; its
+/// `X-Amz-Signature` is not), userinfo without a scheme.
+#[test]
+#[ignore = "repro: a JWT in a details value, X-Amz-Signature=, sig=, user:pw@host are kept in clear"]
+fn child_answer_redacts_jwts_signatures_and_bare_userinfo() {
+    let redactor = Redactor::default();
+    let stdout = r#"{"ok":false,"error":{"code":"x.y","message":"m","details":{"jwt":"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.CANARYJWTSIG"}}}"#;
+    let stderr = "https://s3/x?X-Amz-Credential=AK&X-Amz-Signature=CANARY_SIG\nsig=CANARY_SIG2\ndeploy:CANARY_UI@host.example\n";
+    let shown = format!(
+        "{}\n{}",
+        redactor.child_output(stdout),
+        redactor.child_tail(stderr)
+    );
+    assert_eq!(
+        leaked(
+            &shown,
+            &["CANARYJWTSIG", "CANARY_SIG", "CANARY_SIG2", "CANARY_UI"]
+        ),
+        Vec::<&str>::new(),
+        "{shown}"
+    );
+}
+
+/// A `serve --stdio` agent on a fixture copy, `--no-reaper`, with a slow
+/// fake stackless and teardown that log their argv to `<dir>/ran.log`.
+struct Agent {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<Value>,
+    seen: Vec<Value>,
+}
+
+impl Agent {
+    fn start(dir: &Path, store: &Path) -> Self {
+        let script = dir.join("slow.sh");
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\necho \"$@\" >> '{}'\nsleep 2\necho '{{\"ok\":true}}'\n",
+                dir.join("ran.log").display()
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_stackless-tui"))
+            .env("HOME", dir)
+            .env("XDG_STATE_HOME", dir)
+            .env("XDG_CONFIG_HOME", "/nonexistent-config")
+            .arg("--no-reaper")
+            .arg("--stackless")
+            .arg(&script)
+            .arg("--down-cmd")
+            .arg(format!("{} down {{name}}", script.display()))
+            .arg("--state")
+            .arg(store)
+            .args(["serve", "--stdio"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let out = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines() {
+                let Ok(line) = line else { return };
+                if tx.send(serde_json::from_str(&line).unwrap()).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut agent = Self {
+            child,
+            stdin,
+            lines,
+            seen: Vec::new(),
+        };
+        agent.until("the first synced", |m| m["type"] == "synced");
+        agent
+    }
+
+    /// Read until a message satisfies `done` (20 s at most): that message.
+    fn until(&mut self, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        if let Some(m) = self.seen.iter().find(|m| done(m)) {
+            return m.clone();
+        }
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let m = self
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|e| panic!("{what}: {e}; seen: {:#?}", self.seen));
+            self.seen.push(m.clone());
+            if done(&m) {
+                return m;
+            }
+        }
+    }
+
+    /// The instance row's birth of `name` in the first snapshot.
+    fn birth(&mut self, name: &str) -> Value {
+        let row = self.until(&format!("the row of {name}"), |m| {
+            m["type"] == "rows"
+                && m["upsert"]
+                    .as_array()
+                    .is_some_and(|rows| rows.iter().any(|r| r["name"] == name))
+        });
+        row["upsert"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .unwrap()["birth"]
+            .clone()
+    }
+
+    fn send(&mut self, line: &str) {
+        self.stdin.write_all(line.as_bytes()).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn reply(&mut self, id: &str) -> Value {
+        self.until(&format!("the reply to {id}"), |m| {
+            m["type"] == "reply" && m["id"] == id
+        })
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A renew of an instance whose teardown this agent is running is
+/// refused, as a renew behind a pending `down` operation is
+/// (`model::verbs::refusal`): its `stackless up --name NAME` races the
+/// `down` (0.4.0 answers `engine.substrate.required` on the tombstone when
+/// no substrate is configured; with one it would create a new birth).
+#[test]
+#[ignore = "repro: renew is answered ok and runs `up --name hotel` beside this agent's own `down hotel`"]
+fn a_renew_during_this_agents_teardown_of_it_is_refused() {
+    let (dir, store) = fixture("real-0.4.0-v14.db");
+    let mut agent = Agent::start(dir.path(), &store);
+    let birth = agent.birth("hotel");
+    agent.send(&format!(
+        r#"{{"id":"down","cmd":"down","name":"hotel","birth":{birth}}}"#
+    ));
+    assert_eq!(agent.reply("down")["ok"], true);
+    agent.send(&format!(
+        r#"{{"id":"renew","cmd":"renew","name":"hotel","birth":{birth},"lease_secs":600}}"#
+    ));
+    let renew = agent.reply("renew");
+    // The teardown's outcome comes 2 s after both children would start.
+    agent.until("the teardown's outcome", |m| {
+        m["type"] == "activity"
+            && m["instance"] == "hotel"
+            && (m["kind"] == "failed" || m["kind"] == "torn down")
+    });
+    let ran = std::fs::read_to_string(dir.path().join("ran.log")).unwrap_or_default();
+    assert_eq!(
+        (renew["ok"].clone(), renew["error"]["kind"].clone()),
+        (Value::Bool(false), Value::from("refused")),
+        "{renew}; ran:\n{ran}"
+    );
+    assert!(!ran.contains("up --name hotel"), "ran:\n{ran}");
+}
+
+/// A command line with a field given twice is `bad_request`: which of the
+/// two the agent acts on is not what a reader (or another parser) of the
+/// line sees; nothing runs.
+#[test]
+#[ignore = "repro: duplicate keys are taken, the last wins: a down with a wrong then a right birth runs"]
+fn a_command_with_a_field_twice_is_a_bad_request_and_runs_nothing() {
+    let (dir, store) = fixture("real-0.4.0-v14.db");
+    let mut agent = Agent::start(dir.path(), &store);
+    let birth = agent.birth("hotel");
+    agent.send(&format!(
+        r#"{{"id":"twice","cmd":"down","name":"hotel","birth":{{"instance_id":"00000000000000000000000000000000"}},"birth":{birth}}}"#
+    ));
+    let reply = agent.reply("twice");
+    // A verify sent after it ends 2 s after it starts: a teardown the line
+    // started has started by then.
+    let golf = agent.birth("golf");
+    agent.send(&format!(
+        r#"{{"id":"after","cmd":"verify","name":"golf","birth":{golf}}}"#
+    ));
+    agent.until("the verify's outcome", |m| {
+        m["type"] == "activity"
+            && m["instance"] == "golf"
+            && m["kind"].as_str().is_some_and(|k| k.starts_with("verif"))
+    });
+    let ran = std::fs::read_to_string(dir.path().join("ran.log")).unwrap_or_default();
+    assert_eq!(
+        reply["error"]["kind"], "bad_request",
+        "{reply}; ran:\n{ran}"
+    );
+    assert_eq!(ran, "");
+}
