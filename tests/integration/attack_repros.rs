@@ -354,3 +354,53 @@ fn credentials_in_the_teardown_command_are_redacted_on_the_stream() {
         Vec::<&str>::new()
     );
 }
+
+/// On a store before schema 7 (no `instance_id`: a birth is its
+/// `created_at`, as the keys compare it), a `down` sent for the row a
+/// client saw is refused once the name was born again: the `d` key is
+/// (`the birth asked about (created at X) is not the instance's`), and a
+/// command acts on exactly what was asked about.
+#[test]
+#[ignore = "repro: on a v5 store the command's birth is null, which matches any birth: the new one is torn down"]
+fn a_down_after_a_rebirth_on_a_pre_7_store_is_refused() {
+    let (dir, store) = fixture("real-0.3.0-v5.db");
+    let mut agent = Agent::start(dir.path(), &store);
+    let seen = agent.until("golf's row", |m| {
+        m["type"] == "rows"
+            && m["upsert"]
+                .as_array()
+                .is_some_and(|rows| rows.iter().any(|r| r["name"] == "golf"))
+    });
+    let row = seen["upsert"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "golf")
+        .unwrap()
+        .clone();
+    assert_eq!(row["birth"], Value::Null);
+    let created = row["created_at"].as_i64().unwrap();
+    // Born again: stackless 0.3 brought it down and up (a new created_at).
+    let conn = rusqlite::Connection::open(&store).unwrap();
+    conn.execute(
+        "UPDATE instances SET created_at = created_at + 1000 WHERE name = 'golf'",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    agent.until("the new birth on the stream", |m| {
+        m["type"] == "rows"
+            && m["upsert"].as_array().is_some_and(|rows| {
+                rows.iter()
+                    .any(|r| r["name"] == "golf" && r["created_at"] == created + 1000)
+            })
+    });
+    agent.send(r#"{"id":"down","cmd":"down","name":"golf","birth":null}"#);
+    let reply = agent.reply("down");
+    let ran = std::fs::read_to_string(dir.path().join("ran.log")).unwrap_or_default();
+    assert_eq!(
+        (reply["ok"].clone(), ran.as_str()),
+        (Value::Bool(false), ""),
+        "{reply}"
+    );
+}
