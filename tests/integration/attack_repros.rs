@@ -404,3 +404,33 @@ fn a_down_after_a_rebirth_on_a_pre_7_store_is_refused() {
         "{reply}"
     );
 }
+
+/// A `lease_secs` written as a fraction is refused however close it is to
+/// a whole number (docs/protocol.md: "a fraction ... is refused"): the
+/// number is judged as written, not as an `f64` rounds it.
+#[test]
+#[ignore = "repro: 0.99999999999999999 and 2592000.0000000001 round to whole f64s and run `up --lease 1s` / `30days`"]
+fn a_fractional_lease_is_refused_as_written() {
+    let (dir, store) = fixture("real-0.4.0-v14.db");
+    let mut agent = Agent::start(dir.path(), &store);
+    let mut kinds = Vec::new();
+    // Two instances: one renew of each at a time.
+    for (id, name, lease) in [
+        ("low", "hotel", "0.99999999999999999"),
+        ("high", "india", "2592000.0000000001"),
+    ] {
+        let birth = agent.birth(name);
+        agent.send(&format!(
+            r#"{{"id":"{id}","cmd":"renew","name":"{name}","birth":{birth},"lease_secs":{lease}}}"#
+        ));
+        let reply = agent.reply(id);
+        kinds.push((id, reply["error"]["message"].clone()));
+    }
+    let refused = Value::from("refused: a lease is 1 s to 30 days");
+    assert_eq!(
+        kinds,
+        [("low", refused.clone()), ("high", refused)],
+        "{:#?}",
+        agent.seen
+    );
+}
