@@ -434,3 +434,39 @@ fn a_fractional_lease_is_refused_as_written() {
         agent.seen
     );
 }
+
+/// A backoff's `last_error` already in the store (written by an older
+/// console, another reaper, or by hand) is shown through the same rules as
+/// a child's answer, as the audit trail read back is: `snapshot --json`
+/// (and the stream's backoff rows, the detail) carry no credential-named
+/// field's value, no `token=x`, no bearer, no URL password.
+#[test]
+#[ignore = "repro: a stored last_error is published as stored: {\"password\":x}, token=x, Bearer x, https://u:x@h in clear"]
+fn a_stored_last_error_is_shown_through_the_child_answer_rules() {
+    let (dir, store) = fixture("real-0.4.0-v14.db");
+    let conn = rusqlite::Connection::open(&store).unwrap();
+    conn.execute(
+        "INSERT OR REPLACE INTO reap_attempts VALUES ('golf', 2, ?1, 4102444800)",
+        [r#"down failed: {"password":"CANARY_S1"} token=CANARY_S2 Authorization: Bearer CANARY_S3 https://u:CANARY_S4@h.example"#],
+    )
+    .unwrap();
+    drop(conn);
+    let out = Command::new(env!("CARGO_BIN_EXE_stackless-tui"))
+        .env("HOME", dir.path())
+        .env("XDG_STATE_HOME", dir.path())
+        .env("XDG_CONFIG_HOME", "/nonexistent-config")
+        .arg("--state")
+        .arg(&store)
+        .args(["--read-only", "snapshot", "--json"])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.contains("down failed"), "{shown}");
+    assert_eq!(
+        leaked(
+            &shown,
+            &["CANARY_S1", "CANARY_S2", "CANARY_S3", "CANARY_S4"]
+        ),
+        Vec::<&str>::new()
+    );
+}
