@@ -532,3 +532,36 @@ fn no_teardown_runs_on_a_replaced_store_file_with_the_old_wal() {
     let ran = std::fs::read_to_string(dir.path().join("ran.log")).unwrap_or_default();
     assert_eq!(ran, "", "{:#?}", agent.seen);
 }
+
+/// `birth` has one shape on the wire: a `rows` message's `remove` key
+/// carries the birth as an instance row and a command do
+/// (`{"instance_id": ..., "resource_namespace": ...}`), so a client can
+/// send back what it read.
+#[test]
+#[ignore = "repro: a remove key's birth is the bare instance_id string; upserts and commands use the object"]
+fn a_remove_key_carries_the_birth_object() {
+    let (dir, store) = fixture("real-0.4.0-v14.db");
+    let mut agent = Agent::start(dir.path(), &store);
+    let old = agent.birth("golf");
+    let conn = rusqlite::Connection::open(&store).unwrap();
+    conn.execute(
+        "UPDATE instances SET instance_id = '0123456789abcdef0123456789abcdef' WHERE name = 'golf'",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let rows = agent.until("golf's old birth removed", |m| {
+        m["type"] == "rows"
+            && m["remove"]
+                .as_array()
+                .is_some_and(|keys| keys.iter().any(|k| k["name"] == "golf"))
+    });
+    let key = rows["remove"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["name"] == "golf")
+        .unwrap()
+        .clone();
+    assert_eq!(key["birth"]["instance_id"], old["instance_id"], "{key}");
+}
