@@ -16,7 +16,10 @@
 //!   `Basic`, `BASIC`; a lowercase `basic` is a word): the credential
 //!   after the scheme;
 //! - URL userinfo: `scheme://user:password@host` becomes
-//!   `scheme://[redacted]@host` (any userinfo: a token alone is one too).
+//!   `scheme://[redacted]@host` (any userinfo: a token alone is one too);
+//! - the shapes of `super::shapes`: private key blocks, `--password X`,
+//!   netrc `password X`, `curl -u user:X`, `user:X@host`, JWTs, well-known
+//!   token prefixes, AWS access key ids.
 //!
 //! Each rule replaces only what follows the key or scheme with
 //! [`REDACTED`], so a key stays readable and a text already redacted is
@@ -25,7 +28,7 @@
 use std::borrow::Cow;
 
 use super::fields::{bracket_end, close_quote, secret_reference};
-use super::{REDACTED, mentions_credential, sensitive_key};
+use super::{REDACTED, mentions_credential, sensitive_by_word, sensitive_key};
 
 /// `text` with the credentials of the rules above replaced by
 /// [`REDACTED`], and whether it ends in a credential-named key whose value
@@ -42,7 +45,11 @@ pub fn credentials_in_text(text: &str) -> (Cow<'_, str>, bool) {
         Cow::Owned(done) => Cow::Owned(done),
         Cow::Borrowed(_) => schemes,
     };
-    (urls, dangling)
+    let shapes = match super::shapes::credential_shapes(&urls) {
+        Cow::Owned(done) => Cow::Owned(done),
+        Cow::Borrowed(_) => urls,
+    };
+    (shapes, dangling)
 }
 
 /// Whether `b` may be part of a key (`X-Api-Key`, `client_secret`).
@@ -203,8 +210,9 @@ fn key_values(text: &str) -> (Cow<'_, str>, bool) {
             .position(|&c| !key_byte(c))
             .map_or(b.len(), |n| i + n);
         let key = &text[i..end];
+        let dotted = i > 0 && b[i - 1] == b'.';
         i = end;
-        if !sensitive_key(key) {
+        if !sensitive_key(key) || (dotted && !sensitive_by_word(key)) {
             continue;
         }
         match value_after(text, key, end) {
