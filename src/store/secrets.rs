@@ -39,24 +39,32 @@ pub(super) fn redactor(conn: &Connection) -> rusqlite::Result<Redactor> {
 }
 
 /// Redact the texts of `operations` (`error_json`) and `reap_attempts`
-/// (`last_error`) that hold a value of `redactor`: JSON by field, as
-/// stackless redacts its replies ([`Redactor::json_text`]).
+/// (`last_error`) as they are read, through the rules a child's answer
+/// goes through where it enters the program
+/// ([`Redactor::child_output`]: JSON by field, as stackless redacts its
+/// replies, and the credentials written as text: `token=x`, `Bearer x`,
+/// `https://u:p@h`, ...): a text written by stackless itself, an older
+/// console or by hand is never published (snapshot, stream, backoff rows,
+/// detail) with more in clear than a fresh answer would be. Unchanged
+/// texts are left as written.
 pub(super) fn redact_rows(
     redactor: &Redactor,
     operations: &mut [Operation],
     reap_attempts: &mut [ReapAttempt],
 ) {
+    let shown = |text: &mut String| {
+        let redacted = redactor.child_output(text);
+        if redacted != *text {
+            *text = redacted;
+        }
+    };
     for operation in operations {
-        if let Some(error) = &mut operation.error_json
-            && redactor.may_change(error)
-        {
-            *error = redactor.json_text(error);
+        if let Some(error) = &mut operation.error_json {
+            shown(error);
         }
     }
     for attempt in reap_attempts {
-        if redactor.may_change(&attempt.last_error) {
-            attempt.last_error = redactor.json_text(&attempt.last_error);
-        }
+        shown(&mut attempt.last_error);
     }
 }
 

@@ -556,8 +556,8 @@ impl Session {
             self.hello.generation = generation_word(snapshot.generation);
             self.hello.reaper = reaper_line(Some(&self.app));
             let teardown = self.app.teardown();
-            self.hello.teardown = teardown
-                .argv
+            // Shown, not run: its credentials redacted.
+            self.hello.teardown = crate::model::redact::shown_argv(&teardown.argv)
                 .iter()
                 .map(|a| crate::model::text::sanitize(a).into_owned())
                 .collect();
