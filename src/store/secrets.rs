@@ -180,6 +180,54 @@ mod tests {
         assert!(!has_history(&Connection::open_in_memory().unwrap()).unwrap());
     }
 
+    /// A stored `error_json` or `last_error` (written by stackless, an
+    /// older console, by hand) is read through the child-answer rules
+    /// whatever `secret_history` holds: no credential-named field, no
+    /// `token=x`, no bearer, no URL password comes out of the read.
+    #[test]
+    fn stored_texts_are_read_through_the_child_answer_rules() {
+        let mut operations = vec![Operation {
+            id: "op".into(),
+            instance: "demo".into(),
+            instance_id: None,
+            verb: "down".into(),
+            status: crate::model::OpStatus::Failed,
+            cancel_requested: false,
+            created_at: 1,
+            updated_at: 2,
+            error_json: Some(
+                r#"{"code":"engine.failed","message":"token=T1 via https://u:T2@h.example","details":{"pwd":"T3"}}"#.into(),
+            ),
+            progress: None,
+            ran: None,
+        }];
+        let mut attempts = vec![ReapAttempt {
+            instance: "demo".into(),
+            attempts: 2,
+            last_error: "down failed: Authorization: Bearer T4 --password T5".into(),
+            next_retry_at: 3,
+        }];
+        redact_rows(&Redactor::default(), &mut operations, &mut attempts);
+        assert_eq!(
+            operations[0].error_json.as_deref(),
+            Some(
+                r#"{"code":"engine.failed","message":"token=[redacted] via https://[redacted]@h.example","details":{"pwd":"[redacted]"}}"#
+            )
+        );
+        assert_eq!(
+            attempts[0].last_error,
+            "down failed: Authorization: Bearer [redacted] --password [redacted]"
+        );
+        // Nothing to redact: left as written, spacing and all.
+        let plain = "{ \"code\": \"engine.failed\" }";
+        let mut operations = vec![Operation {
+            error_json: Some(plain.into()),
+            ..operations[0].clone()
+        }];
+        redact_rows(&Redactor::default(), &mut operations, &mut []);
+        assert_eq!(operations[0].error_json.as_deref(), Some(plain));
+    }
+
     #[test]
     fn the_details_texts_are_redacted() {
         let redactor = Redactor::new(["sk_one".into()]);

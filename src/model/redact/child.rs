@@ -80,7 +80,10 @@ impl Redactor {
         };
         let (fields, _) = credential_fields_piece(&valued, false);
         let free = credentials_in_text(&fields).0;
-        match cut_start.then(|| super::shapes::pem_body_at_start(&free)).flatten() {
+        match cut_start
+            .then(|| super::shapes::pem_body_at_start(&free))
+            .flatten()
+        {
             Some(body) => super::shapes::replace_ranges(&free, vec![body]).into_owned(),
             None => free.into_owned(),
         }

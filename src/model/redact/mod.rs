@@ -393,10 +393,7 @@ impl Redactor {
 fn quoted_value_first(text: &str) -> (std::borrow::Cow<'_, str>, bool) {
     let open = text.len() - text.trim_start().len() + 1;
     match fields::close_quote(text.as_bytes(), open) {
-        Some(close) => (
-            shapes::replace_ranges(text, vec![(open, close - 1)]),
-            false,
-        ),
+        Some(close) => (shapes::replace_ranges(text, vec![(open, close - 1)]), false),
         None => (shapes::replace_ranges(text, vec![(open, text.len())]), true),
     }
 }

@@ -167,7 +167,9 @@ pub(super) fn takes_next_word(word: &str, netrc: bool) -> bool {
     if let Some(flag) = word.strip_prefix("--") {
         return !flag.contains('=')
             && !flag.is_empty()
-            && flag.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            && flag
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
             && sensitive_key(flag)
             && !flag.to_ascii_lowercase().ends_with("stdin");
     }
@@ -208,7 +210,10 @@ pub fn shown_argv<S: AsRef<str>>(argv: &[S]) -> Vec<String> {
     let mut shown = Vec::with_capacity(argv.len());
     for (i, arg) in argv.iter().enumerate() {
         let arg = arg.as_ref();
-        let before = i.checked_sub(1).and_then(|j| argv.get(j)).map(AsRef::as_ref);
+        let before = i
+            .checked_sub(1)
+            .and_then(|j| argv.get(j))
+            .map(AsRef::as_ref);
         if before.is_some_and(|b| takes_next_word(b, false)) && !arg.starts_with('-') {
             shown.push(REDACTED.to_owned());
         } else if matches!(before, Some("-u" | "--user"))
@@ -343,7 +348,9 @@ mod tests {
     #[test]
     fn private_key_blocks_lose_their_bodies() {
         assert_eq!(
-            shown("a\n-----BEGIN RSA PRIVATE KEY-----\nMIIE\nAAAA\n-----END RSA PRIVATE KEY-----\nb\n"),
+            shown(
+                "a\n-----BEGIN RSA PRIVATE KEY-----\nMIIE\nAAAA\n-----END RSA PRIVATE KEY-----\nb\n"
+            ),
             "a\n-----BEGIN RSA PRIVATE KEY-----\n[redacted]\n-----END RSA PRIVATE KEY-----\nb\n"
         );
         assert_eq!(
@@ -402,10 +409,7 @@ mod tests {
             shown("ghp_abcdefgh1234 github_pat_11AAAAAAAA_x sk_live_12345678 xoxb-1234-5678"),
             "[redacted] [redacted] [redacted] [redacted]"
         );
-        assert_eq!(
-            shown("key AKIAIOSFODNN7EXAMPLE."),
-            "key [redacted]."
-        );
+        assert_eq!(shown("key AKIAIOSFODNN7EXAMPLE."), "key [redacted].");
         for plain in [
             "ghp_ tokens and sk_live_x and AKIA12 and eyJ.eyJ",
             "a basic check, session started, passenger, compass",
