@@ -675,6 +675,30 @@ mod tests {
         for key in ["message", "url", "dsn", "code", "origin", "key"] {
             assert!(!sensitive_key(key), "{key}");
         }
+        // Whole segments.
+        for key in [
+            "PASS",
+            "DB_PASS",
+            "MYSQL_PWD",
+            "auth",
+            "session_id",
+            "X-Amz-Signature",
+            "sig",
+            "aws_access_key_id",
+        ] {
+            assert!(sensitive_key(key), "{key}");
+        }
+        for key in [
+            "compass",
+            "passenger",
+            "passes",
+            "author",
+            "oauth_scope",
+            "design",
+            "sessions",
+        ] {
+            assert!(!sensitive_key(key), "{key}");
+        }
     }
 
     #[test]
