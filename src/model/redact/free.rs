@@ -52,6 +52,36 @@ pub fn credentials_in_text(text: &str) -> (Cow<'_, str>, bool) {
     (shapes, dangling)
 }
 
+/// An argv as it is shown, never as it is run: the `hello`'s `teardown`,
+/// the Activity line's `tearing down: …` (and so the audit trail and
+/// `console.log`). Each argument goes through
+/// [`credentials_in_text`] (`--token=x`, `https://u:x@h`, ...);
+/// the argument after a credential-named long flag (`--password`, `x`
+/// not beginning with `-`) is [`REDACTED`] whole, and after `-u` or
+/// `--user` what follows its first `:`, as in text.
+#[must_use]
+pub fn shown_argv<S: AsRef<str>>(argv: &[S]) -> Vec<String> {
+    let mut shown = Vec::with_capacity(argv.len());
+    for (i, arg) in argv.iter().enumerate() {
+        let arg = arg.as_ref();
+        let before = i
+            .checked_sub(1)
+            .and_then(|j| argv.get(j))
+            .map(AsRef::as_ref);
+        if before.is_some_and(|b| super::shapes::takes_next_word(b, false)) && !arg.starts_with('-')
+        {
+            shown.push(REDACTED.to_owned());
+        } else if matches!(before, Some("-u" | "--user"))
+            && let Some((user, _)) = arg.split_once(':')
+        {
+            shown.push(format!("{user}:{REDACTED}"));
+        } else {
+            shown.push(credentials_in_text(arg).0.into_owned());
+        }
+    }
+    shown
+}
+
 /// Whether `b` may be part of a key (`X-Api-Key`, `client_secret`).
 const fn key_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
@@ -310,6 +340,36 @@ mod tests {
 
     fn shown(text: &str) -> String {
         credentials_in_text(text).0.into_owned()
+    }
+
+    #[test]
+    fn an_argv_is_shown_with_its_credentials_redacted() {
+        let argv = [
+            "down",
+            "--token=T1",
+            "https://u:T2@h.example",
+            "--password",
+            "T3",
+            "-u",
+            "me:T4",
+            "--verbose",
+            "{name}",
+        ];
+        assert_eq!(
+            shown_argv(&argv),
+            [
+                "down",
+                "--token=[redacted]",
+                "https://[redacted]@h.example",
+                "--password",
+                "[redacted]",
+                "-u",
+                "me:[redacted]",
+                "--verbose",
+                "{name}",
+            ]
+        );
+        assert_eq!(shown_argv(&["--secret", "-v"]), ["--secret", "-v"]);
     }
 
     #[test]

@@ -111,8 +111,7 @@ mod fields;
 mod free;
 mod shapes;
 pub use fields::{credential_fields, credential_fields_piece};
-pub use free::credentials_in_text;
-pub use shapes::shown_argv;
+pub use free::{credentials_in_text, shown_argv};
 
 /// Whether `text` holds one of [`sensitive_key`]'s words, any case.
 fn mentions_credential(text: &str) -> bool {

@@ -212,35 +212,6 @@ fn bare_userinfo(word: &str, at: usize) -> Option<(usize, usize)> {
     (user_ok && !password.is_empty()).then_some((at + lead + colon + 1, at + lead + sign))
 }
 
-/// An argv as it is shown, never as it is run: the `hello`'s `teardown`,
-/// the Activity line's `tearing down: …` (and so the audit trail and
-/// `console.log`). Each argument goes through
-/// [`super::credentials_in_text`] (`--token=x`, `https://u:x@h`, ...);
-/// the argument after a credential-named long flag (`--password`, `x`
-/// not beginning with `-`) is [`REDACTED`] whole, and after `-u` or
-/// `--user` what follows its first `:`, as in text.
-#[must_use]
-pub fn shown_argv<S: AsRef<str>>(argv: &[S]) -> Vec<String> {
-    let mut shown = Vec::with_capacity(argv.len());
-    for (i, arg) in argv.iter().enumerate() {
-        let arg = arg.as_ref();
-        let before = i
-            .checked_sub(1)
-            .and_then(|j| argv.get(j))
-            .map(AsRef::as_ref);
-        if before.is_some_and(|b| takes_next_word(b, false)) && !arg.starts_with('-') {
-            shown.push(REDACTED.to_owned());
-        } else if matches!(before, Some("-u" | "--user"))
-            && let Some((user, _)) = arg.split_once(':')
-        {
-            shown.push(format!("{user}:{REDACTED}"));
-        } else {
-            shown.push(super::credentials_in_text(arg).0.into_owned());
-        }
-    }
-    shown
-}
-
 /// Whether `b` may be part of a token word (`ghp_…`, a JWT's segment).
 const fn token_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
@@ -327,36 +298,6 @@ mod tests {
 
     fn shown(text: &str) -> String {
         credential_shapes(text).into_owned()
-    }
-
-    #[test]
-    fn an_argv_is_shown_with_its_credentials_redacted() {
-        let argv = [
-            "down",
-            "--token=T1",
-            "https://u:T2@h.example",
-            "--password",
-            "T3",
-            "-u",
-            "me:T4",
-            "--verbose",
-            "{name}",
-        ];
-        assert_eq!(
-            shown_argv(&argv),
-            [
-                "down",
-                "--token=[redacted]",
-                "https://[redacted]@h.example",
-                "--password",
-                "[redacted]",
-                "-u",
-                "me:[redacted]",
-                "--verbose",
-                "{name}",
-            ]
-        );
-        assert_eq!(shown_argv(&["--secret", "-v"]), ["--secret", "-v"]);
     }
 
     #[test]
