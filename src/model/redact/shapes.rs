@@ -7,7 +7,8 @@
 //!   (`--password X`, `--token X`; not `--password-stdin`, which takes
 //!   none; a next word that begins with `-` is a flag, left);
 //! - netrc: `password X` (or `passwd X`) on a line that holds the word
-//!   `machine` or `login` (a `password reset succeeded` is prose, left);
+//!   `machine`, as every netrc entry does (a `password reset succeeded`,
+//!   a `login failed: password incorrect` are prose, left);
 //! - `-u user:X`, `--user user:X`, `--user=user:X` (curl's credentials):
 //!   what follows the first `:`;
 //! - userinfo without a scheme, `user:X@host` as one word: `X`;
@@ -146,9 +147,7 @@ fn word_rules(text: &str) -> Vec<(usize, usize)> {
     let mut base = 0;
     for line in text.split_inclusive('\n') {
         let list = words(line, base);
-        let netrc = list
-            .iter()
-            .any(|(_, w)| w.eq_ignore_ascii_case("machine") || w.eq_ignore_ascii_case("login"));
+        let netrc = list.iter().any(|(_, w)| w.eq_ignore_ascii_case("machine"));
         for (k, &(at, word)) in list.iter().enumerate() {
             let next = list.get(k + 1).copied();
             if let Some((next_at, value)) = next
@@ -369,6 +368,7 @@ mod tests {
             "ghp_ tokens and sk_live_x and AKIA12 and eyJ.eyJ",
             "a basic check, session started, passenger, compass",
             "password reset succeeded",
+            "login failed: password incorrect",
             "-----BEGIN PUBLIC KEY-----",
         ] {
             assert_eq!(shown(plain), plain);
