@@ -573,6 +573,28 @@ mod tests {
         );
     }
 
+    /// Ordinary words that hold a credential word, or prose around one,
+    /// stay as written in a log line.
+    #[test]
+    fn ordinary_words_stay_in_a_log_line() {
+        let redactor = Redactor::default();
+        for line in [
+            "a basic check passed",
+            "password reset succeeded",
+            "session started for golf",
+            "passenger compass=north author=ann design=v2",
+            "provider.auth: denied",
+            "login failed: password incorrect",
+            "sha256 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+            "ssh -p 2222 deploy@host.example",
+        ] {
+            assert!(
+                matches!(redactor.log_line(line, false, false), std::borrow::Cow::Borrowed(l) if l == line),
+                "{line}"
+            );
+        }
+    }
+
     /// What the console shows is sanitized (a tab is `␉`): a value with a
     /// tab in it is matched as shown too.
     #[test]
