@@ -38,6 +38,7 @@ fn link(state: LinkState, error: Option<&str>) -> Link {
         since: NOW - 40,
         error: error.map(str::to_owned),
         retry_at: None,
+        skew: None,
     }
 }
 

@@ -109,7 +109,8 @@ fn links_reach_the_view_as_they_are() {
             state: LinkState::Connecting,
             since: 100,
             error: None,
-            retry_at: None
+            retry_at: None,
+            skew: None,
         }
     );
     link.ended(105, None, "gone".to_owned());
@@ -119,9 +120,12 @@ fn links_reach_the_view_as_they_are() {
             state: LinkState::Stale,
             since: 105,
             error: Some("gone".to_owned()),
-            retry_at: Some(106)
+            retry_at: Some(106),
+            skew: None,
         }
     );
+    link.skew = Some(3_600);
+    assert_eq!(view_link(&link).skew, Some(3_600));
     link.fail(107, "bad".to_owned());
     assert_eq!(view_link(&link).state, LinkState::Failed);
 }
@@ -141,7 +145,8 @@ fn queued_lines_are_parsed_once() {
         line,
         Line::Hello {
             protocol: Some(1),
-            heartbeat_secs: Some(5)
+            heartbeat_secs: Some(5),
+            now: None,
         }
     );
     let HostEvent::NotProtocol(error) = queued(Read::Line(b"[1]".to_vec())) else {

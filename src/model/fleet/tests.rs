@@ -23,6 +23,7 @@ fn connected(fleet: &mut Fleet, host: usize) {
         since: NOW,
         error: None,
         retry_at: None,
+        skew: None,
     });
     apply(
         fleet,
@@ -134,6 +135,7 @@ fn a_stale_host_keeps_its_rows_and_refuses_actions() {
         since: NOW,
         error: Some("no line for 15 s".into()),
         retry_at: Some(NOW + 2),
+        skew: None,
     });
     assert_eq!(fleet.hosts[0].instances().len(), 1);
     assert_eq!(
@@ -149,6 +151,7 @@ fn a_stale_host_keeps_its_rows_and_refuses_actions() {
         since: NOW,
         error: Some("host key: it changed".into()),
         retry_at: None,
+        skew: None,
     });
     assert_eq!(
         fleet.hosts[0].ready(NOW),
