@@ -426,6 +426,19 @@ impl Host {
         self.link.skew.filter(|skew| skew.abs() > SKEW_SHOWN_SECS)
     }
 
+    /// The words of its clock skew when shown ([`Host::skew_shown`]):
+    /// `its clock is 1h 00m ahead of this machine's: its countdowns are
+    /// on its own clock`.
+    #[must_use]
+    pub fn skew_text(&self) -> Option<String> {
+        let skew = self.skew_shown()?;
+        let way = if skew > 0 { "ahead of" } else { "behind" };
+        Some(format!(
+            "its clock is {} {way} this machine's: its countdowns are on its own clock",
+            crate::model::time::span(skew.saturating_abs())
+        ))
+    }
+
     /// Counts for the Hosts pane at `now` (this machine's clock; expiry
     /// taken on the host's, [`Host::host_now`]): (instances, active,
     /// expired, tombstoned).

@@ -356,3 +356,53 @@ fn a_row_without_a_name_is_not_the_protocol_and_a_hostile_name_is_never_acted_up
         ))
     ));
 }
+
+#[test]
+fn countdowns_and_expiry_use_the_hosts_clock_and_a_skew_is_told() {
+    let mut fleet = Fleet::new(vec!["fleet-2".into()], NOW);
+    connected(&mut fleet, 0);
+    // A lease that expired 85 s ago on a host whose clock is an hour
+    // ahead: expired there, whatever this machine's clock says.
+    snapshot(&mut fleet, 0, &[instance("alpha", "b1", NOW + 3_515)]);
+    let host = &fleet.hosts[0];
+    assert_eq!(host.time_left(NOW + 3_515, NOW), 3_515);
+    assert_eq!(host.counts(NOW), (1, 1, 0, 0));
+    assert_eq!(host.skew_shown(), None);
+    let mut link = host.link.clone();
+    link.skew = Some(3_600);
+    fleet.hosts[0].set_link(link.clone());
+    let host = &fleet.hosts[0];
+    assert_eq!(host.host_now(NOW), NOW + 3_600);
+    assert_eq!(host.time_left(NOW + 3_515, NOW), -85);
+    assert_eq!(host.counts(NOW), (1, 1, 1, 0));
+    assert_eq!(
+        names(
+            &fleet,
+            &order(
+                &fleet,
+                &Filter::parse("status:expired"),
+                SortKey::Host,
+                false,
+                NOW
+            )
+        ),
+        ["fleet-2/alpha"]
+    );
+    assert_eq!(host.skew_shown(), Some(3_600));
+    assert_eq!(
+        host.skew_text().as_deref(),
+        Some("its clock is 1h 00m ahead of this machine's: its countdowns are on its own clock")
+    );
+    // Within SKEW_SHOWN_SECS either way: not told.
+    for skew in [-2, 2] {
+        link.skew = Some(skew);
+        fleet.hosts[0].set_link(link.clone());
+        assert_eq!(fleet.hosts[0].skew_shown(), None);
+    }
+    link.skew = Some(-3);
+    fleet.hosts[0].set_link(link);
+    assert_eq!(
+        fleet.hosts[0].skew_text().as_deref(),
+        Some("its clock is 3s behind this machine's: its countdowns are on its own clock")
+    );
+}
