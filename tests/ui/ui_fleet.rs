@@ -736,6 +736,7 @@ fn a_stale_hosts_age_is_its_rows_age_across_failed_retries() {
         since,
         error: Some("the connection to fleet-1 was closed".into()),
         retry_at: Some(since + 1),
+        skew: None,
     };
     app.link(0, stale(NOW - 90), NOW_MS - 90_000);
     // Its retry 10 s ago got no hello; stale again 5 s ago.
@@ -746,6 +747,7 @@ fn a_stale_hosts_age_is_its_rows_age_across_failed_retries() {
             since: NOW - 10,
             error: None,
             retry_at: None,
+            skew: None,
         },
         NOW_MS - 10_000,
     );

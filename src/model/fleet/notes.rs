@@ -49,7 +49,7 @@ pub fn link_note(
             Some(LinkNote {
                 at: new.since,
                 kind: "lost",
-                detail: format!("{name}'s connection was lost ({why}): {then}"),
+                detail: format!("{name}'s connection was lost: {why}; {then}"),
             })
         }
         (previous, LinkState::Connected) if previous != LinkState::Connected => {
@@ -187,7 +187,7 @@ mod tests {
             Some(LinkNote {
                 at: 200,
                 kind: "lost",
-                detail: "fleet-2's connection was lost (no line for 15 s): its rows are kept, \
+                detail: "fleet-2's connection was lost: no line for 15 s; its rows are kept, \
                          dimmed, until it is back"
                     .to_owned(),
             })
@@ -208,7 +208,7 @@ mod tests {
         assert_eq!(
             link_note("fleet-2", &mut lost_at, &back, &failed).map(|n| n.detail),
             Some(
-                "fleet-2's connection was lost (a second hello): not retried until someone acts"
+                "fleet-2's connection was lost: a second hello; not retried until someone acts"
                     .to_owned()
             )
         );
