@@ -161,6 +161,11 @@ pub struct Reaper {
     pub paused: bool,
     /// The header's words (`reaper: every 60s`).
     pub text: String,
+    /// When the agent's next pass is due (unix seconds, the host's clock).
+    pub next_pass_at: Option<i64>,
+    /// The agent has finished a pass (`last_pass` was sent): `false`
+    /// while its first pass waits (`serve --stdio --first-pass-after`).
+    pub passed: bool,
 }
 
 impl From<ReaperLine> for Reaper {
@@ -170,6 +175,8 @@ impl From<ReaperLine> for Reaper {
             pid: line.pid,
             paused: line.paused,
             text: line.text,
+            next_pass_at: line.next_pass_at,
+            passed: line.last_pass.is_some(),
         }
     }
 }
@@ -424,6 +431,21 @@ impl Host {
     #[must_use]
     pub fn skew_shown(&self) -> Option<i64> {
         self.link.skew.filter(|skew| skew.abs() > SKEW_SHOWN_SECS)
+    }
+
+    /// The seconds left (on its own clock) before its agent's first reaper
+    /// pass, while that pass waits its countdown (`serve --stdio
+    /// --first-pass-after`: nothing reaped there yet, not paused); else
+    /// `None`. A pause keeps the pass from running.
+    #[must_use]
+    pub fn first_pass_in(&self, now: i64) -> Option<i64> {
+        let reaper = self.reaper.as_ref()?;
+        if reaper.by != "agent" || reaper.passed || reaper.paused {
+            return None;
+        }
+        reaper
+            .next_pass_at
+            .map(|at| at.saturating_sub(self.host_now(now)).max(0))
     }
 
     /// The words of its clock skew when shown ([`Host::skew_shown`]):

@@ -406,3 +406,49 @@ fn countdowns_and_expiry_use_the_hosts_clock_and_a_skew_is_told() {
         Some("its clock is 3s behind this machine's: its countdowns are on its own clock")
     );
 }
+
+#[test]
+fn the_first_pass_countdown_is_on_the_hosts_clock_until_it_ran() {
+    let mut fleet = Fleet::new(vec!["fleet-1".into()], NOW);
+    connected(&mut fleet, 0);
+    // The hello's reaper: an agent that reaps, no pass yet.
+    assert_eq!(fleet.hosts[0].first_pass_in(NOW), None);
+    apply(
+        &mut fleet,
+        0,
+        &json!({"type":"reaper","by":"agent","pid":42,"paused":false,
+            "next_pass_at":NOW + 10,"text":"reaper: every 60s","last_pass":null}),
+    );
+    assert_eq!(fleet.hosts[0].first_pass_in(NOW), Some(10));
+    assert_eq!(fleet.hosts[0].first_pass_in(NOW + 30), Some(0));
+    // Its clock 4 s ahead: 6 s left there.
+    let mut link = fleet.hosts[0].link.clone();
+    link.skew = Some(4);
+    fleet.hosts[0].set_link(link);
+    assert_eq!(fleet.hosts[0].first_pass_in(NOW), Some(6));
+    // Paused: no countdown (the pass does not run).
+    apply(
+        &mut fleet,
+        0,
+        &json!({"type":"reaper","by":"agent","paused":true,"next_pass_at":null,
+            "text":"reaper: paused","last_pass":null}),
+    );
+    assert_eq!(fleet.hosts[0].first_pass_in(NOW), None);
+    // Once a pass ran, the next ones are not the first.
+    apply(
+        &mut fleet,
+        0,
+        &json!({"type":"reaper","by":"agent","paused":false,"next_pass_at":NOW + 60,
+            "text":"reaper: every 60s",
+            "last_pass":{"at":NOW,"reaped":0,"failed":0,"collected":0,"skipped":0}}),
+    );
+    assert_eq!(fleet.hosts[0].first_pass_in(NOW), None);
+    // Where the controller reaps, the agent has no pass to count down.
+    apply(
+        &mut fleet,
+        0,
+        &json!({"type":"reaper","by":"controller","pid":77,"paused":false,
+            "next_pass_at":NOW + 10,"text":"standing by","last_pass":null}),
+    );
+    assert_eq!(fleet.hosts[0].first_pass_in(NOW), None);
+}
