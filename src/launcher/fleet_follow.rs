@@ -296,6 +296,23 @@ impl Link {
     }
 }
 
+/// Which hosts start now: of `candidates` (a host's index, and `None`
+/// when it was never started, else the retry time it is due since), at
+/// most `free` (the places left of [`MAX_CONNECTING`]): hosts never
+/// started first, in the fleet's order, then due retries, the longest due
+/// first. So every host gets its first try before any is retried, and a
+/// host that keeps failing never starves one further down the fleet.
+#[must_use]
+pub(crate) fn next_wave(
+    candidates: impl Iterator<Item = (usize, Option<i64>)>,
+    free: usize,
+) -> Vec<usize> {
+    let mut all: Vec<(usize, Option<i64>)> = candidates.collect();
+    // `None` sorts before any `Some`: never started first.
+    all.sort_by_key(|&(index, due)| (due, index));
+    all.into_iter().take(free).map(|(index, _)| index).collect()
+}
+
 /// Why a `hello` of `protocol` cannot be read here, or `None` when it is
 /// [`PROTOCOL`]: a newer one asks for this console to be upgraded, an
 /// older one for the host's agent (docs/protocol.md "Versions").

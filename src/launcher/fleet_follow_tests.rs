@@ -278,3 +278,13 @@ fn reconnects_of_hosts_lost_together_are_spread() {
     assert!(link.ended(100, None, "closed".into()));
     assert_eq!(link.retry_at, Some(100 + 60 + spread(5, 100, 60)));
 }
+
+#[test]
+fn a_wave_takes_hosts_never_started_first_then_the_longest_due() {
+    // Hosts 0 and 1 retried since 100 and 90; 2 and 5 never started.
+    let candidates = [(0, Some(100)), (1, Some(90)), (2, None), (5, None)];
+    assert_eq!(next_wave(candidates.into_iter(), 3), [2, 5, 1]);
+    assert_eq!(next_wave(candidates.into_iter(), 10), [2, 5, 1, 0]);
+    assert_eq!(next_wave(candidates.into_iter(), 0), Vec::<usize>::new());
+    assert_eq!(MAX_CONNECTING, 32);
+}

@@ -40,7 +40,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::time::{Duration, Instant};
 
 use super::fleet::FleetHost;
-use super::fleet_follow::{Link as Rules, MAX_CONNECTING, State, too_long};
+use super::fleet_follow::{Link as Rules, MAX_CONNECTING, State, next_wave, too_long};
 use super::fleet_follow_run::{catch_signals, ended_error};
 use super::plan::Plan;
 use crate::console::terminal::{self, RestoreOnDrop, Term, with_terminal};
@@ -438,14 +438,23 @@ fn check_links(all: &mut [Host], app: &mut FleetApp, starts: &Sender<(usize, u64
             app.link(index, view_link(&host.link), now_ms);
         }
     }
-    let mut connecting = all.iter().filter(|host| counts_connecting(host)).count();
-    for (index, host) in all.iter_mut().enumerate() {
-        if connecting >= MAX_CONNECTING {
-            break;
+    let connecting = all.iter().filter(|host| counts_connecting(host)).count();
+    let free = MAX_CONNECTING.saturating_sub(connecting);
+    if free == 0 {
+        return;
+    }
+    let candidates = all.iter().enumerate().filter_map(|(index, host)| {
+        if host.waiting {
+            Some((index, None))
+        } else if host.link.due(now_s) {
+            Some((index, host.link.retry_at))
+        } else {
+            None
         }
-        if host.waiting || host.link.due(now_s) {
+    });
+    for index in next_wave(candidates, free) {
+        if let Some(host) = all.get_mut(index) {
             start(index, host, starts, app);
-            connecting += 1;
         }
     }
 }
