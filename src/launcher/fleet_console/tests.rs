@@ -149,6 +149,35 @@ fn queued_lines_are_parsed_once() {
             now: None,
         }
     );
+    for (raw, want) in [
+        (
+            br#"{"type":"hello","protocol":2,"now":77}"#.as_slice(),
+            Line::Hello {
+                protocol: Some(2),
+                heartbeat_secs: None,
+                now: Some(77),
+            },
+        ),
+        (br#"{"type":"reset","seq":1}"#.as_slice(), Line::Group),
+        (br#"{"type":"synced","seq":1}"#.as_slice(), Line::Group),
+        (
+            br#"{"type":"rows","seq":1,"table":"instances","upsert":[],"remove":[]}"#.as_slice(),
+            Line::Group,
+        ),
+        (
+            br#"{"type":"heartbeat","at":9,"seq":1}"#.as_slice(),
+            Line::Heartbeat { at: 9 },
+        ),
+        (
+            br#"{"type":"banner_cleared","id":"x"}"#.as_slice(),
+            Line::Other,
+        ),
+    ] {
+        let HostEvent::Line(_, line) = queued(Read::Line(raw.to_vec())) else {
+            panic!("not a line");
+        };
+        assert_eq!(line, want);
+    }
     let HostEvent::NotProtocol(error) = queued(Read::Line(b"[1]".to_vec())) else {
         panic!("a list is not the protocol");
     };
