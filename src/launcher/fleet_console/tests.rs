@@ -187,3 +187,74 @@ fn queued_lines_are_parsed_once() {
     );
     assert!(matches!(queued(Read::TooLong), HostEvent::TooLong));
 }
+
+#[test]
+fn a_command_unanswered_when_the_connection_ends_is_told_lost() {
+    let plan = super::super::plan::Plan {
+        target: super::super::plan::Target::parse("ssh://fleet-2").unwrap(),
+        remote_bin: "stackless-tui".into(),
+        ssh_config: None,
+        forwarded: Vec::new(),
+        mode: super::super::plan::Mode::Serve,
+        not_applied: Vec::new(),
+    };
+    let (now_s, now_ms) = now();
+    let mut app = FleetApp::new(vec!["fleet-2".into()], now_ms);
+    let mut host = Host {
+        name: "fleet-2",
+        plan: &plan,
+        link: Rules::new(now_s),
+        generation: 1,
+        conn: None,
+        waiting: false,
+        starting: false,
+        unanswered: Unanswered::default(),
+    };
+    let hello = br#"{"type":"hello","protocol":1,"heartbeat_secs":5}"#;
+    apply(0, &mut host, queued(Read::Line(hello.to_vec())), &mut app);
+    assert_eq!(host.link.state, State::Connected);
+    // Two sent; the pause answered, the reap not.
+    assert_eq!(
+        host.unanswered
+            .sent(r#"{"id":"r1","cmd":"reap","name":"alpha"}"#),
+        None
+    );
+    assert_eq!(host.unanswered.sent(r#"{"id":"p1","cmd":"pause"}"#), None);
+    let reply = br#"{"type":"reply","id":"p1","ok":true}"#;
+    apply(0, &mut host, queued(Read::Line(reply.to_vec())), &mut app);
+    assert_eq!(host.unanswered.len(), 1);
+    // Its ssh ends: the link goes stale, the reap is told lost.
+    apply(
+        0,
+        &mut host,
+        HostEvent::Ended(Ok(255), String::new()),
+        &mut app,
+    );
+    assert_eq!(host.link.state, State::Stale);
+    let lines: Vec<(String, String, String)> = app
+        .fleet()
+        .activity
+        .iter()
+        .map(|line| {
+            (
+                line.kind.clone(),
+                line.instance.clone(),
+                line.detail.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(
+        lines[0],
+        (
+            "lost".to_owned(),
+            "alpha".to_owned(),
+            "command reap alpha lost with fleet-2's connection: its outcome is unknown; see \
+             the host's Activity"
+                .to_owned()
+        )
+    );
+    // Then the link's own note: the host lost.
+    assert_eq!((lines[1].0.as_str(), lines[1].1.as_str()), ("lost", ""));
+    assert!(host.unanswered.is_empty());
+}
