@@ -150,8 +150,9 @@ impl Link {
         self.enter(State::Connecting, now, None, None);
     }
 
-    /// A line of kind `line` came at `now`. `true` when the state (or the
-    /// held clock skew) changed. A `hello` of [`PROTOCOL`] connects it;
+    /// A line of kind `line` came at `now`. `true` when the state changed
+    /// (a `heartbeat` may change the held clock skew, [`Link::skew`],
+    /// which is not a state change: the caller compares it). A `hello` of [`PROTOCOL`] connects it;
     /// one of another protocol fails it, named older or newer
     /// ([`protocol_error`]). A stream out of order fails it with the
     /// reason: a second `hello` on one connection (it could turn
@@ -178,7 +179,10 @@ impl Link {
                 );
                 true
             }
-            Line::Heartbeat { at } if self.state == State::Connected => self.clock(now, *at),
+            Line::Heartbeat { at } if self.state == State::Connected => {
+                self.clock(now, *at);
+                false
+            }
             Line::Group | Line::Heartbeat { .. } | Line::Other => false,
         }
     }
@@ -215,15 +219,14 @@ impl Link {
     }
 
     /// The host's clock read `at` when its line came at `now`: the held
-    /// skew replaced when it moved more than [`SKEW_JITTER`]; `true` then.
-    fn clock(&mut self, now: i64, at: i64) -> bool {
+    /// skew replaced when it moved more than [`SKEW_JITTER`].
+    fn clock(&mut self, now: i64, at: i64) {
         let skew = at.saturating_sub(now);
-        match self.skew {
-            Some(held) if held.abs_diff(skew) <= SKEW_JITTER.unsigned_abs() => false,
-            _ => {
-                self.skew = Some(skew);
-                true
-            }
+        if !self
+            .skew
+            .is_some_and(|held| held.abs_diff(skew) <= SKEW_JITTER.unsigned_abs())
+        {
+            self.skew = Some(skew);
         }
     }
 

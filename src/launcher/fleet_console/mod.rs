@@ -375,7 +375,8 @@ fn apply(index: usize, host: &mut Host, event: HostEvent, app: &mut FleetApp) {
             if matches!(host.link.state, State::Stale | State::Failed) {
                 return;
             }
-            let changed = host.link.line(now_s, &line);
+            let skew = host.link.skew;
+            let changed = host.link.line(now_s, &line) || host.link.skew != skew;
             if let Message::Reply(reply) = &*message {
                 host.unanswered.answered(&reply.id);
             }

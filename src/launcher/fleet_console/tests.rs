@@ -258,3 +258,53 @@ fn a_command_unanswered_when_the_connection_ends_is_told_lost() {
     assert_eq!((lines[1].0.as_str(), lines[1].1.as_str()), ("lost", ""));
     assert!(host.unanswered.is_empty());
 }
+
+#[test]
+fn the_hosts_clock_skew_reaches_the_view() {
+    let plan = super::super::plan::Plan {
+        target: super::super::plan::Target::parse("ssh://fleet-1").unwrap(),
+        remote_bin: "stackless-tui".into(),
+        ssh_config: None,
+        forwarded: Vec::new(),
+        mode: super::super::plan::Mode::Serve,
+        not_applied: Vec::new(),
+    };
+    let (start, now_ms) = now();
+    let mut app = FleetApp::new(vec!["fleet-1".into()], now_ms);
+    let mut host = Host {
+        name: "fleet-1",
+        plan: &plan,
+        link: Rules::new(start),
+        generation: 1,
+        conn: None,
+        waiting: false,
+        starting: false,
+        unanswered: Unanswered::default(),
+    };
+    // The host's clock an hour ahead of this machine's, as its hello says.
+    let host_now = start + 3_600;
+    let hello = format!(r#"{{"type":"hello","protocol":1,"now":{host_now}}}"#);
+    apply(
+        0,
+        &mut host,
+        queued(Read::Line(hello.into_bytes())),
+        &mut app,
+    );
+    let end = now().0;
+    let skew = app.fleet().hosts[0].link.skew.expect("measured");
+    assert!(
+        (host_now - end..=host_now - start).contains(&skew),
+        "{skew}"
+    );
+    // A heartbeat 10 minutes further off: taken, and the view told.
+    let beat = format!(r#"{{"type":"heartbeat","at":{},"seq":1}}"#, host_now + 600);
+    apply(
+        0,
+        &mut host,
+        queued(Read::Line(beat.into_bytes())),
+        &mut app,
+    );
+    let seen = app.fleet().hosts[0].link.skew.expect("measured");
+    assert!((skew + 600 - 2..=skew + 600).contains(&seen), "{seen}");
+    assert_eq!(host.link.skew, Some(seen));
+}
