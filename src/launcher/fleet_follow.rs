@@ -222,9 +222,9 @@ impl Link {
     /// skew replaced when it moved more than [`SKEW_JITTER`].
     fn clock(&mut self, now: i64, at: i64) {
         let skew = at.saturating_sub(now);
-        if !self
+        if self
             .skew
-            .is_some_and(|held| held.abs_diff(skew) <= SKEW_JITTER.unsigned_abs())
+            .is_none_or(|held| held.abs_diff(skew) > SKEW_JITTER.unsigned_abs())
         {
             self.skew = Some(skew);
         }
