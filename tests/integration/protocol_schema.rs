@@ -351,6 +351,7 @@ fn core_hello(follow_only: bool) -> String {
             .map(str::to_owned)
             .to_vec(),
         stackless: "stackless".into(),
+        now: 1_764_655_200,
     })
 }
 

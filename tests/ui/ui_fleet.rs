@@ -38,6 +38,7 @@ fn link(state: LinkState, error: Option<&str>) -> Link {
         since: NOW - 40,
         error: error.map(str::to_owned),
         retry_at: None,
+        skew: None,
     }
 }
 
@@ -735,6 +736,7 @@ fn a_stale_hosts_age_is_its_rows_age_across_failed_retries() {
         since,
         error: Some("the connection to fleet-1 was closed".into()),
         retry_at: Some(since + 1),
+        skew: None,
     };
     app.link(0, stale(NOW - 90), NOW_MS - 90_000);
     // Its retry 10 s ago got no hello; stale again 5 s ago.
@@ -745,6 +747,7 @@ fn a_stale_hosts_age_is_its_rows_age_across_failed_retries() {
             since: NOW - 10,
             error: None,
             retry_at: None,
+            skew: None,
         },
         NOW_MS - 10_000,
     );
@@ -933,6 +936,44 @@ fn e_on_a_host_shows_its_error_whole() {
         .collect();
     assert!(
         text.contains("connect once with `ssh fleet-3` to see why"),
+        "{text}"
+    );
+}
+
+/// A host whose clock is an hour ahead: its lease that ran out 85 s ago
+/// on its own clock is shown expired (not `58m 35s left`), the Hosts pane
+/// says the skew, and its agent's first pass counts down there.
+#[test]
+fn a_host_an_hour_ahead_counts_down_on_its_own_clock_and_says_so() {
+    let mut app = FleetApp::new(vec!["fleet-2".into()], NOW_MS);
+    connect(
+        &mut app,
+        0,
+        "db2",
+        &[("instances", vec![instance("alpha", "a1", NOW + 3_515)])],
+    );
+    let before = screen(&app, 160, 40);
+    assert!(before.contains("58m 35s left"), "{before}");
+    app.link(
+        0,
+        Link {
+            skew: Some(3_600),
+            ..link(LinkState::Connected, None)
+        },
+        NOW_MS,
+    );
+    app.line(
+        0,
+        &json!({"type":"reaper","by":"agent","pid":42,"paused":false,
+            "next_pass_at":NOW + 3_600 + 8,"text":"reaper: every 60s","last_pass":null}),
+        NOW_MS,
+    );
+    let text = screen(&app, 160, 40);
+    assert!(!text.contains("58m 35s left"), "{text}");
+    assert!(text.contains("expired 1m 25s ago"), "{text}");
+    assert!(text.contains("agent first pass in 8s"), "{text}");
+    assert!(
+        text.contains("its clock is 1h 00m ahead of this machine's"),
         "{text}"
     );
 }

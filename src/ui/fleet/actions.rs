@@ -97,7 +97,7 @@ impl FleetApp {
             ));
         }
         let cmd = match verb {
-            Verb::Reap if !instance.expired(self.now) => {
+            Verb::Reap if !instance.expired(one.host_now(self.now)) => {
                 return Err(format!(
                     "{name} on {}: its lease has not expired: use d to tear it down",
                     self.host_name(host)

@@ -279,9 +279,9 @@ impl FleetApp {
     /// Host `host`'s link changed (or was first reported), at `now_ms`.
     pub fn link(&mut self, host: usize, link: Link, now_ms: i64) {
         self.now = now_ms.div_euclid(1000);
-        let Some(one) = self.fleet.hosts.get_mut(host) else {
+        if host >= self.fleet.hosts.len() {
             return;
-        };
+        }
         if link.state == LinkState::Connecting {
             self.sent.retain(|(h, _), _| *h != host);
             if let Some(Layer::Text(view)) = self.layers.last_mut()
@@ -292,8 +292,21 @@ impl FleetApp {
                     .push("-- the host's connection was lost: press l to follow again".into());
             }
         }
-        one.set_link(link);
+        self.fleet.set_link(host, link);
         self.invalidate();
+        self.dirty = true;
+    }
+
+    /// This console's own note of host `host` (a command lost with its
+    /// connection): a `console` Activity line of kind `kind` about
+    /// `instance`, also said on the status line as an error.
+    pub fn note(&mut self, host: usize, kind: &str, instance: &str, detail: String, now_ms: i64) {
+        self.now = now_ms.div_euclid(1000);
+        if host >= self.fleet.hosts.len() {
+            return;
+        }
+        self.say(detail.clone(), true);
+        self.fleet.note(host, self.now, kind, instance, detail);
         self.dirty = true;
     }
 

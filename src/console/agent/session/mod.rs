@@ -274,6 +274,7 @@ impl Session {
                 reaper: reaper_line(None),
                 teardown: Vec::new(),
                 stackless: String::new(),
+                now: 0,
             },
             hello_sent: false,
             role_known: false,
@@ -563,6 +564,7 @@ impl Session {
                 .collect();
             self.hello.stackless = crate::model::text::sanitize(&teardown.stackless).into_owned();
             self.reaper = Some(self.hello.reaper.clone());
+            self.hello.now = unix_now();
             self.send(lines::hello(&self.hello));
             self.hello_sent = true;
             self.dirty = false;
