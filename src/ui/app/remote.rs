@@ -47,6 +47,21 @@ impl App {
         )
     }
 
+    /// This console's own teardowns whose outcome has not come yet (a
+    /// `Started` activity with no end: [`App::note_own`]), as the rules'
+    /// in-flight teardowns: `L` and `v` refuse them as `renew`/`verify` do.
+    pub(super) fn own_teardowns(&self) -> InFlight {
+        InFlight {
+            teardowns: self
+                .own
+                .iter()
+                .filter(|(_, until)| **until == i64::MAX)
+                .map(|(name, _)| name.clone())
+                .collect(),
+            ..InFlight::default()
+        }
+    }
+
     /// `read` on the rules' context as this App holds it (nothing in
     /// flight: a key's).
     pub(super) fn with_rules<R>(&self, read: impl FnOnce(&rules::Context<'_>) -> R) -> R {
