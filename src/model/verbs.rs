@@ -93,7 +93,13 @@ pub fn json_lease(text: &str) -> Result<u64, LeaseOutOfBounds> {
         Some((mantissa, exp)) => (
             mantissa,
             exp.parse::<i64>().map_or_else(
-                |_| if exp.starts_with('-') { i64::MIN } else { i64::MAX },
+                |_| {
+                    if exp.starts_with('-') {
+                        i64::MIN
+                    } else {
+                        i64::MAX
+                    }
+                },
                 |e| e,
             ),
         ),
@@ -110,8 +116,8 @@ pub fn json_lease(text: &str) -> Result<u64, LeaseOutOfBounds> {
         return Err(LeaseOutOfBounds::TooShort);
     }
     // value = kept * 10^shift, exactly.
-    let shift = i128::from(exponent) - fraction.len() as i128
-        + (significant.len() - kept.len()) as i128;
+    let shift =
+        i128::from(exponent) - fraction.len() as i128 + (significant.len() - kept.len()) as i128;
     if shift < 0 {
         // A fraction: under 1 s when it has no digit before the point.
         return Err(if kept.len() as i128 + shift <= 0 {

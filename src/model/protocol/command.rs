@@ -350,7 +350,10 @@ pub fn parse(line: &str) -> (Value, Result<Command, Rejected>) {
         Err(e) => {
             return (
                 id,
-                Err(rejected("bad_request", format!("a field is given twice: {e}"))),
+                Err(rejected(
+                    "bad_request",
+                    format!("a field is given twice: {e}"),
+                )),
             );
         }
     }
@@ -621,8 +624,8 @@ fn lease(
                 .and_then(|t| t.lease_secs)
                 .map_or_else(|| n.to_string(), |raw| raw.get().to_owned());
             verbs::json_lease(&written).map(Some).map_err(|_| Rejected {
-            instance: Some(name.to_owned()),
-            ..rejected("refused", verbs::LEASE_REFUSAL)
+                instance: Some(name.to_owned()),
+                ..rejected("refused", verbs::LEASE_REFUSAL)
             })
         }
         Some(_) => Err(rejected(
