@@ -1,6 +1,6 @@
 //! Reproductions of defects found by trying the agent and the child-answer
-//! redaction as an attacker would. Each test states the rule it checks and
-//! is ignored (`repro: ...`) until the rule holds; run one with
+//! redaction as an attacker would. Each test states the rule it checks; one
+//! whose rule does not hold yet is ignored (`repro: ...`); run those with
 //! `cargo test --locked --test integration attack_repros:: -- --ignored`.
 
 use std::io::{BufRead as _, BufReader, Write as _};
