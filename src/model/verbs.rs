@@ -92,16 +92,13 @@ pub fn json_lease(text: &str) -> Result<u64, LeaseOutOfBounds> {
         // An exponent past i64 is past any bound: its sign says which.
         Some((mantissa, exp)) => (
             mantissa,
-            exp.parse::<i64>().map_or_else(
-                |_| {
-                    if exp.starts_with('-') {
-                        i64::MIN
-                    } else {
-                        i64::MAX
-                    }
-                },
-                |e| e,
-            ),
+            exp.parse::<i64>().unwrap_or_else(|_| {
+                if exp.starts_with('-') {
+                    i64::MIN
+                } else {
+                    i64::MAX
+                }
+            }),
         ),
         None => (text, 0),
     };
