@@ -395,11 +395,29 @@ fn a_down_after_a_rebirth_on_a_pre_7_store_is_refused() {
     });
     agent.send(r#"{"id":"down","cmd":"down","name":"golf","birth":null}"#);
     let reply = agent.reply("down");
+    // The birth the client saw, named by its created_at: refused too.
+    agent.send(&format!(
+        r#"{{"id":"old","cmd":"down","name":"golf","birth":null,"created_at":{created}}}"#
+    ));
+    let old = agent.reply("old");
     let ran = std::fs::read_to_string(dir.path().join("ran.log")).unwrap_or_default();
     assert_eq!(
         (reply["ok"].clone(), ran.as_str()),
         (Value::Bool(false), ""),
         "{reply}"
+    );
+    let refusal = |asked: &str| {
+        Value::from(format!(
+            "refused: the birth asked about ({asked}) is not the instance's (created at {}): it was born again, or another store was read",
+            created + 1000
+        ))
+    };
+    assert_eq!(
+        (
+            reply["error"]["message"].clone(),
+            old["error"]["message"].clone()
+        ),
+        (refusal("none"), refusal(&format!("created at {created}")))
     );
 }
 
