@@ -491,7 +491,7 @@ fn admit_down(asked: &Asked, cx: &Context<'_>) -> Result<Admitted, Refusal> {
     if let Some(rule) = queue_rule(cx.snapshot, &instance) {
         let why = match rule {
             Ok((op, _)) => format!(
-                "refused: {} has a {} {}: send queue_down to queue a teardown behind it",
+                "refused: {} has a {} {} now: ask again to queue a teardown behind it (`d`, or the command `queue_down`)",
                 instance.name,
                 op.status.as_str(),
                 op.verb
@@ -1064,7 +1064,7 @@ mod tests {
             admit_at(&Action::Down(asked("busy")), &s, &ok, NOW),
             refused(
                 "busy",
-                "refused: busy has a queued up: send queue_down to queue a teardown behind it"
+                "refused: busy has a queued up now: ask again to queue a teardown behind it (`d`, or the command `queue_down`)"
             )
         );
         assert_eq!(

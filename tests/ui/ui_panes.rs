@@ -747,6 +747,33 @@ fn d_asks_and_n_cancels() {
 }
 
 #[test]
+fn the_question_shows_the_teardown_command_with_its_credentials_redacted() {
+    let mut app = real_app();
+    select(&mut app, "alpha");
+    app.set_teardown(stackless_tui::ui::TeardownInfo {
+        argv: vec![
+            "/srv/down".into(),
+            "--token=CANARY9".into(),
+            "--password".into(),
+            "CANARY10".into(),
+            "https://u:CANARY11@h/x".into(),
+            "{name}".into(),
+        ],
+        missing: None,
+        ..Default::default()
+    });
+    assert_eq!(press(&mut app, KeyCode::Char('d')), None);
+    let text = render_app(&app, 160, 40);
+    assert!(
+        text.contains(
+            "Tear down alpha? This runs: /srv/down '--token=[redacted]' --password '[redacted]' 'https://[redacted]@h/x' alpha [y/N]"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("CANARY"), "{text}");
+}
+
+#[test]
 fn d_then_y_tears_down() {
     let mut app = real_app();
     select(&mut app, "bravo");

@@ -103,7 +103,7 @@ fn reap_and_down_by_name_pass_the_keys_rules_for_every_instance() {
                 // is `queue_down`, and `down` says so.
                 (Ok(()), Err(why)) if key == 'd' => {
                     assert!(
-                        why.ends_with("send queue_down to queue a teardown behind it"),
+                        why.ends_with("ask again to queue a teardown behind it (`d`, or the command `queue_down`)"),
                         "{why}"
                     );
                 }

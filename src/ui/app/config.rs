@@ -134,8 +134,10 @@ impl Default for TeardownInfo {
 
 impl TeardownInfo {
     /// The command line for `name` as one shell-quoted, sanitized line
-    /// (`stackless down alpha --json`): what the dialog says it runs. The
-    /// command itself is always run as argv, never through a shell.
+    /// (`stackless down alpha --json`): what the dialog says it runs, its
+    /// credentials redacted as every shown argv is
+    /// ([`crate::model::redact::shown_argv`]). The command itself is always
+    /// run as argv, never through a shell.
     #[must_use]
     pub fn line_for(&self, name: &str) -> String {
         let argv: Vec<String> = self
@@ -143,7 +145,8 @@ impl TeardownInfo {
             .iter()
             .map(|a| a.replace(crate::reaper::teardown::NAME_PLACEHOLDER, name))
             .collect();
-        crate::model::text::sanitize(&crate::reaper::teardown::shell_line(&argv)).into_owned()
+        let shown = crate::model::redact::shown_argv(&argv);
+        crate::model::text::sanitize(&crate::reaper::teardown::shell_line(&shown)).into_owned()
     }
 
     /// The command that queues a teardown of `name` behind its pending
@@ -155,7 +158,10 @@ impl TeardownInfo {
         let args = crate::model::op_rules::queue_down_args(name)?;
         let mut argv = vec![self.stackless.clone()];
         argv.extend(args);
-        Some(crate::model::text::sanitize(&crate::reaper::teardown::shell_line(&argv)).into_owned())
+        let shown = crate::model::redact::shown_argv(&argv);
+        Some(
+            crate::model::text::sanitize(&crate::reaper::teardown::shell_line(&shown)).into_owned(),
+        )
     }
 }
 

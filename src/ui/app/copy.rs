@@ -76,7 +76,9 @@ impl App {
             );
             return None;
         };
-        let line = crate::reaper::teardown::shell_line(&argv);
+        // Copied as shown: a credential in `--down-cmd` is redacted in what
+        // leaves through the terminal too.
+        let line = crate::reaper::teardown::shell_line(&crate::model::redact::shown_argv(&argv));
         let shown = crate::model::text::sanitize_short(&line, crate::ui::text::CUT_SHORT * 2);
         self.sent_to_clipboard(&shown);
         Some(Effect::Copy { text: line })

@@ -177,7 +177,9 @@ impl App {
             return;
         };
         let argv = verbs::argv(self.stackless(), &first.instance.name, first.verb);
-        let runs = argv.map_or_else(String::new, |a| crate::reaper::teardown::shell_line(&a));
+        let runs = argv.map_or_else(String::new, |a| {
+            crate::reaper::teardown::shell_line(&crate::model::redact::shown_argv(&a))
+        });
         self.ask(Question::Verbs(VerbQuestion {
             requests,
             runs,
