@@ -223,7 +223,7 @@ fn a_reap_goes_to_the_owning_host_only_after_its_question() {
         confirm_lines(&app),
         [
             "Reap alpha on fleet-2 now? This runs there: stackless down alpha --json",
-            "y: yes · any other key: no"
+            "[y/N]"
         ]
     );
     let effects = press(&mut app, KeyCode::Char('y'));
@@ -352,7 +352,7 @@ fn a_bulk_reap_over_several_hosts_says_how_many_on_each() {
             "Not sent (2): alpha on fleet-1: its lease has not expired: use d to tear it down; \
              fleet-3 is stale (no line for 15 s (3 x heartbeat_secs 5)): its rows are 40s old; \
              nothing is sent until it is back",
-            "y: yes · any other key: no",
+            "[y/N]",
         ]
     );
     assert_eq!(
@@ -491,7 +491,7 @@ fn the_reaper_keys_go_to_one_host_and_all_hosts_after_a_question() {
             "Pause the reaper on 2 hosts (fleet-1, fleet-2)?",
             "Not sent (1): fleet-3 is stale (no line for 15 s (3 x heartbeat_secs 5)): its rows \
              are 40s old; nothing is sent until it is back",
-            "y: yes · any other key: no",
+            "[y/N]",
         ]
     );
     assert_eq!(
@@ -935,4 +935,95 @@ fn e_on_a_host_shows_its_error_whole() {
         text.contains("connect once with `ssh fleet-3` to see why"),
         "{text}"
     );
+}
+
+/// `dy` read in one burst: `d` opens the question, and `y`, read before
+/// the question was first drawn, answers nothing (nothing is sent, the
+/// question stays); a `y` read once it was drawn sends the teardown.
+#[test]
+fn a_y_typed_before_the_question_was_drawn_answers_nothing() {
+    let mut app = fleet();
+    select(&mut app, "fleet-2", "alpha");
+    let burst = std::time::Instant::now();
+    let key = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+    assert!(app.key_at(key('d'), burst, NOW_MS).is_empty());
+    assert!(app.key_at(key('y'), burst, NOW_MS).is_empty());
+    assert_eq!(
+        confirm_lines(&app),
+        [
+            "Tear down alpha on fleet-2? This runs there: stackless down alpha --json",
+            "[y/N]"
+        ]
+    );
+    let drawn = burst + std::time::Duration::from_millis(16);
+    app.drawn(drawn);
+    // Read after the burst, yet before the frame began: still not an answer.
+    let early = burst + std::time::Duration::from_millis(8);
+    assert!(app.key_at(key('y'), early, NOW_MS).is_empty());
+    assert!(matches!(app.layer(), Some(Layer::Confirm(_))));
+    let effects = app.key_at(key('y'), drawn, NOW_MS);
+    assert_eq!(
+        sent(&effects),
+        [(
+            1,
+            json!({"cmd":"down","name":"alpha","birth":{"instance_id":"a2","resource_namespace":"sl-x"}})
+        )]
+    );
+    assert_eq!(app.layer(), None);
+}
+
+/// `L` on a fleet row asks to renew the lease as recorded on its host,
+/// naming the argv run there; `y` sends `renew` (no lease: as recorded)
+/// to that host alone.
+#[test]
+fn l_renews_the_lease_on_the_rows_host() {
+    let mut app = fleet();
+    select(&mut app, "fleet-1", "alpha");
+    assert!(press(&mut app, KeyCode::Char('L')).is_empty());
+    assert_eq!(
+        confirm_lines(&app),
+        [
+            "Renew the lease of alpha on fleet-1 to 1h (as recorded)? This runs there: stackless up --name alpha --lease 1h --json",
+            "[y/N]"
+        ]
+    );
+    let effects = press(&mut app, KeyCode::Char('y'));
+    assert_eq!(
+        sent(&effects),
+        [(
+            0,
+            json!({"cmd":"renew","name":"alpha","birth":{"instance_id":"a1","resource_namespace":"sl-x"},"lease_secs":null})
+        )]
+    );
+}
+
+/// `v` on a fleet row asks to verify on its host, naming the argv run
+/// there; `y` sends `verify` to that host alone; on a stale host it is
+/// refused with the reason before anything is sent.
+#[test]
+fn v_verifies_on_the_rows_host_and_a_stale_host_refuses() {
+    let mut app = fleet();
+    select(&mut app, "fleet-2", "charlie");
+    assert!(press(&mut app, KeyCode::Char('v')).is_empty());
+    assert_eq!(
+        confirm_lines(&app),
+        [
+            "Verify charlie on fleet-2? This runs there: stackless verify charlie --json (it renews the lease when it starts)",
+            "[y/N]"
+        ]
+    );
+    let effects = press(&mut app, KeyCode::Char('y'));
+    assert_eq!(
+        sent(&effects),
+        [(
+            1,
+            json!({"cmd":"verify","name":"charlie","birth":{"instance_id":"c1","resource_namespace":"sl-x"}})
+        )]
+    );
+    select(&mut app, "fleet-3", "delta");
+    assert!(press(&mut app, KeyCode::Char('v')).is_empty());
+    assert_eq!(app.layer(), None);
+    let flash = app.flash().unwrap();
+    assert!(flash.error);
+    assert!(flash.text.starts_with("fleet-3 "), "{}", flash.text);
 }

@@ -43,8 +43,8 @@ pub(super) enum HostEvent {
 pub(super) enum Wake {
     /// Host `.0`'s connection `.1` (its generation) queued lines.
     Host(usize, u64),
-    /// A terminal event.
-    Input(crossterm::event::Event),
+    /// A terminal event and the instant its burst was read.
+    Input(crossterm::event::Event, std::time::Instant),
     /// SIGTERM, SIGINT or SIGHUP, by name.
     Signal(&'static str),
 }

@@ -107,9 +107,9 @@ pub(crate) fn run(hosts: &[FleetHost], plans: &[Plan], zone: jiff::tz::TimeZone)
         Err(error) => return failed(&format!("{error:#}"), restore),
     };
     let input = wake.clone();
-    if let Err(error) =
-        crate::console::input::spawn_with(move |event, _| input.send(Wake::Input(event)).is_ok())
-    {
+    if let Err(error) = crate::console::input::spawn_with(move |event, read| {
+        input.send(Wake::Input(event, read)).is_ok()
+    }) {
         return failed(
             &format!("cannot start the terminal input thread: {error}"),
             restore,
@@ -170,11 +170,14 @@ fn leave_terminal(term: Term, restore: RestoreOnDrop) {
     std::mem::forget(term);
 }
 
-/// Draw one frame; `false` when the terminal is gone.
-fn draw(term: &mut Term, app: &FleetApp) -> bool {
+/// Draw one frame; `false` when the terminal is gone. The instant it
+/// began is the view's ([`FleetApp::drawn`]): a question drawn in it is
+/// answered only by keys read since.
+fn draw(term: &mut Term, app: &mut FleetApp) -> bool {
+    app.drawn(Instant::now());
     let (_, now_ms) = now();
     match with_terminal(|| {
-        term.draw(|frame| crate::ui::fleet::draw(frame, app, now_ms))
+        term.draw(|frame| crate::ui::fleet::draw(frame, &*app, now_ms))
             .map(|_| ())
     }) {
         // A panic took the terminal back; its hook exits the process.
@@ -257,14 +260,14 @@ fn handle(
 ) -> Result<bool, &'static str> {
     match event {
         Wake::Signal(name) => return Err(name),
-        Wake::Input(crossterm::event::Event::Key(key)) => {
-            let effects = app.key(key, now().1);
+        Wake::Input(crossterm::event::Event::Key(key), read) => {
+            let effects = app.key_at(key, read, now().1);
             for effect in effects {
                 send(all, app, effect);
             }
         }
-        Wake::Input(crossterm::event::Event::Resize(..)) => return Ok(true),
-        Wake::Input(_) => {}
+        Wake::Input(crossterm::event::Event::Resize(..), _) => return Ok(true),
+        Wake::Input(..) => {}
         Wake::Host(index, generation) => drain(index, generation, app, all, wake),
     }
     Ok(false)

@@ -11,6 +11,7 @@ use super::{Confirm, FleetApp, FleetEffect, Focus, Layer, Sent};
 use crate::model::fleet::rows::{Instance, InstanceKey};
 use crate::model::protocol::command::{Cmd, Command, Target};
 use crate::model::text::sanitize_short;
+use crate::model::verbs;
 use crossterm::event::KeyModifiers;
 
 /// One action on one instance, before it is confirmed.
@@ -22,8 +23,11 @@ pub(super) enum Verb {
 
 impl FleetApp {
     pub(super) fn ask(&mut self, lines: Vec<String>, commands: Vec<(usize, Command)>) {
-        self.layers
-            .push(Layer::Confirm(Confirm { lines, commands }));
+        self.layers.push(Layer::Confirm(Confirm {
+            lines,
+            commands,
+            shown: None,
+        }));
     }
 
     pub(super) fn confirm_key(&mut self, key: KeyEvent) -> Vec<FleetEffect> {
@@ -202,7 +206,7 @@ impl FleetApp {
                 refused.join("; ")
             ));
         }
-        lines.push("y: yes · any other key: no".to_owned());
+        lines.push("[y/N]".to_owned());
         lines
     }
 
@@ -304,6 +308,97 @@ impl FleetApp {
         crate::model::text::sanitize(&crate::reaper::teardown::shell_line(&argv)).into_owned()
     }
 
+    /// `L` (`renew` at the lease's recorded duration) or `v` (`verify`)
+    /// on the selected instance: the question names its host and the argv
+    /// its agent runs there (`up --name NAME --lease D --json`, `verify
+    /// NAME --json`, the stackless its `hello` named); refused with the
+    /// reason before anything is sent (not DNS-safe, tombstoned, no lease
+    /// recorded, a host not ready or whose agent takes no such command).
+    pub(super) fn ask_renew_verify(&mut self, renew: bool) {
+        let key = if renew { "L" } else { "v" };
+        if self.focus != Focus::Instances {
+            self.say(format!("{key} acts on Instances (Tab to it)"), true);
+            return;
+        }
+        let Some((host, instance)) = self.selected_instance() else {
+            return;
+        };
+        let instance = instance.clone();
+        match self.renew_verify_question(renew, host, &instance) {
+            Ok((lines, command)) => self.ask(lines, vec![(host, command)]),
+            Err(why) => self.say(why, true),
+        }
+    }
+
+    /// The question and command of `L` (`renew`) or `v` (`verify`) on
+    /// `instance` of `host`, or why not.
+    fn renew_verify_question(
+        &self,
+        renew: bool,
+        host: usize,
+        instance: &Instance,
+    ) -> Result<(Vec<String>, Command), String> {
+        let host_name = self.host_name(host);
+        let name = sanitize_short(&instance.key.name, 96);
+        let word = if renew { "renewed" } else { "verified" };
+        if !instance.dns_safe {
+            return Err(format!(
+                "{name} on {host_name} is not a DNS-safe name: never acted upon"
+            ));
+        }
+        if instance.tombstoned() {
+            return Err(format!(
+                "{name} on {host_name} is tombstoned: it cannot be {word}"
+            ));
+        }
+        let target = Target {
+            name: instance.key.name.clone(),
+            birth: instance.key.birth.clone(),
+            resource_namespace: instance.resource_namespace.clone(),
+        };
+        let (command, verb) = if renew {
+            let Some(secs) = instance
+                .lease
+                .as_ref()
+                .and_then(|lease| u64::try_from(lease.duration_secs).ok())
+                .filter(|secs| *secs > 0)
+            else {
+                return Err(format!(
+                    "{name} on {host_name} records no lease: it cannot be renewed as recorded"
+                ));
+            };
+            (
+                Command::Renew(target, None),
+                verbs::Verb::Renew { lease_secs: secs },
+            )
+        } else {
+            (Command::Verify(target), verbs::Verb::Verify)
+        };
+        if let Some(why) = self.refusal(host, command.cmd()) {
+            return Err(why);
+        }
+        let program = self
+            .fleet
+            .hosts
+            .get(host)
+            .and_then(|h| h.hello.as_ref())
+            .and_then(|h| h.stackless.clone())
+            .unwrap_or_else(|| "stackless".to_owned());
+        let argv = verbs::argv(&program, &instance.key.name, verb).unwrap_or_default();
+        let runs =
+            crate::model::text::sanitize(&crate::reaper::teardown::shell_line(&argv)).into_owned();
+        let question = match verb {
+            verbs::Verb::Renew { lease_secs } => format!(
+                "Renew the lease of {name} on {host_name} to {} (as recorded)? This runs there: {runs}",
+                verbs::lease_text(lease_secs)
+            ),
+            verbs::Verb::Verify => format!(
+                "Verify {name} on {host_name}? This runs there: {runs} (it renews the lease when it starts)"
+            ),
+        };
+        Ok((vec![question, "[y/N]".to_owned()], command))
+    }
+
     pub(super) fn ask_cancel(&mut self) {
         if self.focus != Focus::Operations {
             self.say("c cancels an operation: Tab to Operations", true);
@@ -336,7 +431,7 @@ impl FleetApp {
                 sanitize_short(&op.instance, 96),
                 self.runs_there(host, "cancel", &id)
             ),
-            "y: yes · any other key: no".to_owned(),
+            "[y/N]".to_owned(),
         ];
         self.ask(lines, vec![(host, Command::Cancel(operation_id(&op.id)))]);
     }
@@ -401,7 +496,7 @@ impl FleetApp {
                 refused.join("; ")
             ));
         }
-        lines.push("y: yes · any other key: no".to_owned());
+        lines.push("[y/N]".to_owned());
         self.ask(lines, commands);
         Vec::new()
     }

@@ -53,6 +53,14 @@ pub const HELP: &[(&str, &str)] = &[
         "tear down the selected (or marked) instances on their hosts (y/N)",
     ),
     (
+        "L",
+        "renew the selected instance's lease as recorded, on its host (y/N; 0.4.0)",
+    ),
+    (
+        "v",
+        "verify the selected instance on its host; renews when it starts (y/N; 0.4.0)",
+    ),
+    (
         "c",
         "Operations: cancel the selected operation on its host (y/N)",
     ),
@@ -64,7 +72,10 @@ pub const HELP: &[(&str, &str)] = &[
         ":",
         ":reap :down [HOST/]NAME...; :pause :resume :pass [HOST|all]; :filter; :sort; :q",
     ),
-    ("y / other key", "confirm / refuse what the question names"),
+    (
+        "y / other key",
+        "[y/N]: confirm / refuse what the question names (a key typed before the question was drawn answers nothing)",
+    ),
     ("?", "this help"),
     (
         "q / Ctrl-C",
@@ -73,7 +84,37 @@ pub const HELP: &[(&str, &str)] = &[
 ];
 
 impl FleetApp {
-    /// A key at `now_ms`; what to send where.
+    /// A key read from the terminal at `read` (the instant its burst was
+    /// read), handled at `now_ms`: while a question is open, a key read
+    /// before the question was first drawn ([`Self::drawn`]) is dropped
+    /// without effect, whatever it is ([`crate::model::confirm::answers`]:
+    /// `dy` in one write never answers the question `d` opens); anything
+    /// else as [`Self::key`].
+    pub fn key_at(
+        &mut self,
+        key: KeyEvent,
+        read: std::time::Instant,
+        now_ms: i64,
+    ) -> Vec<FleetEffect> {
+        if let Some(Layer::Confirm(confirm)) = self.layers.last()
+            && !crate::model::confirm::answers(read, confirm.shown)
+        {
+            return Vec::new();
+        }
+        self.key(key, now_ms)
+    }
+
+    /// A frame began to be drawn at `at`: the first one with a question
+    /// open is when it was shown (keys read before then do not answer it,
+    /// [`Self::key_at`]).
+    pub fn drawn(&mut self, at: std::time::Instant) {
+        if let Some(Layer::Confirm(confirm)) = self.layers.last_mut() {
+            confirm.shown.get_or_insert(at);
+        }
+    }
+
+    /// A key at `now_ms`, taken as read after whatever is on screen was
+    /// drawn; what to send where.
     pub fn key(&mut self, key: KeyEvent, now_ms: i64) -> Vec<FleetEffect> {
         self.now = now_ms.div_euclid(1000);
         self.dirty = true;
@@ -126,6 +167,8 @@ impl FleetApp {
             KeyCode::Char('r') => self.ask_instances(Verb::Reap),
             KeyCode::Char('d') => self.ask_instances(Verb::Down),
             KeyCode::Char('c') => self.ask_cancel(),
+            KeyCode::Char('L') => self.ask_renew_verify(true),
+            KeyCode::Char('v') => self.ask_renew_verify(false),
             KeyCode::Char('P') => return self.reaper_key(true),
             KeyCode::Char('R') => return self.reaper_key(false),
             KeyCode::Enter => return self.enter(),

@@ -86,6 +86,10 @@ pub struct Confirm {
     pub lines: Vec<String>,
     /// (host, command without its `id`) to send on `y`.
     pub commands: Vec<(usize, Command)>,
+    /// When a frame with this question first began to be drawn (`None`:
+    /// not drawn yet); only keys read since may answer it
+    /// ([`crate::model::confirm::answers`]).
+    pub shown: Option<std::time::Instant>,
 }
 
 /// A text view over the panes: an instance's detail (its agent's lines),
