@@ -362,6 +362,7 @@ impl FleetApp {
                 .as_ref()
                 .and_then(|lease| u64::try_from(lease.duration_secs).ok())
                 .filter(|secs| *secs > 0)
+                .map(|secs| secs.min(verbs::MAX_LEASE_SECS))
             else {
                 return Err(format!(
                     "{name} on {host_name} records no lease: it cannot be renewed as recorded"
