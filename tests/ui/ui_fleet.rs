@@ -1027,3 +1027,253 @@ fn v_verifies_on_the_rows_host_and_a_stale_host_refuses() {
     assert!(flash.error);
     assert!(flash.text.starts_with("fleet-3 "), "{}", flash.text);
 }
+
+/// The fleet view in `context` of the console's key table, on fleet-2's
+/// `alpha` (expired, active); `None` for a context the fleet view never
+/// enters (the help's and the logs' search, the operation overlay: the
+/// keys that open them are refused over a fleet).
+fn fleet_in(context: stackless_tui::ui::keys::Context) -> Option<FleetApp> {
+    use stackless_tui::ui::keys::Context as C;
+    let mut app = fleet();
+    select(&mut app, "fleet-2", "alpha");
+    let opener = match context {
+        C::Always | C::Panes => None,
+        C::Filter => Some(KeyCode::Char('/')),
+        C::CommandLine => Some(KeyCode::Char(':')),
+        C::Confirm => Some(KeyCode::Char('d')),
+        C::Detail => Some(KeyCode::Enter),
+        C::Logs => Some(KeyCode::Char('l')),
+        C::FullText => Some(KeyCode::Char('e')),
+        C::Help => Some(KeyCode::Char('?')),
+        C::HelpSearch | C::LogSearch | C::Operation => return None,
+    };
+    if let Some(code) = opener {
+        press(&mut app, code);
+        assert!(app.layer().is_some(), "{context:?} opened");
+    }
+    Some(app)
+}
+
+/// One press of `key` (a sample for the table's wildcards) into `app`.
+fn press_key(app: &mut FleetApp, key: stackless_tui::ui::keys::Key) -> Vec<FleetEffect> {
+    use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+    use stackless_tui::ui::keys::{Key, Mods};
+    let mouse = |kind| MouseEvent {
+        kind,
+        column: 3,
+        row: 12,
+        modifiers: KeyModifiers::NONE,
+    };
+    match key {
+        Key::Code(code, Mods::Ctrl) => app.key(KeyEvent::new(code, KeyModifiers::CONTROL), NOW_MS),
+        Key::Code(code, _) => app.key(KeyEvent::new(code, KeyModifiers::NONE), NOW_MS),
+        Key::Text => press(app, KeyCode::Char('x')),
+        Key::Other => press(app, KeyCode::Char('n')),
+        Key::Click => {
+            app.mouse(mouse(MouseEventKind::Down(MouseButton::Left)));
+            Vec::new()
+        }
+        Key::WheelUp => {
+            app.mouse(mouse(MouseEventKind::ScrollUp));
+            Vec::new()
+        }
+        Key::WheelDown => {
+            app.mouse(mouse(MouseEventKind::ScrollDown));
+            Vec::new()
+        }
+    }
+}
+
+/// Every entry of the console's key table, each key in each of its
+/// contexts, pressed in the fleet view: a key refused over a fleet says the
+/// table's reason ([`Action::on_fleet`]) and sends nothing; any other does
+/// what it does on one host, on the selected row's host (fleet-2): the
+/// actions ask about fleet-2's `alpha` and `y` sends there alone, the
+/// detail and the logs are read from fleet-2's agent, and none of them is
+/// met with a refusal.
+#[test]
+fn every_key_table_entry_acts_on_the_rows_host_or_says_why_not() {
+    use stackless_tui::ui::keys::{Action, ENTRIES};
+    let refusals: Vec<&str> = ENTRIES
+        .iter()
+        .flat_map(|e| e.binds)
+        .filter_map(|b| b.action.on_fleet().err())
+        .collect();
+    let mut pressed = 0;
+    let mut refused = 0;
+    for entry in ENTRIES {
+        for bind in entry.binds {
+            for context in bind.contexts {
+                for key in bind.keys {
+                    let Some(mut app) = fleet_in(*context) else {
+                        continue;
+                    };
+                    let what = format!("{:?} {:?} in {context:?}", entry.keys, bind.action);
+                    let effects = press_key(&mut app, *key);
+                    pressed += 1;
+                    if let Err(why) = bind.action.on_fleet() {
+                        refused += 1;
+                        assert!(effects.is_empty(), "{what}");
+                        let flash = app.flash().map(|f| (f.text.as_str(), f.error));
+                        assert_eq!(flash, Some((why, true)), "{what}");
+                        continue;
+                    }
+                    if let Some(flash) = app.flash() {
+                        assert!(
+                            !refusals.contains(&flash.text.as_str()),
+                            "{what}: {flash:?}"
+                        );
+                    }
+                    let question = || confirm_lines(&app)[0].clone();
+                    match bind.action {
+                        Action::Quit => assert!(app.quit(), "{what}"),
+                        Action::Reap => assert!(
+                            question().starts_with("Reap alpha on fleet-2 now?"),
+                            "{what}"
+                        ),
+                        Action::TearDown => assert!(
+                            question().starts_with("Tear down alpha on fleet-2?"),
+                            "{what}"
+                        ),
+                        Action::RenewLease => assert!(
+                            question().starts_with("Renew the lease of alpha on fleet-2 to 1h"),
+                            "{what}"
+                        ),
+                        Action::Verify => {
+                            assert!(question().starts_with("Verify alpha on fleet-2?"), "{what}")
+                        }
+                        Action::ConfirmTearDown => assert_eq!(
+                            sent(&effects),
+                            [(
+                                1,
+                                json!({"cmd":"down","name":"alpha","birth":{"instance_id":"a2","resource_namespace":"sl-x"}})
+                            )],
+                            "{what}"
+                        ),
+                        Action::CancelTearDown => {
+                            assert!(effects.is_empty(), "{what}");
+                            assert_eq!(app.layer(), None, "{what}");
+                        }
+                        Action::OpenDetail
+                            if *context == stackless_tui::ui::keys::Context::Panes =>
+                        {
+                            assert_eq!(
+                                sent(&effects),
+                                [(1, json!({"cmd":"detail","name":"alpha"}))],
+                                "{what}"
+                            );
+                        }
+                        Action::OpenLogs if *context == stackless_tui::ui::keys::Context::Panes => {
+                            assert_eq!(sent(&effects).len(), 1, "{what}");
+                            assert_eq!(sent(&effects)[0].0, 1, "{what}");
+                            assert_eq!(sent(&effects)[0].1["cmd"], "logs", "{what}");
+                        }
+                        Action::CancelOperation => assert_eq!(
+                            app.flash().map(|f| f.text.as_str()),
+                            Some("c cancels an operation: Tab to Operations"),
+                            "{what}"
+                        ),
+                        Action::OpenJump => {
+                            assert!(matches!(app.layer(), Some(Layer::Jump(_))), "{what}");
+                        }
+                        Action::MarkAll => assert_eq!(
+                            app.flash().map(|f| f.text.as_str()),
+                            Some("5 marked"),
+                            "{what}"
+                        ),
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    assert!(pressed > 100, "{pressed} presses");
+    assert!(refused > 20, "{refused} refused");
+}
+
+/// Ctrl-F then a name then Enter selects the row whose name matches best
+/// (here fleet-1's `bravo`, by prefix): the typed text is never keys, so
+/// `dyn` typed after Ctrl-F asks nothing and tears nothing down.
+#[test]
+fn ctrl_f_jumps_and_its_text_is_never_keys() {
+    let mut app = fleet();
+    assert!(
+        app.key(
+            KeyEvent::new(KeyCode::Char('f'), KeyModifiers::CONTROL),
+            NOW_MS
+        )
+        .is_empty()
+    );
+    assert!(typed(&mut app, "dyn").is_empty());
+    assert_eq!(app.layer(), Some(&Layer::Jump("dyn".to_owned())));
+    press(&mut app, KeyCode::Esc);
+    assert_eq!(app.layer(), None);
+    app.key(
+        KeyEvent::new(KeyCode::Char('f'), KeyModifiers::CONTROL),
+        NOW_MS,
+    );
+    typed(&mut app, "brav");
+    assert!(press(&mut app, KeyCode::Enter).is_empty());
+    assert_eq!(app.layer(), None);
+    let row = app.selected_row().unwrap();
+    assert_eq!(app.fleet().hosts[row.host].name, "fleet-1");
+    assert_eq!(
+        app.fleet().hosts[row.host].instances()[row.index].key.name,
+        "bravo"
+    );
+}
+
+/// The `:` line's console commands over a fleet: `:verify HOST/NAME` and
+/// `:renew HOST/NAME` ask about that instance on its host (as `v` and `L`
+/// on its row), `:logs HOST/NAME` follows it over that host's agent,
+/// `:ops` focuses Operations, and a single other word jumps to the row
+/// whose name matches it.
+#[test]
+fn the_command_lines_console_commands_act_on_the_named_hosts_instance() {
+    let mut app = fleet();
+    run_line(&mut app, ":verify fleet-2/charlie");
+    assert!(
+        confirm_lines(&app)[0].starts_with("Verify charlie on fleet-2? This runs there:"),
+        "{:?}",
+        confirm_lines(&app)
+    );
+    press(&mut app, KeyCode::Esc);
+    run_line(&mut app, ":renew fleet-1/alpha");
+    assert!(
+        confirm_lines(&app)[0]
+            .starts_with("Renew the lease of alpha on fleet-1 to 1h (as recorded)?"),
+        "{:?}",
+        confirm_lines(&app)
+    );
+    press(&mut app, KeyCode::Esc);
+    let effects = run_line(&mut app, ":logs fleet-2/alpha");
+    assert_eq!(sent(&effects).len(), 1);
+    assert_eq!(sent(&effects)[0].0, 1);
+    assert_eq!(sent(&effects)[0].1["cmd"], "logs");
+    assert_eq!(sent(&effects)[0].1["name"], "alpha");
+    press(&mut app, KeyCode::Esc);
+    run_line(&mut app, ":renew alpha");
+    assert_eq!(
+        app.flash().map(|f| (f.text.as_str(), f.error)),
+        Some((
+            "alpha is on 2 hosts (fleet-1, fleet-2): name one as HOST/NAME",
+            true
+        ))
+    );
+    run_line(&mut app, ":ops");
+    assert_eq!(app.focus(), stackless_tui::ui::fleet::Focus::Operations);
+    run_line(&mut app, ":char");
+    let row = app.selected_row().unwrap();
+    assert_eq!(
+        app.fleet().hosts[row.host].instances()[row.index].key.name,
+        "charlie"
+    );
+    assert_eq!(app.focus(), stackless_tui::ui::fleet::Focus::Instances);
+}
+
+/// Type `text` and press Enter.
+fn run_line(app: &mut FleetApp, text: &str) -> Vec<FleetEffect> {
+    let mut effects = typed(app, text);
+    effects.extend(press(app, KeyCode::Enter));
+    effects
+}

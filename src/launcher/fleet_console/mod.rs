@@ -266,6 +266,7 @@ fn handle(
                 send(all, app, effect);
             }
         }
+        Wake::Input(crossterm::event::Event::Mouse(mouse), _) => app.mouse(mouse),
         Wake::Input(crossterm::event::Event::Resize(..), _) => return Ok(true),
         Wake::Input(..) => {}
         Wake::Host(index, generation) => drain(index, generation, app, all, wake),

@@ -34,7 +34,8 @@ impl FleetApp {
         let Some(Layer::Confirm(confirm)) = self.layers.pop() else {
             return Vec::new();
         };
-        if key.code != KeyCode::Char('y') || !plain(&key) {
+        // `y` or `Y`, as the console's key table takes them.
+        if !matches!(key.code, KeyCode::Char('y' | 'Y')) {
             self.say("not done", false);
             return Vec::new();
         }
@@ -553,7 +554,9 @@ pub(super) fn plain(key: &KeyEvent) -> bool {
     !key.modifiers.contains(KeyModifiers::CONTROL) && !key.modifiers.contains(KeyModifiers::ALT)
 }
 
-/// Ctrl and `c`.
+/// Ctrl and `c`, either case (a terminal may report Ctrl-Shift-F as
+/// Ctrl-F with the capital, as the key table takes both).
 pub(super) fn ctrl(key: &KeyEvent, c: char) -> bool {
-    key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char(c)
+    key.modifiers.contains(KeyModifiers::CONTROL)
+        && matches!(key.code, KeyCode::Char(k) if k.eq_ignore_ascii_case(&c))
 }

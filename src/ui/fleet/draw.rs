@@ -148,6 +148,21 @@ fn draw_footer(frame: &mut Frame, area: Rect, app: &FleetApp) {
             fit(&format!(":{}▏", sanitize_short(text, 512)), width).into_owned(),
             theme::prompt(),
         ),
+        Some(Layer::Jump(text)) => Line::styled(
+            fit(
+                &format!(
+                    "jump to: {}▏ (Enter selects, Esc closes)",
+                    sanitize_short(text, 512)
+                ),
+                width,
+            )
+            .into_owned(),
+            theme::prompt(),
+        ),
+        Some(Layer::Text(_)) if app.flash().is_some() => Line::styled(
+            fit(app.flash().map_or("", |f| f.text.as_str()), width).into_owned(),
+            theme::failure(),
+        ),
         Some(Layer::Text(_)) => Line::styled(
             "↑↓ jk scroll · PgUp/PgDn · g/G · Esc back".to_owned(),
             theme::key(),

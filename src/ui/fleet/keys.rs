@@ -3,7 +3,7 @@
 //! views (Enter, `l`, `e`, `?`). Each action goes to the owning host's
 //! agent as the command its key mirrors (docs/protocol.md "Commands").
 
-use crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 
 use super::actions::{Verb, ctrl, plain};
 use super::{FleetApp, FleetEffect, Focus, Layer};
@@ -11,77 +11,7 @@ use crate::model::fleet::rows::{Instance, InstanceKey, Operation};
 use crate::model::fleet::view::{Filter, SortKey};
 use crate::model::protocol::command::Command;
 use crate::model::text::sanitize_short;
-
-/// The help view's lines: the fleet view's keys.
-pub const HELP: &[(&str, &str)] = &[
-    (
-        "↑ / k, ↓ / j",
-        "select a row (PgUp / PgDn a page; g / G first / last)",
-    ),
-    (
-        "Tab / Shift-Tab",
-        "next / previous pane: Instances, Operations, Backoffs, Activity, Hosts",
-    ),
-    ("Enter", "an instance's detail, read on its host"),
-    (
-        "l",
-        "an instance's logs, followed over its host's agent (Esc stops)",
-    ),
-    ("e", "the selected line whole"),
-    (
-        "/",
-        "filter: words match host, name, substrate or status; host: name: substrate:",
-    ),
-    (
-        "  status:",
-        "status:expired (active, tombstoned, failed-up, locked); !term negates",
-    ),
-    (
-        "s / S",
-        "sort: host, lease expiry, name, status / reverse it",
-    ),
-    (
-        "Space",
-        "mark / unmark the instance (Esc clears the filter, then the marks)",
-    ),
-    (
-        "r",
-        "reap the selected (or marked) expired instances on their hosts (y/N)",
-    ),
-    (
-        "d",
-        "tear down the selected (or marked) instances on their hosts (y/N)",
-    ),
-    (
-        "L",
-        "renew the selected instance's lease as recorded, on its host (y/N; 0.4.0)",
-    ),
-    (
-        "v",
-        "verify the selected instance on its host; renews when it starts (y/N; 0.4.0)",
-    ),
-    (
-        "c",
-        "Operations: cancel the selected operation on its host (y/N)",
-    ),
-    (
-        "P / R",
-        "pause or resume / run a pass of the reaper on the selected host",
-    ),
-    (
-        ":",
-        ":reap :down [HOST/]NAME...; :pause :resume :pass [HOST|all]; :filter; :sort; :q",
-    ),
-    (
-        "y / other key",
-        "[y/N]: confirm / refuse what the question names (a key typed before the question was drawn answers nothing)",
-    ),
-    ("?", "this help"),
-    (
-        "q / Ctrl-C",
-        "quit (each host's agent stops as on end of input)",
-    ),
-];
+use crate::ui::keys::{self, Context, Input};
 
 impl FleetApp {
     /// A key read from the terminal at `read` (the instant its burst was
@@ -131,6 +61,10 @@ impl FleetApp {
                 Vec::new()
             }
             Some(Layer::Command(_)) => self.command_key(key),
+            Some(Layer::Jump(_)) => {
+                self.jump_key(key);
+                Vec::new()
+            }
             Some(Layer::Confirm(_)) => self.confirm_key(key),
             Some(Layer::Text(_)) => self.text_key(key),
             None => self.pane_key(key),
@@ -138,7 +72,26 @@ impl FleetApp {
     }
 
     pub(super) fn pane_key(&mut self, key: KeyEvent) -> Vec<FleetEffect> {
+        let text_before = matches!(self.layers.last(), Some(Layer::Text(_)));
+        let effects = self.pane_key_now(key);
+        if !text_before && matches!(self.layers.last(), Some(Layer::Text(_))) {
+            // A text view opened: its footer shows only what is said in it.
+            self.flash = None;
+        }
+        effects
+    }
+
+    fn pane_key_now(&mut self, key: KeyEvent) -> Vec<FleetEffect> {
+        if ctrl(&key, 'f') {
+            self.layers.push(Layer::Jump(String::new()));
+            return Vec::new();
+        }
+        if ctrl(&key, 'a') {
+            self.mark_all();
+            return Vec::new();
+        }
         if !plain(&key) {
+            self.refuse_key(key, &[Context::Panes]);
             return Vec::new();
         }
         match key.code {
@@ -174,9 +127,133 @@ impl FleetApp {
             KeyCode::Enter => return self.enter(),
             KeyCode::Char('l') => return self.open_logs(),
             KeyCode::Char('e') => self.whole(),
-            _ => {}
+            _ => {
+                self.refuse_key(key, &[Context::Panes]);
+            }
         }
         Vec::new()
+    }
+
+    /// A key the fleet view does not take in `contexts`: when the key
+    /// table's action for it is refused over a fleet
+    /// ([`crate::ui::keys::Action::on_fleet`]), the refusal is said;
+    /// `true` then.
+    pub(super) fn refuse_key(&mut self, key: KeyEvent, contexts: &[Context]) -> bool {
+        let input = Input::Key(key.code, key.modifiers);
+        let Some(action) = contexts
+            .iter()
+            .find_map(|context| keys::resolve(*context, input))
+        else {
+            return false;
+        };
+        match action.on_fleet() {
+            Err(why) => {
+                self.say(why, true);
+                true
+            }
+            Ok(()) => false,
+        }
+    }
+
+    /// A mouse event: the key table's click and wheel are refused over a
+    /// fleet, with the reason ([`crate::ui::keys::Action::on_fleet`]).
+    pub fn mouse(&mut self, event: MouseEvent) {
+        let position = ratatui::layout::Position::new(event.column, event.row);
+        let input = match event.kind {
+            MouseEventKind::Down(MouseButton::Left) => Input::Click(position),
+            MouseEventKind::ScrollUp => Input::WheelUp(position),
+            MouseEventKind::ScrollDown => Input::WheelDown(position),
+            _ => return,
+        };
+        let action = [Context::Panes, Context::Detail]
+            .iter()
+            .find_map(|context| keys::resolve(*context, input));
+        if let Some(Err(why)) = action.map(keys::Action::on_fleet) {
+            self.dirty = true;
+            self.say(why, true);
+        }
+    }
+
+    /// Ctrl-A: mark every instance the filter shows (Instances).
+    pub(super) fn mark_all(&mut self) {
+        if self.focus != Focus::Instances {
+            self.say("Ctrl-A marks Instances (Tab to it)", true);
+            return;
+        }
+        let shown: Vec<(usize, InstanceKey)> = self
+            .rows()
+            .iter()
+            .map(|r| {
+                (
+                    r.host,
+                    self.fleet.hosts[r.host].instances()[r.index].key.clone(),
+                )
+            })
+            .collect();
+        let count = shown.len();
+        self.marks.extend(shown);
+        self.say(format!("{count} marked"), false);
+    }
+
+    /// The jump prompt (Ctrl-F): typing edits the name, Enter selects the
+    /// row whose name matches it best (exact, then prefix, then substring;
+    /// the first in the table's order), Esc closes it. Its text is never a
+    /// command and never keys.
+    pub(super) fn jump_key(&mut self, key: KeyEvent) {
+        let Some(Layer::Jump(text)) = self.layers.last_mut() else {
+            return;
+        };
+        if ctrl(&key, 'u') {
+            text.clear();
+            return;
+        }
+        match key.code {
+            KeyCode::Esc => {
+                self.layers.pop();
+            }
+            KeyCode::Backspace => {
+                text.pop();
+            }
+            KeyCode::Char(c) if plain(&key) && !c.is_control() => text.push(c),
+            KeyCode::Enter => {
+                let name = text.clone();
+                self.layers.pop();
+                self.jump(&name);
+            }
+            _ => {}
+        }
+    }
+
+    /// Select the row whose name matches `name` best.
+    pub(super) fn jump(&mut self, name: &str) {
+        let names: Vec<String> = self
+            .rows()
+            .iter()
+            .map(|r| {
+                self.fleet.hosts[r.host].instances()[r.index]
+                    .key
+                    .name
+                    .clone()
+            })
+            .collect();
+        let found = [
+            |n: &str, w: &str| n == w,
+            |n: &str, w: &str| n.starts_with(w),
+            |n: &str, w: &str| n.contains(w),
+        ]
+        .iter()
+        .find_map(|matches| names.iter().position(|n| matches(n, name)));
+        match found {
+            Some(at) if !name.is_empty() => {
+                self.focus = Focus::Instances;
+                self.selected.set(at);
+                self.remember();
+            }
+            _ => self.say(
+                format!("no instance shown matches {}", sanitize_short(name, 64)),
+                true,
+            ),
+        }
     }
 
     pub(super) fn step(&mut self, by: i64) {
@@ -327,7 +404,9 @@ impl FleetApp {
                 text.push(c);
                 self.set_filter(text);
             }
-            _ => {}
+            _ => {
+                self.refuse_key(key, &[Context::Filter]);
+            }
         }
     }
 
@@ -355,9 +434,64 @@ impl FleetApp {
                 self.layers.pop();
                 return self.run_command(&line);
             }
-            _ => {}
+            _ => {
+                self.refuse_key(key, &[Context::CommandLine]);
+            }
         }
         Vec::new()
+    }
+
+    /// `:logs`, `:renew`, `:verify` on the one instance `[HOST/]NAME`
+    /// names: selected, then its key (`l`, `L`, `v`) as on the panes.
+    fn named_command(&mut self, first: &str, rest: &[&str]) -> Vec<FleetEffect> {
+        let [target] = rest else {
+            self.say(format!(":{first} takes one [HOST/]NAME over a fleet"), true);
+            return Vec::new();
+        };
+        let (host, key) = match self.find(target) {
+            Ok(found) => found,
+            Err(why) => {
+                self.say(why, true);
+                return Vec::new();
+            }
+        };
+        if !self.select_instance(host, &key) {
+            self.say(
+                format!(
+                    "{} on {} is hidden by the filter (Esc clears it)",
+                    sanitize_short(&key.name, 96),
+                    self.host_name(host)
+                ),
+                true,
+            );
+            return Vec::new();
+        }
+        match first {
+            "logs" => self.open_logs(),
+            "renew" => {
+                self.ask_renew_verify(true);
+                Vec::new()
+            }
+            _ => {
+                self.ask_renew_verify(false);
+                Vec::new()
+            }
+        }
+    }
+
+    /// Select `key`'s row of host `host` in Instances; `false` when the
+    /// filter hides it.
+    pub(super) fn select_instance(&mut self, host: usize, key: &InstanceKey) -> bool {
+        let at = self.rows().iter().position(|r| {
+            r.host == host && &self.fleet.hosts[r.host].instances()[r.index].key == key
+        });
+        let Some(at) = at else {
+            return false;
+        };
+        self.focus = Focus::Instances;
+        self.selected.set(at);
+        self.remember();
+        true
     }
 
     /// Host `word` (its name) or `all`; `None` when no host has that name.
@@ -476,6 +610,9 @@ impl FleetApp {
                 _ => self.say(":sort takes host, lease, name or status", true),
             },
             "help" => self.help(),
+            "ops" => self.focus = Focus::Operations,
+            "logs" | "renew" | "verify" => return self.named_command(first, &rest),
+            word if rest.is_empty() => self.jump(word),
             other => self.say(
                 format!(
                     "unknown command :{} (? lists the keys and commands)",

@@ -20,7 +20,6 @@ use std::collections::{BTreeSet, HashMap};
 use serde_json::Value;
 
 pub use draw::draw;
-pub use keys::HELP as KEYS;
 
 use crate::model::fleet::rows::InstanceKey;
 use crate::model::fleet::view::{Filter, RowRef, SortKey, host_order, merge};
@@ -96,6 +95,10 @@ pub struct Confirm {
 /// its logs (followed over the agent), a row whole (`e`) or the help.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TextView {
+    /// Which of the console's views it is, as the key table names it
+    /// (`Detail`, `Logs`, `FullText`, `Help`): its keys are looked up
+    /// there.
+    pub context: crate::ui::keys::Context,
     /// The title (`detail: alpha on fleet-3`).
     pub title: String,
     /// The lines, sanitized.
@@ -117,6 +120,8 @@ pub enum Layer {
     Filter,
     /// The `:` prompt and its text.
     Command(String),
+    /// The jump prompt (Ctrl-F) and the name typed so far.
+    Jump(String),
     /// A question waiting for `y`.
     Confirm(Confirm),
     /// A text view.

@@ -7,11 +7,11 @@ use serde_json::Value;
 use crate::model::protocol::command::{Cmd, Command};
 
 use super::actions::shown_id;
-use super::keys::HELP;
 use super::{FleetApp, FleetEffect, Focus, Layer, Sent, TextView};
 use crate::model::fleet::Host;
 use crate::model::fleet::rows::{Instance, Operation};
 use crate::model::text::sanitize_short;
+use crate::ui::keys::{self, Action, Context, Input};
 
 impl FleetApp {
     pub(super) fn enter(&mut self) -> Vec<FleetEffect> {
@@ -48,6 +48,7 @@ impl FleetApp {
         let FleetEffect::Send { line, .. } = &effect;
         let id = id_of(line);
         self.layers.push(Layer::Text(TextView {
+            context: Context::Detail,
             title: format!(
                 "detail: {} on {}",
                 sanitize_short(name, 96),
@@ -75,6 +76,7 @@ impl FleetApp {
         let FleetEffect::Send { line, .. } = &effect;
         let id = id_of(line);
         self.layers.push(Layer::Text(TextView {
+            context: Context::Logs,
             title: format!(
                 "logs: {} on {}",
                 sanitize_short(&name, 96),
@@ -141,6 +143,7 @@ impl FleetApp {
             },
         };
         self.layers.push(Layer::Text(TextView {
+            context: Context::FullText,
             title,
             lines,
             scroll: 0,
@@ -152,8 +155,9 @@ impl FleetApp {
 
     pub(super) fn help(&mut self) {
         self.layers.push(Layer::Text(TextView {
-            title: "help: the fleet view's keys".to_owned(),
-            lines: HELP.iter().map(|(k, h)| format!("{k:<16} {h}")).collect(),
+            context: Context::Help,
+            title: "help: the console's keys, and what each does over a fleet".to_owned(),
+            lines: help_lines(),
             scroll: 0,
             follow: false,
             logs: None,
@@ -166,8 +170,9 @@ impl FleetApp {
             return Vec::new();
         };
         let last = view.lines.len().saturating_sub(1);
+        self.flash = None;
         match key.code {
-            KeyCode::Esc | KeyCode::Char('q') => {
+            KeyCode::Esc => {
                 let Some(Layer::Text(view)) = self.layers.pop() else {
                     return Vec::new();
                 };
@@ -193,9 +198,38 @@ impl FleetApp {
                 view.scroll = last;
                 view.follow = view.logs.is_some();
             }
-            _ => {}
+            _ => return self.text_other_key(key),
         }
         Vec::new()
+    }
+
+    /// A key a text view does not move by: refused with the key table's
+    /// reason when its action is not taken over a fleet; a key of the
+    /// selected instance (`L`, `v`, `l`, `c`, `?`, `q`, ...) as on the
+    /// panes, its question over this view; anything else nothing.
+    fn text_other_key(&mut self, key: KeyEvent) -> Vec<FleetEffect> {
+        let context = match self.layers.last() {
+            Some(Layer::Text(view)) => view.context,
+            _ => return Vec::new(),
+        };
+        if self.refuse_key(key, &[context]) {
+            return Vec::new();
+        }
+        let input = Input::Key(key.code, key.modifiers);
+        let action = keys::resolve(context, input);
+        match action {
+            Some(
+                Action::Quit
+                | Action::OpenHelp
+                | Action::RenewLease
+                | Action::Verify
+                | Action::OpenLogs
+                | Action::CancelOperation
+                | Action::TearDown
+                | Action::Reap,
+            ) => self.pane_key(key),
+            _ => Vec::new(),
+        }
     }
 }
 
@@ -339,4 +373,19 @@ pub(super) fn backoff_lines(b: &crate::model::fleet::rows::Backoff, now: i64) ->
                 .map_or_else(|| "none".to_owned(), |r| sanitize_short(r, 4_096))
         ),
     ]
+}
+
+/// The help's lines: every entry of the console's one key table
+/// ([`keys::ENTRIES`]), then what it does over a fleet
+/// ([`keys::KeyEntry::over_a_fleet`]).
+fn help_lines() -> Vec<String> {
+    keys::ENTRIES
+        .iter()
+        .flat_map(|entry| {
+            [
+                format!("{:<20} {}", entry.keys, entry.help),
+                format!("{:<20}   over a fleet: {}", "", entry.over_a_fleet()),
+            ]
+        })
+        .collect()
 }

@@ -290,6 +290,101 @@ pub enum Action {
 }
 
 impl Action {
+    /// What this action does over a fleet (`--fleet`, `--controller` twice
+    /// or more): `Ok` when it does there what it does on one host, acting
+    /// on the selected row's host (a command to that host's agent, after
+    /// the same `[y/N]`); `Err` with the words the fleet view says when the
+    /// key is pressed there, for what it cannot do over a host's agent.
+    /// Every action says which (the match is exhaustive), and
+    /// `docs/keys.md`'s table shows it.
+    pub const fn on_fleet(self) -> Result<(), &'static str> {
+        match self {
+            Self::Quit
+            | Self::Up
+            | Self::Down
+            | Self::PageUp
+            | Self::PageDown
+            | Self::First
+            | Self::Last
+            | Self::NextPane
+            | Self::PreviousPane
+            | Self::OpenDetail
+            | Self::CloseDetail
+            | Self::ClearFilter
+            | Self::OpenHelp
+            | Self::CloseHelp
+            | Self::HelpUp
+            | Self::HelpDown
+            | Self::HelpPageUp
+            | Self::HelpPageDown
+            | Self::HelpTop
+            | Self::HelpBottom
+            | Self::EditFilter
+            | Self::FilterText
+            | Self::FilterBackspace
+            | Self::FilterKeep
+            | Self::FilterClear
+            | Self::CycleSort
+            | Self::OpenCommand
+            | Self::OpenJump
+            | Self::CommandText
+            | Self::CommandBackspace
+            | Self::CommandRun
+            | Self::CommandCancel
+            | Self::PromptClearLine
+            | Self::ReverseSort
+            | Self::ToggleMark
+            | Self::MarkAll
+            | Self::Reap
+            | Self::TearDown
+            | Self::ConfirmTearDown
+            | Self::CancelTearDown
+            | Self::CancelOperation
+            | Self::RenewLease
+            | Self::Verify
+            | Self::OpenFullText
+            | Self::CloseFullText
+            | Self::OpenLogs
+            | Self::CloseLogs
+            | Self::CloseOperation
+            | Self::ToggleReaperPause
+            | Self::ReaperPass => Ok(()),
+            Self::HelpSearch
+            | Self::HelpText
+            | Self::HelpBackspace
+            | Self::HelpKeep
+            | Self::HelpClear => Err("over a fleet the help has no search: ↑↓ PgUp PgDn scroll it"),
+            Self::TogglePayloads => Err(
+                "over a fleet the detail is the host agent's lines: checkpoint payloads are read on the host (stackless-tui there)",
+            ),
+            Self::CopyName | Self::CopyField | Self::CopyDown => Err(
+                "over a fleet nothing is copied: e shows the row whole, to select with the mouse",
+            ),
+            Self::CommandComplete | Self::CommandPrevious | Self::CommandNext => Err(
+                "over a fleet the : line has no completion or history: type the whole [HOST/]NAME",
+            ),
+            Self::PromptDeleteWord => {
+                Err("over a fleet Ctrl-W is not taken: Ctrl-U clears the line")
+            }
+            Self::Click | Self::WheelUp | Self::WheelDown => {
+                Err("over a fleet the mouse is not taken: the keys select and scroll")
+            }
+            Self::ToggleWrap
+            | Self::EditSearch
+            | Self::SearchText
+            | Self::SearchBackspace
+            | Self::SearchKeep
+            | Self::SearchClear
+            | Self::SearchOlder
+            | Self::SearchNewer => Err(
+                "over a fleet the logs view follows the host agent's stream: no search, no wrap, one stream for every service",
+            ),
+            Self::ToggleZoom => {
+                Err("over a fleet the panes are not zoomed: Tab moves between them")
+            }
+        }
+    }
+
     /// Whether this is a write key (it changes the store or runs stackless):
     /// struck through in the footer while the write keys are off
     /// (`AppConfig::write_keys` is `Err`, or the schema is too old).
@@ -350,6 +445,10 @@ pub struct KeyEntry {
     pub keys: &'static str,
     /// What they do, as the help says it.
     pub help: &'static str,
+    /// What they do over a fleet when it says more than "the same, on the
+    /// selected row's host" (empty: that, or the refusals of
+    /// [`Action::on_fleet`]); [`KeyEntry::over_a_fleet`] says it whole.
+    pub fleet: &'static str,
     /// The keys and their actions, per context.
     pub binds: &'static [Bind],
     /// How the footers show them (empty: help only).
@@ -357,6 +456,34 @@ pub struct KeyEntry {
 }
 
 impl KeyEntry {
+    /// What its keys do over a fleet, as the help and `docs/keys.md` say
+    /// it: its note ([`KeyEntry::fleet`]), else "the same, on the selected
+    /// row's host"; then each refusal of its actions
+    /// ([`Action::on_fleet`]), once.
+    #[must_use]
+    pub fn over_a_fleet(&self) -> String {
+        let mut refused: Vec<&str> = Vec::new();
+        for bind in self.binds {
+            if let Err(why) = bind.action.on_fleet()
+                && !refused.contains(&why)
+            {
+                refused.push(why);
+            }
+        }
+        let all_refused =
+            !self.binds.is_empty() && self.binds.iter().all(|b| b.action.on_fleet().is_err());
+        let mut words = Vec::new();
+        if !all_refused {
+            words.push(if self.fleet.is_empty() {
+                "the same, on the selected row's host"
+            } else {
+                self.fleet
+            });
+        }
+        words.extend(refused);
+        words.join("; ")
+    }
+
     /// Whether any of its actions is a write key ([`Action::writes`]).
     #[must_use]
     pub fn writes(&self) -> bool {
