@@ -1277,3 +1277,70 @@ fn run_line(app: &mut FleetApp, text: &str) -> Vec<FleetEffect> {
     effects.extend(press(app, KeyCode::Enter));
     effects
 }
+
+/// A host lost and back writes one Activity line each way (a retry that
+/// fails again adds none); the other hosts' lines are untouched.
+#[test]
+fn a_lost_and_recovered_host_writes_activity_lines() {
+    let mut app = fleet();
+    let lines = |app: &FleetApp| -> Vec<(usize, String, String)> {
+        app.fleet()
+            .activity
+            .iter()
+            .filter(|a| a.actor == "console")
+            .map(|a| (a.host, a.kind.clone(), a.detail.clone()))
+            .collect()
+    };
+    let stale = "no line for 15 s (3 x heartbeat_secs 5)".to_owned();
+    assert_eq!(lines(&app), [(2, "lost".to_owned(), stale.clone())]);
+    app.link(2, link(LinkState::Connecting, None), NOW_MS + 1_000);
+    app.link(2, link(LinkState::Stale, Some("ssh ended")), NOW_MS + 2_000);
+    assert_eq!(lines(&app), [(2, "lost".to_owned(), stale.clone())]);
+    app.link(2, link(LinkState::Connecting, None), NOW_MS + 3_000);
+    app.link(2, link(LinkState::Connected, None), NOW_MS + 4_000);
+    assert_eq!(
+        lines(&app),
+        [
+            (2, "lost".to_owned(), stale),
+            (2, "connected".to_owned(), "connected again".to_owned())
+        ]
+    );
+}
+
+/// A `y` that sent commands to several hosts: the footer says every
+/// host's answer as it comes, never only the last one's.
+#[test]
+fn a_bulk_actions_answers_show_every_host() {
+    let mut app = fleet();
+    select(&mut app, "fleet-1", "bravo");
+    press(&mut app, KeyCode::Char(' '));
+    select(&mut app, "fleet-2", "alpha");
+    press(&mut app, KeyCode::Char(' '));
+    press(&mut app, KeyCode::Char('r'));
+    let effects = press(&mut app, KeyCode::Char('y'));
+    assert_eq!(
+        sent(&effects).iter().map(|(h, _)| *h).collect::<Vec<_>>(),
+        [0, 1]
+    );
+    let id = |effect: &FleetEffect| {
+        let FleetEffect::Send { line, .. } = effect;
+        serde_json::from_str::<Value>(line).unwrap()["id"].clone()
+    };
+    app.line(
+        0,
+        &json!({"type":"reply","id":id(&effects[0]),"ok":true,"message":"reap of bravo started"}),
+        NOW_MS,
+    );
+    app.line(
+        1,
+        &json!({"type":"reply","id":id(&effects[1]),"ok":false,
+            "error":{"kind":"refused","message":"refused: alpha is locked"}}),
+        NOW_MS,
+    );
+    let flash = app.flash().unwrap();
+    assert_eq!(
+        flash.text,
+        "2/2 answered: fleet-1: reap of bravo started · fleet-2: reap alpha refused: refused: alpha is locked"
+    );
+    assert!(flash.error);
+}

@@ -40,9 +40,11 @@ impl FleetApp {
             return Vec::new();
         }
         let mut out = Vec::new();
+        let batch = self.next_id;
+        self.batch_sizes.insert(batch, confirm.commands.len());
         for (host, command) in confirm.commands {
             let what = describe(&command);
-            out.push(self.send(host, command, Sent::Action(what)));
+            out.push(self.send(host, command, Sent::Action(what, batch)));
         }
         let hosts: std::collections::BTreeSet<usize> = out
             .iter()
@@ -478,7 +480,9 @@ impl FleetApp {
             let host = commands[0].0;
             let command = commands.remove(0).1;
             self.say(format!("{cmd} sent to {}", self.host_name(host)), false);
-            return vec![self.send(host, command, Sent::Action(cmd.to_owned()))];
+            let batch = self.next_id;
+            self.batch_sizes.insert(batch, 1);
+            return vec![self.send(host, command, Sent::Action(cmd.to_owned(), batch))];
         }
         let names: Vec<String> = commands.iter().map(|(h, _)| self.host_name(*h)).collect();
         let what = match cmd {

@@ -140,8 +140,9 @@ pub struct Flash {
 /// What was sent, by (host, id): how its reply is shown.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Sent {
-    /// An action (its words: `reap alpha`).
-    Action(String),
+    /// An action (its words: `reap alpha`) and the `y` that sent it
+    /// (every command one `y` sent shares it).
+    Action(String, u64),
     /// A ping sent at this instant (unix ms).
     Ping(i64),
     /// The detail of the view open now.
@@ -150,6 +151,14 @@ enum Sent {
     Logs,
     /// The end of a logs stream (its reply is not shown).
     Quiet,
+}
+
+/// The answers of one `y`'s commands, as they come.
+#[derive(Debug, Default)]
+struct Answers {
+    batch: u64,
+    lines: Vec<String>,
+    refused: bool,
 }
 
 /// One host's sorted, filtered rows and the host's version they were
@@ -181,6 +190,13 @@ pub struct FleetApp {
     flash: Option<Flash>,
     next_id: u64,
     sent: HashMap<(usize, String), Sent>,
+    /// How many commands each `y` sent (by its number).
+    batch_sizes: HashMap<u64, usize>,
+    /// The answers so far of the latest `y` answered.
+    answers: Option<Answers>,
+    /// Per host: its link was lost (an Activity line said so) and has not
+    /// come back.
+    lost: Vec<bool>,
     last_ping: Vec<i64>,
     now: i64,
     zone: jiff::tz::TimeZone,
@@ -229,6 +245,9 @@ impl FleetApp {
             flash: None,
             next_id: 1,
             sent: HashMap::new(),
+            batch_sizes: HashMap::new(),
+            answers: None,
+            lost: vec![false; count],
             last_ping: vec![0; count],
             now,
             zone: jiff::tz::TimeZone::UTC,
@@ -288,9 +307,9 @@ impl FleetApp {
     /// Host `host`'s link changed (or was first reported), at `now_ms`.
     pub fn link(&mut self, host: usize, link: Link, now_ms: i64) {
         self.now = now_ms.div_euclid(1000);
-        let Some(one) = self.fleet.hosts.get_mut(host) else {
+        if host >= self.fleet.hosts.len() {
             return;
-        };
+        }
         if link.state == LinkState::Connecting {
             self.sent.retain(|(h, _), _| *h != host);
             if let Some(Layer::Text(view)) = self.layers.last_mut()
@@ -301,6 +320,10 @@ impl FleetApp {
                     .push("-- the host's connection was lost: press l to follow again".into());
             }
         }
+        self.link_activity(host, &link);
+        let Some(one) = self.fleet.hosts.get_mut(host) else {
+            return;
+        };
         one.set_link(link);
         self.invalidate();
         self.dirty = true;
@@ -562,16 +585,92 @@ impl FleetApp {
         let message = sanitize_short(reply.words(), 400);
         match sent {
             Sent::Ping(_) => {}
-            Sent::Action(what) => {
-                if ok {
-                    self.say(format!("{name}: {message}"), false);
+            Sent::Action(what, batch) => {
+                let answer = if ok {
+                    format!("{name}: {message}")
                 } else {
-                    self.say(format!("{name}: {what} refused: {message}"), true);
-                }
+                    format!("{name}: {what} refused: {message}")
+                };
+                self.answered(batch, answer, !ok);
             }
             Sent::Detail => self.detail_reply(host, id, ok, &message, reply),
             Sent::Logs => self.logs_reply(host, id, ok, &message, reply),
             Sent::Quiet => {}
+        }
+    }
+
+    /// One answer to the commands of `y` number `batch`: the footer says
+    /// every answer so far of that `y` (`2/3 answered: fleet-1: ... ·
+    /// fleet-2: ...`; an error when any was refused), never only the last
+    /// host's.
+    fn answered(&mut self, batch: u64, answer: String, refused: bool) {
+        let tally = self.answers.get_or_insert_with(|| Answers {
+            batch,
+            ..Answers::default()
+        });
+        if tally.batch != batch {
+            *tally = Answers {
+                batch,
+                ..Answers::default()
+            };
+        }
+        tally.lines.push(answer);
+        tally.refused |= refused;
+        let total = self.batch_sizes.get(&batch).copied().unwrap_or(1);
+        let (text, error) = if total <= 1 {
+            (tally.lines.join(" · "), tally.refused)
+        } else {
+            (
+                format!(
+                    "{}/{total} answered: {}",
+                    tally.lines.len(),
+                    tally.lines.join(" · ")
+                ),
+                tally.refused,
+            )
+        };
+        self.say(text, error);
+    }
+
+    /// A host's link went down or came back: an Activity line says so
+    /// (once per loss: a retry that fails again adds none).
+    fn link_activity(&mut self, host: usize, link: &Link) {
+        let Some(lost) = self.lost.get_mut(host) else {
+            return;
+        };
+        let line = match link.state {
+            LinkState::Stale | LinkState::Failed if !*lost => {
+                *lost = true;
+                let word = if link.state == LinkState::Stale {
+                    "lost"
+                } else {
+                    "failed"
+                };
+                Some((
+                    word,
+                    sanitize_short(link.error.as_deref().unwrap_or("its connection ended"), 400),
+                ))
+            }
+            LinkState::Connected if *lost => {
+                *lost = false;
+                Some(("connected", "connected again".to_owned()))
+            }
+            _ => None,
+        };
+        if let Some((kind, detail)) = line {
+            if self.fleet.activity.len() >= crate::model::fleet::MAX_ACTIVITY {
+                self.fleet.activity.pop_front();
+            }
+            self.fleet
+                .activity
+                .push_back(crate::model::fleet::Activity {
+                    host,
+                    at: self.now,
+                    actor: "console".to_owned(),
+                    instance: String::new(),
+                    kind: kind.to_owned(),
+                    detail,
+                });
         }
     }
 
