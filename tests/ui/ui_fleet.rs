@@ -214,6 +214,9 @@ fn at_80x24_the_hosts_pane_is_a_header_line() {
     );
 }
 
+/// `r` on fleet-2's `alpha` asks first, naming the host, the backoff the
+/// reap skips there (2 failed reaps, 64 s left) and what runs there; `y`
+/// sends the reap to fleet-2 alone.
 #[test]
 fn a_reap_goes_to_the_owning_host_only_after_its_question() {
     let mut app = fleet();
@@ -222,7 +225,7 @@ fn a_reap_goes_to_the_owning_host_only_after_its_question() {
     assert_eq!(
         confirm_lines(&app),
         [
-            "Reap alpha on fleet-2 now? This runs there: stackless down alpha --json",
+            "Reap alpha on fleet-2 now? This skips its backoff after 2 failed reaps: 1m 04s left. This runs there: stackless down alpha --json",
             "[y/N]"
         ]
     );

@@ -182,7 +182,10 @@ impl FleetApp {
             let host_name = self.host_name(*host);
             let cmd = command.cmd().as_str();
             let question = match command.cmd() {
-                Cmd::Reap => format!("Reap {name} on {host_name} now?"),
+                Cmd::Reap => format!(
+                    "Reap {name} on {host_name} now?{}",
+                    self.skipped_backoff(*host, target)
+                ),
                 Cmd::QueueDown => {
                     format!("Queue a down of {name} on {host_name} behind its pending operation?")
                 }
@@ -211,6 +214,31 @@ impl FleetApp {
         }
         lines.push("[y/N]".to_owned());
         lines
+    }
+
+    /// What a reap of `name` on `host` skips: the backoff its host's
+    /// reaper waits out after failed reaps (stackless §6 step 4), as the
+    /// console's question says it (` This skips its backoff after 3 failed
+    /// reaps: 2m 53s left.`); empty when none runs.
+    pub(super) fn skipped_backoff(&self, host: usize, name: &str) -> String {
+        let Some(backoff) = self
+            .fleet
+            .hosts
+            .get(host)
+            .and_then(|h| h.backoff(name))
+            .filter(|b| b.next_retry_at > self.now)
+        else {
+            return String::new();
+        };
+        let reaps = if backoff.attempts == 1 {
+            "1 failed reap".to_owned()
+        } else {
+            format!("{} failed reaps", backoff.attempts)
+        };
+        format!(
+            " This skips its backoff after {reaps}: {} left.",
+            crate::model::time::span(backoff.next_retry_at.saturating_sub(self.now))
+        )
     }
 
     /// A bulk question's lines: how many on each host, what each runs.
