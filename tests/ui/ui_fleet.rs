@@ -1347,3 +1347,49 @@ fn a_bulk_actions_answers_show_every_host() {
     );
     assert!(flash.error);
 }
+
+/// The default sort (by host) keeps each host's tombstoned rows after its
+/// active ones, then by name, as the console keeps tombstones last.
+#[test]
+fn the_default_sort_keeps_tombstones_after_each_hosts_active_rows() {
+    let mut app = FleetApp::new(vec!["fleet-1".into(), "fleet-2".into()], NOW_MS);
+    let mut gone = instance("alpha", "a0", NOW - 900);
+    gone["status"] = json!("tombstoned");
+    gone["tombstoned_at"] = json!(NOW - 800);
+    connect(
+        &mut app,
+        0,
+        "db1",
+        &[(
+            "instances",
+            vec![
+                gone,
+                instance("bravo", "b1", NOW + 60),
+                instance("alpha", "a1", NOW + 60),
+            ],
+        )],
+    );
+    connect(
+        &mut app,
+        1,
+        "db2",
+        &[("instances", vec![instance("able", "x1", NOW + 60)])],
+    );
+    let rows: Vec<(usize, String, String)> = app
+        .rows()
+        .iter()
+        .map(|r| {
+            let i = &app.fleet().hosts[r.host].instances()[r.index];
+            (r.host, i.key.name.clone(), i.status.clone())
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            (0, "alpha".to_owned(), "active".to_owned()),
+            (0, "bravo".to_owned(), "active".to_owned()),
+            (0, "alpha".to_owned(), "tombstoned".to_owned()),
+            (1, "able".to_owned(), "active".to_owned()),
+        ]
+    );
+}
