@@ -1143,7 +1143,7 @@ fn every_key_table_entry_acts_on_the_rows_host_or_says_why_not() {
                             "{what}"
                         ),
                         Action::Verify => {
-                            assert!(question().starts_with("Verify alpha on fleet-2?"), "{what}")
+                            assert!(question().starts_with("Verify alpha on fleet-2?"), "{what}");
                         }
                         Action::ConfirmTearDown => assert_eq!(
                             sent(&effects),

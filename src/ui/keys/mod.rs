@@ -127,6 +127,23 @@ impl Key {
     }
 }
 
+/// The words the fleet view says for a key it does not take
+/// ([`Action::on_fleet`]).
+mod fleet {
+    pub(super) const HELP_SEARCH: &str =
+        "over a fleet the help has no search: ↑↓ PgUp PgDn scroll it";
+    pub(super) const PAYLOADS: &str = "over a fleet the detail is the host agent's lines: checkpoint payloads are read on the host (stackless-tui there)";
+    pub(super) const COPY: &str =
+        "over a fleet nothing is copied: e shows the row whole, to select with the mouse";
+    pub(super) const COMPLETE: &str =
+        "over a fleet the : line has no completion or history: type the whole [HOST/]NAME";
+    pub(super) const DELETE_WORD: &str = "over a fleet Ctrl-W is not taken: Ctrl-U clears the line";
+    pub(super) const MOUSE: &str =
+        "over a fleet the mouse is not taken: the keys select and scroll";
+    pub(super) const LOGS: &str = "over a fleet the logs view follows the host agent's stream: no search, no wrap, one stream for every service";
+    pub(super) const ZOOM: &str = "over a fleet the panes are not zoomed: Tab moves between them";
+}
+
 /// What a key does; the handler matches on this. Movement actions apply to
 /// the detail document while it is open, else to the focused pane (select a
 /// table row, or scroll a log).
@@ -353,22 +370,14 @@ impl Action {
             | Self::HelpText
             | Self::HelpBackspace
             | Self::HelpKeep
-            | Self::HelpClear => Err("over a fleet the help has no search: ↑↓ PgUp PgDn scroll it"),
-            Self::TogglePayloads => Err(
-                "over a fleet the detail is the host agent's lines: checkpoint payloads are read on the host (stackless-tui there)",
-            ),
-            Self::CopyName | Self::CopyField | Self::CopyDown => Err(
-                "over a fleet nothing is copied: e shows the row whole, to select with the mouse",
-            ),
-            Self::CommandComplete | Self::CommandPrevious | Self::CommandNext => Err(
-                "over a fleet the : line has no completion or history: type the whole [HOST/]NAME",
-            ),
-            Self::PromptDeleteWord => {
-                Err("over a fleet Ctrl-W is not taken: Ctrl-U clears the line")
+            | Self::HelpClear => Err(fleet::HELP_SEARCH),
+            Self::TogglePayloads => Err(fleet::PAYLOADS),
+            Self::CopyName | Self::CopyField | Self::CopyDown => Err(fleet::COPY),
+            Self::CommandComplete | Self::CommandPrevious | Self::CommandNext => {
+                Err(fleet::COMPLETE)
             }
-            Self::Click | Self::WheelUp | Self::WheelDown => {
-                Err("over a fleet the mouse is not taken: the keys select and scroll")
-            }
+            Self::PromptDeleteWord => Err(fleet::DELETE_WORD),
+            Self::Click | Self::WheelUp | Self::WheelDown => Err(fleet::MOUSE),
             Self::ToggleWrap
             | Self::EditSearch
             | Self::SearchText
@@ -376,12 +385,8 @@ impl Action {
             | Self::SearchKeep
             | Self::SearchClear
             | Self::SearchOlder
-            | Self::SearchNewer => Err(
-                "over a fleet the logs view follows the host agent's stream: no search, no wrap, one stream for every service",
-            ),
-            Self::ToggleZoom => {
-                Err("over a fleet the panes are not zoomed: Tab moves between them")
-            }
+            | Self::SearchNewer => Err(fleet::LOGS),
+            Self::ToggleZoom => Err(fleet::ZOOM),
         }
     }
 
