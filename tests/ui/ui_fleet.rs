@@ -1393,3 +1393,26 @@ fn the_default_sort_keeps_tombstones_after_each_hosts_active_rows() {
         ]
     );
 }
+
+/// A host back after a failure: `e` on it still shows its last error
+/// whole, with how long ago it was (the Hosts pane cuts it to a column).
+#[test]
+fn e_on_a_host_back_shows_its_last_error_whole() {
+    let mut app = fleet();
+    let long = format!(
+        "ssh: connect to host 127.0.0.1 port 2222: Connection refused {}; the end of it",
+        "y".repeat(100)
+    );
+    app.link(2, link(LinkState::Stale, Some(&long)), NOW_MS);
+    app.link(2, link(LinkState::Connecting, None), NOW_MS);
+    app.link(2, link(LinkState::Connected, None), NOW_MS);
+    for _ in 0..4 {
+        press(&mut app, KeyCode::Tab);
+    }
+    press(&mut app, KeyCode::End);
+    press(&mut app, KeyCode::Char('e'));
+    let Some(Layer::Text(view)) = app.layer() else {
+        panic!("no text view: {:?}", app.layer());
+    };
+    assert_eq!(view.lines[1], format!("last error (40s ago): {long}"));
+}

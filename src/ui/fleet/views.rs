@@ -309,6 +309,14 @@ pub(super) fn host_lines(host: &Host, now: i64) -> Vec<String> {
     let mut lines = vec![format!("state: {}", super::cells::state_text(host, now))];
     if let Some(error) = &host.link.error {
         lines.push(format!("error: {}", sanitize_short(error, 4_096)));
+    } else if let Some((at, error)) = &host.last_error {
+        // Back since: its last error is still told whole (the Hosts pane
+        // cuts it to its column).
+        lines.push(format!(
+            "last error ({}): {}",
+            crate::model::time::ago(*at, now),
+            sanitize_short(error, 4_096)
+        ));
     }
     if let Some(hello) = &host.hello {
         lines.push(format!(
