@@ -1416,3 +1416,33 @@ fn e_on_a_host_back_shows_its_last_error_whole() {
     };
     assert_eq!(view.lines[1], format!("last error (40s ago): {long}"));
 }
+
+/// A text view's long labelled line wraps at spaces, its continuation
+/// under its value (never mid-word, never under the label).
+#[test]
+fn a_text_views_long_line_wraps_at_words_under_its_value() {
+    let mut app = fleet();
+    let words = "the host key of 127.0.0.1 is not the known one: connect once with ssh fleet-3 to see why, then remove the old key from known_hosts";
+    app.link(2, link(LinkState::Failed, Some(words)), NOW_MS);
+    for _ in 0..4 {
+        press(&mut app, KeyCode::Tab);
+    }
+    press(&mut app, KeyCode::End);
+    press(&mut app, KeyCode::Char('e'));
+    let text = screen(&app, 80, 24);
+    let rows: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.contains("error: "))
+        .take(3)
+        .map(|l| l.trim_matches(|c| c == '║' || c == '│').trim_end())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "error: the host key of 127.0.0.1 is not the known one: connect once with ssh",
+            "       fleet-3 to see why, then remove the old key from known_hosts",
+            "agent: stackless-tui 0.1.0 on db3 · schema 14"
+        ],
+        "{text}"
+    );
+}

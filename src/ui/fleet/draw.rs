@@ -489,22 +489,35 @@ fn draw_activity(frame: &mut Frame, area: Rect, app: &FleetApp) {
 
 /// `line` in rows of at most `width` columns (a long line wraps, never
 /// cut: a host's whole error, a detail line).
+/// `line` in rows of at most `width` columns, broken at spaces where it
+/// can (a word longer than a row is cut inside: `model::fulltext::wrap`);
+/// a labelled line (`error: ...`, `name: ...`, a label of at most 24
+/// columns) continues under its value, as the console's full-text view
+/// indents it.
 fn wrapped(line: &str, width: usize) -> Vec<String> {
-    use unicode_width::UnicodeWidthChar as _;
-    let mut rows = vec![String::new()];
-    let mut used = 0;
-    for c in line.chars() {
-        let w = c.width().unwrap_or(0);
-        if used + w > width.max(1) {
-            rows.push(String::new());
-            used = 0;
-        }
-        used += w;
-        if let Some(row) = rows.last_mut() {
-            row.push(c);
-        }
-    }
-    rows
+    let width = width.max(1);
+    let indent = line
+        .find(": ")
+        .map(|at| at + 2)
+        .filter(|at| *at <= 24 && at + 16 <= width && line.is_char_boundary(*at))
+        .filter(|at| {
+            line[..*at]
+                .chars()
+                .all(|c| c.is_ascii() && !c.is_ascii_control())
+        })
+        .unwrap_or(0);
+    let (head, rest) = line.split_at(indent);
+    crate::model::fulltext::wrap(rest, width - indent)
+        .into_iter()
+        .enumerate()
+        .map(|(n, piece)| {
+            if n == 0 {
+                format!("{head}{piece}")
+            } else {
+                format!("{:indent$}{piece}", "")
+            }
+        })
+        .collect()
 }
 
 fn draw_text(frame: &mut Frame, area: Rect, view: &TextView) {
