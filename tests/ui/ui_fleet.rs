@@ -1446,3 +1446,21 @@ fn a_text_views_long_line_wraps_at_words_under_its_value() {
         "{text}"
     );
 }
+
+/// Dead service processes are told in the LOCK column, as on one host
+/// (`1 svc dead`), and STATUS stays the stored status.
+#[test]
+fn dead_services_lead_the_lock_column_as_on_one_host() {
+    let mut app = FleetApp::new(vec!["fleet-1".into()], NOW_MS);
+    let mut row = instance("zulu", "z1", NOW + 3_600);
+    row["services_dead"] = json!(1);
+    connect(&mut app, 0, "db1", &[("instances", vec![row])]);
+    let text = screen(&app, 120, 40);
+    let line = text.lines().find(|l| l.contains("zulu")).unwrap();
+    let words: Vec<&str> = line
+        .trim_matches(|c| c == '║' || c == '▶' || c == ' ')
+        .split_whitespace()
+        .collect();
+    assert_eq!(words[..4], ["fleet-1", "zulu", "local", "active"], "{line}");
+    assert_eq!(words[words.len() - 3..], ["1", "svc", "dead"], "{line}");
+}
