@@ -1464,3 +1464,36 @@ fn dead_services_lead_the_lock_column_as_on_one_host() {
     assert_eq!(words[..4], ["fleet-1", "zulu", "local", "active"], "{line}");
     assert_eq!(words[words.len() - 3..], ["1", "svc", "dead"], "{line}");
 }
+
+/// `r` on an instance with a pending operation on its host is refused
+/// before any question, in the console's words (a reap never runs beside
+/// a pending operation); nothing is sent.
+#[test]
+fn a_reap_beside_a_pending_operation_is_refused_before_the_question() {
+    let mut app = FleetApp::new(vec!["fleet-1".into()], NOW_MS);
+    connect(
+        &mut app,
+        0,
+        "db1",
+        &[
+            ("instances", vec![instance("charlie", "c1", NOW - 60)]),
+            (
+                "operations",
+                vec![
+                    json!({"id":"op-7","instance":"charlie","verb":"up","status":"running",
+                    "created_at":NOW - 5,"updated_at":NOW - 5,"error":null}),
+                ],
+            ),
+        ],
+    );
+    select(&mut app, "fleet-1", "charlie");
+    assert!(press(&mut app, KeyCode::Char('r')).is_empty());
+    assert_eq!(app.layer(), None);
+    assert_eq!(
+        app.flash().map(|f| (f.text.as_str(), f.error)),
+        Some((
+            "charlie on fleet-1: refused: operation pending (up running); the controller runs it first (d queues a teardown behind it)",
+            true
+        ))
+    );
+}

@@ -110,7 +110,20 @@ impl FleetApp {
                     self.host_name(host)
                 ));
             }
-            Verb::Reap => Command::Reap,
+            Verb::Reap => {
+                // The console's rule (`model::rules::may_tear_down`): a reap
+                // never runs beside a pending operation, so it is refused
+                // here, before the question, in the console's words.
+                if let Some(op) = one.pending_operation(&instance.key.name) {
+                    return Err(format!(
+                        "{name} on {}: refused: operation pending ({} {}); the controller runs it first (d queues a teardown behind it)",
+                        self.host_name(host),
+                        sanitize_short(&op.verb, 16),
+                        sanitize_short(&op.status, 16)
+                    ));
+                }
+                Command::Reap
+            }
             Verb::Down if one.pending_operation(&instance.key.name).is_some() => Command::QueueDown,
             Verb::Down => Command::Down,
         };
