@@ -1497,3 +1497,56 @@ fn a_reap_beside_a_pending_operation_is_refused_before_the_question() {
         ))
     );
 }
+
+/// The logs view over a fleet searches as on one host: `/` types the
+/// search, Enter moves to the newest match, `n` to the next older, `N`
+/// back to the newer one (without case); `w` and Tab say why not.
+#[test]
+fn the_fleet_logs_view_searches_with_slash_n_and_shift_n() {
+    let mut app = fleet();
+    select(&mut app, "fleet-2", "charlie");
+    let effects = press(&mut app, KeyCode::Char('l'));
+    let FleetEffect::Send { line, .. } = &effects[0];
+    let id = serde_json::from_str::<Value>(line).unwrap()["id"].clone();
+    app.line(
+        1,
+        &json!({"type":"reply","id":id,"ok":true,"services":["web"]}),
+        NOW_MS,
+    );
+    for text in ["boot", "GET /a 500", "ok", "get /b 500", "ok", "done"] {
+        app.line(
+            1,
+            &json!({"type":"log","logs":id,"service":"web","text":text,"at":null,"cont":false}),
+            NOW_MS,
+        );
+    }
+    let scroll = |app: &FleetApp| match app.layer() {
+        Some(Layer::Text(view)) => (view.scroll, view.lines[view.scroll].clone()),
+        other => panic!("no text view: {other:?}"),
+    };
+    typed(&mut app, "/500");
+    press(&mut app, KeyCode::Enter);
+    // Line 0 is the `-- following web over its agent` header.
+    assert_eq!(scroll(&app), (4, "web │ get /b 500".to_owned()));
+    press(&mut app, KeyCode::Char('n'));
+    assert_eq!(scroll(&app), (2, "web │ GET /a 500".to_owned()));
+    press(&mut app, KeyCode::Char('n'));
+    assert_eq!(scroll(&app), (2, "web │ GET /a 500".to_owned()));
+    press(&mut app, KeyCode::Char('N'));
+    assert_eq!(scroll(&app), (4, "web │ get /b 500".to_owned()));
+    press(&mut app, KeyCode::Char('w'));
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("over a fleet the logs view always wraps at words: w has nothing to switch")
+    );
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("over a fleet the logs view is one stream for every service: no other to switch to")
+    );
+    let text = screen(&app, 80, 24);
+    assert!(
+        text.contains("over a fleet the logs view is one stream for every service"),
+        "{text}"
+    );
+}

@@ -163,6 +163,18 @@ fn draw_footer(frame: &mut Frame, area: Rect, app: &FleetApp) {
             fit(app.flash().map_or("", |f| f.text.as_str()), width).into_owned(),
             theme::failure(),
         ),
+        Some(Layer::Text(TextView {
+            search: Some(search),
+            ..
+        })) => {
+            let text = sanitize_short(&search.text, 256);
+            let words = if search.editing {
+                format!("search: {text}▏ (Enter finds the newest match, Esc clears)")
+            } else {
+                format!("search: {text} · n older · N newer · Esc clears")
+            };
+            Line::styled(fit(&words, width).into_owned(), theme::prompt())
+        }
         Some(Layer::Text(_)) => Line::styled(
             "↑↓ jk scroll · PgUp/PgDn · g/G · Esc back".to_owned(),
             theme::key(),

@@ -111,6 +111,18 @@ pub struct TextView {
     pub logs: Option<(usize, Value)>,
     /// The detail or logs answer this view waits for: (host, command id).
     pub waiting: Option<(usize, Value)>,
+    /// The logs view's search (`/`), if any.
+    pub search: Option<Search>,
+}
+
+/// The logs view's search: its text (matched without case), and whether
+/// the prompt still has the keys.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Search {
+    /// What is searched for.
+    pub text: String,
+    /// The prompt has the keys (typing edits it; Enter keeps it).
+    pub editing: bool,
 }
 
 /// The layer over the panes, if any (the top takes the keys).

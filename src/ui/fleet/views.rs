@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::model::protocol::command::{Cmd, Command};
 
 use super::actions::shown_id;
-use super::{FleetApp, FleetEffect, Focus, Layer, Sent, TextView};
+use super::{FleetApp, FleetEffect, Focus, Layer, Search, Sent, TextView};
 use crate::model::fleet::Host;
 use crate::model::fleet::rows::{Instance, Operation};
 use crate::model::text::sanitize_short;
@@ -59,6 +59,7 @@ impl FleetApp {
             follow: false,
             logs: None,
             waiting: Some((host, id)),
+            search: None,
         }));
         vec![effect]
     }
@@ -87,6 +88,7 @@ impl FleetApp {
             follow: true,
             logs: Some((host, id.clone())),
             waiting: Some((host, id)),
+            search: None,
         }));
         vec![effect]
     }
@@ -150,6 +152,7 @@ impl FleetApp {
             follow: false,
             logs: None,
             waiting: None,
+            search: None,
         }));
     }
 
@@ -162,6 +165,7 @@ impl FleetApp {
             follow: false,
             logs: None,
             waiting: None,
+            search: None,
         }));
     }
 
@@ -171,6 +175,17 @@ impl FleetApp {
         };
         let last = view.lines.len().saturating_sub(1);
         self.flash = None;
+        if view.context == Context::Logs && search_key(view, key) {
+            if let Some(Layer::Text(view)) = self.layers.last()
+                && view
+                    .search
+                    .as_ref()
+                    .is_some_and(|s| s.text.is_empty() && !s.editing)
+            {
+                self.say("nothing to search for: / types it", true);
+            }
+            return Vec::new();
+        }
         match key.code {
             KeyCode::Esc => {
                 let Some(Layer::Text(view)) = self.layers.pop() else {
@@ -217,6 +232,15 @@ impl FleetApp {
         }
         let input = Input::Key(key.code, key.modifiers);
         let action = keys::resolve(context, input);
+        if context == Context::Logs
+            && matches!(action, Some(Action::NextPane | Action::PreviousPane))
+        {
+            self.say(
+                "over a fleet the logs view is one stream for every service: no other to switch to",
+                true,
+            );
+            return Vec::new();
+        }
         match action {
             Some(
                 Action::Quit
@@ -396,4 +420,86 @@ fn help_lines() -> Vec<String> {
             ]
         })
         .collect()
+}
+
+/// The logs view's search keys (the console's `/`, `n`, `N`, and the
+/// prompt's typing, Backspace, Enter, Esc); `true` when `key` was one.
+/// Enter keeps the text and moves to the newest match; `n` the next older,
+/// `N` the next newer (matched without case); a search with no match
+/// leaves the view where it is.
+fn search_key(view: &mut TextView, key: KeyEvent) -> bool {
+    use crossterm::event::KeyModifiers;
+    let plain = !key
+        .modifiers
+        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+    if let Some(search) = view.search.as_mut().filter(|s| s.editing) {
+        match key.code {
+            KeyCode::Char(c) if plain && !c.is_control() => search.text.push(c),
+            KeyCode::Backspace => {
+                search.text.pop();
+            }
+            KeyCode::Enter => {
+                search.editing = false;
+                let from = view.lines.len();
+                find(view, from, true);
+            }
+            KeyCode::Esc => view.search = None,
+            _ => {}
+        }
+        return true;
+    }
+    match key.code {
+        KeyCode::Char('/') if plain => {
+            view.search = Some(Search {
+                text: String::new(),
+                editing: true,
+            });
+            true
+        }
+        KeyCode::Char('n') if plain && view.search.is_some() => {
+            let from = view.scroll;
+            find(view, from, true);
+            true
+        }
+        KeyCode::Char('N') if plain && view.search.is_some() => {
+            let from = view.scroll;
+            find(view, from, false);
+            true
+        }
+        KeyCode::Esc if view.search.is_some() => {
+            view.search = None;
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Scroll `view` to the nearest line matching its search before `from`
+/// (`older`) or after it; nothing when none does.
+fn find(view: &mut TextView, from: usize, older: bool) {
+    let Some(text) = view
+        .search
+        .as_ref()
+        .map(|s| s.text.to_lowercase())
+        .filter(|t| !t.is_empty())
+    else {
+        return;
+    };
+    let hit = |line: &String| line.to_lowercase().contains(&text);
+    let found = if older {
+        view.lines[..from.min(view.lines.len())]
+            .iter()
+            .rposition(hit)
+    } else {
+        view.lines
+            .iter()
+            .enumerate()
+            .skip(from + 1)
+            .find(|(_, l)| hit(l))
+            .map(|(i, _)| i)
+    };
+    if let Some(at) = found {
+        view.scroll = at;
+        view.follow = false;
+    }
 }

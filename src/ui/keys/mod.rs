@@ -140,7 +140,8 @@ mod fleet {
     pub(super) const DELETE_WORD: &str = "over a fleet Ctrl-W is not taken: Ctrl-U clears the line";
     pub(super) const MOUSE: &str =
         "over a fleet the mouse is not taken: the keys select and scroll";
-    pub(super) const LOGS: &str = "over a fleet the logs view follows the host agent's stream: no search, no wrap, one stream for every service";
+    pub(super) const WRAP: &str =
+        "over a fleet the logs view always wraps at words: w has nothing to switch";
     pub(super) const ZOOM: &str = "over a fleet the panes are not zoomed: Tab moves between them";
 }
 
@@ -378,14 +379,14 @@ impl Action {
             }
             Self::PromptDeleteWord => Err(fleet::DELETE_WORD),
             Self::Click | Self::WheelUp | Self::WheelDown => Err(fleet::MOUSE),
-            Self::ToggleWrap
-            | Self::EditSearch
+            Self::EditSearch
             | Self::SearchText
             | Self::SearchBackspace
             | Self::SearchKeep
             | Self::SearchClear
             | Self::SearchOlder
-            | Self::SearchNewer => Err(fleet::LOGS),
+            | Self::SearchNewer => Ok(()),
+            Self::ToggleWrap => Err(fleet::WRAP),
             Self::ToggleZoom => Err(fleet::ZOOM),
         }
     }
