@@ -133,6 +133,17 @@ fn draw_header(frame: &mut Frame, area: Rect, app: &FleetApp, now: i64, small: b
     frame.render_widget(Paragraph::new(lines), area);
 }
 
+/// The logs view's search prompt, or its kept search and its keys.
+fn search_line(search: &super::Search, width: usize) -> Line<'static> {
+    let text = sanitize_short(&search.text, 256);
+    let words = if search.editing {
+        format!("search: {text}▏ (Enter finds the newest match, Esc clears)")
+    } else {
+        format!("search: {text} · n older · N newer · Esc clears")
+    };
+    Line::styled(fit(&words, width).into_owned(), theme::prompt())
+}
+
 fn draw_footer(frame: &mut Frame, area: Rect, app: &FleetApp) {
     let width = usize::from(area.width);
     let line = match app.layer() {
@@ -166,15 +177,7 @@ fn draw_footer(frame: &mut Frame, area: Rect, app: &FleetApp) {
         Some(Layer::Text(TextView {
             search: Some(search),
             ..
-        })) => {
-            let text = sanitize_short(&search.text, 256);
-            let words = if search.editing {
-                format!("search: {text}▏ (Enter finds the newest match, Esc clears)")
-            } else {
-                format!("search: {text} · n older · N newer · Esc clears")
-            };
-            Line::styled(fit(&words, width).into_owned(), theme::prompt())
-        }
+        })) => search_line(search, width),
         Some(Layer::Text(_)) => Line::styled(
             "↑↓ jk scroll · PgUp/PgDn · g/G · Esc back".to_owned(),
             theme::key(),
