@@ -1550,3 +1550,25 @@ fn the_fleet_logs_view_searches_with_slash_n_and_shift_n() {
         "{text}"
     );
 }
+
+/// `y` copies the selected row's name and `Y` the teardown its host's
+/// agent runs for it (OSC 52, written by the wiring); the first copy's
+/// flash says how to let OSC 52 through, as on one host.
+#[test]
+fn y_and_shift_y_copy_the_name_and_the_hosts_teardown() {
+    let mut app = fleet();
+    select(&mut app, "fleet-2", "alpha");
+    assert!(press(&mut app, KeyCode::Char('y')).is_empty());
+    assert_eq!(app.take_copies(), ["alpha"]);
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("OSC 52 sent; not pasted? tmux: set -g set-clipboard on · alpha")
+    );
+    press(&mut app, KeyCode::Char('Y'));
+    assert_eq!(app.take_copies(), ["stackless down alpha --json"]);
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("sent to the terminal's clipboard (OSC 52): stackless down alpha --json")
+    );
+    assert_eq!(app.take_copies(), Vec::<String>::new());
+}

@@ -226,6 +226,11 @@ fn event_loop(
                 Err(why) => return why,
                 Ok(resized) => dirty |= resized || app.needs_draw(),
             }
+            for text in app.take_copies() {
+                if !terminal::copy(term, &text) {
+                    return "terminal closed";
+                }
+            }
             if app.quit() {
                 return "quit";
             }

@@ -127,6 +127,8 @@ impl FleetApp {
             KeyCode::Enter => return self.enter(),
             KeyCode::Char('l') => return self.open_logs(),
             KeyCode::Char('e') => self.whole(),
+            KeyCode::Char('y') => self.copy(false),
+            KeyCode::Char('Y') => self.copy(true),
             _ => {
                 self.refuse_key(key, &[Context::Panes]);
             }
@@ -172,6 +174,43 @@ impl FleetApp {
             self.dirty = true;
             self.say(why, true);
         }
+    }
+
+    /// `y`: copy the selected instance's name; `Y`: the teardown its host's
+    /// agent runs for it (`This runs there: ...`), as the console's `Y`
+    /// copies its own. The flash says it was sent (the terminal may drop
+    /// OSC 52), the first time with how to let it through, as on one host.
+    pub(super) fn copy(&mut self, down: bool) {
+        let Some((host, instance)) = self.selected_instance() else {
+            self.say("nothing to copy", true);
+            return;
+        };
+        let name = instance.key.name.clone();
+        if !instance.dns_safe {
+            self.say(
+                format!(
+                    "{} on {} is not a DNS-safe name: never acted upon",
+                    sanitize_short(&name, 96),
+                    self.host_name(host)
+                ),
+                true,
+            );
+            return;
+        }
+        let text = if down {
+            self.runs_there(host, "down", &name)
+        } else {
+            name
+        };
+        let shown = sanitize_short(&text, 192);
+        let flash = if self.clipboard_told {
+            format!("sent to the terminal's clipboard (OSC 52): {shown}")
+        } else {
+            self.clipboard_told = true;
+            format!("OSC 52 sent; not pasted? tmux: set -g set-clipboard on · {shown}")
+        };
+        self.say(flash, false);
+        self.copies.push(text);
     }
 
     /// Ctrl-A: mark every instance the filter shows (Instances).

@@ -210,6 +210,10 @@ pub struct FleetApp {
     /// come back.
     lost: Vec<bool>,
     last_ping: Vec<i64>,
+    /// Texts `y` / `Y` copied, for the wiring to send (OSC 52).
+    copies: Vec<String>,
+    /// The first copy's flash said how to let OSC 52 through.
+    clipboard_told: bool,
     now: i64,
     zone: jiff::tz::TimeZone,
     dirty: bool,
@@ -261,6 +265,8 @@ impl FleetApp {
             answers: None,
             lost: vec![false; count],
             last_ping: vec![0; count],
+            copies: Vec::new(),
+            clipboard_told: false,
             now,
             zone: jiff::tz::TimeZone::UTC,
             dirty: true,
@@ -399,6 +405,12 @@ impl FleetApp {
     /// then, so heartbeats cost no frame.
     pub fn needs_draw(&mut self) -> bool {
         std::mem::take(&mut self.dirty)
+    }
+
+    /// The texts `y` / `Y` copied since the last call: the wiring writes
+    /// each to the terminal's clipboard (OSC 52, `ui::clipboard::osc52`).
+    pub fn take_copies(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.copies)
     }
 
     /// The operator asked to quit.

@@ -250,7 +250,8 @@ impl FleetApp {
                 | Action::OpenLogs
                 | Action::CancelOperation
                 | Action::TearDown
-                | Action::Reap,
+                | Action::Reap
+                | Action::CopyDown,
             ) => self.pane_key(key),
             _ => Vec::new(),
         }

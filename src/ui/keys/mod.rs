@@ -133,8 +133,7 @@ mod fleet {
     pub(super) const HELP_SEARCH: &str =
         "over a fleet the help has no search: ↑↓ PgUp PgDn scroll it";
     pub(super) const PAYLOADS: &str = "over a fleet the detail is the host agent's lines: checkpoint payloads are read on the host (stackless-tui there)";
-    pub(super) const COPY: &str =
-        "over a fleet nothing is copied: e shows the row whole, to select with the mouse";
+    pub(super) const COPY_FIELD: &str = "over a fleet the detail is the host agent's lines, not fields: Esc, then y copies the name";
     pub(super) const COMPLETE: &str =
         "over a fleet the : line has no completion or history: type the whole [HOST/]NAME";
     pub(super) const DELETE_WORD: &str = "over a fleet Ctrl-W is not taken: Ctrl-U clears the line";
@@ -373,7 +372,8 @@ impl Action {
             | Self::HelpKeep
             | Self::HelpClear => Err(fleet::HELP_SEARCH),
             Self::TogglePayloads => Err(fleet::PAYLOADS),
-            Self::CopyName | Self::CopyField | Self::CopyDown => Err(fleet::COPY),
+            Self::CopyName | Self::CopyDown => Ok(()),
+            Self::CopyField => Err(fleet::COPY_FIELD),
             Self::CommandComplete | Self::CommandPrevious | Self::CommandNext => {
                 Err(fleet::COMPLETE)
             }
