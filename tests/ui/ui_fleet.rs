@@ -1572,3 +1572,29 @@ fn y_and_shift_y_copy_the_name_and_the_hosts_teardown() {
     );
     assert_eq!(app.take_copies(), Vec::<String>::new());
 }
+
+/// `z` zooms the focused pane to the whole body and back, as on one host;
+/// Tab moves the zoom to the next pane.
+#[test]
+fn z_zooms_the_focused_pane_and_tab_moves_it() {
+    let mut app = fleet();
+    press(&mut app, KeyCode::Char('z'));
+    assert!(app.zoomed());
+    let text = screen(&app, 80, 24);
+    let titles: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with('╔') || l.starts_with('┌'))
+        .collect();
+    assert_eq!(titles.len(), 1, "{text}");
+    assert!(titles[0].starts_with("╔ Instances 1/5"), "{text}");
+    press(&mut app, KeyCode::Tab);
+    let text = screen(&app, 80, 24);
+    let titles: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with('╔') || l.starts_with('┌'))
+        .collect();
+    assert_eq!(titles.len(), 1, "{text}");
+    assert!(titles[0].starts_with("╔ Operations"), "{text}");
+    press(&mut app, KeyCode::Char('z'));
+    assert!(!app.zoomed());
+}

@@ -51,6 +51,20 @@ pub fn draw(frame: &mut Frame, app: &FleetApp, now_ms: i64) {
         draw_text(frame, body, view);
         return;
     }
+    if app.zoomed() {
+        // `z`: the focused pane alone, between header and footer.
+        match app.focus() {
+            Focus::Instances => super::instances::draw_instances(frame, body, app, now),
+            Focus::Operations => draw_operations(frame, body, app, now),
+            Focus::Backoffs => draw_backoffs(frame, body, app, now),
+            Focus::Activity => draw_activity(frame, body, app),
+            Focus::Hosts => draw_hosts(frame, body, app, now),
+        }
+        if let Some(Layer::Confirm(confirm)) = app.layer() {
+            draw_confirm(frame, body, &confirm.lines);
+        }
+        return;
+    }
     let hosts_height = if small {
         0
     } else {

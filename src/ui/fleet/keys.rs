@@ -127,6 +127,7 @@ impl FleetApp {
             KeyCode::Enter => return self.enter(),
             KeyCode::Char('l') => return self.open_logs(),
             KeyCode::Char('e') => self.whole(),
+            KeyCode::Char('z') => self.zoomed = !self.zoomed,
             KeyCode::Char('y') => self.copy(false),
             KeyCode::Char('Y') => self.copy(true),
             _ => {

@@ -214,6 +214,8 @@ pub struct FleetApp {
     copies: Vec<String>,
     /// The first copy's flash said how to let OSC 52 through.
     clipboard_told: bool,
+    /// `z`: the focused pane takes the whole body.
+    zoomed: bool,
     now: i64,
     zone: jiff::tz::TimeZone,
     dirty: bool,
@@ -267,6 +269,7 @@ impl FleetApp {
             last_ping: vec![0; count],
             copies: Vec::new(),
             clipboard_told: false,
+            zoomed: false,
             now,
             zone: jiff::tz::TimeZone::UTC,
             dirty: true,
@@ -411,6 +414,12 @@ impl FleetApp {
     /// each to the terminal's clipboard (OSC 52, `ui::clipboard::osc52`).
     pub fn take_copies(&mut self) -> Vec<String> {
         std::mem::take(&mut self.copies)
+    }
+
+    /// `z` zoomed the focused pane to the whole body.
+    #[must_use]
+    pub fn zoomed(&self) -> bool {
+        self.zoomed
     }
 
     /// The operator asked to quit.
