@@ -47,11 +47,13 @@ pub fn draw(frame: &mut Frame, app: &FleetApp, now_ms: i64) {
     .areas(area);
     draw_header(frame, header, app, now, small);
     draw_footer(frame, footer, app);
+    app.drawn_panes.replace(Vec::new());
     if let Some(Layer::Text(view)) = app.layer() {
         draw_text(frame, body, view);
         return;
     }
     if app.zoomed() {
+        app.drawn_panes.replace(vec![(app.focus(), body)]);
         // `z`: the focused pane alone, between header and footer.
         match app.focus() {
             Focus::Instances => super::instances::draw_instances(frame, body, app, now),
@@ -91,6 +93,13 @@ pub fn draw(frame: &mut Frame, app: &FleetApp, now_ms: i64) {
     draw_operations(frame, operations, app, now);
     draw_backoffs(frame, backoffs, app, now);
     draw_activity(frame, activity_area, app);
+    app.drawn_panes.replace(vec![
+        (Focus::Hosts, hosts),
+        (Focus::Instances, instances),
+        (Focus::Operations, operations),
+        (Focus::Backoffs, backoffs),
+        (Focus::Activity, activity_area),
+    ]);
     if let Some(Layer::Confirm(confirm)) = app.layer() {
         draw_confirm(frame, body, &confirm.lines);
     }

@@ -158,22 +158,64 @@ impl FleetApp {
         }
     }
 
-    /// A mouse event: the key table's click and wheel are refused over a
-    /// fleet, with the reason ([`crate::ui::keys::Action::on_fleet`]).
+    /// A mouse event on the panes, as on one host: a click focuses the
+    /// pane under the pointer (on Instances, Operations, Backoffs or Hosts
+    /// it selects the row clicked), the wheel moves that pane's selection
+    /// by 3. Under a text view or a prompt nothing.
     pub fn mouse(&mut self, event: MouseEvent) {
-        let position = ratatui::layout::Position::new(event.column, event.row);
-        let input = match event.kind {
-            MouseEventKind::Down(MouseButton::Left) => Input::Click(position),
-            MouseEventKind::ScrollUp => Input::WheelUp(position),
-            MouseEventKind::ScrollDown => Input::WheelDown(position),
-            _ => return,
-        };
-        let action = [Context::Panes, Context::Detail]
+        if !self.layers.is_empty() {
+            return;
+        }
+        let at = ratatui::layout::Position::new(event.column, event.row);
+        let hit = self
+            .drawn_panes
+            .borrow()
             .iter()
-            .find_map(|context| keys::resolve(*context, input));
-        if let Some(Err(why)) = action.map(keys::Action::on_fleet) {
-            self.dirty = true;
-            self.say(why, true);
+            .find(|(_, area)| area.contains(at))
+            .copied();
+        let Some((pane, area)) = hit else {
+            return;
+        };
+        self.dirty = true;
+        match event.kind {
+            MouseEventKind::Down(MouseButton::Left) => {
+                self.focus = pane;
+                self.click_row(pane, area, at.y);
+            }
+            MouseEventKind::ScrollUp => {
+                self.focus = pane;
+                self.step(-3);
+            }
+            MouseEventKind::ScrollDown => {
+                self.focus = pane;
+                self.step(3);
+            }
+            _ => {}
+        }
+    }
+
+    /// Select the row drawn at line `y` of `pane` (drawn in `area`): its
+    /// border, then (Instances, Hosts) a header line, then the rows from
+    /// the window the selection keeps on screen.
+    fn click_row(&mut self, pane: Focus, area: ratatui::layout::Rect, y: u16) {
+        let header = u16::from(matches!(pane, Focus::Instances | Focus::Hosts));
+        let top = area.y + 1 + header;
+        let height = usize::from(area.height.saturating_sub(2 + header));
+        if y < top || usize::from(y - top) >= height {
+            return;
+        }
+        let len = match pane {
+            Focus::Instances => self.rows().len(),
+            Focus::Operations => self.operations().len(),
+            Focus::Backoffs => self.backoffs().len(),
+            Focus::Activity => self.fleet.activity.len(),
+            Focus::Hosts => self.fleet.hosts.len(),
+        };
+        let first = super::cells::window(self.cursor(pane), len, height);
+        let at = first + usize::from(y - top);
+        if at < len {
+            let by = i64::try_from(at).unwrap_or(0) - i64::try_from(self.cursor(pane)).unwrap_or(0);
+            self.step(by);
         }
     }
 

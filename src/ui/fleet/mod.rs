@@ -216,6 +216,9 @@ pub struct FleetApp {
     clipboard_told: bool,
     /// `z`: the focused pane takes the whole body.
     zoomed: bool,
+    /// Where the last frame drew each pane (empty under a text view): a
+    /// click or the wheel finds its pane there.
+    drawn_panes: RefCell<Vec<(Focus, ratatui::layout::Rect)>>,
     now: i64,
     zone: jiff::tz::TimeZone,
     dirty: bool,
@@ -270,6 +273,7 @@ impl FleetApp {
             copies: Vec::new(),
             clipboard_told: false,
             zoomed: false,
+            drawn_panes: RefCell::new(Vec::new()),
             now,
             zone: jiff::tz::TimeZone::UTC,
             dirty: true,

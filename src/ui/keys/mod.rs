@@ -137,8 +137,6 @@ mod fleet {
     pub(super) const COMPLETE: &str =
         "over a fleet the : line has no completion or history: type the whole [HOST/]NAME";
     pub(super) const DELETE_WORD: &str = "over a fleet Ctrl-W is not taken: Ctrl-U clears the line";
-    pub(super) const MOUSE: &str =
-        "over a fleet the mouse is not taken: the keys select and scroll";
     pub(super) const WRAP: &str =
         "over a fleet the logs view always wraps at words: w has nothing to switch";
 }
@@ -377,7 +375,7 @@ impl Action {
                 Err(fleet::COMPLETE)
             }
             Self::PromptDeleteWord => Err(fleet::DELETE_WORD),
-            Self::Click | Self::WheelUp | Self::WheelDown => Err(fleet::MOUSE),
+            Self::Click | Self::WheelUp | Self::WheelDown => Ok(()),
             Self::EditSearch
             | Self::SearchText
             | Self::SearchBackspace
