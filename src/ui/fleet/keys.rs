@@ -127,7 +127,7 @@ impl FleetApp {
             KeyCode::Enter => return self.enter(),
             KeyCode::Char('l') => return self.open_logs(),
             KeyCode::Char('e') => self.whole(),
-            KeyCode::Char('z') => self.zoomed = !self.zoomed,
+            KeyCode::Char('z') => self.shown.zoomed = !self.shown.zoomed,
             KeyCode::Char('y') => self.copy(false),
             KeyCode::Char('Y') => self.copy(true),
             _ => {
@@ -246,10 +246,10 @@ impl FleetApp {
             name
         };
         let shown = sanitize_short(&text, 192);
-        let flash = if self.clipboard_told {
+        let flash = if self.shown.clipboard_told {
             format!("sent to the terminal's clipboard (OSC 52): {shown}")
         } else {
-            self.clipboard_told = true;
+            self.shown.clipboard_told = true;
             format!("OSC 52 sent; not pasted? tmux: set -g set-clipboard on · {shown}")
         };
         self.say(flash, false);

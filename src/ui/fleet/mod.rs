@@ -165,6 +165,16 @@ enum Sent {
     Quiet,
 }
 
+/// How the view is shown: `z`'s zoom, and whether the first copy's flash
+/// said how to let OSC 52 through.
+#[derive(Debug, Default)]
+struct Shown {
+    /// `z`: the focused pane takes the whole body.
+    zoomed: bool,
+    /// The first copy's flash said how to let OSC 52 through.
+    clipboard_told: bool,
+}
+
 /// The answers of one `y`'s commands, as they come.
 #[derive(Debug, Default)]
 struct Answers {
@@ -212,10 +222,8 @@ pub struct FleetApp {
     last_ping: Vec<i64>,
     /// Texts `y` / `Y` copied, for the wiring to send (OSC 52).
     copies: Vec<String>,
-    /// The first copy's flash said how to let OSC 52 through.
-    clipboard_told: bool,
-    /// `z`: the focused pane takes the whole body.
-    zoomed: bool,
+    /// `z` and the clipboard's first word.
+    shown: Shown,
     /// Where the last frame drew each pane (empty under a text view): a
     /// click or the wheel finds its pane there.
     drawn_panes: RefCell<Vec<(Focus, ratatui::layout::Rect)>>,
@@ -271,8 +279,7 @@ impl FleetApp {
             lost: vec![false; count],
             last_ping: vec![0; count],
             copies: Vec::new(),
-            clipboard_told: false,
-            zoomed: false,
+            shown: Shown::default(),
             drawn_panes: RefCell::new(Vec::new()),
             now,
             zone: jiff::tz::TimeZone::UTC,
@@ -423,7 +430,7 @@ impl FleetApp {
     /// `z` zoomed the focused pane to the whole body.
     #[must_use]
     pub fn zoomed(&self) -> bool {
-        self.zoomed
+        self.shown.zoomed
     }
 
     /// The operator asked to quit.
