@@ -289,6 +289,10 @@ impl FleetApp {
             text.clear();
             return;
         }
+        if ctrl(&key, 'w') {
+            delete_word(text);
+            return;
+        }
         match key.code {
             KeyCode::Esc => {
                 self.layers.pop();
@@ -468,6 +472,12 @@ impl FleetApp {
             self.set_filter(String::new());
             return;
         }
+        if ctrl(&key, 'w') {
+            let mut text = self.filter_text.clone();
+            delete_word(&mut text);
+            self.set_filter(text);
+            return;
+        }
         match key.code {
             KeyCode::Enter => {
                 self.layers.pop();
@@ -500,9 +510,35 @@ impl FleetApp {
             text.clear();
             return Vec::new();
         }
+        if ctrl(&key, 'w') {
+            delete_word(text);
+            return Vec::new();
+        }
+        let (lines, at) = &mut self.history;
+        match key.code {
+            KeyCode::Up if !lines.is_empty() => {
+                let to = at.map_or(lines.len() - 1, |a| a.saturating_sub(1));
+                *at = Some(to);
+                text.clone_from(&lines[to]);
+                return Vec::new();
+            }
+            KeyCode::Down if at.is_some() => {
+                let to = at.map_or(0, |a| a + 1);
+                if to < lines.len() {
+                    *at = Some(to);
+                    text.clone_from(&lines[to]);
+                } else {
+                    *at = None;
+                    text.clear();
+                }
+                return Vec::new();
+            }
+            _ => {}
+        }
         match key.code {
             KeyCode::Esc => {
                 self.layers.pop();
+                self.history.1 = None;
             }
             KeyCode::Backspace if text.is_empty() => {
                 self.layers.pop();
@@ -514,6 +550,13 @@ impl FleetApp {
             KeyCode::Enter => {
                 let line = text.clone();
                 self.layers.pop();
+                self.history.1 = None;
+                if !line.trim().is_empty() && self.history.0.last() != Some(&line) {
+                    self.history.0.push(line.clone());
+                    if self.history.0.len() > 100 {
+                        self.history.0.remove(0);
+                    }
+                }
                 return self.run_command(&line);
             }
             _ => {
@@ -706,4 +749,12 @@ impl FleetApp {
         self.reorder();
         Vec::new()
     }
+}
+
+/// Ctrl-W in a prompt: the last word deleted, with the spaces after it.
+fn delete_word(text: &mut String) {
+    let kept = text.trim_end().len();
+    text.truncate(kept);
+    let start = text.rfind(' ').map_or(0, |at| at + 1);
+    text.truncate(start);
 }

@@ -224,6 +224,8 @@ pub struct FleetApp {
     copies: Vec<String>,
     /// `z` and the clipboard's first word.
     shown: Shown,
+    /// The `:` lines run, oldest first, and where ↑ / ↓ are in them.
+    history: (Vec<String>, Option<usize>),
     /// Where the last frame drew each pane (empty under a text view): a
     /// click or the wheel finds its pane there.
     drawn_panes: RefCell<Vec<(Focus, ratatui::layout::Rect)>>,
@@ -280,6 +282,7 @@ impl FleetApp {
             last_ping: vec![0; count],
             copies: Vec::new(),
             shown: Shown::default(),
+            history: (Vec::new(), None),
             drawn_panes: RefCell::new(Vec::new()),
             now,
             zone: jiff::tz::TimeZone::UTC,
