@@ -283,6 +283,13 @@ pub enum Sub {
         /// transport; reach another host with `--controller ssh://HOST`).
         #[arg(long, required = true)]
         stdio: bool,
+        /// Hold the reaper's first pass this many seconds, its countdown
+        /// sent as the `reaper` message's `next_pass_at` (a `pause` before
+        /// it keeps it from running): nothing is acted upon before the
+        /// client has seen where this agent reaps. A fleet console passes
+        /// 10. Default 0: at once.
+        #[arg(long, value_name = "SECS", default_value_t = 0)]
+        first_pass_after: u64,
     },
     /// Run the reaper and exit: 0 when every decision succeeded, 1 when a
     /// teardown failed, 2 on a usage or store error.

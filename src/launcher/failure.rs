@@ -38,9 +38,11 @@ pub(crate) enum Failure {
     /// stackless-tui predates `--controller` (seen by headless commands;
     /// the console's stderr goes through the remote terminal).
     OlderRemote,
-    /// 2 with clap's `unrecognized subcommand 'serve'` or `unexpected
-    /// argument '--follow'`: the remote stackless-tui knows `--reached-as`
-    /// but predates the stream protocol (docs/protocol.md).
+    /// 2 with clap's `unrecognized subcommand 'serve'`, `unexpected
+    /// argument '--follow'` or `unexpected argument '--first-pass-after'`
+    /// (a fleet console's agent flag): the remote stackless-tui knows
+    /// `--reached-as` but predates the stream protocol as this console
+    /// speaks it (docs/protocol.md).
     NoStreams,
 }
 
@@ -65,7 +67,8 @@ pub(crate) fn classify(code: i32, stderr: &str) -> Option<Failure> {
         255 => Some(classify_ssh(stderr)),
         2 if stderr.contains("unexpected argument '--reached-as'") => Some(Failure::OlderRemote),
         2 if stderr.contains("unrecognized subcommand 'serve'")
-            || stderr.contains("unexpected argument '--follow'") =>
+            || stderr.contains("unexpected argument '--follow'")
+            || stderr.contains("unexpected argument '--first-pass-after'") =>
         {
             Some(Failure::NoStreams)
         }
@@ -307,6 +310,13 @@ mod tests {
                 "error: unexpected argument '--reached-as' found\n\nUsage: stackless-tui [OPTIONS]"
             ),
             Some(Failure::OlderRemote)
+        );
+        assert_eq!(
+            classify(
+                2,
+                "error: unexpected argument '--first-pass-after' found\n\nUsage: stackless-tui serve"
+            ),
+            Some(Failure::NoStreams)
         );
         for (stderr, failure) in [
             ("Host key verification failed.\n", Failure::HostKey),

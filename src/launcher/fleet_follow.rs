@@ -40,6 +40,16 @@ pub(crate) const HEALTHY_RUN: i64 = 60;
 /// The protocol version this fleet stream reads (`hello.protocol`).
 pub(crate) const PROTOCOL: u64 = 1;
 
+/// How far a host's measured clock skew may move (seconds) before the
+/// held one is replaced: its clock is read in whole seconds on both ends,
+/// so one second either way is the reading's own error, not a change.
+pub(crate) const SKEW_JITTER: i64 = 1;
+
+/// The most hosts connecting at once (their ssh started, no `hello`
+/// yet): the rest wait their turn, so 500 hosts, most unreachable, start
+/// in waves of at most this many.
+pub(crate) const MAX_CONNECTING: usize = 32;
+
 /// One host's link state, as its `host` message names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum State {
@@ -87,6 +97,15 @@ pub(crate) struct Link {
     pub connected_at: Option<i64>,
     /// The next reconnect delay (seconds).
     pub backoff: i64,
+    /// The host's clock minus this machine's (seconds), measured when its
+    /// `hello.now` or a `heartbeat.at` arrived; `None` until one did (an
+    /// older agent's `hello` has no `now`). Kept over a reconnect: the
+    /// host's clock did not change with its connection.
+    pub skew: Option<i64>,
+    /// This host's share of a reconnect wave: its retry is spread by up to
+    /// a quarter of its backoff from this seed ([`spread`]), so hosts lost
+    /// together do not all come back in the same second.
+    pub seed: u64,
 }
 
 impl Link {
@@ -102,7 +121,17 @@ impl Link {
             last_line: now,
             connected_at: None,
             backoff: BACKOFF_FIRST,
+            skew: None,
+            seed: 0,
         }
+    }
+
+    /// The same link with its reconnect spread seeded by `seed` (the
+    /// host's index in its fleet plus one: seed 0 is not spread).
+    #[must_use]
+    pub(crate) fn seeded(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
     }
 
     fn enter(&mut self, state: State, now: i64, error: Option<String>, retry_at: Option<i64>) {
@@ -121,33 +150,56 @@ impl Link {
         self.enter(State::Connecting, now, None, None);
     }
 
-    /// A line of kind `line` came at `now`. `true` when the state
-    /// changed: a `hello` of [`PROTOCOL`] connects it; one of another
-    /// protocol fails it (older protocol). A stale or failed host's line
-    /// (one its killed connection left queued) changes nothing.
+    /// A line of kind `line` came at `now`. `true` when the state changed
+    /// (a `heartbeat` may change the held clock skew, [`Link::skew`],
+    /// which is not a state change: the caller compares it). A `hello` of [`PROTOCOL`] connects it;
+    /// one of another protocol fails it, named older or newer
+    /// ([`protocol_error`]). A stream out of order fails it with the
+    /// reason: a second `hello` on one connection (it could turn
+    /// `read_only` off or change the teardown unseen), or rows, `reset`
+    /// or `synced` before the `hello`. A stale or failed host's line (one
+    /// its killed connection left queued) changes nothing.
     pub(crate) fn line(&mut self, now: i64, line: &Line) -> bool {
         if matches!(self.state, State::Stale | State::Failed) {
             return false;
         }
         self.last_line = now;
-        let Line::Hello {
-            protocol,
-            heartbeat_secs,
-        } = line
-        else {
-            return false;
-        };
-        if *protocol != Some(PROTOCOL) {
-            let said = protocol.map_or_else(|| "none".to_owned(), |p| p.to_string());
-            self.enter(
-                State::Failed,
-                now,
-                Some(format!(
-                    "older protocol: its hello says protocol {said}, this console reads \
-                     {PROTOCOL}; install this stackless-tui there"
-                )),
-                None,
-            );
+        match line {
+            Line::Hello {
+                protocol,
+                heartbeat_secs,
+                now: host_now,
+            } => self.hello(now, *protocol, *heartbeat_secs, *host_now),
+            Line::Group if self.state == State::Connecting => {
+                self.enter(
+                    State::Failed,
+                    now,
+                    Some("rows before hello".to_owned()),
+                    None,
+                );
+                true
+            }
+            Line::Heartbeat { at } if self.state == State::Connected => {
+                self.clock(now, *at);
+                false
+            }
+            Line::Group | Line::Heartbeat { .. } | Line::Other => false,
+        }
+    }
+
+    fn hello(
+        &mut self,
+        now: i64,
+        protocol: Option<u64>,
+        heartbeat_secs: Option<i64>,
+        host_now: Option<i64>,
+    ) -> bool {
+        if self.state == State::Connected {
+            self.enter(State::Failed, now, Some("a second hello".to_owned()), None);
+            return true;
+        }
+        if let Some(error) = protocol_error(protocol) {
+            self.enter(State::Failed, now, Some(error), None);
             return true;
         }
         // A host's own word, within bounds: a huge one would keep a silent
@@ -158,9 +210,24 @@ impl Link {
         {
             self.heartbeat_secs = secs;
         }
+        if let Some(at) = host_now {
+            self.skew = Some(at.saturating_sub(now));
+        }
         self.connected_at = Some(now);
         self.enter(State::Connected, now, None, None);
         true
+    }
+
+    /// The host's clock read `at` when its line came at `now`: the held
+    /// skew replaced when it moved more than [`SKEW_JITTER`].
+    fn clock(&mut self, now: i64, at: i64) {
+        let skew = at.saturating_sub(now);
+        if self
+            .skew
+            .is_none_or(|held| held.abs_diff(skew) > SKEW_JITTER.unsigned_abs())
+        {
+            self.skew = Some(skew);
+        }
     }
 
     /// Its stream ended at `now` (`failure`: how its ssh ended,
@@ -202,7 +269,8 @@ impl Link {
         let delay = self.backoff;
         self.backoff = (delay * 2).min(BACKOFF_MAX);
         self.connected_at = None;
-        self.enter(State::Stale, now, Some(error), Some(now + delay));
+        let retry = now + delay + spread(self.seed, now, delay);
+        self.enter(State::Stale, now, Some(error), Some(retry));
     }
 
     /// `true` when at `now` it has been silent (no line, heartbeats
@@ -231,6 +299,62 @@ impl Link {
     }
 }
 
+/// Which hosts start now: of `candidates` (a host's index, and `None`
+/// when it was never started, else the retry time it is due since), at
+/// most `free` (the places left of [`MAX_CONNECTING`]): hosts never
+/// started first, in the fleet's order, then due retries, the longest due
+/// first. So every host gets its first try before any is retried, and a
+/// host that keeps failing never starves one further down the fleet.
+#[must_use]
+pub(crate) fn next_wave(
+    candidates: impl Iterator<Item = (usize, Option<i64>)>,
+    free: usize,
+) -> Vec<usize> {
+    let mut all: Vec<(usize, Option<i64>)> = candidates.collect();
+    // `None` sorts before any `Some`: never started first.
+    all.sort_by_key(|&(index, due)| (due, index));
+    all.into_iter().take(free).map(|(index, _)| index).collect()
+}
+
+/// Why a `hello` of `protocol` cannot be read here, or `None` when it is
+/// [`PROTOCOL`]: a newer one asks for this console to be upgraded, an
+/// older one for the host's agent (docs/protocol.md "Versions").
+#[must_use]
+pub(crate) fn protocol_error(protocol: Option<u64>) -> Option<String> {
+    match protocol {
+        Some(PROTOCOL) => None,
+        Some(p) if p > PROTOCOL => Some(format!(
+            "protocol {p} is newer than this console's {PROTOCOL}: upgrade stackless-tui here"
+        )),
+        Some(p) => Some(format!(
+            "protocol {p} is older than this console's {PROTOCOL}: upgrade stackless-tui there"
+        )),
+        None => Some(format!(
+            "its hello names no protocol (this console reads {PROTOCOL}): not the protocol"
+        )),
+    }
+}
+
+/// How much later than its backoff a host seeded `seed` is retried after
+/// going stale at `now` with delay `delay` (seconds): `0..=delay / 4`
+/// (always 0 for seed 0: a lone host, as `snapshot --follow` of one),
+/// spread over hosts and attempts, so a wave of hosts lost together comes
+/// back spread over a quarter of the backoff, not in one second.
+#[must_use]
+pub(crate) fn spread(seed: u64, now: i64, delay: i64) -> i64 {
+    let span = u64::try_from(delay / 4).unwrap_or(0);
+    if span == 0 || seed == 0 {
+        return 0;
+    }
+    // A fixed mix of seed and time (splitmix64's step): no randomness,
+    // so a test knows each host's retry.
+    let mut x = seed ^ now.unsigned_abs().wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^= x >> 31;
+    i64::try_from(x % (span + 1)).unwrap_or(0)
+}
+
 /// A failure that will not pass by itself: not retried (host key, login,
 /// not installed, cannot start or run, an older stackless-tui there).
 #[must_use]
@@ -250,15 +374,44 @@ pub(crate) fn permanent(failure: Failure) -> bool {
 /// What a line of a host's stream is, for its link.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Line {
-    /// A `hello` with its `protocol` and `heartbeat_secs`.
+    /// A `hello` with its `protocol`, `heartbeat_secs` and `now`.
     Hello {
         /// `hello.protocol`.
         protocol: Option<u64>,
         /// `hello.heartbeat_secs`.
         heartbeat_secs: Option<i64>,
+        /// `hello.now`: the host's clock (unix seconds; older agents do
+        /// not send it).
+        now: Option<i64>,
+    },
+    /// `reset`, `rows` or `synced`: part of a snapshot group, which only
+    /// follows a `hello`.
+    Group,
+    /// A `heartbeat` with its `at` (the host's clock, unix seconds).
+    Heartbeat {
+        /// `heartbeat.at`.
+        at: i64,
     },
     /// Any other message.
     Other,
+}
+
+impl Line {
+    /// What `message` is for its link.
+    #[must_use]
+    pub(crate) fn of(message: &crate::model::fleet::wire::Message) -> Self {
+        use crate::model::fleet::wire::Message;
+        match message {
+            Message::Hello(hello) => Self::Hello {
+                protocol: hello.protocol,
+                heartbeat_secs: hello.heartbeat_secs,
+                now: hello.now,
+            },
+            Message::Reset(_) | Message::Rows(_) | Message::Synced(_) => Self::Group,
+            Message::Heartbeat(beat) => Self::Heartbeat { at: beat.at },
+            _ => Self::Other,
+        }
+    }
 }
 
 /// One line of host `name`'s stream (`raw`, without its newline) with
@@ -292,13 +445,18 @@ pub(crate) fn parse_line(raw: &[u8]) -> Result<(Map<String, Value>, Line), Strin
             raw.len()
         ));
     };
-    let line = if fields.get("type").and_then(Value::as_str) == Some("hello") {
-        Line::Hello {
+    let line = match fields.get("type").and_then(Value::as_str) {
+        Some("hello") => Line::Hello {
             protocol: fields.get("protocol").and_then(Value::as_u64),
             heartbeat_secs: fields.get("heartbeat_secs").and_then(Value::as_i64),
-        }
-    } else {
-        Line::Other
+            now: fields.get("now").and_then(Value::as_i64),
+        },
+        Some("reset" | "rows" | "synced") => Line::Group,
+        Some("heartbeat") => fields
+            .get("at")
+            .and_then(Value::as_i64)
+            .map_or(Line::Other, |at| Line::Heartbeat { at }),
+        _ => Line::Other,
     };
     Ok((fields, line))
 }

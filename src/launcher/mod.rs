@@ -39,6 +39,12 @@ use plan::{
     not_applied_message, strip_launcher_args,
 };
 
+/// How long each host's agent holds its first reaper pass when a fleet
+/// console opens it (seconds; `serve --stdio --first-pass-after`): the
+/// console shows who reaps where, and the countdown, before any host acts;
+/// `P` or `:pause all` meanwhile keeps the pass from running.
+pub(crate) const FIRST_PASS_AFTER_SECS: u64 = 10;
+
 /// The OpenSSH client, looked up in `PATH` (as stackless 0.4.0 runs it).
 pub(crate) const SSH: &str = "ssh";
 
@@ -300,7 +306,10 @@ fn launch_fleet(
         let mut one = cli.clone();
         one.controller = vec![host.given.clone()];
         if console {
-            one.command = Some(Sub::Serve { stdio: true });
+            one.command = Some(Sub::Serve {
+                stdio: true,
+                first_pass_after: FIRST_PASS_AFTER_SECS,
+            });
         }
         match plan(&one, args, None, from_env) {
             Ok(Some(mut plan)) => {
@@ -308,8 +317,15 @@ fn launch_fleet(
                 let end = plan.forwarded.iter().position(|a| a == "--");
                 let end = end.unwrap_or(plan.forwarded.len());
                 if console {
-                    plan.forwarded
-                        .splice(end..end, ["serve".to_owned(), "--stdio".to_owned()]);
+                    plan.forwarded.splice(
+                        end..end,
+                        [
+                            "serve".to_owned(),
+                            "--stdio".to_owned(),
+                            "--first-pass-after".to_owned(),
+                            FIRST_PASS_AFTER_SECS.to_string(),
+                        ],
+                    );
                 } else if !json && !follow {
                     plan.forwarded.insert(end, "--json".to_owned());
                 }
@@ -630,7 +646,13 @@ mod tests {
     #[test]
     fn what_a_fleet_refuses() {
         assert_eq!(
-            fleet_refusal(&Sub::Serve { stdio: true }, 3),
+            fleet_refusal(
+                &Sub::Serve {
+                    stdio: true,
+                    first_pass_after: 0
+                },
+                3
+            ),
             "`serve --stdio` does not run over a fleet: over 3 hosts the console, `snapshot`, \
              `snapshot --json` and `snapshot --follow` run; run `serve --stdio` with one \
              --controller ssh://HOST"

@@ -28,8 +28,8 @@ pub struct BirthSeen {
     pub instance_id: Option<String>,
     /// `instances.created_at`, unix seconds, when the asker knows it.
     /// Compared only when neither side has an `instance_id` (schemas 4
-    /// and 5); `None` (a protocol client, which sends the id alone, or a
-    /// row that holds no integer) compares nothing.
+    /// and 5); `None` (a row that holds no integer, or an asker that
+    /// named none) matches only `None`.
     pub created_at: Option<i64>,
 }
 
@@ -59,7 +59,20 @@ impl BirthSeen {
         }
     }
 
-    /// Whether `now` is this birth (see the module doc for the rule).
+    /// The birth a protocol client names: the `instance_id` (schema 7+),
+    /// or the row's `created_at` beside a null birth (before schema 7).
+    #[must_use]
+    pub const fn named(instance_id: Option<String>, created_at: Option<i64>) -> Self {
+        Self {
+            instance_id,
+            created_at,
+        }
+    }
+
+    /// Whether `now` is this birth (see the module doc for the rule): the
+    /// same `instance_id`; without one on either side, the same
+    /// `created_at` (an asker that names none is not the birth of a row
+    /// that has one: it names no birth at all).
     #[must_use]
     pub fn same_as(&self, now: &Self) -> bool {
         if self.instance_id != now.instance_id {
@@ -68,7 +81,7 @@ impl BirthSeen {
         if self.instance_id.is_some() {
             return true;
         }
-        self.created_at.is_none_or(|at| now.created_at == Some(at))
+        self.created_at == now.created_at
     }
 
     /// How the refusal names it: the `instance_id`, else `created at
@@ -161,9 +174,19 @@ mod tests {
     }
 
     #[test]
-    fn an_asker_that_knows_no_created_at_compares_the_id_alone() {
-        assert_eq!(birth_refusal(&BirthSeen::by_id(None), &v5(Some(160))), None);
-        assert_eq!(birth_refusal(&v5(None), &v5(Some(160))), None);
+    fn an_asker_that_names_no_birth_is_refused_on_a_row_that_has_one() {
+        assert_eq!(
+            birth_refusal(&BirthSeen::by_id(None), &v5(Some(160))),
+            Some(
+                "refused: the birth asked about (none) is not the instance's (created at 160): it was born again, or another store was read"
+                    .into()
+            )
+        );
+        assert_eq!(
+            birth_refusal(&BirthSeen::named(None, Some(160)), &v5(Some(160))),
+            None
+        );
+        assert_eq!(birth_refusal(&v5(None), &v5(None)), None);
         assert_eq!(
             birth_refusal(&BirthSeen::by_id(Some("a1".into())), &v14("a1", 7)),
             None

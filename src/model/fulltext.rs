@@ -71,13 +71,14 @@ impl FullText {
     }
 
     /// [`FullText::redact`] for a whole log line: each line kept also has
-    /// its credential-named JSON fields redacted, whatever `redactor` holds
+    /// its credential-named JSON fields and the credentials written in it
+    /// as text redacted, whatever `redactor` holds
     /// ([`crate::model::redact::Redactor::log_line`]), as the logs view
     /// shows the line's pieces.
     pub fn redact_log(&mut self, redactor: &crate::model::redact::Redactor) {
         self.redact(redactor);
         for line in &mut self.lines {
-            if let std::borrow::Cow::Owned(shown) = crate::model::redact::credential_fields(line) {
+            if let std::borrow::Cow::Owned(shown) = redactor.log_line(line, false, false) {
                 *line = shown;
             }
         }
@@ -363,6 +364,19 @@ mod tests {
     use super::*;
 
     const V2_BARE: &str = include_str!("../../tests/fixtures/envelopes/v2-error-json-bare.json");
+
+    /// A whole log line's view shows it as the logs view shows its pieces:
+    /// fields, credentials written as text, command-line credentials.
+    #[test]
+    fn a_whole_log_line_has_its_text_credentials_redacted() {
+        let mut text = FullText::new("line");
+        text.text("mysql --password P1 token=P2 {\"pwd\":\"P3\"} ok");
+        text.redact_log(&crate::model::redact::Redactor::default());
+        assert_eq!(
+            text.lines,
+            [r#"mysql --password [redacted] token=[redacted] {"pwd":"[redacted]"} ok"#]
+        );
+    }
 
     #[test]
     fn wraps_at_spaces_and_inside_long_words() {

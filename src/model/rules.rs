@@ -115,7 +115,8 @@ pub fn may_tear_down(
 
 /// An instance as the asker saw it: its name and its birth
 /// ([`crate::model::birth_check`]): a key's question holds the row it
-/// showed; a protocol client names the `instance_id` alone.
+/// showed; a protocol client names the `instance_id`, or before schema 7
+/// the row's `created_at`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Asked {
     /// The name.
@@ -185,7 +186,10 @@ impl Action {
     /// no rule guards.
     #[must_use]
     pub fn of_command(command: Command) -> Option<Self> {
-        let asked = |t: Target| Asked::by_id(t.name, t.birth);
+        let asked = |t: Target| Asked {
+            name: t.name,
+            birth: BirthSeen::named(t.birth, t.created_at),
+        };
         Some(match command {
             Command::Reap(t) => Self::Reap(asked(t)),
             Command::Down(t) => Self::Down(asked(t)),
@@ -712,6 +716,9 @@ fn admit_verb(asked: &Asked, lease: VerbAsked, cx: &Context<'_>) -> Result<Admit
     {
         return Err(Refusal::of(&asked.name, verbs::running_refusal(probe)));
     }
+    if cx.in_flight.teardowns.contains(&asked.name) || cx.in_flight.settling.contains(&asked.name) {
+        return Err(Refusal::of(&asked.name, verbs::teardown_refusal(probe)));
+    }
     asked_instance(asked, cx)?;
     if let Some(why) = verb_off(probe, cx) {
         return Err(Refusal::of(&asked.name, why));
@@ -1006,6 +1013,35 @@ mod tests {
             refused(
                 "fresh",
                 "refused: a verify of it is already running; nothing run"
+            )
+        );
+    }
+
+    #[test]
+    fn a_teardown_in_flight_refuses_renew_and_verify_of_it() {
+        let s = snapshot();
+        let ok = settings();
+        let mut in_flight = InFlight::default();
+        in_flight.teardowns.insert("fresh".into());
+        in_flight.settling.insert("expired".into());
+        let cx = Context {
+            snapshot: &s,
+            settings: &ok,
+            in_flight: &in_flight,
+            now: NOW,
+        };
+        assert_eq!(
+            admit(&Action::Renew(asked("fresh"), Some(600)), &cx),
+            refused(
+                "fresh",
+                "refused: a teardown of it is running: a renew now would race it; nothing run"
+            )
+        );
+        assert_eq!(
+            admit(&Action::Verify(asked("expired")), &cx),
+            refused(
+                "expired",
+                "refused: a teardown of it is running: a verify now would race it; nothing run"
             )
         );
     }

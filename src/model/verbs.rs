@@ -70,33 +70,71 @@ pub const fn lease_bound(secs: u64) -> Result<u64, LeaseOutOfBounds> {
     }
 }
 
-/// A lease asked as a JSON number (`renew`'s `lease_secs`), through
-/// [`lease_bound`]: any number shape (an integer, `3600.0`, `3.6e3`) that
-/// is a whole number of seconds within the bounds; a negative, a fraction,
-/// a number over `u64` or `i64` is out of bounds.
+/// A lease asked as a JSON number (`renew`'s `lease_secs`), judged by its
+/// text as written (`text`: the number's JSON text), through
+/// [`lease_bound`]: any number shape (an integer, `3600.0`, `3.6e3`) whose
+/// exact decimal value is a whole number of seconds within the bounds; a
+/// negative, a fraction (however close to a whole number:
+/// `0.99999999999999999` is no lease of 1 s), a number over the bounds is
+/// out of bounds. Not an `f64`: rounding would turn a fraction whole.
 ///
 /// # Errors
 /// Which bound it is past (a fraction counts as [`LeaseOutOfBounds::TooShort`]
 /// under 1 s and [`LeaseOutOfBounds::TooLong`] otherwise: it is no lease
-/// the keys could ask).
-pub fn json_lease(number: &serde_json::Number) -> Result<u64, LeaseOutOfBounds> {
-    if let Some(secs) = number.as_u64() {
-        return lease_bound(secs);
-    }
-    if number.is_i64() {
-        // Only negatives are i64 and not u64.
+/// the keys could ask); text that is no JSON number is
+/// [`LeaseOutOfBounds::TooShort`].
+pub fn json_lease(text: &str) -> Result<u64, LeaseOutOfBounds> {
+    let text = text.trim();
+    if text.starts_with('-') {
         return Err(LeaseOutOfBounds::TooShort);
     }
-    let secs = number.as_f64().unwrap_or(f64::NAN);
-    if secs.is_nan() || secs < 1.0 {
+    let (mantissa, exponent) = match text.split_once(['e', 'E']) {
+        // An exponent past i64 is past any bound: its sign says which.
+        Some((mantissa, exp)) => (
+            mantissa,
+            exp.parse::<i64>().unwrap_or_else(|_| {
+                if exp.starts_with('-') {
+                    i64::MIN
+                } else {
+                    i64::MAX
+                }
+            }),
+        ),
+        None => (text, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = format!("{whole}{fraction}");
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return Err(LeaseOutOfBounds::TooShort);
     }
-    if secs > MAX_LEASE_SECS as f64 || secs.fract() != 0.0 {
+    let significant = digits.trim_start_matches('0');
+    let kept = significant.trim_end_matches('0');
+    if kept.is_empty() {
+        return Err(LeaseOutOfBounds::TooShort);
+    }
+    // value = kept * 10^shift, exactly.
+    let shift =
+        i128::from(exponent) - fraction.len() as i128 + (significant.len() - kept.len()) as i128;
+    if shift < 0 {
+        // A fraction: under 1 s when it has no digit before the point.
+        return Err(if kept.len() as i128 + shift <= 0 {
+            LeaseOutOfBounds::TooShort
+        } else {
+            LeaseOutOfBounds::TooLong
+        });
+    }
+    // Whole: more digits than the longest lease has is past it.
+    let max_digits = MAX_LEASE_SECS.to_string().len() as i128;
+    if kept.len() as i128 + shift > max_digits {
         return Err(LeaseOutOfBounds::TooLong);
     }
-    // Whole and within 1..=MAX_LEASE_SECS: exact as an integer.
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    lease_bound(secs as u64)
+    let secs = u32::try_from(shift)
+        .ok()
+        .and_then(|shift| 10_u64.checked_pow(shift))
+        .zip(kept.parse::<u64>().ok())
+        .and_then(|(scale, kept)| kept.checked_mul(scale))
+        .ok_or(LeaseOutOfBounds::TooLong)?;
+    lease_bound(secs)
 }
 
 /// What the operator asked stackless to do to one instance.
@@ -137,6 +175,18 @@ pub fn running_key(verb: Verb, name: &str) -> String {
 pub fn running_refusal(verb: Verb) -> String {
     format!(
         "refused: a {} of it is already running; nothing run",
+        verb.word()
+    )
+}
+
+/// The refusal of a renew or verify of an instance whose teardown this
+/// console runs (or just ran, before the snapshot shows it): its `up
+/// --name` or `verify` would race the `down` (0.4.0 `up` on the tombstone
+/// starts a new birth when a substrate is configured).
+#[must_use]
+pub fn teardown_refusal(verb: Verb) -> String {
+    format!(
+        "refused: a teardown of it is running: a {} now would race it; nothing run",
         verb.word()
     )
 }

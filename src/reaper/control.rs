@@ -14,7 +14,8 @@
 //! [`super::decision::pause_reason`], the rule every pass reads.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
 /// Shared between the console wiring (writes) and the reaper thread
 /// (reads). Cheap to clone; every clone is the same control.
@@ -25,6 +26,7 @@ pub struct ReaperControl(Arc<Inner>);
 struct Inner {
     paused: AtomicBool,
     pass_now: AtomicBool,
+    first_pass_after: AtomicU64,
 }
 
 impl ReaperControl {
@@ -44,6 +46,23 @@ impl ReaperControl {
     /// thread within 100 ms).
     pub fn request_pass(&self) {
         self.0.pass_now.store(true, Ordering::SeqCst);
+    }
+
+    /// Hold this process's first reaper pass for `wait` (whole seconds;
+    /// `serve --stdio --first-pass-after SECS`, which a fleet console
+    /// passes): its due time is reported as `next_pass_at` so the
+    /// countdown is seen before anything is acted upon, a pause meanwhile
+    /// keeps it from running, `R` starts it at once.
+    pub fn set_first_pass_after(&self, wait: Duration) {
+        self.0
+            .first_pass_after
+            .store(wait.as_secs(), Ordering::SeqCst);
+    }
+
+    /// Take the first pass's wait (the thread): once, so a reaper started
+    /// again (its role regained) does not wait again.
+    pub(super) fn take_first_pass_after(&self) -> Duration {
+        Duration::from_secs(self.0.first_pass_after.swap(0, Ordering::SeqCst))
     }
 
     /// Take a pending pass request (the thread).

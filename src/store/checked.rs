@@ -27,13 +27,17 @@ impl Store {
     }
 
     /// Re-read one instance in a fresh read transaction, right before its
-    /// teardown (`write::recheck`).
+    /// teardown (`write::recheck`), on the file the path names now: a
+    /// connection to a file since replaced reads the old file's rows
+    /// (its descriptor and `-wal` still open), so that is an error
+    /// ([`StoreError::Replaced`], or [`StoreError::StaleWal`] while the old
+    /// log is beside the new file), not a re-check that passes.
     ///
     /// # Errors
     /// `SQLite` errors (`Busy` when locked past the busy timeout).
     pub fn recheck(&mut self, name: &str) -> Result<Option<Recheck>, StoreError> {
         self.open_now()?;
-        let result = self.recheck_once(name);
+        let result = self.same_file().and_then(|()| self.recheck_once(name));
         self.noticed(result)
     }
 

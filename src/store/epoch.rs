@@ -39,6 +39,10 @@ struct Entry {
     rewritten_wal: Option<super::walfile::Mark>,
     /// Where that log was set aside, until the reaper says so.
     set_aside: Option<PathBuf>,
+    /// `(device, inode)` of the file the current epoch's connections
+    /// opened ([`Registration::confirm`]): a path that names another file
+    /// now was replaced under them, seen or not yet ([`replaced_under`]).
+    identity: Option<(u64, u64)>,
 }
 
 fn registry() -> std::sync::MutexGuard<'static, HashMap<PathBuf, Entry>> {
@@ -67,10 +71,15 @@ impl Registration {
             .is_some_and(|entry| entry.epoch != self.epoch)
     }
 
-    /// Mark the path as a store this process has opened ([`known`]).
-    pub fn confirm(&self) {
+    /// Mark the path as a store this process has opened ([`known`]), on
+    /// the file `identity` (`(device, inode)`): the first open of an epoch
+    /// records it.
+    pub fn confirm(&self, identity: Option<(u64, u64)>) {
         if let Some(entry) = registry().get_mut(&self.path) {
             entry.opened = true;
+            if entry.epoch == self.epoch && entry.identity.is_none() {
+                entry.identity = identity;
+            }
         }
     }
 
@@ -89,6 +98,7 @@ impl Registration {
             && entry.epoch == self.epoch
         {
             entry.epoch += 1;
+            entry.identity = None;
             if wal.is_some() {
                 entry.rewritten_wal = wal;
             }
@@ -105,9 +115,22 @@ impl Registration {
             && entry.epoch == self.epoch
         {
             entry.epoch += 1;
+            entry.identity = None;
             entry.old_wal = wal;
         }
     }
+}
+
+/// Whether connections of this process are open on another file than the
+/// one `path` names now (`now`: its `(device, inode)`): it was replaced
+/// under them, and the `-wal` beside it is still the old file's (their
+/// `SQLite` keeps it), whether or not a holder has seen it yet.
+#[must_use]
+pub fn replaced_under(path: &Path, now: Option<(u64, u64)>) -> bool {
+    registry().get(path).is_some_and(|entry| {
+        entry.identity.is_some_and(|was| Some(was) != now)
+            && entry.open.get(&entry.epoch).is_some_and(|n| *n > 0)
+    })
 }
 
 /// The `(device, inode)` of the write-ahead log that belonged to a file
@@ -181,6 +204,10 @@ impl Drop for Registration {
             *count = count.saturating_sub(1);
             if *count == 0 {
                 entry.open.remove(&self.epoch);
+                if entry.epoch == self.epoch {
+                    // The next open of this epoch learns the file anew.
+                    entry.identity = None;
+                }
             }
             if entry.open.is_empty() {
                 // The last connection of this process to the path is
@@ -274,7 +301,15 @@ mod tests {
         let c = register(path).unwrap();
         assert!(!c.stale());
         assert!(!known(path), "tried, not opened");
-        c.confirm();
+        c.confirm(Some((1, 2)));
         assert!(known(path));
+        assert!(!replaced_under(path, Some((1, 2))));
+        assert!(replaced_under(path, Some((1, 3))));
+        assert!(replaced_under(path, None));
+        c.bump();
+        assert!(
+            !replaced_under(path, Some((1, 3))),
+            "a new epoch opens anew"
+        );
     }
 }

@@ -126,6 +126,15 @@ pub enum StoreError {
         "the store file {0} was rewritten in place, but {1} holds the old file's commits and another process has it open (or its -shm cannot be examined): opening the store would apply them to the new file. Stop stackless (and any program using the store); the console then sets {1} aside and reads the file as it is"
     )]
     ForeignWal(PathBuf, PathBuf),
+    /// The path names another file than the one this connection opened
+    /// (another store moved over it): what this connection reads is the
+    /// old file's, and nothing is acted on by it. It is opened again (the
+    /// new file, or [`StoreError::StaleWal`] while the old log is beside
+    /// it).
+    #[error(
+        "the store file {0} was replaced since this console opened it: nothing is acted on until it is opened again"
+    )]
+    Replaced(PathBuf),
     /// Another process held a lock past the busy timeout.
     #[error("the store {0} is busy: another process holds a write transaction")]
     Busy(PathBuf),

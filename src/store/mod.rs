@@ -256,6 +256,15 @@ impl Store {
         }
         let registration = epoch::register_within(path, SETTLE)
             .map_err(|n| StoreError::Settling(path.to_owned(), n))?;
+        if epoch::replaced_under(path, file_identity(path)) {
+            // Another file moved over the path under this process's open
+            // connections, before any of them saw it: the `-wal` beside it
+            // is the old file's. Noted as a holder that sees it notes it.
+            registration.bump_replaced(file_identity(&files::StoreFile::Wal.path(path)));
+            drop(registration);
+            stale_wal_check(path)?;
+            return Err(StoreError::Replaced(path.to_owned()));
+        }
         stale_wal_check(path)?;
         epoch::check_rewritten_wal(path)?;
         let identity = file_identity(path);
@@ -279,7 +288,7 @@ impl Store {
             && !conn
                 .is_readonly(rusqlite::MAIN_DB)
                 .map_err(|e| StoreError::sqlite(path, &e))?;
-        registration.confirm();
+        registration.confirm(identity);
         let wal = file_identity(&files::StoreFile::Wal.path(path));
         Ok(Self {
             conn,
@@ -432,6 +441,20 @@ impl Store {
             _ => self.invalidate(),
         }
         state
+    }
+
+    /// `Ok` while the path names the file this connection opened (a
+    /// `stat`, no descriptor); else [`FileState::Replaced`] is noted as
+    /// [`Store::file_state`] notes it, and the error says whether the old
+    /// log stands beside the new file ([`StoreError::StaleWal`]) or not
+    /// ([`StoreError::Replaced`]).
+    pub(super) fn same_file(&mut self) -> Result<(), StoreError> {
+        if self.immutable || file_identity(&self.path) == self.identity {
+            return Ok(());
+        }
+        let _ = self.file_state();
+        stale_wal_check(&self.path)?;
+        Err(StoreError::Replaced(self.path.clone()))
     }
 
     fn file_state_now(&mut self) -> FileState {

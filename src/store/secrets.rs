@@ -39,24 +39,32 @@ pub(super) fn redactor(conn: &Connection) -> rusqlite::Result<Redactor> {
 }
 
 /// Redact the texts of `operations` (`error_json`) and `reap_attempts`
-/// (`last_error`) that hold a value of `redactor`: JSON by field, as
-/// stackless redacts its replies ([`Redactor::json_text`]).
+/// (`last_error`) as they are read, through the rules a child's answer
+/// goes through where it enters the program
+/// ([`Redactor::child_output`]: JSON by field, as stackless redacts its
+/// replies, and the credentials written as text: `token=x`, `Bearer x`,
+/// `https://u:p@h`, ...): a text written by stackless itself, an older
+/// console or by hand is never published (snapshot, stream, backoff rows,
+/// detail) with more in clear than a fresh answer would be. Unchanged
+/// texts are left as written.
 pub(super) fn redact_rows(
     redactor: &Redactor,
     operations: &mut [Operation],
     reap_attempts: &mut [ReapAttempt],
 ) {
+    let shown = |text: &mut String| {
+        let redacted = redactor.child_output(text);
+        if redacted != *text {
+            *text = redacted;
+        }
+    };
     for operation in operations {
-        if let Some(error) = &mut operation.error_json
-            && redactor.may_change(error)
-        {
-            *error = redactor.json_text(error);
+        if let Some(error) = &mut operation.error_json {
+            shown(error);
         }
     }
     for attempt in reap_attempts {
-        if redactor.may_change(&attempt.last_error) {
-            attempt.last_error = redactor.json_text(&attempt.last_error);
-        }
+        shown(&mut attempt.last_error);
     }
 }
 
@@ -170,6 +178,54 @@ mod tests {
         );
         assert!(has_history(&conn).unwrap());
         assert!(!has_history(&Connection::open_in_memory().unwrap()).unwrap());
+    }
+
+    /// A stored `error_json` or `last_error` (written by stackless, an
+    /// older console, by hand) is read through the child-answer rules
+    /// whatever `secret_history` holds: no credential-named field, no
+    /// `token=x`, no bearer, no URL password comes out of the read.
+    #[test]
+    fn stored_texts_are_read_through_the_child_answer_rules() {
+        let mut operations = vec![Operation {
+            id: "op".into(),
+            instance: "demo".into(),
+            instance_id: None,
+            verb: "down".into(),
+            status: crate::model::OpStatus::Failed,
+            cancel_requested: false,
+            created_at: 1,
+            updated_at: 2,
+            error_json: Some(
+                r#"{"code":"engine.failed","message":"token=T1 via https://u:T2@h.example","details":{"pwd":"T3"}}"#.into(),
+            ),
+            progress: None,
+            ran: None,
+        }];
+        let mut attempts = vec![ReapAttempt {
+            instance: "demo".into(),
+            attempts: 2,
+            last_error: "down failed: Authorization: Bearer T4 --password T5".into(),
+            next_retry_at: 3,
+        }];
+        redact_rows(&Redactor::default(), &mut operations, &mut attempts);
+        assert_eq!(
+            operations[0].error_json.as_deref(),
+            Some(
+                r#"{"code":"engine.failed","message":"token=[redacted] via https://[redacted]@h.example","details":{"pwd":"[redacted]"}}"#
+            )
+        );
+        assert_eq!(
+            attempts[0].last_error,
+            "down failed: Authorization: Bearer [redacted] --password [redacted]"
+        );
+        // Nothing to redact: left as written, spacing and all.
+        let plain = "{ \"code\": \"engine.failed\" }";
+        let mut operations = vec![Operation {
+            error_json: Some(plain.into()),
+            ..operations[0].clone()
+        }];
+        redact_rows(&Redactor::default(), &mut operations, &mut []);
+        assert_eq!(operations[0].error_json.as_deref(), Some(plain));
     }
 
     #[test]

@@ -285,6 +285,8 @@ fn q_stops_every_host_agent_at_the_end_of_its_stdin() {
                 "--no-reaper",
                 "serve",
                 "--stdio",
+                "--first-pass-after",
+                "10",
             ]
             .map(str::to_owned)
             .to_vec()
@@ -295,7 +297,7 @@ fn q_stops_every_host_agent_at_the_end_of_its_stdin() {
     for pid in &agents {
         let line = cmdline(*pid).expect("the agent's command line");
         let tail = format!(
-            "--reached-as fleet-{} --dry-run --config {} --no-reaper serve --stdio",
+            "--reached-as fleet-{} --dry-run --config {} --no-reaper serve --stdio --first-pass-after 10",
             agents.iter().position(|p| p == pid).unwrap() + 1,
             utf8(&empty)
         );

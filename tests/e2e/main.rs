@@ -23,6 +23,7 @@ mod faults;
 mod fleet;
 mod fleet_console;
 mod fleet_follow;
+mod fleet_waves;
 mod logs;
 mod operator;
 mod pty;

@@ -1,6 +1,6 @@
 //! Reproductions of defects found by trying the agent and the child-answer
-//! redaction as an attacker would. Each test states the rule it checks and
-//! is ignored (`repro: ...`) until the rule holds; run one with
+//! redaction as an attacker would. Each test states the rule it checks; one
+//! whose rule does not hold yet is ignored (`repro: ...`); run those with
 //! `cargo test --locked --test integration attack_repros:: -- --ignored`.
 
 use std::io::{BufRead as _, BufReader, Write as _};
@@ -10,7 +10,6 @@ use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use stackless_tui::model::redact::Redactor;
 
 use crate::common::fixture;
 
@@ -21,85 +20,6 @@ fn leaked<'a>(shown: &str, canaries: &[&'a str]) -> Vec<&'a str> {
         .copied()
         .filter(|c| shown.contains(c))
         .collect()
-}
-
-/// A credential-named key in any case is redacted in a child's answer:
-/// `pass`, `PASS`, `pwd`, `MYSQL_PWD` name passwords as surely as
-/// `password` does.
-#[test]
-#[ignore = "repro: `pass`/`pwd` keys are not credential-named: PASS=x, {\"pwd\":x} kept in clear"]
-fn child_answer_redacts_pass_and_pwd_keys() {
-    let redactor = Redactor::default();
-    let stdout = r#"{"ok":false,"error":{"code":"engine.failed","message":"down failed: PASS=CANARY_A {\"pwd\":\"CANARY_B\"}","details":{"pass":"CANARY_C","Pwd":"CANARY_D"}}}"#;
-    let stderr = "MYSQL_PWD=CANARY_E\nDB_PASS=CANARY_F\n";
-    let shown = format!(
-        "{}\n{}",
-        redactor.child_output(stdout),
-        redactor.child_tail(stderr)
-    );
-    assert_eq!(
-        leaked(
-            &shown,
-            &[
-                "CANARY_A", "CANARY_B", "CANARY_C", "CANARY_D", "CANARY_E", "CANARY_F"
-            ]
-        ),
-        Vec::<&str>::new(),
-        "{shown}"
-    );
-}
-
-/// A private key block in a child's stderr is redacted whole.
-#[test]
-#[ignore = "repro: a PEM private key block in a teardown's stderr reaches audit.jsonl's stderr_tail in clear"]
-fn child_tail_redacts_a_private_key_block() {
-    let redactor = Redactor::default();
-    let stderr = "error: cannot reach host\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAACANARYPEM\n-----END OPENSSH PRIVATE KEY-----\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowCANARYRSA\n-----END RSA PRIVATE KEY-----\n";
-    let shown = redactor.child_tail(stderr);
-    assert_eq!(
-        leaked(&shown, &["CANARYPEM", "CANARYRSA"]),
-        Vec::<&str>::new(),
-        "{shown}"
-    );
-}
-
-/// A password given as a command-line flag or a netrc line in a child's
-/// stderr is redacted (`--password X`, `password X`).
-#[test]
-#[ignore = "repro: `--password X` and netrc `password X` (a space, no = or :) are kept in clear"]
-fn child_tail_redacts_password_flags_and_netrc() {
-    let redactor = Redactor::default();
-    let stderr = "mysql --password CANARY_G -u root\nmachine h login u password CANARY_H\n";
-    let shown = redactor.child_tail(stderr);
-    assert_eq!(
-        leaked(&shown, &["CANARY_G", "CANARY_H"]),
-        Vec::<&str>::new(),
-        "{shown}"
-    );
-}
-
-/// Bearer material without a credential-named key is redacted: a JWT, a
-/// URL's signature parameter (`X-Amz-Credential` already is; its
-/// `X-Amz-Signature` is not), userinfo without a scheme.
-#[test]
-#[ignore = "repro: a JWT in a details value, X-Amz-Signature=, sig=, user:pw@host are kept in clear"]
-fn child_answer_redacts_jwts_signatures_and_bare_userinfo() {
-    let redactor = Redactor::default();
-    let stdout = r#"{"ok":false,"error":{"code":"x.y","message":"m","details":{"jwt":"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.CANARYJWTSIG"}}}"#;
-    let stderr = "https://s3/x?X-Amz-Credential=AK&X-Amz-Signature=CANARY_SIG\nsig=CANARY_SIG2\ndeploy:CANARY_UI@host.example\n";
-    let shown = format!(
-        "{}\n{}",
-        redactor.child_output(stdout),
-        redactor.child_tail(stderr)
-    );
-    assert_eq!(
-        leaked(
-            &shown,
-            &["CANARYJWTSIG", "CANARY_SIG", "CANARY_SIG2", "CANARY_UI"]
-        ),
-        Vec::<&str>::new(),
-        "{shown}"
-    );
 }
 
 /// A `serve --stdio` agent on a fixture copy, `--no-reaper`, with a slow
@@ -229,7 +149,6 @@ impl Drop for Agent {
 /// `down` (0.4.0 answers `engine.substrate.required` on the tombstone when
 /// no substrate is configured; with one it would create a new birth).
 #[test]
-#[ignore = "repro: renew is answered ok and runs `up --name hotel` beside this agent's own `down hotel`"]
 fn a_renew_during_this_agents_teardown_of_it_is_refused() {
     let (dir, store) = fixture("real-0.4.0-v14.db");
     let mut agent = Agent::start(dir.path(), &store);
@@ -261,7 +180,6 @@ fn a_renew_during_this_agents_teardown_of_it_is_refused() {
 /// two the agent acts on is not what a reader (or another parser) of the
 /// line sees; nothing runs.
 #[test]
-#[ignore = "repro: duplicate keys are taken, the last wins: a down with a wrong then a right birth runs"]
 fn a_command_with_a_field_twice_is_a_bad_request_and_runs_nothing() {
     let (dir, store) = fixture("real-0.4.0-v14.db");
     let mut agent = Agent::start(dir.path(), &store);
@@ -286,41 +204,8 @@ fn a_command_with_a_field_twice_is_a_bad_request_and_runs_nothing() {
         reply["error"]["kind"], "bad_request",
         "{reply}; ran:\n{ran}"
     );
-    assert_eq!(ran, "");
-}
-
-/// A JSON credential field whose string value comes on the next log line
-/// (`{"password":` then ` "x"}`) has that value redacted whole, as
-/// `token:` then `x` has.
-#[test]
-#[ignore = "repro: the next line is shown as `[redacted]\"x\"}`: the marker is put before the value, the value kept"]
-fn a_json_credential_value_on_the_next_log_line_is_redacted() {
-    let redactor = Redactor::default();
-    let (first, open) = redactor.log_piece(r#"{"password":"#, false, false, false);
-    let (second, _) = redactor.log_piece(r#" "CANARY_NEXT"}"#, false, false, open);
-    assert_eq!(
-        (first.as_ref(), open, second.contains("CANARY_NEXT")),
-        (r#"{"password":"#, true, false),
-        "{second}"
-    );
-}
-
-/// A log line's credentials written as command-line arguments are
-/// redacted: `--password X`, `curl -u user:X`.
-#[test]
-#[ignore = "repro: `mysql --password X` and `curl -u admin:X` log lines are streamed in clear"]
-fn command_line_credentials_in_a_log_line_are_redacted() {
-    let redactor = Redactor::default();
-    let shown = [
-        redactor.log_line("mysql --password CANARY_FLAG", false, false),
-        redactor.log_line("curl -u admin:CANARY_CURL https://x", false, false),
-    ]
-    .join("\n");
-    assert_eq!(
-        leaked(&shown, &["CANARY_FLAG", "CANARY_CURL"]),
-        Vec::<&str>::new(),
-        "{shown}"
-    );
+    // The verify ran; no down did.
+    assert_eq!(ran, "verify golf --json\n");
 }
 
 /// A credential written in the teardown command (`--token=X`,
@@ -328,7 +213,6 @@ fn command_line_credentials_in_a_log_line_are_redacted() {
 /// what the agent says of it: `hello`'s `teardown`, the `tearing down`
 /// activity.
 #[test]
-#[ignore = "repro: --down-cmd's `--token=X` and `https://u:X@h` go in clear to hello, the stream, audit.jsonl and console.log"]
 fn credentials_in_the_teardown_command_are_redacted_on_the_stream() {
     let (dir, store) = fixture("real-0.4.0-v14.db");
     let mut agent = Agent::start_with(
@@ -353,6 +237,33 @@ fn credentials_in_the_teardown_command_are_redacted_on_the_stream() {
         leaked(&stream, &["CANARY_ARGV1", "CANARY_ARGV2"]),
         Vec::<&str>::new()
     );
+    let script = dir.path().join("slow.sh").display().to_string();
+    let hello = agent.until("hello", |m| m["type"] == "hello");
+    assert_eq!(
+        hello["teardown"],
+        serde_json::json!([
+            script,
+            "down",
+            "--token=[redacted]",
+            "https://[redacted]@h.example",
+            "{name}"
+        ])
+    );
+    let started = agent.until("tearing down", |m| {
+        m["type"] == "activity" && m["kind"] == "tearing down"
+    });
+    assert_eq!(
+        started["detail"],
+        format!("{script} down '--token=[redacted]' 'https://[redacted]@h.example' hotel")
+    );
+    // The argv run is the one written.
+    agent.until("the teardown's outcome", |m| {
+        m["type"] == "activity" && m["instance"] == "hotel" && m["kind"] != "tearing down"
+    });
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("ran.log")).unwrap(),
+        "down --token=CANARY_ARGV1 https://u:CANARY_ARGV2@h.example hotel\n"
+    );
 }
 
 /// On a store before schema 7 (no `instance_id`: a birth is its
@@ -361,7 +272,6 @@ fn credentials_in_the_teardown_command_are_redacted_on_the_stream() {
 /// (`the birth asked about (created at X) is not the instance's`), and a
 /// command acts on exactly what was asked about.
 #[test]
-#[ignore = "repro: on a v5 store the command's birth is null, which matches any birth: the new one is torn down"]
 fn a_down_after_a_rebirth_on_a_pre_7_store_is_refused() {
     let (dir, store) = fixture("real-0.3.0-v5.db");
     let mut agent = Agent::start(dir.path(), &store);
@@ -397,11 +307,29 @@ fn a_down_after_a_rebirth_on_a_pre_7_store_is_refused() {
     });
     agent.send(r#"{"id":"down","cmd":"down","name":"golf","birth":null}"#);
     let reply = agent.reply("down");
+    // The birth the client saw, named by its created_at: refused too.
+    agent.send(&format!(
+        r#"{{"id":"old","cmd":"down","name":"golf","birth":null,"created_at":{created}}}"#
+    ));
+    let old = agent.reply("old");
     let ran = std::fs::read_to_string(dir.path().join("ran.log")).unwrap_or_default();
     assert_eq!(
         (reply["ok"].clone(), ran.as_str()),
         (Value::Bool(false), ""),
         "{reply}"
+    );
+    let refusal = |asked: &str| {
+        Value::from(format!(
+            "refused: the birth asked about ({asked}) is not the instance's (created at {}): it was born again, or another store was read",
+            created + 1000
+        ))
+    };
+    assert_eq!(
+        (
+            reply["error"]["message"].clone(),
+            old["error"]["message"].clone()
+        ),
+        (refusal("none"), refusal(&format!("created at {created}")))
     );
 }
 
@@ -409,7 +337,6 @@ fn a_down_after_a_rebirth_on_a_pre_7_store_is_refused() {
 /// a whole number (docs/protocol.md: "a fraction ... is refused"): the
 /// number is judged as written, not as an `f64` rounds it.
 #[test]
-#[ignore = "repro: 0.99999999999999999 and 2592000.0000000001 round to whole f64s and run `up --lease 1s` / `30days`"]
 fn a_fractional_lease_is_refused_as_written() {
     let (dir, store) = fixture("real-0.4.0-v14.db");
     let mut agent = Agent::start(dir.path(), &store);
@@ -441,7 +368,6 @@ fn a_fractional_lease_is_refused_as_written() {
 /// (and the stream's backoff rows, the detail) carry no credential-named
 /// field's value, no `token=x`, no bearer, no URL password.
 #[test]
-#[ignore = "repro: a stored last_error is published as stored: {\"password\":x}, token=x, Bearer x, https://u:x@h in clear"]
 fn a_stored_last_error_is_shown_through_the_child_answer_rules() {
     let (dir, store) = fixture("real-0.4.0-v14.db");
     let conn = rusqlite::Connection::open(&store).unwrap();
@@ -469,6 +395,17 @@ fn a_stored_last_error_is_shown_through_the_child_answer_rules() {
         ),
         Vec::<&str>::new()
     );
+    let snapshot: Value = serde_json::from_str(&shown).unwrap();
+    let golf = snapshot["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == "golf")
+        .unwrap();
+    assert_eq!(
+        golf["reap_attempt"]["last_error"],
+        r#"down failed: {"password":"[redacted]"} token=[redacted] Authorization: Bearer [redacted] https://[redacted]@h.example"#
+    );
 }
 
 /// A teardown never starts on a store whose file was replaced while its
@@ -477,7 +414,6 @@ fn a_stored_last_error_is_shown_through_the_child_answer_rules() {
 /// before the command runs refuses it as the banner does once it is up,
 /// also when the command comes before the watcher saw the swap.
 #[test]
-#[ignore = "repro: a down sent right after the swap passes the gate and runs; the banner comes a moment later"]
 fn no_teardown_runs_on_a_replaced_store_file_with_the_old_wal() {
     let (dir, store) = fixture("real-0.4.0-v14.db");
     let mut agent = Agent::start(dir.path(), &store);
@@ -522,8 +458,8 @@ fn no_teardown_runs_on_a_replaced_store_file_with_the_old_wal() {
     agent.send(&format!(
         r#"{{"id":"down","cmd":"down","name":"golf","birth":{{"instance_id":"{born}"}}}}"#
     ));
-    agent.reply("down");
-    agent.until("the teardown's end, or its refusal", |m| {
+    let down = agent.reply("down");
+    let outcome = agent.until("the teardown's end, or its refusal", |m| {
         m["type"] == "activity"
             && m["instance"] == "golf"
             && m["actor"] == "operator"
@@ -531,6 +467,36 @@ fn no_teardown_runs_on_a_replaced_store_file_with_the_old_wal() {
     });
     let ran = std::fs::read_to_string(dir.path().join("ran.log")).unwrap_or_default();
     assert_eq!(ran, "", "{:#?}", agent.seen);
+    // Admitted on the snapshot shown (the swap not seen yet), then the
+    // re-check right before the command finds another file at the path.
+    assert_eq!(
+        (down["ok"].clone(), outcome["kind"].clone()),
+        (Value::Bool(true), Value::from("error"))
+    );
+    let stale = format!(
+        "the store file {path} was replaced, but {path}-wal (and its -shm) belong to the old file: opening it would apply the old file's commits to the new one. Stop stackless and this console, then remove {path}-wal and the -shm beside it (or put the old file back)",
+        path = store.display()
+    );
+    assert_eq!(outcome["detail"], Value::from(stale.as_str()));
+    // Once the banner is up, the same command is refused in its reply.
+    agent.until("the store_error banner", |m| {
+        m["type"] == "banner" && m["id"] == "store_error"
+    });
+    agent.send(&format!(
+        r#"{{"id":"again","cmd":"down","name":"golf","birth":{{"instance_id":"{born}"}}}}"#
+    ));
+    let again = agent.reply("again");
+    assert_eq!(
+        (again["ok"].clone(), again["error"]["kind"].clone()),
+        (Value::Bool(false), Value::from("refused")),
+        "{again}"
+    );
+    assert_eq!(
+        again["error"]["message"],
+        Value::from(format!("refused: the store cannot be read now ({stale}): r, d, L and v are off until it reads again").as_str()),
+    );
+    let ran = std::fs::read_to_string(dir.path().join("ran.log")).unwrap_or_default();
+    assert_eq!(ran, "");
 }
 
 /// `birth` has one shape on the wire: a `rows` message's `remove` key
@@ -538,7 +504,6 @@ fn no_teardown_runs_on_a_replaced_store_file_with_the_old_wal() {
 /// (`{"instance_id": ..., "resource_namespace": ...}`), so a client can
 /// send back what it read.
 #[test]
-#[ignore = "repro: a remove key's birth is the bare instance_id string; upserts and commands use the object"]
 fn a_remove_key_carries_the_birth_object() {
     let (dir, store) = fixture("real-0.4.0-v14.db");
     let mut agent = Agent::start(dir.path(), &store);

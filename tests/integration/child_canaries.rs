@@ -14,6 +14,7 @@ use crate::common::CAPTURE;
 use crate::common::stores;
 use stackless_tui::controller::{cancel, queue_down};
 use stackless_tui::event::Activity;
+use stackless_tui::model::redact::Redactor;
 use stackless_tui::model::verbs::Verb;
 use stackless_tui::reaper::verbs::{VerbRequest, VerbRunner};
 use stackless_tui::recorder::{Forward, Recorder};
@@ -167,4 +168,126 @@ fn a_failing_cancel_and_queued_down_answer_no_canary() {
     let activity = queue_down::activity("alpha", "up", &outcome, CAPTURE);
     assert!(activity.detail.contains("provider.auth"), "{activity:?}");
     assert_eq!(leaks(&activity), Vec::<String>::new());
+}
+
+/// A key whose whole name or one of its segments is `pass`, `pwd`, `auth`,
+/// `session`, `sig`, `signature` or `access_key_id` names a credential in
+/// a child's answer, JSON or text, any case (`PASS=`, `MYSQL_PWD=`,
+/// `{"pwd":…}`); a word that only holds one (`compass`, `passenger`), a
+/// dotted error code (`provider.auth: …`) and prose are left.
+#[test]
+fn child_answer_redacts_pass_and_pwd_keys() {
+    let redactor = Redactor::default();
+    assert_eq!(
+        redactor.child_output(
+            r#"{"ok":false,"error":{"code":"engine.failed","message":"down failed: PASS=CANARY_A {\"pwd\":\"CANARY_B\"}","details":{"pass":"CANARY_C","Pwd":"CANARY_D"}}}"#
+        ),
+        r#"{"ok":false,"error":{"code":"engine.failed","message":"down failed: PASS=[redacted] {\"pwd\":\"[redacted]\"}","details":{"pass":"[redacted]","Pwd":"[redacted]"}}}"#
+    );
+    assert_eq!(
+        redactor.child_tail("MYSQL_PWD=CANARY_E\nDB_PASS=CANARY_F\n"),
+        "MYSQL_PWD=[redacted]\nDB_PASS=[redacted]\n"
+    );
+    assert_eq!(
+        redactor.child_tail("auth=A1 session=S1 access_key_id=K1\n"),
+        "auth=[redacted] session=[redacted] access_key_id=[redacted]\n"
+    );
+    let plain = "a basic check; password reset succeeded; session started; passenger compass=north; provider.auth: denied\n";
+    assert_eq!(redactor.child_tail(plain), plain);
+}
+
+/// A private key block in a child's stderr has its body redacted (the
+/// markers stay), and so does a body the tail's start cut into, up to its
+/// end marker.
+#[test]
+fn child_tail_redacts_a_private_key_block() {
+    let redactor = Redactor::default();
+    assert_eq!(
+        redactor.child_tail(
+            "error: cannot reach host\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAACANARYPEM\n-----END OPENSSH PRIVATE KEY-----\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowCANARYRSA\n-----END RSA PRIVATE KEY-----\n"
+        ),
+        "error: cannot reach host\n-----BEGIN OPENSSH PRIVATE KEY-----\n[redacted]\n-----END OPENSSH PRIVATE KEY-----\n-----BEGIN RSA PRIVATE KEY-----\n[redacted]\n-----END RSA PRIVATE KEY-----\n"
+    );
+    assert_eq!(
+        redactor.child_tail("TDAwCANARYCUT\n-----END RSA PRIVATE KEY-----\ndone\n"),
+        "[redacted]\n-----END RSA PRIVATE KEY-----\ndone\n"
+    );
+    // A log read line by line: each body line goes, the markers stay.
+    assert_eq!(
+        redactor.log_line(
+            "MIIEowIBAAKCAQEAvRnr3xq0l2bO4cXkz1pX9yQ8mJt7uVwLdE5fGhKsNzAa",
+            false,
+            false
+        ),
+        "[redacted]"
+    );
+    let digest = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    assert_eq!(redactor.log_line(digest, false, false), digest);
+}
+
+/// A password given as a long flag's next word or on a netrc line in a
+/// child's stderr is redacted; `-p` is never guessed.
+#[test]
+fn child_tail_redacts_password_flags_and_netrc() {
+    assert_eq!(
+        Redactor::default().child_tail(
+            "mysql --password CANARY_G -u root\nmachine h login u password CANARY_H\nmysql -pX -p 5432\n"
+        ),
+        "mysql --password [redacted] -u root\nmachine h login u password [redacted]\nmysql -pX -p 5432\n"
+    );
+}
+
+/// Bearer material without a credential-named key is redacted: a JWT, a
+/// URL's signature parameter, userinfo without a scheme, well-known token
+/// prefixes, an AWS access key id.
+#[test]
+fn child_answer_redacts_jwts_signatures_and_bare_userinfo() {
+    let redactor = Redactor::default();
+    assert_eq!(
+        redactor.child_output(
+            r#"{"ok":false,"error":{"code":"x.y","message":"m","details":{"jwt":"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.CANARYJWTSIG"}}}"#
+        ),
+        r#"{"ok":false,"error":{"code":"x.y","message":"m","details":{"jwt":"[redacted]"}}}"#
+    );
+    assert_eq!(
+        redactor.child_tail(
+            "https://s3/x?X-Amz-Credential=AK&X-Amz-Signature=CANARY_SIG\nsig=CANARY_SIG2\ndeploy:CANARY_UI@host.example\n"
+        ),
+        "https://s3/x?X-Amz-Credential=[redacted]&X-Amz-Signature=[redacted]\nsig=[redacted]\ndeploy:[redacted]@host.example\n"
+    );
+    assert_eq!(
+        redactor.child_tail(
+            "ghp_abcdefghij1234 AKIAIOSFODNN7EXAMPLE xoxp-123456789 git@github.com:o/r\n"
+        ),
+        "[redacted] [redacted] [redacted] git@github.com:o/r\n"
+    );
+}
+
+/// A JSON credential field whose string value comes on the next log line
+/// (`{"password":` then ` "x"}`) has that value replaced whole, as
+/// `token:` then `x` has.
+#[test]
+fn a_json_credential_value_on_the_next_log_line_is_redacted() {
+    let redactor = Redactor::default();
+    let (first, open) = redactor.log_piece(r#"{"password":"#, false, false, false);
+    let (second, still) = redactor.log_piece(r#" "CANARY_NEXT"}"#, false, false, open);
+    assert_eq!(
+        (first.as_ref(), open, second.as_ref(), still),
+        (r#"{"password":"#, true, r#" "[redacted]"}"#, false)
+    );
+}
+
+/// A log line's credentials written as command-line arguments are
+/// redacted: `--password X`, `curl -u user:X`.
+#[test]
+fn command_line_credentials_in_a_log_line_are_redacted() {
+    let redactor = Redactor::default();
+    assert_eq!(
+        redactor.log_line("mysql --password CANARY_FLAG", false, false),
+        "mysql --password [redacted]"
+    );
+    assert_eq!(
+        redactor.log_line("curl -u admin:CANARY_CURL https://x", false, false),
+        "curl -u admin:[redacted] https://x"
+    );
 }

@@ -69,7 +69,10 @@ fn valid_messages() -> Vec<Value> {
         rows(
             "instances",
             vec![instance_row()],
-            vec![json!({"name": "echo", "birth": null})],
+            vec![
+                json!({"name": "echo", "birth": null}),
+                json!({"name": "golf", "birth": {"instance_id": "ab", "resource_namespace": "sl-ab"}}),
+            ],
         ),
         rows(
             "operations",
@@ -294,6 +297,7 @@ fn commands_validate_against_defs_command() {
         r#"{"id":1,"cmd":"logs","name":"golf","service":"web"}"#,
         r#"{"id":2,"cmd":"logs_stop","logs":1}"#,
         r#"{"id":3,"cmd":"ping"}"#,
+        r#"{"id":4,"cmd":"down","name":"golf","birth":null,"created_at":1700000000}"#,
     ] {
         validate_command(line).unwrap();
     }
@@ -312,6 +316,7 @@ fn commands_validate_against_defs_command() {
         r#"{"id":1,"cmd":"down","name":"golf","birth":[]}"#,
         r#"{"id":1,"cmd":"logs_stop"}"#,
         r#"{"id":1,"cmd":"ping","protocol":"1"}"#,
+        r#"{"id":1,"cmd":"down","name":"golf","birth":null,"created_at":"1700000000"}"#,
     ] {
         assert!(validate_command(line).is_err(), "validated: {line}");
     }
@@ -351,6 +356,7 @@ fn core_hello(follow_only: bool) -> String {
             .map(str::to_owned)
             .to_vec(),
         stackless: "stackless".into(),
+        now: 1_764_655_200,
     })
 }
 

@@ -109,3 +109,88 @@ fn a_pass_at_once_another_on_request_and_a_pause_that_holds() {
     stop.cancel();
     thread.join().unwrap();
 }
+
+/// A reaper on the fixture at `CAPTURE`, under `control`, reporting to the
+/// returned receiver; its thread started.
+fn started_with(
+    control: &ReaperControl,
+) -> (
+    tempfile::TempDir,
+    tokio::sync::mpsc::UnboundedReceiver<Event>,
+    StopToken,
+    std::thread::JoinHandle<()>,
+    tokio::runtime::Runtime,
+) {
+    let rt = runtime();
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let down = fake_down(dir.path(), "exit 0");
+    let (reaper, _log) = reaper_with(
+        &path,
+        down,
+        Box::new(FixedProbe {
+            host: Some("vm".into()),
+            processes: vec![],
+        }),
+        Arc::new(|| CAPTURE),
+        &rt,
+        |config| config.tick = Duration::from_secs(3600),
+    );
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let reaper = reaper.with_control(control.clone(), Reporter::new(Some(tx)));
+    let stop = StopToken::new();
+    let thread = stackless_tui::reaper::runner::spawn(reaper, stop.clone()).unwrap();
+    (dir, rx, stop, thread, rt)
+}
+
+#[test]
+fn the_first_pass_waits_its_countdown_and_a_pause_keeps_it_from_running() {
+    let control = ReaperControl::default();
+    control.set_first_pass_after(Duration::from_secs(10));
+    let (_dir, mut rx, stop, thread, _rt) = started_with(&control);
+    let next = |rx: &mut _| recv(rx, Duration::from_secs(5)).expect("a status");
+    // At once: no pass yet, its due time 10 s ahead (the countdown shown).
+    let waiting = ReaperStatus {
+        paused: false,
+        next_pass_at: Some(CAPTURE + 10),
+        last: None,
+    };
+    assert_eq!(next(&mut rx), waiting);
+    // P before it: paused, said at once, and no pass.
+    control.set_paused(true);
+    assert_eq!(
+        next(&mut rx),
+        ReaperStatus {
+            paused: true,
+            next_pass_at: None,
+            last: None,
+        }
+    );
+    assert!(recv(&mut rx, Duration::from_millis(500)).is_none());
+    // Resumed: the first pass runs then.
+    control.set_paused(false);
+    assert_eq!(next(&mut rx), status(CAPTURE, Some(CAPTURE + HOUR), false));
+    stop.cancel();
+    thread.join().unwrap();
+}
+
+#[test]
+fn the_first_pass_runs_when_its_wait_is_over_and_only_the_first_waits() {
+    let control = ReaperControl::default();
+    control.set_first_pass_after(Duration::from_secs(1));
+    let started = Instant::now();
+    let (_dir, mut rx, stop, thread, _rt) = started_with(&control);
+    let next = |rx: &mut _| recv(rx, Duration::from_secs(5)).expect("a status");
+    assert_eq!(next(&mut rx).next_pass_at, Some(CAPTURE + 1));
+    assert_eq!(next(&mut rx), status(CAPTURE, Some(CAPTURE + HOUR), false));
+    assert!(started.elapsed() >= Duration::from_secs(1));
+    stop.cancel();
+    thread.join().unwrap();
+    // Taken once: a reaper started again (its role regained) does not wait.
+    let (_dir, mut rx, stop, thread, _rt) = started_with(&control);
+    assert_eq!(
+        recv(&mut rx, Duration::from_secs(5)),
+        Some(status(CAPTURE, Some(CAPTURE + HOUR), false))
+    );
+    stop.cancel();
+    thread.join().unwrap();
+}

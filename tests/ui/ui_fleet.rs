@@ -38,6 +38,7 @@ fn link(state: LinkState, error: Option<&str>) -> Link {
         since: NOW - 40,
         error: error.map(str::to_owned),
         retry_at: None,
+        skew: None,
     }
 }
 
@@ -738,6 +739,7 @@ fn a_stale_hosts_age_is_its_rows_age_across_failed_retries() {
         since,
         error: Some("the connection to fleet-1 was closed".into()),
         retry_at: Some(since + 1),
+        skew: None,
     };
     app.link(0, stale(NOW - 90), NOW_MS - 90_000);
     // Its retry 10 s ago got no hello; stale again 5 s ago.
@@ -748,6 +750,7 @@ fn a_stale_hosts_age_is_its_rows_age_across_failed_retries() {
             since: NOW - 10,
             error: None,
             retry_at: None,
+            skew: None,
         },
         NOW_MS - 10_000,
     );
@@ -1283,35 +1286,6 @@ fn run_line(app: &mut FleetApp, text: &str) -> Vec<FleetEffect> {
     effects
 }
 
-/// A host lost and back writes one Activity line each way (a retry that
-/// fails again adds none); the other hosts' lines are untouched.
-#[test]
-fn a_lost_and_recovered_host_writes_activity_lines() {
-    let mut app = fleet();
-    let lines = |app: &FleetApp| -> Vec<(usize, String, String)> {
-        app.fleet()
-            .activity
-            .iter()
-            .filter(|a| a.actor == "console")
-            .map(|a| (a.host, a.kind.clone(), a.detail.clone()))
-            .collect()
-    };
-    let stale = "no line for 15 s (3 x heartbeat_secs 5)".to_owned();
-    assert_eq!(lines(&app), [(2, "lost".to_owned(), stale.clone())]);
-    app.link(2, link(LinkState::Connecting, None), NOW_MS + 1_000);
-    app.link(2, link(LinkState::Stale, Some("ssh ended")), NOW_MS + 2_000);
-    assert_eq!(lines(&app), [(2, "lost".to_owned(), stale.clone())]);
-    app.link(2, link(LinkState::Connecting, None), NOW_MS + 3_000);
-    app.link(2, link(LinkState::Connected, None), NOW_MS + 4_000);
-    assert_eq!(
-        lines(&app),
-        [
-            (2, "lost".to_owned(), stale),
-            (2, "connected".to_owned(), "connected again".to_owned())
-        ]
-    );
-}
-
 /// A `y` that sent commands to several hosts: the footer says every
 /// host's answer as it comes, never only the last one's.
 #[test]
@@ -1665,4 +1639,42 @@ fn the_command_line_keeps_its_history_and_ctrl_w_deletes_a_word() {
     typed(&mut app, "/host:fleet-2 alp");
     app.key(ctrl_w, NOW_MS);
     assert_eq!(app.filter_text(), "host:fleet-2 ");
+}
+
+/// A host whose clock is an hour ahead: its lease that ran out 85 s ago
+/// on its own clock is shown expired (not `58m 35s left`), the Hosts pane
+/// says the skew, and its agent's first pass counts down there.
+#[test]
+fn a_host_an_hour_ahead_counts_down_on_its_own_clock_and_says_so() {
+    let mut app = FleetApp::new(vec!["fleet-2".into()], NOW_MS);
+    connect(
+        &mut app,
+        0,
+        "db2",
+        &[("instances", vec![instance("alpha", "a1", NOW + 3_515)])],
+    );
+    let before = screen(&app, 160, 40);
+    assert!(before.contains("58m 35s left"), "{before}");
+    app.link(
+        0,
+        Link {
+            skew: Some(3_600),
+            ..link(LinkState::Connected, None)
+        },
+        NOW_MS,
+    );
+    app.line(
+        0,
+        &json!({"type":"reaper","by":"agent","pid":42,"paused":false,
+            "next_pass_at":NOW + 3_600 + 8,"text":"reaper: every 60s","last_pass":null}),
+        NOW_MS,
+    );
+    let text = screen(&app, 160, 40);
+    assert!(!text.contains("58m 35s left"), "{text}");
+    assert!(text.contains("expired 1m 25s ago"), "{text}");
+    assert!(text.contains("agent first pass in 8s"), "{text}");
+    assert!(
+        text.contains("its clock is 1h 00m ahead of this machine's"),
+        "{text}"
+    );
 }

@@ -483,3 +483,55 @@ fn a_recorded_lease_over_the_bound_is_shown_shorter() {
         "{question}"
     );
 }
+
+/// `v` and `L` on an instance whose teardown this console runs are refused
+/// at `y`, in the words the agent's `renew`/`verify` use: the `up --name`
+/// or `verify` would race the `down`. Once the teardown's outcome came,
+/// they are asked again as usual.
+#[test]
+fn renew_and_verify_of_an_instance_this_console_tears_down_are_refused() {
+    let mut app = new_app(14, Ok(()));
+    let started = Activity::new(
+        CAPTURE,
+        Actor::Operator,
+        "alpha",
+        ActivityKind::Started,
+        "/opt/bin/stackless down alpha --json",
+    );
+    app.handle(Event::Activity(started), CAPTURE);
+    select(&mut app, "alpha");
+    press(&mut app, KeyCode::Char('v'));
+    assert_eq!(press(&mut app, KeyCode::Char('y')), None);
+    assert_eq!(
+        last(&app),
+        (
+            ActivityKind::Refused,
+            "alpha".into(),
+            "refused: a teardown of it is running: a verify now would race it; nothing run".into()
+        )
+    );
+    press(&mut app, KeyCode::Char('L'));
+    assert_eq!(press(&mut app, KeyCode::Enter), None);
+    assert_eq!(press(&mut app, KeyCode::Char('y')), None);
+    assert_eq!(
+        last(&app),
+        (
+            ActivityKind::Refused,
+            "alpha".into(),
+            "refused: a teardown of it is running: a renew now would race it; nothing run".into()
+        )
+    );
+    let failed = Activity::new(
+        CAPTURE,
+        Actor::Operator,
+        "alpha",
+        ActivityKind::Failed,
+        "down exited 1",
+    );
+    app.handle(Event::Activity(failed), CAPTURE);
+    press(&mut app, KeyCode::Char('v'));
+    let Some(Effect::Verbs(requests)) = press(&mut app, KeyCode::Char('y')) else {
+        panic!("no verify after the teardown's outcome");
+    };
+    assert_eq!(requests[0].verb, Verb::Verify);
+}

@@ -34,6 +34,17 @@ pub(crate) fn serve(cli: &Cli) -> ExitCode {
     start(cli, Mode::Serve)
 }
 
+/// `serve --stdio --first-pass-after SECS`: how long the reaper's first
+/// pass is held (none by default, or for `snapshot --follow`).
+fn first_pass_after(cli: &Cli) -> std::time::Duration {
+    match &cli.command {
+        Some(crate::cli::Sub::Serve {
+            first_pass_after, ..
+        }) => std::time::Duration::from_secs(*first_pass_after),
+        _ => std::time::Duration::ZERO,
+    }
+}
+
 /// `snapshot --follow`: the store read-only, no reaper, no helper.
 #[must_use]
 pub(crate) fn follow(cli: &Cli) -> ExitCode {
@@ -57,7 +68,7 @@ fn start(cli: &Cli, mode: Mode) -> ExitCode {
         Ok(setup) => setup,
         Err(error) => return usage(&error.to_string()),
     };
-    match run(setup, mode) {
+    match run(setup, mode, first_pass_after(cli)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(report) => {
             let _ = writeln!(io::stderr(), "{report:?}");
@@ -67,8 +78,9 @@ fn start(cli: &Cli, mode: Mode) -> ExitCode {
 }
 
 /// Run until stdin ends (`serve`), a signal, or stdout closes.
-fn run(setup: Setup, mode: Mode) -> Result<()> {
+fn run(setup: Setup, mode: Mode, first_pass_after: std::time::Duration) -> Result<()> {
     let (engine, rx) = Engine::prepare(&setup, Front::Stream)?;
+    engine.control.set_first_pass_after(first_pass_after);
     engine.start_threads(&setup)?;
     let commands = match mode {
         Mode::Serve => Some(stdin::spawn().wrap_err("cannot start the stdin thread")?),

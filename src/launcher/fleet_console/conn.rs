@@ -47,6 +47,36 @@ pub(super) enum Wake {
     Input(crossterm::event::Event, std::time::Instant),
     /// SIGTERM, SIGINT or SIGHUP, by name.
     Signal(&'static str),
+    /// Host `.0`'s connection `.1` was started by the starter thread
+    /// ([`starter`]): its connection, or why it could not start.
+    Started(usize, u64, Result<Conn, String>),
+}
+
+/// Start the `fleet-start` thread: it starts each connection it is asked
+/// for (host index, generation) with `plans[index]`, one after another,
+/// and hands it to the main loop as [`Wake::Started`]: spawning ssh never
+/// runs on the thread that reads keys or draws. `None` when the thread
+/// cannot start.
+pub(super) fn starter(plans: Vec<Plan>, wake: Sender<Wake>) -> Option<Sender<(usize, u64)>> {
+    let (orders, taken) = mpsc::channel::<(usize, u64)>();
+    std::thread::Builder::new()
+        .name("fleet-start".to_owned())
+        .spawn(move || {
+            for (index, generation) in taken {
+                let Some(plan) = plans.get(index) else {
+                    continue;
+                };
+                let started = connect(index, generation, plan, &wake);
+                if wake
+                    .send(Wake::Started(index, generation, started))
+                    .is_err()
+                {
+                    return;
+                }
+            }
+        })
+        .ok()?;
+    Some(orders)
 }
 
 /// One running connection: its ssh, its reader's queue, and the channel to
@@ -166,13 +196,7 @@ pub(super) fn queued(event: Read) -> HostEvent {
     match event {
         Read::Line(raw) => match wire::parse(&raw) {
             Ok(message) => {
-                let line = match &message {
-                    Message::Hello(hello) => Line::Hello {
-                        protocol: hello.protocol,
-                        heartbeat_secs: hello.heartbeat_secs,
-                    },
-                    _ => Line::Other,
-                };
+                let line = Line::of(&message);
                 HostEvent::Line(Box::new(message), line)
             }
             Err(error) => HostEvent::NotProtocol(error),

@@ -40,16 +40,18 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::time::{Duration, Instant};
 
 use super::fleet::FleetHost;
-use super::fleet_follow::{Link as Rules, State, too_long};
+use super::fleet_follow::{Link as Rules, MAX_CONNECTING, State, next_wave, too_long};
 use super::fleet_follow_run::{catch_signals, ended_error};
 use super::plan::Plan;
 use crate::console::terminal::{self, RestoreOnDrop, Term, with_terminal};
+use crate::model::fleet::notes::{Outstanding, Unanswered};
+use crate::model::fleet::wire::Message;
 use crate::model::fleet::{Link, LinkState};
 use crate::ui::fleet::{FleetApp, FleetEffect};
 
 mod conn;
 
-use conn::{Conn, HostEvent, LINE_QUEUE, Wake, connect, route};
+use conn::{Conn, HostEvent, LINE_QUEUE, Wake, route, starter};
 
 /// The shortest time between two frames while lines pour in (about 60
 /// frames a second).
@@ -76,6 +78,13 @@ struct Host<'a> {
     link: Rules,
     generation: u64,
     conn: Option<Conn>,
+    /// Not started yet: it waits for a place in a wave
+    /// ([`MAX_CONNECTING`]).
+    waiting: bool,
+    /// Asked of the starter thread; its connection not handed back yet.
+    starting: bool,
+    /// The commands its connection sent and its agent has not answered.
+    unanswered: Unanswered,
 }
 
 /// The current time as (unix seconds, unix milliseconds).
@@ -125,18 +134,22 @@ pub(crate) fn run(hosts: &[FleetHost], plans: &[Plan], zone: jiff::tz::TimeZone)
     let mut all: Vec<Host> = hosts
         .iter()
         .zip(plans)
-        .map(|(host, plan)| Host {
+        .zip(1u64..)
+        .map(|((host, plan), seed)| Host {
             name: host.name(),
             plan,
-            link: Rules::new(now().0),
+            link: Rules::new(now().0).seeded(seed),
             generation: 0,
             conn: None,
+            waiting: true,
+            starting: false,
+            unanswered: Unanswered::default(),
         })
         .collect();
-    for (index, host) in all.iter_mut().enumerate() {
-        start(index, host, &wake, &mut app);
-    }
-    let _why = event_loop(&mut term, &mut app, &mut all, (&wake, &woken));
+    let Some(starts) = starter(plans.to_vec(), wake.clone()) else {
+        return failed("cannot start the connection starter thread", restore);
+    };
+    let _why = event_loop(&mut term, &mut app, &mut all, (&wake, &woken, &starts));
     leave_terminal(term, restore);
     stop_all(&mut all);
     ExitCode::SUCCESS
@@ -198,7 +211,7 @@ fn event_loop(
     term: &mut Term,
     app: &mut FleetApp,
     all: &mut [Host],
-    (wake, woken): (&Sender<Wake>, &Receiver<Wake>),
+    (wake, woken, starts): (&Sender<Wake>, &Receiver<Wake>, &Sender<(usize, u64)>),
 ) -> &'static str {
     let mut last_tick = Instant::now();
     let mut last_frame: Option<Instant> = None;
@@ -239,7 +252,7 @@ fn event_loop(
             }
             next = woken.try_recv().ok();
         }
-        check_links(all, app, wake);
+        check_links(all, app, starts);
         if last_tick.elapsed() >= TICK {
             last_tick = Instant::now();
             let effects = app.tick(now().1);
@@ -275,6 +288,9 @@ fn handle(
         Wake::Input(crossterm::event::Event::Resize(..), _) => return Ok(true),
         Wake::Input(..) => {}
         Wake::Host(index, generation) => drain(index, generation, app, all, wake),
+        Wake::Started(index, generation, started) => {
+            started_conn(index, generation, started, app, all, wake);
+        }
     }
     Ok(false)
 }
@@ -308,6 +324,41 @@ fn drain(index: usize, generation: u64, app: &mut FleetApp, all: &mut [Host], wa
     }
 }
 
+/// Host `index`'s connection `generation`, started by the starter thread:
+/// kept (and whatever it already queued drained) when that start is still
+/// current, else its ssh killed; a start that failed fails the host.
+fn started_conn(
+    index: usize,
+    generation: u64,
+    started: Result<Conn, String>,
+    app: &mut FleetApp,
+    all: &mut [Host],
+    wake: &Sender<Wake>,
+) {
+    let Some(host) = all.get_mut(index) else {
+        return;
+    };
+    if host.generation != generation || !host.starting {
+        if let Ok(conn) = started {
+            kill_conn(conn);
+        }
+        return;
+    }
+    host.starting = false;
+    match started {
+        Ok(conn) => {
+            host.conn = Some(conn);
+            drain(index, generation, app, all, wake);
+        }
+        Err(error) => {
+            let (now_s, now_ms) = now();
+            if host.link.fail(now_s, error) {
+                app.link(index, view_link(&host.link), now_ms);
+            }
+        }
+    }
+}
+
 /// Host `index`'s link as the view takes it.
 fn view_link(link: &Rules) -> Link {
     Link {
@@ -320,6 +371,7 @@ fn view_link(link: &Rules) -> Link {
         since: link.since,
         error: link.error.clone(),
         retry_at: link.retry_at,
+        skew: link.skew,
     }
 }
 
@@ -332,7 +384,11 @@ fn apply(index: usize, host: &mut Host, event: HostEvent, app: &mut FleetApp) {
             if matches!(host.link.state, State::Stale | State::Failed) {
                 return;
             }
-            let changed = host.link.line(now_s, &line);
+            let skew = host.link.skew;
+            let changed = host.link.line(now_s, &line) || host.link.skew != skew;
+            if let Message::Reply(reply) = &*message {
+                host.unanswered.answered(&reply.id);
+            }
             if host.link.state != State::Failed {
                 app.message(index, *message, now_ms);
             }
@@ -344,23 +400,41 @@ fn apply(index: usize, host: &mut Host, event: HostEvent, app: &mut FleetApp) {
             // Its queue is empty (the end comes last); its writer stops.
             host.conn = None;
             let (failure, error) = ended_error(host.plan, status, &stderr);
-            host.link.ended(now_s, failure, error)
+            let changed = host.link.ended(now_s, failure, error);
+            let lost = host.unanswered.lost();
+            report_lost(index, host, app, lost);
+            changed
         }
     };
     if changed {
         if host.link.state == State::Failed {
-            kill(host);
+            kill(index, host, app);
         }
         app.link(index, view_link(&host.link), now_ms);
     }
 }
 
+/// Each command of `lost` (sent on host `index`'s connection, never
+/// answered) told as lost with it: a `console` Activity line, never taken
+/// as done.
+fn report_lost(index: usize, host: &Host, app: &mut FleetApp, lost: Vec<Outstanding>) {
+    for command in lost {
+        let instance = command.instance.clone().unwrap_or_default();
+        let words = command.lost_text(host.name);
+        app.note(index, "lost", &instance, words, now().1);
+    }
+}
+
 /// Every host's link at this time: a silent one made stale (its ssh
-/// killed), a stale one whose retry is due started again; each change
-/// reported to the view.
-fn check_links(all: &mut [Host], app: &mut FleetApp, wake: &Sender<Wake>) {
+/// killed); then, while fewer than [`MAX_CONNECTING`] are connecting, a
+/// waiting one or a stale one whose retry is due is started (by the
+/// starter thread: `starts`); each change reported to the view.
+fn check_links(all: &mut [Host], app: &mut FleetApp, starts: &Sender<(usize, u64)>) {
     let (now_s, now_ms) = now();
     for (index, host) in all.iter_mut().enumerate() {
+        if host.waiting {
+            continue;
+        }
         // A line read but still queued counts: silence is the host's, not
         // this loop's.
         if let Some(conn) = &host.conn {
@@ -370,43 +444,76 @@ fn check_links(all: &mut [Host], app: &mut FleetApp, wake: &Sender<Wake>) {
             }
         }
         if host.link.check_silence(now_s) {
-            kill(host);
+            kill(index, host, app);
             app.link(index, view_link(&host.link), now_ms);
         }
-        if host.link.due(now_s) {
-            start(index, host, wake, app);
+    }
+    let connecting = all.iter().filter(|host| counts_connecting(host)).count();
+    let free = MAX_CONNECTING.saturating_sub(connecting);
+    if free == 0 {
+        return;
+    }
+    let candidates = all.iter().enumerate().filter_map(|(index, host)| {
+        if host.waiting {
+            Some((index, None))
+        } else if host.link.due(now_s) {
+            Some((index, host.link.retry_at))
+        } else {
+            None
+        }
+    });
+    for index in next_wave(candidates, free) {
+        if let Some(host) = all.get_mut(index) {
+            start(index, host, starts, app);
         }
     }
 }
 
-/// Kill a host's connection: its ssh killed, its queue and command
-/// channel dropped (its reader and writer stop), and a new generation, so
-/// whatever it still sends is dropped.
-fn kill(host: &mut Host) {
-    host.generation += 1;
-    if let Some(conn) = host.conn.take() {
-        let _ = conn
-            .child
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .kill();
-    }
+/// It takes a place in the connecting wave: asked of the starter, or its
+/// ssh running with no `hello` yet.
+fn counts_connecting(host: &Host) -> bool {
+    host.starting || (host.conn.is_some() && host.link.state == State::Connecting)
 }
 
-/// Start host `index`'s connection (a new generation): `connecting`, or
-/// `failed` when ssh or a thread cannot start; each change reported.
-fn start(index: usize, host: &mut Host, wake: &Sender<Wake>, app: &mut FleetApp) {
+/// Kill host `index`'s connection: its ssh killed, its queue and command
+/// channel dropped (its reader and writer stop), a new generation, so
+/// whatever it still sends is dropped (a start still with the starter
+/// thread too), and each command it left unanswered told as lost.
+fn kill(index: usize, host: &mut Host, app: &mut FleetApp) {
+    host.generation += 1;
+    host.starting = false;
+    if let Some(conn) = host.conn.take() {
+        kill_conn(conn);
+    }
+    let lost = host.unanswered.lost();
+    report_lost(index, host, app, lost);
+}
+
+/// Kill one connection's ssh (its reader then ends).
+fn kill_conn(conn: Conn) {
+    let _ = conn
+        .child
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .kill();
+}
+
+/// Start host `index`'s connection (a new generation): `connecting`, its
+/// ssh asked of the starter thread (`starts`: [`conn::starter`]), which
+/// hands it back as [`Wake::Started`]; `failed` when that thread is gone.
+fn start(index: usize, host: &mut Host, starts: &Sender<(usize, u64)>, app: &mut FleetApp) {
     let (now_s, now_ms) = now();
     host.generation += 1;
+    host.waiting = false;
     host.link.restarted(now_s);
     app.link(index, view_link(&host.link), now_ms);
-    match connect(index, host.generation, host.plan, wake) {
-        Ok(conn) => host.conn = Some(conn),
-        Err(error) => {
-            if host.link.fail(now_s, error) {
-                app.link(index, view_link(&host.link), now_ms);
-            }
-        }
+    if starts.send((index, host.generation)).is_ok() {
+        host.starting = true;
+    } else if host
+        .link
+        .fail(now_s, "the connection starter thread is gone".to_owned())
+    {
+        app.link(index, view_link(&host.link), now_ms);
     }
 }
 
@@ -415,12 +522,18 @@ fn start(index: usize, host: &mut Host, wake: &Sender<Wake>, app: &mut FleetApp)
 /// ([`route`]).
 fn send(all: &mut [Host], app: &mut FleetApp, effect: FleetEffect) {
     let FleetEffect::Send { host: index, line } = effect;
-    let Some(host) = all.get(index) else {
+    let Some(host) = all.get_mut(index) else {
         return;
     };
     let commands = host.conn.as_ref().and_then(|conn| conn.commands.as_ref());
-    if let Err(reply) = route(commands, host.name, host.link.state, line) {
-        app.message(index, *reply, now().1);
+    let copy = line.clone();
+    match route(commands, host.name, host.link.state, line) {
+        Ok(()) => {
+            if let Some(pushed) = host.unanswered.sent(&copy) {
+                report_lost(index, host, app, vec![pushed]);
+            }
+        }
+        Err(reply) => app.message(index, *reply, now().1),
     }
 }
 

@@ -109,7 +109,8 @@ fn links_reach_the_view_as_they_are() {
             state: LinkState::Connecting,
             since: 100,
             error: None,
-            retry_at: None
+            retry_at: None,
+            skew: None,
         }
     );
     link.ended(105, None, "gone".to_owned());
@@ -119,9 +120,12 @@ fn links_reach_the_view_as_they_are() {
             state: LinkState::Stale,
             since: 105,
             error: Some("gone".to_owned()),
-            retry_at: Some(106)
+            retry_at: Some(106),
+            skew: None,
         }
     );
+    link.skew = Some(3_600);
+    assert_eq!(view_link(&link).skew, Some(3_600));
     link.fail(107, "bad".to_owned());
     assert_eq!(view_link(&link).state, LinkState::Failed);
 }
@@ -141,9 +145,39 @@ fn queued_lines_are_parsed_once() {
         line,
         Line::Hello {
             protocol: Some(1),
-            heartbeat_secs: Some(5)
+            heartbeat_secs: Some(5),
+            now: None,
         }
     );
+    for (raw, want) in [
+        (
+            br#"{"type":"hello","protocol":2,"now":77}"#.as_slice(),
+            Line::Hello {
+                protocol: Some(2),
+                heartbeat_secs: None,
+                now: Some(77),
+            },
+        ),
+        (br#"{"type":"reset","seq":1}"#.as_slice(), Line::Group),
+        (br#"{"type":"synced","seq":1}"#.as_slice(), Line::Group),
+        (
+            br#"{"type":"rows","seq":1,"table":"instances","upsert":[],"remove":[]}"#.as_slice(),
+            Line::Group,
+        ),
+        (
+            br#"{"type":"heartbeat","at":9,"seq":1}"#.as_slice(),
+            Line::Heartbeat { at: 9 },
+        ),
+        (
+            br#"{"type":"banner_cleared","id":"x"}"#.as_slice(),
+            Line::Other,
+        ),
+    ] {
+        let HostEvent::Line(_, line) = queued(Read::Line(raw.to_vec())) else {
+            panic!("not a line");
+        };
+        assert_eq!(line, want);
+    }
     let HostEvent::NotProtocol(error) = queued(Read::Line(b"[1]".to_vec())) else {
         panic!("a list is not the protocol");
     };
@@ -152,4 +186,125 @@ fn queued_lines_are_parsed_once() {
         "its stream sent a line that is not a JSON object (3 bytes): not the protocol"
     );
     assert!(matches!(queued(Read::TooLong), HostEvent::TooLong));
+}
+
+#[test]
+fn a_command_unanswered_when_the_connection_ends_is_told_lost() {
+    let plan = super::super::plan::Plan {
+        target: super::super::plan::Target::parse("ssh://fleet-2").unwrap(),
+        remote_bin: "stackless-tui".into(),
+        ssh_config: None,
+        forwarded: Vec::new(),
+        mode: super::super::plan::Mode::Serve,
+        not_applied: Vec::new(),
+    };
+    let (now_s, now_ms) = now();
+    let mut app = FleetApp::new(vec!["fleet-2".into()], now_ms);
+    let mut host = Host {
+        name: "fleet-2",
+        plan: &plan,
+        link: Rules::new(now_s),
+        generation: 1,
+        conn: None,
+        waiting: false,
+        starting: false,
+        unanswered: Unanswered::default(),
+    };
+    let hello = br#"{"type":"hello","protocol":1,"heartbeat_secs":5}"#;
+    apply(0, &mut host, queued(Read::Line(hello.to_vec())), &mut app);
+    assert_eq!(host.link.state, State::Connected);
+    // Two sent; the pause answered, the reap not.
+    assert_eq!(
+        host.unanswered
+            .sent(r#"{"id":"r1","cmd":"reap","name":"alpha"}"#),
+        None
+    );
+    assert_eq!(host.unanswered.sent(r#"{"id":"p1","cmd":"pause"}"#), None);
+    let reply = br#"{"type":"reply","id":"p1","ok":true}"#;
+    apply(0, &mut host, queued(Read::Line(reply.to_vec())), &mut app);
+    assert_eq!(host.unanswered.len(), 1);
+    // Its ssh ends: the link goes stale, the reap is told lost.
+    apply(
+        0,
+        &mut host,
+        HostEvent::Ended(Ok(255), String::new()),
+        &mut app,
+    );
+    assert_eq!(host.link.state, State::Stale);
+    let lines: Vec<(String, String, String)> = app
+        .fleet()
+        .activity
+        .iter()
+        .map(|line| {
+            (
+                line.kind.clone(),
+                line.instance.clone(),
+                line.detail.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(
+        lines[0],
+        (
+            "lost".to_owned(),
+            "alpha".to_owned(),
+            "command reap alpha lost with fleet-2's connection: its outcome is unknown; see \
+             the host's Activity"
+                .to_owned()
+        )
+    );
+    // Then the link's own note: the host lost.
+    assert_eq!((lines[1].0.as_str(), lines[1].1.as_str()), ("lost", ""));
+    assert!(host.unanswered.is_empty());
+}
+
+#[test]
+fn the_hosts_clock_skew_reaches_the_view() {
+    let plan = super::super::plan::Plan {
+        target: super::super::plan::Target::parse("ssh://fleet-1").unwrap(),
+        remote_bin: "stackless-tui".into(),
+        ssh_config: None,
+        forwarded: Vec::new(),
+        mode: super::super::plan::Mode::Serve,
+        not_applied: Vec::new(),
+    };
+    let (start, now_ms) = now();
+    let mut app = FleetApp::new(vec!["fleet-1".into()], now_ms);
+    let mut host = Host {
+        name: "fleet-1",
+        plan: &plan,
+        link: Rules::new(start),
+        generation: 1,
+        conn: None,
+        waiting: false,
+        starting: false,
+        unanswered: Unanswered::default(),
+    };
+    // The host's clock an hour ahead of this machine's, as its hello says.
+    let host_now = start + 3_600;
+    let hello = format!(r#"{{"type":"hello","protocol":1,"now":{host_now}}}"#);
+    apply(
+        0,
+        &mut host,
+        queued(Read::Line(hello.into_bytes())),
+        &mut app,
+    );
+    let end = now().0;
+    let skew = app.fleet().hosts[0].link.skew.expect("measured");
+    assert!(
+        (host_now - end..=host_now - start).contains(&skew),
+        "{skew}"
+    );
+    // A heartbeat 10 minutes further off: taken, and the view told.
+    let beat = format!(r#"{{"type":"heartbeat","at":{},"seq":1}}"#, host_now + 600);
+    apply(
+        0,
+        &mut host,
+        queued(Read::Line(beat.into_bytes())),
+        &mut app,
+    );
+    let seen = app.fleet().hosts[0].link.skew.expect("measured");
+    assert!((skew + 600 - 2..=skew + 600).contains(&seen), "{seen}");
+    assert_eq!(host.link.skew, Some(seen));
 }

@@ -45,8 +45,19 @@ pub struct Link {
     pub error: Option<String>,
     /// When a stale host is connected again (unix seconds).
     pub retry_at: Option<i64>,
+    /// The host's clock minus this machine's (seconds), as its agent's
+    /// `hello.now` and `heartbeat.at` measured it on arrival; `None` until
+    /// measured (an older agent sends no `hello.now`).
+    pub skew: Option<i64>,
 }
 
+/// A host whose clock is off this machine's by more than this (seconds)
+/// shows its skew: its countdowns are on its own clock, which reaps
+/// there, and differ from this machine's by the skew. Both clocks are read
+/// in whole seconds, so up to 2 s is the reading's own error.
+pub const SKEW_SHOWN_SECS: i64 = 2;
+
+pub mod notes;
 pub mod rows;
 pub mod view;
 pub mod wire;
@@ -150,6 +161,11 @@ pub struct Reaper {
     pub paused: bool,
     /// The header's words (`reaper: every 60s`).
     pub text: String,
+    /// When the agent's next pass is due (unix seconds, the host's clock).
+    pub next_pass_at: Option<i64>,
+    /// The agent has finished a pass (`last_pass` was sent): `false`
+    /// while its first pass waits (`serve --stdio --first-pass-after`).
+    pub passed: bool,
 }
 
 impl From<ReaperLine> for Reaper {
@@ -159,6 +175,8 @@ impl From<ReaperLine> for Reaper {
             pid: line.pid,
             paused: line.paused,
             text: line.text,
+            next_pass_at: line.next_pass_at,
+            passed: line.last_pass.is_some(),
         }
     }
 }
@@ -251,6 +269,9 @@ pub struct Host {
     /// Something its stream did that is not the protocol (shown in the
     /// Hosts pane), or its last refused command.
     pub note: Option<String>,
+    /// When its connection was lost (unix seconds), until it is connected
+    /// again: the recovered note says how long it was out.
+    lost_at: Option<i64>,
     instances: Vec<Instance>,
     index: HashMap<InstanceKey, usize>,
     operations: Vec<Operation>,
@@ -274,6 +295,7 @@ impl Host {
                 since: now,
                 error: None,
                 retry_at: None,
+                skew: None,
             },
             hello: None,
             reaper: None,
@@ -285,6 +307,7 @@ impl Host {
             reconnects: 0,
             current_at: None,
             note: None,
+            lost_at: None,
             instances: Vec::new(),
             index: HashMap::new(),
             operations: Vec::new(),
@@ -386,10 +409,64 @@ impl Host {
         self.current_at.unwrap_or(self.link.since)
     }
 
-    /// Counts for the Hosts pane at `now`: (instances, active, expired,
-    /// tombstoned).
+    /// This host's clock when this machine's reads `now` (unix seconds):
+    /// `now` plus its measured skew (`now` until one was measured). A
+    /// lease expires on the host's clock (its reaper reads it: stackless
+    /// §6), so every countdown and expiry of this host's rows is taken at
+    /// this time.
+    #[must_use]
+    pub fn host_now(&self, now: i64) -> i64 {
+        now.saturating_add(self.link.skew.unwrap_or(0))
+    }
+
+    /// The time left (seconds, negative when past) until `expires_at` on
+    /// this host's clock, when this machine's reads `now`.
+    #[must_use]
+    pub fn time_left(&self, expires_at: i64, now: i64) -> i64 {
+        expires_at.saturating_sub(self.host_now(now))
+    }
+
+    /// Its clock skew (host minus this machine, seconds) when it is over
+    /// [`SKEW_SHOWN_SECS`] either way: the Hosts pane shows it.
+    #[must_use]
+    pub fn skew_shown(&self) -> Option<i64> {
+        self.link.skew.filter(|skew| skew.abs() > SKEW_SHOWN_SECS)
+    }
+
+    /// The seconds left (on its own clock) before its agent's first reaper
+    /// pass, while that pass waits its countdown (`serve --stdio
+    /// --first-pass-after`: nothing reaped there yet, not paused); else
+    /// `None`. A pause keeps the pass from running.
+    #[must_use]
+    pub fn first_pass_in(&self, now: i64) -> Option<i64> {
+        let reaper = self.reaper.as_ref()?;
+        if reaper.by != "agent" || reaper.passed || reaper.paused {
+            return None;
+        }
+        reaper
+            .next_pass_at
+            .map(|at| at.saturating_sub(self.host_now(now)).max(0))
+    }
+
+    /// The words of its clock skew when shown ([`Host::skew_shown`]):
+    /// `its clock is 1h 00m ahead of this machine's: its countdowns are
+    /// on its own clock`.
+    #[must_use]
+    pub fn skew_text(&self) -> Option<String> {
+        let skew = self.skew_shown()?;
+        let way = if skew > 0 { "ahead of" } else { "behind" };
+        Some(format!(
+            "its clock is {} {way} this machine's: its countdowns are on its own clock",
+            crate::model::time::span(skew.saturating_abs())
+        ))
+    }
+
+    /// Counts for the Hosts pane at `now` (this machine's clock; expiry
+    /// taken on the host's, [`Host::host_now`]): (instances, active,
+    /// expired, tombstoned).
     #[must_use]
     pub fn counts(&self, now: i64) -> (usize, usize, usize, usize) {
+        let now = self.host_now(now);
         let mut counts = (self.instances.len(), 0, 0, 0);
         for instance in &self.instances {
             if instance.tombstoned() {
@@ -405,8 +482,11 @@ impl Host {
     }
 
     /// A link change: a new connection (connecting) forgets the last
-    /// `hello`; its rows stay until the new snapshot replaces them.
-    pub fn set_link(&mut self, link: Link) {
+    /// `hello`; its rows stay until the new snapshot replaces them. The
+    /// note of a lost or recovered host ([`notes::link_note`]) is
+    /// returned for the Activity pane ([`Fleet::set_link`] adds it).
+    pub fn set_link(&mut self, link: Link) -> Option<notes::LinkNote> {
+        let note = notes::link_note(&self.name, &mut self.lost_at, &self.link, &link);
         if let Some(error) = &link.error {
             self.last_error = Some((link.since, error.clone()));
         }
@@ -421,6 +501,7 @@ impl Host {
             self.group_reset = false;
         }
         self.link = link;
+        note
     }
 
     fn rows(&mut self, rows: Rows) {
@@ -574,6 +655,34 @@ impl Fleet {
                 .collect(),
             activity: VecDeque::new(),
         }
+    }
+
+    /// Host `host`'s link changed ([`Host::set_link`]): a lost or
+    /// recovered host's note added to the Activity as a `console` line
+    /// (kind `lost` or `recovered`). `true` when a line was added.
+    pub fn set_link(&mut self, host: usize, link: Link) -> bool {
+        let Some(note) = self.hosts.get_mut(host).and_then(|one| one.set_link(link)) else {
+            return false;
+        };
+        self.note(host, note.at, note.kind, "", note.detail);
+        true
+    }
+
+    /// Add a `console` Activity line of host `host`: what this console saw
+    /// of the host's link (kind `lost`, `recovered`) or of a command it
+    /// sent (kind `lost`, instance its target), at `at` (unix seconds).
+    pub fn note(&mut self, host: usize, at: i64, kind: &str, instance: &str, detail: String) {
+        if self.activity.len() >= MAX_ACTIVITY {
+            self.activity.pop_front();
+        }
+        self.activity.push_back(Activity {
+            host,
+            at,
+            actor: "console".to_owned(),
+            instance: instance.to_owned(),
+            kind: kind.to_owned(),
+            detail,
+        });
     }
 
     /// Apply one message of host `host`'s stream (docs/protocol.md "The

@@ -132,7 +132,7 @@ impl From<InstanceKeyRow> for InstanceKey {
     fn from(row: InstanceKeyRow) -> Self {
         Self {
             name: row.name,
-            birth: row.birth,
+            birth: row.birth.map(|b| b.instance_id),
         }
     }
 }

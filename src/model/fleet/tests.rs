@@ -23,6 +23,7 @@ fn connected(fleet: &mut Fleet, host: usize) {
         since: NOW,
         error: None,
         retry_at: None,
+        skew: None,
     });
     apply(
         fleet,
@@ -134,6 +135,7 @@ fn a_stale_host_keeps_its_rows_and_refuses_actions() {
         since: NOW,
         error: Some("no line for 15 s".into()),
         retry_at: Some(NOW + 2),
+        skew: None,
     });
     assert_eq!(fleet.hosts[0].instances().len(), 1);
     assert_eq!(
@@ -149,6 +151,7 @@ fn a_stale_host_keeps_its_rows_and_refuses_actions() {
         since: NOW,
         error: Some("host key: it changed".into()),
         retry_at: None,
+        skew: None,
     });
     assert_eq!(
         fleet.hosts[0].ready(NOW),
@@ -352,4 +355,100 @@ fn a_row_without_a_name_is_not_the_protocol_and_a_hostile_name_is_never_acted_up
             }
         ))
     ));
+}
+
+#[test]
+fn countdowns_and_expiry_use_the_hosts_clock_and_a_skew_is_told() {
+    let mut fleet = Fleet::new(vec!["fleet-2".into()], NOW);
+    connected(&mut fleet, 0);
+    // A lease that expired 85 s ago on a host whose clock is an hour
+    // ahead: expired there, whatever this machine's clock says.
+    snapshot(&mut fleet, 0, &[instance("alpha", "b1", NOW + 3_515)]);
+    let host = &fleet.hosts[0];
+    assert_eq!(host.time_left(NOW + 3_515, NOW), 3_515);
+    assert_eq!(host.counts(NOW), (1, 1, 0, 0));
+    assert_eq!(host.skew_shown(), None);
+    let mut link = host.link.clone();
+    link.skew = Some(3_600);
+    fleet.hosts[0].set_link(link.clone());
+    let host = &fleet.hosts[0];
+    assert_eq!(host.host_now(NOW), NOW + 3_600);
+    assert_eq!(host.time_left(NOW + 3_515, NOW), -85);
+    assert_eq!(host.counts(NOW), (1, 1, 1, 0));
+    assert_eq!(
+        names(
+            &fleet,
+            &order(
+                &fleet,
+                &Filter::parse("status:expired"),
+                SortKey::Host,
+                false,
+                NOW
+            )
+        ),
+        ["fleet-2/alpha"]
+    );
+    assert_eq!(host.skew_shown(), Some(3_600));
+    assert_eq!(
+        host.skew_text().as_deref(),
+        Some("its clock is 1h 00m ahead of this machine's: its countdowns are on its own clock")
+    );
+    // Within SKEW_SHOWN_SECS either way: not told.
+    for skew in [-2, 2] {
+        link.skew = Some(skew);
+        fleet.hosts[0].set_link(link.clone());
+        assert_eq!(fleet.hosts[0].skew_shown(), None);
+    }
+    link.skew = Some(-3);
+    fleet.hosts[0].set_link(link);
+    assert_eq!(
+        fleet.hosts[0].skew_text().as_deref(),
+        Some("its clock is 3s behind this machine's: its countdowns are on its own clock")
+    );
+}
+
+#[test]
+fn the_first_pass_countdown_is_on_the_hosts_clock_until_it_ran() {
+    let mut fleet = Fleet::new(vec!["fleet-1".into()], NOW);
+    connected(&mut fleet, 0);
+    // The hello's reaper: an agent that reaps, no pass yet.
+    assert_eq!(fleet.hosts[0].first_pass_in(NOW), None);
+    apply(
+        &mut fleet,
+        0,
+        &json!({"type":"reaper","by":"agent","pid":42,"paused":false,
+            "next_pass_at":NOW + 10,"text":"reaper: every 60s","last_pass":null}),
+    );
+    assert_eq!(fleet.hosts[0].first_pass_in(NOW), Some(10));
+    assert_eq!(fleet.hosts[0].first_pass_in(NOW + 30), Some(0));
+    // Its clock 4 s ahead: 6 s left there.
+    let mut link = fleet.hosts[0].link.clone();
+    link.skew = Some(4);
+    fleet.hosts[0].set_link(link);
+    assert_eq!(fleet.hosts[0].first_pass_in(NOW), Some(6));
+    // Paused: no countdown (the pass does not run).
+    apply(
+        &mut fleet,
+        0,
+        &json!({"type":"reaper","by":"agent","paused":true,"next_pass_at":null,
+            "text":"reaper: paused","last_pass":null}),
+    );
+    assert_eq!(fleet.hosts[0].first_pass_in(NOW), None);
+    // Once a pass ran, the next ones are not the first.
+    apply(
+        &mut fleet,
+        0,
+        &json!({"type":"reaper","by":"agent","paused":false,"next_pass_at":NOW + 60,
+            "text":"reaper: every 60s",
+            "last_pass":{"at":NOW,"reaped":0,"failed":0,"collected":0,"skipped":0}}),
+    );
+    assert_eq!(fleet.hosts[0].first_pass_in(NOW), None);
+    // Where the controller reaps, the agent has no pass to count down.
+    apply(
+        &mut fleet,
+        0,
+        &json!({"type":"reaper","by":"controller","pid":77,"paused":false,
+            "next_pass_at":NOW + 10,"text":"standing by","last_pass":null}),
+    );
+    assert_eq!(fleet.hosts[0].first_pass_in(NOW), None);
 }

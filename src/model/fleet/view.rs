@@ -192,6 +192,8 @@ pub fn order(
 pub fn host_order(host: &super::Host, filter: &Filter, sort: SortKey, now: i64) -> Vec<usize> {
     let rows = host.instances();
     let names = host.search_name();
+    // `status:expired` on the host's clock: its reaper reads it.
+    let now = host.host_now(now);
     let mut order: Vec<usize> = (0..rows.len())
         .filter(|&i| filter.matches(&names, &rows[i], now))
         .collect();

@@ -5,9 +5,13 @@
 //! The same [`Command`] is what a client writes ([`Request`], serialized
 //! tagged by `cmd`), and [`Cmd`] lists the `cmd` values (`hello.commands`).
 
+use std::collections::HashSet;
+
+use serde::de::{self, MapAccess, SeqAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::PROTOCOL;
 use crate::model::name::is_dns_safe;
@@ -228,6 +232,11 @@ pub struct Target {
     /// The birth's `resource_namespace`, when the client sent the row's
     /// birth object with it (written back as it came; never compared).
     pub resource_namespace: Option<String>,
+    /// The row's `created_at` (unix seconds) the client saw, sent beside
+    /// `birth: null`: what tells births apart on a store before schema 7
+    /// (no `instance_id`; [`crate::model::birth_check`]). Compared only
+    /// when there is no `instance_id`; written only beside a null birth.
+    pub created_at: Option<i64>,
 }
 
 impl Target {
@@ -238,7 +247,11 @@ impl Target {
             instance_id: id,
             resource_namespace: self.resource_namespace.as_deref(),
         });
-        map.serialize_entry("birth", &birth)
+        map.serialize_entry("birth", &birth)?;
+        match (&self.birth, self.created_at) {
+            (None, Some(at)) => map.serialize_entry("created_at", &at),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -295,6 +308,14 @@ pub fn parse(line: &str) -> (Value, Result<Command, Rejected>) {
             Err(rejected("bad_request", "a command is a JSON object")),
         );
     };
+    // serde_json's Map keeps the last of a key given twice: the keys are
+    // read again, as written, to refuse that.
+    let keys = serde_json::from_str::<Keys>(line);
+    if let Ok(Keys(keys)) = &keys
+        && keys.iter().filter(|k| k.as_str() == "id").count() > 1
+    {
+        return (Value::Null, Err(given_twice("id")));
+    }
     let id = match fields.get("id") {
         Some(Value::String(s)) if s.chars().count() <= MAX_ID_CHARS => Value::String(s.clone()),
         Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Value::Number(n.clone()),
@@ -319,11 +340,121 @@ pub fn parse(line: &str) -> (Value, Result<Command, Rejected>) {
             )),
         );
     }
-    let command = command(&fields);
+    match keys {
+        Ok(Keys(keys)) => {
+            let mut seen = HashSet::new();
+            if let Some(key) = keys.iter().find(|k| !seen.insert(k.as_str())) {
+                return (id, Err(given_twice(key)));
+            }
+        }
+        Err(e) => {
+            return (
+                id,
+                Err(rejected(
+                    "bad_request",
+                    format!("a field is given twice: {e}"),
+                )),
+            );
+        }
+    }
+    let command = command(&fields, line);
     (id, command)
 }
 
-fn command(fields: &serde_json::Map<String, Value>) -> Result<Command, Rejected> {
+fn given_twice(key: &str) -> Rejected {
+    rejected(
+        "bad_request",
+        format!(
+            "a field is given twice: {}",
+            Value::String(crate::model::text::sanitize_short(key, 64))
+        ),
+    )
+}
+
+/// A command object's keys as written, in order, duplicates kept; an
+/// object inside it (`birth`) that gives a key twice is an error.
+struct Keys(Vec<String>);
+
+impl<'de> Deserialize<'de> for Keys {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Top;
+        impl<'de> Visitor<'de> for Top {
+            type Value = Keys;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Keys, A::Error> {
+                let mut keys = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    map.next_value::<Unique>()?;
+                    keys.push(key);
+                }
+                Ok(Keys(keys))
+            }
+        }
+        deserializer.deserialize_map(Top)
+    }
+}
+
+/// Any JSON value none of whose objects gives a key twice.
+struct Unique;
+
+impl<'de> Deserialize<'de> for Unique {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(Unique)
+    }
+}
+
+impl<'de> Visitor<'de> for Unique {
+    type Value = Self;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self, E> {
+        Ok(Self)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self, E> {
+        Ok(Self)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self, E> {
+        Ok(Self)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self, E> {
+        Ok(Self)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self, E> {
+        Ok(Self)
+    }
+    fn visit_unit<E>(self) -> Result<Self, E> {
+        Ok(Self)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self, A::Error> {
+        while seq.next_element::<Self>()?.is_some() {}
+        Ok(Self)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self, A::Error> {
+        let mut keys = HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if !keys.insert(key.clone()) {
+                return Err(de::Error::custom(format!(
+                    "{}",
+                    Value::String(crate::model::text::sanitize_short(&key, 64))
+                )));
+            }
+            map.next_value::<Self>()?;
+        }
+        Ok(Self)
+    }
+}
+
+/// `lease_secs` as written on the line (its JSON text), if given.
+#[derive(Deserialize)]
+struct LeaseText<'a> {
+    #[serde(borrow, default)]
+    lease_secs: Option<&'a RawValue>,
+}
+
+fn command(fields: &serde_json::Map<String, Value>, line: &str) -> Result<Command, Rejected> {
     let Some(text) = fields.get("cmd").and_then(Value::as_str) else {
         return Err(rejected("bad_request", "`cmd` (a string) is missing"));
     };
@@ -358,7 +489,7 @@ fn command(fields: &serde_json::Map<String, Value>) -> Result<Command, Rejected>
         Cmd::Pass => Command::Pass,
         Cmd::Renew => {
             let target = target(fields)?;
-            let lease = lease(fields, &target.name)?;
+            let lease = lease(fields, line, &target.name)?;
             Command::Renew(target, lease)
         }
         Cmd::Verify => Command::Verify(target(fields)?),
@@ -430,10 +561,21 @@ fn any_name(fields: &serde_json::Map<String, Value>) -> Result<String, Rejected>
 fn target(fields: &serde_json::Map<String, Value>) -> Result<Target, Rejected> {
     let name = name(fields)?;
     let (birth, resource_namespace) = birth(fields.get("birth"))?;
+    let created_at = match fields.get("created_at") {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) if n.is_i64() => n.as_i64(),
+        Some(_) => {
+            return Err(rejected(
+                "bad_request",
+                "`created_at` must be the instance row's `created_at` (an integer), or null",
+            ));
+        }
+    };
     Ok(Target {
         name,
         birth,
         resource_namespace,
+        created_at,
     })
 }
 
@@ -465,15 +607,27 @@ fn birth(value: Option<&Value>) -> Result<(Option<String>, Option<String>), Reje
 }
 
 /// `renew`'s `lease_secs`: absent or null (the recorded lease), or a JSON
-/// number within the keys' bounds ([`verbs::json_lease`]); out of them it
+/// number, judged as written on `line`, within the keys' bounds ([`verbs::json_lease`]); out of them it
 /// is refused as the key's refusal of `name` is (logged, audited).
-fn lease(fields: &serde_json::Map<String, Value>, name: &str) -> Result<Option<u64>, Rejected> {
+fn lease(
+    fields: &serde_json::Map<String, Value>,
+    line: &str,
+    name: &str,
+) -> Result<Option<u64>, Rejected> {
     match fields.get("lease_secs") {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) => verbs::json_lease(n).map(Some).map_err(|_| Rejected {
-            instance: Some(name.to_owned()),
-            ..rejected("refused", verbs::LEASE_REFUSAL)
-        }),
+        Some(Value::Number(n)) => {
+            // The number as written (a fraction an f64 would round whole
+            // is still a fraction).
+            let written = serde_json::from_str::<LeaseText>(line)
+                .ok()
+                .and_then(|t| t.lease_secs)
+                .map_or_else(|| n.to_string(), |raw| raw.get().to_owned());
+            verbs::json_lease(&written).map(Some).map_err(|_| Rejected {
+                instance: Some(name.to_owned()),
+                ..rejected("refused", verbs::LEASE_REFUSAL)
+            })
+        }
         Some(_) => Err(rejected(
             "bad_request",
             "`lease_secs` must be a number of seconds, or null",
@@ -495,6 +649,7 @@ mod tests {
                     name: "golf".into(),
                     birth: Some("ab".into()),
                     resource_namespace: None,
+                    created_at: None,
                 }))
             )
         );
@@ -505,6 +660,7 @@ mod tests {
                     name: "golf".into(),
                     birth: None,
                     resource_namespace: None,
+                    created_at: None,
                 },
                 Some(3600)
             ))
@@ -538,11 +694,45 @@ mod tests {
         let long_id = format!(r#"{{"id":"{}","cmd":"ping"}}"#, "x".repeat(65));
         assert_eq!(parse(&long_id).0, Value::Null);
     }
+    #[test]
+    fn a_key_given_twice_is_a_bad_request_at_any_depth() {
+        let id = "70aa7461da17489bb88e709a64f291aa";
+        assert_eq!(
+            parse(&format!(
+                r#"{{"id":"t","cmd":"down","name":"golf","birth":{{"instance_id":"0"}},"birth":{{"instance_id":"{id}"}}}}"#
+            )),
+            (
+                Value::from("t"),
+                Err(rejected("bad_request", "a field is given twice: \"birth\""))
+            )
+        );
+        assert_eq!(
+            parse(&format!(
+                r#"{{"id":"t","cmd":"down","name":"golf","birth":{{"instance_id":"0","instance_id":"{id}"}}}}"#
+            )),
+            (
+                Value::from("t"),
+                Err(rejected(
+                    "bad_request",
+                    "a field is given twice: \"instance_id\" at line 1 column 77"
+                ))
+            )
+        );
+        assert_eq!(
+            parse(r#"{"id":"a","cmd":"ping","id":"b"}"#),
+            (
+                Value::Null,
+                Err(rejected("bad_request", "a field is given twice: \"id\""))
+            )
+        );
+    }
+
     fn golf(birth: Option<&str>) -> Target {
         Target {
             name: "golf".into(),
             birth: birth.map(str::to_owned),
             resource_namespace: None,
+            created_at: None,
         }
     }
 
@@ -566,6 +756,8 @@ mod tests {
             "0.5",
             "-0.0",
             "1e300",
+            "0.99999999999999999",
+            "2592000.0000000001",
         ] {
             assert_eq!(
                 renew(lease),
@@ -582,6 +774,7 @@ mod tests {
             ("2592000", 2_592_000),
             ("3600.0", 3600),
             ("3.6e3", 3600),
+            ("2592000.000", 2_592_000),
         ] {
             assert_eq!(
                 renew(lease),
@@ -634,6 +827,27 @@ mod tests {
             );
         }
         assert_eq!(reap("null"), Ok(Command::Reap(golf(None))));
+        // Before schema 7: the row's `created_at` beside `birth: null`.
+        let pre7 = Command::Reap(Target {
+            created_at: Some(1_700_000_000),
+            ..golf(None)
+        });
+        let line = r#"{"id":1,"cmd":"reap","name":"golf","birth":null,"created_at":1700000000}"#;
+        assert_eq!(parse(line).1, Ok(pre7.clone()));
+        assert_eq!(
+            Request {
+                id: &Value::from(1),
+                command: &pre7
+            }
+            .line(),
+            line
+        );
+        assert_eq!(
+            parse(r#"{"id":1,"cmd":"reap","name":"golf","created_at":"1"}"#)
+                .1
+                .map_err(|r| r.kind),
+            Err("bad_request")
+        );
         assert_eq!(
             parse(r#"{"id":1,"cmd":"verify","name":"golf"}"#).1,
             Ok(Command::Verify(golf(None)))
@@ -662,6 +876,7 @@ mod tests {
             name: "golf".into(),
             birth: Some("70aa7461da17489bb88e709a64f291aa".into()),
             resource_namespace: Some("sl-70aa7461da17489bb88e709a64f291aa".into()),
+            created_at: None,
         };
         match cmd {
             Cmd::Reap => Command::Reap(target),

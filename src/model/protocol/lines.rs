@@ -120,6 +120,11 @@ pub struct HelloMessage {
     pub teardown: Vec<String>,
     /// The stackless program `queue_down` and `cancel` run.
     pub stackless: Option<String>,
+    /// The host's clock when it was written (unix seconds): a client
+    /// measures the host's clock skew from it (and from each
+    /// `heartbeat.at`), and counts leases down on the host's clock. `None`
+    /// from an older agent.
+    pub now: Option<i64>,
 }
 
 /// `reset`: the group `seq` is a whole snapshot.
@@ -425,6 +430,8 @@ pub struct Hello {
     pub teardown: Vec<String>,
     /// The stackless program `queue_down` and `cancel` run (`--stackless`).
     pub stackless: String,
+    /// This host's clock when the line is written (unix seconds).
+    pub now: i64,
 }
 
 /// The `cmd` values `serve --stdio` takes (`hello.commands`): the names
@@ -489,6 +496,7 @@ pub fn hello(hello: &Hello) -> String {
         heartbeat_secs: i64::try_from(HEARTBEAT_SECS).ok(),
         teardown: hello.teardown.clone(),
         stackless: Some(hello.stackless.clone()),
+        now: Some(hello.now),
     })))
 }
 
@@ -985,7 +993,10 @@ mod tests {
                 upsert: vec![instance],
                 remove: vec![InstanceKeyRow {
                     name: "alpha".into(),
-                    birth: Some("a1".into()),
+                    birth: Some(BirthRow {
+                        instance_id: "a1".into(),
+                        resource_namespace: Some("sl-a1".into()),
+                    }),
                 }],
             })),
             Message::Rows(Rows::Operations(RowsOf {
@@ -1134,6 +1145,7 @@ mod tests {
                 reaper: ReaperLine::default(),
                 teardown: vec![],
                 stackless: "stackless".into(),
+                now: 1_700_000_000,
             });
             match read(text.as_bytes()) {
                 Ok(Message::Hello(hello)) => hello.commands,

@@ -218,7 +218,7 @@ impl Tables {
         for row in &gone {
             each(Change::Remove(fit(to_value(&InstanceKeyRow {
                 name: row.name.clone(),
-                birth: birth_id(row).map(str::to_owned),
+                birth: row.birth.as_ref().map(BirthRow::of),
             }))));
         }
         self.instances = next;
@@ -486,14 +486,38 @@ pub struct GcRow {
 }
 
 /// An instance row's key, as a `remove` sends it: the name and the
-/// birth's `instance_id` (`null` before schema 7).
+/// birth, the same object the row sends (`null` before schema 7).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InstanceKeyRow {
     /// The name.
     pub name: String,
-    /// The birth's `instance_id`.
-    #[serde(default)]
-    pub birth: Option<String>,
+    /// The birth, as the row sent it. Read also as the bare `instance_id`
+    /// string an older agent of protocol 1 sent (its `resource_namespace`
+    /// then `None`).
+    #[serde(default, deserialize_with = "birth_or_id")]
+    pub birth: Option<BirthRow>,
+}
+
+/// A key's birth: the row's birth object, null, or the bare `instance_id`
+/// string (protocol 1, deprecated).
+fn birth_or_id<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<BirthRow>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Either {
+        Row(BirthRow),
+        Id(String),
+    }
+    Ok(
+        Option::<Either>::deserialize(deserializer)?.map(|either| match either {
+            Either::Row(row) => row,
+            Either::Id(instance_id) => BirthRow {
+                instance_id,
+                resource_namespace: None,
+            },
+        }),
+    )
 }
 
 /// One operation row (docs/protocol.md, "Operation rows"; 0.4.0
@@ -729,14 +753,14 @@ mod tests {
         let delta = tables.update(&snapshot(vec![instance("alpha", "a2", 2_000)]));
         assert_eq!(
             delta.tables[0].1.remove,
-            [r#"{"name":"alpha","birth":"a1"}"#]
+            [r#"{"name":"alpha","birth":{"instance_id":"a1","resource_namespace":"sl-a1"}}"#]
         );
         assert_eq!(delta.tables[0].1.upsert.len(), 1);
         assert!(delta.tables[0].1.upsert[0].contains(r#""instance_id":"a2""#));
         let delta = tables.update(&snapshot(vec![]));
         assert_eq!(
             delta.tables[0].1.remove,
-            [r#"{"name":"alpha","birth":"a2"}"#]
+            [r#"{"name":"alpha","birth":{"instance_id":"a2","resource_namespace":"sl-a2"}}"#]
         );
         assert_eq!(delta.counts, [0, 0, 0]);
     }

@@ -15,7 +15,9 @@
 //!   [`Redactor::cut_text`]), credential-named JSON fields written in it
 //!   ([`super::credential_fields`]), then [`super::credentials_in_text`]
 //!   (`key=value`, `key: value`, `Authorization: Bearer x`, `Basic x`,
-//!   `X-Api-Key: x`, `https://u:p@h`).
+//!   `X-Api-Key: x`, `https://u:p@h`, a private key block, `--password
+//!   x`, ...); a stderr tail cut inside a private key block has its body,
+//!   from the start to the end marker, redacted too.
 //!
 //! A JSON answer that had something redacted is written back compact, on
 //! one line; one that had nothing is left as the child wrote it.
@@ -77,7 +79,14 @@ impl Redactor {
             self.cut_text(text, cut_start, false)
         };
         let (fields, _) = credential_fields_piece(&valued, false);
-        credentials_in_text(&fields).0.into_owned()
+        let free = credentials_in_text(&fields).0;
+        match cut_start
+            .then(|| super::shapes::pem_body_at_start(&free))
+            .flatten()
+        {
+            Some(body) => super::shapes::replace_ranges(&free, vec![body]).into_owned(),
+            None => free.into_owned(),
+        }
     }
 
     /// `text` redacted as a JSON answer, when it is a JSON object or array

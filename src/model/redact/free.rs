@@ -16,7 +16,10 @@
 //!   `Basic`, `BASIC`; a lowercase `basic` is a word): the credential
 //!   after the scheme;
 //! - URL userinfo: `scheme://user:password@host` becomes
-//!   `scheme://[redacted]@host` (any userinfo: a token alone is one too).
+//!   `scheme://[redacted]@host` (any userinfo: a token alone is one too);
+//! - the shapes of `super::shapes`: private key blocks, `--password X`,
+//!   netrc `password X`, `curl -u user:X`, `user:X@host`, JWTs, well-known
+//!   token prefixes, AWS access key ids.
 //!
 //! Each rule replaces only what follows the key or scheme with
 //! [`REDACTED`], so a key stays readable and a text already redacted is
@@ -25,7 +28,7 @@
 use std::borrow::Cow;
 
 use super::fields::{bracket_end, close_quote, secret_reference};
-use super::{REDACTED, mentions_credential, sensitive_key};
+use super::{REDACTED, mentions_credential, sensitive_by_word, sensitive_key};
 
 /// `text` with the credentials of the rules above replaced by
 /// [`REDACTED`], and whether it ends in a credential-named key whose value
@@ -42,7 +45,41 @@ pub fn credentials_in_text(text: &str) -> (Cow<'_, str>, bool) {
         Cow::Owned(done) => Cow::Owned(done),
         Cow::Borrowed(_) => schemes,
     };
-    (urls, dangling)
+    let shapes = match super::shapes::credential_shapes(&urls) {
+        Cow::Owned(done) => Cow::Owned(done),
+        Cow::Borrowed(_) => urls,
+    };
+    (shapes, dangling)
+}
+
+/// An argv as it is shown, never as it is run: the `hello`'s `teardown`,
+/// the Activity line's `tearing down: …` (and so the audit trail and
+/// `console.log`). Each argument goes through
+/// [`credentials_in_text`] (`--token=x`, `https://u:x@h`, ...);
+/// the argument after a credential-named long flag (`--password`, `x`
+/// not beginning with `-`) is [`REDACTED`] whole, and after `-u` or
+/// `--user` what follows its first `:`, as in text.
+#[must_use]
+pub fn shown_argv<S: AsRef<str>>(argv: &[S]) -> Vec<String> {
+    let mut shown = Vec::with_capacity(argv.len());
+    for (i, arg) in argv.iter().enumerate() {
+        let arg = arg.as_ref();
+        let before = i
+            .checked_sub(1)
+            .and_then(|j| argv.get(j))
+            .map(AsRef::as_ref);
+        if before.is_some_and(|b| super::shapes::takes_next_word(b, false)) && !arg.starts_with('-')
+        {
+            shown.push(REDACTED.to_owned());
+        } else if matches!(before, Some("-u" | "--user"))
+            && let Some((user, _)) = arg.split_once(':')
+        {
+            shown.push(format!("{user}:{REDACTED}"));
+        } else {
+            shown.push(credentials_in_text(arg).0.into_owned());
+        }
+    }
+    shown
 }
 
 /// Whether `b` may be part of a key (`X-Api-Key`, `client_secret`).
@@ -203,8 +240,9 @@ fn key_values(text: &str) -> (Cow<'_, str>, bool) {
             .position(|&c| !key_byte(c))
             .map_or(b.len(), |n| i + n);
         let key = &text[i..end];
+        let dotted = i > 0 && b[i - 1] == b'.';
         i = end;
-        if !sensitive_key(key) {
+        if !sensitive_key(key) || (dotted && !sensitive_by_word(key)) {
             continue;
         }
         match value_after(text, key, end) {
@@ -302,6 +340,36 @@ mod tests {
 
     fn shown(text: &str) -> String {
         credentials_in_text(text).0.into_owned()
+    }
+
+    #[test]
+    fn an_argv_is_shown_with_its_credentials_redacted() {
+        let argv = [
+            "down",
+            "--token=T1",
+            "https://u:T2@h.example",
+            "--password",
+            "T3",
+            "-u",
+            "me:T4",
+            "--verbose",
+            "{name}",
+        ];
+        assert_eq!(
+            shown_argv(&argv),
+            [
+                "down",
+                "--token=[redacted]",
+                "https://[redacted]@h.example",
+                "--password",
+                "[redacted]",
+                "-u",
+                "me:[redacted]",
+                "--verbose",
+                "{name}",
+            ]
+        );
+        assert_eq!(shown_argv(&["--secret", "-v"]), ["--secret", "-v"]);
     }
 
     #[test]

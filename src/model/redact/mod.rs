@@ -35,17 +35,45 @@ pub const REDACTED: &str = "[redacted]";
 /// `cookie`, `private_key`, `api_key` or `connection_string`, or ends with
 /// `_dsn` or `database_url` (stackless 0.4.0 `sensitive_key`,
 /// `security.rs:72-89`); beyond 0.4.0, `-` is read as `_` (`X-Api-Key`,
-/// `client-secret`, `private-key`) and `apikey` and `passwd` count too.
+/// `client-secret`, `private-key`), `apikey`, `passwd` and
+/// `access_key_id` count too, and so does a key one of whose segments
+/// (split at any byte that is not a letter or a digit) is a whole
+/// [`CREDENTIAL_SEGMENTS`] word: `PASS`, `DB_PASS`, `MYSQL_PWD`, `auth`,
+/// `session`, `sig`, `X-Amz-Signature`; not `compass` or `passenger`.
 #[must_use]
 pub fn sensitive_key(key: &str) -> bool {
     let key = lower_key(key);
+    named_by_word(&key)
+        || key
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|segment| CREDENTIAL_SEGMENTS.contains(&segment))
+}
+
+/// Whether `key` (lowercase, `-` read as `_`) holds a
+/// [`CREDENTIAL_WORDS`] word or ends as a DSN does: credential-named
+/// without its segments.
+fn named_by_word(key: &str) -> bool {
     CREDENTIAL_WORDS.iter().any(|part| key.contains(part))
         || key.ends_with("_dsn")
         || key.ends_with("database_url")
 }
 
+/// Whether `key` is credential-named ([`sensitive_key`]) by a
+/// [`CREDENTIAL_WORDS`] word, not only by a segment: the last part of a
+/// dotted error code (`provider.auth: …`, `engine.session: …`) is a
+/// code, not a key, unless it names a credential outright
+/// (`config.password: x`).
+fn sensitive_by_word(key: &str) -> bool {
+    named_by_word(&lower_key(key))
+}
+
+/// The words that make a key credential-named only as a whole segment of
+/// it ([`sensitive_key`]): as part of a word they are other words
+/// (`compass`, `passenger`, `author`, `design`).
+const CREDENTIAL_SEGMENTS: [&str; 6] = ["pass", "pwd", "auth", "session", "sig", "signature"];
+
 /// The words a credential-named key holds ([`sensitive_key`]).
-const CREDENTIAL_WORDS: [&str; 11] = [
+const CREDENTIAL_WORDS: [&str; 12] = [
     "secret",
     "password",
     "token",
@@ -57,6 +85,7 @@ const CREDENTIAL_WORDS: [&str; 11] = [
     "connection_string",
     "apikey",
     "passwd",
+    "access_key_id",
 ];
 
 /// `key` in ASCII lowercase with `-` read as `_`.
@@ -80,14 +109,16 @@ pub const CUT_MATCH_MIN: usize = 4;
 mod child;
 mod fields;
 mod free;
+mod shapes;
 pub use fields::{credential_fields, credential_fields_piece};
-pub use free::credentials_in_text;
+pub use free::{credentials_in_text, shown_argv};
 
 /// Whether `text` holds one of [`sensitive_key`]'s words, any case.
 fn mentions_credential(text: &str) -> bool {
     let lower = lower_key(text);
     CREDENTIAL_WORDS
         .iter()
+        .chain(&CREDENTIAL_SEGMENTS)
         .chain(&["_dsn", "database_url"])
         .any(|word| lower.contains(word))
 }
@@ -212,6 +243,11 @@ impl Redactor {
     /// ended inside one), with whether this piece ends inside one
     /// ([`credential_fields_piece`]) or ends in a credential-named key
     /// whose value is still to come (`password:`: [`credentials_in_text`]).
+    /// A next line (`inside`, not `cut_start`) that begins with a quote
+    /// begins with that key's value (`{"password":` then ` "x"}`): the
+    /// quoted string is replaced whole (` "[redacted]"}`). A line that is
+    /// a private key's body line ([`key_body_line`]) is replaced whole:
+    /// its block's marker lines stay, each line of its body goes.
     #[must_use]
     pub fn log_piece<'a>(
         &self,
@@ -226,17 +262,28 @@ impl Redactor {
         } else {
             Cow::Owned(self.cut_text(text, cut_start, cut_end))
         };
-        let (fields, open) = credential_fields_piece(&valued, inside);
+        let (fields, open) = if inside && !cut_start && valued.trim_start().starts_with('"') {
+            quoted_value_first(&valued)
+        } else {
+            credential_fields_piece(&valued, inside)
+        };
         let (free, dangling) = credentials_in_text(&fields);
         let open = open || dangling;
+        let body = key_body_line(&free);
         let unchanged = matches!(
             (&valued, &fields, &free),
             (Cow::Borrowed(_), Cow::Borrowed(_), Cow::Borrowed(_))
-        );
+        ) && body.is_none();
         if unchanged {
             return (Cow::Borrowed(text), open);
         }
-        (Cow::Owned(free.into_owned()), open)
+        match body {
+            Some(range) => (
+                Cow::Owned(shapes::replace_ranges(&free, vec![range]).into_owned()),
+                open,
+            ),
+            None => (Cow::Owned(free.into_owned()), open),
+        }
     }
 
     /// The longest prefix of `text` (at least [`CUT_MATCH_MIN`] bytes) that
@@ -338,6 +385,39 @@ impl Redactor {
         }
     }
 }
+
+/// `text` that begins (after blanks) with a quoted string: that string's
+/// contents replaced by [`REDACTED`], and whether it is left open (no
+/// closing quote: the rest of `text` is replaced).
+fn quoted_value_first(text: &str) -> (std::borrow::Cow<'_, str>, bool) {
+    let open = text.len() - text.trim_start().len() + 1;
+    match fields::close_quote(text.as_bytes(), open) {
+        Some(close) => (shapes::replace_ranges(text, vec![(open, close - 1)]), false),
+        None => (shapes::replace_ranges(text, vec![(open, text.len())]), true),
+    }
+}
+
+/// Where a line that is a private key's body line (a PEM block read line
+/// by line, as a log is) lies in `line`: the whole line, blanks aside, is
+/// base64 (`[A-Za-z0-9+/=]`), at least [`KEY_BODY_MIN`] bytes, with an
+/// uppercase letter, a lowercase letter and a digit (a hex digest, a word
+/// run together, is not one).
+fn key_body_line(line: &str) -> Option<(usize, usize)> {
+    let start = line.len() - line.trim_start().len();
+    let body = line.trim();
+    let b = body.as_bytes();
+    let base64 = b
+        .iter()
+        .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'='));
+    let mixed = b.iter().any(u8::is_ascii_uppercase)
+        && b.iter().any(u8::is_ascii_lowercase)
+        && b.iter().any(u8::is_ascii_digit);
+    (b.len() >= KEY_BODY_MIN && base64 && mixed).then_some((start, start + body.len()))
+}
+
+/// The shortest private key body line [`key_body_line`] replaces (bytes;
+/// PEM writes 64 a line, OpenSSH 70).
+const KEY_BODY_MIN: usize = 40;
 
 /// Add `value` as 0.4.0's `Redactor::register` does (`security.rs:202-220`).
 fn register(set: &mut BTreeSet<String>, value: String) {
@@ -493,6 +573,28 @@ mod tests {
         );
     }
 
+    /// Ordinary words that hold a credential word, or prose around one,
+    /// stay as written in a log line.
+    #[test]
+    fn ordinary_words_stay_in_a_log_line() {
+        let redactor = Redactor::default();
+        for line in [
+            "a basic check passed",
+            "password reset succeeded",
+            "session started for golf",
+            "passenger compass=north author=ann design=v2",
+            "provider.auth: denied",
+            "login failed: password incorrect",
+            "sha256 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+            "ssh -p 2222 deploy@host.example",
+        ] {
+            assert!(
+                matches!(redactor.log_line(line, false, false), std::borrow::Cow::Borrowed(l) if l == line),
+                "{line}"
+            );
+        }
+    }
+
     /// What the console shows is sanitized (a tab is `␉`): a value with a
     /// tab in it is matched as shown too.
     #[test]
@@ -592,6 +694,30 @@ mod tests {
             assert!(sensitive_key(key), "{key}");
         }
         for key in ["message", "url", "dsn", "code", "origin", "key"] {
+            assert!(!sensitive_key(key), "{key}");
+        }
+        // Whole segments.
+        for key in [
+            "PASS",
+            "DB_PASS",
+            "MYSQL_PWD",
+            "auth",
+            "session_id",
+            "X-Amz-Signature",
+            "sig",
+            "aws_access_key_id",
+        ] {
+            assert!(sensitive_key(key), "{key}");
+        }
+        for key in [
+            "compass",
+            "passenger",
+            "passes",
+            "author",
+            "oauth_scope",
+            "design",
+            "sessions",
+        ] {
             assert!(!sensitive_key(key), "{key}");
         }
     }

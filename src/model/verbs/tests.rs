@@ -189,7 +189,7 @@ fn one_lease_bound_for_the_keys_and_the_commands() {
         Err("a lease of 30d 00h is longer than the console allows (30days)".into())
     );
     // So does a JSON number, of any shape.
-    let number = |text: &str| json_lease(&serde_json::from_str(text).unwrap());
+    let number = json_lease;
     for (text, want) in [
         ("1", Ok(1)),
         ("2592000", Ok(2_592_000)),
@@ -207,6 +207,17 @@ fn one_lease_bound_for_the_keys_and_the_commands() {
         ("18446744073709551616", Err(LeaseOutOfBounds::TooLong)),
         ("3.15e11", Err(LeaseOutOfBounds::TooLong)),
         ("1e300", Err(LeaseOutOfBounds::TooLong)),
+        // Judged as written, not as an f64 rounds it.
+        ("0.99999999999999999", Err(LeaseOutOfBounds::TooShort)),
+        ("2592000.0000000001", Err(LeaseOutOfBounds::TooLong)),
+        ("1.00000000000000001", Err(LeaseOutOfBounds::TooLong)),
+        ("2592000.000", Ok(2_592_000)),
+        ("0.0036e6", Ok(3600)),
+        ("36000e-1", Ok(3600)),
+        ("1E0", Ok(1)),
+        ("1e-99999999999999999999", Err(LeaseOutOfBounds::TooShort)),
+        ("1e99999999999999999999", Err(LeaseOutOfBounds::TooLong)),
+        ("0e5", Err(LeaseOutOfBounds::TooShort)),
     ] {
         assert_eq!(number(text), want, "{text}");
     }

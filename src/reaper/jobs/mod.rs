@@ -549,10 +549,12 @@ fn run_down(
     }
 }
 
-/// The argv as shown in the activity log: the whole argv, quoted as the
-/// `d` dialog and `Y` show it ([`teardown::shell_line`]).
+/// The argv as shown in the activity log (and so the audit trail and
+/// `console.log`): the whole argv with its credentials redacted
+/// ([`crate::model::redact::shown_argv`]), quoted as the `d` dialog and
+/// `Y` show it ([`teardown::shell_line`]). The argv run is not changed.
 fn shown_command(argv: &[String]) -> String {
-    teardown::shell_line(argv)
+    teardown::shell_line(&crate::model::redact::shown_argv(argv))
 }
 
 /// What differs between the decision's view and the fresh re-read, if

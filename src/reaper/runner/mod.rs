@@ -585,6 +585,9 @@ pub fn spawn(mut reaper: Reaper, stop: StopToken) -> std::io::Result<JoinHandle<
     std::thread::Builder::new()
         .name("reaper".into())
         .spawn(move || {
+            if !wait_first_pass(&mut reaper, &stop) {
+                return;
+            }
             while !stop.is_cancelled() {
                 let started = Instant::now();
                 crate::fault::inject("reaper");
@@ -613,6 +616,43 @@ pub fn spawn(mut reaper: Reaper, stop: StopToken) -> std::io::Result<JoinHandle<
                 }
             }
         })
+}
+
+/// Hold the first pass for the control's first-pass wait
+/// ([`ReaperControl::set_first_pass_after`]; none by default): its due
+/// time reported at once as `next_pass_at` (the countdown seen before
+/// anything is acted upon); a pause meanwhile keeps it from running until
+/// resumed (then it runs at once); `R` runs it at once. `false` when
+/// `stop` was cancelled meanwhile.
+fn wait_first_pass(reaper: &mut Reaper, stop: &StopToken) -> bool {
+    let wait = reaper.control.take_first_pass_after();
+    if wait.is_zero() {
+        return true;
+    }
+    let started = Instant::now();
+    let secs = i64::try_from(wait.as_secs()).unwrap_or(i64::MAX);
+    reaper.next_pass_at = Some(reaper.now().saturating_add(secs));
+    let mut paused = reaper.control.paused();
+    reaper.report_status(reaper.next_pass_at);
+    loop {
+        if stop.sleep(Duration::from_millis(100)) {
+            return false;
+        }
+        reaper.fill();
+        if reaper.control.take_pass_request() {
+            return true;
+        }
+        if reaper.control.paused() != paused {
+            paused = !paused;
+            if !paused {
+                return true; // Resumed: a pass now.
+            }
+            reaper.report_status(None);
+        }
+        if !paused && started.elapsed() >= wait {
+            return true;
+        }
+    }
 }
 
 /// Check the wall clock against the kernel's (and the store's newest write,

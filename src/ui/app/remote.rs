@@ -18,7 +18,10 @@ impl App {
     #[must_use]
     pub fn rule_settings(&self) -> rules::Settings {
         rules::Settings {
-            write_keys_off: self.write_keys_off().map(std::borrow::Cow::into_owned),
+            write_keys_off: self
+                .write_keys_off()
+                .map(std::borrow::Cow::into_owned)
+                .or_else(|| self.store_unread()),
             cancel_off: self.config.write_keys.clone().err(),
             clock_doubt: self.status.clock_doubt.is_some(),
             reaper: rules::ReaperState {
@@ -45,6 +48,37 @@ impl App {
                 now: self.now,
             },
         )
+    }
+
+    /// The write actions' refusal while the store cannot be read (the
+    /// `store_error` banner: replaced with the old `-wal` beside it, gone,
+    /// broken): the snapshot shown is the last one read, and a teardown's
+    /// re-check could not read the store either, so `r`, `d`, `L`, `v` and
+    /// their commands are refused in the reply, not admitted and then
+    /// failed.
+    fn store_unread(&self) -> Option<String> {
+        match self.health() {
+            crate::event::StoreHealth::Error(message) => Some(format!(
+                "refused: the store cannot be read now ({}): r, d, L and v are off until it reads again",
+                crate::model::text::sanitize_short(message, crate::ui::text::CUT_LONG)
+            )),
+            _ => None,
+        }
+    }
+
+    /// This console's own teardowns whose outcome has not come yet (a
+    /// `Started` activity with no end: [`App::note_own`]), as the rules'
+    /// in-flight teardowns: `L` and `v` refuse them as `renew`/`verify` do.
+    pub(super) fn own_teardowns(&self) -> InFlight {
+        InFlight {
+            teardowns: self
+                .own
+                .iter()
+                .filter(|(_, until)| **until == i64::MAX)
+                .map(|(name, _)| name.clone())
+                .collect(),
+            ..InFlight::default()
+        }
     }
 
     /// `read` on the rules' context as this App holds it (nothing in

@@ -205,7 +205,7 @@ impl App {
                 Verb::Renew { lease_secs } => Action::Renew(asked, Some(lease_secs)),
                 Verb::Verify => Action::Verify(asked),
             };
-            match self.admit(&action, &rules::InFlight::default()) {
+            match self.admit(&action, &self.own_teardowns()) {
                 Ok(rules::Admitted {
                     effect: rules::Effect::Verb { request, .. },
                     ..

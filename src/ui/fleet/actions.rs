@@ -104,7 +104,7 @@ impl FleetApp {
             ));
         }
         let cmd = match verb {
-            Verb::Reap if !instance.expired(self.now) => {
+            Verb::Reap if !instance.expired(one.host_now(self.now)) => {
                 return Err(format!(
                     "{name} on {}: its lease has not expired: use d to tear it down",
                     self.host_name(host)
@@ -131,6 +131,7 @@ impl FleetApp {
             name: instance.key.name.clone(),
             birth: instance.key.birth.clone(),
             resource_namespace: instance.resource_namespace.clone(),
+            created_at: instance.created_at,
         });
         if let Some(why) = self.refusal(host, command.cmd()) {
             return Err(why);
@@ -399,6 +400,7 @@ impl FleetApp {
             name: instance.key.name.clone(),
             birth: instance.key.birth.clone(),
             resource_namespace: instance.resource_namespace.clone(),
+            created_at: instance.created_at,
         };
         let (command, verb) = if renew {
             let Some(secs) = instance

@@ -258,8 +258,12 @@ fn host_row(host: &Host, now: i64, error_width: usize, zone: &jiff::tz::TimeZone
         .hello
         .as_ref()
         .map_or_else(|| "-".to_owned(), |h| h.schema.to_string());
-    let reaper = host.reaper.as_ref().map_or_else(String::new, reaper_text);
+    let mut reaper = host.reaper.as_ref().map_or_else(String::new, reaper_text);
+    if let Some(left) = host.first_pass_in(now) {
+        reaper.push_str(&format!(" first pass in {}", time::span(left)));
+    }
     let error = match (&host.link.error, &host.note, &host.last_error) {
+        (None, _, _) if host.skew_shown().is_some() => host.skew_text().unwrap_or_default(),
         (Some(error), _, _) => sanitize_short(error, 400),
         (None, Some(note), _) => sanitize_short(note, 400),
         (None, None, Some((at, error))) => {

@@ -86,7 +86,8 @@ fn instance_cells(app: &FleetApp, host: usize, index: usize, now: i64) -> [(Stri
     } else {
         ""
     };
-    let (lease, lease_style) = lease_cell(instance, now);
+    // Leases count down on the host's clock: its reaper reads it.
+    let (lease, lease_style) = lease_cell(instance, one.host_now(now));
     let (mut lock, lock_style) = lock_cell(instance);
     // Dead service processes lead the LOCK text, as on one host
     // (`1 svc dead`, `2 svc dead; up by pid 4242, alive`).

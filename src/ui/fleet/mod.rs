@@ -216,9 +216,6 @@ pub struct FleetApp {
     batch_sizes: HashMap<u64, usize>,
     /// The answers so far of the latest `y` answered.
     answers: Option<Answers>,
-    /// Per host: its link was lost (an Activity line said so) and has not
-    /// come back.
-    lost: Vec<bool>,
     last_ping: Vec<i64>,
     /// Texts `y` / `Y` copied, for the wiring to send (OSC 52).
     copies: Vec<String>,
@@ -278,7 +275,6 @@ impl FleetApp {
             sent: HashMap::new(),
             batch_sizes: HashMap::new(),
             answers: None,
-            lost: vec![false; count],
             last_ping: vec![0; count],
             copies: Vec::new(),
             shown: Shown::default(),
@@ -355,12 +351,21 @@ impl FleetApp {
                     .push("-- the host's connection was lost: press l to follow again".into());
             }
         }
-        self.link_activity(host, &link);
-        let Some(one) = self.fleet.hosts.get_mut(host) else {
-            return;
-        };
-        one.set_link(link);
+        self.fleet.set_link(host, link);
         self.invalidate();
+        self.dirty = true;
+    }
+
+    /// This console's own note of host `host` (a command lost with its
+    /// connection): a `console` Activity line of kind `kind` about
+    /// `instance`, also said on the status line as an error.
+    pub fn note(&mut self, host: usize, kind: &str, instance: &str, detail: String, now_ms: i64) {
+        self.now = now_ms.div_euclid(1000);
+        if host >= self.fleet.hosts.len() {
+            return;
+        }
+        self.say(detail.clone(), true);
+        self.fleet.note(host, self.now, kind, instance, detail);
         self.dirty = true;
     }
 
@@ -677,48 +682,6 @@ impl FleetApp {
             )
         };
         self.say(text, error);
-    }
-
-    /// A host's link went down or came back: an Activity line says so
-    /// (once per loss: a retry that fails again adds none).
-    fn link_activity(&mut self, host: usize, link: &Link) {
-        let Some(lost) = self.lost.get_mut(host) else {
-            return;
-        };
-        let line = match link.state {
-            LinkState::Stale | LinkState::Failed if !*lost => {
-                *lost = true;
-                let word = if link.state == LinkState::Stale {
-                    "lost"
-                } else {
-                    "failed"
-                };
-                Some((
-                    word,
-                    sanitize_short(link.error.as_deref().unwrap_or("its connection ended"), 400),
-                ))
-            }
-            LinkState::Connected if *lost => {
-                *lost = false;
-                Some(("connected", "connected again".to_owned()))
-            }
-            _ => None,
-        };
-        if let Some((kind, detail)) = line {
-            if self.fleet.activity.len() >= crate::model::fleet::MAX_ACTIVITY {
-                self.fleet.activity.pop_front();
-            }
-            self.fleet
-                .activity
-                .push_back(crate::model::fleet::Activity {
-                    host,
-                    at: self.now,
-                    actor: "console".to_owned(),
-                    instance: String::new(),
-                    kind: kind.to_owned(),
-                    detail,
-                });
-        }
     }
 
     fn waiting_view(&mut self, host: usize, id: &Value) -> Option<&mut TextView> {

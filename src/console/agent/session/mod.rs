@@ -274,6 +274,7 @@ impl Session {
                 reaper: reaper_line(None),
                 teardown: Vec::new(),
                 stackless: String::new(),
+                now: 0,
             },
             hello_sent: false,
             role_known: false,
@@ -556,13 +557,14 @@ impl Session {
             self.hello.generation = generation_word(snapshot.generation);
             self.hello.reaper = reaper_line(Some(&self.app));
             let teardown = self.app.teardown();
-            self.hello.teardown = teardown
-                .argv
+            // Shown, not run: its credentials redacted.
+            self.hello.teardown = crate::model::redact::shown_argv(&teardown.argv)
                 .iter()
                 .map(|a| crate::model::text::sanitize(a).into_owned())
                 .collect();
             self.hello.stackless = crate::model::text::sanitize(&teardown.stackless).into_owned();
             self.reaper = Some(self.hello.reaper.clone());
+            self.hello.now = unix_now();
             self.send(lines::hello(&self.hello));
             self.hello_sent = true;
             self.dirty = false;
