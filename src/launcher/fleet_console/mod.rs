@@ -40,7 +40,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::time::{Duration, Instant};
 
 use super::fleet::FleetHost;
-use super::fleet_follow::{Link as Rules, MAX_CONNECTING, State, next_wave, too_long};
+use super::fleet_follow::{Link as Rules, MAX_CONNECTING, next_wave, too_long};
 use super::fleet_follow_run::{catch_signals, ended_error};
 use super::plan::Plan;
 use crate::console::terminal::{self, RestoreOnDrop, Term, with_terminal};
@@ -362,12 +362,7 @@ fn started_conn(
 /// Host `index`'s link as the view takes it.
 fn view_link(link: &Rules) -> Link {
     Link {
-        state: match link.state {
-            State::Connecting => LinkState::Connecting,
-            State::Connected => LinkState::Connected,
-            State::Stale => LinkState::Stale,
-            State::Failed => LinkState::Failed,
-        },
+        state: link.state,
         since: link.since,
         error: link.error.clone(),
         retry_at: link.retry_at,
@@ -381,7 +376,7 @@ fn apply(index: usize, host: &mut Host, event: HostEvent, app: &mut FleetApp) {
     let (now_s, now_ms) = now();
     let changed = match event {
         HostEvent::Line(message, line) => {
-            if matches!(host.link.state, State::Stale | State::Failed) {
+            if matches!(host.link.state, LinkState::Stale | LinkState::Failed) {
                 return;
             }
             let skew = host.link.skew;
@@ -389,7 +384,7 @@ fn apply(index: usize, host: &mut Host, event: HostEvent, app: &mut FleetApp) {
             if let Message::Reply(reply) = &*message {
                 host.unanswered.answered(&reply.id);
             }
-            if host.link.state != State::Failed {
+            if host.link.state != LinkState::Failed {
                 app.message(index, *message, now_ms);
             }
             changed
@@ -407,7 +402,7 @@ fn apply(index: usize, host: &mut Host, event: HostEvent, app: &mut FleetApp) {
         }
     };
     if changed {
-        if host.link.state == State::Failed {
+        if host.link.state == LinkState::Failed {
             kill(index, host, app);
         }
         app.link(index, view_link(&host.link), now_ms);
@@ -439,7 +434,10 @@ fn check_links(all: &mut [Host], app: &mut FleetApp, starts: &Sender<(usize, u64
         // this loop's.
         if let Some(conn) = &host.conn {
             let arrived = conn.arrived.load(Ordering::SeqCst);
-            if matches!(host.link.state, State::Connecting | State::Connected) {
+            if matches!(
+                host.link.state,
+                LinkState::Connecting | LinkState::Connected
+            ) {
                 host.link.last_line = host.link.last_line.max(arrived);
             }
         }
@@ -472,7 +470,7 @@ fn check_links(all: &mut [Host], app: &mut FleetApp, starts: &Sender<(usize, u64
 /// It takes a place in the connecting wave: asked of the starter, or its
 /// ssh running with no `hello` yet.
 fn counts_connecting(host: &Host) -> bool {
-    host.starting || (host.conn.is_some() && host.link.state == State::Connecting)
+    host.starting || (host.conn.is_some() && host.link.state == LinkState::Connecting)
 }
 
 /// Kill host `index`'s connection: its ssh killed, its queue and command
