@@ -1194,9 +1194,8 @@ fn every_key_table_entry_acts_on_the_rows_host_or_says_why_not() {
         }
     }
     // Every bind's keys in every context the fleet view has; refused:
-    // `/` in the help, `p` and `y` in the detail, the `:` line's Tab, `w`
-    // in the logs view.
-    assert_eq!((pressed, refused), (149, 5));
+    // `/` in the help, `p` and `y` in the detail, `w` in the logs view.
+    assert_eq!((pressed, refused), (149, 4));
 }
 
 /// Ctrl-F then a name then Enter selects the row whose name matches best
@@ -1676,5 +1675,31 @@ fn a_host_an_hour_ahead_counts_down_on_its_own_clock_and_says_so() {
     assert!(
         text.contains("its clock is 1h 00m ahead of this machine's"),
         "{text}"
+    );
+}
+
+/// Tab on the `:` line completes the command, then an active instance:
+/// `NAME` when one host has it, `HOST/NAME` when several do (their common
+/// start, the candidates in the footer).
+#[test]
+fn tab_completes_the_command_and_the_instance_across_hosts() {
+    let mut app = fleet();
+    let line = |app: &FleetApp| match app.layer() {
+        Some(Layer::Command(text)) => text.clone(),
+        other => panic!("no : line: {other:?}"),
+    };
+    typed(&mut app, ":ver");
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(line(&app), "verify ");
+    typed(&mut app, "ch");
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(line(&app), "verify charlie ");
+    press(&mut app, KeyCode::Esc);
+    typed(&mut app, ":renew fleet");
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(line(&app), "renew fleet-");
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("fleet-1/alpha fleet-2/alpha")
     );
 }

@@ -514,6 +514,10 @@ impl FleetApp {
             delete_word(text);
             return Vec::new();
         }
+        if key.code == KeyCode::Tab {
+            self.complete();
+            return Vec::new();
+        }
         let (lines, at) = &mut self.history;
         match key.code {
             KeyCode::Up if !lines.is_empty() => {
@@ -617,6 +621,89 @@ impl FleetApp {
         self.selected.set(at);
         self.remember();
         true
+    }
+
+    /// Tab on the `:` line: the first word completes to a command, a
+    /// later one to an active instance (`NAME`, or `HOST/NAME` when the
+    /// name is on several hosts); one candidate is taken whole (and a
+    /// space), several give their common start and the footer lists them.
+    pub(super) fn complete(&mut self) {
+        const COMMANDS: [&str; 13] = [
+            "reap", "down", "renew", "verify", "logs", "ops", "pause", "resume", "pass", "filter",
+            "sort", "help", "quit",
+        ];
+        let Some(Layer::Command(text)) = self.layers.last() else {
+            return;
+        };
+        let text = text.clone();
+        let start = text.rfind(' ').map_or(0, |at| at + 1);
+        let (head, word) = text.split_at(start);
+        let candidates: Vec<String> = if start == 0 {
+            COMMANDS
+                .iter()
+                .filter(|c| c.starts_with(word))
+                .map(|c| (*c).to_owned())
+                .collect()
+        } else {
+            self.instance_words()
+                .into_iter()
+                .filter(|c| c.starts_with(word))
+                .collect()
+        };
+        let new = match candidates.as_slice() {
+            [] => None,
+            [one] => Some(format!("{head}{one} ")),
+            many => {
+                let common = many.iter().skip(1).fold(many[0].clone(), |common, c| {
+                    common
+                        .chars()
+                        .zip(c.chars())
+                        .take_while(|(a, b)| a == b)
+                        .map(|(a, _)| a)
+                        .collect()
+                });
+                let shown: Vec<String> =
+                    many.iter().take(8).map(|c| sanitize_short(c, 64)).collect();
+                let more = many.len().saturating_sub(8);
+                self.say(
+                    if more > 0 {
+                        format!("{} (and {more} more)", shown.join(" "))
+                    } else {
+                        shown.join(" ")
+                    },
+                    false,
+                );
+                Some(format!("{head}{common}"))
+            }
+        };
+        if let (Some(new), Some(Layer::Command(text))) = (new, self.layers.last_mut()) {
+            *text = new;
+        }
+    }
+
+    /// The active instances as the `:` line names them: `NAME`, or
+    /// `HOST/NAME` for a name on several hosts; sorted, once each.
+    fn instance_words(&self) -> Vec<String> {
+        let mut hosts_of: std::collections::BTreeMap<&str, Vec<usize>> =
+            std::collections::BTreeMap::new();
+        for (h, host) in self.fleet.hosts.iter().enumerate() {
+            for instance in host.instances().iter().filter(|i| !i.tombstoned()) {
+                hosts_of.entry(&instance.key.name).or_default().push(h);
+            }
+        }
+        let mut words = Vec::new();
+        for (name, hosts) in hosts_of {
+            if let [_] = hosts.as_slice() {
+                words.push(name.to_owned());
+            } else {
+                for h in hosts {
+                    words.push(format!("{}/{name}", self.fleet.hosts[h].name));
+                }
+            }
+        }
+        words.sort();
+        words.dedup();
+        words
     }
 
     /// Host `word` (its name) or `all`; `None` when no host has that name.

@@ -134,7 +134,6 @@ mod fleet {
         "over a fleet the help has no search: ↑↓ PgUp PgDn scroll it";
     pub(super) const PAYLOADS: &str = "over a fleet the detail is the host agent's lines: checkpoint payloads are read on the host (stackless-tui there)";
     pub(super) const COPY_FIELD: &str = "over a fleet the detail is the host agent's lines, not fields: Esc, then y copies the name";
-    pub(super) const COMPLETE: &str = "over a fleet the : line has no completion: type the whole [HOST/]NAME (↑ ↓ walk the history)";
     pub(super) const WRAP: &str =
         "over a fleet the logs view always wraps at words: w has nothing to switch";
 }
@@ -369,8 +368,10 @@ impl Action {
             Self::TogglePayloads => Err(fleet::PAYLOADS),
             Self::CopyName | Self::CopyDown => Ok(()),
             Self::CopyField => Err(fleet::COPY_FIELD),
-            Self::CommandPrevious | Self::CommandNext | Self::PromptDeleteWord => Ok(()),
-            Self::CommandComplete => Err(fleet::COMPLETE),
+            Self::CommandPrevious
+            | Self::CommandNext
+            | Self::PromptDeleteWord
+            | Self::CommandComplete => Ok(()),
             Self::Click | Self::WheelUp | Self::WheelDown => Ok(()),
             Self::EditSearch
             | Self::SearchText
