@@ -1194,8 +1194,8 @@ fn every_key_table_entry_acts_on_the_rows_host_or_says_why_not() {
         }
     }
     // Every bind's keys in every context the fleet view has; refused:
-    // `/` in the help, `p` and `y` in the detail, `w` in the logs view.
-    assert_eq!((pressed, refused), (149, 4));
+    // `p` and `y` in the detail, `w` in the logs view.
+    assert_eq!((pressed, refused), (149, 3));
 }
 
 /// Ctrl-F then a name then Enter selects the row whose name matches best
@@ -1702,4 +1702,26 @@ fn tab_completes_the_command_and_the_instance_across_hosts() {
         app.flash().map(|f| f.text.as_str()),
         Some("fleet-1/alpha fleet-2/alpha")
     );
+}
+
+/// The help over a fleet searches as on one host: `/` and the text show
+/// only the entries that contain it (keys, words or what they do over a
+/// fleet), Esc shows them all again.
+#[test]
+fn the_fleet_help_searches_its_entries() {
+    let mut app = fleet();
+    press(&mut app, KeyCode::Char('?'));
+    let lines = |app: &FleetApp| match app.layer() {
+        Some(Layer::Text(view)) => view.lines.clone(),
+        other => panic!("no help: {other:?}"),
+    };
+    let all = lines(&app).len();
+    assert_eq!(all, 2 * stackless_tui::ui::keys::ENTRIES.len());
+    typed(&mut app, "/ctrl-f");
+    let found = lines(&app);
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found[0].starts_with("Ctrl-F "), "{found:?}");
+    press(&mut app, KeyCode::Enter);
+    press(&mut app, KeyCode::Esc);
+    assert_eq!(lines(&app).len(), all);
 }

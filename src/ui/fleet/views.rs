@@ -175,6 +175,9 @@ impl FleetApp {
         };
         let last = view.lines.len().saturating_sub(1);
         self.flash = None;
+        if view.context == Context::Help && help_search_key(view, key) {
+            return Vec::new();
+        }
         if view.context == Context::Logs && search_key(view, key) {
             if let Some(Layer::Text(view)) = self.layers.last()
                 && view
@@ -503,4 +506,46 @@ fn find(view: &mut TextView, from: usize, older: bool) {
         view.scroll = at;
         view.follow = false;
     }
+}
+
+/// The help's search, as on one host: `/` types it, the help shows only
+/// the entries whose keys or words contain it (without case) as it is
+/// typed, Enter keeps it, Esc clears it. `true` when `key` was one.
+fn help_search_key(view: &mut TextView, key: KeyEvent) -> bool {
+    use crossterm::event::KeyModifiers;
+    let plain = !key
+        .modifiers
+        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+    match view.search.as_mut() {
+        Some(search) if search.editing => match key.code {
+            KeyCode::Char(c) if plain && !c.is_control() => search.text.push(c),
+            KeyCode::Backspace => {
+                search.text.pop();
+            }
+            KeyCode::Enter => search.editing = false,
+            KeyCode::Esc => view.search = None,
+            _ => return true,
+        },
+        Some(_) if key.code == KeyCode::Esc => view.search = None,
+        None if plain && key.code == KeyCode::Char('/') => {
+            view.search = Some(Search {
+                text: String::new(),
+                editing: true,
+            });
+        }
+        _ => return false,
+    }
+    let query = view
+        .search
+        .as_ref()
+        .map(|s| s.text.to_lowercase())
+        .unwrap_or_default();
+    view.lines = help_lines()
+        .chunks(2)
+        .filter(|entry| entry.iter().any(|l| l.to_lowercase().contains(&query)))
+        .flatten()
+        .cloned()
+        .collect();
+    view.scroll = 0;
+    true
 }

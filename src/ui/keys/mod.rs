@@ -130,8 +130,6 @@ impl Key {
 /// The words the fleet view says for a key it does not take
 /// ([`Action::on_fleet`]).
 mod fleet {
-    pub(super) const HELP_SEARCH: &str =
-        "over a fleet the help has no search: ↑↓ PgUp PgDn scroll it";
     pub(super) const PAYLOADS: &str = "over a fleet the detail is the host agent's lines: checkpoint payloads are read on the host (stackless-tui there)";
     pub(super) const COPY_FIELD: &str = "over a fleet the detail is the host agent's lines, not fields: Esc, then y copies the name";
     pub(super) const WRAP: &str =
@@ -330,6 +328,11 @@ impl Action {
             | Self::HelpPageDown
             | Self::HelpTop
             | Self::HelpBottom
+            | Self::HelpSearch
+            | Self::HelpText
+            | Self::HelpBackspace
+            | Self::HelpKeep
+            | Self::HelpClear
             | Self::EditFilter
             | Self::FilterText
             | Self::FilterBackspace
@@ -360,11 +363,6 @@ impl Action {
             | Self::CloseOperation
             | Self::ToggleReaperPause
             | Self::ReaperPass => Ok(()),
-            Self::HelpSearch
-            | Self::HelpText
-            | Self::HelpBackspace
-            | Self::HelpKeep
-            | Self::HelpClear => Err(fleet::HELP_SEARCH),
             Self::TogglePayloads => Err(fleet::PAYLOADS),
             Self::CopyName | Self::CopyDown => Ok(()),
             Self::CopyField => Err(fleet::COPY_FIELD),
