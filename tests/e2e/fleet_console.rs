@@ -951,3 +951,52 @@ fn l_and_v_renew_and_verify_on_the_rows_host() {
     assert_eq!(fleet.argv_log(2), Vec::<String>::new());
     drop(sshd);
 }
+
+/// Ctrl-F in the fleet view opens the jump prompt, as on one host: the
+/// name typed after it (`dyn`, keys typed one by one) is the prompt's text,
+/// never keys: no question opens, no host tears anything down; Enter
+/// selects the row whose name matches (fleet-2's `golf`, the row the
+/// filter shows, by its prefix `go`).
+#[test]
+fn ctrl_f_then_a_name_runs_no_keys_on_any_host() {
+    let Some(sshd) = Sshd::for_test() else {
+        return;
+    };
+    let mut fleet = Dispatching::start(&sshd, "golf");
+    fleet.tui.send("\x06");
+    fleet.tui.wait_for("jump to: ▏", UI);
+    for key in ["d", "y", "n"] {
+        fleet.tui.send(key);
+    }
+    fleet.tui.wait_for("jump to: dyn▏", UI);
+    let screen = fleet.tui.screen();
+    assert!(
+        !screen.contents().contains("Tear down"),
+        "{}",
+        screen.contents()
+    );
+    fleet.tui.send("\x15go\r");
+    fleet
+        .tui
+        .wait_until("fleet-1's golf selected", UI, |screen| {
+            pane(screen, "Instances").is_some_and(|lines| {
+                lines.iter().any(|l| {
+                    l.starts_with('▶') && {
+                        let words: Vec<&str> =
+                            l.trim_start_matches('▶').split_whitespace().collect();
+                        words.starts_with(&["fleet-2", "golf"])
+                    }
+                })
+            })
+        });
+    for index in 0..3 {
+        assert_eq!(fleet.argv_log(index), Vec::<String>::new(), "host {index}");
+    }
+    fleet.tui.send("q");
+    assert_eq!(fleet.tui.wait_exit(UI), 0, "sshd: {}", sshd.log());
+    assert_restored(&fleet.tui);
+    for index in 0..3 {
+        assert_eq!(fleet.argv_log(index), Vec::<String>::new(), "host {index}");
+    }
+    drop(sshd);
+}
