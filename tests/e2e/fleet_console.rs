@@ -976,9 +976,10 @@ fn ctrl_f_then_a_name_runs_no_keys_on_any_host() {
         screen.contents()
     );
     fleet.tui.send("\x15go\r");
+    fleet.tui.wait_gone("jump to:", UI);
     fleet
         .tui
-        .wait_until("fleet-1's golf selected", UI, |screen| {
+        .wait_until("fleet-2's golf selected", UI, |screen| {
             pane(screen, "Instances").is_some_and(|lines| {
                 lines.iter().any(|l| {
                     l.starts_with('▶') && {
