@@ -102,7 +102,10 @@ pub(super) async fn run(
             actions.handle(&mut app, event);
         }
         let copies = actions.take_copies();
-        if !copies.iter().all(|text| copy(terminal, text)) {
+        if !copies
+            .iter()
+            .all(|text| crate::console::terminal::copy(terminal, text))
+        {
             why = "terminal closed";
             break;
         }
@@ -147,29 +150,6 @@ fn draw(terminal: &mut Term, app: &mut App) -> Result<bool> {
         Some(Err(error)) => {
             tracing::warn!("terminal write failed: {error}; quitting");
             Ok(false)
-        }
-    }
-}
-
-/// Write the OSC 52 sequence for `text` to the terminal (through its
-/// handle, so it is ordered with the frames); `false` when the terminal
-/// is gone.
-fn copy(terminal: &mut Term, text: &str) -> bool {
-    use std::io::Write as _;
-    let sequence = crate::ui::clipboard::osc52(text);
-    match with_terminal(|| {
-        let backend = terminal.backend_mut();
-        backend
-            .write_all(sequence.as_bytes())
-            .and_then(|()| backend.flush())
-    }) {
-        None => loop {
-            std::thread::park();
-        },
-        Some(Ok(())) => true,
-        Some(Err(error)) => {
-            tracing::warn!("terminal write failed: {error}; quitting");
-            false
         }
     }
 }

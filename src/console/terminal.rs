@@ -104,3 +104,26 @@ pub(crate) fn restore_terminal() {
         crossterm::cursor::Show
     );
 }
+
+/// Write the OSC 52 sequence for `text` to the terminal (through its
+/// handle, so it is ordered with the frames); `false` when the terminal
+/// is gone.
+pub(crate) fn copy(terminal: &mut Term, text: &str) -> bool {
+    use std::io::Write as _;
+    let sequence = crate::ui::clipboard::osc52(text);
+    match with_terminal(|| {
+        let backend = terminal.backend_mut();
+        backend
+            .write_all(sequence.as_bytes())
+            .and_then(|()| backend.flush())
+    }) {
+        None => loop {
+            std::thread::park();
+        },
+        Some(Ok(())) => true,
+        Some(Err(error)) => {
+            tracing::warn!("terminal write failed: {error}; quitting");
+            false
+        }
+    }
+}

@@ -5,6 +5,7 @@
 //! No I/O and no clock: `now` (unix seconds) is a parameter;
 //! [`super::fleet_follow_run`] runs the ssh.
 
+use crate::model::fleet::LinkState;
 use serde_json::{Map, Value};
 
 use super::failure::Failure;
@@ -50,39 +51,11 @@ pub(crate) const SKEW_JITTER: i64 = 1;
 /// in waves of at most this many.
 pub(crate) const MAX_CONNECTING: usize = 32;
 
-/// One host's link state, as its `host` message names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum State {
-    /// Its ssh runs; no `hello` yet.
-    Connecting,
-    /// Its `hello` came; lines arrive.
-    Connected,
-    /// Its ssh ended, or it was silent for [`SILENT_BEATS`] heartbeats:
-    /// its rows are kept; reconnected at `retry_at`.
-    Stale,
-    /// It cannot work until someone acts (host key, login, not installed,
-    /// older protocol, a line over [`MAX_LINE`]): not retried.
-    Failed,
-}
-
-impl State {
-    /// The name the `host` message gives it.
-    #[must_use]
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Self::Connecting => "connecting",
-            Self::Connected => "connected",
-            Self::Stale => "stale",
-            Self::Failed => "failed",
-        }
-    }
-}
-
 /// One host's link: its state and what decides the next one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Link {
     /// Its state.
-    pub state: State,
+    pub state: LinkState,
     /// When it entered that state (unix seconds).
     pub since: i64,
     /// Why it is stale or failed (the operator's sentence).
@@ -113,7 +86,7 @@ impl Link {
     #[must_use]
     pub(crate) fn new(now: i64) -> Self {
         Self {
-            state: State::Connecting,
+            state: LinkState::Connecting,
             since: now,
             error: None,
             retry_at: None,
@@ -134,7 +107,7 @@ impl Link {
         self
     }
 
-    fn enter(&mut self, state: State, now: i64, error: Option<String>, retry_at: Option<i64>) {
+    fn enter(&mut self, state: LinkState, now: i64, error: Option<String>, retry_at: Option<i64>) {
         self.state = state;
         self.since = now;
         self.error = error;
@@ -147,7 +120,7 @@ impl Link {
         self.last_line = now;
         self.connected_at = None;
         self.heartbeat_secs = DEFAULT_HEARTBEAT_SECS;
-        self.enter(State::Connecting, now, None, None);
+        self.enter(LinkState::Connecting, now, None, None);
     }
 
     /// A line of kind `line` came at `now`. `true` when the state changed
@@ -160,7 +133,7 @@ impl Link {
     /// or `synced` before the `hello`. A stale or failed host's line (one
     /// its killed connection left queued) changes nothing.
     pub(crate) fn line(&mut self, now: i64, line: &Line) -> bool {
-        if matches!(self.state, State::Stale | State::Failed) {
+        if matches!(self.state, LinkState::Stale | LinkState::Failed) {
             return false;
         }
         self.last_line = now;
@@ -170,16 +143,16 @@ impl Link {
                 heartbeat_secs,
                 now: host_now,
             } => self.hello(now, *protocol, *heartbeat_secs, *host_now),
-            Line::Group if self.state == State::Connecting => {
+            Line::Group if self.state == LinkState::Connecting => {
                 self.enter(
-                    State::Failed,
+                    LinkState::Failed,
                     now,
                     Some("rows before hello".to_owned()),
                     None,
                 );
                 true
             }
-            Line::Heartbeat { at } if self.state == State::Connected => {
+            Line::Heartbeat { at } if self.state == LinkState::Connected => {
                 self.clock(now, *at);
                 false
             }
@@ -194,12 +167,17 @@ impl Link {
         heartbeat_secs: Option<i64>,
         host_now: Option<i64>,
     ) -> bool {
-        if self.state == State::Connected {
-            self.enter(State::Failed, now, Some("a second hello".to_owned()), None);
+        if self.state == LinkState::Connected {
+            self.enter(
+                LinkState::Failed,
+                now,
+                Some("a second hello".to_owned()),
+                None,
+            );
             return true;
         }
         if let Some(error) = protocol_error(protocol) {
-            self.enter(State::Failed, now, Some(error), None);
+            self.enter(LinkState::Failed, now, Some(error), None);
             return true;
         }
         // A host's own word, within bounds: a huge one would keep a silent
@@ -214,7 +192,7 @@ impl Link {
             self.skew = Some(at.saturating_sub(now));
         }
         self.connected_at = Some(now);
-        self.enter(State::Connected, now, None, None);
+        self.enter(LinkState::Connected, now, None, None);
         true
     }
 
@@ -236,11 +214,11 @@ impl Link {
     /// else makes it stale with a retry after the backoff. `false` when it
     /// was already stale or failed (no change).
     pub(crate) fn ended(&mut self, now: i64, failure: Option<Failure>, error: String) -> bool {
-        if matches!(self.state, State::Stale | State::Failed) {
+        if matches!(self.state, LinkState::Stale | LinkState::Failed) {
             return false;
         }
         if failure.is_some_and(permanent) {
-            self.enter(State::Failed, now, Some(error), None);
+            self.enter(LinkState::Failed, now, Some(error), None);
         } else {
             self.stale(now, error);
         }
@@ -250,10 +228,10 @@ impl Link {
     /// Failed at `now` for `error` (a line over [`MAX_LINE`], a line
     /// that is not the protocol); `false` when already failed.
     pub(crate) fn fail(&mut self, now: i64, error: String) -> bool {
-        if self.state == State::Failed {
+        if self.state == LinkState::Failed {
             return false;
         }
-        self.enter(State::Failed, now, Some(error), None);
+        self.enter(LinkState::Failed, now, Some(error), None);
         true
     }
 
@@ -270,7 +248,7 @@ impl Link {
         self.backoff = (delay * 2).min(BACKOFF_MAX);
         self.connected_at = None;
         let retry = now + delay + spread(self.seed, now, delay);
-        self.enter(State::Stale, now, Some(error), Some(retry));
+        self.enter(LinkState::Stale, now, Some(error), Some(retry));
     }
 
     /// `true` when at `now` it has been silent (no line, heartbeats
@@ -279,7 +257,7 @@ impl Link {
     pub(crate) fn check_silence(&mut self, now: i64) -> bool {
         let quiet = now.saturating_sub(self.last_line);
         let limit = SILENT_BEATS.saturating_mul(self.heartbeat_secs);
-        if !matches!(self.state, State::Connecting | State::Connected) || quiet < limit {
+        if !matches!(self.state, LinkState::Connecting | LinkState::Connected) || quiet < limit {
             return false;
         }
         self.stale(
@@ -295,7 +273,7 @@ impl Link {
     /// `true` when a stale host's retry is due at `now`.
     #[must_use]
     pub(crate) fn due(&self, now: i64) -> bool {
-        self.state == State::Stale && self.retry_at.is_some_and(|at| now >= at)
+        self.state == LinkState::Stale && self.retry_at.is_some_and(|at| now >= at)
     }
 }
 

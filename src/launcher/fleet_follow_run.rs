@@ -225,7 +225,7 @@ fn handle(host: &mut Host, event: Event, now: i64, out: &mut Vec<String>) {
         }
     };
     if changed {
-        if host.link.state == super::fleet_follow::State::Failed {
+        if host.link.state == crate::model::fleet::LinkState::Failed {
             kill(host);
         }
         out.push(host_message(host.name, &host.link));

@@ -19,7 +19,7 @@ fn a_hello_connects_and_silence_makes_it_stale() {
     assert!(link.line(1002, &hello(1, 5)));
     assert_eq!(
         (link.state, link.since, link.connected_at),
-        (State::Connected, 1002, Some(1002))
+        (LinkState::Connected, 1002, Some(1002))
     );
     // 14 s quiet: still connected; 15 s (3 x 5): stale, retried in 1 s.
     assert!(!link.check_silence(1016));
@@ -31,7 +31,7 @@ fn a_hello_connects_and_silence_makes_it_stale() {
     assert!(!link.check_silence(1100));
     // A line the killed connection left queued changes nothing.
     assert!(!link.line(1017, &hello(1, 5)));
-    assert_eq!((link.state, link.last_line), (State::Stale, 1002));
+    assert_eq!((link.state, link.last_line), (LinkState::Stale, 1002));
     assert!(!link.due(1017));
     assert!(link.due(1018));
 }
@@ -46,7 +46,7 @@ fn the_heartbeat_of_the_hello_sets_the_silence() {
     let mut link = Link::new(0);
     assert!(!link.check_silence(14));
     assert!(link.check_silence(15));
-    assert_eq!(link.state, State::Stale);
+    assert_eq!(link.state, LinkState::Stale);
 }
 
 #[test]
@@ -61,7 +61,10 @@ fn the_backoff_doubles_to_60_and_resets_after_a_healthy_run() {
         assert!(!link.ended(at, None, "again".into()));
         now = at;
         link.restarted(now);
-        assert_eq!((link.state, link.error.clone()), (State::Connecting, None));
+        assert_eq!(
+            (link.state, link.error.clone()),
+            (LinkState::Connecting, None)
+        );
     }
     assert_eq!(delays, [1, 2, 4, 8, 16, 32, 60, 60]);
     // A run of 59 s does not reset it; one of 60 s does.
@@ -90,7 +93,7 @@ fn permanent_failures_fail_and_are_not_retried() {
         assert!(link.ended(12, Some(failure), "said".into()));
         assert_eq!(
             (link.state, link.since, link.error.as_deref(), link.retry_at),
-            (State::Failed, 12, Some("said"), None)
+            (LinkState::Failed, 12, Some("said"), None)
         );
         assert!(!link.due(1_000_000));
         assert!(!link.check_silence(1_000_000));
@@ -104,7 +107,7 @@ fn permanent_failures_fail_and_are_not_retried() {
     ] {
         let mut link = Link::new(10);
         assert!(link.ended(12, Some(failure), "said".into()));
-        assert_eq!((link.state, link.retry_at), (State::Stale, Some(13)));
+        assert_eq!((link.state, link.retry_at), (LinkState::Stale, Some(13)));
     }
 }
 
@@ -136,7 +139,7 @@ fn another_protocol_fails_the_host_named_newer_or_older() {
     let mut link = Link::new(0);
     assert!(link.fail(4, "a line over 65536 bytes".into()));
     assert!(!link.fail(5, "again".into()));
-    assert_eq!((link.state, link.since), (State::Failed, 4));
+    assert_eq!((link.state, link.since), (LinkState::Failed, 4));
 }
 
 #[test]
@@ -187,7 +190,7 @@ fn a_huge_heartbeat_neither_overflows_nor_keeps_a_silent_host_connected() {
     let mut link = Link::new(0);
     assert!(link.line(0, &hello(1, i64::MAX)));
     assert!(link.check_silence(86_400));
-    assert_eq!(link.state, State::Stale);
+    assert_eq!(link.state, LinkState::Stale);
 }
 
 fn hello_at(host_now: i64) -> Line {
@@ -206,7 +209,7 @@ fn a_second_hello_fails_the_host_with_the_reason() {
     assert!(link.line(3, &hello(1, 5)));
     assert_eq!(
         (link.state, link.since, link.error.as_deref()),
-        (State::Failed, 3, Some("a second hello"))
+        (LinkState::Failed, 3, Some("a second hello"))
     );
     // A new connection's hello is its first.
     let mut link = Link::new(0);
@@ -214,7 +217,7 @@ fn a_second_hello_fails_the_host_with_the_reason() {
     assert!(link.ended(2, None, "closed".into()));
     link.restarted(4);
     assert!(link.line(5, &hello(1, 5)));
-    assert_eq!(link.state, State::Connected);
+    assert_eq!(link.state, LinkState::Connected);
 }
 
 #[test]
@@ -225,7 +228,7 @@ fn rows_before_hello_fail_the_host_with_the_reason() {
     assert!(link.line(2, &Line::Group));
     assert_eq!(
         (link.state, link.error.as_deref()),
-        (State::Failed, Some("rows before hello"))
+        (LinkState::Failed, Some("rows before hello"))
     );
     assert_eq!(
         host_message("h", &link),

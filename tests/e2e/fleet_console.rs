@@ -764,3 +764,240 @@ fn a_flooding_host_holds_neither_the_others_nor_the_screen() {
     assert_eq!(ssh_of(&config), [], "orphan ssh");
     drop(sshd);
 }
+
+/// Three hosts over copies of the real 0.4.0 fixture, each with its fake
+/// teardown logging its argv beside its store; `dispatch` (the
+/// `--down-cmd` and `--stackless` passed on) runs the fake of whichever
+/// host runs it. The console shows fleet-2's `name` alone (filtered).
+struct Dispatching {
+    tui: Tui,
+    stores: Vec<(tempfile::TempDir, PathBuf)>,
+    dispatch: PathBuf,
+    _shared: tempfile::TempDir,
+}
+
+impl Dispatching {
+    fn start(sshd: &Sshd, name: &str) -> Self {
+        let stores: Vec<_> = ALIASES
+            .iter()
+            .map(|_| crate::common::fixture("real-0.4.0-v14.db"))
+            .collect();
+        for (dir, _) in &stores {
+            fake_down(dir.path(), "");
+        }
+        let shared = tempfile::tempdir().expect("tempdir");
+        let empty = shared.path().join("empty.toml");
+        std::fs::write(&empty, "").expect("empty config");
+        let dispatch = shared.path().join("down.sh");
+        std::fs::write(
+            &dispatch,
+            "#!/bin/sh\nexec \"$(dirname \"$STACKLESS_TUI_STATE\")/fake-down.sh\" \"$@\"\n",
+        )
+        .expect("write the dispatcher");
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&dispatch, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let down_cmd = format!("'{}' down {{name}} --json", dispatch.display());
+        let config = sshd.fleet_config(
+            &ALIASES
+                .iter()
+                .zip(&stores)
+                .map(|(alias, (_, store))| (*alias, store.as_path(), false))
+                .collect::<Vec<_>>(),
+        );
+        let args = args(
+            &config,
+            &empty,
+            &ALIASES,
+            &[
+                "--no-reaper",
+                "--down-cmd",
+                &down_cmd,
+                "--stackless",
+                utf8(&dispatch),
+            ],
+        );
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut tui = Tui::spawn(&args, 120, 50);
+        wait_for_the_view(&mut tui);
+        tui.wait_for(
+            "stackless-tui fleet: 3 hosts · 3 connected · 24 instances",
+            UI,
+        );
+        tui.send(format!("/host:fleet-2 {name}\r"));
+        tui.wait_until("fleet-2's row alone", UI, |screen| {
+            instance_rows(screen) == [("fleet-2".to_owned(), name.to_owned())]
+        });
+        Self {
+            tui,
+            stores,
+            dispatch,
+            _shared: shared,
+        }
+    }
+
+    /// The argv lines host `index`'s fake logged.
+    fn argv_log(&self, index: usize) -> Vec<String> {
+        crate::common::argv_log(self.stores[index].0.path())
+    }
+}
+
+/// `dy` written in one burst into the fleet view: `d` opens the question
+/// and the `y` read with it answers nothing (it was read before the
+/// question was drawn): the question stays, shown again after a resize
+/// (which is read after the `y`, so the `y` was handled before it), and
+/// no host tore anything down. A `y` read once the question is on screen
+/// tears `golf` down on fleet-2 alone.
+#[test]
+fn dy_in_one_burst_tears_nothing_down_on_any_host() {
+    let Some(sshd) = Sshd::for_test() else {
+        return;
+    };
+    let mut fleet = Dispatching::start(&sshd, "golf");
+    let question = format!(
+        "Tear down golf on fleet-2? This runs there: {} down golf --json",
+        fleet.dispatch.display()
+    );
+    fleet.tui.send("dy");
+    fleet.tui.wait_for(&question, UI);
+    fleet.tui.resize(120, 52);
+    let screen = fleet
+        .tui
+        .wait_until("the question redrawn at 52 rows", UI, |screen| {
+            screen.size() == (52, 120)
+                && screen.contents().contains(&question)
+                && screen
+                    .rows(0, 120)
+                    .nth(51)
+                    .is_some_and(|row| !row.trim().is_empty())
+        });
+    assert!(screen.contents().contains("[y/N]"), "{}", screen.contents());
+    assert!(
+        !screen.contents().contains("sent 1 command"),
+        "{}",
+        screen.contents()
+    );
+    for index in 0..3 {
+        assert_eq!(fleet.argv_log(index), Vec::<String>::new(), "host {index}");
+    }
+    fleet.tui.send("y");
+    poll(
+        "fleet-2's teardown",
+        UI,
+        || (fleet.argv_log(1) == ["[down][golf][--json]"]).then_some(()),
+        || format!("{:?}", fleet.argv_log(1)),
+    );
+    fleet.tui.send("q");
+    assert_eq!(fleet.tui.wait_exit(UI), 0, "sshd: {}", sshd.log());
+    assert_restored(&fleet.tui);
+    assert_eq!(fleet.argv_log(0), Vec::<String>::new());
+    assert_eq!(fleet.argv_log(2), Vec::<String>::new());
+    assert_eq!(fleet.argv_log(1), ["[down][golf][--json]"]);
+    drop(sshd);
+}
+
+/// `L` and `v` on fleet-2's `alpha` (a 0.4.0 store, lease recorded as
+/// 1 day): each question names the argv its agent runs there, and `y`
+/// runs it on fleet-2 alone (its `--stackless`, the fake, logs the
+/// argv): `up --name alpha --lease 1day --json`, then `verify alpha
+/// --json`.
+#[test]
+fn l_and_v_renew_and_verify_on_the_rows_host() {
+    let Some(sshd) = Sshd::for_test() else {
+        return;
+    };
+    let mut fleet = Dispatching::start(&sshd, "alpha");
+    let program = fleet.dispatch.display().to_string();
+    fleet.tui.send("L");
+    fleet.tui.wait_for_all(
+        &[
+            "Renew the lease of alpha on fleet-2 to 1day (as recorded)? This runs there:",
+            &format!("{program} up --name alpha --lease 1day --json"),
+        ],
+        UI,
+    );
+    fleet.tui.send("y");
+    poll(
+        "fleet-2's renew",
+        UI,
+        || (fleet.argv_log(1) == ["[up][--name][alpha][--lease][1day][--json]"]).then_some(()),
+        || format!("{:?}", fleet.argv_log(1)),
+    );
+    fleet.tui.send("v");
+    fleet.tui.wait_for_all(
+        &[
+            "Verify alpha on fleet-2? This runs there:",
+            &format!("{program} verify alpha --json"),
+        ],
+        UI,
+    );
+    fleet.tui.send("y");
+    poll(
+        "fleet-2's verify",
+        UI,
+        || {
+            (fleet.argv_log(1)
+                == [
+                    "[up][--name][alpha][--lease][1day][--json]",
+                    "[verify][alpha][--json]",
+                ])
+            .then_some(())
+        },
+        || format!("{:?}", fleet.argv_log(1)),
+    );
+    fleet.tui.send("q");
+    assert_eq!(fleet.tui.wait_exit(UI), 0, "sshd: {}", sshd.log());
+    assert_restored(&fleet.tui);
+    assert_eq!(fleet.argv_log(0), Vec::<String>::new());
+    assert_eq!(fleet.argv_log(2), Vec::<String>::new());
+    drop(sshd);
+}
+
+/// Ctrl-F in the fleet view opens the jump prompt, as on one host: the
+/// name typed after it (`dyn`, keys typed one by one) is the prompt's text,
+/// never keys: no question opens, no host tears anything down; Enter
+/// selects the row whose name matches (fleet-2's `golf`, the row the
+/// filter shows, by its prefix `go`).
+#[test]
+fn ctrl_f_then_a_name_runs_no_keys_on_any_host() {
+    let Some(sshd) = Sshd::for_test() else {
+        return;
+    };
+    let mut fleet = Dispatching::start(&sshd, "golf");
+    fleet.tui.send("\x06");
+    fleet.tui.wait_for("jump to: ▏", UI);
+    for key in ["d", "y", "n"] {
+        fleet.tui.send(key);
+    }
+    fleet.tui.wait_for("jump to: dyn▏", UI);
+    let screen = fleet.tui.screen();
+    assert!(
+        !screen.contents().contains("Tear down"),
+        "{}",
+        screen.contents()
+    );
+    fleet.tui.send("\x15go\r");
+    fleet.tui.wait_gone("jump to:", UI);
+    fleet
+        .tui
+        .wait_until("fleet-2's golf selected", UI, |screen| {
+            pane(screen, "Instances").is_some_and(|lines| {
+                lines.iter().any(|l| {
+                    l.starts_with('▶') && {
+                        let words: Vec<&str> =
+                            l.trim_start_matches('▶').split_whitespace().collect();
+                        words.starts_with(&["fleet-2", "golf"])
+                    }
+                })
+            })
+        });
+    for index in 0..3 {
+        assert_eq!(fleet.argv_log(index), Vec::<String>::new(), "host {index}");
+    }
+    fleet.tui.send("q");
+    assert_eq!(fleet.tui.wait_exit(UI), 0, "sshd: {}", sshd.log());
+    assert_restored(&fleet.tui);
+    for index in 0..3 {
+        assert_eq!(fleet.argv_log(index), Vec::<String>::new(), "host {index}");
+    }
+    drop(sshd);
+}

@@ -1,24 +1,25 @@
-//! `docs/keys.md` holds the key tables as the code has them: the
-//! console's one key table (`ui::keys::ENTRIES`, which the help overlay,
-//! the footers and the man page also read) and the fleet view's keys
-//! (`ui::fleet::KEYS`). The blocks between the markers are generated;
-//! this test fails when they differ from the code, and with
-//! `UPDATE_DOCS=1` writes them again.
+//! `docs/keys.md` holds the key table as the code has it: the console's
+//! one key table (`ui::keys::ENTRIES`, which the help overlay, the fleet's
+//! help, the footers and the man page also read), with what each entry
+//! does over a fleet (`KeyEntry::over_a_fleet`). The block between the
+//! markers is generated; this test fails when it differs from the code,
+//! and with `UPDATE_DOCS=1` writes it again.
 
 use std::path::Path;
 
-/// One markdown table of `(keys, what they do)`.
-fn table(rows: impl Iterator<Item = (&'static str, &'static str)>) -> String {
+/// One markdown table of `(keys, what they do, what they do over a
+/// fleet)`.
+fn table(rows: impl Iterator<Item = (&'static str, &'static str, String)>) -> String {
     let cell = |text: &str| text.trim().replace('|', "\\|");
-    let mut out = String::from("| key | what it does |\n|---|---|\n");
-    for (keys, help) in rows {
+    let mut out = String::from("| key | what it does | over a fleet |\n|---|---|---|\n");
+    for (keys, help, fleet) in rows {
         // An indented entry belongs to the one above it.
         let keys = if keys.starts_with(' ') {
             format!("↳ {}", cell(keys))
         } else {
             cell(keys)
         };
-        out.push_str(&format!("| {keys} | {} |\n", cell(help)));
+        out.push_str(&format!("| {keys} | {} | {} |\n", cell(help), cell(&fleet)));
     }
     out
 }
@@ -45,14 +46,9 @@ fn docs_keys_md_is_the_key_tables() {
     let console = table(
         stackless_tui::ui::keys::ENTRIES
             .iter()
-            .map(|entry| (entry.keys, entry.help)),
+            .map(|entry| (entry.keys, entry.help, entry.over_a_fleet())),
     );
-    let fleet = table(stackless_tui::ui::fleet::KEYS.iter().copied());
-    let made = with_block(
-        &with_block(&text, "the console's key table", &console),
-        "the fleet view's keys",
-        &fleet,
-    );
+    let made = with_block(&text, "the console's key table", &console);
     if made != text {
         if std::env::var_os("UPDATE_DOCS").is_some() {
             std::fs::write(&path, &made).expect("write docs/keys.md");

@@ -215,6 +215,9 @@ fn at_80x24_the_hosts_pane_is_a_header_line() {
     );
 }
 
+/// `r` on fleet-2's `alpha` asks first, naming the host, the backoff the
+/// reap skips there (2 failed reaps, 64 s left) and what runs there; `y`
+/// sends the reap to fleet-2 alone.
 #[test]
 fn a_reap_goes_to_the_owning_host_only_after_its_question() {
     let mut app = fleet();
@@ -223,8 +226,8 @@ fn a_reap_goes_to_the_owning_host_only_after_its_question() {
     assert_eq!(
         confirm_lines(&app),
         [
-            "Reap alpha on fleet-2 now? This runs there: stackless down alpha --json",
-            "y: yes · any other key: no"
+            "Reap alpha on fleet-2 now? This skips its backoff after 2 failed reaps: 1m 04s left. This runs there: stackless down alpha --json",
+            "[y/N]"
         ]
     );
     let effects = press(&mut app, KeyCode::Char('y'));
@@ -353,7 +356,7 @@ fn a_bulk_reap_over_several_hosts_says_how_many_on_each() {
             "Not sent (2): alpha on fleet-1: its lease has not expired: use d to tear it down; \
              fleet-3 is stale (no line for 15 s (3 x heartbeat_secs 5)): its rows are 40s old; \
              nothing is sent until it is back",
-            "y: yes · any other key: no",
+            "[y/N]",
         ]
     );
     assert_eq!(
@@ -492,7 +495,7 @@ fn the_reaper_keys_go_to_one_host_and_all_hosts_after_a_question() {
             "Pause the reaper on 2 hosts (fleet-1, fleet-2)?",
             "Not sent (1): fleet-3 is stale (no line for 15 s (3 x heartbeat_secs 5)): its rows \
              are 40s old; nothing is sent until it is back",
-            "y: yes · any other key: no",
+            "[y/N]",
         ]
     );
     assert_eq!(
@@ -940,6 +943,703 @@ fn e_on_a_host_shows_its_error_whole() {
     );
 }
 
+/// `dy` read in one burst: `d` opens the question, and `y`, read before
+/// the question was first drawn, answers nothing (nothing is sent, the
+/// question stays); a `y` read once it was drawn sends the teardown.
+#[test]
+fn a_y_typed_before_the_question_was_drawn_answers_nothing() {
+    let mut app = fleet();
+    select(&mut app, "fleet-2", "alpha");
+    let burst = std::time::Instant::now();
+    let key = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+    assert!(app.key_at(key('d'), burst, NOW_MS).is_empty());
+    assert!(app.key_at(key('y'), burst, NOW_MS).is_empty());
+    assert_eq!(
+        confirm_lines(&app),
+        [
+            "Tear down alpha on fleet-2? This runs there: stackless down alpha --json",
+            "[y/N]"
+        ]
+    );
+    let drawn = burst + std::time::Duration::from_millis(16);
+    app.drawn(drawn);
+    // Read after the burst, yet before the frame began: still not an answer.
+    let early = burst + std::time::Duration::from_millis(8);
+    assert!(app.key_at(key('y'), early, NOW_MS).is_empty());
+    assert!(matches!(app.layer(), Some(Layer::Confirm(_))));
+    let effects = app.key_at(key('y'), drawn, NOW_MS);
+    assert_eq!(
+        sent(&effects),
+        [(
+            1,
+            json!({"cmd":"down","name":"alpha","birth":{"instance_id":"a2","resource_namespace":"sl-x"}})
+        )]
+    );
+    assert_eq!(app.layer(), None);
+}
+
+/// `L` on a fleet row asks to renew the lease as recorded on its host,
+/// naming the argv run there; `y` sends `renew` (no lease: as recorded)
+/// to that host alone.
+#[test]
+fn l_renews_the_lease_on_the_rows_host() {
+    let mut app = fleet();
+    select(&mut app, "fleet-1", "alpha");
+    assert!(press(&mut app, KeyCode::Char('L')).is_empty());
+    assert_eq!(
+        confirm_lines(&app),
+        [
+            "Renew the lease of alpha on fleet-1 to 1h (as recorded)? This runs there: stackless up --name alpha --lease 1h --json",
+            "[y/N]"
+        ]
+    );
+    let effects = press(&mut app, KeyCode::Char('y'));
+    assert_eq!(
+        sent(&effects),
+        [(
+            0,
+            json!({"cmd":"renew","name":"alpha","birth":{"instance_id":"a1","resource_namespace":"sl-x"},"lease_secs":null})
+        )]
+    );
+}
+
+/// `v` on a fleet row asks to verify on its host, naming the argv run
+/// there; `y` sends `verify` to that host alone; on a stale host it is
+/// refused with the reason before anything is sent.
+#[test]
+fn v_verifies_on_the_rows_host_and_a_stale_host_refuses() {
+    let mut app = fleet();
+    select(&mut app, "fleet-2", "charlie");
+    assert!(press(&mut app, KeyCode::Char('v')).is_empty());
+    assert_eq!(
+        confirm_lines(&app),
+        [
+            "Verify charlie on fleet-2? This runs there: stackless verify charlie --json (it renews the lease when it starts)",
+            "[y/N]"
+        ]
+    );
+    let effects = press(&mut app, KeyCode::Char('y'));
+    assert_eq!(
+        sent(&effects),
+        [(
+            1,
+            json!({"cmd":"verify","name":"charlie","birth":{"instance_id":"c1","resource_namespace":"sl-x"}})
+        )]
+    );
+    select(&mut app, "fleet-3", "delta");
+    assert!(press(&mut app, KeyCode::Char('v')).is_empty());
+    assert_eq!(app.layer(), None);
+    let flash = app.flash().unwrap();
+    assert!(flash.error);
+    assert!(flash.text.starts_with("fleet-3 "), "{}", flash.text);
+}
+
+/// The fleet view in `context` of the console's key table, on fleet-2's
+/// `alpha` (expired, active); `None` for a context the fleet view never
+/// enters (the help's and the logs' search, the operation overlay: the
+/// keys that open them are refused over a fleet).
+fn fleet_in(context: stackless_tui::ui::keys::Context) -> Option<FleetApp> {
+    use stackless_tui::ui::keys::Context as C;
+    let mut app = fleet();
+    select(&mut app, "fleet-2", "alpha");
+    let opener = match context {
+        C::Always | C::Panes => None,
+        C::Filter => Some(KeyCode::Char('/')),
+        C::CommandLine => Some(KeyCode::Char(':')),
+        C::Confirm => Some(KeyCode::Char('d')),
+        C::Detail => Some(KeyCode::Enter),
+        C::Logs => Some(KeyCode::Char('l')),
+        C::FullText => Some(KeyCode::Char('e')),
+        C::Help => Some(KeyCode::Char('?')),
+        C::HelpSearch | C::LogSearch | C::Operation => return None,
+    };
+    if let Some(code) = opener {
+        press(&mut app, code);
+        assert!(app.layer().is_some(), "{context:?} opened");
+    }
+    Some(app)
+}
+
+/// One press of `key` (a sample for the table's wildcards) into `app`.
+fn press_key(app: &mut FleetApp, key: stackless_tui::ui::keys::Key) -> Vec<FleetEffect> {
+    use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+    use stackless_tui::ui::keys::{Key, Mods};
+    let mouse = |kind| MouseEvent {
+        kind,
+        column: 3,
+        row: 12,
+        modifiers: KeyModifiers::NONE,
+    };
+    match key {
+        Key::Code(code, Mods::Ctrl) => app.key(KeyEvent::new(code, KeyModifiers::CONTROL), NOW_MS),
+        Key::Code(code, _) => app.key(KeyEvent::new(code, KeyModifiers::NONE), NOW_MS),
+        Key::Text => press(app, KeyCode::Char('x')),
+        Key::Other => press(app, KeyCode::Char('n')),
+        Key::Click => {
+            app.mouse(mouse(MouseEventKind::Down(MouseButton::Left)));
+            Vec::new()
+        }
+        Key::WheelUp => {
+            app.mouse(mouse(MouseEventKind::ScrollUp));
+            Vec::new()
+        }
+        Key::WheelDown => {
+            app.mouse(mouse(MouseEventKind::ScrollDown));
+            Vec::new()
+        }
+    }
+}
+
+/// Every entry of the console's key table, each key in each of its
+/// contexts, pressed in the fleet view: a key refused over a fleet says the
+/// table's reason ([`Action::on_fleet`]) and sends nothing; any other does
+/// what it does on one host, on the selected row's host (fleet-2): the
+/// actions ask about fleet-2's `alpha` and `y` sends there alone, the
+/// detail and the logs are read from fleet-2's agent, and none of them is
+/// met with a refusal.
+#[test]
+fn every_key_table_entry_acts_on_the_rows_host_or_says_why_not() {
+    use stackless_tui::ui::keys::{Action, ENTRIES};
+    let refusals: Vec<&str> = ENTRIES
+        .iter()
+        .flat_map(|e| e.binds)
+        .filter_map(|b| b.action.on_fleet().err())
+        .collect();
+    let mut pressed = 0;
+    let mut refused = 0;
+    for entry in ENTRIES {
+        for bind in entry.binds {
+            for context in bind.contexts {
+                for key in bind.keys {
+                    let Some(mut app) = fleet_in(*context) else {
+                        continue;
+                    };
+                    let what = format!("{:?} {:?} in {context:?}", entry.keys, bind.action);
+                    let effects = press_key(&mut app, *key);
+                    pressed += 1;
+                    if let Err(why) = bind.action.on_fleet() {
+                        refused += 1;
+                        assert!(effects.is_empty(), "{what}");
+                        let flash = app.flash().map(|f| (f.text.as_str(), f.error));
+                        assert_eq!(flash, Some((why, true)), "{what}");
+                        continue;
+                    }
+                    if let Some(flash) = app.flash() {
+                        assert!(
+                            !refusals.contains(&flash.text.as_str()),
+                            "{what}: {flash:?}"
+                        );
+                    }
+                    let question = || confirm_lines(&app)[0].clone();
+                    match bind.action {
+                        Action::Quit => assert!(app.quit(), "{what}"),
+                        Action::Reap => assert!(
+                            question().starts_with("Reap alpha on fleet-2 now?"),
+                            "{what}"
+                        ),
+                        Action::TearDown => assert!(
+                            question().starts_with("Tear down alpha on fleet-2?"),
+                            "{what}"
+                        ),
+                        Action::RenewLease => assert!(
+                            question().starts_with("Renew the lease of alpha on fleet-2 to 1h"),
+                            "{what}"
+                        ),
+                        Action::Verify => {
+                            assert!(question().starts_with("Verify alpha on fleet-2?"), "{what}");
+                        }
+                        Action::ConfirmTearDown => assert_eq!(
+                            sent(&effects),
+                            [(
+                                1,
+                                json!({"cmd":"down","name":"alpha","birth":{"instance_id":"a2","resource_namespace":"sl-x"}})
+                            )],
+                            "{what}"
+                        ),
+                        Action::CancelTearDown => {
+                            assert!(effects.is_empty(), "{what}");
+                            assert_eq!(app.layer(), None, "{what}");
+                        }
+                        Action::OpenDetail
+                            if *context == stackless_tui::ui::keys::Context::Panes =>
+                        {
+                            assert_eq!(
+                                sent(&effects),
+                                [(1, json!({"cmd":"detail","name":"alpha"}))],
+                                "{what}"
+                            );
+                        }
+                        Action::OpenLogs if *context == stackless_tui::ui::keys::Context::Panes => {
+                            assert_eq!(sent(&effects).len(), 1, "{what}");
+                            assert_eq!(sent(&effects)[0].0, 1, "{what}");
+                            assert_eq!(sent(&effects)[0].1["cmd"], "logs", "{what}");
+                        }
+                        Action::CancelOperation => assert_eq!(
+                            app.flash().map(|f| f.text.as_str()),
+                            Some("c cancels an operation: Tab to Operations"),
+                            "{what}"
+                        ),
+                        Action::OpenJump => {
+                            assert!(matches!(app.layer(), Some(Layer::Jump(_))), "{what}");
+                        }
+                        Action::MarkAll => assert_eq!(
+                            app.flash().map(|f| f.text.as_str()),
+                            Some("5 marked"),
+                            "{what}"
+                        ),
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    // Every bind's keys in every context the fleet view has; refused:
+    // `p` and `y` in the detail, `w` in the logs view.
+    assert_eq!((pressed, refused), (149, 3));
+}
+
+/// Ctrl-F then a name then Enter selects the row whose name matches best
+/// (here fleet-1's `bravo`, by prefix): the typed text is never keys, so
+/// `dyn` typed after Ctrl-F asks nothing and tears nothing down.
+#[test]
+fn ctrl_f_jumps_and_its_text_is_never_keys() {
+    let mut app = fleet();
+    assert!(
+        app.key(
+            KeyEvent::new(KeyCode::Char('f'), KeyModifiers::CONTROL),
+            NOW_MS
+        )
+        .is_empty()
+    );
+    assert!(typed(&mut app, "dyn").is_empty());
+    assert_eq!(app.layer(), Some(&Layer::Jump("dyn".to_owned())));
+    press(&mut app, KeyCode::Esc);
+    assert_eq!(app.layer(), None);
+    app.key(
+        KeyEvent::new(KeyCode::Char('f'), KeyModifiers::CONTROL),
+        NOW_MS,
+    );
+    typed(&mut app, "brav");
+    assert!(press(&mut app, KeyCode::Enter).is_empty());
+    assert_eq!(app.layer(), None);
+    let row = app.selected_row().unwrap();
+    assert_eq!(app.fleet().hosts[row.host].name, "fleet-1");
+    assert_eq!(
+        app.fleet().hosts[row.host].instances()[row.index].key.name,
+        "bravo"
+    );
+}
+
+/// The `:` line's console commands over a fleet: `:verify HOST/NAME` and
+/// `:renew HOST/NAME` ask about that instance on its host (as `v` and `L`
+/// on its row), `:logs HOST/NAME` follows it over that host's agent,
+/// `:ops` focuses Operations, and a single other word jumps to the row
+/// whose name matches it.
+#[test]
+fn the_command_lines_console_commands_act_on_the_named_hosts_instance() {
+    let mut app = fleet();
+    run_line(&mut app, ":verify fleet-2/charlie");
+    assert!(
+        confirm_lines(&app)[0].starts_with("Verify charlie on fleet-2? This runs there:"),
+        "{:?}",
+        confirm_lines(&app)
+    );
+    press(&mut app, KeyCode::Esc);
+    run_line(&mut app, ":renew fleet-1/alpha");
+    assert!(
+        confirm_lines(&app)[0]
+            .starts_with("Renew the lease of alpha on fleet-1 to 1h (as recorded)?"),
+        "{:?}",
+        confirm_lines(&app)
+    );
+    press(&mut app, KeyCode::Esc);
+    let effects = run_line(&mut app, ":logs fleet-2/alpha");
+    assert_eq!(sent(&effects).len(), 1);
+    assert_eq!(sent(&effects)[0].0, 1);
+    assert_eq!(sent(&effects)[0].1["cmd"], "logs");
+    assert_eq!(sent(&effects)[0].1["name"], "alpha");
+    press(&mut app, KeyCode::Esc);
+    run_line(&mut app, ":renew alpha");
+    assert_eq!(
+        app.flash().map(|f| (f.text.as_str(), f.error)),
+        Some((
+            "alpha is on 2 hosts (fleet-1, fleet-2): name one as HOST/NAME",
+            true
+        ))
+    );
+    run_line(&mut app, ":ops");
+    assert_eq!(app.focus(), stackless_tui::ui::fleet::Focus::Operations);
+    run_line(&mut app, ":char");
+    let row = app.selected_row().unwrap();
+    assert_eq!(
+        app.fleet().hosts[row.host].instances()[row.index].key.name,
+        "charlie"
+    );
+    assert_eq!(app.focus(), stackless_tui::ui::fleet::Focus::Instances);
+}
+
+/// Type `text` and press Enter.
+fn run_line(app: &mut FleetApp, text: &str) -> Vec<FleetEffect> {
+    let mut effects = typed(app, text);
+    effects.extend(press(app, KeyCode::Enter));
+    effects
+}
+
+/// A `y` that sent commands to several hosts: the footer says every
+/// host's answer as it comes, never only the last one's.
+#[test]
+fn a_bulk_actions_answers_show_every_host() {
+    let mut app = fleet();
+    select(&mut app, "fleet-1", "bravo");
+    press(&mut app, KeyCode::Char(' '));
+    select(&mut app, "fleet-2", "alpha");
+    press(&mut app, KeyCode::Char(' '));
+    press(&mut app, KeyCode::Char('r'));
+    let effects = press(&mut app, KeyCode::Char('y'));
+    assert_eq!(
+        sent(&effects).iter().map(|(h, _)| *h).collect::<Vec<_>>(),
+        [0, 1]
+    );
+    let id = |effect: &FleetEffect| {
+        let FleetEffect::Send { line, .. } = effect;
+        serde_json::from_str::<Value>(line).unwrap()["id"].clone()
+    };
+    app.line(
+        0,
+        &json!({"type":"reply","id":id(&effects[0]),"ok":true,"message":"reap of bravo started"}),
+        NOW_MS,
+    );
+    app.line(
+        1,
+        &json!({"type":"reply","id":id(&effects[1]),"ok":false,
+            "error":{"kind":"refused","message":"refused: alpha is locked"}}),
+        NOW_MS,
+    );
+    let flash = app.flash().unwrap();
+    assert_eq!(
+        flash.text,
+        "2/2 answered: fleet-1: reap of bravo started · fleet-2: reap alpha refused: refused: alpha is locked"
+    );
+    assert!(flash.error);
+}
+
+/// The default sort (by host) keeps each host's tombstoned rows after its
+/// active ones, then by name, as the console keeps tombstones last.
+#[test]
+fn the_default_sort_keeps_tombstones_after_each_hosts_active_rows() {
+    let mut app = FleetApp::new(vec!["fleet-1".into(), "fleet-2".into()], NOW_MS);
+    let mut gone = instance("alpha", "a0", NOW - 900);
+    gone["status"] = json!("tombstoned");
+    gone["tombstoned_at"] = json!(NOW - 800);
+    connect(
+        &mut app,
+        0,
+        "db1",
+        &[(
+            "instances",
+            vec![
+                gone,
+                instance("bravo", "b1", NOW + 60),
+                instance("alpha", "a1", NOW + 60),
+            ],
+        )],
+    );
+    connect(
+        &mut app,
+        1,
+        "db2",
+        &[("instances", vec![instance("able", "x1", NOW + 60)])],
+    );
+    let rows: Vec<(usize, String, String)> = app
+        .rows()
+        .iter()
+        .map(|r| {
+            let i = &app.fleet().hosts[r.host].instances()[r.index];
+            (r.host, i.key.name.clone(), i.status.clone())
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            (0, "alpha".to_owned(), "active".to_owned()),
+            (0, "bravo".to_owned(), "active".to_owned()),
+            (0, "alpha".to_owned(), "tombstoned".to_owned()),
+            (1, "able".to_owned(), "active".to_owned()),
+        ]
+    );
+}
+
+/// A host back after a failure: `e` on it still shows its last error
+/// whole, with how long ago it was (the Hosts pane cuts it to a column).
+#[test]
+fn e_on_a_host_back_shows_its_last_error_whole() {
+    let mut app = fleet();
+    let long = format!(
+        "ssh: connect to host 127.0.0.1 port 2222: Connection refused {}; the end of it",
+        "y".repeat(100)
+    );
+    app.link(2, link(LinkState::Stale, Some(&long)), NOW_MS);
+    app.link(2, link(LinkState::Connecting, None), NOW_MS);
+    app.link(2, link(LinkState::Connected, None), NOW_MS);
+    for _ in 0..4 {
+        press(&mut app, KeyCode::Tab);
+    }
+    press(&mut app, KeyCode::End);
+    press(&mut app, KeyCode::Char('e'));
+    let Some(Layer::Text(view)) = app.layer() else {
+        panic!("no text view: {:?}", app.layer());
+    };
+    assert_eq!(view.lines[1], format!("last error (40s ago): {long}"));
+}
+
+/// A text view's long labelled line wraps at spaces, its continuation
+/// under its value (never mid-word, never under the label).
+#[test]
+fn a_text_views_long_line_wraps_at_words_under_its_value() {
+    let mut app = fleet();
+    let words = "the host key of 127.0.0.1 is not the known one: connect once with ssh fleet-3 to see why, then remove the old key from known_hosts";
+    app.link(2, link(LinkState::Failed, Some(words)), NOW_MS);
+    for _ in 0..4 {
+        press(&mut app, KeyCode::Tab);
+    }
+    press(&mut app, KeyCode::End);
+    press(&mut app, KeyCode::Char('e'));
+    let text = screen(&app, 80, 24);
+    let rows: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.contains("error: "))
+        .take(3)
+        .map(|l| l.trim_matches(|c| c == '║' || c == '│').trim_end())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "error: the host key of 127.0.0.1 is not the known one: connect once with ssh",
+            "       fleet-3 to see why, then remove the old key from known_hosts",
+            "agent: stackless-tui 0.1.0 on db3 · schema 14"
+        ],
+        "{text}"
+    );
+}
+
+/// Dead service processes are told in the LOCK column, as on one host
+/// (`1 svc dead`), and STATUS stays the stored status.
+#[test]
+fn dead_services_lead_the_lock_column_as_on_one_host() {
+    let mut app = FleetApp::new(vec!["fleet-1".into()], NOW_MS);
+    let mut row = instance("zulu", "z1", NOW + 3_600);
+    row["services_dead"] = json!(1);
+    connect(&mut app, 0, "db1", &[("instances", vec![row])]);
+    let text = screen(&app, 120, 40);
+    let line = text.lines().find(|l| l.contains("zulu")).unwrap();
+    let words: Vec<&str> = line
+        .trim_matches(|c| c == '║' || c == '▶' || c == ' ')
+        .split_whitespace()
+        .collect();
+    assert_eq!(words[..4], ["fleet-1", "zulu", "local", "active"], "{line}");
+    assert_eq!(words[words.len() - 3..], ["1", "svc", "dead"], "{line}");
+}
+
+/// `r` on an instance with a pending operation on its host is refused
+/// before any question, in the console's words (a reap never runs beside
+/// a pending operation); nothing is sent.
+#[test]
+fn a_reap_beside_a_pending_operation_is_refused_before_the_question() {
+    let mut app = FleetApp::new(vec!["fleet-1".into()], NOW_MS);
+    connect(
+        &mut app,
+        0,
+        "db1",
+        &[
+            ("instances", vec![instance("charlie", "c1", NOW - 60)]),
+            (
+                "operations",
+                vec![
+                    json!({"id":"op-7","instance":"charlie","verb":"up","status":"running",
+                    "created_at":NOW - 5,"updated_at":NOW - 5,"error":null}),
+                ],
+            ),
+        ],
+    );
+    select(&mut app, "fleet-1", "charlie");
+    assert!(press(&mut app, KeyCode::Char('r')).is_empty());
+    assert_eq!(app.layer(), None);
+    assert_eq!(
+        app.flash().map(|f| (f.text.as_str(), f.error)),
+        Some((
+            "charlie on fleet-1: refused: operation pending (up running); the controller runs it first (d queues a teardown behind it)",
+            true
+        ))
+    );
+}
+
+/// The logs view over a fleet searches as on one host: `/` types the
+/// search, Enter moves to the newest match, `n` to the next older, `N`
+/// back to the newer one (without case); `w` and Tab say why not.
+#[test]
+fn the_fleet_logs_view_searches_with_slash_n_and_shift_n() {
+    let mut app = fleet();
+    select(&mut app, "fleet-2", "charlie");
+    let effects = press(&mut app, KeyCode::Char('l'));
+    let FleetEffect::Send { line, .. } = &effects[0];
+    let id = serde_json::from_str::<Value>(line).unwrap()["id"].clone();
+    app.line(
+        1,
+        &json!({"type":"reply","id":id,"ok":true,"services":["web"]}),
+        NOW_MS,
+    );
+    for text in ["boot", "GET /a 500", "ok", "get /b 500", "ok", "done"] {
+        app.line(
+            1,
+            &json!({"type":"log","logs":id,"service":"web","text":text,"at":null,"cont":false}),
+            NOW_MS,
+        );
+    }
+    let scroll = |app: &FleetApp| match app.layer() {
+        Some(Layer::Text(view)) => (view.scroll, view.lines[view.scroll].clone()),
+        other => panic!("no text view: {other:?}"),
+    };
+    typed(&mut app, "/500");
+    press(&mut app, KeyCode::Enter);
+    // Line 0 is the `-- following web over its agent` header.
+    assert_eq!(scroll(&app), (4, "web │ get /b 500".to_owned()));
+    press(&mut app, KeyCode::Char('n'));
+    assert_eq!(scroll(&app), (2, "web │ GET /a 500".to_owned()));
+    press(&mut app, KeyCode::Char('n'));
+    assert_eq!(scroll(&app), (2, "web │ GET /a 500".to_owned()));
+    press(&mut app, KeyCode::Char('N'));
+    assert_eq!(scroll(&app), (4, "web │ get /b 500".to_owned()));
+    press(&mut app, KeyCode::Char('w'));
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("over a fleet the logs view always wraps at words: w has nothing to switch")
+    );
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("over a fleet the logs view is one stream for every service: no other to switch to")
+    );
+    let text = screen(&app, 80, 24);
+    assert!(
+        text.contains("over a fleet the logs view is one stream for every service"),
+        "{text}"
+    );
+}
+
+/// `y` copies the selected row's name and `Y` the teardown its host's
+/// agent runs for it (OSC 52, written by the wiring); the first copy's
+/// flash says how to let OSC 52 through, as on one host.
+#[test]
+fn y_and_shift_y_copy_the_name_and_the_hosts_teardown() {
+    let mut app = fleet();
+    select(&mut app, "fleet-2", "alpha");
+    assert!(press(&mut app, KeyCode::Char('y')).is_empty());
+    assert_eq!(app.take_copies(), ["alpha"]);
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("OSC 52 sent; not pasted? tmux: set -g set-clipboard on · alpha")
+    );
+    press(&mut app, KeyCode::Char('Y'));
+    assert_eq!(app.take_copies(), ["stackless down alpha --json"]);
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("sent to the terminal's clipboard (OSC 52): stackless down alpha --json")
+    );
+    assert_eq!(app.take_copies(), Vec::<String>::new());
+}
+
+/// `z` zooms the focused pane to the whole body and back, as on one host;
+/// Tab moves the zoom to the next pane.
+#[test]
+fn z_zooms_the_focused_pane_and_tab_moves_it() {
+    let mut app = fleet();
+    press(&mut app, KeyCode::Char('z'));
+    assert!(app.zoomed());
+    let text = screen(&app, 80, 24);
+    let titles: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with('╔') || l.starts_with('┌'))
+        .collect();
+    assert_eq!(titles.len(), 1, "{text}");
+    assert!(titles[0].starts_with("╔ Instances 1/5"), "{text}");
+    press(&mut app, KeyCode::Tab);
+    let text = screen(&app, 80, 24);
+    let titles: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with('╔') || l.starts_with('┌'))
+        .collect();
+    assert_eq!(titles.len(), 1, "{text}");
+    assert!(titles[0].starts_with("╔ Operations"), "{text}");
+    press(&mut app, KeyCode::Char('z'));
+    assert!(!app.zoomed());
+}
+
+/// The mouse over a fleet, as on one host: a click selects the Instances
+/// row under it (fleet-2's `charlie`, the fourth row), the wheel over the
+/// Hosts pane focuses it and moves its selection by 3 (the last of 3).
+#[test]
+fn a_click_selects_the_row_under_it_and_the_wheel_scrolls_its_pane() {
+    use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+    let mut app = fleet();
+    screen(&app, 120, 40);
+    let mouse = |kind, row| MouseEvent {
+        kind,
+        column: 10,
+        row,
+        modifiers: KeyModifiers::NONE,
+    };
+    app.mouse(mouse(MouseEventKind::Down(MouseButton::Left), 12));
+    let row = app.selected_row().unwrap();
+    assert_eq!(
+        (
+            app.fleet().hosts[row.host].name.as_str(),
+            app.fleet().hosts[row.host].instances()[row.index]
+                .key
+                .name
+                .as_str()
+        ),
+        ("fleet-2", "charlie")
+    );
+    app.mouse(mouse(MouseEventKind::ScrollDown, 3));
+    assert_eq!(app.focus(), stackless_tui::ui::fleet::Focus::Hosts);
+    assert_eq!(app.cursor(stackless_tui::ui::fleet::Focus::Hosts), 2);
+}
+
+/// The `:` line over a fleet: ↑ and ↓ walk the lines run (oldest at the
+/// top, ↓ past the newest clears it), Ctrl-W deletes the last word, in
+/// the `/` filter too.
+#[test]
+fn the_command_line_keeps_its_history_and_ctrl_w_deletes_a_word() {
+    let mut app = fleet();
+    let ctrl_w = KeyEvent::new(KeyCode::Char('w'), KeyModifiers::CONTROL);
+    let line = |app: &FleetApp| match app.layer() {
+        Some(Layer::Command(text)) => text.clone(),
+        other => panic!("no : line: {other:?}"),
+    };
+    run_line(&mut app, ":sort name");
+    run_line(&mut app, ":filter alpha");
+    typed(&mut app, ":");
+    press(&mut app, KeyCode::Up);
+    assert_eq!(line(&app), "filter alpha");
+    press(&mut app, KeyCode::Up);
+    assert_eq!(line(&app), "sort name");
+    press(&mut app, KeyCode::Up);
+    assert_eq!(line(&app), "sort name");
+    press(&mut app, KeyCode::Down);
+    assert_eq!(line(&app), "filter alpha");
+    press(&mut app, KeyCode::Down);
+    assert_eq!(line(&app), "");
+    typed(&mut app, "reap fleet-2/alpha  ");
+    app.key(ctrl_w, NOW_MS);
+    assert_eq!(line(&app), "reap ");
+    press(&mut app, KeyCode::Esc);
+    // Esc on the panes clears the filter `:filter alpha` set.
+    press(&mut app, KeyCode::Esc);
+    typed(&mut app, "/host:fleet-2 alp");
+    app.key(ctrl_w, NOW_MS);
+    assert_eq!(app.filter_text(), "host:fleet-2 ");
+}
+
 /// A host whose clock is an hour ahead: its lease that ran out 85 s ago
 /// on its own clock is shown expired (not `58m 35s left`), the Hosts pane
 /// says the skew, and its agent's first pass counts down there.
@@ -976,4 +1676,52 @@ fn a_host_an_hour_ahead_counts_down_on_its_own_clock_and_says_so() {
         text.contains("its clock is 1h 00m ahead of this machine's"),
         "{text}"
     );
+}
+
+/// Tab on the `:` line completes the command, then an active instance:
+/// `NAME` when one host has it, `HOST/NAME` when several do (their common
+/// start, the candidates in the footer).
+#[test]
+fn tab_completes_the_command_and_the_instance_across_hosts() {
+    let mut app = fleet();
+    let line = |app: &FleetApp| match app.layer() {
+        Some(Layer::Command(text)) => text.clone(),
+        other => panic!("no : line: {other:?}"),
+    };
+    typed(&mut app, ":ver");
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(line(&app), "verify ");
+    typed(&mut app, "ch");
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(line(&app), "verify charlie ");
+    press(&mut app, KeyCode::Esc);
+    typed(&mut app, ":renew fleet");
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(line(&app), "renew fleet-");
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some("fleet-1/alpha fleet-2/alpha")
+    );
+}
+
+/// The help over a fleet searches as on one host: `/` and the text show
+/// only the entries that contain it (keys, words or what they do over a
+/// fleet), Esc shows them all again.
+#[test]
+fn the_fleet_help_searches_its_entries() {
+    let mut app = fleet();
+    press(&mut app, KeyCode::Char('?'));
+    let lines = |app: &FleetApp| match app.layer() {
+        Some(Layer::Text(view)) => view.lines.clone(),
+        other => panic!("no help: {other:?}"),
+    };
+    let all = lines(&app).len();
+    assert_eq!(all, 2 * stackless_tui::ui::keys::ENTRIES.len());
+    typed(&mut app, "/ctrl-f");
+    let found = lines(&app);
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found[0].starts_with("Ctrl-F "), "{found:?}");
+    press(&mut app, KeyCode::Enter);
+    press(&mut app, KeyCode::Esc);
+    assert_eq!(lines(&app).len(), all);
 }

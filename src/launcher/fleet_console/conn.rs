@@ -10,10 +10,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 
-use super::super::fleet_follow::{Line, State};
+use super::super::fleet_follow::Line;
 use super::super::fleet_follow_run::{Event as Read, read_lines};
 use super::super::fleet_run::{Shared, keep_tail, wait};
 use super::super::plan::Plan;
+use crate::model::fleet::LinkState;
 use crate::model::fleet::wire::{self, Message};
 use crate::model::protocol::lines::{Reply, ReplyError};
 
@@ -43,8 +44,8 @@ pub(super) enum HostEvent {
 pub(super) enum Wake {
     /// Host `.0`'s connection `.1` (its generation) queued lines.
     Host(usize, u64),
-    /// A terminal event.
-    Input(crossterm::event::Event),
+    /// A terminal event and the instant its burst was read.
+    Input(crossterm::event::Event, std::time::Instant),
     /// SIGTERM, SIGINT or SIGHUP, by name.
     Signal(&'static str),
     /// Host `.0`'s connection `.1` was started by the starter thread
@@ -229,7 +230,7 @@ pub(super) fn write_commands(mut stdin: impl io::Write, orders: &Receiver<String
 pub(super) fn route(
     commands: Option<&SyncSender<String>>,
     name: &str,
-    state: State,
+    state: LinkState,
     line: String,
 ) -> Result<(), Box<Message>> {
     let Some(commands) = commands else {

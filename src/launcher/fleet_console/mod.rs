@@ -40,7 +40,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::time::{Duration, Instant};
 
 use super::fleet::FleetHost;
-use super::fleet_follow::{Link as Rules, MAX_CONNECTING, State, next_wave, too_long};
+use super::fleet_follow::{Link as Rules, MAX_CONNECTING, next_wave, too_long};
 use super::fleet_follow_run::{catch_signals, ended_error};
 use super::plan::Plan;
 use crate::console::terminal::{self, RestoreOnDrop, Term, with_terminal};
@@ -116,9 +116,9 @@ pub(crate) fn run(hosts: &[FleetHost], plans: &[Plan], zone: jiff::tz::TimeZone)
         Err(error) => return failed(&format!("{error:#}"), restore),
     };
     let input = wake.clone();
-    if let Err(error) =
-        crate::console::input::spawn_with(move |event, _| input.send(Wake::Input(event)).is_ok())
-    {
+    if let Err(error) = crate::console::input::spawn_with(move |event, read| {
+        input.send(Wake::Input(event, read)).is_ok()
+    }) {
         return failed(
             &format!("cannot start the terminal input thread: {error}"),
             restore,
@@ -183,11 +183,14 @@ fn leave_terminal(term: Term, restore: RestoreOnDrop) {
     std::mem::forget(term);
 }
 
-/// Draw one frame; `false` when the terminal is gone.
-fn draw(term: &mut Term, app: &FleetApp) -> bool {
+/// Draw one frame; `false` when the terminal is gone. The instant it
+/// began is the view's ([`FleetApp::drawn`]): a question drawn in it is
+/// answered only by keys read since.
+fn draw(term: &mut Term, app: &mut FleetApp) -> bool {
+    app.drawn(Instant::now());
     let (_, now_ms) = now();
     match with_terminal(|| {
-        term.draw(|frame| crate::ui::fleet::draw(frame, app, now_ms))
+        term.draw(|frame| crate::ui::fleet::draw(frame, &*app, now_ms))
             .map(|_| ())
     }) {
         // A panic took the terminal back; its hook exits the process.
@@ -236,6 +239,11 @@ fn event_loop(
                 Err(why) => return why,
                 Ok(resized) => dirty |= resized || app.needs_draw(),
             }
+            for text in app.take_copies() {
+                if !terminal::copy(term, &text) {
+                    return "terminal closed";
+                }
+            }
             if app.quit() {
                 return "quit";
             }
@@ -270,14 +278,15 @@ fn handle(
 ) -> Result<bool, &'static str> {
     match event {
         Wake::Signal(name) => return Err(name),
-        Wake::Input(crossterm::event::Event::Key(key)) => {
-            let effects = app.key(key, now().1);
+        Wake::Input(crossterm::event::Event::Key(key), read) => {
+            let effects = app.key_at(key, read, now().1);
             for effect in effects {
                 send(all, app, effect);
             }
         }
-        Wake::Input(crossterm::event::Event::Resize(..)) => return Ok(true),
-        Wake::Input(_) => {}
+        Wake::Input(crossterm::event::Event::Mouse(mouse), _) => app.mouse(mouse),
+        Wake::Input(crossterm::event::Event::Resize(..), _) => return Ok(true),
+        Wake::Input(..) => {}
         Wake::Host(index, generation) => drain(index, generation, app, all, wake),
         Wake::Started(index, generation, started) => {
             started_conn(index, generation, started, app, all, wake);
@@ -353,12 +362,7 @@ fn started_conn(
 /// Host `index`'s link as the view takes it.
 fn view_link(link: &Rules) -> Link {
     Link {
-        state: match link.state {
-            State::Connecting => LinkState::Connecting,
-            State::Connected => LinkState::Connected,
-            State::Stale => LinkState::Stale,
-            State::Failed => LinkState::Failed,
-        },
+        state: link.state,
         since: link.since,
         error: link.error.clone(),
         retry_at: link.retry_at,
@@ -372,7 +376,7 @@ fn apply(index: usize, host: &mut Host, event: HostEvent, app: &mut FleetApp) {
     let (now_s, now_ms) = now();
     let changed = match event {
         HostEvent::Line(message, line) => {
-            if matches!(host.link.state, State::Stale | State::Failed) {
+            if matches!(host.link.state, LinkState::Stale | LinkState::Failed) {
                 return;
             }
             let skew = host.link.skew;
@@ -380,7 +384,7 @@ fn apply(index: usize, host: &mut Host, event: HostEvent, app: &mut FleetApp) {
             if let Message::Reply(reply) = &*message {
                 host.unanswered.answered(&reply.id);
             }
-            if host.link.state != State::Failed {
+            if host.link.state != LinkState::Failed {
                 app.message(index, *message, now_ms);
             }
             changed
@@ -398,7 +402,7 @@ fn apply(index: usize, host: &mut Host, event: HostEvent, app: &mut FleetApp) {
         }
     };
     if changed {
-        if host.link.state == State::Failed {
+        if host.link.state == LinkState::Failed {
             kill(index, host, app);
         }
         app.link(index, view_link(&host.link), now_ms);
@@ -430,7 +434,10 @@ fn check_links(all: &mut [Host], app: &mut FleetApp, starts: &Sender<(usize, u64
         // this loop's.
         if let Some(conn) = &host.conn {
             let arrived = conn.arrived.load(Ordering::SeqCst);
-            if matches!(host.link.state, State::Connecting | State::Connected) {
+            if matches!(
+                host.link.state,
+                LinkState::Connecting | LinkState::Connected
+            ) {
                 host.link.last_line = host.link.last_line.max(arrived);
             }
         }
@@ -463,7 +470,7 @@ fn check_links(all: &mut [Host], app: &mut FleetApp, starts: &Sender<(usize, u64
 /// It takes a place in the connecting wave: asked of the starter, or its
 /// ssh running with no `hello` yet.
 fn counts_connecting(host: &Host) -> bool {
-    host.starting || (host.conn.is_some() && host.link.state == State::Connecting)
+    host.starting || (host.conn.is_some() && host.link.state == LinkState::Connecting)
 }
 
 /// Kill host `index`'s connection: its ssh killed, its queue and command

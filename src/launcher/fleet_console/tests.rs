@@ -45,14 +45,14 @@ fn commands_beyond_the_queue_are_refused_at_once() {
     for id in 0..COMMAND_QUEUE {
         let line = format!(r#"{{"id":{id},"cmd":"ping"}}"#);
         assert_eq!(
-            route(Some(&commands), "fleet-2", State::Connected, line),
+            route(Some(&commands), "fleet-2", LinkState::Connected, line),
             Ok(())
         );
     }
     let full = route(
         Some(&commands),
         "fleet-2",
-        State::Connected,
+        LinkState::Connected,
         r#"{"id":64,"cmd":"reap","name":"alpha","birth":3}"#.to_owned(),
     );
     assert_eq!(
@@ -68,7 +68,7 @@ fn commands_beyond_the_queue_are_refused_at_once() {
         route(
             Some(&commands),
             "fleet-2",
-            State::Connected,
+            LinkState::Connected,
             r#"{"id":65}"#.to_owned()
         )
         .map_err(json_of)
@@ -76,7 +76,7 @@ fn commands_beyond_the_queue_are_refused_at_once() {
         "fleet-2 is not connected: nothing was sent"
     );
     assert_eq!(
-        route(None, "fleet-3", State::Stale, r#"{"id":66}"#.to_owned())
+        route(None, "fleet-3", LinkState::Stale, r#"{"id":66}"#.to_owned())
             .map_err(json_of)
             .unwrap_err()["error"]["message"],
         "fleet-3 is stale: nothing was sent"
@@ -212,7 +212,7 @@ fn a_command_unanswered_when_the_connection_ends_is_told_lost() {
     };
     let hello = br#"{"type":"hello","protocol":1,"heartbeat_secs":5}"#;
     apply(0, &mut host, queued(Read::Line(hello.to_vec())), &mut app);
-    assert_eq!(host.link.state, State::Connected);
+    assert_eq!(host.link.state, LinkState::Connected);
     // Two sent; the pause answered, the reap not.
     assert_eq!(
         host.unanswered
@@ -230,7 +230,7 @@ fn a_command_unanswered_when_the_connection_ends_is_told_lost() {
         HostEvent::Ended(Ok(255), String::new()),
         &mut app,
     );
-    assert_eq!(host.link.state, State::Stale);
+    assert_eq!(host.link.state, LinkState::Stale);
     let lines: Vec<(String, String, String)> = app
         .fleet()
         .activity

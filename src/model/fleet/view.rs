@@ -205,7 +205,9 @@ pub fn host_order(host: &super::Host, filter: &Filter, sort: SortKey, now: i64) 
 
 fn compare(x: &Instance, y: &Instance, sort: SortKey) -> Ordering {
     match sort {
-        SortKey::Host => Ordering::Equal,
+        // By host, then active before tombstoned (as the console's
+        // default sort keeps tombstones last), then by name.
+        SortKey::Host => x.tombstoned().cmp(&y.tombstoned()),
         SortKey::Lease => lease_rank(x).cmp(&lease_rank(y)),
         SortKey::Name => x.key.name.cmp(&y.key.name),
         SortKey::Status => (x.status != "active", &x.status, lease_rank(x)).cmp(&(

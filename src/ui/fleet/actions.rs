@@ -11,6 +11,7 @@ use super::{Confirm, FleetApp, FleetEffect, Focus, Layer, Sent};
 use crate::model::fleet::rows::{Instance, InstanceKey};
 use crate::model::protocol::command::{Cmd, Command, Target};
 use crate::model::text::sanitize_short;
+use crate::model::verbs;
 use crossterm::event::KeyModifiers;
 
 /// One action on one instance, before it is confirmed.
@@ -22,22 +23,28 @@ pub(super) enum Verb {
 
 impl FleetApp {
     pub(super) fn ask(&mut self, lines: Vec<String>, commands: Vec<(usize, Command)>) {
-        self.layers
-            .push(Layer::Confirm(Confirm { lines, commands }));
+        self.layers.push(Layer::Confirm(Confirm {
+            lines,
+            commands,
+            shown: None,
+        }));
     }
 
     pub(super) fn confirm_key(&mut self, key: KeyEvent) -> Vec<FleetEffect> {
         let Some(Layer::Confirm(confirm)) = self.layers.pop() else {
             return Vec::new();
         };
-        if key.code != KeyCode::Char('y') || !plain(&key) {
+        // `y` or `Y`, as the console's key table takes them.
+        if !matches!(key.code, KeyCode::Char('y' | 'Y')) {
             self.say("not done", false);
             return Vec::new();
         }
         let mut out = Vec::new();
+        let batch = self.next_id;
+        self.batch_sizes.insert(batch, confirm.commands.len());
         for (host, command) in confirm.commands {
             let what = describe(&command);
-            out.push(self.send(host, command, Sent::Action(what)));
+            out.push(self.send(host, command, Sent::Action(what, batch)));
         }
         let hosts: std::collections::BTreeSet<usize> = out
             .iter()
@@ -103,7 +110,20 @@ impl FleetApp {
                     self.host_name(host)
                 ));
             }
-            Verb::Reap => Command::Reap,
+            Verb::Reap => {
+                // The console's rule (`model::rules::may_tear_down`): a reap
+                // never runs beside a pending operation, so it is refused
+                // here, before the question, in the console's words.
+                if let Some(op) = one.pending_operation(&instance.key.name) {
+                    return Err(format!(
+                        "{name} on {}: refused: operation pending ({} {}); the controller runs it first (d queues a teardown behind it)",
+                        self.host_name(host),
+                        sanitize_short(&op.verb, 16),
+                        sanitize_short(&op.status, 16)
+                    ));
+                }
+                Command::Reap
+            }
             Verb::Down if one.pending_operation(&instance.key.name).is_some() => Command::QueueDown,
             Verb::Down => Command::Down,
         };
@@ -176,7 +196,10 @@ impl FleetApp {
             let host_name = self.host_name(*host);
             let cmd = command.cmd().as_str();
             let question = match command.cmd() {
-                Cmd::Reap => format!("Reap {name} on {host_name} now?"),
+                Cmd::Reap => format!(
+                    "Reap {name} on {host_name} now?{}",
+                    self.skipped_backoff(*host, target)
+                ),
                 Cmd::QueueDown => {
                     format!("Queue a down of {name} on {host_name} behind its pending operation?")
                 }
@@ -203,8 +226,33 @@ impl FleetApp {
                 refused.join("; ")
             ));
         }
-        lines.push("y: yes · any other key: no".to_owned());
+        lines.push("[y/N]".to_owned());
         lines
+    }
+
+    /// What a reap of `name` on `host` skips: the backoff its host's
+    /// reaper waits out after failed reaps (stackless §6 step 4), as the
+    /// console's question says it (` This skips its backoff after 3 failed
+    /// reaps: 2m 53s left.`); empty when none runs.
+    pub(super) fn skipped_backoff(&self, host: usize, name: &str) -> String {
+        let Some(backoff) = self
+            .fleet
+            .hosts
+            .get(host)
+            .and_then(|h| h.backoff(name))
+            .filter(|b| b.next_retry_at > self.now)
+        else {
+            return String::new();
+        };
+        let reaps = if backoff.attempts == 1 {
+            "1 failed reap".to_owned()
+        } else {
+            format!("{} failed reaps", backoff.attempts)
+        };
+        format!(
+            " This skips its backoff after {reaps}: {} left.",
+            crate::model::time::span(backoff.next_retry_at.saturating_sub(self.now))
+        )
     }
 
     /// A bulk question's lines: how many on each host, what each runs.
@@ -305,6 +353,99 @@ impl FleetApp {
         crate::model::text::sanitize(&crate::reaper::teardown::shell_line(&argv)).into_owned()
     }
 
+    /// `L` (`renew` at the lease's recorded duration) or `v` (`verify`)
+    /// on the selected instance: the question names its host and the argv
+    /// its agent runs there (`up --name NAME --lease D --json`, `verify
+    /// NAME --json`, the stackless its `hello` named); refused with the
+    /// reason before anything is sent (not DNS-safe, tombstoned, no lease
+    /// recorded, a host not ready or whose agent takes no such command).
+    pub(super) fn ask_renew_verify(&mut self, renew: bool) {
+        let key = if renew { "L" } else { "v" };
+        if self.focus != Focus::Instances {
+            self.say(format!("{key} acts on Instances (Tab to it)"), true);
+            return;
+        }
+        let Some((host, instance)) = self.selected_instance() else {
+            return;
+        };
+        let instance = instance.clone();
+        match self.renew_verify_question(renew, host, &instance) {
+            Ok((lines, command)) => self.ask(lines, vec![(host, command)]),
+            Err(why) => self.say(why, true),
+        }
+    }
+
+    /// The question and command of `L` (`renew`) or `v` (`verify`) on
+    /// `instance` of `host`, or why not.
+    fn renew_verify_question(
+        &self,
+        renew: bool,
+        host: usize,
+        instance: &Instance,
+    ) -> Result<(Vec<String>, Command), String> {
+        let host_name = self.host_name(host);
+        let name = sanitize_short(&instance.key.name, 96);
+        let word = if renew { "renewed" } else { "verified" };
+        if !instance.dns_safe {
+            return Err(format!(
+                "{name} on {host_name} is not a DNS-safe name: never acted upon"
+            ));
+        }
+        if instance.tombstoned() {
+            return Err(format!(
+                "{name} on {host_name} is tombstoned: it cannot be {word}"
+            ));
+        }
+        let target = Target {
+            name: instance.key.name.clone(),
+            birth: instance.key.birth.clone(),
+            resource_namespace: instance.resource_namespace.clone(),
+            created_at: instance.created_at,
+        };
+        let (command, verb) = if renew {
+            let Some(secs) = instance
+                .lease
+                .as_ref()
+                .and_then(|lease| u64::try_from(lease.duration_secs).ok())
+                .filter(|secs| *secs > 0)
+                .map(|secs| secs.min(verbs::MAX_LEASE_SECS))
+            else {
+                return Err(format!(
+                    "{name} on {host_name} records no lease: it cannot be renewed as recorded"
+                ));
+            };
+            (
+                Command::Renew(target, None),
+                verbs::Verb::Renew { lease_secs: secs },
+            )
+        } else {
+            (Command::Verify(target), verbs::Verb::Verify)
+        };
+        if let Some(why) = self.refusal(host, command.cmd()) {
+            return Err(why);
+        }
+        let program = self
+            .fleet
+            .hosts
+            .get(host)
+            .and_then(|h| h.hello.as_ref())
+            .and_then(|h| h.stackless.clone())
+            .unwrap_or_else(|| "stackless".to_owned());
+        let argv = verbs::argv(&program, &instance.key.name, verb).unwrap_or_default();
+        let runs =
+            crate::model::text::sanitize(&crate::reaper::teardown::shell_line(&argv)).into_owned();
+        let question = match verb {
+            verbs::Verb::Renew { lease_secs } => format!(
+                "Renew the lease of {name} on {host_name} to {} (as recorded)? This runs there: {runs}",
+                verbs::lease_text(lease_secs)
+            ),
+            verbs::Verb::Verify => format!(
+                "Verify {name} on {host_name}? This runs there: {runs} (it renews the lease when it starts)"
+            ),
+        };
+        Ok((vec![question, "[y/N]".to_owned()], command))
+    }
+
     pub(super) fn ask_cancel(&mut self) {
         if self.focus != Focus::Operations {
             self.say("c cancels an operation: Tab to Operations", true);
@@ -337,7 +478,7 @@ impl FleetApp {
                 sanitize_short(&op.instance, 96),
                 self.runs_there(host, "cancel", &id)
             ),
-            "y: yes · any other key: no".to_owned(),
+            "[y/N]".to_owned(),
         ];
         self.ask(lines, vec![(host, Command::Cancel(operation_id(&op.id)))]);
     }
@@ -382,7 +523,9 @@ impl FleetApp {
             let host = commands[0].0;
             let command = commands.remove(0).1;
             self.say(format!("{cmd} sent to {}", self.host_name(host)), false);
-            return vec![self.send(host, command, Sent::Action(cmd.to_owned()))];
+            let batch = self.next_id;
+            self.batch_sizes.insert(batch, 1);
+            return vec![self.send(host, command, Sent::Action(cmd.to_owned(), batch))];
         }
         let names: Vec<String> = commands.iter().map(|(h, _)| self.host_name(*h)).collect();
         let what = match cmd {
@@ -402,7 +545,7 @@ impl FleetApp {
                 refused.join("; ")
             ));
         }
-        lines.push("y: yes · any other key: no".to_owned());
+        lines.push("[y/N]".to_owned());
         self.ask(lines, commands);
         Vec::new()
     }
@@ -458,7 +601,9 @@ pub(super) fn plain(key: &KeyEvent) -> bool {
     !key.modifiers.contains(KeyModifiers::CONTROL) && !key.modifiers.contains(KeyModifiers::ALT)
 }
 
-/// Ctrl and `c`.
+/// Ctrl and `c`, either case (a terminal may report Ctrl-Shift-F as
+/// Ctrl-F with the capital, as the key table takes both).
 pub(super) fn ctrl(key: &KeyEvent, c: char) -> bool {
-    key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char(c)
+    key.modifiers.contains(KeyModifiers::CONTROL)
+        && matches!(key.code, KeyCode::Char(k) if k.eq_ignore_ascii_case(&c))
 }

@@ -47,8 +47,24 @@ pub fn draw(frame: &mut Frame, app: &FleetApp, now_ms: i64) {
     .areas(area);
     draw_header(frame, header, app, now, small);
     draw_footer(frame, footer, app);
+    app.drawn_panes.replace(Vec::new());
     if let Some(Layer::Text(view)) = app.layer() {
         draw_text(frame, body, view);
+        return;
+    }
+    if app.zoomed() {
+        app.drawn_panes.replace(vec![(app.focus(), body)]);
+        // `z`: the focused pane alone, between header and footer.
+        match app.focus() {
+            Focus::Instances => super::instances::draw_instances(frame, body, app, now),
+            Focus::Operations => draw_operations(frame, body, app, now),
+            Focus::Backoffs => draw_backoffs(frame, body, app, now),
+            Focus::Activity => draw_activity(frame, body, app),
+            Focus::Hosts => draw_hosts(frame, body, app, now),
+        }
+        if let Some(Layer::Confirm(confirm)) = app.layer() {
+            draw_confirm(frame, body, &confirm.lines);
+        }
         return;
     }
     let hosts_height = if small {
@@ -77,6 +93,13 @@ pub fn draw(frame: &mut Frame, app: &FleetApp, now_ms: i64) {
     draw_operations(frame, operations, app, now);
     draw_backoffs(frame, backoffs, app, now);
     draw_activity(frame, activity_area, app);
+    app.drawn_panes.replace(vec![
+        (Focus::Hosts, hosts),
+        (Focus::Instances, instances),
+        (Focus::Operations, operations),
+        (Focus::Backoffs, backoffs),
+        (Focus::Activity, activity_area),
+    ]);
     if let Some(Layer::Confirm(confirm)) = app.layer() {
         draw_confirm(frame, body, &confirm.lines);
     }
@@ -133,6 +156,24 @@ fn draw_header(frame: &mut Frame, area: Rect, app: &FleetApp, now: i64, small: b
     frame.render_widget(Paragraph::new(lines), area);
 }
 
+/// The logs view's or the help's search prompt, or its kept search and
+/// its keys.
+fn search_line(search: &super::Search, help: bool, width: usize) -> Line<'static> {
+    let text = sanitize_short(&search.text, 256);
+    let words = if help {
+        if search.editing {
+            format!("help search: {text}▏ (Enter keeps, Esc clears)")
+        } else {
+            format!("help: the entries with \"{text}\" · Esc clears")
+        }
+    } else if search.editing {
+        format!("search: {text}▏ (Enter finds the newest match, Esc clears)")
+    } else {
+        format!("search: {text} · n older · N newer · Esc clears")
+    };
+    Line::styled(fit(&words, width).into_owned(), theme::prompt())
+}
+
 fn draw_footer(frame: &mut Frame, area: Rect, app: &FleetApp) {
     let width = usize::from(area.width);
     let line = match app.layer() {
@@ -148,6 +189,26 @@ fn draw_footer(frame: &mut Frame, area: Rect, app: &FleetApp) {
             fit(&format!(":{}▏", sanitize_short(text, 512)), width).into_owned(),
             theme::prompt(),
         ),
+        Some(Layer::Jump(text)) => Line::styled(
+            fit(
+                &format!(
+                    "jump to: {}▏ (Enter selects, Esc closes)",
+                    sanitize_short(text, 512)
+                ),
+                width,
+            )
+            .into_owned(),
+            theme::prompt(),
+        ),
+        Some(Layer::Text(_)) if app.flash().is_some() => Line::styled(
+            fit(app.flash().map_or("", |f| f.text.as_str()), width).into_owned(),
+            theme::failure(),
+        ),
+        Some(Layer::Text(TextView {
+            search: Some(search),
+            context,
+            ..
+        })) => search_line(search, *context == crate::ui::keys::Context::Help, width),
         Some(Layer::Text(_)) => Line::styled(
             "↑↓ jk scroll · PgUp/PgDn · g/G · Esc back".to_owned(),
             theme::key(),
@@ -478,22 +539,35 @@ fn draw_activity(frame: &mut Frame, area: Rect, app: &FleetApp) {
 
 /// `line` in rows of at most `width` columns (a long line wraps, never
 /// cut: a host's whole error, a detail line).
+/// `line` in rows of at most `width` columns, broken at spaces where it
+/// can (a word longer than a row is cut inside: `model::fulltext::wrap`);
+/// a labelled line (`error: ...`, `name: ...`, a label of at most 24
+/// columns) continues under its value, as the console's full-text view
+/// indents it.
 fn wrapped(line: &str, width: usize) -> Vec<String> {
-    use unicode_width::UnicodeWidthChar as _;
-    let mut rows = vec![String::new()];
-    let mut used = 0;
-    for c in line.chars() {
-        let w = c.width().unwrap_or(0);
-        if used + w > width.max(1) {
-            rows.push(String::new());
-            used = 0;
-        }
-        used += w;
-        if let Some(row) = rows.last_mut() {
-            row.push(c);
-        }
-    }
-    rows
+    let width = width.max(1);
+    let indent = line
+        .find(": ")
+        .map(|at| at + 2)
+        .filter(|at| *at <= 24 && at + 16 <= width && line.is_char_boundary(*at))
+        .filter(|at| {
+            line[..*at]
+                .chars()
+                .all(|c| c.is_ascii() && !c.is_ascii_control())
+        })
+        .unwrap_or(0);
+    let (head, rest) = line.split_at(indent);
+    crate::model::fulltext::wrap(rest, width - indent)
+        .into_iter()
+        .enumerate()
+        .map(|(n, piece)| {
+            if n == 0 {
+                format!("{head}{piece}")
+            } else {
+                format!("{:indent$}{piece}", "")
+            }
+        })
+        .collect()
 }
 
 fn draw_text(frame: &mut Frame, area: Rect, view: &TextView) {

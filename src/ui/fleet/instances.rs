@@ -88,15 +88,22 @@ fn instance_cells(app: &FleetApp, host: usize, index: usize, now: i64) -> [(Stri
     };
     // Leases count down on the host's clock: its reaper reads it.
     let (lease, lease_style) = lease_cell(instance, one.host_now(now));
-    let (lock, lock_style) = lock_cell(instance);
+    let (mut lock, lock_style) = lock_cell(instance);
+    // Dead service processes lead the LOCK text, as on one host
+    // (`1 svc dead`, `2 svc dead; up by pid 4242, alive`).
+    if instance.services_dead > 0 {
+        let dead = format!("{} svc dead", instance.services_dead);
+        lock = if lock.is_empty() {
+            dead
+        } else {
+            format!("{dead}; {lock}")
+        };
+    }
     let reap = one
         .backoff(&instance.key.name)
         .map(|b| b.attempts.to_string())
         .unwrap_or_default();
-    let mut status = sanitize_short(&instance.status, 32);
-    if instance.services_dead > 0 {
-        status.push_str(&format!(" {} svc dead", instance.services_dead));
-    }
+    let status = sanitize_short(&instance.status, 32);
     let host_cell = match one.link.state {
         LinkState::Connected => sanitize_short(&one.name, 64),
         _ => format!(

@@ -3,7 +3,7 @@
 //! views (Enter, `l`, `e`, `?`). Each action goes to the owning host's
 //! agent as the command its key mirrors (docs/protocol.md "Commands").
 
-use crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 
 use super::actions::{Verb, ctrl, plain};
 use super::{FleetApp, FleetEffect, Focus, Layer};
@@ -11,69 +11,40 @@ use crate::model::fleet::rows::{Instance, InstanceKey, Operation};
 use crate::model::fleet::view::{Filter, SortKey};
 use crate::model::protocol::command::Command;
 use crate::model::text::sanitize_short;
-
-/// The help view's lines: the fleet view's keys.
-pub const HELP: &[(&str, &str)] = &[
-    (
-        "↑ / k, ↓ / j",
-        "select a row (PgUp / PgDn a page; g / G first / last)",
-    ),
-    (
-        "Tab / Shift-Tab",
-        "next / previous pane: Instances, Operations, Backoffs, Activity, Hosts",
-    ),
-    ("Enter", "an instance's detail, read on its host"),
-    (
-        "l",
-        "an instance's logs, followed over its host's agent (Esc stops)",
-    ),
-    ("e", "the selected line whole"),
-    (
-        "/",
-        "filter: words match host, name, substrate or status; host: name: substrate:",
-    ),
-    (
-        "  status:",
-        "status:expired (active, tombstoned, failed-up, locked); !term negates",
-    ),
-    (
-        "s / S",
-        "sort: host, lease expiry, name, status / reverse it",
-    ),
-    (
-        "Space",
-        "mark / unmark the instance (Esc clears the filter, then the marks)",
-    ),
-    (
-        "r",
-        "reap the selected (or marked) expired instances on their hosts (y/N)",
-    ),
-    (
-        "d",
-        "tear down the selected (or marked) instances on their hosts (y/N)",
-    ),
-    (
-        "c",
-        "Operations: cancel the selected operation on its host (y/N)",
-    ),
-    (
-        "P / R",
-        "pause or resume / run a pass of the reaper on the selected host",
-    ),
-    (
-        ":",
-        ":reap :down [HOST/]NAME...; :pause :resume :pass [HOST|all]; :filter; :sort; :q",
-    ),
-    ("y / other key", "confirm / refuse what the question names"),
-    ("?", "this help"),
-    (
-        "q / Ctrl-C",
-        "quit (each host's agent stops as on end of input)",
-    ),
-];
+use crate::ui::keys::{self, Context, Input};
 
 impl FleetApp {
-    /// A key at `now_ms`; what to send where.
+    /// A key read from the terminal at `read` (the instant its burst was
+    /// read), handled at `now_ms`: while a question is open, a key read
+    /// before the question was first drawn ([`Self::drawn`]) is dropped
+    /// without effect, whatever it is ([`crate::model::confirm::answers`]:
+    /// `dy` in one write never answers the question `d` opens); anything
+    /// else as [`Self::key`].
+    pub fn key_at(
+        &mut self,
+        key: KeyEvent,
+        read: std::time::Instant,
+        now_ms: i64,
+    ) -> Vec<FleetEffect> {
+        if let Some(Layer::Confirm(confirm)) = self.layers.last()
+            && !crate::model::confirm::answers(read, confirm.shown)
+        {
+            return Vec::new();
+        }
+        self.key(key, now_ms)
+    }
+
+    /// A frame began to be drawn at `at`: the first one with a question
+    /// open is when it was shown (keys read before then do not answer it,
+    /// [`Self::key_at`]).
+    pub fn drawn(&mut self, at: std::time::Instant) {
+        if let Some(Layer::Confirm(confirm)) = self.layers.last_mut() {
+            confirm.shown.get_or_insert(at);
+        }
+    }
+
+    /// A key at `now_ms`, taken as read after whatever is on screen was
+    /// drawn; what to send where.
     pub fn key(&mut self, key: KeyEvent, now_ms: i64) -> Vec<FleetEffect> {
         self.now = now_ms.div_euclid(1000);
         self.dirty = true;
@@ -90,6 +61,10 @@ impl FleetApp {
                 Vec::new()
             }
             Some(Layer::Command(_)) => self.command_key(key),
+            Some(Layer::Jump(_)) => {
+                self.jump_key(key);
+                Vec::new()
+            }
             Some(Layer::Confirm(_)) => self.confirm_key(key),
             Some(Layer::Text(_)) => self.text_key(key),
             None => self.pane_key(key),
@@ -97,7 +72,26 @@ impl FleetApp {
     }
 
     pub(super) fn pane_key(&mut self, key: KeyEvent) -> Vec<FleetEffect> {
+        let text_before = matches!(self.layers.last(), Some(Layer::Text(_)));
+        let effects = self.pane_key_now(key);
+        if !text_before && matches!(self.layers.last(), Some(Layer::Text(_))) {
+            // A text view opened: its footer shows only what is said in it.
+            self.flash = None;
+        }
+        effects
+    }
+
+    fn pane_key_now(&mut self, key: KeyEvent) -> Vec<FleetEffect> {
+        if ctrl(&key, 'f') {
+            self.layers.push(Layer::Jump(String::new()));
+            return Vec::new();
+        }
+        if ctrl(&key, 'a') {
+            self.mark_all();
+            return Vec::new();
+        }
         if !plain(&key) {
+            self.refuse_key(key, &[Context::Panes]);
             return Vec::new();
         }
         match key.code {
@@ -126,14 +120,226 @@ impl FleetApp {
             KeyCode::Char('r') => self.ask_instances(Verb::Reap),
             KeyCode::Char('d') => self.ask_instances(Verb::Down),
             KeyCode::Char('c') => self.ask_cancel(),
+            KeyCode::Char('L') => self.ask_renew_verify(true),
+            KeyCode::Char('v') => self.ask_renew_verify(false),
             KeyCode::Char('P') => return self.reaper_key(true),
             KeyCode::Char('R') => return self.reaper_key(false),
             KeyCode::Enter => return self.enter(),
             KeyCode::Char('l') => return self.open_logs(),
             KeyCode::Char('e') => self.whole(),
-            _ => {}
+            KeyCode::Char('z') => self.shown.zoomed = !self.shown.zoomed,
+            KeyCode::Char('y') => self.copy(false),
+            KeyCode::Char('Y') => self.copy(true),
+            _ => {
+                self.refuse_key(key, &[Context::Panes]);
+            }
         }
         Vec::new()
+    }
+
+    /// A key the fleet view does not take in `contexts`: when the key
+    /// table's action for it is refused over a fleet
+    /// ([`crate::ui::keys::Action::on_fleet`]), the refusal is said;
+    /// `true` then.
+    pub(super) fn refuse_key(&mut self, key: KeyEvent, contexts: &[Context]) -> bool {
+        let input = Input::Key(key.code, key.modifiers);
+        let Some(action) = contexts
+            .iter()
+            .find_map(|context| keys::resolve(*context, input))
+        else {
+            return false;
+        };
+        match action.on_fleet() {
+            Err(why) => {
+                self.say(why, true);
+                true
+            }
+            Ok(()) => false,
+        }
+    }
+
+    /// A mouse event on the panes, as on one host: a click focuses the
+    /// pane under the pointer (on Instances, Operations, Backoffs or Hosts
+    /// it selects the row clicked), the wheel moves that pane's selection
+    /// by 3. Under a text view or a prompt nothing.
+    pub fn mouse(&mut self, event: MouseEvent) {
+        if !self.layers.is_empty() {
+            return;
+        }
+        let at = ratatui::layout::Position::new(event.column, event.row);
+        let hit = self
+            .drawn_panes
+            .borrow()
+            .iter()
+            .find(|(_, area)| area.contains(at))
+            .copied();
+        let Some((pane, area)) = hit else {
+            return;
+        };
+        self.dirty = true;
+        match event.kind {
+            MouseEventKind::Down(MouseButton::Left) => {
+                self.focus = pane;
+                self.click_row(pane, area, at.y);
+            }
+            MouseEventKind::ScrollUp => {
+                self.focus = pane;
+                self.step(-3);
+            }
+            MouseEventKind::ScrollDown => {
+                self.focus = pane;
+                self.step(3);
+            }
+            _ => {}
+        }
+    }
+
+    /// Select the row drawn at line `y` of `pane` (drawn in `area`): its
+    /// border, then (Instances, Hosts) a header line, then the rows from
+    /// the window the selection keeps on screen.
+    fn click_row(&mut self, pane: Focus, area: ratatui::layout::Rect, y: u16) {
+        let header = u16::from(matches!(pane, Focus::Instances | Focus::Hosts));
+        let top = area.y + 1 + header;
+        let height = usize::from(area.height.saturating_sub(2 + header));
+        if y < top || usize::from(y - top) >= height {
+            return;
+        }
+        let len = match pane {
+            Focus::Instances => self.rows().len(),
+            Focus::Operations => self.operations().len(),
+            Focus::Backoffs => self.backoffs().len(),
+            Focus::Activity => self.fleet.activity.len(),
+            Focus::Hosts => self.fleet.hosts.len(),
+        };
+        let first = super::cells::window(self.cursor(pane), len, height);
+        let at = first + usize::from(y - top);
+        if at < len {
+            let by = i64::try_from(at).unwrap_or(0) - i64::try_from(self.cursor(pane)).unwrap_or(0);
+            self.step(by);
+        }
+    }
+
+    /// `y`: copy the selected instance's name; `Y`: the teardown its host's
+    /// agent runs for it (`This runs there: ...`), as the console's `Y`
+    /// copies its own. The flash says it was sent (the terminal may drop
+    /// OSC 52), the first time with how to let it through, as on one host.
+    pub(super) fn copy(&mut self, down: bool) {
+        let Some((host, instance)) = self.selected_instance() else {
+            self.say("nothing to copy", true);
+            return;
+        };
+        let name = instance.key.name.clone();
+        if !instance.dns_safe {
+            self.say(
+                format!(
+                    "{} on {} is not a DNS-safe name: never acted upon",
+                    sanitize_short(&name, 96),
+                    self.host_name(host)
+                ),
+                true,
+            );
+            return;
+        }
+        let text = if down {
+            self.runs_there(host, "down", &name)
+        } else {
+            name
+        };
+        let shown = sanitize_short(&text, 192);
+        let flash = if self.shown.clipboard_told {
+            format!("sent to the terminal's clipboard (OSC 52): {shown}")
+        } else {
+            self.shown.clipboard_told = true;
+            format!("OSC 52 sent; not pasted? tmux: set -g set-clipboard on · {shown}")
+        };
+        self.say(flash, false);
+        self.copies.push(text);
+    }
+
+    /// Ctrl-A: mark every instance the filter shows (Instances).
+    pub(super) fn mark_all(&mut self) {
+        if self.focus != Focus::Instances {
+            self.say("Ctrl-A marks Instances (Tab to it)", true);
+            return;
+        }
+        let shown: Vec<(usize, InstanceKey)> = self
+            .rows()
+            .iter()
+            .map(|r| {
+                (
+                    r.host,
+                    self.fleet.hosts[r.host].instances()[r.index].key.clone(),
+                )
+            })
+            .collect();
+        let count = shown.len();
+        self.marks.extend(shown);
+        self.say(format!("{count} marked"), false);
+    }
+
+    /// The jump prompt (Ctrl-F): typing edits the name, Enter selects the
+    /// row whose name matches it best (exact, then prefix, then substring;
+    /// the first in the table's order), Esc closes it. Its text is never a
+    /// command and never keys.
+    pub(super) fn jump_key(&mut self, key: KeyEvent) {
+        let Some(Layer::Jump(text)) = self.layers.last_mut() else {
+            return;
+        };
+        if ctrl(&key, 'u') {
+            text.clear();
+            return;
+        }
+        if ctrl(&key, 'w') {
+            delete_word(text);
+            return;
+        }
+        match key.code {
+            KeyCode::Esc => {
+                self.layers.pop();
+            }
+            KeyCode::Backspace => {
+                text.pop();
+            }
+            KeyCode::Char(c) if plain(&key) && !c.is_control() => text.push(c),
+            KeyCode::Enter => {
+                let name = text.clone();
+                self.layers.pop();
+                self.jump(&name);
+            }
+            _ => {}
+        }
+    }
+
+    /// Select the row whose name matches `name` best.
+    pub(super) fn jump(&mut self, name: &str) {
+        let names: Vec<String> = self
+            .rows()
+            .iter()
+            .map(|r| {
+                self.fleet.hosts[r.host].instances()[r.index]
+                    .key
+                    .name
+                    .clone()
+            })
+            .collect();
+        let found = [
+            |n: &str, w: &str| n == w,
+            |n: &str, w: &str| n.starts_with(w),
+            |n: &str, w: &str| n.contains(w),
+        ]
+        .iter()
+        .find_map(|matches| names.iter().position(|n| matches(n, name)));
+        match found {
+            Some(at) if !name.is_empty() => {
+                self.focus = Focus::Instances;
+                self.selected.set(at);
+                self.remember();
+            }
+            _ => self.say(
+                format!("no instance shown matches {}", sanitize_short(name, 64)),
+                true,
+            ),
+        }
     }
 
     pub(super) fn step(&mut self, by: i64) {
@@ -266,6 +472,12 @@ impl FleetApp {
             self.set_filter(String::new());
             return;
         }
+        if ctrl(&key, 'w') {
+            let mut text = self.filter_text.clone();
+            delete_word(&mut text);
+            self.set_filter(text);
+            return;
+        }
         match key.code {
             KeyCode::Enter => {
                 self.layers.pop();
@@ -284,7 +496,9 @@ impl FleetApp {
                 text.push(c);
                 self.set_filter(text);
             }
-            _ => {}
+            _ => {
+                self.refuse_key(key, &[Context::Filter]);
+            }
         }
     }
 
@@ -296,9 +510,39 @@ impl FleetApp {
             text.clear();
             return Vec::new();
         }
+        if ctrl(&key, 'w') {
+            delete_word(text);
+            return Vec::new();
+        }
+        if key.code == KeyCode::Tab {
+            self.complete();
+            return Vec::new();
+        }
+        let (lines, at) = &mut self.history;
+        match key.code {
+            KeyCode::Up if !lines.is_empty() => {
+                let to = at.map_or(lines.len() - 1, |a| a.saturating_sub(1));
+                *at = Some(to);
+                text.clone_from(&lines[to]);
+                return Vec::new();
+            }
+            KeyCode::Down if at.is_some() => {
+                let to = at.map_or(0, |a| a + 1);
+                if to < lines.len() {
+                    *at = Some(to);
+                    text.clone_from(&lines[to]);
+                } else {
+                    *at = None;
+                    text.clear();
+                }
+                return Vec::new();
+            }
+            _ => {}
+        }
         match key.code {
             KeyCode::Esc => {
                 self.layers.pop();
+                self.history.1 = None;
             }
             KeyCode::Backspace if text.is_empty() => {
                 self.layers.pop();
@@ -310,11 +554,156 @@ impl FleetApp {
             KeyCode::Enter => {
                 let line = text.clone();
                 self.layers.pop();
+                self.history.1 = None;
+                if !line.trim().is_empty() && self.history.0.last() != Some(&line) {
+                    self.history.0.push(line.clone());
+                    if self.history.0.len() > 100 {
+                        self.history.0.remove(0);
+                    }
+                }
                 return self.run_command(&line);
             }
-            _ => {}
+            _ => {
+                self.refuse_key(key, &[Context::CommandLine]);
+            }
         }
         Vec::new()
+    }
+
+    /// `:logs`, `:renew`, `:verify` on the one instance `[HOST/]NAME`
+    /// names: selected, then its key (`l`, `L`, `v`) as on the panes.
+    fn named_command(&mut self, first: &str, rest: &[&str]) -> Vec<FleetEffect> {
+        let [target] = rest else {
+            self.say(format!(":{first} takes one [HOST/]NAME over a fleet"), true);
+            return Vec::new();
+        };
+        let (host, key) = match self.find(target) {
+            Ok(found) => found,
+            Err(why) => {
+                self.say(why, true);
+                return Vec::new();
+            }
+        };
+        if !self.select_instance(host, &key) {
+            self.say(
+                format!(
+                    "{} on {} is hidden by the filter (Esc clears it)",
+                    sanitize_short(&key.name, 96),
+                    self.host_name(host)
+                ),
+                true,
+            );
+            return Vec::new();
+        }
+        match first {
+            "logs" => self.open_logs(),
+            "renew" => {
+                self.ask_renew_verify(true);
+                Vec::new()
+            }
+            _ => {
+                self.ask_renew_verify(false);
+                Vec::new()
+            }
+        }
+    }
+
+    /// Select `key`'s row of host `host` in Instances; `false` when the
+    /// filter hides it.
+    pub(super) fn select_instance(&mut self, host: usize, key: &InstanceKey) -> bool {
+        let at = self.rows().iter().position(|r| {
+            r.host == host && &self.fleet.hosts[r.host].instances()[r.index].key == key
+        });
+        let Some(at) = at else {
+            return false;
+        };
+        self.focus = Focus::Instances;
+        self.selected.set(at);
+        self.remember();
+        true
+    }
+
+    /// Tab on the `:` line: the first word completes to a command, a
+    /// later one to an active instance (`NAME`, or `HOST/NAME` when the
+    /// name is on several hosts); one candidate is taken whole (and a
+    /// space), several give their common start and the footer lists them.
+    pub(super) fn complete(&mut self) {
+        const COMMANDS: [&str; 13] = [
+            "reap", "down", "renew", "verify", "logs", "ops", "pause", "resume", "pass", "filter",
+            "sort", "help", "quit",
+        ];
+        let Some(Layer::Command(text)) = self.layers.last() else {
+            return;
+        };
+        let text = text.clone();
+        let start = text.rfind(' ').map_or(0, |at| at + 1);
+        let (head, word) = text.split_at(start);
+        let candidates: Vec<String> = if start == 0 {
+            COMMANDS
+                .iter()
+                .filter(|c| c.starts_with(word))
+                .map(|c| (*c).to_owned())
+                .collect()
+        } else {
+            self.instance_words()
+                .into_iter()
+                .filter(|c| c.starts_with(word))
+                .collect()
+        };
+        let new = match candidates.as_slice() {
+            [] => None,
+            [one] => Some(format!("{head}{one} ")),
+            many => {
+                let common = many.iter().skip(1).fold(many[0].clone(), |common, c| {
+                    common
+                        .chars()
+                        .zip(c.chars())
+                        .take_while(|(a, b)| a == b)
+                        .map(|(a, _)| a)
+                        .collect()
+                });
+                let shown: Vec<String> =
+                    many.iter().take(8).map(|c| sanitize_short(c, 64)).collect();
+                let more = many.len().saturating_sub(8);
+                self.say(
+                    if more > 0 {
+                        format!("{} (and {more} more)", shown.join(" "))
+                    } else {
+                        shown.join(" ")
+                    },
+                    false,
+                );
+                Some(format!("{head}{common}"))
+            }
+        };
+        if let (Some(new), Some(Layer::Command(text))) = (new, self.layers.last_mut()) {
+            *text = new;
+        }
+    }
+
+    /// The active instances as the `:` line names them: `NAME`, or
+    /// `HOST/NAME` for a name on several hosts; sorted, once each.
+    fn instance_words(&self) -> Vec<String> {
+        let mut hosts_of: std::collections::BTreeMap<&str, Vec<usize>> =
+            std::collections::BTreeMap::new();
+        for (h, host) in self.fleet.hosts.iter().enumerate() {
+            for instance in host.instances().iter().filter(|i| !i.tombstoned()) {
+                hosts_of.entry(&instance.key.name).or_default().push(h);
+            }
+        }
+        let mut words = Vec::new();
+        for (name, hosts) in hosts_of {
+            if let [_] = hosts.as_slice() {
+                words.push(name.to_owned());
+            } else {
+                for h in hosts {
+                    words.push(format!("{}/{name}", self.fleet.hosts[h].name));
+                }
+            }
+        }
+        words.sort();
+        words.dedup();
+        words
     }
 
     /// Host `word` (its name) or `all`; `None` when no host has that name.
@@ -433,6 +822,9 @@ impl FleetApp {
                 _ => self.say(":sort takes host, lease, name or status", true),
             },
             "help" => self.help(),
+            "ops" => self.focus = Focus::Operations,
+            "logs" | "renew" | "verify" => return self.named_command(first, &rest),
+            word if rest.is_empty() => self.jump(word),
             other => self.say(
                 format!(
                     "unknown command :{} (? lists the keys and commands)",
@@ -444,4 +836,12 @@ impl FleetApp {
         self.reorder();
         Vec::new()
     }
+}
+
+/// Ctrl-W in a prompt: the last word deleted, with the spaces after it.
+fn delete_word(text: &mut String) {
+    let kept = text.trim_end().len();
+    text.truncate(kept);
+    let start = text.rfind(' ').map_or(0, |at| at + 1);
+    text.truncate(start);
 }

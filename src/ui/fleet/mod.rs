@@ -20,7 +20,6 @@ use std::collections::{BTreeSet, HashMap};
 use serde_json::Value;
 
 pub use draw::draw;
-pub use keys::HELP as KEYS;
 
 use crate::model::fleet::rows::InstanceKey;
 use crate::model::fleet::view::{Filter, RowRef, SortKey, host_order, merge};
@@ -86,12 +85,20 @@ pub struct Confirm {
     pub lines: Vec<String>,
     /// (host, command without its `id`) to send on `y`.
     pub commands: Vec<(usize, Command)>,
+    /// When a frame with this question first began to be drawn (`None`:
+    /// not drawn yet); only keys read since may answer it
+    /// ([`crate::model::confirm::answers`]).
+    pub shown: Option<std::time::Instant>,
 }
 
 /// A text view over the panes: an instance's detail (its agent's lines),
 /// its logs (followed over the agent), a row whole (`e`) or the help.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TextView {
+    /// Which of the console's views it is, as the key table names it
+    /// (`Detail`, `Logs`, `FullText`, `Help`): its keys are looked up
+    /// there.
+    pub context: crate::ui::keys::Context,
     /// The title (`detail: alpha on fleet-3`).
     pub title: String,
     /// The lines, sanitized.
@@ -104,6 +111,18 @@ pub struct TextView {
     pub logs: Option<(usize, Value)>,
     /// The detail or logs answer this view waits for: (host, command id).
     pub waiting: Option<(usize, Value)>,
+    /// The logs view's search (`/`), if any.
+    pub search: Option<Search>,
+}
+
+/// The logs view's search: its text (matched without case), and whether
+/// the prompt still has the keys.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Search {
+    /// What is searched for.
+    pub text: String,
+    /// The prompt has the keys (typing edits it; Enter keeps it).
+    pub editing: bool,
 }
 
 /// The layer over the panes, if any (the top takes the keys).
@@ -113,6 +132,8 @@ pub enum Layer {
     Filter,
     /// The `:` prompt and its text.
     Command(String),
+    /// The jump prompt (Ctrl-F) and the name typed so far.
+    Jump(String),
     /// A question waiting for `y`.
     Confirm(Confirm),
     /// A text view.
@@ -131,8 +152,9 @@ pub struct Flash {
 /// What was sent, by (host, id): how its reply is shown.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Sent {
-    /// An action (its words: `reap alpha`).
-    Action(String),
+    /// An action (its words: `reap alpha`) and the `y` that sent it
+    /// (every command one `y` sent shares it).
+    Action(String, u64),
     /// A ping sent at this instant (unix ms).
     Ping(i64),
     /// The detail of the view open now.
@@ -141,6 +163,24 @@ enum Sent {
     Logs,
     /// The end of a logs stream (its reply is not shown).
     Quiet,
+}
+
+/// How the view is shown: `z`'s zoom, and whether the first copy's flash
+/// said how to let OSC 52 through.
+#[derive(Debug, Default)]
+struct Shown {
+    /// `z`: the focused pane takes the whole body.
+    zoomed: bool,
+    /// The first copy's flash said how to let OSC 52 through.
+    clipboard_told: bool,
+}
+
+/// The answers of one `y`'s commands, as they come.
+#[derive(Debug, Default)]
+struct Answers {
+    batch: u64,
+    lines: Vec<String>,
+    refused: bool,
 }
 
 /// One host's sorted, filtered rows and the host's version they were
@@ -172,7 +212,20 @@ pub struct FleetApp {
     flash: Option<Flash>,
     next_id: u64,
     sent: HashMap<(usize, String), Sent>,
+    /// How many commands each `y` sent (by its number).
+    batch_sizes: HashMap<u64, usize>,
+    /// The answers so far of the latest `y` answered.
+    answers: Option<Answers>,
     last_ping: Vec<i64>,
+    /// Texts `y` / `Y` copied, for the wiring to send (OSC 52).
+    copies: Vec<String>,
+    /// `z` and the clipboard's first word.
+    shown: Shown,
+    /// The `:` lines run, oldest first, and where ↑ / ↓ are in them.
+    history: (Vec<String>, Option<usize>),
+    /// Where the last frame drew each pane (empty under a text view): a
+    /// click or the wheel finds its pane there.
+    drawn_panes: RefCell<Vec<(Focus, ratatui::layout::Rect)>>,
     now: i64,
     zone: jiff::tz::TimeZone,
     dirty: bool,
@@ -220,7 +273,13 @@ impl FleetApp {
             flash: None,
             next_id: 1,
             sent: HashMap::new(),
+            batch_sizes: HashMap::new(),
+            answers: None,
             last_ping: vec![0; count],
+            copies: Vec::new(),
+            shown: Shown::default(),
+            history: (Vec::new(), None),
+            drawn_panes: RefCell::new(Vec::new()),
             now,
             zone: jiff::tz::TimeZone::UTC,
             dirty: true,
@@ -368,6 +427,18 @@ impl FleetApp {
     /// then, so heartbeats cost no frame.
     pub fn needs_draw(&mut self) -> bool {
         std::mem::take(&mut self.dirty)
+    }
+
+    /// The texts `y` / `Y` copied since the last call: the wiring writes
+    /// each to the terminal's clipboard (OSC 52, `ui::clipboard::osc52`).
+    pub fn take_copies(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.copies)
+    }
+
+    /// `z` zoomed the focused pane to the whole body.
+    #[must_use]
+    pub fn zoomed(&self) -> bool {
+        self.shown.zoomed
     }
 
     /// The operator asked to quit.
@@ -566,17 +637,51 @@ impl FleetApp {
         let message = sanitize_short(reply.words(), 400);
         match sent {
             Sent::Ping(_) => {}
-            Sent::Action(what) => {
-                if ok {
-                    self.say(format!("{name}: {message}"), false);
+            Sent::Action(what, batch) => {
+                let answer = if ok {
+                    format!("{name}: {message}")
                 } else {
-                    self.say(format!("{name}: {what} refused: {message}"), true);
-                }
+                    format!("{name}: {what} refused: {message}")
+                };
+                self.answered(batch, answer, !ok);
             }
             Sent::Detail => self.detail_reply(host, id, ok, &message, reply),
             Sent::Logs => self.logs_reply(host, id, ok, &message, reply),
             Sent::Quiet => {}
         }
+    }
+
+    /// One answer to the commands of `y` number `batch`: the footer says
+    /// every answer so far of that `y` (`2/3 answered: fleet-1: ... ·
+    /// fleet-2: ...`; an error when any was refused), never only the last
+    /// host's.
+    fn answered(&mut self, batch: u64, answer: String, refused: bool) {
+        let tally = self.answers.get_or_insert_with(|| Answers {
+            batch,
+            ..Answers::default()
+        });
+        if tally.batch != batch {
+            *tally = Answers {
+                batch,
+                ..Answers::default()
+            };
+        }
+        tally.lines.push(answer);
+        tally.refused |= refused;
+        let total = self.batch_sizes.get(&batch).copied().unwrap_or(1);
+        let (text, error) = if total <= 1 {
+            (tally.lines.join(" · "), tally.refused)
+        } else {
+            (
+                format!(
+                    "{}/{total} answered: {}",
+                    tally.lines.len(),
+                    tally.lines.join(" · ")
+                ),
+                tally.refused,
+            )
+        };
+        self.say(text, error);
     }
 
     fn waiting_view(&mut self, host: usize, id: &Value) -> Option<&mut TextView> {

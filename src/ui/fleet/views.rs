@@ -7,11 +7,11 @@ use serde_json::Value;
 use crate::model::protocol::command::{Cmd, Command};
 
 use super::actions::shown_id;
-use super::keys::HELP;
-use super::{FleetApp, FleetEffect, Focus, Layer, Sent, TextView};
+use super::{FleetApp, FleetEffect, Focus, Layer, Search, Sent, TextView};
 use crate::model::fleet::Host;
 use crate::model::fleet::rows::{Instance, Operation};
 use crate::model::text::sanitize_short;
+use crate::ui::keys::{self, Action, Context, Input};
 
 impl FleetApp {
     pub(super) fn enter(&mut self) -> Vec<FleetEffect> {
@@ -48,6 +48,7 @@ impl FleetApp {
         let FleetEffect::Send { line, .. } = &effect;
         let id = id_of(line);
         self.layers.push(Layer::Text(TextView {
+            context: Context::Detail,
             title: format!(
                 "detail: {} on {}",
                 sanitize_short(name, 96),
@@ -58,6 +59,7 @@ impl FleetApp {
             follow: false,
             logs: None,
             waiting: Some((host, id)),
+            search: None,
         }));
         vec![effect]
     }
@@ -75,6 +77,7 @@ impl FleetApp {
         let FleetEffect::Send { line, .. } = &effect;
         let id = id_of(line);
         self.layers.push(Layer::Text(TextView {
+            context: Context::Logs,
             title: format!(
                 "logs: {} on {}",
                 sanitize_short(&name, 96),
@@ -85,6 +88,7 @@ impl FleetApp {
             follow: true,
             logs: Some((host, id.clone())),
             waiting: Some((host, id)),
+            search: None,
         }));
         vec![effect]
     }
@@ -141,23 +145,27 @@ impl FleetApp {
             },
         };
         self.layers.push(Layer::Text(TextView {
+            context: Context::FullText,
             title,
             lines,
             scroll: 0,
             follow: false,
             logs: None,
             waiting: None,
+            search: None,
         }));
     }
 
     pub(super) fn help(&mut self) {
         self.layers.push(Layer::Text(TextView {
-            title: "help: the fleet view's keys".to_owned(),
-            lines: HELP.iter().map(|(k, h)| format!("{k:<16} {h}")).collect(),
+            context: Context::Help,
+            title: "help: the console's keys, and what each does over a fleet".to_owned(),
+            lines: help_lines(),
             scroll: 0,
             follow: false,
             logs: None,
             waiting: None,
+            search: None,
         }));
     }
 
@@ -166,8 +174,23 @@ impl FleetApp {
             return Vec::new();
         };
         let last = view.lines.len().saturating_sub(1);
+        self.flash = None;
+        if view.context == Context::Help && help_search_key(view, key) {
+            return Vec::new();
+        }
+        if view.context == Context::Logs && search_key(view, key) {
+            if let Some(Layer::Text(view)) = self.layers.last()
+                && view
+                    .search
+                    .as_ref()
+                    .is_some_and(|s| s.text.is_empty() && !s.editing)
+            {
+                self.say("nothing to search for: / types it", true);
+            }
+            return Vec::new();
+        }
         match key.code {
-            KeyCode::Esc | KeyCode::Char('q') => {
+            KeyCode::Esc => {
                 let Some(Layer::Text(view)) = self.layers.pop() else {
                     return Vec::new();
                 };
@@ -193,9 +216,48 @@ impl FleetApp {
                 view.scroll = last;
                 view.follow = view.logs.is_some();
             }
-            _ => {}
+            _ => return self.text_other_key(key),
         }
         Vec::new()
+    }
+
+    /// A key a text view does not move by: refused with the key table's
+    /// reason when its action is not taken over a fleet; a key of the
+    /// selected instance (`L`, `v`, `l`, `c`, `?`, `q`, ...) as on the
+    /// panes, its question over this view; anything else nothing.
+    fn text_other_key(&mut self, key: KeyEvent) -> Vec<FleetEffect> {
+        let context = match self.layers.last() {
+            Some(Layer::Text(view)) => view.context,
+            _ => return Vec::new(),
+        };
+        if self.refuse_key(key, &[context]) {
+            return Vec::new();
+        }
+        let input = Input::Key(key.code, key.modifiers);
+        let action = keys::resolve(context, input);
+        if context == Context::Logs
+            && matches!(action, Some(Action::NextPane | Action::PreviousPane))
+        {
+            self.say(
+                "over a fleet the logs view is one stream for every service: no other to switch to",
+                true,
+            );
+            return Vec::new();
+        }
+        match action {
+            Some(
+                Action::Quit
+                | Action::OpenHelp
+                | Action::RenewLease
+                | Action::Verify
+                | Action::OpenLogs
+                | Action::CancelOperation
+                | Action::TearDown
+                | Action::Reap
+                | Action::CopyDown,
+            ) => self.pane_key(key),
+            _ => Vec::new(),
+        }
     }
 }
 
@@ -275,6 +337,14 @@ pub(super) fn host_lines(host: &Host, now: i64) -> Vec<String> {
     let mut lines = vec![format!("state: {}", super::cells::state_text(host, now))];
     if let Some(error) = &host.link.error {
         lines.push(format!("error: {}", sanitize_short(error, 4_096)));
+    } else if let Some((at, error)) = &host.last_error {
+        // Back since: its last error is still told whole (the Hosts pane
+        // cuts it to its column).
+        lines.push(format!(
+            "last error ({}): {}",
+            crate::model::time::ago(*at, now),
+            sanitize_short(error, 4_096)
+        ));
     }
     if let Some(hello) = &host.hello {
         lines.push(format!(
@@ -339,4 +409,143 @@ pub(super) fn backoff_lines(b: &crate::model::fleet::rows::Backoff, now: i64) ->
                 .map_or_else(|| "none".to_owned(), |r| sanitize_short(r, 4_096))
         ),
     ]
+}
+
+/// The help's lines: every entry of the console's one key table
+/// ([`keys::ENTRIES`]), then what it does over a fleet
+/// ([`keys::KeyEntry::over_a_fleet`]).
+fn help_lines() -> Vec<String> {
+    keys::ENTRIES
+        .iter()
+        .flat_map(|entry| {
+            [
+                format!("{:<20} {}", entry.keys, entry.help),
+                format!("{:<20}   over a fleet: {}", "", entry.over_a_fleet()),
+            ]
+        })
+        .collect()
+}
+
+/// The logs view's search keys (the console's `/`, `n`, `N`, and the
+/// prompt's typing, Backspace, Enter, Esc); `true` when `key` was one.
+/// Enter keeps the text and moves to the newest match; `n` the next older,
+/// `N` the next newer (matched without case); a search with no match
+/// leaves the view where it is.
+fn search_key(view: &mut TextView, key: KeyEvent) -> bool {
+    use crossterm::event::KeyModifiers;
+    let plain = !key
+        .modifiers
+        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+    if let Some(search) = view.search.as_mut().filter(|s| s.editing) {
+        match key.code {
+            KeyCode::Char(c) if plain && !c.is_control() => search.text.push(c),
+            KeyCode::Backspace => {
+                search.text.pop();
+            }
+            KeyCode::Enter => {
+                search.editing = false;
+                let from = view.lines.len();
+                find(view, from, true);
+            }
+            KeyCode::Esc => view.search = None,
+            _ => {}
+        }
+        return true;
+    }
+    match key.code {
+        KeyCode::Char('/') if plain => {
+            view.search = Some(Search {
+                text: String::new(),
+                editing: true,
+            });
+            true
+        }
+        KeyCode::Char('n') if plain && view.search.is_some() => {
+            let from = view.scroll;
+            find(view, from, true);
+            true
+        }
+        KeyCode::Char('N') if plain && view.search.is_some() => {
+            let from = view.scroll;
+            find(view, from, false);
+            true
+        }
+        KeyCode::Esc if view.search.is_some() => {
+            view.search = None;
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Scroll `view` to the nearest line matching its search before `from`
+/// (`older`) or after it; nothing when none does.
+fn find(view: &mut TextView, from: usize, older: bool) {
+    let Some(text) = view
+        .search
+        .as_ref()
+        .map(|s| s.text.to_lowercase())
+        .filter(|t| !t.is_empty())
+    else {
+        return;
+    };
+    let hit = |line: &String| line.to_lowercase().contains(&text);
+    let found = if older {
+        view.lines[..from.min(view.lines.len())]
+            .iter()
+            .rposition(hit)
+    } else {
+        view.lines
+            .iter()
+            .enumerate()
+            .skip(from + 1)
+            .find(|(_, l)| hit(l))
+            .map(|(i, _)| i)
+    };
+    if let Some(at) = found {
+        view.scroll = at;
+        view.follow = false;
+    }
+}
+
+/// The help's search, as on one host: `/` types it, the help shows only
+/// the entries whose keys or words contain it (without case) as it is
+/// typed, Enter keeps it, Esc clears it. `true` when `key` was one.
+fn help_search_key(view: &mut TextView, key: KeyEvent) -> bool {
+    use crossterm::event::KeyModifiers;
+    let plain = !key
+        .modifiers
+        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+    match view.search.as_mut() {
+        Some(search) if search.editing => match key.code {
+            KeyCode::Char(c) if plain && !c.is_control() => search.text.push(c),
+            KeyCode::Backspace => {
+                search.text.pop();
+            }
+            KeyCode::Enter => search.editing = false,
+            KeyCode::Esc => view.search = None,
+            _ => return true,
+        },
+        Some(_) if key.code == KeyCode::Esc => view.search = None,
+        None if plain && key.code == KeyCode::Char('/') => {
+            view.search = Some(Search {
+                text: String::new(),
+                editing: true,
+            });
+        }
+        _ => return false,
+    }
+    let query = view
+        .search
+        .as_ref()
+        .map(|s| s.text.to_lowercase())
+        .unwrap_or_default();
+    view.lines = help_lines()
+        .chunks(2)
+        .filter(|entry| entry.iter().any(|l| l.to_lowercase().contains(&query)))
+        .flatten()
+        .cloned()
+        .collect();
+    view.scroll = 0;
+    true
 }

@@ -127,6 +127,15 @@ impl Key {
     }
 }
 
+/// The words the fleet view says for a key it does not take
+/// ([`Action::on_fleet`]).
+mod fleet {
+    pub(super) const PAYLOADS: &str = "over a fleet the detail is the host agent's lines: checkpoint payloads are read on the host (stackless-tui there)";
+    pub(super) const COPY_FIELD: &str = "over a fleet the detail is the host agent's lines, not fields: Esc, then y copies the name";
+    pub(super) const WRAP: &str =
+        "over a fleet the logs view always wraps at words: w has nothing to switch";
+}
+
 /// What a key does; the handler matches on this. Movement actions apply to
 /// the detail document while it is open, else to the focused pane (select a
 /// table row, or scroll a log).
@@ -290,6 +299,90 @@ pub enum Action {
 }
 
 impl Action {
+    /// What this action does over a fleet (`--fleet`, `--controller` twice
+    /// or more): `Ok` when it does there what it does on one host, acting
+    /// on the selected row's host (a command to that host's agent, after
+    /// the same `[y/N]`); `Err` with the words the fleet view says when the
+    /// key is pressed there, for what it cannot do over a host's agent.
+    /// Every action says which (the match is exhaustive), and
+    /// `docs/keys.md`'s table shows it.
+    pub const fn on_fleet(self) -> Result<(), &'static str> {
+        match self {
+            Self::Quit
+            | Self::Up
+            | Self::Down
+            | Self::PageUp
+            | Self::PageDown
+            | Self::First
+            | Self::Last
+            | Self::NextPane
+            | Self::PreviousPane
+            | Self::OpenDetail
+            | Self::CloseDetail
+            | Self::ClearFilter
+            | Self::OpenHelp
+            | Self::CloseHelp
+            | Self::HelpUp
+            | Self::HelpDown
+            | Self::HelpPageUp
+            | Self::HelpPageDown
+            | Self::HelpTop
+            | Self::HelpBottom
+            | Self::HelpSearch
+            | Self::HelpText
+            | Self::HelpBackspace
+            | Self::HelpKeep
+            | Self::HelpClear
+            | Self::EditFilter
+            | Self::FilterText
+            | Self::FilterBackspace
+            | Self::FilterKeep
+            | Self::FilterClear
+            | Self::CycleSort
+            | Self::OpenCommand
+            | Self::OpenJump
+            | Self::CommandText
+            | Self::CommandBackspace
+            | Self::CommandRun
+            | Self::CommandCancel
+            | Self::PromptClearLine
+            | Self::ReverseSort
+            | Self::ToggleMark
+            | Self::MarkAll
+            | Self::Reap
+            | Self::TearDown
+            | Self::ConfirmTearDown
+            | Self::CancelTearDown
+            | Self::CancelOperation
+            | Self::RenewLease
+            | Self::Verify
+            | Self::OpenFullText
+            | Self::CloseFullText
+            | Self::OpenLogs
+            | Self::CloseLogs
+            | Self::CloseOperation
+            | Self::ToggleReaperPause
+            | Self::ReaperPass => Ok(()),
+            Self::TogglePayloads => Err(fleet::PAYLOADS),
+            Self::CopyName | Self::CopyDown => Ok(()),
+            Self::CopyField => Err(fleet::COPY_FIELD),
+            Self::CommandPrevious
+            | Self::CommandNext
+            | Self::PromptDeleteWord
+            | Self::CommandComplete => Ok(()),
+            Self::Click | Self::WheelUp | Self::WheelDown => Ok(()),
+            Self::EditSearch
+            | Self::SearchText
+            | Self::SearchBackspace
+            | Self::SearchKeep
+            | Self::SearchClear
+            | Self::SearchOlder
+            | Self::SearchNewer => Ok(()),
+            Self::ToggleWrap => Err(fleet::WRAP),
+            Self::ToggleZoom => Ok(()),
+        }
+    }
+
     /// Whether this is a write key (it changes the store or runs stackless):
     /// struck through in the footer while the write keys are off
     /// (`AppConfig::write_keys` is `Err`, or the schema is too old).
@@ -350,6 +443,10 @@ pub struct KeyEntry {
     pub keys: &'static str,
     /// What they do, as the help says it.
     pub help: &'static str,
+    /// What they do over a fleet when it says more than "the same, on the
+    /// selected row's host" (empty: that, or the refusals of
+    /// [`Action::on_fleet`]); [`KeyEntry::over_a_fleet`] says it whole.
+    pub fleet: &'static str,
     /// The keys and their actions, per context.
     pub binds: &'static [Bind],
     /// How the footers show them (empty: help only).
@@ -357,6 +454,34 @@ pub struct KeyEntry {
 }
 
 impl KeyEntry {
+    /// What its keys do over a fleet, as the help and `docs/keys.md` say
+    /// it: its note ([`KeyEntry::fleet`]), else "the same, on the selected
+    /// row's host"; then each refusal of its actions
+    /// ([`Action::on_fleet`]), once.
+    #[must_use]
+    pub fn over_a_fleet(&self) -> String {
+        let mut refused: Vec<&str> = Vec::new();
+        for bind in self.binds {
+            if let Err(why) = bind.action.on_fleet()
+                && !refused.contains(&why)
+            {
+                refused.push(why);
+            }
+        }
+        let all_refused =
+            !self.binds.is_empty() && self.binds.iter().all(|b| b.action.on_fleet().is_err());
+        let mut words = Vec::new();
+        if !all_refused {
+            words.push(if self.fleet.is_empty() {
+                "the same, on the selected row's host"
+            } else {
+                self.fleet
+            });
+        }
+        words.extend(refused);
+        words.join("; ")
+    }
+
     /// Whether any of its actions is a write key ([`Action::writes`]).
     #[must_use]
     pub fn writes(&self) -> bool {

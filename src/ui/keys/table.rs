@@ -60,6 +60,7 @@ const fn any(code: KeyCode) -> Key {
 pub const ENTRIES: &[KeyEntry] = &[
     KeyEntry {
         keys: "↑ / k, ↓ / j",
+        fleet: "",
         help: "select a row, a log line or a detail field; scroll text and events",
         binds: &[
             bind(MOVING, &[plain(KeyCode::Up), ch('k')], Action::Up),
@@ -77,6 +78,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "PgUp / PgDn",
+        fleet: "",
         help: "move by one page",
         binds: &[
             bind(MOVING, &[plain(KeyCode::PageUp)], Action::PageUp),
@@ -91,6 +93,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "Home / g, End / G",
+        fleet: "",
         help: "first / last row; oldest / newest log line",
         binds: &[
             bind(MOVING, &[plain(KeyCode::Home), ch('g')], Action::First),
@@ -100,6 +103,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "Tab / Shift-Tab",
+        fleet: "the same; the Hosts pane is one more",
         help: "next / previous pane",
         binds: &[
             bind(&[Panes, Logs], &[plain(KeyCode::Tab)], Action::NextPane),
@@ -116,6 +120,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "Enter",
+        fleet: "the detail of the line's instance, read from its host's agent (Instances, Operations, Backoffs); Activity and Hosts: the line whole",
         help: "detail; operation; a backoff, supervisor or activity line whole",
         binds: &[
             bind(&[Panes], &[plain(KeyCode::Enter)], Action::OpenDetail),
@@ -129,6 +134,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "e",
+        fleet: "",
         help: "the selected line whole (envelopes labelled, teardown output)",
         binds: &[
             bind(
@@ -145,6 +151,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "Esc",
+        fleet: "",
         help: "back: full text, logs, detail, operation, help; the filter, then marks",
         binds: &[
             bind(&[Help], &[any(KeyCode::Esc)], Action::CloseHelp),
@@ -162,12 +169,14 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "p",
+        fleet: "",
         help: "detail view: show / hide checkpoint payloads",
         binds: &[bind(&[Detail], &[ch('p')], Action::TogglePayloads)],
         footer: &[foot(Detail, 3, "p", "payloads", 1)],
     },
     KeyEntry {
         keys: "l",
+        fleet: "",
         help: "logs: G follow, Tab service, / n N search, w wrap",
         binds: &[
             bind(PANES_DETAIL, &[ch('l')], Action::OpenLogs),
@@ -197,30 +206,35 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "/",
+        fleet: "the same; words match the HOST too, and host:NAME keeps one host's rows",
         help: "filter: words match name, substrate or status; field terms:",
         binds: &[bind(&[Panes], &[ch('/')], Action::EditFilter)],
         footer: &[foot(Panes, 8, "/", "filter", 3)],
     },
     KeyEntry {
         keys: "  status: name:",
+        fleet: "",
         help: "status:expired (failed-up, tombstoned), substrate:render, name:PART",
         binds: &[],
         footer: &[],
     },
     KeyEntry {
         keys: "  lock: backoff:",
+        fleet: "not over a fleet: lock: and backoff: are read as plain words",
         help: "lock:alive (foreign, held, stale, none, any), backoff:due (waiting, any)",
         binds: &[],
         footer: &[],
     },
     KeyEntry {
         keys: "  op: ! (spaces)",
+        fleet: "!term negates, all terms apply; op: is read as a plain word",
         help: "op:running (queued, pending; 0.4.0); !term negates; all terms apply",
         binds: &[],
         footer: &[],
     },
     KeyEntry {
         keys: "  typing, Backspace",
+        fleet: "",
         help: "edit the filter (rows follow each key)",
         binds: &[
             bind(&[Filter], &[Key::Text], Action::FilterText),
@@ -237,6 +251,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "  Enter / Esc",
+        fleet: "",
         help: "keep the filter / clear it",
         binds: &[
             bind(&[Filter], &[any(KeyCode::Enter)], Action::FilterKeep),
@@ -249,6 +264,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "  Ctrl-U / Ctrl-W",
+        fleet: "",
         help: "in / and : prompts: clear the line / delete the last word",
         binds: &[
             bind(
@@ -272,36 +288,42 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "s",
+        fleet: "sort: host (then name), lease expiry, name, status",
         help: "sort: lease expiry, name, substrate, reap attempts, status, lock",
         binds: &[bind(&[Panes], &[ch('s')], Action::CycleSort)],
         footer: &[foot(Panes, 9, "s", "sort", 4)],
     },
     KeyEntry {
         keys: ":",
+        fleet: ":reap :down [HOST/]NAME...; :pause :resume :pass [HOST|all]; :filter; :sort; :help; :q",
         help: "command line: :reap NAME..., :down NAME..., :filter EXPR",
         binds: &[bind(&[Panes], &[ch(':')], Action::OpenCommand)],
         footer: &[],
     },
     KeyEntry {
         keys: "  :sort :pause",
+        fleet: ":sort host|lease|name|status; :pause :resume :pass [HOST|all]",
         help: ":sort KEY [asc|desc]; :pause, :resume (P); :pass (R)",
         binds: &[],
         footer: &[],
     },
     KeyEntry {
         keys: "  :logs :ops :q",
+        fleet: ":logs [HOST/]NAME; :ops; :help; :q; :WORD jumps (a command wins)",
         help: ":logs NAME (l); :ops; :help; :q; :WORD jumps (a command wins)",
         binds: &[],
         footer: &[],
     },
     KeyEntry {
         keys: "  :renew :verify",
+        fleet: ":renew [HOST/]NAME (the lease as recorded: no DURATION over a fleet); :verify [HOST/]NAME",
         help: ":renew NAME... [DURATION] (L); :verify NAME... (v)",
         binds: &[],
         footer: &[],
     },
     KeyEntry {
         keys: "Ctrl-F",
+        fleet: "",
         help: "jump to an instance by name (fuzzy; never runs a command)",
         binds: &[bind(
             &[Panes],
@@ -315,6 +337,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "  Tab, ↑ / ↓",
+        fleet: "",
         help: "complete the command or instance name; the command history",
         binds: &[
             bind(
@@ -337,12 +360,14 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "S",
+        fleet: "",
         help: "reverse the sort (▲ / ▼ on the sorted column)",
         binds: &[bind(&[Panes], &[ch('S')], Action::ReverseSort)],
         footer: &[],
     },
     KeyEntry {
         keys: "Space / Ctrl-A",
+        fleet: "",
         help: "mark / unmark the row; mark every row shown (Esc clears marks)",
         binds: &[
             bind(&[Panes], &[ch(' ')], Action::ToggleMark),
@@ -359,12 +384,14 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "  r/d/L/v on marks",
+        fleet: "r and d on the marked rows, on each row's host (one question naming each host's count); L and v act on the selected row",
         help: "act on the marked rows shown (y/N once; says how many are hidden)",
         binds: &[],
         footer: &[],
     },
     KeyEntry {
         keys: "r",
+        fleet: "the same, on the row's host: its agent reaps there",
         help: "reap the selected instance now (expired, not locked; asks y/N)",
         binds: &[bind(PANES_DETAIL, &[ch('r')], Action::Reap)],
         footer: &[
@@ -374,6 +401,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "d",
+        fleet: "the same, on the row's host: its agent tears down there",
         help: "tear the selected instance down, queued behind a pending op (asks y/N)",
         binds: &[bind(PANES_DETAIL, &[ch('d')], Action::TearDown)],
         footer: &[
@@ -383,6 +411,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "c",
+        fleet: "",
         help: "cancel an operation: queued, or a running up (asks y/N)",
         binds: &[bind(
             PANES_DETAIL_OPERATION,
@@ -396,6 +425,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "L",
+        fleet: "the same, on the row's host: its agent runs the renew there (the lease as recorded)",
         help: "renew the lease: edit :renew NAME D (D: as recorded); y/N (0.4.0)",
         binds: &[bind(PANES_DETAIL, &[ch('L')], Action::RenewLease)],
         footer: &[
@@ -405,6 +435,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "v",
+        fleet: "the same, on the row's host: its agent runs the verify there; its answer in the footer",
         help: "verify: its checks in an overlay; renews when it starts (y/N; 0.4.0)",
         binds: &[bind(PANES_DETAIL, &[ch('v')], Action::Verify)],
         footer: &[
@@ -414,24 +445,28 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "z",
+        fleet: "",
         help: "zoom the focused pane to the whole screen, and back",
         binds: &[bind(&[Panes], &[ch('z')], Action::ToggleZoom)],
         footer: &[foot(Panes, 14, "z", "zoom", 5)],
     },
     KeyEntry {
         keys: "P",
+        fleet: "pause / resume the reaper of the selected row's (or Hosts pane's) host",
         help: "pause / resume this console's reaper (paused, it gives its role up)",
         binds: &[bind(&[Panes], &[ch('P')], Action::ToggleReaperPause)],
         footer: &[foot(Panes, 12, "P", "pause", 5)],
     },
     KeyEntry {
         keys: "R",
+        fleet: "a reaper pass on the selected row's (or Hosts pane's) host",
         help: "run a reaper pass now",
         binds: &[bind(&[Panes], &[ch('R')], Action::ReaperPass)],
         footer: &[foot(Panes, 13, "R", "pass", 5)],
     },
     KeyEntry {
         keys: "y / Y",
+        fleet: "",
         help: "copy the name (in the detail view: the field) / the down command (OSC 52)",
         binds: &[
             bind(&[Panes], &[ch('y')], Action::CopyName),
@@ -442,6 +477,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "y / other key",
+        fleet: "",
         help: "confirm / refuse a reap, a teardown, a cancel, a renew or a verify",
         binds: &[
             bind(
@@ -455,12 +491,14 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "mouse click",
+        fleet: "",
         help: "focus a pane; select a table row or a log line",
         binds: &[bind(&[Panes, Filter], &[Key::Click], Action::Click)],
         footer: &[],
     },
     KeyEntry {
         keys: "mouse wheel",
+        fleet: "",
         help: "scroll the pane under the pointer",
         binds: &[
             bind(
@@ -478,6 +516,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "?",
+        fleet: "",
         help: "open / close this help",
         binds: &[
             bind(&[Help], &[any(KeyCode::Char('?'))], Action::CloseHelp),
@@ -492,6 +531,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "  (help) ↑↓ jk /",
+        fleet: "",
         help: "scroll, PgUp/PgDn page; / searches (Enter keeps it, Esc clears)",
         binds: &[
             bind(&[Help], &[plain(KeyCode::Up), ch('k')], Action::HelpUp),
@@ -514,6 +554,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "q / Ctrl-C",
+        fleet: "quit: each host's agent stops as at the end of its input",
         help: "quit",
         binds: &[
             bind(
