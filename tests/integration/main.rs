@@ -15,6 +15,7 @@ mod common;
 
 mod agent_process;
 mod arrows;
+mod attack_group_and_framing;
 mod attack_repros;
 mod audit_pause;
 mod child_canaries;
