@@ -15,6 +15,13 @@
 //! - Stopping: at the deadline (or a cancelled [`StopToken`], or too much
 //!   output) the whole group gets SIGTERM, then SIGKILL after
 //!   [`Limits::kill_grace`], only through [`super::signal`].
+//! - What is left: once the child itself has ended (however it ended),
+//!   whatever is left of its group (a background grandchild) gets
+//!   SIGTERM, then SIGKILL after [`LEFT_GRACE`] (or `kill_grace` if
+//!   shorter), before its output is read back; the output limit holds
+//!   while anything of the group runs (past it: SIGKILL at once). No
+//!   member of a child's group outlives its answer, and nothing writes
+//!   into the unlinked output files after it.
 //! - Redaction: the stdout kept goes through
 //!   [`Redactor::child_output`], the stderr tail through
 //!   [`Redactor::child_tail`] (`crate::model::redact`), in [`run`]
@@ -33,6 +40,17 @@ use crate::stop::StopToken;
 
 /// How often the deadline, the stop and the output size are checked.
 const WATCH: Duration = Duration::from_millis(100);
+
+/// Once the child has ended, how long what is left of its group has
+/// between SIGTERM and SIGKILL (at most [`Limits::kill_grace`]).
+pub(crate) const LEFT_GRACE: Duration = Duration::from_secs(1);
+
+/// After the SIGKILL to what is left, how long to wait for the group to
+/// be gone (its members reaped by their new parent) before reading on.
+const LEFT_LINGER: Duration = Duration::from_secs(1);
+
+/// How often what is left of the group is looked at while it stops.
+const LEFT_POLL: Duration = Duration::from_millis(20);
 
 /// How much of a child's output is kept and allowed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,7 +142,13 @@ pub(crate) async fn run<S: AsRef<OsStr>>(job: Job<'_, S>) -> Answer {
     };
     // The parent's copies of the child's ends are gone with `command`.
     drop(command);
-    let exit = match watch(&mut child, &job, &out, &err, started).await {
+    let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+    let exit = watch(&mut child, &job, &out, &err, started).await;
+    let took = started.elapsed();
+    if let Some(pgid) = pgid {
+        stop_what_is_left(pgid, &job.limits, &out, &err).await;
+    }
+    let exit = match exit {
         Ok(exit) => exit,
         Err(error) => {
             return not_started(format!(
@@ -133,7 +157,6 @@ pub(crate) async fn run<S: AsRef<OsStr>>(job: Job<'_, S>) -> Answer {
             ));
         }
     };
-    let took = started.elapsed();
     Answer {
         exit,
         stdout: job
@@ -186,6 +209,35 @@ async fn watch<S: AsRef<OsStr>>(
                 Exit::TimedOut(job.deadline.as_secs())
             });
         }
+    }
+}
+
+/// Stop what is left of process group `pgid` once its leader has ended:
+/// SIGTERM, then SIGKILL after [`LEFT_GRACE`] (at most `limits`'
+/// `kill_grace`) or at once when `out` or `err` passes the output limit;
+/// waits (looking every [`LEFT_POLL`]) until the group is gone, at most
+/// [`LEFT_LINGER`] after the SIGKILL. Signals only through
+/// [`super::signal`] and [`super::alive`].
+async fn stop_what_is_left(pgid: i32, limits: &Limits, out: &std::fs::File, err: &std::fs::File) {
+    use nix::sys::signal::Signal;
+    if !super::alive(pgid) {
+        return;
+    }
+    let _ = super::signal(pgid, Signal::SIGTERM);
+    let grace = LEFT_GRACE.min(limits.kill_grace);
+    let started = Instant::now();
+    let mut killed_at: Option<Instant> = None;
+    while super::alive(pgid) {
+        let too_much = size(out).max(size(err)) > limits.output_limit;
+        match killed_at {
+            None if too_much || started.elapsed() >= grace => {
+                let _ = super::signal(pgid, Signal::SIGKILL);
+                killed_at = Some(Instant::now());
+            }
+            Some(at) if at.elapsed() >= LEFT_LINGER => return,
+            _ => {}
+        }
+        tokio::time::sleep(LEFT_POLL).await;
     }
 }
 
@@ -340,6 +392,61 @@ exit 1"#;
         assert_eq!(
             answer.stderr_tail,
             "Authorization: Bearer [redacted]\nX-Api-Key: [redacted]\nBasic [redacted] and [redacted] set\n"
+        );
+    }
+
+    /// Whether process `pid` is alive (a zombie counts as gone).
+    fn pid_alive(pid: &str) -> bool {
+        std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
+            .is_ok_and(|stat| !stat.rsplit(") ").next().unwrap_or("").starts_with('Z'))
+    }
+
+    /// Once the child has answered and exited, what is left of its group
+    /// is stopped before the runner returns: a grandchild ignoring
+    /// SIGTERM gets SIGKILL after the grace; the answer is the child's.
+    #[test]
+    fn what_is_left_of_the_group_is_stopped_once_the_child_has_exited() {
+        let limits = Limits {
+            kill_grace: Duration::from_millis(300),
+            ..LIMITS
+        };
+        let answer = sh(
+            "sleep 60 & echo $!; (trap '' TERM; exec sleep 61) & echo $! >&2; exit 3",
+            limits,
+            &Redactor::default(),
+        );
+        assert_eq!(answer.exit, Exit::Code(3));
+        let pids: Vec<&str> = [answer.stdout.as_str(), answer.stderr_tail.as_str()].to_vec();
+        assert_eq!(
+            pids.iter().filter(|pid| pid_alive(pid)).count(),
+            0,
+            "{pids:?}"
+        );
+    }
+
+    /// The output limit holds while a grandchild writes after the child
+    /// has exited: past it the grandchild is killed at once (well before
+    /// the grace), and it is gone when the runner returns.
+    #[test]
+    fn a_grandchild_writing_after_the_child_exited_is_stopped_at_the_limit() {
+        let limits = Limits {
+            output_limit: 8 * 1024 * 1024,
+            kill_grace: Duration::from_secs(60),
+            ..LIMITS
+        };
+        let started = Instant::now();
+        let answer = sh(
+            "(trap '' TERM; while :; do head -c 1000000 /dev/zero; done) & echo $! >&2; exit 0",
+            limits,
+            &Redactor::default(),
+        );
+        assert_eq!(answer.exit, Exit::Code(0));
+        assert!(!pid_alive(&answer.stderr_tail), "{}", answer.stderr_tail);
+        assert!(started.elapsed() < LEFT_GRACE + LEFT_LINGER);
+        assert!(
+            answer.stdout_len > limits.output_limit,
+            "{}",
+            answer.stdout_len
         );
     }
 

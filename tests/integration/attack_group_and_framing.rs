@@ -1,9 +1,7 @@
 //! Reproductions of defects found by trying the one child runner and the
 //! agent's framing as an attacker would: a teardown's process group is
 //! stopped whole once it has answered (its output bounded however long a
-//! member lives), and every command line gets exactly one reply. A test
-//! whose rule does not hold yet is ignored (`repro: ...`); run those with
-//! `cargo test --locked --test integration attack_group_and_framing:: -- --ignored`.
+//! member lives), and every command line gets exactly one reply.
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::Path;
@@ -32,14 +30,10 @@ fn alive(pid: i32) -> bool {
 /// A teardown that answers and exits while a member of its process group
 /// (a background grandchild holding its stdout) keeps writing: once the
 /// answer is in, the group is stopped (`process_group::run`: "the group
-/// stopped through `process_group`", output bounded at 256 MiB). Today
-/// the grandchild is left running, writing into the runner's unlinked
-/// temporary stdout file, which nothing bounds any more (over `--controller
-/// ssh://`, `( timeout 15 yes ) &` wrote 4.2 GB into a deleted
-/// `/tmp/#...` file in 6 s after `failed` was reported; neither `ls` nor
-/// `du` shows it).
+/// stopped through `process_group`", output bounded at 256 MiB): no
+/// grandchild is left writing into the runner's unlinked temporary
+/// stdout file, which nothing would bound once the answer is read.
 #[test]
-#[ignore = "repro: a teardown's grandchild outlives its answer, writing without bound into an unlinked file"]
 fn a_teardowns_group_is_stopped_once_it_has_answered() {
     let (dir, store) = fixture("real-0.4.0-v14.db");
     let pidfile = dir.path().join("grandchild.pid");
@@ -126,34 +120,42 @@ fn replies_to(stdin: &[u8]) -> Vec<Value> {
 /// A last command line without its newline before the end of stdin is a
 /// command line: it gets its one reply (run, or refused as framing), not
 /// silence (docs/protocol.md: "every command line gets exactly one
-/// `reply`"). Today it is dropped: nothing run, nothing answered.
+/// `reply`"): one `bad_request` (the line ends with a newline), not run.
 #[test]
-#[ignore = "repro: a last line without its newline gets no reply at all"]
-fn a_last_line_without_its_newline_gets_one_reply() {
+fn a_last_line_without_its_newline_gets_one_bad_request() {
     let replies = replies_to(br#"{"id":"last","cmd":"ping"}"#);
     assert_eq!(replies.len(), 1, "{replies:?}");
+    assert_eq!(replies[0]["ok"], false, "{replies:?}");
+    assert_eq!(replies[0]["id"], Value::Null, "{replies:?}");
+    assert_eq!(replies[0]["error"]["kind"], "bad_request", "{replies:?}");
+    assert_eq!(
+        replies[0]["error"]["message"],
+        "cut by the end of input: a command line ends with a newline (not run)",
+        "{replies:?}"
+    );
 }
 
 /// A command line that is not UTF-8 is not JSON (docs/protocol.md,
 /// Framing: "one JSON object per line, UTF-8"): `bad_request`, never
-/// `ok`. Today bytes 0xff 0xfe inside a string are taken (as U+FFFD) and
-/// the command answered `ok`.
+/// `ok` (bytes 0xff 0xfe inside a string are not read as U+FFFD).
 #[test]
-#[ignore = "repro: a command line with invalid UTF-8 is answered ok"]
 fn a_line_that_is_not_utf8_is_a_bad_request() {
     let replies = replies_to(b"{\"id\":\"u\",\"cmd\":\"ping\",\"x\":\"\xff\xfe\"}\n");
     assert_eq!(replies.len(), 1, "{replies:?}");
     assert_eq!(replies[0]["ok"], false, "{replies:?}");
     assert_eq!(replies[0]["error"]["kind"], "bad_request", "{replies:?}");
+    assert_eq!(
+        replies[0]["error"]["message"], "not UTF-8: a command line is UTF-8 (not run)",
+        "{replies:?}"
+    );
 }
 
 /// Credentials with a well-known shape are redacted in a child's answer
 /// as `ghp_…`, `xoxb-…` and `sk_live_…` already are: an npm token
 /// (`npm_` and 36 characters) and an OAuth authorization code in a URL
-/// query (`?code=`, as `?access_token=` is). Today both stay in clear
-/// (in the stream's `log` lines too).
+/// query (`?code=`, as `?access_token=` is), in the stream's `log`
+/// lines too.
 #[test]
-#[ignore = "repro: npm_ tokens and ?code= OAuth codes are not redacted"]
 fn child_tail_redacts_npm_tokens_and_oauth_codes() {
     let redactor = stackless_tui::model::redact::Redactor::default();
     assert_eq!(
@@ -165,10 +167,9 @@ fn child_tail_redacts_npm_tokens_and_oauth_codes() {
 }
 
 /// The word `bearer` in prose is no credential scheme: what follows it is
-/// left (`bearer of bad news`), as `a basic check` is. Today the next word
-/// is redacted (`bearer [redacted] bad news`), hiding operator text.
+/// left (`bearer of bad news`), as `a basic check` is: operator text is
+/// not hidden.
 #[test]
-#[ignore = "repro: the word after `bearer` in prose is redacted"]
 fn child_tail_leaves_bearer_in_prose() {
     let redactor = stackless_tui::model::redact::Redactor::default();
     let plain = "the bearer of bad news; token 3 of 5\n";

@@ -2,7 +2,10 @@
 //! a time, never holding more than [`MAX_MESSAGE_BYTES`] of one (a longer
 //! line is skipped to its newline and reported as too long), and hands
 //! them to the agent's loop over a bounded channel: a flood of commands
-//! waits in the pipe, not in memory.
+//! waits in the pipe, not in memory. Framing (docs/protocol.md): a line
+//! is UTF-8 and ends with `\n`; a line that is not UTF-8, or a last line
+//! the end of stdin cut before its newline, is handed on as such (to be
+//! refused, never run): every line read gets exactly one [`Input`].
 
 use std::io::{BufRead as _, Read};
 
@@ -11,12 +14,18 @@ use crate::model::protocol::MAX_MESSAGE_BYTES;
 /// One thing read from stdin.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Input {
-    /// A complete line, without its newline (lossily decoded as UTF-8).
+    /// A complete line of UTF-8, without its newline.
     Line(String),
-    /// A line over [`MAX_MESSAGE_BYTES`], skipped to its newline.
+    /// A line over [`MAX_MESSAGE_BYTES`], skipped to its newline (or to
+    /// the end of stdin).
     TooLong,
-    /// The end of stdin (a line cut by it is dropped: it was never sent
-    /// whole), or a read error.
+    /// A complete line that is not valid UTF-8 (not run).
+    NotUtf8,
+    /// A last line the end of stdin (or a read error) cut before its
+    /// newline: never sent whole, so not run.
+    Cut,
+    /// The end of stdin, or a read error (after the [`Input::Cut`] or
+    /// [`Input::TooLong`] of a line it cut).
     End,
 }
 
@@ -62,6 +71,11 @@ pub(super) fn read_all(input: impl Read, tx: &tokio::sync::mpsc::Sender<Input>) 
             Err(_) => (true, 0, false),
         };
         if done {
+            if too_long {
+                let _ = tx.blocking_send(Input::TooLong);
+            } else if !line.is_empty() {
+                let _ = tx.blocking_send(Input::Cut);
+            }
             break;
         }
         reader.consume(used);
@@ -73,7 +87,7 @@ pub(super) fn read_all(input: impl Read, tx: &tokio::sync::mpsc::Sender<Input>) 
             let input = if too_long {
                 Input::TooLong
             } else {
-                Input::Line(String::from_utf8_lossy(&line).into_owned())
+                String::from_utf8(std::mem::take(&mut line)).map_or(Input::NotUtf8, Input::Line)
             };
             too_long = false;
             line.clear();
@@ -111,8 +125,25 @@ mod tests {
                 Input::Line("{\"a\":1}".into()),
                 Input::TooLong,
                 Input::Line("ping".into()),
+                Input::Cut,
                 Input::End,
             ]
+        );
+    }
+
+    /// A line cut by the end of stdin is one `Cut` (a long one `TooLong`);
+    /// nothing after a last newline is nothing; invalid UTF-8 is `NotUtf8`.
+    #[test]
+    fn cut_lines_and_lines_not_utf8_are_handed_on_once() {
+        assert_eq!(read(b"ping\n"), [Input::Line("ping".into()), Input::End]);
+        assert_eq!(read(b""), [Input::End]);
+        let mut long = vec![b'x'; MAX_MESSAGE_BYTES + 1];
+        assert_eq!(read(&long), [Input::TooLong, Input::End]);
+        long.truncate(10);
+        assert_eq!(read(&long), [Input::Cut, Input::End]);
+        assert_eq!(
+            read(b"{\"x\":\"\xff\xfe\"}\nok\n"),
+            [Input::NotUtf8, Input::Line("ok".into()), Input::End]
         );
     }
 

@@ -14,7 +14,10 @@
 //!   next line;
 //! - `Bearer x` and `Basic x` anywhere (`Bearer`, `bearer`, `BEARER`,
 //!   `Basic`, `BASIC`; a lowercase `basic` is a word): the credential
-//!   after the scheme;
+//!   after the scheme when it is token-shaped ([`token_shaped`]: a digit
+//!   or a symbol in it, an uppercase letter after its first, or 20 bytes
+//!   or more), so `the bearer of bad news` is prose, left (after
+//!   `Authorization:`, any word is the credential);
 //! - URL userinfo: `scheme://user:password@host` becomes
 //!   `scheme://[redacted]@host` (any userinfo: a token alone is one too);
 //! - the shapes of `super::shapes`: private key blocks, `--password X`,
@@ -288,6 +291,10 @@ fn auth_schemes(text: &str) -> Cow<'_, str> {
             continue;
         }
         let stop = credential_end(b, token);
+        if !token_shaped(&b[token..stop]) {
+            i = stop;
+            continue;
+        }
         out.push_str(&text[copied..token]);
         out.push_str(REDACTED);
         copied = stop;
@@ -298,6 +305,17 @@ fn auth_schemes(text: &str) -> Cow<'_, str> {
     }
     out.push_str(&text[copied..]);
     Cow::Owned(out)
+}
+
+/// Whether `word` (credential bytes) after a `Bearer` or `Basic` written
+/// anywhere is a credential rather than an English word: it holds a
+/// digit or a symbol (base64, base64url, hex, `user:password`), an
+/// uppercase letter after its first (`CANARY`, `dGVzdA`), or it is at
+/// least 20 bytes long. `of`, `token`, `Auth` are words.
+fn token_shaped(word: &[u8]) -> bool {
+    word.len() >= 20
+        || word.iter().any(|&c| !c.is_ascii_alphabetic())
+        || word.iter().skip(1).any(u8::is_ascii_uppercase)
 }
 
 /// `scheme://userinfo@host`: the userinfo replaced.
@@ -429,6 +447,18 @@ mod tests {
         );
         assert_eq!(shown("Basic CANARY7=="), "Basic [redacted]");
         assert_eq!(shown("a basic check passed"), "a basic check passed");
+        assert_eq!(
+            shown("the bearer of bad news; Bearer token expired, Basic Auth"),
+            "the bearer of bad news; Bearer token expired, Basic Auth"
+        );
+        assert_eq!(
+            shown("bearer dGVzdA x Bearer abc.def Basic dXNlcjpw bearer abcdefghijklmnopqrst"),
+            "bearer [redacted] x Bearer [redacted] Basic [redacted] bearer [redacted]"
+        );
+        assert_eq!(
+            shown("Authorization: Bearer secret"),
+            "Authorization: Bearer [redacted]"
+        );
         assert_eq!(
             shown("at https://u:CANARY5@h.example/x and ftp://tok@h"),
             "at https://[redacted]@h.example/x and ftp://[redacted]@h"

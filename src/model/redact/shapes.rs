@@ -16,8 +16,12 @@
 //!   GitHub token (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_`),
 //!   a Stripe live key (`sk_live_`, `rk_live_`), a Slack token (`xoxb-`,
 //!   `xoxp-`, `xoxa-`, `xoxs-`), each with at least 8 characters after its
-//!   prefix, and an AWS access key id (`AKIA` or `ASIA` and 16 of
-//!   `[0-9A-Z]`).
+//!   prefix, an npm token (`npm_` and exactly 36 of `[0-9A-Za-z]`: an
+//!   `npm_config_*` variable is no token), and an AWS access key id
+//!   (`AKIA` or `ASIA` and 16 of `[0-9A-Z]`);
+//! - an OAuth authorization code in a URL query (`?code=X`, `&code=X`,
+//!   RFC 6749 §4.1.2): `X`, to the next `&`, `#` or the end of the word
+//!   (a `code` field elsewhere is an error code, left).
 //!
 //! A short flag's value is never guessed: `-p` is a port to `ssh`, `psql`
 //! and `docker`, and `mysql -pX` glues the password to the flag, which no
@@ -46,6 +50,9 @@ pub(super) fn credential_shapes(text: &str) -> Cow<'_, str> {
         ranges.extend(word_rules(text));
     }
     ranges.extend(token_shapes(text));
+    if text.contains("code=") {
+        ranges.extend(query_codes(text));
+    }
     replace_ranges(text, ranges)
 }
 
@@ -255,15 +262,47 @@ fn token_shapes(text: &str) -> Vec<(usize, usize)> {
         let prefixed = TOKEN_PREFIXES
             .iter()
             .any(|p| rest.starts_with(p) && rest.len() >= p.len() + 8);
+        let npm = rest.len() == 40
+            && rest.starts_with("npm_")
+            && rest[4..].bytes().all(|c| c.is_ascii_alphanumeric());
         let aws = rest.len() == 20
             && (rest.starts_with("AKIA") || rest.starts_with("ASIA"))
             && rest[4..]
                 .bytes()
                 .all(|c| c.is_ascii_digit() || c.is_ascii_uppercase());
-        if prefixed || aws {
+        if prefixed || npm || aws {
             ranges.push((i, word_end));
         }
         i = word_end;
+    }
+    ranges
+}
+
+/// The values of the `code` parameters of URL queries in `text`
+/// (`?code=X`, `&code=X`): each `X`, to the next `&`, `#`, whitespace or
+/// quote or bracket.
+fn query_codes(text: &str) -> Vec<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut ranges = Vec::new();
+    let mut from = 0;
+    while let Some(found) = text[from..].find("code=") {
+        let at = from + found;
+        let start = at + "code=".len();
+        from = start;
+        if at == 0 || !matches!(b[at - 1], b'?' | b'&') {
+            continue;
+        }
+        let stop = b[start..]
+            .iter()
+            .position(|&c| {
+                c.is_ascii_whitespace()
+                    || matches!(
+                        c,
+                        b'&' | b'#' | b'"' | b'\'' | b'<' | b'>' | b')' | b']' | b'}' | b'\\'
+                    )
+            })
+            .map_or(b.len(), |n| start + n);
+        ranges.push((start, stop));
     }
     ranges
 }
@@ -364,6 +403,14 @@ mod tests {
             "[redacted] [redacted] [redacted] [redacted]"
         );
         assert_eq!(shown("key AKIAIOSFODNN7EXAMPLE."), "key [redacted].");
+        assert_eq!(
+            shown("npm_0123456789abcdefghijABCDEFGHIJ012345 npm_config_registry=x"),
+            "[redacted] npm_config_registry=x"
+        );
+        assert_eq!(
+            shown("GET /cb?code=C1&state=s x?a=1&code=C2#f (/cb?code=C3) ?code=& error code=E1"),
+            "GET /cb?code=[redacted]&state=s x?a=1&code=[redacted]#f (/cb?code=[redacted]) ?code=& error code=E1"
+        );
         for plain in [
             "ghp_ tokens and sk_live_x and AKIA12 and eyJ.eyJ",
             "a basic check, session started, passenger, compass",

@@ -386,9 +386,9 @@ impl Session {
         }
     }
 
-    /// One command line: parsed, run, answered once.
     /// One input line read after `hello` (or held until it): a command,
-    /// or a line that was too long.
+    /// or a line refused by the framing (docs/protocol.md): too long, not
+    /// UTF-8, or cut by the end of stdin; each answered once, `id` null.
     fn input(&mut self, actions: &mut Actions<'_>, input: Input) {
         match input {
             Input::Line(line) => self.command(actions, &line),
@@ -397,10 +397,21 @@ impl Session {
                 "too_long",
                 "a command line is at most 65536 bytes: skipped to its newline",
             )),
+            Input::NotUtf8 => self.send(lines::reply_error(
+                &Value::Null,
+                "bad_request",
+                "not UTF-8: a command line is UTF-8 (not run)",
+            )),
+            Input::Cut => self.send(lines::reply_error(
+                &Value::Null,
+                "bad_request",
+                "cut by the end of input: a command line ends with a newline (not run)",
+            )),
             Input::End => {}
         }
     }
 
+    /// One command line: parsed, run, answered once.
     fn command(&mut self, actions: &mut Actions<'_>, line: &str) {
         let (id, parsed) = command::parse(line);
         let command = match parsed {
