@@ -430,13 +430,17 @@ exit 1"#;
     #[test]
     fn a_grandchild_writing_after_the_child_exited_is_stopped_at_the_limit() {
         let limits = Limits {
-            output_limit: 8 * 1024 * 1024,
+            output_limit: 1_500_000,
             kill_grace: Duration::from_secs(60),
             ..LIMITS
         };
         let started = Instant::now();
+        // The child exits only once the grandchild ignores SIGTERM (a
+        // fifo: no race between its `trap` and the runner's SIGTERM).
         let answer = sh(
-            "(trap '' TERM; while :; do head -c 1000000 /dev/zero; done) & echo $! >&2; exit 0",
+            "f=$(mktemp -u); mkfifo \"$f\"; \
+             (trap '' TERM; echo > \"$f\"; while :; do head -c 1000000 /dev/zero; done) & \
+             read _ < \"$f\"; rm -f \"$f\"; echo $! >&2; exit 0",
             limits,
             &Redactor::default(),
         );
