@@ -1,0 +1,104 @@
+use super::*;
+use crate::model::generation::Generation;
+use crate::model::rows::{Birth, Lease, Rows, Status};
+use serde_json::json;
+
+fn instance(name: &str, birth: &str, expires_at: i64) -> Instance {
+    Instance {
+        name: name.into(),
+        substrate: "local".into(),
+        status: Status::Active,
+        created_at: Some(1),
+        tombstoned_at: None,
+        lease: Some(Lease {
+            duration_secs: 60,
+            expires_at,
+        }),
+        lock: None,
+        anomalies: vec![],
+        dirty: Some(false),
+        birth: Some(Birth::new(birth, &format!("sl-{birth}"))),
+    }
+}
+
+fn snapshot(instances: Vec<Instance>) -> Snapshot {
+    Snapshot::from(Rows {
+        generation: Generation::new(14),
+        instances: instances.into(),
+        ..Rows::default()
+    })
+}
+
+#[test]
+fn the_first_update_sends_every_row_then_only_what_changed() {
+    let mut tables = Tables::new();
+    let first = snapshot(vec![
+        instance("alpha", "a1", 2_000),
+        instance("bravo", "b1", 3_000),
+    ]);
+    let delta = tables.update(&first);
+    assert_eq!(delta.tables[0].1.upsert.len(), 2);
+    assert_eq!(delta.counts, [2, 0, 0]);
+    // The same rows again (shared or copied): nothing.
+    assert!(tables.update(&first).is_empty());
+    let copied = snapshot(vec![
+        instance("alpha", "a1", 2_000),
+        instance("bravo", "b1", 3_000),
+    ]);
+    assert!(tables.update(&copied).is_empty());
+    // One lease renewed: that row alone, whole.
+    let renewed = snapshot(vec![
+        instance("alpha", "a1", 2_000),
+        instance("bravo", "b1", 9_000),
+    ]);
+    let delta = tables.update(&renewed);
+    assert_eq!(
+        delta.tables[0].1.upsert,
+        [
+            r#"{"name":"bravo","birth":{"instance_id":"b1","resource_namespace":"sl-b1"},"dns_safe":true,"substrate":"local","status":"active","created_at":1,"tombstoned_at":null,"lease":{"duration_secs":60,"expires_at":9000},"lock":null,"dirty":false,"failed_up":false,"services_dead":0,"gc":null}"#
+        ]
+    );
+    assert!(delta.tables[0].1.remove.is_empty());
+    // A client reads the row into the same type and writes it back
+    // byte for byte.
+    let text = &delta.tables[0].1.upsert[0];
+    let row: InstanceRow = serde_json::from_str(text).unwrap();
+    assert_eq!(
+        row.lease,
+        Some(LeaseRow {
+            duration_secs: 60,
+            expires_at: 9000
+        })
+    );
+    assert_eq!(&serde_json::to_string(&row).unwrap(), text);
+}
+
+#[test]
+fn a_name_born_again_is_a_remove_and_an_upsert() {
+    let mut tables = Tables::new();
+    tables.update(&snapshot(vec![instance("alpha", "a1", 2_000)]));
+    let delta = tables.update(&snapshot(vec![instance("alpha", "a2", 2_000)]));
+    assert_eq!(
+        delta.tables[0].1.remove,
+        [r#"{"name":"alpha","birth":{"instance_id":"a1","resource_namespace":"sl-a1"}}"#]
+    );
+    assert_eq!(delta.tables[0].1.upsert.len(), 1);
+    assert!(delta.tables[0].1.upsert[0].contains(r#""instance_id":"a2""#));
+    let delta = tables.update(&snapshot(vec![]));
+    assert_eq!(
+        delta.tables[0].1.remove,
+        [r#"{"name":"alpha","birth":{"instance_id":"a2","resource_namespace":"sl-a2"}}"#]
+    );
+    assert_eq!(delta.counts, [0, 0, 0]);
+}
+
+#[test]
+fn long_texts_are_cut_and_a_row_always_fits() {
+    let mut value = json!({ "a": "x".repeat(5_000), "b": ["é".repeat(2_000)] });
+    cut_texts(&mut value, 4);
+    assert_eq!(value, json!({ "a": "xxx…", "b": ["ééé…"] }));
+    let huge = json!({ "name": "\u{1}".repeat(MAX_TEXT_CHARS), "more": vec!["\u{1}".repeat(MAX_TEXT_CHARS); 20] });
+    let text = fit(huge);
+    assert!(text.len() <= MAX_ROW_BYTES, "{}", text.len());
+    assert!(text.ends_with(r#","cut":true}"#) || text.contains(r#""cut":true"#));
+}
