@@ -1,0 +1,154 @@
+//! `snapshot` and `snapshot --json` print the same bytes for the same
+//! store and `--now`, however the store is read (whole, or streamed row by
+//! row): each fixture store's output is compared with its golden file under
+//! `tests/fixtures/golden/`, and a generated store of 100,000 instances
+//! with its golden fingerprint (length, lines and a 64-bit FNV-1a hash of
+//! the bytes; the document itself is 60 MB).
+//!
+//! A deliberate change of the output regenerates them:
+//! `UPDATE_GOLDEN=1 cargo test --test integration snapshot_golden`.
+//! Paths of the temporary copy read as `$DIR`, so the files hold on any
+//! machine.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::common::{CAPTURE, fixture};
+
+/// The fixture stores whose output is kept.
+const FIXTURES: [&str; 7] = [
+    "stackless-real-v4.db",
+    "real-0.2.0-v5.db",
+    "real-0.3.0-v5.db",
+    "real-0.4.0-v14.db",
+    "hostile.db",
+    "older-v2.db",
+    "newer-v6.db",
+];
+
+fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/golden")
+}
+
+fn updating() -> bool {
+    std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1")
+}
+
+/// `snapshot [--json] --now CAPTURE --state PATH` as the binary prints
+/// it: `exit N` on the first line, then stdout.
+fn snapshot(path: &Path, json: bool, now: i64) -> Vec<u8> {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_stackless-tui"));
+    command
+        .env_remove("STACKLESS_STATE_URL")
+        .env("XDG_CONFIG_HOME", "/nonexistent-config")
+        .env("XDG_STATE_HOME", "/nonexistent-state")
+        .env("TZ", "UTC0");
+    for (key, _) in std::env::vars() {
+        if key.starts_with("STACKLESS_TUI_") {
+            command.env_remove(key);
+        }
+    }
+    command.arg("snapshot");
+    if json {
+        command.arg("--json");
+    }
+    let out = command
+        .args(["--now", &now.to_string(), "--state"])
+        .arg(path)
+        .output()
+        .expect("run the binary");
+    let mut bytes = format!("exit {:?}\n", out.status.code()).into_bytes();
+    bytes.extend_from_slice(&out.stdout);
+    bytes
+}
+
+/// `bytes` with every `from` replaced by `to`.
+fn replace(bytes: &[u8], from: &str, to: &str) -> Vec<u8> {
+    let from = from.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        if !from.is_empty() && bytes[at..].starts_with(from) {
+            out.extend_from_slice(to.as_bytes());
+            at += from.len();
+        } else {
+            out.push(bytes[at]);
+            at += 1;
+        }
+    }
+    out
+}
+
+/// Compare `got` with the golden file `name` (or write it, updating).
+fn against_golden(name: &str, got: &[u8]) {
+    let path = golden_dir().join(name);
+    if updating() {
+        std::fs::create_dir_all(golden_dir()).unwrap();
+        std::fs::write(&path, got).unwrap();
+        return;
+    }
+    let want = std::fs::read(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (UPDATE_GOLDEN=1 writes it)",
+            path.display()
+        )
+    });
+    if got != want {
+        let line = got
+            .split(|b| *b == b'\n')
+            .zip(want.split(|b| *b == b'\n'))
+            .position(|(g, w)| g != w);
+        panic!(
+            "{name}: output differs from its golden file (first different line: {line:?}; \
+             {} bytes against {})",
+            got.len(),
+            want.len()
+        );
+    }
+}
+
+#[test]
+fn snapshot_json_and_table_print_the_golden_bytes_of_every_fixture_store() {
+    for name in FIXTURES {
+        let (dir, path) = fixture(name);
+        let shown = dir.path().display().to_string();
+        for (json, ext) in [(true, "json"), (false, "table")] {
+            let got = replace(&snapshot(&path, json, CAPTURE), &shown, "$DIR");
+            against_golden(&format!("{name}.{ext}"), &got);
+        }
+    }
+}
+
+/// Length, line count and the 64-bit FNV-1a hash of `bytes`, one line.
+fn fingerprint(bytes: &[u8]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    let lines = bytes.iter().filter(|b| **b == b'\n').count();
+    format!("{} bytes, {lines} lines, fnv1a64 {hash:016x}\n", bytes.len())
+}
+
+#[test]
+fn snapshot_json_and_table_of_a_generated_100k_store_keep_their_golden_fingerprints() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    // Locks "on this host" name a host that is no machine's: read as
+    // foreign (never probed), the output is the same on any machine.
+    let spec = stackless_tui::bench_support::GenSpec {
+        instances: 100_000,
+        seed: 42,
+        now: CAPTURE,
+        host: "golden-host.invalid".into(),
+    };
+    stackless_tui::bench_support::generate(&path, &spec).unwrap();
+    let shown = dir.path().display().to_string();
+    let mut prints = String::new();
+    for json in [true, false] {
+        let got = replace(&snapshot(&path, json, CAPTURE + 600), &shown, "$DIR");
+        assert!(got.starts_with(b"exit Some(0)\n"), "the snapshot exits 0");
+        prints.push_str(&fingerprint(&got));
+    }
+    against_golden("generated-100k.fingerprint", prints.as_bytes());
+}
