@@ -78,6 +78,9 @@ pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
     if let Some(path) = absent_default_store(cli) {
         return no_store_to_show(&path, json);
     }
+    if json && let Some(code) = stream_json(cli, now) {
+        return code;
+    }
     let (path, mut store, snapshot) = match read_once(cli) {
         Ok(read) => read,
         Err(error) => return usage(&error),
@@ -161,6 +164,120 @@ pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
         Err(error) => return usage(&error.to_string()),
     }
     ExitCode::SUCCESS
+}
+
+/// `snapshot --json` streamed: each instance written as `SQLite` reads it
+/// in name order ([`crate::store::Store::stream_snapshot`]), so memory
+/// does not grow with the store; the same bytes as the whole read's
+/// document. `None` when the stream declined before writing anything
+/// (a store read immutably, a hand-made store whose rows the whole read
+/// orders or pairs otherwise, or a store whose newest write could doubt
+/// the wall clock): the caller reads whole.
+fn stream_json(cli: &Cli, now: Option<i64>) -> Option<ExitCode> {
+    let crate::startup::Opened {
+        path, mut store, ..
+    } = match open_store(cli, Access::ReadOnly, Create::Never) {
+        Ok(opened) => opened,
+        Err(error) => return Some(usage(&error.to_string())),
+    };
+    if store.immutable() {
+        return None;
+    }
+    // As the whole read: an explicit `--now` is not doubted; the kernel's
+    // doubt needs no store; the store's evidence is checked by the stream
+    // (which declines where it could doubt).
+    let wall = unix_now();
+    let clock = now
+        .is_none()
+        .then(|| crate::reaper::kernel_clock::check(wall))
+        .flatten();
+    let store_wall = (now.is_none() && clock.is_none()).then_some(wall);
+    let shown = path.display().to_string();
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let state_dir = store.state_dir();
+    let mut reader = JsonReader {
+        json: report::JsonStream::new(&mut out, &shown, now.unwrap_or(wall), clock.as_ref()),
+        clock: clock.as_ref(),
+        proxy_port: crate::controller::probe::probe(&state_dir)
+            .proxy_port
+            .unwrap_or(crate::model::services::DEFAULT_PROXY_PORT),
+        state_dir,
+        probe: crate::store::probe::checked_sysinfo(),
+    };
+    let streamed = store.stream_snapshot(
+        crate::store::probe::checked_sysinfo().as_mut(),
+        store_wall,
+        &mut reader,
+    );
+    let written = match streamed {
+        Ok(false) => return None,
+        Ok(true) => Ok(()),
+        Err(crate::store::StreamStop::Reader(error)) => Err(error),
+        Err(crate::store::StreamStop::Store(error)) => {
+            // The document stops unfinished (what is still buffered is
+            // dropped, never completed as if whole).
+            drop(reader);
+            let _ = out.into_parts();
+            return Some(usage(&format!("snapshot --json stopped: {error}")));
+        }
+    };
+    Some(match written.and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        // A closed pipe (`| head`) is not an error of ours.
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(error) => usage(&error.to_string()),
+    })
+}
+
+/// What [`stream_json`] writes with: the document, and each instance's
+/// services probed as [`BatchedServices`] probes them.
+struct JsonReader<'a, W: std::io::Write> {
+    json: report::JsonStream<'a, W>,
+    /// Said on stderr once the stream is read.
+    clock: Option<&'a crate::reaper::clock::ClockDoubt>,
+    state_dir: PathBuf,
+    proxy_port: u16,
+    probe: Box<dyn crate::store::probe::HostProbe>,
+}
+
+impl<W: std::io::Write> crate::store::StreamReader for JsonReader<'_, W> {
+    type Error = std::io::Error;
+
+    fn head(&mut self, head: &crate::model::Snapshot) -> std::io::Result<()> {
+        if let Some(doubt) = self.clock {
+            eprintln!("stackless-tui: {doubt}");
+        }
+        self.json.head(head)
+    }
+
+    fn instance(
+        &mut self,
+        head: &crate::model::Snapshot,
+        instance: &crate::model::Instance,
+        services: Option<crate::store::services::ServiceRows>,
+    ) -> std::io::Result<()> {
+        // A birth's services are only those recorded under its own
+        // namespace (as [`BatchedServices::of`]).
+        let namespace = instance
+            .birth
+            .as_ref()
+            .map(crate::model::Birth::resource_namespace)
+            .filter(|ns| !ns.is_empty());
+        let services = match services {
+            Some(rows) if namespace.is_none_or(|ns| ns == rows.logs_dir_name) => probed(
+                rows,
+                (&self.state_dir, self.proxy_port),
+                self.probe.as_mut(),
+            ),
+            _ => Vec::new(),
+        };
+        self.json.instance(head, instance, services)
+    }
+
+    fn finish(&mut self, head: &crate::model::Snapshot) -> std::io::Result<()> {
+        self.json.finish(head)
+    }
 }
 
 /// `snapshot` with no store at stackless's default `path`: said (on

@@ -35,6 +35,7 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 pub use error::StoreError;
 pub use read::probe_liveness;
+pub use read::stream::{StreamReader, StreamStop};
 pub use recheck_all::{BULK_SHARE, Seen};
 pub use write::Recheck;
 

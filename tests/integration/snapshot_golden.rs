@@ -87,12 +87,8 @@ fn against_golden(name: &str, got: &[u8]) {
         std::fs::write(&path, got).unwrap();
         return;
     }
-    let want = std::fs::read(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e} (UPDATE_GOLDEN=1 writes it)",
-            path.display()
-        )
-    });
+    let want = std::fs::read(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (UPDATE_GOLDEN=1 writes it)", path.display()));
     if got != want {
         let line = got
             .split(|b| *b == b'\n')
@@ -127,7 +123,10 @@ fn fingerprint(bytes: &[u8]) -> String {
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
     let lines = bytes.iter().filter(|b| **b == b'\n').count();
-    format!("{} bytes, {lines} lines, fnv1a64 {hash:016x}\n", bytes.len())
+    format!(
+        "{} bytes, {lines} lines, fnv1a64 {hash:016x}\n",
+        bytes.len()
+    )
 }
 
 #[test]

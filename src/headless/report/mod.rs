@@ -328,24 +328,155 @@ pub fn write_json<W: std::io::Write>(
     out.write_all(b"\n").map_err(serde_json::Error::io)
 }
 
+/// [`write_json`]'s document written as a streamed snapshot comes
+/// (`crate::store::Store::stream_snapshot`): the head (every field before
+/// `instances`) from the snapshot's head, then each instance as it is
+/// read, then the operations; byte for byte [`write_json`]'s. Only one
+/// instance is held at a time.
+pub struct JsonStream<'a, W: std::io::Write> {
+    out: &'a mut W,
+    store: &'a str,
+    now: i64,
+    clock: Option<&'a ClockDoubt>,
+    /// Built from the head.
+    rules: Option<Rules>,
+    /// Instances written so far.
+    written: usize,
+    /// One instance's text before it is indented into `out`.
+    scratch: Vec<u8>,
+}
+
+/// The fields before `instances`, in [`Report`]'s order.
+#[derive(Serialize)]
+struct Head<'a> {
+    schema_version: u32,
+    store: &'a str,
+    store_user_version: i64,
+    now: i64,
+}
+
+/// The field after `instances`.
+#[derive(Serialize)]
+struct Tail {
+    operations: Vec<OperationReport>,
+}
+
+impl<'a, W: std::io::Write> JsonStream<'a, W> {
+    /// A document of `store` (the path shown) at `now` (unix seconds),
+    /// the reaper paused by `clock` when it is doubted, written to `out`.
+    pub fn new(out: &'a mut W, store: &'a str, now: i64, clock: Option<&'a ClockDoubt>) -> Self {
+        Self {
+            out,
+            store,
+            now,
+            clock,
+            rules: None,
+            written: 0,
+            scratch: Vec::with_capacity(4096),
+        }
+    }
+
+    /// Everything before the first instance, from `head` (the snapshot
+    /// without instances).
+    ///
+    /// # Errors
+    /// Writing failed.
+    pub fn head(&mut self, head: &Snapshot) -> std::io::Result<()> {
+        self.rules = Some(Rules::new(head, self.clock));
+        self.scratch.clear();
+        serde_json::to_writer_pretty(
+            &mut self.scratch,
+            &Head {
+                schema_version: SCHEMA_VERSION,
+                store: self.store,
+                store_user_version: head.generation.user_version,
+                now: self.now,
+            },
+        )?;
+        // `{ ... "now": N\n}` without its closing line.
+        let open = self.scratch.strip_suffix(b"\n}").unwrap_or(&self.scratch);
+        self.out.write_all(open)?;
+        self.out.write_all(b",\n  \"instances\": [")
+    }
+
+    /// One instance of `head` (its liveness in `head`) with its probed
+    /// `services`, indented as an element of `instances`.
+    ///
+    /// # Errors
+    /// Writing failed.
+    pub fn instance(
+        &mut self,
+        head: &Snapshot,
+        instance: &Instance,
+        services: Vec<ServiceReport>,
+    ) -> std::io::Result<()> {
+        let Some(rules) = &self.rules else {
+            return Err(std::io::Error::other("an instance before the head"));
+        };
+        self.scratch.clear();
+        serde_json::to_writer_pretty(
+            &mut self.scratch,
+            &WithServices {
+                report: instance_report(head, rules, instance, self.now),
+                services,
+            },
+        )?;
+        self.out
+            .write_all(if self.written == 0 { b"\n" } else { b",\n" })?;
+        self.written += 1;
+        for (at, line) in self.scratch.split(|b| *b == b'\n').enumerate() {
+            if at > 0 {
+                self.out.write_all(b"\n")?;
+            }
+            self.out.write_all(b"    ")?;
+            self.out.write_all(line)?;
+        }
+        Ok(())
+    }
+
+    /// The end of `instances`, the operations of `head`, the document's
+    /// end and its newline.
+    ///
+    /// # Errors
+    /// Writing failed.
+    pub fn finish(&mut self, head: &Snapshot) -> std::io::Result<()> {
+        self.out
+            .write_all(if self.written == 0 { b"]" } else { b"\n  ]" })?;
+        self.scratch.clear();
+        serde_json::to_writer_pretty(
+            &mut self.scratch,
+            &Tail {
+                operations: head.operations.iter().map(operation_report).collect(),
+            },
+        )?;
+        // `{\n  "operations": ...\n}` after its opening brace.
+        let rest = self.scratch.strip_prefix(b"{").unwrap_or(&self.scratch);
+        self.out.write_all(b",")?;
+        self.out.write_all(rest)?;
+        self.out.write_all(b"\n")
+    }
+}
+
 /// What the reaper would do, decided per instance with the rules of
 /// [`decision::plan`] (the same decisions, without building the plan):
-/// only where it may run (not on older stores).
-struct Rules<'a> {
+/// only where it may run (not on older stores). Holds no borrow of the
+/// snapshot: a streamed one ([`JsonStream`]) is lent a row at a time.
+pub(crate) struct Rules {
     reaper: bool,
     /// The wall clock looks wrong (`crate::reaper::clock::ClockDoubt`):
     /// the reaper would not act, whatever the row (`paused: clock`, as
     /// `reap --once` and the console's reaper pause).
     clock_paused: bool,
-    /// The oldest pending operation of each name.
-    pending: std::collections::HashMap<&'a str, &'a Operation>,
+    /// The oldest pending operation of each name, as its index in
+    /// [`Snapshot::pending_operations`].
+    pending: std::collections::HashMap<String, usize>,
 }
 
-impl<'a> Rules<'a> {
-    fn new(snapshot: &'a Snapshot, clock: Option<&ClockDoubt>) -> Self {
+impl Rules {
+    fn new(snapshot: &Snapshot, clock: Option<&ClockDoubt>) -> Self {
         let mut pending = std::collections::HashMap::new();
-        for op in snapshot.pending_operations() {
-            pending.entry(op.instance.as_str()).or_insert(op);
+        for (at, op) in snapshot.pending_operations().iter().enumerate() {
+            pending.entry(op.instance.clone()).or_insert(at);
         }
         Self {
             reaper: snapshot.generation.allows_reaper(),
@@ -371,7 +502,9 @@ impl<'a> Rules<'a> {
         let decided = decision::decide(
             &instance.name,
             now,
-            self.pending.get(instance.name.as_str()).copied(),
+            self.pending
+                .get(instance.name.as_str())
+                .and_then(|&at| snapshot.pending_operations().get(at)),
             snapshot.lock_liveness(&instance.name),
             snapshot.reap_attempt(&instance.name),
         );
@@ -389,7 +522,7 @@ impl<'a> Rules<'a> {
 /// (same fields, same order as [`Report`]).
 struct Streamed<'a> {
     snapshot: &'a Snapshot,
-    rules: Rules<'a>,
+    rules: Rules,
     now: i64,
     store: &'a str,
     /// Each instance's services, asked for in name order (the caller may
@@ -454,7 +587,7 @@ struct WithServices {
 /// One instance's report, without its services (empty).
 fn instance_report(
     snapshot: &Snapshot,
-    rules: &Rules<'_>,
+    rules: &Rules,
     instance: &Instance,
     now: i64,
 ) -> InstanceReport {

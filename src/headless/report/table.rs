@@ -70,7 +70,7 @@ fn table_cells(i: &InstanceReport) -> [String; 7] {
 /// reap attempt's envelope parse, for two cells' worth of text).
 fn instance_cells(
     snapshot: &Snapshot,
-    rules: &Rules<'_>,
+    rules: &Rules,
     instance: &Instance,
     now: i64,
 ) -> [String; 7] {

@@ -15,6 +15,7 @@ use crate::model::liveness::{LockLiveness, liveness};
 use crate::model::{Birth, Instance, Lease, OpLock, ReapAttempt, Rows, Snapshot, Status};
 
 mod scan;
+pub(super) mod stream;
 
 impl Store {
     /// Read instances, leases, locks and reap attempts in one read
