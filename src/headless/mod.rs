@@ -413,8 +413,11 @@ impl<'a> BatchedServices<'a> {
     }
 }
 
-/// One instance's service rows probed (pid plus start time, log `stat`),
-/// their logs under `state_dir`, their origins on `proxy_port`.
+/// One instance's service rows probed (pid plus start time), their logs
+/// under `state_dir`, their origins on `proxy_port`. The log files are not
+/// looked at: the report says where a log is ([`report::ServiceReport`]'s
+/// `log_path`, or `logs` for one kept elsewhere), never what is there
+/// (measured: three `stat`s a service were a tenth of `snapshot --json`).
 fn probed(
     rows: crate::store::services::ServiceRows,
     (state_dir, proxy_port): (&std::path::Path, u16),
@@ -426,11 +429,17 @@ fn probed(
         logs_dir_name: rows.logs_dir_name,
         ..crate::model::detail::InstanceDetail::default()
     };
-    crate::store::services::observe(detail, state_dir, probe)
-        .services
-        .iter()
-        .map(|service| report::ServiceReport::new(service, proxy_port))
-        .collect()
+    let logs = crate::store::services::logs_dir(state_dir, &detail.logs_dir_name);
+    crate::model::services::services(
+        &detail,
+        &detail.substrate,
+        logs.as_deref(),
+        |pid| probe.live_start_time(pid),
+        |_| crate::model::services::LogState::Missing,
+    )
+    .iter()
+    .map(|service| report::ServiceReport::new(service, proxy_port))
+    .collect()
 }
 
 /// `stackless-tui reap --once [--dry-run]`: one pass of the reaper, waiting

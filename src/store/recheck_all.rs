@@ -95,10 +95,16 @@ const COMPARED: fn(&Recheck) = |Recheck {
                                 }| {};
 
 impl Store {
-    /// [`Store::begin_read`], then, when the worklist `seen` is at least
-    /// one in [`BULK_SHARE`] of the store's `instances`, its rows read at
-    /// once in that transaction ([`Store::unchanged_in_read`] until
-    /// [`Store::end_read`]). For a dry run only, as [`Store::begin_read`] is.
+    /// [`Store::begin_read`], then the worklist `seen` known unchanged
+    /// ([`Store::unchanged_in_read`] until [`Store::end_read`]): every name
+    /// when nothing was committed to the file since this connection's last
+    /// [`Store::snapshot`] (its `PRAGMA data_version` and
+    /// `total_changes()` as that read saw them; that snapshot's rows
+    /// paired as the re-check pairs them, and `seen` taken from it), so
+    /// the store is read once; else, when `seen` is at least one in
+    /// [`BULK_SHARE`] of the store's `instances`, the names whose rows,
+    /// read at once in that transaction, are as seen. For a dry run only,
+    /// as [`Store::begin_read`] is.
     ///
     /// # Errors
     /// As [`Store::begin_read`]; a scan that fails only leaves every name
@@ -106,6 +112,24 @@ impl Store {
     pub fn begin_read_of(&mut self, seen: &[Seen<'_>], instances: usize) -> Result<(), StoreError> {
         let _ = COMPARED;
         self.begin_read()?;
+        if let Some((read, pending)) = self.snapshot_version.take()
+            && version(&self.conn).ok() == Some(read)
+        {
+            // Nothing was committed since the decision's snapshot was
+            // read: each re-check would read the rows it saw. The store is
+            // read once, not twice. (A name with an operation pending, or
+            // seen twice, is left to its re-check.)
+            let mut held = Held::with_capacity(seen.len());
+            let mut twice = Held::new();
+            for (instance, _) in seen {
+                if !held.insert(instance.name.clone()) {
+                    twice.insert(instance.name.clone());
+                }
+            }
+            held.retain(|name| !pending.contains(name) && !twice.contains(name));
+            self.held = Some(held);
+            return Ok(());
+        }
         if seen.len().saturating_mul(BULK_SHARE) >= instances {
             self.held = read_all(&self.conn, self.layout, seen).ok().flatten();
         }
@@ -122,9 +146,20 @@ impl Store {
     }
 }
 
+/// What a read sees of the file's version: `PRAGMA data_version` (another
+/// connection's commit changes it) and this connection's
+/// `total_changes()` (its own writes), in the read transaction open on
+/// `conn` (begun first by reading the schema).
+pub(super) fn version(conn: &Connection) -> rusqlite::Result<(i64, i64)> {
+    let _: i64 = conn.query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get(0))?;
+    let data: i64 = conn.query_row("PRAGMA data_version", [], |row| row.get(0))?;
+    let own: i64 = conn.query_row("SELECT total_changes()", [], |row| row.get(0))?;
+    Ok((data, own))
+}
+
 /// Whether any of the tables read declares a collation (`=` would not be
 /// byte equality).
-fn collates(conn: &Connection) -> rusqlite::Result<bool> {
+pub(super) fn collates(conn: &Connection) -> rusqlite::Result<bool> {
     let mut stmt = conn.prepare_cached(
         "SELECT sql FROM sqlite_master WHERE type = 'table'
          AND name IN ('instances', 'leases', 'op_locks', 'reap_attempts', 'operations')",

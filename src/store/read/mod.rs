@@ -53,13 +53,13 @@ impl Store {
         let (previous, _reading) = self
             .identity
             .map_or((None, None), super::row_reuse::previous_or_wait);
-        let (mut instances, places) =
+        let (mut instances, places, scanned) =
             read_instances(&tx, layout, previous.as_ref()).map_err(err)?;
         drop(previous);
-        let mut reap_attempts = if layout.reap_attempts {
+        let (mut reap_attempts, attempt_keys_text) = if layout.reap_attempts {
             read_reap_attempts(&tx).map_err(err)?
         } else {
-            Vec::new()
+            (Vec::new(), true)
         };
         let mut operations = if layout.operations {
             super::operations::read_operations(&tx, layout, &mut self.queue).map_err(err)?
@@ -80,8 +80,23 @@ impl Store {
             }
             _ => None,
         };
+        // Paired as `Store::recheck`'s per-name query pairs them: the
+        // scans ran (no name, lease or lock twice, every key text), no
+        // reap attempt twice or keyed by another type, no collation.
+        let paired =
+            scanned && attempt_keys_text && !super::recheck_all::collates(&tx).map_err(err)?;
+        let version = if paired {
+            Some(super::recheck_all::version(&tx).map_err(err)?)
+        } else {
+            None
+        };
         tx.commit().map_err(err)?;
         sort_by_name(&mut instances, &mut reap_attempts);
+        let version = version.filter(|_| {
+            reap_attempts
+                .windows(2)
+                .all(|w| w[0].instance != w[1].instance)
+        });
         let rows = Rows {
             generation: self.generation,
             instances: crate::model::Instances::from_shared(instances),
@@ -91,6 +106,14 @@ impl Store {
         };
         // Built here, on the reading thread, not on the render thread.
         let _ = rows.pending_operations();
+        self.snapshot_version = version.map(|version| {
+            let pending = rows
+                .pending_operations()
+                .iter()
+                .map(|op| op.instance.clone())
+                .collect();
+            (version, pending)
+        });
         publish_queue_seen(self.identity, seen, &rows.operations);
         let liveness = probe_liveness(&rows, probe);
         let mut snapshot = Snapshot::new(rows, liveness);
@@ -105,37 +128,41 @@ impl Store {
 
 /// The snapshot's instances, each with its lease and lock: the three table
 /// scans ([`scan::scan_instances`]) with each row's place, or the SQL join
-/// where a scan could differ from it (then no places).
+/// where a scan could differ from it (then no places); and whether the
+/// scans ran (each name, lease and lock once, every key text).
 fn read_instances(
     tx: &Connection,
     layout: Layout,
     previous: Option<&super::row_reuse::Previous>,
-) -> rusqlite::Result<(Vec<Arc<Instance>>, Vec<super::row_reuse::RowPlace>)> {
+) -> rusqlite::Result<(Vec<Arc<Instance>>, Vec<super::row_reuse::RowPlace>, bool)> {
     Ok(match scan::scan_instances(tx, layout, previous)? {
-        Some(found) => found,
+        Some((instances, places)) => (instances, places, true),
         None => (
             join_instances(tx, layout)?
                 .into_iter()
                 .map(Arc::new)
                 .collect(),
             Vec::new(),
+            false,
         ),
     })
 }
 
 /// Every `reap_attempts` row (a layout that has the table), in the order
-/// `SQLite` gives them by `instance`.
-fn read_reap_attempts(tx: &Connection) -> rusqlite::Result<Vec<ReapAttempt>> {
+/// `SQLite` gives them by `instance`; and whether every key is text.
+fn read_reap_attempts(tx: &Connection) -> rusqlite::Result<(Vec<ReapAttempt>, bool)> {
     let mut reap_attempts = Vec::new();
+    let mut keys_text = true;
     let mut stmt = tx.prepare_cached(
         "SELECT instance, attempts, last_error, next_retry_at
          FROM reap_attempts ORDER BY instance",
     )?;
     let mut rows = stmt.query([])?;
     while let Some(row) = rows.next()? {
+        keys_text &= matches!(col(row, 0), ValueRef::Text(_));
         reap_attempts.push(attempt_from_row(row, 0));
     }
-    Ok(reap_attempts)
+    Ok((reap_attempts, keys_text))
 }
 
 /// Put the instances and reap attempts in byte order of their names:

@@ -214,7 +214,7 @@ fn read_head(
     generation: crate::model::Generation,
 ) -> rusqlite::Result<Snapshot> {
     let mut reap_attempts = if layout.reap_attempts {
-        super::read_reap_attempts(tx)?
+        super::read_reap_attempts(tx)?.0
     } else {
         Vec::new()
     };
