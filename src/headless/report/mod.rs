@@ -485,13 +485,28 @@ impl Rules {
         }
     }
 
-    /// The reaper column of `instance` as its text and machine value
-    /// (`("skip: locked", "skip_locked")`; `None`: not on the worklist).
+    /// What the rules read of `instance`'s other rows in `snapshot`,
+    /// looked up once for every field that needs them.
+    fn look<'s>(&self, snapshot: &'s Snapshot, instance: &Instance) -> Looked<'s> {
+        let name = instance.name.as_str();
+        Looked {
+            liveness: snapshot.lock_liveness(name),
+            attempt: snapshot.reap_attempt(name),
+            pending: self
+                .pending
+                .get(name)
+                .and_then(|&at| snapshot.pending_operations().get(at)),
+        }
+    }
+
+    /// The reaper column of `instance` (its rows `looked` up) as its text
+    /// and machine value (`("skip: locked", "skip_locked")`; `None`: not
+    /// on the worklist).
     fn reaper(
         &self,
-        snapshot: &Snapshot,
         instance: &Instance,
         now: i64,
+        looked: &Looked<'_>,
     ) -> Option<(&'static str, &'static str)> {
         if !self.reaper || !decision::on_worklist(instance, now) {
             return None;
@@ -502,11 +517,9 @@ impl Rules {
         let decided = decision::decide(
             &instance.name,
             now,
-            self.pending
-                .get(instance.name.as_str())
-                .and_then(|&at| snapshot.pending_operations().get(at)),
-            snapshot.lock_liveness(&instance.name),
-            snapshot.reap_attempt(&instance.name),
+            looked.pending,
+            looked.liveness,
+            looked.attempt,
         );
         Some(match decided {
             Decision::Reap => ("reap", "reap"),
@@ -515,6 +528,25 @@ impl Rules {
             Decision::WaitBackoff { .. } => ("wait: backoff", "wait_backoff"),
             Decision::RefuseName => ("refuse: not DNS-safe", "refuse_name"),
         })
+    }
+}
+
+/// One instance's lock holder liveness, reap attempt and oldest pending
+/// operation, as [`Rules::look`] found them.
+struct Looked<'s> {
+    liveness: Option<&'s crate::model::Liveness>,
+    attempt: Option<&'s crate::model::ReapAttempt>,
+    pending: Option<&'s Operation>,
+}
+
+impl Looked<'_> {
+    /// [`crate::model::readiness::failed_up`] of `instance` with these rows.
+    fn failed_up(&self, instance: &Instance) -> bool {
+        crate::model::readiness::failed_up(
+            instance,
+            self.pending.is_some(),
+            self.liveness.is_some_and(crate::model::Liveness::held),
+        )
     }
 }
 
@@ -591,8 +623,9 @@ fn instance_report(
     instance: &Instance,
     now: i64,
 ) -> InstanceReport {
-    let liveness = snapshot.lock_liveness(&instance.name);
-    let reaper = rules.reaper(snapshot, instance, now);
+    let looked = rules.look(snapshot, instance);
+    let liveness = looked.liveness;
+    let reaper = rules.reaper(instance, now, &looked);
     InstanceReport {
         name: instance.name.clone(),
         dns_safe: is_dns_safe(&instance.name),
@@ -617,7 +650,7 @@ fn instance_report(
             liveness_state: crate::model::protocol::rows::liveness_state(liveness),
             held: liveness.is_some_and(crate::model::Liveness::held),
         }),
-        reap_attempt: snapshot.reap_attempt(&instance.name).map(|a| {
+        reap_attempt: looked.attempt.map(|a| {
             let reason = read_reason(&a.last_error);
             AttemptReport {
                 attempts: a.attempts,
@@ -638,20 +671,9 @@ fn instance_report(
         dirty: instance.dirty,
         gc: crate::model::gc::GcPreview::of(instance, snapshot.generation)
             .map(|preview| GcReport::new(preview, now)),
-        failed_up: failed_up(snapshot, instance),
+        failed_up: looked.failed_up(instance),
         services: Vec::new(),
     }
-}
-
-/// [`crate::model::readiness::failed_up`] of `instance` in `snapshot`.
-pub(super) fn failed_up(snapshot: &Snapshot, instance: &Instance) -> bool {
-    crate::model::readiness::failed_up(
-        instance,
-        snapshot.pending_operation(&instance.name).is_some(),
-        snapshot
-            .lock_liveness(&instance.name)
-            .is_some_and(crate::model::Liveness::held),
-    )
 }
 
 fn operation_report(op: &Operation) -> OperationReport {

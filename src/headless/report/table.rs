@@ -76,6 +76,7 @@ fn instance_cells(
 ) -> [String; 7] {
     use crate::model::text::sanitize_short;
     let status = instance.status.as_str();
+    let looked = rules.look(snapshot, instance);
     [
         sanitize_short(&instance.name, 48),
         sanitize_short(&instance.substrate, 12),
@@ -83,7 +84,7 @@ fn instance_cells(
         match (&instance.lease, status) {
             (Some(l), _) => lease_text(l.expires_at, now),
             (None, "tombstoned") => "tombstoned".to_owned(),
-            (None, _) if super::failed_up(snapshot, instance) => "failed up: no lease".to_owned(),
+            (None, _) if looked.failed_up(instance) => "failed up: no lease".to_owned(),
             (None, _) => "no lease".to_owned(),
         },
         instance.lock.as_ref().map_or_else(String::new, |l| {
@@ -91,21 +92,19 @@ fn instance_cells(
                 .holder_host
                 .as_deref()
                 .map_or_else(String::new, |host| format!(" on {host}"));
-            let liveness = snapshot
-                .lock_liveness(&instance.name)
+            let liveness = looked
+                .liveness
                 .map_or_else(|| "unknown".to_owned(), ToString::to_string);
             sanitize_short(
                 &format!("{} by pid {}{host}, {liveness}", l.operation, l.holder_pid),
                 64,
             )
         }),
-        snapshot
-            .reap_attempt(&instance.name)
-            .map_or_else(String::new, |a| {
-                format!("{} ({})", a.attempts, retry_text(a.next_retry_at, now))
-            }),
+        looked.attempt.map_or_else(String::new, |a| {
+            format!("{} ({})", a.attempts, retry_text(a.next_retry_at, now))
+        }),
         rules
-            .reaper(snapshot, instance, now)
+            .reaper(instance, now, &looked)
             .map_or_else(String::new, |(text, _)| text.to_owned()),
     ]
 }
