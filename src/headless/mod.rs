@@ -78,7 +78,7 @@ pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
     if let Some(path) = absent_default_store(cli) {
         return no_store_to_show(&path, json);
     }
-    if json && let Some(code) = stream_json(cli, now) {
+    if let Some(code) = stream(cli, json, now) {
         return code;
     }
     let (path, mut store, snapshot) = match read_once(cli) {
@@ -166,14 +166,15 @@ pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// `snapshot --json` streamed: each instance written as `SQLite` reads it
-/// in name order ([`crate::store::Store::stream_snapshot`]), so memory
-/// does not grow with the store; the same bytes as the whole read's
-/// document. `None` when the stream declined before writing anything
-/// (a store read immutably, a hand-made store whose rows the whole read
+/// `snapshot` and `snapshot --json` streamed: each instance written as
+/// `SQLite` reads it in name order ([`crate::store::Store::stream_snapshot`];
+/// the table in three passes of one read: widths, lines, GC lines), so
+/// memory does not grow with the store; the same bytes as the whole
+/// read's. `None` when the stream declined before writing anything (a
+/// store read immutably, a hand-made store whose rows the whole read
 /// orders or pairs otherwise, or a store whose newest write could doubt
 /// the wall clock): the caller reads whole.
-fn stream_json(cli: &Cli, now: Option<i64>) -> Option<ExitCode> {
+fn stream(cli: &Cli, json: bool, now: Option<i64>) -> Option<ExitCode> {
     let crate::startup::Opened {
         path, mut store, ..
     } = match open_store(cli, Access::ReadOnly, Create::Never) {
@@ -192,12 +193,29 @@ fn stream_json(cli: &Cli, now: Option<i64>) -> Option<ExitCode> {
         .then(|| crate::reaper::kernel_clock::check(wall))
         .flatten();
     let store_wall = (now.is_none() && clock.is_none()).then_some(wall);
+    let now = now.unwrap_or(wall);
     let shown = path.display().to_string();
+    let zone = crate::startup::display_zone(cli.utc);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let state_dir = store.state_dir();
-    let mut reader = JsonReader {
-        json: report::JsonStream::new(&mut out, &shown, now.unwrap_or(wall), clock.as_ref()),
+    let mut reader = Reader {
+        writer: if json {
+            Writer::Json(report::JsonStream::new(
+                &mut out,
+                &shown,
+                now,
+                clock.as_ref(),
+            ))
+        } else {
+            Writer::Table(report::TableStream::new(
+                &mut out,
+                &shown,
+                now,
+                &zone,
+                clock.as_ref(),
+            ))
+        },
         clock: clock.as_ref(),
         proxy_port: crate::controller::probe::probe(&state_dir)
             .proxy_port
@@ -219,9 +237,11 @@ fn stream_json(cli: &Cli, now: Option<i64>) -> Option<ExitCode> {
             // dropped, never completed as if whole).
             drop(reader);
             let _ = out.into_parts();
-            return Some(usage(&format!("snapshot --json stopped: {error}")));
+            let what = if json { "snapshot --json" } else { "snapshot" };
+            return Some(usage(&format!("{what} stopped: {error}")));
         }
     };
+    drop(reader);
     Some(match written.and_then(|()| out.flush()) {
         Ok(()) => ExitCode::SUCCESS,
         // A closed pipe (`| head`) is not an error of ours.
@@ -230,10 +250,17 @@ fn stream_json(cli: &Cli, now: Option<i64>) -> Option<ExitCode> {
     })
 }
 
-/// What [`stream_json`] writes with: the document, and each instance's
-/// services probed as [`BatchedServices`] probes them.
-struct JsonReader<'a, W: std::io::Write> {
-    json: report::JsonStream<'a, W>,
+/// The document or the table [`stream`] writes.
+enum Writer<'a, W: std::io::Write> {
+    Json(report::JsonStream<'a, W>),
+    Table(report::TableStream<'a, W>),
+}
+
+/// What [`stream`] writes with: the document or the table, and each
+/// instance's services probed as [`BatchedServices`] probes them (the
+/// document's only).
+struct Reader<'a, W: std::io::Write> {
+    writer: Writer<'a, W>,
     /// Said on stderr once the stream is read.
     clock: Option<&'a crate::reaper::clock::ClockDoubt>,
     state_dir: PathBuf,
@@ -241,22 +268,41 @@ struct JsonReader<'a, W: std::io::Write> {
     probe: Box<dyn crate::store::probe::HostProbe>,
 }
 
-impl<W: std::io::Write> crate::store::StreamReader for JsonReader<'_, W> {
+impl<W: std::io::Write> crate::store::StreamReader for Reader<'_, W> {
     type Error = std::io::Error;
+
+    fn passes(&self) -> usize {
+        match self.writer {
+            Writer::Json(_) => 1,
+            Writer::Table(_) => report::TableStream::<W>::PASSES,
+        }
+    }
+
+    fn wants_services(&self) -> bool {
+        matches!(self.writer, Writer::Json(_))
+    }
 
     fn head(&mut self, head: &crate::model::Snapshot) -> std::io::Result<()> {
         if let Some(doubt) = self.clock {
             eprintln!("stackless-tui: {doubt}");
         }
-        self.json.head(head)
+        match &mut self.writer {
+            Writer::Json(json) => json.head(head),
+            Writer::Table(table) => table.head(head),
+        }
     }
 
     fn instance(
         &mut self,
+        pass: usize,
         head: &crate::model::Snapshot,
         instance: &crate::model::Instance,
         services: Option<crate::store::services::ServiceRows>,
     ) -> std::io::Result<()> {
+        let json = match &mut self.writer {
+            Writer::Json(json) => json,
+            Writer::Table(table) => return table.instance(pass, head, instance),
+        };
         // A birth's services are only those recorded under its own
         // namespace (as [`BatchedServices::of`]).
         let namespace = instance
@@ -272,11 +318,14 @@ impl<W: std::io::Write> crate::store::StreamReader for JsonReader<'_, W> {
             ),
             _ => Vec::new(),
         };
-        self.json.instance(head, instance, services)
+        json.instance(head, instance, services)
     }
 
     fn finish(&mut self, head: &crate::model::Snapshot) -> std::io::Result<()> {
-        self.json.finish(head)
+        match &mut self.writer {
+            Writer::Json(json) => json.finish(head),
+            Writer::Table(table) => table.finish(head),
+        }
     }
 }
 

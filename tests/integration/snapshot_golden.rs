@@ -151,3 +151,109 @@ fn snapshot_json_and_table_of_a_generated_100k_store_keep_their_golden_fingerpri
     }
     against_golden("generated-100k.fingerprint", prints.as_bytes());
 }
+
+/// Counts what a stream hands out.
+#[derive(Default)]
+struct Count {
+    heads: usize,
+    instances: Vec<String>,
+    finished: usize,
+}
+
+impl stackless_tui::store::StreamReader for Count {
+    type Error = std::convert::Infallible;
+
+    fn head(&mut self, _: &stackless_tui::model::Snapshot) -> Result<(), Self::Error> {
+        self.heads += 1;
+        Ok(())
+    }
+
+    fn instance(
+        &mut self,
+        _: usize,
+        _: &stackless_tui::model::Snapshot,
+        instance: &stackless_tui::model::Instance,
+        _: Option<stackless_tui::store::services::ServiceRows>,
+    ) -> Result<(), Self::Error> {
+        self.instances.push(instance.name.clone());
+        Ok(())
+    }
+
+    fn finish(&mut self, _: &stackless_tui::model::Snapshot) -> Result<(), Self::Error> {
+        self.finished += 1;
+        Ok(())
+    }
+}
+
+/// The stream the golden output above is written from takes every
+/// fixture store (each instance once, in the whole read's order), the
+/// hostile one included; it declines, before handing anything out, a
+/// hand-made store whose rows the whole read orders or pairs otherwise: a
+/// name that is not valid UTF-8, a lease table without a key.
+#[test]
+fn the_stream_reads_every_fixture_store_in_name_order_and_declines_rows_it_could_misorder() {
+    use stackless_tui::store::probe::FixedProbe;
+    use stackless_tui::store::{Access, Store};
+    let probe = || FixedProbe {
+        host: Some("vm".into()),
+        processes: vec![],
+    };
+    let stream = |path: &Path| {
+        let mut store = Store::open(path, Access::ReadOnly).unwrap();
+        let whole: Vec<String> = store
+            .snapshot(&mut probe())
+            .unwrap()
+            .rows
+            .instances
+            .iter()
+            .map(|i| i.name.clone())
+            .collect();
+        let mut count = Count::default();
+        let Ok(streamed) = store.stream_snapshot(&mut probe(), None, &mut count) else {
+            panic!("{}: the stream failed", path.display());
+        };
+        (streamed, count, whole)
+    };
+    for name in FIXTURES {
+        let (_dir, path) = fixture(name);
+        let (streamed, count, whole) = stream(&path);
+        assert!(streamed, "{name}");
+        assert_eq!((count.heads, count.finished), (1, 1), "{name}");
+        assert_eq!(count.instances, whole, "{name}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    crate::common::stores::exec(
+        &path,
+        "CREATE TABLE instances (name TEXT PRIMARY KEY, substrate, status, definition, source_overrides, created_at, tombstoned_at, definition_dir);
+         CREATE TABLE leases (instance TEXT PRIMARY KEY, duration_secs, expires_at);
+         CREATE TABLE op_locks (instance TEXT PRIMARY KEY, operation, holder_pid, holder_start_time, acquired_at, holder_host);
+         CREATE TABLE reap_attempts (instance TEXT PRIMARY KEY, attempts, last_error, next_retry_at);
+         INSERT INTO instances VALUES ('solo', 'local', 'active', '', '{}', 1, NULL, '');
+         PRAGMA user_version = 4;",
+    );
+    let (streamed, count, _) = stream(&path);
+    assert!(streamed, "a keyed hand-made store streams");
+    assert_eq!(count.instances, ["solo"]);
+    crate::common::stores::exec(
+        &path,
+        "INSERT INTO instances VALUES (CAST(X'61ff' AS TEXT), 'local', 'active', '', '{}', 1, NULL, '');",
+    );
+    let (streamed, count, _) = stream(&path);
+    assert!(!streamed, "a name that is not UTF-8");
+    assert_eq!(
+        (count.heads, count.instances.len(), count.finished),
+        (0, 0, 0)
+    );
+    crate::common::stores::exec(
+        &path,
+        "DELETE FROM instances WHERE name != 'solo';
+         DROP TABLE leases; CREATE TABLE leases (instance, duration_secs, expires_at);",
+    );
+    let (streamed, count, _) = stream(&path);
+    assert!(!streamed, "a lease table without a key");
+    assert_eq!(
+        (count.heads, count.instances.len(), count.finished),
+        (0, 0, 0)
+    );
+}

@@ -14,7 +14,7 @@ use crate::reaper::decision::{self, Decision};
 
 mod table;
 pub(crate) use table::{HEADER, widen, write_line};
-pub use table::{table, write_table};
+pub use table::{TableStream, table, write_table};
 
 /// The version of this document's shape. Bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;

@@ -199,6 +199,128 @@ pub fn write_table(
     operations_table(out, &operations, now)
 }
 
+/// [`write_table`]'s text written as a streamed snapshot comes
+/// (`crate::store::Store::stream_snapshot`), in three passes over the
+/// instances of one read: the column widths, the lines, the tombstones'
+/// GC lines; then the operations. Byte for byte [`write_table`]'s; only
+/// one instance is held at a time.
+pub struct TableStream<'a, W: std::io::Write> {
+    out: &'a mut W,
+    store: &'a str,
+    now: i64,
+    zone: &'a jiff::tz::TimeZone,
+    clock: Option<&'a ClockDoubt>,
+    /// Built from the head.
+    rules: Option<Rules>,
+    widths: [usize; 7],
+    /// The column titles' line is written.
+    titled: bool,
+    /// The GC section's title is written.
+    gc_titled: bool,
+}
+
+impl<'a, W: std::io::Write> TableStream<'a, W> {
+    /// The passes over the instances [`TableStream::instance`] takes.
+    pub const PASSES: usize = 3;
+
+    /// A table of `store` (the path shown) at `now` (unix seconds), its
+    /// times in `zone`, the reaper paused by `clock` when it is doubted,
+    /// written to `out`.
+    pub fn new(
+        out: &'a mut W,
+        store: &'a str,
+        now: i64,
+        zone: &'a jiff::tz::TimeZone,
+        clock: Option<&'a ClockDoubt>,
+    ) -> Self {
+        Self {
+            out,
+            store,
+            now,
+            zone,
+            clock,
+            rules: None,
+            widths: HEADER.map(unicode_width::UnicodeWidthStr::width),
+            titled: false,
+            gc_titled: false,
+        }
+    }
+
+    /// The header line, from `head` (the snapshot without instances).
+    ///
+    /// # Errors
+    /// Writing failed.
+    pub fn head(&mut self, head: &Snapshot) -> std::io::Result<()> {
+        self.rules = Some(Rules::new(head, self.clock));
+        let line = table_header(
+            self.store,
+            head.generation.user_version,
+            self.now,
+            self.zone,
+        );
+        self.out.write_all(line.as_bytes())
+    }
+
+    /// One instance of `head` (its liveness in `head`) in pass `pass`:
+    /// widths (0), its line (1), its GC line if a tombstone (2).
+    ///
+    /// # Errors
+    /// Writing failed.
+    pub fn instance(
+        &mut self,
+        pass: usize,
+        head: &Snapshot,
+        instance: &Instance,
+    ) -> std::io::Result<()> {
+        let Some(rules) = &self.rules else {
+            return Err(std::io::Error::other("an instance before the head"));
+        };
+        match pass {
+            0 => widen(
+                &mut self.widths,
+                &instance_cells(head, rules, instance, self.now),
+            ),
+            1 => {
+                let cells = instance_cells(head, rules, instance, self.now);
+                self.title()?;
+                write_line(self.out, &cells, &self.widths)?;
+            }
+            _ => {
+                if let Some(preview) = crate::model::gc::GcPreview::of(instance, head.generation) {
+                    if !std::mem::replace(&mut self.gc_titled, true) {
+                        self.out.write_all(b"\nGC\n")?;
+                    }
+                    let name = crate::model::text::sanitize_short(&instance.name, 48);
+                    self.out.write_all(
+                        format!("{name}  {}\n", preview.text(self.now, self.zone)).as_bytes(),
+                    )?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The column titles' line, once.
+    fn title(&mut self) -> std::io::Result<()> {
+        if std::mem::replace(&mut self.titled, true) {
+            return Ok(());
+        }
+        write_line(self.out, &HEADER, &self.widths)
+    }
+
+    /// The column titles when no instance wrote them, then the
+    /// operations of `head`.
+    ///
+    /// # Errors
+    /// Writing failed.
+    pub fn finish(&mut self, head: &Snapshot) -> std::io::Result<()> {
+        self.title()?;
+        let operations: Vec<OperationReport> =
+            head.operations.iter().map(operation_report).collect();
+        operations_table(self.out, &operations, self.now)
+    }
+}
+
 /// The tombstones, one line each after the instances: `charlie  due for GC
 /// at <time> (in 3d 04h), collected by <who>`, the time in `zone`
 /// ([`crate::model::gc::GcPreview::text`]); nothing when there are none.

@@ -33,6 +33,20 @@ pub trait StreamReader {
     /// Why the reader stopped the stream (a write failed).
     type Error;
 
+    /// How many times the instances are handed out, in the same read and
+    /// order, each lock holder's liveness as probed the first time: a
+    /// reader that must see every row before it writes one (the table's
+    /// column widths) asks for more than one. One by default.
+    fn passes(&self) -> usize {
+        1
+    }
+
+    /// Whether each instance's process checkpoints are read (they are by
+    /// default; a reader that shows no services reads none).
+    fn wants_services(&self) -> bool {
+        true
+    }
+
     /// The head, before any instance: `head` has no instances and no
     /// liveness.
     ///
@@ -40,14 +54,16 @@ pub trait StreamReader {
     /// The reader's own: the stream stops.
     fn head(&mut self, head: &Snapshot) -> Result<(), Self::Error>;
 
-    /// One instance; `head`'s liveness holds this instance's lock
-    /// holder's (and no other), `services` its process checkpoints
-    /// (`start:<service>` of kind `process`, by step) when it has any.
+    /// One instance of the pass `pass` (from 0); `head`'s liveness holds
+    /// this instance's lock holder's (and no other), `services` its
+    /// process checkpoints (`start:<service>` of kind `process`, by step)
+    /// when it has any and they are wanted.
     ///
     /// # Errors
     /// The reader's own: the stream stops.
     fn instance(
         &mut self,
+        pass: usize,
         head: &Snapshot,
         instance: &Instance,
         services: Option<ServiceRows>,
@@ -120,7 +136,15 @@ impl Store {
             return Ok(false);
         }
         reader.head(&head).map_err(StreamStop::Reader)?;
-        stream_rows(&tx, (&path, layout), probe, &mut head, reader)?;
+        let mut probed = Probed {
+            probe,
+            host: None,
+            first: LockLiveness::new(),
+        };
+        probed.host = probed.probe.host_name().map(str::to_owned);
+        for pass in 0..reader.passes().max(1) {
+            stream_rows(&tx, (&path, layout), pass, &mut probed, &mut head, reader)?;
+        }
         tx.commit().map_err(err)?;
         reader.finish(&head).map_err(StreamStop::Reader)?;
         Ok(true)
@@ -291,17 +315,25 @@ fn newest_write_within(tx: &Connection, head: &Snapshot, wall: i64) -> rusqlite:
     }))
 }
 
+/// The lock holders' probe, with this host's name and the liveness each
+/// holder had when first probed (a later pass reads the same).
+struct Probed<'p> {
+    probe: &'p mut dyn HostProbe,
+    host: Option<String>,
+    first: LockLiveness,
+}
+
 /// The instances in name order, each with its liveness (in `head`) and
-/// process checkpoints, to `reader`.
+/// process checkpoints (when wanted), to `reader`, as its pass `pass`.
 fn stream_rows<R: StreamReader>(
     tx: &Connection,
     (path, layout): (&std::path::Path, Layout),
-    probe: &mut dyn HostProbe,
+    pass: usize,
+    probed: &mut Probed<'_>,
     head: &mut Snapshot,
     reader: &mut R,
 ) -> Result<(), StreamStop<R::Error>> {
     let err = |e: rusqlite::Error| StreamStop::Store(StoreError::sqlite(path, &e));
-    let host = probe.host_name().map(str::to_owned);
     let has_checkpoints: i64 = tx
         .query_row(
             "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'checkpoints'",
@@ -309,8 +341,8 @@ fn stream_rows<R: StreamReader>(
             |row| row.get(0),
         )
         .map_err(err)?;
-    let mut checkpoints_stmt = if has_checkpoints > 0 {
-        Some(tx.prepare(CHECKPOINTS_SQL).map_err(err)?)
+    let mut checkpoints_stmt = if has_checkpoints > 0 && reader.wants_services() {
+        Some(tx.prepare_cached(CHECKPOINTS_SQL).map_err(err)?)
     } else {
         None
     };
@@ -322,7 +354,7 @@ fn stream_rows<R: StreamReader>(
     let mut ahead: Option<(Vec<u8>, crate::model::detail::Checkpoint)> = None;
     let mut started = false;
     let mut stmt = tx
-        .prepare(&join_sql(layout, "ORDER BY i.name"))
+        .prepare_cached(&join_sql(layout, "ORDER BY i.name"))
         .map_err(err)?;
     let mut rows = stmt.query([]).map_err(err)?;
     let mut substrates = Substrates::default();
@@ -358,11 +390,23 @@ fn stream_rows<R: StreamReader>(
         let live = head.liveness_mut();
         live.clear();
         if let Some(lock) = &instance.lock {
-            let l = liveness(lock, host.as_deref(), |pid| probe.live_start_time(pid));
+            let l = match probed.first.get(&instance.name) {
+                Some(first) => first.clone(),
+                None => {
+                    let probe = &mut *probed.probe;
+                    let l = liveness(lock, probed.host.as_deref(), |pid| {
+                        probe.live_start_time(pid)
+                    });
+                    if reader.passes() > 1 {
+                        probed.first.insert(instance.name.clone(), l.clone());
+                    }
+                    l
+                }
+            };
             live.insert(instance.name.clone(), l);
         }
         reader
-            .instance(head, &instance, services)
+            .instance(pass, head, &instance, services)
             .map_err(StreamStop::Reader)?;
     }
     Ok(())
