@@ -278,6 +278,10 @@ impl<W: std::io::Write> crate::store::StreamReader for Reader<'_, W> {
         }
     }
 
+    fn only_tombstones(&self, pass: usize) -> bool {
+        matches!(self.writer, Writer::Table(_)) && pass == report::TableStream::<W>::GC_PASS
+    }
+
     fn wants_services(&self) -> bool {
         matches!(self.writer, Writer::Json(_))
     }

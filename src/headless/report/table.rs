@@ -223,6 +223,9 @@ impl<'a, W: std::io::Write> TableStream<'a, W> {
     /// The passes over the instances [`TableStream::instance`] takes.
     pub const PASSES: usize = 3;
 
+    /// The pass that writes the GC lines: it needs only the tombstones.
+    pub const GC_PASS: usize = 2;
+
     /// A table of `store` (the path shown) at `now` (unix seconds), its
     /// times in `zone`, the reaper paused by `clock` when it is doubted,
     /// written to `out`.

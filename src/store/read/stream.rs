@@ -41,6 +41,14 @@ pub trait StreamReader {
         1
     }
 
+    /// Whether pass `pass` wants only the tombstones (status
+    /// `tombstoned`: the rest of the rows are not read in it). No by
+    /// default.
+    fn only_tombstones(&self, pass: usize) -> bool {
+        let _ = pass;
+        false
+    }
+
     /// Whether each instance's process checkpoints are read (they are by
     /// default; a reader that shows no services reads none).
     fn wants_services(&self) -> bool {
@@ -353,9 +361,12 @@ fn stream_rows<R: StreamReader>(
     // The checkpoint row read ahead: its instance key and its checkpoint.
     let mut ahead: Option<(Vec<u8>, crate::model::detail::Checkpoint)> = None;
     let mut started = false;
-    let mut stmt = tx
-        .prepare_cached(&join_sql(layout, "ORDER BY i.name"))
-        .map_err(err)?;
+    let tail = if reader.only_tombstones(pass) {
+        "WHERE i.status = 'tombstoned' ORDER BY i.name"
+    } else {
+        "ORDER BY i.name"
+    };
+    let mut stmt = tx.prepare_cached(&join_sql(layout, tail)).map_err(err)?;
     let mut rows = stmt.query([]).map_err(err)?;
     let mut substrates = Substrates::default();
     while let Some(row) = rows.next().map_err(err)? {
