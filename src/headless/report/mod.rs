@@ -342,8 +342,104 @@ pub struct JsonStream<'a, W: std::io::Write> {
     rules: Option<Rules>,
     /// Instances written so far.
     written: usize,
-    /// One instance's text before it is indented into `out`.
+    /// The head's and the tail's text before they are cut into `out`.
     scratch: Vec<u8>,
+}
+
+/// `serde_json`'s pretty formatter (two spaces an indent) for a value
+/// that starts `depth` levels into the document: the same bytes as the
+/// whole document's pretty printing gives it there.
+struct Nested {
+    depth: usize,
+    has_value: bool,
+}
+
+impl Nested {
+    const SPACES: &'static [u8] = &[b' '; 64];
+
+    fn at(depth: usize) -> Self {
+        Self {
+            depth,
+            has_value: false,
+        }
+    }
+
+    fn indent<W: ?Sized + std::io::Write>(&self, out: &mut W) -> std::io::Result<()> {
+        let mut left = self.depth * 2;
+        while left > 0 {
+            let n = left.min(Self::SPACES.len());
+            out.write_all(&Self::SPACES[..n])?;
+            left -= n;
+        }
+        Ok(())
+    }
+}
+
+impl serde_json::ser::Formatter for Nested {
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, out: &mut W) -> std::io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        out.write_all(b"[")
+    }
+
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, out: &mut W) -> std::io::Result<()> {
+        self.depth -= 1;
+        if self.has_value {
+            out.write_all(b"\n")?;
+            self.indent(out)?;
+        }
+        out.write_all(b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        out: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        out.write_all(if first { b"\n" } else { b",\n" })?;
+        self.indent(out)
+    }
+
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, out: &mut W) -> std::io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        out.write_all(b"{")
+    }
+
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, out: &mut W) -> std::io::Result<()> {
+        self.depth -= 1;
+        if self.has_value {
+            out.write_all(b"\n")?;
+            self.indent(out)?;
+        }
+        out.write_all(b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        out: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        out.write_all(if first { b"\n" } else { b",\n" })?;
+        self.indent(out)
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        out: &mut W,
+    ) -> std::io::Result<()> {
+        out.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
 }
 
 /// The fields before `instances`, in [`Report`]'s order.
@@ -413,24 +509,18 @@ impl<'a, W: std::io::Write> JsonStream<'a, W> {
         let Some(rules) = &self.rules else {
             return Err(std::io::Error::other("an instance before the head"));
         };
-        self.scratch.clear();
-        serde_json::to_writer_pretty(
-            &mut self.scratch,
-            &WithServices {
-                report: instance_report(head, rules, instance, self.now),
-                services,
-            },
-        )?;
-        self.out
-            .write_all(if self.written == 0 { b"\n" } else { b",\n" })?;
+        let mut report = instance_report(head, rules, instance, self.now);
+        report.services = services;
+        self.out.write_all(if self.written == 0 {
+            b"\n    "
+        } else {
+            b",\n    "
+        })?;
         self.written += 1;
-        for (at, line) in self.scratch.split(|b| *b == b'\n').enumerate() {
-            if at > 0 {
-                self.out.write_all(b"\n")?;
-            }
-            self.out.write_all(b"    ")?;
-            self.out.write_all(line)?;
-        }
+        // Serialized straight into `out`, as an element of `instances`
+        // (two levels in) of the pretty document.
+        let mut serializer = serde_json::Serializer::with_formatter(&mut *self.out, Nested::at(2));
+        report.serialize(&mut serializer)?;
         Ok(())
     }
 
