@@ -159,6 +159,22 @@ impl Store {
     }
 }
 
+impl Store {
+    /// How many rows `instances` has (`count(*)`, read through its
+    /// smallest index).
+    ///
+    /// # Errors
+    /// `SQLite` errors.
+    pub fn instance_count(&self) -> Result<u64, StoreError> {
+        self.conn
+            .query_row("SELECT count(*) FROM instances", [], |row| {
+                row.get::<_, i64>(0)
+            })
+            .map(|n| u64::try_from(n).unwrap_or(0))
+            .map_err(|e| StoreError::sqlite(&self.path, &e))
+    }
+}
+
 /// Every check of the module doc that the schema and the names answer.
 fn streamable(conn: &Connection) -> rusqlite::Result<bool> {
     let mut stmt = conn.prepare(
