@@ -34,8 +34,8 @@ use rusqlite::types::ValueRef;
 
 use super::lenient::col;
 use super::read::{
-    LEASE_SCAN_SQL, Substrates, attempt_from_row, instance_columns, instance_extras, lease_columns,
-    lock_columns, lock_scan_sql,
+    LEASE_SCAN_SQL, Substrates, attempt_from_row, collates, instance_columns, instance_extras,
+    lease_columns, lock_columns, lock_scan_sql, version,
 };
 use super::{Layout, Recheck, Store, StoreError};
 use crate::model::{Instance, ReapAttempt};
@@ -144,35 +144,6 @@ impl Store {
     pub fn unchanged_in_read(&self, name: &str) -> bool {
         self.held.as_ref().is_some_and(|held| held.contains(name))
     }
-}
-
-/// What a read sees of the file's version: `PRAGMA data_version` (another
-/// connection's commit changes it) and this connection's
-/// `total_changes()` (its own writes), in the read transaction open on
-/// `conn` (begun first by reading the schema).
-pub(super) fn version(conn: &Connection) -> rusqlite::Result<(i64, i64)> {
-    let _: i64 = conn.query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get(0))?;
-    let data: i64 = conn.query_row("PRAGMA data_version", [], |row| row.get(0))?;
-    let own: i64 = conn.query_row("SELECT total_changes()", [], |row| row.get(0))?;
-    Ok((data, own))
-}
-
-/// Whether any of the tables read declares a collation (`=` would not be
-/// byte equality).
-pub(super) fn collates(conn: &Connection) -> rusqlite::Result<bool> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT sql FROM sqlite_master WHERE type = 'table'
-         AND name IN ('instances', 'leases', 'op_locks', 'reap_attempts', 'operations')",
-    )?;
-    let mut rows = stmt.query([])?;
-    while let Some(row) = rows.next()? {
-        if let ValueRef::Text(sql) = col(row, 0)
-            && sql.windows(7).any(|w| w.eq_ignore_ascii_case(b"collate"))
-        {
-            return Ok(true);
-        }
-    }
-    Ok(false)
 }
 
 /// The names of `seen` whose rows are unchanged; `Ok(None)` where a scan

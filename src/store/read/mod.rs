@@ -83,10 +83,9 @@ impl Store {
         // Paired as `Store::recheck`'s per-name query pairs them: the
         // scans ran (no name, lease or lock twice, every key text), no
         // reap attempt twice or keyed by another type, no collation.
-        let paired =
-            scanned && attempt_keys_text && !super::recheck_all::collates(&tx).map_err(err)?;
+        let paired = scanned && attempt_keys_text && !collates(&tx).map_err(err)?;
         let version = if paired {
-            Some(super::recheck_all::version(&tx).map_err(err)?)
+            Some(version(&tx).map_err(err)?)
         } else {
             None
         };
@@ -163,6 +162,35 @@ fn read_reap_attempts(tx: &Connection) -> rusqlite::Result<(Vec<ReapAttempt>, bo
         reap_attempts.push(attempt_from_row(row, 0));
     }
     Ok((reap_attempts, keys_text))
+}
+
+/// What a read sees of the file's version: `PRAGMA data_version` (another
+/// connection's commit changes it) and this connection's
+/// `total_changes()` (its own writes), in the read transaction open on
+/// `conn` (begun first by reading the schema).
+pub(in crate::store) fn version(conn: &Connection) -> rusqlite::Result<(i64, i64)> {
+    let _: i64 = conn.query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get(0))?;
+    let data: i64 = conn.query_row("PRAGMA data_version", [], |row| row.get(0))?;
+    let own: i64 = conn.query_row("SELECT total_changes()", [], |row| row.get(0))?;
+    Ok((data, own))
+}
+
+/// Whether any of the tables read declares a collation (`=` would not be
+/// byte equality).
+pub(in crate::store) fn collates(conn: &Connection) -> rusqlite::Result<bool> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT sql FROM sqlite_master WHERE type = 'table'
+         AND name IN ('instances', 'leases', 'op_locks', 'reap_attempts', 'operations')",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        if let ValueRef::Text(sql) = col(row, 0)
+            && sql.windows(7).any(|w| w.eq_ignore_ascii_case(b"collate"))
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Put the instances and reap attempts in byte order of their names:
