@@ -103,10 +103,30 @@ fn against_golden(name: &str, got: &[u8]) {
     }
 }
 
+/// The fixture copy's lock holders made the same on every machine: the
+/// host `vm` (stackless-real-v4.db's echo) becomes one that is no
+/// machine's (read as foreign, never probed), and a lock without a host
+/// (older-v2.db, before migration 4: probed here) gets a pid above
+/// Linux's `PID_MAX_LIMIT` (gone wherever it is probed). Else a machine
+/// named `vm`, or one where the pid is in use, would read other words.
+fn steady_locks(name: &str, path: &Path) {
+    match name {
+        "stackless-real-v4.db" => crate::common::stores::exec(
+            path,
+            "UPDATE op_locks SET holder_host = 'golden-host.invalid' WHERE holder_host = 'vm';",
+        ),
+        "older-v2.db" => {
+            crate::common::stores::exec(path, "UPDATE op_locks SET holder_pid = 4194305;");
+        }
+        _ => {}
+    }
+}
+
 #[test]
 fn snapshot_json_and_table_print_the_golden_bytes_of_every_fixture_store() {
     for name in FIXTURES {
         let (dir, path) = fixture(name);
+        steady_locks(name, &path);
         let shown = dir.path().display().to_string();
         for (json, ext) in [(true, "json"), (false, "table")] {
             let got = replace(&snapshot(&path, json, CAPTURE), &shown, "$DIR");
