@@ -8,7 +8,7 @@ use crate::model::envelope::{EnvelopeError, parse_error, read_reason};
 use crate::model::name::is_dns_safe;
 use crate::model::protocol::rows::LeaseRow;
 use crate::model::time::{lease_text, retry_text};
-use crate::model::{Instance, Operation, Snapshot};
+use crate::model::{Instance, Operation, ReapAttempt, Snapshot};
 use crate::reaper::clock::ClockDoubt;
 use crate::reaper::decision::{self, Decision};
 
@@ -560,6 +560,13 @@ pub(crate) struct Rules {
     /// The oldest pending operation of each name, as its index in
     /// [`Snapshot::pending_operations`].
     pending: std::collections::HashMap<String, usize>,
+    /// Where the last reap attempt looked up was in the snapshot's
+    /// (sorted) reap attempts: the instances come in name order, so the
+    /// next one is found by stepping on, not by a binary search each.
+    attempt_at: std::cell::Cell<usize>,
+    /// Two reap attempts name one instance (a hand-made store): each
+    /// looked up as [`Snapshot::reap_attempt`] finds it.
+    attempt_twins: bool,
 }
 
 impl Rules {
@@ -572,7 +579,40 @@ impl Rules {
             reaper: snapshot.generation.allows_reaper(),
             clock_paused: clock.is_some(),
             pending,
+            attempt_at: std::cell::Cell::new(0),
+            attempt_twins: snapshot
+                .reap_attempts
+                .windows(2)
+                .any(|w| w[0].instance == w[1].instance),
         }
+    }
+
+    /// `name`'s reap attempt in `snapshot` ([`Snapshot::reap_attempt`]):
+    /// a few steps on from the last one looked up when names come in
+    /// order, a binary search otherwise.
+    fn attempt<'s>(&self, snapshot: &'s Snapshot, name: &str) -> Option<&'s ReapAttempt> {
+        const STEPS: usize = 8;
+        if self.attempt_twins {
+            return snapshot.reap_attempt(name);
+        }
+        let attempts = &snapshot.reap_attempts;
+        let from = self.attempt_at.get().min(attempts.len());
+        let behind = from > 0 && attempts[from - 1].instance.as_str() >= name;
+        let at = if behind {
+            attempts.partition_point(|a| a.instance.as_str() < name)
+        } else {
+            let ahead = attempts[from..]
+                .iter()
+                .take(STEPS)
+                .position(|a| a.instance.as_str() >= name);
+            match ahead {
+                Some(step) => from + step,
+                None if attempts.len() - from <= STEPS => attempts.len(),
+                None => from + attempts[from..].partition_point(|a| a.instance.as_str() < name),
+            }
+        };
+        self.attempt_at.set(at);
+        attempts.get(at).filter(|a| a.instance == name)
     }
 
     /// What the rules read of `instance`'s other rows in `snapshot`,
@@ -581,7 +621,7 @@ impl Rules {
         let name = instance.name.as_str();
         Looked {
             liveness: snapshot.lock_liveness(name),
-            attempt: snapshot.reap_attempt(name),
+            attempt: self.attempt(snapshot, name),
             pending: self
                 .pending
                 .get(name)
