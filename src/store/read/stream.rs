@@ -94,7 +94,7 @@ pub enum StreamStop<E> {
 }
 
 /// The query of the process checkpoints, in the order the stream's names
-/// come (the `checkpoints` primary key), columns as [`checkpoint_of`]
+/// come (the `checkpoints` primary key), columns as [`next_checkpoint`]
 /// reads them.
 const CHECKPOINTS_SQL: &str = "SELECT instance, step_id, resource_kind, resource_id, payload, \
      recorded_at FROM checkpoints
