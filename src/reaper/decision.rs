@@ -142,35 +142,90 @@ pub fn gc_due(instance: &Instance, now: i64) -> bool {
 /// before v8), looked up through a map built once: linear in the rows.
 #[must_use]
 pub fn plan(snapshot: &Snapshot, now: i64, allow_gc: bool) -> Plan {
-    let mut plan = Plan::default();
-    let mut pending: HashMap<&str, &Operation> = HashMap::new();
-    for op in snapshot.pending_operations() {
-        // The oldest pending operation of a name is the one shown.
-        pending.entry(op.instance.as_str()).or_insert(op);
-    }
+    let mut planner = Planner::new(snapshot, now, allow_gc);
     // `snapshot.instances` is ordered by name, so the lists are too.
     for instance in &snapshot.instances {
+        planner.instance(
+            instance,
+            snapshot.lock_liveness(&instance.name),
+            snapshot.reap_attempt(&instance.name),
+        );
+    }
+    planner.plan
+}
+
+/// [`plan`] one instance at a time, for a read that holds one instance at
+/// a time: every caller of the pass's decision goes through
+/// [`Planner::instance`], handed the instances in name order.
+#[derive(Debug)]
+pub struct Planner {
+    now: i64,
+    allow_gc: bool,
+    /// The oldest pending operation of each name (stackless 0.4.0's
+    /// controller: any queued or running one holds the reaper off).
+    pending: HashMap<String, Operation>,
+    /// The pass decided so far.
+    pub plan: Plan,
+}
+
+impl Planner {
+    /// A pass at `now` (unix seconds) over a store whose pending
+    /// operations are `head`'s ([`crate::model::Rows::pending_operations`]);
+    /// `allow_gc` as [`plan`]'s.
+    #[must_use]
+    pub fn new(head: &Snapshot, now: i64, allow_gc: bool) -> Self {
+        let mut pending: HashMap<String, Operation> = HashMap::new();
+        for op in head.pending_operations() {
+            // The oldest pending operation of a name is the one shown.
+            pending
+                .entry(op.instance.clone())
+                .or_insert_with(|| op.clone());
+        }
+        Self {
+            now,
+            allow_gc,
+            pending,
+            plan: Plan::default(),
+        }
+    }
+
+    /// Decide one instance (after every instance before it by name):
+    /// `lock` its lock holder's liveness, `prior` its `reap_attempts` row.
+    /// Whether it went onto the worklist with [`Decision::Reap`] (the
+    /// instances a pass acts on).
+    pub fn instance(
+        &mut self,
+        instance: &Instance,
+        lock: Option<&Liveness>,
+        prior: Option<&ReapAttempt>,
+    ) -> bool {
+        let now = self.now;
         if on_worklist(instance, now) {
             let decision = decide(
                 &instance.name,
                 now,
-                pending.get(instance.name.as_str()).copied(),
-                snapshot.lock_liveness(&instance.name),
-                snapshot.reap_attempt(&instance.name),
+                self.pending.get(instance.name.as_str()),
+                lock,
+                prior,
             );
-            plan.reaps.push((instance.name.clone(), decision));
-        } else if !allow_gc && gc_due(instance, now) {
-            plan.tombstones_due.push(instance.name.clone());
-        } else if allow_gc && gc_due(instance, now) {
-            let decision = if is_dns_safe(&instance.name) {
-                GcDecision::Collect
-            } else {
-                GcDecision::RefuseName
-            };
-            plan.gc.push((instance.name.clone(), decision));
+            let reap = decision == Decision::Reap;
+            self.plan.reaps.push((instance.name.clone(), decision));
+            return reap;
         }
+        if gc_due(instance, now) {
+            if self.allow_gc {
+                let decision = if is_dns_safe(&instance.name) {
+                    GcDecision::Collect
+                } else {
+                    GcDecision::RefuseName
+                };
+                self.plan.gc.push((instance.name.clone(), decision));
+            } else {
+                self.plan.tombstones_due.push(instance.name.clone());
+            }
+        }
+        false
     }
-    plan
 }
 
 /// The operator keys' instance rules live in the pure core (every caller,

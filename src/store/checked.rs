@@ -95,6 +95,28 @@ impl Store {
         self.noticed(result)
     }
 
+    /// [`Store::stream_snapshot`], checked as [`Store::snapshot`] is: a
+    /// closed store is an error, and an error that breaks the connection
+    /// invalidates every one to the file.
+    ///
+    /// # Errors
+    /// As [`Store::stream_snapshot`]; [`StoreError::Closed`].
+    pub fn stream_checked<R: super::StreamReader>(
+        &mut self,
+        probe: &mut dyn crate::store::probe::HostProbe,
+        wall: Option<i64>,
+        reader: &mut R,
+    ) -> Result<bool, super::StreamStop<R::Error>> {
+        self.open_now().map_err(super::StreamStop::Store)?;
+        let result = self.stream_snapshot(probe, wall, reader);
+        if let Err(super::StreamStop::Store(error)) = &result
+            && error.breaks_connection()
+        {
+            self.invalidate();
+        }
+        result
+    }
+
     /// Every event of operation `id` in the order the controller wrote them
     /// (at most [`crate::model::operation::EVENTS_SHOWN`], the first ones), for the operation
     /// overlay; empty on a store without `operation_events` (before

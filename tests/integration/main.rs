@@ -38,6 +38,7 @@ mod logs_whole;
 mod protocol_schema;
 mod read_only_other_user;
 mod real_fixtures;
+mod reap_golden;
 mod reaper;
 mod reaper_control;
 mod reaper_releases;

@@ -16,7 +16,7 @@ use std::process::Command;
 use crate::common::{CAPTURE, fixture};
 
 /// The fixture stores whose output is kept.
-const FIXTURES: [&str; 7] = [
+pub(crate) const FIXTURES: [&str; 7] = [
     "stackless-real-v4.db",
     "real-0.2.0-v5.db",
     "real-0.3.0-v5.db",
@@ -26,7 +26,7 @@ const FIXTURES: [&str; 7] = [
     "newer-v6.db",
 ];
 
-fn golden_dir() -> PathBuf {
+pub(crate) fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/golden")
 }
 
@@ -63,7 +63,7 @@ fn snapshot(path: &Path, json: bool, now: i64) -> Vec<u8> {
 }
 
 /// `bytes` with every `from` replaced by `to`.
-fn replace(bytes: &[u8], from: &str, to: &str) -> Vec<u8> {
+pub(crate) fn replace(bytes: &[u8], from: &str, to: &str) -> Vec<u8> {
     let from = from.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut at = 0;
@@ -80,7 +80,7 @@ fn replace(bytes: &[u8], from: &str, to: &str) -> Vec<u8> {
 }
 
 /// Compare `got` with the golden file `name` (or write it, updating).
-fn against_golden(name: &str, got: &[u8]) {
+pub(crate) fn against_golden(name: &str, got: &[u8]) {
     let path = golden_dir().join(name);
     if updating() {
         std::fs::create_dir_all(golden_dir()).unwrap();
@@ -109,7 +109,7 @@ fn against_golden(name: &str, got: &[u8]) {
 /// (older-v2.db, before migration 4: probed here) gets a pid above
 /// Linux's `PID_MAX_LIMIT` (gone wherever it is probed). Else a machine
 /// named `vm`, or one where the pid is in use, would read other words.
-fn steady_locks(name: &str, path: &Path) {
+pub(crate) fn steady_locks(name: &str, path: &Path) {
     match name {
         "stackless-real-v4.db" => crate::common::stores::exec(
             path,
@@ -136,7 +136,7 @@ fn snapshot_json_and_table_print_the_golden_bytes_of_every_fixture_store() {
 }
 
 /// Length, line count and the 64-bit FNV-1a hash of `bytes`, one line.
-fn fingerprint(bytes: &[u8]) -> String {
+pub(crate) fn fingerprint(bytes: &[u8]) -> String {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for &b in bytes {
         hash ^= u64::from(b);

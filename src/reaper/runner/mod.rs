@@ -15,7 +15,7 @@ use super::decision::{self, Decision};
 use super::jobs::{Intent, Job, JobRunner};
 use crate::model::activity::{Activity, ActivityKind, Actor};
 use crate::model::reaper_status::{LastPass, PassSummary, ReaperStatus};
-use crate::model::{Instance, ReapAttempt, Snapshot};
+use crate::model::{Instance, ReapAttempt};
 use crate::recorder::Reporter;
 use crate::stop::StopToken;
 use crate::store::Store;
@@ -23,6 +23,9 @@ use crate::store::probe::HostProbe;
 
 mod connection;
 mod gc;
+mod read;
+
+use read::PassRead;
 
 /// The reaper: a store connection of its own, the probe, and the jobs.
 pub struct Reaper {
@@ -160,8 +163,11 @@ impl Reaper {
     /// [`ActivityKind::Stopped`], counted in [`PassSummary::stopped`]) and
     /// the running ones are stopped by their runner; the pass returns once
     /// they have.
+    ///
+    /// Its rows are streamed ([`read`]): what it holds is the instances it
+    /// acts on, not the store.
     pub fn pass(&mut self) -> PassSummary {
-        let mut summary = self.dispatch();
+        let mut summary = self.dispatch(true);
         loop {
             if self.jobs.stop.is_cancelled() && !self.queue.is_empty() {
                 let dropped = std::mem::take(&mut self.queue);
@@ -201,7 +207,7 @@ impl Reaper {
         // audit lines owed are written first, as the pass does.)
         self.jobs.recorder.retry_audit();
         let paused = self.paused().is_some();
-        let summary = self.dispatch();
+        let summary = self.dispatch(false);
         if !paused {
             self.current = Some(summary);
         }
@@ -280,18 +286,24 @@ impl Reaper {
         }
     }
 
-    /// One pass up to its teardowns: read the store ([`Reaper::read_pass`]),
-    /// decide ([`decision::plan`]), queue the `Reap`s (a dry run re-checks
-    /// them instead), then GC the tombstones due. The pass's totals so far;
-    /// the queued teardowns are counted as they finish.
-    fn dispatch(&mut self) -> PassSummary {
+    /// One pass up to its teardowns: read the store and decide
+    /// ([`Reaper::read_pass`]; `stream`: the rows streamed, else read
+    /// whole), queue the `Reap`s (a dry run re-checks them instead), then
+    /// GC the tombstones due. The pass's totals so far; the queued
+    /// teardowns are counted as they finish.
+    fn dispatch(&mut self, stream: bool) -> PassSummary {
         let mut summary = PassSummary::default();
-        let Some((now, snapshot)) = self.read_pass(&mut summary) else {
+        let Some((now, read)) = self.read_pass(&mut summary, stream) else {
             return summary;
         };
-        let plan = decision::plan(&snapshot, now, self.store.generation().allows_gc());
+        let PassRead {
+            plan,
+            acted,
+            instances,
+            ..
+        } = read;
         let mut seen_now = HashSet::new();
-        self.queue = self.queue_reaps(&snapshot, plan.reaps, &mut seen_now, &mut summary);
+        self.queue = self.queue_reaps((acted, instances), plan.reaps, &mut seen_now, &mut summary);
         summary.tombstones_due = plan.tombstones_due.len();
         self.note_tombstones_due(plan.tombstones_due.len());
         self.collect_due(plan.gc, now, &mut seen_now, &mut summary);
@@ -301,10 +313,10 @@ impl Reaper {
 
     /// The pass's read: `now` (unix seconds, held to the monotonic clock;
     /// a wall-clock jump said once), the store open, owed outcomes settled,
-    /// the audit lines owed written, then a snapshot. `None` when the pass
-    /// stops here: no store or a read error (counted in `summary.errors`),
-    /// or paused.
-    fn read_pass(&mut self, summary: &mut PassSummary) -> Option<(i64, Snapshot)> {
+    /// the audit lines owed written, then the rows read and decided
+    /// ([`read`]). `None` when the pass stops here: no store or a read
+    /// error (counted in `summary.errors`), or paused.
+    fn read_pass(&mut self, summary: &mut PassSummary, stream: bool) -> Option<(i64, PassRead)> {
         let (now, jump) = self.time.now(self.now());
         if let Some(jump) = jump {
             self.report_jump(now, jump);
@@ -320,17 +332,15 @@ impl Reaper {
         if self.hold_if_paused() {
             return None;
         }
-        let snapshot = self.read_snapshot(now, summary)?;
+        let read = self.read_rows(now, summary, stream)?;
         // The store's newest write is evidence against a wall clock set
         // wrong for the whole machine (the kernel agrees with it).
-        self.jobs
-            .store_times
-            .note(crate::model::clock_evidence::newest_write(&snapshot.rows));
+        self.jobs.store_times.note(read.newest.clone());
         self.jobs.recorder.retry_audit();
         if self.hold_if_paused() {
             return None;
         }
-        Some((now, snapshot))
+        Some((now, read))
     }
 
     /// While paused ([`Reaper::paused`]): the queue dropped and the reason
@@ -345,14 +355,29 @@ impl Reaper {
         true
     }
 
-    /// The pass's snapshot of the store; a store error that clears is said
-    /// once. `None` on a read error (counted in `summary.errors`, said
-    /// through [`Reaper::store_error`]).
-    fn read_snapshot(&mut self, now: i64, summary: &mut PassSummary) -> Option<Snapshot> {
-        match self.store.snapshot(self.probe.as_mut()) {
-            Ok(snapshot) => {
+    /// The pass's rows of the store, decided at `now` (streamed where the
+    /// store allows it and `stream`, else the whole snapshot); a store
+    /// error that clears is said once. `None` on a read error (counted in
+    /// `summary.errors`, said through [`Reaper::store_error`]).
+    fn read_rows(&mut self, now: i64, summary: &mut PassSummary, stream: bool) -> Option<PassRead> {
+        let allow_gc = self.store.generation().allows_gc();
+        let read = if stream {
+            self.read_streamed(now, allow_gc)
+        } else {
+            Ok(None)
+        };
+        let read = match read {
+            Ok(Some(read)) => Ok(read),
+            Ok(None) => self
+                .store
+                .snapshot(self.probe.as_mut())
+                .map(|snapshot| PassRead::whole(&snapshot, now, allow_gc)),
+            Err(error) => Err(error),
+        };
+        match read {
+            Ok(read) => {
                 // Its teardowns' outcomes are redacted by what it read.
-                self.jobs.recorder.secrets().update(&snapshot.redactor);
+                self.jobs.recorder.secrets().update(&read.redactor);
                 self.busy_reported = false;
                 if let Some(cleared) = self.store_errors.cleared() {
                     self.emit(Activity::new(
@@ -363,7 +388,7 @@ impl Reaper {
                         cleared,
                     ));
                 }
-                Some(snapshot)
+                Some(read)
             }
             Err(error) => {
                 summary.errors += 1;
@@ -373,13 +398,34 @@ impl Reaper {
         }
     }
 
+    /// The streamed read ([`read::Streamed`]): `Ok(None)` where the store
+    /// declines it (then it is read whole).
+    fn read_streamed(
+        &mut self,
+        now: i64,
+        allow_gc: bool,
+    ) -> Result<Option<PassRead>, crate::store::StoreError> {
+        let mut reader = read::Streamed::new(now, allow_gc);
+        match self
+            .store
+            .stream_checked(self.probe.as_mut(), None, &mut reader)
+        {
+            Ok(true) => Ok(reader.into_read()),
+            Ok(false) => Ok(None),
+            Err(crate::store::StreamStop::Store(error)) => Err(error),
+            Err(crate::store::StreamStop::Reader(never)) => match never {},
+        }
+    }
+
     /// Work through the worklist's decisions in name order (stackless §6
     /// step 2): each skip said and counted, each `Reap` queued as a job (a
     /// dry run re-checks it at once instead, every re-check in one read
-    /// transaction). The jobs to start, in name order.
+    /// transaction). `acted`: the rows of the `Reap` decisions in their
+    /// order, and how many instances the store has. The jobs to start, in
+    /// name order.
     fn queue_reaps(
         &mut self,
-        snapshot: &Snapshot,
+        (acted, instances): (Vec<(Instance, Option<ReapAttempt>)>, usize),
         reaps: Vec<(String, Decision)>,
         seen_now: &mut HashSet<String>,
         summary: &mut PassSummary,
@@ -389,12 +435,13 @@ impl Reaper {
         // (`Store::begin_read_of`: nothing is torn down between its
         // re-checks; a large worklist is read at once); a real pass
         // re-checks each in its own, right before its teardown.
-        let held = self.jobs.config.dry_run && self.begin_dry_read(snapshot, &reaps);
-        let mut cursor = crate::model::rows::Cursor::default();
+        let held = self.jobs.config.dry_run && self.begin_dry_read(&acted, instances);
+        let mut acted = acted.into_iter();
         for (name, decision) in reaps {
             seen_now.insert(name.clone());
-            if let Some(job) = self.skip_or_queue(snapshot, &name, &decision, &mut cursor, summary)
-            {
+            // The `Reap` decisions' rows come in the decisions' order.
+            let seen = (decision == Decision::Reap).then(|| acted.next()).flatten();
+            if let Some(job) = self.skip_or_queue(&name, &decision, seen, summary) {
                 queue.push_back(job);
             }
         }
@@ -406,15 +453,14 @@ impl Reaper {
 
     /// One worklist instance's decision: a skip said (once per change) and
     /// counted in `summary.skipped`, a dry run's re-check
-    /// ([`Reaper::dry_reap`]), or the teardown job to queue. `None` but for
-    /// a job, and for an instance being torn down already (by an earlier
-    /// tick or a key).
+    /// ([`Reaper::dry_reap`]), or the teardown job to queue (`seen`: the
+    /// rows a `Reap` was decided from). `None` but for a job, and for an
+    /// instance being torn down already (by an earlier tick or a key).
     fn skip_or_queue(
         &mut self,
-        snapshot: &Snapshot,
         name: &str,
         decision: &Decision,
-        cursor: &mut crate::model::rows::Cursor,
+        seen: Option<(Instance, Option<ReapAttempt>)>,
         summary: &mut PassSummary,
     ) -> Option<Job> {
         if let Some((kind, detail)) = skip_note(decision) {
@@ -423,7 +469,10 @@ impl Reaper {
             return None;
         }
         if self.jobs.config.dry_run {
-            self.dry_reap(snapshot, name, cursor, summary);
+            self.last_quiet.remove(name);
+            if let Some((instance, attempt)) = &seen {
+                self.dry_reap(instance, attempt.as_ref(), summary);
+            }
             return None;
         }
         if self.jobs.inflight.contains(name) {
@@ -431,32 +480,28 @@ impl Reaper {
             return None;
         }
         self.last_quiet.remove(name);
-        let seen = snapshot.instance(name)?;
+        let (instance, attempt) = seen?;
         Some(Job {
-            instance: seen.clone(),
-            attempt: snapshot.reap_attempt(name).cloned(),
+            instance,
+            attempt,
             actor: Actor::Reaper,
             intent: Intent::Reap,
         })
     }
 
     /// Open the dry run's one read transaction for the re-checks of the
-    /// worklist's `Reap` decisions (`reaps`, in name order). Whether it is open.
-    fn begin_dry_read(&mut self, snapshot: &Snapshot, reaps: &[(String, Decision)]) -> bool {
-        let mut cursor = crate::model::rows::Cursor::default();
-        let seen: Vec<crate::store::Seen<'_>> = reaps
+    /// worklist's `Reap` decisions (`acted`, in name order; `instances`:
+    /// how many the store has). Whether it is open.
+    fn begin_dry_read(
+        &mut self,
+        acted: &[(Instance, Option<ReapAttempt>)],
+        instances: usize,
+    ) -> bool {
+        let seen: Vec<crate::store::Seen<'_>> = acted
             .iter()
-            .filter(|(_, decision)| matches!(decision, Decision::Reap))
-            .filter_map(
-                |(name, _)| match snapshot.instance_in_order(name, &mut cursor) {
-                    (Some(instance), attempt) => Some((instance, attempt)),
-                    (None, _) => None,
-                },
-            )
+            .map(|(instance, attempt)| (instance, attempt.as_ref()))
             .collect();
-        self.store
-            .begin_read_of(&seen, snapshot.rows.instances.len())
-            .is_ok()
+        self.store.begin_read_of(&seen, instances).is_ok()
     }
 
     /// A dry run's `Reap` decision: the same job as a real one up to the
@@ -464,17 +509,12 @@ impl Reaper {
     /// nothing needs a slot or a thread.
     fn dry_reap(
         &mut self,
-        snapshot: &Snapshot,
-        name: &str,
-        cursor: &mut crate::model::rows::Cursor,
+        seen: &Instance,
+        attempt: Option<&ReapAttempt>,
         summary: &mut PassSummary,
     ) {
-        self.last_quiet.remove(name);
-        // The worklist is in name order, as the snapshot's rows are.
-        if let (Some(seen), attempt) = snapshot.instance_in_order(name, cursor) {
-            let kind = self.reap(seen, attempt, Actor::Reaper, Intent::Reap);
-            count(summary, kind);
-        }
+        let kind = self.reap(seen, attempt, Actor::Reaper, Intent::Reap);
+        count(summary, kind);
     }
 
     /// Why this pass may not act on the store as it is now, if it may not

@@ -137,7 +137,8 @@ impl Store {
         if !streamable(&tx).map_err(err)? {
             return Ok(false);
         }
-        let mut head = read_head(&tx, layout, &mut self.queue, generation).map_err(err)?;
+        let (mut head, attempt_keys_text) =
+            read_head(&tx, layout, &mut self.queue, generation).map_err(err)?;
         if let Some(wall) = wall
             && !newest_write_within(&tx, &head, wall).map_err(err)?
         {
@@ -153,7 +154,29 @@ impl Store {
         for pass in 0..reader.passes().max(1) {
             stream_rows(&tx, (&path, layout), pass, &mut probed, &mut head, reader)?;
         }
+        // What a dry run's re-checks may take from this read, as from the
+        // whole read's (`Store::begin_read_of`): its rows paired as each
+        // re-check pairs them (the stream's own checks, no collation, every
+        // reap attempt keyed by text and once).
+        let attempts = &head.rows.reap_attempts;
+        let paired = attempt_keys_text
+            && !super::collates(&tx).map_err(err)?
+            && attempts.windows(2).all(|w| w[0].instance != w[1].instance);
+        let version = if paired {
+            Some(super::version(&tx).map_err(err)?)
+        } else {
+            None
+        };
         tx.commit().map_err(err)?;
+        self.snapshot_version = version.map(|version| {
+            let pending = head
+                .rows
+                .pending_operations()
+                .iter()
+                .map(|op| op.instance.clone())
+                .collect();
+            (version, pending)
+        });
         reader.finish(&head).map_err(StreamStop::Reader)?;
         Ok(true)
     }
@@ -254,17 +277,18 @@ fn keys_are_text(conn: &Connection, table: &str, key: &str) -> rusqlite::Result<
 }
 
 /// Every row of the snapshot but the instances, read and redacted as
-/// [`Store::snapshot`] reads them.
+/// [`Store::snapshot`] reads them; and whether every reap attempt is keyed
+/// by text.
 fn read_head(
     tx: &Connection,
     layout: Layout,
     queue: &mut crate::store::operations::QueueMemory,
     generation: crate::model::Generation,
-) -> rusqlite::Result<Snapshot> {
-    let mut reap_attempts = if layout.reap_attempts {
-        super::read_reap_attempts(tx)?.0
+) -> rusqlite::Result<(Snapshot, bool)> {
+    let (mut reap_attempts, attempt_keys_text) = if layout.reap_attempts {
+        super::read_reap_attempts(tx)?
     } else {
-        Vec::new()
+        (Vec::new(), true)
     };
     let mut operations = if layout.operations {
         crate::store::operations::read_operations(tx, layout, queue)?
@@ -288,7 +312,7 @@ fn read_head(
     let _ = rows.pending_operations();
     let mut head = Snapshot::new(rows, LockLiveness::new());
     head.redactor = std::sync::Arc::new(redactor);
-    Ok(head)
+    Ok((head, attempt_keys_text))
 }
 
 /// Whether no write time in the store is far enough ahead of `wall` to
