@@ -131,3 +131,128 @@ impl StreamReader for Streamed {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Lease, Liveness, OpLock, Rows, Status};
+    use crate::reaper::decision::{Decision, GcDecision, TOMBSTONE_GC_WINDOW_SECS};
+
+    const NOW: i64 = 1_795_960_686;
+
+    fn instance(name: &str, status: Status, expires_at: Option<i64>, created: i64) -> Instance {
+        Instance {
+            name: name.into(),
+            substrate: "local".into(),
+            status,
+            created_at: Some(created),
+            tombstoned_at: None,
+            lease: expires_at.map(|e| Lease {
+                duration_secs: 60,
+                expires_at: e,
+            }),
+            lock: None,
+            anomalies: vec![],
+            dirty: None,
+            birth: None,
+        }
+    }
+
+    /// The streamed pass, fed as `Store::stream_snapshot` feeds it: the
+    /// head (no instances), then each instance with only its own lock
+    /// holder's liveness in the head.
+    fn streamed(whole: &Snapshot, now: i64, allow_gc: bool) -> PassRead {
+        let mut head = Snapshot::from(Rows {
+            reap_attempts: whole.rows.reap_attempts.clone(),
+            operations: whole.rows.operations.clone(),
+            ..Rows::default()
+        });
+        let mut reader = Streamed::new(now, allow_gc);
+        reader.head(&head).unwrap();
+        for instance in &whole.instances {
+            let live = head.liveness_mut();
+            live.clear();
+            if let Some(l) = whole.lock_liveness(&instance.name) {
+                live.insert(instance.name.clone(), l.clone());
+            }
+            reader.instance(0, &head, instance, None).unwrap();
+        }
+        reader.finish(&head).unwrap();
+        reader.into_read().unwrap()
+    }
+
+    #[test]
+    fn the_streamed_pass_decides_as_the_whole_one_and_holds_only_what_it_reaps() {
+        let mut tomb = instance("old", Status::Tombstoned, None, NOW - 9);
+        tomb.tombstoned_at = Some(NOW - TOMBSTONE_GC_WINDOW_SECS);
+        let mut locked = instance("locked", Status::Active, Some(NOW - 10), NOW - 50);
+        locked.lock = Some(Box::new(OpLock {
+            operation: "up".into(),
+            holder_pid: 1,
+            holder_start_time: 1,
+            acquired_at: NOW - 3,
+            holder_host: Some("vm".into()),
+            claim_id: None,
+        }));
+        let mut snapshot = Snapshot::from(Rows {
+            instances: vec![
+                instance("alpha", Status::Active, Some(NOW + 1), NOW - 40),
+                instance("backing", Status::Active, Some(NOW - 100), NOW - 30),
+                instance("due", Status::Active, Some(NOW), NOW - 20),
+                locked,
+                tomb,
+                instance("zulu", Status::Active, Some(NOW - 1), NOW - 3),
+            ]
+            .into(),
+            reap_attempts: vec![
+                ReapAttempt {
+                    instance: "backing".into(),
+                    attempts: 2,
+                    last_error: "boom".into(),
+                    next_retry_at: NOW + 50,
+                },
+                ReapAttempt {
+                    instance: "zulu".into(),
+                    attempts: 1,
+                    last_error: "boom".into(),
+                    next_retry_at: NOW - 5,
+                },
+            ],
+            ..Rows::default()
+        });
+        snapshot
+            .liveness_mut()
+            .insert("locked".into(), Liveness::Alive);
+        for allow_gc in [true, false] {
+            let whole = PassRead::whole(&snapshot, NOW, allow_gc);
+            let read = streamed(&snapshot, NOW, allow_gc);
+            assert_eq!(read.plan, whole.plan);
+            assert_eq!(read.acted, whole.acted);
+            assert_eq!((read.instances, whole.instances), (6, 6));
+            assert_eq!(read.newest, whole.newest);
+        }
+        let read = streamed(&snapshot, NOW, true);
+        assert_eq!(
+            read.plan.reaps,
+            vec![
+                ("backing".into(), Decision::WaitBackoff { until: NOW + 50 }),
+                ("due".into(), Decision::Reap),
+                ("locked".into(), Decision::SkipLocked(Liveness::Alive)),
+                ("zulu".into(), Decision::Reap),
+            ]
+        );
+        assert_eq!(read.plan.gc, vec![("old".into(), GcDecision::Collect)]);
+        let held: Vec<(&str, Option<i64>)> = read
+            .acted
+            .iter()
+            .map(|(i, a)| (i.name.as_str(), a.as_ref().map(|a| a.attempts)))
+            .collect();
+        assert_eq!(held, [("due", None), ("zulu", Some(1))]);
+        // The newest write is the lock's `acquired_at` and zulu's
+        // `created_at` (NOW - 3): the first read is the one named.
+        assert_eq!(
+            read.newest.map(|n| (n.at, n.what)),
+            Some((NOW - 3, "op_locks.acquired_at of locked".to_owned()))
+        );
+    }
+}
