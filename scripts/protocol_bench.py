@@ -13,6 +13,11 @@ group), and the agent's RSS; then the interactive console (in a PTY,
     python3 scripts/protocol_bench.py --bin target/release/stackless-tui \
         --store /tmp/v14-100k.db [--idle 60]
 
+`--first-only N` measures only the first snapshot: N rounds, each the
+sqlite3 CLI's read then every `--bin` given (repeat `--bin` for a build
+before and after), interleaved; the median seconds to the first
+`synced` and the agent's peak RSS then, beside the CLI's median.
+
 The store is made by `cargo run --release --example gen_store --
 --instances 100000 --seed 42 --out /tmp/s100k.db` (schema 4) or
 `python3 scripts/gen_v14_store.py` (schema 14).
@@ -163,12 +168,60 @@ def console(binary, store, home, idle):
     return out
 
 
+def first_synced(binary, store, home):
+    """Seconds to the agent's first `synced`, and its peak RSS (KiB) then."""
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [binary, "--state", store, "--no-reaper", "serve", "--stdio"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=dict(os.environ, HOME=home, XDG_STATE_HOME=home, XDG_CONFIG_HOME=home),
+    )
+    reader = Reader(proc.stdout)
+    reader.start()
+    first = reader.wait_synced(0)
+    secs = reader.lines[first - 1][0] - started
+    peak = rss_kib(proc.pid, "VmHWM")
+    proc.stdin.close()
+    proc.wait(timeout=30)
+    return secs, peak
+
+
+def first_only(args):
+    def median(xs):
+        return sorted(xs)[(len(xs) - 1) // 2]
+
+    with tempfile.TemporaryDirectory() as home:
+        store = os.path.join(home, "state.db")
+        shutil.copy(args.store, store)
+        cli, runs = [], {b: [] for b in args.bin}
+        for _ in range(args.first_only):
+            cli.append(sqlite_cli_secs(store))
+            for b in args.bin:
+                runs[b].append(first_synced(b, store, home))
+        result = {"sqlite3_cli_secs": round(median(cli), 3), "rounds": args.first_only}
+        for b, rs in runs.items():
+            secs = median([s for s, _ in rs])
+            result[b] = {
+                "first_synced_secs": round(secs, 3),
+                "ratio": round(secs / median(cli), 2),
+                "peak_rss_mb": round(median([p for _, p in rs]) / 1024, 1),
+            }
+    print(json.dumps(result, indent=2))
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--bin", required=True)
+    parser.add_argument("--bin", required=True, action="append")
     parser.add_argument("--store", required=True)
     parser.add_argument("--idle", type=int, default=60)
+    parser.add_argument("--first-only", type=int, default=0)
     args = parser.parse_args()
+    if args.first_only:
+        first_only(args)
+        return
+    args.bin = args.bin[0]
     with tempfile.TemporaryDirectory() as home:
         store = os.path.join(home, "state.db")
         shutil.copy(args.store, store)

@@ -4,6 +4,8 @@
 # same file: RUNS (7) runs of each; the median run's seconds and peak RSS.
 #   OLD=path/to/stackless-tui NEW=target/release/stackless-tui \
 #     bash scripts/time_before_after.sh STORE.db
+# WHAT="reap --once --dry-run" (one command, or several joined by ",")
+# times only those.
 set -u
 DB=$1; RUNS=${RUNS:-7}
 OLD=${OLD:?the build before}; NEW=${NEW:-target/release/stackless-tui}
@@ -11,7 +13,8 @@ JOIN="SELECT i.name, i.substrate, i.status, i.created_at, i.tombstoned_at, i.dir
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 t() { /usr/bin/time -f "%e %M" -o "$WORK/t" "$@" >/dev/null 2>/dev/null; cat "$WORK/t"; }
-for what in "snapshot" "snapshot --json" "reap --once --dry-run"; do
+IFS=, read -r -a WHATS <<< "${WHAT:-snapshot,snapshot --json,reap --once --dry-run}"
+for what in "${WHATS[@]}"; do
   : > "$WORK/o"; : > "$WORK/n"; : > "$WORK/s"
   for i in $(seq $RUNS); do
     t $OLD $what --state $DB >> "$WORK/o"
