@@ -88,9 +88,11 @@ pub struct Cli {
     pub state: Option<PathBuf>,
 
     /// Run on a freshly seeded demo store in a temporary directory, with a
-    /// demo teardown, a demo helper and a 5 s tick.
-    #[arg(long)]
-    pub demo: bool,
+    /// 5 s tick and a demo helper: `--demo` seeds a stackless 0.4.0
+    /// (schema 14) store whose queue the demo's controller stand-in runs;
+    /// `--demo v4` the schema-4 store with a demo teardown.
+    #[arg(long, value_name = "KIND", num_args = 0..=1, default_missing_value = "0.4.0", value_parser = DemoKind::parse)]
+    pub demo: Option<DemoKind>,
 
     /// Time between reaper passes (stackless's daemon uses 60s).
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, env = "STACKLESS_TUI_TICK", global = true)]
@@ -320,6 +322,41 @@ pub enum Sub {
     /// while and exits.
     #[command(hide = true)]
     DemoHelper,
+    /// The 0.4.0 demo's stand-in for the stackless CLI (`operation cancel`,
+    /// `up --name --lease`, `verify`, `down [--no-wait]`) on the store
+    /// `--state` names.
+    #[command(hide = true)]
+    DemoStackless {
+        /// stackless's arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+}
+
+/// Which demo store `--demo` seeds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DemoKind {
+    /// A stackless 0.4.0 store (schema 14) and the demo's controller
+    /// stand-in (`--demo`, `--demo 0.4.0`).
+    V14,
+    /// The schema-4 store with the demo teardown (`--demo v4`).
+    V4,
+}
+
+impl DemoKind {
+    /// Parse `--demo`'s value: `0.4.0` (also `v14`) or `v4`.
+    ///
+    /// # Errors
+    /// Any other text.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "0.4.0" | "v14" => Ok(Self::V14),
+            "v4" => Ok(Self::V4),
+            other => Err(format!(
+                "`{other}` is not a demo: 0.4.0 (the default: a schema-14 store) or v4"
+            )),
+        }
+    }
 }
 
 /// Parse `1s`, `90s`, `5m`, `1h`, `1h 30m` (humantime); a bare number is
@@ -574,7 +611,7 @@ mod tests {
         assert_eq!(cli.down_cmd, DEFAULT_DOWN_CMD);
         assert_eq!(cli.reap_concurrency, 2);
         assert_eq!(cli.stackless, PathBuf::from("stackless"));
-        assert!(!cli.demo && !cli.no_reaper && !cli.read_only && !cli.dry_run);
+        assert!(cli.demo.is_none() && !cli.no_reaper && !cli.read_only && !cli.dry_run);
     }
 
     fn args(list: &[&str]) -> Vec<OsString> {
