@@ -22,6 +22,7 @@ mod child_canaries;
 mod children;
 mod comments_say_rules;
 mod demo;
+mod demo_v14;
 mod dry_run;
 mod faults;
 mod generations;
