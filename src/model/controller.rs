@@ -110,6 +110,43 @@ pub fn stance(choice: ReaperChoice, paused: bool, controller: &ControllerState) 
     }
 }
 
+/// Whether a reaper started with `choice` must start no more teardowns,
+/// asked before each one (not once a pass): `Some(pid)` when the
+/// controller with that pid runs its lease reaper and `choice` stands by
+/// for it ([`stance`] unpaused: a pause gives the role up on its own).
+/// stackless 0.4.0's `down` starts the controller when none runs
+/// (docs/stackless-releases.md "Files under `<state_dir>`"), and its lease
+/// reaper's first pass submits a `down` for every expired instance without
+/// a pending operation ("The controller's reaper (0.4.0), each pass"): a
+/// console that went on with its pass would submit a second one.
+#[must_use]
+pub fn hand_over(choice: ReaperChoice, controller: &ControllerState) -> Option<u32> {
+    match stance(choice, false, controller) {
+        Stance::Controller(pid) => Some(pid),
+        Stance::Reap | Stance::Paused => None,
+    }
+}
+
+/// What a reaper says when it leaves its queued teardowns (`names`) to the
+/// controller with `pid`: `the controller (pid 77) reaps now: 2 queued
+/// teardowns left to its lease reaper (alpha, bravo)`.
+#[must_use]
+pub fn left_to_controller(pid: u32, names: &[&str]) -> String {
+    let mut text = format!("the controller (pid {pid}) reaps now");
+    match names.len() {
+        0 => {}
+        1 => text.push_str(&format!(
+            ": 1 queued teardown left to its lease reaper ({})",
+            names[0]
+        )),
+        n => text.push_str(&format!(
+            ": {n} queued teardowns left to its lease reaper ({})",
+            names.join(", ")
+        )),
+    }
+    text
+}
+
 /// Who reaps the store now, as a console that does not reap says it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reaping {
@@ -183,6 +220,37 @@ mod tests {
                 assert_eq!(stance(choice, true, &state), Stance::Paused);
             }
         }
+    }
+
+    #[test]
+    fn a_reaper_hands_over_before_a_teardown_only_to_a_reaping_controller() {
+        let reaps = controller(Some(77), Some(true));
+        assert_eq!(hand_over(ReaperChoice::Auto, &reaps), Some(77));
+        assert_eq!(hand_over(ReaperChoice::Always, &reaps), None);
+        assert_eq!(
+            hand_over(ReaperChoice::Auto, &controller(Some(77), Some(false))),
+            None
+        );
+        assert_eq!(
+            hand_over(ReaperChoice::Auto, &controller(Some(77), None)),
+            None
+        );
+        assert_eq!(
+            hand_over(ReaperChoice::Auto, &controller(None, Some(true))),
+            None
+        );
+        assert_eq!(
+            left_to_controller(77, &["alpha", "bravo"]),
+            "the controller (pid 77) reaps now: 2 queued teardowns left to its lease reaper (alpha, bravo)"
+        );
+        assert_eq!(
+            left_to_controller(77, &["alpha"]),
+            "the controller (pid 77) reaps now: 1 queued teardown left to its lease reaper (alpha)"
+        );
+        assert_eq!(
+            left_to_controller(77, &[]),
+            "the controller (pid 77) reaps now"
+        );
     }
 
     #[test]

@@ -41,6 +41,7 @@ mod read_only_other_user;
 mod real_fixtures;
 mod reaper;
 mod reaper_control;
+mod reaper_hand_over;
 mod reaper_releases;
 mod row_reuse;
 mod serve;
