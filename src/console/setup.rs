@@ -44,7 +44,7 @@ pub(super) struct Setup {
     /// The demo this console runs, if any (`--demo`).
     pub demo: Option<DemoKind>,
     /// Keeps the demo's temporary directory alive until exit.
-    pub demo_dir: Option<tempfile::TempDir>,
+    pub demo_dir: Option<crate::demo::DemoDir>,
     /// The zone log times are shown in: UTC with `--utc`, else the local
     /// one (`TZ` honoured; UTC when it cannot be read).
     pub zone: jiff::tz::TimeZone,
@@ -164,7 +164,7 @@ pub(super) fn prepare(cli: &Cli, front: Front) -> Result<Setup, StartupError> {
 
 /// The path, the access, the store, the demo's directory, and whether the
 /// store was created at stackless's default path.
-type Opened = (PathBuf, Access, Store, Option<tempfile::TempDir>, bool);
+type Opened = (PathBuf, Access, Store, Option<crate::demo::DemoDir>, bool);
 
 /// The demo's freshly seeded store, or the store the flags name.
 fn open(cli: &Cli) -> Result<Opened, StartupError> {
@@ -177,12 +177,9 @@ fn open(cli: &Cli) -> Result<Opened, StartupError> {
         let opened = open_store(cli, access, Create::AsStackless)?;
         return Ok((opened.path, access, opened.store, None, opened.created));
     };
-    let dir = tempfile::Builder::new()
-        .prefix("stackless-tui-demo-")
-        .tempdir()
-        .map_err(|e| {
-            StartupError::Demo(format!("cannot create the demo's temporary directory: {e}"))
-        })?;
+    let dir = crate::demo::DemoDir::create().map_err(|e| {
+        StartupError::Demo(format!("cannot create the demo's temporary directory: {e}"))
+    })?;
     let path = dir.path().join("state.db");
     let seeded = match kind {
         DemoKind::V14 => crate::demo::v14::seed(&path, unix_now(), &own_holder()),

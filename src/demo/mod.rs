@@ -22,3 +22,54 @@ pub mod stackless;
 pub mod v14;
 
 pub use seed::{LiveHolder, seed};
+
+/// How many times [`DemoDir`] tries to remove its directory, and the wait
+/// between tries.
+pub const REMOVE_TRIES: (u32, std::time::Duration) = (100, std::time::Duration::from_millis(20));
+
+/// The demo's temporary directory (`stackless-tui-demo-*` under
+/// `TMPDIR`): removed when dropped, tried again while a thread still
+/// writing at quit (the reaper's first pass, the role thread, the log)
+/// makes a removal fail half way (`ENOTEMPTY`); a writer never makes it
+/// again (`crate::nofollow::real_dir`).
+#[derive(Debug)]
+pub struct DemoDir {
+    path: std::path::PathBuf,
+}
+
+impl DemoDir {
+    /// Make a fresh one.
+    ///
+    /// # Errors
+    /// The directory cannot be made.
+    pub fn create() -> std::io::Result<Self> {
+        let dir = tempfile::Builder::new()
+            .prefix("stackless-tui-demo-")
+            .tempdir()?;
+        Ok(Self { path: dir.keep() })
+    }
+
+    /// Where it is.
+    #[must_use]
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// Remove it, trying again [`REMOVE_TRIES`] times; whether it is gone.
+    pub fn remove(&self) -> bool {
+        let (tries, wait) = REMOVE_TRIES;
+        for _ in 0..tries {
+            match std::fs::remove_dir_all(&self.path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => std::thread::sleep(wait),
+                _ => return true,
+            }
+        }
+        !self.path.exists()
+    }
+}
+
+impl Drop for DemoDir {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}

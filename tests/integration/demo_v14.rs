@@ -341,3 +341,45 @@ fn down_queues_refuses_a_held_lock_and_destroys() {
     assert_eq!(got.exit, 2);
     drop(controller);
 }
+
+/// The demo's temporary directory is gone after quit even while another
+/// thread still writes into `<dir>/stackless-tui/` (the reaper's first
+/// pass writing the audit trail, the role thread its claim, the log): a
+/// removal that fails half way (`ENOTEMPTY`) is tried again, and a writer
+/// never makes the directory again (`nofollow::real_dir`). Twenty quits.
+#[test]
+fn the_demo_directory_is_gone_after_quit_while_a_thread_writes_into_it() {
+    use stackless_tui::demo::DemoDir;
+    for round in 0..20 {
+        let dir = DemoDir::create().unwrap();
+        let path = dir.path().to_owned();
+        std::fs::write(path.join("state.db"), b"seeded").unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let written = Arc::new(AtomicI64::new(0));
+        let writer = {
+            let (stop, written, path) = (Arc::clone(&stop), Arc::clone(&written), path.clone());
+            std::thread::spawn(move || {
+                let roles = path.join("stackless-tui").join("roles");
+                while !stop.load(Ordering::Relaxed) {
+                    if stackless_tui::nofollow::real_dir(&roles).is_ok() {
+                        let n = written.fetch_add(1, Ordering::Relaxed);
+                        let _ = std::fs::write(roles.join(format!("claim-{n}")), b"x");
+                    }
+                }
+            })
+        };
+        // Quit while it writes.
+        while written.load(Ordering::Relaxed) < 10 {
+            std::thread::yield_now();
+        }
+        drop(dir);
+        std::thread::sleep(Duration::from_millis(20));
+        stop.store(true, Ordering::Relaxed);
+        writer.join().unwrap();
+        assert!(
+            !path.exists(),
+            "round {round}: {} left behind",
+            path.display()
+        );
+    }
+}
