@@ -91,7 +91,7 @@ pub struct Cli {
     /// 5 s tick and a demo helper: `--demo` seeds a stackless 0.4.0
     /// (schema 14) store whose queue the demo's controller stand-in runs;
     /// `--demo v4` the schema-4 store with a demo teardown.
-    #[arg(long, value_name = "KIND", num_args = 0..=1, default_missing_value = "0.4.0", value_parser = DemoKind::parse)]
+    #[arg(long, value_name = "KIND", num_args = 0..=1, require_equals = true, default_missing_value = "0.4.0", value_parser = DemoKind::parse)]
     pub demo: Option<DemoKind>,
 
     /// Time between reaper passes (stackless's daemon uses 60s).
@@ -464,6 +464,32 @@ pub(crate) fn config_args(
     Ok(out)
 }
 
+/// `--demo KIND` as `--demo=KIND` when `KIND` is a demo ([`DemoKind::parse`]),
+/// so `--demo v4` takes its value while `--demo serve --stdio` stays the
+/// demo and a subcommand (`--demo` takes a value only after `=`).
+fn join_demo_kind(args: Vec<OsString>) -> Vec<OsString> {
+    let mut out: Vec<OsString> = Vec::with_capacity(args.len());
+    let mut args = args.into_iter().peekable();
+    while let Some(arg) = args.next() {
+        let kind = (arg == "--demo")
+            .then(|| {
+                args.peek()
+                    .and_then(|next| next.to_str())
+                    .map(str::to_owned)
+            })
+            .flatten()
+            .filter(|next| DemoKind::parse(next).is_ok());
+        match kind {
+            Some(kind) => {
+                args.next();
+                out.push(format!("--demo={kind}").into());
+            }
+            None => out.push(arg),
+        }
+    }
+    out
+}
+
 /// Parse `args` with the precedence flag > environment > config file >
 /// built-in default. `read_file` reads the config file (`Ok(None)` when it
 /// does not exist).
@@ -476,6 +502,7 @@ pub(crate) fn parse_with_config(
     default_config: Option<PathBuf>,
     read_file: impl Fn(&Path) -> std::io::Result<Option<String>>,
 ) -> Result<Cli, CliError> {
+    let args = join_demo_kind(args);
     let command = Cli::command();
     let matches = command
         .clone()
@@ -536,6 +563,34 @@ pub(crate) enum CliError {
     Clap(clap::Error),
     /// The config file is unreadable or wrong.
     Config(String),
+}
+
+#[cfg(test)]
+mod demo_kind_tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Cli {
+        let args = args.iter().map(OsString::from).collect();
+        parse_with_config(args, None, |_| Ok(None)).unwrap()
+    }
+
+    /// `--demo` is the 0.4.0 demo, `--demo v4` (or `--demo=v4`) the
+    /// schema-4 one, and a subcommand after `--demo` is never taken for
+    /// its value.
+    #[test]
+    fn demo_takes_a_kind_and_leaves_a_subcommand_alone() {
+        assert_eq!(parse(&["x", "--demo"]).demo, Some(DemoKind::V14));
+        assert_eq!(parse(&["x", "--demo", "v4"]).demo, Some(DemoKind::V4));
+        assert_eq!(parse(&["x", "--demo=v4"]).demo, Some(DemoKind::V4));
+        assert_eq!(parse(&["x", "--demo", "0.4.0"]).demo, Some(DemoKind::V14));
+        assert_eq!(parse(&["x"]).demo, None);
+        let served = parse(&["x", "--demo", "serve", "--stdio"]);
+        assert_eq!(served.demo, Some(DemoKind::V14));
+        assert!(matches!(served.command, Some(Sub::Serve { .. })));
+        let served = parse(&["x", "--demo", "v4", "serve", "--stdio"]);
+        assert_eq!(served.demo, Some(DemoKind::V4));
+        assert!(matches!(served.command, Some(Sub::Serve { .. })));
+    }
 }
 
 #[cfg(test)]
