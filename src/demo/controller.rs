@@ -8,7 +8,7 @@
 //!   name runs (core-0.4.0 src/state/operation.rs:227-232), oldest first;
 //! - a running operation records `Started`/`Completed` step events (as the
 //!   real `operation_events` rows: `at_epoch_ms`, `index`, `total`,
-//!   `step_id`, `step_kind`), one step every [`STEP_SECS`]
+//!   `step_id`, `step_kind`), one step every [`super::ops::STEP_SECS`]
 //!   ([`SLOW_STEP_SECS`] for the health gate of [`super::v14::SLOW_INSTANCE`]);
 //! - a cancel requested on a running `up` or `verify` stops it before its
 //!   next step (`cancelled`, error `operation.cancelled`);
@@ -29,6 +29,8 @@ use std::time::Duration;
 use rusqlite::{Connection, OptionalExtension as _, params};
 use serde_json::{Value, json};
 
+use super::ops::{STEP_SECS, error_object, event, steps, survivors};
+
 use crate::model::OpLock;
 use crate::model::liveness::liveness;
 use crate::stop::StopToken;
@@ -36,9 +38,6 @@ use crate::store::probe::{HostProbe, SysinfoProbe};
 
 /// How often the stand-in looks at the queue.
 pub const TICK: Duration = Duration::from_millis(500);
-
-/// How long each step of an operation takes, seconds.
-pub const STEP_SECS: i64 = 3;
 
 /// How long the health gate of [`super::v14::SLOW_INSTANCE`]'s `up` waits,
 /// seconds: long enough to be cancelled.
@@ -57,54 +56,6 @@ struct Op {
     request: String,
 }
 
-/// The steps of `verb` on `service`: `(step_id, step_kind)`.
-fn steps(verb: &str, service: &str) -> Vec<(String, &'static str)> {
-    match verb {
-        "up" => vec![
-            (format!("materialize:{service}"), "materialize"),
-            (format!("start:{service}"), "start"),
-            (format!("health:{service}"), "health_gate"),
-        ],
-        "down" => vec![
-            (format!("stop:{service}"), "stop"),
-            (format!("verify_gone:{service}"), "verify_gone"),
-        ],
-        _ => vec![("verify:stack".to_owned(), "verify")],
-    }
-}
-
-/// The error object of a teardown that left a survivor (0.4.0 Report v2).
-#[must_use]
-pub fn survivors(name: &str, instance_id: &str) -> String {
-    let survivor = format!(
-        "render:srv-{}",
-        instance_id.get(..12).unwrap_or(instance_id)
-    );
-    error_object(
-        "engine.teardown.survivors",
-        name,
-        &format!("teardown of \"{name}\" left survivors: [\"{survivor}\"]"),
-        &format!(
-            "these resources still exist and may bill or hold state: [\"{survivor}\"]; re-run `stackless down` to retry, or remove them on the substrate and re-run to verify"
-        ),
-    )
-}
-
-/// A Report v2 error object as 0.4.0 stores it in `error_json`.
-#[must_use]
-pub fn error_object(code: &str, name: &str, message: &str, remediation: &str) -> String {
-    json!({
-        "code": code,
-        "context": {"command": null, "exit_status": null, "hook": null, "log_hint": null,
-                    "log_path": null, "log_tail": null, "service": null, "source_dir": null},
-        "instance": name,
-        "message": message,
-        "remediation": remediation,
-        "schema_version": 2,
-    })
-    .to_string()
-}
-
 /// The service an instance's steps name: its first placement's node
 /// (`service:NAME`), else `web`.
 fn service_of(db: &Connection, instance: &str) -> rusqlite::Result<String> {
@@ -119,50 +70,6 @@ fn service_of(db: &Connection, instance: &str) -> rusqlite::Result<String> {
     Ok(node
         .and_then(|n| n.strip_prefix("service:").map(str::to_owned))
         .unwrap_or_else(|| "web".to_owned()))
-}
-
-/// Record step `index` (1-based) of `op_id` (a `verb` on `instance`'s
-/// `service`) as `kind` (`Started`, `Completed`, `Failed`) at `at_ms`.
-///
-/// # Errors
-/// SQLite errors.
-pub(super) fn event(
-    db: &Connection,
-    op_id: &str,
-    instance: &str,
-    service: &str,
-    index: usize,
-    kind: &str,
-    at_ms: i64,
-) -> rusqlite::Result<()> {
-    let verb: String = db
-        .query_row("SELECT verb FROM operations WHERE id = ?1", [op_id], |r| {
-            r.get(0)
-        })
-        .optional()?
-        .unwrap_or_else(|| "up".to_owned());
-    let all = steps(&verb, service);
-    let (step_id, step_kind) = all
-        .get(index.saturating_sub(1))
-        .cloned()
-        .unwrap_or_else(|| (format!("step:{service}"), "step"));
-    let event = json!({
-        "at_epoch_ms": at_ms,
-        "code": null,
-        "duration_ms": (kind != "Started").then_some(STEP_SECS * 1000),
-        "event": kind,
-        "index": index,
-        "instance": instance,
-        "node": service,
-        "step_id": step_id,
-        "step_kind": step_kind,
-        "total": all.len(),
-    });
-    db.execute(
-        "INSERT INTO operation_events (operation_id, event_json, recorded_at) VALUES (?1, ?2, ?3)",
-        params![op_id, event.to_string(), at_ms.div_euclid(1000)],
-    )?;
-    Ok(())
 }
 
 /// One pass over the queue at `now_ms` (unix milliseconds): every running

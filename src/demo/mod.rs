@@ -17,6 +17,7 @@ pub mod controller;
 pub mod down;
 pub mod helper;
 pub(crate) mod logs;
+mod ops;
 pub mod seed;
 pub mod stackless;
 pub mod v14;

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use rusqlite::{Connection, OptionalExtension as _, params};
 use serde_json::{Value, json};
 
-use super::controller::error_object;
+use super::ops::error_object;
 use crate::model::name::is_dns_safe;
 
 /// What the 0.4.0 demo says at start (the Activity pane): who plays
@@ -233,11 +233,11 @@ fn submit(db: &Connection, name: &str, verb: &str, request: &Value) -> rusqlite:
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
-    let id = super::v14::operation_id(&format!("{name} {verb} {nanos}"), std::process::id());
+    let id = super::ops::operation_id(&format!("{name} {verb} {nanos}"), std::process::id());
     let now = crate::model::time::unix_now();
-    super::v14::insert_operation(
+    super::ops::insert_operation(
         db,
-        &super::v14::Operation {
+        &super::ops::Operation {
             id: &id,
             instance: name,
             instance_id: instance_id.as_deref().unwrap_or(""),

@@ -31,6 +31,7 @@ use color_eyre::Result;
 use color_eyre::eyre::{bail, eyre};
 use rusqlite::{Connection, params};
 
+use super::ops::{Operation, insert_operation, operation_id};
 use super::seed::{FOREIGN_HOST, LiveHolder, STALE_PID};
 
 /// The migrations 0.4.0 runs to reach schema 14, in order.
@@ -349,7 +350,7 @@ fn insert_history(tx: &Connection, spec: &Spec, id: &str, now: i64) -> rusqlite:
         ("flaky-gpu-worker", _) => Some((
             "failed",
             None,
-            Some(super::controller::survivors(spec.name, id)),
+            Some(super::ops::survivors(spec.name, id)),
             now - 5 * MINUTE,
         )),
         (_, None) => Some((
@@ -381,11 +382,7 @@ fn insert_history(tx: &Connection, spec: &Spec, id: &str, now: i64) -> rusqlite:
         tx.execute(
             "INSERT INTO reap_attempts (instance, attempts, last_error, next_retry_at) \
              VALUES (?1, 2, ?2, ?3)",
-            params![
-                spec.name,
-                super::controller::survivors(spec.name, id),
-                now + 12
-            ],
+            params![spec.name, super::ops::survivors(spec.name, id), now + 12],
         )?;
     }
     Ok(())
@@ -430,67 +427,6 @@ fn health_404(spec: &Spec, id: &str) -> String {
         "schema_version": 2,
     })
     .to_string()
-}
-
-/// A demo operation id: uuid-shaped (8-4-4-4-12 lowercase hex), from
-/// `seed` (a birth, or any text) and a sequence, the same every run.
-pub(super) fn operation_id(seed: &str, sequence: u32) -> String {
-    let fnv = seed.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    });
-    let mix = |x: u64| {
-        let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
-    let a = mix(fnv ^ u64::from(sequence));
-    let b = mix(a);
-    let hex = format!("{a:016x}{b:016x}");
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
-}
-
-/// One `operations` row.
-pub(super) struct Operation<'a> {
-    pub id: &'a str,
-    pub instance: &'a str,
-    pub instance_id: &'a str,
-    pub verb: &'a str,
-    pub status: &'a str,
-    pub request: &'a str,
-    pub result: Option<&'a str>,
-    pub error: Option<&'a str>,
-    pub created: i64,
-    pub updated: i64,
-}
-
-/// Insert `op` as 0.4.0 writes one (`output_version` 1).
-pub(super) fn insert_operation(tx: &Connection, op: &Operation<'_>) -> rusqlite::Result<()> {
-    tx.execute(
-        "INSERT INTO operations (id, instance, verb, status, request_json, result_json, \
-         error_json, cancel_requested, created_at, updated_at, instance_id, output_version) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, ?9, ?10, 1)",
-        params![
-            op.id,
-            op.instance,
-            op.verb,
-            op.status,
-            op.request,
-            op.result,
-            op.error,
-            op.created,
-            op.updated,
-            op.instance_id
-        ],
-    )?;
-    Ok(())
 }
 
 /// The live, stale and foreign locks (as in the schema-4 demo).
@@ -573,10 +509,10 @@ fn insert_pending(tx: &Connection, now: i64) -> rusqlite::Result<()> {
             },
         )?;
         let ms = |at: i64| at * 1000;
-        super::controller::event(tx, &up, name, spec.service, 1, "Started", ms(started))?;
-        super::controller::event(tx, &up, name, spec.service, 1, "Completed", ms(started + 4))?;
-        super::controller::event(tx, &up, name, spec.service, 2, "Started", ms(started + 4))?;
-        super::controller::event(
+        super::ops::event(tx, &up, name, spec.service, 1, "Started", ms(started))?;
+        super::ops::event(tx, &up, name, spec.service, 1, "Completed", ms(started + 4))?;
+        super::ops::event(tx, &up, name, spec.service, 2, "Started", ms(started + 4))?;
+        super::ops::event(
             tx,
             &up,
             name,
@@ -585,7 +521,7 @@ fn insert_pending(tx: &Connection, now: i64) -> rusqlite::Result<()> {
             "Completed",
             ms(started + 10),
         )?;
-        super::controller::event(
+        super::ops::event(
             tx,
             &up,
             name,
