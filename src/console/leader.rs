@@ -210,13 +210,9 @@ impl Leader {
     /// Who reaps, seen without taking a role: the controller's lease
     /// reaper, the console holding the `console` role, or nobody.
     fn reaping_now(&self, controller: &crate::model::controller::ControllerState) -> Reaping {
-        controller.reaping_pid().map_or_else(
-            || match crate::roles::observe(&self.roles_dir, CONSOLE_ROLE) {
-                Ok(Some(pid)) => Reaping::Console(pid),
-                Ok(None) => Reaping::Nobody,
-                Err(_) => Reaping::Unknown,
-            },
-            Reaping::Controller,
+        crate::model::controller::reaping(
+            controller,
+            crate::roles::observe(&self.roles_dir, CONSOLE_ROLE),
         )
     }
 

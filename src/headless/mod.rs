@@ -153,6 +153,7 @@ pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
             &crate::startup::display_zone(cli.utc),
             clock.as_ref(),
         )
+        .and_then(|()| writeln!(out, "who reaps: {}", who_reaps(&store.state_dir()).text()))
     };
     // A closed pipe (`| head`) is not an error of ours.
     match written.and_then(|()| out.flush()) {
@@ -161,6 +162,16 @@ pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
         Err(error) => return usage(&error.to_string()),
     }
     ExitCode::SUCCESS
+}
+
+/// Who reaps the store in `state_dir` now (the table's last line): the
+/// controller's lease reaper, a console holding the `console` role, or
+/// nobody (`crate::model::controller::reaping`).
+fn who_reaps(state_dir: &std::path::Path) -> crate::model::controller::Reaping {
+    crate::model::controller::reaping(
+        &crate::controller::probe::probe(state_dir),
+        crate::roles::observe(&crate::supervisor::roles_dir(state_dir), CONSOLE_ROLE),
+    )
 }
 
 /// `snapshot` with no store at stackless's default `path`: said (on

@@ -147,6 +147,26 @@ pub fn left_to_controller(pid: u32, names: &[&str]) -> String {
     text
 }
 
+/// Who reaps the store now, seen without taking a role: the controller's
+/// lease reaper when it runs one, else the console holding the `console`
+/// role (`console`: the role's holder as its files say, `Some(pid)` when
+/// its claim names one; `Err` when they cannot be read), else nobody.
+/// The console's header and `snapshot` say it with [`Reaping::text`].
+#[must_use]
+pub fn reaping<E>(
+    controller: &ControllerState,
+    console: Result<Option<Option<u32>>, E>,
+) -> Reaping {
+    controller.reaping_pid().map_or_else(
+        || match console {
+            Ok(Some(pid)) => Reaping::Console(pid),
+            Ok(None) => Reaping::Nobody,
+            Err(_) => Reaping::Unknown,
+        },
+        Reaping::Controller,
+    )
+}
+
 /// Who reaps the store now, as a console that does not reap says it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reaping {
@@ -250,6 +270,33 @@ mod tests {
         assert_eq!(
             left_to_controller(77, &[]),
             "the controller (pid 77) reaps now"
+        );
+    }
+
+    #[test]
+    fn who_reaps_the_controller_first_then_the_console_role() {
+        let none: Result<Option<Option<u32>>, ()> = Ok(None);
+        assert_eq!(
+            reaping(
+                &controller(Some(77), Some(true)),
+                Ok::<_, ()>(Some(Some(5)))
+            ),
+            Reaping::Controller(77)
+        );
+        assert_eq!(
+            reaping(
+                &controller(Some(77), Some(false)),
+                Ok::<_, ()>(Some(Some(5)))
+            ),
+            Reaping::Console(Some(5))
+        );
+        assert_eq!(reaping(&controller(None, None), none), Reaping::Nobody);
+        assert_eq!(
+            reaping(
+                &controller(None, None),
+                Err::<Option<Option<u32>>, _>("unreadable")
+            ),
+            Reaping::Unknown
         );
     }
 

@@ -194,9 +194,11 @@ fn snapshot_table_is_plain_text() {
     let table = text(&out.stdout);
     let lines: Vec<&str> = table.lines().collect();
     // Header, titles, 8 instances; then a blank line, `GC` and the two
-    // tombstones, each with when it is due for GC and who collects it.
-    assert_eq!(lines.len(), 14);
+    // tombstones, each with when it is due for GC and who collects it;
+    // then who reaps the store now.
+    assert_eq!(lines.len(), 15);
     assert_eq!(lines[11], "GC");
+    assert_eq!(lines[14], "who reaps: nobody reaps now");
     assert_eq!(
         lines[0],
         format!(
@@ -463,6 +465,7 @@ fn snapshot_json_on_a_v14_store_carries_operations_births_and_dirty() {
             "running down alpha (since 50s)",
             "queued up delta (since 10s)",
             "failed up bravo (8m 10s ago): engine.source_override.shared: service \"web\" --source path \"/srv/web\" is already pinned by active instance \"alpha\"",
+            "who reaps: nobody reaps now",
         ]
     );
 }
