@@ -208,6 +208,9 @@ struct BatchedServices<'a> {
     probe: Box<dyn crate::store::probe::HostProbe>,
     /// The rows of the batch read last, by name.
     batch: std::collections::HashMap<String, crate::store::services::ServiceRows>,
+    /// The observations of the batch read last (schema 11+), by name: the
+    /// input of each service's stage.
+    observed: std::collections::HashMap<String, Vec<crate::model::detail::Observation>>,
     /// The index in `instances` after the batch read last.
     next: usize,
     /// The last name of the batch read last.
@@ -238,6 +241,7 @@ impl<'a> BatchedServices<'a> {
             instances,
             probe: crate::store::probe::checked_sysinfo(),
             batch: std::collections::HashMap::new(),
+            observed: std::collections::HashMap::new(),
             next: 0,
             last: None,
             whole,
@@ -257,19 +261,29 @@ impl<'a> BatchedServices<'a> {
         while self.next < self.instances.len() && self.last.is_none_or(|last| last < name) {
             self.read_batch()?;
         }
-        let Some(rows) = self.batch.get(name) else {
-            return Ok(Vec::new());
-        };
+        let observations = self.observed.get(name).cloned().unwrap_or_default();
         let namespace = instance
             .birth
             .as_ref()
             .map(crate::model::Birth::resource_namespace)
             .filter(|ns| !ns.is_empty());
-        if namespace.is_some_and(|ns| ns != rows.logs_dir_name) {
-            return Ok(Vec::new());
-        }
+        let rows = match self.batch.get(name) {
+            Some(rows) if namespace.is_some_and(|ns| ns != rows.logs_dir_name) => {
+                return Ok(Vec::new());
+            }
+            Some(rows) => rows.clone(),
+            None if observations.is_empty() => return Ok(Vec::new()),
+            // Observed, no process recorded (a service another provider runs).
+            None => crate::store::services::ServiceRows {
+                checkpoints: Vec::new(),
+                substrate: instance.substrate.to_string(),
+                logs_dir_name: namespace.unwrap_or(name).to_owned(),
+            },
+        };
         Ok(probed(
-            rows.clone(),
+            rows,
+            observations,
+            instance.status == crate::model::Status::Tombstoned,
             (&self.state_dir, self.proxy_port),
             self.probe.as_mut(),
         ))
@@ -294,6 +308,7 @@ impl<'a> BatchedServices<'a> {
         }
         self.next = end;
         self.batch = self.store.service_rows_between(false, range)?;
+        self.observed = self.store.observations_between(range)?;
         Ok(())
     }
 
@@ -308,9 +323,13 @@ impl<'a> BatchedServices<'a> {
 }
 
 /// One instance's service rows probed (pid plus start time, log `stat`),
-/// their logs under `state_dir`, their origins on `proxy_port`.
+/// with its last `observations`, their logs under `state_dir`, their
+/// origins on `proxy_port`, each service's stage (`tombstoned`: every
+/// stage `absent`).
 fn probed(
     rows: crate::store::services::ServiceRows,
+    observations: Vec<crate::model::detail::Observation>,
+    tombstoned: bool,
     (state_dir, proxy_port): (&std::path::Path, u16),
     probe: &mut dyn crate::store::probe::HostProbe,
 ) -> Vec<report::ServiceReport> {
@@ -318,12 +337,13 @@ fn probed(
         checkpoints: rows.checkpoints,
         substrate: rows.substrate,
         logs_dir_name: rows.logs_dir_name,
+        observations,
         ..crate::model::detail::InstanceDetail::default()
     };
     crate::store::services::observe(detail, state_dir, probe)
         .services
         .iter()
-        .map(|service| report::ServiceReport::new(service, proxy_port))
+        .map(|service| report::ServiceReport::new(service, proxy_port, tombstoned))
         .collect()
 }
 
