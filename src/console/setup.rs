@@ -77,24 +77,7 @@ pub(super) fn prepare(cli: &Cli, front: Front) -> Result<Setup, StartupError> {
         (Some(dir), Some(DemoKind::V14)) => Some(write_stand_in(dir.path(), &path)?),
         _ => None,
     };
-    let down = if let Some(stackless) = &stand_in {
-        DownCommand::from_argv(vec![
-            stackless.display().to_string(),
-            "down".into(),
-            "{name}".into(),
-            "--json".into(),
-        ])?
-    } else if cli.demo.is_some() {
-        demo_command(vec![
-            "demo-down".into(),
-            "--state".into(),
-            path.display().to_string(),
-            "{name}".into(),
-            "--json".into(),
-        ])?
-    } else {
-        DownCommand::parse(&cli.down_cmd)?
-    };
+    let down = teardown_command(cli, stand_in.as_deref(), &path)?;
     let tick = if cli.demo.is_some() && cli.tick == Duration::from_secs(60) {
         DEMO_TICK
     } else {
@@ -193,6 +176,34 @@ fn open(cli: &Cli) -> Result<Opened, StartupError> {
     })?;
     let store = Store::open(&path, Access::ReadWrite)?;
     Ok((path, Access::ReadWrite, store, Some(dir), false))
+}
+
+/// The teardown the reaper and `d` run: the 0.4.0 demo's `stackless down
+/// NAME --json` through its stand-in, the schema-4 demo's `demo-down`, or
+/// `--down-cmd`.
+fn teardown_command(
+    cli: &Cli,
+    stand_in: Option<&Path>,
+    path: &Path,
+) -> Result<DownCommand, StartupError> {
+    Ok(if let Some(stackless) = stand_in {
+        DownCommand::from_argv(vec![
+            stackless.display().to_string(),
+            "down".into(),
+            "{name}".into(),
+            "--json".into(),
+        ])?
+    } else if cli.demo.is_some() {
+        demo_command(vec![
+            "demo-down".into(),
+            "--state".into(),
+            path.display().to_string(),
+            "{name}".into(),
+            "--json".into(),
+        ])?
+    } else {
+        DownCommand::parse(&cli.down_cmd)?
+    })
 }
 
 /// The 0.4.0 demo's `stackless`: a wrapper in `dir` that runs this

@@ -76,7 +76,7 @@ fn service_of(db: &Connection, instance: &str) -> rusqlite::Result<String> {
 /// operation moved on, then every queued one whose name is free started.
 ///
 /// # Errors
-/// SQLite errors (the pass is one transaction: all or nothing).
+/// `SQLite` errors (the pass is one transaction: all or nothing).
 pub fn tick(db: &mut Connection, now_ms: i64, probe: &mut dyn HostProbe) -> rusqlite::Result<()> {
     let tx = db.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let mut busy = Vec::new();
@@ -130,17 +130,7 @@ fn advance(db: &Connection, op: &Op, now_ms: i64) -> rusqlite::Result<bool> {
     }
     let service = service_of(db, &op.instance)?;
     let total = steps(&op.verb, &service).len();
-    let last: Option<String> = db
-        .query_row(
-            "SELECT event_json FROM operation_events WHERE operation_id = ?1 \
-             ORDER BY sequence DESC LIMIT 1",
-            [&op.id],
-            |r| r.get(0),
-        )
-        .optional()?;
-    let last: Value = last
-        .and_then(|l| serde_json::from_str(&l).ok())
-        .unwrap_or(Value::Null);
+    let last = last_event(db, &op.id)?;
     let index = last["index"]
         .as_u64()
         .and_then(|i| usize::try_from(i).ok())
@@ -199,6 +189,21 @@ fn advance(db: &Connection, op: &Op, now_ms: i64) -> rusqlite::Result<bool> {
     }
     succeed(db, op, now_ms)?;
     Ok(false)
+}
+
+/// The last step event of `op_id` (`Null` when it has none).
+fn last_event(db: &Connection, op_id: &str) -> rusqlite::Result<Value> {
+    let last: Option<String> = db
+        .query_row(
+            "SELECT event_json FROM operation_events WHERE operation_id = ?1 \
+             ORDER BY sequence DESC LIMIT 1",
+            [op_id],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(last
+        .and_then(|l| serde_json::from_str(&l).ok())
+        .unwrap_or(Value::Null))
 }
 
 fn instance_id(db: &Connection, name: &str) -> rusqlite::Result<Option<String>> {

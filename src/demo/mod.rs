@@ -57,6 +57,7 @@ impl DemoDir {
     }
 
     /// Remove it, trying again [`REMOVE_TRIES`] times; whether it is gone.
+    #[must_use]
     pub fn remove(&self) -> bool {
         let (tries, wait) = REMOVE_TRIES;
         for _ in 0..tries {
@@ -71,6 +72,7 @@ impl DemoDir {
 
 impl Drop for DemoDir {
     fn drop(&mut self) {
-        self.remove();
+        // Nothing more can be done about one that stays: said by nobody.
+        let _ = self.remove();
     }
 }

@@ -62,7 +62,7 @@ pub(super) fn error_object(code: &str, name: &str, message: &str, remediation: &
 /// `service`) as `kind` (`Started`, `Completed`, `Failed`) at `at_ms`.
 ///
 /// # Errors
-/// SQLite errors.
+/// `SQLite` errors.
 pub(super) fn event(
     db: &Connection,
     op_id: &str,

@@ -205,7 +205,7 @@ pub(super) fn instance_id(index: usize) -> String {
 /// `logs/<resource_namespace>/<service>.log` for every instance.
 ///
 /// # Errors
-/// `path` already exists; SQLite errors creating or writing the store;
+/// `path` already exists; `SQLite` errors creating or writing the store;
 /// I/O errors creating the logs.
 pub fn seed(path: &Path, now: i64, holder: &LiveHolder) -> Result<()> {
     if path.exists() {
