@@ -29,10 +29,10 @@ pub use seed::{LiveHolder, seed};
 pub const REMOVE_TRIES: (u32, std::time::Duration) = (100, std::time::Duration::from_millis(20));
 
 /// The demo's temporary directory (`stackless-tui-demo-*` under
-/// `TMPDIR`): removed when dropped, tried again while a thread still
-/// writing at quit (the reaper's first pass, the role thread, the log)
-/// makes a removal fail half way (`ENOTEMPTY`); a writer never makes it
-/// again (`crate::nofollow::real_dir`).
+/// `TMPDIR`): removed when dropped ([`DemoDir::remove`]), also while a
+/// thread still writes into it at quit (the reaper's first pass, the role
+/// thread, the log), which made a plain removal fail half way
+/// (`ENOTEMPTY`) and leave the tree behind.
 #[derive(Debug)]
 pub struct DemoDir {
     path: std::path::PathBuf,
@@ -56,17 +56,32 @@ impl DemoDir {
         &self.path
     }
 
-    /// Remove it, trying again [`REMOVE_TRIES`] times; whether it is gone.
+    /// Remove it; whether it is gone. It is first moved aside (renamed
+    /// to a hidden sibling, one atomic step), so a thread still writing by
+    /// its path finds it gone and makes nothing there again
+    /// (`crate::nofollow::real_dir`); the moved tree is then removed,
+    /// tried again [`REMOVE_TRIES`] times while a write already under way
+    /// finishes.
     #[must_use]
     pub fn remove(&self) -> bool {
+        let name = self.path.file_name().map_or_else(
+            || "stackless-tui-demo".into(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        let aside = self.path.with_file_name(format!(".{name}.removing"));
+        let doomed = match std::fs::rename(&self.path, &aside) {
+            Ok(()) => aside,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return true,
+            Err(_) => self.path.clone(),
+        };
         let (tries, wait) = REMOVE_TRIES;
         for _ in 0..tries {
-            match std::fs::remove_dir_all(&self.path) {
+            match std::fs::remove_dir_all(&doomed) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => std::thread::sleep(wait),
-                _ => return true,
+                _ => break,
             }
         }
-        !self.path.exists()
+        !self.path.exists() && !doomed.exists()
     }
 }
 

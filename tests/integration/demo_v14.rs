@@ -344,9 +344,10 @@ fn down_queues_refuses_a_held_lock_and_destroys() {
 
 /// The demo's temporary directory is gone after quit even while another
 /// thread still writes into `<dir>/stackless-tui/` (the reaper's first
-/// pass writing the audit trail, the role thread its claim, the log): a
-/// removal that fails half way (`ENOTEMPTY`) is tried again, and a writer
-/// never makes the directory again (`nofollow::real_dir`). Twenty quits.
+/// pass writing the audit trail, the role thread its claim, the log): the
+/// directory is moved aside first, so the writer finds it gone and makes
+/// nothing there again (`nofollow::real_dir`), then removed (a plain
+/// removal failed half way, `ENOTEMPTY`). Twenty quits.
 #[test]
 fn the_demo_directory_is_gone_after_quit_while_a_thread_writes_into_it() {
     use stackless_tui::demo::DemoDir;
@@ -380,6 +381,12 @@ fn the_demo_directory_is_gone_after_quit_while_a_thread_writes_into_it() {
             !path.exists(),
             "round {round}: {} left behind",
             path.display()
+        );
+        let parent = path.parent().unwrap();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            !parent.join(format!(".{name}.removing")).exists(),
+            "round {round}: the tree moved aside is left behind"
         );
     }
 }
