@@ -35,6 +35,7 @@ use crate::model::OpLock;
 use crate::model::liveness::liveness;
 use crate::stop::StopToken;
 use crate::store::probe::{HostProbe, SysinfoProbe};
+use crate::store::{Access, Store, StoreError};
 
 /// How often the stand-in looks at the queue.
 pub const TICK: Duration = Duration::from_millis(500);
@@ -77,23 +78,24 @@ fn service_of(db: &Connection, instance: &str) -> rusqlite::Result<String> {
 ///
 /// # Errors
 /// `SQLite` errors (the pass is one transaction: all or nothing).
-pub fn tick(db: &mut Connection, now_ms: i64, probe: &mut dyn HostProbe) -> rusqlite::Result<()> {
-    let tx = db.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    let mut busy = Vec::new();
-    for op in ops(&tx, "running")? {
-        if advance(&tx, &op, now_ms)? {
-            busy.push(op.instance.clone());
+pub fn tick(store: &mut Store, now_ms: i64, probe: &mut dyn HostProbe) -> Result<(), StoreError> {
+    store.demo_write(|tx| {
+        let mut busy = Vec::new();
+        for op in ops(tx, "running")? {
+            if advance(tx, &op, now_ms)? {
+                busy.push(op.instance.clone());
+            }
         }
-    }
-    for op in ops(&tx, "queued")? {
-        if busy.contains(&op.instance) {
-            continue;
+        for op in ops(tx, "queued")? {
+            if busy.contains(&op.instance) {
+                continue;
+            }
+            if start(tx, &op, now_ms, probe)? {
+                busy.push(op.instance.clone());
+            }
         }
-        if start(&tx, &op, now_ms, probe)? {
-            busy.push(op.instance.clone());
-        }
-    }
-    tx.commit()
+        Ok(())
+    })
 }
 
 fn ops(db: &Connection, status: &str) -> rusqlite::Result<Vec<Op>> {
@@ -403,16 +405,15 @@ pub fn spawn(path: PathBuf, stop: StopToken) -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("demo-controller".into())
         .spawn(move || {
-            let Ok(mut db) = Connection::open(&path) else {
+            let Ok(mut store) = Store::open(&path, Access::ReadWrite) else {
                 return;
             };
-            let _ = db.busy_timeout(Duration::from_millis(200));
             let mut probe = SysinfoProbe::new();
             loop {
                 let now_ms = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-                let _ = tick(&mut db, now_ms, &mut probe);
+                let _ = tick(&mut store, now_ms, &mut probe);
                 if stop.sleep(TICK) {
                     return;
                 }

@@ -22,6 +22,8 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OptionalExtension as _, params};
+
+use crate::store::{Access, Store, StoreError};
 use serde_json::{Value, json};
 
 use super::ops::error_object;
@@ -88,38 +90,31 @@ pub fn run(state: &Path, args: &[String]) -> ExitCode {
 #[must_use]
 pub fn answer(state: &Path, args: &[String], wait: Duration) -> Answer {
     let words: Vec<&str> = args.iter().map(String::as_str).collect();
-    let db = match Connection::open(state) {
-        Ok(db) => db,
+    let mut store = match Store::open(state, Access::ReadWrite) {
+        Ok(store) => store,
         Err(e) => return Answer::usage(&format!("cannot open {}: {e}", state.display())),
     };
-    let _ = db.busy_timeout(Duration::from_secs(5));
+    let store = &mut store;
     let done = match words.as_slice() {
-        ["operation", "cancel", id, "--json"] => cancel(&db, id),
+        ["operation", "cancel", id, "--json"] => store.demo_write(|tx| cancel(tx, id)),
         ["up", "--name", name, "--lease", lease, "--json"] if is_dns_safe(name) => {
             let request = json!({"args": {"name": name, "lease": lease}, "verb": "up"});
-            submit_and_wait(&db, name, "up", &request, wait)
+            submit_and_wait(store, state, (name, "up"), &request, wait)
         }
-        ["verify", name, "--json"] if is_dns_safe(name) => submit_and_wait(
-            &db,
-            name,
-            "verify",
-            &json!({"name": name, "verb": "verify"}),
-            wait,
-        ),
-        ["down", name, "--json"] if is_dns_safe(name) => submit_and_wait(
-            &db,
-            name,
-            "down",
-            &json!({"name": name, "verb": "down"}),
-            wait,
-        ),
-        ["down", name, "--no-wait", "--json"] if is_dns_safe(name) => {
-            submit(&db, name, "down", &json!({"name": name, "verb": "down"})).and_then(|id| {
-                Ok(Answer::ok(
-                    &json!({"ok": true, "command": "operation", "operation": operation(&db, &id)?}),
-                ))
-            })
+        ["verify", name, "--json"] if is_dns_safe(name) => {
+            let request = json!({"name": name, "verb": "verify"});
+            submit_and_wait(store, state, (name, "verify"), &request, wait)
         }
+        ["down", name, "--json"] if is_dns_safe(name) => {
+            let request = json!({"name": name, "verb": "down"});
+            submit_and_wait(store, state, (name, "down"), &request, wait)
+        }
+        ["down", name, "--no-wait", "--json"] if is_dns_safe(name) => store.demo_write(|tx| {
+            let id = submit(tx, name, "down", &json!({"name": name, "verb": "down"}))?;
+            Ok(Answer::ok(
+                &json!({"ok": true, "command": "operation", "operation": operation(tx, &id)?}),
+            ))
+        }),
         _ => {
             return Answer::usage(&format!(
                 "not a command the demo's stand-in runs: {}",
@@ -256,21 +251,22 @@ fn submit(db: &Connection, name: &str, verb: &str, request: &Value) -> rusqlite:
 /// Submit, wait for the controller stand-in to finish, answer as the
 /// 0.4.0 CLI does for `verb`.
 fn submit_and_wait(
-    db: &Connection,
-    name: &str,
-    verb: &str,
+    store: &mut Store,
+    state: &Path,
+    (name, verb): (&str, &str),
     request: &Value,
     wait: Duration,
-) -> rusqlite::Result<Answer> {
-    let id = submit(db, name, verb, request)?;
+) -> Result<Answer, StoreError> {
+    let id = store.demo_write(|tx| submit(tx, name, verb, request))?;
     let deadline = Instant::now() + wait;
     loop {
-        let op = operation(db, &id)?;
+        let op = store.demo_write(|tx| operation(tx, &id))?;
         let status = op["status"].as_str().unwrap_or("");
         if !matches!(status, "queued" | "running") {
             return Ok(finished(name, verb, &op));
         }
-        if Instant::now() >= deadline || !state_exists(db) {
+        // The demo deletes its directory when it quits: nothing to wait for.
+        if Instant::now() >= deadline || !state.exists() {
             return Ok(Answer::failed(&error_object(
                 "operation.timeout",
                 name,
@@ -282,12 +278,6 @@ fn submit_and_wait(
         }
         std::thread::sleep(Duration::from_millis(200));
     }
-}
-
-/// Whether the store file `db` was opened on is still there (the demo
-/// deletes its directory when it quits: nothing is waited for then).
-fn state_exists(db: &Connection) -> bool {
-    db.path().is_some_and(|p| Path::new(p).exists())
 }
 
 /// The CLI's answer for a finished operation `op`.

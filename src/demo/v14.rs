@@ -31,6 +31,8 @@ use color_eyre::Result;
 use color_eyre::eyre::{bail, eyre};
 use rusqlite::{Connection, params};
 
+use crate::store::Store;
+
 use super::ops::{Operation, insert_operation, operation_id};
 use super::seed::{FOREIGN_HOST, LiveHolder, STALE_PID};
 
@@ -217,28 +219,28 @@ pub fn seed(path: &Path, now: i64, holder: &LiveHolder) -> Result<()> {
     let state_dir = path
         .parent()
         .ok_or_else(|| eyre!("{} has no parent directory", path.display()))?;
-    let mut db = Connection::open(path)?;
-    for migration in MIGRATIONS {
-        db.execute_batch(migration)?;
-    }
-    db.pragma_update(None, "user_version", 14)?;
-    db.pragma_update(None, "journal_mode", "wal")?;
-    let tx = db.transaction()?;
+    let live_start =
+        i64::try_from(holder.start_time).map_err(|_| eyre!("start time out of range"))?;
+    let mut store = Store::create_from_migrations(path, &MIGRATIONS, 14)?;
+    store.demo_write(|tx| {
+        for (index, spec) in specs().iter().enumerate() {
+            let id = instance_id(index);
+            insert_instance(tx, spec, &id, now)?;
+            insert_history(tx, spec, &id, now)?;
+        }
+        insert_locks(tx, now, holder, live_start)?;
+        insert_pending(tx, now)
+    })?;
     for (index, spec) in specs().iter().enumerate() {
-        let id = instance_id(index);
-        insert_instance(&tx, spec, &id, now)?;
-        insert_history(&tx, spec, &id, now)?;
-        let logs = state_dir.join("logs").join(format!("sl-{id}"));
+        let logs = state_dir
+            .join("logs")
+            .join(format!("sl-{}", instance_id(index)));
         std::fs::create_dir_all(&logs)?;
         std::fs::write(
             logs.join(format!("{}.log", spec.service)),
             format!("{}: listening on $PORT\n", spec.service),
         )?;
     }
-    insert_locks(&tx, now, holder)?;
-    insert_pending(&tx, now)?;
-    tx.commit()?;
-    db.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?;
     Ok(())
 }
 
@@ -430,9 +432,12 @@ fn health_404(spec: &Spec, id: &str) -> String {
 }
 
 /// The live, stale and foreign locks (as in the schema-4 demo).
-fn insert_locks(tx: &Connection, now: i64, holder: &LiveHolder) -> Result<()> {
-    let live_start =
-        i64::try_from(holder.start_time).map_err(|_| eyre!("start time out of range"))?;
+fn insert_locks(
+    tx: &Connection,
+    now: i64,
+    holder: &LiveHolder,
+    live_start: i64,
+) -> rusqlite::Result<()> {
     let rows: [(&str, &str, i64, i64, i64, &str); 3] = [
         (
             "payments-staging",

@@ -96,11 +96,12 @@ fn the_demo_store_reads_as_a_0_4_0_store_with_its_queue() {
 #[test]
 fn the_stand_in_controller_runs_the_queue_one_name_at_a_time() {
     let (_dir, path) = seeded(NOW);
-    let mut db = rusqlite::Connection::open(&path).unwrap();
+    let mut store = Store::open(&path, Access::ReadWrite).unwrap();
+    let db = rusqlite::Connection::open(&path).unwrap();
     let mut seen = statuses(&path);
     let mut changes = Vec::new();
     for second in 0..=60 {
-        tick(&mut db, (NOW + second) * 1000, &mut probe()).unwrap();
+        tick(&mut store, (NOW + second) * 1000, &mut probe()).unwrap();
         let now = statuses(&path);
         for (before, after) in seen.iter().zip(&now) {
             if before.3 != after.3 {
@@ -163,8 +164,9 @@ fn cancel_answers_as_0_4_0_and_the_stand_in_stops_the_running_up() {
         cancel::interpret(Some(i32::from(got.exit)), &got.stdout),
         cancel::Outcome::Requested
     );
-    let mut db = rusqlite::Connection::open(&path).unwrap();
-    tick(&mut db, NOW * 1000, &mut probe()).unwrap();
+    let mut store = Store::open(&path, Access::ReadWrite).unwrap();
+    tick(&mut store, NOW * 1000, &mut probe()).unwrap();
+    let db = rusqlite::Connection::open(&path).unwrap();
     let (status, code): (String, String) = db
         .query_row(
             "SELECT status, json_extract(error_json, '$.code') FROM operations WHERE id = ?1",
@@ -206,11 +208,10 @@ impl FastController {
         let thread = {
             let (stop, now_ms) = (Arc::clone(&stop), Arc::clone(&now_ms));
             std::thread::spawn(move || {
-                let mut db = rusqlite::Connection::open(&path).unwrap();
-                db.busy_timeout(Duration::from_secs(5)).unwrap();
+                let mut store = Store::open(&path, Access::ReadWrite).unwrap();
                 while !stop.load(Ordering::Relaxed) {
                     tick(
-                        &mut db,
+                        &mut store,
                         now_ms.fetch_add(1000, Ordering::Relaxed),
                         &mut probe(),
                     )
