@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Regenerate assets/demo.png from a real run of the demo.
 
-Runs `stackless-tui --demo` in tmux at 120x40, waits until the demo has
-reaped, backed off and GC'd (about 25 s), captures the pane with its colours
+Runs `stackless-tui --demo` (the 0.4.0 demo) in tmux at 120x40, waits
+until its stand-in controller has run the queue and the reaper has reaped
+the lease that runs out (about 32 s), captures the pane with its colours
 (`tmux capture-pane -e`), and draws the cells with DejaVu Sans Mono.
 
 Usage: python3 scripts/screenshot.py [--wait SECONDS] [--out assets/demo.png]
@@ -165,7 +166,7 @@ def draw(rows, out):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--wait", type=float, default=25.0)
+    parser.add_argument("--wait", type=float, default=32.0)
     parser.add_argument("--out", default=os.path.join(ROOT, "assets", "demo.png"))
     args = parser.parse_args()
     ensure_pillow()

@@ -88,9 +88,11 @@ pub struct Cli {
     pub state: Option<PathBuf>,
 
     /// Run on a freshly seeded demo store in a temporary directory, with a
-    /// demo teardown, a demo helper and a 5 s tick.
-    #[arg(long)]
-    pub demo: bool,
+    /// 5 s tick and a demo helper: `--demo` seeds a stackless 0.4.0
+    /// (schema 14) store whose queue the demo's controller stand-in runs;
+    /// `--demo v4` the schema-4 store with a demo teardown.
+    #[arg(long, value_name = "KIND", num_args = 0..=1, require_equals = true, default_missing_value = "0.4.0", value_parser = DemoKind::parse)]
+    pub demo: Option<DemoKind>,
 
     /// Time between reaper passes (stackless's daemon uses 60s).
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, env = "STACKLESS_TUI_TICK", global = true)]
@@ -320,6 +322,41 @@ pub enum Sub {
     /// while and exits.
     #[command(hide = true)]
     DemoHelper,
+    /// The 0.4.0 demo's stand-in for the stackless CLI (`operation cancel`,
+    /// `up --name --lease`, `verify`, `down [--no-wait]`) on the store
+    /// `--state` names.
+    #[command(hide = true)]
+    DemoStackless {
+        /// stackless's arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+}
+
+/// Which demo store `--demo` seeds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DemoKind {
+    /// A stackless 0.4.0 store (schema 14) and the demo's controller
+    /// stand-in (`--demo`, `--demo 0.4.0`).
+    V14,
+    /// The schema-4 store with the demo teardown (`--demo v4`).
+    V4,
+}
+
+impl DemoKind {
+    /// Parse `--demo`'s value: `0.4.0` (also `v14`) or `v4`.
+    ///
+    /// # Errors
+    /// Any other text.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "0.4.0" | "v14" => Ok(Self::V14),
+            "v4" => Ok(Self::V4),
+            other => Err(format!(
+                "`{other}` is not a demo: 0.4.0 (the default: a schema-14 store) or v4"
+            )),
+        }
+    }
 }
 
 /// Parse `1s`, `90s`, `5m`, `1h`, `1h 30m` (humantime); a bare number is
@@ -427,6 +464,32 @@ pub(crate) fn config_args(
     Ok(out)
 }
 
+/// `--demo KIND` as `--demo=KIND` when `KIND` is a demo ([`DemoKind::parse`]),
+/// so `--demo v4` takes its value while `--demo serve --stdio` stays the
+/// demo and a subcommand (`--demo` takes a value only after `=`).
+fn join_demo_kind(args: Vec<OsString>) -> Vec<OsString> {
+    let mut out: Vec<OsString> = Vec::with_capacity(args.len());
+    let mut args = args.into_iter().peekable();
+    while let Some(arg) = args.next() {
+        let kind = (arg == "--demo")
+            .then(|| {
+                args.peek()
+                    .and_then(|next| next.to_str())
+                    .map(str::to_owned)
+            })
+            .flatten()
+            .filter(|next| DemoKind::parse(next).is_ok());
+        match kind {
+            Some(kind) => {
+                args.next();
+                out.push(format!("--demo={kind}").into());
+            }
+            None => out.push(arg),
+        }
+    }
+    out
+}
+
 /// Parse `args` with the precedence flag > environment > config file >
 /// built-in default. `read_file` reads the config file (`Ok(None)` when it
 /// does not exist).
@@ -439,6 +502,7 @@ pub(crate) fn parse_with_config(
     default_config: Option<PathBuf>,
     read_file: impl Fn(&Path) -> std::io::Result<Option<String>>,
 ) -> Result<Cli, CliError> {
+    let args = join_demo_kind(args);
     let command = Cli::command();
     let matches = command
         .clone()
@@ -499,6 +563,34 @@ pub(crate) enum CliError {
     Clap(clap::Error),
     /// The config file is unreadable or wrong.
     Config(String),
+}
+
+#[cfg(test)]
+mod demo_kind_tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Cli {
+        let args = args.iter().map(OsString::from).collect();
+        parse_with_config(args, None, |_| Ok(None)).unwrap()
+    }
+
+    /// `--demo` is the 0.4.0 demo, `--demo v4` (or `--demo=v4`) the
+    /// schema-4 one, and a subcommand after `--demo` is never taken for
+    /// its value.
+    #[test]
+    fn demo_takes_a_kind_and_leaves_a_subcommand_alone() {
+        assert_eq!(parse(&["x", "--demo"]).demo, Some(DemoKind::V14));
+        assert_eq!(parse(&["x", "--demo", "v4"]).demo, Some(DemoKind::V4));
+        assert_eq!(parse(&["x", "--demo=v4"]).demo, Some(DemoKind::V4));
+        assert_eq!(parse(&["x", "--demo", "0.4.0"]).demo, Some(DemoKind::V14));
+        assert_eq!(parse(&["x"]).demo, None);
+        let served = parse(&["x", "--demo", "serve", "--stdio"]);
+        assert_eq!(served.demo, Some(DemoKind::V14));
+        assert!(matches!(served.command, Some(Sub::Serve { .. })));
+        let served = parse(&["x", "--demo", "v4", "serve", "--stdio"]);
+        assert_eq!(served.demo, Some(DemoKind::V4));
+        assert!(matches!(served.command, Some(Sub::Serve { .. })));
+    }
 }
 
 #[cfg(test)]
@@ -574,7 +666,7 @@ mod tests {
         assert_eq!(cli.down_cmd, DEFAULT_DOWN_CMD);
         assert_eq!(cli.reap_concurrency, 2);
         assert_eq!(cli.stackless, PathBuf::from("stackless"));
-        assert!(!cli.demo && !cli.no_reaper && !cli.read_only && !cli.dry_run);
+        assert!(cli.demo.is_none() && !cli.no_reaper && !cli.read_only && !cli.dry_run);
     }
 
     fn args(list: &[&str]) -> Vec<OsString> {

@@ -86,6 +86,10 @@ fn dispatch(cli: &Cli) -> ExitCode {
             None => usage("demo-down needs --state"),
         },
         Some(Sub::DemoHelper) => crate::demo::helper::run(),
+        Some(Sub::DemoStackless { args }) => match &cli.state {
+            Some(state) => crate::demo::stackless::run(state, args),
+            None => usage("demo-stackless needs --state"),
+        },
         Some(Sub::Snapshot { follow: true, .. }) => crate::console::follow(cli),
         Some(Sub::Snapshot { json, now, .. }) => crate::headless::snapshot(cli, *json, *now),
         Some(Sub::Serve { .. }) => crate::console::serve(cli),

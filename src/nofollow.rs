@@ -65,21 +65,37 @@ pub fn not_a_symlink(path: &Path) -> io::Result<()> {
 /// directory is gone; the I/O error.
 pub fn real_dir(dir: &Path) -> io::Result<()> {
     not_a_symlink(dir)?;
-    if let Some(state_dir) = dir
+    match dir
         .ancestors()
         .find(|a| a.file_name().is_some_and(|n| n == "stackless-tui"))
         .and_then(Path::parent)
-        .filter(|d| !d.as_os_str().is_empty() && !d.is_dir())
+        .filter(|d| !d.as_os_str().is_empty())
     {
-        return Err(io::Error::new(
-            io::ErrorKind::NotFound,
-            format!(
-                "the store's directory {} is gone: not creating it again",
-                state_dir.display()
-            ),
-        ));
+        // One level at a time below the store's directory (`create_dir`,
+        // never `create_dir_all`): a directory removed meanwhile, even
+        // between two steps, is never made again.
+        Some(state_dir) => {
+            let mut at = state_dir.to_path_buf();
+            for part in dir.strip_prefix(state_dir).unwrap_or(dir).components() {
+                at.push(part);
+                match std::fs::create_dir(&at) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                        return Err(io::Error::new(
+                            io::ErrorKind::NotFound,
+                            format!(
+                                "the store's directory {} is gone: not creating it again",
+                                state_dir.display()
+                            ),
+                        ));
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        None => std::fs::create_dir_all(dir)?,
     }
-    std::fs::create_dir_all(dir)?;
     let meta = std::fs::symlink_metadata(dir)?;
     if meta.file_type().is_symlink() {
         return Err(refused(dir));

@@ -210,13 +210,9 @@ impl Leader {
     /// Who reaps, seen without taking a role: the controller's lease
     /// reaper, the console holding the `console` role, or nobody.
     fn reaping_now(&self, controller: &crate::model::controller::ControllerState) -> Reaping {
-        controller.reaping_pid().map_or_else(
-            || match crate::roles::observe(&self.roles_dir, CONSOLE_ROLE) {
-                Ok(Some(pid)) => Reaping::Console(pid),
-                Ok(None) => Reaping::Nobody,
-                Err(_) => Reaping::Unknown,
-            },
-            Reaping::Controller,
+        crate::model::controller::reaping(
+            controller,
+            crate::roles::observe(&self.roles_dir, CONSOLE_ROLE),
         )
     }
 
@@ -287,7 +283,7 @@ impl Leader {
     /// lost (a child of the console's, so quitting stops it too).
     fn start_reaper(&self) -> StopToken {
         let part = self.stop.child();
-        match spawn_reaper(&self.teardowns, &self.control, part.clone()) {
+        match spawn_reaper(&self.teardowns, &self.control, self.choice, part.clone()) {
             Ok(_) => {}
             Err(StartError::Open(error)) => {
                 self.error(format!("cannot open the store for the reaper: {error}"));
@@ -368,23 +364,30 @@ pub(super) enum StartError {
 /// The one place the console builds and starts its reaper thread (the
 /// active console's role thread, and a dry run's, which needs no role):
 /// a read-write connection of its own, the host probe, the jobs shared
-/// with the keys, the operator's `control`, and its status reported to the
-/// jobs' recorder's channel (`Event::Reaper`). Stops when `stop` is
-/// cancelled.
+/// with the keys, the operator's `control`, its status reported to the
+/// jobs' recorder's channel (`Event::Reaper`), and the controller probed
+/// again before each teardown it starts (who reaps, under `choice`:
+/// `crate::model::controller::hand_over`). Stops when `stop` is cancelled.
 ///
 /// # Errors
 /// The store could not be opened, or the thread spawned.
 pub(super) fn spawn_reaper(
     teardowns: &JobRunner,
     control: &ReaperControl,
+    choice: ReaperChoice,
     stop: StopToken,
 ) -> Result<std::thread::JoinHandle<()>, StartError> {
     let store = Store::open(teardowns.path(), Access::ReadWrite).map_err(StartError::Open)?;
+    let state_dir = store.state_dir();
+    let mut probe = ControllerProbe::default();
     let reaper = Reaper::new(
         store,
         crate::store::probe::checked_sysinfo(),
         teardowns.clone(),
     )
-    .with_control(control.clone(), teardowns.recorder().reporter());
+    .with_control(control.clone(), teardowns.recorder().reporter())
+    .with_who_reaps(Box::new(move || {
+        crate::model::controller::hand_over(choice, &probe.probe(&state_dir))
+    }));
     crate::reaper::runner::spawn(reaper, stop).map_err(StartError::Spawn)
 }

@@ -239,6 +239,16 @@ fn start_logging(setup: &Setup, tx: &EventSender, secrets: &crate::model::redact
             crate::startup::created_line(&setup.path),
         )));
     }
+    if setup.demo == Some(crate::cli::DemoKind::V14) {
+        // The demo is honest about who plays stackless: said at start.
+        let _ = tx.send(Event::Activity(Activity::new(
+            unix_now(),
+            Actor::Operator,
+            "",
+            ActivityKind::StoreCreated,
+            crate::demo::stackless::HELLO.to_owned(),
+        )));
+    }
     if let Some(missing) = &setup.teardown.missing
         && setup.reaper.is_some()
     {
@@ -348,9 +358,16 @@ fn start_threads(
 ) -> Result<()> {
     crate::store::watcher::spawn(setup.path.clone(), setup.access, tx.clone(), stop.clone())
         .wrap_err("cannot start the store watcher")?;
-    if setup.demo_dir.is_some() {
-        crate::demo::logs::spawn_writer(setup.state_dir.clone(), stop.clone())
-            .wrap_err("cannot start the demo's log writer")?;
+    match setup.demo {
+        Some(crate::cli::DemoKind::V4) => {
+            crate::demo::logs::spawn_writer(setup.state_dir.clone(), stop.clone())
+                .wrap_err("cannot start the demo's log writer")?;
+        }
+        Some(crate::cli::DemoKind::V14) => {
+            crate::demo::controller::spawn(setup.path.clone(), stop.clone())
+                .wrap_err("cannot start the demo's controller stand-in")?;
+        }
+        None => {}
     }
     let dry_run = setup.action.dry_run;
     // The wall clock against the kernel's, every second, reported when

@@ -7,7 +7,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::cli::Cli;
+use crate::cli::{Cli, DemoKind};
 use crate::model::controller::ReaperChoice;
 use crate::model::time::unix_now;
 use crate::reaper::{DownCommand, ReaperConfig};
@@ -41,8 +41,10 @@ pub(super) struct Setup {
     pub teardown: TeardownInfo,
     /// The stackless CLI `c` runs (`--stackless`, `STACKLESS_BIN`).
     pub stackless: std::ffi::OsString,
+    /// The demo this console runs, if any (`--demo`).
+    pub demo: Option<DemoKind>,
     /// Keeps the demo's temporary directory alive until exit.
-    pub demo_dir: Option<tempfile::TempDir>,
+    pub demo_dir: Option<crate::demo::DemoDir>,
     /// The zone log times are shown in: UTC with `--utc`, else the local
     /// one (`TZ` honoured; UTC when it cannot be read).
     pub zone: jiff::tz::TimeZone,
@@ -71,18 +73,12 @@ pub(super) fn prepare(cli: &Cli, front: Front) -> Result<Setup, StartupError> {
     let state_dir = store.state_dir();
     drop(store);
 
-    let down = if cli.demo {
-        demo_command(vec![
-            "demo-down".into(),
-            "--state".into(),
-            path.display().to_string(),
-            "{name}".into(),
-            "--json".into(),
-        ])?
-    } else {
-        DownCommand::parse(&cli.down_cmd)?
+    let stand_in = match (&demo_dir, cli.demo) {
+        (Some(dir), Some(DemoKind::V14)) => Some(write_stand_in(dir.path(), &path)?),
+        _ => None,
     };
-    let tick = if cli.demo && cli.tick == Duration::from_secs(60) {
+    let down = teardown_command(cli, stand_in.as_deref(), &path)?;
+    let tick = if cli.demo.is_some() && cli.tick == Duration::from_secs(60) {
         DEMO_TICK
     } else {
         cli.tick
@@ -93,14 +89,19 @@ pub(super) fn prepare(cli: &Cli, front: Front) -> Result<Setup, StartupError> {
         missing: (access == Access::ReadWrite)
             .then(|| down.missing_program(std::env::var_os("PATH").as_deref()))
             .flatten(),
-        stackless: cli.stackless.to_string_lossy().into_owned(),
+        stackless: stand_in.as_ref().map_or_else(
+            || cli.stackless.to_string_lossy().into_owned(),
+            |p| p.display().to_string(),
+        ),
     };
     let action = reaper_config(cli, down, tick);
     let reaper_off = reaper_off_reason(cli, access);
     let reaper = reaper_off.is_none().then(|| action.clone());
     let helper = helper_config(cli, access, &state_dir)?;
     let app = AppConfig {
-        store_label: if cli.demo {
+        store_label: if stand_in.is_some() {
+            format!("demo 0.4.0, played by stand-ins: {}", path.display())
+        } else if cli.demo.is_some() {
             format!("demo store {}", path.display())
         } else {
             path.display().to_string()
@@ -133,7 +134,11 @@ pub(super) fn prepare(cli: &Cli, front: Front) -> Result<Setup, StartupError> {
         helper,
         app,
         teardown,
-        stackless: cli.stackless.clone().into_os_string(),
+        stackless: stand_in.map_or_else(
+            || cli.stackless.clone().into_os_string(),
+            std::path::PathBuf::into_os_string,
+        ),
+        demo: cli.demo,
         demo_dir,
         zone: crate::startup::display_zone(cli.utc),
         created,
@@ -142,11 +147,11 @@ pub(super) fn prepare(cli: &Cli, front: Front) -> Result<Setup, StartupError> {
 
 /// The path, the access, the store, the demo's directory, and whether the
 /// store was created at stackless's default path.
-type Opened = (PathBuf, Access, Store, Option<tempfile::TempDir>, bool);
+type Opened = (PathBuf, Access, Store, Option<crate::demo::DemoDir>, bool);
 
 /// The demo's freshly seeded store, or the store the flags name.
 fn open(cli: &Cli) -> Result<Opened, StartupError> {
-    if !cli.demo {
+    let Some(kind) = cli.demo else {
         let access = if cli.read_only {
             Access::ReadOnly
         } else {
@@ -154,15 +159,16 @@ fn open(cli: &Cli) -> Result<Opened, StartupError> {
         };
         let opened = open_store(cli, access, Create::AsStackless)?;
         return Ok((opened.path, access, opened.store, None, opened.created));
-    }
-    let dir = tempfile::Builder::new()
-        .prefix("stackless-tui-demo-")
-        .tempdir()
-        .map_err(|e| {
-            StartupError::Demo(format!("cannot create the demo's temporary directory: {e}"))
-        })?;
+    };
+    let dir = crate::demo::DemoDir::create().map_err(|e| {
+        StartupError::Demo(format!("cannot create the demo's temporary directory: {e}"))
+    })?;
     let path = dir.path().join("state.db");
-    crate::demo::seed(&path, unix_now(), &own_holder()).map_err(|e| {
+    let seeded = match kind {
+        DemoKind::V14 => crate::demo::v14::seed(&path, unix_now(), &own_holder()),
+        DemoKind::V4 => crate::demo::seed(&path, unix_now(), &own_holder()),
+    };
+    seeded.map_err(|e| {
         StartupError::Demo(format!(
             "cannot seed the demo store at {}: {e}",
             path.display()
@@ -170,6 +176,42 @@ fn open(cli: &Cli) -> Result<Opened, StartupError> {
     })?;
     let store = Store::open(&path, Access::ReadWrite)?;
     Ok((path, Access::ReadWrite, store, Some(dir), false))
+}
+
+/// The teardown the reaper and `d` run: the 0.4.0 demo's `stackless down
+/// NAME --json` through its stand-in, the schema-4 demo's `demo-down`, or
+/// `--down-cmd`.
+fn teardown_command(
+    cli: &Cli,
+    stand_in: Option<&Path>,
+    path: &Path,
+) -> Result<DownCommand, StartupError> {
+    Ok(if let Some(stackless) = stand_in {
+        DownCommand::from_argv(vec![
+            stackless.display().to_string(),
+            "down".into(),
+            "{name}".into(),
+            "--json".into(),
+        ])?
+    } else if cli.demo.is_some() {
+        demo_command(vec![
+            "demo-down".into(),
+            "--state".into(),
+            path.display().to_string(),
+            "{name}".into(),
+            "--json".into(),
+        ])?
+    } else {
+        DownCommand::parse(&cli.down_cmd)?
+    })
+}
+
+/// The 0.4.0 demo's `stackless`: a wrapper in `dir` that runs this
+/// executable's `demo-stackless` on the store at `path`.
+fn write_stand_in(dir: &Path, path: &Path) -> Result<PathBuf, StartupError> {
+    let exe = std::env::current_exe().map_err(StartupError::CurrentExe)?;
+    crate::demo::stackless::wrapper(dir, &exe, path)
+        .map_err(|e| StartupError::Demo(format!("cannot write the demo's stackless stand-in: {e}")))
 }
 
 /// This executable with `args` (the demo's `down` and helper).
@@ -187,7 +229,7 @@ fn helper_config(
     access: Access,
     state_dir: &Path,
 ) -> Result<Option<HelperConfig>, StartupError> {
-    let argv = if cli.demo && cli.helper.is_none() {
+    let argv = if cli.demo.is_some() && cli.helper.is_none() {
         let exe = std::env::current_exe().map_err(StartupError::CurrentExe)?;
         Some(vec![exe.display().to_string(), "demo-helper".into()])
     } else if let Some(cmd) = &cli.helper {
@@ -237,7 +279,7 @@ fn helper_mode(cli: &Cli, helper: Option<&HelperConfig>, access: Access) -> Help
             Path::new(&h.argv[0])
                 .file_name()
                 .map_or_else(|| h.argv[0].clone(), |n| n.to_string_lossy().into_owned())
-                + if cli.demo && cli.helper.is_none() {
+                + if cli.demo.is_some() && cli.helper.is_none() {
                     " demo-helper"
                 } else {
                     ""

@@ -156,6 +156,7 @@ pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
             &crate::startup::display_zone(cli.utc),
             clock.as_ref(),
         )
+        .and_then(|()| writeln!(out, "who reaps: {}", who_reaps(&store.state_dir()).text()))
     };
     // A closed pipe (`| head`) is not an error of ours.
     match written.and_then(|()| out.flush()) {
@@ -238,7 +239,7 @@ fn stream(cli: &Cli, json: bool, now: Option<i64>) -> Option<ExitCode> {
         proxy_port: crate::controller::probe::probe(&state_dir)
             .proxy_port
             .unwrap_or(crate::model::services::DEFAULT_PROXY_PORT),
-        state_dir,
+        state_dir: state_dir.clone(),
         probe: crate::store::probe::checked_sysinfo(),
     };
     let streamed = store.stream_snapshot(
@@ -260,6 +261,11 @@ fn stream(cli: &Cli, json: bool, now: Option<i64>) -> Option<ExitCode> {
         }
     };
     drop(reader);
+    let written = if json {
+        written
+    } else {
+        written.and_then(|()| writeln!(out, "who reaps: {}", who_reaps(&state_dir).text()))
+    };
     Some(match written.and_then(|()| out.flush()) {
         Ok(()) => ExitCode::SUCCESS,
         // A closed pipe (`| head`) is not an error of ours.
@@ -320,25 +326,21 @@ impl<W: std::io::Write> crate::store::StreamReader for Reader<'_, W> {
         head: &crate::model::Snapshot,
         instance: &crate::model::Instance,
         services: Option<crate::store::services::ServiceRows>,
+        observations: Vec<crate::model::detail::Observation>,
     ) -> std::io::Result<()> {
         let json = match &mut self.writer {
             Writer::Json(json) => json,
             Writer::Table(table) => return table.instance(pass, head, instance),
         };
-        // A birth's services are only those recorded under its own
-        // namespace (as [`BatchedServices::of`]).
-        let namespace = instance
-            .birth
-            .as_ref()
-            .map(crate::model::Birth::resource_namespace)
-            .filter(|ns| !ns.is_empty());
-        let services = match services {
-            Some(rows) if namespace.is_none_or(|ns| ns == rows.logs_dir_name) => probed(
+        let services = match of_birth(instance, services, !observations.is_empty()) {
+            Some(rows) => probed(
                 rows,
+                observations,
+                instance.status == crate::model::Status::Tombstoned,
                 (&self.state_dir, self.proxy_port),
                 self.probe.as_mut(),
             ),
-            _ => Vec::new(),
+            None => Vec::new(),
         };
         json.instance(head, instance, services)
     }
@@ -349,6 +351,16 @@ impl<W: std::io::Write> crate::store::StreamReader for Reader<'_, W> {
             Writer::Table(table) => table.finish(head),
         }
     }
+}
+
+/// Who reaps the store in `state_dir` now (the table's last line): the
+/// controller's lease reaper, a console holding the `console` role, or
+/// nobody (`crate::model::controller::reaping`).
+fn who_reaps(state_dir: &std::path::Path) -> crate::model::controller::Reaping {
+    crate::model::controller::reaping(
+        &crate::controller::probe::probe(state_dir),
+        crate::roles::observe(&crate::supervisor::roles_dir(state_dir), CONSOLE_ROLE),
+    )
 }
 
 /// `snapshot` with no store at stackless's default `path`: said (on
@@ -385,6 +397,9 @@ struct BatchedServices<'a> {
     probe: Box<dyn crate::store::probe::HostProbe>,
     /// The rows of the batch read last, by name.
     batch: std::collections::HashMap<String, crate::store::services::ServiceRows>,
+    /// The observations of the batch read last (schema 11+), by name: the
+    /// input of each service's stage.
+    observed: std::collections::HashMap<String, Vec<crate::model::detail::Observation>>,
     /// The index in `instances` after the batch read last.
     next: usize,
     /// The last name of the batch read last.
@@ -415,6 +430,7 @@ impl<'a> BatchedServices<'a> {
             instances,
             probe: crate::store::probe::checked_sysinfo(),
             batch: std::collections::HashMap::new(),
+            observed: std::collections::HashMap::new(),
             next: 0,
             last: None,
             whole,
@@ -434,19 +450,18 @@ impl<'a> BatchedServices<'a> {
         while self.next < self.instances.len() && self.last.is_none_or(|last| last < name) {
             self.read_batch()?;
         }
-        let Some(rows) = self.batch.get(name) else {
+        let observations = self.observed.get(name).cloned().unwrap_or_default();
+        let Some(rows) = of_birth(
+            instance,
+            self.batch.get(name).cloned(),
+            !observations.is_empty(),
+        ) else {
             return Ok(Vec::new());
         };
-        let namespace = instance
-            .birth
-            .as_ref()
-            .map(crate::model::Birth::resource_namespace)
-            .filter(|ns| !ns.is_empty());
-        if namespace.is_some_and(|ns| ns != rows.logs_dir_name) {
-            return Ok(Vec::new());
-        }
         Ok(probed(
-            rows.clone(),
+            rows,
+            observations,
+            instance.status == crate::model::Status::Tombstoned,
             (&self.state_dir, self.proxy_port),
             self.probe.as_mut(),
         ))
@@ -471,6 +486,7 @@ impl<'a> BatchedServices<'a> {
         }
         self.next = end;
         self.batch = self.store.service_rows_between(false, range)?;
+        self.observed = self.store.observations_between(range)?;
         Ok(())
     }
 
@@ -484,13 +500,44 @@ impl<'a> BatchedServices<'a> {
     }
 }
 
-/// One instance's service rows probed (pid plus start time), their logs
-/// under `state_dir`, their origins on `proxy_port`. The log files are not
-/// looked at: the report says where a log is ([`report::ServiceReport`]'s
-/// `log_path`, or `logs` for one kept elsewhere), never what is there
-/// (measured: three `stat`s a service were a tenth of `snapshot --json`).
+/// The service rows of `instance`'s own birth: a birth's services are
+/// only those recorded under its own namespace. `None` when it has none,
+/// or rows of another birth; an instance `observed` with no process
+/// recorded (a service another provider runs) gets rows with no
+/// checkpoint.
+fn of_birth(
+    instance: &crate::model::Instance,
+    rows: Option<crate::store::services::ServiceRows>,
+    observed: bool,
+) -> Option<crate::store::services::ServiceRows> {
+    let namespace = instance
+        .birth
+        .as_ref()
+        .map(crate::model::Birth::resource_namespace)
+        .filter(|ns| !ns.is_empty());
+    match rows {
+        Some(rows) if namespace.is_some_and(|ns| ns != rows.logs_dir_name) => None,
+        Some(rows) => Some(rows),
+        None if !observed => None,
+        None => Some(crate::store::services::ServiceRows {
+            checkpoints: Vec::new(),
+            substrate: instance.substrate.to_string(),
+            logs_dir_name: namespace.unwrap_or(&instance.name).to_owned(),
+        }),
+    }
+}
+
+/// One instance's service rows probed (pid plus start time), with its
+/// last `observations`, their logs under `state_dir`, their origins on
+/// `proxy_port`, each service's stage (`tombstoned`: every stage
+/// `absent`). The log files are not looked at: the report says where a
+/// log is ([`report::ServiceReport`]'s `log_path`, or `logs` for one kept
+/// elsewhere), never what is there (measured: three `stat`s a service
+/// were a tenth of `snapshot --json`).
 fn probed(
     rows: crate::store::services::ServiceRows,
+    observations: Vec<crate::model::detail::Observation>,
+    tombstoned: bool,
     (state_dir, proxy_port): (&std::path::Path, u16),
     probe: &mut dyn crate::store::probe::HostProbe,
 ) -> Vec<report::ServiceReport> {
@@ -498,6 +545,7 @@ fn probed(
         checkpoints: rows.checkpoints,
         substrate: rows.substrate,
         logs_dir_name: rows.logs_dir_name,
+        observations,
         ..crate::model::detail::InstanceDetail::default()
     };
     let logs = crate::store::services::logs_dir(state_dir, &detail.logs_dir_name);
@@ -509,7 +557,7 @@ fn probed(
         |_| crate::model::services::LogState::Missing,
     )
     .iter()
-    .map(|service| report::ServiceReport::new(service, proxy_port))
+    .map(|service| report::ServiceReport::new(service, proxy_port, tombstoned))
     .collect()
 }
 

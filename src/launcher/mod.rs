@@ -156,7 +156,7 @@ pub(crate) fn plan(
     }
     let (text, source) = match (cli.controller.first(), env_controller) {
         (Some(text), _) => (text.clone(), "--controller"),
-        (None, Some(text)) if !text.is_empty() && cli.state.is_none() && !cli.demo => {
+        (None, Some(text)) if !text.is_empty() && cli.state.is_none() && cli.demo.is_none() => {
             (text, "STACKLESS_CONTROLLER")
         }
         _ => return Ok(None),
@@ -166,7 +166,13 @@ pub(crate) fn plan(
         Some(Sub::Serve { .. }) => Mode::Serve,
         Some(Sub::Snapshot { follow: true, .. }) => Mode::Follow,
         Some(Sub::Snapshot { .. } | Sub::Reap { .. }) => Mode::Headless,
-        Some(Sub::Completions { .. } | Sub::Man | Sub::DemoDown { .. } | Sub::DemoHelper) => {
+        Some(
+            Sub::Completions { .. }
+            | Sub::Man
+            | Sub::DemoDown { .. }
+            | Sub::DemoHelper
+            | Sub::DemoStackless { .. },
+        ) => {
             return Ok(None);
         }
     };
@@ -274,7 +280,8 @@ pub(crate) fn fleet_hosts(
     else {
         return Ok(None);
     };
-    if !cli.controller.is_empty() || (!fleet_on_line && (cli.state.is_some() || cli.demo)) {
+    if !cli.controller.is_empty() || (!fleet_on_line && (cli.state.is_some() || cli.demo.is_some()))
+    {
         return Ok(None);
     }
     let shown = crate::model::text::sanitize(&file.display().to_string()).into_owned();

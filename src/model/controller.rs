@@ -110,6 +110,63 @@ pub fn stance(choice: ReaperChoice, paused: bool, controller: &ControllerState) 
     }
 }
 
+/// Whether a reaper started with `choice` must start no more teardowns,
+/// asked before each one (not once a pass): `Some(pid)` when the
+/// controller with that pid runs its lease reaper and `choice` stands by
+/// for it ([`stance`] unpaused: a pause gives the role up on its own).
+/// stackless 0.4.0's `down` starts the controller when none runs
+/// (docs/stackless-releases.md "Files under `<state_dir>`"), and its lease
+/// reaper's first pass submits a `down` for every expired instance without
+/// a pending operation ("The controller's reaper (0.4.0), each pass"): a
+/// console that went on with its pass would submit a second one.
+#[must_use]
+pub fn hand_over(choice: ReaperChoice, controller: &ControllerState) -> Option<u32> {
+    match stance(choice, false, controller) {
+        Stance::Controller(pid) => Some(pid),
+        Stance::Reap | Stance::Paused => None,
+    }
+}
+
+/// What a reaper says when it leaves its queued teardowns (`names`) to the
+/// controller with `pid`: `the controller (pid 77) reaps now: 2 queued
+/// teardowns left to its lease reaper (alpha, bravo)`.
+#[must_use]
+pub fn left_to_controller(pid: u32, names: &[&str]) -> String {
+    let mut text = format!("the controller (pid {pid}) reaps now");
+    match names.len() {
+        0 => {}
+        1 => text.push_str(&format!(
+            ": 1 queued teardown left to its lease reaper ({})",
+            names[0]
+        )),
+        n => text.push_str(&format!(
+            ": {n} queued teardowns left to its lease reaper ({})",
+            names.join(", ")
+        )),
+    }
+    text
+}
+
+/// Who reaps the store now, seen without taking a role: the controller's
+/// lease reaper when it runs one, else the console holding the `console`
+/// role (`console`: the role's holder as its files say, `Some(pid)` when
+/// its claim names one; `Err` when they cannot be read), else nobody.
+/// The console's header and `snapshot` say it with [`Reaping::text`].
+#[must_use]
+pub fn reaping<E>(
+    controller: &ControllerState,
+    console: Result<Option<Option<u32>>, E>,
+) -> Reaping {
+    controller.reaping_pid().map_or_else(
+        || match console {
+            Ok(Some(pid)) => Reaping::Console(pid),
+            Ok(None) => Reaping::Nobody,
+            Err(_) => Reaping::Unknown,
+        },
+        Reaping::Controller,
+    )
+}
+
 /// Who reaps the store now, as a console that does not reap says it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reaping {
@@ -183,6 +240,64 @@ mod tests {
                 assert_eq!(stance(choice, true, &state), Stance::Paused);
             }
         }
+    }
+
+    #[test]
+    fn a_reaper_hands_over_before_a_teardown_only_to_a_reaping_controller() {
+        let reaps = controller(Some(77), Some(true));
+        assert_eq!(hand_over(ReaperChoice::Auto, &reaps), Some(77));
+        assert_eq!(hand_over(ReaperChoice::Always, &reaps), None);
+        assert_eq!(
+            hand_over(ReaperChoice::Auto, &controller(Some(77), Some(false))),
+            None
+        );
+        assert_eq!(
+            hand_over(ReaperChoice::Auto, &controller(Some(77), None)),
+            None
+        );
+        assert_eq!(
+            hand_over(ReaperChoice::Auto, &controller(None, Some(true))),
+            None
+        );
+        assert_eq!(
+            left_to_controller(77, &["alpha", "bravo"]),
+            "the controller (pid 77) reaps now: 2 queued teardowns left to its lease reaper (alpha, bravo)"
+        );
+        assert_eq!(
+            left_to_controller(77, &["alpha"]),
+            "the controller (pid 77) reaps now: 1 queued teardown left to its lease reaper (alpha)"
+        );
+        assert_eq!(
+            left_to_controller(77, &[]),
+            "the controller (pid 77) reaps now"
+        );
+    }
+
+    #[test]
+    fn who_reaps_the_controller_first_then_the_console_role() {
+        let none: Result<Option<Option<u32>>, ()> = Ok(None);
+        assert_eq!(
+            reaping(
+                &controller(Some(77), Some(true)),
+                Ok::<_, ()>(Some(Some(5)))
+            ),
+            Reaping::Controller(77)
+        );
+        assert_eq!(
+            reaping(
+                &controller(Some(77), Some(false)),
+                Ok::<_, ()>(Some(Some(5)))
+            ),
+            Reaping::Console(Some(5))
+        );
+        assert_eq!(reaping(&controller(None, None), none), Reaping::Nobody);
+        assert_eq!(
+            reaping(
+                &controller(None, None),
+                Err::<Option<Option<u32>>, _>("unreadable")
+            ),
+            Reaping::Unknown
+        );
     }
 
     #[test]

@@ -347,8 +347,40 @@ fn admit_cancel(id: &str, cx: &Context<'_>) -> Result<Admitted, Refusal> {
     })
 }
 
+/// `P` while this console stands by for the controller (pid `pid`) that
+/// reaps: a pause means "do not take over when it stops"
+/// (`crate::model::controller::stance`: a paused console never reaps), a
+/// resume that it takes over again.
+fn standby_pause(pause: bool, paused: bool, pid: u32) -> Admitted {
+    if paused == pause {
+        let words = if pause {
+            "the reaper is already paused: this console does not take over"
+        } else {
+            "the reaper is not paused"
+        };
+        return Admitted {
+            effect: Effect::Nothing,
+            words: words.to_owned(),
+        };
+    }
+    let words = if pause {
+        format!(
+            "the controller (pid {pid}) reaps; when it stops this console will not take over (P: it will)"
+        )
+    } else {
+        format!("the controller (pid {pid}) reaps; when it stops this console takes over")
+    };
+    Admitted {
+        effect: Effect::Pause(pause),
+        words,
+    }
+}
+
 fn admit_pause(pause: bool, cx: &Context<'_>) -> Result<Admitted, Refusal> {
     let reaper = &cx.settings.reaper;
+    if let Some(pid) = reaper.standby_for {
+        return Ok(standby_pause(pause, reaper.paused, pid));
+    }
     if let Some(why) = &reaper.elsewhere {
         return Err(Refusal::said(why.clone()));
     }

@@ -7,11 +7,14 @@
 //!
 //! The rows are the schema-4 columns the stackless CLI writes (contract
 //! §2, `docs/stackless-state-store.md`); a seeded store has no later
-//! column (`op_locks.claim_id`, migration 6).
+//! column (`op_locks.claim_id`, migration 6). The 0.4.0 demo's store is
+//! made from stackless 0.4.0's own migrations instead
+//! ([`Store::create_from_migrations`]), and its rows written by the demo
+//! in transactions on the store's own connection ([`Store::demo_write`]).
 
 use rusqlite::{OptionalExtension as _, Transaction, TransactionBehavior, params};
 
-use super::Store;
+use super::{Access, Store, StoreError};
 use crate::model::{Lease, OpLock, Status};
 
 /// One instance to seed, with the rows that hang off it.
@@ -178,6 +181,58 @@ impl Store {
 /// decides it, then tombstone it or drop this (rolled back).
 #[derive(Debug)]
 pub struct DemoDown<'s>(Transaction<'s>);
+
+impl Store {
+    /// A fresh store at `path` made by `migrations` (each one's SQL, in
+    /// order), then `PRAGMA user_version = user_version`: the 0.4.0 demo's
+    /// schema-14 store, made from stackless 0.4.0's own migrations
+    /// (`crate::demo::v14`). Counted like every connection (`epoch`).
+    ///
+    /// # Errors
+    /// `path` exists or cannot be made ([`StoreError::Unreadable`]); any
+    /// `SQLite` error.
+    pub fn create_from_migrations(
+        path: &std::path::Path,
+        migrations: &[&str],
+        user_version: i64,
+    ) -> Result<Self, StoreError> {
+        super::files::create_new(path)
+            .map_err(|e| StoreError::Unreadable(path.to_owned(), e.to_string()))?;
+        let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+        let registration = super::epoch::register_within(&canonical, super::SETTLE)
+            .map_err(|n| StoreError::Settling(canonical.clone(), n))?;
+        let conn = Self::connect(&canonical, Access::ReadWrite, false, false)?;
+        let err = |e: rusqlite::Error| StoreError::sqlite(&canonical, &e);
+        for migration in migrations {
+            conn.execute_batch(migration).map_err(err)?;
+        }
+        conn.pragma_update(None, "user_version", user_version)
+            .map_err(err)?;
+        drop(conn);
+        drop(registration);
+        Self::open(path, Access::ReadWrite)
+    }
+
+    /// One write of the demo's own rows (the 0.4.0 demo's seed, and its
+    /// stand-ins for stackless's controller and CLI: `crate::demo`):
+    /// `write` in one immediate transaction on this store's connection,
+    /// committed when it returns `Ok`, rolled back otherwise.
+    ///
+    /// # Errors
+    /// Any `SQLite` error (busy past the busy timeout).
+    pub fn demo_write<T>(
+        &mut self,
+        write: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
+    ) -> Result<T, StoreError> {
+        let path = self.path.clone();
+        let err = |e: rusqlite::Error| StoreError::sqlite(&path, &e);
+        let tx =
+            Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate).map_err(err)?;
+        let out = write(&tx).map_err(err)?;
+        tx.commit().map_err(err)?;
+        Ok(out)
+    }
+}
 
 impl DemoDown<'_> {
     /// `instances.status` of `name`, as stored; `None` when there is no

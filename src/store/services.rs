@@ -94,6 +94,57 @@ pub struct ServiceRows {
 }
 
 impl Store {
+    /// Every instance's last observations (schema 11+, `observations`:
+    /// what stackless last observed of each service, the input of its
+    /// stage), by instance name through its birth (`instance_id`), for the
+    /// names between `range` when given, in one read transaction; empty
+    /// before schema 11.
+    ///
+    /// # Errors
+    /// `SQLite` errors.
+    pub fn observations_between(
+        &mut self,
+        range: Option<(&str, &str)>,
+    ) -> Result<HashMap<String, Vec<crate::model::detail::Observation>>, StoreError> {
+        let path = self.path.clone();
+        let err = |e: rusqlite::Error| StoreError::sqlite(&path, &e);
+        let tx = self.conn.transaction().map_err(err)?;
+        let readable = tx
+            .prepare("SELECT o.node FROM observations o JOIN instances i ON i.instance_id = o.owner_id LIMIT 0")
+            .is_ok();
+        let mut out: HashMap<String, Vec<crate::model::detail::Observation>> = HashMap::new();
+        if !readable {
+            return Ok(out);
+        }
+        let sql = format!(
+            "SELECT i.name, o.node, o.evidence_json, o.observed_at
+             FROM observations o JOIN instances i ON i.instance_id = o.owner_id {}
+             ORDER BY i.name, o.node",
+            if range.is_some() {
+                "WHERE i.name BETWEEN ?1 AND ?2"
+            } else {
+                ""
+            }
+        );
+        let mut stmt = tx.prepare_cached(&sql).map_err(err)?;
+        let mut rows = match range {
+            Some((first, last)) => stmt.query([first, last]),
+            None => stmt.query([]),
+        }
+        .map_err(err)?;
+        while let Some(row) = rows.next().map_err(err)? {
+            let text = |i| lenient_text(col(row, i)).unwrap_or_default();
+            out.entry(text(0))
+                .or_default()
+                .push(crate::model::detail::Observation::parse(
+                    text(1),
+                    &text(2),
+                    lenient_int(col(row, 3)),
+                ));
+        }
+        Ok(out)
+    }
+
     /// Every instance's process checkpoints (only the active instances'
     /// when `active_only`), by instance name, in one read transaction
     /// (empty when the store has no `checkpoints` table).

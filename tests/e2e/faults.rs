@@ -197,7 +197,12 @@ fn kill_9_mid_teardown_leaves_a_consistent_store() {
 fn a_panic_in_any_thread_restores_the_terminal_and_exits_101() {
     for point in ["render", "reaper", "watcher", "supervisor"] {
         let fault = format!("panic:{point}");
-        let mut tui = Tui::spawn_env(&["--demo"], &[("STACKLESS_TUI_FAULT", &fault)], 120, 40);
+        let mut tui = Tui::spawn_env(
+            &["--demo", "v4"],
+            &[("STACKLESS_TUI_FAULT", &fault)],
+            120,
+            40,
+        );
         let code = tui.wait_exit(Duration::from_secs(30));
         assert_eq!(code, 101, "a panic in the {point} thread exits 101");
         let report = format!("injected fault: panic in the {point} thread");

@@ -60,7 +60,7 @@ fn l_shows_the_logs_and_follows_an_appended_line() {
 
 #[test]
 fn the_demo_has_logs_that_grow() {
-    let mut tui = Tui::spawn(&["--demo"], 120, 40);
+    let mut tui = Tui::spawn(&["--demo", "v4"], 120, 40);
     tui.wait_for("api-gateway-dev", UI);
     tui.select("api-gateway-dev");
     tui.send("l");

@@ -142,7 +142,7 @@ fn retry_far(retry: &str) -> bool {
 /// then confirmed, help, `q`; then a clean terminal and no process left.
 #[test]
 fn demo_end_to_end_120x40() {
-    let mut tui = Tui::spawn(&["--demo"], 120, 40);
+    let mut tui = Tui::spawn(&["--demo", "v4"], 120, 40);
 
     // Header and the seeded store.
     let screen = tui.wait_for_all(&["schema v4", "api-gateway-dev", FOOTER], UI);
@@ -382,7 +382,7 @@ fn running_helper(screen: &vt100::Screen) -> Option<u32> {
 /// quits with 0.
 #[test]
 fn demo_at_80x24() {
-    let mut tui = Tui::spawn(&["--demo"], 80, 24);
+    let mut tui = Tui::spawn(&["--demo", "v4"], 80, 24);
     let screen = tui.wait_for(FOOTER, UI);
     assert!(screen.contains("Instances"), "{screen}");
     let screen = tui.wait_until("the instance rows", UI, |s| {
@@ -427,7 +427,7 @@ fn full_width(screen: &vt100::Screen, title: &str, cols: u16) -> bool {
 /// storm of resizes; the console survives and quits with 0.
 #[test]
 fn resizes() {
-    let mut tui = Tui::spawn(&["--demo"], 120, 40);
+    let mut tui = Tui::spawn(&["--demo", "v4"], 120, 40);
     tui.wait_for("api-gateway-dev", UI);
 
     tui.resize(60, 15);

@@ -194,9 +194,11 @@ fn snapshot_table_is_plain_text() {
     let table = text(&out.stdout);
     let lines: Vec<&str> = table.lines().collect();
     // Header, titles, 8 instances; then a blank line, `GC` and the two
-    // tombstones, each with when it is due for GC and who collects it.
-    assert_eq!(lines.len(), 14);
+    // tombstones, each with when it is due for GC and who collects it;
+    // then who reaps the store now.
+    assert_eq!(lines.len(), 15);
     assert_eq!(lines[11], "GC");
+    assert_eq!(lines[14], "who reaps: nobody reaps now");
     assert_eq!(
         lines[0],
         format!(
@@ -463,6 +465,7 @@ fn snapshot_json_on_a_v14_store_carries_operations_births_and_dirty() {
             "running down alpha (since 50s)",
             "queued up delta (since 10s)",
             "failed up bravo (8m 10s ago): engine.source_override.shared: service \"web\" --source path \"/srv/web\" is already pinned by active instance \"alpha\"",
+            "who reaps: nobody reaps now",
         ]
     );
 }
@@ -543,7 +546,8 @@ fn an_error_json_that_does_not_parse_is_shown_as_stored_not_as_no_error() {
     );
 }
 
-/// `snapshot --json` gains `services` where the store records a process:
+/// `snapshot --json` gains `services` where the store records a process or
+/// an observation, each with its stage:
 /// the real 0.4.0 store's alpha, its logs under the resource namespace; its
 /// recorded process is not running here: dead, so it has no origin
 /// (stackless 0.4.0 `status` gives none for a service observed gone).
@@ -564,11 +568,29 @@ fn snapshot_json_services_on_the_real_0_4_0_store() {
             "alive": false,
             "origin": null,
             "port": 41325,
+            "stage": "absent",
             "log_path": logs.display().to_string(),
         }])
     );
-    // No process recorded: no key at all (existing fields unchanged).
-    assert!(by("charlie").get("services").is_none());
+    // Each service's stage as 0.4.0's `list` derives it: a recorded
+    // process not running here is `absent`, so is every service of a
+    // tombstone; observed but never started (bravo's refused `up`),
+    // `unknown`.
+    let stages = |name: &str| -> Vec<String> {
+        by(name)["services"]
+            .as_array()
+            .map(|s| {
+                s.iter()
+                    .map(|s| s["stage"].as_str().unwrap().to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(stages("hotel"), ["absent"]);
+    assert_eq!(stages("charlie"), ["absent"]);
+    assert_eq!(stages("bravo"), ["unknown"]);
+    // A process recorded, never observed: its process decides.
+    assert_eq!(stages("golf"), ["absent"]);
 }
 
 /// A read creates nothing at stackless's default path and says there is no

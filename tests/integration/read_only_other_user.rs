@@ -85,7 +85,7 @@ fn a_cleanly_closed_wal_store_in_a_directory_the_reader_cannot_write_is_read_imm
     );
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        format!("{header}{V5_ROWS}")
+        format!("{header}{V5_ROWS}who reaps: nobody reaps now\n")
     );
     let shown = dir.path().display();
     assert_eq!(

@@ -902,7 +902,7 @@ fn an_idle_stream_sends_a_heartbeat_after_heartbeat_secs() {
 fn the_demos_detail_and_logs_are_valid_messages() {
     let home = tempfile::tempdir().unwrap();
     let mut command = bin(home.path());
-    command.args(["--demo", "serve", "--stdio"]);
+    command.args(["--demo", "v4", "serve", "--stdio"]);
     let mut agent = Agent::spawn(home.path(), command).follow();
     let hello = agent.wait("hello", 10, |s| s.reader.hello.clone());
     assert_eq!(

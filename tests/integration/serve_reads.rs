@@ -12,7 +12,7 @@ use super::agent_process::{lines_of, spawn, wait_for};
 #[test]
 fn detail_and_a_followed_service_log_of_the_demo() {
     let home = tempfile::tempdir().expect("tempdir");
-    let mut child = spawn(home.path(), None, &["--demo", "serve", "--stdio"]);
+    let mut child = spawn(home.path(), None, &["--demo", "v4", "serve", "--stdio"]);
     let rx = lines_of(&mut child);
     let hello = wait_for(&rx, |m| m["type"] == "hello");
     assert_eq!(

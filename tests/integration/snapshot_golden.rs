@@ -194,6 +194,7 @@ impl stackless_tui::store::StreamReader for Count {
         _: &stackless_tui::model::Snapshot,
         instance: &stackless_tui::model::Instance,
         _: Option<stackless_tui::store::services::ServiceRows>,
+        _: Vec<stackless_tui::model::detail::Observation>,
     ) -> Result<(), Self::Error> {
         self.instances.push(instance.name.clone());
         Ok(())
@@ -307,6 +308,7 @@ impl stackless_tui::store::StreamReader for Table<'_> {
         head: &stackless_tui::model::Snapshot,
         instance: &stackless_tui::model::Instance,
         _: Option<stackless_tui::store::services::ServiceRows>,
+        _: Vec<stackless_tui::model::detail::Observation>,
     ) -> std::io::Result<()> {
         self.0.instance(pass, head, instance)
     }

@@ -51,6 +51,11 @@ const ALLOWED: &[(&str, &str)] = &[
     ),
     ("src/demo/down.rs", "the demo's logs"),
     ("src/demo/seed.rs", "the demo's logs"),
+    ("src/demo/v14.rs", "the 0.4.0 demo's logs"),
+    (
+        "src/demo/stackless.rs",
+        "the 0.4.0 demo's stackless wrapper script",
+    ),
     ("src/demo/logs.rs", "the demo's logs"),
 ];
 

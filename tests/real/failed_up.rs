@@ -173,6 +173,30 @@ fn readiness_as_stackless_derives_it(stack: &Stack) {
         assert_eq!(ours, listed(name), "{name}: {:#?}", view.services);
     }
 
+    // `snapshot --json` gives each service the same stage.
+    let db = stack.db_path().display().to_string();
+    let out = stack.tui(&["--state", &db, "snapshot", "--json"]);
+    out.expect_code(0);
+    let doc = out.json();
+    for name in ["a", "b"] {
+        let instance = doc["instances"]
+            .as_array()
+            .and_then(|all| all.iter().find(|i| i["name"] == name))
+            .expect("in the snapshot");
+        let shown: Vec<(String, String)> = instance["services"]
+            .as_array()
+            .expect("services")
+            .iter()
+            .map(|s| {
+                (
+                    s["name"].as_str().expect("name").to_owned(),
+                    s["stage"].as_str().expect("stage").to_owned(),
+                )
+            })
+            .collect();
+        assert_eq!(shown, listed(name), "{name}: {instance:#}");
+    }
+
     // The rows: `b` is the failed `up`'s, with no service recorded.
     let snapshot = store.snapshot(&mut SysinfoProbe::new()).expect("snapshot");
     let row = |name: &str| {

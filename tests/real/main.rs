@@ -25,6 +25,7 @@ mod harness;
 mod pty;
 
 mod cancel;
+mod demo;
 mod failed_up;
 mod gen_store;
 mod logs;

@@ -110,6 +110,7 @@ fn a_service_killed_with_sigkill_shows_as_dead() {
             "alive": false,
             "origin": null,
             "port": start.port,
+            "stage": "absent",
             "log_path": log.display().to_string(),
         }]),
         "{demo:#}"

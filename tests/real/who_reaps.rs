@@ -139,3 +139,142 @@ fn beside_an_embedded_controller_the_console_reaps_and_a_pause_gives_way() {
     assert_eq!(tui.wait_exit(Duration::from_secs(10)), 0);
     stack.shutdown();
 }
+
+/// The console's teardown beside an Operator controller: a wrapper that
+/// logs `start NAME` to `<root>/calls.log` and runs the real `down NAME
+/// --json` with the stack's env (no flags: an Operator controller starts
+/// when none runs, with its lease reaper).
+fn operator_down(stack: &Stack) -> String {
+    let script = stack.root().join("operator-down.sh");
+    let root = stack.root().display().to_string();
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\n\
+             export HOME='{root}' XDG_STATE_HOME='{root}' XDG_CONFIG_HOME='{root}/config' \
+             STACKLESS_PROXY_PORT='{port}' STACKLESS_NO_SELF_UPDATE=1 STACKLESS_BIN='{bin}'\n\
+             echo \"start $2\" >> '{root}/calls.log'\n\
+             exec '{bin}' down \"$2\" --json\n",
+            port = stack.port,
+            bin = crate::harness::real_stackless().display(),
+        ),
+    )
+    .expect("wrapper");
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    format!("{} down {{name}} --json", script.display())
+}
+
+/// How many `down` operations the store holds for each of `names`.
+fn downs(stack: &Stack, names: &[String]) -> Vec<i64> {
+    let db = stack.db();
+    names
+        .iter()
+        .map(|name| {
+            db.query_row(
+                "SELECT count(*) FROM operations WHERE verb = 'down' AND instance = ?1",
+                [name],
+                |r| r.get(0),
+            )
+            .expect("count")
+        })
+        .collect()
+}
+
+/// The rounds of [`expiries_with_controller_stops`]: 1 in `cargo test`,
+/// `STACKLESS_TUI_HANDOVER_ROUNDS` for the measurement (RELIABILITY.md).
+fn rounds() -> usize {
+    std::env::var("STACKLESS_TUI_HANDOVER_ROUNDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1)
+}
+
+/// Beside an Operator controller that is stopped while leases run out:
+/// the console takes over and reaps; its first `down` starts the
+/// controller again, whose lease reaper reaps the rest. The console asks
+/// who reaps before each teardown, so it runs exactly one `down` a round
+/// and the instances it did not tear down get exactly one `down`
+/// operation each (the controller's). The `down` of the instance the
+/// console tore down races the new controller's first pass inside
+/// stackless itself: counted and printed, the figure in RELIABILITY.md.
+#[test]
+fn expiries_with_controller_stops_get_one_down_each_from_the_console() {
+    let stack = Stack::new(Role::Operator);
+    let db = stack.db_path().display().to_string();
+    let down = operator_down(&stack);
+    let args = [
+        "--state",
+        db.as_str(),
+        "--tick",
+        "2s",
+        "--reap-concurrency",
+        "1",
+        "--down-cmd",
+        down.as_str(),
+        "--down-timeout",
+        "180s",
+    ];
+    let mut tui: Option<Tui> = None;
+    let mut console_downs = Vec::new();
+    let mut doubles = 0;
+    let mut expiries = 0;
+    for round in 0..rounds() {
+        let names: Vec<String> = (0..3).map(|i| format!("r{round}-{i}")).collect();
+        for name in &names {
+            stack.write_app(name, None);
+            stack.up_app(name, "6s", name, &[]).expect_code(0);
+        }
+        let last = expires_at(&stack, &names[2]);
+        // The console once the store exists; it stands by while the
+        // controller (started by `up`) reaps.
+        let tui = tui.get_or_insert_with(|| Tui::spawn(&args, 200, 40));
+        tui.wait_for("standing by", UI);
+        stack.stop_controller();
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
+        loop {
+            let active: i64 = stack
+                .db()
+                .query_row(
+                    "SELECT count(*) FROM instances WHERE status = 'active' AND name LIKE ?1",
+                    [format!("r{round}-%")],
+                    |r| r.get(0),
+                )
+                .expect("count");
+            if unix_now() > last && active == 0 {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "round {round}: {active} still active; calls {:?}; screen:\n{}",
+                std::fs::read_to_string(stack.root().join("calls.log")).unwrap_or_default(),
+                tui.screen().contents()
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        let calls = std::fs::read_to_string(stack.root().join("calls.log")).unwrap_or_default();
+        let ran: Vec<&str> = calls
+            .lines()
+            .filter_map(|l| l.strip_prefix("start "))
+            .filter(|n| n.starts_with(&format!("r{round}-")))
+            .collect();
+        assert_eq!(ran.len(), 1, "the console's teardowns this round: {ran:?}");
+        let counts = downs(&stack, &names);
+        for (name, count) in names.iter().zip(&counts) {
+            if name != ran[0] {
+                assert_eq!(*count, 1, "{name}: {counts:?}");
+            }
+        }
+        doubles += counts.iter().filter(|c| **c > 1).count();
+        expiries += names.len();
+        console_downs.push(ran[0].to_owned());
+    }
+    eprintln!(
+        "handover: {expiries} expiries, {doubles} with two downs, console ran {}",
+        console_downs.len()
+    );
+    let mut tui = tui.expect("the console ran");
+    tui.send("q");
+    assert_eq!(tui.wait_exit(Duration::from_secs(30)), 0);
+    stack.shutdown();
+}

@@ -216,8 +216,8 @@ fn the_header_says_who_runs_the_reaper_when_this_console_does_not() {
 
 /// `--reaper auto` beside a controller that runs stackless's lease reaper:
 /// the header says the controller reaps and this console stands by, a
-/// banner says it takes over, and `P`/`R` say why they have nothing to act
-/// on.
+/// banner says it takes over, and `P` says "do not take over when it
+/// stops" (`P` again undoes it).
 #[test]
 fn beside_a_controller_that_reaps_the_console_says_it_stands_by() {
     let mut app = console_app(ReaperMode::Every {
@@ -240,12 +240,20 @@ fn beside_a_controller_that_reaps_the_console_says_it_stands_by() {
             "! standby: the stackless controller (pid 77) runs its lease reaper; this console's reaper takes over if it stops (--reaper always reaps here too)"
         ]
     );
-    assert_eq!(press(&mut app, KeyCode::Char('P')), None);
+    // `P` in standby: do not take over when the controller stops.
+    assert_eq!(
+        press(&mut app, KeyCode::Char('P')),
+        Some(Effect::PauseReaper(true))
+    );
     assert_eq!(
         app.flash().map(|f| f.text.as_str()),
         Some(
-            "the controller (pid 77) runs stackless's lease reaper: this console's reaper stands by (--reaper always reaps here too)"
+            "the controller (pid 77) reaps; when it stops this console will not take over (P: it will)"
         )
+    );
+    assert_eq!(
+        press(&mut app, KeyCode::Char('P')),
+        Some(Effect::PauseReaper(false))
     );
     // It took over (the controller stopped): the start-up line again.
     app.handle(Event::Role(RoleState::Active), CAPTURE);

@@ -133,6 +133,11 @@ pub struct ServiceReport {
     pub origin: Option<String>,
     /// The port it listens on (127.0.0.1).
     pub port: Option<u16>,
+    /// Its stage as stackless 0.4.0's `list` and `status` derive it
+    /// (`crate::model::readiness::stage`): `healthy`, `started`,
+    /// `drifted`, `unhealthy` (present and unready: a failed `up` that
+    /// kept its lease, its health check failing), `unknown`, `absent`.
+    pub stage: String,
     /// `<state_dir>/logs/<dir>/<service>.log` (`null` for a name that is
     /// not DNS-safe, and for a service placed off this machine: see
     /// `logs`).
@@ -145,9 +150,14 @@ pub struct ServiceReport {
 }
 
 impl ServiceReport {
-    /// The report of one probed service, its origin on `proxy_port`.
+    /// The report of one probed service, its origin on `proxy_port`, its
+    /// stage under an instance `tombstoned` or not.
     #[must_use]
-    pub fn new(service: &crate::model::services::Service, proxy_port: u16) -> Self {
+    pub fn new(
+        service: &crate::model::services::Service,
+        proxy_port: u16,
+        tombstoned: bool,
+    ) -> Self {
         let elsewhere = service.log == crate::model::services::LogState::Elsewhere;
         Self {
             name: service.name.clone(),
@@ -155,6 +165,9 @@ impl ServiceReport {
             alive: service.process.map(|p| !p.dead()),
             origin: service.origin(proxy_port),
             port: service.start.as_ref().and_then(|s| s.port),
+            stage: crate::model::readiness::service_stage(service, tombstoned)
+                .as_str()
+                .to_owned(),
             log_path: service.log_path.clone().filter(|_| !elsewhere),
             logs: elsewhere.then(|| format!("kept by {}, not on this disk", service.runs_on)),
         }

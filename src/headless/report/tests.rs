@@ -22,7 +22,7 @@ fn a_service_off_this_machine_has_no_local_log_path() {
         log_path: Some("/s/logs/sl-1/web.log".into()),
         log: LogState::Elsewhere,
     };
-    let report = ServiceReport::new(&service, 4444);
+    let report = ServiceReport::new(&service, 4444, false);
     assert_eq!(report.log_path, None);
     assert_eq!(
         report.logs.as_deref(),
@@ -30,9 +30,40 @@ fn a_service_off_this_machine_has_no_local_log_path() {
     );
     service.runs_on = "local".into();
     service.log = LogState::Missing;
-    let report = ServiceReport::new(&service, 4444);
+    let report = ServiceReport::new(&service, 4444, false);
     assert_eq!(report.log_path.as_deref(), Some("/s/logs/sl-1/web.log"));
     assert_eq!(report.logs, None);
+}
+
+/// A service observed present and unready (a failed `up` that kept its
+/// lease, its health check answering 404) is `unhealthy` in `snapshot
+/// --json`, as stackless 0.4.0's `list` says it; present and ready with
+/// its configuration applied, `healthy`; any service of a tombstone,
+/// `absent`; nothing recorded, `unknown`.
+#[test]
+fn each_service_has_its_stage_as_stackless_derives_it() {
+    let service = |readiness: Option<&str>| Service {
+        name: "web".into(),
+        runs_on: "local".into(),
+        start: None,
+        process: Some(crate::model::services::ProcessState::Alive),
+        readiness: readiness.map(str::to_owned),
+        existence: readiness.map(|_| "present".to_owned()),
+        configuration: readiness.map(|_| "applied".to_owned()),
+        observed_at: Some(1),
+        error_code: None,
+        drift: vec![],
+        log_path: None,
+        log: LogState::Missing,
+    };
+    let stage = |s: &Service, tombstoned| ServiceReport::new(s, 4444, tombstoned).stage;
+    assert_eq!(stage(&service(Some("unready")), false), "unhealthy");
+    assert_eq!(stage(&service(Some("ready")), false), "healthy");
+    assert_eq!(stage(&service(None), false), "started");
+    assert_eq!(stage(&service(Some("ready")), true), "absent");
+    let mut never = service(None);
+    never.process = None;
+    assert_eq!(stage(&never, false), "unknown");
 }
 
 /// The capture time of the fast-path fixture.
@@ -121,6 +152,7 @@ fn mixed_services() -> Services {
         port: Some(3000),
         log_path: Some(format!("/s/logs/alpha/{name}.log")),
         logs: None,
+        stage: if alive { "started" } else { "absent" }.to_owned(),
     };
     let mut services = Services::new();
     services.insert(

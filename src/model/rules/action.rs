@@ -126,6 +126,10 @@ pub struct ReaperState {
     pub elsewhere: Option<String>,
     /// The operator paused it (`P`).
     pub paused: bool,
+    /// The controller (its pid) whose lease reaper this console stands by
+    /// for (`--reaper auto`): `P` then says "do not take over when it
+    /// stops", and is admitted even though the reaper runs elsewhere.
+    pub standby_for: Option<u32>,
 }
 
 /// The console's settings the rules read, as plain values.

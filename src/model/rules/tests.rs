@@ -412,6 +412,48 @@ fn cancel_follows_the_controllers_rule() {
     );
 }
 
+/// `P` while standing by for the controller's lease reaper is admitted:
+/// it means "do not take over when it stops", and `P` again undoes it.
+#[test]
+fn pause_in_standby_means_do_not_take_over() {
+    let s = snapshot();
+    let standby = |paused| Settings {
+        reaper: ReaperState {
+            elsewhere: Some("the controller (pid 77) runs stackless's lease reaper".into()),
+            paused,
+            standby_for: Some(77),
+        },
+        ..settings()
+    };
+    let words = |effect, words: &str| {
+        Ok(Admitted {
+            effect,
+            words: words.into(),
+        })
+    };
+    assert_eq!(
+        admit_at(&Action::Pause, &s, &standby(false), NOW),
+        words(
+            Effect::Pause(true),
+            "the controller (pid 77) reaps; when it stops this console will not take over (P: it will)"
+        )
+    );
+    assert_eq!(
+        admit_at(&Action::Resume, &s, &standby(true), NOW),
+        words(
+            Effect::Pause(false),
+            "the controller (pid 77) reaps; when it stops this console takes over"
+        )
+    );
+    assert_eq!(
+        admit_at(&Action::Pause, &s, &standby(true), NOW),
+        words(
+            Effect::Nothing,
+            "the reaper is already paused: this console does not take over"
+        )
+    );
+}
+
 #[test]
 fn pause_resume_and_pass_by_who_runs_the_reaper() {
     let s = snapshot();
@@ -420,6 +462,7 @@ fn pause_resume_and_pass_by_who_runs_the_reaper() {
         reaper: ReaperState {
             elsewhere: None,
             paused: true,
+            standby_for: None,
         },
         ..settings()
     };
@@ -427,6 +470,7 @@ fn pause_resume_and_pass_by_who_runs_the_reaper() {
         reaper: ReaperState {
             elsewhere: Some("another console runs it".into()),
             paused: false,
+            standby_for: None,
         },
         ..settings()
     };

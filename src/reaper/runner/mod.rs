@@ -62,7 +62,17 @@ pub struct Reaper {
     next_pass_at: Option<i64>,
     /// The status last sent (the same one is not sent twice).
     reported: Option<ReaperStatus>,
+    /// Asked before each teardown this reaper starts: the pid of the
+    /// controller whose lease reaper reaps the store now, when this reaper
+    /// should stand by for it (`crate::model::controller::hand_over`);
+    /// `None` (the function, or its answer): go on.
+    who_reaps: Option<WhoReaps>,
 }
+
+/// Who reaps, asked before each teardown ([`Reaper::with_who_reaps`]):
+/// `Some(pid)` when the controller's lease reaper does and this reaper
+/// must start no more teardowns.
+pub type WhoReaps = Box<dyn FnMut() -> Option<u32> + Send>;
 
 impl std::fmt::Debug for Reaper {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -96,7 +106,19 @@ impl Reaper {
             last: None,
             next_pass_at: None,
             reported: None,
+            who_reaps: None,
         }
+    }
+
+    /// Ask `who_reaps` before each teardown this reaper starts, not once a
+    /// pass: a `down` that started the controller (0.4.0's `down` starts
+    /// it when none runs) is the last this reaper starts while that
+    /// controller's lease reaper runs; the teardowns still queued are left
+    /// to it, said once as [`ActivityKind::Role`].
+    #[must_use]
+    pub fn with_who_reaps(mut self, who_reaps: WhoReaps) -> Self {
+        self.who_reaps = Some(who_reaps);
+        self
     }
 
     /// Take the operator's pause and pass-now requests from `control`, and
@@ -233,6 +255,11 @@ impl Reaper {
                 // Being torn down already (by a key, or an earlier tick).
                 continue;
             }
+            if let Some(pid) = self.who_reaps.as_mut().and_then(|ask| ask()) {
+                self.queue.push_front(job);
+                outcomes.extend(self.leave_queue_to(pid));
+                break;
+            }
             match self.jobs.spawn(job) {
                 Ok(handle) => self.running.push(handle),
                 Err(kind) => outcomes.push(kind),
@@ -242,6 +269,22 @@ impl Reaper {
             self.report_status(self.next_pass_at);
         }
         outcomes
+    }
+
+    /// The controller with `pid` reaps now: drop the queued teardowns (it
+    /// reaps them), said once; one `Skipped` outcome each for the pass's
+    /// count.
+    fn leave_queue_to(&mut self, pid: u32) -> Vec<Option<ActivityKind>> {
+        let left = std::mem::take(&mut self.queue);
+        let names: Vec<&str> = left.iter().map(|job| job.instance.name.as_str()).collect();
+        self.emit(Activity::new(
+            self.now(),
+            Actor::Reaper,
+            "",
+            ActivityKind::Role,
+            crate::model::controller::left_to_controller(pid, &names),
+        ));
+        vec![Some(ActivityKind::Skipped); left.len()]
     }
 
     /// Report a skip once, and again only when it changes: a locked

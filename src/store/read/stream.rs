@@ -20,6 +20,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::{Layout, Store, StoreError, Substrates, col, instance_from_row_with, join_sql};
+use crate::model::detail::Observation;
 use crate::model::liveness::{LockLiveness, liveness};
 use crate::model::{Instance, Rows, Snapshot};
 use crate::store::lenient::{lenient_int, lenient_text};
@@ -65,7 +66,8 @@ pub trait StreamReader {
     /// One instance of the pass `pass` (from 0); `head`'s liveness holds
     /// this instance's lock holder's (and no other), `services` its
     /// process checkpoints (`start:<service>` of kind `process`, by step)
-    /// when it has any and they are wanted.
+    /// when it has any and they are wanted, `observations` its services'
+    /// last observations (schema 11+, by node; empty when not wanted).
     ///
     /// # Errors
     /// The reader's own: the stream stops.
@@ -75,6 +77,7 @@ pub trait StreamReader {
         head: &Snapshot,
         instance: &Instance,
         services: Option<ServiceRows>,
+        observations: Vec<Observation>,
     ) -> Result<(), Self::Error>;
 
     /// After the last instance, with the same head.
@@ -100,6 +103,13 @@ const CHECKPOINTS_SQL: &str = "SELECT instance, step_id, resource_kind, resource
      recorded_at FROM checkpoints
      WHERE resource_kind = 'process' AND step_id LIKE 'start:%'
      ORDER BY instance, step_id";
+
+/// The query of the services' last observations (schema 11+), in the
+/// order the stream's names come, columns as [`next_observation`] reads
+/// them (as [`Store::observations_between`] reads them).
+const OBSERVATIONS_SQL: &str = "SELECT i.name, o.node, o.evidence_json, o.observed_at
+     FROM observations o JOIN instances i ON i.instance_id = o.owner_id
+     ORDER BY i.name, o.node";
 
 impl Store {
     /// Stream the snapshot to `reader` in one read transaction: the head,
@@ -398,9 +408,19 @@ fn stream_rows<R: StreamReader>(
         Some(stmt) => Some(stmt.query([]).map_err(err)?),
         None => None,
     };
-    // The checkpoint row read ahead: its instance key and its checkpoint.
-    let mut ahead: Option<(Vec<u8>, crate::model::detail::Checkpoint)> = None;
-    let mut started = false;
+    // Before schema 11 there is no `observations` table: the query does
+    // not prepare, and there is nothing observed.
+    let mut observations_stmt = if reader.wants_services() {
+        tx.prepare_cached(OBSERVATIONS_SQL).ok()
+    } else {
+        None
+    };
+    let mut observations = match &mut observations_stmt {
+        Some(stmt) => Some(stmt.query([]).map_err(err)?),
+        None => None,
+    };
+    let mut checkpoint_ahead = Ahead::default();
+    let mut observation_ahead = Ahead::default();
     let tail = if reader.only_tombstones(pass) {
         "WHERE i.status = 'tombstoned' ORDER BY i.name"
     } else {
@@ -412,25 +432,18 @@ fn stream_rows<R: StreamReader>(
     while let Some(row) = rows.next().map_err(err)? {
         let instance = instance_from_row_with(row, &mut substrates);
         let name = instance.name.as_bytes();
-        let mut found = Vec::new();
-        if let Some(cursor) = &mut checkpoints {
-            loop {
-                if !started {
-                    ahead = next_checkpoint(cursor).map_err(err)?;
-                    started = true;
-                }
-                match &ahead {
-                    Some((key, _)) if key.as_slice() < name => {}
-                    Some((key, _)) if key.as_slice() == name => {
-                        if let Some((_, checkpoint)) = ahead.take() {
-                            found.push(checkpoint);
-                        }
-                    }
-                    _ => break,
-                }
-                ahead = next_checkpoint(cursor).map_err(err)?;
-            }
-        }
+        let found = match &mut checkpoints {
+            Some(cursor) => checkpoint_ahead
+                .take_for(name, || next_checkpoint(cursor))
+                .map_err(err)?,
+            None => Vec::new(),
+        };
+        let observed = match &mut observations {
+            Some(cursor) => observation_ahead
+                .take_for(name, || next_observation(cursor))
+                .map_err(err)?,
+            None => Vec::new(),
+        };
         let services = (!found.is_empty()).then(|| ServiceRows {
             checkpoints: found,
             substrate: lenient_text(col(row, 1)).unwrap_or_default(),
@@ -457,7 +470,7 @@ fn stream_rows<R: StreamReader>(
             live.insert(instance.name.clone(), l);
         }
         reader
-            .instance(pass, head, &instance, services)
+            .instance(pass, head, &instance, services, observed)
             .map_err(StreamStop::Reader)?;
     }
     Ok(())
@@ -487,5 +500,70 @@ fn next_checkpoint(
             payload: text(4),
             recorded_at: lenient_int(col(row, 5)),
         },
+    )))
+}
+
+/// A cursor's row read ahead of the stream's names: its key (the bytes of
+/// a name) and its value. Rows come in the names' byte order, so each
+/// name takes the rows of its key and skips those before it.
+struct Ahead<T> {
+    started: bool,
+    row: Option<(Vec<u8>, T)>,
+}
+
+impl<T> Default for Ahead<T> {
+    fn default() -> Self {
+        Self {
+            started: false,
+            row: None,
+        }
+    }
+}
+
+impl<T> Ahead<T> {
+    /// The values keyed `name`, read from `next` (rows keyed before
+    /// `name` are skipped: they pair with no streamed name).
+    fn take_for(
+        &mut self,
+        name: &[u8],
+        mut next: impl FnMut() -> rusqlite::Result<Option<(Vec<u8>, T)>>,
+    ) -> rusqlite::Result<Vec<T>> {
+        let mut found = Vec::new();
+        if !self.started {
+            self.row = next()?;
+            self.started = true;
+        }
+        loop {
+            match &self.row {
+                Some((key, _)) if key.as_slice() < name => {}
+                Some((key, _)) if key.as_slice() == name => {
+                    if let Some((_, value)) = self.row.take() {
+                        found.push(value);
+                    }
+                }
+                _ => return Ok(found),
+            }
+            self.row = next()?;
+        }
+    }
+}
+
+/// The next observation of [`OBSERVATIONS_SQL`]: its instance's name (the
+/// bytes of text; another type pairs with no streamed name) and the
+/// observation, parsed as [`Store::observations_between`] parses it.
+fn next_observation(
+    rows: &mut rusqlite::Rows<'_>,
+) -> rusqlite::Result<Option<(Vec<u8>, Observation)>> {
+    let Some(row) = rows.next()? else {
+        return Ok(None);
+    };
+    let key = match col(row, 0) {
+        ValueRef::Text(key) => key.to_vec(),
+        _ => Vec::new(),
+    };
+    let text = |i| lenient_text(col(row, i)).unwrap_or_default();
+    Ok(Some((
+        key,
+        Observation::parse(text(1), &text(2), lenient_int(col(row, 3))),
     )))
 }

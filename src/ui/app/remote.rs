@@ -27,6 +27,10 @@ impl App {
             reaper: rules::ReaperState {
                 elsewhere: self.reaper_elsewhere(),
                 paused: self.status.reaper.paused,
+                standby_for: match self.status.role {
+                    crate::event::RoleState::ControllerReaps { pid } => Some(pid),
+                    _ => None,
+                },
             },
             stackless: self.settings.stackless.clone(),
         }
