@@ -11,6 +11,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 
 use crate::model::clock_evidence::{NewestWrite, NewestWriteScan};
+use crate::model::detail::Observation;
 use crate::model::redact::Redactor;
 use crate::model::{Instance, ReapAttempt, Snapshot};
 use crate::reaper::decision::{Plan, Planner};
@@ -106,6 +107,7 @@ impl StreamReader for Streamed {
         head: &Snapshot,
         instance: &Instance,
         _services: Option<ServiceRows>,
+        _observations: Vec<Observation>,
     ) -> Result<(), Infallible> {
         self.instances += 1;
         self.newest.instance(instance);
@@ -175,7 +177,9 @@ mod tests {
             if let Some(l) = whole.lock_liveness(&instance.name) {
                 live.insert(instance.name.clone(), l.clone());
             }
-            reader.instance(0, &head, instance, None).unwrap();
+            reader
+                .instance(0, &head, instance, None, Vec::new())
+                .unwrap();
         }
         reader.finish(&head).unwrap();
         reader.into_read().unwrap()
