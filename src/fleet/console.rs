@@ -7,7 +7,7 @@
 //! terminal, and its commands go to the owning host's agent.
 //!
 //! Each connection has three threads: `fleet-read-N` reads the host's
-//! stdout line by line (at most [`super::fleet_follow::MAX_LINE`] bytes a
+//! stdout line by line (at most [`super::link::MAX_LINE`] bytes a
 //! line, as `snapshot --follow` over a fleet reads it), parses each line
 //! as JSON and puts it
 //! in the connection's own bounded queue ([`LINE_QUEUE`] lines: a flooding
@@ -19,7 +19,7 @@
 //! `fleet-stderr-N` keeps the tail of ssh's stderr for the host's error.
 //!
 //! The main thread keeps each host's link by the rules of `snapshot
-//! --follow` over a fleet ([`super::fleet_follow::Link`]: connecting,
+//! --follow` over a fleet ([`super::link::Link`]: connecting,
 //! connected, stale after 3 heartbeats of silence or when its ssh ends,
 //! failed when it cannot work until someone acts; a stale host is
 //! connected again after its backoff, a failed one is not), reports each
@@ -39,19 +39,17 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::time::{Duration, Instant};
 
-use super::fleet::FleetHost;
-use super::fleet_follow::{Link as Rules, MAX_CONNECTING, next_wave, too_long};
-use super::fleet_follow_run::{catch_signals, ended_error};
-use super::plan::Plan;
+use super::follow::{catch_signals, ended_error};
+use super::link::{Link as Rules, MAX_CONNECTING, next_wave, too_long};
 use crate::console::terminal::{self, RestoreOnDrop, Term, with_terminal};
+use crate::launcher::fleet::FleetHost;
+use crate::launcher::plan::Plan;
 use crate::model::fleet::notes::{Outstanding, Unanswered};
 use crate::model::fleet::wire::Message;
 use crate::model::fleet::{Link, LinkState};
 use crate::ui::fleet::{FleetApp, FleetEffect};
 
-mod conn;
-
-use conn::{Conn, HostEvent, LINE_QUEUE, Wake, route, starter};
+use super::conn::{Conn, HostEvent, LINE_QUEUE, Wake, route, starter};
 
 /// The shortest time between two frames while lines pour in (about 60
 /// frames a second).
@@ -94,7 +92,7 @@ fn now() -> (i64, i64) {
 }
 
 /// Run the fleet view over every host of `plans` (`plans[i]` reaches
-/// `hosts[i]`, in [`super::plan::Mode::Serve`]) on this terminal, its
+/// `hosts[i]`, in [`crate::launcher::plan::Mode::Serve`]) on this terminal, its
 /// times shown in `zone`, until the operator quits or a signal; exit 0 (1
 /// when the terminal cannot be used).
 pub(crate) fn run(hosts: &[FleetHost], plans: &[Plan], zone: jiff::tz::TimeZone) -> ExitCode {
@@ -573,4 +571,5 @@ fn stop_all(all: &mut [Host]) {
 }
 
 #[cfg(test)]
+#[path = "console_tests.rs"]
 mod tests;

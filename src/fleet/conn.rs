@@ -10,10 +10,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 
-use super::super::fleet_follow::Line;
-use super::super::fleet_follow_run::{Event as Read, read_lines};
-use super::super::fleet_run::{Shared, keep_tail, wait};
-use super::super::plan::Plan;
+use super::follow::{Event as Read, read_lines};
+use super::link::Line;
+use super::once::{Shared, keep_tail, wait};
+use crate::launcher::plan::Plan;
 use crate::model::fleet::LinkState;
 use crate::model::fleet::wire::{self, Message};
 use crate::model::protocol::lines::{Reply, ReplyError};
@@ -34,7 +34,7 @@ pub(super) enum HostEvent {
     Line(Box<Message>, Line),
     /// A line that is not a JSON object: the sentence.
     NotProtocol(String),
-    /// A line over [`super::super::fleet_follow::MAX_LINE`] bytes.
+    /// A line over [`super::link::MAX_LINE`] bytes.
     TooLong,
     /// Its ssh ended with this status (or 128 + the signal) and stderr.
     Ended(io::Result<i32>, String),
@@ -131,8 +131,8 @@ pub(super) fn connect(
     plan: &Plan,
     wake: &Sender<Wake>,
 ) -> Result<Conn, String> {
-    let mut child = super::super::ssh::spawn_ssh(plan, Stdio::piped())
-        .map_err(|error| super::super::ssh::cannot_run_ssh(&plan.target.host, &error))?;
+    let mut child = crate::launcher::ssh::spawn_ssh(plan, Stdio::piped())
+        .map_err(|error| crate::launcher::ssh::cannot_run_ssh(&plan.target.host, &error))?;
     let (stdout, stderr, stdin) = (child.stdout.take(), child.stderr.take(), child.stdin.take());
     let child = Arc::new(Mutex::new(child));
     let (lines, queue) = mpsc::sync_channel(LINE_QUEUE);

@@ -5,10 +5,10 @@ use std::sync::mpsc;
 
 use serde_json::{Value, json};
 
-use super::conn::*;
+use super::super::conn::*;
+use super::super::follow::Event as Read;
+use super::super::link::Line;
 use super::*;
-use crate::launcher::fleet_follow::Line;
-use crate::launcher::fleet_follow_run::Event as Read;
 
 /// `message` as its JSON value.
 fn json_of(message: Box<crate::model::fleet::wire::Message>) -> Value {
@@ -190,12 +190,12 @@ fn queued_lines_are_parsed_once() {
 
 #[test]
 fn a_command_unanswered_when_the_connection_ends_is_told_lost() {
-    let plan = super::super::plan::Plan {
-        target: super::super::plan::Target::parse("ssh://fleet-2").unwrap(),
+    let plan = crate::launcher::plan::Plan {
+        target: crate::launcher::plan::Target::parse("ssh://fleet-2").unwrap(),
         remote_bin: "stackless-tui".into(),
         ssh_config: None,
         forwarded: Vec::new(),
-        mode: super::super::plan::Mode::Serve,
+        mode: crate::launcher::plan::Mode::Serve,
         not_applied: Vec::new(),
     };
     let (now_s, now_ms) = now();
@@ -261,12 +261,12 @@ fn a_command_unanswered_when_the_connection_ends_is_told_lost() {
 
 #[test]
 fn the_hosts_clock_skew_reaches_the_view() {
-    let plan = super::super::plan::Plan {
-        target: super::super::plan::Target::parse("ssh://fleet-1").unwrap(),
+    let plan = crate::launcher::plan::Plan {
+        target: crate::launcher::plan::Target::parse("ssh://fleet-1").unwrap(),
         remote_bin: "stackless-tui".into(),
         ssh_config: None,
         forwarded: Vec::new(),
-        mode: super::super::plan::Mode::Serve,
+        mode: crate::launcher::plan::Mode::Serve,
         not_applied: Vec::new(),
     };
     let (start, now_ms) = now();
