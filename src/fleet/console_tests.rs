@@ -7,8 +7,11 @@ use serde_json::{Value, json};
 
 use super::super::conn::*;
 use super::super::follow::Event as Read;
-use super::super::link::Line;
+use super::super::hosts::*;
+use super::super::link::{Line, Link as Rules};
 use super::*;
+use crate::model::fleet::notes::Unanswered;
+use crate::model::fleet::{Link, LinkState};
 
 /// `message` as its JSON value.
 fn json_of(message: Box<crate::model::fleet::wire::Message>) -> Value {

@@ -20,6 +20,7 @@ use crate::launcher::{FleetLaunch, FleetWhat};
 mod conn;
 mod console;
 mod follow;
+mod hosts;
 mod link;
 mod once;
 

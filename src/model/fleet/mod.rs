@@ -60,6 +60,7 @@ pub const SKEW_SHOWN_SECS: i64 = 2;
 pub mod notes;
 pub mod rows;
 pub mod view;
+pub mod wake;
 pub mod wire;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};

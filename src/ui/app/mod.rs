@@ -376,6 +376,8 @@ impl App {
                 self.take_answer(answer);
                 None
             }
+            // A fleet host's connection: the fleet's loop takes it.
+            Event::Host(_) => None,
             Event::Terminate(_) => {
                 self.quitting = true;
                 Some(Effect::Quit)
