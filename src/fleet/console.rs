@@ -34,23 +34,20 @@
 
 use std::io::{self, Write as _};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::follow::catch_signals;
 use super::hosts::{Hosts, now};
+use crate::console::render_loop::{Carrier, drive};
 use crate::console::terminal::{self, RestoreOnDrop, Term, with_terminal};
 use crate::event::{Event, EventReceiver, EventSender};
 use crate::launcher::fleet::FleetHost;
 use crate::launcher::plan::Plan;
 use crate::ui::fleet::FleetApp;
+use crate::ui::{App, AppConfig, Effect, HelperMode, ReaperMode};
 
 /// The shortest time between two frames while lines pour in (about 60
 /// frames a second).
 const FRAME: Duration = Duration::from_millis(16);
-
-/// The view's tick ([`FleetApp::tick`]), and the longest time between
-/// two frames.
-const TICK: Duration = Duration::from_secs(1);
 
 /// The longest the main loop sleeps: links are checked (silence, a retry
 /// due) at least this often.
@@ -61,15 +58,10 @@ const POLL: Duration = Duration::from_millis(200);
 /// times shown in `zone`, until the operator quits or a signal; exit 0 (1
 /// when the terminal cannot be used).
 pub(crate) fn run(hosts: &[FleetHost], plans: &[Plan], zone: jiff::tz::TimeZone) -> ExitCode {
-    let (events, mut received): (EventSender, EventReceiver) =
-        tokio::sync::mpsc::unbounded_channel();
-    let signal_events = events.clone();
-    let _signals = catch_signals("fleet-signals", move |name| {
-        let _ = signal_events.send(Event::Terminate(name));
-    });
+    let (events, received): (EventSender, EventReceiver) = tokio::sync::mpsc::unbounded_channel();
     install_panic_hook();
     let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
+        .enable_all()
         .build()
     else {
         let _ = writeln!(io::stderr(), "stackless-tui: cannot start the fleet's loop");
@@ -95,20 +87,38 @@ pub(crate) fn run(hosts: &[FleetHost], plans: &[Plan], zone: jiff::tz::TimeZone)
             restore,
         );
     }
-    let (_, now_ms) = now();
+    let (now_s, now_ms) = now();
     let names = hosts.iter().map(|host| host.name().to_owned()).collect();
-    let mut app = FleetApp::new(names, now_ms);
-    app.set_zone(zone);
+    let mut fleet = FleetApp::new(names, now_ms);
+    fleet.set_zone(zone);
     for (index, host) in hosts.iter().enumerate() {
-        app.set_alias(index, &host.target.host);
+        fleet.set_alias(index, &host.target.host);
     }
-    let Some(mut all) = Hosts::new(hosts, plans, events) else {
+    let mut app = App::over_fleet(fleet, fleet_config(hosts.len()), now_s);
+    let Some(hosts) = Hosts::new(hosts, plans, events) else {
         return failed("cannot start the connection starter thread", restore);
     };
-    let _why = runtime.block_on(event_loop(&mut term, &mut app, &mut all, &mut received));
+    let mut carrier = FleetCarrier { hosts };
+    let why = runtime.block_on(drive(&mut term, &mut app, received, &mut carrier));
+    if let Err(error) = why {
+        tracing::warn!("the fleet's loop ended: {error:#}");
+    }
     leave_terminal(term, restore);
-    all.stop();
+    carrier.hosts.stop();
     ExitCode::SUCCESS
+}
+
+/// The App's configuration over a fleet of `count` hosts: no local store,
+/// reaper or helper here (each host's agent has its own).
+fn fleet_config(count: usize) -> AppConfig {
+    AppConfig {
+        store_label: format!("a fleet of {count} hosts"),
+        reaper: ReaperMode::Off("each host's agent reaps there".to_owned()),
+        helper: HelperMode::None,
+        write_keys: Ok(()),
+        host: None,
+        no_color: false,
+    }
 }
 
 /// The terminal could not be used: given back, the reason said, exit 1.
@@ -139,116 +149,47 @@ fn leave_terminal(term: Term, restore: RestoreOnDrop) {
     std::mem::forget(term);
 }
 
-/// Draw one frame; `false` when the terminal is gone. The instant it
-/// began is the view's ([`FleetApp::drawn`]): a question drawn in it is
-/// answered only by keys read since.
-fn draw(term: &mut Term, app: &mut FleetApp) -> bool {
-    app.drawn(Instant::now());
-    let (_, now_ms) = now();
-    match with_terminal(|| {
-        term.draw(|frame| crate::ui::fleet::draw(frame, &*app, now_ms))
-            .map(|_| ())
-    }) {
-        // A panic took the terminal back; its hook exits the process.
-        None => loop {
-            std::thread::park();
-        },
-        Some(result) => result.is_ok(),
-    }
+/// What carries out the App's effects over a fleet, in the one render
+/// loop (`crate::console::render_loop::drive`): each command to its
+/// host's writer (never waited for; refused at once when it cannot go),
+/// each host connection's wake-up applied to the fleet shown, every link
+/// checked after each batch and at least every [`POLL`].
+struct FleetCarrier<'a> {
+    hosts: Hosts<'a>,
 }
 
-/// The loop: every event applied in arrival order (whatever else is
-/// queued too, until a frame is due), links checked, the tick; a frame
-/// when something drawn changed ([`FleetApp::needs_draw`], or the
-/// terminal's size), at most one per [`FRAME`], at least once a [`TICK`]
-/// (the tick is drawn). Returns why it ended (`quit`, a signal's name,
-/// `terminal closed`).
-async fn event_loop(
-    term: &mut Term,
-    app: &mut FleetApp,
-    all: &mut Hosts<'_>,
-    received: &mut EventReceiver,
-) -> &'static str {
-    let mut last_tick = Instant::now();
-    let mut last_frame: Option<Instant> = None;
-    let mut dirty = true;
-    loop {
-        let frame_due = last_frame.map_or_else(Instant::now, |at| at + FRAME);
-        if dirty && Instant::now() >= frame_due {
-            if !draw(term, app) {
-                return "terminal closed";
-            }
-            last_frame = Some(Instant::now());
-            dirty = false;
-        }
-        let mut until = (last_tick + TICK).min(Instant::now() + POLL);
-        if dirty {
-            until = until.min(frame_due);
-        }
-        let wait = until.saturating_duration_since(Instant::now());
-        let mut next = match tokio::time::timeout(wait, received.recv()).await {
-            Ok(Some(first)) => Some(first),
-            Err(_) => None,
-            Ok(None) => return "no input",
-        };
-        while let Some(event) = next {
-            match handle(event, app, all) {
-                Err(why) => return why,
-                Ok(resized) => dirty |= resized || app.needs_draw(),
-            }
-            for text in app.take_copies() {
-                if !terminal::copy(term, &text) {
-                    return "terminal closed";
+impl Carrier for FleetCarrier<'_> {
+    const FRAME: Duration = FRAME;
+    const POLL: Option<Duration> = Some(POLL);
+
+    fn handle(&mut self, app: &mut App, event: Event) {
+        let effect = match event {
+            Event::Host(wake) => {
+                if let Some(fleet) = app.fleet_mut() {
+                    self.hosts.wake(wake, fleet);
                 }
+                return;
             }
-            if app.quit() {
-                return "quit";
+            event => app.handle(event, now().0),
+        };
+        if let (Some(Effect::Fleet(sent)), Some(fleet)) = (effect, app.fleet_mut()) {
+            for effect in sent {
+                self.hosts.send(fleet, effect);
             }
-            if dirty && last_frame.is_none_or(|at| at.elapsed() >= FRAME) {
-                break;
-            }
-            next = received.try_recv().ok();
-        }
-        all.check(app);
-        if last_tick.elapsed() >= TICK {
-            last_tick = Instant::now();
-            let effects = app.tick(now().1);
-            for effect in effects {
-                all.send(app, effect);
-            }
-        }
-        dirty |= app.needs_draw();
-        if app.quit() {
-            return "quit";
         }
     }
-}
 
-/// Apply one event: `Ok(true)` when the terminal was resized (a frame is
-/// owed at the new size), `Err(why)` when the loop is to end (a signal).
-/// The one-host console's events (a snapshot, a role) never come here.
-fn handle(event: Event, app: &mut FleetApp, all: &mut Hosts) -> Result<bool, &'static str> {
-    use crossterm::event::Event as Term;
-    match event {
-        Event::Terminate(name) => return Err(name),
-        Event::InputAt(Term::Key(key), read) => {
-            for effect in app.key_at(key, read, now().1) {
-                all.send(app, effect);
-            }
-        }
-        Event::Input(Term::Key(key)) => {
-            for effect in app.key_at(key, Instant::now(), now().1) {
-                all.send(app, effect);
-            }
-        }
-        Event::InputAt(Term::Mouse(mouse), _) | Event::Input(Term::Mouse(mouse)) => {
-            app.mouse(mouse);
-        }
-        Event::InputAt(Term::Resize(..), _) | Event::Input(Term::Resize(..)) => return Ok(true),
-        Event::Host(wake) => all.wake(wake, app),
-        _ => {}
+    fn take_copies(&mut self, app: &mut App) -> Vec<String> {
+        app.fleet_mut()
+            .map(FleetApp::take_copies)
+            .unwrap_or_default()
     }
-    Ok(false)
+
+    fn poll(&mut self, app: &mut App) {
+        if let Some(fleet) = app.fleet_mut() {
+            self.hosts.check(fleet);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -174,6 +174,10 @@ type PaneRender = fn(&mut Frame, Rect, &App);
 /// `terminal too small: WxH, needs 60x15`. The layout is remembered in the
 /// app for mouse events.
 pub fn draw(frame: &mut Frame, app: &App) {
+    if let Some(fleet) = app.fleet() {
+        fleet::draw(frame, fleet, app.now().saturating_mul(1000));
+        return;
+    }
     let area = frame.area();
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         app.areas.set(None);

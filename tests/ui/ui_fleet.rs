@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 use stackless_tui::model::fleet::{Link, LinkState};
 use stackless_tui::ui::fleet::{FleetApp, FleetEffect, Layer, draw};
 
-const NOW: i64 = 1_764_655_200;
-const NOW_MS: i64 = NOW * 1000;
+pub(crate) const NOW: i64 = 1_764_655_200;
+pub(crate) const NOW_MS: i64 = NOW * 1000;
 
 fn instance(name: &str, birth: &str, expires_at: i64) -> Value {
     json!({"name": name, "birth": {"instance_id": birth, "resource_namespace": "sl-x"},
@@ -68,7 +68,7 @@ fn connect(app: &mut FleetApp, host: usize, name: &str, tables: &[(&str, Vec<Val
 
 /// Three hosts: fleet-1 and fleet-2 connected (fleet-2 with an operation,
 /// a backoff and an Activity line), fleet-3 stale (its rows kept).
-fn fleet() -> FleetApp {
+pub(crate) fn fleet() -> FleetApp {
     let mut app = FleetApp::new(
         vec!["fleet-1".into(), "fleet-2".into(), "fleet-3".into()],
         NOW_MS,
@@ -137,7 +137,7 @@ fn fleet() -> FleetApp {
     app
 }
 
-fn screen(app: &FleetApp, width: u16, height: u16) -> String {
+pub(crate) fn screen(app: &FleetApp, width: u16, height: u16) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal.draw(|frame| draw(frame, app, NOW_MS)).unwrap();
     let buffer = terminal.backend().buffer();
@@ -164,7 +164,7 @@ fn typed(app: &mut FleetApp, text: &str) -> Vec<FleetEffect> {
 }
 
 /// The one command sent: (host, command without its id).
-fn sent(effects: &[FleetEffect]) -> Vec<(usize, Value)> {
+pub(crate) fn sent(effects: &[FleetEffect]) -> Vec<(usize, Value)> {
     effects
         .iter()
         .map(|FleetEffect::Send { host, line }| {
@@ -175,7 +175,7 @@ fn sent(effects: &[FleetEffect]) -> Vec<(usize, Value)> {
         .collect()
 }
 
-fn confirm_lines(app: &FleetApp) -> Vec<String> {
+pub(crate) fn confirm_lines(app: &FleetApp) -> Vec<String> {
     match app.layer() {
         Some(Layer::Confirm(confirm)) => confirm.lines.clone(),
         other => panic!("no question: {other:?}"),
@@ -183,7 +183,7 @@ fn confirm_lines(app: &FleetApp) -> Vec<String> {
 }
 
 /// Select the row whose HOST and NAME are these (moving down from the top).
-fn select(app: &mut FleetApp, host: &str, name: &str) {
+pub(crate) fn select(app: &mut FleetApp, host: &str, name: &str) {
     press(app, KeyCode::Home);
     for _ in 0..20 {
         let row = app.selected_row().unwrap();

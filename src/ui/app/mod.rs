@@ -31,6 +31,7 @@ mod config;
 mod copy;
 mod detail;
 mod flash;
+mod fleet;
 mod full_view;
 mod fulltext;
 mod help;
@@ -152,6 +153,12 @@ struct Shown {
     loaded: bool,
     /// The header's counts (the expired count per tick).
     counts: Counts,
+    /// Over a fleet: its hosts' rows, links and view ([`App::over_fleet`]),
+    /// instead of the snapshot.
+    fleet: Option<Box<crate::ui::fleet::FleetApp>>,
+    /// The terminal was resized since the last frame (over a fleet, a
+    /// frame is owed only then or when something drawn changed).
+    resized: bool,
 }
 
 /// A pane's selected row, followed into a new snapshot by its key (the
@@ -278,6 +285,8 @@ impl App {
                 retired: None,
                 loaded: false,
                 counts: Counts::default(),
+                fleet: None,
+                resized: false,
             },
             status: Status {
                 health: StoreHealth::Ok,
@@ -315,6 +324,10 @@ impl App {
     }
 
     fn apply(&mut self, event: Event, now: i64) -> Option<Effect> {
+        if self.shown.fleet.is_some() {
+            self.now = now;
+            return self.fleet_event(event, jiff::Timestamp::now().as_millisecond());
+        }
         drop(self.settle());
         self.now = now;
         self.clock = Instant::now();

@@ -1,0 +1,187 @@
+//! The one `App` over a fleet (`App::over_fleet`): the fleet's rows are
+//! its source of rows, it takes the console's events (keys with the
+//! instant their burst was read, the tick, a resize, a signal) and hands
+//! each host's command on as `Effect::Fleet`; `ui::draw` draws it.
+
+use crossterm::event::{Event as Term, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+use stackless_tui::event::Event;
+use stackless_tui::ui::{App, AppConfig, Effect, HelperMode, ReaperMode};
+
+use super::ui_fleet::{NOW, confirm_lines, fleet, screen, select, sent};
+
+fn config() -> AppConfig {
+    AppConfig {
+        store_label: "a fleet of 3 hosts".to_owned(),
+        reaper: ReaperMode::Off("each host's agent reaps there".to_owned()),
+        helper: HelperMode::None,
+        write_keys: Ok(()),
+        host: None,
+        no_color: false,
+    }
+}
+
+/// The App over the three-host fleet of `ui_fleet`, fleet-2's `alpha`
+/// selected.
+fn app() -> App {
+    let mut fleet = fleet();
+    select(&mut fleet, "fleet-2", "alpha");
+    App::over_fleet(fleet, config(), NOW)
+}
+
+fn app_screen(app: &App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal
+        .draw(|frame| stackless_tui::ui::draw(frame, app))
+        .unwrap();
+    let buffer = terminal.backend().buffer();
+    let mut out = String::new();
+    for y in 0..height {
+        let mut line = String::new();
+        for x in 0..width {
+            line.push_str(buffer[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn key_at(c: char, read: std::time::Instant) -> Event {
+    Event::InputAt(
+        Term::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)),
+        read,
+    )
+}
+
+/// The commands of one `Effect::Fleet`: (host, command without its id).
+fn fleet_sent(effect: Option<Effect>) -> Vec<(usize, serde_json::Value)> {
+    match effect {
+        Some(Effect::Fleet(effects)) => sent(&effects),
+        None => Vec::new(),
+        other => panic!("not a fleet effect: {other:?}"),
+    }
+}
+
+/// `ui::draw` on the App over a fleet draws the fleet's panes, at the
+/// App's time, exactly as the fleet view draws them (120x40, and 80x24
+/// with the Hosts pane as a header line).
+#[test]
+fn the_app_over_a_fleet_draws_its_hosts_rows() {
+    let app = app();
+    let mut fleet = fleet();
+    select(&mut fleet, "fleet-2", "alpha");
+    assert_eq!(app_screen(&app, 120, 40), screen(&fleet, 120, 40));
+    let small = app_screen(&app, 80, 24);
+    assert_eq!(small, screen(&fleet, 80, 24));
+    assert!(
+        small
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("fleet-1 connected · fleet-2 connected · fleet-3 stale 40s"),
+        "{small}"
+    );
+}
+
+/// `dy` read in one burst through the App's events: `d` asks, the `y`
+/// read before the question was drawn answers nothing (no effect); a `y`
+/// read once the frame with it began sends `down` to fleet-2 alone.
+#[test]
+fn dy_in_one_burst_through_the_app_sends_nothing_until_the_question_is_drawn() {
+    let mut app = app();
+    let burst = std::time::Instant::now();
+    assert_eq!(app.handle(key_at('d', burst), NOW), None);
+    assert_eq!(app.handle(key_at('y', burst), NOW), None);
+    assert_eq!(
+        confirm_lines(app.fleet().unwrap()),
+        [
+            "Tear down alpha on fleet-2? This runs there: stackless down alpha --json",
+            "[y/N]"
+        ]
+    );
+    let drawn = burst + std::time::Duration::from_millis(16);
+    app.drawn(drawn);
+    let early = burst + std::time::Duration::from_millis(8);
+    assert_eq!(app.handle(key_at('y', early), NOW), None);
+    assert_eq!(
+        fleet_sent(app.handle(key_at('y', drawn), NOW)),
+        [(
+            1,
+            json!({"cmd":"down","name":"alpha","birth":{"instance_id":"a2","resource_namespace":"sl-x"}})
+        )]
+    );
+    assert_eq!(app.fleet().unwrap().layer(), None);
+}
+
+/// `L` and `v` through the App: each asks, naming the row's host and the
+/// argv run there, and its `y` sends `renew` / `verify` to that host.
+#[test]
+fn l_and_v_through_the_app_go_to_the_rows_host() {
+    let mut app = app();
+    let read = std::time::Instant::now();
+    assert_eq!(app.handle(key_at('L', read), NOW), None);
+    app.drawn(read);
+    assert_eq!(
+        fleet_sent(app.handle(key_at('y', read), NOW)),
+        [(
+            1,
+            json!({"cmd":"renew","name":"alpha","birth":{"instance_id":"a2","resource_namespace":"sl-x"},"lease_secs":null})
+        )]
+    );
+    let read = read + std::time::Duration::from_millis(1);
+    assert_eq!(app.handle(key_at('v', read), NOW), None);
+    app.drawn(read);
+    assert_eq!(
+        fleet_sent(app.handle(key_at('y', read), NOW)),
+        [(
+            1,
+            json!({"cmd":"verify","name":"alpha","birth":{"instance_id":"a2","resource_namespace":"sl-x"}})
+        )]
+    );
+}
+
+/// Over a fleet a frame is owed only when something drawn changed: a
+/// resize owes one, and nothing after it was drawn.
+#[test]
+fn a_resize_over_a_fleet_owes_one_frame() {
+    let mut app = app();
+    let _ = app.needs_draw();
+    assert!(!app.needs_draw());
+    assert_eq!(app.handle(Event::Input(Term::Resize(100, 30)), NOW), None);
+    assert!(app.needs_draw());
+    assert!(!app.needs_draw());
+}
+
+/// `q` quits the App over a fleet; a signal quits it with `Effect::Quit`.
+#[test]
+fn q_or_a_signal_quits_the_app_over_a_fleet() {
+    let mut app = app();
+    assert_eq!(
+        app.handle(key_at('q', std::time::Instant::now()), NOW),
+        None
+    );
+    assert!(app.quitting());
+    let mut app = self::app();
+    assert_eq!(
+        app.handle(Event::Terminate("SIGTERM"), NOW),
+        Some(Effect::Quit)
+    );
+    assert!(app.quitting());
+}
+
+/// A host's wake-up is the wiring's: the App takes it without an effect
+/// and owes no frame for it.
+#[test]
+fn a_hosts_wake_up_is_left_to_the_wiring() {
+    let mut app = app();
+    let _ = app.needs_draw();
+    let wake = stackless_tui::model::fleet::wake::HostWake::Queued {
+        host: 1,
+        generation: 1,
+    };
+    assert_eq!(app.handle(Event::Host(wake), NOW), None);
+    assert!(!app.needs_draw());
+}
