@@ -2,35 +2,27 @@
 //! more, with no subcommand): one `ssh -T -o BatchMode=yes` per host
 //! running its agent, `serve --stdio` (docs/protocol.md; planned as one
 //! `--controller ... serve --stdio` plans it: the same forwarded local
-//! safety flags, host key checking on), all started at once; the fleet
-//! view ([`FleetApp`]) is fed every host's lines and link, drawn on this
-//! terminal, and its commands go to the owning host's agent.
+//! safety flags, host key checking on), started in waves; the one `App`
+//! over the fleet (`App::over_fleet`: the fleet's rows, [`FleetApp`], are
+//! its source of rows) in the one render loop
+//! (`crate::console::render_loop::drive`), on this terminal.
 //!
-//! Each connection has three threads: `fleet-read-N` reads the host's
-//! stdout line by line (at most [`super::link::MAX_LINE`] bytes a
-//! line, as `snapshot --follow` over a fleet reads it), parses each line
-//! as JSON and puts it
-//! in the connection's own bounded queue ([`LINE_QUEUE`] lines: a flooding
-//! host blocks only its own reader, and its memory is bounded), waking the
-//! main loop once until the loop has drained that queue; `fleet-write-N`
-//! writes the view's commands to ssh's stdin from a bounded channel
-//! ([`conn::COMMAND_QUEUE`]: when it is full the command is refused at once,
-//! never waited for, so a stopped host never holds the screen);
-//! `fleet-stderr-N` keeps the tail of ssh's stderr for the host's error.
-//!
-//! The main thread keeps each host's link by the rules of `snapshot
-//! --follow` over a fleet ([`super::link::Link`]: connecting,
-//! connected, stale after 3 heartbeats of silence or when its ssh ends,
-//! failed when it cannot work until someone acts; a stale host is
-//! connected again after its backoff, a failed one is not), reports each
-//! change to the view, and draws a frame only when something drawn
-//! changed ([`FleetApp::needs_draw`]: heartbeats cost none), at most one
-//! per [`FRAME`] while lines pour in, and at least once a second (the
-//! view's tick is drawn). The view's
-//! quit, SIGTERM, SIGINT or SIGHUP: the terminal is given back, every
-//! ssh's stdin closed (each agent stops as at the end of its stdin: its
-//! teardowns stopped and audited, docs/protocol.md "Stopping"), the ssh
-//! processes given `super::hosts::STOP_WAIT`, then the rest killed; exit 0.
+//! Each host's connection (`super::conn`: its reader, writer and stderr
+//! threads, a bounded queue of typed lines) wakes the loop on the one
+//! event channel (`Event::Host`); the loop's carrier here
+//! ([`FleetCarrier`]) drains it into the App's fleet, keeps each host's
+//! link (`super::hosts`, by `super::link`'s rules: connecting, connected,
+//! stale after 3 heartbeats of silence or when its ssh ends, failed when
+//! it cannot work until someone acts; a stale host is connected again
+//! after its backoff, a failed one is not), and hands each of the App's
+//! commands (`Effect::Fleet`) to its host's writer without waiting. A
+//! frame is drawn only when something drawn changed
+//! ([`FleetApp::needs_draw`]: heartbeats cost none), at most one per
+//! [`FRAME`] while lines pour in; the tick draws once a second. Quit,
+//! SIGTERM, SIGINT or SIGHUP: the terminal is given back, every ssh's stdin
+//! closed (each agent stops as at the end of its stdin: its teardowns
+//! stopped and audited, docs/protocol.md "Stopping"), the ssh processes
+//! given `super::hosts::STOP_WAIT`, then the rest killed; exit 0.
 
 use std::io::{self, Write as _};
 use std::process::ExitCode;
@@ -49,11 +41,11 @@ use crate::ui::{App, AppConfig, Effect, HelperMode, ReaperMode};
 /// frames a second).
 const FRAME: Duration = Duration::from_millis(16);
 
-/// The longest the main loop sleeps: links are checked (silence, a retry
+/// The longest the loop waits for an event: links are checked (silence, a retry
 /// due) at least this often.
 const POLL: Duration = Duration::from_millis(200);
 
-/// Run the fleet view over every host of `plans` (`plans[i]` reaches
+/// Run the console over every host of `plans` (`plans[i]` reaches
 /// `hosts[i]`, in [`crate::launcher::plan::Mode::Serve`]) on this terminal, its
 /// times shown in `zone`, until the operator quits or a signal; exit 0 (1
 /// when the terminal cannot be used).
