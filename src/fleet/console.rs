@@ -162,7 +162,7 @@ impl Carrier for FleetCarrier<'_> {
                 }
                 return;
             }
-            event => app.handle(event, now().0),
+            event => app.handle_ms(event, now().1),
         };
         if let (Some(Effect::Fleet(sent)), Some(fleet)) = (effect, app.fleet_mut()) {
             for effect in sent {

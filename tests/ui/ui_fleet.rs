@@ -1038,7 +1038,7 @@ fn v_verifies_on_the_rows_host_and_a_stale_host_refuses() {
 /// `alpha` (expired, active); `None` for a context the fleet view never
 /// enters (the help's and the logs' search, the operation overlay: the
 /// keys that open them are refused over a fleet).
-fn fleet_in(context: stackless_tui::ui::keys::Context) -> Option<FleetApp> {
+pub(crate) fn fleet_in(context: stackless_tui::ui::keys::Context) -> Option<FleetApp> {
     use stackless_tui::ui::keys::Context as C;
     let mut app = fleet();
     select(&mut app, "fleet-2", "alpha");
@@ -1061,7 +1061,7 @@ fn fleet_in(context: stackless_tui::ui::keys::Context) -> Option<FleetApp> {
 }
 
 /// One press of `key` (a sample for the table's wildcards) into `app`.
-fn press_key(app: &mut FleetApp, key: stackless_tui::ui::keys::Key) -> Vec<FleetEffect> {
+pub(crate) fn press_key(app: &mut FleetApp, key: stackless_tui::ui::keys::Key) -> Vec<FleetEffect> {
     use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
     use stackless_tui::ui::keys::{Key, Mods};
     let mouse = |kind| MouseEvent {

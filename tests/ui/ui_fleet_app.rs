@@ -10,7 +10,7 @@ use serde_json::json;
 use stackless_tui::event::Event;
 use stackless_tui::ui::{App, AppConfig, Effect, HelperMode, ReaperMode};
 
-use super::ui_fleet::{NOW, confirm_lines, fleet, screen, select, sent};
+use super::ui_fleet::{NOW, confirm_lines, fleet, fleet_in, press_key, screen, select, sent};
 
 fn config() -> AppConfig {
     AppConfig {
@@ -184,4 +184,64 @@ fn a_hosts_wake_up_is_left_to_the_wiring() {
     };
     assert_eq!(app.handle(Event::Host(wake), NOW), None);
     assert!(!app.needs_draw());
+}
+
+/// `key` (a sample for the key table's wildcards, as `ui_fleet`'s
+/// `press_key` presses it) as the terminal's event.
+fn event_of(key: stackless_tui::ui::keys::Key) -> Event {
+    use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+    use stackless_tui::ui::keys::{Key, Mods};
+    let mouse = |kind| {
+        Event::Input(Term::Mouse(MouseEvent {
+            kind,
+            column: 3,
+            row: 12,
+            modifiers: KeyModifiers::NONE,
+        }))
+    };
+    let key_event = |code, modifiers| Event::Input(Term::Key(KeyEvent::new(code, modifiers)));
+    match key {
+        Key::Code(code, Mods::Ctrl) => key_event(code, KeyModifiers::CONTROL),
+        Key::Code(code, _) => key_event(code, KeyModifiers::NONE),
+        Key::Text => key_event(KeyCode::Char('x'), KeyModifiers::NONE),
+        Key::Other => key_event(KeyCode::Char('n'), KeyModifiers::NONE),
+        Key::Click => mouse(MouseEventKind::Down(MouseButton::Left)),
+        Key::WheelUp => mouse(MouseEventKind::ScrollUp),
+        Key::WheelDown => mouse(MouseEventKind::ScrollDown),
+    }
+}
+
+/// Every entry of the one key table, each key in each context a fleet
+/// has, pressed through the App over a fleet (`App::handle`) and into the
+/// fleet's rows alone: the same commands to the same hosts, the same
+/// layer, the same message, the same quit. (What each does over a fleet,
+/// or the refusal it says, is `ui_fleet`'s
+/// `every_key_table_entry_acts_on_the_rows_host_or_says_why_not`.)
+#[test]
+fn every_key_table_entry_through_the_app_does_what_it_does_over_a_fleet() {
+    use stackless_tui::ui::keys::ENTRIES;
+    let mut pressed = 0;
+    for entry in ENTRIES {
+        for bind in entry.binds {
+            for context in bind.contexts {
+                for key in bind.keys {
+                    let (Some(mut alone), Some(fleet)) = (fleet_in(*context), fleet_in(*context))
+                    else {
+                        continue;
+                    };
+                    let what = format!("{:?} {:?} in {context:?}", entry.keys, bind.action);
+                    let mut app = App::over_fleet(fleet, config(), NOW);
+                    let expected = sent(&press_key(&mut alone, *key));
+                    let effect = app.handle(event_of(*key), NOW);
+                    pressed += 1;
+                    assert_eq!(fleet_sent(effect), expected, "{what}");
+                    let over = app.fleet().unwrap();
+                    assert_eq!(over.layer(), alone.layer(), "{what}");
+                    assert_eq!(over.flash(), alone.flash(), "{what}");
+                    assert_eq!(app.quitting(), alone.quit(), "{what}");
+                }
+            }
+        }
+    }
+    assert_eq!(pressed, 149);
 }

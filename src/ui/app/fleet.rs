@@ -21,6 +21,17 @@ impl App {
         app
     }
 
+    /// [`App::handle`] at `now_ms` (unix milliseconds): over a fleet the
+    /// pings' round trips are timed to the millisecond (the fleet's
+    /// wiring calls this); on one host, `App::handle` at its second.
+    pub fn handle_ms(&mut self, event: Event, now_ms: i64) -> Option<Effect> {
+        if self.shown.fleet.is_some() {
+            self.now = now_ms.div_euclid(1000);
+            return self.fleet_event(event, now_ms);
+        }
+        self.handle(event, now_ms.div_euclid(1000))
+    }
+
     /// The fleet shown, when this App is over a fleet.
     #[must_use]
     pub fn fleet(&self) -> Option<&FleetApp> {

@@ -326,7 +326,7 @@ impl App {
     fn apply(&mut self, event: Event, now: i64) -> Option<Effect> {
         if self.shown.fleet.is_some() {
             self.now = now;
-            return self.fleet_event(event, jiff::Timestamp::now().as_millisecond());
+            return self.fleet_event(event, now.saturating_mul(1000));
         }
         drop(self.settle());
         self.now = now;
