@@ -18,6 +18,7 @@ use toml::Value as TomlValue;
 
 use super::failure::{classify, failure_message};
 use super::plan::{Plan, Target};
+use crate::cli::Sub;
 use crate::model::text::sanitize_short;
 
 /// The version of the fleet document's shape (`snapshot --json` over a
@@ -73,6 +74,31 @@ pub(crate) enum FleetWhat {
         /// The display zone (`--utc`: UTC).
         zone: jiff::tz::TimeZone,
     },
+}
+
+/// Why a fleet does not run `command` (`count` hosts): the console,
+/// `snapshot`, `snapshot --json` and `snapshot --follow` run over a
+/// fleet; `serve --stdio` and `reap --once` run on one host.
+pub(super) fn fleet_refusal(command: &Sub, count: usize) -> String {
+    let what = match command {
+        Sub::Serve { .. } => "`serve --stdio`",
+        Sub::Reap { .. } => "`reap --once`",
+        _ => "this command",
+    };
+    format!(
+        "{what} does not run over a fleet: over {count} hosts the console, `snapshot`, \
+         `snapshot --json` and `snapshot --follow` run; run {what} with one --controller ssh://HOST"
+    )
+}
+
+/// The fleet view without a terminal here (`count` hosts): what to use
+/// instead.
+pub(super) fn fleet_needs_a_terminal(count: usize) -> String {
+    format!(
+        "the fleet view needs a terminal (stdin and stdout are not both a TTY). For scripts \
+         and cron over these {count} hosts use `snapshot`, `snapshot --json` or \
+         `snapshot --follow`."
+    )
 }
 
 /// One host of a fleet.

@@ -31,6 +31,7 @@ pub(crate) mod plan;
 use crate::cli::{Cli, EXIT_USAGE, Sub};
 use crate::model::text::sanitize_short;
 use failure::{classify, failure_message, interrupted_message, stderr_tail};
+use fleet::{fleet_needs_a_terminal, fleet_refusal};
 use plan::{
     DEFAULT_REMOTE_BIN, Mode, OnTheHost, Plan, Target, check_remote_bin, env_on_the_host,
     not_applied_message, strip_launcher_args,
@@ -361,31 +362,6 @@ fn launch_fleet(
         }
     };
     Ok(FleetLaunch { what, hosts, plans })
-}
-
-/// Why a fleet does not run `command` (`count` hosts): the console,
-/// `snapshot`, `snapshot --json` and `snapshot --follow` run over a
-/// fleet; `serve --stdio` and `reap --once` run on one host.
-fn fleet_refusal(command: &Sub, count: usize) -> String {
-    let what = match command {
-        Sub::Serve { .. } => "`serve --stdio`",
-        Sub::Reap { .. } => "`reap --once`",
-        _ => "this command",
-    };
-    format!(
-        "{what} does not run over a fleet: over {count} hosts the console, `snapshot`, \
-         `snapshot --json` and `snapshot --follow` run; run {what} with one --controller ssh://HOST"
-    )
-}
-
-/// The fleet view without a terminal here (`count` hosts): what to use
-/// instead.
-fn fleet_needs_a_terminal(count: usize) -> String {
-    format!(
-        "the fleet view needs a terminal (stdin and stdout are not both a TTY). For scripts \
-         and cron over these {count} hosts use `snapshot`, `snapshot --json` or \
-         `snapshot --follow`."
-    )
 }
 
 /// The local settings of `from_env` ([`plan`]): the safety switches that
