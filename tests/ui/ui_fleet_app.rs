@@ -245,3 +245,58 @@ fn every_key_table_entry_through_the_app_does_what_it_does_over_a_fleet() {
     }
     assert_eq!(pressed, 149);
 }
+
+/// The console's one filter over a fleet: its field terms read each
+/// host's rows (`op:` its operations, `backoff:` its backoffs, `lock:` its
+/// probed locks, `host:` its name), and text it cannot read keeps no row
+/// and says why, in the console's words.
+#[test]
+fn the_consoles_filter_terms_read_every_hosts_rows() {
+    let filter = |text: &str| {
+        let mut app = fleet();
+        let mut typed = vec!['/'];
+        typed.extend(text.chars());
+        for c in typed {
+            app.key(
+                KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE),
+                NOW * 1000,
+            );
+        }
+        app.key(
+            KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE),
+            NOW * 1000,
+        );
+        let rows: Vec<String> = app
+            .rows()
+            .iter()
+            .map(|r| {
+                let host = &app.fleet().hosts[r.host];
+                format!("{}/{}", host.name, host.instances()[r.index].key.name)
+            })
+            .collect();
+        let flash = app.flash().map(|f| (f.text.clone(), f.error));
+        (rows, flash)
+    };
+    assert_eq!(
+        filter("op:running"),
+        (vec!["fleet-2/charlie".to_owned()], None)
+    );
+    assert_eq!(
+        filter("backoff:waiting"),
+        (vec!["fleet-2/alpha".to_owned()], None)
+    );
+    assert_eq!(filter("!lock:none").0, Vec::<String>::new());
+    assert_eq!(filter("host:fleet-1 !status:expired").0, ["fleet-1/alpha"]);
+    assert_eq!(
+        filter("colour:red"),
+        (
+            Vec::new(),
+            Some((
+                "filter \"colour:red\": unknown field \"colour\" (fields: status, substrate, \
+                 name, lock, backoff, op, host)"
+                    .to_owned(),
+                true
+            ))
+        )
+    );
+}

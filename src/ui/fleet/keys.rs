@@ -8,7 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent,
 use super::actions::{Verb, ctrl, plain};
 use super::{FleetApp, FleetEffect, Focus, Layer};
 use crate::model::fleet::rows::{Instance, InstanceKey, Operation};
-use crate::model::fleet::view::{Filter, SortKey};
+use crate::model::fleet::view::SortKey;
 use crate::model::protocol::command::Command;
 use crate::model::text::sanitize_short;
 use crate::ui::keys::{self, Context, Input};
@@ -461,8 +461,27 @@ impl FleetApp {
         }
     }
 
+    /// The filter typed (the console's one filter, `crate::ui::filter`):
+    /// text that cannot be read keeps no row, and says why.
     pub(super) fn set_filter(&mut self, text: String) {
-        self.filter = Filter::parse(&text);
+        self.filter = match crate::ui::filter::parse(&text) {
+            Ok(filter) => {
+                // What the text typed so far could not read is gone.
+                if self
+                    .flash
+                    .as_ref()
+                    .is_some_and(|f| f.error && f.text.starts_with("filter \""))
+                {
+                    self.flash = None;
+                }
+                filter
+            }
+            Err(why) => {
+                let said = format!("filter \"{text}\": {why}");
+                self.say(crate::model::text::sanitize_short(&said, 240), true);
+                crate::ui::filter::Filter::nothing()
+            }
+        };
         self.filter_text = text;
         self.reorder();
     }

@@ -10,6 +10,7 @@
 mod actions;
 mod cells;
 mod draw;
+mod filtered;
 mod instances;
 mod keys;
 mod views;
@@ -22,12 +23,13 @@ use serde_json::Value;
 pub use draw::draw;
 
 use crate::model::fleet::rows::InstanceKey;
-use crate::model::fleet::view::{Filter, RowRef, SortKey, host_order, merge};
+use crate::model::fleet::view::{RowRef, SortKey, host_order, merge};
 use crate::model::fleet::wire::{self, Message};
 use crate::model::fleet::{Applied, Bounds, Fleet, Link, LinkState};
 use crate::model::protocol::command::{Command, Request};
 use crate::model::protocol::lines::Reply;
 use crate::model::text::sanitize_short;
+use crate::ui::filter::Filter;
 
 /// How often a connected host is pinged for its round trip (ms).
 pub const PING_EVERY_MS: i64 = 10_000;
@@ -466,7 +468,8 @@ impl FleetApp {
                 .map(|(h, host)| match cache.get(h) {
                     Some(Some((version, list))) if *version == host.version => list.clone(),
                     _ => {
-                        let list = host_order(host, &self.filter, self.sort, self.now);
+                        let kept = filtered::kept(&self.filter, host, self.now);
+                        let list = host_order(host, &kept, self.sort);
                         if let Some(slot) = cache.get_mut(h) {
                             *slot = Some((host.version, list.clone()));
                         }
