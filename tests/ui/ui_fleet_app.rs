@@ -300,3 +300,63 @@ fn the_consoles_filter_terms_read_every_hosts_rows() {
         )
     );
 }
+
+/// The console's one set of sort keys over a fleet, `host` first: `s`
+/// cycles through them all (reap attempts most first, `▼`); `:sort reap`
+/// puts fleet-2's `alpha` (2 failed reaps) first; `:sort lease desc`
+/// runs high to low.
+#[test]
+fn the_consoles_sort_keys_order_every_hosts_rows() {
+    let mut app = fleet();
+    let key = |app: &mut stackless_tui::ui::fleet::FleetApp, c: char| {
+        app.key(
+            KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE),
+            NOW * 1000,
+        );
+    };
+    let sort_shown = |app: &stackless_tui::ui::fleet::FleetApp| {
+        let header = screen(app, 120, 40).lines().next().unwrap().to_owned();
+        header[header.find("sort: ").unwrap()..].to_owned()
+    };
+    let mut cycle = vec![sort_shown(&app)];
+    for _ in 0..7 {
+        key(&mut app, 's');
+        cycle.push(sort_shown(&app));
+    }
+    assert_eq!(
+        cycle,
+        [
+            "sort: host ▲",
+            "sort: lease expiry ▲",
+            "sort: name ▲",
+            "sort: substrate ▲",
+            "sort: reap attempts ▼",
+            "sort: status ▲",
+            "sort: lock ▲",
+            "sort: host ▲"
+        ]
+    );
+    let line = |app: &mut stackless_tui::ui::fleet::FleetApp, text: &str| {
+        key(app, ':');
+        for c in text.chars() {
+            key(app, c);
+        }
+        app.key(
+            KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE),
+            NOW * 1000,
+        );
+    };
+    line(&mut app, "sort reap");
+    let first = app.rows()[0];
+    let host = &app.fleet().hosts[first.host];
+    assert_eq!(
+        (
+            host.name.as_str(),
+            host.instances()[first.index].key.name.as_str()
+        ),
+        ("fleet-2", "alpha")
+    );
+    assert_eq!(sort_shown(&app), "sort: reap attempts ▼");
+    line(&mut app, "sort lease desc");
+    assert_eq!(sort_shown(&app), "sort: lease expiry ▼");
+}

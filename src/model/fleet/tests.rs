@@ -292,7 +292,7 @@ fn the_sort_runs_across_hosts_over_the_rows_kept() {
         ]
     );
     assert_eq!(
-        names(&fleet, &order(&fleet, &all, SortKey::Lease, false)),
+        names(&fleet, &order(&fleet, &all, SortKey::LeaseExpiry, false)),
         [
             "fleet-2/zulu",
             "fleet-1/bravo",

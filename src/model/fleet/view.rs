@@ -4,45 +4,10 @@
 
 use std::cmp::Ordering;
 
-use super::Fleet;
+pub use crate::model::sort_key::SortKey;
+
 use super::rows::Instance;
-
-/// What the merged table is sorted by (`s` cycles, `S` reverses).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SortKey {
-    /// Host (in the fleet's order), then name.
-    Host,
-    /// Lease expiry, soonest first (no lease after, tombstones last).
-    Lease,
-    /// Name, then host.
-    Name,
-    /// Status (`active`, then the rest), then lease.
-    Status,
-}
-
-impl SortKey {
-    /// The next key `s` moves to.
-    #[must_use]
-    pub fn next(self) -> Self {
-        match self {
-            Self::Host => Self::Lease,
-            Self::Lease => Self::Name,
-            Self::Name => Self::Status,
-            Self::Status => Self::Host,
-        }
-    }
-
-    /// The words the header shows (`sort: host`).
-    #[must_use]
-    pub fn label(self) -> &'static str {
-        match self {
-            Self::Host => "host",
-            Self::Lease => "lease expiry",
-            Self::Name => "name",
-            Self::Status => "status",
-        }
-    }
-}
+use super::{Fleet, Host};
 
 /// One row of the merged table: host index and the row's index in that
 /// host's [`super::Host::instances`].
@@ -85,29 +50,51 @@ pub fn order(fleet: &Fleet, kept: &[Vec<bool>], sort: SortKey, descending: bool)
 /// caches it per host (by [`super::Host::version`]), so a change on one
 /// host sorts that host's rows only.
 #[must_use]
-pub fn host_order(host: &super::Host, kept: &[bool], sort: SortKey) -> Vec<usize> {
+pub fn host_order(host: &Host, kept: &[bool], sort: SortKey) -> Vec<usize> {
     let rows = host.instances();
     let mut order: Vec<usize> = (0..rows.len())
         .filter(|&i| kept.get(i).copied().unwrap_or(false))
         .collect();
     order.sort_by(|&a, &b| {
-        compare(&rows[a], &rows[b], sort).then_with(|| rows[a].key.cmp(&rows[b].key))
+        compare((host, &rows[a]), (host, &rows[b]), sort)
+            .then_with(|| rows[a].key.cmp(&rows[b].key))
     });
     order
 }
 
-fn compare(x: &Instance, y: &Instance, sort: SortKey) -> Ordering {
+/// `x` against `y` (each with its host) by `sort`, as the console sorts
+/// one host's rows: reap attempts most first, locks held first.
+fn compare((hx, x): (&Host, &Instance), (hy, y): (&Host, &Instance), sort: SortKey) -> Ordering {
     match sort {
         // By host, then active before tombstoned (as the console's
         // default sort keeps tombstones last), then by name.
         SortKey::Host => x.tombstoned().cmp(&y.tombstoned()),
-        SortKey::Lease => lease_rank(x).cmp(&lease_rank(y)),
+        SortKey::LeaseExpiry => lease_rank(x).cmp(&lease_rank(y)),
         SortKey::Name => x.key.name.cmp(&y.key.name),
+        SortKey::Substrate => x.substrate.cmp(&y.substrate),
+        SortKey::ReapAttempts => attempts(hy, y).cmp(&attempts(hx, x)),
         SortKey::Status => (x.status != "active", &x.status, lease_rank(x)).cmp(&(
             y.status != "active",
             &y.status,
             lease_rank(y),
         )),
+        SortKey::Lock => lock_rank(x).cmp(&lock_rank(y)),
+    }
+}
+
+/// The failed reaps of `row` on `host` (its backoff's attempts).
+fn attempts(host: &Host, row: &Instance) -> i64 {
+    host.backoff(&row.key.name).map_or(0, |b| b.attempts)
+}
+
+/// Held locks first, then stale, then unprobed, then none (the console's
+/// lock order, as the row's host probed it).
+fn lock_rank(row: &Instance) -> u8 {
+    match &row.lock {
+        None => 3,
+        Some(lock) if lock.held => 0,
+        Some(lock) if lock.liveness.starts_with("stale") => 1,
+        Some(_) => 2,
     }
 }
 
@@ -115,23 +102,21 @@ fn compare(x: &Instance, y: &Instance, sort: SortKey) -> Ordering {
 /// [`host_order`]): by host, the hosts' lists one after the other; by any
 /// other key, a merge of the sorted lists (ties by host order).
 #[must_use]
-pub fn merge(
-    fleet: &Fleet,
-    per_host: &[Vec<usize>],
-    sort: SortKey,
-    descending: bool,
-) -> Vec<RowRef> {
+pub fn merge(fleet: &Fleet, per_host: &[Vec<usize>], sort: SortKey, reversed: bool) -> Vec<RowRef> {
     let mut rows: Vec<RowRef> = per_host
         .iter()
         .enumerate()
         .flat_map(|(host, list)| list.iter().map(move |&index| RowRef { host, index }))
         .collect();
     if sort != SortKey::Host {
-        let get = |r: &RowRef| &fleet.hosts[r.host].instances()[r.index];
+        let get = |r: &RowRef| {
+            let host = &fleet.hosts[r.host];
+            (host, &host.instances()[r.index])
+        };
         // Each host's run is sorted already: a stable sort merges the runs.
         rows.sort_by(|a, b| compare(get(a), get(b), sort).then_with(|| a.host.cmp(&b.host)));
     }
-    if descending {
+    if reversed {
         rows.reverse();
     }
     rows

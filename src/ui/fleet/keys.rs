@@ -108,11 +108,11 @@ impl FleetApp {
             KeyCode::Char('/') => self.layers.push(Layer::Filter),
             KeyCode::Char(':') => self.layers.push(Layer::Command(String::new())),
             KeyCode::Char('s') => {
-                self.sort = self.sort.next();
+                self.sort = self.sort.next_over_fleet();
                 self.reorder();
             }
             KeyCode::Char('S') => {
-                self.descending = !self.descending;
+                self.reversed = !self.reversed;
                 self.reorder();
             }
             KeyCode::Char(' ') => self.toggle_mark(),
@@ -833,12 +833,20 @@ impl FleetApp {
                 ),
             },
             "filter" => self.set_filter(rest.join(" ")),
-            "sort" => match rest.first().copied() {
-                Some("host") => self.sort = SortKey::Host,
-                Some("lease") => self.sort = SortKey::Lease,
-                Some("name") => self.sort = SortKey::Name,
-                Some("status") => self.sort = SortKey::Status,
-                _ => self.say(":sort takes host, lease, name or status", true),
+            "sort" => match rest.first().copied().and_then(SortKey::parse_over_fleet) {
+                Some(key) => {
+                    self.sort = key;
+                    // `asc` / `desc` as on one host (else the key's own).
+                    self.reversed = match rest.get(1).copied() {
+                        Some("desc") => !key.descending(),
+                        Some("asc") => key.descending(),
+                        _ => false,
+                    };
+                }
+                None => self.say(
+                    ":sort takes host, lease, name, substrate, reap, status or lock",
+                    true,
+                ),
             },
             "help" => self.help(),
             "ops" => self.focus = Focus::Operations,

@@ -208,7 +208,8 @@ pub struct FleetApp {
     filter_text: String,
     filter: Filter,
     sort: SortKey,
-    descending: bool,
+    /// `S` reversed the sort's order.
+    reversed: bool,
     marks: BTreeSet<(usize, InstanceKey)>,
     layers: Vec<Layer>,
     flash: Option<Flash>,
@@ -269,7 +270,7 @@ impl FleetApp {
             filter_text: String::new(),
             filter: Filter::default(),
             sort: SortKey::Host,
-            descending: false,
+            reversed: false,
             marks: BTreeSet::new(),
             layers: Vec::new(),
             flash: None,
@@ -478,7 +479,7 @@ impl FleetApp {
                 })
                 .collect();
             drop(cache);
-            let rows = merge(&self.fleet, &per_host, self.sort, self.descending);
+            let rows = merge(&self.fleet, &per_host, self.sort, self.reversed);
             let kept = self.chosen.as_ref().and_then(|(host, key)| {
                 rows.iter().position(|r| {
                     r.host == *host && &self.fleet.hosts[r.host].instances()[r.index].key == key
@@ -558,10 +559,11 @@ impl FleetApp {
         &self.filter_text
     }
 
-    /// The sort and its direction.
+    /// The sort and whether its rows run high to low (drawn `▼`): the
+    /// key's natural direction, flipped by `S` (as on one host).
     #[must_use]
     pub fn sort(&self) -> (SortKey, bool) {
-        (self.sort, self.descending)
+        (self.sort, self.sort.descending() != self.reversed)
     }
 
     /// The instance is marked.

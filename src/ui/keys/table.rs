@@ -288,7 +288,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "s",
-        fleet: "sort: host (then name), lease expiry, name, status",
+        fleet: "the same keys, host first: host (then name), lease expiry, name, substrate, reap attempts, status, lock",
         help: "sort: lease expiry, name, substrate, reap attempts, status, lock",
         binds: &[bind(&[Panes], &[ch('s')], Action::CycleSort)],
         footer: &[foot(Panes, 9, "s", "sort", 4)],
