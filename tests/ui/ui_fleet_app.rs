@@ -360,3 +360,49 @@ fn the_consoles_sort_keys_order_every_hosts_rows() {
     line(&mut app, "sort lease desc");
     assert_eq!(sort_shown(&app), "sort: lease expiry ▼");
 }
+
+/// The `:` line over a fleet is read by the console's one parser: its
+/// refusals in the console's words, nothing sent.
+#[test]
+fn the_command_line_over_a_fleet_is_read_by_the_consoles_parser() {
+    let run = |text: &str| {
+        let mut app = fleet();
+        let mut sent = Vec::new();
+        for c in std::iter::once(':').chain(text.chars()) {
+            sent.extend(app.key(
+                KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE),
+                NOW * 1000,
+            ));
+        }
+        sent.extend(app.key(
+            KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE),
+            NOW * 1000,
+        ));
+        (sent.len(), app.flash().map(|f| (f.text.clone(), f.error)))
+    };
+    assert_eq!(
+        run("down fleet-2/Bad_Name"),
+        (
+            0,
+            Some((
+                "\"fleet-2/Bad_Name\" is not a DNS-safe name".to_owned(),
+                true
+            ))
+        )
+    );
+    assert_eq!(
+        run("sort colour"),
+        (
+            0,
+            Some((
+                "unknown sort key \"colour\" (host, lease, name, substrate, reap, status, lock)"
+                    .to_owned(),
+                true
+            ))
+        )
+    );
+    assert_eq!(
+        run("reap"),
+        (0, Some((":reap needs instance names".to_owned(), true)))
+    );
+}

@@ -8,9 +8,9 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent,
 use super::actions::{Verb, ctrl, plain};
 use super::{FleetApp, FleetEffect, Focus, Layer};
 use crate::model::fleet::rows::{Instance, InstanceKey, Operation};
-use crate::model::fleet::view::SortKey;
 use crate::model::protocol::command::Command;
 use crate::model::text::sanitize_short;
+use crate::ui::command::UiCommand;
 use crate::ui::keys::{self, Context, Input};
 
 impl FleetApp {
@@ -781,87 +781,87 @@ impl FleetApp {
         }
     }
 
+    /// The `:` line, read by the console's one parser
+    /// (`crate::ui::command::parse_over_fleet`: its commands, `[HOST/]NAME`,
+    /// a HOST for the reaper's), then carried out over the fleet.
     pub(super) fn run_command(&mut self, line: &str) -> Vec<FleetEffect> {
-        let mut words = line.split_whitespace();
-        let Some(first) = words.next() else {
-            return Vec::new();
-        };
-        let rest: Vec<&str> = words.collect();
-        match first {
-            "q" | "quit" => self.quit = true,
-            "reap" | "down" => {
-                let verb = if first == "reap" {
-                    Verb::Reap
-                } else {
-                    Verb::Down
-                };
-                if rest.is_empty() {
-                    self.say(format!(":{first} takes [HOST/]NAME..."), true);
-                    return Vec::new();
-                }
-                let mut targets = Vec::new();
-                for word in rest {
-                    match self.find(word) {
-                        Ok(target) => targets.push(target),
-                        Err(why) => {
-                            self.say(why, true);
-                            return Vec::new();
-                        }
-                    }
-                }
-                let marks = std::mem::replace(&mut self.marks, targets.into_iter().collect());
-                let focus = std::mem::replace(&mut self.focus, Focus::Instances);
-                self.ask_instances(verb);
-                self.marks = marks;
-                self.focus = focus;
+        let command = match crate::ui::command::parse_over_fleet(line) {
+            Ok(command) => command,
+            Err(why) => {
+                self.say(why, true);
+                return Vec::new();
             }
-            "pause" | "resume" | "pass" => match self.hosts_named(rest.first().copied()) {
-                Some(hosts) => {
-                    let command = match first {
-                        "pause" => Command::Pause,
-                        "resume" => Command::Resume,
-                        _ => Command::Pass,
-                    };
-                    return self.reaper_command(command, &hosts);
-                }
-                None => self.say(
-                    format!(
-                        "no host is named {}",
-                        sanitize_short(rest.first().copied().unwrap_or(""), 64)
-                    ),
-                    true,
-                ),
-            },
-            "filter" => self.set_filter(rest.join(" ")),
-            "sort" => match rest.first().copied().and_then(SortKey::parse_over_fleet) {
-                Some(key) => {
-                    self.sort = key;
-                    // `asc` / `desc` as on one host (else the key's own).
-                    self.reversed = match rest.get(1).copied() {
-                        Some("desc") => !key.descending(),
-                        Some("asc") => key.descending(),
-                        _ => false,
-                    };
-                }
-                None => self.say(
-                    ":sort takes host, lease, name, substrate, reap, status or lock",
-                    true,
-                ),
-            },
-            "help" => self.help(),
-            "ops" => self.focus = Focus::Operations,
-            "logs" | "renew" | "verify" => return self.named_command(first, &rest),
-            word if rest.is_empty() => self.jump(word),
-            other => self.say(
-                format!(
-                    "unknown command :{} (? lists the keys and commands)",
-                    sanitize_short(other, 32)
-                ),
+        };
+        match command {
+            UiCommand::Quit => self.quit = true,
+            UiCommand::Reap(names) => self.command_instances(Verb::Reap, &names),
+            UiCommand::Down(names) => self.command_instances(Verb::Down, &names),
+            UiCommand::Pause(host) => return self.command_reaper(Command::Pause, host),
+            UiCommand::Resume(host) => return self.command_reaper(Command::Resume, host),
+            UiCommand::Pass(host) => return self.command_reaper(Command::Pass, host),
+            UiCommand::Filter(text) => self.set_filter(text),
+            UiCommand::Sort(key, descending) => {
+                self.sort = key;
+                // `asc` / `desc` as on one host (else the key's own).
+                self.reversed = descending.is_some_and(|d| d != key.descending());
+            }
+            UiCommand::Help => self.help(),
+            UiCommand::Ops => self.focus = Focus::Operations,
+            UiCommand::Logs(name) => return self.named_command("logs", &[name.as_str()]),
+            UiCommand::Renew(names, None) => {
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                return self.named_command("renew", &names);
+            }
+            UiCommand::Renew(_, Some(_)) => self.say(
+                ":renew over a fleet renews the lease as recorded: :renew [HOST/]NAME",
                 true,
             ),
+            UiCommand::Verify(names) => {
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                return self.named_command("verify", &names);
+            }
+            UiCommand::Jump(word) => self.jump(&word),
         }
         self.reorder();
         Vec::new()
+    }
+
+    /// `:reap` / `:down` of `names` (each `[HOST/]NAME`): the question for
+    /// them all, or why one cannot be found.
+    fn command_instances(&mut self, verb: Verb, names: &[String]) {
+        let mut targets = Vec::new();
+        for word in names {
+            match self.find(word) {
+                Ok(target) => targets.push(target),
+                Err(why) => {
+                    self.say(why, true);
+                    return;
+                }
+            }
+        }
+        let marks = std::mem::replace(&mut self.marks, targets.into_iter().collect());
+        let focus = std::mem::replace(&mut self.focus, Focus::Instances);
+        self.ask_instances(verb);
+        self.marks = marks;
+        self.focus = focus;
+    }
+
+    /// `:pause` / `:resume` / `:pass` on the host named (or `all`; `None`:
+    /// the selected row's host).
+    fn command_reaper(&mut self, command: Command, host: Option<String>) -> Vec<FleetEffect> {
+        match self.hosts_named(host.as_deref()) {
+            Some(hosts) => self.reaper_command(command, &hosts),
+            None => {
+                self.say(
+                    format!(
+                        "no host is named {}",
+                        sanitize_short(host.as_deref().unwrap_or(""), 64)
+                    ),
+                    true,
+                );
+                Vec::new()
+            }
+        }
     }
 }
 
