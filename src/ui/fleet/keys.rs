@@ -647,10 +647,6 @@ impl FleetApp {
     /// name is on several hosts); one candidate is taken whole (and a
     /// space), several give their common start and the footer lists them.
     pub(super) fn complete(&mut self) {
-        const COMMANDS: [&str; 13] = [
-            "reap", "down", "renew", "verify", "logs", "ops", "pause", "resume", "pass", "filter",
-            "sort", "help", "quit",
-        ];
         let Some(Layer::Command(text)) = self.layers.last() else {
             return;
         };
@@ -658,7 +654,8 @@ impl FleetApp {
         let start = text.rfind(' ').map_or(0, |at| at + 1);
         let (head, word) = text.split_at(start);
         let candidates: Vec<String> = if start == 0 {
-            COMMANDS
+            // The console's command names (`crate::ui::command`).
+            crate::ui::command::COMMANDS
                 .iter()
                 .filter(|c| c.starts_with(word))
                 .map(|c| (*c).to_owned())
