@@ -9,6 +9,7 @@
 
 mod actions;
 mod cells;
+mod command_line;
 mod draw;
 mod filtered;
 mod instances;
