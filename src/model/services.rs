@@ -433,6 +433,11 @@ impl Service {
 /// (report.rs:343-345), started or not.
 #[must_use]
 pub fn defined_services(definition: &str) -> Vec<String> {
+    if definition.is_empty() {
+        // Nothing to parse (the services of `snapshot --json`, read
+        // without the definition).
+        return Vec::new();
+    }
     let Ok(table) = definition.parse::<toml::Table>() else {
         return Vec::new();
     };

@@ -35,6 +35,7 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 pub use error::StoreError;
 pub use read::probe_liveness;
+pub use read::stream::{StreamReader, StreamStop};
 pub use recheck_all::{BULK_SHARE, Seen};
 pub use write::Recheck;
 
@@ -106,6 +107,13 @@ pub struct Store {
     /// The names a dry run's scans found unchanged
     /// ([`Store::begin_read_of`]), until [`Store::end_read`].
     held: Option<recheck_all::Held>,
+    /// What the last snapshot read saw of the file's version, when its
+    /// rows are paired as [`Store::recheck`] pairs them: `PRAGMA
+    /// data_version` (changes with each commit of another connection) and
+    /// this connection's `total_changes()`; and the names it saw an
+    /// operation pending on. A dry run's read that finds both unchanged
+    /// reads the same rows ([`Store::begin_read_of`]).
+    snapshot_version: Option<((i64, i64), recheck_all::Held)>,
     /// Why this store is closed ([`Store::close`], [`Store::closed_by`]):
     /// every checked call then fails with [`StoreError::Closed`] and this
     /// reason, not with what the placeholder connection would say.
@@ -304,6 +312,7 @@ impl Store {
             queue: operations::QueueMemory::default(),
             recheck_sql: write::recheck_sql(layout),
             held: None,
+            snapshot_version: None,
             closed: None,
             registration: Some(registration),
         })

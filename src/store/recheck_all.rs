@@ -34,8 +34,8 @@ use rusqlite::types::ValueRef;
 
 use super::lenient::col;
 use super::read::{
-    LEASE_SCAN_SQL, Substrates, attempt_from_row, instance_columns, instance_extras, lease_columns,
-    lock_columns, lock_scan_sql,
+    LEASE_SCAN_SQL, Substrates, attempt_from_row, collates, instance_columns, instance_extras,
+    lease_columns, lock_columns, lock_scan_sql, version,
 };
 use super::{Layout, Recheck, Store, StoreError};
 use crate::model::{Instance, ReapAttempt};
@@ -95,10 +95,16 @@ const COMPARED: fn(&Recheck) = |Recheck {
                                 }| {};
 
 impl Store {
-    /// [`Store::begin_read`], then, when the worklist `seen` is at least
-    /// one in [`BULK_SHARE`] of the store's `instances`, its rows read at
-    /// once in that transaction ([`Store::unchanged_in_read`] until
-    /// [`Store::end_read`]). For a dry run only, as [`Store::begin_read`] is.
+    /// [`Store::begin_read`], then the worklist `seen` known unchanged
+    /// ([`Store::unchanged_in_read`] until [`Store::end_read`]): every name
+    /// when nothing was committed to the file since this connection's last
+    /// [`Store::snapshot`] (its `PRAGMA data_version` and
+    /// `total_changes()` as that read saw them; that snapshot's rows
+    /// paired as the re-check pairs them, and `seen` taken from it), so
+    /// the store is read once; else, when `seen` is at least one in
+    /// [`BULK_SHARE`] of the store's `instances`, the names whose rows,
+    /// read at once in that transaction, are as seen. For a dry run only,
+    /// as [`Store::begin_read`] is.
     ///
     /// # Errors
     /// As [`Store::begin_read`]; a scan that fails only leaves every name
@@ -106,6 +112,24 @@ impl Store {
     pub fn begin_read_of(&mut self, seen: &[Seen<'_>], instances: usize) -> Result<(), StoreError> {
         let _ = COMPARED;
         self.begin_read()?;
+        if let Some((read, pending)) = self.snapshot_version.take()
+            && version(&self.conn).ok() == Some(read)
+        {
+            // Nothing was committed since the decision's snapshot was
+            // read: each re-check would read the rows it saw. The store is
+            // read once, not twice. (A name with an operation pending, or
+            // seen twice, is left to its re-check.)
+            let mut held = Held::with_capacity(seen.len());
+            let mut twice = Held::new();
+            for (instance, _) in seen {
+                if !held.insert(instance.name.clone()) {
+                    twice.insert(instance.name.clone());
+                }
+            }
+            held.retain(|name| !pending.contains(name) && !twice.contains(name));
+            self.held = Some(held);
+            return Ok(());
+        }
         if seen.len().saturating_mul(BULK_SHARE) >= instances {
             self.held = read_all(&self.conn, self.layout, seen).ok().flatten();
         }
@@ -120,24 +144,6 @@ impl Store {
     pub fn unchanged_in_read(&self, name: &str) -> bool {
         self.held.as_ref().is_some_and(|held| held.contains(name))
     }
-}
-
-/// Whether any of the tables read declares a collation (`=` would not be
-/// byte equality).
-fn collates(conn: &Connection) -> rusqlite::Result<bool> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT sql FROM sqlite_master WHERE type = 'table'
-         AND name IN ('instances', 'leases', 'op_locks', 'reap_attempts', 'operations')",
-    )?;
-    let mut rows = stmt.query([])?;
-    while let Some(row) = rows.next()? {
-        if let ValueRef::Text(sql) = col(row, 0)
-            && sql.windows(7).any(|w| w.eq_ignore_ascii_case(b"collate"))
-        {
-            return Ok(true);
-        }
-    }
-    Ok(false)
 }
 
 /// The names of `seen` whose rows are unchanged; `Ok(None)` where a scan

@@ -382,3 +382,47 @@ fn reap_once_dry_run_prints_every_line_whole_and_in_order() {
         expected.len()
     );
 }
+
+/// A dry run whose store took no commit since the decision's snapshot
+/// (the same `PRAGMA data_version` on the same connection) re-checks
+/// against the rows that snapshot read, so the store is read once: every
+/// name is unchanged, even in a worklist too small to be read at once. A
+/// commit in between (another connection's), or a read with no snapshot
+/// before it, leaves each name to its re-check.
+#[test]
+fn a_store_unchanged_since_the_snapshot_is_read_once_and_a_commit_between_is_rechecked() {
+    let probe = || FixedProbe {
+        host: Some("vm".into()),
+        processes: vec![],
+    };
+    let (_dir, path) = store_with(100);
+    let mut store = Store::open(&path, Access::ReadWrite).unwrap();
+    let snapshot = store.snapshot(&mut probe()).unwrap();
+    let instances = snapshot.rows.instances.len();
+    let golf = snapshot.rows.instance("golf").unwrap();
+    let seen = vec![(golf, snapshot.reap_attempt("golf"))];
+    assert!(
+        seen.len() * stackless_tui::store::BULK_SHARE < instances,
+        "below the share read at once"
+    );
+    store.begin_read_of(&seen, instances).unwrap();
+    assert!(store.unchanged_in_read("golf"));
+    store.end_read();
+    assert!(!store.unchanged_in_read("golf"));
+    // A second read after the same snapshot: not known (the snapshot's
+    // version is used once).
+    store.begin_read_of(&seen, instances).unwrap();
+    assert!(!store.unchanged_in_read("golf"));
+    store.end_read();
+    // A commit between the snapshot and the read, on another row.
+    let snapshot = store.snapshot(&mut probe()).unwrap();
+    stores::exec(
+        &path,
+        "UPDATE leases SET expires_at = expires_at + 1 WHERE instance = 'bravo'",
+    );
+    let golf = snapshot.rows.instance("golf").unwrap();
+    let seen = vec![(golf, snapshot.reap_attempt("golf"))];
+    store.begin_read_of(&seen, instances).unwrap();
+    assert!(!store.unchanged_in_read("golf"));
+    store.end_read();
+}

@@ -47,6 +47,7 @@ mod serve_property;
 mod serve_reads;
 mod serve_stop;
 mod shape;
+mod snapshot_golden;
 mod store;
 mod store_files;
 mod store_swaps_and_planted_links;

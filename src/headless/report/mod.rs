@@ -8,13 +8,13 @@ use crate::model::envelope::{EnvelopeError, parse_error, read_reason};
 use crate::model::name::is_dns_safe;
 use crate::model::protocol::rows::LeaseRow;
 use crate::model::time::{lease_text, retry_text};
-use crate::model::{Instance, Operation, Snapshot};
+use crate::model::{Instance, Operation, ReapAttempt, Snapshot};
 use crate::reaper::clock::ClockDoubt;
 use crate::reaper::decision::{self, Decision};
 
 mod table;
 pub(crate) use table::{HEADER, widen, write_line};
-pub use table::{table, write_table};
+pub use table::{TableStream, table, write_table};
 
 /// The version of this document's shape. Bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -328,39 +328,315 @@ pub fn write_json<W: std::io::Write>(
     out.write_all(b"\n").map_err(serde_json::Error::io)
 }
 
+/// [`write_json`]'s document written as a streamed snapshot comes
+/// (`crate::store::Store::stream_snapshot`): the head (every field before
+/// `instances`) from the snapshot's head, then each instance as it is
+/// read, then the operations; byte for byte [`write_json`]'s. Only one
+/// instance is held at a time.
+pub struct JsonStream<'a, W: std::io::Write> {
+    out: &'a mut W,
+    store: &'a str,
+    now: i64,
+    clock: Option<&'a ClockDoubt>,
+    /// Built from the head.
+    rules: Option<Rules>,
+    /// Instances written so far.
+    written: usize,
+    /// The head's and the tail's text before they are cut into `out`.
+    scratch: Vec<u8>,
+}
+
+/// `serde_json`'s pretty formatter (two spaces an indent) for a value
+/// that starts `depth` levels into the document: the same bytes as the
+/// whole document's pretty printing gives it there.
+struct Nested {
+    depth: usize,
+    has_value: bool,
+}
+
+impl Nested {
+    const SPACES: &'static [u8] = &[b' '; 64];
+
+    fn at(depth: usize) -> Self {
+        Self {
+            depth,
+            has_value: false,
+        }
+    }
+
+    fn indent<W: ?Sized + std::io::Write>(&self, out: &mut W) -> std::io::Result<()> {
+        let mut left = self.depth * 2;
+        while left > 0 {
+            let n = left.min(Self::SPACES.len());
+            out.write_all(&Self::SPACES[..n])?;
+            left -= n;
+        }
+        Ok(())
+    }
+}
+
+impl serde_json::ser::Formatter for Nested {
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, out: &mut W) -> std::io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        out.write_all(b"[")
+    }
+
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, out: &mut W) -> std::io::Result<()> {
+        self.depth -= 1;
+        if self.has_value {
+            out.write_all(b"\n")?;
+            self.indent(out)?;
+        }
+        out.write_all(b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        out: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        out.write_all(if first { b"\n" } else { b",\n" })?;
+        self.indent(out)
+    }
+
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, out: &mut W) -> std::io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        out.write_all(b"{")
+    }
+
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, out: &mut W) -> std::io::Result<()> {
+        self.depth -= 1;
+        if self.has_value {
+            out.write_all(b"\n")?;
+            self.indent(out)?;
+        }
+        out.write_all(b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        out: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        out.write_all(if first { b"\n" } else { b",\n" })?;
+        self.indent(out)
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        out: &mut W,
+    ) -> std::io::Result<()> {
+        out.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+}
+
+/// The fields before `instances`, in [`Report`]'s order.
+#[derive(Serialize)]
+struct Head<'a> {
+    schema_version: u32,
+    store: &'a str,
+    store_user_version: i64,
+    now: i64,
+}
+
+/// The field after `instances`.
+#[derive(Serialize)]
+struct Tail {
+    operations: Vec<OperationReport>,
+}
+
+impl<'a, W: std::io::Write> JsonStream<'a, W> {
+    /// A document of `store` (the path shown) at `now` (unix seconds),
+    /// the reaper paused by `clock` when it is doubted, written to `out`.
+    pub fn new(out: &'a mut W, store: &'a str, now: i64, clock: Option<&'a ClockDoubt>) -> Self {
+        Self {
+            out,
+            store,
+            now,
+            clock,
+            rules: None,
+            written: 0,
+            scratch: Vec::with_capacity(4096),
+        }
+    }
+
+    /// Everything before the first instance, from `head` (the snapshot
+    /// without instances).
+    ///
+    /// # Errors
+    /// Writing failed.
+    pub fn head(&mut self, head: &Snapshot) -> std::io::Result<()> {
+        self.rules = Some(Rules::new(head, self.clock));
+        self.scratch.clear();
+        serde_json::to_writer_pretty(
+            &mut self.scratch,
+            &Head {
+                schema_version: SCHEMA_VERSION,
+                store: self.store,
+                store_user_version: head.generation.user_version,
+                now: self.now,
+            },
+        )?;
+        // `{ ... "now": N\n}` without its closing line.
+        let open = self.scratch.strip_suffix(b"\n}").unwrap_or(&self.scratch);
+        self.out.write_all(open)?;
+        self.out.write_all(b",\n  \"instances\": [")
+    }
+
+    /// One instance of `head` (its liveness in `head`) with its probed
+    /// `services`, indented as an element of `instances`.
+    ///
+    /// # Errors
+    /// Writing failed.
+    pub fn instance(
+        &mut self,
+        head: &Snapshot,
+        instance: &Instance,
+        services: Vec<ServiceReport>,
+    ) -> std::io::Result<()> {
+        let Some(rules) = &self.rules else {
+            return Err(std::io::Error::other("an instance before the head"));
+        };
+        let mut report = instance_report(head, rules, instance, self.now);
+        report.services = services;
+        self.out.write_all(if self.written == 0 {
+            b"\n    "
+        } else {
+            b",\n    "
+        })?;
+        self.written += 1;
+        // Serialized straight into `out`, as an element of `instances`
+        // (two levels in) of the pretty document.
+        let mut serializer = serde_json::Serializer::with_formatter(&mut *self.out, Nested::at(2));
+        report.serialize(&mut serializer)?;
+        Ok(())
+    }
+
+    /// The end of `instances`, the operations of `head`, the document's
+    /// end and its newline.
+    ///
+    /// # Errors
+    /// Writing failed.
+    pub fn finish(&mut self, head: &Snapshot) -> std::io::Result<()> {
+        self.out
+            .write_all(if self.written == 0 { b"]" } else { b"\n  ]" })?;
+        self.scratch.clear();
+        serde_json::to_writer_pretty(
+            &mut self.scratch,
+            &Tail {
+                operations: head.operations.iter().map(operation_report).collect(),
+            },
+        )?;
+        // `{\n  "operations": ...\n}` after its opening brace.
+        let rest = self.scratch.strip_prefix(b"{").unwrap_or(&self.scratch);
+        self.out.write_all(b",")?;
+        self.out.write_all(rest)?;
+        self.out.write_all(b"\n")
+    }
+}
+
 /// What the reaper would do, decided per instance with the rules of
 /// [`decision::plan`] (the same decisions, without building the plan):
-/// only where it may run (not on older stores).
-struct Rules<'a> {
+/// only where it may run (not on older stores). Holds no borrow of the
+/// snapshot: a streamed one ([`JsonStream`]) is lent a row at a time.
+pub(crate) struct Rules {
     reaper: bool,
     /// The wall clock looks wrong (`crate::reaper::clock::ClockDoubt`):
     /// the reaper would not act, whatever the row (`paused: clock`, as
     /// `reap --once` and the console's reaper pause).
     clock_paused: bool,
-    /// The oldest pending operation of each name.
-    pending: std::collections::HashMap<&'a str, &'a Operation>,
+    /// The oldest pending operation of each name, as its index in
+    /// [`Snapshot::pending_operations`].
+    pending: std::collections::HashMap<String, usize>,
+    /// Where the last reap attempt looked up was in the snapshot's
+    /// (sorted) reap attempts: the instances come in name order, so the
+    /// next one is found by stepping on, not by a binary search each.
+    attempt_at: std::cell::Cell<usize>,
+    /// Two reap attempts name one instance (a hand-made store): each
+    /// looked up as [`Snapshot::reap_attempt`] finds it.
+    attempt_twins: bool,
 }
 
-impl<'a> Rules<'a> {
-    fn new(snapshot: &'a Snapshot, clock: Option<&ClockDoubt>) -> Self {
+impl Rules {
+    fn new(snapshot: &Snapshot, clock: Option<&ClockDoubt>) -> Self {
         let mut pending = std::collections::HashMap::new();
-        for op in snapshot.pending_operations() {
-            pending.entry(op.instance.as_str()).or_insert(op);
+        for (at, op) in snapshot.pending_operations().iter().enumerate() {
+            pending.entry(op.instance.clone()).or_insert(at);
         }
         Self {
             reaper: snapshot.generation.allows_reaper(),
             clock_paused: clock.is_some(),
             pending,
+            attempt_at: std::cell::Cell::new(0),
+            attempt_twins: snapshot
+                .reap_attempts
+                .windows(2)
+                .any(|w| w[0].instance == w[1].instance),
         }
     }
 
-    /// The reaper column of `instance` as its text and machine value
-    /// (`("skip: locked", "skip_locked")`; `None`: not on the worklist).
+    /// `name`'s reap attempt in `snapshot` ([`Snapshot::reap_attempt`]):
+    /// a few steps on from the last one looked up when names come in
+    /// order, a binary search otherwise.
+    fn attempt<'s>(&self, snapshot: &'s Snapshot, name: &str) -> Option<&'s ReapAttempt> {
+        const STEPS: usize = 8;
+        if self.attempt_twins {
+            return snapshot.reap_attempt(name);
+        }
+        let attempts = &snapshot.reap_attempts;
+        let from = self.attempt_at.get().min(attempts.len());
+        let behind = from > 0 && attempts[from - 1].instance.as_str() >= name;
+        let at = if behind {
+            attempts.partition_point(|a| a.instance.as_str() < name)
+        } else {
+            let ahead = attempts[from..]
+                .iter()
+                .take(STEPS)
+                .position(|a| a.instance.as_str() >= name);
+            match ahead {
+                Some(step) => from + step,
+                None if attempts.len() - from <= STEPS => attempts.len(),
+                None => from + attempts[from..].partition_point(|a| a.instance.as_str() < name),
+            }
+        };
+        self.attempt_at.set(at);
+        attempts.get(at).filter(|a| a.instance == name)
+    }
+
+    /// What the rules read of `instance`'s other rows in `snapshot`,
+    /// looked up once for every field that needs them.
+    fn look<'s>(&self, snapshot: &'s Snapshot, instance: &Instance) -> Looked<'s> {
+        let name = instance.name.as_str();
+        Looked {
+            liveness: snapshot.lock_liveness(name),
+            attempt: self.attempt(snapshot, name),
+            pending: self
+                .pending
+                .get(name)
+                .and_then(|&at| snapshot.pending_operations().get(at)),
+        }
+    }
+
+    /// The reaper column of `instance` (its rows `looked` up) as its text
+    /// and machine value (`("skip: locked", "skip_locked")`; `None`: not
+    /// on the worklist).
     fn reaper(
         &self,
-        snapshot: &Snapshot,
         instance: &Instance,
         now: i64,
+        looked: &Looked<'_>,
     ) -> Option<(&'static str, &'static str)> {
         if !self.reaper || !decision::on_worklist(instance, now) {
             return None;
@@ -371,9 +647,9 @@ impl<'a> Rules<'a> {
         let decided = decision::decide(
             &instance.name,
             now,
-            self.pending.get(instance.name.as_str()).copied(),
-            snapshot.lock_liveness(&instance.name),
-            snapshot.reap_attempt(&instance.name),
+            looked.pending,
+            looked.liveness,
+            looked.attempt,
         );
         Some(match decided {
             Decision::Reap => ("reap", "reap"),
@@ -385,11 +661,30 @@ impl<'a> Rules<'a> {
     }
 }
 
+/// One instance's lock holder liveness, reap attempt and oldest pending
+/// operation, as [`Rules::look`] found them.
+struct Looked<'s> {
+    liveness: Option<&'s crate::model::Liveness>,
+    attempt: Option<&'s crate::model::ReapAttempt>,
+    pending: Option<&'s Operation>,
+}
+
+impl Looked<'_> {
+    /// [`crate::model::readiness::failed_up`] of `instance` with these rows.
+    fn failed_up(&self, instance: &Instance) -> bool {
+        crate::model::readiness::failed_up(
+            instance,
+            self.pending.is_some(),
+            self.liveness.is_some_and(crate::model::Liveness::held),
+        )
+    }
+}
+
 /// The document of [`build_with`], serialized from the snapshot as it goes
 /// (same fields, same order as [`Report`]).
 struct Streamed<'a> {
     snapshot: &'a Snapshot,
-    rules: Rules<'a>,
+    rules: Rules,
     now: i64,
     store: &'a str,
     /// Each instance's services, asked for in name order (the caller may
@@ -454,12 +749,13 @@ struct WithServices {
 /// One instance's report, without its services (empty).
 fn instance_report(
     snapshot: &Snapshot,
-    rules: &Rules<'_>,
+    rules: &Rules,
     instance: &Instance,
     now: i64,
 ) -> InstanceReport {
-    let liveness = snapshot.lock_liveness(&instance.name);
-    let reaper = rules.reaper(snapshot, instance, now);
+    let looked = rules.look(snapshot, instance);
+    let liveness = looked.liveness;
+    let reaper = rules.reaper(instance, now, &looked);
     InstanceReport {
         name: instance.name.clone(),
         dns_safe: is_dns_safe(&instance.name),
@@ -484,7 +780,7 @@ fn instance_report(
             liveness_state: crate::model::protocol::rows::liveness_state(liveness),
             held: liveness.is_some_and(crate::model::Liveness::held),
         }),
-        reap_attempt: snapshot.reap_attempt(&instance.name).map(|a| {
+        reap_attempt: looked.attempt.map(|a| {
             let reason = read_reason(&a.last_error);
             AttemptReport {
                 attempts: a.attempts,
@@ -505,20 +801,9 @@ fn instance_report(
         dirty: instance.dirty,
         gc: crate::model::gc::GcPreview::of(instance, snapshot.generation)
             .map(|preview| GcReport::new(preview, now)),
-        failed_up: failed_up(snapshot, instance),
+        failed_up: looked.failed_up(instance),
         services: Vec::new(),
     }
-}
-
-/// [`crate::model::readiness::failed_up`] of `instance` in `snapshot`.
-pub(super) fn failed_up(snapshot: &Snapshot, instance: &Instance) -> bool {
-    crate::model::readiness::failed_up(
-        instance,
-        snapshot.pending_operation(&instance.name).is_some(),
-        snapshot
-            .lock_liveness(&instance.name)
-            .is_some_and(crate::model::Liveness::held),
-    )
 }
 
 fn operation_report(op: &Operation) -> OperationReport {

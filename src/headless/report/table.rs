@@ -70,12 +70,13 @@ fn table_cells(i: &InstanceReport) -> [String; 7] {
 /// reap attempt's envelope parse, for two cells' worth of text).
 fn instance_cells(
     snapshot: &Snapshot,
-    rules: &Rules<'_>,
+    rules: &Rules,
     instance: &Instance,
     now: i64,
 ) -> [String; 7] {
     use crate::model::text::sanitize_short;
     let status = instance.status.as_str();
+    let looked = rules.look(snapshot, instance);
     [
         sanitize_short(&instance.name, 48),
         sanitize_short(&instance.substrate, 12),
@@ -83,7 +84,7 @@ fn instance_cells(
         match (&instance.lease, status) {
             (Some(l), _) => lease_text(l.expires_at, now),
             (None, "tombstoned") => "tombstoned".to_owned(),
-            (None, _) if super::failed_up(snapshot, instance) => "failed up: no lease".to_owned(),
+            (None, _) if looked.failed_up(instance) => "failed up: no lease".to_owned(),
             (None, _) => "no lease".to_owned(),
         },
         instance.lock.as_ref().map_or_else(String::new, |l| {
@@ -91,21 +92,19 @@ fn instance_cells(
                 .holder_host
                 .as_deref()
                 .map_or_else(String::new, |host| format!(" on {host}"));
-            let liveness = snapshot
-                .lock_liveness(&instance.name)
+            let liveness = looked
+                .liveness
                 .map_or_else(|| "unknown".to_owned(), ToString::to_string);
             sanitize_short(
                 &format!("{} by pid {}{host}, {liveness}", l.operation, l.holder_pid),
                 64,
             )
         }),
-        snapshot
-            .reap_attempt(&instance.name)
-            .map_or_else(String::new, |a| {
-                format!("{} ({})", a.attempts, retry_text(a.next_retry_at, now))
-            }),
+        looked.attempt.map_or_else(String::new, |a| {
+            format!("{} ({})", a.attempts, retry_text(a.next_retry_at, now))
+        }),
         rules
-            .reaper(snapshot, instance, now)
+            .reaper(instance, now, &looked)
             .map_or_else(String::new, |(text, _)| text.to_owned()),
     ]
 }
@@ -198,6 +197,131 @@ pub fn write_table(
     let operations: Vec<OperationReport> =
         snapshot.operations.iter().map(operation_report).collect();
     operations_table(out, &operations, now)
+}
+
+/// [`write_table`]'s text written as a streamed snapshot comes
+/// (`crate::store::Store::stream_snapshot`), in three passes over the
+/// instances of one read: the column widths, the lines, the tombstones'
+/// GC lines; then the operations. Byte for byte [`write_table`]'s; only
+/// one instance is held at a time.
+pub struct TableStream<'a, W: std::io::Write> {
+    out: &'a mut W,
+    store: &'a str,
+    now: i64,
+    zone: &'a jiff::tz::TimeZone,
+    clock: Option<&'a ClockDoubt>,
+    /// Built from the head.
+    rules: Option<Rules>,
+    widths: [usize; 7],
+    /// The column titles' line is written.
+    titled: bool,
+    /// The GC section's title is written.
+    gc_titled: bool,
+}
+
+impl<'a, W: std::io::Write> TableStream<'a, W> {
+    /// The passes over the instances [`TableStream::instance`] takes.
+    pub const PASSES: usize = 3;
+
+    /// The pass that writes the GC lines: it needs only the tombstones.
+    pub const GC_PASS: usize = 2;
+
+    /// A table of `store` (the path shown) at `now` (unix seconds), its
+    /// times in `zone`, the reaper paused by `clock` when it is doubted,
+    /// written to `out`.
+    pub fn new(
+        out: &'a mut W,
+        store: &'a str,
+        now: i64,
+        zone: &'a jiff::tz::TimeZone,
+        clock: Option<&'a ClockDoubt>,
+    ) -> Self {
+        Self {
+            out,
+            store,
+            now,
+            zone,
+            clock,
+            rules: None,
+            widths: HEADER.map(unicode_width::UnicodeWidthStr::width),
+            titled: false,
+            gc_titled: false,
+        }
+    }
+
+    /// The header line, from `head` (the snapshot without instances).
+    ///
+    /// # Errors
+    /// Writing failed.
+    pub fn head(&mut self, head: &Snapshot) -> std::io::Result<()> {
+        self.rules = Some(Rules::new(head, self.clock));
+        let line = table_header(
+            self.store,
+            head.generation.user_version,
+            self.now,
+            self.zone,
+        );
+        self.out.write_all(line.as_bytes())
+    }
+
+    /// One instance of `head` (its liveness in `head`) in pass `pass`:
+    /// widths (0), its line (1), its GC line if a tombstone (2).
+    ///
+    /// # Errors
+    /// Writing failed.
+    pub fn instance(
+        &mut self,
+        pass: usize,
+        head: &Snapshot,
+        instance: &Instance,
+    ) -> std::io::Result<()> {
+        let Some(rules) = &self.rules else {
+            return Err(std::io::Error::other("an instance before the head"));
+        };
+        match pass {
+            0 => widen(
+                &mut self.widths,
+                &instance_cells(head, rules, instance, self.now),
+            ),
+            1 => {
+                let cells = instance_cells(head, rules, instance, self.now);
+                self.title()?;
+                write_line(self.out, &cells, &self.widths)?;
+            }
+            _ => {
+                if let Some(preview) = crate::model::gc::GcPreview::of(instance, head.generation) {
+                    if !std::mem::replace(&mut self.gc_titled, true) {
+                        self.out.write_all(b"\nGC\n")?;
+                    }
+                    let name = crate::model::text::sanitize_short(&instance.name, 48);
+                    self.out.write_all(
+                        format!("{name}  {}\n", preview.text(self.now, self.zone)).as_bytes(),
+                    )?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The column titles' line, once.
+    fn title(&mut self) -> std::io::Result<()> {
+        if std::mem::replace(&mut self.titled, true) {
+            return Ok(());
+        }
+        write_line(self.out, &HEADER, &self.widths)
+    }
+
+    /// The column titles when no instance wrote them, then the
+    /// operations of `head`.
+    ///
+    /// # Errors
+    /// Writing failed.
+    pub fn finish(&mut self, head: &Snapshot) -> std::io::Result<()> {
+        self.title()?;
+        let operations: Vec<OperationReport> =
+            head.operations.iter().map(operation_report).collect();
+        operations_table(self.out, &operations, self.now)
+    }
 }
 
 /// The tombstones, one line each after the instances: `charlie  due for GC

@@ -274,3 +274,42 @@ fn the_lease_birth_and_liveness_are_the_stream_rows_shapes() {
     assert_eq!(rows.len(), 5);
     assert!(compared >= 1);
 }
+
+/// Each instance's reap attempt, stepped to in name order, is the one
+/// `Snapshot::reap_attempt` finds, whatever order the names are asked in
+/// (forward, with gaps past the steps, backward, absent names), and with
+/// two attempts for one name each is the binary search's.
+#[test]
+fn the_reap_attempt_stepped_to_is_the_snapshots_in_any_order() {
+    let attempt = |instance: &str| ReapAttempt {
+        instance: instance.into(),
+        attempts: 1,
+        last_error: instance.into(),
+        next_retry_at: NOW,
+    };
+    let names: Vec<String> = (0..40).map(|i| format!("n{i:03}")).collect();
+    let snapshot = mixed_snapshot_with(|rows| {
+        rows.reap_attempts = names.iter().step_by(3).map(|n| attempt(n)).collect();
+    });
+    let rules = Rules::new(&snapshot, None);
+    let mut asked: Vec<&str> = names.iter().map(String::as_str).collect();
+    asked.extend(["n039", "n000", "a", "n021", "n020", "zzz", "n003", "n036"]);
+    for name in asked {
+        assert_eq!(
+            rules.attempt(&snapshot, name).map(|a| a.instance.as_str()),
+            snapshot.reap_attempt(name).map(|a| a.instance.as_str()),
+            "{name}"
+        );
+    }
+    let twins = mixed_snapshot_with(|rows| {
+        rows.reap_attempts = vec![attempt("a"), attempt("b"), attempt("b")];
+    });
+    let rules = Rules::new(&twins, None);
+    for name in ["a", "b", "c"] {
+        assert_eq!(
+            rules.attempt(&twins, name).map(std::ptr::from_ref),
+            twins.reap_attempt(name).map(std::ptr::from_ref),
+            "{name}"
+        );
+    }
+}

@@ -15,6 +15,7 @@ use crate::model::liveness::{LockLiveness, liveness};
 use crate::model::{Birth, Instance, Lease, OpLock, ReapAttempt, Rows, Snapshot, Status};
 
 mod scan;
+pub(super) mod stream;
 
 impl Store {
     /// Read instances, leases, locks and reap attempts in one read
@@ -52,13 +53,13 @@ impl Store {
         let (previous, _reading) = self
             .identity
             .map_or((None, None), super::row_reuse::previous_or_wait);
-        let (mut instances, places) =
+        let (mut instances, places, scanned) =
             read_instances(&tx, layout, previous.as_ref()).map_err(err)?;
         drop(previous);
-        let mut reap_attempts = if layout.reap_attempts {
+        let (mut reap_attempts, attempt_keys_text) = if layout.reap_attempts {
             read_reap_attempts(&tx).map_err(err)?
         } else {
-            Vec::new()
+            (Vec::new(), true)
         };
         let mut operations = if layout.operations {
             super::operations::read_operations(&tx, layout, &mut self.queue).map_err(err)?
@@ -79,8 +80,22 @@ impl Store {
             }
             _ => None,
         };
+        // Paired as `Store::recheck`'s per-name query pairs them: the
+        // scans ran (no name, lease or lock twice, every key text), no
+        // reap attempt twice or keyed by another type, no collation.
+        let paired = scanned && attempt_keys_text && !collates(&tx).map_err(err)?;
+        let version = if paired {
+            Some(version(&tx).map_err(err)?)
+        } else {
+            None
+        };
         tx.commit().map_err(err)?;
         sort_by_name(&mut instances, &mut reap_attempts);
+        let version = version.filter(|_| {
+            reap_attempts
+                .windows(2)
+                .all(|w| w[0].instance != w[1].instance)
+        });
         let rows = Rows {
             generation: self.generation,
             instances: crate::model::Instances::from_shared(instances),
@@ -90,6 +105,14 @@ impl Store {
         };
         // Built here, on the reading thread, not on the render thread.
         let _ = rows.pending_operations();
+        self.snapshot_version = version.map(|version| {
+            let pending = rows
+                .pending_operations()
+                .iter()
+                .map(|op| op.instance.clone())
+                .collect();
+            (version, pending)
+        });
         publish_queue_seen(self.identity, seen, &rows.operations);
         let liveness = probe_liveness(&rows, probe);
         let mut snapshot = Snapshot::new(rows, liveness);
@@ -104,37 +127,70 @@ impl Store {
 
 /// The snapshot's instances, each with its lease and lock: the three table
 /// scans ([`scan::scan_instances`]) with each row's place, or the SQL join
-/// where a scan could differ from it (then no places).
+/// where a scan could differ from it (then no places); and whether the
+/// scans ran (each name, lease and lock once, every key text).
 fn read_instances(
     tx: &Connection,
     layout: Layout,
     previous: Option<&super::row_reuse::Previous>,
-) -> rusqlite::Result<(Vec<Arc<Instance>>, Vec<super::row_reuse::RowPlace>)> {
+) -> rusqlite::Result<(Vec<Arc<Instance>>, Vec<super::row_reuse::RowPlace>, bool)> {
     Ok(match scan::scan_instances(tx, layout, previous)? {
-        Some(found) => found,
+        Some((instances, places)) => (instances, places, true),
         None => (
             join_instances(tx, layout)?
                 .into_iter()
                 .map(Arc::new)
                 .collect(),
             Vec::new(),
+            false,
         ),
     })
 }
 
 /// Every `reap_attempts` row (a layout that has the table), in the order
-/// `SQLite` gives them by `instance`.
-fn read_reap_attempts(tx: &Connection) -> rusqlite::Result<Vec<ReapAttempt>> {
+/// `SQLite` gives them by `instance`; and whether every key is text.
+fn read_reap_attempts(tx: &Connection) -> rusqlite::Result<(Vec<ReapAttempt>, bool)> {
     let mut reap_attempts = Vec::new();
+    let mut keys_text = true;
     let mut stmt = tx.prepare_cached(
         "SELECT instance, attempts, last_error, next_retry_at
          FROM reap_attempts ORDER BY instance",
     )?;
     let mut rows = stmt.query([])?;
     while let Some(row) = rows.next()? {
+        keys_text &= matches!(col(row, 0), ValueRef::Text(_));
         reap_attempts.push(attempt_from_row(row, 0));
     }
-    Ok(reap_attempts)
+    Ok((reap_attempts, keys_text))
+}
+
+/// What a read sees of the file's version: `PRAGMA data_version` (another
+/// connection's commit changes it) and this connection's
+/// `total_changes()` (its own writes), in the read transaction open on
+/// `conn` (begun first by reading the schema).
+pub(in crate::store) fn version(conn: &Connection) -> rusqlite::Result<(i64, i64)> {
+    let _: i64 = conn.query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get(0))?;
+    let data: i64 = conn.query_row("PRAGMA data_version", [], |row| row.get(0))?;
+    let own: i64 = conn.query_row("SELECT total_changes()", [], |row| row.get(0))?;
+    Ok((data, own))
+}
+
+/// Whether any of the tables read declares a collation (`=` would not be
+/// byte equality).
+pub(in crate::store) fn collates(conn: &Connection) -> rusqlite::Result<bool> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT sql FROM sqlite_master WHERE type = 'table'
+         AND name IN ('instances', 'leases', 'op_locks', 'reap_attempts', 'operations')",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        if let ValueRef::Text(sql) = col(row, 0)
+            && sql.windows(7).any(|w| w.eq_ignore_ascii_case(b"collate"))
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Put the instances and reap attempts in byte order of their names:
