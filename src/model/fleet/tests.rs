@@ -1,6 +1,5 @@
 use serde_json::json;
 
-use super::view::{RowRef, SortKey, order};
 use super::*;
 
 fn apply(fleet: &mut Fleet, host: usize, value: &Value) -> Applied {
@@ -283,7 +282,7 @@ fn the_sort_runs_across_hosts_over_the_rows_kept() {
     };
     let all = kept(&|_, _, _| true);
     assert_eq!(
-        names(&fleet, &order(&fleet, &all, SortKey::Host, false)),
+        names(&fleet, &fleet.order(&all, SortKey::Host, false)),
         [
             "fleet-1/alpha",
             "fleet-1/bravo",
@@ -292,7 +291,7 @@ fn the_sort_runs_across_hosts_over_the_rows_kept() {
         ]
     );
     assert_eq!(
-        names(&fleet, &order(&fleet, &all, SortKey::LeaseExpiry, false)),
+        names(&fleet, &fleet.order(&all, SortKey::LeaseExpiry, false)),
         [
             "fleet-2/zulu",
             "fleet-1/bravo",
@@ -301,7 +300,7 @@ fn the_sort_runs_across_hosts_over_the_rows_kept() {
         ]
     );
     assert_eq!(
-        names(&fleet, &order(&fleet, &all, SortKey::Name, true)),
+        names(&fleet, &fleet.order(&all, SortKey::Name, true)),
         [
             "fleet-2/zulu",
             "fleet-1/bravo",
@@ -311,17 +310,17 @@ fn the_sort_runs_across_hosts_over_the_rows_kept() {
     );
     let expired = kept(&|_, row, now| row.expired(now));
     assert_eq!(
-        names(&fleet, &order(&fleet, &expired, SortKey::Host, false)),
+        names(&fleet, &fleet.order(&expired, SortKey::Host, false)),
         ["fleet-1/bravo", "fleet-2/zulu"]
     );
     let host = kept(&|host, row, _| host == "fleet-2" && row.key.name != "zulu");
     assert_eq!(
-        names(&fleet, &order(&fleet, &host, SortKey::Host, false)),
+        names(&fleet, &fleet.order(&host, SortKey::Host, false)),
         ["fleet-2/alpha"]
     );
     let word = kept(&|_, row, _| row.key.name.contains("alp"));
     assert_eq!(
-        names(&fleet, &order(&fleet, &word, SortKey::Host, false)),
+        names(&fleet, &fleet.order(&word, SortKey::Host, false)),
         ["fleet-1/alpha", "fleet-2/alpha"]
     );
 }
@@ -400,7 +399,7 @@ fn countdowns_and_expiry_use_the_hosts_clock_and_a_skew_is_told() {
         })
         .collect();
     assert_eq!(
-        names(&fleet, &order(&fleet, &expired, SortKey::Host, false)),
+        names(&fleet, &fleet.order(&expired, SortKey::Host, false)),
         ["fleet-2/alpha"]
     );
     assert_eq!(host.skew_shown(), Some(3_600));

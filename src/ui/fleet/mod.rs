@@ -24,11 +24,11 @@ use serde_json::Value;
 pub use draw::draw;
 
 use crate::model::fleet::rows::InstanceKey;
-use crate::model::fleet::view::{RowRef, SortKey, host_order, merge};
 use crate::model::fleet::wire::{self, Message};
-use crate::model::fleet::{Applied, Bounds, Fleet, Link, LinkState};
+use crate::model::fleet::{Applied, Bounds, Fleet, Link, LinkState, RowRef};
 use crate::model::protocol::command::{Command, Request};
 use crate::model::protocol::lines::Reply;
+use crate::model::sort_key::SortKey;
 use crate::model::text::sanitize_short;
 use crate::ui::filter::Filter;
 
@@ -471,7 +471,7 @@ impl FleetApp {
                     Some(Some((version, list))) if *version == host.version => list.clone(),
                     _ => {
                         let kept = filtered::kept(&self.filter, host, self.now);
-                        let list = host_order(host, &kept, self.sort);
+                        let list = host.order(&kept, self.sort);
                         if let Some(slot) = cache.get_mut(h) {
                             *slot = Some((host.version, list.clone()));
                         }
@@ -480,7 +480,7 @@ impl FleetApp {
                 })
                 .collect();
             drop(cache);
-            let rows = merge(&self.fleet, &per_host, self.sort, self.reversed);
+            let rows = self.fleet.merge(&per_host, self.sort, self.reversed);
             let kept = self.chosen.as_ref().and_then(|(host, key)| {
                 rows.iter().position(|r| {
                     r.host == *host && &self.fleet.hosts[r.host].instances()[r.index].key == key
