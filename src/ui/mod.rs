@@ -176,6 +176,10 @@ type PaneRender = fn(&mut Frame, Rect, &App);
 pub fn draw(frame: &mut Frame, app: &App) {
     if let Some(fleet) = app.fleet() {
         fleet::draw(frame, fleet, app.now().saturating_mul(1000));
+        // The App's own layers over the fleet's panes: the one help.
+        if app.layers().help().is_some() {
+            panes::help::render(frame, frame.area(), app);
+        }
         return;
     }
     let area = frame.area();

@@ -1035,9 +1035,10 @@ fn v_verifies_on_the_rows_host_and_a_stale_host_refuses() {
 }
 
 /// The fleet view in `context` of the console's key table, on fleet-2's
-/// `alpha` (expired, active); `None` for a context the fleet view never
-/// enters (the help's and the logs' search, the operation overlay: the
-/// keys that open them are refused over a fleet).
+/// `alpha` (expired, active); `None` for a context the fleet's rows never
+/// enter: the help and its search (the App's own layer over 1..N hosts,
+/// `ui_fleet_app`), the logs' search and the operation overlay (the keys
+/// that open them are refused over a fleet).
 pub(crate) fn fleet_in(context: stackless_tui::ui::keys::Context) -> Option<FleetApp> {
     use stackless_tui::ui::keys::Context as C;
     let mut app = fleet();
@@ -1050,8 +1051,7 @@ pub(crate) fn fleet_in(context: stackless_tui::ui::keys::Context) -> Option<Flee
         C::Detail => Some(KeyCode::Enter),
         C::Logs => Some(KeyCode::Char('l')),
         C::FullText => Some(KeyCode::Char('e')),
-        C::Help => Some(KeyCode::Char('?')),
-        C::HelpSearch | C::LogSearch | C::Operation => return None,
+        C::Help | C::HelpSearch | C::LogSearch | C::Operation => return None,
     };
     if let Some(code) = opener {
         press(&mut app, code);
@@ -1182,6 +1182,13 @@ fn every_key_table_entry_acts_on_the_rows_host_or_says_why_not() {
                         Action::OpenJump => {
                             assert!(matches!(app.layer(), Some(Layer::Jump(_))), "{what}");
                         }
+                        // The help is the App's own layer: the rows ask
+                        // for it and open none of their own.
+                        Action::OpenHelp => {
+                            assert!(app.take_help(), "{what}");
+                            assert!(!app.take_help(), "{what}");
+                            assert_eq!(effects, [], "{what}");
+                        }
                         Action::MarkAll => assert_eq!(
                             app.flash().map(|f| f.text.as_str()),
                             Some("5 marked"),
@@ -1193,9 +1200,10 @@ fn every_key_table_entry_acts_on_the_rows_host_or_says_why_not() {
             }
         }
     }
-    // Every bind's keys in every context the fleet view has; refused:
-    // `p` and `y` in the detail, `w` in the logs view.
-    assert_eq!((pressed, refused), (149, 3));
+    // Every bind's keys in every context the fleet's rows have (the help's
+    // are the App's: `ui_fleet_app`); refused: `p` and `y` in the detail,
+    // `w` in the logs view.
+    assert_eq!((pressed, refused), (135, 3));
 }
 
 /// Ctrl-F then a name then Enter selects the row whose name matches best
@@ -1702,26 +1710,4 @@ fn tab_completes_the_command_and_the_instance_across_hosts() {
         app.flash().map(|f| f.text.as_str()),
         Some("fleet-1/alpha fleet-2/alpha")
     );
-}
-
-/// The help over a fleet searches as on one host: `/` and the text show
-/// only the entries that contain it (keys, words or what they do over a
-/// fleet), Esc shows them all again.
-#[test]
-fn the_fleet_help_searches_its_entries() {
-    let mut app = fleet();
-    press(&mut app, KeyCode::Char('?'));
-    let lines = |app: &FleetApp| match app.layer() {
-        Some(Layer::Text(view)) => view.lines.clone(),
-        other => panic!("no help: {other:?}"),
-    };
-    let all = lines(&app).len();
-    assert_eq!(all, 2 * stackless_tui::ui::keys::ENTRIES.len());
-    typed(&mut app, "/ctrl-f");
-    let found = lines(&app);
-    assert_eq!(found.len(), 2, "{found:?}");
-    assert!(found[0].starts_with("Ctrl-F "), "{found:?}");
-    press(&mut app, KeyCode::Enter);
-    press(&mut app, KeyCode::Esc);
-    assert_eq!(lines(&app).len(), all);
 }

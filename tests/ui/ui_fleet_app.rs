@@ -243,7 +243,132 @@ fn every_key_table_entry_through_the_app_does_what_it_does_over_a_fleet() {
             }
         }
     }
-    assert_eq!(pressed, 149);
+    assert_eq!(pressed, 135);
+}
+
+/// The App over a fleet with its help open (`?`), its search typed (`/`)
+/// when `search`.
+fn with_help(search: bool) -> App {
+    let mut app = app();
+    assert_eq!(app.handle(key('?'), NOW), None);
+    if search {
+        assert_eq!(app.handle(key('/'), NOW), None);
+    }
+    assert_eq!(app.layers().help().map(|h| h.typing()), Some(search));
+    app
+}
+
+fn key(c: char) -> Event {
+    Event::Input(Term::Key(KeyEvent::new(
+        KeyCode::Char(c),
+        KeyModifiers::NONE,
+    )))
+}
+
+/// Every entry of the one key table bound in the help or its search,
+/// pressed through the App over a fleet with the help open: the console's
+/// one help takes it as on one host. Nothing is sent to any host, the
+/// fleet's rows open no layer of their own, Esc and `?` close the help,
+/// `q` quits, the search's keys edit its query.
+#[test]
+fn every_help_key_through_the_app_over_a_fleet_is_the_consoles_help() {
+    use stackless_tui::ui::keys::{Action, Context, ENTRIES};
+    let mut pressed = 0;
+    for entry in ENTRIES {
+        for bind in entry.binds {
+            for context in bind.contexts {
+                if !matches!(context, Context::Help | Context::HelpSearch) {
+                    continue;
+                }
+                for key in bind.keys {
+                    let what = format!("{:?} {:?} in {context:?}", entry.keys, bind.action);
+                    let mut app = with_help(*context == Context::HelpSearch);
+                    let effect = app.handle(event_of(*key), NOW);
+                    pressed += 1;
+                    assert_eq!(app.fleet().unwrap().layer(), None, "{what}");
+                    let help = app
+                        .layers()
+                        .help()
+                        .map(|h| (h.typing(), h.query().to_owned()));
+                    if bind.action == Action::Quit {
+                        assert_eq!(effect, Some(Effect::Quit), "{what}");
+                        assert!(app.quitting(), "{what}");
+                        continue;
+                    }
+                    assert_eq!(effect, None, "{what}");
+                    assert!(!app.quitting(), "{what}");
+                    let expected = match bind.action {
+                        Action::CloseHelp => None,
+                        Action::HelpSearch => Some((true, String::new())),
+                        Action::HelpText => Some((true, "x".to_owned())),
+                        Action::HelpBackspace => Some((true, String::new())),
+                        Action::HelpKeep | Action::HelpClear => Some((false, String::new())),
+                        _ => Some((false, String::new())),
+                    };
+                    assert_eq!(help, expected, "{what}");
+                }
+            }
+        }
+    }
+    // 14 in the help, 4 in its search.
+    assert_eq!(pressed, 18);
+}
+
+/// `?` over a fleet opens the console's one help over the fleet's panes
+/// (120x40): each entry followed by what it does over a fleet; its search
+/// (`/ctrl-f`, Enter keeps it) keeps the one entry with its fleet words;
+/// Esc closes the help (a frame owed); `:help` opens the same help.
+#[test]
+fn the_help_over_a_fleet_is_the_consoles_help_with_each_keys_fleet_words() {
+    let mut app = with_help(false);
+    let screen = app_screen(&app, 120, 40);
+    assert!(screen.contains("Help (Esc or ? closes)"), "{screen}");
+    assert!(
+        screen.contains("over a fleet: the same filter; words match the HOST too"),
+        "{screen}"
+    );
+    for c in "/ctrl-f".chars() {
+        app.handle(key(c), NOW);
+    }
+    app.handle(
+        Event::Input(Term::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE))),
+        NOW,
+    );
+    let screen = app_screen(&app, 120, 40);
+    let shown: Vec<&str> = screen
+        .lines()
+        .filter(|l| l.contains("║ Ctrl-F") || l.contains("over a fleet:"))
+        .map(|l| l.trim_matches(|c| c == '║' || c == ' '))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "Ctrl-F               jump to an instance by name (fuzzy; never runs a command)",
+            "over a fleet: the same, on the selected row's host"
+        ],
+        "{screen}"
+    );
+    // Enter kept the search; Esc closes the help, as on one host.
+    let esc = || Event::Input(Term::Key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE)));
+    assert_eq!(
+        app.layers()
+            .help()
+            .map(|h| (h.typing(), h.query().to_owned())),
+        Some((false, "ctrl-f".to_owned()))
+    );
+    assert_eq!(app.handle(esc(), NOW), None);
+    assert!(app.layers().help().is_none());
+    assert!(app.needs_draw());
+    assert!(!app_screen(&app, 120, 40).contains("Help (Esc"));
+    for c in ":help".chars() {
+        app.handle(key(c), NOW);
+    }
+    app.handle(
+        Event::Input(Term::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE))),
+        NOW,
+    );
+    assert!(app.layers().help().is_some());
+    assert_eq!(app.fleet().unwrap().layer(), None);
 }
 
 /// The console's one filter over a fleet: its field terms read each

@@ -47,10 +47,29 @@ impl App {
     /// One event over a fleet (`now_ms`: unix milliseconds): keys (only
     /// those read once a question was drawn answer it,
     /// `crate::model::confirm::answers`), the mouse, the tick (pings are
-    /// due), a signal; what to send where as [`Effect::Fleet`]. A host's
-    /// connection ([`Event::Host`]) is the wiring's: it applies the lines
-    /// through [`App::fleet_mut`].
+    /// due), a signal; what to send where as [`Effect::Fleet`]. While the
+    /// App's own layer is open over the fleet (the help, which `?` and
+    /// `:help` open over 1..N hosts alike), the keys and the mouse are
+    /// the App's, through its key table. A host's connection
+    /// ([`Event::Host`]) is the wiring's: it applies the lines through
+    /// [`App::fleet_mut`].
     pub(super) fn fleet_event(&mut self, event: Event, now_ms: i64) -> Option<Effect> {
+        let input = matches!(
+            event,
+            Event::InputAt(Term::Key(_) | Term::Mouse(_), _)
+                | Event::Input(Term::Key(_) | Term::Mouse(_))
+        );
+        if input && self.layers.top().is_some() {
+            self.shown.owed = true;
+            let effect = match event {
+                Event::InputAt(term, read) => self.input_at(term, read),
+                Event::Input(term) => self.input(term),
+                _ => None,
+            };
+            // No local store over a fleet: only a quit or a host's command
+            // leaves.
+            return effect.filter(|e| matches!(e, Effect::Quit | Effect::Fleet(_)));
+        }
         let fleet = self.shown.fleet.as_deref_mut()?;
         let sent = match event {
             Event::InputAt(Term::Key(key), read) => fleet.key_at(key, read, now_ms),
@@ -60,7 +79,7 @@ impl App {
                 Vec::new()
             }
             Event::InputAt(Term::Resize(..), _) | Event::Input(Term::Resize(..)) => {
-                self.shown.resized = true;
+                self.shown.owed = true;
                 Vec::new()
             }
             Event::Tick => fleet.tick(now_ms),
@@ -73,16 +92,21 @@ impl App {
         if fleet.quit() {
             self.quitting = true;
         }
+        if fleet.take_help() {
+            self.open_help();
+            self.shown.owed = true;
+        }
         (!sent.is_empty()).then_some(Effect::Fleet(sent))
     }
 
     /// Whether a frame is owed: over a fleet, only when something drawn
-    /// changed (heartbeats cost none) or the terminal was resized; on one
-    /// host, always (a frame per batch of events).
+    /// changed (heartbeats cost none), the terminal was resized or the
+    /// App's own layer changed; on one host, always (a frame per batch of
+    /// events).
     pub fn needs_draw(&mut self) -> bool {
-        let resized = std::mem::take(&mut self.shown.resized);
+        let owed = std::mem::take(&mut self.shown.owed);
         match self.shown.fleet.as_deref_mut() {
-            Some(fleet) => fleet.needs_draw() || resized,
+            Some(fleet) => fleet.needs_draw() || owed,
             None => true,
         }
     }

@@ -156,9 +156,10 @@ struct Shown {
     /// Over a fleet: its hosts' rows, links and view ([`App::over_fleet`]),
     /// instead of the snapshot.
     fleet: Option<Box<crate::ui::fleet::FleetApp>>,
-    /// The terminal was resized since the last frame (over a fleet, a
-    /// frame is owed only then or when something drawn changed).
-    resized: bool,
+    /// A frame is owed by the App itself (over a fleet): the terminal was
+    /// resized, or a key changed the App's own layers over the fleet (the
+    /// help); otherwise a frame is owed only when the fleet's rows changed.
+    owed: bool,
 }
 
 /// A pane's selected row, followed into a new snapshot by its key (the
@@ -286,7 +287,7 @@ impl App {
                 loaded: false,
                 counts: Counts::default(),
                 fleet: None,
-                resized: false,
+                owed: false,
             },
             status: Status {
                 health: StoreHealth::Ok,

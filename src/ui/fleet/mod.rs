@@ -95,11 +95,11 @@ pub struct Confirm {
 }
 
 /// A text view over the panes: an instance's detail (its agent's lines),
-/// its logs (followed over the agent), a row whole (`e`) or the help.
+/// its logs (followed over the agent) or a row whole (`e`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TextView {
     /// Which of the console's views it is, as the key table names it
-    /// (`Detail`, `Logs`, `FullText`, `Help`): its keys are looked up
+    /// (`Detail`, `Logs`, `FullText`): its keys are looked up
     /// there.
     pub context: crate::ui::keys::Context,
     /// The title (`detail: alpha on fleet-3`).
@@ -176,6 +176,9 @@ struct Shown {
     zoomed: bool,
     /// The first copy's flash said how to let OSC 52 through.
     clipboard_told: bool,
+    /// `?` or `:help` asked for the console's help, which the App over
+    /// this fleet opens as its own layer ([`FleetApp::take_help`]).
+    help_asked: bool,
 }
 
 /// The answers of one `y`'s commands, as they come.
