@@ -254,7 +254,12 @@ fn with_help(search: bool) -> App {
     if search {
         assert_eq!(app.handle(key('/'), NOW), None);
     }
-    assert_eq!(app.layers().help().map(|h| h.typing()), Some(search));
+    assert_eq!(
+        app.layers()
+            .help()
+            .map(stackless_tui::ui::app::HelpView::typing),
+        Some(search)
+    );
     app
 }
 
