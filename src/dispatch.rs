@@ -25,8 +25,10 @@ pub fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
     // `--controller`: the console runs on the controller's host, reached
     // through ssh before anything here starts (`crate::launcher`).
-    if let Some(code) = crate::launcher::launch_if_remote(&args) {
-        return code;
+    match crate::launcher::launch_if_remote(&args) {
+        Some(crate::launcher::Launch::Done(code)) => return code,
+        Some(crate::launcher::Launch::Fleet(run)) => return crate::fleet::run(run),
+        None => {}
     }
     match parse(args) {
         Ok(cli) => dispatch(&cli),

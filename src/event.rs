@@ -67,6 +67,10 @@ pub enum Event {
     /// instance's name, the logs session): the UI drops answers to a view
     /// closed or opened again since.
     Answer(Answer),
+    /// A fleet host's connection queued lines or was started (the console
+    /// over a fleet, `crate::fleet::console`; never sent to the one-host
+    /// console).
+    Host(crate::model::fleet::wake::HostWake),
 }
 
 /// What the UI asks the I/O worker (`crate::console::io_worker`) to do: reads of

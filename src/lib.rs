@@ -33,13 +33,15 @@
 //!   controller's host through ssh before anything local starts; the pure
 //!   plan (`launcher::plan`: targets, the ssh argv) and failure rules
 //!   (`launcher::failure`: what ssh's exit status means) beside it; a
-//!   fleet (`--controller` twice or more, `--fleet FILE`) runs `snapshot
-//!   [--json]` on every host at once and merges the answers
-//!   (`launcher::fleet`: the fleet file, the merge and the table, pure;
-//!   `launcher::fleet_run`: the ssh per host), `snapshot --follow` as one
-//!   stream (`launcher::fleet_follow`, `launcher::fleet_follow_run`), and
-//!   the console over every host's agent (`launcher::fleet_console`: one
-//!   `serve --stdio` per host, drawn by `ui::fleet`).
+//!   fleet (`--controller` twice or more, `--fleet FILE`) is planned there
+//!   too (`launcher::fleet`: the fleet file, the merge and the table,
+//!   pure) and run by `fleet`.
+//! - `fleet`: the runs over a fleet: its connections, link rules and
+//!   runners: `snapshot [--json]` on every host at once, merged
+//!   (`fleet::once`), `snapshot --follow` as one stream (`fleet::link`,
+//!   `fleet::follow`), and the console over every host's agent
+//!   (`fleet::console`, `fleet::hosts`, `fleet::conn`: one `serve
+//!   --stdio` per host, drawn by `ui::fleet`).
 //! - [`console`], [`headless`]: wiring: the interactive console; `snapshot`
 //!   and `reap --once`.
 //! - [`demo`]: the seeded demo store, demo teardown and demo helper.
@@ -67,6 +69,7 @@ pub mod stop;
 // Test-only unless the `fault-injection` feature is on (Cargo.toml).
 #[doc(hidden)]
 pub mod fault;
+pub(crate) mod fleet;
 pub mod headless;
 pub(crate) mod launcher;
 pub mod logs;

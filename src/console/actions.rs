@@ -188,7 +188,8 @@ impl<'a> Actions<'a> {
             Some(Effect::PauseReaper(paused)) => self.control.set_paused(paused),
             Some(Effect::ReaperPass) => self.control.request_pass(),
             Some(Effect::Copy { text }) => self.copies.push(text),
-            Some(Effect::Quit) | None => {}
+            // Over a fleet only (`crate::fleet` carries it out).
+            Some(Effect::Fleet(_) | Effect::Quit) | None => {}
         }
     }
 

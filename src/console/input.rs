@@ -40,7 +40,7 @@ pub(super) fn spawn(tx: EventSender) -> std::io::Result<()> {
 
 /// Start the input thread, handing each terminal event and the instant its
 /// burst was read to `send` (also the fleet console's:
-/// `crate::launcher::fleet_console`). It stops when `send` returns `false`
+/// `crate::fleet::console`). It stops when `send` returns `false`
 /// (nobody listens) or the terminal cannot be read any more (closed).
 ///
 /// # Errors

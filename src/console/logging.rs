@@ -110,6 +110,7 @@ pub(super) fn trace(event: &Event) {
         | Event::Tick
         | Event::Activity(_)
         | Event::Logs(_)
-        | Event::Answer(_) => {}
+        | Event::Answer(_)
+        | Event::Host(_) => {}
     }
 }

@@ -19,7 +19,7 @@ mod job_starter;
 mod leader;
 mod logging;
 mod queue_down;
-mod render_loop;
+pub(crate) mod render_loop;
 mod run;
 mod setup;
 pub(crate) mod terminal;

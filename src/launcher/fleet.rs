@@ -3,7 +3,8 @@
 //! `STACKLESS_TUI_FLEET`, the config file's `fleet`), as pure rules: which
 //! hosts a fleet file or the flags name, what one host's answer to
 //! `snapshot --json` was, and the one document (or table) made of every
-//! host's answer. No I/O: [`super::fleet_run`] runs the ssh this plans.
+//! host's answer; the run a fleet is planned for ([`FleetLaunch`]). No
+//! I/O: `crate::fleet` runs the ssh this plans.
 //!
 //! Each host is reached exactly as one `--controller` reaches it
 //! ([`super::plan::Plan`]); a host is shown by its label, else by its
@@ -17,6 +18,7 @@ use toml::Value as TomlValue;
 
 use super::failure::{classify, failure_message};
 use super::plan::{Plan, Target};
+use crate::cli::Sub;
 use crate::model::text::sanitize_short;
 
 /// The version of the fleet document's shape (`snapshot --json` over a
@@ -32,6 +34,72 @@ pub(crate) const MAX_HOST_DOCUMENT: usize = 512 << 20;
 /// What a label may be (DNS-safe-ish, short): shown in the errors.
 pub(crate) const LABEL_RULE: &str =
     "a label is 1 to 63 characters of A-Z, a-z, 0-9, '-', '_' and '.'";
+
+/// What the launcher decided for this run (`super::launch_if_remote`).
+pub(crate) enum Launch {
+    /// Run on one controller's host (or refused): done, with this status.
+    Done(std::process::ExitCode),
+    /// Run over a fleet: planned here, run by `crate::fleet::run`.
+    Fleet(FleetLaunch),
+}
+
+/// A run over a fleet of two or more hosts, planned: what runs, the
+/// hosts, and each host's ssh plan (`plans[i]` reaches `hosts[i]`).
+pub(crate) struct FleetLaunch {
+    /// What runs over the fleet.
+    pub what: FleetWhat,
+    /// The hosts, in the fleet's order.
+    pub hosts: Vec<FleetHost>,
+    /// Each host's plan, in the same order.
+    pub plans: Vec<Plan>,
+}
+
+/// Which run over a fleet.
+pub(crate) enum FleetWhat {
+    /// The console over every host's agent (`serve --stdio`), its times
+    /// shown in `zone`.
+    Console {
+        /// The display zone (`--utc`: UTC).
+        zone: jiff::tz::TimeZone,
+    },
+    /// `snapshot --follow`: every host's stream, tagged, on stdout.
+    Follow,
+    /// `snapshot [--json]`: one merged document (`json`) or table, at
+    /// `timeout` at the latest, its times in `zone`.
+    Once {
+        /// `--json` was asked for.
+        json: bool,
+        /// `--fleet-timeout`.
+        timeout: std::time::Duration,
+        /// The display zone (`--utc`: UTC).
+        zone: jiff::tz::TimeZone,
+    },
+}
+
+/// Why a fleet does not run `command` (`count` hosts): the console,
+/// `snapshot`, `snapshot --json` and `snapshot --follow` run over a
+/// fleet; `serve --stdio` and `reap --once` run on one host.
+pub(super) fn fleet_refusal(command: &Sub, count: usize) -> String {
+    let what = match command {
+        Sub::Serve { .. } => "`serve --stdio`",
+        Sub::Reap { .. } => "`reap --once`",
+        _ => "this command",
+    };
+    format!(
+        "{what} does not run over a fleet: over {count} hosts the console, `snapshot`, \
+         `snapshot --json` and `snapshot --follow` run; run {what} with one --controller ssh://HOST"
+    )
+}
+
+/// The fleet view without a terminal here (`count` hosts): what to use
+/// instead.
+pub(super) fn fleet_needs_a_terminal(count: usize) -> String {
+    format!(
+        "the fleet view needs a terminal (stdin and stdout are not both a TTY). For scripts \
+         and cron over these {count} hosts use `snapshot`, `snapshot --json` or \
+         `snapshot --follow`."
+    )
+}
 
 /// One host of a fleet.
 #[derive(Debug, Clone, PartialEq, Eq)]

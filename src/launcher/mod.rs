@@ -22,18 +22,16 @@ use nix::sys::signal::Signal;
 
 pub(crate) mod failure;
 pub(crate) mod fleet;
-mod fleet_console;
-pub(crate) mod fleet_follow;
-mod fleet_follow_run;
-mod fleet_run;
-mod ssh;
+pub(crate) mod ssh;
 
+pub(crate) use fleet::{FleetLaunch, FleetWhat, Launch};
 pub(crate) use ssh::launch;
 pub(crate) mod plan;
 
 use crate::cli::{Cli, EXIT_USAGE, Sub};
 use crate::model::text::sanitize_short;
 use failure::{classify, failure_message, interrupted_message, stderr_tail};
+use fleet::{fleet_needs_a_terminal, fleet_refusal};
 use plan::{
     DEFAULT_REMOTE_BIN, Mode, OnTheHost, Plan, Target, check_remote_bin, env_on_the_host,
     not_applied_message, strip_launcher_args,
@@ -54,8 +52,9 @@ const TAIL_BYTES: usize = 4096;
 
 /// The binary's first step: when the command line (`args`, program name
 /// first) and the environment send this run to a controller's host, launch
-/// it there and return ssh's exit status (or exit 2 for a refused target),
-/// else `None` to run here.
+/// it there and return ssh's exit status (or exit 2 for a refused target);
+/// over a fleet, the run planned for `crate::fleet` to start
+/// ([`Launch::Fleet`]); else `None` to run here.
 ///
 /// Decided from the command line and the environment; of the local config
 /// file only `state` (a local store: the console stays here beside
@@ -65,7 +64,7 @@ const TAIL_BYTES: usize = 4096;
 /// from the environment are named as not applied there. A command line
 /// clap refuses is left to the local parse, which reports it.
 #[must_use]
-pub(crate) fn launch_if_remote(args: &[OsString]) -> Option<ExitCode> {
+pub(crate) fn launch_if_remote(args: &[OsString]) -> Option<Launch> {
     let matches = <Cli as clap::CommandFactory>::command()
         .try_get_matches_from(args)
         .ok()?;
@@ -78,21 +77,24 @@ pub(crate) fn launch_if_remote(args: &[OsString]) -> Option<ExitCode> {
     let fleet_on_line =
         matches.value_source("fleet") == Some(clap::parser::ValueSource::CommandLine);
     match fleet_hosts(&cli, fleet_on_line, |file| std::fs::read_to_string(file)) {
-        Err(message) => return Some(fail(&message, EXIT_USAGE)),
+        Err(message) => return Some(Launch::Done(fail(&message, EXIT_USAGE))),
         Ok(Some(hosts)) if hosts.len() >= 2 => {
-            return Some(launch_fleet(&cli, args, &from_env, &hosts));
+            return Some(match launch_fleet(&cli, args, &from_env, hosts) {
+                Ok(run) => Launch::Fleet(run),
+                Err(code) => Launch::Done(code),
+            });
         }
         // One host: today's launcher, reaching it as one --controller.
         Ok(Some(hosts)) => cli.controller = hosts.into_iter().map(|host| host.given).collect(),
         Ok(None) => {}
     }
     match plan(&cli, args, controller, &from_env) {
-        Ok(Some(plan)) => Some(launch(&plan)),
+        Ok(Some(plan)) => Some(Launch::Done(launch(&plan))),
         Ok(None) => {
             warn_unused_launcher_flags(&matches);
             None
         }
-        Err(message) => Some(fail(&message, EXIT_USAGE)),
+        Err(message) => Some(Launch::Done(fail(&message, EXIT_USAGE))),
     }
 }
 
@@ -289,27 +291,27 @@ pub(crate) fn fleet_hosts(
     fleet::parse_fleet_file(&text, std::path::Path::new(&shown)).map(Some)
 }
 
-/// Run the console, `snapshot [--json]` or `snapshot --follow` over a
-/// fleet of two or more `hosts` (the others are refused, exit 2, nothing
-/// run): each host planned exactly as one `--controller` plans it
+/// Plan the console, `snapshot [--json]` or `snapshot --follow` over a
+/// fleet of two or more `hosts` (the others are refused: `Err`, exit 2,
+/// nothing run): each host planned exactly as one `--controller` plans it
 /// ([`plan`]: the same forwarded arguments and local safety flags); the
 /// console as one `--controller ... serve --stdio` (its agent, in
 /// [`Mode::Serve`]: `-T`, batch mode, host key checking), drawn here
-/// ([`fleet_console`]); `snapshot`'s table asked for as `--json` and drawn
-/// here.
+/// (`crate::fleet` runs it); `snapshot`'s table asked for as `--json` and
+/// drawn here.
 fn launch_fleet(
     cli: &Cli,
     args: &[OsString],
     from_env: &[(String, String)],
-    hosts: &[fleet::FleetHost],
-) -> ExitCode {
+    hosts: Vec<fleet::FleetHost>,
+) -> Result<FleetLaunch, ExitCode> {
     let (json, follow, console) = match &cli.command {
         Some(Sub::Snapshot { follow, json, .. }) => (*json, *follow, false),
         None => (false, false, true),
-        Some(other) => return fail(&fleet_refusal(other, hosts.len()), EXIT_USAGE),
+        Some(other) => return Err(fail(&fleet_refusal(other, hosts.len()), EXIT_USAGE)),
     };
     let mut plans = Vec::new();
-    for host in hosts {
+    for host in &hosts {
         let mut one = cli.clone();
         one.controller = vec![host.given.clone()];
         if console {
@@ -338,12 +340,12 @@ fn launch_fleet(
                 }
                 plans.push(plan);
             }
-            Ok(None) => return fail("the fleet names no host to run on", EXIT_USAGE),
-            Err(message) => return fail(&message, EXIT_USAGE),
+            Ok(None) => return Err(fail("the fleet names no host to run on", EXIT_USAGE)),
+            Err(message) => return Err(fail(&message, EXIT_USAGE)),
         }
     }
     if console && !(io::stdin().is_terminal() && io::stdout().is_terminal()) {
-        return fail(&fleet_needs_a_terminal(hosts.len()), EXIT_USAGE);
+        return Err(fail(&fleet_needs_a_terminal(hosts.len()), EXIT_USAGE));
     }
     if let Some(first) = plans.first()
         && !first.not_applied.is_empty()
@@ -354,43 +356,19 @@ fn launch_fleet(
             not_applied_message("the fleet's hosts", &first.not_applied)
         );
     }
-    if console {
-        return fleet_console::run(hosts, &plans, crate::startup::display_zone(cli.utc));
-    }
-    if follow {
-        return fleet_follow_run::run(hosts, &plans);
-    }
-    fleet_run::run(
-        hosts,
-        &plans,
-        (json, cli.fleet_timeout),
-        &crate::startup::display_zone(cli.utc),
-    )
-}
-
-/// Why a fleet does not run `command` (`count` hosts): the console,
-/// `snapshot`, `snapshot --json` and `snapshot --follow` run over a
-/// fleet; `serve --stdio` and `reap --once` run on one host.
-fn fleet_refusal(command: &Sub, count: usize) -> String {
-    let what = match command {
-        Sub::Serve { .. } => "`serve --stdio`",
-        Sub::Reap { .. } => "`reap --once`",
-        _ => "this command",
+    let zone = crate::startup::display_zone(cli.utc);
+    let what = if console {
+        FleetWhat::Console { zone }
+    } else if follow {
+        FleetWhat::Follow
+    } else {
+        FleetWhat::Once {
+            json,
+            timeout: cli.fleet_timeout,
+            zone,
+        }
     };
-    format!(
-        "{what} does not run over a fleet: over {count} hosts the console, `snapshot`, \
-         `snapshot --json` and `snapshot --follow` run; run {what} with one --controller ssh://HOST"
-    )
-}
-
-/// The fleet view without a terminal here (`count` hosts): what to use
-/// instead.
-fn fleet_needs_a_terminal(count: usize) -> String {
-    format!(
-        "the fleet view needs a terminal (stdin and stdout are not both a TTY). For scripts \
-         and cron over these {count} hosts use `snapshot`, `snapshot --json` or \
-         `snapshot --follow`."
-    )
+    Ok(FleetLaunch { what, hosts, plans })
 }
 
 /// The local settings of `from_env` ([`plan`]): the safety switches that

@@ -95,7 +95,7 @@ pub(crate) fn launch(plan: &Plan) -> ExitCode {
 }
 
 /// ssh could not be started.
-pub(super) fn cannot_run_ssh(host: &str, error: &io::Error) -> String {
+pub(crate) fn cannot_run_ssh(host: &str, error: &io::Error) -> String {
     format!(
         "cannot run ssh to reach {host}: {error}. The OpenSSH client (`ssh`) must be on PATH \
          (Debian: apt-get install openssh-client)."
@@ -104,7 +104,7 @@ pub(super) fn cannot_run_ssh(host: &str, error: &io::Error) -> String {
 
 /// ssh's status as an exit code: its own, or 128 + the signal that killed
 /// it.
-pub(super) fn exit_code(status: std::process::ExitStatus) -> i32 {
+pub(crate) fn exit_code(status: std::process::ExitStatus) -> i32 {
     use std::os::unix::process::ExitStatusExt as _;
     status
         .code()
@@ -124,7 +124,7 @@ pub(crate) const STOP_GRACE: Duration = Duration::from_secs(30);
 /// stdout as given (passed through: ssh writes the stream as it arrives;
 /// a fleet's host: a pipe), stderr piped. ssh gets SIGTERM when this
 /// launcher dies, even by SIGKILL (`PR_SET_PDEATHSIG`).
-pub(super) fn spawn_ssh(plan: &Plan, stdout: Stdio) -> io::Result<std::process::Child> {
+pub(crate) fn spawn_ssh(plan: &Plan, stdout: Stdio) -> io::Result<std::process::Child> {
     use std::os::unix::process::CommandExt as _;
     let mut command = Command::new(SSH);
     command

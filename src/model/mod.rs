@@ -36,6 +36,7 @@ pub(crate) mod rows;
 pub mod rules;
 pub mod services;
 pub(crate) mod snapshot;
+pub mod sort_key;
 pub mod text;
 pub mod time;
 pub mod verbs;

@@ -39,12 +39,13 @@ pub(crate) enum UiCommand {
     Filter(String),
     /// `:sort KEY [asc|desc]` (`None`: the key's natural direction).
     Sort(SortKey, Option<bool>),
-    /// `:pause`: pause the reaper.
-    Pause,
-    /// `:resume`: resume the reaper.
-    Resume,
-    /// `:pass`: run a reaper pass now.
-    Pass,
+    /// `:pause [HOST]`: pause the reaper (over a fleet, of the host named,
+    /// or `all`; `None`: the selected row's host, or this store's).
+    Pause(Option<String>),
+    /// `:resume [HOST]`: resume the reaper (the host as for `:pause`).
+    Resume(Option<String>),
+    /// `:pass [HOST]`: run a reaper pass now (the host as for `:pause`).
+    Pass(Option<String>),
     /// `:logs NAME`: the logs view of an instance.
     Logs(String),
     /// `:ops`: focus the Operations pane.
@@ -64,6 +65,21 @@ pub(crate) enum UiCommand {
 /// name, substrate, reap, status, lock)`, `:reap needs instance names`,
 /// `"Bad_Name" is not a DNS-safe name`, ...
 pub(crate) fn parse(line: &str) -> Result<UiCommand, String> {
+    parse_in(line, false)
+}
+
+/// Parse a command line (without its `:`) over a fleet: [`parse`]'s
+/// commands, an instance named `[HOST/]NAME` (its name checked DNS-safe),
+/// `:pause`, `:resume` and `:pass` with an optional HOST (or `all`), and
+/// `:sort host`.
+///
+/// # Errors
+/// As [`parse`].
+pub(crate) fn parse_over_fleet(line: &str) -> Result<UiCommand, String> {
+    parse_in(line, true)
+}
+
+fn parse_in(line: &str, fleet: bool) -> Result<UiCommand, String> {
     let mut words = line.split_whitespace();
     let Some(first) = words.next() else {
         return Err("no command".into());
@@ -73,7 +89,7 @@ pub(crate) fn parse(line: &str) -> Result<UiCommand, String> {
         if rest.is_empty() {
             return Err(format!(":{verb} needs instance names"));
         }
-        rest.iter().map(|n| checked(n)).collect()
+        rest.iter().map(|n| checked(n, fleet)).collect()
     };
     let bare = |command: UiCommand| {
         if rest.is_empty() {
@@ -82,18 +98,25 @@ pub(crate) fn parse(line: &str) -> Result<UiCommand, String> {
             Err(format!(":{first} takes no arguments"))
         }
     };
+    // Over a fleet, the reaper's commands name a host (or `all`).
+    let host = || match rest.as_slice() {
+        [] => Ok(None),
+        [host] if fleet => Ok(Some((*host).to_owned())),
+        _ if fleet => Err(format!(":{first} takes one HOST (or all) over a fleet")),
+        _ => Err(format!(":{first} takes no arguments")),
+    };
     match first {
         "reap" => names("reap").map(UiCommand::Reap),
         "down" => names("down").map(UiCommand::Down),
-        "renew" => parse_renew(&rest),
+        "renew" => parse_renew(&rest, fleet),
         "verify" => names("verify").map(UiCommand::Verify),
         "filter" => Ok(UiCommand::Filter(rest.join(" "))),
-        "sort" => parse_sort(&rest),
-        "pause" => bare(UiCommand::Pause),
-        "resume" => bare(UiCommand::Resume),
-        "pass" => bare(UiCommand::Pass),
+        "sort" => parse_sort(&rest, fleet),
+        "pause" => host().map(UiCommand::Pause),
+        "resume" => host().map(UiCommand::Resume),
+        "pass" => host().map(UiCommand::Pass),
         "logs" => match rest.as_slice() {
-            [name] => checked(name).map(UiCommand::Logs),
+            [name] => checked(name, fleet).map(UiCommand::Logs),
             _ => Err(":logs needs one instance name".into()),
         },
         "ops" => bare(UiCommand::Ops),
@@ -108,7 +131,7 @@ pub(crate) fn parse(line: &str) -> Result<UiCommand, String> {
 /// words that read as durations (`2h`, `1h30m`, `1h 30m`; at least one
 /// name kept) are the lease, then checked by
 /// [`crate::model::verbs::parse_lease`]: positive, at most 30 days.
-fn parse_renew(rest: &[&str]) -> Result<UiCommand, String> {
+fn parse_renew(rest: &[&str], fleet: bool) -> Result<UiCommand, String> {
     if rest.is_empty() {
         return Err(":renew needs instance names".into());
     }
@@ -121,12 +144,21 @@ fn parse_renew(rest: &[&str]) -> Result<UiCommand, String> {
         [] => None,
         words => Some(crate::model::verbs::parse_lease(&words.join(" "))?),
     };
-    let names = names.iter().map(|n| checked(n)).collect::<Result<_, _>>()?;
+    let names = names
+        .iter()
+        .map(|n| checked(n, fleet))
+        .collect::<Result<_, _>>()?;
     Ok(UiCommand::Renew(names, lease))
 }
 
-fn checked(name: &str) -> Result<String, String> {
-    if is_dns_safe(name) {
+/// `name` when it is DNS-safe; over a fleet `HOST/NAME` too, its NAME
+/// checked (the host is the fleet's to find).
+fn checked(name: &str, fleet: bool) -> Result<String, String> {
+    let bare = match name.split_once('/') {
+        Some((_, bare)) if fleet => bare,
+        _ => name,
+    };
+    if is_dns_safe(bare) {
         Ok(name.to_owned())
     } else {
         Err(format!(
@@ -136,14 +168,23 @@ fn checked(name: &str) -> Result<String, String> {
     }
 }
 
-fn parse_sort(rest: &[&str]) -> Result<UiCommand, String> {
-    let keys = "lease, name, substrate, reap, status, lock";
+fn parse_sort(rest: &[&str], fleet: bool) -> Result<UiCommand, String> {
+    let keys = if fleet {
+        "host, lease, name, substrate, reap, status, lock"
+    } else {
+        "lease, name, substrate, reap, status, lock"
+    };
     let (key, direction) = match rest {
         [key] => (key, None),
         [key, dir] => (key, Some(dir)),
         _ => return Err(format!(":sort KEY [asc|desc] ({keys})")),
     };
-    let Some(sort) = SortKey::parse(key) else {
+    let parsed = if fleet {
+        SortKey::parse_over_fleet(key)
+    } else {
+        SortKey::parse(key)
+    };
+    let Some(sort) = parsed else {
         return Err(format!("unknown sort key \"{key}\" ({keys})"));
     };
     let descending = match direction.map(|d| d.to_lowercase()) {
@@ -279,15 +320,53 @@ mod tests {
             parse("sort name desc"),
             Ok(UiCommand::Sort(SortKey::Name, Some(true)))
         );
-        assert_eq!(parse("pause"), Ok(UiCommand::Pause));
-        assert_eq!(parse("resume"), Ok(UiCommand::Resume));
-        assert_eq!(parse("pass"), Ok(UiCommand::Pass));
+        assert_eq!(parse("pause"), Ok(UiCommand::Pause(None)));
+        assert_eq!(parse("resume"), Ok(UiCommand::Resume(None)));
+        assert_eq!(parse("pass"), Ok(UiCommand::Pass(None)));
         assert_eq!(parse("logs golf"), Ok(UiCommand::Logs("golf".into())));
         assert_eq!(parse("ops"), Ok(UiCommand::Ops));
         assert_eq!(parse("help"), Ok(UiCommand::Help));
         assert_eq!(parse("q"), Ok(UiCommand::Quit));
         assert_eq!(parse("quit"), Ok(UiCommand::Quit));
         assert_eq!(parse("gol"), Ok(UiCommand::Jump("gol".into())));
+    }
+
+    #[test]
+    fn over_a_fleet_names_take_a_host_and_the_reapers_commands_one_host() {
+        assert_eq!(
+            parse_over_fleet("reap fleet-2/alpha bravo"),
+            Ok(UiCommand::Reap(vec![
+                "fleet-2/alpha".into(),
+                "bravo".into()
+            ]))
+        );
+        assert_eq!(
+            parse_over_fleet("pause all"),
+            Ok(UiCommand::Pause(Some("all".into())))
+        );
+        assert_eq!(parse_over_fleet("pass"), Ok(UiCommand::Pass(None)));
+        assert_eq!(
+            parse_over_fleet("sort host desc"),
+            Ok(UiCommand::Sort(SortKey::Host, Some(true)))
+        );
+        assert_eq!(
+            parse_over_fleet("down fleet-2/Bad_Name"),
+            Err("\"fleet-2/Bad_Name\" is not a DNS-safe name".into())
+        );
+        assert_eq!(
+            parse_over_fleet("resume a b"),
+            Err(":resume takes one HOST (or all) over a fleet".into())
+        );
+        // On one host: no host, no `HOST/`.
+        assert_eq!(parse("pause all"), Err(":pause takes no arguments".into()));
+        assert_eq!(
+            parse("reap fleet-2/alpha"),
+            Err("\"fleet-2/alpha\" is not a DNS-safe name".into())
+        );
+        assert_eq!(
+            parse("sort host"),
+            Err("unknown sort key \"host\" (lease, name, substrate, reap, status, lock)".into())
+        );
     }
 
     #[test]

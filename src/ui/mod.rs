@@ -174,6 +174,14 @@ type PaneRender = fn(&mut Frame, Rect, &App);
 /// `terminal too small: WxH, needs 60x15`. The layout is remembered in the
 /// app for mouse events.
 pub fn draw(frame: &mut Frame, app: &App) {
+    if let Some(fleet) = app.fleet() {
+        fleet::draw(frame, fleet, app.now().saturating_mul(1000));
+        // The App's own layers over the fleet's panes: the one help.
+        if app.layers().help().is_some() {
+            panes::help::render(frame, frame.area(), app);
+        }
+        return;
+    }
     let area = frame.area();
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         app.areas.set(None);

@@ -503,7 +503,7 @@ fn a_stopped_agent_goes_stale_alone_and_is_connected_again() {
         stale.contents()
     );
     tui.send("s");
-    tui.wait_for("· sort: status ▲", UI);
+    tui.wait_for("· sort: substrate ▲", UI);
     tui.send("q");
     assert_eq!(tui.wait_exit(UI), 0, "sshd: {}", sshd.log());
     assert_restored(&tui);

@@ -73,7 +73,7 @@ fn five_hundred_silent_hosts_draw_at_once_answer_keys_and_connect_in_waves() {
     // A key while the connections are pending: the help, then back.
     let asked = Instant::now();
     tui.send("?");
-    tui.wait_for("help: the console's keys", UI);
+    tui.wait_for("Help (Esc or ? closes)", UI);
     let answered = asked.elapsed();
     assert!(answered < BOUND, "? answered after {answered:?}");
     tui.send("\x1b");
@@ -90,7 +90,7 @@ fn five_hundred_silent_hosts_draw_at_once_answer_keys_and_connect_in_waves() {
     // Keys still answered at once with the wave pending.
     let asked = Instant::now();
     tui.send("?");
-    tui.wait_for("help: the console's keys", UI);
+    tui.wait_for("Help (Esc or ? closes)", UI);
     assert!(
         asked.elapsed() < BOUND,
         "? answered after {:?}",

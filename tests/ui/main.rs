@@ -32,6 +32,7 @@ macro_rules! assert_snapshot {
 mod ui_confirm;
 mod ui_faults;
 mod ui_fleet;
+mod ui_fleet_app;
 mod ui_fulltext;
 mod ui_jump_bulk_filter;
 mod ui_layout;

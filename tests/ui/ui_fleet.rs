@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 use stackless_tui::model::fleet::{Link, LinkState};
 use stackless_tui::ui::fleet::{FleetApp, FleetEffect, Layer, draw};
 
-const NOW: i64 = 1_764_655_200;
-const NOW_MS: i64 = NOW * 1000;
+pub(crate) const NOW: i64 = 1_764_655_200;
+pub(crate) const NOW_MS: i64 = NOW * 1000;
 
 fn instance(name: &str, birth: &str, expires_at: i64) -> Value {
     json!({"name": name, "birth": {"instance_id": birth, "resource_namespace": "sl-x"},
@@ -68,7 +68,7 @@ fn connect(app: &mut FleetApp, host: usize, name: &str, tables: &[(&str, Vec<Val
 
 /// Three hosts: fleet-1 and fleet-2 connected (fleet-2 with an operation,
 /// a backoff and an Activity line), fleet-3 stale (its rows kept).
-fn fleet() -> FleetApp {
+pub(crate) fn fleet() -> FleetApp {
     let mut app = FleetApp::new(
         vec!["fleet-1".into(), "fleet-2".into(), "fleet-3".into()],
         NOW_MS,
@@ -137,7 +137,7 @@ fn fleet() -> FleetApp {
     app
 }
 
-fn screen(app: &FleetApp, width: u16, height: u16) -> String {
+pub(crate) fn screen(app: &FleetApp, width: u16, height: u16) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal.draw(|frame| draw(frame, app, NOW_MS)).unwrap();
     let buffer = terminal.backend().buffer();
@@ -164,7 +164,7 @@ fn typed(app: &mut FleetApp, text: &str) -> Vec<FleetEffect> {
 }
 
 /// The one command sent: (host, command without its id).
-fn sent(effects: &[FleetEffect]) -> Vec<(usize, Value)> {
+pub(crate) fn sent(effects: &[FleetEffect]) -> Vec<(usize, Value)> {
     effects
         .iter()
         .map(|FleetEffect::Send { host, line }| {
@@ -175,7 +175,7 @@ fn sent(effects: &[FleetEffect]) -> Vec<(usize, Value)> {
         .collect()
 }
 
-fn confirm_lines(app: &FleetApp) -> Vec<String> {
+pub(crate) fn confirm_lines(app: &FleetApp) -> Vec<String> {
     match app.layer() {
         Some(Layer::Confirm(confirm)) => confirm.lines.clone(),
         other => panic!("no question: {other:?}"),
@@ -183,7 +183,7 @@ fn confirm_lines(app: &FleetApp) -> Vec<String> {
 }
 
 /// Select the row whose HOST and NAME are these (moving down from the top).
-fn select(app: &mut FleetApp, host: &str, name: &str) {
+pub(crate) fn select(app: &mut FleetApp, host: &str, name: &str) {
     press(app, KeyCode::Home);
     for _ in 0..20 {
         let row = app.selected_row().unwrap();
@@ -1035,10 +1035,11 @@ fn v_verifies_on_the_rows_host_and_a_stale_host_refuses() {
 }
 
 /// The fleet view in `context` of the console's key table, on fleet-2's
-/// `alpha` (expired, active); `None` for a context the fleet view never
-/// enters (the help's and the logs' search, the operation overlay: the
-/// keys that open them are refused over a fleet).
-fn fleet_in(context: stackless_tui::ui::keys::Context) -> Option<FleetApp> {
+/// `alpha` (expired, active); `None` for a context the fleet's rows never
+/// enter: the help and its search (the App's own layer over 1..N hosts,
+/// `ui_fleet_app`), the logs' search and the operation overlay (the keys
+/// that open them are refused over a fleet).
+pub(crate) fn fleet_in(context: stackless_tui::ui::keys::Context) -> Option<FleetApp> {
     use stackless_tui::ui::keys::Context as C;
     let mut app = fleet();
     select(&mut app, "fleet-2", "alpha");
@@ -1050,8 +1051,7 @@ fn fleet_in(context: stackless_tui::ui::keys::Context) -> Option<FleetApp> {
         C::Detail => Some(KeyCode::Enter),
         C::Logs => Some(KeyCode::Char('l')),
         C::FullText => Some(KeyCode::Char('e')),
-        C::Help => Some(KeyCode::Char('?')),
-        C::HelpSearch | C::LogSearch | C::Operation => return None,
+        C::Help | C::HelpSearch | C::LogSearch | C::Operation => return None,
     };
     if let Some(code) = opener {
         press(&mut app, code);
@@ -1061,7 +1061,7 @@ fn fleet_in(context: stackless_tui::ui::keys::Context) -> Option<FleetApp> {
 }
 
 /// One press of `key` (a sample for the table's wildcards) into `app`.
-fn press_key(app: &mut FleetApp, key: stackless_tui::ui::keys::Key) -> Vec<FleetEffect> {
+pub(crate) fn press_key(app: &mut FleetApp, key: stackless_tui::ui::keys::Key) -> Vec<FleetEffect> {
     use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
     use stackless_tui::ui::keys::{Key, Mods};
     let mouse = |kind| MouseEvent {
@@ -1182,6 +1182,13 @@ fn every_key_table_entry_acts_on_the_rows_host_or_says_why_not() {
                         Action::OpenJump => {
                             assert!(matches!(app.layer(), Some(Layer::Jump(_))), "{what}");
                         }
+                        // The help is the App's own layer: the rows ask
+                        // for it and open none of their own.
+                        Action::OpenHelp => {
+                            assert!(app.take_help(), "{what}");
+                            assert!(!app.take_help(), "{what}");
+                            assert_eq!(effects, [], "{what}");
+                        }
                         Action::MarkAll => assert_eq!(
                             app.flash().map(|f| f.text.as_str()),
                             Some("5 marked"),
@@ -1193,9 +1200,10 @@ fn every_key_table_entry_acts_on_the_rows_host_or_says_why_not() {
             }
         }
     }
-    // Every bind's keys in every context the fleet view has; refused:
-    // `p` and `y` in the detail, `w` in the logs view.
-    assert_eq!((pressed, refused), (149, 3));
+    // Every bind's keys in every context the fleet's rows have (the help's
+    // are the App's: `ui_fleet_app`); refused: `p` and `y` in the detail,
+    // `w` in the logs view.
+    assert_eq!((pressed, refused), (135, 3));
 }
 
 /// Ctrl-F then a name then Enter selects the row whose name matches best
@@ -1702,26 +1710,4 @@ fn tab_completes_the_command_and_the_instance_across_hosts() {
         app.flash().map(|f| f.text.as_str()),
         Some("fleet-1/alpha fleet-2/alpha")
     );
-}
-
-/// The help over a fleet searches as on one host: `/` and the text show
-/// only the entries that contain it (keys, words or what they do over a
-/// fleet), Esc shows them all again.
-#[test]
-fn the_fleet_help_searches_its_entries() {
-    let mut app = fleet();
-    press(&mut app, KeyCode::Char('?'));
-    let lines = |app: &FleetApp| match app.layer() {
-        Some(Layer::Text(view)) => view.lines.clone(),
-        other => panic!("no help: {other:?}"),
-    };
-    let all = lines(&app).len();
-    assert_eq!(all, 2 * stackless_tui::ui::keys::ENTRIES.len());
-    typed(&mut app, "/ctrl-f");
-    let found = lines(&app);
-    assert_eq!(found.len(), 2, "{found:?}");
-    assert!(found[0].starts_with("Ctrl-F "), "{found:?}");
-    press(&mut app, KeyCode::Enter);
-    press(&mut app, KeyCode::Esc);
-    assert_eq!(lines(&app).len(), all);
 }

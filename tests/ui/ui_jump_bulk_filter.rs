@@ -264,7 +264,7 @@ fn filter_errors_flash_and_the_help_teaches_fields_and_commands() {
         Some((
             stackless_tui::ui::FlashLevel::Warning,
             "filter \"statu:expired\": unknown field \"statu\" (fields: status, substrate, \
-             name, lock, backoff, op)"
+             name, lock, backoff, op, host)"
         ))
     );
     press(&mut app, KeyCode::Char('/'));

@@ -463,7 +463,7 @@ fn panes_alone_at_tiny_sizes_do_not_panic() {
         panes::activity::render,
         panes::footer::render,
         |f, area, _| {
-            let _ = panes::help::draw(f, area, &stackless_tui::ui::app::HelpView::default());
+            let _ = panes::help::draw(f, area, &stackless_tui::ui::app::HelpView::default(), false);
         },
     ];
     for pane in panes {

@@ -219,9 +219,10 @@ impl App {
                 self.set_flash(FlashLevel::Info, text);
             }
             // The rules of the keys `P` and `R` ([`crate::model::rules`]).
-            UiCommand::Pause => return self.admit_key(&crate::model::rules::Action::Pause),
-            UiCommand::Resume => return self.admit_key(&crate::model::rules::Action::Resume),
-            UiCommand::Pass => return self.pass_key(),
+            // On one host the parser names no host (`ui::command::parse`).
+            UiCommand::Pause(_) => return self.admit_key(&crate::model::rules::Action::Pause),
+            UiCommand::Resume(_) => return self.admit_key(&crate::model::rules::Action::Resume),
+            UiCommand::Pass(_) => return self.pass_key(),
             UiCommand::Logs(name) => {
                 if !self.shown.snapshot.instances.iter().any(|i| i.name == name) {
                     self.set_flash(

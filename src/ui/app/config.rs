@@ -244,6 +244,9 @@ pub enum Effect {
         /// What to copy, as the UI decided it (sanitized when written).
         text: String,
     },
+    /// Over a fleet: each command to write to its host's agent (the
+    /// wiring refuses at once what cannot go: `crate::fleet`).
+    Fleet(Vec<crate::ui::fleet::FleetEffect>),
     /// Quit (`q`, Ctrl-C, or a termination signal).
     Quit,
 }

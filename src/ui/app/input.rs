@@ -85,6 +85,9 @@ impl App {
     /// confirmation dialog open is when it was shown (keys read before
     /// then do not answer it, [`App::input_at`]).
     pub fn drawn(&mut self, at: std::time::Instant) {
+        if let Some(fleet) = self.shown.fleet.as_deref_mut() {
+            fleet.drawn(at);
+        }
         if let Some(confirm) = self.layers.confirm_mut() {
             confirm.shown.get_or_insert(at);
         }

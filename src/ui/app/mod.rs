@@ -31,6 +31,7 @@ mod config;
 mod copy;
 mod detail;
 mod flash;
+mod fleet;
 mod full_view;
 mod fulltext;
 mod help;
@@ -152,6 +153,13 @@ struct Shown {
     loaded: bool,
     /// The header's counts (the expired count per tick).
     counts: Counts,
+    /// Over a fleet: its hosts' rows, links and view ([`App::over_fleet`]),
+    /// instead of the snapshot.
+    fleet: Option<Box<crate::ui::fleet::FleetApp>>,
+    /// A frame is owed by the App itself (over a fleet): the terminal was
+    /// resized, or a key changed the App's own layers over the fleet (the
+    /// help); otherwise a frame is owed only when the fleet's rows changed.
+    owed: bool,
 }
 
 /// A pane's selected row, followed into a new snapshot by its key (the
@@ -278,6 +286,8 @@ impl App {
                 retired: None,
                 loaded: false,
                 counts: Counts::default(),
+                fleet: None,
+                owed: false,
             },
             status: Status {
                 health: StoreHealth::Ok,
@@ -315,6 +325,10 @@ impl App {
     }
 
     fn apply(&mut self, event: Event, now: i64) -> Option<Effect> {
+        if self.shown.fleet.is_some() {
+            self.now = now;
+            return self.fleet_event(event, now.saturating_mul(1000));
+        }
         drop(self.settle());
         self.now = now;
         self.clock = Instant::now();
@@ -376,6 +390,8 @@ impl App {
                 self.take_answer(answer);
                 None
             }
+            // A fleet host's connection: the fleet's loop takes it.
+            Event::Host(_) => None,
             Event::Terminate(_) => {
                 self.quitting = true;
                 Some(Effect::Quit)

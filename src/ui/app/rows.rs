@@ -39,90 +39,7 @@ pub(super) struct InstancesTable {
     pub(super) selected_name: Option<String>,
 }
 
-/// The order of the Instances table (`s` cycles through them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum SortKey {
-    /// Soonest lease expiry first; instances without a lease (tombstones)
-    /// last; ties by name.
-    #[default]
-    LeaseExpiry,
-    /// By name (byte order, as stored).
-    Name,
-    /// By substrate, then name.
-    Substrate,
-    /// Most reap attempts first, then name.
-    ReapAttempts,
-    /// By stored status (`active` before `tombstoned`), then name.
-    Status,
-    /// Locked instances first (held, then stale, then unprobed), then
-    /// name.
-    Lock,
-}
-
-impl SortKey {
-    /// The next order in the `s` cycle.
-    #[must_use]
-    pub const fn next(self) -> Self {
-        match self {
-            Self::LeaseExpiry => Self::Name,
-            Self::Name => Self::Substrate,
-            Self::Substrate => Self::ReapAttempts,
-            Self::ReapAttempts => Self::Status,
-            Self::Status => Self::Lock,
-            Self::Lock => Self::LeaseExpiry,
-        }
-    }
-
-    /// How the header names it: `lease expiry`, `name`, `substrate`,
-    /// `reap attempts`.
-    #[must_use]
-    pub const fn label(self) -> &'static str {
-        match self {
-            Self::LeaseExpiry => "lease expiry",
-            Self::Name => "name",
-            Self::Substrate => "substrate",
-            Self::ReapAttempts => "reap attempts",
-            Self::Status => "status",
-            Self::Lock => "lock",
-        }
-    }
-
-    /// The key `:sort KEY` names: `lease`, `name`, `substrate`, `reap`,
-    /// `status`, `lock` (the column headers, lower-cased), or the label.
-    #[must_use]
-    pub fn parse(text: &str) -> Option<Self> {
-        Some(match text.to_lowercase().as_str() {
-            "lease" | "lease expiry" | "expiry" => Self::LeaseExpiry,
-            "name" => Self::Name,
-            "substrate" => Self::Substrate,
-            "reap" | "reap attempts" | "attempts" => Self::ReapAttempts,
-            "status" => Self::Status,
-            "lock" => Self::Lock,
-            _ => return None,
-        })
-    }
-
-    /// Whether its natural order runs from high to low (most reap attempts
-    /// first): drawn `▼` unless reversed.
-    #[must_use]
-    pub const fn descending(self) -> bool {
-        matches!(self, Self::ReapAttempts)
-    }
-
-    /// Which Instances column it sorts by (an index into
-    /// `panes::instances::HEADERS`).
-    #[must_use]
-    pub const fn column(self) -> usize {
-        match self {
-            Self::Name => 0,
-            Self::Substrate => 2,
-            Self::Status => 3,
-            Self::LeaseExpiry => 4,
-            Self::Lock => 5,
-            Self::ReapAttempts => 6,
-        }
-    }
-}
+pub use crate::model::sort_key::SortKey;
 
 impl App {
     /// Whether the Instances rows run high to low in the sorted column
@@ -263,7 +180,7 @@ impl App {
         let at = |p: u32| &instances[p as usize];
         // Ties by position: name order (the snapshot is sorted by name).
         match self.instances.sort {
-            SortKey::Name => {}
+            SortKey::Name | SortKey::Host => {}
             SortKey::LeaseExpiry => sorted.sort_by_cached_key(|&p| {
                 let lease = at(p).lease;
                 (lease.is_none(), lease.map_or(0, |l| l.expires_at), p)

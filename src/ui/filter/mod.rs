@@ -16,6 +16,11 @@
 //! | `lock:stale`, `lock:none`, `lock:any` | a holder that is gone; no lock row; any lock row |
 //! | `backoff:due`, `backoff:waiting`, `backoff:any` | a reap attempt whose retry time has come; has not; any |
 //! | `op:running`, `op:queued`, `op:pending` | the instance's pending controller operation (schema 14) |
+//! | `host:PART` | over a fleet, a row whose host's name or alias contains `PART` (on one host, none) |
+//!
+//! One filter on one host and over a fleet: a term reads a row through
+//! [`Row`] (a local instance with its snapshot's facts, or a fleet host's
+//! row: `crate::ui::fleet`).
 //!
 //! A field with nothing after the colon (`status:` while typing) matches
 //! everything; an unknown field or value is an error naming what is known.
@@ -23,7 +28,7 @@
 use crate::model::{Instance, Liveness, OpStatus, Operation, ReapAttempt, Status};
 
 /// The fields a term may name, as the error lists them.
-pub(crate) const FIELDS: &str = "status, substrate, name, lock, backoff, op";
+pub(crate) const FIELDS: &str = "status, substrate, name, lock, backoff, op, host";
 
 /// What one term tests.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,6 +51,8 @@ pub(crate) enum Test {
     Backoff(BackoffIs),
     /// The pending controller operation.
     Op(OpIs),
+    /// Part of the row's host's name or alias, lower-cased (over a fleet).
+    Host(String),
     /// `field:` with no value yet: everything.
     All,
 }
@@ -159,6 +166,7 @@ fn parse_term(word: &str) -> Result<Term, String> {
         ("status", v) => Test::Status(v.to_owned()),
         ("substrate", v) => Test::Substrate(v.to_owned()),
         ("name", v) => Test::Name(v.to_owned()),
+        ("host", v) => Test::Host(v.to_owned()),
         ("lock", v) => Test::Lock(match v {
             "alive" => LockIs::Alive,
             "foreign" => LockIs::Foreign,
@@ -190,10 +198,21 @@ fn is_field(field: &str) -> bool {
 }
 
 impl Filter {
+    /// A filter no row matches (text that cannot be read keeps none).
+    #[must_use]
+    pub(crate) fn nothing() -> Self {
+        Self {
+            terms: vec![Term {
+                negated: true,
+                test: Test::All,
+            }],
+        }
+    }
+
     /// Whether nothing is tested (every instance matches).
     #[must_use]
     pub(crate) fn is_empty(&self) -> bool {
-        self.terms.iter().all(|t| t.test == Test::All)
+        self.terms.iter().all(|t| t.test == Test::All && !t.negated)
     }
 
     /// Whether only plain words are tested, so a longer filter typed after
@@ -250,50 +269,155 @@ impl Filter {
     /// Whether `instance` (with its `facts`) matches every term.
     #[must_use]
     pub(crate) fn matches(&self, instance: &Instance, facts: &Facts<'_>) -> bool {
-        self.terms
-            .iter()
-            .all(|t| t.negated != test(&t.test, instance, facts))
+        self.matches_row(&Local { instance, facts })
+    }
+
+    /// Whether `row` matches every term.
+    #[must_use]
+    pub(crate) fn matches_row(&self, row: &impl Row) -> bool {
+        self.terms.iter().all(|t| t.negated != test(&t.test, row))
     }
 }
 
-fn test(test: &Test, instance: &Instance, facts: &Facts<'_>) -> bool {
+/// What a row's lock is, as a term reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LockSeen {
+    /// No lock row.
+    None,
+    /// A lock row whose holder was not probed (nothing but `lock:any`).
+    Unknown,
+    /// A live holder on this row's host.
+    Alive,
+    /// A holder on another host (held).
+    Foreign,
+    /// A holder that is gone or whose pid was reused.
+    Stale,
+}
+
+/// What a filter term reads of one row: the same terms on one host (a
+/// local instance and its snapshot's [`Facts`]) and over a fleet (a
+/// host's row as its agent sent it).
+pub(crate) trait Row {
+    /// The plain words' haystack, lower-cased (`name␀substrate␀status`,
+    /// over a fleet the host's name and alias too).
+    fn haystack(&self) -> &str;
+    /// The stored status.
+    fn status(&self) -> &str;
+    /// Active with a lease that ran out (on the row's host's clock).
+    fn expired(&self) -> bool;
+    /// A row a failed or cancelled `up` left.
+    fn failed_up(&self) -> bool;
+    /// The substrate.
+    fn substrate(&self) -> &str;
+    /// The name.
+    fn name(&self) -> &str;
+    /// The row's host's name and alias (`""` on one host).
+    fn host(&self) -> &str;
+    /// Its lock.
+    fn lock(&self) -> LockSeen;
+    /// When its reap attempt's retry is due, and the time now (unix
+    /// seconds), when it has a reap attempt.
+    fn backoff(&self) -> Option<(i64, i64)>;
+    /// Its pending controller operation's status.
+    fn pending(&self) -> Option<&OpStatus>;
+}
+
+/// A local instance and its snapshot's facts.
+struct Local<'a> {
+    instance: &'a Instance,
+    facts: &'a Facts<'a>,
+}
+
+impl Row for Local<'_> {
+    fn haystack(&self) -> &str {
+        self.facts.haystack
+    }
+
+    fn status(&self) -> &str {
+        self.instance.status.as_str()
+    }
+
+    fn expired(&self) -> bool {
+        self.instance.status == Status::Active
+            && self
+                .instance
+                .lease
+                .is_some_and(|l| l.expired(self.facts.now))
+    }
+
+    fn failed_up(&self) -> bool {
+        crate::model::readiness::failed_up(
+            self.instance,
+            self.facts.pending.is_some(),
+            self.facts.liveness.is_some_and(Liveness::held),
+        )
+    }
+
+    fn substrate(&self) -> &str {
+        &self.instance.substrate
+    }
+
+    fn name(&self) -> &str {
+        &self.instance.name
+    }
+
+    fn host(&self) -> &str {
+        ""
+    }
+
+    fn lock(&self) -> LockSeen {
+        if self.instance.lock.is_none() {
+            return LockSeen::None;
+        }
+        match self.facts.liveness {
+            None => LockSeen::Unknown,
+            Some(Liveness::Alive) => LockSeen::Alive,
+            Some(Liveness::ForeignHost(_)) => LockSeen::Foreign,
+            Some(Liveness::StalePidGone | Liveness::StalePidReused) => LockSeen::Stale,
+        }
+    }
+
+    fn backoff(&self) -> Option<(i64, i64)> {
+        self.facts
+            .attempt
+            .map(|a| (a.next_retry_at, self.facts.now))
+    }
+
+    fn pending(&self) -> Option<&OpStatus> {
+        self.facts.pending.map(|op| &op.status)
+    }
+}
+
+fn test(test: &Test, row: &impl Row) -> bool {
     match test {
         Test::All => true,
-        Test::Word(word) => facts.haystack.contains(word.as_str()),
-        Test::Status(s) => instance.status.as_str().eq_ignore_ascii_case(s),
-        Test::Expired => {
-            instance.status == Status::Active
-                && instance.lease.is_some_and(|l| l.expired(facts.now))
-        }
-        Test::FailedUp => crate::model::readiness::failed_up(
-            instance,
-            facts.pending.is_some(),
-            facts.liveness.is_some_and(Liveness::held),
-        ),
-        Test::Substrate(s) => instance.substrate.to_lowercase() == *s,
-        Test::Name(part) => instance.name.to_lowercase().contains(part.as_str()),
+        Test::Word(word) => row.haystack().contains(word.as_str()),
+        Test::Status(s) => row.status().eq_ignore_ascii_case(s),
+        Test::Expired => row.expired(),
+        Test::FailedUp => row.failed_up(),
+        Test::Substrate(s) => row.substrate().to_lowercase() == *s,
+        Test::Name(part) => row.name().to_lowercase().contains(part.as_str()),
+        Test::Host(part) => row.host().to_lowercase().contains(part.as_str()),
         Test::Lock(is) => {
-            let Some(_) = &instance.lock else {
-                return *is == LockIs::None;
-            };
-            match (is, facts.liveness) {
-                (LockIs::Any, _) => true,
-                (LockIs::None, _) => false,
-                (LockIs::Alive, l) => l == Some(&Liveness::Alive),
-                (LockIs::Foreign, l) => matches!(l, Some(Liveness::ForeignHost(_))),
-                (LockIs::Held, l) => l.is_some_and(Liveness::held),
-                (LockIs::Stale, l) => l.is_some_and(|l| !l.held()),
+            let seen = row.lock();
+            match is {
+                LockIs::None => seen == LockSeen::None,
+                LockIs::Any => seen != LockSeen::None,
+                LockIs::Alive => seen == LockSeen::Alive,
+                LockIs::Foreign => seen == LockSeen::Foreign,
+                LockIs::Held => matches!(seen, LockSeen::Alive | LockSeen::Foreign),
+                LockIs::Stale => seen == LockSeen::Stale,
             }
         }
-        Test::Backoff(is) => facts.attempt.is_some_and(|a| match is {
-            BackoffIs::Due => a.next_retry_at <= facts.now,
-            BackoffIs::Waiting => a.next_retry_at > facts.now,
+        Test::Backoff(is) => row.backoff().is_some_and(|(retry_at, now)| match is {
+            BackoffIs::Due => retry_at <= now,
+            BackoffIs::Waiting => retry_at > now,
             BackoffIs::Any => true,
         }),
-        Test::Op(is) => facts.pending.is_some_and(|op| match is {
-            OpIs::Running => op.status == OpStatus::Running,
-            OpIs::Queued => op.status == OpStatus::Queued,
-            OpIs::Pending => op.status.is_pending(),
+        Test::Op(is) => row.pending().is_some_and(|status| match is {
+            OpIs::Running => *status == OpStatus::Running,
+            OpIs::Queued => *status == OpStatus::Queued,
+            OpIs::Pending => status.is_pending(),
         }),
     }
 }

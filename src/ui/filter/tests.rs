@@ -101,7 +101,7 @@ fn parses_terms_with_negation() {
 fn refuses_unknown_fields_and_values() {
     assert_eq!(
         parse("colour:red").unwrap_err(),
-        "unknown field \"colour\" (fields: status, substrate, name, lock, backoff, op)"
+        "unknown field \"colour\" (fields: status, substrate, name, lock, backoff, op, host)"
     );
     assert_eq!(
         parse("lock:maybe").unwrap_err(),

@@ -156,17 +156,10 @@ fn draw_header(frame: &mut Frame, area: Rect, app: &FleetApp, now: i64, small: b
     frame.render_widget(Paragraph::new(lines), area);
 }
 
-/// The logs view's or the help's search prompt, or its kept search and
-/// its keys.
-fn search_line(search: &super::Search, help: bool, width: usize) -> Line<'static> {
+/// The logs view's search prompt, or its kept search and its keys.
+fn search_line(search: &super::Search, width: usize) -> Line<'static> {
     let text = sanitize_short(&search.text, 256);
-    let words = if help {
-        if search.editing {
-            format!("help search: {text}▏ (Enter keeps, Esc clears)")
-        } else {
-            format!("help: the entries with \"{text}\" · Esc clears")
-        }
-    } else if search.editing {
+    let words = if search.editing {
         format!("search: {text}▏ (Enter finds the newest match, Esc clears)")
     } else {
         format!("search: {text} · n older · N newer · Esc clears")
@@ -206,9 +199,8 @@ fn draw_footer(frame: &mut Frame, area: Rect, app: &FleetApp) {
         ),
         Some(Layer::Text(TextView {
             search: Some(search),
-            context,
             ..
-        })) => search_line(search, *context == crate::ui::keys::Context::Help, width),
+        })) => search_line(search, width),
         Some(Layer::Text(_)) => Line::styled(
             "↑↓ jk scroll · PgUp/PgDn · g/G · Esc back".to_owned(),
             theme::key(),

@@ -8,8 +8,6 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent,
 use super::actions::{Verb, ctrl, plain};
 use super::{FleetApp, FleetEffect, Focus, Layer};
 use crate::model::fleet::rows::{Instance, InstanceKey, Operation};
-use crate::model::fleet::view::{Filter, SortKey};
-use crate::model::protocol::command::Command;
 use crate::model::text::sanitize_short;
 use crate::ui::keys::{self, Context, Input};
 
@@ -108,11 +106,11 @@ impl FleetApp {
             KeyCode::Char('/') => self.layers.push(Layer::Filter),
             KeyCode::Char(':') => self.layers.push(Layer::Command(String::new())),
             KeyCode::Char('s') => {
-                self.sort = self.sort.next();
+                self.sort = self.sort.next_over_fleet();
                 self.reorder();
             }
             KeyCode::Char('S') => {
-                self.descending = !self.descending;
+                self.reversed = !self.reversed;
                 self.reorder();
             }
             KeyCode::Char(' ') => self.toggle_mark(),
@@ -461,8 +459,27 @@ impl FleetApp {
         }
     }
 
+    /// The filter typed (the console's one filter, `crate::ui::filter`):
+    /// text that cannot be read keeps no row, and says why.
     pub(super) fn set_filter(&mut self, text: String) {
-        self.filter = Filter::parse(&text);
+        self.filter = match crate::ui::filter::parse(&text) {
+            Ok(filter) => {
+                // What the text typed so far could not read is gone.
+                if self
+                    .flash
+                    .as_ref()
+                    .is_some_and(|f| f.error && f.text.starts_with("filter \""))
+                {
+                    self.flash = None;
+                }
+                filter
+            }
+            Err(why) => {
+                let said = format!("filter \"{text}\": {why}");
+                self.say(crate::model::text::sanitize_short(&said, 240), true);
+                crate::ui::filter::Filter::nothing()
+            }
+        };
         self.filter_text = text;
         self.reorder();
     }
@@ -501,345 +518,10 @@ impl FleetApp {
             }
         }
     }
-
-    pub(super) fn command_key(&mut self, key: KeyEvent) -> Vec<FleetEffect> {
-        let Some(Layer::Command(text)) = self.layers.last_mut() else {
-            return Vec::new();
-        };
-        if ctrl(&key, 'u') {
-            text.clear();
-            return Vec::new();
-        }
-        if ctrl(&key, 'w') {
-            delete_word(text);
-            return Vec::new();
-        }
-        if key.code == KeyCode::Tab {
-            self.complete();
-            return Vec::new();
-        }
-        let (lines, at) = &mut self.history;
-        match key.code {
-            KeyCode::Up if !lines.is_empty() => {
-                let to = at.map_or(lines.len() - 1, |a| a.saturating_sub(1));
-                *at = Some(to);
-                text.clone_from(&lines[to]);
-                return Vec::new();
-            }
-            KeyCode::Down if at.is_some() => {
-                let to = at.map_or(0, |a| a + 1);
-                if to < lines.len() {
-                    *at = Some(to);
-                    text.clone_from(&lines[to]);
-                } else {
-                    *at = None;
-                    text.clear();
-                }
-                return Vec::new();
-            }
-            _ => {}
-        }
-        match key.code {
-            KeyCode::Esc => {
-                self.layers.pop();
-                self.history.1 = None;
-            }
-            KeyCode::Backspace if text.is_empty() => {
-                self.layers.pop();
-            }
-            KeyCode::Backspace => {
-                text.pop();
-            }
-            KeyCode::Char(c) if plain(&key) && !c.is_control() => text.push(c),
-            KeyCode::Enter => {
-                let line = text.clone();
-                self.layers.pop();
-                self.history.1 = None;
-                if !line.trim().is_empty() && self.history.0.last() != Some(&line) {
-                    self.history.0.push(line.clone());
-                    if self.history.0.len() > 100 {
-                        self.history.0.remove(0);
-                    }
-                }
-                return self.run_command(&line);
-            }
-            _ => {
-                self.refuse_key(key, &[Context::CommandLine]);
-            }
-        }
-        Vec::new()
-    }
-
-    /// `:logs`, `:renew`, `:verify` on the one instance `[HOST/]NAME`
-    /// names: selected, then its key (`l`, `L`, `v`) as on the panes.
-    fn named_command(&mut self, first: &str, rest: &[&str]) -> Vec<FleetEffect> {
-        let [target] = rest else {
-            self.say(format!(":{first} takes one [HOST/]NAME over a fleet"), true);
-            return Vec::new();
-        };
-        let (host, key) = match self.find(target) {
-            Ok(found) => found,
-            Err(why) => {
-                self.say(why, true);
-                return Vec::new();
-            }
-        };
-        if !self.select_instance(host, &key) {
-            self.say(
-                format!(
-                    "{} on {} is hidden by the filter (Esc clears it)",
-                    sanitize_short(&key.name, 96),
-                    self.host_name(host)
-                ),
-                true,
-            );
-            return Vec::new();
-        }
-        match first {
-            "logs" => self.open_logs(),
-            "renew" => {
-                self.ask_renew_verify(true);
-                Vec::new()
-            }
-            _ => {
-                self.ask_renew_verify(false);
-                Vec::new()
-            }
-        }
-    }
-
-    /// Select `key`'s row of host `host` in Instances; `false` when the
-    /// filter hides it.
-    pub(super) fn select_instance(&mut self, host: usize, key: &InstanceKey) -> bool {
-        let at = self.rows().iter().position(|r| {
-            r.host == host && &self.fleet.hosts[r.host].instances()[r.index].key == key
-        });
-        let Some(at) = at else {
-            return false;
-        };
-        self.focus = Focus::Instances;
-        self.selected.set(at);
-        self.remember();
-        true
-    }
-
-    /// Tab on the `:` line: the first word completes to a command, a
-    /// later one to an active instance (`NAME`, or `HOST/NAME` when the
-    /// name is on several hosts); one candidate is taken whole (and a
-    /// space), several give their common start and the footer lists them.
-    pub(super) fn complete(&mut self) {
-        const COMMANDS: [&str; 13] = [
-            "reap", "down", "renew", "verify", "logs", "ops", "pause", "resume", "pass", "filter",
-            "sort", "help", "quit",
-        ];
-        let Some(Layer::Command(text)) = self.layers.last() else {
-            return;
-        };
-        let text = text.clone();
-        let start = text.rfind(' ').map_or(0, |at| at + 1);
-        let (head, word) = text.split_at(start);
-        let candidates: Vec<String> = if start == 0 {
-            COMMANDS
-                .iter()
-                .filter(|c| c.starts_with(word))
-                .map(|c| (*c).to_owned())
-                .collect()
-        } else {
-            self.instance_words()
-                .into_iter()
-                .filter(|c| c.starts_with(word))
-                .collect()
-        };
-        let new = match candidates.as_slice() {
-            [] => None,
-            [one] => Some(format!("{head}{one} ")),
-            many => {
-                let common = many.iter().skip(1).fold(many[0].clone(), |common, c| {
-                    common
-                        .chars()
-                        .zip(c.chars())
-                        .take_while(|(a, b)| a == b)
-                        .map(|(a, _)| a)
-                        .collect()
-                });
-                let shown: Vec<String> =
-                    many.iter().take(8).map(|c| sanitize_short(c, 64)).collect();
-                let more = many.len().saturating_sub(8);
-                self.say(
-                    if more > 0 {
-                        format!("{} (and {more} more)", shown.join(" "))
-                    } else {
-                        shown.join(" ")
-                    },
-                    false,
-                );
-                Some(format!("{head}{common}"))
-            }
-        };
-        if let (Some(new), Some(Layer::Command(text))) = (new, self.layers.last_mut()) {
-            *text = new;
-        }
-    }
-
-    /// The active instances as the `:` line names them: `NAME`, or
-    /// `HOST/NAME` for a name on several hosts; sorted, once each.
-    fn instance_words(&self) -> Vec<String> {
-        let mut hosts_of: std::collections::BTreeMap<&str, Vec<usize>> =
-            std::collections::BTreeMap::new();
-        for (h, host) in self.fleet.hosts.iter().enumerate() {
-            for instance in host.instances().iter().filter(|i| !i.tombstoned()) {
-                hosts_of.entry(&instance.key.name).or_default().push(h);
-            }
-        }
-        let mut words = Vec::new();
-        for (name, hosts) in hosts_of {
-            if let [_] = hosts.as_slice() {
-                words.push(name.to_owned());
-            } else {
-                for h in hosts {
-                    words.push(format!("{}/{name}", self.fleet.hosts[h].name));
-                }
-            }
-        }
-        words.sort();
-        words.dedup();
-        words
-    }
-
-    /// Host `word` (its name) or `all`; `None` when no host has that name.
-    pub(super) fn hosts_named(&self, word: Option<&str>) -> Option<Vec<usize>> {
-        match word {
-            None => self.target_host().map(|h| vec![h]),
-            Some("all") => Some((0..self.fleet.hosts.len()).collect()),
-            Some(name) => self
-                .fleet
-                .hosts
-                .iter()
-                .position(|h| h.named(name))
-                .map(|h| vec![h]),
-        }
-    }
-
-    /// `[HOST/]NAME`: the one instance it names, or why not.
-    pub(super) fn find(&self, target: &str) -> Result<(usize, InstanceKey), String> {
-        let (host, name) = match target.split_once('/') {
-            Some((host, name)) => {
-                let Some(h) = self.fleet.hosts.iter().position(|h| h.named(host)) else {
-                    return Err(format!("no host is named {}", sanitize_short(host, 64)));
-                };
-                (Some(h), name)
-            }
-            None => (None, target),
-        };
-        let found: Vec<(usize, InstanceKey)> = self
-            .fleet
-            .hosts
-            .iter()
-            .enumerate()
-            .filter(|(h, _)| host.is_none_or(|one| one == *h))
-            .flat_map(|(h, one)| {
-                one.instances()
-                    .iter()
-                    .filter(|i| i.key.name == name && !i.tombstoned())
-                    .map(move |i| (h, i.key.clone()))
-            })
-            .collect();
-        match found.as_slice() {
-            [] => Err(format!(
-                "no active instance {} on the fleet",
-                sanitize_short(target, 96)
-            )),
-            [one] => Ok(one.clone()),
-            many => Err(format!(
-                "{} is on {} hosts ({}): name one as HOST/NAME",
-                sanitize_short(name, 96),
-                many.len(),
-                many.iter()
-                    .map(|(h, _)| self.host_name(*h))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
-        }
-    }
-
-    pub(super) fn run_command(&mut self, line: &str) -> Vec<FleetEffect> {
-        let mut words = line.split_whitespace();
-        let Some(first) = words.next() else {
-            return Vec::new();
-        };
-        let rest: Vec<&str> = words.collect();
-        match first {
-            "q" | "quit" => self.quit = true,
-            "reap" | "down" => {
-                let verb = if first == "reap" {
-                    Verb::Reap
-                } else {
-                    Verb::Down
-                };
-                if rest.is_empty() {
-                    self.say(format!(":{first} takes [HOST/]NAME..."), true);
-                    return Vec::new();
-                }
-                let mut targets = Vec::new();
-                for word in rest {
-                    match self.find(word) {
-                        Ok(target) => targets.push(target),
-                        Err(why) => {
-                            self.say(why, true);
-                            return Vec::new();
-                        }
-                    }
-                }
-                let marks = std::mem::replace(&mut self.marks, targets.into_iter().collect());
-                let focus = std::mem::replace(&mut self.focus, Focus::Instances);
-                self.ask_instances(verb);
-                self.marks = marks;
-                self.focus = focus;
-            }
-            "pause" | "resume" | "pass" => match self.hosts_named(rest.first().copied()) {
-                Some(hosts) => {
-                    let command = match first {
-                        "pause" => Command::Pause,
-                        "resume" => Command::Resume,
-                        _ => Command::Pass,
-                    };
-                    return self.reaper_command(command, &hosts);
-                }
-                None => self.say(
-                    format!(
-                        "no host is named {}",
-                        sanitize_short(rest.first().copied().unwrap_or(""), 64)
-                    ),
-                    true,
-                ),
-            },
-            "filter" => self.set_filter(rest.join(" ")),
-            "sort" => match rest.first().copied() {
-                Some("host") => self.sort = SortKey::Host,
-                Some("lease") => self.sort = SortKey::Lease,
-                Some("name") => self.sort = SortKey::Name,
-                Some("status") => self.sort = SortKey::Status,
-                _ => self.say(":sort takes host, lease, name or status", true),
-            },
-            "help" => self.help(),
-            "ops" => self.focus = Focus::Operations,
-            "logs" | "renew" | "verify" => return self.named_command(first, &rest),
-            word if rest.is_empty() => self.jump(word),
-            other => self.say(
-                format!(
-                    "unknown command :{} (? lists the keys and commands)",
-                    sanitize_short(other, 32)
-                ),
-                true,
-            ),
-        }
-        self.reorder();
-        Vec::new()
-    }
 }
 
 /// Ctrl-W in a prompt: the last word deleted, with the spaces after it.
-fn delete_word(text: &mut String) {
+pub(super) fn delete_word(text: &mut String) {
     let kept = text.trim_end().len();
     text.truncate(kept);
     let start = text.rfind(' ').map_or(0, |at| at + 1);

@@ -9,9 +9,12 @@
 
 mod actions;
 mod cells;
+mod command_line;
 mod draw;
+mod filtered;
 mod instances;
 mod keys;
+mod replies;
 mod views;
 
 use std::cell::{Cell, Ref, RefCell};
@@ -22,12 +25,12 @@ use serde_json::Value;
 pub use draw::draw;
 
 use crate::model::fleet::rows::InstanceKey;
-use crate::model::fleet::view::{Filter, RowRef, SortKey, host_order, merge};
 use crate::model::fleet::wire::{self, Message};
-use crate::model::fleet::{Applied, Bounds, Fleet, Link, LinkState};
+use crate::model::fleet::{Applied, Bounds, Fleet, Link, LinkState, RowRef};
 use crate::model::protocol::command::{Command, Request};
-use crate::model::protocol::lines::Reply;
+use crate::model::sort_key::SortKey;
 use crate::model::text::sanitize_short;
+use crate::ui::filter::Filter;
 
 /// How often a connected host is pinged for its round trip (ms).
 pub const PING_EVERY_MS: i64 = 10_000;
@@ -92,11 +95,11 @@ pub struct Confirm {
 }
 
 /// A text view over the panes: an instance's detail (its agent's lines),
-/// its logs (followed over the agent), a row whole (`e`) or the help.
+/// its logs (followed over the agent) or a row whole (`e`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TextView {
     /// Which of the console's views it is, as the key table names it
-    /// (`Detail`, `Logs`, `FullText`, `Help`): its keys are looked up
+    /// (`Detail`, `Logs`, `FullText`): its keys are looked up
     /// there.
     pub context: crate::ui::keys::Context,
     /// The title (`detail: alpha on fleet-3`).
@@ -173,6 +176,9 @@ struct Shown {
     zoomed: bool,
     /// The first copy's flash said how to let OSC 52 through.
     clipboard_told: bool,
+    /// `?` or `:help` asked for the console's help, which the App over
+    /// this fleet opens as its own layer ([`FleetApp::take_help`]).
+    help_asked: bool,
 }
 
 /// The answers of one `y`'s commands, as they come.
@@ -206,7 +212,8 @@ pub struct FleetApp {
     filter_text: String,
     filter: Filter,
     sort: SortKey,
-    descending: bool,
+    /// `S` reversed the sort's order.
+    reversed: bool,
     marks: BTreeSet<(usize, InstanceKey)>,
     layers: Vec<Layer>,
     flash: Option<Flash>,
@@ -267,7 +274,7 @@ impl FleetApp {
             filter_text: String::new(),
             filter: Filter::default(),
             sort: SortKey::Host,
-            descending: false,
+            reversed: false,
             marks: BTreeSet::new(),
             layers: Vec::new(),
             flash: None,
@@ -466,7 +473,8 @@ impl FleetApp {
                 .map(|(h, host)| match cache.get(h) {
                     Some(Some((version, list))) if *version == host.version => list.clone(),
                     _ => {
-                        let list = host_order(host, &self.filter, self.sort, self.now);
+                        let kept = filtered::kept(&self.filter, host, self.now);
+                        let list = host.order(&kept, self.sort);
                         if let Some(slot) = cache.get_mut(h) {
                             *slot = Some((host.version, list.clone()));
                         }
@@ -475,7 +483,7 @@ impl FleetApp {
                 })
                 .collect();
             drop(cache);
-            let rows = merge(&self.fleet, &per_host, self.sort, self.descending);
+            let rows = self.fleet.merge(&per_host, self.sort, self.reversed);
             let kept = self.chosen.as_ref().and_then(|(host, key)| {
                 rows.iter().position(|r| {
                     r.host == *host && &self.fleet.hosts[r.host].instances()[r.index].key == key
@@ -555,10 +563,11 @@ impl FleetApp {
         &self.filter_text
     }
 
-    /// The sort and its direction.
+    /// The sort and whether its rows run high to low (drawn `▼`): the
+    /// key's natural direction, flipped by `S` (as on one host).
     #[must_use]
     pub fn sort(&self) -> (SortKey, bool) {
-        (self.sort, self.descending)
+        (self.sort, self.sort.descending() != self.reversed)
     }
 
     /// The instance is marked.
@@ -618,139 +627,5 @@ impl FleetApp {
             .get(host)
             .map(|h| sanitize_short(&h.name, 64))
             .unwrap_or_default()
-    }
-
-    fn reply(&mut self, host: usize, reply: &Reply, now_ms: i64) {
-        let (id, ok) = (&reply.id, reply.ok);
-        let Some(sent) = self.sent.remove(&(host, id_key(id))) else {
-            return;
-        };
-        if let Sent::Ping(at) = sent {
-            // Shown at the next tick's frame: a ping costs no frame.
-            if let Some(one) = self.fleet.hosts.get_mut(host) {
-                one.rtt_ms = Some(now_ms.saturating_sub(at).max(0));
-            }
-            return;
-        }
-        self.dirty = true;
-        let name = self.host_name(host);
-        let message = sanitize_short(reply.words(), 400);
-        match sent {
-            Sent::Ping(_) => {}
-            Sent::Action(what, batch) => {
-                let answer = if ok {
-                    format!("{name}: {message}")
-                } else {
-                    format!("{name}: {what} refused: {message}")
-                };
-                self.answered(batch, answer, !ok);
-            }
-            Sent::Detail => self.detail_reply(host, id, ok, &message, reply),
-            Sent::Logs => self.logs_reply(host, id, ok, &message, reply),
-            Sent::Quiet => {}
-        }
-    }
-
-    /// One answer to the commands of `y` number `batch`: the footer says
-    /// every answer so far of that `y` (`2/3 answered: fleet-1: ... ·
-    /// fleet-2: ...`; an error when any was refused), never only the last
-    /// host's.
-    fn answered(&mut self, batch: u64, answer: String, refused: bool) {
-        let tally = self.answers.get_or_insert_with(|| Answers {
-            batch,
-            ..Answers::default()
-        });
-        if tally.batch != batch {
-            *tally = Answers {
-                batch,
-                ..Answers::default()
-            };
-        }
-        tally.lines.push(answer);
-        tally.refused |= refused;
-        let total = self.batch_sizes.get(&batch).copied().unwrap_or(1);
-        let (text, error) = if total <= 1 {
-            (tally.lines.join(" · "), tally.refused)
-        } else {
-            (
-                format!(
-                    "{}/{total} answered: {}",
-                    tally.lines.len(),
-                    tally.lines.join(" · ")
-                ),
-                tally.refused,
-            )
-        };
-        self.say(text, error);
-    }
-
-    fn waiting_view(&mut self, host: usize, id: &Value) -> Option<&mut TextView> {
-        match self.layers.last_mut() {
-            Some(Layer::Text(view)) if view.waiting.as_ref() == Some(&(host, id.clone())) => {
-                Some(view)
-            }
-            _ => None,
-        }
-    }
-
-    fn detail_reply(&mut self, host: usize, id: &Value, ok: bool, message: &str, reply: &Reply) {
-        let Some(view) = self.waiting_view(host, id) else {
-            return;
-        };
-        view.waiting = None;
-        view.lines = if ok {
-            reply.detail.as_ref().map_or_else(Vec::new, |detail| {
-                detail
-                    .lines
-                    .iter()
-                    .map(|l| sanitize_short(l, 1_024))
-                    .collect()
-            })
-        } else {
-            vec![format!("refused: {message}")]
-        };
-    }
-
-    fn logs_reply(&mut self, host: usize, id: &Value, ok: bool, message: &str, reply: &Reply) {
-        let Some(view) = self.waiting_view(host, id) else {
-            return;
-        };
-        view.waiting = None;
-        if ok {
-            let services: Vec<String> = reply
-                .services
-                .iter()
-                .flatten()
-                .map(|s| sanitize_short(s, 64))
-                .collect();
-            view.lines.insert(
-                0,
-                format!("-- following {} over its agent", services.join(", ")),
-            );
-        } else {
-            view.logs = None;
-            view.lines = vec![format!("refused: {message}")];
-        }
-    }
-
-    fn log(&mut self, host: usize, logs: &Value, service: &str, text: &str, cont: bool) {
-        let Some(Layer::Text(view)) = self.layers.last_mut() else {
-            return;
-        };
-        if view.logs.as_ref() != Some(&(host, logs.clone())) {
-            return;
-        }
-        let text = sanitize_short(text, 1_024);
-        match view.lines.last_mut() {
-            Some(last) if cont => last.push_str(&text),
-            _ => view
-                .lines
-                .push(format!("{} │ {text}", sanitize_short(service, 32))),
-        }
-        if view.lines.len() > MAX_LOG_LINES {
-            let extra = view.lines.len() - MAX_LOG_LINES;
-            view.lines.drain(..extra);
-            view.scroll = view.scroll.saturating_sub(extra);
-        }
     }
 }

@@ -156,17 +156,16 @@ impl FleetApp {
         }));
     }
 
+    /// `?` or `:help`: the console's help is asked for (the App over this
+    /// fleet opens its own help layer, the one help over 1..N hosts).
     pub(super) fn help(&mut self) {
-        self.layers.push(Layer::Text(TextView {
-            context: Context::Help,
-            title: "help: the console's keys, and what each does over a fleet".to_owned(),
-            lines: help_lines(),
-            scroll: 0,
-            follow: false,
-            logs: None,
-            waiting: None,
-            search: None,
-        }));
+        self.shown.help_asked = true;
+    }
+
+    /// Whether `?` or `:help` asked for the help since the last call (the
+    /// App over this fleet opens its help layer then).
+    pub fn take_help(&mut self) -> bool {
+        std::mem::take(&mut self.shown.help_asked)
     }
 
     pub(super) fn text_key(&mut self, key: KeyEvent) -> Vec<FleetEffect> {
@@ -175,9 +174,6 @@ impl FleetApp {
         };
         let last = view.lines.len().saturating_sub(1);
         self.flash = None;
-        if view.context == Context::Help && help_search_key(view, key) {
-            return Vec::new();
-        }
         if view.context == Context::Logs && search_key(view, key) {
             if let Some(Layer::Text(view)) = self.layers.last()
                 && view
@@ -411,21 +407,6 @@ pub(super) fn backoff_lines(b: &crate::model::fleet::rows::Backoff, now: i64) ->
     ]
 }
 
-/// The help's lines: every entry of the console's one key table
-/// ([`keys::ENTRIES`]), then what it does over a fleet
-/// ([`keys::KeyEntry::over_a_fleet`]).
-fn help_lines() -> Vec<String> {
-    keys::ENTRIES
-        .iter()
-        .flat_map(|entry| {
-            [
-                format!("{:<20} {}", entry.keys, entry.help),
-                format!("{:<20}   over a fleet: {}", "", entry.over_a_fleet()),
-            ]
-        })
-        .collect()
-}
-
 /// The logs view's search keys (the console's `/`, `n`, `N`, and the
 /// prompt's typing, Backspace, Enter, Esc); `true` when `key` was one.
 /// Enter keeps the text and moves to the newest match; `n` the next older,
@@ -506,46 +487,4 @@ fn find(view: &mut TextView, from: usize, older: bool) {
         view.scroll = at;
         view.follow = false;
     }
-}
-
-/// The help's search, as on one host: `/` types it, the help shows only
-/// the entries whose keys or words contain it (without case) as it is
-/// typed, Enter keeps it, Esc clears it. `true` when `key` was one.
-fn help_search_key(view: &mut TextView, key: KeyEvent) -> bool {
-    use crossterm::event::KeyModifiers;
-    let plain = !key
-        .modifiers
-        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
-    match view.search.as_mut() {
-        Some(search) if search.editing => match key.code {
-            KeyCode::Char(c) if plain && !c.is_control() => search.text.push(c),
-            KeyCode::Backspace => {
-                search.text.pop();
-            }
-            KeyCode::Enter => search.editing = false,
-            KeyCode::Esc => view.search = None,
-            _ => return true,
-        },
-        Some(_) if key.code == KeyCode::Esc => view.search = None,
-        None if plain && key.code == KeyCode::Char('/') => {
-            view.search = Some(Search {
-                text: String::new(),
-                editing: true,
-            });
-        }
-        _ => return false,
-    }
-    let query = view
-        .search
-        .as_ref()
-        .map(|s| s.text.to_lowercase())
-        .unwrap_or_default();
-    view.lines = help_lines()
-        .chunks(2)
-        .filter(|entry| entry.iter().any(|l| l.to_lowercase().contains(&query)))
-        .flatten()
-        .cloned()
-        .collect();
-    view.scroll = 0;
-    true
 }

@@ -206,7 +206,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "/",
-        fleet: "the same; words match the HOST too, and host:NAME keeps one host's rows",
+        fleet: "the same filter; words match the HOST too, and host:PART keeps those hosts' rows",
         help: "filter: words match name, substrate or status; field terms:",
         binds: &[bind(&[Panes], &[ch('/')], Action::EditFilter)],
         footer: &[foot(Panes, 8, "/", "filter", 3)],
@@ -220,14 +220,14 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "  lock: backoff:",
-        fleet: "not over a fleet: lock: and backoff: are read as plain words",
+        fleet: "the same, as each host probed its locks and holds its backoffs",
         help: "lock:alive (foreign, held, stale, none, any), backoff:due (waiting, any)",
         binds: &[],
         footer: &[],
     },
     KeyEntry {
         keys: "  op: ! (spaces)",
-        fleet: "!term negates, all terms apply; op: is read as a plain word",
+        fleet: "the same, from each host's operations",
         help: "op:running (queued, pending; 0.4.0); !term negates; all terms apply",
         binds: &[],
         footer: &[],
@@ -288,7 +288,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     },
     KeyEntry {
         keys: "s",
-        fleet: "sort: host (then name), lease expiry, name, status",
+        fleet: "the same keys, host first: host (then name), lease expiry, name, substrate, reap attempts, status, lock",
         help: "sort: lease expiry, name, substrate, reap attempts, status, lock",
         binds: &[bind(&[Panes], &[ch('s')], Action::CycleSort)],
         footer: &[foot(Panes, 9, "s", "sort", 4)],

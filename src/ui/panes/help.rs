@@ -2,7 +2,10 @@
 //! then the legend of the state marks, wrapped to the terminal's width and
 //! scrolled (`↑↓`/`jk`, PgUp/PgDn) so it fits any size down to the
 //! console's minimum (60x15); `/` inside it keeps only the entries whose
-//! keys or text contain the query.
+//! keys or text contain the query. Over a fleet (the App over 2+ hosts)
+//! each entry says under it what it does there
+//! ([`crate::ui::keys::KeyEntry::over_a_fleet`]): the one help over 1..N
+//! hosts.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -18,18 +21,24 @@ use crate::ui::{theme, view};
 
 /// The help's lines for a text area `width` columns wide: the entries
 /// whose keys or text contain `query` (case-insensitive; all of them when
-/// it is empty), each wrapped under its text column, then (without a
-/// query) the legend.
+/// it is empty), each wrapped under its text column (over a fleet,
+/// `fleet`, followed by what it does there, which the query reads too),
+/// then (without a query) the legend.
 #[must_use]
-pub fn lines(query: &str, width: usize) -> Vec<Line<'static>> {
+pub fn lines(query: &str, width: usize, fleet: bool) -> Vec<Line<'static>> {
     let key_width = ENTRIES.iter().map(|e| e.keys.width()).max().unwrap_or(0);
     let needle = query.to_lowercase();
     let text_width = width.saturating_sub(key_width + 3).max(12);
     let mut lines: Vec<Line<'static>> = Vec::new();
-    for (keys, what) in ENTRIES.iter().map(|e| (e.keys, e.help)) {
+    for entry in ENTRIES {
+        let (keys, what) = (entry.keys, entry.help);
+        let there = fleet.then(|| format!("over a fleet: {}", entry.over_a_fleet()));
         if !needle.is_empty()
             && !keys.to_lowercase().contains(&needle)
             && !what.to_lowercase().contains(&needle)
+            && !there
+                .as_ref()
+                .is_some_and(|t| t.to_lowercase().contains(&needle))
         {
             continue;
         }
@@ -38,6 +47,12 @@ pub fn lines(query: &str, width: usize) -> Vec<Line<'static>> {
             lines.push(Line::from(vec![
                 Span::styled(format!(" {key:<key_width$}  "), theme::key()),
                 Span::raw(part),
+            ]));
+        }
+        for part in there.iter().flat_map(|t| wrap(t, text_width)) {
+            lines.push(Line::from(vec![
+                Span::raw(format!(" {:<key_width$}  ", "")),
+                Span::styled(part, theme::muted()),
             ]));
         }
     }
@@ -99,19 +114,21 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
 }
 
 /// Draw the help overlay, centred in `area`, scrolled and searched as
-/// `app` says (the rows that fit are kept for paging).
+/// `app` says, over a fleet with what each key does there (the rows that
+/// fit are kept for paging).
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
-    let (rows, len) = draw(frame, area, app.help_view());
+    let (rows, len) = draw(frame, area, app.help_view(), app.fleet().is_some());
     let mut viewport = app.viewport.get();
     viewport.help_rows = rows;
     viewport.help_len = len;
     app.viewport.set(viewport);
 }
 
-/// Draw the help for `help` (scroll, query) centred in `area`; returns the
-/// rows that fit and the lines there are.
-pub fn draw(frame: &mut Frame, area: Rect, help: &HelpView) -> (usize, usize) {
-    let natural = lines(help.query(), usize::MAX / 4)
+/// Draw the help for `help` (scroll, query) centred in `area` (over a
+/// fleet, `fleet`, each entry with what it does there); returns the rows
+/// that fit and the lines there are.
+pub fn draw(frame: &mut Frame, area: Rect, help: &HelpView, fleet: bool) -> (usize, usize) {
+    let natural = lines(help.query(), usize::MAX / 4, false)
         .iter()
         .map(Line::width)
         .max()
@@ -122,7 +139,7 @@ pub fn draw(frame: &mut Frame, area: Rect, help: &HelpView) -> (usize, usize) {
         .min(area.width)
         .max(40.min(area.width));
     let text_width = usize::from(width.saturating_sub(3));
-    let all = lines(help.query(), text_width);
+    let all = lines(help.query(), text_width, fleet);
     let height = u16::try_from(all.len() + 2).unwrap_or(u16::MAX);
     let rect = centered(area, width, height);
     let rows = usize::from(rect.height.saturating_sub(2));
@@ -182,13 +199,13 @@ mod tests {
 
     #[test]
     fn a_query_keeps_matching_entries() {
-        let text: Vec<String> = lines("payload", 200)
+        let text: Vec<String> = lines("payload", 200, false)
             .iter()
             .map(ToString::to_string)
             .collect();
         assert_eq!(text.len(), 1, "{text:?}");
         assert!(text[0].contains("checkpoint payloads"), "{text:?}");
-        let none = lines("zzzz", 200);
+        let none = lines("zzzz", 200, false);
         assert_eq!(none[0].to_string(), " no key matches \"zzzz\"");
     }
 }

@@ -200,7 +200,7 @@ fn help_lists_exactly_the_table() {
     let mut terminal = Terminal::new(TestBackend::new(100, 60)).unwrap();
     terminal
         .draw(|f| {
-            let _ = panes::help::draw(f, f.area(), &crate::ui::app::HelpView::default());
+            let _ = panes::help::draw(f, f.area(), &crate::ui::app::HelpView::default(), false);
         })
         .unwrap();
     let rows = rows(terminal.backend().buffer());

@@ -3,7 +3,7 @@
 //! buffer ([`MAX_HOST_DOCUMENT`]), every host given until `--fleet-timeout`
 //! (60 s) after the start (a host still running then is killed and failed
 //! as timed out), then one merged document
-//! ([`super::fleet::merge`]) or table on stdout, one stderr line per failed
+//! ([`crate::launcher::fleet::merge`]) or table on stdout, one stderr line per failed
 //! host (after what each answered host said on stderr, named), exit 0
 //! when every host answered and 1 when the document is partial.
 
@@ -13,11 +13,11 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::failure::stderr_tail;
-use super::fleet::{
+use crate::launcher::failure::stderr_tail;
+use crate::launcher::fleet::{
     Answer, FleetHost, MAX_HOST_DOCUMENT, answer, failed_lines, fleet_table, merge, said_lines,
 };
-use super::plan::Plan;
+use crate::launcher::plan::Plan;
 
 /// How much of a host's ssh stderr is kept (its tail) for the error.
 const TAIL_BYTES: usize = 4096;
@@ -86,7 +86,7 @@ fn ask_all(plans: &[Plan], deadline: Instant, timeout: Duration) -> Vec<(Answer,
     let mut running: Vec<Option<Shared>> = plans.iter().map(|_| None).collect();
     let (tx, rx) = mpsc::channel::<(usize, (Answer, String))>();
     for (index, plan) in plans.iter().enumerate() {
-        match super::ssh::spawn_ssh(plan, Stdio::piped()) {
+        match crate::launcher::ssh::spawn_ssh(plan, Stdio::piped()) {
             Ok(mut child) => {
                 let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
                 let stdin = child.stdin.take();
@@ -114,7 +114,10 @@ fn ask_all(plans: &[Plan], deadline: Instant, timeout: Duration) -> Vec<(Answer,
             }
             Err(error) => {
                 answers[index] = Some((
-                    Answer::Failed(super::ssh::cannot_run_ssh(&plan.target.host, &error)),
+                    Answer::Failed(crate::launcher::ssh::cannot_run_ssh(
+                        &plan.target.host,
+                        &error,
+                    )),
                     String::new(),
                 ));
             }
@@ -207,7 +210,7 @@ pub(super) fn wait(child: &Shared) -> io::Result<i32> {
             .unwrap_or_else(PoisonError::into_inner)
             .try_wait()?;
         if let Some(status) = polled {
-            return Ok(super::ssh::exit_code(status));
+            return Ok(crate::launcher::ssh::exit_code(status));
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -216,7 +219,7 @@ pub(super) fn wait(child: &Shared) -> io::Result<i32> {
 /// The last [`TAIL_BYTES`] of a host's ssh stderr, kept rather than copied
 /// as it comes (several hosts' lines would interleave): an answered host's
 /// lines are passed on after the document, named
-/// ([`super::fleet::said_lines`]); a failed host's tail is quoted in its
+/// ([`crate::launcher::fleet::said_lines`]); a failed host's tail is quoted in its
 /// error.
 pub(super) fn keep_tail(mut stderr: std::process::ChildStderr) -> Vec<u8> {
     let mut tail = Vec::new();

@@ -1,6 +1,6 @@
-//! One host's connection for the fleet console ([`super`]): its ssh, the
+//! One host's connection for the console over a fleet (`super::console`): its ssh, the
 //! reader, writer and stderr threads, the bounded queues between them and
-//! the main loop, and the command routing that never waits.
+//! the loop, and the command routing that never waits.
 
 use std::io;
 use std::process::Stdio;
@@ -10,15 +10,17 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 
-use super::super::fleet_follow::Line;
-use super::super::fleet_follow_run::{Event as Read, read_lines};
-use super::super::fleet_run::{Shared, keep_tail, wait};
-use super::super::plan::Plan;
+use super::follow::{Event as Read, read_lines};
+use super::link::Line;
+use super::once::{Shared, keep_tail, wait};
+use crate::event::{Event, EventSender};
+use crate::launcher::plan::Plan;
 use crate::model::fleet::LinkState;
+use crate::model::fleet::wake::HostWake;
 use crate::model::fleet::wire::{self, Message};
 use crate::model::protocol::lines::{Reply, ReplyError};
 
-/// The lines one connection's reader may hold for the main loop: when they
+/// The lines one connection's reader may hold for the loop: when they
 /// wait, that host's reader stops reading (its ssh, then its agent, are
 /// held back by the pipe), never the others.
 pub(super) const LINE_QUEUE: usize = 1024;
@@ -34,31 +36,27 @@ pub(super) enum HostEvent {
     Line(Box<Message>, Line),
     /// A line that is not a JSON object: the sentence.
     NotProtocol(String),
-    /// A line over [`super::super::fleet_follow::MAX_LINE`] bytes.
+    /// A line over [`super::link::MAX_LINE`] bytes.
     TooLong,
     /// Its ssh ended with this status (or 128 + the signal) and stderr.
     Ended(io::Result<i32>, String),
 }
 
-/// What wakes the main loop.
-pub(super) enum Wake {
-    /// Host `.0`'s connection `.1` (its generation) queued lines.
-    Host(usize, u64),
-    /// A terminal event and the instant its burst was read.
-    Input(crossterm::event::Event, std::time::Instant),
-    /// SIGTERM, SIGINT or SIGHUP, by name.
-    Signal(&'static str),
-    /// Host `.0`'s connection `.1` was started by the starter thread
-    /// ([`starter`]): its connection, or why it could not start.
-    Started(usize, u64, Result<Conn, String>),
-}
+/// The connections the `fleet-start` thread started and the loop has not
+/// taken yet: (host, generation, the connection or why it could not
+/// start), announced by [`HostWake::Started`].
+pub(super) type Handoff = Arc<Mutex<Vec<(usize, u64, Result<Conn, String>)>>>;
 
 /// Start the `fleet-start` thread: it starts each connection it is asked
 /// for (host index, generation) with `plans[index]`, one after another,
-/// and hands it to the main loop as [`Wake::Started`]: spawning ssh never
-/// runs on the thread that reads keys or draws. `None` when the thread
-/// cannot start.
-pub(super) fn starter(plans: Vec<Plan>, wake: Sender<Wake>) -> Option<Sender<(usize, u64)>> {
+/// puts it in `handoff` and wakes the loop with [`HostWake::Started`]:
+/// spawning ssh never runs on the thread that reads keys or draws. `None`
+/// when the thread cannot start.
+pub(super) fn starter(
+    plans: Vec<Plan>,
+    events: EventSender,
+    handoff: Handoff,
+) -> Option<Sender<(usize, u64)>> {
     let (orders, taken) = mpsc::channel::<(usize, u64)>();
     std::thread::Builder::new()
         .name("fleet-start".to_owned())
@@ -67,11 +65,16 @@ pub(super) fn starter(plans: Vec<Plan>, wake: Sender<Wake>) -> Option<Sender<(us
                 let Some(plan) = plans.get(index) else {
                     continue;
                 };
-                let started = connect(index, generation, plan, &wake);
-                if wake
-                    .send(Wake::Started(index, generation, started))
-                    .is_err()
-                {
+                let started = connect(index, generation, plan, &events);
+                handoff
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push((index, generation, started));
+                let woken = events.send(Event::Host(HostWake::Started {
+                    host: index,
+                    generation,
+                }));
+                if woken.is_err() {
                     return;
                 }
             }
@@ -85,24 +88,24 @@ pub(super) fn starter(plans: Vec<Plan>, wake: Sender<Wake>) -> Option<Sender<(us
 pub(super) struct Conn {
     pub(super) child: Shared,
     pub(super) queue: Receiver<HostEvent>,
-    /// Set by the reader when it woke the main loop; cleared by the loop
+    /// Set by the reader when it woke the loop; cleared by the loop
     /// before it drains the queue.
     pub(super) pending: Arc<AtomicBool>,
     /// When the reader last read a line (unix seconds): the host is not
-    /// silent while its lines wait in the queue for the main loop.
+    /// silent while its lines wait in the queue for the loop.
     pub(super) arrived: Arc<AtomicI64>,
     pub(super) commands: Option<SyncSender<String>>,
 }
 
 /// What a reader hands on: a line into its connection's queue (blocking
-/// while it is full), then the main loop woken unless it was already.
+/// while it is full), then the loop woken unless it was already.
 struct Reader {
     index: usize,
     generation: u64,
     lines: SyncSender<HostEvent>,
     pending: Arc<AtomicBool>,
     arrived: Arc<AtomicI64>,
-    wake: Sender<Wake>,
+    wake: EventSender,
 }
 
 impl Reader {
@@ -115,7 +118,10 @@ impl Reader {
             return false;
         }
         if !self.pending.swap(true, Ordering::SeqCst) {
-            let _ = self.wake.send(Wake::Host(self.index, self.generation));
+            let _ = self.wake.send(Event::Host(HostWake::Queued {
+                host: self.index,
+                generation: self.generation,
+            }));
         }
         true
     }
@@ -129,10 +135,10 @@ pub(super) fn connect(
     index: usize,
     generation: u64,
     plan: &Plan,
-    wake: &Sender<Wake>,
+    wake: &EventSender,
 ) -> Result<Conn, String> {
-    let mut child = super::super::ssh::spawn_ssh(plan, Stdio::piped())
-        .map_err(|error| super::super::ssh::cannot_run_ssh(&plan.target.host, &error))?;
+    let mut child = crate::launcher::ssh::spawn_ssh(plan, Stdio::piped())
+        .map_err(|error| crate::launcher::ssh::cannot_run_ssh(&plan.target.host, &error))?;
     let (stdout, stderr, stdin) = (child.stdout.take(), child.stderr.take(), child.stdin.take());
     let child = Arc::new(Mutex::new(child));
     let (lines, queue) = mpsc::sync_channel(LINE_QUEUE);

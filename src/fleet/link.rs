@@ -3,12 +3,12 @@
 //! the `host` field added to every line of its stream and the `host`
 //! message sent when its state changes (docs/protocol.md "Fleet stream").
 //! No I/O and no clock: `now` (unix seconds) is a parameter;
-//! [`super::fleet_follow_run`] runs the ssh.
+//! [`super::follow`] runs the ssh.
 
 use crate::model::fleet::LinkState;
 use serde_json::{Map, Value};
 
-use super::failure::Failure;
+use crate::launcher::failure::Failure;
 
 /// The longest line one host's stream may send (bytes, without its
 /// newline): the agent's `max_message_bytes` (docs/protocol.md
@@ -209,7 +209,7 @@ impl Link {
     }
 
     /// Its stream ended at `now` (`failure`: how its ssh ended,
-    /// [`super::failure::classify`]; `error`: the sentence). A failure
+    /// [`crate::launcher::failure::classify`]; `error`: the sentence). A failure
     /// that will not pass by itself ([`permanent`]) fails it; anything
     /// else makes it stale with a retry after the backoff. `false` when it
     /// was already stale or failed (no change).
@@ -473,5 +473,5 @@ pub(crate) fn host_message(name: &str, link: &Link) -> String {
 }
 
 #[cfg(test)]
-#[path = "fleet_follow_tests.rs"]
+#[path = "link_tests.rs"]
 mod tests;

@@ -5,10 +5,13 @@ use std::sync::mpsc;
 
 use serde_json::{Value, json};
 
-use super::conn::*;
+use super::super::conn::*;
+use super::super::follow::Event as Read;
+use super::super::hosts::*;
+use super::super::link::{Line, Link as Rules};
 use super::*;
-use crate::launcher::fleet_follow::Line;
-use crate::launcher::fleet_follow_run::Event as Read;
+use crate::model::fleet::notes::Unanswered;
+use crate::model::fleet::{Link, LinkState};
 
 /// `message` as its JSON value.
 fn json_of(message: Box<crate::model::fleet::wire::Message>) -> Value {
@@ -190,12 +193,12 @@ fn queued_lines_are_parsed_once() {
 
 #[test]
 fn a_command_unanswered_when_the_connection_ends_is_told_lost() {
-    let plan = super::super::plan::Plan {
-        target: super::super::plan::Target::parse("ssh://fleet-2").unwrap(),
+    let plan = crate::launcher::plan::Plan {
+        target: crate::launcher::plan::Target::parse("ssh://fleet-2").unwrap(),
         remote_bin: "stackless-tui".into(),
         ssh_config: None,
         forwarded: Vec::new(),
-        mode: super::super::plan::Mode::Serve,
+        mode: crate::launcher::plan::Mode::Serve,
         not_applied: Vec::new(),
     };
     let (now_s, now_ms) = now();
@@ -261,12 +264,12 @@ fn a_command_unanswered_when_the_connection_ends_is_told_lost() {
 
 #[test]
 fn the_hosts_clock_skew_reaches_the_view() {
-    let plan = super::super::plan::Plan {
-        target: super::super::plan::Target::parse("ssh://fleet-1").unwrap(),
+    let plan = crate::launcher::plan::Plan {
+        target: crate::launcher::plan::Target::parse("ssh://fleet-1").unwrap(),
         remote_bin: "stackless-tui".into(),
         ssh_config: None,
         forwarded: Vec::new(),
-        mode: super::super::plan::Mode::Serve,
+        mode: crate::launcher::plan::Mode::Serve,
         not_applied: Vec::new(),
     };
     let (start, now_ms) = now();
@@ -307,4 +310,77 @@ fn the_hosts_clock_skew_reaches_the_view() {
     let seen = app.fleet().hosts[0].link.skew.expect("measured");
     assert!((skew + 600 - 2..=skew + 600).contains(&seen), "{seen}");
     assert_eq!(host.link.skew, Some(seen));
+}
+
+/// Through the one render loop's fleet carrier: an action's `y` on a row
+/// whose host has no connection yet (its link `connecting`) sends nothing
+/// and is refused at once, the reason said.
+#[test]
+fn the_carrier_refuses_at_once_what_cannot_go_to_its_host() {
+    use crossterm::event::{Event as Term, KeyCode, KeyEvent, KeyModifiers};
+
+    use super::FleetCarrier;
+    use crate::console::render_loop::Carrier as _;
+    use crate::event::Event;
+    use crate::ui::App;
+
+    let hosts = crate::launcher::fleet::from_controllers(&["ssh://fleet-1".to_owned()]).unwrap();
+    let plans = vec![crate::launcher::plan::Plan {
+        target: crate::launcher::plan::Target::parse("ssh://fleet-1").unwrap(),
+        remote_bin: "stackless-tui".into(),
+        ssh_config: None,
+        forwarded: Vec::new(),
+        mode: crate::launcher::plan::Mode::Serve,
+        not_applied: Vec::new(),
+    }];
+    let (events, _received) = tokio::sync::mpsc::unbounded_channel();
+    let (now_s, now_ms) = now();
+    // The view took fleet-1's rows; the wiring has no connection for it.
+    let mut fleet = FleetApp::new(vec!["fleet-1".into()], now_ms);
+    fleet.link(
+        0,
+        Link {
+            state: LinkState::Connected,
+            since: now_s,
+            error: None,
+            retry_at: None,
+            skew: None,
+        },
+        now_ms,
+    );
+    for line in [
+        json!({"type":"hello","protocol":1,"heartbeat_secs":5,"commands":["reap","ping"],
+            "teardown":["stackless","down","{name}","--json"],"stackless":"stackless"}),
+        json!({"type":"reset","seq":1}),
+        json!({"type":"rows","seq":1,"table":"instances","remove":[],"upsert":[
+            {"name":"alpha","birth":{"instance_id":"a1","resource_namespace":"sl-x"},
+             "dns_safe":true,"substrate":"local","status":"active","created_at":now_s - 600,
+             "tombstoned_at":null,"lease":{"duration_secs":60,"expires_at":now_s - 60},
+             "lock":null,"dirty":false,"failed_up":false,"services_dead":0,"gc":null}]}),
+        json!({"type":"synced","seq":1,"at":now_s}),
+    ] {
+        fleet.line(0, &line, now_ms);
+    }
+    let mut app = App::over_fleet(fleet, super::fleet_config(1), now_s);
+    let mut carrier = FleetCarrier {
+        hosts: Hosts::new(&hosts, &plans, events).unwrap(),
+    };
+    let read = std::time::Instant::now();
+    let key = |c| {
+        Event::InputAt(
+            Term::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)),
+            read,
+        )
+    };
+    carrier.handle(&mut app, key('r'));
+    app.drawn(read);
+    carrier.handle(&mut app, key('y'));
+    let flash = app.fleet().unwrap().flash().unwrap();
+    assert_eq!(
+        (flash.text.as_str(), flash.error),
+        (
+            "fleet-1: reap alpha refused: fleet-1 is connecting: nothing was sent",
+            true
+        )
+    );
 }

@@ -3,7 +3,7 @@
 //! plans it), all started at once, each host's stdout read line by line on
 //! a thread of its own (a line over [`MAX_LINE`]: that host failed, its
 //! ssh killed), every line written on stdout with its `host` and a `host`
-//! message at each change of a host's state ([`super::fleet_follow`]); a
+//! message at each change of a host's state ([`super::link`]); a
 //! stale host is reconnected after its backoff. SIGTERM, SIGINT, SIGHUP or
 //! stdout closed: every ssh killed, exit 0.
 
@@ -14,15 +14,15 @@ use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use super::failure::{classify, failure_message, stderr_tail};
-use super::fleet::FleetHost;
-use super::fleet_follow::{Link, MAX_LINE, host_message, tag_line, too_long};
-use super::fleet_run::{Shared, keep_tail, wait};
-use super::plan::Plan;
+use super::link::{Link, MAX_LINE, host_message, tag_line, too_long};
+use super::once::{Shared, keep_tail, wait};
+use crate::launcher::failure::{classify, failure_message, stderr_tail};
+use crate::launcher::fleet::FleetHost;
+use crate::launcher::plan::Plan;
 use crate::model::text::sanitize_short;
 
 /// What a host's reader thread tells the main loop (also the fleet
-/// console's readers: [`super::fleet_console`]).
+/// console's readers: [`super::console`]).
 pub(super) enum Event {
     /// One line (without its newline).
     Line(Vec<u8>),
@@ -140,10 +140,10 @@ fn start(
     host.generation += 1;
     host.link.restarted(now);
     out.push(host_message(host.name, &host.link));
-    let mut child = match super::ssh::spawn_ssh(host.plan, Stdio::piped()) {
+    let mut child = match crate::launcher::ssh::spawn_ssh(host.plan, Stdio::piped()) {
         Ok(child) => child,
         Err(error) => {
-            let said = super::ssh::cannot_run_ssh(&host.plan.target.host, &error);
+            let said = crate::launcher::ssh::cannot_run_ssh(&host.plan.target.host, &error);
             if host.link.fail(now, said) {
                 out.push(host_message(host.name, &host.link));
             }
@@ -238,7 +238,7 @@ pub(super) fn ended_error(
     plan: &Plan,
     status: io::Result<i32>,
     stderr: &str,
-) -> (Option<super::failure::Failure>, String) {
+) -> (Option<crate::launcher::failure::Failure>, String) {
     let code = match status {
         Ok(code) => code,
         Err(error) => {

@@ -1,0 +1,113 @@
+//! The App over a fleet of two or more hosts: the fleet's rows and their
+//! view (`crate::ui::fleet::FleetApp`: every host's rows merged from its
+//! agent's typed stream, its links, the commands sent to each host) held
+//! as the one source of rows ([`App::over_fleet`]); the App takes the
+//! same events (keys with their read instant, the tick, a signal) and
+//! hands what the fleet view asks on as [`Effect::Fleet`].
+
+use crossterm::event::Event as Term;
+
+use super::{App, AppConfig, Effect};
+use crate::event::Event;
+use crate::ui::fleet::FleetApp;
+
+impl App {
+    /// An App over a fleet: `fleet` holds its hosts (none connected yet);
+    /// no local store is read (`config.store_label` names the fleet).
+    #[must_use]
+    pub fn over_fleet(fleet: FleetApp, config: AppConfig, now: i64) -> Self {
+        let mut app = Self::new(config, now);
+        app.shown.fleet = Some(Box::new(fleet));
+        app
+    }
+
+    /// [`App::handle`] at `now_ms` (unix milliseconds): over a fleet the
+    /// pings' round trips are timed to the millisecond (the fleet's
+    /// wiring calls this); on one host, `App::handle` at its second.
+    pub fn handle_ms(&mut self, event: Event, now_ms: i64) -> Option<Effect> {
+        if self.shown.fleet.is_some() {
+            self.now = now_ms.div_euclid(1000);
+            return self.fleet_event(event, now_ms);
+        }
+        self.handle(event, now_ms.div_euclid(1000))
+    }
+
+    /// The fleet shown, when this App is over a fleet.
+    #[must_use]
+    pub fn fleet(&self) -> Option<&FleetApp> {
+        self.shown.fleet.as_deref()
+    }
+
+    /// The fleet shown, to apply a host's lines and links to (the fleet's
+    /// wiring, `crate::fleet`), when this App is over a fleet.
+    pub fn fleet_mut(&mut self) -> Option<&mut FleetApp> {
+        self.shown.fleet.as_deref_mut()
+    }
+
+    /// One event over a fleet (`now_ms`: unix milliseconds): keys (only
+    /// those read once a question was drawn answer it,
+    /// `crate::model::confirm::answers`), the mouse, the tick (pings are
+    /// due), a signal; what to send where as [`Effect::Fleet`]. While the
+    /// App's own layer is open over the fleet (the help, which `?` and
+    /// `:help` open over 1..N hosts alike), the keys and the mouse are
+    /// the App's, through its key table. A host's connection
+    /// ([`Event::Host`]) is the wiring's: it applies the lines through
+    /// [`App::fleet_mut`].
+    pub(super) fn fleet_event(&mut self, event: Event, now_ms: i64) -> Option<Effect> {
+        let input = matches!(
+            event,
+            Event::InputAt(Term::Key(_) | Term::Mouse(_), _)
+                | Event::Input(Term::Key(_) | Term::Mouse(_))
+        );
+        if input && self.layers.top().is_some() {
+            self.shown.owed = true;
+            let effect = match event {
+                Event::InputAt(term, read) => self.input_at(term, read),
+                Event::Input(term) => self.input(term),
+                _ => None,
+            };
+            // No local store over a fleet: only a quit or a host's command
+            // leaves.
+            return effect.filter(|e| matches!(e, Effect::Quit | Effect::Fleet(_)));
+        }
+        let fleet = self.shown.fleet.as_deref_mut()?;
+        let sent = match event {
+            Event::InputAt(Term::Key(key), read) => fleet.key_at(key, read, now_ms),
+            Event::Input(Term::Key(key)) => fleet.key(key, now_ms),
+            Event::InputAt(Term::Mouse(mouse), _) | Event::Input(Term::Mouse(mouse)) => {
+                fleet.mouse(mouse);
+                Vec::new()
+            }
+            Event::InputAt(Term::Resize(..), _) | Event::Input(Term::Resize(..)) => {
+                self.shown.owed = true;
+                Vec::new()
+            }
+            Event::Tick => fleet.tick(now_ms),
+            Event::Terminate(_) => {
+                self.quitting = true;
+                return Some(Effect::Quit);
+            }
+            _ => Vec::new(),
+        };
+        if fleet.quit() {
+            self.quitting = true;
+        }
+        if fleet.take_help() {
+            self.open_help();
+            self.shown.owed = true;
+        }
+        (!sent.is_empty()).then_some(Effect::Fleet(sent))
+    }
+
+    /// Whether a frame is owed: over a fleet, only when something drawn
+    /// changed (heartbeats cost none), the terminal was resized or the
+    /// App's own layer changed; on one host, always (a frame per batch of
+    /// events).
+    pub fn needs_draw(&mut self) -> bool {
+        let owed = std::mem::take(&mut self.shown.owed);
+        match self.shown.fleet.as_deref_mut() {
+            Some(fleet) => fleet.needs_draw() || owed,
+            None => true,
+        }
+    }
+}
