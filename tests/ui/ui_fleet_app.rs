@@ -10,7 +10,7 @@ use serde_json::json;
 use stackless_tui::event::Event;
 use stackless_tui::ui::{App, AppConfig, Effect, HelperMode, ReaperMode};
 
-use super::ui_fleet::{NOW, confirm_lines, fleet, fleet_in, press_key, screen, select, sent};
+use super::ui_fleet::{NOW, fleet, fleet_in, press_key, question_lines, screen, select, sent};
 
 fn config() -> AppConfig {
     AppConfig {
@@ -28,7 +28,7 @@ fn config() -> AppConfig {
 fn app() -> App {
     let mut fleet = fleet();
     select(&mut fleet, "fleet-2", "alpha");
-    App::over_fleet(fleet, config(), NOW)
+    fleet.0
 }
 
 fn app_screen(app: &App, width: u16, height: u16) -> String {
@@ -96,7 +96,7 @@ fn dy_in_one_burst_through_the_app_sends_nothing_until_the_question_is_drawn() {
     assert_eq!(app.handle(key_at('d', burst), NOW), None);
     assert_eq!(app.handle(key_at('y', burst), NOW), None);
     assert_eq!(
-        confirm_lines(app.fleet().unwrap()),
+        question_lines(&app),
         [
             "Tear down alpha on fleet-2? This runs there: stackless down alpha --json",
             "[y/N]"
@@ -230,7 +230,7 @@ fn every_key_table_entry_through_the_app_does_what_it_does_over_a_fleet() {
                         continue;
                     };
                     let what = format!("{:?} {:?} in {context:?}", entry.keys, bind.action);
-                    let mut app = App::over_fleet(fleet, config(), NOW);
+                    let mut app = fleet.0;
                     let expected = sent(&press_key(&mut alone, *key));
                     let effect = app.handle(event_of(*key), NOW);
                     pressed += 1;
@@ -438,13 +438,13 @@ fn the_consoles_filter_terms_read_every_hosts_rows() {
 #[test]
 fn the_consoles_sort_keys_order_every_hosts_rows() {
     let mut app = fleet();
-    let key = |app: &mut stackless_tui::ui::fleet::FleetApp, c: char| {
+    let key = |app: &mut super::ui_fleet::Over, c: char| {
         app.key(
             KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE),
             NOW * 1000,
         );
     };
-    let sort_shown = |app: &stackless_tui::ui::fleet::FleetApp| {
+    let sort_shown = |app: &super::ui_fleet::Over| {
         let header = screen(app, 120, 40).lines().next().unwrap().to_owned();
         header[header.find("sort: ").unwrap()..].to_owned()
     };
@@ -466,7 +466,7 @@ fn the_consoles_sort_keys_order_every_hosts_rows() {
             "sort: host ▲"
         ]
     );
-    let line = |app: &mut stackless_tui::ui::fleet::FleetApp, text: &str| {
+    let line = |app: &mut super::ui_fleet::Over, text: &str| {
         key(app, ':');
         for c in text.chars() {
             key(app, c);

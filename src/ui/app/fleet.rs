@@ -7,7 +7,7 @@
 
 use crossterm::event::Event as Term;
 
-use super::{App, AppConfig, Effect};
+use super::{App, AppConfig, Effect, FleetQuestion, Question};
 use crate::event::Event;
 use crate::ui::fleet::FleetApp;
 
@@ -72,8 +72,9 @@ impl App {
         }
         let fleet = self.shown.fleet.as_deref_mut()?;
         let sent = match event {
-            Event::InputAt(Term::Key(key), read) => fleet.key_at(key, read, now_ms),
-            Event::Input(Term::Key(key)) => fleet.key(key, now_ms),
+            Event::InputAt(Term::Key(key), _) | Event::Input(Term::Key(key)) => {
+                fleet.key(key, now_ms)
+            }
             Event::InputAt(Term::Mouse(mouse), _) | Event::Input(Term::Mouse(mouse)) => {
                 fleet.mouse(mouse);
                 Vec::new()
@@ -89,11 +90,16 @@ impl App {
             }
             _ => Vec::new(),
         };
-        if fleet.quit() {
+        let (quit, help, question) = (fleet.quit(), fleet.take_help(), fleet.take_question());
+        if quit {
             self.quitting = true;
         }
-        if fleet.take_help() {
+        if help {
             self.open_help();
+            self.shown.owed = true;
+        }
+        if let Some(question) = question {
+            self.ask(Question::Fleet(question));
             self.shown.owed = true;
         }
         (!sent.is_empty()).then_some(Effect::Fleet(sent))
@@ -109,5 +115,14 @@ impl App {
             Some(fleet) => fleet.needs_draw() || owed,
             None => true,
         }
+    }
+
+    /// The App's confirm layer answered a question over a fleet (`yes`:
+    /// `y` read once it was drawn): the fleet sends each command to its
+    /// host, else says `not done`.
+    pub(super) fn confirm_fleet(&mut self, question: FleetQuestion, yes: bool) -> Option<Effect> {
+        self.shown.owed = true;
+        let sent = self.shown.fleet.as_deref_mut()?.answer(question, yes);
+        (!sent.is_empty()).then_some(Effect::Fleet(sent))
     }
 }

@@ -12,35 +12,6 @@ use crate::model::text::sanitize_short;
 use crate::ui::keys::{self, Context, Input};
 
 impl FleetApp {
-    /// A key read from the terminal at `read` (the instant its burst was
-    /// read), handled at `now_ms`: while a question is open, a key read
-    /// before the question was first drawn ([`Self::drawn`]) is dropped
-    /// without effect, whatever it is ([`crate::model::confirm::answers`]:
-    /// `dy` in one write never answers the question `d` opens); anything
-    /// else as [`Self::key`].
-    pub fn key_at(
-        &mut self,
-        key: KeyEvent,
-        read: std::time::Instant,
-        now_ms: i64,
-    ) -> Vec<FleetEffect> {
-        if let Some(Layer::Confirm(confirm)) = self.layers.last()
-            && !crate::model::confirm::answers(read, confirm.shown)
-        {
-            return Vec::new();
-        }
-        self.key(key, now_ms)
-    }
-
-    /// A frame began to be drawn at `at`: the first one with a question
-    /// open is when it was shown (keys read before then do not answer it,
-    /// [`Self::key_at`]).
-    pub fn drawn(&mut self, at: std::time::Instant) {
-        if let Some(Layer::Confirm(confirm)) = self.layers.last_mut() {
-            confirm.shown.get_or_insert(at);
-        }
-    }
-
     /// A key at `now_ms`, taken as read after whatever is on screen was
     /// drawn; what to send where.
     pub fn key(&mut self, key: KeyEvent, now_ms: i64) -> Vec<FleetEffect> {
@@ -63,7 +34,6 @@ impl FleetApp {
                 self.jump_key(key);
                 Vec::new()
             }
-            Some(Layer::Confirm(_)) => self.confirm_key(key),
             Some(Layer::Text(_)) => self.text_key(key),
             None => self.pane_key(key),
         }

@@ -22,7 +22,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde_json::Value;
 
-pub use draw::draw;
+pub use draw::{draw, frame_areas};
 
 use crate::model::fleet::rows::InstanceKey;
 use crate::model::fleet::wire::{self, Message};
@@ -81,19 +81,6 @@ impl Focus {
     }
 }
 
-/// A command waiting for `y`: what is sent where, and the question.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Confirm {
-    /// The question's lines (the first is the question).
-    pub lines: Vec<String>,
-    /// (host, command without its `id`) to send on `y`.
-    pub commands: Vec<(usize, Command)>,
-    /// When a frame with this question first began to be drawn (`None`:
-    /// not drawn yet); only keys read since may answer it
-    /// ([`crate::model::confirm::answers`]).
-    pub shown: Option<std::time::Instant>,
-}
-
 /// A text view over the panes: an instance's detail (its agent's lines),
 /// its logs (followed over the agent) or a row whole (`e`).
 #[derive(Debug, Clone, PartialEq)]
@@ -137,10 +124,8 @@ pub enum Layer {
     Command(String),
     /// The jump prompt (Ctrl-F) and the name typed so far.
     Jump(String),
-    /// A question waiting for `y`.
-    Confirm(Confirm),
-    /// A text view.
-    Text(TextView),
+    /// A text view (boxed: it is far larger than a prompt).
+    Text(Box<TextView>),
 }
 
 /// The message line under the panes.
@@ -179,6 +164,9 @@ struct Shown {
     /// `?` or `:help` asked for the console's help, which the App over
     /// this fleet opens as its own layer ([`FleetApp::take_help`]).
     help_asked: bool,
+    /// A question asked, which the App over this fleet opens in its one
+    /// confirm layer ([`FleetApp::take_question`]).
+    question: Option<crate::ui::app::FleetQuestion>,
 }
 
 /// The answers of one `y`'s commands, as they come.

@@ -47,7 +47,7 @@ impl FleetApp {
         let effect = self.send(host, Command::Detail(name.to_owned()), Sent::Detail);
         let FleetEffect::Send { line, .. } = &effect;
         let id = id_of(line);
-        self.layers.push(Layer::Text(TextView {
+        self.layers.push(Layer::Text(Box::new(TextView {
             context: Context::Detail,
             title: format!(
                 "detail: {} on {}",
@@ -60,7 +60,7 @@ impl FleetApp {
             logs: None,
             waiting: Some((host, id)),
             search: None,
-        }));
+        })));
         vec![effect]
     }
 
@@ -76,7 +76,7 @@ impl FleetApp {
         let effect = self.send(host, Command::Logs(name.clone(), None), Sent::Logs);
         let FleetEffect::Send { line, .. } = &effect;
         let id = id_of(line);
-        self.layers.push(Layer::Text(TextView {
+        self.layers.push(Layer::Text(Box::new(TextView {
             context: Context::Logs,
             title: format!(
                 "logs: {} on {}",
@@ -89,7 +89,7 @@ impl FleetApp {
             logs: Some((host, id.clone())),
             waiting: Some((host, id)),
             search: None,
-        }));
+        })));
         vec![effect]
     }
 
@@ -144,7 +144,7 @@ impl FleetApp {
                 None => return,
             },
         };
-        self.layers.push(Layer::Text(TextView {
+        self.layers.push(Layer::Text(Box::new(TextView {
             context: Context::FullText,
             title,
             lines,
@@ -153,7 +153,7 @@ impl FleetApp {
             logs: None,
             waiting: None,
             search: None,
-        }));
+        })));
     }
 
     /// `?` or `:help`: the console's help is asked for (the App over this
