@@ -88,20 +88,7 @@ pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
     if store.immutable() {
         eprintln!("{}", immutable_note(&store));
     }
-    // What the reaper would do now includes whether it would act at all:
-    // a wall clock that looks wrong pauses it (`reap --once` refuses the
-    // same way). An explicit `--now` is the operator's time, not doubted.
-    let clock = if now.is_some() {
-        None
-    } else {
-        let wall = unix_now();
-        crate::reaper::kernel_clock::check(wall).or_else(|| {
-            crate::reaper::clock::doubt_from_store(
-                wall,
-                crate::model::clock_evidence::newest_write(&snapshot.rows).as_ref(),
-            )
-        })
-    };
+    let clock = doubted(now, &snapshot);
     if let Some(doubt) = &clock {
         eprintln!("stackless-tui: {doubt}");
     }
@@ -156,7 +143,7 @@ pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
             &crate::startup::display_zone(cli.utc),
             clock.as_ref(),
         )
-        .and_then(|()| writeln!(out, "who reaps: {}", who_reaps(&store.state_dir()).text()))
+        .and_then(|()| who_reaps_line(&mut out, &store.state_dir()))
     };
     // A closed pipe (`| head`) is not an error of ours.
     match written.and_then(|()| out.flush()) {
@@ -165,6 +152,25 @@ pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
         Err(error) => return usage(&error.to_string()),
     }
     ExitCode::SUCCESS
+}
+
+/// What the reaper would do now includes whether it would act at all: a
+/// wall clock that looks wrong pauses it (`reap --once` refuses the same
+/// way). An explicit `now` is the operator's time, not doubted.
+fn doubted(
+    now: Option<i64>,
+    snapshot: &crate::model::Snapshot,
+) -> Option<crate::reaper::clock::ClockDoubt> {
+    if now.is_some() {
+        return None;
+    }
+    let wall = unix_now();
+    crate::reaper::kernel_clock::check(wall).or_else(|| {
+        crate::reaper::clock::doubt_from_store(
+            wall,
+            crate::model::clock_evidence::newest_write(&snapshot.rows).as_ref(),
+        )
+    })
 }
 
 /// Up to how many instances `snapshot` (the table) reads the store whole
@@ -264,7 +270,7 @@ fn stream(cli: &Cli, json: bool, now: Option<i64>) -> Option<ExitCode> {
     let written = if json {
         written
     } else {
-        written.and_then(|()| writeln!(out, "who reaps: {}", who_reaps(&state_dir).text()))
+        written.and_then(|()| who_reaps_line(&mut out, &state_dir))
     };
     Some(match written.and_then(|()| out.flush()) {
         Ok(()) => ExitCode::SUCCESS,
@@ -351,6 +357,14 @@ impl<W: std::io::Write> crate::store::StreamReader for Reader<'_, W> {
             Writer::Table(table) => table.finish(head),
         }
     }
+}
+
+/// The table's last line: `who reaps: ...` ([`who_reaps`]).
+fn who_reaps_line(
+    out: &mut impl std::io::Write,
+    state_dir: &std::path::Path,
+) -> std::io::Result<()> {
+    writeln!(out, "who reaps: {}", who_reaps(state_dir).text())
 }
 
 /// Who reaps the store in `state_dir` now (the table's last line): the

@@ -368,28 +368,14 @@ fn stream_rows<R: StreamReader>(
     reader: &mut R,
 ) -> Result<(), StreamStop<R::Error>> {
     let err = |e: rusqlite::Error| StreamStop::Store(StoreError::sqlite(path, &e));
-    let has_checkpoints: i64 = tx
-        .query_row(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'checkpoints'",
-            [],
-            |row| row.get(0),
-        )
-        .map_err(err)?;
-    let mut checkpoints_stmt = if has_checkpoints > 0 && reader.wants_services() {
-        Some(tx.prepare_cached(CHECKPOINTS_SQL).map_err(err)?)
+    let (mut checkpoints_stmt, mut observations_stmt) = if reader.wants_services() {
+        services_statements(tx).map_err(err)?
     } else {
-        None
+        (None, None)
     };
     let mut checkpoints = match &mut checkpoints_stmt {
         Some(stmt) => Some(stmt.query([]).map_err(err)?),
         None => None,
-    };
-    // Before schema 11 there is no `observations` table: the query does
-    // not prepare, and there is nothing observed.
-    let mut observations_stmt = if reader.wants_services() {
-        tx.prepare_cached(OBSERVATIONS_SQL).ok()
-    } else {
-        None
     };
     let mut observations = match &mut observations_stmt {
         Some(stmt) => Some(stmt.query([]).map_err(err)?),
@@ -477,6 +463,28 @@ fn next_checkpoint(
             recorded_at: lenient_int(col(row, 5)),
         },
     )))
+}
+
+/// The statements of the process checkpoints (none without a
+/// `checkpoints` table) and of the last observations (none before schema
+/// 11: the query does not prepare, and there is nothing observed).
+fn services_statements(
+    tx: &Connection,
+) -> rusqlite::Result<(
+    Option<rusqlite::CachedStatement<'_>>,
+    Option<rusqlite::CachedStatement<'_>>,
+)> {
+    let has_checkpoints: i64 = tx.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'checkpoints'",
+        [],
+        |row| row.get(0),
+    )?;
+    let checkpoints = if has_checkpoints > 0 {
+        Some(tx.prepare_cached(CHECKPOINTS_SQL)?)
+    } else {
+        None
+    };
+    Ok((checkpoints, tx.prepare_cached(OBSERVATIONS_SQL).ok()))
 }
 
 /// A cursor's row read ahead of the stream's names: its key (the bytes of
