@@ -8,20 +8,9 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 use stackless_tui::event::Event;
-use stackless_tui::ui::{App, AppConfig, Effect, HelperMode, ReaperMode};
+use stackless_tui::ui::{App, Effect};
 
 use super::ui_fleet::{NOW, fleet, fleet_in, press_key, question_lines, screen, select, sent};
-
-fn config() -> AppConfig {
-    AppConfig {
-        store_label: "a fleet of 3 hosts".to_owned(),
-        reaper: ReaperMode::Off("each host's agent reaps there".to_owned()),
-        helper: HelperMode::None,
-        write_keys: Ok(()),
-        host: None,
-        no_color: false,
-    }
-}
 
 /// The App over the three-host fleet of `ui_fleet`, fleet-2's `alpha`
 /// selected.
