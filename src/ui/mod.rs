@@ -255,14 +255,17 @@ pub fn draw(frame: &mut Frame, app: &App) {
 /// over them (a question in its confirm layer, the one help).
 fn draw_over_fleet(frame: &mut Frame, app: &App, fleet: &fleet::FleetApp) {
     fleet::draw(frame, fleet, app.now().saturating_mul(1000));
-    // The App's own layers over the fleet's panes: a question, the
-    // one help.
+    // The App's own layers over the fleet's panes: a row whole, a
+    // question, the one help.
+    let [_, body, _] = fleet::frame_areas(frame.area());
+    if app.full_text().is_some() {
+        panes::fulltext::render(frame, body, app);
+    }
     if let Some(Confirm {
         question: Question::Fleet(question),
         ..
     }) = app.layers().confirm()
     {
-        let [_, body, _] = fleet::frame_areas(frame.area());
         panes::confirm::render_confirm_lines(frame, body, &question.lines);
     }
     if app.layers().help().is_some() {

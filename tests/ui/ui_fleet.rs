@@ -1214,7 +1214,7 @@ fn every_key_table_entry_acts_on_the_rows_host_or_says_why_not() {
                     }
                     let question = || confirm_lines(&app)[0].clone();
                     match bind.action {
-                        Action::Quit => assert!(app.quit(), "{what}"),
+                        Action::Quit => assert!(app.0.quitting(), "{what}"),
                         Action::Reap => assert!(
                             question().starts_with("Reap alpha on fleet-2 now?"),
                             "{what}"
@@ -1484,14 +1484,15 @@ fn e_on_a_host_back_shows_its_last_error_whole() {
     }
     press(&mut app, KeyCode::End);
     press(&mut app, KeyCode::Char('e'));
-    let Some(Layer::Text(view)) = app.layer() else {
-        panic!("no text view: {:?}", app.layer());
-    };
-    assert_eq!(view.lines[1], format!("last error (40s ago): {long}"));
+    let view = app.0.full_text().expect("the row whole");
+    assert_eq!(view.text.title, "host fleet-3");
+    assert_eq!(view.text.lines[1], format!("last error:  (40s ago) {long}"));
 }
 
-/// A text view's long labelled line wraps at spaces, its continuation
-/// under its value (never mid-word, never under the label).
+/// `e` shows a row whole in the App's full-text layer, as on one host:
+/// its labels in the console's label column, a long labelled line wrapped
+/// at spaces, its continuation under its value (never mid-word, never
+/// under the label).
 #[test]
 fn a_text_views_long_line_wraps_at_words_under_its_value() {
     let mut app = fleet();
@@ -1512,9 +1513,9 @@ fn a_text_views_long_line_wraps_at_words_under_its_value() {
     assert_eq!(
         rows,
         [
-            "error: the host key of 127.0.0.1 is not the known one: connect once with ssh",
-            "       fleet-3 to see why, then remove the old key from known_hosts",
-            "agent: stackless-tui 0.1.0 on db3 · schema 14"
+            "error:       the host key of 127.0.0.1 is not the known one: connect once with",
+            "             ssh fleet-3 to see why, then remove the old key from known_hosts",
+            "agent:       stackless-tui 0.1.0 on db3 · schema 14"
         ],
         "{text}"
     );

@@ -7,7 +7,7 @@
 
 use crossterm::event::Event as Term;
 
-use super::{App, AppConfig, Effect, FleetQuestion, Question};
+use super::{App, AppConfig, Effect, FleetQuestion, FullView, Layer, Question};
 use crate::event::Event;
 use crate::ui::fleet::FleetApp;
 
@@ -90,7 +90,8 @@ impl App {
             }
             _ => Vec::new(),
         };
-        let (quit, help, question) = (fleet.quit(), fleet.take_help(), fleet.take_question());
+        let (quit, help) = (fleet.quit(), fleet.take_help());
+        let (question, full_text) = (fleet.take_question(), fleet.take_full_text());
         if quit {
             self.quitting = true;
         }
@@ -100,6 +101,10 @@ impl App {
         }
         if let Some(question) = question {
             self.ask(Question::Fleet(question));
+            self.shown.owed = true;
+        }
+        if let Some(text) = full_text {
+            self.layers.open(Layer::FullText(FullView::new(text)));
             self.shown.owed = true;
         }
         (!sent.is_empty()).then_some(Effect::Fleet(sent))

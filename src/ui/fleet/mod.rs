@@ -167,6 +167,9 @@ struct Shown {
     /// A question asked, which the App over this fleet opens in its one
     /// confirm layer ([`FleetApp::take_question`]).
     question: Option<crate::ui::app::FleetQuestion>,
+    /// A row asked to be seen whole (`e`), which the App over this fleet
+    /// opens in its full-text layer ([`FleetApp::take_full_text`]).
+    full_text: Option<crate::model::fulltext::FullText>,
 }
 
 /// The answers of one `y`'s commands, as they come.

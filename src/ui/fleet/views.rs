@@ -10,6 +10,7 @@ use super::actions::shown_id;
 use super::{FleetApp, FleetEffect, Focus, Layer, Search, Sent, TextView};
 use crate::model::fleet::Host;
 use crate::model::fleet::rows::{Instance, Operation};
+use crate::model::fulltext::{FullText, LABEL};
 use crate::model::text::sanitize_short;
 use crate::ui::keys::{self, Action, Context, Input};
 
@@ -144,16 +145,14 @@ impl FleetApp {
                 None => return,
             },
         };
-        self.layers.push(Layer::Text(Box::new(TextView {
-            context: Context::FullText,
-            title,
-            lines,
-            scroll: 0,
-            follow: false,
-            logs: None,
-            waiting: None,
-            search: None,
-        })));
+        self.shown.full_text = Some(full_text(&title, &lines));
+    }
+
+    /// The row `e` asked to see whole since the last call, for the App's
+    /// full-text layer (`crate::ui::app::FullView`: its wrapping under
+    /// the label column, its scroll keys, `e`/Esc closing it).
+    pub fn take_full_text(&mut self) -> Option<FullText> {
+        self.shown.full_text.take()
     }
 
     /// `?` or `:help`: the console's help is asked for (the App over this
@@ -329,6 +328,22 @@ pub(super) fn instance_lines(host: &Host, instance: &Instance, now: i64) -> Vec<
     lines
 }
 
+/// `lines` as the console's full text titled `title`: a `label: value`
+/// line whose label fits the label column ([`LABEL`]) is labelled there
+/// (its value wraps under the value), any other line is kept as it is.
+fn full_text(title: &str, lines: &[String]) -> FullText {
+    let mut text = FullText::new(title);
+    for line in lines {
+        match line.split_once(": ") {
+            Some((label, value)) if label.len() < LABEL - 1 && label.is_ascii() => {
+                text.labelled(&format!("{label}:"), value);
+            }
+            _ => text.line(line),
+        }
+    }
+    text
+}
+
 pub(super) fn host_lines(host: &Host, now: i64) -> Vec<String> {
     let mut lines = vec![format!("state: {}", super::cells::state_text(host, now))];
     if let Some(error) = &host.link.error {
@@ -337,7 +352,7 @@ pub(super) fn host_lines(host: &Host, now: i64) -> Vec<String> {
         // Back since: its last error is still told whole (the Hosts pane
         // cuts it to its column).
         lines.push(format!(
-            "last error ({}): {}",
+            "last error: ({}) {}",
             crate::model::time::ago(*at, now),
             sanitize_short(error, 4_096)
         ));
