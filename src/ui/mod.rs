@@ -257,7 +257,10 @@ fn draw_over_fleet(frame: &mut Frame, app: &App, fleet: &fleet::FleetApp) {
     fleet::draw(frame, fleet, app.now().saturating_mul(1000));
     // The App's own layers over the fleet's panes: a row whole, a
     // question, the one help.
-    let [_, body, _] = fleet::frame_areas(frame.area());
+    let [_, body, footer] = fleet::frame_areas(frame.area());
+    if app.filter_editing() {
+        fleet::draw_filter_prompt(frame, footer, app.filter());
+    }
     if app.full_text().is_some() {
         panes::fulltext::render(frame, body, app);
     }

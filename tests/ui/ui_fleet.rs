@@ -1833,3 +1833,40 @@ fn the_question_over_a_fleet_is_drawn_by_the_apps_confirm_layer() {
         ]
     );
 }
+
+/// `/` over a fleet opens the App's one filter prompt: its text is the
+/// App's filter (drawn as the footer's prompt), each edit filters every
+/// host's rows, ↓ moves the selection as on one host, Ctrl-U clears the
+/// line, Enter keeps the filter and Esc (with the prompt open) clears it.
+#[test]
+fn the_filter_prompt_over_a_fleet_is_the_apps() {
+    let mut app = fleet();
+    press(&mut app, KeyCode::Char('/'));
+    assert!(app.0.filter_editing());
+    assert_eq!(app.layer(), None);
+    typed(&mut app, "alpha");
+    assert_eq!((app.0.filter(), app.filter_text()), ("alpha", "alpha"));
+    assert_eq!(app.rows().len(), 2);
+    let footer = screen(&app, 120, 40).lines().last().unwrap().to_owned();
+    assert_eq!(footer, "/alpha▏ (Enter keeps, Esc clears)");
+    let first = app.selected_row().unwrap();
+    press(&mut app, KeyCode::Down);
+    assert_eq!(app.selected_row().unwrap().host, 1);
+    assert_ne!(app.selected_row(), Some(first));
+    app.key(
+        KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL),
+        NOW_MS,
+    );
+    assert_eq!(app.filter_text(), "");
+    typed(&mut app, "charlie");
+    press(&mut app, KeyCode::Enter);
+    assert!(!app.0.filter_editing());
+    assert_eq!(app.filter_text(), "charlie");
+    assert_eq!(app.rows().len(), 1);
+    press(&mut app, KeyCode::Char('/'));
+    assert_eq!(app.0.filter(), "charlie");
+    press(&mut app, KeyCode::Esc);
+    assert!(!app.0.filter_editing());
+    assert_eq!(app.filter_text(), "");
+    assert_eq!(app.rows().len(), 5);
+}

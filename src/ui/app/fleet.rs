@@ -7,7 +7,7 @@
 
 use crossterm::event::Event as Term;
 
-use super::{App, AppConfig, Effect, FleetQuestion, FullView, Layer, Question};
+use super::{App, AppConfig, Effect, FleetQuestion, FullView, Layer, LayerKind, Question};
 use crate::event::Event;
 use crate::ui::fleet::FleetApp;
 
@@ -61,11 +61,18 @@ impl App {
         );
         if input && self.layers.top().is_some() {
             self.shown.owed = true;
+            if let std::ops::ControlFlow::Break(effect) = self.fleet_filter_key(&event, now_ms) {
+                return effect;
+            }
+            let filtering = self.layers.has(LayerKind::Filter);
             let effect = match event {
                 Event::InputAt(term, read) => self.input_at(term, read),
                 Event::Input(term) => self.input(term),
                 _ => None,
             };
+            if filtering {
+                self.sync_fleet_filter();
+            }
             // No local store over a fleet: only a quit or a host's command
             // leaves.
             return effect.filter(|e| matches!(e, Effect::Quit | Effect::Fleet(_)));
@@ -90,7 +97,7 @@ impl App {
             }
             _ => Vec::new(),
         };
-        let (quit, help) = (fleet.quit(), fleet.take_help());
+        let (quit, help, filter) = (fleet.quit(), fleet.take_help(), fleet.take_filter());
         let (question, full_text) = (fleet.take_question(), fleet.take_full_text());
         if quit {
             self.quitting = true;
@@ -101,6 +108,10 @@ impl App {
         }
         if let Some(question) = question {
             self.ask(Question::Fleet(question));
+            self.shown.owed = true;
+        }
+        if filter {
+            self.open_fleet_filter();
             self.shown.owed = true;
         }
         if let Some(text) = full_text {

@@ -173,17 +173,24 @@ fn search_line(search: &super::Search, width: usize) -> Line<'static> {
     Line::styled(fit(&words, width).into_owned(), theme::prompt())
 }
 
+/// The filter prompt as the footer's line over a fleet: the App's filter
+/// text being typed (`/text▏ (Enter keeps, Esc clears)`).
+pub fn draw_filter_prompt(frame: &mut Frame, area: Rect, text: &str) {
+    let line = Line::styled(
+        fit(
+            &format!("/{}▏ (Enter keeps, Esc clears)", sanitize_short(text, 512)),
+            usize::from(area.width),
+        )
+        .into_owned(),
+        theme::prompt(),
+    );
+    frame.render_widget(ratatui::widgets::Clear, area);
+    frame.render_widget(Paragraph::new(line), area);
+}
+
 fn draw_footer(frame: &mut Frame, area: Rect, app: &FleetApp) {
     let width = usize::from(area.width);
     let line = match app.layer() {
-        Some(Layer::Filter) => Line::styled(
-            fit(
-                &format!("/{}▏ (Enter keeps, Esc clears)", app.filter_text()),
-                width,
-            )
-            .into_owned(),
-            theme::prompt(),
-        ),
         Some(Layer::Command(text)) => Line::styled(
             fit(&format!(":{}▏", sanitize_short(text, 512)), width).into_owned(),
             theme::prompt(),

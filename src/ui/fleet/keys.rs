@@ -25,10 +25,6 @@ impl FleetApp {
             return Vec::new();
         }
         match self.layers.last() {
-            Some(Layer::Filter) => {
-                self.filter_key(key);
-                Vec::new()
-            }
             Some(Layer::Command(_)) => self.command_key(key),
             Some(Layer::Jump(_)) => {
                 self.jump_key(key);
@@ -73,7 +69,7 @@ impl FleetApp {
             KeyCode::PageDown => self.step(20),
             KeyCode::Home | KeyCode::Char('g') => self.step(i64::MIN / 2),
             KeyCode::End | KeyCode::Char('G') => self.step(i64::MAX / 2),
-            KeyCode::Char('/') => self.layers.push(Layer::Filter),
+            KeyCode::Char('/') => self.shown.asked = Some(super::Asked::Filter),
             KeyCode::Char(':') => self.layers.push(Layer::Command(String::new())),
             KeyCode::Char('s') => {
                 self.sort = self.sort.next_over_fleet();
@@ -431,7 +427,10 @@ impl FleetApp {
 
     /// The filter typed (the console's one filter, `crate::ui::filter`):
     /// text that cannot be read keeps no row, and says why.
-    pub(super) fn set_filter(&mut self, text: String) {
+    /// Filter every host's rows by `text` (`crate::ui::filter`; the App's
+    /// filter prompt hands each edit here); a text that cannot be read
+    /// keeps no row and says why.
+    pub fn set_filter(&mut self, text: String) {
         self.filter = match crate::ui::filter::parse(&text) {
             Ok(filter) => {
                 // What the text typed so far could not read is gone.
@@ -452,41 +451,6 @@ impl FleetApp {
         };
         self.filter_text = text;
         self.reorder();
-    }
-
-    pub(super) fn filter_key(&mut self, key: KeyEvent) {
-        if ctrl(&key, 'u') {
-            self.set_filter(String::new());
-            return;
-        }
-        if ctrl(&key, 'w') {
-            let mut text = self.filter_text.clone();
-            delete_word(&mut text);
-            self.set_filter(text);
-            return;
-        }
-        match key.code {
-            KeyCode::Enter => {
-                self.layers.pop();
-            }
-            KeyCode::Esc => {
-                self.layers.pop();
-                self.set_filter(String::new());
-            }
-            KeyCode::Backspace => {
-                let mut text = self.filter_text.clone();
-                text.pop();
-                self.set_filter(text);
-            }
-            KeyCode::Char(c) if plain(&key) && !c.is_control() => {
-                let mut text = self.filter_text.clone();
-                text.push(c);
-                self.set_filter(text);
-            }
-            _ => {
-                self.refuse_key(key, &[Context::Filter]);
-            }
-        }
     }
 }
 

@@ -22,7 +22,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde_json::Value;
 
-pub use draw::{draw, frame_areas};
+pub use draw::{draw, draw_filter_prompt, frame_areas};
 
 use crate::model::fleet::rows::InstanceKey;
 use crate::model::fleet::wire::{self, Message};
@@ -118,8 +118,6 @@ pub struct Search {
 /// The layer over the panes, if any (the top takes the keys).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Layer {
-    /// The `/` prompt.
-    Filter,
     /// The `:` prompt and its text.
     Command(String),
     /// The jump prompt (Ctrl-F) and the name typed so far.
@@ -161,15 +159,25 @@ struct Shown {
     zoomed: bool,
     /// The first copy's flash said how to let OSC 52 through.
     clipboard_told: bool,
-    /// `?` or `:help` asked for the console's help, which the App over
-    /// this fleet opens as its own layer ([`FleetApp::take_help`]).
-    help_asked: bool,
+    /// `?` or `:help` asked for the console's help, `/` for the filter
+    /// prompt, which the App over this fleet opens as its own layer
+    /// ([`FleetApp::take_help`], [`FleetApp::take_filter`]).
+    asked: Option<Asked>,
     /// A question asked, which the App over this fleet opens in its one
     /// confirm layer ([`FleetApp::take_question`]).
     question: Option<crate::ui::app::FleetQuestion>,
     /// A row asked to be seen whole (`e`), which the App over this fleet
     /// opens in its full-text layer ([`FleetApp::take_full_text`]).
     full_text: Option<crate::model::fulltext::FullText>,
+}
+
+/// A layer of the App's that a key on the fleet's rows asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Asked {
+    /// The help (`?`, `:help`).
+    Help,
+    /// The filter prompt (`/`).
+    Filter,
 }
 
 /// The answers of one `y`'s commands, as they come.

@@ -155,16 +155,31 @@ impl FleetApp {
         self.shown.full_text.take()
     }
 
+    /// Whether `/` asked for the filter prompt since the last call (the
+    /// App over this fleet opens its own filter prompt then).
+    pub fn take_filter(&mut self) -> bool {
+        self.take_asked(super::Asked::Filter)
+    }
+
     /// `?` or `:help`: the console's help is asked for (the App over this
     /// fleet opens its own help layer, the one help over 1..N hosts).
     pub(super) fn help(&mut self) {
-        self.shown.help_asked = true;
+        self.shown.asked = Some(super::Asked::Help);
     }
 
     /// Whether `?` or `:help` asked for the help since the last call (the
     /// App over this fleet opens its help layer then).
     pub fn take_help(&mut self) -> bool {
-        std::mem::take(&mut self.shown.help_asked)
+        self.take_asked(super::Asked::Help)
+    }
+
+    /// Whether `layer` was asked for since the last call (then no more).
+    fn take_asked(&mut self, layer: super::Asked) -> bool {
+        let asked = self.shown.asked == Some(layer);
+        if asked {
+            self.shown.asked = None;
+        }
+        asked
     }
 
     pub(super) fn text_key(&mut self, key: KeyEvent) -> Vec<FleetEffect> {
