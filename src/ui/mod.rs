@@ -261,6 +261,10 @@ fn draw_over_fleet(frame: &mut Frame, app: &App, fleet: &fleet::FleetApp) {
     if app.filter_editing() {
         fleet::draw_filter_prompt(frame, footer, app.filter());
     }
+    if let Some(line) = app.command_line() {
+        frame.render_widget(ratatui::widgets::Clear, footer);
+        panes::command::render(frame, footer, line);
+    }
     if app.full_text().is_some() {
         panes::fulltext::render(frame, body, app);
     }

@@ -1267,7 +1267,12 @@ fn every_key_table_entry_acts_on_the_rows_host_or_says_why_not() {
                             "{what}"
                         ),
                         Action::OpenJump => {
-                            assert!(matches!(app.layer(), Some(Layer::Jump(_))), "{what}");
+                            assert!(
+                                app.0
+                                    .command_line()
+                                    .is_some_and(stackless_tui::ui::app::CommandLine::jumping),
+                                "{what}"
+                            );
                         }
                         // The help is the App's own layer: the rows ask
                         // for it and open none of their own.
@@ -1307,9 +1312,12 @@ fn ctrl_f_jumps_and_its_text_is_never_keys() {
         .is_empty()
     );
     assert!(typed(&mut app, "dyn").is_empty());
-    assert_eq!(app.layer(), Some(&Layer::Jump("dyn".to_owned())));
+    assert_eq!(
+        app.0.command_line().map(|l| (l.text(), l.jumping())),
+        Some(("dyn", true))
+    );
     press(&mut app, KeyCode::Esc);
-    assert_eq!(app.layer(), None);
+    assert_eq!(app.0.command_line(), None);
     app.key(
         KeyEvent::new(KeyCode::Char('f'), KeyModifiers::CONTROL),
         NOW_MS,
@@ -1711,9 +1719,11 @@ fn a_click_selects_the_row_under_it_and_the_wheel_scrolls_its_pane() {
 fn the_command_line_keeps_its_history_and_ctrl_w_deletes_a_word() {
     let mut app = fleet();
     let ctrl_w = KeyEvent::new(KeyCode::Char('w'), KeyModifiers::CONTROL);
-    let line = |app: &FleetApp| match app.layer() {
-        Some(Layer::Command(text)) => text.clone(),
-        other => panic!("no : line: {other:?}"),
+    let line = |app: &Over| {
+        app.0
+            .command_line()
+            .map(|line| line.text().to_owned())
+            .expect("the App's : line")
     };
     run_line(&mut app, ":sort name");
     run_line(&mut app, ":filter alpha");
@@ -1777,15 +1787,17 @@ fn a_host_an_hour_ahead_counts_down_on_its_own_clock_and_says_so() {
     );
 }
 
-/// Tab on the `:` line completes the command, then an active instance:
-/// `NAME` when one host has it, `HOST/NAME` when several do (their common
-/// start, the candidates in the footer).
+/// Tab on the App's `:` line over a fleet completes the command, then an
+/// active instance: `NAME` when one host has it, `HOST/NAME` when several
+/// do, Tab again showing the next candidate (the App's cycle).
 #[test]
 fn tab_completes_the_command_and_the_instance_across_hosts() {
     let mut app = fleet();
-    let line = |app: &FleetApp| match app.layer() {
-        Some(Layer::Command(text)) => text.clone(),
-        other => panic!("no : line: {other:?}"),
+    let line = |app: &Over| {
+        app.0
+            .command_line()
+            .map(|line| line.text().to_owned())
+            .expect("the App's : line")
     };
     typed(&mut app, ":ver");
     press(&mut app, KeyCode::Tab);
@@ -1796,11 +1808,16 @@ fn tab_completes_the_command_and_the_instance_across_hosts() {
     press(&mut app, KeyCode::Esc);
     typed(&mut app, ":renew fleet");
     press(&mut app, KeyCode::Tab);
-    assert_eq!(line(&app), "renew fleet-");
-    assert_eq!(
-        app.flash().map(|f| f.text.as_str()),
-        Some("fleet-1/alpha fleet-2/alpha")
-    );
+    assert_eq!(line(&app), "renew fleet-1/alpha");
+    let candidates = |app: &Over| {
+        let line = app.0.command_line().unwrap();
+        line.candidates().map(|(c, i)| (c.to_vec(), i))
+    };
+    let both = vec!["fleet-1/alpha".to_owned(), "fleet-2/alpha".to_owned()];
+    assert_eq!(candidates(&app), Some((both.clone(), 0)));
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(line(&app), "renew fleet-2/alpha");
+    assert_eq!(candidates(&app), Some((both, 1)));
 }
 
 /// A question over a fleet is the App's confirm layer, drawn over the

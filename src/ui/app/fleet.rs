@@ -5,6 +5,8 @@
 //! same events (keys with their read instant, the tick, a signal) and
 //! hands what the fleet view asks on as [`Effect::Fleet`].
 
+use std::ops::ControlFlow;
+
 use crossterm::event::Event as Term;
 
 use super::{App, AppConfig, Effect, FleetQuestion, FullView, Layer, LayerKind, Question};
@@ -60,22 +62,7 @@ impl App {
                 | Event::Input(Term::Key(_) | Term::Mouse(_))
         );
         if input && self.layers.top().is_some() {
-            self.shown.owed = true;
-            if let std::ops::ControlFlow::Break(effect) = self.fleet_filter_key(&event, now_ms) {
-                return effect;
-            }
-            let filtering = self.layers.has(LayerKind::Filter);
-            let effect = match event {
-                Event::InputAt(term, read) => self.input_at(term, read),
-                Event::Input(term) => self.input(term),
-                _ => None,
-            };
-            if filtering {
-                self.sync_fleet_filter();
-            }
-            // No local store over a fleet: only a quit or a host's command
-            // leaves.
-            return effect.filter(|e| matches!(e, Effect::Quit | Effect::Fleet(_)));
+            return self.fleet_layer_input(event, now_ms);
         }
         let fleet = self.shown.fleet.as_deref_mut()?;
         let sent = match event {
@@ -97,8 +84,47 @@ impl App {
             }
             _ => Vec::new(),
         };
+        self.open_fleets_asks();
+        (!sent.is_empty()).then_some(Effect::Fleet(sent))
+    }
+
+    /// A key or the mouse while the App's own layer is open over the
+    /// fleet: the App's, through its key table (the filter prompt's moves
+    /// and Enter, the `:` line's Enter are handed to the fleet's rows).
+    fn fleet_layer_input(&mut self, event: Event, now_ms: i64) -> Option<Effect> {
+        self.shown.owed = true;
+        if let ControlFlow::Break(effect) = self.fleet_filter_key(&event, now_ms) {
+            return effect;
+        }
+        if let ControlFlow::Break(effect) = self.fleet_command_key(&event, now_ms) {
+            self.open_fleets_asks();
+            return effect;
+        }
+        let filtering = self.layers.has(LayerKind::Filter);
+        let effect = match event {
+            Event::InputAt(term, read) => self.input_at(term, read),
+            Event::Input(term) => self.input(term),
+            _ => None,
+        };
+        if filtering {
+            self.sync_fleet_filter();
+        }
+        self.open_fleets_asks();
+        // No local store over a fleet: only a quit or a host's command
+        // leaves.
+        effect.filter(|e| matches!(e, Effect::Quit | Effect::Fleet(_)))
+    }
+
+    /// Open what the fleet's rows asked of the App (its help, filter
+    /// prompt, `:` or jump line, a question, a row whole) as the App's
+    /// own layers; a quit asked quits.
+    fn open_fleets_asks(&mut self) {
+        let Some(fleet) = self.shown.fleet.as_deref_mut() else {
+            return;
+        };
         let (quit, help, filter) = (fleet.quit(), fleet.take_help(), fleet.take_filter());
         let (question, full_text) = (fleet.take_question(), fleet.take_full_text());
+        let command = fleet.take_command();
         if quit {
             self.quitting = true;
         }
@@ -114,11 +140,14 @@ impl App {
             self.open_fleet_filter();
             self.shown.owed = true;
         }
+        if let Some(jump) = command {
+            self.open_command(jump);
+            self.shown.owed = true;
+        }
         if let Some(text) = full_text {
             self.layers.open(Layer::FullText(FullView::new(text)));
             self.shown.owed = true;
         }
-        (!sent.is_empty()).then_some(Effect::Fleet(sent))
     }
 
     /// Whether a frame is owed: over a fleet, only when something drawn

@@ -32,6 +32,7 @@ mod copy;
 mod detail;
 mod flash;
 mod fleet;
+mod fleet_command;
 mod fleet_filter;
 mod fleet_question;
 mod full_view;

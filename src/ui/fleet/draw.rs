@@ -191,21 +191,6 @@ pub fn draw_filter_prompt(frame: &mut Frame, area: Rect, text: &str) {
 fn draw_footer(frame: &mut Frame, area: Rect, app: &FleetApp) {
     let width = usize::from(area.width);
     let line = match app.layer() {
-        Some(Layer::Command(text)) => Line::styled(
-            fit(&format!(":{}▏", sanitize_short(text, 512)), width).into_owned(),
-            theme::prompt(),
-        ),
-        Some(Layer::Jump(text)) => Line::styled(
-            fit(
-                &format!(
-                    "jump to: {}▏ (Enter selects, Esc closes)",
-                    sanitize_short(text, 512)
-                ),
-                width,
-            )
-            .into_owned(),
-            theme::prompt(),
-        ),
         Some(Layer::Text(_)) if app.flash().is_some() => Line::styled(
             fit(app.flash().map_or("", |f| f.text.as_str()), width).into_owned(),
             theme::failure(),

@@ -25,11 +25,6 @@ impl FleetApp {
             return Vec::new();
         }
         match self.layers.last() {
-            Some(Layer::Command(_)) => self.command_key(key),
-            Some(Layer::Jump(_)) => {
-                self.jump_key(key);
-                Vec::new()
-            }
             Some(Layer::Text(_)) => self.text_key(key),
             None => self.pane_key(key),
         }
@@ -47,7 +42,7 @@ impl FleetApp {
 
     fn pane_key_now(&mut self, key: KeyEvent) -> Vec<FleetEffect> {
         if ctrl(&key, 'f') {
-            self.layers.push(Layer::Jump(String::new()));
+            self.shown.asked = Some(super::Asked::Jump);
             return Vec::new();
         }
         if ctrl(&key, 'a') {
@@ -70,7 +65,7 @@ impl FleetApp {
             KeyCode::Home | KeyCode::Char('g') => self.step(i64::MIN / 2),
             KeyCode::End | KeyCode::Char('G') => self.step(i64::MAX / 2),
             KeyCode::Char('/') => self.shown.asked = Some(super::Asked::Filter),
-            KeyCode::Char(':') => self.layers.push(Layer::Command(String::new())),
+            KeyCode::Char(':') => self.shown.asked = Some(super::Asked::Command),
             KeyCode::Char('s') => {
                 self.sort = self.sort.next_over_fleet();
                 self.reorder();
@@ -241,41 +236,8 @@ impl FleetApp {
         self.say(format!("{count} marked"), false);
     }
 
-    /// The jump prompt (Ctrl-F): typing edits the name, Enter selects the
-    /// row whose name matches it best (exact, then prefix, then substring;
-    /// the first in the table's order), Esc closes it. Its text is never a
-    /// command and never keys.
-    pub(super) fn jump_key(&mut self, key: KeyEvent) {
-        let Some(Layer::Jump(text)) = self.layers.last_mut() else {
-            return;
-        };
-        if ctrl(&key, 'u') {
-            text.clear();
-            return;
-        }
-        if ctrl(&key, 'w') {
-            delete_word(text);
-            return;
-        }
-        match key.code {
-            KeyCode::Esc => {
-                self.layers.pop();
-            }
-            KeyCode::Backspace => {
-                text.pop();
-            }
-            KeyCode::Char(c) if plain(&key) && !c.is_control() => text.push(c),
-            KeyCode::Enter => {
-                let name = text.clone();
-                self.layers.pop();
-                self.jump(&name);
-            }
-            _ => {}
-        }
-    }
-
     /// Select the row whose name matches `name` best.
-    pub(super) fn jump(&mut self, name: &str) {
+    pub fn jump(&mut self, name: &str) {
         let names: Vec<String> = self
             .rows()
             .iter()
@@ -452,12 +414,4 @@ impl FleetApp {
         self.filter_text = text;
         self.reorder();
     }
-}
-
-/// Ctrl-W in a prompt: the last word deleted, with the spaces after it.
-pub(super) fn delete_word(text: &mut String) {
-    let kept = text.trim_end().len();
-    text.truncate(kept);
-    let start = text.rfind(' ').map_or(0, |at| at + 1);
-    text.truncate(start);
 }

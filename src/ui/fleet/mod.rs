@@ -118,10 +118,6 @@ pub struct Search {
 /// The layer over the panes, if any (the top takes the keys).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Layer {
-    /// The `:` prompt and its text.
-    Command(String),
-    /// The jump prompt (Ctrl-F) and the name typed so far.
-    Jump(String),
     /// A text view (boxed: it is far larger than a prompt).
     Text(Box<TextView>),
 }
@@ -178,6 +174,10 @@ enum Asked {
     Help,
     /// The filter prompt (`/`).
     Filter,
+    /// The `:` line.
+    Command,
+    /// The jump prompt (Ctrl-F).
+    Jump,
 }
 
 /// The answers of one `y`'s commands, as they come.
@@ -227,8 +227,6 @@ pub struct FleetApp {
     copies: Vec<String>,
     /// `z` and the clipboard's first word.
     shown: Shown,
-    /// The `:` lines run, oldest first, and where ↑ / ↓ are in them.
-    history: (Vec<String>, Option<usize>),
     /// Where the last frame drew each pane (empty under a text view): a
     /// click or the wheel finds its pane there.
     drawn_panes: RefCell<Vec<(Focus, ratatui::layout::Rect)>>,
@@ -284,7 +282,6 @@ impl FleetApp {
             last_ping: vec![0; count],
             copies: Vec::new(),
             shown: Shown::default(),
-            history: (Vec::new(), None),
             drawn_panes: RefCell::new(Vec::new()),
             now,
             zone: jiff::tz::TimeZone::UTC,

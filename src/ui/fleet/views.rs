@@ -161,6 +161,25 @@ impl FleetApp {
         self.take_asked(super::Asked::Filter)
     }
 
+    /// Whether `:` (`Some(false)`) or Ctrl-F (`Some(true)`, the jump
+    /// prompt) asked for the App's command line since the last call.
+    pub fn take_command(&mut self) -> Option<bool> {
+        if self.take_asked(super::Asked::Command) {
+            Some(false)
+        } else if self.take_asked(super::Asked::Jump) {
+            Some(true)
+        } else {
+            None
+        }
+    }
+
+    /// The clock is `now_ms` (unix milliseconds), as a key's would set it,
+    /// and a frame is owed.
+    pub fn at(&mut self, now_ms: i64) {
+        self.now = now_ms.div_euclid(1000);
+        self.dirty = true;
+    }
+
     /// `?` or `:help`: the console's help is asked for (the App over this
     /// fleet opens its own help layer, the one help over 1..N hosts).
     pub(super) fn help(&mut self) {
