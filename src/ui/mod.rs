@@ -258,6 +258,10 @@ fn draw_over_fleet(frame: &mut Frame, app: &App, fleet: &fleet::FleetApp) {
     // The App's own layers over the fleet's panes: a row whole, a
     // question, the one help.
     let [_, body, footer] = fleet::frame_areas(frame.area());
+    if app.flash().is_some() {
+        frame.render_widget(ratatui::widgets::Clear, footer);
+        panes::footer::render(frame, footer, app);
+    }
     if app.filter_editing() {
         fleet::draw_filter_prompt(frame, footer, app.filter());
     }

@@ -43,6 +43,24 @@ impl Over {
         fleet_effects(self.0.handle_ms(Event::Input(Term::Key(key)), now_ms))
     }
 
+    /// One line of host `host`'s agent, applied as the wiring applies it
+    /// (then what the fleet said is the App's).
+    pub(crate) fn line(&mut self, host: usize, line: &Value, now_ms: i64) {
+        self.0.fleet_mut().unwrap().line(host, line, now_ms);
+        self.0.settle_fleet();
+    }
+
+    /// A link change of host `host`, applied as the wiring applies it.
+    pub(crate) fn link(&mut self, host: usize, link: Link, now_ms: i64) {
+        self.0.fleet_mut().unwrap().link(host, link, now_ms);
+        self.0.settle_fleet();
+    }
+
+    /// The App's one flash line, while it is shown.
+    pub(crate) fn flash(&self) -> Option<&stackless_tui::ui::Flash> {
+        self.0.flash()
+    }
+
     /// A mouse event through the App.
     pub(crate) fn mouse(&mut self, mouse: crossterm::event::MouseEvent) -> Vec<FleetEffect> {
         fleet_effects(self.0.handle_ms(Event::Input(Term::Mouse(mouse)), NOW_MS))
@@ -54,6 +72,18 @@ pub(crate) fn fleet_effects(effect: Option<Effect>) -> Vec<FleetEffect> {
     match effect {
         Some(Effect::Fleet(effects)) => effects,
         _ => Vec::new(),
+    }
+}
+
+/// A flash level read as the fleet's rows say it: a refusal or a failure.
+pub(crate) trait Failure {
+    /// Not mere information (a warning or an error).
+    fn is_failure(&self) -> bool;
+}
+
+impl Failure for stackless_tui::ui::FlashLevel {
+    fn is_failure(&self) -> bool {
+        *self != stackless_tui::ui::FlashLevel::Info
     }
 }
 
@@ -326,7 +356,7 @@ fn a_reap_goes_to_the_owning_host_only_after_its_question() {
     );
     let flash = app.flash().unwrap();
     assert_eq!(
-        (flash.text.as_str(), flash.error),
+        (flash.text.as_str(), flash.level.is_failure()),
         (
             "fleet-1: reap bravo refused: refused: lock held by pid 4242 (up)",
             true
@@ -370,7 +400,7 @@ fn an_action_on_a_stale_or_failed_host_is_refused_and_says_why() {
     assert_eq!(app.layer(), None);
     let flash = app.flash().unwrap();
     assert_eq!(
-        (flash.text.as_str(), flash.error),
+        (flash.text.as_str(), flash.level.is_failure()),
         (
             "fleet-3 is stale (no line for 15 s (3 x heartbeat_secs 5)): its rows are 40s old; \
              nothing is sent until it is back",
@@ -1109,7 +1139,7 @@ fn v_verifies_on_the_rows_host_and_a_stale_host_refuses() {
     assert!(press(&mut app, KeyCode::Char('v')).is_empty());
     assert_eq!(app.layer(), None);
     let flash = app.flash().unwrap();
-    assert!(flash.error);
+    assert!(flash.level.is_failure());
     assert!(flash.text.starts_with("fleet-3 "), "{}", flash.text);
 }
 
@@ -1202,7 +1232,7 @@ fn every_key_table_entry_acts_on_the_rows_host_or_says_why_not() {
                     if let Err(why) = bind.action.on_fleet() {
                         refused += 1;
                         assert!(effects.is_empty(), "{what}");
-                        let flash = app.flash().map(|f| (f.text.as_str(), f.error));
+                        let flash = app.flash().map(|f| (f.text.as_str(), f.level.is_failure()));
                         assert_eq!(flash, Some((why, true)), "{what}");
                         continue;
                     }
@@ -1364,7 +1394,7 @@ fn the_command_lines_console_commands_act_on_the_named_hosts_instance() {
     press(&mut app, KeyCode::Esc);
     run_line(&mut app, ":renew alpha");
     assert_eq!(
-        app.flash().map(|f| (f.text.as_str(), f.error)),
+        app.flash().map(|f| (f.text.as_str(), f.level.is_failure())),
         Some((
             "alpha is on 2 hosts (fleet-1, fleet-2): name one as HOST/NAME",
             true
@@ -1423,7 +1453,7 @@ fn a_bulk_actions_answers_show_every_host() {
         flash.text,
         "2/2 answered: fleet-1: reap of bravo started · fleet-2: reap alpha refused: refused: alpha is locked"
     );
-    assert!(flash.error);
+    assert!(flash.level.is_failure());
 }
 
 /// The default sort (by host) keeps each host's tombstoned rows after its
@@ -1572,7 +1602,7 @@ fn a_reap_beside_a_pending_operation_is_refused_before_the_question() {
     assert!(press(&mut app, KeyCode::Char('r')).is_empty());
     assert_eq!(app.layer(), None);
     assert_eq!(
-        app.flash().map(|f| (f.text.as_str(), f.error)),
+        app.flash().map(|f| (f.text.as_str(), f.level.is_failure())),
         Some((
             "charlie on fleet-1: refused: operation pending (up running); the controller runs it first (d queues a teardown behind it)",
             true
@@ -1886,4 +1916,27 @@ fn the_filter_prompt_over_a_fleet_is_the_apps() {
     assert!(!app.0.filter_editing());
     assert_eq!(app.filter_text(), "");
     assert_eq!(app.rows().len(), 5);
+}
+
+/// What the fleet's rows say is the App's one flash line: drawn in the
+/// footer with its level's tag, and gone after `FLASH_SECS` (4 s), as on
+/// one host.
+#[test]
+fn the_fleets_words_are_the_apps_flash_and_clear_after_four_seconds() {
+    let mut app = fleet();
+    select(&mut app, "fleet-2", "alpha");
+    press(&mut app, KeyCode::Char('d'));
+    press(&mut app, KeyCode::Char('n'));
+    let footer = |app: &Over| screen(app, 120, 40).lines().last().unwrap().to_owned();
+    assert_eq!(footer(&app), "[info] not done");
+    app.0.handle_ms(
+        Event::Tick,
+        NOW_MS + 1000 * (stackless_tui::ui::app::FLASH_SECS + 1),
+    );
+    assert_eq!(app.flash(), None);
+    assert!(
+        footer(&app).starts_with("Enter detail · l logs"),
+        "{}",
+        footer(&app)
+    );
 }

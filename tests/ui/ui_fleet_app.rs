@@ -10,7 +10,9 @@ use serde_json::json;
 use stackless_tui::event::Event;
 use stackless_tui::ui::{App, Effect};
 
-use super::ui_fleet::{NOW, fleet, fleet_in, press_key, question_lines, screen, select, sent};
+use super::ui_fleet::{
+    Failure, NOW, fleet, fleet_in, press_key, question_lines, screen, select, sent,
+};
 
 /// The App over the three-host fleet of `ui_fleet`, fleet-2's `alpha`
 /// selected.
@@ -226,7 +228,7 @@ fn every_key_table_entry_through_the_app_does_what_it_does_over_a_fleet() {
                     assert_eq!(fleet_sent(effect), expected, "{what}");
                     let over = app.fleet().unwrap();
                     assert_eq!(over.layer(), alone.layer(), "{what}");
-                    assert_eq!(over.flash(), alone.flash(), "{what}");
+                    assert_eq!(app.flash(), alone.flash(), "{what}");
                     assert_eq!(app.quitting(), alone.0.quitting(), "{what}");
                 }
             }
@@ -393,7 +395,7 @@ fn the_consoles_filter_terms_read_every_hosts_rows() {
                 format!("{}/{}", host.name, host.instances()[r.index].key.name)
             })
             .collect();
-        let flash = app.flash().map(|f| (f.text.clone(), f.error));
+        let flash = app.flash().map(|f| (f.text.clone(), f.level.is_failure()));
         (rows, flash)
     };
     assert_eq!(
@@ -497,7 +499,10 @@ fn the_command_line_over_a_fleet_is_read_by_the_consoles_parser() {
             KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE),
             NOW * 1000,
         ));
-        (sent.len(), app.flash().map(|f| (f.text.clone(), f.error)))
+        (
+            sent.len(),
+            app.flash().map(|f| (f.text.clone(), f.level.is_failure())),
+        )
     };
     assert_eq!(
         run("down fleet-2/Bad_Name"),

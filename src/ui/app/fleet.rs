@@ -9,9 +9,11 @@ use std::ops::ControlFlow;
 
 use crossterm::event::Event as Term;
 
-use super::{App, AppConfig, Effect, FleetQuestion, FullView, Layer, LayerKind, Question};
+use super::{
+    App, AppConfig, Effect, FlashLevel, FleetQuestion, FullView, Layer, LayerKind, Question,
+};
 use crate::event::Event;
-use crate::ui::fleet::FleetApp;
+use crate::ui::fleet::{FleetApp, Said};
 
 impl App {
     /// An App over a fleet: `fleet` holds its hosts (none connected yet);
@@ -115,6 +117,14 @@ impl App {
         effect.filter(|e| matches!(e, Effect::Quit | Effect::Fleet(_)))
     }
 
+    /// What the fleet said or asked since the App last looked (a host's
+    /// answer, a command refused at once, a link's change: the fleet's
+    /// wiring applies those to [`App::fleet_mut`] and calls this after):
+    /// on the App's one flash line and layers.
+    pub fn settle_fleet(&mut self) {
+        self.open_fleets_asks();
+    }
+
     /// Open what the fleet's rows asked of the App (its help, filter
     /// prompt, `:` or jump line, a question, a row whole) as the App's
     /// own layers; a quit asked quits.
@@ -125,6 +135,10 @@ impl App {
         let (quit, help, filter) = (fleet.quit(), fleet.take_help(), fleet.take_filter());
         let (question, full_text) = (fleet.take_question(), fleet.take_full_text());
         let command = fleet.take_command();
+        let said = fleet.take_said();
+        if let Some(said) = said {
+            self.fleet_said(said);
+        }
         if quit {
             self.quitting = true;
         }
@@ -169,5 +183,31 @@ impl App {
         self.shown.owed = true;
         let sent = self.shown.fleet.as_deref_mut()?.answer(question, yes);
         (!sent.is_empty()).then_some(Effect::Fleet(sent))
+    }
+
+    /// What the fleet's rows said, on the App's one flash line (a refusal
+    /// or a failure a warning, anything else information; cleared after
+    /// [`super::FLASH_SECS`] as on one host).
+    fn fleet_said(&mut self, said: Said) {
+        match said {
+            Said::Say { text, error } => {
+                let level = if error {
+                    FlashLevel::Warning
+                } else {
+                    FlashLevel::Info
+                };
+                self.set_flash(level, text);
+            }
+            Said::Clear => self.flash = None,
+            Said::ClearFilterError => {
+                if self
+                    .flash
+                    .as_ref()
+                    .is_some_and(|f| f.level != FlashLevel::Info && f.text.starts_with("filter \""))
+                {
+                    self.flash = None;
+                }
+            }
+        }
     }
 }

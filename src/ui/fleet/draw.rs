@@ -191,49 +191,35 @@ pub fn draw_filter_prompt(frame: &mut Frame, area: Rect, text: &str) {
 fn draw_footer(frame: &mut Frame, area: Rect, app: &FleetApp) {
     let width = usize::from(area.width);
     let line = match app.layer() {
-        Some(Layer::Text(_)) if app.flash().is_some() => Line::styled(
-            fit(app.flash().map_or("", |f| f.text.as_str()), width).into_owned(),
-            theme::failure(),
-        ),
         Some(Layer::Text(view)) if let Some(search) = &view.search => search_line(search, width),
         Some(Layer::Text(_)) => Line::styled(
             "↑↓ jk scroll · PgUp/PgDn · g/G · Esc back".to_owned(),
             theme::key(),
         ),
-        _ => match app.flash() {
-            Some(flash) => {
-                let style = if flash.error {
-                    theme::failure()
-                } else {
-                    Style::new()
-                };
-                Line::styled(fit(&flash.text, width).into_owned(), style)
+        _ => {
+            let mut keys = Vec::new();
+            if !app.filter_text().is_empty() {
+                keys.push(format!("filter: {}", sanitize_short(app.filter_text(), 64)));
             }
-            None => {
-                let mut keys = Vec::new();
-                if !app.filter_text().is_empty() {
-                    keys.push(format!("filter: {}", sanitize_short(app.filter_text(), 64)));
-                }
-                keys.extend(
-                    [
-                        "Enter detail",
-                        "l logs",
-                        "r reap",
-                        "d down",
-                        "/ filter",
-                        "s sort",
-                        "Space mark",
-                        "P/R reaper",
-                        ": cmd",
-                        "Tab pane",
-                        "? help",
-                        "q quit",
-                    ]
-                    .map(str::to_owned),
-                );
-                Line::styled(whole_items(&keys, width), theme::key())
-            }
-        },
+            keys.extend(
+                [
+                    "Enter detail",
+                    "l logs",
+                    "r reap",
+                    "d down",
+                    "/ filter",
+                    "s sort",
+                    "Space mark",
+                    "P/R reaper",
+                    ": cmd",
+                    "Tab pane",
+                    "? help",
+                    "q quit",
+                ]
+                .map(str::to_owned),
+            );
+            Line::styled(whole_items(&keys, width), theme::key())
+        }
     };
     frame.render_widget(Paragraph::new(line), area);
 }

@@ -6,7 +6,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 
 use super::actions::{Verb, ctrl, plain};
-use super::{FleetApp, FleetEffect, Focus, Layer};
+use super::{FleetApp, FleetEffect, Focus, Layer, Said};
 use crate::model::fleet::rows::{Instance, InstanceKey, Operation};
 use crate::model::text::sanitize_short;
 use crate::ui::keys::{self, Context, Input};
@@ -35,7 +35,7 @@ impl FleetApp {
         let effects = self.pane_key_now(key);
         if !text_before && matches!(self.layers.last(), Some(Layer::Text(_))) {
             // A text view opened: its footer shows only what is said in it.
-            self.flash = None;
+            self.said = Some(Said::Clear);
         }
         effects
     }
@@ -396,12 +396,8 @@ impl FleetApp {
         self.filter = match crate::ui::filter::parse(&text) {
             Ok(filter) => {
                 // What the text typed so far could not read is gone.
-                if self
-                    .flash
-                    .as_ref()
-                    .is_some_and(|f| f.error && f.text.starts_with("filter \""))
-                {
-                    self.flash = None;
+                if !matches!(self.said, Some(Said::Say { .. })) {
+                    self.said = Some(Said::ClearFilterError);
                 }
                 filter
             }

@@ -122,13 +122,23 @@ pub enum Layer {
     Text(Box<TextView>),
 }
 
-/// The message line under the panes.
+/// What the fleet's rows said since the App last took it
+/// ([`FleetApp::take_said`]), for the App's one flash line (which clears
+/// itself after `crate::ui::app::FLASH_SECS`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Flash {
-    /// Its text.
-    pub text: String,
-    /// It says something failed or was refused.
-    pub error: bool,
+pub enum Said {
+    /// Say `text` (`error`: it says something failed or was refused).
+    Say {
+        /// Its text.
+        text: String,
+        /// It says something failed or was refused.
+        error: bool,
+    },
+    /// Clear the message line (a text view opened, a key in it).
+    Clear,
+    /// Clear the message line if it says the filter cannot be read (the
+    /// text typed since can).
+    ClearFilterError,
 }
 
 /// What was sent, by (host, id): how its reply is shown.
@@ -215,7 +225,7 @@ pub struct FleetApp {
     reversed: bool,
     marks: BTreeSet<(usize, InstanceKey)>,
     layers: Vec<Layer>,
-    flash: Option<Flash>,
+    said: Option<Said>,
     next_id: u64,
     sent: HashMap<(usize, String), Sent>,
     /// How many commands each `y` sent (by its number).
@@ -274,7 +284,7 @@ impl FleetApp {
             reversed: false,
             marks: BTreeSet::new(),
             layers: Vec::new(),
-            flash: None,
+            said: None,
             next_id: 1,
             sent: HashMap::new(),
             batch_sizes: HashMap::new(),
@@ -584,10 +594,9 @@ impl FleetApp {
         self.layers.last()
     }
 
-    /// The message line.
-    #[must_use]
-    pub fn flash(&self) -> Option<&Flash> {
-        self.flash.as_ref()
+    /// What was said since the last call, for the App's flash line.
+    pub fn take_said(&mut self) -> Option<Said> {
+        self.said.take()
     }
 
     /// The clock the view last saw (unix seconds).
@@ -597,7 +606,7 @@ impl FleetApp {
     }
 
     fn say(&mut self, text: impl Into<String>, error: bool) {
-        self.flash = Some(Flash {
+        self.said = Some(Said::Say {
             text: text.into(),
             error,
         });

@@ -206,7 +206,7 @@ impl FleetApp {
             return Vec::new();
         };
         let last = view.lines.len().saturating_sub(1);
-        self.flash = None;
+        self.said = Some(super::Said::Clear);
         if view.context == Context::Logs && search_key(view, key) {
             if let Some(Layer::Text(view)) = self.layers.last()
                 && view
