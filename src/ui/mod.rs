@@ -258,7 +258,8 @@ fn draw_over_fleet(frame: &mut Frame, app: &App, fleet: &fleet::FleetApp) {
     // The App's own layers over the fleet's panes: a row whole, a
     // question, the one help.
     let [_, body, footer] = fleet::frame_areas(frame.area());
-    if app.flash().is_some() {
+    // The flash, else the keys of the App's layer open over the panes.
+    if app.flash().is_some() || app.layers().top().is_some() {
         frame.render_widget(ratatui::widgets::Clear, footer);
         panes::footer::render(frame, footer, app);
     }

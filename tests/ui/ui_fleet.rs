@@ -1940,3 +1940,32 @@ fn the_fleets_words_are_the_apps_flash_and_clear_after_four_seconds() {
         footer(&app)
     );
 }
+
+/// While the App's own layer is open over a fleet (a question, a row
+/// whole), the footer is the App's: its key table's keys for that layer,
+/// as on one host, not the fleet's panes' list.
+#[test]
+fn the_footer_over_a_fleet_shows_the_open_layers_keys() {
+    let mut app = fleet();
+    let footer = |app: &Over| screen(app, 120, 40).lines().last().unwrap().to_owned();
+    select(&mut app, "fleet-2", "alpha");
+    press(&mut app, KeyCode::Char('d'));
+    // Under a question the footer keeps the panes' keys, as on one host.
+    assert_eq!(
+        footer(&app),
+        "↑↓/jk select  Tab pane  r reap  d down  ? help  q quit  Enter detail  / filter  s sort  l logs  e full text  P pause"
+    );
+    press(&mut app, KeyCode::Char('n'));
+    for _ in 0..4 {
+        press(&mut app, KeyCode::Tab);
+    }
+    // 5 s later: `not done` has cleared.
+    app.key(
+        KeyEvent::new(KeyCode::Char('e'), KeyModifiers::NONE),
+        NOW_MS + 5_000,
+    );
+    assert_eq!(
+        footer(&app),
+        "Esc back  ↑↓/jk scroll  PgUp/PgDn page  ? help  q quit"
+    );
+}
