@@ -1969,3 +1969,31 @@ fn the_footer_over_a_fleet_shows_the_open_layers_keys() {
         "Esc back  ↑↓/jk scroll  PgUp/PgDn page  ? help  q quit"
     );
 }
+
+/// Ctrl-F's Tab over a fleet offers `HOST/NAME` for a name on several
+/// hosts; Enter on it selects that host's row.
+#[test]
+fn ctrl_f_tab_then_enter_jumps_to_the_named_hosts_row() {
+    let mut app = fleet();
+    app.key(
+        KeyEvent::new(KeyCode::Char('f'), KeyModifiers::CONTROL),
+        NOW_MS,
+    );
+    typed(&mut app, "fleet-2/al");
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(
+        app.0.command_line().map(|l| l.text().to_owned()),
+        Some("fleet-2/alpha ".to_owned())
+    );
+    press(&mut app, KeyCode::Enter);
+    let row = app.selected_row().unwrap();
+    let host = &app.fleet().hosts[row.host];
+    assert_eq!(
+        (
+            host.name.as_str(),
+            host.instances()[row.index].key.name.as_str()
+        ),
+        ("fleet-2", "alpha")
+    );
+    assert_eq!(app.flash(), None);
+}

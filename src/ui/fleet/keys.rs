@@ -236,16 +236,21 @@ impl FleetApp {
         self.say(format!("{count} marked"), false);
     }
 
-    /// Select the row whose name matches `name` best.
+    /// Select the row whose name (or `HOST/NAME`) matches `name` best:
+    /// equal, else its start, else inside it; none says so. The App's
+    /// jump line (Ctrl-F) hands its Enter here.
     pub fn jump(&mut self, name: &str) {
-        let names: Vec<String> = self
+        // Each row as its NAME and as `HOST/NAME` (the `:` line's words,
+        // which Ctrl-F's Tab offers for a name on several hosts).
+        let name = name.trim();
+        let words: Vec<(String, String)> = self
             .rows()
             .iter()
             .map(|r| {
-                self.fleet.hosts[r.host].instances()[r.index]
-                    .key
-                    .name
-                    .clone()
+                let host = &self.fleet.hosts[r.host];
+                let row = host.instances()[r.index].key.name.clone();
+                let named = format!("{}/{row}", host.name);
+                (row, named)
             })
             .collect();
         let found = [
@@ -254,7 +259,11 @@ impl FleetApp {
             |n: &str, w: &str| n.contains(w),
         ]
         .iter()
-        .find_map(|matches| names.iter().position(|n| matches(n, name)));
+        .find_map(|matches| {
+            words
+                .iter()
+                .position(|(n, hn)| matches(n, name) || matches(hn, name))
+        });
         match found {
             Some(at) if !name.is_empty() => {
                 self.focus = Focus::Instances;

@@ -86,7 +86,7 @@ impl Focus {
 #[derive(Debug, Clone, PartialEq)]
 pub struct TextView {
     /// Which of the console's views it is, as the key table names it
-    /// (`Detail`, `Logs`, `FullText`): its keys are looked up
+    /// (`Detail`, `Logs`): its keys are looked up
     /// there.
     pub context: crate::ui::keys::Context,
     /// The title (`detail: alpha on fleet-3`).
