@@ -160,6 +160,7 @@ impl Carrier for FleetCarrier<'_> {
                 if let Some(fleet) = app.fleet_mut() {
                     self.hosts.wake(wake, fleet);
                 }
+                app.settle_fleet();
                 return;
             }
             event => app.handle_ms(event, now().1),
@@ -169,6 +170,7 @@ impl Carrier for FleetCarrier<'_> {
                 self.hosts.send(fleet, effect);
             }
         }
+        app.settle_fleet();
     }
 
     fn take_copies(&mut self, app: &mut App) -> Vec<String> {
@@ -181,6 +183,7 @@ impl Carrier for FleetCarrier<'_> {
         if let Some(fleet) = app.fleet_mut() {
             self.hosts.check(fleet);
         }
+        app.settle_fleet();
     }
 }
 

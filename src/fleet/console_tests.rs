@@ -375,12 +375,13 @@ fn the_carrier_refuses_at_once_what_cannot_go_to_its_host() {
     carrier.handle(&mut app, key('r'));
     app.drawn(read);
     carrier.handle(&mut app, key('y'));
-    let flash = app.fleet().unwrap().flash().unwrap();
+    // The refusal is on the App's one flash line, as a warning.
+    let flash = app.flash().unwrap();
     assert_eq!(
-        (flash.text.as_str(), flash.error),
+        (flash.text.as_str(), flash.level),
         (
             "fleet-1: reap alpha refused: fleet-1 is connecting: nothing was sent",
-            true
+            crate::ui::FlashLevel::Warning
         )
     );
 }

@@ -39,7 +39,7 @@ pub use app::{
     App, AppConfig, Effect, Flash, FlashLevel, Focus, HelperMode, OpEvents, ReaperMode, SortKey,
     TeardownInfo,
 };
-use app::{Layer, Question};
+use app::{Confirm, Layer, Question};
 
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
@@ -175,11 +175,7 @@ type PaneRender = fn(&mut Frame, Rect, &App);
 /// app for mouse events.
 pub fn draw(frame: &mut Frame, app: &App) {
     if let Some(fleet) = app.fleet() {
-        fleet::draw(frame, fleet, app.now().saturating_mul(1000));
-        // The App's own layers over the fleet's panes: the one help.
-        if app.layers().help().is_some() {
-            panes::help::render(frame, frame.area(), app);
-        }
+        draw_over_fleet(frame, app, fleet);
         return;
     }
     let area = frame.area();
@@ -244,12 +240,48 @@ pub fn draw(frame: &mut Frame, app: &App) {
                 Question::Verbs(question) => {
                     panes::confirm::render_confirm_verbs(frame, area, question);
                 }
+                // Drawn over the fleet's panes, above.
+                Question::Fleet(_) => {}
             },
             Layer::Detail(_) | Layer::Logs(_) | Layer::Filter | Layer::Command(_) => {}
         }
     }
     if app.no_color() {
         strip_colours(frame.buffer_mut());
+    }
+}
+
+/// The App over a fleet: the fleet's panes, then the App's own layers
+/// over them (a question in its confirm layer, the one help).
+fn draw_over_fleet(frame: &mut Frame, app: &App, fleet: &fleet::FleetApp) {
+    fleet::draw(frame, fleet, app.now().saturating_mul(1000));
+    // The App's own layers over the fleet's panes: a row whole, a
+    // question, the one help.
+    let [_, body, footer] = fleet::frame_areas(frame.area());
+    // The flash, else the keys of the App's layer open over the panes.
+    if app.flash().is_some() || app.layers().top().is_some() {
+        frame.render_widget(ratatui::widgets::Clear, footer);
+        panes::footer::render(frame, footer, app);
+    }
+    if app.filter_editing() {
+        fleet::draw_filter_prompt(frame, footer, app.filter());
+    }
+    if let Some(line) = app.command_line() {
+        frame.render_widget(ratatui::widgets::Clear, footer);
+        panes::command::render(frame, footer, line);
+    }
+    if app.full_text().is_some() {
+        panes::fulltext::render(frame, body, app);
+    }
+    if let Some(Confirm {
+        question: Question::Fleet(question),
+        ..
+    }) = app.layers().confirm()
+    {
+        panes::confirm::render_confirm_lines(frame, body, &question.lines);
+    }
+    if app.layers().help().is_some() {
+        panes::help::render(frame, frame.area(), app);
     }
 }
 

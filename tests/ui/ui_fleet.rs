@@ -4,15 +4,101 @@
 //! header line at 80x24), the merged panes, and every action sent to the
 //! owning host only, after a question naming the host and what runs there.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{Event as Term, KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::{Value, json};
+use stackless_tui::event::Event;
 use stackless_tui::model::fleet::{Link, LinkState};
-use stackless_tui::ui::fleet::{FleetApp, FleetEffect, Layer, draw};
+use stackless_tui::ui::app::Question;
+use stackless_tui::ui::fleet::{FleetApp, FleetEffect, Layer};
+use stackless_tui::ui::{App, AppConfig, Effect, HelperMode, ReaperMode};
 
 pub(crate) const NOW: i64 = 1_764_655_200;
 pub(crate) const NOW_MS: i64 = NOW * 1000;
+
+/// The console's one `App` over a fleet (`App::over_fleet`), as the
+/// console runs it: keys go through the App (its key table, its layers,
+/// its confirm layer with `[y/N]`); it derefs to its fleet, which the
+/// tests feed each host's lines and links as the wiring does.
+pub(crate) struct Over(pub(crate) App);
+
+impl std::ops::Deref for Over {
+    type Target = FleetApp;
+    fn deref(&self) -> &FleetApp {
+        self.0.fleet().unwrap()
+    }
+}
+
+impl std::ops::DerefMut for Over {
+    fn deref_mut(&mut self) -> &mut FleetApp {
+        self.0.fleet_mut().unwrap()
+    }
+}
+
+impl Over {
+    /// A key through the App at `now_ms`, taken as read after the screen
+    /// was drawn: the commands it sends.
+    pub(crate) fn key(&mut self, key: KeyEvent, now_ms: i64) -> Vec<FleetEffect> {
+        fleet_effects(self.0.handle_ms(Event::Input(Term::Key(key)), now_ms))
+    }
+
+    /// One line of host `host`'s agent, applied as the wiring applies it
+    /// (then what the fleet said is the App's).
+    pub(crate) fn line(&mut self, host: usize, line: &Value, now_ms: i64) {
+        self.0.fleet_mut().unwrap().line(host, line, now_ms);
+        self.0.settle_fleet();
+    }
+
+    /// A link change of host `host`, applied as the wiring applies it.
+    pub(crate) fn link(&mut self, host: usize, link: Link, now_ms: i64) {
+        self.0.fleet_mut().unwrap().link(host, link, now_ms);
+        self.0.settle_fleet();
+    }
+
+    /// The App's one flash line, while it is shown.
+    pub(crate) fn flash(&self) -> Option<&stackless_tui::ui::Flash> {
+        self.0.flash()
+    }
+
+    /// A mouse event through the App.
+    pub(crate) fn mouse(&mut self, mouse: crossterm::event::MouseEvent) -> Vec<FleetEffect> {
+        fleet_effects(self.0.handle_ms(Event::Input(Term::Mouse(mouse)), NOW_MS))
+    }
+}
+
+/// The commands of the App's effect (none for any other effect).
+pub(crate) fn fleet_effects(effect: Option<Effect>) -> Vec<FleetEffect> {
+    match effect {
+        Some(Effect::Fleet(effects)) => effects,
+        _ => Vec::new(),
+    }
+}
+
+/// A flash level read as the fleet's rows say it: a refusal or a failure.
+pub(crate) trait Failure {
+    /// Not mere information (a warning or an error).
+    fn is_failure(&self) -> bool;
+}
+
+impl Failure for stackless_tui::ui::FlashLevel {
+    fn is_failure(&self) -> bool {
+        *self != stackless_tui::ui::FlashLevel::Info
+    }
+}
+
+/// The App the console runs over `fleet`.
+pub(crate) fn over(fleet: FleetApp) -> Over {
+    let config = AppConfig {
+        store_label: "a fleet".to_owned(),
+        reaper: ReaperMode::Off("each host's agent reaps there".to_owned()),
+        helper: HelperMode::None,
+        write_keys: Ok(()),
+        host: None,
+        no_color: false,
+    };
+    Over(App::over_fleet(fleet, config, NOW))
+}
 
 fn instance(name: &str, birth: &str, expires_at: i64) -> Value {
     json!({"name": name, "birth": {"instance_id": birth, "resource_namespace": "sl-x"},
@@ -68,11 +154,11 @@ fn connect(app: &mut FleetApp, host: usize, name: &str, tables: &[(&str, Vec<Val
 
 /// Three hosts: fleet-1 and fleet-2 connected (fleet-2 with an operation,
 /// a backoff and an Activity line), fleet-3 stale (its rows kept).
-pub(crate) fn fleet() -> FleetApp {
-    let mut app = FleetApp::new(
+pub(crate) fn fleet() -> Over {
+    let mut app = over(FleetApp::new(
         vec!["fleet-1".into(), "fleet-2".into(), "fleet-3".into()],
         NOW_MS,
-    );
+    ));
     connect(
         &mut app,
         0,
@@ -137,9 +223,11 @@ pub(crate) fn fleet() -> FleetApp {
     app
 }
 
-pub(crate) fn screen(app: &FleetApp, width: u16, height: u16) -> String {
+pub(crate) fn screen(app: &Over, width: u16, height: u16) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal.draw(|frame| draw(frame, app, NOW_MS)).unwrap();
+    terminal
+        .draw(|frame| stackless_tui::ui::draw(frame, &app.0))
+        .unwrap();
     let buffer = terminal.backend().buffer();
     let mut out = String::new();
     for y in 0..height {
@@ -153,11 +241,11 @@ pub(crate) fn screen(app: &FleetApp, width: u16, height: u16) -> String {
     out
 }
 
-fn press(app: &mut FleetApp, code: KeyCode) -> Vec<FleetEffect> {
+fn press(app: &mut Over, code: KeyCode) -> Vec<FleetEffect> {
     app.key(KeyEvent::new(code, KeyModifiers::NONE), NOW_MS)
 }
 
-fn typed(app: &mut FleetApp, text: &str) -> Vec<FleetEffect> {
+fn typed(app: &mut Over, text: &str) -> Vec<FleetEffect> {
     text.chars()
         .flat_map(|c| press(app, KeyCode::Char(c)))
         .collect()
@@ -175,15 +263,20 @@ pub(crate) fn sent(effects: &[FleetEffect]) -> Vec<(usize, Value)> {
         .collect()
 }
 
-pub(crate) fn confirm_lines(app: &FleetApp) -> Vec<String> {
-    match app.layer() {
-        Some(Layer::Confirm(confirm)) => confirm.lines.clone(),
-        other => panic!("no question: {other:?}"),
+pub(crate) fn confirm_lines(app: &Over) -> Vec<String> {
+    question_lines(&app.0)
+}
+
+/// The lines of the question open in the App's confirm layer.
+pub(crate) fn question_lines(app: &App) -> Vec<String> {
+    match app.layers().confirm().map(|c| &c.question) {
+        Some(Question::Fleet(question)) => question.lines.clone(),
+        other => panic!("no question over the fleet: {other:?}"),
     }
 }
 
 /// Select the row whose HOST and NAME are these (moving down from the top).
-pub(crate) fn select(app: &mut FleetApp, host: &str, name: &str) {
+pub(crate) fn select(app: &mut Over, host: &str, name: &str) {
     press(app, KeyCode::Home);
     for _ in 0..20 {
         let row = app.selected_row().unwrap();
@@ -263,7 +356,7 @@ fn a_reap_goes_to_the_owning_host_only_after_its_question() {
     );
     let flash = app.flash().unwrap();
     assert_eq!(
-        (flash.text.as_str(), flash.error),
+        (flash.text.as_str(), flash.level.is_failure()),
         (
             "fleet-1: reap bravo refused: refused: lock held by pid 4242 (up)",
             true
@@ -307,7 +400,7 @@ fn an_action_on_a_stale_or_failed_host_is_refused_and_says_why() {
     assert_eq!(app.layer(), None);
     let flash = app.flash().unwrap();
     assert_eq!(
-        (flash.text.as_str(), flash.error),
+        (flash.text.as_str(), flash.level.is_failure()),
         (
             "fleet-3 is stale (no line for 15 s (3 x heartbeat_secs 5)): its rows are 40s old; \
              nothing is sent until it is back",
@@ -552,7 +645,7 @@ fn pings_measure_each_connected_hosts_round_trip() {
 
 #[test]
 fn hostile_texts_from_a_host_are_sanitized_and_never_acted_upon() {
-    let mut app = FleetApp::new(vec!["fleet-1".into()], NOW_MS);
+    let mut app = over(FleetApp::new(vec!["fleet-1".into()], NOW_MS));
     let mut row = instance("evil\u{1b}]52;c;cm0gLXJm\u{7}x", "e1", NOW - 10);
     row["dns_safe"] = json!(true);
     connect(&mut app, 0, "db1", &[("instances", vec![row])]);
@@ -686,7 +779,7 @@ fn a_loss_that_lasted_a_moment_is_still_told() {
     let mut app = fleet();
     // fleet-3 comes back: connecting again, then its hello and snapshot.
     app.link(2, link(LinkState::Connecting, None), NOW_MS);
-    let hosts = |app: &FleetApp| {
+    let hosts = |app: &Over| {
         screen(app, 120, 40)
             .lines()
             .find(|l| l.starts_with("│fleet-3"))
@@ -716,7 +809,10 @@ fn a_loss_that_lasted_a_moment_is_still_told() {
 /// rows are kept, dimmed, with their age.
 #[test]
 fn a_stale_hosts_age_is_its_rows_age_across_failed_retries() {
-    let mut app = FleetApp::new(vec!["fleet-1".into(), "fleet-2".into()], NOW_MS);
+    let mut app = over(FleetApp::new(
+        vec!["fleet-1".into(), "fleet-2".into()],
+        NOW_MS,
+    ));
     // fleet-1's rows: synced 100 s ago; its ssh ended 90 s ago.
     let synced_ms = NOW_MS - 100_000;
     app.link(0, link(LinkState::Connected, None), synced_ms);
@@ -770,7 +866,10 @@ fn a_stale_hosts_age_is_its_rows_age_across_failed_retries() {
 /// one; the table then cuts HOST.
 #[test]
 fn at_80x24_a_stale_hosts_cell_is_whole_beside_wide_status_and_lease() {
-    let mut app = FleetApp::new(vec!["fleet-1".into(), "fleet-3".into()], NOW_MS);
+    let mut app = over(FleetApp::new(
+        vec!["fleet-1".into(), "fleet-3".into()],
+        NOW_MS,
+    ));
     let mut dead = instance("india", "i1", NOW - 86_400);
     dead["services_dead"] = json!(1);
     let mut gone = instance("charlie", "c1", NOW - 100_000);
@@ -847,7 +946,11 @@ fn a_host_adding_instances_without_end_is_bounded() {
         host_rows: 300,
         group_rows: 150,
     };
-    let mut app = FleetApp::with_bounds(vec!["fleet-1".into(), "fleet-2".into()], NOW_MS, bounds);
+    let mut app = over(FleetApp::with_bounds(
+        vec!["fleet-1".into(), "fleet-2".into()],
+        NOW_MS,
+        bounds,
+    ));
     connect(&mut app, 0, "db1", &[("instances", vec![])]);
     let per_group = 100;
     for group in 0..bounds.host_rows / per_group + 2 {
@@ -951,9 +1054,14 @@ fn a_y_typed_before_the_question_was_drawn_answers_nothing() {
     let mut app = fleet();
     select(&mut app, "fleet-2", "alpha");
     let burst = std::time::Instant::now();
-    let key = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
-    assert!(app.key_at(key('d'), burst, NOW_MS).is_empty());
-    assert!(app.key_at(key('y'), burst, NOW_MS).is_empty());
+    let key = |c, read| {
+        Event::InputAt(
+            Term::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)),
+            read,
+        )
+    };
+    assert!(fleet_effects(app.0.handle_ms(key('d', burst), NOW_MS)).is_empty());
+    assert!(fleet_effects(app.0.handle_ms(key('y', burst), NOW_MS)).is_empty());
     assert_eq!(
         confirm_lines(&app),
         [
@@ -962,12 +1070,12 @@ fn a_y_typed_before_the_question_was_drawn_answers_nothing() {
         ]
     );
     let drawn = burst + std::time::Duration::from_millis(16);
-    app.drawn(drawn);
+    app.0.drawn(drawn);
     // Read after the burst, yet before the frame began: still not an answer.
     let early = burst + std::time::Duration::from_millis(8);
-    assert!(app.key_at(key('y'), early, NOW_MS).is_empty());
-    assert!(matches!(app.layer(), Some(Layer::Confirm(_))));
-    let effects = app.key_at(key('y'), drawn, NOW_MS);
+    assert!(fleet_effects(app.0.handle_ms(key('y', early), NOW_MS)).is_empty());
+    assert_eq!(confirm_lines(&app).len(), 2);
+    let effects = fleet_effects(app.0.handle_ms(key('y', drawn), NOW_MS));
     assert_eq!(
         sent(&effects),
         [(
@@ -975,6 +1083,7 @@ fn a_y_typed_before_the_question_was_drawn_answers_nothing() {
             json!({"cmd":"down","name":"alpha","birth":{"instance_id":"a2","resource_namespace":"sl-x"}})
         )]
     );
+    assert_eq!(app.0.layers().confirm(), None);
     assert_eq!(app.layer(), None);
 }
 
@@ -1030,7 +1139,7 @@ fn v_verifies_on_the_rows_host_and_a_stale_host_refuses() {
     assert!(press(&mut app, KeyCode::Char('v')).is_empty());
     assert_eq!(app.layer(), None);
     let flash = app.flash().unwrap();
-    assert!(flash.error);
+    assert!(flash.level.is_failure());
     assert!(flash.text.starts_with("fleet-3 "), "{}", flash.text);
 }
 
@@ -1039,7 +1148,7 @@ fn v_verifies_on_the_rows_host_and_a_stale_host_refuses() {
 /// enter: the help and its search (the App's own layer over 1..N hosts,
 /// `ui_fleet_app`), the logs' search and the operation overlay (the keys
 /// that open them are refused over a fleet).
-pub(crate) fn fleet_in(context: stackless_tui::ui::keys::Context) -> Option<FleetApp> {
+pub(crate) fn fleet_in(context: stackless_tui::ui::keys::Context) -> Option<Over> {
     use stackless_tui::ui::keys::Context as C;
     let mut app = fleet();
     select(&mut app, "fleet-2", "alpha");
@@ -1055,13 +1164,16 @@ pub(crate) fn fleet_in(context: stackless_tui::ui::keys::Context) -> Option<Flee
     };
     if let Some(code) = opener {
         press(&mut app, code);
-        assert!(app.layer().is_some(), "{context:?} opened");
+        assert!(
+            app.layer().is_some() || app.0.layers().top().is_some(),
+            "{context:?} opened"
+        );
     }
     Some(app)
 }
 
 /// One press of `key` (a sample for the table's wildcards) into `app`.
-pub(crate) fn press_key(app: &mut FleetApp, key: stackless_tui::ui::keys::Key) -> Vec<FleetEffect> {
+pub(crate) fn press_key(app: &mut Over, key: stackless_tui::ui::keys::Key) -> Vec<FleetEffect> {
     use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
     use stackless_tui::ui::keys::{Key, Mods};
     let mouse = |kind| MouseEvent {
@@ -1120,7 +1232,7 @@ fn every_key_table_entry_acts_on_the_rows_host_or_says_why_not() {
                     if let Err(why) = bind.action.on_fleet() {
                         refused += 1;
                         assert!(effects.is_empty(), "{what}");
-                        let flash = app.flash().map(|f| (f.text.as_str(), f.error));
+                        let flash = app.flash().map(|f| (f.text.as_str(), f.level.is_failure()));
                         assert_eq!(flash, Some((why, true)), "{what}");
                         continue;
                     }
@@ -1132,7 +1244,7 @@ fn every_key_table_entry_acts_on_the_rows_host_or_says_why_not() {
                     }
                     let question = || confirm_lines(&app)[0].clone();
                     match bind.action {
-                        Action::Quit => assert!(app.quit(), "{what}"),
+                        Action::Quit => assert!(app.0.quitting(), "{what}"),
                         Action::Reap => assert!(
                             question().starts_with("Reap alpha on fleet-2 now?"),
                             "{what}"
@@ -1158,7 +1270,12 @@ fn every_key_table_entry_acts_on_the_rows_host_or_says_why_not() {
                         ),
                         Action::CancelTearDown => {
                             assert!(effects.is_empty(), "{what}");
-                            assert_eq!(app.layer(), None, "{what}");
+                            assert_eq!(app.0.layers().confirm(), None, "{what}");
+                            assert_eq!(
+                                app.flash().map(|f| f.text.as_str()),
+                                Some("not done"),
+                                "{what}"
+                            );
                         }
                         Action::OpenDetail
                             if *context == stackless_tui::ui::keys::Context::Panes =>
@@ -1180,12 +1297,17 @@ fn every_key_table_entry_acts_on_the_rows_host_or_says_why_not() {
                             "{what}"
                         ),
                         Action::OpenJump => {
-                            assert!(matches!(app.layer(), Some(Layer::Jump(_))), "{what}");
+                            assert!(
+                                app.0
+                                    .command_line()
+                                    .is_some_and(stackless_tui::ui::app::CommandLine::jumping),
+                                "{what}"
+                            );
                         }
                         // The help is the App's own layer: the rows ask
                         // for it and open none of their own.
                         Action::OpenHelp => {
-                            assert!(app.take_help(), "{what}");
+                            assert!(app.0.help_open(), "{what}");
                             assert!(!app.take_help(), "{what}");
                             assert_eq!(effects, [], "{what}");
                         }
@@ -1220,9 +1342,12 @@ fn ctrl_f_jumps_and_its_text_is_never_keys() {
         .is_empty()
     );
     assert!(typed(&mut app, "dyn").is_empty());
-    assert_eq!(app.layer(), Some(&Layer::Jump("dyn".to_owned())));
+    assert_eq!(
+        app.0.command_line().map(|l| (l.text(), l.jumping())),
+        Some(("dyn", true))
+    );
     press(&mut app, KeyCode::Esc);
-    assert_eq!(app.layer(), None);
+    assert_eq!(app.0.command_line(), None);
     app.key(
         KeyEvent::new(KeyCode::Char('f'), KeyModifiers::CONTROL),
         NOW_MS,
@@ -1269,7 +1394,7 @@ fn the_command_lines_console_commands_act_on_the_named_hosts_instance() {
     press(&mut app, KeyCode::Esc);
     run_line(&mut app, ":renew alpha");
     assert_eq!(
-        app.flash().map(|f| (f.text.as_str(), f.error)),
+        app.flash().map(|f| (f.text.as_str(), f.level.is_failure())),
         Some((
             "alpha is on 2 hosts (fleet-1, fleet-2): name one as HOST/NAME",
             true
@@ -1287,7 +1412,7 @@ fn the_command_lines_console_commands_act_on_the_named_hosts_instance() {
 }
 
 /// Type `text` and press Enter.
-fn run_line(app: &mut FleetApp, text: &str) -> Vec<FleetEffect> {
+fn run_line(app: &mut Over, text: &str) -> Vec<FleetEffect> {
     let mut effects = typed(app, text);
     effects.extend(press(app, KeyCode::Enter));
     effects
@@ -1328,14 +1453,17 @@ fn a_bulk_actions_answers_show_every_host() {
         flash.text,
         "2/2 answered: fleet-1: reap of bravo started · fleet-2: reap alpha refused: refused: alpha is locked"
     );
-    assert!(flash.error);
+    assert!(flash.level.is_failure());
 }
 
 /// The default sort (by host) keeps each host's tombstoned rows after its
 /// active ones, then by name, as the console keeps tombstones last.
 #[test]
 fn the_default_sort_keeps_tombstones_after_each_hosts_active_rows() {
-    let mut app = FleetApp::new(vec!["fleet-1".into(), "fleet-2".into()], NOW_MS);
+    let mut app = over(FleetApp::new(
+        vec!["fleet-1".into(), "fleet-2".into()],
+        NOW_MS,
+    ));
     let mut gone = instance("alpha", "a0", NOW - 900);
     gone["status"] = json!("tombstoned");
     gone["tombstoned_at"] = json!(NOW - 800);
@@ -1394,14 +1522,15 @@ fn e_on_a_host_back_shows_its_last_error_whole() {
     }
     press(&mut app, KeyCode::End);
     press(&mut app, KeyCode::Char('e'));
-    let Some(Layer::Text(view)) = app.layer() else {
-        panic!("no text view: {:?}", app.layer());
-    };
-    assert_eq!(view.lines[1], format!("last error (40s ago): {long}"));
+    let view = app.0.full_text().expect("the row whole");
+    assert_eq!(view.text.title, "host fleet-3");
+    assert_eq!(view.text.lines[1], format!("last error:  (40s ago) {long}"));
 }
 
-/// A text view's long labelled line wraps at spaces, its continuation
-/// under its value (never mid-word, never under the label).
+/// `e` shows a row whole in the App's full-text layer, as on one host:
+/// its labels in the console's label column, a long labelled line wrapped
+/// at spaces, its continuation under its value (never mid-word, never
+/// under the label).
 #[test]
 fn a_text_views_long_line_wraps_at_words_under_its_value() {
     let mut app = fleet();
@@ -1422,9 +1551,9 @@ fn a_text_views_long_line_wraps_at_words_under_its_value() {
     assert_eq!(
         rows,
         [
-            "error: the host key of 127.0.0.1 is not the known one: connect once with ssh",
-            "       fleet-3 to see why, then remove the old key from known_hosts",
-            "agent: stackless-tui 0.1.0 on db3 · schema 14"
+            "error:       the host key of 127.0.0.1 is not the known one: connect once with",
+            "             ssh fleet-3 to see why, then remove the old key from known_hosts",
+            "agent:       stackless-tui 0.1.0 on db3 · schema 14"
         ],
         "{text}"
     );
@@ -1434,7 +1563,7 @@ fn a_text_views_long_line_wraps_at_words_under_its_value() {
 /// (`1 svc dead`), and STATUS stays the stored status.
 #[test]
 fn dead_services_lead_the_lock_column_as_on_one_host() {
-    let mut app = FleetApp::new(vec!["fleet-1".into()], NOW_MS);
+    let mut app = over(FleetApp::new(vec!["fleet-1".into()], NOW_MS));
     let mut row = instance("zulu", "z1", NOW + 3_600);
     row["services_dead"] = json!(1);
     connect(&mut app, 0, "db1", &[("instances", vec![row])]);
@@ -1453,7 +1582,7 @@ fn dead_services_lead_the_lock_column_as_on_one_host() {
 /// a pending operation); nothing is sent.
 #[test]
 fn a_reap_beside_a_pending_operation_is_refused_before_the_question() {
-    let mut app = FleetApp::new(vec!["fleet-1".into()], NOW_MS);
+    let mut app = over(FleetApp::new(vec!["fleet-1".into()], NOW_MS));
     connect(
         &mut app,
         0,
@@ -1473,7 +1602,7 @@ fn a_reap_beside_a_pending_operation_is_refused_before_the_question() {
     assert!(press(&mut app, KeyCode::Char('r')).is_empty());
     assert_eq!(app.layer(), None);
     assert_eq!(
-        app.flash().map(|f| (f.text.as_str(), f.error)),
+        app.flash().map(|f| (f.text.as_str(), f.level.is_failure())),
         Some((
             "charlie on fleet-1: refused: operation pending (up running); the controller runs it first (d queues a teardown behind it)",
             true
@@ -1620,9 +1749,11 @@ fn a_click_selects_the_row_under_it_and_the_wheel_scrolls_its_pane() {
 fn the_command_line_keeps_its_history_and_ctrl_w_deletes_a_word() {
     let mut app = fleet();
     let ctrl_w = KeyEvent::new(KeyCode::Char('w'), KeyModifiers::CONTROL);
-    let line = |app: &FleetApp| match app.layer() {
-        Some(Layer::Command(text)) => text.clone(),
-        other => panic!("no : line: {other:?}"),
+    let line = |app: &Over| {
+        app.0
+            .command_line()
+            .map(|line| line.text().to_owned())
+            .expect("the App's : line")
     };
     run_line(&mut app, ":sort name");
     run_line(&mut app, ":filter alpha");
@@ -1653,7 +1784,7 @@ fn the_command_line_keeps_its_history_and_ctrl_w_deletes_a_word() {
 /// says the skew, and its agent's first pass counts down there.
 #[test]
 fn a_host_an_hour_ahead_counts_down_on_its_own_clock_and_says_so() {
-    let mut app = FleetApp::new(vec!["fleet-2".into()], NOW_MS);
+    let mut app = over(FleetApp::new(vec!["fleet-2".into()], NOW_MS));
     connect(
         &mut app,
         0,
@@ -1686,15 +1817,17 @@ fn a_host_an_hour_ahead_counts_down_on_its_own_clock_and_says_so() {
     );
 }
 
-/// Tab on the `:` line completes the command, then an active instance:
-/// `NAME` when one host has it, `HOST/NAME` when several do (their common
-/// start, the candidates in the footer).
+/// Tab on the App's `:` line over a fleet completes the command, then an
+/// active instance: `NAME` when one host has it, `HOST/NAME` when several
+/// do, Tab again showing the next candidate (the App's cycle).
 #[test]
 fn tab_completes_the_command_and_the_instance_across_hosts() {
     let mut app = fleet();
-    let line = |app: &FleetApp| match app.layer() {
-        Some(Layer::Command(text)) => text.clone(),
-        other => panic!("no : line: {other:?}"),
+    let line = |app: &Over| {
+        app.0
+            .command_line()
+            .map(|line| line.text().to_owned())
+            .expect("the App's : line")
     };
     typed(&mut app, ":ver");
     press(&mut app, KeyCode::Tab);
@@ -1705,9 +1838,162 @@ fn tab_completes_the_command_and_the_instance_across_hosts() {
     press(&mut app, KeyCode::Esc);
     typed(&mut app, ":renew fleet");
     press(&mut app, KeyCode::Tab);
-    assert_eq!(line(&app), "renew fleet-");
+    assert_eq!(line(&app), "renew fleet-1/alpha");
+    let candidates = |app: &Over| {
+        let line = app.0.command_line().unwrap();
+        line.candidates().map(|(c, i)| (c.to_vec(), i))
+    };
+    let both = vec!["fleet-1/alpha".to_owned(), "fleet-2/alpha".to_owned()];
+    assert_eq!(candidates(&app), Some((both.clone(), 0)));
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(line(&app), "renew fleet-2/alpha");
+    assert_eq!(candidates(&app), Some((both, 1)));
+}
+
+/// A question over a fleet is the App's confirm layer, drawn over the
+/// fleet's panes: its box names the host and the argv run there, `[y/N]`
+/// under it (120x40).
+#[test]
+fn the_question_over_a_fleet_is_drawn_by_the_apps_confirm_layer() {
+    let mut app = fleet();
+    select(&mut app, "fleet-2", "alpha");
+    press(&mut app, KeyCode::Char('d'));
+    let text = screen(&app, 120, 40);
+    // The box, 100 columns wide, centred in the 120 columns.
+    let boxed: Vec<String> = text
+        .lines()
+        .skip(18)
+        .take(4)
+        .map(|l| l.chars().skip(10).take(100).collect())
+        .collect();
+    let rule = "═".repeat(89);
     assert_eq!(
-        app.flash().map(|f| f.text.as_str()),
-        Some("fleet-1/alpha fleet-2/alpha")
+        boxed,
+        [
+            format!("╔ Confirm {rule}╗"),
+            format!(
+                "║Tear down alpha on fleet-2? This runs there: stackless down alpha --json{}║",
+                " ".repeat(26)
+            ),
+            format!("║[y/N]{}║", " ".repeat(93)),
+            format!("╚{}╝", "═".repeat(98)),
+        ]
     );
+}
+
+/// `/` over a fleet opens the App's one filter prompt: its text is the
+/// App's filter (drawn as the footer's prompt), each edit filters every
+/// host's rows, ↓ moves the selection as on one host, Ctrl-U clears the
+/// line, Enter keeps the filter and Esc (with the prompt open) clears it.
+#[test]
+fn the_filter_prompt_over_a_fleet_is_the_apps() {
+    let mut app = fleet();
+    press(&mut app, KeyCode::Char('/'));
+    assert!(app.0.filter_editing());
+    assert_eq!(app.layer(), None);
+    typed(&mut app, "alpha");
+    assert_eq!((app.0.filter(), app.filter_text()), ("alpha", "alpha"));
+    assert_eq!(app.rows().len(), 2);
+    let footer = screen(&app, 120, 40).lines().last().unwrap().to_owned();
+    assert_eq!(footer, "/alpha▏ (Enter keeps, Esc clears)");
+    let first = app.selected_row().unwrap();
+    press(&mut app, KeyCode::Down);
+    assert_eq!(app.selected_row().unwrap().host, 1);
+    assert_ne!(app.selected_row(), Some(first));
+    app.key(
+        KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL),
+        NOW_MS,
+    );
+    assert_eq!(app.filter_text(), "");
+    typed(&mut app, "charlie");
+    press(&mut app, KeyCode::Enter);
+    assert!(!app.0.filter_editing());
+    assert_eq!(app.filter_text(), "charlie");
+    assert_eq!(app.rows().len(), 1);
+    press(&mut app, KeyCode::Char('/'));
+    assert_eq!(app.0.filter(), "charlie");
+    press(&mut app, KeyCode::Esc);
+    assert!(!app.0.filter_editing());
+    assert_eq!(app.filter_text(), "");
+    assert_eq!(app.rows().len(), 5);
+}
+
+/// What the fleet's rows say is the App's one flash line: drawn in the
+/// footer with its level's tag, and gone after `FLASH_SECS` (4 s), as on
+/// one host.
+#[test]
+fn the_fleets_words_are_the_apps_flash_and_clear_after_four_seconds() {
+    let mut app = fleet();
+    select(&mut app, "fleet-2", "alpha");
+    press(&mut app, KeyCode::Char('d'));
+    press(&mut app, KeyCode::Char('n'));
+    let footer = |app: &Over| screen(app, 120, 40).lines().last().unwrap().to_owned();
+    assert_eq!(footer(&app), "[info] not done");
+    app.0.handle_ms(
+        Event::Tick,
+        NOW_MS + 1000 * (stackless_tui::ui::app::FLASH_SECS + 1),
+    );
+    assert_eq!(app.flash(), None);
+    assert!(
+        footer(&app).starts_with("Enter detail · l logs"),
+        "{}",
+        footer(&app)
+    );
+}
+
+/// While the App's own layer is open over a fleet (a question, a row
+/// whole), the footer is the App's: its key table's keys for that layer,
+/// as on one host, not the fleet's panes' list.
+#[test]
+fn the_footer_over_a_fleet_shows_the_open_layers_keys() {
+    let mut app = fleet();
+    let footer = |app: &Over| screen(app, 120, 40).lines().last().unwrap().to_owned();
+    select(&mut app, "fleet-2", "alpha");
+    press(&mut app, KeyCode::Char('d'));
+    // Under a question the footer keeps the panes' keys, as on one host.
+    assert_eq!(
+        footer(&app),
+        "↑↓/jk select  Tab pane  r reap  d down  ? help  q quit  Enter detail  / filter  s sort  l logs  e full text  P pause"
+    );
+    press(&mut app, KeyCode::Char('n'));
+    for _ in 0..4 {
+        press(&mut app, KeyCode::Tab);
+    }
+    // 5 s later: `not done` has cleared.
+    app.key(
+        KeyEvent::new(KeyCode::Char('e'), KeyModifiers::NONE),
+        NOW_MS + 5_000,
+    );
+    assert_eq!(
+        footer(&app),
+        "Esc back  ↑↓/jk scroll  PgUp/PgDn page  ? help  q quit"
+    );
+}
+
+/// Ctrl-F's Tab over a fleet offers `HOST/NAME` for a name on several
+/// hosts; Enter on it selects that host's row.
+#[test]
+fn ctrl_f_tab_then_enter_jumps_to_the_named_hosts_row() {
+    let mut app = fleet();
+    app.key(
+        KeyEvent::new(KeyCode::Char('f'), KeyModifiers::CONTROL),
+        NOW_MS,
+    );
+    typed(&mut app, "fleet-2/al");
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(
+        app.0.command_line().map(|l| l.text().to_owned()),
+        Some("fleet-2/alpha ".to_owned())
+    );
+    press(&mut app, KeyCode::Enter);
+    let row = app.selected_row().unwrap();
+    let host = &app.fleet().hosts[row.host];
+    assert_eq!(
+        (
+            host.name.as_str(),
+            host.instances()[row.index].key.name.as_str()
+        ),
+        ("fleet-2", "alpha")
+    );
+    assert_eq!(app.flash(), None);
 }

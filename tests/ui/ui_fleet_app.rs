@@ -8,27 +8,18 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 use stackless_tui::event::Event;
-use stackless_tui::ui::{App, AppConfig, Effect, HelperMode, ReaperMode};
+use stackless_tui::ui::{App, Effect};
 
-use super::ui_fleet::{NOW, confirm_lines, fleet, fleet_in, press_key, screen, select, sent};
-
-fn config() -> AppConfig {
-    AppConfig {
-        store_label: "a fleet of 3 hosts".to_owned(),
-        reaper: ReaperMode::Off("each host's agent reaps there".to_owned()),
-        helper: HelperMode::None,
-        write_keys: Ok(()),
-        host: None,
-        no_color: false,
-    }
-}
+use super::ui_fleet::{
+    Failure, NOW, fleet, fleet_in, press_key, question_lines, screen, select, sent,
+};
 
 /// The App over the three-host fleet of `ui_fleet`, fleet-2's `alpha`
 /// selected.
 fn app() -> App {
     let mut fleet = fleet();
     select(&mut fleet, "fleet-2", "alpha");
-    App::over_fleet(fleet, config(), NOW)
+    fleet.0
 }
 
 fn app_screen(app: &App, width: u16, height: u16) -> String {
@@ -60,7 +51,7 @@ fn key_at(c: char, read: std::time::Instant) -> Event {
 fn fleet_sent(effect: Option<Effect>) -> Vec<(usize, serde_json::Value)> {
     match effect {
         Some(Effect::Fleet(effects)) => sent(&effects),
-        None => Vec::new(),
+        None | Some(Effect::Quit) => Vec::new(),
         other => panic!("not a fleet effect: {other:?}"),
     }
 }
@@ -96,7 +87,7 @@ fn dy_in_one_burst_through_the_app_sends_nothing_until_the_question_is_drawn() {
     assert_eq!(app.handle(key_at('d', burst), NOW), None);
     assert_eq!(app.handle(key_at('y', burst), NOW), None);
     assert_eq!(
-        confirm_lines(app.fleet().unwrap()),
+        question_lines(&app),
         [
             "Tear down alpha on fleet-2? This runs there: stackless down alpha --json",
             "[y/N]"
@@ -230,15 +221,15 @@ fn every_key_table_entry_through_the_app_does_what_it_does_over_a_fleet() {
                         continue;
                     };
                     let what = format!("{:?} {:?} in {context:?}", entry.keys, bind.action);
-                    let mut app = App::over_fleet(fleet, config(), NOW);
+                    let mut app = fleet.0;
                     let expected = sent(&press_key(&mut alone, *key));
                     let effect = app.handle(event_of(*key), NOW);
                     pressed += 1;
                     assert_eq!(fleet_sent(effect), expected, "{what}");
                     let over = app.fleet().unwrap();
                     assert_eq!(over.layer(), alone.layer(), "{what}");
-                    assert_eq!(over.flash(), alone.flash(), "{what}");
-                    assert_eq!(app.quitting(), alone.quit(), "{what}");
+                    assert_eq!(app.flash(), alone.flash(), "{what}");
+                    assert_eq!(app.quitting(), alone.0.quitting(), "{what}");
                 }
             }
         }
@@ -404,7 +395,7 @@ fn the_consoles_filter_terms_read_every_hosts_rows() {
                 format!("{}/{}", host.name, host.instances()[r.index].key.name)
             })
             .collect();
-        let flash = app.flash().map(|f| (f.text.clone(), f.error));
+        let flash = app.flash().map(|f| (f.text.clone(), f.level.is_failure()));
         (rows, flash)
     };
     assert_eq!(
@@ -438,13 +429,13 @@ fn the_consoles_filter_terms_read_every_hosts_rows() {
 #[test]
 fn the_consoles_sort_keys_order_every_hosts_rows() {
     let mut app = fleet();
-    let key = |app: &mut stackless_tui::ui::fleet::FleetApp, c: char| {
+    let key = |app: &mut super::ui_fleet::Over, c: char| {
         app.key(
             KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE),
             NOW * 1000,
         );
     };
-    let sort_shown = |app: &stackless_tui::ui::fleet::FleetApp| {
+    let sort_shown = |app: &super::ui_fleet::Over| {
         let header = screen(app, 120, 40).lines().next().unwrap().to_owned();
         header[header.find("sort: ").unwrap()..].to_owned()
     };
@@ -466,7 +457,7 @@ fn the_consoles_sort_keys_order_every_hosts_rows() {
             "sort: host ▲"
         ]
     );
-    let line = |app: &mut stackless_tui::ui::fleet::FleetApp, text: &str| {
+    let line = |app: &mut super::ui_fleet::Over, text: &str| {
         key(app, ':');
         for c in text.chars() {
             key(app, c);
@@ -508,7 +499,10 @@ fn the_command_line_over_a_fleet_is_read_by_the_consoles_parser() {
             KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE),
             NOW * 1000,
         ));
-        (sent.len(), app.flash().map(|f| (f.text.clone(), f.error)))
+        (
+            sent.len(),
+            app.flash().map(|f| (f.text.clone(), f.level.is_failure())),
+        )
     };
     assert_eq!(
         run("down fleet-2/Bad_Name"),

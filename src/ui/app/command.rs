@@ -13,7 +13,7 @@ use crate::ui::command::{self, UiCommand};
 use crate::ui::keys::Input;
 
 /// History keeps at most this many lines.
-const HISTORY: usize = 100;
+pub(super) const HISTORY: usize = 100;
 
 impl App {
     /// The command line, while it is open.
@@ -84,14 +84,23 @@ impl App {
                 // has nothing to tear down).
                 let verb = text.split_whitespace().next().unwrap_or("");
                 let active_only = !jump && text.contains(' ') && matches!(verb, "reap" | "down");
-                let names: Vec<&str> = self
+                // Over a fleet: its active instances, `[HOST/]NAME`.
+                let fleet_words = self
                     .shown
-                    .snapshot
-                    .instances
-                    .iter()
-                    .filter(|i| !active_only || i.status == crate::model::Status::Active)
-                    .map(|i| i.name.as_str())
-                    .collect();
+                    .fleet
+                    .as_deref()
+                    .map(crate::ui::fleet::FleetApp::instance_words);
+                let names: Vec<&str> = match &fleet_words {
+                    Some(words) => words.iter().map(String::as_str).collect(),
+                    None => self
+                        .shown
+                        .snapshot
+                        .instances
+                        .iter()
+                        .filter(|i| !active_only || i.status == crate::model::Status::Active)
+                        .map(|i| i.name.as_str())
+                        .collect(),
+                };
                 let (start, candidates) = if jump {
                     (0, command::name_candidates(&text, &names))
                 } else {

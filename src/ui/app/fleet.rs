@@ -5,11 +5,15 @@
 //! same events (keys with their read instant, the tick, a signal) and
 //! hands what the fleet view asks on as [`Effect::Fleet`].
 
+use std::ops::ControlFlow;
+
 use crossterm::event::Event as Term;
 
-use super::{App, AppConfig, Effect};
+use super::{
+    App, AppConfig, Effect, FlashLevel, FleetQuestion, FullView, Layer, LayerKind, Question,
+};
 use crate::event::Event;
-use crate::ui::fleet::FleetApp;
+use crate::ui::fleet::{FleetApp, Said};
 
 impl App {
     /// An App over a fleet: `fleet` holds its hosts (none connected yet);
@@ -60,20 +64,13 @@ impl App {
                 | Event::Input(Term::Key(_) | Term::Mouse(_))
         );
         if input && self.layers.top().is_some() {
-            self.shown.owed = true;
-            let effect = match event {
-                Event::InputAt(term, read) => self.input_at(term, read),
-                Event::Input(term) => self.input(term),
-                _ => None,
-            };
-            // No local store over a fleet: only a quit or a host's command
-            // leaves.
-            return effect.filter(|e| matches!(e, Effect::Quit | Effect::Fleet(_)));
+            return self.fleet_layer_input(event, now_ms);
         }
         let fleet = self.shown.fleet.as_deref_mut()?;
         let sent = match event {
-            Event::InputAt(Term::Key(key), read) => fleet.key_at(key, read, now_ms),
-            Event::Input(Term::Key(key)) => fleet.key(key, now_ms),
+            Event::InputAt(Term::Key(key), _) | Event::Input(Term::Key(key)) => {
+                fleet.key(key, now_ms)
+            }
             Event::InputAt(Term::Mouse(mouse), _) | Event::Input(Term::Mouse(mouse)) => {
                 fleet.mouse(mouse);
                 Vec::new()
@@ -89,14 +86,82 @@ impl App {
             }
             _ => Vec::new(),
         };
-        if fleet.quit() {
+        self.open_fleets_asks();
+        (!sent.is_empty()).then_some(Effect::Fleet(sent))
+    }
+
+    /// A key or the mouse while the App's own layer is open over the
+    /// fleet: the App's, through its key table (the filter prompt's moves
+    /// and Enter, the `:` line's Enter are handed to the fleet's rows).
+    fn fleet_layer_input(&mut self, event: Event, now_ms: i64) -> Option<Effect> {
+        self.shown.owed = true;
+        if let ControlFlow::Break(effect) = self.fleet_filter_key(&event, now_ms) {
+            return effect;
+        }
+        if let ControlFlow::Break(effect) = self.fleet_command_key(&event, now_ms) {
+            self.open_fleets_asks();
+            return effect;
+        }
+        let filtering = self.layers.has(LayerKind::Filter);
+        let effect = match event {
+            Event::InputAt(term, read) => self.input_at(term, read),
+            Event::Input(term) => self.input(term),
+            _ => None,
+        };
+        if filtering {
+            self.sync_fleet_filter();
+        }
+        self.open_fleets_asks();
+        // No local store over a fleet: only a quit or a host's command
+        // leaves.
+        effect.filter(|e| matches!(e, Effect::Quit | Effect::Fleet(_)))
+    }
+
+    /// What the fleet said or asked since the App last looked (a host's
+    /// answer, a command refused at once, a link's change: the fleet's
+    /// wiring applies those to [`App::fleet_mut`] and calls this after):
+    /// on the App's one flash line and layers.
+    pub fn settle_fleet(&mut self) {
+        self.open_fleets_asks();
+    }
+
+    /// Open what the fleet's rows asked of the App (its help, filter
+    /// prompt, `:` or jump line, a question, a row whole) as the App's
+    /// own layers; a quit asked quits.
+    fn open_fleets_asks(&mut self) {
+        let Some(fleet) = self.shown.fleet.as_deref_mut() else {
+            return;
+        };
+        let (quit, help, filter) = (fleet.quit(), fleet.take_help(), fleet.take_filter());
+        let (question, full_text) = (fleet.take_question(), fleet.take_full_text());
+        let command = fleet.take_command();
+        let said = fleet.take_said();
+        if let Some(said) = said {
+            self.fleet_said(said);
+        }
+        if quit {
             self.quitting = true;
         }
-        if fleet.take_help() {
+        if help {
             self.open_help();
             self.shown.owed = true;
         }
-        (!sent.is_empty()).then_some(Effect::Fleet(sent))
+        if let Some(question) = question {
+            self.ask(Question::Fleet(question));
+            self.shown.owed = true;
+        }
+        if filter {
+            self.open_fleet_filter();
+            self.shown.owed = true;
+        }
+        if let Some(jump) = command {
+            self.open_command(jump);
+            self.shown.owed = true;
+        }
+        if let Some(text) = full_text {
+            self.layers.open(Layer::FullText(FullView::new(text)));
+            self.shown.owed = true;
+        }
     }
 
     /// Whether a frame is owed: over a fleet, only when something drawn
@@ -108,6 +173,41 @@ impl App {
         match self.shown.fleet.as_deref_mut() {
             Some(fleet) => fleet.needs_draw() || owed,
             None => true,
+        }
+    }
+
+    /// The App's confirm layer answered a question over a fleet (`yes`:
+    /// `y` read once it was drawn): the fleet sends each command to its
+    /// host, else says `not done`.
+    pub(super) fn confirm_fleet(&mut self, question: FleetQuestion, yes: bool) -> Option<Effect> {
+        self.shown.owed = true;
+        let sent = self.shown.fleet.as_deref_mut()?.answer(question, yes);
+        (!sent.is_empty()).then_some(Effect::Fleet(sent))
+    }
+
+    /// What the fleet's rows said, on the App's one flash line (a refusal
+    /// or a failure a warning, anything else information; cleared after
+    /// [`super::FLASH_SECS`] as on one host).
+    fn fleet_said(&mut self, said: Said) {
+        match said {
+            Said::Say { text, error } => {
+                let level = if error {
+                    FlashLevel::Warning
+                } else {
+                    FlashLevel::Info
+                };
+                self.set_flash(level, text);
+            }
+            Said::Clear => self.flash = None,
+            Said::ClearFilterError => {
+                if self
+                    .flash
+                    .as_ref()
+                    .is_some_and(|f| f.level != FlashLevel::Info && f.text.starts_with("filter \""))
+                {
+                    self.flash = None;
+                }
+            }
         }
     }
 }

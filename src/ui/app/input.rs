@@ -85,9 +85,6 @@ impl App {
     /// confirmation dialog open is when it was shown (keys read before
     /// then do not answer it, [`App::input_at`]).
     pub fn drawn(&mut self, at: std::time::Instant) {
-        if let Some(fleet) = self.shown.fleet.as_deref_mut() {
-            fleet.drawn(at);
-        }
         if let Some(confirm) = self.layers.confirm_mut() {
             confirm.shown.get_or_insert(at);
         }
@@ -394,6 +391,7 @@ impl App {
             Question::QueueDown(instance, op, _) => self.confirm_queue_down(instance, *op),
             Question::Reap(instance) => self.confirm_reap(instance),
             Question::Verbs(question) => self.confirm_verbs(question),
+            Question::Fleet(question) => self.confirm_fleet(question, true),
         }
     }
 
@@ -406,6 +404,9 @@ impl App {
             Some(Question::QueueDown(instance, ..)) => self.cancel_queue_down(instance),
             Some(Question::Reap(instance)) => self.cancel_reap(instance),
             Some(Question::Verbs(question)) => self.cancel_verbs(&question),
+            Some(Question::Fleet(question)) => {
+                self.confirm_fleet(question, false);
+            }
             None => {}
         }
     }

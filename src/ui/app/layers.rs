@@ -42,6 +42,9 @@ pub enum Question {
     /// Renew or verify these instances (`L`, `v`, `:renew`, `:verify`;
     /// stackless 0.4.0).
     Verbs(super::VerbQuestion),
+    /// Send these commands to their hosts (a question over a fleet: each
+    /// names its host and the argv run there).
+    Fleet(super::fleet_question::FleetQuestion),
 }
 
 /// The confirmation dialog: its question and when it was first drawn

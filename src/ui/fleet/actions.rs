@@ -7,11 +7,12 @@ use std::collections::BTreeMap;
 use crossterm::event::{KeyCode, KeyEvent};
 use serde_json::Value;
 
-use super::{Confirm, FleetApp, FleetEffect, Focus, Layer, Sent};
+use super::{FleetApp, FleetEffect, Focus, Sent};
 use crate::model::fleet::rows::{Instance, InstanceKey};
 use crate::model::protocol::command::{Cmd, Command, Target};
 use crate::model::text::sanitize_short;
 use crate::model::verbs;
+use crate::ui::app::FleetQuestion;
 use crossterm::event::KeyModifiers;
 
 /// One action on one instance, before it is confirmed.
@@ -22,27 +23,32 @@ pub(super) enum Verb {
 }
 
 impl FleetApp {
+    /// Ask `lines` before sending `commands`: the question is the App's
+    /// to open in its one confirm layer ([`Self::take_question`]).
     pub(super) fn ask(&mut self, lines: Vec<String>, commands: Vec<(usize, Command)>) {
-        self.layers.push(Layer::Confirm(Confirm {
-            lines,
-            commands,
-            shown: None,
-        }));
+        self.shown.question = Some(FleetQuestion { lines, commands });
     }
 
-    pub(super) fn confirm_key(&mut self, key: KeyEvent) -> Vec<FleetEffect> {
-        let Some(Layer::Confirm(confirm)) = self.layers.pop() else {
-            return Vec::new();
-        };
-        // `y` or `Y`, as the console's key table takes them.
-        if !matches!(key.code, KeyCode::Char('y' | 'Y')) {
+    /// The question asked since the last call, for the App's confirm
+    /// layer (its typed-ahead guard and `[y/N]`); `y` there comes back as
+    /// [`Self::answer`].
+    pub fn take_question(&mut self) -> Option<FleetQuestion> {
+        self.shown.question.take()
+    }
+
+    /// The App's confirm layer answered `question` (`yes`: `y` or `Y` read
+    /// once the question was drawn): each command goes to its host, else
+    /// nothing is sent (`not done`).
+    pub fn answer(&mut self, question: FleetQuestion, yes: bool) -> Vec<FleetEffect> {
+        self.dirty = true;
+        if !yes {
             self.say("not done", false);
             return Vec::new();
         }
         let mut out = Vec::new();
         let batch = self.next_id;
-        self.batch_sizes.insert(batch, confirm.commands.len());
-        for (host, command) in confirm.commands {
+        self.batch_sizes.insert(batch, question.commands.len());
+        for (host, command) in question.commands {
             let what = describe(&command);
             out.push(self.send(host, command, Sent::Action(what, batch)));
         }

@@ -4,86 +4,14 @@
 //! fleet: an instance named `[HOST/]NAME`, the reaper's commands on a HOST
 //! or `all`.
 
-use crossterm::event::{KeyCode, KeyEvent};
-
-use super::actions::{Verb, ctrl, plain};
-use super::keys::delete_word;
-use super::{FleetApp, FleetEffect, Focus, Layer};
+use super::actions::Verb;
+use super::{FleetApp, FleetEffect, Focus};
 use crate::model::fleet::rows::InstanceKey;
 use crate::model::protocol::command::Command;
 use crate::model::text::sanitize_short;
 use crate::ui::command::UiCommand;
-use crate::ui::keys::Context;
 
 impl FleetApp {
-    pub(super) fn command_key(&mut self, key: KeyEvent) -> Vec<FleetEffect> {
-        let Some(Layer::Command(text)) = self.layers.last_mut() else {
-            return Vec::new();
-        };
-        if ctrl(&key, 'u') {
-            text.clear();
-            return Vec::new();
-        }
-        if ctrl(&key, 'w') {
-            delete_word(text);
-            return Vec::new();
-        }
-        if key.code == KeyCode::Tab {
-            self.complete();
-            return Vec::new();
-        }
-        let (lines, at) = &mut self.history;
-        match key.code {
-            KeyCode::Up if !lines.is_empty() => {
-                let to = at.map_or(lines.len() - 1, |a| a.saturating_sub(1));
-                *at = Some(to);
-                text.clone_from(&lines[to]);
-                return Vec::new();
-            }
-            KeyCode::Down if at.is_some() => {
-                let to = at.map_or(0, |a| a + 1);
-                if to < lines.len() {
-                    *at = Some(to);
-                    text.clone_from(&lines[to]);
-                } else {
-                    *at = None;
-                    text.clear();
-                }
-                return Vec::new();
-            }
-            _ => {}
-        }
-        match key.code {
-            KeyCode::Esc => {
-                self.layers.pop();
-                self.history.1 = None;
-            }
-            KeyCode::Backspace if text.is_empty() => {
-                self.layers.pop();
-            }
-            KeyCode::Backspace => {
-                text.pop();
-            }
-            KeyCode::Char(c) if plain(&key) && !c.is_control() => text.push(c),
-            KeyCode::Enter => {
-                let line = text.clone();
-                self.layers.pop();
-                self.history.1 = None;
-                if !line.trim().is_empty() && self.history.0.last() != Some(&line) {
-                    self.history.0.push(line.clone());
-                    if self.history.0.len() > 100 {
-                        self.history.0.remove(0);
-                    }
-                }
-                return self.run_command(&line);
-            }
-            _ => {
-                self.refuse_key(key, &[Context::CommandLine]);
-            }
-        }
-        Vec::new()
-    }
-
     /// `:logs`, `:renew`, `:verify` on the one instance `[HOST/]NAME`
     /// names: selected, then its key (`l`, `L`, `v`) as on the panes.
     fn named_command(&mut self, first: &str, rest: &[&str]) -> Vec<FleetEffect> {
@@ -137,64 +65,10 @@ impl FleetApp {
         true
     }
 
-    /// Tab on the `:` line: the first word completes to a command, a
-    /// later one to an active instance (`NAME`, or `HOST/NAME` when the
-    /// name is on several hosts); one candidate is taken whole (and a
-    /// space), several give their common start and the footer lists them.
-    pub(super) fn complete(&mut self) {
-        let Some(Layer::Command(text)) = self.layers.last() else {
-            return;
-        };
-        let text = text.clone();
-        let start = text.rfind(' ').map_or(0, |at| at + 1);
-        let (head, word) = text.split_at(start);
-        let candidates: Vec<String> = if start == 0 {
-            // The console's command names (`crate::ui::command`).
-            crate::ui::command::COMMANDS
-                .iter()
-                .filter(|c| c.starts_with(word))
-                .map(|c| (*c).to_owned())
-                .collect()
-        } else {
-            self.instance_words()
-                .into_iter()
-                .filter(|c| c.starts_with(word))
-                .collect()
-        };
-        let new = match candidates.as_slice() {
-            [] => None,
-            [one] => Some(format!("{head}{one} ")),
-            many => {
-                let common = many.iter().skip(1).fold(many[0].clone(), |common, c| {
-                    common
-                        .chars()
-                        .zip(c.chars())
-                        .take_while(|(a, b)| a == b)
-                        .map(|(a, _)| a)
-                        .collect()
-                });
-                let shown: Vec<String> =
-                    many.iter().take(8).map(|c| sanitize_short(c, 64)).collect();
-                let more = many.len().saturating_sub(8);
-                self.say(
-                    if more > 0 {
-                        format!("{} (and {more} more)", shown.join(" "))
-                    } else {
-                        shown.join(" ")
-                    },
-                    false,
-                );
-                Some(format!("{head}{common}"))
-            }
-        };
-        if let (Some(new), Some(Layer::Command(text))) = (new, self.layers.last_mut()) {
-            *text = new;
-        }
-    }
-
     /// The active instances as the `:` line names them: `NAME`, or
     /// `HOST/NAME` for a name on several hosts; sorted, once each.
-    fn instance_words(&self) -> Vec<String> {
+    #[must_use]
+    pub fn instance_words(&self) -> Vec<String> {
         let mut hosts_of: std::collections::BTreeMap<&str, Vec<usize>> =
             std::collections::BTreeMap::new();
         for (h, host) in self.fleet.hosts.iter().enumerate() {
@@ -276,7 +150,10 @@ impl FleetApp {
     /// The `:` line, read by the console's one parser
     /// (`crate::ui::command::parse_over_fleet`: its commands, `[HOST/]NAME`,
     /// a HOST for the reaper's), then carried out over the fleet.
-    pub(super) fn run_command(&mut self, line: &str) -> Vec<FleetEffect> {
+    /// Carry out the `:` line `line` over the fleet (the App's command
+    /// line hands it here on Enter), read by the console's parser over a
+    /// fleet: what to send where (a question first, for an action).
+    pub fn run_command(&mut self, line: &str) -> Vec<FleetEffect> {
         let command = match crate::ui::command::parse_over_fleet(line) {
             Ok(command) => command,
             Err(why) => {

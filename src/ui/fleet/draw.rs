@@ -10,7 +10,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Paragraph, Row, Table, Wrap};
+use ratatui::widgets::{Paragraph, Row, Table};
 use unicode_width::UnicodeWidthStr as _;
 
 use super::cells::{host_style, row_style, state_text, window};
@@ -25,6 +25,24 @@ use crate::ui::theme;
 /// Below this many rows the Hosts pane becomes one header line.
 pub(crate) const HOSTS_PANE_MIN_HEIGHT: u16 = 30;
 
+/// The fleet view's header, body and footer in `area`: the header is two
+/// lines below [`HOSTS_PANE_MIN_HEIGHT`] rows (the hosts as one line),
+/// else one; the footer one line.
+#[must_use]
+pub fn frame_areas(area: Rect) -> [Rect; 3] {
+    let header_height = if area.height < HOSTS_PANE_MIN_HEIGHT {
+        2
+    } else {
+        1
+    };
+    Layout::vertical([
+        Constraint::Length(header_height),
+        Constraint::Min(0),
+        Constraint::Length(1),
+    ])
+    .areas(area)
+}
+
 /// Draw the fleet view on `frame` at `now_ms` (unix milliseconds).
 pub fn draw(frame: &mut Frame, app: &FleetApp, now_ms: i64) {
     let now = now_ms.div_euclid(1000);
@@ -38,13 +56,7 @@ pub fn draw(frame: &mut Frame, app: &FleetApp, now_ms: i64) {
         return;
     }
     let small = area.height < HOSTS_PANE_MIN_HEIGHT;
-    let header_height = if small { 2 } else { 1 };
-    let [header, body, footer] = Layout::vertical([
-        Constraint::Length(header_height),
-        Constraint::Min(0),
-        Constraint::Length(1),
-    ])
-    .areas(area);
+    let [header, body, footer] = frame_areas(area);
     draw_header(frame, header, app, now, small);
     draw_footer(frame, footer, app);
     app.drawn_panes.replace(Vec::new());
@@ -61,9 +73,6 @@ pub fn draw(frame: &mut Frame, app: &FleetApp, now_ms: i64) {
             Focus::Backoffs => draw_backoffs(frame, body, app, now),
             Focus::Activity => draw_activity(frame, body, app),
             Focus::Hosts => draw_hosts(frame, body, app, now),
-        }
-        if let Some(Layer::Confirm(confirm)) = app.layer() {
-            draw_confirm(frame, body, &confirm.lines);
         }
         return;
     }
@@ -100,9 +109,6 @@ pub fn draw(frame: &mut Frame, app: &FleetApp, now_ms: i64) {
         (Focus::Backoffs, backoffs),
         (Focus::Activity, activity_area),
     ]);
-    if let Some(Layer::Confirm(confirm)) = app.layer() {
-        draw_confirm(frame, body, &confirm.lines);
-    }
 }
 
 fn draw_header(frame: &mut Frame, area: Rect, app: &FleetApp, now: i64, small: bool) {
@@ -167,78 +173,53 @@ fn search_line(search: &super::Search, width: usize) -> Line<'static> {
     Line::styled(fit(&words, width).into_owned(), theme::prompt())
 }
 
+/// The filter prompt as the footer's line over a fleet: the App's filter
+/// text being typed (`/text▏ (Enter keeps, Esc clears)`).
+pub fn draw_filter_prompt(frame: &mut Frame, area: Rect, text: &str) {
+    let line = Line::styled(
+        fit(
+            &format!("/{}▏ (Enter keeps, Esc clears)", sanitize_short(text, 512)),
+            usize::from(area.width),
+        )
+        .into_owned(),
+        theme::prompt(),
+    );
+    frame.render_widget(ratatui::widgets::Clear, area);
+    frame.render_widget(Paragraph::new(line), area);
+}
+
 fn draw_footer(frame: &mut Frame, area: Rect, app: &FleetApp) {
     let width = usize::from(area.width);
     let line = match app.layer() {
-        Some(Layer::Filter) => Line::styled(
-            fit(
-                &format!("/{}▏ (Enter keeps, Esc clears)", app.filter_text()),
-                width,
-            )
-            .into_owned(),
-            theme::prompt(),
-        ),
-        Some(Layer::Command(text)) => Line::styled(
-            fit(&format!(":{}▏", sanitize_short(text, 512)), width).into_owned(),
-            theme::prompt(),
-        ),
-        Some(Layer::Jump(text)) => Line::styled(
-            fit(
-                &format!(
-                    "jump to: {}▏ (Enter selects, Esc closes)",
-                    sanitize_short(text, 512)
-                ),
-                width,
-            )
-            .into_owned(),
-            theme::prompt(),
-        ),
-        Some(Layer::Text(_)) if app.flash().is_some() => Line::styled(
-            fit(app.flash().map_or("", |f| f.text.as_str()), width).into_owned(),
-            theme::failure(),
-        ),
-        Some(Layer::Text(TextView {
-            search: Some(search),
-            ..
-        })) => search_line(search, width),
+        Some(Layer::Text(view)) if let Some(search) = &view.search => search_line(search, width),
         Some(Layer::Text(_)) => Line::styled(
             "↑↓ jk scroll · PgUp/PgDn · g/G · Esc back".to_owned(),
             theme::key(),
         ),
-        _ => match app.flash() {
-            Some(flash) => {
-                let style = if flash.error {
-                    theme::failure()
-                } else {
-                    Style::new()
-                };
-                Line::styled(fit(&flash.text, width).into_owned(), style)
+        _ => {
+            let mut keys = Vec::new();
+            if !app.filter_text().is_empty() {
+                keys.push(format!("filter: {}", sanitize_short(app.filter_text(), 64)));
             }
-            None => {
-                let mut keys = Vec::new();
-                if !app.filter_text().is_empty() {
-                    keys.push(format!("filter: {}", sanitize_short(app.filter_text(), 64)));
-                }
-                keys.extend(
-                    [
-                        "Enter detail",
-                        "l logs",
-                        "r reap",
-                        "d down",
-                        "/ filter",
-                        "s sort",
-                        "Space mark",
-                        "P/R reaper",
-                        ": cmd",
-                        "Tab pane",
-                        "? help",
-                        "q quit",
-                    ]
-                    .map(str::to_owned),
-                );
-                Line::styled(whole_items(&keys, width), theme::key())
-            }
-        },
+            keys.extend(
+                [
+                    "Enter detail",
+                    "l logs",
+                    "r reap",
+                    "d down",
+                    "/ filter",
+                    "s sort",
+                    "Space mark",
+                    "P/R reaper",
+                    ": cmd",
+                    "Tab pane",
+                    "? help",
+                    "q quit",
+                ]
+                .map(str::to_owned),
+            );
+            Line::styled(whole_items(&keys, width), theme::key())
+        }
     };
     frame.render_widget(Paragraph::new(line), area);
 }
@@ -590,27 +571,4 @@ fn draw_text(frame: &mut Frame, area: Rect, view: &TextView) {
         .map(Line::raw)
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
-}
-
-fn draw_confirm(frame: &mut Frame, area: Rect, lines: &[String]) {
-    let width = area.width.saturating_sub(8).min(100);
-    let text: Vec<Line> = lines.iter().map(|l| Line::raw(l.clone())).collect();
-    let inner_width = usize::from(width.saturating_sub(2)).max(1);
-    let rows: usize = lines
-        .iter()
-        .map(|l| l.width().div_ceil(inner_width).max(1))
-        .sum();
-    let height = u16::try_from(rows + 2).unwrap_or(u16::MAX).min(area.height);
-    let popup = Rect {
-        x: area.x + (area.width - width) / 2,
-        y: area.y + area.height.saturating_sub(height) / 2,
-        width,
-        height,
-    };
-    frame.render_widget(Clear, popup);
-    let block = pane_block(title("Confirm", "", true), true);
-    frame.render_widget(
-        Paragraph::new(text).block(block).wrap(Wrap { trim: false }),
-        popup,
-    );
 }

@@ -6,41 +6,12 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 
 use super::actions::{Verb, ctrl, plain};
-use super::{FleetApp, FleetEffect, Focus, Layer};
+use super::{FleetApp, FleetEffect, Focus, Layer, Said};
 use crate::model::fleet::rows::{Instance, InstanceKey, Operation};
 use crate::model::text::sanitize_short;
 use crate::ui::keys::{self, Context, Input};
 
 impl FleetApp {
-    /// A key read from the terminal at `read` (the instant its burst was
-    /// read), handled at `now_ms`: while a question is open, a key read
-    /// before the question was first drawn ([`Self::drawn`]) is dropped
-    /// without effect, whatever it is ([`crate::model::confirm::answers`]:
-    /// `dy` in one write never answers the question `d` opens); anything
-    /// else as [`Self::key`].
-    pub fn key_at(
-        &mut self,
-        key: KeyEvent,
-        read: std::time::Instant,
-        now_ms: i64,
-    ) -> Vec<FleetEffect> {
-        if let Some(Layer::Confirm(confirm)) = self.layers.last()
-            && !crate::model::confirm::answers(read, confirm.shown)
-        {
-            return Vec::new();
-        }
-        self.key(key, now_ms)
-    }
-
-    /// A frame began to be drawn at `at`: the first one with a question
-    /// open is when it was shown (keys read before then do not answer it,
-    /// [`Self::key_at`]).
-    pub fn drawn(&mut self, at: std::time::Instant) {
-        if let Some(Layer::Confirm(confirm)) = self.layers.last_mut() {
-            confirm.shown.get_or_insert(at);
-        }
-    }
-
     /// A key at `now_ms`, taken as read after whatever is on screen was
     /// drawn; what to send where.
     pub fn key(&mut self, key: KeyEvent, now_ms: i64) -> Vec<FleetEffect> {
@@ -54,16 +25,6 @@ impl FleetApp {
             return Vec::new();
         }
         match self.layers.last() {
-            Some(Layer::Filter) => {
-                self.filter_key(key);
-                Vec::new()
-            }
-            Some(Layer::Command(_)) => self.command_key(key),
-            Some(Layer::Jump(_)) => {
-                self.jump_key(key);
-                Vec::new()
-            }
-            Some(Layer::Confirm(_)) => self.confirm_key(key),
             Some(Layer::Text(_)) => self.text_key(key),
             None => self.pane_key(key),
         }
@@ -74,14 +35,14 @@ impl FleetApp {
         let effects = self.pane_key_now(key);
         if !text_before && matches!(self.layers.last(), Some(Layer::Text(_))) {
             // A text view opened: its footer shows only what is said in it.
-            self.flash = None;
+            self.said = Some(Said::Clear);
         }
         effects
     }
 
     fn pane_key_now(&mut self, key: KeyEvent) -> Vec<FleetEffect> {
         if ctrl(&key, 'f') {
-            self.layers.push(Layer::Jump(String::new()));
+            self.shown.asked = Some(super::Asked::Jump);
             return Vec::new();
         }
         if ctrl(&key, 'a') {
@@ -103,8 +64,8 @@ impl FleetApp {
             KeyCode::PageDown => self.step(20),
             KeyCode::Home | KeyCode::Char('g') => self.step(i64::MIN / 2),
             KeyCode::End | KeyCode::Char('G') => self.step(i64::MAX / 2),
-            KeyCode::Char('/') => self.layers.push(Layer::Filter),
-            KeyCode::Char(':') => self.layers.push(Layer::Command(String::new())),
+            KeyCode::Char('/') => self.shown.asked = Some(super::Asked::Filter),
+            KeyCode::Char(':') => self.shown.asked = Some(super::Asked::Command),
             KeyCode::Char('s') => {
                 self.sort = self.sort.next_over_fleet();
                 self.reorder();
@@ -275,49 +236,21 @@ impl FleetApp {
         self.say(format!("{count} marked"), false);
     }
 
-    /// The jump prompt (Ctrl-F): typing edits the name, Enter selects the
-    /// row whose name matches it best (exact, then prefix, then substring;
-    /// the first in the table's order), Esc closes it. Its text is never a
-    /// command and never keys.
-    pub(super) fn jump_key(&mut self, key: KeyEvent) {
-        let Some(Layer::Jump(text)) = self.layers.last_mut() else {
-            return;
-        };
-        if ctrl(&key, 'u') {
-            text.clear();
-            return;
-        }
-        if ctrl(&key, 'w') {
-            delete_word(text);
-            return;
-        }
-        match key.code {
-            KeyCode::Esc => {
-                self.layers.pop();
-            }
-            KeyCode::Backspace => {
-                text.pop();
-            }
-            KeyCode::Char(c) if plain(&key) && !c.is_control() => text.push(c),
-            KeyCode::Enter => {
-                let name = text.clone();
-                self.layers.pop();
-                self.jump(&name);
-            }
-            _ => {}
-        }
-    }
-
-    /// Select the row whose name matches `name` best.
-    pub(super) fn jump(&mut self, name: &str) {
-        let names: Vec<String> = self
+    /// Select the row whose name (or `HOST/NAME`) matches `name` best:
+    /// equal, else its start, else inside it; none says so. The App's
+    /// jump line (Ctrl-F) hands its Enter here.
+    pub fn jump(&mut self, name: &str) {
+        // Each row as its NAME and as `HOST/NAME` (the `:` line's words,
+        // which Ctrl-F's Tab offers for a name on several hosts).
+        let name = name.trim();
+        let words: Vec<(String, String)> = self
             .rows()
             .iter()
             .map(|r| {
-                self.fleet.hosts[r.host].instances()[r.index]
-                    .key
-                    .name
-                    .clone()
+                let host = &self.fleet.hosts[r.host];
+                let row = host.instances()[r.index].key.name.clone();
+                let named = format!("{}/{row}", host.name);
+                (row, named)
             })
             .collect();
         let found = [
@@ -326,7 +259,11 @@ impl FleetApp {
             |n: &str, w: &str| n.contains(w),
         ]
         .iter()
-        .find_map(|matches| names.iter().position(|n| matches(n, name)));
+        .find_map(|matches| {
+            words
+                .iter()
+                .position(|(n, hn)| matches(n, name) || matches(hn, name))
+        });
         match found {
             Some(at) if !name.is_empty() => {
                 self.focus = Focus::Instances;
@@ -461,16 +398,15 @@ impl FleetApp {
 
     /// The filter typed (the console's one filter, `crate::ui::filter`):
     /// text that cannot be read keeps no row, and says why.
-    pub(super) fn set_filter(&mut self, text: String) {
+    /// Filter every host's rows by `text` (`crate::ui::filter`; the App's
+    /// filter prompt hands each edit here); a text that cannot be read
+    /// keeps no row and says why.
+    pub fn set_filter(&mut self, text: String) {
         self.filter = match crate::ui::filter::parse(&text) {
             Ok(filter) => {
                 // What the text typed so far could not read is gone.
-                if self
-                    .flash
-                    .as_ref()
-                    .is_some_and(|f| f.error && f.text.starts_with("filter \""))
-                {
-                    self.flash = None;
+                if !matches!(self.said, Some(Said::Say { .. })) {
+                    self.said = Some(Said::ClearFilterError);
                 }
                 filter
             }
@@ -483,47 +419,4 @@ impl FleetApp {
         self.filter_text = text;
         self.reorder();
     }
-
-    pub(super) fn filter_key(&mut self, key: KeyEvent) {
-        if ctrl(&key, 'u') {
-            self.set_filter(String::new());
-            return;
-        }
-        if ctrl(&key, 'w') {
-            let mut text = self.filter_text.clone();
-            delete_word(&mut text);
-            self.set_filter(text);
-            return;
-        }
-        match key.code {
-            KeyCode::Enter => {
-                self.layers.pop();
-            }
-            KeyCode::Esc => {
-                self.layers.pop();
-                self.set_filter(String::new());
-            }
-            KeyCode::Backspace => {
-                let mut text = self.filter_text.clone();
-                text.pop();
-                self.set_filter(text);
-            }
-            KeyCode::Char(c) if plain(&key) && !c.is_control() => {
-                let mut text = self.filter_text.clone();
-                text.push(c);
-                self.set_filter(text);
-            }
-            _ => {
-                self.refuse_key(key, &[Context::Filter]);
-            }
-        }
-    }
-}
-
-/// Ctrl-W in a prompt: the last word deleted, with the spaces after it.
-pub(super) fn delete_word(text: &mut String) {
-    let kept = text.trim_end().len();
-    text.truncate(kept);
-    let start = text.rfind(' ').map_or(0, |at| at + 1);
-    text.truncate(start);
 }

@@ -22,7 +22,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde_json::Value;
 
-pub use draw::draw;
+pub use draw::{draw, draw_filter_prompt, frame_areas};
 
 use crate::model::fleet::rows::InstanceKey;
 use crate::model::fleet::wire::{self, Message};
@@ -81,25 +81,12 @@ impl Focus {
     }
 }
 
-/// A command waiting for `y`: what is sent where, and the question.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Confirm {
-    /// The question's lines (the first is the question).
-    pub lines: Vec<String>,
-    /// (host, command without its `id`) to send on `y`.
-    pub commands: Vec<(usize, Command)>,
-    /// When a frame with this question first began to be drawn (`None`:
-    /// not drawn yet); only keys read since may answer it
-    /// ([`crate::model::confirm::answers`]).
-    pub shown: Option<std::time::Instant>,
-}
-
 /// A text view over the panes: an instance's detail (its agent's lines),
 /// its logs (followed over the agent) or a row whole (`e`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TextView {
     /// Which of the console's views it is, as the key table names it
-    /// (`Detail`, `Logs`, `FullText`): its keys are looked up
+    /// (`Detail`, `Logs`): its keys are looked up
     /// there.
     pub context: crate::ui::keys::Context,
     /// The title (`detail: alpha on fleet-3`).
@@ -131,25 +118,27 @@ pub struct Search {
 /// The layer over the panes, if any (the top takes the keys).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Layer {
-    /// The `/` prompt.
-    Filter,
-    /// The `:` prompt and its text.
-    Command(String),
-    /// The jump prompt (Ctrl-F) and the name typed so far.
-    Jump(String),
-    /// A question waiting for `y`.
-    Confirm(Confirm),
-    /// A text view.
-    Text(TextView),
+    /// A text view (boxed: it is far larger than a prompt).
+    Text(Box<TextView>),
 }
 
-/// The message line under the panes.
+/// What the fleet's rows said since the App last took it
+/// ([`FleetApp::take_said`]), for the App's one flash line (which clears
+/// itself after `crate::ui::app::FLASH_SECS`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Flash {
-    /// Its text.
-    pub text: String,
-    /// It says something failed or was refused.
-    pub error: bool,
+pub enum Said {
+    /// Say `text` (`error`: it says something failed or was refused).
+    Say {
+        /// Its text.
+        text: String,
+        /// It says something failed or was refused.
+        error: bool,
+    },
+    /// Clear the message line (a text view opened, a key in it).
+    Clear,
+    /// Clear the message line if it says the filter cannot be read (the
+    /// text typed since can).
+    ClearFilterError,
 }
 
 /// What was sent, by (host, id): how its reply is shown.
@@ -176,9 +165,29 @@ struct Shown {
     zoomed: bool,
     /// The first copy's flash said how to let OSC 52 through.
     clipboard_told: bool,
-    /// `?` or `:help` asked for the console's help, which the App over
-    /// this fleet opens as its own layer ([`FleetApp::take_help`]).
-    help_asked: bool,
+    /// `?` or `:help` asked for the console's help, `/` for the filter
+    /// prompt, which the App over this fleet opens as its own layer
+    /// ([`FleetApp::take_help`], [`FleetApp::take_filter`]).
+    asked: Option<Asked>,
+    /// A question asked, which the App over this fleet opens in its one
+    /// confirm layer ([`FleetApp::take_question`]).
+    question: Option<crate::ui::app::FleetQuestion>,
+    /// A row asked to be seen whole (`e`), which the App over this fleet
+    /// opens in its full-text layer ([`FleetApp::take_full_text`]).
+    full_text: Option<crate::model::fulltext::FullText>,
+}
+
+/// A layer of the App's that a key on the fleet's rows asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Asked {
+    /// The help (`?`, `:help`).
+    Help,
+    /// The filter prompt (`/`).
+    Filter,
+    /// The `:` line.
+    Command,
+    /// The jump prompt (Ctrl-F).
+    Jump,
 }
 
 /// The answers of one `y`'s commands, as they come.
@@ -216,7 +225,7 @@ pub struct FleetApp {
     reversed: bool,
     marks: BTreeSet<(usize, InstanceKey)>,
     layers: Vec<Layer>,
-    flash: Option<Flash>,
+    said: Option<Said>,
     next_id: u64,
     sent: HashMap<(usize, String), Sent>,
     /// How many commands each `y` sent (by its number).
@@ -228,8 +237,6 @@ pub struct FleetApp {
     copies: Vec<String>,
     /// `z` and the clipboard's first word.
     shown: Shown,
-    /// The `:` lines run, oldest first, and where ↑ / ↓ are in them.
-    history: (Vec<String>, Option<usize>),
     /// Where the last frame drew each pane (empty under a text view): a
     /// click or the wheel finds its pane there.
     drawn_panes: RefCell<Vec<(Focus, ratatui::layout::Rect)>>,
@@ -277,7 +284,7 @@ impl FleetApp {
             reversed: false,
             marks: BTreeSet::new(),
             layers: Vec::new(),
-            flash: None,
+            said: None,
             next_id: 1,
             sent: HashMap::new(),
             batch_sizes: HashMap::new(),
@@ -285,7 +292,6 @@ impl FleetApp {
             last_ping: vec![0; count],
             copies: Vec::new(),
             shown: Shown::default(),
-            history: (Vec::new(), None),
             drawn_panes: RefCell::new(Vec::new()),
             now,
             zone: jiff::tz::TimeZone::UTC,
@@ -588,10 +594,9 @@ impl FleetApp {
         self.layers.last()
     }
 
-    /// The message line.
-    #[must_use]
-    pub fn flash(&self) -> Option<&Flash> {
-        self.flash.as_ref()
+    /// What was said since the last call, for the App's flash line.
+    pub fn take_said(&mut self) -> Option<Said> {
+        self.said.take()
     }
 
     /// The clock the view last saw (unix seconds).
@@ -601,7 +606,7 @@ impl FleetApp {
     }
 
     fn say(&mut self, text: impl Into<String>, error: bool) {
-        self.flash = Some(Flash {
+        self.said = Some(Said::Say {
             text: text.into(),
             error,
         });

@@ -10,6 +10,7 @@ use super::actions::shown_id;
 use super::{FleetApp, FleetEffect, Focus, Layer, Search, Sent, TextView};
 use crate::model::fleet::Host;
 use crate::model::fleet::rows::{Instance, Operation};
+use crate::model::fulltext::{FullText, LABEL};
 use crate::model::text::sanitize_short;
 use crate::ui::keys::{self, Action, Context, Input};
 
@@ -47,7 +48,7 @@ impl FleetApp {
         let effect = self.send(host, Command::Detail(name.to_owned()), Sent::Detail);
         let FleetEffect::Send { line, .. } = &effect;
         let id = id_of(line);
-        self.layers.push(Layer::Text(TextView {
+        self.layers.push(Layer::Text(Box::new(TextView {
             context: Context::Detail,
             title: format!(
                 "detail: {} on {}",
@@ -60,7 +61,7 @@ impl FleetApp {
             logs: None,
             waiting: Some((host, id)),
             search: None,
-        }));
+        })));
         vec![effect]
     }
 
@@ -76,7 +77,7 @@ impl FleetApp {
         let effect = self.send(host, Command::Logs(name.clone(), None), Sent::Logs);
         let FleetEffect::Send { line, .. } = &effect;
         let id = id_of(line);
-        self.layers.push(Layer::Text(TextView {
+        self.layers.push(Layer::Text(Box::new(TextView {
             context: Context::Logs,
             title: format!(
                 "logs: {} on {}",
@@ -89,7 +90,7 @@ impl FleetApp {
             logs: Some((host, id.clone())),
             waiting: Some((host, id)),
             search: None,
-        }));
+        })));
         vec![effect]
     }
 
@@ -144,28 +145,60 @@ impl FleetApp {
                 None => return,
             },
         };
-        self.layers.push(Layer::Text(TextView {
-            context: Context::FullText,
-            title,
-            lines,
-            scroll: 0,
-            follow: false,
-            logs: None,
-            waiting: None,
-            search: None,
-        }));
+        self.shown.full_text = Some(full_text(&title, &lines));
+    }
+
+    /// The row `e` asked to see whole since the last call, for the App's
+    /// full-text layer (`crate::ui::app::FullView`: its wrapping under
+    /// the label column, its scroll keys, `e`/Esc closing it).
+    pub fn take_full_text(&mut self) -> Option<FullText> {
+        self.shown.full_text.take()
+    }
+
+    /// Whether `/` asked for the filter prompt since the last call (the
+    /// App over this fleet opens its own filter prompt then).
+    pub fn take_filter(&mut self) -> bool {
+        self.take_asked(super::Asked::Filter)
+    }
+
+    /// Whether `:` (`Some(false)`) or Ctrl-F (`Some(true)`, the jump
+    /// prompt) asked for the App's command line since the last call.
+    pub fn take_command(&mut self) -> Option<bool> {
+        if self.take_asked(super::Asked::Command) {
+            Some(false)
+        } else if self.take_asked(super::Asked::Jump) {
+            Some(true)
+        } else {
+            None
+        }
+    }
+
+    /// The clock is `now_ms` (unix milliseconds), as a key's would set it,
+    /// and a frame is owed.
+    pub fn at(&mut self, now_ms: i64) {
+        self.now = now_ms.div_euclid(1000);
+        self.dirty = true;
     }
 
     /// `?` or `:help`: the console's help is asked for (the App over this
     /// fleet opens its own help layer, the one help over 1..N hosts).
     pub(super) fn help(&mut self) {
-        self.shown.help_asked = true;
+        self.shown.asked = Some(super::Asked::Help);
     }
 
     /// Whether `?` or `:help` asked for the help since the last call (the
     /// App over this fleet opens its help layer then).
     pub fn take_help(&mut self) -> bool {
-        std::mem::take(&mut self.shown.help_asked)
+        self.take_asked(super::Asked::Help)
+    }
+
+    /// Whether `layer` was asked for since the last call (then no more).
+    fn take_asked(&mut self, layer: super::Asked) -> bool {
+        let asked = self.shown.asked == Some(layer);
+        if asked {
+            self.shown.asked = None;
+        }
+        asked
     }
 
     pub(super) fn text_key(&mut self, key: KeyEvent) -> Vec<FleetEffect> {
@@ -173,7 +206,7 @@ impl FleetApp {
             return Vec::new();
         };
         let last = view.lines.len().saturating_sub(1);
-        self.flash = None;
+        self.said = Some(super::Said::Clear);
         if view.context == Context::Logs && search_key(view, key) {
             if let Some(Layer::Text(view)) = self.layers.last()
                 && view
@@ -329,6 +362,22 @@ pub(super) fn instance_lines(host: &Host, instance: &Instance, now: i64) -> Vec<
     lines
 }
 
+/// `lines` as the console's full text titled `title`: a `label: value`
+/// line whose label fits the label column ([`LABEL`]) is labelled there
+/// (its value wraps under the value), any other line is kept as it is.
+fn full_text(title: &str, lines: &[String]) -> FullText {
+    let mut text = FullText::new(title);
+    for line in lines {
+        match line.split_once(": ") {
+            Some((label, value)) if label.len() < LABEL - 1 && label.is_ascii() => {
+                text.labelled(&format!("{label}:"), value);
+            }
+            _ => text.line(line),
+        }
+    }
+    text
+}
+
 pub(super) fn host_lines(host: &Host, now: i64) -> Vec<String> {
     let mut lines = vec![format!("state: {}", super::cells::state_text(host, now))];
     if let Some(error) = &host.link.error {
@@ -337,7 +386,7 @@ pub(super) fn host_lines(host: &Host, now: i64) -> Vec<String> {
         // Back since: its last error is still told whole (the Hosts pane
         // cuts it to its column).
         lines.push(format!(
-            "last error ({}): {}",
+            "last error: ({}) {}",
             crate::model::time::ago(*at, now),
             sanitize_short(error, 4_096)
         ));

@@ -213,6 +213,32 @@ fn render_question(frame: &mut Frame, area: Rect, title: &'static str, text: Str
     );
 }
 
+/// A question over a fleet (its lines as the fleet asks them: the host,
+/// the argv run there, what is skipped, `[y/N]`), centred in `area` (the
+/// fleet's body), at most 100 columns wide, wrapped.
+pub(crate) fn render_confirm_lines(frame: &mut Frame, area: Rect, lines: &[String]) {
+    let width = area.width.saturating_sub(8).min(100);
+    let text: Vec<Line> = lines.iter().map(|l| Line::raw(l.clone())).collect();
+    let inner_width = usize::from(width.saturating_sub(2)).max(1);
+    let rows: usize = lines
+        .iter()
+        .map(|l| l.width().div_ceil(inner_width).max(1))
+        .sum();
+    let height = u16::try_from(rows + 2).unwrap_or(u16::MAX).min(area.height);
+    let popup = Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + area.height.saturating_sub(height) / 2,
+        width,
+        height,
+    };
+    frame.render_widget(Clear, popup);
+    let block = crate::ui::panes::pane_block(crate::ui::panes::title("Confirm", "", true), true);
+    frame.render_widget(
+        Paragraph::new(text).block(block).wrap(Wrap { trim: false }),
+        popup,
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::reap_text;
