@@ -252,7 +252,8 @@ pub enum Action {
     /// stores only).
     CancelOperation,
     /// Renew the target's lease (`L`: the `:renew` line prefilled with its
-    /// recorded duration; a write key; stackless 0.4.0 stores only).
+    /// recorded duration; over marks, with no duration: each its own; a
+    /// write key; stackless 0.4.0 stores only).
     RenewLease,
     /// Verify the target (`v`: `stackless verify NAME --json`; a write
     /// key, it renews the lease; stackless 0.4.0 stores only).

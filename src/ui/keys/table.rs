@@ -426,7 +426,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     KeyEntry {
         keys: "L",
         fleet: "the same, on the row's host: its agent runs the renew there (the lease as recorded)",
-        help: "renew the lease: edit :renew NAME D (D: as recorded); y/N (0.4.0)",
+        help: "renew: edit :renew NAME D (D: each one's recorded lease); y/N",
         binds: &[bind(PANES_DETAIL, &[ch('L')], Action::RenewLease)],
         footer: &[
             foot(Panes, 15, "L", "renew", 5),
