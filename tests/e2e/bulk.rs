@@ -48,7 +48,11 @@ fn marks_and_bulk_r_list_the_refused_member() {
     assert!(screen.contains("● bravo"), "{screen}");
     assert!(screen.contains("● echo"), "{screen}");
     tui.send("r");
-    tui.wait_for("Reap 3 marked instances (alpha, bravo, echo)? [y/N]", UI);
+    // The refused member is named before `y`, with why.
+    tui.wait_for(
+        "Reap 3 marked instances (alpha, bravo, echo)? Refused, not run: echo: locked (foreign host). [y/N]",
+        UI,
+    );
     tui.send("y");
     tui.wait_for("locked (foreign host)", UI);
     let ran = tui.poll_until(UI, |_| argv_log(dir.path()).len() == 2);

@@ -116,7 +116,11 @@ fn space_marks_and_bulk_r_refuses_the_locked_one_with_its_reason() {
     assert_eq!(
         app.confirming_bulk()
             .map(stackless_tui::ui::app::Bulk::question),
-        Some("Reap 3 marked instances (alpha, bravo, delta)? [y/N]".to_owned())
+        Some(
+            "Reap 3 marked instances (alpha, bravo, delta)? Refused, not run: bravo: locked \
+             (alive). [y/N]"
+                .to_owned()
+        )
     );
     let text = render_app(&app, 100, 20);
     assert_snapshot!("bulk_confirm_100x20", text);
@@ -248,7 +252,8 @@ fn bulk_d_defaults_to_no_and_esc_clears_marks() {
             .map(stackless_tui::ui::app::Bulk::question),
         Some(
             "Tear down 5 marked instances (alpha, bravo, charlie and 2 more)? This runs: \
-             stackless down alpha --json, then the same with {name} = each other name [y/N]"
+             stackless down alpha --json, then the same with {name} = each other name. Refused, \
+             not run: bravo: locked (alive). [y/N]"
                 .to_owned()
         )
     );

@@ -1167,10 +1167,10 @@ fn bulk_d_queues_those_with_a_pending_operation_counted_apart() {
     let bulk = app.confirming_bulk().expect("the bulk question");
     assert_eq!(
         bulk.question(),
-        "Tear down 3 marked instances (alpha, bravo, charlie)? This runs: stackless down alpha \
-         --json, then the same with {name} = each other name. 1 has a pending operation: its \
-         teardown is queued behind it, to run after the current operation: stackless down \
-         charlie --no-wait --json [y/N]"
+        "Tear down 3 marked instances (alpha, bravo, charlie)? This runs: stackless down bravo \
+         --json. 1 has a pending operation: its teardown is queued behind it, to run after the \
+         current operation: stackless down charlie --no-wait --json. Refused, not run: alpha: a \
+         down of alpha is already running (op 3f2c…); nothing queued. [y/N]"
     );
     let Some(Effect::Bulk { jobs, queued, .. }) = press(&mut app, KeyCode::Char('y')) else {
         panic!("y runs the bulk teardown");

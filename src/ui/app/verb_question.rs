@@ -11,11 +11,11 @@ pub struct VerbQuestion {
     /// The first request's command line, shell-quoted for reading, as it
     /// will run (`stackless up --name alpha --lease 2h --json`).
     pub runs: String,
-    /// Why each named instance refused before asking is refused, one
-    /// sentence each naming it (the rules `y` runs,
+    /// Each named instance refused before asking, with why (one sentence
+    /// each (the rules `y` runs,
     /// [`crate::model::rules::verb_check`]; each also logged in Activity):
     /// a bulk `L` names a row without a lease or with an operation pending.
-    pub refused: Vec<String>,
+    pub refused: Vec<(String, String)>,
     /// The renews of a bulk question whose lease would end sooner than
     /// what is left: not run by this question's `y`, asked apart after it
     /// (their own question, their own `y`), sorted by name.
@@ -97,41 +97,8 @@ impl VerbQuestion {
         if !self.refused.is_empty() {
             text.push('.');
         }
-        text.push_str(&self.refused_text());
+        text.push_str(&super::bulk::refused_text(&self.refused));
         text.push_str(" [y/N]");
-        text
-    }
-
-    /// ` Refused, not run: bravo has a pending operation (...).` naming
-    /// each refused instance and why (the first [`super::BULK_NAMES_SHOWN`],
-    /// then `and N more (see Activity)`); empty when none is.
-    fn refused_text(&self) -> String {
-        let Some(first) = self.refused.first() else {
-            return String::new();
-        };
-        // Each reason as the rules word it (`refused: bravo has no lease
-        // ...; nothing run`), its frame said once for all.
-        let cut = |r: &String| {
-            let bare = r.strip_prefix("refused: ").unwrap_or(r);
-            let bare = bare.strip_suffix("; nothing run").unwrap_or(bare);
-            crate::model::text::sanitize_short(bare, crate::ui::text::CUT_LONG)
-        };
-        let mut text = format!(" Refused, not run: {}", cut(first));
-        for reason in self
-            .refused
-            .iter()
-            .skip(1)
-            .take(super::BULK_NAMES_SHOWN - 1)
-        {
-            text.push_str(&format!("; {}", cut(reason)));
-        }
-        if self.refused.len() > super::BULK_NAMES_SHOWN {
-            text.push_str(&format!(
-                "; and {} more (see Activity)",
-                self.refused.len() - super::BULK_NAMES_SHOWN
-            ));
-        }
-        text.push('.');
         text
     }
 

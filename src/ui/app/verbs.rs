@@ -174,7 +174,7 @@ impl App {
                     requests.push(VerbRequest { instance, verb });
                 }
                 Err(reason) => {
-                    refused.push(reason.clone());
+                    refused.push((name.clone(), reason.clone()));
                     self.refuse(name, reason);
                 }
             }
@@ -205,7 +205,7 @@ impl App {
         &self,
         requests: Vec<VerbRequest>,
         shorter: Vec<VerbRequest>,
-        refused: Vec<String>,
+        refused: Vec<(String, String)>,
     ) -> Option<VerbQuestion> {
         let first = requests.first()?;
         let argv = verbs::argv(self.stackless(), &first.instance.name, first.verb);
