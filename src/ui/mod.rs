@@ -212,7 +212,13 @@ pub fn draw(frame: &mut Frame, app: &App) {
             Layer::Help(_) => panes::help::render(frame, area, app),
             Layer::Confirm(confirm) => match &confirm.question {
                 Question::TearDown(instance) => {
-                    panes::confirm::render_confirm(frame, area, instance, app.teardown());
+                    panes::confirm::render_confirm(
+                        frame,
+                        area,
+                        instance,
+                        app.snapshot().liveness.get(&instance.name),
+                        app.teardown(),
+                    );
                 }
                 Question::Reap(instance) => panes::confirm::render_confirm_reap(
                     frame,

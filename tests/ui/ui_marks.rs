@@ -542,3 +542,35 @@ fn op_filters_match_the_oldest_pending_operation_of_each_name() {
         assert_eq!(app.filter(), "", "{filter}");
     }
 }
+
+/// `d` on an instance whose lock holder is gone (stale, as stackless §2
+/// decides it) says so before `y`: stackless takes the lock over; a lock
+/// whose pid was reused says that.
+#[test]
+fn d_on_a_stale_locked_instance_says_its_lock_is_stale() {
+    for (liveness, words) in [
+        (
+            Liveness::StalePidGone,
+            "Tear down bravo? Its up lock is stale (pid 4242 gone): stackless takes it over. This runs: stackless down bravo --json [y/N]",
+        ),
+        (
+            Liveness::StalePidReused,
+            "Tear down bravo? Its up lock is stale (pid 4242 reused by another process): stackless takes it over. This runs: stackless down bravo --json [y/N]",
+        ),
+    ] {
+        let mut app = app();
+        let mut snapshot = app.snapshot().clone();
+        snapshot.liveness_mut().insert("bravo".into(), liveness);
+        app.handle(Event::Snapshot(Arc::new(snapshot)), CAPTURE);
+        select(&mut app, "bravo");
+        assert_eq!(press(&mut app, KeyCode::Char('d')), None);
+        assert_eq!(app.confirming().map(|i| i.name.as_str()), Some("bravo"));
+        let text = render_app(&app, 200, 24);
+        let question: String = text
+            .lines()
+            .filter_map(|l| l.find("Tear down").map(|at| &l[at..]))
+            .map(|l| l.trim_end_matches(['║', ' ', '"']))
+            .collect();
+        assert_eq!(question, words, "{text}");
+    }
+}
