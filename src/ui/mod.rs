@@ -229,7 +229,9 @@ pub fn draw(frame: &mut Frame, app: &App) {
                     app.teardown(),
                 ),
                 Question::Bulk(bulk) => panes::confirm::render_confirm_bulk(frame, area, bulk),
-                Question::Cancel(op) => panes::confirm::render_confirm_cancel(frame, area, op),
+                Question::Cancel(op) => {
+                    panes::confirm::render_confirm_cancel(frame, area, op, app.stackless());
+                }
                 Question::QueueDown(instance, op, others) => {
                     panes::confirm::render_confirm_queue_down(
                         frame,

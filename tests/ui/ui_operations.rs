@@ -311,11 +311,15 @@ fn c_asks_naming_the_operation_and_y_asks_the_console() {
     assert_eq!(press(&mut app, KeyCode::Char('c')), None);
     let asked = app.confirming_cancel().expect("a question").clone();
     assert_eq!(
-        ui::opview::cancel_question(&asked),
-        "cancel up alpha (op 9b0e…)? y/N"
+        ui::opview::cancel_question(&asked, app.stackless()),
+        "Cancel up alpha (op 9b0e…)? This runs: stackless operation cancel \
+         9b0e5a77-0000-4000-8000-000000000003 --json [y/N]"
     );
     let text = render_app(&app, 80, 24);
-    assert!(text.contains("cancel up alpha (op 9b0e…)? y/N"), "{text}");
+    assert!(
+        text.contains("Cancel up alpha (op 9b0e…)? This runs:"),
+        "{text}"
+    );
     assert_snapshot!("confirm_cancel_80x24", text);
     assert_eq!(
         press(&mut app, KeyCode::Char('y')),

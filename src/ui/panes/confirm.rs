@@ -194,14 +194,15 @@ pub(crate) fn render_confirm_queue_down(
     );
 }
 
-/// Draw the cancel confirmation dialog for `op` (`cancel down alpha (op
-/// 3f2c…)? y/N`), centred in `area`.
-pub(crate) fn render_confirm_cancel(frame: &mut Frame, area: Rect, op: &Operation) {
+/// Draw the cancel confirmation dialog for `op`
+/// ([`crate::ui::opview::cancel_question`], run with `program`), centred
+/// in `area`.
+pub(crate) fn render_confirm_cancel(frame: &mut Frame, area: Rect, op: &Operation, program: &str) {
     render_question(
         frame,
         area,
         " Confirm cancel ",
-        crate::ui::opview::cancel_question(op),
+        crate::ui::opview::cancel_question(op, program),
     );
 }
 
