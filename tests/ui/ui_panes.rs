@@ -252,7 +252,7 @@ fn activity_pane_coalesces() {
     assert_snapshot!("activity_90x7", text);
     assert!(text.contains("13:53:06 reaper delta reaped"));
     assert!(text.contains("13:54:46 reaper golf failed: }"));
-    assert!(text.contains("13:57:17 reaper golf waiting out backoff: until 14:00:59 x12"));
+    assert!(text.contains("13:57:17 x12 reaper golf waiting out backoff: until 14:00:59"));
     assert!(text.contains("13:58:04 reaper echo skipped: locked: stale lock ignored"));
 }
 
@@ -651,7 +651,7 @@ fn r_on_a_live_lease_is_refused() {
     let text = render_pane(&app, 100, 4, panes::activity::render);
     assert!(
         text.contains(
-            "13:58:06 operator alpha refused: lease has not expired (use d to tear down) x2"
+            "13:58:06 x2 operator alpha refused: lease has not expired (use d to tear down)"
         ),
         "{text}"
     );
@@ -854,7 +854,7 @@ fn read_only_refuses_with_the_reason() {
     assert_eq!(last_activity(&app).4, 2);
     let text = render_app(&app, 120, 40);
     assert!(
-        text.contains("operator golf refused: read-only x2"),
+        text.contains("x2 operator golf refused: read-only"),
         "{text}"
     );
     assert!(text.contains("[warn] refused: read-only"), "{text}");

@@ -1,5 +1,5 @@
 //! The Activity pane: what the reaper and the operator did,
-//! `HH:MM:SS actor instance kind: detail`, coalesced (` x3`), newest last,
+//! `HH:MM:SS actor instance kind: detail`, coalesced (`HH:MM:SS x3 ...`), newest last,
 //! following the bottom unless the operator scrolled up. While focused, the
 //! selected line (j/k, a click; the newest while following) is drawn
 //! highlighted: Enter and `e` open it whole.
