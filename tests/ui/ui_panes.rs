@@ -1009,3 +1009,60 @@ fn a_hundred_thousand_instances_scroll() {
     let text = render_app(&app, 120, 40);
     assert!(text.contains(&format!("i{index:06}")), "{text}");
 }
+
+/// The Activity title counts the last hour's reaps by who did them: this
+/// console's reaper, the 0.4.0 controller's lease reaper, the operator,
+/// another process seen tombstoning; five equal failures fold into one
+/// line that says 5, its count before the text.
+#[test]
+fn activity_counts_reaps_by_actor_and_folds_exactly() {
+    let mut app = real_app();
+    let events = [
+        (Actor::Reaper, "golf", ActivityKind::Reaped, "down in 1.2s"),
+        (Actor::Reaper, "hotel", ActivityKind::Reaped, "down in 1.0s"),
+        (
+            Actor::Controller,
+            "india",
+            ActivityKind::Reaped,
+            "by its lease reaper (lease expired): down in 0.4s",
+        ),
+        (
+            Actor::Operator,
+            "alpha",
+            ActivityKind::TornDown,
+            "down in 2s",
+        ),
+        (Actor::Observed, "bravo", ActivityKind::Tombstoned, ""),
+    ];
+    for (actor, name, kind, detail) in events {
+        app.handle(
+            Event::Activity(Activity::new(CAPTURE - 60, actor, name, kind, detail)),
+            CAPTURE,
+        );
+    }
+    for _ in 0..5 {
+        app.handle(
+            Event::Activity(Activity::new(
+                CAPTURE - 30,
+                Actor::Reaper,
+                "juliet",
+                ActivityKind::Failed,
+                "down exited 1",
+            )),
+            CAPTURE,
+        );
+    }
+    let text = render_pane(&app, 160, 12, panes::activity::render);
+    let title = text.lines().next().expect("the title row");
+    assert!(
+        title.contains(
+            " 5 · failed ▁▁▁▁▁▁▁▁▁▁▁█ 5 · by this reaper 2, lease reaper 1, operator 1, elsewhere 1 "
+        ),
+        "{text}"
+    );
+    assert!(title.contains("1h reaped ▁▁▁▁▁▁▁▁▁▁▁█ 5"), "{text}");
+    assert!(
+        text.contains("x5 reaper juliet failed: down exited 1"),
+        "{text}"
+    );
+}

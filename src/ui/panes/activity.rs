@@ -17,9 +17,10 @@ use crate::ui::view;
 /// Shown before the first entry.
 pub const EMPTY: &str = "no activity yet";
 
-/// The last hour's reaps (`reaped`, `torn down`) and failures as
-/// sparklines ([`crate::ui::spark::last_hour_items`]), newest entries first until
-/// an hour back. A teardown killed at its deadline and torn down after
+/// The last hour's reaps (`reaped`, `torn down`, and an instance seen
+/// tombstoned by another process) and failures as sparklines
+/// ([`crate::ui::spark::last_hour_items`]), newest entries first until an
+/// hour back. A teardown killed at its deadline and torn down after
 /// all (its line begins with [`AFTER_ALL`]) counts once, as torn down: its
 /// failure, the one before it on that instance, is taken back.
 fn history(app: &App) -> Option<[Vec<String>; 2]> {
@@ -37,6 +38,9 @@ fn history(app: &App) -> Option<[Vec<String>; 2]> {
         .filter_map(move |l| {
             let entry = &l.entry;
             match entry.kind {
+                ActivityKind::Tombstoned if entry.actor == crate::event::Actor::Observed => {
+                    Some((entry.at, false, l.count))
+                }
                 ActivityKind::Reaped | ActivityKind::TornDown => {
                     if entry.detail.starts_with(AFTER_ALL) {
                         *amended.entry(entry.instance.as_str()).or_default() += l.count;
@@ -58,6 +62,41 @@ fn history(app: &App) -> Option<[Vec<String>; 2]> {
     crate::ui::spark::last_hour_items(events, now)
 }
 
+/// Who did the last hour's reaps ([`history`]'s), each counted:
+/// `by this reaper 2, lease reaper 1, operator 1, elsewhere 1` (this
+/// console's reaper; the 0.4.0 controller's lease reaper; the operator's
+/// keys; another console or process, seen tombstoning); `None` when none.
+#[must_use]
+pub fn reaps_by_actor(app: &App) -> Option<String> {
+    use crate::event::{ActivityKind as K, Actor};
+    let now = app.now();
+    // this reaper, lease reaper, operator, elsewhere
+    let mut counts = [0_u32; 4];
+    for logged in app
+        .activity()
+        .entries()
+        .iter()
+        .rev()
+        .take_while(|l| now.saturating_sub(l.entry.at) < 3600)
+    {
+        let slot = match (logged.entry.actor, logged.entry.kind) {
+            (Actor::Reaper, K::Reaped | K::TornDown) => 0,
+            (Actor::Controller, K::Reaped) => 1,
+            (Actor::Operator, K::Reaped | K::TornDown) => 2,
+            (Actor::Observed, K::Tombstoned) => 3,
+            _ => continue,
+        };
+        counts[slot] = counts[slot].saturating_add(logged.count);
+    }
+    let said: Vec<String> = ["this reaper", "lease reaper", "operator", "elsewhere"]
+        .iter()
+        .zip(counts)
+        .filter(|(_, n)| *n > 0)
+        .map(|(who, n)| format!("{who} {n}"))
+        .collect();
+    (!said.is_empty()).then(|| format!("by {}", said.join(", ")))
+}
+
 /// Draw the Activity pane into `area`.
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let is_focused = focused(app, Focus::Activity);
@@ -75,9 +114,10 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         items.push(format!("↓ {} newer (End follows)", entries.len() - end));
     }
     let room = super::title_room(area.width, &name);
+    let by = reaps_by_actor(app).into_iter().collect::<Vec<_>>();
     let suffix = match history(app) {
         Some([full, compact]) => {
-            let with = |spark: Vec<String>| [items.clone(), spark].concat();
+            let with = |spark: Vec<String>| [items.clone(), spark, by.clone()].concat();
             let full = with(full).join(" · ");
             if unicode_width::UnicodeWidthStr::width(full.as_str()) <= room {
                 full
