@@ -110,7 +110,7 @@ fn y_copies_the_name_and_capital_y_the_down_command_through_osc_52() {
     // A copy is "sent", not "copied" (the terminal may drop OSC 52); how to
     // allow it is said with the first copy.
     tui.wait_for(
-        "OSC 52 sent; not pasted? tmux: set -g set-clipboard on · golf",
+        "OSC 52 sent; not pasted? allow clipboard access (OSC 52) in the terminal · golf",
         UI,
     );
     assert!(
@@ -156,7 +156,7 @@ fn y_in_the_detail_view_copies_the_field_under_the_cursor_through_osc_52() {
     tui.send("y");
     // golf's lease (the fixture): expires_at 1795960354.
     tui.wait_for(
-        "OSC 52 sent; not pasted? tmux: set -g set-clipboard on · lease expires_at: 2026-11-29T13:52:34Z",
+        "OSC 52 sent; not pasted? allow clipboard access (OSC 52) in the terminal · lease expires_at: 2026-11-29T13:52:34Z",
         UI,
     );
     assert!(

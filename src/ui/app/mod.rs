@@ -207,6 +207,9 @@ struct Settings {
     /// Whether a copy's flash has said how to let OSC 52 through (said
     /// once a session: [`App::sent_to_clipboard`]).
     clipboard_told: bool,
+    /// Whether the console runs inside tmux (`TMUX` set): only then does
+    /// the first copy's flash suggest tmux's `set-clipboard`.
+    under_tmux: bool,
 }
 
 /// The whole UI state: the snapshot shown, the panes' tables, the layers
@@ -269,6 +272,7 @@ impl App {
                 stackless: crate::controller::cancel::DEFAULT_PROGRAM.to_owned(),
                 dry_run: false,
                 clipboard_told: false,
+                under_tmux: false,
             },
             config,
             now,
