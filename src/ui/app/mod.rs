@@ -369,7 +369,7 @@ impl App {
                 None
             }
             Event::Reaper(status) => {
-                self.status.reaper.status = Some(status);
+                self.reaper_reported(status);
                 None
             }
             Event::Watch(mode) => {

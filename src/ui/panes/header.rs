@@ -139,9 +139,18 @@ fn role_banners(app: &App, out: &mut Vec<BannerItem>) {
             format!("! standby: active console is {who}; this one watches and takes keys, and takes over when it exits")));
     }
     if let crate::event::RoleState::ControllerReaps { pid } = app.role() {
-        out.push(item(
-"controller_reaps", false,
-            format!("! standby: the stackless controller (pid {pid}) runs its lease reaper; this console's reaper takes over if it stops (--reaper always reaps here too)")));
+        // `P` in standby: do not take over when the controller stops
+        // (`model::rules`, the pause rule in standby).
+        let text = if app.reaper().paused {
+            format!(
+                "! standby: the stackless controller (pid {pid}) runs its lease reaper; this console won't take over if it stops (paused: P takes over)"
+            )
+        } else {
+            format!(
+                "! standby: the stackless controller (pid {pid}) runs its lease reaper; this console's reaper takes over if it stops (--reaper always reaps here too)"
+            )
+        };
+        out.push(item("controller_reaps", false, text));
     }
     if let crate::event::RoleState::Unavailable { reason } = app.role() {
         out.push(item(
