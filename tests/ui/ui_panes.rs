@@ -726,7 +726,14 @@ fn d_asks_and_n_cancels() {
         text.contains("Tear down alpha? This runs: '/opt/my tools/stackless' --state-dir /srv/s down alpha [y/N]"),
         "{text}"
     );
-    assert_snapshot!("confirm_dialog_80x24", render_app(&app, 80, 24));
+    // Under the question the footer lists its keys, not the panes'.
+    let screen = render_app(&app, 80, 24);
+    let footer = screen.lines().last().unwrap_or_default();
+    assert!(
+        footer.starts_with("\"y yes: run it  any other key no: nothing runs "),
+        "{footer}"
+    );
+    assert_snapshot!("confirm_dialog_80x24", screen);
     assert_eq!(press(&mut app, KeyCode::Char('n')), None);
     assert!(app.confirming().is_none());
     assert_eq!(

@@ -487,7 +487,12 @@ pub const ENTRIES: &[KeyEntry] = &[
             ),
             bind(&[Confirm], &[Key::Other], Action::CancelTearDown),
         ],
-        footer: &[],
+        // Under an open question the footer lists its keys, not the
+        // panes' (which it does not take).
+        footer: &[
+            foot(Confirm, 0, "y", "yes: run it", 0),
+            foot(Confirm, 1, "any other key", "no: nothing runs", 0),
+        ],
     },
     KeyEntry {
         keys: "mouse click",
