@@ -1073,3 +1073,27 @@ fn activity_counts_reaps_by_actor_and_folds_exactly() {
         "{text}"
     );
 }
+
+/// The help opens on the legend of the ST column, the marks a new reader
+/// meets first, then the keys; a search shows the keys only.
+#[test]
+fn help_starts_with_the_state_legend() {
+    let lines: Vec<String> = panes::help::lines("", 100)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        lines[0],
+        " State column (ST, after NAME): lease, lock, reap marks"
+    );
+    let keys = lines.iter().position(|l| l.starts_with(" ↑ / k")).unwrap();
+    assert!(lines[keys - 1].is_empty(), "{lines:#?}");
+    let found: Vec<String> = panes::help::lines("sort", 100)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(
+        !found.iter().any(|l| l.contains("State column")),
+        "{found:#?}"
+    );
+}

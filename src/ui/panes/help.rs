@@ -1,5 +1,6 @@
-//! The help overlay: every entry of the key table ([`crate::ui::keys`]),
-//! then the legend of the state marks, wrapped to the terminal's width and
+//! The help overlay: the legend of the state marks (the ST column a new
+//! reader meets first), then every entry of the key table
+//! ([`crate::ui::keys`]), wrapped to the terminal's width and
 //! scrolled (`↑↓`/`jk`, PgUp/PgDn) so it fits any size down to the
 //! console's minimum (60x15); `/` inside it keeps only the entries whose
 //! keys or text contain the query.
@@ -16,16 +17,22 @@ use crate::ui::app::{App, HelpView};
 use crate::ui::keys::ENTRIES;
 use crate::ui::{theme, view};
 
-/// The help's lines for a text area `width` columns wide: the entries
-/// whose keys or text contain `query` (case-insensitive; all of them when
-/// it is empty), each wrapped under its text column, then (without a
-/// query) the legend.
+/// The help's lines for a text area `width` columns wide: (without a
+/// query) the legend first, then the entries whose keys or text contain
+/// `query` (case-insensitive; all of them when it is empty), each wrapped
+/// under its text column.
 #[must_use]
 pub fn lines(query: &str, width: usize) -> Vec<Line<'static>> {
     let key_width = ENTRIES.iter().map(|e| e.keys.width()).max().unwrap_or(0);
     let needle = query.to_lowercase();
     let text_width = width.saturating_sub(key_width + 3).max(12);
-    let mut lines: Vec<Line<'static>> = Vec::new();
+    let mut lines: Vec<Line<'static>> = if needle.is_empty() {
+        let mut legend = legend(width);
+        legend.push(Line::raw(""));
+        legend
+    } else {
+        Vec::new()
+    };
     for (keys, what) in ENTRIES.iter().map(|e| (e.keys, e.help)) {
         if !needle.is_empty()
             && !keys.to_lowercase().contains(&needle)
@@ -51,9 +58,14 @@ pub fn lines(query: &str, width: usize) -> Vec<Line<'static>> {
                 theme::muted(),
             ));
         }
-        return lines;
     }
-    lines.push(Line::raw(""));
+    lines
+}
+
+/// The legend of the ST column's marks and the STATUS mark, wrapped to
+/// `width`.
+fn legend(width: usize) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
     let mut legend = vec![" State column (ST, after NAME): lease, lock, reap marks".to_owned()];
     for group in view::STATE_LEGEND.chunks(3) {
         let text: Vec<String> = group
