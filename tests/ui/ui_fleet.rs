@@ -1194,8 +1194,9 @@ fn every_key_table_entry_acts_on_the_rows_host_or_says_why_not() {
         }
     }
     // Every bind's keys in every context the fleet view has; refused:
-    // `p` and `y` in the detail, `w` in the logs view.
-    assert_eq!((pressed, refused), (149, 3));
+    // `p` and `y` in the detail, `w` in the logs view, `b` (the one-host
+    // banners).
+    assert_eq!((pressed, refused), (150, 4));
 }
 
 /// Ctrl-F then a name then Enter selects the row whose name matches best

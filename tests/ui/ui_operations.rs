@@ -1376,7 +1376,7 @@ fn the_overlay_scrolls_through_40_events() {
 /// finished operation the pending one stays on screen, first (its title says
 /// `1 pending`).
 #[test]
-fn the_pending_operation_stays_first_in_two_rows_at_80x24() {
+fn the_pending_operation_stays_first_under_a_banner_at_80x24() {
     let mut ops = vec![op("p0", "charlie", "up", OpStatus::Running, 100, 100)];
     for i in 0..10 {
         ops.push(op(
@@ -1430,7 +1430,8 @@ fn the_pending_operation_stays_first_in_two_rows_at_80x24() {
         .skip_while(|l| !l.contains(" Operations "))
         .take_while(|l| !l.contains(" Backoffs "))
         .collect();
-    assert_eq!(pane.len(), 5, "2 data rows: {text}");
+    // The banner takes one row (`b` puts it away): three data rows.
+    assert_eq!(pane.len(), 6, "3 data rows: {text}");
     assert!(
         pane[0].contains("Operations 1 pending · 10 finished"),
         "{text}"
@@ -1440,7 +1441,45 @@ fn the_pending_operation_stays_first_in_two_rows_at_80x24() {
         "{text}"
     );
     assert!(
-        pane[3].starts_with("\"│▶ down   delta    succeeded"),
+        pane[4].starts_with("\"│▶ down   delta    succeeded"),
         "{text}"
     );
+}
+
+/// At 80x24 each banner takes one row and says how to put it away; `b`
+/// folds them into one line and gives the rows back, `b` again shows them.
+#[test]
+fn b_puts_the_banners_away_and_back_at_80x24() {
+    let mut app = app();
+    app.handle(
+        Event::Controller(ControllerState {
+            pid: Some(4242),
+            lease_reaper: Some(true),
+            persistence_warning: Some(
+                "leases enforced only while the daemon happens to be running: cannot run launchctl: No such file or directory (os error 2)".into(),
+            ),
+            proxy_port: Some(39171),
+        }),
+        CAPTURE,
+    );
+    let rows = |text: &str| text.lines().filter(|l| l.starts_with("\"! ")).count();
+    let text = render_app(&app, 80, 24);
+    assert_eq!(rows(&text), 1, "{text}");
+    assert!(
+        text.contains(
+            "\"! stackless: leases enforced only while the daemon happens to be runn… · b hides\""
+        ),
+        "{text}"
+    );
+    assert_eq!(press(&mut app, KeyCode::Char('b')), None);
+    assert!(app.banners_away());
+    let text = render_app(&app, 80, 24);
+    assert_eq!(rows(&text), 1, "{text}");
+    assert!(
+        text.contains("\"! 1 banner put away (b shows them)"),
+        "{text}"
+    );
+    press(&mut app, KeyCode::Char('b'));
+    assert!(!app.banners_away());
+    assert!(render_app(&app, 80, 24).contains("· b hides"));
 }

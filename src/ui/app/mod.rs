@@ -250,6 +250,8 @@ pub struct App {
     quitting: bool,
     /// The focused pane has the whole body (`z`).
     zoom: bool,
+    /// The header's banners put away into one line (`b`).
+    banners_away: bool,
     pub(crate) viewport: Cell<Viewport>,
     /// The layout of the last full frame (`None` before it, or while the
     /// terminal is too small): where mouse events land.
@@ -307,6 +309,7 @@ impl App {
             flash: None,
             quitting: false,
             zoom: false,
+            banners_away: false,
             viewport: Cell::new(Viewport::default()),
             areas: Cell::new(None),
         }
@@ -569,6 +572,12 @@ impl App {
     #[must_use]
     pub const fn zoomed(&self) -> bool {
         self.zoom
+    }
+
+    /// Whether the header's banners are put away into one line (`b`).
+    #[must_use]
+    pub const fn banners_away(&self) -> bool {
+        self.banners_away
     }
 
     /// Whether the help overlay is open.

@@ -451,6 +451,13 @@ pub const ENTRIES: &[KeyEntry] = &[
         footer: &[foot(Panes, 14, "z", "zoom", 5)],
     },
     KeyEntry {
+        keys: "b",
+        fleet: "",
+        help: "put the header's banners away into one line, and back",
+        binds: &[bind(&[Panes], &[ch('b')], Action::ToggleBanners)],
+        footer: &[],
+    },
+    KeyEntry {
         keys: "P",
         fleet: "pause / resume the reaper of the selected row's (or Hosts pane's) host",
         help: "pause / resume this console's reaper (paused, it gives its role up)",

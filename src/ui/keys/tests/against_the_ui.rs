@@ -602,6 +602,7 @@ fn check(action: Action, app: &App, command: Option<Effect>, before: usize, cont
         }
         Action::ReaperPass => assert_eq!(command, Some(Effect::ReaperPass), "{what}"),
         Action::ToggleZoom => assert!(app.zoomed(), "{what}"),
+        Action::ToggleBanners => assert!(app.banners_away(), "{what}"),
     }
 }
 
