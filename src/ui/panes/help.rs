@@ -48,16 +48,14 @@ pub fn lines(query: &str, width: usize) -> Vec<Line<'static>> {
             ]));
         }
     }
-    if !needle.is_empty() {
-        if lines.is_empty() {
-            lines.push(Line::styled(
-                format!(
-                    " no key matches \"{}\"",
-                    sanitize_short(query, crate::ui::text::CUT_SHORT)
-                ),
-                theme::muted(),
-            ));
-        }
+    if !needle.is_empty() && lines.is_empty() {
+        lines.push(Line::styled(
+            format!(
+                " no key matches \"{}\"",
+                sanitize_short(query, crate::ui::text::CUT_SHORT)
+            ),
+            theme::muted(),
+        ));
     }
     lines
 }
