@@ -1040,6 +1040,23 @@ fn activity_counts_reaps_by_actor_and_folds_exactly() {
             "down in 2s",
         ),
         (Actor::Observed, "bravo", ActivityKind::Tombstoned, ""),
+        // The lease reaper's teardown seen in the store: counted once.
+        (Actor::Observed, "india", ActivityKind::Tombstoned, ""),
+        // A `down` the controller ran for someone else, and its
+        // tombstone: once, elsewhere; an `up` is no reap.
+        (
+            Actor::Controller,
+            "kilo",
+            ActivityKind::Succeeded,
+            "down in 1.0s",
+        ),
+        (Actor::Observed, "kilo", ActivityKind::Tombstoned, ""),
+        (
+            Actor::Controller,
+            "lima",
+            ActivityKind::Succeeded,
+            "up in 9s",
+        ),
     ];
     for (actor, name, kind, detail) in events {
         app.handle(
@@ -1063,11 +1080,11 @@ fn activity_counts_reaps_by_actor_and_folds_exactly() {
     let title = text.lines().next().expect("the title row");
     assert!(
         title.contains(
-            " 5 · failed ▁▁▁▁▁▁▁▁▁▁▁█ 5 · by this reaper 2, lease reaper 1, operator 1, elsewhere 1 "
+            " 6 · failed ▁▁▁▁▁▁▁▁▁▁▁█ 5 · by this reaper 2, lease reaper 1, operator 1, elsewhere 2 "
         ),
         "{text}"
     );
-    assert!(title.contains("1h reaped ▁▁▁▁▁▁▁▁▁▁▁█ 5"), "{text}");
+    assert!(title.contains("1h reaped ▁▁▁▁▁▁▁▁▁▁▁█ 6"), "{text}");
     assert!(
         text.contains("x5 reaper juliet failed: down exited 1"),
         "{text}"

@@ -17,8 +17,8 @@ use crate::ui::view;
 /// Shown before the first entry.
 pub const EMPTY: &str = "no activity yet";
 
-/// The last hour's reaps (`reaped`, `torn down`, and an instance seen
-/// tombstoned by another process) and failures as sparklines
+/// The last hour's reaps (each teardown once: [`reap_slot`]) and failures
+/// as sparklines
 /// ([`crate::ui::spark::last_hour_items`]), newest entries first until an
 /// hour back. A teardown killed at its deadline and torn down after
 /// all (its line begins with [`AFTER_ALL`]) counts once, as torn down: its
@@ -26,6 +26,7 @@ pub const EMPTY: &str = "no activity yet";
 fn history(app: &App) -> Option<[Vec<String>; 2]> {
     use crate::event::ActivityKind;
     let now = app.now();
+    let downs = controller_downs(app);
     // Per instance: amendments seen (newest first) whose failure is not
     // reached yet.
     let mut amended: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
@@ -38,8 +39,9 @@ fn history(app: &App) -> Option<[Vec<String>; 2]> {
         .filter_map(move |l| {
             let entry = &l.entry;
             match entry.kind {
-                ActivityKind::Tombstoned if entry.actor == crate::event::Actor::Observed => {
-                    Some((entry.at, false, l.count))
+                // Another process's teardown, once.
+                ActivityKind::Tombstoned | ActivityKind::Succeeded => {
+                    reap_slot(entry, &downs).map(|_| (entry.at, false, l.count))
                 }
                 ActivityKind::Reaped | ActivityKind::TornDown => {
                     if entry.detail.starts_with(AFTER_ALL) {
@@ -62,14 +64,56 @@ fn history(app: &App) -> Option<[Vec<String>; 2]> {
     crate::ui::spark::last_hour_items(events, now)
 }
 
+/// The instances the 0.4.0 controller ran a `down` on in the last hour (a
+/// `controller` line `reaped` by its lease reaper, or `succeeded: down
+/// ...`): their `observed ... tombstoned` line is the same teardown.
+fn controller_downs(app: &App) -> std::collections::HashSet<&str> {
+    let now = app.now();
+    app.activity()
+        .entries()
+        .iter()
+        .rev()
+        .take_while(|l| now.saturating_sub(l.entry.at) < 3600)
+        .filter(|l| is_controller_down(&l.entry))
+        .map(|l| l.entry.instance.as_str())
+        .collect()
+}
+
+fn is_controller_down(entry: &crate::event::Activity) -> bool {
+    use crate::event::{ActivityKind as K, Actor};
+    entry.actor == Actor::Controller
+        && (entry.kind == K::Reaped
+            || (entry.kind == K::Succeeded && entry.detail.starts_with("down")))
+}
+
+/// Who did a teardown line, once per teardown: 0 this console's reaper, 1
+/// the controller's lease reaper, 2 the operator's keys, 3 elsewhere (a
+/// `down` the controller ran for someone else, or an instance seen
+/// tombstoned by another process whose `down` the controller did not run:
+/// `downs`, [`controller_downs`]); `None` for any other line.
+fn reap_slot(
+    entry: &crate::event::Activity,
+    downs: &std::collections::HashSet<&str>,
+) -> Option<usize> {
+    use crate::event::{ActivityKind as K, Actor};
+    match (entry.actor, entry.kind) {
+        (Actor::Reaper, K::Reaped | K::TornDown) => Some(0),
+        (Actor::Controller, K::Reaped) => Some(1),
+        (Actor::Operator, K::Reaped | K::TornDown) => Some(2),
+        (Actor::Controller, K::Succeeded) if is_controller_down(entry) => Some(3),
+        (Actor::Observed, K::Tombstoned) if !downs.contains(entry.instance.as_str()) => Some(3),
+        _ => None,
+    }
+}
+
 /// Who did the last hour's reaps ([`history`]'s), each counted:
 /// `by this reaper 2, lease reaper 1, operator 1, elsewhere 1` (this
 /// console's reaper; the 0.4.0 controller's lease reaper; the operator's
 /// keys; another console or process, seen tombstoning); `None` when none.
 #[must_use]
 pub fn reaps_by_actor(app: &App) -> Option<String> {
-    use crate::event::{ActivityKind as K, Actor};
     let now = app.now();
+    let downs = controller_downs(app);
     // this reaper, lease reaper, operator, elsewhere
     let mut counts = [0_u32; 4];
     for logged in app
@@ -79,12 +123,8 @@ pub fn reaps_by_actor(app: &App) -> Option<String> {
         .rev()
         .take_while(|l| now.saturating_sub(l.entry.at) < 3600)
     {
-        let slot = match (logged.entry.actor, logged.entry.kind) {
-            (Actor::Reaper, K::Reaped | K::TornDown) => 0,
-            (Actor::Controller, K::Reaped) => 1,
-            (Actor::Operator, K::Reaped | K::TornDown) => 2,
-            (Actor::Observed, K::Tombstoned) => 3,
-            _ => continue,
+        let Some(slot) = reap_slot(&logged.entry, &downs) else {
+            continue;
         };
         counts[slot] = counts[slot].saturating_add(logged.count);
     }
