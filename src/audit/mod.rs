@@ -71,6 +71,7 @@ pub fn classify(kind: ActivityKind) -> (&'static str, &'static str) {
         ActivityKind::Refused => ("refuse", "refused"),
         ActivityKind::Error => ("error", "error"),
         ActivityKind::Cancelled => ("operation", "cancelled"),
+        ActivityKind::CancelRequested => ("operation", "cancel-requested"),
         ActivityKind::Succeeded => ("operation", "succeeded"),
         ActivityKind::Queued => ("operation", "queued"),
         ActivityKind::Interrupted => ("operation", "interrupted"),

@@ -276,6 +276,7 @@ pub(super) fn new_app(setup: &Setup, teardowns: &JobRunner) -> App {
     app.set_teardown(setup.teardown.clone());
     app.set_stackless(setup.stackless.to_string_lossy().into_owned());
     app.set_down_command(teardowns.config().down.clone());
+    app.set_under_tmux(std::env::var_os("TMUX").is_some_and(|v| !v.is_empty()));
     app.set_dry_run(teardowns.config().dry_run);
     app.set_zone(setup.zone.clone());
     app

@@ -137,8 +137,9 @@ pub async fn run(program: &OsString, id: &str, timeout: Duration) -> Outcome {
 }
 
 /// The operator's Activity for `outcome` at `at`: `cancelled` with `down
-/// alpha (op 3f2c…)`, `cancelled` with `cancel requested: up alpha stops at
-/// its next step (op 3f2c…)`, `refused` with `cancel refused: <code>:
+/// alpha (op 3f2c…)` (a queued one: the store shows it cancelled), `cancel
+/// requested` with `up alpha stops at its next step (op 3f2c…)` (a running
+/// one: `cancelled` is said when the store shows it), `refused` with `cancel refused: <code>:
 /// <message>`, or an `error`.
 #[must_use]
 pub fn activity(request: &CancelRequest, outcome: &Outcome, at: i64) -> Activity {
@@ -151,9 +152,9 @@ pub fn activity(request: &CancelRequest, outcome: &Outcome, at: i64) -> Activity
     let (kind, detail) = match outcome {
         Outcome::Cancelled => (ActivityKind::Cancelled, what),
         Outcome::Requested => (
-            ActivityKind::Cancelled,
+            ActivityKind::CancelRequested,
             format!(
-                "cancel requested: {} {} stops at its next step (op {})",
+                "{} {} stops at its next step (op {})",
                 request.verb,
                 request.instance,
                 short_id(&request.id)
@@ -361,8 +362,8 @@ esac
         assert_eq!(
             line(&up, &outcome),
             (
-                ActivityKind::Cancelled,
-                "cancel requested: up bravo stops at its next step (op runn…)".into()
+                ActivityKind::CancelRequested,
+                "up bravo stops at its next step (op runn…)".into()
             )
         );
         let down = request("running-down", "charlie", "down");

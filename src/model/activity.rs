@@ -65,6 +65,11 @@ pub enum ActivityKind {
     /// took: a queued one is cancelled, a running `up` stops at its next
     /// step), or one was observed to end cancelled.
     Cancelled,
+    /// The operator's cancel was recorded on a running operation
+    /// (`stackless operation cancel` on a running `up`: its status stays
+    /// `running`, it stops at its next step). `Cancelled` only once the
+    /// store shows the operation cancelled.
+    CancelRequested,
     /// A controller operation was observed to succeed.
     Succeeded,
     /// The operator's `d` put a `down` in the controller's queue behind the
@@ -124,6 +129,7 @@ impl fmt::Display for ActivityKind {
             Self::WouldReap => "would reap",
             Self::Error => "error",
             Self::Cancelled => "cancelled",
+            Self::CancelRequested => "cancel requested",
             Self::Succeeded => "succeeded",
             Self::Queued => "queued",
             Self::Interrupted => "interrupted",

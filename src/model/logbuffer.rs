@@ -366,6 +366,17 @@ impl Buffer {
         true
     }
 
+    /// Whether any line held matches `query` (a search that found nothing
+    /// says `no match`, not `no older match`).
+    #[must_use]
+    pub fn holds_match(&self, query: &str) -> bool {
+        !query.is_empty()
+            && self
+                .lines
+                .iter()
+                .any(|l| !find_all(&l.text, query).is_empty())
+    }
+
     /// Move to the next match of `query`, older (`n`) or newer (`N`) than
     /// the current one (or the bottom line shown); it becomes the bottom
     /// row. `false` when there is none among the lines held.
@@ -420,6 +431,16 @@ mod tests {
         (0..n)
             .map(|i| line(&format!("l{i}"), i as u64 * 10))
             .collect()
+    }
+
+    /// A search with no match held anywhere is told apart from one with
+    /// no match older or newer than the current one.
+    #[test]
+    fn holds_match_says_whether_any_line_matches() {
+        let b = Buffer::new(lines(20), Older::Start);
+        assert!(b.holds_match("l19"));
+        assert!(!b.holds_match("nowhere"));
+        assert!(!b.holds_match(""));
     }
 
     #[test]

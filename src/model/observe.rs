@@ -31,6 +31,11 @@ pub enum Observed {
     /// A controller operation that was pending (or not shown) and is now
     /// finished.
     Finished(Box<Operation>),
+    /// A `down` the controller ran to success on an instance whose lease
+    /// had run out when the `down` was queued: its lease reaper's
+    /// (stackless 0.4.0 controller: each pass queues a `down` for every
+    /// expired lease, `{"name","verb":"down"}` as the CLI's own).
+    LeaseReaped(Box<Operation>),
 }
 
 impl Observed {
@@ -39,7 +44,7 @@ impl Observed {
     pub fn instance(&self) -> &str {
         match self {
             Self::Appeared { name, .. } | Self::Tombstoned { name } => name,
-            Self::Finished(op) => &op.instance,
+            Self::Finished(op) | Self::LeaseReaped(op) => &op.instance,
         }
     }
 
@@ -77,6 +82,16 @@ impl Observed {
                 }
                 Activity::new(at, Actor::Controller, &op.instance, kind, detail)
             }
+            Self::LeaseReaped(op) => Activity::new(
+                at,
+                Actor::Controller,
+                &op.instance,
+                ActivityKind::Reaped,
+                format!(
+                    "by its lease reaper (lease expired): down in {}",
+                    op.took_and_queued(at)
+                ),
+            ),
         }
     }
 }
@@ -150,10 +165,28 @@ pub fn changes(prev: &Rows, next: &Rows) -> Vec<Observed> {
             continue;
         }
         if before.get(op.id.as_str()).is_none_or(|s| s.is_pending()) {
-            out.push(Observed::Finished(Box::new(op.clone())));
+            let op = Box::new(op.clone());
+            out.push(if lease_reaped(prev, next, &op) {
+                Observed::LeaseReaped(op)
+            } else {
+                Observed::Finished(op)
+            });
         }
     }
     out
+}
+
+/// Whether `op` is a `down` that succeeded on an instance whose lease (as
+/// `prev` held it, else `next`) had run out by the time it was queued: what
+/// the 0.4.0 controller's lease reaper queues.
+fn lease_reaped(prev: &Rows, next: &Rows, op: &Operation) -> bool {
+    op.verb == "down"
+        && op.status == OpStatus::Succeeded
+        && prev
+            .instance(&op.instance)
+            .or_else(|| next.instance(&op.instance))
+            .and_then(|i| i.lease)
+            .is_some_and(|lease| lease.expires_at <= op.created_at)
 }
 
 #[cfg(test)]
@@ -254,6 +287,44 @@ mod tests {
         );
         // The same snapshot again: nothing new.
         assert!(changes(&next, &next).is_empty());
+    }
+
+    /// A `down` the controller queued for a lease already run out is its
+    /// lease reaper's, and reads so (`reaped`); a `down` queued while the
+    /// lease still ran, or one that failed, reads as the controller's
+    /// operation.
+    #[test]
+    fn a_down_queued_after_the_lease_ran_out_is_the_lease_reapers() {
+        let mut expired = instance("alpha", Status::Active, "a1");
+        expired.lease = Some(Lease {
+            duration_secs: 60,
+            expires_at: 999,
+        });
+        let mut failing = instance("bravo", Status::Active, "b1");
+        failing.lease = expired.lease;
+        let prev = Rows {
+            instances: vec![expired, failing, instance("charlie", Status::Active, "c1")].into(),
+            operations: vec![
+                op("op-1", "alpha", "down", OpStatus::Running),
+                op("op-2", "bravo", "down", OpStatus::Running),
+                op("op-3", "charlie", "down", OpStatus::Running),
+            ],
+            ..Rows::default()
+        };
+        let mut next = prev.clone();
+        next.operations = vec![
+            op("op-1", "alpha", "down", OpStatus::Succeeded),
+            op("op-2", "bravo", "down", OpStatus::Failed),
+            op("op-3", "charlie", "down", OpStatus::Succeeded),
+        ];
+        assert_eq!(
+            lines(&prev, &next),
+            [
+                "controller alpha reaped: by its lease reaper (lease expired): down in ≤2s (queue wait included)",
+                "controller bravo failed: down in ≤2s (queue wait included)",
+                "controller charlie succeeded: down in ≤2s (queue wait included)",
+            ]
+        );
     }
 
     /// A finished operation's "took" is its run time, its wait in the

@@ -275,6 +275,25 @@ pub fn lease_text(secs: u64) -> String {
     humantime::format_duration(std::time::Duration::from_secs(secs)).to_string()
 }
 
+/// Whether a renew at `lease_secs` shortens a lease with `left_secs`
+/// seconds left: `stackless up --lease D` sets the expiry to now + D
+/// (stackless §6, the lease), so a D under what is left ends it sooner.
+/// A lease already run out (`left_secs <= 0`) is never shortened.
+#[must_use]
+pub fn shortens(lease_secs: u64, left_secs: i64) -> bool {
+    i64::try_from(lease_secs).unwrap_or(i64::MAX) < left_secs
+}
+
+/// Whether renewing `instance` at `lease_secs` at `now` (Unix seconds)
+/// shortens its lease ([`shortens`]); `false` without a lease.
+#[must_use]
+pub fn renew_shortens(instance: &Instance, lease_secs: u64, now: i64) -> bool {
+    instance
+        .lease
+        .as_ref()
+        .is_some_and(|l| shortens(lease_secs, l.expires_at.saturating_sub(now)))
+}
+
 /// The duration the renew prompt starts with: the instance's recorded
 /// `leases.duration_secs`, else [`FALLBACK_LEASE_SECS`]; bounded.
 #[must_use]

@@ -67,10 +67,7 @@ pub(crate) fn verify(entry: &Activity, zone: &Zone) -> FullText {
     full.labelled("instance", &entry.instance);
     full.labelled("at", &time::stamp(entry.at, zone));
     if let Some(took) = entry.duration {
-        full.labelled(
-            "took",
-            &time::span(i64::try_from(took.as_secs()).unwrap_or(i64::MAX)),
-        );
+        full.labelled("took", &took_text(took));
     }
     let answer = match interpret(Verb::Verify, Some(0), &entry.envelope) {
         Outcome::Verified(passed) => Outcome::Verified(passed),
@@ -136,6 +133,17 @@ pub(crate) fn verify(entry: &Activity, zone: &Zone) -> FullText {
         }
     }
     full
+}
+
+/// How long a verify took, in the unit its check's own result uses under
+/// 10 s (`327 ms`, beside `passed (exit 0, 12 ms)`), else as the console
+/// says spans (`1m 05s`).
+fn took_text(took: std::time::Duration) -> String {
+    if took < std::time::Duration::from_secs(10) {
+        format!("{} ms", took.as_millis())
+    } else {
+        time::span(i64::try_from(took.as_secs()).unwrap_or(i64::MAX))
+    }
 }
 
 /// The `down --json` section of a failed teardown: its whole answer, an
@@ -297,6 +305,30 @@ pub(crate) fn instance(
 mod tests {
     use super::*;
     use crate::event::{ActivityKind, Actor};
+
+    /// A verify's run time reads in the unit of its check's result beside
+    /// it (`327 ms`, not `0s`), and as a span from 10 s on.
+    #[test]
+    fn a_verify_took_reads_in_one_unit_with_its_result() {
+        let mut entry = Activity::new(
+            3_600,
+            Actor::Operator,
+            "alpha",
+            ActivityKind::Verified,
+            "default check passed",
+        )
+        .with_envelope(r#"{"schema_version":2,"ok":true,"instance":"alpha","duration_ms":327,"exit_status":0,"log_path":"/s/logs/verify.log","lease_remaining_secs":7200}"#);
+        entry.duration = Some(std::time::Duration::from_millis(327));
+        let full = verify(&entry, &Zone::UTC);
+        let took: Vec<&String> = full
+            .lines
+            .iter()
+            .filter(|l| l.starts_with("took"))
+            .collect();
+        assert_eq!(took.len(), 1, "{:#?}", full.lines);
+        assert!(took[0].ends_with(" 327 ms"), "{took:?}");
+        assert_eq!(took_text(std::time::Duration::from_secs(65)), "1m 05s");
+    }
 
     #[test]
     fn activity_shows_the_whole_envelope_and_the_stderr_tail() {

@@ -216,7 +216,13 @@ pub fn draw(frame: &mut Frame, app: &App) {
             Layer::Help(_) => panes::help::render(frame, area, app),
             Layer::Confirm(confirm) => match &confirm.question {
                 Question::TearDown(instance) => {
-                    panes::confirm::render_confirm(frame, area, instance, app.teardown());
+                    panes::confirm::render_confirm(
+                        frame,
+                        area,
+                        instance,
+                        app.snapshot().liveness.get(&instance.name),
+                        app.teardown(),
+                    );
                 }
                 Question::Reap(instance) => panes::confirm::render_confirm_reap(
                     frame,
@@ -227,7 +233,9 @@ pub fn draw(frame: &mut Frame, app: &App) {
                     app.teardown(),
                 ),
                 Question::Bulk(bulk) => panes::confirm::render_confirm_bulk(frame, area, bulk),
-                Question::Cancel(op) => panes::confirm::render_confirm_cancel(frame, area, op),
+                Question::Cancel(op) => {
+                    panes::confirm::render_confirm_cancel(frame, area, op, app.stackless());
+                }
                 Question::QueueDown(instance, op, others) => {
                     panes::confirm::render_confirm_queue_down(
                         frame,

@@ -96,14 +96,28 @@ pub fn pending_text(op: &Operation, now: i64) -> String {
     text
 }
 
-/// The cancel question: `cancel down alpha (op 3f2c…)? y/N`.
+/// The cancel question, naming the command as it will run with `program`
+/// (`--stackless`): `Cancel down alpha (op 3f2c…)? This runs: stackless
+/// operation cancel 3f2c… --json [y/N]` (the whole id on the command
+/// line, shell-quoted for reading; an id not safe to pass says so).
 #[must_use]
-pub fn cancel_question(op: &Operation) -> String {
+pub fn cancel_question(op: &Operation, program: &str) -> String {
+    let runs = crate::controller::cancel::argv(&program.into(), &op.id).map_or_else(
+        |why| format!("nothing ({why})"),
+        |argv| {
+            let words: Vec<String> = argv
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            crate::reaper::teardown::shell_line(&crate::model::redact::shown_argv(&words))
+        },
+    );
     format!(
-        "cancel {} {} (op {})? y/N",
+        "Cancel {} {} (op {})? This runs: {} [y/N]",
         sanitize_short(&op.verb, CUT_SHORT),
         sanitize_short(&op.instance, CUT_SHORT),
-        sanitize_short(&short_id(&op.id), CUT_SHORT)
+        sanitize_short(&short_id(&op.id), CUT_SHORT),
+        sanitize_short(&runs, crate::ui::text::CUT_LONG)
     )
 }
 
@@ -305,8 +319,11 @@ mod tests {
             ]
         );
         assert_eq!(
-            cancel_question(&op(OpStatus::Queued)),
-            "cancel down alpha (op 3f2c…)? y/N"
+            cancel_question(&op(OpStatus::Queued), "stackless"),
+            format!(
+                "Cancel down alpha (op 3f2c…)? This runs: stackless operation cancel {} --json [y/N]",
+                op(OpStatus::Queued).id
+            )
         );
     }
 

@@ -148,6 +148,7 @@ pub(crate) fn activity(kind: crate::event::ActivityKind) -> Style {
         K::SkippedLocked | K::WaitingBackoff | K::Skipped => Style::new().fg(Color::DarkGray),
         K::Started
         | K::Queued
+        | K::CancelRequested
         | K::WouldReap
         | K::WouldRun
         | K::Appeared

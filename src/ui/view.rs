@@ -371,7 +371,8 @@ pub fn backoff_row(attempt: &ReapAttempt, now: i64) -> BackoffRow {
     }
 }
 
-/// One Activity line: `HH:MM:SS actor instance kind: detail` plus ` xN`.
+/// One Activity line: `HH:MM:SS [xN ]actor instance kind: detail` (`xN`:
+/// N equal entries folded into it, said before the text that may be cut).
 /// The instance is omitted when empty (pass-wide entries); a detail that
 /// repeats the kind (`refused: …` on a `refused` entry) is not said twice;
 /// the detail's UTC times (`until 2026-12-01T14:33:31Z`) are shown as
@@ -379,6 +380,11 @@ pub fn backoff_row(attempt: &ReapAttempt, now: i64) -> BackoffRow {
 #[must_use]
 pub fn activity_line(activity: &Activity, count: u32, zone: &jiff::tz::TimeZone) -> String {
     let mut line = crate::model::time::clock_in(activity.at, zone);
+    // The fold's count right after the time, never cut off the end of a
+    // long line.
+    if count > 1 {
+        line.push_str(&format!(" x{count}"));
+    }
     line.push(' ');
     line.push_str(&activity.actor.to_string());
     if !activity.instance.is_empty() {
@@ -401,7 +407,6 @@ pub fn activity_line(activity: &Activity, count: u32, zone: &jiff::tz::TimeZone)
         let detail = crate::model::time::reclock(detail, activity.at, zone);
         line.push_str(&sanitize_short(&detail, CUT_LONG));
     }
-    line.push_str(&count_suffix(count));
     line
 }
 
@@ -571,7 +576,7 @@ mod tests {
         let b = Activity::new(0, Actor::Reaper, "", ActivityKind::Error, "busy\nstore");
         assert_eq!(
             activity_line(&b, 12, &jiff::tz::TimeZone::UTC),
-            "00:00:00 reaper error: busy␊store x12"
+            "00:00:00 x12 reaper error: busy␊store"
         );
         let c = Activity::new(0, Actor::Reaper, "golf", ActivityKind::Reaped, "");
         assert_eq!(

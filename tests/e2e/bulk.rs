@@ -48,7 +48,11 @@ fn marks_and_bulk_r_list_the_refused_member() {
     assert!(screen.contains("● bravo"), "{screen}");
     assert!(screen.contains("● echo"), "{screen}");
     tui.send("r");
-    tui.wait_for("Reap 3 marked instances (alpha, bravo, echo)? [y/N]", UI);
+    // The refused member is named before `y`, with why.
+    tui.wait_for(
+        "Reap 3 marked instances (alpha, bravo, echo)? Refused, not run: echo: locked (foreign host). [y/N]",
+        UI,
+    );
     tui.send("y");
     tui.wait_for("locked (foreign host)", UI);
     let ran = tui.poll_until(UI, |_| argv_log(dir.path()).len() == 2);
@@ -106,7 +110,7 @@ fn y_copies_the_name_and_capital_y_the_down_command_through_osc_52() {
     // A copy is "sent", not "copied" (the terminal may drop OSC 52); how to
     // allow it is said with the first copy.
     tui.wait_for(
-        "OSC 52 sent; not pasted? tmux: set -g set-clipboard on · golf",
+        "OSC 52 sent; not pasted? allow clipboard access (OSC 52) in the terminal · golf",
         UI,
     );
     assert!(
@@ -152,7 +156,7 @@ fn y_in_the_detail_view_copies_the_field_under_the_cursor_through_osc_52() {
     tui.send("y");
     // golf's lease (the fixture): expires_at 1795960354.
     tui.wait_for(
-        "OSC 52 sent; not pasted? tmux: set -g set-clipboard on · lease expires_at: 2026-11-29T13:52:34Z",
+        "OSC 52 sent; not pasted? allow clipboard access (OSC 52) in the terminal · lease expires_at: 2026-11-29T13:52:34Z",
         UI,
     );
     assert!(

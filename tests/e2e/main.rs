@@ -17,6 +17,7 @@ mod harness;
 mod integrity;
 
 mod bulk;
+mod bulk_renew;
 mod bursts_signals_and_swaps;
 mod canaries;
 mod faults;

@@ -767,7 +767,7 @@ fn hostile_store_is_drawn_inert() {
     tui.send("d");
     let activity = tui.wait_in_pane(
         "Activity",
-        "operator x; touch /tmp/stackless-tui-pwned-a refused: not a DNS-safe name x2",
+        "x2 operator x; touch /tmp/stackless-tui-pwned-a refused: not a DNS-safe name",
         UI,
     );
     assert!(
@@ -818,7 +818,7 @@ fn read_only_refuses_writes_and_changes_nothing() {
     );
     // `d` is refused the same way (folded into the same line), no dialog.
     tui.send("d");
-    tui.wait_in_pane("Activity", &format!("{refusal} x2"), UI);
+    tui.wait_in_pane("Activity", &format!("x2 {refusal}"), UI);
     assert!(!tui.contents().contains("Confirm teardown"));
     quit(&mut tui);
     let after = std::fs::read(&path).expect("read store");

@@ -129,7 +129,7 @@ fn a_canary_secret_appears_nowhere_the_console_shows_or_writes() {
     tui.wait_for(" web ", crate::pty::UI);
     tui.send("/canary_7f3a\r");
     let screen = tui.wait_for(
-        "\"canary_7f3a\": no older match in the 3 lines held",
+        "\"canary_7f3a\": no match in the 3 lines held",
         crate::pty::UI,
     );
     assert_no_canary("the logs view after a search for the canary", &screen);

@@ -44,4 +44,5 @@ mod ui_panes;
 mod ui_reaper;
 mod ui_rebirth;
 mod ui_remote;
+mod ui_rows_reachable;
 mod ui_verbs;

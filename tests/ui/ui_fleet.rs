@@ -1324,8 +1324,8 @@ fn every_key_table_entry_acts_on_the_rows_host_or_says_why_not() {
     }
     // Every bind's keys in every context the fleet's rows have (the help's
     // are the App's: `ui_fleet_app`); refused: `p` and `y` in the detail,
-    // `w` in the logs view.
-    assert_eq!((pressed, refused), (135, 3));
+    // `w` in the logs view, `b` (the one-host banners).
+    assert_eq!((pressed, refused), (136, 4));
 }
 
 /// Ctrl-F then a name then Enter selects the row whose name matches best

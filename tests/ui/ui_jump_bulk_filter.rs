@@ -107,6 +107,15 @@ fn ctrl_f_jumps_to_an_instance_named_like_a_command_and_never_runs_it() {
     assert_eq!(press(&mut app, KeyCode::Enter), None);
     assert!(!app.reaper().paused);
     assert_eq!(flash(&app), Some("no instance matches \"pause\""));
+    // After `:`, a word that is neither a command nor a name is a mistyped
+    // command.
+    press(&mut app, KeyCode::Char(':'));
+    type_text(&mut app, "nonsense");
+    assert_eq!(press(&mut app, KeyCode::Enter), None);
+    assert_eq!(
+        flash(&app),
+        Some("unknown command: nonsense (nor an instance name; ? lists the commands)")
+    );
     ctrl(&mut app, 'f');
     type_text(&mut app, "p");
     let text = render_app(&app, 100, 20);

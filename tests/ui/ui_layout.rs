@@ -286,11 +286,24 @@ fn the_backoff_error_is_whole_and_the_remediation_cut_at_words() {
 
 /// The first `y` of a session says how to let OSC 52 through, and at 80x24
 /// the footer shows it whole (never cut at the footer's edge, as in
-/// `... flaky-gpu-worker · not pasted…`).
+/// `... flaky-gpu-worker · not pasted…`): tmux's setting only under tmux,
+/// else the terminal's.
 #[test]
 fn the_first_copy_says_how_to_allow_osc52_at_80x24() {
     let mut app = demo_app();
     press(&mut app, KeyCode::Char('y'));
     let screen = render_app(&app, 80, 24);
-    assert!(screen.contains("set-clipboard on"), "{screen}");
+    assert!(
+        screen.contains("OSC 52 sent; not pasted? allow clipboard access (OSC 52) in the terminal"),
+        "{screen}"
+    );
+    assert!(!screen.contains("tmux"), "{screen}");
+    let mut app = demo_app();
+    app.set_under_tmux(true);
+    press(&mut app, KeyCode::Char('y'));
+    let screen = render_app(&app, 80, 24);
+    assert!(
+        screen.contains("OSC 52 sent; not pasted? tmux: set -g set-clipboard on"),
+        "{screen}"
+    );
 }

@@ -116,7 +116,11 @@ fn space_marks_and_bulk_r_refuses_the_locked_one_with_its_reason() {
     assert_eq!(
         app.confirming_bulk()
             .map(stackless_tui::ui::app::Bulk::question),
-        Some("Reap 3 marked instances (alpha, bravo, delta)? [y/N]".to_owned())
+        Some(
+            "Reap 3 marked instances (alpha, bravo, delta)? Refused, not run: bravo: locked \
+             (alive). [y/N]"
+                .to_owned()
+        )
     );
     let text = render_app(&app, 100, 20);
     assert_snapshot!("bulk_confirm_100x20", text);
@@ -248,7 +252,8 @@ fn bulk_d_defaults_to_no_and_esc_clears_marks() {
             .map(stackless_tui::ui::app::Bulk::question),
         Some(
             "Tear down 5 marked instances (alpha, bravo, charlie and 2 more)? This runs: \
-             stackless down alpha --json, then the same with {name} = each other name [y/N]"
+             stackless down alpha --json, then the same with {name} = each other name. Refused, \
+             not run: bravo: locked (alive). [y/N]"
                 .to_owned()
         )
     );
@@ -535,5 +540,37 @@ fn op_filters_match_the_oldest_pending_operation_of_each_name() {
         assert_eq!(names, shown, "{filter}");
         press(&mut app, KeyCode::Esc);
         assert_eq!(app.filter(), "", "{filter}");
+    }
+}
+
+/// `d` on an instance whose lock holder is gone (stale, as stackless §2
+/// decides it) says so before `y`: stackless takes the lock over; a lock
+/// whose pid was reused says that.
+#[test]
+fn d_on_a_stale_locked_instance_says_its_lock_is_stale() {
+    for (liveness, words) in [
+        (
+            Liveness::StalePidGone,
+            "Tear down bravo? Its up lock is stale (pid 4242 gone): stackless takes it over. This runs: stackless down bravo --json [y/N]",
+        ),
+        (
+            Liveness::StalePidReused,
+            "Tear down bravo? Its up lock is stale (pid 4242 reused by another process): stackless takes it over. This runs: stackless down bravo --json [y/N]",
+        ),
+    ] {
+        let mut app = app();
+        let mut snapshot = app.snapshot().clone();
+        snapshot.liveness_mut().insert("bravo".into(), liveness);
+        app.handle(Event::Snapshot(Arc::new(snapshot)), CAPTURE);
+        select(&mut app, "bravo");
+        assert_eq!(press(&mut app, KeyCode::Char('d')), None);
+        assert_eq!(app.confirming().map(|i| i.name.as_str()), Some("bravo"));
+        let text = render_app(&app, 200, 24);
+        let question: String = text
+            .lines()
+            .filter_map(|l| l.find("Tear down").map(|at| &l[at..]))
+            .map(|l| l.trim_end_matches(['║', ' ', '"']))
+            .collect();
+        assert_eq!(question, words, "{text}");
     }
 }

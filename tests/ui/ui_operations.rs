@@ -311,11 +311,15 @@ fn c_asks_naming_the_operation_and_y_asks_the_console() {
     assert_eq!(press(&mut app, KeyCode::Char('c')), None);
     let asked = app.confirming_cancel().expect("a question").clone();
     assert_eq!(
-        ui::opview::cancel_question(&asked),
-        "cancel up alpha (op 9b0e…)? y/N"
+        ui::opview::cancel_question(&asked, app.stackless()),
+        "Cancel up alpha (op 9b0e…)? This runs: stackless operation cancel \
+         9b0e5a77-0000-4000-8000-000000000003 --json [y/N]"
     );
     let text = render_app(&app, 80, 24);
-    assert!(text.contains("cancel up alpha (op 9b0e…)? y/N"), "{text}");
+    assert!(
+        text.contains("Cancel up alpha (op 9b0e…)? This runs:"),
+        "{text}"
+    );
     assert_snapshot!("confirm_cancel_80x24", text);
     assert_eq!(
         press(&mut app, KeyCode::Char('y')),
@@ -1167,10 +1171,10 @@ fn bulk_d_queues_those_with_a_pending_operation_counted_apart() {
     let bulk = app.confirming_bulk().expect("the bulk question");
     assert_eq!(
         bulk.question(),
-        "Tear down 3 marked instances (alpha, bravo, charlie)? This runs: stackless down alpha \
-         --json, then the same with {name} = each other name. 1 has a pending operation: its \
-         teardown is queued behind it, to run after the current operation: stackless down \
-         charlie --no-wait --json [y/N]"
+        "Tear down 3 marked instances (alpha, bravo, charlie)? This runs: stackless down bravo \
+         --json. 1 has a pending operation: its teardown is queued behind it, to run after the \
+         current operation: stackless down charlie --no-wait --json. Refused, not run: alpha: a \
+         down of alpha is already running (op 3f2c…); nothing queued. [y/N]"
     );
     let Some(Effect::Bulk { jobs, queued, .. }) = press(&mut app, KeyCode::Char('y')) else {
         panic!("y runs the bulk teardown");
@@ -1372,7 +1376,7 @@ fn the_overlay_scrolls_through_40_events() {
 /// finished operation the pending one stays on screen, first (its title says
 /// `1 pending`).
 #[test]
-fn the_pending_operation_stays_first_in_two_rows_at_80x24() {
+fn the_pending_operation_stays_first_under_a_banner_at_80x24() {
     let mut ops = vec![op("p0", "charlie", "up", OpStatus::Running, 100, 100)];
     for i in 0..10 {
         ops.push(op(
@@ -1426,7 +1430,8 @@ fn the_pending_operation_stays_first_in_two_rows_at_80x24() {
         .skip_while(|l| !l.contains(" Operations "))
         .take_while(|l| !l.contains(" Backoffs "))
         .collect();
-    assert_eq!(pane.len(), 5, "2 data rows: {text}");
+    // The banner takes one row (`b` puts it away): three data rows.
+    assert_eq!(pane.len(), 6, "3 data rows: {text}");
     assert!(
         pane[0].contains("Operations 1 pending · 10 finished"),
         "{text}"
@@ -1436,7 +1441,45 @@ fn the_pending_operation_stays_first_in_two_rows_at_80x24() {
         "{text}"
     );
     assert!(
-        pane[3].starts_with("\"│▶ down   delta    succeeded"),
+        pane[4].starts_with("\"│▶ down   delta    succeeded"),
         "{text}"
     );
+}
+
+/// At 80x24 each banner takes one row and says how to put it away; `b`
+/// folds them into one line and gives the rows back, `b` again shows them.
+#[test]
+fn b_puts_the_banners_away_and_back_at_80x24() {
+    let mut app = app();
+    app.handle(
+        Event::Controller(ControllerState {
+            pid: Some(4242),
+            lease_reaper: Some(true),
+            persistence_warning: Some(
+                "leases enforced only while the daemon happens to be running: cannot run launchctl: No such file or directory (os error 2)".into(),
+            ),
+            proxy_port: Some(39171),
+        }),
+        CAPTURE,
+    );
+    let rows = |text: &str| text.lines().filter(|l| l.starts_with("\"! ")).count();
+    let text = render_app(&app, 80, 24);
+    assert_eq!(rows(&text), 1, "{text}");
+    assert!(
+        text.contains(
+            "\"! stackless: leases enforced only while the daemon happens to be runn… · b hides\""
+        ),
+        "{text}"
+    );
+    assert_eq!(press(&mut app, KeyCode::Char('b')), None);
+    assert!(app.banners_away());
+    let text = render_app(&app, 80, 24);
+    assert_eq!(rows(&text), 1, "{text}");
+    assert!(
+        text.contains("\"! 1 banner put away (b shows them)"),
+        "{text}"
+    );
+    press(&mut app, KeyCode::Char('b'));
+    assert!(!app.banners_away());
+    assert!(render_app(&app, 80, 24).contains("· b hides"));
 }

@@ -454,8 +454,8 @@ fn detail_cursor_moves_over_fields_and_y_copies_the_one_under_it() {
     assert_eq!(
         app.flash().map(|f| f.text.as_str()),
         Some(
-            "OSC 52 sent; not pasted? tmux: set -g set-clipboard on · lease expires_at: \
-             2026-11-29T13:52:34Z"
+            "OSC 52 sent; not pasted? allow clipboard access (OSC 52) in the terminal · lease \
+             expires_at: 2026-11-29T13:52:34Z"
         )
     );
     // k goes back up; y on the name copies the name.

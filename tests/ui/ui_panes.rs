@@ -252,7 +252,7 @@ fn activity_pane_coalesces() {
     assert_snapshot!("activity_90x7", text);
     assert!(text.contains("13:53:06 reaper delta reaped"));
     assert!(text.contains("13:54:46 reaper golf failed: }"));
-    assert!(text.contains("13:57:17 reaper golf waiting out backoff: until 14:00:59 x12"));
+    assert!(text.contains("13:57:17 x12 reaper golf waiting out backoff: until 14:00:59"));
     assert!(text.contains("13:58:04 reaper echo skipped: locked: stale lock ignored"));
 }
 
@@ -651,7 +651,7 @@ fn r_on_a_live_lease_is_refused() {
     let text = render_pane(&app, 100, 4, panes::activity::render);
     assert!(
         text.contains(
-            "13:58:06 operator alpha refused: lease has not expired (use d to tear down) x2"
+            "13:58:06 x2 operator alpha refused: lease has not expired (use d to tear down)"
         ),
         "{text}"
     );
@@ -726,7 +726,14 @@ fn d_asks_and_n_cancels() {
         text.contains("Tear down alpha? This runs: '/opt/my tools/stackless' --state-dir /srv/s down alpha [y/N]"),
         "{text}"
     );
-    assert_snapshot!("confirm_dialog_80x24", render_app(&app, 80, 24));
+    // Under the question the footer lists its keys, not the panes'.
+    let screen = render_app(&app, 80, 24);
+    let footer = screen.lines().last().unwrap_or_default();
+    assert!(
+        footer.starts_with("\"y yes: run it  any other key no: nothing runs "),
+        "{footer}"
+    );
+    assert_snapshot!("confirm_dialog_80x24", screen);
     assert_eq!(press(&mut app, KeyCode::Char('n')), None);
     assert!(app.confirming().is_none());
     assert_eq!(
@@ -854,7 +861,7 @@ fn read_only_refuses_with_the_reason() {
     assert_eq!(last_activity(&app).4, 2);
     let text = render_app(&app, 120, 40);
     assert!(
-        text.contains("operator golf refused: read-only x2"),
+        text.contains("x2 operator golf refused: read-only"),
         "{text}"
     );
     assert!(text.contains("[warn] refused: read-only"), "{text}");
@@ -1008,4 +1015,102 @@ fn a_hundred_thousand_instances_scroll() {
     assert!(index < 99_999 && index > 99_900, "{index}");
     let text = render_app(&app, 120, 40);
     assert!(text.contains(&format!("i{index:06}")), "{text}");
+}
+
+/// The Activity title counts the last hour's reaps by who did them: this
+/// console's reaper, the 0.4.0 controller's lease reaper, the operator,
+/// another process seen tombstoning; five equal failures fold into one
+/// line that says 5, its count before the text.
+#[test]
+fn activity_counts_reaps_by_actor_and_folds_exactly() {
+    let mut app = real_app();
+    let events = [
+        (Actor::Reaper, "golf", ActivityKind::Reaped, "down in 1.2s"),
+        (Actor::Reaper, "hotel", ActivityKind::Reaped, "down in 1.0s"),
+        (
+            Actor::Controller,
+            "india",
+            ActivityKind::Reaped,
+            "by its lease reaper (lease expired): down in 0.4s",
+        ),
+        (
+            Actor::Operator,
+            "alpha",
+            ActivityKind::TornDown,
+            "down in 2s",
+        ),
+        (Actor::Observed, "bravo", ActivityKind::Tombstoned, ""),
+        // The lease reaper's teardown seen in the store: counted once.
+        (Actor::Observed, "india", ActivityKind::Tombstoned, ""),
+        // A `down` the controller ran for someone else, and its
+        // tombstone: once, elsewhere; an `up` is no reap.
+        (
+            Actor::Controller,
+            "kilo",
+            ActivityKind::Succeeded,
+            "down in 1.0s",
+        ),
+        (Actor::Observed, "kilo", ActivityKind::Tombstoned, ""),
+        (
+            Actor::Controller,
+            "lima",
+            ActivityKind::Succeeded,
+            "up in 9s",
+        ),
+    ];
+    for (actor, name, kind, detail) in events {
+        app.handle(
+            Event::Activity(Activity::new(CAPTURE - 60, actor, name, kind, detail)),
+            CAPTURE,
+        );
+    }
+    for _ in 0..5 {
+        app.handle(
+            Event::Activity(Activity::new(
+                CAPTURE - 30,
+                Actor::Reaper,
+                "juliet",
+                ActivityKind::Failed,
+                "down exited 1",
+            )),
+            CAPTURE,
+        );
+    }
+    let text = render_pane(&app, 160, 12, panes::activity::render);
+    let title = text.lines().next().expect("the title row");
+    assert!(
+        title.contains(
+            " 6 · failed ▁▁▁▁▁▁▁▁▁▁▁█ 5 · by this reaper 2, lease reaper 1, operator 1, elsewhere 2 "
+        ),
+        "{text}"
+    );
+    assert!(title.contains("1h reaped ▁▁▁▁▁▁▁▁▁▁▁█ 6"), "{text}");
+    assert!(
+        text.contains("x5 reaper juliet failed: down exited 1"),
+        "{text}"
+    );
+}
+
+/// The help opens on the legend of the ST column, the marks a new reader
+/// meets first, then the keys; a search shows the keys only.
+#[test]
+fn help_starts_with_the_state_legend() {
+    let lines: Vec<String> = panes::help::lines("", 100)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        lines[0],
+        " State column (ST, after NAME): lease, lock, reap marks"
+    );
+    let keys = lines.iter().position(|l| l.starts_with(" ↑ / k")).unwrap();
+    assert!(lines[keys - 1].is_empty(), "{lines:#?}");
+    let found: Vec<String> = panes::help::lines("sort", 100)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(
+        !found.iter().any(|l| l.contains("State column")),
+        "{found:#?}"
+    );
 }

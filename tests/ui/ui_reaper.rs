@@ -146,6 +146,46 @@ fn r_asks_for_a_pass_now() {
     );
 }
 
+/// After `R` the header stops counting down to the scheduled pass: it says
+/// the pass runs until one closes at or after `R`, then counts down again.
+#[test]
+fn after_r_the_header_says_the_pass_runs_until_it_closes() {
+    let mut app = console_app(ReaperMode::Every {
+        tick: std::time::Duration::from_secs(60),
+        dry_run: false,
+        always: false,
+    });
+    app.handle(Event::Reaper(status(false)), CAPTURE);
+    assert_eq!(
+        press(&mut app, KeyCode::Char('R')),
+        Some(Effect::ReaperPass)
+    );
+    app.handle(Event::Tick, CAPTURE + 5);
+    let text = header(&app);
+    assert!(
+        !text.contains("next pass")
+            && text.contains("reaper: every 1m  │  pass running (R) · last: 2 reaped"),
+        "{text}"
+    );
+    // A report of the old pass (closed before R) keeps it so.
+    app.handle(Event::Reaper(status(false)), CAPTURE + 6);
+    assert!(
+        header(&app).contains("pass running (R)"),
+        "{}",
+        header(&app)
+    );
+    // The pass closes: the countdown to the next one again.
+    let mut done = status(false);
+    done.next_pass_at = Some(CAPTURE + 67);
+    done.last = Some(LastPass {
+        at: CAPTURE + 7,
+        summary: PassSummary::default(),
+    });
+    app.handle(Event::Reaper(done), CAPTURE + 7);
+    let text = header(&app);
+    assert!(text.contains("next pass in 1m 00s · last: "), "{text}");
+}
+
 #[test]
 fn p_and_r_are_refused_where_this_console_runs_no_reaper() {
     let mut app = console_app(ReaperMode::Off("--no-reaper".into()));
@@ -251,9 +291,28 @@ fn beside_a_controller_that_reaps_the_console_says_it_stands_by() {
             "the controller (pid 77) reaps; when it stops this console will not take over (P: it will)"
         )
     );
+    // The header says it for as long as it holds.
+    assert_eq!(
+        app.reaper_text(),
+        "reaper: the controller reaps (pid 77); paused: won't take over (P: will)"
+    );
+    let banners: Vec<String> = panes::header::banners(&app)
+        .into_iter()
+        .map(|(text, _)| text)
+        .collect();
+    assert_eq!(
+        banners,
+        [
+            "! standby: the stackless controller (pid 77) runs its lease reaper; this console won't take over if it stops (paused: P takes over)"
+        ]
+    );
     assert_eq!(
         press(&mut app, KeyCode::Char('P')),
         Some(Effect::PauseReaper(false))
+    );
+    assert_eq!(
+        app.reaper_text(),
+        "reaper: the controller reaps (pid 77); standing by"
     );
     // It took over (the controller stopped): the start-up line again.
     app.handle(Event::Role(RoleState::Active), CAPTURE);

@@ -214,15 +214,14 @@ fn marks_renew_each_at_the_typed_lease_or_each_its_own() {
     press(&mut app, KeyCode::Char('L'));
     assert_eq!(
         app.command_line().map(|l| l.text().to_owned()),
-        Some("renew alpha bravo 2h".into())
+        Some("renew alpha bravo".into())
     );
     // Without the duration: each its own recorded lease.
-    erase(&mut app, 3);
     press(&mut app, KeyCode::Enter);
     let question = app.confirming_verbs().expect("asked");
     assert_eq!(
         question.question(),
-        "Renew the leases of 2 instances (alpha, bravo)? stackless resumes each (its prepare hooks run again). This runs: /opt/bin/stackless up --name alpha --lease 2h --json, then the same for each other name [y/N]"
+        "Renew the leases of 2 instances (alpha, bravo)? stackless resumes each (its prepare hooks run again). Each lease now -> after: alpha 1m 30s -> 2h, bravo 1m 30s -> 30m. This runs: /opt/bin/stackless up --name alpha --lease 2h --json, then the same for each other name at its lease [y/N]"
     );
     let verbs: Vec<(String, Verb)> = question
         .requests
@@ -409,7 +408,7 @@ fn a_pending_operation_or_no_lease_refuses_renew_and_verify() {
     press(&mut app, KeyCode::Enter);
     assert_eq!(
         app.confirming_verbs().expect("asked").question(),
-        "Renew alpha's lease for 2h? stackless resumes the instance (its prepare hooks run again). It expires in 1m 30s now, then in 2h. This runs: /opt/bin/stackless up --name alpha --lease 2h --json; 1 skipped (refused: see Activity) [y/N]"
+        "Renew alpha's lease for 2h? stackless resumes the instance (its prepare hooks run again). It expires in 1m 30s now, then in 2h. This runs: /opt/bin/stackless up --name alpha --lease 2h --json. Refused, not run: bravo has no lease (a failed up): a renew would run a new up. [y/N]"
     );
 }
 
@@ -534,4 +533,136 @@ fn renew_and_verify_of_an_instance_this_console_tears_down_are_refused() {
         panic!("no verify after the teardown's outcome");
     };
     assert_eq!(requests[0].verb, Verb::Verify);
+}
+
+/// Two marked instances, recorded 10m and 2h: a bulk `L` renews each at its
+/// own lease; a typed 10m for both would cut bravo's 2h short, so bravo is
+/// named as shorter and asked apart, after alpha's `y`, with its own `y`.
+#[test]
+fn a_bulk_renew_that_shortens_a_lease_names_it_and_asks_it_apart() {
+    let mut app = new_app(14, Ok(()));
+    let rows = Rows {
+        generation: Generation::new(14),
+        instances: vec![
+            crate::common::builders::instance("alpha")
+                .lease(600, CAPTURE + 590)
+                .birth(ALPHA)
+                .build(),
+            crate::common::builders::instance("bravo")
+                .lease(7_200, CAPTURE + 7_190)
+                .birth("b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2")
+                .build(),
+        ]
+        .into(),
+        ..Rows::default()
+    };
+    app.handle(Event::Snapshot(Arc::new(Snapshot::from(rows))), CAPTURE);
+    select(&mut app, "alpha");
+    press(&mut app, KeyCode::Char(' '));
+    select(&mut app, "bravo");
+    press(&mut app, KeyCode::Char(' '));
+    press(&mut app, KeyCode::Char('L'));
+    assert_eq!(
+        app.command_line().map(|l| l.text().to_owned()),
+        Some("renew alpha bravo".into())
+    );
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(
+        app.confirming_verbs().expect("asked").question(),
+        "Renew the leases of 2 instances (alpha, bravo)? stackless resumes each (its prepare hooks run again). Each lease now -> after: alpha 9m 50s -> 10m, bravo 1h 59m -> 2h. This runs: /opt/bin/stackless up --name alpha --lease 10m --json, then the same for each other name at its lease [y/N]"
+    );
+    press(&mut app, KeyCode::Esc);
+    // One duration typed for both: bravo's lease would get shorter.
+    press(&mut app, KeyCode::Char(':'));
+    type_text(&mut app, "renew alpha bravo 10m");
+    press(&mut app, KeyCode::Enter);
+    let question = app.confirming_verbs().expect("asked").question();
+    assert_eq!(
+        question,
+        "Renew alpha's lease for 10m? stackless resumes the instance (its prepare hooks run again). It expires in 9m 50s now, then in 10m. Shorter, asked apart after this y: bravo 1h 59m -> 10m (shorter). This runs: /opt/bin/stackless up --name alpha --lease 10m --json [y/N]"
+    );
+    let shown: Vec<&str> = app
+        .confirming_verbs()
+        .expect("asked")
+        .shorter
+        .iter()
+        .map(|r| r.instance.name.as_str())
+        .collect();
+    assert_eq!(shown, ["bravo"]);
+    let text = render_app(&app, 120, 40);
+    assert_snapshot!("confirm_renew_shorter_apart_120x40", text);
+    let Some(Effect::Verbs(requests)) = press(&mut app, KeyCode::Char('y')) else {
+        panic!("no renew");
+    };
+    let ran: Vec<(String, Verb)> = requests
+        .iter()
+        .map(|r| (r.instance.name.clone(), r.verb))
+        .collect();
+    assert_eq!(ran, [("alpha".into(), Verb::Renew { lease_secs: 600 })]);
+    // Then bravo's own question: not answered by a key read before it is
+    // drawn.
+    assert_eq!(
+        app.confirming_verbs().expect("asked apart").question(),
+        "Renew bravo's lease for 10m? stackless resumes the instance (its prepare hooks run again). It expires in 1h 59m now, then in 10m: shorter than what is left. This runs: /opt/bin/stackless up --name bravo --lease 10m --json [y/N]"
+    );
+    render_app(&app, 120, 40);
+    let Some(Effect::Verbs(requests)) = press(&mut app, KeyCode::Char('y')) else {
+        panic!("no renew of bravo");
+    };
+    let ran: Vec<(String, Verb)> = requests
+        .iter()
+        .map(|r| (r.instance.name.clone(), r.verb))
+        .collect();
+    assert_eq!(ran, [("bravo".into(), Verb::Renew { lease_secs: 600 })]);
+    assert!(app.confirming_verbs().is_none());
+}
+
+/// The shorter renew asked apart is refused by its own `N`: alpha's renew
+/// ran, bravo's is cancelled and says so.
+#[test]
+fn the_shorter_renew_asked_apart_is_cancelled_by_its_own_n() {
+    let mut app = new_app(14, Ok(()));
+    let rows = Rows {
+        generation: Generation::new(14),
+        instances: vec![
+            crate::common::builders::instance("alpha")
+                .lease(600, CAPTURE + 590)
+                .birth(ALPHA)
+                .build(),
+            crate::common::builders::instance("bravo")
+                .lease(7_200, CAPTURE + 7_190)
+                .birth("b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2")
+                .build(),
+            crate::common::builders::instance("charlie")
+                .lease(7_200, CAPTURE + 7_190)
+                .birth("c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3")
+                .build(),
+        ]
+        .into(),
+        ..Rows::default()
+    };
+    app.handle(Event::Snapshot(Arc::new(Snapshot::from(rows))), CAPTURE);
+    press(&mut app, KeyCode::Char(':'));
+    type_text(&mut app, "renew alpha bravo charlie 10m");
+    press(&mut app, KeyCode::Enter);
+    render_app(&app, 120, 40);
+    let Some(Effect::Verbs(requests)) = press(&mut app, KeyCode::Char('y')) else {
+        panic!("no renew");
+    };
+    assert_eq!(requests.len(), 1);
+    assert_eq!(
+        app.confirming_verbs().expect("asked apart").question(),
+        "Renew the leases of 2 instances (bravo, charlie)? stackless resumes each (its prepare hooks run again). Each lease now -> after: bravo 1h 59m -> 10m (shorter), charlie 1h 59m -> 10m (shorter). This runs: /opt/bin/stackless up --name bravo --lease 10m --json, then the same for each other name at its lease [y/N]"
+    );
+    render_app(&app, 120, 40);
+    assert_eq!(press(&mut app, KeyCode::Char('n')), None);
+    assert!(app.confirming_verbs().is_none());
+    assert_eq!(
+        last(&app),
+        (
+            ActivityKind::Cancelled,
+            "charlie".into(),
+            "renew cancelled".into()
+        )
+    );
 }

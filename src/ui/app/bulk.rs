@@ -33,6 +33,10 @@ pub struct Bulk {
     pub queued: Vec<String>,
     /// The queue command line for the first of `queued`.
     pub queues: Option<String>,
+    /// The names the rules refuse as the question is asked, one sentence
+    /// each naming it (the words [`crate::model::rules::admit`] gives, the
+    /// check `y` runs again): said before `y`.
+    pub refused: Vec<(String, String)>,
 }
 
 impl Bulk {
@@ -73,8 +77,13 @@ impl Bulk {
                 self.hidden
             ));
         }
-        let queued = self.queued.len();
-        let now = count.saturating_sub(queued);
+        let refused = |n: &String| self.refused.iter().any(|(r, _)| r == n);
+        let queued = self.queued.iter().filter(|n| !refused(n)).count();
+        let now = self
+            .names
+            .iter()
+            .filter(|n| !self.queued.contains(n) && !refused(n))
+            .count();
         if let Some(line) = self.runs.as_ref().filter(|_| now > 0) {
             text.push_str(&format!(
                 " This runs: {}",
@@ -104,7 +113,44 @@ impl Bulk {
                 text.push_str(", then the same for each other name");
             }
         }
+        if !self.refused.is_empty() && !text.ends_with(['?', '.']) {
+            text.push('.');
+        }
+        text.push_str(&refused_text(&self.refused));
         text.push_str(" [y/N]");
         text
     }
+}
+
+/// ` Refused, not run: echo: locked (alive); bravo has no lease.` naming
+/// each refused instance (name, the rules' words) and why (the first
+/// [`BULK_NAMES_SHOWN`], then `and N more (see Activity)`); empty when none
+/// is. Each reason as the rules word it (`refused: ...; nothing run`), that
+/// frame said once for all, after the name unless the words start with it.
+pub(super) fn refused_text(refused: &[(String, String)]) -> String {
+    let Some(first) = refused.first() else {
+        return String::new();
+    };
+    let cut = |(name, words): &(String, String)| {
+        let bare = words.strip_prefix("refused: ").unwrap_or(words);
+        let bare = bare.strip_suffix("; nothing run").unwrap_or(bare);
+        let said = if bare.starts_with(&format!("{name} ")) {
+            bare.to_owned()
+        } else {
+            format!("{name}: {bare}")
+        };
+        crate::model::text::sanitize_short(&said, crate::ui::text::CUT_LONG)
+    };
+    let mut text = format!(" Refused, not run: {}", cut(first));
+    for reason in refused.iter().skip(1).take(BULK_NAMES_SHOWN - 1) {
+        text.push_str(&format!("; {}", cut(reason)));
+    }
+    if refused.len() > BULK_NAMES_SHOWN {
+        text.push_str(&format!(
+            "; and {} more (see Activity)",
+            refused.len() - BULK_NAMES_SHOWN
+        ));
+    }
+    text.push('.');
+    text
 }

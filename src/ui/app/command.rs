@@ -264,7 +264,19 @@ impl App {
                 self.quitting = true;
                 return Some(Effect::Quit);
             }
-            UiCommand::Jump(query) => self.jump(&query),
+            // Typed after `:`, neither a command nor a name: most likely a
+            // mistyped command.
+            UiCommand::Jump(query) => {
+                if !self.jump(&query) {
+                    self.set_flash(
+                        FlashLevel::Warning,
+                        format!(
+                            "unknown command: {} (nor an instance name; ? lists the commands)",
+                            crate::model::text::sanitize_short(&query, crate::ui::text::CUT_SHORT)
+                        ),
+                    );
+                }
+            }
         }
         None
     }
@@ -306,9 +318,10 @@ impl App {
         }
     }
 
-    /// `:NAME`: select the instance matching `query` best
-    /// ([`command::fuzzy`]), clearing a filter that hides it.
-    fn jump(&mut self, query: &str) {
+    /// `:NAME` (and Ctrl-F): select the instance matching `query` best
+    /// ([`command::fuzzy`]), clearing a filter that hides it; `false` (the
+    /// footer says no instance matches) when none does.
+    fn jump(&mut self, query: &str) -> bool {
         let names = self
             .shown
             .snapshot
@@ -323,7 +336,7 @@ impl App {
                     crate::model::text::sanitize_short(query, crate::ui::text::CUT_SHORT)
                 ),
             );
-            return;
+            return false;
         };
         let name = self.shown.snapshot.instances[at].name.clone();
         let position = u32::try_from(at).ok();
@@ -348,5 +361,6 @@ impl App {
                 crate::model::text::sanitize_short(&name, crate::ui::text::CUT_SHORT)
             ),
         );
+        true
     }
 }

@@ -18,19 +18,37 @@ const DEFAULT_DOWN: &str = "stackless down {name} --json";
 /// "copied".
 pub(super) const SENT: &str = "sent to the terminal's clipboard (OSC 52)";
 
-/// The first copy's flash of a session: how to let OSC 52 through, first
-/// (so an 80-column footer shows it whole), then what was sent.
+/// The first copy's flash of a session under tmux: how to let OSC 52
+/// through, first (so an 80-column footer shows it whole), then what was
+/// sent.
 pub(super) const ALLOW: &str = "OSC 52 sent; not pasted? tmux: set -g set-clipboard on";
 
+/// The first copy's flash of a session outside tmux: the terminal's own
+/// setting decides.
+pub(super) const ALLOW_TERMINAL: &str =
+    "OSC 52 sent; not pasted? allow clipboard access (OSC 52) in the terminal";
+
 impl App {
+    /// Whether the console runs inside tmux (the console, once, before the
+    /// first frame, from `TMUX`).
+    pub const fn set_under_tmux(&mut self, under_tmux: bool) {
+        self.settings.under_tmux = under_tmux;
+    }
+
     /// The flash of a copy of `what` (sanitized, as shown): [`SENT`]; the
-    /// first time in this session [`ALLOW`] before it.
+    /// first time in this session [`ALLOW`] (under tmux) or
+    /// [`ALLOW_TERMINAL`] before it.
     pub(super) fn sent_to_clipboard(&mut self, what: &str) {
         let text = if self.settings.clipboard_told {
             format!("{SENT}: {what}")
         } else {
             self.settings.clipboard_told = true;
-            format!("{ALLOW} · {what}")
+            let allow = if self.settings.under_tmux {
+                ALLOW
+            } else {
+                ALLOW_TERMINAL
+            };
+            format!("{allow} · {what}")
         };
         self.set_flash(FlashLevel::Info, text);
     }

@@ -136,6 +136,7 @@ fn flash_for(activity: &Activity) -> (FlashLevel, String) {
             (FlashLevel::Info, detail.to_owned())
         }
         ActivityKind::Cancelled => (FlashLevel::Info, format!("cancelled {detail}")),
+        ActivityKind::CancelRequested => (FlashLevel::Info, format!("cancel requested: {detail}")),
         ActivityKind::Reaped
         | ActivityKind::TornDown
         | ActivityKind::Collected
@@ -200,6 +201,17 @@ mod tests {
         assert_eq!(
             flash_for(&a(ActivityKind::Cancelled, "down golf (op 3f2c…)")),
             (FlashLevel::Info, "cancelled down golf (op 3f2c…)".into())
+        );
+        // A cancel recorded on a running operation is requested, not done.
+        assert_eq!(
+            flash_for(&a(
+                ActivityKind::CancelRequested,
+                "up golf stops at its next step (op 3f2c…)"
+            )),
+            (
+                FlashLevel::Info,
+                "cancel requested: up golf stops at its next step (op 3f2c…)".into()
+            )
         );
         assert_eq!(
             flash_for(&a(

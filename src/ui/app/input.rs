@@ -353,6 +353,7 @@ impl App {
             Action::CloseLogs => return self.close_logs(),
             Action::ToggleWrap => self.toggle_wrap(),
             Action::ToggleZoom => self.zoom = !self.zoom,
+            Action::ToggleBanners => self.banners_away = !self.banners_away,
             _ => {}
         }
         None

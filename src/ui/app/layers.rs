@@ -151,7 +151,7 @@ impl Layer {
     const fn shows_footer(&self) -> bool {
         matches!(
             self,
-            Self::Detail(_) | Self::Filter | Self::Logs(_) | Self::FullText(_)
+            Self::Detail(_) | Self::Filter | Self::Logs(_) | Self::FullText(_) | Self::Confirm(_)
         )
     }
 }

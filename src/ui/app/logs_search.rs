@@ -80,8 +80,14 @@ impl App {
                 redactor: std::sync::Arc::clone(&self.shown.snapshot.redactor),
             }));
         }
-        let which = if older { "older" } else { "newer" };
-        let text = format!("\"{query}\": no {which} match in the {held} lines held");
+        let which = if !view.buffer().holds_match(&query) {
+            ""
+        } else if older {
+            "older "
+        } else {
+            "newer "
+        };
+        let text = format!("\"{query}\": no {which}match in the {held} lines held");
         view.search_note = Some(text.clone());
         self.set_flash(FlashLevel::Info, text);
         None

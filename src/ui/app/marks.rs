@@ -148,18 +148,11 @@ impl App {
         } else {
             Vec::new()
         };
-        let runs = (intent == Intent::TearDown)
-            .then(|| {
-                names
-                    .iter()
-                    .find(|n| !queued.contains(n))
-                    .map(|n| self.settings.teardown.line_for(n))
-            })
-            .flatten();
+
         let queues = queued
             .first()
             .and_then(|n| self.settings.teardown.queue_line_for(n));
-        let births = names
+        let births: Vec<BirthSeen> = names
             .iter()
             .map(|n| {
                 self.shown
@@ -169,6 +162,17 @@ impl App {
                     .unwrap_or_default()
             })
             .collect();
+        let refused = self.bulk_admit(intent, &names, &births).refused;
+        // The command line shown is the first name that runs now (not
+        // queued, not refused).
+        let runs = (intent == Intent::TearDown)
+            .then(|| {
+                names
+                    .iter()
+                    .find(|n| !queued.contains(n) && !refused.iter().any(|(r, _)| r == *n))
+                    .map(|n| self.settings.teardown.line_for(n))
+            })
+            .flatten();
         Bulk {
             intent,
             names,
@@ -178,6 +182,7 @@ impl App {
             runs,
             queued,
             queues,
+            refused,
         }
     }
 
@@ -189,26 +194,23 @@ impl App {
         self.queue_rule(instance)?.ok().map(|(op, _)| op)
     }
 
-    /// `y` to a bulk action: each marked instance through the operator's
-    /// rules ([`crate::model::rules::admit`], the single key's) on the
-    /// snapshot shown now, list each refusal with its reason in Activity
-    /// (an operator sees why each one was left), clear the marks and ask
-    /// the console to run the rest. The refusals reach the audit trail as
-    /// one batch ([`Activity::batch`]: one write, not one per refusal, so a
-    /// bulk action on 10,000 marks does not write 10,000 times).
-    pub(super) fn confirm_bulk(&mut self, bulk: Bulk) -> Option<Effect> {
-        let mut jobs: Vec<(Instance, Option<ReapAttempt>)> = Vec::new();
-        let mut queue: Vec<(Instance, String)> = Vec::new();
-        let mut refusals: Vec<Activity> = Vec::new();
+    /// Each of `names` (sorted, `births` the births asked about, same
+    /// order) through the operator's rules ([`rules::admit`], the single
+    /// key's) on the snapshot shown now: what runs, what is queued behind a
+    /// pending operation, and what is refused with the rules' words. The
+    /// question runs it when it is built (to name the refused before `y`)
+    /// and `y` runs it again.
+    fn bulk_admit(&self, intent: Intent, names: &[String], births: &[BirthSeen]) -> BulkAdmits {
+        let mut admits = BulkAdmits::default();
         self.with_rules(|cx| {
-            for (at, name) in bulk.names.iter().enumerate() {
+            for (at, name) in names.iter().enumerate() {
                 // A name without its birth is compared as one with none: any
                 // instance_id refuses it.
                 let target = rules::Asked {
                     name: name.clone(),
-                    birth: bulk.births.get(at).cloned().unwrap_or_default(),
+                    birth: births.get(at).cloned().unwrap_or_default(),
                 };
-                let action = match bulk.intent {
+                let action = match intent {
                     Intent::Reap => rules::Action::Reap(target),
                     // `d` on an instance with a pending operation queues its
                     // teardown behind it.
@@ -224,21 +226,43 @@ impl App {
                     Ok(
                         rules::Effect::Reap { instance, attempt }
                         | rules::Effect::TearDown { instance, attempt },
-                    ) => jobs.push((instance, attempt)),
+                    ) => admits.jobs.push((instance, attempt)),
                     Ok(rules::Effect::QueueDown { instance, behind }) => {
-                        queue.push((instance, behind));
+                        admits.queue.push((instance, behind));
                     }
                     Ok(_) => {}
-                    Err(refusal) => refusals.push(Activity::new(
-                        self.now,
-                        Actor::Operator,
-                        name,
-                        ActivityKind::Refused,
-                        refusal.words,
-                    )),
+                    Err(refusal) => admits.refused.push((name.clone(), refusal.words)),
                 }
             }
         });
+        admits
+    }
+
+    /// `y` to a bulk action: each marked instance through the operator's
+    /// rules ([`crate::model::rules::admit`], the single key's) on the
+    /// snapshot shown now, list each refusal with its reason in Activity
+    /// (an operator sees why each one was left), clear the marks and ask
+    /// the console to run the rest. The refusals reach the audit trail as
+    /// one batch ([`Activity::batch`]: one write, not one per refusal, so a
+    /// bulk action on 10,000 marks does not write 10,000 times).
+    pub(super) fn confirm_bulk(&mut self, bulk: Bulk) -> Option<Effect> {
+        let BulkAdmits {
+            jobs,
+            queue,
+            refused,
+        } = self.bulk_admit(bulk.intent, &bulk.names, &bulk.births);
+        let refusals: Vec<Activity> = refused
+            .into_iter()
+            .map(|(name, words)| {
+                Activity::new(
+                    self.now,
+                    Actor::Operator,
+                    &name,
+                    ActivityKind::Refused,
+                    words,
+                )
+            })
+            .collect();
         for (instance, _) in &jobs {
             let name = instance.name.clone();
             self.own_until(&name);
@@ -325,4 +349,17 @@ impl App {
             ),
         ));
     }
+}
+
+/// What a bulk action's names come to under the operator's rules
+/// ([`App::bulk_admit`]).
+#[derive(Default)]
+struct BulkAdmits {
+    /// The reaps or teardowns to run now, each with the reap attempt it
+    /// was admitted on.
+    jobs: Vec<(Instance, Option<ReapAttempt>)>,
+    /// The teardowns queued behind a pending operation (its id).
+    queue: Vec<(Instance, String)>,
+    /// The refused names, each with the rules' words.
+    refused: Vec<(String, String)>,
 }

@@ -219,6 +219,9 @@ struct Settings {
     /// Whether a copy's flash has said how to let OSC 52 through (said
     /// once a session: [`App::sent_to_clipboard`]).
     clipboard_told: bool,
+    /// Whether the console runs inside tmux (`TMUX` set): only then does
+    /// the first copy's flash suggest tmux's `set-clipboard`.
+    under_tmux: bool,
 }
 
 /// The whole UI state: the snapshot shown, the panes' tables, the layers
@@ -259,6 +262,8 @@ pub struct App {
     quitting: bool,
     /// The focused pane has the whole body (`z`).
     zoom: bool,
+    /// The header's banners put away into one line (`b`).
+    banners_away: bool,
     pub(crate) viewport: Cell<Viewport>,
     /// The layout of the last full frame (`None` before it, or while the
     /// terminal is too small): where mouse events land.
@@ -281,6 +286,7 @@ impl App {
                 stackless: crate::controller::cancel::DEFAULT_PROGRAM.to_owned(),
                 dry_run: false,
                 clipboard_told: false,
+                under_tmux: false,
             },
             config,
             now,
@@ -317,6 +323,7 @@ impl App {
             flash: None,
             quitting: false,
             zoom: false,
+            banners_away: false,
             viewport: Cell::new(Viewport::default()),
             areas: Cell::new(None),
         }
@@ -383,7 +390,7 @@ impl App {
                 None
             }
             Event::Reaper(status) => {
-                self.status.reaper.status = Some(status);
+                self.reaper_reported(status);
                 None
             }
             Event::Watch(mode) => {
@@ -585,6 +592,12 @@ impl App {
     #[must_use]
     pub const fn zoomed(&self) -> bool {
         self.zoom
+    }
+
+    /// Whether the header's banners are put away into one line (`b`).
+    #[must_use]
+    pub const fn banners_away(&self) -> bool {
+        self.banners_away
     }
 
     /// Whether the help overlay is open.

@@ -227,7 +227,9 @@ impl App {
             let own = self.own.contains_key(change.instance())
                 && match &change {
                     observe::Observed::Tombstoned { .. } => true,
-                    observe::Observed::Finished(op) => op.verb == "down",
+                    observe::Observed::Finished(op) | observe::Observed::LeaseReaped(op) => {
+                        op.verb == "down"
+                    }
                     observe::Observed::Appeared { .. } => false,
                 };
             if !own {

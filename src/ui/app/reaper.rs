@@ -18,6 +18,10 @@ pub struct ReaperView {
     pub paused: bool,
     /// The reaper thread's last report.
     pub status: Option<ReaperStatus>,
+    /// When (unix seconds) the operator asked for a pass now (`R`), until
+    /// a pass closes at or after it: the header says the pass runs instead
+    /// of counting down to the scheduled one.
+    pub pass_asked_at: Option<i64>,
 }
 
 impl App {
@@ -70,19 +74,34 @@ impl App {
         self.admit_key(&Action::Pass)
     }
 
+    /// A report from the reaper thread: a pass closed at or after `R`
+    /// ends the header's `pass running (R)`.
+    pub(super) fn reaper_reported(&mut self, status: ReaperStatus) {
+        if let (Some(asked), Some(last)) = (self.status.reaper.pass_asked_at, status.last)
+            && last.at >= asked
+        {
+            self.status.reaper.pass_asked_at = None;
+        }
+        self.status.reaper.status = Some(status);
+    }
+
     /// The header's schedule, while this console's reaper runs and has
     /// reported: `next pass in 42s · last: 2 reaped, 1 failed, 3 skipped`
-    /// (`next pass now` once due, `last: none yet` before the first pass
-    /// finished). `None` while paused, off, or elsewhere.
+    /// (`next pass now` once due, `pass running (R)` from `R` until that
+    /// pass closes, `last: none yet` before the first pass finished).
+    /// `None` while paused, off, or elsewhere.
     #[must_use]
     pub fn reaper_schedule(&self) -> Option<String> {
         if self.status.reaper.paused || self.reaper_elsewhere().is_some() {
             return None;
         }
         let status = self.status.reaper.status?;
+        let asked = self.status.reaper.pass_asked_at.is_some();
         let next = status.next_pass_at.map(|at| {
             let secs = at.saturating_sub(self.now);
-            if secs <= 0 {
+            if asked {
+                "pass running (R)".to_owned()
+            } else if secs <= 0 {
                 "next pass now".to_owned()
             } else {
                 format!("next pass in {}", crate::model::time::span(secs))

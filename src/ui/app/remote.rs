@@ -157,7 +157,10 @@ impl App {
                 self.status.reaper.paused = pause;
                 Effect::PauseReaper(pause)
             }
-            rules::Effect::Pass => Effect::ReaperPass,
+            rules::Effect::Pass => {
+                self.status.reaper.pass_asked_at = Some(self.now);
+                Effect::ReaperPass
+            }
             rules::Effect::Verb { request, .. } => Effect::Verbs(vec![request]),
         };
         self.set_flash(FlashLevel::Info, admitted.words);

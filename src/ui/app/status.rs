@@ -86,6 +86,12 @@ impl App {
             RoleState::Unavailable { .. } => {
                 return Cow::Borrowed("reaper: not running (console role not taken)");
             }
+            // `P` in standby: this console won't take over when it stops.
+            RoleState::ControllerReaps { pid } if self.status.reaper.paused => {
+                return Cow::Owned(format!(
+                    "reaper: the controller reaps (pid {pid}); paused: won't take over (P: will)"
+                ));
+            }
             RoleState::ControllerReaps { pid } => {
                 return Cow::Owned(format!(
                     "reaper: the controller reaps (pid {pid}); standing by"

@@ -11,10 +11,15 @@ pub struct VerbQuestion {
     /// The first request's command line, shell-quoted for reading, as it
     /// will run (`stackless up --name alpha --lease 2h --json`).
     pub runs: String,
-    /// The named instances refused before asking (each said why in
-    /// Activity): a bulk `L` skips a row without a lease or with an
-    /// operation pending.
-    pub skipped: usize,
+    /// Each named instance refused before asking, with why (one sentence
+    /// each (the rules `y` runs,
+    /// [`crate::model::rules::verb_check`]; each also logged in Activity):
+    /// a bulk `L` names a row without a lease or with an operation pending.
+    pub refused: Vec<(String, String)>,
+    /// The renews of a bulk question whose lease would end sooner than
+    /// what is left: not run by this question's `y`, asked apart after it
+    /// (their own question, their own `y`), sorted by name.
+    pub shorter: Vec<VerbRequest>,
     /// Unix seconds when asked (the lease's expiry is shown from it).
     pub now: i64,
     /// `--dry-run`: the question says what would run.
@@ -41,10 +46,15 @@ impl VerbQuestion {
         let count = self.requests.len();
         let mut text = match (first.verb, count) {
             (Verb::Renew { lease_secs }, 1) => format!(
-                "Renew {}'s lease for {}? stackless resumes the instance (its prepare hooks run again).{}",
+                "Renew {}'s lease for {}? stackless resumes the instance (its prepare hooks run again).{}{}",
                 cut(&first.instance.name),
                 verbs::lease_text(lease_secs),
-                self.expiry(first, lease_secs)
+                self.expiry(first, lease_secs),
+                if self.shorter.is_empty() {
+                    String::new()
+                } else {
+                    self.bulk_expiries()
+                }
             ),
             (Verb::Verify, 1) => format!("Verify {}?", cut(&first.instance.name)),
             (verb, _) => {
@@ -60,7 +70,8 @@ impl VerbQuestion {
                 }
                 match verb {
                     Verb::Renew { .. } => format!(
-                        "Renew the leases of {count} instances ({list})? stackless resumes each (its prepare hooks run again)."
+                        "Renew the leases of {count} instances ({list})? stackless resumes each (its prepare hooks run again).{}",
+                        self.bulk_expiries()
                     ),
                     Verb::Verify => format!("Verify {count} instances ({list})?"),
                 }
@@ -72,7 +83,10 @@ impl VerbQuestion {
             sanitize_short(&self.runs, crate::ui::text::CUT_LONG)
         ));
         if count > 1 {
-            text.push_str(", then the same for each other name");
+            text.push_str(match first.verb {
+                Verb::Renew { .. } => ", then the same for each other name at its lease",
+                Verb::Verify => ", then the same for each other name",
+            });
         }
         if first.verb == Verb::Verify {
             text.push_str(" (it renews the lease when the check starts, pass or fail)");
@@ -80,14 +94,77 @@ impl VerbQuestion {
         if self.dry_run {
             text.push_str(" (dry run: nothing runs)");
         }
-        if self.skipped > 0 {
-            text.push_str(&format!(
-                "; {} skipped (refused: see Activity)",
-                self.skipped
-            ));
+        if !self.refused.is_empty() {
+            text.push('.');
         }
+        text.push_str(&super::bulk::refused_text(&self.refused));
         text.push_str(" [y/N]");
         text
+    }
+
+    /// For a bulk renew: ` Each lease now -> after: alpha 1m 30s -> 2h,
+    /// bravo 1h 59m -> 10m (shorter).` (expired: `expired -> 2h`; the
+    /// first [`super::BULK_NAMES_SHOWN`], then `and N more`), then, when
+    /// some would get shorter and others not, ` Shorter, asked apart after
+    /// this y: bravo 1h 59m -> 10m.` (only that note when one request is
+    /// asked: its own expiry is said apart).
+    fn bulk_expiries(&self) -> String {
+        let listed = |requests: &[VerbRequest]| {
+            let mut list = requests
+                .iter()
+                .take(super::BULK_NAMES_SHOWN)
+                .filter_map(|r| match r.verb {
+                    Verb::Renew { lease_secs } => Some(self.before_after(r, lease_secs)),
+                    Verb::Verify => None,
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            if requests.len() > super::BULK_NAMES_SHOWN {
+                list.push_str(&format!(
+                    " and {} more",
+                    requests.len() - super::BULK_NAMES_SHOWN
+                ));
+            }
+            list
+        };
+        if self.requests.len() == 1 {
+            return format!(
+                " Shorter, asked apart after this y: {}.",
+                listed(&self.shorter)
+            );
+        }
+        let mut text = format!(" Each lease now -> after: {}.", listed(&self.requests));
+        if !self.shorter.is_empty() {
+            text.push_str(&format!(
+                " Shorter, asked apart after this y: {}.",
+                listed(&self.shorter)
+            ));
+        }
+        text
+    }
+
+    /// `alpha 1m 30s -> 2h`, `bravo 1h 59m -> 10m (shorter)`, `charlie
+    /// expired -> 1h`, `delta no lease -> 1h`.
+    fn before_after(&self, request: &VerbRequest, lease_secs: u64) -> String {
+        let name =
+            crate::model::text::sanitize_short(&request.instance.name, crate::ui::text::CUT_SHORT);
+        let (now, shorter) = match &request.instance.lease {
+            None => ("no lease".to_owned(), false),
+            Some(lease) => {
+                let left = lease.expires_at.saturating_sub(self.now);
+                let now = if left > 0 {
+                    crate::model::time::span(left)
+                } else {
+                    "expired".to_owned()
+                };
+                (now, verbs::shortens(lease_secs, left))
+            }
+        };
+        format!(
+            "{name} {now} -> {}{}",
+            verbs::lease_text(lease_secs),
+            if shorter { " (shorter)" } else { "" }
+        )
     }
 
     /// ` It expires in 1h 59m now, then in 2h.` (` It has expired, then
@@ -98,13 +175,12 @@ impl VerbQuestion {
             return String::new();
         };
         let left = lease.expires_at.saturating_sub(self.now);
-        let new = i64::try_from(lease_secs).unwrap_or(i64::MAX);
         let now = if left > 0 {
             format!("It expires in {} now", crate::model::time::span(left))
         } else {
             "It has expired".to_owned()
         };
-        let shorter = if new < left {
+        let shorter = if verbs::shortens(lease_secs, left) {
             ": shorter than what is left"
         } else {
             ""

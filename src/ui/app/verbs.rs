@@ -55,9 +55,9 @@ impl App {
         }
     }
 
-    /// `L`: open the `:` line prefilled with `renew NAME D` (the target, or
-    /// the marked rows shown), D the first one's recorded lease, to edit
-    /// and run with Enter.
+    /// `L`: open the `:` line prefilled with `renew NAME D` (the target, D
+    /// its recorded lease), or `renew NAME...` for the marked rows shown
+    /// (each at its own recorded lease), to edit and run with Enter.
     pub(super) fn renew_key(&mut self) {
         let Some(names) = self.verb_targets(Verb::Renew { lease_secs: 1 }) else {
             return;
@@ -68,11 +68,19 @@ impl App {
             self.refuse(name, reason);
             return;
         }
-        let first = names
-            .first()
-            .and_then(|n| self.shown.snapshot.instance(n))
-            .map_or(verbs::FALLBACK_LEASE_SECS, verbs::recorded_lease);
-        let text = format!("renew {} {}", names.join(" "), verbs::lease_word(first));
+        let text = match names.as_slice() {
+            [name] => {
+                let lease = self
+                    .shown
+                    .snapshot
+                    .instance(name)
+                    .map_or(verbs::FALLBACK_LEASE_SECS, verbs::recorded_lease);
+                format!("renew {name} {}", verbs::lease_word(lease))
+            }
+            // Several: no duration, so each renews at its own recorded
+            // lease (one shared duration would shorten the longer ones).
+            _ => format!("renew {}", names.join(" ")),
+        };
         self.layers.open(Layer::Command(CommandLine {
             text,
             ..CommandLine::default()
@@ -153,7 +161,7 @@ impl App {
             return;
         }
         let mut requests: Vec<VerbRequest> = Vec::new();
-        let mut skipped = 0;
+        let mut refused = Vec::new();
         for name in names {
             match self.verb_check(name, probe) {
                 Ok(instance) => {
@@ -166,27 +174,52 @@ impl App {
                     requests.push(VerbRequest { instance, verb });
                 }
                 Err(reason) => {
-                    skipped += 1;
+                    refused.push((name.clone(), reason.clone()));
                     self.refuse(name, reason);
                 }
             }
         }
         requests.sort_by(|a, b| a.instance.name.cmp(&b.instance.name));
         requests.dedup_by(|a, b| a.instance.name == b.instance.name);
-        let Some(first) = requests.first() else {
-            return;
+        // A bulk renew that would shorten some leases and not others asks
+        // for the shorter ones apart, after the rest (their own `y`).
+        let now = self.now;
+        let (shorter, longer): (Vec<_>, Vec<_>) =
+            requests.into_iter().partition(|r| match r.verb {
+                Verb::Renew { lease_secs } => verbs::renew_shortens(&r.instance, lease_secs, now),
+                Verb::Verify => false,
+            });
+        let (requests, shorter) = if longer.is_empty() {
+            (shorter, Vec::new())
+        } else {
+            (longer, shorter)
         };
+        if let Some(question) = self.verb_question(requests, shorter, refused) {
+            self.ask(Question::Verbs(question));
+        }
+    }
+
+    /// The question for `requests` (its command line the first one's),
+    /// `shorter` asked apart after its `y`; `None` without a request.
+    fn verb_question(
+        &self,
+        requests: Vec<VerbRequest>,
+        shorter: Vec<VerbRequest>,
+        refused: Vec<(String, String)>,
+    ) -> Option<VerbQuestion> {
+        let first = requests.first()?;
         let argv = verbs::argv(self.stackless(), &first.instance.name, first.verb);
         let runs = argv.map_or_else(String::new, |a| {
             crate::reaper::teardown::shell_line(&crate::model::redact::shown_argv(&a))
         });
-        self.ask(Question::Verbs(VerbQuestion {
+        Some(VerbQuestion {
             requests,
             runs,
-            skipped,
+            refused,
+            shorter,
             now: self.now,
             dry_run: self.settings.dry_run,
-        }));
+        })
     }
 
     /// The single-instance rules on the snapshot shown
@@ -198,8 +231,13 @@ impl App {
     /// `y`: each request through the operator's rules
     /// ([`crate::model::rules::admit`]) on the snapshot shown now (still
     /// there, active, the same birth; each refused one says why); the rest
-    /// handed on as [`Effect::Verbs`].
+    /// handed on as [`Effect::Verbs`]. The shorter leases of a bulk renew, if any, are asked next (their
+    /// own question, each re-checked at its `y`).
     pub(super) fn confirm_verbs(&mut self, question: VerbQuestion) -> Option<Effect> {
+        let shorter = question.shorter;
+        if let Some(next) = self.verb_question(shorter, Vec::new(), Vec::new()) {
+            self.ask(Question::Verbs(next));
+        }
         let mut run = Vec::new();
         for request in question.requests {
             let asked = rules::Asked::of(&request.instance);
@@ -239,7 +277,7 @@ impl App {
 
     /// Any other key: the question closes, each instance's line says so.
     pub(super) fn cancel_verbs(&mut self, question: &VerbQuestion) {
-        for request in &question.requests {
+        for request in question.requests.iter().chain(&question.shorter) {
             self.log_local(Activity::new(
                 self.now,
                 Actor::Operator,

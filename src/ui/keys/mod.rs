@@ -134,6 +134,8 @@ mod fleet {
     pub(super) const COPY_FIELD: &str = "over a fleet the detail is the host agent's lines, not fields: Esc, then y copies the name";
     pub(super) const WRAP: &str =
         "over a fleet the logs view always wraps at words: w has nothing to switch";
+    pub(super) const BANNERS: &str =
+        "over a fleet each host's state is in its row: the one-host banners are not shown";
 }
 
 /// What a key does; the handler matches on this. Movement actions apply to
@@ -252,7 +254,8 @@ pub enum Action {
     /// stores only).
     CancelOperation,
     /// Renew the target's lease (`L`: the `:renew` line prefilled with its
-    /// recorded duration; a write key; stackless 0.4.0 stores only).
+    /// recorded duration; over marks, with no duration: each its own; a
+    /// write key; stackless 0.4.0 stores only).
     RenewLease,
     /// Verify the target (`v`: `stackless verify NAME --json`; a write
     /// key, it renews the lease; stackless 0.4.0 stores only).
@@ -296,6 +299,9 @@ pub enum Action {
     ReaperPass,
     /// Zoom the focused pane to the whole body, or back (`z`).
     ToggleZoom,
+    /// Put the header's banners away into one line, or show them again
+    /// (`b`).
+    ToggleBanners,
 }
 
 impl Action {
@@ -380,6 +386,7 @@ impl Action {
             | Self::SearchNewer => Ok(()),
             Self::ToggleWrap => Err(fleet::WRAP),
             Self::ToggleZoom => Ok(()),
+            Self::ToggleBanners => Err(fleet::BANNERS),
         }
     }
 

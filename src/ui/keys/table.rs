@@ -426,7 +426,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     KeyEntry {
         keys: "L",
         fleet: "the same, on the row's host: its agent runs the renew there (the lease as recorded)",
-        help: "renew the lease: edit :renew NAME D (D: as recorded); y/N (0.4.0)",
+        help: "renew: edit :renew NAME D (D: each one's recorded lease); y/N",
         binds: &[bind(PANES_DETAIL, &[ch('L')], Action::RenewLease)],
         footer: &[
             foot(Panes, 15, "L", "renew", 5),
@@ -449,6 +449,13 @@ pub const ENTRIES: &[KeyEntry] = &[
         help: "zoom the focused pane to the whole screen, and back",
         binds: &[bind(&[Panes], &[ch('z')], Action::ToggleZoom)],
         footer: &[foot(Panes, 14, "z", "zoom", 5)],
+    },
+    KeyEntry {
+        keys: "b",
+        fleet: "",
+        help: "put the header's banners away into one line, and back",
+        binds: &[bind(&[Panes], &[ch('b')], Action::ToggleBanners)],
+        footer: &[],
     },
     KeyEntry {
         keys: "P",
@@ -487,7 +494,12 @@ pub const ENTRIES: &[KeyEntry] = &[
             ),
             bind(&[Confirm], &[Key::Other], Action::CancelTearDown),
         ],
-        footer: &[],
+        // Under an open question the footer lists its keys, not the
+        // panes' (which it does not take).
+        footer: &[
+            foot(Confirm, 0, "y", "yes: run it", 0),
+            foot(Confirm, 1, "any other key", "no: nothing runs", 0),
+        ],
     },
     KeyEntry {
         keys: "mouse click",

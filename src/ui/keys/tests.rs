@@ -40,7 +40,7 @@ fn every_binding_resolves_to_its_action() {
 
 #[test]
 fn footer_slots_are_unique_and_labels_are_reachable() {
-    for context in [FullText, LogSearch, Logs, Filter, Detail, Panes] {
+    for context in [FullText, LogSearch, Logs, Filter, Detail, Panes, Confirm] {
         let labels = footer(context);
         assert!(!labels.is_empty(), "{context:?}");
         let slots: Vec<u8> = labels.iter().map(|(_, l)| l.slot).collect();
@@ -60,7 +60,7 @@ fn footer_slots_are_unique_and_labels_are_reachable() {
         for label in entry.footer {
             assert!(matches!(
                 label.context,
-                FullText | LogSearch | Logs | Filter | Detail | Panes
+                FullText | LogSearch | Logs | Filter | Detail | Panes | Confirm
             ));
         }
     }

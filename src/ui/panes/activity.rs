@@ -1,5 +1,5 @@
 //! The Activity pane: what the reaper and the operator did,
-//! `HH:MM:SS actor instance kind: detail`, coalesced (` x3`), newest last,
+//! `HH:MM:SS actor instance kind: detail`, coalesced (`HH:MM:SS x3 ...`), newest last,
 //! following the bottom unless the operator scrolled up. While focused, the
 //! selected line (j/k, a click; the newest while following) is drawn
 //! highlighted: Enter and `e` open it whole.
@@ -17,14 +17,16 @@ use crate::ui::view;
 /// Shown before the first entry.
 pub const EMPTY: &str = "no activity yet";
 
-/// The last hour's reaps (`reaped`, `torn down`) and failures as
-/// sparklines ([`crate::ui::spark::last_hour_items`]), newest entries first until
-/// an hour back. A teardown killed at its deadline and torn down after
+/// The last hour's reaps (each teardown once: [`reap_slot`]) and failures
+/// as sparklines
+/// ([`crate::ui::spark::last_hour_items`]), newest entries first until an
+/// hour back. A teardown killed at its deadline and torn down after
 /// all (its line begins with [`AFTER_ALL`]) counts once, as torn down: its
 /// failure, the one before it on that instance, is taken back.
 fn history(app: &App) -> Option<[Vec<String>; 2]> {
     use crate::event::ActivityKind;
     let now = app.now();
+    let downs = controller_downs(app);
     // Per instance: amendments seen (newest first) whose failure is not
     // reached yet.
     let mut amended: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
@@ -37,6 +39,10 @@ fn history(app: &App) -> Option<[Vec<String>; 2]> {
         .filter_map(move |l| {
             let entry = &l.entry;
             match entry.kind {
+                // Another process's teardown, once.
+                ActivityKind::Tombstoned | ActivityKind::Succeeded => {
+                    reap_slot(entry, &downs).map(|_| (entry.at, false, l.count))
+                }
                 ActivityKind::Reaped | ActivityKind::TornDown => {
                     if entry.detail.starts_with(AFTER_ALL) {
                         *amended.entry(entry.instance.as_str()).or_default() += l.count;
@@ -58,6 +64,79 @@ fn history(app: &App) -> Option<[Vec<String>; 2]> {
     crate::ui::spark::last_hour_items(events, now)
 }
 
+/// The instances the 0.4.0 controller ran a `down` on in the last hour (a
+/// `controller` line `reaped` by its lease reaper, or `succeeded: down
+/// ...`): their `observed ... tombstoned` line is the same teardown.
+fn controller_downs(app: &App) -> std::collections::HashSet<&str> {
+    let now = app.now();
+    app.activity()
+        .entries()
+        .iter()
+        .rev()
+        .take_while(|l| now.saturating_sub(l.entry.at) < 3600)
+        .filter(|l| is_controller_down(&l.entry))
+        .map(|l| l.entry.instance.as_str())
+        .collect()
+}
+
+fn is_controller_down(entry: &crate::event::Activity) -> bool {
+    use crate::event::{ActivityKind as K, Actor};
+    entry.actor == Actor::Controller
+        && (entry.kind == K::Reaped
+            || (entry.kind == K::Succeeded && entry.detail.starts_with("down")))
+}
+
+/// Who did a teardown line, once per teardown: 0 this console's reaper, 1
+/// the controller's lease reaper, 2 the operator's keys, 3 elsewhere (a
+/// `down` the controller ran for someone else, or an instance seen
+/// tombstoned by another process whose `down` the controller did not run:
+/// `downs`, [`controller_downs`]); `None` for any other line.
+fn reap_slot(
+    entry: &crate::event::Activity,
+    downs: &std::collections::HashSet<&str>,
+) -> Option<usize> {
+    use crate::event::{ActivityKind as K, Actor};
+    match (entry.actor, entry.kind) {
+        (Actor::Reaper, K::Reaped | K::TornDown) => Some(0),
+        (Actor::Controller, K::Reaped) => Some(1),
+        (Actor::Operator, K::Reaped | K::TornDown) => Some(2),
+        (Actor::Controller, K::Succeeded) if is_controller_down(entry) => Some(3),
+        (Actor::Observed, K::Tombstoned) if !downs.contains(entry.instance.as_str()) => Some(3),
+        _ => None,
+    }
+}
+
+/// Who did the last hour's reaps ([`history`]'s), each counted:
+/// `by this reaper 2, lease reaper 1, operator 1, elsewhere 1` (this
+/// console's reaper; the 0.4.0 controller's lease reaper; the operator's
+/// keys; another console or process, seen tombstoning); `None` when none.
+#[must_use]
+pub fn reaps_by_actor(app: &App) -> Option<String> {
+    let now = app.now();
+    let downs = controller_downs(app);
+    // this reaper, lease reaper, operator, elsewhere
+    let mut counts = [0_u32; 4];
+    for logged in app
+        .activity()
+        .entries()
+        .iter()
+        .rev()
+        .take_while(|l| now.saturating_sub(l.entry.at) < 3600)
+    {
+        let Some(slot) = reap_slot(&logged.entry, &downs) else {
+            continue;
+        };
+        counts[slot] = counts[slot].saturating_add(logged.count);
+    }
+    let said: Vec<String> = ["this reaper", "lease reaper", "operator", "elsewhere"]
+        .iter()
+        .zip(counts)
+        .filter(|(_, n)| *n > 0)
+        .map(|(who, n)| format!("{who} {n}"))
+        .collect();
+    (!said.is_empty()).then(|| format!("by {}", said.join(", ")))
+}
+
 /// Draw the Activity pane into `area`.
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let is_focused = focused(app, Focus::Activity);
@@ -75,9 +154,10 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         items.push(format!("↓ {} newer (End follows)", entries.len() - end));
     }
     let room = super::title_room(area.width, &name);
+    let by = reaps_by_actor(app).into_iter().collect::<Vec<_>>();
     let suffix = match history(app) {
         Some([full, compact]) => {
-            let with = |spark: Vec<String>| [items.clone(), spark].concat();
+            let with = |spark: Vec<String>| [items.clone(), spark, by.clone()].concat();
             let full = with(full).join(" · ");
             if unicode_width::UnicodeWidthStr::width(full.as_str()) <= room {
                 full

@@ -18,11 +18,36 @@ use crate::ui::theme;
 
 /// The confirmation question for `instance`, naming the command as it
 /// will run: `Tear down <name>? This runs: stackless down <name> --json
-/// [y/N]` (the real `--down-cmd` argv, shell-quoted for reading).
+/// [y/N]` (the real `--down-cmd` argv, shell-quoted for reading). When its
+/// operation lock is stale (`liveness`, probed as stackless §2 decides
+/// it), the question says so: `Tear down alpha? Its up lock is stale (pid
+/// 4242 gone): stackless takes it over. This runs: …`.
 #[must_use]
-pub(crate) fn confirm_text(instance: &Instance, teardown: &TeardownInfo) -> String {
+pub(crate) fn confirm_text(
+    instance: &Instance,
+    liveness: Option<&crate::model::liveness::Liveness>,
+    teardown: &TeardownInfo,
+) -> String {
+    use crate::model::liveness::Liveness;
+    let stale = match (liveness, instance.lock.as_deref()) {
+        (Some(Liveness::StalePidGone), Some(lock)) => {
+            format!(
+                " Its {} lock is stale (pid {} gone): stackless takes it over.",
+                sanitize_short(&lock.operation, crate::ui::text::CUT_SHORT),
+                lock.holder_pid
+            )
+        }
+        (Some(Liveness::StalePidReused), Some(lock)) => {
+            format!(
+                " Its {} lock is stale (pid {} reused by another process): stackless takes it over.",
+                sanitize_short(&lock.operation, crate::ui::text::CUT_SHORT),
+                lock.holder_pid
+            )
+        }
+        _ => String::new(),
+    };
     format!(
-        "Tear down {}? This runs: {} [y/N]",
+        "Tear down {}?{stale} This runs: {} [y/N]",
         sanitize_short(&instance.name, crate::ui::text::CUT_SHORT),
         sanitize_short(
             &teardown.line_for(&instance.name),
@@ -95,18 +120,20 @@ pub(crate) fn render_confirm_reap(
     );
 }
 
-/// Draw the teardown confirmation dialog for `instance`, centred in `area`.
+/// Draw the teardown confirmation dialog for `instance` ([`confirm_text`],
+/// its lock's `liveness` as probed), centred in `area`.
 pub(crate) fn render_confirm(
     frame: &mut Frame,
     area: Rect,
     instance: &Instance,
+    liveness: Option<&crate::model::liveness::Liveness>,
     teardown: &TeardownInfo,
 ) {
     render_question(
         frame,
         area,
         " Confirm teardown ",
-        confirm_text(instance, teardown),
+        confirm_text(instance, liveness, teardown),
     );
 }
 
@@ -167,14 +194,15 @@ pub(crate) fn render_confirm_queue_down(
     );
 }
 
-/// Draw the cancel confirmation dialog for `op` (`cancel down alpha (op
-/// 3f2c…)? y/N`), centred in `area`.
-pub(crate) fn render_confirm_cancel(frame: &mut Frame, area: Rect, op: &Operation) {
+/// Draw the cancel confirmation dialog for `op`
+/// ([`crate::ui::opview::cancel_question`], run with `program`), centred
+/// in `area`.
+pub(crate) fn render_confirm_cancel(frame: &mut Frame, area: Rect, op: &Operation, program: &str) {
     render_question(
         frame,
         area,
         " Confirm cancel ",
-        crate::ui::opview::cancel_question(op),
+        crate::ui::opview::cancel_question(op, program),
     );
 }
 

@@ -8,7 +8,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Wrap};
+use ratatui::widgets::Paragraph;
 use unicode_width::UnicodeWidthStr;
 
 use crate::event::StoreHealth;
@@ -139,9 +139,18 @@ fn role_banners(app: &App, out: &mut Vec<BannerItem>) {
             format!("! standby: active console is {who}; this one watches and takes keys, and takes over when it exits")));
     }
     if let crate::event::RoleState::ControllerReaps { pid } = app.role() {
-        out.push(item(
-"controller_reaps", false,
-            format!("! standby: the stackless controller (pid {pid}) runs its lease reaper; this console's reaper takes over if it stops (--reaper always reaps here too)")));
+        // `P` in standby: do not take over when the controller stops
+        // (`model::rules`, the pause rule in standby).
+        let text = if app.reaper().paused {
+            format!(
+                "! standby: the stackless controller (pid {pid}) runs its lease reaper; this console won't take over if it stops (paused: P takes over)"
+            )
+        } else {
+            format!(
+                "! standby: the stackless controller (pid {pid}) runs its lease reaper; this console's reaper takes over if it stops (--reaper always reaps here too)"
+            )
+        };
+        out.push(item("controller_reaps", false, text));
     }
     if let crate::event::RoleState::Unavailable { reason } = app.role() {
         out.push(item(
@@ -189,24 +198,49 @@ const SEP_WIDTH: usize = 5;
 /// The host (`on HOST`) is never cut below this many columns.
 const HOST_MIN: usize = 8;
 
-/// Lines a banner of `text` takes at `width` columns: 1, or 2 when it does
-/// not fit on one (longer text is cut).
+/// What a banner says of the key that puts the banners away.
+pub const BANNER_KEY: &str = " · b hides";
+
+/// The banner lines as drawn at `width` columns, one row each: each
+/// banner cut to the row with [`BANNER_KEY`] after it (when it fits), or,
+/// put away (`b`), one line for all: `! 2 banners put away (b shows
+/// them)`, styled as the most severe of them.
 #[must_use]
-pub fn banner_height(text: &str, width: u16) -> u16 {
-    if width == 0 || text.width() <= usize::from(width) {
-        1
-    } else {
-        2
+pub fn banner_lines(app: &App, width: u16) -> Vec<(String, Style)> {
+    let all = banners(app);
+    if all.is_empty() {
+        return all;
     }
+    let width = usize::from(width);
+    if app.banners_away() {
+        let error = banner_items(app).iter().any(|b| b.error);
+        let style = if error {
+            theme::banner_error()
+        } else {
+            theme::banner_warning()
+        };
+        let noun = if all.len() == 1 { "banner" } else { "banners" };
+        let text = format!("! {} {noun} put away (b shows them)", all.len());
+        return vec![(crate::ui::text::fit(&text, width).into_owned(), style)];
+    }
+    all.into_iter()
+        .map(|(text, style)| {
+            let room = width.saturating_sub(BANNER_KEY.width());
+            let shown = if room >= 20 {
+                format!("{}{BANNER_KEY}", crate::ui::text::fit(&text, room))
+            } else {
+                crate::ui::text::fit(&text, width).into_owned()
+            };
+            (shown, style)
+        })
+        .collect()
 }
 
-/// The header's height at `width` columns: 2 lines plus the banners.
+/// The header's height at `width` columns: 2 lines plus one per banner
+/// line ([`banner_lines`]).
 #[must_use]
 pub fn height(app: &App, width: u16) -> u16 {
-    2 + banners(app)
-        .iter()
-        .map(|(text, _)| banner_height(text, width))
-        .sum::<u16>()
+    2 + u16::try_from(banner_lines(app, width).len()).unwrap_or(u16::MAX)
 }
 
 /// The items of one header line, each with the rank at which it is
@@ -310,17 +344,14 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         frame.render_widget(Paragraph::new(line), Rect::new(area.x, y, area.width, 1));
         y += 1;
     }
-    for (text, style) in banners(app) {
+    for (text, style) in banner_lines(app, area.width) {
         if y >= bottom {
             return;
         }
-        let h = banner_height(&text, area.width).min(bottom - y);
         frame.render_widget(
-            Paragraph::new(Line::styled(text, style))
-                .style(style)
-                .wrap(Wrap { trim: true }),
-            Rect::new(area.x, y, area.width, h),
+            Paragraph::new(Line::styled(text, style)).style(style),
+            Rect::new(area.x, y, area.width, 1),
         );
-        y += h;
+        y += 1;
     }
 }

@@ -1,5 +1,6 @@
-//! The help overlay: every entry of the key table ([`crate::ui::keys`]),
-//! then the legend of the state marks, wrapped to the terminal's width and
+//! The help overlay: the legend of the state marks (the ST column a new
+//! reader meets first), then every entry of the key table
+//! ([`crate::ui::keys`]), wrapped to the terminal's width and
 //! scrolled (`↑↓`/`jk`, PgUp/PgDn) so it fits any size down to the
 //! console's minimum (60x15); `/` inside it keeps only the entries whose
 //! keys or text contain the query. Over a fleet (the App over 2+ hosts)
@@ -19,17 +20,23 @@ use crate::ui::app::{App, HelpView};
 use crate::ui::keys::ENTRIES;
 use crate::ui::{theme, view};
 
-/// The help's lines for a text area `width` columns wide: the entries
-/// whose keys or text contain `query` (case-insensitive; all of them when
-/// it is empty), each wrapped under its text column (over a fleet,
-/// `fleet`, followed by what it does there, which the query reads too),
-/// then (without a query) the legend.
+/// The help's lines for a text area `width` columns wide: (without a
+/// query) the legend first, then the entries whose keys or text contain
+/// `query` (case-insensitive; all of them when it is empty), each wrapped
+/// under its text column (over a fleet, `fleet`, followed by what it does
+/// there, which the query reads too).
 #[must_use]
 pub fn lines(query: &str, width: usize, fleet: bool) -> Vec<Line<'static>> {
     let key_width = ENTRIES.iter().map(|e| e.keys.width()).max().unwrap_or(0);
     let needle = query.to_lowercase();
     let text_width = width.saturating_sub(key_width + 3).max(12);
-    let mut lines: Vec<Line<'static>> = Vec::new();
+    let mut lines: Vec<Line<'static>> = if needle.is_empty() {
+        let mut legend = legend(width);
+        legend.push(Line::raw(""));
+        legend
+    } else {
+        Vec::new()
+    };
     for entry in ENTRIES {
         let (keys, what) = (entry.keys, entry.help);
         let there = fleet.then(|| format!("over a fleet: {}", entry.over_a_fleet()));
@@ -56,19 +63,22 @@ pub fn lines(query: &str, width: usize, fleet: bool) -> Vec<Line<'static>> {
             ]));
         }
     }
-    if !needle.is_empty() {
-        if lines.is_empty() {
-            lines.push(Line::styled(
-                format!(
-                    " no key matches \"{}\"",
-                    sanitize_short(query, crate::ui::text::CUT_SHORT)
-                ),
-                theme::muted(),
-            ));
-        }
-        return lines;
+    if !needle.is_empty() && lines.is_empty() {
+        lines.push(Line::styled(
+            format!(
+                " no key matches \"{}\"",
+                sanitize_short(query, crate::ui::text::CUT_SHORT)
+            ),
+            theme::muted(),
+        ));
     }
-    lines.push(Line::raw(""));
+    lines
+}
+
+/// The legend of the ST column's marks and the STATUS mark, wrapped to
+/// `width`.
+fn legend(width: usize) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
     let mut legend = vec![" State column (ST, after NAME): lease, lock, reap marks".to_owned()];
     for group in view::STATE_LEGEND.chunks(3) {
         let text: Vec<String> = group

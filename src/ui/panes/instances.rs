@@ -189,6 +189,8 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         Some(selected - offset),
         is_focused,
     );
+    let (above, below) = super::hidden_rows(0, offset, rows_fit, len);
+    super::render_more(frame, area, above, below);
 }
 
 /// One instance's row and its short forms, from `snapshot` at `now`: its

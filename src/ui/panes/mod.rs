@@ -109,6 +109,55 @@ pub fn scroll_window(previous: usize, selected: usize, len: usize, rows: usize) 
     offset.min(len - rows)
 }
 
+/// How many of a table's `len` rows are hidden above and below a scroll
+/// window of `window` rows drawn from `offset`, `head` rows pinned above it
+/// (the Operations pane's pending ones; 0 elsewhere): `(above, below)`.
+/// With the rows drawn, they add up to `len`.
+#[must_use]
+pub const fn hidden_rows(head: usize, offset: usize, window: usize, len: usize) -> (usize, usize) {
+    let end = if offset + window < len {
+        offset + window
+    } else {
+        len
+    };
+    (offset.saturating_sub(head), len.saturating_sub(end))
+}
+
+/// What a table pane's bottom border says of its hidden rows: `↑ 2 more ·
+/// ↓ 3 more` (each part only when not 0); `None` when every row is drawn.
+#[must_use]
+pub fn more_text(above: usize, below: usize) -> Option<String> {
+    let parts: Vec<String> = [("↑", above), ("↓", below)]
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(arrow, n)| format!("{arrow} {n} more"))
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(" · "))
+}
+
+/// Write [`more_text`] into the bottom border of a pane drawn in `area`,
+/// right-aligned one border cell before the corner, so an overlay drawn
+/// over the pane with a one-cell margin leaves the border whole (nothing
+/// when every row is drawn or it does not fit).
+pub fn render_more(frame: &mut ratatui::Frame, area: Rect, above: usize, below: usize) {
+    use unicode_width::UnicodeWidthStr as _;
+    let Some(text) = more_text(above, below) else {
+        return;
+    };
+    let text = format!(" {text} ");
+    let width = u16::try_from(text.width()).unwrap_or(u16::MAX);
+    if area.height < 2 || width.saturating_add(3) > area.width {
+        return;
+    }
+    let at = Rect {
+        x: area.x + area.width - 2 - width,
+        y: area.y + area.height - 1,
+        width,
+        height: 1,
+    };
+    frame.render_widget(Paragraph::new(Line::styled(text, theme::muted())), at);
+}
+
 pub use super::geometry::{log_line_at, log_window};
 
 /// A rectangle `width` x `height`, centred in `area` and clipped to it.

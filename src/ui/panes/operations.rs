@@ -128,6 +128,8 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         layout.position(selected),
         is_focused,
     );
+    let (above, below) = layout.hidden(len);
+    super::render_more(frame, area, above, below);
 }
 
 /// Which operations the pane draws in `rows` data rows, so the pending
@@ -205,6 +207,14 @@ impl OpsLayout {
             window,
             more,
         }
+    }
+
+    /// How many of the `len` operations are not drawn above the scroll
+    /// window (after the pinned pending ones) and below it
+    /// ([`super::hidden_rows`]); with those drawn they add up to `len`.
+    #[must_use]
+    pub const fn hidden(self, len: usize) -> (usize, usize) {
+        super::hidden_rows(self.head, self.offset, self.window, len)
     }
 
     /// The operations drawn, in order.

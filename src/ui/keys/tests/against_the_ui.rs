@@ -212,7 +212,10 @@ fn help_lists_exactly_the_table() {
             let inner = row.trim().trim_matches('║');
             inner.strip_prefix(' ').unwrap_or(inner).to_owned()
         })
-        .take_while(|line| !line.trim().is_empty() && !line.starts_with("State column"))
+        // The legend first, then a blank line, then the entries.
+        .skip_while(|line| !line.trim().is_empty())
+        .skip(1)
+        .take_while(|line| !line.trim().is_empty() && !line.starts_with('╚'))
         .map(|line| {
             let keys: String = line.chars().take(width).collect();
             let rest: String = line.chars().skip(width + 2).collect();
@@ -599,6 +602,7 @@ fn check(action: Action, app: &App, command: Option<Effect>, before: usize, cont
         }
         Action::ReaperPass => assert_eq!(command, Some(Effect::ReaperPass), "{what}"),
         Action::ToggleZoom => assert!(app.zoomed(), "{what}"),
+        Action::ToggleBanners => assert!(app.banners_away(), "{what}"),
     }
 }
 
