@@ -1950,10 +1950,11 @@ fn the_footer_over_a_fleet_shows_the_open_layers_keys() {
     let footer = |app: &Over| screen(app, 120, 40).lines().last().unwrap().to_owned();
     select(&mut app, "fleet-2", "alpha");
     press(&mut app, KeyCode::Char('d'));
-    // Under a question the footer keeps the panes' keys, as on one host.
+    // Under a question the footer lists the question's keys, as on one
+    // host.
     assert_eq!(
         footer(&app),
-        "↑↓/jk select  Tab pane  r reap  d down  ? help  q quit  Enter detail  / filter  s sort  l logs  e full text  P pause"
+        "y yes: run it  any other key no: nothing runs"
     );
     press(&mut app, KeyCode::Char('n'));
     for _ in 0..4 {

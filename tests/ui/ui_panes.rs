@@ -1095,7 +1095,7 @@ fn activity_counts_reaps_by_actor_and_folds_exactly() {
 /// meets first, then the keys; a search shows the keys only.
 #[test]
 fn help_starts_with_the_state_legend() {
-    let lines: Vec<String> = panes::help::lines("", 100)
+    let lines: Vec<String> = panes::help::lines("", 100, false)
         .iter()
         .map(ToString::to_string)
         .collect();
@@ -1105,7 +1105,7 @@ fn help_starts_with_the_state_legend() {
     );
     let keys = lines.iter().position(|l| l.starts_with(" ↑ / k")).unwrap();
     assert!(lines[keys - 1].is_empty(), "{lines:#?}");
-    let found: Vec<String> = panes::help::lines("sort", 100)
+    let found: Vec<String> = panes::help::lines("sort", 100, false)
         .iter()
         .map(ToString::to_string)
         .collect();

@@ -352,8 +352,10 @@ impl App {
             Action::OpenLogs => return self.open_logs(),
             Action::CloseLogs => return self.close_logs(),
             Action::ToggleWrap => self.toggle_wrap(),
-            Action::ToggleZoom => self.zoom = !self.zoom,
-            Action::ToggleBanners => self.banners_away = !self.banners_away,
+            Action::ToggleZoom => self.arrangement.zoom = !self.arrangement.zoom,
+            Action::ToggleBanners => {
+                self.arrangement.banners_away = !self.arrangement.banners_away;
+            }
             _ => {}
         }
         None

@@ -224,6 +224,15 @@ struct Settings {
     under_tmux: bool,
 }
 
+/// How the screen is arranged by the operator's keys.
+#[derive(Debug, Default, Clone, Copy)]
+struct Arrangement {
+    /// The focused pane has the whole body (`z`).
+    zoom: bool,
+    /// The header's banners put away into one line (`b`).
+    banners_away: bool,
+}
+
 /// The whole UI state: the snapshot shown, the panes' tables, the layers
 /// over them, and what the background threads last reported. Changed only
 /// through [`App::handle`] (and the start-up setters).
@@ -260,10 +269,8 @@ pub struct App {
     logs_session: u64,
     flash: Option<Flash>,
     quitting: bool,
-    /// The focused pane has the whole body (`z`).
-    zoom: bool,
-    /// The header's banners put away into one line (`b`).
-    banners_away: bool,
+    /// How the screen is arranged: zoomed, banners put away.
+    arrangement: Arrangement,
     pub(crate) viewport: Cell<Viewport>,
     /// The layout of the last full frame (`None` before it, or while the
     /// terminal is too small): where mouse events land.
@@ -322,8 +329,7 @@ impl App {
             logs_session: 0,
             flash: None,
             quitting: false,
-            zoom: false,
-            banners_away: false,
+            arrangement: Arrangement::default(),
             viewport: Cell::new(Viewport::default()),
             areas: Cell::new(None),
         }
@@ -591,13 +597,13 @@ impl App {
     /// Whether the focused pane is zoomed to the whole body (`z`).
     #[must_use]
     pub const fn zoomed(&self) -> bool {
-        self.zoom
+        self.arrangement.zoom
     }
 
     /// Whether the header's banners are put away into one line (`b`).
     #[must_use]
     pub const fn banners_away(&self) -> bool {
-        self.banners_away
+        self.arrangement.banners_away
     }
 
     /// Whether the help overlay is open.
