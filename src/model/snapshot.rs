@@ -39,14 +39,15 @@ pub struct Snapshot {
     pub partial: Option<Partial>,
 }
 
-/// The first rows of a store, in name order, shown while the rest is
-/// read: how many were read of how many the store holds. A snapshot that
+/// The first rows of a store (those with the soonest leases: the
+/// Instances pane's default order), shown while the rest is read: how
+/// many were read of how many the store holds. A snapshot that
 /// carries one is never taken for the whole store: its counts are not
 /// totals and every action waits for the whole read
 /// ([`crate::model::rules::admit`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Partial {
-    /// Instances read (the first, in name order).
+    /// Instances read (the soonest leases, ties by name).
     pub read: usize,
     /// Instances in the store (`count(*)` in the same read transaction).
     pub total: u64,

@@ -95,10 +95,11 @@ impl Store {
         self.noticed(result)
     }
 
-    /// The first `limit` instances in name order, each with its lease and
-    /// lock, the reap attempts and the redaction history, in one read
-    /// transaction with the store's instance count; `None` when the store
-    /// holds no more than `limit` (the whole read says it all). No
+    /// The `limit` instances with the soonest leases (ties by name: the
+    /// Instances pane's default order), each with its lease and lock, the
+    /// reap attempts and the redaction history, in one read transaction
+    /// with the store's instance count; `None` when the store holds no
+    /// more than `limit`, or fewer leases (the whole read says it all). No
     /// operations are read (a million of them is the slow part): the
     /// snapshot is [`crate::model::Partial`], which no action is taken on.
     ///

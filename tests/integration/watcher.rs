@@ -349,10 +349,11 @@ fn woken_by_inotify_and_bursts_are_coalesced() {
     handle.join().unwrap();
 }
 
-/// A store at least `Head::from_bytes` big: the first read sends its first
-/// rows (`Partial`: how many of how many, no operations) before the whole,
-/// which follows at once and replaces them; a store of fewer rows than
-/// the head, or a smaller file, is read whole only.
+/// A store at least `Head::from_bytes` big: the first read sends the rows
+/// with the soonest leases (the Instances pane's default order;
+/// `Partial`: how many of how many, no operations) before the whole,
+/// which follows at once and replaces them; a store with no more rows or
+/// fewer leases than the head, or a smaller file, is read whole only.
 #[test]
 fn a_big_store_sends_its_first_rows_then_the_whole() {
     use stackless_tui::model::Partial;
@@ -396,21 +397,34 @@ fn a_big_store_sends_its_first_rows_then_the_whole() {
     let names = |s: &stackless_tui::model::Snapshot| -> Vec<String> {
         s.instances.iter().map(|i| i.name.clone()).collect()
     };
-    assert_eq!(names(&sent[0]), names(whole)[..3]);
-    for (first, read) in sent[0].instances.iter().zip(whole.instances.iter()) {
+    // The three soonest leases (golf, duo-..., bravo), held in name order.
+    assert_eq!(
+        names(&sent[0]),
+        ["bravo", "duo-79882653-fd55-4b17-bf19-d4afc89a2b5e", "golf"]
+    );
+    for first in sent[0].instances.iter() {
         assert_eq!(
-            first, read,
-            "the first rows are the whole read's first rows"
+            Some(&**first),
+            whole.instance(&first.name),
+            "the first rows are the whole read's"
         );
     }
 
-    // As many rows as the store: read whole only.
+    // As many rows as the store, or more than its six leases: read whole
+    // only.
+    for rows in [8, 7] {
+        let sent = first_two(Head {
+            from_bytes: 0,
+            rows,
+        });
+        assert_eq!(sent.len(), 1);
+        assert_eq!((sent[0].partial, sent[0].instances.len()), (None, 8));
+    }
     let sent = first_two(Head {
         from_bytes: 0,
-        rows: 8,
+        rows: 6,
     });
-    assert_eq!(sent.len(), 1);
-    assert_eq!((sent[0].partial, sent[0].instances.len()), (None, 8));
+    assert_eq!(sent[0].partial, Some(Partial { read: 6, total: 8 }));
     // A file smaller than the size: read whole only.
     let sent = first_two(Head {
         from_bytes: u64::MAX,

@@ -80,7 +80,7 @@ fn the_first_rows_say_so_refuse_every_action_and_the_whole_read_replaces_them() 
     assert_eq!(
         banners,
         [
-            "! reading the store: 2 of 5: the first rows by name; counts are not totals and actions wait until it is read"
+            "! reading the store: 2 of 5: the soonest leases first; counts are not totals and actions wait until it is read"
         ]
     );
     assert_eq!(

@@ -93,7 +93,7 @@ pub fn banner_items(app: &App) -> Vec<BannerItem> {
             "reading",
             false,
             format!(
-                "! {}: the first rows by name; counts are not totals and actions wait until it is read",
+                "! {}: the soonest leases first; counts are not totals and actions wait until it is read",
                 partial.words()
             ),
         ));
