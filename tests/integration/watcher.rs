@@ -402,7 +402,7 @@ fn a_big_store_sends_its_first_rows_then_the_whole() {
         names(&sent[0]),
         ["bravo", "duo-79882653-fd55-4b17-bf19-d4afc89a2b5e", "golf"]
     );
-    for first in sent[0].instances.iter() {
+    for first in &*sent[0].instances {
         assert_eq!(
             Some(&**first),
             whole.instance(&first.name),
