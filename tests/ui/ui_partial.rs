@@ -133,6 +133,18 @@ fn the_first_rows_say_so_refuse_every_action_and_the_whole_read_replaces_them() 
     // The whole read arrives: it replaces the first rows (the selection
     // stays on bravo), the counts are the store's, and `r` reaps.
     app.handle(Event::Snapshot(Arc::new(snapshot(false))), CAPTURE);
+    // Nothing is compared with the first rows: the rest of the store is
+    // not news (no `appeared` line for charlie, delta, echo).
+    assert!(app.settle().is_none());
+    assert!(app.drain_outbox().is_empty());
+    assert_eq!(
+        app.activity()
+            .entries()
+            .iter()
+            .filter(|e| e.entry.kind != ActivityKind::Refused)
+            .count(),
+        0
+    );
     assert!(panes::header::banners(&app).is_empty());
     assert_eq!(app.visible().len(), 5);
     assert_eq!(
