@@ -47,4 +47,4 @@ pub use operation::{OpStatus, Operation};
 pub use rows::{
     Birth, Instance, Instances, Lease, OpLock, OperationIndex, ReapAttempt, Rows, Status,
 };
-pub use snapshot::Snapshot;
+pub use snapshot::{Partial, Snapshot};

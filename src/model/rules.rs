@@ -137,6 +137,7 @@ pub const TEARDOWN_SETTLING: &str = "refused: a teardown of this instance has ju
 /// # Errors
 /// The [`Refusal`], in the key's words.
 pub fn admit(action: &Action, cx: &Context<'_>) -> Result<Admitted, Refusal> {
+    partial_gate(action, cx)?;
     match action {
         Action::Reap(asked) => admit_reap(asked, cx),
         Action::Down(asked) => admit_down(asked, cx),
@@ -148,6 +149,32 @@ pub fn admit(action: &Action, cx: &Context<'_>) -> Result<Admitted, Refusal> {
         Action::Renew(asked, lease) => admit_verb(asked, VerbAsked::Renew(*lease), cx),
         Action::Verify(asked) => admit_verb(asked, VerbAsked::Verify, cx),
     }
+}
+
+/// The gate every action but `P` passes first: the snapshot is the whole
+/// store. While only its first rows are read ([`crate::model::Partial`]),
+/// a name it lacks may yet be in the store, its counts are not totals and
+/// the pending operations are not read: every action waits for the whole
+/// read, refused in the header's words. Pausing or resuming this
+/// console's reaper, or a pass now, asks nothing of these rows: the
+/// reaper reads the store itself (`reaper::runner`).
+fn partial_gate(action: &Action, cx: &Context<'_>) -> Result<(), Refusal> {
+    let Some(partial) = cx.snapshot.partial else {
+        return Ok(());
+    };
+    let name = match action {
+        Action::Pause | Action::Resume | Action::Pass => return Ok(()),
+        Action::Cancel(_) => "",
+        Action::Reap(asked)
+        | Action::Down(asked)
+        | Action::Renew(asked, _)
+        | Action::Verify(asked)
+        | Action::QueueDown { target: asked, .. } => asked.name.as_str(),
+    };
+    Err(Refusal::of(
+        name,
+        format!("refused: {}; ask again when it is read", partial.words()),
+    ))
 }
 
 /// The instance `asked` on the snapshot: in the store, the same birth.

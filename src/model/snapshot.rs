@@ -33,6 +33,50 @@ pub struct Snapshot {
     /// or written is redacted by. The rows' own texts (`error_json`,
     /// `last_error`) are redacted already. Its `Debug` shows only a count.
     pub redactor: Arc<super::redact::Redactor>,
+    /// `Some` when these are the first rows of a big store, sent before
+    /// the whole read ends (the watcher's first read; [`Partial`]): never
+    /// taken for the whole store.
+    pub partial: Option<Partial>,
+}
+
+/// The first rows of a store (those with the soonest leases: the
+/// Instances pane's default order), shown while the rest is read: how
+/// many were read of how many the store holds. A snapshot that
+/// carries one is never taken for the whole store: its counts are not
+/// totals and every action waits for the whole read
+/// ([`crate::model::rules::admit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Partial {
+    /// Instances read (the soonest leases, ties by name).
+    pub read: usize,
+    /// Instances in the store (`count(*)` in the same read transaction).
+    pub total: u64,
+}
+
+impl Partial {
+    /// The words the header and every refusal say, e.g.
+    /// `reading the store: 2,000 of 1,000,000`.
+    #[must_use]
+    pub fn words(self) -> String {
+        format!(
+            "reading the store: {} of {}",
+            thousands(self.read as u64),
+            thousands(self.total)
+        )
+    }
+}
+
+/// `n` with a comma every three digits (`1,000,000`).
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Dead service processes per instance name (absent: none dead, or none
@@ -257,6 +301,7 @@ impl Snapshot {
             services_dead: Arc::default(),
             immutable: false,
             redactor: Arc::default(),
+            partial: None,
         }
     }
 
@@ -269,6 +314,7 @@ impl Snapshot {
             services_dead: Arc::clone(&self.services_dead),
             immutable: self.immutable,
             redactor: Arc::clone(&self.redactor),
+            partial: self.partial,
         }
     }
 
@@ -282,6 +328,7 @@ impl Snapshot {
             services_dead,
             immutable: self.immutable,
             redactor: Arc::clone(&self.redactor),
+            partial: self.partial,
         }
     }
 
@@ -339,7 +386,21 @@ impl DerefMut for Snapshot {
 
 #[cfg(test)]
 mod tests {
-    use super::ServicesDead;
+    use super::{Partial, ServicesDead};
+
+    #[test]
+    fn partial_words_group_thousands() {
+        let partial = Partial {
+            read: 2000,
+            total: 1_000_000,
+        };
+        assert_eq!(partial.words(), "reading the store: 2,000 of 1,000,000");
+        let small = Partial {
+            read: 7,
+            total: 999,
+        };
+        assert_eq!(small.words(), "reading the store: 7 of 999");
+    }
 
     #[test]
     fn dead_counts_sum_per_name_whichever_way_they_are_built() {

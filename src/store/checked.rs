@@ -95,6 +95,26 @@ impl Store {
         self.noticed(result)
     }
 
+    /// The `limit` instances with the soonest leases (ties by name: the
+    /// Instances pane's default order), each with its lease and lock, the
+    /// reap attempts and the redaction history, in one read transaction
+    /// with the store's instance count; `None` when the store holds no
+    /// more than `limit`, or fewer leases (the whole read says it all). No
+    /// operations are read (a million of them is the slow part): the
+    /// snapshot is [`crate::model::Partial`], which no action is taken on.
+    ///
+    /// # Errors
+    /// `SQLite` errors, `Busy` when locked past the busy timeout.
+    pub fn snapshot_head(
+        &mut self,
+        probe: &mut dyn crate::store::probe::HostProbe,
+        limit: usize,
+    ) -> Result<Option<crate::model::Snapshot>, StoreError> {
+        self.open_now()?;
+        let result = self.snapshot_head_once(probe, limit);
+        self.noticed(result)
+    }
+
     /// [`Store::stream_snapshot`], checked as [`Store::snapshot`] is: a
     /// closed store is an error, and an error that breaks the connection
     /// invalidates every one to the file.

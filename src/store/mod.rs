@@ -34,6 +34,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 pub use error::StoreError;
+pub use read::head::{HEAD_FROM_BYTES, HEAD_ROWS};
 pub use read::probe_liveness;
 pub use read::stream::{StreamReader, StreamStop};
 pub use recheck_all::{BULK_SHARE, Seen};

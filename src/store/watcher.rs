@@ -71,9 +71,46 @@ pub fn spawn(
     tx: EventSender,
     stop: StopToken,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
+    spawn_with_head(path, access, tx, stop, Head::default())
+}
+
+/// When the watcher's first read sends the first rows before the whole
+/// ([`Store::snapshot_head`]): a store file of at least `from_bytes`, its
+/// first `rows` instances. The snapshot it sends carries
+/// [`crate::model::Partial`]; the whole read follows at once and
+/// replaces it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Head {
+    /// The file size (bytes) from which the first rows are sent first.
+    pub from_bytes: u64,
+    /// How many.
+    pub rows: usize,
+}
+
+impl Default for Head {
+    /// [`crate::store::HEAD_FROM_BYTES`], [`crate::store::HEAD_ROWS`].
+    fn default() -> Self {
+        Self {
+            from_bytes: crate::store::HEAD_FROM_BYTES,
+            rows: crate::store::HEAD_ROWS,
+        }
+    }
+}
+
+/// [`spawn`] with the first read's [`Head`] given.
+///
+/// # Errors
+/// The thread could not be spawned.
+pub fn spawn_with_head(
+    path: PathBuf,
+    access: Access,
+    tx: EventSender,
+    stop: StopToken,
+    head: Head,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name("store-watcher".into())
-        .spawn(move || Watcher::new(path, access, tx).run(&stop))
+        .spawn(move || Watcher::new(path, access, tx, head).run(&stop))
 }
 
 struct Watcher {
@@ -121,13 +158,15 @@ struct Watcher {
     controller_probed: Option<Instant>,
     /// The controller probe (asks a new controller whether it reaps).
     controller_probe: crate::controller::probe::ControllerProbe,
+    /// The first read's first rows (`None` once sent, or tried).
+    head: Option<Head>,
 }
 
 /// The receiver is gone: stop.
 struct Gone;
 
 impl Watcher {
-    fn new(path: PathBuf, access: Access, tx: EventSender) -> Self {
+    fn new(path: PathBuf, access: Access, tx: EventSender, head: Head) -> Self {
         Self {
             path,
             access,
@@ -151,6 +190,7 @@ impl Watcher {
             controller: None,
             controller_probed: None,
             controller_probe: crate::controller::probe::ControllerProbe::default(),
+            head: Some(head),
         }
     }
 
@@ -345,6 +385,11 @@ impl Watcher {
     /// ([`Watcher::busy`]); another error closes the connection and pauses
     /// 1 s.
     fn read_snapshot(&mut self, version: Option<i64>) -> Result<Duration, Gone> {
+        if let Some(head) = self.head.take()
+            && self.last.is_none()
+        {
+            self.send_head(head)?;
+        }
         let Some(store) = self.store.as_mut() else {
             return Ok(POLL);
         };
@@ -362,6 +407,31 @@ impl Watcher {
             }
         }
         Ok(POLL)
+    }
+
+    /// The first read of a store file of at least `head.from_bytes`: send
+    /// its first `head.rows` instances ([`Store::snapshot_head`]) before
+    /// the whole read, which follows at once. Not remembered as the last
+    /// snapshot (the locks and services are probed on the whole) and no
+    /// version is kept, so nothing waits on it. An error is left to the
+    /// whole read to meet and say.
+    fn send_head(&mut self, head: Head) -> Result<(), Gone> {
+        let big = std::fs::metadata(&self.path).is_ok_and(|m| m.len() >= head.from_bytes);
+        let Some(store) = self.store.as_mut().filter(|_| big) else {
+            return Ok(());
+        };
+        let started = Instant::now();
+        if let Ok(Some(snapshot)) =
+            store.snapshot_head(&mut CheckedProbe::new(&mut self.probe), head.rows)
+        {
+            tracing::debug!(
+                instances = snapshot.instances.len(),
+                micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+                "store read: the first rows"
+            );
+            self.send(Event::Snapshot(Arc::new(snapshot)))?;
+        }
+        Ok(())
     }
 
     /// Send `snapshot` (its read `started` then, at `data_version`

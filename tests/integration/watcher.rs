@@ -348,3 +348,88 @@ fn woken_by_inotify_and_bursts_are_coalesced() {
     stop.cancel();
     handle.join().unwrap();
 }
+
+/// A store at least `Head::from_bytes` big: the first read sends the rows
+/// with the soonest leases (the Instances pane's default order;
+/// `Partial`: how many of how many, no operations) before the whole,
+/// which follows at once and replaces them; a store with no more rows or
+/// fewer leases than the head, or a smaller file, is read whole only.
+#[test]
+fn a_big_store_sends_its_first_rows_then_the_whole() {
+    use stackless_tui::model::Partial;
+    use stackless_tui::store::watcher::{Head, spawn_with_head};
+
+    let (_dir, path) = fixture("stackless-real-v4.db");
+    let first_two = |head: Head| {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let stop = stackless_tui::stop::StopToken::new();
+        let handle =
+            spawn_with_head(path.clone(), Access::ReadWrite, tx, stop.clone(), head).unwrap();
+        let mut snapshots = Vec::new();
+        while snapshots.len() < 2 {
+            let Some((Event::Snapshot(s), _)) =
+                next_matching(&mut rx, Duration::from_secs(10), |e| {
+                    matches!(e, Event::Snapshot(_))
+                })
+            else {
+                break;
+            };
+            let whole = s.partial.is_none();
+            snapshots.push(s);
+            if whole {
+                break;
+            }
+        }
+        stop.cancel();
+        handle.join().unwrap();
+        snapshots
+    };
+
+    let sent = first_two(Head {
+        from_bytes: 0,
+        rows: 3,
+    });
+    assert_eq!(sent.len(), 2);
+    assert_eq!(sent[0].partial, Some(Partial { read: 3, total: 8 }));
+    let whole = &sent[1];
+    assert_eq!(whole.partial, None);
+    assert_eq!(whole.instances.len(), 8);
+    let names = |s: &stackless_tui::model::Snapshot| -> Vec<String> {
+        s.instances.iter().map(|i| i.name.clone()).collect()
+    };
+    // The three soonest leases (golf, duo-..., bravo), held in name order.
+    assert_eq!(
+        names(&sent[0]),
+        ["bravo", "duo-79882653-fd55-4b17-bf19-d4afc89a2b5e", "golf"]
+    );
+    for first in &*sent[0].instances {
+        assert_eq!(
+            Some(&**first),
+            whole.instance(&first.name),
+            "the first rows are the whole read's"
+        );
+    }
+
+    // As many rows as the store, or more than its six leases: read whole
+    // only.
+    for rows in [8, 7] {
+        let sent = first_two(Head {
+            from_bytes: 0,
+            rows,
+        });
+        assert_eq!(sent.len(), 1);
+        assert_eq!((sent[0].partial, sent[0].instances.len()), (None, 8));
+    }
+    let sent = first_two(Head {
+        from_bytes: 0,
+        rows: 6,
+    });
+    assert_eq!(sent[0].partial, Some(Partial { read: 6, total: 8 }));
+    // A file smaller than the size: read whole only.
+    let sent = first_two(Head {
+        from_bytes: u64::MAX,
+        rows: 3,
+    });
+    assert_eq!(sent.len(), 1);
+    assert_eq!((sent[0].partial, sent[0].instances.len()), (None, 8));
+}

@@ -41,6 +41,7 @@ mod ui_marks;
 mod ui_operations;
 mod ui_operator;
 mod ui_panes;
+mod ui_partial;
 mod ui_reaper;
 mod ui_rebirth;
 mod ui_remote;

@@ -646,3 +646,55 @@ fn renew_and_verify_refusals_in_the_keys_words() {
         )
     );
 }
+
+#[test]
+fn the_first_rows_of_a_store_refuse_every_action_but_the_reapers_own() {
+    let mut s = snapshot();
+    s.partial = Some(crate::model::Partial {
+        read: 2000,
+        total: 1_000_000,
+    });
+    let words = "refused: reading the store: 2,000 of 1,000,000; ask again when it is read";
+    for action in [
+        Action::Reap(asked("expired")),
+        Action::Down(asked("fresh")),
+        Action::Renew(asked("fresh"), None),
+        Action::Verify(asked("fresh")),
+        Action::QueueDown {
+            target: asked("busy"),
+            behind: None,
+        },
+        // A name the first rows lack may yet be in the store.
+        Action::Down(asked("zulu")),
+    ] {
+        let name = match &action {
+            Action::QueueDown { target, .. } => target.name.clone(),
+            Action::Reap(a) | Action::Down(a) | Action::Renew(a, _) | Action::Verify(a) => {
+                a.name.clone()
+            }
+            _ => String::new(),
+        };
+        assert_eq!(
+            admit_at(&action, &s, &settings(), NOW),
+            refused(&name, words),
+            "{action:?}"
+        );
+    }
+    assert_eq!(
+        admit_at(&Action::Cancel("op-1".into()), &s, &settings(), NOW),
+        refused("", words)
+    );
+    // The reaper reads the store itself: a pass or a pause asks nothing
+    // of these rows.
+    assert_eq!(
+        admit_at(&Action::Pass, &s, &settings(), NOW).map(|a| a.effect),
+        Ok(Effect::Pass)
+    );
+    assert!(admit_at(&Action::Pause, &s, &settings(), NOW).is_ok());
+    // The whole read: admitted as before.
+    s.partial = None;
+    assert_eq!(
+        admit_at(&Action::Reap(asked("expired")), &s, &settings(), NOW).map(|a| a.words),
+        Ok("reap requested for expired".to_owned())
+    );
+}

@@ -14,6 +14,7 @@ use super::{Layout, Store, StoreError};
 use crate::model::liveness::{LockLiveness, liveness};
 use crate::model::{Birth, Instance, Lease, OpLock, ReapAttempt, Rows, Snapshot, Status};
 
+pub(super) mod head;
 mod scan;
 pub(super) mod stream;
 

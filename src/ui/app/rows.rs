@@ -120,7 +120,11 @@ impl App {
         if self.shown.snapshot.redactor != previous.redactor {
             self.redact_held();
         }
-        if self.shown.loaded {
+        // The first rows of a big store (`model::Partial`) are no state to
+        // compare with: the rest of the store the whole read adds is not
+        // news (no `appeared` line for each of its rows).
+        if self.shown.loaded && previous.partial.is_none() && self.shown.snapshot.partial.is_none()
+        {
             self.shown.retired = Some(previous);
         }
         self.shown.loaded = true;

@@ -50,7 +50,9 @@ pub fn banners(app: &App) -> Vec<(String, Style)> {
 pub struct BannerItem {
     /// `standby`, `controller_reaps`, `role_unavailable`, `unrecorded`,
     /// `audit`, `clock`, `immutable`, `teardown_missing`, `schema`,
-    /// `persistence`, `store_busy`, `store_error`.
+    /// `persistence`, `store_busy`, `store_error`; `reading` (the first
+    /// rows of a big store, [`crate::model::Partial`]: the screen's only,
+    /// never in the stream, which waits for the whole read).
     pub id: &'static str,
     /// An error (else a warning).
     pub error: bool,
@@ -85,6 +87,16 @@ pub fn banner_items(app: &App) -> Vec<BannerItem> {
     }
     if let Some(doubt) = app.clock_doubt() {
         out.push(item("clock", true, format!("! {doubt}")));
+    }
+    if let Some(partial) = app.snapshot().partial {
+        out.push(item(
+            "reading",
+            false,
+            format!(
+                "! {}: the soonest leases first; counts are not totals and actions wait until it is read",
+                partial.words()
+            ),
+        ));
     }
     if app.snapshot().immutable {
         out.push(item("immutable", false, format!("! {IMMUTABLE_BANNER}")));

@@ -86,6 +86,11 @@ fn title_items(app: &App) -> Vec<String> {
     if !app.marks().is_empty() {
         items.push(format!("{} marked", app.marks().len()));
     }
+    if let Some(partial) = app.snapshot().partial {
+        // The first rows only: their counts are not the store's.
+        items.push(partial.words());
+        return items;
+    }
     if total > 0 {
         let mut active = format!("{} active", counts.active);
         if counts.expired > 0 {

@@ -25,10 +25,15 @@ pub const EMPTY: &str = "no controller operations in this store";
 
 const SPACING: u16 = super::TABLE_SPACING;
 
-/// The title's counts: `2 pending · 3 finished`.
+/// The title's counts: `2 pending · 3 finished`; `not read yet` while
+/// only the first rows of the store are ([`crate::model::Partial`]: no
+/// operation is read with them).
 #[must_use]
 pub fn title_suffix(app: &App) -> String {
     let snapshot = app.snapshot();
+    if snapshot.partial.is_some() {
+        return "not read yet".to_owned();
+    }
     let pending = snapshot.pending_operations().len();
     format!(
         "{pending} pending · {} finished",

@@ -308,6 +308,10 @@ impl Session {
     /// reads are taken here, everything goes to the App.
     fn event(&mut self, actions: &mut Actions<'_>, event: Event) {
         match &event {
+            // The first rows of a big store (`model::Partial`) are for the
+            // screen only: a protocol client takes every group for the
+            // whole store, so it waits for the whole read.
+            Event::Snapshot(snapshot) if snapshot.partial.is_some() => return,
             Event::Snapshot(snapshot) => {
                 self.latest = Arc::clone(snapshot);
                 self.dirty = true;
