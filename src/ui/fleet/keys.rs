@@ -170,7 +170,7 @@ impl FleetApp {
             Focus::Activity => self.fleet.activity.len(),
             Focus::Hosts => self.fleet.hosts.len(),
         };
-        let first = super::cells::window(self.cursor(pane), len, height);
+        let first = crate::ui::panes::hosts::window(self.cursor(pane), len, height);
         let at = first + usize::from(y - top);
         if at < len {
             let by = i64::try_from(at).unwrap_or(0) - i64::try_from(self.cursor(pane)).unwrap_or(0);

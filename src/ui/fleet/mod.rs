@@ -8,11 +8,9 @@
 //! command again by its key's rules.
 
 mod actions;
-mod cells;
 mod command_line;
 mod draw;
 mod filtered;
-mod instances;
 mod keys;
 mod replies;
 mod views;
@@ -22,7 +20,8 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde_json::Value;
 
-pub use draw::{draw, draw_filter_prompt, frame_areas};
+pub use draw::draw_filter_prompt;
+pub(crate) use draw::{draw_footer, draw_text};
 
 use crate::model::fleet::rows::InstanceKey;
 use crate::model::fleet::wire::{self, Message};
@@ -624,6 +623,12 @@ impl FleetApp {
         .line();
         self.sent.insert((host, id), sent);
         FleetEffect::Send { host, line }
+    }
+
+    /// Where the last frame drew each pane (none under a text view): a
+    /// click or the wheel finds its pane there.
+    pub(crate) fn set_drawn_panes(&self, panes: Vec<(Focus, ratatui::layout::Rect)>) {
+        self.drawn_panes.replace(panes);
     }
 
     fn host_name(&self, host: usize) -> String {

@@ -133,7 +133,7 @@ impl FleetApp {
             Focus::Activity => match self.fleet.activity.iter().rev().nth(self.cursor[2]) {
                 Some(activity) => (
                     format!("activity on {}", self.host_name(activity.host)),
-                    vec![super::draw::activity_text(self, activity)],
+                    vec![crate::ui::panes::activity::fleet_text(self, activity)],
                 ),
                 None => return,
             },
@@ -379,7 +379,10 @@ fn full_text(title: &str, lines: &[String]) -> FullText {
 }
 
 pub(super) fn host_lines(host: &Host, now: i64) -> Vec<String> {
-    let mut lines = vec![format!("state: {}", super::cells::state_text(host, now))];
+    let mut lines = vec![format!(
+        "state: {}",
+        crate::ui::panes::hosts::state_text(host, now)
+    )];
     if let Some(error) = &host.link.error {
         lines.push(format!("error: {}", sanitize_short(error, 4_096)));
     } else if let Some((at, error)) = &host.last_error {

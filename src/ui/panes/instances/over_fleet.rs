@@ -1,4 +1,4 @@
-//! The fleet view's Instances table: every host's instances, HOST first;
+//! The Instances pane over a fleet of two or more hosts: every host's instances, HOST first;
 //! HOST and NAME never cut (SUBSTRATE and LOCK give way first, then
 //! STATUS and LEASE share what is left), a stale or failed host's rows
 //! dimmed with its state in their HOST cell.
@@ -10,12 +10,12 @@ use ratatui::text::Span;
 use ratatui::widgets::{Paragraph, Row, Table};
 use unicode_width::UnicodeWidthStr as _;
 
-use super::cells::{host_style, row_style, state_text, window};
-use super::{FleetApp, Focus};
 use crate::model::fleet::LinkState;
 use crate::model::fleet::rows::Instance;
 use crate::model::text::sanitize_short;
 use crate::model::time;
+use crate::ui::fleet::{FleetApp, Focus};
+use crate::ui::panes::hosts::{host_style, row_style, state_text, window};
 use crate::ui::panes::{HIGHLIGHT_SYMBOL, pane_block, title};
 use crate::ui::text::fit;
 use crate::ui::theme;
@@ -126,7 +126,9 @@ fn instance_cells(app: &FleetApp, host: usize, index: usize, now: i64) -> [(Stri
     ]
 }
 
-pub(super) fn draw_instances(frame: &mut Frame, area: Rect, app: &FleetApp, now: i64) {
+/// Draw the merged Instances table of `app`'s fleet into `area` at `now`
+/// (unix seconds): HOST first, then the console's columns.
+pub(super) fn render(frame: &mut Frame, area: Rect, app: &FleetApp, now: i64) {
     let rows = app.rows();
     let fleet = app.fleet();
     let focused = app.focus() == Focus::Instances;
