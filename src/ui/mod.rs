@@ -243,7 +243,11 @@ pub fn draw(frame: &mut Frame, app: &App) {
                 // Drawn over the fleet's panes, above.
                 Question::Fleet(_) => {}
             },
-            Layer::Detail(_) | Layer::Logs(_) | Layer::Filter | Layer::Command(_) => {}
+            Layer::Detail(_)
+            | Layer::Logs(_)
+            | Layer::HostText(_)
+            | Layer::Filter
+            | Layer::Command(_) => {}
         }
     }
     if app.no_color() {
@@ -259,7 +263,12 @@ fn draw_over_fleet(frame: &mut Frame, app: &App, fleet: &fleet::FleetApp) {
     // question, the one help.
     let [_, body, footer] = panes::hosts::frame_areas(frame.area());
     // The flash, else the keys of the App's layer open over the panes.
-    if app.flash().is_some() || app.layers().top().is_some() {
+    // (A host's text view on top keeps the fleet's footer: its search.)
+    let own_layer = app
+        .layers()
+        .top()
+        .is_some_and(|layer| !matches!(layer, Layer::HostText(_)));
+    if app.flash().is_some() || own_layer {
         frame.render_widget(ratatui::widgets::Clear, footer);
         panes::footer::render(frame, footer, app);
     }
@@ -302,9 +311,10 @@ fn draw_fleet_frame(frame: &mut Frame, app: &App, fleet: &fleet::FleetApp) {
     let small = area.height < panes::hosts::HOSTS_PANE_MIN_HEIGHT;
     let [header, body, footer] = panes::hosts::frame_areas(area);
     panes::hosts::render_header(frame, header, fleet, now, small);
-    fleet::draw_footer(frame, footer, fleet);
+    let view = app.layers().host_view();
+    fleet::draw_footer(frame, footer, fleet, view);
     fleet.set_drawn_panes(Vec::new());
-    if let Some(fleet::Layer::Text(view)) = fleet.layer() {
+    if let Some(view) = view {
         fleet::draw_text(frame, body, view);
         return;
     }

@@ -63,6 +63,9 @@ impl App {
             Event::InputAt(Term::Key(_) | Term::Mouse(_), _)
                 | Event::Input(Term::Key(_) | Term::Mouse(_))
         );
+        if input && self.layers.top_host_view_mut().is_some() {
+            return self.host_view_input(&event, now_ms);
+        }
         if input && self.layers.top().is_some() {
             return self.fleet_layer_input(event, now_ms);
         }
@@ -88,6 +91,25 @@ impl App {
         };
         self.open_fleets_asks();
         (!sent.is_empty()).then_some(Effect::Fleet(sent))
+    }
+
+    /// A key while a host's text view (detail, logs) is the App's top
+    /// layer: the fleet's text keys over it (its scroll keys, the logs
+    /// search, an instance's key as on the panes); Esc closes it. The
+    /// mouse does nothing there.
+    fn host_view_input(&mut self, event: &Event, now_ms: i64) -> Option<Effect> {
+        let (Event::InputAt(Term::Key(key), _) | Event::Input(Term::Key(key))) = event else {
+            return None;
+        };
+        let fleet = self.shown.fleet.as_deref_mut()?;
+        let view = self.layers.top_host_view_mut()?;
+        let outcome = fleet.text_key(view, *key, now_ms);
+        if outcome.close {
+            let kind = self.layers.top_kind()?;
+            self.layers.close(kind);
+        }
+        self.open_fleets_asks();
+        (!outcome.sent.is_empty()).then_some(Effect::Fleet(outcome.sent))
     }
 
     /// A key or the mouse while the App's own layer is open over the
@@ -161,6 +183,26 @@ impl App {
         if let Some(text) = full_text {
             self.layers.open(Layer::FullText(FullView::new(text)));
             self.shown.owed = true;
+        }
+        self.open_host_view();
+    }
+
+    /// Open the text view the fleet's rows asked for (Enter, `l`) as the
+    /// App's layer, and apply what the hosts said for text views to the
+    /// open ones, in order.
+    fn open_host_view(&mut self) {
+        let Some(fleet) = self.shown.fleet.as_deref_mut() else {
+            return;
+        };
+        let (view, news) = (fleet.take_view(), fleet.take_news());
+        if let Some(view) = view {
+            self.layers.open(Layer::HostText(view));
+            self.shown.owed = true;
+        }
+        for one in news {
+            for view in self.layers.host_views_mut() {
+                view.apply(one.clone());
+            }
         }
     }
 

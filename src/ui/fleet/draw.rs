@@ -10,7 +10,7 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
-use super::{FleetApp, Layer, TextView};
+use super::{FleetApp, HostView};
 use crate::model::text::sanitize_short;
 use crate::ui::panes::{pane_block, title, whole_items};
 use crate::ui::text::fit;
@@ -44,11 +44,11 @@ pub fn draw_filter_prompt(frame: &mut Frame, area: Rect, text: &str) {
 
 /// The fleet's footer in `area`: the logs view's search, a text view's
 /// keys, else the filter and the fleet's keys.
-pub(crate) fn draw_footer(frame: &mut Frame, area: Rect, app: &FleetApp) {
+pub(crate) fn draw_footer(frame: &mut Frame, area: Rect, app: &FleetApp, view: Option<&HostView>) {
     let width = usize::from(area.width);
-    let line = match app.layer() {
-        Some(Layer::Text(view)) if let Some(search) = &view.search => search_line(search, width),
-        Some(Layer::Text(_)) => Line::styled(
+    let line = match view {
+        Some(view) if let Some(search) = &view.search => search_line(search, width),
+        Some(_) => Line::styled(
             "↑↓ jk scroll · PgUp/PgDn · g/G · Esc back".to_owned(),
             theme::key(),
         ),
@@ -115,7 +115,7 @@ fn wrapped(line: &str, width: usize) -> Vec<String> {
 
 /// A text view (detail, logs, a line whole) in `area`, boxed, each
 /// line wrapped.
-pub(crate) fn draw_text(frame: &mut Frame, area: Rect, view: &TextView) {
+pub(crate) fn draw_text(frame: &mut Frame, area: Rect, view: &HostView) {
     let block = pane_block(title(&view.title, "", true), true);
     let inner = block.inner(area);
     frame.render_widget(block, area);

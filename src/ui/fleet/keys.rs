@@ -6,7 +6,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 
 use super::actions::{Verb, ctrl, plain};
-use super::{FleetApp, FleetEffect, Focus, Layer, Said};
+use super::{FleetApp, FleetEffect, Focus, Said};
 use crate::model::fleet::rows::{Instance, InstanceKey, Operation};
 use crate::model::text::sanitize_short;
 use crate::ui::keys::{self, Context, Input};
@@ -24,16 +24,12 @@ impl FleetApp {
             self.quit = true;
             return Vec::new();
         }
-        match self.layers.last() {
-            Some(Layer::Text(_)) => self.text_key(key),
-            None => self.pane_key(key),
-        }
+        self.pane_key(key)
     }
 
     pub(super) fn pane_key(&mut self, key: KeyEvent) -> Vec<FleetEffect> {
-        let text_before = matches!(self.layers.last(), Some(Layer::Text(_)));
         let effects = self.pane_key_now(key);
-        if !text_before && matches!(self.layers.last(), Some(Layer::Text(_))) {
+        if self.shown.view.is_some() {
             // A text view opened: its footer shows only what is said in it.
             self.said = Some(Said::Clear);
         }
@@ -122,9 +118,6 @@ impl FleetApp {
     /// it selects the row clicked), the wheel moves that pane's selection
     /// by 3. Under a text view or a prompt nothing.
     pub fn mouse(&mut self, event: MouseEvent) {
-        if !self.layers.is_empty() {
-            return;
-        }
         let at = ratatui::layout::Position::new(event.column, event.row);
         let hit = self
             .drawn_panes

@@ -22,6 +22,7 @@ use serde_json::Value;
 
 pub use draw::draw_filter_prompt;
 pub(crate) use draw::{draw_footer, draw_text};
+pub use views::TextKey;
 
 use crate::model::fleet::rows::InstanceKey;
 use crate::model::fleet::wire::{self, Message};
@@ -34,8 +35,7 @@ use crate::ui::filter::Filter;
 /// How often a connected host is pinged for its round trip (ms).
 pub const PING_EVERY_MS: i64 = 10_000;
 
-/// The most lines the logs view keeps (the oldest go).
-pub const MAX_LOG_LINES: usize = 5_000;
+pub use crate::ui::app::host_view::{HostView, MAX_LOG_LINES, Search, ToView};
 
 /// What the fleet view asks its wiring to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,47 +78,6 @@ impl Focus {
         let next = if back { at + ALL.len() - 1 } else { at + 1 };
         ALL[next % ALL.len()]
     }
-}
-
-/// A text view over the panes: an instance's detail (its agent's lines),
-/// its logs (followed over the agent) or a row whole (`e`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct TextView {
-    /// Which of the console's views it is, as the key table names it
-    /// (`Detail`, `Logs`): its keys are looked up
-    /// there.
-    pub context: crate::ui::keys::Context,
-    /// The title (`detail: alpha on fleet-3`).
-    pub title: String,
-    /// The lines, sanitized.
-    pub lines: Vec<String>,
-    /// The first line shown.
-    pub scroll: usize,
-    /// Follow the end (logs).
-    pub follow: bool,
-    /// The logs stream's host and command id, while it runs.
-    pub logs: Option<(usize, Value)>,
-    /// The detail or logs answer this view waits for: (host, command id).
-    pub waiting: Option<(usize, Value)>,
-    /// The logs view's search (`/`), if any.
-    pub search: Option<Search>,
-}
-
-/// The logs view's search: its text (matched without case), and whether
-/// the prompt still has the keys.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Search {
-    /// What is searched for.
-    pub text: String,
-    /// The prompt has the keys (typing edits it; Enter keeps it).
-    pub editing: bool,
-}
-
-/// The layer over the panes, if any (the top takes the keys).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Layer {
-    /// A text view (boxed: it is far larger than a prompt).
-    Text(Box<TextView>),
 }
 
 /// What the fleet's rows said since the App last took it
@@ -174,6 +133,12 @@ struct Shown {
     /// A row asked to be seen whole (`e`), which the App over this fleet
     /// opens in its full-text layer ([`FleetApp::take_full_text`]).
     full_text: Option<crate::model::fulltext::FullText>,
+    /// A text view opened (Enter, `l`), which the App opens as its layer
+    /// ([`FleetApp::take_view`]).
+    view: Option<Box<HostView>>,
+    /// What the hosts said for the App's text view since the App last
+    /// took it ([`FleetApp::take_news`]), in order.
+    news: Vec<ToView>,
 }
 
 /// A layer of the App's that a key on the fleet's rows asked for.
@@ -223,7 +188,6 @@ pub struct FleetApp {
     /// `S` reversed the sort's order.
     reversed: bool,
     marks: BTreeSet<(usize, InstanceKey)>,
-    layers: Vec<Layer>,
     said: Option<Said>,
     next_id: u64,
     sent: HashMap<(usize, String), Sent>,
@@ -282,7 +246,6 @@ impl FleetApp {
             sort: SortKey::Host,
             reversed: false,
             marks: BTreeSet::new(),
-            layers: Vec::new(),
             said: None,
             next_id: 1,
             sent: HashMap::new(),
@@ -333,15 +296,7 @@ impl FleetApp {
                 service,
             } => self.log(host, &logs, &service, &text, cont),
             Applied::LogsEnd { logs, reason } => {
-                if let Some(Layer::Text(view)) = self.layers.last_mut()
-                    && view.logs.as_ref() == Some(&(host, logs))
-                {
-                    view.logs = None;
-                    view.lines.push(format!(
-                        "-- the logs stream ended: {}",
-                        sanitize_short(&reason, 64)
-                    ));
-                }
+                self.shown.news.push(ToView::End { host, logs, reason });
             }
             Applied::Host | Applied::Activity | Applied::Quiet | Applied::Ignored => {}
         }
@@ -355,13 +310,7 @@ impl FleetApp {
         }
         if link.state == LinkState::Connecting {
             self.sent.retain(|(h, _), _| *h != host);
-            if let Some(Layer::Text(view)) = self.layers.last_mut()
-                && view.logs.as_ref().is_some_and(|(h, _)| *h == host)
-            {
-                view.logs = None;
-                view.lines
-                    .push("-- the host's connection was lost: press l to follow again".into());
-            }
+            self.shown.news.push(ToView::Lost { host });
         }
         self.fleet.set_link(host, link);
         self.invalidate();
@@ -587,10 +536,16 @@ impl FleetApp {
         self.marks.len()
     }
 
-    /// The top layer.
-    #[must_use]
-    pub fn layer(&self) -> Option<&Layer> {
-        self.layers.last()
+    /// The text view Enter or `l` opened since the last call, for the App
+    /// to open as its layer.
+    pub fn take_view(&mut self) -> Option<Box<HostView>> {
+        self.shown.view.take()
+    }
+
+    /// What the hosts said for a text view since the last call, in order,
+    /// for the App to apply to its open view ([`HostView::apply`]).
+    pub fn take_news(&mut self) -> Vec<ToView> {
+        std::mem::take(&mut self.shown.news)
     }
 
     /// What was said since the last call, for the App's flash line.
