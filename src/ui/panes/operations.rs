@@ -52,10 +52,14 @@ pub fn status_style(status: &OpStatus) -> Style {
 
 /// Draw the Operations pane into `area`.
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
-    if let Some(fleet) = app.fleet() {
-        render_fleet(frame, area, fleet, app.now());
-        return;
+    match app.fleet() {
+        Some(fleet) => render_fleet(frame, area, fleet, app.now()),
+        None => render_local(frame, area, app),
     }
+}
+
+/// The Operations pane of this store's snapshot.
+fn render_local(frame: &mut Frame, area: Rect, app: &App) {
     let is_focused = focused(app, Focus::Operations);
     let ops = &app.snapshot().operations;
     let len = ops.len();
@@ -256,6 +260,48 @@ pub fn column_widths(width: u16, rows: &[OperationRow]) -> [u16; 6] {
     [verb, instance, status, age, took, detail]
 }
 
+/// The Operations pane over a fleet: every host's 0.4.0 controller
+/// operations, HOST first, pending first.
+fn render_fleet(frame: &mut Frame, area: Rect, app: &crate::ui::fleet::FleetApp, now: i64) {
+    let operations = app.operations();
+    let pending = operations.iter().filter(|(_, op)| op.pending()).count();
+    let lines = operations
+        .iter()
+        .map(|(host, op)| {
+            let when = if op.pending() {
+                time::ago(op.created_at, now)
+            } else {
+                time::ago(op.updated_at, now)
+            };
+            let text = format!(
+                "{} {} {} {} {when}{}",
+                sanitize_short(&app.fleet().hosts[*host].name, 64),
+                sanitize_short(&op.verb, 16),
+                sanitize_short(&op.instance, 96),
+                sanitize_short(&op.status, 16),
+                op.error
+                    .as_deref()
+                    .map(|e| format!(" · {}", sanitize_short(e, 200)))
+                    .unwrap_or_default()
+            );
+            let style = match op.status.as_str() {
+                "failed" | "interrupted" => theme::failure(),
+                "queued" | "running" => Style::new().add_modifier(Modifier::BOLD),
+                _ => theme::muted(),
+            };
+            Line::styled(text, style)
+        })
+        .collect();
+    let suffix = format!("{pending} pending · {} shown", operations.len());
+    super::fleet_list(
+        frame,
+        area,
+        app,
+        ("Operations", &suffix, crate::ui::fleet::Focus::Operations),
+        lines,
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::OpsLayout;
@@ -304,46 +350,4 @@ mod tests {
         assert_eq!(shown(l), [1, 2]);
         assert_eq!(l.position(2), Some(1));
     }
-}
-
-/// The Operations pane over a fleet: every host's 0.4.0 controller
-/// operations, HOST first, pending first.
-fn render_fleet(frame: &mut Frame, area: Rect, app: &crate::ui::fleet::FleetApp, now: i64) {
-    let operations = app.operations();
-    let pending = operations.iter().filter(|(_, op)| op.pending()).count();
-    let lines = operations
-        .iter()
-        .map(|(host, op)| {
-            let when = if op.pending() {
-                time::ago(op.created_at, now)
-            } else {
-                time::ago(op.updated_at, now)
-            };
-            let text = format!(
-                "{} {} {} {} {when}{}",
-                sanitize_short(&app.fleet().hosts[*host].name, 64),
-                sanitize_short(&op.verb, 16),
-                sanitize_short(&op.instance, 96),
-                sanitize_short(&op.status, 16),
-                op.error
-                    .as_deref()
-                    .map(|e| format!(" · {}", sanitize_short(e, 200)))
-                    .unwrap_or_default()
-            );
-            let style = match op.status.as_str() {
-                "failed" | "interrupted" => theme::failure(),
-                "queued" | "running" => Style::new().add_modifier(Modifier::BOLD),
-                _ => theme::muted(),
-            };
-            Line::styled(text, style)
-        })
-        .collect();
-    let suffix = format!("{pending} pending · {} shown", operations.len());
-    super::fleet_list(
-        frame,
-        area,
-        app,
-        ("Operations", &suffix, crate::ui::fleet::Focus::Operations),
-        lines,
-    );
 }
