@@ -310,7 +310,7 @@ fn draw_fleet_frame(frame: &mut Frame, app: &App, fleet: &fleet::FleetApp) {
     }
     let small = area.height < panes::hosts::HOSTS_PANE_MIN_HEIGHT;
     let [header, body, footer] = panes::hosts::frame_areas(area);
-    panes::hosts::render_header(frame, header, fleet, now, small);
+    panes::hosts::render_header(frame, header, (fleet, app.fleet_marks().len()), now, small);
     let view = app.layers().host_view();
     fleet::draw_footer(frame, footer, fleet, view);
     fleet.set_drawn_panes(Vec::new());

@@ -62,6 +62,11 @@ impl Over {
         self.0.layers().host_view()
     }
 
+    /// How many instances the App has marked over the fleet.
+    pub(crate) fn mark_count(&self) -> usize {
+        self.0.fleet_marks().len()
+    }
+
     /// The App's one flash line, while it is shown.
     pub(crate) fn flash(&self) -> Option<&stackless_tui::ui::Flash> {
         self.0.flash()

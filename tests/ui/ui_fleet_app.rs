@@ -578,3 +578,25 @@ fn detail_and_logs_over_a_fleet_are_the_apps_layers_under_its_help() {
     app.handle(key(KeyCode::Esc), NOW);
     assert_eq!(app.layers().top_kind(), None);
 }
+
+#[test]
+fn a_mark_over_a_fleet_is_the_apps_and_names_its_host_and_birth() {
+    use stackless_tui::model::fleet::rows::InstanceKey;
+    let mut app = app();
+    let key = |code| Event::Input(Term::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+    app.handle(key(KeyCode::Char(' ')), NOW);
+    // fleet-2's alpha (birth a2), never fleet-1's alpha (a1).
+    let alpha = InstanceKey {
+        name: "alpha".into(),
+        birth: Some("a2".into()),
+    };
+    assert_eq!(
+        app.fleet_marks().iter().cloned().collect::<Vec<_>>(),
+        [(1, alpha)]
+    );
+    let text = app_screen(&app, 120, 40);
+    assert!(text.contains("1 marked"), "{text}");
+    // Esc clears the App's marks.
+    app.handle(key(KeyCode::Esc), NOW);
+    assert!(app.fleet_marks().is_empty());
+}

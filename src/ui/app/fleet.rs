@@ -36,6 +36,13 @@ impl App {
         self.handle(event, now_ms.div_euclid(1000))
     }
 
+    /// The marks over a fleet (`space`, Ctrl-A): (host, name and birth)
+    /// each.
+    #[must_use]
+    pub fn fleet_marks(&self) -> &crate::ui::fleet::FleetMarks {
+        &self.instances.fleet_marks
+    }
+
     /// The fleet shown, when this App is over a fleet.
     #[must_use]
     pub fn fleet(&self) -> Option<&FleetApp> {
@@ -72,7 +79,7 @@ impl App {
         let fleet = self.shown.fleet.as_deref_mut()?;
         let sent = match event {
             Event::InputAt(Term::Key(key), _) | Event::Input(Term::Key(key)) => {
-                fleet.key(key, now_ms)
+                fleet.key(key, now_ms, &mut self.instances.fleet_marks)
             }
             Event::InputAt(Term::Mouse(mouse), _) | Event::Input(Term::Mouse(mouse)) => {
                 fleet.mouse(mouse);
@@ -103,7 +110,7 @@ impl App {
         };
         let fleet = self.shown.fleet.as_deref_mut()?;
         let view = self.layers.top_host_view_mut()?;
-        let outcome = fleet.text_key(view, *key, now_ms);
+        let outcome = fleet.text_key(view, *key, now_ms, &mut self.instances.fleet_marks);
         if outcome.close {
             let kind = self.layers.top_kind()?;
             self.layers.close(kind);

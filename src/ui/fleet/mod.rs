@@ -37,6 +37,11 @@ pub const PING_EVERY_MS: i64 = 10_000;
 
 pub use crate::ui::app::host_view::{HostView, MAX_LOG_LINES, Search, ToView};
 
+/// The marks over a fleet, the App's (`space`, Ctrl-A): each a (host
+/// index, instance name and birth), so a mark never moves to another
+/// host's instance of that name, nor to a later instance of it.
+pub type FleetMarks = BTreeSet<(usize, InstanceKey)>;
+
 /// What the fleet view asks its wiring to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FleetEffect {
@@ -187,7 +192,6 @@ pub struct FleetApp {
     sort: SortKey,
     /// `S` reversed the sort's order.
     reversed: bool,
-    marks: BTreeSet<(usize, InstanceKey)>,
     said: Option<Said>,
     next_id: u64,
     sent: HashMap<(usize, String), Sent>,
@@ -245,7 +249,6 @@ impl FleetApp {
             filter: Filter::default(),
             sort: SortKey::Host,
             reversed: false,
-            marks: BTreeSet::new(),
             said: None,
             next_id: 1,
             sent: HashMap::new(),
@@ -522,18 +525,6 @@ impl FleetApp {
     #[must_use]
     pub fn sort(&self) -> (SortKey, bool) {
         (self.sort, self.sort.descending() != self.reversed)
-    }
-
-    /// The instance is marked.
-    #[must_use]
-    pub fn marked(&self, host: usize, key: &InstanceKey) -> bool {
-        self.marks.contains(&(host, key.clone()))
-    }
-
-    /// How many instances are marked.
-    #[must_use]
-    pub fn mark_count(&self) -> usize {
-        self.marks.len()
     }
 
     /// The text view Enter or `l` opened since the last call, for the App

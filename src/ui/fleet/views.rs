@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::model::protocol::command::{Cmd, Command};
 
 use super::actions::shown_id;
-use super::{FleetApp, FleetEffect, Focus, HostView, Search, Sent};
+use super::{FleetApp, FleetEffect, FleetMarks, Focus, HostView, Search, Sent};
 use crate::model::fleet::Host;
 use crate::model::fleet::rows::{Instance, Operation};
 use crate::model::fulltext::{FullText, LABEL};
@@ -204,7 +204,13 @@ impl FleetApp {
     /// A key on the App's text view `view` (its scroll keys, the logs
     /// view's search, Esc closing it: then the logs stream it follows is
     /// stopped on its host); any other key as [`Self::text_other_key`].
-    pub fn text_key(&mut self, view: &mut HostView, key: KeyEvent, now_ms: i64) -> TextKey {
+    pub fn text_key(
+        &mut self,
+        view: &mut HostView,
+        key: KeyEvent,
+        now_ms: i64,
+        marks: &mut FleetMarks,
+    ) -> TextKey {
         self.now = now_ms.div_euclid(1000);
         self.dirty = true;
         let last = view.lines.len().saturating_sub(1);
@@ -249,7 +255,7 @@ impl FleetApp {
                 view.scroll = last;
                 view.follow = view.logs.is_some();
             }
-            _ => out.sent = self.text_other_key(view.context, key),
+            _ => out.sent = self.text_other_key(view.context, key, marks),
         }
         out
     }
@@ -258,7 +264,12 @@ impl FleetApp {
     /// reason when its action is not taken over a fleet; a key of the
     /// selected instance (`L`, `v`, `l`, `c`, `?`, `q`, ...) as on the
     /// panes, its question over this view; anything else nothing.
-    fn text_other_key(&mut self, context: Context, key: KeyEvent) -> Vec<FleetEffect> {
+    fn text_other_key(
+        &mut self,
+        context: Context,
+        key: KeyEvent,
+        marks: &mut FleetMarks,
+    ) -> Vec<FleetEffect> {
         if self.refuse_key(key, &[context]) {
             return Vec::new();
         }
@@ -284,7 +295,7 @@ impl FleetApp {
                 | Action::TearDown
                 | Action::Reap
                 | Action::CopyDown,
-            ) => self.pane_key(key),
+            ) => self.pane_key(key, marks),
             _ => Vec::new(),
         }
     }

@@ -46,7 +46,13 @@ pub fn frame_areas(area: Rect) -> [Rect; 3] {
 /// link state, its instances, the marks, the sort; when `small` (below
 /// [`HOSTS_PANE_MIN_HEIGHT`] rows) a second line with every host and its
 /// state, in place of the Hosts pane.
-pub fn render_header(frame: &mut Frame, area: Rect, app: &FleetApp, now: i64, small: bool) {
+pub fn render_header(
+    frame: &mut Frame,
+    area: Rect,
+    (app, marked): (&FleetApp, usize),
+    now: i64,
+    small: bool,
+) {
     let fleet = app.fleet();
     let mut states = [0usize; 4];
     let (mut instances, mut expired) = (0, 0);
@@ -67,8 +73,8 @@ pub fn render_header(frame: &mut Frame, area: Rect, app: &FleetApp, now: i64, sm
     }
     items.push(format!("{instances} instances ({expired} expired)"));
     let (sort, descending) = app.sort();
-    if app.mark_count() > 0 {
-        items.push(format!("{} marked", app.mark_count()));
+    if marked > 0 {
+        items.push(format!("{marked} marked"));
     }
     items.push(format!(
         "sort: {} {}",
