@@ -1,11 +1,15 @@
-//! The fleet view: every host's instances in one table (HOST first), a
-//! Hosts pane (a header line at 80x24), merged Operations, Backoffs and
-//! Activity tagged by host, and every action sent to the owning host's
-//! agent (`serve --stdio`, docs/protocol.md "Commands") after the same
-//! `y`/N as the console's keys, naming the host and what runs there. Pure
-//! UI state: lines and links in ([`FleetApp::line`], [`FleetApp::link`]),
-//! effects out ([`FleetEffect`]); the agent on each host checks every
-//! command again by its key's rules.
+//! The fleet's rows under the App (`crate::ui::App::over_fleet`): every
+//! host's rows merged in one order (HOST first), the focus and cursors
+//! of its panes, and every action sent to the owning host's agent
+//! (`serve --stdio`, docs/protocol.md "Commands") after the App's `[y/N]`,
+//! naming the host and what runs there. The panes that draw these rows
+//! are the console's (`crate::ui::panes`); the marks
+//! ([`FleetMarks`]), the detail and logs views
+//! (`crate::ui::app::HostView`) and every other layer are the App's.
+//! Pure UI state: lines and links in ([`FleetApp::line`],
+//! [`FleetApp::link`]), effects out ([`FleetEffect`]), what is for a text
+//! view out as [`ToView`]; the agent on each host checks every command
+//! again by its key's rules.
 
 mod actions;
 mod command_line;
