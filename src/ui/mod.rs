@@ -251,7 +251,11 @@ pub fn draw(frame: &mut Frame, app: &App) {
                 // Drawn over the fleet's panes, above.
                 Question::Fleet(_) => {}
             },
-            Layer::Detail(_) | Layer::Logs(_) | Layer::Filter | Layer::Command(_) => {}
+            Layer::Detail(_)
+            | Layer::Logs(_)
+            | Layer::HostText(_)
+            | Layer::Filter
+            | Layer::Command(_) => {}
         }
     }
     if app.no_color() {
@@ -262,12 +266,17 @@ pub fn draw(frame: &mut Frame, app: &App) {
 /// The App over a fleet: the fleet's panes, then the App's own layers
 /// over them (a question in its confirm layer, the one help).
 fn draw_over_fleet(frame: &mut Frame, app: &App, fleet: &fleet::FleetApp) {
-    fleet::draw(frame, fleet, app.now().saturating_mul(1000));
+    draw_fleet_frame(frame, app, fleet);
     // The App's own layers over the fleet's panes: a row whole, a
     // question, the one help.
-    let [_, body, footer] = fleet::frame_areas(frame.area());
+    let [_, body, footer] = panes::hosts::frame_areas(frame.area());
     // The flash, else the keys of the App's layer open over the panes.
-    if app.flash().is_some() || app.layers().top().is_some() {
+    // (A host's text view on top keeps the fleet's footer: its search.)
+    let own_layer = app
+        .layers()
+        .top()
+        .is_some_and(|layer| !matches!(layer, Layer::HostText(_)));
+    if app.flash().is_some() || own_layer {
         frame.render_widget(ratatui::widgets::Clear, footer);
         panes::footer::render(frame, footer, app);
     }
@@ -291,6 +300,91 @@ fn draw_over_fleet(frame: &mut Frame, app: &App, fleet: &fleet::FleetApp) {
     if app.layers().help().is_some() {
         panes::help::render(frame, frame.area(), app);
     }
+}
+
+/// The fleet's header, footer and body: a text view of the fleet's
+/// (detail, logs) fills the body, else the console's panes over the
+/// fleet's rows. Below 60x16 a line says the size needed.
+fn draw_fleet_frame(frame: &mut Frame, app: &App, fleet: &fleet::FleetApp) {
+    let now = app.now();
+    let area = frame.area();
+    if area.width < 60 || area.height < 16 {
+        let text = format!(
+            "the fleet view needs 60x16; this terminal is {}x{}",
+            area.width, area.height
+        );
+        frame.render_widget(Paragraph::new(text), area);
+        return;
+    }
+    let small = area.height < panes::hosts::HOSTS_PANE_MIN_HEIGHT;
+    let [header, body, footer] = panes::hosts::frame_areas(area);
+    panes::hosts::render_header(frame, header, (fleet, app.fleet_marks().len()), now, small);
+    let view = app.layers().host_view();
+    fleet::draw_footer(frame, footer, fleet, view);
+    fleet.set_drawn_panes(Vec::new());
+    if let Some(view) = view {
+        fleet::draw_text(frame, body, view);
+        return;
+    }
+    draw_fleet_panes(frame, body, app, fleet, small);
+}
+
+/// The console's panes over a fleet in `body`: the Hosts pane (none
+/// when `small`: the header's second line says the hosts), Instances,
+/// Operations beside Backoffs, Activity; `z` draws the focused pane
+/// alone. Where each was drawn is kept for the mouse.
+fn draw_fleet_panes(
+    frame: &mut Frame,
+    body: Rect,
+    app: &App,
+    fleet: &fleet::FleetApp,
+    small: bool,
+) {
+    use fleet::Focus as Pane;
+    let draw = |frame: &mut Frame, pane: Pane, area: Rect| match pane {
+        Pane::Instances => panes::instances::render(frame, area, app),
+        Pane::Operations => panes::operations::render(frame, area, app),
+        Pane::Backoffs => panes::backoffs::render(frame, area, app),
+        Pane::Activity => panes::activity::render(frame, area, app),
+        Pane::Hosts => panes::hosts::render(frame, area, fleet, app.now()),
+    };
+    if fleet.zoomed() {
+        fleet.set_drawn_panes(vec![(fleet.focus(), body)]);
+        draw(frame, fleet.focus(), body);
+        return;
+    }
+    let hosts_height = if small {
+        0
+    } else {
+        u16::try_from(fleet.fleet().hosts.len())
+            .unwrap_or(u16::MAX)
+            .saturating_add(3)
+            .min(10)
+    };
+    let lower = if small { 6 } else { 8 };
+    let activity = if small { 5 } else { 8 };
+    let [hosts, instances, row, activity_area] = Layout::vertical([
+        Constraint::Length(hosts_height),
+        Constraint::Min(4),
+        Constraint::Length(lower),
+        Constraint::Length(activity),
+    ])
+    .areas(body);
+    let [operations, backoffs] =
+        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(row);
+    let drawn = vec![
+        (Pane::Hosts, hosts),
+        (Pane::Instances, instances),
+        (Pane::Operations, operations),
+        (Pane::Backoffs, backoffs),
+        (Pane::Activity, activity_area),
+    ];
+    for (pane, area) in &drawn {
+        if !(small && *pane == Pane::Hosts) {
+            draw(frame, *pane, *area);
+        }
+    }
+    fleet.set_drawn_panes(drawn);
 }
 
 /// The five panes (those the layout gives room), and the zoom mark.

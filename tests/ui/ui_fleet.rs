@@ -10,8 +10,9 @@ use ratatui::backend::TestBackend;
 use serde_json::{Value, json};
 use stackless_tui::event::Event;
 use stackless_tui::model::fleet::{Link, LinkState};
+use stackless_tui::ui::app::HostView;
 use stackless_tui::ui::app::Question;
-use stackless_tui::ui::fleet::{FleetApp, FleetEffect, Layer};
+use stackless_tui::ui::fleet::{FleetApp, FleetEffect};
 use stackless_tui::ui::{App, AppConfig, Effect, HelperMode, ReaperMode};
 
 pub(crate) const NOW: i64 = 1_764_655_200;
@@ -54,6 +55,16 @@ impl Over {
     pub(crate) fn link(&mut self, host: usize, link: Link, now_ms: i64) {
         self.0.fleet_mut().unwrap().link(host, link, now_ms);
         self.0.settle_fleet();
+    }
+
+    /// The App's host text view (detail, logs) drawn, if one is open.
+    pub(crate) fn layer(&self) -> Option<&HostView> {
+        self.0.layers().host_view()
+    }
+
+    /// How many instances the App has marked over the fleet.
+    pub(crate) fn mark_count(&self) -> usize {
+        self.0.fleet_marks().len()
     }
 
     /// The App's one flash line, while it is shown.
@@ -551,7 +562,7 @@ fn detail_and_logs_are_read_over_the_owning_hosts_agent() {
         &json!({"type":"log","logs":"other","service":"web","text":"nope","at":null,"cont":false}),
         NOW_MS,
     );
-    let Some(Layer::Text(view)) = app.layer() else {
+    let Some(view) = app.layer() else {
         panic!("no logs view")
     };
     assert_eq!(
@@ -923,7 +934,7 @@ fn a_logs_end_reason_from_a_host_is_sanitized() {
         &json!({"type":"logs_end","logs":id,"reason":"gone \u{1b}[2J\u{202e}x"}),
         NOW_MS,
     );
-    let Some(Layer::Text(view)) = app.layer() else {
+    let Some(view) = app.layer() else {
         panic!("no logs view")
     };
     assert_eq!(
@@ -1632,8 +1643,8 @@ fn the_fleet_logs_view_searches_with_slash_n_and_shift_n() {
             NOW_MS,
         );
     }
-    let scroll = |app: &FleetApp| match app.layer() {
-        Some(Layer::Text(view)) => (view.scroll, view.lines[view.scroll].clone()),
+    let scroll = |app: &Over| match app.layer() {
+        Some(view) => (view.scroll, view.lines[view.scroll].clone()),
         other => panic!("no text view: {other:?}"),
     };
     typed(&mut app, "/500");

@@ -104,7 +104,7 @@ fn dy_in_one_burst_through_the_app_sends_nothing_until_the_question_is_drawn() {
             json!({"cmd":"down","name":"alpha","birth":{"instance_id":"a2","resource_namespace":"sl-x"}})
         )]
     );
-    assert_eq!(app.fleet().unwrap().layer(), None);
+    assert_eq!(app.layers().host_view(), None);
 }
 
 /// `L` and `v` through the App: each asks, naming the row's host and the
@@ -226,8 +226,7 @@ fn every_key_table_entry_through_the_app_does_what_it_does_over_a_fleet() {
                     let effect = app.handle(event_of(*key), NOW);
                     pressed += 1;
                     assert_eq!(fleet_sent(effect), expected, "{what}");
-                    let over = app.fleet().unwrap();
-                    assert_eq!(over.layer(), alone.layer(), "{what}");
+                    assert_eq!(app.layers().host_view(), alone.layer(), "{what}");
                     assert_eq!(app.flash(), alone.flash(), "{what}");
                     assert_eq!(app.quitting(), alone.0.quitting(), "{what}");
                 }
@@ -281,7 +280,7 @@ fn every_help_key_through_the_app_over_a_fleet_is_the_consoles_help() {
                     let mut app = with_help(*context == Context::HelpSearch);
                     let effect = app.handle(event_of(*key), NOW);
                     pressed += 1;
-                    assert_eq!(app.fleet().unwrap().layer(), None, "{what}");
+                    assert_eq!(app.layers().host_view(), None, "{what}");
                     let help = app
                         .layers()
                         .help()
@@ -364,7 +363,7 @@ fn the_help_over_a_fleet_is_the_consoles_help_with_each_keys_fleet_words() {
         NOW,
     );
     assert!(app.layers().help().is_some());
-    assert_eq!(app.fleet().unwrap().layer(), None);
+    assert_eq!(app.layers().host_view(), None);
 }
 
 /// The console's one filter over a fleet: its field terms read each
@@ -529,4 +528,75 @@ fn the_command_line_over_a_fleet_is_read_by_the_consoles_parser() {
         run("reap"),
         (0, Some((":reap needs instance names".to_owned(), true)))
     );
+}
+
+/// The command id of the one command sent.
+fn sent_id(effect: Option<Effect>) -> serde_json::Value {
+    let Some(Effect::Fleet(sent)) = effect else {
+        panic!("nothing sent: {effect:?}")
+    };
+    let stackless_tui::ui::fleet::FleetEffect::Send { line, .. } = &sent[0];
+    serde_json::from_str::<serde_json::Value>(line).unwrap()["id"].clone()
+}
+
+#[test]
+fn detail_and_logs_over_a_fleet_are_the_apps_layers_under_its_help() {
+    use stackless_tui::ui::app::LayerKind;
+    let mut app = app();
+    let key = |code| Event::Input(Term::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+    let detail = sent_id(app.handle(key(KeyCode::Enter), NOW));
+    assert_eq!(app.layers().top_kind(), Some(LayerKind::HostDetail));
+    // The help over the detail: the detail's answer still fills it.
+    app.handle(key(KeyCode::Char('?')), NOW);
+    assert_eq!(app.layers().top_kind(), Some(LayerKind::Help));
+    app.fleet_mut().unwrap().line(
+        1,
+        &json!({"type":"reply","id":detail,"ok":true,"detail":{"name":"alpha","birth":null,
+            "lines":["Instance alpha"]}}),
+        NOW * 1000,
+    );
+    app.settle_fleet();
+    assert_eq!(app.layers().host_view().unwrap().lines, ["Instance alpha"]);
+    app.handle(key(KeyCode::Esc), NOW);
+    // `l` in the detail: the logs over it, following its stream.
+    let logs = sent_id(app.handle(key(KeyCode::Char('l')), NOW));
+    assert_eq!(app.layers().top_kind(), Some(LayerKind::HostLogs));
+    app.fleet_mut().unwrap().line(
+        1,
+        &json!({"type":"log","logs":logs,"service":"web","text":"GET /","at":null,"cont":false}),
+        NOW * 1000,
+    );
+    app.settle_fleet();
+    assert_eq!(app.layers().host_view().unwrap().lines, ["web │ GET /"]);
+    // Esc: the stream stopped on its host, back to the detail under it,
+    // then to the panes.
+    let Some(Effect::Fleet(stop)) = app.handle(key(KeyCode::Esc), NOW) else {
+        panic!("nothing sent")
+    };
+    assert_eq!(sent(&stop), [(1, json!({"cmd":"logs_stop","logs":logs}))]);
+    assert_eq!(app.layers().top_kind(), Some(LayerKind::HostDetail));
+    app.handle(key(KeyCode::Esc), NOW);
+    assert_eq!(app.layers().top_kind(), None);
+}
+
+#[test]
+fn a_mark_over_a_fleet_is_the_apps_and_names_its_host_and_birth() {
+    use stackless_tui::model::fleet::rows::InstanceKey;
+    let mut app = app();
+    let key = |code| Event::Input(Term::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+    app.handle(key(KeyCode::Char(' ')), NOW);
+    // fleet-2's alpha (birth a2), never fleet-1's alpha (a1).
+    let alpha = InstanceKey {
+        name: "alpha".into(),
+        birth: Some("a2".into()),
+    };
+    assert_eq!(
+        app.fleet_marks().iter().cloned().collect::<Vec<_>>(),
+        [(1, alpha)]
+    );
+    let text = app_screen(&app, 120, 40);
+    assert!(text.contains("1 marked"), "{text}");
+    // Esc clears the App's marks.
+    app.handle(key(KeyCode::Esc), NOW);
+    assert!(app.fleet_marks().is_empty());
 }

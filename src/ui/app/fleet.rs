@@ -36,6 +36,13 @@ impl App {
         self.handle(event, now_ms.div_euclid(1000))
     }
 
+    /// The marks over a fleet (`space`, Ctrl-A): (host, name and birth)
+    /// each.
+    #[must_use]
+    pub fn fleet_marks(&self) -> &crate::ui::fleet::FleetMarks {
+        &self.instances.fleet_marks
+    }
+
     /// The fleet shown, when this App is over a fleet.
     #[must_use]
     pub fn fleet(&self) -> Option<&FleetApp> {
@@ -63,13 +70,16 @@ impl App {
             Event::InputAt(Term::Key(_) | Term::Mouse(_), _)
                 | Event::Input(Term::Key(_) | Term::Mouse(_))
         );
+        if input && self.layers.top_host_view_mut().is_some() {
+            return self.host_view_input(&event, now_ms);
+        }
         if input && self.layers.top().is_some() {
             return self.fleet_layer_input(event, now_ms);
         }
         let fleet = self.shown.fleet.as_deref_mut()?;
         let sent = match event {
             Event::InputAt(Term::Key(key), _) | Event::Input(Term::Key(key)) => {
-                fleet.key(key, now_ms)
+                fleet.key(key, now_ms, &mut self.instances.fleet_marks)
             }
             Event::InputAt(Term::Mouse(mouse), _) | Event::Input(Term::Mouse(mouse)) => {
                 fleet.mouse(mouse);
@@ -88,6 +98,25 @@ impl App {
         };
         self.open_fleets_asks();
         (!sent.is_empty()).then_some(Effect::Fleet(sent))
+    }
+
+    /// A key while a host's text view (detail, logs) is the App's top
+    /// layer: the fleet's text keys over it (its scroll keys, the logs
+    /// search, an instance's key as on the panes); Esc closes it. The
+    /// mouse does nothing there.
+    fn host_view_input(&mut self, event: &Event, now_ms: i64) -> Option<Effect> {
+        let (Event::InputAt(Term::Key(key), _) | Event::Input(Term::Key(key))) = event else {
+            return None;
+        };
+        let fleet = self.shown.fleet.as_deref_mut()?;
+        let view = self.layers.top_host_view_mut()?;
+        let outcome = fleet.text_key(view, *key, now_ms, &mut self.instances.fleet_marks);
+        if outcome.close {
+            let kind = self.layers.top_kind()?;
+            self.layers.close(kind);
+        }
+        self.open_fleets_asks();
+        (!outcome.sent.is_empty()).then_some(Effect::Fleet(outcome.sent))
     }
 
     /// A key or the mouse while the App's own layer is open over the
@@ -161,6 +190,26 @@ impl App {
         if let Some(text) = full_text {
             self.layers.open(Layer::FullText(FullView::new(text)));
             self.shown.owed = true;
+        }
+        self.open_host_view();
+    }
+
+    /// Open the text view the fleet's rows asked for (Enter, `l`) as the
+    /// App's layer, and apply what the hosts said for text views to the
+    /// open ones, in order.
+    fn open_host_view(&mut self) {
+        let Some(fleet) = self.shown.fleet.as_deref_mut() else {
+            return;
+        };
+        let (view, news) = (fleet.take_view(), fleet.take_news());
+        if let Some(view) = view {
+            self.layers.open(Layer::HostText(view));
+            self.shown.owed = true;
+        }
+        for one in news {
+            for view in self.layers.host_views_mut() {
+                view.apply(one.clone());
+            }
         }
     }
 

@@ -14,6 +14,7 @@ use super::bulk::Bulk;
 use super::command_line::CommandLine;
 use super::full_view::FullView;
 use super::help_view::HelpView;
+use super::host_view::HostView;
 use super::logs_view::LogsView;
 use super::operation_view::OperationView;
 use crate::model::{Instance, Operation};
@@ -63,6 +64,9 @@ pub struct Confirm {
 pub enum Layer {
     /// An instance's detail (Enter on Instances).
     Detail(Detail),
+    /// A host's text view over a fleet: an instance's detail or logs read
+    /// over its host's agent (Enter, `l`).
+    HostText(Box<HostView>),
     /// The filter prompt (`/`): the filter's text lives with the
     /// instances table; this layer is the prompt having the keyboard.
     Filter,
@@ -88,10 +92,14 @@ pub enum Layer {
 pub enum LayerKind {
     /// [`Layer::Detail`].
     Detail,
+    /// [`Layer::HostText`] showing a detail.
+    HostDetail,
     /// [`Layer::Filter`].
     Filter,
     /// [`Layer::Logs`].
     Logs,
+    /// [`Layer::HostText`] showing logs.
+    HostLogs,
     /// [`Layer::Operation`].
     Operation,
     /// [`Layer::FullText`].
@@ -110,6 +118,10 @@ impl Layer {
     pub const fn kind(&self) -> LayerKind {
         match self {
             Self::Detail(_) => LayerKind::Detail,
+            Self::HostText(view) => match view.context {
+                Context::Logs => LayerKind::HostLogs,
+                _ => LayerKind::HostDetail,
+            },
             Self::Filter => LayerKind::Filter,
             Self::Logs(_) => LayerKind::Logs,
             Self::Operation(_) => LayerKind::Operation,
@@ -125,6 +137,7 @@ impl Layer {
     pub fn context(&self) -> Context {
         match self {
             Self::Detail(_) => Context::Detail,
+            Self::HostText(view) => view.context,
             Self::Filter => Context::Filter,
             Self::Logs(view) if view.editing.is_some() => Context::LogSearch,
             Self::Logs(_) => Context::Logs,
@@ -142,7 +155,7 @@ impl Layer {
     /// those under it are not.
     #[must_use]
     pub const fn fills_body(&self) -> bool {
-        matches!(self, Self::Detail(_) | Self::Logs(_))
+        matches!(self, Self::Detail(_) | Self::Logs(_) | Self::HostText(_))
     }
 
     /// Whether the footer shows its keys when something is drawn over it
@@ -151,7 +164,12 @@ impl Layer {
     const fn shows_footer(&self) -> bool {
         matches!(
             self,
-            Self::Detail(_) | Self::Filter | Self::Logs(_) | Self::FullText(_) | Self::Confirm(_)
+            Self::Detail(_)
+                | Self::HostText(_)
+                | Self::Filter
+                | Self::Logs(_)
+                | Self::FullText(_)
+                | Self::Confirm(_)
         )
     }
 }
@@ -191,6 +209,32 @@ impl Layers {
     slot!(help, help_mut, Help, HelpView);
     slot!(confirm, confirm_mut, Confirm, Confirm);
     slot!(operation_view, operation_view_mut, Operation, OperationView);
+
+    /// The highest open host text view (over a fleet), if any: the one
+    /// drawn and given the keys when nothing is over it.
+    #[must_use]
+    pub fn host_view(&self) -> Option<&HostView> {
+        self.0.iter().rev().find_map(|layer| match layer {
+            Layer::HostText(view) => Some(&**view),
+            _ => None,
+        })
+    }
+
+    /// Every open host text view, to apply a host's answers to.
+    pub(super) fn host_views_mut(&mut self) -> impl Iterator<Item = &mut HostView> {
+        self.0.iter_mut().filter_map(|layer| match layer {
+            Layer::HostText(view) => Some(&mut **view),
+            _ => None,
+        })
+    }
+
+    /// The top layer's host text view, when the top layer is one.
+    pub(super) fn top_host_view_mut(&mut self) -> Option<&mut HostView> {
+        match self.0.last_mut() {
+            Some(Layer::HostText(view)) => Some(&mut **view),
+            _ => None,
+        }
+    }
 
     /// The open operation overlay's operation id, if any.
     #[must_use]

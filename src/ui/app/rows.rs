@@ -33,6 +33,10 @@ pub(super) struct InstancesTable {
     /// act on them when there are any. Names no longer in the store are
     /// dropped on each snapshot.
     pub(super) marks: std::collections::BTreeSet<String>,
+    /// Over a fleet, the marks instead: each a (host, name and birth)
+    /// (`crate::ui::fleet::FleetMarks`); `r` and `d` act on them as on
+    /// one host.
+    pub(super) fleet_marks: crate::ui::fleet::FleetMarks,
     /// The selected row (an index into `order`).
     pub(super) selected: usize,
     /// Its instance's name, to find it again after a new snapshot.

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use crossterm::event::{KeyCode, KeyEvent};
 use serde_json::Value;
 
-use super::{FleetApp, FleetEffect, Focus, Sent};
+use super::{FleetApp, FleetEffect, FleetMarks, Focus, Sent};
 use crate::model::fleet::rows::{Instance, InstanceKey};
 use crate::model::protocol::command::{Cmd, Command, Target};
 use crate::model::text::sanitize_short;
@@ -145,22 +145,30 @@ impl FleetApp {
         Ok(command)
     }
 
-    pub(super) fn ask_instances(&mut self, verb: Verb) {
+    /// `r` / `d` on the panes: the question for the marked instances,
+    /// else the selected one (on Instances only).
+    pub(super) fn ask_instances(&mut self, verb: Verb, marks: &FleetMarks) {
         if self.focus != Focus::Instances {
             self.say("r and d act on Instances (Tab to it)", true);
             return;
         }
-        let targets: Vec<(usize, InstanceKey)> = if self.marks.is_empty() {
+        let targets: Vec<(usize, InstanceKey)> = if marks.is_empty() {
             match self.selected_instance() {
                 Some((host, instance)) => vec![(host, instance.key.clone())],
                 None => return,
             }
         } else {
-            self.marks.iter().cloned().collect()
+            marks.iter().cloned().collect()
         };
+        self.ask_for(verb, &targets);
+    }
+
+    /// The question for `verb` on `targets` (host, instance), each
+    /// checked on its host's rows; the refusals named before `y`.
+    pub(super) fn ask_for(&mut self, verb: Verb, targets: &[(usize, InstanceKey)]) {
         let mut commands = Vec::new();
         let mut refused = Vec::new();
-        for (host, key) in &targets {
+        for (host, key) in targets {
             let Some(instance) = self.fleet.hosts.get(*host).and_then(|h| h.instance(key)) else {
                 refused.push(format!(
                     "{} on {}: gone from its host",

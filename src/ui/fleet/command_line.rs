@@ -208,11 +208,9 @@ impl FleetApp {
                 }
             }
         }
-        let marks = std::mem::replace(&mut self.marks, targets.into_iter().collect());
-        let focus = std::mem::replace(&mut self.focus, Focus::Instances);
-        self.ask_instances(verb);
-        self.marks = marks;
-        self.focus = focus;
+        targets.sort();
+        targets.dedup();
+        self.ask_for(verb, &targets);
     }
 
     /// `:pause` / `:resume` / `:pass` on the host named (or `all`; `None`:

@@ -6,7 +6,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 
 use super::actions::{Verb, ctrl, plain};
-use super::{FleetApp, FleetEffect, Focus, Layer, Said};
+use super::{FleetApp, FleetEffect, FleetMarks, Focus, Said};
 use crate::model::fleet::rows::{Instance, InstanceKey, Operation};
 use crate::model::text::sanitize_short;
 use crate::ui::keys::{self, Context, Input};
@@ -14,7 +14,7 @@ use crate::ui::keys::{self, Context, Input};
 impl FleetApp {
     /// A key at `now_ms`, taken as read after whatever is on screen was
     /// drawn; what to send where.
-    pub fn key(&mut self, key: KeyEvent, now_ms: i64) -> Vec<FleetEffect> {
+    pub fn key(&mut self, key: KeyEvent, now_ms: i64, marks: &mut FleetMarks) -> Vec<FleetEffect> {
         self.now = now_ms.div_euclid(1000);
         self.dirty = true;
         if key.kind == KeyEventKind::Release {
@@ -24,29 +24,25 @@ impl FleetApp {
             self.quit = true;
             return Vec::new();
         }
-        match self.layers.last() {
-            Some(Layer::Text(_)) => self.text_key(key),
-            None => self.pane_key(key),
-        }
+        self.pane_key(key, marks)
     }
 
-    pub(super) fn pane_key(&mut self, key: KeyEvent) -> Vec<FleetEffect> {
-        let text_before = matches!(self.layers.last(), Some(Layer::Text(_)));
-        let effects = self.pane_key_now(key);
-        if !text_before && matches!(self.layers.last(), Some(Layer::Text(_))) {
+    pub(super) fn pane_key(&mut self, key: KeyEvent, marks: &mut FleetMarks) -> Vec<FleetEffect> {
+        let effects = self.pane_key_now(key, marks);
+        if self.shown.view.is_some() {
             // A text view opened: its footer shows only what is said in it.
             self.said = Some(Said::Clear);
         }
         effects
     }
 
-    fn pane_key_now(&mut self, key: KeyEvent) -> Vec<FleetEffect> {
+    fn pane_key_now(&mut self, key: KeyEvent, marks: &mut FleetMarks) -> Vec<FleetEffect> {
         if ctrl(&key, 'f') {
             self.shown.asked = Some(super::Asked::Jump);
             return Vec::new();
         }
         if ctrl(&key, 'a') {
-            self.mark_all();
+            self.mark_all(marks);
             return Vec::new();
         }
         if !plain(&key) {
@@ -74,10 +70,10 @@ impl FleetApp {
                 self.reversed = !self.reversed;
                 self.reorder();
             }
-            KeyCode::Char(' ') => self.toggle_mark(),
-            KeyCode::Esc => self.escape(),
-            KeyCode::Char('r') => self.ask_instances(Verb::Reap),
-            KeyCode::Char('d') => self.ask_instances(Verb::Down),
+            KeyCode::Char(' ') => self.toggle_mark(marks),
+            KeyCode::Esc => self.escape(marks),
+            KeyCode::Char('r') => self.ask_instances(Verb::Reap, marks),
+            KeyCode::Char('d') => self.ask_instances(Verb::Down, marks),
             KeyCode::Char('c') => self.ask_cancel(),
             KeyCode::Char('L') => self.ask_renew_verify(true),
             KeyCode::Char('v') => self.ask_renew_verify(false),
@@ -122,9 +118,6 @@ impl FleetApp {
     /// it selects the row clicked), the wheel moves that pane's selection
     /// by 3. Under a text view or a prompt nothing.
     pub fn mouse(&mut self, event: MouseEvent) {
-        if !self.layers.is_empty() {
-            return;
-        }
         let at = ratatui::layout::Position::new(event.column, event.row);
         let hit = self
             .drawn_panes
@@ -170,7 +163,7 @@ impl FleetApp {
             Focus::Activity => self.fleet.activity.len(),
             Focus::Hosts => self.fleet.hosts.len(),
         };
-        let first = super::cells::window(self.cursor(pane), len, height);
+        let first = crate::ui::panes::hosts::window(self.cursor(pane), len, height);
         let at = first + usize::from(y - top);
         if at < len {
             let by = i64::try_from(at).unwrap_or(0) - i64::try_from(self.cursor(pane)).unwrap_or(0);
@@ -216,7 +209,7 @@ impl FleetApp {
     }
 
     /// Ctrl-A: mark every instance the filter shows (Instances).
-    pub(super) fn mark_all(&mut self) {
+    pub(super) fn mark_all(&mut self, marks: &mut FleetMarks) {
         if self.focus != Focus::Instances {
             self.say("Ctrl-A marks Instances (Tab to it)", true);
             return;
@@ -232,7 +225,7 @@ impl FleetApp {
             })
             .collect();
         let count = shown.len();
-        self.marks.extend(shown);
+        marks.extend(shown);
         self.say(format!("{count} marked"), false);
     }
 
@@ -372,7 +365,7 @@ impl FleetApp {
         self.selected_instance().map(|(h, _)| h)
     }
 
-    pub(super) fn toggle_mark(&mut self) {
+    pub(super) fn toggle_mark(&mut self, marks: &mut FleetMarks) {
         if self.focus != Focus::Instances {
             return;
         }
@@ -380,18 +373,18 @@ impl FleetApp {
             return;
         };
         let key = (host, instance.key.clone());
-        if !self.marks.remove(&key) {
-            self.marks.insert(key);
+        if !marks.remove(&key) {
+            marks.insert(key);
         }
         self.step(1);
     }
 
-    pub(super) fn escape(&mut self) {
+    pub(super) fn escape(&mut self, marks: &mut FleetMarks) {
         if !self.filter_text.is_empty() {
             self.set_filter(String::new());
-        } else if !self.marks.is_empty() {
-            let count = self.marks.len();
-            self.marks.clear();
+        } else if !marks.is_empty() {
+            let count = marks.len();
+            marks.clear();
             self.say(format!("{count} marks cleared"), false);
         }
     }

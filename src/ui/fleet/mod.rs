@@ -1,18 +1,20 @@
-//! The fleet view: every host's instances in one table (HOST first), a
-//! Hosts pane (a header line at 80x24), merged Operations, Backoffs and
-//! Activity tagged by host, and every action sent to the owning host's
-//! agent (`serve --stdio`, docs/protocol.md "Commands") after the same
-//! `y`/N as the console's keys, naming the host and what runs there. Pure
-//! UI state: lines and links in ([`FleetApp::line`], [`FleetApp::link`]),
-//! effects out ([`FleetEffect`]); the agent on each host checks every
-//! command again by its key's rules.
+//! The fleet's rows under the App (`crate::ui::App::over_fleet`): every
+//! host's rows merged in one order (HOST first), the focus and cursors
+//! of its panes, and every action sent to the owning host's agent
+//! (`serve --stdio`, docs/protocol.md "Commands") after the App's `[y/N]`,
+//! naming the host and what runs there. The panes that draw these rows
+//! are the console's (`crate::ui::panes`); the marks
+//! ([`FleetMarks`]), the detail and logs views
+//! (`crate::ui::app::HostView`) and every other layer are the App's.
+//! Pure UI state: lines and links in ([`FleetApp::line`],
+//! [`FleetApp::link`]), effects out ([`FleetEffect`]), what is for a text
+//! view out as [`ToView`]; the agent on each host checks every command
+//! again by its key's rules.
 
 mod actions;
-mod cells;
 mod command_line;
 mod draw;
 mod filtered;
-mod instances;
 mod keys;
 mod replies;
 mod views;
@@ -22,7 +24,9 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde_json::Value;
 
-pub use draw::{draw, draw_filter_prompt, frame_areas};
+pub use draw::draw_filter_prompt;
+pub(crate) use draw::{draw_footer, draw_text};
+pub use views::TextKey;
 
 use crate::model::fleet::rows::InstanceKey;
 use crate::model::fleet::wire::{self, Message};
@@ -35,8 +39,12 @@ use crate::ui::filter::Filter;
 /// How often a connected host is pinged for its round trip (ms).
 pub const PING_EVERY_MS: i64 = 10_000;
 
-/// The most lines the logs view keeps (the oldest go).
-pub const MAX_LOG_LINES: usize = 5_000;
+pub use crate::ui::app::host_view::{HostView, MAX_LOG_LINES, Search, ToView};
+
+/// The marks over a fleet, the App's (`space`, Ctrl-A): each a (host
+/// index, instance name and birth), so a mark never moves to another
+/// host's instance of that name, nor to a later instance of it.
+pub type FleetMarks = BTreeSet<(usize, InstanceKey)>;
 
 /// What the fleet view asks its wiring to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,47 +87,6 @@ impl Focus {
         let next = if back { at + ALL.len() - 1 } else { at + 1 };
         ALL[next % ALL.len()]
     }
-}
-
-/// A text view over the panes: an instance's detail (its agent's lines),
-/// its logs (followed over the agent) or a row whole (`e`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct TextView {
-    /// Which of the console's views it is, as the key table names it
-    /// (`Detail`, `Logs`): its keys are looked up
-    /// there.
-    pub context: crate::ui::keys::Context,
-    /// The title (`detail: alpha on fleet-3`).
-    pub title: String,
-    /// The lines, sanitized.
-    pub lines: Vec<String>,
-    /// The first line shown.
-    pub scroll: usize,
-    /// Follow the end (logs).
-    pub follow: bool,
-    /// The logs stream's host and command id, while it runs.
-    pub logs: Option<(usize, Value)>,
-    /// The detail or logs answer this view waits for: (host, command id).
-    pub waiting: Option<(usize, Value)>,
-    /// The logs view's search (`/`), if any.
-    pub search: Option<Search>,
-}
-
-/// The logs view's search: its text (matched without case), and whether
-/// the prompt still has the keys.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Search {
-    /// What is searched for.
-    pub text: String,
-    /// The prompt has the keys (typing edits it; Enter keeps it).
-    pub editing: bool,
-}
-
-/// The layer over the panes, if any (the top takes the keys).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Layer {
-    /// A text view (boxed: it is far larger than a prompt).
-    Text(Box<TextView>),
 }
 
 /// What the fleet's rows said since the App last took it
@@ -175,6 +142,12 @@ struct Shown {
     /// A row asked to be seen whole (`e`), which the App over this fleet
     /// opens in its full-text layer ([`FleetApp::take_full_text`]).
     full_text: Option<crate::model::fulltext::FullText>,
+    /// A text view opened (Enter, `l`), which the App opens as its layer
+    /// ([`FleetApp::take_view`]).
+    view: Option<Box<HostView>>,
+    /// What the hosts said for the App's text view since the App last
+    /// took it ([`FleetApp::take_news`]), in order.
+    news: Vec<ToView>,
 }
 
 /// A layer of the App's that a key on the fleet's rows asked for.
@@ -223,8 +196,6 @@ pub struct FleetApp {
     sort: SortKey,
     /// `S` reversed the sort's order.
     reversed: bool,
-    marks: BTreeSet<(usize, InstanceKey)>,
-    layers: Vec<Layer>,
     said: Option<Said>,
     next_id: u64,
     sent: HashMap<(usize, String), Sent>,
@@ -282,8 +253,6 @@ impl FleetApp {
             filter: Filter::default(),
             sort: SortKey::Host,
             reversed: false,
-            marks: BTreeSet::new(),
-            layers: Vec::new(),
             said: None,
             next_id: 1,
             sent: HashMap::new(),
@@ -334,15 +303,7 @@ impl FleetApp {
                 service,
             } => self.log(host, &logs, &service, &text, cont),
             Applied::LogsEnd { logs, reason } => {
-                if let Some(Layer::Text(view)) = self.layers.last_mut()
-                    && view.logs.as_ref() == Some(&(host, logs))
-                {
-                    view.logs = None;
-                    view.lines.push(format!(
-                        "-- the logs stream ended: {}",
-                        sanitize_short(&reason, 64)
-                    ));
-                }
+                self.shown.news.push(ToView::End { host, logs, reason });
             }
             Applied::Host | Applied::Activity | Applied::Quiet | Applied::Ignored => {}
         }
@@ -356,13 +317,7 @@ impl FleetApp {
         }
         if link.state == LinkState::Connecting {
             self.sent.retain(|(h, _), _| *h != host);
-            if let Some(Layer::Text(view)) = self.layers.last_mut()
-                && view.logs.as_ref().is_some_and(|(h, _)| *h == host)
-            {
-                view.logs = None;
-                view.lines
-                    .push("-- the host's connection was lost: press l to follow again".into());
-            }
+            self.shown.news.push(ToView::Lost { host });
         }
         self.fleet.set_link(host, link);
         self.invalidate();
@@ -576,22 +531,16 @@ impl FleetApp {
         (self.sort, self.sort.descending() != self.reversed)
     }
 
-    /// The instance is marked.
-    #[must_use]
-    pub fn marked(&self, host: usize, key: &InstanceKey) -> bool {
-        self.marks.contains(&(host, key.clone()))
+    /// The text view Enter or `l` opened since the last call, for the App
+    /// to open as its layer.
+    pub fn take_view(&mut self) -> Option<Box<HostView>> {
+        self.shown.view.take()
     }
 
-    /// How many instances are marked.
-    #[must_use]
-    pub fn mark_count(&self) -> usize {
-        self.marks.len()
-    }
-
-    /// The top layer.
-    #[must_use]
-    pub fn layer(&self) -> Option<&Layer> {
-        self.layers.last()
+    /// What the hosts said for a text view since the last call, in order,
+    /// for the App to apply to its open view ([`HostView::apply`]).
+    pub fn take_news(&mut self) -> Vec<ToView> {
+        std::mem::take(&mut self.shown.news)
     }
 
     /// What was said since the last call, for the App's flash line.
@@ -624,6 +573,12 @@ impl FleetApp {
         .line();
         self.sent.insert((host, id), sent);
         FleetEffect::Send { host, line }
+    }
+
+    /// Where the last frame drew each pane (none under a text view): a
+    /// click or the wheel finds its pane there.
+    pub(crate) fn set_drawn_panes(&self, panes: Vec<(Focus, ratatui::layout::Rect)>) {
+        self.drawn_panes.replace(panes);
     }
 
     fn host_name(&self, host: usize) -> String {

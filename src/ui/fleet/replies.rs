@@ -1,13 +1,15 @@
 //! The fleet's answers from its hosts' agents: a command's `reply`
 //! (a ping's round trip, an action's answer tallied per `y`, a detail's
 //! lines, a logs stream's start) and a logs stream's lines, matched to
-//! what was sent by (host, id) (docs/protocol.md "Replies").
+//! what was sent by (host, id) (docs/protocol.md "Replies"); what is for
+//! a text view goes to the App's as [`ToView`].
 
 use serde_json::Value;
 
-use super::{Answers, FleetApp, Layer, MAX_LOG_LINES, Sent, TextView, id_key};
+use super::{Answers, FleetApp, Sent, id_key};
 use crate::model::protocol::lines::Reply;
 use crate::model::text::sanitize_short;
+use crate::ui::app::host_view::ToView;
 
 impl FleetApp {
     pub(super) fn reply(&mut self, host: usize, reply: &Reply, now_ms: i64) {
@@ -74,15 +76,7 @@ impl FleetApp {
         self.say(text, error);
     }
 
-    pub(super) fn waiting_view(&mut self, host: usize, id: &Value) -> Option<&mut TextView> {
-        match self.layers.last_mut() {
-            Some(Layer::Text(view)) if view.waiting.as_ref() == Some(&(host, id.clone())) => {
-                Some(view)
-            }
-            _ => None,
-        }
-    }
-
+    /// A detail's answer, for the App's view waiting for it.
     pub(super) fn detail_reply(
         &mut self,
         host: usize,
@@ -91,23 +85,25 @@ impl FleetApp {
         message: &str,
         reply: &Reply,
     ) {
-        let Some(view) = self.waiting_view(host, id) else {
-            return;
-        };
-        view.waiting = None;
-        view.lines = if ok {
-            reply.detail.as_ref().map_or_else(Vec::new, |detail| {
+        let lines = if ok {
+            Ok(reply.detail.as_ref().map_or_else(Vec::new, |detail| {
                 detail
                     .lines
                     .iter()
                     .map(|l| sanitize_short(l, 1_024))
                     .collect()
-            })
+            }))
         } else {
-            vec![format!("refused: {message}")]
+            Err(message.to_owned())
         };
+        self.shown.news.push(ToView::Detail {
+            host,
+            id: id.clone(),
+            lines,
+        });
     }
 
+    /// A logs command's answer, for the App's view waiting for it.
     pub(super) fn logs_reply(
         &mut self,
         host: usize,
@@ -116,45 +112,31 @@ impl FleetApp {
         message: &str,
         reply: &Reply,
     ) {
-        let Some(view) = self.waiting_view(host, id) else {
-            return;
-        };
-        view.waiting = None;
-        if ok {
-            let services: Vec<String> = reply
+        let services = if ok {
+            Ok(reply
                 .services
                 .iter()
                 .flatten()
                 .map(|s| sanitize_short(s, 64))
-                .collect();
-            view.lines.insert(
-                0,
-                format!("-- following {} over its agent", services.join(", ")),
-            );
+                .collect())
         } else {
-            view.logs = None;
-            view.lines = vec![format!("refused: {message}")];
-        }
+            Err(message.to_owned())
+        };
+        self.shown.news.push(ToView::Logs {
+            host,
+            id: id.clone(),
+            services,
+        });
     }
 
+    /// One line of a logs stream, for the App's view following it.
     pub(super) fn log(&mut self, host: usize, logs: &Value, service: &str, text: &str, cont: bool) {
-        let Some(Layer::Text(view)) = self.layers.last_mut() else {
-            return;
-        };
-        if view.logs.as_ref() != Some(&(host, logs.clone())) {
-            return;
-        }
-        let text = sanitize_short(text, 1_024);
-        match view.lines.last_mut() {
-            Some(last) if cont => last.push_str(&text),
-            _ => view
-                .lines
-                .push(format!("{} │ {text}", sanitize_short(service, 32))),
-        }
-        if view.lines.len() > MAX_LOG_LINES {
-            let extra = view.lines.len() - MAX_LOG_LINES;
-            view.lines.drain(..extra);
-            view.scroll = view.scroll.saturating_sub(extra);
-        }
+        self.shown.news.push(ToView::Line {
+            host,
+            logs: logs.clone(),
+            service: service.to_owned(),
+            text: text.to_owned(),
+            cont,
+        });
     }
 }

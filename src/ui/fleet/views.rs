@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::model::protocol::command::{Cmd, Command};
 
 use super::actions::shown_id;
-use super::{FleetApp, FleetEffect, Focus, Layer, Search, Sent, TextView};
+use super::{FleetApp, FleetEffect, FleetMarks, Focus, HostView, Search, Sent};
 use crate::model::fleet::Host;
 use crate::model::fleet::rows::{Instance, Operation};
 use crate::model::fulltext::{FullText, LABEL};
@@ -48,7 +48,7 @@ impl FleetApp {
         let effect = self.send(host, Command::Detail(name.to_owned()), Sent::Detail);
         let FleetEffect::Send { line, .. } = &effect;
         let id = id_of(line);
-        self.layers.push(Layer::Text(Box::new(TextView {
+        self.shown.view = Some(Box::new(HostView {
             context: Context::Detail,
             title: format!(
                 "detail: {} on {}",
@@ -61,7 +61,7 @@ impl FleetApp {
             logs: None,
             waiting: Some((host, id)),
             search: None,
-        })));
+        }));
         vec![effect]
     }
 
@@ -77,7 +77,7 @@ impl FleetApp {
         let effect = self.send(host, Command::Logs(name.clone(), None), Sent::Logs);
         let FleetEffect::Send { line, .. } = &effect;
         let id = id_of(line);
-        self.layers.push(Layer::Text(Box::new(TextView {
+        self.shown.view = Some(Box::new(HostView {
             context: Context::Logs,
             title: format!(
                 "logs: {} on {}",
@@ -90,7 +90,7 @@ impl FleetApp {
             logs: Some((host, id.clone())),
             waiting: Some((host, id)),
             search: None,
-        })));
+        }));
         vec![effect]
     }
 
@@ -133,7 +133,7 @@ impl FleetApp {
             Focus::Activity => match self.fleet.activity.iter().rev().nth(self.cursor[2]) {
                 Some(activity) => (
                     format!("activity on {}", self.host_name(activity.host)),
-                    vec![super::draw::activity_text(self, activity)],
+                    vec![crate::ui::panes::activity::fleet_text(self, activity)],
                 ),
                 None => return,
             },
@@ -201,30 +201,40 @@ impl FleetApp {
         asked
     }
 
-    pub(super) fn text_key(&mut self, key: KeyEvent) -> Vec<FleetEffect> {
-        let Some(Layer::Text(view)) = self.layers.last_mut() else {
-            return Vec::new();
-        };
+    /// A key on the App's text view `view` (its scroll keys, the logs
+    /// view's search, Esc closing it: then the logs stream it follows is
+    /// stopped on its host); any other key as [`Self::text_other_key`].
+    pub fn text_key(
+        &mut self,
+        view: &mut HostView,
+        key: KeyEvent,
+        now_ms: i64,
+        marks: &mut FleetMarks,
+    ) -> TextKey {
+        self.now = now_ms.div_euclid(1000);
+        self.dirty = true;
         let last = view.lines.len().saturating_sub(1);
         self.said = Some(super::Said::Clear);
+        let mut out = TextKey::default();
+        if key.kind == crossterm::event::KeyEventKind::Release {
+            return out;
+        }
         if view.context == Context::Logs && search_key(view, key) {
-            if let Some(Layer::Text(view)) = self.layers.last()
-                && view
-                    .search
-                    .as_ref()
-                    .is_some_and(|s| s.text.is_empty() && !s.editing)
+            if view
+                .search
+                .as_ref()
+                .is_some_and(|s| s.text.is_empty() && !s.editing)
             {
                 self.say("nothing to search for: / types it", true);
             }
-            return Vec::new();
+            return out;
         }
         match key.code {
             KeyCode::Esc => {
-                let Some(Layer::Text(view)) = self.layers.pop() else {
-                    return Vec::new();
-                };
-                if let Some((host, id)) = view.logs {
-                    return vec![self.send(host, Command::LogsStop(id), Sent::Quiet)];
+                out.close = true;
+                if let Some((host, id)) = view.logs.take() {
+                    out.sent
+                        .push(self.send(host, Command::LogsStop(id), Sent::Quiet));
                 }
             }
             KeyCode::Up | KeyCode::Char('k') => {
@@ -245,20 +255,21 @@ impl FleetApp {
                 view.scroll = last;
                 view.follow = view.logs.is_some();
             }
-            _ => return self.text_other_key(key),
+            _ => out.sent = self.text_other_key(view.context, key, marks),
         }
-        Vec::new()
+        out
     }
 
     /// A key a text view does not move by: refused with the key table's
     /// reason when its action is not taken over a fleet; a key of the
     /// selected instance (`L`, `v`, `l`, `c`, `?`, `q`, ...) as on the
     /// panes, its question over this view; anything else nothing.
-    fn text_other_key(&mut self, key: KeyEvent) -> Vec<FleetEffect> {
-        let context = match self.layers.last() {
-            Some(Layer::Text(view)) => view.context,
-            _ => return Vec::new(),
-        };
+    fn text_other_key(
+        &mut self,
+        context: Context,
+        key: KeyEvent,
+        marks: &mut FleetMarks,
+    ) -> Vec<FleetEffect> {
         if self.refuse_key(key, &[context]) {
             return Vec::new();
         }
@@ -284,7 +295,7 @@ impl FleetApp {
                 | Action::TearDown
                 | Action::Reap
                 | Action::CopyDown,
-            ) => self.pane_key(key),
+            ) => self.pane_key(key, marks),
             _ => Vec::new(),
         }
     }
@@ -379,7 +390,10 @@ fn full_text(title: &str, lines: &[String]) -> FullText {
 }
 
 pub(super) fn host_lines(host: &Host, now: i64) -> Vec<String> {
-    let mut lines = vec![format!("state: {}", super::cells::state_text(host, now))];
+    let mut lines = vec![format!(
+        "state: {}",
+        crate::ui::panes::hosts::state_text(host, now)
+    )];
     if let Some(error) = &host.link.error {
         lines.push(format!("error: {}", sanitize_short(error, 4_096)));
     } else if let Some((at, error)) = &host.last_error {
@@ -461,7 +475,7 @@ pub(super) fn backoff_lines(b: &crate::model::fleet::rows::Backoff, now: i64) ->
 /// Enter keeps the text and moves to the newest match; `n` the next older,
 /// `N` the next newer (matched without case); a search with no match
 /// leaves the view where it is.
-fn search_key(view: &mut TextView, key: KeyEvent) -> bool {
+fn search_key(view: &mut HostView, key: KeyEvent) -> bool {
     use crossterm::event::KeyModifiers;
     let plain = !key
         .modifiers
@@ -510,7 +524,7 @@ fn search_key(view: &mut TextView, key: KeyEvent) -> bool {
 
 /// Scroll `view` to the nearest line matching its search before `from`
 /// (`older`) or after it; nothing when none does.
-fn find(view: &mut TextView, from: usize, older: bool) {
+fn find(view: &mut HostView, from: usize, older: bool) {
     let Some(text) = view
         .search
         .as_ref()
@@ -536,4 +550,14 @@ fn find(view: &mut TextView, from: usize, older: bool) {
         view.scroll = at;
         view.follow = false;
     }
+}
+
+/// What a key on a text view did: the commands it sends, and whether the
+/// view closes (Esc).
+#[derive(Debug, Default)]
+pub struct TextKey {
+    /// The commands to send.
+    pub sent: Vec<FleetEffect>,
+    /// The view closes.
+    pub close: bool,
 }

@@ -6,10 +6,14 @@
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
 use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
 use super::{focused, log_window, pane_block, title};
+use crate::model::fleet::Activity;
+use crate::model::text::sanitize_short;
+use crate::model::time;
 use crate::ui::app::{AFTER_ALL, App, Focus};
 use crate::ui::theme;
 use crate::ui::view;
@@ -139,6 +143,10 @@ pub fn reaps_by_actor(app: &App) -> Option<String> {
 
 /// Draw the Activity pane into `area`.
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+    if let Some(fleet) = app.fleet() {
+        render_fleet(frame, area, fleet);
+        return;
+    }
     let is_focused = focused(app, Focus::Activity);
     let log = app.activity();
     let entries = log.entries();
@@ -183,4 +191,53 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         })
         .collect();
     frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+/// One Activity line as drawn: `HH:MM:SS HOST actor instance kind detail`.
+#[must_use]
+pub(crate) fn fleet_text(app: &crate::ui::fleet::FleetApp, activity: &Activity) -> String {
+    let host = app
+        .fleet()
+        .hosts
+        .get(activity.host)
+        .map(|h| sanitize_short(&h.name, 64))
+        .unwrap_or_default();
+    let mut text = format!(
+        "{} {host} {} {} {}",
+        time::clock_in(activity.at, app.zone()),
+        sanitize_short(&activity.actor, 16),
+        sanitize_short(&activity.instance, 96),
+        sanitize_short(&activity.kind, 32),
+    );
+    if !activity.detail.is_empty() {
+        text.push_str(": ");
+        text.push_str(&sanitize_short(&activity.detail, 400));
+    }
+    text
+}
+
+/// The Activity pane over a fleet: every host's lines, newest first.
+fn render_fleet(frame: &mut Frame, area: Rect, app: &crate::ui::fleet::FleetApp) {
+    let lines = app
+        .fleet()
+        .activity
+        .iter()
+        .rev()
+        .map(|a| {
+            let style = match a.kind.as_str() {
+                "failed" | "refused" | "stopped" => theme::failure(),
+                "reaped" | "torn down" => Style::new().add_modifier(Modifier::BOLD),
+                _ => Style::new(),
+            };
+            Line::styled(fleet_text(app, a), style)
+        })
+        .collect();
+    let suffix = format!("{} · newest first", app.fleet().activity.len());
+    super::fleet_list(
+        frame,
+        area,
+        app,
+        ("Activity", &suffix, crate::ui::fleet::Focus::Activity),
+        lines,
+    );
 }

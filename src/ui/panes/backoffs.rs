@@ -10,6 +10,8 @@ use unicode_width::UnicodeWidthStr;
 
 use super::{HIGHLIGHT_SYMBOL, focused, pane_block, scroll_window, title};
 use crate::model::generation::Era;
+use crate::model::text::sanitize_short;
+use crate::model::time;
 use crate::ui::app::{App, Focus};
 use crate::ui::theme;
 use crate::ui::view::{self, BackoffRow};
@@ -84,6 +86,10 @@ fn split(inner: Rect, len: usize, lines: u16) -> (Rect, Option<Rect>) {
 
 /// Draw the Backoffs pane into `area`.
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+    if let Some(fleet) = app.fleet() {
+        render_fleet(frame, area, fleet, app.now());
+        return;
+    }
     let is_focused = focused(app, Focus::Backoffs);
     let snapshot = app.snapshot();
     let attempts = &snapshot.reap_attempts;
@@ -194,4 +200,39 @@ pub fn column_widths(width: u16, rows: &[BackoffRow]) -> [u16; 4] {
         return [name, attempts + back, retry, error];
     }
     [name, attempts, retry, error]
+}
+
+/// The Backoffs pane over a fleet: every host's reap backoffs, HOST
+/// first.
+fn render_fleet(frame: &mut Frame, area: Rect, app: &crate::ui::fleet::FleetApp, now: i64) {
+    let backoffs = app.backoffs();
+    let lines = backoffs
+        .iter()
+        .map(|(host, b)| {
+            let text = format!(
+                "{} {} ×{} {} · {}",
+                sanitize_short(&app.fleet().hosts[*host].name, 64),
+                sanitize_short(&b.instance, 96),
+                b.attempts,
+                time::retry_text(b.next_retry_at, now),
+                sanitize_short(&b.summary, 200)
+            );
+            Line::styled(
+                text,
+                if b.next_retry_at <= now {
+                    theme::due()
+                } else {
+                    Style::new()
+                },
+            )
+        })
+        .collect();
+    let suffix = format!("{}", backoffs.len());
+    super::fleet_list(
+        frame,
+        area,
+        app,
+        ("Backoffs", &suffix, crate::ui::fleet::Focus::Backoffs),
+        lines,
+    );
 }

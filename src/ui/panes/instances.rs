@@ -3,6 +3,8 @@
 //! row index. Only the rows that fit are built, so a 100,000-instance store
 //! costs the same per frame as an 8-instance one.
 
+mod over_fleet;
+
 use std::fmt::Write as _;
 
 use ratatui::Frame;
@@ -128,6 +130,10 @@ fn title_line(app: &App, is_focused: bool, width: u16) -> Line<'static> {
 
 /// Draw the Instances pane into `area`.
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+    if let Some(fleet) = app.fleet() {
+        over_fleet::render(frame, area, fleet, app.fleet_marks(), app.now());
+        return;
+    }
     let is_focused = focused(app, Focus::Instances);
     let snapshot = app.snapshot();
     let instances = &snapshot.instances;

@@ -10,6 +10,7 @@ pub mod footer;
 pub(crate) mod fulltext;
 pub mod header;
 pub mod help;
+pub mod hosts;
 pub mod instances;
 pub(crate) mod logs;
 pub mod operation_overlay;
@@ -279,6 +280,46 @@ pub fn render_table(
         });
     let mut state = TableState::default().with_selected(selected);
     frame.render_stateful_widget(table, area, &mut state);
+}
+
+/// A pane of one line per row over a fleet (Operations, Backoffs,
+/// Activity): `lines` under the titled block, the cursor's row marked
+/// and kept in view, each line fitted to the pane's width.
+pub(crate) fn fleet_list(
+    frame: &mut Frame,
+    area: Rect,
+    app: &crate::ui::fleet::FleetApp,
+    (name, suffix, focus): (&str, &str, crate::ui::fleet::Focus),
+    lines: Vec<Line<'static>>,
+) {
+    let focused = app.focus() == focus;
+    let block = pane_block(title(name, suffix, focused), focused);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let height = usize::from(inner.height);
+    let cursor = app.cursor(focus);
+    let first = hosts::window(cursor, lines.len(), height);
+    let width = usize::from(inner.width);
+    let shown: Vec<Line> = lines
+        .into_iter()
+        .enumerate()
+        .skip(first)
+        .take(height)
+        .map(|(i, line)| {
+            let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+            let style = line.spans.first().map(|s| s.style).unwrap_or_default();
+            let marker = if i == cursor && focused {
+                HIGHLIGHT_SYMBOL
+            } else {
+                "  "
+            };
+            Line::styled(
+                crate::ui::text::fit(&format!("{marker}{text}"), width).into_owned(),
+                style.patch(hosts::row_style(i == cursor, focused)),
+            )
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(shown), inner);
 }
 
 #[cfg(test)]

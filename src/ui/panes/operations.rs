@@ -6,13 +6,15 @@
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Style};
+use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
 use ratatui::widgets::{Cell, Paragraph, Row};
 use unicode_width::UnicodeWidthStr;
 
 use super::{HIGHLIGHT_SYMBOL, focused, pane_block, scroll_window, title};
 use crate::model::OpStatus;
+use crate::model::text::sanitize_short;
+use crate::model::time;
 use crate::ui::app::{App, Focus};
 use crate::ui::opview::{self, OperationRow};
 use crate::ui::theme;
@@ -55,6 +57,14 @@ pub fn status_style(status: &OpStatus) -> Style {
 
 /// Draw the Operations pane into `area`.
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+    match app.fleet() {
+        Some(fleet) => render_fleet(frame, area, fleet, app.now()),
+        None => render_local(frame, area, app),
+    }
+}
+
+/// The Operations pane of this store's snapshot.
+fn render_local(frame: &mut Frame, area: Rect, app: &App) {
     let is_focused = focused(app, Focus::Operations);
     let ops = &app.snapshot().operations;
     let len = ops.len();
@@ -263,6 +273,48 @@ pub fn column_widths(width: u16, rows: &[OperationRow]) -> [u16; 6] {
         .min(available.saturating_sub(fixed));
     let detail = available.saturating_sub(fixed + instance);
     [verb, instance, status, age, took, detail]
+}
+
+/// The Operations pane over a fleet: every host's 0.4.0 controller
+/// operations, HOST first, pending first.
+fn render_fleet(frame: &mut Frame, area: Rect, app: &crate::ui::fleet::FleetApp, now: i64) {
+    let operations = app.operations();
+    let pending = operations.iter().filter(|(_, op)| op.pending()).count();
+    let lines = operations
+        .iter()
+        .map(|(host, op)| {
+            let when = if op.pending() {
+                time::ago(op.created_at, now)
+            } else {
+                time::ago(op.updated_at, now)
+            };
+            let text = format!(
+                "{} {} {} {} {when}{}",
+                sanitize_short(&app.fleet().hosts[*host].name, 64),
+                sanitize_short(&op.verb, 16),
+                sanitize_short(&op.instance, 96),
+                sanitize_short(&op.status, 16),
+                op.error
+                    .as_deref()
+                    .map(|e| format!(" · {}", sanitize_short(e, 200)))
+                    .unwrap_or_default()
+            );
+            let style = match op.status.as_str() {
+                "failed" | "interrupted" => theme::failure(),
+                "queued" | "running" => Style::new().add_modifier(Modifier::BOLD),
+                _ => theme::muted(),
+            };
+            Line::styled(text, style)
+        })
+        .collect();
+    let suffix = format!("{pending} pending · {} shown", operations.len());
+    super::fleet_list(
+        frame,
+        area,
+        app,
+        ("Operations", &suffix, crate::ui::fleet::Focus::Operations),
+        lines,
+    );
 }
 
 #[cfg(test)]

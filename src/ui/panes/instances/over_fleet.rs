@@ -1,4 +1,4 @@
-//! The fleet view's Instances table: every host's instances, HOST first;
+//! The Instances pane over a fleet of two or more hosts: every host's instances, HOST first;
 //! HOST and NAME never cut (SUBSTRATE and LOCK give way first, then
 //! STATUS and LEASE share what is left), a stale or failed host's rows
 //! dimmed with its state in their HOST cell.
@@ -10,12 +10,12 @@ use ratatui::text::Span;
 use ratatui::widgets::{Paragraph, Row, Table};
 use unicode_width::UnicodeWidthStr as _;
 
-use super::cells::{host_style, row_style, state_text, window};
-use super::{FleetApp, Focus};
 use crate::model::fleet::LinkState;
 use crate::model::fleet::rows::Instance;
 use crate::model::text::sanitize_short;
 use crate::model::time;
+use crate::ui::fleet::{FleetApp, FleetMarks, Focus};
+use crate::ui::panes::hosts::{host_style, row_style, state_text, window};
 use crate::ui::panes::{HIGHLIGHT_SYMBOL, pane_block, title};
 use crate::ui::text::fit;
 use crate::ui::theme;
@@ -78,10 +78,15 @@ struct Drawn {
 }
 
 /// The cells of instance `index` of host `host` at `now`.
-fn instance_cells(app: &FleetApp, host: usize, index: usize, now: i64) -> [(String, Style); 7] {
+fn instance_cells(
+    app: &FleetApp,
+    marks: &FleetMarks,
+    (host, index): (usize, usize),
+    now: i64,
+) -> [(String, Style); 7] {
     let one = &app.fleet().hosts[host];
     let instance = &one.instances()[index];
-    let mark = if app.marked(host, &instance.key) {
+    let mark = if marks.contains(&(host, instance.key.clone())) {
         "● "
     } else {
         ""
@@ -126,7 +131,9 @@ fn instance_cells(app: &FleetApp, host: usize, index: usize, now: i64) -> [(Stri
     ]
 }
 
-pub(super) fn draw_instances(frame: &mut Frame, area: Rect, app: &FleetApp, now: i64) {
+/// Draw the merged Instances table of `app`'s fleet into `area` at `now`
+/// (unix seconds): HOST first, then the console's columns.
+pub(super) fn render(frame: &mut Frame, area: Rect, app: &FleetApp, marks: &FleetMarks, now: i64) {
     let rows = app.rows();
     let fleet = app.fleet();
     let focused = app.focus() == Focus::Instances;
@@ -137,8 +144,8 @@ pub(super) fn draw_instances(frame: &mut Frame, area: Rect, app: &FleetApp, now:
         if rows.is_empty() { 0 } else { selected + 1 },
         rows.len()
     );
-    if app.mark_count() > 0 {
-        suffix.push_str(&format!(" · {} marked", app.mark_count()));
+    if !marks.is_empty() {
+        suffix.push_str(&format!(" · {} marked", marks.len()));
     }
     if !app.filter_text().is_empty() {
         suffix.push_str(&format!(
@@ -156,7 +163,7 @@ pub(super) fn draw_instances(frame: &mut Frame, area: Rect, app: &FleetApp, now:
         .iter()
         .enumerate()
         .map(|(i, r)| Drawn {
-            cells: instance_cells(app, r.host, r.index, now),
+            cells: instance_cells(app, marks, (r.host, r.index), now),
             dim: match fleet.hosts[r.host].link.state {
                 LinkState::Connected => Style::new(),
                 _ => Style::new().add_modifier(Modifier::DIM),
