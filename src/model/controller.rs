@@ -110,20 +110,40 @@ pub fn stance(choice: ReaperChoice, paused: bool, controller: &ControllerState) 
     }
 }
 
-/// Whether a reaper started with `choice` must start no more teardowns,
-/// asked before each one (not once a pass): `Some(pid)` when the
-/// controller with that pid runs its lease reaper and `choice` stands by
-/// for it ([`stance`] unpaused: a pause gives the role up on its own).
-/// stackless 0.4.0's `down` starts the controller when none runs
+/// What a reaper started with `choice` does before each teardown it
+/// starts (asked before each one, not once a pass; [`hand_over`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HandOver {
+    /// The controller with this pid runs its lease reaper and `choice`
+    /// stands by for it: start no more teardowns.
+    Controller(u32),
+    /// No controller runs and `choice` would stand by for one: stackless
+    /// 0.4.0's `down` starts the controller when none runs, and its lease
+    /// reaper's first pass downs every expired instance without a pending
+    /// operation, so teardowns started side by side now would each get a
+    /// second `down`. Start one at a time until one finished with still no
+    /// controller running.
+    OneAtATime,
+    /// Reap (`--reaper always`, or a controller that runs no lease reaper
+    /// or cannot be told).
+    Reap,
+}
+
+/// What a reaper started with `choice` does before its next teardown,
+/// beside `controller` as probed just now ([`HandOver`]). stackless
+/// 0.4.0's `down` starts the controller when none runs
 /// (docs/stackless-releases.md "Files under `<state_dir>`"), and its lease
 /// reaper's first pass submits a `down` for every expired instance without
 /// a pending operation ("The controller's reaper (0.4.0), each pass"): a
 /// console that went on with its pass would submit a second one.
 #[must_use]
-pub fn hand_over(choice: ReaperChoice, controller: &ControllerState) -> Option<u32> {
+pub fn hand_over(choice: ReaperChoice, controller: &ControllerState) -> HandOver {
     match stance(choice, false, controller) {
-        Stance::Controller(pid) => Some(pid),
-        Stance::Reap | Stance::Paused => None,
+        Stance::Controller(pid) => HandOver::Controller(pid),
+        Stance::Reap if choice == ReaperChoice::Auto && controller.pid.is_none() => {
+            HandOver::OneAtATime
+        }
+        Stance::Reap | Stance::Paused => HandOver::Reap,
     }
 }
 
@@ -245,19 +265,27 @@ mod tests {
     #[test]
     fn a_reaper_hands_over_before_a_teardown_only_to_a_reaping_controller() {
         let reaps = controller(Some(77), Some(true));
-        assert_eq!(hand_over(ReaperChoice::Auto, &reaps), Some(77));
-        assert_eq!(hand_over(ReaperChoice::Always, &reaps), None);
+        assert_eq!(
+            hand_over(ReaperChoice::Auto, &reaps),
+            HandOver::Controller(77)
+        );
+        assert_eq!(hand_over(ReaperChoice::Always, &reaps), HandOver::Reap);
         assert_eq!(
             hand_over(ReaperChoice::Auto, &controller(Some(77), Some(false))),
-            None
+            HandOver::Reap
         );
         assert_eq!(
             hand_over(ReaperChoice::Auto, &controller(Some(77), None)),
-            None
+            HandOver::Reap
         );
+        // No controller: a `down` may start one, so one at a time.
         assert_eq!(
             hand_over(ReaperChoice::Auto, &controller(None, Some(true))),
-            None
+            HandOver::OneAtATime
+        );
+        assert_eq!(
+            hand_over(ReaperChoice::Always, &controller(None, None)),
+            HandOver::Reap
         );
         assert_eq!(
             left_to_controller(77, &["alpha", "bravo"]),

@@ -97,7 +97,7 @@ fn with_no_controller_the_pass_tears_down_every_due_instance() {
     let counter = std::sync::Arc::clone(&asked);
     let mut reaper = reaper.with_who_reaps(Box::new(move || {
         counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        None
+        stackless_tui::model::controller::HandOver::Reap
     }));
     let summary = reaper.pass();
     assert_eq!((summary.reaped, summary.failed), (2, 0));
@@ -114,5 +114,82 @@ fn with_no_controller_the_pass_tears_down_every_due_instance() {
             .unwrap()
             .iter()
             .all(|a| a.kind != ActivityKind::Role)
+    );
+}
+
+/// With no controller, two slots and `--reaper auto`: the first `down`
+/// runs alone (0.4.0's `down` starts the controller, whose lease reaper
+/// downs every expired instance); once it finished, the controller it
+/// started reaps the rest: one `down` each, never two side by side.
+#[test]
+fn with_two_slots_the_first_down_runs_alone_and_the_controller_it_started_reaps_the_rest() {
+    let rt = runtime();
+    let (dir, path) = store();
+    let down = fake_down(dir.path(), "exit 0");
+    let (reaper, log) = reaper_with(
+        &path,
+        down,
+        probe(),
+        std::sync::Arc::new(|| NOW + 60),
+        &rt,
+        |config| config.concurrency = 2,
+    );
+    // The controller runs once a `down` has run.
+    let state_dir = dir.path().to_owned();
+    let mut controller_probe = ControllerProbe::default();
+    let mut controller = None;
+    let mut reaper = reaper.with_who_reaps(Box::new(move || {
+        if !argv_log(&state_dir).is_empty() {
+            controller.get_or_insert_with(|| fake_controller(&state_dir, true));
+        }
+        hand_over(ReaperChoice::Auto, &controller_probe.probe(&state_dir))
+    }));
+    let summary = reaper.pass();
+    assert_eq!((summary.reaped, summary.failed), (1, 0));
+    assert_eq!(argv_log(dir.path()), ["[down][billing-sandbox][--json]"]);
+    let pid = std::process::id();
+    let roles: Vec<String> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|a| a.kind == ActivityKind::Role)
+        .map(|a| a.detail.clone())
+        .collect();
+    assert_eq!(
+        roles,
+        [format!(
+            "the controller (pid {pid}) reaps now: 1 queued teardown left to its lease reaper (flaky-gpu-worker)"
+        )]
+    );
+}
+
+/// With no controller and a `down` that starts none (a `--down-cmd` of
+/// the operator's): the first runs alone, then the rest side by side.
+#[test]
+fn with_two_slots_and_no_controller_coming_the_rest_go_side_by_side_after_the_first() {
+    let rt = runtime();
+    let (dir, path) = store();
+    let down = fake_down(dir.path(), "exit 0");
+    let (reaper, _log) = reaper_with(
+        &path,
+        down,
+        probe(),
+        std::sync::Arc::new(|| NOW + 60),
+        &rt,
+        |config| config.concurrency = 2,
+    );
+    let state_dir = dir.path().to_owned();
+    let mut controller_probe = ControllerProbe::default();
+    let mut reaper = reaper.with_who_reaps(Box::new(move || {
+        hand_over(ReaperChoice::Auto, &controller_probe.probe(&state_dir))
+    }));
+    let summary = reaper.pass();
+    assert_eq!((summary.reaped, summary.failed), (2, 0));
+    assert_eq!(
+        argv_log(dir.path()),
+        [
+            "[down][billing-sandbox][--json]",
+            "[down][flaky-gpu-worker][--json]"
+        ]
     );
 }

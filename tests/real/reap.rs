@@ -224,11 +224,18 @@ fn the_controller_reaps_an_expired_lease() {
         (lines[0].0, lines[0].1, lines[0].2.as_str()),
         (Actor::Observed, ActivityKind::Tombstoned, "ctl")
     );
+    // Its lease had run out when the `down` was queued: its lease
+    // reaper's.
     assert_eq!(
         (lines[1].0, lines[1].1, lines[1].2.as_str()),
-        (Actor::Controller, ActivityKind::Succeeded, "ctl")
+        (Actor::Controller, ActivityKind::Reaped, "ctl")
     );
-    assert!(lines[1].3.starts_with("down in "), "{lines:?}");
+    assert!(
+        lines[1]
+            .3
+            .starts_with("by its lease reaper (lease expired): down in "),
+        "{lines:?}"
+    );
     // No backoff rows in 0.4.0 (spec TL;DR 3).
     let attempts: i64 = stack
         .db()

@@ -14,6 +14,7 @@ use super::control::ReaperControl;
 use super::decision::{self, Decision};
 use super::jobs::{Intent, Job, JobRunner};
 use crate::model::activity::{Activity, ActivityKind, Actor};
+use crate::model::controller::HandOver;
 use crate::model::reaper_status::{LastPass, PassSummary, ReaperStatus};
 use crate::model::{Instance, ReapAttempt};
 use crate::recorder::Reporter;
@@ -62,17 +63,35 @@ pub struct Reaper {
     next_pass_at: Option<i64>,
     /// The status last sent (the same one is not sent twice).
     reported: Option<ReaperStatus>,
-    /// Asked before each teardown this reaper starts: the pid of the
-    /// controller whose lease reaper reaps the store now, when this reaper
-    /// should stand by for it (`crate::model::controller::hand_over`);
-    /// `None` (the function, or its answer): go on.
+    /// Asked before each teardown this reaper starts: whether the
+    /// controller's lease reaper reaps the store now, or a `down` may
+    /// start it (`crate::model::controller::hand_over`); `None`: go on.
     who_reaps: Option<WhoReaps>,
+    /// While no controller runs and a `down` may start one
+    /// ([`HandOver::OneAtATime`]): whether one teardown ran alone and
+    /// finished with still no controller (then side by side again).
+    alone: Alone,
+}
+
+/// What this reaper learned while no controller ran
+/// ([`HandOver::OneAtATime`]); back to `Unknown` when a controller is
+/// seen.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Alone {
+    /// Nothing yet: the next teardown runs alone.
+    #[default]
+    Unknown,
+    /// One teardown was started alone.
+    OneStarted,
+    /// It finished and still no controller runs: side by side.
+    NoController,
 }
 
 /// Who reaps, asked before each teardown ([`Reaper::with_who_reaps`]):
-/// `Some(pid)` when the controller's lease reaper does and this reaper
-/// must start no more teardowns.
-pub type WhoReaps = Box<dyn FnMut() -> Option<u32> + Send>;
+/// [`HandOver::Controller`] when the controller's lease reaper does and
+/// this reaper must start no more teardowns; [`HandOver::OneAtATime`]
+/// while a `down` may start it.
+pub type WhoReaps = Box<dyn FnMut() -> HandOver + Send>;
 
 impl std::fmt::Debug for Reaper {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -107,6 +126,7 @@ impl Reaper {
             next_pass_at: None,
             reported: None,
             who_reaps: None,
+            alone: Alone::Unknown,
         }
     }
 
@@ -255,10 +275,26 @@ impl Reaper {
                 // Being torn down already (by a key, or an earlier tick).
                 continue;
             }
-            if let Some(pid) = self.who_reaps.as_mut().and_then(|ask| ask()) {
-                self.queue.push_front(job);
-                outcomes.extend(self.leave_queue_to(pid));
-                break;
+            let asked = self.who_reaps.as_mut().map(|ask| ask());
+            match asked {
+                Some(HandOver::Controller(pid)) => {
+                    self.alone = Alone::Unknown;
+                    self.queue.push_front(job);
+                    outcomes.extend(self.leave_queue_to(pid));
+                    break;
+                }
+                Some(HandOver::OneAtATime) => match self.alone {
+                    Alone::NoController => {}
+                    // The running `down` may start the controller: ask
+                    // again once it finished.
+                    _ if !self.running.is_empty() => {
+                        self.queue.push_front(job);
+                        break;
+                    }
+                    Alone::OneStarted => self.alone = Alone::NoController,
+                    Alone::Unknown => self.alone = Alone::OneStarted,
+                },
+                _ => {}
             }
             match self.jobs.spawn(job) {
                 Ok(handle) => self.running.push(handle),
