@@ -160,8 +160,42 @@ fn read(
             out.alive.push((name, record));
         }
     });
-    out.dead = dead.finish().with_recorded(recorded);
+    let unhealthy = unhealthy_counts(&mut store, &out.alive)?;
+    out.dead = dead
+        .finish()
+        .with_recorded(recorded)
+        .with_unhealthy(unhealthy);
     whole.then_some(out)
+}
+
+/// Per instance, how many of its `alive` recorded processes stackless
+/// 0.4.0 would call `unhealthy`: their last observation (`observations`,
+/// schema 11+) says present and unready ([`crate::model::readiness::stage`]).
+/// `None` when the observations cannot be read.
+fn unhealthy_counts(
+    store: &mut Store,
+    alive: &[(String, StartRecord)],
+) -> Option<crate::model::snapshot::DeadCounts> {
+    let mut counts = crate::model::snapshot::DeadCounts::default();
+    if alive.is_empty() {
+        return Some(counts);
+    }
+    let observations = store.observations_between(None).ok()?;
+    for (name, record) in alive {
+        let node = format!("service:{}", record.service);
+        let observation = observations
+            .get(name)
+            .and_then(|all| all.iter().find(|o| o.node == node));
+        let stage = crate::model::readiness::stage(
+            false,
+            Some(crate::model::services::ProcessState::Alive),
+            observation,
+        );
+        if stage == crate::model::readiness::Stage::Unhealthy {
+            counts.add(name, 1);
+        }
+    }
+    Some(counts)
 }
 
 #[cfg(test)]
@@ -214,5 +248,61 @@ mod tests {
         assert_eq!(ServicesDead::new().recorded("alpha"), None, "before a read");
         assert!(reader.request(), "answered: another may be asked for");
         drop(reader);
+    }
+
+    /// A failed `up` that kept its lease with its process alive and its
+    /// health check failing (hotel: observed present, unready) counts as
+    /// one `unhealthy` service; a live process observed ready (alpha)
+    /// does not.
+    #[test]
+    fn a_live_process_observed_unready_is_unhealthy() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("state.db");
+        let source = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/real-0.4.0-v14.db"
+        );
+        std::fs::copy(source, &path).expect("copy");
+        let me = std::process::id();
+        let started = SysinfoProbe::new()
+            .live_start_time(me)
+            .expect("this process runs");
+        {
+            let conn = rusqlite::Connection::open(&path).expect("open");
+            for name in ["hotel", "alpha"] {
+                conn.execute(
+                    "UPDATE checkpoints SET payload = json_set(payload, '$.pid', ?1, \
+                     '$.start_time', ?2) WHERE instance = ?3 AND step_id = 'start:web'",
+                    rusqlite::params![i64::from(me), i64::try_from(started).expect("secs"), name],
+                )
+                .expect("point the record at this process");
+            }
+        }
+        let mut reader = ServicesReader::spawn(
+            path,
+            Access::ReadOnly,
+            std::time::Duration::from_millis(20),
+            None,
+        )
+        .expect("spawn");
+        assert!(reader.request());
+        let waited = std::time::Instant::now();
+        let read = loop {
+            if let Some(read) = reader.take() {
+                break read.expect("the fixture reads whole");
+            }
+            assert!(waited.elapsed() < std::time::Duration::from_secs(10));
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        assert_eq!(read.dead.unhealthy("hotel"), 1);
+        assert_eq!(read.dead.unhealthy("alpha"), 0, "observed ready");
+        assert_eq!(read.dead.get("hotel"), 0, "alive");
+        assert_eq!(
+            read.dead.unhealthy("india"),
+            0,
+            "dead: absent, not unhealthy"
+        );
+        assert_eq!(read.dead.get("india"), 1);
+        assert_eq!(read.alive.len(), 2);
     }
 }
