@@ -185,6 +185,20 @@ impl ServicesDead {
         self
     }
 
+    /// These counts with `fewer` unhealthy services (processes that died
+    /// since the read that counted them: their stage is `absent` now);
+    /// a name left at 0 is dropped.
+    #[must_use]
+    pub fn minus_unhealthy(mut self, fewer: DeadCounts) -> Self {
+        for (key, count) in fewer.finish().by_hash {
+            if let Ok(at) = self.unhealthy.binary_search_by_key(&key, |&(k, _)| k) {
+                self.unhealthy[at].1 = self.unhealthy[at].1.saturating_sub(count);
+            }
+        }
+        self.unhealthy.retain(|&(_, count)| count > 0);
+        self
+    }
+
     /// [`ServicesDead::with_unhealthy`] of `(name, count)` pairs.
     #[must_use]
     pub fn with_unhealthy_names<S: AsRef<str>>(
@@ -445,6 +459,27 @@ mod tests {
             total: 999,
         };
         assert_eq!(small.words(), "reading the store: 7 of 999");
+    }
+
+    /// A process counted `unhealthy` that dies is `absent`: its unhealthy
+    /// count goes as its dead count comes; the other names keep theirs,
+    /// and the counts survive `plus`.
+    #[test]
+    fn an_unhealthy_service_that_dies_is_no_longer_counted_unhealthy() {
+        let counts = ServicesDead::new().with_unhealthy_names([("hotel", 2), ("india", 1)]);
+        let mut died = super::DeadCounts::default();
+        died.add("hotel", 1);
+        let mut healed = super::DeadCounts::default();
+        healed.add("hotel", 1);
+        let after = counts.plus(died).minus_unhealthy(healed);
+        assert_eq!(after.get("hotel"), 1);
+        assert_eq!(after.unhealthy("hotel"), 1);
+        assert_eq!(after.unhealthy("india"), 1);
+        let mut gone = super::DeadCounts::default();
+        gone.add("india", 3);
+        let after = after.minus_unhealthy(gone);
+        assert_eq!(after.unhealthy("india"), 0);
+        assert_eq!(after.unhealthy("golf"), 0);
     }
 
     #[test]

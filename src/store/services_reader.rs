@@ -34,8 +34,9 @@ pub(super) struct ServicesRead {
     /// Dead recorded processes per active instance (only those with one
     /// or more).
     pub dead: ServicesDead,
-    /// The records whose process was alive, to re-probe.
-    pub alive: Vec<(String, StartRecord)>,
+    /// The records whose process was alive, to re-probe, each with
+    /// whether it was counted `unhealthy` ([`ServicesDead::unhealthy`]).
+    pub alive: Vec<(String, StartRecord, bool)>,
 }
 
 /// The watcher's handle on the reading thread. Dropping it stops the
@@ -157,10 +158,10 @@ fn read(
         if process_state(&record, |pid| probe.live_start_time(pid)).dead() {
             dead.add(&name, 1);
         } else {
-            out.alive.push((name, record));
+            out.alive.push((name, record, false));
         }
     });
-    let unhealthy = unhealthy_counts(&mut store, &out.alive)?;
+    let unhealthy = unhealthy_counts(&mut store, &mut out.alive)?;
     out.dead = dead
         .finish()
         .with_recorded(recorded)
@@ -170,18 +171,27 @@ fn read(
 
 /// Per instance, how many of its `alive` recorded processes stackless
 /// 0.4.0 would call `unhealthy`: their last observation (`observations`,
-/// schema 11+) says present and unready ([`crate::model::readiness::stage`]).
-/// `None` when the observations cannot be read.
+/// schema 11+) says present and unready ([`crate::model::readiness::stage`]);
+/// each record counted is flagged. Only the observations of the names
+/// between the first and last alive are read (`alive` comes sorted by
+/// name). `None` when the observations cannot be read.
 fn unhealthy_counts(
     store: &mut Store,
-    alive: &[(String, StartRecord)],
+    alive: &mut [(String, StartRecord, bool)],
 ) -> Option<crate::model::snapshot::DeadCounts> {
     let mut counts = crate::model::snapshot::DeadCounts::default();
-    if alive.is_empty() {
+    let (Some(first), Some(last)) = (alive.first(), alive.last()) else {
         return Some(counts);
-    }
-    let observations = store.observations_between(None).ok()?;
-    for (name, record) in alive {
+    };
+    let (first, last) = if first.0 <= last.0 {
+        (first.0.clone(), last.0.clone())
+    } else {
+        (last.0.clone(), first.0.clone())
+    };
+    let observations = store
+        .observations_between(Some((first.as_str(), last.as_str())))
+        .ok()?;
+    for (name, record, unhealthy) in alive {
         let node = format!("service:{}", record.service);
         let observation = observations
             .get(name)
@@ -193,6 +203,7 @@ fn unhealthy_counts(
         );
         if stage == crate::model::readiness::Stage::Unhealthy {
             counts.add(name, 1);
+            *unhealthy = true;
         }
     }
     Some(counts)
@@ -303,6 +314,11 @@ mod tests {
             "dead: absent, not unhealthy"
         );
         assert_eq!(read.dead.get("india"), 1);
-        assert_eq!(read.alive.len(), 2);
+        let flagged: Vec<(&str, bool)> = read
+            .alive
+            .iter()
+            .map(|(name, _, unhealthy)| (name.as_str(), *unhealthy))
+            .collect();
+        assert_eq!(flagged, [("alpha", false), ("hotel", true)]);
     }
 }
