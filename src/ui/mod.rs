@@ -168,6 +168,47 @@ impl Areas {
 /// One pane's render function.
 type PaneRender = fn(&mut Frame, Rect, &App);
 
+/// Draw the open question over the console (`area`: the whole frame).
+fn draw_question(frame: &mut Frame, area: Rect, app: &App, question: &Question) {
+    match question {
+        Question::TearDown(instance) => {
+            panes::confirm::render_confirm(
+                frame,
+                area,
+                instance,
+                app.snapshot().liveness.get(&instance.name),
+                app.teardown(),
+            );
+        }
+        Question::Reap(instance) => panes::confirm::render_confirm_reap(
+            frame,
+            area,
+            instance,
+            app.snapshot().reap_attempt(&instance.name),
+            app.now(),
+            app.teardown(),
+        ),
+        Question::Bulk(bulk) => panes::confirm::render_confirm_bulk(frame, area, bulk),
+        Question::Cancel(op) => {
+            panes::confirm::render_confirm_cancel(frame, area, op, app.stackless());
+        }
+        Question::QueueDown(instance, op, others) => {
+            panes::confirm::render_confirm_queue_down(
+                frame,
+                area,
+                instance,
+                (&**op, others.as_str()),
+                app.teardown(),
+            );
+        }
+        Question::Verbs(question) => {
+            panes::confirm::render_confirm_verbs(frame, area, question);
+        }
+        // Drawn over the fleet's panes, above.
+        Question::Fleet(_) => {}
+    }
+}
+
 /// Draw the whole console for `app` into `frame` (one ratatui layout,
 /// recomputed every frame, so a resize needs nothing else). Never panics,
 /// whatever the frame size: below [`MIN_WIDTH`] x [`MIN_HEIGHT`] it draws
@@ -214,43 +255,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
             }
             Layer::FullText(_) => panes::fulltext::render(frame, areas.body(), app),
             Layer::Help(_) => panes::help::render(frame, area, app),
-            Layer::Confirm(confirm) => match &confirm.question {
-                Question::TearDown(instance) => {
-                    panes::confirm::render_confirm(
-                        frame,
-                        area,
-                        instance,
-                        app.snapshot().liveness.get(&instance.name),
-                        app.teardown(),
-                    );
-                }
-                Question::Reap(instance) => panes::confirm::render_confirm_reap(
-                    frame,
-                    area,
-                    instance,
-                    app.snapshot().reap_attempt(&instance.name),
-                    app.now(),
-                    app.teardown(),
-                ),
-                Question::Bulk(bulk) => panes::confirm::render_confirm_bulk(frame, area, bulk),
-                Question::Cancel(op) => {
-                    panes::confirm::render_confirm_cancel(frame, area, op, app.stackless());
-                }
-                Question::QueueDown(instance, op, others) => {
-                    panes::confirm::render_confirm_queue_down(
-                        frame,
-                        area,
-                        instance,
-                        (&**op, others.as_str()),
-                        app.teardown(),
-                    );
-                }
-                Question::Verbs(question) => {
-                    panes::confirm::render_confirm_verbs(frame, area, question);
-                }
-                // Drawn over the fleet's panes, above.
-                Question::Fleet(_) => {}
-            },
+            Layer::Confirm(confirm) => draw_question(frame, area, app, &confirm.question),
             Layer::Detail(_)
             | Layer::Logs(_)
             | Layer::HostText(_)
