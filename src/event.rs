@@ -187,6 +187,27 @@ pub enum Request {
         /// `operations.id` (used only as a SQL parameter).
         id: String,
     },
+    /// Read the output of a verify that passed (its `log_path`, stackless
+    /// 0.4.0 `verify.rs`), its last [`VERIFY_OUTPUT_BYTES`] at most, for
+    /// the verify overlay. Answered by [`Answer::VerifyOutput`].
+    VerifyOutput {
+        /// The instance verified.
+        instance: String,
+        /// The check's output file, as stackless named it.
+        path: std::path::PathBuf,
+    },
+}
+
+/// How much of a verify's output file the overlay reads: its last 64 KiB.
+pub const VERIFY_OUTPUT_BYTES: u64 = 64 * 1024;
+
+/// The last bytes of a text file, as read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TailText {
+    /// The text (lossy UTF-8; from the first whole line when cut).
+    pub text: String,
+    /// Whether the file held more before it (the read was bounded).
+    pub cut: bool,
 }
 
 /// A read the render loop handed to the I/O worker, answered. Each
@@ -259,6 +280,16 @@ pub enum Answer {
         id: String,
         /// What the read found.
         result: Result<Vec<crate::model::operation::OpEvent>, String>,
+    },
+    /// A passed verify's output: `Err(message)` the file could not be
+    /// read. Redacted as it enters the App (`Redactor::child_tail`).
+    VerifyOutput {
+        /// The instance verified.
+        instance: String,
+        /// The file read.
+        path: std::path::PathBuf,
+        /// What the read found.
+        result: Result<TailText, String>,
     },
     /// The whole line a piece of a long line belongs to, read again from
     /// its file.

@@ -159,6 +159,15 @@ impl Worker {
                 let result = self.details.events(&id);
                 Some(Answer::OperationEvents { id, result })
             }
+            Request::VerifyOutput { instance, path } => {
+                let result =
+                    read_tail(&path, crate::event::VERIFY_OUTPUT_BYTES).map_err(|e| e.to_string());
+                Some(Answer::VerifyOutput {
+                    instance,
+                    path,
+                    result,
+                })
+            }
             search @ (Request::LogsSearchOlder { .. } | Request::LogsSearchNewer { .. }) => {
                 search_logs(search)
             }
@@ -197,6 +206,47 @@ impl Worker {
             bases,
         }
     }
+}
+
+/// The last `max` bytes of the regular file at `path` (opened without
+/// following a symlink there, nor waiting on a FIFO), from its first
+/// whole line when the file held more.
+///
+/// # Errors
+/// The file cannot be opened or read, is a symlink, or is not a regular
+/// file.
+fn read_tail(path: &std::path::Path, max: u64) -> std::io::Result<crate::event::TailText> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{} is not a regular file", path.display()),
+        ));
+    }
+    let len = meta.len();
+    let start = len.saturating_sub(max);
+    file.seek(SeekFrom::Start(start))?;
+    let mut bytes = Vec::new();
+    file.take(max).read_to_end(&mut bytes)?;
+    let cut = start > 0;
+    let from = if cut {
+        bytes
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(0, |at| at + 1)
+    } else {
+        0
+    };
+    Ok(crate::event::TailText {
+        text: String::from_utf8_lossy(&bytes[from..]).into_owned(),
+        cut,
+    })
 }
 
 /// A read of a service's log history (a scroll-back page, of one service
@@ -360,5 +410,40 @@ impl DetailReader {
         };
         Ok(detail
             .map(|detail| crate::store::services::observe(detail, &state_dir, self.probe.as_mut())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_tail;
+
+    /// A file over the bound: its last bytes, from the first whole line,
+    /// said to be cut; one under it whole; a symlink and a FIFO refused
+    /// (the FIFO without waiting for a writer).
+    #[test]
+    fn a_verify_output_is_read_bounded_from_a_whole_line() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let big = dir.path().join("verify.log");
+        let text: String = (0..10_000).map(|i| format!("line {i:05}\n")).collect();
+        std::fs::write(&big, &text).expect("write");
+        let tail = read_tail(&big, 1_000).expect("read");
+        assert!(tail.cut);
+        // 11 bytes a line: the 1,000 bytes start 1 byte into line 9909,
+        // so 90 whole lines follow.
+        assert_eq!(tail.text.lines().count(), 90);
+        assert_eq!(tail.text.lines().next(), Some("line 09910"));
+        assert!(tail.text.ends_with("line 09999\n"));
+        let whole = read_tail(&big, 1 << 20).expect("read");
+        assert!(!whole.cut);
+        assert_eq!(whole.text, text);
+        let link = dir.path().join("link.log");
+        std::os::unix::fs::symlink(&big, &link).expect("symlink");
+        assert!(
+            read_tail(&link, 1_000).is_err(),
+            "a symlink is not followed"
+        );
+        let fifo = dir.path().join("fifo.log");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
+        assert!(read_tail(&fifo, 1_000).is_err(), "a FIFO is no file");
     }
 }

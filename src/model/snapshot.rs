@@ -99,6 +99,10 @@ pub struct ServicesDead {
     /// service processes, sorted (the same hash as `by_hash`); `None`
     /// until the watcher's first services read.
     recorded: Option<std::sync::Arc<[u64]>>,
+    /// `(hash of the name, unhealthy count)`, sorted by hash: the live
+    /// recorded service processes whose last observation says present and
+    /// unready (stage `unhealthy`, [`crate::model::readiness::stage`]).
+    unhealthy: Vec<(u64, u32)>,
 }
 
 impl ServicesDead {
@@ -168,7 +172,54 @@ impl ServicesDead {
         Self {
             by_hash,
             recorded: self.recorded.clone(),
+            unhealthy: self.unhealthy.clone(),
         }
+    }
+
+    /// These counts, with the services read's `unhealthy` counts (live
+    /// processes whose last observation is present and unready: stackless
+    /// 0.4.0's stage `unhealthy`, cli-0.4.0 src/client/report.rs:404-420).
+    #[must_use]
+    pub fn with_unhealthy(mut self, unhealthy: DeadCounts) -> Self {
+        self.unhealthy = unhealthy.finish().by_hash;
+        self
+    }
+
+    /// These counts with `fewer` unhealthy services (processes that died
+    /// since the read that counted them: their stage is `absent` now);
+    /// a name left at 0 is dropped.
+    #[must_use]
+    pub fn minus_unhealthy(mut self, fewer: DeadCounts) -> Self {
+        for (key, count) in fewer.finish().by_hash {
+            if let Ok(at) = self.unhealthy.binary_search_by_key(&key, |&(k, _)| k) {
+                self.unhealthy[at].1 = self.unhealthy[at].1.saturating_sub(count);
+            }
+        }
+        self.unhealthy.retain(|&(_, count)| count > 0);
+        self
+    }
+
+    /// [`ServicesDead::with_unhealthy`] of `(name, count)` pairs.
+    #[must_use]
+    pub fn with_unhealthy_names<S: AsRef<str>>(
+        self,
+        pairs: impl IntoIterator<Item = (S, u32)>,
+    ) -> Self {
+        let mut counts = DeadCounts::default();
+        for (name, count) in pairs {
+            counts.add(name.as_ref(), count);
+        }
+        self.with_unhealthy(counts)
+    }
+
+    /// How many of `name`'s live recorded service processes were last
+    /// observed unready (stage `unhealthy`; 0: none, or not read yet).
+    #[must_use]
+    pub fn unhealthy(&self, name: &str) -> u32 {
+        let key = Self::hash(name);
+        self.unhealthy
+            .binary_search_by_key(&key, |&(k, _)| k)
+            .map_or(0, |at| self.unhealthy[at].1)
     }
 
     /// These counts, with the names that have recorded service processes
@@ -264,6 +315,7 @@ impl DeadCounts {
         ServicesDead {
             by_hash,
             recorded: None,
+            unhealthy: Vec::new(),
         }
     }
 }
@@ -339,6 +391,13 @@ impl Snapshot {
         self.services_dead.get(name)
     }
 
+    /// How many of `name`'s live service processes were last observed
+    /// unready (stage `unhealthy`; [`ServicesDead::unhealthy`]).
+    #[must_use]
+    pub fn unhealthy_services(&self, name: &str) -> u32 {
+        self.services_dead.unhealthy(name)
+    }
+
     /// Whether `name` has recorded service processes (`None`: not read
     /// yet; [`ServicesDead::recorded`]).
     #[must_use]
@@ -400,6 +459,27 @@ mod tests {
             total: 999,
         };
         assert_eq!(small.words(), "reading the store: 7 of 999");
+    }
+
+    /// A process counted `unhealthy` that dies is `absent`: its unhealthy
+    /// count goes as its dead count comes; the other names keep theirs,
+    /// and the counts survive `plus`.
+    #[test]
+    fn an_unhealthy_service_that_dies_is_no_longer_counted_unhealthy() {
+        let counts = ServicesDead::new().with_unhealthy_names([("hotel", 2), ("india", 1)]);
+        let mut died = super::DeadCounts::default();
+        died.add("hotel", 1);
+        let mut healed = super::DeadCounts::default();
+        healed.add("hotel", 1);
+        let after = counts.plus(died).minus_unhealthy(healed);
+        assert_eq!(after.get("hotel"), 1);
+        assert_eq!(after.unhealthy("hotel"), 1);
+        assert_eq!(after.unhealthy("india"), 1);
+        let mut gone = super::DeadCounts::default();
+        gone.add("india", 3);
+        let after = after.minus_unhealthy(gone);
+        assert_eq!(after.unhealthy("india"), 0);
+        assert_eq!(after.unhealthy("golf"), 0);
     }
 
     #[test]

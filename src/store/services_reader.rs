@@ -34,8 +34,9 @@ pub(super) struct ServicesRead {
     /// Dead recorded processes per active instance (only those with one
     /// or more).
     pub dead: ServicesDead,
-    /// The records whose process was alive, to re-probe.
-    pub alive: Vec<(String, StartRecord)>,
+    /// The records whose process was alive, to re-probe, each with
+    /// whether it was counted `unhealthy` ([`ServicesDead::unhealthy`]).
+    pub alive: Vec<(String, StartRecord, bool)>,
 }
 
 /// The watcher's handle on the reading thread. Dropping it stops the
@@ -157,11 +158,55 @@ fn read(
         if process_state(&record, |pid| probe.live_start_time(pid)).dead() {
             dead.add(&name, 1);
         } else {
-            out.alive.push((name, record));
+            out.alive.push((name, record, false));
         }
     });
-    out.dead = dead.finish().with_recorded(recorded);
+    let unhealthy = unhealthy_counts(&mut store, &mut out.alive)?;
+    out.dead = dead
+        .finish()
+        .with_recorded(recorded)
+        .with_unhealthy(unhealthy);
     whole.then_some(out)
+}
+
+/// Per instance, how many of its `alive` recorded processes stackless
+/// 0.4.0 would call `unhealthy`: their last observation (`observations`,
+/// schema 11+) says present and unready ([`crate::model::readiness::stage`]);
+/// each record counted is flagged. Only the observations of the names
+/// between the first and last alive are read (`alive` comes sorted by
+/// name). `None` when the observations cannot be read.
+fn unhealthy_counts(
+    store: &mut Store,
+    alive: &mut [(String, StartRecord, bool)],
+) -> Option<crate::model::snapshot::DeadCounts> {
+    let mut counts = crate::model::snapshot::DeadCounts::default();
+    let (Some(first), Some(last)) = (alive.first(), alive.last()) else {
+        return Some(counts);
+    };
+    let (first, last) = if first.0 <= last.0 {
+        (first.0.clone(), last.0.clone())
+    } else {
+        (last.0.clone(), first.0.clone())
+    };
+    let observations = store
+        .observations_between(Some((first.as_str(), last.as_str())))
+        .ok()?;
+    for (name, record, unhealthy) in alive {
+        let node = format!("service:{}", record.service);
+        let observation = observations
+            .get(name)
+            .and_then(|all| all.iter().find(|o| o.node == node));
+        let stage = crate::model::readiness::stage(
+            false,
+            Some(crate::model::services::ProcessState::Alive),
+            observation,
+        );
+        if stage == crate::model::readiness::Stage::Unhealthy {
+            counts.add(name, 1);
+            *unhealthy = true;
+        }
+    }
+    Some(counts)
 }
 
 #[cfg(test)]
@@ -214,5 +259,66 @@ mod tests {
         assert_eq!(ServicesDead::new().recorded("alpha"), None, "before a read");
         assert!(reader.request(), "answered: another may be asked for");
         drop(reader);
+    }
+
+    /// A failed `up` that kept its lease with its process alive and its
+    /// health check failing (hotel: observed present, unready) counts as
+    /// one `unhealthy` service; a live process observed ready (alpha)
+    /// does not.
+    #[test]
+    fn a_live_process_observed_unready_is_unhealthy() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("state.db");
+        let source = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/real-0.4.0-v14.db"
+        );
+        std::fs::copy(source, &path).expect("copy");
+        let me = std::process::id();
+        let started = SysinfoProbe::new()
+            .live_start_time(me)
+            .expect("this process runs");
+        {
+            let conn = rusqlite::Connection::open(&path).expect("open");
+            for name in ["hotel", "alpha"] {
+                conn.execute(
+                    "UPDATE checkpoints SET payload = json_set(payload, '$.pid', ?1, \
+                     '$.start_time', ?2) WHERE instance = ?3 AND step_id = 'start:web'",
+                    rusqlite::params![i64::from(me), i64::try_from(started).expect("secs"), name],
+                )
+                .expect("point the record at this process");
+            }
+        }
+        let mut reader = ServicesReader::spawn(
+            path,
+            Access::ReadOnly,
+            std::time::Duration::from_millis(20),
+            None,
+        )
+        .expect("spawn");
+        assert!(reader.request());
+        let waited = std::time::Instant::now();
+        let read = loop {
+            if let Some(read) = reader.take() {
+                break read.expect("the fixture reads whole");
+            }
+            assert!(waited.elapsed() < std::time::Duration::from_secs(10));
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        assert_eq!(read.dead.unhealthy("hotel"), 1);
+        assert_eq!(read.dead.unhealthy("alpha"), 0, "observed ready");
+        assert_eq!(read.dead.get("hotel"), 0, "alive");
+        assert_eq!(
+            read.dead.unhealthy("india"),
+            0,
+            "dead: absent, not unhealthy"
+        );
+        assert_eq!(read.dead.get("india"), 1);
+        let flagged: Vec<(&str, bool)> = read
+            .alive
+            .iter()
+            .map(|(name, _, unhealthy)| (name.as_str(), *unhealthy))
+            .collect();
+        assert_eq!(flagged, [("alpha", false), ("hotel", true)]);
     }
 }

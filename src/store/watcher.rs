@@ -139,7 +139,7 @@ struct Watcher {
     probed: Option<Vec<usize>>,
     /// The recorded service processes of the active instances that were
     /// alive when last probed (re-probed with the locks).
-    services: Vec<(String, StartRecord)>,
+    services: Vec<(String, StartRecord, bool)>,
     /// The dead counts last put into a snapshot.
     services_dead: Arc<ServicesDead>,
     /// When the services' checkpoints were last asked for (`None`:
@@ -591,20 +591,25 @@ impl Watcher {
         self.read_services_when_due();
         let mut probe = CheckedProbe::new(&mut self.probe);
         let before = self.services.len();
-        let mut died: Vec<String> = Vec::new();
-        self.services.retain(|(name, record)| {
+        let mut died: Vec<(String, bool)> = Vec::new();
+        self.services.retain(|(name, record, unhealthy)| {
             let dead = process_state(record, |pid| probe.live_start_time(pid)).dead();
             if dead {
-                died.push(name.clone());
+                died.push((name.clone(), *unhealthy));
             }
             !dead
         });
         if self.services.len() != before {
+            // A process that died is `absent`, no longer `unhealthy`.
             let mut more = crate::model::snapshot::DeadCounts::default();
-            for name in died {
+            let mut healed = crate::model::snapshot::DeadCounts::default();
+            for (name, unhealthy) in died {
                 more.add(&name, 1);
+                if unhealthy {
+                    healed.add(&name, 1);
+                }
             }
-            self.services_dead = Arc::new(self.services_dead.plus(more));
+            self.services_dead = Arc::new(self.services_dead.plus(more).minus_unhealthy(healed));
         }
         self.send_services_dead()
     }

@@ -135,6 +135,33 @@ pub(crate) fn verify(entry: &Activity, zone: &Zone) -> FullText {
     full
 }
 
+/// The verify overlay's title for `instance` (sanitized as
+/// [`FullText::new`] does): the output read later goes under the overlay
+/// with this title.
+#[must_use]
+pub(crate) fn verify_title(instance: &str) -> String {
+    FullText::new(&format!("Verify · {instance}")).title
+}
+
+/// A passed check's output, read from its file (its last
+/// [`crate::event::VERIFY_OUTPUT_BYTES`]), under the overlay: its lines,
+/// or why the file could not be read.
+pub(crate) fn verify_output(full: &mut FullText, result: Result<crate::event::TailText, String>) {
+    full.blank();
+    match result {
+        Ok(tail) if tail.text.trim().is_empty() => full.line("the check printed nothing"),
+        Ok(tail) => {
+            full.line(if tail.cut {
+                "the check's output (its last 64 KiB):"
+            } else {
+                "the check's output:"
+            });
+            full.text(&tail.text);
+        }
+        Err(e) => full.line(&format!("the check's output cannot be read: {e}")),
+    }
+}
+
 /// How long a verify took, in the unit its check's own result uses under
 /// 10 s (`327 ms`, beside `passed (exit 0, 12 ms)`), else as the console
 /// says spans (`1m 05s`).

@@ -102,6 +102,10 @@ pub struct InstanceRow {
     /// Dead service processes under the instance (shown first in the LOCK
     /// column; see [`InstanceRow::with_dead_services`]).
     pub dead_services: u32,
+    /// Live service processes last observed unready (stackless's stage
+    /// `unhealthy`; shown first in the LOCK column; see
+    /// [`InstanceRow::with_unhealthy_services`]).
+    pub unhealthy_services: u32,
     /// No service process recorded under the active instance: `stackless
     /// list` calls its services `unknown` (shown first in the LOCK column;
     /// see [`InstanceRow::with_readiness`]).
@@ -140,6 +144,24 @@ impl InstanceRow {
                 format!("{text}; {}", self.lock)
             };
             self.dead_services = dead;
+        }
+        self
+    }
+
+    /// The row with `unhealthy` live service processes (last observed
+    /// present and unready: stackless 0.4.0's stage `unhealthy`,
+    /// `Snapshot::unhealthy_services`) in front of its LOCK text:
+    /// `1 svc unhealthy`, `1 svc unhealthy; up by pid 4242, alive`.
+    #[must_use]
+    pub fn with_unhealthy_services(mut self, unhealthy: u32) -> Self {
+        if unhealthy > 0 {
+            let text = format!("{unhealthy} svc unhealthy");
+            self.lock = if self.lock.is_empty() {
+                text
+            } else {
+                format!("{text}; {}", self.lock)
+            };
+            self.unhealthy_services = unhealthy;
         }
         self
     }
@@ -264,6 +286,7 @@ pub fn instance_row(
         state,
         pending: false,
         dead_services: 0,
+        unhealthy_services: 0,
         services_unknown: false,
     }
 }

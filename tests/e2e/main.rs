@@ -25,6 +25,7 @@ mod fleet;
 mod fleet_console;
 mod fleet_follow;
 mod fleet_waves;
+mod hidden_rows;
 mod logs;
 mod operator;
 mod pty;

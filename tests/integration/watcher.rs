@@ -296,6 +296,67 @@ fn a_service_that_dies_is_counted_without_a_commit() {
     handle.join().unwrap();
 }
 
+/// A failed `up` that kept its lease, its process alive and its health
+/// check failing (the real 0.4.0 store's hotel, observed present and
+/// unready): the watcher's snapshot counts its service `unhealthy` with
+/// no store read on the render thread; when the process dies it is
+/// `absent`: dead, no longer unhealthy, with no commit.
+#[test]
+fn an_unready_live_service_is_unhealthy_until_it_dies() {
+    use stackless_tui::store::probe::{HostProbe as _, SysinfoProbe};
+    let (_dir, path) = fixture("real-0.4.0-v14.db");
+    let mut child = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .expect("spawn sleep");
+    let pid = child.id();
+    let started = SysinfoProbe::new().start_time(pid).expect("its start time");
+    let payload = serde_json::json!({
+        "pid": pid, "start_time": started, "port": 33291,
+        "hosts": ["web.hotel.localhost"], "log": "/elsewhere/web.log"
+    });
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute(
+            "UPDATE checkpoints SET payload = ?1 WHERE instance = 'hotel' AND step_id = 'start:web'",
+            [payload.to_string()],
+        )
+        .unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let stop = stackless_tui::stop::StopToken::new();
+    let handle =
+        stackless_tui::store::watcher::spawn(path.clone(), Access::ReadOnly, tx, stop.clone())
+            .unwrap();
+    let (first, _) = next_matching(
+        &mut rx,
+        Duration::from_secs(10),
+        |e| matches!(e, Event::Snapshot(s) if s.unhealthy_services("hotel") > 0),
+    )
+    .expect("hotel counted unhealthy");
+    let Event::Snapshot(first) = first else {
+        unreachable!()
+    };
+    assert_eq!(first.unhealthy_services("hotel"), 1);
+    assert_eq!(first.dead_services("hotel"), 0);
+    // india's recorded process runs nowhere here: absent, not unhealthy.
+    assert_eq!(first.unhealthy_services("india"), 0);
+    assert_eq!(first.dead_services("india"), 1);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let (after, _) = next_matching(
+        &mut rx,
+        Duration::from_secs(5),
+        |e| matches!(e, Event::Snapshot(s) if s.dead_services("hotel") == 1),
+    )
+    .expect("the death is seen");
+    let Event::Snapshot(after) = after else {
+        unreachable!()
+    };
+    assert_eq!(after.unhealthy_services("hotel"), 0);
+    stop.cancel();
+    handle.join().unwrap();
+}
+
 /// The watcher is woken by the kernel (it says so first: `watch: inotify`
 /// in the header), and a burst of commits is read in a bounded number of
 /// reads (one per `MIN_GAP` at most), the last state always shown.

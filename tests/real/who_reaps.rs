@@ -208,8 +208,10 @@ fn expiries_with_controller_stops_get_one_down_each_from_the_console() {
         db.as_str(),
         "--tick",
         "2s",
+        // Two slots (the default): the first `down` must still run alone,
+        // as it starts the controller.
         "--reap-concurrency",
-        "1",
+        "2",
         "--down-cmd",
         down.as_str(),
         "--down-timeout",

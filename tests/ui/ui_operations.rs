@@ -724,6 +724,38 @@ fn a_real_0_4_0_store_at_120x40() {
     assert_snapshot!("real_v14_bravo_failure_120x40", text);
 }
 
+/// A failed `up` that kept its lease, its process alive and its health
+/// check failing (the real 0.4.0 store's hotel: observed present and
+/// unready, stackless's stage `unhealthy`) is marked on its Instances row
+/// from the services read's counts; the dead services keep their mark.
+#[test]
+fn a_real_0_4_0_unhealthy_service_on_its_row_at_120x40() {
+    const CAPTURE_V14: i64 = 1_796_118_148;
+    let mut app = App::new(config(), CAPTURE_V14);
+    let snapshot = fixture_snapshot("real-0.4.0-v14.db");
+    let mut dead = (*snapshot.services_dead).clone();
+    for name in ["alpha", "golf", "india"] {
+        dead.add(name, 1);
+    }
+    let counts = dead
+        .with_recorded_names(["alpha", "golf", "hotel", "india"])
+        .with_unhealthy_names([("hotel", 1)]);
+    let snapshot = snapshot.with_services_dead(Arc::new(counts));
+    app.handle(Event::Snapshot(Arc::new(snapshot)), CAPTURE_V14);
+    let text = render_app(&app, 120, 40);
+    let row = |name: &str| {
+        text.lines()
+            .find(|l| l.contains(&format!(" {name} ")))
+            .unwrap_or_else(|| panic!("{name}'s row:\n{text}"))
+            .to_owned()
+    };
+    assert!(row("hotel").contains("1 svc unhealthy"), "{text}");
+    assert!(!row("hotel").contains("dead"), "{text}");
+    assert!(row("india").contains("1 svc dead"), "{text}");
+    assert!(!row("alpha").contains("unhealthy"), "{text}");
+    assert_snapshot!("real_v14_unhealthy_120x40", text);
+}
+
 /// The detail view of a birth on the real 0.4.0 store: what it owns, where
 /// its service runs, its revision and what was last observed.
 #[test]

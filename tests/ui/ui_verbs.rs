@@ -666,3 +666,60 @@ fn the_shorter_renew_asked_apart_is_cancelled_by_its_own_n() {
         )
     );
 }
+
+/// A passed verify's overlay asks for its output file and shows what the
+/// I/O worker read, redacted as it enters (a `token=` value); an answer
+/// for another instance's verify, or one after the overlay closed, is
+/// dropped.
+#[test]
+fn a_passed_verify_shows_its_output_redacted() {
+    use stackless_tui::event::{Answer, Request, TailText};
+    let mut app = new_app(14, Ok(()));
+    let passed = Activity::new(
+        CAPTURE,
+        Actor::Operator,
+        "alpha",
+        ActivityKind::Verified,
+        "default check passed (exit 0, 12 ms); lease renewed: 2h 00m left",
+    )
+    .with_envelope(r#"{"schema_version":2,"ok":true,"instance":"alpha","duration_ms":12,"exit_status":0,"log_path":"/s/logs/verify.log","lease_remaining_secs":7200}"#);
+    let effect = app.handle(Event::Activity(passed), CAPTURE);
+    let Some(Effect::Io(Request::VerifyOutput { instance, path })) = effect else {
+        panic!("the output is asked for: {effect:?}");
+    };
+    assert_eq!(instance, "alpha");
+    assert_eq!(path, std::path::PathBuf::from("/s/logs/verify.log"));
+    let answer = |instance: &str, text: &str, cut: bool| {
+        Event::Answer(Answer::VerifyOutput {
+            instance: instance.into(),
+            path: path.clone(),
+            result: Ok(TailText {
+                text: text.into(),
+                cut,
+            }),
+        })
+    };
+    app.handle(answer("bravo", "not alpha's\n", false), CAPTURE);
+    let text = render_app(&app, 100, 24);
+    assert!(!text.contains("not alpha's"), "{text}");
+    app.handle(
+        answer(
+            "alpha",
+            "GET /health 200\nusing token=s3cr3t-value\nall checks passed\n",
+            true,
+        ),
+        CAPTURE,
+    );
+    let text = render_app(&app, 100, 24);
+    assert!(
+        text.contains("the check's output (its last 64 KiB):"),
+        "{text}"
+    );
+    assert!(text.contains("GET /health 200"), "{text}");
+    assert!(text.contains("all checks passed"), "{text}");
+    assert!(!text.contains("s3cr3t"), "{text}");
+    assert_snapshot!("verify_passed_output_100x24", text);
+    press(&mut app, KeyCode::Esc);
+    app.handle(answer("alpha", "late\n", false), CAPTURE);
+    assert!(app.full_text().is_none());
+}

@@ -41,6 +41,9 @@ impl App {
             } => self.show_search_newer(session, service, result),
             Answer::LogsLineWhole { session, text } => self.show_log_line(session, text),
             Answer::OperationEvents { id, result } => self.show_operation_events(&id, result),
+            Answer::VerifyOutput {
+                instance, result, ..
+            } => self.show_verify_output(&instance, result),
         }
     }
 }
@@ -65,6 +68,15 @@ fn redact_answer(answer: &mut Answer, redactor: &crate::model::redact::Redactor)
             result.redact(redactor);
         }
         Answer::LogsLineWhole { text, .. } => text.redact_log(redactor),
+        Answer::VerifyOutput { result, .. } => {
+            if let Ok(tail) = result {
+                tail.text = if tail.cut {
+                    redactor.child_tail(&tail.text)
+                } else {
+                    redactor.child_output(&tail.text)
+                };
+            }
+        }
         Answer::OperationEvents { .. } if redactor.is_empty() => {}
         Answer::OperationEvents { result, .. } => {
             for event in result.iter_mut().flatten() {

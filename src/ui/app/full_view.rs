@@ -42,6 +42,13 @@ impl FullView {
         *self.wrapped.borrow_mut() = None;
     }
 
+    /// Add to the text shown (`more` appends to it); wrapped again at the
+    /// next frame, the scroll kept.
+    pub fn extend(&mut self, more: impl FnOnce(&mut FullText)) {
+        more(&mut self.text);
+        *self.wrapped.borrow_mut() = None;
+    }
+
     /// The text wrapped to `width` columns ([`wrap_all`]): wrapped the
     /// first time it is drawn at that width, then kept.
     #[must_use]

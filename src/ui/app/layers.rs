@@ -236,6 +236,14 @@ impl Layers {
         }
     }
 
+    /// The open full-text view, if any.
+    pub(super) fn full_view_mut(&mut self) -> Option<&mut super::full_view::FullView> {
+        self.0.iter_mut().find_map(|layer| match layer {
+            Layer::FullText(view) => Some(view),
+            _ => None,
+        })
+    }
+
     /// The open operation overlay's operation id, if any.
     #[must_use]
     pub fn operation(&self) -> Option<&str> {

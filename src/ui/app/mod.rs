@@ -369,9 +369,9 @@ impl App {
                 None
             }
             Event::Activity(activity) => {
-                self.show_verify(&activity);
+                let read_output = self.show_verify(&activity);
                 self.log_activity(activity);
-                None
+                read_output
             }
             Event::Supervisor(note) => {
                 self.supervisor

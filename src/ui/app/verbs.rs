@@ -10,7 +10,7 @@
 use super::VerbQuestion;
 use super::command_line::CommandLine;
 use super::{App, Effect, FlashLevel, Layer, Question};
-use crate::event::{Activity, ActivityKind, Actor};
+use crate::event::{Activity, ActivityKind, Actor, Request};
 use crate::model::Instance;
 use crate::model::rules::{self, Action};
 use crate::model::verbs::{self, Verb, VerbRequest};
@@ -290,16 +290,48 @@ impl App {
 
     /// A verify's outcome arrived (the operator's, passed or failed): its
     /// overlay opens over whatever is open (the check, its result, the
-    /// renewed lease or the failing check's remediation and output).
-    pub(super) fn show_verify(&mut self, activity: &Activity) {
+    /// renewed lease or the failing check's remediation and output). A
+    /// passed check's output is in a file: the effect asks the I/O worker
+    /// to read it ([`Request::VerifyOutput`], shown by
+    /// [`App::show_verify_output`]).
+    pub(super) fn show_verify(&mut self, activity: &Activity) -> Option<Effect> {
+        use crate::model::verbs::{Outcome, Verb, interpret};
         let passed = activity.kind == ActivityKind::Verified;
         if activity.actor != Actor::Operator
             || !(passed || activity.kind == ActivityKind::VerifyFailed)
         {
-            return;
+            return None;
         }
         let text = crate::ui::fulltext::verify(activity, &self.settings.zone);
         self.layers
             .open(Layer::FullText(super::full_view::FullView::new(text)));
+        match interpret(Verb::Verify, Some(0), &activity.envelope) {
+            Outcome::Verified(check) if passed && !check.log_path.is_empty() => {
+                Some(Effect::Io(Request::VerifyOutput {
+                    instance: activity.instance.clone(),
+                    path: check.log_path.into(),
+                }))
+            }
+            _ => None,
+        }
+    }
+
+    /// A passed verify's output, read (redacted as it entered the App):
+    /// its lines under the overlay of that verify, while it is open
+    /// (dropped otherwise); a read that failed says why.
+    pub(super) fn show_verify_output(
+        &mut self,
+        instance: &str,
+        result: Result<crate::event::TailText, String>,
+    ) {
+        let title = crate::ui::fulltext::verify_title(instance);
+        let Some(view) = self
+            .layers
+            .full_view_mut()
+            .filter(|view| view.text.title == title)
+        else {
+            return;
+        };
+        view.extend(|full| crate::ui::fulltext::verify_output(full, result));
     }
 }

@@ -216,10 +216,13 @@ fn instance_row(
     let pending = snapshot.pending_operation(&i.name);
     // The counts may lag a teardown by a few seconds: active only.
     let active = i.status == crate::model::Status::Active;
-    let dead = if active {
-        snapshot.dead_services(&i.name)
+    let (dead, unhealthy) = if active {
+        (
+            snapshot.dead_services(&i.name),
+            snapshot.unhealthy_services(&i.name),
+        )
     } else {
-        0
+        (0, 0)
     };
     // Only a `local` instance records its service processes (a `start:`
     // checkpoint of kind `process`); one on render or vercel has none to
@@ -233,9 +236,10 @@ fn instance_row(
     );
     let row = view::instance_row(i, liveness, snapshot.reap_attempt(&i.name), now)
         .with_pending(pending, now)
+        .with_unhealthy_services(unhealthy)
         .with_dead_services(dead)
         .with_readiness(unknown, failed_up);
-    let short = Short::of(i, liveness, pending, (dead, unknown), now);
+    let short = Short::of(i, liveness, pending, (dead, unhealthy, unknown), now);
     (row, short)
 }
 
@@ -271,7 +275,9 @@ fn row(mut r: InstanceRow, short: &Short, widths: [u16; 7]) -> Row<'static> {
         _ => Style::new(),
     };
     let lock_style = match r.lock_state {
-        _ if r.dead_services > 0 || r.services_unknown => theme::failure(),
+        _ if r.dead_services > 0 || r.unhealthy_services > 0 || r.services_unknown => {
+            theme::failure()
+        }
         LockState::Held => theme::lock_held(),
         LockState::Free if r.pending => theme::lock_held(),
         LockState::Stale | LockState::Unprobed => theme::lock_stale(),
@@ -337,14 +343,14 @@ pub struct Short {
 
 impl Short {
     /// The short forms for `instance` at `now` (unix seconds), with its
-    /// `dead` service processes and whether its services are `unknown`
-    /// (none recorded).
+    /// `dead` service processes, its live ones observed `unhealthy`, and
+    /// whether its services are `unknown` (none recorded).
     #[must_use]
     pub fn of(
         instance: &crate::model::Instance,
         liveness: Option<&crate::model::Liveness>,
         pending: Option<&crate::model::Operation>,
-        (dead, unknown): (u32, bool),
+        (dead, unhealthy, unknown): (u32, u32, bool),
         now: i64,
     ) -> Self {
         use crate::model::{Liveness, Status};
@@ -373,6 +379,10 @@ impl Short {
         if dead > 0 {
             parts.push(format!("{dead} dead"));
             tiny.push(format!("{dead} dead"));
+        }
+        if unhealthy > 0 {
+            parts.push(format!("{unhealthy} unhealthy"));
+            tiny.push(format!("{unhealthy} unhealthy"));
         }
         if unknown {
             parts.push("svc unknown".to_owned());
