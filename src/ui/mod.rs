@@ -147,6 +147,8 @@ pub fn layout(app: &App, area: Rect) -> Areas {
                 activity: body,
                 ..zoomed
             },
+            // Only over a fleet, whose drawn panes the mouse finds.
+            Focus::Hosts => zoomed,
         };
     }
     areas
@@ -214,43 +216,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
             }
             Layer::FullText(_) => panes::fulltext::render(frame, areas.body(), app),
             Layer::Help(_) => panes::help::render(frame, area, app),
-            Layer::Confirm(confirm) => match &confirm.question {
-                Question::TearDown(instance) => {
-                    panes::confirm::render_confirm(
-                        frame,
-                        area,
-                        instance,
-                        app.snapshot().liveness.get(&instance.name),
-                        app.teardown(),
-                    );
-                }
-                Question::Reap(instance) => panes::confirm::render_confirm_reap(
-                    frame,
-                    area,
-                    instance,
-                    app.snapshot().reap_attempt(&instance.name),
-                    app.now(),
-                    app.teardown(),
-                ),
-                Question::Bulk(bulk) => panes::confirm::render_confirm_bulk(frame, area, bulk),
-                Question::Cancel(op) => {
-                    panes::confirm::render_confirm_cancel(frame, area, op, app.stackless());
-                }
-                Question::QueueDown(instance, op, others) => {
-                    panes::confirm::render_confirm_queue_down(
-                        frame,
-                        area,
-                        instance,
-                        (&**op, others.as_str()),
-                        app.teardown(),
-                    );
-                }
-                Question::Verbs(question) => {
-                    panes::confirm::render_confirm_verbs(frame, area, question);
-                }
-                // Drawn over the fleet's panes, above.
-                Question::Fleet(_) => {}
-            },
+            Layer::Confirm(confirm) => draw_question(frame, area, app, &confirm.question),
             Layer::Detail(_)
             | Layer::Logs(_)
             | Layer::HostText(_)
@@ -260,6 +226,48 @@ pub fn draw(frame: &mut Frame, app: &App) {
     }
     if app.no_color() {
         strip_colours(frame.buffer_mut());
+    }
+}
+
+/// Draw the confirm layer's `question` over the one host's panes (a
+/// fleet's question is drawn over the fleet's panes).
+fn draw_question(frame: &mut Frame, area: Rect, app: &App, question: &Question) {
+    match question {
+        Question::TearDown(instance) => {
+            panes::confirm::render_confirm(
+                frame,
+                area,
+                instance,
+                app.snapshot().liveness.get(&instance.name),
+                app.teardown(),
+            );
+        }
+        Question::Reap(instance) => panes::confirm::render_confirm_reap(
+            frame,
+            area,
+            instance,
+            app.snapshot().reap_attempt(&instance.name),
+            app.now(),
+            app.teardown(),
+        ),
+        Question::Bulk(bulk) => panes::confirm::render_confirm_bulk(frame, area, bulk),
+        Question::Cancel(op) => {
+            panes::confirm::render_confirm_cancel(frame, area, op, app.stackless());
+        }
+        Question::QueueDown(instance, op, others) => {
+            panes::confirm::render_confirm_queue_down(
+                frame,
+                area,
+                instance,
+                (&**op, others.as_str()),
+                app.teardown(),
+            );
+        }
+        Question::Verbs(question) => {
+            panes::confirm::render_confirm_verbs(frame, area, question);
+        }
+        // Drawn over the fleet's panes, above.
+        Question::Fleet(_) => {}
     }
 }
 
@@ -340,17 +348,17 @@ fn draw_fleet_panes(
     fleet: &fleet::FleetApp,
     small: bool,
 ) {
-    use fleet::Focus as Pane;
+    use app::Focus as Pane;
     let draw = |frame: &mut Frame, pane: Pane, area: Rect| match pane {
         Pane::Instances => panes::instances::render(frame, area, app),
         Pane::Operations => panes::operations::render(frame, area, app),
         Pane::Backoffs => panes::backoffs::render(frame, area, app),
-        Pane::Activity => panes::activity::render(frame, area, app),
-        Pane::Hosts => panes::hosts::render(frame, area, fleet, app.now()),
+        Pane::Activity | Pane::Supervisor => panes::activity::render(frame, area, app),
+        Pane::Hosts => panes::hosts::render(frame, area, fleet, app),
     };
-    if fleet.zoomed() {
-        fleet.set_drawn_panes(vec![(fleet.focus(), body)]);
-        draw(frame, fleet.focus(), body);
+    if app.zoomed() {
+        fleet.set_drawn_panes(vec![(app.focus(), body)]);
+        draw(frame, app.focus(), body);
         return;
     }
     let hosts_height = if small {

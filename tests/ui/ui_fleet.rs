@@ -1412,14 +1412,14 @@ fn the_command_lines_console_commands_act_on_the_named_hosts_instance() {
         ))
     );
     run_line(&mut app, ":ops");
-    assert_eq!(app.focus(), stackless_tui::ui::fleet::Focus::Operations);
+    assert_eq!(app.0.focus(), stackless_tui::ui::app::Focus::Operations);
     run_line(&mut app, ":char");
     let row = app.selected_row().unwrap();
     assert_eq!(
         app.fleet().hosts[row.host].instances()[row.index].key.name,
         "charlie"
     );
-    assert_eq!(app.focus(), stackless_tui::ui::fleet::Focus::Instances);
+    assert_eq!(app.0.focus(), stackless_tui::ui::app::Focus::Instances);
 }
 
 /// Type `text` and press Enter.
@@ -1702,7 +1702,7 @@ fn y_and_shift_y_copy_the_name_and_the_hosts_teardown() {
 fn z_zooms_the_focused_pane_and_tab_moves_it() {
     let mut app = fleet();
     press(&mut app, KeyCode::Char('z'));
-    assert!(app.zoomed());
+    assert!(app.0.zoomed());
     let text = screen(&app, 80, 24);
     let titles: Vec<&str> = text
         .lines()
@@ -1719,7 +1719,7 @@ fn z_zooms_the_focused_pane_and_tab_moves_it() {
     assert_eq!(titles.len(), 1, "{text}");
     assert!(titles[0].starts_with("╔ Operations"), "{text}");
     press(&mut app, KeyCode::Char('z'));
-    assert!(!app.zoomed());
+    assert!(!app.0.zoomed());
 }
 
 /// The mouse over a fleet, as on one host: a click selects the Instances
@@ -1749,8 +1749,8 @@ fn a_click_selects_the_row_under_it_and_the_wheel_scrolls_its_pane() {
         ("fleet-2", "charlie")
     );
     app.mouse(mouse(MouseEventKind::ScrollDown, 3));
-    assert_eq!(app.focus(), stackless_tui::ui::fleet::Focus::Hosts);
-    assert_eq!(app.cursor(stackless_tui::ui::fleet::Focus::Hosts), 2);
+    assert_eq!(app.0.focus(), stackless_tui::ui::app::Focus::Hosts);
+    assert_eq!(app.0.fleet_cursor(stackless_tui::ui::app::Focus::Hosts), 2);
 }
 
 /// The `:` line over a fleet: ↑ and ↓ walk the lines run (oldest at the

@@ -1,9 +1,10 @@
 //! The fleet's rows under the App (`crate::ui::App::over_fleet`): every
-//! host's rows merged in one order (HOST first), the focus and cursors
-//! of its panes, and every action sent to the owning host's agent
+//! host's rows merged in one order (HOST first) with the Instances
+//! selection, and every action sent to the owning host's agent
 //! (`serve --stdio`, docs/protocol.md "Commands") after the App's `[y/N]`,
 //! naming the host and what runs there. The panes that draw these rows
-//! are the console's (`crate::ui::panes`); the marks
+//! are the console's (`crate::ui::panes`); the focus, the other panes'
+//! cursors and `z` (lent for each event as [`Panes`]), the marks
 //! ([`FleetMarks`]), the detail and logs views
 //! (`crate::ui::app::HostView`) and every other layer are the App's.
 //! Pure UI state: lines and links in ([`FleetApp::line`],
@@ -59,33 +60,49 @@ pub enum FleetEffect {
     },
 }
 
-/// Which pane has the keys.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Focus {
-    /// The merged Instances table.
-    Instances,
-    /// The merged Operations (0.4.0 controllers).
-    Operations,
-    /// The merged Backoffs.
-    Backoffs,
-    /// The merged Activity.
-    Activity,
-    /// The Hosts pane.
-    Hosts,
+pub use crate::ui::app::focus::Focus;
+
+/// The App's pane state the fleet's keys read and move, lent by the App
+/// for one event: its focus, each pane's cursor (Instances' selection is
+/// the merged order's, kept with it) and its marks.
+#[derive(Debug)]
+pub struct Panes<'a> {
+    /// The App's focus (`Focus::Supervisor` is never focused over a fleet).
+    pub focus: &'a mut Focus,
+    /// The Operations pane's row in [`FleetApp::operations`].
+    pub operations: &'a mut usize,
+    /// The Backoffs pane's row in [`FleetApp::backoffs`].
+    pub backoffs: &'a mut usize,
+    /// The Activity pane's line, counted from the newest (0).
+    pub activity: &'a mut usize,
+    /// The Hosts pane's row (a host's index).
+    pub hosts: &'a mut usize,
+    /// The App's marks over the fleet.
+    pub marks: &'a mut FleetMarks,
 }
 
-impl Focus {
-    fn next(self, back: bool) -> Self {
-        const ALL: [Focus; 5] = [
-            Focus::Instances,
-            Focus::Operations,
-            Focus::Backoffs,
-            Focus::Activity,
-            Focus::Hosts,
-        ];
-        let at = ALL.iter().position(|f| *f == self).unwrap_or(0);
-        let next = if back { at + ALL.len() - 1 } else { at + 1 };
-        ALL[next % ALL.len()]
+impl Panes<'_> {
+    /// The cursor of `focus`'s pane (`None`: Instances, whose selection
+    /// is the fleet's merged order's).
+    fn cursor(&self, focus: Focus) -> Option<usize> {
+        match focus {
+            Focus::Instances => None,
+            Focus::Operations => Some(*self.operations),
+            Focus::Backoffs => Some(*self.backoffs),
+            Focus::Activity | Focus::Supervisor => Some(*self.activity),
+            Focus::Hosts => Some(*self.hosts),
+        }
+    }
+
+    /// Move `focus`'s pane's cursor to `to` (not Instances).
+    fn set_cursor(&mut self, focus: Focus, to: usize) {
+        match focus {
+            Focus::Instances => {}
+            Focus::Operations => *self.operations = to,
+            Focus::Backoffs => *self.backoffs = to,
+            Focus::Activity | Focus::Supervisor => *self.activity = to,
+            Focus::Hosts => *self.hosts = to,
+        }
     }
 }
 
@@ -124,12 +141,10 @@ enum Sent {
     Quiet,
 }
 
-/// How the view is shown: `z`'s zoom, and whether the first copy's flash
-/// said how to let OSC 52 through.
+/// What the fleet's rows hand the App: whether the first copy's flash
+/// said how to let OSC 52 through, the layers asked for, the hosts' news.
 #[derive(Debug, Default)]
 struct Shown {
-    /// `z`: the focused pane takes the whole body.
-    zoomed: bool,
     /// The first copy's flash said how to let OSC 52 through.
     clipboard_told: bool,
     /// `?` or `:help` asked for the console's help, `/` for the filter
@@ -189,8 +204,6 @@ pub struct FleetApp {
     ops_order: RefCell<Option<OpsOrder>>,
     selected: Cell<usize>,
     chosen: Option<(usize, InstanceKey)>,
-    focus: Focus,
-    cursor: [usize; 4],
     filter_text: String,
     filter: Filter,
     sort: SortKey,
@@ -247,8 +260,6 @@ impl FleetApp {
             ops_order: RefCell::new(None),
             selected: Cell::new(0),
             chosen: None,
-            focus: Focus::Instances,
-            cursor: [0; 4],
             filter_text: String::new(),
             filter: Filter::default(),
             sort: SortKey::Host,
@@ -403,12 +414,6 @@ impl FleetApp {
         std::mem::take(&mut self.copies)
     }
 
-    /// `z` zoomed the focused pane to the whole body.
-    #[must_use]
-    pub fn zoomed(&self) -> bool {
-        self.shown.zoomed
-    }
-
     /// The operator asked to quit.
     #[must_use]
     pub fn quit(&self) -> bool {
@@ -498,24 +503,6 @@ impl FleetApp {
     pub fn selected(&self) -> usize {
         let _ = self.rows();
         self.selected.get()
-    }
-
-    /// Which pane has the keys.
-    #[must_use]
-    pub fn focus(&self) -> Focus {
-        self.focus
-    }
-
-    /// The cursor of a pane other than Instances.
-    #[must_use]
-    pub fn cursor(&self, focus: Focus) -> usize {
-        match focus {
-            Focus::Instances => self.selected(),
-            Focus::Operations => self.cursor[0],
-            Focus::Backoffs => self.cursor[1],
-            Focus::Activity => self.cursor[2],
-            Focus::Hosts => self.cursor[3],
-        }
     }
 
     /// The filter's text.
