@@ -23,7 +23,6 @@ pub mod clipboard;
 pub(crate) mod command;
 pub mod detail;
 pub(crate) mod filter;
-pub mod fleet;
 pub(crate) mod fulltext;
 pub(crate) mod geometry;
 pub mod keys;
@@ -273,7 +272,7 @@ fn draw_question(frame: &mut Frame, area: Rect, app: &App, question: &Question) 
 
 /// The App over a fleet: the fleet's panes, then the App's own layers
 /// over them (a question in its confirm layer, the one help).
-fn draw_over_fleet(frame: &mut Frame, app: &App, fleet: &fleet::FleetApp) {
+fn draw_over_fleet(frame: &mut Frame, app: &App, fleet: &app::over_fleet::FleetState) {
     draw_fleet_frame(frame, app, fleet);
     // The App's own layers over the fleet's panes: a row whole, a
     // question, the one help.
@@ -289,7 +288,7 @@ fn draw_over_fleet(frame: &mut Frame, app: &App, fleet: &fleet::FleetApp) {
         panes::footer::render(frame, footer, app);
     }
     if app.filter_editing() {
-        fleet::draw_filter_prompt(frame, footer, app.filter());
+        app::over_fleet::draw_filter_prompt(frame, footer, app.filter());
     }
     if let Some(line) = app.command_line() {
         frame.render_widget(ratatui::widgets::Clear, footer);
@@ -313,7 +312,7 @@ fn draw_over_fleet(frame: &mut Frame, app: &App, fleet: &fleet::FleetApp) {
 /// The fleet's header, footer and body: a text view of the fleet's
 /// (detail, logs) fills the body, else the console's panes over the
 /// fleet's rows. Below 60x16 a line says the size needed.
-fn draw_fleet_frame(frame: &mut Frame, app: &App, fleet: &fleet::FleetApp) {
+fn draw_fleet_frame(frame: &mut Frame, app: &App, fleet: &app::over_fleet::FleetState) {
     let now = app.now();
     let area = frame.area();
     if area.width < 60 || area.height < 16 {
@@ -328,10 +327,10 @@ fn draw_fleet_frame(frame: &mut Frame, app: &App, fleet: &fleet::FleetApp) {
     let [header, body, footer] = panes::hosts::frame_areas(area);
     panes::hosts::render_header(frame, header, (fleet, app.fleet_marks().len()), now, small);
     let view = app.layers().host_view();
-    fleet::draw_footer(frame, footer, fleet, view);
+    app::over_fleet::draw_footer(frame, footer, fleet, view);
     fleet.set_drawn_panes(Vec::new());
     if let Some(view) = view {
-        fleet::draw_text(frame, body, view);
+        app::over_fleet::draw_text(frame, body, view);
         return;
     }
     draw_fleet_panes(frame, body, app, fleet, small);
@@ -345,7 +344,7 @@ fn draw_fleet_panes(
     frame: &mut Frame,
     body: Rect,
     app: &App,
-    fleet: &fleet::FleetApp,
+    fleet: &app::over_fleet::FleetState,
     small: bool,
 ) {
     use app::Focus as Pane;

@@ -1,9 +1,9 @@
-//! The App over a fleet of two or more hosts: the fleet's rows and their
-//! view (`crate::ui::fleet::FleetApp`: every host's rows merged from its
-//! agent's typed stream, its links, the commands sent to each host) held
-//! as the one source of rows ([`App::over_fleet`]); the App takes the
-//! same events (keys with their read instant, the tick, a signal) and
-//! hands what the fleet view asks on as [`Effect::Fleet`].
+//! The App over a fleet of two or more hosts: its fleet sub-state
+//! (`crate::ui::app::over_fleet::FleetState`: every host's rows merged
+//! from its agent's typed stream, its links, the commands sent to each
+//! host) held as the one source of rows ([`App::over_fleet`]); the App
+//! takes the same events (keys with their read instant, the tick, a
+//! signal) and hands the commands on as [`Effect::Fleet`].
 
 use std::ops::ControlFlow;
 
@@ -13,10 +13,10 @@ use super::{
     App, AppConfig, Effect, FlashLevel, FleetQuestion, FullView, Layer, LayerKind, Question,
 };
 use crate::event::Event;
-use crate::ui::fleet::{FleetApp, Said};
+use crate::ui::app::over_fleet::{FleetState, Said};
 
 /// The fleet's rows and the App's pane state lent to them for one event
-/// (`crate::ui::fleet::Panes`: the App's focus, its Operations and
+/// (`crate::ui::app::over_fleet::Panes`: the App's focus, its Operations and
 /// Backoffs selections, the Activity and Hosts cursors, the marks), from
 /// disjoint fields of the App `$app`; `None` when not over a fleet.
 macro_rules! lend_panes {
@@ -24,7 +24,7 @@ macro_rules! lend_panes {
         $app.shown.fleet.as_deref_mut().map(|fleet| {
             (
                 fleet,
-                crate::ui::fleet::Panes {
+                crate::ui::app::over_fleet::Panes {
                     focus: &mut $app.focus,
                     operations: &mut $app.operations.index,
                     backoffs: &mut $app.backoffs.index,
@@ -42,7 +42,7 @@ impl App {
     /// An App over a fleet: `fleet` holds its hosts (none connected yet);
     /// no local store is read (`config.store_label` names the fleet).
     #[must_use]
-    pub fn over_fleet(fleet: FleetApp, config: AppConfig, now: i64) -> Self {
+    pub fn over_fleet(fleet: FleetState, config: AppConfig, now: i64) -> Self {
         let mut app = Self::new(config, now);
         app.shown.fleet = Some(Box::new(fleet));
         app
@@ -62,7 +62,7 @@ impl App {
     /// The marks over a fleet (`space`, Ctrl-A): (host, name and birth)
     /// each.
     #[must_use]
-    pub fn fleet_marks(&self) -> &crate::ui::fleet::FleetMarks {
+    pub fn fleet_marks(&self) -> &crate::ui::app::over_fleet::FleetMarks {
         &self.instances.fleet_marks
     }
 
@@ -74,7 +74,7 @@ impl App {
     pub fn fleet_cursor(&self, focus: super::Focus) -> usize {
         use super::Focus;
         match focus {
-            Focus::Instances => self.fleet().map_or(0, FleetApp::selected),
+            Focus::Instances => self.fleet().map_or(0, FleetState::selected),
             Focus::Operations => self.operations.index,
             Focus::Backoffs => self.backoffs.index,
             Focus::Activity | Focus::Supervisor => self.shown.fleet_cursors.activity,
@@ -84,13 +84,13 @@ impl App {
 
     /// The fleet shown, when this App is over a fleet.
     #[must_use]
-    pub fn fleet(&self) -> Option<&FleetApp> {
+    pub fn fleet(&self) -> Option<&FleetState> {
         self.shown.fleet.as_deref()
     }
 
     /// The fleet shown, to apply a host's lines and links to (the fleet's
     /// wiring, `crate::fleet`), when this App is over a fleet.
-    pub fn fleet_mut(&mut self) -> Option<&mut FleetApp> {
+    pub fn fleet_mut(&mut self) -> Option<&mut FleetState> {
         self.shown.fleet.as_deref_mut()
     }
 

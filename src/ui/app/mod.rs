@@ -51,6 +51,7 @@ mod marks;
 mod mouse;
 mod operation_view;
 mod operations;
+pub mod over_fleet;
 mod reaper;
 mod remote;
 mod rows;
@@ -118,7 +119,7 @@ struct Shown {
     counts: Counts,
     /// Over a fleet: its hosts' rows, links and view ([`App::over_fleet`]),
     /// instead of the snapshot.
-    fleet: Option<Box<crate::ui::fleet::FleetApp>>,
+    fleet: Option<Box<crate::ui::app::over_fleet::FleetState>>,
     /// The cursors of the Activity and Hosts panes over a fleet (the
     /// Operations and Backoffs panes' are the App's [`Selection`]s).
     fleet_cursors: FleetCursors,

@@ -204,7 +204,12 @@ pub fn column_widths(width: u16, rows: &[BackoffRow]) -> [u16; 4] {
 
 /// The Backoffs pane over a fleet: every host's reap backoffs, HOST
 /// first.
-fn render_fleet(frame: &mut Frame, area: Rect, app: &crate::ui::fleet::FleetApp, console: &App) {
+fn render_fleet(
+    frame: &mut Frame,
+    area: Rect,
+    app: &crate::ui::app::over_fleet::FleetState,
+    console: &App,
+) {
     let now = console.now();
     let backoffs = app.backoffs();
     let lines = backoffs

@@ -18,7 +18,7 @@ use crate::model::fleet::{Host, LinkState};
 use crate::model::text::sanitize_short;
 use crate::model::time;
 use crate::ui::app::Focus;
-use crate::ui::fleet::FleetApp;
+use crate::ui::app::over_fleet::FleetState;
 use crate::ui::text::fit;
 use crate::ui::theme;
 
@@ -50,7 +50,7 @@ pub fn frame_areas(area: Rect) -> [Rect; 3] {
 pub fn render_header(
     frame: &mut Frame,
     area: Rect,
-    (app, marked): (&FleetApp, usize),
+    (app, marked): (&FleetState, usize),
     now: i64,
     small: bool,
 ) {
@@ -156,7 +156,7 @@ fn host_row(host: &Host, now: i64, error_width: usize, zone: &jiff::tz::TimeZone
 
 /// Draw the Hosts pane of `app`'s fleet into `area`, focused and its
 /// cursor as `console` (the App over the fleet) has them, at its clock.
-pub fn render(frame: &mut Frame, area: Rect, app: &FleetApp, console: &crate::ui::App) {
+pub fn render(frame: &mut Frame, area: Rect, app: &FleetState, console: &crate::ui::App) {
     let now = console.now();
     let fleet = app.fleet();
     let focused = console.focus() == Focus::Hosts;

@@ -277,7 +277,12 @@ pub fn column_widths(width: u16, rows: &[OperationRow]) -> [u16; 6] {
 
 /// The Operations pane over a fleet: every host's 0.4.0 controller
 /// operations, HOST first, pending first.
-fn render_fleet(frame: &mut Frame, area: Rect, app: &crate::ui::fleet::FleetApp, console: &App) {
+fn render_fleet(
+    frame: &mut Frame,
+    area: Rect,
+    app: &crate::ui::app::over_fleet::FleetState,
+    console: &App,
+) {
     let now = console.now();
     let operations = app.operations();
     let pending = operations.iter().filter(|(_, op)| op.pending()).count();

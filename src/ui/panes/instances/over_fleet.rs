@@ -14,7 +14,7 @@ use crate::model::fleet::LinkState;
 use crate::model::fleet::rows::Instance;
 use crate::model::text::sanitize_short;
 use crate::model::time;
-use crate::ui::fleet::{FleetApp, FleetMarks};
+use crate::ui::app::over_fleet::{FleetMarks, FleetState};
 use crate::ui::panes::hosts::{host_style, row_style, state_text, window};
 use crate::ui::panes::{HIGHLIGHT_SYMBOL, pane_block, title};
 use crate::ui::text::fit;
@@ -79,7 +79,7 @@ struct Drawn {
 
 /// The cells of instance `index` of host `host` at `now`.
 fn instance_cells(
-    app: &FleetApp,
+    app: &FleetState,
     marks: &FleetMarks,
     (host, index): (usize, usize),
     now: i64,
@@ -137,7 +137,7 @@ fn instance_cells(
 pub(super) fn render(
     frame: &mut Frame,
     area: Rect,
-    app: &FleetApp,
+    app: &FleetState,
     (marks, focused): (&FleetMarks, bool),
     now: i64,
 ) {

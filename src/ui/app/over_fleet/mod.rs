@@ -1,14 +1,16 @@
-//! The fleet's rows under the App (`crate::ui::App::over_fleet`): every
-//! host's rows merged in one order (HOST first) with the Instances
-//! selection, and every action sent to the owning host's agent
+//! The App's sub-state over a fleet ([`FleetState`], the one field
+//! `crate::ui::App::over_fleet` fills) and the App's input path for the
+//! fleet's actions: every host's rows merged in one order (HOST first)
+//! with the Instances selection, the commands sent and the replies'
+//! tally, and every action sent to the owning host's agent
 //! (`serve --stdio`, docs/protocol.md "Commands") after the App's `[y/N]`,
 //! naming the host and what runs there. The panes that draw these rows
 //! are the console's (`crate::ui::panes`); the focus, the other panes'
 //! cursors and `z` (lent for each event as [`Panes`]), the marks
 //! ([`FleetMarks`]), the detail and logs views
 //! (`crate::ui::app::HostView`) and every other layer are the App's.
-//! Pure UI state: lines and links in ([`FleetApp::line`],
-//! [`FleetApp::link`]), effects out ([`FleetEffect`]), what is for a text
+//! Pure UI state: lines and links in ([`FleetState::line`],
+//! [`FleetState::link`]), effects out ([`FleetEffect`]), what is for a text
 //! view out as [`ToView`]; the agent on each host checks every command
 //! again by its key's rules.
 
@@ -47,13 +49,13 @@ pub use crate::ui::app::host_view::{HostView, MAX_LOG_LINES, Search, ToView};
 /// host's instance of that name, nor to a later instance of it.
 pub type FleetMarks = BTreeSet<(usize, InstanceKey)>;
 
-/// What the fleet view asks its wiring to do.
+/// What the App over a fleet asks its wiring to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FleetEffect {
     /// Write `line` (one protocol command, JSON, no newline) to host
     /// `host`'s agent.
     Send {
-        /// The host's index in the fleet (as given to [`FleetApp::new`]).
+        /// The host's index in the fleet (as given to [`FleetState::new`]).
         host: usize,
         /// The command line.
         line: String,
@@ -69,9 +71,9 @@ pub use crate::ui::app::focus::Focus;
 pub struct Panes<'a> {
     /// The App's focus (`Focus::Supervisor` is never focused over a fleet).
     pub focus: &'a mut Focus,
-    /// The Operations pane's row in [`FleetApp::operations`].
+    /// The Operations pane's row in [`FleetState::operations`].
     pub operations: &'a mut usize,
-    /// The Backoffs pane's row in [`FleetApp::backoffs`].
+    /// The Backoffs pane's row in [`FleetState::backoffs`].
     pub backoffs: &'a mut usize,
     /// The Activity pane's line, counted from the newest (0).
     pub activity: &'a mut usize,
@@ -107,7 +109,7 @@ impl Panes<'_> {
 }
 
 /// What the fleet's rows said since the App last took it
-/// ([`FleetApp::take_said`]), for the App's one flash line (which clears
+/// ([`FleetState::take_said`]), for the App's one flash line (which clears
 /// itself after `crate::ui::app::FLASH_SECS`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Said {
@@ -149,19 +151,19 @@ struct Shown {
     clipboard_told: bool,
     /// `?` or `:help` asked for the console's help, `/` for the filter
     /// prompt, which the App over this fleet opens as its own layer
-    /// ([`FleetApp::take_help`], [`FleetApp::take_filter`]).
+    /// ([`FleetState::take_help`], [`FleetState::take_filter`]).
     asked: Option<Asked>,
     /// A question asked, which the App over this fleet opens in its one
-    /// confirm layer ([`FleetApp::take_question`]).
+    /// confirm layer ([`FleetState::take_question`]).
     question: Option<crate::ui::app::FleetQuestion>,
     /// A row asked to be seen whole (`e`), which the App over this fleet
-    /// opens in its full-text layer ([`FleetApp::take_full_text`]).
+    /// opens in its full-text layer ([`FleetState::take_full_text`]).
     full_text: Option<crate::model::fulltext::FullText>,
     /// A text view opened (Enter, `l`), which the App opens as its layer
-    /// ([`FleetApp::take_view`]).
+    /// ([`FleetState::take_view`]).
     view: Option<Box<HostView>>,
     /// What the hosts said for the App's text view since the App last
-    /// took it ([`FleetApp::take_news`]), in order.
+    /// took it ([`FleetState::take_news`]), in order.
     news: Vec<ToView>,
 }
 
@@ -194,9 +196,12 @@ type HostOrder = (u64, Vec<usize>);
 /// hosts' versions it was built at.
 type OpsOrder = (u64, Vec<(usize, usize)>);
 
-/// The fleet view's state.
+/// The App's sub-state over a fleet: its hosts' rows (`Fleet`) and their
+/// merged order with the Instances selection, the filter and sort as the
+/// fleet applies them, the commands sent (by host and id) and the tally
+/// of one `y`'s replies, what it hands the App (said, asked, opened).
 #[derive(Debug)]
-pub struct FleetApp {
+pub struct FleetState {
     fleet: Fleet,
     order: RefCell<Vec<RowRef>>,
     stale_order: Cell<bool>,
@@ -238,7 +243,7 @@ fn id_key(id: &Value) -> String {
     }
 }
 
-impl FleetApp {
+impl FleetState {
     /// A view over `hosts` (their names: label, else alias), none connected
     /// yet, at `now_ms` (unix milliseconds).
     #[must_use]

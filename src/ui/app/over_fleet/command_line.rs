@@ -5,13 +5,13 @@
 //! or `all`.
 
 use super::actions::Verb;
-use super::{FleetApp, FleetEffect, Focus, Panes};
+use super::{FleetEffect, FleetState, Focus, Panes};
 use crate::model::fleet::rows::InstanceKey;
 use crate::model::protocol::command::Command;
 use crate::model::text::sanitize_short;
 use crate::ui::command::UiCommand;
 
-impl FleetApp {
+impl FleetState {
     /// `:logs`, `:renew`, `:verify` on the one instance `[HOST/]NAME`
     /// names: selected, then its key (`l`, `L`, `v`) as on the panes.
     fn named_command(

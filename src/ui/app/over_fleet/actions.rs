@@ -1,4 +1,4 @@
-//! The fleet view's actions: each key's command for the owning host, the
+//! The actions over a fleet: each key's command for the owning host, the
 //! question naming the host and what runs there (`y` sends it), and the
 //! refusals said before anything is sent (docs/fleet.md "Actions").
 
@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use crossterm::event::{KeyCode, KeyEvent};
 use serde_json::Value;
 
-use super::{FleetApp, FleetEffect, Focus, Panes, Sent};
+use super::{FleetEffect, FleetState, Focus, Panes, Sent};
 use crate::model::fleet::rows::{Instance, InstanceKey};
 use crate::model::protocol::command::{Cmd, Command, Target};
 use crate::model::text::sanitize_short;
@@ -22,7 +22,7 @@ pub(super) enum Verb {
     Down,
 }
 
-impl FleetApp {
+impl FleetState {
     /// Ask `lines` before sending `commands`: the question is the App's
     /// to open in its one confirm layer ([`Self::take_question`]).
     pub(super) fn ask(&mut self, lines: Vec<String>, commands: Vec<(usize, Command)>) {

@@ -1,4 +1,4 @@
-//! The fleet view's keys: moving, the filter and sort, marks, the actions
+//! The keys over a fleet (the App's input path for the fleet's actions): moving, the filter and sort, marks, the actions
 //! (`r`, `d`, `c`, `P`, `R`, `:`) with their confirmations, and the text
 //! views (Enter, `l`, `e`, `?`). Each action goes to the owning host's
 //! agent as the command its key mirrors (docs/protocol.md "Commands").
@@ -6,12 +6,12 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 
 use super::actions::{Verb, ctrl, plain};
-use super::{FleetApp, FleetEffect, Focus, Panes, Said};
+use super::{FleetEffect, FleetState, Focus, Panes, Said};
 use crate::model::fleet::rows::{Instance, InstanceKey, Operation};
 use crate::model::text::sanitize_short;
 use crate::ui::keys::{self, Context, Input};
 
-impl FleetApp {
+impl FleetState {
     /// A key at `now_ms`, taken as read after whatever is on screen was
     /// drawn; what to send where.
     pub fn key(&mut self, key: KeyEvent, now_ms: i64, panes: &mut Panes<'_>) -> Vec<FleetEffect> {
@@ -91,7 +91,7 @@ impl FleetApp {
         Vec::new()
     }
 
-    /// A key the fleet view does not take in `contexts`: when the key
+    /// A key the fleet does not take in `contexts`: when the key
     /// table's action for it is refused over a fleet
     /// ([`crate::ui::keys::Action::on_fleet`]), the refusal is said;
     /// `true` then.

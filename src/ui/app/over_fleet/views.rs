@@ -7,14 +7,14 @@ use serde_json::Value;
 use crate::model::protocol::command::{Cmd, Command};
 
 use super::actions::shown_id;
-use super::{FleetApp, FleetEffect, Focus, HostView, Panes, Search, Sent};
+use super::{FleetEffect, FleetState, Focus, HostView, Panes, Search, Sent};
 use crate::model::fleet::Host;
 use crate::model::fleet::rows::{Instance, Operation};
 use crate::model::fulltext::{FullText, LABEL};
 use crate::model::text::sanitize_short;
 use crate::ui::keys::{self, Action, Context, Input};
 
-impl FleetApp {
+impl FleetState {
     pub(super) fn enter(&mut self, panes: &Panes<'_>) -> Vec<FleetEffect> {
         // The instance of the selected line, on its host.
         let target = match *panes.focus {
