@@ -41,7 +41,7 @@
 //!   (`fleet::once`), `snapshot --follow` as one stream (`fleet::link`,
 //!   `fleet::follow`), and the console over every host's agent
 //!   (`fleet::console`, `fleet::hosts`, `fleet::conn`: one `serve
-//!   --stdio` per host, drawn by `ui::fleet`).
+//!   --stdio` per host, drawn by `ui::app::over_fleet`).
 //! - [`console`], [`headless`]: wiring: the interactive console; `snapshot`
 //!   and `reap --once`.
 //! - [`demo`]: the seeded demo store, demo teardown and demo helper.

@@ -3,7 +3,7 @@
 //! running its agent, `serve --stdio` (docs/protocol.md; planned as one
 //! `--controller ... serve --stdio` plans it: the same forwarded local
 //! safety flags, host key checking on), started in waves; the one `App`
-//! over the fleet (`App::over_fleet`: the fleet's rows, [`FleetApp`], are
+//! over the fleet (`App::over_fleet`: the fleet's rows, [`FleetState`], are
 //! its source of rows) in the one render loop
 //! (`crate::console::render_loop::drive`), on this terminal.
 //!
@@ -17,7 +17,7 @@
 //! after its backoff, a failed one is not), and hands each of the App's
 //! commands (`Effect::Fleet`) to its host's writer without waiting. A
 //! frame is drawn only when something drawn changed
-//! ([`FleetApp::needs_draw`]: heartbeats cost none), at most one per
+//! ([`FleetState::needs_draw`]: heartbeats cost none), at most one per
 //! [`FRAME`] while lines pour in; the tick draws once a second. Quit,
 //! SIGTERM, SIGINT or SIGHUP: the terminal is given back, every ssh's stdin
 //! closed (each agent stops as at the end of its stdin: its teardowns
@@ -34,7 +34,7 @@ use crate::console::terminal::{self, RestoreOnDrop, Term, with_terminal};
 use crate::event::{Event, EventReceiver, EventSender};
 use crate::launcher::fleet::FleetHost;
 use crate::launcher::plan::Plan;
-use crate::ui::fleet::FleetApp;
+use crate::ui::app::over_fleet::FleetState;
 use crate::ui::{App, AppConfig, Effect, HelperMode, ReaperMode};
 
 /// The shortest time between two frames while lines pour in (about 60
@@ -81,7 +81,7 @@ pub(crate) fn run(hosts: &[FleetHost], plans: &[Plan], zone: jiff::tz::TimeZone)
     }
     let (now_s, now_ms) = now();
     let names = hosts.iter().map(|host| host.name().to_owned()).collect();
-    let mut fleet = FleetApp::new(names, now_ms);
+    let mut fleet = FleetState::new(names, now_ms);
     fleet.set_zone(zone);
     for (index, host) in hosts.iter().enumerate() {
         fleet.set_alias(index, &host.target.host);
@@ -175,7 +175,7 @@ impl Carrier for FleetCarrier<'_> {
 
     fn take_copies(&mut self, app: &mut App) -> Vec<String> {
         app.fleet_mut()
-            .map(FleetApp::take_copies)
+            .map(FleetState::take_copies)
             .unwrap_or_default()
     }
 

@@ -202,7 +202,7 @@ fn a_command_unanswered_when_the_connection_ends_is_told_lost() {
         not_applied: Vec::new(),
     };
     let (now_s, now_ms) = now();
-    let mut app = FleetApp::new(vec!["fleet-2".into()], now_ms);
+    let mut app = FleetState::new(vec!["fleet-2".into()], now_ms);
     let mut host = Host {
         name: "fleet-2",
         plan: &plan,
@@ -273,7 +273,7 @@ fn the_hosts_clock_skew_reaches_the_view() {
         not_applied: Vec::new(),
     };
     let (start, now_ms) = now();
-    let mut app = FleetApp::new(vec!["fleet-1".into()], now_ms);
+    let mut app = FleetState::new(vec!["fleet-1".into()], now_ms);
     let mut host = Host {
         name: "fleet-1",
         plan: &plan,
@@ -336,7 +336,7 @@ fn the_carrier_refuses_at_once_what_cannot_go_to_its_host() {
     let (events, _received) = tokio::sync::mpsc::unbounded_channel();
     let (now_s, now_ms) = now();
     // The view took fleet-1's rows; the wiring has no connection for it.
-    let mut fleet = FleetApp::new(vec!["fleet-1".into()], now_ms);
+    let mut fleet = FleetState::new(vec!["fleet-1".into()], now_ms);
     fleet.link(
         0,
         Link {

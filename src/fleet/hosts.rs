@@ -21,7 +21,7 @@ use crate::model::fleet::notes::{Outstanding, Unanswered};
 use crate::model::fleet::wake::HostWake;
 use crate::model::fleet::wire::Message;
 use crate::model::fleet::{Link, LinkState};
-use crate::ui::fleet::{FleetApp, FleetEffect};
+use crate::ui::app::over_fleet::{FleetEffect, FleetState};
 
 /// How long the ssh processes get to end after their stdin was closed at
 /// quit (their agents stop their teardowns within 5 s: those still running
@@ -83,7 +83,7 @@ impl<'a> Hosts<'a> {
     /// One connection's wake-up: its queue drained into `app`, or the
     /// connection the starter handed off taken (or killed when no longer
     /// wanted).
-    pub(super) fn wake(&mut self, wake: HostWake, app: &mut FleetApp) {
+    pub(super) fn wake(&mut self, wake: HostWake, app: &mut FleetState) {
         match wake {
             HostWake::Queued { host, generation } => {
                 drain(host, generation, app, &mut self.all, &self.events);
@@ -104,12 +104,12 @@ impl<'a> Hosts<'a> {
     }
 
     /// Every link at this time ([`check_links`]).
-    pub(super) fn check(&mut self, app: &mut FleetApp) {
+    pub(super) fn check(&mut self, app: &mut FleetState) {
         check_links(&mut self.all, app, &self.starts);
     }
 
     /// One of the view's effects sent ([`send`]).
-    pub(super) fn send(&mut self, app: &mut FleetApp, effect: FleetEffect) {
+    pub(super) fn send(&mut self, app: &mut FleetState, effect: FleetEffect) {
         send(&mut self.all, app, effect);
     }
 
@@ -139,7 +139,13 @@ pub(super) struct Host<'a> {
 /// Apply what host `index`'s connection `generation` queued (at most
 /// [`LINE_QUEUE`] lines at a time: a flooding host then waits for its
 /// next turn behind the others' wake-ups).
-fn drain(index: usize, generation: u64, app: &mut FleetApp, all: &mut [Host], wake: &EventSender) {
+fn drain(
+    index: usize,
+    generation: u64,
+    app: &mut FleetState,
+    all: &mut [Host],
+    wake: &EventSender,
+) {
     let Some(host) = all.get_mut(index) else {
         return;
     };
@@ -175,7 +181,7 @@ fn started_conn(
     index: usize,
     generation: u64,
     started: Result<Conn, String>,
-    app: &mut FleetApp,
+    app: &mut FleetState,
     all: &mut [Host],
     wake: &EventSender,
 ) {
@@ -216,7 +222,7 @@ pub(super) fn view_link(link: &Rules) -> Link {
 
 /// Apply one of host `index`'s queued events: its line to the view, its
 /// link's change reported (a failed host's ssh killed).
-pub(super) fn apply(index: usize, host: &mut Host, event: HostEvent, app: &mut FleetApp) {
+pub(super) fn apply(index: usize, host: &mut Host, event: HostEvent, app: &mut FleetState) {
     let (now_s, now_ms) = now();
     let changed = match event {
         HostEvent::Line(message, line) => {
@@ -256,7 +262,7 @@ pub(super) fn apply(index: usize, host: &mut Host, event: HostEvent, app: &mut F
 /// Each command of `lost` (sent on host `index`'s connection, never
 /// answered) told as lost with it: a `console` Activity line, never taken
 /// as done.
-fn report_lost(index: usize, host: &Host, app: &mut FleetApp, lost: Vec<Outstanding>) {
+fn report_lost(index: usize, host: &Host, app: &mut FleetState, lost: Vec<Outstanding>) {
     for command in lost {
         let instance = command.instance.clone().unwrap_or_default();
         let words = command.lost_text(host.name);
@@ -268,7 +274,7 @@ fn report_lost(index: usize, host: &Host, app: &mut FleetApp, lost: Vec<Outstand
 /// killed); then, while fewer than [`MAX_CONNECTING`] are connecting, a
 /// waiting one or a stale one whose retry is due is started (by the
 /// starter thread: `starts`); each change reported to the view.
-fn check_links(all: &mut [Host], app: &mut FleetApp, starts: &Sender<(usize, u64)>) {
+fn check_links(all: &mut [Host], app: &mut FleetState, starts: &Sender<(usize, u64)>) {
     let (now_s, now_ms) = now();
     for (index, host) in all.iter_mut().enumerate() {
         if host.waiting {
@@ -321,7 +327,7 @@ fn counts_connecting(host: &Host) -> bool {
 /// channel dropped (its reader and writer stop), a new generation, so
 /// whatever it still sends is dropped (a start still with the starter
 /// thread too), and each command it left unanswered told as lost.
-fn kill(index: usize, host: &mut Host, app: &mut FleetApp) {
+fn kill(index: usize, host: &mut Host, app: &mut FleetState) {
     host.generation += 1;
     host.starting = false;
     if let Some(conn) = host.conn.take() {
@@ -343,7 +349,7 @@ fn kill_conn(conn: Conn) {
 /// Start host `index`'s connection (a new generation): `connecting`, its
 /// ssh asked of the starter thread (`starts`: [`conn::starter`]), which
 /// hands it back as [`Wake::Started`]; `failed` when that thread is gone.
-fn start(index: usize, host: &mut Host, starts: &Sender<(usize, u64)>, app: &mut FleetApp) {
+fn start(index: usize, host: &mut Host, starts: &Sender<(usize, u64)>, app: &mut FleetState) {
     let (now_s, now_ms) = now();
     host.generation += 1;
     host.waiting = false;
@@ -362,7 +368,7 @@ fn start(index: usize, host: &mut Host, starts: &Sender<(usize, u64)>, app: &mut
 /// Send one of the view's effects: a command to its host's writer, or,
 /// when it cannot go, the view told at once with a refused `reply`
 /// ([`route`]).
-fn send(all: &mut [Host], app: &mut FleetApp, effect: FleetEffect) {
+fn send(all: &mut [Host], app: &mut FleetState, effect: FleetEffect) {
     let FleetEffect::Send { host: index, line } = effect;
     let Some(host) = all.get_mut(index) else {
         return;

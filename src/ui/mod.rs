@@ -23,7 +23,6 @@ pub mod clipboard;
 pub(crate) mod command;
 pub mod detail;
 pub(crate) mod filter;
-pub mod fleet;
 pub(crate) mod fulltext;
 pub(crate) mod geometry;
 pub mod keys;
@@ -147,6 +146,8 @@ pub fn layout(app: &App, area: Rect) -> Areas {
                 activity: body,
                 ..zoomed
             },
+            // Only over a fleet, whose drawn panes the mouse finds.
+            Focus::Hosts => zoomed,
         };
     }
     areas
@@ -269,9 +270,51 @@ pub fn draw(frame: &mut Frame, app: &App) {
     }
 }
 
+/// Draw the confirm layer's `question` over the one host's panes (a
+/// fleet's question is drawn over the fleet's panes).
+fn draw_question(frame: &mut Frame, area: Rect, app: &App, question: &Question) {
+    match question {
+        Question::TearDown(instance) => {
+            panes::confirm::render_confirm(
+                frame,
+                area,
+                instance,
+                app.snapshot().liveness.get(&instance.name),
+                app.teardown(),
+            );
+        }
+        Question::Reap(instance) => panes::confirm::render_confirm_reap(
+            frame,
+            area,
+            instance,
+            app.snapshot().reap_attempt(&instance.name),
+            app.now(),
+            app.teardown(),
+        ),
+        Question::Bulk(bulk) => panes::confirm::render_confirm_bulk(frame, area, bulk),
+        Question::Cancel(op) => {
+            panes::confirm::render_confirm_cancel(frame, area, op, app.stackless());
+        }
+        Question::QueueDown(instance, op, others) => {
+            panes::confirm::render_confirm_queue_down(
+                frame,
+                area,
+                instance,
+                (&**op, others.as_str()),
+                app.teardown(),
+            );
+        }
+        Question::Verbs(question) => {
+            panes::confirm::render_confirm_verbs(frame, area, question);
+        }
+        // Drawn over the fleet's panes, above.
+        Question::Fleet(_) => {}
+    }
+}
+
 /// The App over a fleet: the fleet's panes, then the App's own layers
 /// over them (a question in its confirm layer, the one help).
-fn draw_over_fleet(frame: &mut Frame, app: &App, fleet: &fleet::FleetApp) {
+fn draw_over_fleet(frame: &mut Frame, app: &App, fleet: &app::over_fleet::FleetState) {
     draw_fleet_frame(frame, app, fleet);
     // The App's own layers over the fleet's panes: a row whole, a
     // question, the one help.
@@ -287,7 +330,7 @@ fn draw_over_fleet(frame: &mut Frame, app: &App, fleet: &fleet::FleetApp) {
         panes::footer::render(frame, footer, app);
     }
     if app.filter_editing() {
-        fleet::draw_filter_prompt(frame, footer, app.filter());
+        app::over_fleet::draw_filter_prompt(frame, footer, app.filter());
     }
     if let Some(line) = app.command_line() {
         frame.render_widget(ratatui::widgets::Clear, footer);
@@ -311,7 +354,7 @@ fn draw_over_fleet(frame: &mut Frame, app: &App, fleet: &fleet::FleetApp) {
 /// The fleet's header, footer and body: a text view of the fleet's
 /// (detail, logs) fills the body, else the console's panes over the
 /// fleet's rows. Below 60x16 a line says the size needed.
-fn draw_fleet_frame(frame: &mut Frame, app: &App, fleet: &fleet::FleetApp) {
+fn draw_fleet_frame(frame: &mut Frame, app: &App, fleet: &app::over_fleet::FleetState) {
     let now = app.now();
     let area = frame.area();
     if area.width < 60 || area.height < 16 {
@@ -326,10 +369,10 @@ fn draw_fleet_frame(frame: &mut Frame, app: &App, fleet: &fleet::FleetApp) {
     let [header, body, footer] = panes::hosts::frame_areas(area);
     panes::hosts::render_header(frame, header, (fleet, app.fleet_marks().len()), now, small);
     let view = app.layers().host_view();
-    fleet::draw_footer(frame, footer, fleet, view);
+    app::over_fleet::draw_footer(frame, footer, fleet, view);
     fleet.set_drawn_panes(Vec::new());
     if let Some(view) = view {
-        fleet::draw_text(frame, body, view);
+        app::over_fleet::draw_text(frame, body, view);
         return;
     }
     draw_fleet_panes(frame, body, app, fleet, small);
@@ -343,20 +386,20 @@ fn draw_fleet_panes(
     frame: &mut Frame,
     body: Rect,
     app: &App,
-    fleet: &fleet::FleetApp,
+    fleet: &app::over_fleet::FleetState,
     small: bool,
 ) {
-    use fleet::Focus as Pane;
+    use app::Focus as Pane;
     let draw = |frame: &mut Frame, pane: Pane, area: Rect| match pane {
         Pane::Instances => panes::instances::render(frame, area, app),
         Pane::Operations => panes::operations::render(frame, area, app),
         Pane::Backoffs => panes::backoffs::render(frame, area, app),
-        Pane::Activity => panes::activity::render(frame, area, app),
-        Pane::Hosts => panes::hosts::render(frame, area, fleet, app.now()),
+        Pane::Activity | Pane::Supervisor => panes::activity::render(frame, area, app),
+        Pane::Hosts => panes::hosts::render(frame, area, fleet, app),
     };
-    if fleet.zoomed() {
-        fleet.set_drawn_panes(vec![(fleet.focus(), body)]);
-        draw(frame, fleet.focus(), body);
+    if app.zoomed() {
+        fleet.set_drawn_panes(vec![(app.focus(), body)]);
+        draw(frame, app.focus(), body);
         return;
     }
     let hosts_height = if small {

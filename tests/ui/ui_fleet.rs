@@ -12,7 +12,7 @@ use stackless_tui::event::Event;
 use stackless_tui::model::fleet::{Link, LinkState};
 use stackless_tui::ui::app::HostView;
 use stackless_tui::ui::app::Question;
-use stackless_tui::ui::fleet::{FleetApp, FleetEffect};
+use stackless_tui::ui::app::over_fleet::{FleetEffect, FleetState};
 use stackless_tui::ui::{App, AppConfig, Effect, HelperMode, ReaperMode};
 
 pub(crate) const NOW: i64 = 1_764_655_200;
@@ -25,14 +25,14 @@ pub(crate) const NOW_MS: i64 = NOW * 1000;
 pub(crate) struct Over(pub(crate) App);
 
 impl std::ops::Deref for Over {
-    type Target = FleetApp;
-    fn deref(&self) -> &FleetApp {
+    type Target = FleetState;
+    fn deref(&self) -> &FleetState {
         self.0.fleet().unwrap()
     }
 }
 
 impl std::ops::DerefMut for Over {
-    fn deref_mut(&mut self) -> &mut FleetApp {
+    fn deref_mut(&mut self) -> &mut FleetState {
         self.0.fleet_mut().unwrap()
     }
 }
@@ -99,7 +99,7 @@ impl Failure for stackless_tui::ui::FlashLevel {
 }
 
 /// The App the console runs over `fleet`.
-pub(crate) fn over(fleet: FleetApp) -> Over {
+pub(crate) fn over(fleet: FleetState) -> Over {
     let config = AppConfig {
         store_label: "a fleet".to_owned(),
         reaper: ReaperMode::Off("each host's agent reaps there".to_owned()),
@@ -140,7 +140,7 @@ fn link(state: LinkState, error: Option<&str>) -> Link {
 }
 
 fn connect_at(
-    app: &mut FleetApp,
+    app: &mut FleetState,
     host: usize,
     name: &str,
     tables: &[(&str, Vec<Value>)],
@@ -159,14 +159,14 @@ fn connect_at(
     app.line(host, &json!({"type":"synced","seq":1,"at":NOW}), at_ms);
 }
 
-fn connect(app: &mut FleetApp, host: usize, name: &str, tables: &[(&str, Vec<Value>)]) {
+fn connect(app: &mut FleetState, host: usize, name: &str, tables: &[(&str, Vec<Value>)]) {
     connect_at(app, host, name, tables, NOW_MS);
 }
 
 /// Three hosts: fleet-1 and fleet-2 connected (fleet-2 with an operation,
 /// a backoff and an Activity line), fleet-3 stale (its rows kept).
 pub(crate) fn fleet() -> Over {
-    let mut app = over(FleetApp::new(
+    let mut app = over(FleetState::new(
         vec!["fleet-1".into(), "fleet-2".into(), "fleet-3".into()],
         NOW_MS,
     ));
@@ -656,7 +656,7 @@ fn pings_measure_each_connected_hosts_round_trip() {
 
 #[test]
 fn hostile_texts_from_a_host_are_sanitized_and_never_acted_upon() {
-    let mut app = over(FleetApp::new(vec!["fleet-1".into()], NOW_MS));
+    let mut app = over(FleetState::new(vec!["fleet-1".into()], NOW_MS));
     let mut row = instance("evil\u{1b}]52;c;cm0gLXJm\u{7}x", "e1", NOW - 10);
     row["dns_safe"] = json!(true);
     connect(&mut app, 0, "db1", &[("instances", vec![row])]);
@@ -682,7 +682,7 @@ fn hostile_texts_from_a_host_are_sanitized_and_never_acted_upon() {
     );
 }
 
-fn shown(app: &FleetApp) -> Vec<String> {
+fn shown(app: &FleetState) -> Vec<String> {
     app.rows()
         .iter()
         .map(|r| {
@@ -820,7 +820,7 @@ fn a_loss_that_lasted_a_moment_is_still_told() {
 /// rows are kept, dimmed, with their age.
 #[test]
 fn a_stale_hosts_age_is_its_rows_age_across_failed_retries() {
-    let mut app = over(FleetApp::new(
+    let mut app = over(FleetState::new(
         vec!["fleet-1".into(), "fleet-2".into()],
         NOW_MS,
     ));
@@ -877,7 +877,7 @@ fn a_stale_hosts_age_is_its_rows_age_across_failed_retries() {
 /// one; the table then cuts HOST.
 #[test]
 fn at_80x24_a_stale_hosts_cell_is_whole_beside_wide_status_and_lease() {
-    let mut app = over(FleetApp::new(
+    let mut app = over(FleetState::new(
         vec!["fleet-1".into(), "fleet-3".into()],
         NOW_MS,
     ));
@@ -915,7 +915,7 @@ fn at_80x24_a_stale_hosts_cell_is_whole_beside_wide_status_and_lease() {
 }
 
 /// "Everything from a host is sanitized here, as it is drawn"
-/// (src/ui/fleet/draw.rs): a `logs_end` message's `reason` is the host's
+/// (`src/ui/app/over_fleet/draw.rs`): a `logs_end` message's `reason` is the host's
 /// text, and the logs view draws it as sent.
 #[test]
 fn a_logs_end_reason_from_a_host_is_sanitized() {
@@ -957,7 +957,7 @@ fn a_host_adding_instances_without_end_is_bounded() {
         host_rows: 300,
         group_rows: 150,
     };
-    let mut app = over(FleetApp::with_bounds(
+    let mut app = over(FleetState::with_bounds(
         vec!["fleet-1".into(), "fleet-2".into()],
         NOW_MS,
         bounds,
@@ -1412,14 +1412,14 @@ fn the_command_lines_console_commands_act_on_the_named_hosts_instance() {
         ))
     );
     run_line(&mut app, ":ops");
-    assert_eq!(app.focus(), stackless_tui::ui::fleet::Focus::Operations);
+    assert_eq!(app.0.focus(), stackless_tui::ui::app::Focus::Operations);
     run_line(&mut app, ":char");
     let row = app.selected_row().unwrap();
     assert_eq!(
         app.fleet().hosts[row.host].instances()[row.index].key.name,
         "charlie"
     );
-    assert_eq!(app.focus(), stackless_tui::ui::fleet::Focus::Instances);
+    assert_eq!(app.0.focus(), stackless_tui::ui::app::Focus::Instances);
 }
 
 /// Type `text` and press Enter.
@@ -1471,7 +1471,7 @@ fn a_bulk_actions_answers_show_every_host() {
 /// active ones, then by name, as the console keeps tombstones last.
 #[test]
 fn the_default_sort_keeps_tombstones_after_each_hosts_active_rows() {
-    let mut app = over(FleetApp::new(
+    let mut app = over(FleetState::new(
         vec!["fleet-1".into(), "fleet-2".into()],
         NOW_MS,
     ));
@@ -1574,7 +1574,7 @@ fn a_text_views_long_line_wraps_at_words_under_its_value() {
 /// (`1 svc dead`), and STATUS stays the stored status.
 #[test]
 fn dead_services_lead_the_lock_column_as_on_one_host() {
-    let mut app = over(FleetApp::new(vec!["fleet-1".into()], NOW_MS));
+    let mut app = over(FleetState::new(vec!["fleet-1".into()], NOW_MS));
     let mut row = instance("zulu", "z1", NOW + 3_600);
     row["services_dead"] = json!(1);
     connect(&mut app, 0, "db1", &[("instances", vec![row])]);
@@ -1593,7 +1593,7 @@ fn dead_services_lead_the_lock_column_as_on_one_host() {
 /// a pending operation); nothing is sent.
 #[test]
 fn a_reap_beside_a_pending_operation_is_refused_before_the_question() {
-    let mut app = over(FleetApp::new(vec!["fleet-1".into()], NOW_MS));
+    let mut app = over(FleetState::new(vec!["fleet-1".into()], NOW_MS));
     connect(
         &mut app,
         0,
@@ -1702,7 +1702,7 @@ fn y_and_shift_y_copy_the_name_and_the_hosts_teardown() {
 fn z_zooms_the_focused_pane_and_tab_moves_it() {
     let mut app = fleet();
     press(&mut app, KeyCode::Char('z'));
-    assert!(app.zoomed());
+    assert!(app.0.zoomed());
     let text = screen(&app, 80, 24);
     let titles: Vec<&str> = text
         .lines()
@@ -1719,7 +1719,7 @@ fn z_zooms_the_focused_pane_and_tab_moves_it() {
     assert_eq!(titles.len(), 1, "{text}");
     assert!(titles[0].starts_with("╔ Operations"), "{text}");
     press(&mut app, KeyCode::Char('z'));
-    assert!(!app.zoomed());
+    assert!(!app.0.zoomed());
 }
 
 /// The mouse over a fleet, as on one host: a click selects the Instances
@@ -1749,8 +1749,8 @@ fn a_click_selects_the_row_under_it_and_the_wheel_scrolls_its_pane() {
         ("fleet-2", "charlie")
     );
     app.mouse(mouse(MouseEventKind::ScrollDown, 3));
-    assert_eq!(app.focus(), stackless_tui::ui::fleet::Focus::Hosts);
-    assert_eq!(app.cursor(stackless_tui::ui::fleet::Focus::Hosts), 2);
+    assert_eq!(app.0.focus(), stackless_tui::ui::app::Focus::Hosts);
+    assert_eq!(app.0.fleet_cursor(stackless_tui::ui::app::Focus::Hosts), 2);
 }
 
 /// The `:` line over a fleet: ↑ and ↓ walk the lines run (oldest at the
@@ -1795,7 +1795,7 @@ fn the_command_line_keeps_its_history_and_ctrl_w_deletes_a_word() {
 /// says the skew, and its agent's first pass counts down there.
 #[test]
 fn a_host_an_hour_ahead_counts_down_on_its_own_clock_and_says_so() {
-    let mut app = over(FleetApp::new(vec!["fleet-2".into()], NOW_MS));
+    let mut app = over(FleetState::new(vec!["fleet-2".into()], NOW_MS));
     connect(
         &mut app,
         0,

@@ -535,7 +535,7 @@ fn sent_id(effect: Option<Effect>) -> serde_json::Value {
     let Some(Effect::Fleet(sent)) = effect else {
         panic!("nothing sent: {effect:?}")
     };
-    let stackless_tui::ui::fleet::FleetEffect::Send { line, .. } = &sent[0];
+    let stackless_tui::ui::app::over_fleet::FleetEffect::Send { line, .. } = &sent[0];
     serde_json::from_str::<serde_json::Value>(line).unwrap()["id"].clone()
 }
 

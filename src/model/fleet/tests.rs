@@ -266,7 +266,7 @@ fn the_sort_runs_across_hosts_over_the_rows_kept() {
         ],
     );
     // A flag per row of each host, as the console's filter keeps them
-    // (`crate::ui::fleet`): here by a rule of the test's own.
+    // (`crate::ui::app::over_fleet`): here by a rule of the test's own.
     let kept = |keep: &dyn Fn(&str, &super::rows::Instance, i64) -> bool| -> Vec<Vec<bool>> {
         fleet
             .hosts

@@ -63,7 +63,7 @@ impl App {
         let name = match self.focus {
             Focus::Instances => self.selected_instance().map(|i| i.name.clone()),
             Focus::Operations => return self.open_operation(),
-            Focus::Backoffs | Focus::Supervisor | Focus::Activity => {
+            Focus::Backoffs | Focus::Supervisor | Focus::Activity | Focus::Hosts => {
                 self.open_full_text();
                 return None;
             }

@@ -89,7 +89,7 @@ impl App {
                     .shown
                     .fleet
                     .as_deref()
-                    .map(crate::ui::fleet::FleetApp::instance_words);
+                    .map(crate::ui::app::over_fleet::FleetState::instance_words);
                 let names: Vec<&str> = match &fleet_words {
                     Some(words) => words.iter().map(String::as_str).collect(),
                     None => self

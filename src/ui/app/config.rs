@@ -246,7 +246,7 @@ pub enum Effect {
     },
     /// Over a fleet: each command to write to its host's agent (the
     /// wiring refuses at once what cannot go: `crate::fleet`).
-    Fleet(Vec<crate::ui::fleet::FleetEffect>),
+    Fleet(Vec<crate::ui::app::over_fleet::FleetEffect>),
     /// Quit (`q`, Ctrl-C, or a termination signal).
     Quit,
 }

@@ -1,9 +1,9 @@
-//! The App over a fleet of two or more hosts: the fleet's rows and their
-//! view (`crate::ui::fleet::FleetApp`: every host's rows merged from its
-//! agent's typed stream, its links, the commands sent to each host) held
-//! as the one source of rows ([`App::over_fleet`]); the App takes the
-//! same events (keys with their read instant, the tick, a signal) and
-//! hands what the fleet view asks on as [`Effect::Fleet`].
+//! The App over a fleet of two or more hosts: its fleet sub-state
+//! (`crate::ui::app::over_fleet::FleetState`: every host's rows merged
+//! from its agent's typed stream, its links, the commands sent to each
+//! host) held as the one source of rows ([`App::over_fleet`]); the App
+//! takes the same events (keys with their read instant, the tick, a
+//! signal) and hands the commands on as [`Effect::Fleet`].
 
 use std::ops::ControlFlow;
 
@@ -13,13 +13,36 @@ use super::{
     App, AppConfig, Effect, FlashLevel, FleetQuestion, FullView, Layer, LayerKind, Question,
 };
 use crate::event::Event;
-use crate::ui::fleet::{FleetApp, Said};
+use crate::ui::app::over_fleet::{FleetState, Said};
+
+/// The fleet's rows and the App's pane state lent to them for one event
+/// (`crate::ui::app::over_fleet::Panes`: the App's focus, its Operations and
+/// Backoffs selections, the Activity and Hosts cursors, the marks), from
+/// disjoint fields of the App `$app`; `None` when not over a fleet.
+macro_rules! lend_panes {
+    ($app:expr) => {
+        $app.shown.fleet.as_deref_mut().map(|fleet| {
+            (
+                fleet,
+                crate::ui::app::over_fleet::Panes {
+                    focus: &mut $app.focus,
+                    operations: &mut $app.operations.index,
+                    backoffs: &mut $app.backoffs.index,
+                    activity: &mut $app.shown.fleet_cursors.activity,
+                    hosts: &mut $app.shown.fleet_cursors.hosts,
+                    marks: &mut $app.instances.fleet_marks,
+                },
+            )
+        })
+    };
+}
+pub(super) use lend_panes;
 
 impl App {
     /// An App over a fleet: `fleet` holds its hosts (none connected yet);
     /// no local store is read (`config.store_label` names the fleet).
     #[must_use]
-    pub fn over_fleet(fleet: FleetApp, config: AppConfig, now: i64) -> Self {
+    pub fn over_fleet(fleet: FleetState, config: AppConfig, now: i64) -> Self {
         let mut app = Self::new(config, now);
         app.shown.fleet = Some(Box::new(fleet));
         app
@@ -39,19 +62,35 @@ impl App {
     /// The marks over a fleet (`space`, Ctrl-A): (host, name and birth)
     /// each.
     #[must_use]
-    pub fn fleet_marks(&self) -> &crate::ui::fleet::FleetMarks {
+    pub fn fleet_marks(&self) -> &crate::ui::app::over_fleet::FleetMarks {
         &self.instances.fleet_marks
+    }
+
+    /// The row of `focus`'s pane over a fleet: the Instances selection in
+    /// the merged order, the Operations and Backoffs selections, the
+    /// Activity line counted from the newest (0), the Hosts row; 0 when
+    /// not over a fleet.
+    #[must_use]
+    pub fn fleet_cursor(&self, focus: super::Focus) -> usize {
+        use super::Focus;
+        match focus {
+            Focus::Instances => self.fleet().map_or(0, FleetState::selected),
+            Focus::Operations => self.operations.index,
+            Focus::Backoffs => self.backoffs.index,
+            Focus::Activity | Focus::Supervisor => self.shown.fleet_cursors.activity,
+            Focus::Hosts => self.shown.fleet_cursors.hosts,
+        }
     }
 
     /// The fleet shown, when this App is over a fleet.
     #[must_use]
-    pub fn fleet(&self) -> Option<&FleetApp> {
+    pub fn fleet(&self) -> Option<&FleetState> {
         self.shown.fleet.as_deref()
     }
 
     /// The fleet shown, to apply a host's lines and links to (the fleet's
     /// wiring, `crate::fleet`), when this App is over a fleet.
-    pub fn fleet_mut(&mut self) -> Option<&mut FleetApp> {
+    pub fn fleet_mut(&mut self) -> Option<&mut FleetState> {
         self.shown.fleet.as_deref_mut()
     }
 
@@ -76,13 +115,18 @@ impl App {
         if input && self.layers.top().is_some() {
             return self.fleet_layer_input(event, now_ms);
         }
-        let fleet = self.shown.fleet.as_deref_mut()?;
+        if let Event::InputAt(Term::Key(key), _) | Event::Input(Term::Key(key)) = &event
+            && self.zoom_over_fleet(*key)
+        {
+            return None;
+        }
+        let (fleet, mut panes) = lend_panes!(self)?;
         let sent = match event {
             Event::InputAt(Term::Key(key), _) | Event::Input(Term::Key(key)) => {
-                fleet.key(key, now_ms, &mut self.instances.fleet_marks)
+                fleet.key(key, now_ms, &mut panes)
             }
             Event::InputAt(Term::Mouse(mouse), _) | Event::Input(Term::Mouse(mouse)) => {
-                fleet.mouse(mouse);
+                fleet.mouse(mouse, &mut panes);
                 Vec::new()
             }
             Event::InputAt(Term::Resize(..), _) | Event::Input(Term::Resize(..)) => {
@@ -100,6 +144,22 @@ impl App {
         (!sent.is_empty()).then_some(Effect::Fleet(sent))
     }
 
+    /// `z` on the panes over a fleet (the key table's
+    /// [`crate::ui::keys::Action::ToggleZoom`]): the App's own zoom, as on
+    /// one host; `true` when the key was it.
+    fn zoom_over_fleet(&mut self, key: crossterm::event::KeyEvent) -> bool {
+        use crate::ui::keys::{self, Action, Context, Input};
+        if key.kind == crossterm::event::KeyEventKind::Release
+            || keys::resolve(Context::Panes, Input::Key(key.code, key.modifiers))
+                != Some(Action::ToggleZoom)
+        {
+            return false;
+        }
+        self.arrangement.zoom = !self.arrangement.zoom;
+        self.shown.owed = true;
+        true
+    }
+
     /// A key while a host's text view (detail, logs) is the App's top
     /// layer: the fleet's text keys over it (its scroll keys, the logs
     /// search, an instance's key as on the panes); Esc closes it. The
@@ -108,9 +168,9 @@ impl App {
         let (Event::InputAt(Term::Key(key), _) | Event::Input(Term::Key(key))) = event else {
             return None;
         };
-        let fleet = self.shown.fleet.as_deref_mut()?;
+        let (fleet, mut panes) = lend_panes!(self)?;
         let view = self.layers.top_host_view_mut()?;
-        let outcome = fleet.text_key(view, *key, now_ms, &mut self.instances.fleet_marks);
+        let outcome = fleet.text_key(view, *key, now_ms, &mut panes);
         if outcome.close {
             let kind = self.layers.top_kind()?;
             self.layers.close(kind);
@@ -257,6 +317,37 @@ impl App {
                     self.flash = None;
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Focus;
+
+    /// Tab over a fleet: Instances → Operations → Backoffs → Activity →
+    /// Hosts → Instances (no Supervisor pane); Shift-Tab goes back.
+    #[test]
+    fn tab_over_a_fleet_cycles_its_five_panes_and_shift_tab_goes_back() {
+        let mut at = Focus::Instances;
+        let mut seen = vec![at];
+        for _ in 0..5 {
+            at = at.next_over_fleet(false);
+            seen.push(at);
+        }
+        assert_eq!(
+            seen,
+            [
+                Focus::Instances,
+                Focus::Operations,
+                Focus::Backoffs,
+                Focus::Activity,
+                Focus::Hosts,
+                Focus::Instances,
+            ]
+        );
+        for pane in &seen[..5] {
+            assert_eq!(pane.next_over_fleet(false).next_over_fleet(true), *pane);
         }
     }
 }

@@ -49,15 +49,15 @@ impl App {
                 self.command_history.remove(0);
             }
         }
-        let Some(fleet) = self.shown.fleet.as_deref_mut() else {
+        let Some((fleet, mut panes)) = super::fleet::lend_panes!(self) else {
             return ControlFlow::Break(None);
         };
         fleet.at(now_ms);
         if closed.jump {
-            fleet.jump(&line);
+            fleet.jump(&line, panes.focus);
             return ControlFlow::Break(None);
         }
-        let sent = fleet.run_command(&line);
+        let sent = fleet.run_command(&line, &mut panes);
         ControlFlow::Break((!sent.is_empty()).then_some(Effect::Fleet(sent)))
     }
 }

@@ -45,8 +45,8 @@ impl App {
         };
         match keys::resolve(Context::Filter, Input::Key(key.code, key.modifiers)) {
             Some(Action::Up | Action::Down | Action::PageUp | Action::PageDown) => {
-                let sent = match self.shown.fleet.as_deref_mut() {
-                    Some(fleet) => fleet.key(*key, now_ms, &mut self.instances.fleet_marks),
+                let sent = match super::fleet::lend_panes!(self) {
+                    Some((fleet, mut panes)) => fleet.key(*key, now_ms, &mut panes),
                     None => Vec::new(),
                 };
                 ControlFlow::Break((!sent.is_empty()).then_some(Effect::Fleet(sent)))

@@ -69,6 +69,8 @@ impl App {
                 let logged = self.activity.selected()?;
                 Some(fulltext::activity(&logged.entry, logged.count, zone))
             }
+            // Only over a fleet, whose rows say their own lines whole.
+            Focus::Hosts => None,
         }
     }
 

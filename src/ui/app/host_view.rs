@@ -3,7 +3,7 @@
 //! (`l`, with `/` to search), read over the instance's host's agent
 //! (docs/protocol.md "Commands": `detail`, `logs`). The fleet sends the
 //! command and hands the view to the App to open
-//! (`crate::ui::fleet::FleetApp::take_view`); the host's answers come back
+//! (`crate::ui::app::over_fleet::FleetState::take_view`); the host's answers come back
 //! as [`ToView`], which the App applies to its open view
 //! ([`HostView::apply`]): an answer for another view is dropped.
 

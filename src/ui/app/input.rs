@@ -571,6 +571,8 @@ impl App {
             Focus::Backoffs => viewport.backoffs_rows,
             Focus::Supervisor => viewport.supervisor_rows,
             Focus::Activity => viewport.activity_rows,
+            // Only over a fleet, whose keys page its rows.
+            Focus::Hosts => 0,
         };
         let rows = if rows == 0 { DEFAULT_PAGE } else { rows };
         isize::try_from(rows).unwrap_or(isize::MAX)
@@ -616,6 +618,8 @@ impl App {
             }
             Focus::Supervisor => self.supervisor.select_by(delta, viewport.supervisor_rows),
             Focus::Activity => self.activity.select_by(delta, viewport.activity_rows),
+            // Only over a fleet, whose keys move its cursor.
+            Focus::Hosts => {}
         }
     }
 }

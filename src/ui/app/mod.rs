@@ -35,6 +35,7 @@ mod fleet;
 mod fleet_command;
 mod fleet_filter;
 mod fleet_question;
+pub mod focus;
 mod full_view;
 mod fulltext;
 mod help;
@@ -50,6 +51,7 @@ mod marks;
 mod mouse;
 mod operation_view;
 mod operations;
+pub mod over_fleet;
 mod reaper;
 mod remote;
 mod rows;
@@ -67,6 +69,7 @@ pub use command_line::CommandLine;
 pub use config::{AppConfig, Effect, HelperMode, ReaperMode, TeardownInfo};
 pub use flash::{FLASH_SECS, Flash, FlashLevel};
 pub use fleet_question::FleetQuestion;
+pub use focus::Focus;
 pub use full_view::FullView;
 pub use help_view::HelpView;
 pub use host_view::{HostView, ToView};
@@ -92,51 +95,6 @@ use crate::event::{Activity, Event, RoleState, StoreHealth, SupervisorNote};
 use crate::model::controller::ControllerState;
 use crate::model::{Instance, Snapshot};
 
-/// Which pane has the keyboard.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Focus {
-    /// The instances table (top).
-    #[default]
-    Instances,
-    /// The controller's operations (under Instances; only on stores with
-    /// an `operations` table, stackless 0.4.0).
-    Operations,
-    /// The reap backoffs table (middle left).
-    Backoffs,
-    /// The helper supervisor log (middle right).
-    Supervisor,
-    /// The activity log (bottom).
-    Activity,
-}
-
-impl Focus {
-    /// The next pane in Tab order (Instances → Operations → Backoffs →
-    /// Supervisor → Activity → Instances); `operations` false (a store
-    /// without the pane) skips Operations.
-    #[must_use]
-    pub const fn next(self, operations: bool) -> Self {
-        match self {
-            Self::Instances if operations => Self::Operations,
-            Self::Instances | Self::Operations => Self::Backoffs,
-            Self::Backoffs => Self::Supervisor,
-            Self::Supervisor => Self::Activity,
-            Self::Activity => Self::Instances,
-        }
-    }
-
-    /// The previous pane (Shift-Tab); `operations` as for [`Focus::next`].
-    #[must_use]
-    pub const fn previous(self, operations: bool) -> Self {
-        match self {
-            Self::Instances => Self::Activity,
-            Self::Backoffs if operations => Self::Operations,
-            Self::Backoffs | Self::Operations => Self::Instances,
-            Self::Supervisor => Self::Backoffs,
-            Self::Activity => Self::Supervisor,
-        }
-    }
-}
-
 /// Counts for the header, computed once per snapshot (and per tick for the
 /// expired count), never per frame.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -161,11 +119,24 @@ struct Shown {
     counts: Counts,
     /// Over a fleet: its hosts' rows, links and view ([`App::over_fleet`]),
     /// instead of the snapshot.
-    fleet: Option<Box<crate::ui::fleet::FleetApp>>,
+    fleet: Option<Box<crate::ui::app::over_fleet::FleetState>>,
+    /// The cursors of the Activity and Hosts panes over a fleet (the
+    /// Operations and Backoffs panes' are the App's [`Selection`]s).
+    fleet_cursors: FleetCursors,
     /// A frame is owed by the App itself (over a fleet): the terminal was
     /// resized, or a key changed the App's own layers over the fleet (the
     /// help); otherwise a frame is owed only when the fleet's rows changed.
     owed: bool,
+}
+
+/// The cursors over a fleet of the panes that have no [`Selection`] of
+/// the App's: rows from the top (Hosts) or from the newest (Activity).
+#[derive(Debug, Default, Clone, Copy)]
+struct FleetCursors {
+    /// The Activity pane's line, counted from the newest (0).
+    activity: usize,
+    /// The Hosts pane's row.
+    hosts: usize,
 }
 
 /// A pane's selected row, followed into a new snapshot by its key (the
@@ -306,6 +277,7 @@ impl App {
                 loaded: false,
                 counts: Counts::default(),
                 fleet: None,
+                fleet_cursors: FleetCursors::default(),
                 owed: false,
             },
             status: Status {

@@ -127,7 +127,7 @@ impl App {
                 };
                 return (row < self.shown.snapshot.operations.len()).then_some(row);
             }
-            Focus::Supervisor | Focus::Activity => return None,
+            Focus::Supervisor | Focus::Activity | Focus::Hosts => return None,
         };
         let first = rect.y.checked_add(2)?;
         let within = usize::from(y.checked_sub(first)?);

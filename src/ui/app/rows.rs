@@ -34,9 +34,9 @@ pub(super) struct InstancesTable {
     /// dropped on each snapshot.
     pub(super) marks: std::collections::BTreeSet<String>,
     /// Over a fleet, the marks instead: each a (host, name and birth)
-    /// (`crate::ui::fleet::FleetMarks`); `r` and `d` act on them as on
+    /// (`crate::ui::app::over_fleet::FleetMarks`); `r` and `d` act on them as on
     /// one host.
-    pub(super) fleet_marks: crate::ui::fleet::FleetMarks,
+    pub(super) fleet_marks: crate::ui::app::over_fleet::FleetMarks,
     /// The selected row (an index into `order`).
     pub(super) selected: usize,
     /// Its instance's name, to find it again after a new snapshot.

@@ -20,7 +20,7 @@
 //!
 //! One filter on one host and over a fleet: a term reads a row through
 //! [`Row`] (a local instance with its snapshot's facts, or a fleet host's
-//! row: `crate::ui::fleet`).
+//! row: `crate::ui::app::over_fleet`).
 //!
 //! A field with nothing after the colon (`status:` while typing) matches
 //! everything; an unknown field or value is an error naming what is known.

@@ -144,7 +144,7 @@ pub fn reaps_by_actor(app: &App) -> Option<String> {
 /// Draw the Activity pane into `area`.
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     if let Some(fleet) = app.fleet() {
-        render_fleet(frame, area, fleet);
+        render_fleet(frame, area, fleet, app);
         return;
     }
     let is_focused = focused(app, Focus::Activity);
@@ -195,7 +195,10 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
 
 /// One Activity line as drawn: `HH:MM:SS HOST actor instance kind detail`.
 #[must_use]
-pub(crate) fn fleet_text(app: &crate::ui::fleet::FleetApp, activity: &Activity) -> String {
+pub(crate) fn fleet_text(
+    app: &crate::ui::app::over_fleet::FleetState,
+    activity: &Activity,
+) -> String {
     let host = app
         .fleet()
         .hosts
@@ -217,7 +220,12 @@ pub(crate) fn fleet_text(app: &crate::ui::fleet::FleetApp, activity: &Activity) 
 }
 
 /// The Activity pane over a fleet: every host's lines, newest first.
-fn render_fleet(frame: &mut Frame, area: Rect, app: &crate::ui::fleet::FleetApp) {
+fn render_fleet(
+    frame: &mut Frame,
+    area: Rect,
+    app: &crate::ui::app::over_fleet::FleetState,
+    console: &App,
+) {
     let lines = app
         .fleet()
         .activity
@@ -236,8 +244,8 @@ fn render_fleet(frame: &mut Frame, area: Rect, app: &crate::ui::fleet::FleetApp)
     super::fleet_list(
         frame,
         area,
-        app,
-        ("Activity", &suffix, crate::ui::fleet::Focus::Activity),
+        console,
+        ("Activity", &suffix, crate::ui::app::Focus::Activity),
         lines,
     );
 }

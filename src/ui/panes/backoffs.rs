@@ -87,7 +87,7 @@ fn split(inner: Rect, len: usize, lines: u16) -> (Rect, Option<Rect>) {
 /// Draw the Backoffs pane into `area`.
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     if let Some(fleet) = app.fleet() {
-        render_fleet(frame, area, fleet, app.now());
+        render_fleet(frame, area, fleet, app);
         return;
     }
     let is_focused = focused(app, Focus::Backoffs);
@@ -204,7 +204,13 @@ pub fn column_widths(width: u16, rows: &[BackoffRow]) -> [u16; 4] {
 
 /// The Backoffs pane over a fleet: every host's reap backoffs, HOST
 /// first.
-fn render_fleet(frame: &mut Frame, area: Rect, app: &crate::ui::fleet::FleetApp, now: i64) {
+fn render_fleet(
+    frame: &mut Frame,
+    area: Rect,
+    app: &crate::ui::app::over_fleet::FleetState,
+    console: &App,
+) {
+    let now = console.now();
     let backoffs = app.backoffs();
     let lines = backoffs
         .iter()
@@ -231,8 +237,8 @@ fn render_fleet(frame: &mut Frame, area: Rect, app: &crate::ui::fleet::FleetApp,
     super::fleet_list(
         frame,
         area,
-        app,
-        ("Backoffs", &suffix, crate::ui::fleet::Focus::Backoffs),
+        console,
+        ("Backoffs", &suffix, crate::ui::app::Focus::Backoffs),
         lines,
     );
 }

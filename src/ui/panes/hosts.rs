@@ -17,7 +17,8 @@ use super::{pane_block, title, whole_items};
 use crate::model::fleet::{Host, LinkState};
 use crate::model::text::sanitize_short;
 use crate::model::time;
-use crate::ui::fleet::{FleetApp, Focus};
+use crate::ui::app::Focus;
+use crate::ui::app::over_fleet::FleetState;
 use crate::ui::text::fit;
 use crate::ui::theme;
 
@@ -49,7 +50,7 @@ pub fn frame_areas(area: Rect) -> [Rect; 3] {
 pub fn render_header(
     frame: &mut Frame,
     area: Rect,
-    (app, marked): (&FleetApp, usize),
+    (app, marked): (&FleetState, usize),
     now: i64,
     small: bool,
 ) {
@@ -153,11 +154,12 @@ fn host_row(host: &Host, now: i64, error_width: usize, zone: &jiff::tz::TimeZone
     ])
 }
 
-/// Draw the Hosts pane of `app`'s fleet into `area` at `now` (unix
-/// seconds).
-pub fn render(frame: &mut Frame, area: Rect, app: &FleetApp, now: i64) {
+/// Draw the Hosts pane of `app`'s fleet into `area`, focused and its
+/// cursor as `console` (the App over the fleet) has them, at its clock.
+pub fn render(frame: &mut Frame, area: Rect, app: &FleetState, console: &crate::ui::App) {
+    let now = console.now();
     let fleet = app.fleet();
-    let focused = app.focus() == Focus::Hosts;
+    let focused = console.focus() == Focus::Hosts;
     let stale = fleet
         .hosts
         .iter()
@@ -168,7 +170,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &FleetApp, now: i64) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let height = usize::from(inner.height.saturating_sub(1));
-    let cursor = app.cursor(Focus::Hosts);
+    let cursor = console.fleet_cursor(Focus::Hosts);
     let first = window(cursor, fleet.hosts.len(), height);
     let headers = [
         "HOST",

@@ -131,7 +131,16 @@ fn title_line(app: &App, is_focused: bool, width: u16) -> Line<'static> {
 /// Draw the Instances pane into `area`.
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     if let Some(fleet) = app.fleet() {
-        over_fleet::render(frame, area, fleet, app.fleet_marks(), app.now());
+        over_fleet::render(
+            frame,
+            area,
+            fleet,
+            (
+                app.fleet_marks(),
+                app.focus() == crate::ui::app::Focus::Instances,
+            ),
+            app.now(),
+        );
         return;
     }
     let is_focused = focused(app, Focus::Instances);

@@ -288,8 +288,8 @@ pub fn render_table(
 pub(crate) fn fleet_list(
     frame: &mut Frame,
     area: Rect,
-    app: &crate::ui::fleet::FleetApp,
-    (name, suffix, focus): (&str, &str, crate::ui::fleet::Focus),
+    app: &crate::ui::App,
+    (name, suffix, focus): (&str, &str, crate::ui::app::Focus),
     lines: Vec<Line<'static>>,
 ) {
     let focused = app.focus() == focus;
@@ -297,7 +297,7 @@ pub(crate) fn fleet_list(
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let height = usize::from(inner.height);
-    let cursor = app.cursor(focus);
+    let cursor = app.fleet_cursor(focus);
     let first = hosts::window(cursor, lines.len(), height);
     let width = usize::from(inner.width);
     let shown: Vec<Line> = lines

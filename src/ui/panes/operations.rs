@@ -58,7 +58,7 @@ pub fn status_style(status: &OpStatus) -> Style {
 /// Draw the Operations pane into `area`.
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     match app.fleet() {
-        Some(fleet) => render_fleet(frame, area, fleet, app.now()),
+        Some(fleet) => render_fleet(frame, area, fleet, app),
         None => render_local(frame, area, app),
     }
 }
@@ -277,7 +277,13 @@ pub fn column_widths(width: u16, rows: &[OperationRow]) -> [u16; 6] {
 
 /// The Operations pane over a fleet: every host's 0.4.0 controller
 /// operations, HOST first, pending first.
-fn render_fleet(frame: &mut Frame, area: Rect, app: &crate::ui::fleet::FleetApp, now: i64) {
+fn render_fleet(
+    frame: &mut Frame,
+    area: Rect,
+    app: &crate::ui::app::over_fleet::FleetState,
+    console: &App,
+) {
+    let now = console.now();
     let operations = app.operations();
     let pending = operations.iter().filter(|(_, op)| op.pending()).count();
     let lines = operations
@@ -311,8 +317,8 @@ fn render_fleet(frame: &mut Frame, area: Rect, app: &crate::ui::fleet::FleetApp,
     super::fleet_list(
         frame,
         area,
-        app,
-        ("Operations", &suffix, crate::ui::fleet::Focus::Operations),
+        console,
+        ("Operations", &suffix, crate::ui::app::Focus::Operations),
         lines,
     );
 }

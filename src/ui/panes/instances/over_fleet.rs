@@ -14,7 +14,7 @@ use crate::model::fleet::LinkState;
 use crate::model::fleet::rows::Instance;
 use crate::model::text::sanitize_short;
 use crate::model::time;
-use crate::ui::fleet::{FleetApp, FleetMarks, Focus};
+use crate::ui::app::over_fleet::{FleetMarks, FleetState};
 use crate::ui::panes::hosts::{host_style, row_style, state_text, window};
 use crate::ui::panes::{HIGHLIGHT_SYMBOL, pane_block, title};
 use crate::ui::text::fit;
@@ -79,7 +79,7 @@ struct Drawn {
 
 /// The cells of instance `index` of host `host` at `now`.
 fn instance_cells(
-    app: &FleetApp,
+    app: &FleetState,
     marks: &FleetMarks,
     (host, index): (usize, usize),
     now: i64,
@@ -132,11 +132,17 @@ fn instance_cells(
 }
 
 /// Draw the merged Instances table of `app`'s fleet into `area` at `now`
-/// (unix seconds): HOST first, then the console's columns.
-pub(super) fn render(frame: &mut Frame, area: Rect, app: &FleetApp, marks: &FleetMarks, now: i64) {
+/// (unix seconds), `focused` as the App's focus says: HOST first, then
+/// the console's columns.
+pub(super) fn render(
+    frame: &mut Frame,
+    area: Rect,
+    app: &FleetState,
+    (marks, focused): (&FleetMarks, bool),
+    now: i64,
+) {
     let rows = app.rows();
     let fleet = app.fleet();
-    let focused = app.focus() == Focus::Instances;
     let selected = app.selected();
     let total: usize = fleet.hosts.iter().map(|h| h.instances().len()).sum();
     let mut suffix = format!(

@@ -1,13 +1,16 @@
-//! The fleet's rows under the App (`crate::ui::App::over_fleet`): every
-//! host's rows merged in one order (HOST first), the focus and cursors
-//! of its panes, and every action sent to the owning host's agent
+//! The App's sub-state over a fleet ([`FleetState`], the one field
+//! `crate::ui::App::over_fleet` fills) and the App's input path for the
+//! fleet's actions: every host's rows merged in one order (HOST first)
+//! with the Instances selection, the commands sent and the replies'
+//! tally, and every action sent to the owning host's agent
 //! (`serve --stdio`, docs/protocol.md "Commands") after the App's `[y/N]`,
 //! naming the host and what runs there. The panes that draw these rows
-//! are the console's (`crate::ui::panes`); the marks
+//! are the console's (`crate::ui::panes`); the focus, the other panes'
+//! cursors and `z` (lent for each event as [`Panes`]), the marks
 //! ([`FleetMarks`]), the detail and logs views
 //! (`crate::ui::app::HostView`) and every other layer are the App's.
-//! Pure UI state: lines and links in ([`FleetApp::line`],
-//! [`FleetApp::link`]), effects out ([`FleetEffect`]), what is for a text
+//! Pure UI state: lines and links in ([`FleetState::line`],
+//! [`FleetState::link`]), effects out ([`FleetEffect`]), what is for a text
 //! view out as [`ToView`]; the agent on each host checks every command
 //! again by its key's rules.
 
@@ -46,51 +49,67 @@ pub use crate::ui::app::host_view::{HostView, MAX_LOG_LINES, Search, ToView};
 /// host's instance of that name, nor to a later instance of it.
 pub type FleetMarks = BTreeSet<(usize, InstanceKey)>;
 
-/// What the fleet view asks its wiring to do.
+/// What the App over a fleet asks its wiring to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FleetEffect {
     /// Write `line` (one protocol command, JSON, no newline) to host
     /// `host`'s agent.
     Send {
-        /// The host's index in the fleet (as given to [`FleetApp::new`]).
+        /// The host's index in the fleet (as given to [`FleetState::new`]).
         host: usize,
         /// The command line.
         line: String,
     },
 }
 
-/// Which pane has the keys.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Focus {
-    /// The merged Instances table.
-    Instances,
-    /// The merged Operations (0.4.0 controllers).
-    Operations,
-    /// The merged Backoffs.
-    Backoffs,
-    /// The merged Activity.
-    Activity,
-    /// The Hosts pane.
-    Hosts,
+pub use crate::ui::app::focus::Focus;
+
+/// The App's pane state the fleet's keys read and move, lent by the App
+/// for one event: its focus, each pane's cursor (Instances' selection is
+/// the merged order's, kept with it) and its marks.
+#[derive(Debug)]
+pub struct Panes<'a> {
+    /// The App's focus (`Focus::Supervisor` is never focused over a fleet).
+    pub focus: &'a mut Focus,
+    /// The Operations pane's row in [`FleetState::operations`].
+    pub operations: &'a mut usize,
+    /// The Backoffs pane's row in [`FleetState::backoffs`].
+    pub backoffs: &'a mut usize,
+    /// The Activity pane's line, counted from the newest (0).
+    pub activity: &'a mut usize,
+    /// The Hosts pane's row (a host's index).
+    pub hosts: &'a mut usize,
+    /// The App's marks over the fleet.
+    pub marks: &'a mut FleetMarks,
 }
 
-impl Focus {
-    fn next(self, back: bool) -> Self {
-        const ALL: [Focus; 5] = [
-            Focus::Instances,
-            Focus::Operations,
-            Focus::Backoffs,
-            Focus::Activity,
-            Focus::Hosts,
-        ];
-        let at = ALL.iter().position(|f| *f == self).unwrap_or(0);
-        let next = if back { at + ALL.len() - 1 } else { at + 1 };
-        ALL[next % ALL.len()]
+impl Panes<'_> {
+    /// The cursor of `focus`'s pane (`None`: Instances, whose selection
+    /// is the fleet's merged order's).
+    fn cursor(&self, focus: Focus) -> Option<usize> {
+        match focus {
+            Focus::Instances => None,
+            Focus::Operations => Some(*self.operations),
+            Focus::Backoffs => Some(*self.backoffs),
+            Focus::Activity | Focus::Supervisor => Some(*self.activity),
+            Focus::Hosts => Some(*self.hosts),
+        }
+    }
+
+    /// Move `focus`'s pane's cursor to `to` (not Instances).
+    fn set_cursor(&mut self, focus: Focus, to: usize) {
+        match focus {
+            Focus::Instances => {}
+            Focus::Operations => *self.operations = to,
+            Focus::Backoffs => *self.backoffs = to,
+            Focus::Activity | Focus::Supervisor => *self.activity = to,
+            Focus::Hosts => *self.hosts = to,
+        }
     }
 }
 
 /// What the fleet's rows said since the App last took it
-/// ([`FleetApp::take_said`]), for the App's one flash line (which clears
+/// ([`FleetState::take_said`]), for the App's one flash line (which clears
 /// itself after `crate::ui::app::FLASH_SECS`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Said {
@@ -124,29 +143,27 @@ enum Sent {
     Quiet,
 }
 
-/// How the view is shown: `z`'s zoom, and whether the first copy's flash
-/// said how to let OSC 52 through.
+/// What the fleet's rows hand the App: whether the first copy's flash
+/// said how to let OSC 52 through, the layers asked for, the hosts' news.
 #[derive(Debug, Default)]
 struct Shown {
-    /// `z`: the focused pane takes the whole body.
-    zoomed: bool,
     /// The first copy's flash said how to let OSC 52 through.
     clipboard_told: bool,
     /// `?` or `:help` asked for the console's help, `/` for the filter
     /// prompt, which the App over this fleet opens as its own layer
-    /// ([`FleetApp::take_help`], [`FleetApp::take_filter`]).
+    /// ([`FleetState::take_help`], [`FleetState::take_filter`]).
     asked: Option<Asked>,
     /// A question asked, which the App over this fleet opens in its one
-    /// confirm layer ([`FleetApp::take_question`]).
+    /// confirm layer ([`FleetState::take_question`]).
     question: Option<crate::ui::app::FleetQuestion>,
     /// A row asked to be seen whole (`e`), which the App over this fleet
-    /// opens in its full-text layer ([`FleetApp::take_full_text`]).
+    /// opens in its full-text layer ([`FleetState::take_full_text`]).
     full_text: Option<crate::model::fulltext::FullText>,
     /// A text view opened (Enter, `l`), which the App opens as its layer
-    /// ([`FleetApp::take_view`]).
+    /// ([`FleetState::take_view`]).
     view: Option<Box<HostView>>,
     /// What the hosts said for the App's text view since the App last
-    /// took it ([`FleetApp::take_news`]), in order.
+    /// took it ([`FleetState::take_news`]), in order.
     news: Vec<ToView>,
 }
 
@@ -179,9 +196,12 @@ type HostOrder = (u64, Vec<usize>);
 /// hosts' versions it was built at.
 type OpsOrder = (u64, Vec<(usize, usize)>);
 
-/// The fleet view's state.
+/// The App's sub-state over a fleet: its hosts' rows (`Fleet`) and their
+/// merged order with the Instances selection, the filter and sort as the
+/// fleet applies them, the commands sent (by host and id) and the tally
+/// of one `y`'s replies, what it hands the App (said, asked, opened).
 #[derive(Debug)]
-pub struct FleetApp {
+pub struct FleetState {
     fleet: Fleet,
     order: RefCell<Vec<RowRef>>,
     stale_order: Cell<bool>,
@@ -189,8 +209,6 @@ pub struct FleetApp {
     ops_order: RefCell<Option<OpsOrder>>,
     selected: Cell<usize>,
     chosen: Option<(usize, InstanceKey)>,
-    focus: Focus,
-    cursor: [usize; 4],
     filter_text: String,
     filter: Filter,
     sort: SortKey,
@@ -225,7 +243,7 @@ fn id_key(id: &Value) -> String {
     }
 }
 
-impl FleetApp {
+impl FleetState {
     /// A view over `hosts` (their names: label, else alias), none connected
     /// yet, at `now_ms` (unix milliseconds).
     #[must_use]
@@ -247,8 +265,6 @@ impl FleetApp {
             ops_order: RefCell::new(None),
             selected: Cell::new(0),
             chosen: None,
-            focus: Focus::Instances,
-            cursor: [0; 4],
             filter_text: String::new(),
             filter: Filter::default(),
             sort: SortKey::Host,
@@ -403,12 +419,6 @@ impl FleetApp {
         std::mem::take(&mut self.copies)
     }
 
-    /// `z` zoomed the focused pane to the whole body.
-    #[must_use]
-    pub fn zoomed(&self) -> bool {
-        self.shown.zoomed
-    }
-
     /// The operator asked to quit.
     #[must_use]
     pub fn quit(&self) -> bool {
@@ -498,24 +508,6 @@ impl FleetApp {
     pub fn selected(&self) -> usize {
         let _ = self.rows();
         self.selected.get()
-    }
-
-    /// Which pane has the keys.
-    #[must_use]
-    pub fn focus(&self) -> Focus {
-        self.focus
-    }
-
-    /// The cursor of a pane other than Instances.
-    #[must_use]
-    pub fn cursor(&self, focus: Focus) -> usize {
-        match focus {
-            Focus::Instances => self.selected(),
-            Focus::Operations => self.cursor[0],
-            Focus::Backoffs => self.cursor[1],
-            Focus::Activity => self.cursor[2],
-            Focus::Hosts => self.cursor[3],
-        }
     }
 
     /// The filter's text.

@@ -5,16 +5,21 @@
 //! or `all`.
 
 use super::actions::Verb;
-use super::{FleetApp, FleetEffect, Focus};
+use super::{FleetEffect, FleetState, Focus, Panes};
 use crate::model::fleet::rows::InstanceKey;
 use crate::model::protocol::command::Command;
 use crate::model::text::sanitize_short;
 use crate::ui::command::UiCommand;
 
-impl FleetApp {
+impl FleetState {
     /// `:logs`, `:renew`, `:verify` on the one instance `[HOST/]NAME`
     /// names: selected, then its key (`l`, `L`, `v`) as on the panes.
-    fn named_command(&mut self, first: &str, rest: &[&str]) -> Vec<FleetEffect> {
+    fn named_command(
+        &mut self,
+        panes: &mut Panes<'_>,
+        first: &str,
+        rest: &[&str],
+    ) -> Vec<FleetEffect> {
         let [target] = rest else {
             self.say(format!(":{first} takes one [HOST/]NAME over a fleet"), true);
             return Vec::new();
@@ -26,7 +31,7 @@ impl FleetApp {
                 return Vec::new();
             }
         };
-        if !self.select_instance(host, &key) {
+        if !self.select_instance(panes.focus, host, &key) {
             self.say(
                 format!(
                     "{} on {} is hidden by the filter (Esc clears it)",
@@ -40,11 +45,11 @@ impl FleetApp {
         match first {
             "logs" => self.open_logs(),
             "renew" => {
-                self.ask_renew_verify(true);
+                self.ask_renew_verify(panes, true);
                 Vec::new()
             }
             _ => {
-                self.ask_renew_verify(false);
+                self.ask_renew_verify(panes, false);
                 Vec::new()
             }
         }
@@ -52,14 +57,19 @@ impl FleetApp {
 
     /// Select `key`'s row of host `host` in Instances; `false` when the
     /// filter hides it.
-    pub(super) fn select_instance(&mut self, host: usize, key: &InstanceKey) -> bool {
+    pub(super) fn select_instance(
+        &mut self,
+        focus: &mut Focus,
+        host: usize,
+        key: &InstanceKey,
+    ) -> bool {
         let at = self.rows().iter().position(|r| {
             r.host == host && &self.fleet.hosts[r.host].instances()[r.index].key == key
         });
         let Some(at) = at else {
             return false;
         };
-        self.focus = Focus::Instances;
+        *focus = Focus::Instances;
         self.selected.set(at);
         self.remember();
         true
@@ -92,9 +102,9 @@ impl FleetApp {
     }
 
     /// Host `word` (its name) or `all`; `None` when no host has that name.
-    pub(super) fn hosts_named(&self, word: Option<&str>) -> Option<Vec<usize>> {
+    pub(super) fn hosts_named(&self, panes: &Panes<'_>, word: Option<&str>) -> Option<Vec<usize>> {
         match word {
-            None => self.target_host().map(|h| vec![h]),
+            None => self.target_host(panes).map(|h| vec![h]),
             Some("all") => Some((0..self.fleet.hosts.len()).collect()),
             Some(name) => self
                 .fleet
@@ -153,7 +163,7 @@ impl FleetApp {
     /// Carry out the `:` line `line` over the fleet (the App's command
     /// line hands it here on Enter), read by the console's parser over a
     /// fleet: what to send where (a question first, for an action).
-    pub fn run_command(&mut self, line: &str) -> Vec<FleetEffect> {
+    pub fn run_command(&mut self, line: &str, panes: &mut Panes<'_>) -> Vec<FleetEffect> {
         let command = match crate::ui::command::parse_over_fleet(line) {
             Ok(command) => command,
             Err(why) => {
@@ -165,9 +175,9 @@ impl FleetApp {
             UiCommand::Quit => self.quit = true,
             UiCommand::Reap(names) => self.command_instances(Verb::Reap, &names),
             UiCommand::Down(names) => self.command_instances(Verb::Down, &names),
-            UiCommand::Pause(host) => return self.command_reaper(Command::Pause, host),
-            UiCommand::Resume(host) => return self.command_reaper(Command::Resume, host),
-            UiCommand::Pass(host) => return self.command_reaper(Command::Pass, host),
+            UiCommand::Pause(host) => return self.command_reaper(panes, Command::Pause, host),
+            UiCommand::Resume(host) => return self.command_reaper(panes, Command::Resume, host),
+            UiCommand::Pass(host) => return self.command_reaper(panes, Command::Pass, host),
             UiCommand::Filter(text) => self.set_filter(text),
             UiCommand::Sort(key, descending) => {
                 self.sort = key;
@@ -175,11 +185,11 @@ impl FleetApp {
                 self.reversed = descending.is_some_and(|d| d != key.descending());
             }
             UiCommand::Help => self.help(),
-            UiCommand::Ops => self.focus = Focus::Operations,
-            UiCommand::Logs(name) => return self.named_command("logs", &[name.as_str()]),
+            UiCommand::Ops => *panes.focus = Focus::Operations,
+            UiCommand::Logs(name) => return self.named_command(panes, "logs", &[name.as_str()]),
             UiCommand::Renew(names, None) => {
                 let names: Vec<&str> = names.iter().map(String::as_str).collect();
-                return self.named_command("renew", &names);
+                return self.named_command(panes, "renew", &names);
             }
             UiCommand::Renew(_, Some(_)) => self.say(
                 ":renew over a fleet renews the lease as recorded: :renew [HOST/]NAME",
@@ -187,9 +197,9 @@ impl FleetApp {
             ),
             UiCommand::Verify(names) => {
                 let names: Vec<&str> = names.iter().map(String::as_str).collect();
-                return self.named_command("verify", &names);
+                return self.named_command(panes, "verify", &names);
             }
-            UiCommand::Jump(word) => self.jump(&word),
+            UiCommand::Jump(word) => self.jump(&word, panes.focus),
         }
         self.reorder();
         Vec::new()
@@ -215,8 +225,13 @@ impl FleetApp {
 
     /// `:pause` / `:resume` / `:pass` on the host named (or `all`; `None`:
     /// the selected row's host).
-    fn command_reaper(&mut self, command: Command, host: Option<String>) -> Vec<FleetEffect> {
-        match self.hosts_named(host.as_deref()) {
+    fn command_reaper(
+        &mut self,
+        panes: &Panes<'_>,
+        command: Command,
+        host: Option<String>,
+    ) -> Vec<FleetEffect> {
+        match self.hosts_named(panes, host.as_deref()) {
             Some(hosts) => self.reaper_command(command, &hosts),
             None => {
                 self.say(

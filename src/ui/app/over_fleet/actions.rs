@@ -1,4 +1,4 @@
-//! The fleet view's actions: each key's command for the owning host, the
+//! The actions over a fleet: each key's command for the owning host, the
 //! question naming the host and what runs there (`y` sends it), and the
 //! refusals said before anything is sent (docs/fleet.md "Actions").
 
@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use crossterm::event::{KeyCode, KeyEvent};
 use serde_json::Value;
 
-use super::{FleetApp, FleetEffect, FleetMarks, Focus, Sent};
+use super::{FleetEffect, FleetState, Focus, Panes, Sent};
 use crate::model::fleet::rows::{Instance, InstanceKey};
 use crate::model::protocol::command::{Cmd, Command, Target};
 use crate::model::text::sanitize_short;
@@ -22,7 +22,7 @@ pub(super) enum Verb {
     Down,
 }
 
-impl FleetApp {
+impl FleetState {
     /// Ask `lines` before sending `commands`: the question is the App's
     /// to open in its one confirm layer ([`Self::take_question`]).
     pub(super) fn ask(&mut self, lines: Vec<String>, commands: Vec<(usize, Command)>) {
@@ -147,8 +147,9 @@ impl FleetApp {
 
     /// `r` / `d` on the panes: the question for the marked instances,
     /// else the selected one (on Instances only).
-    pub(super) fn ask_instances(&mut self, verb: Verb, marks: &FleetMarks) {
-        if self.focus != Focus::Instances {
+    pub(super) fn ask_instances(&mut self, verb: Verb, panes: &Panes<'_>) {
+        let marks = &*panes.marks;
+        if *panes.focus != Focus::Instances {
             self.say("r and d act on Instances (Tab to it)", true);
             return;
         }
@@ -373,9 +374,9 @@ impl FleetApp {
     /// NAME --json`, the stackless its `hello` named); refused with the
     /// reason before anything is sent (not DNS-safe, tombstoned, no lease
     /// recorded, a host not ready or whose agent takes no such command).
-    pub(super) fn ask_renew_verify(&mut self, renew: bool) {
+    pub(super) fn ask_renew_verify(&mut self, panes: &Panes<'_>, renew: bool) {
         let key = if renew { "L" } else { "v" };
-        if self.focus != Focus::Instances {
+        if *panes.focus != Focus::Instances {
             self.say(format!("{key} acts on Instances (Tab to it)"), true);
             return;
         }
@@ -460,14 +461,14 @@ impl FleetApp {
         Ok((vec![question, "[y/N]".to_owned()], command))
     }
 
-    pub(super) fn ask_cancel(&mut self) {
-        if self.focus != Focus::Operations {
+    pub(super) fn ask_cancel(&mut self, panes: &Panes<'_>) {
+        if *panes.focus != Focus::Operations {
             self.say("c cancels an operation: Tab to Operations", true);
             return;
         }
         let Some((host, op)) = self
             .operations()
-            .get(self.cursor[0])
+            .get(*panes.operations)
             .map(|(h, op)| (*h, (*op).clone()))
         else {
             return;
@@ -497,8 +498,8 @@ impl FleetApp {
         self.ask(lines, vec![(host, Command::Cancel(operation_id(&op.id)))]);
     }
 
-    pub(super) fn reaper_key(&mut self, pause: bool) -> Vec<FleetEffect> {
-        let Some(host) = self.target_host() else {
+    pub(super) fn reaper_key(&mut self, panes: &Panes<'_>, pause: bool) -> Vec<FleetEffect> {
+        let Some(host) = self.target_host(panes) else {
             return Vec::new();
         };
         let cmd = if pause {

@@ -6,12 +6,12 @@
 
 use serde_json::Value;
 
-use super::{Answers, FleetApp, Sent, id_key};
+use super::{Answers, FleetState, Sent, id_key};
 use crate::model::protocol::lines::Reply;
 use crate::model::text::sanitize_short;
 use crate::ui::app::host_view::ToView;
 
-impl FleetApp {
+impl FleetState {
     pub(super) fn reply(&mut self, host: usize, reply: &Reply, now_ms: i64) {
         let (id, ok) = (&reply.id, reply.ok);
         let Some(sent) = self.sent.remove(&(host, id_key(id))) else {

@@ -1,4 +1,4 @@
-//! The fleet view's keys: moving, the filter and sort, marks, the actions
+//! The keys over a fleet (the App's input path for the fleet's actions): moving, the filter and sort, marks, the actions
 //! (`r`, `d`, `c`, `P`, `R`, `:`) with their confirmations, and the text
 //! views (Enter, `l`, `e`, `?`). Each action goes to the owning host's
 //! agent as the command its key mirrors (docs/protocol.md "Commands").
@@ -6,15 +6,15 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 
 use super::actions::{Verb, ctrl, plain};
-use super::{FleetApp, FleetEffect, FleetMarks, Focus, Said};
+use super::{FleetEffect, FleetState, Focus, Panes, Said};
 use crate::model::fleet::rows::{Instance, InstanceKey, Operation};
 use crate::model::text::sanitize_short;
 use crate::ui::keys::{self, Context, Input};
 
-impl FleetApp {
+impl FleetState {
     /// A key at `now_ms`, taken as read after whatever is on screen was
     /// drawn; what to send where.
-    pub fn key(&mut self, key: KeyEvent, now_ms: i64, marks: &mut FleetMarks) -> Vec<FleetEffect> {
+    pub fn key(&mut self, key: KeyEvent, now_ms: i64, panes: &mut Panes<'_>) -> Vec<FleetEffect> {
         self.now = now_ms.div_euclid(1000);
         self.dirty = true;
         if key.kind == KeyEventKind::Release {
@@ -24,11 +24,11 @@ impl FleetApp {
             self.quit = true;
             return Vec::new();
         }
-        self.pane_key(key, marks)
+        self.pane_key(key, panes)
     }
 
-    pub(super) fn pane_key(&mut self, key: KeyEvent, marks: &mut FleetMarks) -> Vec<FleetEffect> {
-        let effects = self.pane_key_now(key, marks);
+    pub(super) fn pane_key(&mut self, key: KeyEvent, panes: &mut Panes<'_>) -> Vec<FleetEffect> {
+        let effects = self.pane_key_now(key, panes);
         if self.shown.view.is_some() {
             // A text view opened: its footer shows only what is said in it.
             self.said = Some(Said::Clear);
@@ -36,13 +36,13 @@ impl FleetApp {
         effects
     }
 
-    fn pane_key_now(&mut self, key: KeyEvent, marks: &mut FleetMarks) -> Vec<FleetEffect> {
+    fn pane_key_now(&mut self, key: KeyEvent, panes: &mut Panes<'_>) -> Vec<FleetEffect> {
         if ctrl(&key, 'f') {
             self.shown.asked = Some(super::Asked::Jump);
             return Vec::new();
         }
         if ctrl(&key, 'a') {
-            self.mark_all(marks);
+            self.mark_all(panes);
             return Vec::new();
         }
         if !plain(&key) {
@@ -52,14 +52,14 @@ impl FleetApp {
         match key.code {
             KeyCode::Char('q') => self.quit = true,
             KeyCode::Char('?') => self.help(),
-            KeyCode::Tab => self.focus = self.focus.next(false),
-            KeyCode::BackTab => self.focus = self.focus.next(true),
-            KeyCode::Up | KeyCode::Char('k') => self.step(-1),
-            KeyCode::Down | KeyCode::Char('j') => self.step(1),
-            KeyCode::PageUp => self.step(-20),
-            KeyCode::PageDown => self.step(20),
-            KeyCode::Home | KeyCode::Char('g') => self.step(i64::MIN / 2),
-            KeyCode::End | KeyCode::Char('G') => self.step(i64::MAX / 2),
+            KeyCode::Tab => *panes.focus = panes.focus.next_over_fleet(false),
+            KeyCode::BackTab => *panes.focus = panes.focus.next_over_fleet(true),
+            KeyCode::Up | KeyCode::Char('k') => self.step(panes, -1),
+            KeyCode::Down | KeyCode::Char('j') => self.step(panes, 1),
+            KeyCode::PageUp => self.step(panes, -20),
+            KeyCode::PageDown => self.step(panes, 20),
+            KeyCode::Home | KeyCode::Char('g') => self.step(panes, i64::MIN / 2),
+            KeyCode::End | KeyCode::Char('G') => self.step(panes, i64::MAX / 2),
             KeyCode::Char('/') => self.shown.asked = Some(super::Asked::Filter),
             KeyCode::Char(':') => self.shown.asked = Some(super::Asked::Command),
             KeyCode::Char('s') => {
@@ -70,19 +70,18 @@ impl FleetApp {
                 self.reversed = !self.reversed;
                 self.reorder();
             }
-            KeyCode::Char(' ') => self.toggle_mark(marks),
-            KeyCode::Esc => self.escape(marks),
-            KeyCode::Char('r') => self.ask_instances(Verb::Reap, marks),
-            KeyCode::Char('d') => self.ask_instances(Verb::Down, marks),
-            KeyCode::Char('c') => self.ask_cancel(),
-            KeyCode::Char('L') => self.ask_renew_verify(true),
-            KeyCode::Char('v') => self.ask_renew_verify(false),
-            KeyCode::Char('P') => return self.reaper_key(true),
-            KeyCode::Char('R') => return self.reaper_key(false),
-            KeyCode::Enter => return self.enter(),
+            KeyCode::Char(' ') => self.toggle_mark(panes),
+            KeyCode::Esc => self.escape(panes),
+            KeyCode::Char('r') => self.ask_instances(Verb::Reap, panes),
+            KeyCode::Char('d') => self.ask_instances(Verb::Down, panes),
+            KeyCode::Char('c') => self.ask_cancel(panes),
+            KeyCode::Char('L') => self.ask_renew_verify(panes, true),
+            KeyCode::Char('v') => self.ask_renew_verify(panes, false),
+            KeyCode::Char('P') => return self.reaper_key(panes, true),
+            KeyCode::Char('R') => return self.reaper_key(panes, false),
+            KeyCode::Enter => return self.enter(panes),
             KeyCode::Char('l') => return self.open_logs(),
-            KeyCode::Char('e') => self.whole(),
-            KeyCode::Char('z') => self.shown.zoomed = !self.shown.zoomed,
+            KeyCode::Char('e') => self.whole(panes),
             KeyCode::Char('y') => self.copy(false),
             KeyCode::Char('Y') => self.copy(true),
             _ => {
@@ -92,7 +91,7 @@ impl FleetApp {
         Vec::new()
     }
 
-    /// A key the fleet view does not take in `contexts`: when the key
+    /// A key the fleet does not take in `contexts`: when the key
     /// table's action for it is refused over a fleet
     /// ([`crate::ui::keys::Action::on_fleet`]), the refusal is said;
     /// `true` then.
@@ -117,7 +116,7 @@ impl FleetApp {
     /// pane under the pointer (on Instances, Operations, Backoffs or Hosts
     /// it selects the row clicked), the wheel moves that pane's selection
     /// by 3. Under a text view or a prompt nothing.
-    pub fn mouse(&mut self, event: MouseEvent) {
+    pub fn mouse(&mut self, event: MouseEvent, panes: &mut Panes<'_>) {
         let at = ratatui::layout::Position::new(event.column, event.row);
         let hit = self
             .drawn_panes
@@ -131,16 +130,16 @@ impl FleetApp {
         self.dirty = true;
         match event.kind {
             MouseEventKind::Down(MouseButton::Left) => {
-                self.focus = pane;
-                self.click_row(pane, area, at.y);
+                *panes.focus = pane;
+                self.click_row(panes, pane, (area, at.y));
             }
             MouseEventKind::ScrollUp => {
-                self.focus = pane;
-                self.step(-3);
+                *panes.focus = pane;
+                self.step(panes, -3);
             }
             MouseEventKind::ScrollDown => {
-                self.focus = pane;
-                self.step(3);
+                *panes.focus = pane;
+                self.step(panes, 3);
             }
             _ => {}
         }
@@ -149,7 +148,12 @@ impl FleetApp {
     /// Select the row drawn at line `y` of `pane` (drawn in `area`): its
     /// border, then (Instances, Hosts) a header line, then the rows from
     /// the window the selection keeps on screen.
-    fn click_row(&mut self, pane: Focus, area: ratatui::layout::Rect, y: u16) {
+    fn click_row(
+        &mut self,
+        panes: &mut Panes<'_>,
+        pane: Focus,
+        (area, y): (ratatui::layout::Rect, u16),
+    ) {
         let header = u16::from(matches!(pane, Focus::Instances | Focus::Hosts));
         let top = area.y + 1 + header;
         let height = usize::from(area.height.saturating_sub(2 + header));
@@ -160,14 +164,15 @@ impl FleetApp {
             Focus::Instances => self.rows().len(),
             Focus::Operations => self.operations().len(),
             Focus::Backoffs => self.backoffs().len(),
-            Focus::Activity => self.fleet.activity.len(),
+            Focus::Activity | Focus::Supervisor => self.fleet.activity.len(),
             Focus::Hosts => self.fleet.hosts.len(),
         };
-        let first = crate::ui::panes::hosts::window(self.cursor(pane), len, height);
+        let cursor = panes.cursor(pane).unwrap_or_else(|| self.selected());
+        let first = crate::ui::panes::hosts::window(cursor, len, height);
         let at = first + usize::from(y - top);
         if at < len {
-            let by = i64::try_from(at).unwrap_or(0) - i64::try_from(self.cursor(pane)).unwrap_or(0);
-            self.step(by);
+            let by = i64::try_from(at).unwrap_or(0) - i64::try_from(cursor).unwrap_or(0);
+            self.step(panes, by);
         }
     }
 
@@ -209,8 +214,8 @@ impl FleetApp {
     }
 
     /// Ctrl-A: mark every instance the filter shows (Instances).
-    pub(super) fn mark_all(&mut self, marks: &mut FleetMarks) {
-        if self.focus != Focus::Instances {
+    pub(super) fn mark_all(&mut self, panes: &mut Panes<'_>) {
+        if *panes.focus != Focus::Instances {
             self.say("Ctrl-A marks Instances (Tab to it)", true);
             return;
         }
@@ -225,14 +230,14 @@ impl FleetApp {
             })
             .collect();
         let count = shown.len();
-        marks.extend(shown);
+        panes.marks.extend(shown);
         self.say(format!("{count} marked"), false);
     }
 
     /// Select the row whose name (or `HOST/NAME`) matches `name` best:
     /// equal, else its start, else inside it; none says so. The App's
     /// jump line (Ctrl-F) hands its Enter here.
-    pub fn jump(&mut self, name: &str) {
+    pub fn jump(&mut self, name: &str, focus: &mut Focus) {
         // Each row as its NAME and as `HOST/NAME` (the `:` line's words,
         // which Ctrl-F's Tab offers for a name on several hosts).
         let name = name.trim();
@@ -259,7 +264,7 @@ impl FleetApp {
         });
         match found {
             Some(at) if !name.is_empty() => {
-                self.focus = Focus::Instances;
+                *focus = Focus::Instances;
                 self.selected.set(at);
                 self.remember();
             }
@@ -270,26 +275,24 @@ impl FleetApp {
         }
     }
 
-    pub(super) fn step(&mut self, by: i64) {
-        let len = match self.focus {
+    pub(super) fn step(&mut self, panes: &mut Panes<'_>, by: i64) {
+        let focus = *panes.focus;
+        let len = match focus {
             Focus::Instances => self.rows().len(),
             Focus::Operations => self.operations().len(),
             Focus::Backoffs => self.backoffs().len(),
-            Focus::Activity => self.fleet.activity.len(),
+            Focus::Activity | Focus::Supervisor => self.fleet.activity.len(),
             Focus::Hosts => self.fleet.hosts.len(),
         };
-        let at = i64::try_from(self.cursor(self.focus)).unwrap_or(0);
+        let cursor = panes.cursor(focus).unwrap_or_else(|| self.selected());
+        let at = i64::try_from(cursor).unwrap_or(0);
         let last = i64::try_from(len).unwrap_or(0) - 1;
         let to = usize::try_from(at.saturating_add(by).clamp(0, last.max(0))).unwrap_or(0);
-        match self.focus {
-            Focus::Instances => {
-                self.selected.set(to);
-                self.remember();
-            }
-            Focus::Operations => self.cursor[0] = to,
-            Focus::Backoffs => self.cursor[1] = to,
-            Focus::Activity => self.cursor[2] = to,
-            Focus::Hosts => self.cursor[3] = to,
+        if focus == Focus::Instances {
+            self.selected.set(to);
+            self.remember();
+        } else {
+            panes.set_cursor(focus, to);
         }
     }
 
@@ -358,28 +361,29 @@ impl FleetApp {
 
     /// The host the reaper keys act on: the Hosts pane's selection, else
     /// the selected instance's host.
-    pub(super) fn target_host(&self) -> Option<usize> {
-        if self.focus == Focus::Hosts {
-            return Some(self.cursor[3]).filter(|h| *h < self.fleet.hosts.len());
+    pub(super) fn target_host(&self, panes: &Panes<'_>) -> Option<usize> {
+        if *panes.focus == Focus::Hosts {
+            return Some(*panes.hosts).filter(|h| *h < self.fleet.hosts.len());
         }
         self.selected_instance().map(|(h, _)| h)
     }
 
-    pub(super) fn toggle_mark(&mut self, marks: &mut FleetMarks) {
-        if self.focus != Focus::Instances {
+    pub(super) fn toggle_mark(&mut self, panes: &mut Panes<'_>) {
+        if *panes.focus != Focus::Instances {
             return;
         }
         let Some((host, instance)) = self.selected_instance() else {
             return;
         };
         let key = (host, instance.key.clone());
-        if !marks.remove(&key) {
-            marks.insert(key);
+        if !panes.marks.remove(&key) {
+            panes.marks.insert(key);
         }
-        self.step(1);
+        self.step(panes, 1);
     }
 
-    pub(super) fn escape(&mut self, marks: &mut FleetMarks) {
+    pub(super) fn escape(&mut self, panes: &mut Panes<'_>) {
+        let marks = &mut *panes.marks;
         if !self.filter_text.is_empty() {
             self.set_filter(String::new());
         } else if !marks.is_empty() {

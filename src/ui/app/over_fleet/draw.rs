@@ -10,7 +10,7 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
-use super::{FleetApp, HostView};
+use super::{FleetState, HostView};
 use crate::model::text::sanitize_short;
 use crate::ui::panes::{pane_block, title, whole_items};
 use crate::ui::text::fit;
@@ -44,7 +44,12 @@ pub fn draw_filter_prompt(frame: &mut Frame, area: Rect, text: &str) {
 
 /// The fleet's footer in `area`: the logs view's search, a text view's
 /// keys, else the filter and the fleet's keys.
-pub(crate) fn draw_footer(frame: &mut Frame, area: Rect, app: &FleetApp, view: Option<&HostView>) {
+pub(crate) fn draw_footer(
+    frame: &mut Frame,
+    area: Rect,
+    app: &FleetState,
+    view: Option<&HostView>,
+) {
     let width = usize::from(area.width);
     let line = match view {
         Some(view) if let Some(search) = &view.search => search_line(search, width),

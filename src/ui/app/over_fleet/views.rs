@@ -7,30 +7,30 @@ use serde_json::Value;
 use crate::model::protocol::command::{Cmd, Command};
 
 use super::actions::shown_id;
-use super::{FleetApp, FleetEffect, FleetMarks, Focus, HostView, Search, Sent};
+use super::{FleetEffect, FleetState, Focus, HostView, Panes, Search, Sent};
 use crate::model::fleet::Host;
 use crate::model::fleet::rows::{Instance, Operation};
 use crate::model::fulltext::{FullText, LABEL};
 use crate::model::text::sanitize_short;
 use crate::ui::keys::{self, Action, Context, Input};
 
-impl FleetApp {
-    pub(super) fn enter(&mut self) -> Vec<FleetEffect> {
+impl FleetState {
+    pub(super) fn enter(&mut self, panes: &Panes<'_>) -> Vec<FleetEffect> {
         // The instance of the selected line, on its host.
-        let target = match self.focus {
+        let target = match *panes.focus {
             Focus::Instances => self
                 .selected_instance()
                 .map(|(host, instance)| (host, instance.key.name.clone())),
             Focus::Backoffs => self
                 .backoffs()
-                .get(self.cursor[1])
+                .get(*panes.backoffs)
                 .map(|(h, b)| (*h, b.instance.clone())),
             Focus::Operations => self
                 .operations()
-                .get(self.cursor[0])
+                .get(*panes.operations)
                 .map(|(h, op)| (*h, op.instance.clone())),
-            Focus::Activity | Focus::Hosts => {
-                self.whole();
+            Focus::Activity | Focus::Supervisor | Focus::Hosts => {
+                self.whole(panes);
                 return Vec::new();
             }
         };
@@ -95,8 +95,8 @@ impl FleetApp {
     }
 
     /// `e`: the selected line whole, in a text view.
-    pub(super) fn whole(&mut self) {
-        let (title, lines) = match self.focus {
+    pub(super) fn whole(&mut self, panes: &Panes<'_>) {
+        let (title, lines) = match *panes.focus {
             Focus::Instances => match self.selected_instance() {
                 Some((host, instance)) => (
                     format!(
@@ -108,7 +108,7 @@ impl FleetApp {
                 ),
                 None => return,
             },
-            Focus::Operations => match self.operations().get(self.cursor[0]) {
+            Focus::Operations => match self.operations().get(*panes.operations) {
                 Some((host, op)) => (
                     format!(
                         "operation {} on {}",
@@ -119,7 +119,7 @@ impl FleetApp {
                 ),
                 None => return,
             },
-            Focus::Backoffs => match self.backoffs().get(self.cursor[1]) {
+            Focus::Backoffs => match self.backoffs().get(*panes.backoffs) {
                 Some((host, b)) => (
                     format!(
                         "backoff of {} on {}",
@@ -130,16 +130,18 @@ impl FleetApp {
                 ),
                 None => return,
             },
-            Focus::Activity => match self.fleet.activity.iter().rev().nth(self.cursor[2]) {
-                Some(activity) => (
-                    format!("activity on {}", self.host_name(activity.host)),
-                    vec![crate::ui::panes::activity::fleet_text(self, activity)],
-                ),
-                None => return,
-            },
-            Focus::Hosts => match self.fleet.hosts.get(self.cursor[3]) {
+            Focus::Activity | Focus::Supervisor => {
+                match self.fleet.activity.iter().rev().nth(*panes.activity) {
+                    Some(activity) => (
+                        format!("activity on {}", self.host_name(activity.host)),
+                        vec![crate::ui::panes::activity::fleet_text(self, activity)],
+                    ),
+                    None => return,
+                }
+            }
+            Focus::Hosts => match self.fleet.hosts.get(*panes.hosts) {
                 Some(host) => (
-                    format!("host {}", self.host_name(self.cursor[3])),
+                    format!("host {}", self.host_name(*panes.hosts)),
                     host_lines(host, self.now),
                 ),
                 None => return,
@@ -209,7 +211,7 @@ impl FleetApp {
         view: &mut HostView,
         key: KeyEvent,
         now_ms: i64,
-        marks: &mut FleetMarks,
+        panes: &mut Panes<'_>,
     ) -> TextKey {
         self.now = now_ms.div_euclid(1000);
         self.dirty = true;
@@ -255,7 +257,7 @@ impl FleetApp {
                 view.scroll = last;
                 view.follow = view.logs.is_some();
             }
-            _ => out.sent = self.text_other_key(view.context, key, marks),
+            _ => out.sent = self.text_other_key(view.context, key, panes),
         }
         out
     }
@@ -268,7 +270,7 @@ impl FleetApp {
         &mut self,
         context: Context,
         key: KeyEvent,
-        marks: &mut FleetMarks,
+        panes: &mut Panes<'_>,
     ) -> Vec<FleetEffect> {
         if self.refuse_key(key, &[context]) {
             return Vec::new();
@@ -295,7 +297,7 @@ impl FleetApp {
                 | Action::TearDown
                 | Action::Reap
                 | Action::CopyDown,
-            ) => self.pane_key(key, marks),
+            ) => self.pane_key(key, panes),
             _ => Vec::new(),
         }
     }
