@@ -270,48 +270,6 @@ pub fn draw(frame: &mut Frame, app: &App) {
     }
 }
 
-/// Draw the confirm layer's `question` over the one host's panes (a
-/// fleet's question is drawn over the fleet's panes).
-fn draw_question(frame: &mut Frame, area: Rect, app: &App, question: &Question) {
-    match question {
-        Question::TearDown(instance) => {
-            panes::confirm::render_confirm(
-                frame,
-                area,
-                instance,
-                app.snapshot().liveness.get(&instance.name),
-                app.teardown(),
-            );
-        }
-        Question::Reap(instance) => panes::confirm::render_confirm_reap(
-            frame,
-            area,
-            instance,
-            app.snapshot().reap_attempt(&instance.name),
-            app.now(),
-            app.teardown(),
-        ),
-        Question::Bulk(bulk) => panes::confirm::render_confirm_bulk(frame, area, bulk),
-        Question::Cancel(op) => {
-            panes::confirm::render_confirm_cancel(frame, area, op, app.stackless());
-        }
-        Question::QueueDown(instance, op, others) => {
-            panes::confirm::render_confirm_queue_down(
-                frame,
-                area,
-                instance,
-                (&**op, others.as_str()),
-                app.teardown(),
-            );
-        }
-        Question::Verbs(question) => {
-            panes::confirm::render_confirm_verbs(frame, area, question);
-        }
-        // Drawn over the fleet's panes, above.
-        Question::Fleet(_) => {}
-    }
-}
-
 /// The App over a fleet: the fleet's panes, then the App's own layers
 /// over them (a question in its confirm layer, the one help).
 fn draw_over_fleet(frame: &mut Frame, app: &App, fleet: &app::over_fleet::FleetState) {
