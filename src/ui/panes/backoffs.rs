@@ -162,6 +162,8 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     if let Some(detail_area) = detail_area {
         frame.render_widget(Paragraph::new(details), detail_area);
     }
+    let (above, below) = super::hidden_rows(0, offset, rows_fit, len);
+    super::render_more(frame, area, above, below);
 }
 
 /// Column widths for a table `width` columns wide. INSTANCE first takes
