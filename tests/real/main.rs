@@ -2,7 +2,9 @@
 //! `examples/real_stackless`, see [`harness`]): real `up`/`down`, a real
 //! failed `up`, a real queued operation cancelled by the CLI, the real
 //! controller's lease reaper, each read back through this crate's store,
-//! reaper and headless `snapshot`.
+//! reaper and headless `snapshot`; the fleet view's `L` and `v` on a real
+//! host behind the real sshd of the end-to-end tests ([`sshd`]: skipped
+//! as they are when sshd is missing and `CI` is unset).
 //!
 //! Each test gets its own stackless (a temporary root, a free proxy port)
 //! and the tests run one at a time. They need `python3` on `PATH` (the
@@ -23,10 +25,15 @@ mod harness;
 /// console.
 #[path = "../e2e/harness.rs"]
 mod pty;
+/// The real OpenSSH server of the end-to-end tests, for the fleet's hosts.
+#[path = "../e2e/sshd.rs"]
+#[allow(dead_code, reason = "the fleet tests use part of it")]
+mod sshd;
 
 mod cancel;
 mod demo;
 mod failed_up;
+mod fleet_verbs;
 mod gen_store;
 mod logs;
 mod pending;

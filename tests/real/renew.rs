@@ -20,7 +20,7 @@ use crate::harness::{Role, Stack, real_stackless, unix_now, wait_until};
 /// and the embedded controller's flags before the verb (as
 /// [`Stack::down_command`] gives our teardowns), the rest of the argv as
 /// the console built it.
-fn program(stack: &Stack) -> String {
+pub(crate) fn program(stack: &Stack) -> String {
     let path = stack.root().join("stackless-for-the-console");
     let root = stack.root().display().to_string();
     let script = format!(
@@ -55,13 +55,13 @@ fn shown(path: &Path, name: &str) -> stackless_tui::model::Instance {
 
 /// Wait until the wall clock is past unix second `at` (a lease set at
 /// `at` and renewed now then ends later).
-fn next_second(at: i64) {
+pub(crate) fn next_second(at: i64) {
     wait_until("the next second", Duration::from_secs(5), || {
         (unix_now() > at).then_some(())
     });
 }
 
-fn lease(stack: &Stack, name: &str) -> (i64, i64) {
+pub(crate) fn lease(stack: &Stack, name: &str) -> (i64, i64) {
     stack
         .db()
         .query_row(
@@ -108,7 +108,7 @@ fn a_renew_moves_the_lease() {
 
 /// The app with a `[stack.verify]` check that passes while `<root>/ok`
 /// exists.
-fn verify_app(stack: &Stack) -> PathBuf {
+pub(crate) fn verify_app(stack: &Stack) -> PathBuf {
     let app = stack.write_app("verified", None);
     let definition = std::fs::read_to_string(app.join("stackless.toml")).expect("read");
     let marker = stack.root().join("ok");
