@@ -189,6 +189,7 @@ fn l_and_v_on_a_real_host_renew_and_verify_there() {
         (before + 600..=after + 600).contains(&renewed_at),
         "{before} {renewed_at} {after}"
     );
+    assert!(renewed_at > set, "{set} -> {renewed_at}");
     let lines = activity(&renewed);
     assert!(
         [
