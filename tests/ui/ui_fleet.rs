@@ -2009,3 +2009,41 @@ fn ctrl_f_tab_then_enter_jumps_to_the_named_hosts_row() {
     );
     assert_eq!(app.flash(), None);
 }
+
+/// Every pane over a fleet counts the rows it cannot show in its bottom
+/// border, as on one host: at 80x16 the Instances pane shows a window of
+/// the merged rows and says how many are below it.
+#[test]
+fn the_instances_pane_over_a_fleet_counts_its_hidden_rows() {
+    let app = fleet();
+    let text = screen(&app, 80, 16);
+    let lines: Vec<&str> = text.lines().collect();
+    let title = lines
+        .iter()
+        .find(|l| l.contains("Instances 1/"))
+        .expect("the Instances title");
+    let total: usize = title
+        .split("Instances 1/")
+        .nth(1)
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .expect("a row count");
+    let drawn = lines
+        .iter()
+        .filter(|l| l.starts_with('║') && l.contains("fleet-"))
+        .count();
+    let border = lines
+        .iter()
+        .find(|l| l.starts_with('╚'))
+        .expect("the Instances bottom border");
+    assert_eq!(
+        (
+            total,
+            drawn,
+            border.contains(&format!("↓ {} more", total - drawn))
+        ),
+        (total, drawn, true),
+        "{text}"
+    );
+    assert!(total > drawn, "{text}");
+}

@@ -300,6 +300,7 @@ pub(crate) fn fleet_list(
     let cursor = app.fleet_cursor(focus);
     let first = hosts::window(cursor, lines.len(), height);
     let width = usize::from(inner.width);
+    let (above, below) = hidden_rows(0, first, height, lines.len());
     let shown: Vec<Line> = lines
         .into_iter()
         .enumerate()
@@ -320,6 +321,7 @@ pub(crate) fn fleet_list(
         })
         .collect();
     frame.render_widget(Paragraph::new(shown), inner);
+    render_more(frame, area, above, below);
 }
 
 #[cfg(test)]

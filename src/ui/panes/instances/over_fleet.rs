@@ -203,6 +203,8 @@ pub(super) fn render(
         .header(header)
         .column_spacing(1);
     frame.render_widget(table, inner);
+    let (above, below) = crate::ui::panes::hidden_rows(0, first, height, rows.len());
+    crate::ui::panes::render_more(frame, area, above, below);
     if rows.is_empty() {
         let text = if fleet.hosts.iter().all(|h| h.synced_at.is_none()) {
             "waiting for the hosts' first snapshots…"
