@@ -110,7 +110,10 @@ fn a_bulk_renew_keeps_each_lease_and_asks_a_shorter_one_apart() {
 
     // One duration typed for both: hotel's lease would get shorter.
     tui.send(":renew alpha hotel 10m\r");
-    let screen = tui.wait_until("alpha's question", UI, |s| question(s).contains("[y/N]"));
+    // The new question, not the last one still drawn.
+    let screen = tui.wait_until("alpha's question", UI, |s| {
+        question(s).starts_with("Renew alpha's lease") && question(s).contains("[y/N]")
+    });
     let asked = question(&screen);
     assert!(asked.starts_with("Renew alpha's lease for 10m?"), "{asked}");
     assert!(
