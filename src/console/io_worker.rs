@@ -160,8 +160,16 @@ impl Worker {
                 Some(Answer::OperationEvents { id, result })
             }
             Request::VerifyOutput { instance, path } => {
-                let result =
-                    read_tail(&path, crate::event::VERIFY_OUTPUT_BYTES).map_err(|e| e.to_string());
+                // The path is stackless's answer: never one of the store's
+                // own files (those are touched only through SQLite).
+                let result = if crate::store::files::names_a_store_file(&self.details.path, &path) {
+                    Err(format!(
+                        "{} is one of the store's files: not read",
+                        path.display()
+                    ))
+                } else {
+                    read_tail(&path, crate::event::VERIFY_OUTPUT_BYTES).map_err(|e| e.to_string())
+                };
                 Some(Answer::VerifyOutput {
                     instance,
                     path,

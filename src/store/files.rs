@@ -72,6 +72,23 @@ impl StoreFile {
     }
 }
 
+/// Whether `path` names one of the files of the store at `store` (the
+/// database, its `-wal` or `-shm`), by `(device, inode)` without following
+/// a symlink at `path`: a file someone else names (a child's answer) must
+/// not be opened and closed by anything but this module while a
+/// connection is open. Only `stat`s; a path that cannot be read is not one.
+#[must_use]
+pub fn names_a_store_file(store: &Path, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    let Ok(named) = std::fs::symlink_metadata(path) else {
+        return false;
+    };
+    [StoreFile::Db, StoreFile::Wal, StoreFile::Shm]
+        .into_iter()
+        .filter_map(|which| std::fs::metadata(which.path(store)).ok())
+        .any(|meta| meta.dev() == named.dev() && meta.ino() == named.ino())
+}
+
 /// One descriptor kept open: which file, its `(device, inode)`.
 #[derive(Debug)]
 struct Kept {
@@ -269,6 +286,32 @@ pub fn create_new(path: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_naming_a_store_file_is_told_by_its_inode() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("state.db");
+        std::fs::write(&store, b"db").unwrap();
+        std::fs::write(StoreFile::Wal.path(&store), b"wal").unwrap();
+        let other = dir.path().join("out.txt");
+        std::fs::write(&other, b"output").unwrap();
+        let hard = dir.path().join("hard-link");
+        std::fs::hard_link(StoreFile::Wal.path(&store), &hard).unwrap();
+        let soft = dir.path().join("soft-link");
+        std::os::unix::fs::symlink(&store, &soft).unwrap();
+        assert!(names_a_store_file(&store, &store));
+        assert!(names_a_store_file(&store, &StoreFile::Wal.path(&store)));
+        assert!(
+            names_a_store_file(&store, &hard),
+            "another name, same inode"
+        );
+        assert!(!names_a_store_file(&store, &other));
+        assert!(
+            !names_a_store_file(&store, &soft),
+            "a symlink is not followed (and the reader refuses it)"
+        );
+        assert!(!names_a_store_file(&store, &dir.path().join("missing")));
+    }
 
     #[test]
     fn one_descriptor_per_inode_kept_until_released() {

@@ -955,7 +955,17 @@ fn a_teardown_asked_again_before_the_snapshot_shows_the_last_is_refused_in_the_r
     assert_eq!(replies.len(), 750);
     let ok = replies.iter().filter(|r| r["ok"] == true).count();
     let torn = crate::common::calls(dir.path()).len();
-    assert!(ok >= 1 && torn == ok, "{ok} answered ok, {torn} downs ran");
+    // The agent stops its teardowns still running when its stdin ends
+    // (docs/protocol.md): one answered ok just before the end may be
+    // stopped before its `down` ran, and says so.
+    let interrupted = messages
+        .iter()
+        .filter(|m| m["type"] == "activity" && m["kind"] == "stopped")
+        .count();
+    assert!(
+        ok >= 1 && torn <= ok && torn + interrupted >= ok,
+        "{ok} answered ok, {torn} downs ran, {interrupted} interrupted"
+    );
     if let Err(why) = no_refusal_after_ok(&cases, &messages) {
         panic!("{why}");
     }
