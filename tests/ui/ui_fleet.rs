@@ -2047,3 +2047,53 @@ fn the_instances_pane_over_a_fleet_counts_its_hidden_rows() {
     );
     assert!(total > drawn, "{text}");
 }
+
+/// An agent started again on a reconnect starts unpaused: a host whose
+/// reaper the operator paused is paused again before its first pass, once,
+/// and Activity says so.
+#[test]
+fn a_host_paused_by_the_operator_is_paused_again_after_its_agent_restarts() {
+    let mut app = fleet();
+    select(&mut app, "fleet-1", "alpha");
+    let reaper = |paused: bool| {
+        json!({"type":"reaper","by":"agent","pid":42,"paused":paused,
+            "next_pass_at":if paused { Value::Null } else { json!(NOW + 10) },
+            "text":"reaper: every 60s","last_pass":null})
+    };
+    let pauses = |effects: &[FleetEffect]| {
+        sent(effects)
+            .into_iter()
+            .filter(|(_, c)| c["cmd"] == "pause")
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        pauses(&press(&mut app, KeyCode::Char('P'))),
+        [(0, json!({"cmd":"pause"}))]
+    );
+    app.line(0, &reaper(true), NOW_MS);
+    assert_eq!(pauses(&app.tick(NOW_MS + 1_000)), []);
+    // The connection is lost and made again; the new agent's reaper runs.
+    app.link(
+        0,
+        link(LinkState::Stale, Some("no line for 15s")),
+        NOW_MS + 2_000,
+    );
+    app.link(0, link(LinkState::Connected, None), NOW_MS + 3_000);
+    app.line(0, &reaper(false), NOW_MS + 3_000);
+    assert_eq!(
+        pauses(&app.tick(NOW_MS + 4_000)),
+        [(0, json!({"cmd":"pause"}))]
+    );
+    // Once, until the agent says its reaper is paused.
+    assert_eq!(pauses(&app.tick(NOW_MS + 5_000)), []);
+    let text = screen(&app, 160, 40);
+    assert!(
+        text.contains("fleet-1's agent started again unpaused: its reaper paused again"),
+        "{text}"
+    );
+    // A host the operator resumed is left running.
+    app.line(0, &reaper(true), NOW_MS + 6_000);
+    press(&mut app, KeyCode::Char('P'));
+    app.line(0, &reaper(false), NOW_MS + 7_000);
+    assert_eq!(pauses(&app.tick(NOW_MS + 8_000)), []);
+}

@@ -217,6 +217,11 @@ pub struct FleetState {
     said: Option<Said>,
     next_id: u64,
     sent: HashMap<(usize, String), Sent>,
+    /// The hosts whose reaper the operator paused (a `pause` sent, no
+    /// `resume` since), each with whether a pause was sent again and not
+    /// yet seen: an agent started again (a reconnect) starts unpaused, and
+    /// is paused again before its first pass ([`Self::tick`]).
+    held: HashMap<usize, bool>,
     /// How many commands each `y` sent (by its number).
     batch_sizes: HashMap<u64, usize>,
     /// The answers so far of the latest `y` answered.
@@ -272,6 +277,7 @@ impl FleetState {
             said: None,
             next_id: 1,
             sent: HashMap::new(),
+            held: HashMap::new(),
             batch_sizes: HashMap::new(),
             answers: None,
             last_ping: vec![0; count],
@@ -362,7 +368,7 @@ impl FleetState {
         if self.filter_text.contains("expired") {
             self.reorder();
         }
-        let mut out = Vec::new();
+        let mut out = self.pause_again(now_ms);
         for host in 0..self.fleet.hosts.len() {
             let one = &self.fleet.hosts[host];
             if one.link.state != LinkState::Connected || one.hello.is_none() {
@@ -380,6 +386,48 @@ impl FleetState {
             }
             self.last_ping[host] = now_ms;
             out.push(self.send(host, Command::Ping, Sent::Ping(now_ms)));
+        }
+        out
+    }
+
+    /// A `pause` again to each connected host the operator paused whose
+    /// agent now says its reaper runs (an agent started again on a
+    /// reconnect starts unpaused, its first pass a few seconds away), once
+    /// until its reaper is seen paused; said in Activity.
+    fn pause_again(&mut self, now_ms: i64) -> Vec<FleetEffect> {
+        let mut out = Vec::new();
+        let held: Vec<(usize, bool)> = self.held.iter().map(|(h, s)| (*h, *s)).collect();
+        for (host, sent) in held {
+            let Some(one) = self.fleet.hosts.get(host) else {
+                continue;
+            };
+            let paused = one.reaper.as_ref().map(|r| r.paused);
+            if paused == Some(true) {
+                self.held.insert(host, false);
+                continue;
+            }
+            if sent
+                || paused != Some(false)
+                || one.link.state != LinkState::Connected
+                || one.hello.is_none()
+            {
+                continue;
+            }
+            let name = self.host_name(host);
+            self.note(
+                host,
+                "paused",
+                "",
+                format!("{name}'s agent started again unpaused: its reaper paused again, as the operator paused it"),
+                now_ms,
+            );
+            let batch = self.next_id;
+            self.batch_sizes.insert(batch, 1);
+            out.push(self.send(
+                host,
+                Command::Pause,
+                Sent::Action("pause".to_owned(), batch),
+            ));
         }
         out
     }
@@ -556,6 +604,15 @@ impl FleetState {
     /// The command `command` with a new `id`, to host `host`, remembered
     /// as `sent`.
     fn send(&mut self, host: usize, command: Command, sent: Sent) -> FleetEffect {
+        match command {
+            Command::Pause => {
+                self.held.insert(host, true);
+            }
+            Command::Resume => {
+                self.held.remove(&host);
+            }
+            _ => {}
+        }
         let id = format!("f{}", self.next_id);
         self.next_id += 1;
         let line = Request {
