@@ -321,6 +321,7 @@ def main():
     ap.add_argument("--idle-secs", type=int, default=60)
     ap.add_argument("--work", default="/tmp/fleet-bench")
     ap.add_argument("--json")
+    ap.add_argument("--perf", help="perf record the console over the idle window into this file")
     args = ap.parse_args()
     binary = os.path.abspath(args.bin)
     os.makedirs(args.work, exist_ok=True)
@@ -398,7 +399,17 @@ def main():
         t0 = thread_cpu(console.pid)
         s0 = sum(cpu_secs(p) for p in ssh)
         a0 = sum(cpu_secs(p) for p in agents)
+        perf = None
+        if args.perf:
+            # Where the idle time goes: samples of the console alone over
+            # the idle window (`perf report -i FILE`).
+            perf = subprocess.Popen(
+                ["perf", "record", "-F", "999", "-g", "-o", args.perf, "-p", str(console.pid)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         console.drain(args.idle_secs)
+        if perf is not None:
+            perf.send_signal(signal.SIGINT)
+            perf.wait()
         results["idle_cpu_pct"] = {
             "console": round((cpu_secs(console.pid) - c0) / args.idle_secs * 100, 2),
             "ssh_clients": round((sum(cpu_secs(p) for p in ssh) - s0) / args.idle_secs * 100, 2),

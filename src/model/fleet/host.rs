@@ -2,6 +2,7 @@
 //! stream built (docs/protocol.md "The out-stream"), and its rows' order
 //! by one sort key, as the console orders one host's rows. Pure.
 
+use std::cell::Cell;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
 
@@ -59,6 +60,21 @@ pub struct Host {
     pub(super) group_rows: usize,
     pub(super) group_reset: bool,
     pub(super) bounds: Bounds,
+    /// [`Host::counts`]' last answer and the span of the host's clock it
+    /// holds for: the counts change only at a `synced` (a new
+    /// [`Host::version`]) or when a lease runs out.
+    counted: Cell<Option<Counted>>,
+}
+
+/// [`Host::counts`] as computed for one version of a host's tables: it
+/// holds while the host's clock is in `from..until` (`until` the soonest
+/// expiry still ahead, unix seconds).
+#[derive(Debug, Clone, Copy)]
+struct Counted {
+    version: u64,
+    from: i64,
+    until: i64,
+    counts: (usize, usize, usize, usize),
 }
 
 impl Host {
@@ -95,6 +111,7 @@ impl Host {
             group_rows: 0,
             group_reset: false,
             bounds: Bounds::default(),
+            counted: Cell::new(None),
         }
     }
 
@@ -245,7 +262,14 @@ impl Host {
     #[must_use]
     pub fn counts(&self, now: i64) -> (usize, usize, usize, usize) {
         let now = self.host_now(now);
+        if let Some(counted) = self.counted.get()
+            && counted.version == self.version
+            && (counted.from..counted.until).contains(&now)
+        {
+            return counted.counts;
+        }
         let mut counts = (self.instances.len(), 0, 0, 0);
+        let mut until = i64::MAX;
         for instance in &self.instances {
             if instance.tombstoned() {
                 counts.3 += 1;
@@ -253,9 +277,17 @@ impl Host {
                 counts.1 += 1;
                 if instance.expired(now) {
                     counts.2 += 1;
+                } else if let Some(lease) = instance.lease {
+                    until = until.min(lease.expires_at);
                 }
             }
         }
+        self.counted.set(Some(Counted {
+            version: self.version,
+            from: now,
+            until,
+            counts,
+        }));
         counts
     }
 

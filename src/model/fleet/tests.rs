@@ -466,3 +466,30 @@ fn the_first_pass_countdown_is_on_the_hosts_clock_until_it_ran() {
     );
     assert_eq!(fleet.hosts[0].first_pass_in(NOW), None);
 }
+
+#[test]
+fn a_hosts_counts_follow_each_expiry_and_each_synced_without_a_recount_between() {
+    let mut fleet = Fleet::new(vec!["fleet-1".into()], NOW);
+    connected(&mut fleet, 0);
+    snapshot(
+        &mut fleet,
+        0,
+        &[
+            instance("alpha", "a1", NOW + 10),
+            instance("bravo", "b1", NOW + 20),
+        ],
+    );
+    let host = &fleet.hosts[0];
+    assert_eq!(host.counts(NOW), (2, 2, 0, 0));
+    assert_eq!(host.counts(NOW + 9), (2, 2, 0, 0));
+    // `expires_at <= now` (stackless §6): expired at the second itself.
+    assert_eq!(host.counts(NOW + 10), (2, 2, 1, 0));
+    assert_eq!(host.counts(NOW + 19), (2, 2, 1, 0));
+    assert_eq!(host.counts(NOW + 20), (2, 2, 2, 0));
+    // The clock set back: counted again, not the later answer kept.
+    assert_eq!(host.counts(NOW), (2, 2, 0, 0));
+    // A new snapshot (a new version) is counted at once.
+    snapshot(&mut fleet, 0, &[instance("charlie", "c1", NOW + 5)]);
+    assert_eq!(fleet.hosts[0].counts(NOW), (1, 1, 0, 0));
+    assert_eq!(fleet.hosts[0].counts(NOW + 5), (1, 1, 1, 0));
+}
