@@ -1699,3 +1699,83 @@ fn a_failed_verify_is_not_counted_as_a_failed_teardown() {
         "no failed teardown counted: {text}"
     );
 }
+
+/// After new finished operations arrive (a pending one finished, two new
+/// ones above the selection, which follows its operation), the newest
+/// finished ones are drawn: the pending ones pinned on top, no offset
+/// kept from before hiding the newest above the window, zoomed or not,
+/// without `g`; what is not drawn is counted (`↓ N more`).
+#[test]
+fn the_newest_finished_operations_are_drawn_after_new_ones_finish() {
+    // Created and ended that many seconds before the capture.
+    let finished = |name: &str, created: i64, ended: i64| {
+        op(
+            &format!("{name}-0000-4000-8000-000000000000"),
+            name,
+            "up",
+            OpStatus::Succeeded,
+            created,
+            ended,
+        )
+    };
+    let pending = |i: usize| {
+        let status = if i == 0 {
+            OpStatus::Running
+        } else {
+            OpStatus::Queued
+        };
+        op(
+            &format!("p{i}"),
+            &format!("pend{i}"),
+            "up",
+            status,
+            100,
+            100,
+        )
+    };
+    let mut rows = rows();
+    rows.operations = (0..3).map(pending).collect();
+    rows.operations.extend((0..30).map(|i| {
+        let i = i64::try_from(i).unwrap();
+        finished(&format!("old{i:02}"), 900 + i, 890 + i)
+    }));
+    let mut app = App::new(config(), CAPTURE);
+    app.handle(Event::Snapshot(snapshot(rows.clone())), CAPTURE);
+    focus_operations(&mut app);
+    for _ in 0..3 {
+        press(&mut app, KeyCode::Char('j'));
+    }
+    assert_eq!(
+        app.selected_operation().map(|o| o.instance.as_str()),
+        Some("old00")
+    );
+    press(&mut app, KeyCode::Char('z'));
+    let before = render_app(&app, 80, 24);
+    assert!(before.contains("old00"), "{before}");
+    // pend2 finished; new-a and new-b finished after it.
+    let mut next = rows.clone();
+    let mut done = next.operations.remove(2);
+    done.status = OpStatus::Succeeded;
+    done.updated_at = CAPTURE + 2;
+    next.operations.splice(
+        2..2,
+        [finished("new-b", -1, -4), finished("new-a", -1, -3), done],
+    );
+    app.handle(Event::Snapshot(snapshot(next)), CAPTURE + 5);
+    assert_eq!(
+        app.selected_operation().map(|o| o.instance.as_str()),
+        Some("old00")
+    );
+    let zoomed = render_app(&app, 80, 24);
+    assert_snapshot!("operations_newest_drawn_zoomed_80x24", zoomed);
+    for name in ["pend0", "pend1", "new-b", "new-a", "pend2", "old00"] {
+        assert!(zoomed.contains(name), "{name} drawn: {zoomed}");
+    }
+    assert!(!zoomed.contains("↑ "), "nothing hidden above: {zoomed}");
+    press(&mut app, KeyCode::Char('z'));
+    let plain = render_app(&app, 120, 40);
+    for name in ["pend0", "pend1", "new-b", "new-a", "pend2", "old00"] {
+        assert!(plain.contains(name), "{name} drawn: {plain}");
+    }
+    assert!(!plain.contains("↑ "), "nothing hidden above: {plain}");
+}
