@@ -325,7 +325,9 @@ impl ReapTarget {
     /// The usage exit (2) already said on stderr: a bad `--down-cmd`, or a
     /// store that cannot be opened or reaped here.
     fn open(cli: &Cli) -> Result<Self, ExitCode> {
-        let down = DownCommand::parse(&cli.down_cmd).map_err(|error| usage(&error.to_string()))?;
+        let down = cli
+            .down_command()
+            .map_err(|error| usage(&error.to_string()))?;
         let crate::startup::Opened {
             path,
             store,
