@@ -1735,10 +1735,8 @@ fn the_newest_finished_operations_are_drawn_after_new_ones_finish() {
     };
     let mut rows = rows();
     rows.operations = (0..3).map(pending).collect();
-    rows.operations.extend((0..30).map(|i| {
-        let i = i64::try_from(i).unwrap();
-        finished(&format!("old{i:02}"), 900 + i, 890 + i)
-    }));
+    rows.operations
+        .extend((0..30_i64).map(|i| finished(&format!("old{i:02}"), 900 + i, 890 + i)));
     let mut app = App::new(config(), CAPTURE);
     app.handle(Event::Snapshot(snapshot(rows.clone())), CAPTURE);
     focus_operations(&mut app);
