@@ -16,8 +16,10 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use crate::model::controller::ReaperChoice;
 
-/// The default teardown command (contract §6 step 3).
-pub(crate) const DEFAULT_DOWN_CMD: &str = "stackless down {name} --json";
+/// The default teardown command's arguments after its program, the
+/// `--stackless` program (contract §6 step 3: `stackless down {name}
+/// --json`).
+pub(crate) const DEFAULT_DOWN_ARGS: [&str; 3] = ["down", "{name}", "--json"];
 
 /// Exit status for a usage or store error (the terminal is left untouched).
 pub(crate) const EXIT_USAGE: u8 = 2;
@@ -119,9 +121,15 @@ pub struct Cli {
 
     /// The teardown command, split into argv once at start-up (never run
     /// through a shell); `{name}` is replaced by the instance name as one
-    /// whole argument.
-    #[arg(long, value_name = "CMD", default_value = DEFAULT_DOWN_CMD, env = "STACKLESS_TUI_DOWN_CMD", global = true)]
-    pub down_cmd: String,
+    /// whole argument. Default: the --stackless program with `down {name}
+    /// --json` (`stackless down {name} --json`).
+    #[arg(
+        long,
+        value_name = "CMD",
+        env = "STACKLESS_TUI_DOWN_CMD",
+        global = true
+    )]
+    pub down_cmd: Option<String>,
 
     /// A teardown still running after this long is killed (its process
     /// group gets TERM, then KILL) and counted as a failed attempt.
@@ -141,7 +149,8 @@ pub struct Cli {
 
     /// The stackless CLI that `c`, `L`, `v` and a queued `d` run
     /// (`operation cancel ID`, `up --name NAME --lease D`, `verify NAME`,
-    /// `down NAME --no-wait`, each with `--json`; stackless 0.4.0); a bare
+    /// `down NAME --no-wait`, each with `--json`; stackless 0.4.0), and the
+    /// teardown's (`down NAME --json`) unless --down-cmd is given; a bare
     /// name is looked up in PATH. It must reach this store: the console
     /// passes it no `--state-dir`, so point it there with a wrapper when
     /// `--state` is not stackless's default store.
@@ -393,6 +402,29 @@ pub(crate) fn default_config_path(
     }
     home.filter(|h| Path::new(h).is_absolute())
         .map(|h| Path::new(h).join(".config/stackless-tui/config.toml"))
+}
+
+impl Cli {
+    /// The teardown command the reaper, `d` and `reap --once` run:
+    /// `--down-cmd` split into argv when given, else the `--stackless`
+    /// program (one argument, whatever its characters; a path that is not
+    /// UTF-8 is read lossily) with [`DEFAULT_DOWN_ARGS`], so one
+    /// `--stackless` names the program of every verb.
+    ///
+    /// # Errors
+    /// `--down-cmd` cannot be split, is empty or lacks `{name}`.
+    pub(crate) fn down_command(
+        &self,
+    ) -> Result<crate::reaper::DownCommand, crate::reaper::teardown::DownCommandError> {
+        match &self.down_cmd {
+            Some(template) => crate::reaper::DownCommand::parse(template),
+            None => crate::reaper::DownCommand::from_argv(
+                std::iter::once(self.stackless.to_string_lossy().into_owned())
+                    .chain(DEFAULT_DOWN_ARGS.iter().map(|a| (*a).to_owned()))
+                    .collect(),
+            ),
+        }
+    }
 }
 
 /// The flags a config file may set (their long names, as TOML keys).
@@ -663,10 +695,36 @@ mod tests {
         let cli = Cli::parse_from(["stackless-tui"]);
         assert_eq!(cli.tick, Duration::from_secs(60));
         assert_eq!(cli.down_timeout, Duration::from_secs(600));
-        assert_eq!(cli.down_cmd, DEFAULT_DOWN_CMD);
+        assert_eq!(cli.down_cmd, None);
+        assert_eq!(
+            cli.down_command().unwrap().template(),
+            ["stackless", "down", "{name}", "--json"]
+        );
         assert_eq!(cli.reap_concurrency, 2);
         assert_eq!(cli.stackless, PathBuf::from("stackless"));
         assert!(cli.demo.is_none() && !cli.no_reaper && !cli.read_only && !cli.dry_run);
+    }
+
+    /// `--stackless` names the default teardown's program too, as one
+    /// argument; `--down-cmd` wins over it.
+    #[test]
+    fn stackless_is_the_default_teardowns_program_and_down_cmd_wins() {
+        let cli = Cli::parse_from(["stackless-tui", "--stackless", "/opt/my tools/stackless"]);
+        assert_eq!(
+            cli.down_command().unwrap().template(),
+            ["/opt/my tools/stackless", "down", "{name}", "--json"]
+        );
+        let cli = Cli::parse_from([
+            "stackless-tui",
+            "--stackless",
+            "/opt/stackless",
+            "--down-cmd",
+            "my-down {name}",
+        ]);
+        assert_eq!(
+            cli.down_command().unwrap().template(),
+            ["my-down", "{name}"]
+        );
     }
 
     fn args(list: &[&str]) -> Vec<OsString> {

@@ -202,7 +202,7 @@ fn teardown_command(
             "--json".into(),
         ])?
     } else {
-        DownCommand::parse(&cli.down_cmd)?
+        cli.down_command()?
     })
 }
 

@@ -146,7 +146,16 @@ pub fn activity(name: &str, behind: &str, outcome: &Outcome, at: i64) -> Activit
             } else {
                 format!("down {status} (submitted behind its {behind}){op}")
             };
-            Activity::new(at, Actor::Operator, name, ActivityKind::Queued, detail)
+            let queued = Activity::new(at, Actor::Operator, name, ActivityKind::Queued, detail);
+            if id.is_empty() {
+                queued
+            } else {
+                queued.with_operation(crate::model::activity::OpRef {
+                    id: id.clone(),
+                    verb: "down".to_owned(),
+                    error: String::new(),
+                })
+            }
         }
         Outcome::Refused(error, envelope) => Activity::new(
             at,

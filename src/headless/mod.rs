@@ -139,12 +139,17 @@ pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
         }
         Ok(())
     } else {
+        // Each instance's services, for its STAGE cell.
+        let services = match table_services(&mut store, &snapshot) {
+            Ok(services) => services,
+            Err(error) => return usage(&error.to_string()),
+        };
         report::write_table(
             &mut out,
             &snapshot,
             now,
             &path.display().to_string(),
-            &Services::new(),
+            &services,
             &crate::startup::display_zone(cli.utc),
             clock.as_ref(),
         )
@@ -157,6 +162,24 @@ pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
         Err(error) => return usage(&error.to_string()),
     }
     ExitCode::SUCCESS
+}
+
+/// Every instance's services of `snapshot` with any, by name, read as
+/// `snapshot --json` reads them ([`BatchedServices`]): the table's STAGE.
+fn table_services(
+    store: &mut crate::store::Store,
+    snapshot: &crate::model::Snapshot,
+) -> Result<Services, crate::store::StoreError> {
+    let mut services = BatchedServices::new(store, snapshot);
+    services.read_whole()?;
+    let mut by_name = Services::new();
+    for instance in &snapshot.instances {
+        let of = services.of(instance)?;
+        if !of.is_empty() {
+            by_name.insert(instance.name.clone(), of);
+        }
+    }
+    Ok(by_name)
 }
 
 /// What the reaper would do now includes whether it would act at all: a
@@ -325,7 +348,9 @@ impl ReapTarget {
     /// The usage exit (2) already said on stderr: a bad `--down-cmd`, or a
     /// store that cannot be opened or reaped here.
     fn open(cli: &Cli) -> Result<Self, ExitCode> {
-        let down = DownCommand::parse(&cli.down_cmd).map_err(|error| usage(&error.to_string()))?;
+        let down = cli
+            .down_command()
+            .map_err(|error| usage(&error.to_string()))?;
         let crate::startup::Opened {
             path,
             store,

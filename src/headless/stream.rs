@@ -126,7 +126,7 @@ enum Writer<'a, W: std::io::Write> {
 
 /// What [`stream`] writes with: the document or the table, and each
 /// instance's services probed as [`BatchedServices`] probes them (the
-/// document's only).
+/// document's, and the table's STAGE).
 struct Reader<'a, W: std::io::Write> {
     writer: Writer<'a, W>,
     /// Said on stderr once the stream is read.
@@ -150,8 +150,9 @@ impl<W: std::io::Write> crate::store::StreamReader for Reader<'_, W> {
         matches!(self.writer, Writer::Table(_)) && pass == report::TableStream::<W>::GC_PASS
     }
 
+    /// The document's services, and the table's STAGE column.
     fn wants_services(&self) -> bool {
-        matches!(self.writer, Writer::Json(_))
+        true
     }
 
     fn head(&mut self, head: &crate::model::Snapshot) -> std::io::Result<()> {
@@ -172,21 +173,26 @@ impl<W: std::io::Write> crate::store::StreamReader for Reader<'_, W> {
         services: Option<crate::store::services::ServiceRows>,
         observations: Vec<crate::model::detail::Observation>,
     ) -> std::io::Result<()> {
-        let json = match &mut self.writer {
-            Writer::Json(json) => json,
-            Writer::Table(table) => return table.instance(pass, head, instance),
-        };
+        // The table's GC pass shows no services: none probed for it.
+        let table_gc =
+            matches!(self.writer, Writer::Table(_)) && pass == report::TableStream::<W>::GC_PASS;
         let services = match of_birth(instance, services, !observations.is_empty()) {
-            Some(rows) => probed(
+            Some(rows) if !table_gc => probed(
                 rows,
                 observations,
                 instance.status == crate::model::Status::Tombstoned,
                 (&self.state_dir, self.proxy_port),
                 self.probe.as_mut(),
             ),
-            None => Vec::new(),
+            _ => Vec::new(),
         };
-        json.instance(head, instance, services)
+        match &mut self.writer {
+            Writer::Json(json) => json.instance(head, instance, services),
+            Writer::Table(table) => {
+                let stage = report::stage_text(&services);
+                table.instance(pass, head, (instance, &stage))
+            }
+        }
     }
 
     fn finish(&mut self, head: &crate::model::Snapshot) -> std::io::Result<()> {

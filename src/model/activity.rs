@@ -194,6 +194,9 @@ pub struct Activity {
     /// Read back from the audit trail when the console started (a teardown
     /// an earlier console ran), not something that happened since.
     pub restored: bool,
+    /// The controller operation this entry tells of (an observed outcome,
+    /// the operator's queued teardown), `None` for any other entry.
+    pub operation: Option<OpRef>,
     /// A bulk action's refusals, each its own entry (refused ones are
     /// listed with their reason), when this entry stands for
     /// them in the audit trail: the trail writes one line per entry of the
@@ -243,7 +246,56 @@ impl Activity {
             envelope: String::new(),
             duration: None,
             restored: false,
+            operation: None,
             batch: Vec::new(),
         }
     }
+
+    /// This entry, telling of the controller operation `operation`.
+    #[must_use]
+    pub fn with_operation(mut self, operation: OpRef) -> Self {
+        self.operation = Some(operation);
+        self
+    }
+
+    /// Whether `newer` repeats this entry, so the Activity log folds it
+    /// into this line (`x2`, counted exactly): the same actor, instance
+    /// and kind, and the same detail, or, for two outcomes of controller
+    /// operations, the same verb and error (their run and queue times
+    /// differ from one operation to the next: the controller's lease
+    /// reaper retrying a failing `down` is one line, `x5`).
+    #[must_use]
+    pub fn repeats(&self, newer: &Self) -> bool {
+        self.actor == newer.actor
+            && self.instance == newer.instance
+            && self.kind == newer.kind
+            && (self.detail == newer.detail
+                || matches!(
+                    (&self.operation, &newer.operation),
+                    (Some(a), Some(b)) if a.verb == b.verb && a.error == b.error
+                ))
+    }
+
+    /// Whether this entry is a failed teardown, what the Activity title's
+    /// `failed` counts: a `down` this console ran (the reaper's, the
+    /// operator's `d`), or a controller `down` operation that failed (its
+    /// lease reaper's, the operator's queued one). A failed `up`, renew
+    /// or verify is no teardown (stackless §6: a reap is a `down`).
+    #[must_use]
+    pub fn is_failed_teardown(&self) -> bool {
+        self.kind == ActivityKind::Failed
+            && self.operation.as_ref().is_none_or(|op| op.verb == "down")
+    }
+}
+
+/// The controller operation an Activity entry tells of (stackless 0.4.0
+/// `operations` rows).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpRef {
+    /// `operations.id`.
+    pub id: String,
+    /// `operations.verb`: `up`, `down`, `verify`, `gc`.
+    pub verb: String,
+    /// Its error's `code: message` (`error_json`), empty when none.
+    pub error: String,
 }

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use super::activity::{Activity, ActivityKind, Actor};
+use super::activity::{Activity, ActivityKind, Actor, OpRef};
 use super::envelope::parse_error;
 use super::operation::{OpStatus, Operation};
 use super::rows::{Rows, Status};
@@ -66,21 +66,31 @@ impl Observed {
                 Activity::new(at, Actor::Observed, name, ActivityKind::Tombstoned, "")
             }
             Self::Finished(op) => {
-                let kind = match op.status {
-                    OpStatus::Succeeded => ActivityKind::Succeeded,
-                    OpStatus::Failed => ActivityKind::Failed,
-                    OpStatus::Cancelled => ActivityKind::Cancelled,
+                let kind = match (&op.status, op.verb.as_str()) {
+                    // A verify that failed is no failed teardown: it reads
+                    // as the operator's `v` does.
+                    (OpStatus::Failed, "verify") => ActivityKind::VerifyFailed,
+                    (OpStatus::Succeeded, _) => ActivityKind::Succeeded,
+                    (OpStatus::Failed, _) => ActivityKind::Failed,
+                    (OpStatus::Cancelled, _) => ActivityKind::Cancelled,
                     _ => ActivityKind::Interrupted,
                 };
                 let mut detail = format!("{} in {}", op.verb, op.took_and_queued(at));
                 if let OpStatus::Other(status) = &op.status {
                     detail.push_str(&format!(" ({status})"));
                 }
-                if let Some(error) = op.error_json.as_deref().and_then(parse_error) {
+                let error = op
+                    .error_json
+                    .as_deref()
+                    .and_then(parse_error)
+                    .map(|e| e.summary())
+                    .unwrap_or_default();
+                if !error.is_empty() {
                     detail.push_str(": ");
-                    detail.push_str(&error.summary());
+                    detail.push_str(&error);
                 }
                 Activity::new(at, Actor::Controller, &op.instance, kind, detail)
+                    .with_operation(op_ref(op, error))
             }
             Self::LeaseReaped(op) => Activity::new(
                 at,
@@ -91,8 +101,173 @@ impl Observed {
                     "by its lease reaper (lease expired): down in {}",
                     op.took_and_queued(at)
                 ),
-            ),
+            )
+            .with_operation(op_ref(op, String::new())),
         }
+    }
+
+    /// The Activity line at `at` for the outcome of a `down` the operator
+    /// queued (`d` behind a pending operation: [`OwnDown::Queued`]): the
+    /// operator's, not the controller's nor its lease reaper's: `operator
+    /// alpha torn down: queued down ran: down in 0.4s`, `operator foxtrot
+    /// failed: queued down: down in 1s: code: message`. `None` for a
+    /// change that is no operation's outcome.
+    #[must_use]
+    pub fn as_operators(&self, at: i64) -> Option<Activity> {
+        let op = match self {
+            Self::Finished(op) | Self::LeaseReaped(op) => op,
+            Self::Appeared { .. } | Self::Tombstoned { .. } => return None,
+        };
+        let mut activity = Self::Finished(op.clone()).activity(at);
+        activity.actor = Actor::Operator;
+        if op.status == OpStatus::Succeeded {
+            activity.kind = ActivityKind::TornDown;
+            activity.detail = format!("queued down ran: {}", activity.detail);
+        } else {
+            activity.detail = format!("queued down: {}", activity.detail);
+        }
+        Some(activity)
+    }
+}
+
+/// The [`OpRef`] of `op`, its error summary `error`.
+fn op_ref(op: &Operation, error: String) -> OpRef {
+    OpRef {
+        id: op.id.clone(),
+        verb: op.verb.clone(),
+        error,
+    }
+}
+
+/// How long after the operator's `y` to a queued teardown the `down` it
+/// submits may be created, seconds: the CLI's own deadline
+/// (`crate::controller::queue_down::TIMEOUT`).
+pub const QUEUED_WITHIN_SECS: i64 = 60;
+
+/// How far an operation's `created_at` may lie outside a teardown's
+/// window and still be its own, seconds: both clocks are this machine's,
+/// read at whole seconds.
+const SLACK_SECS: i64 = 1;
+
+/// How long a window is kept after it closed, seconds (the Activity
+/// title's hour).
+const KEPT_SECS: i64 = 3600;
+
+/// Most windows kept.
+const KEPT_WINDOWS: usize = 512;
+
+/// Who in this console started a controller `down` operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OwnDown {
+    /// A teardown this console ran and waited for (the reaper's, the
+    /// operator's `d`): `stackless down NAME` (0.4.0) submits it as an
+    /// operation and waits for it. Its outcome is that actor's own line
+    /// already; the operation's is not said again.
+    Ran(Actor),
+    /// The operator's queued teardown (`stackless down NAME --no-wait`):
+    /// its outcome is observed, and is the operator's.
+    Queued,
+}
+
+/// One teardown of this console's, in unix seconds.
+#[derive(Debug, Clone)]
+struct Window {
+    instance: String,
+    who: OwnDown,
+    from: i64,
+    /// `i64::MAX` while it runs.
+    to: i64,
+    /// The operation it submitted, once known.
+    op: Option<String>,
+}
+
+/// The controller `down` operations this console submitted itself (stackless
+/// 0.4.0: every `down` is an `operations` row), told apart from the
+/// controller's own (its lease reaper queues a `down` for every expired
+/// lease, again after each failure): each teardown of this console submits
+/// one operation, so each claims at most one, the first `down` of its
+/// instance created while it ran (or, queued, the one whose id the CLI
+/// answered). Any other `down` is the controller's, said and counted as
+/// such, however close in time. Pure: times are parameters.
+#[derive(Debug, Clone, Default)]
+pub struct OwnDowns {
+    windows: std::collections::VecDeque<Window>,
+}
+
+impl OwnDowns {
+    /// A teardown of `instance` by `who` began at `at` (a [`OwnDown::Ran`]
+    /// runs until [`OwnDowns::ended`]; a [`OwnDown::Queued`] is submitted
+    /// within [`QUEUED_WITHIN_SECS`]).
+    pub fn started(&mut self, instance: &str, who: OwnDown, at: i64) {
+        let to = match who {
+            OwnDown::Ran(_) => i64::MAX,
+            OwnDown::Queued => at.saturating_add(QUEUED_WITHIN_SECS),
+        };
+        self.windows
+            .retain(|w| w.to == i64::MAX || w.to.saturating_add(KEPT_SECS) >= at);
+        if self.windows.len() >= KEPT_WINDOWS {
+            self.windows.pop_front();
+        }
+        self.windows.push_back(Window {
+            instance: instance.to_owned(),
+            who,
+            from: at,
+            to,
+            op: None,
+        });
+    }
+
+    /// The teardown of `instance` this console ran ended at `at`.
+    pub fn ended(&mut self, instance: &str, at: i64) {
+        if let Some(w) = self
+            .windows
+            .iter_mut()
+            .find(|w| w.instance == instance && w.to == i64::MAX)
+        {
+            w.to = at.max(w.from);
+        }
+    }
+
+    /// The operator's queued teardown of `instance` was answered with
+    /// operation `id`: that one is the operator's, whatever was claimed
+    /// before.
+    pub fn queued_as(&mut self, instance: &str, id: &str) {
+        if self.windows.iter().any(|w| w.op.as_deref() == Some(id)) {
+            return;
+        }
+        if let Some(w) = self
+            .windows
+            .iter_mut()
+            .rev()
+            .find(|w| w.instance == instance && w.who == OwnDown::Queued)
+        {
+            w.op = Some(id.to_owned());
+        }
+    }
+
+    /// Whose `op` is, when this console submitted it: the teardown that
+    /// claimed it before, else the oldest of `op`'s instance not yet
+    /// matched whose window holds `op.created_at` (it claims it now).
+    /// `None` for any operation but a `down`, and for the controller's own.
+    pub fn claim(&mut self, op: &Operation) -> Option<OwnDown> {
+        if op.verb != "down" {
+            return None;
+        }
+        if let Some(w) = self
+            .windows
+            .iter()
+            .find(|w| w.op.as_deref() == Some(op.id.as_str()))
+        {
+            return Some(w.who);
+        }
+        let w = self.windows.iter_mut().find(|w| {
+            w.op.is_none()
+                && w.instance == op.instance
+                && w.from.saturating_sub(SLACK_SECS) <= op.created_at
+                && op.created_at <= w.to.saturating_add(SLACK_SECS)
+        })?;
+        w.op = Some(op.id.clone());
+        Some(w.who)
     }
 }
 
@@ -348,6 +523,97 @@ mod tests {
         assert_eq!(
             lines(&prev, &next),
             ["controller alpha succeeded: down in 0.4s, after 3m 19s queued"]
+        );
+    }
+
+    /// Each teardown of this console's claims one `down` of its instance,
+    /// created while it ran; the controller's lease reaper's `down`s
+    /// before and after it stay the controller's; a queued teardown's is
+    /// the one whose id the CLI answered.
+    #[test]
+    fn each_own_teardown_claims_one_down_created_while_it_ran() {
+        let mut own = OwnDowns::default();
+        let at = |id: &str, name: &str, verb: &str, created: i64| {
+            let mut o = op(id, name, verb, OpStatus::Failed);
+            o.created_at = created;
+            o
+        };
+        own.started("foxtrot", OwnDown::Ran(Actor::Reaper), 1_000);
+        // The lease reaper's, a minute before: not this console's.
+        assert_eq!(own.claim(&at("op-0", "foxtrot", "down", 940)), None);
+        // Two downs created while it ran (the CLI's and the lease reaper's
+        // of the same second): one is its own, the other the controller's.
+        assert_eq!(
+            own.claim(&at("op-1", "foxtrot", "down", 1_001)),
+            Some(OwnDown::Ran(Actor::Reaper))
+        );
+        assert_eq!(own.claim(&at("op-2", "foxtrot", "down", 1_001)), None);
+        own.ended("foxtrot", 1_003);
+        // Asked again, the same answers.
+        assert_eq!(
+            own.claim(&at("op-1", "foxtrot", "down", 1_001)),
+            Some(OwnDown::Ran(Actor::Reaper))
+        );
+        // After it ended (within what the old grace of 120 s covered): the
+        // controller's.
+        assert_eq!(own.claim(&at("op-3", "foxtrot", "down", 1_060)), None);
+        assert_eq!(own.claim(&at("op-4", "foxtrot", "down", 1_120)), None);
+        // Another instance, another verb: never.
+        assert_eq!(own.claim(&at("op-5", "golf", "down", 1_002)), None);
+        assert_eq!(own.claim(&at("op-6", "foxtrot", "up", 1_002)), None);
+        // The operator's queued teardown: the id answered wins over a
+        // down claimed by time before the answer came.
+        own.started("alpha", OwnDown::Queued, 2_000);
+        assert_eq!(
+            own.claim(&at("op-7", "alpha", "down", 2_001)),
+            Some(OwnDown::Queued)
+        );
+        own.queued_as("alpha", "op-8");
+        assert_eq!(
+            own.claim(&at("op-8", "alpha", "down", 2_002)),
+            Some(OwnDown::Queued)
+        );
+        assert_eq!(own.claim(&at("op-7", "alpha", "down", 2_001)), None);
+    }
+
+    /// The outcome of the operator's queued teardown reads as the
+    /// operator's, a lease reaper's `down` or not; a failed verify is no
+    /// failed teardown.
+    #[test]
+    fn a_queued_down_is_the_operators_and_a_failed_verify_no_teardown() {
+        let done =
+            Observed::LeaseReaped(Box::new(op("op-1", "alpha", "down", OpStatus::Succeeded)));
+        let a = done.as_operators(1_010).expect("an outcome");
+        assert_eq!(
+            (a.actor, a.kind, a.detail.as_str()),
+            (
+                Actor::Operator,
+                ActivityKind::TornDown,
+                "queued down ran: down in ≤2s (queue wait included)"
+            )
+        );
+        let failed = Observed::Finished(Box::new(op("op-2", "alpha", "down", OpStatus::Failed)));
+        let a = failed.as_operators(1_010).expect("an outcome");
+        assert_eq!(
+            (a.actor, a.kind, a.is_failed_teardown()),
+            (Actor::Operator, ActivityKind::Failed, true)
+        );
+        let verify = Observed::Finished(Box::new(op("op-3", "alpha", "verify", OpStatus::Failed)));
+        let a = verify.activity(1_010);
+        assert_eq!(
+            (a.kind, a.is_failed_teardown()),
+            (ActivityKind::VerifyFailed, false)
+        );
+        let up = Observed::Finished(Box::new(op("op-4", "alpha", "up", OpStatus::Failed)));
+        assert!(!up.activity(1_010).is_failed_teardown());
+        assert!(failed.activity(1_010).is_failed_teardown());
+        assert_eq!(
+            Observed::Appeared {
+                name: "alpha".into(),
+                reborn: false
+            }
+            .as_operators(1_010),
+            None
         );
     }
 

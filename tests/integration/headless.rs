@@ -278,6 +278,60 @@ fn reap_once_exits_0_when_every_teardown_succeeds() {
     );
 }
 
+/// With no `--down-cmd`, the teardown runs the `--stackless` program
+/// (`PROGRAM down NAME --json`, the program one argument, spaces and all),
+/// not a `stackless` found on PATH.
+#[test]
+fn reap_once_without_down_cmd_runs_the_stackless_program() {
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let bin_dir = dir.path().join("my tools");
+    std::fs::create_dir(&bin_dir).unwrap();
+    let program = bin_dir.join("stackless");
+    std::fs::write(
+        &program,
+        format!(
+            "#!/bin/sh\nNAME=\"$2\"\nprintf '%s|' \"$0\" \"$@\" >> '{}'\necho >> '{}'\n{}\nexit 0\n",
+            dir.path().join("argv.log").display(),
+            dir.path().join("argv.log").display(),
+            crate::common::tombstone_on_success(&path)
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = run(bin()
+        .env_remove("STACKLESS_BIN")
+        // No `stackless` on PATH: only the named program can run.
+        .env("PATH", "/usr/bin:/bin")
+        .args(["reap", "--once", "--stackless"])
+        .arg(&program)
+        .arg("--state")
+        .arg(&path));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stdout).contains("reaper golf reaped: down succeeded"),
+        "{}",
+        text(&out.stdout)
+    );
+    // Every expired instance (whatever "now" is), each by the program.
+    let log = crate::common::argv_log(dir.path());
+    let prefix = format!("{}|down|", program.display());
+    assert!(log.contains(&format!("{prefix}golf|--json|")), "{log:?}");
+    for line in &log {
+        let name = line
+            .strip_prefix(&prefix)
+            .and_then(|rest| rest.strip_suffix("|--json|"))
+            .unwrap_or_else(|| panic!("{line}"));
+        assert!(!name.contains('|'), "{line}");
+    }
+}
+
 #[test]
 fn reap_once_verifies_the_row_after_a_down_that_exited_0() {
     let (dir, path) = fixture("stackless-real-v4.db");

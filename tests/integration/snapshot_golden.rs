@@ -310,7 +310,7 @@ impl stackless_tui::store::StreamReader for Table<'_> {
         _: Option<stackless_tui::store::services::ServiceRows>,
         _: Vec<stackless_tui::model::detail::Observation>,
     ) -> std::io::Result<()> {
-        self.0.instance(pass, head, instance)
+        self.0.instance(pass, head, (instance, ""))
     }
 
     fn finish(&mut self, head: &stackless_tui::model::Snapshot) -> std::io::Result<()> {

@@ -590,6 +590,8 @@ fn the_consoles_own_teardown_is_not_reported_as_observed() {
     let mut next = rows();
     next.instances[0].status = Status::Tombstoned;
     next.operations[1].status = OpStatus::Succeeded;
+    // The `down` its teardown submitted, created while it ran.
+    next.operations[1].created_at = CAPTURE + 1;
     app.handle(Event::Snapshot(snapshot(next)), CAPTURE + 4);
     let lines = activity_lines(&app);
     assert_eq!(
@@ -1514,4 +1516,264 @@ fn b_puts_the_banners_away_and_back_at_80x24() {
     press(&mut app, KeyCode::Char('b'));
     assert!(!app.banners_away());
     assert!(render_app(&app, 80, 24).contains("· b hides"));
+}
+
+const SURVIVORS: &str = r#"{"schema_version":2,"code":"engine.teardown.survivors","message":"teardown of \"foxtrot\" left survivors","remediation":"re-run `stackless down` to retry","context":{"service":null,"hook":null,"command":null,"source_dir":null,"log_path":null,"log_hint":null,"exit_status":null,"log_tail":null}}"#;
+
+/// The Activity title's `failed` count, as drawn: the number after
+/// `failed <bars> `.
+fn failed_count(app: &App) -> String {
+    let text = render_pane(app, 200, 12, panes::activity::render);
+    let title = text.lines().next().unwrap_or_default().to_owned();
+    let failed = title
+        .split(" · ")
+        .find_map(|part| part.trim().strip_prefix("failed "))
+        .unwrap_or_else(|| panic!("no failed count in {title}"));
+    failed
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// A failed `down` of foxtrot created `created` seconds after [`CAPTURE`],
+/// that ran for `took` seconds.
+fn failed_down(id: &str, created: i64, took: i64) -> Operation {
+    let mut down = op(id, "foxtrot", "down", OpStatus::Failed, 0, 0);
+    down.created_at = CAPTURE + created;
+    down.updated_at = CAPTURE + created + took;
+    down.error_json = Some(SURVIVORS.into());
+    down
+}
+
+/// Every failed `down` the controller's lease reaper makes after one of
+/// this console's own failed teardowns counts once, by the controller,
+/// however soon after (its retries a minute apart): the console's own
+/// `down` operation is the reaper's line already; the controller's
+/// repeats fold as one line, `x4`, the count at its front.
+#[test]
+fn every_failed_down_of_the_controller_counts_once_and_folds_exactly() {
+    let mut app = App::new(config(), CAPTURE);
+    let mut rows = rows();
+    rows.instances.push(instance(
+        "foxtrot",
+        Status::Active,
+        "ffffffffffffffffffffffffffffffff",
+    ));
+    app.handle(Event::Snapshot(snapshot(rows.clone())), CAPTURE);
+    let reaper = |at: i64, kind, detail: &str| {
+        Event::Activity(Activity::new(at, Actor::Reaper, "foxtrot", kind, detail))
+    };
+    app.handle(reaper(CAPTURE, ActivityKind::Started, ""), CAPTURE);
+    // The console's own `down` (its operation created while it ran).
+    let mut ops = vec![failed_down("0000000a-0000-4000-8000-000000000000", 1, 1)];
+    app.handle(
+        reaper(
+            CAPTURE + 2,
+            ActivityKind::Failed,
+            "engine.teardown.survivors (attempt 1, retry at 2026-11-29T14:08:08Z)",
+        ),
+        CAPTURE + 2,
+    );
+    // The controller's lease reaper retries at +30, +60, +90 and +150 s,
+    // each taking another time.
+    for (k, created) in [30, 60, 90, 150].into_iter().enumerate() {
+        let took = i64::try_from(k).unwrap() + 1;
+        ops.insert(
+            0,
+            failed_down(
+                &format!("0000000{k}-0000-4000-8000-000000000000"),
+                created,
+                took,
+            ),
+        );
+        let mut next = rows.clone();
+        next.operations.splice(3..3, ops.clone());
+        app.handle(Event::Snapshot(snapshot(next)), CAPTURE + created + 5);
+        drop(app.settle());
+    }
+    let lines: Vec<String> = activity_lines(&app)
+        .into_iter()
+        .filter(|l| l.contains("foxtrot"))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "13:58:06 reaper foxtrot tearing down",
+            "13:58:08 reaper foxtrot failed: engine.teardown.survivors (attempt 1, retry at 14:08:08)",
+            "14:00:41 x4 controller foxtrot failed: down in ≤4s (queue wait included): engine.teardown.survivors: teardown of \"foxtrot\" left survivors",
+        ]
+    );
+    assert_eq!(failed_count(&app), "5");
+}
+
+/// The operator's queued `d` is the operator's when its operation shows
+/// up and when it finishes, its lease run out or not: `operator charlie
+/// torn down: queued down ran: …`, counted as the operator's (not
+/// elsewhere, not the lease reaper's), its tombstone not said again.
+#[test]
+fn the_operators_queued_down_is_counted_as_the_operators() {
+    let mut app = app();
+    select(&mut app, "charlie");
+    press(&mut app, KeyCode::Char('d'));
+    let Some(Effect::QueueDown { .. }) = press(&mut app, KeyCode::Char('y')) else {
+        panic!("y queues the teardown");
+    };
+    let id = "4a11ce00-0000-4000-8000-000000000007";
+    let queued = stackless_tui::controller::queue_down::activity(
+        "charlie",
+        "up",
+        &stackless_tui::controller::queue_down::Outcome::Queued {
+            id: id.into(),
+            status: "queued".into(),
+        },
+        CAPTURE + 1,
+    );
+    app.handle(Event::Activity(queued), CAPTURE + 1);
+    // The row shows up queued behind the up, its lease run out meanwhile.
+    let mut next = rows();
+    next.instances[2].lease = Some(stackless_tui::model::Lease {
+        duration_secs: 600,
+        expires_at: CAPTURE,
+    });
+    let mut down = op(id, "charlie", "down", OpStatus::Queued, 0, 0);
+    down.created_at = CAPTURE + 1;
+    down.updated_at = CAPTURE + 1;
+    next.operations.insert(1, down.clone());
+    app.handle(Event::Snapshot(snapshot(next.clone())), CAPTURE + 2);
+    drop(app.settle());
+    // It ran: charlie tombstoned.
+    next.operations.remove(1);
+    down.status = OpStatus::Succeeded;
+    down.updated_at = CAPTURE + 20;
+    next.operations.insert(4, down);
+    next.instances[2].status = Status::Tombstoned;
+    next.instances[2].tombstoned_at = Some(CAPTURE + 20);
+    app.handle(Event::Snapshot(snapshot(next)), CAPTURE + 21);
+    drop(app.settle());
+    let lines: Vec<String> = activity_lines(&app)
+        .into_iter()
+        .filter(|l| l.contains("charlie"))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "13:58:07 operator charlie queued: down queued behind its up (op 4a11…)",
+            "13:58:27 operator charlie torn down: queued down ran: down in ≤19s (queue wait included)",
+        ]
+    );
+    let text = render_pane(&app, 200, 12, panes::activity::render);
+    assert!(text.contains(" · by operator 1 "), "{text}");
+}
+
+/// A verify the controller ran that failed reads `verify failed` and is
+/// no failed teardown: the title counts none.
+#[test]
+fn a_failed_verify_is_not_counted_as_a_failed_teardown() {
+    let mut app = app();
+    let mut next = rows();
+    let mut verify = op(
+        "0e1f0000-0000-4000-8000-000000000008",
+        "charlie",
+        "verify",
+        OpStatus::Failed,
+        0,
+        0,
+    );
+    verify.created_at = CAPTURE + 1;
+    verify.updated_at = CAPTURE + 2;
+    verify.error_json = Some(SHARED.replace("engine.source_override.shared", "verify.failed"));
+    next.operations.insert(3, verify);
+    app.handle(Event::Snapshot(snapshot(next)), CAPTURE + 3);
+    drop(app.settle());
+    let lines = activity_lines(&app);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].starts_with("13:58:09 controller charlie verify failed: verify in ≤1s"),
+        "{lines:?}"
+    );
+    let text = render_pane(&app, 200, 12, panes::activity::render);
+    let title = text.lines().next().unwrap_or_default();
+    assert!(
+        !title.contains("failed"),
+        "no failed teardown counted: {text}"
+    );
+}
+
+/// After new finished operations arrive (a pending one finished, two new
+/// ones above the selection, which follows its operation), the newest
+/// finished ones are drawn: the pending ones pinned on top, no offset
+/// kept from before hiding the newest above the window, zoomed or not,
+/// without `g`; what is not drawn is counted (`↓ N more`).
+#[test]
+fn the_newest_finished_operations_are_drawn_after_new_ones_finish() {
+    // Created and ended that many seconds before the capture.
+    let finished = |name: &str, created: i64, ended: i64| {
+        op(
+            &format!("{name}-0000-4000-8000-000000000000"),
+            name,
+            "up",
+            OpStatus::Succeeded,
+            created,
+            ended,
+        )
+    };
+    let pending = |i: usize| {
+        let status = if i == 0 {
+            OpStatus::Running
+        } else {
+            OpStatus::Queued
+        };
+        op(
+            &format!("p{i}"),
+            &format!("pend{i}"),
+            "up",
+            status,
+            100,
+            100,
+        )
+    };
+    let mut rows = rows();
+    rows.operations = (0..3).map(pending).collect();
+    rows.operations
+        .extend((0..30_i64).map(|i| finished(&format!("old{i:02}"), 900 + i, 890 + i)));
+    let mut app = App::new(config(), CAPTURE);
+    app.handle(Event::Snapshot(snapshot(rows.clone())), CAPTURE);
+    focus_operations(&mut app);
+    for _ in 0..3 {
+        press(&mut app, KeyCode::Char('j'));
+    }
+    assert_eq!(
+        app.selected_operation().map(|o| o.instance.as_str()),
+        Some("old00")
+    );
+    press(&mut app, KeyCode::Char('z'));
+    let before = render_app(&app, 80, 24);
+    assert!(before.contains("old00"), "{before}");
+    // pend2 finished; new-a and new-b finished after it.
+    let mut next = rows.clone();
+    let mut done = next.operations.remove(2);
+    done.status = OpStatus::Succeeded;
+    done.updated_at = CAPTURE + 2;
+    next.operations.splice(
+        2..2,
+        [finished("new-b", -1, -4), finished("new-a", -1, -3), done],
+    );
+    app.handle(Event::Snapshot(snapshot(next)), CAPTURE + 5);
+    assert_eq!(
+        app.selected_operation().map(|o| o.instance.as_str()),
+        Some("old00")
+    );
+    let zoomed = render_app(&app, 80, 24);
+    assert_snapshot!("operations_newest_drawn_zoomed_80x24", zoomed);
+    for name in ["pend0", "pend1", "new-b", "new-a", "pend2", "old00"] {
+        assert!(zoomed.contains(name), "{name} drawn: {zoomed}");
+    }
+    assert!(!zoomed.contains("↑ "), "nothing hidden above: {zoomed}");
+    press(&mut app, KeyCode::Char('z'));
+    let plain = render_app(&app, 120, 40);
+    for name in ["pend0", "pend1", "new-b", "new-a", "pend2", "old00"] {
+        assert!(plain.contains(name), "{name} drawn: {plain}");
+    }
+    assert!(!plain.contains("↑ "), "nothing hidden above: {plain}");
 }

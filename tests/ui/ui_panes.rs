@@ -918,6 +918,72 @@ fn help_overlay_toggles() {
     assert!(!app.help_open());
 }
 
+/// The `↑ N more` / `↓ N more` of the help's bottom border, as drawn.
+fn help_more(text: &str) -> (usize, usize) {
+    let border = text
+        .lines()
+        .find(|l| l.contains(" more ═╝"))
+        .unwrap_or_default();
+    let count = |arrow: &str| {
+        border
+            .split(&format!("{arrow} "))
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    (count("↑"), count("↓"))
+}
+
+/// The help at 120x40 and 80x24 shows all of itself: what does not fit is
+/// counted in its bottom border (`↓ 10 more`) and j scrolls to it, the
+/// counts following, down to the last entry; the ST legend opens it.
+#[test]
+fn help_counts_what_it_scrolls_to_at_120x40_and_80x24() {
+    let last = stackless_tui::ui::keys::ENTRIES
+        .last()
+        .expect("an entry")
+        .keys;
+    for (width, height) in [(120_u16, 40_u16), (80, 24)] {
+        let mut app = real_app();
+        press(&mut app, KeyCode::Char('?'));
+        let first = render_app(&app, width, height);
+        assert_snapshot!(format!("help_{width}x{height}"), first);
+        assert!(first.contains(" State column (ST, after NAME)"), "{first}");
+        let (above, below) = help_more(&first);
+        assert_eq!(above, 0, "{first}");
+        assert!(below > 0, "{first}");
+        let len = stackless_tui::ui::panes::help::lines("", usize::from(width), false).len();
+        assert!(below < len, "{first}");
+        press(&mut app, KeyCode::Char('j'));
+        let once = render_app(&app, width, height);
+        assert_eq!(help_more(&once), (1, below - 1), "{once}");
+        for _ in 0..below {
+            press(&mut app, KeyCode::Char('j'));
+        }
+        let end = render_app(&app, width, height);
+        assert_eq!(help_more(&end), (below, 0), "{end}");
+        assert!(end.contains(last), "the last entry, {last}: {end}");
+    }
+}
+
+/// Over a fleet the Instances rows have no ST column: the help leaves its
+/// legend out, and opens on the keys.
+#[test]
+fn help_over_a_fleet_leaves_the_st_legend_out() {
+    let lines: Vec<String> = panes::help::lines("", 100, true)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(lines[0].starts_with(" ↑ / k"), "{lines:#?}");
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.contains("State column") || l.contains("lease expired")),
+        "{lines:#?}"
+    );
+}
+
 #[test]
 fn selection_follows_the_name_across_snapshots() {
     let mut app = real_app();

@@ -162,5 +162,13 @@ fn every_operation_is_drawn_or_counted_whatever_the_offset_before() {
             assert_eq!((above, below), (0, 0), "case {case}: {layout:?}");
         }
         assert!(drawn <= rows, "case {case}: {layout:?} rows {rows}");
+        // A finished one selected that fits in the window with the newest
+        // finished: the newest is drawn, whatever the offset before.
+        if selected >= pending && pending < len && selected - pending < layout.window {
+            assert!(
+                layout.position(pending).is_some(),
+                "case {case}: the newest finished hidden: {layout:?} len {len} pending {pending} rows {rows} selected {selected} previous {previous}"
+            );
+        }
     }
 }

@@ -2,7 +2,8 @@
 //! and failed operations, every store string sanitized and cut to a width.
 
 use super::{
-    Instance, InstanceReport, OperationReport, Report, Rules, Services, Snapshot, operation_report,
+    Instance, InstanceReport, OperationReport, Report, Rules, ServiceReport, Services, Snapshot,
+    operation_report,
 };
 use crate::model::time::{lease_text, retry_text};
 use crate::reaper::clock::ClockDoubt;
@@ -20,7 +21,9 @@ fn table_header(store: &str, user_version: i64, now: i64, zone: &jiff::tz::TimeZ
     )
 }
 
-/// The table's column titles.
+/// The column titles the fleet's table shares (`crate::launcher`'s,
+/// after its HOST): the local table's ([`COLUMNS`]) but STAGE (the fleet's
+/// rows carry no services).
 pub(crate) const HEADER: [&str; 7] = [
     "NAME",
     "SUBSTRATE",
@@ -31,8 +34,45 @@ pub(crate) const HEADER: [&str; 7] = [
     "REAPER",
 ];
 
+/// The table's column titles: [`HEADER`]'s with STAGE after STATUS.
+const COLUMNS: [&str; 8] = [
+    "NAME",
+    "SUBSTRATE",
+    "STATUS",
+    "STAGE",
+    "LEASE",
+    "LOCK",
+    "BACKOFF",
+    "REAPER",
+];
+
+/// The STAGE cell: each service's stage as `snapshot --json` has it
+/// ([`ServiceReport::stage`], stackless 0.4.0's readiness), `web healthy,
+/// worker unhealthy`, as 0.4.0's `status` lists them (`web [local]:
+/// healthy`); empty when the instance has none. Sanitized, cut to 48
+/// columns.
+#[must_use]
+pub(crate) fn stage_text(services: &[ServiceReport]) -> String {
+    let text: Vec<String> = services
+        .iter()
+        .map(|s| format!("{} {}", s.name, s.stage))
+        .collect();
+    crate::model::text::sanitize_short(&text.join(", "), 48)
+}
+
+/// `cells` with `stage` after STATUS: a line of [`COLUMNS`].
+fn with_stage(cells: [String; 7], stage: String) -> [String; 8] {
+    let [name, substrate, status, lease, lock, backoff, reaper] = cells;
+    [name, substrate, status, stage, lease, lock, backoff, reaper]
+}
+
 /// One instance's cells in the table (sanitized, cut to a width).
-fn table_cells(i: &InstanceReport) -> [String; 7] {
+fn table_cells(i: &InstanceReport) -> [String; 8] {
+    with_stage(report_cells(i), stage_text(&i.services))
+}
+
+/// [`table_cells`] but STAGE.
+fn report_cells(i: &InstanceReport) -> [String; 7] {
     use crate::model::text::sanitize_short;
     [
         sanitize_short(&i.name, 48),
@@ -71,9 +111,9 @@ fn table_cells(i: &InstanceReport) -> [String; 7] {
 fn instance_cells(
     snapshot: &Snapshot,
     rules: &Rules,
-    instance: &Instance,
+    (instance, stage): (&Instance, &str),
     now: i64,
-) -> [String; 7] {
+) -> [String; 8] {
     use crate::model::text::sanitize_short;
     let status = instance.status.as_str();
     let looked = rules.look(snapshot, instance);
@@ -81,6 +121,7 @@ fn instance_cells(
         sanitize_short(&instance.name, 48),
         sanitize_short(&instance.substrate, 12),
         sanitize_short(status, 12),
+        stage.to_owned(),
         match (&instance.lease, status) {
             (Some(l), _) => lease_text(l.expires_at, now),
             (None, "tombstoned") => "tombstoned".to_owned(),
@@ -140,15 +181,15 @@ pub(crate) fn write_line<S: AsRef<str>, const N: usize>(
 /// a width), its header's time in `zone`.
 #[must_use]
 pub fn table(report: &Report, zone: &jiff::tz::TimeZone) -> String {
-    let rows: Vec<[String; 7]> = report.instances.iter().map(table_cells).collect();
-    let mut widths = HEADER.map(unicode_width::UnicodeWidthStr::width);
+    let rows: Vec<[String; 8]> = report.instances.iter().map(table_cells).collect();
+    let mut widths = COLUMNS.map(unicode_width::UnicodeWidthStr::width);
     for row in &rows {
         widen(&mut widths, row);
     }
     let mut out =
         table_header(&report.store, report.store_user_version, report.now, zone).into_bytes();
     // Writing to a vector cannot fail.
-    let _ = write_line(&mut out, &HEADER, &widths);
+    let _ = write_line(&mut out, &COLUMNS, &widths);
     for row in &rows {
         let _ = write_line(&mut out, row, &widths);
     }
@@ -177,15 +218,18 @@ pub fn write_table(
     clock: Option<&ClockDoubt>,
 ) -> std::io::Result<()> {
     out.write_all(table_header(store, snapshot.generation.user_version, now, zone).as_bytes())?;
-    // The services are not in the table.
-    let _ = services;
     let rules = Rules::new(snapshot, clock);
-    let cells = |instance| instance_cells(snapshot, &rules, instance, now);
-    let mut widths = HEADER.map(unicode_width::UnicodeWidthStr::width);
+    let cells = |instance: &Instance| {
+        let stage = services
+            .get(&instance.name)
+            .map_or_else(String::new, |s| stage_text(s));
+        instance_cells(snapshot, &rules, (instance, &stage), now)
+    };
+    let mut widths = COLUMNS.map(unicode_width::UnicodeWidthStr::width);
     for instance in &snapshot.instances {
         widen(&mut widths, &cells(instance));
     }
-    write_line(out, &HEADER, &widths)?;
+    write_line(out, &COLUMNS, &widths)?;
     for instance in &snapshot.instances {
         write_line(out, &cells(instance), &widths)?;
     }
@@ -212,7 +256,7 @@ pub struct TableStream<'a, W: std::io::Write> {
     clock: Option<&'a ClockDoubt>,
     /// Built from the head.
     rules: Option<Rules>,
-    widths: [usize; 7],
+    widths: [usize; 8],
     /// The column titles' line is written.
     titled: bool,
     /// The GC section's title is written.
@@ -243,7 +287,7 @@ impl<'a, W: std::io::Write> TableStream<'a, W> {
             zone,
             clock,
             rules: None,
-            widths: HEADER.map(unicode_width::UnicodeWidthStr::width),
+            widths: COLUMNS.map(unicode_width::UnicodeWidthStr::width),
             titled: false,
             gc_titled: false,
         }
@@ -265,7 +309,9 @@ impl<'a, W: std::io::Write> TableStream<'a, W> {
     }
 
     /// One instance of `head` (its liveness in `head`) in pass `pass`:
-    /// widths (0), its line (1), its GC line if a tombstone (2).
+    /// widths (0), its line (1), its GC line if a tombstone (2); `stage`
+    /// its STAGE cell ([`stage_text`] of its services; read in passes 0
+    /// and 1 only).
     ///
     /// # Errors
     /// Writing failed.
@@ -273,7 +319,7 @@ impl<'a, W: std::io::Write> TableStream<'a, W> {
         &mut self,
         pass: usize,
         head: &Snapshot,
-        instance: &Instance,
+        (instance, stage): (&Instance, &str),
     ) -> std::io::Result<()> {
         let Some(rules) = &self.rules else {
             return Err(std::io::Error::other("an instance before the head"));
@@ -281,10 +327,10 @@ impl<'a, W: std::io::Write> TableStream<'a, W> {
         match pass {
             0 => widen(
                 &mut self.widths,
-                &instance_cells(head, rules, instance, self.now),
+                &instance_cells(head, rules, (instance, stage), self.now),
             ),
             1 => {
-                let cells = instance_cells(head, rules, instance, self.now);
+                let cells = instance_cells(head, rules, (instance, stage), self.now);
                 self.title()?;
                 write_line(self.out, &cells, &self.widths)?;
             }
@@ -308,7 +354,7 @@ impl<'a, W: std::io::Write> TableStream<'a, W> {
         if std::mem::replace(&mut self.titled, true) {
             return Ok(());
         }
-        write_line(self.out, &HEADER, &self.widths)
+        write_line(self.out, &COLUMNS, &self.widths)
     }
 
     /// The column titles when no instance wrote them, then the

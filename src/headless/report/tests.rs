@@ -190,7 +190,19 @@ fn streamed_json_and_table_match_the_whole_report_with_services() {
     write_table(&mut text, &snapshot, NOW, "s.db", &services, &utc, None).unwrap();
     let text = String::from_utf8(text).unwrap();
     assert_eq!(text, table(&whole, &utc));
-    assert!(text.contains("up by pid 42 on vm, alive"), "{text}");
+    // Each instance's stage, as the JSON has it, in its STAGE column.
+    let header = text.lines().nth(1).unwrap_or_default();
+    assert!(header.contains("STATUS      STAGE"), "{text}");
+    let alpha = text
+        .lines()
+        .find(|l| l.starts_with("alpha "))
+        .unwrap_or_default();
+    assert!(alpha.contains(" web started, db absent "), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("delta ") && l.contains(" api started ")),
+        "{text}"
+    );
     assert!(text.contains("skip: operation pending"), "{text}");
     assert!(!text.contains('\u{1b}'), "{text}");
 }

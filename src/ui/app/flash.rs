@@ -40,23 +40,13 @@ impl App {
             let (level, text) = flash_for(&activity);
             self.set_flash(level, text);
         }
-        self.activity.push(activity, |a, b| {
-            a.actor == b.actor
-                && a.instance == b.instance
-                && a.kind == b.kind
-                && a.detail == b.detail
-        });
+        self.activity.push(activity, Activity::repeats);
     }
 
     /// Show `activity` in the Activity pane only: no flash, not audited
     /// (a bulk action's refusals, audited as one batch).
     pub(super) fn show_activity(&mut self, activity: Activity) {
-        self.activity.push(activity, |a, b| {
-            a.actor == b.actor
-                && a.instance == b.instance
-                && a.kind == b.kind
-                && a.detail == b.detail
-        });
+        self.activity.push(activity, Activity::repeats);
     }
 
     /// Log an operator action decided here (a refusal, a cancel) and keep

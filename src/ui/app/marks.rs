@@ -267,6 +267,9 @@ impl App {
             let name = instance.name.clone();
             self.own_until(&name);
         }
+        for (instance, _) in &queue {
+            self.own_queued(&instance.name);
+        }
         // The marks acted on (refused ones too); hidden ones stay marked.
         for name in &bulk.names {
             self.instances.marks.remove(name);

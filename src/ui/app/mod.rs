@@ -233,6 +233,9 @@ pub struct App {
     /// Names this console tears down (or did lately), with the unix time
     /// until which a change seen on them is its own (`i64::MAX` in flight).
     own: std::collections::HashMap<String, i64>,
+    /// The controller `down` operations this console's teardowns submitted
+    /// (stackless 0.4.0), told apart from the controller's own.
+    own_downs: crate::model::observe::OwnDowns,
     /// The views over the panes, bottom first: the top one takes the keys
     /// and is drawn last.
     layers: Layers,
@@ -298,6 +301,7 @@ impl App {
             supervisor: Log::default(),
             activity: Log::default(),
             own: std::collections::HashMap::new(),
+            own_downs: crate::model::observe::OwnDowns::default(),
             layers: Layers::default(),
             command_history: Vec::new(),
             logs_session: 0,

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::{App, Effect, FlashLevel, Focus, Layer, LayerKind, Question};
 use crate::event::{Activity, ActivityKind, Actor};
+use crate::model::observe::OwnDown;
 use crate::model::op_rules::{cancel_refusal, short_id};
 use crate::model::{Instance, Operation, Snapshot, observe};
 
@@ -179,7 +180,8 @@ impl App {
     }
 
     /// Remember what this console's own teardowns are doing, so their
-    /// effects are not reported as observed.
+    /// effects are not reported as observed, and which controller
+    /// operation the operator's queued teardown is ([`crate::model::observe::OwnDowns`]).
     pub(super) fn note_own(&mut self, activity: &Activity) {
         if !matches!(activity.actor, Actor::Reaper | Actor::Operator)
             || activity.instance.is_empty()
@@ -189,6 +191,16 @@ impl App {
         match activity.kind {
             ActivityKind::Started => {
                 self.own.insert(activity.instance.clone(), i64::MAX);
+                self.own_downs.started(
+                    &activity.instance,
+                    OwnDown::Ran(activity.actor),
+                    activity.at,
+                );
+            }
+            ActivityKind::Queued => {
+                if let Some(op) = &activity.operation {
+                    self.own_downs.queued_as(&activity.instance, &op.id);
+                }
             }
             ActivityKind::Reaped
             | ActivityKind::TornDown
@@ -199,15 +211,24 @@ impl App {
                 if let Some(until) = self.own.get_mut(&activity.instance) {
                     *until = self.now.saturating_add(OWN_GRACE_SECS);
                 }
+                self.own_downs.ended(&activity.instance, activity.at);
             }
             _ => {}
         }
     }
 
+    /// The operator's `y` to queue a teardown of `name`: the `down` it
+    /// submits is the operator's ([`OwnDown::Queued`]).
+    pub(super) fn own_queued(&mut self, name: &str) {
+        self.own_downs.started(name, OwnDown::Queued, self.now);
+    }
+
     /// After the snapshot shown replaced `previous`: log what changed that
     /// this console did not do. Nothing for the first snapshot (no flood:
-    /// it replaces none), nor for a re-probe of the same rows. Whether a
-    /// line was logged.
+    /// it replaces none), nor for a re-probe of the same rows. The outcome
+    /// of a `down` the operator queued is the operator's line; one this
+    /// console ran and waited for is not said again; any other is the
+    /// controller's ([`crate::model::observe::OwnDowns::claim`]). Whether a line was logged.
     pub(super) fn observe(&mut self, previous: &Arc<Snapshot>) -> bool {
         if Arc::ptr_eq(&self.shown.snapshot.rows, &previous.rows) {
             return false;
@@ -216,24 +237,38 @@ impl App {
         let now = self.now;
         self.own.retain(|_, until| *until > now);
         let next = Arc::clone(&self.shown.snapshot);
+        // Claimed as each row shows up, pending or not; the instances
+        // whose teardown the operator queued: their tombstone is that
+        // teardown, said once, as its outcome.
+        let queued: std::collections::HashSet<&str> = next
+            .rows
+            .operations
+            .iter()
+            .filter(|op| self.own_downs.claim(op) == Some(OwnDown::Queued))
+            .map(|op| op.instance.as_str())
+            .collect();
         for change in observe::changes(&previous.rows, &next.rows) {
-            if let observe::Observed::Tombstoned { name } = &change
-                && let Some(amended) = self.finished_after_deadline(name)
-            {
-                self.log_local(amended);
-                logged = true;
-                continue;
-            }
-            let own = self.own.contains_key(change.instance())
-                && match &change {
-                    observe::Observed::Tombstoned { .. } => true,
-                    observe::Observed::Finished(op) | observe::Observed::LeaseReaped(op) => {
-                        op.verb == "down"
+            let line = match &change {
+                observe::Observed::Tombstoned { name } => {
+                    if let Some(amended) = self.finished_after_deadline(name) {
+                        self.log_local(amended);
+                        logged = true;
+                        continue;
                     }
-                    observe::Observed::Appeared { .. } => false,
-                };
-            if !own {
-                self.log_activity(change.activity(now));
+                    let own = self.own.contains_key(name) || queued.contains(name.as_str());
+                    (!own).then(|| change.activity(now))
+                }
+                observe::Observed::Finished(op) | observe::Observed::LeaseReaped(op) => {
+                    match self.own_downs.claim(op) {
+                        Some(OwnDown::Ran(_)) => None,
+                        Some(OwnDown::Queued) => change.as_operators(now),
+                        None => Some(change.activity(now)),
+                    }
+                }
+                observe::Observed::Appeared { .. } => Some(change.activity(now)),
+            };
+            if let Some(line) = line {
+                self.log_activity(line);
                 logged = true;
             }
         }

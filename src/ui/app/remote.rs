@@ -149,7 +149,10 @@ impl App {
                 self.own_until(&instance.name);
                 Effect::TearDown { instance, attempt }
             }
-            rules::Effect::QueueDown { instance, behind } => Effect::QueueDown { instance, behind },
+            rules::Effect::QueueDown { instance, behind } => {
+                self.own_queued(&instance.name);
+                Effect::QueueDown { instance, behind }
+            }
             rules::Effect::Cancel { id, instance, verb } => {
                 Effect::CancelOperation { id, instance, verb }
             }

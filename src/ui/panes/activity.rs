@@ -21,8 +21,9 @@ use crate::ui::view;
 /// Shown before the first entry.
 pub const EMPTY: &str = "no activity yet";
 
-/// The last hour's reaps (each teardown once: [`reap_slot`]) and failures
-/// as sparklines
+/// The last hour's reaps (each teardown once: [`reap_slot`]) and failed
+/// teardowns ([`crate::event::Activity::is_failed_teardown`]), each folded
+/// line counted as many times as it was folded, as sparklines
 /// ([`crate::ui::spark::last_hour_items`]), newest entries first until an
 /// hour back. A teardown killed at its deadline and torn down after
 /// all (its line begins with [`AFTER_ALL`]) counts once, as torn down: its
@@ -53,7 +54,8 @@ fn history(app: &App) -> Option<[Vec<String>; 2]> {
                     }
                     Some((entry.at, false, l.count))
                 }
-                ActivityKind::Failed => {
+                // Failed teardowns only (a failed `up` or verify is none).
+                ActivityKind::Failed if entry.is_failed_teardown() => {
                     let owed = amended.get_mut(entry.instance.as_str());
                     let taken = owed.map_or(0, |n| {
                         let taken = (*n).min(l.count);

@@ -1,8 +1,10 @@
 //! The help overlay: the legend of the state marks (the ST column a new
-//! reader meets first), then every entry of the key table
+//! reader meets first; left out over a fleet, whose rows have no ST
+//! column), then every entry of the key table
 //! ([`crate::ui::keys`]), wrapped to the terminal's width and
 //! scrolled (`↑↓`/`jk`, PgUp/PgDn) so it fits any size down to the
-//! console's minimum (60x15); `/` inside it keeps only the entries whose
+//! console's minimum (60x15), the lines above and below counted in its
+//! bottom border (`↑ 3 more · ↓ 10 more`, [`super::render_more`]); `/` inside it keeps only the entries whose
 //! keys or text contain the query. Over a fleet (the App over 2+ hosts)
 //! each entry says under it what it does there
 //! ([`crate::ui::keys::KeyEntry::over_a_fleet`]): the one help over 1..N
@@ -21,7 +23,8 @@ use crate::ui::keys::ENTRIES;
 use crate::ui::{theme, view};
 
 /// The help's lines for a text area `width` columns wide: (without a
-/// query) the legend first, then the entries whose keys or text contain
+/// query, and on one host: over a fleet the rows have no ST column) the
+/// legend first, then the entries whose keys or text contain
 /// `query` (case-insensitive; all of them when it is empty), each wrapped
 /// under its text column (over a fleet, `fleet`, followed by what it does
 /// there, which the query reads too).
@@ -30,7 +33,9 @@ pub fn lines(query: &str, width: usize, fleet: bool) -> Vec<Line<'static>> {
     let key_width = ENTRIES.iter().map(|e| e.keys.width()).max().unwrap_or(0);
     let needle = query.to_lowercase();
     let text_width = width.saturating_sub(key_width + 3).max(12);
-    let mut lines: Vec<Line<'static>> = if needle.is_empty() {
+    // Over a fleet the Instances rows have no ST column: its legend would
+    // describe no mark drawn there.
+    let mut lines: Vec<Line<'static>> = if needle.is_empty() && !fleet {
         let mut legend = legend(width);
         legend.push(Line::raw(""));
         legend
@@ -190,8 +195,12 @@ pub fn draw(frame: &mut Frame, area: Rect, help: &HelpView, fleet: bool) -> (usi
         .border_type(theme::FOCUSED_BORDER)
         .border_style(theme::focused_border());
     let shown: Vec<Line> = all.into_iter().skip(scroll).take(rows).collect();
+    let below = len - scroll - shown.len();
     frame.render_widget(Clear, rect);
     frame.render_widget(Paragraph::new(shown).block(block), rect);
+    // What j/k (PgUp/PgDn) scroll to, in the bottom border as the panes
+    // say it: nothing of the help is left without a word.
+    super::render_more(frame, rect, scroll, below);
     (rows, len)
 }
 

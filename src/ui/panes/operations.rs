@@ -150,8 +150,11 @@ fn render_local(frame: &mut Frame, area: Rect, app: &App) {
 /// Which operations the pane draws in `rows` data rows, so the pending
 /// ones (the first `pending` of `len`, as the store adapter orders them)
 /// stay on screen whatever finished row is selected: they are pinned above
-/// the finished rows' scroll window; when more are pending than fit, the
-/// pane's last row says `… N more pending`.
+/// the finished rows' scroll window ([`newest_first`]: the newest finished
+/// drawn whenever the selection fits with them); when more are pending
+/// than fit, the pane's last row says `… N more pending`. What is not
+/// drawn is counted in the bottom border ([`OpsLayout::hidden`],
+/// `super::render_more`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OpsLayout {
     /// The first `head` operations (pending) are drawn first.
@@ -176,8 +179,11 @@ impl OpsLayout {
             window,
             more,
         };
-        if len <= rows || rows == 0 || pending == 0 {
+        if len <= rows || rows == 0 {
             return plain(scroll_window(previous, selected, len, rows), rows, 0);
+        }
+        if pending == 0 {
+            return plain(newest_first(selected, rows), rows, 0);
         }
         if selected < pending {
             if pending <= rows {
@@ -208,14 +214,7 @@ impl OpsLayout {
             (rows - 2, pending - (rows - 2))
         };
         let window = rows - head - usize::from(more > 0);
-        let finished = len - pending;
-        let offset = pending
-            + scroll_window(
-                previous.saturating_sub(pending),
-                selected - pending,
-                finished,
-                window,
-            );
+        let offset = pending + newest_first(selected - pending, window);
         Self {
             head,
             offset,
@@ -249,6 +248,18 @@ impl OpsLayout {
             None
         }
     }
+}
+
+/// Where the finished operations' scroll window starts (an index among
+/// them) with the one at `selected` drawn in `window` rows: the least
+/// offset that draws it, so the newest finished ones (first, as the store
+/// adapter orders them) are drawn whenever the selection fits with them.
+/// The rows move under a kept offset (a pending operation finishes, new
+/// ones finish above the selection, which follows its operation), so no
+/// offset is kept from the frame before: a kept one hid the newest above
+/// the window, zoomed too, until `g`.
+const fn newest_first(selected: usize, window: usize) -> usize {
+    (selected + 1).saturating_sub(window)
 }
 
 /// Column widths for a table `width` columns wide: VERB 6, INSTANCE as wide
