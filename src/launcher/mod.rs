@@ -306,6 +306,15 @@ fn launch_fleet(
     hosts: Vec<fleet::FleetHost>,
 ) -> Result<FleetLaunch, ExitCode> {
     let (json, follow, console) = match &cli.command {
+        Some(Sub::Snapshot {
+            format: Some(_), ..
+        }) => {
+            return Err(fail(
+                "snapshot --format is for one host; over a fleet, snapshot takes --json or neither \
+                 (the metrics of each host: --controller ssh://HOST once)",
+                EXIT_USAGE,
+            ));
+        }
         Some(Sub::Snapshot { follow, json, .. }) => (*json, *follow, false),
         None => (false, false, true),
         Some(other) => return Err(fail(&fleet_refusal(other, hosts.len()), EXIT_USAGE)),

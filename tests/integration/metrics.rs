@@ -1,0 +1,291 @@
+//! `snapshot --format openmetrics` through the real binary: Prometheus's
+//! own `promtool check metrics` takes it for every fixture store, a
+//! generated 100,000-instance store and a store of hostile label values,
+//! and each value equals what `snapshot --json` says of the same store at
+//! the same `--now`. Without promtool (Debian/Ubuntu: the `prometheus`
+//! package) the promtool checks are skipped, said once; with `CI` set
+//! they fail, naming the package.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::{CAPTURE, fixture};
+
+/// Where Debian's `prometheus` package puts promtool.
+const PROMTOOL: &str = "/usr/bin/promtool";
+
+/// The fixture stores every check runs on.
+const FIXTURES: [&str; 7] = [
+    "hostile.db",
+    "newer-v6.db",
+    "older-v2.db",
+    "real-0.2.0-v5.db",
+    "real-0.3.0-v5.db",
+    "real-0.4.0-v14.db",
+    "stackless-real-v4.db",
+];
+
+/// promtool, or `None` (said) when it is not installed and `CI` is not
+/// set. With `CI` set, a missing promtool fails the test, naming the
+/// package.
+pub fn promtool() -> Option<PathBuf> {
+    let path = PathBuf::from(PROMTOOL);
+    if path.exists() {
+        return Some(path);
+    }
+    let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
+    assert!(
+        !ci,
+        "{PROMTOOL} is missing (Debian/Ubuntu: apt-get install prometheus); with CI set the \
+         promtool tests are required"
+    );
+    eprintln!(
+        "skipping the promtool checks: {PROMTOOL} is not installed (Debian/Ubuntu: apt-get \
+         install prometheus); with CI set they are required"
+    );
+    None
+}
+
+/// `promtool check metrics` of `text`: it must pass, saying nothing.
+pub fn check_metrics(text: &str) {
+    let Some(promtool) = promtool() else { return };
+    let mut child = Command::new(promtool)
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(text.as_bytes()).unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
+        "promtool check metrics: {:?}\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn bin() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_stackless-tui"));
+    command
+        .env("XDG_CONFIG_HOME", "/nonexistent-config")
+        .env("XDG_STATE_HOME", "/nonexistent-state")
+        .env("TZ", "UTC0");
+    for (key, _) in std::env::vars() {
+        if key.starts_with("STACKLESS_TUI_") || key.starts_with("STACKLESS_") {
+            command.env_remove(key);
+        }
+    }
+    command
+}
+
+/// `snapshot` of the store at `path` at `now` with `args`: its stdout,
+/// after checking it exited 0.
+fn snapshot(path: &Path, now: i64, args: &[&str]) -> Vec<u8> {
+    let out = bin()
+        .arg("--state")
+        .arg(path)
+        .args(["snapshot", "--now", &now.to_string()])
+        .args(args)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// The document's samples, `name{labels}` to value.
+pub fn samples(text: &str) -> BTreeMap<String, f64> {
+    text.lines()
+        .filter(|line| !line.starts_with('#'))
+        .map(|line| {
+            let (key, value) = line.rsplit_once(' ').unwrap();
+            (key.to_owned(), value.parse::<f64>().unwrap())
+        })
+        .collect()
+}
+
+/// A label value as the document writes it.
+fn label(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// The state's samples as `snapshot --json`'s document says them.
+fn expected(doc: &Value) -> BTreeMap<String, f64> {
+    let mut want: BTreeMap<String, f64> = BTreeMap::new();
+    let mut add = |key: String, n: f64| *want.entry(key).or_default() += n;
+    add("stackless_store_up".into(), 1.0);
+    add(
+        "stackless_store_schema_version".into(),
+        doc["store_user_version"].as_f64().unwrap(),
+    );
+    add(
+        "stackless_snapshot_timestamp_seconds".into(),
+        doc["now"].as_f64().unwrap(),
+    );
+    let (mut overdue, mut failed_up, mut backoffs, mut attempts, mut most) = (0, 0, 0, 0, 0);
+    for state in [
+        "alive",
+        "stale_pid_gone",
+        "stale_pid_reused",
+        "foreign_host",
+        "unknown",
+    ] {
+        add(format!("stackless_locks{{liveness=\"{state}\"}}"), 0.0);
+    }
+    for i in doc["instances"].as_array().unwrap() {
+        let (status, substrate) = (
+            label(i["status"].as_str().unwrap()),
+            label(i["substrate"].as_str().unwrap()),
+        );
+        add(
+            format!("stackless_instances{{status=\"{status}\",substrate=\"{substrate}\"}}"),
+            1.0,
+        );
+        if status == "active" && i["lease"]["expired"] == true {
+            add(
+                format!("stackless_instances_expired{{substrate=\"{substrate}\"}}"),
+                1.0,
+            );
+            overdue = overdue.max(i["lease"]["overdue_secs"].as_i64().unwrap());
+        }
+        if i["failed_up"] == true {
+            failed_up += 1;
+        }
+        if let Some(state) = i["lock"]["liveness_state"].as_str() {
+            add(format!("stackless_locks{{liveness=\"{state}\"}}"), 1.0);
+        }
+        if let Some(n) = i["reap_attempt"]["attempts"].as_i64() {
+            backoffs += 1;
+            attempts += n;
+            most = most.max(n);
+        }
+    }
+    for op in doc["operations"].as_array().unwrap() {
+        let status = op["status"].as_str().unwrap();
+        if status == "queued" || status == "running" {
+            let verb = label(op["verb"].as_str().unwrap());
+            add(
+                format!("stackless_operations_pending{{verb=\"{verb}\",status=\"{status}\"}}"),
+                1.0,
+            );
+        }
+    }
+    #[allow(clippy::cast_precision_loss)]
+    for (name, n) in [
+        ("stackless_lease_overdue_max_seconds", overdue),
+        ("stackless_instances_failed_up", failed_up),
+        ("stackless_reap_backoffs", backoffs),
+        ("stackless_reap_backoff_attempts", attempts),
+        ("stackless_reap_backoff_attempts_max", most),
+    ] {
+        add(name.into(), n as f64);
+    }
+    want
+}
+
+/// The state families' samples of the document at `path` equal what
+/// `snapshot --json` says at the same `now`, and promtool takes it;
+/// returns the document.
+fn checked(path: &Path, now: i64) -> String {
+    let text = String::from_utf8(snapshot(path, now, &["--format", "openmetrics"])).unwrap();
+    assert!(text.ends_with("\n# EOF\n"), "{text}");
+    check_metrics(&text);
+    let doc: Value = serde_json::from_slice(&snapshot(path, now, &["--json"])).unwrap();
+    let want = expected(&doc);
+    let got: BTreeMap<String, f64> = samples(&text)
+        .into_iter()
+        .filter(|(key, _)| {
+            !key.starts_with("stackless_teardown") && !key.starts_with("stackless_reaper_info")
+        })
+        .collect();
+    assert_eq!(got, want, "{}", path.display());
+    text
+}
+
+#[test]
+fn every_fixture_store_passes_promtool_and_equals_snapshot_json() {
+    for name in FIXTURES {
+        let (_dir, path) = fixture(name);
+        let text = checked(&path, CAPTURE);
+        assert!(
+            text.contains("\nstackless_reaper_info{by=\"nobody\"} 1\n"),
+            "{name}"
+        );
+        assert!(
+            text.contains(
+                "\nstackless_teardowns_total{actor=\"reaper\",outcome=\"attempted\"} 0\n"
+            ),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn a_generated_100k_store_passes_promtool_and_equals_snapshot_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    let spec = stackless_tui::bench_support::GenSpec {
+        instances: 100_000,
+        seed: 42,
+        now: CAPTURE,
+        host: "golden-host.invalid".into(),
+    };
+    let summary = stackless_tui::bench_support::generate(&path, &spec).unwrap();
+    let text = checked(&path, CAPTURE);
+    let expired: f64 = samples(&text)
+        .iter()
+        .filter(|(key, _)| key.starts_with("stackless_instances_expired{"))
+        .map(|(_, n)| n)
+        .sum();
+    #[allow(clippy::cast_precision_loss)]
+    let generated = summary.expired as f64;
+    assert_eq!(expired, generated);
+}
+
+/// Substrates with `\`, `"` and newlines, twenty of them: escaped, at
+/// most 16 values a label (the rest `other`), and promtool takes it.
+#[test]
+fn hostile_label_values_are_escaped_and_capped() {
+    let (_dir, path) = fixture("stackless-real-v4.db");
+    crate::common::stores::exec(
+        &path,
+        r#"WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20)
+           INSERT INTO instances (name, substrate, definition, created_at)
+           SELECT 'h' || i, 'q"b\' || char(10) || printf('%02d', i), '', 1 FROM n;"#,
+    );
+    let text = String::from_utf8(snapshot(&path, CAPTURE, &["--format", "openmetrics"])).unwrap();
+    check_metrics(&text);
+    let got = samples(&text);
+    assert_eq!(
+        got["stackless_instances{status=\"active\",substrate=\"q\\\"b\\\\\\n01\"}"],
+        1.0
+    );
+    let substrates: Vec<&String> = got
+        .keys()
+        .filter(|key| key.starts_with("stackless_instances{"))
+        .collect();
+    assert_eq!(substrates.len(), 17, "{substrates:?}");
+    // `local` (6 active, 2 tombstoned: two series), 14 hostile ones,
+    // the other 6 counted as `other`.
+    assert_eq!(
+        got["stackless_instances{status=\"active\",substrate=\"other\"}"],
+        6.0
+    );
+}
