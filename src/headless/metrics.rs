@@ -40,7 +40,11 @@ pub fn snapshot(cli: &Cli, now: Option<i64>) -> ExitCode {
     let counts = crate::audit::counts(&crate::audit::default_path(&state_dir));
     let reaping = super::who_reaps(&state_dir);
     print(
-        &document(Some(&state), Some(&reaping), counts.as_ref()),
+        &document(
+            Some(&state),
+            Some(crate::model::metrics::reaper_by(&reaping)),
+            counts.as_ref(),
+        ),
         ExitCode::SUCCESS,
     )
 }

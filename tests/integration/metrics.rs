@@ -289,3 +289,134 @@ fn hostile_label_values_are_escaped_and_capped() {
         6.0
     );
 }
+
+/// The samples of `text` that do not move with the clock (the read's
+/// time and the oldest overdue lease do).
+fn still(text: &str) -> BTreeMap<String, f64> {
+    samples(text)
+        .into_iter()
+        .filter(|(key, _)| {
+            key != "stackless_snapshot_timestamp_seconds"
+                && key != "stackless_lease_overdue_max_seconds"
+        })
+        .collect()
+}
+
+/// A writer replaces the file 200 times, a document of a different size
+/// each time (up to about 190 KB), while a reader reads it in a loop:
+/// every read is one whole document (its lines all of one write, as many
+/// as that write had, `# EOF` last). The file is 0644, and a symbolic
+/// link at its path is replaced, its target untouched.
+#[test]
+fn a_reader_never_sees_half_a_metrics_file() {
+    use std::os::unix::fs::PermissionsExt as _;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("stackless.prom");
+    let target = dir.path().join("target");
+    std::fs::write(&target, "kept\n").unwrap();
+    std::os::unix::fs::symlink(&target, &path).unwrap();
+    let lines_of = |write: usize| 50 + (write * 37) % 4_000;
+    let doc = |write: usize| {
+        let mut text = String::from("# HELP stackless_w A write.\n# TYPE stackless_w gauge\n");
+        for n in 0..lines_of(write) {
+            text.push_str(&format!("stackless_w{{n=\"{n}\"}} {write}\n"));
+        }
+        text + "# EOF\n"
+    };
+    stackless_tui::nofollow::replace(&path, doc(0).as_bytes()).unwrap();
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept\n");
+    assert!(!std::fs::symlink_metadata(&path).unwrap().is_symlink());
+    let done = std::sync::Arc::new(AtomicBool::new(false));
+    let reads = std::sync::Arc::new(AtomicUsize::new(0));
+    let reader = {
+        let (path, done, reads) = (path.clone(), done.clone(), reads.clone());
+        std::thread::spawn(move || {
+            while !done.load(Ordering::SeqCst) {
+                let text = std::fs::read_to_string(&path).unwrap();
+                assert!(
+                    text.ends_with("\n# EOF\n"),
+                    "a half file: {} bytes",
+                    text.len()
+                );
+                let values: Vec<usize> = samples(&text).values().map(|v| *v as usize).collect();
+                let write = values[0];
+                assert!(values.iter().all(|v| *v == write), "two writes in one read");
+                assert_eq!(values.len(), lines_of(write), "write {write} cut");
+                reads.fetch_add(1, Ordering::SeqCst);
+            }
+        })
+    };
+    // The writes start once the reader has read once.
+    while reads.load(Ordering::SeqCst) == 0 {
+        std::thread::yield_now();
+    }
+    for write in 1..=200 {
+        stackless_tui::nofollow::replace(&path, doc(write).as_bytes()).unwrap();
+    }
+    done.store(true, Ordering::SeqCst);
+    reader.join().unwrap();
+    assert!(reads.load(Ordering::SeqCst) > 1);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), doc(200));
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o644);
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(left.len(), 2, "no temporary file is left");
+}
+
+/// `serve --stdio --metrics-file F` writes the document to `F` at start,
+/// and its `metrics` command answers it: the same values as `snapshot
+/// --format openmetrics` of the store, and promtool takes both.
+#[test]
+fn serve_writes_the_metrics_file_and_answers_metrics() {
+    use super::agent_process::{lines_of, spawn, wait_for};
+    use std::io::Write as _;
+    let home = tempfile::tempdir().unwrap();
+    let (dir, path) = fixture("real-0.4.0-v14.db");
+    let file = dir.path().join("out").join("stackless.prom");
+    std::fs::create_dir(file.parent().unwrap()).unwrap();
+    let mut child = spawn(
+        home.path(),
+        Some(&path),
+        &[
+            "--read-only",
+            "--metrics-file",
+            file.to_str().unwrap(),
+            "serve",
+            "--stdio",
+        ],
+    );
+    let rx = lines_of(&mut child);
+    wait_for(&rx, |m| m["type"] == "synced");
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, r#"{{"id":"m","cmd":"metrics"}}"#).unwrap();
+    let reply = wait_for(&rx, |m| m["type"] == "reply" && m["id"] == "m");
+    assert_eq!(reply["ok"], true, "{reply}");
+    let answered: String = reply["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|line| format!("{}\n", line.as_str().unwrap()))
+        .collect();
+    assert!(answered.ends_with("\n# EOF\n"), "{answered}");
+    check_metrics(&answered);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !file.exists() {
+        assert!(std::time::Instant::now() < deadline, "no metrics file");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let written = std::fs::read_to_string(&file).unwrap();
+    check_metrics(&written);
+    let out = bin()
+        .arg("--state")
+        .arg(&path)
+        .args(["snapshot", "--format", "openmetrics"])
+        .output()
+        .unwrap();
+    let snapshot = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(still(&answered), still(&snapshot));
+    assert_eq!(still(&written), still(&snapshot));
+    assert_eq!(samples(&answered)["stackless_store_up"], 1.0);
+    drop(stdin);
+    child.wait().unwrap();
+}

@@ -139,13 +139,13 @@ pub const fn reaper_by(reaping: &crate::model::controller::Reaping) -> &'static 
 }
 
 /// The whole document: the store's state (`None`: it could not be read,
-/// `stackless_store_up 0` and nothing else of it), who reaps, and the
-/// audit trail's counts when they were read. Ends with `# EOF` and a
-/// newline.
+/// `stackless_store_up 0` and nothing else of it), who reaps (`by`, as
+/// [`reaper_by`] says it), and the audit trail's counts when they were
+/// read. Ends with `# EOF` and a newline.
 #[must_use]
 pub fn document(
     state: Option<&StoreState>,
-    reaping: Option<&crate::model::controller::Reaping>,
+    by: Option<&str>,
     counts: Option<&AuditCounts>,
 ) -> String {
     let mut families = vec![Family::gauge(
@@ -156,12 +156,12 @@ pub fn document(
     if let Some(state) = state {
         families.extend(state.families());
     }
-    if let Some(reaping) = reaping {
+    if let Some(by) = by {
         families.push(Family::labelled(
             "stackless_reaper_info",
             "Who reaps the store's expired instances now (always 1; the label says who).",
             "by",
-            [(reaper_by(reaping).to_owned(), 1.0)],
+            [(by.to_owned(), 1.0)],
         ));
     }
     if let Some(counts) = counts {

@@ -58,7 +58,11 @@ fn families_are_written_in_the_text_format() {
 /// A store that could not be read says so and nothing else of it.
 #[test]
 fn an_unread_store_is_store_up_zero() {
-    let text = document(None, Some(&crate::model::controller::Reaping::Nobody), None);
+    let text = document(
+        None,
+        Some(reaper_by(&crate::model::controller::Reaping::Nobody)),
+        None,
+    );
     assert_eq!(
         text,
         "# HELP stackless_store_up Whether the store could be read (1) or not (0).\n\
