@@ -12,9 +12,11 @@ use crate::model::time::unix_now;
 use crate::startup::absent_default_store;
 
 /// Print the document of the store at `now` (unix seconds; the wall
-/// clock when `None`). A store that cannot be read is printed as
-/// `stackless_store_up 0` (why on stderr), exit 2; no store at
-/// stackless's default path, the same, exit 0 (nothing is created).
+/// clock when `None`). A store that cannot be read, or no store at
+/// stackless's default path (nothing is created), is printed as
+/// `stackless_store_up 0`, why on stderr, exit 0: the document says it,
+/// so a textfile written from it raises the store-down alert rather than
+/// keeping the last good values.
 #[must_use]
 pub fn snapshot(cli: &Cli, now: Option<i64>) -> ExitCode {
     if let Some(path) = absent_default_store(cli) {
@@ -26,8 +28,8 @@ pub fn snapshot(cli: &Cli, now: Option<i64>) -> ExitCode {
     let (_, store, snapshot) = match super::read_once(cli) {
         Ok(read) => read,
         Err(error) => {
-            let code = super::usage(&error);
-            return print(&document(None, None, None), code);
+            let _ = writeln!(std::io::stderr(), "stackless-tui: {error}");
+            return print(&document(None, None, None), ExitCode::SUCCESS);
         }
     };
     if store.immutable() {

@@ -420,3 +420,116 @@ fn serve_writes_the_metrics_file_and_answers_metrics() {
     drop(stdin);
     child.wait().unwrap();
 }
+
+/// The rules file's test, `docs/alerts.test.yml`.
+const RULES_TEST: &str = "docs/alerts.test.yml";
+
+/// Where the recorded series start and end in [`RULES_TEST`].
+const SERIES_BEGIN: &str = "      # recorded: begin\n";
+const SERIES_END: &str = "      # recorded: end\n";
+
+/// `text` (a document) as the input series of a rules test, 90 minutes
+/// of one sample a minute: each value as recorded and staying, but the
+/// times that move with the clock (the read's time, the oldest overdue
+/// lease) growing 60 s a minute.
+fn input_series(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines().filter(|line| !line.starts_with('#')) {
+        let (key, value) = line.rsplit_once(' ').unwrap();
+        let step = if key == "stackless_lease_overdue_max_seconds"
+            || key == "stackless_snapshot_timestamp_seconds"
+        {
+            60
+        } else {
+            0
+        };
+        out.push_str(&format!(
+            "      - series: '{key}'\n        values: '{value}+{step}x90'\n"
+        ));
+    }
+    out
+}
+
+/// The alert rules of docs/alerts.yml pass `promtool check rules`, and
+/// `promtool test rules` shows them firing on the series recorded from
+/// `snapshot --format openmetrics` of stackless-real-v4.db at its capture
+/// (one expired lease 332 s overdue, one reap backoff, nobody reaping):
+/// the backoff's alert at 35 min and not at 25 (`for: 30m`), the overdue
+/// lease's once it passes an hour (at 60 min), nobody reaping's at 20
+/// min, and no store-down alert. The recording is the binary's output
+/// now (`UPDATE_GOLDEN=1` writes it again).
+#[test]
+fn the_alert_rules_pass_promtool_and_fire_on_a_recorded_series() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (_dir, path) = fixture("stackless-real-v4.db");
+    let text = String::from_utf8(snapshot(&path, CAPTURE, &["--format", "openmetrics"])).unwrap();
+    let series = input_series(&text);
+    let file = root.join(RULES_TEST);
+    let test = std::fs::read_to_string(&file).unwrap();
+    let (head, rest) = test.split_once(SERIES_BEGIN).unwrap();
+    let (recorded, tail) = rest.split_once(SERIES_END).unwrap();
+    if std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1") {
+        std::fs::write(
+            &file,
+            format!("{head}{SERIES_BEGIN}{series}{SERIES_END}{tail}"),
+        )
+        .unwrap();
+    } else {
+        assert_eq!(
+            recorded, series,
+            "{RULES_TEST}: UPDATE_GOLDEN=1 records it again"
+        );
+    }
+    assert!(
+        series.contains("      - series: 'stackless_reap_backoffs'\n        values: '1+0x90'\n")
+    );
+    let Some(promtool) = promtool() else { return };
+    for args in [
+        ["check", "rules", "alerts.yml"],
+        ["test", "rules", "alerts.test.yml"],
+    ] {
+        let out = Command::new(&promtool)
+            .args(args)
+            .current_dir(root.join("docs"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "promtool {args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// A store that cannot be read is `stackless_store_up 0` and nothing
+/// else of it, why on stderr, exit 0 (a textfile written from it says
+/// the store is down); promtool takes it.
+#[test]
+fn a_store_that_cannot_be_read_is_store_up_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    std::fs::write(
+        &path,
+        "not a database, and long enough to be read as one\n".repeat(200),
+    )
+    .unwrap();
+    let out = bin()
+        .arg("--state")
+        .arg(&path)
+        .args(["snapshot", "--format", "openmetrics"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    check_metrics(&text);
+    assert_eq!(
+        samples(&text),
+        BTreeMap::from([("stackless_store_up".to_owned(), 0.0)])
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).starts_with("stackless-tui: "),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
