@@ -226,7 +226,7 @@ pub struct Cli {
     /// Write the store's state and the audit trail's counts as metrics
     /// (docs/metrics.md) to this file each reaper tick, atomically (a
     /// temporary file in its directory renamed over it, mode 0644, no
-    /// symlink followed): node_exporter's textfile collector reads it.
+    /// symlink followed): `node_exporter`'s textfile collector reads it.
     /// The console and `serve --stdio`.
     #[arg(
         long,
@@ -277,7 +277,7 @@ pub enum SnapshotFormat {
     Table,
     /// One JSON document (`--json`).
     Json,
-    /// The OpenMetrics text format (docs/metrics.md).
+    /// The `OpenMetrics` text format (docs/metrics.md).
     #[value(name = "openmetrics")]
     OpenMetrics,
 }

@@ -289,7 +289,7 @@ fn remove_nested(parent: BorrowedFd<'_>, name: &OsStr, depth: usize) -> io::Resu
     }
 }
 
-/// Replace the file at `path` with `bytes` atomically (node_exporter's
+/// Replace the file at `path` with `bytes` atomically (`node_exporter`'s
 /// textfile collector's convention): written to a temporary file in the
 /// same directory (`.NAME.PID.tmp`: created anew, `O_EXCL | O_NOFOLLOW`,
 /// mode 0644 whatever the umask, synced), then renamed over `path`. A

@@ -1,6 +1,6 @@
 //! `--metrics-file PATH`: the `metrics-file` thread writes the store's
 //! metrics (docs/metrics.md) to `PATH` at start and then each reaper tick,
-//! replaced atomically ([`crate::nofollow::replace`]) for node_exporter's
+//! replaced atomically ([`crate::nofollow::replace`]) for `node_exporter`'s
 //! textfile collector. Its own read-only connection reads the store; the
 //! audit trail and who reaps are read as `snapshot --format openmetrics`
 //! reads them.

@@ -1,5 +1,5 @@
 //! `snapshot --format openmetrics`: the store's state, who reaps and the
-//! audit trail's counts as one OpenMetrics document on stdout
+//! audit trail's counts as one `OpenMetrics` document on stdout
 //! ([`crate::model::metrics::document`], docs/metrics.md), from the same
 //! read-only snapshot `snapshot --json` reports.
 

@@ -1,8 +1,8 @@
 //! The store's state and the audit trail's counts as metrics
-//! (docs/metrics.md), written in the OpenMetrics text format: `# HELP`
+//! (docs/metrics.md), written in the `OpenMetrics` text format: `# HELP`
 //! and `# TYPE` before each family, `# EOF` last. Counter families are
 //! named with their `_total`, as the Prometheus text format 0.0.4 names
-//! them (what node_exporter's textfile collector and `promtool check
+//! them (what `node_exporter`'s textfile collector and `promtool check
 //! metrics` parse), and an info metric is a gauge of 1 named `_info`.
 //! Pure: the values are read from a [`crate::model::Snapshot`] and `now`
 //! ([`state`]), and from the audit lines ([`counters`]); [`document`] is

@@ -258,7 +258,7 @@ pub struct Reply {
     /// `logs`' answer: the services followed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub services: Option<Vec<String>>,
-    /// `metrics`' answer: the OpenMetrics document (docs/metrics.md), one
+    /// `metrics`' answer: the `OpenMetrics` document (docs/metrics.md), one
     /// string a line without its newline, `# EOF` last.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metrics: Option<Vec<String>>,
