@@ -31,7 +31,7 @@ pub(crate) mod plan;
 use crate::cli::{Cli, EXIT_USAGE, Sub};
 use crate::model::text::sanitize_short;
 use failure::{classify, failure_message, interrupted_message, stderr_tail};
-use fleet::{fleet_needs_a_terminal, fleet_refusal};
+use fleet::{fleet_format_refusal, fleet_needs_a_terminal, fleet_refusal};
 use plan::{
     DEFAULT_REMOTE_BIN, Mode, OnTheHost, Plan, Target, check_remote_bin, env_on_the_host,
     not_applied_message, strip_launcher_args,
@@ -309,11 +309,7 @@ fn launch_fleet(
         Some(Sub::Snapshot {
             format: Some(_), ..
         }) => {
-            return Err(fail(
-                "snapshot --format is for one host; over a fleet, snapshot takes --json or neither \
-                 (the metrics of each host: --controller ssh://HOST once)",
-                EXIT_USAGE,
-            ));
+            return Err(fail(&fleet_format_refusal(hosts.len()), EXIT_USAGE));
         }
         Some(Sub::Snapshot { follow, json, .. }) => (*json, *follow, false),
         None => (false, false, true),
