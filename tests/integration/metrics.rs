@@ -533,3 +533,26 @@ fn a_store_that_cannot_be_read_is_store_up_zero() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `--format json` is `--json` byte for byte, `--format table` the table
+/// (the default), and `--json` with `--format` is a usage error.
+#[test]
+fn format_json_and_table_are_json_and_the_table() {
+    let (_dir, path) = fixture("real-0.4.0-v14.db");
+    assert_eq!(
+        snapshot(&path, CAPTURE, &["--format", "json"]),
+        snapshot(&path, CAPTURE, &["--json"])
+    );
+    assert_eq!(
+        snapshot(&path, CAPTURE, &["--format", "table"]),
+        snapshot(&path, CAPTURE, &[])
+    );
+    let out = bin()
+        .arg("--state")
+        .arg(&path)
+        .args(["snapshot", "--json", "--format", "openmetrics"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+}
