@@ -224,10 +224,10 @@ pub struct Cli {
     pub reached_as: Option<String>,
 
     /// Write the store's state and the audit trail's counts as metrics
-    /// (docs/metrics.md) to this file each reaper tick, atomically (a
-    /// temporary file in its directory renamed over it, mode 0644, no
-    /// symlink followed): `node_exporter`'s textfile collector reads it.
-    /// The console and `serve --stdio`.
+    /// (docs/metrics.md) to this file each reaper tick and when the audit
+    /// trail changes, atomically (a temporary file in its directory
+    /// renamed over it, mode 0644, no symlink followed): `node_exporter`'s
+    /// textfile collector reads it. The console and `serve --stdio`.
     #[arg(
         long,
         value_name = "PATH",

@@ -1,6 +1,7 @@
 //! `--metrics-file PATH`: the `metrics-file` thread writes the store's
-//! metrics (docs/metrics.md) to `PATH` at start and then each reaper tick,
-//! replaced atomically ([`crate::nofollow::replace`]) for `node_exporter`'s
+//! metrics (docs/metrics.md) to `PATH` at start, each reaper tick, and
+//! within [`AUDIT_CHECK`] of a change to the audit trail (a teardown
+//! started or ended: a reaper pass or a key), replaced atomically ([`crate::nofollow::replace`]) for `node_exporter`'s
 //! textfile collector. Its own read-only connection reads the store; the
 //! audit trail and who reaps are read as `snapshot --format openmetrics`
 //! reads them.
@@ -35,10 +36,19 @@ pub(super) fn document_of(store: &Path) -> String {
     document(state.as_ref(), Some(reaper_by(&reaping)), counts.as_ref())
 }
 
+/// How often the thread looks whether the audit trail changed.
+pub(super) const AUDIT_CHECK: Duration = Duration::from_secs(1);
+
+/// The audit trail's size and modification time (`None`: not there).
+fn audit_stamp(state_dir: &Path) -> Option<(u64, std::time::SystemTime)> {
+    let meta = std::fs::symlink_metadata(crate::audit::default_path(state_dir)).ok()?;
+    Some((meta.len(), meta.modified().ok()?))
+}
+
 /// Start the `metrics-file` thread: [`document_of`] the store at `store`
-/// written to `path` now and every `every`, until `stop`. A write that
-/// fails is logged (once until one succeeds again) and tried again at the
-/// next tick.
+/// written to `path` now, every `every`, and after the audit trail
+/// changed, until `stop`. A write that fails is logged (once until one
+/// succeeds again) and tried again at the next write.
 ///
 /// # Errors
 /// The thread could not be started.
@@ -52,7 +62,12 @@ pub(super) fn spawn(
         .name("metrics-file".into())
         .spawn(move || {
             let mut failing = false;
+            let state_dir = store
+                .parent()
+                .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
             loop {
+                let stamp = audit_stamp(&state_dir);
+                let written = std::time::Instant::now();
                 match crate::nofollow::replace(&path, document_of(&store).as_bytes()) {
                     Ok(()) if failing => {
                         failing = false;
@@ -65,8 +80,13 @@ pub(super) fn spawn(
                     }
                     Err(_) => {}
                 }
-                if stop.sleep(every) {
-                    break;
+                loop {
+                    if stop.sleep(AUDIT_CHECK.min(every)) {
+                        return;
+                    }
+                    if written.elapsed() >= every || audit_stamp(&state_dir) != stamp {
+                        break;
+                    }
                 }
             }
         })

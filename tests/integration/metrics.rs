@@ -556,3 +556,62 @@ fn format_json_and_table_are_json_and_the_table() {
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
 }
+
+/// The metrics file follows the audit trail: with a tick of an hour, a
+/// teardown recorded after the first write is in the file within
+/// seconds (the thread looks at the trail each second), not at the next
+/// tick.
+#[test]
+fn the_metrics_file_is_written_again_when_the_audit_trail_changes() {
+    use super::agent_process::{lines_of, spawn, wait_for};
+    use std::io::Write as _;
+    let home = tempfile::tempdir().unwrap();
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let file = dir.path().join("stackless.prom");
+    let mut child = spawn(
+        home.path(),
+        Some(&path),
+        &[
+            "--read-only",
+            "--tick",
+            "1h",
+            "--metrics-file",
+            file.to_str().unwrap(),
+            "serve",
+            "--stdio",
+        ],
+    );
+    let rx = lines_of(&mut child);
+    wait_for(&rx, |m| m["type"] == "synced");
+    let failed = "\nstackless_teardowns_total{actor=\"reaper\",outcome=\"failed\"} 1\n";
+    let read = || std::fs::read_to_string(&file).unwrap_or_default();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !read().ends_with("# EOF\n") {
+        assert!(std::time::Instant::now() < deadline, "no metrics file");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(!read().contains(failed));
+    let audit = dir.path().join("stackless-tui");
+    std::fs::create_dir_all(&audit).unwrap();
+    let mut trail = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(audit.join("audit.jsonl"))
+        .unwrap();
+    writeln!(
+        trail,
+        r#"{{"unix":1,"actor":"reaper","instance":"golf","action":"teardown","outcome":"failed","reason":"x","duration_ms":2000}}"#
+    )
+    .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !read().contains(failed) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the teardown never reached the file:\n{}",
+            read()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    drop(child.stdin.take());
+    child.wait().unwrap();
+}
