@@ -232,6 +232,19 @@ pub struct Cli {
     #[arg(long, value_name = "HOST", hide = true)]
     pub reached_as: Option<String>,
 
+    /// Write the store's state and the audit trail's counts as metrics
+    /// (docs/metrics.md) to this file each reaper tick and when the audit
+    /// trail changes, atomically (a temporary file in its directory
+    /// renamed over it, mode 0644, no symlink followed): `node_exporter`'s
+    /// textfile collector reads it. The console and `serve --stdio`.
+    #[arg(
+        long,
+        value_name = "PATH",
+        env = "STACKLESS_TUI_METRICS_FILE",
+        global = true
+    )]
+    pub metrics_file: Option<PathBuf>,
+
     /// Headless subcommands (snapshot, reap), shell completions, the man
     /// page; without one, the console runs.
     #[command(subcommand)]
@@ -266,15 +279,46 @@ pub enum LogLevel {
     Debug,
 }
 
+/// What `snapshot` prints (`--format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SnapshotFormat {
+    /// What the panes show, as a table.
+    Table,
+    /// One JSON document (`--json`).
+    Json,
+    /// The `OpenMetrics` text format (docs/metrics.md).
+    #[value(name = "openmetrics")]
+    OpenMetrics,
+}
+
+impl SnapshotFormat {
+    /// The format `--json` and `--format` choose (clap refuses both
+    /// together): `--json` is `json`, neither is `table`.
+    #[must_use]
+    pub fn chosen(json: bool, format: Option<Self>) -> Self {
+        match (json, format) {
+            (_, Some(format)) => format,
+            (true, None) => Self::Json,
+            (false, None) => Self::Table,
+        }
+    }
+}
+
 /// Subcommands.
 #[derive(Debug, Clone, Subcommand)]
 pub enum Sub {
     /// Print what the panes show (instances with lease, lock liveness,
     /// backoff state, due time) and exit.
     Snapshot {
-        /// One JSON document (with a `schema_version`) instead of a table.
+        /// One JSON document (with a `schema_version`) instead of a table:
+        /// `--format json`.
         #[arg(long)]
         json: bool,
+        /// What to print: `table` (the default), `json` (as `--json`) or
+        /// `openmetrics` (the store's state and the audit trail's counts
+        /// as metrics, docs/metrics.md, ending `# EOF`).
+        #[arg(long, value_enum, value_name = "FORMAT", conflicts_with_all = ["json", "follow"])]
+        format: Option<SnapshotFormat>,
         /// Evaluate countdowns at this unix time instead of now (for
         /// reproducible output).
         #[arg(long, value_name = "UNIX_SECONDS")]

@@ -93,7 +93,13 @@ fn dispatch(cli: &Cli) -> ExitCode {
             None => usage("demo-stackless needs --state"),
         },
         Some(Sub::Snapshot { follow: true, .. }) => crate::console::follow(cli),
-        Some(Sub::Snapshot { json, now, .. }) => crate::headless::snapshot(cli, *json, *now),
+        Some(Sub::Snapshot {
+            json, format, now, ..
+        }) => crate::headless::snapshot(
+            cli,
+            crate::cli::SnapshotFormat::chosen(*json, *format),
+            *now,
+        ),
         Some(Sub::Serve { .. }) => crate::console::serve(cli),
         Some(Sub::Reap { .. }) => crate::headless::reap_once(cli),
         Some(Sub::Completions { shell }) => {

@@ -5,7 +5,8 @@
 //! accident) placed would otherwise make the console append to, lock or
 //! delete its target, as root when it runs as root. Each refusal is an
 //! [`std::io::Error`] whose message names the path and says what to do.
-//! Also the one `(device, inode)` look-up ([`file_identity`]) that tells a
+//! Also the metrics textfile, replaced atomically ([`replace`]), and the
+//! one `(device, inode)` look-up ([`file_identity`]) that tells a
 //! file replaced under the console from the same file.
 
 use std::ffi::OsStr;
@@ -286,6 +287,61 @@ fn remove_nested(parent: BorrowedFd<'_>, name: &OsStr, depth: usize) -> io::Resu
         Ok(()) | Err(Errno::ENOENT) => Ok(()),
         Err(e) => Err(e.into()),
     }
+}
+
+/// Replace the file at `path` with `bytes` atomically (`node_exporter`'s
+/// textfile collector's convention): written to a temporary file in the
+/// same directory (`.NAME.PID.tmp`: created anew, `O_EXCL | O_NOFOLLOW`,
+/// mode 0644 whatever the umask, synced), then renamed over `path`. A
+/// reader opens the old file or the new one, never half of one. A
+/// symbolic link at `path` is replaced by the file, never followed; a
+/// link planted at the temporary name is refused. The temporary file is
+/// removed when a step fails.
+///
+/// # Errors
+/// `path` has no file name, its directory is a symbolic link, or the I/O
+/// error of a step.
+pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::PermissionsExt as _;
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(io::Error::other(format!(
+            "{}: not a file's path",
+            path.display()
+        )));
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    not_a_symlink(dir)?;
+    let mut temporary = std::ffi::OsString::from(".");
+    temporary.push(name);
+    temporary.push(format!(".{}.tmp", std::process::id()));
+    let temporary = dir.join(temporary);
+    // One left by a process of this pid that died mid-write: removed (the
+    // name itself, never what a link there points to).
+    match std::fs::remove_file(&temporary) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let written = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+        .open(&temporary)
+        .and_then(|mut file| {
+            file.set_permissions(std::fs::Permissions::from_mode(0o644))?;
+            file.write_all(bytes)?;
+            file.sync_all()
+        })
+        .and_then(|()| std::fs::rename(&temporary, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written
 }
 
 #[cfg(test)]

@@ -67,7 +67,7 @@ impl Recorded {
 
 /// The last `budget` bytes of the file at `path` (not followed through a
 /// symlink; an ordinary file only), from the first whole line.
-fn read_end(path: &Path, budget: u64) -> std::io::Result<(Vec<u8>, u64)> {
+pub(super) fn read_end(path: &Path, budget: u64) -> std::io::Result<(Vec<u8>, u64)> {
     use std::os::unix::fs::{FileExt as _, OpenOptionsExt as _};
     // A planted second name of the store is never opened: closing a
     // descriptor on it would drop this process's locks (`store::files`).

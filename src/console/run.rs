@@ -359,6 +359,15 @@ fn start_threads(
 ) -> Result<()> {
     crate::store::watcher::spawn(setup.path.clone(), setup.access, tx.clone(), stop.clone())
         .wrap_err("cannot start the store watcher")?;
+    if let Some(file) = &setup.metrics_file {
+        super::metrics_file::spawn(
+            file.clone(),
+            setup.path.clone(),
+            setup.action.tick,
+            stop.clone(),
+        )
+        .wrap_err("cannot start the metrics file writer")?;
+    }
     match setup.demo {
         Some(crate::cli::DemoKind::V4) => {
             crate::demo::logs::spawn_writer(setup.state_dir.clone(), stop.clone())

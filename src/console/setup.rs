@@ -51,6 +51,8 @@ pub(super) struct Setup {
     /// Nothing was at stackless's default path and an empty store was
     /// created there: said once in the Activity pane.
     pub created: bool,
+    /// `--metrics-file`: written each reaper tick (`super::metrics_file`).
+    pub metrics_file: Option<PathBuf>,
 }
 
 /// What the console runs behind.
@@ -142,6 +144,7 @@ pub(super) fn prepare(cli: &Cli, front: Front) -> Result<Setup, StartupError> {
         demo_dir,
         zone: crate::startup::display_zone(cli.utc),
         created,
+        metrics_file: cli.metrics_file.clone(),
     })
 }
 

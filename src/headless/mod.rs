@@ -2,6 +2,7 @@
 //! show, `reap --once` runs one reaper pass with the console's own rules.
 //! Exit codes: 0 success, 1 a teardown failed, 2 a usage or store error.
 
+pub mod metrics;
 pub mod report;
 mod services;
 mod stream;
@@ -14,7 +15,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::cli::{Cli, EXIT_USAGE};
+use crate::cli::{Cli, EXIT_USAGE, SnapshotFormat};
 use crate::model::controller::ReaperChoice;
 use crate::model::time::unix_now;
 use crate::reaper::{DownCommand, JobRunner, Reaper};
@@ -36,7 +37,9 @@ const IMMUTABLE_READS: usize = 3;
 /// read immutably ([`crate::store::Store::immutable`]) that changed while
 /// it was read (a writer started) is read again, up to
 /// [`IMMUTABLE_READS`] times.
-fn read_once(cli: &Cli) -> Result<(PathBuf, crate::store::Store, crate::model::Snapshot), String> {
+pub(crate) fn read_once(
+    cli: &Cli,
+) -> Result<(PathBuf, crate::store::Store, crate::model::Snapshot), String> {
     let mut attempt = 0;
     loop {
         attempt += 1;
@@ -74,12 +77,18 @@ pub fn immutable_note(store: &crate::store::Store) -> String {
     )
 }
 
-/// `stackless-tui snapshot [--json] [--now UNIX]`. With no store at
-/// stackless's default path it creates none and says so, exit 0 (as `reap
-/// --once --dry-run` does): on stdout for the table, on
-/// stderr for `--json` (stdout stays empty, never a document of nothing).
+/// `stackless-tui snapshot [--json | --format FORMAT] [--now UNIX]`. With
+/// no store at stackless's default path it creates none and says so, exit
+/// 0 (as `reap --once --dry-run` does): on stdout for the table, on
+/// stderr for `--json` (stdout stays empty, never a document of nothing)
+/// and for `openmetrics` (stdout: `stackless_store_up 0`, [`metrics`]).
 #[must_use]
-pub fn snapshot(cli: &Cli, json: bool, now: Option<i64>) -> ExitCode {
+pub fn snapshot(cli: &Cli, format: SnapshotFormat, now: Option<i64>) -> ExitCode {
+    let json = match format {
+        SnapshotFormat::OpenMetrics => return metrics::snapshot(cli, now),
+        SnapshotFormat::Json => true,
+        SnapshotFormat::Table => false,
+    };
     if let Some(path) = absent_default_store(cli) {
         return no_store_to_show(&path, json);
     }
@@ -212,7 +221,7 @@ fn who_reaps_line(
 /// Who reaps the store in `state_dir` now (the table's last line): the
 /// controller's lease reaper, a console holding the `console` role, or
 /// nobody (`crate::model::controller::reaping`).
-fn who_reaps(state_dir: &std::path::Path) -> crate::model::controller::Reaping {
+pub(crate) fn who_reaps(state_dir: &std::path::Path) -> crate::model::controller::Reaping {
     crate::model::controller::reaping(
         &crate::controller::probe::probe(state_dir),
         crate::roles::observe(&crate::supervisor::roles_dir(state_dir), CONSOLE_ROLE),
@@ -560,7 +569,7 @@ fn watch_for_stop(
     why
 }
 
-fn usage(message: &str) -> ExitCode {
+pub(crate) fn usage(message: &str) -> ExitCode {
     let _ = writeln!(std::io::stderr(), "stackless-tui: {message}");
     ExitCode::from(EXIT_USAGE)
 }

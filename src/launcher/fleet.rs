@@ -91,6 +91,16 @@ pub(super) fn fleet_refusal(command: &Sub, count: usize) -> String {
     )
 }
 
+/// Why a fleet's `snapshot` does not take `--format` (`count` hosts): the
+/// fleet merges the hosts' `--json` into one document or table; the
+/// metrics of one store are asked of its host.
+pub(super) fn fleet_format_refusal(count: usize) -> String {
+    format!(
+        "`snapshot --format` does not run over a fleet: over {count} hosts `snapshot` takes \
+         `--json` or neither; ask each host for its metrics with one --controller ssh://HOST"
+    )
+}
+
 /// The fleet view without a terminal here (`count` hosts): what to use
 /// instead.
 pub(super) fn fleet_needs_a_terminal(count: usize) -> String {

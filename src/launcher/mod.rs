@@ -31,7 +31,7 @@ pub(crate) mod plan;
 use crate::cli::{Cli, EXIT_USAGE, Sub};
 use crate::model::text::sanitize_short;
 use failure::{classify, failure_message, interrupted_message, stderr_tail};
-use fleet::{fleet_needs_a_terminal, fleet_refusal};
+use fleet::{fleet_format_refusal, fleet_needs_a_terminal, fleet_refusal};
 use plan::{
     DEFAULT_REMOTE_BIN, Mode, OnTheHost, Plan, Target, check_remote_bin, env_on_the_host,
     not_applied_message, strip_launcher_args,
@@ -306,6 +306,11 @@ fn launch_fleet(
     hosts: Vec<fleet::FleetHost>,
 ) -> Result<FleetLaunch, ExitCode> {
     let (json, follow, console) = match &cli.command {
+        Some(Sub::Snapshot {
+            format: Some(_), ..
+        }) => {
+            return Err(fail(&fleet_format_refusal(hosts.len()), EXIT_USAGE));
+        }
         Some(Sub::Snapshot { follow, json, .. }) => (*json, *follow, false),
         None => (false, false, true),
         Some(other) => return Err(fail(&fleet_refusal(other, hosts.len()), EXIT_USAGE)),

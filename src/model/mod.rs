@@ -23,6 +23,7 @@ pub(crate) mod logbuffer;
 pub(crate) mod logmerge;
 pub mod logtext;
 pub mod logview;
+pub mod metrics;
 pub mod name;
 pub mod observe;
 pub(crate) mod op_rules;

@@ -352,6 +352,21 @@ fn a_bad_fleet_is_refused_before_ssh_runs() {
                 .to_owned(),
         ),
         (
+            None,
+            vec![
+                "--controller",
+                "ssh://a",
+                "--controller",
+                "ssh://b",
+                "snapshot",
+                "--format",
+                "openmetrics",
+            ],
+            "`snapshot --format` does not run over a fleet: over 2 hosts `snapshot` takes \
+             `--json` or neither; ask each host for its metrics with one --controller ssh://HOST"
+                .to_owned(),
+        ),
+        (
             Some("[[host]]\ntarget = \"ssh://a\"\n[[host]]\ntarget = \"ssh://b\"\n"),
             vec!["serve", "--stdio"],
             "`serve --stdio` does not run over a fleet: over 2 hosts the console, `snapshot`, \

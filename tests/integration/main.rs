@@ -36,6 +36,7 @@ mod logs_burst;
 mod logs_gone;
 mod logs_search;
 mod logs_whole;
+mod metrics;
 mod protocol_schema;
 mod read_only_other_user;
 mod real_fixtures;

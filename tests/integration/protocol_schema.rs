@@ -100,6 +100,8 @@ fn valid_messages() -> Vec<Value> {
         json!({"type": "reply", "id": 9, "ok": true,
                "detail": {"name": "golf", "birth": null, "lines": ["a", "b"]}}),
         json!({"type": "reply", "id": 10, "ok": true, "services": ["web"]}),
+        json!({"type": "reply", "id": 12, "ok": true,
+               "metrics": ["# TYPE stackless_store_up gauge", "stackless_store_up 1", "# EOF"]}),
         json!({"type": "reply", "id": "8", "ok": false,
                "error": {"kind": "refused", "message": "refused: lock held by pid 4242 (up)"}}),
         json!({"type": "reply", "id": null, "ok": false,
@@ -257,6 +259,10 @@ fn messages_the_document_does_not_allow_are_refused() {
             json!({"type": "reply", "id": 1, "ok": false}),
         ),
         (
+            "a metrics document is lines, not one text",
+            json!({"type": "reply", "id": 1, "ok": true, "metrics": "stackless_store_up 1\n"}),
+        ),
+        (
             "an unknown error kind",
             json!({"type": "reply", "id": 1, "ok": false, "error": {"kind": "oops", "message": ""}}),
         ),
@@ -297,6 +303,7 @@ fn commands_validate_against_defs_command() {
         r#"{"id":1,"cmd":"logs","name":"golf","service":"web"}"#,
         r#"{"id":2,"cmd":"logs_stop","logs":1}"#,
         r#"{"id":3,"cmd":"ping"}"#,
+        r#"{"id":5,"cmd":"metrics"}"#,
         r#"{"id":4,"cmd":"down","name":"golf","birth":null,"created_at":1700000000}"#,
     ] {
         validate_command(line).unwrap();

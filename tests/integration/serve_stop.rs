@@ -186,7 +186,7 @@ fn beside_an_agent_that_reaps_the_others_name_it() {
         if flags == ["--read-only"] {
             assert_eq!(
                 hello["commands"],
-                serde_json::json!(["detail", "logs", "logs_stop", "ping"])
+                serde_json::json!(["detail", "logs", "logs_stop", "ping", "metrics"])
             );
         }
         drop(other.stdin.take());

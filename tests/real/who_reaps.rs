@@ -54,6 +54,18 @@ fn beside_an_operator_controller_the_console_stands_by() {
             "the stackless controller (pid {pid}) runs its lease reaper and reaps this store; nothing done (--reaper always reaps here too)\n"
         )
     );
+    // The metrics say who reaps as the table does, of the real 0.4.0 store.
+    let out = stack.tui(&["--state", &db, "snapshot", "--format", "openmetrics"]);
+    assert_eq!(out.code, Some(0));
+    for line in [
+        "\nstackless_store_up 1\n",
+        "\nstackless_store_schema_version 14\n",
+        "\nstackless_instances{status=\"active\",substrate=\"local\"} 1\n",
+        "\nstackless_reaper_info{by=\"controller\"} 1\n",
+    ] {
+        assert!(out.stdout.contains(line), "{line} in\n{}", out.stdout);
+    }
+    assert!(out.stdout.ends_with("\n# EOF\n"), "{}", out.stdout);
 
     let mut tui = Tui::spawn(&["--state", &db, "--down-cmd", "true {name}"], 200, 40);
     tui.wait_for(

@@ -47,6 +47,8 @@ pub enum Command {
     LogsStop(Value),
     /// Nothing: answered `ok`.
     Ping,
+    /// The metrics (docs/metrics.md): answered with the document's lines.
+    Metrics,
 }
 
 /// A command's `cmd`: one per [`Command`] variant ([`Command::cmd`]), the
@@ -81,11 +83,13 @@ pub enum Cmd {
     LogsStop,
     /// [`Command::Ping`].
     Ping,
+    /// [`Command::Metrics`].
+    Metrics,
 }
 
 impl Cmd {
     /// Every `cmd`, in `hello.commands`' order.
-    pub const ALL: [Self; 13] = [
+    pub const ALL: [Self; 14] = [
         Self::Reap,
         Self::Down,
         Self::QueueDown,
@@ -99,6 +103,7 @@ impl Cmd {
         Self::Logs,
         Self::LogsStop,
         Self::Ping,
+        Self::Metrics,
     ];
 
     /// The `cmd` text (serde's name of the variant).
@@ -118,6 +123,7 @@ impl Cmd {
             Self::Logs => "logs",
             Self::LogsStop => "logs_stop",
             Self::Ping => "ping",
+            Self::Metrics => "metrics",
         }
     }
 
@@ -126,7 +132,7 @@ impl Cmd {
     pub const fn reads(self) -> bool {
         matches!(
             self,
-            Self::Detail | Self::Logs | Self::LogsStop | Self::Ping
+            Self::Detail | Self::Logs | Self::LogsStop | Self::Ping | Self::Metrics
         )
     }
 
@@ -155,6 +161,7 @@ impl Command {
             Self::Logs(..) => Cmd::Logs,
             Self::LogsStop(_) => Cmd::LogsStop,
             Self::Ping => Cmd::Ping,
+            Self::Metrics => Cmd::Metrics,
         }
     }
 
@@ -176,7 +183,7 @@ impl Command {
                 }
             }
             Self::LogsStop(logs) => map.serialize_entry("logs", logs),
-            Self::Pause | Self::Resume | Self::Pass | Self::Ping => Ok(()),
+            Self::Pause | Self::Resume | Self::Pass | Self::Ping | Self::Metrics => Ok(()),
         }
     }
 }
@@ -517,6 +524,7 @@ fn command(fields: &serde_json::Map<String, Value>, line: &str) -> Result<Comman
             }
         },
         Cmd::Ping => Command::Ping,
+        Cmd::Metrics => Command::Metrics,
     })
 }
 

@@ -258,6 +258,10 @@ pub struct Reply {
     /// `logs`' answer: the services followed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub services: Option<Vec<String>>,
+    /// `metrics`' answer: the `OpenMetrics` document (docs/metrics.md), one
+    /// string a line without its newline, `# EOF` last.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<Vec<String>>,
     /// Why not (`ok: false`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ReplyError>,

@@ -100,7 +100,11 @@ impl Action {
             Command::Pass => Self::Pass,
             Command::Renew(t, lease) => Self::Renew(asked(t), lease),
             Command::Verify(t) => Self::Verify(asked(t)),
-            Command::Detail(_) | Command::Logs(..) | Command::LogsStop(_) | Command::Ping => {
+            Command::Detail(_)
+            | Command::Logs(..)
+            | Command::LogsStop(_)
+            | Command::Ping
+            | Command::Metrics => {
                 return None;
             }
         })

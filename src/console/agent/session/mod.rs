@@ -15,6 +15,7 @@ use serde_json::Value;
 use tokio::signal::unix::{SignalKind, signal};
 
 mod logs;
+mod metrics;
 mod words;
 
 use logs::LogsStream;
@@ -245,6 +246,8 @@ struct Session {
     /// Teardowns whose `tearing down` line was seen and whose outcome was
     /// not yet: at the stop, their last lines are waited for.
     tearing_down: std::collections::HashSet<String>,
+    /// The store's directory (its audit trail: `metrics`).
+    state_dir: std::path::PathBuf,
 }
 
 impl Session {
@@ -292,6 +295,7 @@ impl Session {
             asked: std::collections::HashMap::new(),
             settling: std::collections::HashMap::new(),
             tearing_down: std::collections::HashSet::new(),
+            state_dir: setup.state_dir.clone(),
         }
     }
 
@@ -436,6 +440,7 @@ impl Session {
         }
         match command {
             Command::Ping => self.send(lines::reply(Reply::ok(&id))),
+            Command::Metrics => self.metrics(&id),
             Command::Detail(name) => {
                 actions
                     .io()

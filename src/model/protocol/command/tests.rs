@@ -256,6 +256,7 @@ fn example(cmd: Cmd) -> Command {
         Cmd::Logs => Command::Logs("golf".into(), Some("web".into())),
         Cmd::LogsStop => Command::LogsStop(Value::from("f7")),
         Cmd::Ping => Command::Ping,
+        Cmd::Metrics => Command::Metrics,
     }
 }
 
@@ -304,7 +305,7 @@ fn the_cmd_names_are_the_command_variants() {
     );
     assert_eq!(
         super::super::lines::READ_COMMANDS.to_vec(),
-        ["detail", "logs", "logs_stop", "ping"]
+        ["detail", "logs", "logs_stop", "ping", "metrics"]
     );
     for cmd in Cmd::ALL {
         assert_eq!(Cmd::named(cmd.as_str()), Some(cmd));

@@ -413,6 +413,6 @@ fn hello_lists_the_command_enums_variants() {
         .map(|c| c.as_str().to_owned())
         .collect();
     assert_eq!(commands(true, false), reads);
-    assert_eq!(reads, ["detail", "logs", "logs_stop", "ping"]);
+    assert_eq!(reads, ["detail", "logs", "logs_stop", "ping", "metrics"]);
     assert!(commands(true, true).is_empty());
 }

@@ -1,0 +1,118 @@
+//! The audit trail counted for metrics ([`counts`]): every line of
+//! `audit.jsonl.1` then `audit.jsonl`, never through a symlink.
+
+use std::path::{Path, PathBuf};
+
+use crate::model::metrics::AuditCounts;
+
+/// The most bytes of one file [`counts`] reads: the trail rotates at
+/// [`super::DEFAULT_CAP`], so this reads each whole with room to spare.
+pub const COUNT_BUDGET: u64 = 4 * super::DEFAULT_CAP;
+
+/// The fields of an audit line counted (unknown fields ignored).
+#[derive(serde::Deserialize)]
+struct Counted<'a> {
+    #[serde(borrow)]
+    actor: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    action: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    outcome: std::borrow::Cow<'a, str>,
+    #[serde(default)]
+    duration_ms: Option<u64>,
+}
+
+/// The teardowns recorded in the audit trail at `path` (`audit.jsonl`)
+/// and its rotated `audit.jsonl.1`, counted ([`AuditCounts::add`]); a
+/// line that does not parse is skipped, a file that is absent counts
+/// nothing. `None` when a file is there but cannot be read (another
+/// user's, a symlink, a directory): the counts would be short.
+#[must_use]
+pub fn counts(path: &Path) -> Option<AuditCounts> {
+    let mut rotated = path.as_os_str().to_owned();
+    rotated.push(".1");
+    let mut counts = AuditCounts::default();
+    for file in [PathBuf::from(rotated), path.to_path_buf()] {
+        match count_file(&file, &mut counts) {
+            Ok(()) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(_) => return None,
+        }
+    }
+    Some(counts)
+}
+
+/// Count the lines of the ordinary file at `path` (its last
+/// [`COUNT_BUDGET`] bytes, from the first whole line; not through a
+/// symlink or a hard link: [`super::read_back::read_end`]) into `counts`.
+fn count_file(path: &Path, counts: &mut AuditCounts) -> std::io::Result<()> {
+    let (bytes, _) = super::read_back::read_end(path, COUNT_BUDGET)?;
+    for line in bytes.split(|&b| b == b'\n') {
+        if let Ok(counted) = serde_json::from_slice::<Counted<'_>>(line) {
+            counts.add(
+                &counted.actor,
+                &counted.action,
+                &counted.outcome,
+                counted.duration_ms,
+            );
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// Lines of both files are counted, the rotated one too; other
+    /// actions and unparsable lines are not.
+    #[test]
+    fn both_files_are_counted_by_actor_and_outcome() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        std::fs::write(
+            dir.path().join("audit.jsonl.1"),
+            concat!(
+                r#"{"unix":1,"actor":"reaper","instance":"a","action":"teardown","outcome":"started","reason":""}"#,
+                "\n",
+                r#"{"unix":2,"actor":"reaper","instance":"a","action":"teardown","outcome":"failed","reason":"x","duration_ms":2500}"#,
+                "\n",
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            &path,
+            concat!(
+                r#"{"unix":3,"actor":"operator","instance":"b","action":"teardown","outcome":"started","reason":""}"#,
+                "\n",
+                r#"{"unix":4,"actor":"operator","instance":"b","action":"teardown","outcome":"succeeded","reason":"","duration_ms":700}"#,
+                "\n",
+                r#"{"unix":5,"actor":"reaper","instance":"c","action":"skip","outcome":"locked","reason":""}"#,
+                "\nnot json\n",
+            ),
+        )
+        .unwrap();
+        let counts = super::counts(&path).unwrap();
+        assert_eq!(counts.teardowns("reaper", "attempted"), 1);
+        assert_eq!(counts.teardowns("reaper", "failed"), 1);
+        assert_eq!(counts.teardowns("reaper", "succeeded"), 0);
+        assert_eq!(counts.teardowns("operator", "attempted"), 1);
+        assert_eq!(counts.teardowns("operator", "succeeded"), 1);
+        assert_eq!(counts.duration_sum["reaper"], 2.5);
+        assert_eq!(counts.buckets["reaper"], [0, 1, 0, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(counts.buckets["operator"], [1, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    }
+
+    /// A trail that is a symlink is not read: the counts would not be
+    /// this store's.
+    #[test]
+    fn a_symlinked_trail_is_not_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        std::fs::write(dir.path().join("elsewhere"), "").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), &path).unwrap();
+        assert_eq!(super::counts(&path), None);
+        assert_eq!(
+            super::counts(&dir.path().join("absent.jsonl")),
+            Some(crate::model::metrics::AuditCounts::default())
+        );
+    }
+}

@@ -1,0 +1,103 @@
+use super::*;
+
+/// A hostile label value is escaped (`\`, `"`, newline) and cut.
+#[test]
+fn label_values_are_escaped_and_cut() {
+    assert_eq!(escape_label("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
+    let long = "x".repeat(MAX_LABEL_CHARS + 5);
+    let cut = escape_label(&long);
+    assert_eq!(cut.chars().count(), MAX_LABEL_CHARS);
+    assert!(cut.ends_with('…'));
+    assert_eq!(
+        escape_label(&"y".repeat(MAX_LABEL_CHARS)),
+        "y".repeat(MAX_LABEL_CHARS)
+    );
+}
+
+/// A label keeps its first values and counts the rest as `other`.
+#[test]
+fn a_label_takes_at_most_its_cap_of_values() {
+    let mut capped = Capped::default();
+    let written: Vec<String> = (0..MAX_LABEL_VALUES + 3)
+        .map(|n| capped.of(&format!("s{n:02}")))
+        .collect();
+    assert_eq!(
+        written[MAX_LABEL_VALUES - 2],
+        format!("s{:02}", MAX_LABEL_VALUES - 2)
+    );
+    assert_eq!(written[MAX_LABEL_VALUES - 1], OTHER);
+    assert_eq!(written[MAX_LABEL_VALUES + 2], OTHER);
+    assert_eq!(capped.of("s00"), "s00");
+}
+
+/// The text: HELP, TYPE, UNIT, samples, `# EOF`.
+#[test]
+fn families_are_written_in_the_text_format() {
+    let text = encode(&[
+        Family::gauge("stackless_x_seconds", "A \\ help.", 3.0),
+        Family::labelled(
+            "stackless_y",
+            "Y.",
+            "substrate",
+            [("lo\"cal".to_owned(), 2.0)],
+        ),
+    ]);
+    assert_eq!(
+        text,
+        "# HELP stackless_x_seconds A \\\\ help.\n\
+         # TYPE stackless_x_seconds gauge\n\
+         # UNIT stackless_x_seconds seconds\n\
+         stackless_x_seconds 3\n\
+         # HELP stackless_y Y.\n\
+         # TYPE stackless_y gauge\n\
+         stackless_y{substrate=\"lo\\\"cal\"} 2\n\
+         # EOF\n"
+    );
+}
+
+/// A store that could not be read says so and nothing else of it.
+#[test]
+fn an_unread_store_is_store_up_zero() {
+    let text = document(
+        None,
+        Some(reaper_by(&crate::model::controller::Reaping::Nobody)),
+        None,
+    );
+    assert_eq!(
+        text,
+        "# HELP stackless_store_up Whether the store could be read (1) or not (0).\n\
+         # TYPE stackless_store_up gauge\n\
+         stackless_store_up 0\n\
+         # HELP stackless_reaper_info Who reaps the store's expired instances now (always 1; the label says who).\n\
+         # TYPE stackless_reaper_info gauge\n\
+         stackless_reaper_info{by=\"nobody\"} 1\n\
+         # EOF\n"
+    );
+}
+
+/// The histogram's buckets are cumulative, `+Inf` equal to `_count`.
+#[test]
+fn teardown_durations_are_a_cumulative_histogram() {
+    let mut counts = AuditCounts::default();
+    counts.add("reaper", "teardown", "succeeded", Some(500));
+    counts.add("reaper", "teardown", "failed", Some(7_000));
+    counts.add("reaper", "teardown", "started", None);
+    counts.add("console", "teardown", "succeeded", Some(1));
+    counts.add("reaper", "skip", "locked", None);
+    let text = encode(&counts.families());
+    for line in [
+        "stackless_teardowns_total{actor=\"reaper\",outcome=\"attempted\"} 1\n",
+        "stackless_teardowns_total{actor=\"reaper\",outcome=\"succeeded\"} 1\n",
+        "stackless_teardowns_total{actor=\"reaper\",outcome=\"failed\"} 1\n",
+        "stackless_teardowns_total{actor=\"operator\",outcome=\"failed\"} 0\n",
+        "stackless_teardown_duration_seconds_bucket{actor=\"reaper\",le=\"1.0\"} 1\n",
+        "stackless_teardown_duration_seconds_bucket{actor=\"reaper\",le=\"5.0\"} 1\n",
+        "stackless_teardown_duration_seconds_bucket{actor=\"reaper\",le=\"15.0\"} 2\n",
+        "stackless_teardown_duration_seconds_bucket{actor=\"reaper\",le=\"+Inf\"} 2\n",
+        "stackless_teardown_duration_seconds_sum{actor=\"reaper\"} 7.5\n",
+        "stackless_teardown_duration_seconds_count{actor=\"reaper\"} 2\n",
+        "stackless_teardown_duration_seconds_count{actor=\"operator\"} 0\n",
+    ] {
+        assert!(text.contains(line), "{line} in\n{text}");
+    }
+}
