@@ -364,6 +364,51 @@ fn lease_reaped(prev: &Rows, next: &Rows, op: &Operation) -> bool {
             .is_some_and(|lease| lease.expires_at <= op.created_at)
 }
 
+/// The controller `down` operations of `rows` that finished (succeeded
+/// or failed) within the hour before `now` (unix seconds), as the Activity
+/// lines [`changes`] would have given them had the console watched them
+/// finish, each at its `updated_at` (when it ended): what the Activity
+/// title's `1h reaped`/`failed` and by-actor counts hold for the time before
+/// the console's first snapshot, which logs no line (no flood). A `down`
+/// whose lease had run out when it was queued is the lease reaper's
+/// (`reaped`). A `down` that `restored` (the teardowns an earlier console
+/// recorded, read back from the audit trail: instance and unix seconds)
+/// stands for is left out, each restored teardown standing for at most one
+/// `down` of its instance that ran when it ended (stackless 0.4.0: every
+/// `down` is an `operations` row). Newest first, as `rows` lists finished
+/// operations (at most [`super::operation::FINISHED_SHOWN`] of them).
+#[must_use]
+pub fn finished_downs_last_hour(rows: &Rows, restored: &[(&str, i64)], now: i64) -> Vec<Activity> {
+    let mut unmatched: Vec<(&str, i64)> = restored.to_vec();
+    let mut out = Vec::new();
+    for op in &rows.operations {
+        if op.verb != "down" || !matches!(op.status, OpStatus::Succeeded | OpStatus::Failed) {
+            continue;
+        }
+        if !(0..KEPT_SECS).contains(&now.saturating_sub(op.updated_at)) {
+            continue;
+        }
+        let own = unmatched.iter().position(|(name, at)| {
+            *name == op.instance
+                && op.created_at.saturating_sub(SLACK_SECS) <= *at
+                && *at <= op.updated_at.saturating_add(SLACK_SECS)
+        });
+        if let Some(own) = own {
+            unmatched.swap_remove(own);
+            continue;
+        }
+        let at = op.updated_at;
+        let boxed = Box::new(op.clone());
+        let change = if lease_reaped(rows, rows, op) {
+            Observed::LeaseReaped(boxed)
+        } else {
+            Observed::Finished(boxed)
+        };
+        out.push(change.activity(at));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -462,6 +507,81 @@ mod tests {
         );
         // The same snapshot again: nothing new.
         assert!(changes(&next, &next).is_empty());
+    }
+
+    /// The `down`s that finished in the hour before the first snapshot, as
+    /// the lines the counts hold: a lease reap (queued after its lease ran
+    /// out), a failure, a plain `down`; not an `up`, a pending `down`, one
+    /// an hour old, nor the one a restored teardown stands for.
+    #[test]
+    fn the_downs_of_the_last_hour_before_the_first_snapshot() {
+        let at = |mut o: Operation, created: i64, ended: i64| {
+            o.created_at = created;
+            o.updated_at = ended;
+            o
+        };
+        let mut failed = at(op("f", "bravo", "down", OpStatus::Failed), 4_000, 4_001);
+        failed.error_json = Some(
+            r#"{"schema_version":2,"code":"engine.teardown.survivors","message":"left survivors"}"#
+                .into(),
+        );
+        let rows = Rows {
+            instances: vec![
+                instance("alpha", Status::Tombstoned, "a1"),
+                instance("bravo", Status::Active, "b1"),
+                instance("charlie", Status::Tombstoned, "c1"),
+            ]
+            .into(),
+            operations: vec![
+                at(op("q", "bravo", "down", OpStatus::Queued), 5_000, 5_000),
+                at(op("u", "bravo", "up", OpStatus::Failed), 4_900, 4_901),
+                failed,
+                at(op("r", "alpha", "down", OpStatus::Succeeded), 3_000, 3_002),
+                at(
+                    op("o", "charlie", "down", OpStatus::Succeeded),
+                    1_500,
+                    1_501,
+                ),
+                at(
+                    op("e", "charlie", "down", OpStatus::Succeeded),
+                    1_400,
+                    1_401,
+                ),
+                at(op("old", "alpha", "down", OpStatus::Failed), 1_000, 1_400),
+            ],
+            ..Rows::default()
+        };
+        let now = 1_400 + 3_600;
+        let said = |restored: &[(&str, i64)]| -> Vec<String> {
+            finished_downs_last_hour(&rows, restored, now)
+                .iter()
+                .map(|a| {
+                    format!(
+                        "{} {} {} {}: {}",
+                        a.at, a.actor, a.instance, a.kind, a.detail
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(
+            said(&[]),
+            [
+                "4001 controller bravo failed: down in ≤1s (queue wait included): engine.teardown.survivors: left survivors",
+                "3002 controller alpha reaped: by its lease reaper (lease expired): down in ≤2s (queue wait included)",
+                "1501 controller charlie succeeded: down in ≤1s (queue wait included)",
+                "1401 controller charlie succeeded: down in ≤1s (queue wait included)",
+            ]
+        );
+        // An earlier console's teardown of charlie ending at 1502: its own
+        // `down` is left out, once.
+        assert_eq!(
+            said(&[("charlie", 1_502), ("alpha", 100)]),
+            [
+                "4001 controller bravo failed: down in ≤1s (queue wait included): engine.teardown.survivors: left survivors",
+                "3002 controller alpha reaped: by its lease reaper (lease expired): down in ≤2s (queue wait included)",
+                "1401 controller charlie succeeded: down in ≤1s (queue wait included)",
+            ]
+        );
     }
 
     /// A `down` the controller queued for a lease already run out is its
