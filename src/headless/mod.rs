@@ -173,9 +173,38 @@ pub fn snapshot(cli: &Cli, format: SnapshotFormat, now: Option<i64>) -> ExitCode
     ExitCode::SUCCESS
 }
 
+/// One instance's services as the streamed `snapshot` and `snapshot
+/// --json` report them (the table's STAGE is [`report::stage_text`] of
+/// them): its service rows of its own birth (`rows`, none of another
+/// birth's resource namespace), with its last `observations`, probed on
+/// `probe`, their logs under `state_dir` and their origins on
+/// `proxy_port`; empty without rows or observations.
+pub fn streamed_services(
+    instance: &crate::model::Instance,
+    rows: Option<crate::store::services::ServiceRows>,
+    observations: Vec<crate::model::detail::Observation>,
+    (state_dir, proxy_port): (&std::path::Path, u16),
+    probe: &mut dyn crate::store::probe::HostProbe,
+) -> Vec<report::ServiceReport> {
+    match of_birth(instance, rows, !observations.is_empty()) {
+        Some(rows) => probed(
+            rows,
+            observations,
+            instance.status == crate::model::Status::Tombstoned,
+            (state_dir, proxy_port),
+            probe,
+        ),
+        None => Vec::new(),
+    }
+}
+
 /// Every instance's services of `snapshot` with any, by name, read as
-/// `snapshot --json` reads them ([`BatchedServices`]): the table's STAGE.
-fn table_services(
+/// `snapshot --json` reads them ([`BatchedServices`]): the table's STAGE
+/// when the store is read whole.
+///
+/// # Errors
+/// A services read failed.
+pub fn table_services(
     store: &mut crate::store::Store,
     snapshot: &crate::model::Snapshot,
 ) -> Result<Services, crate::store::StoreError> {

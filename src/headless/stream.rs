@@ -5,7 +5,7 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::{of_birth, probed, report, usage, who_reaps_line};
+use super::{report, usage, who_reaps_line};
 use crate::cli::Cli;
 use crate::model::time::unix_now;
 use crate::startup::{Create, open_store};
@@ -176,15 +176,16 @@ impl<W: std::io::Write> crate::store::StreamReader for Reader<'_, W> {
         // The table's GC pass shows no services: none probed for it.
         let table_gc =
             matches!(self.writer, Writer::Table(_)) && pass == report::TableStream::<W>::GC_PASS;
-        let services = match of_birth(instance, services, !observations.is_empty()) {
-            Some(rows) if !table_gc => probed(
-                rows,
+        let services = if table_gc {
+            Vec::new()
+        } else {
+            super::streamed_services(
+                instance,
+                services,
                 observations,
-                instance.status == crate::model::Status::Tombstoned,
                 (&self.state_dir, self.proxy_port),
                 self.probe.as_mut(),
-            ),
-            _ => Vec::new(),
+            )
         };
         match &mut self.writer {
             Writer::Json(json) => json.instance(head, instance, services),

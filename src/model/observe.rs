@@ -169,10 +169,14 @@ pub enum OwnDown {
     Queued,
 }
 
-/// One teardown of this console's, in unix seconds.
+/// One teardown (or the operator's renew or verify) of this console's, in
+/// unix seconds.
 #[derive(Debug, Clone)]
 struct Window {
     instance: String,
+    /// The verb of the operation it submits: `down`, `up` (a renew),
+    /// `verify`.
+    verb: &'static str,
     who: OwnDown,
     from: i64,
     /// `i64::MAX` while it runs.
@@ -188,7 +192,9 @@ struct Window {
 /// one operation, so each claims at most one, the first `down` of its
 /// instance created while it ran (or, queued, the one whose id the CLI
 /// answered). Any other `down` is the controller's, said and counted as
-/// such, however close in time. Pure: times are parameters.
+/// such, however close in time. The operator's renews and verifies claim
+/// their `up` and `verify` operations the same way
+/// ([`OwnDowns::started_verb`]). Pure: times are parameters.
 #[derive(Debug, Clone, Default)]
 pub struct OwnDowns {
     windows: std::collections::VecDeque<Window>,
@@ -203,6 +209,19 @@ impl OwnDowns {
             OwnDown::Ran(_) => i64::MAX,
             OwnDown::Queued => at.saturating_add(QUEUED_WITHIN_SECS),
         };
+        self.open(instance, "down", who, at, to);
+    }
+
+    /// The operator's renew or verify of `instance` (`verb`: the operation
+    /// it submits, [`crate::model::verbs::Verb::operation_verb`]) began at
+    /// `at`, and runs until [`OwnDowns::ended_verb`]: stackless 0.4.0 runs
+    /// `verify NAME` and `up --name NAME --lease D` as operations of the
+    /// controller's queue, whose outcome is the operator's line already.
+    pub fn started_verb(&mut self, instance: &str, verb: &'static str, at: i64) {
+        self.open(instance, verb, OwnDown::Ran(Actor::Operator), at, i64::MAX);
+    }
+
+    fn open(&mut self, instance: &str, verb: &'static str, who: OwnDown, at: i64, to: i64) {
         self.windows
             .retain(|w| w.to == i64::MAX || w.to.saturating_add(KEPT_SECS) >= at);
         if self.windows.len() >= KEPT_WINDOWS {
@@ -210,6 +229,7 @@ impl OwnDowns {
         }
         self.windows.push_back(Window {
             instance: instance.to_owned(),
+            verb,
             who,
             from: at,
             to,
@@ -219,10 +239,16 @@ impl OwnDowns {
 
     /// The teardown of `instance` this console ran ended at `at`.
     pub fn ended(&mut self, instance: &str, at: i64) {
+        self.ended_verb(instance, "down", at);
+    }
+
+    /// The operator's `verb` on `instance` ([`OwnDowns::started_verb`])
+    /// ended at `at` (its line was logged).
+    pub fn ended_verb(&mut self, instance: &str, verb: &str, at: i64) {
         if let Some(w) = self
             .windows
             .iter_mut()
-            .find(|w| w.instance == instance && w.to == i64::MAX)
+            .find(|w| w.instance == instance && w.verb == verb && w.to == i64::MAX)
         {
             w.to = at.max(w.from);
         }
@@ -245,14 +271,11 @@ impl OwnDowns {
         }
     }
 
-    /// Whose `op` is, when this console submitted it: the teardown that
-    /// claimed it before, else the oldest of `op`'s instance not yet
-    /// matched whose window holds `op.created_at` (it claims it now).
-    /// `None` for any operation but a `down`, and for the controller's own.
+    /// Whose `op` is, when this console submitted it: the window that
+    /// claimed it before, else the oldest of `op`'s instance and verb not
+    /// yet matched whose window holds `op.created_at` (it claims it now).
+    /// `None` for the controller's own (and anyone else's).
     pub fn claim(&mut self, op: &Operation) -> Option<OwnDown> {
-        if op.verb != "down" {
-            return None;
-        }
         if let Some(w) = self
             .windows
             .iter()
@@ -262,6 +285,7 @@ impl OwnDowns {
         }
         let w = self.windows.iter_mut().find(|w| {
             w.op.is_none()
+                && w.verb == op.verb
                 && w.instance == op.instance
                 && w.from.saturating_sub(SLACK_SECS) <= op.created_at
                 && op.created_at <= w.to.saturating_add(SLACK_SECS)
@@ -364,6 +388,51 @@ fn lease_reaped(prev: &Rows, next: &Rows, op: &Operation) -> bool {
             .is_some_and(|lease| lease.expires_at <= op.created_at)
 }
 
+/// The controller `down` operations of `rows` that finished (succeeded
+/// or failed) within the hour before `now` (unix seconds), as the Activity
+/// lines [`changes`] would have given them had the console watched them
+/// finish, each at its `updated_at` (when it ended): what the Activity
+/// title's `1h reaped`/`failed` and by-actor counts hold for the time before
+/// the console's first snapshot, which logs no line (no flood). A `down`
+/// whose lease had run out when it was queued is the lease reaper's
+/// (`reaped`). A `down` that `restored` (the teardowns an earlier console
+/// recorded, read back from the audit trail: instance and unix seconds)
+/// stands for is left out, each restored teardown standing for at most one
+/// `down` of its instance that ran when it ended (stackless 0.4.0: every
+/// `down` is an `operations` row). Newest first, as `rows` lists finished
+/// operations (at most [`super::operation::FINISHED_SHOWN`] of them).
+#[must_use]
+pub fn finished_downs_last_hour(rows: &Rows, restored: &[(&str, i64)], now: i64) -> Vec<Activity> {
+    let mut unmatched: Vec<(&str, i64)> = restored.to_vec();
+    let mut out = Vec::new();
+    for op in &rows.operations {
+        if op.verb != "down" || !matches!(op.status, OpStatus::Succeeded | OpStatus::Failed) {
+            continue;
+        }
+        if !(0..KEPT_SECS).contains(&now.saturating_sub(op.updated_at)) {
+            continue;
+        }
+        let own = unmatched.iter().position(|(name, at)| {
+            *name == op.instance
+                && op.created_at.saturating_sub(SLACK_SECS) <= *at
+                && *at <= op.updated_at.saturating_add(SLACK_SECS)
+        });
+        if let Some(own) = own {
+            unmatched.swap_remove(own);
+            continue;
+        }
+        let at = op.updated_at;
+        let boxed = Box::new(op.clone());
+        let change = if lease_reaped(rows, rows, op) {
+            Observed::LeaseReaped(boxed)
+        } else {
+            Observed::Finished(boxed)
+        };
+        out.push(change.activity(at));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -462,6 +531,81 @@ mod tests {
         );
         // The same snapshot again: nothing new.
         assert!(changes(&next, &next).is_empty());
+    }
+
+    /// The `down`s that finished in the hour before the first snapshot, as
+    /// the lines the counts hold: a lease reap (queued after its lease ran
+    /// out), a failure, a plain `down`; not an `up`, a pending `down`, one
+    /// an hour old, nor the one a restored teardown stands for.
+    #[test]
+    fn the_downs_of_the_last_hour_before_the_first_snapshot() {
+        let at = |mut o: Operation, created: i64, ended: i64| {
+            o.created_at = created;
+            o.updated_at = ended;
+            o
+        };
+        let mut failed = at(op("f", "bravo", "down", OpStatus::Failed), 4_000, 4_001);
+        failed.error_json = Some(
+            r#"{"schema_version":2,"code":"engine.teardown.survivors","message":"left survivors"}"#
+                .into(),
+        );
+        let rows = Rows {
+            instances: vec![
+                instance("alpha", Status::Tombstoned, "a1"),
+                instance("bravo", Status::Active, "b1"),
+                instance("charlie", Status::Tombstoned, "c1"),
+            ]
+            .into(),
+            operations: vec![
+                at(op("q", "bravo", "down", OpStatus::Queued), 5_000, 5_000),
+                at(op("u", "bravo", "up", OpStatus::Failed), 4_900, 4_901),
+                failed,
+                at(op("r", "alpha", "down", OpStatus::Succeeded), 3_000, 3_002),
+                at(
+                    op("o", "charlie", "down", OpStatus::Succeeded),
+                    1_500,
+                    1_501,
+                ),
+                at(
+                    op("e", "charlie", "down", OpStatus::Succeeded),
+                    1_400,
+                    1_401,
+                ),
+                at(op("old", "alpha", "down", OpStatus::Failed), 1_000, 1_400),
+            ],
+            ..Rows::default()
+        };
+        let now = 1_400 + 3_600;
+        let said = |restored: &[(&str, i64)]| -> Vec<String> {
+            finished_downs_last_hour(&rows, restored, now)
+                .iter()
+                .map(|a| {
+                    format!(
+                        "{} {} {} {}: {}",
+                        a.at, a.actor, a.instance, a.kind, a.detail
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(
+            said(&[]),
+            [
+                "4001 controller bravo failed: down in ≤1s (queue wait included): engine.teardown.survivors: left survivors",
+                "3002 controller alpha reaped: by its lease reaper (lease expired): down in ≤2s (queue wait included)",
+                "1501 controller charlie succeeded: down in ≤1s (queue wait included)",
+                "1401 controller charlie succeeded: down in ≤1s (queue wait included)",
+            ]
+        );
+        // An earlier console's teardown of charlie ending at 1502: its own
+        // `down` is left out, once.
+        assert_eq!(
+            said(&[("charlie", 1_502), ("alpha", 100)]),
+            [
+                "4001 controller bravo failed: down in ≤1s (queue wait included): engine.teardown.survivors: left survivors",
+                "3002 controller alpha reaped: by its lease reaper (lease expired): down in ≤2s (queue wait included)",
+                "1401 controller charlie succeeded: down in ≤1s (queue wait included)",
+            ]
+        );
     }
 
     /// A `down` the controller queued for a lease already run out is its
@@ -574,6 +718,30 @@ mod tests {
             Some(OwnDown::Queued)
         );
         assert_eq!(own.claim(&at("op-7", "alpha", "down", 2_001)), None);
+    }
+
+    /// The operator's renew and verify each claim the one operation of
+    /// their verb created while they ran (an `up`, a `verify`), not the
+    /// other's, nor a `down`; one created after they ended is the
+    /// controller's.
+    #[test]
+    fn the_operators_renew_and_verify_claim_their_own_operation() {
+        let mut own = OwnDowns::default();
+        let at = |id: &str, verb: &str, created: i64| {
+            let mut o = op(id, "alpha", verb, OpStatus::Succeeded);
+            o.created_at = created;
+            o
+        };
+        own.started_verb("alpha", "verify", 1_000);
+        own.started_verb("alpha", "up", 1_000);
+        assert_eq!(own.claim(&at("d", "down", 1_001)), None);
+        let mine = Some(OwnDown::Ran(Actor::Operator));
+        assert_eq!(own.claim(&at("v", "verify", 1_001)), mine);
+        assert_eq!(own.claim(&at("v2", "verify", 1_001)), None);
+        own.ended_verb("alpha", "up", 1_004);
+        assert_eq!(own.claim(&at("u", "up", 1_003)), mine);
+        assert_eq!(own.claim(&at("u2", "up", 1_030)), None);
+        assert_eq!(own.claim(&at("v", "verify", 1_001)), mine);
     }
 
     /// The outcome of the operator's queued teardown reads as the

@@ -160,6 +160,17 @@ impl Verb {
             Self::Verify => "verify",
         }
     }
+
+    /// The verb of the operation it submits to the controller's queue
+    /// (stackless 0.4.0: `up --name NAME --lease D` is an `up`, `verify
+    /// NAME` a `verify`), whose outcome is the operator's own line.
+    #[must_use]
+    pub const fn operation_verb(self) -> &'static str {
+        match self {
+            Self::Renew { .. } => "up",
+            Self::Verify => "verify",
+        }
+    }
 }
 
 /// The key a running renew or verify of `name` holds in the console's

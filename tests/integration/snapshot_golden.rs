@@ -280,8 +280,15 @@ fn the_stream_reads_every_fixture_store_in_name_order_and_declines_rows_it_could
 }
 
 /// The streamed table, as `snapshot` writes it above
-/// `headless::TABLE_READ_WHOLE_UP_TO` instances.
-struct Table<'a>(stackless_tui::headless::report::TableStream<'a, Vec<u8>>);
+/// `headless::TABLE_READ_WHOLE_UP_TO` instances: each instance's STAGE
+/// from its services as the binary's stream reads them
+/// (`headless::streamed_services`, probed on this machine under the
+/// store's state directory), none in the GC pass.
+struct Table<'a> {
+    table: stackless_tui::headless::report::TableStream<'a, Vec<u8>>,
+    state_dir: PathBuf,
+    probe: Box<dyn stackless_tui::store::probe::HostProbe + Send>,
+}
 
 impl stackless_tui::store::StreamReader for Table<'_> {
     type Error = std::io::Error;
@@ -295,11 +302,11 @@ impl stackless_tui::store::StreamReader for Table<'_> {
     }
 
     fn wants_services(&self) -> bool {
-        false
+        true
     }
 
     fn head(&mut self, head: &stackless_tui::model::Snapshot) -> std::io::Result<()> {
-        self.0.head(head)
+        self.table.head(head)
     }
 
     fn instance(
@@ -307,14 +314,30 @@ impl stackless_tui::store::StreamReader for Table<'_> {
         pass: usize,
         head: &stackless_tui::model::Snapshot,
         instance: &stackless_tui::model::Instance,
-        _: Option<stackless_tui::store::services::ServiceRows>,
-        _: Vec<stackless_tui::model::detail::Observation>,
+        services: Option<stackless_tui::store::services::ServiceRows>,
+        observations: Vec<stackless_tui::model::detail::Observation>,
     ) -> std::io::Result<()> {
-        self.0.instance(pass, head, (instance, ""))
+        let stage = if pass == stackless_tui::headless::report::TableStream::<Vec<u8>>::GC_PASS {
+            String::new()
+        } else {
+            stackless_tui::headless::report::stage_text(
+                &stackless_tui::headless::streamed_services(
+                    instance,
+                    services,
+                    observations,
+                    (
+                        &self.state_dir,
+                        stackless_tui::model::services::DEFAULT_PROXY_PORT,
+                    ),
+                    self.probe.as_mut(),
+                ),
+            )
+        };
+        self.table.instance(pass, head, (instance, &stage))
     }
 
     fn finish(&mut self, head: &stackless_tui::model::Snapshot) -> std::io::Result<()> {
-        self.0.finish(head)
+        self.table.finish(head)
     }
 }
 
@@ -323,7 +346,10 @@ impl stackless_tui::store::StreamReader for Table<'_> {
 /// generated one of 20,000 instances (tombstones, locks and backoffs
 /// among them): the binary streams it only above
 /// `TABLE_READ_WHOLE_UP_TO` instances, which the golden files above do not
-/// reach.
+/// reach. Each side's STAGE is read as the binary reads it (the whole
+/// read's `headless::table_services`, the stream's services and
+/// observations), so the 0.4.0 store's services (`web absent`, `web
+/// unknown`) are compared too.
 #[test]
 fn the_streamed_table_is_the_whole_reads_table() {
     use stackless_tui::headless::report::{TableStream, write_table};
@@ -357,25 +383,18 @@ fn the_streamed_table_is_the_whole_reads_table() {
     for (name, _dir, path) in &stores {
         let mut store = Store::open(path, Access::ReadOnly).unwrap();
         let snapshot = store.snapshot(&mut probe()).unwrap();
+        let services = stackless_tui::headless::table_services(&mut store, &snapshot).unwrap();
         let mut whole = Vec::new();
         write_table(
-            &mut whole,
-            &snapshot,
-            CAPTURE,
-            "state.db",
-            &std::collections::HashMap::new(),
-            &zone,
-            None,
+            &mut whole, &snapshot, CAPTURE, "state.db", &services, &zone, None,
         )
         .unwrap();
         let mut streamed = Vec::new();
-        let mut table = Table(TableStream::new(
-            &mut streamed,
-            "state.db",
-            CAPTURE,
-            &zone,
-            None,
-        ));
+        let mut table = Table {
+            table: TableStream::new(&mut streamed, "state.db", CAPTURE, &zone, None),
+            state_dir: store.state_dir(),
+            probe: stackless_tui::store::probe::checked_sysinfo(),
+        };
         assert!(
             matches!(
                 store.stream_snapshot(&mut probe(), None, &mut table),
@@ -383,10 +402,26 @@ fn the_streamed_table_is_the_whole_reads_table() {
             ),
             "{name}"
         );
+        drop(table);
         assert_eq!(
             String::from_utf8_lossy(&streamed),
             String::from_utf8_lossy(&whole),
             "{name}"
         );
+        if name == "real-0.4.0-v14.db" {
+            let text = String::from_utf8_lossy(&whole);
+            let stages: Vec<&str> = text
+                .lines()
+                .filter(|l| l.starts_with("bravo ") || l.starts_with("golf "))
+                .collect();
+            assert_eq!(
+                stages,
+                [
+                    "bravo    local      active      web unknown  failed up: no lease",
+                    "golf     local      active      web absent   1d 19h left",
+                ],
+                "{text}"
+            );
+        }
     }
 }

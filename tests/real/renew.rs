@@ -245,6 +245,31 @@ fn renew_from_the_console_and_watch_the_countdown_jump() {
     let (duration, expires_at) = lease(&stack, "demo");
     assert_eq!(duration, 7200);
     assert!(expires_at > unix_now() + 7000, "{expires_at}");
+    // The renew is one line, the operator's: the `up` it submitted (0.4.0
+    // runs it on the controller's queue) is not said again as the
+    // controller's. Once the Operations pane lists it beside the first
+    // `up`, the help opened and closed is drawn after the lines of that
+    // snapshot were logged.
+    tui.wait_until("both ups listed finished", crate::pty::UI, |s| {
+        crate::pty::pane(s, "Operations").is_some_and(|lines| {
+            lines
+                .iter()
+                .filter(|l| l.contains("up ") && l.contains("demo") && l.contains("succeeded"))
+                .count()
+                == 2
+        })
+    });
+    tui.send("?");
+    tui.wait_for("Help (Esc or ? closes)", crate::pty::UI);
+    tui.send("\x1b");
+    tui.wait_gone("Help (Esc or ? closes)", crate::pty::UI);
+    let activity = crate::pty::pane(&tui.screen(), "Activity").expect("the Activity pane");
+    let demo: Vec<&String> = activity.iter().filter(|l| l.contains(" demo ")).collect();
+    assert_eq!(demo.len(), 1, "{activity:#?}");
+    assert!(
+        demo[0].contains(" operator demo lease renewed: 2h, expires in"),
+        "{activity:#?}"
+    );
     tui.send("q");
     tui.wait_exit(crate::pty::UI);
     stack.shutdown();
@@ -315,6 +340,42 @@ fn verify_from_the_console_dry_then_for_real() {
     assert!(
         overlay.contains("remediation  inspect error.context.log_tail"),
         "{overlay}"
+    );
+    // Each verify is one line, the operator's: the `verify` operation it
+    // submitted (0.4.0 runs it on the controller's queue) is not said
+    // again as the controller's. Once the Operations pane lists both
+    // finished, the help opened and closed is drawn after the lines of
+    // that snapshot were logged.
+    tui.send("\x1b");
+    tui.wait_gone("Verify · checked", crate::pty::UI);
+    tui.wait_until("both verifies listed finished", crate::pty::UI, |s| {
+        crate::pty::pane(s, "Operations").is_some_and(|lines| {
+            lines
+                .iter()
+                .filter(|l| {
+                    l.contains("verify")
+                        && l.contains("checked")
+                        && (l.contains("succeeded") || l.contains("failed"))
+                })
+                .count()
+                == 2
+        })
+    });
+    tui.send("?");
+    tui.wait_for("Help (Esc or ? closes)", crate::pty::UI);
+    tui.send("\x1b");
+    tui.wait_gone("Help (Esc or ? closes)", crate::pty::UI);
+    let activity = crate::pty::pane(&tui.screen(), "Activity").expect("the Activity pane");
+    let verifies: Vec<&String> = activity
+        .iter()
+        .filter(|l| l.contains("checked") && l.contains("verif"))
+        .collect();
+    assert_eq!(verifies.len(), 2, "{activity:#?}");
+    assert!(
+        verifies
+            .iter()
+            .all(|l| l.contains(" operator checked verif")),
+        "{activity:#?}"
     );
     tui.send("q");
     tui.wait_exit(crate::pty::UI);

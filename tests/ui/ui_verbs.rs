@@ -723,3 +723,97 @@ fn a_passed_verify_shows_its_output_redacted() {
     app.handle(answer("alpha", "late\n", false), CAPTURE);
     assert!(app.full_text().is_none());
 }
+
+/// [`snapshot`] (schema 14, alpha of birth [`ALPHA`]) holding `operations`.
+fn with_operations(operations: Vec<stackless_tui::model::Operation>) -> Arc<Snapshot> {
+    let mut rows = Rows::clone(&snapshot(14, ALPHA).rows);
+    rows.operations = operations;
+    Arc::new(Snapshot::from(rows))
+}
+
+/// The verify the operator asked for (`v`, `y`) is one line, the
+/// operator's: the `verify` operation it submits (stackless 0.4.0 runs
+/// `verify NAME` as an operation of the controller's queue) is claimed,
+/// whether the store shows it finished before the operator's line or
+/// after; a verify created after the operator's ended is the
+/// controller's line.
+#[test]
+fn the_operators_verify_is_one_line() {
+    use stackless_tui::model::OpStatus;
+    let mut app = new_app(14, Ok(()));
+    select(&mut app, "alpha");
+    press(&mut app, KeyCode::Char('v'));
+    let Some(Effect::Verbs(requests)) = press(&mut app, KeyCode::Char('y')) else {
+        panic!("no verify");
+    };
+    assert_eq!(requests[0].verb, Verb::Verify);
+    let finished = |id: &str, created: i64| {
+        let mut verify = op(id, "verify", OpStatus::Succeeded);
+        verify.created_at = created;
+        verify.updated_at = created + 2;
+        verify
+    };
+    let lines = |app: &App| -> Vec<String> {
+        app.activity()
+            .entries()
+            .iter()
+            .map(|l| format!("{} {} {}", l.entry.actor, l.entry.kind, l.entry.detail))
+            .collect()
+    };
+    // The store shows the verify finished before its answer arrives.
+    app.handle(
+        Event::Snapshot(with_operations(vec![finished("v-1", CAPTURE)])),
+        CAPTURE + 2,
+    );
+    drop(app.settle());
+    assert!(lines(&app).is_empty(), "{:?}", lines(&app));
+    app.handle(
+        Event::Activity(Activity::new(
+            CAPTURE + 3,
+            Actor::Operator,
+            "alpha",
+            ActivityKind::Verified,
+            "default check passed (exit 0, 12 ms); lease renewed: 2h 00m left",
+        )),
+        CAPTURE + 3,
+    );
+    // A second `v` (the first's outcome overlay closed), whose operation
+    // the store shows after its line.
+    press(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Char('v'));
+    assert!(matches!(
+        press(&mut app, KeyCode::Char('y')),
+        Some(Effect::Verbs(_))
+    ));
+    app.handle(
+        Event::Activity(Activity::new(
+            CAPTURE + 5,
+            Actor::Operator,
+            "alpha",
+            ActivityKind::VerifyFailed,
+            "verify.failed: verify command exited with 3",
+        )),
+        CAPTURE + 5,
+    );
+    let mut second = finished("v-2", CAPTURE + 1);
+    second.status = OpStatus::Failed;
+    // And a verify someone else asked for later: the controller's.
+    let other = finished("v-3", CAPTURE + 60);
+    app.handle(
+        Event::Snapshot(with_operations(vec![
+            other,
+            second,
+            finished("v-1", CAPTURE),
+        ])),
+        CAPTURE + 70,
+    );
+    drop(app.settle());
+    assert_eq!(
+        lines(&app),
+        [
+            "operator verified default check passed (exit 0, 12 ms); lease renewed: 2h 00m left",
+            "operator verify failed verify.failed: verify command exited with 3",
+            "controller succeeded verify in ≤2s (queue wait included)",
+        ]
+    );
+}

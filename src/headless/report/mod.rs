@@ -13,7 +13,8 @@ use crate::reaper::clock::ClockDoubt;
 use crate::reaper::decision::{self, Decision};
 
 mod table;
-pub(crate) use table::{HEADER, stage_text, widen, write_line};
+pub use table::stage_text;
+pub(crate) use table::{HEADER, widen, write_line};
 pub use table::{TableStream, table, write_table};
 
 /// The version of this document's shape. Bumped on any incompatible change.

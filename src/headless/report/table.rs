@@ -52,7 +52,7 @@ const COLUMNS: [&str; 8] = [
 /// healthy`); empty when the instance has none. Sanitized, cut to 48
 /// columns.
 #[must_use]
-pub(crate) fn stage_text(services: &[ServiceReport]) -> String {
+pub fn stage_text(services: &[ServiceReport]) -> String {
     let text: Vec<String> = services
         .iter()
         .map(|s| format!("{} {}", s.name, s.stage))

@@ -236,6 +236,11 @@ pub struct App {
     /// The controller `down` operations this console's teardowns submitted
     /// (stackless 0.4.0), told apart from the controller's own.
     own_downs: crate::model::observe::OwnDowns,
+    /// The controller `down`s that finished in the hour before the first
+    /// whole snapshot (logged as no line), for the Activity title's counts
+    /// ([`crate::model::observe::finished_downs_last_hour`]); `None` until
+    /// that snapshot.
+    before_start: Option<Vec<Activity>>,
     /// The views over the panes, bottom first: the top one takes the keys
     /// and is drawn last.
     layers: Layers,
@@ -302,6 +307,7 @@ impl App {
             activity: Log::default(),
             own: std::collections::HashMap::new(),
             own_downs: crate::model::observe::OwnDowns::default(),
+            before_start: None,
             layers: Layers::default(),
             command_history: Vec::new(),
             logs_session: 0,
@@ -544,6 +550,15 @@ impl App {
     #[must_use]
     pub fn activity(&self) -> &Log<Activity> {
         &self.activity
+    }
+
+    /// The controller `down`s that finished in the hour before the first
+    /// whole snapshot, newest first, as lines not logged
+    /// ([`crate::model::observe::finished_downs_last_hour`]): the Activity
+    /// title counts them beside the log's lines. Empty before that snapshot.
+    #[must_use]
+    pub fn downs_before_start(&self) -> &[Activity] {
+        self.before_start.as_deref().unwrap_or_default()
     }
 
     /// The supervisor log.

@@ -213,7 +213,36 @@ impl App {
                 }
                 self.own_downs.ended(&activity.instance, activity.at);
             }
+            ActivityKind::Renewed | ActivityKind::RenewFailed => {
+                self.own_downs
+                    .ended_verb(&activity.instance, "up", activity.at);
+            }
+            ActivityKind::Verified | ActivityKind::VerifyFailed => {
+                self.own_downs
+                    .ended_verb(&activity.instance, "verify", activity.at);
+            }
+            // A renew or verify that ran nothing.
+            ActivityKind::WouldRun | ActivityKind::Refused => {
+                for verb in ["up", "verify"] {
+                    self.own_downs
+                        .ended_verb(&activity.instance, verb, activity.at);
+                }
+            }
             _ => {}
+        }
+    }
+
+    /// The operator's renews and verifies of `requests` start now: the
+    /// operation each submits (stackless 0.4.0: an `up`, a `verify`) is
+    /// the operator's, said once, by the operator's own line
+    /// ([`crate::model::observe::OwnDowns::started_verb`]).
+    pub(super) fn own_verbs(&mut self, requests: &[crate::model::verbs::VerbRequest]) {
+        for request in requests {
+            self.own_downs.started_verb(
+                &request.instance.name,
+                request.verb.operation_verb(),
+                self.now,
+            );
         }
     }
 

@@ -164,7 +164,11 @@ impl App {
                 self.status.reaper.pass_asked_at = Some(self.now);
                 Effect::ReaperPass
             }
-            rules::Effect::Verb { request, .. } => Effect::Verbs(vec![request]),
+            rules::Effect::Verb { request, .. } => {
+                let run = vec![request];
+                self.own_verbs(&run);
+                Effect::Verbs(run)
+            }
         };
         self.set_flash(FlashLevel::Info, admitted.words);
         Some(effect)

@@ -119,6 +119,20 @@ impl App {
         }
     }
 
+    /// The controller `down`s of `rows` that finished in the last hour,
+    /// less those the teardowns read back from the audit trail stand for
+    /// ([`crate::model::observe::finished_downs_last_hour`]).
+    fn downs_before(&self, rows: &crate::model::Rows) -> Vec<crate::event::Activity> {
+        let restored: Vec<(&str, i64)> = self
+            .activity
+            .entries()
+            .iter()
+            .filter(|l| l.entry.restored)
+            .map(|l| (l.entry.instance.as_str(), l.entry.at))
+            .collect();
+        crate::model::observe::finished_downs_last_hour(rows, &restored, self.now)
+    }
+
     fn set_snapshot(&mut self, snapshot: Arc<Snapshot>) {
         let previous = std::mem::replace(&mut self.shown.snapshot, snapshot);
         if self.shown.snapshot.redactor != previous.redactor {
@@ -132,6 +146,9 @@ impl App {
             self.shown.retired = Some(previous);
         }
         self.shown.loaded = true;
+        if self.before_start.is_none() && self.shown.snapshot.partial.is_none() {
+            self.before_start = Some(self.downs_before(&self.shown.snapshot.rows));
+        }
         self.instances.haystacks = None;
         self.resort();
         let instances = &self.shown.snapshot.instances;

@@ -272,6 +272,7 @@ impl App {
         if self.bulk_applies() {
             self.instances.marks.clear();
         }
+        self.own_verbs(&run);
         Some(Effect::Verbs(run))
     }
 

@@ -24,8 +24,8 @@ pub const EMPTY: &str = "no activity yet";
 /// The last hour's reaps (each teardown once: [`reap_slot`]) and failed
 /// teardowns ([`crate::event::Activity::is_failed_teardown`]), each folded
 /// line counted as many times as it was folded, as sparklines
-/// ([`crate::ui::spark::last_hour_items`]), newest entries first until an
-/// hour back. A teardown killed at its deadline and torn down after
+/// ([`crate::ui::spark::last_hour_items`]), over [`last_hour`]'s lines. A
+/// teardown killed at its deadline and torn down after
 /// all (its line begins with [`AFTER_ALL`]) counts once, as torn down: its
 /// failure, the one before it on that instance, is taken back.
 fn history(app: &App) -> Option<[Vec<String>; 2]> {
@@ -35,53 +35,61 @@ fn history(app: &App) -> Option<[Vec<String>; 2]> {
     // Per instance: amendments seen (newest first) whose failure is not
     // reached yet.
     let mut amended: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
-    let events = app
-        .activity()
+    let events = last_hour(app).filter_map(move |(entry, count)| match entry.kind {
+        // Another process's teardown, once.
+        ActivityKind::Tombstoned | ActivityKind::Succeeded => {
+            reap_slot(entry, &downs).map(|_| (entry.at, false, count))
+        }
+        ActivityKind::Reaped | ActivityKind::TornDown => {
+            if entry.detail.starts_with(AFTER_ALL) {
+                *amended.entry(entry.instance.as_str()).or_default() += count;
+            }
+            Some((entry.at, false, count))
+        }
+        // Failed teardowns only (a failed `up` or verify is none).
+        ActivityKind::Failed if entry.is_failed_teardown() => {
+            let owed = amended.get_mut(entry.instance.as_str());
+            let taken = owed.map_or(0, |n| {
+                let taken = (*n).min(count);
+                *n -= taken;
+                taken
+            });
+            Some((entry.at, true, count - taken))
+        }
+        _ => None,
+    });
+    crate::ui::spark::last_hour_items(events, now)
+}
+
+/// The lines of the last hour the title counts, newest first, each with
+/// how many times it was folded: the Activity log's, then the controller
+/// `down`s that finished before the console's first snapshot, which the
+/// store holds and the log does not ([`App::downs_before_start`]): the
+/// counts are the store's from the first frame.
+fn last_hour(app: &App) -> impl Iterator<Item = (&crate::event::Activity, u32)> {
+    let now = app.now();
+    let within = move |at: i64| (0..3600).contains(&now.saturating_sub(at));
+    app.activity()
         .entries()
         .iter()
         .rev()
-        .take_while(|l| now.saturating_sub(l.entry.at) < 3600)
-        .filter_map(move |l| {
-            let entry = &l.entry;
-            match entry.kind {
-                // Another process's teardown, once.
-                ActivityKind::Tombstoned | ActivityKind::Succeeded => {
-                    reap_slot(entry, &downs).map(|_| (entry.at, false, l.count))
-                }
-                ActivityKind::Reaped | ActivityKind::TornDown => {
-                    if entry.detail.starts_with(AFTER_ALL) {
-                        *amended.entry(entry.instance.as_str()).or_default() += l.count;
-                    }
-                    Some((entry.at, false, l.count))
-                }
-                // Failed teardowns only (a failed `up` or verify is none).
-                ActivityKind::Failed if entry.is_failed_teardown() => {
-                    let owed = amended.get_mut(entry.instance.as_str());
-                    let taken = owed.map_or(0, |n| {
-                        let taken = (*n).min(l.count);
-                        *n -= taken;
-                        taken
-                    });
-                    Some((entry.at, true, l.count - taken))
-                }
-                _ => None,
-            }
-        });
-    crate::ui::spark::last_hour_items(events, now)
+        .take_while(move |l| now.saturating_sub(l.entry.at) < 3600)
+        .map(|l| (&l.entry, l.count))
+        .chain(
+            app.downs_before_start()
+                .iter()
+                .filter(move |a| within(a.at))
+                .map(|a| (a, 1)),
+        )
 }
 
 /// The instances the 0.4.0 controller ran a `down` on in the last hour (a
 /// `controller` line `reaped` by its lease reaper, or `succeeded: down
 /// ...`): their `observed ... tombstoned` line is the same teardown.
 fn controller_downs(app: &App) -> std::collections::HashSet<&str> {
-    let now = app.now();
-    app.activity()
-        .entries()
-        .iter()
-        .rev()
-        .take_while(|l| now.saturating_sub(l.entry.at) < 3600)
-        .filter(|l| is_controller_down(&l.entry))
-        .map(|l| l.entry.instance.as_str())
+    last_hour(app)
+        .filter(|(entry, _)| is_controller_down(entry))
+        .map(|(entry, _)| entry.instance.as_str())
         .collect()
 }
 
@@ -112,27 +120,21 @@ fn reap_slot(
     }
 }
 
-/// Who did the last hour's reaps ([`history`]'s), each counted:
+/// Who did the last hour's reaps ([`history`]'s, over [`last_hour`]'s
+/// lines), each counted:
 /// `by this reaper 2, lease reaper 1, operator 1, elsewhere 1` (this
 /// console's reaper; the 0.4.0 controller's lease reaper; the operator's
 /// keys; another console or process, seen tombstoning); `None` when none.
 #[must_use]
 pub fn reaps_by_actor(app: &App) -> Option<String> {
-    let now = app.now();
     let downs = controller_downs(app);
     // this reaper, lease reaper, operator, elsewhere
     let mut counts = [0_u32; 4];
-    for logged in app
-        .activity()
-        .entries()
-        .iter()
-        .rev()
-        .take_while(|l| now.saturating_sub(l.entry.at) < 3600)
-    {
-        let Some(slot) = reap_slot(&logged.entry, &downs) else {
+    for (entry, count) in last_hour(app) {
+        let Some(slot) = reap_slot(entry, &downs) else {
             continue;
         };
-        counts[slot] = counts[slot].saturating_add(logged.count);
+        counts[slot] = counts[slot].saturating_add(count);
     }
     let said: Vec<String> = ["this reaper", "lease reaper", "operator", "elsewhere"]
         .iter()
