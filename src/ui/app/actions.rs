@@ -207,7 +207,7 @@ impl App {
     /// a while is this console's own doing.
     pub(super) fn own_until(&mut self, name: &str) {
         let until = self.now.saturating_add(super::operations::OWN_GRACE_SECS);
-        let entry = self.own.entry(name.to_owned()).or_insert(until);
+        let entry = self.ours.names.entry(name.to_owned()).or_insert(until);
         *entry = (*entry).max(until);
     }
 

@@ -206,6 +206,23 @@ struct Arrangement {
     banners_away: bool,
 }
 
+/// What this console itself did, told apart from what other processes did
+/// to the same store (the Activity pane's actors and its title's counts).
+#[derive(Debug, Default)]
+struct Ours {
+    /// Names this console tears down (or did lately), with the unix time
+    /// until which a change seen on them is its own (`i64::MAX` in flight).
+    names: std::collections::HashMap<String, i64>,
+    /// The controller `down` operations this console's teardowns submitted
+    /// (stackless 0.4.0), told apart from the controller's own.
+    downs: crate::model::observe::OwnDowns,
+    /// The controller `down`s that finished in the hour before the first
+    /// whole snapshot (logged as no line), for the Activity title's counts
+    /// ([`crate::model::observe::finished_downs_last_hour`]); `None` until
+    /// that snapshot.
+    before_start: Option<Vec<Activity>>,
+}
+
 /// The whole UI state: the snapshot shown, the panes' tables, the layers
 /// over them, and what the background threads last reported. Changed only
 /// through [`App::handle`] (and the start-up setters).
@@ -230,17 +247,8 @@ pub struct App {
     operations: Selection,
     supervisor: Log<SupervisorNote>,
     activity: Log<Activity>,
-    /// Names this console tears down (or did lately), with the unix time
-    /// until which a change seen on them is its own (`i64::MAX` in flight).
-    own: std::collections::HashMap<String, i64>,
-    /// The controller `down` operations this console's teardowns submitted
-    /// (stackless 0.4.0), told apart from the controller's own.
-    own_downs: crate::model::observe::OwnDowns,
-    /// The controller `down`s that finished in the hour before the first
-    /// whole snapshot (logged as no line), for the Activity title's counts
-    /// ([`crate::model::observe::finished_downs_last_hour`]); `None` until
-    /// that snapshot.
-    before_start: Option<Vec<Activity>>,
+    /// What this console itself did, told apart from what others did.
+    ours: Ours,
     /// The views over the panes, bottom first: the top one takes the keys
     /// and is drawn last.
     layers: Layers,
@@ -305,9 +313,7 @@ impl App {
             operations: Selection::default(),
             supervisor: Log::default(),
             activity: Log::default(),
-            own: std::collections::HashMap::new(),
-            own_downs: crate::model::observe::OwnDowns::default(),
-            before_start: None,
+            ours: Ours::default(),
             layers: Layers::default(),
             command_history: Vec::new(),
             logs_session: 0,
@@ -558,7 +564,7 @@ impl App {
     /// title counts them beside the log's lines. Empty before that snapshot.
     #[must_use]
     pub fn downs_before_start(&self) -> &[Activity] {
-        self.before_start.as_deref().unwrap_or_default()
+        self.ours.before_start.as_deref().unwrap_or_default()
     }
 
     /// The supervisor log.

@@ -190,8 +190,8 @@ impl App {
         }
         match activity.kind {
             ActivityKind::Started => {
-                self.own.insert(activity.instance.clone(), i64::MAX);
-                self.own_downs.started(
+                self.ours.names.insert(activity.instance.clone(), i64::MAX);
+                self.ours.downs.started(
                     &activity.instance,
                     OwnDown::Ran(activity.actor),
                     activity.at,
@@ -199,7 +199,7 @@ impl App {
             }
             ActivityKind::Queued => {
                 if let Some(op) = &activity.operation {
-                    self.own_downs.queued_as(&activity.instance, &op.id);
+                    self.ours.downs.queued_as(&activity.instance, &op.id);
                 }
             }
             ActivityKind::Reaped
@@ -208,23 +208,26 @@ impl App {
             | ActivityKind::Aborted
             | ActivityKind::Collected
             | ActivityKind::Error => {
-                if let Some(until) = self.own.get_mut(&activity.instance) {
+                if let Some(until) = self.ours.names.get_mut(&activity.instance) {
                     *until = self.now.saturating_add(OWN_GRACE_SECS);
                 }
-                self.own_downs.ended(&activity.instance, activity.at);
+                self.ours.downs.ended(&activity.instance, activity.at);
             }
             ActivityKind::Renewed | ActivityKind::RenewFailed => {
-                self.own_downs
+                self.ours
+                    .downs
                     .ended_verb(&activity.instance, "up", activity.at);
             }
             ActivityKind::Verified | ActivityKind::VerifyFailed => {
-                self.own_downs
+                self.ours
+                    .downs
                     .ended_verb(&activity.instance, "verify", activity.at);
             }
             // A renew or verify that ran nothing.
             ActivityKind::WouldRun | ActivityKind::Refused => {
                 for verb in ["up", "verify"] {
-                    self.own_downs
+                    self.ours
+                        .downs
                         .ended_verb(&activity.instance, verb, activity.at);
                 }
             }
@@ -238,7 +241,7 @@ impl App {
     /// ([`crate::model::observe::OwnDowns::started_verb`]).
     pub(super) fn own_verbs(&mut self, requests: &[crate::model::verbs::VerbRequest]) {
         for request in requests {
-            self.own_downs.started_verb(
+            self.ours.downs.started_verb(
                 &request.instance.name,
                 request.verb.operation_verb(),
                 self.now,
@@ -249,7 +252,7 @@ impl App {
     /// The operator's `y` to queue a teardown of `name`: the `down` it
     /// submits is the operator's ([`OwnDown::Queued`]).
     pub(super) fn own_queued(&mut self, name: &str) {
-        self.own_downs.started(name, OwnDown::Queued, self.now);
+        self.ours.downs.started(name, OwnDown::Queued, self.now);
     }
 
     /// After the snapshot shown replaced `previous`: log what changed that
@@ -264,7 +267,7 @@ impl App {
         }
         let mut logged = false;
         let now = self.now;
-        self.own.retain(|_, until| *until > now);
+        self.ours.names.retain(|_, until| *until > now);
         let next = Arc::clone(&self.shown.snapshot);
         // Claimed as each row shows up, pending or not; the instances
         // whose teardown the operator queued: their tombstone is that
@@ -273,7 +276,7 @@ impl App {
             .rows
             .operations
             .iter()
-            .filter(|op| self.own_downs.claim(op) == Some(OwnDown::Queued))
+            .filter(|op| self.ours.downs.claim(op) == Some(OwnDown::Queued))
             .map(|op| op.instance.as_str())
             .collect();
         for change in observe::changes(&previous.rows, &next.rows) {
@@ -284,11 +287,11 @@ impl App {
                         logged = true;
                         continue;
                     }
-                    let own = self.own.contains_key(name) || queued.contains(name.as_str());
+                    let own = self.ours.names.contains_key(name) || queued.contains(name.as_str());
                     (!own).then(|| change.activity(now))
                 }
                 observe::Observed::Finished(op) | observe::Observed::LeaseReaped(op) => {
-                    match self.own_downs.claim(op) {
+                    match self.ours.downs.claim(op) {
                         Some(OwnDown::Ran(_)) => None,
                         Some(OwnDown::Queued) => change.as_operators(now),
                         None => Some(change.activity(now)),

@@ -76,7 +76,8 @@ impl App {
     pub(super) fn own_teardowns(&self) -> InFlight {
         InFlight {
             teardowns: self
-                .own
+                .ours
+                .names
                 .iter()
                 .filter(|(_, until)| **until == i64::MAX)
                 .map(|(name, _)| name.clone())

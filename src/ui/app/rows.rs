@@ -146,8 +146,8 @@ impl App {
             self.shown.retired = Some(previous);
         }
         self.shown.loaded = true;
-        if self.before_start.is_none() && self.shown.snapshot.partial.is_none() {
-            self.before_start = Some(self.downs_before(&self.shown.snapshot.rows));
+        if self.ours.before_start.is_none() && self.shown.snapshot.partial.is_none() {
+            self.ours.before_start = Some(self.downs_before(&self.shown.snapshot.rows));
         }
         self.instances.haystacks = None;
         self.resort();
