@@ -547,7 +547,7 @@ mod tests {
                     tombstoned_at: r.get(4)?,
                     lease,
                     lock: lock.map(Box::new),
-                    anomalies: Vec::new(),
+                    anomalies: Default::default(),
                     dirty: None,
                     birth: None,
                 })

@@ -937,7 +937,7 @@ fn selection_follows_the_name_across_snapshots() {
                 expires_at: CAPTURE + 28_800,
             }),
             lock: None,
-            anomalies: vec![],
+            anomalies: Default::default(),
             dirty: None,
             birth: None,
         },
@@ -988,7 +988,7 @@ fn a_hundred_thousand_instances_scroll() {
                 expires_at: CAPTURE + i,
             }),
             lock: None,
-            anomalies: vec![],
+            anomalies: Default::default(),
             dirty: None,
             birth: None,
         })

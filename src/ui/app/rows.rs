@@ -189,10 +189,7 @@ impl App {
         // Ties by position: name order (the snapshot is sorted by name).
         match self.instances.sort {
             SortKey::Name | SortKey::Host => {}
-            SortKey::LeaseExpiry => sorted.sort_by_cached_key(|&p| {
-                let lease = at(p).lease;
-                (lease.is_none(), lease.map_or(0, |l| l.expires_at), p)
-            }),
+            SortKey::LeaseExpiry => sort_by_lease(&mut sorted, instances),
             SortKey::Substrate => {
                 sorted.sort_by(|&a, &b| at(a).substrate.cmp(&at(b).substrate));
             }
@@ -400,6 +397,28 @@ impl<'a> Matcher<'a> {
     }
 }
 
+/// Sort `positions` (of `instances`) by lease expiry, soonest first, the
+/// rows without a lease last, ties by position. The keys are read once
+/// into one array by position (9 B a row; a cached key with its index was
+/// 24 B a row, 24 MB of the console's peak at a million instances) and the
+/// positions sorted in place (the keys end in the position: unique, so an
+/// unstable sort gives the one order).
+fn sort_by_lease(positions: &mut [u32], instances: &crate::model::Instances) {
+    let expiry: Vec<i64> = instances
+        .iter()
+        .map(|i| i.lease.map_or(0, |l| l.expires_at))
+        .collect();
+    let leased: Vec<bool> = instances.iter().map(|i| i.lease.is_some()).collect();
+    positions.sort_unstable_by_key(|&p| {
+        let at = p as usize;
+        (
+            !leased.get(at).copied().unwrap_or(false),
+            expiry.get(at).copied().unwrap_or(0),
+            p,
+        )
+    });
+}
+
 /// `index + delta` clamped to `0..len` (0 when empty).
 pub(super) fn step(index: usize, delta: isize, len: usize) -> usize {
     if len == 0 {
@@ -450,6 +469,52 @@ mod tests {
         assert_eq!(SortKey::parse("lease"), Some(SortKey::LeaseExpiry));
         assert_eq!(SortKey::parse("colour"), None);
         assert_eq!(SortKey::Lock.column(), 5);
+    }
+
+    #[test]
+    fn the_lease_sort_is_the_cached_key_sort() {
+        use crate::model::{Instance, Instances, Lease, Status};
+        let leases = [
+            Some(30),
+            None,
+            Some(i64::MAX),
+            Some(10),
+            None,
+            Some(i64::MIN),
+            Some(30),
+            Some(10),
+        ];
+        let instances: Instances = leases
+            .iter()
+            .enumerate()
+            .map(|(n, expires)| Instance {
+                name: format!("i{n}"),
+                substrate: "local".into(),
+                status: Status::Active,
+                created_at: Some(0),
+                tombstoned_at: None,
+                lease: expires.map(|expires_at| Lease {
+                    duration_secs: 60,
+                    expires_at,
+                }),
+                lock: None,
+                anomalies: Default::default(),
+                dirty: None,
+                birth: None,
+            })
+            .collect();
+        // From any starting order (a new snapshot starts from the last).
+        for start in [vec![0, 1, 2, 3, 4, 5, 6, 7], vec![7, 6, 5, 4, 3, 2, 1, 0]] {
+            let mut sorted = start.clone();
+            sort_by_lease(&mut sorted, &instances);
+            let mut cached = start;
+            cached.sort_by_cached_key(|&p| {
+                let lease = instances[p as usize].lease;
+                (lease.is_none(), lease.map_or(0, |l| l.expires_at), p)
+            });
+            assert_eq!(sorted, cached);
+            assert_eq!(sorted, [5, 3, 7, 0, 6, 2, 1, 4]);
+        }
     }
 
     #[test]
