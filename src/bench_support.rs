@@ -541,7 +541,7 @@ mod tests {
                 };
                 Ok(Instance {
                     name: r.get(0)?,
-                    substrate: r.get(1)?,
+                    substrate: r.get::<_, String>(1)?.into(),
                     status: Status::parse(&r.get::<_, String>(2)?),
                     created_at: r.get(3)?,
                     tombstoned_at: r.get(4)?,

@@ -9,8 +9,10 @@ use super::operation::Operation;
 
 mod anomalies;
 mod instances;
+mod substrate;
 pub use anomalies::Anomalies;
 pub use instances::Instances;
+pub use substrate::Substrate;
 
 /// An instance's lifecycle status (`instances.status`, stackless schema).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -152,8 +154,8 @@ pub struct Instance {
     pub name: String,
     /// `local`, `render`, `vercel`, or a newer substrate. Shared: a read
     /// keeps one copy of each substrate's text for all its rows (memory at
-    /// 100,000 instances).
-    pub substrate: std::sync::Arc<str>,
+    /// 100,000 instances), one word in the row.
+    pub substrate: Substrate,
     /// Lifecycle status.
     pub status: Status,
     /// Unix seconds of creation (`None` when the row holds no integer).
@@ -565,15 +567,15 @@ mod tests {
     }
 
     #[test]
-    fn an_instance_row_is_176_bytes() {
+    fn an_instance_row_is_168_bytes() {
         // The row model at a million instances (BENCHMARKS.md, "The
         // console's row model at 1M"): a 0.4.0 birth inline (40 B, no
         // allocation of its own), the anomalies one word, an unknown
-        // status boxed text.
+        // status boxed text, the substrate one word.
         assert_eq!(size_of::<Option<Birth>>(), 40);
         assert_eq!(size_of::<Anomalies>(), 8);
         assert_eq!(size_of::<Status>(), 16);
-        assert_eq!(size_of::<Instance>(), 176);
+        assert_eq!(size_of::<Instance>(), 168);
     }
 
     #[test]

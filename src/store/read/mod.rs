@@ -331,19 +331,19 @@ fn text_or_note(value: ValueRef<'_>, what: &str, anomalies: &mut Vec<String>) ->
 /// kept, so a hand-made store with a substrate per row is not searched
 /// through thousands.
 #[derive(Default)]
-pub(super) struct Substrates(Vec<Arc<str>>);
+pub(super) struct Substrates(Vec<crate::model::Substrate>);
 
 impl Substrates {
     const KEPT: usize = 16;
 
     /// The shared text equal to `text`.
-    pub(super) fn get(&mut self, text: &str) -> Arc<str> {
-        if let Some(found) = self.0.iter().find(|kept| ***kept == *text) {
-            return Arc::clone(found);
+    pub(super) fn get(&mut self, text: &str) -> crate::model::Substrate {
+        if let Some(found) = self.0.iter().find(|kept| **kept == *text) {
+            return found.clone();
         }
-        let made: Arc<str> = text.into();
+        let made = crate::model::Substrate::from(text);
         if self.0.len() < Self::KEPT {
-            self.0.push(Arc::clone(&made));
+            self.0.push(made.clone());
         }
         made
     }
