@@ -20,7 +20,7 @@ pub(super) struct InstancesTable {
     /// Every position, sorted by `sort` (rebuilt on a snapshot or a sort).
     pub(super) sorted: Vec<u32>,
     /// What the filter searches, built on first use after a snapshot.
-    pub(super) haystacks: Option<Arc<Vec<String>>>,
+    pub(super) haystacks: Option<Arc<Haystacks>>,
     pub(super) sort: SortKey,
     /// The sort's order reversed (`S`).
     pub(super) reversed: bool,
@@ -268,23 +268,13 @@ impl App {
         self.reselect_row();
     }
 
-    /// What the filter searches, per instance: `name␀substrate␀status`
-    /// lower-cased (the filter never holds a NUL, so no match spans two
-    /// fields). Built on the first filter after a snapshot, then reused.
-    fn haystacks(&mut self) -> Arc<Vec<String>> {
+    /// What the filter searches ([`Haystacks`]). Built on the first filter
+    /// after a snapshot, then reused.
+    fn haystacks(&mut self) -> Arc<Haystacks> {
         if let Some(haystacks) = &self.instances.haystacks {
             return Arc::clone(haystacks);
         }
-        let built: Arc<Vec<String>> = Arc::new(
-            self.shown
-                .snapshot
-                .instances
-                .iter()
-                .map(|i| {
-                    format!("{}\0{}\0{}", i.name, i.substrate, i.status.as_str()).to_lowercase()
-                })
-                .collect(),
-        );
+        let built = Arc::new(Haystacks::new(&self.shown.snapshot.instances));
         self.instances.haystacks = Some(Arc::clone(&built));
         built
     }
@@ -344,7 +334,7 @@ impl App {
 struct Matcher<'a> {
     filter: &'a Filter,
     snapshot: &'a Snapshot,
-    haystacks: &'a [String],
+    haystacks: &'a Haystacks,
     now: i64,
     liveness: bool,
     attempts: bool,
@@ -353,7 +343,7 @@ struct Matcher<'a> {
 }
 
 impl<'a> Matcher<'a> {
-    fn new(filter: &'a Filter, snapshot: &'a Snapshot, haystacks: &'a [String], now: i64) -> Self {
+    fn new(filter: &'a Filter, snapshot: &'a Snapshot, haystacks: &'a Haystacks, now: i64) -> Self {
         Self {
             filter,
             snapshot,
@@ -417,6 +407,51 @@ fn sort_by_lease(positions: &mut [u32], instances: &crate::model::Instances) {
             p,
         )
     });
+}
+
+/// What the filter searches, per instance: `name␀substrate␀status`
+/// lower-cased (the filter never holds a NUL, so no match spans two
+/// fields), every row's in one text (one allocation: at a million
+/// instances a `String` a row was 72 MB, one text with its ends 33 MB).
+#[derive(Debug, Default)]
+pub(super) struct Haystacks {
+    text: String,
+    /// Where each row's haystack ends in `text`; row `p` starts where row
+    /// `p - 1` ends.
+    ends: Vec<usize>,
+}
+
+impl Haystacks {
+    fn new(instances: &crate::model::Instances) -> Self {
+        // Sized up front (exact for ASCII text): growing by doubling would
+        // hold two copies at once.
+        let size = instances.iter().fold(0usize, |size, i| {
+            size.saturating_add(i.name.len() + i.substrate.len() + i.status.as_str().len() + 2)
+        });
+        let mut built = Self {
+            text: String::with_capacity(size),
+            ends: Vec::with_capacity(instances.len()),
+        };
+        for i in instances {
+            // Lower-cased whole (`str::to_lowercase`: a final sigma reads
+            // as one), then copied in.
+            let row = format!("{}\0{}\0{}", i.name, i.substrate, i.status.as_str()).to_lowercase();
+            built.text.push_str(&row);
+            built.ends.push(built.text.len());
+        }
+        built.text.shrink_to_fit();
+        built
+    }
+
+    /// The haystack of the instance at position `p`.
+    fn get(&self, p: usize) -> Option<&str> {
+        let end = *self.ends.get(p)?;
+        let start = match p.checked_sub(1) {
+            Some(before) => *self.ends.get(before)?,
+            None => 0,
+        };
+        self.text.get(start..end)
+    }
 }
 
 /// `index + delta` clamped to `0..len` (0 when empty).
@@ -515,6 +550,44 @@ mod tests {
             assert_eq!(sorted, cached);
             assert_eq!(sorted, [5, 3, 7, 0, 6, 2, 1, 4]);
         }
+    }
+
+    #[test]
+    fn the_haystacks_are_each_rows_text_lower_cased() {
+        use crate::model::{Instance, Instances, Status};
+        let rows = [
+            ("Alpha", "local", "active"),
+            ("", "", "tombstoned"),
+            ("ΣΑΣ", "Render", "Weird"),
+            ("é\u{0}x", "vercel", "active"),
+        ];
+        let instances: Instances = rows
+            .iter()
+            .map(|(name, substrate, status)| Instance {
+                name: (*name).to_owned(),
+                substrate: (*substrate).into(),
+                status: Status::parse(status),
+                created_at: Some(0),
+                tombstoned_at: None,
+                lease: None,
+                lock: None,
+                anomalies: Default::default(),
+                dirty: None,
+                birth: None,
+            })
+            .collect();
+        let haystacks = Haystacks::new(&instances);
+        let read: Vec<&str> = (0..4).filter_map(|p| haystacks.get(p)).collect();
+        assert_eq!(
+            read,
+            [
+                "alpha\0local\0active",
+                "\0\0tombstoned",
+                "σας\0render\0weird",
+                "é\0x\0vercel\0active"
+            ]
+        );
+        assert_eq!(haystacks.get(4), None);
     }
 
     #[test]
