@@ -85,7 +85,12 @@ mod tests {
         assert_eq!(local, "local");
         assert_eq!(local, Substrate::from(String::from("local")));
         assert_eq!(format!("{local} {local:?}"), "local \"local\"");
-        assert!(Substrate::from("local") < Substrate::from("render"));
-        assert!(Substrate::from("") < Substrate::from("a"));
+        // Ordered as the text (the Instances pane's substrate sort).
+        let (empty, a, render) = (
+            Substrate::from(""),
+            Substrate::from("a"),
+            Substrate::from("render"),
+        );
+        assert!(empty < a && a < local && local < render);
     }
 }
