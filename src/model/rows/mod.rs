@@ -183,7 +183,7 @@ pub struct Instance {
 /// aliases). A name torn down and brought up again is a new birth with a new
 /// `instance_id`, updated in place in the same row, so the console never
 /// acts on a name alone: a teardown's re-check and any GC compare the birth
-/// (docs/stackless-state-store.md, "Schema 14").
+/// (docs/stackless-releases.md, "Schema 14").
 ///
 /// A birth under 0.4.0 (a 32-byte `instance_id`, the namespace
 /// `sl-<instance_id>`) is held inline, in the row, with no allocation of
