@@ -96,7 +96,7 @@ fn snapshot(n: usize) -> Arc<Snapshot> {
                 expires_at: BENCH_NOW - 60,
             }),
             lock: None,
-            anomalies: vec![],
+            anomalies: Default::default(),
             dirty: Some(false),
             birth: Some(Birth::new(&format!("{i:032x}"), &format!("sl-{i:032x}"))),
         })

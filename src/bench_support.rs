@@ -541,13 +541,13 @@ mod tests {
                 };
                 Ok(Instance {
                     name: r.get(0)?,
-                    substrate: r.get(1)?,
+                    substrate: r.get::<_, String>(1)?.into(),
                     status: Status::parse(&r.get::<_, String>(2)?),
                     created_at: r.get(3)?,
                     tombstoned_at: r.get(4)?,
                     lease,
                     lock: lock.map(Box::new),
-                    anomalies: Vec::new(),
+                    anomalies: Default::default(),
                     dirty: None,
                     birth: None,
                 })

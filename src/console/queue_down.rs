@@ -153,7 +153,7 @@ mod tests {
             tombstoned_at: None,
             lease: None,
             lock: None,
-            anomalies: vec![],
+            anomalies: Default::default(),
             dirty: None,
             birth: now.birth,
         }

@@ -126,7 +126,7 @@ mod tests {
             tombstoned_at: tombstoned,
             lease: None,
             lock: None,
-            anomalies: Vec::new(),
+            anomalies: Default::default(),
             dirty: None,
             birth: None,
         }

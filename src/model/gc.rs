@@ -142,7 +142,7 @@ mod tests {
             tombstoned_at: at,
             lease: None,
             lock: None,
-            anomalies: vec![],
+            anomalies: Default::default(),
             dirty: None,
             birth: None,
         }

@@ -46,6 +46,7 @@ pub use generation::Generation;
 pub use liveness::Liveness;
 pub use operation::{OpStatus, Operation};
 pub use rows::{
-    Birth, Instance, Instances, Lease, OpLock, OperationIndex, ReapAttempt, Rows, Status,
+    Anomalies, Birth, Instance, Instances, Lease, OpLock, OperationIndex, ReapAttempt, Rows,
+    Status, Substrate,
 };
 pub use snapshot::{Partial, Snapshot};

@@ -450,7 +450,7 @@ mod tests {
                 expires_at: 2_000,
             }),
             lock: None,
-            anomalies: vec![],
+            anomalies: Default::default(),
             dirty: Some(false),
             birth: Some(Birth::new(birth, &format!("sl-{birth}"))),
         }

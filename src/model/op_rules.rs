@@ -231,7 +231,7 @@ mod tests {
             tombstoned_at: None,
             lease: None,
             lock: None,
-            anomalies: vec![],
+            anomalies: Default::default(),
             dirty: Some(false),
             birth: None,
         };

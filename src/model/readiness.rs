@@ -221,7 +221,7 @@ mod tests {
             tombstoned_at: None,
             lease: None,
             lock: None,
-            anomalies: vec![],
+            anomalies: Default::default(),
             dirty: None,
             birth: None,
         };

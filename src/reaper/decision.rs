@@ -314,7 +314,7 @@ mod tests {
                 expires_at: e,
             }),
             lock: None,
-            anomalies: vec![],
+            anomalies: Default::default(),
             dirty: None,
             birth: None,
         }

@@ -558,7 +558,7 @@ mod tests {
                 expires_at: 1000,
             }),
             lock: None,
-            anomalies: vec![],
+            anomalies: Default::default(),
             dirty: None,
             birth: None,
         };

@@ -21,7 +21,7 @@ pub fn instance(name: &str) -> InstanceBuilder {
             expires_at: CAPTURE + 1_800,
         }),
         lock: None,
-        anomalies: vec![],
+        anomalies: Default::default(),
         dirty: Some(false),
         birth: None,
     })

@@ -52,12 +52,7 @@ fn an_unchanged_reread_shares_every_row_across_connections() {
     // One copy of each substrate's text for the whole read.
     let local = &first.instances[0].substrate;
     assert_eq!(&**local, "local");
-    assert!(
-        first
-            .instances
-            .iter()
-            .all(|i| Arc::ptr_eq(&i.substrate, local))
-    );
+    assert!(first.instances.iter().all(|i| i.substrate.ptr_eq(local)));
     for (a, (b, c)) in first
         .instances
         .iter()

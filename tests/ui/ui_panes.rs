@@ -1003,7 +1003,7 @@ fn selection_follows_the_name_across_snapshots() {
                 expires_at: CAPTURE + 28_800,
             }),
             lock: None,
-            anomalies: vec![],
+            anomalies: Default::default(),
             dirty: None,
             birth: None,
         },
@@ -1054,7 +1054,7 @@ fn a_hundred_thousand_instances_scroll() {
                 expires_at: CAPTURE + i,
             }),
             lock: None,
-            anomalies: vec![],
+            anomalies: Default::default(),
             dirty: None,
             birth: None,
         })

@@ -52,7 +52,7 @@ fn instance(version: i64, name: &str, id: &str, created_at: i64, expired_for: i6
             expires_at: CAPTURE - expired_for,
         }),
         lock: None,
-        anomalies: vec![],
+        anomalies: Default::default(),
         dirty: Some(false),
         birth: (version >= 7).then(|| Birth::new(id, &format!("sl-{id}"))),
     }

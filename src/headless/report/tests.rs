@@ -90,7 +90,7 @@ fn mixed_snapshot_with(edit: impl FnOnce(&mut crate::model::Rows)) -> Snapshot {
         status,
         created_at: Some(NOW - 1_000),
         lock: None,
-        anomalies: vec![],
+        anomalies: Default::default(),
         dirty: Some(false),
         birth: None,
     };

@@ -7,8 +7,12 @@
 use super::generation::Generation;
 use super::operation::Operation;
 
+mod anomalies;
 mod instances;
+mod substrate;
+pub use anomalies::Anomalies;
 pub use instances::Instances;
+pub use substrate::Substrate;
 
 /// An instance's lifecycle status (`instances.status`, stackless schema).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -19,8 +23,9 @@ pub enum Status {
     /// (stackless D14), then garbage-collected.
     Tombstoned,
     /// Anything else (a hand-made non-STRICT store, a newer stackless). Shown
-    /// as it is (sanitized), never acted upon.
-    Other(String),
+    /// as it is (sanitized), never acted upon. Boxed (one word): a status
+    /// is in every row, this one in almost none.
+    Other(Box<String>),
 }
 
 impl Status {
@@ -30,7 +35,7 @@ impl Status {
         match text {
             "active" => Self::Active,
             "tombstoned" => Self::Tombstoned,
-            other => Self::Other(other.to_owned()),
+            other => Self::Other(Box::new(other.to_owned())),
         }
     }
 
@@ -149,8 +154,8 @@ pub struct Instance {
     pub name: String,
     /// `local`, `render`, `vercel`, or a newer substrate. Shared: a read
     /// keeps one copy of each substrate's text for all its rows (memory at
-    /// 100,000 instances).
-    pub substrate: std::sync::Arc<str>,
+    /// 100,000 instances), one word in the row.
+    pub substrate: Substrate,
     /// Lifecycle status.
     pub status: Status,
     /// Unix seconds of creation (`None` when the row holds no integer).
@@ -164,8 +169,8 @@ pub struct Instance {
     pub lock: Option<Box<OpLock>>,
     /// What was wrong with this instance's rows when they were read (a NULL
     /// where stackless never writes one, a value of the wrong type). Empty for
-    /// every row stackless itself wrote.
-    pub anomalies: Vec<String>,
+    /// every row stackless itself wrote (one word, nothing allocated).
+    pub anomalies: Anomalies,
     /// `dirty` (migration 5, stackless 0.2.0+): a `--source` pin whose dirty
     /// working tree was snapshotted. `None` before migration 5.
     pub dirty: Option<bool>,
@@ -180,52 +185,58 @@ pub struct Instance {
 /// acts on a name alone: a teardown's re-check and any GC compare the birth
 /// (docs/stackless-releases.md, "Schema 14").
 ///
-/// Both texts live in one allocation, and a namespace that is
-/// `sl-<instance_id>` (every birth under 0.4.0) holds the id inside it
-/// (measured: two strings a row were a sixth of a 100,000-row snapshot).
+/// A birth under 0.4.0 (a 32-byte `instance_id`, the namespace
+/// `sl-<instance_id>`) is held inline, in the row, with no allocation of
+/// its own; any other keeps both texts in one allocation (measured at a
+/// million instances: the birth's allocation was 48 B of the 296 a row
+/// cost, BENCHMARKS.md "The console's row model at 1M").
 #[derive(Clone, PartialEq, Eq, Hash)]
-pub struct Birth {
-    /// `sl-<id>` when `derived`; otherwise `<id><namespace>`.
-    text: Box<str>,
-    /// Where the id ends in `text` (when not `derived`).
-    split: u32,
-    /// The namespace is `sl-` followed by the id.
-    derived: bool,
+pub struct Birth(BirthText);
+
+/// How a [`Birth`]'s two texts are held. One birth has one form only
+/// ([`Birth::new`] chooses), so the derived equality is the texts'.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum BirthText {
+    /// `sl-<instance_id>` with a 32-byte id: the namespace, the id inside
+    /// it from byte 3 (valid UTF-8: copied whole from a `&str`).
+    Derived([u8; DERIVED_LEN]),
+    /// `<instance_id><resource_namespace>`, the id ending at `split`
+    /// (`u32::MAX`: the id alone, past 4 GiB).
+    Split { text: Box<str>, split: u32 },
 }
+
+/// `sl-` and a 32-byte `instance_id` (stackless 0.4.0: 32 lowercase hex).
+const DERIVED_LEN: usize = 3 + 32;
 
 impl Birth {
     /// The birth with this `instance_id` and `resource_namespace`.
     #[must_use]
     pub fn new(instance_id: &str, resource_namespace: &str) -> Self {
-        if resource_namespace.strip_prefix("sl-") == Some(instance_id) {
-            return Self {
-                text: resource_namespace.into(),
-                split: 0,
-                derived: true,
-            };
+        if resource_namespace.strip_prefix("sl-") == Some(instance_id)
+            && let Ok(inline) = <[u8; DERIVED_LEN]>::try_from(resource_namespace.as_bytes())
+        {
+            return Self(BirthText::Derived(inline));
         }
-        match u32::try_from(instance_id.len()) {
-            Ok(split) => Self {
+        Self(match u32::try_from(instance_id.len()) {
+            Ok(split) => BirthText::Split {
                 text: format!("{instance_id}{resource_namespace}").into_boxed_str(),
                 split,
-                derived: false,
             },
             // Past 4 GiB: keep the id alone rather than fail a read.
-            Err(_) => Self {
+            Err(_) => BirthText::Split {
                 text: instance_id.into(),
                 split: u32::MAX,
-                derived: false,
             },
-        }
+        })
     }
 
     /// `instance_id`: 32 lowercase hex, unique, new for every birth.
     #[must_use]
     pub fn instance_id(&self) -> &str {
-        if self.derived {
-            return self.text.get(3..).unwrap_or_default();
+        match &self.0 {
+            BirthText::Derived(_) => self.resource_namespace().get(3..).unwrap_or_default(),
+            BirthText::Split { text, split } => text.get(..*split as usize).unwrap_or(text),
         }
-        self.text.get(..self.split as usize).unwrap_or(&self.text)
     }
 
     /// `resource_namespace`: `sl-<instance_id>` for births under 0.4.0, the
@@ -233,10 +244,11 @@ impl Birth {
     /// `logs/<resource_namespace>/`.
     #[must_use]
     pub fn resource_namespace(&self) -> &str {
-        if self.derived {
-            return &self.text;
+        match &self.0 {
+            // Always valid: the bytes were a whole `&str`.
+            BirthText::Derived(bytes) => std::str::from_utf8(bytes).unwrap_or_default(),
+            BirthText::Split { text, split } => text.get(*split as usize..).unwrap_or_default(),
         }
-        self.text.get(self.split as usize..).unwrap_or_default()
     }
 }
 
@@ -524,6 +536,49 @@ mod tests {
     }
 
     #[test]
+    fn a_birth_under_0_4_0_is_held_in_the_row() {
+        let id = "89abcdef0123456789abcdef01234567";
+        let namespace = format!("sl-{id}");
+        let born = Birth::new(id, &namespace);
+        assert!(matches!(born.0, BirthText::Derived(_)));
+        assert_eq!(
+            (born.instance_id(), born.resource_namespace()),
+            (id, namespace.as_str())
+        );
+        // Any other id length, or a namespace not derived from the id,
+        // keeps both texts in one allocation, read back the same.
+        for (id, namespace) in [
+            ("ab", "sl-ab"),
+            (id, "sl-other"),
+            (&id[1..], &namespace[..34]),
+        ] {
+            let other = Birth::new(id, namespace);
+            assert!(
+                matches!(other.0, BirthText::Split { .. }),
+                "{id} {namespace}"
+            );
+            assert_eq!(
+                (other.instance_id(), other.resource_namespace()),
+                (id, namespace)
+            );
+            assert_ne!(other, born);
+        }
+        assert_eq!(born, Birth::new(id, &namespace));
+    }
+
+    #[test]
+    fn an_instance_row_is_168_bytes() {
+        // The row model at a million instances (BENCHMARKS.md, "The
+        // console's row model at 1M"): a 0.4.0 birth inline (40 B, no
+        // allocation of its own), the anomalies one word, an unknown
+        // status boxed text, the substrate one word.
+        assert_eq!(size_of::<Option<Birth>>(), 40);
+        assert_eq!(size_of::<Anomalies>(), 8);
+        assert_eq!(size_of::<Status>(), 16);
+        assert_eq!(size_of::<Instance>(), 168);
+    }
+
+    #[test]
     fn names_asked_in_order_or_not_find_the_same_rows() {
         let names: Vec<String> = (0..40).map(|i| format!("n{i:02}")).collect();
         let rows = Rows {
@@ -538,7 +593,7 @@ mod tests {
                     tombstoned_at: None,
                     lease: None,
                     lock: None,
-                    anomalies: Vec::new(),
+                    anomalies: Anomalies::default(),
                     dirty: None,
                     birth: None,
                 })

@@ -16,7 +16,7 @@ fn instance(name: &str, status: Status, expires_at: Option<i64>) -> Instance {
             expires_at: e,
         }),
         lock: None,
-        anomalies: vec![],
+        anomalies: Default::default(),
         dirty: None,
         birth: Some(Birth::new(ID, &format!("sl-{ID}"))),
     }

@@ -13,7 +13,7 @@ fn instance(duration_secs: Option<i64>) -> Instance {
             expires_at: 200,
         }),
         lock: None,
-        anomalies: vec![],
+        anomalies: Default::default(),
         dirty: None,
         birth: None,
     }

@@ -611,7 +611,7 @@ mod tests {
                 holder_host: Some("vm".into()),
                 claim_id: Some("c".into()),
             })),
-            anomalies: Vec::new(),
+            anomalies: Default::default(),
             dirty: Some(false),
             birth: Some(Birth::new("a9", "sl-a9")),
         };
@@ -668,7 +668,7 @@ mod tests {
             tombstoned_at: None,
             lease: None,
             lock: None,
-            anomalies: Vec::new(),
+            anomalies: Default::default(),
             dirty: Some(false),
             birth: None,
         };

@@ -331,19 +331,19 @@ fn text_or_note(value: ValueRef<'_>, what: &str, anomalies: &mut Vec<String>) ->
 /// kept, so a hand-made store with a substrate per row is not searched
 /// through thousands.
 #[derive(Default)]
-pub(super) struct Substrates(Vec<Arc<str>>);
+pub(super) struct Substrates(Vec<crate::model::Substrate>);
 
 impl Substrates {
     const KEPT: usize = 16;
 
     /// The shared text equal to `text`.
-    pub(super) fn get(&mut self, text: &str) -> Arc<str> {
-        if let Some(found) = self.0.iter().find(|kept| ***kept == *text) {
-            return Arc::clone(found);
+    pub(super) fn get(&mut self, text: &str) -> crate::model::Substrate {
+        if let Some(found) = self.0.iter().find(|kept| **kept == *text) {
+            return found.clone();
         }
-        let made: Arc<str> = text.into();
+        let made = crate::model::Substrate::from(text);
         if self.0.len() < Self::KEPT {
-            self.0.push(Arc::clone(&made));
+            self.0.push(made.clone());
         }
         made
     }
@@ -377,7 +377,7 @@ pub(super) fn instance_columns(
         tombstoned_at: lenient_int(col(row, 4)),
         lease: None,
         lock: None,
-        anomalies,
+        anomalies: anomalies.into(),
         dirty: None,
         birth: None,
     }
@@ -458,12 +458,14 @@ fn instance_from_row_with(row: &rusqlite::Row<'_>, substrates: &mut Substrates) 
     let mut anomalies = Vec::new();
     let name = text_or_note(col(row, 0), "name", &mut anomalies);
     let mut instance = instance_columns(row, name, anomalies, substrates);
+    let mut notes = Vec::new();
     if !matches!(col(row, 5), ValueRef::Null) {
-        instance.lease = lease_columns(row, 6, &mut instance.anomalies);
+        instance.lease = lease_columns(row, 6, &mut notes);
     }
     if !matches!(col(row, 8), ValueRef::Null) {
-        instance.lock = Some(Box::new(lock_columns(row, 9, &mut instance.anomalies)));
+        instance.lock = Some(Box::new(lock_columns(row, 9, &mut notes)));
     }
+    instance.anomalies.extend(notes);
     instance_extras(row, 15, &mut instance);
     note_created_at(&mut instance);
     instance

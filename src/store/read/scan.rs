@@ -277,36 +277,41 @@ fn earlier_order(positions: &[u32]) -> Option<Vec<u32>> {
 }
 
 /// The positions of `rows` in name order (byte order), without comparing
-/// whole names throughout: order a compact key (the name's first 16 bytes),
-/// then each run of rows whose first 16 bytes tie by the whole name.
+/// whole names throughout: order a compact key (the name's first 12
+/// bytes, the position in the low 32 bits: 16 B a row, sorted in place),
+/// then each run of rows whose first 12 bytes tie by the whole name.
 fn name_order(rows: &[Option<Arc<Instance>>]) -> Vec<u32> {
-    fn prefix(name: &str) -> u128 {
+    const PREFIX: usize = 12;
+    fn key(name: &str, at: u32) -> u128 {
         let mut bytes = [0u8; 16];
-        let n = name.len().min(16);
+        let n = name.len().min(PREFIX);
         bytes[..n].copy_from_slice(&name.as_bytes()[..n]);
         // Zero padding keeps byte order: a name sorts before its extensions.
-        u128::from_be_bytes(bytes)
+        (u128::from_be_bytes(bytes) & !u128::from(u32::MAX)) | u128::from(at)
     }
     let name = |at: u32| rows[at as usize].as_deref().map_or("", |i| i.name.as_str());
-    let mut keyed: Vec<(u128, u32)> = (0..rows.len())
+    let mut keyed: Vec<u128> = (0..rows.len())
         .filter_map(|at| u32::try_from(at).ok())
-        .map(|at| (prefix(name(at)), at))
+        .map(|at| key(name(at), at))
         .collect();
     keyed.sort_unstable();
+    let prefix = |k: u128| k >> 32;
     let mut start = 0;
     while start < keyed.len() {
-        let key = keyed[start].0;
+        let tie = prefix(keyed[start]);
         let mut end = start + 1;
-        while end < keyed.len() && keyed[end].0 == key {
+        while end < keyed.len() && prefix(keyed[end]) == tie {
             end += 1;
         }
         if end - start > 1 {
-            // Ties on 16 bytes: by the whole name, then scan order.
-            keyed[start..end].sort_by(|a, b| name(a.1).cmp(name(b.1)).then(a.1.cmp(&b.1)));
+            // Ties on 12 bytes: by the whole name, then scan order (the
+            // low bits, already ascending within the run).
+            keyed[start..end].sort_by(|&a, &b| name(a as u32).cmp(name(b as u32)));
         }
         start = end;
     }
-    keyed.into_iter().map(|(_, at)| at).collect()
+    // The low 32 bits are the position.
+    keyed.into_iter().map(|k| k as u32).collect()
 }
 
 /// The instances being read, and where each name is, for the lease and
@@ -425,6 +430,47 @@ impl std::hash::Hasher for NameHasher {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
+    #[test]
+    fn the_name_order_is_byte_order_with_ties_past_the_compact_key() {
+        // Ties on the first 12 bytes, a name that extends another, an
+        // empty name, multi-byte text, a name twice (scan order kept).
+        let names = [
+            "preview-pr-00012",
+            "preview-pr-0001",
+            "preview-pr-",
+            "",
+            "b",
+            "preview-pr-00012",
+            "preview-pr-0001\u{e9}",
+            "preview-pq",
+            "a\0b",
+            "a",
+        ];
+        let rows: Vec<Option<Arc<crate::model::Instance>>> = names
+            .iter()
+            .map(|name| {
+                Some(Arc::new(crate::model::Instance {
+                    name: (*name).to_owned(),
+                    substrate: "local".into(),
+                    status: crate::model::Status::Active,
+                    created_at: Some(0),
+                    tombstoned_at: None,
+                    lease: None,
+                    lock: None,
+                    anomalies: Default::default(),
+                    dirty: None,
+                    birth: None,
+                }))
+            })
+            .collect();
+        let mut expected: Vec<u32> = (0..10).collect();
+        expected.sort_by(|&a, &b| names[a as usize].cmp(names[b as usize]));
+        assert_eq!(super::name_order(&rows), expected);
+        assert_eq!(expected, [3, 9, 8, 4, 7, 2, 1, 0, 5, 6]);
+    }
+
     #[test]
     fn the_earlier_order_is_used_only_when_it_is_a_permutation() {
         assert_eq!(super::earlier_order(&[2, 0, 1]), Some(vec![1, 2, 0]));

@@ -42,7 +42,7 @@ fn a_tombstone_says_when_it_is_due_for_gc_and_who_collects_it() {
         tombstoned_at: Some(tombstoned_at),
         lease: None,
         lock: None,
-        anomalies: vec![],
+        anomalies: Default::default(),
         dirty: None,
         birth: None,
     };

@@ -15,7 +15,7 @@ fn instance(name: &str, substrate: &str, status: Status, expires_at: i64) -> Ins
             expires_at,
         }),
         lock: None,
-        anomalies: vec![],
+        anomalies: Default::default(),
         dirty: None,
         birth: None,
     }

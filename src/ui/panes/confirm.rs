@@ -287,7 +287,7 @@ mod tests {
                 expires_at: NOW - 75,
             }),
             lock: None,
-            anomalies: vec![],
+            anomalies: Default::default(),
             dirty: None,
             birth: None,
         }

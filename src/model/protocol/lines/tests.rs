@@ -81,7 +81,7 @@ fn store(names: usize, expires_at: i64) -> Snapshot {
                 expires_at: if i % 7 == 0 { expires_at } else { 1 },
             }),
             lock: None,
-            anomalies: vec![],
+            anomalies: Default::default(),
             dirty: None,
             birth: Some(Birth::new(&format!("{i:032x}"), "ns")),
         })

@@ -15,7 +15,7 @@ fn instance(name: &str, birth: &str, expires_at: i64) -> Instance {
             expires_at,
         }),
         lock: None,
-        anomalies: vec![],
+        anomalies: Default::default(),
         dirty: Some(false),
         birth: Some(Birth::new(birth, &format!("sl-{birth}"))),
     }

@@ -33,7 +33,7 @@ fn instance(name: &str) -> Instance {
             expires_at: 900,
         }),
         lock: None,
-        anomalies: vec![],
+        anomalies: Default::default(),
         dirty: None,
         birth: None,
     }
