@@ -93,7 +93,33 @@ fn dispatch(cli: &Cli) -> ExitCode {
             None => usage("demo-stackless needs --state"),
         },
         Some(Sub::Snapshot { follow: true, .. }) => crate::console::follow(cli),
+        Some(Sub::Snapshot {
+            json,
+            now,
+            at: Some(at),
+            history,
+            ..
+        }) => crate::history::snapshot_at(cli, *json, at, *now, history.as_deref()),
         Some(Sub::Snapshot { json, now, .. }) => crate::headless::snapshot(cli, *json, *now),
+        Some(Sub::Record {
+            history,
+            retain,
+            max_size,
+        }) => match (
+            crate::model::history::parse_span(retain),
+            crate::model::history::parse_size(max_size),
+        ) {
+            (Ok(retain_secs), Ok(max_bytes)) => crate::history::record(
+                cli,
+                history.as_deref(),
+                crate::history::record::Retention {
+                    retain_secs,
+                    max_bytes,
+                },
+            ),
+            (Err(e), _) | (_, Err(e)) => usage(&e),
+        },
+        Some(Sub::History { history }) => crate::history::history(cli, history.as_deref()),
         Some(Sub::Serve { .. }) => crate::console::serve(cli),
         Some(Sub::Reap { .. }) => crate::headless::reap_once(cli),
         Some(Sub::Completions { shell }) => {

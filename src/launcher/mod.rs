@@ -171,6 +171,8 @@ pub(crate) fn plan(
         Some(
             Sub::Completions { .. }
             | Sub::Man
+            | Sub::Record { .. }
+            | Sub::History { .. }
             | Sub::DemoDown { .. }
             | Sub::DemoHelper
             | Sub::DemoStackless { .. },

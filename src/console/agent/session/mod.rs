@@ -51,6 +51,8 @@ pub(super) struct Wiring<'a> {
     pub(super) setup: &'a Setup,
     pub(super) io: IoWorker,
     pub(super) follow_only: bool,
+    /// Where the lines go instead of stdout (`record`).
+    pub(super) sink: Option<Box<dyn std::io::Write + Send>>,
 }
 
 /// Run until stdin ends, a signal, or stdout closes; returns why.
@@ -69,6 +71,7 @@ pub(super) async fn run(
         setup,
         io,
         follow_only,
+        sink,
     } = wiring;
     let mut actions = Actions::new(
         &engine.teardowns,
@@ -78,7 +81,11 @@ pub(super) async fn run(
         engine.verbs_running.clone(),
     )
     .wrap_err("cannot start the job-starter thread")?;
-    let out = Out::stdout().wrap_err("cannot start the stdout thread")?;
+    let out = match sink {
+        Some(sink) => Out::spawn(sink),
+        None => Out::stdout(),
+    }
+    .wrap_err("cannot start the stdout thread")?;
     let mut session = Session::new(
         app,
         out,
