@@ -145,9 +145,12 @@ impl Sink {
             .as_ref()
             .is_some_and(|w| segment_full(self.span.0, w.bytes, now));
         let new_segment = (self.writing.is_none() || full) && self.replay.between_groups();
+        // The keyframe is stamped with the first line's time: a segment's
+        // lines never go back in time.
+        let first = waiting.first().map_or(now, |(t, _)| *t);
         if new_segment {
             self.close();
-            self.push_keyframe(&mut text, now);
+            self.push_keyframe(&mut text, now, first);
         }
         for (t, line) in &waiting {
             text.push_str(&stamp(line, *t, self.host.as_deref()));
@@ -157,7 +160,7 @@ impl Sink {
         match self.write(new_segment, &text, now) {
             Ok(()) => {
                 if new_segment {
-                    self.span = (now, now, last);
+                    self.span = (now, first, last);
                 }
                 self.span.2 = last;
                 self.write_index();
@@ -171,7 +174,7 @@ impl Sink {
         }
     }
 
-    fn push_keyframe(&mut self, text: &mut String, now: i64) {
+    fn push_keyframe(&mut self, text: &mut String, now: i64, at: i64) {
         let header = Header::new(&self.store, now);
         text.push_str(&serde_json::to_string(&header).unwrap_or_default());
         text.push('\n');
@@ -186,11 +189,11 @@ impl Sink {
             };
             eprintln!("stackless-tui: record: resumed: {}", resumed.text);
             let line = serde_json::to_string(&Message::Banner(resumed)).unwrap_or_default();
-            text.push_str(&stamp(&line, now, self.host.as_deref()));
+            text.push_str(&stamp(&line, at, self.host.as_deref()));
             text.push('\n');
         }
         for line in self.replay.keyframe() {
-            text.push_str(&stamp(&line, now, self.host.as_deref()));
+            text.push_str(&stamp(&line, at, self.host.as_deref()));
             text.push('\n');
         }
     }

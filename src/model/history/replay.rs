@@ -197,7 +197,9 @@ impl Replay {
     /// holders' liveness as the recorder's agent probed it, the dead
     /// service counts. Texts were redacted before they were recorded (an
     /// empty redactor here). Operations in the store's order (pending
-    /// oldest first, then finished newest first: `store::operations`).
+    /// oldest first, then finished newest first: `store::operations`
+    /// orders the finished by rowid, the order they were created in, which
+    /// the rows do not carry: by `created_at` here, ties by id).
     #[must_use]
     pub fn snapshot(&self) -> Snapshot {
         let user_version = self.hello.as_ref().map_or(0, |h| h.schema);
@@ -222,9 +224,9 @@ impl Replay {
             let pending = |o: &Operation| o.status.is_pending();
             pending(b).cmp(&pending(a)).then_with(|| {
                 if pending(a) {
-                    a.created_at.cmp(&b.created_at)
+                    (a.created_at, &a.id).cmp(&(b.created_at, &b.id))
                 } else {
-                    (b.updated_at, b.created_at).cmp(&(a.updated_at, a.created_at))
+                    (b.created_at, &b.id).cmp(&(a.created_at, &a.id))
                 }
             })
         });
