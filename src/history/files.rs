@@ -20,6 +20,9 @@ pub const LOCK: &str = "recorder.lock";
 #[derive(Debug, Clone)]
 pub struct Dir {
     path: PathBuf,
+    /// Writes fail as on a full disk (ENOSPC): the tests' disk full
+    /// ([`Dir::fill`], test builds only).
+    full: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// A directory entry or file that is a symbolic link: refused.
@@ -53,6 +56,7 @@ impl Dir {
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))?;
         Ok(Self {
             path: path.to_path_buf(),
+            full: std::sync::Arc::default(),
         })
     }
 
@@ -67,6 +71,7 @@ impl Dir {
         }
         Ok(Self {
             path: path.to_path_buf(),
+            full: std::sync::Arc::default(),
         })
     }
 
@@ -74,6 +79,13 @@ impl Dir {
     #[must_use]
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Make every segment write fail with ENOSPC (`true`) or succeed again:
+    /// the tests' full disk (the `fault-injection` feature).
+    #[cfg(feature = "fault-injection")]
+    pub fn fill(&self, full: bool) {
+        self.full.store(full, std::sync::atomic::Ordering::Relaxed);
     }
 
     fn open(&self, name: &str, options: &mut OpenOptions) -> io::Result<File> {
@@ -233,6 +245,7 @@ impl Dir {
 #[derive(Debug)]
 pub struct Writing {
     file: File,
+    full: std::sync::Arc<std::sync::atomic::AtomicBool>,
     /// Its name.
     pub name: String,
     /// Bytes on disk.
@@ -248,6 +261,7 @@ impl Writing {
         let file = dir.create_segment(&name)?;
         Ok(Self {
             file,
+            full: std::sync::Arc::clone(&dir.full),
             name,
             bytes: 0,
         })
@@ -260,7 +274,15 @@ impl Writing {
     /// The I/O error of the write.
     pub fn frame(&mut self, text: &[u8]) -> io::Result<()> {
         let frame = zstd::bulk::compress(text, 3)?;
-        if let Err(error) = self.file.write_all(&frame) {
+        let written = if self.full.load(std::sync::atomic::Ordering::Relaxed) {
+            // Half the frame lands, then the disk is full.
+            self.file
+                .write_all(&frame[..frame.len() / 2])
+                .and(Err(io::Error::from_raw_os_error(nix::libc::ENOSPC)))
+        } else {
+            self.file.write_all(&frame)
+        };
+        if let Err(error) = written {
             let _ = self.file.set_len(self.bytes);
             return Err(error);
         }

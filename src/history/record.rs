@@ -163,6 +163,9 @@ impl Sink {
                     self.span = (now, first, last);
                 }
                 self.span.2 = last;
+                if self.paused.take().is_some() {
+                    eprintln!("stackless-tui: record: resumed: writes succeed again");
+                }
                 self.write_index();
             }
             Err(error) => self.pause(now, &error),
@@ -178,16 +181,15 @@ impl Sink {
         let header = Header::new(&self.store, now);
         text.push_str(&serde_json::to_string(&header).unwrap_or_default());
         text.push('\n');
-        if let Some((since, why)) = self.paused.take() {
+        if let Some((since, why)) = &self.paused {
             let resumed = Banner {
                 id: "recording".to_owned(),
                 level: "warning".to_owned(),
                 text: format!(
                     "recording paused {} ({why}); resumed: nothing recorded in between",
-                    span_words(now - since)
+                    span_words(now - *since)
                 ),
             };
-            eprintln!("stackless-tui: record: resumed: {}", resumed.text);
             let line = serde_json::to_string(&Message::Banner(resumed)).unwrap_or_default();
             text.push_str(&stamp(&line, at, self.host.as_deref()));
             text.push('\n');
@@ -218,14 +220,18 @@ impl Sink {
             self.paused = Some((now, error.to_string()));
         }
         // The next write starts a new segment, with a keyframe.
-        self.writing = None;
+        self.close();
     }
 
-    /// The segment being written is done: it joins the closed ones.
+    /// The segment being written is done: it joins the closed ones (one
+    /// with no frame on disk is removed).
     fn close(&mut self) {
-        if let Some(writing) = self.writing.take()
-            && writing.bytes > 0
-        {
+        let Some(writing) = self.writing.take() else {
+            return;
+        };
+        if writing.bytes == 0 {
+            let _ = self.dir.remove(&writing.name);
+        } else {
             self.closed.push(Segment {
                 file: writing.name,
                 first: self.span.1,

@@ -408,3 +408,75 @@ fn retention_drops_the_oldest_segments_first_and_each_segment_opens_with_a_keyfr
         &format!(r#"{{"t":{t},"type":"heartbeat","at":{t},"seq":1}}"#)
     );
 }
+
+/// One whole group: alpha's row with its lease expiring at `expires_at`.
+fn alpha_group(seq: u64, at: i64, expires_at: i64) -> Vec<u8> {
+    let reset = if seq == 1 {
+        "{\"type\":\"reset\",\"seq\":1}\n".to_owned()
+    } else {
+        String::new()
+    };
+    format!(
+        "{reset}{{\"type\":\"rows\",\"seq\":{seq},\"table\":\"instances\",\"upsert\":[{{\"name\":\"alpha\",\"birth\":null,\"dns_safe\":true,\"substrate\":\"local\",\"status\":\"active\",\"created_at\":1,\"tombstoned_at\":null,\"lease\":{{\"duration_secs\":60,\"expires_at\":{expires_at}}},\"lock\":null,\"dirty\":null,\"failed_up\":false,\"services_dead\":0,\"gc\":null}}],\"remove\":[]}}\n{{\"type\":\"synced\",\"seq\":{seq},\"at\":{at},\"counts\":{{}}}}\n"
+    )
+    .into_bytes()
+}
+
+fn alpha_expiry(dir: &Dir, t: i64) -> Result<i64, String> {
+    stackless_tui::history::replay_at(dir, t).map(|replay| {
+        replay.instances[&("alpha".to_owned(), None)]
+            .lease
+            .expect("lease")
+            .expires_at
+    })
+}
+
+/// A full disk (every write ENOSPC, half a frame landed each time) pauses
+/// the recording: what was written stays whole, the paused time reads as
+/// a gap, no empty segment is left; the first write that succeeds opens a
+/// segment with a `recording` banner and a keyframe holding the change
+/// made while paused.
+#[test]
+fn a_full_disk_pauses_the_recording_and_it_resumes_with_a_banner_and_a_keyframe() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let dir = Dir::create(&temp.path().join("history")).expect("dir");
+    let retention = Retention {
+        retain_secs: 86_400,
+        max_bytes: 1 << 30,
+    };
+    let mut sink = Sink::new(dir.clone(), "/s/state.db".into(), None, retention).expect("sink");
+    let t0 = 1_000_000;
+    sink.take(&alpha_group(1, t0, 100), t0);
+    sink.tick(t0);
+    dir.fill(true);
+    sink.take(&alpha_group(2, t0 + 5, 200), t0 + 5);
+    sink.tick(t0 + 5);
+    sink.take(b"{\"type\":\"heartbeat\",\"at\":1,\"seq\":2}\n", t0 + 30);
+    sink.tick(t0 + 30);
+    dir.fill(false);
+    sink.take(b"{\"type\":\"heartbeat\",\"at\":2,\"seq\":2}\n", t0 + 40);
+    sink.tick(t0 + 40);
+    assert_eq!(alpha_expiry(&dir, t0), Ok(100));
+    let gap = alpha_expiry(&dir, t0 + 25).expect_err("a gap");
+    assert!(
+        gap.contains("is in a gap of the recording: nothing recorded from"),
+        "{gap}"
+    );
+    assert_eq!(alpha_expiry(&dir, t0 + 40), Ok(200));
+    let segments = dir.segments().expect("segments");
+    assert_eq!(segments.len(), 2, "{segments:?}");
+    assert_eq!((segments[0].first, segments[0].last), (t0, t0));
+    assert_eq!((segments[1].first, segments[1].last), (t0 + 40, t0 + 40));
+    let resumed = lines(&dir, &segments[1].file);
+    assert_eq!(
+        resumed[1],
+        format!(
+            r#"{{"t":{},"type":"banner","id":"recording","level":"warning","text":"recording paused 35s (No space left on device (os error 28)); resumed: nothing recorded in between"}}"#,
+            t0 + 40
+        )
+    );
+    assert_eq!(
+        resumed[2],
+        format!(r#"{{"t":{},"type":"reset","seq":2}}"#, t0 + 40)
+    );
+}
