@@ -265,6 +265,25 @@ pub fn history(cli: &Cli, given: Option<&Path>) -> ExitCode {
         bytes_words(bytes),
         segments.len()
     ));
+    let mut header: Option<crate::model::history::Header> = None;
+    if let Ok(dir) = Dir::existing(&dir_path) {
+        let _ = dir.read_segment(&last.file, &mut |line| {
+            header = serde_json::from_slice(line).ok();
+            false
+        });
+    }
+    let retention = header.and_then(|h| Some((h.retain_secs?, h.max_bytes?)));
+    out.push_str(&match retention {
+        Some((retain_secs, max_bytes)) => format!(
+            "retention: {}\n",
+            Retention {
+                retain_secs,
+                max_bytes
+            }
+            .words()
+        ),
+        None => "retention: not said\n".to_owned(),
+    });
     let holes = gaps(&segments);
     if holes.is_empty() {
         out.push_str("gaps: none\n");

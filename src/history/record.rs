@@ -178,7 +178,12 @@ impl Sink {
     }
 
     fn push_keyframe(&mut self, text: &mut String, now: i64, at: i64) {
-        let header = Header::new(&self.store, now);
+        let header = Header::new(
+            &self.store,
+            now,
+            self.retention.retain_secs,
+            self.retention.max_bytes,
+        );
         text.push_str(&serde_json::to_string(&header).unwrap_or_default());
         text.push('\n');
         if let Some((since, why)) = &self.paused {

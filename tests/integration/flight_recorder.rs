@@ -236,7 +236,26 @@ fn snapshot_at_each_instant_equals_the_live_snapshot_captured_then() {
         &["history", "--history", history.to_str().expect("utf-8")],
     );
     let text = String::from_utf8_lossy(&listed.stdout);
-    assert!(text.contains("in 1 segments\ngaps: none\n"), "{text}");
+    assert!(
+        text.contains(
+            "in 1 segments\nretention: keeps 7d and at most 256.0 MB (the oldest segment dropped \
+             first)\ngaps: none\n"
+        ),
+        "{text}"
+    );
+    // Every line after the header is a protocol message.
+    let dir = Dir::existing(&history).expect("dir");
+    let segments = dir.segments().expect("segments");
+    let all = lines(&dir, &segments[0].file);
+    assert!(
+        all[0].starts_with(r#"{"type":"history","format":1,"#),
+        "{}",
+        all[0]
+    );
+    for line in &all[1..] {
+        crate::common::protocol::validate(line).unwrap_or_else(|why| panic!("{why}: {line}"));
+    }
+    assert!(all.iter().any(|l| l.contains(r#""type":"rows""#)));
 }
 
 /// A second `record` on the same directory says who holds it and exits
@@ -393,11 +412,13 @@ fn retention_drops_the_oldest_segments_first_and_each_segment_opens_with_a_keyfr
         ]
     );
     let opened = lines(&dir, &segments[2].file);
-    assert!(
-        opened[0].starts_with(r#"{"type":"history","format":1,"store":"/s/state.db""#),
-        "{opened:?}"
-    );
     let t = start + 4 * SEGMENT_SECS;
+    assert_eq!(
+        opened[0],
+        format!(
+            r#"{{"type":"history","format":1,"store":"/s/state.db","started":{t},"retain_secs":2400,"max_bytes":1073741824}}"#
+        )
+    );
     assert_eq!(opened[1], format!(r#"{{"t":{t},"type":"reset","seq":1}}"#));
     assert!(
         opened[2].starts_with(&format!(r#"{{"t":{t},"type":"synced","seq":1"#)),

@@ -42,17 +42,26 @@ pub struct Header {
     pub store: String,
     /// When the segment was started (unix seconds).
     pub started: i64,
+    /// The recorder's `--retain`, in seconds (absent: not said).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retain_secs: Option<i64>,
+    /// The recorder's `--max-size`, in bytes (absent: not said).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<u64>,
 }
 
 impl Header {
-    /// The header of a segment of `store` started at `started`.
+    /// The header of a segment of `store` started at `started` by a
+    /// recorder keeping `retain_secs` and `max_bytes`.
     #[must_use]
-    pub fn new(store: &str, started: i64) -> Self {
+    pub fn new(store: &str, started: i64, retain_secs: i64, max_bytes: u64) -> Self {
         Self {
             kind: "history".to_owned(),
             format: FORMAT,
             store: store.to_owned(),
             started,
+            retain_secs: Some(retain_secs),
+            max_bytes: Some(max_bytes),
         }
     }
 }
