@@ -256,6 +256,20 @@ fn snapshot_at_each_instant_equals_the_live_snapshot_captured_then() {
         crate::common::protocol::validate(line).unwrap_or_else(|why| panic!("{why}: {line}"));
     }
     assert!(all.iter().any(|l| l.contains(r#""type":"rows""#)));
+    // The restore in place is recorded as a reset with its reason.
+    assert_eq!(
+        all.iter()
+            .filter(|l| l.contains(r#""type":"reset""#))
+            .map(|l| l.split_once(r#""type":"reset","#).map(|(_, r)| r.to_owned()))
+            .collect::<Vec<_>>(),
+        vec![
+            Some(r#""seq":1}"#.to_owned()),
+            Some(
+                r#""seq":2,"reason":"the store file was rewritten in place (restored from a copy, or truncated)"}"#
+                    .to_owned()
+            ),
+        ]
+    );
 }
 
 /// A second `record` on the same directory says who holds it and exits

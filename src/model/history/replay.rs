@@ -118,7 +118,7 @@ impl Replay {
             out.push(line(&Message::Hello(Box::new(hello.clone()))));
         }
         let seq = self.seq;
-        out.push(line(&Message::Reset(Reset { seq })));
+        out.push(line(&Message::Reset(Reset { seq, reason: None })));
         chunked(&mut out, self.instances.values(), |upsert| {
             RowsMessage::Instances(RowsOf {
                 seq,
