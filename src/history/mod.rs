@@ -47,6 +47,12 @@ fn history_dir(cli: &Cli, given: Option<&Path>) -> Result<PathBuf, String> {
 /// `stackless-tui record [--history DIR] [--retain SPAN] [--max-size SIZE]`.
 #[must_use]
 pub fn record(cli: &Cli, given: Option<&Path>, retention: Retention) -> ExitCode {
+    if !cli.controller.is_empty() || cli.fleet.is_some() || cli.demo.is_some() {
+        return usage(
+            "record keeps a store on the host it runs on: run it there (`ssh HOST \
+             stackless-tui record`); not with --controller, --fleet or --demo",
+        );
+    }
     let (dir_path, store) = match (history_dir(cli, given), store_path(cli)) {
         (Ok(dir), Ok(store)) => (dir, store),
         (Err(e), _) | (_, Err(e)) => return usage(&e),
