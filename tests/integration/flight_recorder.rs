@@ -256,6 +256,21 @@ fn snapshot_at_each_instant_equals_the_live_snapshot_captured_then() {
         crate::common::protocol::validate(line).unwrap_or_else(|why| panic!("{why}: {line}"));
     }
     assert!(all.iter().any(|l| l.contains(r#""type":"rows""#)));
+    // Other processes' changes are recorded as the Activity lines the
+    // console shows for them.
+    let kinds: Vec<String> = all
+        .iter()
+        .filter(|l| l.contains(r#""type":"activity""#) && l.contains(r#""instance":"foxtrot""#))
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).expect("json");
+            format!(
+                "{} {}",
+                v["actor"].as_str().expect("actor"),
+                v["kind"].as_str().expect("kind")
+            )
+        })
+        .collect();
+    assert_eq!(kinds, vec!["observed appeared", "observed tombstoned"]);
     // The restore in place is recorded as a reset with its reason.
     assert_eq!(
         all.iter()
