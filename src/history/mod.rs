@@ -80,13 +80,16 @@ pub fn record(cli: &Cli, given: Option<&Path>, retention: Retention) -> ExitCode
     if let Err(e) = record::start_ticker(&sink) {
         return usage(&format!("record: cannot start the ticker: {e}"));
     }
-    println!(
+    // A closed stdout (run detached) does not stop the recording.
+    let mut stdout = std::io::stdout();
+    let _ = writeln!(
+        stdout,
         "stackless-tui: recording {} into {}: {}",
         crate::model::text::sanitize(&shown),
         crate::model::text::sanitize(&dir_path.display().to_string()),
         retention.words()
-    );
-    let _ = std::io::stdout().flush();
+    )
+    .and_then(|()| stdout.flush());
     let code = crate::console::record(cli, Shared(Arc::clone(&sink)));
     if let Ok(mut sink) = sink.lock() {
         sink.tick(unix_now());
@@ -264,12 +267,13 @@ pub fn history(cli: &Cli, given: Option<&Path>) -> ExitCode {
     };
     let bytes: u64 = segments.iter().map(|s| s.bytes).sum();
     out.push_str(&format!(
-        "history: {shown}\nrecorded: {} to {} ({})\nsize: {} in {} segments\n",
+        "history: {shown}\nrecorded: {} to {} ({})\nsize: {} in {} segment{}\n",
         stamp_words(first.first),
         stamp_words(last.last),
         crate::model::history::span_words(last.last - first.first),
         bytes_words(bytes),
-        segments.len()
+        segments.len(),
+        if segments.len() == 1 { "" } else { "s" }
     ));
     let mut header: Option<crate::model::history::Header> = None;
     if let Ok(dir) = Dir::existing(&dir_path) {

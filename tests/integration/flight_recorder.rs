@@ -238,7 +238,7 @@ fn snapshot_at_each_instant_equals_the_live_snapshot_captured_then() {
     let text = String::from_utf8_lossy(&listed.stdout);
     assert!(
         text.contains(
-            "in 1 segments\nretention: keeps 7d and at most 256.0 MB (the oldest segment dropped \
+            "in 1 segment\nretention: keeps 7d and at most 256.0 MB (the oldest segment dropped \
              first)\ngaps: none\n"
         ),
         "{text}"
