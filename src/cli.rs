@@ -326,8 +326,39 @@ pub enum Sub {
         /// Stream the store instead: the protocol of `serve --stdio`
         /// (docs/protocol.md) on stdout, read-only, taking no commands,
         /// until a signal or a closed stdout.
-        #[arg(long, conflicts_with_all = ["json", "now"])]
+        #[arg(long, conflicts_with_all = ["json", "now", "at"])]
         follow: bool,
+        /// The store as recorded at this time (docs/history.md): RFC 3339,
+        /// unix seconds, or `10m ago`. A time before the recording or in a
+        /// gap is said, exit 1: no row is invented.
+        #[arg(long, value_name = "TIME")]
+        at: Option<String>,
+        /// The recording's directory (default
+        /// `<state_dir>/stackless-tui/history`).
+        #[arg(long, value_name = "DIR", requires = "at")]
+        history: Option<std::path::PathBuf>,
+    },
+    /// Record the store (read-only, no reaper) into the history directory
+    /// until a signal: every change of its rows, who reaps, the banners
+    /// and the Activity lines, in compressed segments (docs/history.md).
+    Record {
+        /// The recording's directory (default
+        /// `<state_dir>/stackless-tui/history`).
+        #[arg(long, value_name = "DIR")]
+        history: Option<std::path::PathBuf>,
+        /// Keep this long (humantime: `7d`, `12h`).
+        #[arg(long, value_name = "SPAN", default_value = "7d")]
+        retain: String,
+        /// Keep at most this much (`256MB`, `1GiB`).
+        #[arg(long, value_name = "SIZE", default_value = "256MB")]
+        max_size: String,
+    },
+    /// What is recorded: the span, the size, the segments and the gaps.
+    History {
+        /// The recording's directory (default
+        /// `<state_dir>/stackless-tui/history`).
+        #[arg(long, value_name = "DIR")]
+        history: Option<std::path::PathBuf>,
     },
     /// The console's engine without a terminal (docs/protocol.md): the
     /// store as newline-delimited JSON on stdout (a snapshot, then

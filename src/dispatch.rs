@@ -94,12 +94,50 @@ fn dispatch(cli: &Cli) -> ExitCode {
         },
         Some(Sub::Snapshot { follow: true, .. }) => crate::console::follow(cli),
         Some(Sub::Snapshot {
+            json,
+            format,
+            now,
+            at: Some(at),
+            history,
+            ..
+        }) => match crate::cli::SnapshotFormat::chosen(*json, *format) {
+            crate::cli::SnapshotFormat::OpenMetrics => usage(
+                "snapshot --at reads a recording as a table or JSON (--json); --format openmetrics is the store as it is now",
+            ),
+            chosen => crate::history::snapshot_at(
+                cli,
+                chosen == crate::cli::SnapshotFormat::Json,
+                at,
+                *now,
+                history.as_deref(),
+            ),
+        },
+        Some(Sub::Snapshot {
             json, format, now, ..
         }) => crate::headless::snapshot(
             cli,
             crate::cli::SnapshotFormat::chosen(*json, *format),
             *now,
         ),
+        Some(Sub::Record {
+            history,
+            retain,
+            max_size,
+        }) => match (
+            crate::model::history::parse_span(retain),
+            crate::model::history::parse_size(max_size),
+        ) {
+            (Ok(retain_secs), Ok(max_bytes)) => crate::history::record(
+                cli,
+                history.as_deref(),
+                crate::history::record::Retention {
+                    retain_secs,
+                    max_bytes,
+                },
+            ),
+            (Err(e), _) | (_, Err(e)) => usage(&e),
+        },
+        Some(Sub::History { history }) => crate::history::history(cli, history.as_deref()),
         Some(Sub::Serve { .. }) => crate::console::serve(cli),
         Some(Sub::Reap { .. }) => crate::headless::reap_once(cli),
         Some(Sub::Completions { shell }) => {

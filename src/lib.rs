@@ -71,6 +71,7 @@ pub mod stop;
 pub mod fault;
 pub(crate) mod fleet;
 pub mod headless;
+pub mod history;
 pub(crate) mod launcher;
 pub mod logs;
 mod man;

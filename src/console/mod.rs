@@ -30,7 +30,7 @@ use std::process::ExitCode;
 
 use crate::cli::{Cli, usage};
 
-pub(crate) use agent::{follow, serve};
+pub(crate) use agent::{follow, record, serve};
 
 /// The interactive console: prepare (flags, store, roles; exit 2 with the
 /// reason before the terminal is touched), then run until the operator

@@ -167,10 +167,11 @@ pub(crate) fn plan(
         None => Mode::Console,
         Some(Sub::Serve { .. }) => Mode::Serve,
         Some(Sub::Snapshot { follow: true, .. }) => Mode::Follow,
-        Some(Sub::Snapshot { .. } | Sub::Reap { .. }) => Mode::Headless,
+        Some(Sub::Snapshot { .. } | Sub::Reap { .. } | Sub::History { .. }) => Mode::Headless,
         Some(
             Sub::Completions { .. }
             | Sub::Man
+            | Sub::Record { .. }
             | Sub::DemoDown { .. }
             | Sub::DemoHelper
             | Sub::DemoStackless { .. },

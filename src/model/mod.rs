@@ -18,6 +18,7 @@ pub mod fleet;
 pub mod fulltext;
 pub mod gc;
 pub mod generation;
+pub mod history;
 pub mod liveness;
 pub(crate) mod logbuffer;
 pub(crate) mod logmerge;

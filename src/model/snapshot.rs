@@ -37,6 +37,11 @@ pub struct Snapshot {
     /// the whole read ends (the watcher's first read; [`Partial`]): never
     /// taken for the whole store.
     pub partial: Option<Partial>,
+    /// Why the watcher read the file anew before these rows (replaced,
+    /// rewritten in place, migrated: `store::FileState::reopen_reason`), on
+    /// the first snapshot after it only: the stream sends a `reset` with
+    /// it.
+    pub reopened: Option<&'static str>,
 }
 
 /// The first rows of a store (those with the soonest leases: the
@@ -354,6 +359,7 @@ impl Snapshot {
             immutable: false,
             redactor: Arc::default(),
             partial: None,
+            reopened: None,
         }
     }
 
@@ -367,6 +373,7 @@ impl Snapshot {
             immutable: self.immutable,
             redactor: Arc::clone(&self.redactor),
             partial: self.partial,
+            reopened: None,
         }
     }
 
@@ -381,6 +388,7 @@ impl Snapshot {
             immutable: self.immutable,
             redactor: Arc::clone(&self.redactor),
             partial: self.partial,
+            reopened: None,
         }
     }
 

@@ -167,6 +167,23 @@ pub enum FileState {
     },
 }
 
+impl FileState {
+    /// Why the file is read anew, in the words a reopened snapshot carries
+    /// ([`crate::model::Snapshot::reopened`]; the stream's `reset.reason`):
+    /// `None` for [`FileState::Same`] and [`FileState::Gone`].
+    #[must_use]
+    pub const fn reopen_reason(self) -> Option<&'static str> {
+        match self {
+            Self::Same | Self::Gone => None,
+            Self::Replaced => Some("the store file was replaced: another file is at its path"),
+            Self::Rewritten => {
+                Some("the store file was rewritten in place (restored from a copy, or truncated)")
+            }
+            Self::Migrated { .. } => Some("the store's schema changed in place"),
+        }
+    }
+}
+
 /// Refuse to open `path` while the write-ahead log beside it is the one a
 /// replaced file left ([`epoch::old_wal`]) and holds frames: `SQLite` would
 /// replay them onto the new file (a "malformed" store, or old rows merged

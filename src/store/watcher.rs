@@ -160,6 +160,8 @@ struct Watcher {
     controller_probe: crate::controller::probe::ControllerProbe,
     /// The first read's first rows (`None` once sent, or tried).
     head: Option<Head>,
+    /// Why the file is being read anew, for the next snapshot sent.
+    reopened: Option<&'static str>,
 }
 
 /// The receiver is gone: stop.
@@ -191,6 +193,7 @@ impl Watcher {
             controller_probed: None,
             controller_probe: crate::controller::probe::ControllerProbe::default(),
             head: Some(head),
+            reopened: None,
         }
     }
 
@@ -458,6 +461,7 @@ impl Watcher {
         // scan never delays the rows.
         self.services_stale = true;
         snapshot.services_dead = Arc::clone(&self.services_dead);
+        snapshot.reopened = self.reopened.take();
         let snapshot = Arc::new(snapshot);
         self.remember(&snapshot);
         self.send(Event::Snapshot(snapshot))?;
@@ -477,7 +481,9 @@ impl Watcher {
         self.last_probe = Instant::now();
         // The open connection would go on reading a deleted file
         // forever: look at the path itself.
-        match store.file_state() {
+        let state = store.file_state();
+        self.reopened = self.reopened.or(state.reopen_reason());
+        match state {
             FileState::Same => {}
             FileState::Gone => {
                 self.store = None;

@@ -25,6 +25,7 @@ mod demo;
 mod demo_v14;
 mod dry_run;
 mod faults;
+mod flight_recorder;
 mod generations;
 mod headless;
 mod history;

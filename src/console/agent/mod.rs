@@ -28,6 +28,9 @@ pub(super) enum Mode {
     Follow,
 }
 
+/// Where the out-stream goes: stdout, or the recorder's writer.
+type Sink = Option<Box<dyn io::Write + Send>>;
+
 /// `serve --stdio`.
 #[must_use]
 pub(crate) fn serve(cli: &Cli) -> ExitCode {
@@ -63,12 +66,28 @@ pub(crate) fn follow(cli: &Cli) -> ExitCode {
     start(&cli, Mode::Follow)
 }
 
+/// `record` (`crate::history`): the `snapshot --follow` pipeline (the
+/// store read-only, no reaper, no helper), its lines written into `sink`
+/// instead of stdout.
+#[must_use]
+pub(crate) fn record(cli: &Cli, sink: impl io::Write + Send + 'static) -> ExitCode {
+    let mut cli = cli.clone();
+    cli.read_only = true;
+    cli.no_reaper = true;
+    cli.helper = None;
+    start_into(&cli, Mode::Follow, Some(Box::new(sink)))
+}
+
 fn start(cli: &Cli, mode: Mode) -> ExitCode {
+    start_into(cli, mode, None)
+}
+
+fn start_into(cli: &Cli, mode: Mode, sink: Sink) -> ExitCode {
     let setup = match setup::prepare(cli, Front::Stream) {
         Ok(setup) => setup,
         Err(error) => return usage(&error.to_string()),
     };
-    match run(setup, mode, first_pass_after(cli)) {
+    match run(setup, mode, first_pass_after(cli), sink) {
         Ok(()) => ExitCode::SUCCESS,
         Err(report) => {
             let _ = writeln!(io::stderr(), "{report:?}");
@@ -78,7 +97,7 @@ fn start(cli: &Cli, mode: Mode) -> ExitCode {
 }
 
 /// Run until stdin ends (`serve`), a signal, or stdout closes.
-fn run(setup: Setup, mode: Mode, first_pass_after: std::time::Duration) -> Result<()> {
+fn run(setup: Setup, mode: Mode, first_pass_after: std::time::Duration, sink: Sink) -> Result<()> {
     let (engine, rx) = Engine::prepare(&setup, Front::Stream)?;
     engine.control.set_first_pass_after(first_pass_after);
     engine.start_threads(&setup)?;
@@ -98,6 +117,7 @@ fn run(setup: Setup, mode: Mode, first_pass_after: std::time::Duration) -> Resul
             setup: &setup,
             io,
             follow_only: mode == Mode::Follow,
+            sink,
         },
     ));
     let stopped_helper = engine.stop();

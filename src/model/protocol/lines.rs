@@ -128,11 +128,15 @@ pub struct HelloMessage {
 }
 
 /// `reset`: the group `seq` is a whole snapshot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Reset {
     /// The group.
     pub seq: u64,
+    /// Why a later `reset` comes (the store file read anew: replaced,
+    /// rewritten in place, migrated); absent on the first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// One `rows` message, typed by its `table`.

@@ -52,6 +52,8 @@ pub(super) struct Wiring<'a> {
     pub(super) setup: &'a Setup,
     pub(super) io: IoWorker,
     pub(super) follow_only: bool,
+    /// Where the lines go instead of stdout (`record`).
+    pub(super) sink: Option<Box<dyn std::io::Write + Send>>,
 }
 
 /// Run until stdin ends, a signal, or stdout closes; returns why.
@@ -70,6 +72,7 @@ pub(super) async fn run(
         setup,
         io,
         follow_only,
+        sink,
     } = wiring;
     let mut actions = Actions::new(
         &engine.teardowns,
@@ -79,7 +82,11 @@ pub(super) async fn run(
         engine.verbs_running.clone(),
     )
     .wrap_err("cannot start the job-starter thread")?;
-    let out = Out::stdout().wrap_err("cannot start the stdout thread")?;
+    let out = match sink {
+        Some(sink) => Out::spawn(sink),
+        None => Out::stdout(),
+    }
+    .wrap_err("cannot start the stdout thread")?;
     let mut session = Session::new(
         app,
         out,
@@ -220,6 +227,9 @@ struct Session {
     /// last group.
     latest: Arc<Snapshot>,
     dirty: bool,
+    /// The next group is a `reset` saying this (the store file read anew:
+    /// [`Snapshot::reopened`]).
+    reset_why: Option<&'static str>,
     reaper: Option<ReaperLine>,
     banners: Vec<(&'static str, String)>,
     /// `detail` commands waiting for the I/O worker: (id, name).
@@ -285,6 +295,7 @@ impl Session {
             seq: 0,
             latest: Arc::new(Snapshot::default()),
             dirty: false,
+            reset_why: None,
             reaper: None,
             banners: Vec::new(),
             details: Vec::new(),
@@ -319,6 +330,7 @@ impl Session {
             Event::Snapshot(snapshot) => {
                 self.latest = Arc::clone(snapshot);
                 self.dirty = true;
+                self.reset_why = snapshot.reopened.or(self.reset_why);
                 self.settling.retain(|name, (standing, at)| {
                     at.elapsed() < SETTLE_WAIT
                         && standing_in(snapshot, name).as_ref() == Some(standing)
@@ -588,9 +600,11 @@ impl Session {
             self.send(lines::hello(&self.hello));
             self.hello_sent = true;
             self.dirty = false;
-            self.snapshot_group(true);
+            self.reset_why = None;
+            self.snapshot_group(true, None);
         } else if std::mem::take(&mut self.dirty) {
-            self.snapshot_group(false);
+            let why = self.reset_why.take();
+            self.snapshot_group(false, why);
             self.logs_of_the_gone(actions);
         }
         if let Some((previous, _)) = self.app.settle() {
@@ -608,15 +622,25 @@ impl Session {
         }
     }
 
-    /// One snapshot group: all rows after a `reset`, else what changed
-    /// (nothing at all when no row did).
-    fn snapshot_group(&mut self, reset: bool) {
-        let snapshot = Arc::clone(&self.latest);
+    /// One snapshot group: all rows after a `reset` (one saying `why`
+    /// when the store file was read anew), else what changed (nothing at
+    /// all when no row did).
+    fn snapshot_group(&mut self, reset: bool, why: Option<&'static str>) {
+        let mut snapshot = Arc::clone(&self.latest);
+        if snapshot.reopened != why {
+            snapshot = Arc::new(Snapshot {
+                reopened: why,
+                ..(*snapshot).clone()
+            });
+        }
         let mut tables = std::mem::take(&mut self.tables);
+        if why.is_some() {
+            tables = Tables::new();
+        }
         let seq = self.seq + 1;
         if lines::stream_group(
             seq,
-            reset,
+            reset || why.is_some(),
             &mut tables,
             &snapshot,
             unix_now(),

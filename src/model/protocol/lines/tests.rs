@@ -171,7 +171,10 @@ fn examples() -> Vec<Message> {
             ..HelloMessage::default()
         })),
         Message::Reaper(reaper),
-        Message::Reset(Reset { seq: 3 }),
+        Message::Reset(Reset {
+            seq: 3,
+            reason: None,
+        }),
         Message::Synced(Synced {
             seq: 3,
             at: Some(1_000),

@@ -104,8 +104,11 @@ pub fn hello(hello: &Hello) -> String {
 }
 
 /// The `reset` line.
-fn reset_line(seq: u64) -> String {
-    line(&Message::Reset(Reset { seq }))
+fn reset_line(seq: u64, reason: Option<&str>) -> String {
+    line(&Message::Reset(Reset {
+        seq,
+        reason: reason.map(str::to_owned),
+    }))
 }
 
 /// The lines of one snapshot group: `reset` first when `reset`, then the
@@ -114,7 +117,7 @@ fn reset_line(seq: u64) -> String {
 /// it is made.
 pub fn group(seq: u64, reset: bool, delta: &Delta, at: i64, emit: &mut impl FnMut(String)) {
     if reset {
-        emit(reset_line(seq));
+        emit(reset_line(seq, None));
     }
     for (table, changes) in &delta.tables {
         let mut chunk = Chunk::new(seq, *table);
@@ -129,7 +132,8 @@ pub fn group(seq: u64, reset: bool, delta: &Delta, at: i64, emit: &mut impl FnMu
     emit(synced(seq, at, delta.counts));
 }
 
-/// [`group`] of the changes from `tables` to `snapshot`, written as they
+/// [`group`] of the changes from `tables` to `snapshot` (a `reset` says
+/// the snapshot's [`Snapshot::reopened`] as its `reason`), written as they
 /// are found (no table's rows held whole: the first snapshot of 100,000
 /// instances is 38 MB of rows). Nothing at all when it is not a `reset`
 /// and no row changed. Whether a group was written.
@@ -142,7 +146,7 @@ pub fn stream_group(
     emit: &mut impl FnMut(String),
 ) -> bool {
     if reset {
-        emit(reset_line(seq));
+        emit(reset_line(seq, snapshot.reopened));
     }
     let mut chunk: Option<Chunk> = None;
     let counts = tables.update_with(snapshot, &mut |table, change| {

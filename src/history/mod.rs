@@ -1,0 +1,320 @@
+//! The flight recorder (docs/history.md): `record` keeps the store's
+//! protocol stream in compressed segments; `snapshot --at` and `history`
+//! read them back. The pure rules (the index, the keyframe, retention,
+//! the times typed) are [`crate::model::history`]'s; the files are
+//! [`files`]'s alone.
+
+pub mod files;
+pub mod record;
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+use crate::cli::{Cli, usage};
+use crate::model::history::replay::Replay;
+use crate::model::history::{Found, GAP_SECS, Stamp, gaps, locate, parse_time};
+use crate::model::protocol::lines::read;
+use crate::model::time::unix_now;
+use files::Dir;
+use record::{Retention, Shared, Sink, bytes_words};
+
+/// Exit code of a time that is not recorded (before the recording, in a
+/// gap, after it) and of a second recorder.
+pub const EXIT_NOT_RECORDED: u8 = 1;
+
+/// The store the flags name (`--state`, else stackless's default path),
+/// whether or not it exists.
+fn store_path(cli: &Cli) -> Result<PathBuf, String> {
+    match &cli.state {
+        Some(path) => Ok(path.clone()),
+        None => crate::startup::default_store_path().map_err(|e| e.to_string()),
+    }
+}
+
+/// `--history DIR`, else `<state_dir>/stackless-tui/history` (the store's
+/// directory).
+fn history_dir(cli: &Cli, given: Option<&Path>) -> Result<PathBuf, String> {
+    if let Some(dir) = given {
+        return Ok(dir.to_path_buf());
+    }
+    let store = store_path(cli)?;
+    let state_dir = store.parent().unwrap_or_else(|| Path::new("."));
+    Ok(state_dir.join("stackless-tui").join("history"))
+}
+
+/// `stackless-tui record [--history DIR] [--retain SPAN] [--max-size SIZE]`.
+#[must_use]
+pub fn record(cli: &Cli, given: Option<&Path>, retention: Retention) -> ExitCode {
+    if !cli.controller.is_empty() || cli.fleet.is_some() || cli.demo.is_some() {
+        return usage(
+            "record keeps a store on the host it runs on: run it there (`ssh HOST \
+             stackless-tui record`); not with --controller, --fleet or --demo",
+        );
+    }
+    let (dir_path, store) = match (history_dir(cli, given), store_path(cli)) {
+        (Ok(dir), Ok(store)) => (dir, store),
+        (Err(e), _) | (_, Err(e)) => return usage(&e),
+    };
+    let dir = match Dir::create(&dir_path) {
+        Ok(dir) => dir,
+        Err(e) => return usage(&format!("record: {}: {e}", dir_path.display())),
+    };
+    let _held = match dir.lock() {
+        Ok(held) => held,
+        Err(Ok(who)) => {
+            eprintln!(
+                "stackless-tui: record: another recorder holds {} ({who}): one recorder per store",
+                dir_path.display()
+            );
+            return ExitCode::from(EXIT_NOT_RECORDED);
+        }
+        Err(Err(e)) => return usage(&format!("record: {}: {e}", dir_path.display())),
+    };
+    let shown = store.display().to_string();
+    let sink = match Sink::new(dir, shown.clone(), None, retention) {
+        Ok(sink) => Arc::new(Mutex::new(sink)),
+        Err(e) => return usage(&format!("record: {}: {e}", dir_path.display())),
+    };
+    if let Err(e) = record::start_ticker(&sink) {
+        return usage(&format!("record: cannot start the ticker: {e}"));
+    }
+    // A closed stdout (run detached) does not stop the recording.
+    let mut stdout = std::io::stdout();
+    let _ = writeln!(
+        stdout,
+        "stackless-tui: recording {} into {}: {}",
+        crate::model::text::sanitize(&shown),
+        crate::model::text::sanitize(&dir_path.display().to_string()),
+        retention.words()
+    )
+    .and_then(|()| stdout.flush());
+    let code = crate::console::record(cli, Shared(Arc::clone(&sink)));
+    if let Ok(mut sink) = sink.lock() {
+        sink.tick(unix_now());
+    }
+    code
+}
+
+/// A recording read up to `at`: the tables then, or why there are none.
+///
+/// # Errors
+/// The words: nothing recorded at `at` (before, in a gap, after), or the
+/// directory cannot be read.
+pub fn replay_at(dir: &Dir, at: i64) -> Result<Replay, String> {
+    let segments = dir
+        .segments()
+        .map_err(|e| format!("{}: {e}", dir.path().display()))?;
+    let index = match locate(&segments, at) {
+        Found::In(index) => index,
+        Found::Empty => return Err(format!("nothing is recorded in {}", dir.path().display())),
+        Found::Before { first } => {
+            return Err(format!(
+                "{} is before the recording, which starts at {}",
+                stamp_words(at),
+                stamp_words(first)
+            ));
+        }
+        Found::After { last } => {
+            return Err(format!(
+                "{} is after the recording, whose last line is at {}: not recorded",
+                stamp_words(at),
+                stamp_words(last)
+            ));
+        }
+        Found::Gap { from, to } => return Err(gap_words(at, from, to)),
+    };
+    let mut replay = Replay::new();
+    let mut next: Option<i64> = None;
+    dir.read_segment(&segments[index].file, &mut |line| {
+        let Ok(stamp) = serde_json::from_slice::<Stamp>(line) else {
+            return true;
+        };
+        if stamp.t > at {
+            next = Some(stamp.t);
+            return false;
+        }
+        if let Ok(message) = read(line) {
+            replay.apply(stamp.t, message);
+        }
+        true
+    })
+    .map_err(|e| format!("{}: {e}", segments[index].file))?;
+    let last = replay.last_t.unwrap_or(at);
+    if at - last > GAP_SECS {
+        return Err(gap_words(at, last, next.unwrap_or(at)));
+    }
+    if !replay.synced() {
+        return Err(format!(
+            "{}: no whole snapshot recorded by then (the recording's first read ends after it)",
+            stamp_words(at)
+        ));
+    }
+    Ok(replay)
+}
+
+fn gap_words(at: i64, from: i64, to: i64) -> String {
+    format!(
+        "{} is in a gap of the recording: nothing recorded from {} to {}",
+        stamp_words(at),
+        stamp_words(from),
+        stamp_words(to)
+    )
+}
+
+/// A time as `history` and the refusals say it (RFC 3339, UTC).
+fn stamp_words(t: i64) -> String {
+    jiff::Timestamp::from_second(t).map_or_else(|_| t.to_string(), |ts| ts.to_string())
+}
+
+/// `stackless-tui snapshot [--json] --at TIME [--now UNIX] [--history DIR]`:
+/// the store as recorded at TIME, through the live `snapshot`'s report
+/// code; countdowns at `--now`, else at TIME. The services' processes are
+/// not recorded: the document has none.
+#[must_use]
+pub fn snapshot_at(
+    cli: &Cli,
+    json: bool,
+    at: &str,
+    now: Option<i64>,
+    given: Option<&Path>,
+) -> ExitCode {
+    let at = match parse_time(at, unix_now()) {
+        Ok(at) => at,
+        Err(e) => return usage(&e.to_string()),
+    };
+    let dir_path = match history_dir(cli, given) {
+        Ok(dir) => dir,
+        Err(e) => return usage(&e),
+    };
+    let dir = match Dir::existing(&dir_path) {
+        Ok(dir) => dir,
+        Err(e) => return usage(&format!("no recording at {}: {e}", dir_path.display())),
+    };
+    let replay = match replay_at(&dir, at) {
+        Ok(replay) => replay,
+        Err(words) => {
+            eprintln!("stackless-tui: snapshot --at: {words}");
+            return ExitCode::from(EXIT_NOT_RECORDED);
+        }
+    };
+    let snapshot = replay.snapshot();
+    let store = replay
+        .hello
+        .as_ref()
+        .map(|h| h.store.clone())
+        .unwrap_or_default();
+    let now = now.unwrap_or(at);
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let written = if json {
+        crate::headless::report::write_json(
+            &mut out,
+            &snapshot,
+            now,
+            &store,
+            &mut |_| Ok(Vec::new()),
+            None,
+        )
+        .map_err(std::io::Error::from)
+    } else {
+        crate::headless::report::write_table(
+            &mut out,
+            &snapshot,
+            now,
+            &store,
+            &std::collections::HashMap::new(),
+            &crate::startup::display_zone(cli.utc),
+            None,
+        )
+        .and_then(|()| {
+            let text = replay
+                .reaper
+                .as_ref()
+                .map_or("unknown", |r| r.text.as_str());
+            writeln!(
+                out,
+                "who reaps (recorded): {}",
+                crate::model::text::sanitize(text)
+            )
+        })
+    };
+    match written.and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => usage(&e.to_string()),
+    }
+}
+
+/// `stackless-tui history [--history DIR]`: the recorded span, its size,
+/// the segments, the retention the recorder said, and the gaps.
+#[must_use]
+pub fn history(cli: &Cli, given: Option<&Path>) -> ExitCode {
+    let dir_path = match history_dir(cli, given) {
+        Ok(dir) => dir,
+        Err(e) => return usage(&e),
+    };
+    let segments = match Dir::existing(&dir_path).and_then(|d| d.segments()) {
+        Ok(segments) => segments,
+        Err(e) => return usage(&format!("no recording at {}: {e}", dir_path.display())),
+    };
+    let mut out = String::new();
+    let shown = crate::model::text::sanitize(&dir_path.display().to_string()).into_owned();
+    let (Some(first), Some(last)) = (segments.first(), segments.last()) else {
+        println!("history: {shown}: nothing recorded");
+        return ExitCode::SUCCESS;
+    };
+    let bytes: u64 = segments.iter().map(|s| s.bytes).sum();
+    out.push_str(&format!(
+        "history: {shown}\nrecorded: {} to {} ({})\nsize: {} in {} segment{}\n",
+        stamp_words(first.first),
+        stamp_words(last.last),
+        crate::model::history::span_words(last.last - first.first),
+        bytes_words(bytes),
+        segments.len(),
+        if segments.len() == 1 { "" } else { "s" }
+    ));
+    let mut header: Option<crate::model::history::Header> = None;
+    if let Ok(dir) = Dir::existing(&dir_path) {
+        let _ = dir.read_segment(&last.file, &mut |line| {
+            header = serde_json::from_slice(line).ok();
+            false
+        });
+    }
+    let retention = header.and_then(|h| Some((h.retain_secs?, h.max_bytes?)));
+    out.push_str(&match retention {
+        Some((retain_secs, max_bytes)) => format!(
+            "retention: {}\n",
+            Retention {
+                retain_secs,
+                max_bytes
+            }
+            .words()
+        ),
+        None => "retention: not said\n".to_owned(),
+    });
+    let holes = gaps(&segments);
+    if holes.is_empty() {
+        out.push_str("gaps: none\n");
+    }
+    for (from, to) in holes {
+        out.push_str(&format!(
+            "gap: {} to {} ({}): not recorded\n",
+            stamp_words(from),
+            stamp_words(to),
+            crate::model::history::span_words(to - from)
+        ));
+    }
+    for segment in &segments {
+        out.push_str(&format!(
+            "segment {}: {} to {}, {}\n",
+            segment.file,
+            stamp_words(segment.first),
+            stamp_words(segment.last),
+            bytes_words(segment.bytes)
+        ));
+    }
+    print!("{out}");
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,532 @@
+//! The flight recorder (docs/history.md): `record` on a schema-14 store
+//! while it changes, `snapshot --json --at T` equal to the live `snapshot
+//! --json` captured at T; the segment files on their own (a torn last
+//! line, a torn frame, retention); a `kill -9`; the directory's modes and
+//! a planted symlink; a second recorder.
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use stackless_tui::history::files::{Dir, Writing};
+use stackless_tui::history::record::{Retention, Sink};
+use stackless_tui::model::history::{SEGMENT_SECS, Segment};
+
+use crate::common::stores::{self, exec};
+use crate::common::{CAPTURE, unix_now};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_stackless-tui"))
+}
+
+/// `record --history HIST` on `store`, HOME in `home`.
+fn recorder(home: &Path, store: &Path, history: &Path) -> Child {
+    bin()
+        .arg("--state")
+        .arg(store)
+        .args(["record", "--history"])
+        .arg(history)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn record")
+}
+
+fn run(home: &Path, store: &Path, args: &[&str]) -> Output {
+    bin()
+        .arg("--state")
+        .arg(store)
+        .args(args)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run")
+}
+
+/// The live `snapshot --json --now NOW`, without what is probed on this
+/// machine when it runs (the services' processes are not recorded).
+fn live(home: &Path, store: &Path) -> Value {
+    let out = run(
+        home,
+        store,
+        &["snapshot", "--json", "--now", &NOW.to_string()],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    without_services(serde_json::from_slice(&out.stdout).expect("json"))
+}
+
+/// `snapshot --json --at AT --now NOW`: the document, or the exit code
+/// and stderr.
+fn at(home: &Path, store: &Path, history: &Path, t: i64) -> Result<Value, (i32, String)> {
+    let out = run(
+        home,
+        store,
+        &[
+            "snapshot",
+            "--json",
+            "--at",
+            &t.to_string(),
+            "--now",
+            &NOW.to_string(),
+            "--history",
+            history.to_str().expect("utf-8"),
+        ],
+    );
+    if !out.status.success() {
+        return Err((
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        ));
+    }
+    Ok(without_services(
+        serde_json::from_slice(&out.stdout).expect("json"),
+    ))
+}
+
+fn without_services(mut document: Value) -> Value {
+    for instance in document["instances"].as_array_mut().expect("instances") {
+        instance.as_object_mut().expect("object").remove("services");
+    }
+    document
+}
+
+/// The countdowns' time in every document of the scripted run.
+const NOW: i64 = CAPTURE + 30;
+
+/// Wait until the recording at the wall clock's second equals the live
+/// document (the recorder has written the change), then until that second
+/// is over (the next change is recorded at a later second); that second.
+fn captured(home: &Path, store: &Path, history: &Path) -> (i64, Value) {
+    let expected = live(home, store);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let t = loop {
+        let t = unix_now();
+        let got = at(home, store, history, t);
+        if got.as_ref().ok() == Some(&expected) {
+            break t;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never recorded: {expected}\nrecorded: {got:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    while unix_now() <= t {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (t, expected)
+}
+
+/// The done-when run: a schema-14 store changed under a recorder (an
+/// the store restored in place from a copy, an instance up, a lease
+/// renewed, a failing reap's backoff, a tombstone); after the recorder stopped,
+/// `snapshot --json --at T` at each instant equals the live `snapshot
+/// --json` captured then (the services' processes aside). A time before
+/// the recording is said, exit 1, no document.
+#[test]
+fn snapshot_at_each_instant_equals_the_live_snapshot_captured_then() {
+    let (dir, store) = stores::v14();
+    let home = dir.path();
+    let history = home.join("history");
+    // The copy restored later: the store with alpha's lease renewed.
+    let backup = home.join("backup.db");
+    exec(&store, "PRAGMA wal_checkpoint(TRUNCATE);");
+    std::fs::copy(&store, &backup).expect("copy");
+    exec(
+        &backup,
+        &format!(
+            "UPDATE leases SET expires_at = {} WHERE instance = 'alpha';
+             PRAGMA wal_checkpoint(TRUNCATE);",
+            CAPTURE + 900
+        ),
+    );
+    let started = unix_now();
+    let mut child = recorder(home, &store, &history);
+    let mut seen = vec![captured(home, &store, &history)];
+    // Restored in place (the same file, the copy's bytes), before any
+    // commit: the watcher sees a file rewritten under it, not a commit.
+    let bytes = std::fs::read(&backup).expect("read");
+    std::fs::write(&store, bytes).expect("restore");
+    seen.push(captured(home, &store, &history));
+    exec(
+        &store,
+        &format!(
+            "INSERT INTO instances (name, substrate, status, definition, created_at, tombstoned_at,
+               dirty, instance_id, resource_namespace)
+             VALUES ('foxtrot', 'local', 'active', '[stack]', {c}, NULL, 0,
+               'f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6', 'sl-f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6');
+             INSERT INTO leases VALUES ('foxtrot', 600, {e});",
+            c = CAPTURE,
+            e = CAPTURE + 600
+        ),
+    );
+    seen.push(captured(home, &store, &history));
+    exec(
+        &store,
+        &format!(
+            "UPDATE leases SET expires_at = {} WHERE instance = 'delta'",
+            CAPTURE + 7200
+        ),
+    );
+    seen.push(captured(home, &store, &history));
+    exec(
+        &store,
+        &format!(
+            "INSERT INTO reap_attempts VALUES ('bravo', 2, 'reaper.down.failed: exit 1', {})",
+            CAPTURE + 120
+        ),
+    );
+    seen.push(captured(home, &store, &history));
+    exec(
+        &store,
+        &format!(
+            "UPDATE instances SET status = 'tombstoned', tombstoned_at = {CAPTURE} WHERE name = 'foxtrot';
+             DELETE FROM leases WHERE instance = 'foxtrot';
+             PRAGMA wal_checkpoint(TRUNCATE);"
+        ),
+    );
+    seen.push(captured(home, &store, &history));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid")),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .expect("SIGTERM");
+    let status = child.wait().expect("wait");
+    assert!(status.success(), "{status:?}");
+    let names = |v: &Value| -> Vec<String> {
+        v["instances"]
+            .as_array()
+            .expect("instances")
+            .iter()
+            .map(|i| i["name"].as_str().expect("name").to_owned())
+            .collect()
+    };
+    let alpha = |v: &Value| v["instances"][0]["lease"]["expires_at"].clone();
+    assert_eq!(alpha(&seen[0].1), Value::from(CAPTURE - 100));
+    assert_eq!(alpha(&seen[1].1), Value::from(CAPTURE + 900));
+    assert!(!names(&seen[1].1).contains(&"foxtrot".to_owned()));
+    assert!(names(&seen[2].1).contains(&"foxtrot".to_owned()));
+    assert_eq!(seen[5].1["instances"][5]["status"], "tombstoned");
+    for (i, (t, expected)) in seen.iter().enumerate() {
+        assert_eq!(
+            at(home, &store, &history, *t).as_ref(),
+            Ok(expected),
+            "instant {i} at {t}"
+        );
+    }
+    let (code, said) = at(home, &store, &history, started - 100).expect_err("before");
+    assert_eq!(code, 1);
+    assert!(
+        said.contains("is before the recording, which starts at"),
+        "{said}"
+    );
+    let listed = run(
+        home,
+        &store,
+        &["history", "--history", history.to_str().expect("utf-8")],
+    );
+    let text = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        text.contains(
+            "in 1 segment\nretention: keeps 7d and at most 256.0 MB (the oldest segment dropped \
+             first)\ngaps: none\n"
+        ),
+        "{text}"
+    );
+    // Every line after the header is a protocol message.
+    let dir = Dir::existing(&history).expect("dir");
+    let segments = dir.segments().expect("segments");
+    let all = lines(&dir, &segments[0].file);
+    assert!(
+        all[0].starts_with(r#"{"type":"history","format":1,"#),
+        "{}",
+        all[0]
+    );
+    for line in &all[1..] {
+        crate::common::protocol::validate(line).unwrap_or_else(|why| panic!("{why}: {line}"));
+    }
+    assert!(all.iter().any(|l| l.contains(r#""type":"rows""#)));
+    // Other processes' changes are recorded as the Activity lines the
+    // console shows for them.
+    let kinds: Vec<String> = all
+        .iter()
+        .filter(|l| l.contains(r#""type":"activity""#) && l.contains(r#""instance":"foxtrot""#))
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).expect("json");
+            format!(
+                "{} {}",
+                v["actor"].as_str().expect("actor"),
+                v["kind"].as_str().expect("kind")
+            )
+        })
+        .collect();
+    assert_eq!(kinds, vec!["observed appeared", "observed tombstoned"]);
+    // The restore in place is recorded as a reset with its reason.
+    assert_eq!(
+        all.iter()
+            .filter(|l| l.contains(r#""type":"reset""#))
+            .map(|l| l.split_once(r#""type":"reset","#).map(|(_, r)| r.to_owned()))
+            .collect::<Vec<_>>(),
+        vec![
+            Some(r#""seq":1}"#.to_owned()),
+            Some(
+                r#""seq":2,"reason":"the store file was rewritten in place (restored from a copy, or truncated)"}"#
+                    .to_owned()
+            ),
+        ]
+    );
+}
+
+/// A second `record` on the same directory says who holds it and exits
+/// 1; the directory is 0700 and its files 0600; a `kill -9` of the first
+/// leaves every line it had written a second before, readable, and the
+/// next recorder starts a segment of its own beside it.
+#[test]
+fn one_recorder_per_store_private_files_and_a_kill_loses_at_most_the_last_second() {
+    let (dir, store) = stores::v14();
+    let home = dir.path();
+    let history = home.join("history");
+    let mut first = recorder(home, &store, &history);
+    let (t, expected) = captured(home, &store, &history);
+    let second = bin()
+        .arg("--state")
+        .arg(&store)
+        .args(["record", "--history"])
+        .arg(&history)
+        .env("HOME", home)
+        .output()
+        .expect("second");
+    assert_eq!(second.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        said.contains(&format!("(pid {}): one recorder per store", first.id())),
+        "{said}"
+    );
+    let mode = |p: &Path| std::fs::metadata(p).expect("metadata").permissions().mode() & 0o777;
+    assert_eq!(mode(&history), 0o700);
+    for entry in std::fs::read_dir(&history).expect("dir") {
+        let path = entry.expect("entry").path();
+        assert_eq!(mode(&path), 0o600, "{}", path.display());
+    }
+    first.kill().expect("kill -9");
+    first.wait().expect("wait");
+    assert_eq!(at(home, &store, &history, t), Ok(expected.clone()));
+    let mut again = recorder(home, &store, &history);
+    let (t2, _) = captured(home, &store, &history);
+    let dir = Dir::existing(&history).expect("dir");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while dir.segments().expect("segments").len() < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "the second recorder wrote nothing"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    again.kill().expect("kill -9");
+    again.wait().expect("wait");
+    assert_eq!(at(home, &store, &history, t), Ok(expected));
+    let segments = dir.segments().expect("segments");
+    assert_eq!(segments.len(), 2, "{segments:?}");
+    assert!(
+        segments[1].first <= t2 && t2 <= segments[1].last + 1,
+        "{segments:?}"
+    );
+}
+
+/// A history directory planted as a symbolic link is refused, never
+/// followed: nothing is written where it points.
+#[test]
+fn a_history_dir_planted_as_a_symlink_is_refused() {
+    let (dir, store) = stores::v14();
+    let home = dir.path();
+    let elsewhere = home.join("elsewhere");
+    std::fs::create_dir(&elsewhere).expect("mkdir");
+    let history = home.join("history");
+    std::os::unix::fs::symlink(&elsewhere, &history).expect("symlink");
+    let out = run(
+        home,
+        &store,
+        &["record", "--history", history.to_str().expect("utf-8")],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("symbolic link"), "{said}");
+    assert_eq!(std::fs::read_dir(&elsewhere).expect("dir").count(), 0);
+}
+
+fn lines(dir: &Dir, file: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    dir.read_segment(file, &mut |line| {
+        out.push(String::from_utf8_lossy(line).into_owned());
+        true
+    })
+    .expect("read");
+    out
+}
+
+/// A last line without its newline is skipped; a frame torn by a `kill
+/// -9` mid-write ends the read, and every frame before it is read whole.
+#[test]
+fn a_torn_last_line_and_a_torn_frame_are_skipped_on_read() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let dir = Dir::create(&temp.path().join("history")).expect("dir");
+    let mut segment = Writing::start(&dir, "seg-0000000100-000001.ndjson.zst".into()).expect("seg");
+    segment
+        .frame(b"{\"t\":100,\"a\":1}\n{\"t\":100,\"b\":2}\n{\"t\":100,\"c\"")
+        .expect("frame");
+    assert_eq!(
+        lines(&dir, &segment.name),
+        vec![r#"{"t":100,"a":1}"#, r#"{"t":100,"b":2}"#]
+    );
+    let whole = segment.bytes;
+    segment.frame(b"{\"t\":101,\"d\":4}\n").expect("frame");
+    let path = dir.path().join(&segment.name);
+    let bytes = std::fs::read(&path).expect("read");
+    let cut = usize::try_from(whole).expect("size")
+        + (bytes.len() - usize::try_from(whole).expect("size")) / 2;
+    std::fs::write(&path, &bytes[..cut]).expect("tear");
+    assert_eq!(
+        lines(&dir, &segment.name),
+        vec![r#"{"t":100,"a":1}"#, r#"{"t":100,"b":2}"#]
+    );
+}
+
+const RESET: &[u8] =
+    b"{\"type\":\"reset\",\"seq\":1}\n{\"type\":\"synced\",\"seq\":1,\"at\":1,\"counts\":{}}\n";
+
+/// Segments a quarter of an hour apart, kept 40 minutes: the oldest go
+/// first, the newest stays; each new segment opens with the header and a
+/// keyframe (a `reset` group); the index names what is on disk.
+#[test]
+fn retention_drops_the_oldest_segments_first_and_each_segment_opens_with_a_keyframe() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let path = temp.path().join("history");
+    let dir = Dir::create(&path).expect("dir");
+    let retention = Retention {
+        retain_secs: 40 * 60,
+        max_bytes: 1 << 30,
+    };
+    let mut sink = Sink::new(dir.clone(), "/s/state.db".into(), None, retention).expect("sink");
+    let start = 1_000_000;
+    sink.take(RESET, start);
+    sink.tick(start);
+    for i in 1..=4 {
+        let t = start + i * SEGMENT_SECS;
+        sink.take(
+            format!("{{\"type\":\"heartbeat\",\"at\":{t},\"seq\":1}}\n").as_bytes(),
+            t,
+        );
+        sink.tick(t);
+    }
+    let segments: Vec<Segment> = dir.segments().expect("segments");
+    let firsts: Vec<i64> = segments.iter().map(|s| s.first).collect();
+    // Five segments written (one per quarter hour); those whose last line
+    // is older than 40 minutes before the newest line are gone.
+    assert_eq!(
+        firsts,
+        vec![
+            start + 2 * SEGMENT_SECS,
+            start + 3 * SEGMENT_SECS,
+            start + 4 * SEGMENT_SECS
+        ]
+    );
+    let opened = lines(&dir, &segments[2].file);
+    let t = start + 4 * SEGMENT_SECS;
+    assert_eq!(
+        opened[0],
+        format!(
+            r#"{{"type":"history","format":1,"store":"/s/state.db","started":{t},"retain_secs":2400,"max_bytes":1073741824}}"#
+        )
+    );
+    assert_eq!(opened[1], format!(r#"{{"t":{t},"type":"reset","seq":1}}"#));
+    assert!(
+        opened[2].starts_with(&format!(r#"{{"t":{t},"type":"synced","seq":1"#)),
+        "{opened:?}"
+    );
+    assert_eq!(
+        opened.last().expect("line"),
+        &format!(r#"{{"t":{t},"type":"heartbeat","at":{t},"seq":1}}"#)
+    );
+}
+
+/// One whole group: alpha's row with its lease expiring at `expires_at`.
+fn alpha_group(seq: u64, at: i64, expires_at: i64) -> Vec<u8> {
+    let reset = if seq == 1 {
+        "{\"type\":\"reset\",\"seq\":1}\n".to_owned()
+    } else {
+        String::new()
+    };
+    format!(
+        "{reset}{{\"type\":\"rows\",\"seq\":{seq},\"table\":\"instances\",\"upsert\":[{{\"name\":\"alpha\",\"birth\":null,\"dns_safe\":true,\"substrate\":\"local\",\"status\":\"active\",\"created_at\":1,\"tombstoned_at\":null,\"lease\":{{\"duration_secs\":60,\"expires_at\":{expires_at}}},\"lock\":null,\"dirty\":null,\"failed_up\":false,\"services_dead\":0,\"gc\":null}}],\"remove\":[]}}\n{{\"type\":\"synced\",\"seq\":{seq},\"at\":{at},\"counts\":{{}}}}\n"
+    )
+    .into_bytes()
+}
+
+fn alpha_expiry(dir: &Dir, t: i64) -> Result<i64, String> {
+    stackless_tui::history::replay_at(dir, t).map(|replay| {
+        replay.instances[&("alpha".to_owned(), None)]
+            .lease
+            .expect("lease")
+            .expires_at
+    })
+}
+
+/// A full disk (every write ENOSPC, half a frame landed each time) pauses
+/// the recording: what was written stays whole, the paused time reads as
+/// a gap, no empty segment is left; the first write that succeeds opens a
+/// segment with a `recording` banner and a keyframe holding the change
+/// made while paused.
+#[test]
+fn a_full_disk_pauses_the_recording_and_it_resumes_with_a_banner_and_a_keyframe() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let dir = Dir::create(&temp.path().join("history")).expect("dir");
+    let retention = Retention {
+        retain_secs: 86_400,
+        max_bytes: 1 << 30,
+    };
+    let mut sink = Sink::new(dir.clone(), "/s/state.db".into(), None, retention).expect("sink");
+    let t0 = 1_000_000;
+    sink.take(&alpha_group(1, t0, 100), t0);
+    sink.tick(t0);
+    dir.fill(true);
+    sink.take(&alpha_group(2, t0 + 5, 200), t0 + 5);
+    sink.tick(t0 + 5);
+    sink.take(b"{\"type\":\"heartbeat\",\"at\":1,\"seq\":2}\n", t0 + 30);
+    sink.tick(t0 + 30);
+    dir.fill(false);
+    sink.take(b"{\"type\":\"heartbeat\",\"at\":2,\"seq\":2}\n", t0 + 40);
+    sink.tick(t0 + 40);
+    assert_eq!(alpha_expiry(&dir, t0), Ok(100));
+    let gap = alpha_expiry(&dir, t0 + 25).expect_err("a gap");
+    assert!(
+        gap.contains("is in a gap of the recording: nothing recorded from"),
+        "{gap}"
+    );
+    assert_eq!(alpha_expiry(&dir, t0 + 40), Ok(200));
+    let segments = dir.segments().expect("segments");
+    assert_eq!(segments.len(), 2, "{segments:?}");
+    assert_eq!((segments[0].first, segments[0].last), (t0, t0));
+    assert_eq!((segments[1].first, segments[1].last), (t0 + 40, t0 + 40));
+    let resumed = lines(&dir, &segments[1].file);
+    assert_eq!(
+        resumed[1],
+        format!(
+            r#"{{"t":{},"type":"banner","id":"recording","level":"warning","text":"recording paused 35s (No space left on device (os error 28)); resumed: nothing recorded in between"}}"#,
+            t0 + 40
+        )
+    );
+    assert_eq!(
+        resumed[2],
+        format!(r#"{{"t":{},"type":"reset","seq":2}}"#, t0 + 40)
+    );
+}
