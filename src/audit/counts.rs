@@ -2,8 +2,83 @@
 //! `audit.jsonl.1` then `audit.jsonl`, never through a symlink.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime};
 
 use crate::model::metrics::AuditCounts;
+use crate::stop::StopToken;
+
+/// How often [`watch_counts`] looks whether the audit trail changed.
+pub const COUNTS_CHECK: Duration = Duration::from_millis(500);
+
+/// The audit trail's counts as last read by the `audit-counts` thread
+/// ([`watch_counts`]): whoever writes metrics (the metrics file, `serve
+/// --stdio`'s `metrics`) takes them from here, so no read of the trail
+/// (up to [`COUNT_BUDGET`] bytes a file) runs on its own thread.
+#[derive(Debug, Clone, Default)]
+pub struct CountsCache(Arc<Mutex<Option<Cached>>>);
+
+/// One read of the trail: which (counted from 1) and what it found.
+#[derive(Debug, Clone)]
+struct Cached {
+    read: u64,
+    counts: Option<AuditCounts>,
+}
+
+impl CountsCache {
+    /// The newest read: its number (it grows by one each read, so a
+    /// writer sees a change) and its counts ([`counts`]: `None` when a
+    /// file could not be read). `None` before the first read ended.
+    #[must_use]
+    pub fn get(&self) -> Option<(u64, Option<AuditCounts>)> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .map(|cached| (cached.read, cached.counts.clone()))
+    }
+
+    /// Keep `counts` as the newest read.
+    fn put(&self, counts: Option<AuditCounts>) {
+        let mut cached = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let read = cached.as_ref().map_or(1, |c| c.read + 1);
+        *cached = Some(Cached { read, counts });
+    }
+}
+
+/// The trail's size and modification time (`None`: not there), not
+/// through a symlink.
+fn stamp(path: &Path) -> Option<(u64, SystemTime)> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    Some((meta.len(), meta.modified().ok()?))
+}
+
+/// Start the `audit-counts` thread: the trail at `path` counted into
+/// `cache` now, then again each time its size or modification time
+/// changes (looked at each [`COUNTS_CHECK`]; a rotation shrinks it),
+/// until `stop`.
+///
+/// # Errors
+/// The thread could not be started.
+pub fn watch_counts(path: PathBuf, cache: CountsCache, stop: StopToken) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("audit-counts".into())
+        .spawn(move || {
+            loop {
+                let seen = stamp(&path);
+                cache.put(counts(&path));
+                loop {
+                    if stop.sleep(COUNTS_CHECK) {
+                        return;
+                    }
+                    if stamp(&path) != seen {
+                        break;
+                    }
+                }
+            }
+        })
+        .map(|_| ())
+}
 
 /// The most bytes of one file [`counts`] reads: the trail rotates at
 /// [`super::DEFAULT_CAP`], so this reads each whole with room to spare.

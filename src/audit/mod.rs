@@ -14,7 +14,7 @@ use crate::model::activity::{Activity, ActivityKind, Actor};
 
 mod counts;
 mod read_back;
-pub use counts::{COUNT_BUDGET, counts};
+pub use counts::{COUNT_BUDGET, COUNTS_CHECK, CountsCache, counts, watch_counts};
 pub use read_back::{READ_BACK, READ_BACK_INSTANCES, last_teardowns};
 
 /// Rotate when the file would grow past this (bytes).

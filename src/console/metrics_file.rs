@@ -1,23 +1,57 @@
 //! `--metrics-file PATH`: the `metrics-file` thread writes the store's
 //! metrics (docs/metrics.md) to `PATH` at start, each reaper tick, and
-//! within [`AUDIT_CHECK`] of a change to the audit trail (a teardown
-//! started or ended: a reaper pass or a key), replaced atomically ([`crate::nofollow::replace`]) for `node_exporter`'s
-//! textfile collector. Its own read-only connection reads the store; the
-//! audit trail and who reaps are read as `snapshot --format openmetrics`
-//! reads them.
+//! within a second of a change to the audit trail (a teardown started or
+//! ended: a reaper pass or a key), replaced atomically
+//! ([`crate::nofollow::replace`]) for `node_exporter`'s textfile
+//! collector. Its own read-only connection reads the store; who reaps is
+//! read as `snapshot --format openmetrics` reads it; the audit trail's
+//! counts and the helper's restarts come from [`Sources`], shared with
+//! `serve --stdio`'s `metrics`.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
-use crate::model::metrics::{StoreState, document, reaper_by};
+use crate::audit::CountsCache;
+use crate::model::metrics::{AuditCounts, Parts, StoreState, document_of, reaper_by};
 use crate::model::time::unix_now;
 use crate::stop::StopToken;
 use crate::store::{Access, Store};
+use crate::supervisor::HelperHandle;
+
+/// What the metrics take besides the store: the audit trail's counts as
+/// the `audit-counts` thread last read them ([`crate::audit::watch_counts`]),
+/// and the supervised helper (its configured name and the supervisor's
+/// count of its restarts, [`HelperHandle::restarts`]). Reading them does
+/// no I/O.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Sources {
+    /// The audit trail's counts.
+    pub(super) audit: CountsCache,
+    /// The helper supervised here: its name and handle.
+    pub(super) helper: Option<(String, Arc<HelperHandle>)>,
+}
+
+impl Sources {
+    /// `(helper, restarts)` of the helper supervised here (none: empty).
+    pub(super) fn helpers(&self) -> Vec<(String, u64)> {
+        self.helper
+            .iter()
+            .map(|(name, handle)| (name.clone(), handle.restarts()))
+            .collect()
+    }
+
+    /// The audit trail's newest read ([`CountsCache::get`]).
+    pub(super) fn audit(&self) -> Option<(u64, Option<AuditCounts>)> {
+        self.audit.get()
+    }
+}
 
 /// The document of the store at `store` now: its state (`stackless_store_up
-/// 0` when it cannot be read), who reaps, the audit trail's counts.
+/// 0` when it cannot be read), who reaps, the audit trail's `counts`, the
+/// helpers' restarts.
 #[must_use]
-pub(super) fn document_of(store: &Path) -> String {
+fn document_now(store: &Path, counts: Option<&AuditCounts>, helpers: &[(String, u64)]) -> String {
     let state_dir = store
         .parent()
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
@@ -32,23 +66,24 @@ pub(super) fn document_of(store: &Path) -> String {
             crate::roles::CONSOLE_ROLE,
         ),
     );
-    let counts = crate::audit::counts(&crate::audit::default_path(&state_dir));
-    document(state.as_ref(), Some(reaper_by(&reaping)), counts.as_ref())
+    document_of(&Parts {
+        state: state.as_ref(),
+        by: Some(reaper_by(&reaping)),
+        counts,
+        helpers,
+    })
 }
 
-/// How often the thread looks whether the audit trail changed.
-pub(super) const AUDIT_CHECK: Duration = Duration::from_secs(1);
+/// How often the thread looks whether the audit trail was read again or
+/// a helper restarted.
+pub(super) const CHANGE_CHECK: Duration = Duration::from_millis(250);
 
-/// The audit trail's size and modification time (`None`: not there).
-fn audit_stamp(state_dir: &Path) -> Option<(u64, std::time::SystemTime)> {
-    let meta = std::fs::symlink_metadata(crate::audit::default_path(state_dir)).ok()?;
-    Some((meta.len(), meta.modified().ok()?))
-}
-
-/// Start the `metrics-file` thread: [`document_of`] the store at `store`
-/// written to `path` now, every `every`, and after the audit trail
-/// changed, until `stop`. A write that fails is logged (once until one
-/// succeeds again) and tried again at the next write.
+/// Start the `metrics-file` thread: the document of the store at `store`
+/// and of `sources` written to `path` once the audit trail was first
+/// counted, then every `every`, and after the audit trail was counted
+/// again or a helper restarted, until `stop`. A write that fails is
+/// logged (once until one succeeds again) and tried again at the next
+/// write.
 ///
 /// # Errors
 /// The thread could not be started.
@@ -56,39 +91,144 @@ pub(super) fn spawn(
     path: PathBuf,
     store: PathBuf,
     every: Duration,
+    sources: Sources,
     stop: StopToken,
 ) -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("metrics-file".into())
         .spawn(move || {
             let mut failing = false;
-            let state_dir = store
-                .parent()
-                .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-            loop {
-                let stamp = audit_stamp(&state_dir);
-                let written = std::time::Instant::now();
-                match crate::nofollow::replace(&path, document_of(&store).as_bytes()) {
-                    Ok(()) if failing => {
-                        failing = false;
-                        tracing::info!("metrics file {} written again", path.display());
-                    }
-                    Ok(()) => {}
-                    Err(error) if !failing => {
-                        failing = true;
-                        tracing::warn!("metrics file {} not written: {error}", path.display());
-                    }
-                    Err(_) => {}
+            let mut seen = None;
+            while seen.is_none() {
+                seen = sources.audit();
+                if seen.is_none() && stop.sleep(CHANGE_CHECK) {
+                    return;
                 }
+            }
+            loop {
+                let (read, counts) = seen.clone().unwrap_or((0, None));
+                let helpers = sources.helpers();
+                let written = std::time::Instant::now();
+                let text = document_now(&store, counts.as_ref(), &helpers);
+                failing = write(&path, &text, failing);
                 loop {
-                    if stop.sleep(AUDIT_CHECK.min(every)) {
+                    if stop.sleep(CHANGE_CHECK.min(every)) {
                         return;
                     }
-                    if written.elapsed() >= every || audit_stamp(&state_dir) != stamp {
+                    seen = sources.audit();
+                    let changed = seen.as_ref().map(|(r, _)| *r) != Some(read)
+                        || sources.helpers() != helpers;
+                    if changed || written.elapsed() >= every {
                         break;
                     }
                 }
             }
         })
         .map(|_| ())
+}
+
+/// Replace `path` with `text`; whether it is failing now (`failing`: it
+/// was), said in the log when that changes.
+fn write(path: &Path, text: &str, failing: bool) -> bool {
+    match crate::nofollow::replace(path, text.as_bytes()) {
+        Ok(()) => {
+            if failing {
+                tracing::info!("metrics file {} written again", path.display());
+            }
+            false
+        }
+        Err(error) => {
+            if !failing {
+                tracing::warn!("metrics file {} not written: {error}", path.display());
+            }
+            true
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use crate::event::{Event, SupervisorKind};
+    use crate::stop::StopToken;
+    use crate::supervisor::{HelperConfig, HelperHandle};
+
+    /// A crash-looping helper: the metrics file's
+    /// `stackless_helper_restarts_total` follows the supervisor, and ends
+    /// equal to the restarts it reported (each `Started` after the
+    /// first), under the helper's configured name.
+    #[test]
+    fn the_metrics_file_counts_the_restarts_the_supervisor_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let stop = StopToken::new();
+        let handle = Arc::new(HelperHandle::default());
+        let config = HelperConfig {
+            argv: vec!["/bin/sh".into(), "-c".into(), "exit 3".into()],
+            roles_dir: dir.path().join("roles"),
+            restart: succession::supervision::Restart {
+                base: Duration::from_millis(1),
+                ceiling: Duration::from_millis(4),
+                healthy_after: Duration::from_secs(30),
+            },
+            grace: Duration::from_secs(1),
+        };
+        let sources = super::Sources {
+            audit: crate::audit::CountsCache::default(),
+            helper: Some((config.name(), Arc::clone(&handle))),
+        };
+        crate::audit::watch_counts(
+            dir.path().join("audit.jsonl"),
+            sources.audit.clone(),
+            stop.clone(),
+        )
+        .unwrap();
+        let file = dir.path().join("stackless.prom");
+        super::spawn(
+            file.clone(),
+            dir.path().join("absent.db"),
+            Duration::from_secs(3600),
+            sources,
+            stop.clone(),
+        )
+        .unwrap();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let supervisor = crate::supervisor::thread::spawn(config, tx, Arc::clone(&handle)).unwrap();
+        let mut started = 0_u64;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while started < 6 {
+            assert!(Instant::now() < deadline, "only {started} starts");
+            match rx.try_recv() {
+                Ok(Event::Supervisor(note)) if note.kind == SupervisorKind::Started => {
+                    started += 1;
+                }
+                Ok(_) => {}
+                Err(_) => std::thread::sleep(Duration::from_millis(2)),
+            }
+        }
+        handle.stop(Duration::from_millis(200));
+        supervisor.join().unwrap();
+        while let Ok(event) = rx.try_recv() {
+            if matches!(event, Event::Supervisor(note) if note.kind == SupervisorKind::Started) {
+                started += 1;
+            }
+        }
+        assert_eq!(handle.restarts(), started - 1);
+        let want = format!(
+            "\nstackless_helper_restarts_total{{helper=\"sh\"}} {}\n",
+            started - 1
+        );
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let text = std::fs::read_to_string(&file).unwrap_or_default();
+            if text.contains(&want) {
+                assert!(text.ends_with("# EOF\n"), "{text}");
+                break;
+            }
+            assert!(Instant::now() < deadline, "{want} not in\n{text}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        stop.cancel();
+    }
 }

@@ -44,6 +44,9 @@ pub(super) struct Engine {
     /// so `reap --once` and other consoles may reap meanwhile.
     pub(super) control: ReaperControl,
     pub(super) verbs_running: InFlight,
+    /// The audit trail's counts and the helper's restarts, for the
+    /// metrics file and `serve --stdio`'s `metrics`.
+    pub(super) metrics: super::metrics_file::Sources,
     /// `serve --stdio`: the teardowns stop with the agent (as `reap
     /// --once`'s on a signal: TERM, then KILL, audited `interrupted`).
     stream: bool,
@@ -89,6 +92,13 @@ impl Engine {
             recorder.audit().cloned(),
             !stream,
         );
+        let metrics = super::metrics_file::Sources {
+            audit: crate::audit::CountsCache::default(),
+            helper: setup
+                .helper
+                .as_ref()
+                .map(|helper| (helper.name(), Arc::clone(&helper_handle))),
+        };
         Ok((
             Self {
                 runtime,
@@ -99,6 +109,7 @@ impl Engine {
                 teardowns,
                 control: ReaperControl::default(),
                 verbs_running: InFlight::default(),
+                metrics,
                 stream,
             },
             rx,
@@ -111,6 +122,27 @@ impl Engine {
     /// # Errors
     /// A thread could not be started.
     pub(super) fn start_threads(&self, setup: &Setup) -> Result<()> {
+        // The audit trail is counted off every loop, for the metrics file
+        // and `serve --stdio`'s `metrics`; a console without a metrics
+        // file reads no counts.
+        if setup.metrics_file.is_some() || self.stream {
+            crate::audit::watch_counts(
+                crate::audit::default_path(&setup.state_dir),
+                self.metrics.audit.clone(),
+                self.stop.clone(),
+            )
+            .wrap_err("cannot start the audit trail's counter")?;
+        }
+        if let Some(file) = &setup.metrics_file {
+            super::metrics_file::spawn(
+                file.clone(),
+                setup.path.clone(),
+                setup.action.tick,
+                self.metrics.clone(),
+                self.stop.clone(),
+            )
+            .wrap_err("cannot start the metrics file writer")?;
+        }
         start_threads(
             setup,
             &self.teardowns,
@@ -359,15 +391,6 @@ fn start_threads(
 ) -> Result<()> {
     crate::store::watcher::spawn(setup.path.clone(), setup.access, tx.clone(), stop.clone())
         .wrap_err("cannot start the store watcher")?;
-    if let Some(file) = &setup.metrics_file {
-        super::metrics_file::spawn(
-            file.clone(),
-            setup.path.clone(),
-            setup.action.tick,
-            stop.clone(),
-        )
-        .wrap_err("cannot start the metrics file writer")?;
-    }
     match setup.demo {
         Some(crate::cli::DemoKind::V4) => {
             crate::demo::logs::spawn_writer(setup.state_dir.clone(), stop.clone())

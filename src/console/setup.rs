@@ -279,9 +279,7 @@ fn reaper_off_reason(cli: &Cli, access: Access) -> Option<String> {
 fn helper_mode(cli: &Cli, helper: Option<&HelperConfig>, access: Access) -> HelperMode {
     match (helper, &cli.helper, access) {
         (Some(h), _, _) => HelperMode::Program(
-            Path::new(&h.argv[0])
-                .file_name()
-                .map_or_else(|| h.argv[0].clone(), |n| n.to_string_lossy().into_owned())
+            h.name()
                 + if cli.demo.is_some() && cli.helper.is_none() {
                     " demo-helper"
                 } else {

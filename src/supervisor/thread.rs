@@ -9,7 +9,7 @@ use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use succession::eviction::{self, AnonymousOutcome, Outcome, Policy};
@@ -38,16 +38,37 @@ pub struct HelperConfig {
     pub grace: Duration,
 }
 
+impl HelperConfig {
+    /// The helper's name: its program's file name (`--helper
+    /// /usr/bin/sh -c ...` is `sh`), as the header and the metrics say it.
+    #[must_use]
+    pub fn name(&self) -> String {
+        let program = self.argv.first().map_or("", String::as_str);
+        std::path::Path::new(program)
+            .file_name()
+            .map_or_else(|| program.to_owned(), |n| n.to_string_lossy().into_owned())
+    }
+}
+
 /// Shared between the supervisor thread and the console: which helper is
-/// running (its pid, which is also its process group), and whether the
-/// console is shutting down.
+/// running (its pid, which is also its process group), how often it was
+/// restarted, and whether the console is shutting down.
 #[derive(Debug, Default)]
 pub struct HelperHandle {
     pid: AtomicU32,
     stopping: AtomicBool,
+    restarts: AtomicU64,
 }
 
 impl HelperHandle {
+    /// How often the supervisor started the helper again after one of its
+    /// own exited (a `Started` after an `Exited`; the first start is not
+    /// one), since this process started: `stackless_helper_restarts_total`.
+    #[must_use]
+    pub fn restarts(&self) -> u64 {
+        self.restarts.load(Ordering::SeqCst)
+    }
+
     /// The running helper's pid, if one is running.
     #[must_use]
     pub fn pid(&self) -> Option<u32> {
@@ -135,6 +156,7 @@ fn run(config: &HelperConfig, tx: &EventSender, handle: &Arc<HelperHandle>) {
         handle,
         image: resolve_image(&config.argv[0]),
         standing: HashMap::new(),
+        exited: false,
     };
     let mut report = |event: SupEvent<'_>| reporter.on_event(&event);
     while !handle.stopping() {
@@ -192,6 +214,9 @@ struct Reporter<'a> {
     /// The standing reports last sent, by kind (role held, tenant gone,
     /// eviction refused).
     standing: HashMap<SupervisorKind, String>,
+    /// A helper this supervisor started has exited: the next start is a
+    /// restart.
+    exited: bool,
 }
 
 impl Reporter<'_> {
@@ -209,8 +234,16 @@ impl Reporter<'_> {
                     .send(note(SupervisorKind::SupersededAnonymously, text, None));
                 note(SupervisorKind::Evicted, self.evict_anonymous(), None)
             }
-            SupEvent::Started(_) => note(SupervisorKind::Started, text, None),
-            SupEvent::Exited { status, ran_for } => self.exited(*status, *ran_for),
+            SupEvent::Started(_) => {
+                if self.exited {
+                    self.handle.restarts.fetch_add(1, Ordering::SeqCst);
+                }
+                note(SupervisorKind::Started, text, None)
+            }
+            SupEvent::Exited { status, ran_for } => {
+                self.exited = true;
+                self.exited(*status, *ran_for)
+            }
             SupEvent::SpawnFailed(_) => {
                 self.handle.pid.store(0, Ordering::SeqCst);
                 note(SupervisorKind::SpawnFailed, text, None)

@@ -177,8 +177,23 @@ fn expected(doc: &Value) -> BTreeMap<String, f64> {
             most = most.max(n);
         }
     }
+    let queue = doc["store_user_version"].as_i64().unwrap() >= 8;
+    for outcome in ["succeeded", "failed"].into_iter().filter(|_| queue) {
+        add(
+            format!("stackless_controller_teardowns{{actor=\"controller\",outcome=\"{outcome}\"}}"),
+            0.0,
+        );
+    }
     for op in doc["operations"].as_array().unwrap() {
         let status = op["status"].as_str().unwrap();
+        if op["verb"] == "down" && (status == "succeeded" || status == "failed") {
+            add(
+                format!(
+                    "stackless_controller_teardowns{{actor=\"controller\",outcome=\"{status}\"}}"
+                ),
+                1.0,
+            );
+        }
         if status == "queued" || status == "running" {
             let verb = label(op["verb"].as_str().unwrap());
             add(
@@ -613,5 +628,119 @@ fn the_metrics_file_is_written_again_when_the_audit_trail_changes() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     drop(child.stdin.take());
+    child.wait().unwrap();
+}
+
+/// `serve --stdio`'s `metrics` answers what the metrics file says for the
+/// same state: the audit trail's counts come to both from the one
+/// `audit-counts` thread (never read on the agent's loop).
+#[test]
+fn serve_s_metrics_reply_equals_the_metrics_file() {
+    use super::agent_process::{lines_of, spawn, wait_for};
+    use std::io::Write as _;
+    let home = tempfile::tempdir().unwrap();
+    let (dir, path) = fixture("real-0.4.0-v14.db");
+    let audit = dir.path().join("stackless-tui");
+    std::fs::create_dir_all(&audit).unwrap();
+    std::fs::write(
+        audit.join("audit.jsonl"),
+        concat!(
+            r#"{"unix":1,"actor":"reaper","instance":"golf","action":"teardown","outcome":"started","reason":""}"#,
+            "\n",
+            r#"{"unix":2,"actor":"reaper","instance":"golf","action":"teardown","outcome":"failed","reason":"x","duration_ms":2000}"#,
+            "\n",
+            r#"{"unix":3,"actor":"operator","instance":"hotel","action":"teardown","outcome":"succeeded","reason":"","duration_ms":400}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let file = dir.path().join("stackless.prom");
+    let mut child = spawn(
+        home.path(),
+        Some(&path),
+        &[
+            "--read-only",
+            "--tick",
+            "1h",
+            "--metrics-file",
+            file.to_str().unwrap(),
+            "serve",
+            "--stdio",
+        ],
+    );
+    let rx = lines_of(&mut child);
+    wait_for(&rx, |m| m["type"] == "synced");
+    let read = || std::fs::read_to_string(&file).unwrap_or_default();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !read().ends_with("# EOF\n") {
+        assert!(std::time::Instant::now() < deadline, "no metrics file");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, r#"{{"id":"m","cmd":"metrics"}}"#).unwrap();
+    let reply = wait_for(&rx, |m| m["type"] == "reply" && m["id"] == "m");
+    assert_eq!(reply["ok"], true, "{reply}");
+    let answered: String = reply["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|line| format!("{}\n", line.as_str().unwrap()))
+        .collect();
+    let written = read();
+    check_metrics(&answered);
+    assert_eq!(still(&answered), still(&written));
+    let got = samples(&answered);
+    for (key, want) in [
+        (
+            "stackless_teardowns_total{actor=\"reaper\",outcome=\"attempted\"}",
+            1.0,
+        ),
+        (
+            "stackless_teardowns_total{actor=\"reaper\",outcome=\"failed\"}",
+            1.0,
+        ),
+        (
+            "stackless_teardowns_total{actor=\"operator\",outcome=\"succeeded\"}",
+            1.0,
+        ),
+        (
+            "stackless_teardown_duration_seconds_sum{actor=\"reaper\"}",
+            2.0,
+        ),
+    ] {
+        assert_eq!(got.get(key), Some(&want), "{key} in\n{answered}");
+    }
+    // The controller's finished downs, as the store holds them (fewer
+    // than the newest 50 finished operations read).
+    let conn =
+        rusqlite::Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    let finished: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM operations WHERE status NOT IN ('queued', 'running')",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert!(finished < 50, "{finished}");
+    for outcome in ["succeeded", "failed"] {
+        let held: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM operations WHERE verb = 'down' AND status = ?1",
+                [outcome],
+                |row| row.get(0),
+            )
+            .unwrap();
+        let key =
+            format!("stackless_controller_teardowns{{actor=\"controller\",outcome=\"{outcome}\"}}");
+        #[allow(clippy::cast_precision_loss)]
+        let held = held as f64;
+        assert_eq!(got.get(&key), Some(&held), "{key} in\n{answered}");
+    }
+    assert_eq!(
+        got["stackless_controller_teardowns{actor=\"controller\",outcome=\"failed\"}"],
+        7.0
+    );
+    drop(stdin);
     child.wait().unwrap();
 }

@@ -6,7 +6,32 @@
 
 use std::collections::BTreeMap;
 
-use super::{Family, Kind, Sample, count};
+use super::{Capped, Family, Kind, Sample, count};
+
+/// `stackless_helper_restarts_total{helper}`: how often this process's
+/// helper supervisor started each helper again after it exited (its
+/// first start is not one), by the helper's configured name (label
+/// values capped: [`Capped`]; escaped when written). Counted in memory
+/// by the supervisor: it starts at 0 with the process (a counter reset).
+#[must_use]
+pub fn helper_restarts(helpers: &[(String, u64)]) -> Family {
+    let mut names = Capped::default();
+    let mut samples: Vec<Sample> = Vec::new();
+    for (helper, restarts) in helpers {
+        let name = names.of(helper);
+        match samples.iter_mut().find(|s| s.labels[0].1 == name) {
+            Some(sample) => sample.value += count(*restarts),
+            None => samples.push(Sample::new(vec![("helper", name)], count(*restarts))),
+        }
+    }
+    Family {
+        name: "stackless_helper_restarts_total",
+        help: "How often the console's helper supervisor started a helper again after it exited, by helper.",
+        kind: Kind::Counter,
+        unit: None,
+        samples,
+    }
+}
 
 /// The actors a teardown is counted under: the reaper's own and the
 /// operator's (a key, a `serve --stdio` command); each always written.

@@ -138,25 +138,53 @@ pub const fn reaper_by(reaping: &crate::model::controller::Reaping) -> &'static 
     }
 }
 
-/// The whole document: the store's state (`None`: it could not be read,
-/// `stackless_store_up 0` and nothing else of it), who reaps (`by`, as
-/// [`reaper_by`] says it), and the audit trail's counts when they were
-/// read. Ends with `# EOF` and a newline.
+/// What one document is made of: the store's state (`None`: it could
+/// not be read, `stackless_store_up 0` and nothing else of it), who reaps
+/// (`by`, as [`reaper_by`] says it), the audit trail's counts when they
+/// were read, and the restarts of each helper this process supervises.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Parts<'a> {
+    /// The store's state.
+    pub state: Option<&'a StoreState>,
+    /// Who reaps ([`reaper_by`]).
+    pub by: Option<&'a str>,
+    /// The audit trail's counts.
+    pub counts: Option<&'a AuditCounts>,
+    /// `(helper, restarts)`: the helpers this process supervises, by
+    /// their configured name ([`counters::helper_restarts`]); empty where
+    /// nothing is supervised (no family is written then).
+    pub helpers: &'a [(String, u64)],
+}
+
+/// The whole document of `state`, `by` and `counts` ([`Parts`], no
+/// helper). Ends with `# EOF` and a newline.
 #[must_use]
 pub fn document(
     state: Option<&StoreState>,
     by: Option<&str>,
     counts: Option<&AuditCounts>,
 ) -> String {
+    document_of(&Parts {
+        state,
+        by,
+        counts,
+        helpers: &[],
+    })
+}
+
+/// The whole document of `parts`, in docs/metrics.md's order. Ends with
+/// `# EOF` and a newline.
+#[must_use]
+pub fn document_of(parts: &Parts<'_>) -> String {
     let mut families = vec![Family::gauge(
         "stackless_store_up",
         "Whether the store could be read (1) or not (0).",
-        if state.is_some() { 1.0 } else { 0.0 },
+        if parts.state.is_some() { 1.0 } else { 0.0 },
     )];
-    if let Some(state) = state {
+    if let Some(state) = parts.state {
         families.extend(state.families());
     }
-    if let Some(by) = by {
+    if let Some(by) = parts.by {
         families.push(Family::labelled(
             "stackless_reaper_info",
             "Who reaps the store's expired instances now (always 1; the label says who).",
@@ -164,8 +192,11 @@ pub fn document(
             [(by.to_owned(), 1.0)],
         ));
     }
-    if let Some(counts) = counts {
+    if let Some(counts) = parts.counts {
         families.extend(counts.families());
+    }
+    if !parts.helpers.is_empty() {
+        families.push(counters::helper_restarts(parts.helpers));
     }
     encode(&families)
 }

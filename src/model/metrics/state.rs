@@ -46,9 +46,36 @@ pub struct StoreState {
     pub pending: BTreeMap<(String, String), u64>,
     /// Operation locks by their holder's liveness ([`LIVENESS_STATES`]).
     pub locks: BTreeMap<&'static str, u64>,
+    /// The controller's finished `down` operations among those read (the
+    /// newest [`crate::model::operation::FINISHED_SHOWN`] finished ones),
+    /// by outcome ([`DOWN_OUTCOMES`]).
+    pub controller_downs: BTreeMap<&'static str, u64>,
+    /// Whether the store has the controller's `operations` table
+    /// (migration 8): without it no controller teardown is written.
+    pub has_operations: bool,
     statuses: Capped,
     substrates: Capped,
     verbs: Capped,
+}
+
+/// The outcomes a controller's finished `down` is counted under, each
+/// always written (0.4.0 operations table: `succeeded`, `failed`; a
+/// `cancelled` or `interrupted` one tore nothing down to the end).
+pub const DOWN_OUTCOMES: [&str; 2] = ["succeeded", "failed"];
+
+/// The outcome `op` is counted under in `stackless_controller_teardowns`:
+/// a `down` (0.4.0 controller verb) that succeeded or failed.
+#[must_use]
+pub fn down_outcome(op: &crate::model::Operation) -> Option<&'static str> {
+    use crate::model::operation::OpStatus;
+    if op.verb != "down" {
+        return None;
+    }
+    match op.status {
+        OpStatus::Succeeded => Some(DOWN_OUTCOMES[0]),
+        OpStatus::Failed => Some(DOWN_OUTCOMES[1]),
+        _ => None,
+    }
 }
 
 impl StoreState {
@@ -58,6 +85,7 @@ impl StoreState {
         let mut state = Self {
             schema: snapshot.generation.user_version,
             now,
+            has_operations: snapshot.generation.has_operations(),
             ..Self::default()
         };
         for instance in &snapshot.instances {
@@ -69,6 +97,11 @@ impl StoreState {
                 .pending
                 .entry((verb, op.status.as_str().to_owned()))
                 .or_default() += 1;
+        }
+        for op in snapshot.finished_operations() {
+            if let Some(outcome) = down_outcome(op) {
+                *state.controller_downs.entry(outcome).or_default() += 1;
+            }
         }
         state
     }
@@ -167,6 +200,7 @@ impl StoreState {
                 count(u64::try_from(self.backoff_attempts_max).unwrap_or(0)),
             ),
             self.pending_family(),
+            self.controller_downs_family(),
             Family::labelled(
                 "stackless_locks",
                 "Operation locks by their holder's liveness (stackless §2).",
@@ -179,6 +213,28 @@ impl StoreState {
                 }),
             ),
         ]
+    }
+
+    fn controller_downs_family(&self) -> Family {
+        Family {
+            name: "stackless_controller_teardowns",
+            help: "The controller's finished down operations among the newest finished operations the store holds, by outcome (a gauge: newer operations push them out).",
+            kind: Kind::Gauge,
+            unit: None,
+            samples: DOWN_OUTCOMES
+                .iter()
+                .filter(|_| self.has_operations)
+                .map(|outcome| {
+                    Sample::new(
+                        vec![
+                            ("actor", "controller".to_owned()),
+                            ("outcome", (*outcome).to_owned()),
+                        ],
+                        count(self.controller_downs.get(outcome).copied().unwrap_or(0)),
+                    )
+                })
+                .collect(),
+        }
     }
 
     fn pending_family(&self) -> Family {

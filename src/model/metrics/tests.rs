@@ -101,3 +101,79 @@ fn teardown_durations_are_a_cumulative_histogram() {
         assert!(text.contains(line), "{line} in\n{text}");
     }
 }
+
+/// Helper restarts are a counter by helper name, escaped; no helper, no
+/// family.
+#[test]
+fn helper_restarts_are_a_counter_by_helper() {
+    let helpers = [("sh".to_owned(), 3), ("a\"b".to_owned(), 0)];
+    let text = super::document_of(&super::Parts {
+        helpers: &helpers,
+        ..super::Parts::default()
+    });
+    assert_eq!(
+        text,
+        "# HELP stackless_store_up Whether the store could be read (1) or not (0).\n\
+         # TYPE stackless_store_up gauge\n\
+         stackless_store_up 0\n\
+         # HELP stackless_helper_restarts_total How often the console's helper supervisor started a helper again after it exited, by helper.\n\
+         # TYPE stackless_helper_restarts_total counter\n\
+         stackless_helper_restarts_total{helper=\"sh\"} 3\n\
+         stackless_helper_restarts_total{helper=\"a\\\"b\"} 0\n\
+         # EOF\n"
+    );
+    assert!(!document(None, None, None).contains("helper"));
+}
+
+/// The controller's finished `down`s held are counted by outcome
+/// (succeeded, failed; both always written); other verbs and outcomes,
+/// and pending ones, are not.
+#[test]
+fn the_controller_s_finished_downs_are_counted_by_outcome() {
+    use crate::model::rows::Rows;
+    use crate::model::{OpStatus, Operation, Snapshot};
+    let op = |verb: &str, status: OpStatus| Operation {
+        id: format!("{verb}-{}", status.as_str()),
+        instance: "a".into(),
+        instance_id: None,
+        verb: verb.into(),
+        status,
+        cancel_requested: false,
+        created_at: 1,
+        updated_at: 1,
+        error_json: None,
+        progress: None,
+        ran: None,
+    };
+    let snapshot = Snapshot::from(Rows {
+        generation: crate::model::Generation::new(14),
+        operations: vec![
+            op("down", OpStatus::Running),
+            op("down", OpStatus::Succeeded),
+            op("down", OpStatus::Succeeded),
+            op("down", OpStatus::Cancelled),
+            op("up", OpStatus::Failed),
+        ],
+        ..Rows::default()
+    });
+    let state = StoreState::of(&snapshot, 10);
+    let text = encode(&state.families());
+    for line in [
+        "stackless_controller_teardowns{actor=\"controller\",outcome=\"succeeded\"} 2\n",
+        "stackless_controller_teardowns{actor=\"controller\",outcome=\"failed\"} 0\n",
+    ] {
+        assert!(text.contains(line), "{line} in\n{text}");
+    }
+    let mut failed = Rows {
+        generation: crate::model::Generation::new(14),
+        operations: vec![op("down", OpStatus::Failed)],
+        ..Rows::default()
+    };
+    failed.operations.push(op("down", OpStatus::Interrupted));
+    let state = StoreState::of(&Snapshot::from(failed), 10);
+    assert_eq!(state.controller_downs.get("failed"), Some(&1));
+    assert_eq!(state.controller_downs.get("succeeded"), None);
+    // A store without the controller's queue (schema 4) has no sample.
+    let contract = StoreState::of(&Snapshot::from(Rows::default()), 10);
+    assert!(!encode(&contract.families()).contains("stackless_controller_teardowns{"));
+}

@@ -1,12 +1,14 @@
 //! `metrics`: the document of docs/metrics.md for this agent's store, from
 //! the snapshot the stream last sent, who reaps as the `reaper` message
 //! says it (this agent reaping is `console`: it holds the `console`
-//! role), and the audit trail read now.
+//! role), the audit trail's counts as the `audit-counts` thread last read
+//! them and the helper's restarts (the metrics file's sources: nothing is
+//! read on the agent's loop).
 
 use serde_json::Value;
 
 use super::Session;
-use crate::model::metrics::{StoreState, document};
+use crate::model::metrics::{Parts, StoreState, document_of};
 use crate::model::protocol::lines::{self, Reply};
 use crate::model::protocol::{MAX_MESSAGE_BYTES, MAX_TEXT_CHARS};
 use crate::model::time::unix_now;
@@ -35,8 +37,21 @@ impl Session {
             "nobody" => "nobody",
             _ => "unknown",
         };
-        let counts = crate::audit::counts(&crate::audit::default_path(&self.state_dir));
-        let text = document(state.as_ref(), Some(by), counts.as_ref());
+        let Some((_, counts)) = self.metrics.audit() else {
+            self.send(lines::reply_error(
+                id,
+                "refused",
+                "the audit trail is still being counted: ask again in a moment",
+            ));
+            return;
+        };
+        let helpers = self.metrics.helpers();
+        let text = document_of(&Parts {
+            state: state.as_ref(),
+            by: Some(by),
+            counts: counts.as_ref(),
+            helpers: &helpers,
+        });
         let lines: Vec<String> = text.lines().map(str::to_owned).collect();
         let fits = text.len() + lines.len() * 4 + 256 < MAX_MESSAGE_BYTES
             && lines.iter().all(|l| l.chars().count() <= MAX_TEXT_CHARS);

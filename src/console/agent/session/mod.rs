@@ -95,6 +95,7 @@ pub(super) async fn run(
             follow_only,
             engine.teardowns.inflight().clone(),
             engine.verbs_running.clone(),
+            engine.metrics.clone(),
         ),
     );
     let mut ticker = tokio::time::interval(Duration::from_secs(1));
@@ -256,8 +257,8 @@ struct Session {
     /// Teardowns whose `tearing down` line was seen and whose outcome was
     /// not yet: at the stop, their last lines are waited for.
     tearing_down: std::collections::HashSet<String>,
-    /// The store's directory (its audit trail: `metrics`).
-    state_dir: std::path::PathBuf,
+    /// The audit trail's counts and the helper's restarts (`metrics`).
+    metrics: crate::console::metrics_file::Sources,
 }
 
 impl Session {
@@ -265,10 +266,11 @@ impl Session {
         app: App,
         out: Out,
         setup: &Setup,
-        (follow_only, teardowns_running, verbs_running): (
+        (follow_only, teardowns_running, verbs_running, metrics): (
             bool,
             crate::reaper::InFlight,
             crate::reaper::InFlight,
+            crate::console::metrics_file::Sources,
         ),
     ) -> Self {
         let host = sysinfo::System::host_name().unwrap_or_default();
@@ -306,7 +308,7 @@ impl Session {
             asked: std::collections::HashMap::new(),
             settling: std::collections::HashMap::new(),
             tearing_down: std::collections::HashSet::new(),
-            state_dir: setup.state_dir.clone(),
+            metrics,
         }
     }
 
