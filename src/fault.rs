@@ -1,6 +1,8 @@
 //! Fault injection for the end-to-end tests of crash handling: with
 //! `STACKLESS_TUI_FAULT=panic:<point>` set, the named thread panics at its
 //! next step (`render`, `reaper`, `watcher`, `supervisor`); with
+//! `STACKLESS_TUI_FAULT=hold:<point>:<path>` it waits there while the file
+//! at `path` is there (`audit-counts`: before each count of the trail); with
 //! `STACKLESS_TUI_CLOCK_OFFSET=<seconds>` the wall clock this process reads
 //! ([`crate::model::time::unix_now`]) is that far off (a clock already
 //! wrong at start-up, as `faketime` makes one; the kernel's clock is not).
@@ -34,6 +36,30 @@ pub fn inject(point: &str) {
 #[cfg(not(feature = "fault-injection"))]
 #[inline(always)]
 pub fn inject(_point: &str) {}
+
+/// Wait here while `STACKLESS_TUI_FAULT=hold:<point>:<path>` names
+/// `point` and a file is at `path` (a slow step, held for as long as a
+/// test keeps the file; looked at every 20 ms).
+#[cfg(feature = "fault-injection")]
+pub fn hold(point: &str) {
+    let Ok(fault) = std::env::var(ENV) else {
+        return;
+    };
+    let Some((target, gate)) = fault
+        .strip_prefix("hold:")
+        .and_then(|rest| rest.split_once(':'))
+    else {
+        return;
+    };
+    while target == point && std::fs::symlink_metadata(gate).is_ok() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Fault injection is compiled out (no `fault-injection` feature): nothing.
+#[cfg(not(feature = "fault-injection"))]
+#[inline(always)]
+pub fn hold(_point: &str) {}
 
 /// The wall clock's shift (`STACKLESS_TUI_CLOCK_OFFSET`): the hook lives
 /// where the clock is read, in `model` (which imports nothing outside

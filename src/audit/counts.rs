@@ -66,6 +66,7 @@ pub fn watch_counts(path: PathBuf, cache: CountsCache, stop: StopToken) -> std::
         .spawn(move || {
             loop {
                 let seen = stamp(&path);
+                crate::fault::hold("audit-counts");
                 cache.put(counts(&path));
                 loop {
                     if stop.sleep(COUNTS_CHECK) {

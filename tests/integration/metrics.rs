@@ -744,3 +744,66 @@ fn serve_s_metrics_reply_equals_the_metrics_file() {
     drop(stdin);
     child.wait().unwrap();
 }
+
+/// A `metrics` asked while the audit trail is still being counted (its
+/// count held by `STACKLESS_TUI_FAULT=hold:audit-counts:GATE`) stalls
+/// nothing: a `ping` asked after it is answered first, and the `metrics`
+/// reply comes once the count ended, with the trail's counts.
+#[test]
+fn a_metrics_command_never_waits_on_the_audit_trail() {
+    use super::agent_process::{lines_of, wait_for};
+    use std::io::Write as _;
+    let home = tempfile::tempdir().unwrap();
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let audit = dir.path().join("stackless-tui");
+    std::fs::create_dir_all(&audit).unwrap();
+    std::fs::write(
+        audit.join("audit.jsonl"),
+        concat!(
+            r#"{"unix":2,"actor":"reaper","instance":"golf","action":"teardown","outcome":"failed","reason":"x","duration_ms":2000}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let gate = dir.path().join("gate");
+    std::fs::write(&gate, "").unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stackless-tui"))
+        .arg("--state")
+        .arg(&path)
+        .args(["--read-only", "serve", "--stdio"])
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path())
+        .env(
+            "STACKLESS_TUI_FAULT",
+            format!("hold:audit-counts:{}", gate.display()),
+        )
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let rx = lines_of(&mut child);
+    wait_for(&rx, |m| m["type"] == "synced");
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, r#"{{"id":"m","cmd":"metrics"}}"#).unwrap();
+    writeln!(stdin, r#"{{"id":"p","cmd":"ping"}}"#).unwrap();
+    let first = wait_for(&rx, |m| m["type"] == "reply");
+    assert_eq!(first["id"], "p", "{first}");
+    assert_eq!(first["ok"], true, "{first}");
+    std::fs::remove_file(&gate).unwrap();
+    let reply = wait_for(&rx, |m| m["type"] == "reply" && m["id"] == "m");
+    assert_eq!(reply["ok"], true, "{reply}");
+    let answered: String = reply["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|line| format!("{}\n", line.as_str().unwrap()))
+        .collect();
+    check_metrics(&answered);
+    assert_eq!(
+        samples(&answered)["stackless_teardowns_total{actor=\"reaper\",outcome=\"failed\"}"],
+        1.0
+    );
+    drop(stdin);
+    child.wait().unwrap();
+}

@@ -14,6 +14,17 @@ use crate::model::protocol::{MAX_MESSAGE_BYTES, MAX_TEXT_CHARS};
 use crate::model::time::unix_now;
 
 impl Session {
+    /// Answer the `metrics` commands that waited for the audit trail's
+    /// first count, once it ended (each tick).
+    pub(super) fn metrics_again(&mut self) {
+        if self.metrics_waiting.is_empty() || self.metrics.audit().is_none() {
+            return;
+        }
+        for id in std::mem::take(&mut self.metrics_waiting) {
+            self.metrics(&id);
+        }
+    }
+
     /// Answer `metrics` with the document's lines; refused while only the
     /// first rows of a big store are read (no count would be a total), or
     /// when the document does not fit one message (a store whose label
@@ -38,11 +49,9 @@ impl Session {
             _ => "unknown",
         };
         let Some((_, counts)) = self.metrics.audit() else {
-            self.send(lines::reply_error(
-                id,
-                "refused",
-                "the audit trail is still being counted: ask again in a moment",
-            ));
+            // Not read here: answered at a tick once the trail's first
+            // count ended.
+            self.metrics_waiting.push(id.clone());
             return;
         };
         let helpers = self.metrics.helpers();

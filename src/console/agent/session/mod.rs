@@ -259,6 +259,9 @@ struct Session {
     tearing_down: std::collections::HashSet<String>,
     /// The audit trail's counts and the helper's restarts (`metrics`).
     metrics: crate::console::metrics_file::Sources,
+    /// `metrics` commands asked before the audit trail's first count
+    /// ended: answered at a tick once it has.
+    metrics_waiting: Vec<Value>,
 }
 
 impl Session {
@@ -309,6 +312,7 @@ impl Session {
             settling: std::collections::HashMap::new(),
             tearing_down: std::collections::HashSet::new(),
             metrics,
+            metrics_waiting: Vec::new(),
         }
     }
 
@@ -339,6 +343,7 @@ impl Session {
                 });
             }
             Event::Role(_) => self.role_known = true,
+            Event::Tick => self.metrics_again(),
             Event::Activity(activity)
                 if matches!(
                     activity.actor,
