@@ -87,17 +87,7 @@ pub(super) async fn run(
         None => Out::stdout(),
     }
     .wrap_err("cannot start the stdout thread")?;
-    let mut session = Session::new(
-        app,
-        out,
-        setup,
-        (
-            follow_only,
-            engine.teardowns.inflight().clone(),
-            engine.verbs_running.clone(),
-            engine.metrics.clone(),
-        ),
-    );
+    let mut session = Session::new(app, out, setup, (follow_only, engine));
     let mut ticker = tokio::time::interval(Duration::from_secs(1));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut sigterm = signal(SignalKind::terminate()).wrap_err("cannot watch SIGTERM")?;
@@ -269,12 +259,7 @@ impl Session {
         app: App,
         out: Out,
         setup: &Setup,
-        (follow_only, teardowns_running, verbs_running, metrics): (
-            bool,
-            crate::reaper::InFlight,
-            crate::reaper::InFlight,
-            crate::console::metrics_file::Sources,
-        ),
+        (follow_only, engine): (bool, &crate::console::run::Engine),
     ) -> Self {
         let host = sysinfo::System::host_name().unwrap_or_default();
         Self {
@@ -306,12 +291,12 @@ impl Session {
             details: Vec::new(),
             logs: None,
             logs_session: 1 << 40,
-            teardowns_running,
-            verbs_running,
+            teardowns_running: engine.teardowns.inflight().clone(),
+            verbs_running: engine.verbs_running.clone(),
             asked: std::collections::HashMap::new(),
             settling: std::collections::HashMap::new(),
             tearing_down: std::collections::HashSet::new(),
-            metrics,
+            metrics: engine.metrics.clone(),
             metrics_waiting: Vec::new(),
         }
     }
