@@ -807,3 +807,56 @@ fn a_metrics_command_never_waits_on_the_audit_trail() {
     drop(stdin);
     child.wait().unwrap();
 }
+
+/// `serve --stdio --helper CMD --metrics-file F` with a helper that exits
+/// at once: the file's `stackless_helper_restarts_total{helper="sh"}`
+/// equals the restarts the supervisor reported in the console log (each
+/// `helper started` after the first).
+#[test]
+fn the_metrics_file_counts_a_crash_looping_helper_s_restarts() {
+    use super::agent_process::{lines_of, spawn, wait_for};
+    let home = tempfile::tempdir().unwrap();
+    let (dir, path) = fixture("stackless-real-v4.db");
+    let file = dir.path().join("stackless.prom");
+    let mut child = spawn(
+        home.path(),
+        Some(&path),
+        &[
+            "--helper",
+            "/bin/sh -c 'exit 3'",
+            "--metrics-file",
+            file.to_str().unwrap(),
+            "serve",
+            "--stdio",
+        ],
+    );
+    let rx = lines_of(&mut child);
+    wait_for(&rx, |m| m["type"] == "synced");
+    let log = dir.path().join("stackless-tui").join("console.log");
+    // succession waits 4 s before the first restart, 8 s before the next.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        let written = samples(&text)
+            .get("stackless_helper_restarts_total{helper=\"sh\"}")
+            .copied();
+        let starts = std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .filter(|line| line.contains("helper: helper started"))
+            .count();
+        #[allow(clippy::cast_precision_loss)]
+        let reported = starts.saturating_sub(1) as f64;
+        if written == Some(reported) && reported >= 1.0 {
+            check_metrics(&text);
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the file says {written:?} restarts, the log {reported}:\n{text}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    drop(child.stdin.take());
+    child.wait().unwrap();
+}
