@@ -292,3 +292,33 @@ fn expiries_with_controller_stops_get_one_down_each_from_the_console() {
     assert_eq!(tui.wait_exit(Duration::from_secs(30)), 0);
     stack.shutdown();
 }
+
+/// The controller's finished `down`s in the metrics are the ones the real
+/// 0.4.0 store's `operations` table holds, by outcome.
+#[test]
+fn the_controller_s_downs_in_the_metrics_are_the_store_s() {
+    let stack = Stack::new(Role::Operator);
+    stack.up("gone", "1h").expect_code(0);
+    stack.down("gone").expect_code(0);
+    let db = stack.db_path().display().to_string();
+    let out = stack.tui(&["--state", &db, "snapshot", "--format", "openmetrics"]);
+    assert_eq!(out.code, Some(0));
+    let conn = stack.db();
+    let mut held = Vec::new();
+    for outcome in ["succeeded", "failed"] {
+        let n: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM operations WHERE verb = 'down' AND status = ?1",
+                [outcome],
+                |r| r.get(0),
+            )
+            .expect("count");
+        let line = format!(
+            "\nstackless_controller_teardowns{{actor=\"controller\",outcome=\"{outcome}\"}} {n}\n"
+        );
+        assert!(out.stdout.contains(&line), "{line} in\n{}", out.stdout);
+        held.push(n);
+    }
+    assert_eq!(held, [1, 0]);
+    stack.shutdown();
+}
