@@ -189,7 +189,7 @@ impl<'a> Actions<'a> {
             Some(Effect::ReaperPass) => self.control.request_pass(),
             Some(Effect::Copy { text }) => self.copies.push(text),
             // Over a fleet only (`crate::fleet` carries it out).
-            Some(Effect::Fleet(_) | Effect::Quit) | None => {}
+            Some(Effect::Fleet(_) | Effect::Quit | Effect::Seek(_)) | None => {}
         }
     }
 

@@ -172,6 +172,7 @@ pub(crate) fn plan(
             Sub::Completions { .. }
             | Sub::Man
             | Sub::Record { .. }
+            | Sub::Replay { .. }
             | Sub::DemoDown { .. }
             | Sub::DemoHelper
             | Sub::DemoStackless { .. },

@@ -4,6 +4,8 @@
 //! ends, what retention drops, and the times and sizes an operator types.
 //! No I/O: the files are `crate::history`'s; time is a parameter.
 
+pub mod cursor;
+pub mod reading;
 pub mod replay;
 
 use serde::{Deserialize, Serialize};

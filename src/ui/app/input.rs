@@ -165,6 +165,7 @@ impl App {
                 self.quitting = true;
                 Some(Effect::Quit)
             }
+            Action::Seek(seek) => self.seek_key(seek),
             Action::Up
             | Action::Down
             | Action::PageUp

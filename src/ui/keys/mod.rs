@@ -136,6 +136,8 @@ mod fleet {
         "over a fleet the logs view always wraps at words: w has nothing to switch";
     pub(super) const BANNERS: &str =
         "over a fleet each host's state is in its row: the one-host banners are not shown";
+    pub(super) const SEEK: &str =
+        "over a fleet nothing is replayed: run stackless-tui replay on the host";
 }
 
 /// What a key does; the handler matches on this. Movement actions apply to
@@ -145,6 +147,8 @@ mod fleet {
 pub enum Action {
     /// Quit the console.
     Quit,
+    /// Move the replay's cursor (`stackless-tui replay`).
+    Seek(crate::model::history::cursor::Seek),
     /// One row up (older log line).
     Up,
     /// One row down (newer log line).
@@ -387,6 +391,7 @@ impl Action {
             Self::ToggleWrap => Err(fleet::WRAP),
             Self::ToggleZoom => Ok(()),
             Self::ToggleBanners => Err(fleet::BANNERS),
+            Self::Seek(_) => Err(fleet::SEEK),
         }
     }
 

@@ -6,6 +6,8 @@ use super::Context::{
     Always, CommandLine, Confirm, Detail, Filter, FullText, Help, HelpSearch, LogSearch, Logs,
     Operation, Panes,
 };
+use crate::model::history::cursor::Seek;
+
 use super::{Action, Bind, Context, FooterLabel, Key, KeyEntry, Mods};
 
 const PANES_DETAIL: &[Context] = &[Panes, Detail];
@@ -449,6 +451,19 @@ pub const ENTRIES: &[KeyEntry] = &[
         help: "zoom the focused pane to the whole screen, and back",
         binds: &[bind(&[Panes], &[ch('z')], Action::ToggleZoom)],
         footer: &[foot(Panes, 14, "z", "zoom", 5)],
+    },
+    KeyEntry {
+        keys: "[ / ], { / }, >",
+        fleet: "",
+        help: "replay: the previous / next recorded change, a minute back / forward, the live end",
+        binds: &[
+            bind(&[Panes], &[ch('[')], Action::Seek(Seek::PreviousChange)),
+            bind(&[Panes], &[ch(']')], Action::Seek(Seek::NextChange)),
+            bind(&[Panes], &[ch('{')], Action::Seek(Seek::MinuteBack)),
+            bind(&[Panes], &[ch('}')], Action::Seek(Seek::MinuteForward)),
+            bind(&[Panes], &[ch('>')], Action::Seek(Seek::Live)),
+        ],
+        footer: &[],
     },
     KeyEntry {
         keys: "b",

@@ -1,0 +1,256 @@
+//! `stackless-tui replay [--at TIME] [--history DIR]` (docs/history.md,
+//! "Replay"): the one console (its [`App`], its render loop
+//! [`drive`], its key table) fed from a recording instead of the watcher.
+//! Read-only: no store connection, no reaper, no helper, no audit trail;
+//! every action is refused by the rules with
+//! [`crate::ui::app::replay::READ_ONLY`]. The `replay-reader` thread reads
+//! the segments (never the render thread) and sends each cursor's
+//! [`Frame`] as an [`Event::Replay`]; it holds one segment's reading at a
+//! time (no keyframe is kept between seeks).
+
+use std::io::{self, Write as _};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::mpsc;
+
+use super::render_loop::{Carrier, drive};
+use super::terminal::{self, RestoreOnDrop, with_terminal};
+use crate::cli::{Cli, usage};
+use crate::event::{Event, EventReceiver, EventSender};
+use crate::history::files::Dir;
+use crate::model::history::cursor::{Frame, Seek, Span, target};
+use crate::model::history::reading::Reading;
+use crate::model::history::{Found, Segment, Stamp, locate, parse_time, span_words};
+use crate::model::protocol::lines::read;
+use crate::model::time::unix_now;
+use crate::ui::{App, AppConfig, Effect, HelperMode, ReaperMode};
+
+/// `stackless-tui replay`: the console on the recording in `--history`
+/// (else the store's), its cursor at `--at` (else the recording's last
+/// line), until the operator quits; exit 0, 1 when the terminal cannot be
+/// used, 2 when there is no recording or the time does not parse.
+#[must_use]
+pub(crate) fn start(cli: &Cli, at: Option<&str>, given: Option<&Path>) -> ExitCode {
+    let dir_path = match crate::history::history_dir(cli, given) {
+        Ok(dir) => dir,
+        Err(e) => return usage(&e),
+    };
+    let dir = match Dir::existing(&dir_path) {
+        Ok(dir) => dir,
+        Err(e) => return usage(&format!("no recording at {}: {e}", dir_path.display())),
+    };
+    let segments = match dir.segments() {
+        Ok(segments) if !segments.is_empty() => segments,
+        Ok(_) => return usage(&format!("nothing is recorded in {}", dir_path.display())),
+        Err(e) => return usage(&format!("{}: {e}", dir_path.display())),
+    };
+    let start = match at {
+        Some(text) => match parse_time(text, unix_now()) {
+            Ok(at) => at,
+            Err(e) => return usage(&e.to_string()),
+        },
+        None => segments.last().map_or(0, |s| s.last),
+    };
+    let config = AppConfig {
+        store_label: dir_path.display().to_string(),
+        reaper: ReaperMode::Off("replay".to_owned()),
+        helper: HelperMode::None,
+        write_keys: Err(crate::ui::app::replay::READ_ONLY.to_owned()),
+        host: None,
+        no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+    };
+    let zone = crate::startup::display_zone(cli.utc);
+    run(dir, start, config, zone)
+}
+
+/// The terminal, the input thread, the reader, the one render loop.
+fn run(dir: Dir, at: i64, config: AppConfig, zone: jiff::tz::TimeZone) -> ExitCode {
+    let (events, received): (EventSender, EventReceiver) = tokio::sync::mpsc::unbounded_channel();
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        let _ = writeln!(
+            io::stderr(),
+            "stackless-tui: cannot start the replay's loop"
+        );
+        return ExitCode::FAILURE;
+    };
+    let seeks = match spawn_reader(dir, at, events.clone()) {
+        Ok(seeks) => seeks,
+        Err(e) => return failed(&format!("cannot start the replay's reader: {e}"), None),
+    };
+    let Some(entered) = with_terminal(terminal::enter) else {
+        // Another thread panicked already; its hook exits the process.
+        loop {
+            std::thread::park();
+        }
+    };
+    let restore = RestoreOnDrop;
+    let mut term = match entered {
+        Ok(term) => term,
+        Err(error) => return failed(&format!("{error:#}"), Some(restore)),
+    };
+    let input = events;
+    if let Err(error) =
+        super::input::spawn_with(move |event, read| input.send(Event::InputAt(event, read)).is_ok())
+    {
+        return failed(
+            &format!("cannot start the terminal input thread: {error}"),
+            Some(restore),
+        );
+    }
+    let mut app = App::new(config, at);
+    app.set_zone(zone);
+    let mut carrier = ReplayCarrier {
+        seeks,
+        copies: Vec::new(),
+    };
+    let why = runtime.block_on(drive(&mut term, &mut app, received, &mut carrier));
+    if let Err(error) = why {
+        tracing::warn!("the replay's loop ended: {error:#}");
+    }
+    terminal::restore_terminal();
+    std::mem::forget(restore);
+    std::mem::forget(term);
+    ExitCode::SUCCESS
+}
+
+/// The terminal could not be used: given back, the reason said, exit 1.
+fn failed(message: &str, restore: Option<RestoreOnDrop>) -> ExitCode {
+    drop(restore);
+    let _ = writeln!(io::stderr(), "stackless-tui: {message}");
+    ExitCode::FAILURE
+}
+
+/// What carries out a replay's effects: the seeks go to the reader;
+/// copies to the terminal; nothing else is carried out (the rules refused
+/// every write: [`crate::ui::app::replay::READ_ONLY`]), and nothing is
+/// audited (a replay writes nothing).
+struct ReplayCarrier {
+    seeks: mpsc::Sender<Seek>,
+    copies: Vec<String>,
+}
+
+impl Carrier for ReplayCarrier {
+    fn handle(&mut self, app: &mut App, event: Event) {
+        let effect = app.handle(event, unix_now());
+        drop(app.drain_outbox());
+        match effect {
+            Some(Effect::Seek(seek)) => {
+                let _ = self.seeks.send(seek);
+            }
+            Some(Effect::Copy { text }) => self.copies.push(text),
+            _ => {}
+        }
+    }
+
+    fn take_copies(&mut self, _app: &mut App) -> Vec<String> {
+        std::mem::take(&mut self.copies)
+    }
+}
+
+/// The `replay-reader` thread: the first frame at `at`, then one per
+/// batch of seeks (the seeks queued are applied together before one
+/// read), until the loop is gone.
+fn spawn_reader(dir: Dir, at: i64, events: EventSender) -> io::Result<mpsc::Sender<Seek>> {
+    let (seeks, asked) = mpsc::channel::<Seek>();
+    std::thread::Builder::new()
+        .name("replay-reader".to_owned())
+        .spawn(move || {
+            let mut at = at;
+            let mut span = Span::default();
+            loop {
+                let frame = frame_at(&dir, at, &span);
+                span = frame.span.clone();
+                if events.send(Event::Replay(Box::new(frame))).is_err() {
+                    return;
+                }
+                let Ok(seek) = asked.recv() else {
+                    return;
+                };
+                at = target(seek, at, &span);
+                while let Ok(seek) = asked.try_recv() {
+                    at = target(seek, at, &span);
+                }
+            }
+        })?;
+    Ok(seeks)
+}
+
+/// The recording at `at`: the segments listed again (a recorder may still
+/// be writing: the live end moves), the segment holding `at` read, or why
+/// nothing is recorded then. `known`: the changes found before.
+#[must_use]
+pub(crate) fn frame_at(dir: &Dir, at: i64, known: &Span) -> Frame {
+    let segments = dir.segments().unwrap_or_default();
+    let mut span = recorded_span(&segments);
+    span.changes.extend(known.changes.iter().copied());
+    let index = match locate(&segments, at) {
+        Found::In(index) => index,
+        Found::Empty => return not_recorded(at, "nothing is recorded".to_owned(), span),
+        Found::Before { first } => {
+            return not_recorded(
+                at,
+                format!(
+                    "before the recording, which starts {} later",
+                    span_words(first - at)
+                ),
+                span,
+            );
+        }
+        Found::After { last } => {
+            return not_recorded(
+                at,
+                format!(
+                    "after the recording's last line, {} before",
+                    span_words(at - last)
+                ),
+                span,
+            );
+        }
+        Found::Gap { from, to } => {
+            return not_recorded(
+                at,
+                format!("a gap of {} in the recording", span_words(to - from)),
+                span,
+            );
+        }
+    };
+    let mut reading = Reading::new(at);
+    let read_all = dir.read_segment(&segments[index].file, &mut |line| {
+        if let (Ok(stamp), Ok(message)) = (serde_json::from_slice::<Stamp>(line), read(line)) {
+            reading.take(stamp.t, message);
+        }
+        true
+    });
+    if let Err(e) = read_all {
+        return not_recorded(at, format!("{}: {e}", segments[index].file), span);
+    }
+    reading.frame(span)
+}
+
+/// The recording's first and last times, each segment's start a change
+/// (`]` at a segment's last change goes on to the next one).
+fn recorded_span(segments: &[Segment]) -> Span {
+    Span {
+        first: segments.first().map_or(0, |s| s.first),
+        last: segments.last().map_or(0, |s| s.last),
+        changes: segments.iter().map(|s| s.first).collect(),
+    }
+}
+
+/// A cursor at which nothing is shown, and why.
+fn not_recorded(at: i64, why: String, mut span: Span) -> Frame {
+    span.changes.sort_unstable();
+    span.changes.dedup();
+    Frame {
+        at,
+        snapshot: None,
+        why: Some(why),
+        reaper: None,
+        banners: Vec::new(),
+        activity: Vec::new(),
+        span,
+    }
+}

@@ -1,0 +1,126 @@
+//! The console on a recording (`stackless-tui replay`, docs/history.md,
+//! "Replay"): the cursor the replay's reader last sent, the panes as
+//! recorded then, and the seek keys (`[`, `]`, `{`, `}`, `>`), which only
+//! a replay takes.
+
+use std::sync::Arc;
+
+use super::{App, Effect, FlashLevel};
+use crate::model::Snapshot;
+use crate::model::history::cursor::{Frame, Seek, Span, cursor_words};
+
+/// The words of every action refused in a replay (the write keys' reason,
+/// `AppConfig::write_keys`).
+pub const READ_ONLY: &str = "replay: a recording is read-only";
+
+/// What a seek key says outside a replay.
+pub const SEEK_LIVE: &str = "[ ] { } > step through a recording: stackless-tui replay";
+
+/// The replay's cursor as the header shows it.
+#[derive(Debug, Clone, Default)]
+pub struct ReplayView {
+    /// The cursor (unix seconds).
+    pub at: i64,
+    /// Whether anything was recorded then.
+    pub recorded: bool,
+    /// Why not, when not.
+    pub why: Option<String>,
+    /// Who reaps, as recorded then.
+    pub reaper: Option<String>,
+    /// The recorded banners up then.
+    pub banners: Vec<String>,
+    /// The recording's span and changes.
+    pub span: Span,
+    /// The wall clock at the last event (unix seconds): how long ago the
+    /// cursor is.
+    pub wall: i64,
+}
+
+impl App {
+    /// Show the recording as it was at `frame`'s cursor: its tables (none
+    /// at a gap: no row is invented), its Activity lines, who reaped, its
+    /// banners. The App's time is the cursor's (the replay's carrier passes
+    /// it), so countdowns are computed then.
+    pub(super) fn show_replay(&mut self, frame: Frame) -> Option<Effect> {
+        let Frame {
+            at,
+            snapshot,
+            why,
+            reaper,
+            banners,
+            activity,
+            span,
+        } = frame;
+        let wall = self.replay.as_ref().map_or(at, |v| v.wall);
+        self.replay = Some(ReplayView {
+            at,
+            recorded: snapshot.is_some(),
+            why,
+            reaper,
+            banners,
+            span,
+            wall,
+        });
+        self.activity = super::Log::default();
+        for line in activity {
+            self.activity
+                .push(line, crate::model::activity::Activity::repeats);
+        }
+        let snapshot = snapshot.unwrap_or_else(|| Arc::new(Snapshot::default()));
+        let effect = self.show_snapshot(snapshot);
+        // The Activity lines are the recorded ones: none made up from the
+        // difference between two cursors.
+        drop(self.shown.retired.take());
+        effect
+    }
+
+    /// The App's time for `event` arriving at `now` (the wall clock): a
+    /// replay's is its cursor (a new frame's, else the one shown), so
+    /// countdowns are computed then; the wall clock is kept for the
+    /// header's `ago`.
+    pub(super) fn replay_now(&mut self, event: &crate::event::Event, now: i64) -> i64 {
+        if let crate::event::Event::Replay(frame) = event {
+            let view = self.replay.get_or_insert_with(ReplayView::default);
+            view.wall = now;
+            return frame.at;
+        }
+        match self.replay.as_mut() {
+            Some(view) => {
+                view.wall = now;
+                view.at
+            }
+            None => now,
+        }
+    }
+
+    /// The wall clock: the last event's time live, the replay's kept wall
+    /// clock in a replay.
+    #[must_use]
+    pub fn wall_now(&self) -> i64 {
+        self.replay.as_ref().map_or(self.now, |v| v.wall)
+    }
+
+    /// The replay's cursor, `None` on a live console.
+    #[must_use]
+    pub fn replay(&self) -> Option<&ReplayView> {
+        self.replay.as_ref()
+    }
+
+    /// The header's cursor words (`replay 03:12:07, 5h 48m ago`, `: not
+    /// recorded` at a gap), `now` the wall clock; `None` on a live console.
+    #[must_use]
+    pub fn replay_text(&self, now: i64) -> Option<String> {
+        let view = self.replay.as_ref()?;
+        Some(cursor_words(view.at, now, self.zone(), view.recorded))
+    }
+
+    /// A seek key: carried out by the replay's reader; refused with what
+    /// it is for on a live console.
+    pub(super) fn seek_key(&mut self, seek: Seek) -> Option<Effect> {
+        if self.replay.is_some() {
+            return Some(Effect::Seek(seek));
+        }
+        self.set_flash(FlashLevel::Warning, SEEK_LIVE.to_owned());
+        None
+    }
+}
