@@ -23,7 +23,7 @@ use crate::model::history::reading::Reading;
 use crate::model::history::{Found, Segment, Stamp, locate, parse_time, span_words};
 use crate::model::protocol::lines::read;
 use crate::model::time::unix_now;
-use crate::ui::{App, AppConfig, Effect, HelperMode, ReaperMode};
+use crate::ui::{App, AppConfig, Effect};
 
 /// `stackless-tui replay`: the console on the recording in `--history`
 /// (else the store's), its cursor at `--at` (else the recording's last
@@ -51,14 +51,10 @@ pub(crate) fn start(cli: &Cli, at: Option<&str>, given: Option<&Path>) -> ExitCo
         },
         None => segments.last().map_or(0, |s| s.last),
     };
-    let config = AppConfig {
-        store_label: dir_path.display().to_string(),
-        reaper: ReaperMode::Off("replay".to_owned()),
-        helper: HelperMode::None,
-        write_keys: Err(crate::ui::app::replay::READ_ONLY.to_owned()),
-        host: None,
-        no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
-    };
+    let config = crate::ui::app::replay::config(
+        dir_path.display().to_string(),
+        std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+    );
     let zone = crate::startup::display_zone(cli.utc);
     run(dir, start, config, zone)
 }

@@ -16,6 +16,20 @@ pub const READ_ONLY: &str = "replay: a recording is read-only";
 /// What a seek key says outside a replay.
 pub const SEEK_LIVE: &str = "[ ] { } > step through a recording: stackless-tui replay";
 
+/// A replay's configuration: the recording's directory as the store's
+/// label, no reaper, no helper, every write key off with [`READ_ONLY`].
+#[must_use]
+pub fn config(store_label: String, no_color: bool) -> super::AppConfig {
+    super::AppConfig {
+        store_label,
+        reaper: super::ReaperMode::Off("replay".to_owned()),
+        helper: super::HelperMode::None,
+        write_keys: Err(READ_ONLY.to_owned()),
+        host: None,
+        no_color,
+    }
+}
+
 /// The replay's cursor as the header shows it.
 #[derive(Debug, Clone, Default)]
 pub struct ReplayView {

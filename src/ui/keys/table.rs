@@ -455,7 +455,7 @@ pub const ENTRIES: &[KeyEntry] = &[
     KeyEntry {
         keys: "[ / ], { / }, >",
         fleet: "",
-        help: "replay: the previous / next recorded change, a minute back / forward, the live end",
+        help: "replay: previous / next change; a minute back / forward; live end",
         binds: &[
             bind(&[Panes], &[ch('[')], Action::Seek(Seek::PreviousChange)),
             bind(&[Panes], &[ch(']')], Action::Seek(Seek::NextChange)),

@@ -159,6 +159,8 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
             format!("filter: {}", sanitize_short(error, CUT_SHORT * 2))
         } else if !app.loaded() {
             "reading the store…".to_owned()
+        } else if app.replay().is_some_and(|view| !view.recorded) {
+            "not recorded at the cursor: no row is shown ([ ] step to a change)".to_owned()
         } else if instances.is_empty() {
             "no instances in this store".to_owned()
         } else {
