@@ -112,6 +112,7 @@ pub(super) fn trace(event: &Event) {
         | Event::Logs(_)
         | Event::Answer(_)
         | Event::Host(_)
-        | Event::Replay(_) => {}
+        | Event::Replay(_)
+        | Event::Timeline(_) => {}
     }
 }

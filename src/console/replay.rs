@@ -72,7 +72,7 @@ fn run(dir: Dir, at: i64, config: AppConfig, zone: jiff::tz::TimeZone) -> ExitCo
         );
         return ExitCode::FAILURE;
     };
-    let seeks = match spawn_reader(dir, at, events.clone()) {
+    let seeks = match spawn_reader(dir, at, zone.clone(), events.clone()) {
         Ok(seeks) => seeks,
         Err(e) => return failed(&format!("cannot start the replay's reader: {e}"), None),
     };
@@ -124,7 +124,7 @@ fn failed(message: &str, restore: Option<RestoreOnDrop>) -> ExitCode {
 /// every write: [`crate::ui::app::replay::READ_ONLY`]), and nothing is
 /// audited (a replay writes nothing).
 struct ReplayCarrier {
-    seeks: mpsc::Sender<Seek>,
+    seeks: mpsc::Sender<Ask>,
     copies: Vec<String>,
 }
 
@@ -134,7 +134,10 @@ impl Carrier for ReplayCarrier {
         drop(app.drain_outbox());
         match effect {
             Some(Effect::Seek(seek)) => {
-                let _ = self.seeks.send(seek);
+                let _ = self.seeks.send(Ask::Seek(seek));
+            }
+            Some(Effect::Timeline(name)) => {
+                let _ = self.seeks.send(Ask::Timeline(name));
             }
             Some(Effect::Copy { text }) => self.copies.push(text),
             _ => {}
@@ -146,32 +149,102 @@ impl Carrier for ReplayCarrier {
     }
 }
 
+/// What the render loop asks the reader.
+enum Ask {
+    /// Move the cursor.
+    Seek(Seek),
+    /// An instance's timeline up to the cursor (`T`).
+    Timeline(String),
+}
+
 /// The `replay-reader` thread: the first frame at `at`, then one per
 /// batch of seeks (the seeks queued are applied together before one
-/// read), until the loop is gone.
-fn spawn_reader(dir: Dir, at: i64, events: EventSender) -> io::Result<mpsc::Sender<Seek>> {
-    let (seeks, asked) = mpsc::channel::<Seek>();
+/// read), and a timeline when `T` asks, until the loop is gone.
+/// `zone`: the console's, for the times inside the timeline's lines.
+fn spawn_reader(
+    dir: Dir,
+    at: i64,
+    zone: jiff::tz::TimeZone,
+    events: EventSender,
+) -> io::Result<mpsc::Sender<Ask>> {
+    let (seeks, asked) = mpsc::channel::<Ask>();
     std::thread::Builder::new()
         .name("replay-reader".to_owned())
         .spawn(move || {
             let mut at = at;
             let mut span = Span::default();
+            let mut moved = true;
             loop {
-                let frame = frame_at(&dir, at, &span);
-                span = frame.span.clone();
-                if events.send(Event::Replay(Box::new(frame))).is_err() {
-                    return;
+                if moved {
+                    let frame = frame_at(&dir, at, &span);
+                    span = frame.span.clone();
+                    if events.send(Event::Replay(Box::new(frame))).is_err() {
+                        return;
+                    }
                 }
-                let Ok(seek) = asked.recv() else {
+                moved = false;
+                let Ok(first) = asked.recv() else {
                     return;
                 };
-                at = target(seek, at, &span);
-                while let Ok(seek) = asked.try_recv() {
-                    at = target(seek, at, &span);
+                for ask in std::iter::once(first).chain(asked.try_iter()) {
+                    match ask {
+                        Ask::Seek(seek) => {
+                            at = target(seek, at, &span);
+                            moved = true;
+                        }
+                        Ask::Timeline(name) => {
+                            let shown = timeline_at(&dir, &name, at, zone.clone());
+                            if events.send(Event::Timeline(Box::new(shown))).is_err() {
+                                return;
+                            }
+                        }
+                    }
                 }
             }
         })?;
     Ok(seeks)
+}
+
+/// `name`'s timeline from the recording's first line up to `at`
+/// ([`crate::model::history::timeline::Timeline`]), every segment read in
+/// order on this thread.
+#[must_use]
+pub(crate) fn timeline_at(
+    dir: &Dir,
+    name: &str,
+    at: i64,
+    zone: jiff::tz::TimeZone,
+) -> crate::model::history::timeline::Shown {
+    let mut timeline = crate::model::history::timeline::Timeline::new(name, zone);
+    let mut note = None;
+    let segments = dir.segments().unwrap_or_default();
+    for segment in segments.iter().take_while(|s| s.first <= at) {
+        let mut past = false;
+        let read_all = dir.read_segment(&segment.file, &mut |line| {
+            if let (Ok(stamp), Ok(message)) = (serde_json::from_slice::<Stamp>(line), read(line)) {
+                if stamp.t > at {
+                    past = true;
+                    return false;
+                }
+                timeline.take(stamp.t, message);
+            }
+            true
+        });
+        if let Err(e) = read_all {
+            note = Some(format!(
+                "{}: {e}: the timeline may miss lines",
+                segment.file
+            ));
+        }
+        if past {
+            break;
+        }
+    }
+    crate::model::history::timeline::Shown {
+        name: name.to_owned(),
+        entries: timeline.finish(),
+        note,
+    }
 }
 
 /// The recording at `at`: the segments listed again (a recorder may still

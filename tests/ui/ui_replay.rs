@@ -159,3 +159,74 @@ fn the_seek_keys_ask_the_reader_in_a_replay() {
         ]
     );
 }
+
+#[test]
+fn t_asks_the_reader_in_a_replay_and_shows_the_timeline_it_sends() {
+    use stackless_tui::model::history::timeline::{Entry, Shown};
+    let mut app = replay(frame(Some(recorded())));
+    select(&mut app, "payments-staging");
+    assert_eq!(
+        press(&mut app, KeyCode::Char('T')),
+        Some(Effect::Timeline("payments-staging".into()))
+    );
+    let entries = [
+        (AT - 7_200, "created on local, lease to 07:10:06"),
+        (AT - 3_600, "lease renewed: expiry 07:10:06 -> 08:08:06"),
+        (
+            AT - 60,
+            "reap attempt 1 failed: volume busy; next retry 08:14:06",
+        ),
+        (AT + 300, "lock taken: down by pid 4242"),
+        (AT + 305, "reaper reaped: down exited 0"),
+        (AT + 306, "tombstoned"),
+    ];
+    let shown = Shown {
+        name: "payments-staging".into(),
+        entries: entries
+            .iter()
+            .map(|(at, text)| Entry {
+                at: *at,
+                text: (*text).to_owned(),
+            })
+            .collect(),
+        note: None,
+    };
+    assert_eq!(app.handle(Event::Timeline(Box::new(shown)), CAPTURE), None);
+    assert_snapshot!("timeline_in_a_replay_80x24", render_app(&app, 80, 24));
+}
+
+#[test]
+fn t_live_shows_what_the_store_and_the_audit_trail_hold_and_says_no_recording() {
+    let mut app = App::new(
+        stackless_tui::ui::AppConfig {
+            write_keys: Ok(()),
+            ..config("/state/state.db".into(), false)
+        },
+        CAPTURE,
+    );
+    let snapshot = Snapshot::from(Rows {
+        generation: Generation::new(5),
+        instances: vec![
+            instance("payments-staging")
+                .lease(3_600, CAPTURE - 120)
+                .created(Some(CAPTURE - 7_200))
+                .build(),
+        ]
+        .into(),
+        ..Rows::default()
+    });
+    app.handle(Event::Snapshot(Arc::new(snapshot)), CAPTURE);
+    app.handle(
+        Event::Activity(Activity::new(
+            CAPTURE - 60,
+            Actor::Reaper,
+            "payments-staging",
+            ActivityKind::Failed,
+            "down exited 1: volume busy",
+        )),
+        CAPTURE,
+    );
+    select(&mut app, "payments-staging");
+    assert_eq!(press(&mut app, KeyCode::Char('T')), None);
+    assert_snapshot!("timeline_live_80x24", render_app(&app, 80, 24));
+}

@@ -7,6 +7,7 @@
 pub mod cursor;
 pub mod reading;
 pub mod replay;
+pub mod timeline;
 
 use serde::{Deserialize, Serialize};
 

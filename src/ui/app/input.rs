@@ -166,6 +166,7 @@ impl App {
                 Some(Effect::Quit)
             }
             Action::Seek(seek) => self.seek_key(seek),
+            Action::Timeline => self.timeline_key(),
             Action::Up
             | Action::Down
             | Action::PageUp

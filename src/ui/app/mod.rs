@@ -406,6 +406,10 @@ impl App {
             // A fleet host's connection: the fleet's loop takes it.
             Event::Host(_) => None,
             Event::Replay(frame) => self.show_replay(*frame),
+            Event::Timeline(shown) => {
+                self.show_timeline(&shown);
+                None
+            }
             Event::Terminate(_) => {
                 self.quitting = true;
                 Some(Effect::Quit)

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use super::{App, Effect, FlashLevel};
 use crate::model::Snapshot;
+use crate::model::fulltext::FullText;
 use crate::model::history::cursor::{Frame, Seek, Span, cursor_words};
+use crate::model::history::timeline::Shown;
 
 /// The words of every action refused in a replay (the write keys' reason,
 /// `AppConfig::write_keys`).
@@ -126,6 +128,58 @@ impl App {
     pub fn replay_text(&self, now: i64) -> Option<String> {
         let view = self.replay.as_ref()?;
         Some(cursor_words(view.at, now, self.zone(), view.recorded))
+    }
+
+    /// `T`: the selected instance's timeline: in a replay, read from the
+    /// recording by the reader (an effect); live, built here from the
+    /// store's rows and the Activity lines (the audit trail's teardowns
+    /// read back at start), saying no recording was read.
+    pub(super) fn timeline_key(&mut self) -> Option<Effect> {
+        let Some(name) = self.selected_instance().map(|i| i.name.clone()) else {
+            self.set_flash(FlashLevel::Warning, "no instance selected".into());
+            return None;
+        };
+        if self.replay.is_some() {
+            return Some(Effect::Timeline(name));
+        }
+        let entries = crate::model::history::timeline::from_store(
+            &name,
+            self.zone().clone(),
+            &self.shown.snapshot,
+            self.activity.entries().iter().map(|logged| &logged.entry),
+        );
+        self.show_timeline(&Shown {
+            name,
+            entries,
+            note: Some(crate::model::history::timeline::NO_RECORDING.to_owned()),
+        });
+        None
+    }
+
+    /// Open the `T` layer on `shown`: a full-text view titled with the
+    /// name, each line `time  what` (times as the console shows them),
+    /// sanitized and redacted as everything drawn.
+    pub(super) fn show_timeline(&mut self, shown: &Shown) {
+        let mut text = FullText::new(&format!("Timeline {} (oldest first)", shown.name));
+        if let Some(note) = &shown.note {
+            text.line(note);
+            text.blank();
+        }
+        if shown.entries.is_empty() {
+            text.line("nothing recorded about it");
+        }
+        for entry in &shown.entries {
+            text.line(&format!(
+                "{}  {}",
+                crate::model::time::stamp(entry.at, self.zone()),
+                entry.text
+            ));
+        }
+        text.redact(&self.shown.snapshot.redactor);
+        self.layers
+            .open(super::Layer::FullText(super::full_view::FullView::new(
+                text,
+            )));
     }
 
     /// A seek key: carried out by the replay's reader; refused with what

@@ -149,6 +149,8 @@ pub enum Action {
     Quit,
     /// Move the replay's cursor (`stackless-tui replay`).
     Seek(crate::model::history::cursor::Seek),
+    /// The selected instance's timeline (`T`).
+    Timeline,
     /// One row up (older log line).
     Up,
     /// One row down (newer log line).
@@ -391,7 +393,7 @@ impl Action {
             Self::ToggleWrap => Err(fleet::WRAP),
             Self::ToggleZoom => Ok(()),
             Self::ToggleBanners => Err(fleet::BANNERS),
-            Self::Seek(_) => Err(fleet::SEEK),
+            Self::Seek(_) | Self::Timeline => Err(fleet::SEEK),
         }
     }
 

@@ -453,6 +453,13 @@ pub const ENTRIES: &[KeyEntry] = &[
         footer: &[foot(Panes, 14, "z", "zoom", 5)],
     },
     KeyEntry {
+        keys: "T",
+        fleet: "",
+        help: "the instance's timeline: every recorded change, op and teardown",
+        binds: &[bind(&[Panes], &[ch('T')], Action::Timeline)],
+        footer: &[],
+    },
+    KeyEntry {
         keys: "[ / ], { / }, >",
         fleet: "",
         help: "replay: previous / next change; a minute back / forward; live end",
