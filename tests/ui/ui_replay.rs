@@ -158,6 +158,29 @@ fn the_seek_keys_ask_the_reader_in_a_replay() {
             Some(Effect::Seek(Seek::Live)),
         ]
     );
+    // `t` opens the `:` line with `at ` typed; a time of day is on the
+    // cursor's date (08:10:06 UTC here).
+    assert_eq!(press(&mut app, KeyCode::Char('t')), None);
+    for c in "03:12".chars() {
+        assert_eq!(press(&mut app, KeyCode::Char(c)), None);
+    }
+    assert_eq!(
+        press(&mut app, KeyCode::Enter),
+        Some(Effect::Seek(Seek::To(
+            AT - (8 * 3_600 + 10 * 60 + 6) + 3 * 3_600 + 12 * 60
+        )))
+    );
+    assert_eq!(press(&mut app, KeyCode::Char('t')), None);
+    for c in "soon".chars() {
+        press(&mut app, KeyCode::Char(c));
+    }
+    assert_eq!(press(&mut app, KeyCode::Enter), None);
+    assert_eq!(
+        app.flash().map(|f| f.text.as_str()),
+        Some(
+            "\"soon\" is not a time: give RFC 3339 (2026-12-06T03:12:00Z), unix seconds, or `10m ago`"
+        )
+    );
 }
 
 #[test]

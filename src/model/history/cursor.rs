@@ -19,6 +19,9 @@ pub enum Seek {
     MinuteForward,
     /// `>`: the recording's last line (the live end).
     Live,
+    /// `:at TIME` (`t`): this time (unix seconds), inside the recording
+    /// or not (outside it, the panes say `not recorded`).
+    To(i64),
 }
 
 /// The recording's span and the times of its changes, as the replay's
@@ -57,8 +60,50 @@ pub fn target(seek: Seek, at: i64, span: &Span) -> i64 {
         Seek::MinuteBack => at.saturating_sub(STEP_SECS),
         Seek::MinuteForward => at.saturating_add(STEP_SECS),
         Seek::Live => span.last,
+        Seek::To(t) => return t,
     };
     to.clamp(span.first, span.last.max(span.first))
+}
+
+/// A time typed on `:at` (`t`): `03:12` or `03:12:07` (that time of day
+/// on the cursor's date, in `zone`), else what `snapshot --at` takes
+/// ([`super::parse_time`]: RFC 3339, unix seconds, `10m ago` before
+/// `now`, the wall clock).
+///
+/// # Errors
+/// [`super::TimeError`] for anything else.
+pub fn parse_cursor(
+    text: &str,
+    now: i64,
+    cursor: i64,
+    zone: &jiff::tz::TimeZone,
+) -> Result<i64, super::TimeError> {
+    let parts: Vec<&str> = text.trim().split(':').collect();
+    let numbers: Option<Vec<i8>> = parts
+        .iter()
+        .map(|p| {
+            (!p.is_empty() && p.len() <= 2 && p.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| p.parse().ok())
+                .flatten()
+        })
+        .collect();
+    match numbers.as_deref() {
+        Some(&[hour, minute]) => of_day(cursor, zone, hour, minute, 0),
+        Some(&[hour, minute, second]) => of_day(cursor, zone, hour, minute, second),
+        _ => super::parse_time(text, now).ok(),
+    }
+    .ok_or_else(|| super::TimeError(text.to_owned()))
+}
+
+/// `hour:minute:second` on the date `cursor` falls on in `zone`.
+fn of_day(cursor: i64, zone: &jiff::tz::TimeZone, hour: i8, minute: i8, second: i8) -> Option<i64> {
+    let date = jiff::Timestamp::from_second(cursor)
+        .ok()?
+        .to_zoned(zone.clone())
+        .date();
+    let time = jiff::civil::Time::new(hour, minute, second, 0).ok()?;
+    let zoned = date.to_datetime(time).to_zoned(zone.clone()).ok()?;
+    Some(zoned.timestamp().as_second())
 }
 
 /// The header's cursor: `replay 03:12:07, 5h 48m ago` (the time in
@@ -129,6 +174,32 @@ mod tests {
         assert_eq!(target(Seek::MinuteBack, 1_030, &span), 1_000);
         assert_eq!(target(Seek::MinuteForward, 4_990, &span), 5_000);
         assert_eq!(target(Seek::Live, 2_000, &span), 5_000);
+    }
+
+    #[test]
+    fn a_typed_time_is_a_time_of_day_on_the_cursors_date_or_what_snapshot_at_takes() {
+        let utc = jiff::tz::TimeZone::UTC;
+        // 2025-12-02T06:00:00Z.
+        let cursor = 1_764_655_200;
+        assert_eq!(
+            parse_cursor("03:12", cursor, cursor, &utc),
+            Ok(1_764_645_120)
+        );
+        assert_eq!(
+            parse_cursor("03:12:07", cursor, cursor, &utc),
+            Ok(1_764_645_127)
+        );
+        assert_eq!(
+            parse_cursor("10m ago", cursor + 60, cursor, &utc),
+            Ok(cursor - 540)
+        );
+        assert_eq!(
+            parse_cursor("2025-12-02T03:12:07Z", cursor, cursor, &utc),
+            Ok(1_764_645_127)
+        );
+        assert!(parse_cursor("25:00", cursor, cursor, &utc).is_err());
+        assert!(parse_cursor("soon", cursor, cursor, &utc).is_err());
+        assert_eq!(target(Seek::To(9_999), 2_000, &span()), 9_999);
     }
 
     #[test]

@@ -260,6 +260,7 @@ impl App {
                 }
             }
             UiCommand::Help => self.open_help(),
+            UiCommand::At(text) => return self.seek_typed(&text),
             UiCommand::Quit => {
                 self.quitting = true;
                 return Some(Effect::Quit);

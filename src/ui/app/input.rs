@@ -167,6 +167,10 @@ impl App {
             }
             Action::Seek(seek) => self.seek_key(seek),
             Action::Timeline => self.timeline_key(),
+            Action::TypeTime => {
+                self.type_time_key();
+                None
+            }
             Action::Up
             | Action::Down
             | Action::PageUp

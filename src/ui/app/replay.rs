@@ -16,7 +16,7 @@ use crate::model::history::timeline::Shown;
 pub const READ_ONLY: &str = "replay: a recording is read-only";
 
 /// What a seek key says outside a replay.
-pub const SEEK_LIVE: &str = "[ ] { } > step through a recording: stackless-tui replay";
+pub const SEEK_LIVE: &str = "[ ] { } > t step through a recording: stackless-tui replay";
 
 /// A replay's configuration: the recording's directory as the store's
 /// label, no reaper, no helper, every write key off with [`READ_ONLY`].
@@ -180,6 +180,35 @@ impl App {
             .open(super::Layer::FullText(super::full_view::FullView::new(
                 text,
             )));
+    }
+
+    /// `:at TIME`: the replay's cursor to TIME
+    /// ([`crate::model::history::cursor::parse_cursor`]); a time that does
+    /// not parse is said in the flash; live, refused as the seek keys are.
+    pub(super) fn seek_typed(&mut self, text: &str) -> Option<Effect> {
+        let Some(view) = &self.replay else {
+            self.set_flash(FlashLevel::Warning, SEEK_LIVE.to_owned());
+            return None;
+        };
+        match crate::model::history::cursor::parse_cursor(text, view.wall, view.at, self.zone()) {
+            Ok(at) => Some(Effect::Seek(Seek::To(at))),
+            Err(e) => {
+                self.set_flash(FlashLevel::Error, e.to_string());
+                None
+            }
+        }
+    }
+
+    /// `t`: the `:` line opened with `at ` typed, for a time.
+    pub(super) fn type_time_key(&mut self) {
+        if self.replay.is_none() {
+            self.set_flash(FlashLevel::Warning, SEEK_LIVE.to_owned());
+            return;
+        }
+        self.open_command(false);
+        if let Some(line) = self.layers.command_mut() {
+            line.text = "at ".to_owned();
+        }
     }
 
     /// A seek key: carried out by the replay's reader; refused with what

@@ -151,6 +151,8 @@ pub enum Action {
     Seek(crate::model::history::cursor::Seek),
     /// The selected instance's timeline (`T`).
     Timeline,
+    /// Type a time for the replay's cursor (`t`: `:at `).
+    TypeTime,
     /// One row up (older log line).
     Up,
     /// One row down (newer log line).
@@ -393,7 +395,7 @@ impl Action {
             Self::ToggleWrap => Err(fleet::WRAP),
             Self::ToggleZoom => Ok(()),
             Self::ToggleBanners => Err(fleet::BANNERS),
-            Self::Seek(_) | Self::Timeline => Err(fleet::SEEK),
+            Self::Seek(_) | Self::Timeline | Self::TypeTime => Err(fleet::SEEK),
         }
     }
 

@@ -460,15 +460,16 @@ pub const ENTRIES: &[KeyEntry] = &[
         footer: &[],
     },
     KeyEntry {
-        keys: "[ / ], { / }, >",
+        keys: "[ / ], { / }, >, t",
         fleet: "",
-        help: "replay: previous / next change; a minute back / forward; live end",
+        help: "replay: prev / next change; a minute back / fwd; live end; :at TIME",
         binds: &[
             bind(&[Panes], &[ch('[')], Action::Seek(Seek::PreviousChange)),
             bind(&[Panes], &[ch(']')], Action::Seek(Seek::NextChange)),
             bind(&[Panes], &[ch('{')], Action::Seek(Seek::MinuteBack)),
             bind(&[Panes], &[ch('}')], Action::Seek(Seek::MinuteForward)),
             bind(&[Panes], &[ch('>')], Action::Seek(Seek::Live)),
+            bind(&[Panes], &[ch('t')], Action::TypeTime),
         ],
         footer: &[],
     },

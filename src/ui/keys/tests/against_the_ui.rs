@@ -609,7 +609,7 @@ fn check(action: Action, app: &App, command: Option<Effect>, before: usize, cont
             assert_eq!(app.context(), FullText, "{what}");
         }
         // A live console has no recording: the flash says where to step.
-        Action::Seek(_) => {
+        Action::Seek(_) | Action::TypeTime => {
             assert_eq!(command, None, "{what}");
             assert_eq!(
                 app.flash().map(|f| f.text.as_str()),
