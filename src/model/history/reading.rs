@@ -167,3 +167,106 @@ impl Reading {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::protocol::lines::read;
+
+    fn take(reading: &mut Reading, t: i64, line: &str) {
+        reading.take(t, read(line.as_bytes()).unwrap());
+    }
+
+    const ROW: &str = r#"{"name":"golf","birth":null,"dns_safe":true,"substrate":"local","status":"active","created_at":1,"tombstoned_at":null,"lease":{"duration_secs":60,"expires_at":100},"lock":null,"dirty":null,"failed_up":false,"services_dead":0,"gc":null}"#;
+
+    /// A segment: a keyframe at 10, a heartbeat at 15, who reaps at 18, a
+    /// recorded Activity line at 19, a changed row at 20, a banner at 30.
+    fn segment(reading: &mut Reading) {
+        take(reading, 10, r#"{"type":"reset","seq":1}"#);
+        take(
+            reading,
+            10,
+            &format!(
+                r#"{{"type":"rows","seq":1,"table":"instances","upsert":[{ROW}],"remove":[]}}"#
+            ),
+        );
+        take(
+            reading,
+            10,
+            r#"{"type":"synced","seq":1,"at":10,"counts":{}}"#,
+        );
+        take(reading, 15, r#"{"type":"heartbeat","at":15,"seq":1}"#);
+        take(
+            reading,
+            18,
+            r#"{"type":"reaper","by":"console","pid":7,"paused":false,"text":"reaper: every 1m"}"#,
+        );
+        take(
+            reading,
+            19,
+            r#"{"type":"activity","at":19,"actor":"reaper","instance":"golf","kind":"failed","detail":"down exited 1"}"#,
+        );
+        take(
+            reading,
+            20,
+            &format!(
+                r#"{{"type":"rows","seq":2,"table":"instances","upsert":[{}],"remove":[]}}"#,
+                ROW.replace("100", "200")
+            ),
+        );
+        take(
+            reading,
+            20,
+            r#"{"type":"synced","seq":2,"at":20,"counts":{}}"#,
+        );
+        take(
+            reading,
+            30,
+            r#"{"type":"banner","id":"clock","level":"error","text":"clock jumped"}"#,
+        );
+    }
+
+    #[test]
+    fn a_frame_is_the_tables_and_lines_up_to_the_cursor_and_the_segments_changes() {
+        let mut reading = Reading::new(19);
+        segment(&mut reading);
+        let frame = reading.frame(Span {
+            first: 10,
+            last: 30,
+            changes: vec![10],
+        });
+        assert_eq!(frame.why, None);
+        let snapshot = frame.snapshot.expect("recorded");
+        assert_eq!(snapshot.instances[0].lease.map(|l| l.expires_at), Some(100));
+        assert_eq!(frame.reaper.as_deref(), Some("reaper: every 1m"));
+        assert!(frame.banners.is_empty(), "the banner came after the cursor");
+        let activity: Vec<(i64, String, String)> = frame
+            .activity
+            .iter()
+            .map(|a| (a.at, a.kind.to_string(), a.detail.clone()))
+            .collect();
+        assert_eq!(
+            activity,
+            [(19, "failed".to_owned(), "down exited 1".to_owned())]
+        );
+        assert_eq!(frame.span.changes, [10, 18, 20, 30]);
+    }
+
+    #[test]
+    fn a_cursor_past_the_last_line_by_more_than_a_gap_is_not_recorded() {
+        let mut reading = Reading::new(30 + super::super::GAP_SECS + 1);
+        segment(&mut reading);
+        let frame = reading.frame(Span::default());
+        assert!(frame.snapshot.is_none());
+        assert_eq!(
+            frame.why.as_deref(),
+            Some("nothing recorded for 17s before the cursor")
+        );
+        let mut early = Reading::new(5);
+        segment(&mut early);
+        assert_eq!(
+            early.frame(Span::default()).why.as_deref(),
+            Some("no whole snapshot recorded by then")
+        );
+    }
+}
