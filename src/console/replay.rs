@@ -215,6 +215,7 @@ pub(crate) fn timeline_at(
     at: i64,
     zone: jiff::tz::TimeZone,
 ) -> crate::model::history::timeline::Shown {
+    crate::render_thread::assert_off("a replay's timeline read");
     let mut timeline = crate::model::history::timeline::Timeline::new(name, zone);
     let mut note = None;
     let segments = dir.segments().unwrap_or_default();
@@ -252,6 +253,7 @@ pub(crate) fn timeline_at(
 /// nothing is recorded then. `known`: the changes found before.
 #[must_use]
 pub(crate) fn frame_at(dir: &Dir, at: i64, known: &Span) -> Frame {
+    crate::render_thread::assert_off("a replay's segment read");
     let segments = dir.segments().unwrap_or_default();
     let mut span = recorded_span(&segments);
     span.changes.extend(known.changes.iter().copied());

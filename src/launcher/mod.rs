@@ -176,9 +176,7 @@ pub(crate) fn plan(
             | Sub::DemoDown { .. }
             | Sub::DemoHelper
             | Sub::DemoStackless { .. },
-        ) => {
-            return Ok(None);
-        }
+        ) => return Ok(None),
     };
     let target = Target::parse(&text)
         .map_err(|rule| format!("{source} {:?}: {rule}", sanitize_short(&text, 80)))?;

@@ -92,11 +92,9 @@ impl Timeline {
             }
             Message::Rows(rows) => self.pending.push(rows),
             Message::Synced(_) => self.synced(t),
-            Message::Reaper(line) => {
-                if self.reaper.as_deref() != Some(line.text.as_str()) {
-                    self.push(t, format!("who reaps: {}", line.text));
-                    self.reaper = Some(line.text);
-                }
+            Message::Reaper(line) if self.reaper.as_deref() != Some(line.text.as_str()) => {
+                self.push(t, format!("who reaps: {}", line.text));
+                self.reaper = Some(line.text);
             }
             Message::Activity(line) if line.instance == self.name => {
                 self.activity(&super::reading::activity_from(line));
@@ -432,12 +430,12 @@ mod tests {
         timeline.take(t, read(synced.as_bytes()).unwrap());
     }
 
-    /// Created at 01:00, renewed at 02:00 (expiry 02:00 -> 03:00), a
-    /// failed reap after it ran out, the keyframe of a new segment (no
-    /// line), then the reaper's `down` holding its lock, the tombstone and
-    /// the lock released; with who reaps and this console's Activity lines.
-    #[test]
-    fn the_timeline_says_every_change_of_the_row_oldest_first_with_its_time() {
+    /// The recorded run: created at 01:00, renewed at 01:56:40 (expiry
+    /// 02:00 -> 03:00), a failed reap after it ran out, the keyframe of a
+    /// new segment (no line), then the reaper's `down` holding its lock,
+    /// the tombstone and the lock released; with who reaps and the
+    /// Activity lines (one about another instance).
+    fn recorded_run() -> Timeline {
         let mut timeline = Timeline::new("payments-staging", jiff::tz::TimeZone::UTC);
         let reaper = r#"{"type":"reaper","by":"console","pid":4242,"paused":false,"text":"reaper: every 1m"}"#;
         timeline.take(3_000, read(reaper.as_bytes()).unwrap());
@@ -501,6 +499,14 @@ mod tests {
             7,
             &[("instances", row("tombstoned", 10_800, false))],
         );
+        timeline
+    }
+
+    /// Every change of the row, its backoff, who reaps and the Activity
+    /// lines about it, each once, oldest first.
+    #[test]
+    fn the_timeline_says_every_change_of_the_row_oldest_first_with_its_time() {
+        let timeline = recorded_run();
         let lines: Vec<(i64, String)> = timeline
             .finish()
             .into_iter()
