@@ -128,10 +128,23 @@ struct ReplayCarrier {
     copies: Vec<String>,
 }
 
+/// What the detail view says in a replay: its checkpoints and services
+/// are read from the store, which a replay never opens.
+pub(crate) const NO_DETAIL: &str =
+    "replay: the detail is read from the store, not recorded: T shows this instance's timeline";
+
 impl Carrier for ReplayCarrier {
     fn handle(&mut self, app: &mut App, event: Event) {
-        let effect = app.handle(event, unix_now());
+        let mut effect = app.handle(event, unix_now());
         drop(app.drain_outbox());
+        // A read of the store is answered at once: there is none.
+        while let Some(Effect::Io(crate::event::Request::OpenDetail { name })) = effect {
+            let answer = crate::event::Answer::Detail {
+                name,
+                result: Err(NO_DETAIL.to_owned()),
+            };
+            effect = app.handle(Event::Answer(answer), unix_now());
+        }
         match effect {
             Some(Effect::Seek(seek)) => {
                 let _ = self.seeks.send(Ask::Seek(seek));

@@ -193,6 +193,14 @@ fn replay_shows_the_past_steps_through_changes_refuses_actions_and_t_says_why_it
         screen.contains("who reaps: reaper: every 1m (console pid 4242)"),
         "{screen}"
     );
+    // Esc, then Enter: the detail is the store's, never opened by a replay.
+    tui.send("\x1b");
+    tui.wait_gone("Timeline payments-staging", WAIT);
+    tui.send("\r");
+    tui.wait_for(
+        "replay: the detail is read from the store, not recorded",
+        WAIT,
+    );
     tui.send("q");
     assert_eq!(tui.wait_exit(WAIT), 0);
 }

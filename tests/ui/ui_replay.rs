@@ -253,3 +253,17 @@ fn t_live_shows_what_the_store_and_the_audit_trail_hold_and_says_no_recording() 
     assert_eq!(press(&mut app, KeyCode::Char('T')), None);
     assert_snapshot!("timeline_live_80x24", render_app(&app, 80, 24));
 }
+
+/// A flash lasts its seconds of the wall clock, not of the cursor (which
+/// stands still between seeks).
+#[test]
+fn a_flash_in_a_replay_goes_after_its_seconds_of_the_wall_clock() {
+    let mut app = replay(frame(Some(recorded())));
+    select(&mut app, "payments-staging");
+    assert_eq!(press(&mut app, KeyCode::Char('d')), None);
+    assert!(app.flash().is_some());
+    let later = CAPTURE + stackless_tui::ui::app::FLASH_SECS;
+    assert_eq!(app.handle(Event::Tick, later), None);
+    assert_eq!(app.flash(), None);
+    assert_eq!(app.now(), AT, "the panes' time is still the cursor's");
+}

@@ -197,7 +197,7 @@ impl App {
             "\"{word}\" is also an instance: Ctrl-F {word} Enter jumps to it (:{word} runs the command)"
         );
         let (level, text) = match self.flash.take() {
-            Some(flash) if super::flash_live(&flash, self.now) => {
+            Some(flash) if super::flash_live(&flash, self.wall_now()) => {
                 (flash.level, format!("{} · {hint}", flash.text))
             }
             _ => (FlashLevel::Info, hint),

@@ -343,12 +343,15 @@ impl App {
         }
         drop(self.settle());
         self.now = self.replay_now(&event, now);
-        let now = self.now;
         self.clock = Instant::now();
         match event {
             Event::Tick => {
                 self.recount_expired();
-                if self.flash.as_ref().is_some_and(|f| !flash_live(f, now)) {
+                if self
+                    .flash
+                    .as_ref()
+                    .is_some_and(|f| !flash_live(f, self.wall_now()))
+                {
                     self.flash = None;
                 }
                 self.recheck_logs()
@@ -548,7 +551,9 @@ impl App {
     /// `now`).
     #[must_use]
     pub fn flash(&self) -> Option<&Flash> {
-        self.flash.as_ref().filter(|f| flash_live(f, self.now))
+        self.flash
+            .as_ref()
+            .filter(|f| flash_live(f, self.wall_now()))
     }
 
     /// Whether to draw without colours (`NO_COLOR`).
