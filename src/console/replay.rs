@@ -218,9 +218,14 @@ fn spawn_reader(
     Ok(seeks)
 }
 
-/// `name`'s timeline from the recording's first line up to `at`
-/// ([`crate::model::history::timeline::Timeline`]), every segment read in
-/// order on this thread.
+/// How far back before the cursor `T` reads the recording, in seconds: a
+/// day (about 100 segments; older segments are not read, and the layer
+/// says so).
+pub(crate) const TIMELINE_SECS: i64 = 86_400;
+
+/// `name`'s timeline up to `at` ([`crate::model::history::timeline::Timeline`])
+/// from the segments of the [`TIMELINE_SECS`] before it, read in order on
+/// this thread.
 #[must_use]
 pub(crate) fn timeline_at(
     dir: &Dir,
@@ -232,7 +237,18 @@ pub(crate) fn timeline_at(
     let mut timeline = crate::model::history::timeline::Timeline::new(name, zone);
     let mut note = None;
     let segments = dir.segments().unwrap_or_default();
-    for segment in segments.iter().take_while(|s| s.first <= at) {
+    let from = at.saturating_sub(TIMELINE_SECS);
+    if segments.first().is_some_and(|s| s.first < from) {
+        note = Some(format!(
+            "the day before the cursor, from {}: older segments are not read",
+            crate::model::time::rfc3339_or_raw(from)
+        ));
+    }
+    for segment in segments
+        .iter()
+        .filter(|s| s.last >= from)
+        .take_while(|s| s.first <= at)
+    {
         let mut past = false;
         let read_all = dir.read_segment(&segment.file, &mut |line| {
             if let (Ok(stamp), Ok(message)) = (serde_json::from_slice::<Stamp>(line), read(line)) {
