@@ -353,6 +353,19 @@ pub enum Sub {
         #[arg(long, value_name = "SIZE", default_value = "256MB")]
         max_size: String,
     },
+    /// The console on a recording (docs/history.md, "Replay"): read-only,
+    /// a time cursor in the header; `[` `]` step through the changes,
+    /// `{` `}` by a minute, `>` to the live end.
+    Replay {
+        /// Where the cursor starts: RFC 3339, unix seconds, `03:12`, or
+        /// `10m ago` (default: the recording's last line).
+        #[arg(long, value_name = "TIME")]
+        at: Option<String>,
+        /// The recording's directory (default
+        /// `<state_dir>/stackless-tui/history`).
+        #[arg(long, value_name = "DIR")]
+        history: Option<std::path::PathBuf>,
+    },
     /// What is recorded: the span, the size, the segments and the gaps.
     History {
         /// The recording's directory (default

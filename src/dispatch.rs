@@ -137,6 +137,9 @@ fn dispatch(cli: &Cli) -> ExitCode {
             ),
             (Err(e), _) | (_, Err(e)) => usage(&e),
         },
+        Some(Sub::Replay { at, history }) => {
+            crate::console::replay::start(cli, at.as_deref(), history.as_deref())
+        }
         Some(Sub::History { history }) => crate::history::history(cli, history.as_deref()),
         Some(Sub::Serve { .. }) => crate::console::serve(cli),
         Some(Sub::Reap { .. }) => crate::headless::reap_once(cli),

@@ -71,6 +71,12 @@ pub enum Event {
     /// over a fleet, `crate::fleet::console`; never sent to the one-host
     /// console).
     Host(crate::model::fleet::wake::HostWake),
+    /// The replay's reader (`crate::console::replay`): the recording as
+    /// it was at the cursor (never sent to a live console).
+    Replay(Box<crate::model::history::cursor::Frame>),
+    /// The replay's reader: an instance's timeline read from the
+    /// recording up to the cursor (`T`).
+    Timeline(Box<crate::model::history::timeline::Shown>),
 }
 
 /// What the UI asks the I/O worker (`crate::console::io_worker`) to do: reads of

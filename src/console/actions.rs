@@ -189,7 +189,8 @@ impl<'a> Actions<'a> {
             Some(Effect::ReaperPass) => self.control.request_pass(),
             Some(Effect::Copy { text }) => self.copies.push(text),
             // Over a fleet only (`crate::fleet` carries it out).
-            Some(Effect::Fleet(_) | Effect::Quit) | None => {}
+            Some(Effect::Fleet(_) | Effect::Quit | Effect::Seek(_) | Effect::Timeline(_))
+            | None => {}
         }
     }
 

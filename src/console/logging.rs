@@ -111,6 +111,8 @@ pub(super) fn trace(event: &Event) {
         | Event::Activity(_)
         | Event::Logs(_)
         | Event::Answer(_)
-        | Event::Host(_) => {}
+        | Event::Host(_)
+        | Event::Replay(_)
+        | Event::Timeline(_) => {}
     }
 }

@@ -21,6 +21,7 @@ mod logging;
 mod metrics_file;
 mod queue_down;
 pub(crate) mod render_loop;
+pub(crate) mod replay;
 mod run;
 mod setup;
 pub(crate) mod terminal;

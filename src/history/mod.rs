@@ -35,7 +35,10 @@ fn store_path(cli: &Cli) -> Result<PathBuf, String> {
 
 /// `--history DIR`, else `<state_dir>/stackless-tui/history` (the store's
 /// directory).
-fn history_dir(cli: &Cli, given: Option<&Path>) -> Result<PathBuf, String> {
+///
+/// # Errors
+/// No `--state` and stackless's default path cannot be found.
+pub fn history_dir(cli: &Cli, given: Option<&Path>) -> Result<PathBuf, String> {
     if let Some(dir) = given {
         return Ok(dir.to_path_buf());
     }

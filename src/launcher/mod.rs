@@ -172,12 +172,11 @@ pub(crate) fn plan(
             Sub::Completions { .. }
             | Sub::Man
             | Sub::Record { .. }
+            | Sub::Replay { .. }
             | Sub::DemoDown { .. }
             | Sub::DemoHelper
             | Sub::DemoStackless { .. },
-        ) => {
-            return Ok(None);
-        }
+        ) => return Ok(None),
     };
     let target = Target::parse(&text)
         .map_err(|rule| format!("{source} {:?}: {rule}", sanitize_short(&text, 80)))?;

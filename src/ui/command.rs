@@ -5,7 +5,7 @@
 //! `:reap NAME...`, `:down NAME...`, `:renew NAME... [DURATION]`,
 //! `:verify NAME...`, `:filter EXPR`, `:sort KEY
 //! [asc|desc]`, `:pause`, `:resume`, `:pass`, `:logs NAME`, `:ops`,
-//! `:help`, `:q`; any other single word is a jump (`:NAME`): a word that
+//! `:help`, `:q`, `:at TIME` (a replay); any other single word is a jump (`:NAME`): a word that
 //! is a command runs the command, even when an instance has that name
 //! (Ctrl-F jumps to it: its line is never parsed as a command). Names are
 //! checked DNS-safe ([`crate::model::name::is_dns_safe`]) before anything
@@ -15,9 +15,9 @@ use crate::model::name::is_dns_safe;
 use crate::ui::app::SortKey;
 
 /// The command names, in completion order.
-pub(crate) const COMMANDS: [&str; 14] = [
+pub(crate) const COMMANDS: [&str; 15] = [
     "down", "filter", "help", "logs", "ops", "pass", "pause", "q", "quit", "reap", "renew",
-    "resume", "sort", "verify",
+    "resume", "sort", "verify", "at",
 ];
 
 /// Completion offers at most this many instance names.
@@ -56,6 +56,9 @@ pub(crate) enum UiCommand {
     Quit,
     /// `:NAME` (or Ctrl-F): select the instance whose name matches best.
     Jump(String),
+    /// `:at TIME` (`t`): move a replay's cursor to TIME (`03:12`, `10m
+    /// ago`, RFC 3339: [`crate::model::history::cursor::parse_cursor`]).
+    At(String),
 }
 
 /// Parse a command line (without its `:`).
@@ -119,6 +122,8 @@ fn parse_in(line: &str, fleet: bool) -> Result<UiCommand, String> {
             [name] => checked(name, fleet).map(UiCommand::Logs),
             _ => Err(":logs needs one instance name".into()),
         },
+        "at" if rest.is_empty() => Err(":at needs a time: 03:12, 10m ago, RFC 3339".into()),
+        "at" => Ok(UiCommand::At(rest.join(" "))),
         "ops" => bare(UiCommand::Ops),
         "help" => bare(UiCommand::Help),
         "q" | "quit" => bare(UiCommand::Quit),

@@ -33,4 +33,5 @@ mod read_only;
 mod reaper_keys;
 mod remote;
 mod remote_stream;
+mod replay;
 mod sshd;

@@ -45,5 +45,6 @@ mod ui_partial;
 mod ui_reaper;
 mod ui_rebirth;
 mod ui_remote;
+mod ui_replay;
 mod ui_rows_reachable;
 mod ui_verbs;

@@ -233,7 +233,7 @@ fn every_key_table_entry_through_the_app_does_what_it_does_over_a_fleet() {
             }
         }
     }
-    assert_eq!(pressed, 136);
+    assert_eq!(pressed, 143);
 }
 
 /// The App over a fleet with its help open (`?`), its search typed (`/`)

@@ -4,7 +4,10 @@
 //! ends, what retention drops, and the times and sizes an operator types.
 //! No I/O: the files are `crate::history`'s; time is a parameter.
 
+pub mod cursor;
+pub mod reading;
 pub mod replay;
+pub mod timeline;
 
 use serde::{Deserialize, Serialize};
 

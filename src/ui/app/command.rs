@@ -197,7 +197,7 @@ impl App {
             "\"{word}\" is also an instance: Ctrl-F {word} Enter jumps to it (:{word} runs the command)"
         );
         let (level, text) = match self.flash.take() {
-            Some(flash) if super::flash_live(&flash, self.now) => {
+            Some(flash) if super::flash_live(&flash, self.wall_now()) => {
                 (flash.level, format!("{} · {hint}", flash.text))
             }
             _ => (FlashLevel::Info, hint),
@@ -260,6 +260,7 @@ impl App {
                 }
             }
             UiCommand::Help => self.open_help(),
+            UiCommand::At(text) => return self.seek_typed(&text),
             UiCommand::Quit => {
                 self.quitting = true;
                 return Some(Effect::Quit);

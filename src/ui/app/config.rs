@@ -169,6 +169,12 @@ impl TeardownInfo {
 /// or an event; the `:` command line is [`crate::ui::command`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
+    /// Move the replay's cursor (`[`, `]`, `{`, `}`, `>`): only a replay
+    /// asks it, and its reader carries it out (`crate::console::replay`).
+    Seek(crate::model::history::cursor::Seek),
+    /// Read this instance's timeline from the recording up to the cursor
+    /// (`T` in a replay; a live console builds its own from the store).
+    Timeline(String),
     /// Reap this instance now (operator `r`; the key rules passed at the
     /// time of the key press, on the snapshot then shown).
     Reap {

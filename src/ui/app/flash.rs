@@ -30,7 +30,7 @@ impl App {
         self.flash = Some(Flash {
             level,
             text,
-            at: self.now,
+            at: self.wall_now(),
         });
     }
 

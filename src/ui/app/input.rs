@@ -165,6 +165,12 @@ impl App {
                 self.quitting = true;
                 Some(Effect::Quit)
             }
+            Action::Seek(seek) => self.seek_key(seek),
+            Action::Timeline => self.timeline_key(),
+            Action::TypeTime => {
+                self.type_time_key();
+                None
+            }
             Action::Up
             | Action::Down
             | Action::PageUp

@@ -54,6 +54,7 @@ mod operations;
 pub mod over_fleet;
 mod reaper;
 mod remote;
+pub mod replay;
 mod rows;
 mod status;
 mod verb_question;
@@ -81,6 +82,7 @@ pub use operation_view::{OpEvents, OperationView};
 pub(crate) use operations::AFTER_ALL;
 pub use reaper::ReaperView;
 pub use remote::Accepted;
+pub use replay::ReplayView;
 use rows::InstancesTable;
 pub use rows::SortKey;
 pub use verb_question::VerbQuestion;
@@ -264,6 +266,8 @@ pub struct App {
     /// The layout of the last full frame (`None` before it, or while the
     /// terminal is too small): where mouse events land.
     pub(crate) areas: Cell<Option<Areas>>,
+    /// The replay's cursor (`stackless-tui replay`); `None` live.
+    replay: Option<replay::ReplayView>,
 }
 
 impl App {
@@ -322,6 +326,7 @@ impl App {
             arrangement: Arrangement::default(),
             viewport: Cell::new(Viewport::default()),
             areas: Cell::new(None),
+            replay: None,
         }
     }
 
@@ -337,12 +342,16 @@ impl App {
             return self.fleet_event(event, now.saturating_mul(1000));
         }
         drop(self.settle());
-        self.now = now;
+        self.now = self.replay_now(&event, now);
         self.clock = Instant::now();
         match event {
             Event::Tick => {
                 self.recount_expired();
-                if self.flash.as_ref().is_some_and(|f| !flash_live(f, now)) {
+                if self
+                    .flash
+                    .as_ref()
+                    .is_some_and(|f| !flash_live(f, self.wall_now()))
+                {
                     self.flash = None;
                 }
                 self.recheck_logs()
@@ -399,6 +408,11 @@ impl App {
             }
             // A fleet host's connection: the fleet's loop takes it.
             Event::Host(_) => None,
+            Event::Replay(frame) => self.show_replay(*frame),
+            Event::Timeline(shown) => {
+                self.show_timeline(&shown);
+                None
+            }
             Event::Terminate(_) => {
                 self.quitting = true;
                 Some(Effect::Quit)
@@ -537,7 +551,9 @@ impl App {
     /// `now`).
     #[must_use]
     pub fn flash(&self) -> Option<&Flash> {
-        self.flash.as_ref().filter(|f| flash_live(f, self.now))
+        self.flash
+            .as_ref()
+            .filter(|f| flash_live(f, self.wall_now()))
     }
 
     /// Whether to draw without colours (`NO_COLOR`).

@@ -136,6 +136,8 @@ mod fleet {
         "over a fleet the logs view always wraps at words: w has nothing to switch";
     pub(super) const BANNERS: &str =
         "over a fleet each host's state is in its row: the one-host banners are not shown";
+    pub(super) const SEEK: &str =
+        "over a fleet nothing is replayed: run stackless-tui replay on the host";
 }
 
 /// What a key does; the handler matches on this. Movement actions apply to
@@ -145,6 +147,12 @@ mod fleet {
 pub enum Action {
     /// Quit the console.
     Quit,
+    /// Move the replay's cursor (`stackless-tui replay`).
+    Seek(crate::model::history::cursor::Seek),
+    /// The selected instance's timeline (`T`).
+    Timeline,
+    /// Type a time for the replay's cursor (`t`: `:at `).
+    TypeTime,
     /// One row up (older log line).
     Up,
     /// One row down (newer log line).
@@ -387,6 +395,7 @@ impl Action {
             Self::ToggleWrap => Err(fleet::WRAP),
             Self::ToggleZoom => Ok(()),
             Self::ToggleBanners => Err(fleet::BANNERS),
+            Self::Seek(_) | Self::Timeline | Self::TypeTime => Err(fleet::SEEK),
         }
     }
 

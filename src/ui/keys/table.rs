@@ -6,6 +6,8 @@ use super::Context::{
     Always, CommandLine, Confirm, Detail, Filter, FullText, Help, HelpSearch, LogSearch, Logs,
     Operation, Panes,
 };
+use crate::model::history::cursor::Seek;
+
 use super::{Action, Bind, Context, FooterLabel, Key, KeyEntry, Mods};
 
 const PANES_DETAIL: &[Context] = &[Panes, Detail];
@@ -449,6 +451,27 @@ pub const ENTRIES: &[KeyEntry] = &[
         help: "zoom the focused pane to the whole screen, and back",
         binds: &[bind(&[Panes], &[ch('z')], Action::ToggleZoom)],
         footer: &[foot(Panes, 14, "z", "zoom", 5)],
+    },
+    KeyEntry {
+        keys: "T",
+        fleet: "",
+        help: "the instance's timeline: every recorded change, op and teardown",
+        binds: &[bind(&[Panes], &[ch('T')], Action::Timeline)],
+        footer: &[],
+    },
+    KeyEntry {
+        keys: "[ / ], { / }, >, t",
+        fleet: "",
+        help: "replay: prev / next change; a minute back / fwd; live end; :at TIME",
+        binds: &[
+            bind(&[Panes], &[ch('[')], Action::Seek(Seek::PreviousChange)),
+            bind(&[Panes], &[ch(']')], Action::Seek(Seek::NextChange)),
+            bind(&[Panes], &[ch('{')], Action::Seek(Seek::MinuteBack)),
+            bind(&[Panes], &[ch('}')], Action::Seek(Seek::MinuteForward)),
+            bind(&[Panes], &[ch('>')], Action::Seek(Seek::Live)),
+            bind(&[Panes], &[ch('t')], Action::TypeTime),
+        ],
+        footer: &[],
     },
     KeyEntry {
         keys: "b",

@@ -68,6 +68,10 @@ const fn item(id: &'static str, error: bool, text: String) -> BannerItem {
 #[must_use]
 pub fn banner_items(app: &App) -> Vec<BannerItem> {
     let mut out = Vec::new();
+    if let Some(view) = app.replay() {
+        replay_banners(view, &mut out);
+        return out;
+    }
     role_banners(app, &mut out);
     if let Some(error) = app.unrecorded() {
         out.push(item(
@@ -255,6 +259,28 @@ pub fn height(app: &App, width: u16) -> u16 {
     2 + u16::try_from(banner_lines(app, width).len()).unwrap_or(u16::MAX)
 }
 
+/// A replay's banners: why nothing is shown at the cursor, then the
+/// banners recorded as up then (a replay has no live state of its own).
+fn replay_banners(view: &crate::ui::app::ReplayView, out: &mut Vec<BannerItem>) {
+    if let Some(why) = &view.why {
+        out.push(item(
+            "replay",
+            true,
+            format!(
+                "! not recorded: {}",
+                sanitize_short(why, crate::ui::text::CUT_LONG)
+            ),
+        ));
+    }
+    for text in &view.banners {
+        out.push(item(
+            "recorded",
+            false,
+            format!("! {}", sanitize_short(text, crate::ui::text::CUT_LONG)),
+        ));
+    }
+}
+
 /// The items of one header line, each with the rank at which it is
 /// dropped (lowest first) when the line does not fit: whole items go,
 /// never part of a word. Rank `u8::MAX` is never dropped.
@@ -297,6 +323,10 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let config = app.config();
     let snapshot = app.snapshot();
     let mut first = vec![(Span::styled(TITLE, theme::title()), u8::MAX)];
+    // A replay's cursor is never dropped: every pane is as it was then.
+    if let Some(cursor) = app.replay_text(app.wall_now()) {
+        first.push((Span::styled(cursor, theme::title()), u8::MAX));
+    }
     let store = sanitize_short(&config.store_label, crate::ui::text::CUT_LONG);
     let schema = format!("schema v{}", snapshot.generation.user_version);
     if let Some(text) = host_text(app) {
@@ -319,11 +349,17 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     }
     // A standby console runs no reaper, whatever its flags say; an active
     // one says what its reaper does with the store as it is now.
+    let reaper = app.replay().map_or_else(
+        || app.reaper_text().into_owned(),
+        |view| {
+            format!(
+                "who reaps (recorded): {}",
+                view.reaper.as_deref().unwrap_or("not recorded")
+            )
+        },
+    );
     let mut second = vec![(
-        Span::raw(sanitize_short(
-            &app.reaper_text(),
-            crate::ui::text::CUT_SHORT,
-        )),
+        Span::raw(sanitize_short(&reaper, crate::ui::text::CUT_SHORT)),
         u8::MAX,
     )];
     if let Some(schedule) = app.reaper_schedule() {

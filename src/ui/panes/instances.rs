@@ -128,6 +128,26 @@ fn title_line(app: &App, is_focused: bool, width: u16) -> Line<'static> {
     Line::from(spans)
 }
 
+/// What the Instances pane says with no row to show: the filter's error,
+/// the first read pending, nothing recorded at a replay's cursor, an empty
+/// store (`empty`), or a filter that matches nothing.
+fn empty_text(app: &App, empty: bool) -> String {
+    if let Some(error) = app.filter_error() {
+        format!("filter: {}", sanitize_short(error, CUT_SHORT * 2))
+    } else if !app.loaded() {
+        "reading the store…".to_owned()
+    } else if app.replay().is_some_and(|view| !view.recorded) {
+        "not recorded at the cursor: no row is shown ([ ] step to a change)".to_owned()
+    } else if empty {
+        "no instances in this store".to_owned()
+    } else {
+        format!(
+            "no instance matches \"{}\" (Esc clears the filter)",
+            sanitize_short(app.filter(), CUT_SHORT)
+        )
+    }
+}
+
 /// Draw the Instances pane into `area`.
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     if let Some(fleet) = app.fleet() {
@@ -155,18 +175,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         return;
     }
     if len == 0 {
-        let text = if let Some(error) = app.filter_error() {
-            format!("filter: {}", sanitize_short(error, CUT_SHORT * 2))
-        } else if !app.loaded() {
-            "reading the store…".to_owned()
-        } else if instances.is_empty() {
-            "no instances in this store".to_owned()
-        } else {
-            format!(
-                "no instance matches \"{}\" (Esc clears the filter)",
-                sanitize_short(app.filter(), CUT_SHORT)
-            )
-        };
+        let text = empty_text(app, instances.is_empty());
         frame.render_widget(Paragraph::new(Line::styled(text, theme::muted())), inner);
         return;
     }

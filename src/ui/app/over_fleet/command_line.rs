@@ -185,6 +185,10 @@ impl FleetState {
                 self.reversed = descending.is_some_and(|d| d != key.descending());
             }
             UiCommand::Help => self.help(),
+            UiCommand::At(_) => self.say(
+                "over a fleet nothing is replayed: run stackless-tui replay on the host",
+                true,
+            ),
             UiCommand::Ops => *panes.focus = Focus::Operations,
             UiCommand::Logs(name) => return self.named_command(panes, "logs", &[name.as_str()]),
             UiCommand::Renew(names, None) => {

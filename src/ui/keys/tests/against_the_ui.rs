@@ -603,6 +603,20 @@ fn check(action: Action, app: &App, command: Option<Effect>, before: usize, cont
         Action::ReaperPass => assert_eq!(command, Some(Effect::ReaperPass), "{what}"),
         Action::ToggleZoom => assert!(app.zoomed(), "{what}"),
         Action::ToggleBanners => assert!(app.banners_away(), "{what}"),
+        // Live: the store's timeline of the selected row, in a layer.
+        Action::Timeline => {
+            assert_eq!(command, None, "{what}");
+            assert_eq!(app.context(), FullText, "{what}");
+        }
+        // A live console has no recording: the flash says where to step.
+        Action::Seek(_) | Action::TypeTime => {
+            assert_eq!(command, None, "{what}");
+            assert_eq!(
+                app.flash().map(|f| f.text.as_str()),
+                Some(crate::ui::app::replay::SEEK_LIVE),
+                "{what}"
+            );
+        }
     }
 }
 
