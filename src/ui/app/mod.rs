@@ -109,7 +109,8 @@ pub struct Counts {
     pub expired: usize,
 }
 
-/// The snapshot on screen and what is derived from it once per snapshot.
+/// The snapshot on screen, what is derived from it once per snapshot, and
+/// where its rows come from when not the store (a fleet, a replay).
 #[derive(Debug)]
 struct Shown {
     snapshot: Arc<Snapshot>,
@@ -129,6 +130,8 @@ struct Shown {
     /// resized, or a key changed the App's own layers over the fleet (the
     /// help); otherwise a frame is owed only when the fleet's rows changed.
     owed: bool,
+    /// The replay's cursor (`stackless-tui replay`); `None` live.
+    replay: Option<replay::ReplayView>,
 }
 
 /// The cursors over a fleet of the panes that have no [`Selection`] of
@@ -266,8 +269,6 @@ pub struct App {
     /// The layout of the last full frame (`None` before it, or while the
     /// terminal is too small): where mouse events land.
     pub(crate) areas: Cell<Option<Areas>>,
-    /// The replay's cursor (`stackless-tui replay`); `None` live.
-    replay: Option<replay::ReplayView>,
 }
 
 impl App {
@@ -299,6 +300,7 @@ impl App {
                 fleet: None,
                 fleet_cursors: FleetCursors::default(),
                 owed: false,
+                replay: None,
             },
             status: Status {
                 health: StoreHealth::Ok,
@@ -326,7 +328,6 @@ impl App {
             arrangement: Arrangement::default(),
             viewport: Cell::new(Viewport::default()),
             areas: Cell::new(None),
-            replay: None,
         }
     }
 

@@ -67,8 +67,8 @@ impl App {
             activity,
             span,
         } = frame;
-        let wall = self.replay.as_ref().map_or(at, |v| v.wall);
-        self.replay = Some(ReplayView {
+        let wall = self.shown.replay.as_ref().map_or(at, |v| v.wall);
+        self.shown.replay = Some(ReplayView {
             at,
             recorded: snapshot.is_some(),
             why,
@@ -96,11 +96,11 @@ impl App {
     /// header's `ago`.
     pub(super) fn replay_now(&mut self, event: &crate::event::Event, now: i64) -> i64 {
         if let crate::event::Event::Replay(frame) = event {
-            let view = self.replay.get_or_insert_with(ReplayView::default);
+            let view = self.shown.replay.get_or_insert_with(ReplayView::default);
             view.wall = now;
             return frame.at;
         }
-        match self.replay.as_mut() {
+        match self.shown.replay.as_mut() {
             Some(view) => {
                 view.wall = now;
                 view.at
@@ -113,20 +113,20 @@ impl App {
     /// clock in a replay.
     #[must_use]
     pub fn wall_now(&self) -> i64 {
-        self.replay.as_ref().map_or(self.now, |v| v.wall)
+        self.shown.replay.as_ref().map_or(self.now, |v| v.wall)
     }
 
     /// The replay's cursor, `None` on a live console.
     #[must_use]
     pub fn replay(&self) -> Option<&ReplayView> {
-        self.replay.as_ref()
+        self.shown.replay.as_ref()
     }
 
     /// The header's cursor words (`replay 03:12:07, 5h 48m ago`, `: not
     /// recorded` at a gap), `now` the wall clock; `None` on a live console.
     #[must_use]
     pub fn replay_text(&self, now: i64) -> Option<String> {
-        let view = self.replay.as_ref()?;
+        let view = self.shown.replay.as_ref()?;
         Some(cursor_words(view.at, now, self.zone(), view.recorded))
     }
 
@@ -139,7 +139,7 @@ impl App {
             self.set_flash(FlashLevel::Warning, "no instance selected".into());
             return None;
         };
-        if self.replay.is_some() {
+        if self.shown.replay.is_some() {
             return Some(Effect::Timeline(name));
         }
         let entries = crate::model::history::timeline::from_store(
@@ -186,7 +186,7 @@ impl App {
     /// ([`crate::model::history::cursor::parse_cursor`]); a time that does
     /// not parse is said in the flash; live, refused as the seek keys are.
     pub(super) fn seek_typed(&mut self, text: &str) -> Option<Effect> {
-        let Some(view) = &self.replay else {
+        let Some(view) = &self.shown.replay else {
             self.set_flash(FlashLevel::Warning, SEEK_LIVE.to_owned());
             return None;
         };
@@ -201,7 +201,7 @@ impl App {
 
     /// `t`: the `:` line opened with `at ` typed, for a time.
     pub(super) fn type_time_key(&mut self) {
-        if self.replay.is_none() {
+        if self.shown.replay.is_none() {
             self.set_flash(FlashLevel::Warning, SEEK_LIVE.to_owned());
             return;
         }
@@ -214,7 +214,7 @@ impl App {
     /// A seek key: carried out by the replay's reader; refused with what
     /// it is for on a live console.
     pub(super) fn seek_key(&mut self, seek: Seek) -> Option<Effect> {
-        if self.replay.is_some() {
+        if self.shown.replay.is_some() {
             return Some(Effect::Seek(seek));
         }
         self.set_flash(FlashLevel::Warning, SEEK_LIVE.to_owned());
