@@ -45,18 +45,34 @@ fn audit_stamp(state_dir: &Path) -> Option<(u64, std::time::SystemTime)> {
     Some((meta.len(), meta.modified().ok()?))
 }
 
+/// More families a writer adds before `# EOF` (`record`'s recorded
+/// teardowns): called at each write, and each [`AUDIT_CHECK`] to see
+/// whether what it says changed (then the file is written again).
+pub(crate) type Extra = std::sync::Arc<dyn Fn() -> String + Send + Sync>;
+
+/// `document` with `extra`'s families inserted before its `# EOF` line.
+fn with_extra(document: String, extra: Option<&Extra>) -> String {
+    let Some(extra) = extra else {
+        return document;
+    };
+    let body = document.strip_suffix("# EOF\n").unwrap_or(&document);
+    format!("{body}{}# EOF\n", extra())
+}
+
 /// Start the `metrics-file` thread: [`document_of`] the store at `store`
-/// written to `path` now, every `every`, and after the audit trail
-/// changed, until `stop`. A write that fails is logged (once until one
-/// succeeds again) and tried again at the next write.
+/// (and `extra`'s families) written to `path` now, every `every`, and
+/// after the audit trail (or what `extra` says) changed, until `stop`. A
+/// write that fails is logged (once until one succeeds again) and tried
+/// again at the next write.
 ///
 /// # Errors
 /// The thread could not be started.
-pub(super) fn spawn(
+pub(crate) fn spawn(
     path: PathBuf,
     store: PathBuf,
     every: Duration,
     stop: StopToken,
+    extra: Option<Extra>,
 ) -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("metrics-file".into())
@@ -65,10 +81,12 @@ pub(super) fn spawn(
             let state_dir = store
                 .parent()
                 .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+            let said = || extra.as_ref().map(|extra| extra());
             loop {
-                let stamp = audit_stamp(&state_dir);
+                let stamp = (audit_stamp(&state_dir), said());
                 let written = std::time::Instant::now();
-                match crate::nofollow::replace(&path, document_of(&store).as_bytes()) {
+                let text = with_extra(document_of(&store), extra.as_ref());
+                match crate::nofollow::replace(&path, text.as_bytes()) {
                     Ok(()) if failing => {
                         failing = false;
                         tracing::info!("metrics file {} written again", path.display());
@@ -84,7 +102,7 @@ pub(super) fn spawn(
                     if stop.sleep(AUDIT_CHECK.min(every)) {
                         return;
                     }
-                    if written.elapsed() >= every || audit_stamp(&state_dir) != stamp {
+                    if written.elapsed() >= every || (audit_stamp(&state_dir), said()) != stamp {
                         break;
                     }
                 }

@@ -365,6 +365,7 @@ fn start_threads(
             setup.path.clone(),
             setup.action.tick,
             stop.clone(),
+            None,
         )
         .wrap_err("cannot start the metrics file writer")?;
     }

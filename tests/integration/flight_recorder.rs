@@ -556,3 +556,67 @@ fn a_full_disk_pauses_the_recording_and_it_resumes_with_a_banner_and_a_keyframe(
         format!(r#"{{"t":{},"type":"reset","seq":2}}"#, t0 + 40)
     );
 }
+
+/// `record --metrics-file F` writes the console's metrics document to F
+/// with the `down` operations that finished while it recorded (the one
+/// already finished in the first snapshot not counted), written again
+/// when that count changes; promtool accepts it.
+#[test]
+fn record_writes_the_metrics_file_with_the_teardowns_it_recorded() {
+    let (dir, store) = stores::v14();
+    let home = dir.path();
+    let history = home.join("history");
+    let file = home.join("stackless.prom");
+    let mut child = bin()
+        .arg("--state")
+        .arg(&store)
+        .args(["record", "--history"])
+        .arg(&history)
+        .arg("--metrics-file")
+        .arg(&file)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn record");
+    let read = || std::fs::read_to_string(&file).unwrap_or_default();
+    let wait_for = |want: &str| {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !read().contains(want) {
+            assert!(
+                Instant::now() < deadline,
+                "never written: {want}\n{}",
+                read()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    wait_for("stackless_recorded_teardowns_total{outcome=\"succeeded\"} 0\n");
+    // Written once the first snapshot is recorded: the document of the
+    // store, then the recorded counts, then `# EOF`.
+    captured(home, &store, &history);
+    exec(
+        &store,
+        "UPDATE operations SET status = 'succeeded' WHERE id = 'op-alpha-down'",
+    );
+    wait_for("stackless_recorded_teardowns_total{outcome=\"succeeded\"} 1\n");
+    let text = read();
+    assert!(
+        text.ends_with(
+            "stackless_recorded_teardowns_total{outcome=\"succeeded\"} 1\n\
+             stackless_recorded_teardowns_total{outcome=\"failed\"} 0\n# EOF\n"
+        ),
+        "{text}"
+    );
+    assert_eq!(text.matches("# EOF").count(), 1);
+    assert!(text.contains("stackless_instances{"), "{text}");
+    crate::metrics::check_metrics(&text);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid")),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .expect("SIGTERM");
+    assert!(child.wait().expect("wait").success());
+}
