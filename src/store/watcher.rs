@@ -383,10 +383,9 @@ impl Watcher {
         Ok(None)
     }
 
-    /// A commit came (`data_version` is now `version`, `None` when it could
-    /// not be read): read a snapshot and send it, unless the file was found
-    /// rewritten under it (then read anew). A busy store is reported
-    /// ([`Watcher::busy`]); another error closes the connection, 1 s pause.
+    /// A commit came (`data_version` now `version`, `None`: unread): read a
+    /// snapshot and send it (a file found rewritten under it is read anew);
+    /// busy is reported ([`Watcher::busy`]), another error closes, 1 s pause.
     fn read_snapshot(&mut self, version: Option<i64>) -> Result<Duration, Gone> {
         if let Some(head) = self.head.take()
             && self.last.is_none()
