@@ -24,12 +24,40 @@ use crate::supervisor::HelperHandle;
 /// and the supervised helper (its configured name and the supervisor's
 /// count of its restarts, [`HelperHandle::restarts`]). Reading them does
 /// no I/O.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Sources {
+#[derive(Clone, Default)]
+pub(crate) struct Sources {
     /// The audit trail's counts.
-    pub(super) audit: CountsCache,
+    pub(crate) audit: CountsCache,
     /// The helper supervised here: its name and handle.
-    pub(super) helper: Option<(String, Arc<HelperHandle>)>,
+    pub(crate) helper: Option<(String, Arc<HelperHandle>)>,
+    /// More families the writer adds before `# EOF` (`record`'s recorded
+    /// teardowns).
+    pub(crate) extra: Option<Extra>,
+}
+
+impl std::fmt::Debug for Sources {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sources")
+            .field("audit", &self.audit)
+            .field("helper", &self.helper)
+            .field("extra", &self.extra.is_some())
+            .finish()
+    }
+}
+
+/// More families a writer adds before `# EOF` (`record`'s recorded
+/// teardowns): called at each write, and each [`CHANGE_CHECK`] to see
+/// whether what it says changed (then the file is written again). Does
+/// no I/O.
+pub(crate) type Extra = Arc<dyn Fn() -> String + Send + Sync>;
+
+/// `document` with `extra`'s families inserted before its `# EOF` line.
+fn with_extra(document: String, extra: Option<&Extra>) -> String {
+    let Some(extra) = extra else {
+        return document;
+    };
+    let body = document.strip_suffix("# EOF\n").unwrap_or(&document);
+    format!("{body}{}# EOF\n", extra())
 }
 
 impl Sources {
@@ -39,6 +67,11 @@ impl Sources {
             .iter()
             .map(|(name, handle)| (name.clone(), handle.restarts()))
             .collect()
+    }
+
+    /// What [`Sources::extra`] says now (none: `None`).
+    fn said(&self) -> Option<String> {
+        self.extra.as_ref().map(|extra| extra())
     }
 
     /// The audit trail's newest read ([`CountsCache::get`]).
@@ -81,13 +114,14 @@ pub(super) const CHANGE_CHECK: Duration = Duration::from_millis(250);
 /// Start the `metrics-file` thread: the document of the store at `store`
 /// and of `sources` written to `path` once the audit trail was first
 /// counted, then every `every`, and after the audit trail was counted
-/// again or a helper restarted, until `stop`. A write that fails is
+/// again, a helper restarted or what `sources.extra` says changed, until
+/// `stop`. A write that fails is
 /// logged (once until one succeeds again) and tried again at the next
 /// write.
 ///
 /// # Errors
 /// The thread could not be started.
-pub(super) fn spawn(
+pub(crate) fn spawn(
     path: PathBuf,
     store: PathBuf,
     every: Duration,
@@ -108,8 +142,12 @@ pub(super) fn spawn(
             loop {
                 let (read, counts) = seen.clone().unwrap_or((0, None));
                 let helpers = sources.helpers();
+                let said = sources.said();
                 let written = std::time::Instant::now();
-                let text = document_now(&store, counts.as_ref(), &helpers);
+                let text = with_extra(
+                    document_now(&store, counts.as_ref(), &helpers),
+                    sources.extra.as_ref(),
+                );
                 failing = write(&path, &text, failing);
                 loop {
                     if stop.sleep(CHANGE_CHECK.min(every)) {
@@ -117,7 +155,8 @@ pub(super) fn spawn(
                     }
                     seen = sources.audit();
                     let changed = seen.as_ref().map(|(r, _)| *r) != Some(read)
-                        || sources.helpers() != helpers;
+                        || sources.helpers() != helpers
+                        || sources.said() != said;
                     if changed || written.elapsed() >= every {
                         break;
                     }
@@ -177,6 +216,7 @@ mod tests {
         let sources = super::Sources {
             audit: crate::audit::CountsCache::default(),
             helper: Some((config.name(), Arc::clone(&handle))),
+            extra: None,
         };
         crate::audit::watch_counts(
             dir.path().join("audit.jsonl"),

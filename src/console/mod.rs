@@ -18,7 +18,7 @@ mod io_worker;
 mod job_starter;
 mod leader;
 mod logging;
-mod metrics_file;
+pub(crate) mod metrics_file;
 mod queue_down;
 pub(crate) mod render_loop;
 pub(crate) mod replay;

@@ -98,6 +98,7 @@ impl Engine {
                 .helper
                 .as_ref()
                 .map(|helper| (helper.name(), Arc::clone(&helper_handle))),
+            extra: None,
         };
         Ok((
             Self {

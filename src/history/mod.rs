@@ -93,7 +93,39 @@ pub fn record(cli: &Cli, given: Option<&Path>, retention: Retention) -> ExitCode
         retention.words()
     )
     .and_then(|()| stdout.flush());
-    let code = crate::console::record(cli, Shared(Arc::clone(&sink)));
+    let stop = crate::stop::StopToken::new();
+    let mut agent = cli.clone();
+    if let Some(file) = agent.metrics_file.take() {
+        let counted = Arc::clone(&sink);
+        let extra: crate::console::metrics_file::Extra = Arc::new(move || {
+            counted
+                .lock()
+                .map(|sink| sink.teardowns().family())
+                .unwrap_or_default()
+        });
+        let sources = crate::console::metrics_file::Sources {
+            extra: Some(extra),
+            ..crate::console::metrics_file::Sources::default()
+        };
+        let state_dir = store
+            .parent()
+            .map_or_else(|| std::path::PathBuf::from("."), Path::to_path_buf);
+        let started = crate::audit::watch_counts(
+            crate::audit::default_path(&state_dir),
+            sources.audit.clone(),
+            stop.clone(),
+        )
+        .and_then(|()| {
+            crate::console::metrics_file::spawn(file, store, cli.tick, sources, stop.clone())
+        });
+        if let Err(e) = started {
+            return usage(&format!(
+                "record: cannot start the metrics file writer: {e}"
+            ));
+        }
+    }
+    let code = crate::console::record(&agent, Shared(Arc::clone(&sink)));
+    stop.cancel();
     if let Ok(mut sink) = sink.lock() {
         sink.tick(unix_now());
     }

@@ -15,6 +15,7 @@ use crate::model::history::{
     Header, Segment, segment_full, segment_name, span_words, stamp, to_drop,
 };
 use crate::model::protocol::lines::{Banner, Message, read};
+use crate::model::recorded_teardowns::RecordedTeardowns;
 use crate::model::time::unix_now;
 
 /// How long a line waits at most before it is on disk (a `kill -9` loses
@@ -77,6 +78,8 @@ pub struct Sink {
     replay: Replay,
     /// Recording paused since (unix seconds) and why: a write failed.
     paused: Option<(i64, String)>,
+    /// The teardowns seen finishing (`record --metrics-file`).
+    teardowns: RecordedTeardowns,
 }
 
 impl Sink {
@@ -111,7 +114,14 @@ impl Sink {
             next_seq,
             replay: Replay::new(),
             paused: None,
+            teardowns: RecordedTeardowns::default(),
         })
+    }
+
+    /// The `down` operations seen finishing while recorded.
+    #[must_use]
+    pub fn teardowns(&self) -> &RecordedTeardowns {
+        &self.teardowns
     }
 
     /// Take bytes of the stream (whole lines, or a line's start).
@@ -172,6 +182,7 @@ impl Sink {
         }
         for (t, line) in waiting {
             if let Ok(message) = read(line.as_bytes()) {
+                self.teardowns.see(&message);
                 self.replay.apply(t, message);
             }
         }

@@ -32,6 +32,7 @@ pub mod operation;
 pub mod protocol;
 pub mod readiness;
 pub mod reaper_status;
+pub mod recorded_teardowns;
 pub mod redact;
 pub(crate) mod repeats;
 pub(crate) mod rows;

@@ -92,6 +92,9 @@ impl Store {
     ) -> Result<crate::model::Snapshot, StoreError> {
         self.open_now()?;
         let result = self.snapshot_once(probe);
+        if result.is_ok() {
+            self.note_read();
+        }
         self.noticed(result)
     }
 
@@ -129,6 +132,9 @@ impl Store {
     ) -> Result<bool, super::StreamStop<R::Error>> {
         self.open_now().map_err(super::StreamStop::Store)?;
         let result = self.stream_snapshot(probe, wall, reader);
+        if result.is_ok() {
+            self.note_read();
+        }
         if let Err(super::StreamStop::Store(error)) = &result
             && error.breaks_connection()
         {

@@ -11,6 +11,7 @@ pub(crate) mod error;
 pub mod files;
 mod layout;
 mod lenient;
+mod look;
 pub mod operations;
 pub mod probe;
 mod queue_seen;
@@ -82,12 +83,14 @@ pub struct Store {
     /// replaced under us is noticed by comparing (the open connection would
     /// otherwise go on reading the unlinked file forever).
     identity: Option<(u64, u64)>,
-    /// The file's size and modification time, and this connection's
-    /// `data_version`, when [`Store::file_state`] last looked: a file
-    /// rewritten in place outside `SQLite` (truncated, a copy restored over
-    /// it) changes the first while the second stays, and this connection's
-    /// cache would go on serving the old pages.
-    stamp: Option<(Stamp, Option<i64>)>,
+    /// The last look at the file ([`look::Look`]: its size and time, this
+    /// connection's `data_version`, the wal-index's checkpoint marks),
+    /// taken when [`Store::file_state`] looked and after each snapshot
+    /// read that found nothing amiss: a file rewritten in place outside
+    /// `SQLite` (truncated, a copy restored over it) changes the first
+    /// while no checkpoint marks it ([`look::rewritten`]), and this
+    /// connection's cache would go on serving the old pages.
+    stamp: look::Looks,
     /// Whether this connection can write: opened read-write and `SQLite` did
     /// not fall back to read-only (file permissions, a read-only mount).
     writable: bool,
@@ -129,15 +132,7 @@ pub struct Store {
 /// that changed to close ([`epoch`]) before giving up until its next try.
 pub const SETTLE: Duration = Duration::from_secs(1);
 
-/// A file's size and modification time (seconds, nanoseconds).
-type Stamp = (u64, i64, i64);
-
-fn file_stamp(path: &Path) -> Option<Stamp> {
-    use std::os::unix::fs::MetadataExt as _;
-    std::fs::metadata(path)
-        .ok()
-        .map(|m| (m.len(), m.mtime(), m.mtime_nsec()))
-}
+use look::file_stamp;
 
 /// Whether the file at a store's path is still the one it opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -309,7 +304,7 @@ impl Store {
         let layout = read_layout(&probe, path, generation)?;
         drop(probe);
         let conn = Self::connect(path, access, false, immutable)?;
-        let stamp = file_stamp(path).map(|s| (s, None));
+        let stamp = look::Looks::new(look::Look::take(path, None));
         let writable = access == Access::ReadWrite
             && !conn
                 .is_readonly(rusqlite::MAIN_DB)
@@ -506,16 +501,39 @@ impl Store {
                 now: user_version.user_version,
             };
         }
-        let stamp = file_stamp(&self.path);
-        let previous = self.stamp.take();
-        let state = match (previous, stamp) {
-            // Another connection committed since: the file was written
-            // through SQLite, its new size and time are expected.
-            (Some((was, seen)), Some(now)) if was != now && seen == version => FileState::Rewritten,
-            _ => FileState::Same,
-        };
-        self.stamp = stamp.map(|s| (s, version));
-        state
+        let now = look::Look::take(&self.path, version);
+        if self.stamp.look(now) {
+            FileState::Rewritten
+        } else {
+            FileState::Same
+        }
+    }
+
+    /// After a snapshot read: take a new look at the file to compare the
+    /// next [`Store::file_state`] with, unless the file changed in a way
+    /// no commit explains since the last look ([`look::rewritten`]): that
+    /// is noted, [`Store::rewritten_under_read`] says so and the next
+    /// `file_state` is [`FileState::Rewritten`]. A copy restored in place
+    /// just after a commit is then told from the commit's own write,
+    /// however soon after it came. Immutable reads keep the look taken at
+    /// open (any change is theirs to see).
+    pub(super) fn note_read(&mut self) {
+        if self.immutable {
+            return;
+        }
+        let version = self.data_version().ok();
+        if let Some(now) = look::Look::take(&self.path, version) {
+            self.stamp.after_read(now);
+        }
+    }
+
+    /// The last snapshot read found the file rewritten in place since the
+    /// last look ([`Store::note_read`]): its rows may mix the old file's
+    /// cached pages with the new file's. Drop them and open the path
+    /// again ([`Store::file_state`] says [`FileState::Rewritten`]).
+    #[must_use]
+    pub fn rewritten_under_read(&self) -> bool {
+        self.stamp.rewritten_under_read()
     }
 
     /// [`Store::file_state`] of an immutable read, after the identity:
@@ -523,7 +541,7 @@ impl Store {
     /// or frames in its `-wal`, is [`FileState::Rewritten`].
     fn immutable_state(&mut self) -> FileState {
         let stamp = file_stamp(&self.path);
-        let was = self.stamp.as_ref().map(|(s, _)| *s);
+        let was = self.stamp.file();
         let frames = wal::has_frames(
             std::fs::symlink_metadata(files::StoreFile::Wal.path(&self.path))
                 .ok()

@@ -383,10 +383,9 @@ impl Watcher {
         Ok(None)
     }
 
-    /// A commit came (`data_version` is now `version`, `None` when it could
-    /// not be read): read a snapshot and send it. A busy store is reported
-    /// ([`Watcher::busy`]); another error closes the connection and pauses
-    /// 1 s.
+    /// A commit came (`data_version` now `version`, `None`: unread): read a
+    /// snapshot and send it (a file found rewritten under it is read anew);
+    /// busy is reported ([`Watcher::busy`]), another error closes, 1 s pause.
     fn read_snapshot(&mut self, version: Option<i64>) -> Result<Duration, Gone> {
         if let Some(head) = self.head.take()
             && self.last.is_none()
@@ -398,6 +397,10 @@ impl Watcher {
         };
         let started = Instant::now();
         match store.snapshot(&mut CheckedProbe::new(&mut self.probe)) {
+            Ok(_) if store.rewritten_under_read() => {
+                self.reopened = self.reopened.or(store.file_state().reopen_reason());
+                self.store = None;
+            }
             Ok(snapshot) => self.send_snapshot(snapshot, started, version)?,
             Err(StoreError::Busy(_)) => self.busy()?,
             Err(error) => {
@@ -479,8 +482,7 @@ impl Watcher {
             return Ok(POLL);
         };
         self.last_probe = Instant::now();
-        // The open connection would go on reading a deleted file
-        // forever: look at the path itself.
+        // A connection would read a deleted file forever: look at the path.
         let state = store.file_state();
         self.reopened = self.reopened.or(state.reopen_reason());
         match state {

@@ -127,8 +127,9 @@ fn captured(home: &Path, store: &Path, history: &Path) -> (i64, Value) {
     (t, expected)
 }
 
-/// The done-when run: a schema-14 store changed under a recorder (an
-/// the store restored in place from a copy, an instance up, a lease
+/// The done-when run: a schema-14 store changed under a recorder (a
+/// commit and, at once, the store restored in place from a copy, an
+/// instance up, a lease
 /// renewed, a failing reap's backoff, a tombstone); after the recorder stopped,
 /// `snapshot --json --at T` at each instant equals the live `snapshot
 /// --json` captured then (the services' processes aside). A time before
@@ -153,10 +154,29 @@ fn snapshot_at_each_instant_equals_the_live_snapshot_captured_then() {
     let started = unix_now();
     let mut child = recorder(home, &store, &history);
     let mut seen = vec![captured(home, &store, &history)];
-    // Restored in place (the same file, the copy's bytes), before any
-    // commit: the watcher sees a file rewritten under it, not a commit.
+    // A commit (delta's failing reap, in the log), then the copy restored
+    // in place (the same file, the copy's bytes) at once, within one
+    // watcher probe of the commit: the watcher sees a file rewritten under
+    // it, not the commit's own write. SQLite replays the log's commit onto
+    // the copy for every reader alike.
     let bytes = std::fs::read(&backup).expect("read");
-    std::fs::write(&store, bytes).expect("restore");
+    exec(
+        &store,
+        &format!(
+            "INSERT INTO reap_attempts VALUES ('delta', 1, 'reaper.down.failed: exit 1', {})",
+            CAPTURE + 60
+        ),
+    );
+    // Written over the file's bytes, not truncated first (a reader never
+    // finds it empty, so the log is kept beside it, not set aside).
+    std::io::Write::write_all(
+        &mut std::fs::OpenOptions::new()
+            .write(true)
+            .open(&store)
+            .expect("open"),
+        &bytes,
+    )
+    .expect("restore");
     seen.push(captured(home, &store, &history));
     exec(
         &store,
@@ -215,6 +235,12 @@ fn snapshot_at_each_instant_equals_the_live_snapshot_captured_then() {
     assert_eq!(alpha(&seen[0].1), Value::from(CAPTURE - 100));
     assert_eq!(alpha(&seen[1].1), Value::from(CAPTURE + 900));
     assert!(!names(&seen[1].1).contains(&"foxtrot".to_owned()));
+    assert_eq!(
+        seen[1].1["instances"][3]["reap_attempt"]["attempts"],
+        Value::from(1),
+        "{}",
+        seen[1].1["instances"][3]
+    );
     assert!(names(&seen[2].1).contains(&"foxtrot".to_owned()));
     assert_eq!(seen[5].1["instances"][5]["status"], "tombstoned");
     for (i, (t, expected)) in seen.iter().enumerate() {
@@ -271,19 +297,19 @@ fn snapshot_at_each_instant_equals_the_live_snapshot_captured_then() {
         })
         .collect();
     assert_eq!(kinds, vec!["observed appeared", "observed tombstoned"]);
-    // The restore in place is recorded as a reset with its reason.
+    // The restore in place is recorded as a reset with its reason (the
+    // second group, or the third when the commit was read before it).
+    let resets: Vec<Value> = all
+        .iter()
+        .filter(|l| l.contains(r#""type":"reset""#))
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(resets.len(), 2, "{resets:?}");
+    assert_eq!(resets[0]["seq"], 1);
+    assert_eq!(resets[0].get("reason"), None);
     assert_eq!(
-        all.iter()
-            .filter(|l| l.contains(r#""type":"reset""#))
-            .map(|l| l.split_once(r#""type":"reset","#).map(|(_, r)| r.to_owned()))
-            .collect::<Vec<_>>(),
-        vec![
-            Some(r#""seq":1}"#.to_owned()),
-            Some(
-                r#""seq":2,"reason":"the store file was rewritten in place (restored from a copy, or truncated)"}"#
-                    .to_owned()
-            ),
-        ]
+        resets[1]["reason"],
+        "the store file was rewritten in place (restored from a copy, or truncated)"
     );
 }
 
@@ -529,4 +555,68 @@ fn a_full_disk_pauses_the_recording_and_it_resumes_with_a_banner_and_a_keyframe(
         resumed[2],
         format!(r#"{{"t":{},"type":"reset","seq":2}}"#, t0 + 40)
     );
+}
+
+/// `record --metrics-file F` writes the console's metrics document to F
+/// with the `down` operations that finished while it recorded (the one
+/// already finished in the first snapshot not counted), written again
+/// when that count changes; promtool accepts it.
+#[test]
+fn record_writes_the_metrics_file_with_the_teardowns_it_recorded() {
+    let (dir, store) = stores::v14();
+    let home = dir.path();
+    let history = home.join("history");
+    let file = home.join("stackless.prom");
+    let mut child = bin()
+        .arg("--state")
+        .arg(&store)
+        .args(["record", "--history"])
+        .arg(&history)
+        .arg("--metrics-file")
+        .arg(&file)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn record");
+    let read = || std::fs::read_to_string(&file).unwrap_or_default();
+    let wait_for = |want: &str| {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !read().contains(want) {
+            assert!(
+                Instant::now() < deadline,
+                "never written: {want}\n{}",
+                read()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    wait_for("stackless_recorded_teardowns_total{outcome=\"succeeded\"} 0\n");
+    // Written once the first snapshot is recorded: the document of the
+    // store, then the recorded counts, then `# EOF`.
+    captured(home, &store, &history);
+    exec(
+        &store,
+        "UPDATE operations SET status = 'succeeded' WHERE id = 'op-alpha-down'",
+    );
+    wait_for("stackless_recorded_teardowns_total{outcome=\"succeeded\"} 1\n");
+    let text = read();
+    assert!(
+        text.ends_with(
+            "stackless_recorded_teardowns_total{outcome=\"succeeded\"} 1\n\
+             stackless_recorded_teardowns_total{outcome=\"failed\"} 0\n# EOF\n"
+        ),
+        "{text}"
+    );
+    assert_eq!(text.matches("# EOF").count(), 1);
+    assert!(text.contains("stackless_instances{"), "{text}");
+    crate::metrics::check_metrics(&text);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid")),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .expect("SIGTERM");
+    assert!(child.wait().expect("wait").success());
 }

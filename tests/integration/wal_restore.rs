@@ -168,3 +168,124 @@ fn a_store_error_is_said_once_and_again_when_it_clears_with_its_repeats() {
         cleared[0]
     );
 }
+
+/// A copy restored in place right after another process's commit, before
+/// anything looked at the file again: the commit's read takes a new look
+/// at the file, so the restore after it is told apart (the file changed
+/// while the wal-index marks no checkpoint), however soon it came. A
+/// commit checkpointed into the file is not a rewrite.
+#[test]
+fn a_copy_restored_in_place_right_after_a_commit_is_a_rewrite_and_a_checkpoint_is_not() {
+    let (dir, path) = stores::v5();
+    stores::exec(&path, "PRAGMA wal_checkpoint(TRUNCATE);");
+    let good = dir.path().join("good.db");
+    std::fs::copy(&path, &good).unwrap();
+    let mut store = Store::open(&path, Access::ReadOnly).unwrap();
+    let mut probe = stackless_tui::store::probe::FixedProbe {
+        host: Some("vm".into()),
+        processes: vec![],
+    };
+    assert_eq!(store.file_state(), FileState::Same);
+    // A commit checkpointed into the file: SQLite wrote it.
+    stores::exec(
+        &path,
+        "UPDATE leases SET expires_at = 41 WHERE instance = 'alpha'; PRAGMA wal_checkpoint(TRUNCATE);",
+    );
+    store.snapshot(&mut probe).unwrap();
+    assert_eq!(store.file_state(), FileState::Same);
+    // A commit, read, then the copy restored over the file at once.
+    stores::exec(
+        &path,
+        "UPDATE leases SET expires_at = 42 WHERE instance = 'alpha'",
+    );
+    let read = store.snapshot(&mut probe).unwrap();
+    assert_eq!(
+        read.instance("alpha")
+            .and_then(|i| i.lease)
+            .map(|l| l.expires_at),
+        Some(42)
+    );
+    std::fs::write(&path, std::fs::read(&good).unwrap()).unwrap();
+    assert_eq!(store.file_state(), FileState::Rewritten);
+    drop(store);
+    // A commit, the copy restored before anything read the commit, then
+    // the commit's read: that read keeps the look from before.
+    let mut store = Store::open(&path, Access::ReadOnly).unwrap();
+    assert_eq!(store.file_state(), FileState::Same);
+    stores::exec(
+        &path,
+        "UPDATE leases SET expires_at = 43 WHERE instance = 'alpha'",
+    );
+    let bytes = std::fs::read(&good).unwrap();
+    std::io::Write::write_all(
+        &mut std::fs::OpenOptions::new().write(true).open(&path).unwrap(),
+        &bytes,
+    )
+    .unwrap();
+    store.snapshot(&mut probe).unwrap();
+    assert_eq!(store.file_state(), FileState::Rewritten);
+}
+
+/// The watcher reads a copy restored in place right after a commit it
+/// read (within one probe period of it) anew: its next snapshot says the
+/// file was rewritten in place and holds what a fresh read of the file
+/// holds (`SQLite` replays the log's commit onto the copy, for every
+/// reader alike).
+#[test]
+fn the_watcher_reads_a_copy_restored_in_place_right_after_a_commit_anew() {
+    use stackless_tui::event::Event;
+    let (dir, path) = stores::v5();
+    stores::exec(&path, "PRAGMA wal_checkpoint(TRUNCATE);");
+    let good = dir.path().join("good.db");
+    std::fs::copy(&path, &good).unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let stop = stackless_tui::stop::StopToken::new();
+    let handle =
+        stackless_tui::store::watcher::spawn(path.clone(), Access::ReadWrite, tx, stop.clone())
+            .unwrap();
+    let mut next = |want: &dyn Fn(&stackless_tui::model::Snapshot) -> bool| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::time::Instant::now() < deadline {
+            match rx.try_recv() {
+                Ok(Event::Snapshot(s)) if want(&s) => return Some(s),
+                Ok(_) => {}
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(5)),
+            }
+        }
+        None
+    };
+    let alpha = |s: &stackless_tui::model::Snapshot| {
+        s.instance("alpha")
+            .and_then(|i| i.lease)
+            .map(|l| l.expires_at)
+    };
+    assert!(
+        next(&|s| alpha(s) == Some(CAPTURE - 100)).is_some(),
+        "the first snapshot"
+    );
+    stores::exec(
+        &path,
+        "UPDATE leases SET expires_at = 42 WHERE instance = 'alpha'",
+    );
+    assert!(
+        next(&|s| alpha(s) == Some(42)).is_some(),
+        "the commit is read"
+    );
+    std::fs::write(&path, std::fs::read(&good).unwrap()).unwrap();
+    let anew = next(&|s| s.reopened.is_some()).expect("the restored file is read anew");
+    assert_eq!(
+        anew.reopened,
+        Some("the store file was rewritten in place (restored from a copy, or truncated)")
+    );
+    stop.cancel();
+    handle.join().unwrap();
+    let fresh = Store::open(&path, Access::ReadOnly)
+        .unwrap()
+        .snapshot(&mut stackless_tui::store::probe::FixedProbe {
+            host: Some("vm".into()),
+            processes: vec![],
+        })
+        .unwrap();
+    assert_eq!(alpha(&anew), alpha(&fresh));
+    assert_eq!(anew.instances.len(), fresh.instances.len());
+}
