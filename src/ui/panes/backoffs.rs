@@ -119,7 +119,17 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let details = selected_details(&selected_row, inner);
     let lines = u16::try_from(details.len()).unwrap_or(0);
     let (table_area, detail_area) = split(inner, len, lines);
-    let rows_fit = usize::from(table_area.height.saturating_sub(1));
+    // One row of room: the selected row, not the header.
+    let headers: &[&str] = if table_area.height >= 2 {
+        &HEADERS
+    } else {
+        &[]
+    };
+    let rows_fit = usize::from(
+        table_area
+            .height
+            .saturating_sub(u16::from(!headers.is_empty())),
+    );
     let mut viewport = app.viewport.get();
     let offset = scroll_window(viewport.backoffs_offset, selected, len, rows_fit);
     viewport.backoffs_offset = offset;
@@ -152,7 +162,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     super::render_table(
         frame,
         table_area,
-        &HEADERS,
+        headers,
         rows,
         &widths,
         Some(selected - offset),
