@@ -545,11 +545,13 @@ fn snapshot_json_on_a_real_0_4_0_store_lists_its_failed_ups() {
             )
         })
         .collect();
+    // In the order they finished: hotel's `up` (created before bravo's)
+    // finished last, after its health checks.
     assert_eq!(
         failed_ups,
         [
+            ("hotel", "local.health_failed"),
             ("bravo", "engine.source_override.shared"),
-            ("hotel", "local.health_failed")
         ]
     );
     let out = run(bin().args(["snapshot", "--state"]).arg(&path));
