@@ -391,3 +391,22 @@ fn the_demo_directory_is_gone_after_quit_while_a_thread_writes_into_it() {
         );
     }
 }
+
+/// No seeded operation was created or finished after the demo's `now`.
+#[test]
+fn no_seeded_operation_is_in_the_future() {
+    let now = 1_795_960_686;
+    let (_dir, path) = seeded(now);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let future: Vec<(String, String, i64, i64)> = conn
+        .prepare(
+            "SELECT instance, verb, created_at, updated_at FROM operations
+             WHERE created_at > ?1 OR updated_at > ?1 ORDER BY instance",
+        )
+        .unwrap()
+        .query_map([now], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(future, [], "after {now}");
+}

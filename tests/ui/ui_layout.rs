@@ -369,3 +369,35 @@ fn the_only_backoff_row_is_drawn_at_80x24_on_the_0_4_0_demo() {
     }
     insta::assert_snapshot!(render_app(&app, 80, 24));
 }
+
+/// The 0.4.0 demo's header says its controller stand-in runs, before the
+/// first probe and after a probe that finds no real controller.
+#[test]
+fn the_0_4_0_demo_says_its_controller_stand_in_runs() {
+    let mut app = demo_v14_app();
+    let header = |app: &App| render_app(app, 120, 40).lines().take(3).collect::<String>();
+    assert!(
+        header(&app).contains("controller: not running"),
+        "{}",
+        header(&app)
+    );
+    app.set_controller_stand_in(4242);
+    assert!(
+        header(&app).contains("controller: running (pid 4242, demo)"),
+        "{}",
+        header(&app)
+    );
+    app.handle(
+        Event::Controller(stackless_tui::model::controller::ControllerState {
+            proxy_port: Some(4444),
+            ..Default::default()
+        }),
+        NOW,
+    );
+    assert!(
+        header(&app).contains("controller: running (pid 4242, demo)"),
+        "{}",
+        header(&app)
+    );
+    assert_eq!(app.controller().lease_reaper, Some(false));
+}

@@ -145,10 +145,38 @@ impl App {
         self.settings.teardown = teardown;
     }
 
-    /// The stackless controller serving the store, as last probed.
+    /// The stackless controller serving the store, as last probed (the
+    /// demo's stand-in while no real one is: [`App::set_controller_stand_in`]).
     #[must_use]
     pub const fn controller(&self) -> &ControllerState {
         &self.status.controller
+    }
+
+    /// The demo's controller stand-in runs as `pid` (a thread of this
+    /// console: `--demo`'s 0.4.0 store): the header says `controller:
+    /// running (pid N, demo)` and the rules see a controller running (with
+    /// no lease reaper), whenever no real one is probed.
+    pub fn set_controller_stand_in(&mut self, pid: u32) {
+        self.settings.controller_stand_in = Some(pid);
+        let probed = std::mem::take(&mut self.status.controller);
+        self.status.controller = self.with_stand_in(probed);
+    }
+
+    /// The pid of the demo's controller stand-in, if this is the demo.
+    #[must_use]
+    pub const fn controller_stand_in(&self) -> Option<u32> {
+        self.settings.controller_stand_in
+    }
+
+    /// `probed` with the demo's stand-in in it when no real controller
+    /// was found.
+    pub(super) fn with_stand_in(&self, mut probed: ControllerState) -> ControllerState {
+        if let (Some(pid), None) = (self.settings.controller_stand_in, probed.pid) {
+            probed.pid = Some(pid);
+            probed.lease_reaper = Some(false);
+            probed.proxy_port = probed.proxy_port.or(Some(4444));
+        }
+        probed
     }
 
     /// How the watcher notices commits, once it has said (`None` before,
