@@ -294,6 +294,18 @@ fn renew_and_verify_wait_for_the_stand_in_and_answer_as_0_4_0() {
                 (passed.exit_status, passed.lease_remaining_secs),
                 (0, Some(8 * 3600))
             );
+            // Its output is written where the answer says, beside the store.
+            let log = std::path::Path::new(&passed.log_path);
+            assert!(log.is_absolute(), "{}", passed.log_path);
+            assert!(
+                log.starts_with(path.parent().unwrap()),
+                "{}",
+                passed.log_path
+            );
+            assert_eq!(
+                std::fs::read_to_string(log).unwrap(),
+                stackless_tui::demo::stackless::VERIFY_OUTPUT
+            );
         }
         other => panic!("{other:?} {}", got.stdout),
     }
