@@ -23,7 +23,7 @@ pub fn order_finished(operations: &mut [Operation]) {
         .position(|op| !op.status.is_pending())
         .unwrap_or(operations.len());
     if let Some(finished) = operations.get_mut(pending..) {
-        finished.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+        finished.sort_by_key(|op| std::cmp::Reverse(op.updated_at));
     }
 }
 

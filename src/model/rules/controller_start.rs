@@ -105,11 +105,15 @@ fn lease_reaper_plan<'s>(cx: &Context<'s>) -> Vec<&'s str> {
         .iter()
         .filter(|i| i.status == Status::Active && i.lease.is_some_and(|l| l.expired(cx.now)))
         .filter(|i| snapshot.pending_operation(&i.name).is_none())
-        .filter(|i| !snapshot.lock_liveness(&i.name).is_some_and(|l| l.held()))
         .filter(|i| {
             !snapshot
+                .lock_liveness(&i.name)
+                .is_some_and(crate::model::Liveness::held)
+        })
+        .filter(|i| {
+            snapshot
                 .reap_attempt(&i.name)
-                .is_some_and(|a| a.next_retry_at > cx.now)
+                .is_none_or(|a| a.next_retry_at <= cx.now)
         })
         .map(|i| i.name.as_str())
         .collect();
