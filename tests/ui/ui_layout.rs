@@ -401,3 +401,34 @@ fn the_0_4_0_demo_says_its_controller_stand_in_runs() {
     );
     assert_eq!(app.controller().lease_reaper, Some(false));
 }
+
+/// The controller coming and going is an Activity line with its pid (not
+/// the first probe's finding).
+#[test]
+fn the_controller_coming_and_going_is_an_activity_line() {
+    use stackless_tui::model::controller::ControllerState;
+    let mut app = demo_v14_app();
+    let probed = |pid| ControllerState {
+        pid,
+        proxy_port: Some(4444),
+        ..Default::default()
+    };
+    app.handle(Event::Controller(probed(Some(76))), NOW);
+    app.handle(Event::Controller(probed(None)), NOW);
+    app.handle(Event::Controller(probed(Some(77))), NOW);
+    app.handle(Event::Controller(probed(Some(77))), NOW);
+    let said: Vec<String> = app
+        .activity()
+        .entries()
+        .iter()
+        .filter(|e| e.entry.kind == stackless_tui::event::ActivityKind::Role)
+        .map(|e| e.entry.detail.clone())
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "the controller stopped (pid 76 gone)",
+            "the controller started (pid 77)"
+        ]
+    );
+}
