@@ -164,6 +164,20 @@ impl App {
             }
             rules::Effect::Pause(pause) => {
                 self.status.reaper.paused = pause;
+                if matches!(
+                    self.status.role,
+                    crate::event::RoleState::ControllerReaps { .. }
+                ) {
+                    // In standby no pass runs to say it: the operator's
+                    // line says who will reap when the controller stops.
+                    self.log_local(crate::event::Activity::new(
+                        self.now,
+                        crate::event::Actor::Operator,
+                        "",
+                        crate::event::ActivityKind::Role,
+                        admitted.words.clone(),
+                    ));
+                }
                 Effect::PauseReaper(pause)
             }
             rules::Effect::Pass => {

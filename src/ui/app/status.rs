@@ -86,10 +86,10 @@ impl App {
             RoleState::Unavailable { .. } => {
                 return Cow::Borrowed("reaper: not running (console role not taken)");
             }
-            // `P` in standby: this console won't take over when it stops.
+            // `P` in standby: this console will not take over when it stops.
             RoleState::ControllerReaps { pid } if self.status.reaper.paused => {
                 return Cow::Owned(format!(
-                    "reaper: the controller reaps (pid {pid}); paused: won't take over (P: will)"
+                    "reaper: the controller reaps (pid {pid}); paused: will not take over when the controller stops (P: will)"
                 ));
             }
             RoleState::ControllerReaps { pid } => {
