@@ -91,7 +91,7 @@ use flash::flash_live;
 use super::Areas;
 use super::detail::Detail;
 use super::view::HelperState;
-use crate::event::{Activity, ActivityKind, Actor, Event, RoleState, StoreHealth, SupervisorNote};
+use crate::event::{Activity, Event, RoleState, StoreHealth, SupervisorNote};
 use crate::model::controller::ControllerState;
 use crate::model::{Instance, Snapshot};
 
@@ -376,25 +376,7 @@ impl App {
                 None
             }
             Event::Controller(controller) => {
-                let controller = self.with_stand_in(controller);
-                // Said once probed before: not the first probe's finding.
-                let before = self
-                    .status
-                    .controller
-                    .proxy_port
-                    .map(|_| self.status.controller.pid);
-                if let Some(text) = before
-                    .and_then(|pid| crate::model::controller::came_or_went(pid, controller.pid))
-                {
-                    self.show_activity(Activity::new(
-                        self.now,
-                        Actor::Observed,
-                        "",
-                        ActivityKind::Role,
-                        text,
-                    ));
-                }
-                self.status.controller = controller;
+                self.controller_probed(controller);
                 None
             }
             Event::Pauses(pauses) => {

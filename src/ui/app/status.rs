@@ -162,6 +162,32 @@ impl App {
         self.status.controller = self.with_stand_in(probed);
     }
 
+    /// A controller probe came: kept (with the demo's stand-in when no
+    /// real controller was found), and, when it is not the controller the
+    /// last probe found, said in Activity
+    /// ([`crate::model::controller::came_or_went`]; the first probe's
+    /// finding is the header's alone).
+    pub(super) fn controller_probed(&mut self, probed: ControllerState) {
+        let controller = self.with_stand_in(probed);
+        let before = self
+            .status
+            .controller
+            .proxy_port
+            .map(|_| self.status.controller.pid);
+        if let Some(text) =
+            before.and_then(|pid| crate::model::controller::came_or_went(pid, controller.pid))
+        {
+            self.show_activity(crate::event::Activity::new(
+                self.now,
+                crate::event::Actor::Observed,
+                "",
+                crate::event::ActivityKind::Role,
+                text,
+            ));
+        }
+        self.status.controller = controller;
+    }
+
     /// The pid of the demo's controller stand-in, if this is the demo.
     #[must_use]
     pub const fn controller_stand_in(&self) -> Option<u32> {
