@@ -312,6 +312,10 @@ pub(super) fn new_app(setup: &Setup, teardowns: &JobRunner) -> App {
     app.set_under_tmux(std::env::var_os("TMUX").is_some_and(|v| !v.is_empty()));
     app.set_dry_run(teardowns.config().dry_run);
     app.set_zone(setup.zone.clone());
+    if setup.demo == Some(crate::cli::DemoKind::V14) {
+        // The stand-in runs as a thread of this process.
+        app.set_controller_stand_in(std::process::id());
+    }
     app
 }
 

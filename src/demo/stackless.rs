@@ -263,7 +263,7 @@ fn submit_and_wait(
         let op = store.demo_write(|tx| operation(tx, &id))?;
         let status = op["status"].as_str().unwrap_or("");
         if !matches!(status, "queued" | "running") {
-            return Ok(finished(name, verb, &op));
+            return Ok(finished(name, verb, &op, state));
         }
         // The demo deletes its directory when it quits: nothing to wait for.
         if Instant::now() >= deadline || !state.exists() {
@@ -280,8 +280,32 @@ fn submit_and_wait(
     }
 }
 
-/// The CLI's answer for a finished operation `op`.
-fn finished(name: &str, verb: &str, op: &Value) -> Answer {
+/// What the stand-in's verify check prints, written to its output file.
+pub const VERIFY_OUTPUT: &str = "demo check: GET / -> 200 OK\ndemo check: passed (this is the demo's stand-in, not stackless)\n";
+
+/// Write a passed verify's output under the demo's state dir (beside the
+/// store at `state`), as 0.4.0 keeps a verify's output in
+/// `<state_dir>/logs/<namespace>/verify.log`: its absolute path, or the
+/// relative one when it cannot be written.
+fn verify_log(state: &Path, instance_id: &str) -> String {
+    let relative = format!("logs/sl-{instance_id}/verify.log");
+    let Some(dir) = state.parent() else {
+        return relative;
+    };
+    let path = dir.join(&relative);
+    let written = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(&path, VERIFY_OUTPUT));
+    match written {
+        Ok(()) => path.display().to_string(),
+        Err(_) => relative,
+    }
+}
+
+/// The CLI's answer for a finished operation `op`; a verify's output is
+/// written beside the store at `state`.
+fn finished(name: &str, verb: &str, op: &Value, state: &Path) -> Answer {
     if op["status"] != "succeeded" {
         return Answer::failed(&op["error"].to_string());
     }
@@ -291,7 +315,7 @@ fn finished(name: &str, verb: &str, op: &Value) -> Answer {
             "outcome": if result["status"] == "AlreadyDown" { "already_down" } else { "destroyed" }})),
         "verify" => Answer::ok(&json!({"schema_version": 2, "ok": true, "instance": name,
             "tier": null, "duration_ms": result["duration_ms"], "exit_status": 0,
-            "log_path": format!("logs/sl-{}/verify.log", result["instance_id"].as_str().unwrap_or("")),
+            "log_path": verify_log(state, result["instance_id"].as_str().unwrap_or("")),
             "lease_remaining_secs": result["lease_remaining_secs"]})),
         _ => Answer::ok(&json!({"schema_version": 2, "ok": true, "instance": name,
             "instance_id": result["instance_id"], "duration_ms": result["duration_ms"],

@@ -316,7 +316,12 @@ fn insert_instance(tx: &Connection, spec: &Spec, id: &str, now: i64) -> rusqlite
 /// with a health check 404 for [`UNHEALTHY`]), the failed `down` of the
 /// flaky instance, the `down` of the tombstoned one.
 fn insert_history(tx: &Connection, spec: &Spec, id: &str, now: i64) -> rusqlite::Result<()> {
-    let created = spec.expires.map_or(now - 3 * DAY, |e| now + e - spec.lease);
+    // Its `up` ran 42 s and finished by `now`: nothing seeded is in the
+    // future (a lease renewed just now still had an `up` before it).
+    let created = spec
+        .expires
+        .map_or(now - 3 * DAY, |e| now + e - spec.lease)
+        .min(now - 42);
     let up_status = if spec.name == UNHEALTHY {
         "failed"
     } else {

@@ -113,6 +113,21 @@ pub enum ActivityKind {
     StoreCreated,
 }
 
+impl ActivityKind {
+    /// The command whose `--json` answer an entry of this kind keeps (its
+    /// envelope): `up --json` for a renew (0.4.0 renews with `up --name
+    /// NAME --lease D`), `verify --json` for a verify, `down --json` for
+    /// every other (a teardown's).
+    #[must_use]
+    pub const fn answered_by(self) -> &'static str {
+        match self {
+            Self::Renewed | Self::RenewFailed => "up --json",
+            Self::Verified | Self::VerifyFailed => "verify --json",
+            _ => "down --json",
+        }
+    }
+}
+
 impl fmt::Display for ActivityKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

@@ -167,6 +167,23 @@ pub fn left_to_controller(pid: u32, names: &[&str]) -> String {
     text
 }
 
+/// What an Activity line says when the controller probed `after` is not
+/// the one probed `before` (their pids): `the controller started (pid
+/// 77)`, `the controller stopped (pid 77 gone)`, `the controller was
+/// replaced (pid 77, then pid 78)`; `None` when the same one runs, or none
+/// did and none does.
+#[must_use]
+pub fn came_or_went(before: Option<u32>, after: Option<u32>) -> Option<String> {
+    match (before, after) {
+        (None, Some(pid)) => Some(format!("the controller started (pid {pid})")),
+        (Some(pid), None) => Some(format!("the controller stopped (pid {pid} gone)")),
+        (Some(old), Some(new)) if old != new => Some(format!(
+            "the controller was replaced (pid {old}, then pid {new})"
+        )),
+        _ => None,
+    }
+}
+
 /// Who reaps the store now, seen without taking a role: the controller's
 /// lease reaper when it runs one, else the console holding the `console`
 /// role (`console`: the role's holder as its files say, `Some(pid)` when
@@ -220,6 +237,24 @@ impl Reaping {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_controller_coming_and_going_is_said_by_its_pid() {
+        assert_eq!(
+            came_or_went(None, Some(77)).as_deref(),
+            Some("the controller started (pid 77)")
+        );
+        assert_eq!(
+            came_or_went(Some(77), None).as_deref(),
+            Some("the controller stopped (pid 77 gone)")
+        );
+        assert_eq!(
+            came_or_went(Some(77), Some(78)).as_deref(),
+            Some("the controller was replaced (pid 77, then pid 78)")
+        );
+        assert_eq!(came_or_went(Some(77), Some(77)), None);
+        assert_eq!(came_or_went(None, None), None);
+    }
 
     fn controller(pid: Option<u32>, lease_reaper: Option<bool>) -> ControllerState {
         ControllerState {

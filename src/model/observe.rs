@@ -31,8 +31,8 @@ pub enum Observed {
     /// A controller operation that was pending (or not shown) and is now
     /// finished.
     Finished(Box<Operation>),
-    /// A `down` the controller ran to success on an instance whose lease
-    /// had run out when the `down` was queued: its lease reaper's
+    /// A `down` the controller ran (to success, or failed) on an instance
+    /// whose lease had run out when the `down` was queued: its lease reaper's
     /// (stackless 0.4.0 controller: each pass queues a `down` for every
     /// expired lease, `{"name","verb":"down"}` as the CLI's own).
     LeaseReaped(Box<Operation>),
@@ -91,6 +91,27 @@ impl Observed {
                 }
                 Activity::new(at, Actor::Controller, &op.instance, kind, detail)
                     .with_operation(op_ref(op, error))
+            }
+            Self::LeaseReaped(op) if op.status == OpStatus::Failed => {
+                let error = op
+                    .error_json
+                    .as_deref()
+                    .and_then(parse_error)
+                    .map(|e| e.summary())
+                    .unwrap_or_default();
+                let mut detail = format!("down by its lease reaper: in {}", op.took_and_queued(at));
+                if !error.is_empty() {
+                    detail.push_str(": ");
+                    detail.push_str(&error);
+                }
+                Activity::new(
+                    at,
+                    Actor::Controller,
+                    &op.instance,
+                    ActivityKind::Failed,
+                    detail,
+                )
+                .with_operation(op_ref(op, error))
             }
             Self::LeaseReaped(op) => Activity::new(
                 at,
@@ -375,12 +396,16 @@ pub fn changes(prev: &Rows, next: &Rows) -> Vec<Observed> {
     out
 }
 
-/// Whether `op` is a `down` that succeeded on an instance whose lease (as
-/// `prev` held it, else `next`) had run out by the time it was queued: what
-/// the 0.4.0 controller's lease reaper queues.
+/// Whether `op` is a `down` that succeeded or failed on an instance whose
+/// lease (as `prev` held it, else `next`) had run out by the time it was
+/// queued: what the 0.4.0 controller's lease reaper queues. 0.4.0's
+/// `operations` row does not say who asked for a `down` (no origin
+/// column: migration 8), so this is the rule: a `down` of an expired lease
+/// is the lease reaper's, unless this console claimed it as its own or
+/// the operator's queued one first.
 fn lease_reaped(prev: &Rows, next: &Rows, op: &Operation) -> bool {
     op.verb == "down"
-        && op.status == OpStatus::Succeeded
+        && matches!(op.status, OpStatus::Succeeded | OpStatus::Failed)
         && prev
             .instance(&op.instance)
             .or_else(|| next.instance(&op.instance))
@@ -590,7 +615,7 @@ mod tests {
         assert_eq!(
             said(&[]),
             [
-                "4001 controller bravo failed: down in ≤1s (queue wait included): engine.teardown.survivors: left survivors",
+                "4001 controller bravo failed: down by its lease reaper: in ≤1s (queue wait included): engine.teardown.survivors: left survivors",
                 "3002 controller alpha reaped: by its lease reaper (lease expired): down in ≤2s (queue wait included)",
                 "1501 controller charlie succeeded: down in ≤1s (queue wait included)",
                 "1401 controller charlie succeeded: down in ≤1s (queue wait included)",
@@ -601,7 +626,7 @@ mod tests {
         assert_eq!(
             said(&[("charlie", 1_502), ("alpha", 100)]),
             [
-                "4001 controller bravo failed: down in ≤1s (queue wait included): engine.teardown.survivors: left survivors",
+                "4001 controller bravo failed: down by its lease reaper: in ≤1s (queue wait included): engine.teardown.survivors: left survivors",
                 "3002 controller alpha reaped: by its lease reaper (lease expired): down in ≤2s (queue wait included)",
                 "1401 controller charlie succeeded: down in ≤1s (queue wait included)",
             ]
@@ -609,9 +634,9 @@ mod tests {
     }
 
     /// A `down` the controller queued for a lease already run out is its
-    /// lease reaper's, and reads so (`reaped`); a `down` queued while the
-    /// lease still ran, or one that failed, reads as the controller's
-    /// operation.
+    /// lease reaper's, and reads so (`reaped`, or `failed: down by its
+    /// lease reaper`); a `down` queued while the lease still ran reads as
+    /// the controller's operation.
     #[test]
     fn a_down_queued_after_the_lease_ran_out_is_the_lease_reapers() {
         let mut expired = instance("alpha", Status::Active, "a1");
@@ -640,7 +665,7 @@ mod tests {
             lines(&prev, &next),
             [
                 "controller alpha reaped: by its lease reaper (lease expired): down in ≤2s (queue wait included)",
-                "controller bravo failed: down in ≤2s (queue wait included)",
+                "controller bravo failed: down by its lease reaper: in ≤2s (queue wait included)",
                 "controller charlie succeeded: down in ≤2s (queue wait included)",
             ]
         );

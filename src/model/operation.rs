@@ -10,6 +10,23 @@ use std::fmt;
 /// `snapshot --json` show the most recent ones).
 pub const FINISHED_SHOWN: usize = 50;
 
+/// Put the finished operations of `operations` (after the pending ones,
+/// which keep the controller's order) in the order they finished: by
+/// `updated_at` (0.4.0's `operations` table: set by `finish_operation`),
+/// newest first; a tie keeps the order given (the store's newest rowid
+/// first). A row cancelled just now (created long ago, still queued)
+/// is the first finished row, not where its creation put it. The one
+/// order the Operations pane and `snapshot` show.
+pub fn order_finished(operations: &mut [Operation]) {
+    let pending = operations
+        .iter()
+        .position(|op| !op.status.is_pending())
+        .unwrap_or(operations.len());
+    if let Some(finished) = operations.get_mut(pending..) {
+        finished.sort_by_key(|op| std::cmp::Reverse(op.updated_at));
+    }
+}
+
 /// `operations.status`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum OpStatus {
@@ -337,6 +354,51 @@ impl Operation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn row(id: &str, status: OpStatus, created_at: i64, updated_at: i64) -> Operation {
+        Operation {
+            id: id.into(),
+            instance: "alpha".into(),
+            instance_id: None,
+            verb: "up".into(),
+            status,
+            cancel_requested: false,
+            created_at,
+            updated_at,
+            error_json: None,
+            progress: None,
+            ran: None,
+        }
+    }
+
+    /// The finished rows go by when they finished, newest first: a row
+    /// created first and cancelled last leads them; the pending rows keep
+    /// their order; a tie keeps the order given.
+    #[test]
+    fn finished_operations_are_ordered_by_when_they_finished() {
+        let mut ops = vec![
+            row("queued-b", OpStatus::Queued, 50, 50),
+            row("running-a", OpStatus::Running, 10, 60),
+            // As the store lists them: newest rowid first.
+            row("new", OpStatus::Succeeded, 90, 95),
+            row("tie-1", OpStatus::Failed, 80, 85),
+            row("tie-2", OpStatus::Failed, 70, 85),
+            row("cancelled-now", OpStatus::Cancelled, 5, 100),
+        ];
+        order_finished(&mut ops);
+        let ids: Vec<&str> = ops.iter().map(|o| o.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "queued-b",
+                "running-a",
+                "cancelled-now",
+                "new",
+                "tie-1",
+                "tie-2"
+            ]
+        );
+    }
 
     #[test]
     fn statuses_round_trip_and_pending_is_queued_or_running() {

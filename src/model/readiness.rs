@@ -92,7 +92,10 @@ pub fn stage(
 }
 
 /// The stage of one probed `service` (its process, its last
-/// observation) under an instance that is `tombstoned` or not: [`stage`].
+/// observation) under an instance that is `tombstoned` or not: [`stage`],
+/// except a process record stackless's local provider refuses to observe
+/// ([`Service::record_elsewhere`]: a store copied from elsewhere), which
+/// 0.4.0's `list` says is `unknown` (alive or not: `alive` says that).
 #[must_use]
 pub fn service_stage(service: &Service, tombstoned: bool) -> Stage {
     let observation = (service.existence.is_some()
@@ -107,6 +110,11 @@ pub fn service_stage(service: &Service, tombstoned: bool) -> Stage {
         error_code: None,
         drift: Vec::new(),
     });
+    if !tombstoned && service.record_elsewhere() {
+        // 0.4.0's observation errs before it looks at the process: no
+        // existence known, whether the process lives or not.
+        return Stage::Unknown;
+    }
     stage(tombstoned, service.process, observation.as_ref())
 }
 
@@ -209,6 +217,58 @@ mod tests {
         );
         assert_eq!(stage(false, None, Some(&healthy)), Stage::Healthy);
         assert!(Stage::Unknown.troubled() && !Stage::Started.troubled());
+    }
+
+    /// A process record naming another state dir's log (a store copied
+    /// from another machine): 0.4.0's local provider refuses to observe
+    /// it, so `list` says `unknown`, dead or alive; this state dir's log:
+    /// the probe decides (`absent` when dead).
+    #[test]
+    fn a_process_recorded_under_another_state_dir_is_unknown() {
+        let record = |log: &str| crate::model::services::StartRecord {
+            service: "web".into(),
+            pid: 4242,
+            start_time: 1,
+            port: None,
+            hosts: vec![],
+            log: Some(log.into()),
+        };
+        let service = |log: &str, process| Service {
+            name: "web".into(),
+            runs_on: "local".into(),
+            start: Some(record(log)),
+            process: Some(process),
+            readiness: None,
+            existence: None,
+            configuration: None,
+            observed_at: None,
+            error_code: None,
+            drift: vec![],
+            log_path: Some("/here/logs/sl-1/web.log".into()),
+            log: crate::model::services::LogState::Missing,
+        };
+        let elsewhere = "/home/operator/.local/state/stackless/logs/sl-1/web.log";
+        assert_eq!(
+            service_stage(&service(elsewhere, ProcessState::Dead), false),
+            Stage::Unknown
+        );
+        assert_eq!(
+            service_stage(&service(elsewhere, ProcessState::Alive), false),
+            Stage::Unknown
+        );
+        assert_eq!(
+            service_stage(&service(elsewhere, ProcessState::Dead), true),
+            Stage::Absent
+        );
+        let here = "/here/logs/sl-1/web.log";
+        assert_eq!(
+            service_stage(&service(here, ProcessState::Dead), false),
+            Stage::Absent
+        );
+        assert_eq!(
+            service_stage(&service(here, ProcessState::Alive), false),
+            Stage::Started
+        );
     }
 
     #[test]

@@ -111,10 +111,12 @@ pub fn may_tear_down(
 }
 
 mod action;
+mod controller_start;
 
 pub use action::{
     Action, Admitted, Asked, Context, Effect, InFlight, ReaperState, Refusal, Settings,
 };
+pub use controller_start::{NOTE_NAMES_SHOWN, argv_starts_controller, controller_start_note};
 
 /// `r`'s refusal while the wall clock looks wrong.
 pub const CLOCK_REFUSAL: &str =

@@ -43,6 +43,11 @@ pub struct StartRecord {
     pub port: Option<u16>,
     /// The proxy hosts routed to it (`web.alpha.localhost`, ...).
     pub hosts: Vec<String>,
+    /// The log file stackless recorded for it (`log`, an absolute path):
+    /// 0.4.0's local provider observes the process only when it is
+    /// `<state_root>/logs/<namespace>/<service>.log` of the state it runs
+    /// on ([`Service::record_elsewhere`]). `None` when not a string.
+    pub log: Option<String>,
 }
 
 impl StartRecord {
@@ -146,6 +151,11 @@ pub fn start_record(step_id: &str, resource_kind: &str, payload: &str) -> Option
                     .collect()
             })
             .unwrap_or_default(),
+        log: value
+            .log
+            .as_ref()
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned),
     })
 }
 
@@ -161,6 +171,7 @@ struct StartPayload {
     start_time: Option<serde_json::Value>,
     port: Option<serde_json::Value>,
     hosts: Option<serde_json::Value>,
+    log: Option<serde_json::Value>,
 }
 
 impl<'de> serde::Deserialize<'de> for StartPayload {
@@ -186,6 +197,7 @@ impl<'de> serde::de::Visitor<'de> for PayloadVisitor {
                 PayloadKey::StartTime => &mut out.start_time,
                 PayloadKey::Port => &mut out.port,
                 PayloadKey::Hosts => &mut out.hosts,
+                PayloadKey::Log => &mut out.log,
                 PayloadKey::Other => {
                     map.next_value::<serde::de::IgnoredAny>()?;
                     continue;
@@ -204,6 +216,7 @@ enum PayloadKey {
     StartTime,
     Port,
     Hosts,
+    Log,
     Other,
 }
 
@@ -221,6 +234,7 @@ impl<'de> serde::Deserialize<'de> for PayloadKey {
                     "start_time" => PayloadKey::StartTime,
                     "port" => PayloadKey::Port,
                     "hosts" => PayloadKey::Hosts,
+                    "log" => PayloadKey::Log,
                     _ => PayloadKey::Other,
                 })
             }
@@ -413,6 +427,24 @@ pub fn services(
 }
 
 impl Service {
+    /// Whether stackless 0.4.0's local provider refuses to observe this
+    /// service's recorded process, so `list` says its stage is `unknown`
+    /// (its observation errs: stackless-local-0.4.0 `spawn::checked`, "process
+    /// log belongs to another namespace"): a local service whose process
+    /// record names a log that is not this state dir's
+    /// `<state_dir>/logs/<dir>/<name>.log` ([`Service::log_path`]; a store
+    /// copied from another machine or state dir). A record with no `log`
+    /// is not judged (older writers).
+    #[must_use]
+    pub fn record_elsewhere(&self) -> bool {
+        self.runs_on == "local"
+            && self
+                .start
+                .as_ref()
+                .and_then(|s| s.log.as_deref())
+                .is_some_and(|log| self.log_path.as_deref() != Some(log))
+    }
+
     /// Its origin as `stackless status` reports it
     /// ([`StartRecord::origin`] on `proxy_port`), none when its process is
     /// dead: 0.4.0 reports an origin only for a service not observed
@@ -627,6 +659,7 @@ mod tests {
             start_time: 100,
             port: None,
             hosts: vec![],
+            log: None,
         };
         assert_eq!(process_state(&record, |_| Some(100)), ProcessState::Alive);
         assert_eq!(process_state(&record, |_| None), ProcessState::Dead);

@@ -256,10 +256,13 @@ impl ServicesDead {
         self.recorded.is_some()
     }
 
-    /// Whether `name` has one or more recorded service processes (`None`:
-    /// not read yet). An active instance with none is one whose services
-    /// `stackless list` calls `unknown`: nothing was started
-    /// ([`crate::model::readiness::stage`]).
+    /// Whether `name` has a service whose stage is known: one or more
+    /// recorded service processes, or, with none, a service observation
+    /// that gives a stage other than `unknown` (a service on another
+    /// substrate; [`crate::model::readiness::stage`] with no process, the
+    /// rule `snapshot`'s stage follows). `None`: not read yet. An active
+    /// instance with none is one whose services `stackless list` calls
+    /// `unknown`.
     #[must_use]
     pub fn recorded(&self, name: &str) -> Option<bool> {
         let recorded = self.recorded.as_ref()?;
@@ -325,8 +328,9 @@ impl DeadCounts {
     }
 }
 
-/// The names with recorded service processes, hashed as they are added
-/// (8 bytes a name; [`ServicesDead::with_recorded`]).
+/// The names with a service whose stage is known (a recorded service
+/// process, or an observation that decides it: [`ServicesDead::recorded`]),
+/// hashed as they are added (8 bytes a name; [`ServicesDead::with_recorded`]).
 #[derive(Debug, Default)]
 pub struct Recorded(Vec<u64>);
 

@@ -92,9 +92,10 @@ pub(super) struct QueueMemory {
 }
 
 /// Every pending operation (oldest first), then the [`FINISHED_SHOWN`]
-/// newest finished ones (newest first), then those pending at the last
-/// read (`memory`) that are finished but not among them (newest first),
-/// each with its newest step event (read again only for the operations
+/// newest finished ones (by rowid) and those pending at the last read
+/// (`memory`) that are finished but not among them, all in the order they
+/// finished (`crate::model::operation::order_finished`: `updated_at`,
+/// newest first), each with its newest step event (read again only for the operations
 /// not already finished at the last read). Read leniently: a value of the
 /// wrong type reads as empty / 0.
 pub(super) fn read_operations(
@@ -125,6 +126,7 @@ pub(super) fn read_operations(
     }
     let finished_late = finished_since(conn, layout, &memory.pending, &operations)?;
     operations.extend(finished_late);
+    crate::model::operation::order_finished(&mut operations);
     if layout.operation_events {
         read_events(conn, &mut operations, memory)?;
     }

@@ -258,6 +258,60 @@ impl Store {
     }
 }
 
+/// The service observations (`service:<name>` nodes) of the active
+/// instances with no service process recorded (services on another
+/// substrate, or a failed `up`'s), each handed to `each` as read, by
+/// instance then node: what decides their stage when no process does
+/// ([`crate::model::readiness::stage`] with no process). Nothing before
+/// schema 11 (no `observations`).
+///
+/// # Errors
+/// An `SQLite` error.
+pub fn each_unrecorded_observation(
+    store: &mut Store,
+    mut each: impl FnMut(String, crate::model::detail::Observation),
+) -> Result<(), StoreError> {
+    let path = store.path.clone();
+    let err = |e: rusqlite::Error| StoreError::sqlite(&path, &e);
+    let tx = store.conn.transaction().map_err(err)?;
+    let readable = tx
+        .prepare(
+            "SELECT o.node FROM observations o JOIN instances i ON i.instance_id = o.owner_id \
+             JOIN checkpoints c ON c.instance = i.name LIMIT 0",
+        )
+        .is_ok();
+    if !readable {
+        return Ok(());
+    }
+    {
+        let mut stmt = tx
+            .prepare(
+                "SELECT i.name, o.node, o.evidence_json, o.observed_at
+                 FROM observations o JOIN instances i ON i.instance_id = o.owner_id
+                 WHERE i.status = 'active' AND o.node LIKE 'service:%'
+                   AND NOT EXISTS (SELECT 1 FROM checkpoints c
+                                   WHERE c.instance = i.name AND c.resource_kind = 'process'
+                                     AND c.step_id LIKE 'start:%')
+                 ORDER BY i.name, o.node",
+            )
+            .map_err(err)?;
+        let mut rows = stmt.query([]).map_err(err)?;
+        while let Some(row) = rows.next().map_err(err)? {
+            let text = |i| lenient_text(col(row, i)).unwrap_or_default();
+            each(
+                text(0),
+                crate::model::detail::Observation::parse(
+                    text(1),
+                    &text(2),
+                    lenient_int(col(row, 3)),
+                ),
+            );
+        }
+    }
+    tx.commit().map_err(err)?;
+    Ok(())
+}
+
 /// The recorded service processes of the active instances, as the
 /// watcher probes them: each `(instance, record)` handed to `each` as it is
 /// read (nothing is collected: at 100,000 instances there are 70,000), by

@@ -161,7 +161,19 @@ fn read(
             out.alive.push((name, record, false));
         }
     });
-    let unhealthy = unhealthy_counts(&mut store, &mut out.alive)?;
+    let mut unhealthy = unhealthy_counts(&mut store, &mut out.alive)?;
+    // No process recorded: the observations decide, as `snapshot`'s stage.
+    super::services::each_unrecorded_observation(&mut store, |name, observation| {
+        match crate::model::readiness::stage(false, None, Some(&observation)) {
+            crate::model::readiness::Stage::Unknown => {}
+            crate::model::readiness::Stage::Unhealthy => {
+                unhealthy.add(&name, 1);
+                recorded.add(&name);
+            }
+            _ => recorded.add(&name),
+        }
+    })
+    .ok()?;
     out.dead = dead
         .finish()
         .with_recorded(recorded)
@@ -259,6 +271,83 @@ mod tests {
         assert_eq!(ServicesDead::new().recorded("alpha"), None, "before a read");
         assert!(reader.request(), "answered: another may be asked for");
         drop(reader);
+    }
+
+    /// The Instances pane's readiness marks come from `snapshot`'s stage
+    /// rule: on the 0.4.0 demo store, every active instance is marked
+    /// `unknown` exactly when each of its services' stage is, and counted
+    /// `unhealthy` as many times as a stage is; a service on another
+    /// substrate (no process recorded) is decided by its observation:
+    /// preview-pr-88's `web` unhealthy, api-gateway-dev's `gateway` healthy.
+    #[test]
+    fn the_rows_marks_are_the_snapshots_stages_on_the_demo_store() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("state.db");
+        let holder = crate::demo::LiveHolder {
+            pid: std::process::id(),
+            start_time: 1,
+            host: "demo-box".into(),
+        };
+        crate::demo::v14::seed(&path, crate::model::time::unix_now(), &holder).expect("seed");
+        let mut reader = ServicesReader::spawn(
+            path.clone(),
+            Access::ReadOnly,
+            std::time::Duration::from_millis(20),
+            None,
+        )
+        .expect("spawn");
+        assert!(reader.request());
+        let waited = std::time::Instant::now();
+        let read = loop {
+            if let Some(read) = reader.take() {
+                break read.expect("the demo reads whole");
+            }
+            assert!(waited.elapsed() < std::time::Duration::from_secs(10));
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        assert_eq!(read.dead.unhealthy("preview-pr-88"), 1);
+        assert_eq!(read.dead.recorded("preview-pr-88"), Some(true));
+        assert_eq!(read.dead.unhealthy("api-gateway-dev"), 0);
+        assert_eq!(read.dead.recorded("api-gateway-dev"), Some(true));
+        let mut store = Store::open(&path, Access::ReadOnly).expect("open");
+        let names: Vec<String> = {
+            let conn = rusqlite::Connection::open(&path).expect("open");
+            let mut stmt = conn
+                .prepare("SELECT name FROM instances WHERE status = 'active' ORDER BY name")
+                .expect("prepare");
+            stmt.query_map([], |r| r.get(0))
+                .expect("query")
+                .collect::<Result<_, _>>()
+                .expect("names")
+        };
+        assert!(names.len() > 5, "{names:?}");
+        let mut probe = SysinfoProbe::new();
+        for name in names {
+            let detail = store.instance_detail(&name).expect("read").expect("exists");
+            let view = super::super::services::observe(detail, &store.state_dir(), &mut probe);
+            let stages: Vec<_> = view
+                .services
+                .iter()
+                .map(|s| crate::model::readiness::service_stage(s, false))
+                .collect();
+            let unhealthy = stages
+                .iter()
+                .filter(|s| **s == crate::model::readiness::Stage::Unhealthy)
+                .count();
+            let all_unknown = stages
+                .iter()
+                .all(|s| *s == crate::model::readiness::Stage::Unknown);
+            assert_eq!(
+                read.dead.unhealthy(&name) as usize,
+                unhealthy,
+                "{name}: {stages:?}"
+            );
+            assert_eq!(
+                read.dead.recorded(&name),
+                Some(!all_unknown),
+                "{name}: {stages:?}"
+            );
+        }
     }
 
     /// A failed `up` that kept its lease with its process alive and its

@@ -50,7 +50,7 @@ pub(crate) fn activity(entry: &Activity, count: u32, zone: &Zone) -> FullText {
         full.blank();
         full.error(&detail);
     }
-    down_answer(&mut full, &entry.envelope);
+    command_answer(&mut full, entry.kind.answered_by(), &entry.envelope);
     teardown_output(&mut full, &entry.stderr_tail);
     full
 }
@@ -173,15 +173,17 @@ fn took_text(took: std::time::Duration) -> String {
     }
 }
 
-/// The `down --json` section of a failed teardown: its whole answer, an
-/// envelope labelled (code, message, remediation, context, ...); nothing
-/// when none was kept.
-pub(crate) fn down_answer(full: &mut FullText, envelope: &str) {
+/// The `--json` answer section of a failed command (`command`: `down
+/// --json` for a teardown, `up --json` for a renew, `verify --json` for a
+/// verify: [`crate::event::ActivityKind::answered_by`]): its whole answer,
+/// an envelope labelled (code, message, remediation, context, ...);
+/// nothing when none was kept.
+pub(crate) fn command_answer(full: &mut FullText, command: &str, envelope: &str) {
     if envelope.trim().is_empty() {
         return;
     }
     full.blank();
-    full.line("what `down --json` answered:");
+    full.line(&format!("what `{command}` answered:"));
     full.error(envelope.trim());
 }
 
@@ -394,6 +396,19 @@ mod tests {
                 "             }",
             ]
         );
+        // A failed renew keeps `up --json`'s answer, a verify `verify --json`'s.
+        for (kind, label) in [
+            (ActivityKind::RenewFailed, "what `up --json` answered:"),
+            (ActivityKind::VerifyFailed, "what `verify --json` answered:"),
+        ] {
+            let failed = Activity::new(3_600, Actor::Operator, "golf", kind, "refused")
+                .with_envelope(envelope);
+            assert_eq!(
+                activity(&failed, 1, &Zone::UTC).lines[4..8],
+                ["", "refused", "", label],
+                "{kind:?}"
+            );
+        }
         assert_eq!(full.title, "Activity · 01:00:00 reaper failed");
         assert_eq!(
             full.lines,
@@ -422,7 +437,7 @@ mod tests {
     fn the_real_down_failure_envelope_is_labelled() {
         let envelope = r#"{"ok":false,"error":{"schema_version":2,"code":"engine.teardown.survivors","message":"teardown left survivors","step":"stop","instance":"golf","remediation":"run `stackless down golf` again","context":{"survivors":["local:1234"]}}}"#;
         let mut full = FullText::new("t");
-        down_answer(&mut full, envelope);
+        command_answer(&mut full, "down --json", envelope);
         let text = full.lines.join("\n");
         assert!(text.starts_with("\nwhat `down --json` answered:\ncode         engine.teardown.survivors\nmessage      teardown left survivors\n"), "{text}");
         assert!(

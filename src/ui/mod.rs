@@ -172,6 +172,8 @@ type PaneRender = fn(&mut Frame, Rect, &App);
 /// Draw the open question `question` over `area` (a fleet's is drawn over
 /// the fleet's panes, by [`draw_over_fleet`]).
 fn draw_question(frame: &mut Frame, area: Rect, app: &App, question: &Question) {
+    let note = app.controller_start_note(question);
+    let note = note.as_deref();
     match question {
         Question::TearDown(instance) => {
             panes::confirm::render_confirm(
@@ -180,6 +182,7 @@ fn draw_question(frame: &mut Frame, area: Rect, app: &App, question: &Question) 
                 instance,
                 app.snapshot().liveness.get(&instance.name),
                 app.teardown(),
+                note,
             );
         }
         Question::Reap(instance) => panes::confirm::render_confirm_reap(
@@ -189,10 +192,11 @@ fn draw_question(frame: &mut Frame, area: Rect, app: &App, question: &Question) 
             app.snapshot().reap_attempt(&instance.name),
             app.now(),
             app.teardown(),
+            note,
         ),
-        Question::Bulk(bulk) => panes::confirm::render_confirm_bulk(frame, area, bulk),
+        Question::Bulk(bulk) => panes::confirm::render_confirm_bulk(frame, area, bulk, note),
         Question::Cancel(op) => {
-            panes::confirm::render_confirm_cancel(frame, area, op, app.stackless());
+            panes::confirm::render_confirm_cancel(frame, area, (op, app.stackless()), note);
         }
         Question::QueueDown(instance, op, others) => {
             panes::confirm::render_confirm_queue_down(
@@ -201,10 +205,11 @@ fn draw_question(frame: &mut Frame, area: Rect, app: &App, question: &Question) 
                 instance,
                 (&**op, others.as_str()),
                 app.teardown(),
+                note,
             );
         }
         Question::Verbs(question) => {
-            panes::confirm::render_confirm_verbs(frame, area, question);
+            panes::confirm::render_confirm_verbs(frame, area, question, note);
         }
         // Drawn over the fleet's panes, above.
         Question::Fleet(_) => {}

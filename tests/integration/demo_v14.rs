@@ -294,6 +294,18 @@ fn renew_and_verify_wait_for_the_stand_in_and_answer_as_0_4_0() {
                 (passed.exit_status, passed.lease_remaining_secs),
                 (0, Some(8 * 3600))
             );
+            // Its output is written where the answer says, beside the store.
+            let log = std::path::Path::new(&passed.log_path);
+            assert!(log.is_absolute(), "{}", passed.log_path);
+            assert!(
+                log.starts_with(path.parent().unwrap()),
+                "{}",
+                passed.log_path
+            );
+            assert_eq!(
+                std::fs::read_to_string(log).unwrap(),
+                stackless_tui::demo::stackless::VERIFY_OUTPUT
+            );
         }
         other => panic!("{other:?} {}", got.stdout),
     }
@@ -390,4 +402,23 @@ fn the_demo_directory_is_gone_after_quit_while_a_thread_writes_into_it() {
             "round {round}: the tree moved aside is left behind"
         );
     }
+}
+
+/// No seeded operation was created or finished after the demo's `now`.
+#[test]
+fn no_seeded_operation_is_in_the_future() {
+    let now = 1_795_960_686;
+    let (_dir, path) = seeded(now);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let future: Vec<(String, String, i64, i64)> = conn
+        .prepare(
+            "SELECT instance, verb, created_at, updated_at FROM operations
+             WHERE created_at > ?1 OR updated_at > ?1 ORDER BY instance",
+        )
+        .unwrap()
+        .query_map([now], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(future, [], "after {now}");
 }

@@ -545,11 +545,13 @@ fn snapshot_json_on_a_real_0_4_0_store_lists_its_failed_ups() {
             )
         })
         .collect();
+    // In the order they finished: hotel's `up` (created before bravo's)
+    // finished last, after its health checks.
     assert_eq!(
         failed_ups,
         [
+            ("hotel", "local.health_failed"),
             ("bravo", "engine.source_override.shared"),
-            ("hotel", "local.health_failed")
         ]
     );
     let out = run(bin().args(["snapshot", "--state"]).arg(&path));
@@ -604,7 +606,9 @@ fn an_error_json_that_does_not_parse_is_shown_as_stored_not_as_no_error() {
 /// an observation, each with its stage:
 /// the real 0.4.0 store's alpha, its logs under the resource namespace; its
 /// recorded process is not running here: dead, so it has no origin
-/// (stackless 0.4.0 `status` gives none for a service observed gone).
+/// (stackless 0.4.0 `status` gives none for a service observed gone), and,
+/// recorded under another machine's state dir, its stage `unknown` (0.4.0's
+/// local provider does not observe it).
 #[test]
 fn snapshot_json_services_on_the_real_0_4_0_store() {
     let (dir, path) = fixture("real-0.4.0-v14.db");
@@ -622,14 +626,14 @@ fn snapshot_json_services_on_the_real_0_4_0_store() {
             "alive": false,
             "origin": null,
             "port": 41325,
-            "stage": "absent",
+            "stage": "unknown",
             "log_path": logs.display().to_string(),
         }])
     );
-    // Each service's stage as 0.4.0's `list` derives it: a recorded
-    // process not running here is `absent`, so is every service of a
-    // tombstone; observed but never started (bravo's refused `up`),
-    // `unknown`.
+    // Each service's stage as 0.4.0's `list` derives it: a process
+    // recorded under another state dir (this copy's) is `unknown`; every
+    // service of a tombstone is `absent`; observed but never started
+    // (bravo's refused `up`), `unknown`.
     let stages = |name: &str| -> Vec<String> {
         by(name)["services"]
             .as_array()
@@ -640,11 +644,10 @@ fn snapshot_json_services_on_the_real_0_4_0_store() {
             })
             .unwrap_or_default()
     };
-    assert_eq!(stages("hotel"), ["absent"]);
+    assert_eq!(stages("hotel"), ["unknown"]);
     assert_eq!(stages("charlie"), ["absent"]);
     assert_eq!(stages("bravo"), ["unknown"]);
-    // A process recorded, never observed: its process decides.
-    assert_eq!(stages("golf"), ["absent"]);
+    assert_eq!(stages("golf"), ["unknown"]);
 }
 
 /// A read creates nothing at stackless's default path and says there is no

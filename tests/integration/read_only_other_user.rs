@@ -51,12 +51,12 @@ fn another_users_store_is_readable_read_only() {
 }
 
 const V5_ROWS: &str = "\
-NAME     SUBSTRATE  STATUS      STAGE       LEASE        LOCK  BACKOFF              REAPER
-alpha    local      active      web absent  2d 19h left
-charlie  local      tombstoned              tombstoned
-delta    local      tombstoned              tombstoned
-foxtrot  local      active                  1d 19h left        1 (retry in 1d 19h)
-golf     local      active      web absent  1d 19h left
+NAME     SUBSTRATE  STATUS      STAGE        LEASE        LOCK  BACKOFF              REAPER
+alpha    local      active      web unknown  2d 19h left
+charlie  local      tombstoned               tombstoned
+delta    local      tombstoned               tombstoned
+foxtrot  local      active                   1d 19h left        1 (retry in 1d 19h)
+golf     local      active      web unknown  1d 19h left
 
 GC
 charlie  due for GC at 2026-12-08T09:50:48Z (in 8d 19h), collected by stackless's reaper or this console's reaper, whichever passes first

@@ -44,5 +44,6 @@ mod renew;
 mod secrets;
 mod services;
 mod soak;
+mod stages;
 mod up;
 mod who_reaps;

@@ -311,7 +311,11 @@ fn detail_shows_services_and_the_last_teardown_output() {
             step_id: "start:web".into(),
             resource_kind: "process".into(),
             resource_id: "4242".into(),
-            payload: r#"{"pid":4242,"start_time":1796117794,"port":41325,"hosts":["web.golf.localhost"],"log":"/elsewhere"}"#.into(),
+            // The log this state dir gives: stackless observes the process.
+            payload: format!(
+                r#"{{"pid":4242,"start_time":1796117794,"port":41325,"hosts":["web.golf.localhost"],"log":"{}"}}"#,
+                logs.join("web.log").display()
+            ),
             recorded_at: Some(CAPTURE - 600),
         }],
         ..InstanceDetail::default()

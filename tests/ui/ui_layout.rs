@@ -307,3 +307,128 @@ fn the_first_copy_says_how_to_allow_osc52_at_80x24() {
         "{screen}"
     );
 }
+
+/// The 0.4.0 demo's store (`src/demo/v14.rs`) as the console's first
+/// snapshot shows it.
+fn demo_v14_app() -> App {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    let holder = LiveHolder {
+        pid: 4242,
+        start_time: 1_795_950_000,
+        host: "demo-box".into(),
+    };
+    stackless_tui::demo::v14::seed(&path, NOW, &holder).unwrap();
+    let snapshot = Store::open(&path, Access::ReadOnly)
+        .unwrap()
+        .snapshot(&mut FixedProbe {
+            host: Some(holder.host.clone()),
+            processes: vec![(holder.pid, holder.start_time)],
+        })
+        .unwrap();
+    let mut app = App::new(
+        AppConfig {
+            store_label: "demo store /tmp/stackless-tui-demo-x/state.db".into(),
+            reaper: stackless_tui::ui::ReaperMode::Every {
+                tick: std::time::Duration::from_secs(5),
+                dry_run: false,
+                always: false,
+            },
+            helper: stackless_tui::ui::HelperMode::Program("stackless-tui demo-helper".into()),
+            write_keys: Ok(()),
+            host: None,
+            no_color: false,
+        },
+        NOW,
+    );
+    app.handle(Event::Snapshot(Arc::new(snapshot)), NOW);
+    app
+}
+
+/// At 80x24 the 0.4.0 demo's Backoffs pane has one row of room inside its
+/// borders: its one backoff row is drawn there (the header gives way), not
+/// the header and `↓ 1 more`, focused or not.
+#[test]
+fn the_only_backoff_row_is_drawn_at_80x24_on_the_0_4_0_demo() {
+    let mut app = demo_v14_app();
+    assert_eq!(app.snapshot().reap_attempts.len(), 1);
+    let name = app.snapshot().reap_attempts[0].instance.clone();
+    let screen = render_app(&app, 80, 24);
+    let backoffs: Vec<&str> = screen
+        .lines()
+        .skip_while(|l| !l.contains("Backoffs"))
+        .take(3)
+        .collect();
+    assert!(
+        backoffs.iter().any(|l| l.contains(&format!("▶ {name} "))),
+        "{screen}"
+    );
+    assert!(!screen.contains("↓ 1 more"), "{screen}");
+    while app.focus() != Focus::Backoffs {
+        press(&mut app, KeyCode::Tab);
+    }
+    insta::assert_snapshot!(render_app(&app, 80, 24));
+}
+
+/// The 0.4.0 demo's header says its controller stand-in runs, before the
+/// first probe and after a probe that finds no real controller.
+#[test]
+fn the_0_4_0_demo_says_its_controller_stand_in_runs() {
+    let mut app = demo_v14_app();
+    let header = |app: &App| render_app(app, 120, 40).lines().take(3).collect::<String>();
+    assert!(
+        header(&app).contains("controller: not running"),
+        "{}",
+        header(&app)
+    );
+    app.set_controller_stand_in(4242);
+    assert!(
+        header(&app).contains("controller: running (pid 4242, demo)"),
+        "{}",
+        header(&app)
+    );
+    app.handle(
+        Event::Controller(stackless_tui::model::controller::ControllerState {
+            proxy_port: Some(4444),
+            ..Default::default()
+        }),
+        NOW,
+    );
+    assert!(
+        header(&app).contains("controller: running (pid 4242, demo)"),
+        "{}",
+        header(&app)
+    );
+    assert_eq!(app.controller().lease_reaper, Some(false));
+}
+
+/// The controller coming and going is an Activity line with its pid (not
+/// the first probe's finding).
+#[test]
+fn the_controller_coming_and_going_is_an_activity_line() {
+    use stackless_tui::model::controller::ControllerState;
+    let mut app = demo_v14_app();
+    let probed = |pid| ControllerState {
+        pid,
+        proxy_port: Some(4444),
+        ..Default::default()
+    };
+    app.handle(Event::Controller(probed(Some(76))), NOW);
+    app.handle(Event::Controller(probed(None)), NOW);
+    app.handle(Event::Controller(probed(Some(77))), NOW);
+    app.handle(Event::Controller(probed(Some(77))), NOW);
+    let said: Vec<String> = app
+        .activity()
+        .entries()
+        .iter()
+        .filter(|e| e.entry.kind == stackless_tui::event::ActivityKind::Role)
+        .map(|e| e.entry.detail.clone())
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "the controller stopped (pid 76 gone)",
+            "the controller started (pid 77)"
+        ]
+    );
+}

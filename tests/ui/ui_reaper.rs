@@ -291,10 +291,19 @@ fn beside_a_controller_that_reaps_the_console_says_it_stands_by() {
             "the controller (pid 77) reaps; when it stops this console will not take over (P: it will)"
         )
     );
+    // Activity says it (no pass runs in standby to say it).
+    let last = &app.activity().last().expect("a line").entry;
+    assert_eq!(
+        (last.kind, last.detail.as_str()),
+        (
+            stackless_tui::event::ActivityKind::Role,
+            "the controller (pid 77) reaps; when it stops this console will not take over (P: it will)"
+        )
+    );
     // The header says it for as long as it holds.
     assert_eq!(
         app.reaper_text(),
-        "reaper: the controller reaps (pid 77); paused: won't take over (P: will)"
+        "reaper: the controller reaps (pid 77); paused: will not take over when the controller stops (P: will)"
     );
     let banners: Vec<String> = panes::header::banners(&app)
         .into_iter()

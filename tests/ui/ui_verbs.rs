@@ -817,3 +817,102 @@ fn the_operators_verify_is_one_line() {
         ]
     );
 }
+
+/// alpha, hotel and india have expired (india 5 s ago), golf has 10m left;
+/// the controller was probed and none runs.
+fn expired_with_no_controller() -> App {
+    let mut app = new_app(14, Ok(()));
+    let row = |name: &str, duration: i64, expires: i64, birth: &str| {
+        crate::common::builders::instance(name)
+            .lease(duration, expires)
+            .birth(birth)
+            .build()
+    };
+    let rows = Rows {
+        generation: Generation::new(14),
+        instances: vec![
+            row("alpha", 600, CAPTURE - 300, ALPHA),
+            row(
+                "golf",
+                600,
+                CAPTURE + 600,
+                "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2",
+            ),
+            row(
+                "hotel",
+                600,
+                CAPTURE - 60,
+                "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3",
+            ),
+            row(
+                "india",
+                600,
+                CAPTURE - 5,
+                "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4",
+            ),
+        ]
+        .into(),
+        ..Rows::default()
+    };
+    app.handle(Event::Snapshot(Arc::new(Snapshot::from(rows))), CAPTURE);
+    app.handle(
+        Event::Controller(stackless_tui::model::controller::ControllerState {
+            proxy_port: Some(4444),
+            ..Default::default()
+        }),
+        CAPTURE,
+    );
+    app
+}
+
+/// With no controller running, a bulk `L` of golf and india says its `up`
+/// starts stackless's controller, names what its lease reaper then reaps
+/// (alpha, hotel, india), and that india's renew races it; with a
+/// controller running the question says nothing of it.
+#[test]
+fn a_renew_that_starts_the_controller_names_what_its_lease_reaper_reaps() {
+    let mut app = expired_with_no_controller();
+    select(&mut app, "golf");
+    press(&mut app, KeyCode::Char(' '));
+    select(&mut app, "india");
+    press(&mut app, KeyCode::Char(' '));
+    press(&mut app, KeyCode::Char('L'));
+    press(&mut app, KeyCode::Enter);
+    assert!(app.confirming_verbs().is_some());
+    insta::assert_snapshot!(render_app(&app, 160, 30));
+    app.handle(
+        Event::Controller(stackless_tui::model::controller::ControllerState {
+            pid: Some(77),
+            lease_reaper: Some(true),
+            proxy_port: Some(4444),
+            ..Default::default()
+        }),
+        CAPTURE,
+    );
+    let text = render_app(&app, 160, 30);
+    assert!(text.contains("Confirm renew"), "{text}");
+    assert!(!text.contains("starts stackless"), "{text}");
+}
+
+/// The agent's renew (no question) says the same in its reply.
+#[test]
+fn an_agents_renew_that_starts_the_controller_says_so_in_its_reply() {
+    use stackless_tui::model::rules::{Action, Asked, InFlight};
+    let mut app = expired_with_no_controller();
+    let asked = Asked::by_id(
+        "india".into(),
+        Some("d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4".into()),
+    );
+    let (words, effect) = app
+        .remote(
+            &Action::Renew(asked, Some(600)),
+            &InFlight::default(),
+            CAPTURE,
+        )
+        .expect("admitted");
+    assert_eq!(
+        words,
+        "renew requested for india; This starts stackless's controller; its lease reaper then reaps the expired: alpha, hotel, india (india's renew races the reaper)."
+    );
+    assert!(matches!(effect, Some(Effect::Verbs(_))));
+}

@@ -413,34 +413,57 @@ fn operations_table(
         return Ok(());
     }
     out.write_all(b"\nOPERATIONS\n")?;
+    // Repeats in a row (the same status, verb, instance and error: the
+    // lease reaper's failing `down` every minute) are one line, counted
+    // first and timed as the newest: `x6 failed down foxtrot (1m ago): …`.
+    let mut lines: Vec<(String, String, u32)> = Vec::new();
     for op in shown {
-        let what = if op.status == "failed" {
-            format!(
-                "{} {} {} ({})",
-                op.status,
-                op.verb,
-                op.instance,
-                crate::model::time::ago(op.updated_at, now)
-            )
+        let (key, line) = operation_line(op, now);
+        match lines.last_mut() {
+            Some((last, _, count)) if *last == key && op.status == "failed" => *count += 1,
+            _ => lines.push((key, line, 1)),
+        }
+    }
+    for (_, line, count) in lines {
+        let line = if count > 1 {
+            format!("x{count} {line}")
         } else {
-            format!("{} {} {}", op.status, op.verb, op.instance)
+            line
         };
-        let tail = match &op.error {
-            Some(error) if error.message.is_empty() => format!(": {}", error.code),
-            Some(error) => format!(": {}: {}", error.code, error.message),
-            None if op.status == "failed" => op
-                .error_unparsed
-                .as_deref()
-                .map_or_else(String::new, |raw| {
-                    format!(": {}", crate::model::text::sanitize_short(raw, 120))
-                }),
-            None => format!(
-                " (since {})",
-                crate::model::time::span(now.saturating_sub(op.created_at).max(0))
-            ),
-        };
-        out.write_all(sanitize_short(&format!("{what}{tail}"), 160).as_bytes())?;
+        out.write_all(sanitize_short(&line, 160).as_bytes())?;
         out.write_all(b"\n")?;
     }
     Ok(())
+}
+
+/// One operation's line in `snapshot`'s OPERATIONS section, and its text
+/// without its time (what makes two lines repeats).
+fn operation_line(op: &OperationReport, now: i64) -> (String, String) {
+    let what = if op.status == "failed" {
+        format!(
+            "{} {} {} ({})",
+            op.status,
+            op.verb,
+            op.instance,
+            crate::model::time::ago(op.updated_at, now)
+        )
+    } else {
+        format!("{} {} {}", op.status, op.verb, op.instance)
+    };
+    let tail = match &op.error {
+        Some(error) if error.message.is_empty() => format!(": {}", error.code),
+        Some(error) => format!(": {}: {}", error.code, error.message),
+        None if op.status == "failed" => op
+            .error_unparsed
+            .as_deref()
+            .map_or_else(String::new, |raw| {
+                format!(": {}", crate::model::text::sanitize_short(raw, 120))
+            }),
+        None => format!(
+            " (since {})",
+            crate::model::time::span(now.saturating_sub(op.created_at).max(0))
+        ),
+    };
+    let key = format!("{} {} {}{tail}", op.status, op.verb, op.instance);
+    (key, format!("{what}{tail}"))
 }

@@ -269,6 +269,61 @@ fn the_table_lists_pending_operations_first_and_failed_ones_with_their_time() {
     assert_eq!(text, table(&whole, &utc));
 }
 
+/// Failed operations repeated in a row (the same verb, instance and
+/// error) are one line, counted first and timed as the newest; a
+/// different error breaks the run.
+#[test]
+fn repeated_failures_in_the_operations_section_are_folded_and_counted() {
+    use crate::model::OpStatus;
+    let failed = |id: &str, at: i64, code: &str| Operation {
+        error_json: Some(format!(r#"{{"code":"{code}","message":"left survivors"}}"#)),
+        id: id.into(),
+        instance: "foxtrot".into(),
+        instance_id: None,
+        verb: "down".into(),
+        status: OpStatus::Failed,
+        cancel_requested: false,
+        created_at: at,
+        updated_at: at,
+        progress: None,
+        ran: None,
+    };
+    let snapshot = mixed_snapshot_with(|rows| {
+        rows.operations = vec![
+            failed("f-3", NOW - 60, "engine.teardown.survivors"),
+            failed("f-2", NOW - 120, "engine.teardown.survivors"),
+            failed("f-1", NOW - 180, "engine.teardown.survivors"),
+            failed("f-0", NOW - 240, "state.lock.held"),
+        ];
+    });
+    let mut text = Vec::new();
+    let utc = jiff::tz::TimeZone::UTC;
+    write_table(
+        &mut text,
+        &snapshot,
+        NOW,
+        "s.db",
+        &Services::new(),
+        &utc,
+        None,
+    )
+    .unwrap();
+    let text = String::from_utf8(text).unwrap();
+    let tail: Vec<&str> = text
+        .lines()
+        .skip_while(|l| *l != "OPERATIONS")
+        .take(3)
+        .collect();
+    assert_eq!(
+        tail,
+        [
+            "OPERATIONS",
+            "x3 failed down foxtrot (1m 00s ago): engine.teardown.survivors: left survivors",
+            "failed down foxtrot (4m 00s ago): state.lock.held: left survivors",
+        ]
+    );
+}
+
 /// The facts `snapshot --json` shares with the stream's instance rows
 /// (docs/protocol.md "Instance rows") have one shape: the lease object
 /// holds the row's `lease` fields (plus what moves with the clock), the

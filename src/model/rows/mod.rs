@@ -275,7 +275,8 @@ pub struct Rows {
     pub reap_attempts: Vec<ReapAttempt>,
     /// The controller's operations (migration 8, stackless 0.4.0): every
     /// pending one (queued, running), oldest first, then the most recent
-    /// finished ones, newest first ([`super::operation::FINISHED_SHOWN`] at
+    /// finished ones, by when they finished (`updated_at`), newest first
+    /// ([`super::operation::order_finished`]; [`super::operation::FINISHED_SHOWN`] at
     /// most, plus any that were pending in the previous read: see
     /// `store::operations`). Empty before migration 8.
     pub operations: Vec<Operation>,
@@ -408,7 +409,7 @@ impl Rows {
     }
 
     /// The finished operations shown: the suffix of [`Rows::operations`]
-    /// after the pending ones, newest first.
+    /// after the pending ones, the last to finish first.
     #[must_use]
     pub fn finished_operations(&self) -> &[Operation] {
         &self.operations[self.pending_operations().len()..]

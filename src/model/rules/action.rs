@@ -152,6 +152,11 @@ pub struct Settings {
     pub reaper: ReaperState,
     /// The stackless program renew and verify run.
     pub stackless: String,
+    /// A controller probe found no controller running (0.4.0: nobody
+    /// holds `controller.lock`); `false` while one runs or before the
+    /// first probe. A question whose command starts it says so
+    /// ([`super::controller_start_note`]).
+    pub controller_stopped: bool,
 }
 
 /// What the console has running that the snapshot does not show yet, by

@@ -698,3 +698,141 @@ fn the_first_rows_of_a_store_refuse_every_action_but_the_reapers_own() {
         Ok("reap requested for expired".to_owned())
     );
 }
+
+fn settings_stopped() -> Settings {
+    Settings {
+        controller_stopped: true,
+        ..settings()
+    }
+}
+
+/// alpha, hotel, india: expired; golf: lease left; kilo: expired in a
+/// backoff; lima: expired with a pending up; mike: tombstoned.
+fn expired_store() -> Snapshot {
+    Snapshot::from(Rows {
+        generation: Generation::new(14),
+        instances: vec![
+            instance("alpha", Status::Active, Some(NOW - 100)),
+            instance("golf", Status::Active, Some(NOW + 600)),
+            instance("hotel", Status::Active, Some(NOW)),
+            instance("india", Status::Active, Some(NOW - 5)),
+            instance("kilo", Status::Active, Some(NOW - 5)),
+            instance("lima", Status::Active, Some(NOW - 5)),
+            instance("mike", Status::Tombstoned, None),
+        ]
+        .into(),
+        operations: vec![op("op-lima", "lima", "up", OpStatus::Queued)],
+        reap_attempts: vec![attempt("kilo")],
+        ..Rows::default()
+    })
+}
+
+fn note_at(
+    snapshot: &Snapshot,
+    settings: &Settings,
+    verb: &str,
+    renewed: &[&str],
+) -> Option<String> {
+    controller_start_note(
+        &Context {
+            snapshot,
+            settings,
+            in_flight: &InFlight::default(),
+            now: NOW,
+        },
+        verb,
+        renewed,
+    )
+}
+
+/// With no controller running, a command that starts it names what its
+/// lease reaper's first pass downs (0.4.0 `reaper::plan`: expired, no
+/// pending operation, no backoff left), and a renewed one among them
+/// races it.
+#[test]
+fn a_command_that_starts_the_controller_names_what_its_lease_reaper_reaps() {
+    let s = expired_store();
+    assert_eq!(
+        note_at(&s, &settings_stopped(), "renew", &["golf", "india"]).as_deref(),
+        Some(
+            "This starts stackless's controller; its lease reaper then reaps the expired: alpha, hotel, india (india's renew races the reaper)."
+        )
+    );
+    assert_eq!(
+        note_at(&s, &settings_stopped(), "renew", &["alpha", "india"]).as_deref(),
+        Some(
+            "This starts stackless's controller; its lease reaper then reaps the expired: alpha, hotel, india (alpha and india: each renew races the reaper)."
+        )
+    );
+    assert_eq!(
+        note_at(&s, &settings_stopped(), "", &[]).as_deref(),
+        Some(
+            "This starts stackless's controller; its lease reaper then reaps the expired: alpha, hotel, india."
+        )
+    );
+    // A controller runs (or none was probed yet): nothing to say.
+    assert_eq!(note_at(&s, &settings(), "renew", &["india"]), None);
+}
+
+/// Past three names the note counts the rest; with none expired it says
+/// the reaper finds nothing; a store older than 0.4.0's has no controller.
+#[test]
+fn the_controller_note_caps_its_names_and_needs_a_0_4_0_store() {
+    let mut s = expired_store();
+    s.instances
+        .push(instance("november", Status::Active, Some(NOW - 9)));
+    s.instances
+        .push(instance("oscar", Status::Active, Some(NOW - 9)));
+    assert_eq!(
+        note_at(&s, &settings_stopped(), "verify", &["oscar"]).as_deref(),
+        Some(
+            "This starts stackless's controller; its lease reaper then reaps the expired: alpha, hotel, india and 2 more (oscar's verify races the reaper)."
+        )
+    );
+    let none = Snapshot::from(Rows {
+        generation: Generation::new(14),
+        instances: vec![instance("golf", Status::Active, Some(NOW + 600))].into(),
+        ..Rows::default()
+    });
+    assert_eq!(
+        note_at(&none, &settings_stopped(), "", &[]).as_deref(),
+        Some(
+            "This starts stackless's controller (none runs now); its lease reaper finds nothing expired now."
+        )
+    );
+    let old = Snapshot::from(Rows {
+        generation: Generation::new(5),
+        ..(*expired_store().rows).clone()
+    });
+    assert_eq!(note_at(&old, &settings_stopped(), "", &[]), None);
+}
+
+/// Only stackless's own subcommands that reach the controller start it.
+#[test]
+fn which_commands_start_the_controller() {
+    let argv = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    assert!(argv_starts_controller(&argv(&[
+        "stackless",
+        "down",
+        "{name}",
+        "--json"
+    ])));
+    assert!(argv_starts_controller(&argv(&[
+        "/opt/stackless",
+        "up",
+        "--name",
+        "a"
+    ])));
+    assert!(argv_starts_controller(&argv(&[
+        "stackless",
+        "operation",
+        "cancel",
+        "x"
+    ])));
+    assert!(!argv_starts_controller(&argv(&["./teardown.sh", "{name}"])));
+    assert!(!argv_starts_controller(&argv(&[
+        "stackless-tui",
+        "demo-down",
+        "{name}"
+    ])));
+}

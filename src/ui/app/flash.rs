@@ -125,6 +125,15 @@ fn flash_for(activity: &Activity) -> (FlashLevel, String) {
         ActivityKind::Cancelled if detail.starts_with("cancel") => {
             (FlashLevel::Info, detail.to_owned())
         }
+        // A renew or verify question answered no (`renew cancelled`):
+        // `renew of alpha cancelled`, said once.
+        ActivityKind::Cancelled if detail.ends_with(" cancelled") => (
+            FlashLevel::Info,
+            format!(
+                "{} of {name} cancelled",
+                detail.trim_end_matches(" cancelled")
+            ),
+        ),
         ActivityKind::Cancelled => (FlashLevel::Info, format!("cancelled {detail}")),
         ActivityKind::CancelRequested => (FlashLevel::Info, format!("cancel requested: {detail}")),
         ActivityKind::Reaped
@@ -191,6 +200,11 @@ mod tests {
         assert_eq!(
             flash_for(&a(ActivityKind::Cancelled, "down golf (op 3f2c…)")),
             (FlashLevel::Info, "cancelled down golf (op 3f2c…)".into())
+        );
+        // A renew question answered no: said once.
+        assert_eq!(
+            flash_for(&a(ActivityKind::Cancelled, "renew cancelled")),
+            (FlashLevel::Info, "renew of golf cancelled".into())
         );
         // A cancel recorded on a running operation is requested, not done.
         assert_eq!(

@@ -126,7 +126,7 @@ impl App {
             if !last.detail.trim().is_empty() {
                 text.error(last.detail.trim());
             }
-            fulltext::down_answer(&mut text, &last.envelope);
+            fulltext::command_answer(&mut text, last.kind.answered_by(), &last.envelope);
             fulltext::teardown_output(&mut text, &last.stderr_tail);
         }
         text

@@ -200,6 +200,10 @@ struct Settings {
     /// Whether the console runs inside tmux (`TMUX` set): only then does
     /// the first copy's flash suggest tmux's `set-clipboard`.
     under_tmux: bool,
+    /// The pid of the demo's controller stand-in (`--demo`: a thread of
+    /// this console playing 0.4.0's controller, with no lease reaper),
+    /// shown as the controller while no real one is probed.
+    controller_stand_in: Option<u32>,
 }
 
 /// How the screen is arranged by the operator's keys.
@@ -288,6 +292,7 @@ impl App {
                 dry_run: false,
                 clipboard_told: false,
                 under_tmux: false,
+                controller_stand_in: None,
             },
             config,
             now,
@@ -381,7 +386,7 @@ impl App {
                 None
             }
             Event::Controller(controller) => {
-                self.status.controller = controller;
+                self.controller_probed(controller);
                 None
             }
             Event::Pauses(pauses) => {

@@ -33,6 +33,8 @@ impl App {
                 },
             },
             stackless: self.settings.stackless.clone(),
+            controller_stopped: self.status.controller.proxy_port.is_some()
+                && self.status.controller.pid.is_none(),
         }
     }
 
@@ -114,7 +116,10 @@ impl App {
         self.now = now;
         match self.admit(action, in_flight) {
             Ok(admitted) => {
-                let words = admitted.words.clone();
+                let mut words = admitted.words.clone();
+                if let Some(note) = self.effect_start_note(&admitted.effect) {
+                    words = format!("{words}; {note}");
+                }
                 Ok((words, self.carry_out(admitted)))
             }
             Err(refusal) => Err(self.show_refusal(refusal)),
@@ -159,6 +164,20 @@ impl App {
             }
             rules::Effect::Pause(pause) => {
                 self.status.reaper.paused = pause;
+                if matches!(
+                    self.status.role,
+                    crate::event::RoleState::ControllerReaps { .. }
+                ) {
+                    // In standby no pass runs to say it: the operator's
+                    // line says who will reap when the controller stops.
+                    self.log_local(crate::event::Activity::new(
+                        self.now,
+                        crate::event::Actor::Operator,
+                        "",
+                        crate::event::ActivityKind::Role,
+                        admitted.words.clone(),
+                    ));
+                }
                 Effect::PauseReaper(pause)
             }
             rules::Effect::Pass => {
@@ -193,5 +212,57 @@ impl App {
         self.now = now;
         self.refuse(name, why.clone());
         why
+    }
+
+    /// The note `question` says when its command starts stackless's
+    /// controller and none runs ([`rules::controller_start_note`], on the
+    /// snapshot shown at this App's `now`): a teardown or reap whose
+    /// command is stackless's `down` ([`rules::argv_starts_controller`]),
+    /// a queued `d`, a cancel, a renew or verify (whose names race the
+    /// reaper). `None` for a fleet's question (each host's own controller).
+    #[must_use]
+    pub fn controller_start_note(&self, question: &super::Question) -> Option<String> {
+        use super::Question;
+        let teardown = rules::argv_starts_controller(&self.teardown().argv);
+        let (starts, verb, renewed): (bool, &str, Vec<&str>) = match question {
+            Question::TearDown(_) | Question::Reap(_) => (teardown, "", Vec::new()),
+            Question::Bulk(bulk) => (teardown || !bulk.queued.is_empty(), "", Vec::new()),
+            Question::Cancel(_) | Question::QueueDown(..) => (true, "", Vec::new()),
+            Question::Verbs(verbs) => (
+                true,
+                verbs.requests.first().map_or("renew", |r| r.verb.word()),
+                verbs
+                    .requests
+                    .iter()
+                    .chain(&verbs.shorter)
+                    .map(|r| r.instance.name.as_str())
+                    .collect(),
+            ),
+            Question::Fleet(_) => (false, "", Vec::new()),
+        };
+        if !starts {
+            return None;
+        }
+        self.with_rules(|cx| rules::controller_start_note(cx, verb, &renewed))
+    }
+
+    /// The note an agent's admitted action says in its reply when its
+    /// command starts stackless's controller (as
+    /// [`App::controller_start_note`] for the key's question).
+    fn effect_start_note(&self, effect: &rules::Effect) -> Option<String> {
+        let (verb, renewed) = match effect {
+            rules::Effect::Reap { .. } | rules::Effect::TearDown { .. } => {
+                if !rules::argv_starts_controller(&self.teardown().argv) {
+                    return None;
+                }
+                ("", Vec::new())
+            }
+            rules::Effect::QueueDown { .. } | rules::Effect::Cancel { .. } => ("", Vec::new()),
+            rules::Effect::Verb { request, .. } => {
+                (request.verb.word(), vec![request.instance.name.as_str()])
+            }
+            rules::Effect::Pause(_) | rules::Effect::Pass | rules::Effect::Nothing => return None,
+        };
+        self.with_rules(|cx| rules::controller_start_note(cx, verb, &renewed))
     }
 }

@@ -86,10 +86,10 @@ impl App {
             RoleState::Unavailable { .. } => {
                 return Cow::Borrowed("reaper: not running (console role not taken)");
             }
-            // `P` in standby: this console won't take over when it stops.
+            // `P` in standby: this console will not take over when it stops.
             RoleState::ControllerReaps { pid } if self.status.reaper.paused => {
                 return Cow::Owned(format!(
-                    "reaper: the controller reaps (pid {pid}); paused: won't take over (P: will)"
+                    "reaper: the controller reaps (pid {pid}); paused: will not take over when the controller stops (P: will)"
                 ));
             }
             RoleState::ControllerReaps { pid } => {
@@ -145,10 +145,64 @@ impl App {
         self.settings.teardown = teardown;
     }
 
-    /// The stackless controller serving the store, as last probed.
+    /// The stackless controller serving the store, as last probed (the
+    /// demo's stand-in while no real one is: [`App::set_controller_stand_in`]).
     #[must_use]
     pub const fn controller(&self) -> &ControllerState {
         &self.status.controller
+    }
+
+    /// The demo's controller stand-in runs as `pid` (a thread of this
+    /// console: `--demo`'s 0.4.0 store): the header says `controller:
+    /// running (pid N, demo)` and the rules see a controller running (with
+    /// no lease reaper), whenever no real one is probed.
+    pub fn set_controller_stand_in(&mut self, pid: u32) {
+        self.settings.controller_stand_in = Some(pid);
+        let probed = std::mem::take(&mut self.status.controller);
+        self.status.controller = self.with_stand_in(probed);
+    }
+
+    /// A controller probe came: kept (with the demo's stand-in when no
+    /// real controller was found), and, when it is not the controller the
+    /// last probe found, said in Activity
+    /// ([`crate::model::controller::came_or_went`]; the first probe's
+    /// finding is the header's alone).
+    pub(super) fn controller_probed(&mut self, probed: ControllerState) {
+        let controller = self.with_stand_in(probed);
+        let before = self
+            .status
+            .controller
+            .proxy_port
+            .map(|_| self.status.controller.pid);
+        if let Some(text) =
+            before.and_then(|pid| crate::model::controller::came_or_went(pid, controller.pid))
+        {
+            self.show_activity(crate::event::Activity::new(
+                self.now,
+                crate::event::Actor::Observed,
+                "",
+                crate::event::ActivityKind::Role,
+                text,
+            ));
+        }
+        self.status.controller = controller;
+    }
+
+    /// The pid of the demo's controller stand-in, if this is the demo.
+    #[must_use]
+    pub const fn controller_stand_in(&self) -> Option<u32> {
+        self.settings.controller_stand_in
+    }
+
+    /// `probed` with the demo's stand-in in it when no real controller
+    /// was found.
+    pub(super) fn with_stand_in(&self, mut probed: ControllerState) -> ControllerState {
+        if let (Some(pid), None) = (self.settings.controller_stand_in, probed.pid) {
+            probed.pid = Some(pid);
+            probed.lease_reaper = Some(false);
+            probed.proxy_port = probed.proxy_port.or(Some(4444));
+        }
+        probed
     }
 
     /// How the watcher notices commits, once it has said (`None` before,

@@ -200,6 +200,7 @@ mod tests {
                 start_time: 1,
                 port: Some(41325),
                 hosts: vec!["web.alpha.localhost".into(), "alpha.localhost".into()],
+                log: None,
             }),
             process: Some(ProcessState::Dead),
             readiness: Some("ready".into()),

@@ -122,13 +122,13 @@ fn reap_slot(
 
 /// Who did the last hour's reaps ([`history`]'s, over [`last_hour`]'s
 /// lines), each counted:
-/// `by this reaper 2, lease reaper 1, operator 1, elsewhere 1` (this
+/// `by this reaper 2, controller 1, operator 1, elsewhere 1` (this
 /// console's reaper; the 0.4.0 controller's lease reaper; the operator's
 /// keys; another console or process, seen tombstoning); `None` when none.
 #[must_use]
 pub fn reaps_by_actor(app: &App) -> Option<String> {
     let downs = controller_downs(app);
-    // this reaper, lease reaper, operator, elsewhere
+    // this reaper, the controller's lease reaper, operator, elsewhere
     let mut counts = [0_u32; 4];
     for (entry, count) in last_hour(app) {
         let Some(slot) = reap_slot(entry, &downs) else {
@@ -136,7 +136,7 @@ pub fn reaps_by_actor(app: &App) -> Option<String> {
         };
         counts[slot] = counts[slot].saturating_add(count);
     }
-    let said: Vec<String> = ["this reaper", "lease reaper", "operator", "elsewhere"]
+    let said: Vec<String> = ["this reaper", "controller", "operator", "elsewhere"]
         .iter()
         .zip(counts)
         .filter(|(_, n)| *n > 0)

@@ -119,7 +119,17 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let details = selected_details(&selected_row, inner);
     let lines = u16::try_from(details.len()).unwrap_or(0);
     let (table_area, detail_area) = split(inner, len, lines);
-    let rows_fit = usize::from(table_area.height.saturating_sub(1));
+    // One row of room: the selected row, not the header.
+    let headers: &[&str] = if table_area.height >= 2 {
+        &HEADERS
+    } else {
+        &[]
+    };
+    let rows_fit = usize::from(
+        table_area
+            .height
+            .saturating_sub(u16::from(!headers.is_empty())),
+    );
     let mut viewport = app.viewport.get();
     let offset = scroll_window(viewport.backoffs_offset, selected, len, rows_fit);
     viewport.backoffs_offset = offset;
@@ -132,27 +142,11 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         .map(|a| view::backoff_row(a, now))
         .collect();
     let widths = column_widths(table_area.width, &built);
-    let rows: Vec<Row> = built
-        .into_iter()
-        .map(|r| {
-            let retry_style = if r.due { theme::due() } else { Style::new() };
-            let cell = |text: &str, i: usize| -> Cell<'static> {
-                Cell::from(crate::ui::text::fit(text, usize::from(widths[i])).into_owned())
-            };
-            Row::new([
-                cell(&r.instance, 0),
-                cell(&r.attempts, 1).style(theme::failure()),
-                cell(&r.retry, 2).style(retry_style),
-                Cell::from(
-                    crate::ui::text::fit_words(&r.last_error, usize::from(widths[3])).into_owned(),
-                ),
-            ])
-        })
-        .collect();
+    let rows: Vec<Row> = built.into_iter().map(|r| table_row(r, &widths)).collect();
     super::render_table(
         frame,
         table_area,
-        &HEADERS,
+        headers,
         rows,
         &widths,
         Some(selected - offset),
@@ -164,6 +158,20 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     }
     let (above, below) = super::hidden_rows(0, offset, rows_fit, len);
     super::render_more(frame, area, above, below);
+}
+
+/// One backoff's table row, each cell fitted to its column's width.
+fn table_row(r: BackoffRow, widths: &[u16; 4]) -> Row<'static> {
+    let retry_style = if r.due { theme::due() } else { Style::new() };
+    let cell = |text: &str, i: usize| -> Cell<'static> {
+        Cell::from(crate::ui::text::fit(text, usize::from(widths[i])).into_owned())
+    };
+    Row::new([
+        cell(&r.instance, 0),
+        cell(&r.attempts, 1).style(theme::failure()),
+        cell(&r.retry, 2).style(retry_style),
+        Cell::from(crate::ui::text::fit_words(&r.last_error, usize::from(widths[3])).into_owned()),
+    ])
 }
 
 /// Column widths for a table `width` columns wide. INSTANCE first takes

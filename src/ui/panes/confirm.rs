@@ -111,12 +111,13 @@ pub(crate) fn render_confirm_reap(
     attempt: Option<&ReapAttempt>,
     now: i64,
     teardown: &TeardownInfo,
+    note: Option<&str>,
 ) {
     render_question(
         frame,
         area,
         " Confirm reap ",
-        reap_text(instance, attempt, now, teardown),
+        with_note(reap_text(instance, attempt, now, teardown), note),
     );
 }
 
@@ -128,23 +129,29 @@ pub(crate) fn render_confirm(
     instance: &Instance,
     liveness: Option<&crate::model::liveness::Liveness>,
     teardown: &TeardownInfo,
+    note: Option<&str>,
 ) {
     render_question(
         frame,
         area,
         " Confirm teardown ",
-        confirm_text(instance, liveness, teardown),
+        with_note(confirm_text(instance, liveness, teardown), note),
     );
 }
 
 /// Draw the bulk `r`/`d` confirmation dialog (how many, the first names),
 /// centred in `area`.
-pub(crate) fn render_confirm_bulk(frame: &mut Frame, area: Rect, bulk: &crate::ui::app::Bulk) {
+pub(crate) fn render_confirm_bulk(
+    frame: &mut Frame,
+    area: Rect,
+    bulk: &crate::ui::app::Bulk,
+    note: Option<&str>,
+) {
     let title = match bulk.intent {
         crate::reaper::Intent::Reap => " Confirm reap ",
         crate::reaper::Intent::TearDown => " Confirm teardown ",
     };
-    render_question(frame, area, title, bulk.question());
+    render_question(frame, area, title, with_note(bulk.question(), note));
 }
 
 /// The question `d` asks on an instance with a pending controller
@@ -185,24 +192,30 @@ pub(crate) fn render_confirm_queue_down(
     instance: &Instance,
     behind: (&Operation, &str),
     teardown: &TeardownInfo,
+    note: Option<&str>,
 ) {
     render_question(
         frame,
         area,
         " Confirm queued teardown ",
-        queue_down_text(instance, behind, teardown),
+        with_note(queue_down_text(instance, behind, teardown), note),
     );
 }
 
 /// Draw the cancel confirmation dialog for `op`
 /// ([`crate::ui::opview::cancel_question`], run with `program`), centred
 /// in `area`.
-pub(crate) fn render_confirm_cancel(frame: &mut Frame, area: Rect, op: &Operation, program: &str) {
+pub(crate) fn render_confirm_cancel(
+    frame: &mut Frame,
+    area: Rect,
+    (op, program): (&Operation, &str),
+    note: Option<&str>,
+) {
     render_question(
         frame,
         area,
         " Confirm cancel ",
-        crate::ui::opview::cancel_question(op, program),
+        with_note(crate::ui::opview::cancel_question(op, program), note),
     );
 }
 
@@ -211,12 +224,32 @@ pub(crate) fn render_confirm_verbs(
     frame: &mut Frame,
     area: Rect,
     question: &crate::ui::app::VerbQuestion,
+    note: Option<&str>,
 ) {
     let title = match question.requests.first().map(|r| r.verb) {
         Some(crate::model::verbs::Verb::Verify) => " Confirm verify ",
         _ => " Confirm renew ",
     };
-    render_question(frame, area, title, question.question());
+    render_question(frame, area, title, with_note(question.question(), note));
+}
+
+/// `text` (a question ending ` [y/N]`) with `note` said before its
+/// `[y/N]`: the note of a command that starts stackless's controller
+/// ([`crate::model::rules::controller_start_note`]).
+#[must_use]
+pub(crate) fn with_note(text: String, note: Option<&str>) -> String {
+    let Some(note) = note else {
+        return text;
+    };
+    let (asked, tail) = text
+        .strip_suffix(" [y/N]")
+        .map_or((text.as_str(), ""), |asked| (asked, " [y/N]"));
+    let stop = if asked.ends_with(['.', '?', '!']) {
+        ""
+    } else {
+        "."
+    };
+    format!("{asked}{stop} {note}{tail}")
 }
 
 fn render_question(frame: &mut Frame, area: Rect, title: &'static str, text: String) {

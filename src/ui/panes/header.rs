@@ -182,7 +182,8 @@ fn role_banners(app: &App, out: &mut Vec<BannerItem>) {
 
 /// The controller in the header: `controller: pid 4242`, `controller: pid
 /// 4242, no lease reaper (embedded)` (nobody reaps but a console) or
-/// `controller: not running`, on stores of generation 14 only (stackless 0.4.0 holds
+/// `controller: not running` (the demo's stand-in: `controller: running
+/// (pid 4242, demo)`), on stores of generation 14 only (stackless 0.4.0 holds
 /// `controller.lock`; the 0.2/0.3 daemon cannot be seen by a lock, so
 /// nothing is said on 4/5).
 #[must_use]
@@ -192,6 +193,9 @@ pub fn controller_text(app: &App) -> Option<String> {
     }
     let controller = app.controller();
     Some(match (controller.pid, controller.lease_reaper) {
+        (Some(pid), _) if app.controller_stand_in() == Some(pid) => {
+            format!("controller: running (pid {pid}, demo)")
+        }
         (Some(pid), Some(false)) => format!("controller: pid {pid}, no lease reaper (embedded)"),
         (Some(pid), _) => format!("controller: pid {pid}"),
         (None, _) => "controller: not running".to_owned(),

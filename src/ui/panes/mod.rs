@@ -249,7 +249,7 @@ pub const TABLE_SPACING: u16 = 1;
 /// A selectable table as both table panes draw it: headers fitted to their
 /// column widths by [`header_in`] (never cut mid-word), the shared spacing, highlight symbol and selection style,
 /// the selection at `selected` (a row index within `rows`; `None`: no row
-/// highlighted).
+/// highlighted). No `headers`: no header row.
 pub fn render_table(
     frame: &mut ratatui::Frame,
     area: Rect,
@@ -268,8 +268,15 @@ pub fn render_table(
             .map(|(h, w)| Cell::from(header_in(h, usize::from(*w)))),
     )
     .style(crate::ui::theme::table_header());
-    let table = Table::new(rows, widths.iter().map(|w| Constraint::Length(*w)))
-        .header(header)
+    let table = Table::new(rows, widths.iter().map(|w| Constraint::Length(*w)));
+    // No headers: no header row (a pane with one row of room draws its
+    // selected row, not the header).
+    let table = if headers.is_empty() {
+        table
+    } else {
+        table.header(header)
+    };
+    let table = table
         .column_spacing(TABLE_SPACING)
         .highlight_symbol(HIGHLIGHT_SYMBOL)
         .highlight_spacing(HighlightSpacing::Always)
