@@ -163,6 +163,9 @@ struct Status {
     controller: ControllerState,
     /// How the watcher learns of commits (`None` until it says).
     watch: Option<crate::event::WatchMode>,
+    /// Who records the store, in words (`Event::Recording`; `None`:
+    /// not said, as in replay and over a fleet).
+    recording: Option<String>,
     /// The wall clock's doubt as last checked (`Event::Pauses`): while set,
     /// the reaper and GC are paused and `r` is off.
     clock_doubt: Option<String>,
@@ -312,6 +315,7 @@ impl App {
                 role: RoleState::Active,
                 controller: ControllerState::default(),
                 watch: None,
+                recording: None,
                 clock_doubt: None,
                 audit_failure: None,
                 unrecorded: None,
@@ -406,6 +410,10 @@ impl App {
             }
             Event::Watch(mode) => {
                 self.status.watch = Some(mode);
+                None
+            }
+            Event::Recording(words) => {
+                self.status.recording = Some(words);
                 None
             }
             Event::Answer(answer) => {

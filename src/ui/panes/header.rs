@@ -385,6 +385,14 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         format!("sort: {}", app.sort().label())
     };
     second.push((Span::raw(sort), 0));
+    // Who records the store (docs/history.md): dropped with the sort
+    // when narrow.
+    if let Some(words) = app.recording() {
+        second.push((
+            Span::raw(sanitize_short(words, crate::ui::text::CUT_SHORT)),
+            0,
+        ));
+    }
     let width = usize::from(area.width);
     let (first, second) = (fitted(first, width), fitted(second, width));
     let mut y = area.y;
