@@ -8,13 +8,15 @@
 //! waits for it and does no I/O for it.
 
 use std::path::Path;
+use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Arc, Mutex};
 
 use super::files::Dir;
-use super::record::{Retention, Sink, bytes_words, start_ticker};
+use super::record::{FLUSH_EVERY, Retention, Sink, bytes_words, start_ticker};
 use crate::model::Snapshot;
 use crate::model::activity::Activity;
 use crate::model::history::span_words;
+use crate::model::protocol::HEARTBEAT_SECS;
 use crate::model::protocol::lines::{self, Banner, Hello, ReaperLine};
 use crate::model::protocol::rows::Tables;
 use crate::model::time::unix_now;
@@ -121,12 +123,26 @@ pub fn start(dir_path: &Path, store: String, retention: Retention) -> (Option<Fe
         .spawn(move || {
             let _held = held;
             let mut lines = Lines::default();
-            for fed in rx {
-                let mut text = String::new();
-                lines.take(fed, unix_now(), &mut |line| {
-                    text.push_str(&line);
-                    text.push('\n');
-                });
+            let mut last = std::time::Instant::now();
+            let quiet = std::time::Duration::from_secs(HEARTBEAT_SECS);
+            loop {
+                let mut out: Vec<String> = Vec::new();
+                match rx.recv_timeout(FLUSH_EVERY) {
+                    Ok(fed) => lines.take(fed, unix_now(), &mut |l| out.push(l)),
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => break,
+                }
+                // A quiet store is still recorded: a heartbeat when no
+                // line was written for `HEARTBEAT_SECS` (never a gap).
+                if out.is_empty() && last.elapsed() >= quiet {
+                    lines.heartbeat(unix_now(), &mut |l| out.push(l));
+                }
+                if out.is_empty() {
+                    continue;
+                }
+                last = std::time::Instant::now();
+                let mut text = out.join("\n");
+                text.push('\n');
                 if let Ok(mut sink) = sink.lock() {
                     sink.take(text.as_bytes(), unix_now());
                 }
@@ -159,6 +175,14 @@ pub struct Lines {
 }
 
 impl Lines {
+    /// A `heartbeat` (once the first group was written): the store was
+    /// read and did not change.
+    pub fn heartbeat(&self, now: i64, emit: &mut impl FnMut(String)) {
+        if self.seq > 0 {
+            emit(lines::heartbeat(now, self.seq));
+        }
+    }
+
     /// The lines `fed` makes (`now`: unix seconds), each handed to `emit`:
     /// a snapshot is a group of deltas (a `reset` for the first and for a
     /// store read anew, with its reason), as the agent's stream.
