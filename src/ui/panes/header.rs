@@ -286,8 +286,9 @@ fn replay_banners(view: &crate::ui::app::ReplayView, out: &mut Vec<BannerItem>) 
 }
 
 /// The items of one header line, each with the rank at which it is
-/// dropped (lowest first) when the line does not fit: whole items go,
-/// never part of a word. Rank `u8::MAX` is never dropped.
+/// dropped (lowest first; of equal ranks, the later item first) when the
+/// line does not fit: whole items go, never part of a word. Rank
+/// `u8::MAX` is never dropped.
 fn fitted(items: Vec<(Span<'static>, u8)>, width: usize) -> Line<'static> {
     let sep = "  │  ";
     let mut items = items;
@@ -299,6 +300,7 @@ fn fitted(items: Vec<(Span<'static>, u8)>, width: usize) -> Line<'static> {
         let Some((index, _)) = items
             .iter()
             .enumerate()
+            .rev()
             .filter(|(_, (_, rank))| *rank < u8::MAX)
             .min_by_key(|(_, (_, rank))| *rank)
         else {
@@ -385,8 +387,8 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         format!("sort: {}", app.sort().label())
     };
     second.push((Span::raw(sort), 0));
-    // Who records the store (docs/history.md): dropped with the sort
-    // when narrow.
+    // Who records the store (docs/history.md): dropped first when
+    // narrow (the later of the two rank-0 items).
     if let Some(words) = app.recording() {
         second.push((
             Span::raw(sanitize_short(words, crate::ui::text::CUT_SHORT)),
