@@ -355,17 +355,7 @@ impl App {
         self.now = self.replay_now(&event, now);
         self.clock = Instant::now();
         match event {
-            Event::Tick => {
-                self.recount_expired();
-                if self
-                    .flash
-                    .as_ref()
-                    .is_some_and(|f| !flash_live(f, self.wall_now()))
-                {
-                    self.flash = None;
-                }
-                self.recheck_logs()
-            }
+            Event::Tick => self.tick(),
             // The rows first: the frame does not wait for the Activity
             // lines of what changed or the old snapshot's freeing
             // ([`App::settle`], which the render loop calls after the
@@ -434,6 +424,20 @@ impl App {
             Event::Input(input) => self.input(input),
             Event::InputAt(input, read) => self.input_at(input, read),
         }
+    }
+
+    /// One second passed: the expired rows recounted, a flash whose time
+    /// is up put away, the logs view's watch looked at again.
+    fn tick(&mut self) -> Option<Effect> {
+        self.recount_expired();
+        if self
+            .flash
+            .as_ref()
+            .is_some_and(|f| !flash_live(f, self.wall_now()))
+        {
+            self.flash = None;
+        }
+        self.recheck_logs()
     }
 
     /// Whether `q`, Ctrl-C or a termination signal asked to quit.

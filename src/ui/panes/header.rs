@@ -318,41 +318,10 @@ fn fitted(items: Vec<(Span<'static>, u8)>, width: usize) -> Line<'static> {
     Line::from(spans)
 }
 
-/// Draw the header into `area` (see [`height`]). Each line drops whole
-/// items when it is too narrow: the watch mode first, then the store path,
-/// then the host; the
-/// sort, then the helper, the controller and the reaper's schedule.
-pub fn render(frame: &mut Frame, area: Rect, app: &App) {
-    if area.height == 0 || area.width == 0 {
-        return;
-    }
+/// The header's second line's items: who reaps (never dropped), the
+/// reaper's schedule, the helper, the controller, the sort, who records.
+fn second_line(app: &App) -> Vec<(Span<'static>, u8)> {
     let config = app.config();
-    let snapshot = app.snapshot();
-    let mut first = vec![(Span::styled(TITLE, theme::title()), u8::MAX)];
-    // A replay's cursor is never dropped: every pane is as it was then.
-    if let Some(cursor) = app.replay_text(app.wall_now()) {
-        first.push((Span::styled(cursor, theme::title()), u8::MAX));
-    }
-    let store = sanitize_short(&config.store_label, crate::ui::text::CUT_LONG);
-    let schema = format!("schema v{}", snapshot.generation.user_version);
-    if let Some(text) = host_text(app) {
-        // A long host alias is cut first: the store and schema stay seen.
-        let rest = TITLE.width() + 3 * SEP_WIDTH + store.width() + schema.width();
-        let room = usize::from(area.width).saturating_sub(rest).max(HOST_MIN);
-        first.push((
-            Span::styled(
-                crate::ui::text::fit(&text, room).into_owned(),
-                theme::title(),
-            ),
-            2,
-        ));
-    }
-    first.push((Span::raw(store), 1));
-    first.push((Span::raw(schema), 3));
-    // Dropped first when narrow: how commits are noticed.
-    if let Some(mode) = app.watch() {
-        first.push((Span::raw(mode.label()), 0));
-    }
     // A standby console runs no reaper, whatever its flags say; an active
     // one says what its reaper does with the store as it is now.
     let reaper = app.replay().map_or_else(
@@ -395,6 +364,45 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
             0,
         ));
     }
+    second
+}
+
+/// Draw the header into `area` (see [`height`]). Each line drops whole
+/// items when it is too narrow: the watch mode first, then the store path,
+/// then the host; the
+/// sort, then the helper, the controller and the reaper's schedule.
+pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+    if area.height == 0 || area.width == 0 {
+        return;
+    }
+    let config = app.config();
+    let snapshot = app.snapshot();
+    let mut first = vec![(Span::styled(TITLE, theme::title()), u8::MAX)];
+    // A replay's cursor is never dropped: every pane is as it was then.
+    if let Some(cursor) = app.replay_text(app.wall_now()) {
+        first.push((Span::styled(cursor, theme::title()), u8::MAX));
+    }
+    let store = sanitize_short(&config.store_label, crate::ui::text::CUT_LONG);
+    let schema = format!("schema v{}", snapshot.generation.user_version);
+    if let Some(text) = host_text(app) {
+        // A long host alias is cut first: the store and schema stay seen.
+        let rest = TITLE.width() + 3 * SEP_WIDTH + store.width() + schema.width();
+        let room = usize::from(area.width).saturating_sub(rest).max(HOST_MIN);
+        first.push((
+            Span::styled(
+                crate::ui::text::fit(&text, room).into_owned(),
+                theme::title(),
+            ),
+            2,
+        ));
+    }
+    first.push((Span::raw(store), 1));
+    first.push((Span::raw(schema), 3));
+    // Dropped first when narrow: how commits are noticed.
+    if let Some(mode) = app.watch() {
+        first.push((Span::raw(mode.label()), 0));
+    }
+    let second = second_line(app);
     let width = usize::from(area.width);
     let (first, second) = (fitted(first, width), fitted(second, width));
     let mut y = area.y;
