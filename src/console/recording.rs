@@ -18,6 +18,8 @@ pub(super) struct Feeding {
     feed: Feed,
     /// The store file, for `hello`.
     store: String,
+    /// This host's name (sanitized), for `hello`: read once at start.
+    host: String,
     hello_sent: bool,
     reaper: Option<ReaperLine>,
     banners: Vec<Banner>,
@@ -45,6 +47,10 @@ pub(super) fn start(
         feed.map(|feed| Feeding {
             feed,
             store: shown,
+            host: crate::model::text::sanitize_short(
+                &sysinfo::System::host_name().unwrap_or_default(),
+                253,
+            ),
             hello_sent: false,
             reaper: None,
             banners: Vec::new(),
@@ -66,7 +72,7 @@ impl Feeding {
         if !self.hello_sent {
             let reaper = super::agent::session::words::reaper_line(Some(app));
             self.feed.send(Fed::Hello(Box::new(Hello {
-                host: String::new(),
+                host: self.host.clone(),
                 store: self.store.clone(),
                 schema: snapshot.generation.user_version,
                 generation: super::agent::session::words::generation_word(snapshot.generation),
