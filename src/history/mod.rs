@@ -4,6 +4,7 @@
 //! the times typed) are [`crate::model::history`]'s; the files are
 //! [`files`]'s alone.
 
+pub mod console;
 pub mod files;
 pub mod record;
 

@@ -20,6 +20,7 @@ mod bulk;
 mod bulk_renew;
 mod bursts_signals_and_swaps;
 mod canaries;
+mod console_records;
 mod faults;
 mod fleet;
 mod fleet_console;
