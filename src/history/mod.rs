@@ -76,8 +76,11 @@ pub fn record(cli: &Cli, given: Option<&Path>, retention: Retention) -> ExitCode
         Err(Err(e)) => return usage(&format!("record: {}: {e}", dir_path.display())),
     };
     let shown = store.display().to_string();
+    let services_of = store.clone();
+    let read: record::ReadServices =
+        Box::new(move |instances| crate::headless::recorded_services(&services_of, instances).ok());
     let sink = match Sink::new(dir, shown.clone(), None, retention) {
-        Ok(sink) => Arc::new(Mutex::new(sink)),
+        Ok(sink) => Arc::new(Mutex::new(sink.with_services(read))),
         Err(e) => return usage(&format!("record: {}: {e}", dir_path.display())),
     };
     if let Err(e) = record::start_ticker(&sink) {
@@ -205,8 +208,8 @@ fn stamp_words(t: i64) -> String {
 
 /// `stackless-tui snapshot [--json] --at TIME [--now UNIX] [--history DIR]`:
 /// the store as recorded at TIME, through the live `snapshot`'s report
-/// code; countdowns at `--now`, else at TIME. The services' processes are
-/// not recorded: the document has none.
+/// code; countdowns at `--now`, else at TIME. Each instance's services are
+/// the ones recorded (probed by the recorder when they were read).
 #[must_use]
 pub fn snapshot_at(
     cli: &Cli,
@@ -249,7 +252,7 @@ pub fn snapshot_at(
             &snapshot,
             now,
             &store,
-            &mut |_| Ok(Vec::new()),
+            &mut |instance| Ok(recorded_services(&replay, instance)),
             None,
         )
         .map_err(std::io::Error::from)
@@ -259,7 +262,7 @@ pub fn snapshot_at(
             &snapshot,
             now,
             &store,
-            &std::collections::HashMap::new(),
+            &table_services(&replay, &snapshot),
             &crate::startup::display_zone(cli.utc),
             None,
         )
@@ -280,6 +283,36 @@ pub fn snapshot_at(
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => usage(&e.to_string()),
     }
+}
+
+/// `instance`'s services as recorded (read back into the report's type).
+fn recorded_services(
+    replay: &Replay,
+    instance: &crate::model::Instance,
+) -> Vec<crate::headless::report::ServiceReport> {
+    let id = instance
+        .birth
+        .as_ref()
+        .map(crate::model::Birth::instance_id);
+    replay
+        .services_of(&instance.name, id)
+        .iter()
+        .filter_map(|v| serde_json::from_value(v.clone()).ok())
+        .collect()
+}
+
+/// Every instance's recorded services with any, by name: the table's
+/// STAGE.
+fn table_services(
+    replay: &Replay,
+    snapshot: &crate::model::Snapshot,
+) -> crate::headless::report::Services {
+    snapshot
+        .instances
+        .iter()
+        .map(|i| (i.name.clone(), recorded_services(replay, i)))
+        .filter(|(_, s)| !s.is_empty())
+        .collect()
 }
 
 /// `stackless-tui history [--history DIR]`: the recorded span, its size,
