@@ -76,11 +76,8 @@ pub fn record(cli: &Cli, given: Option<&Path>, retention: Retention) -> ExitCode
         Err(Err(e)) => return usage(&format!("record: {}: {e}", dir_path.display())),
     };
     let shown = store.display().to_string();
-    let services_of = store.clone();
-    let read: record::ReadServices =
-        Box::new(move |instances| crate::headless::recorded_services(&services_of, instances).ok());
     let sink = match Sink::new(dir, shown.clone(), None, retention) {
-        Ok(sink) => Arc::new(Mutex::new(sink.with_services(read))),
+        Ok(sink) => Arc::new(Mutex::new(sink.with_services(services_read(store.clone())))),
         Err(e) => return usage(&format!("record: {}: {e}", dir_path.display())),
     };
     if let Err(e) = record::start_ticker(&sink) {
@@ -133,6 +130,12 @@ pub fn record(cli: &Cli, given: Option<&Path>, retention: Retention) -> ExitCode
         sink.tick(unix_now());
     }
     code
+}
+
+/// The recorder's read of each instance's services from the store at
+/// `store`, as `snapshot --json` reads them.
+fn services_read(store: PathBuf) -> record::ReadServices {
+    Box::new(move |instances| crate::headless::recorded_services(&store, instances).ok())
 }
 
 /// A recording read up to `at`: the tables then, or why there are none.

@@ -210,7 +210,7 @@ fn services_lines_follow_their_row_ride_in_the_keyframe_and_go_with_it() {
         r#"{"type":"services","name":"golf","instance_id":"a1","services":[{"name":"web","pid":7,"alive":false,"origin":null,"port":8080,"stage":"unknown","log_path":null}]}"#
     );
     feed(&mut replay, 11, &line);
-    assert_eq!(replay.services_of("golf", Some("a1")), &[web.clone()]);
+    assert_eq!(replay.services_of("golf", Some("a1")), std::slice::from_ref(&web));
     assert_eq!(
         replay.services_of("golf", None),
         &[] as &[serde_json::Value]
