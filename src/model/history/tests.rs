@@ -210,7 +210,10 @@ fn services_lines_follow_their_row_ride_in_the_keyframe_and_go_with_it() {
         r#"{"type":"services","name":"golf","instance_id":"a1","services":[{"name":"web","pid":7,"alive":false,"origin":null,"port":8080,"stage":"unknown","log_path":null}]}"#
     );
     feed(&mut replay, 11, &line);
-    assert_eq!(replay.services_of("golf", Some("a1")), std::slice::from_ref(&web));
+    assert_eq!(
+        replay.services_of("golf", Some("a1")),
+        std::slice::from_ref(&web)
+    );
     assert_eq!(
         replay.services_of("golf", None),
         &[] as &[serde_json::Value]
@@ -235,4 +238,28 @@ fn services_lines_follow_their_row_ride_in_the_keyframe_and_go_with_it() {
         r#"{"type":"synced","seq":2,"at":20,"counts":{}}"#,
     );
     assert!(replay.services.is_empty());
+}
+
+#[test]
+fn a_host_name_names_a_directory_of_its_own_only() {
+    for good in ["fleet-1", "db1.example.com", "a", "0x"] {
+        assert!(is_host_name(good), "{good}");
+    }
+    for bad in [
+        "",
+        ".",
+        "..",
+        "a..b",
+        ".a",
+        "a.",
+        "-a",
+        "a-",
+        "A",
+        "a/b",
+        "a_b",
+        "a b",
+        &"a".repeat(64),
+    ] {
+        assert!(!is_host_name(bad), "{bad}");
+    }
 }
