@@ -113,12 +113,36 @@ fn two_hosts_are_recorded_each_into_its_own_directory() {
     drop(sshd);
 }
 
-/// A fleet host named `..` (a fleet file's label cannot be, a target's
-/// host can hold a dot) would name a directory outside the history
-/// directory: `--host` refuses a name that is not DNS-safe, exit 2.
+/// A host's name names its recording's directory: `--host ..` would
+/// name one outside the history directory, and `record` over a fleet
+/// whose label is `eu_1` (a label may hold `_`) is refused before any ssh
+/// runs (no directory made), exit 2.
 #[test]
 fn a_host_that_is_not_dns_safe_is_refused() {
     let home = tempfile::tempdir().expect("tempdir");
+    let fleet = home.path().join("fleet.toml");
+    std::fs::write(
+        &fleet,
+        "[[host]]\ntarget = \"ssh://fleet-1\"\nlabel = \"eu_1\"\n\n[[host]]\ntarget = \"ssh://fleet-2\"\n",
+    )
+    .expect("fleet file");
+    let history = home.path().join("history");
+    let out = std::process::Command::new(BIN)
+        .arg("--fleet")
+        .arg(&fleet)
+        .args(["--ssh-config", "/nonexistent", "record", "--history"])
+        .arg(&history)
+        .env("HOME", home.path())
+        .stdin(Stdio::null())
+        .output()
+        .expect("record");
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(r#"the host "eu_1" is not a DNS-safe name"#),
+        "{said}"
+    );
+    assert!(!history.exists());
     let out = std::process::Command::new(BIN)
         .args([
             "snapshot",
