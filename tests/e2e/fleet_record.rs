@@ -160,4 +160,17 @@ fn a_host_that_is_not_dns_safe_is_refused() {
     assert_eq!(out.status.code(), Some(2));
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("is not a DNS-safe name"), "{said}");
+    let out = std::process::Command::new(BIN)
+        .args(["replay", "--host", "a/b", "--history"])
+        .arg(home.path())
+        .env("HOME", home.path())
+        .stdin(Stdio::null())
+        .output()
+        .expect("replay");
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(r#"the host "a/b" is not a DNS-safe name"#),
+        "{said}"
+    );
 }
