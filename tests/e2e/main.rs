@@ -25,6 +25,7 @@ mod faults;
 mod fleet;
 mod fleet_console;
 mod fleet_follow;
+mod fleet_record;
 mod fleet_waves;
 mod hidden_rows;
 mod logs;
