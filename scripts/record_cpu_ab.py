@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Two builds of `stackless-tui record` on one store at once, fed the same
-commits (BENCHMARKS.md, "The flight recorder: replay, seeks and
-`snapshot --at` measured"): both idle for IDLE seconds, then one lease
+commits (BENCHMARKS.md, "The flight recorder:
+replay, seeks, `snapshot --at`, and the recorder's diff"): both idle for IDLE seconds, then one lease
 renewal every INTERVAL seconds for ACTIVE seconds; each recorder's CPU
 (utime + stime from /proc/PID/stat) per phase, the per-change cost (the
 active phase less the idle rate, over the changes) and what that makes

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""`replay`'s first frame and its seeks, in a PTY (BENCHMARKS.md, "The
-flight recorder: replay, seeks and `snapshot --at` measured"): spawn
+"""`replay`'s first frame and its seeks, in a PTY (BENCHMARKS.md, "The flight recorder:
+replay, seeks, `snapshot --at`, and the recorder's diff"): spawn
 `stackless-tui replay --history DIR --at AT` at 120x40 and time from the
 spawn to the first bytes holding the header's `replay` and to the first
 holding a recorded row (ROW_TOKEN); then press each KEY RUNS times (after
 the screen has been quiet for QUIET seconds) and time from the key to the
 end of the redraw it causes (its last byte before QUIET of silence, so
-that a frame drawn in pieces counts whole). p50/p95/max in milliseconds.
+that a frame drawn in pieces counts whole; its first byte beside it;
+the 1 s tick's frame that changes no cell is not counted).
+p50/p95/max in milliseconds.
 
     python3 scripts/replay_bench.py BIN DIR AT [RUNS] [ROW_TOKEN] [KEYS]
 """
@@ -22,6 +24,7 @@ import termios
 import time
 
 QUIET = 0.25
+EMPTY_FRAME = b"\x1b[m\x1b[m\x1b[m\x1b[0m\x1b[?25l"
 
 
 def pct(values, p):
@@ -41,19 +44,23 @@ def summary(values):
 
 def read_for(fd, secs):
     """Bytes read until `secs` pass with nothing, and the time of the last."""
-    last, out = None, b""
+    first, last, out = None, None, b""
     while True:
         ready, _, _ = select.select([fd], [], [], secs)
         if not ready:
-            return out, last
+            return out, first, last
         try:
             chunk = os.read(fd, 65536)
         except OSError:
-            return out, last
+            return out, first, last
         if not chunk:
-            return out, last
+            return out, first, last
         out += chunk
-        last = time.perf_counter()
+        # The 1 s tick's frame with no cell changed (19 bytes: the style
+        # reset and the cursor hidden) is no redraw of the seek.
+        if chunk.replace(EMPTY_FRAME, b""):
+            last = time.perf_counter()
+            first = first or last
 
 
 def main():
@@ -86,17 +93,19 @@ def main():
     }
     read_for(fd, 1.0)
     for key in keys:
-        times, empty = [], 0
+        times, firsts, empty = [], [], 0
         for _ in range(runs):
             read_for(fd, QUIET)
             sent = time.perf_counter()
             os.write(fd, key.encode())
-            out, last = read_for(fd, QUIET)
+            _, first, last = read_for(fd, QUIET)
             if last is None:
                 empty += 1
                 continue
             times.append(last - sent)
+            firsts.append(first - sent)
         result[f"key {key}"] = summary(times) if times else None
+        result[f"key {key} first byte"] = summary(firsts) if firsts else None
         result[f"key {key} no redraw"] = empty
     os.write(fd, b"q")
     time.sleep(0.3)
