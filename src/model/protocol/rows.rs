@@ -77,7 +77,7 @@ impl Delta {
 
 /// What an instance row was built from besides the row itself, compared
 /// before building it again (a re-probe changes these, not the row).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Eq)]
 struct Inputs {
     /// `lock.liveness_state`.
     liveness: &'static str,
@@ -86,6 +86,19 @@ struct Inputs {
     services_dead: u32,
     failed_up: bool,
     user_version: i64,
+}
+
+/// Equal field by field; the liveness word (one of
+/// [`liveness_state`]'s constants) compared by address first: this runs
+/// for every row of every snapshot the stream diffs.
+impl PartialEq for Inputs {
+    fn eq(&self, other: &Self) -> bool {
+        (std::ptr::eq(self.liveness, other.liveness) || self.liveness == other.liveness)
+            && self.held == other.held
+            && self.services_dead == other.services_dead
+            && self.failed_up == other.failed_up
+            && self.user_version == other.user_version
+    }
 }
 
 /// One instance row as last sent (its key, the name and birth, read from
@@ -112,6 +125,10 @@ pub struct Tables {
     operations: HashMap<String, u64>,
     backoffs: HashMap<String, u64>,
     hasher: std::collections::hash_map::RandomState,
+    /// The dead counts the instance rows held were built with: while a
+    /// snapshot carries the same ones (the watcher shares them until a
+    /// count changes), a kept row's count is the one held.
+    services_dead: Option<Arc<crate::model::snapshot::ServicesDead>>,
 }
 
 impl Tables {
@@ -184,20 +201,32 @@ impl Tables {
         let mut old = std::mem::take(&mut self.instances);
         let mut next = hashbrown::HashTable::with_capacity(snapshot.instances.len());
         let key_hash = |row: &Instance| self.hasher.hash_one((&row.name, birth_id(row)));
+        let same_dead = self
+            .services_dead
+            .replace(Arc::clone(&snapshot.services_dead))
+            .is_some_and(|held| Arc::ptr_eq(&held, &snapshot.services_dead));
         for row in &*snapshot.instances {
             let hash = key_hash(row);
-            let inputs = inputs(snapshot, row);
+            // The row kept by the re-read is found by its pointer, without
+            // reading the held row (a cache miss a row at 10,000 rows).
             let sent = old
-                .find_entry(hash, |s| same_key(&s.row, row))
+                .find_entry(hash, |s| Arc::ptr_eq(&s.row, row) || same_key(&s.row, row))
                 .ok()
                 .map(|entry| entry.remove().0);
-            if let Some(sent) = sent.as_ref()
-                && Arc::ptr_eq(&sent.row, row)
-                && sent.inputs == inputs
-            {
-                next.insert_unique(hash, sent.clone(), |s| key_hash(&s.row));
-                continue;
-            }
+            let held_dead = sent
+                .as_ref()
+                .filter(|s| same_dead && Arc::ptr_eq(&s.row, row))
+                .map(|s| s.inputs.services_dead);
+            let inputs = inputs(snapshot, row, held_dead);
+            let sent = match sent {
+                // Unchanged: moved, not cloned (no count of the shared row
+                // touched).
+                Some(sent) if Arc::ptr_eq(&sent.row, row) && sent.inputs == inputs => {
+                    next.insert_unique(hash, sent, |s| key_hash(&s.row));
+                    continue;
+                }
+                sent => sent,
+            };
             let text = instance_row(snapshot, row, inputs);
             let text_hash = self.hasher.hash_one(&text);
             if sent.as_ref().is_none_or(|s| s.hash != text_hash) {
@@ -271,7 +300,9 @@ fn update_keyed(
     }
 }
 
-fn inputs(snapshot: &Snapshot, row: &Instance) -> Inputs {
+/// `row`'s inputs in `snapshot`; `held_dead`: its dead count when known
+/// unchanged (the same counts, the same row), else looked up.
+fn inputs(snapshot: &Snapshot, row: &Instance, held_dead: Option<u32>) -> Inputs {
     let liveness = snapshot.lock_liveness(&row.name);
     let held = liveness.is_some_and(Liveness::held);
     Inputs {
@@ -282,7 +313,7 @@ fn inputs(snapshot: &Snapshot, row: &Instance) -> Inputs {
             snapshot.pending_operation(&row.name).is_some(),
             held,
         ),
-        services_dead: snapshot.dead_services(&row.name),
+        services_dead: held_dead.unwrap_or_else(|| snapshot.dead_services(&row.name)),
         user_version: snapshot.generation.user_version,
     }
 }

@@ -102,3 +102,36 @@ fn long_texts_are_cut_and_a_row_always_fits() {
     assert!(text.len() <= MAX_ROW_BYTES, "{}", text.len());
     assert!(text.ends_with(r#","cut":true}"#) || text.contains(r#""cut":true"#));
 }
+
+#[test]
+fn a_kept_row_follows_its_dead_count_when_the_counts_change() {
+    let mut tables = Tables::new();
+    let first = snapshot(vec![
+        instance("alpha", "a1", 2_000),
+        instance("bravo", "b1", 3_000),
+    ]);
+    tables.update(&first);
+    // The same rows (shared), other counts: alpha's row again, with 2.
+    let mut dead = crate::model::snapshot::ServicesDead::new();
+    dead.add("alpha", 2);
+    let counted = first.with_services_dead(Arc::new(dead));
+    let delta = tables.update(&counted);
+    assert_eq!(
+        delta.tables[0].1.upsert,
+        [
+            r#"{"name":"alpha","birth":{"instance_id":"a1","resource_namespace":"sl-a1"},"dns_safe":true,"substrate":"local","status":"active","created_at":1,"tombstoned_at":null,"lease":{"duration_secs":60,"expires_at":2000},"lock":null,"dirty":false,"failed_up":false,"services_dead":2,"gc":null}"#
+        ]
+    );
+    // The same counts shared again: nothing; the counts back to none:
+    // alpha's row with 0.
+    assert!(tables.update(&counted).is_empty());
+    assert!(
+        tables
+            .update(&counted.with_services_dead(Arc::clone(&counted.services_dead)))
+            .is_empty()
+    );
+    let delta = tables.update(&counted.with_services_dead(Arc::default()));
+    assert_eq!(delta.tables[0].1.upsert.len(), 1);
+    assert!(delta.tables[0].1.upsert[0].contains(r#""name":"alpha""#));
+    assert!(delta.tables[0].1.upsert[0].contains(r#""services_dead":0"#));
+}
