@@ -20,7 +20,7 @@ use crate::event::{Event, EventReceiver, EventSender};
 use crate::history::files::Dir;
 use crate::model::history::cursor::{Frame, Seek, Span, target};
 use crate::model::history::reading::Reading;
-use crate::model::history::{Found, Segment, Stamp, locate, parse_time, span_words};
+use crate::model::history::{Found, Segment, Stamp, span_words};
 use crate::model::protocol::lines::read;
 use crate::model::time::unix_now;
 use crate::ui::{App, AppConfig, Effect};
@@ -44,8 +44,9 @@ pub(crate) fn start(cli: &Cli, at: Option<&str>, given: Option<&Path>) -> ExitCo
         Ok(_) => return usage(&format!("nothing is recorded in {}", dir_path.display())),
         Err(e) => return usage(&format!("{}: {e}", dir_path.display())),
     };
+    let zone = crate::startup::display_zone(cli.utc);
     let start = match at {
-        Some(text) => match parse_time(text, unix_now()) {
+        Some(text) => match crate::model::history::cursor::parse_at(text, unix_now(), &zone) {
             Ok(at) => at,
             Err(e) => return usage(&e.to_string()),
         },
@@ -55,7 +56,6 @@ pub(crate) fn start(cli: &Cli, at: Option<&str>, given: Option<&Path>) -> ExitCo
         dir_path.display().to_string(),
         std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
     );
-    let zone = crate::startup::display_zone(cli.utc);
     run(dir, start, config, zone)
 }
 
@@ -286,7 +286,7 @@ pub(crate) fn frame_at(dir: &Dir, at: i64, known: &Span) -> Frame {
     let segments = dir.segments().unwrap_or_default();
     let mut span = recorded_span(&segments);
     span.changes.extend(known.changes.iter().copied());
-    let index = match locate(&segments, at) {
+    let index = match crate::history::locate_in(dir, &segments, at) {
         Found::In(index) => index,
         Found::Empty => return not_recorded(at, "nothing is recorded".to_owned(), span),
         Found::Before { first } => {

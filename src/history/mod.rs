@@ -14,7 +14,9 @@ use std::sync::{Arc, Mutex};
 
 use crate::cli::{Cli, usage};
 use crate::model::history::replay::Replay;
-use crate::model::history::{Found, GAP_SECS, Stamp, gaps, locate, parse_time};
+use crate::model::history::{
+    Found, GAP_SECS, Segment, Stamp, gaps_resumed, is_resume, locate_resumed,
+};
 use crate::model::protocol::lines::read;
 use crate::model::time::unix_now;
 use files::Dir;
@@ -132,6 +134,49 @@ pub fn record(cli: &Cli, given: Option<&Path>, retention: Retention) -> ExitCode
     code
 }
 
+/// Whether segment `file` opens with the recorder's resume after a pause
+/// ([`is_resume`]: its banner comes right after the header). Unreadable:
+/// no.
+#[must_use]
+pub fn opens_with_resume(dir: &Dir, file: &str) -> bool {
+    let mut seen = 0;
+    let mut resume = false;
+    let _ = dir.read_segment(file, &mut |line| {
+        seen += 1;
+        if let Ok(crate::model::protocol::lines::Message::Banner(banner)) = read(line) {
+            resume = is_resume(&banner.id, &banner.text);
+        }
+        !resume && seen < 2
+    });
+    resume
+}
+
+/// Where `at` falls in `segments` (docs/history.md, "Gaps"): past a
+/// segment's last line by at most [`GAP_SECS`] is recorded, unless the
+/// next segment opens with a resume after a pause (then it is a gap).
+#[must_use]
+pub fn locate_in(dir: &Dir, segments: &[Segment], at: i64) -> Found {
+    match locate_resumed(segments, &[], at) {
+        Found::In(index)
+            if at > segments[index].last
+                && segments
+                    .get(index + 1)
+                    .is_some_and(|next| opens_with_resume(dir, &next.file)) =>
+        {
+            locate_resumed(segments, &[index + 1], at)
+        }
+        found => found,
+    }
+}
+
+/// The indexes of the segments that open with a resume after a pause.
+#[must_use]
+pub fn resumed(dir: &Dir, segments: &[Segment]) -> Vec<usize> {
+    (1..segments.len())
+        .filter(|i| opens_with_resume(dir, &segments[*i].file))
+        .collect()
+}
+
 /// A recording read up to `at`: the tables then, or why there are none.
 ///
 /// # Errors
@@ -141,7 +186,7 @@ pub fn replay_at(dir: &Dir, at: i64) -> Result<Replay, String> {
     let segments = dir
         .segments()
         .map_err(|e| format!("{}: {e}", dir.path().display()))?;
-    let index = match locate(&segments, at) {
+    let index = match locate_in(dir, &segments, at) {
         Found::In(index) => index,
         Found::Empty => return Err(format!("nothing is recorded in {}", dir.path().display())),
         Found::Before { first } => {
@@ -215,7 +260,8 @@ pub fn snapshot_at(
     now: Option<i64>,
     given: Option<&Path>,
 ) -> ExitCode {
-    let at = match parse_time(at, unix_now()) {
+    let zone = crate::startup::display_zone(cli.utc);
+    let at = match crate::model::history::cursor::parse_at(at, unix_now(), &zone) {
         Ok(at) => at,
         Err(e) => return usage(&e.to_string()),
     };
@@ -260,18 +306,18 @@ pub fn snapshot_at(
             now,
             &store,
             &std::collections::HashMap::new(),
-            &crate::startup::display_zone(cli.utc),
+            &zone,
             None,
         )
         .and_then(|()| {
-            let text = replay
-                .reaper
-                .as_ref()
-                .map_or("unknown", |r| r.text.as_str());
+            let text = replay.reaper.as_ref().map_or_else(
+                || "not recorded".to_owned(),
+                crate::model::history::replay::who_reaps,
+            );
             writeln!(
                 out,
                 "who reaps (recorded): {}",
-                crate::model::text::sanitize(text)
+                crate::model::text::sanitize(&text)
             )
         })
     };
@@ -290,8 +336,11 @@ pub fn history(cli: &Cli, given: Option<&Path>) -> ExitCode {
         Ok(dir) => dir,
         Err(e) => return usage(&e),
     };
-    let segments = match Dir::existing(&dir_path).and_then(|d| d.segments()) {
-        Ok(segments) => segments,
+    let (dir, segments) = match Dir::existing(&dir_path).and_then(|d| {
+        let segments = d.segments()?;
+        Ok((d, segments))
+    }) {
+        Ok(found) => found,
         Err(e) => return usage(&format!("no recording at {}: {e}", dir_path.display())),
     };
     let mut out = String::new();
@@ -329,7 +378,7 @@ pub fn history(cli: &Cli, given: Option<&Path>) -> ExitCode {
         ),
         None => "retention: not said\n".to_owned(),
     });
-    let holes = gaps(&segments);
+    let holes = gaps_resumed(&segments, &resumed(&dir, &segments));
     if holes.is_empty() {
         out.push_str("gaps: none\n");
     }

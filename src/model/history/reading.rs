@@ -155,7 +155,7 @@ impl Reading {
                 .is_none()
                 .then(|| std::sync::Arc::new(self.replay.snapshot())),
             why,
-            reaper: self.replay.reaper.as_ref().map(|r| r.text.clone()),
+            reaper: self.replay.reaper.as_ref().map(super::replay::who_reaps),
             banners: self
                 .replay
                 .banners
@@ -238,7 +238,7 @@ mod tests {
         assert_eq!(frame.why, None);
         let snapshot = frame.snapshot.expect("recorded");
         assert_eq!(snapshot.instances[0].lease.map(|l| l.expires_at), Some(100));
-        assert_eq!(frame.reaper.as_deref(), Some("reaper: every 1m"));
+        assert_eq!(frame.reaper.as_deref(), Some("console pid 7 reaps"));
         assert!(frame.banners.is_empty(), "the banner came after the cursor");
         let activity: Vec<(i64, String, String)> = frame
             .activity
@@ -260,7 +260,7 @@ mod tests {
         assert!(frame.snapshot.is_none());
         assert_eq!(
             frame.why.as_deref(),
-            Some("nothing recorded for 17s before the cursor")
+            Some("nothing recorded for 7s before the cursor")
         );
         let mut early = Reading::new(5);
         segment(&mut early);

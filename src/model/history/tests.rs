@@ -177,3 +177,73 @@ fn rows_apply_at_their_synced_and_a_reset_empties_the_tables() {
     assert!(replay.instances.is_empty());
     assert_eq!(replay.synced_at, Some(20));
 }
+
+#[test]
+fn a_recording_is_known_up_to_its_last_line_plus_one_heartbeat_and_a_flush() {
+    assert_eq!(
+        i64::try_from(crate::model::protocol::HEARTBEAT_SECS).ok(),
+        Some(GAP_SECS - 1)
+    );
+    // A recorder killed at 200 and restarted at 232 (a 32 s gap).
+    let segments = [seg("a", 100, 200, 10), seg("b", 232, 300, 10)];
+    assert_eq!(locate(&segments, 206), Found::In(0));
+    assert_eq!(locate(&segments, 207), Found::Gap { from: 200, to: 232 });
+    assert_eq!(
+        locate(&segments, 212),
+        Found::Gap { from: 200, to: 232 },
+        "12 s into the gap is not recorded"
+    );
+    assert_eq!(gaps(&segments), vec![(200, 232)]);
+}
+
+#[test]
+fn a_recorded_pause_is_a_gap_however_short() {
+    let resume = "recording paused 4s (No space left on device (os error 28)); resumed: nothing recorded in between";
+    assert!(is_resume("recording", resume));
+    assert!(!is_resume("store", resume));
+    assert!(!is_resume("recording", "recording paused"));
+    let segments = [seg("a", 100, 200, 10), seg("b", 204, 300, 10)];
+    assert_eq!(locate(&segments, 202), Found::In(0));
+    assert_eq!(gaps(&segments), Vec::<(i64, i64)>::new());
+    assert_eq!(locate_resumed(&segments, &[1], 200), Found::In(0));
+    assert_eq!(
+        locate_resumed(&segments, &[1], 202),
+        Found::Gap { from: 200, to: 204 }
+    );
+    assert_eq!(locate_resumed(&segments, &[1], 204), Found::In(1));
+    assert_eq!(gaps_resumed(&segments, &[1]), vec![(200, 204)]);
+}
+
+#[test]
+fn a_hello_says_who_reaps_in_the_words_of_the_store_not_the_recorder() {
+    let hello = r#"{"type":"hello","protocol":1,"program":"stackless-tui","version":"0.1.0","host":"db1","store":"/s.db","schema":4,"generation":"contract","read_only":true,"dry_run":false,"follow_only":false,"commands":[],"reaper":{"by":"console","pid":12458,"paused":false,"text":"reaper: off (read-only); console pid 12458 reaps now"},"max_message_bytes":65536,"heartbeat_secs":5}"#;
+    let mut replay = Replay::new();
+    replay.apply(10, read(hello.as_bytes()).expect("a hello"));
+    let reaper = replay.reaper.as_ref().expect("the hello's reaper");
+    assert_eq!(super::replay::who_reaps(reaper), "console pid 12458 reaps");
+    let nobody = crate::model::protocol::lines::ReaperLine {
+        by: "nobody".to_owned(),
+        ..Default::default()
+    };
+    assert_eq!(super::replay::who_reaps(&nobody), "nobody reaps");
+}
+
+#[test]
+fn a_time_of_day_on_the_command_line_is_the_latest_one_at_or_before_now() {
+    use super::cursor::parse_at;
+    let utc = jiff::tz::TimeZone::UTC;
+    // 2026-12-06T10:48:00Z
+    let now = 1_796_554_080;
+    assert_eq!(parse_at("03:12", now, &utc), Ok(1_796_526_720));
+    assert_eq!(parse_at("10:40:10", now, &utc), Ok(1_796_553_610));
+    assert_eq!(
+        parse_at("10:50", now, &utc),
+        Ok(1_796_554_200 - 86_400),
+        "later today is yesterday's"
+    );
+    assert_eq!(parse_at("10m ago", now, &utc), Ok(now - 600));
+    assert_eq!(
+        parse_at("soon", now, &utc),
+        Err(TimeError("soon".to_owned()))
+    );
+}
