@@ -9,7 +9,7 @@
 //! time (no keyframe is kept between seeks).
 
 use std::io::{self, Write as _};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::mpsc;
 
@@ -56,11 +56,18 @@ pub(crate) fn start(cli: &Cli, at: Option<&str>, given: Option<&Path>) -> ExitCo
         dir_path.display().to_string(),
         std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
     );
-    run(dir, start, config, zone)
+    let audit = crate::history::audit_path(cli);
+    run(dir, audit, start, config, zone)
 }
 
 /// The terminal, the input thread, the reader, the one render loop.
-fn run(dir: Dir, at: i64, config: AppConfig, zone: jiff::tz::TimeZone) -> ExitCode {
+fn run(
+    dir: Dir,
+    audit: Option<PathBuf>,
+    at: i64,
+    config: AppConfig,
+    zone: jiff::tz::TimeZone,
+) -> ExitCode {
     let (events, received): (EventSender, EventReceiver) = tokio::sync::mpsc::unbounded_channel();
     let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -72,7 +79,7 @@ fn run(dir: Dir, at: i64, config: AppConfig, zone: jiff::tz::TimeZone) -> ExitCo
         );
         return ExitCode::FAILURE;
     };
-    let seeks = match spawn_reader(dir, at, zone.clone(), events.clone()) {
+    let seeks = match spawn_reader(dir, audit, at, zone.clone(), events.clone()) {
         Ok(seeks) => seeks,
         Err(e) => return failed(&format!("cannot start the replay's reader: {e}"), None),
     };
@@ -173,9 +180,11 @@ enum Ask {
 /// The `replay-reader` thread: the first frame at `at`, then one per
 /// batch of seeks (the seeks queued are applied together before one
 /// read), and a timeline when `T` asks, until the loop is gone.
-/// `zone`: the console's, for the times inside the timeline's lines.
+/// `zone`: the console's, for the times inside the timeline's lines;
+/// `audit`: this console's audit trail, merged into both.
 fn spawn_reader(
     dir: Dir,
+    audit: Option<PathBuf>,
     at: i64,
     zone: jiff::tz::TimeZone,
     events: EventSender,
@@ -189,7 +198,7 @@ fn spawn_reader(
             let mut moved = true;
             loop {
                 if moved {
-                    let frame = frame_at(&dir, at, &span);
+                    let frame = frame_at(&dir, audit.as_deref(), at, &span);
                     span = frame.span.clone();
                     if events.send(Event::Replay(Box::new(frame))).is_err() {
                         return;
@@ -206,7 +215,8 @@ fn spawn_reader(
                             moved = true;
                         }
                         Ask::Timeline(name) => {
-                            let shown = timeline_at(&dir, &name, at, zone.clone());
+                            let shown =
+                                timeline_at(&dir, audit.as_deref(), &name, at, zone.clone());
                             if events.send(Event::Timeline(Box::new(shown))).is_err() {
                                 return;
                             }
@@ -225,10 +235,12 @@ pub(crate) const TIMELINE_SECS: i64 = 86_400;
 
 /// `name`'s timeline up to `at` ([`crate::model::history::timeline::Timeline`])
 /// from the segments of the [`TIMELINE_SECS`] before it, read in order on
-/// this thread.
+/// this thread, with this console's teardowns of that window from its
+/// audit trail at `audit` (its time, actor, outcome; redacted).
 #[must_use]
 pub(crate) fn timeline_at(
     dir: &Dir,
+    audit: Option<&Path>,
     name: &str,
     at: i64,
     zone: jiff::tz::TimeZone,
@@ -270,6 +282,11 @@ pub(crate) fn timeline_at(
             break;
         }
     }
+    if let Some(audit) = audit {
+        for line in crate::audit::teardowns_between(audit, AUDIT_READ, from, at) {
+            timeline.activity(&line);
+        }
+    }
     crate::model::history::timeline::Shown {
         name: name.to_owned(),
         entries: timeline.finish(),
@@ -279,9 +296,12 @@ pub(crate) fn timeline_at(
 
 /// The recording at `at`: the segments listed again (a recorder may still
 /// be writing: the live end moves), the segment holding `at` read, or why
-/// nothing is recorded then. `known`: the changes found before.
+/// nothing is recorded then. `known`: the changes found before. `audit`:
+/// this console's audit trail, whose teardowns from the segment's start
+/// to the cursor join the recorded Activity lines
+/// ([`crate::model::history::reading::merge_audited`]).
 #[must_use]
-pub(crate) fn frame_at(dir: &Dir, at: i64, known: &Span) -> Frame {
+pub(crate) fn frame_at(dir: &Dir, audit: Option<&Path>, at: i64, known: &Span) -> Frame {
     crate::render_thread::assert_off("a replay's segment read");
     let segments = dir.segments().unwrap_or_default();
     let mut span = recorded_span(&segments);
@@ -327,8 +347,20 @@ pub(crate) fn frame_at(dir: &Dir, at: i64, known: &Span) -> Frame {
     if let Err(e) = read_all {
         return not_recorded(at, format!("{}: {e}", segments[index].file), span);
     }
-    reading.frame(span)
+    let mut frame = reading.frame(span);
+    if let Some(audit) = audit.filter(|_| frame.snapshot.is_some()) {
+        let audited = crate::audit::teardowns_between(audit, AUDIT_READ, segments[index].first, at);
+        frame.activity = crate::model::history::reading::merge_audited(
+            std::mem::take(&mut frame.activity),
+            audited,
+        );
+    }
+    frame
 }
+
+/// How much of each audit file (`audit.jsonl`, `audit.jsonl.1`) the
+/// replay reads back, from its end, in bytes.
+const AUDIT_READ: u64 = 16 << 20;
 
 /// The recording's first and last times, each segment's start a change
 /// (`]` at a segment's last change goes on to the next one).

@@ -49,6 +49,16 @@ pub fn history_dir(cli: &Cli, given: Option<&Path>) -> Result<PathBuf, String> {
     Ok(state_dir.join("stackless-tui").join("history"))
 }
 
+/// This console's audit trail beside the store the flags name
+/// (`<state_dir>/stackless-tui/audit.jsonl`), read by `replay`; `None`
+/// when no store is named and there is no default.
+#[must_use]
+pub fn audit_path(cli: &Cli) -> Option<PathBuf> {
+    let store = store_path(cli).ok()?;
+    let state_dir = store.parent().unwrap_or_else(|| Path::new("."));
+    Some(crate::audit::default_path(state_dir))
+}
+
 /// `stackless-tui record [--history DIR] [--retain SPAN] [--max-size SIZE]`.
 #[must_use]
 pub fn record(cli: &Cli, given: Option<&Path>, retention: Retention) -> ExitCode {

@@ -70,6 +70,28 @@ pub fn activity_from(line: ActivityMessage) -> Activity {
     Activity::new(line.at, actor, &line.instance, kind, detail)
 }
 
+/// The replay's Activity at the cursor: the recorded lines and this
+/// console's teardowns read back from its audit trail for the same window
+/// (the recording holds other processes' lines; the audit trail, the
+/// console's own), merged oldest first, a line both hold (same time,
+/// instance and kind) once, the newest [`ACTIVITY_KEPT`] kept.
+#[must_use]
+pub fn merge_audited(recorded: Vec<Activity>, audited: Vec<Activity>) -> Vec<Activity> {
+    let mut out = recorded;
+    for line in audited {
+        let known = out
+            .iter()
+            .any(|a| a.at == line.at && a.instance == line.instance && a.kind == line.kind);
+        if !known {
+            out.push(line);
+        }
+    }
+    out.sort_by_key(|a| a.at);
+    let extra = out.len().saturating_sub(ACTIVITY_KEPT);
+    out.drain(..extra);
+    out
+}
+
 /// A segment read up to a cursor.
 #[derive(Debug, Default)]
 pub struct Reading {

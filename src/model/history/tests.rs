@@ -247,3 +247,53 @@ fn a_time_of_day_on_the_command_line_is_the_latest_one_at_or_before_now() {
         Err(TimeError("soon".to_owned()))
     );
 }
+
+#[test]
+fn the_audited_teardowns_join_the_recorded_activity_once_oldest_first() {
+    use crate::model::activity::{Activity, ActivityKind, Actor};
+    let recorded = vec![
+        Activity::new(
+            10,
+            Actor::Observed,
+            "alpha",
+            ActivityKind::Tombstoned,
+            String::new(),
+        ),
+        Activity::new(
+            12,
+            Actor::Reaper,
+            "golf",
+            ActivityKind::Failed,
+            "exit 1".to_owned(),
+        ),
+    ];
+    let audited = vec![
+        Activity::new(
+            9,
+            Actor::Reaper,
+            "alpha",
+            ActivityKind::Reaped,
+            "down succeeded in 2.0s".to_owned(),
+        ),
+        Activity::new(
+            12,
+            Actor::Reaper,
+            "golf",
+            ActivityKind::Failed,
+            "exit 1".to_owned(),
+        ),
+    ];
+    let merged = super::reading::merge_audited(recorded, audited);
+    let seen: Vec<(i64, String)> = merged
+        .iter()
+        .map(|a| (a.at, format!("{} {} {}", a.actor, a.instance, a.kind)))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (9, "reaper alpha reaped".to_owned()),
+            (10, "observed alpha tombstoned".to_owned()),
+            (12, "reaper golf failed".to_owned()),
+        ]
+    );
+}

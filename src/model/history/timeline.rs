@@ -114,10 +114,16 @@ impl Timeline {
         } else {
             format!(": {}", activity.detail)
         };
-        self.push(
-            activity.at,
-            format!("{} {}{detail}", activity.actor, activity.kind),
-        );
+        let text = format!("{} {}{detail}", activity.actor, activity.kind);
+        // The same line from the recording and the audit trail is one.
+        if self
+            .entries
+            .iter()
+            .any(|e| e.at == activity.at && e.text == text)
+        {
+            return;
+        }
+        self.push(activity.at, text);
     }
 
     /// The lines, oldest first (lines of the same second in the order
