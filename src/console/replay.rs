@@ -246,7 +246,7 @@ pub(crate) fn timeline_at(
     zone: jiff::tz::TimeZone,
 ) -> crate::model::history::timeline::Shown {
     crate::render_thread::assert_off("a replay's timeline read");
-    let mut timeline = crate::model::history::timeline::Timeline::new(name, zone);
+    let mut timeline = crate::model::history::timeline::Timeline::new(name, zone).at_cursor(at);
     let mut note = None;
     let segments = dir.segments().unwrap_or_default();
     let from = at.saturating_sub(TIMELINE_SECS);

@@ -297,3 +297,36 @@ fn the_audited_teardowns_join_the_recorded_activity_once_oldest_first() {
         ]
     );
 }
+
+#[test]
+fn a_time_inside_a_timeline_line_off_the_cursors_day_has_its_date() {
+    use super::timeline::Timeline;
+    let utc = jiff::tz::TimeZone::UTC;
+    // 2026-11-29T13:45:59Z and 2026-12-06T10:41:51Z.
+    let created = 1_795_959_959;
+    let cursor = 1_796_553_711;
+    assert_eq!(
+        super::timeline::clock_on(created, cursor, &utc),
+        "2026-11-29 13:45:59"
+    );
+    assert_eq!(
+        super::timeline::clock_on(cursor - 60, cursor, &utc),
+        "10:40:51"
+    );
+    let row = r#"{"type":"rows","seq":1,"table":"instances","upsert":[{"name":"alpha","birth":{"instance_id":"b1"},"dns_safe":true,"substrate":"local","status":"active","created_at":1795959959,"tombstoned_at":null,"lease":null,"lock":null,"dirty":null,"failed_up":false,"services_dead":0,"gc":null}],"remove":[]}"#;
+    let mut timeline = Timeline::new("alpha", utc).at_cursor(cursor);
+    timeline.take(
+        cursor - 10,
+        read(b"{\"type\":\"reset\",\"seq\":1}").expect("reset"),
+    );
+    timeline.take(cursor - 10, read(row.as_bytes()).expect("rows"));
+    timeline.take(
+        cursor - 10,
+        read(b"{\"type\":\"synced\",\"seq\":1}").expect("synced"),
+    );
+    let entries = timeline.finish();
+    assert_eq!(
+        entries.first().map(|e| e.text.as_str()),
+        Some("in the store when recorded: active, created 2026-11-29 13:45:59, no lease")
+    );
+}

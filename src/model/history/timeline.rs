@@ -62,9 +62,21 @@ pub struct Timeline {
     pending_reset: bool,
     reaper: Option<String>,
     entries: Vec<Entry>,
+    /// The cursor: a time inside a line not on its day is given a date.
+    cursor: Option<i64>,
 }
 
 impl Timeline {
+    /// The same timeline, read up to `cursor` (unix seconds): a time
+    /// inside a line (`created 13:45:59`, `lease to …`) not on the
+    /// cursor's day (in the zone) is given its date (`created 2026-11-29
+    /// 13:45:59`).
+    #[must_use]
+    pub fn at_cursor(mut self, cursor: i64) -> Self {
+        self.cursor = Some(cursor);
+        self
+    }
+
     /// An empty timeline of `name`, its times shown in `zone`.
     #[must_use]
     pub fn new(name: &str, zone: jiff::tz::TimeZone) -> Self {
@@ -77,6 +89,7 @@ impl Timeline {
             pending_reset: false,
             reaper: None,
             entries: Vec::new(),
+            cursor: None,
         }
     }
 
@@ -139,7 +152,10 @@ impl Timeline {
     }
 
     fn clock(&self, at: i64) -> String {
-        clock_in(at, &self.zone)
+        match self.cursor {
+            Some(cursor) => clock_on(at, cursor, &self.zone),
+            None => clock_in(at, &self.zone),
+        }
     }
 
     /// A group applied at `t`: its rows about the instance compared with
@@ -395,6 +411,23 @@ pub fn from_store<'a>(
         timeline.activity(line);
     }
     timeline.finish()
+}
+
+/// `at` as a time of day (`13:45:59`) when it falls on `cursor`'s day in
+/// `zone`, else with its date (`2026-11-29 13:45:59`).
+#[must_use]
+pub fn clock_on(at: i64, cursor: i64, zone: &jiff::tz::TimeZone) -> String {
+    let day = |t: i64| {
+        jiff::Timestamp::from_second(t)
+            .ok()
+            .map(|ts| ts.to_zoned(zone.clone()).date())
+    };
+    match (day(at), day(cursor)) {
+        (Some(a), Some(c)) if a != c => {
+            format!("{a} {}", clock_in(at, zone))
+        }
+        _ => clock_in(at, zone),
+    }
 }
 
 /// `up by pid 4242 on host-a`: a lock's operation and holder.
