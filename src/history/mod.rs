@@ -400,6 +400,12 @@ pub fn history(cli: &Cli, given: Option<&Path>) -> ExitCode {
             crate::model::history::span_words(to - from)
         ));
     }
+    for (name, why) in dir.skipped().unwrap_or_default() {
+        out.push_str(&format!(
+            "segment {} skipped: {why}\n",
+            crate::model::text::sanitize(&name)
+        ));
+    }
     for segment in &segments {
         out.push_str(&format!(
             "segment {}: {} to {}, {}\n",

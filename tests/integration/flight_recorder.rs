@@ -587,6 +587,33 @@ fn a_short_pause_reads_back_as_a_gap() {
     assert_eq!(alpha_expiry(&dir, t0 + 4), Ok(200));
 }
 
+/// A symbolic link planted at a segment's name is skipped by the reader
+/// and listed as skipped, and one planted at the next segment's name is
+/// refused by the writer naming the path and saying it is a link.
+#[test]
+fn a_planted_segment_link_is_said_and_refused_by_name() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let dir = Dir::create(&temp.path().join("history")).expect("dir");
+    let target = temp.path().join("elsewhere");
+    std::fs::write(&target, b"").expect("target");
+    let planted = "seg-0001000000-000000.ndjson.zst";
+    std::os::unix::fs::symlink(&target, dir.path().join(planted)).expect("symlink");
+    assert_eq!(dir.segments().expect("segments"), Vec::<Segment>::new());
+    assert_eq!(
+        dir.skipped().expect("skipped"),
+        vec![(planted.to_owned(), "a symbolic link")]
+    );
+    let error = Writing::start(&dir, planted.to_owned()).expect_err("refused");
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "{} is a symbolic link: refused, not followed",
+            dir.path().join(planted).display()
+        )
+    );
+    assert_eq!(std::fs::read(&target).expect("target"), Vec::<u8>::new());
+}
+
 /// `record --metrics-file F` writes the console's metrics document to F
 /// with the `down` operations that finished while it recorded (the one
 /// already finished in the first snapshot not counted), written again
