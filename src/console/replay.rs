@@ -198,7 +198,7 @@ fn spawn_reader(
             let mut moved = true;
             loop {
                 if moved {
-                    let frame = frame_at(&dir, audit.as_deref(), at, &span);
+                    let frame = frame_at(&dir, audit.as_deref(), &zone, at, &span);
                     span = frame.span.clone();
                     if events.send(Event::Replay(Box::new(frame))).is_err() {
                         return;
@@ -296,12 +296,19 @@ pub(crate) fn timeline_at(
 
 /// The recording at `at`: the segments listed again (a recorder may still
 /// be writing: the live end moves), the segment holding `at` read, or why
-/// nothing is recorded then. `known`: the changes found before. `audit`:
+/// nothing is recorded then (`zone`: the banners' times). `known`: the
+/// changes found before. `audit`:
 /// this console's audit trail, whose teardowns from the segment's start
 /// to the cursor join the recorded Activity lines
 /// ([`crate::model::history::reading::merge_audited`]).
 #[must_use]
-pub(crate) fn frame_at(dir: &Dir, audit: Option<&Path>, at: i64, known: &Span) -> Frame {
+pub(crate) fn frame_at(
+    dir: &Dir,
+    audit: Option<&Path>,
+    zone: &jiff::tz::TimeZone,
+    at: i64,
+    known: &Span,
+) -> Frame {
     crate::render_thread::assert_off("a replay's segment read");
     let segments = dir.segments().unwrap_or_default();
     let mut span = recorded_span(&segments);
@@ -337,7 +344,7 @@ pub(crate) fn frame_at(dir: &Dir, audit: Option<&Path>, at: i64, known: &Span) -
             );
         }
     };
-    let mut reading = Reading::new(at);
+    let mut reading = Reading::new(at).in_zone(zone.clone());
     let read_all = dir.read_segment(&segments[index].file, &mut |line| {
         if let (Ok(stamp), Ok(message)) = (serde_json::from_slice::<Stamp>(line), read(line)) {
             reading.take(stamp.t, message);

@@ -70,6 +70,23 @@ pub fn activity_from(line: ActivityMessage) -> Activity {
     Activity::new(line.at, actor, &line.instance, kind, detail)
 }
 
+/// The banner a replay shows at a cursor after the store file was read
+/// anew (a recorded `reset` with its `reason`): `store restored in place
+/// at 10:41:51: the store file was rewritten in place (…)`.
+#[must_use]
+pub fn reread_banner(t: i64, reason: &str, zone: &jiff::tz::TimeZone) -> String {
+    let words = super::timeline::reread_words(reason);
+    let said = if words == reason {
+        format!("store read anew ({reason})")
+    } else {
+        format!("store {words}")
+    };
+    format!(
+        "{said} at {}: {reason}",
+        crate::model::time::clock_in(t, zone)
+    )
+}
+
 /// The replay's Activity at the cursor: the recorded lines and this
 /// console's teardowns read back from its audit trail for the same window
 /// (the recording holds other processes' lines; the audit trail, the
@@ -108,6 +125,11 @@ pub struct Reading {
     changed: bool,
     /// The first line after the cursor (unix seconds).
     pub next: Option<i64>,
+    /// The last `reset` with a reason up to the cursor: when, and why the
+    /// store file was read anew.
+    reread: Option<(i64, String)>,
+    /// The zone the banner's time is said in (UTC unless set).
+    zone: Option<jiff::tz::TimeZone>,
 }
 
 impl Reading {
@@ -139,6 +161,11 @@ impl Reading {
             self.next.get_or_insert(t);
             return;
         }
+        if let Message::Reset(reset) = &message {
+            if let Some(reason) = &reset.reason {
+                self.reread = Some((t, reason.clone()));
+            }
+        }
         match message {
             Message::Activity(line) => {
                 if self.activity.len() >= ACTIVITY_KEPT {
@@ -155,6 +182,13 @@ impl Reading {
     /// last line read: `why` says so), who reaps, the banners, the
     /// Activity lines; `span` the recording's, with this segment's changes
     /// merged in.
+    /// The same reading, its banners' times said in `zone`.
+    #[must_use]
+    pub fn in_zone(mut self, zone: jiff::tz::TimeZone) -> Self {
+        self.zone = Some(zone);
+        self
+    }
+
     #[must_use]
     pub fn frame(self, mut span: Span) -> Frame {
         let last = self.replay.last_t.unwrap_or(i64::MIN);
@@ -183,6 +217,10 @@ impl Reading {
                 .banners
                 .values()
                 .map(|b| b.text.clone())
+                .chain(self.reread.as_ref().map(|(t, reason)| {
+                    let zone = self.zone.clone().unwrap_or(jiff::tz::TimeZone::UTC);
+                    reread_banner(*t, reason, &zone)
+                }))
                 .collect(),
             activity: self.activity.into(),
             span,

@@ -330,3 +330,58 @@ fn a_time_inside_a_timeline_line_off_the_cursors_day_has_its_date() {
         Some("in the store when recorded: active, created 2026-11-29 13:45:59, no lease")
     );
 }
+
+/// alpha's row with `status` (as the recording holds it).
+fn alpha_rows(seq: u64, status: &str) -> String {
+    format!(
+        r#"{{"type":"rows","seq":{seq},"table":"instances","upsert":[{{"name":"alpha","birth":{{"instance_id":"b1"}},"dns_safe":true,"substrate":"local","status":"{status}","created_at":100,"tombstoned_at":null,"lease":null,"lock":null,"dirty":null,"failed_up":false,"services_dead":0,"gc":null}}],"remove":[]}}"#
+    )
+}
+
+#[test]
+fn a_store_restored_in_place_is_said_in_the_banner_and_in_t_not_as_a_creation() {
+    let utc = jiff::tz::TimeZone::UTC;
+    let reason = "the store file was rewritten in place (restored from a copy, or truncated)";
+    // 2026-12-06T10:41:51Z.
+    let restored = 1_796_553_711;
+    let lines = [
+        (restored - 60, r#"{"type":"reset","seq":1}"#.to_owned()),
+        (restored - 60, alpha_rows(1, "tombstoned")),
+        (restored - 60, r#"{"type":"synced","seq":1}"#.to_owned()),
+        (
+            restored,
+            format!(r#"{{"type":"reset","seq":2,"reason":"{reason}"}}"#),
+        ),
+        (restored, alpha_rows(2, "active")),
+        (restored, r#"{"type":"synced","seq":2}"#.to_owned()),
+    ];
+    let mut timeline = super::timeline::Timeline::new("alpha", utc.clone()).at_cursor(restored + 5);
+    let mut reading = super::reading::Reading::new(restored + 5).in_zone(utc.clone());
+    let mut before = super::reading::Reading::new(restored - 1).in_zone(utc);
+    for (t, line) in &lines {
+        timeline.take(*t, read(line.as_bytes()).expect("a line"));
+        reading.take(*t, read(line.as_bytes()).expect("a line"));
+        before.take(*t, read(line.as_bytes()).expect("a line"));
+    }
+    let texts: Vec<(i64, String)> = timeline
+        .finish()
+        .into_iter()
+        .map(|e| (e.at, e.text))
+        .collect();
+    assert_eq!(
+        texts.last(),
+        Some(&(
+            restored,
+            "the store was read anew (restored in place): status tombstoned -> active".to_owned()
+        ))
+    );
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    assert_eq!(
+        reading.frame(super::cursor::Span::default()).banners,
+        vec![format!("store restored in place at 10:41:51: {reason}")]
+    );
+    assert_eq!(
+        before.frame(super::cursor::Span::default()).banners,
+        Vec::<String>::new()
+    );
+}

@@ -64,6 +64,8 @@ pub struct Timeline {
     entries: Vec<Entry>,
     /// The cursor: a time inside a line not on its day is given a date.
     cursor: Option<i64>,
+    /// The pending `reset`'s reason: the store file read anew.
+    reread: Option<String>,
 }
 
 impl Timeline {
@@ -90,6 +92,7 @@ impl Timeline {
             reaper: None,
             entries: Vec::new(),
             cursor: None,
+            reread: None,
         }
     }
 
@@ -99,9 +102,10 @@ impl Timeline {
     pub fn take(&mut self, t: i64, message: Message) {
         self.first.get_or_insert(t);
         match message {
-            Message::Reset(_) => {
+            Message::Reset(reset) => {
                 self.pending_reset = true;
                 self.pending.clear();
+                self.reread = reset.reason;
             }
             Message::Rows(rows) => self.pending.push(rows),
             Message::Synced(_) => self.synced(t),
@@ -170,7 +174,19 @@ impl Timeline {
             self.apply(&mut next, rows);
         }
         let before = std::mem::replace(&mut self.now, next);
-        self.compare_rows(&before, t);
+        match self.reread.take() {
+            // The store file read anew (restored in place, replaced): one
+            // line saying what its row became, not a re-creation.
+            Some(reason) => {
+                let text = format!(
+                    "the store was read anew ({}): {}",
+                    reread_words(&reason),
+                    row_became(before.rows.values().next(), self.now.rows.values().next())
+                );
+                self.push(t, text);
+            }
+            None => self.compare_rows(&before, t),
+        }
         self.compare_backoff(before.backoff.as_ref(), t);
         self.compare_operations(&before.operations, t);
     }
@@ -411,6 +427,33 @@ pub fn from_store<'a>(
         timeline.activity(line);
     }
     timeline.finish()
+}
+
+/// How a `reset`'s reason is said (docs/protocol.md, `reset.reason`): a
+/// file rewritten in place is `restored in place`; any other reason as
+/// recorded (`replaced`, `migrated`, ...).
+#[must_use]
+pub fn reread_words(reason: &str) -> &str {
+    if reason.contains("in place") {
+        "restored in place"
+    } else {
+        reason
+    }
+}
+
+/// What an instance's row became when the store was read anew: `status
+/// tombstoned -> active`, `status active, unchanged`, `now in the store:
+/// active`, `no longer in the store`.
+fn row_became(before: Option<&InstanceRow>, after: Option<&InstanceRow>) -> String {
+    match (before, after) {
+        (Some(a), Some(b)) if a.status != b.status => {
+            format!("status {} -> {}", a.status, b.status)
+        }
+        (Some(_), Some(b)) => format!("status {}, unchanged", b.status),
+        (None, Some(b)) => format!("now in the store: {}", b.status),
+        (Some(_), None) => "no longer in the store".to_owned(),
+        (None, None) => "not in the store".to_owned(),
+    }
 }
 
 /// `at` as a time of day (`13:45:59`) when it falls on `cursor`'s day in
