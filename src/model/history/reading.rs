@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use super::cursor::{Frame, Span};
 use super::replay::Replay;
 use crate::model::activity::{Activity, ActivityKind, Actor};
-use crate::model::protocol::lines::{ActivityMessage, Message};
+use crate::model::protocol::lines::{ActivityMessage, Message, Reset};
 
 /// How many recorded Activity lines a frame carries at most (the newest).
 pub const ACTIVITY_KEPT: usize = 500;
@@ -161,10 +161,12 @@ impl Reading {
             self.next.get_or_insert(t);
             return;
         }
-        if let Message::Reset(reset) = &message {
-            if let Some(reason) = &reset.reason {
-                self.reread = Some((t, reason.clone()));
-            }
+        if let Message::Reset(Reset {
+            reason: Some(reason),
+            ..
+        }) = &message
+        {
+            self.reread = Some((t, reason.clone()));
         }
         match message {
             Message::Activity(line) => {
@@ -177,11 +179,6 @@ impl Reading {
         }
     }
 
-    /// The frame to show: the tables (none when no whole group was
-    /// applied by the cursor, or the cursor is [`super::GAP_SECS`] past the
-    /// last line read: `why` says so), who reaps, the banners, the
-    /// Activity lines; `span` the recording's, with this segment's changes
-    /// merged in.
     /// The same reading, its banners' times said in `zone`.
     #[must_use]
     pub fn in_zone(mut self, zone: jiff::tz::TimeZone) -> Self {
@@ -189,6 +186,12 @@ impl Reading {
         self
     }
 
+    /// The frame to show: the tables (none when no whole group was
+    /// applied by the cursor, or the cursor is [`super::GAP_SECS`] past the
+    /// last line read: `why` says so), who reaps, the banners (a store
+    /// read anew said at the cursor after it: [`reread_banner`]), the
+    /// Activity lines; `span` the recording's, with this segment's changes
+    /// merged in.
     #[must_use]
     pub fn frame(self, mut span: Span) -> Frame {
         let last = self.replay.last_t.unwrap_or(i64::MIN);
