@@ -393,3 +393,74 @@ fn not_recorded(at: i64, why: String, mut span: Span) -> Frame {
         span,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::record::{Retention, Sink};
+
+    /// The reader's frame and `T` hold this console's teardowns from its
+    /// audit trail beside the recorded lines, each with its time, actor
+    /// and outcome, redacted; a teardown after the cursor is not shown.
+    #[test]
+    fn the_audit_trails_teardowns_join_the_frame_and_the_timeline() {
+        let temp = tempfile::tempdir().unwrap();
+        let dir = Dir::create(&temp.path().join("history")).unwrap();
+        let retention = Retention {
+            retain_secs: 86_400,
+            max_bytes: 1 << 30,
+        };
+        let mut sink = Sink::new(dir.clone(), "/s/state.db".into(), None, retention).unwrap();
+        let t0 = 1_000_000;
+        let group = format!(
+            "{{\"type\":\"reset\",\"seq\":1}}\n{{\"type\":\"rows\",\"seq\":1,\"table\":\"instances\",\"upsert\":[{{\"name\":\"alpha\",\"birth\":null,\"dns_safe\":true,\"substrate\":\"local\",\"status\":\"active\",\"created_at\":1,\"tombstoned_at\":null,\"lease\":null,\"lock\":null,\"dirty\":null,\"failed_up\":false,\"services_dead\":0,\"gc\":null}}],\"remove\":[]}}\n{{\"type\":\"synced\",\"seq\":1,\"at\":{t0},\"counts\":{{}}}}\n"
+        );
+        sink.take(group.as_bytes(), t0);
+        sink.tick(t0);
+        sink.take(b"{\"type\":\"heartbeat\",\"at\":1,\"seq\":1}\n", t0 + 4);
+        sink.tick(t0 + 4);
+        let audit = temp.path().join("audit.jsonl");
+        std::fs::write(
+            &audit,
+            format!(
+                "{{\"unix\":{},\"actor\":\"reaper\",\"instance\":\"alpha\",\"action\":\"teardown\",\"outcome\":\"failed\",\"reason\":\"token=CANARY9 rejected\"}}\n{{\"unix\":{},\"actor\":\"reaper\",\"instance\":\"alpha\",\"action\":\"teardown\",\"outcome\":\"succeeded\",\"reason\":\"down succeeded in 2.0s\"}}\n{{\"unix\":{},\"actor\":\"reaper\",\"instance\":\"alpha\",\"action\":\"teardown\",\"outcome\":\"succeeded\",\"reason\":\"later\"}}\n",
+                t0 + 1,
+                t0 + 3,
+                t0 + 60
+            ),
+        )
+        .unwrap();
+        let utc = jiff::tz::TimeZone::UTC;
+        let frame = frame_at(&dir, Some(&audit), &utc, t0 + 4, &Span::default());
+        let seen: Vec<String> = frame
+            .activity
+            .iter()
+            .map(|a| {
+                format!(
+                    "{} {} {} {}: {}",
+                    a.at - t0,
+                    a.actor,
+                    a.instance,
+                    a.kind,
+                    a.detail
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            vec![
+                "1 reaper alpha failed: token=[redacted] rejected".to_owned(),
+                "3 reaper alpha reaped: down succeeded in 2.0s".to_owned(),
+            ]
+        );
+        let shown = timeline_at(&dir, Some(&audit), "alpha", t0 + 4, utc);
+        let texts: Vec<String> = shown.entries.iter().map(|e| e.text.clone()).collect();
+        assert_eq!(
+            texts[1..],
+            [
+                "reaper failed: token=[redacted] rejected".to_owned(),
+                "reaper reaped: down succeeded in 2.0s".to_owned(),
+            ]
+        );
+    }
+}
