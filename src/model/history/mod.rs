@@ -24,6 +24,18 @@ pub const FORMAT: u32 = 1;
 /// this, and no further.
 pub const GAP_SECS: i64 = 5 + 1;
 
+/// How a `reset`'s reason is said (docs/protocol.md, `reset.reason`): a
+/// file rewritten in place is `restored in place`; any other reason as
+/// recorded (`replaced`, `migrated`, ...).
+#[must_use]
+pub fn reread_words(reason: &str) -> &str {
+    if reason.contains("in place") {
+        "restored in place"
+    } else {
+        reason
+    }
+}
+
 /// Whether a recorded banner's words are the recorder's resume after a
 /// pause (`recording paused 13s (…); resumed: nothing recorded in
 /// between`, the `recording` banner a segment opens with): the time

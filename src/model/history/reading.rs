@@ -75,7 +75,7 @@ pub fn activity_from(line: ActivityMessage) -> Activity {
 /// at 10:41:51: the store file was rewritten in place (…)`.
 #[must_use]
 pub fn reread_banner(t: i64, reason: &str, zone: &jiff::tz::TimeZone) -> String {
-    let words = super::timeline::reread_words(reason);
+    let words = super::reread_words(reason);
     let said = if words == reason {
         format!("store read anew ({reason})")
     } else {

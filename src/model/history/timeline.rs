@@ -180,7 +180,7 @@ impl Timeline {
             Some(reason) => {
                 let text = format!(
                     "the store was read anew ({}): {}",
-                    reread_words(&reason),
+                    super::reread_words(&reason),
                     row_became(before.rows.values().next(), self.now.rows.values().next())
                 );
                 self.push(t, text);
@@ -427,18 +427,6 @@ pub fn from_store<'a>(
         timeline.activity(line);
     }
     timeline.finish()
-}
-
-/// How a `reset`'s reason is said (docs/protocol.md, `reset.reason`): a
-/// file rewritten in place is `restored in place`; any other reason as
-/// recorded (`replaced`, `migrated`, ...).
-#[must_use]
-pub fn reread_words(reason: &str) -> &str {
-    if reason.contains("in place") {
-        "restored in place"
-    } else {
-        reason
-    }
 }
 
 /// What an instance's row became when the store was read anew: `status
