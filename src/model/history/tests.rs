@@ -221,6 +221,10 @@ fn a_hello_says_who_reaps_in_the_words_of_the_store_not_the_recorder() {
     replay.apply(10, read(hello.as_bytes()).expect("a hello"));
     let reaper = replay.reaper.as_ref().expect("the hello's reaper");
     assert_eq!(super::replay::who_reaps(reaper), "console pid 12458 reaps");
+    let mut timeline = super::timeline::Timeline::new("alpha", jiff::tz::TimeZone::UTC);
+    timeline.take(10, read(hello.as_bytes()).expect("a hello"));
+    let texts: Vec<String> = timeline.finish().into_iter().map(|e| e.text).collect();
+    assert_eq!(texts, vec!["who reaps: console pid 12458 reaps".to_owned()]);
     let nobody = crate::model::protocol::lines::ReaperLine {
         by: "nobody".to_owned(),
         ..Default::default()

@@ -109,14 +109,27 @@ impl Timeline {
             }
             Message::Rows(rows) => self.pending.push(rows),
             Message::Synced(_) => self.synced(t),
-            Message::Reaper(line) if self.reaper.as_deref() != Some(line.text.as_str()) => {
-                self.push(t, format!("who reaps: {}", line.text));
-                self.reaper = Some(line.text);
+            // Who reaps the store (a `reaper` message, or a recorder's
+            // `hello` after a restart), said from `by` and `pid`.
+            Message::Reaper(line) => self.who_reaps(t, &line),
+            Message::Hello(hello) => {
+                if let Some(line) = &hello.reaper {
+                    self.who_reaps(t, line);
+                }
             }
             Message::Activity(line) if line.instance == self.name => {
                 self.activity(&super::reading::activity_from(line));
             }
             _ => {}
+        }
+    }
+
+    /// Who reaps at `t`, a line when it changed.
+    fn who_reaps(&mut self, t: i64, line: &crate::model::protocol::lines::ReaperLine) {
+        let words = super::replay::who_reaps(line);
+        if self.reaper.as_deref() != Some(words.as_str()) {
+            self.push(t, format!("who reaps: {words}"));
+            self.reaper = Some(words);
         }
     }
 
@@ -583,7 +596,7 @@ mod tests {
             .map(|e| (e.at, e.text))
             .collect();
         let expected: Vec<(i64, &str)> = vec![
-            (3_000, "who reaps: reaper: every 1m"),
+            (3_000, "who reaps: console pid 4242 reaps"),
             (3_600, "created on local, lease to 02:00:00"),
             (7_000, "lease renewed: expiry 02:00:00 -> 03:00:00"),
             (
