@@ -15,7 +15,7 @@ use crate::model::activity::{Activity, ActivityKind, Actor};
 mod counts;
 mod read_back;
 pub use counts::{COUNT_BUDGET, COUNTS_CHECK, CountsCache, counts, watch_counts};
-pub use read_back::{READ_BACK, READ_BACK_INSTANCES, last_teardowns};
+pub use read_back::{READ_BACK, READ_BACK_INSTANCES, last_teardowns, teardowns_between};
 
 /// Rotate when the file would grow past this (bytes).
 pub const DEFAULT_CAP: u64 = 5 * 1024 * 1024;

@@ -140,6 +140,38 @@ pub fn last_teardowns(path: &Path, budget: u64) -> Vec<Activity> {
     out
 }
 
+/// Every finished teardown (the reaper's and the operator's: reaped, torn
+/// down, failed) the audit trail at `path` records at `from..=to` (unix
+/// seconds), oldest first: `audit.jsonl.1`, then `audit.jsonl`, each read
+/// from its end (at most `budget` bytes of each), never through a
+/// symlink, redacted as [`last_teardowns`]'s are. What `replay` merges
+/// into its Activity and `T` (the recording holds other processes' lines,
+/// the audit trail this console's own; docs/history.md, "Replay").
+#[must_use]
+pub fn teardowns_between(path: &Path, budget: u64, from: i64, to: i64) -> Vec<Activity> {
+    let mut rotated = path.as_os_str().to_owned();
+    rotated.push(".1");
+    let mut out = Vec::new();
+    for file in [PathBuf::from(rotated), path.to_path_buf()] {
+        let Ok((bytes, _)) = read_end(&file, budget) else {
+            continue;
+        };
+        for line in bytes.split(|&b| b == b'\n') {
+            let Some(mut activity) = serde_json::from_slice::<Recorded>(line)
+                .ok()
+                .filter(|r| (from..=to).contains(&r.unix))
+                .and_then(Recorded::teardown)
+            else {
+                continue;
+            };
+            activity.restored = false;
+            out.push(activity);
+        }
+    }
+    out.sort_by_key(|a| a.at);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     /// A line an earlier console wrote with a child's credentials in clear
@@ -162,5 +194,58 @@ mod tests {
             back[0].envelope,
             r#"{"error":{"code":"provider.auth","context":{"password":"[redacted]"}}}"#
         );
+    }
+
+    /// The teardowns of a window, oldest first, from both files, redacted;
+    /// lines outside it and other actions left out.
+    #[test]
+    fn the_teardowns_of_a_window_are_read_from_both_files_oldest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        std::fs::write(
+            dir.path().join("audit.jsonl.1"),
+            r#"{"unix":10,"actor":"reaper","instance":"alpha","action":"teardown","outcome":"succeeded","reason":"down succeeded in 2.0s","duration_ms":2000}
+{"unix":3,"actor":"reaper","instance":"beta","action":"teardown","outcome":"succeeded","reason":"too early"}
+"#,
+        )
+        .unwrap();
+        std::fs::write(
+            &path,
+            r#"{"unix":20,"actor":"operator","instance":"golf","action":"teardown","outcome":"failed","reason":"provider.auth: token=CANARY3"}
+{"unix":21,"actor":"reaper","instance":"golf","action":"start","outcome":"started"}
+{"unix":40,"actor":"reaper","instance":"golf","action":"teardown","outcome":"succeeded","reason":"too late"}
+"#,
+        )
+        .unwrap();
+        let back = super::teardowns_between(&path, super::READ_BACK, 5, 30);
+        let seen: Vec<(i64, String, String, String)> = back
+            .iter()
+            .map(|a| {
+                (
+                    a.at,
+                    a.actor.to_string(),
+                    a.instance.clone(),
+                    format!("{} {}", a.kind, a.detail),
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            vec![
+                (
+                    10,
+                    "reaper".to_owned(),
+                    "alpha".to_owned(),
+                    "reaped down succeeded in 2.0s".to_owned()
+                ),
+                (
+                    20,
+                    "operator".to_owned(),
+                    "golf".to_owned(),
+                    "failed provider.auth: token=[redacted]".to_owned()
+                ),
+            ]
+        );
+        assert!(back.iter().all(|a| !a.restored));
     }
 }

@@ -9,7 +9,7 @@
 //! time (no keyframe is kept between seeks).
 
 use std::io::{self, Write as _};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::mpsc;
 
@@ -20,7 +20,7 @@ use crate::event::{Event, EventReceiver, EventSender};
 use crate::history::files::Dir;
 use crate::model::history::cursor::{Frame, Seek, Span, target};
 use crate::model::history::reading::Reading;
-use crate::model::history::{Found, Segment, Stamp, locate, parse_time, span_words};
+use crate::model::history::{Found, Segment, Stamp, span_words};
 use crate::model::protocol::lines::read;
 use crate::model::time::unix_now;
 use crate::ui::{App, AppConfig, Effect};
@@ -44,8 +44,9 @@ pub(crate) fn start(cli: &Cli, at: Option<&str>, given: Option<&Path>) -> ExitCo
         Ok(_) => return usage(&format!("nothing is recorded in {}", dir_path.display())),
         Err(e) => return usage(&format!("{}: {e}", dir_path.display())),
     };
+    let zone = crate::startup::display_zone(cli.utc);
     let start = match at {
-        Some(text) => match parse_time(text, unix_now()) {
+        Some(text) => match crate::model::history::cursor::parse_at(text, unix_now(), &zone) {
             Ok(at) => at,
             Err(e) => return usage(&e.to_string()),
         },
@@ -55,12 +56,18 @@ pub(crate) fn start(cli: &Cli, at: Option<&str>, given: Option<&Path>) -> ExitCo
         dir_path.display().to_string(),
         std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
     );
-    let zone = crate::startup::display_zone(cli.utc);
-    run(dir, start, config, zone)
+    let audit = crate::history::audit_path(cli);
+    run(dir, audit, start, config, zone)
 }
 
 /// The terminal, the input thread, the reader, the one render loop.
-fn run(dir: Dir, at: i64, config: AppConfig, zone: jiff::tz::TimeZone) -> ExitCode {
+fn run(
+    dir: Dir,
+    audit: Option<PathBuf>,
+    at: i64,
+    config: AppConfig,
+    zone: jiff::tz::TimeZone,
+) -> ExitCode {
     let (events, received): (EventSender, EventReceiver) = tokio::sync::mpsc::unbounded_channel();
     let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -72,7 +79,7 @@ fn run(dir: Dir, at: i64, config: AppConfig, zone: jiff::tz::TimeZone) -> ExitCo
         );
         return ExitCode::FAILURE;
     };
-    let seeks = match spawn_reader(dir, at, zone.clone(), events.clone()) {
+    let seeks = match spawn_reader(dir, audit, at, zone.clone(), events.clone()) {
         Ok(seeks) => seeks,
         Err(e) => return failed(&format!("cannot start the replay's reader: {e}"), None),
     };
@@ -173,9 +180,11 @@ enum Ask {
 /// The `replay-reader` thread: the first frame at `at`, then one per
 /// batch of seeks (the seeks queued are applied together before one
 /// read), and a timeline when `T` asks, until the loop is gone.
-/// `zone`: the console's, for the times inside the timeline's lines.
+/// `zone`: the console's, for the times inside the timeline's lines;
+/// `audit`: this console's audit trail, merged into both.
 fn spawn_reader(
     dir: Dir,
+    audit: Option<PathBuf>,
     at: i64,
     zone: jiff::tz::TimeZone,
     events: EventSender,
@@ -189,7 +198,7 @@ fn spawn_reader(
             let mut moved = true;
             loop {
                 if moved {
-                    let frame = frame_at(&dir, at, &span);
+                    let frame = frame_at(&dir, audit.as_deref(), &zone, at, &span);
                     span = frame.span.clone();
                     if events.send(Event::Replay(Box::new(frame))).is_err() {
                         return;
@@ -206,7 +215,8 @@ fn spawn_reader(
                             moved = true;
                         }
                         Ask::Timeline(name) => {
-                            let shown = timeline_at(&dir, &name, at, zone.clone());
+                            let shown =
+                                timeline_at(&dir, audit.as_deref(), &name, at, zone.clone());
                             if events.send(Event::Timeline(Box::new(shown))).is_err() {
                                 return;
                             }
@@ -225,16 +235,18 @@ pub(crate) const TIMELINE_SECS: i64 = 86_400;
 
 /// `name`'s timeline up to `at` ([`crate::model::history::timeline::Timeline`])
 /// from the segments of the [`TIMELINE_SECS`] before it, read in order on
-/// this thread.
+/// this thread, with this console's teardowns of that window from its
+/// audit trail at `audit` (its time, actor, outcome; redacted).
 #[must_use]
 pub(crate) fn timeline_at(
     dir: &Dir,
+    audit: Option<&Path>,
     name: &str,
     at: i64,
     zone: jiff::tz::TimeZone,
 ) -> crate::model::history::timeline::Shown {
     crate::render_thread::assert_off("a replay's timeline read");
-    let mut timeline = crate::model::history::timeline::Timeline::new(name, zone);
+    let mut timeline = crate::model::history::timeline::Timeline::new(name, zone).at_cursor(at);
     let mut note = None;
     let segments = dir.segments().unwrap_or_default();
     let from = at.saturating_sub(TIMELINE_SECS);
@@ -270,6 +282,11 @@ pub(crate) fn timeline_at(
             break;
         }
     }
+    if let Some(audit) = audit {
+        for line in crate::audit::teardowns_between(audit, AUDIT_READ, from, at) {
+            timeline.activity(&line);
+        }
+    }
     crate::model::history::timeline::Shown {
         name: name.to_owned(),
         entries: timeline.finish(),
@@ -279,14 +296,24 @@ pub(crate) fn timeline_at(
 
 /// The recording at `at`: the segments listed again (a recorder may still
 /// be writing: the live end moves), the segment holding `at` read, or why
-/// nothing is recorded then. `known`: the changes found before.
+/// nothing is recorded then (`zone`: the banners' times). `known`: the
+/// changes found before. `audit`:
+/// this console's audit trail, whose teardowns from the segment's start
+/// to the cursor join the recorded Activity lines
+/// ([`crate::model::history::reading::merge_audited`]).
 #[must_use]
-pub(crate) fn frame_at(dir: &Dir, at: i64, known: &Span) -> Frame {
+pub(crate) fn frame_at(
+    dir: &Dir,
+    audit: Option<&Path>,
+    zone: &jiff::tz::TimeZone,
+    at: i64,
+    known: &Span,
+) -> Frame {
     crate::render_thread::assert_off("a replay's segment read");
     let segments = dir.segments().unwrap_or_default();
     let mut span = recorded_span(&segments);
     span.changes.extend(known.changes.iter().copied());
-    let index = match locate(&segments, at) {
+    let index = match crate::history::locate_in(dir, &segments, at) {
         Found::In(index) => index,
         Found::Empty => return not_recorded(at, "nothing is recorded".to_owned(), span),
         Found::Before { first } => {
@@ -317,7 +344,7 @@ pub(crate) fn frame_at(dir: &Dir, at: i64, known: &Span) -> Frame {
             );
         }
     };
-    let mut reading = Reading::new(at);
+    let mut reading = Reading::new(at).in_zone(zone.clone());
     let read_all = dir.read_segment(&segments[index].file, &mut |line| {
         if let (Ok(stamp), Ok(message)) = (serde_json::from_slice::<Stamp>(line), read(line)) {
             reading.take(stamp.t, message);
@@ -327,8 +354,20 @@ pub(crate) fn frame_at(dir: &Dir, at: i64, known: &Span) -> Frame {
     if let Err(e) = read_all {
         return not_recorded(at, format!("{}: {e}", segments[index].file), span);
     }
-    reading.frame(span)
+    let mut frame = reading.frame(span);
+    if let Some(audit) = audit.filter(|_| frame.snapshot.is_some()) {
+        let audited = crate::audit::teardowns_between(audit, AUDIT_READ, segments[index].first, at);
+        frame.activity = crate::model::history::reading::merge_audited(
+            std::mem::take(&mut frame.activity),
+            audited,
+        );
+    }
+    frame
 }
+
+/// How much of each audit file (`audit.jsonl`, `audit.jsonl.1`) the
+/// replay reads back, from its end, in bytes.
+const AUDIT_READ: u64 = 16 << 20;
 
 /// The recording's first and last times, each segment's start a change
 /// (`]` at a segment's last change goes on to the next one).
@@ -352,5 +391,76 @@ fn not_recorded(at: i64, why: String, mut span: Span) -> Frame {
         banners: Vec::new(),
         activity: Vec::new(),
         span,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::record::{Retention, Sink};
+
+    /// The reader's frame and `T` hold this console's teardowns from its
+    /// audit trail beside the recorded lines, each with its time, actor
+    /// and outcome, redacted; a teardown after the cursor is not shown.
+    #[test]
+    fn the_audit_trails_teardowns_join_the_frame_and_the_timeline() {
+        let temp = tempfile::tempdir().unwrap();
+        let dir = Dir::create(&temp.path().join("history")).unwrap();
+        let retention = Retention {
+            retain_secs: 86_400,
+            max_bytes: 1 << 30,
+        };
+        let mut sink = Sink::new(dir.clone(), "/s/state.db".into(), None, retention).unwrap();
+        let t0 = 1_000_000;
+        let group = format!(
+            "{{\"type\":\"reset\",\"seq\":1}}\n{{\"type\":\"rows\",\"seq\":1,\"table\":\"instances\",\"upsert\":[{{\"name\":\"alpha\",\"birth\":null,\"dns_safe\":true,\"substrate\":\"local\",\"status\":\"active\",\"created_at\":1,\"tombstoned_at\":null,\"lease\":null,\"lock\":null,\"dirty\":null,\"failed_up\":false,\"services_dead\":0,\"gc\":null}}],\"remove\":[]}}\n{{\"type\":\"synced\",\"seq\":1,\"at\":{t0},\"counts\":{{}}}}\n"
+        );
+        sink.take(group.as_bytes(), t0);
+        sink.tick(t0);
+        sink.take(b"{\"type\":\"heartbeat\",\"at\":1,\"seq\":1}\n", t0 + 4);
+        sink.tick(t0 + 4);
+        let audit = temp.path().join("audit.jsonl");
+        std::fs::write(
+            &audit,
+            format!(
+                "{{\"unix\":{},\"actor\":\"reaper\",\"instance\":\"alpha\",\"action\":\"teardown\",\"outcome\":\"failed\",\"reason\":\"token=CANARY9 rejected\"}}\n{{\"unix\":{},\"actor\":\"reaper\",\"instance\":\"alpha\",\"action\":\"teardown\",\"outcome\":\"succeeded\",\"reason\":\"down succeeded in 2.0s\"}}\n{{\"unix\":{},\"actor\":\"reaper\",\"instance\":\"alpha\",\"action\":\"teardown\",\"outcome\":\"succeeded\",\"reason\":\"later\"}}\n",
+                t0 + 1,
+                t0 + 3,
+                t0 + 60
+            ),
+        )
+        .unwrap();
+        let utc = jiff::tz::TimeZone::UTC;
+        let frame = frame_at(&dir, Some(&audit), &utc, t0 + 4, &Span::default());
+        let seen: Vec<String> = frame
+            .activity
+            .iter()
+            .map(|a| {
+                format!(
+                    "{} {} {} {}: {}",
+                    a.at - t0,
+                    a.actor,
+                    a.instance,
+                    a.kind,
+                    a.detail
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            vec![
+                "1 reaper alpha failed: token=[redacted] rejected".to_owned(),
+                "3 reaper alpha reaped: down succeeded in 2.0s".to_owned(),
+            ]
+        );
+        let shown = timeline_at(&dir, Some(&audit), "alpha", t0 + 4, utc);
+        let texts: Vec<String> = shown.entries.iter().map(|e| e.text.clone()).collect();
+        assert_eq!(
+            texts[1..],
+            [
+                "reaper failed: token=[redacted] rejected".to_owned(),
+                "reaper reaped: down succeeded in 2.0s".to_owned(),
+            ]
+        );
     }
 }

@@ -36,12 +36,15 @@ fn refused(path: &Path) -> io::Error {
     )
 }
 
-/// `O_NOFOLLOW`'s `ELOOP` said in words.
+/// `O_NOFOLLOW`'s `ELOOP`, and `O_EXCL`'s `EEXIST` on a symbolic link
+/// (one planted at the name of the next segment), said in words naming
+/// the path; any other error names the path too.
 fn no_link(path: &Path, error: io::Error) -> io::Error {
-    if error.raw_os_error() == Some(nix::errno::Errno::ELOOP as i32) {
+    let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if error.raw_os_error() == Some(nix::errno::Errno::ELOOP as i32) || link {
         refused(path)
     } else {
-        error
+        io::Error::new(error.kind(), format!("{}: {error}", path.display()))
     }
 }
 
@@ -151,6 +154,32 @@ impl Dir {
         file.write_all(text.as_bytes())?;
         drop(file);
         std::fs::rename(self.path.join(&temporary), self.path.join(INDEX))
+    }
+
+    /// The names in the directory that look like segments but are not
+    /// ordinary files, with why (`a symbolic link`, `not an ordinary
+    /// file`): [`Dir::segments`] skips them; `history` says so.
+    ///
+    /// # Errors
+    /// The directory cannot be read.
+    pub fn skipped(&self) -> io::Result<Vec<(String, &'static str)>> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(&self.path)? {
+            let name = entry?.file_name().to_string_lossy().into_owned();
+            if segment_seq(&name).is_none() {
+                continue;
+            }
+            let Ok(meta) = std::fs::symlink_metadata(self.path.join(&name)) else {
+                continue;
+            };
+            if meta.file_type().is_symlink() {
+                out.push((name, "a symbolic link"));
+            } else if !meta.is_file() {
+                out.push((name, "not an ordinary file"));
+            }
+        }
+        out.sort();
+        Ok(out)
     }
 
     /// The segment files, oldest first, each with its first and last time

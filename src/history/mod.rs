@@ -16,7 +16,9 @@ use std::sync::{Arc, Mutex};
 
 use crate::cli::{Cli, usage};
 use crate::model::history::replay::Replay;
-use crate::model::history::{Found, GAP_SECS, Stamp, gaps, locate, parse_time};
+use crate::model::history::{
+    Found, GAP_SECS, Segment, Stamp, gaps_resumed, is_resume, locate_resumed,
+};
 use crate::model::protocol::lines::read;
 use crate::model::time::unix_now;
 use files::Dir;
@@ -76,6 +78,16 @@ pub fn host_dir(
     };
     fleet::check_host(host)?;
     Ok(Some(history_dir(cli, given)?.join(host)))
+}
+
+/// This console's audit trail beside the store the flags name
+/// (`<state_dir>/stackless-tui/audit.jsonl`), read by `replay`; `None`
+/// when no store is named and there is no default.
+#[must_use]
+pub fn audit_path(cli: &Cli) -> Option<PathBuf> {
+    let store = store_path(cli).ok()?;
+    let state_dir = store.parent().unwrap_or_else(|| Path::new("."));
+    Some(crate::audit::default_path(state_dir))
 }
 
 /// `stackless-tui record [--history DIR] [--retain SPAN] [--max-size SIZE]`.
@@ -170,6 +182,49 @@ fn services_read(store: PathBuf) -> record::ReadServices {
     Box::new(move |instances| crate::headless::recorded_services(&store, instances).ok())
 }
 
+/// Whether segment `file` opens with the recorder's resume after a pause
+/// ([`is_resume`]: its banner comes right after the header). Unreadable:
+/// no.
+#[must_use]
+pub fn opens_with_resume(dir: &Dir, file: &str) -> bool {
+    let mut seen = 0;
+    let mut resume = false;
+    let _ = dir.read_segment(file, &mut |line| {
+        seen += 1;
+        if let Ok(crate::model::protocol::lines::Message::Banner(banner)) = read(line) {
+            resume = is_resume(&banner.id, &banner.text);
+        }
+        !resume && seen < 2
+    });
+    resume
+}
+
+/// Where `at` falls in `segments` (docs/history.md, "Gaps"): past a
+/// segment's last line by at most [`GAP_SECS`] is recorded, unless the
+/// next segment opens with a resume after a pause (then it is a gap).
+#[must_use]
+pub fn locate_in(dir: &Dir, segments: &[Segment], at: i64) -> Found {
+    match locate_resumed(segments, &[], at) {
+        Found::In(index)
+            if at > segments[index].last
+                && segments
+                    .get(index + 1)
+                    .is_some_and(|next| opens_with_resume(dir, &next.file)) =>
+        {
+            locate_resumed(segments, &[index + 1], at)
+        }
+        found => found,
+    }
+}
+
+/// The indexes of the segments that open with a resume after a pause.
+#[must_use]
+pub fn resumed(dir: &Dir, segments: &[Segment]) -> Vec<usize> {
+    (1..segments.len())
+        .filter(|i| opens_with_resume(dir, &segments[*i].file))
+        .collect()
+}
+
 /// A recording read up to `at`: the tables then, or why there are none.
 ///
 /// # Errors
@@ -179,7 +234,7 @@ pub fn replay_at(dir: &Dir, at: i64) -> Result<Replay, String> {
     let segments = dir
         .segments()
         .map_err(|e| format!("{}: {e}", dir.path().display()))?;
-    let index = match locate(&segments, at) {
+    let index = match locate_in(dir, &segments, at) {
         Found::In(index) => index,
         Found::Empty => return Err(format!("nothing is recorded in {}", dir.path().display())),
         Found::Before { first } => {
@@ -253,7 +308,8 @@ pub fn snapshot_at(
     now: Option<i64>,
     given: Option<&Path>,
 ) -> ExitCode {
-    let at = match parse_time(at, unix_now()) {
+    let zone = crate::startup::display_zone(cli.utc);
+    let at = match crate::model::history::cursor::parse_at(at, unix_now(), &zone) {
         Ok(at) => at,
         Err(e) => return usage(&e.to_string()),
     };
@@ -298,18 +354,18 @@ pub fn snapshot_at(
             now,
             &store,
             &table_services(&replay, &snapshot),
-            &crate::startup::display_zone(cli.utc),
+            &zone,
             None,
         )
         .and_then(|()| {
-            let text = replay
-                .reaper
-                .as_ref()
-                .map_or("unknown", |r| r.text.as_str());
+            let text = replay.reaper.as_ref().map_or_else(
+                || "not recorded".to_owned(),
+                crate::model::history::replay::who_reaps,
+            );
             writeln!(
                 out,
                 "who reaps (recorded): {}",
-                crate::model::text::sanitize(text)
+                crate::model::text::sanitize(&text)
             )
         })
     };
@@ -440,7 +496,10 @@ fn history_of(dir_path: &Path, segments: &[crate::model::history::Segment]) -> S
         ),
         None => "retention: not said\n".to_owned(),
     });
-    let holes = gaps(segments);
+    let resumed_at = Dir::existing(dir_path)
+        .map(|dir| resumed(&dir, segments))
+        .unwrap_or_default();
+    let holes = gaps_resumed(segments, &resumed_at);
     if holes.is_empty() {
         out.push_str("gaps: none\n");
     }
@@ -450,6 +509,15 @@ fn history_of(dir_path: &Path, segments: &[crate::model::history::Segment]) -> S
             stamp_words(from),
             stamp_words(to),
             crate::model::history::span_words(to - from)
+        ));
+    }
+    let skipped = Dir::existing(dir_path)
+        .and_then(|dir| dir.skipped())
+        .unwrap_or_default();
+    for (name, why) in skipped {
+        out.push_str(&format!(
+            "segment {} skipped: {why}\n",
+            crate::model::text::sanitize(&name)
         ));
     }
     for segment in segments {

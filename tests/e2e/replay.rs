@@ -190,7 +190,7 @@ fn replay_shows_the_past_steps_through_changes_refuses_actions_and_t_says_why_it
         WAIT,
     );
     assert!(
-        screen.contains("who reaps: reaper: every 1m (console pid 4242)"),
+        screen.contains("who reaps: console pid 4242 reaps"),
         "{screen}"
     );
     // Esc, then Enter: the detail is the store's, never opened by a replay.

@@ -577,6 +577,63 @@ fn a_full_disk_pauses_the_recording_and_it_resumes_with_a_banner_and_a_keyframe(
     );
 }
 
+/// A pause shorter than a heartbeat is still a gap: the segment after it
+/// opens with the resume banner, and the time before it reads as not
+/// recorded (docs/history.md, "Gaps").
+#[test]
+fn a_short_pause_reads_back_as_a_gap() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let dir = Dir::create(&temp.path().join("history")).expect("dir");
+    let retention = Retention {
+        retain_secs: 86_400,
+        max_bytes: 1 << 30,
+    };
+    let mut sink = Sink::new(dir.clone(), "/s/state.db".into(), None, retention).expect("sink");
+    let t0 = 1_000_000;
+    sink.take(&alpha_group(1, t0, 100), t0);
+    sink.tick(t0);
+    dir.fill(true);
+    sink.take(&alpha_group(2, t0 + 2, 200), t0 + 2);
+    sink.tick(t0 + 2);
+    dir.fill(false);
+    sink.take(b"{\"type\":\"heartbeat\",\"at\":2,\"seq\":2}\n", t0 + 4);
+    sink.tick(t0 + 4);
+    assert_eq!(alpha_expiry(&dir, t0), Ok(100));
+    let gap = alpha_expiry(&dir, t0 + 3).expect_err("a gap");
+    assert!(
+        gap.contains("is in a gap of the recording: nothing recorded from"),
+        "{gap}"
+    );
+    assert_eq!(alpha_expiry(&dir, t0 + 4), Ok(200));
+}
+
+/// A symbolic link planted at a segment's name is skipped by the reader
+/// and listed as skipped, and one planted at the next segment's name is
+/// refused by the writer naming the path and saying it is a link.
+#[test]
+fn a_planted_segment_link_is_said_and_refused_by_name() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let dir = Dir::create(&temp.path().join("history")).expect("dir");
+    let target = temp.path().join("elsewhere");
+    std::fs::write(&target, b"").expect("target");
+    let planted = "seg-0001000000-000000.ndjson.zst";
+    std::os::unix::fs::symlink(&target, dir.path().join(planted)).expect("symlink");
+    assert_eq!(dir.segments().expect("segments"), Vec::<Segment>::new());
+    assert_eq!(
+        dir.skipped().expect("skipped"),
+        vec![(planted.to_owned(), "a symbolic link")]
+    );
+    let error = Writing::start(&dir, planted.to_owned()).expect_err("refused");
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "{} is a symbolic link: refused, not followed",
+            dir.path().join(planted).display()
+        )
+    );
+    assert_eq!(std::fs::read(&target).expect("target"), Vec::<u8>::new());
+}
+
 /// `record --metrics-file F` writes the console's metrics document to F
 /// with the `down` operations that finished while it recorded (the one
 /// already finished in the first snapshot not counted), written again

@@ -95,6 +95,21 @@ pub fn parse_cursor(
     .ok_or_else(|| super::TimeError(text.to_owned()))
 }
 
+/// A time typed on the command line (`replay --at`, `snapshot --at`):
+/// what `t` takes ([`parse_cursor`]), a time of day (`03:12`,
+/// `10:40:10`) being the latest one at or before `now` (today's, else
+/// yesterday's), in `zone`. One parser for the key and the flags.
+///
+/// # Errors
+/// [`super::TimeError`] for anything else.
+pub fn parse_at(text: &str, now: i64, zone: &jiff::tz::TimeZone) -> Result<i64, super::TimeError> {
+    let at = parse_cursor(text, now, now, zone)?;
+    if at <= now {
+        return Ok(at);
+    }
+    parse_cursor(text, now, now.saturating_sub(86_400), zone)
+}
+
 /// `hour:minute:second` on the date `cursor` falls on in `zone`.
 fn of_day(cursor: i64, zone: &jiff::tz::TimeZone, hour: i8, minute: i8, second: i8) -> Option<i64> {
     let date = jiff::Timestamp::from_second(cursor)

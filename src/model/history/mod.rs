@@ -17,9 +17,33 @@ use serde::{Deserialize, Serialize};
 pub const FORMAT: u32 = 1;
 
 /// The longest quiet time inside a recording, in seconds, before the time
-/// after it counts as not recorded: three heartbeats
-/// ([`crate::model::protocol::HEARTBEAT_SECS`]) and the recorder's flush.
-pub const GAP_SECS: i64 = 3 * 5 + 1;
+/// after it counts as not recorded: a live stream writes at least a
+/// `heartbeat` every `heartbeat_secs` (docs/protocol.md,
+/// [`crate::model::protocol::HEARTBEAT_SECS`], 5 s), and the recorder
+/// flushes each second: a recording is known up to its last line plus
+/// this, and no further.
+pub const GAP_SECS: i64 = 5 + 1;
+
+/// How a `reset`'s reason is said (docs/protocol.md, `reset.reason`): a
+/// file rewritten in place is `restored in place`; any other reason as
+/// recorded (`replaced`, `migrated`, ...).
+#[must_use]
+pub fn reread_words(reason: &str) -> &str {
+    if reason.contains("in place") {
+        "restored in place"
+    } else {
+        reason
+    }
+}
+
+/// Whether a recorded banner's words are the recorder's resume after a
+/// pause (`recording paused 13s (…); resumed: nothing recorded in
+/// between`, the `recording` banner a segment opens with): the time
+/// before that segment is a gap, however short.
+#[must_use]
+pub fn is_resume(id: &str, text: &str) -> bool {
+    id == "recording" && text.starts_with("recording paused ") && text.contains("resumed:")
+}
 
 /// A new segment (with its keyframe) starts after this many seconds.
 pub const SEGMENT_SECS: i64 = 15 * 60;
@@ -112,6 +136,14 @@ pub enum Found {
 /// Where `at` falls in `segments` (oldest first).
 #[must_use]
 pub fn locate(segments: &[Segment], at: i64) -> Found {
+    locate_resumed(segments, &[], at)
+}
+
+/// Where `at` falls in `segments` (oldest first), `resumed` the indexes
+/// of the segments that open with a resume after a pause ([`is_resume`]):
+/// the time between the segment before one and its first line is a gap.
+#[must_use]
+pub fn locate_resumed(segments: &[Segment], resumed: &[usize], at: i64) -> Found {
     let (Some(first), Some(last)) = (segments.first(), segments.last()) else {
         return Found::Empty;
     };
@@ -122,7 +154,8 @@ pub fn locate(segments: &[Segment], at: i64) -> Found {
         .partition_point(|s| s.first <= at)
         .saturating_sub(1);
     let segment = &segments[index];
-    if at <= segment.last.saturating_add(GAP_SECS) {
+    let paused_after = resumed.contains(&(index + 1));
+    if at <= segment.last || (!paused_after && at <= segment.last.saturating_add(GAP_SECS)) {
         return Found::In(index);
     }
     match segments.get(index + 1) {
@@ -139,10 +172,22 @@ pub fn locate(segments: &[Segment], at: i64) -> Found {
 /// apart.
 #[must_use]
 pub fn gaps(segments: &[Segment]) -> Vec<(i64, i64)> {
+    gaps_resumed(segments, &[])
+}
+
+/// [`gaps`], and the pauses: before each segment of `resumed` (the
+/// indexes of those that open with a resume, [`is_resume`]), however
+/// short.
+#[must_use]
+pub fn gaps_resumed(segments: &[Segment], resumed: &[usize]) -> Vec<(i64, i64)> {
     segments
         .windows(2)
-        .filter(|w| w[1].first.saturating_sub(w[0].last) > GAP_SECS)
-        .map(|w| (w[0].last, w[1].first))
+        .enumerate()
+        .filter(|(i, w)| {
+            w[1].first.saturating_sub(w[0].last) > GAP_SECS
+                || (resumed.contains(&(i + 1)) && w[1].first > w[0].last)
+        })
+        .map(|(_, w)| (w[0].last, w[1].first))
         .collect()
 }
 

@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use super::cursor::{Frame, Span};
 use super::replay::Replay;
 use crate::model::activity::{Activity, ActivityKind, Actor};
-use crate::model::protocol::lines::{ActivityMessage, Message};
+use crate::model::protocol::lines::{ActivityMessage, Message, Reset};
 
 /// How many recorded Activity lines a frame carries at most (the newest).
 pub const ACTIVITY_KEPT: usize = 500;
@@ -70,6 +70,45 @@ pub fn activity_from(line: ActivityMessage) -> Activity {
     Activity::new(line.at, actor, &line.instance, kind, detail)
 }
 
+/// The banner a replay shows at a cursor after the store file was read
+/// anew (a recorded `reset` with its `reason`): `store restored in place
+/// at 10:41:51: the store file was rewritten in place (…)`.
+#[must_use]
+pub fn reread_banner(t: i64, reason: &str, zone: &jiff::tz::TimeZone) -> String {
+    let words = super::reread_words(reason);
+    let said = if words == reason {
+        format!("store read anew ({reason})")
+    } else {
+        format!("store {words}")
+    };
+    format!(
+        "{said} at {}: {reason}",
+        crate::model::time::clock_in(t, zone)
+    )
+}
+
+/// The replay's Activity at the cursor: the recorded lines and this
+/// console's teardowns read back from its audit trail for the same window
+/// (the recording holds other processes' lines; the audit trail, the
+/// console's own), merged oldest first, a line both hold (same time,
+/// instance and kind) once, the newest [`ACTIVITY_KEPT`] kept.
+#[must_use]
+pub fn merge_audited(recorded: Vec<Activity>, audited: Vec<Activity>) -> Vec<Activity> {
+    let mut out = recorded;
+    for line in audited {
+        let known = out
+            .iter()
+            .any(|a| a.at == line.at && a.instance == line.instance && a.kind == line.kind);
+        if !known {
+            out.push(line);
+        }
+    }
+    out.sort_by_key(|a| a.at);
+    let extra = out.len().saturating_sub(ACTIVITY_KEPT);
+    out.drain(..extra);
+    out
+}
+
 /// A segment read up to a cursor.
 #[derive(Debug, Default)]
 pub struct Reading {
@@ -86,6 +125,11 @@ pub struct Reading {
     changed: bool,
     /// The first line after the cursor (unix seconds).
     pub next: Option<i64>,
+    /// The last `reset` with a reason up to the cursor: when, and why the
+    /// store file was read anew.
+    reread: Option<(i64, String)>,
+    /// The zone the banner's time is said in (UTC unless set).
+    zone: Option<jiff::tz::TimeZone>,
 }
 
 impl Reading {
@@ -117,6 +161,13 @@ impl Reading {
             self.next.get_or_insert(t);
             return;
         }
+        if let Message::Reset(Reset {
+            reason: Some(reason),
+            ..
+        }) = &message
+        {
+            self.reread = Some((t, reason.clone()));
+        }
         match message {
             Message::Activity(line) => {
                 if self.activity.len() >= ACTIVITY_KEPT {
@@ -128,9 +179,17 @@ impl Reading {
         }
     }
 
+    /// The same reading, its banners' times said in `zone`.
+    #[must_use]
+    pub fn in_zone(mut self, zone: jiff::tz::TimeZone) -> Self {
+        self.zone = Some(zone);
+        self
+    }
+
     /// The frame to show: the tables (none when no whole group was
     /// applied by the cursor, or the cursor is [`super::GAP_SECS`] past the
-    /// last line read: `why` says so), who reaps, the banners, the
+    /// last line read: `why` says so), who reaps, the banners (a store
+    /// read anew said at the cursor after it: [`reread_banner`]), the
     /// Activity lines; `span` the recording's, with this segment's changes
     /// merged in.
     #[must_use]
@@ -155,12 +214,16 @@ impl Reading {
                 .is_none()
                 .then(|| std::sync::Arc::new(self.replay.snapshot())),
             why,
-            reaper: self.replay.reaper.as_ref().map(|r| r.text.clone()),
+            reaper: self.replay.reaper.as_ref().map(super::replay::who_reaps),
             banners: self
                 .replay
                 .banners
                 .values()
                 .map(|b| b.text.clone())
+                .chain(self.reread.as_ref().map(|(t, reason)| {
+                    let zone = self.zone.clone().unwrap_or(jiff::tz::TimeZone::UTC);
+                    reread_banner(*t, reason, &zone)
+                }))
                 .collect(),
             activity: self.activity.into(),
             span,
@@ -238,7 +301,7 @@ mod tests {
         assert_eq!(frame.why, None);
         let snapshot = frame.snapshot.expect("recorded");
         assert_eq!(snapshot.instances[0].lease.map(|l| l.expires_at), Some(100));
-        assert_eq!(frame.reaper.as_deref(), Some("reaper: every 1m"));
+        assert_eq!(frame.reaper.as_deref(), Some("console pid 7 reaps"));
         assert!(frame.banners.is_empty(), "the banner came after the cursor");
         let activity: Vec<(i64, String, String)> = frame
             .activity
@@ -260,7 +323,7 @@ mod tests {
         assert!(frame.snapshot.is_none());
         assert_eq!(
             frame.why.as_deref(),
-            Some("nothing recorded for 17s before the cursor")
+            Some("nothing recorded for 7s before the cursor")
         );
         let mut early = Reading::new(5);
         segment(&mut early);

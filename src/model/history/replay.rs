@@ -78,7 +78,14 @@ impl Replay {
     pub fn apply(&mut self, t: i64, message: Message) {
         self.last_t = Some(t);
         match message {
-            Message::Hello(hello) => self.hello = Some(*hello),
+            Message::Hello(hello) => {
+                // A recorder's `hello` says who reaps the store then, as a
+                // `reaper` message would (docs/protocol.md, `hello.reaper`).
+                if let Some(reaper) = &hello.reaper {
+                    self.reaper = Some(reaper.clone());
+                }
+                self.hello = Some(*hello);
+            }
             Message::Reset(_) => {
                 self.pending_reset = true;
                 self.pending.clear();
@@ -368,6 +375,21 @@ fn chunked<'a, R: serde::Serialize + Clone + 'a>(
     }
     if !batch.is_empty() {
         send(batch);
+    }
+}
+
+/// Who reaps the store, in the replay's words (`console pid 12458
+/// reaps`, `nobody reaps`, `not known`), from the recorded `by` and
+/// `pid` (docs/protocol.md, `reaper`): not the recorder's own words
+/// (`reaper: off (read-only); …`), which say what the recorder does.
+#[must_use]
+pub fn who_reaps(reaper: &ReaperLine) -> String {
+    let paused = if reaper.paused { " (paused)" } else { "" };
+    match (reaper.by.as_str(), reaper.pid) {
+        ("nobody", _) => "nobody reaps".to_owned(),
+        ("" | "unknown", _) => "not known".to_owned(),
+        (by, Some(pid)) => format!("{by} pid {pid} reaps{paused}"),
+        (by, None) => format!("{by} reaps{paused}"),
     }
 }
 

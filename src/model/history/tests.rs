@@ -263,3 +263,215 @@ fn a_host_name_names_a_directory_of_its_own_only() {
         assert!(!is_host_name(bad), "{bad}");
     }
 }
+
+#[test]
+fn a_recording_is_known_up_to_its_last_line_plus_one_heartbeat_and_a_flush() {
+    assert_eq!(
+        i64::try_from(crate::model::protocol::HEARTBEAT_SECS).ok(),
+        Some(GAP_SECS - 1)
+    );
+    // A recorder killed at 200 and restarted at 232 (a 32 s gap).
+    let segments = [seg("a", 100, 200, 10), seg("b", 232, 300, 10)];
+    assert_eq!(locate(&segments, 206), Found::In(0));
+    assert_eq!(locate(&segments, 207), Found::Gap { from: 200, to: 232 });
+    assert_eq!(
+        locate(&segments, 212),
+        Found::Gap { from: 200, to: 232 },
+        "12 s into the gap is not recorded"
+    );
+    assert_eq!(gaps(&segments), vec![(200, 232)]);
+}
+
+#[test]
+fn a_recorded_pause_is_a_gap_however_short() {
+    let resume = "recording paused 4s (No space left on device (os error 28)); resumed: nothing recorded in between";
+    assert!(is_resume("recording", resume));
+    assert!(!is_resume("store", resume));
+    assert!(!is_resume("recording", "recording paused"));
+    let segments = [seg("a", 100, 200, 10), seg("b", 204, 300, 10)];
+    assert_eq!(locate(&segments, 202), Found::In(0));
+    assert_eq!(gaps(&segments), Vec::<(i64, i64)>::new());
+    assert_eq!(locate_resumed(&segments, &[1], 200), Found::In(0));
+    assert_eq!(
+        locate_resumed(&segments, &[1], 202),
+        Found::Gap { from: 200, to: 204 }
+    );
+    assert_eq!(locate_resumed(&segments, &[1], 204), Found::In(1));
+    assert_eq!(gaps_resumed(&segments, &[1]), vec![(200, 204)]);
+}
+
+#[test]
+fn a_hello_says_who_reaps_in_the_words_of_the_store_not_the_recorder() {
+    let hello = r#"{"type":"hello","protocol":1,"program":"stackless-tui","version":"0.1.0","host":"db1","store":"/s.db","schema":4,"generation":"contract","read_only":true,"dry_run":false,"follow_only":false,"commands":[],"reaper":{"by":"console","pid":12458,"paused":false,"text":"reaper: off (read-only); console pid 12458 reaps now"},"max_message_bytes":65536,"heartbeat_secs":5}"#;
+    let mut replay = Replay::new();
+    replay.apply(10, read(hello.as_bytes()).expect("a hello"));
+    let reaper = replay.reaper.as_ref().expect("the hello's reaper");
+    assert_eq!(super::replay::who_reaps(reaper), "console pid 12458 reaps");
+    let mut timeline = super::timeline::Timeline::new("alpha", jiff::tz::TimeZone::UTC);
+    timeline.take(10, read(hello.as_bytes()).expect("a hello"));
+    let texts: Vec<String> = timeline.finish().into_iter().map(|e| e.text).collect();
+    assert_eq!(texts, vec!["who reaps: console pid 12458 reaps".to_owned()]);
+    let nobody = crate::model::protocol::lines::ReaperLine {
+        by: "nobody".to_owned(),
+        ..Default::default()
+    };
+    assert_eq!(super::replay::who_reaps(&nobody), "nobody reaps");
+}
+
+#[test]
+fn a_time_of_day_on_the_command_line_is_the_latest_one_at_or_before_now() {
+    use super::cursor::parse_at;
+    let utc = jiff::tz::TimeZone::UTC;
+    // 2026-12-06T10:48:00Z
+    let now = 1_796_554_080;
+    assert_eq!(parse_at("03:12", now, &utc), Ok(1_796_526_720));
+    assert_eq!(parse_at("10:40:10", now, &utc), Ok(1_796_553_610));
+    assert_eq!(
+        parse_at("10:50", now, &utc),
+        Ok(1_796_554_200 - 86_400),
+        "later today is yesterday's"
+    );
+    assert_eq!(parse_at("10m ago", now, &utc), Ok(now - 600));
+    assert_eq!(
+        parse_at("soon", now, &utc),
+        Err(TimeError("soon".to_owned()))
+    );
+}
+
+#[test]
+fn the_audited_teardowns_join_the_recorded_activity_once_oldest_first() {
+    use crate::model::activity::{Activity, ActivityKind, Actor};
+    let recorded = vec![
+        Activity::new(
+            10,
+            Actor::Observed,
+            "alpha",
+            ActivityKind::Tombstoned,
+            String::new(),
+        ),
+        Activity::new(
+            12,
+            Actor::Reaper,
+            "golf",
+            ActivityKind::Failed,
+            "exit 1".to_owned(),
+        ),
+    ];
+    let audited = vec![
+        Activity::new(
+            9,
+            Actor::Reaper,
+            "alpha",
+            ActivityKind::Reaped,
+            "down succeeded in 2.0s".to_owned(),
+        ),
+        Activity::new(
+            12,
+            Actor::Reaper,
+            "golf",
+            ActivityKind::Failed,
+            "exit 1".to_owned(),
+        ),
+    ];
+    let merged = super::reading::merge_audited(recorded, audited);
+    let seen: Vec<(i64, String)> = merged
+        .iter()
+        .map(|a| (a.at, format!("{} {} {}", a.actor, a.instance, a.kind)))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (9, "reaper alpha reaped".to_owned()),
+            (10, "observed alpha tombstoned".to_owned()),
+            (12, "reaper golf failed".to_owned()),
+        ]
+    );
+}
+
+#[test]
+fn a_time_inside_a_timeline_line_off_the_cursors_day_has_its_date() {
+    use super::timeline::Timeline;
+    let utc = jiff::tz::TimeZone::UTC;
+    // 2026-11-29T13:45:59Z and 2026-12-06T10:41:51Z.
+    let created = 1_795_959_959;
+    let cursor = 1_796_553_711;
+    assert_eq!(
+        super::timeline::clock_on(created, cursor, &utc),
+        "2026-11-29 13:45:59"
+    );
+    assert_eq!(
+        super::timeline::clock_on(cursor - 60, cursor, &utc),
+        "10:40:51"
+    );
+    let row = r#"{"type":"rows","seq":1,"table":"instances","upsert":[{"name":"alpha","birth":{"instance_id":"b1"},"dns_safe":true,"substrate":"local","status":"active","created_at":1795959959,"tombstoned_at":null,"lease":null,"lock":null,"dirty":null,"failed_up":false,"services_dead":0,"gc":null}],"remove":[]}"#;
+    let mut timeline = Timeline::new("alpha", utc).at_cursor(cursor);
+    timeline.take(
+        cursor - 10,
+        read(b"{\"type\":\"reset\",\"seq\":1}").expect("reset"),
+    );
+    timeline.take(cursor - 10, read(row.as_bytes()).expect("rows"));
+    timeline.take(
+        cursor - 10,
+        read(b"{\"type\":\"synced\",\"seq\":1}").expect("synced"),
+    );
+    let entries = timeline.finish();
+    assert_eq!(
+        entries.first().map(|e| e.text.as_str()),
+        Some("in the store when recorded: active, created 2026-11-29 13:45:59, no lease")
+    );
+}
+
+/// alpha's row with `status` (as the recording holds it).
+fn alpha_rows(seq: u64, status: &str) -> String {
+    format!(
+        r#"{{"type":"rows","seq":{seq},"table":"instances","upsert":[{{"name":"alpha","birth":{{"instance_id":"b1"}},"dns_safe":true,"substrate":"local","status":"{status}","created_at":100,"tombstoned_at":null,"lease":null,"lock":null,"dirty":null,"failed_up":false,"services_dead":0,"gc":null}}],"remove":[]}}"#
+    )
+}
+
+#[test]
+fn a_store_restored_in_place_is_said_in_the_banner_and_in_t_not_as_a_creation() {
+    let utc = jiff::tz::TimeZone::UTC;
+    let reason = "the store file was rewritten in place (restored from a copy, or truncated)";
+    // 2026-12-06T10:41:51Z.
+    let restored = 1_796_553_711;
+    let lines = [
+        (restored - 60, r#"{"type":"reset","seq":1}"#.to_owned()),
+        (restored - 60, alpha_rows(1, "tombstoned")),
+        (restored - 60, r#"{"type":"synced","seq":1}"#.to_owned()),
+        (
+            restored,
+            format!(r#"{{"type":"reset","seq":2,"reason":"{reason}"}}"#),
+        ),
+        (restored, alpha_rows(2, "active")),
+        (restored, r#"{"type":"synced","seq":2}"#.to_owned()),
+    ];
+    let mut timeline = super::timeline::Timeline::new("alpha", utc.clone()).at_cursor(restored + 5);
+    let mut reading = super::reading::Reading::new(restored + 5).in_zone(utc.clone());
+    let mut before = super::reading::Reading::new(restored - 1).in_zone(utc);
+    for (t, line) in &lines {
+        timeline.take(*t, read(line.as_bytes()).expect("a line"));
+        reading.take(*t, read(line.as_bytes()).expect("a line"));
+        before.take(*t, read(line.as_bytes()).expect("a line"));
+    }
+    let texts: Vec<(i64, String)> = timeline
+        .finish()
+        .into_iter()
+        .map(|e| (e.at, e.text))
+        .collect();
+    assert_eq!(
+        texts.last(),
+        Some(&(
+            restored,
+            "the store was read anew (restored in place): status tombstoned -> active".to_owned()
+        ))
+    );
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    assert_eq!(
+        reading.frame(super::cursor::Span::default()).banners,
+        vec![format!("store restored in place at 10:41:51: {reason}")]
+    );
+    assert_eq!(
+        before.frame(super::cursor::Span::default()).banners,
+        Vec::<String>::new()
+    );
+}

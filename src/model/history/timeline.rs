@@ -62,9 +62,23 @@ pub struct Timeline {
     pending_reset: bool,
     reaper: Option<String>,
     entries: Vec<Entry>,
+    /// The cursor: a time inside a line not on its day is given a date.
+    cursor: Option<i64>,
+    /// The pending `reset`'s reason: the store file read anew.
+    reread: Option<String>,
 }
 
 impl Timeline {
+    /// The same timeline, read up to `cursor` (unix seconds): a time
+    /// inside a line (`created 13:45:59`, `lease to …`) not on the
+    /// cursor's day (in the zone) is given its date (`created 2026-11-29
+    /// 13:45:59`).
+    #[must_use]
+    pub fn at_cursor(mut self, cursor: i64) -> Self {
+        self.cursor = Some(cursor);
+        self
+    }
+
     /// An empty timeline of `name`, its times shown in `zone`.
     #[must_use]
     pub fn new(name: &str, zone: jiff::tz::TimeZone) -> Self {
@@ -77,6 +91,8 @@ impl Timeline {
             pending_reset: false,
             reaper: None,
             entries: Vec::new(),
+            cursor: None,
+            reread: None,
         }
     }
 
@@ -86,20 +102,34 @@ impl Timeline {
     pub fn take(&mut self, t: i64, message: Message) {
         self.first.get_or_insert(t);
         match message {
-            Message::Reset(_) => {
+            Message::Reset(reset) => {
                 self.pending_reset = true;
                 self.pending.clear();
+                self.reread = reset.reason;
             }
             Message::Rows(rows) => self.pending.push(rows),
             Message::Synced(_) => self.synced(t),
-            Message::Reaper(line) if self.reaper.as_deref() != Some(line.text.as_str()) => {
-                self.push(t, format!("who reaps: {}", line.text));
-                self.reaper = Some(line.text);
+            // Who reaps the store (a `reaper` message, or a recorder's
+            // `hello` after a restart), said from `by` and `pid`.
+            Message::Reaper(line) => self.who_reaps(t, &line),
+            Message::Hello(hello) => {
+                if let Some(line) = &hello.reaper {
+                    self.who_reaps(t, line);
+                }
             }
             Message::Activity(line) if line.instance == self.name => {
                 self.activity(&super::reading::activity_from(line));
             }
             _ => {}
+        }
+    }
+
+    /// Who reaps at `t`, a line when it changed.
+    fn who_reaps(&mut self, t: i64, line: &crate::model::protocol::lines::ReaperLine) {
+        let words = super::replay::who_reaps(line);
+        if self.reaper.as_deref() != Some(words.as_str()) {
+            self.push(t, format!("who reaps: {words}"));
+            self.reaper = Some(words);
         }
     }
 
@@ -114,10 +144,16 @@ impl Timeline {
         } else {
             format!(": {}", activity.detail)
         };
-        self.push(
-            activity.at,
-            format!("{} {}{detail}", activity.actor, activity.kind),
-        );
+        let text = format!("{} {}{detail}", activity.actor, activity.kind);
+        // The same line from the recording and the audit trail is one.
+        if self
+            .entries
+            .iter()
+            .any(|e| e.at == activity.at && e.text == text)
+        {
+            return;
+        }
+        self.push(activity.at, text);
     }
 
     /// The lines, oldest first (lines of the same second in the order
@@ -133,7 +169,10 @@ impl Timeline {
     }
 
     fn clock(&self, at: i64) -> String {
-        clock_in(at, &self.zone)
+        match self.cursor {
+            Some(cursor) => clock_on(at, cursor, &self.zone),
+            None => clock_in(at, &self.zone),
+        }
     }
 
     /// A group applied at `t`: its rows about the instance compared with
@@ -148,7 +187,19 @@ impl Timeline {
             self.apply(&mut next, rows);
         }
         let before = std::mem::replace(&mut self.now, next);
-        self.compare_rows(&before, t);
+        match self.reread.take() {
+            // The store file read anew (restored in place, replaced): one
+            // line saying what its row became, not a re-creation.
+            Some(reason) => {
+                let text = format!(
+                    "the store was read anew ({}): {}",
+                    super::reread_words(&reason),
+                    row_became(before.rows.values().next(), self.now.rows.values().next())
+                );
+                self.push(t, text);
+            }
+            None => self.compare_rows(&before, t),
+        }
         self.compare_backoff(before.backoff.as_ref(), t);
         self.compare_operations(&before.operations, t);
     }
@@ -391,6 +442,38 @@ pub fn from_store<'a>(
     timeline.finish()
 }
 
+/// What an instance's row became when the store was read anew: `status
+/// tombstoned -> active`, `status active, unchanged`, `now in the store:
+/// active`, `no longer in the store`.
+fn row_became(before: Option<&InstanceRow>, after: Option<&InstanceRow>) -> String {
+    match (before, after) {
+        (Some(a), Some(b)) if a.status != b.status => {
+            format!("status {} -> {}", a.status, b.status)
+        }
+        (Some(_), Some(b)) => format!("status {}, unchanged", b.status),
+        (None, Some(b)) => format!("now in the store: {}", b.status),
+        (Some(_), None) => "no longer in the store".to_owned(),
+        (None, None) => "not in the store".to_owned(),
+    }
+}
+
+/// `at` as a time of day (`13:45:59`) when it falls on `cursor`'s day in
+/// `zone`, else with its date (`2026-11-29 13:45:59`).
+#[must_use]
+pub fn clock_on(at: i64, cursor: i64, zone: &jiff::tz::TimeZone) -> String {
+    let day = |t: i64| {
+        jiff::Timestamp::from_second(t)
+            .ok()
+            .map(|ts| ts.to_zoned(zone.clone()).date())
+    };
+    match (day(at), day(cursor)) {
+        (Some(a), Some(c)) if a != c => {
+            format!("{a} {}", clock_in(at, zone))
+        }
+        _ => clock_in(at, zone),
+    }
+}
+
 /// `up by pid 4242 on host-a`: a lock's operation and holder.
 fn lock_words(lock: &LockRow) -> String {
     let host = lock
@@ -513,7 +596,7 @@ mod tests {
             .map(|e| (e.at, e.text))
             .collect();
         let expected: Vec<(i64, &str)> = vec![
-            (3_000, "who reaps: reaper: every 1m"),
+            (3_000, "who reaps: console pid 4242 reaps"),
             (3_600, "created on local, lease to 02:00:00"),
             (7_000, "lease renewed: expiry 02:00:00 -> 03:00:00"),
             (
