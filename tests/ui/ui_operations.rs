@@ -1719,7 +1719,8 @@ fn a_failed_verify_is_not_counted_as_a_failed_teardown() {
 }
 
 /// After new finished operations arrive (a pending one finished, two new
-/// ones above the selection, which follows its operation), the newest
+/// ones above the selection, which is off the newest row and so follows
+/// its operation), the newest
 /// finished ones are drawn: the pending ones pinned on top, no offset
 /// kept from before hiding the newest above the window, zoomed or not,
 /// without `g`; what is not drawn is counted (`↓ N more`).
@@ -1758,16 +1759,16 @@ fn the_newest_finished_operations_are_drawn_after_new_ones_finish() {
     let mut app = App::new(config(), CAPTURE);
     app.handle(Event::Snapshot(snapshot(rows.clone())), CAPTURE);
     focus_operations(&mut app);
-    for _ in 0..3 {
+    for _ in 0..4 {
         press(&mut app, KeyCode::Char('j'));
     }
     assert_eq!(
         app.selected_operation().map(|o| o.instance.as_str()),
-        Some("old00")
+        Some("old01")
     );
     press(&mut app, KeyCode::Char('z'));
     let before = render_app(&app, 80, 24);
-    assert!(before.contains("old00"), "{before}");
+    assert!(before.contains("old01"), "{before}");
     // pend2 finished; new-a and new-b finished after it.
     let mut next = rows.clone();
     let mut done = next.operations.remove(2);
@@ -1780,18 +1781,91 @@ fn the_newest_finished_operations_are_drawn_after_new_ones_finish() {
     app.handle(Event::Snapshot(snapshot(next)), CAPTURE + 5);
     assert_eq!(
         app.selected_operation().map(|o| o.instance.as_str()),
-        Some("old00")
+        Some("old01")
     );
     let zoomed = render_app(&app, 80, 24);
     assert_snapshot!("operations_newest_drawn_zoomed_80x24", zoomed);
-    for name in ["pend0", "pend1", "new-b", "new-a", "pend2", "old00"] {
+    for name in [
+        "pend0", "pend1", "new-b", "new-a", "pend2", "old00", "old01",
+    ] {
         assert!(zoomed.contains(name), "{name} drawn: {zoomed}");
     }
     assert!(!zoomed.contains("↑ "), "nothing hidden above: {zoomed}");
     press(&mut app, KeyCode::Char('z'));
     let plain = render_app(&app, 120, 40);
-    for name in ["pend0", "pend1", "new-b", "new-a", "pend2", "old00"] {
+    for name in [
+        "pend0", "pend1", "new-b", "new-a", "pend2", "old00", "old01",
+    ] {
         assert!(plain.contains(name), "{name} drawn: {plain}");
     }
     assert!(!plain.contains("↑ "), "nothing hidden above: {plain}");
+}
+
+/// Three `stackless verify`s run from outside, each seen queued and then
+/// finished, on a console whose Operations selection was never moved (on
+/// the newest finished row): the selection stays on the newest row, and
+/// at 80x24 nothing is hidden above it; a selection moved off the newest
+/// stays on its operation as rows arrive.
+#[test]
+fn a_selection_on_the_newest_operation_follows_new_rows() {
+    let finished: Vec<Operation> = (0..10_i64)
+        .map(|i| {
+            op(
+                &format!("f{i}"),
+                "delta",
+                "up",
+                OpStatus::Succeeded,
+                900 + i * 10,
+                890 + i * 10,
+            )
+        })
+        .collect();
+    let feed = |app: &mut App, ops: &[Operation], at: i64| {
+        let mut rows = rows();
+        rows.operations = ops.to_vec();
+        app.handle(Event::Snapshot(snapshot(rows)), at);
+    };
+    let mut app = App::new(config(), CAPTURE);
+    feed(&mut app, &finished, CAPTURE);
+    focus_operations(&mut app);
+    let mut shown = finished.clone();
+    for n in 1..=3_i64 {
+        let id = format!("v{n}");
+        let queued = op(&id, "bravo", "verify", OpStatus::Queued, 80 - n, 80 - n);
+        let with_pending: Vec<Operation> = std::iter::once(queued).chain(shown.clone()).collect();
+        feed(&mut app, &with_pending, CAPTURE + n);
+        assert_eq!(
+            app.selected_operation().map(|op| op.id.as_str()),
+            shown.first().map(|op| op.id.as_str()),
+            "while v{n} is queued, the newest finished row stays selected"
+        );
+        assert_eq!(app.operation_index(), 1);
+        let done = op(&id, "bravo", "verify", OpStatus::Succeeded, 80 - n, 79 - n);
+        shown.insert(0, done);
+        feed(&mut app, &shown, CAPTURE + n);
+        assert_eq!(
+            app.selected_operation().map(|op| op.id.as_str()),
+            Some(id.as_str())
+        );
+        assert_eq!(app.operation_index(), 0);
+    }
+    let text = render_app(&app, 80, 24);
+    assert!(!text.contains("↑ "), "{text}");
+    assert!(
+        text.contains("║▶ verify bravo    succeeded   1m 19s ago"),
+        "{text}"
+    );
+    press(&mut app, KeyCode::Char('j'));
+    assert_eq!(
+        app.selected_operation().map(|op| op.id.as_str()),
+        Some("v2")
+    );
+    let queued = op("v4", "bravo", "verify", OpStatus::Queued, 10, 10);
+    let with_pending: Vec<Operation> = std::iter::once(queued).chain(shown.clone()).collect();
+    feed(&mut app, &with_pending, CAPTURE + 5);
+    assert_eq!(
+        app.selected_operation().map(|op| op.id.as_str()),
+        Some("v2")
+    );
+    assert_eq!(app.operation_index(), 2);
 }
