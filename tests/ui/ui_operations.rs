@@ -1869,3 +1869,54 @@ fn a_selection_on_the_newest_operation_follows_new_rows() {
     );
     assert_eq!(app.operation_index(), 2);
 }
+
+/// The controller's lease reaper failing every minute on four instances in
+/// turn (golf, india, hotel, alpha, golf, …) for six minutes: Activity
+/// shows one line per instance and error, counted exactly at the front,
+/// at the latest time; another error on golf is a line of its own.
+#[test]
+fn failures_repeated_in_turn_fold_per_instance_and_error() {
+    use stackless_tui::event::OpRef;
+    let failed = |name: &str, at: i64, error: &str| {
+        Activity::new(
+            at,
+            Actor::Controller,
+            name,
+            ActivityKind::Failed,
+            format!(
+                "down by its lease reaper: in ≤{}s (queue wait included): {error}",
+                at % 3 + 1
+            ),
+        )
+        .with_operation(OpRef {
+            id: format!("{name}-{at}"),
+            verb: "down".into(),
+            error: error.into(),
+        })
+    };
+    let mut app = app();
+    let survivors = "engine.teardown.survivors: left survivors";
+    for minute in 0..6_i64 {
+        for (i, name) in ["golf", "india", "hotel", "alpha"].into_iter().enumerate() {
+            let at = CAPTURE + minute * 60 + i64::try_from(i).unwrap();
+            app.handle(Event::Activity(failed(name, at, survivors)), at);
+        }
+    }
+    let at = CAPTURE + 400;
+    app.handle(
+        Event::Activity(failed("golf", at, "engine.lock.held: locked")),
+        at,
+    );
+    let lines = activity_lines(&app);
+    assert_eq!(
+        lines[lines.len() - 5..],
+        [
+            "14:03:06 x6 controller golf failed: down by its lease reaper: in ≤1s (queue wait included): engine.teardown.survivors: left survivors",
+            "14:03:07 x6 controller india failed: down by its lease reaper: in ≤2s (queue wait included): engine.teardown.survivors: left survivors",
+            "14:03:08 x6 controller hotel failed: down by its lease reaper: in ≤3s (queue wait included): engine.teardown.survivors: left survivors",
+            "14:03:09 x6 controller alpha failed: down by its lease reaper: in ≤1s (queue wait included): engine.teardown.survivors: left survivors",
+            "14:04:46 controller golf failed: down by its lease reaper: in ≤2s (queue wait included): engine.lock.held: locked",
+        ],
+        "{lines:#?}"
+    );
+}
