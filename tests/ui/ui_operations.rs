@@ -702,7 +702,7 @@ fn a_real_0_4_0_store_at_120x40() {
     // reaps and nosuch's refusal), though no line is logged for them.
     assert!(
         text.contains(
-            "Activity (UTC) 1h reaped ▁▁▁▁▁▁▁▁▁▁█▅ 3 · failed ▁▁▁▁▁▁▁▁▁▁▄█ 7 · by elsewhere 3 ─"
+            "Activity (UTC) 1h reaped ▁▁▁▁▁▁▁▁▁▁█▅ 3 · failed ▁▁▁▁▁▁▁▁▁▁▄█ 7 (controller 7) · by elsewhere 3 ─"
         ),
         "{text}"
     );
@@ -1919,4 +1919,54 @@ fn failures_repeated_in_turn_fold_per_instance_and_error() {
         ],
         "{lines:#?}"
     );
+}
+
+/// The Activity title says whose the failed teardowns were: the
+/// controller's lease reaper's and this console's reaper's, counted apart
+/// (folded lines by their count); at 80 columns the title keeps whole
+/// items within the pane.
+#[test]
+fn the_activity_title_counts_failed_teardowns_by_actor() {
+    use stackless_tui::event::OpRef;
+    let mut app = app();
+    for (i, name) in ["golf", "india", "golf", "hotel"].into_iter().enumerate() {
+        let at = CAPTURE + i64::try_from(i).unwrap();
+        let failed = Activity::new(
+            at,
+            Actor::Controller,
+            name,
+            ActivityKind::Failed,
+            "down by its lease reaper: in ≤1s (queue wait included): engine.teardown.survivors: left survivors",
+        )
+        .with_operation(OpRef {
+            id: format!("{name}-{at}"),
+            verb: "down".into(),
+            error: "engine.teardown.survivors: left survivors".into(),
+        });
+        app.handle(Event::Activity(failed), at);
+    }
+    for at in [CAPTURE + 10, CAPTURE + 11] {
+        let failed = Activity::new(
+            at,
+            Actor::Reaper,
+            "kilo",
+            ActivityKind::Failed,
+            "stackless down exited 1",
+        );
+        app.handle(Event::Activity(failed), at);
+    }
+    let wide = render_pane(&app, 200, 12, panes::activity::render);
+    let title = wide.lines().next().unwrap_or_default();
+    assert!(
+        title.contains(" 6 (controller 4, this reaper 2) "),
+        "{wide}"
+    );
+    let narrow = render_pane(&app, 80, 12, panes::activity::render);
+    let title = narrow.lines().next().unwrap_or_default();
+    assert_eq!(
+        unicode_width::UnicodeWidthStr::width(title.trim_matches('"')),
+        80,
+        "{narrow}"
+    );
+    assert!(title.trim_matches('"').ends_with('┐'), "{narrow}");
 }
