@@ -1221,7 +1221,7 @@ fn bulk_d_queues_those_with_a_pending_operation_counted_apart() {
     let bulk = app.confirming_bulk().expect("the bulk question");
     assert_eq!(
         bulk.question(),
-        "Tear down 3 marked instances (alpha, bravo, charlie)? This runs: stackless down bravo \
+        "Tear down 2 of 3 marked instances (alpha, bravo, charlie)? This runs: stackless down bravo \
          --json. 1 has a pending operation: its teardown is queued behind it, to run after the \
          current operation: stackless down charlie --no-wait --json. Refused, not run: alpha: a \
          down of alpha is already running (op 3f2c…); nothing queued. [y/N]"

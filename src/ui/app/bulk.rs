@@ -44,7 +44,9 @@ impl Bulk {
     /// [y/N]`; `Tear down 2 instances (alpha, bravo)? This runs: stackless
     /// down alpha --json, then the same with {name} = each other name
     /// [y/N]`; with marks the filter hides, `… 2 other marked instances are
-    /// hidden by the filter and left alone. …` (names sanitized and cut).
+    /// hidden by the filter and left alone. …`; with refusals, how many of
+    /// them run: `Tear down 2 of 3 marked instances (…)? … Refused, not
+    /// run: …` (names sanitized and cut).
     #[must_use]
     pub fn question(&self) -> String {
         use crate::model::text::sanitize_short;
@@ -65,7 +67,18 @@ impl Bulk {
         if count > BULK_NAMES_SHOWN {
             list = format!("{list} and {} more", count - BULK_NAMES_SHOWN);
         }
-        let mut text = format!("{verb} {count} {marked}{noun} ({list})?");
+        // With refusals, how many of them run: `Tear down 2 of 3 marked
+        // instances (…)?`.
+        let runs = self
+            .names
+            .iter()
+            .filter(|n| !self.refused.iter().any(|(r, _)| r == *n))
+            .count();
+        let mut text = if runs < count {
+            format!("{verb} {runs} of {count} {marked}{noun} ({list})?")
+        } else {
+            format!("{verb} {count} {marked}{noun} ({list})?")
+        };
         if self.hidden > 0 {
             let (n, verb) = if self.hidden == 1 {
                 ("instance is", "it")
