@@ -114,6 +114,12 @@ pub struct Cli {
     #[arg(long, env = "STACKLESS_TUI_NO_REAPER", global = true, value_parser = clap::builder::BoolishValueParser::new())]
     pub no_reaper: bool,
 
+    /// The console does not record the store into its history directory
+    /// (`<state_dir>/stackless-tui/history`, docs/history.md); by default
+    /// it does, unless another recorder holds it.
+    #[arg(long, env = "STACKLESS_TUI_NO_RECORD", global = true, value_parser = clap::builder::BoolishValueParser::new())]
+    pub no_record: bool,
+
     /// Who reaps: `auto` (this console's reaper stands by while the
     /// stackless controller runs its own lease reaper, and takes over when
     /// it stops or has none, as an embedded controller), `always` (reap

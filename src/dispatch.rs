@@ -99,12 +99,17 @@ fn dispatch(cli: &Cli) -> ExitCode {
             now,
             at: Some(at),
             history,
+            host,
             ..
-        }) => match crate::cli::SnapshotFormat::chosen(*json, *format) {
-            crate::cli::SnapshotFormat::OpenMetrics => usage(
+        }) => match (
+            crate::cli::SnapshotFormat::chosen(*json, *format),
+            crate::history::host_dir(cli, history.as_deref(), host.as_deref()),
+        ) {
+            (crate::cli::SnapshotFormat::OpenMetrics, _) => usage(
                 "snapshot --at reads a recording as a table or JSON (--json); --format openmetrics is the store as it is now",
             ),
-            chosen => crate::history::snapshot_at(
+            (_, Err(e)) => usage(&e),
+            (chosen, Ok(history)) => crate::history::snapshot_at(
                 cli,
                 chosen == crate::cli::SnapshotFormat::Json,
                 at,
@@ -123,22 +128,17 @@ fn dispatch(cli: &Cli) -> ExitCode {
             history,
             retain,
             max_size,
-        }) => match (
-            crate::model::history::parse_span(retain),
-            crate::model::history::parse_size(max_size),
-        ) {
-            (Ok(retain_secs), Ok(max_bytes)) => crate::history::record(
-                cli,
-                history.as_deref(),
-                crate::history::record::Retention {
-                    retain_secs,
-                    max_bytes,
-                },
-            ),
-            (Err(e), _) | (_, Err(e)) => usage(&e),
+        }) => match crate::history::retention(retain, max_size) {
+            Ok(retention) => crate::history::record(cli, history.as_deref(), retention),
+            Err(e) => usage(&e),
         },
-        Some(Sub::Replay { at, history }) => {
-            crate::console::replay::start(cli, at.as_deref(), history.as_deref())
+        Some(Sub::Replay { at, history, host }) => {
+            match crate::history::host_dir(cli, history.as_deref(), host.as_deref()) {
+                Ok(history) => {
+                    crate::console::replay::start(cli, at.as_deref(), history.as_deref())
+                }
+                Err(e) => usage(&e),
+            }
         }
         Some(Sub::History { history }) => crate::history::history(cli, history.as_deref()),
         Some(Sub::Serve { .. }) => crate::console::serve(cli),

@@ -74,6 +74,10 @@ pub enum Event {
     /// The replay's reader (`crate::console::replay`): the recording as
     /// it was at the cursor (never sent to a live console).
     Replay(Box<crate::model::history::cursor::Frame>),
+    /// Who records the store, in the header's words (`recording (7d,
+    /// 256 MB)`, `recorded by pid 4242`, `not recording (--no-record)`):
+    /// sent by the console at start (`crate::history::console`).
+    Recording(String),
     /// The replay's reader: an instance's timeline read from the
     /// recording up to the cursor (`T`).
     Timeline(Box<crate::model::history::timeline::Shown>),

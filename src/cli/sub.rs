@@ -61,6 +61,10 @@ pub enum Sub {
         /// `<state_dir>/stackless-tui/history`).
         #[arg(long, value_name = "DIR", requires = "at")]
         history: Option<std::path::PathBuf>,
+        /// The host of a fleet's recording (`record --fleet`): its
+        /// subdirectory of the history directory.
+        #[arg(long, value_name = "NAME", requires = "at")]
+        host: Option<String>,
     },
     /// Record the store (read-only, no reaper) into the history directory
     /// until a signal: every change of its rows, who reaps, the banners
@@ -89,6 +93,10 @@ pub enum Sub {
         /// `<state_dir>/stackless-tui/history`).
         #[arg(long, value_name = "DIR")]
         history: Option<std::path::PathBuf>,
+        /// The host of a fleet's recording (`record --fleet`): its
+        /// subdirectory of the history directory.
+        #[arg(long, value_name = "NAME")]
+        host: Option<String>,
     },
     /// What is recorded: the span, the size, the segments and the gaps.
     History {

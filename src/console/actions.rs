@@ -58,6 +58,9 @@ pub(super) struct Actions<'a> {
     io: IoWorker,
     /// Texts `y`/`Y` asked to copy, written before the next frame.
     copies: Vec<String>,
+    /// The console's own recording, fed from here (`super::recording`;
+    /// none for the agent, whose stream `record` keeps, or when off).
+    recording: Option<super::recording::Feeding>,
 }
 
 impl<'a> Actions<'a> {
@@ -92,7 +95,21 @@ impl<'a> Actions<'a> {
             runtime,
             io,
             copies: Vec::new(),
+            recording: None,
         })
+    }
+
+    /// Feed the console's recording from every event handled.
+    pub(super) fn record_into(&mut self, feeding: super::recording::Feeding) {
+        self.recording = Some(feeding);
+    }
+
+    /// Stop feeding the recording: its last lines written, its lock
+    /// released.
+    pub(super) fn finish_recording(&mut self) {
+        if let Some(feeding) = self.recording.take() {
+            feeding.finish();
+        }
     }
 
     /// The I/O worker the reads go to.
@@ -114,7 +131,13 @@ impl<'a> Actions<'a> {
             self.recorder.secrets().update(&snapshot.redactor);
         }
         super::logging::trace(&event);
+        if let Some(feeding) = self.recording.as_mut() {
+            feeding.before(app, &event);
+        }
         let command = app.handle(event, unix_now());
+        if let Some(feeding) = self.recording.as_mut() {
+            feeding.after(app);
+        }
         self.persist_outbox(app);
         self.carry_out(command);
     }

@@ -97,6 +97,7 @@ pub(super) fn trace(event: &Event) {
         }
         Event::Reaper(status) => tracing::debug!("reaper: {status:?}"),
         Event::Watch(mode) => tracing::info!("store {}", mode.label()),
+        Event::Recording(words) => tracing::info!("history: {words}"),
         Event::Answer(crate::event::Answer::Detail {
             name,
             result: Err(error),

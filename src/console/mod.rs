@@ -20,6 +20,7 @@ mod leader;
 mod logging;
 pub(crate) mod metrics_file;
 mod queue_down;
+mod recording;
 pub(crate) mod render_loop;
 pub(crate) mod replay;
 mod run;
@@ -42,7 +43,7 @@ pub(crate) fn start(cli: &Cli) -> ExitCode {
         Ok(setup) => setup,
         Err(error) => return usage(&error.to_string()),
     };
-    match run::run(setup) {
+    match run::run(setup, cli.no_record) {
         Ok(()) => ExitCode::SUCCESS,
         Err(report) => {
             let _ = writeln!(io::stderr(), "{report:?}");

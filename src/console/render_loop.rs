@@ -40,6 +40,9 @@ pub(super) struct Wiring {
     /// The renews and verifies running (`renew alpha`): the exit reports
     /// each as left running.
     pub(super) verbs_running: crate::reaper::InFlight,
+    /// The console's own recording, when it records
+    /// (`super::recording`).
+    pub(super) recording: Option<super::recording::Feeding>,
 }
 
 /// What carries out the App's effects for the one render loop: the
@@ -95,6 +98,7 @@ pub(super) async fn run(
         control,
         runtime,
         verbs_running,
+        recording,
     } = wiring;
     let mut actions = Actions::new(
         teardowns,
@@ -104,7 +108,13 @@ pub(super) async fn run(
         verbs_running,
     )
     .wrap_err("cannot start the job-starter thread")?;
-    drive(terminal, &mut app, rx, &mut actions).await
+    if let Some(feeding) = recording {
+        app.start_activity_journal();
+        actions.record_into(feeding);
+    }
+    let why = drive(terminal, &mut app, rx, &mut actions).await;
+    actions.finish_recording();
+    why
 }
 
 /// The one render loop, for one host or a fleet: every event applied in

@@ -207,7 +207,7 @@ impl Engine {
 /// # Errors
 /// The runtime, the terminal or a thread could not be started, or the
 /// render loop failed.
-pub(super) fn run(setup: Setup) -> Result<()> {
+pub(super) fn run(setup: Setup, no_record: bool) -> Result<()> {
     let (engine, rx) = Engine::prepare(&setup, super::setup::Front::Terminal)?;
     // The terminal first: nothing below (watcher, reaper, helper) may act
     // before the console can show what it does.
@@ -223,6 +223,13 @@ pub(super) fn run(setup: Setup) -> Result<()> {
     engine.start_threads(&setup)?;
     super::input::spawn(engine.tx.clone()).wrap_err("cannot start the terminal input thread")?;
     let app = new_app(&setup, &engine.teardowns);
+    let (recording, said) = super::recording::start(
+        no_record,
+        setup.demo.is_some(),
+        &setup.state_dir,
+        &setup.path,
+    );
+    let _ = engine.tx.send(Event::Recording(said.words()));
     let outcome = engine.runtime.block_on(super::render_loop::run(
         &mut term,
         app,
@@ -235,6 +242,7 @@ pub(super) fn run(setup: Setup) -> Result<()> {
             control: engine.control.clone(),
             runtime: engine.runtime.handle().clone(),
             verbs_running: engine.verbs_running.clone(),
+            recording,
         },
     ));
     let stopped_helper = engine.stop();

@@ -50,6 +50,16 @@ fn unix_now() -> i64 {
 /// Follow every host of `plans` (`plans[i]` reaches `hosts[i]`) until a
 /// signal or stdout closes; exit 0.
 pub(crate) fn run(hosts: &[FleetHost], plans: &[Plan]) -> ExitCode {
+    run_with(hosts, plans, write)
+}
+
+/// [`run`] with each batch of tagged lines handed to `deliver` (it takes
+/// them all) instead of stdout; until a signal or `deliver` fails.
+pub(crate) fn run_with(
+    hosts: &[FleetHost],
+    plans: &[Plan],
+    mut deliver: impl FnMut(&mut Vec<String>) -> io::Result<()>,
+) -> ExitCode {
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
     let _signals = catch_signals("follow-signals", move |_| {
@@ -72,7 +82,7 @@ pub(crate) fn run(hosts: &[FleetHost], plans: &[Plan]) -> ExitCode {
     for (index, host) in all.iter_mut().enumerate() {
         start(index, host, &tx, now, &mut out);
     }
-    while !stop.load(Ordering::SeqCst) && write(&mut out).is_ok() {
+    while !stop.load(Ordering::SeqCst) && deliver(&mut out).is_ok() {
         match rx.recv_timeout(Duration::from_millis(200)) {
             Ok((index, generation, event)) => {
                 if let Some(host) = all.get_mut(index)

@@ -5,6 +5,8 @@
 //!
 //! - `once`: `snapshot [--json]`: one `ssh -T` per host, one merged
 //!   document or table (`crate::launcher::fleet`'s pure merge);
+//! - `follow` also records: `record` over a fleet, each host's stream
+//!   into its own recording (`crate::history::fleet`);
 //! - `link`: one host's link, pure (connecting, connected, stale after
 //!   silence, failed; reconnect backoff; the connecting waves), and the
 //!   lines of `snapshot --follow` over a fleet; `follow` runs it;
@@ -30,6 +32,23 @@ pub(crate) fn run(launch: FleetLaunch) -> ExitCode {
     match what {
         FleetWhat::Console { zone } => console::run(&hosts, &plans, zone),
         FleetWhat::Follow => follow::run(&hosts, &plans),
+        FleetWhat::Record { dir, retention } => {
+            let names: Vec<&str> = hosts
+                .iter()
+                .map(crate::launcher::fleet::FleetHost::name)
+                .collect();
+            match crate::history::fleet::Recorders::start(&names, &dir, retention) {
+                Ok(mut recorders) => {
+                    let code = follow::run_with(&hosts, &plans, |out| {
+                        recorders.take(out);
+                        Ok(())
+                    });
+                    recorders.finish();
+                    code
+                }
+                Err(code) => code,
+            }
+        }
         FleetWhat::Once {
             json,
             timeout,

@@ -198,6 +198,49 @@ pub fn streamed_services(
     }
 }
 
+/// `instances`' services as `snapshot --json` reports them, each as the
+/// report's service objects (empty: none), read from the store at `path`
+/// opened read-only for this read alone (a store swapped or restored in
+/// place is the one read): the recorder's `services` lines
+/// (docs/history.md, "Services").
+///
+/// # Errors
+/// The store could not be opened or read.
+pub fn recorded_services(
+    path: &std::path::Path,
+    instances: &[crate::model::Instance],
+) -> Result<Vec<Vec<serde_json::Value>>, crate::store::StoreError> {
+    let mut store = crate::store::Store::open(path, crate::store::Access::ReadOnly)?;
+    let state_dir = store.state_dir();
+    let proxy_port = crate::controller::probe::probe(&state_dir)
+        .proxy_port
+        .unwrap_or(crate::model::services::DEFAULT_PROXY_PORT);
+    let mut probe = crate::store::probe::checked_sysinfo();
+    let mut out = Vec::with_capacity(instances.len());
+    for instance in instances {
+        let name = instance.name.as_str();
+        let mut rows = store.service_rows_between(false, Some((name, name)))?;
+        let observed = store
+            .observations_between(Some((name, name)))?
+            .remove(name)
+            .unwrap_or_default();
+        let services = streamed_services(
+            instance,
+            rows.remove(name),
+            observed,
+            (&state_dir, proxy_port),
+            probe.as_mut(),
+        );
+        out.push(
+            services
+                .iter()
+                .filter_map(|s| serde_json::to_value(s).ok())
+                .collect(),
+        );
+    }
+    Ok(out)
+}
+
 /// Every instance's services of `snapshot` with any, by name, read as
 /// `snapshot --json` reads them ([`BatchedServices`]): the table's STAGE
 /// when the store is read whole.

@@ -4,7 +4,9 @@
 //! the times typed) are [`crate::model::history`]'s; the files are
 //! [`files`]'s alone.
 
+pub mod console;
 pub mod files;
+pub mod fleet;
 pub mod record;
 
 use std::io::Write as _;
@@ -47,13 +49,43 @@ pub fn history_dir(cli: &Cli, given: Option<&Path>) -> Result<PathBuf, String> {
     Ok(state_dir.join("stackless-tui").join("history"))
 }
 
+/// `--retain SPAN` and `--max-size SIZE` read.
+///
+/// # Errors
+/// Either is not one (the sentence).
+pub fn retention(retain: &str, max_size: &str) -> Result<Retention, String> {
+    Ok(Retention {
+        retain_secs: crate::model::history::parse_span(retain)?,
+        max_bytes: crate::model::history::parse_size(max_size)?,
+    })
+}
+
+/// The recording `--host NAME` names: `<dir>/<NAME>/` of the history
+/// directory (`given`, else the default) for a fleet's recording; `given`
+/// unchanged without one.
+///
+/// # Errors
+/// The host is not a DNS-safe name, or no directory can be named.
+pub fn host_dir(
+    cli: &Cli,
+    given: Option<&Path>,
+    host: Option<&str>,
+) -> Result<Option<PathBuf>, String> {
+    let Some(host) = host else {
+        return Ok(given.map(Path::to_path_buf));
+    };
+    fleet::check_host(host)?;
+    Ok(Some(history_dir(cli, given)?.join(host)))
+}
+
 /// `stackless-tui record [--history DIR] [--retain SPAN] [--max-size SIZE]`.
 #[must_use]
 pub fn record(cli: &Cli, given: Option<&Path>, retention: Retention) -> ExitCode {
     if !cli.controller.is_empty() || cli.fleet.is_some() || cli.demo.is_some() {
         return usage(
-            "record keeps a store on the host it runs on: run it there (`ssh HOST \
-             stackless-tui record`); not with --controller, --fleet or --demo",
+            "record keeps a store on the host it runs on (`ssh HOST stackless-tui record`), \
+             or a fleet of two or more hosts (--fleet FILE, --controller twice or more); \
+             not one --controller, nor --demo",
         );
     }
     let (dir_path, store) = match (history_dir(cli, given), store_path(cli)) {
@@ -77,7 +109,7 @@ pub fn record(cli: &Cli, given: Option<&Path>, retention: Retention) -> ExitCode
     };
     let shown = store.display().to_string();
     let sink = match Sink::new(dir, shown.clone(), None, retention) {
-        Ok(sink) => Arc::new(Mutex::new(sink)),
+        Ok(sink) => Arc::new(Mutex::new(sink.with_services(services_read(store.clone())))),
         Err(e) => return usage(&format!("record: {}: {e}", dir_path.display())),
     };
     if let Err(e) = record::start_ticker(&sink) {
@@ -130,6 +162,12 @@ pub fn record(cli: &Cli, given: Option<&Path>, retention: Retention) -> ExitCode
         sink.tick(unix_now());
     }
     code
+}
+
+/// The recorder's read of each instance's services from the store at
+/// `store`, as `snapshot --json` reads them.
+fn services_read(store: PathBuf) -> record::ReadServices {
+    Box::new(move |instances| crate::headless::recorded_services(&store, instances).ok())
 }
 
 /// A recording read up to `at`: the tables then, or why there are none.
@@ -205,8 +243,8 @@ fn stamp_words(t: i64) -> String {
 
 /// `stackless-tui snapshot [--json] --at TIME [--now UNIX] [--history DIR]`:
 /// the store as recorded at TIME, through the live `snapshot`'s report
-/// code; countdowns at `--now`, else at TIME. The services' processes are
-/// not recorded: the document has none.
+/// code; countdowns at `--now`, else at TIME. Each instance's services are
+/// the ones recorded (probed by the recorder when they were read).
 #[must_use]
 pub fn snapshot_at(
     cli: &Cli,
@@ -249,7 +287,7 @@ pub fn snapshot_at(
             &snapshot,
             now,
             &store,
-            &mut |_| Ok(Vec::new()),
+            &mut |instance| Ok(recorded_services(&replay, instance)),
             None,
         )
         .map_err(std::io::Error::from)
@@ -259,7 +297,7 @@ pub fn snapshot_at(
             &snapshot,
             now,
             &store,
-            &std::collections::HashMap::new(),
+            &table_services(&replay, &snapshot),
             &crate::startup::display_zone(cli.utc),
             None,
         )
@@ -282,6 +320,36 @@ pub fn snapshot_at(
     }
 }
 
+/// `instance`'s services as recorded (read back into the report's type).
+fn recorded_services(
+    replay: &Replay,
+    instance: &crate::model::Instance,
+) -> Vec<crate::headless::report::ServiceReport> {
+    let id = instance
+        .birth
+        .as_ref()
+        .map(crate::model::Birth::instance_id);
+    replay
+        .services_of(&instance.name, id)
+        .iter()
+        .filter_map(|v| serde_json::from_value(v.clone()).ok())
+        .collect()
+}
+
+/// Every instance's recorded services with any, by name: the table's
+/// STAGE.
+fn table_services(
+    replay: &Replay,
+    snapshot: &crate::model::Snapshot,
+) -> crate::headless::report::Services {
+    snapshot
+        .instances
+        .iter()
+        .map(|i| (i.name.clone(), recorded_services(replay, i)))
+        .filter(|(_, s)| !s.is_empty())
+        .collect()
+}
+
 /// `stackless-tui history [--history DIR]`: the recorded span, its size,
 /// the segments, the retention the recorder said, and the gaps.
 #[must_use]
@@ -294,11 +362,54 @@ pub fn history(cli: &Cli, given: Option<&Path>) -> ExitCode {
         Ok(segments) => segments,
         Err(e) => return usage(&format!("no recording at {}: {e}", dir_path.display())),
     };
+    let hosts = if segments.is_empty() {
+        fleet_hosts(&dir_path)
+    } else {
+        Vec::new()
+    };
+    if hosts.is_empty() {
+        print!("{}", history_of(&dir_path, &segments));
+        return ExitCode::SUCCESS;
+    }
+    // A fleet's recording: each host's, in name order.
+    let mut out = String::new();
+    for (host, segments) in hosts {
+        out.push_str(&format!("host {host}\n"));
+        out.push_str(&history_of(&dir_path.join(&host), &segments));
+    }
+    print!("{out}");
+    ExitCode::SUCCESS
+}
+
+/// The hosts of a fleet's recording in `dir` (`record --fleet`: each a
+/// DNS-safe subdirectory with segments), in name order, with their
+/// segments.
+fn fleet_hosts(dir: &Path) -> Vec<(String, Vec<crate::model::history::Segment>)> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut hosts: Vec<(String, Vec<crate::model::history::Segment>)> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|name| fleet::check_host(name).is_ok())
+        .filter_map(|name| {
+            let segments = Dir::existing(&dir.join(&name))
+                .and_then(|d| d.segments())
+                .ok()?;
+            (!segments.is_empty()).then_some((name, segments))
+        })
+        .collect();
+    hosts.sort_by(|a, b| a.0.cmp(&b.0));
+    hosts
+}
+
+/// What `history` says of the recording in `dir_path` (its `segments`).
+fn history_of(dir_path: &Path, segments: &[crate::model::history::Segment]) -> String {
     let mut out = String::new();
     let shown = crate::model::text::sanitize(&dir_path.display().to_string()).into_owned();
     let (Some(first), Some(last)) = (segments.first(), segments.last()) else {
-        println!("history: {shown}: nothing recorded");
-        return ExitCode::SUCCESS;
+        return format!("history: {shown}: nothing recorded\n");
     };
     let bytes: u64 = segments.iter().map(|s| s.bytes).sum();
     out.push_str(&format!(
@@ -311,7 +422,7 @@ pub fn history(cli: &Cli, given: Option<&Path>) -> ExitCode {
         if segments.len() == 1 { "" } else { "s" }
     ));
     let mut header: Option<crate::model::history::Header> = None;
-    if let Ok(dir) = Dir::existing(&dir_path) {
+    if let Ok(dir) = Dir::existing(dir_path) {
         let _ = dir.read_segment(&last.file, &mut |line| {
             header = serde_json::from_slice(line).ok();
             false
@@ -329,7 +440,7 @@ pub fn history(cli: &Cli, given: Option<&Path>) -> ExitCode {
         ),
         None => "retention: not said\n".to_owned(),
     });
-    let holes = gaps(&segments);
+    let holes = gaps(segments);
     if holes.is_empty() {
         out.push_str("gaps: none\n");
     }
@@ -341,7 +452,7 @@ pub fn history(cli: &Cli, given: Option<&Path>) -> ExitCode {
             crate::model::history::span_words(to - from)
         ));
     }
-    for segment in &segments {
+    for segment in segments {
         out.push_str(&format!(
             "segment {}: {} to {}, {}\n",
             segment.file,
@@ -350,6 +461,5 @@ pub fn history(cli: &Cli, given: Option<&Path>) -> ExitCode {
             bytes_words(segment.bytes)
         ));
     }
-    print!("{out}");
-    ExitCode::SUCCESS
+    out
 }

@@ -56,10 +56,15 @@ pub fn bytes_words(bytes: u64) -> String {
     }
 }
 
+/// Reads instances' services as `snapshot --json` reports them (for each,
+/// the report's service objects; `None`: the read failed, nothing is
+/// recorded for them): the recorder's own read of the store.
+pub type ReadServices =
+    Box<dyn FnMut(&[crate::model::Instance]) -> Option<Vec<Vec<serde_json::Value>>> + Send>;
+
 /// The recording's writer: the lines received, stamped, waiting for the
 /// next frame; the segment being written; the tables as recorded so far
 /// (for the next keyframe).
-#[derive(Debug)]
 pub struct Sink {
     dir: Dir,
     store: String,
@@ -80,6 +85,23 @@ pub struct Sink {
     paused: Option<(i64, String)>,
     /// The teardowns seen finishing (`record --metrics-file`).
     teardowns: RecordedTeardowns,
+    /// The services' read (`None`: no `services` lines recorded).
+    services: Option<ReadServices>,
+}
+
+impl std::fmt::Debug for Sink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sink")
+            .field("dir", &self.dir)
+            .field("store", &self.store)
+            .field("host", &self.host)
+            .field("waiting", &self.waiting.len())
+            .field("span", &self.span)
+            .field("closed", &self.closed)
+            .field("paused", &self.paused)
+            .field("services", &self.services.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Sink {
@@ -115,7 +137,18 @@ impl Sink {
             replay: Replay::new(),
             paused: None,
             teardowns: RecordedTeardowns::default(),
+            services: None,
         })
+    }
+
+    /// Record each instance's services too, read by `read` when its row
+    /// changed and at every keyframe, a `services` line written when
+    /// they differ from the ones recorded (docs/history.md, "Services").
+    #[must_use]
+    pub fn with_services(mut self, read: ReadServices) -> Self {
+        self.replay = Replay::recording();
+        self.services = Some(read);
+        self
     }
 
     /// The `down` operations seen finishing while recorded.
@@ -161,12 +194,26 @@ impl Sink {
         if new_segment {
             self.close();
             self.push_keyframe(&mut text, now, first);
+            self.replay.mark_all_changed();
         }
         for (t, line) in &waiting {
             text.push_str(&stamp(line, *t, self.host.as_deref()));
             text.push('\n');
         }
         let last = waiting.last().map_or(now, |(t, _)| *t);
+        for (t, line) in waiting {
+            if let Ok(message) = read(line.as_bytes()) {
+                self.teardowns.see(&message);
+                self.replay.apply(t, message);
+            }
+        }
+        for line in self.services_lines() {
+            text.push_str(&stamp(&line, last, self.host.as_deref()));
+            text.push('\n');
+            if let Ok(message) = read(line.as_bytes()) {
+                self.replay.apply(last, message);
+            }
+        }
         match self.write(new_segment, &text, now) {
             Ok(()) => {
                 if new_segment {
@@ -180,12 +227,29 @@ impl Sink {
             }
             Err(error) => self.pause(now, &error),
         }
-        for (t, line) in waiting {
-            if let Ok(message) = read(line.as_bytes()) {
-                self.teardowns.see(&message);
-                self.replay.apply(t, message);
-            }
+    }
+
+    /// The `services` lines of the instance rows changed since the last
+    /// frame whose services read now differ from the ones recorded.
+    fn services_lines(&mut self) -> Vec<String> {
+        let changed = self.replay.take_changed();
+        let Some(read) = self.services.as_mut() else {
+            return Vec::new();
+        };
+        let (keys, instances): (Vec<_>, Vec<_>) = changed
+            .into_iter()
+            .filter_map(|key| Some((key.clone(), self.replay.instance(&key)?)))
+            .unzip();
+        if instances.is_empty() {
+            return Vec::new();
         }
+        let Some(read) = read(&instances) else {
+            return Vec::new();
+        };
+        keys.iter()
+            .zip(read)
+            .filter_map(|(key, services)| self.replay.services_line(key, services))
+            .collect()
     }
 
     fn push_keyframe(&mut self, text: &mut String, now: i64, at: i64) {

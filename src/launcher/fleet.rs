@@ -64,6 +64,14 @@ pub(crate) enum FleetWhat {
     },
     /// `snapshot --follow`: every host's stream, tagged, on stdout.
     Follow,
+    /// `record`: every host's `snapshot --follow` recorded, each into
+    /// `<dir>/<host>/` (docs/history.md, "A fleet").
+    Record {
+        /// The history directory (each host's a subdirectory).
+        dir: std::path::PathBuf,
+        /// `--retain` and `--max-size`, each host's alone.
+        retention: crate::history::record::Retention,
+    },
     /// `snapshot [--json]`: one merged document (`json`) or table, at
     /// `timeout` at the latest, its times in `zone`.
     Once {
@@ -77,8 +85,8 @@ pub(crate) enum FleetWhat {
 }
 
 /// Why a fleet does not run `command` (`count` hosts): the console,
-/// `snapshot`, `snapshot --json` and `snapshot --follow` run over a
-/// fleet; `serve --stdio` and `reap --once` run on one host.
+/// `snapshot`, `snapshot --json`, `snapshot --follow` and `record` run
+/// over a fleet; `serve --stdio` and `reap --once` run on one host.
 pub(super) fn fleet_refusal(command: &Sub, count: usize) -> String {
     let what = match command {
         Sub::Serve { .. } => "`serve --stdio`",
@@ -87,7 +95,7 @@ pub(super) fn fleet_refusal(command: &Sub, count: usize) -> String {
     };
     format!(
         "{what} does not run over a fleet: over {count} hosts the console, `snapshot`, \
-         `snapshot --json` and `snapshot --follow` run; run {what} with one --controller ssh://HOST"
+         `snapshot --json`, `snapshot --follow` and `record` run; run {what} with one --controller ssh://HOST"
     )
 }
 

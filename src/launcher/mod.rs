@@ -305,6 +305,7 @@ fn launch_fleet(
     from_env: &[(String, String)],
     hosts: Vec<fleet::FleetHost>,
 ) -> Result<FleetLaunch, ExitCode> {
+    let recorded = fleet_recording(cli)?;
     let (json, follow, console) = match &cli.command {
         Some(Sub::Snapshot {
             format: Some(_), ..
@@ -312,6 +313,7 @@ fn launch_fleet(
             return Err(fail(&fleet_format_refusal(hosts.len()), EXIT_USAGE));
         }
         Some(Sub::Snapshot { follow, json, .. }) => (*json, *follow, false),
+        Some(Sub::Record { .. }) => (false, true, false),
         None => (false, false, true),
         Some(other) => return Err(fail(&fleet_refusal(other, hosts.len()), EXIT_USAGE)),
     };
@@ -319,6 +321,9 @@ fn launch_fleet(
     for host in &hosts {
         let mut one = cli.clone();
         one.controller = vec![host.given.clone()];
+        if recorded.is_some() {
+            one.command = Some(FOLLOW);
+        }
         if console {
             one.command = Some(Sub::Serve {
                 stdio: true,
@@ -330,7 +335,9 @@ fn launch_fleet(
                 // No positional follows: the end is before any `--`.
                 let end = plan.forwarded.iter().position(|a| a == "--");
                 let end = end.unwrap_or(plan.forwarded.len());
-                if console {
+                if recorded.is_some() {
+                    follow_for_record(&mut plan.forwarded, end);
+                } else if console {
                     plan.forwarded.splice(
                         end..end,
                         [
@@ -362,7 +369,9 @@ fn launch_fleet(
         );
     }
     let zone = crate::startup::display_zone(cli.utc);
-    let what = if console {
+    let what = if let Some((dir, retention)) = recorded {
+        FleetWhat::Record { dir, retention }
+    } else if console {
         FleetWhat::Console { zone }
     } else if follow {
         FleetWhat::Follow
@@ -374,6 +383,53 @@ fn launch_fleet(
         }
     };
     Ok(FleetLaunch { what, hosts, plans })
+}
+
+/// `snapshot --follow`: what each host of a recorded fleet runs.
+const FOLLOW: Sub = Sub::Snapshot {
+    json: false,
+    format: None,
+    now: None,
+    follow: true,
+    at: None,
+    history: None,
+    host: None,
+};
+
+/// A recorded fleet's host's arguments (`forwarded`, its subcommand
+/// before `end`): `snapshot --follow` in place of `record` and its own
+/// arguments, which stay here (the first `record` is the subcommand: no
+/// global option before it takes that word as its value).
+fn follow_for_record(forwarded: &mut Vec<String>, end: usize) {
+    let at = forwarded[..end].iter().position(|a| a == "record");
+    forwarded.truncate(at.unwrap_or(end));
+    forwarded.extend(["snapshot".to_owned(), "--follow".to_owned()]);
+}
+
+/// `record` over a fleet: its history directory and retention (`None`:
+/// another command).
+///
+/// # Errors
+/// `--retain` or `--max-size` is not one, or no directory can be named
+/// (exit 2, nothing run).
+fn fleet_recording(
+    cli: &Cli,
+) -> Result<Option<(std::path::PathBuf, crate::history::record::Retention)>, ExitCode> {
+    let Some(Sub::Record {
+        history,
+        retain,
+        max_size,
+    }) = &cli.command
+    else {
+        return Ok(None);
+    };
+    let retention =
+        crate::history::retention(retain, max_size).map_err(|e| fail(&e, EXIT_USAGE))?;
+    let mut here = cli.clone();
+    here.controller.clear();
+    let dir =
+        crate::history::history_dir(&here, history.as_deref()).map_err(|e| fail(&e, EXIT_USAGE))?;
+    Ok(Some((dir, retention)))
 }
 
 /// The local settings of `from_env` ([`plan`]): the safety switches that
@@ -644,13 +700,13 @@ mod tests {
                 3
             ),
             "`serve --stdio` does not run over a fleet: over 3 hosts the console, `snapshot`, \
-             `snapshot --json` and `snapshot --follow` run; run `serve --stdio` with one \
+             `snapshot --json`, `snapshot --follow` and `record` run; run `serve --stdio` with one \
              --controller ssh://HOST"
         );
         assert_eq!(
             fleet_refusal(&Sub::Reap { once: true }, 2),
             "`reap --once` does not run over a fleet: over 2 hosts the console, `snapshot`, \
-             `snapshot --json` and `snapshot --follow` run; run `reap --once` with one \
+             `snapshot --json`, `snapshot --follow` and `record` run; run `reap --once` with one \
              --controller ssh://HOST"
         );
         assert_eq!(

@@ -347,7 +347,7 @@ fn a_bad_fleet_is_refused_before_ssh_runs() {
                 "--once",
             ],
             "`reap --once` does not run over a fleet: over 2 hosts the console, `snapshot`, \
-             `snapshot --json` and `snapshot --follow` run; run `reap --once` with one \
+             `snapshot --json`, `snapshot --follow` and `record` run; run `reap --once` with one \
              --controller ssh://HOST"
                 .to_owned(),
         ),
@@ -370,7 +370,7 @@ fn a_bad_fleet_is_refused_before_ssh_runs() {
             Some("[[host]]\ntarget = \"ssh://a\"\n[[host]]\ntarget = \"ssh://b\"\n"),
             vec!["serve", "--stdio"],
             "`serve --stdio` does not run over a fleet: over 2 hosts the console, `snapshot`, \
-             `snapshot --json` and `snapshot --follow` run; run `serve --stdio` with one \
+             `snapshot --json`, `snapshot --follow` and `record` run; run `serve --stdio` with one \
              --controller ssh://HOST"
                 .to_owned(),
         ),

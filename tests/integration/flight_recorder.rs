@@ -49,8 +49,10 @@ fn run(home: &Path, store: &Path, args: &[&str]) -> Output {
         .expect("run")
 }
 
-/// The live `snapshot --json --now NOW`, without what is probed on this
-/// machine when it runs (the services' processes are not recorded).
+/// The live `snapshot --json --now NOW`, whole: the countdowns are at
+/// `--now`, and the services' processes (`alive`, `origin`: probed when
+/// read) are the recorder's read of the same processes, none of which
+/// starts or stops in these runs.
 fn live(home: &Path, store: &Path) -> Value {
     let out = run(
         home,
@@ -62,7 +64,7 @@ fn live(home: &Path, store: &Path) -> Value {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    without_services(serde_json::from_slice(&out.stdout).expect("json"))
+    serde_json::from_slice(&out.stdout).expect("json")
 }
 
 /// `snapshot --json --at AT --now NOW`: the document, or the exit code
@@ -88,16 +90,7 @@ fn at(home: &Path, store: &Path, history: &Path, t: i64) -> Result<Value, (i32, 
             String::from_utf8_lossy(&out.stderr).into_owned(),
         ));
     }
-    Ok(without_services(
-        serde_json::from_slice(&out.stdout).expect("json"),
-    ))
-}
-
-fn without_services(mut document: Value) -> Value {
-    for instance in document["instances"].as_array_mut().expect("instances") {
-        instance.as_object_mut().expect("object").remove("services");
-    }
-    document
+    Ok(serde_json::from_slice(&out.stdout).expect("json"))
 }
 
 /// The countdowns' time in every document of the scripted run.
@@ -132,7 +125,8 @@ fn captured(home: &Path, store: &Path, history: &Path) -> (i64, Value) {
 /// instance up, a lease
 /// renewed, a failing reap's backoff, a tombstone); after the recorder stopped,
 /// `snapshot --json --at T` at each instant equals the live `snapshot
-/// --json` captured then (the services' processes aside). A time before
+/// --json` captured then, services too (nothing in it moves with the
+/// clock: the countdowns are at `--now`). A time before
 /// the recording is said, exit 1, no document.
 #[test]
 fn snapshot_at_each_instant_equals_the_live_snapshot_captured_then() {
@@ -199,6 +193,19 @@ fn snapshot_at_each_instant_equals_the_live_snapshot_captured_then() {
         ),
     );
     seen.push(captured(home, &store, &history));
+    // alpha renewed while its web service is observed unready: its
+    // services change with its row.
+    exec(
+        &store,
+        &format!(
+            "UPDATE observations SET evidence_json = '{{\"existence\":\"present\",\"configuration\":\"applied\",\"readiness\":\"unready\",\"observed_at\":1795960700000,\"error_code\":null,\"drift\":[]}}'
+               WHERE node = 'service:web'
+                 AND owner_id = (SELECT instance_id FROM instances WHERE name = 'alpha');
+             UPDATE leases SET expires_at = {} WHERE instance = 'alpha';",
+            CAPTURE + 1800
+        ),
+    );
+    seen.push(captured(home, &store, &history));
     exec(
         &store,
         &format!(
@@ -242,7 +249,19 @@ fn snapshot_at_each_instant_equals_the_live_snapshot_captured_then() {
         seen[1].1["instances"][3]
     );
     assert!(names(&seen[2].1).contains(&"foxtrot".to_owned()));
-    assert_eq!(seen[5].1["instances"][5]["status"], "tombstoned");
+    assert_eq!(seen[6].1["instances"][5]["status"], "tombstoned");
+    // alpha's web service as recorded: its stage before and after it was
+    // observed unready.
+    let web = |v: &Value| v["instances"][0]["services"][0].clone();
+    assert_eq!(web(&seen[0].1)["name"], "web");
+    assert_eq!(
+        web(&seen[0].1)["log_path"]
+            .as_str()
+            .map(|p| p.ends_with("/web.log")),
+        Some(true)
+    );
+    assert_eq!(web(&seen[3].1)["stage"], "started");
+    assert_eq!(web(&seen[4].1)["stage"], "unhealthy");
     for (i, (t, expected)) in seen.iter().enumerate() {
         assert_eq!(
             at(home, &store, &history, *t).as_ref(),
@@ -282,6 +301,7 @@ fn snapshot_at_each_instant_equals_the_live_snapshot_captured_then() {
         crate::common::protocol::validate(line).unwrap_or_else(|why| panic!("{why}: {line}"));
     }
     assert!(all.iter().any(|l| l.contains(r#""type":"rows""#)));
+    assert!(all.iter().any(|l| l.contains(r#""type":"services""#)));
     // Other processes' changes are recorded as the Activity lines the
     // console shows for them.
     let kinds: Vec<String> = all

@@ -290,8 +290,9 @@ fn reap_once_without_down_cmd_runs_the_stackless_program() {
     std::fs::write(
         &program,
         format!(
-            "#!/bin/sh\nNAME=\"$2\"\nprintf '%s|' \"$0\" \"$@\" >> '{}'\necho >> '{}'\n{}\nexit 0\n",
-            dir.path().join("argv.log").display(),
+            // One write a line: the teardowns run side by side, and two
+            // writes a line interleave.
+            "#!/bin/sh\nNAME=\"$2\"\nLINE=$(printf '%s|' \"$0\" \"$@\")\nprintf '%s\\n' \"$LINE\" >> '{}'\n{}\nexit 0\n",
             dir.path().join("argv.log").display(),
             crate::common::tombstone_on_success(&path)
         ),

@@ -108,6 +108,10 @@ fn valid_messages() -> Vec<Value> {
                "error": {"kind": "too_long", "message": "a line over 65,536 bytes"}}),
         json!({"type": "log", "logs": 10, "service": "web", "text": "GET /", "at": null, "cont": false}),
         json!({"type": "logs_end", "logs": 10, "reason": "stopped"}),
+        json!({"type": "services", "name": "alpha", "instance_id": null, "services": [
+               {"name": "web", "pid": 4242, "alive": false, "origin": null, "port": 8080,
+                "stage": "unhealthy", "log_path": "/s/logs/sl-a/web.log"}]}),
+        json!({"type": "services", "name": "alpha", "instance_id": "a1", "services": []}),
     ]
 }
 

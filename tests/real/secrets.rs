@@ -194,6 +194,19 @@ fn a_canary_secret_appears_nowhere_the_console_shows_or_writes() {
     let console_log = std::fs::read_to_string(own.join("console.log")).expect("console log");
     assert_no_canary("the console log", &console_log);
     assert!(console_log.contains("[redacted]"), "{console_log}");
+    // The console's recording (docs/history.md): every segment,
+    // decompressed, holds the failed teardown's line redacted.
+    let mut recorded = String::new();
+    for entry in std::fs::read_dir(own.join("history")).expect("the console's recording") {
+        let path = entry.expect("entry").path();
+        if path.to_string_lossy().ends_with(".ndjson.zst") {
+            let bytes = std::fs::read(&path).expect("segment");
+            let text = zstd::stream::decode_all(bytes.as_slice()).expect("whole frames");
+            recorded.push_str(&String::from_utf8_lossy(&text));
+        }
+    }
+    assert_no_canary("the console's recording", &recorded);
+    assert!(recorded.contains("[redacted]"), "{recorded}");
     stack.shutdown();
 }
 

@@ -846,6 +846,36 @@ fn header_says_how_commits_are_noticed() {
     );
 }
 
+/// The header's second line says who records the store once the console
+/// said it (docs/history.md), after the sort; a line too narrow for both
+/// drops who records first and keeps the sort.
+#[test]
+fn header_says_who_records_and_drops_it_before_the_sort() {
+    let mut app = app();
+    let second_line = |app: &App, width: u16| {
+        render_app(app, width, 40)
+            .lines()
+            .nth(1)
+            .unwrap()
+            .to_owned()
+    };
+    assert!(!second_line(&app, 200).contains("record"));
+    app.handle(
+        Event::Recording("recording (7d, 256 MB)".to_owned()),
+        CAPTURE,
+    );
+    let wide = second_line(&app, 200);
+    assert!(
+        wide.contains("  │  sort: lease expiry  │  recording (7d, 256 MB)"),
+        "{wide}"
+    );
+    let narrow = second_line(&app, 100);
+    assert!(
+        !narrow.contains("recording") && narrow.contains("sort: lease expiry"),
+        "{narrow}"
+    );
+}
+
 /// The cancel confirmation, like every other: a `y` read before the dialog
 /// was first drawn (queued behind the `c`) is dropped; one read after it
 /// answers.

@@ -7,7 +7,7 @@
 //! rules of the key it mirrors ([`App::remote`]).
 
 mod out;
-mod session;
+pub(super) mod session;
 mod stdin;
 
 use std::io::{self, Write as _};

@@ -117,8 +117,9 @@ pub struct InstanceReport {
     pub services: Vec<ServiceReport>,
 }
 
-/// One service process: what the checkpoint records, probed.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+/// One service process: what the checkpoint records, probed (read back
+/// from a recording's `services` line by `snapshot --at`).
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, Eq)]
 pub struct ServiceReport {
     /// The service name.
     pub name: String,

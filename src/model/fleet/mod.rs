@@ -419,7 +419,7 @@ impl Fleet {
                 reason: end.reason,
             },
             Message::Heartbeat(_) => Applied::Quiet,
-            Message::Unknown => Applied::Ignored,
+            Message::Services(_) | Message::Unknown => Applied::Ignored,
         }
     }
 }

@@ -204,6 +204,27 @@ pub fn stamp(line: &str, t: i64, host: Option<&str>) -> String {
     format!("{{{host}\"t\":{t},{body}")
 }
 
+/// Whether a fleet host's name may name its recording's directory
+/// (`<dir>/<host>/`, docs/history.md "A fleet"): a DNS host name, 1 to
+/// 253 characters, labels of 1 to 63 of `a-z`, `0-9` and `-` (not first
+/// or last) joined by single dots; never `.`, `..`, a `/` or an upper
+/// case letter (one directory per host, on any file system).
+#[must_use]
+pub fn is_host_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 253
+        && name.split('.').all(|label| {
+            let bytes = label.as_bytes();
+            !bytes.is_empty()
+                && bytes.len() <= 63
+                && bytes[0] != b'-'
+                && bytes[bytes.len() - 1] != b'-'
+                && bytes
+                    .iter()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        })
+}
+
 /// A recorded line's time and host, read before the message itself.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Stamp {

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use crate::model::liveness::LockLiveness;
 use crate::model::protocol::MAX_MESSAGE_BYTES;
 use crate::model::protocol::lines::{
-    Banner, Counts, HelloMessage, Message, ReaperLine, Reset, Rows as RowsMessage, RowsOf, Synced,
+    Banner, Counts, HelloMessage, Message, ReaperLine, Reset, Rows as RowsMessage, RowsOf,
+    ServicesLine, Synced,
 };
 use crate::model::protocol::rows::{BackoffRow, InstanceRow, OperationRow};
 use crate::model::{
@@ -42,6 +43,13 @@ pub struct Replay {
     pub banners: BTreeMap<String, Banner>,
     /// The last group's `seq`.
     pub seq: u64,
+    /// Each instance's services as last recorded (`services` lines), by
+    /// the instance row's key: the report's service objects.
+    pub services: BTreeMap<InstanceKey, Vec<serde_json::Value>>,
+    /// The instance rows upserted by the groups applied since
+    /// [`Replay::take_changed`] last ran (every row after a `reset`);
+    /// `None`: not kept (a reader's replay, [`Replay::new`]).
+    changed: Option<Vec<InstanceKey>>,
     /// A `reset` seen since the last `synced`.
     pending_reset: bool,
     /// `rows` seen since the last `synced`.
@@ -53,6 +61,16 @@ impl Replay {
     #[must_use]
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Nothing read yet, keeping which instance rows change
+    /// ([`Replay::take_changed`]): the recorder's.
+    #[must_use]
+    pub fn recording() -> Self {
+        Self {
+            changed: Some(Vec::new()),
+            ..Self::default()
+        }
     }
 
     /// Take one recorded message, recorded at `t`: `rows` wait for their
@@ -67,13 +85,21 @@ impl Replay {
             }
             Message::Rows(rows) => self.pending.push(rows),
             Message::Synced(synced) => {
-                if std::mem::take(&mut self.pending_reset) {
+                let reset = std::mem::take(&mut self.pending_reset);
+                if reset {
                     self.instances.clear();
                     self.operations.clear();
                     self.backoffs.clear();
                 }
                 for rows in std::mem::take(&mut self.pending) {
                     self.apply_rows(rows);
+                }
+                if reset {
+                    self.services
+                        .retain(|key, _| self.instances.contains_key(key));
+                    if let Some(changed) = &mut self.changed {
+                        *changed = self.instances.keys().cloned().collect();
+                    }
                 }
                 self.synced_at = synced.at.or(Some(t));
                 self.seq = synced.seq;
@@ -85,8 +111,65 @@ impl Replay {
             Message::BannerCleared(cleared) => {
                 self.banners.remove(&cleared.id);
             }
+            Message::Services(line) => {
+                let key = (line.name, line.instance_id);
+                if line.services.is_empty() {
+                    self.services.remove(&key);
+                } else {
+                    self.services.insert(key, line.services);
+                }
+            }
             _ => {}
         }
+    }
+
+    /// The instance rows (name, birth) upserted since the last call, each
+    /// once, oldest change first: whose services the recorder reads again.
+    pub fn take_changed(&mut self) -> Vec<InstanceKey> {
+        let mut seen = std::collections::BTreeSet::new();
+        self.changed
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|key| seen.insert(key.clone()))
+            .collect()
+    }
+
+    /// Every instance row counts as changed (a keyframe's services are
+    /// read again: checkpoints and observations change without the row).
+    pub fn mark_all_changed(&mut self) {
+        if let Some(changed) = &mut self.changed {
+            changed.extend(self.instances.keys().cloned());
+        }
+    }
+
+    /// The model's instance of the row `key`, as [`Replay::snapshot`]
+    /// builds it.
+    #[must_use]
+    pub fn instance(&self, key: &InstanceKey) -> Option<Instance> {
+        self.instances.get(key).map(instance_of)
+    }
+
+    /// The `services` line that says `key`'s services are `services`, or
+    /// `None` when that is what is recorded already.
+    #[must_use]
+    pub fn services_line(
+        &self,
+        key: &InstanceKey,
+        services: Vec<serde_json::Value>,
+    ) -> Option<String> {
+        let recorded = self.services.get(key).map_or(&[][..], Vec::as_slice);
+        (recorded != services.as_slice()).then(|| services_line(key, services))
+    }
+
+    /// The services recorded for the instance `name` of birth
+    /// `instance_id` (empty: none).
+    #[must_use]
+    pub fn services_of(&self, name: &str, instance_id: Option<&str>) -> &[serde_json::Value] {
+        self.services
+            .get(&(name.to_owned(), instance_id.map(str::to_owned)))
+            .map_or(&[], Vec::as_slice)
     }
 
     /// Whether a whole group was applied (a `reset` and its `synced`).
@@ -155,6 +238,11 @@ impl Replay {
         for banner in self.banners.values() {
             out.push(line(&Message::Banner(banner.clone())));
         }
+        for (key, services) in &self.services {
+            if self.instances.contains_key(key) {
+                out.push(services_line(key, services.clone()));
+            }
+        }
         out
     }
 
@@ -162,14 +250,18 @@ impl Replay {
         match rows {
             RowsMessage::Instances(rows) => {
                 for key in rows.remove {
-                    self.instances
-                        .remove(&(key.name, key.birth.map(|b| b.instance_id)));
+                    let key = (key.name, key.birth.map(|b| b.instance_id));
+                    self.instances.remove(&key);
+                    self.services.remove(&key);
                 }
                 for row in rows.upsert {
                     let key = (
                         row.name.clone(),
                         row.birth.as_ref().map(|b| b.instance_id.clone()),
                     );
+                    if let Some(changed) = &mut self.changed {
+                        changed.push(key.clone());
+                    }
                     self.instances.insert(key, row);
                 }
             }
@@ -241,6 +333,16 @@ impl Replay {
         snapshot.services_dead = Arc::new(dead.into_iter().collect());
         snapshot
     }
+}
+
+/// The `services` line of `key`'s `services`.
+fn services_line(key: &InstanceKey, services: Vec<serde_json::Value>) -> String {
+    serde_json::to_string(&Message::Services(ServicesLine {
+        name: key.0.clone(),
+        instance_id: key.1.clone(),
+        services,
+    }))
+    .unwrap_or_default()
 }
 
 /// `rows` lines of `rows`, each under [`MAX_MESSAGE_BYTES`] (a row's

@@ -177,3 +177,89 @@ fn rows_apply_at_their_synced_and_a_reset_empties_the_tables() {
     assert!(replay.instances.is_empty());
     assert_eq!(replay.synced_at, Some(20));
 }
+
+#[test]
+fn services_lines_follow_their_row_ride_in_the_keyframe_and_go_with_it() {
+    let mut replay = Replay::recording();
+    feed(&mut replay, 10, r#"{"type":"reset","seq":1}"#);
+    feed(
+        &mut replay,
+        10,
+        &format!(r#"{{"type":"rows","seq":1,"table":"instances","upsert":[{ROW}],"remove":[]}}"#),
+    );
+    feed(
+        &mut replay,
+        10,
+        r#"{"type":"synced","seq":1,"at":10,"counts":{}}"#,
+    );
+    let key = ("golf".to_owned(), Some("a1".to_owned()));
+    assert_eq!(replay.take_changed(), vec![key.clone()]);
+    assert_eq!(replay.take_changed(), Vec::new());
+    let web = serde_json::json!({"name": "web", "pid": 7, "alive": false, "origin": null,
+        "port": 8080, "stage": "unknown", "log_path": null});
+    assert_eq!(
+        replay.services_line(&key, Vec::new()),
+        None,
+        "none, as recorded"
+    );
+    let line = replay
+        .services_line(&key, vec![web.clone()])
+        .expect("a change");
+    assert_eq!(
+        line,
+        r#"{"type":"services","name":"golf","instance_id":"a1","services":[{"name":"web","pid":7,"alive":false,"origin":null,"port":8080,"stage":"unknown","log_path":null}]}"#
+    );
+    feed(&mut replay, 11, &line);
+    assert_eq!(
+        replay.services_of("golf", Some("a1")),
+        std::slice::from_ref(&web)
+    );
+    assert_eq!(
+        replay.services_of("golf", None),
+        &[] as &[serde_json::Value]
+    );
+    assert_eq!(replay.services_line(&key, vec![web.clone()]), None);
+    assert_eq!(replay.keyframe().last(), Some(&line));
+    // A reader's replay keeps no changes.
+    let mut reader = Replay::new();
+    for line in replay.keyframe() {
+        feed(&mut reader, 12, &line);
+    }
+    assert_eq!(reader.services_of("golf", Some("a1")), &[web]);
+    assert_eq!(reader.take_changed(), Vec::new());
+    feed(
+        &mut replay,
+        20,
+        r#"{"type":"rows","seq":2,"table":"instances","upsert":[],"remove":[{"name":"golf","birth":{"instance_id":"a1"}}]}"#,
+    );
+    feed(
+        &mut replay,
+        20,
+        r#"{"type":"synced","seq":2,"at":20,"counts":{}}"#,
+    );
+    assert!(replay.services.is_empty());
+}
+
+#[test]
+fn a_host_name_names_a_directory_of_its_own_only() {
+    for good in ["fleet-1", "db1.example.com", "a", "0x"] {
+        assert!(is_host_name(good), "{good}");
+    }
+    for bad in [
+        "",
+        ".",
+        "..",
+        "a..b",
+        ".a",
+        "a.",
+        "-a",
+        "a-",
+        "A",
+        "a/b",
+        "a_b",
+        "a b",
+        &"a".repeat(64),
+    ] {
+        assert!(!is_host_name(bad), "{bad}");
+    }
+}

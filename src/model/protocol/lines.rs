@@ -79,9 +79,29 @@ pub enum Message {
     Log(LogMessage),
     /// A `logs` stream ended.
     LogsEnd(LogsEnd),
+    /// One instance's services as `snapshot --json` reports them (a
+    /// recording's line: `record` only, docs/history.md).
+    Services(ServicesLine),
     /// A type this client does not know.
     #[serde(other)]
     Unknown,
+}
+
+/// The `services` message (docs/protocol.md, "services"): one instance's
+/// services as `snapshot --json` reports them (its `services` array, each
+/// element the report's service object, kept as JSON: the report's type
+/// is the one set of serde types), written by `record` when the
+/// instance's row changed and in every keyframe. An empty array: none.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServicesLine {
+    /// The instance's name.
+    pub name: String,
+    /// Its birth's `instance_id` (`null`: a row of no birth).
+    #[serde(default)]
+    pub instance_id: Option<String>,
+    /// The report's service objects.
+    #[serde(default)]
+    pub services: Vec<Value>,
 }
 
 /// The `hello` message (every field defaults when missing, for a client).
@@ -397,6 +417,7 @@ pub fn read(raw: &[u8]) -> Result<Message, ReadError> {
         "reply" => of(raw, Message::Reply),
         "log" => of(raw, Message::Log),
         "logs_end" => of(raw, Message::LogsEnd),
+        "services" => of(raw, Message::Services),
         _ => Ok(Message::Unknown),
     };
     message.map_err(|error| ReadError::Fields(peek.kind, error))

@@ -24,15 +24,23 @@ const NOTE_NAME_CUT: usize = 40;
 
 /// Whether a command line runs a stackless 0.4.0 subcommand that reaches
 /// the controller (`up`, `down`, `verify`, `operation`), so starts it when
-/// none runs: `argv[1]` is the subcommand (`stackless down {name} --json`,
-/// the default `--down-cmd`). A teardown command of the operator's own
-/// (`--down-cmd './teardown.sh {name}'`) is no such command.
+/// none runs: `argv[0]` is stackless (the `--stackless` program
+/// `stackless`, as configured, or a file named `stackless`) and `argv[1]`
+/// the subcommand (`stackless down {name} --json`, the default
+/// `--down-cmd`). A teardown command of the operator's own (`--down-cmd
+/// './teardown.sh down {name}'`) is no such command, whatever its
+/// arguments.
 #[must_use]
-pub fn argv_starts_controller(argv: &[String]) -> bool {
-    matches!(
-        argv.get(1).map(String::as_str),
-        Some("up" | "down" | "verify" | "operation")
-    )
+pub fn argv_starts_controller(argv: &[String], stackless: &str) -> bool {
+    let program = argv.first().map(String::as_str);
+    let is_stackless = program.is_some_and(|p| {
+        p == stackless || std::path::Path::new(p).file_name() == Some("stackless".as_ref())
+    });
+    is_stackless
+        && matches!(
+            argv.get(1).map(String::as_str),
+            Some("up" | "down" | "verify" | "operation")
+        )
 }
 
 /// What a question whose command starts the controller must say when no

@@ -811,28 +811,20 @@ fn the_controller_note_caps_its_names_and_needs_a_0_4_0_store() {
 #[test]
 fn which_commands_start_the_controller() {
     let argv = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
-    assert!(argv_starts_controller(&argv(&[
-        "stackless",
+    let starts = |a: &[&str]| argv_starts_controller(&argv(a), "/usr/local/bin/my-stackless");
+    assert!(starts(&["stackless", "down", "{name}", "--json"]));
+    assert!(starts(&["/opt/stackless", "up", "--name", "a"]));
+    assert!(starts(&["stackless", "operation", "cancel", "x"]));
+    // The configured `--stackless` program, whatever its file name.
+    assert!(starts(&[
+        "/usr/local/bin/my-stackless",
         "down",
         "{name}",
         "--json"
-    ])));
-    assert!(argv_starts_controller(&argv(&[
-        "/opt/stackless",
-        "up",
-        "--name",
-        "a"
-    ])));
-    assert!(argv_starts_controller(&argv(&[
-        "stackless",
-        "operation",
-        "cancel",
-        "x"
-    ])));
-    assert!(!argv_starts_controller(&argv(&["./teardown.sh", "{name}"])));
-    assert!(!argv_starts_controller(&argv(&[
-        "stackless-tui",
-        "demo-down",
-        "{name}"
-    ])));
+    ]));
+    assert!(!starts(&["./teardown.sh", "{name}"]));
+    // An operator's own script given stackless's words is not stackless.
+    assert!(!starts(&["/tmp/fake-down.sh", "down", "{name}", "--json"]));
+    assert!(!starts(&["stackless-tui", "demo-down", "{name}"]));
+    assert!(!starts(&["stackless", "list", "--json"]));
 }

@@ -163,6 +163,9 @@ struct Status {
     controller: ControllerState,
     /// How the watcher learns of commits (`None` until it says).
     watch: Option<crate::event::WatchMode>,
+    /// Who records the store, in words (`Event::Recording`; `None`:
+    /// not said, as in replay and over a fleet).
+    recording: Option<String>,
     /// The wall clock's doubt as last checked (`Event::Pauses`): while set,
     /// the reaper and GC are paused and `r` is off.
     clock_doubt: Option<String>,
@@ -312,6 +315,7 @@ impl App {
                 role: RoleState::Active,
                 controller: ControllerState::default(),
                 watch: None,
+                recording: None,
                 clock_doubt: None,
                 audit_failure: None,
                 unrecorded: None,
@@ -351,17 +355,7 @@ impl App {
         self.now = self.replay_now(&event, now);
         self.clock = Instant::now();
         match event {
-            Event::Tick => {
-                self.recount_expired();
-                if self
-                    .flash
-                    .as_ref()
-                    .is_some_and(|f| !flash_live(f, self.wall_now()))
-                {
-                    self.flash = None;
-                }
-                self.recheck_logs()
-            }
+            Event::Tick => self.tick(),
             // The rows first: the frame does not wait for the Activity
             // lines of what changed or the old snapshot's freeing
             // ([`App::settle`], which the render loop calls after the
@@ -408,6 +402,10 @@ impl App {
                 self.status.watch = Some(mode);
                 None
             }
+            Event::Recording(words) => {
+                self.status.recording = Some(words);
+                None
+            }
             Event::Answer(answer) => {
                 self.take_answer(answer);
                 None
@@ -426,6 +424,20 @@ impl App {
             Event::Input(input) => self.input(input),
             Event::InputAt(input, read) => self.input_at(input, read),
         }
+    }
+
+    /// One second passed: the expired rows recounted, a flash whose time
+    /// is up put away, the logs view's watch looked at again.
+    fn tick(&mut self) -> Option<Effect> {
+        self.recount_expired();
+        if self
+            .flash
+            .as_ref()
+            .is_some_and(|f| !flash_live(f, self.wall_now()))
+        {
+            self.flash = None;
+        }
+        self.recheck_logs()
     }
 
     /// Whether `q`, Ctrl-C or a termination signal asked to quit.

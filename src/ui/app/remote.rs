@@ -223,7 +223,7 @@ impl App {
     #[must_use]
     pub fn controller_start_note(&self, question: &super::Question) -> Option<String> {
         use super::Question;
-        let teardown = rules::argv_starts_controller(&self.teardown().argv);
+        let teardown = rules::argv_starts_controller(&self.teardown().argv, self.stackless());
         let (starts, verb, renewed): (bool, &str, Vec<&str>) = match question {
             Question::TearDown(_) | Question::Reap(_) => (teardown, "", Vec::new()),
             Question::Bulk(bulk) => (teardown || !bulk.queued.is_empty(), "", Vec::new()),
@@ -252,7 +252,7 @@ impl App {
     fn effect_start_note(&self, effect: &rules::Effect) -> Option<String> {
         let (verb, renewed) = match effect {
             rules::Effect::Reap { .. } | rules::Effect::TearDown { .. } => {
-                if !rules::argv_starts_controller(&self.teardown().argv) {
+                if !rules::argv_starts_controller(&self.teardown().argv, self.stackless()) {
                     return None;
                 }
                 ("", Vec::new())

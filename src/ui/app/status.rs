@@ -212,6 +212,14 @@ impl App {
         self.status.watch
     }
 
+    /// Who records the store, in words (`recording (7d, 256 MB)`,
+    /// `recorded by pid 4242`, `not recording (--no-record)`), once the
+    /// console said it (`Event::Recording`).
+    #[must_use]
+    pub fn recording(&self) -> Option<&str> {
+        self.status.recording.as_deref()
+    }
+
     /// The store's health as last reported.
     #[must_use]
     pub fn health(&self) -> &StoreHealth {

@@ -286,8 +286,9 @@ fn replay_banners(view: &crate::ui::app::ReplayView, out: &mut Vec<BannerItem>) 
 }
 
 /// The items of one header line, each with the rank at which it is
-/// dropped (lowest first) when the line does not fit: whole items go,
-/// never part of a word. Rank `u8::MAX` is never dropped.
+/// dropped (lowest first; of equal ranks, the later item first) when the
+/// line does not fit: whole items go, never part of a word. Rank
+/// `u8::MAX` is never dropped.
 fn fitted(items: Vec<(Span<'static>, u8)>, width: usize) -> Line<'static> {
     let sep = "  │  ";
     let mut items = items;
@@ -299,6 +300,7 @@ fn fitted(items: Vec<(Span<'static>, u8)>, width: usize) -> Line<'static> {
         let Some((index, _)) = items
             .iter()
             .enumerate()
+            .rev()
             .filter(|(_, (_, rank))| *rank < u8::MAX)
             .min_by_key(|(_, (_, rank))| *rank)
         else {
@@ -314,6 +316,55 @@ fn fitted(items: Vec<(Span<'static>, u8)>, width: usize) -> Line<'static> {
         spans.push(span);
     }
     Line::from(spans)
+}
+
+/// The header's second line's items: who reaps (never dropped), the
+/// reaper's schedule, the helper, the controller, the sort, who records.
+fn second_line(app: &App) -> Vec<(Span<'static>, u8)> {
+    let config = app.config();
+    // A standby console runs no reaper, whatever its flags say; an active
+    // one says what its reaper does with the store as it is now.
+    let reaper = app.replay().map_or_else(
+        || app.reaper_text().into_owned(),
+        |view| {
+            format!(
+                "who reaps (recorded): {}",
+                view.reaper.as_deref().unwrap_or("not recorded")
+            )
+        },
+    );
+    let mut second = vec![(
+        Span::raw(sanitize_short(&reaper, crate::ui::text::CUT_SHORT)),
+        u8::MAX,
+    )];
+    if let Some(schedule) = app.reaper_schedule() {
+        second.push((Span::raw(schedule), 3));
+    }
+    second.push((
+        Span::raw(sanitize_short(
+            &config.helper.line(),
+            crate::ui::text::CUT_SHORT,
+        )),
+        1,
+    ));
+    if let Some(text) = controller_text(app) {
+        second.push((Span::raw(text), 2));
+    }
+    let sort = if app.sort_reversed() {
+        format!("sort: {}, reversed", app.sort().label())
+    } else {
+        format!("sort: {}", app.sort().label())
+    };
+    second.push((Span::raw(sort), 0));
+    // Who records the store (docs/history.md): dropped first when
+    // narrow (the later of the two rank-0 items).
+    if let Some(words) = app.recording() {
+        second.push((
+            Span::raw(sanitize_short(words, crate::ui::text::CUT_SHORT)),
+            0,
+        ));
+    }
+    second
 }
 
 /// Draw the header into `area` (see [`height`]). Each line drops whole
@@ -351,40 +402,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     if let Some(mode) = app.watch() {
         first.push((Span::raw(mode.label()), 0));
     }
-    // A standby console runs no reaper, whatever its flags say; an active
-    // one says what its reaper does with the store as it is now.
-    let reaper = app.replay().map_or_else(
-        || app.reaper_text().into_owned(),
-        |view| {
-            format!(
-                "who reaps (recorded): {}",
-                view.reaper.as_deref().unwrap_or("not recorded")
-            )
-        },
-    );
-    let mut second = vec![(
-        Span::raw(sanitize_short(&reaper, crate::ui::text::CUT_SHORT)),
-        u8::MAX,
-    )];
-    if let Some(schedule) = app.reaper_schedule() {
-        second.push((Span::raw(schedule), 3));
-    }
-    second.push((
-        Span::raw(sanitize_short(
-            &config.helper.line(),
-            crate::ui::text::CUT_SHORT,
-        )),
-        1,
-    ));
-    if let Some(text) = controller_text(app) {
-        second.push((Span::raw(text), 2));
-    }
-    let sort = if app.sort_reversed() {
-        format!("sort: {}, reversed", app.sort().label())
-    } else {
-        format!("sort: {}", app.sort().label())
-    };
-    second.push((Span::raw(sort), 0));
+    let second = second_line(app);
     let width = usize::from(area.width);
     let (first, second) = (fitted(first, width), fitted(second, width));
     let mut y = area.y;

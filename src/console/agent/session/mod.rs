@@ -16,7 +16,7 @@ use tokio::signal::unix::{SignalKind, signal};
 
 mod logs;
 mod metrics;
-mod words;
+pub(in crate::console) mod words;
 
 use logs::LogsStream;
 use words::{fit_lines, generation_word, reaper_line};

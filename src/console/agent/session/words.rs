@@ -45,7 +45,7 @@ pub(super) fn fit_lines(text: Vec<String>) -> Vec<String> {
 }
 
 /// `hello.generation`: the store's era in words.
-pub(super) const fn generation_word(
+pub(in crate::console) const fn generation_word(
     generation: crate::model::generation::Generation,
 ) -> &'static str {
     use crate::model::generation::Era;
@@ -60,7 +60,7 @@ pub(super) const fn generation_word(
 
 /// Who reaps, as the App last heard from the role thread (`None`: not
 /// yet known).
-pub(super) fn reaper_line(app: Option<&App>) -> ReaperLine {
+pub(in crate::console) fn reaper_line(app: Option<&App>) -> ReaperLine {
     let Some(app) = app else {
         return ReaperLine {
             by: "unknown".to_owned(),

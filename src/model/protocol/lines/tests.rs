@@ -311,12 +311,17 @@ fn reply_examples() -> Vec<Message> {
             }),
             ..Reply::default()
         }),
+        Message::Services(ServicesLine {
+            name: "alpha".into(),
+            instance_id: Some("a1".into()),
+            services: vec![json!({"name": "web", "pid": 7, "stage": "started"})],
+        }),
     ]
 }
 
 #[test]
 fn every_message_round_trips_through_its_line() {
-    let mut seen = [false; 13];
+    let mut seen = [false; 14];
     for message in examples() {
         seen[match &message {
             Message::Hello(_) => 0,
@@ -332,6 +337,7 @@ fn every_message_round_trips_through_its_line() {
             Message::Log(_) => 10,
             Message::LogsEnd(_) => 11,
             Message::Unknown => 12,
+            Message::Services(_) => 13,
         }] = true;
         let text = line(&message);
         assert!(text.len() < MAX_MESSAGE_BYTES);
@@ -345,7 +351,7 @@ fn every_message_round_trips_through_its_line() {
         let derived: Message = serde_json::from_str(&text).expect(&text);
         assert_eq!(derived, message, "{text}");
     }
-    assert_eq!(seen, [true; 13]);
+    assert_eq!(seen, [true; 14]);
 }
 
 #[test]
