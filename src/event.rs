@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::model::Snapshot;
-pub use crate::model::activity::{Activity, ActivityKind, Actor};
+pub use crate::model::activity::{Activity, ActivityKind, Actor, OpRef};
 
 /// The sending half every producer holds.
 pub type EventSender = tokio::sync::mpsc::UnboundedSender<Event>;

@@ -291,6 +291,17 @@ impl Activity {
                 ))
     }
 
+    /// Whether `newer` repeats this failure with other lines between them,
+    /// so the Activity log folds it into this line and moves the line to
+    /// the newest place (the controller's lease reaper failing every
+    /// minute on four instances in turn is four lines, each counted
+    /// exactly): both failures, and [`Activity::repeats`] (the same actor,
+    /// instance, kind and error).
+    #[must_use]
+    pub fn repeats_apart(&self, newer: &Self) -> bool {
+        self.kind == ActivityKind::Failed && self.repeats(newer)
+    }
+
     /// Whether this entry is a failed teardown, what the Activity title's
     /// `failed` counts: a `down` this console ran (the reaper's, the
     /// operator's `d`), or a controller `down` operation that failed (its

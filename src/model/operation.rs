@@ -18,13 +18,46 @@ pub const FINISHED_SHOWN: usize = 50;
 /// is the first finished row, not where its creation put it. The one
 /// order the Operations pane and `snapshot` show.
 pub fn order_finished(operations: &mut [Operation]) {
-    let pending = operations
-        .iter()
-        .position(|op| !op.status.is_pending())
-        .unwrap_or(operations.len());
+    let pending = pending_count(operations);
     if let Some(finished) = operations.get_mut(pending..) {
         finished.sort_by_key(|op| std::cmp::Reverse(op.updated_at));
     }
+}
+
+/// Where the Operations pane's selection goes when `after` replaces
+/// `before` (both in the pane's order: pending first, then finished, newest
+/// first: [`order_finished`]); `index` is the selection in `before`, the
+/// result an index into `after` (0 when it is empty).
+///
+/// On the newest finished row (the top of the finished rows: the pending
+/// ones are pinned above it) the selection stays on the newest finished
+/// row, so rows that arrive never go above an untouched selection
+/// (docs/keys.md: "new lines leave it where you put it unless it is on the
+/// newest"); anywhere else it follows its operation by id; an id no longer
+/// listed keeps the index, within the list. Before the first list
+/// (`before` empty) the index is kept.
+#[must_use]
+pub fn reselect(before: &[Operation], index: usize, after: &[Operation]) -> usize {
+    let last = after.len().saturating_sub(1);
+    let Some(selected) = before.get(index) else {
+        return index.min(last);
+    };
+    if !selected.status.is_pending() && index == pending_count(before) {
+        return pending_count(after).min(last);
+    }
+    after
+        .iter()
+        .position(|op| op.id == selected.id)
+        .unwrap_or_else(|| index.min(last))
+}
+
+/// How many operations of a list in the pane's order are pending (the
+/// pinned rows on top).
+fn pending_count(operations: &[Operation]) -> usize {
+    operations
+        .iter()
+        .position(|op| !op.status.is_pending())
+        .unwrap_or(operations.len())
 }
 
 /// `operations.status`.
@@ -374,6 +407,28 @@ mod tests {
     /// The finished rows go by when they finished, newest first: a row
     /// created first and cancelled last leads them; the pending rows keep
     /// their order; a tie keeps the order given.
+    #[test]
+    fn reselect_keeps_the_newest_and_follows_any_other_by_id() {
+        let old = vec![
+            row("a", OpStatus::Succeeded, 10, 20),
+            row("b", OpStatus::Failed, 5, 8),
+        ];
+        let new = vec![
+            row("q", OpStatus::Queued, 30, 30),
+            row("n", OpStatus::Succeeded, 25, 26),
+            row("a", OpStatus::Succeeded, 10, 20),
+            row("b", OpStatus::Failed, 5, 8),
+        ];
+        assert_eq!(reselect(&old, 0, &new), 1);
+        assert_eq!(reselect(&old, 1, &new), 3);
+        assert_eq!(reselect(&new, 0, &old), 0);
+        assert_eq!(reselect(&new, 1, &old), 0);
+        assert_eq!(reselect(&[], 0, &new), 0);
+        assert_eq!(reselect(&new, 3, &[]), 0);
+        let gone = vec![row("z", OpStatus::Running, 1, 1)];
+        assert_eq!(reselect(&new, 3, &gone), 0);
+    }
+
     #[test]
     fn finished_operations_are_ordered_by_when_they_finished() {
         let mut ops = vec![

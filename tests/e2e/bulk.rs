@@ -50,7 +50,7 @@ fn marks_and_bulk_r_list_the_refused_member() {
     tui.send("r");
     // The refused member is named before `y`, with why.
     tui.wait_for(
-        "Reap 3 marked instances (alpha, bravo, echo)? Refused, not run: echo: locked (foreign host). [y/N]",
+        "Reap 2 of 3 marked instances (alpha, bravo, echo)? Refused, not run: echo: locked (foreign host). [y/N]",
         UI,
     );
     tui.send("y");

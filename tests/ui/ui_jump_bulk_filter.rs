@@ -147,7 +147,7 @@ fn ctrl_f_jumps_to_an_instance_named_like_a_command_and_never_runs_it() {
     assert_eq!(
         flash(&app),
         Some(
-            ":reap: :reap needs instance names · \"reap\" is also an instance: \
+            ":reap needs instance names · \"reap\" is also an instance: \
              Ctrl-F reap Enter jumps to it (:reap runs the command)"
         )
     );

@@ -117,7 +117,7 @@ fn space_marks_and_bulk_r_refuses_the_locked_one_with_its_reason() {
         app.confirming_bulk()
             .map(stackless_tui::ui::app::Bulk::question),
         Some(
-            "Reap 3 marked instances (alpha, bravo, delta)? Refused, not run: bravo: locked \
+            "Reap 2 of 3 marked instances (alpha, bravo, delta)? Refused, not run: bravo: locked \
              (alive). [y/N]"
                 .to_owned()
         )
@@ -251,7 +251,7 @@ fn bulk_d_defaults_to_no_and_esc_clears_marks() {
         app.confirming_bulk()
             .map(stackless_tui::ui::app::Bulk::question),
         Some(
-            "Tear down 5 marked instances (alpha, bravo, charlie and 2 more)? This runs: \
+            "Tear down 4 of 5 marked instances (alpha, bravo, charlie and 2 more)? This runs: \
              stackless down alpha --json, then the same with {name} = each other name. Refused, \
              not run: bravo: locked (alive). [y/N]"
                 .to_owned()

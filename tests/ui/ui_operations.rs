@@ -702,7 +702,7 @@ fn a_real_0_4_0_store_at_120x40() {
     // reaps and nosuch's refusal), though no line is logged for them.
     assert!(
         text.contains(
-            "Activity (UTC) 1h reaped ▁▁▁▁▁▁▁▁▁▁█▅ 3 · failed ▁▁▁▁▁▁▁▁▁▁▄█ 7 · by elsewhere 3 ─"
+            "Activity (UTC) 1h reaped ▁▁▁▁▁▁▁▁▁▁█▅ 3 · failed ▁▁▁▁▁▁▁▁▁▁▄█ 7 (controller 7) · by elsewhere 3 ─"
         ),
         "{text}"
     );
@@ -1251,7 +1251,7 @@ fn bulk_d_queues_those_with_a_pending_operation_counted_apart() {
     let bulk = app.confirming_bulk().expect("the bulk question");
     assert_eq!(
         bulk.question(),
-        "Tear down 3 marked instances (alpha, bravo, charlie)? This runs: stackless down bravo \
+        "Tear down 2 of 3 marked instances (alpha, bravo, charlie)? This runs: stackless down bravo \
          --json. 1 has a pending operation: its teardown is queued behind it, to run after the \
          current operation: stackless down charlie --no-wait --json. Refused, not run: alpha: a \
          down of alpha is already running (op 3f2c…); nothing queued. [y/N]"
@@ -1749,7 +1749,8 @@ fn a_failed_verify_is_not_counted_as_a_failed_teardown() {
 }
 
 /// After new finished operations arrive (a pending one finished, two new
-/// ones above the selection, which follows its operation), the newest
+/// ones above the selection, which is off the newest row and so follows
+/// its operation), the newest
 /// finished ones are drawn: the pending ones pinned on top, no offset
 /// kept from before hiding the newest above the window, zoomed or not,
 /// without `g`; what is not drawn is counted (`↓ N more`).
@@ -1788,16 +1789,16 @@ fn the_newest_finished_operations_are_drawn_after_new_ones_finish() {
     let mut app = App::new(config(), CAPTURE);
     app.handle(Event::Snapshot(snapshot(rows.clone())), CAPTURE);
     focus_operations(&mut app);
-    for _ in 0..3 {
+    for _ in 0..4 {
         press(&mut app, KeyCode::Char('j'));
     }
     assert_eq!(
         app.selected_operation().map(|o| o.instance.as_str()),
-        Some("old00")
+        Some("old01")
     );
     press(&mut app, KeyCode::Char('z'));
     let before = render_app(&app, 80, 24);
-    assert!(before.contains("old00"), "{before}");
+    assert!(before.contains("old01"), "{before}");
     // pend2 finished; new-a and new-b finished after it.
     let mut next = rows.clone();
     let mut done = next.operations.remove(2);
@@ -1810,18 +1811,192 @@ fn the_newest_finished_operations_are_drawn_after_new_ones_finish() {
     app.handle(Event::Snapshot(snapshot(next)), CAPTURE + 5);
     assert_eq!(
         app.selected_operation().map(|o| o.instance.as_str()),
-        Some("old00")
+        Some("old01")
     );
     let zoomed = render_app(&app, 80, 24);
     assert_snapshot!("operations_newest_drawn_zoomed_80x24", zoomed);
-    for name in ["pend0", "pend1", "new-b", "new-a", "pend2", "old00"] {
+    for name in [
+        "pend0", "pend1", "new-b", "new-a", "pend2", "old00", "old01",
+    ] {
         assert!(zoomed.contains(name), "{name} drawn: {zoomed}");
     }
     assert!(!zoomed.contains("↑ "), "nothing hidden above: {zoomed}");
     press(&mut app, KeyCode::Char('z'));
     let plain = render_app(&app, 120, 40);
-    for name in ["pend0", "pend1", "new-b", "new-a", "pend2", "old00"] {
+    for name in [
+        "pend0", "pend1", "new-b", "new-a", "pend2", "old00", "old01",
+    ] {
         assert!(plain.contains(name), "{name} drawn: {plain}");
     }
     assert!(!plain.contains("↑ "), "nothing hidden above: {plain}");
+}
+
+/// Three `stackless verify`s run from outside, each seen queued and then
+/// finished, on a console whose Operations selection was never moved (on
+/// the newest finished row): the selection stays on the newest row, and
+/// at 80x24 nothing is hidden above it; a selection moved off the newest
+/// stays on its operation as rows arrive.
+#[test]
+fn a_selection_on_the_newest_operation_follows_new_rows() {
+    let finished: Vec<Operation> = (0..10_i64)
+        .map(|i| {
+            op(
+                &format!("f{i}"),
+                "delta",
+                "up",
+                OpStatus::Succeeded,
+                900 + i * 10,
+                890 + i * 10,
+            )
+        })
+        .collect();
+    let feed = |app: &mut App, ops: &[Operation], at: i64| {
+        let mut rows = rows();
+        rows.operations = ops.to_vec();
+        app.handle(Event::Snapshot(snapshot(rows)), at);
+    };
+    let mut app = App::new(config(), CAPTURE);
+    feed(&mut app, &finished, CAPTURE);
+    focus_operations(&mut app);
+    let mut shown = finished.clone();
+    for n in 1..=3_i64 {
+        let id = format!("v{n}");
+        let queued = op(&id, "bravo", "verify", OpStatus::Queued, 80 - n, 80 - n);
+        let with_pending: Vec<Operation> = std::iter::once(queued).chain(shown.clone()).collect();
+        feed(&mut app, &with_pending, CAPTURE + n);
+        assert_eq!(
+            app.selected_operation().map(|op| op.id.as_str()),
+            shown.first().map(|op| op.id.as_str()),
+            "while v{n} is queued, the newest finished row stays selected"
+        );
+        assert_eq!(app.operation_index(), 1);
+        let done = op(&id, "bravo", "verify", OpStatus::Succeeded, 80 - n, 79 - n);
+        shown.insert(0, done);
+        feed(&mut app, &shown, CAPTURE + n);
+        assert_eq!(
+            app.selected_operation().map(|op| op.id.as_str()),
+            Some(id.as_str())
+        );
+        assert_eq!(app.operation_index(), 0);
+    }
+    let text = render_app(&app, 80, 24);
+    assert!(!text.contains("↑ "), "{text}");
+    assert!(
+        text.contains("║▶ verify bravo    succeeded   1m 19s ago"),
+        "{text}"
+    );
+    press(&mut app, KeyCode::Char('j'));
+    assert_eq!(
+        app.selected_operation().map(|op| op.id.as_str()),
+        Some("v2")
+    );
+    let queued = op("v4", "bravo", "verify", OpStatus::Queued, 10, 10);
+    let with_pending: Vec<Operation> = std::iter::once(queued).chain(shown.clone()).collect();
+    feed(&mut app, &with_pending, CAPTURE + 5);
+    assert_eq!(
+        app.selected_operation().map(|op| op.id.as_str()),
+        Some("v2")
+    );
+    assert_eq!(app.operation_index(), 2);
+}
+
+/// The controller's lease reaper failing every minute on four instances in
+/// turn (golf, india, hotel, alpha, golf, …) for six minutes: Activity
+/// shows one line per instance and error, counted exactly at the front,
+/// at the latest time; another error on golf is a line of its own.
+#[test]
+fn failures_repeated_in_turn_fold_per_instance_and_error() {
+    use stackless_tui::event::OpRef;
+    let failed = |name: &str, at: i64, error: &str| {
+        Activity::new(
+            at,
+            Actor::Controller,
+            name,
+            ActivityKind::Failed,
+            format!(
+                "down by its lease reaper: in ≤{}s (queue wait included): {error}",
+                at % 3 + 1
+            ),
+        )
+        .with_operation(OpRef {
+            id: format!("{name}-{at}"),
+            verb: "down".into(),
+            error: error.into(),
+        })
+    };
+    let mut app = app();
+    let survivors = "engine.teardown.survivors: left survivors";
+    for minute in 0..6_i64 {
+        for (i, name) in ["golf", "india", "hotel", "alpha"].into_iter().enumerate() {
+            let at = CAPTURE + minute * 60 + i64::try_from(i).unwrap();
+            app.handle(Event::Activity(failed(name, at, survivors)), at);
+        }
+    }
+    let at = CAPTURE + 400;
+    app.handle(
+        Event::Activity(failed("golf", at, "engine.lock.held: locked")),
+        at,
+    );
+    let lines = activity_lines(&app);
+    assert_eq!(
+        lines[lines.len() - 5..],
+        [
+            "14:03:06 x6 controller golf failed: down by its lease reaper: in ≤1s (queue wait included): engine.teardown.survivors: left survivors",
+            "14:03:07 x6 controller india failed: down by its lease reaper: in ≤2s (queue wait included): engine.teardown.survivors: left survivors",
+            "14:03:08 x6 controller hotel failed: down by its lease reaper: in ≤3s (queue wait included): engine.teardown.survivors: left survivors",
+            "14:03:09 x6 controller alpha failed: down by its lease reaper: in ≤1s (queue wait included): engine.teardown.survivors: left survivors",
+            "14:04:46 controller golf failed: down by its lease reaper: in ≤2s (queue wait included): engine.lock.held: locked",
+        ],
+        "{lines:#?}"
+    );
+}
+
+/// The Activity title says whose the failed teardowns were: the
+/// controller's lease reaper's and this console's reaper's, counted apart
+/// (folded lines by their count); at 80 columns the title keeps whole
+/// items within the pane.
+#[test]
+fn the_activity_title_counts_failed_teardowns_by_actor() {
+    use stackless_tui::event::OpRef;
+    let mut app = app();
+    for (i, name) in ["golf", "india", "golf", "hotel"].into_iter().enumerate() {
+        let at = CAPTURE + i64::try_from(i).unwrap();
+        let failed = Activity::new(
+            at,
+            Actor::Controller,
+            name,
+            ActivityKind::Failed,
+            "down by its lease reaper: in ≤1s (queue wait included): engine.teardown.survivors: left survivors",
+        )
+        .with_operation(OpRef {
+            id: format!("{name}-{at}"),
+            verb: "down".into(),
+            error: "engine.teardown.survivors: left survivors".into(),
+        });
+        app.handle(Event::Activity(failed), at);
+    }
+    for at in [CAPTURE + 10, CAPTURE + 11] {
+        let failed = Activity::new(
+            at,
+            Actor::Reaper,
+            "kilo",
+            ActivityKind::Failed,
+            "stackless down exited 1",
+        );
+        app.handle(Event::Activity(failed), at);
+    }
+    let wide = render_pane(&app, 200, 12, panes::activity::render);
+    let title = wide.lines().next().unwrap_or_default();
+    assert!(
+        title.contains(" 6 (controller 4, this reaper 2) "),
+        "{wide}"
+    );
+    let narrow = render_pane(&app, 80, 12, panes::activity::render);
+    let title = narrow.lines().next().unwrap_or_default();
+    assert_eq!(
+        unicode_width::UnicodeWidthStr::width(title.trim_matches('"')),
+        80,
+        "{narrow}"
+    );
+    assert!(title.trim_matches('"').ends_with('┐'), "{narrow}");
 }

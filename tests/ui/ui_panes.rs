@@ -1146,7 +1146,7 @@ fn activity_counts_reaps_by_actor_and_folds_exactly() {
     let title = text.lines().next().expect("the title row");
     assert!(
         title.contains(
-            " 6 · failed ▁▁▁▁▁▁▁▁▁▁▁█ 5 · by this reaper 2, controller 1, operator 1, elsewhere 2 "
+            " 6 · failed ▁▁▁▁▁▁▁▁▁▁▁█ 5 (this reaper 5) · by this reaper 2, controller 1, operator 1, elsewhere 2 "
         ),
         "{text}"
     );

@@ -916,3 +916,34 @@ fn an_agents_renew_that_starts_the_controller_says_so_in_its_reply() {
     );
     assert!(matches!(effect, Some(Effect::Verbs(_))));
 }
+
+/// The renew question on an instance whose lease ran out says when it
+/// expired and when it then expires, in two sentences' worth.
+#[test]
+fn renew_of_an_expired_instance_says_when_it_expired() {
+    let mut app = new_app(14, Ok(()));
+    let alpha = crate::common::builders::instance("alpha")
+        .lease(7_200, CAPTURE - 4 * 86_400)
+        .birth(ALPHA)
+        .build();
+    app.handle(
+        Event::Snapshot(Arc::new(Snapshot::from(Rows {
+            generation: Generation::new(14),
+            instances: vec![alpha].into(),
+            ..Rows::default()
+        }))),
+        CAPTURE,
+    );
+    select(&mut app, "alpha");
+    assert_eq!(press(&mut app, KeyCode::Char('L')), None);
+    erase(&mut app, 2);
+    type_text(&mut app, "15s");
+    assert_eq!(press(&mut app, KeyCode::Enter), None);
+    let question = app.confirming_verbs().expect("asked").question();
+    assert!(
+        question.contains(
+            "stackless resumes the instance (its prepare hooks run again). It expired 4d 00h ago; then it expires in 15s. This runs: /opt/bin/stackless up --name alpha --lease 15s --json"
+        ),
+        "{question}"
+    );
+}

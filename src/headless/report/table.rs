@@ -413,15 +413,20 @@ fn operations_table(
         return Ok(());
     }
     out.write_all(b"\nOPERATIONS\n")?;
-    // Repeats in a row (the same status, verb, instance and error: the
-    // lease reaper's failing `down` every minute) are one line, counted
-    // first and timed as the newest: `x6 failed down foxtrot (1m ago): …`.
+    // Failures repeated (the same verb, instance, status and error: the
+    // lease reaper's failing `down` every minute, on several instances in
+    // turn) are one line per instance and error, in or out of a row,
+    // counted exactly first and timed as the newest (failures come newest
+    // first): `x6 failed down foxtrot (1m ago): …`.
     let mut lines: Vec<(String, String, u32)> = Vec::new();
     for op in shown {
         let (key, line) = operation_line(op, now);
-        match lines.last_mut() {
-            Some((last, _, count)) if *last == key && op.status == "failed" => *count += 1,
-            _ => lines.push((key, line, 1)),
+        let earlier = (op.status == "failed")
+            .then(|| lines.iter_mut().find(|(seen, _, _)| *seen == key))
+            .flatten();
+        match earlier {
+            Some((_, _, count)) => *count += 1,
+            None => lines.push((key, line, 1)),
         }
     }
     for (_, line, count) in lines {

@@ -269,9 +269,9 @@ fn the_table_lists_pending_operations_first_and_failed_ones_with_their_time() {
     assert_eq!(text, table(&whole, &utc));
 }
 
-/// Failed operations repeated in a row (the same verb, instance and
-/// error) are one line, counted first and timed as the newest; a
-/// different error breaks the run.
+/// Failed operations repeated (the same verb, instance and error) are one
+/// line, counted first and timed as the newest; another error is a line
+/// of its own; failures on several instances in turn fold per instance.
 #[test]
 fn repeated_failures_in_the_operations_section_are_folded_and_counted() {
     use crate::model::OpStatus;
@@ -411,4 +411,61 @@ fn the_reap_attempt_stepped_to_is_the_snapshots_in_any_order() {
             "{name}"
         );
     }
+}
+
+/// The lease reaper failing every minute on four instances in turn (golf,
+/// india, hotel, alpha, golf, …): one line per instance, counted exactly.
+#[test]
+fn failures_in_turn_in_the_operations_section_fold_per_instance() {
+    use crate::model::OpStatus;
+    let failed = |name: &str, at: i64| Operation {
+        error_json: Some(
+            r#"{"code":"engine.teardown.survivors","message":"left survivors"}"#.into(),
+        ),
+        id: format!("{name}-{at}"),
+        instance: name.into(),
+        instance_id: None,
+        verb: "down".into(),
+        status: OpStatus::Failed,
+        cancel_requested: false,
+        created_at: at,
+        updated_at: at,
+        progress: None,
+        ran: None,
+    };
+    let snapshot = mixed_snapshot_with(|rows| {
+        rows.operations = (0..6_i64)
+            .flat_map(|minute| {
+                ["alpha", "hotel", "india", "golf"]
+                    .into_iter()
+                    .enumerate()
+                    .map(move |(i, name)| {
+                        failed(name, NOW - 60 * minute - i64::try_from(i).unwrap_or(0))
+                    })
+            })
+            .collect();
+    });
+    let mut text = Vec::new();
+    write_table(
+        &mut text,
+        &snapshot,
+        NOW,
+        "s.db",
+        &Services::new(),
+        &jiff::tz::TimeZone::UTC,
+        None,
+    )
+    .unwrap();
+    let text = String::from_utf8(text).unwrap();
+    let section: Vec<&str> = text.lines().skip_while(|l| *l != "OPERATIONS").collect();
+    assert_eq!(
+        section,
+        [
+            "OPERATIONS",
+            "x6 failed down alpha (0s ago): engine.teardown.survivors: left survivors",
+            "x6 failed down hotel (1s ago): engine.teardown.survivors: left survivors",
+            "x6 failed down india (2s ago): engine.teardown.survivors: left survivors",
+            "x6 failed down golf (3s ago): engine.teardown.survivors: left survivors",
+        ]
+    );
 }

@@ -44,28 +44,13 @@ impl Bulk {
     /// [y/N]`; `Tear down 2 instances (alpha, bravo)? This runs: stackless
     /// down alpha --json, then the same with {name} = each other name
     /// [y/N]`; with marks the filter hides, `… 2 other marked instances are
-    /// hidden by the filter and left alone. …` (names sanitized and cut).
+    /// hidden by the filter and left alone. …`; with refusals, how many of
+    /// them run: `Tear down 2 of 3 marked instances (…)? … Refused, not
+    /// run: …` (names sanitized and cut).
     #[must_use]
     pub fn question(&self) -> String {
         use crate::model::text::sanitize_short;
-        let verb = match self.intent {
-            Intent::Reap => "Reap",
-            Intent::TearDown => "Tear down",
-        };
-        let count = self.names.len();
-        let noun = if count == 1 { "instance" } else { "instances" };
-        let marked = if self.marked { "marked " } else { "" };
-        let mut list = self
-            .names
-            .iter()
-            .take(BULK_NAMES_SHOWN)
-            .map(|n| sanitize_short(n, crate::ui::text::CUT_SHORT))
-            .collect::<Vec<_>>()
-            .join(", ");
-        if count > BULK_NAMES_SHOWN {
-            list = format!("{list} and {} more", count - BULK_NAMES_SHOWN);
-        }
-        let mut text = format!("{verb} {count} {marked}{noun} ({list})?");
+        let mut text = self.opening();
         if self.hidden > 0 {
             let (n, verb) = if self.hidden == 1 {
                 ("instance is", "it")
@@ -119,6 +104,42 @@ impl Bulk {
         text.push_str(&refused_text(&self.refused));
         text.push_str(" [y/N]");
         text
+    }
+
+    /// The question's first sentence: `Reap 3 marked instances (alpha,
+    /// bravo, charlie)?`; with refusals, how many of them run: `Tear down
+    /// 2 of 3 marked instances (…)?` (names sanitized and cut).
+    fn opening(&self) -> String {
+        use crate::model::text::sanitize_short;
+        let verb = match self.intent {
+            Intent::Reap => "Reap",
+            Intent::TearDown => "Tear down",
+        };
+        let count = self.names.len();
+        let noun = if count == 1 { "instance" } else { "instances" };
+        let marked = if self.marked { "marked " } else { "" };
+        let mut list = self
+            .names
+            .iter()
+            .take(BULK_NAMES_SHOWN)
+            .map(|n| sanitize_short(n, crate::ui::text::CUT_SHORT))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if count > BULK_NAMES_SHOWN {
+            list = format!("{list} and {} more", count - BULK_NAMES_SHOWN);
+        }
+        // With refusals, how many of them run: `Tear down 2 of 3 marked
+        // instances (…)?`.
+        let runs = self
+            .names
+            .iter()
+            .filter(|n| !self.refused.iter().any(|(r, _)| r == *n))
+            .count();
+        if runs < count {
+            format!("{verb} {runs} of {count} {marked}{noun} ({list})?")
+        } else {
+            format!("{verb} {count} {marked}{noun} ({list})?")
+        }
     }
 }
 

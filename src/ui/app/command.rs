@@ -178,7 +178,14 @@ impl App {
         let result = match command::parse(&line) {
             Ok(parsed) => self.run(parsed),
             Err(error) => {
-                self.set_flash(FlashLevel::Warning, format!(":{line}: {error}"));
+                // An error that names its command (`:renew needs instance
+                // names`) is said once, not after the line again.
+                let text = if error.starts_with(':') {
+                    error
+                } else {
+                    format!(":{line}: {error}")
+                };
+                self.set_flash(FlashLevel::Warning, text);
                 None
             }
         };

@@ -40,13 +40,15 @@ impl App {
             let (level, text) = flash_for(&activity);
             self.set_flash(level, text);
         }
-        self.activity.push(activity, Activity::repeats);
+        self.activity
+            .push_folding(activity, Activity::repeats, Activity::repeats_apart);
     }
 
     /// Show `activity` in the Activity pane only: no flash, not audited
     /// (a bulk action's refusals, audited as one batch).
     pub(super) fn show_activity(&mut self, activity: Activity) {
-        self.activity.push(activity, Activity::repeats);
+        self.activity
+            .push_folding(activity, Activity::repeats, Activity::repeats_apart);
     }
 
     /// Log an operator action decided here (a refusal, a cancel) and keep

@@ -6,6 +6,11 @@ use std::collections::VecDeque;
 /// first).
 pub const LOG_CAPACITY: usize = 500;
 
+/// How many of the newest lines a repeat may fold into when other lines
+/// came between ([`Log::push_folding`]): about what the Activity pane shows
+/// at 120x40.
+pub(super) const FOLD_WINDOW: usize = 12;
+
 /// A log entry with how many identical entries were folded into it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Logged<T> {
@@ -61,6 +66,23 @@ impl<T: Clone> Log<T> {
 
     /// Append `entry`, or fold it into the last entry when `same(last, entry)`.
     pub(super) fn push(&mut self, entry: T, same: impl Fn(&T, &T) -> bool) {
+        self.push_folding(entry, same, |_, _| false);
+    }
+
+    /// [`Log::push`], and fold `entry` into an earlier line among the last
+    /// [`FOLD_WINDOW`] when `apart(line, entry)` (failures repeated with
+    /// other lines between them: the controller's lease reaper failing on
+    /// four instances in turn). That line moves to the newest place, its
+    /// count one more and its entry `entry` (the latest time), so the log
+    /// stays in the order of each line's latest entry and every count is
+    /// exact. The line the operator selected is never moved: a repeat of
+    /// it is a new line.
+    pub(super) fn push_folding(
+        &mut self,
+        entry: T,
+        same: impl Fn(&T, &T) -> bool,
+        apart: impl Fn(&T, &T) -> bool,
+    ) {
         if let Some(journal) = &mut self.journal {
             journal.push(entry.clone());
         }
@@ -69,6 +91,27 @@ impl<T: Clone> Log<T> {
         {
             last.entry = entry;
             last.count = last.count.saturating_add(1);
+            return;
+        }
+        let len = self.entries.len();
+        let selected = (self.selected_up > 0).then(|| len.saturating_sub(1 + self.selected_up));
+        let earlier = (len.saturating_sub(FOLD_WINDOW)..len)
+            .rev()
+            .skip(1)
+            .find(|&i| self.entries.get(i).is_some_and(|l| apart(&l.entry, &entry)))
+            .filter(|&i| Some(i) != selected);
+        if let Some(line) = earlier.and_then(|i| self.entries.remove(i)) {
+            if selected.is_some_and(|s| earlier < Some(s)) {
+                // The lines above the moved one shift down by one: keep
+                // the selection and the view on the same lines.
+                self.selected_up += 1;
+                self.scroll_up += 1;
+            }
+            self.entries.push_back(Logged {
+                entry,
+                count: line.count.saturating_add(1),
+            });
+            self.scroll_up = self.scroll_up.min(self.selected_up);
             return;
         }
         self.entries.push_back(Logged { entry, count: 1 });
@@ -237,5 +280,65 @@ mod tests {
         log.push(LOG_CAPACITY, |a, b| a == b);
         assert_eq!(log.selected().map(|l| l.entry), Some(1));
         assert_eq!(log.selected_up(), LOG_CAPACITY - 1);
+    }
+
+    #[test]
+    fn repeats_apart_fold_into_their_line_which_moves_to_the_newest() {
+        // (instance, error): four instances failing in turn, one other
+        // line between.
+        let same = |a: &(&str, u32), b: &(&str, u32)| a.0 == b.0;
+        let apart = |a: &(&str, u32), b: &(&str, u32)| a.0 == b.0 && a.0 != "other";
+        let mut log = Log::default();
+        for pass in 0..6_u32 {
+            for name in ["golf", "india", "hotel", "alpha"] {
+                log.push_folding((name, pass), same, apart);
+            }
+            if pass == 2 {
+                log.push_folding(("other", pass), same, apart);
+            }
+        }
+        let lines: Vec<(&str, u32, u32)> = log
+            .entries()
+            .iter()
+            .map(|l| (l.entry.0, l.entry.1, l.count))
+            .collect();
+        assert_eq!(
+            lines,
+            vec![
+                ("other", 2, 1),
+                ("golf", 5, 6),
+                ("india", 5, 6),
+                ("hotel", 5, 6),
+                ("alpha", 5, 6),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_selected_line_is_not_moved_by_a_repeat_apart() {
+        let same = |a: &u32, b: &u32| a == b;
+        let apart = |a: &u32, b: &u32| a == b;
+        let mut log = Log::default();
+        for i in [1, 2, 3, 4] {
+            log.push_folding(i, same, apart);
+        }
+        log.select_by(-3, 10);
+        assert_eq!(log.selected().map(|l| l.entry), Some(1));
+        // 2 is below the selection: it moves, the selection stays on 1.
+        log.push_folding(2, same, apart);
+        assert_eq!(log.selected().map(|l| l.entry), Some(1));
+        // 1 is the selected line: a new line, counted apart.
+        log.push_folding(1, same, apart);
+        assert_eq!(log.selected().map(|l| l.entry), Some(1));
+        let lines: Vec<(u32, u32)> = log.entries().iter().map(|l| (l.entry, l.count)).collect();
+        assert_eq!(lines, vec![(1, 1), (3, 1), (4, 1), (2, 2), (1, 1)]);
+        log.select_by(-1, 10);
+        assert_eq!(log.selected().map(|l| (l.entry, l.count)), Some((1, 1)));
+        // Above the selection: it moves, the selection follows its line.
+        log.select_by(isize::MIN / 2, 10);
+        log.select_by(2, 10);
+        assert_eq!(log.selected().map(|l| l.entry), Some(4));
+        log.push_folding(3, same, apart);
+        assert_eq!(log.selected().map(|l| l.entry), Some(4));
     }
 }

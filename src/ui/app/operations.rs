@@ -84,19 +84,14 @@ impl App {
         }
     }
 
-    /// Follow the selected operation by id into a new snapshot.
-    pub(super) fn reselect_operation(&mut self) {
+    /// Move the Operations pane's selection into the new snapshot from
+    /// `before`, the operations shown until now
+    /// ([`crate::model::operation::reselect`]: on the newest finished row
+    /// it stays on the newest, else it follows its operation by id).
+    pub(super) fn reselect_operation(&mut self, before: &[Operation]) {
         let ops = &self.shown.snapshot.operations;
-        if let Some(index) = self
-            .operations
-            .key
-            .as_deref()
-            .and_then(|id| ops.iter().position(|op| op.id == id))
-        {
-            self.operations.index = index;
-        } else {
-            self.operations.index = self.operations.index.min(ops.len().saturating_sub(1));
-        }
+        self.operations.index =
+            crate::model::operation::reselect(before, self.operations.index, ops);
         self.operations.key = ops.get(self.operations.index).map(|op| op.id.clone());
     }
 

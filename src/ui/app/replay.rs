@@ -79,8 +79,11 @@ impl App {
         });
         self.activity = super::Log::default();
         for line in activity {
-            self.activity
-                .push(line, crate::model::activity::Activity::repeats);
+            self.activity.push_folding(
+                line,
+                crate::model::activity::Activity::repeats,
+                crate::model::activity::Activity::repeats_apart,
+            );
         }
         let snapshot = snapshot.unwrap_or_else(|| Arc::new(Snapshot::default()));
         let effect = self.show_snapshot(snapshot);

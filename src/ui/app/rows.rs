@@ -135,6 +135,7 @@ impl App {
 
     fn set_snapshot(&mut self, snapshot: Arc<Snapshot>) {
         let previous = std::mem::replace(&mut self.shown.snapshot, snapshot);
+        let before = Arc::clone(&previous);
         if self.shown.snapshot.redactor != previous.redactor {
             self.redact_held();
         }
@@ -177,7 +178,7 @@ impl App {
         self.shown.counts.active = active;
         self.shown.counts.tombstoned = tombstoned;
         self.recount_expired();
-        self.reselect_operation();
+        self.reselect_operation(&before.operations);
         self.prune_marks();
     }
 

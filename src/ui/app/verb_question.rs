@@ -167,27 +167,30 @@ impl VerbQuestion {
         )
     }
 
-    /// ` It expires in 1h 59m now, then in 2h.` (` It has expired, then
-    /// expires in 2h.`), with `: shorter than what is left` when the new
-    /// lease ends sooner; empty without a lease.
+    /// ` It expires in 1h 59m now, then in 2h.` (` It expired 4d ago;
+    /// then it expires in 2h.`), with `: shorter than what is left` when
+    /// the new lease ends sooner; empty without a lease.
     fn expiry(&self, request: &VerbRequest, lease_secs: u64) -> String {
         let Some(lease) = &request.instance.lease else {
             return String::new();
         };
         let left = lease.expires_at.saturating_sub(self.now);
-        let now = if left > 0 {
-            format!("It expires in {} now", crate::model::time::span(left))
-        } else {
-            "It has expired".to_owned()
-        };
         let shorter = if verbs::shortens(lease_secs, left) {
             ": shorter than what is left"
         } else {
             ""
         };
-        format!(
-            " {now}, then in {}{shorter}.",
-            verbs::lease_text(lease_secs)
-        )
+        let then = verbs::lease_text(lease_secs);
+        if left > 0 {
+            format!(
+                " It expires in {} now, then in {then}{shorter}.",
+                crate::model::time::span(left)
+            )
+        } else {
+            format!(
+                " It expired {} ago; then it expires in {then}{shorter}.",
+                crate::model::time::span(left.saturating_neg())
+            )
+        }
     }
 }

@@ -145,6 +145,61 @@ pub fn reaps_by_actor(app: &App) -> Option<String> {
     (!said.is_empty()).then(|| format!("by {}", said.join(", ")))
 }
 
+/// Who the last hour's failed teardowns were (the title's `failed`
+/// count, over [`last_hour`]'s lines, a failure taken back by a teardown
+/// done after all not counted, as [`history`] does), each counted:
+/// `controller 20, this reaper 2` (the 0.4.0 controller's lease
+/// reaper or its queue; this console's reaper; the operator's keys;
+/// another process); `None` when none failed.
+#[must_use]
+pub fn failures_by_actor(app: &App) -> Option<String> {
+    use crate::event::{ActivityKind, Actor};
+    // controller, this reaper, operator, elsewhere
+    let mut counts = [0_u32; 4];
+    let mut amended: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+    for (entry, count) in last_hour(app) {
+        if matches!(entry.kind, ActivityKind::Reaped | ActivityKind::TornDown)
+            && entry.detail.starts_with(AFTER_ALL)
+        {
+            *amended.entry(entry.instance.as_str()).or_default() += count;
+        }
+        if !entry.is_failed_teardown() {
+            continue;
+        }
+        let taken = amended.get_mut(entry.instance.as_str()).map_or(0, |n| {
+            let taken = (*n).min(count);
+            *n -= taken;
+            taken
+        });
+        let slot = match entry.actor {
+            Actor::Controller => 0,
+            Actor::Reaper => 1,
+            Actor::Operator => 2,
+            Actor::Observed => 3,
+        };
+        counts[slot] = counts[slot].saturating_add(count - taken);
+    }
+    let said: Vec<String> = ["controller", "this reaper", "operator", "elsewhere"]
+        .iter()
+        .zip(counts)
+        .filter(|(_, n)| *n > 0)
+        .map(|(who, n)| format!("{who} {n}"))
+        .collect();
+    (!said.is_empty()).then(|| said.join(", "))
+}
+
+/// The title's items with whose the failed teardowns were after the
+/// `failed` count ([`failures_by_actor`]): `failed ▁▁█ 22 (controller
+/// 20, this reaper 2)`.
+fn with_failures_by(mut items: Vec<String>, app: &App) -> Vec<String> {
+    if let Some(by) = failures_by_actor(app)
+        && let Some(failed) = items.iter_mut().find(|i| i.starts_with("failed "))
+    {
+        failed.push_str(&format!(" ({by})"));
+    }
+    items
+}
+
 /// Draw the Activity pane into `area`.
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     if let Some(fleet) = app.fleet() {
@@ -169,13 +224,16 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     let by = reaps_by_actor(app).into_iter().collect::<Vec<_>>();
     let suffix = match history(app) {
         Some([full, compact]) => {
-            let with = |spark: Vec<String>| [items.clone(), spark, by.clone()].concat();
-            let full = with(full).join(" · ");
-            if unicode_width::UnicodeWidthStr::width(full.as_str()) <= room {
-                full
-            } else {
-                super::whole_items(&with(compact), room)
-            }
+            let with = |spark: &[String]| [items.as_slice(), spark, by.as_slice()].concat();
+            let fits = |items: &[String]| {
+                let text = items.join(" · ");
+                (unicode_width::UnicodeWidthStr::width(text.as_str()) <= room).then_some(text)
+            };
+            // Whose the failures were, where it fits whole.
+            fits(&with(&with_failures_by(full.clone(), app)))
+                .or_else(|| fits(&with(&with_failures_by(compact.clone(), app))))
+                .or_else(|| fits(&with(&full)))
+                .unwrap_or_else(|| super::whole_items(&with(&compact), room))
         }
         None => super::whole_items(&items, room),
     };

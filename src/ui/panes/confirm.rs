@@ -252,8 +252,17 @@ pub(crate) fn with_note(text: String, note: Option<&str>) -> String {
     format!("{asked}{stop} {note}{tail}")
 }
 
+/// Draw `text` in a box centred in `area`, with the same margin on both
+/// sides: a box one column narrower than `area` (an odd margin) is made as
+/// wide as it, so it never covers one pane edge and leaves the other
+/// (`║…│`).
 fn render_question(frame: &mut Frame, area: Rect, title: &'static str, text: String) {
-    let width = u16::try_from(text.width() + 4).unwrap_or(u16::MAX);
+    let mut width = u16::try_from(text.width() + 4)
+        .unwrap_or(u16::MAX)
+        .min(area.width);
+    if (area.width - width) % 2 == 1 {
+        width += 1;
+    }
     // Wrapped inside the borders: one more row per line the text needs.
     let inner = usize::from(width.min(area.width).saturating_sub(4)).max(1);
     let rows = u16::try_from(text.width().div_ceil(inner)).unwrap_or(u16::MAX);
@@ -303,6 +312,31 @@ pub(crate) fn render_confirm_lines(frame: &mut Frame, area: Rect, lines: &[Strin
 #[cfg(test)]
 mod tests {
     use super::reap_text;
+
+    #[test]
+    fn a_question_one_column_narrower_than_the_area_takes_it_whole() {
+        use ratatui::widgets::Block;
+        let text = "Tear down alpha? This runs: stackless down alpha --json [y/N]";
+        let width = u16::try_from(text.len() + 5).unwrap_or(u16::MAX);
+        let mut terminal =
+            ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, 9)).unwrap();
+        terminal
+            .draw(|frame| {
+                let area = frame.area();
+                frame.render_widget(Block::bordered(), area);
+                super::render_question(frame, area, " Confirm teardown ", text.to_owned());
+            })
+            .unwrap();
+        let buffer = terminal.backend().buffer();
+        let row = |y: u16| -> String {
+            (0..width)
+                .map(|x| buffer[(x, y)].symbol().to_owned())
+                .collect()
+        };
+        let line = row(4);
+        assert!(line.contains("Tear down alpha?"), "{line}");
+        assert!(line.starts_with('║') && line.ends_with('║'), "{line}");
+    }
     use crate::model::{Instance, Lease, ReapAttempt, Status};
     use crate::ui::TeardownInfo;
 
