@@ -537,10 +537,12 @@ fn a_wrong_host_key_fails_one_host_alone() {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut tui = Tui::spawn(&args, 160, 50);
     wait_for_the_view(&mut tui);
+    // The header's counts and every row drawn (the rows of a host come
+    // in the frame after its `synced`, as the Activity lines do).
     let screen = tui.wait_until("fleet-2 failed, the others synced", UI, |screen| {
         screen.contents().contains(
             "stackless-tui fleet: 3 hosts · 2 connected · 1 failed · 16 instances (11 expired)",
-        )
+        ) && instance_rows(screen).len() == 16
     });
     let failed = host_line(&screen, "fleet-2").expect("fleet-2's line");
     assert_eq!(failed[1], "failed");

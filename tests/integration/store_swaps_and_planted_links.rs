@@ -577,12 +577,21 @@ fn a_store_truncated_under_the_watcher_and_the_reaper_is_readable_by_all_once_re
             })
             .map(|e| e.metadata().unwrap().len())
             .collect();
-        assert!(kept.len() == 1 && kept[0] > 32, "{len}: {kept:?}");
-        let said = log.lock().unwrap().iter().any(|a| {
-            a.detail
-                .contains("its old write-ahead log was set aside as ")
-        });
-        assert!(said, "{len}: {:#?}", log.lock().unwrap());
+        // What must hold is above: the renewed leases were never replayed
+        // onto the restored copy (alpha and bravo reaped). Most runs get
+        // there by setting the old log aside, kept and said; in some
+        // interleavings the old log is gone before the restore (a
+        // connection restarted it on the cut file), and nothing is left
+        // to set aside.
+        assert!(kept.len() <= 1, "{len}: {kept:?}");
+        if let [kept] = kept[..] {
+            assert!(kept > 32, "{len}: {kept}");
+            let said = log.lock().unwrap().iter().any(|a| {
+                a.detail
+                    .contains("its old write-ahead log was set aside as ")
+            });
+            assert!(said, "{len}: {:#?}", log.lock().unwrap());
+        }
         stop.cancel();
         watcher.join().unwrap();
     }
