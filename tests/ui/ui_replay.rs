@@ -267,3 +267,21 @@ fn a_flash_in_a_replay_goes_after_its_seconds_of_the_wall_clock() {
     assert_eq!(app.flash(), None);
     assert_eq!(app.now(), AT, "the panes' time is still the cursor's");
 }
+
+/// A recorded banner is drawn as the live header drew it: its own `!`
+/// once, never `! !`.
+#[test]
+fn a_recorded_banner_keeps_its_one_mark() {
+    let mut recorded_frame = frame(Some(recorded()));
+    recorded_frame.banners = vec![
+        "! teardown command not found: `stackless` is not on PATH".to_owned(),
+        "store busy".to_owned(),
+    ];
+    let app = replay(recorded_frame);
+    let screen = render_app(&app, 120, 40);
+    assert!(
+        screen.contains("! teardown command not found") && !screen.contains("! ! teardown"),
+        "{screen}"
+    );
+    assert!(screen.contains("! store busy"), "{screen}");
+}

@@ -276,12 +276,15 @@ fn replay_banners(view: &crate::ui::app::ReplayView, out: &mut Vec<BannerItem>) 
             ),
         ));
     }
+    // A recorded banner's text is the header's own, its `!` included.
     for text in &view.banners {
-        out.push(item(
-            "recorded",
-            false,
-            format!("! {}", sanitize_short(text, crate::ui::text::CUT_LONG)),
-        ));
+        let text = sanitize_short(text, crate::ui::text::CUT_LONG);
+        let text = if text.starts_with('!') {
+            text
+        } else {
+            format!("! {text}")
+        };
+        out.push(item("recorded", false, text));
     }
 }
 
