@@ -11,10 +11,13 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{CUT_TEXT_CHARS, MAX_MESSAGE_BYTES, MAX_TEXT_CHARS};
+use super::MAX_TEXT_CHARS;
 use crate::model::envelope::{parse_error, read_reason};
 use crate::model::name::is_dns_safe;
 use crate::model::{Instance, Liveness, Operation, ReapAttempt, Snapshot};
+
+mod fit;
+pub use fit::{MAX_ROW_BYTES, cut_texts, fit};
 
 /// One of the stream's tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -658,46 +661,6 @@ fn backoff_row(attempt: &ReapAttempt) -> BackoffRow {
 /// `row` as a JSON value (a typed row always is one).
 fn to_value(row: &impl Serialize) -> Value {
     serde_json::to_value(row).unwrap_or(Value::Null)
-}
-
-/// The row's JSON text, its texts cut to [`MAX_TEXT_CHARS`]; one that
-/// would still not fit a message has them cut to [`CUT_TEXT_CHARS`] and
-/// `"cut": true`.
-#[must_use]
-pub fn fit(mut row: Value) -> String {
-    cut_texts(&mut row, MAX_TEXT_CHARS);
-    let text = row.to_string();
-    if text.len() <= MAX_ROW_BYTES {
-        return text;
-    }
-    cut_texts(&mut row, CUT_TEXT_CHARS);
-    if let Value::Object(fields) = &mut row {
-        fields.insert("cut".into(), Value::Bool(true));
-    }
-    row.to_string()
-}
-
-/// The longest row a `rows` message carries: the message's own fields fit
-/// in the rest.
-pub const MAX_ROW_BYTES: usize = MAX_MESSAGE_BYTES - 256;
-
-/// Cut every string in `value` to `max` characters, the last one `…`.
-pub fn cut_texts(value: &mut Value, max: usize) {
-    match value {
-        Value::String(text) => {
-            if let Some((at, _)) = text.char_indices().nth(max) {
-                let keep = text[..at]
-                    .char_indices()
-                    .nth(max - 1)
-                    .map_or(at, |(i, _)| i);
-                text.truncate(keep);
-                text.push('…');
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(|v| cut_texts(v, max)),
-        Value::Object(fields) => fields.values_mut().for_each(|v| cut_texts(v, max)),
-        _ => {}
-    }
 }
 
 #[cfg(test)]
