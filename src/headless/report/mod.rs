@@ -8,11 +8,14 @@ use crate::model::envelope::{EnvelopeError, parse_error, read_reason};
 use crate::model::name::is_dns_safe;
 use crate::model::protocol::rows::LeaseRow;
 use crate::model::time::{lease_text, retry_text};
-use crate::model::{Instance, Operation, ReapAttempt, Snapshot};
+use crate::model::{Instance, Operation, Snapshot};
 use crate::reaper::clock::ClockDoubt;
-use crate::reaper::decision::{self, Decision};
 
+mod nested;
+mod rules;
 mod table;
+use nested::Nested;
+pub(crate) use rules::Rules;
 pub use table::stage_text;
 pub(crate) use table::{HEADER, widen, write_line};
 pub use table::{TableStream, table, write_table};
@@ -361,102 +364,6 @@ pub struct JsonStream<'a, W: std::io::Write> {
     scratch: Vec<u8>,
 }
 
-/// `serde_json`'s pretty formatter (two spaces an indent) for a value
-/// that starts `depth` levels into the document: the same bytes as the
-/// whole document's pretty printing gives it there.
-struct Nested {
-    depth: usize,
-    has_value: bool,
-}
-
-impl Nested {
-    const SPACES: &'static [u8] = &[b' '; 64];
-
-    fn at(depth: usize) -> Self {
-        Self {
-            depth,
-            has_value: false,
-        }
-    }
-
-    fn indent<W: ?Sized + std::io::Write>(&self, out: &mut W) -> std::io::Result<()> {
-        let mut left = self.depth * 2;
-        while left > 0 {
-            let n = left.min(Self::SPACES.len());
-            out.write_all(&Self::SPACES[..n])?;
-            left -= n;
-        }
-        Ok(())
-    }
-}
-
-impl serde_json::ser::Formatter for Nested {
-    fn begin_array<W: ?Sized + std::io::Write>(&mut self, out: &mut W) -> std::io::Result<()> {
-        self.depth += 1;
-        self.has_value = false;
-        out.write_all(b"[")
-    }
-
-    fn end_array<W: ?Sized + std::io::Write>(&mut self, out: &mut W) -> std::io::Result<()> {
-        self.depth -= 1;
-        if self.has_value {
-            out.write_all(b"\n")?;
-            self.indent(out)?;
-        }
-        out.write_all(b"]")
-    }
-
-    fn begin_array_value<W: ?Sized + std::io::Write>(
-        &mut self,
-        out: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        out.write_all(if first { b"\n" } else { b",\n" })?;
-        self.indent(out)
-    }
-
-    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
-        self.has_value = true;
-        Ok(())
-    }
-
-    fn begin_object<W: ?Sized + std::io::Write>(&mut self, out: &mut W) -> std::io::Result<()> {
-        self.depth += 1;
-        self.has_value = false;
-        out.write_all(b"{")
-    }
-
-    fn end_object<W: ?Sized + std::io::Write>(&mut self, out: &mut W) -> std::io::Result<()> {
-        self.depth -= 1;
-        if self.has_value {
-            out.write_all(b"\n")?;
-            self.indent(out)?;
-        }
-        out.write_all(b"}")
-    }
-
-    fn begin_object_key<W: ?Sized + std::io::Write>(
-        &mut self,
-        out: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        out.write_all(if first { b"\n" } else { b",\n" })?;
-        self.indent(out)
-    }
-
-    fn begin_object_value<W: ?Sized + std::io::Write>(
-        &mut self,
-        out: &mut W,
-    ) -> std::io::Result<()> {
-        out.write_all(b": ")
-    }
-
-    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
-        self.has_value = true;
-        Ok(())
-    }
-}
-
 /// The fields before `instances`, in [`Report`]'s order.
 #[derive(Serialize)]
 struct Head<'a> {
@@ -559,139 +466,6 @@ impl<'a, W: std::io::Write> JsonStream<'a, W> {
         self.out.write_all(b",")?;
         self.out.write_all(rest)?;
         self.out.write_all(b"\n")
-    }
-}
-
-/// What the reaper would do, decided per instance with the rules of
-/// [`decision::plan`] (the same decisions, without building the plan):
-/// only where it may run (not on older stores). Holds no borrow of the
-/// snapshot: a streamed one ([`JsonStream`]) is lent a row at a time.
-pub(crate) struct Rules {
-    reaper: bool,
-    /// The wall clock looks wrong (`crate::reaper::clock::ClockDoubt`):
-    /// the reaper would not act, whatever the row (`paused: clock`, as
-    /// `reap --once` and the console's reaper pause).
-    clock_paused: bool,
-    /// The oldest pending operation of each name, as its index in
-    /// [`Snapshot::pending_operations`].
-    pending: std::collections::HashMap<String, usize>,
-    /// Where the last reap attempt looked up was in the snapshot's
-    /// (sorted) reap attempts: the instances come in name order, so the
-    /// next one is found by stepping on, not by a binary search each.
-    attempt_at: std::cell::Cell<usize>,
-    /// Two reap attempts name one instance (a hand-made store): each
-    /// looked up as [`Snapshot::reap_attempt`] finds it.
-    attempt_twins: bool,
-}
-
-impl Rules {
-    fn new(snapshot: &Snapshot, clock: Option<&ClockDoubt>) -> Self {
-        let mut pending = std::collections::HashMap::new();
-        for (at, op) in snapshot.pending_operations().iter().enumerate() {
-            pending.entry(op.instance.clone()).or_insert(at);
-        }
-        Self {
-            reaper: snapshot.generation.allows_reaper(),
-            clock_paused: clock.is_some(),
-            pending,
-            attempt_at: std::cell::Cell::new(0),
-            attempt_twins: snapshot
-                .reap_attempts
-                .windows(2)
-                .any(|w| w[0].instance == w[1].instance),
-        }
-    }
-
-    /// `name`'s reap attempt in `snapshot` ([`Snapshot::reap_attempt`]):
-    /// a few steps on from the last one looked up when names come in
-    /// order, a binary search otherwise.
-    fn attempt<'s>(&self, snapshot: &'s Snapshot, name: &str) -> Option<&'s ReapAttempt> {
-        const STEPS: usize = 8;
-        if self.attempt_twins {
-            return snapshot.reap_attempt(name);
-        }
-        let attempts = &snapshot.reap_attempts;
-        let from = self.attempt_at.get().min(attempts.len());
-        let behind = from > 0 && attempts[from - 1].instance.as_str() >= name;
-        let at = if behind {
-            attempts.partition_point(|a| a.instance.as_str() < name)
-        } else {
-            let ahead = attempts[from..]
-                .iter()
-                .take(STEPS)
-                .position(|a| a.instance.as_str() >= name);
-            match ahead {
-                Some(step) => from + step,
-                None if attempts.len() - from <= STEPS => attempts.len(),
-                None => from + attempts[from..].partition_point(|a| a.instance.as_str() < name),
-            }
-        };
-        self.attempt_at.set(at);
-        attempts.get(at).filter(|a| a.instance == name)
-    }
-
-    /// What the rules read of `instance`'s other rows in `snapshot`,
-    /// looked up once for every field that needs them.
-    fn look<'s>(&self, snapshot: &'s Snapshot, instance: &Instance) -> Looked<'s> {
-        let name = instance.name.as_str();
-        Looked {
-            liveness: snapshot.lock_liveness(name),
-            attempt: self.attempt(snapshot, name),
-            pending: self
-                .pending
-                .get(name)
-                .and_then(|&at| snapshot.pending_operations().get(at)),
-        }
-    }
-
-    /// The reaper column of `instance` (its rows `looked` up) as its text
-    /// and machine value (`("skip: locked", "skip_locked")`; `None`: not
-    /// on the worklist).
-    fn reaper(
-        &self,
-        instance: &Instance,
-        now: i64,
-        looked: &Looked<'_>,
-    ) -> Option<(&'static str, &'static str)> {
-        if !self.reaper || !decision::on_worklist(instance, now) {
-            return None;
-        }
-        if self.clock_paused {
-            return Some(("paused: clock", "paused_clock"));
-        }
-        let decided = decision::decide(
-            &instance.name,
-            now,
-            looked.pending,
-            looked.liveness,
-            looked.attempt,
-        );
-        Some(match decided {
-            Decision::Reap => ("reap", "reap"),
-            Decision::SkipLocked(_) => ("skip: locked", "skip_locked"),
-            Decision::SkipPending { .. } => ("skip: operation pending", "skip_pending"),
-            Decision::WaitBackoff { .. } => ("wait: backoff", "wait_backoff"),
-            Decision::RefuseName => ("refuse: not DNS-safe", "refuse_name"),
-        })
-    }
-}
-
-/// One instance's lock holder liveness, reap attempt and oldest pending
-/// operation, as [`Rules::look`] found them.
-struct Looked<'s> {
-    liveness: Option<&'s crate::model::Liveness>,
-    attempt: Option<&'s crate::model::ReapAttempt>,
-    pending: Option<&'s Operation>,
-}
-
-impl Looked<'_> {
-    /// [`crate::model::readiness::failed_up`] of `instance` with these rows.
-    fn failed_up(&self, instance: &Instance) -> bool {
-        crate::model::readiness::failed_up(
-            instance,
-            self.pending.is_some(),
-            self.liveness.is_some_and(crate::model::Liveness::held),
-        )
     }
 }
 

@@ -1,6 +1,7 @@
 //! `snapshot`'s report: field by field, on hand-made snapshots.
 
 use super::*;
+use crate::model::ReapAttempt;
 use crate::model::services::{LogState, Service};
 
 /// A service placed on render has no local `log_path` in
