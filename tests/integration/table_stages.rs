@@ -284,3 +284,47 @@ fn the_tables_stages_read_the_process_table_once() {
         .unwrap();
     assert_eq!(stages.get(alive), "web healthy");
 }
+
+/// The walk declines, before handing anything out, where pairing by byte
+/// order could differ from the join by name: rows with no birth (schema
+/// 5 and older) and a hand-made store's rows read with anomalies; the
+/// table's stages are then read as `--json` reads them, the same cells.
+/// The 0.4.0 store is walked.
+#[test]
+fn the_services_walk_declines_stores_it_could_pair_otherwise() {
+    for (name, walks) in [
+        ("real-0.4.0-v14.db", true),
+        ("real-0.2.0-v5.db", false),
+        ("older-v2.db", false),
+        ("hostile.db", false),
+    ] {
+        let (_dir, path) = fixture(name);
+        let mut store = Store::open(&path, Access::ReadOnly).unwrap();
+        let snapshot = snapshot_of(&mut store);
+        let mut calls = 0;
+        let walked = store.walk_services(&snapshot.instances, &mut |_, _, _| {
+            calls += 1;
+            Ok::<(), ()>(())
+        });
+        assert!(matches!(walked, Ok(w) if w == walks), "{name}");
+        let expected = if walks { snapshot.instances.len() } else { 0 };
+        assert_eq!(calls, expected, "{name}");
+        let stages =
+            stackless_tui::headless::table_stages(&mut store, &snapshot, services_probe().as_mut())
+                .unwrap();
+        let json = json_services(&path, &snapshot);
+        let from_json: Vec<String> = snapshot
+            .instances
+            .iter()
+            .map(|i| {
+                json.get(&i.name).map_or_else(String::new, |s| {
+                    stackless_tui::headless::report::stage_text(s)
+                })
+            })
+            .collect();
+        let cells: Vec<&str> = (0..snapshot.instances.len())
+            .map(|i| stages.get(i))
+            .collect();
+        assert_eq!(cells, from_json, "{name}");
+    }
+}
