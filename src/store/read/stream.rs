@@ -493,7 +493,7 @@ pub(super) fn next_checkpoint(
 /// `checkpoints` table) and of the last observations (none before schema
 /// 11: the query does not prepare, and there is nothing observed; none
 /// when the table has no row: its query walks every instance in name
-/// order to look each one's observations up, a fifth of the services'
+/// order to look each one's observations up, a tenth of the services'
 /// read at 100,000 instances with nothing observed).
 pub(super) fn services_statements(
     tx: &Connection,
