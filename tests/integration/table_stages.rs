@@ -328,3 +328,51 @@ fn the_services_walk_declines_stores_it_could_pair_otherwise() {
         assert_eq!(cells, from_json, "{name}");
     }
 }
+
+/// A name torn down and born again after the snapshot was read (a new
+/// `instance_id` and namespace in the same row, its new process
+/// recorded under the same name): the walk declines (a commit since the
+/// snapshot), and the old row is lent none of the new birth's services,
+/// as `--json` reads them; the other rows keep theirs.
+#[test]
+fn a_name_born_again_after_the_snapshot_lends_the_old_row_nothing() {
+    let (dir, path) = store();
+    let mut store = Store::open(&path, Access::ReadOnly).unwrap();
+    let snapshot = snapshot_of(&mut store);
+    let me = std::process::id();
+    let started = SysinfoProbe::new().live_start_time(me).unwrap();
+    let reborn = "sl-ffff0000000000000000000000000002";
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(&format!(
+        "UPDATE instances SET instance_id = substr('{reborn}', 4), resource_namespace = '{reborn}'
+         WHERE name = 'alpha-0004';
+         UPDATE checkpoints SET payload = json_object('pid', {me}, 'start_time', {started},
+                'log', '{}/logs/{reborn}/web.log')
+         WHERE instance = 'alpha-0004' AND step_id = 'start:web';",
+        dir.path().display()
+    ))
+    .unwrap();
+    drop(conn);
+    let mut calls = 0;
+    let walked = store.walk_services(&snapshot.instances, &mut |_, _, _| {
+        calls += 1;
+        Ok::<(), ()>(())
+    });
+    assert!(matches!(walked, Ok(false)));
+    assert_eq!(calls, 0);
+    let stages =
+        stackless_tui::headless::table_stages(&mut store, &snapshot, services_probe().as_mut())
+            .unwrap();
+    let cell = |name: &str| {
+        let at = snapshot
+            .instances
+            .iter()
+            .position(|i| i.name == name)
+            .unwrap();
+        stages.get(at).to_owned()
+    };
+    assert_eq!(
+        [cell("alpha-0004"), cell("alpha-0002"), cell("alpha-0005")],
+        ["", "web healthy", "web unknown"]
+    );
+}

@@ -20,7 +20,7 @@ pub(crate) type EachServices<'a, E> =
     dyn FnMut(&Instance, Option<ServiceRows>, Vec<Observation>) -> Result<(), E> + 'a;
 
 impl Store {
-    /// Each of `instances` (a snapshot's, in its order) handed to `each`
+    /// Each of `instances` (this store's last snapshot's, in its order) handed to `each`
     /// with its process checkpoints (`start:<service>` of kind `process`,
     /// by step) as [`ServiceRows`] (its substrate and logs directory as
     /// the snapshot read them: the birth's `resource_namespace` when not
@@ -36,7 +36,13 @@ impl Store {
     /// store read immutably, names not strictly increasing in byte order
     /// or decoded lossily, an instance read with anomalies or with no
     /// birth (before schema 7, or a hand-made row: its logs directory is
-    /// the join's), a `checkpoints` table that declares a collation.
+    /// the join's), a `checkpoints` table that declares a collation; and
+    /// anything committed since the snapshot was read (`PRAGMA
+    /// data_version` and `total_changes()` as it saw them, or a snapshot
+    /// whose rows were not paired as the re-checks pair them): each
+    /// checkpoint is keyed by name only, and the join reads which birth
+    /// the name is now (a name torn down and born again since lends the
+    /// new birth's services to no row of the old one).
     ///
     /// # Errors
     /// `SQLite` errors (then `each` may have had part of the walk), or
@@ -51,10 +57,14 @@ impl Store {
         }
         let path = self.path.clone();
         let err = |e: rusqlite::Error| StreamStop::Store(StoreError::sqlite(&path, &e));
+        let read = self.snapshot_version.as_ref().map(|(read, _)| *read);
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Deferred)
             .map_err(err)?;
+        if read.is_none() || super::version(&tx).ok() != read {
+            return Ok(false);
+        }
         {
             let (mut checkpoints_stmt, mut observations_stmt) =
                 services_statements(&tx).map_err(err)?;
