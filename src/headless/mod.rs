@@ -9,7 +9,6 @@ mod services;
 mod stream;
 
 use services::{BatchedServices, of_birth, probed};
-
 pub use stream::TABLE_READ_WHOLE_UP_TO;
 
 use std::io::{Read as _, Write as _};
@@ -261,8 +260,9 @@ pub fn streamed_stage(
 /// ([`crate::store::Store::walk_services`]: one instance's services held
 /// at a time, nothing else of their report made), each process probed on
 /// `probe`; where the walk declines (a store read immutably, a
-/// hand-made one), read as `snapshot --json` reads them
-/// ([`BatchedServices`]).
+/// hand-made one, one committed to since the snapshot was read), read as
+/// `snapshot --json` reads them ([`BatchedServices`]), probed on `probe`
+/// too.
 ///
 /// # Errors
 /// A services read failed.
@@ -292,7 +292,7 @@ pub fn table_stages(
     let mut services = BatchedServices::new(store, snapshot);
     services.read_whole()?;
     for instance in &snapshot.instances {
-        stages.push(&services.stage_of(instance)?);
+        stages.push(&services.stage_of(instance, probe)?);
     }
     Ok(stages)
 }

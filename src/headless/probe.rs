@@ -18,9 +18,9 @@ pub struct Process {
 /// table, read by `read` once, at the first question, and answered from
 /// it for the rest of the read: one `sysinfo` refresh of every process
 /// (and task: `sysinfo`'s per-pid refresh answers for a thread id too)
-/// for a snapshot's services, where a probe per service was a `kill(pid,
-/// 0)` each and a `/proc` read for each pid that exists (70,000 services
-/// at 100,000 instances). The answers are the per-pid probe's
+/// for a snapshot's services, not a probe per service (a `kill(pid, 0)`
+/// each and a `/proc` read for each pid that exists: 70,000 services at
+/// 100,000 instances). The answers are the per-pid probe's
 /// ([`crate::store::probe::SysinfoProbe`]: start time, a zombie gone) as
 /// of one instant.
 pub struct ProcessTable<F> {

@@ -90,13 +90,14 @@ impl<'a> BatchedServices<'a> {
     }
 
     /// `instance`'s STAGE cell ([`stage_of`]) of [`BatchedServices::of`]'s
-    /// services.
+    /// services, each process probed on `probe`.
     ///
     /// # Errors
     /// The batch could not be read.
     pub(super) fn stage_of(
         &mut self,
         instance: &crate::model::Instance,
+        probe: &mut dyn crate::store::probe::HostProbe,
     ) -> Result<String, crate::store::StoreError> {
         let (rows, observations) = self.rows_of(instance)?;
         Ok(stage_of(
@@ -104,7 +105,7 @@ impl<'a> BatchedServices<'a> {
             rows,
             observations,
             &self.state_dir,
-            self.probe.as_mut(),
+            probe,
         ))
     }
 

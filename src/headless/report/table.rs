@@ -75,8 +75,8 @@ pub fn stage_cell<'a>(services: impl Iterator<Item = (&'a str, &'a str)>) -> Str
 
 /// Each instance's STAGE cell ([`stage_cell`]) by its position in the
 /// snapshot, for [`write_table_staged`]: one text and each cell's end
-/// (8 B an instance and the cells' bytes, where a map by name of each
-/// instance's services was their whole reports).
+/// (8 B an instance and the cells' bytes; no instance's services are
+/// held).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Stages {
     text: String,
