@@ -20,12 +20,12 @@ pub(crate) type EachServices<'a, E> =
     dyn FnMut(&Instance, Option<ServiceRows>, Vec<Observation>) -> Result<(), E> + 'a;
 
 impl Store {
-    /// Each of `instances` (this store's last snapshot's, in its order) handed to `each`
-    /// with its process checkpoints (`start:<service>` of kind `process`,
-    /// by step) as [`ServiceRows`] (its substrate and logs directory as
-    /// the snapshot read them: the birth's `resource_namespace` when not
-    /// empty, else the name) and its services' last observations (schema
-    /// 11+, by node): the rows [`Store::service_rows_between`] and
+    /// Each of `instances` (this store's last snapshot's, in its order)
+    /// handed to `each` with its process checkpoints (`start:<service>` of
+    /// kind `process`, by step) as [`ServiceRows`] (its substrate and logs
+    /// directory as the snapshot read them: the birth's
+    /// `resource_namespace` when not empty, else the name) and its
+    /// services' last observations (schema 11+, by node): the rows [`Store::service_rows_between`] and
     /// [`Store::observations_between`] read, but in one read transaction
     /// after the snapshot's, by the stream's two cursors in name order
     /// (the `checkpoints` primary key: nothing joined, sorted or hashed),
