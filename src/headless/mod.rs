@@ -3,6 +3,7 @@
 //! Exit codes: 0 success, 1 a teardown failed, 2 a usage or store error.
 
 pub mod metrics;
+pub mod probe;
 pub mod report;
 mod services;
 mod stream;
@@ -24,9 +25,6 @@ use crate::roles::{CONSOLE_ROLE, Refused, Wanted};
 use crate::startup::{Create, absent_default_store, no_store_line, open_store, reaper_config};
 use crate::stop::StopToken;
 use crate::store::Access;
-
-/// Services per instance, as [`BatchedServices`] reads them.
-type Services = std::collections::HashMap<String, Vec<report::ServiceReport>>;
 
 /// How many times `snapshot` reads an immutably opened store again when
 /// it changed while it was read.
@@ -148,17 +146,17 @@ pub fn snapshot(cli: &Cli, format: SnapshotFormat, now: Option<i64>) -> ExitCode
         }
         Ok(())
     } else {
-        // Each instance's services, for its STAGE cell.
-        let services = match table_services(&mut store, &snapshot) {
-            Ok(services) => services,
+        // Each instance's STAGE cell, its services read one at a time.
+        let stages = match table_stages(&mut store, &snapshot, probe::services_probe().as_mut()) {
+            Ok(stages) => stages,
             Err(error) => return usage(&error.to_string()),
         };
-        report::write_table(
+        report::write_table_staged(
             &mut out,
             &snapshot,
             now,
             &path.display().to_string(),
-            &services,
+            &stages,
             &crate::startup::display_zone(cli.utc),
             clock.as_ref(),
         )
@@ -241,26 +239,62 @@ pub fn recorded_services(
     Ok(out)
 }
 
-/// Every instance's services of `snapshot` with any, by name, read as
-/// `snapshot --json` reads them ([`BatchedServices`]): the table's STAGE
-/// when the store is read whole.
+/// One instance's STAGE cell as the streamed `snapshot` writes it: the
+/// [`report::stage_text`] of [`streamed_services`]' services, derived
+/// from the same rows and probe without making the rest of each
+/// service's report.
+pub fn streamed_stage(
+    instance: &crate::model::Instance,
+    rows: Option<crate::store::services::ServiceRows>,
+    observations: Vec<crate::model::detail::Observation>,
+    state_dir: &std::path::Path,
+    probe: &mut dyn crate::store::probe::HostProbe,
+) -> String {
+    services::stage_of(instance, rows, observations, state_dir, probe)
+}
+
+/// Each instance's STAGE cell of `snapshot` (by position,
+/// [`report::write_table_staged`]): the [`report::stage_text`] of the
+/// services `snapshot --json` reports for it, derived from its rows as
+/// they are walked beside the instances in name order
+/// ([`crate::store::Store::walk_services`]: one instance's services held
+/// at a time, nothing else of their report made), each process probed on
+/// `probe`; where the walk declines (a store read immutably, a
+/// hand-made one, one committed to since the snapshot was read), read as
+/// `snapshot --json` reads them ([`BatchedServices`]), probed on `probe`
+/// too.
 ///
 /// # Errors
 /// A services read failed.
-pub fn table_services(
+pub fn table_stages(
     store: &mut crate::store::Store,
     snapshot: &crate::model::Snapshot,
-) -> Result<Services, crate::store::StoreError> {
+    probe: &mut dyn crate::store::probe::HostProbe,
+) -> Result<report::Stages, crate::store::StoreError> {
+    let state_dir = store.state_dir();
+    let mut stages = report::Stages::with_capacity(snapshot.instances.len());
+    let walked = store.walk_services(&snapshot.instances, &mut |instance, rows, observations| {
+        stages.push(&services::stage_of(
+            instance,
+            rows,
+            observations,
+            &state_dir,
+            probe,
+        ));
+        Ok::<(), std::convert::Infallible>(())
+    });
+    match walked {
+        Ok(true) => return Ok(stages),
+        Ok(false) => {}
+        Err(crate::store::StreamStop::Store(error)) => return Err(error),
+        Err(crate::store::StreamStop::Reader(never)) => match never {},
+    }
     let mut services = BatchedServices::new(store, snapshot);
     services.read_whole()?;
-    let mut by_name = Services::new();
     for instance in &snapshot.instances {
-        let of = services.of(instance)?;
-        if !of.is_empty() {
-            by_name.insert(instance.name.clone(), of);
-        }
+        stages.push(&services.stage_of(instance, probe)?);
     }
-    Ok(by_name)
+    Ok(stages)
 }
 
 /// What the reaper would do now includes whether it would act at all: a

@@ -61,7 +61,7 @@ impl<'a> BatchedServices<'a> {
             proxy_port,
             store,
             instances,
-            probe: crate::store::probe::checked_sysinfo(),
+            probe: super::probe::services_probe(),
             batch: std::collections::HashMap::new(),
             observed: std::collections::HashMap::new(),
             next: 0,
@@ -79,24 +79,55 @@ impl<'a> BatchedServices<'a> {
         &mut self,
         instance: &crate::model::Instance,
     ) -> Result<Vec<report::ServiceReport>, crate::store::StoreError> {
+        let (rows, observations) = self.rows_of(instance)?;
+        Ok(super::streamed_services(
+            instance,
+            rows,
+            observations,
+            (&self.state_dir, self.proxy_port),
+            self.probe.as_mut(),
+        ))
+    }
+
+    /// `instance`'s STAGE cell ([`stage_of`]) of [`BatchedServices::of`]'s
+    /// services, each process probed on `probe`.
+    ///
+    /// # Errors
+    /// The batch could not be read.
+    pub(super) fn stage_of(
+        &mut self,
+        instance: &crate::model::Instance,
+        probe: &mut dyn crate::store::probe::HostProbe,
+    ) -> Result<String, crate::store::StoreError> {
+        let (rows, observations) = self.rows_of(instance)?;
+        Ok(stage_of(
+            instance,
+            rows,
+            observations,
+            &self.state_dir,
+            probe,
+        ))
+    }
+
+    /// `instance`'s service rows and observations, from the batch that
+    /// holds it.
+    fn rows_of(
+        &mut self,
+        instance: &crate::model::Instance,
+    ) -> Result<
+        (
+            Option<crate::store::services::ServiceRows>,
+            Vec<crate::model::detail::Observation>,
+        ),
+        crate::store::StoreError,
+    > {
         let name = instance.name.as_str();
         while self.next < self.instances.len() && self.last.is_none_or(|last| last < name) {
             self.read_batch()?;
         }
-        let observations = self.observed.get(name).cloned().unwrap_or_default();
-        let Some(rows) = of_birth(
-            instance,
+        Ok((
             self.batch.get(name).cloned(),
-            !observations.is_empty(),
-        ) else {
-            return Ok(Vec::new());
-        };
-        Ok(probed(
-            rows,
-            observations,
-            instance.status == crate::model::Status::Tombstoned,
-            (&self.state_dir, self.proxy_port),
-            self.probe.as_mut(),
+            self.observed.get(name).cloned().unwrap_or_default(),
         ))
     }
 
@@ -174,6 +205,22 @@ pub(super) fn probed(
     (state_dir, proxy_port): (&std::path::Path, u16),
     probe: &mut dyn crate::store::probe::HostProbe,
 ) -> Vec<report::ServiceReport> {
+    services_of(rows, observations, state_dir, probe)
+        .iter()
+        .map(|service| report::ServiceReport::new(service, proxy_port, tombstoned))
+        .collect()
+}
+
+/// One instance's services (`crate::model::services::services`) of its
+/// rows and last `observations`, each process probed, its log path under
+/// `state_dir` (never looked at): what [`probed`] reports and
+/// [`stage_of`] derives the STAGE cell from.
+fn services_of(
+    rows: crate::store::services::ServiceRows,
+    observations: Vec<crate::model::detail::Observation>,
+    state_dir: &std::path::Path,
+    probe: &mut dyn crate::store::probe::HostProbe,
+) -> Vec<crate::model::services::Service> {
     let detail = crate::model::detail::InstanceDetail {
         checkpoints: rows.checkpoints,
         substrate: rows.substrate,
@@ -189,7 +236,31 @@ pub(super) fn probed(
         |pid| probe.live_start_time(pid),
         |_| crate::model::services::LogState::Missing,
     )
-    .iter()
-    .map(|service| report::ServiceReport::new(service, proxy_port, tombstoned))
-    .collect()
+}
+
+/// One instance's STAGE cell in `snapshot`'s table: [`report::stage_cell`]
+/// of each of its services (those `snapshot --json` reports for it,
+/// [`of_birth`] and [`services_of`]) with its stage
+/// (`crate::model::readiness::service_stage`, as
+/// [`report::ServiceReport::new`] derives it); nothing else of the report
+/// (origins, ports, log paths) is made. Empty without rows or
+/// observations.
+pub(super) fn stage_of(
+    instance: &crate::model::Instance,
+    rows: Option<crate::store::services::ServiceRows>,
+    observations: Vec<crate::model::detail::Observation>,
+    state_dir: &std::path::Path,
+    probe: &mut dyn crate::store::probe::HostProbe,
+) -> String {
+    let Some(rows) = of_birth(instance, rows, !observations.is_empty()) else {
+        return String::new();
+    };
+    let tombstoned = instance.status == crate::model::Status::Tombstoned;
+    let services = services_of(rows, observations, state_dir, probe);
+    report::stage_cell(services.iter().map(|service| {
+        (
+            service.name.as_str(),
+            crate::model::readiness::service_stage(service, tombstoned).as_str(),
+        )
+    }))
 }

@@ -84,7 +84,7 @@ pub(super) fn stream(cli: &Cli, json: bool, now: Option<i64>) -> Option<ExitCode
             .proxy_port
             .unwrap_or(crate::model::services::DEFAULT_PROXY_PORT),
         state_dir: state_dir.clone(),
-        probe: crate::store::probe::checked_sysinfo(),
+        probe: super::probe::services_probe(),
     };
     let streamed = store.stream_snapshot(
         crate::store::probe::checked_sysinfo().as_mut(),
@@ -173,24 +173,29 @@ impl<W: std::io::Write> crate::store::StreamReader for Reader<'_, W> {
         services: Option<crate::store::services::ServiceRows>,
         observations: Vec<crate::model::detail::Observation>,
     ) -> std::io::Result<()> {
-        // The table's GC pass shows no services: none probed for it.
-        let table_gc =
-            matches!(self.writer, Writer::Table(_)) && pass == report::TableStream::<W>::GC_PASS;
-        let services = if table_gc {
-            Vec::new()
-        } else {
-            super::streamed_services(
-                instance,
-                services,
-                observations,
-                (&self.state_dir, self.proxy_port),
-                self.probe.as_mut(),
-            )
-        };
         match &mut self.writer {
-            Writer::Json(json) => json.instance(head, instance, services),
+            Writer::Json(json) => {
+                let services = super::streamed_services(
+                    instance,
+                    services,
+                    observations,
+                    (&self.state_dir, self.proxy_port),
+                    self.probe.as_mut(),
+                );
+                json.instance(head, instance, services)
+            }
+            // The table's GC pass shows no services: none probed for it.
+            Writer::Table(table) if pass == report::TableStream::<W>::GC_PASS => {
+                table.instance(pass, head, (instance, ""))
+            }
             Writer::Table(table) => {
-                let stage = report::stage_text(&services);
+                let stage = super::streamed_stage(
+                    instance,
+                    services,
+                    observations,
+                    &self.state_dir,
+                    self.probe.as_mut(),
+                );
                 table.instance(pass, head, (instance, &stage))
             }
         }

@@ -57,6 +57,7 @@ mod store;
 mod store_files;
 mod store_swaps_and_planted_links;
 mod supervisor;
+mod table_stages;
 mod verbs;
 mod wal_restore;
 mod watcher;

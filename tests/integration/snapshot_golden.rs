@@ -282,12 +282,12 @@ fn the_stream_reads_every_fixture_store_in_name_order_and_declines_rows_it_could
 /// The streamed table, as `snapshot` writes it above
 /// `headless::TABLE_READ_WHOLE_UP_TO` instances: each instance's STAGE
 /// from its services as the binary's stream reads them
-/// (`headless::streamed_services`, probed on this machine under the
+/// (`headless::streamed_stage`, probed on this machine under the
 /// store's state directory), none in the GC pass.
-struct Table<'a> {
-    table: stackless_tui::headless::report::TableStream<'a, Vec<u8>>,
-    state_dir: PathBuf,
-    probe: Box<dyn stackless_tui::store::probe::HostProbe + Send>,
+pub(crate) struct Table<'a> {
+    pub(crate) table: stackless_tui::headless::report::TableStream<'a, Vec<u8>>,
+    pub(crate) state_dir: PathBuf,
+    pub(crate) probe: Box<dyn stackless_tui::store::probe::HostProbe + Send>,
 }
 
 impl stackless_tui::store::StreamReader for Table<'_> {
@@ -320,17 +320,12 @@ impl stackless_tui::store::StreamReader for Table<'_> {
         let stage = if pass == stackless_tui::headless::report::TableStream::<Vec<u8>>::GC_PASS {
             String::new()
         } else {
-            stackless_tui::headless::report::stage_text(
-                &stackless_tui::headless::streamed_services(
-                    instance,
-                    services,
-                    observations,
-                    (
-                        &self.state_dir,
-                        stackless_tui::model::services::DEFAULT_PROXY_PORT,
-                    ),
-                    self.probe.as_mut(),
-                ),
+            stackless_tui::headless::streamed_stage(
+                instance,
+                services,
+                observations,
+                &self.state_dir,
+                self.probe.as_mut(),
             )
         };
         self.table.instance(pass, head, (instance, &stage))
@@ -347,12 +342,12 @@ impl stackless_tui::store::StreamReader for Table<'_> {
 /// among them): the binary streams it only above
 /// `TABLE_READ_WHOLE_UP_TO` instances, which the golden files above do not
 /// reach. Each side's STAGE is read as the binary reads it (the whole
-/// read's `headless::table_services`, the stream's services and
+/// read's `headless::table_stages`, the stream's services and
 /// observations), so the 0.4.0 store's services (`web absent`, `web
 /// unknown`) are compared too.
 #[test]
 fn the_streamed_table_is_the_whole_reads_table() {
-    use stackless_tui::headless::report::{TableStream, write_table};
+    use stackless_tui::headless::report::{TableStream, write_table_staged};
     use stackless_tui::store::probe::FixedProbe;
     use stackless_tui::store::{Access, Store};
     let probe = || FixedProbe {
@@ -383,10 +378,15 @@ fn the_streamed_table_is_the_whole_reads_table() {
     for (name, _dir, path) in &stores {
         let mut store = Store::open(path, Access::ReadOnly).unwrap();
         let snapshot = store.snapshot(&mut probe()).unwrap();
-        let services = stackless_tui::headless::table_services(&mut store, &snapshot).unwrap();
+        let stages = stackless_tui::headless::table_stages(
+            &mut store,
+            &snapshot,
+            stackless_tui::headless::probe::services_probe().as_mut(),
+        )
+        .unwrap();
         let mut whole = Vec::new();
-        write_table(
-            &mut whole, &snapshot, CAPTURE, "state.db", &services, &zone, None,
+        write_table_staged(
+            &mut whole, &snapshot, CAPTURE, "state.db", &stages, &zone, None,
         )
         .unwrap();
         let mut streamed = Vec::new();

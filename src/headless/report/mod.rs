@@ -16,9 +16,9 @@ mod rules;
 mod table;
 use nested::Nested;
 pub(crate) use rules::Rules;
-pub use table::stage_text;
 pub(crate) use table::{HEADER, widen, write_line};
-pub use table::{TableStream, table, write_table};
+pub use table::{Stages, stage_cell, stage_text};
+pub use table::{TableStream, table, write_table, write_table_staged};
 
 /// The version of this document's shape. Bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;

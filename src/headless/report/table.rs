@@ -53,11 +53,76 @@ const COLUMNS: [&str; 8] = [
 /// columns.
 #[must_use]
 pub fn stage_text(services: &[ServiceReport]) -> String {
-    let text: Vec<String> = services
-        .iter()
-        .map(|s| format!("{} {}", s.name, s.stage))
-        .collect();
-    crate::model::text::sanitize_short(&text.join(", "), 48)
+    stage_cell(services.iter().map(|s| (s.name.as_str(), s.stage.as_str())))
+}
+
+/// [`stage_text`] of services given as `(name, stage)`, in the report's
+/// order: the one text of the STAGE cell, whether the stages come from
+/// the report or straight from `crate::model::readiness::service_stage`.
+#[must_use]
+pub fn stage_cell<'a>(services: impl Iterator<Item = (&'a str, &'a str)>) -> String {
+    let mut text = String::new();
+    for (index, (name, stage)) in services.enumerate() {
+        if index > 0 {
+            text.push_str(", ");
+        }
+        text.push_str(name);
+        text.push(' ');
+        text.push_str(stage);
+    }
+    crate::model::text::sanitize_short(&text, 48)
+}
+
+/// Each instance's STAGE cell ([`stage_cell`]) by its position in the
+/// snapshot, for [`write_table_staged`]: one text and each cell's end
+/// (8 B an instance and the cells' bytes; no instance's services are
+/// held).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Stages {
+    text: String,
+    ends: Vec<usize>,
+}
+
+impl Stages {
+    /// Room for `instances` cells.
+    #[must_use]
+    pub fn with_capacity(instances: usize) -> Self {
+        Self {
+            text: String::new(),
+            ends: Vec::with_capacity(instances),
+        }
+    }
+
+    /// The next instance's cell.
+    pub fn push(&mut self, cell: &str) {
+        self.text.push_str(cell);
+        self.ends.push(self.text.len());
+    }
+
+    /// The cell of the instance at `index` (empty past the last).
+    #[must_use]
+    pub fn get(&self, index: usize) -> &str {
+        let start = match index.checked_sub(1) {
+            Some(before) => self.ends.get(before).copied().unwrap_or(usize::MAX),
+            None => 0,
+        };
+        self.ends
+            .get(index)
+            .and_then(|&end| self.text.get(start..end))
+            .unwrap_or_default()
+    }
+
+    /// How many cells.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// No cell.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
 }
 
 /// `cells` with `stage` after STATUS: a line of [`COLUMNS`].
@@ -204,7 +269,7 @@ pub fn table(report: &Report, zone: &jiff::tz::TimeZone) -> String {
 
 /// [`table`] of [`build_with`], written to `out` without holding the
 /// report or its rows: one pass over the snapshot for the column widths,
-/// another to write the lines.
+/// another to write the lines; each STAGE from `services` by name.
 ///
 /// # Errors
 /// Writing to `out` failed.
@@ -217,21 +282,58 @@ pub fn write_table(
     zone: &jiff::tz::TimeZone,
     clock: Option<&ClockDoubt>,
 ) -> std::io::Result<()> {
+    let stage = |_: usize, instance: &Instance| {
+        services
+            .get(&instance.name)
+            .map_or_else(String::new, |s| stage_text(s))
+            .into()
+    };
+    write_whole(out, snapshot, (now, store, zone, clock), &stage)
+}
+
+/// [`write_table`] with each instance's STAGE cell from `stages`, by its
+/// position in `snapshot.instances` (`crate::headless::table_stages`):
+/// the same bytes, the services never held.
+///
+/// # Errors
+/// Writing to `out` failed.
+pub fn write_table_staged(
+    out: &mut dyn std::io::Write,
+    snapshot: &Snapshot,
+    now: i64,
+    store: &str,
+    stages: &Stages,
+    zone: &jiff::tz::TimeZone,
+    clock: Option<&ClockDoubt>,
+) -> std::io::Result<()> {
+    let stage = |index: usize, _: &Instance| stages.get(index).into();
+    write_whole(out, snapshot, (now, store, zone, clock), &stage)
+}
+
+/// An instance's STAGE cell, by its position and row.
+type StageOf<'a> = dyn Fn(usize, &Instance) -> std::borrow::Cow<'a, str> + 'a;
+
+/// [`write_table`] and [`write_table_staged`]: the table at `now` of
+/// `store` (the path shown), its times in `zone`, each STAGE cell from
+/// `stage`.
+fn write_whole<'a>(
+    out: &mut dyn std::io::Write,
+    snapshot: &Snapshot,
+    (now, store, zone, clock): (i64, &str, &jiff::tz::TimeZone, Option<&ClockDoubt>),
+    stage: &StageOf<'a>,
+) -> std::io::Result<()> {
     out.write_all(table_header(store, snapshot.generation.user_version, now, zone).as_bytes())?;
     let rules = Rules::new(snapshot, clock);
-    let cells = |instance: &Instance| {
-        let stage = services
-            .get(&instance.name)
-            .map_or_else(String::new, |s| stage_text(s));
-        instance_cells(snapshot, &rules, (instance, &stage), now)
+    let cells = |(index, instance): (usize, &std::sync::Arc<Instance>)| {
+        instance_cells(snapshot, &rules, (instance, &stage(index, instance)), now)
     };
     let mut widths = COLUMNS.map(unicode_width::UnicodeWidthStr::width);
-    for instance in &snapshot.instances {
-        widen(&mut widths, &cells(instance));
+    for row in snapshot.instances.iter().enumerate() {
+        widen(&mut widths, &cells(row));
     }
     write_line(out, &COLUMNS, &widths)?;
-    for instance in &snapshot.instances {
-        write_line(out, &cells(instance), &widths)?;
+    for row in snapshot.instances.iter().enumerate() {
+        write_line(out, &cells(row), &widths)?;
     }
     let tombstones = snapshot.instances.iter().filter_map(|i| {
         let preview = crate::model::gc::GcPreview::of(i, snapshot.generation)?;

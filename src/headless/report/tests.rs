@@ -470,3 +470,38 @@ fn failures_in_turn_in_the_operations_section_fold_per_instance() {
         ]
     );
 }
+
+/// The STAGE cells held by position: each cell as pushed (empty ones
+/// too, multi-byte text whole), nothing past the last; a cell is
+/// `stage_text`'s text whether made from reports or from `(name, stage)`
+/// pairs, cut to 48 columns.
+#[test]
+fn stages_are_held_by_position_and_cut_as_the_reports_stage_text() {
+    let mut stages = Stages::with_capacity(4);
+    assert!(stages.is_empty());
+    stages.push("web healthy");
+    stages.push("");
+    stages.push("wéb absent, worker unknown");
+    assert_eq!(
+        (0..4).map(|i| stages.get(i)).collect::<Vec<_>>(),
+        ["web healthy", "", "wéb absent, worker unknown", ""]
+    );
+    assert_eq!(stages.len(), 3);
+    let long: Vec<(String, &str)> = (0..6).map(|i| (format!("svc{i}"), "unhealthy")).collect();
+    let cell = stage_cell(long.iter().map(|(n, s)| (n.as_str(), *s)));
+    let reports: Vec<ServiceReport> = long
+        .iter()
+        .map(|(name, stage)| ServiceReport {
+            name: name.clone(),
+            pid: None,
+            alive: None,
+            origin: None,
+            port: None,
+            stage: (*stage).to_owned(),
+            log_path: None,
+            logs: None,
+        })
+        .collect();
+    assert_eq!(cell, stage_text(&reports));
+    assert_eq!(cell, "svc0 unhealthy, svc1 unhealthy, svc2 unhealthy,…");
+}

@@ -17,6 +17,7 @@ use crate::model::{Birth, Instance, Lease, OpLock, ReapAttempt, Rows, Snapshot, 
 pub(super) mod head;
 mod scan;
 pub(super) mod stream;
+mod walk;
 
 impl Store {
     /// Read instances, leases, locks and reap attempts in one read
