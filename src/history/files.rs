@@ -386,13 +386,17 @@ impl Frame<'_> {
 
     /// Take one line (`text` without its newline).
     pub fn line(&mut self, text: &str) {
+        self.bytes(text.as_bytes());
+        self.bytes(b"\n");
+    }
+
+    /// Take `bytes` as they are (a line's part, or several lines).
+    pub fn bytes(&mut self, bytes: &[u8]) {
         if self.error.is_some() {
             return;
         }
         if let Some(encoder) = self.encoder.as_mut()
-            && let Err(error) = encoder
-                .write_all(text.as_bytes())
-                .and_then(|()| encoder.write_all(b"\n"))
+            && let Err(error) = encoder.write_all(bytes)
         {
             self.error = Some(error);
         }

@@ -397,3 +397,70 @@ fn a_large_group_is_written_in_bounded_frames_and_the_consoles_sink_holds_no_row
     sink.tick(T0);
     assert_eq!(sink.rows_held(), 2_000 + 500 + 2);
 }
+
+#[test]
+fn the_console_resumes_after_a_full_disk_with_a_keyframe_of_what_it_held_then() {
+    let (_temp, dir, mut recorder) = record(8_192, u64::MAX);
+    let mut steps = script().into_iter();
+    // The first group, written.
+    for step in steps.by_ref().take(3) {
+        if let Step::Feed(t, fed) = step {
+            recorder.take(fed, t);
+        }
+    }
+    recorder.tick(T0);
+    // The disk is full: a group and a banner are lost (frames cut back,
+    // the recording paused); the state goes on.
+    dir.fill(true);
+    recorder.take(
+        Fed::Snapshot(snapshot(0..40, &[5], (31, 12), &[3], None)),
+        T0 + 2,
+    );
+    recorder.tick(T0 + 2);
+    recorder.take(Fed::Banners(vec![banner("clock", "clock skew")]), T0 + 3);
+    recorder.tick(T0 + 3);
+    dir.fill(false);
+    recorder.take(Fed::Activity(activity(T0 + 9, "down in 2s")), T0 + 9);
+    recorder.tick(T0 + 9);
+    let segments = segments(&dir);
+    assert_eq!(segments.len(), 2);
+    assert!(
+        segments[1][1].contains(r#""type":"banner","id":"recording""#),
+        "{}",
+        segments[1][1]
+    );
+    let mut replay = Replay::new();
+    for line in &segments[1][1..] {
+        let t = serde_json::from_str::<Stamp>(line).expect("stamped").t;
+        replay.apply(t, read(line.as_bytes()).expect("a message"));
+    }
+    // What a reader of the whole stream holds at the end.
+    let mut lines = Lines::default();
+    let mut said = Replay::new();
+    let mut feeds = script().into_iter().filter_map(|step| match step {
+        Step::Feed(t, fed) => Some((t, fed)),
+        _ => None,
+    });
+    let mut feed = |lines: &mut Lines, t: i64, fed: Fed| {
+        lines.take(fed, t, &mut |line| {
+            said.apply(t, read(line.as_bytes()).expect("a message"));
+        });
+    };
+    for (t, fed) in feeds.by_ref().take(2) {
+        feed(&mut lines, t, fed);
+    }
+    feed(
+        &mut lines,
+        T0 + 2,
+        Fed::Snapshot(snapshot(0..40, &[5], (31, 12), &[3], None)),
+    );
+    feed(
+        &mut lines,
+        T0 + 3,
+        Fed::Banners(vec![banner("clock", "clock skew")]),
+    );
+    let mut banners = state(&said);
+    // The resume banner is up in the recording only.
+    banners.push(segments[1][1].replacen(&format!("{{\"t\":{},", T0 + 9), "{", 1));
+    assert_eq!(state(&replay), banners);
+}
