@@ -3,16 +3,13 @@
 //! same `Arc` the render loop holds), its `seq` and `at`, the `hello`, who
 //! reaps and the banners up. No row is parsed or kept for it: the rows are
 //! made again from the snapshot by the agent's row builders
-//! ([`lines::stream_group`] over fresh [`Tables`]) only when a segment
-//! starts, and handed out one line at a time.
+//! ([`lines::every_row_group`]: the rows a `reset` group sends, no table
+//! built) only when a segment starts, and handed out one line at a time.
 
 use std::sync::Arc;
 
 use crate::model::Snapshot;
-use crate::model::protocol::lines::{
-    self, Banner, Counts, Hello, Message, ReaperLine, Reset, Synced,
-};
-use crate::model::protocol::rows::Tables;
+use crate::model::protocol::lines::{self, Banner, Hello, Message, ReaperLine, Reset};
 
 /// The last snapshot group written: its snapshot, `seq` and `synced.at`
 /// (unix seconds).
@@ -44,8 +41,8 @@ impl Held {
     /// The keyframe's lines (unstamped), each handed to `emit` as it is
     /// made: `hello`, `reset` (no `reason`: a keyframe is not a store read
     /// anew), the `rows` of every row (each under the protocol's longest
-    /// line), `synced` with the last group's `seq` and `at`, who reaps,
-    /// each banner up. Nothing before the first group (as
+    /// line), `synced` with the last group's `seq` and `at` and its counts,
+    /// who reaps, each banner up. Nothing before the first group (as
     /// `Replay::keyframe`: there is no table to rebuild).
     pub fn lines(&self, emit: &mut impl FnMut(String)) {
         let Some(group) = &self.group else {
@@ -58,26 +55,7 @@ impl Held {
             seq: group.seq,
             reason: None,
         })));
-        // Fresh tables: every row is a change, written as it is made;
-        // dropped when the keyframe is done.
-        let mut tables = Tables::new();
-        let any = lines::stream_group(
-            group.seq,
-            false,
-            &mut tables,
-            &group.snapshot,
-            group.at,
-            emit,
-        );
-        drop(tables);
-        if !any {
-            // No row in any table: `stream_group` says nothing.
-            emit(lines::line(&Message::Synced(Synced {
-                seq: group.seq,
-                at: Some(group.at),
-                counts: Counts::default(),
-            })));
-        }
+        lines::every_row_group(group.seq, &group.snapshot, group.at, emit);
         if let Some(reaper) = &self.reaper {
             emit(lines::reaper(reaper));
         }
