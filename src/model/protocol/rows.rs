@@ -80,10 +80,10 @@ impl Delta {
 
 /// What an instance row was built from besides the row itself, compared
 /// before building it again (a re-probe changes these, not the row).
-#[derive(Debug, Clone, Copy, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Inputs {
     /// `lock.liveness_state`.
-    liveness: &'static str,
+    liveness: LivenessWord,
     /// `lock.held`.
     held: bool,
     services_dead: u32,
@@ -91,16 +91,36 @@ struct Inputs {
     user_version: i64,
 }
 
-/// Equal field by field; the liveness word (one of
-/// [`liveness_state`]'s constants) compared by address first: this runs
-/// for every row of every snapshot the stream diffs.
-impl PartialEq for Inputs {
-    fn eq(&self, other: &Self) -> bool {
-        (std::ptr::eq(self.liveness, other.liveness) || self.liveness == other.liveness)
-            && self.held == other.held
-            && self.services_dead == other.services_dead
-            && self.failed_up == other.failed_up
-            && self.user_version == other.user_version
+/// `lock.liveness_state`'s word ([`liveness_state`]) as one byte: the
+/// tables hold one for every instance row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LivenessWord {
+    Alive,
+    StalePidGone,
+    StalePidReused,
+    ForeignHost,
+    Unknown,
+}
+
+impl LivenessWord {
+    const fn of(liveness: Option<&Liveness>) -> Self {
+        match liveness {
+            Some(Liveness::Alive) => Self::Alive,
+            Some(Liveness::StalePidGone) => Self::StalePidGone,
+            Some(Liveness::StalePidReused) => Self::StalePidReused,
+            Some(Liveness::ForeignHost(_)) => Self::ForeignHost,
+            None => Self::Unknown,
+        }
+    }
+
+    const fn word(self) -> &'static str {
+        match self {
+            Self::Alive => "alive",
+            Self::StalePidGone => "stale_pid_gone",
+            Self::StalePidReused => "stale_pid_reused",
+            Self::ForeignHost => "foreign_host",
+            Self::Unknown => "unknown",
+        }
     }
 }
 
@@ -364,7 +384,7 @@ fn inputs(snapshot: &Snapshot, row: &Instance, held_dead: Option<u32>) -> Inputs
     let liveness = snapshot.lock_liveness(&row.name);
     let held = liveness.is_some_and(Liveness::held);
     Inputs {
-        liveness: liveness_state(liveness),
+        liveness: LivenessWord::of(liveness),
         held,
         failed_up: crate::model::readiness::failed_up(
             row,
@@ -380,13 +400,7 @@ fn inputs(snapshot: &Snapshot, row: &Instance, held_dead: Option<u32>) -> Inputs
 /// word in the stream and in `snapshot --json`; `unknown`: not probed).
 #[must_use]
 pub const fn liveness_state(liveness: Option<&Liveness>) -> &'static str {
-    match liveness {
-        Some(Liveness::Alive) => "alive",
-        Some(Liveness::StalePidGone) => "stale_pid_gone",
-        Some(Liveness::StalePidReused) => "stale_pid_reused",
-        Some(Liveness::ForeignHost(_)) => "foreign_host",
-        None => "unknown",
-    }
+    LivenessWord::of(liveness).word()
 }
 
 /// One instance row (docs/protocol.md, "Instance rows"): the fields of
@@ -409,7 +423,7 @@ fn instance_row(snapshot: &Snapshot, row: &Instance, inputs: Inputs) -> String {
             holder_start_time: l.holder_start_time,
             holder_host: l.holder_host.clone(),
             acquired_at: l.acquired_at,
-            liveness_state: inputs.liveness.to_owned(),
+            liveness_state: inputs.liveness.word().to_owned(),
             held: inputs.held,
         }),
         dirty: row.dirty,

@@ -166,3 +166,9 @@ fn every_row_is_what_a_reset_group_sends() {
     assert_eq!(rows.len(), 3);
     assert_eq!(rows, sent);
 }
+
+#[test]
+fn a_sent_instance_row_is_held_in_forty_bytes() {
+    // 1,000,000 rows: a table of 2^21 slots of this and a control byte.
+    assert_eq!(std::mem::size_of::<SentInstance>(), 40);
+}
