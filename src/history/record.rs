@@ -79,10 +79,10 @@ enum Keys {
     Held {
         /// As of the end of the lines written (or dropped by a failed
         /// write); `None`: they end mid-group.
-        before: Option<Held>,
+        before: Option<Box<Held>>,
         /// As of the end of every line taken; `None`: a line came since
         /// the last [`Sink::settle`].
-        after: Option<Held>,
+        after: Option<Box<Held>>,
     },
 }
 
@@ -175,7 +175,7 @@ impl Sink {
     /// # Errors
     /// The directory cannot be read.
     pub fn console(dir: Dir, store: String, retention: Retention) -> io::Result<Self> {
-        let nothing = Some(Held::default());
+        let nothing = Some(Box::default());
         Self::open(
             dir,
             store,
@@ -308,7 +308,7 @@ impl Sink {
     /// is made from it. `record`'s sink ignores it (its lines are read).
     pub fn settle(&mut self, held: Held) {
         if let Keys::Held { after, .. } = &mut self.keys {
-            *after = Some(held);
+            *after = Some(Box::new(held));
         }
     }
 

@@ -119,7 +119,9 @@ fn activity(at: i64, detail: &str) -> Activity {
 }
 
 /// One step of the console's life: something forwarded at a time, a
-/// heartbeat, or the recorder's tick.
+/// heartbeat, or the recorder's tick (a test's script of a few steps:
+/// their size does not matter).
+#[allow(clippy::large_enum_variant)]
 enum Step {
     Feed(i64, Fed),
     Heartbeat(i64),
