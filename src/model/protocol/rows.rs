@@ -16,8 +16,11 @@ use crate::model::envelope::{parse_error, read_reason};
 use crate::model::name::is_dns_safe;
 use crate::model::{Instance, Liveness, Operation, ReapAttempt, Snapshot};
 
+mod every_row;
 mod fit;
+mod liveness;
 pub use fit::{MAX_ROW_BYTES, cut_texts, fit};
+use liveness::LivenessWord;
 
 /// One of the stream's tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -89,39 +92,6 @@ struct Inputs {
     services_dead: u32,
     failed_up: bool,
     user_version: i64,
-}
-
-/// `lock.liveness_state`'s word ([`liveness_state`]) as one byte: the
-/// tables hold one for every instance row.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum LivenessWord {
-    Alive,
-    StalePidGone,
-    StalePidReused,
-    ForeignHost,
-    Unknown,
-}
-
-impl LivenessWord {
-    const fn of(liveness: Option<&Liveness>) -> Self {
-        match liveness {
-            Some(Liveness::Alive) => Self::Alive,
-            Some(Liveness::StalePidGone) => Self::StalePidGone,
-            Some(Liveness::StalePidReused) => Self::StalePidReused,
-            Some(Liveness::ForeignHost(_)) => Self::ForeignHost,
-            None => Self::Unknown,
-        }
-    }
-
-    const fn word(self) -> &'static str {
-        match self {
-            Self::Alive => "alive",
-            Self::StalePidGone => "stale_pid_gone",
-            Self::StalePidReused => "stale_pid_reused",
-            Self::ForeignHost => "foreign_host",
-            Self::Unknown => "unknown",
-        }
-    }
 }
 
 /// One instance row as last sent (its key, the name and birth, read from
@@ -222,31 +192,6 @@ impl Tables {
             self.instances.len(),
             self.operations.len(),
             self.backoffs.len(),
-        ]
-    }
-
-    /// Every row of `snapshot` as the JSON text a `reset` group sends
-    /// (what [`Tables::update_with`] hands out from empty tables:
-    /// instances, then operations, then backoffs, each in the snapshot's
-    /// order), handed to `each` one at a time; nothing held, no table
-    /// built: a recording's keyframe. Returns the rows per table.
-    pub fn every_row(snapshot: &Snapshot, each: &mut dyn FnMut(Table, String)) -> [usize; 3] {
-        for row in &*snapshot.instances {
-            each(
-                Table::Instances,
-                instance_row(snapshot, row, inputs(snapshot, row, None)),
-            );
-        }
-        for op in &snapshot.operations {
-            each(Table::Operations, fit(to_value(&operation_row(op))));
-        }
-        for attempt in &snapshot.reap_attempts {
-            each(Table::Backoffs, fit(to_value(&backoff_row(attempt))));
-        }
-        [
-            snapshot.instances.len(),
-            snapshot.operations.len(),
-            snapshot.reap_attempts.len(),
         ]
     }
 
