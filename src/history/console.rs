@@ -8,11 +8,13 @@
 //! waits for it and does no I/O for it.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::mpsc::RecvTimeoutError;
-use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use super::files::Dir;
-use super::record::{FLUSH_EVERY, Retention, Sink, bytes_words, start_ticker};
+use super::keyframe::{Group, Held};
+use super::record::{FLUSH_EVERY, Retention, Sink, bytes_words};
 use crate::model::Snapshot;
 use crate::model::activity::Activity;
 use crate::model::history::span_words;
@@ -96,9 +98,9 @@ impl Recording {
 }
 
 /// Start recording into `dir_path` (created 0700) for `store`: the
-/// history lock taken, the `history-recorder` thread and the ticker
-/// (a frame each second) started. Another recorder holding the lock, or
-/// any error, is said in the returned [`Recording`] and no feed is made.
+/// history lock taken and the `history-recorder` thread started (it writes
+/// a frame each second itself). Another recorder holding the lock, or any
+/// error, is said in the returned [`Recording`] and no feed is made.
 #[must_use]
 pub fn start(dir_path: &Path, store: String, retention: Retention) -> (Option<Feed>, Recording) {
     let dir = match Dir::create(dir_path) {
@@ -110,46 +112,16 @@ pub fn start(dir_path: &Path, store: String, retention: Retention) -> (Option<Fe
         Err(Ok(who)) => return (None, Recording::By(who)),
         Err(Err(e)) => return (None, Recording::Off(format!("cannot record: {e}"))),
     };
-    let sink = match Sink::new(dir, store, None, retention) {
-        Ok(sink) => Arc::new(Mutex::new(sink)),
+    let sink = match Sink::console(dir, store, retention) {
+        Ok(sink) => sink,
         Err(e) => return (None, Recording::Off(format!("cannot record: {e}"))),
     };
-    if let Err(e) = start_ticker(&sink) {
-        return (None, Recording::Off(format!("cannot record: {e}")));
-    }
     let (tx, rx) = std::sync::mpsc::channel::<Fed>();
     let thread = std::thread::Builder::new()
         .name("history-recorder".into())
         .spawn(move || {
             let _held = held;
-            let mut lines = Lines::default();
-            let mut last = std::time::Instant::now();
-            let quiet = std::time::Duration::from_secs(HEARTBEAT_SECS);
-            loop {
-                let mut out: Vec<String> = Vec::new();
-                match rx.recv_timeout(FLUSH_EVERY) {
-                    Ok(fed) => lines.take(fed, unix_now(), &mut |l| out.push(l)),
-                    Err(RecvTimeoutError::Timeout) => {}
-                    Err(RecvTimeoutError::Disconnected) => break,
-                }
-                // A quiet store is still recorded: a heartbeat when no
-                // line was written for `HEARTBEAT_SECS` (never a gap).
-                if out.is_empty() && last.elapsed() >= quiet {
-                    lines.heartbeat(unix_now(), &mut |l| out.push(l));
-                }
-                if out.is_empty() {
-                    continue;
-                }
-                last = std::time::Instant::now();
-                let mut text = out.join("\n");
-                text.push('\n');
-                if let Ok(mut sink) = sink.lock() {
-                    sink.take(text.as_bytes(), unix_now());
-                }
-            }
-            if let Ok(mut sink) = sink.lock() {
-                sink.tick(unix_now());
-            }
+            run(&mut Recorder::new(sink), &rx);
         });
     match thread {
         Ok(thread) => (
@@ -163,14 +135,108 @@ pub fn start(dir_path: &Path, store: String, retention: Retention) -> (Option<Fe
     }
 }
 
+/// The `history-recorder` thread's loop: each thing forwarded recorded as
+/// it comes; each [`FLUSH_EVERY`] a heartbeat when nothing was said for
+/// [`HEARTBEAT_SECS`] (a quiet store is still recorded: never a gap), then
+/// a frame; the last frame when the feed closes.
+fn run(recorder: &mut Recorder, rx: &std::sync::mpsc::Receiver<Fed>) {
+    let mut said = Instant::now();
+    let mut ticked = Instant::now();
+    let quiet = Duration::from_secs(HEARTBEAT_SECS);
+    loop {
+        match rx.recv_timeout(FLUSH_EVERY.saturating_sub(ticked.elapsed())) {
+            Ok(fed) => {
+                if recorder.take(fed, unix_now()) > 0 {
+                    said = Instant::now();
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+        if ticked.elapsed() < FLUSH_EVERY {
+            continue;
+        }
+        if said.elapsed() >= quiet && recorder.heartbeat(unix_now()) {
+            said = Instant::now();
+        }
+        recorder.tick(unix_now());
+        ticked = Instant::now();
+    }
+    recorder.tick(unix_now());
+}
+
+/// The console's recorder: the protocol's lines made from what was
+/// forwarded, handed one at a time to its [`Sink`] (a frame written once
+/// [`super::record::FRAME_BYTES`] wait, or each tick), with the state
+/// after them ([`Held`]: what the console holds, no copy of its rows) for
+/// the next keyframe.
+#[derive(Debug)]
+pub struct Recorder {
+    lines: Lines,
+    sink: Sink,
+}
+
+impl Recorder {
+    /// Recording into `sink` (a [`Sink::console`]).
+    #[must_use]
+    pub fn new(sink: Sink) -> Self {
+        Self {
+            lines: Lines::default(),
+            sink,
+        }
+    }
+
+    /// Take `fed` at `now` (unix seconds): its lines to the sink, then
+    /// the state after them. How many lines it made.
+    pub fn take(&mut self, fed: Fed, now: i64) -> usize {
+        let mut made = 0;
+        let sink = &mut self.sink;
+        self.lines.take(fed, now, &mut |line| {
+            made += 1;
+            sink.take_line(line, now);
+        });
+        self.sink.settle(self.lines.held());
+        made
+    }
+
+    /// A `heartbeat` at `now` (once the first group was written):
+    /// whether one was made.
+    pub fn heartbeat(&mut self, now: i64) -> bool {
+        let mut made = false;
+        let sink = &mut self.sink;
+        self.lines.heartbeat(now, &mut |line| {
+            made = true;
+            sink.take_line(line, now);
+        });
+        self.sink.settle(self.lines.held());
+        made
+    }
+
+    /// Write what waits as a frame ([`Sink::tick`]).
+    pub fn tick(&mut self, now: i64) {
+        self.sink.tick(now);
+    }
+
+    /// Its sink.
+    #[must_use]
+    pub fn sink(&self) -> &Sink {
+        &self.sink
+    }
+}
+
 /// What was forwarded, as the protocol's lines: the tables as last
-/// written (for the deltas), the group's sequence, the banners shown.
+/// written (for the deltas), the last group, the `hello`, who reaps and
+/// the banners shown (the state a keyframe says).
 #[derive(Debug, Default)]
 pub struct Lines {
     tables: Tables,
     seq: u64,
-    hello_sent: bool,
-    latest: Option<Arc<Snapshot>>,
+    hello: Option<Arc<Hello>>,
+    /// The last group written, its snapshot the newest one forwarded (a
+    /// snapshot whose rows all equal the group's replaces it: the same
+    /// rows, and the render loop's `Arc`, so no older one is kept).
+    group: Option<Group>,
+    reaper: Option<ReaperLine>,
     banners: Vec<Banner>,
 }
 
@@ -183,6 +249,18 @@ impl Lines {
         }
     }
 
+    /// The state after the lines made so far: what a reader replaying
+    /// them holds (a keyframe's source).
+    #[must_use]
+    pub fn held(&self) -> Held {
+        Held {
+            hello: self.hello.clone(),
+            group: self.group.clone(),
+            reaper: self.reaper.clone(),
+            banners: self.banners.clone(),
+        }
+    }
+
     /// The lines `fed` makes (`now`: unix seconds), each handed to `emit`:
     /// a snapshot is a group of deltas (a `reset` for the first and for a
     /// store read anew, with its reason), as the agent's stream.
@@ -190,7 +268,8 @@ impl Lines {
         match fed {
             Fed::Hello(hello) => {
                 emit(lines::hello(&hello));
-                self.hello_sent = true;
+                self.reaper = Some(hello.reaper.clone());
+                self.hello = Some(Arc::from(hello));
             }
             Fed::Snapshot(snapshot) => {
                 let reset = self.seq == 0 || snapshot.reopened.is_some();
@@ -200,17 +279,26 @@ impl Lines {
                 let seq = self.seq + 1;
                 if lines::stream_group(seq, reset, &mut self.tables, &snapshot, now, emit) {
                     self.seq = seq;
+                    self.group = Some(Group {
+                        snapshot,
+                        seq,
+                        at: now,
+                    });
+                } else if let Some(group) = &mut self.group {
+                    group.snapshot = snapshot;
                 }
-                self.latest = Some(snapshot);
             }
             Fed::Activity(activity) => {
-                let detail = self.latest.as_ref().map_or_else(
+                let detail = self.group.as_ref().map_or_else(
                     || activity.detail.clone(),
-                    |s| s.redactor.text(&activity.detail),
+                    |g| g.snapshot.redactor.text(&activity.detail),
                 );
                 emit(lines::activity(&activity, &detail));
             }
-            Fed::Reaper(line) => emit(lines::reaper(&line)),
+            Fed::Reaper(line) => {
+                emit(lines::reaper(&line));
+                self.reaper = Some(line);
+            }
             Fed::Banners(now_shown) => {
                 for gone in self
                     .banners

@@ -296,26 +296,134 @@ impl Writing {
         })
     }
 
-    /// Append `text` as one zstd frame: on disk it decodes whole. A write
-    /// that fails (ENOSPC) is cut off again, so the file stays whole frames.
+    /// Append one zstd frame whose lines `fill` hands to the [`Frame`]:
+    /// each is compressed as it comes (the frame's text is never held
+    /// whole), and on disk the frame decodes whole. A write that fails
+    /// (ENOSPC) is cut off again, so the file stays whole frames.
     ///
     /// # Errors
-    /// The I/O error of the write.
-    pub fn frame(&mut self, text: &[u8]) -> io::Result<()> {
-        let frame = zstd::bulk::compress(text, 3)?;
-        let written = if self.full.load(std::sync::atomic::Ordering::Relaxed) {
-            // Half the frame lands, then the disk is full.
-            self.file
-                .write_all(&frame[..frame.len() / 2])
-                .and(Err(io::Error::from_raw_os_error(nix::libc::ENOSPC)))
-        } else {
-            self.file.write_all(&frame)
+    /// The first I/O error of the frame's writes.
+    pub fn frame(&mut self, fill: impl FnOnce(&mut Frame<'_>)) -> io::Result<()> {
+        let tail = Tail {
+            file: &mut self.file,
+            full: self.full.load(std::sync::atomic::Ordering::Relaxed),
+            written: 0,
         };
-        if let Err(error) = written {
-            let _ = self.file.set_len(self.bytes);
+        let encoder = zstd::stream::write::Encoder::new(tail, LEVEL).and_then(|mut encoder| {
+            encoder.window_log(WINDOW_LOG)?;
+            Ok(encoder)
+        });
+        let mut frame = match encoder {
+            Ok(encoder) => Frame {
+                encoder: Some(encoder),
+                error: None,
+            },
+            Err(error) => Frame::failed(error),
+        };
+        fill(&mut frame);
+        match frame.finish() {
+            Ok(written) => {
+                self.bytes += written;
+                Ok(())
+            }
+            Err(error) => {
+                let _ = self.file.set_len(self.bytes);
+                Err(error)
+            }
+        }
+    }
+}
+
+/// The zstd level of every frame.
+const LEVEL: i32 = 3;
+
+/// The zstd window of every frame: 256 kB (level 3 alone takes 2 MB for a
+/// stream of unknown size, and its encoder about 3.6 MB; with this one
+/// about 1 MB). NDJSON rows repeat within a row and between neighbours:
+/// the first group of 100,000 instances is 1.45 MB on disk with it, 1.40
+/// MB with 2 MB.
+const WINDOW_LOG: u32 = 18;
+
+/// The segment file under a frame's encoder: the bytes that reach it
+/// counted; the tests' full disk ([`Dir::fill`]) lets half of a write
+/// land, then fails it with ENOSPC.
+struct Tail<'a> {
+    file: &'a mut File,
+    full: bool,
+    written: u64,
+}
+
+impl io::Write for Tail<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.full {
+            let _ = self.file.write_all(&buf[..buf.len() / 2]);
+            return Err(io::Error::from_raw_os_error(nix::libc::ENOSPC));
+        }
+        let n = self.file.write(buf)?;
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
+/// One frame being written ([`Writing::frame`]): each line compressed as
+/// it is taken; the first failed write kept, the lines after it dropped.
+pub struct Frame<'a> {
+    encoder: Option<zstd::stream::write::Encoder<'static, Tail<'a>>>,
+    error: Option<io::Error>,
+}
+
+impl std::fmt::Debug for Frame<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Frame")
+            .field("error", &self.error)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Frame<'_> {
+    /// A frame that writes nowhere and fails with `error` (no segment is
+    /// open): its lines are taken and dropped.
+    #[must_use]
+    pub fn failed(error: io::Error) -> Frame<'static> {
+        Frame {
+            encoder: None,
+            error: Some(error),
+        }
+    }
+
+    /// Take one line (`text` without its newline).
+    pub fn line(&mut self, text: &str) {
+        self.bytes(text.as_bytes());
+        self.bytes(b"\n");
+    }
+
+    /// Take `bytes` as they are (a line's part, or several lines).
+    pub fn bytes(&mut self, bytes: &[u8]) {
+        if self.error.is_some() {
+            return;
+        }
+        if let Some(encoder) = self.encoder.as_mut()
+            && let Err(error) = encoder.write_all(bytes)
+        {
+            self.error = Some(error);
+        }
+    }
+
+    /// The frame ended: the bytes it put on disk, or its first error.
+    ///
+    /// # Errors
+    /// The first write that failed.
+    pub fn finish(self) -> io::Result<u64> {
+        if let Some(error) = self.error {
             return Err(error);
         }
-        self.bytes += frame.len() as u64;
-        Ok(())
+        match self.encoder {
+            Some(encoder) => Ok(encoder.finish()?.written),
+            None => Err(io::Error::other("no segment open")),
+        }
     }
 }

@@ -7,7 +7,10 @@
 pub mod console;
 pub mod files;
 pub mod fleet;
+pub mod keyframe;
 pub mod record;
+#[cfg(test)]
+mod tests;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

@@ -9,10 +9,11 @@ use std::io;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use super::files::{Dir, Writing};
+use super::files::{Dir, Frame, Writing};
+use super::keyframe::Held;
 use crate::model::history::replay::Replay;
 use crate::model::history::{
-    Header, Segment, segment_full, segment_name, span_words, stamp, to_drop,
+    Header, SEGMENT_BYTES, Segment, segment_full, segment_name, span_words, stamp, to_drop,
 };
 use crate::model::protocol::lines::{Banner, Message, read};
 use crate::model::recorded_teardowns::RecordedTeardowns;
@@ -62,16 +63,64 @@ pub fn bytes_words(bytes: u64) -> String {
 pub type ReadServices =
     Box<dyn FnMut(&[crate::model::Instance]) -> Option<Vec<Vec<serde_json::Value>>> + Send>;
 
+/// At most this many bytes of lines wait for their frame: one more line
+/// and what waits is written as a frame first, even mid-group (a segment
+/// still starts only between groups), so a frame's text is never held
+/// whole (the first group of 100,000 instances is 38 MB of rows).
+pub const FRAME_BYTES: usize = 1 << 20;
+
+/// Where a new segment's keyframe comes from (docs/history.md,
+/// "Segments").
+enum Keys {
+    /// `record`: every line read into the tables a reader holds.
+    Replay(Box<Replay>),
+    /// The console: its own state, handed by [`Sink::settle`] after the
+    /// lines of each thing it recorded (never a copy of its rows).
+    Held {
+        /// As of the end of the lines written (or dropped by a failed
+        /// write); `None`: they end mid-group.
+        before: Option<Box<Held>>,
+        /// As of the end of every line taken; `None`: a line came since
+        /// the last [`Sink::settle`].
+        after: Option<Box<Held>>,
+    },
+}
+
+impl Keys {
+    /// No group is half written: a segment may start here.
+    fn between_groups(&self) -> bool {
+        match self {
+            Self::Replay(replay) => replay.between_groups(),
+            Self::Held { before, .. } => before.is_some(),
+        }
+    }
+
+    /// The lines taken are all written (or dropped): what held after
+    /// them holds before the next frame.
+    fn written(&mut self) {
+        if let Self::Held { before, after } = self {
+            before.clone_from(after);
+        }
+    }
+}
+
 /// The recording's writer: the lines received, stamped, waiting for the
-/// next frame; the segment being written; the tables as recorded so far
-/// (for the next keyframe).
+/// next frame; the segment being written; where the next keyframe comes
+/// from.
 pub struct Sink {
     dir: Dir,
     store: String,
     host: Option<String>,
     retention: Retention,
-    /// Whole lines stamped, not yet on disk, each with its message.
+    /// Whole lines, each with the time it came, not yet on disk.
     waiting: Vec<(i64, String)>,
+    /// The bytes of `waiting`'s lines (their newlines counted).
+    waiting_bytes: usize,
+    /// At most this many bytes wait ([`FRAME_BYTES`]).
+    frame_bytes: usize,
+    /// A segment this large on disk is full ([`SEGMENT_BYTES`], as
+    /// [`segment_full`] says; smaller in the tests).
+    segment_bytes: u64,
     /// A line's start not yet ended by its newline.
     partial: Vec<u8>,
     writing: Option<Writing>,
@@ -80,7 +129,7 @@ pub struct Sink {
     /// The segments closed, oldest first.
     closed: Vec<Segment>,
     next_seq: u64,
-    replay: Replay,
+    keys: Keys,
     /// Recording paused since (unix seconds) and why: a write failed.
     paused: Option<(i64, String)>,
     /// The teardowns seen finishing (`record --metrics-file`).
@@ -106,7 +155,8 @@ impl std::fmt::Debug for Sink {
 
 impl Sink {
     /// A sink writing into `dir` for `store` (its segments continue the
-    /// ones already there).
+    /// ones already there), each line read into the tables its keyframes
+    /// are made from: `record`'s.
     ///
     /// # Errors
     /// The directory cannot be read.
@@ -115,6 +165,35 @@ impl Sink {
         store: String,
         host: Option<String>,
         retention: Retention,
+    ) -> io::Result<Self> {
+        Self::open(dir, store, host, retention, Keys::Replay(Box::default()))
+    }
+
+    /// The console's sink: no line is read back; a keyframe is made from
+    /// the state the console hands over ([`Sink::settle`]).
+    ///
+    /// # Errors
+    /// The directory cannot be read.
+    pub fn console(dir: Dir, store: String, retention: Retention) -> io::Result<Self> {
+        let nothing = Some(Box::default());
+        Self::open(
+            dir,
+            store,
+            None,
+            retention,
+            Keys::Held {
+                before: nothing.clone(),
+                after: nothing,
+            },
+        )
+    }
+
+    fn open(
+        dir: Dir,
+        store: String,
+        host: Option<String>,
+        retention: Retention,
+        keys: Keys,
     ) -> io::Result<Self> {
         let closed = dir.segments()?;
         let next_seq = closed
@@ -129,16 +208,29 @@ impl Sink {
             host,
             retention,
             waiting: Vec::new(),
+            waiting_bytes: 0,
+            frame_bytes: FRAME_BYTES,
+            segment_bytes: SEGMENT_BYTES,
             partial: Vec::new(),
             writing: None,
             span: (0, 0, 0),
             closed,
             next_seq,
-            replay: Replay::new(),
+            keys,
             paused: None,
             teardowns: RecordedTeardowns::default(),
             services: None,
         })
+    }
+
+    /// The same sink with frames of at most `frame_bytes` of lines and
+    /// segments full at `segment_bytes` (the tests' small bounds).
+    #[cfg(test)]
+    #[must_use]
+    pub(crate) fn bounded(mut self, frame_bytes: usize, segment_bytes: u64) -> Self {
+        self.frame_bytes = frame_bytes;
+        self.segment_bytes = segment_bytes;
+        self
     }
 
     /// Record each instance's services too, read by `read` when its row
@@ -146,7 +238,7 @@ impl Sink {
     /// they differ from the ones recorded (docs/history.md, "Services").
     #[must_use]
     pub fn with_services(mut self, read: ReadServices) -> Self {
-        self.replay = Replay::recording();
+        self.keys = Keys::Replay(Box::new(Replay::recording()));
         self.services = Some(read);
         self
     }
@@ -157,18 +249,66 @@ impl Sink {
         &self.teardowns
     }
 
-    /// Take bytes of the stream (whole lines, or a line's start).
-    pub fn take(&mut self, bytes: &[u8], now: i64) {
-        self.partial.extend_from_slice(bytes);
-        let Some(end) = self.partial.iter().rposition(|b| *b == b'\n') else {
-            return;
-        };
-        let rest = self.partial.split_off(end + 1);
-        let whole = std::mem::replace(&mut self.partial, rest);
-        for line in whole.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-            if let Ok(text) = std::str::from_utf8(line) {
-                self.waiting.push((now, text.to_owned()));
+    /// The rows this sink holds for its keyframes (instances, operations
+    /// and backoffs): `record`'s tables; none for the console's.
+    #[must_use]
+    pub fn rows_held(&self) -> usize {
+        match &self.keys {
+            Keys::Replay(replay) => {
+                replay.instances.len() + replay.operations.len() + replay.backoffs.len()
             }
+            Keys::Held { .. } => 0,
+        }
+    }
+
+    /// Take bytes of the stream (whole lines, or a line's start): each
+    /// whole line as [`Sink::take_line`].
+    pub fn take(&mut self, bytes: &[u8], now: i64) {
+        let mut rest = bytes;
+        while let Some(end) = rest.iter().position(|b| *b == b'\n') {
+            let line = &rest[..end];
+            rest = &rest[end + 1..];
+            if self.partial.is_empty() {
+                self.take_bytes(line, now);
+            } else {
+                let mut whole = std::mem::take(&mut self.partial);
+                whole.extend_from_slice(line);
+                self.take_bytes(&whole, now);
+            }
+        }
+        self.partial.extend_from_slice(rest);
+    }
+
+    /// One whole line's bytes (an empty one, or one not UTF-8, skipped).
+    fn take_bytes(&mut self, line: &[u8], now: i64) {
+        if line.is_empty() {
+            return;
+        }
+        if let Ok(text) = std::str::from_utf8(line) {
+            self.take_line(text.to_owned(), now);
+        }
+    }
+
+    /// Take one whole line (no newline) that came at `now`: it waits for
+    /// the next frame; what waits is written first when this line would
+    /// take it past the frame's bound ([`FRAME_BYTES`]).
+    pub fn take_line(&mut self, line: String, now: i64) {
+        if !self.waiting.is_empty() && self.waiting_bytes + line.len() + 1 > self.frame_bytes {
+            self.flush(now);
+        }
+        if let Keys::Held { after, .. } = &mut self.keys {
+            *after = None;
+        }
+        self.waiting_bytes += line.len() + 1;
+        self.waiting.push((now, line));
+    }
+
+    /// The console's state after every line taken so far (which end a
+    /// group, if any): a keyframe written before the lines that follow
+    /// is made from it. `record`'s sink ignores it (its lines are read).
+    pub fn settle(&mut self, held: Held) {
+        if let Keys::Held { after, .. } = &mut self.keys {
+            *after = Some(Box::new(held));
         }
     }
 
@@ -179,42 +319,46 @@ impl Sink {
     /// of the next segment is whole) until a write succeeds.
     pub fn tick(&mut self, now: i64) {
         if self.waiting.is_empty() {
+            self.keys.written();
             return;
         }
+        self.flush(now);
+    }
+
+    fn flush(&mut self, now: i64) {
         let waiting = std::mem::take(&mut self.waiting);
-        let mut text = String::new();
-        let full = self
-            .writing
-            .as_ref()
-            .is_some_and(|w| segment_full(self.span.0, w.bytes, now));
-        let new_segment = (self.writing.is_none() || full) && self.replay.between_groups();
+        self.waiting_bytes = 0;
+        let full = self.writing.as_ref().is_some_and(|w| {
+            segment_full(self.span.0, w.bytes, now) || w.bytes >= self.segment_bytes
+        });
+        let new_segment = (self.writing.is_none() || full) && self.keys.between_groups();
         // The keyframe is stamped with the first line's time: a segment's
         // lines never go back in time.
         let first = waiting.first().map_or(now, |(t, _)| *t);
+        let last = waiting.last().map_or(now, |(t, _)| *t);
+        let mut started = Ok(());
         if new_segment {
             self.close();
-            self.push_keyframe(&mut text, now, first);
-            self.replay.mark_all_changed();
+            let name = segment_name(now, self.next_seq);
+            self.next_seq += 1;
+            started = Writing::start(&self.dir, name).map(|w| self.writing = Some(w));
         }
-        for (t, line) in &waiting {
-            text.push_str(&stamp(line, *t, self.host.as_deref()));
-            text.push('\n');
-        }
-        let last = waiting.last().map_or(now, |(t, _)| *t);
-        for (t, line) in waiting {
-            if let Ok(message) = read(line.as_bytes()) {
-                self.teardowns.see(&message);
-                self.replay.apply(t, message);
+        let mut writing = self.writing.take();
+        let result = match (started, writing.as_mut()) {
+            (Ok(()), Some(writing)) => {
+                writing.frame(|frame| self.fill(frame, new_segment, waiting, now))
             }
-        }
-        for line in self.services_lines() {
-            text.push_str(&stamp(&line, last, self.host.as_deref()));
-            text.push('\n');
-            if let Ok(message) = read(line.as_bytes()) {
-                self.replay.apply(last, message);
+            (started, _) => {
+                let error = started
+                    .err()
+                    .unwrap_or_else(|| io::Error::other("no segment open"));
+                let mut frame = Frame::failed(error);
+                self.fill(&mut frame, new_segment, waiting, now);
+                frame.finish().map(|_| ())
             }
-        }
-        match self.write(new_segment, &text, now) {
+        };
+        self.writing = writing;
+        match result {
             Ok(()) => {
                 if new_segment {
                     self.span = (now, first, last);
@@ -227,18 +371,56 @@ impl Sink {
             }
             Err(error) => self.pause(now, &error),
         }
+        self.keys.written();
+    }
+
+    /// The frame's lines, each handed to `frame` as it is made: the
+    /// header and keyframe of a new segment, the lines that waited
+    /// (`record` reads each into its tables), the `services` lines.
+    fn fill(
+        &mut self,
+        frame: &mut Frame<'_>,
+        new_segment: bool,
+        waiting: Vec<(i64, String)>,
+        now: i64,
+    ) {
+        let first = waiting.first().map_or(now, |(t, _)| *t);
+        let last = waiting.last().map_or(now, |(t, _)| *t);
+        if new_segment {
+            self.push_keyframe(frame, now, first);
+            if let Keys::Replay(replay) = &mut self.keys {
+                replay.mark_all_changed();
+            }
+        }
+        for (t, line) in waiting {
+            frame.line(&stamp(&line, t, self.host.as_deref()));
+            if let Keys::Replay(replay) = &mut self.keys
+                && let Ok(message) = read(line.as_bytes())
+            {
+                self.teardowns.see(&message);
+                replay.apply(t, message);
+            }
+        }
+        for line in self.services_lines() {
+            frame.line(&stamp(&line, last, self.host.as_deref()));
+            if let Keys::Replay(replay) = &mut self.keys
+                && let Ok(message) = read(line.as_bytes())
+            {
+                replay.apply(last, message);
+            }
+        }
     }
 
     /// The `services` lines of the instance rows changed since the last
     /// frame whose services read now differ from the ones recorded.
     fn services_lines(&mut self) -> Vec<String> {
-        let changed = self.replay.take_changed();
-        let Some(read) = self.services.as_mut() else {
+        let (Some(read), Keys::Replay(replay)) = (self.services.as_mut(), &mut self.keys) else {
             return Vec::new();
         };
+        let changed = replay.take_changed();
         let (keys, instances): (Vec<_>, Vec<_>) = changed
             .into_iter()
-            .filter_map(|key| Some((key.clone(), self.replay.instance(&key)?)))
+            .filter_map(|key| Some((key.clone(), replay.instance(&key)?)))
             .unzip();
         if instances.is_empty() {
             return Vec::new();
@@ -248,19 +430,19 @@ impl Sink {
         };
         keys.iter()
             .zip(read)
-            .filter_map(|(key, services)| self.replay.services_line(key, services))
+            .filter_map(|(key, services)| replay.services_line(key, services))
             .collect()
     }
 
-    fn push_keyframe(&mut self, text: &mut String, now: i64, at: i64) {
+    fn push_keyframe(&self, frame: &mut Frame<'_>, now: i64, at: i64) {
         let header = Header::new(
             &self.store,
             now,
             self.retention.retain_secs,
             self.retention.max_bytes,
         );
-        text.push_str(&serde_json::to_string(&header).unwrap_or_default());
-        text.push('\n');
+        frame.line(&serde_json::to_string(&header).unwrap_or_default());
+        let host = self.host.as_deref();
         if let Some((since, why)) = &self.paused {
             let resumed = Banner {
                 id: "recording".to_owned(),
@@ -271,24 +453,16 @@ impl Sink {
                 ),
             };
             let line = serde_json::to_string(&Message::Banner(resumed)).unwrap_or_default();
-            text.push_str(&stamp(&line, at, self.host.as_deref()));
-            text.push('\n');
+            frame.line(&stamp(&line, at, host));
         }
-        for line in self.replay.keyframe() {
-            text.push_str(&stamp(&line, at, self.host.as_deref()));
-            text.push('\n');
-        }
-    }
-
-    fn write(&mut self, new_segment: bool, text: &str, now: i64) -> io::Result<()> {
-        if new_segment {
-            let name = segment_name(now, self.next_seq);
-            self.next_seq += 1;
-            self.writing = Some(Writing::start(&self.dir, name)?);
-        }
-        match self.writing.as_mut() {
-            Some(writing) => writing.frame(text.as_bytes()),
-            None => Err(io::Error::other("no segment open")),
+        let mut emit = |line: String| frame.line(&stamp(&line, at, host));
+        match &self.keys {
+            Keys::Replay(replay) => replay.keyframe_with(&mut emit),
+            Keys::Held { before, .. } => {
+                if let Some(held) = before {
+                    held.lines(&mut emit);
+                }
+            }
         }
     }
 

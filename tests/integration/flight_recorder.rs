@@ -428,14 +428,16 @@ fn a_torn_last_line_and_a_torn_frame_are_skipped_on_read() {
     let dir = Dir::create(&temp.path().join("history")).expect("dir");
     let mut segment = Writing::start(&dir, "seg-0000000100-000001.ndjson.zst".into()).expect("seg");
     segment
-        .frame(b"{\"t\":100,\"a\":1}\n{\"t\":100,\"b\":2}\n{\"t\":100,\"c\"")
+        .frame(|frame| frame.bytes(b"{\"t\":100,\"a\":1}\n{\"t\":100,\"b\":2}\n{\"t\":100,\"c\""))
         .expect("frame");
     assert_eq!(
         lines(&dir, &segment.name),
         vec![r#"{"t":100,"a":1}"#, r#"{"t":100,"b":2}"#]
     );
     let whole = segment.bytes;
-    segment.frame(b"{\"t\":101,\"d\":4}\n").expect("frame");
+    segment
+        .frame(|frame| frame.line("{\"t\":101,\"d\":4}"))
+        .expect("frame");
     let path = dir.path().join(&segment.name);
     let bytes = std::fs::read(&path).expect("read");
     let cut = usize::try_from(whole).expect("size")

@@ -199,38 +199,45 @@ impl Replay {
     /// banners up. Empty before the first `synced`.
     #[must_use]
     pub fn keyframe(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        self.keyframe_with(&mut |line| out.push(line));
+        out
+    }
+
+    /// [`Replay::keyframe`], each line handed to `emit` as it is made (the
+    /// keyframe is never held whole).
+    pub fn keyframe_with(&self, emit: &mut dyn FnMut(String)) {
         let Some(at) = self.synced_at else {
-            return Vec::new();
+            return;
         };
         let line = |m: &Message| serde_json::to_string(m).unwrap_or_default();
-        let mut out = Vec::new();
         if let Some(hello) = &self.hello {
-            out.push(line(&Message::Hello(Box::new(hello.clone()))));
+            emit(line(&Message::Hello(Box::new(hello.clone()))));
         }
         let seq = self.seq;
-        out.push(line(&Message::Reset(Reset { seq, reason: None })));
-        chunked(&mut out, self.instances.values(), |upsert| {
+        emit(line(&Message::Reset(Reset { seq, reason: None })));
+        chunked(emit, self.instances.values(), |upsert| {
             RowsMessage::Instances(RowsOf {
                 seq,
                 upsert,
                 remove: Vec::new(),
             })
         });
-        chunked(&mut out, self.operations.values(), |upsert| {
+        chunked(emit, self.operations.values(), |upsert| {
             RowsMessage::Operations(RowsOf {
                 seq,
                 upsert,
                 remove: Vec::new(),
             })
         });
-        chunked(&mut out, self.backoffs.values(), |upsert| {
+        chunked(emit, self.backoffs.values(), |upsert| {
             RowsMessage::Backoffs(RowsOf {
                 seq,
                 upsert,
                 remove: Vec::new(),
             })
         });
-        out.push(line(&Message::Synced(Synced {
+        emit(line(&Message::Synced(Synced {
             seq,
             at: Some(at),
             counts: Counts {
@@ -240,17 +247,16 @@ impl Replay {
             },
         })));
         if let Some(reaper) = &self.reaper {
-            out.push(line(&Message::Reaper(reaper.clone())));
+            emit(line(&Message::Reaper(reaper.clone())));
         }
         for banner in self.banners.values() {
-            out.push(line(&Message::Banner(banner.clone())));
+            emit(line(&Message::Banner(banner.clone())));
         }
         for (key, services) in &self.services {
             if self.instances.contains_key(key) {
-                out.push(services_line(key, services.clone()));
+                emit(services_line(key, services.clone()));
             }
         }
-        out
     }
 
     fn apply_rows(&mut self, rows: RowsMessage) {
@@ -355,14 +361,14 @@ fn services_line(key: &InstanceKey, services: Vec<serde_json::Value>) -> String 
 /// `rows` lines of `rows`, each under [`MAX_MESSAGE_BYTES`] (a row's
 /// text was cut to fit one when it was first sent).
 fn chunked<'a, R: serde::Serialize + Clone + 'a>(
-    out: &mut Vec<String>,
+    out: &mut dyn FnMut(String),
     rows: impl Iterator<Item = &'a R>,
     message: impl Fn(Vec<R>) -> RowsMessage,
 ) {
     let mut batch: Vec<R> = Vec::new();
     let mut bytes = 0;
     let mut send = |batch: Vec<R>| {
-        out.push(serde_json::to_string(&Message::Rows(message(batch))).unwrap_or_default());
+        out(serde_json::to_string(&Message::Rows(message(batch))).unwrap_or_default());
     };
     for row in rows {
         let len = serde_json::to_string(row).map_or(0, |t| t.len() + 1);

@@ -436,8 +436,8 @@ fn rows(raw: &[u8], table: Option<&str>) -> serde_json::Result<Rows> {
 mod write;
 
 pub use write::{
-    Banner, COMMANDS, Hello, READ_COMMANDS, activity, banner, banner_cleared, group, heartbeat,
-    hello, log, logs_end, reaper, reply, reply_error, stream_group,
+    Banner, COMMANDS, Hello, READ_COMMANDS, activity, banner, banner_cleared, every_row_group,
+    group, heartbeat, hello, log, logs_end, reaper, reply, reply_error, stream_group,
 };
 
 #[cfg(test)]

@@ -16,8 +16,11 @@ use crate::model::envelope::{parse_error, read_reason};
 use crate::model::name::is_dns_safe;
 use crate::model::{Instance, Liveness, Operation, ReapAttempt, Snapshot};
 
+mod every_row;
 mod fit;
+mod liveness;
 pub use fit::{MAX_ROW_BYTES, cut_texts, fit};
+use liveness::LivenessWord;
 
 /// One of the stream's tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -80,28 +83,15 @@ impl Delta {
 
 /// What an instance row was built from besides the row itself, compared
 /// before building it again (a re-probe changes these, not the row).
-#[derive(Debug, Clone, Copy, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Inputs {
     /// `lock.liveness_state`.
-    liveness: &'static str,
+    liveness: LivenessWord,
     /// `lock.held`.
     held: bool,
     services_dead: u32,
     failed_up: bool,
     user_version: i64,
-}
-
-/// Equal field by field; the liveness word (one of
-/// [`liveness_state`]'s constants) compared by address first: this runs
-/// for every row of every snapshot the stream diffs.
-impl PartialEq for Inputs {
-    fn eq(&self, other: &Self) -> bool {
-        (std::ptr::eq(self.liveness, other.liveness) || self.liveness == other.liveness)
-            && self.held == other.held
-            && self.services_dead == other.services_dead
-            && self.failed_up == other.failed_up
-            && self.user_version == other.user_version
-    }
 }
 
 /// One instance row as last sent (its key, the name and birth, read from
@@ -114,6 +104,9 @@ struct SentInstance {
     inputs: Inputs,
     /// A hash of the JSON sent.
     hash: u64,
+    /// Found in the update that last ran ([`Tables::seen`] then); a row
+    /// that was not is gone.
+    seen: bool,
 }
 
 /// The tables as a client holds them after the last `synced`: enough to
@@ -132,6 +125,8 @@ pub struct Tables {
     /// snapshot carries the same ones (the watcher shares them until a
     /// count changes), a kept row's count is the one held.
     services_dead: Option<Arc<crate::model::snapshot::ServicesDead>>,
+    /// The mark of the rows found by the last update (flipped by each).
+    seen: bool,
 }
 
 impl Tables {
@@ -200,52 +195,78 @@ impl Tables {
         ]
     }
 
+    /// The instance rows' changes, the table updated in place: a row
+    /// found is marked seen this update, a new one inserted, and the rows
+    /// not seen are the ones gone (never a second table of every row: at
+    /// 100,000 instances each is 6.4 MB).
     fn update_instances(&mut self, snapshot: &Snapshot, each: &mut dyn FnMut(Change)) {
-        let mut old = std::mem::take(&mut self.instances);
-        let mut next = hashbrown::HashTable::with_capacity(snapshot.instances.len());
-        let key_hash = |row: &Instance| self.hasher.hash_one((&row.name, birth_id(row)));
+        let hasher = &self.hasher;
+        let key_hash = |row: &Instance| hasher.hash_one((&row.name, birth_id(row)));
         let same_dead = self
             .services_dead
             .replace(Arc::clone(&snapshot.services_dead))
             .is_some_and(|held| Arc::ptr_eq(&held, &snapshot.services_dead));
+        let seen = !self.seen;
+        self.seen = seen;
+        let more = snapshot
+            .instances
+            .len()
+            .saturating_sub(self.instances.len());
+        self.instances.reserve(more, |s| key_hash(&s.row));
         for row in &*snapshot.instances {
             let hash = key_hash(row);
             // The row kept by the re-read is found by its pointer, without
             // reading the held row (a cache miss a row at 10,000 rows).
-            let sent = old
-                .find_entry(hash, |s| Arc::ptr_eq(&s.row, row) || same_key(&s.row, row))
-                .ok()
-                .map(|entry| entry.remove().0);
+            let sent = self
+                .instances
+                .find_mut(hash, |s| Arc::ptr_eq(&s.row, row) || same_key(&s.row, row));
             let held_dead = sent
                 .as_ref()
                 .filter(|s| same_dead && Arc::ptr_eq(&s.row, row))
                 .map(|s| s.inputs.services_dead);
             let inputs = inputs(snapshot, row, held_dead);
-            let sent = match sent {
-                // Unchanged: moved, not cloned (no count of the shared row
-                // touched).
+            match sent {
+                // Unchanged: kept, no count of the shared row touched.
                 Some(sent) if Arc::ptr_eq(&sent.row, row) && sent.inputs == inputs => {
-                    next.insert_unique(hash, sent, |s| key_hash(&s.row));
-                    continue;
+                    sent.seen = seen;
                 }
-                sent => sent,
-            };
-            let text = instance_row(snapshot, row, inputs);
-            let text_hash = self.hasher.hash_one(&text);
-            if sent.as_ref().is_none_or(|s| s.hash != text_hash) {
-                each(Change::Upsert(text));
+                Some(sent) => {
+                    let text = instance_row(snapshot, row, inputs);
+                    let text_hash = hasher.hash_one(&text);
+                    if sent.hash != text_hash {
+                        each(Change::Upsert(text));
+                    }
+                    *sent = SentInstance {
+                        row: Arc::clone(row),
+                        inputs,
+                        hash: text_hash,
+                        seen,
+                    };
+                }
+                None => {
+                    let text = instance_row(snapshot, row, inputs);
+                    let text_hash = hasher.hash_one(&text);
+                    each(Change::Upsert(text));
+                    self.instances.insert_unique(
+                        hash,
+                        SentInstance {
+                            row: Arc::clone(row),
+                            inputs,
+                            hash: text_hash,
+                            seen,
+                        },
+                        |s| key_hash(&s.row),
+                    );
+                }
             }
-            next.insert_unique(
-                hash,
-                SentInstance {
-                    row: Arc::clone(row),
-                    inputs,
-                    hash: text_hash,
-                },
-                |s| key_hash(&s.row),
-            );
         }
-        let mut gone: Vec<Arc<Instance>> = old.into_iter().map(|s| s.row).collect();
+        let mut gone: Vec<Arc<Instance>> = Vec::new();
+        self.instances.retain(|s| {
+            if s.seen != seen {
+                gone.push(Arc::clone(&s.row));
+            }
+            s.seen == seen
+        });
         gone.sort_by(|a, b| (&a.name, birth_id(a)).cmp(&(&b.name, birth_id(b))));
         for row in &gone {
             each(Change::Remove(fit(to_value(&InstanceKeyRow {
@@ -253,7 +274,6 @@ impl Tables {
                 birth: row.birth.as_ref().map(BirthRow::of),
             }))));
         }
-        self.instances = next;
     }
 }
 
@@ -309,7 +329,7 @@ fn inputs(snapshot: &Snapshot, row: &Instance, held_dead: Option<u32>) -> Inputs
     let liveness = snapshot.lock_liveness(&row.name);
     let held = liveness.is_some_and(Liveness::held);
     Inputs {
-        liveness: liveness_state(liveness),
+        liveness: LivenessWord::of(liveness),
         held,
         failed_up: crate::model::readiness::failed_up(
             row,
@@ -325,13 +345,7 @@ fn inputs(snapshot: &Snapshot, row: &Instance, held_dead: Option<u32>) -> Inputs
 /// word in the stream and in `snapshot --json`; `unknown`: not probed).
 #[must_use]
 pub const fn liveness_state(liveness: Option<&Liveness>) -> &'static str {
-    match liveness {
-        Some(Liveness::Alive) => "alive",
-        Some(Liveness::StalePidGone) => "stale_pid_gone",
-        Some(Liveness::StalePidReused) => "stale_pid_reused",
-        Some(Liveness::ForeignHost(_)) => "foreign_host",
-        None => "unknown",
-    }
+    LivenessWord::of(liveness).word()
 }
 
 /// One instance row (docs/protocol.md, "Instance rows"): the fields of
@@ -354,7 +368,7 @@ fn instance_row(snapshot: &Snapshot, row: &Instance, inputs: Inputs) -> String {
             holder_start_time: l.holder_start_time,
             holder_host: l.holder_host.clone(),
             acquired_at: l.acquired_at,
-            liveness_state: inputs.liveness.to_owned(),
+            liveness_state: inputs.liveness.word().to_owned(),
             held: inputs.held,
         }),
         dirty: row.dirty,

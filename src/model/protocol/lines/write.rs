@@ -171,6 +171,29 @@ pub fn stream_group(
     reset || changed
 }
 
+/// A keyframe's group without its `reset` (the caller writes it, with no
+/// `reason`): every row of `snapshot` as upserts ([`Tables::every_row`],
+/// the rows a `reset` group of it sends, none held and no table built),
+/// then `synced` (`at`: unix seconds). Each line is handed to `emit` as
+/// it is made.
+pub fn every_row_group(seq: u64, snapshot: &Snapshot, at: i64, emit: &mut impl FnMut(String)) {
+    let mut chunk: Option<Chunk> = None;
+    let counts = Tables::every_row(snapshot, &mut |table, text| {
+        if chunk.as_ref().is_some_and(|c| c.table != table)
+            && let Some(done) = chunk.take()
+        {
+            done.flush(emit);
+        }
+        chunk
+            .get_or_insert_with(|| Chunk::new(seq, table))
+            .push(false, &text, emit);
+    });
+    if let Some(done) = chunk {
+        done.flush(emit);
+    }
+    emit(synced(seq, at, counts));
+}
+
 fn synced(seq: u64, at: i64, counts: [usize; 3]) -> String {
     let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
     line(&Message::Synced(Synced {

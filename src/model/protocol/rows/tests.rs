@@ -135,3 +135,40 @@ fn a_kept_row_follows_its_dead_count_when_the_counts_change() {
     assert!(delta.tables[0].1.upsert[0].contains(r#""name":"alpha""#));
     assert!(delta.tables[0].1.upsert[0].contains(r#""services_dead":0"#));
 }
+
+#[test]
+fn every_row_is_what_a_reset_group_sends() {
+    let first = Snapshot::from(Rows {
+        generation: Generation::new(14),
+        instances: vec![
+            instance("alpha", "a1", 2_000),
+            instance("bravo", "b1", 3_000),
+        ]
+        .into(),
+        reap_attempts: vec![crate::model::ReapAttempt {
+            instance: "alpha".to_owned(),
+            attempts: 3,
+            last_error: "boom".to_owned(),
+            next_retry_at: 2_100,
+        }],
+        ..Rows::default()
+    });
+    let delta = Tables::new().update(&first);
+    let mut rows = Vec::new();
+    let counts = Tables::every_row(&first, &mut |table, text| rows.push((table, text)));
+    let sent: Vec<(Table, String)> = delta
+        .tables
+        .iter()
+        .flat_map(|(table, d)| d.upsert.iter().map(|text| (*table, text.clone())))
+        .collect();
+    assert_eq!(counts, [2, 0, 1]);
+    assert_eq!(counts, delta.counts);
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows, sent);
+}
+
+#[test]
+fn a_sent_instance_row_is_held_in_forty_bytes() {
+    // 1,000,000 rows: a table of 2^21 slots of this and a control byte.
+    assert_eq!(std::mem::size_of::<SentInstance>(), 40);
+}
