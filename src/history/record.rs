@@ -124,6 +124,9 @@ pub struct Sink {
     /// A line's start not yet ended by its newline.
     partial: Vec<u8>,
     writing: Option<Writing>,
+    /// The bytes of the open segment's first frame (its header and
+    /// keyframe): not counted toward [`segment_full`].
+    keyframe_bytes: u64,
     /// When the segment being written started and its first and last time.
     span: (i64, i64, i64),
     /// The segments closed, oldest first.
@@ -213,6 +216,7 @@ impl Sink {
             segment_bytes: SEGMENT_BYTES,
             partial: Vec::new(),
             writing: None,
+            keyframe_bytes: 0,
             span: (0, 0, 0),
             closed,
             next_seq,
@@ -329,7 +333,8 @@ impl Sink {
         let waiting = std::mem::take(&mut self.waiting);
         self.waiting_bytes = 0;
         let full = self.writing.as_ref().is_some_and(|w| {
-            segment_full(self.span.0, w.bytes, now) || w.bytes >= self.segment_bytes
+            let lines = w.bytes.saturating_sub(self.keyframe_bytes);
+            segment_full(self.span.0, lines, now) || lines >= self.segment_bytes
         });
         let new_segment = (self.writing.is_none() || full) && self.keys.between_groups();
         // The keyframe is stamped with the first line's time: a segment's
@@ -362,6 +367,7 @@ impl Sink {
             Ok(()) => {
                 if new_segment {
                     self.span = (now, first, last);
+                    self.keyframe_bytes = self.writing.as_ref().map_or(0, |w| w.bytes);
                 }
                 self.span.2 = last;
                 if self.paused.take().is_some() {

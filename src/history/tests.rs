@@ -282,7 +282,7 @@ fn each_segment_of_the_consoles_recording_replays_to_the_states_the_stream_said(
     // A frame bound under one group: groups are written over several
     // frames; segments full after a frame or two (on disk), so a segment
     // is full mid-group and the next starts after that group.
-    let (_temp, dir, mut recorder) = record(8_192, 1_500);
+    let (_temp, dir, mut recorder) = record(8_192, 500);
     for step in script() {
         match step {
             Step::Feed(t, fed) => {
@@ -465,4 +465,61 @@ fn the_console_resumes_after_a_full_disk_with_a_keyframe_of_what_it_held_then() 
     // The resume banner is up in the recording only.
     banners.push(segments[1][1].replacen(&format!("{{\"t\":{},", T0 + 9), "{", 1));
     assert_eq!(state(&replay), banners);
+}
+
+/// Each segment's zstd frames' sizes on disk, in order.
+fn frame_sizes(dir: &Dir) -> Vec<Vec<usize>> {
+    dir.segments()
+        .expect("segments")
+        .iter()
+        .map(|segment| {
+            let bytes = std::fs::read(dir.path().join(&segment.file)).expect("read");
+            let mut sizes = Vec::new();
+            let mut at = 0;
+            while at < bytes.len() {
+                let size =
+                    zstd::zstd_safe::find_frame_compressed_size(&bytes[at..]).expect("a frame");
+                sizes.push(size);
+                at += size;
+            }
+            sizes
+        })
+        .collect()
+}
+
+#[test]
+fn a_keyframe_larger_than_a_segment_does_not_make_each_frame_a_segment() {
+    let bound = 3_000;
+    let (_temp, dir, mut recorder) = record(1 << 20, bound);
+    recorder.take(
+        Fed::Snapshot(snapshot(0..2_000, &[], (500, 100), &[1], None)),
+        T0,
+    );
+    recorder.tick(T0);
+    let first = frame_sizes(&dir)[0][0];
+    assert!(first > 2 * 3_000, "{first}");
+    // Small frames after it: one segment, however large its first frame.
+    for k in 1..=10 {
+        recorder.take(Fed::Activity(activity(T0 + k, "down")), T0 + k);
+        recorder.tick(T0 + k);
+    }
+    assert_eq!(frame_sizes(&dir).len(), 1);
+    assert_eq!(frame_sizes(&dir)[0].len(), 11);
+    // Many more: a segment ends only once the frames after its first one
+    // reach the bound; each next one opens with a keyframe as large.
+    for k in 11..=400 {
+        let detail = format!(
+            "down {:016x}",
+            (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        );
+        recorder.take(Fed::Activity(activity(T0 + k, &detail)), T0 + k);
+        recorder.tick(T0 + k);
+    }
+    let sizes = frame_sizes(&dir);
+    assert!(sizes.len() > 1, "{}", sizes.len());
+    for segment in &sizes[..sizes.len() - 1] {
+        let after_first: usize = segment[1..].iter().sum();
+        assert!(after_first as u64 >= bound, "{segment:?}");
+        assert!(segment[0] > 2 * 3_000, "{segment:?}");
+    }
 }

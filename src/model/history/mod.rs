@@ -48,7 +48,10 @@ pub fn is_resume(id: &str, text: &str) -> bool {
 /// A new segment (with its keyframe) starts after this many seconds.
 pub const SEGMENT_SECS: i64 = 15 * 60;
 
-/// A new segment starts once the current one is this many bytes on disk.
+/// A new segment starts once the current one holds this many bytes on
+/// disk after its first frame (its header and keyframe): a keyframe
+/// larger than this (a store of a million instances) never makes each
+/// frame start a segment of its own.
 pub const SEGMENT_BYTES: u64 = 8 * 1024 * 1024;
 
 /// `--retain`'s default: 7 days, in seconds.
@@ -211,8 +214,9 @@ pub fn to_drop(segments: &[Segment], now: i64, retain_secs: i64, max_bytes: u64)
     drop
 }
 
-/// Whether the segment started at `started`, now `bytes` long, ends at
-/// `now`: after [`SEGMENT_SECS`] or [`SEGMENT_BYTES`].
+/// Whether the segment started at `started`, with `bytes` on disk after
+/// its first frame (the header and keyframe), ends at `now`: after
+/// [`SEGMENT_SECS`] or [`SEGMENT_BYTES`].
 #[must_use]
 pub const fn segment_full(started: i64, bytes: u64, now: i64) -> bool {
     now.saturating_sub(started) >= SEGMENT_SECS || bytes >= SEGMENT_BYTES
