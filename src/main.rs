@@ -12,7 +12,9 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// mimalloc 3's `mi_option_t` values (its `include/mimalloc.h`, the
-/// version `libmimalloc-sys` 0.1.49 builds; Cargo.lock pins it).
+/// version `libmimalloc-sys` 0.1.49 builds; Cargo.lock pins it, and
+/// `tests/integration/allocator.rs` checks the names they have).
+#[cfg(target_os = "linux")]
 mod mi_option {
     /// `mi_option_arena_eager_commit`: commit an arena's memory when it is
     /// reserved (`2`, the default: on Linux) or page by page as used (`0`).
@@ -22,6 +24,7 @@ mod mi_option {
     pub const PURGE_DELAY: i32 = 15;
 }
 
+#[cfg(target_os = "linux")]
 unsafe extern "C" {
     /// mimalloc's `void mi_option_set(mi_option_t option, long value)`.
     fn mi_option_set(option: i32, value: std::ffi::c_long);
@@ -41,6 +44,7 @@ unsafe extern "C" {
 static TUNE_MIMALLOC: extern "C" fn() = tune_mimalloc;
 
 /// [`TUNE_MIMALLOC`]'s function.
+#[cfg(target_os = "linux")]
 extern "C" fn tune_mimalloc() {
     // SAFETY: `mi_option_set` only stores an option's value in mimalloc's
     // static option table (no allocation, no other call into the C
