@@ -11,7 +11,8 @@ CLI runs the whole join (`e2e_bench.SNAPSHOT_SQL_V14`) and the first
 rows' query on the same file. Standard library only.
 
     python3 scripts/console_first_rows.py --bin before=OLD --bin after=NEW \\
-        --store 1m=/tmp/v14-1m.db --store 100k=/tmp/v14-100k.db --rounds 2
+        --store 1m=/tmp/v14-1m.db --store 100k=/tmp/v14-100k.db --rounds 2 \\
+        --env STACKLESS_TUI_NO_RECORD=1
 """
 
 import argparse
@@ -65,7 +66,10 @@ def main():
     ap.add_argument("--store", action="append", required=True, help="label=path")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--settle", type=float, default=10.0, help="seconds before VmHWM")
+    ap.add_argument("--env", action="append", metavar="K=V",
+                    help="add to the console's environment (repeatable), e.g. STACKLESS_TUI_NO_RECORD=1")
     args = ap.parse_args()
+    e2e_bench.parse_env(args.env)
     bins = [b.split("=", 1) for b in args.bin]
     stores = [s.split("=", 1) for s in args.store]
     out = {"load_start": load()}

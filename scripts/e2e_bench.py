@@ -105,6 +105,20 @@ FROM reap_attempts ORDER BY instance;
 COMMIT;"""
 
 
+# Added to every console's environment (`--env K=V`, repeatable), e.g.
+# `STACKLESS_TUI_NO_RECORD=1` to measure the console without its recorder.
+EXTRA_ENV = {}
+
+
+def parse_env(pairs):
+    """`K=V` strings into `EXTRA_ENV`; a pair without `=` is an error."""
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"--env {pair!r}: expected KEY=VALUE")
+        EXTRA_ENV[key] = value
+
+
 def log(*args):
     print(*args, file=sys.stderr, flush=True)
 
@@ -120,6 +134,7 @@ class Console:
             "HOME": os.path.dirname(os.path.abspath(store)),
             "TERM": "xterm-256color",
             "LANG": "C.UTF-8",
+            **EXTRA_ENV,
         }
         self.started = time.perf_counter()
         pid, fd = pty.fork()
@@ -418,7 +433,10 @@ def main():
     ap.add_argument("--startup-runs", type=int, default=10)
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--only", help="comma list: latency,idle,rss,startup,baseline")
+    ap.add_argument("--env", action="append", metavar="K=V",
+                    help="add to the console's environment (repeatable), e.g. STACKLESS_TUI_NO_RECORD=1")
     args = ap.parse_args()
+    parse_env(args.env)
     only = set(args.only.split(",")) if args.only else {"latency", "idle", "rss", "startup", "baseline"}
     binary = os.path.abspath(args.bin)
     os.makedirs(args.workdir, exist_ok=True)

@@ -14,6 +14,7 @@
 mod common;
 
 mod agent_process;
+mod allocator;
 mod arrows;
 mod attack_group_and_framing;
 mod attack_repros;

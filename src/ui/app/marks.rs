@@ -56,7 +56,7 @@ impl App {
     pub(super) fn mark_all(&mut self) {
         self.focus = Focus::Instances;
         let instances = &self.shown.snapshot.instances;
-        for &p in &self.instances.order {
+        for &p in &*self.instances.order {
             if let Some(instance) = instances.get(p as usize)
                 && !self.instances.marks.contains(&instance.name)
             {
