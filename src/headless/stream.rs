@@ -22,8 +22,10 @@ pub const TABLE_READ_WHOLE_UP_TO: u64 = 150_000;
 /// `snapshot` and `snapshot --json` streamed: each instance written as
 /// `SQLite` reads it in name order ([`crate::store::Store::stream_snapshot`];
 /// the table in three passes of one read: widths, lines, GC lines, above
-/// [`TABLE_READ_WHOLE_UP_TO`] instances), so memory does not grow with the
-/// store; the same bytes as the whole read's. `None` when the stream
+/// [`TABLE_READ_WHOLE_UP_TO`] instances, each instance's services read
+/// and its STAGE derived in the first alone, the cells kept by position,
+/// [`report::Stages`]), so memory grows with the store by 4 B an instance
+/// and each distinct STAGE cell; the same bytes as the whole read's. `None` when the stream
 /// declined before writing anything (a table of a smaller store, a
 /// store read immutably, a hand-made store whose rows the whole read
 /// orders or pairs otherwise, or a store whose newest write could doubt
@@ -155,6 +157,15 @@ impl<W: std::io::Write> crate::store::StreamReader for Reader<'_, W> {
         true
     }
 
+    /// The table's services are read in its STAGE pass alone (the lines
+    /// pass writes the cells kept there; the GC pass shows none).
+    fn services_in(&self, pass: usize) -> bool {
+        match self.writer {
+            Writer::Json(_) => true,
+            Writer::Table(_) => pass == report::TableStream::<W>::STAGE_PASS,
+        }
+    }
+
     fn head(&mut self, head: &crate::model::Snapshot) -> std::io::Result<()> {
         if let Some(doubt) = self.clock {
             eprintln!("stackless-tui: {doubt}");
@@ -184,8 +195,9 @@ impl<W: std::io::Write> crate::store::StreamReader for Reader<'_, W> {
                 );
                 json.instance(head, instance, services)
             }
-            // The table's GC pass shows no services: none probed for it.
-            Writer::Table(table) if pass == report::TableStream::<W>::GC_PASS => {
+            // Only the STAGE pass reads a stage (the lines pass writes the
+            // cells kept there; the GC pass shows none): none probed else.
+            Writer::Table(table) if pass != report::TableStream::<W>::STAGE_PASS => {
                 table.instance(pass, head, (instance, ""))
             }
             Writer::Table(table) => {
