@@ -14,18 +14,19 @@ use crate::store::Access;
 /// Up to how many instances `snapshot` (the table) reads the store whole
 /// rather than streaming it: the whole read holds every row (43 MB at
 /// 100,000 instances, 339 MB at 1,000,000: about 64 MB here) but reads
-/// once, where the streamed table reads three times (measured at 100,000:
-/// 0.23 s whole, 0.41 s streamed; at 1,000,000: 2.6 s and 339 MB whole,
-/// 3.6-4.5 s and 21 MB streamed).
+/// once, where the streamed table reads twice, widths and lines (the
+/// whole read measured at 1,000,000: 2.6 s and 339 MB; the stream in
+/// BENCHMARKS.md).
 pub const TABLE_READ_WHOLE_UP_TO: u64 = 150_000;
 
 /// `snapshot` and `snapshot --json` streamed: each instance written as
 /// `SQLite` reads it in name order ([`crate::store::Store::stream_snapshot`];
-/// the table in three passes of one read: widths, lines, GC lines, above
+/// the table in two passes of one read, widths and lines, above
 /// [`TABLE_READ_WHOLE_UP_TO`] instances, each instance's services read
 /// and its STAGE derived in the first alone, the cells kept by position,
-/// [`report::Stages`]), so memory grows with the store by 4 B an instance
-/// and each distinct STAGE cell; the same bytes as the whole read's. `None` when the stream
+/// [`report::Stages`], the tombstones' GC lines kept for the end), so
+/// memory grows with the store by 4 B an instance, each distinct STAGE
+/// cell, and about 35 B a tombstone; the same bytes as the whole read's. `None` when the stream
 /// declined before writing anything (a table of a smaller store, a
 /// store read immutably, a hand-made store whose rows the whole read
 /// orders or pairs otherwise, or a store whose newest write could doubt
@@ -40,7 +41,7 @@ pub(super) fn stream(cli: &Cli, json: bool, now: Option<i64>) -> Option<ExitCode
     if store.immutable() {
         return None;
     }
-    // The table streams in three passes (widths, lines, GC lines): below
+    // The table streams in two passes (widths, lines): below
     // the size where the whole read's memory matters, one read is faster.
     if !json
         && store
@@ -148,17 +149,13 @@ impl<W: std::io::Write> crate::store::StreamReader for Reader<'_, W> {
         }
     }
 
-    fn only_tombstones(&self, pass: usize) -> bool {
-        matches!(self.writer, Writer::Table(_)) && pass == report::TableStream::<W>::GC_PASS
-    }
-
     /// The document's services, and the table's STAGE column.
     fn wants_services(&self) -> bool {
         true
     }
 
     /// The table's services are read in its STAGE pass alone (the lines
-    /// pass writes the cells kept there; the GC pass shows none).
+    /// pass writes the cells kept there).
     fn services_in(&self, pass: usize) -> bool {
         match self.writer {
             Writer::Json(_) => true,
@@ -196,7 +193,7 @@ impl<W: std::io::Write> crate::store::StreamReader for Reader<'_, W> {
                 json.instance(head, instance, services)
             }
             // Only the STAGE pass reads a stage (the lines pass writes the
-            // cells kept there; the GC pass shows none): none probed else.
+            // cells kept there): none probed in the other.
             Writer::Table(table) if pass != report::TableStream::<W>::STAGE_PASS => {
                 table.instance(pass, head, (instance, ""))
             }

@@ -284,7 +284,7 @@ fn the_stream_reads_every_fixture_store_in_name_order_and_declines_rows_it_could
 /// from its services as the binary's stream reads them
 /// (`headless::streamed_stage`, probed on this machine under the
 /// store's state directory), read in the STAGE pass alone (the lines
-/// pass writes the cells kept there; the GC pass shows none).
+/// pass writes the cells kept there).
 pub(crate) struct Table<'a> {
     pub(crate) table: stackless_tui::headless::report::TableStream<'a, Vec<u8>>,
     pub(crate) state_dir: PathBuf,
@@ -296,10 +296,6 @@ impl stackless_tui::store::StreamReader for Table<'_> {
 
     fn passes(&self) -> usize {
         stackless_tui::headless::report::TableStream::<Vec<u8>>::PASSES
-    }
-
-    fn only_tombstones(&self, pass: usize) -> bool {
-        pass == stackless_tui::headless::report::TableStream::<Vec<u8>>::GC_PASS
     }
 
     fn wants_services(&self) -> bool {
@@ -341,7 +337,7 @@ impl stackless_tui::store::StreamReader for Table<'_> {
     }
 }
 
-/// The table streamed in three passes (widths, lines, GC lines) is the
+/// The table streamed in two passes (widths, lines; the GC lines kept) is the
 /// whole read's table byte for byte, on every fixture store and on a
 /// generated one of 20,000 instances (tombstones, locks and backoffs
 /// among them): the binary streams it only above
