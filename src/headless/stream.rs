@@ -74,13 +74,13 @@ pub(super) fn stream(cli: &Cli, json: bool, now: Option<i64>) -> Option<ExitCode
                 clock.as_ref(),
             ))
         } else {
-            Writer::Table(report::TableStream::new(
+            Writer::Table(Box::new(report::TableStream::new(
                 &mut out,
                 &shown,
                 now,
                 &zone,
                 clock.as_ref(),
-            ))
+            )))
         },
         clock: clock.as_ref(),
         proxy_port: crate::controller::probe::probe(&state_dir)
@@ -124,7 +124,8 @@ pub(super) fn stream(cli: &Cli, json: bool, now: Option<i64>) -> Option<ExitCode
 /// The document or the table [`stream`] writes.
 enum Writer<'a, W: std::io::Write> {
     Json(report::JsonStream<'a, W>),
-    Table(report::TableStream<'a, W>),
+    /// Boxed: it holds the kept STAGE cells and GC lines.
+    Table(Box<report::TableStream<'a, W>>),
 }
 
 /// What [`stream`] writes with: the document or the table, and each

@@ -302,7 +302,9 @@ impl stackless_tui::store::StreamReader for Once<'_> {
                 .table
                 .instance(pass, head, instance, services, observations);
         }
-        self.table.table.instance(pass, head, (instance, "not this"))
+        self.table
+            .table
+            .instance(pass, head, (instance, "not this"))
     }
 
     fn finish(&mut self, head: &Snapshot) -> std::io::Result<()> {

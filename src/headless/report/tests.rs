@@ -513,7 +513,14 @@ fn stages_are_held_by_position_and_cut_as_the_reports_stage_text() {
 #[test]
 fn stages_keep_each_distinct_cell_once_and_read_every_position_back() {
     let mut stages = Stages::with_capacity(8);
-    for cell in ["web healthy", "", "web healthy", "web absent", "", "web healthy"] {
+    for cell in [
+        "web healthy",
+        "",
+        "web healthy",
+        "web absent",
+        "",
+        "web healthy",
+    ] {
         stages.push(cell);
     }
     assert_eq!(stages.len(), 6);
