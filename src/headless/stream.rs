@@ -14,16 +14,19 @@ use crate::store::Access;
 /// Up to how many instances `snapshot` (the table) reads the store whole
 /// rather than streaming it: the whole read holds every row (43 MB at
 /// 100,000 instances, 339 MB at 1,000,000: about 64 MB here) but reads
-/// once, where the streamed table reads three times (measured at 100,000:
-/// 0.23 s whole, 0.41 s streamed; at 1,000,000: 2.6 s and 339 MB whole,
-/// 3.6-4.5 s and 21 MB streamed).
+/// once, where the streamed table reads twice, widths and lines (the
+/// whole read measured at 1,000,000: 2.6 s and 339 MB; the stream in
+/// BENCHMARKS.md).
 pub const TABLE_READ_WHOLE_UP_TO: u64 = 150_000;
 
 /// `snapshot` and `snapshot --json` streamed: each instance written as
 /// `SQLite` reads it in name order ([`crate::store::Store::stream_snapshot`];
-/// the table in three passes of one read: widths, lines, GC lines, above
-/// [`TABLE_READ_WHOLE_UP_TO`] instances), so memory does not grow with the
-/// store; the same bytes as the whole read's. `None` when the stream
+/// the table in two passes of one read, widths and lines, above
+/// [`TABLE_READ_WHOLE_UP_TO`] instances, each instance's services read
+/// and its STAGE derived in the first alone, the cells kept by position,
+/// [`report::Stages`], the tombstones' GC lines kept for the end), so
+/// memory grows with the store by 4 B an instance, each distinct STAGE
+/// cell, and about 35 B a tombstone; the same bytes as the whole read's. `None` when the stream
 /// declined before writing anything (a table of a smaller store, a
 /// store read immutably, a hand-made store whose rows the whole read
 /// orders or pairs otherwise, or a store whose newest write could doubt
@@ -38,7 +41,7 @@ pub(super) fn stream(cli: &Cli, json: bool, now: Option<i64>) -> Option<ExitCode
     if store.immutable() {
         return None;
     }
-    // The table streams in three passes (widths, lines, GC lines): below
+    // The table streams in two passes (widths, lines): below
     // the size where the whole read's memory matters, one read is faster.
     if !json
         && store
@@ -71,13 +74,13 @@ pub(super) fn stream(cli: &Cli, json: bool, now: Option<i64>) -> Option<ExitCode
                 clock.as_ref(),
             ))
         } else {
-            Writer::Table(report::TableStream::new(
+            Writer::Table(Box::new(report::TableStream::new(
                 &mut out,
                 &shown,
                 now,
                 &zone,
                 clock.as_ref(),
-            ))
+            )))
         },
         clock: clock.as_ref(),
         proxy_port: crate::controller::probe::probe(&state_dir)
@@ -121,7 +124,8 @@ pub(super) fn stream(cli: &Cli, json: bool, now: Option<i64>) -> Option<ExitCode
 /// The document or the table [`stream`] writes.
 enum Writer<'a, W: std::io::Write> {
     Json(report::JsonStream<'a, W>),
-    Table(report::TableStream<'a, W>),
+    /// Boxed: it holds the kept STAGE cells and GC lines.
+    Table(Box<report::TableStream<'a, W>>),
 }
 
 /// What [`stream`] writes with: the document or the table, and each
@@ -146,13 +150,18 @@ impl<W: std::io::Write> crate::store::StreamReader for Reader<'_, W> {
         }
     }
 
-    fn only_tombstones(&self, pass: usize) -> bool {
-        matches!(self.writer, Writer::Table(_)) && pass == report::TableStream::<W>::GC_PASS
-    }
-
     /// The document's services, and the table's STAGE column.
     fn wants_services(&self) -> bool {
         true
+    }
+
+    /// The table's services are read in its STAGE pass alone (the lines
+    /// pass writes the cells kept there).
+    fn services_in(&self, pass: usize) -> bool {
+        match self.writer {
+            Writer::Json(_) => true,
+            Writer::Table(_) => pass == report::TableStream::<W>::STAGE_PASS,
+        }
     }
 
     fn head(&mut self, head: &crate::model::Snapshot) -> std::io::Result<()> {
@@ -184,8 +193,9 @@ impl<W: std::io::Write> crate::store::StreamReader for Reader<'_, W> {
                 );
                 json.instance(head, instance, services)
             }
-            // The table's GC pass shows no services: none probed for it.
-            Writer::Table(table) if pass == report::TableStream::<W>::GC_PASS => {
+            // Only the STAGE pass reads a stage (the lines pass writes the
+            // cells kept there): none probed in the other.
+            Writer::Table(table) if pass != report::TableStream::<W>::STAGE_PASS => {
                 table.instance(pass, head, (instance, ""))
             }
             Writer::Table(table) => {

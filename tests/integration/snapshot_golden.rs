@@ -283,7 +283,8 @@ fn the_stream_reads_every_fixture_store_in_name_order_and_declines_rows_it_could
 /// `headless::TABLE_READ_WHOLE_UP_TO` instances: each instance's STAGE
 /// from its services as the binary's stream reads them
 /// (`headless::streamed_stage`, probed on this machine under the
-/// store's state directory), none in the GC pass.
+/// store's state directory), read in the STAGE pass alone (the lines
+/// pass writes the cells kept there).
 pub(crate) struct Table<'a> {
     pub(crate) table: stackless_tui::headless::report::TableStream<'a, Vec<u8>>,
     pub(crate) state_dir: PathBuf,
@@ -297,12 +298,12 @@ impl stackless_tui::store::StreamReader for Table<'_> {
         stackless_tui::headless::report::TableStream::<Vec<u8>>::PASSES
     }
 
-    fn only_tombstones(&self, pass: usize) -> bool {
-        pass == stackless_tui::headless::report::TableStream::<Vec<u8>>::GC_PASS
-    }
-
     fn wants_services(&self) -> bool {
         true
+    }
+
+    fn services_in(&self, pass: usize) -> bool {
+        pass == stackless_tui::headless::report::TableStream::<Vec<u8>>::STAGE_PASS
     }
 
     fn head(&mut self, head: &stackless_tui::model::Snapshot) -> std::io::Result<()> {
@@ -317,7 +318,7 @@ impl stackless_tui::store::StreamReader for Table<'_> {
         services: Option<stackless_tui::store::services::ServiceRows>,
         observations: Vec<stackless_tui::model::detail::Observation>,
     ) -> std::io::Result<()> {
-        let stage = if pass == stackless_tui::headless::report::TableStream::<Vec<u8>>::GC_PASS {
+        let stage = if pass != stackless_tui::headless::report::TableStream::<Vec<u8>>::STAGE_PASS {
             String::new()
         } else {
             stackless_tui::headless::streamed_stage(
@@ -336,7 +337,7 @@ impl stackless_tui::store::StreamReader for Table<'_> {
     }
 }
 
-/// The table streamed in three passes (widths, lines, GC lines) is the
+/// The table streamed in two passes (widths, lines; the GC lines kept) is the
 /// whole read's table byte for byte, on every fixture store and on a
 /// generated one of 20,000 instances (tombstones, locks and backoffs
 /// among them): the binary streams it only above

@@ -14,6 +14,7 @@ use stackless_tui::headless::report::{
     ServiceReport, Services, Stages, TableStream, write_table, write_table_staged,
 };
 use stackless_tui::model::Snapshot;
+use stackless_tui::store::StreamReader as _;
 use stackless_tui::store::probe::{FixedProbe, HostProbe as _, SysinfoProbe};
 use stackless_tui::store::{Access, Store};
 
@@ -259,6 +260,108 @@ fn the_services_walk_hands_each_instance_its_own_rows_once_in_order() {
     assert_eq!(with_rows, 4 * (COPIES + 1) - 1);
     // 7 observed in the fixture, each copied: one copy's removed.
     assert_eq!(observed, 7 * (COPIES + 1) - 1);
+}
+
+/// The streamed table as the binary streams it, but given a wrong STAGE
+/// in every pass but the STAGE pass, and counting each pass's services.
+struct Once<'a> {
+    table: Table<'a>,
+    /// Per pass: the instances handed out with service rows.
+    with_rows: [usize; 2],
+    /// Per pass: the instances handed out with observations.
+    observed: [usize; 2],
+}
+
+impl stackless_tui::store::StreamReader for Once<'_> {
+    type Error = std::io::Error;
+
+    fn passes(&self) -> usize {
+        self.table.passes()
+    }
+
+    fn services_in(&self, pass: usize) -> bool {
+        self.table.services_in(pass)
+    }
+
+    fn head(&mut self, head: &Snapshot) -> std::io::Result<()> {
+        self.table.head(head)
+    }
+
+    fn instance(
+        &mut self,
+        pass: usize,
+        head: &Snapshot,
+        instance: &stackless_tui::model::Instance,
+        services: Option<stackless_tui::store::services::ServiceRows>,
+        observations: Vec<stackless_tui::model::detail::Observation>,
+    ) -> std::io::Result<()> {
+        self.with_rows[pass] += usize::from(services.is_some());
+        self.observed[pass] += usize::from(!observations.is_empty());
+        if pass == TableStream::<Vec<u8>>::STAGE_PASS {
+            return self
+                .table
+                .instance(pass, head, instance, services, observations);
+        }
+        self.table
+            .table
+            .instance(pass, head, (instance, "not this"))
+    }
+
+    fn finish(&mut self, head: &Snapshot) -> std::io::Result<()> {
+        self.table.finish(head)
+    }
+}
+
+/// The streamed table reads each instance's services in its STAGE pass
+/// alone (the lines pass gets no rows and no observations), and its
+/// lines pass writes the cells that pass was given, by position, whatever
+/// it is given itself, then the tombstones' GC lines it kept: the whole
+/// read's table byte for byte (GC section included).
+#[test]
+fn the_streamed_table_derives_each_stage_once_and_writes_it_by_position() {
+    let (_dir, path) = store();
+    let mut store = Store::open(&path, Access::ReadOnly).unwrap();
+    let snapshot = snapshot_of(&mut store);
+    let stages =
+        stackless_tui::headless::table_stages(&mut store, &snapshot, services_probe().as_mut())
+            .unwrap();
+    let zone = jiff::tz::TimeZone::UTC;
+    let mut whole = Vec::new();
+    write_table_staged(
+        &mut whole, &snapshot, CAPTURE, "state.db", &stages, &zone, None,
+    )
+    .unwrap();
+    let mut streamed = Vec::new();
+    let mut once = Once {
+        table: Table {
+            table: TableStream::new(&mut streamed, "state.db", CAPTURE, &zone, None),
+            state_dir: store.state_dir(),
+            probe: services_probe(),
+        },
+        with_rows: [0; 2],
+        observed: [0; 2],
+    };
+    assert_eq!(TableStream::<Vec<u8>>::STAGE_PASS, 0);
+    assert_eq!(once.passes(), 2);
+    assert!(once.services_in(0) && !once.services_in(1));
+    let mut probe = FixedProbe {
+        host: Some("vm".into()),
+        processes: vec![],
+    };
+    assert!(matches!(
+        store.stream_snapshot(&mut probe, None, &mut once),
+        Ok(true)
+    ));
+    // As the walk's: 4 process records and 7 observed in the fixture, each
+    // copied, one copy's removed; none in the lines pass.
+    assert_eq!(once.with_rows, [4 * (COPIES + 1) - 1, 0]);
+    assert_eq!(once.observed, [7 * (COPIES + 1) - 1, 0]);
+    drop(once);
+    let text = String::from_utf8_lossy(&streamed);
+    assert!(!text.contains("not this"));
+    assert!(text.contains("\nGC\n"), "{text}");
+    assert!(text.contains("\ncharlie  due for GC at "), "{text}");
+    assert_eq!(text, String::from_utf8_lossy(&whole));
 }
 
 /// The table's services are probed on one read of the process table,

@@ -505,3 +505,50 @@ fn stages_are_held_by_position_and_cut_as_the_reports_stage_text() {
     assert_eq!(cell, stage_text(&reports));
     assert_eq!(cell, "svc0 unhealthy, svc1 unhealthy, svc2 unhealthy,…");
 }
+
+/// Each distinct STAGE cell is kept once (the instances hold its
+/// number); past `Stages::INTERNED` distinct cells, later new ones are
+/// kept each time they come; every position reads its own cell either
+/// way.
+#[test]
+fn stages_keep_each_distinct_cell_once_and_read_every_position_back() {
+    let mut stages = Stages::with_capacity(8);
+    for cell in [
+        "web healthy",
+        "",
+        "web healthy",
+        "web absent",
+        "",
+        "web healthy",
+    ] {
+        stages.push(cell);
+    }
+    assert_eq!(stages.len(), 6);
+    assert_eq!(stages.kept(), 3);
+    assert_eq!(
+        (0..7).map(|i| stages.get(i)).collect::<Vec<_>>(),
+        [
+            "web healthy",
+            "",
+            "web healthy",
+            "web absent",
+            "",
+            "web healthy",
+            ""
+        ]
+    );
+    let mut many = Stages::default();
+    let cells: Vec<String> = (0..Stages::INTERNED + 10)
+        .map(|i| format!("svc{i} healthy"))
+        .collect();
+    for cell in cells.iter().chain(&cells) {
+        many.push(cell);
+    }
+    assert_eq!(many.len(), 2 * cells.len());
+    // The first INTERNED are looked up the second time; the 10 past them
+    // are kept again.
+    assert_eq!(many.kept(), cells.len() + 10);
+    for (index, cell) in cells.iter().chain(&cells).enumerate() {
+        assert_eq!(many.get(index), cell.as_str(), "{index}");
+    }
+}

@@ -56,6 +56,15 @@ pub trait StreamReader {
         true
     }
 
+    /// Whether pass `pass` reads each instance's process checkpoints and
+    /// observations (a reader that keeps what the first pass derived from
+    /// them reads them once: the table's STAGE). [`Self::wants_services`]
+    /// by default.
+    fn services_in(&self, pass: usize) -> bool {
+        let _ = pass;
+        self.wants_services()
+    }
+
     /// The head, before any instance: `head` has no instances and no
     /// liveness.
     ///
@@ -392,7 +401,7 @@ fn stream_rows<R: StreamReader>(
     reader: &mut R,
 ) -> Result<(), StreamStop<R::Error>> {
     let err = |e: rusqlite::Error| StreamStop::Store(StoreError::sqlite(path, &e));
-    let (mut checkpoints_stmt, mut observations_stmt) = if reader.wants_services() {
+    let (mut checkpoints_stmt, mut observations_stmt) = if reader.services_in(pass) {
         services_statements(tx).map_err(err)?
     } else {
         (None, None)
