@@ -16,7 +16,11 @@ group), and the agent's RSS; then the interactive console (in a PTY,
 `--first-only N` measures only the first snapshot: N rounds, each the
 sqlite3 CLI's read then every `--bin` given (repeat `--bin` for a build
 before and after), interleaved; the median seconds to the first
-`synced` and the agent's peak RSS then, beside the CLI's median.
+`synced` and the agent's peak RSS then, beside the CLI's median. The
+reader parses every line in Python (its time is in that figure); each
+round also runs each `--bin` once more read by a bytes-only reader (no
+parsing: the time until the first `{"type":"synced"` line's bytes
+arrive), `first_synced_raw_secs`.
 
 The store is made by `cargo run --release --example gen_store --
 --instances 100000 --seed 42 --out /tmp/s100k.db` (schema 4) or
@@ -188,6 +192,34 @@ def first_synced(binary, store, home):
     return secs, peak
 
 
+def first_synced_raw(binary, store, home):
+    """Seconds until the first `synced` line's bytes arrive, nothing
+    parsed: stdout read in large chunks and searched for the line."""
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [binary, "--state", store, "--no-reaper", "serve", "--stdio"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=dict(os.environ, HOME=home, XDG_STATE_HOME=home, XDG_CONFIG_HOME=home),
+    )
+    needle = b'\n{"type":"synced"'
+    tail = b""
+    fd = proc.stdout.fileno()
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            raise SystemExit("stdout ended before a synced")
+        if needle in tail + chunk:
+            break
+        tail = chunk[-len(needle):]
+    secs = time.monotonic() - started
+    proc.stdin.close()
+    proc.stdout.close()
+    proc.wait(timeout=30)
+    return secs
+
+
 def first_only(args):
     def median(xs):
         return sorted(xs)[(len(xs) - 1) // 2]
@@ -196,16 +228,20 @@ def first_only(args):
         store = os.path.join(home, "state.db")
         shutil.copy(args.store, store)
         cli, runs = [], {b: [] for b in args.bin}
+        raw = {b: [] for b in args.bin}
         for _ in range(args.first_only):
             cli.append(sqlite_cli_secs(store))
             for b in args.bin:
                 runs[b].append(first_synced(b, store, home))
+                raw[b].append(first_synced_raw(b, store, home))
         result = {"sqlite3_cli_secs": round(median(cli), 3), "rounds": args.first_only}
         for b, rs in runs.items():
             secs = median([s for s, _ in rs])
             result[b] = {
                 "first_synced_secs": round(secs, 3),
                 "ratio": round(secs / median(cli), 2),
+                "first_synced_raw_secs": round(median(raw[b]), 3),
+                "raw_ratio": round(median(raw[b]) / median(cli), 2),
                 "peak_rss_mb": round(median([p for _, p in rs]) / 1024, 1),
             }
     print(json.dumps(result, indent=2))

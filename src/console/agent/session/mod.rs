@@ -42,10 +42,6 @@ use crate::ui::App;
 /// How long `hello` waits for the role thread to say who reaps.
 const ROLE_WAIT: Duration = Duration::from_secs(2);
 
-/// How long `hello` waits for the watcher's first services read (the
-/// dead service counts of the rows).
-const SERVICES_WAIT: Duration = Duration::from_secs(10);
-
 /// What the loop is given besides the App and the channels.
 pub(super) struct Wiring<'a> {
     pub(super) engine: &'a Engine,
@@ -202,6 +198,17 @@ fn standing_in(snapshot: &Snapshot, name: &str) -> Option<Standing> {
     snapshot
         .instance(name)
         .map(|i| (i.status.clone(), snapshot.reap_attempt(name).cloned()))
+}
+
+/// Whether `hello` and the first group go now: once the store's rows
+/// were read (`loaded`) and the role thread said who reaps (`role_known`),
+/// or [`ROLE_WAIT`] after the start (`waited`). Nothing else is waited
+/// for: the services' dead counts (a process probe, not a store read)
+/// follow as an ordinary delta group when the watcher's first services
+/// read comes (docs/protocol.md, "Snapshots"): until then each row's
+/// `services_dead` is 0.
+fn first_group_ready(loaded: bool, role_known: bool, waited: Duration) -> bool {
+    loaded && (role_known || waited >= ROLE_WAIT)
 }
 
 /// The loop's state: the App, what was written, what waits for an answer.
@@ -565,15 +572,7 @@ impl Session {
     /// lines, who reaps, the banners, and a heartbeat when quiet.
     fn publish(&mut self, actions: &Actions<'_>) {
         if !self.hello_sent {
-            // The first group is whole: the store read, the services'
-            // dead counts read (else every row would follow again with
-            // its count), who reaps known; each waited for at most
-            // `ROLE_WAIT` / `SERVICES_WAIT`.
-            let waited = self.started.elapsed();
-            if !self.app.loaded()
-                || !(self.role_known || waited >= ROLE_WAIT)
-                || !(self.latest.services_dead.recorded_any() || waited >= SERVICES_WAIT)
-            {
+            if !first_group_ready(self.app.loaded(), self.role_known, self.started.elapsed()) {
                 return;
             }
             let snapshot = self.app.snapshot();
