@@ -1112,7 +1112,7 @@ fn the_first_group_goes_before_the_services_read_and_its_counts_follow_as_a_delt
         .arg(&store)
         .args(["snapshot", "--follow"]);
     let agent = Agent::spawn(dir.path(), command).follow();
-    // Held: the first group still comes (the old wait was 10 s).
+    // Held: the first group still comes.
     let group = |s: &Stream, seq: u64| -> Option<Vec<Value>> {
         let lines: Vec<Value> = s
             .lines

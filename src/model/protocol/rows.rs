@@ -121,7 +121,7 @@ pub struct Tables {
     instances: hashbrown::HashTable<SentInstance>,
     operations: HashMap<String, u64>,
     backoffs: HashMap<String, u64>,
-    /// The keys' hasher (SipHash, seeded per table): the keys are store
+    /// The keys' hasher (`SipHash`, seeded per table): the keys are store
     /// text a hostile store chooses, and a map keyed by them must not
     /// degrade on chosen collisions.
     hasher: std::collections::hash_map::RandomState,
