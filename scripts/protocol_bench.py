@@ -16,7 +16,13 @@ group), and the agent's RSS; then the interactive console (in a PTY,
 `--first-only N` measures only the first snapshot: N rounds, each the
 sqlite3 CLI's read then every `--bin` given (repeat `--bin` for a build
 before and after), interleaved; the median seconds to the first
-`synced` and the agent's peak RSS then, beside the CLI's median.
+`synced` and the agent's peak RSS then, beside the CLI's median. The
+reader parses every line in Python (its time is in that figure); each
+round also runs each `--bin` once more read by a bytes-only reader (no
+parsing: the time until the first `{"type":"synced"` line's bytes
+arrive), `first_synced_raw_secs`, and the next group's `synced` if one
+comes within 2 s of it (the services' dead counts, which follow the first
+group as a delta: `second_synced_raw_secs`, `bytes_by_second_synced`).
 
 The store is made by `cargo run --release --example gen_store --
 --instances 100000 --seed 42 --out /tmp/s100k.db` (schema 4) or
@@ -27,6 +33,7 @@ import argparse
 import json
 import os
 import pty
+import select
 import shutil
 import sqlite3
 import subprocess
@@ -188,6 +195,45 @@ def first_synced(binary, store, home):
     return secs, peak
 
 
+def first_synced_raw(binary, store, home):
+    """Seconds until the first `synced` line's bytes arrive, nothing
+    parsed: stdout read in large chunks and searched for the line."""
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [binary, "--state", store, "--no-reaper", "serve", "--stdio"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=dict(os.environ, HOME=home, XDG_STATE_HOME=home, XDG_CONFIG_HOME=home),
+    )
+    needle = b'\n{"type":"synced"'
+    fd = proc.stdout.fileno()
+    # (seconds, bytes read) at each `synced` seen: the first group's, then
+    # a second group's within 2 s of it (the services' dead counts).
+    marks, tail, total = [], b"", 0
+    while len(marks) < 2:
+        wait = None if not marks else max(0.0, marks[0][0] + 2 - (time.monotonic() - started))
+        if marks and not select.select([fd], [], [], wait)[0]:
+            break
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            raise SystemExit("stdout ended before a synced")
+        total += len(chunk)
+        joined = tail + chunk
+        at = joined.find(needle)
+        tail = chunk[-len(needle):]
+        if at >= 0:
+            marks.append((time.monotonic() - started, total))
+            # A second `synced` in the same read: another group's.
+            if len(marks) < 2 and needle in joined[at + len(needle):]:
+                marks.append((time.monotonic() - started, total))
+            tail = b""
+    proc.stdin.close()
+    proc.stdout.close()
+    proc.wait(timeout=30)
+    return marks
+
+
 def first_only(args):
     def median(xs):
         return sorted(xs)[(len(xs) - 1) // 2]
@@ -196,16 +242,28 @@ def first_only(args):
         store = os.path.join(home, "state.db")
         shutil.copy(args.store, store)
         cli, runs = [], {b: [] for b in args.bin}
+        raw = {b: [] for b in args.bin}
         for _ in range(args.first_only):
             cli.append(sqlite_cli_secs(store))
             for b in args.bin:
                 runs[b].append(first_synced(b, store, home))
+                raw[b].append(first_synced_raw(b, store, home))
         result = {"sqlite3_cli_secs": round(median(cli), 3), "rounds": args.first_only}
         for b, rs in runs.items():
             secs = median([s for s, _ in rs])
             result[b] = {
                 "first_synced_secs": round(secs, 3),
                 "ratio": round(secs / median(cli), 2),
+                "first_synced_raw_secs": round(median([m[0][0] for m in raw[b]]), 3),
+                "raw_ratio": round(median([m[0][0] for m in raw[b]]) / median(cli), 2),
+                "bytes_by_first_synced": raw[b][0][0][1],
+            }
+            second = [m[1] for m in raw[b] if len(m) > 1]
+            result[b] |= {
+                # The next group within 2 s (the services' dead counts):
+                # when its `synced` came, and the bytes read by then.
+                "second_synced_raw_secs": round(median([s for s, _ in second]), 3) if second else None,
+                "bytes_by_second_synced": second[0][1] if second else None,
                 "peak_rss_mb": round(median([p for _, p in rs]) / 1024, 1),
             }
     print(json.dumps(result, indent=2))

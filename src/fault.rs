@@ -2,7 +2,8 @@
 //! `STACKLESS_TUI_FAULT=panic:<point>` set, the named thread panics at its
 //! next step (`render`, `reaper`, `watcher`, `supervisor`); with
 //! `STACKLESS_TUI_FAULT=hold:<point>:<path>` it waits there while the file
-//! at `path` is there (`audit-counts`: before each count of the trail); with
+//! at `path` is there (`audit-counts`: before each count of the trail;
+//! `services`: before each read of the services' checkpoints); with
 //! `STACKLESS_TUI_CLOCK_OFFSET=<seconds>` the wall clock this process reads
 //! ([`crate::model::time::unix_now`]) is that far off (a clock already
 //! wrong at start-up, as `faketime` makes one; the kernel's clock is not).

@@ -73,6 +73,8 @@ impl ServicesReader {
                 lower_priority();
                 let mut probe = SysinfoProbe::new();
                 while asked.recv().is_ok() {
+                    // Tests hold the read here (`hold:services:<path>`).
+                    crate::fault::hold("services");
                     let read =
                         read(&path, access, busy_timeout, &mut probe, &reading).ok_or(ReadFailed);
                     if reading.is_cancelled() || answer.send(read).is_err() {

@@ -1087,3 +1087,76 @@ fn log_messages_redact_credential_fields_with_no_secret_history() {
     drop(agent.stdin.take());
     assert_eq!(agent.exit(10), Some(0), "{}", agent.stderr());
 }
+
+/// The first group waits for the store's rows, not for the services'
+/// dead counts (a process probe): with the services read held, the first
+/// group comes with every `services_dead` 0; once the read comes, the
+/// counts follow as an ordinary delta group (seq 2): exactly the rows
+/// whose count changed (the real 0.4.0 store's alpha, golf, hotel and
+/// india: a recorded service that runs nowhere here), each the first group's row
+/// with its count, nothing removed, the same counts.
+#[test]
+fn the_first_group_goes_before_the_services_read_and_its_counts_follow_as_a_delta() {
+    let (dir, store) = fixture("real-0.4.0-v14.db");
+    let gate = dir.path().join("hold-services");
+    std::fs::write(&gate, b"").unwrap();
+    let mut command = bin(dir.path());
+    command
+        .env(
+            "STACKLESS_TUI_FAULT",
+            format!("hold:services:{}", gate.display()),
+        )
+        .arg("--stackless")
+        .arg(fake_stackless(dir.path()))
+        .arg("--state")
+        .arg(&store)
+        .args(["snapshot", "--follow"]);
+    let agent = Agent::spawn(dir.path(), command).follow();
+    // Held: the first group still comes.
+    let group = |s: &Stream, seq: u64| -> Option<Vec<Value>> {
+        let lines: Vec<Value> = s
+            .lines
+            .iter()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|m| m["seq"] == json!(seq) && m["type"] != "heartbeat")
+            .collect();
+        lines
+            .last()
+            .is_some_and(|m| m["type"] == "synced")
+            .then_some(lines)
+    };
+    let first = agent.wait("the first group, the services read held", 5, |s| {
+        group(s, 1)
+    });
+    let rows: Vec<Value> = first
+        .iter()
+        .filter(|m| m["type"] == "rows" && m["table"] == "instances")
+        .flat_map(|m| m["upsert"].as_array().unwrap().clone())
+        .collect();
+    assert_eq!(rows.len(), 8);
+    assert!(
+        rows.iter().all(|r| r["services_dead"] == json!(0)),
+        "{rows:?}"
+    );
+    std::fs::remove_file(&gate).unwrap();
+    let second = agent.wait("the counts as a delta", 10, |s| group(s, 2));
+    let counted: Vec<Value> = rows
+        .iter()
+        .filter(|r| ["alpha", "golf", "hotel", "india"].contains(&r["name"].as_str().unwrap()))
+        .map(|r| {
+            let mut r = r.clone();
+            r["services_dead"] = json!(1);
+            r
+        })
+        .collect();
+    assert_eq!(counted.len(), 4);
+    let synced = first.last().unwrap();
+    assert_eq!(
+        second,
+        vec![
+            json!({"type": "rows", "seq": 2, "table": "instances", "upsert": counted, "remove": []}),
+            json!({"type": "synced", "seq": 2, "at": second[1]["at"], "counts": synced["counts"]}),
+        ]
+    );
+    assert!(second[1]["at"].is_i64());
+}

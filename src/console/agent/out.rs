@@ -17,6 +17,12 @@ pub(super) const STALL: Duration = Duration::from_secs(30);
 /// 100,000 instances is 38 MB).
 pub(super) const MAX_PENDING: usize = 512 * 1024 * 1024;
 
+/// Lines queued past this many bytes are handed to the writer thread at
+/// once, not at the next [`Out::flush`]: a large group (the first
+/// snapshot of 100,000 instances is 38 MB) is written while the rest of
+/// it is still being built, and never held whole.
+pub(super) const HAND_ON_BYTES: usize = 1 << 20;
+
 /// Why the stream cannot go on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Gone {
@@ -117,11 +123,35 @@ impl Out {
         })
     }
 
-    /// Queue one line (handed on at [`Out::flush`]).
+    /// Queue one line (handed on at [`Out::flush`], or at once when the
+    /// lines queued reach [`HAND_ON_BYTES`]).
     pub(super) fn send(&mut self, line: &str) {
         self.batch.extend_from_slice(line.as_bytes());
         self.batch.push(b'\n');
         self.last_write = Instant::now();
+        if self.batch.len() >= HAND_ON_BYTES {
+            let next =
+                Vec::with_capacity(HAND_ON_BYTES + crate::model::protocol::MAX_MESSAGE_BYTES);
+            let chunk = std::mem::replace(&mut self.batch, next);
+            // A closed stream is said at the next `flush`.
+            if !self.hand_on(chunk) {
+                self.shared.broken.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Give `chunk` to the writer thread; whether it is still there.
+    fn hand_on(&self, chunk: Vec<u8>) -> bool {
+        if self
+            .shared
+            .pending
+            .fetch_add(chunk.len(), Ordering::Relaxed)
+            == 0
+        {
+            // Waiting starts now, not at the last write.
+            self.shared.progressed();
+        }
+        self.tx.send(chunk).is_ok()
     }
 
     /// Hand the lines queued to the writer thread, waiting for none of it.
@@ -134,16 +164,7 @@ impl Out {
         }
         if !self.batch.is_empty() {
             let chunk = std::mem::take(&mut self.batch);
-            if self
-                .shared
-                .pending
-                .fetch_add(chunk.len(), Ordering::Relaxed)
-                == 0
-            {
-                // Waiting starts now, not at the last write.
-                self.shared.progressed();
-            }
-            if self.tx.send(chunk).is_err() {
+            if !self.hand_on(chunk) {
                 return Err(Gone::Closed);
             }
         }
@@ -208,6 +229,47 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 1_000);
         assert_eq!((lines[0], lines[999]), ("line 0", "line 999"));
+    }
+
+    /// A writer that records what it was given.
+    struct Taken(Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Taken {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().expect("lock").extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn lines_past_the_hand_on_size_are_written_before_the_flush() {
+        let got = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut out = Out::spawn(Taken(Arc::clone(&got))).expect("spawn");
+        // 16 lines of 65,535 bytes and their newlines: 1,048,576 bytes,
+        // exactly the hand-on size, and one more line held.
+        let line = "x".repeat(65_535);
+        for _ in 0..16 {
+            out.send(&line);
+        }
+        out.send("held");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while got.lock().expect("lock").len() < HAND_ON_BYTES {
+            assert!(
+                Instant::now() < deadline,
+                "nothing written before the flush"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(got.lock().expect("lock").len(), HAND_ON_BYTES);
+        assert!(out.drain(Duration::from_secs(5)));
+        assert_eq!(
+            got.lock().expect("lock").len(),
+            HAND_ON_BYTES + "held\n".len()
+        );
+        assert!(got.lock().expect("lock").ends_with(b"x\nheld\n"));
     }
 
     #[test]

@@ -13,14 +13,15 @@ use serde_json::Value;
 
 use super::MAX_TEXT_CHARS;
 use crate::model::envelope::{parse_error, read_reason};
-use crate::model::name::is_dns_safe;
 use crate::model::{Instance, Liveness, Operation, ReapAttempt, Snapshot};
 
 mod every_row;
 mod fit;
 mod liveness;
+mod written;
 pub use fit::{MAX_ROW_BYTES, cut_texts, fit};
 use liveness::LivenessWord;
+use written::instance_row;
 
 /// One of the stream's tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -120,7 +121,14 @@ pub struct Tables {
     instances: hashbrown::HashTable<SentInstance>,
     operations: HashMap<String, u64>,
     backoffs: HashMap<String, u64>,
+    /// The keys' hasher (`SipHash`, seeded per table): the keys are store
+    /// text a hostile store chooses, and a map keyed by them must not
+    /// degrade on chosen collisions.
     hasher: std::collections::hash_map::RandomState,
+    /// The row texts' hasher: a hash kept per row only to tell a changed
+    /// row from the one sent, never a map's key, so a fast one (foldhash,
+    /// seeded per process) over the 400-700 bytes of each row.
+    texts: foldhash::fast::RandomState,
     /// The dead counts the instance rows held were built with: while a
     /// snapshot carries the same ones (the watcher shares them until a
     /// count changes), a kept row's count is the one held.
@@ -170,7 +178,7 @@ impl Tables {
         self.update_instances(snapshot, &mut |change| each(Table::Instances, change));
         update_keyed(
             &mut self.operations,
-            &self.hasher,
+            &self.texts,
             "id",
             snapshot
                 .operations
@@ -180,7 +188,7 @@ impl Tables {
         );
         update_keyed(
             &mut self.backoffs,
-            &self.hasher,
+            &self.texts,
             "instance",
             snapshot
                 .reap_attempts
@@ -201,6 +209,7 @@ impl Tables {
     /// 100,000 instances each is 6.4 MB).
     fn update_instances(&mut self, snapshot: &Snapshot, each: &mut dyn FnMut(Change)) {
         let hasher = &self.hasher;
+        let texts = &self.texts;
         let key_hash = |row: &Instance| hasher.hash_one((&row.name, birth_id(row)));
         let same_dead = self
             .services_dead
@@ -232,7 +241,7 @@ impl Tables {
                 }
                 Some(sent) => {
                     let text = instance_row(snapshot, row, inputs);
-                    let text_hash = hasher.hash_one(&text);
+                    let text_hash = texts.hash_one(&text);
                     if sent.hash != text_hash {
                         each(Change::Upsert(text));
                     }
@@ -245,7 +254,7 @@ impl Tables {
                 }
                 None => {
                     let text = instance_row(snapshot, row, inputs);
-                    let text_hash = hasher.hash_one(&text);
+                    let text_hash = texts.hash_one(&text);
                     each(Change::Upsert(text));
                     self.instances.insert_unique(
                         hash,
@@ -297,10 +306,10 @@ fn same_key(a: &Instance, b: &Instance) -> bool {
 
 /// The delta of a table keyed by a string (operations by `id`, backoffs
 /// by `instance`, the key's field `field`): each row's text compared by
-/// hash with the one held.
+/// its hash (`hasher`: the row texts') with the one held.
 fn update_keyed(
     held: &mut HashMap<String, u64>,
-    hasher: &std::collections::hash_map::RandomState,
+    hasher: &foldhash::fast::RandomState,
     field: &str,
     rows: impl Iterator<Item = (String, Value)>,
     each: &mut dyn FnMut(Change),
@@ -346,58 +355,6 @@ fn inputs(snapshot: &Snapshot, row: &Instance, held_dead: Option<u32>) -> Inputs
 #[must_use]
 pub const fn liveness_state(liveness: Option<&Liveness>) -> &'static str {
     LivenessWord::of(liveness).word()
-}
-
-/// One instance row (docs/protocol.md, "Instance rows"): the fields of
-/// `snapshot --json`'s instance that do not move with the clock, as JSON
-/// text (serialized from the typed row; only a row with a text over
-/// [`MAX_TEXT_CHARS`] goes through [`fit`]).
-fn instance_row(snapshot: &Snapshot, row: &Instance, inputs: Inputs) -> String {
-    let out = InstanceRow {
-        name: row.name.clone(),
-        birth: row.birth.as_ref().map(BirthRow::of),
-        dns_safe: is_dns_safe(&row.name),
-        substrate: row.substrate.to_string(),
-        status: row.status.as_str().to_owned(),
-        created_at: row.created_at,
-        tombstoned_at: row.tombstoned_at,
-        lease: row.lease.map(LeaseRow::of),
-        lock: row.lock.as_ref().map(|l| LockRow {
-            operation: l.operation.clone(),
-            holder_pid: l.holder_pid,
-            holder_start_time: l.holder_start_time,
-            holder_host: l.holder_host.clone(),
-            acquired_at: l.acquired_at,
-            liveness_state: inputs.liveness.word().to_owned(),
-            held: inputs.held,
-        }),
-        dirty: row.dirty,
-        failed_up: inputs.failed_up,
-        services_dead: i64::from(inputs.services_dead),
-        gc: crate::model::gc::GcPreview::of(row, snapshot.generation).map(|p| GcRow {
-            due_at: p.due_at,
-            collected_by: p.collector.as_str().to_owned(),
-        }),
-    };
-    let texts = [
-        Some(out.name.as_str()),
-        Some(&*out.substrate),
-        Some(out.status.as_str()),
-        out.birth
-            .as_ref()
-            .and_then(|b| b.resource_namespace.as_deref()),
-        out.birth.as_ref().map(|b| b.instance_id.as_str()),
-        out.lock.as_ref().map(|l| l.operation.as_str()),
-        out.lock.as_ref().and_then(|l| l.holder_host.as_deref()),
-    ];
-    let long = texts
-        .iter()
-        .flatten()
-        .any(|t| t.len() > MAX_TEXT_CHARS && t.chars().nth(MAX_TEXT_CHARS).is_some());
-    if long {
-        return fit(serde_json::to_value(&out).unwrap_or(Value::Null));
-    }
-    serde_json::to_string(&out).unwrap_or_default()
 }
 
 /// An instance row (docs/protocol.md "Instance rows";

@@ -42,10 +42,6 @@ use crate::ui::App;
 /// How long `hello` waits for the role thread to say who reaps.
 const ROLE_WAIT: Duration = Duration::from_secs(2);
 
-/// How long `hello` waits for the watcher's first services read (the
-/// dead service counts of the rows).
-const SERVICES_WAIT: Duration = Duration::from_secs(10);
-
 /// What the loop is given besides the App and the channels.
 pub(super) struct Wiring<'a> {
     pub(super) engine: &'a Engine,
@@ -82,12 +78,13 @@ pub(super) async fn run(
         engine.verbs_running.clone(),
     )
     .wrap_err("cannot start the job-starter thread")?;
+    let first = FirstGroup::of(sink.is_some());
     let out = match sink {
         Some(sink) => Out::spawn(sink),
         None => Out::stdout(),
     }
     .wrap_err("cannot start the stdout thread")?;
-    let mut session = Session::new(app, out, setup, (follow_only, engine));
+    let mut session = Session::new(app, out, setup, (follow_only, engine, first));
     let mut ticker = tokio::time::interval(Duration::from_secs(1));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut sigterm = signal(SignalKind::terminate()).wrap_err("cannot watch SIGTERM")?;
@@ -204,6 +201,55 @@ fn standing_in(snapshot: &Snapshot, name: &str) -> Option<Standing> {
         .map(|i| (i.status.clone(), snapshot.reap_attempt(name).cloned()))
 }
 
+/// How long a recording's first frame waits for the watcher's first
+/// services read (the dead service counts of the rows).
+const SERVICES_WAIT: Duration = Duration::from_secs(10);
+
+/// What the first group waits for besides the store's rows and who reaps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FirstGroup {
+    /// Nothing else (`serve --stdio`, `snapshot --follow`): the services'
+    /// dead counts (a process probe, not a store read) follow as an
+    /// ordinary delta group when the watcher's first services read comes
+    /// (docs/protocol.md, "Snapshots"); until then each row's
+    /// `services_dead` is 0.
+    RowsFirst,
+    /// The services' first read too, at most [`SERVICES_WAIT`] (`record`:
+    /// its keyframe holds the counts, not a delta of every counted row
+    /// right after it).
+    WithCounts,
+}
+
+impl FirstGroup {
+    /// A recording's (`recording`: lines into the recorder's sink) keeps
+    /// its first frame whole; a stream's reader gets the rows first.
+    const fn of(recording: bool) -> Self {
+        if recording {
+            Self::WithCounts
+        } else {
+            Self::RowsFirst
+        }
+    }
+}
+
+/// Whether `hello` and the first group go now: once the store's rows
+/// were read (`loaded`) and the role thread said who reaps (`role_known`,
+/// or [`ROLE_WAIT`] after the start: `waited`); for
+/// [`FirstGroup::WithCounts`], once the services' first read came
+/// (`counted`) or [`SERVICES_WAIT`] passed.
+fn first_group_ready(
+    first: FirstGroup,
+    loaded: bool,
+    (role_known, counted): (bool, bool),
+    waited: Duration,
+) -> bool {
+    let counts = match first {
+        FirstGroup::RowsFirst => true,
+        FirstGroup::WithCounts => counted || waited >= SERVICES_WAIT,
+    };
+    loaded && (role_known || waited >= ROLE_WAIT) && counts
+}
+
 /// The loop's state: the App, what was written, what waits for an answer.
 struct Session {
     app: App,
@@ -212,6 +258,8 @@ struct Session {
     hello: Hello,
     hello_sent: bool,
     role_known: bool,
+    /// What the first group waits for.
+    first: FirstGroup,
     tables: Tables,
     seq: u64,
     /// The newest snapshot (the App's), and whether it arrived since the
@@ -259,7 +307,7 @@ impl Session {
         app: App,
         out: Out,
         setup: &Setup,
-        (follow_only, engine): (bool, &crate::console::run::Engine),
+        (follow_only, engine, first): (bool, &crate::console::run::Engine, FirstGroup),
     ) -> Self {
         let host = sysinfo::System::host_name().unwrap_or_default();
         Self {
@@ -280,6 +328,7 @@ impl Session {
                 now: 0,
             },
             hello_sent: false,
+            first,
             role_known: false,
             tables: Tables::new(),
             seq: 0,
@@ -565,15 +614,13 @@ impl Session {
     /// lines, who reaps, the banners, and a heartbeat when quiet.
     fn publish(&mut self, actions: &Actions<'_>) {
         if !self.hello_sent {
-            // The first group is whole: the store read, the services'
-            // dead counts read (else every row would follow again with
-            // its count), who reaps known; each waited for at most
-            // `ROLE_WAIT` / `SERVICES_WAIT`.
-            let waited = self.started.elapsed();
-            if !self.app.loaded()
-                || !(self.role_known || waited >= ROLE_WAIT)
-                || !(self.latest.services_dead.recorded_any() || waited >= SERVICES_WAIT)
-            {
+            let counted = self.latest.services_dead.recorded_any();
+            if !first_group_ready(
+                self.first,
+                self.app.loaded(),
+                (self.role_known, counted),
+                self.started.elapsed(),
+            ) {
                 return;
             }
             let snapshot = self.app.snapshot();
@@ -691,5 +738,39 @@ impl Session {
             shown.push((id, text));
         }
         self.banners = shown;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NO: Duration = Duration::ZERO;
+
+    #[test]
+    fn a_stream_sends_its_first_group_once_read_and_the_role_known_not_waiting_for_the_counts() {
+        let rows_first = |loaded, known, counted, waited| {
+            first_group_ready(FirstGroup::RowsFirst, loaded, (known, counted), waited)
+        };
+        assert!(rows_first(true, true, false, NO));
+        assert!(!rows_first(false, true, true, NO));
+        assert!(!rows_first(true, false, true, NO));
+        assert!(rows_first(true, false, false, ROLE_WAIT));
+    }
+
+    #[test]
+    fn a_recordings_first_frame_waits_for_the_counts_at_most_services_wait() {
+        let with_counts = |counted, waited| {
+            first_group_ready(FirstGroup::WithCounts, true, (true, counted), waited)
+        };
+        assert!(!with_counts(false, NO));
+        assert!(!with_counts(
+            false,
+            SERVICES_WAIT - Duration::from_millis(1)
+        ));
+        assert!(with_counts(false, SERVICES_WAIT));
+        assert!(with_counts(true, NO));
+        assert_eq!(FirstGroup::of(true), FirstGroup::WithCounts);
+        assert_eq!(FirstGroup::of(false), FirstGroup::RowsFirst);
     }
 }
