@@ -352,6 +352,20 @@ impl Substrates {
 
 /// The `instances` columns at 1..=4 (`substrate`, `status`, `created_at`,
 /// `tombstoned_at`) around an already-read `name`; no lease, no lock.
+/// `status`, noting in `anomalies` the stored text of an unknown status
+/// the process does not keep ([`crate::model::OtherStatus`]: its table is
+/// bounded), cut to 200 characters.
+fn not_kept(status: Status, stored: ValueRef<'_>, anomalies: &mut Vec<String>) -> Status {
+    if let Status::Other(other) = &status
+        && !other.is_kept()
+        && let Some(text) = lenient_str(stored)
+    {
+        let cut: String = text.chars().take(200).collect();
+        anomalies.push(format!("status {cut:?} not kept (too many or too long)"));
+    }
+    status
+}
+
 pub(super) fn instance_columns(
     row: &rusqlite::Row<'_>,
     name: String,
@@ -368,7 +382,11 @@ pub(super) fn instance_columns(
         // The two values stackless writes, without an allocation.
         ValueRef::Text(b"active") => Status::Active,
         ValueRef::Text(b"tombstoned") => Status::Tombstoned,
-        other => Status::parse(&text_or_note(other, "status", &mut anomalies)),
+        other => not_kept(
+            Status::parse(&text_or_note(other, "status", &mut anomalies)),
+            other,
+            &mut anomalies,
+        ),
     };
     Instance {
         name,
