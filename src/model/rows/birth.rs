@@ -9,9 +9,10 @@
 ///
 /// A birth under 0.4.0 (`instance_id` 32 lowercase hex, the namespace
 /// `sl-<instance_id>`) is held in the row as the id's 16 bytes, hex
-/// decoded, with no allocation of its own (`Option<Birth>` 24 B: measured
-/// at a million instances, the row's block drops from 192 to 160 B with
-/// `Instance` at 144 B, BENCHMARKS.md "The console's rows at 1M"); any
+/// decoded, with no allocation of its own (`Option<Birth>` 24 B, 40 with
+/// the text: measured at a million instances, the row's block drops from
+/// 192 to 160 B with `Instance` at 136 B, BENCHMARKS.md "The console's
+/// rows at 1M"); any
 /// other keeps both texts as stored, boxed. Its texts are read as
 /// [`BirthStr`]s.
 #[derive(Clone, PartialEq, Eq, Hash)]

@@ -4,10 +4,11 @@ use std::collections::HashMap;
 use std::sync::{LazyLock, PoisonError, RwLock};
 
 /// An instance's lifecycle status (`instances.status`, stackless schema).
-/// 8 B in the row: an unknown status is [`OtherStatus`], a 4-byte handle
-/// to its text (measured at a million instances: with a boxed text the
-/// enum was 16 B, and every byte of `Instance` over 144 costs a row 32 B
-/// of mimalloc's block, BENCHMARKS.md "The console's rows at 1M").
+/// 4 B in the row: an unknown status is [`OtherStatus`], a 2-byte handle
+/// to its text (with a boxed text the enum was 16 B; measured at a
+/// million instances, `Instance` over 136 B puts a row in mimalloc's
+/// 192-byte block, 32 B over its 160, BENCHMARKS.md "The console's rows
+/// at 1M").
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Status {
     /// `'active'`: running, leased, a reaper candidate once the lease expires.
@@ -44,7 +45,7 @@ impl Status {
     }
 }
 
-/// A status this console does not know: a handle (4 B) to its text in one
+/// A status this console does not know: a handle (2 B) to its text in one
 /// table for the whole process, each text kept once. The table is bounded
 /// (a hostile store's statuses must not grow it for ever): at most
 /// [`OtherStatus::MAX_KEPT`] texts of at most [`OtherStatus::MAX_LEN`]
@@ -52,13 +53,13 @@ impl Status {
 /// [`OtherStatus::NOT_KEPT`] and all such are equal (the store read notes
 /// the text in the row's anomalies). Equal handles, equal texts.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct OtherStatus(u32);
+pub struct OtherStatus(u16);
 
 /// The texts kept, by handle (0: [`OtherStatus::NOT_KEPT`]), and the
 /// handle of each; at most `max_kept` besides the first.
 struct Table {
     texts: Vec<&'static str>,
-    handles: HashMap<&'static str, u32>,
+    handles: HashMap<&'static str, u16>,
     max_kept: usize,
 }
 
@@ -73,14 +74,14 @@ impl Table {
 
     /// The handle of `text`: the one it has, a new one within the
     /// bounds, else 0 ([`OtherStatus::NOT_KEPT`]).
-    fn handle(&mut self, text: &str) -> u32 {
+    fn handle(&mut self, text: &str) -> u16 {
         if let Some(&handle) = self.handles.get(text) {
             return handle;
         }
         if text.len() > OtherStatus::MAX_LEN || self.texts.len() > self.max_kept {
             return 0;
         }
-        let Ok(handle) = u32::try_from(self.texts.len()) else {
+        let Ok(handle) = u16::try_from(self.texts.len()) else {
             return 0;
         };
         // Kept for the process's life: bounded above.
@@ -90,9 +91,9 @@ impl Table {
         handle
     }
 
-    fn text(&self, handle: u32) -> &'static str {
+    fn text(&self, handle: u16) -> &'static str {
         self.texts
-            .get(handle as usize)
+            .get(usize::from(handle))
             .copied()
             .unwrap_or(OtherStatus::NOT_KEPT)
     }
@@ -168,7 +169,7 @@ mod tests {
 
     #[test]
     fn an_unknown_status_is_a_handle_to_its_text_kept_once() {
-        assert_eq!(size_of::<Status>(), 8);
+        assert_eq!(size_of::<Status>(), 4);
         let paused = Status::parse("paused-by-a-test");
         assert_eq!(paused.as_str(), "paused-by-a-test");
         assert_eq!(paused, Status::parse("paused-by-a-test"));
@@ -192,7 +193,7 @@ mod tests {
         // A hostile store's many statuses: a table of 3 (the process's
         // holds `MAX_KEPT`).
         let mut table = Table::new(3);
-        let handles: Vec<u32> = ["a", "b", "c", "d", "e", "b"]
+        let handles: Vec<u16> = ["a", "b", "c", "d", "e", "b"]
             .into_iter()
             .map(|text| table.handle(text))
             .collect();

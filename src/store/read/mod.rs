@@ -500,3 +500,39 @@ pub(super) fn attempt_from_row(row: &rusqlite::Row<'_>, base: usize) -> ReapAtte
         next_retry_at: lenient_int(col(row, base + 3)).unwrap_or(i64::MIN),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Status, ValueRef, not_kept};
+    use crate::model::OtherStatus;
+
+    #[test]
+    fn an_unknown_status_not_kept_is_noted_with_its_stored_text() {
+        let long = format!("{}é", "x".repeat(OtherStatus::MAX_LEN));
+        let mut anomalies = Vec::new();
+        let status = not_kept(
+            Status::parse(&long),
+            ValueRef::Text(long.as_bytes()),
+            &mut anomalies,
+        );
+        assert_eq!(status.as_str(), OtherStatus::NOT_KEPT);
+        assert_eq!(
+            anomalies,
+            [format!(
+                "status \"{}\" not kept (too many or too long)",
+                "x".repeat(200)
+            )]
+        );
+        // A status kept, or a known one, notes nothing.
+        let mut none = Vec::new();
+        for text in ["paused-in-a-read-test", "active"] {
+            let status = not_kept(
+                Status::parse(text),
+                ValueRef::Text(text.as_bytes()),
+                &mut none,
+            );
+            assert_eq!(status.as_str(), text);
+        }
+        assert!(none.is_empty());
+    }
+}
