@@ -177,8 +177,8 @@ pub(super) fn of_birth(
     let namespace = instance
         .birth
         .as_ref()
-        .map(crate::model::Birth::resource_namespace)
-        .filter(|ns| !ns.is_empty());
+        .map(crate::model::Birth::resource_namespace);
+    let namespace = namespace.as_deref().filter(|ns| !ns.is_empty());
     match rows {
         Some(rows) if namespace.is_some_and(|ns| ns != rows.logs_dir_name) => None,
         Some(rows) => Some(rows),

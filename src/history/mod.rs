@@ -389,7 +389,7 @@ fn recorded_services(
         .as_ref()
         .map(crate::model::Birth::instance_id);
     replay
-        .services_of(&instance.name, id)
+        .services_of(&instance.name, id.as_deref())
         .iter()
         .filter_map(|v| serde_json::from_value(v.clone()).ok())
         .collect()

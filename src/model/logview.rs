@@ -54,10 +54,9 @@ impl LogsRequest {
     /// # Errors
     /// The directory name is not DNS-safe.
     pub fn for_instance(instance: &Instance) -> Result<Self, String> {
-        let dir = instance
-            .birth
-            .as_ref()
-            .map(Birth::resource_namespace)
+        let dir = instance.birth.as_ref().map(Birth::resource_namespace);
+        let dir = dir
+            .as_deref()
             .filter(|ns| !ns.is_empty())
             .unwrap_or(&instance.name);
         if !is_dns_safe(dir) {

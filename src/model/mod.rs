@@ -48,7 +48,7 @@ pub use generation::Generation;
 pub use liveness::Liveness;
 pub use operation::{OpStatus, Operation};
 pub use rows::{
-    Anomalies, Birth, Instance, Instances, Lease, OpLock, OperationIndex, ReapAttempt, Rows,
-    Status, Substrate,
+    Anomalies, Birth, BirthStr, Instance, Instances, Lease, OpLock, OperationIndex, OtherStatus,
+    ReapAttempt, Rows, Status, Substrate,
 };
 pub use snapshot::{Partial, Snapshot};

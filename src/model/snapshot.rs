@@ -9,6 +9,9 @@ use std::sync::Arc;
 use super::liveness::{Liveness, LockLiveness};
 use super::rows::Rows;
 
+mod counts;
+use counts::HashCounts;
+
 /// Rows plus probed liveness; cheap to clone (two `Arc`s). Reads of the
 /// rows go through `Deref` (`snapshot.instances`, `snapshot.instance(name)`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -91,23 +94,23 @@ fn thousands(n: u64) -> String {
 /// active instance is dead, 70,000 at 100,000 instances, and a map of
 /// names was 6.5 MB, twice over while a new count replaced it): each entry
 /// is a 64-bit hash of the name (seeded once per process, so a store
-/// cannot aim collisions at it) and the count, sorted by hash. Two names
+/// cannot aim collisions at it) and the count, sorted by hash; a count of 1
+/// is the hash alone (`HashCounts`: 8 bytes a name). Two names
 /// share a count only if their hashes collide, about one chance in 10^10
 /// at 100,000 names; the mark is advisory (the detail view probes each
 /// service itself).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ServicesDead {
-    /// `(hash of the name, dead count)`, sorted by hash, one per name,
-    /// counts above 0.
-    by_hash: Vec<(u64, u32)>,
+    /// The dead count by hash of the name, counts above 0.
+    by_hash: HashCounts,
     /// The hashes of the active instances with one or more recorded
     /// service processes, sorted (the same hash as `by_hash`); `None`
     /// until the watcher's first services read.
     recorded: Option<std::sync::Arc<[u64]>>,
-    /// `(hash of the name, unhealthy count)`, sorted by hash: the live
-    /// recorded service processes whose last observation says present and
-    /// unready (stage `unhealthy`, [`crate::model::readiness::stage`]).
-    unhealthy: Vec<(u64, u32)>,
+    /// The unhealthy count by hash of the name: the live recorded
+    /// service processes whose last observation says present and unready
+    /// (stage `unhealthy`, [`crate::model::readiness::stage`]).
+    unhealthy: HashCounts,
 }
 
 impl ServicesDead {
@@ -132,11 +135,7 @@ impl ServicesDead {
         if count == 0 {
             return;
         }
-        let key = Self::hash(name);
-        match self.by_hash.binary_search_by_key(&key, |&(k, _)| k) {
-            Ok(at) => self.by_hash[at].1 = self.by_hash[at].1.saturating_add(count),
-            Err(at) => self.by_hash.insert(at, (key, count)),
-        }
+        self.by_hash.add(Self::hash(name), count);
     }
 
     /// These counts plus `more` (`O(n + m log m)`: however many died at
@@ -144,36 +143,7 @@ impl ServicesDead {
     #[must_use]
     pub fn plus(&self, more: DeadCounts) -> Self {
         let more = more.finish().by_hash;
-        let mut by_hash = Vec::with_capacity(self.by_hash.len() + more.len());
-        let (mut a, mut b) = (self.by_hash.iter().peekable(), more.iter().peekable());
-        loop {
-            let next = match (a.peek(), b.peek()) {
-                (Some(&&(ka, ca)), Some(&&(kb, cb))) if ka == kb => {
-                    a.next();
-                    b.next();
-                    (ka, ca.saturating_add(cb))
-                }
-                (Some(&&x), Some(&&y)) => {
-                    if x.0 < y.0 {
-                        a.next();
-                        x
-                    } else {
-                        b.next();
-                        y
-                    }
-                }
-                (Some(&&x), None) => {
-                    a.next();
-                    x
-                }
-                (None, Some(&&y)) => {
-                    b.next();
-                    y
-                }
-                (None, None) => break,
-            };
-            by_hash.push(next);
-        }
+        let by_hash = HashCounts::from_sorted(counts::merge_sum(self.by_hash.iter(), more.iter()));
         Self {
             by_hash,
             recorded: self.recorded.clone(),
@@ -195,12 +165,12 @@ impl ServicesDead {
     /// a name left at 0 is dropped.
     #[must_use]
     pub fn minus_unhealthy(mut self, fewer: DeadCounts) -> Self {
-        for (key, count) in fewer.finish().by_hash {
-            if let Ok(at) = self.unhealthy.binary_search_by_key(&key, |&(k, _)| k) {
-                self.unhealthy[at].1 = self.unhealthy[at].1.saturating_sub(count);
-            }
-        }
-        self.unhealthy.retain(|&(_, count)| count > 0);
+        let fewer = fewer.finish().by_hash;
+        self.unhealthy = HashCounts::from_sorted(
+            self.unhealthy
+                .iter()
+                .map(|(key, count)| (key, count.saturating_sub(fewer.get(key)))),
+        );
         self
     }
 
@@ -221,10 +191,7 @@ impl ServicesDead {
     /// observed unready (stage `unhealthy`; 0: none, or not read yet).
     #[must_use]
     pub fn unhealthy(&self, name: &str) -> u32 {
-        let key = Self::hash(name);
-        self.unhealthy
-            .binary_search_by_key(&key, |&(k, _)| k)
-            .map_or(0, |at| self.unhealthy[at].1)
+        self.unhealthy.get(Self::hash(name))
     }
 
     /// These counts, with the names that have recorded service processes
@@ -273,16 +240,13 @@ impl ServicesDead {
     /// or none recorded).
     #[must_use]
     pub fn get(&self, name: &str) -> u32 {
-        let key = Self::hash(name);
-        self.by_hash
-            .binary_search_by_key(&key, |&(k, _)| k)
-            .map_or(0, |at| self.by_hash[at].1)
+        self.by_hash.get(Self::hash(name))
     }
 
     /// Whether no service is dead.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.by_hash.is_empty()
+        self.by_hash.len() == 0
     }
 
     /// How many instances have a dead service (names whose hashes collide
@@ -294,36 +258,31 @@ impl ServicesDead {
 }
 
 /// Dead counts added in any order, sorted once by
-/// [`DeadCounts::finish`] (`O(n log n)`; 16 bytes a name while counting).
+/// [`DeadCounts::finish`] (`O(n log n)`; 8 bytes a name added with a
+/// count of 1, 16 with more, while counting).
 #[derive(Debug, Default)]
-pub struct DeadCounts(Vec<(u64, u32)>);
+pub struct DeadCounts {
+    ones: Vec<u64>,
+    more: Vec<(u64, u32)>,
+}
 
 impl DeadCounts {
     /// `count` more dead services under `name`.
     pub fn add(&mut self, name: &str, count: u32) {
-        if count > 0 {
-            self.0.push((ServicesDead::hash(name), count));
+        match count {
+            0 => {}
+            1 => self.ones.push(ServicesDead::hash(name)),
+            _ => self.more.push((ServicesDead::hash(name), count)),
         }
     }
 
     /// The counts, summed per name.
     #[must_use]
     pub fn finish(self) -> ServicesDead {
-        let mut by_hash = self.0;
-        by_hash.sort_unstable_by_key(|&(k, _)| k);
-        by_hash.dedup_by(|later, kept| {
-            if later.0 == kept.0 {
-                kept.1 = kept.1.saturating_add(later.1);
-                true
-            } else {
-                false
-            }
-        });
-        by_hash.shrink_to_fit();
         ServicesDead {
-            by_hash,
+            by_hash: HashCounts::from_unsorted(self.ones, self.more),
             recorded: None,
-            unhealthy: Vec::new(),
+            unhealthy: HashCounts::default(),
         }
     }
 }

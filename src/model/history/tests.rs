@@ -154,10 +154,11 @@ fn rows_apply_at_their_synced_and_a_reset_empties_the_tables() {
         ("golf", Some(100))
     );
     assert_eq!(
-        golf.birth
-            .as_ref()
-            .map(|b| (b.instance_id(), b.resource_namespace())),
-        Some(("a1", "sl-a1"))
+        golf.birth.as_ref().map(|b| (
+            b.instance_id().to_owned(),
+            b.resource_namespace().to_owned()
+        )),
+        Some(("a1".to_owned(), "sl-a1".to_owned()))
     );
     assert_eq!(
         snapshot.lock_liveness("golf"),

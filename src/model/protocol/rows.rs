@@ -296,7 +296,7 @@ pub enum Change {
 }
 
 /// The birth's `instance_id`, the second half of an instance row's key.
-fn birth_id(row: &Instance) -> Option<&str> {
+fn birth_id(row: &Instance) -> Option<crate::model::BirthStr<'_>> {
     row.birth.as_ref().map(crate::model::Birth::instance_id)
 }
 

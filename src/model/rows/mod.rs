@@ -8,47 +8,15 @@ use super::generation::Generation;
 use super::operation::Operation;
 
 mod anomalies;
+mod birth;
 mod instances;
+mod status;
 mod substrate;
 pub use anomalies::Anomalies;
+pub use birth::{Birth, BirthStr};
 pub use instances::Instances;
+pub use status::{OtherStatus, Status};
 pub use substrate::Substrate;
-
-/// An instance's lifecycle status (`instances.status`, stackless schema).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Status {
-    /// `'active'`: running, leased, a reaper candidate once the lease expires.
-    Active,
-    /// `'tombstoned'`: torn down; the row is kept 7 days for `logs`/`status`
-    /// (stackless D14), then garbage-collected.
-    Tombstoned,
-    /// Anything else (a hand-made non-STRICT store, a newer stackless). Shown
-    /// as it is (sanitized), never acted upon. Boxed (one word): a status
-    /// is in every row, this one in almost none.
-    Other(Box<String>),
-}
-
-impl Status {
-    /// Parse the stored text; unknown values are kept, not rejected.
-    #[must_use]
-    pub fn parse(text: &str) -> Self {
-        match text {
-            "active" => Self::Active,
-            "tombstoned" => Self::Tombstoned,
-            other => Self::Other(Box::new(other.to_owned())),
-        }
-    }
-
-    /// The text as stored.
-    #[must_use]
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Active => "active",
-            Self::Tombstoned => "tombstoned",
-            Self::Other(other) => other,
-        }
-    }
-}
 
 /// A lease row (`leases`): every instance has one from birth (stackless §6);
 /// `down` deletes it.
@@ -146,7 +114,11 @@ pub(crate) fn same_attempt_for_the_reaper(
     }
 }
 
-/// One instance with the rows hanging off it.
+/// One instance with the rows hanging off it. 136 B at most (checked
+/// when built): with the `Arc`'s counts (16 B) in mimalloc's 160-byte
+/// block, where 137-144 B take its 192-byte one (measured: an allocation
+/// of 153-160 B is a 192-byte block; BENCHMARKS.md, "The console's rows
+/// at 1M").
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Instance {
     /// `instances.name`, as stored. DNS-safe when stackless wrote it; check
@@ -179,87 +151,7 @@ pub struct Instance {
     pub birth: Option<Birth>,
 }
 
-/// Which birth of a name a row is (migration 7, stackless 0.4.0: names are
-/// aliases). A name torn down and brought up again is a new birth with a new
-/// `instance_id`, updated in place in the same row, so the console never
-/// acts on a name alone: a teardown's re-check and any GC compare the birth
-/// (docs/stackless-releases.md, "Schema 14").
-///
-/// A birth under 0.4.0 (a 32-byte `instance_id`, the namespace
-/// `sl-<instance_id>`) is held inline, in the row, with no allocation of
-/// its own; any other keeps both texts in one allocation (measured at a
-/// million instances: the birth's allocation was 48 B of the 296 a row
-/// cost, BENCHMARKS.md "The console's row model at 1M").
-#[derive(Clone, PartialEq, Eq, Hash)]
-pub struct Birth(BirthText);
-
-/// How a [`Birth`]'s two texts are held. One birth has one form only
-/// ([`Birth::new`] chooses), so the derived equality is the texts'.
-#[derive(Clone, PartialEq, Eq, Hash)]
-enum BirthText {
-    /// `sl-<instance_id>` with a 32-byte id: the namespace, the id inside
-    /// it from byte 3 (valid UTF-8: copied whole from a `&str`).
-    Derived([u8; DERIVED_LEN]),
-    /// `<instance_id><resource_namespace>`, the id ending at `split`
-    /// (`u32::MAX`: the id alone, past 4 GiB).
-    Split { text: Box<str>, split: u32 },
-}
-
-/// `sl-` and a 32-byte `instance_id` (stackless 0.4.0: 32 lowercase hex).
-const DERIVED_LEN: usize = 3 + 32;
-
-impl Birth {
-    /// The birth with this `instance_id` and `resource_namespace`.
-    #[must_use]
-    pub fn new(instance_id: &str, resource_namespace: &str) -> Self {
-        if resource_namespace.strip_prefix("sl-") == Some(instance_id)
-            && let Ok(inline) = <[u8; DERIVED_LEN]>::try_from(resource_namespace.as_bytes())
-        {
-            return Self(BirthText::Derived(inline));
-        }
-        Self(match u32::try_from(instance_id.len()) {
-            Ok(split) => BirthText::Split {
-                text: format!("{instance_id}{resource_namespace}").into_boxed_str(),
-                split,
-            },
-            // Past 4 GiB: keep the id alone rather than fail a read.
-            Err(_) => BirthText::Split {
-                text: instance_id.into(),
-                split: u32::MAX,
-            },
-        })
-    }
-
-    /// `instance_id`: 32 lowercase hex, unique, new for every birth.
-    #[must_use]
-    pub fn instance_id(&self) -> &str {
-        match &self.0 {
-            BirthText::Derived(_) => self.resource_namespace().get(3..).unwrap_or_default(),
-            BirthText::Split { text, split } => text.get(..*split as usize).unwrap_or(text),
-        }
-    }
-
-    /// `resource_namespace`: `sl-<instance_id>` for births under 0.4.0, the
-    /// name for rows migrated from before. Names the logs directory
-    /// `logs/<resource_namespace>/`.
-    #[must_use]
-    pub fn resource_namespace(&self) -> &str {
-        match &self.0 {
-            // Always valid: the bytes were a whole `&str`.
-            BirthText::Derived(bytes) => std::str::from_utf8(bytes).unwrap_or_default(),
-            BirthText::Split { text, split } => text.get(*split as usize..).unwrap_or_default(),
-        }
-    }
-}
-
-impl std::fmt::Debug for Birth {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Birth")
-            .field("instance_id", &self.instance_id())
-            .field("resource_namespace", &self.resource_namespace())
-            .finish()
-    }
-}
+const _: () = assert!(size_of::<Instance>() <= 136);
 
 /// Every row of one read transaction.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

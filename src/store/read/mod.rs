@@ -352,6 +352,20 @@ impl Substrates {
 
 /// The `instances` columns at 1..=4 (`substrate`, `status`, `created_at`,
 /// `tombstoned_at`) around an already-read `name`; no lease, no lock.
+/// `status`, noting in `anomalies` the stored text of an unknown status
+/// the process does not keep ([`crate::model::OtherStatus`]: its table is
+/// bounded), cut to 200 characters.
+fn not_kept(status: Status, stored: ValueRef<'_>, anomalies: &mut Vec<String>) -> Status {
+    if let Status::Other(other) = &status
+        && !other.is_kept()
+        && let Some(text) = lenient_str(stored)
+    {
+        let cut: String = text.chars().take(200).collect();
+        anomalies.push(format!("status {cut:?} not kept (too many or too long)"));
+    }
+    status
+}
+
 pub(super) fn instance_columns(
     row: &rusqlite::Row<'_>,
     name: String,
@@ -368,7 +382,11 @@ pub(super) fn instance_columns(
         // The two values stackless writes, without an allocation.
         ValueRef::Text(b"active") => Status::Active,
         ValueRef::Text(b"tombstoned") => Status::Tombstoned,
-        other => Status::parse(&text_or_note(other, "status", &mut anomalies)),
+        other => not_kept(
+            Status::parse(&text_or_note(other, "status", &mut anomalies)),
+            other,
+            &mut anomalies,
+        ),
     };
     Instance {
         name,
@@ -480,5 +498,41 @@ pub(super) fn attempt_from_row(row: &rusqlite::Row<'_>, base: usize) -> ReapAtte
         // An unreadable gate reads as "due now": the reaper may retry, which
         // is what stackless's `next_retry_at > now` comparison does with NULL.
         next_retry_at: lenient_int(col(row, base + 3)).unwrap_or(i64::MIN),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Status, ValueRef, not_kept};
+    use crate::model::OtherStatus;
+
+    #[test]
+    fn an_unknown_status_not_kept_is_noted_with_its_stored_text() {
+        let long = format!("{}é", "x".repeat(OtherStatus::MAX_LEN));
+        let mut anomalies = Vec::new();
+        let status = not_kept(
+            Status::parse(&long),
+            ValueRef::Text(long.as_bytes()),
+            &mut anomalies,
+        );
+        assert_eq!(status.as_str(), OtherStatus::NOT_KEPT);
+        assert_eq!(
+            anomalies,
+            [format!(
+                "status \"{}\" not kept (too many or too long)",
+                "x".repeat(200)
+            )]
+        );
+        // A status kept, or a known one, notes nothing.
+        let mut none = Vec::new();
+        for text in ["paused-in-a-read-test", "active"] {
+            let status = not_kept(
+                Status::parse(text),
+                ValueRef::Text(text.as_bytes()),
+                &mut none,
+            );
+            assert_eq!(status.as_str(), text);
+        }
+        assert!(none.is_empty());
     }
 }

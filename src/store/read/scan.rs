@@ -246,7 +246,7 @@ fn unchanged(row: &rusqlite::Row<'_>, old: &Instance) -> bool {
     let birth = match (&old.birth, col(row, 6)) {
         (None, ValueRef::Null) => true,
         (Some(birth), ValueRef::Text(id)) => {
-            id == birth.instance_id().as_bytes() && text(7, birth.resource_namespace())
+            id == birth.instance_id().as_bytes() && text(7, &birth.resource_namespace())
         }
         _ => false,
     };

@@ -121,8 +121,8 @@ fn service_rows(
     let namespace = instance
         .birth
         .as_ref()
-        .map(crate::model::Birth::resource_namespace)
-        .filter(|ns| !ns.is_empty());
+        .map(crate::model::Birth::resource_namespace);
+    let namespace = namespace.as_deref().filter(|ns| !ns.is_empty());
     ServiceRows {
         checkpoints,
         substrate: instance.substrate.to_string(),

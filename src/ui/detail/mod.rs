@@ -248,13 +248,13 @@ fn instance_section<'a>(
     if let Some(birth) = &instance.birth {
         doc.kv(
             "instance_id",
-            sanitize_short(birth.instance_id(), MAX_LINE_CHARS),
+            sanitize_short(&birth.instance_id(), MAX_LINE_CHARS),
             Tone::Plain,
         );
         // `resource_namespace` (the label column is 16 wide).
         doc.kv(
             "namespace",
-            sanitize_short(birth.resource_namespace(), MAX_LINE_CHARS),
+            sanitize_short(&birth.resource_namespace(), MAX_LINE_CHARS),
             Tone::Plain,
         );
     }
