@@ -217,6 +217,13 @@ impl PartialEq<BirthStr<'_>> for &String {
     }
 }
 
+impl serde::Serialize for BirthStr<'_> {
+    /// As the text (the protocol's rows and `snapshot --json`).
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 impl std::hash::Hash for BirthStr<'_> {
     /// As the text.
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {

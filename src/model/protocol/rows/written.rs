@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::{Inputs, LeaseRow, MAX_TEXT_CHARS, fit};
 use crate::model::name::is_dns_safe;
+use crate::model::rows::BirthStr;
 use crate::model::{Instance, Snapshot};
 
 /// [`super::InstanceRow`], borrowed.
@@ -31,8 +32,8 @@ struct Row<'a> {
 /// [`super::BirthRow`], borrowed.
 #[derive(Serialize)]
 struct Birth<'a> {
-    instance_id: &'a str,
-    resource_namespace: Option<&'a str>,
+    instance_id: BirthStr<'a>,
+    resource_namespace: Option<BirthStr<'a>>,
 }
 
 /// [`super::LockRow`], borrowed.
@@ -92,8 +93,10 @@ pub(super) fn instance_row(snapshot: &Snapshot, row: &Instance, inputs: Inputs) 
         Some(out.name),
         Some(out.substrate),
         Some(out.status),
-        out.birth.as_ref().and_then(|b| b.resource_namespace),
-        out.birth.as_ref().map(|b| b.instance_id),
+        out.birth
+            .as_ref()
+            .and_then(|b| b.resource_namespace.as_deref()),
+        out.birth.as_ref().map(|b| b.instance_id.as_str()),
         out.lock.as_ref().map(|l| l.operation),
         out.lock.as_ref().and_then(|l| l.holder_host),
     ];
