@@ -59,29 +59,22 @@ impl Buffered {
 
     /// Add one line (and its newline).
     ///
-    /// # Panics
-    /// When stdout cannot be written, as `println!` does (the same
-    /// message): what `reap --once` did before its output was buffered.
-    fn line(&self, text: &str) {
+    /// # Errors
+    /// The write's error (stdout closed or full).
+    fn line(&self, text: &str) -> std::io::Result<()> {
         use std::io::Write as _;
         let mut out = self.lock();
-        if let Err(error) = out
-            .write_all(text.as_bytes())
+        out.write_all(text.as_bytes())
             .and_then(|()| out.write_all(b"\n"))
-        {
-            panic!("failed printing to stdout: {error}");
-        }
     }
 
     /// Write out what is buffered.
     ///
-    /// # Panics
+    /// # Errors
     /// As [`Buffered::line`].
-    fn flush(&self) {
+    fn flush(&self) -> std::io::Result<()> {
         use std::io::Write as _;
-        if let Err(error) = self.lock().flush() {
-            panic!("failed printing to stdout: {error}");
-        }
+        self.lock().flush()
     }
 }
 
@@ -104,6 +97,10 @@ pub struct Recorder {
     /// [`Forward::StdoutBuffered`]), shared by the clones: `reap --once`
     /// says when its pass printed none.
     printed: Arc<AtomicUsize>,
+    /// The first error writing stdout, shared by the clones: after it
+    /// nothing more is written there, and the pass goes on (its lines are
+    /// still audited and logged); `reap --once` says it at the end.
+    stdout_failed: Arc<Mutex<Option<std::io::Error>>>,
 }
 
 impl Recorder {
@@ -124,6 +121,7 @@ impl Recorder {
             would_reap_note: None,
             secrets: Secrets::new(),
             printed: Arc::default(),
+            stdout_failed: Arc::default(),
         }
     }
 
@@ -215,14 +213,11 @@ impl Recorder {
             Forward::Console(tx) => {
                 let _ = tx.send(Event::Activity(activity));
             }
-            Forward::Stdout => {
-                println!("{}", line(&activity));
-                self.printed.fetch_add(1, Ordering::Relaxed);
-            }
-            Forward::StdoutBuffered(out) => {
-                out.line(&line(&activity));
-                self.printed.fetch_add(1, Ordering::Relaxed);
-            }
+            Forward::Stdout => self.write_stdout(true, || {
+                use std::io::Write as _;
+                writeln!(std::io::stdout().lock(), "{}", line(&activity))
+            }),
+            Forward::StdoutBuffered(out) => self.write_stdout(true, || out.line(&line(&activity))),
             Forward::Collect(list) => list
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -241,7 +236,54 @@ impl Recorder {
     /// written (stderr) and before the process exits.
     pub fn flush(&self) {
         if let Forward::StdoutBuffered(out) = &self.forward {
-            out.flush();
+            self.write_stdout(false, || out.flush());
+        }
+    }
+
+    /// Print one line with [`line`]'s words on stdout as the forwarded
+    /// ones are (nothing once stdout failed).
+    pub fn print_line(&self, activity: &Activity) {
+        match &self.forward {
+            Forward::StdoutBuffered(out) => {
+                self.write_stdout(true, || {
+                    out.line(&line(activity)).and_then(|()| out.flush())
+                });
+            }
+            _ => self.write_stdout(true, || {
+                use std::io::Write as _;
+                writeln!(std::io::stdout().lock(), "{}", line(activity))
+            }),
+        }
+    }
+
+    /// The first error writing stdout, if any ([`Recorder::record`] stops
+    /// writing there after it).
+    #[must_use]
+    pub fn stdout_failed(&self) -> Option<(std::io::ErrorKind, String)> {
+        self.stdout_failed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .map(|e| (e.kind(), e.to_string()))
+    }
+
+    /// Run `write` unless stdout already failed; count a line written
+    /// (`line`), keep the first error.
+    fn write_stdout(&self, line: bool, write: impl FnOnce() -> std::io::Result<()>) {
+        let mut failed = self
+            .stdout_failed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if failed.is_some() {
+            return;
+        }
+        match write() {
+            Ok(()) => {
+                if line {
+                    self.printed.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            Err(error) => *failed = Some(error),
         }
     }
 }

@@ -421,10 +421,18 @@ pub fn reap_once(cli: &Cli) -> ExitCode {
         // A pass with nothing to say says so, in the
         // form of its other lines (`actor instance kind: detail`); neither
         // audited nor logged: nothing happened.
-        println!("{}", crate::recorder::line(&nothing_to_reap()));
+        recorder.print_line(&nothing_to_reap());
     }
     drop(role);
-    pass_exit(stopped, &summary)
+    let code = pass_exit(stopped, &summary);
+    match recorder.stdout_failed() {
+        // A closed pipe (`| head`) is not an error of ours: the pass went
+        // on, its lines audited and logged.
+        None | Some((std::io::ErrorKind::BrokenPipe, _)) => code,
+        Some((_, error)) => usage(&format!(
+            "reap --once: cannot write stdout ({error}): the pass went on; its lines are in the audit trail and the log"
+        )),
+    }
 }
 
 /// The line of a `reap --once` pass (real or dry) that printed nothing

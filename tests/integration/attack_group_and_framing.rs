@@ -175,3 +175,70 @@ fn child_tail_leaves_bearer_in_prose() {
     let plain = "the bearer of bad news; token 3 of 5\n";
     assert_eq!(redactor.child_tail(plain), plain);
 }
+
+/// `reap --once` on a copy of the v14 fixture with a teardown that notes
+/// each name it is given and fails, its stdout as `stdout`: the exit code,
+/// the names torn down (sorted) and what it said on stderr.
+fn reap_with_stdout(stdout: Stdio) -> (Option<i32>, Vec<String>, String) {
+    let (dir, store) = fixture("real-0.4.0-v14.db");
+    let names = dir.path().join("names");
+    let down = script(
+        dir.path(),
+        "down.sh",
+        &format!(
+            "echo \"$1\" >> '{}'\necho '{{\"ok\":false,\"error\":{{\"code\":\"E\",\"message\":\"x\"}}}}'\nexit 1\n",
+            names.display()
+        ),
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_stackless-tui"))
+        .env("HOME", dir.path())
+        .env("XDG_STATE_HOME", dir.path())
+        .env("XDG_CONFIG_HOME", "/nonexistent-config")
+        .args(["--reaper", "always", "--down-cmd"])
+        .arg(format!("{} {{name}}", down.display()))
+        .arg("--state")
+        .arg(&store)
+        .args(["reap", "--once"])
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let mut torn: Vec<String> = std::fs::read_to_string(&names)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    torn.sort();
+    (
+        out.status.code(),
+        torn,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A pass whose stdout is closed (`| head -1`) or full goes on: every
+/// expired instance is tried, as with stdout read to the end; a closed
+/// pipe is not an error (the pass's own exit code), a full one is said
+/// and exits 2. Nothing panics.
+#[test]
+fn a_pass_goes_on_when_its_stdout_is_closed_or_full() {
+    let (code, everyone, said) = reap_with_stdout(Stdio::null());
+    assert_eq!(code, Some(1), "{said}");
+    assert!(everyone.len() > 1, "{everyone:?}");
+    // A pipe whose reader is gone before the first line.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let (code, torn, said) = reap_with_stdout(Stdio::from(writer));
+    assert_eq!((code, &torn), (Some(1), &everyone), "{said}");
+    assert!(!said.contains("panicked"), "{said}");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let (code, torn, said) = reap_with_stdout(Stdio::from(full));
+    assert_eq!((code, &torn), (Some(2), &everyone), "{said}");
+    assert!(
+        said.contains("reap --once: cannot write stdout (No space left on device (os error 28)): the pass went on"),
+        "{said}"
+    );
+}
