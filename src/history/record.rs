@@ -124,9 +124,12 @@ pub struct Sink {
     /// A line's start not yet ended by its newline.
     partial: Vec<u8>,
     writing: Option<Writing>,
-    /// The bytes of the open segment's first frame (its header and
-    /// keyframe): not counted toward [`segment_full`].
+    /// The bytes of the open segment up to the end of its first whole
+    /// group (its header and keyframe, or the first group of a recording
+    /// that starts with none): not counted toward [`segment_full`].
     keyframe_bytes: u64,
+    /// The open segment's first whole group is not written yet.
+    keyframe_pending: bool,
     /// When the segment being written started and its first and last time.
     span: (i64, i64, i64),
     /// The segments closed, oldest first.
@@ -217,6 +220,7 @@ impl Sink {
             partial: Vec::new(),
             writing: None,
             keyframe_bytes: 0,
+            keyframe_pending: false,
             span: (0, 0, 0),
             closed,
             next_seq,
@@ -367,7 +371,7 @@ impl Sink {
             Ok(()) => {
                 if new_segment {
                     self.span = (now, first, last);
-                    self.keyframe_bytes = self.writing.as_ref().map_or(0, |w| w.bytes);
+                    self.keyframe_pending = true;
                 }
                 self.span.2 = last;
                 if self.paused.take().is_some() {
@@ -378,6 +382,10 @@ impl Sink {
             Err(error) => self.pause(now, &error),
         }
         self.keys.written();
+        if self.keyframe_pending && self.keys.between_groups() {
+            self.keyframe_bytes = self.writing.as_ref().map_or(0, |w| w.bytes);
+            self.keyframe_pending = false;
+        }
     }
 
     /// The frame's lines, each handed to `frame` as it is made: the

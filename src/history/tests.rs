@@ -282,7 +282,7 @@ fn each_segment_of_the_consoles_recording_replays_to_the_states_the_stream_said(
     // A frame bound under one group: groups are written over several
     // frames; segments full after a frame or two (on disk), so a segment
     // is full mid-group and the next starts after that group.
-    let (_temp, dir, mut recorder) = record(8_192, 500);
+    let (_temp, dir, mut recorder) = record(8_192, 100);
     for step in script() {
         match step {
             Step::Feed(t, fed) => {
@@ -522,4 +522,26 @@ fn a_keyframe_larger_than_a_segment_does_not_make_each_frame_a_segment() {
         assert!(after_first as u64 >= bound, "{segment:?}");
         assert!(segment[0] > 2 * 3_000, "{segment:?}");
     }
+}
+
+#[test]
+fn a_first_group_written_over_many_frames_is_the_segments_keyframe_in_size() {
+    let bound = 3_000;
+    let (_temp, dir, mut recorder) = record(8_192, bound);
+    recorder.take(
+        Fed::Snapshot(snapshot(0..2_000, &[], (500, 100), &[1], None)),
+        T0,
+    );
+    recorder.tick(T0);
+    let group: usize = frame_sizes(&dir)[0].iter().sum();
+    assert!(frame_sizes(&dir)[0].len() > 3, "{:?}", frame_sizes(&dir));
+    assert!(group as u64 > 2 * bound, "{group}");
+    for k in 1..=10 {
+        recorder.take(Fed::Activity(activity(T0 + k, "down")), T0 + k);
+        recorder.tick(T0 + k);
+    }
+    // No segment started right after the first group: the frames after
+    // it are far under the bound.
+    let sizes = frame_sizes(&dir);
+    assert_eq!(sizes.len(), 1, "{sizes:?}");
 }

@@ -49,9 +49,10 @@ pub fn is_resume(id: &str, text: &str) -> bool {
 pub const SEGMENT_SECS: i64 = 15 * 60;
 
 /// A new segment starts once the current one holds this many bytes on
-/// disk after its first frame (its header and keyframe): a keyframe
-/// larger than this (a store of a million instances) never makes each
-/// frame start a segment of its own.
+/// disk after its first whole group (its header and keyframe, or the
+/// first group of a recording): a keyframe or first group larger than
+/// this (a store of a million instances) never makes the next frame start
+/// a segment of its own.
 pub const SEGMENT_BYTES: u64 = 8 * 1024 * 1024;
 
 /// `--retain`'s default: 7 days, in seconds.
@@ -215,7 +216,7 @@ pub fn to_drop(segments: &[Segment], now: i64, retain_secs: i64, max_bytes: u64)
 }
 
 /// Whether the segment started at `started`, with `bytes` on disk after
-/// its first frame (the header and keyframe), ends at `now`: after
+/// its first whole group (the header and keyframe), ends at `now`: after
 /// [`SEGMENT_SECS`] or [`SEGMENT_BYTES`].
 #[must_use]
 pub const fn segment_full(started: i64, bytes: u64, now: i64) -> bool {
