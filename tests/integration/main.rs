@@ -14,7 +14,6 @@
 mod common;
 
 mod agent_process;
-mod allocator;
 mod arrows;
 mod attack_group_and_framing;
 mod attack_repros;

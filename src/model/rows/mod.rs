@@ -115,10 +115,9 @@ pub(crate) fn same_attempt_for_the_reaper(
 }
 
 /// One instance with the rows hanging off it. 136 B at most (checked
-/// when built): with the `Arc`'s counts (16 B) in mimalloc's 160-byte
-/// block, where 137-144 B take its 192-byte one (measured: an allocation
-/// of 153-160 B is a 192-byte block; BENCHMARKS.md, "The console's rows
-/// at 1M").
+/// when built): with the `Arc`'s counts (16 B) and glibc malloc's 8-byte
+/// header a 160-byte chunk, where 137-152 B take a 176-byte one
+/// (BENCHMARKS.md, "The console's rows at 1M").
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Instance {
     /// `instances.name`, as stored. DNS-safe when stackless wrote it; check

@@ -6,9 +6,8 @@ use std::sync::{LazyLock, PoisonError, RwLock};
 /// An instance's lifecycle status (`instances.status`, stackless schema).
 /// 4 B in the row: an unknown status is [`OtherStatus`], a 2-byte handle
 /// to its text (with a boxed text the enum was 16 B; measured at a
-/// million instances, `Instance` over 136 B puts a row in mimalloc's
-/// 192-byte block, 32 B over its 160, BENCHMARKS.md "The console's rows
-/// at 1M").
+/// million instances, each 16 B of `Instance` past 136 B is 16 MB more,
+/// BENCHMARKS.md "The console's rows at 1M").
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Status {
     /// `'active'`: running, leased, a reaper candidate once the lease expires.

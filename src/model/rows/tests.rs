@@ -89,8 +89,8 @@ fn a_birth_under_0_4_0_is_held_as_its_decoded_id() {
 fn an_instance_row_is_136_bytes() {
     // The rows at a million instances (BENCHMARKS.md, "The console's rows
     // at 1M"): at 136 B the row with its `Arc` counts (152 B asked) is
-    // mimalloc's 160-byte block; from 137 B (153 asked) its 192-byte one
-    // (measured). A 0.4.0 birth's id decoded (24 B, no allocation of its
+    // glibc malloc's 160-byte chunk; from 137 B (153 asked) a 176-byte
+    // one. A 0.4.0 birth's id decoded (24 B, no allocation of its
     // own), an unknown status a 2-byte handle, the anomalies one word,
     // the substrate one word.
     assert_eq!(size_of::<Option<Birth>>(), 24);
