@@ -204,6 +204,7 @@ impl Recorder {
     pub fn record(&self, mut activity: Activity) {
         if let Some(note) = &self.would_reap_note
             && activity.kind == ActivityKind::WouldReap
+            && activity.detail != crate::model::activity::WOULD_GC_TOMBSTONE
         {
             activity.detail = format!("{} ({note})", activity.detail);
         }

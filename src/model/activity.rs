@@ -30,6 +30,10 @@ impl fmt::Display for Actor {
     }
 }
 
+/// A dry run's line for a tombstone GC would collect (D14): a
+/// [`ActivityKind::WouldReap`] that runs no teardown command.
+pub(crate) const WOULD_GC_TOMBSTONE: &str = "would GC tombstone";
+
 /// What happened to an instance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ActivityKind {

@@ -81,7 +81,11 @@ impl Reaper {
     /// row (only if it is still a tombstone past the window).
     pub(super) fn collect(&mut self, name: &str, now: i64) -> GcOutcome {
         if self.jobs.config.dry_run {
-            self.quiet(name, ActivityKind::WouldReap, "would GC tombstone".into());
+            self.quiet(
+                name,
+                ActivityKind::WouldReap,
+                crate::model::activity::WOULD_GC_TOMBSTONE.into(),
+            );
             return GcOutcome::Kept;
         }
         // `name` is DNS-safe here (GcDecision::Collect), so it is one plain
