@@ -49,6 +49,23 @@ pub fn fixture_as(name: &str, file: &str) -> (tempfile::TempDir, PathBuf) {
     (dir, target)
 }
 
+/// The store's tombstones made an hour old by the wall clock: a test that
+/// runs a real reaper pass and is not about GC keeps them inside the
+/// 7-day window (D14) whatever day it runs (the fixtures' tombstones,
+/// from `CAPTURE`, fell due on 2026-12-06).
+pub fn young_tombstones(path: &Path) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs();
+    let conn = rusqlite::Connection::open(path).expect("open the copy");
+    conn.execute(
+        "UPDATE instances SET tombstoned_at = ?1 WHERE status = 'tombstoned'",
+        [i64::try_from(now).expect("now") - 3_600],
+    )
+    .expect("young tombstones");
+}
+
 /// A fake `down`: a shell script that logs its argv (one line per call, each
 /// element in brackets) to `<dir>/argv.log`, then runs `body`. `$NAME` is
 /// the instance (the second argument). When it exits 0 it tombstones

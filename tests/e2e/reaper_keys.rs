@@ -34,6 +34,7 @@ fn r_runs_a_pass_at_once_and_p_pauses_and_resumes() {
     let conn = rusqlite::Connection::open(&path).expect("open");
     conn.execute("UPDATE leases SET expires_at = ?1", [unix_now() + 86_400])
         .expect("renew every lease");
+    crate::common::young_tombstones(&path);
     let mut tui = Tui::spawn(
         &["--state", utf8(&path), "--tick", "1h", "--down-cmd", &down],
         120,

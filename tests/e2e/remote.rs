@@ -958,6 +958,7 @@ fn a_local_reap_once_stops_on_a_signal() {
     .expect("down");
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::set_permissions(&down, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    crate::common::young_tombstones(&store);
     let empty = dir.path().join("empty.toml");
     std::fs::write(&empty, "").expect("empty config");
     let before = std::process::Command::new(BIN)
