@@ -14,6 +14,7 @@ use color_eyre::eyre::{Result, WrapErr as _};
 use serde_json::Value;
 use tokio::signal::unix::{SignalKind, signal};
 
+mod first;
 mod logs;
 mod metrics;
 pub(in crate::console) mod words;
@@ -38,9 +39,7 @@ use crate::model::rules::{Action, InFlight};
 use crate::model::time::unix_now;
 use crate::model::verbs::{self, Verb};
 use crate::ui::App;
-
-/// How long `hello` waits for the role thread to say who reaps.
-const ROLE_WAIT: Duration = Duration::from_secs(2);
+use first::first_group_ready;
 
 /// What the loop is given besides the App and the channels.
 pub(super) struct Wiring<'a> {
@@ -198,21 +197,6 @@ fn standing_in(snapshot: &Snapshot, name: &str) -> Option<Standing> {
     snapshot
         .instance(name)
         .map(|i| (i.status.clone(), snapshot.reap_attempt(name).cloned()))
-}
-
-/// How long the first group waits for the watcher's first services read
-/// (the rows' dead service counts) at most: a stream's first group holds
-/// them (no second group of every counted row right after it; measured
-/// at 100k, that doubled the bytes of the first snapshot, and a fleet
-/// console of 50 hosts held 34 MiB more).
-const SERVICES_WAIT: Duration = Duration::from_secs(10);
-
-/// Whether `hello` and the first group go now: once the store's rows
-/// were read (`loaded`), the role thread said who reaps (`role_known`,
-/// or [`ROLE_WAIT`] after the start) and the services' first read came
-/// (`counted`), all at most until `waited` reaches the wait of each.
-fn first_group_ready(loaded: bool, (role_known, counted): (bool, bool), waited: Duration) -> bool {
-    loaded && (role_known || waited >= ROLE_WAIT) && (counted || waited >= SERVICES_WAIT)
 }
 
 /// The loop's state: the App, what was written, what waits for an answer.
@@ -699,31 +683,5 @@ impl Session {
             shown.push((id, text));
         }
         self.banners = shown;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const NO: Duration = Duration::ZERO;
-
-    #[test]
-    fn the_first_group_waits_for_the_rows_who_reaps_and_the_counts_each_at_most_its_wait() {
-        let ready =
-            |loaded, known, counted, waited| first_group_ready(loaded, (known, counted), waited);
-        assert!(ready(true, true, true, NO));
-        assert!(!ready(false, true, true, NO));
-        assert!(!ready(true, false, true, NO));
-        assert!(!ready(true, true, false, NO));
-        assert!(!ready(
-            true,
-            true,
-            false,
-            SERVICES_WAIT - Duration::from_millis(1)
-        ));
-        assert!(ready(true, true, false, SERVICES_WAIT));
-        assert!(ready(true, false, true, ROLE_WAIT));
-        assert!(!ready(false, true, true, SERVICES_WAIT));
     }
 }
