@@ -267,6 +267,28 @@ impl Dir {
         }
         Ok(())
     }
+
+    /// Segment `name`'s zstd frames as on disk, each its compressed bytes,
+    /// opened as [`Dir::read_segment`] opens it (the tests' look at the
+    /// frames a recorder wrote).
+    ///
+    /// # Errors
+    /// The file cannot be read, or holds a torn frame.
+    #[cfg(test)]
+    pub(crate) fn raw_frames(&self, name: &str) -> io::Result<Vec<Vec<u8>>> {
+        let mut bytes = Vec::new();
+        self.open(name, OpenOptions::new().read(true))?
+            .read_to_end(&mut bytes)?;
+        let mut frames = Vec::new();
+        let mut at = 0;
+        while at < bytes.len() {
+            let size = zstd::zstd_safe::find_frame_compressed_size(&bytes[at..])
+                .map_err(|code| io::Error::other(format!("a torn frame ({code})")))?;
+            frames.push(bytes[at..at + size].to_vec());
+            at += size;
+        }
+        Ok(frames)
+    }
 }
 
 /// One segment being written: whole frames appended, a failed write cut

@@ -339,15 +339,11 @@ fn each_segment_of_the_consoles_recording_replays_to_the_states_the_stream_said(
 /// The frames of a segment file, each decoded.
 fn frames(dir: &Dir) -> Vec<Vec<u8>> {
     let segment = &dir.segments().expect("segments")[0];
-    let bytes = std::fs::read(dir.path().join(&segment.file)).expect("read");
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < bytes.len() {
-        let size = zstd::zstd_safe::find_frame_compressed_size(&bytes[at..]).expect("a frame");
-        out.push(zstd::stream::decode_all(&bytes[at..at + size]).expect("decoded"));
-        at += size;
-    }
-    out
+    dir.raw_frames(&segment.file)
+        .expect("frames")
+        .iter()
+        .map(|frame| zstd::stream::decode_all(frame.as_slice()).expect("decoded"))
+        .collect()
 }
 
 #[test]
@@ -473,16 +469,8 @@ fn frame_sizes(dir: &Dir) -> Vec<Vec<usize>> {
         .expect("segments")
         .iter()
         .map(|segment| {
-            let bytes = std::fs::read(dir.path().join(&segment.file)).expect("read");
-            let mut sizes = Vec::new();
-            let mut at = 0;
-            while at < bytes.len() {
-                let size =
-                    zstd::zstd_safe::find_frame_compressed_size(&bytes[at..]).expect("a frame");
-                sizes.push(size);
-                at += size;
-            }
-            sizes
+            let frames = dir.raw_frames(&segment.file).expect("frames");
+            frames.iter().map(Vec::len).collect()
         })
         .collect()
 }
